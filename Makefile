@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+# Thin wrapper over Meson. Build directories:
+#   build/       optimised build (make, make demo, make bench)
+#   build-asan/  ASan + UBSan build that make check tests
+#   build-fuzz/  clang + libFuzzer targets (make fuzz)
+MESON ?= meson
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+SANITIZE_ARGS = -Db_sanitize=address,undefined -Db_lundef=false \
+	-Dc_args=-fno-sanitize-recover=all -Dc_link_args=-fno-sanitize-recover=all
+
+.PHONY: all deps demo check bench fuzz clean
+
+all: deps
+	@test -f $(BUILD)/build.ninja || $(MESON) setup $(BUILD) --buildtype=release -Db_ndebug=if-release >/dev/null
+	ninja -C $(BUILD)
+
+deps:
+	@scripts/install-deps.sh
+
+demo: all
+	@scripts/demo.sh $(BUILD)
+
+check: deps
+	@test -f $(ASAN_BUILD)/build.ninja || $(MESON) setup $(ASAN_BUILD) --buildtype=debug \
+		-Dwerror=true $(SANITIZE_ARGS) >/dev/null
+	ninja -C $(ASAN_BUILD)
+	@$(MESON) test -C $(ASAN_BUILD) --print-errorlogs --num-processes 2 >$(ASAN_BUILD)/test-output.txt 2>&1; \
+		status=$$?; grep -E '^ *[0-9]+/[0-9]+ ' $(ASAN_BUILD)/test-output.txt; \
+		[ $$status -eq 0 ] || sed -n '/^--- /,$$p' $(ASAN_BUILD)/test-output.txt | head -200; \
+		python3 tests/summary.py $(ASAN_BUILD)/meson-logs/testlog.json
+
+bench: all
+	@$(BUILD)/bench/bench-dat
+
+fuzz: deps
+	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang $(MESON) setup $(FUZZ_BUILD) \
+		--buildtype=debugoptimized -Dfuzzers=true -Db_lundef=false \
+		-Dc_args='-fsanitize=address,undefined,fuzzer-no-link' \
+		-Dc_link_args='-fsanitize=address,undefined' >/dev/null
+	ninja -C $(FUZZ_BUILD)
+	@echo "fuzzers built in $(FUZZ_BUILD)/fuzz/: run e.g. $(FUZZ_BUILD)/fuzz/fuzz-dat fuzz/corpus/dat -max_total_time=60"
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

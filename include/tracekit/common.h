@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Things every tracekit module shares: the export macro, the thread-local
+ * error message and the warning log.
+ */
+#ifndef TRACEKIT_COMMON_H
+#define TRACEKIT_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef TK_API
+#define TK_API __attribute__((visibility("default")))
+#endif
+
+/**
+ * tk_errmsg() - describe the calling thread's last failure
+ *
+ * Every tracekit call that fails (negative errno or NULL with errno set)
+ * leaves a one-line message here. Input errors name the file and the
+ * offset: "trace.dat: offset 0x1f40: section 17 size 9999999 exceeds file
+ * size 81920".
+ *
+ * Context: any thread; the string is thread-local.
+ * Return: borrowed string, valid until the next failing tracekit call in
+ * this thread. Never NULL ("" when nothing failed yet).
+ */
+TK_API const char *tk_errmsg(void);
+
+/** Severity of a message passed to the log handler. */
+enum tk_log_level {
+	TK_LOG_ERROR,
+	TK_LOG_WARN,
+	TK_LOG_INFO,
+	TK_LOG_DEBUG,
+};
+
+typedef void (*tk_log_fn)(enum tk_log_level level, const char *msg, void *ctx);
+
+/**
+ * tk_log_set_handler() - route library warnings
+ * @fn:  handler, or NULL to restore the default (stderr, "tracekit: warning: ...")
+ * @ctx: passed back to @fn
+ * @max_level: messages above this level are dropped (default TK_LOG_WARN)
+ *
+ * The library never prints on its own; warnings such as "unknown option 23
+ * skipped" go through this handler.
+ *
+ * Context: process-wide setting; call before other threads use the library.
+ */
+TK_API void tk_log_set_handler(tk_log_fn fn, void *ctx, enum tk_log_level max_level);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * compress: zstd, zlib and "none" behind one interface.
+ *
+ * A codec handle keeps its compression and decompression contexts so that
+ * the per-chunk path of the .dat reader and writer allocates nothing.
+ * Blocks are self-contained: a zstd frame (the content size is not relied
+ * on, the caller passes the expected size as capacity, because trace-cmd
+ * writes frames without it) or a zlib-wrapped deflate stream (compress2).
+ */
+#ifndef TRACEKIT_COMPRESS_H
+#define TRACEKIT_COMPRESS_H
+
+#include <tracekit/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tk_compression {
+	TK_COMPRESS_NONE = 0,
+	TK_COMPRESS_ZSTD = 1,
+	TK_COMPRESS_ZLIB = 2,
+};
+
+struct tk_codec;
+
+/**
+ * tk_compression_from_name() - parse "none", "zstd" or "zlib"
+ * @name: the name as written in a .dat header or on a command line
+ * @out:  receives the kind
+ *
+ * Return: 0, or -ENOTSUP for an unknown name (message names it).
+ */
+TK_API int tk_compression_from_name(const char *name, enum tk_compression *out);
+
+/**
+ * tk_compression_name() - "none", "zstd" or "zlib"
+ * Return: static string; "unknown" for an out-of-range value.
+ */
+TK_API const char *tk_compression_name(enum tk_compression kind);
+
+/**
+ * tk_compression_version() - version string of the linked codec library
+ *
+ * What a .dat v7 header stores after the codec name: "" for none,
+ * ZSTD_versionString() for zstd, zlibVersion() for zlib.
+ * Return: static string.
+ */
+TK_API const char *tk_compression_version(enum tk_compression kind);
+
+/**
+ * tk_codec_new() - create a codec handle
+ * @kind:  which codec
+ * @level: compression level; 0 picks the codec's default (zstd 3, zlib 9
+ *         as trace-cmd uses)
+ *
+ * Context: the handle is used by one thread at a time.
+ * Return: handle to free with tk_codec_free(), or NULL with errno set
+ * (ENOMEM, ENOTSUP).
+ */
+TK_API struct tk_codec *tk_codec_new(enum tk_compression kind, int level);
+
+/** tk_codec_free() - free a codec handle; NULL is accepted. */
+TK_API void tk_codec_free(struct tk_codec *codec);
+
+/** tk_codec_kind() - the kind a handle was created with. */
+TK_API enum tk_compression tk_codec_kind(const struct tk_codec *codec);
+
+/**
+ * tk_codec_bound() - worst-case compressed size of @src_size bytes
+ * Return: a capacity that tk_codec_compress() never exceeds.
+ */
+TK_API uint64_t tk_codec_bound(const struct tk_codec *codec, uint64_t src_size);
+
+/**
+ * tk_codec_compress() - compress one block
+ * @dst, @dst_cap: output buffer (tk_codec_bound() bytes are always enough)
+ * @src, @src_size: input
+ *
+ * "none" copies.
+ * Return: compressed size (>= 0), or -ENOSPC when @dst_cap is too small,
+ * -EIO on a codec failure, -ENOMEM.
+ */
+TK_API int64_t tk_codec_compress(struct tk_codec *codec, void *dst, uint64_t dst_cap,
+				 const void *src, uint64_t src_size);
+
+/**
+ * tk_codec_decompress() - decompress one block
+ * @dst, @dst_cap: output buffer; the expected uncompressed size
+ * @src, @src_size: one complete compressed block
+ *
+ * Corrupt input, trailing garbage and output larger than @dst_cap are
+ * errors; nothing is written past @dst_cap.
+ * Return: uncompressed size, or -EBADMSG for corrupt or oversized data
+ * (tk_errmsg() says which), -ENOMEM.
+ */
+TK_API int64_t tk_codec_decompress(struct tk_codec *codec, void *dst, uint64_t dst_cap,
+				   const void *src, uint64_t src_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

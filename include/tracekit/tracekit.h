@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+#ifndef TRACEKIT_TRACEKIT_H
+#define TRACEKIT_TRACEKIT_H
+
+#include <tracekit/common.h>
+#include <tracekit/compress.h>
+#include <tracekit/page.h>
+#include <tracekit/dat.h>
+
+#endif

@@ -1,0 +1,6 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* stub */
+int main(void)
+{
+	return 0;
+}

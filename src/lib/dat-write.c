@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* stub: being written */
+#include <tracekit/tracekit.h>

@@ -77,9 +77,12 @@ TK_API int tk_compression_from_name(const char *name, enum tk_compression *out)
 TK_API const char *tk_compression_name(enum tk_compression kind)
 {
 	switch (kind) {
-	case TK_COMPRESS_NONE: return "none";
-	case TK_COMPRESS_ZSTD: return "zstd";
-	case TK_COMPRESS_ZLIB: return "zlib";
+	case TK_COMPRESS_NONE:
+		return "none";
+	case TK_COMPRESS_ZSTD:
+		return "zstd";
+	case TK_COMPRESS_ZLIB:
+		return "zlib";
 	}
 	return "unknown";
 }
@@ -87,9 +90,12 @@ TK_API const char *tk_compression_name(enum tk_compression kind)
 TK_API const char *tk_compression_version(enum tk_compression kind)
 {
 	switch (kind) {
-	case TK_COMPRESS_NONE: return "";
-	case TK_COMPRESS_ZSTD: return ZSTD_versionString();
-	case TK_COMPRESS_ZLIB: return zlibVersion();
+	case TK_COMPRESS_NONE:
+		return "";
+	case TK_COMPRESS_ZSTD:
+		return ZSTD_versionString();
+	case TK_COMPRESS_ZLIB:
+		return zlibVersion();
 	}
 	return "";
 }
@@ -199,13 +205,16 @@ static int64_t zstd_compress(struct tk_codec *c, void *dst, uint64_t dst_cap, co
 	if (!c->zstd_c) {
 		c->zstd_c = ZSTD_createCCtx();
 		if (!c->zstd_c)
-			return tk_fail(ENOMEM, "zstd: out of memory creating a compression context");
+			return tk_fail(ENOMEM,
+				       "zstd: out of memory creating a compression context");
 	}
 	r = ZSTD_compressCCtx(c->zstd_c, dst, dst_cap, src, src_size, c->level);
 	if (ZSTD_isError(r)) {
 		if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
-			return tk_fail(ENOSPC, "zstd: %" PRIu64 " bytes do not fit in %" PRIu64
-				       " bytes of output", src_size, dst_cap);
+			return tk_fail(ENOSPC,
+				       "zstd: %" PRIu64 " bytes do not fit in %" PRIu64
+				       " bytes of output",
+				       src_size, dst_cap);
 		if (ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation)
 			return tk_fail(ENOMEM, "zstd: out of memory compressing");
 		return tk_fail(EIO, "zstd: compression failed: %s", ZSTD_getErrorName(r));
@@ -240,8 +249,10 @@ static int64_t zstd_decompress(struct tk_codec *c, void *dst, uint64_t dst_cap, 
 		if (ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation)
 			return tk_fail(ENOMEM, "zstd: out of memory decompressing");
 		if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
-			return tk_fail(EBADMSG, "zstd: block decompresses to more than the expected"
-				       " %" PRIu64 " bytes", dst_cap);
+			return tk_fail(EBADMSG,
+				       "zstd: block decompresses to more than the expected"
+				       " %" PRIu64 " bytes",
+				       dst_cap);
 		return tk_fail(EBADMSG, "zstd: corrupt block: %s", ZSTD_getErrorName(r));
 	}
 	if (r != dst_cap)
@@ -284,8 +295,10 @@ static int64_t zlib_compress(struct tk_codec *c, void *dst, uint64_t dst_cap, co
 		if (r != Z_OK && r != Z_BUF_ERROR)
 			return tk_fail(EIO, "zlib: deflate failed: %d", r);
 		if (s->avail_out == 0 && out_left == 0)
-			return tk_fail(ENOSPC, "zlib: %" PRIu64 " bytes do not fit in %" PRIu64
-				       " bytes of output", src_size, dst_cap);
+			return tk_fail(ENOSPC,
+				       "zlib: %" PRIu64 " bytes do not fit in %" PRIu64
+				       " bytes of output",
+				       src_size, dst_cap);
 	}
 	return (int64_t)(dst_cap - out_left - s->avail_out);
 }
@@ -335,19 +348,24 @@ static int64_t zlib_decompress(struct tk_codec *c, void *dst, uint64_t dst_cap, 
 			return tk_fail(EBADMSG, "zlib: inflate failed: %d", r);
 		/* Z_BUF_ERROR or Z_OK that stopped for lack of room or input. */
 		if (s->avail_out == 0 && out_left == 0)
-			return tk_fail(EBADMSG, "zlib: block decompresses to more than the expected"
-				       " %" PRIu64 " bytes", dst_cap);
+			return tk_fail(EBADMSG,
+				       "zlib: block decompresses to more than the expected"
+				       " %" PRIu64 " bytes",
+				       dst_cap);
 		if (s->avail_in == 0 && in_left == 0)
-			return tk_fail(EBADMSG, "zlib: truncated block: %" PRIu64
-				       " bytes end before the end of the stream", src_size);
+			return tk_fail(EBADMSG,
+				       "zlib: truncated block: %" PRIu64
+				       " bytes end before the end of the stream",
+				       src_size);
 	}
 	if (s->avail_in != 0 || in_left != 0)
 		return tk_fail(EBADMSG, "zlib: %" PRIu64 " trailing bytes after the stream",
 			       (uint64_t)s->avail_in + in_left);
 	produced = dst_cap - out_left - s->avail_out;
 	if (produced != dst_cap)
-		return tk_fail(EBADMSG, "zlib: block decompresses to %" PRIu64
-			       " bytes, expected %" PRIu64, produced, dst_cap);
+		return tk_fail(EBADMSG,
+			       "zlib: block decompresses to %" PRIu64 " bytes, expected %" PRIu64,
+			       produced, dst_cap);
 	return (int64_t)produced;
 }
 
@@ -364,16 +382,18 @@ TK_API int64_t tk_codec_compress(struct tk_codec *c, void *dst, uint64_t dst_cap
 	case TK_COMPRESS_NONE:
 	default:
 		if (src_size > dst_cap)
-			return tk_fail(ENOSPC, "%" PRIu64 " bytes do not fit in %" PRIu64
-				       " bytes of output", src_size, dst_cap);
+			return tk_fail(ENOSPC,
+				       "%" PRIu64 " bytes do not fit in %" PRIu64
+				       " bytes of output",
+				       src_size, dst_cap);
 		if (src_size)
 			memcpy(dst, src, src_size);
 		return (int64_t)src_size;
 	}
 }
 
-TK_API int64_t tk_codec_decompress(struct tk_codec *c, void *dst, uint64_t dst_cap,
-				   const void *src, uint64_t src_size)
+TK_API int64_t tk_codec_decompress(struct tk_codec *c, void *dst, uint64_t dst_cap, const void *src,
+				   uint64_t src_size)
 {
 	if (dst_cap > INT64_MAX)
 		return tk_fail(EINVAL, "output of %" PRIu64 " bytes is too large", dst_cap);
@@ -385,8 +405,9 @@ TK_API int64_t tk_codec_decompress(struct tk_codec *c, void *dst, uint64_t dst_c
 	case TK_COMPRESS_NONE:
 	default:
 		if (src_size != dst_cap)
-			return tk_fail(EBADMSG, "uncompressed block of %" PRIu64
-				       " bytes, expected %" PRIu64, src_size, dst_cap);
+			return tk_fail(EBADMSG,
+				       "uncompressed block of %" PRIu64 " bytes, expected %" PRIu64,
+				       src_size, dst_cap);
 		if (src_size)
 			memcpy(dst, src, src_size);
 		return (int64_t)src_size;

@@ -57,7 +57,7 @@ TK_API const char *tk_compression_version(enum tk_compression kind);
  *
  * Context: the handle is used by one thread at a time.
  * Return: handle to free with tk_codec_free(), or NULL with errno set
- * (ENOMEM, ENOTSUP).
+ * (ENOMEM, ENOTSUP, EINVAL for a level the codec does not have).
  */
 TK_API struct tk_codec *tk_codec_new(enum tk_compression kind, int level);
 
@@ -90,9 +90,12 @@ TK_API int64_t tk_codec_compress(struct tk_codec *codec, void *dst, uint64_t dst
  * @dst, @dst_cap: output buffer; the expected uncompressed size
  * @src, @src_size: one complete compressed block
  *
- * Corrupt input, trailing garbage and output larger than @dst_cap are
- * errors; nothing is written past @dst_cap.
- * Return: uncompressed size, or -EBADMSG for corrupt or oversized data
+ * The block must decode to exactly @dst_cap bytes (the .dat format always
+ * stores the uncompressed size): corrupt input, trailing garbage, and
+ * output shorter or longer than @dst_cap are errors; nothing is written
+ * past @dst_cap.
+ * Return: uncompressed size (== @dst_cap), or -EBADMSG for corrupt data or
+ * a size mismatch
  * (tk_errmsg() says which), -ENOMEM.
  */
 TK_API int64_t tk_codec_decompress(struct tk_codec *codec, void *dst, uint64_t dst_cap,

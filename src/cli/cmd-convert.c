@@ -1,2 +1,570 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-/* stub */
+/*
+ * tracekit convert: rewrite a .dat file as another version or compression.
+ *
+ * What is copied, and how:
+ *   - metadata sections 16..21: the uncompressed bodies, byte for byte
+ *     (tk_dat_metadata -> tk_dat_writer_add_metadata), only those present;
+ *   - options: every option in file order except those the writer makes
+ *     itself (DONE, BUFFER, STRINGS, 16..22, BUFFER_TEXT), and except a v6
+ *     CPUCOUNT that directly follows a BUFFER option: that one belongs to
+ *     the instance, and the writer emits the instance's CPU count itself;
+ *   - buffers: top first, CPU by CPU in increasing CPU id, pages streamed
+ *     from the per-CPU reader into the writer. The reader hands out one page
+ *     at a time; pages are gathered into ~1 MiB batches so that the writer
+ *     sees few large writes (the compressor still cuts them into chunks of
+ *     its own size). Memory stays bounded by one batch plus the reader's
+ *     and writer's own chunk buffers, whatever the file size;
+ *   - latency (text) buffers through tk_dat_latency_text.
+ * A v6 file must know its instance names before any data, so they are
+ * declared first. Its per-CPU table has max(CPU count, highest id + 1)
+ * entries: v7 lists only CPUs that had data, v6 needs the full table.
+ *
+ * Safety: the output is written to OUT.tmp.XXXXXX beside OUT and renamed
+ * over OUT only after the writer finished and the data reached the disk,
+ * so OUT is either the old file or the complete new one. The temporary
+ * file is removed on every failure path and on SIGINT/SIGTERM/SIGHUP.
+ * Converting a file onto itself is refused: the rename would replace the
+ * input while the reader still streams pages from it, and a failure would
+ * leave the user with neither file.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+const char cmd_convert_usage[] =
+	"usage: tracekit convert [options] IN -o OUT\n"
+	"\n"
+	"Rewrite the trace-cmd .dat file IN as OUT, changing the file version or\n"
+	"the compression. Metadata, options and every CPU page are copied\n"
+	"unchanged; OUT appears only when it is complete.\n"
+	"\n"
+	"options:\n"
+	"  -i, --input IN          file to read (same as the IN argument)\n"
+	"  -o, --output OUT        file to write (required)\n"
+	"      --file-version 6|7  version of OUT (default 7)\n"
+	"      --compression zstd|zlib|none\n"
+	"                          codec of OUT (default zstd for v7, none for v6;\n"
+	"                          v6 cannot be compressed)\n"
+	"  -q, --quiet             do not print the summary line\n"
+	"  -h, --help              show this help\n";
+
+/* Pages are handed to the writer in batches of about this many bytes. */
+#define BATCH_BYTES (1u << 20)
+
+/* Inputs larger than this get a progress line when stderr is a terminal. */
+#define PROGRESS_MIN_BYTES (256ull << 20)
+
+/*
+ * The temporary file to remove if a signal ends the process. Only unlink()
+ * and raise() run in the handler, both async-signal-safe.
+ */
+static char *volatile cleanup_path;
+
+static void cleanup_on_signal(int sig)
+{
+	char *p = cleanup_path;
+
+	if (p)
+		unlink(p);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void install_cleanup(char *path)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	struct sigaction sa;
+
+	cleanup_path = path;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = path ? cleanup_on_signal : SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+struct convert {
+	const char *in, *out;
+	struct tk_dat *dat;
+	const struct tk_dat_info *info;
+	struct tk_dat_writer *w;
+	int version;
+	enum tk_compression compression;
+
+	uint64_t pages;
+	uint64_t buffers;
+
+	/* progress: bytes of input CPU data done out of the total */
+	bool progress;
+	uint64_t total_bytes, done_bytes;
+	struct timespec last_progress;
+};
+
+static double now_seconds(struct timespec *ts)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (ts)
+		*ts = t;
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void show_progress(struct convert *cv, uint64_t extra)
+{
+	struct timespec t;
+	uint64_t done = cv->done_bytes + extra;
+	double pct;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (t.tv_sec - cv->last_progress.tv_sec < 1 ||
+	    (t.tv_sec - cv->last_progress.tv_sec == 1 && t.tv_nsec < cv->last_progress.tv_nsec))
+		return;
+	cv->last_progress = t;
+	pct = cv->total_bytes ? 100.0 * (double)done / (double)cv->total_bytes : 0.0;
+	if (pct > 100.0)
+		pct = 100.0;
+	fprintf(stderr, "\rtracekit convert: %5.1f%% %" PRIu64 " pages\033[K", pct, cv->pages);
+}
+
+static int copy_metadata(struct convert *cv)
+{
+	for (uint16_t id = TK_DAT_SECTION_HEADER_INFO; id <= TK_DAT_SECTION_CMDLINES; id++) {
+		const void *body;
+		uint64_t len;
+		int r;
+
+		r = tk_dat_metadata(cv->dat, id, &body, &len);
+		if (r == -ENOENT)
+			continue;
+		if (r < 0)
+			return cli_lib_error(cv->in);
+		if (tk_dat_writer_add_metadata(cv->w, id, body, len) < 0)
+			return cli_lib_error(cv->out);
+	}
+	return CLI_OK;
+}
+
+static bool writer_makes_option(uint16_t id)
+{
+	return id == TK_DAT_OPTION_DONE || id == TK_DAT_OPTION_BUFFER ||
+	       id == TK_DAT_SECTION_STRINGS ||
+	       (id >= TK_DAT_SECTION_HEADER_INFO && id <= TK_DAT_OPTION_BUFFER_TEXT);
+}
+
+static bool has_latency_text(const struct tk_dat *dat)
+{
+	for (size_t b = 0; b < tk_dat_buffer_count(dat); b++) {
+		if (tk_dat_buffer_get(dat, b)->latency_text)
+			return true;
+	}
+	return false;
+}
+
+static int copy_options(struct convert *cv)
+{
+	size_t n = tk_dat_option_count(cv->dat);
+	uint16_t prev = TK_DAT_OPTION_DONE;
+	/*
+	 * A v6 reader that sees TRACECLOCK reads a clock blob after the data
+	 * tag, and in a latency file that is the text itself; the writer
+	 * refuses the combination, so the option is dropped, loudly.
+	 */
+	bool drop_clock = cv->version == 6 && has_latency_text(cv->dat);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tk_dat_option *o = tk_dat_option_get(cv->dat, i);
+		bool skip = writer_makes_option(o->id);
+
+		if (o->id == TK_DAT_OPTION_CPUCOUNT && prev == TK_DAT_OPTION_BUFFER)
+			skip = true;
+		prev = o->id;
+		if (o->id == TK_DAT_OPTION_TRACECLOCK && drop_clock) {
+			fprintf(stderr,
+				"tracekit convert: warning: TRACECLOCK option dropped: a v6 "
+				"latency file cannot carry it\n");
+			skip = true;
+		}
+		if (skip)
+			continue;
+		if (tk_dat_writer_add_option(cv->w, o->id, o->data, o->size) < 0)
+			return cli_lib_error(cv->out);
+	}
+	return CLI_OK;
+}
+
+static const char *buffer_clock(const struct convert *cv, const struct tk_dat_buffer *buf)
+{
+	if (buf->clock && buf->clock[0])
+		return buf->clock;
+	if (cv->info->clock && cv->info->clock[0])
+		return cv->info->clock;
+	return "local";
+}
+
+static int copy_text_buffer(struct convert *cv, size_t b, const struct tk_dat_buffer *buf)
+{
+	struct tk_dat_text text;
+	int r;
+
+	if (tk_dat_latency_text(cv->dat, b, &text) < 0)
+		return cli_lib_error(cv->in);
+	r = tk_dat_writer_add_latency_text(cv->w, buf->name, buffer_clock(cv, buf), text.data,
+					   text.len);
+	free((void *)text.data);
+	return r < 0 ? cli_lib_error(cv->out) : CLI_OK;
+}
+
+/* Stream one CPU's pages into the writer, batch by batch. */
+static int copy_cpu(struct convert *cv, size_t b, size_t ci, const struct tk_dat_buffer *buf,
+		    uint8_t *batch, size_t batch_cap)
+{
+	uint32_t page_size = buf->page_format.page_size;
+	const struct tk_dat_cpu_data *cpu = &buf->cpus[ci];
+	struct tk_dat_cpu_reader *reader;
+	uint64_t stream_size;
+	size_t used = 0;
+	const void *page;
+	uint64_t off = 0;
+	int r;
+
+	if (tk_dat_writer_begin_cpu(cv->w, cpu->cpu) < 0)
+		return cli_lib_error(cv->out);
+	reader = tk_dat_cpu_reader_new(cv->dat, b, ci);
+	if (!reader)
+		return cli_cpu_error(cv->in, buf->name, cpu->cpu);
+	stream_size = tk_dat_cpu_reader_size(reader);
+
+	while ((r = tk_dat_cpu_reader_next_page(reader, &page, &off)) > 0) {
+		memcpy(batch + used, page, page_size);
+		used += page_size;
+		cv->pages++;
+		if (used + page_size > batch_cap) {
+			if (tk_dat_writer_write_pages(cv->w, batch, used) < 0) {
+				r = cli_lib_error(cv->out);
+				goto out;
+			}
+			used = 0;
+			if (cv->progress && stream_size)
+				show_progress(cv, (uint64_t)((double)cpu->size * (double)off /
+							     (double)stream_size));
+		}
+	}
+	if (r < 0) {
+		r = cli_cpu_error(cv->in, buf->name, cpu->cpu);
+		goto out;
+	}
+	if (used && tk_dat_writer_write_pages(cv->w, batch, used) < 0) {
+		r = cli_lib_error(cv->out);
+		goto out;
+	}
+	r = tk_dat_writer_end_cpu(cv->w) < 0 ? cli_lib_error(cv->out) : CLI_OK;
+	cv->done_bytes += cpu->size;
+out:
+	tk_dat_cpu_reader_free(reader);
+	return r;
+}
+
+static int compare_cpu_index(const void *a, const void *b, void *arg)
+{
+	const struct tk_dat_cpu_data *cpus = arg;
+	uint32_t x = cpus[*(const size_t *)a].cpu, y = cpus[*(const size_t *)b].cpu;
+
+	return x < y ? -1 : x > y;
+}
+
+static int copy_page_buffer(struct convert *cv, size_t b, const struct tk_dat_buffer *buf)
+{
+	uint32_t page_size = buf->page_format.page_size;
+	uint32_t table = cv->info->cpu_count;
+	size_t *order = NULL, batch_cap;
+	uint8_t *batch = NULL;
+	char label[80];
+	int r = CLI_OK;
+
+	if (page_size == 0)
+		return cli_error("%s: buffer %s has page size 0", cv->in,
+				 cli_buffer_label(buf->name, label, sizeof(label)));
+	batch_cap = BATCH_BYTES / page_size * page_size;
+	if (batch_cap == 0)
+		batch_cap = page_size;
+	batch = malloc(batch_cap);
+	order = calloc(buf->cpu_count ? buf->cpu_count : 1, sizeof(*order));
+	if (!batch || !order) {
+		r = cli_error("out of memory");
+		goto out;
+	}
+
+	/* The writer wants CPUs in increasing order; the file may list them in any. */
+	for (size_t i = 0; i < buf->cpu_count; i++) {
+		order[i] = i;
+		if (buf->cpus[i].cpu >= table) {
+			if (buf->cpus[i].cpu == UINT32_MAX) {
+				r = cli_error("%s: buffer %s: cpu id %u is out of range", cv->in,
+					      cli_buffer_label(buf->name, label, sizeof(label)),
+					      buf->cpus[i].cpu);
+				goto out;
+			}
+			table = buf->cpus[i].cpu + 1;
+		}
+	}
+	qsort_r(order, buf->cpu_count, sizeof(*order), compare_cpu_index, (void *)buf->cpus);
+
+	if (tk_dat_writer_begin_buffer(cv->w, buf->name, buffer_clock(cv, buf), page_size, table) <
+	    0) {
+		r = cli_lib_error(cv->out);
+		goto out;
+	}
+	for (size_t i = 0; i < buf->cpu_count && r == CLI_OK; i++)
+		r = copy_cpu(cv, b, order[i], buf, batch, batch_cap);
+	if (r == CLI_OK && tk_dat_writer_end_buffer(cv->w) < 0)
+		r = cli_lib_error(cv->out);
+out:
+	free(order);
+	free(batch);
+	return r;
+}
+
+static int copy_buffers(struct convert *cv)
+{
+	size_t n = tk_dat_buffer_count(cv->dat);
+	int r;
+
+	/* v6 writes the instance names into its options, before any data. */
+	if (cv->version == 6) {
+		for (size_t b = 0; b < n; b++) {
+			const struct tk_dat_buffer *buf = tk_dat_buffer_get(cv->dat, b);
+
+			if (buf->latency_text || !buf->name[0])
+				continue;
+			if (tk_dat_writer_declare_buffer(cv->w, buf->name) < 0)
+				return cli_lib_error(cv->out);
+		}
+	}
+
+	for (size_t b = 0; b < n; b++) {
+		const struct tk_dat_buffer *buf = tk_dat_buffer_get(cv->dat, b);
+
+		if (buf->latency_text)
+			r = copy_text_buffer(cv, b, buf);
+		else
+			r = copy_page_buffer(cv, b, buf);
+		if (r != CLI_OK)
+			return r;
+		cv->buffers++;
+	}
+	return CLI_OK;
+}
+
+static int convert_into(struct convert *cv, int fd)
+{
+	struct tk_dat_writer_opts opts = {
+		.version = cv->version,
+		.compression = cv->compression,
+		.big_endian = cv->info->big_endian,
+		.long_size = cv->info->long_size,
+		.page_size = cv->info->page_size,
+	};
+	int r;
+
+	cv->w = tk_dat_writer_open_fd(fd, cv->out, &opts);
+	if (!cv->w)
+		return cli_lib_error(cv->out);
+	r = copy_metadata(cv);
+	if (r == CLI_OK)
+		r = copy_options(cv);
+	if (r == CLI_OK)
+		r = copy_buffers(cv);
+	if (r == CLI_OK && tk_dat_writer_finish(cv->w) < 0)
+		r = cli_lib_error(cv->out);
+	tk_dat_writer_free(cv->w);
+	cv->w = NULL;
+	if (cv->progress)
+		fputs("\r\033[K", stderr);
+	return r;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (!strcmp(a, b))
+		return true;
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+		return false;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static void print_summary(const struct convert *cv, uint64_t out_size, double seconds)
+{
+	fprintf(stderr,
+		"tracekit convert: %s (v%d, %s) -> %s (v%d, %s): %" PRIu64 " pages, %" PRIu64
+		" buffers, %.2f MB -> %.2f MB in %.2f s\n",
+		cv->in, cv->info->version, tk_compression_name(cv->info->compression), cv->out,
+		cv->version, tk_compression_name(cv->compression), cv->pages, cv->buffers,
+		(double)cv->info->file_size / 1e6, (double)out_size / 1e6, seconds);
+}
+
+static int run(struct convert *cv, bool quiet)
+{
+	struct stat st;
+	double start = now_seconds(NULL);
+	char *tmp;
+	mode_t mask;
+	int fd, r;
+
+	if (same_file(cv->in, cv->out))
+		return cli_error("%s: input and output are the same file", cv->out);
+	if (stat(cv->out, &st) == 0 && S_ISDIR(st.st_mode))
+		return cli_error("%s: is a directory", cv->out);
+
+	cv->dat = tk_dat_open(cv->in);
+	if (!cv->dat)
+		return cli_lib_error(cv->in);
+	cv->info = tk_dat_get_info(cv->dat);
+
+	if (cv->info->file_size > PROGRESS_MIN_BYTES && isatty(STDERR_FILENO)) {
+		cv->progress = true;
+		now_seconds(&cv->last_progress);
+		for (size_t b = 0; b < tk_dat_buffer_count(cv->dat); b++) {
+			const struct tk_dat_buffer *buf = tk_dat_buffer_get(cv->dat, b);
+
+			for (uint32_t i = 0; i < buf->cpu_count; i++)
+				cv->total_bytes += buf->cpus[i].size;
+		}
+	}
+
+	if (asprintf(&tmp, "%s.tmp.XXXXXX", cv->out) < 0) {
+		tk_dat_close(cv->dat);
+		return cli_error("out of memory");
+	}
+	/* Signals are caught from before the file exists until it is renamed. */
+	install_cleanup(tmp);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		r = cli_error("%s: cannot create a temporary file beside it: %m", cv->out);
+		goto out_free;
+	}
+	/* mkstemp creates 0600; a converted trace gets the usual 0666 & ~umask. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) < 0) {
+		r = cli_error("%s: %m", tmp);
+		goto out_unlink;
+	}
+
+	r = convert_into(cv, fd);
+	if (r != CLI_OK)
+		goto out_unlink;
+	if (fstat(fd, &st) < 0 || fsync(fd) < 0) {
+		r = cli_error("%s: %m", tmp);
+		goto out_unlink;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		r = cli_error("%s: %m", tmp);
+		goto out_unlink;
+	}
+	fd = -1;
+	if (rename(tmp, cv->out) < 0) {
+		r = cli_error("cannot rename %s to %s: %m", tmp, cv->out);
+		goto out_unlink;
+	}
+	install_cleanup(NULL);
+	if (!quiet)
+		print_summary(cv, (uint64_t)st.st_size, now_seconds(NULL) - start);
+	r = CLI_OK;
+	goto out_free;
+
+out_unlink:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+out_free:
+	install_cleanup(NULL);
+	free(tmp);
+	tk_dat_close(cv->dat);
+	return r;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	enum { OPT_FILE_VERSION = 256, OPT_COMPRESSION };
+	static const struct option longopts[] = {
+		{"input", required_argument, NULL, 'i'},
+		{"output", required_argument, NULL, 'o'},
+		{"file-version", required_argument, NULL, OPT_FILE_VERSION},
+		{"compression", required_argument, NULL, OPT_COMPRESSION},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct convert cv = {.version = 7};
+	const char *codec = NULL;
+	bool quiet = false;
+	int c;
+
+	while ((c = getopt_long(argc, argv, ":i:o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (cv.in)
+				return cli_usage_error("more than one input file");
+			cv.in = optarg;
+			break;
+		case 'o':
+			if (cv.out)
+				return cli_usage_error("more than one output file");
+			cv.out = optarg;
+			break;
+		case OPT_FILE_VERSION:
+			if (!strcmp(optarg, "6"))
+				cv.version = 6;
+			else if (!strcmp(optarg, "7"))
+				cv.version = 7;
+			else
+				return cli_usage_error("file version must be 6 or 7, not '%s'",
+						       optarg);
+			break;
+		case OPT_COMPRESSION:
+			codec = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			fputs(cmd_convert_usage, stdout);
+			return cli_finish_stdout(CLI_OK);
+		default:
+			return cli_bad_option(c, argv);
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (cv.in)
+			return cli_usage_error("more than one input file");
+		cv.in = argv[optind];
+	}
+	if (!cv.in)
+		return cli_usage_error("no input file");
+	if (!cv.out)
+		return cli_usage_error("no output file (-o OUT)");
+
+	if (!codec) {
+		cv.compression = cv.version == 6 ? TK_COMPRESS_NONE : TK_COMPRESS_ZSTD;
+	} else if (tk_compression_from_name(codec, &cv.compression) < 0) {
+		return cli_usage_error("unknown compression '%s' (zstd, zlib or none)", codec);
+	}
+	if (cv.version == 6 && cv.compression != TK_COMPRESS_NONE)
+		return cli_usage_error("file version 6 cannot be compressed (use --compression "
+				       "none or --file-version 7)");
+
+	return run(&cv, quiet);
+}

@@ -1,2 +1,713 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-/* stub */
+/*
+ * tracekit dump: show the structure of a .dat file and check every page.
+ *
+ * The output answers "what is in this file and is all of it readable?":
+ *
+ *   header facts     version, byte order, page size, codec, clock, uname ...
+ *   metadata:        one line per metadata part with its size or count
+ *   sections:        offset, id, name, flags, description, size in the file,
+ *                    uncompressed size, and crc32 of the uncompressed body
+ *                    of metadata sections 16..21
+ *   options:         offset, id, name, size and the decoded value
+ *   buffers:         per buffer its clock and page size, then per CPU the
+ *                    pages, events, missed pages, lost events, first and
+ *                    last raw timestamp and crc32 of the uncompressed pages
+ *   totals:          events, pages, lost events
+ *
+ * Every page of every CPU is decoded record by record, so a dump that exits
+ * 0 means every byte of CPU data was readable; the CRCs let two files be
+ * compared (a convert must keep them equal whatever the codec). Lines use
+ * "key=value" fields so that scripts can pick them apart with awk.
+ *
+ * Option payloads are decoded here again from the raw bytes the reader
+ * hands back; they are untrusted like the rest of the file, so every read
+ * below is bounds-checked and a payload too short for its id is shown as
+ * "(malformed)" rather than read past.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <zlib.h>
+
+#include "cli.h"
+
+const char cmd_dump_usage[] =
+	"usage: tracekit dump [options] [FILE]\n"
+	"\n"
+	"Show the structure of a trace-cmd .dat file (v6 or v7): header facts,\n"
+	"sections, options and buffers, decoding every page of every CPU.\n"
+	"FILE defaults to trace.dat.\n"
+	"\n"
+	"options:\n"
+	"  -i, --input FILE      file to read (same as the FILE argument)\n"
+	"      --summary         header facts and counts only: no section, option\n"
+	"                        or per-CPU lines\n"
+	"      --section NAME|ID write the uncompressed body of metadata section\n"
+	"                        NAME to standard output: headers (16),\n"
+	"                        ftrace-events (17), events (18), kallsyms (19),\n"
+	"                        printk (20), cmdlines (21)\n"
+	"  -h, --help            show this help\n";
+
+/* ------------------------------------------------------------ byte helpers */
+
+/* A bounds-checked reader over an option payload. */
+struct cursor {
+	const uint8_t *p;
+	size_t len;
+	size_t pos;
+	bool big_endian;
+};
+
+static bool cur_u32(struct cursor *c, uint32_t *v)
+{
+	const uint8_t *b;
+
+	if (c->len - c->pos < 4)
+		return false;
+	b = c->p + c->pos;
+	if (c->big_endian)
+		*v = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+	else
+		*v = (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
+	c->pos += 4;
+	return true;
+}
+
+static bool cur_u64(struct cursor *c, uint64_t *v)
+{
+	uint32_t a, b;
+
+	if (c->len - c->pos < 8)
+		return false;
+	cur_u32(c, &a);
+	cur_u32(c, &b);
+	*v = c->big_endian ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a;
+	return true;
+}
+
+/* A NUL-terminated string that must end inside the payload. */
+static bool cur_str(struct cursor *c, const char **s, size_t *n)
+{
+	const uint8_t *end = memchr(c->p + c->pos, 0, c->len - c->pos);
+
+	if (!end)
+		return false;
+	*s = (const char *)(c->p + c->pos);
+	*n = (size_t)(end - (c->p + c->pos));
+	c->pos += *n + 1;
+	return true;
+}
+
+/*
+ * Print @s (at most @len bytes, stopping at a NUL) in double quotes with
+ * control and non-ASCII bytes escaped, so that a hostile file cannot move
+ * the terminal's cursor or forge output lines. Long strings are cut at
+ * @max bytes and marked with "...".
+ */
+static void print_quoted(const char *s, size_t len, size_t max)
+{
+	size_t i;
+
+	putchar('"');
+	for (i = 0; i < len && s[i]; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (i == max) {
+			fputs("...", stdout);
+			break;
+		}
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch == '\n')
+			fputs("\\n", stdout);
+		else if (ch == '\t')
+			fputs("\\t", stdout);
+		else if (ch < 0x20 || ch >= 0x7f)
+			printf("\\x%02x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+/* Length of a text value without its trailing newline and NUL. */
+static size_t trimmed_len(const char *s, size_t len)
+{
+	const char *nul = memchr(s, 0, len);
+
+	if (nul)
+		len = (size_t)(nul - s);
+	while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == ' '))
+		len--;
+	return len;
+}
+
+/* Length of the first line of @s (@len bytes). */
+static size_t line_len(const char *s, size_t len)
+{
+	const char *nl = memchr(s, '\n', len);
+
+	return nl ? (size_t)(nl - s) : len;
+}
+
+/* zlib's crc32() takes a uInt length: feed it in pieces. */
+static uint32_t crc_update(uint32_t crc, const void *data, uint64_t len)
+{
+	const Bytef *p = data;
+
+	while (len > 0) {
+		uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+
+		crc = (uint32_t)crc32(crc, p, n);
+		p += n;
+		len -= n;
+	}
+	return crc;
+}
+
+/* ---------------------------------------------------------- --section NAME */
+
+static const struct {
+	uint16_t id;
+	const char *word; /* trace-cmd's word for the part */
+} section_words[] = {
+	/* clang-format off */
+	{TK_DAT_SECTION_HEADER_INFO, "headers"},
+	{TK_DAT_SECTION_FTRACE_EVENTS, "ftrace-events"},
+	{TK_DAT_SECTION_EVENT_FORMATS, "events"},
+	{TK_DAT_SECTION_KALLSYMS, "kallsyms"},
+	{TK_DAT_SECTION_PRINTK, "printk"},
+	{TK_DAT_SECTION_CMDLINES, "cmdlines"},
+	/* clang-format on */
+};
+
+static bool is_metadata_id(unsigned long id)
+{
+	return id >= TK_DAT_SECTION_HEADER_INFO && id <= TK_DAT_SECTION_CMDLINES;
+}
+
+static int parse_section_arg(const char *arg, uint16_t *id)
+{
+	char *end;
+	unsigned long n;
+
+	if (arg[0] >= '0' && arg[0] <= '9') {
+		n = strtoul(arg, &end, 0);
+		if (*end || !is_metadata_id(n))
+			return -1;
+		*id = (uint16_t)n;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(section_words) / sizeof(section_words[0]); i++) {
+		if (!strcasecmp(arg, section_words[i].word) ||
+		    !strcasecmp(arg, tk_dat_section_name(section_words[i].id))) {
+			*id = section_words[i].id;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int write_section(const struct tk_dat *dat, const char *path, uint16_t id)
+{
+	const void *body;
+	uint64_t len;
+	int r;
+
+	r = tk_dat_metadata(dat, id, &body, &len);
+	if (r == -ENOENT)
+		return cli_error("%s: no %s section (id %u) in the file", path,
+				 tk_dat_section_name(id), id);
+	if (r < 0)
+		return cli_lib_error(path);
+	if (len > 0 && fwrite(body, 1, len, stdout) != len)
+		return cli_error("cannot write standard output: %m");
+	return cli_finish_stdout(CLI_OK);
+}
+
+/* ------------------------------------------------------------ header facts */
+
+static void print_header(const struct tk_dat *dat, const struct tk_dat_info *info)
+{
+	struct tk_dat_text t;
+	size_t nsys, nfmt = 0;
+
+	printf("file: %s\n", info->path);
+	printf("  size: %" PRIu64 " bytes\n", info->file_size);
+	printf("  version: %d\n", info->version);
+	printf("  byte order: %s endian\n", info->big_endian ? "big" : "little");
+	printf("  long size: %u\n", info->long_size);
+	printf("  page size: %u\n", info->page_size);
+	printf("  page header: %u bytes (commit word %u bytes)\n", info->page_format.data_offset,
+	       info->page_format.long_size);
+	printf("  compression: %s", tk_compression_name(info->compression));
+	if (info->compression_version && info->compression_version[0]) {
+		const char *v = info->compression_version;
+
+		/* A plain version number reads better unquoted; anything else is escaped. */
+		putchar(' ');
+		if (strlen(v) < 32 &&
+		    strspn(v, "0123456789.-+_abcdefghijklmnopqrstuvwxyz") == strlen(v))
+			fputs(v, stdout);
+		else
+			print_quoted(v, SIZE_MAX, 64);
+	}
+	putchar('\n');
+	printf("  cpus: %u\n", info->cpu_count);
+	printf("  clock: ");
+	print_quoted(info->clock ? info->clock : "local", SIZE_MAX, 64);
+	putchar('\n');
+	if (info->uname) {
+		printf("  uname: ");
+		print_quoted(info->uname, SIZE_MAX, 256);
+		putchar('\n');
+	}
+	if (info->tracer_version) {
+		printf("  tracer version: ");
+		print_quoted(info->tracer_version, SIZE_MAX, 256);
+		putchar('\n');
+	}
+	if (info->has_trace_id)
+		printf("  trace id: 0x%016" PRIx64 "\n", info->trace_id);
+	if (info->has_date)
+		printf("  date offset: %" PRId64 " us\n", info->date_offset_us);
+	if (info->ts_offset)
+		printf("  timestamp offset: %" PRId64 " ns\n", info->ts_offset);
+	if (info->has_tsc2nsec)
+		printf("  tsc2nsec: mult=%u shift=%u offset=%" PRIu64 "\n", info->tsc2nsec_mult,
+		       info->tsc2nsec_shift, info->tsc2nsec_offset);
+
+	printf("metadata:\n");
+	if (tk_dat_header_page(dat, &t) == 0)
+		printf("  header_page: %" PRIu64 " bytes\n", t.len);
+	if (tk_dat_header_event(dat, &t) == 0)
+		printf("  header_event: %" PRIu64 " bytes\n", t.len);
+	printf("  ftrace formats: %zu\n", tk_dat_ftrace_format_count(dat));
+	nsys = tk_dat_system_count(dat);
+	for (size_t i = 0; i < nsys; i++)
+		nfmt += tk_dat_system_format_count(dat, i);
+	printf("  event systems: %zu (%zu formats)\n", nsys, nfmt);
+	if (tk_dat_kallsyms(dat, &t) == 0)
+		printf("  kallsyms: %" PRIu64 " bytes\n", t.len);
+	if (tk_dat_printk(dat, &t) == 0)
+		printf("  printk: %" PRIu64 " bytes\n", t.len);
+	if (tk_dat_cmdlines(dat, &t) == 0)
+		printf("  cmdlines: %" PRIu64 " bytes\n", t.len);
+}
+
+/* ---------------------------------------------------------------- sections */
+
+static void print_sections(const struct tk_dat *dat, bool summary)
+{
+	size_t n = tk_dat_section_count(dat);
+
+	printf("sections: %zu\n", n);
+	if (summary)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct tk_dat_section *s = tk_dat_section_get(dat, i);
+		const void *body;
+		uint64_t len;
+
+		printf("  0x%08" PRIx64 " %2u %-16s %s ", s->offset, s->id,
+		       tk_dat_section_name(s->id), (s->flags & 1) ? "compressed" : "plain");
+		if (s->description)
+			print_quoted(s->description, SIZE_MAX, 128);
+		else
+			fputs("-", stdout);
+		printf(" size=%" PRIu64 " body=%" PRIu64, s->size, s->body_size);
+		if (is_metadata_id(s->id) && tk_dat_metadata(dat, s->id, &body, &len) == 0)
+			printf(" crc32=%08x", crc_update((uint32_t)crc32(0, NULL, 0), body, len));
+		putchar('\n');
+	}
+}
+
+/* ----------------------------------------------------------------- options */
+
+static void print_option_value(const struct tk_dat_info *info, const struct tk_dat_option *o)
+{
+	struct cursor c = {.p = o->data, .len = o->size, .big_endian = info->big_endian};
+	const char *s, *name, *clock;
+	size_t n, nn, cn;
+	uint64_t v64;
+	uint32_t v32, a, b;
+
+	switch (o->id) {
+	case TK_DAT_OPTION_DONE:
+		/* v6 ends an options block with a bare id: no size, no payload. */
+		if (o->size == 0) {
+			fputs(" end", stdout);
+			return;
+		}
+		if (!cur_u64(&c, &v64))
+			break;
+		if (v64)
+			printf(" next=0x%" PRIx64, v64);
+		else
+			fputs(" next=none", stdout);
+		return;
+	case TK_DAT_OPTION_DATE:
+	case TK_DAT_OPTION_TRACECLOCK:
+	case TK_DAT_OPTION_UNAME:
+	case TK_DAT_OPTION_VERSION:
+	case TK_DAT_OPTION_OFFSET:
+	case TK_DAT_OPTION_HOOK:
+		if (o->size == 0)
+			break;
+		fputs(" value=", stdout);
+		print_quoted(o->data, trimmed_len(o->data, o->size), 256);
+		return;
+	case TK_DAT_OPTION_CPUSTAT:
+		/* The stats of one CPU: its first line ("CPU: 3") says which. */
+		if (o->size == 0)
+			break;
+		s = o->data;
+		n = trimmed_len(s, o->size);
+		while (n > 0 && s[0] == '\n') {
+			s++;
+			n--;
+		}
+		fputs(" first_line=", stdout);
+		print_quoted(s, line_len(s, n), 128);
+		return;
+	case TK_DAT_OPTION_CPUCOUNT:
+		if (!cur_u32(&c, &v32))
+			break;
+		printf(" cpus=%u", v32);
+		return;
+	case TK_DAT_OPTION_TRACEID:
+		if (!cur_u64(&c, &v64))
+			break;
+		printf(" id=0x%016" PRIx64, v64);
+		return;
+	case TK_DAT_OPTION_TSC2NSEC:
+		if (!cur_u32(&c, &a) || !cur_u32(&c, &b) || !cur_u64(&c, &v64))
+			break;
+		printf(" mult=%u shift=%u offset=%" PRIu64, a, b, v64);
+		return;
+	case TK_DAT_OPTION_BUFFER:
+		if (!cur_u64(&c, &v64) || !cur_str(&c, &name, &nn))
+			break;
+		if (info->version < 7) {
+			printf(" flyrecord=0x%" PRIx64 " name=", v64);
+			print_quoted(name, nn, 128);
+			return;
+		}
+		if (!cur_str(&c, &clock, &cn) || !cur_u32(&c, &a) || !cur_u32(&c, &b))
+			break;
+		printf(" section=0x%" PRIx64 " name=", v64);
+		print_quoted(name, nn, 128);
+		fputs(" clock=", stdout);
+		print_quoted(clock, cn, 64);
+		printf(" page_size=%u cpus=%u", a, b);
+		return;
+	case TK_DAT_OPTION_BUFFER_TEXT:
+		if (!cur_u64(&c, &v64) || !cur_str(&c, &name, &nn) || !cur_str(&c, &clock, &cn))
+			break;
+		printf(" section=0x%" PRIx64 " name=", v64);
+		print_quoted(name, nn, 128);
+		fputs(" clock=", stdout);
+		print_quoted(clock, cn, 64);
+		return;
+	default:
+		if (is_metadata_id(o->id)) {
+			if (!cur_u64(&c, &v64))
+				break;
+			printf(" section=0x%" PRIx64, v64);
+		}
+		return;
+	}
+	fputs(" (malformed)", stdout);
+}
+
+static void print_options(const struct tk_dat *dat, const struct tk_dat_info *info, bool summary)
+{
+	size_t n = tk_dat_option_count(dat);
+
+	printf("options: %zu\n", n);
+	if (summary)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct tk_dat_option *o = tk_dat_option_get(dat, i);
+
+		printf("  0x%08" PRIx64 " %2u %-14s size=%u", o->offset, o->id,
+		       tk_dat_option_name(o->id), o->size);
+		print_option_value(info, o);
+		putchar('\n');
+	}
+}
+
+/* ----------------------------------------------------------------- buffers */
+
+struct cpu_stats {
+	uint64_t pages;
+	uint64_t events;
+	uint64_t missed_pages;
+	uint64_t lost;	   /* sum of the stored counts */
+	bool lost_unknown; /* a page flagged missed events without a count */
+	bool have_ts;
+	uint64_t first_ts, last_ts;
+	uint32_t crc;
+};
+
+struct totals {
+	uint64_t events, pages, lost;
+	bool lost_unknown;
+};
+
+/*
+ * A page can flag missed events without storing how many: the sum is then
+ * a lower bound, shown as "N+unknown" ("unknown" when nothing was stored).
+ */
+static void print_lost(uint64_t lost, bool unknown)
+{
+	if (unknown && lost == 0)
+		fputs(" lost=unknown", stdout);
+	else
+		printf(" lost=%" PRIu64 "%s", lost, unknown ? "+unknown" : "");
+}
+
+/*
+ * Name a page in an error: uncompressed pages have a file offset; pages of
+ * compressed data only have an offset in the CPU's decompressed stream,
+ * so the message gives that and where the compressed data starts.
+ */
+static int page_error(const char *path, const struct tk_dat_buffer *buf,
+		      const struct tk_dat_cpu_data *cpu, uint64_t stream_off, const char *what)
+{
+	char label[80];
+
+	cli_buffer_label(buf->name, label, sizeof(label));
+	if (buf->compressed)
+		return cli_error("%s: buffer %s cpu %u: page at offset 0x%" PRIx64
+				 " of the data decompressed from offset 0x%" PRIx64 ": %s",
+				 path, label, cpu->cpu, stream_off, cpu->offset, what);
+	return cli_error("%s: offset 0x%" PRIx64 ": buffer %s cpu %u page: %s", path,
+			 cpu->offset + stream_off, label, cpu->cpu, what);
+}
+
+static int scan_cpu(struct tk_dat *dat, const char *path, size_t b, size_t ci,
+		    const struct tk_dat_buffer *buf, struct cpu_stats *st)
+{
+	const struct tk_dat_cpu_data *cpu = &buf->cpus[ci];
+	uint32_t page_size = buf->page_format.page_size;
+	struct tk_dat_cpu_reader *reader;
+	const void *page;
+	uint64_t off = 0;
+	int r;
+
+	memset(st, 0, sizeof(*st));
+	st->crc = (uint32_t)crc32(0, NULL, 0);
+	reader = tk_dat_cpu_reader_new(dat, b, ci);
+	if (!reader)
+		return cli_cpu_error(path, buf->name, cpu->cpu);
+
+	while ((r = tk_dat_cpu_reader_next_page(reader, &page, &off)) > 0) {
+		struct tk_page_header hdr;
+		struct tk_page_record rec;
+		struct tk_page_iter it;
+		char what[160];
+
+		st->pages++;
+		st->crc = crc_update(st->crc, page, page_size);
+		if (tk_page_iter_init(&it, &buf->page_format, page, page_size, &hdr) < 0) {
+			r = page_error(path, buf, cpu, off, tk_errmsg());
+			goto out;
+		}
+		if (hdr.missed_events) {
+			st->missed_pages++;
+			if (hdr.missed_stored)
+				st->lost += hdr.missed_count;
+			else
+				st->lost_unknown = true;
+		}
+		while ((r = tk_page_iter_next(&it, &rec)) > 0) {
+			if (!st->have_ts) {
+				st->first_ts = rec.timestamp;
+				st->have_ts = true;
+			}
+			st->last_ts = rec.timestamp;
+			st->events++;
+		}
+		if (r < 0) {
+			snprintf(what, sizeof(what),
+				 "record at page offset 0x%x runs past the page's %u data bytes",
+				 rec.offset, hdr.data_size);
+			r = page_error(path, buf, cpu, off, what);
+			goto out;
+		}
+	}
+	if (r < 0) {
+		r = cli_cpu_error(path, buf->name, cpu->cpu);
+		goto out;
+	}
+	r = CLI_OK;
+out:
+	tk_dat_cpu_reader_free(reader);
+	return r;
+}
+
+static void print_buffer_name(const struct tk_dat_buffer *buf)
+{
+	fputs("  buffer ", stdout);
+	if (buf->name[0])
+		print_quoted(buf->name, SIZE_MAX, 128);
+	else
+		fputs("(top)", stdout);
+	fputs(": clock=", stdout);
+	print_quoted(buf->clock ? buf->clock : "-", SIZE_MAX, 64);
+}
+
+static int dump_text_buffer(struct tk_dat *dat, const char *path, size_t b,
+			    const struct tk_dat_buffer *buf)
+{
+	struct tk_dat_text text;
+
+	if (tk_dat_latency_text(dat, b, &text) < 0)
+		return cli_lib_error(path);
+	print_buffer_name(buf);
+	printf(" latency_text=%" PRIu64 " bytes crc32=%08x\n", text.len,
+	       crc_update((uint32_t)crc32(0, NULL, 0), text.data, text.len));
+	free((void *)text.data);
+	return CLI_OK;
+}
+
+static int dump_buffer(struct tk_dat *dat, const char *path, size_t b, bool summary,
+		       struct totals *tot)
+{
+	const struct tk_dat_buffer *buf = tk_dat_buffer_get(dat, b);
+	struct cpu_stats *stats, sum = {0};
+	int r = CLI_OK;
+
+	if (buf->latency_text)
+		return dump_text_buffer(dat, path, b, buf);
+
+	/* Scan first: the buffer line carries the sums of its CPUs. */
+	stats = calloc(buf->cpu_count ? buf->cpu_count : 1, sizeof(*stats));
+	if (!stats)
+		return cli_error("out of memory");
+	for (uint32_t i = 0; i < buf->cpu_count; i++) {
+		r = scan_cpu(dat, path, b, i, buf, &stats[i]);
+		if (r != CLI_OK)
+			goto out;
+		sum.pages += stats[i].pages;
+		sum.events += stats[i].events;
+		sum.lost += stats[i].lost;
+		sum.lost_unknown |= stats[i].lost_unknown;
+	}
+
+	print_buffer_name(buf);
+	printf(" page_size=%u compressed=%s cpus=%u pages=%" PRIu64 " events=%" PRIu64,
+	       buf->page_format.page_size, buf->compressed ? "yes" : "no", buf->cpu_count,
+	       sum.pages, sum.events);
+	print_lost(sum.lost, sum.lost_unknown);
+	putchar('\n');
+	for (uint32_t i = 0; i < buf->cpu_count && !summary; i++) {
+		const struct tk_dat_cpu_data *cpu = &buf->cpus[i];
+		const struct cpu_stats *st = &stats[i];
+
+		printf("    cpu %u: offset=0x%" PRIx64 " size=%" PRIu64 " pages=%" PRIu64
+		       " events=%" PRIu64 " missed_pages=%" PRIu64,
+		       cpu->cpu, cpu->offset, cpu->size, st->pages, st->events, st->missed_pages);
+		print_lost(st->lost, st->lost_unknown);
+		if (st->have_ts)
+			printf(" first_ts=%" PRIu64 " last_ts=%" PRIu64, st->first_ts, st->last_ts);
+		else
+			fputs(" first_ts=- last_ts=-", stdout);
+		printf(" crc32=%08x\n", st->crc);
+	}
+	tot->events += sum.events;
+	tot->pages += sum.pages;
+	tot->lost += sum.lost;
+	tot->lost_unknown |= sum.lost_unknown;
+out:
+	free(stats);
+	return r;
+}
+
+/* -------------------------------------------------------------------- main */
+
+int cmd_dump(int argc, char **argv)
+{
+	enum { OPT_SUMMARY = 256, OPT_SECTION };
+	static const struct option longopts[] = {
+		{"input", required_argument, NULL, 'i'},
+		{"summary", no_argument, NULL, OPT_SUMMARY},
+		{"section", required_argument, NULL, OPT_SECTION},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *path = NULL, *section = NULL;
+	const struct tk_dat_info *info;
+	struct totals tot = {0};
+	bool summary = false;
+	struct tk_dat *dat;
+	uint16_t section_id = 0;
+	int c, r = CLI_OK;
+
+	while ((c = getopt_long(argc, argv, ":i:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (path)
+				return cli_usage_error("more than one input file");
+			path = optarg;
+			break;
+		case OPT_SUMMARY:
+			summary = true;
+			break;
+		case OPT_SECTION:
+			section = optarg;
+			if (parse_section_arg(section, &section_id) < 0)
+				return cli_usage_error("unknown section '%s' (try headers, "
+						       "ftrace-events, events, kallsyms, printk, "
+						       "cmdlines or 16..21)",
+						       section);
+			break;
+		case 'h':
+			fputs(cmd_dump_usage, stdout);
+			return cli_finish_stdout(CLI_OK);
+		default:
+			return cli_bad_option(c, argv);
+		}
+	}
+	if (optind < argc) {
+		if (path || argc - optind > 1)
+			return cli_usage_error("more than one input file");
+		path = argv[optind];
+	}
+	if (!path)
+		path = "trace.dat";
+	if (section && summary)
+		return cli_usage_error("--section and --summary cannot be combined");
+
+	dat = tk_dat_open(path);
+	if (!dat)
+		return cli_lib_error(path);
+
+	if (section) {
+		r = write_section(dat, path, section_id);
+		goto out;
+	}
+
+	info = tk_dat_get_info(dat);
+	print_header(dat, info);
+	print_sections(dat, summary);
+	print_options(dat, info, summary);
+	printf("buffers: %zu\n", tk_dat_buffer_count(dat));
+	for (size_t b = 0; b < tk_dat_buffer_count(dat) && r == CLI_OK; b++)
+		r = dump_buffer(dat, path, b, summary, &tot);
+	if (r == CLI_OK) {
+		printf("totals: events=%" PRIu64 " pages=%" PRIu64, tot.events, tot.pages);
+		print_lost(tot.lost, tot.lost_unknown);
+		putchar('\n');
+	}
+	r = cli_finish_stdout(r);
+out:
+	tk_dat_close(dat);
+	return r;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * What the tracekit subcommands share: the command entry points, their
+ * usage texts and the helpers that print messages in the one format every
+ * command uses ("tracekit <cmd>: <message>", lowercase, no final period).
+ *
+ * Exit codes are the same everywhere: CLI_OK on success, CLI_FAIL when the
+ * work failed (bad input, I/O error), CLI_USAGE when the command line was
+ * wrong. Commands return one of them from their entry point; nothing below
+ * main() calls exit().
+ *
+ * This header is private to src/cli. The CLI sees only include/tracekit.
+ */
+#ifndef TRACEKIT_CLI_H
+#define TRACEKIT_CLI_H
+
+#include <stdio.h>
+
+#include <tracekit/tracekit.h>
+
+enum {
+	CLI_OK = 0,
+	CLI_FAIL = 1,
+	CLI_USAGE = 2,
+};
+
+/* Entry points: argv[0] is the command name; the return value is the exit code. */
+int cmd_dump(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+
+/* Usage texts printed by "tracekit CMD --help" and "tracekit help CMD". */
+extern const char cmd_dump_usage[];
+extern const char cmd_convert_usage[];
+
+/* Name of the running command ("dump"); set by main() before dispatch. */
+extern const char *cli_cmd_name;
+
+/* Print "tracekit <cmd>: <message>" to stderr; returns CLI_FAIL. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Print the last library failure (tk_errmsg()) as an error. The library's
+ * input errors already name the file; when the message does not contain
+ * @path, it is prefixed with "@path: " so that the user always learns
+ * which file failed. @path may be NULL. Returns CLI_FAIL.
+ */
+int cli_lib_error(const char *path);
+
+/*
+ * Print a usage error and a hint at "tracekit <cmd> --help" to stderr;
+ * returns CLI_USAGE.
+ */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Report an option getopt_long() rejected: @c is what it returned ('?' or
+ * ':', with opterr = 0 and an optstring starting with ':'). Names the
+ * option as the user typed it. Returns CLI_USAGE.
+ */
+int cli_bad_option(int c, char **argv);
+
+/*
+ * Label a buffer for a message: "(top)" for the top buffer, else its name in
+ * double quotes, cut to 64 bytes, with control and non-ASCII bytes shown as
+ * '?' (the name comes from the file, and a message must stay one plain line).
+ * Returns @out.
+ */
+char *cli_buffer_label(const char *name, char *out, size_t cap);
+
+/*
+ * A failure while reading one CPU's data (bad chunk, page header out of
+ * bounds): print the library's message (which names the file and offset)
+ * with the buffer and CPU added unless it already names them. Returns
+ * CLI_FAIL.
+ */
+int cli_cpu_error(const char *path, const char *buffer_name, uint32_t cpu);
+
+/* Flush stdout and report a write error (full disk, closed pipe) as a failure. */
+int cli_finish_stdout(int status);
+
+#endif

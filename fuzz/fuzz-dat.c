@@ -1,10 +1,130 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Fuzz target for the .dat reader: the input becomes a memfd, is opened
+ * with tk_dat_open_fd() and everything reachable is walked: sections,
+ * options, metadata views, every CPU of every buffer page by page (records
+ * decoded), a seek and a time seek, and latency text. Any crash, sanitizer
+ * report, hang or leak is a bug; errors are expected and ignored.
+ */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <tracekit/tracekit.h>
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void quiet(enum tk_log_level level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)msg;
+	(void)ctx;
+}
+
+static volatile uint64_t sink;
+
+static void walk_cpu(struct tk_dat *d, size_t bi, size_t ci, const struct tk_dat_buffer *b)
+{
+	struct tk_dat_cpu_reader *r = tk_dat_cpu_reader_new(d, bi, ci);
+	const void *page;
+	uint64_t off, last_ts = 0;
+	int ret;
+
+	if (!r)
+		return;
+	while ((ret = tk_dat_cpu_reader_next_page(r, &page, &off)) == 1) {
+		struct tk_page_iter it;
+		struct tk_page_record rec;
+
+		if (tk_page_iter_init(&it, &b->page_format, page, b->page_format.page_size,
+				      NULL) < 0)
+			continue;
+		while (tk_page_iter_next(&it, &rec) == 1) {
+			last_ts = rec.timestamp;
+			sink += tk_dat_timestamp(d, rec.timestamp) + rec.size;
+		}
+	}
+	if (tk_dat_cpu_reader_size(r) > 0 &&
+	    tk_dat_cpu_reader_seek(r, tk_dat_cpu_reader_size(r) / 2) == 0)
+		(void)tk_dat_cpu_reader_next_page(r, &page, &off);
+	if (tk_dat_cpu_reader_seek_time(r, last_ts / 2) == 0)
+		(void)tk_dat_cpu_reader_next_page(r, &page, &off);
+	tk_dat_cpu_reader_free(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	(void)data;
-	(void)size;
+	struct tk_dat_text t;
+	const void *body;
+	uint64_t len;
+	struct tk_dat *d;
+	int fd;
+
+	tk_log_set_handler(quiet, NULL, TK_LOG_WARN);
+	fd = memfd_create("fuzz-dat", MFD_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (size && write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return 0;
+	}
+	d = tk_dat_open_fd(fd, "fuzz.dat");
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	for (size_t i = 0; i < tk_dat_section_count(d); i++) {
+		const struct tk_dat_section *s = tk_dat_section_get(d, i);
+
+		sink += s->size + s->body_size + (s->description ? s->description[0] : 0);
+	}
+	for (size_t i = 0; i < tk_dat_option_count(d); i++) {
+		const struct tk_dat_option *o = tk_dat_option_get(d, i);
+
+		if (o->size)
+			sink += ((const uint8_t *)o->data)[o->size - 1];
+	}
+	for (uint16_t id = 16; id <= 21; id++)
+		if (tk_dat_metadata(d, id, &body, &len) == 0 && len)
+			sink += ((const uint8_t *)body)[len - 1];
+	if (tk_dat_header_page(d, &t) == 0 && t.len)
+		sink += (uint8_t)t.data[t.len - 1];
+	if (tk_dat_header_event(d, &t) == 0 && t.len)
+		sink += (uint8_t)t.data[t.len - 1];
+	for (size_t i = 0; i < tk_dat_ftrace_format_count(d); i++)
+		if (tk_dat_ftrace_format(d, i, &t) == 0 && t.len)
+			sink += (uint8_t)t.data[t.len - 1];
+	for (size_t s = 0; s < tk_dat_system_count(d); s++) {
+		sink += (uint8_t)tk_dat_system_name(d, s)[0];
+		for (size_t i = 0; i < tk_dat_system_format_count(d, s); i++)
+			if (tk_dat_system_format(d, s, i, &t) == 0 && t.len)
+				sink += (uint8_t)t.data[t.len - 1];
+	}
+	if (tk_dat_kallsyms(d, &t) == 0 && t.len)
+		sink += (uint8_t)t.data[t.len - 1];
+	if (tk_dat_printk(d, &t) == 0 && t.len)
+		sink += (uint8_t)t.data[t.len - 1];
+	if (tk_dat_cmdlines(d, &t) == 0 && t.len)
+		sink += (uint8_t)t.data[t.len - 1];
+	for (size_t bi = 0; bi < tk_dat_buffer_count(d); bi++) {
+		const struct tk_dat_buffer *b = tk_dat_buffer_get(d, bi);
+
+		sink += (uint8_t)b->name[0] + (b->clock ? (uint8_t)b->clock[0] : 0);
+		if (b->latency_text) {
+			if (tk_dat_latency_text(d, bi, &t) == 0) {
+				if (t.len)
+					sink += (uint8_t)t.data[t.len - 1];
+				free((void *)t.data);
+			}
+			continue;
+		}
+		for (size_t ci = 0; ci < b->cpu_count; ci++)
+			walk_cpu(d, bi, ci, b);
+	}
+	tk_dat_close(d);
+	close(fd);
+	tk_log_set_handler(NULL, NULL, TK_LOG_WARN);
 	return 0;
 }

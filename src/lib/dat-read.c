@@ -1,3 +1,2275 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-/* stub: being written */
-#include <tracekit/tracekit.h>
+/*
+ * dat-read: the reader half of trace-cmd's .dat format, versions 6 and 7.
+ *
+ * Byte layout (shared/specs/tracedat.md has every detail; numbers are in the
+ * file's byte order):
+ *
+ *   0   "\x17\x08\x44tracing" | "6\0" or "7\0" | u8 endian | u8 long size |
+ *       u32 page size
+ *   v7: cstr codec | cstr codec version | u64 first OPTIONS offset, then
+ *       sections back to back up to EOF, each
+ *         u16 id | u16 flags (bit 0 compressed) | s32 string id | u64 size
+ *         followed by size body bytes. A compressed metadata body is
+ *         u32 csize | u32 usize | one codec block.
+ *       OPTIONS bodies are {u16 id, u32 size, payload}... ending in DONE
+ *       (id 0, size 8, u64 next OPTIONS offset or 0).
+ *   v6: header_page/header_event, ftrace formats, systems, kallsyms,
+ *       printk and cmdlines in sequence, u32 cpu count, an optional
+ *       "options  \0" block ({u16 id, u32 size, payload}... u16 0), then
+ *       "flyrecord\0" + cpu count x {u64 offset, u64 size} [+ u64 len
+ *       "[clock]" when TRACECLOCK was given] or "latency  \0" + text.
+ *   CPU data: raw pages, page aligned; or, compressed, u32 chunk count and
+ *       chunks {u32 csize, u32 usize, block} whose usize is a page multiple.
+ *       The BUFFER size excludes the 4-byte count.
+ *
+ * What open does: parse the header, walk every v7 section from after the
+ * header to EOF (the sections must tile the file exactly, as trace-cmd's
+ * string-table walk assumes; a size that runs past EOF or a partial header
+ * is an error), load the string table, follow the OPTIONS chain (an offset
+ * seen twice is a loop), load and decompress the metadata sections the
+ * options point at, and build the buffer list. Every offset the options
+ * give is checked against the section list, so it must name a real section
+ * header with the expected id. The metadata (a few MB: kallsyms and the
+ * event formats dominate) stays in memory; v6 parts are read raw, so
+ * tk_dat_metadata() hands back the same bytes a v7 body holds.
+ *
+ * CPU data is never read at open. A cpu reader pulls uncompressed data in
+ * blocks of up to 1 MiB (at most 256 pages) with one pread each, because a
+ * syscall per 4 KiB page costs more than decoding the page at 100 M
+ * events/s. Compressed data gets a chunk directory (24 bytes per chunk,
+ * built by seeking over the chunk headers) and one reusable buffer holding
+ * the decoded chunk, so memory stays bounded by the largest chunk whatever
+ * the trace size. Seeking by time is a binary search over page (or chunk)
+ * timestamps; empty pages carry no records and may carry stale or zero
+ * stamps, so the search skips them.
+ *
+ * Every count read from the file is checked against the bytes that could
+ * hold it before anything is allocated, and decompressed sizes are capped
+ * (absolute and by ratio) so that a small file cannot ask for gigabytes.
+ */
+#include "dat-internal.h"
+#include "dat-read-internal.h"
+#include "bytes.h"
+#include "error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Largest sub-buffer we accept; kernels allow far less. */
+#define MAX_PAGE_SIZE (16u << 20)
+/* Uncompressed reads go in blocks of this many bytes (and pages). */
+#define BLOCK_BYTES (1u << 20)
+#define BLOCK_MAX_PAGES 256u
+/* A decoded chunk is at most this big (trace-cmd writes 10 pages). */
+#define MAX_CHUNK_SIZE (64u << 20)
+/* Bomb guards: beyond the floor, output may be at most RATIO x input. */
+#define META_RATIO 1024u
+#define META_FLOOR (1u << 20)
+#define CHUNK_RATIO 4096u
+#define CHUNK_FLOOR (1u << 20)
+/* The header's codec name and version are short. */
+#define HEADER_READ 256u
+
+struct meta_part {
+	uint8_t *data;
+	uint64_t len;
+	bool present;
+	uint64_t option_offset; /* v7: section offset the option names */
+	uint64_t option_where;  /* where that option is, for messages */
+};
+
+struct dat_system {
+	const char *name;
+	struct tk_dat_text *formats;
+	size_t count;
+};
+
+struct dat_option {
+	struct tk_dat_option pub;
+	uint64_t where; /* offset named in messages (section when compressed) */
+};
+
+struct dat_buffer {
+	struct tk_dat_buffer pub;
+	struct tk_dat_cpu_data *cpus;
+	uint32_t page_size;
+	uint64_t text_offset; /* latency text body */
+	uint64_t text_size;
+	uint32_t v6_cpus;     /* v6 instance: entries in its table */
+	uint64_t where;       /* option offset, for messages */
+};
+
+struct tk_dat {
+	int fd;
+	bool own_fd;
+	char *name;
+	struct tk_dat_info info;
+	struct tk_codec *codec;
+	uint64_t header_end;
+	uint64_t first_options;
+
+	struct tk_dat_section *sections;
+	size_t nsections, sections_cap;
+	char *strings;
+	size_t strings_len;
+
+	struct dat_option *options;
+	size_t noptions, options_cap;
+
+	void **keep;
+	size_t nkeep, keep_cap;
+
+	struct meta_part meta[6];
+	struct tk_dat_text header_page, header_event;
+	struct tk_dat_text *ftrace;
+	size_t nftrace;
+	struct dat_system *systems;
+	size_t nsystems;
+	struct tk_dat_text kallsyms, printk, cmdlines;
+
+	struct dat_buffer *buffers;
+	size_t nbuffers, buffers_cap;
+
+	bool cpucount_set;
+	bool traceclock_seen;
+};
+
+/* ------------------------------------------------------------ utilities */
+
+static int grow(void *arrp, size_t *cap, size_t need, size_t elem)
+{
+	void **arr = arrp;
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 8;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap > SIZE_MAX / elem)
+		return tk_fail(ENOMEM, "out of memory");
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return tk_fail(ENOMEM, "out of memory");
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+/* Hand @p to the reader to free at close; frees it when that fails. */
+static int keep(struct tk_dat *d, void *p)
+{
+	if (grow(&d->keep, &d->keep_cap, d->nkeep + 1, sizeof(*d->keep)) < 0) {
+		free(p);
+		return -ENOMEM;
+	}
+	d->keep[d->nkeep++] = p;
+	return 0;
+}
+
+/* A NUL-terminated copy of at most @len bytes (up to the first NUL). */
+static const char *keep_str(struct tk_dat *d, const void *data, size_t len)
+{
+	size_t n = data ? strnlen(data, len) : 0;
+	char *s = malloc(n + 1);
+
+	if (!s) {
+		tk_fail(ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (n)
+		memcpy(s, data, n);
+	s[n] = '\0';
+	if (keep(d, s) < 0)
+		return NULL;
+	return s;
+}
+
+static int read_at(const struct tk_dat *d, void *buf, uint64_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+	uint64_t done = 0;
+
+	while (done < len) {
+		uint64_t want = len - done;
+		ssize_t n;
+
+		if (want > (1u << 30))
+			want = 1u << 30;
+		n = pread(d->fd, p + done, want, (off_t)(off + done));
+		if (n < 0) {
+			int err = errno;
+
+			if (err == EINTR)
+				continue;
+			return tk_fail_at(err, d->name, off + done, "read failed: %s",
+					  strerror(err));
+		}
+		if (n == 0)
+			return tk_fail_at(EBADMSG, d->name, off + done,
+					  "unexpected end of file reading %" PRIu64
+					  " bytes at 0x%" PRIx64, len, off);
+		done += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Read @len bytes at @off into a fresh buffer with a NUL after them. */
+static int read_alloc(const struct tk_dat *d, uint64_t off, uint64_t len, uint8_t **out)
+{
+	uint8_t *buf;
+	int ret;
+
+	if (len > d->info.file_size || off > d->info.file_size - len)
+		return tk_fail_at(EBADMSG, d->name, off, "%" PRIu64 " bytes run past the end of "
+				  "the file (size %" PRIu64 ")", len, d->info.file_size);
+	if (len >= SIZE_MAX)
+		return tk_fail(ENOMEM, "out of memory");
+	buf = malloc(len + 1);
+	if (!buf)
+		return tk_fail(ENOMEM, "%s: out of memory for %" PRIu64 " bytes", d->name, len);
+	ret = read_at(d, buf, len, off);
+	if (ret < 0) {
+		free(buf);
+		return ret;
+	}
+	buf[len] = 0;
+	*out = buf;
+	return 0;
+}
+
+static int prefix_at(int err, const char *name, uint64_t off, const char *what)
+{
+	char prefix[320];
+
+	if (what)
+		snprintf(prefix, sizeof(prefix), "%s: offset 0x%" PRIx64 ": %s", name, off, what);
+	else
+		snprintf(prefix, sizeof(prefix), "%s: offset 0x%" PRIx64, name, off);
+	return tk_fail_prefix(err, prefix);
+}
+
+/*
+ * Decode a single-block compressed body {u32 csize, u32 usize, block}.
+ * @where names the section in messages.
+ */
+static int decompress_block(struct tk_dat *d, uint64_t where, const uint8_t *body, uint64_t len,
+			    uint8_t **out, uint64_t *out_len)
+{
+	uint32_t csize, usize;
+	uint64_t cap;
+	uint8_t *buf;
+	int64_t n;
+
+	if (!d->codec)
+		return tk_fail_at(EBADMSG, d->name, where,
+				  "compressed section in a file without compression");
+	if (len < 8)
+		return tk_fail_at(EBADMSG, d->name, where, "compressed body of %" PRIu64
+				  " bytes lacks its size header", len);
+	csize = tk_load_u32(body, d->info.big_endian);
+	usize = tk_load_u32(body + 4, d->info.big_endian);
+	if (csize != len - 8)
+		return tk_fail_at(EBADMSG, d->name, where, "compressed size %" PRIu32
+				  " does not match the section size %" PRIu64, csize, len);
+	cap = (uint64_t)csize * META_RATIO;
+	if (cap < META_FLOOR)
+		cap = META_FLOOR;
+	if (cap > TK_DAT_MAX_METADATA_SIZE)
+		cap = TK_DAT_MAX_METADATA_SIZE;
+	if (usize > cap)
+		return tk_fail_at(EBADMSG, d->name, where, "uncompressed size %" PRIu32
+				  " is implausible for %" PRIu32 " compressed bytes", usize, csize);
+	buf = malloc((size_t)usize + 1);
+	if (!buf)
+		return tk_fail(ENOMEM, "%s: out of memory for %" PRIu32 " bytes", d->name, usize);
+	n = tk_codec_decompress(d->codec, buf, usize, body + 8, csize);
+	if (n < 0) {
+		free(buf);
+		return prefix_at((int)n, d->name, where, NULL);
+	}
+	if ((uint64_t)n != usize) {
+		free(buf);
+		return tk_fail_at(EBADMSG, d->name, where, "decompressed %" PRId64
+				  " bytes, expected %" PRIu32, n, usize);
+	}
+	buf[usize] = 0;
+	*out = buf;
+	*out_len = usize;
+	return 0;
+}
+
+/* Body of a v7 section, decompressed; the caller frees it. */
+static int load_section(struct tk_dat *d, const struct tk_dat_section *s, uint8_t **out,
+			uint64_t *len)
+{
+	uint8_t *raw;
+	int ret;
+
+	if (s->size > TK_DAT_MAX_METADATA_SIZE)
+		return tk_fail_at(EBADMSG, d->name, s->offset, "section %u size %" PRIu64
+				  " is too large for metadata", s->id, s->size);
+	ret = read_alloc(d, s->offset + TK_DAT_SECTION_HEADER_SIZE, s->size, &raw);
+	if (ret < 0)
+		return ret;
+	if (!(s->flags & TK_DAT_SECTION_FL_COMPRESS)) {
+		*out = raw;
+		*len = s->size;
+		return 0;
+	}
+	ret = decompress_block(d, s->offset, raw, s->size, out, len);
+	free(raw);
+	return ret;
+}
+
+/* The walked v7 section whose header is at @off (sections are sorted). */
+static const struct tk_dat_section *find_section(const struct tk_dat *d, uint64_t off)
+{
+	size_t lo = 0, hi = d->nsections;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->sections[mid].offset == off)
+			return &d->sections[mid];
+		if (d->sections[mid].offset < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int section_at(struct tk_dat *d, uint64_t off, uint16_t id, uint64_t where,
+		      const struct tk_dat_section **out)
+{
+	const struct tk_dat_section *s = find_section(d, off);
+
+	if (!s)
+		return tk_fail_at(EBADMSG, d->name, where, "%s offset 0x%" PRIx64
+				  " is not a section header (file size %" PRIu64 ")",
+				  tk_dat_section_name(id), off, d->info.file_size);
+	if (s->id != id)
+		return tk_fail_at(EBADMSG, d->name, where, "offset 0x%" PRIx64 " holds section %u,"
+				  " expected %u (%s)", off, s->id, id, tk_dat_section_name(id));
+	*out = s;
+	return 0;
+}
+
+static int add_section(struct tk_dat *d, const struct tk_dat_section *s)
+{
+	if (grow(&d->sections, &d->sections_cap, d->nsections + 1, sizeof(*d->sections)) < 0)
+		return -ENOMEM;
+	d->sections[d->nsections++] = *s;
+	return 0;
+}
+
+static struct dat_buffer *add_buffer(struct tk_dat *d)
+{
+	struct dat_buffer *b;
+
+	if (grow(&d->buffers, &d->buffers_cap, d->nbuffers + 1, sizeof(*d->buffers)) < 0)
+		return NULL;
+	b = &d->buffers[d->nbuffers++];
+	memset(b, 0, sizeof(*b));
+	return b;
+}
+
+/* ---------------------------------------------------------- file header */
+
+static int parse_header(struct tk_dat *d)
+{
+	uint8_t buf[HEADER_READ];
+	uint64_t n = d->info.file_size < HEADER_READ ? d->info.file_size : HEADER_READ;
+	const char *ver, *cname, *cver;
+	struct tk_cursor c;
+	uint8_t endian, lsize;
+	uint32_t psize;
+	size_t vlen;
+	int ret;
+
+	if (n < TK_DAT_MAGIC_LEN)
+		return tk_fail_at(EBADMSG, d->name, 0, "file of %" PRIu64
+				  " bytes is too short for a trace-cmd header", d->info.file_size);
+	ret = read_at(d, buf, n, 0);
+	if (ret < 0)
+		return ret;
+	if (memcmp(buf, TK_DAT_MAGIC, TK_DAT_MAGIC_LEN) != 0)
+		return tk_fail_at(EBADMSG, d->name, 0, "not a trace-cmd file (bad magic)");
+	tk_cursor_init(&c, buf, n, 0, false);
+	c.pos = TK_DAT_MAGIC_LEN;
+	if (!tk_cursor_cstr(&c, &ver, &vlen) || vlen == 0 || vlen > 8)
+		return tk_fail_at(EBADMSG, d->name, TK_DAT_MAGIC_LEN, "bad version string");
+	if (strspn(ver, "0123456789") != vlen)
+		return tk_fail_at(EBADMSG, d->name, TK_DAT_MAGIC_LEN, "bad version string '%s'", ver);
+	if (strcmp(ver, "6") != 0 && strcmp(ver, "7") != 0)
+		return tk_fail_at(ENOTSUP, d->name, TK_DAT_MAGIC_LEN,
+				  "unsupported file version %s (only 6 and 7 are known)", ver);
+	d->info.version = ver[0] - '0';
+	if (tk_cursor_left(&c) < 6)
+		return tk_fail_at(EBADMSG, d->name, tk_cursor_offset(&c), "truncated file header");
+	endian = c.data[c.pos];
+	lsize = c.data[c.pos + 1];
+	c.pos += 2;
+	if (endian > 1)
+		return tk_fail_at(EBADMSG, d->name, c.pos - 2, "bad endianness byte %u", endian);
+	d->info.big_endian = endian == 1;
+	c.big = d->info.big_endian;
+	d->info.long_size = lsize;
+	tk_cursor_u32(&c, &psize);
+	if (psize == 0 || psize > MAX_PAGE_SIZE)
+		return tk_fail_at(EBADMSG, d->name, c.pos - 4, "bad page size %" PRIu32, psize);
+	d->info.page_size = psize;
+	d->info.compression = TK_COMPRESS_NONE;
+	d->info.compression_version = "";
+	if (d->info.version == 6) {
+		d->header_end = c.pos;
+		return 0;
+	}
+	if (!tk_cursor_cstr(&c, &cname, NULL) || !tk_cursor_cstr(&c, &cver, NULL))
+		return tk_fail_at(EBADMSG, d->name, tk_cursor_offset(&c),
+				  "truncated compression header");
+	if (tk_compression_from_name(cname, &d->info.compression) < 0)
+		return tk_fail_at(ENOTSUP, d->name, 18, "unknown compression '%s'", cname);
+	d->info.compression_version = keep_str(d, cver, strlen(cver));
+	if (!d->info.compression_version)
+		return -ENOMEM;
+	if (!tk_cursor_u64(&c, &d->first_options))
+		return tk_fail_at(EBADMSG, d->name, tk_cursor_offset(&c),
+				  "truncated first options offset");
+	d->header_end = c.pos;
+	if (d->first_options == 0)
+		return tk_fail_at(EBADMSG, d->name, c.pos - 8, "first options offset is 0");
+	if (d->info.compression != TK_COMPRESS_NONE) {
+		d->codec = tk_codec_new(d->info.compression, 0);
+		if (!d->codec)
+			return prefix_at(-errno, d->name, 18, NULL);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------- v7 section walk */
+
+static bool known_section(uint16_t id)
+{
+	return id == TK_DAT_SECTION_OPTIONS || id == TK_DAT_SECTION_FLYRECORD ||
+	       (id >= TK_DAT_SECTION_STRINGS && id <= TK_DAT_SECTION_BUFFER_TEXT);
+}
+
+static int append_strings(struct tk_dat *d, const struct tk_dat_section *s)
+{
+	uint8_t *body;
+	uint64_t len;
+	char *p;
+	int ret;
+
+	ret = load_section(d, s, &body, &len);
+	if (ret < 0)
+		return ret;
+	if (len > TK_DAT_MAX_METADATA_SIZE - d->strings_len) {
+		free(body);
+		return tk_fail_at(EBADMSG, d->name, s->offset, "string table too large");
+	}
+	p = realloc(d->strings, d->strings_len + len + 1);
+	if (!p) {
+		free(body);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	memcpy(p + d->strings_len, body, len);
+	d->strings = p;
+	d->strings_len += len;
+	p[d->strings_len] = '\0';
+	free(body);
+	return 0;
+}
+
+static int walk_sections(struct tk_dat *d)
+{
+	uint64_t pos = d->header_end, fsize = d->info.file_size;
+	int ret;
+
+	while (pos < fsize) {
+		struct tk_dat_section s = { 0 };
+		uint8_t h[TK_DAT_SECTION_HEADER_SIZE];
+
+		if (fsize - pos < TK_DAT_SECTION_HEADER_SIZE)
+			return tk_fail_at(EBADMSG, d->name, pos, "truncated section header (%"
+					  PRIu64 " bytes left)", fsize - pos);
+		ret = read_at(d, h, sizeof(h), pos);
+		if (ret < 0)
+			return ret;
+		s.id = tk_load_u16(h, d->info.big_endian);
+		s.flags = tk_load_u16(h + 2, d->info.big_endian);
+		s.string_id = (int32_t)tk_load_u32(h + 4, d->info.big_endian);
+		s.size = tk_load_u64(h + 8, d->info.big_endian);
+		s.offset = pos;
+		s.body_size = s.size;
+		if (s.size > fsize - pos - TK_DAT_SECTION_HEADER_SIZE)
+			return tk_fail_at(EBADMSG, d->name, pos, "section %u size %" PRIu64
+					  " exceeds file size %" PRIu64, s.id, s.size, fsize);
+		if ((s.flags & TK_DAT_SECTION_FL_COMPRESS) &&
+		    (s.id == TK_DAT_SECTION_OPTIONS ||
+		     (s.id >= TK_DAT_SECTION_STRINGS && s.id <= TK_DAT_SECTION_CMDLINES))) {
+			uint8_t pre[8];
+
+			if (s.size < 8)
+				return tk_fail_at(EBADMSG, d->name, pos, "compressed section %u"
+						  " of %" PRIu64 " bytes lacks its size header",
+						  s.id, s.size);
+			ret = read_at(d, pre, 8, pos + TK_DAT_SECTION_HEADER_SIZE);
+			if (ret < 0)
+				return ret;
+			s.body_size = tk_load_u32(pre + 4, d->info.big_endian);
+		}
+		ret = add_section(d, &s);
+		if (ret < 0)
+			return ret;
+		if (s.id == TK_DAT_SECTION_STRINGS) {
+			ret = append_strings(d, &s);
+			if (ret < 0)
+				return ret;
+		} else if (!known_section(s.id)) {
+			tk_warn("%s: offset 0x%" PRIx64 ": unknown section %u skipped", d->name, pos,
+				s.id);
+		}
+		pos += TK_DAT_SECTION_HEADER_SIZE + s.size;
+	}
+	/* Descriptions are resolved only now: the table may come last. */
+	for (size_t i = 0; i < d->nsections; i++) {
+		struct tk_dat_section *s = &d->sections[i];
+
+		if (s->string_id >= 0 && (size_t)s->string_id < d->strings_len)
+			s->description = d->strings + s->string_id;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- options */
+
+static int add_option(struct tk_dat *d, uint16_t id, uint32_t size, const void *data,
+		      uint64_t offset, uint64_t where, uint32_t section)
+{
+	struct dat_option *o;
+
+	if (grow(&d->options, &d->options_cap, d->noptions + 1, sizeof(*d->options)) < 0)
+		return -ENOMEM;
+	o = &d->options[d->noptions++];
+	o->pub.id = id;
+	o->pub.size = size;
+	o->pub.data = data;
+	o->pub.offset = offset;
+	o->pub.options_section = section;
+	o->where = where;
+	return 0;
+}
+
+static int parse_options_v7(struct tk_dat *d)
+{
+	uint64_t off = d->first_options, where = d->header_end - 8;
+	uint64_t *visited = NULL;
+	size_t nvisited = 0, visited_cap = 0;
+	uint32_t index = 0;
+	int ret = 0;
+
+	while (off) {
+		const struct tk_dat_section *s;
+		struct tk_cursor c;
+		bool compressed, done = false;
+		uint8_t *body;
+		uint64_t len;
+
+		for (size_t i = 0; i < nvisited; i++) {
+			if (visited[i] == off) {
+				ret = tk_fail_at(EBADMSG, d->name, where, "options chain loops back"
+						 " to offset 0x%" PRIx64, off);
+				goto out;
+			}
+		}
+		ret = grow(&visited, &visited_cap, nvisited + 1, sizeof(*visited));
+		if (ret < 0)
+			goto out;
+		visited[nvisited++] = off;
+		ret = section_at(d, off, TK_DAT_SECTION_OPTIONS, where, &s);
+		if (ret < 0)
+			goto out;
+		compressed = s->flags & TK_DAT_SECTION_FL_COMPRESS;
+		ret = load_section(d, s, &body, &len);
+		if (ret < 0)
+			goto out;
+		ret = keep(d, body);
+		if (ret < 0)
+			goto out;
+		tk_cursor_init(&c, body, len, off + TK_DAT_SECTION_HEADER_SIZE, d->info.big_endian);
+		while (!done) {
+			uint64_t opt_off = compressed ? 0 : tk_cursor_offset(&c);
+			uint64_t err_off = compressed ? off : opt_off;
+			const uint8_t *data;
+			uint16_t id;
+			uint32_t size;
+
+			if (!tk_cursor_u16(&c, &id) || !tk_cursor_u32(&c, &size)) {
+				ret = tk_fail_at(EBADMSG, d->name, err_off,
+						 "options section at 0x%" PRIx64
+						 " ends without DONE", off);
+				goto out;
+			}
+			if (!tk_cursor_bytes(&c, size, &data)) {
+				ret = tk_fail_at(EBADMSG, d->name, err_off, "option %u size %" PRIu32
+						 " runs past its section", id, size);
+				goto out;
+			}
+			ret = add_option(d, id, size, data, opt_off, err_off, index);
+			if (ret < 0)
+				goto out;
+			if (id != TK_DAT_OPTION_DONE)
+				continue;
+			if (size != 8) {
+				ret = tk_fail_at(EBADMSG, d->name, err_off, "DONE option size %"
+						 PRIu32 ", expected 8", size);
+				goto out;
+			}
+			done = true;
+			where = err_off;
+			off = tk_load_u64(data, d->info.big_endian);
+		}
+		index++;
+	}
+out:
+	free(visited);
+	return ret;
+}
+
+static int parse_int_option(struct tk_dat *d, const struct dat_option *o, int64_t *out)
+{
+	const char *s = keep_str(d, o->pub.data, o->pub.size);
+	char *end;
+
+	if (!s)
+		return -ENOMEM;
+	/* strtoll as trace-cmd uses it, so out-of-range values saturate alike. */
+	*out = strtoll(s, &end, 0);
+	if (end == s)
+		return tk_fail_at(EBADMSG, d->name, o->where, "%s option '%.40s' is not a number",
+				  tk_dat_option_name(o->pub.id), s);
+	return 0;
+}
+
+static int parse_buffer_v7(struct tk_dat *d, const struct dat_option *o)
+{
+	const struct tk_dat_section *s;
+	struct tk_cursor c;
+	struct dat_buffer *b;
+	const char *name, *clock;
+	uint64_t soff;
+	uint32_t psize, n, *ids;
+	int ret;
+
+	tk_cursor_init(&c, o->pub.data, o->pub.size, 0, d->info.big_endian);
+	if (!tk_cursor_u64(&c, &soff) || !tk_cursor_cstr(&c, &name, NULL) ||
+	    !tk_cursor_cstr(&c, &clock, NULL) || !tk_cursor_u32(&c, &psize) ||
+	    !tk_cursor_u32(&c, &n))
+		return tk_fail_at(EBADMSG, d->name, o->where, "truncated BUFFER option");
+	if (n > tk_cursor_left(&c) / 20)
+		return tk_fail_at(EBADMSG, d->name, o->where, "BUFFER option lists %" PRIu32
+				  " CPUs but holds room for %zu", n, tk_cursor_left(&c) / 20);
+	ret = section_at(d, soff, TK_DAT_SECTION_FLYRECORD, o->where, &s);
+	if (ret < 0)
+		return ret;
+	b = add_buffer(d);
+	if (!b)
+		return -ENOMEM;
+	b->where = o->where;
+	b->pub.section_offset = soff;
+	b->pub.compressed = s->flags & TK_DAT_SECTION_FL_COMPRESS;
+	b->pub.name = keep_str(d, name, strlen(name));
+	b->pub.clock = keep_str(d, clock, strlen(clock));
+	if (!b->pub.name || !b->pub.clock)
+		return -ENOMEM;
+	/* trace-cmd trusts the file header's page size for the top buffer. */
+	b->page_size = name[0] ? psize : d->info.page_size;
+	if (b->page_size == 0 || b->page_size > MAX_PAGE_SIZE)
+		return tk_fail_at(EBADMSG, d->name, o->where, "BUFFER '%s' page size %" PRIu32
+				  " is invalid", name, b->page_size);
+	if (n == 0)
+		return 0;
+	b->cpus = calloc(n, sizeof(*b->cpus));
+	ids = calloc(n, sizeof(*ids));
+	if (!b->cpus || !ids) {
+		free(ids);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	b->pub.cpus = b->cpus;
+	for (uint32_t i = 0; i < n; i++) {
+		struct tk_dat_cpu_data *cpu = &b->cpus[i];
+		uint64_t end_extra = b->pub.compressed ? 4 : 0;
+
+		tk_cursor_u32(&c, &cpu->cpu);
+		tk_cursor_u64(&c, &cpu->offset);
+		tk_cursor_u64(&c, &cpu->size);
+		ids[i] = cpu->cpu;
+		b->pub.cpu_count = i + 1;
+		if (cpu->offset > d->info.file_size || end_extra > d->info.file_size - cpu->offset ||
+		    cpu->size > d->info.file_size - cpu->offset - end_extra) {
+			free(ids);
+			return tk_fail_at(EBADMSG, d->name, o->where, "buffer '%s' CPU %" PRIu32
+					  " data at 0x%" PRIx64 " size %" PRIu64
+					  " exceeds file size %" PRIu64 " (file truncated?)", name,
+					  cpu->cpu, cpu->offset, cpu->size, d->info.file_size);
+		}
+		/* A CPU listed twice would make readers disagree on its data. */
+		for (uint32_t j = 0; j < i; j++) {
+			if (ids[j] == cpu->cpu) {
+				free(ids);
+				return tk_fail_at(EBADMSG, d->name, o->where, "buffer '%s' lists"
+						  " CPU %" PRIu32 " twice", name, cpu->cpu);
+			}
+		}
+	}
+	free(ids);
+	return 0;
+}
+
+static int parse_buffer_text(struct tk_dat *d, const struct dat_option *o)
+{
+	const struct tk_dat_section *s;
+	struct tk_cursor c;
+	struct dat_buffer *b;
+	const char *name, *clock;
+	uint64_t soff;
+	int ret;
+
+	tk_cursor_init(&c, o->pub.data, o->pub.size, 0, d->info.big_endian);
+	if (!tk_cursor_u64(&c, &soff) || !tk_cursor_cstr(&c, &name, NULL) ||
+	    !tk_cursor_cstr(&c, &clock, NULL))
+		return tk_fail_at(EBADMSG, d->name, o->where, "truncated BUFFER_TEXT option");
+	ret = section_at(d, soff, TK_DAT_SECTION_BUFFER_TEXT, o->where, &s);
+	if (ret < 0)
+		return ret;
+	b = add_buffer(d);
+	if (!b)
+		return -ENOMEM;
+	b->where = o->where;
+	b->pub.latency_text = true;
+	b->pub.section_offset = soff;
+	b->pub.compressed = s->flags & TK_DAT_SECTION_FL_COMPRESS;
+	b->pub.name = keep_str(d, name, strlen(name));
+	b->pub.clock = keep_str(d, clock, strlen(clock));
+	if (!b->pub.name || !b->pub.clock)
+		return -ENOMEM;
+	b->page_size = d->info.page_size;
+	b->text_offset = soff + TK_DAT_SECTION_HEADER_SIZE;
+	b->text_size = s->size;
+	return 0;
+}
+
+static int parse_buffer_v6(struct tk_dat *d, const struct dat_option *o)
+{
+	struct tk_cursor c;
+	struct dat_buffer *b;
+	const char *name;
+	uint64_t off;
+
+	tk_cursor_init(&c, o->pub.data, o->pub.size, 0, d->info.big_endian);
+	if (!tk_cursor_u64(&c, &off) || !tk_cursor_cstr(&c, &name, NULL))
+		return tk_fail_at(EBADMSG, d->name, o->where, "truncated BUFFER option");
+	b = add_buffer(d);
+	if (!b)
+		return -ENOMEM;
+	b->where = o->where;
+	b->pub.section_offset = off;
+	b->pub.name = keep_str(d, name, strlen(name));
+	if (!b->pub.name)
+		return -ENOMEM;
+	b->page_size = d->info.page_size;
+	b->v6_cpus = UINT32_MAX; /* "not given": the top count applies */
+	return 0;
+}
+
+/* "[local] global ..." -> "local"; NULL when no bracketed token. */
+static const char *bracketed(struct tk_dat *d, const char *text, size_t len)
+{
+	const char *open = memchr(text, '[', len), *close;
+
+	if (!open)
+		return NULL;
+	close = memchr(open, ']', len - (size_t)(open - text));
+	if (!close)
+		return NULL;
+	return keep_str(d, open + 1, (size_t)(close - open - 1));
+}
+
+static int need_size(struct tk_dat *d, const struct dat_option *o, uint32_t size)
+{
+	if (o->pub.size < size)
+		return tk_fail_at(EBADMSG, d->name, o->where, "%s option size %" PRIu32
+				  ", expected %" PRIu32, tk_dat_option_name(o->pub.id), o->pub.size,
+				  size);
+	return 0;
+}
+
+static int process_options(struct tk_dat *d)
+{
+	bool big = d->info.big_endian;
+	int ret = 0;
+
+	for (size_t i = 0; i < d->noptions && ret >= 0; i++) {
+		const struct dat_option *o = &d->options[i];
+		const uint8_t *p = o->pub.data;
+		int64_t v = 0;
+
+		switch (o->pub.id) {
+		case TK_DAT_OPTION_DONE:
+		case TK_DAT_OPTION_CPUSTAT:
+		case TK_DAT_OPTION_HOOK:
+		case TK_DAT_OPTION_PROCMAPS:
+		case TK_DAT_OPTION_TIME_SHIFT:
+		case TK_DAT_OPTION_GUEST:
+			break;
+		case TK_DAT_OPTION_DATE:
+			ret = parse_int_option(d, o, &v);
+			d->info.has_date = ret >= 0;
+			d->info.date_offset_us = v;
+			break;
+		case TK_DAT_OPTION_OFFSET:
+			ret = parse_int_option(d, o, &v);
+			d->info.ts_offset = ret >= 0 ? v : 0;
+			break;
+		case TK_DAT_OPTION_BUFFER:
+			ret = d->info.version == 6 ? parse_buffer_v6(d, o) : parse_buffer_v7(d, o);
+			break;
+		case TK_DAT_OPTION_TRACECLOCK:
+			d->traceclock_seen = true;
+			d->info.trace_clock = keep_str(d, p, o->pub.size);
+			if (!d->info.trace_clock)
+				return -ENOMEM;
+			d->info.clock = bracketed(d, d->info.trace_clock,
+						  strlen(d->info.trace_clock));
+			break;
+		case TK_DAT_OPTION_UNAME:
+			d->info.uname = keep_str(d, p, o->pub.size);
+			if (!d->info.uname)
+				return -ENOMEM;
+			break;
+		case TK_DAT_OPTION_VERSION:
+			d->info.tracer_version = keep_str(d, p, o->pub.size);
+			if (!d->info.tracer_version)
+				return -ENOMEM;
+			break;
+		case TK_DAT_OPTION_CPUCOUNT:
+			ret = need_size(d, o, 4);
+			if (ret < 0)
+				break;
+			/* v6: a CPUCOUNT right after BUFFER sizes that instance. */
+			if (d->info.version == 6 && i > 0 &&
+			    d->options[i - 1].pub.id == TK_DAT_OPTION_BUFFER && d->nbuffers) {
+				d->buffers[d->nbuffers - 1].v6_cpus = tk_load_u32(p, big);
+				break;
+			}
+			d->info.cpu_count = tk_load_u32(p, big);
+			d->cpucount_set = true;
+			break;
+		case TK_DAT_OPTION_TRACEID:
+			ret = need_size(d, o, 8);
+			if (ret < 0)
+				break;
+			d->info.has_trace_id = true;
+			d->info.trace_id = tk_load_u64(p, big);
+			break;
+		case TK_DAT_OPTION_TSC2NSEC:
+			ret = need_size(d, o, 16);
+			if (ret < 0)
+				break;
+			d->info.has_tsc2nsec = true;
+			d->info.tsc2nsec_mult = tk_load_u32(p, big);
+			d->info.tsc2nsec_shift = tk_load_u32(p + 4, big);
+			d->info.tsc2nsec_offset = tk_load_u64(p + 8, big);
+			break;
+		case TK_DAT_SECTION_HEADER_INFO:
+		case TK_DAT_SECTION_FTRACE_EVENTS:
+		case TK_DAT_SECTION_EVENT_FORMATS:
+		case TK_DAT_SECTION_KALLSYMS:
+		case TK_DAT_SECTION_PRINTK:
+		case TK_DAT_SECTION_CMDLINES:
+			if (d->info.version == 6)
+				goto unknown;
+			ret = need_size(d, o, 8);
+			if (ret < 0)
+				break;
+			d->meta[o->pub.id - 16].option_offset = tk_load_u64(p, big);
+			d->meta[o->pub.id - 16].option_where = o->where;
+			d->meta[o->pub.id - 16].present = true;
+			break;
+		case TK_DAT_OPTION_BUFFER_TEXT:
+			if (d->info.version == 6)
+				goto unknown;
+			ret = parse_buffer_text(d, o);
+			break;
+		default:
+unknown:
+			tk_warn("%s: offset 0x%" PRIx64 ": unknown option %u skipped", d->name,
+				o->where, o->pub.id);
+			break;
+		}
+	}
+	return ret;
+}
+
+/* ------------------------------------------------------ metadata bodies */
+
+static int meta_error(struct tk_dat *d, const struct tk_cursor *c, uint64_t where,
+		      bool compressed, const char *what)
+{
+	return tk_fail_at(EBADMSG, d->name, compressed ? where : tk_cursor_offset(c),
+			  "%s%s", what, compressed ? " (in the decompressed body)" : "");
+}
+
+static bool cursor_text(struct tk_cursor *c, uint64_t len, struct tk_dat_text *t)
+{
+	const uint8_t *p;
+
+	if (!tk_cursor_bytes(c, len, &p))
+		return false;
+	t->data = (const char *)p;
+	t->len = len;
+	return true;
+}
+
+/*
+ * Parse the body of metadata part @id. @base is the file offset of the
+ * body's first byte when it is stored raw; @where names the section when
+ * it was compressed (offsets inside it mean nothing in the file).
+ */
+static int parse_meta(struct tk_dat *d, uint16_t id, uint64_t base, uint64_t where,
+		      bool compressed)
+{
+	struct meta_part *m = &d->meta[id - 16];
+	struct tk_cursor c;
+	const uint8_t *tag;
+	uint64_t len;
+	uint32_t n, len32;
+
+	tk_cursor_init(&c, m->data, m->len, base, d->info.big_endian);
+	switch (id) {
+	case TK_DAT_SECTION_HEADER_INFO:
+		if (!tk_cursor_bytes(&c, 12, &tag) || memcmp(tag, "header_page", 12) != 0)
+			return meta_error(d, &c, where, compressed, "missing header_page tag");
+		if (!tk_cursor_u64(&c, &len) || !cursor_text(&c, len, &d->header_page))
+			return meta_error(d, &c, where, compressed, "truncated header_page");
+		if (!tk_cursor_bytes(&c, 13, &tag) || memcmp(tag, "header_event", 13) != 0)
+			return meta_error(d, &c, where, compressed, "missing header_event tag");
+		if (!tk_cursor_u64(&c, &len) || !cursor_text(&c, len, &d->header_event))
+			return meta_error(d, &c, where, compressed, "truncated header_event");
+		return 0;
+	case TK_DAT_SECTION_FTRACE_EVENTS:
+		if (!tk_cursor_u32(&c, &n) || n > tk_cursor_left(&c) / 8)
+			return meta_error(d, &c, where, compressed, "bad ftrace format count");
+		if (n) {
+			d->ftrace = calloc(n, sizeof(*d->ftrace));
+			if (!d->ftrace)
+				return tk_fail(ENOMEM, "out of memory");
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			if (!tk_cursor_u64(&c, &len) || !cursor_text(&c, len, &d->ftrace[i]))
+				return meta_error(d, &c, where, compressed,
+						  "truncated ftrace format");
+			d->nftrace = i + 1;
+		}
+		return 0;
+	case TK_DAT_SECTION_EVENT_FORMATS:
+		/* Each system needs at least a NUL name and a u32 count. */
+		if (!tk_cursor_u32(&c, &n) || n > tk_cursor_left(&c) / 5)
+			return meta_error(d, &c, where, compressed, "bad event system count");
+		if (n) {
+			d->systems = calloc(n, sizeof(*d->systems));
+			if (!d->systems)
+				return tk_fail(ENOMEM, "out of memory");
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			struct dat_system *sys = &d->systems[i];
+			uint32_t count;
+
+			d->nsystems = i + 1;
+			if (!tk_cursor_cstr(&c, &sys->name, NULL))
+				return meta_error(d, &c, where, compressed,
+						  "truncated event system name");
+			if (!tk_cursor_u32(&c, &count) || count > tk_cursor_left(&c) / 8)
+				return meta_error(d, &c, where, compressed,
+						  "bad event format count");
+			if (count) {
+				sys->formats = calloc(count, sizeof(*sys->formats));
+				if (!sys->formats)
+					return tk_fail(ENOMEM, "out of memory");
+			}
+			for (uint32_t j = 0; j < count; j++) {
+				if (!tk_cursor_u64(&c, &len) ||
+				    !cursor_text(&c, len, &sys->formats[j]))
+					return meta_error(d, &c, where, compressed,
+							  "truncated event format");
+				sys->count = j + 1;
+			}
+		}
+		return 0;
+	case TK_DAT_SECTION_KALLSYMS:
+	case TK_DAT_SECTION_PRINTK:
+		if (!tk_cursor_u32(&c, &len32) ||
+		    !cursor_text(&c, len32, id == TK_DAT_SECTION_KALLSYMS ? &d->kallsyms :
+				 &d->printk))
+			return meta_error(d, &c, where, compressed, id == TK_DAT_SECTION_KALLSYMS ?
+					  "truncated kallsyms" : "truncated printk formats");
+		return 0;
+	case TK_DAT_SECTION_CMDLINES:
+		if (!tk_cursor_u64(&c, &len) || !cursor_text(&c, len, &d->cmdlines))
+			return meta_error(d, &c, where, compressed, "truncated cmdlines");
+		return 0;
+	}
+	return 0;
+}
+
+static int load_meta_v7(struct tk_dat *d)
+{
+	for (uint16_t id = 16; id <= 21; id++) {
+		struct meta_part *m = &d->meta[id - 16];
+		const struct tk_dat_section *s;
+		int ret;
+
+		if (!m->present)
+			continue;
+		ret = section_at(d, m->option_offset, id, m->option_where, &s);
+		if (ret < 0)
+			return ret;
+		ret = load_section(d, s, &m->data, &m->len);
+		if (ret < 0)
+			return ret;
+		ret = parse_meta(d, id, s->offset + TK_DAT_SECTION_HEADER_SIZE, s->offset,
+				 s->flags & TK_DAT_SECTION_FL_COMPRESS);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ v6 layout */
+
+/* A buffered forward reader for the many small v6 fields. */
+struct fr {
+	struct tk_dat *d;
+	uint64_t pos;
+	uint64_t boff;
+	size_t blen;
+	uint8_t buf[4096];
+};
+
+static int fr_read(struct fr *f, void *out, size_t n, const char *what)
+{
+	uint64_t fsize = f->d->info.file_size;
+
+	if (f->pos < f->boff || f->pos - f->boff + n > f->blen) {
+		uint64_t left = f->pos < fsize ? fsize - f->pos : 0;
+		size_t want = left < sizeof(f->buf) ? (size_t)left : sizeof(f->buf);
+		int ret;
+
+		if (want < n)
+			return tk_fail_at(EBADMSG, f->d->name, f->pos, "truncated %s", what);
+		ret = read_at(f->d, f->buf, want, f->pos);
+		if (ret < 0)
+			return ret;
+		f->boff = f->pos;
+		f->blen = want;
+	}
+	memcpy(out, f->buf + (f->pos - f->boff), n);
+	f->pos += n;
+	return 0;
+}
+
+static int fr_u16(struct fr *f, uint16_t *v, const char *what)
+{
+	uint8_t b[2];
+	int ret = fr_read(f, b, 2, what);
+
+	*v = ret < 0 ? 0 : tk_load_u16(b, f->d->info.big_endian);
+	return ret;
+}
+
+static int fr_u32(struct fr *f, uint32_t *v, const char *what)
+{
+	uint8_t b[4];
+	int ret = fr_read(f, b, 4, what);
+
+	*v = ret < 0 ? 0 : tk_load_u32(b, f->d->info.big_endian);
+	return ret;
+}
+
+static int fr_u64(struct fr *f, uint64_t *v, const char *what)
+{
+	uint8_t b[8];
+	int ret = fr_read(f, b, 8, what);
+
+	*v = ret < 0 ? 0 : tk_load_u64(b, f->d->info.big_endian);
+	return ret;
+}
+
+static int fr_skip(struct fr *f, uint64_t n, const char *what)
+{
+	uint64_t fsize = f->d->info.file_size;
+
+	if (f->pos > fsize || n > fsize - f->pos)
+		return tk_fail_at(EBADMSG, f->d->name, f->pos, "%s length %" PRIu64
+				  " runs past the end of the file", what, n);
+	f->pos += n;
+	return 0;
+}
+
+/* Skip {u64 len, text}. */
+static int fr_skip_text64(struct fr *f, const char *what)
+{
+	uint64_t len;
+	int ret = fr_u64(f, &len, what);
+
+	return ret < 0 ? ret : fr_skip(f, len, what);
+}
+
+/* Find where v6 part @id ends by walking its lengths. */
+static int v6_measure(struct fr *f, uint16_t id)
+{
+	uint8_t tag[13];
+	uint32_t n, len32;
+	int ret;
+
+	switch (id) {
+	case TK_DAT_SECTION_HEADER_INFO:
+		ret = fr_read(f, tag, 12, "header_page tag");
+		if (ret < 0)
+			return ret;
+		if (memcmp(tag, "header_page", 12) != 0)
+			return tk_fail_at(EBADMSG, f->d->name, f->pos - 12,
+					  "missing header_page tag");
+		ret = fr_skip_text64(f, "header_page");
+		if (ret < 0)
+			return ret;
+		ret = fr_read(f, tag, 13, "header_event tag");
+		if (ret < 0)
+			return ret;
+		if (memcmp(tag, "header_event", 13) != 0)
+			return tk_fail_at(EBADMSG, f->d->name, f->pos - 13,
+					  "missing header_event tag");
+		return fr_skip_text64(f, "header_event");
+	case TK_DAT_SECTION_FTRACE_EVENTS:
+		ret = fr_u32(f, &n, "ftrace format count");
+		for (uint32_t i = 0; i < n && ret >= 0; i++)
+			ret = fr_skip_text64(f, "ftrace format");
+		return ret;
+	case TK_DAT_SECTION_EVENT_FORMATS:
+		ret = fr_u32(f, &n, "event system count");
+		for (uint32_t i = 0; i < n && ret >= 0; i++) {
+			uint8_t ch = 1;
+			uint32_t count;
+
+			while (ret >= 0 && ch)
+				ret = fr_read(f, &ch, 1, "event system name");
+			if (ret >= 0)
+				ret = fr_u32(f, &count, "event format count");
+			for (uint32_t j = 0; j < count && ret >= 0; j++)
+				ret = fr_skip_text64(f, "event format");
+		}
+		return ret;
+	case TK_DAT_SECTION_KALLSYMS:
+	case TK_DAT_SECTION_PRINTK:
+		ret = fr_u32(f, &len32, id == TK_DAT_SECTION_KALLSYMS ? "kallsyms" : "printk");
+		return ret < 0 ? ret : fr_skip(f, len32, id == TK_DAT_SECTION_KALLSYMS ?
+					       "kallsyms" : "printk");
+	case TK_DAT_SECTION_CMDLINES:
+		return fr_skip_text64(f, "cmdlines");
+	}
+	return 0;
+}
+
+static int add_pseudo_section(struct tk_dat *d, uint16_t id, uint64_t off, uint64_t size)
+{
+	struct tk_dat_section s = {
+		.id = id, .string_id = -1, .offset = off, .size = size, .body_size = size,
+	};
+
+	return add_section(d, &s);
+}
+
+/* Read a v6 CPU table of @count {offset, size} entries into @b. */
+static int v6_table(struct tk_dat *d, struct fr *f, struct dat_buffer *b, uint32_t count)
+{
+	uint64_t fsize = d->info.file_size;
+
+	if (f->pos > fsize || count > (fsize - f->pos) / 16)
+		return tk_fail_at(EBADMSG, d->name, f->pos, "CPU table of %" PRIu32
+				  " entries runs past the end of the file", count);
+	if (count) {
+		b->cpus = calloc(count, sizeof(*b->cpus));
+		if (!b->cpus)
+			return tk_fail(ENOMEM, "out of memory");
+		b->pub.cpus = b->cpus;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		uint64_t where = f->pos, off, size;
+		int ret;
+
+		ret = fr_u64(f, &off, "CPU table");
+		if (ret >= 0)
+			ret = fr_u64(f, &size, "CPU table");
+		if (ret < 0)
+			return ret;
+		if (off == 0 && size == 0)
+			continue;
+		if (off > fsize || size > fsize - off)
+			return tk_fail_at(EBADMSG, d->name, where, "CPU %" PRIu32 " data at 0x%"
+					  PRIx64 " size %" PRIu64 " exceeds file size %" PRIu64
+					  " (file truncated?)", i, off, size, fsize);
+		b->cpus[b->pub.cpu_count].cpu = i;
+		b->cpus[b->pub.cpu_count].offset = off;
+		b->cpus[b->pub.cpu_count].size = size;
+		b->pub.cpu_count++;
+	}
+	return 0;
+}
+
+static int parse_v6(struct tk_dat *d)
+{
+	struct fr *f;
+	uint32_t top_cpus;
+	struct dat_buffer *top;
+	char tag[TK_DAT_V6_TAG_LEN];
+	int ret;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return tk_fail(ENOMEM, "out of memory");
+	f->d = d;
+	f->pos = d->header_end;
+	for (uint16_t id = 16; id <= 21; id++) {
+		struct meta_part *m = &d->meta[id - 16];
+		uint64_t start = f->pos;
+
+		ret = v6_measure(f, id);
+		if (ret < 0)
+			goto out;
+		ret = add_pseudo_section(d, id, start, f->pos - start);
+		if (ret < 0)
+			goto out;
+		ret = read_alloc(d, start, f->pos - start, &m->data);
+		if (ret < 0)
+			goto out;
+		m->len = f->pos - start;
+		m->present = true;
+		ret = parse_meta(d, id, start, start, false);
+		if (ret < 0)
+			goto out;
+	}
+	ret = fr_u32(f, &top_cpus, "CPU count");
+	if (ret < 0)
+		goto out;
+	ret = fr_read(f, tag, sizeof(tag), "section tag");
+	if (ret < 0)
+		goto out;
+	if (strncmp(tag, "options", 7) == 0) {
+		uint64_t start = f->pos - sizeof(tag);
+
+		for (;;) {
+			uint64_t where = f->pos;
+			uint8_t *data = NULL;
+			uint16_t id;
+			uint32_t size;
+
+			ret = fr_u16(f, &id, "option id");
+			if (ret < 0)
+				goto out;
+			if (id == TK_DAT_OPTION_DONE) {
+				ret = add_option(d, id, 0, NULL, where, where, 0);
+				if (ret < 0)
+					goto out;
+				break;
+			}
+			ret = fr_u32(f, &size, "option size");
+			if (ret < 0)
+				goto out;
+			ret = read_alloc(d, f->pos, size, &data);
+			if (ret < 0)
+				goto out;
+			ret = keep(d, data);
+			if (ret < 0)
+				goto out;
+			f->pos += size;
+			ret = add_option(d, id, size, data, where, where, 0);
+			if (ret < 0)
+				goto out;
+		}
+		ret = add_pseudo_section(d, TK_DAT_SECTION_OPTIONS, start, f->pos - start);
+		if (ret < 0)
+			goto out;
+		ret = fr_read(f, tag, sizeof(tag), "section tag");
+		if (ret < 0)
+			goto out;
+	}
+	/* Options first: TRACECLOCK and CPUCOUNT shape the table below. */
+	ret = process_options(d);
+	if (ret < 0)
+		goto out;
+	if (!d->cpucount_set)
+		d->info.cpu_count = top_cpus;
+	top = add_buffer(d);
+	if (!top) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	top->pub.name = "";
+	top->page_size = d->info.page_size;
+	top->pub.section_offset = f->pos - sizeof(tag);
+	top->where = top->pub.section_offset;
+	if (strncmp(tag, "latency", 7) == 0) {
+		top->pub.latency_text = true;
+		top->text_offset = f->pos;
+		top->text_size = d->info.file_size - f->pos;
+		ret = add_pseudo_section(d, TK_DAT_SECTION_BUFFER_TEXT, f->pos - sizeof(tag),
+					 d->info.file_size - f->pos + sizeof(tag));
+		goto out;
+	}
+	if (strncmp(tag, "flyrecord", 9) != 0) {
+		ret = tk_fail_at(EBADMSG, d->name, f->pos - sizeof(tag),
+				 "expected \"flyrecord\" or \"latency\" tag");
+		goto out;
+	}
+	ret = add_pseudo_section(d, TK_DAT_SECTION_FLYRECORD, f->pos - sizeof(tag),
+				 d->info.file_size - f->pos + sizeof(tag));
+	if (ret < 0)
+		goto out;
+	ret = v6_table(d, f, top, d->info.cpu_count);
+	if (ret < 0)
+		goto out;
+	if (d->traceclock_seen) {
+		uint64_t len, where = f->pos;
+		uint8_t *blob;
+
+		ret = fr_u64(f, &len, "clock length");
+		if (ret < 0)
+			goto out;
+		if (len > 4096) {
+			ret = tk_fail_at(EBADMSG, d->name, where, "clock length %" PRIu64
+					 " is implausible", len);
+			goto out;
+		}
+		ret = read_alloc(d, f->pos, len, &blob);
+		if (ret < 0)
+			goto out;
+		ret = keep(d, blob);
+		if (ret < 0)
+			goto out;
+		top->pub.clock = bracketed(d, (const char *)blob, len);
+		if (!top->pub.clock)
+			top->pub.clock = keep_str(d, blob, len);
+		if (!top->pub.clock) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	/* Instance tables: each BUFFER points at its own "flyrecord\0" tag. */
+	for (size_t i = 0; i + 1 < d->nbuffers; i++) {
+		struct dat_buffer *b = &d->buffers[i];
+		uint32_t count = b->v6_cpus == UINT32_MAX ? d->info.cpu_count : b->v6_cpus;
+
+		f->pos = b->pub.section_offset;
+		f->blen = 0;
+		ret = fr_read(f, tag, sizeof(tag), "instance flyrecord tag");
+		if (ret < 0) {
+			ret = prefix_at(ret, d->name, b->where, "BUFFER option");
+			goto out;
+		}
+		if (strncmp(tag, "flyrecord", 9) != 0) {
+			ret = tk_fail_at(EBADMSG, d->name, b->where, "BUFFER '%s' offset 0x%" PRIx64
+					 " does not point at a \"flyrecord\" tag", b->pub.name,
+					 b->pub.section_offset);
+			goto out;
+		}
+		ret = v6_table(d, f, b, count);
+		if (ret < 0)
+			goto out;
+	}
+out:
+	free(f);
+	return ret;
+}
+
+/* ------------------------------------------------------------ finishing */
+
+static int finish_buffers(struct tk_dat *d)
+{
+	struct tk_page_format base;
+	bool have_base;
+	int ret;
+
+	if (d->meta[0].present && d->header_page.len) {
+		ret = tk_page_format_parse(&base, d->header_page.data, d->header_page.len,
+					   d->info.big_endian);
+	} else {
+		ret = tk_page_format_init(&base, d->info.page_size, d->info.long_size,
+					  d->info.big_endian);
+	}
+	have_base = ret >= 0;
+	if (have_base)
+		ret = tk_page_format_init(&d->info.page_format, d->info.page_size, base.long_size,
+					  d->info.big_endian);
+	if (ret < 0) {
+		for (size_t i = 0; i < d->nbuffers; i++) {
+			if (!d->buffers[i].pub.latency_text && d->buffers[i].pub.cpu_count)
+				return prefix_at(ret, d->name, d->info.version == 7 ?
+						 d->meta[0].option_offset : d->header_end,
+						 "page format");
+		}
+		memset(&d->info.page_format, 0, sizeof(d->info.page_format));
+	}
+	for (size_t i = 0; i < d->nbuffers; i++) {
+		struct dat_buffer *b = &d->buffers[i];
+
+		if (!have_base)
+			break;
+		ret = tk_page_format_init(&b->pub.page_format, b->page_size, base.long_size,
+					  d->info.big_endian);
+		if (ret < 0 && !b->pub.latency_text && b->pub.cpu_count)
+			return prefix_at(ret, d->name, b->where, "buffer page format");
+	}
+	/* The top buffer first, the others in file order. */
+	for (size_t i = 0; i < d->nbuffers; i++) {
+		if (d->buffers[i].pub.name[0] == '\0') {
+			struct dat_buffer top = d->buffers[i];
+
+			memmove(&d->buffers[1], &d->buffers[0], i * sizeof(*d->buffers));
+			d->buffers[0] = top;
+			break;
+		}
+	}
+	if (!d->info.clock && d->nbuffers && d->buffers[0].pub.name[0] == '\0')
+		d->info.clock = d->buffers[0].pub.clock;
+	if (!d->info.clock)
+		d->info.clock = "local";
+	if (!d->cpucount_set && d->info.version == 7 && d->nbuffers &&
+	    d->buffers[0].pub.name[0] == '\0') {
+		uint32_t max = 0;
+
+		for (uint32_t i = 0; i < d->buffers[0].pub.cpu_count; i++)
+			if (d->buffers[0].cpus[i].cpu >= max)
+				max = d->buffers[0].cpus[i].cpu + 1;
+		d->info.cpu_count = max;
+	}
+	return 0;
+}
+
+static struct tk_dat *open_common(int fd, bool own_fd, const char *name)
+{
+	struct tk_dat *d = calloc(1, sizeof(*d));
+	struct stat st;
+	int ret;
+
+	if (!d) {
+		if (own_fd)
+			close(fd);
+		tk_fail(ENOMEM, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->fd = fd;
+	d->own_fd = own_fd;
+	d->name = strdup(name ? name : "(fd)");
+	if (!d->name) {
+		ret = tk_fail(ENOMEM, "out of memory");
+		goto fail;
+	}
+	d->info.path = d->name;
+	if (fstat(fd, &st) < 0) {
+		ret = tk_fail(errno, "%s: %s", d->name, strerror(errno));
+		goto fail;
+	}
+	d->info.file_size = (uint64_t)st.st_size;
+	ret = parse_header(d);
+	if (ret < 0)
+		goto fail;
+	if (d->info.version == 7) {
+		ret = walk_sections(d);
+		if (ret >= 0)
+			ret = parse_options_v7(d);
+		if (ret >= 0)
+			ret = process_options(d);
+		if (ret >= 0)
+			ret = load_meta_v7(d);
+	} else {
+		ret = parse_v6(d);
+	}
+	if (ret >= 0)
+		ret = finish_buffers(d);
+	if (ret < 0)
+		goto fail;
+	return d;
+fail:
+	tk_dat_close(d);
+	errno = -ret;
+	return NULL;
+}
+
+TK_API struct tk_dat *tk_dat_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		int err = errno;
+
+		tk_fail(err, "%s: %s", path, strerror(err));
+		errno = err;
+		return NULL;
+	}
+	return open_common(fd, true, path);
+}
+
+TK_API struct tk_dat *tk_dat_open_fd(int fd, const char *name)
+{
+	return open_common(fd, false, name);
+}
+
+TK_API void tk_dat_close(struct tk_dat *d)
+{
+	if (!d)
+		return;
+	if (d->own_fd)
+		close(d->fd);
+	tk_codec_free(d->codec);
+	free(d->sections);
+	free(d->strings);
+	free(d->options);
+	for (size_t i = 0; i < d->nkeep; i++)
+		free(d->keep[i]);
+	free(d->keep);
+	for (int i = 0; i < 6; i++)
+		free(d->meta[i].data);
+	free(d->ftrace);
+	for (size_t i = 0; i < d->nsystems; i++)
+		free(d->systems[i].formats);
+	free(d->systems);
+	for (size_t i = 0; i < d->nbuffers; i++)
+		free(d->buffers[i].cpus);
+	free(d->buffers);
+	free(d->name);
+	free(d);
+}
+
+/* ------------------------------------------------------------- getters */
+
+TK_API const struct tk_dat_info *tk_dat_get_info(const struct tk_dat *d)
+{
+	return &d->info;
+}
+
+TK_API size_t tk_dat_section_count(const struct tk_dat *d)
+{
+	return d->nsections;
+}
+
+TK_API const struct tk_dat_section *tk_dat_section_get(const struct tk_dat *d, size_t index)
+{
+	return index < d->nsections ? &d->sections[index] : NULL;
+}
+
+TK_API size_t tk_dat_option_count(const struct tk_dat *d)
+{
+	return d->noptions;
+}
+
+TK_API const struct tk_dat_option *tk_dat_option_get(const struct tk_dat *d, size_t index)
+{
+	return index < d->noptions ? &d->options[index].pub : NULL;
+}
+
+TK_API size_t tk_dat_buffer_count(const struct tk_dat *d)
+{
+	return d->nbuffers;
+}
+
+TK_API const struct tk_dat_buffer *tk_dat_buffer_get(const struct tk_dat *d, size_t index)
+{
+	return index < d->nbuffers ? &d->buffers[index].pub : NULL;
+}
+
+static int no_part(const struct tk_dat *d, uint16_t id)
+{
+	return tk_fail(ENOENT, "%s: no %s section", d->name, tk_dat_section_name(id));
+}
+
+TK_API int tk_dat_metadata(const struct tk_dat *d, uint16_t id, const void **body, uint64_t *len)
+{
+	if (id < 16 || id > 21 || !d->meta[id - 16].data)
+		return no_part(d, id);
+	*body = d->meta[id - 16].data;
+	*len = d->meta[id - 16].len;
+	return 0;
+}
+
+static int get_text(const struct tk_dat *d, uint16_t id, const struct tk_dat_text *src,
+		    struct tk_dat_text *text)
+{
+	if (!d->meta[id - 16].data)
+		return no_part(d, id);
+	*text = *src;
+	return 0;
+}
+
+TK_API int tk_dat_header_page(const struct tk_dat *d, struct tk_dat_text *text)
+{
+	return get_text(d, TK_DAT_SECTION_HEADER_INFO, &d->header_page, text);
+}
+
+TK_API int tk_dat_header_event(const struct tk_dat *d, struct tk_dat_text *text)
+{
+	return get_text(d, TK_DAT_SECTION_HEADER_INFO, &d->header_event, text);
+}
+
+TK_API size_t tk_dat_ftrace_format_count(const struct tk_dat *d)
+{
+	return d->nftrace;
+}
+
+TK_API int tk_dat_ftrace_format(const struct tk_dat *d, size_t index, struct tk_dat_text *text)
+{
+	if (index >= d->nftrace)
+		return tk_fail(ENOENT, "%s: no ftrace format %zu", d->name, index);
+	*text = d->ftrace[index];
+	return 0;
+}
+
+TK_API size_t tk_dat_system_count(const struct tk_dat *d)
+{
+	return d->nsystems;
+}
+
+TK_API const char *tk_dat_system_name(const struct tk_dat *d, size_t system)
+{
+	return system < d->nsystems ? d->systems[system].name : NULL;
+}
+
+TK_API size_t tk_dat_system_format_count(const struct tk_dat *d, size_t system)
+{
+	return system < d->nsystems ? d->systems[system].count : 0;
+}
+
+TK_API int tk_dat_system_format(const struct tk_dat *d, size_t system, size_t index,
+				struct tk_dat_text *text)
+{
+	if (system >= d->nsystems || index >= d->systems[system].count)
+		return tk_fail(ENOENT, "%s: no event format %zu/%zu", d->name, system, index);
+	*text = d->systems[system].formats[index];
+	return 0;
+}
+
+TK_API int tk_dat_kallsyms(const struct tk_dat *d, struct tk_dat_text *text)
+{
+	return get_text(d, TK_DAT_SECTION_KALLSYMS, &d->kallsyms, text);
+}
+
+TK_API int tk_dat_printk(const struct tk_dat *d, struct tk_dat_text *text)
+{
+	return get_text(d, TK_DAT_SECTION_PRINTK, &d->printk, text);
+}
+
+TK_API int tk_dat_cmdlines(const struct tk_dat *d, struct tk_dat_text *text)
+{
+	return get_text(d, TK_DAT_SECTION_CMDLINES, &d->cmdlines, text);
+}
+
+TK_API uint64_t tk_dat_timestamp(const struct tk_dat *d, uint64_t ts)
+{
+	const struct tk_dat_info *i = &d->info;
+
+	if (i->has_tsc2nsec) {
+		unsigned __int128 wide = (unsigned __int128)ts * i->tsc2nsec_mult;
+
+		ts = i->tsc2nsec_shift >= 128 ? 0 : (uint64_t)(wide >> i->tsc2nsec_shift);
+	}
+	/* Unsigned arithmetic: the sums wrap as trace-cmd's do, never trap. */
+	if (i->has_date)
+		ts += (uint64_t)i->date_offset_us * 1000u;
+	return ts + (uint64_t)i->ts_offset;
+}
+
+/* ------------------------------------------------------ chunk directory */
+
+struct chunk {
+	uint64_t file_offset;   /* of the chunk's {csize, usize} header */
+	uint64_t stream_offset; /* of its first byte in the decoded stream */
+	uint32_t csize, usize;
+};
+
+/*
+ * Walk the chunk headers of compressed data whose u32 count is at @off and
+ * whose chunks fill exactly @size bytes after it. @page_size 0 means text
+ * (no page multiple required).
+ */
+static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, uint64_t off,
+			uint64_t size, uint32_t page_size, struct chunk **out, size_t *nout,
+			uint64_t *total)
+{
+	uint64_t fsize = d->info.file_size, pos, end, stream = 0;
+	struct chunk *chunks = NULL;
+	uint8_t b[8];
+	uint32_t count;
+	int ret;
+
+	*out = NULL;
+	*nout = 0;
+	*total = 0;
+	if (off > fsize || fsize - off < 4 || size > fsize - off - 4)
+		return tk_fail_at(EBADMSG, d->name, off, "compressed data of %" PRIu64
+				  " bytes runs past the end of the file", size);
+	ret = read_at(d, b, 4, off);
+	if (ret < 0)
+		return ret;
+	count = tk_load_u32(b, d->info.big_endian);
+	if (count > size / 8)
+		return tk_fail_at(EBADMSG, d->name, off, "chunk count %" PRIu32 " cannot fit in %"
+				  PRIu64 " bytes", count, size);
+	if (count) {
+		chunks = calloc(count, sizeof(*chunks));
+		if (!chunks)
+			return tk_fail(ENOMEM, "out of memory");
+	}
+	pos = off + 4;
+	end = off + 4 + size;
+	for (uint32_t i = 0; i < count; i++) {
+		struct chunk *c = &chunks[i];
+		uint64_t cap;
+
+		if (end - pos < 8) {
+			ret = tk_fail_at(EBADMSG, d->name, pos, "chunk %" PRIu32 " header runs past"
+					 " the data (ends at 0x%" PRIx64 ")", i, end);
+			goto fail;
+		}
+		ret = read_at(d, b, 8, pos);
+		if (ret < 0)
+			goto fail;
+		c->file_offset = pos;
+		c->csize = tk_load_u32(b, d->info.big_endian);
+		c->usize = tk_load_u32(b + 4, d->info.big_endian);
+		c->stream_offset = stream;
+		cap = (uint64_t)c->csize * CHUNK_RATIO;
+		if (cap < CHUNK_FLOOR)
+			cap = CHUNK_FLOOR;
+		if (cap > MAX_CHUNK_SIZE)
+			cap = MAX_CHUNK_SIZE;
+		if (c->csize > end - pos - 8) {
+			ret = tk_fail_at(EBADMSG, d->name, pos, "chunk %" PRIu32 " size %" PRIu32
+					 " runs past the data (ends at 0x%" PRIx64 ")", i,
+					 c->csize, end);
+			goto fail;
+		}
+		if (c->usize == 0 || (page_size && c->usize % page_size) || c->usize > cap ||
+		    c->csize == 0 || c->csize > tk_codec_bound(codec, c->usize)) {
+			ret = tk_fail_at(EBADMSG, d->name, pos, "chunk %" PRIu32 " sizes %" PRIu32
+					 "/%" PRIu32 " are invalid%s", i, c->csize, c->usize,
+					 page_size ? " (must be whole pages)" : "");
+			goto fail;
+		}
+		stream += c->usize;
+		pos += 8 + c->csize;
+	}
+	if (pos != end) {
+		ret = tk_fail_at(EBADMSG, d->name, off, "chunks fill %" PRIu64 " bytes but the"
+				 " buffer says %" PRIu64, pos - off - 4, size);
+		goto fail;
+	}
+	*out = chunks;
+	*nout = count;
+	*total = stream;
+	return 0;
+fail:
+	free(chunks);
+	return ret;
+}
+
+TK_API int tk_dat_latency_text(struct tk_dat *d, size_t index, struct tk_dat_text *text)
+{
+	struct dat_buffer *b;
+	struct chunk *chunks;
+	size_t n;
+	uint64_t total, max_csize = 0;
+	uint8_t *out = NULL, *in = NULL;
+	int ret;
+
+	if (index >= d->nbuffers || !d->buffers[index].pub.latency_text)
+		return tk_fail(EINVAL, "%s: buffer %zu is not a latency text buffer", d->name,
+			       index);
+	b = &d->buffers[index];
+	if (!b->pub.compressed) {
+		if (b->text_size > TK_DAT_MAX_METADATA_SIZE)
+			return tk_fail_at(EBADMSG, d->name, b->text_offset, "latency text too large");
+		ret = read_alloc(d, b->text_offset, b->text_size, &out);
+		if (ret < 0)
+			return ret;
+		text->data = (const char *)out;
+		text->len = b->text_size;
+		return 0;
+	}
+	if (!d->codec)
+		return tk_fail_at(EBADMSG, d->name, b->pub.section_offset,
+				  "compressed text in a file without compression");
+	if (b->text_size < 4)
+		return tk_fail_at(EBADMSG, d->name, b->pub.section_offset,
+				  "compressed latency text lacks its chunk count");
+	ret = build_chunks(d, d->codec, b->text_offset, b->text_size - 4, 0, &chunks, &n, &total);
+	if (ret < 0)
+		return ret;
+	if (total > TK_DAT_MAX_METADATA_SIZE) {
+		ret = tk_fail_at(EBADMSG, d->name, b->text_offset, "latency text too large");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (chunks[i].csize > max_csize)
+			max_csize = chunks[i].csize;
+	out = malloc(total + 1);
+	in = malloc(max_csize + 1);
+	if (!out || !in) {
+		ret = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t got;
+
+		ret = read_at(d, in, chunks[i].csize, chunks[i].file_offset + 8);
+		if (ret < 0)
+			goto out;
+		got = tk_codec_decompress(d->codec, out + chunks[i].stream_offset, chunks[i].usize,
+					  in, chunks[i].csize);
+		if (got < 0) {
+			ret = prefix_at((int)got, d->name, chunks[i].file_offset, NULL);
+			goto out;
+		}
+		if ((uint64_t)got != chunks[i].usize) {
+			ret = tk_fail_at(EBADMSG, d->name, chunks[i].file_offset, "chunk decompressed"
+					 " to %" PRId64 " bytes, expected %" PRIu32, got,
+					 chunks[i].usize);
+			goto out;
+		}
+	}
+	out[total] = 0;
+	text->data = (const char *)out;
+	text->len = total;
+	out = NULL;
+	ret = 0;
+out:
+	free(chunks);
+	free(in);
+	free(out);
+	return ret;
+}
+
+/* -------------------------------------------------------- per-CPU reader */
+
+struct tk_dat_cpu_reader {
+	struct tk_dat *dat;
+	struct tk_page_format fmt;
+	uint32_t page_size;
+	uint32_t cpu;
+	uint64_t offset, size;   /* in the file */
+	uint64_t stream_size;    /* decoded bytes */
+	uint64_t pos;            /* stream offset of the next page */
+	bool compressed;
+	uint8_t *block;          /* pages of [block_start, block_start + block_len) */
+	size_t block_cap;
+	uint64_t block_start, block_len;
+	uint8_t *probe;          /* one page, for seek_time on raw data */
+	struct tk_codec *codec;
+	struct chunk *chunks;
+	size_t nchunks;
+	size_t block_chunk;      /* chunk held in block, when block_len != 0 */
+	uint8_t *cbuf;
+	size_t cbuf_cap;
+	uint64_t chunks_decoded;
+};
+
+TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t buffer,
+						       size_t cpu_index)
+{
+	const struct dat_buffer *b;
+	const struct tk_dat_cpu_data *cpu;
+	struct tk_dat_cpu_reader *r;
+	int ret;
+
+	if (buffer >= d->nbuffers || d->buffers[buffer].pub.latency_text ||
+	    cpu_index >= d->buffers[buffer].pub.cpu_count) {
+		tk_fail(EINVAL, "%s: no CPU %zu in buffer %zu", d->name, cpu_index, buffer);
+		errno = EINVAL;
+		return NULL;
+	}
+	b = &d->buffers[buffer];
+	cpu = &b->cpus[cpu_index];
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		ret = tk_fail(ENOMEM, "out of memory");
+		goto fail;
+	}
+	r->dat = d;
+	r->fmt = b->pub.page_format;
+	r->page_size = r->fmt.page_size;
+	r->cpu = cpu->cpu;
+	r->offset = cpu->offset;
+	r->size = cpu->size;
+	r->compressed = b->pub.compressed;
+	if (r->page_size == 0) {
+		ret = tk_fail_at(EBADMSG, d->name, b->where, "buffer '%s' has no page format",
+				 b->pub.name);
+		goto fail;
+	}
+	if (!r->compressed) {
+		size_t pages = BLOCK_BYTES / r->page_size;
+
+		if (r->offset % r->page_size) {
+			ret = tk_fail_at(EBADMSG, d->name, r->offset, "CPU %" PRIu32 " data offset"
+					 " 0x%" PRIx64 " is not a multiple of the page size %"
+					 PRIu32, r->cpu, r->offset, r->page_size);
+			goto fail;
+		}
+		if (r->size % r->page_size) {
+			ret = tk_fail_at(EBADMSG, d->name, r->offset, "CPU %" PRIu32 " data size %"
+					 PRIu64 " is not a multiple of the page size %" PRIu32,
+					 r->cpu, r->size, r->page_size);
+			goto fail;
+		}
+		if (pages == 0)
+			pages = 1;
+		if (pages > BLOCK_MAX_PAGES)
+			pages = BLOCK_MAX_PAGES;
+		r->block_cap = pages * r->page_size;
+		if (r->block_cap > r->size)
+			r->block_cap = r->size;
+		r->stream_size = r->size;
+	} else {
+		uint32_t max_u = 0;
+
+		r->codec = tk_codec_new(d->info.compression, 0);
+		if (!d->codec || !r->codec) {
+			ret = d->codec ? -errno : tk_fail_at(EBADMSG, d->name, r->offset,
+							     "compressed CPU data in a file "
+							     "without compression");
+			goto fail;
+		}
+		ret = build_chunks(d, r->codec, r->offset, r->size, r->page_size, &r->chunks,
+				   &r->nchunks, &r->stream_size);
+		if (ret < 0)
+			goto fail;
+		for (size_t i = 0; i < r->nchunks; i++) {
+			if (r->chunks[i].usize > max_u)
+				max_u = r->chunks[i].usize;
+			if (r->chunks[i].csize > r->cbuf_cap)
+				r->cbuf_cap = r->chunks[i].csize;
+		}
+		r->block_cap = max_u;
+		if (r->cbuf_cap) {
+			r->cbuf = malloc(r->cbuf_cap);
+			if (!r->cbuf) {
+				ret = tk_fail(ENOMEM, "out of memory");
+				goto fail;
+			}
+		}
+	}
+	if (r->block_cap) {
+		r->block = malloc(r->block_cap);
+		if (!r->block) {
+			ret = tk_fail(ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
+	return r;
+fail:
+	tk_dat_cpu_reader_free(r);
+	errno = -ret;
+	return NULL;
+}
+
+TK_API void tk_dat_cpu_reader_free(struct tk_dat_cpu_reader *r)
+{
+	if (!r)
+		return;
+	tk_codec_free(r->codec);
+	free(r->chunks);
+	free(r->block);
+	free(r->cbuf);
+	free(r->probe);
+	free(r);
+}
+
+TK_API uint64_t tk_dat_cpu_reader_size(const struct tk_dat_cpu_reader *r)
+{
+	return r->stream_size;
+}
+
+uint64_t tk_dat_cpu_reader_chunks_decoded(const struct tk_dat_cpu_reader *r)
+{
+	return r->chunks_decoded;
+}
+
+size_t tk_dat_cpu_reader_chunk_count(const struct tk_dat_cpu_reader *r)
+{
+	return r->nchunks;
+}
+
+static int load_chunk(struct tk_dat_cpu_reader *r, size_t i)
+{
+	const struct chunk *c = &r->chunks[i];
+	const char *name = r->dat->name;
+	int64_t n;
+	int ret;
+
+	if (r->block_len && r->block_chunk == i)
+		return 0;
+	r->block_len = 0;
+	ret = read_at(r->dat, r->cbuf, c->csize, c->file_offset + 8);
+	if (ret < 0)
+		return ret;
+	r->chunks_decoded++;
+	n = tk_codec_decompress(r->codec, r->block, c->usize, r->cbuf, c->csize);
+	if (n < 0) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "CPU %" PRIu32 " chunk %zu", r->cpu, i);
+		return prefix_at((int)n, name, c->file_offset, what);
+	}
+	if ((uint64_t)n != c->usize)
+		return tk_fail_at(EBADMSG, name, c->file_offset, "CPU %" PRIu32 " chunk %zu "
+				  "decompressed to %" PRId64 " bytes, expected %" PRIu32, r->cpu,
+				  i, n, c->usize);
+	r->block_start = c->stream_offset;
+	r->block_len = c->usize;
+	r->block_chunk = i;
+	return 0;
+}
+
+static size_t find_chunk(const struct tk_dat_cpu_reader *r, uint64_t off)
+{
+	size_t lo = 0, hi = r->nchunks;
+
+	/* The last chunk starting at or before @off. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->chunks[mid].stream_offset <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Make the page at stream offset @off available; returns it. */
+static int get_page(struct tk_dat_cpu_reader *r, uint64_t off, const uint8_t **page)
+{
+	int ret;
+
+	if (!r->block_len || off < r->block_start || off - r->block_start >= r->block_len) {
+		if (r->compressed) {
+			ret = load_chunk(r, find_chunk(r, off));
+		} else {
+			uint64_t len = r->stream_size - off;
+
+			if (len > r->block_cap)
+				len = r->block_cap;
+			r->block_len = 0;
+			ret = read_at(r->dat, r->block, len, r->offset + off);
+			if (ret >= 0) {
+				r->block_start = off;
+				r->block_len = len;
+			}
+		}
+		if (ret < 0)
+			return ret;
+	}
+	*page = r->block + (off - r->block_start);
+	return 0;
+}
+
+static int check_page(struct tk_dat_cpu_reader *r, const uint8_t *page, uint64_t off,
+		      struct tk_page_header *hdr)
+{
+	int ret = tk_page_read_header(&r->fmt, page, r->page_size, hdr);
+	char what[96];
+
+	if (ret >= 0)
+		return 0;
+	if (r->compressed) {
+		const struct chunk *c = &r->chunks[r->block_chunk];
+
+		snprintf(what, sizeof(what), "CPU %" PRIu32 " chunk %zu page %" PRIu64, r->cpu,
+			 r->block_chunk, (off - c->stream_offset) / r->page_size);
+		return prefix_at(ret, r->dat->name, c->file_offset, what);
+	}
+	snprintf(what, sizeof(what), "CPU %" PRIu32 " page", r->cpu);
+	return prefix_at(ret, r->dat->name, r->offset + off, what);
+}
+
+TK_API int tk_dat_cpu_reader_next_page(struct tk_dat_cpu_reader *r, const void **page,
+				       uint64_t *offset)
+{
+	struct tk_page_header hdr;
+	const uint8_t *p;
+	int ret;
+
+	if (r->pos >= r->stream_size)
+		return 0;
+	ret = get_page(r, r->pos, &p);
+	if (ret < 0)
+		return ret;
+	ret = check_page(r, p, r->pos, &hdr);
+	if (ret < 0)
+		return ret;
+	*page = p;
+	if (offset)
+		*offset = r->pos;
+	r->pos += r->page_size;
+	return 1;
+}
+
+TK_API int tk_dat_cpu_reader_seek(struct tk_dat_cpu_reader *r, uint64_t offset)
+{
+	if (offset >= r->stream_size)
+		return tk_fail(ERANGE, "%s: CPU %" PRIu32 " seek to %" PRIu64 " past the end (%"
+			       PRIu64 " bytes)", r->dat->name, r->cpu, offset, r->stream_size);
+	/* Lazily: the next page call decodes the one chunk that holds it. */
+	r->pos = offset - offset % r->page_size;
+	return 0;
+}
+
+/*
+ * A unit (page or chunk) for the time search: 1 with the timestamp of its
+ * first non-empty page, 0 when it holds no records, negative on error.
+ */
+typedef int (*probe_fn)(struct tk_dat_cpu_reader *r, size_t unit, uint64_t *ts);
+
+static int probe_raw_page(struct tk_dat_cpu_reader *r, size_t unit, uint64_t *ts)
+{
+	uint64_t off = (uint64_t)unit * r->page_size;
+	struct tk_page_header hdr;
+	int ret;
+
+	ret = read_at(r->dat, r->probe, r->page_size, r->offset + off);
+	if (ret < 0)
+		return ret;
+	ret = tk_page_read_header(&r->fmt, r->probe, r->page_size, &hdr);
+	if (ret < 0) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "CPU %" PRIu32 " page", r->cpu);
+		return prefix_at(ret, r->dat->name, r->offset + off, what);
+	}
+	*ts = hdr.timestamp;
+	return hdr.data_size != 0;
+}
+
+/* Page @unit of the chunk held in the block. */
+static int probe_block_page(struct tk_dat_cpu_reader *r, size_t unit, uint64_t *ts)
+{
+	uint64_t off = r->block_start + (uint64_t)unit * r->page_size;
+	struct tk_page_header hdr;
+	int ret;
+
+	ret = check_page(r, r->block + (uint64_t)unit * r->page_size, off, &hdr);
+	if (ret < 0)
+		return ret;
+	*ts = hdr.timestamp;
+	return hdr.data_size != 0;
+}
+
+static int probe_chunk(struct tk_dat_cpu_reader *r, size_t unit, uint64_t *ts)
+{
+	int ret = load_chunk(r, unit);
+	size_t pages;
+
+	if (ret < 0)
+		return ret;
+	pages = r->block_len / r->page_size;
+	for (size_t i = 0; i < pages; i++) {
+		ret = probe_block_page(r, i, ts);
+		if (ret != 0)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Binary search for the last unit whose first non-empty page is at or
+ * before @raw. Runs of empty units are scanned forward from the probe
+ * point; each scanned unit is then excluded from the range, so the total
+ * work stays linear in the worst case and logarithmic without empties.
+ */
+static int search_units(struct tk_dat_cpu_reader *r, size_t n, probe_fn probe, uint64_t raw,
+			size_t *best, bool *found)
+{
+	size_t lo = 0, hi = n;
+
+	*best = 0;
+	*found = false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2, j;
+		uint64_t ts = 0;
+		int ret = 0;
+
+		for (j = mid; j < hi; j++) {
+			ret = probe(r, j, &ts);
+			if (ret < 0)
+				return ret;
+			if (ret)
+				break;
+		}
+		if (j == hi) {
+			hi = mid;
+		} else if (ts <= raw) {
+			*best = j;
+			*found = true;
+			lo = j + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return 0;
+}
+
+TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw_ts)
+{
+	size_t best, page;
+	bool found;
+	int ret;
+
+	r->pos = 0;
+	if (r->stream_size == 0)
+		return 0;
+	if (!r->compressed) {
+		if (!r->probe) {
+			r->probe = malloc(r->page_size);
+			if (!r->probe)
+				return tk_fail(ENOMEM, "out of memory");
+		}
+		ret = search_units(r, r->stream_size / r->page_size, probe_raw_page, raw_ts, &best,
+				   &found);
+		if (ret < 0)
+			return ret;
+		r->pos = (uint64_t)best * r->page_size;
+		return 0;
+	}
+	ret = search_units(r, r->nchunks, probe_chunk, raw_ts, &best, &found);
+	if (ret < 0 || !found)
+		return ret;
+	ret = load_chunk(r, best);
+	if (ret < 0)
+		return ret;
+	ret = search_units(r, r->chunks[best].usize / r->page_size, probe_block_page, raw_ts,
+			   &page, &found);
+	if (ret < 0)
+		return ret;
+	r->pos = r->chunks[best].stream_offset + (uint64_t)page * r->page_size;
+	return 0;
+}

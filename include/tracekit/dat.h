@@ -239,7 +239,7 @@ struct tk_dat_cpu_reader;
  *
  * Reads in blocks of many pages (uncompressed) or one chunk at a time
  * (compressed); memory stays bounded whatever the data size. For compressed
- * data it first reads the chunk directory (8 bytes per chunk, no
+ * data it first reads the chunk directory (24 bytes per chunk, no
  * decompression).
  * Context: readers of the same tk_dat may be used from different threads at
  * once; each reader by one thread at a time.

@@ -13,7 +13,7 @@ SANITIZE_ARGS = -Db_sanitize=address,undefined -Db_lundef=false \
 .PHONY: all deps demo check bench fuzz clean
 
 all: deps
-	@test -f $(BUILD)/build.ninja || $(MESON) setup $(BUILD) --buildtype=release -Db_ndebug=if-release >/dev/null
+	@test -f $(BUILD)/build.ninja || $(MESON) setup $(BUILD) --buildtype=release -Db_ndebug=if-release -Dwerror=true >/dev/null
 	ninja -C $(BUILD)
 
 deps:
@@ -22,7 +22,7 @@ deps:
 demo: all
 	@scripts/demo.sh $(BUILD)
 
-check: deps
+check: all
 	@test -f $(ASAN_BUILD)/build.ninja || $(MESON) setup $(ASAN_BUILD) --buildtype=debug \
 		-Dwerror=true $(SANITIZE_ARGS) >/dev/null
 	ninja -C $(ASAN_BUILD)

@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -383,6 +384,70 @@ static struct sums decode_file(const char *path)
 	return s;
 }
 
+/*
+ * The same work with one thread per CPU stream, each with its own reader
+ * on the shared tk_dat (the API allows readers of one file on different
+ * threads): how a report tool that decodes CPUs in parallel and merges
+ * afterwards sees the file.
+ */
+struct cpu_job {
+	struct tk_dat *dat;
+	size_t buffer, cpu;
+	struct sums sums;
+	int ret;
+};
+
+static void *decode_cpu_job(void *arg)
+{
+	struct cpu_job *job = arg;
+	const struct tk_dat_buffer *buf = tk_dat_buffer_get(job->dat, job->buffer);
+	struct tk_dat_cpu_reader *r = tk_dat_cpu_reader_new(job->dat, job->buffer, job->cpu);
+	const void *page;
+
+	job->ret = -1;
+	if (!r)
+		return NULL;
+	while ((job->ret = tk_dat_cpu_reader_next_page(r, &page, NULL)) == 1)
+		walk_page(&buf->page_format, page, &job->sums);
+	tk_dat_cpu_reader_free(r);
+	return NULL;
+}
+
+static struct sums decode_file_threads(const char *path)
+{
+	struct cpu_job jobs[64];
+	pthread_t threads[64];
+	struct sums s = {0};
+	size_t n = 0;
+	struct tk_dat *dat = tk_dat_open(path);
+
+	if (!dat)
+		die(path);
+	for (size_t b = 0; b < tk_dat_buffer_count(dat); b++) {
+		const struct tk_dat_buffer *buf = tk_dat_buffer_get(dat, b);
+
+		for (size_t c = 0; !buf->latency_text && c < buf->cpu_count && n < 64; c++) {
+			jobs[n] = (struct cpu_job){ .dat = dat, .buffer = b, .cpu = c };
+			if (pthread_create(&threads[n], NULL, decode_cpu_job, &jobs[n]))
+				die("pthread_create");
+			n++;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		pthread_join(threads[i], NULL);
+		if (jobs[i].ret < 0)
+			die(path);
+		s.events += jobs[i].sums.events;
+		s.payload_bytes += jobs[i].sums.payload_bytes;
+		s.ts_sum += jobs[i].sums.ts_sum;
+		s.data_sum += jobs[i].sums.data_sum;
+		s.pages += jobs[i].sums.pages;
+		s.page_bytes += jobs[i].sums.page_bytes;
+	}
+	tk_dat_close(dat);
+	return s;
+}
+
 /* Every page of every CPU of the file, in memory, for the decoder-only pair. */
 struct mem_pages {
 	struct tk_page_format fmt;
@@ -512,7 +577,7 @@ static int mismatch(const char *what, const struct sums *want, const struct sums
 	return 1;
 }
 
-enum bench_kind { FROM_FILE, FROM_MEM_TRACEKIT, FROM_MEM_KBUFFER };
+enum bench_kind { FROM_FILE, FROM_FILE_THREADS, FROM_MEM_TRACEKIT, FROM_MEM_KBUFFER };
 
 /*
  * Run one case @reps times; print its line; return 1 when its sums differ
@@ -533,6 +598,9 @@ static int run_case(const char *label, enum bench_kind kind, const char *path,
 		switch (kind) {
 		case FROM_FILE:
 			s = decode_file(path);
+			break;
+		case FROM_FILE_THREADS:
+			s = decode_file_threads(path);
 			break;
 		case FROM_MEM_TRACEKIT:
 			s = decode_mem_tracekit(m, window);
@@ -715,6 +783,10 @@ int main(int argc, char **argv)
 		}
 		rc |= run_case("decode v7-none", FROM_FILE, none_path, NULL, 0, reps, &want, NULL);
 		rc |= run_case("decode v7-zstd", FROM_FILE, zstd_path, NULL, 0, reps, &want, NULL);
+		rc |= run_case("decode v7-none, a thread per CPU", FROM_FILE_THREADS, none_path, NULL,
+			       0, reps, &want, NULL);
+		rc |= run_case("decode v7-zstd, a thread per CPU", FROM_FILE_THREADS, zstd_path, NULL,
+			       0, reps, &want, NULL);
 		file = none_path;
 	}
 

@@ -80,7 +80,7 @@ static bool cur_u32(struct cursor *c, uint32_t *v)
 
 static bool cur_u64(struct cursor *c, uint64_t *v)
 {
-	uint32_t a, b;
+	uint32_t a = 0, b = 0;
 
 	if (c->len - c->pos < 8)
 		return false;

@@ -311,7 +311,7 @@ static int decompress_block(struct tk_dat *d, uint64_t where, const uint8_t *bod
 static int load_section(struct tk_dat *d, const struct tk_dat_section *s, uint8_t **out,
 			uint64_t *len)
 {
-	uint8_t *raw;
+	uint8_t *raw = NULL;
 	int ret;
 
 	if (s->size > TK_DAT_MAX_METADATA_SIZE)
@@ -392,7 +392,7 @@ static int parse_header(struct tk_dat *d)
 	const char *ver, *cname, *cver;
 	struct tk_cursor c;
 	uint8_t endian, lsize;
-	uint32_t psize;
+	uint32_t psize = 0;
 	size_t vlen;
 	int ret;
 
@@ -1091,7 +1091,7 @@ static int fr_read(struct fr *f, void *out, size_t n, const char *what)
 
 static int fr_u16(struct fr *f, uint16_t *v, const char *what)
 {
-	uint8_t b[2];
+	uint8_t b[2] = { 0 };
 	int ret = fr_read(f, b, 2, what);
 
 	*v = ret < 0 ? 0 : tk_load_u16(b, f->d->info.big_endian);
@@ -1100,7 +1100,7 @@ static int fr_u16(struct fr *f, uint16_t *v, const char *what)
 
 static int fr_u32(struct fr *f, uint32_t *v, const char *what)
 {
-	uint8_t b[4];
+	uint8_t b[4] = { 0 };
 	int ret = fr_read(f, b, 4, what);
 
 	*v = ret < 0 ? 0 : tk_load_u32(b, f->d->info.big_endian);
@@ -1109,7 +1109,7 @@ static int fr_u32(struct fr *f, uint32_t *v, const char *what)
 
 static int fr_u64(struct fr *f, uint64_t *v, const char *what)
 {
-	uint8_t b[8];
+	uint8_t b[8] = { 0 };
 	int ret = fr_read(f, b, 8, what);
 
 	*v = ret < 0 ? 0 : tk_load_u64(b, f->d->info.big_endian);
@@ -1718,7 +1718,7 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 {
 	uint64_t fsize = d->info.file_size, pos, end, stream = 0;
 	struct chunk *chunks = NULL;
-	uint8_t b[8];
+	uint8_t b[8] = { 0 };
 	uint32_t count;
 	int ret;
 

@@ -497,7 +497,7 @@ static int append_section_sid(struct tk_dat_writer *w, uint16_t id, int32_t sid,
 static int append_section(struct tk_dat_writer *w, uint16_t id, const char *desc,
 			  const void *body, uint64_t len, bool compress, uint64_t *offset)
 {
-	int32_t sid;
+	int32_t sid = -1;
 	int ret = add_string(w, desc, &sid);
 
 	return ret ? ret : append_section_sid(w, id, sid, body, len, compress, offset);
@@ -729,8 +729,8 @@ static struct tk_dat_writer *writer_new(int fd, bool own_fd, const char *name,
 {
 	struct tk_dat_writer *w;
 	int version, ret;
-	uint8_t long_size;
-	uint32_t chunk_pages;
+	uint8_t long_size = 0;
+	uint32_t chunk_pages = 0;
 
 	if (!opts || !name) {
 		errno = -tk_fail(EINVAL, "writer needs a name and options");

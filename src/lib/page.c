@@ -563,8 +563,8 @@ static uint32_t put_extend(struct tk_page_writer *w, uint32_t pos, uint64_t delt
 TK_API int tk_page_writer_add(struct tk_page_writer *w, uint64_t timestamp, const void *payload,
 			      uint32_t size)
 {
-	uint64_t delta, len;
-	uint32_t ext, pos;
+	uint64_t delta = 0, len;
+	uint32_t ext = 0, pos;
 	int ret;
 
 	if (size == 0)
@@ -607,8 +607,8 @@ TK_API int tk_page_writer_add_absolute(struct tk_page_writer *w, uint64_t timest
 
 TK_API int tk_page_writer_add_discarded(struct tk_page_writer *w, uint64_t timestamp, uint32_t size)
 {
-	uint64_t delta, len;
-	uint32_t ext, pos;
+	uint64_t delta = 0, len;
+	uint32_t ext = 0, pos;
 	int ret;
 
 	if (size == 0)

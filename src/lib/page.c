@@ -560,33 +560,50 @@ static uint32_t put_extend(struct tk_page_writer *w, uint32_t pos, uint64_t delt
 	return pos + 8;
 }
 
-TK_API int tk_page_writer_add(struct tk_page_writer *w, uint64_t timestamp, const void *payload,
-			      uint32_t size)
+/*
+ * Check that a record of @size payload bytes at @timestamp fits, and write
+ * the time extend that carries the gap when one is needed (the record then
+ * has delta 0). Sets *start to where the record itself begins. Nothing is
+ * written on failure.
+ */
+static int begin_record(struct tk_page_writer *w, uint64_t timestamp, uint32_t size,
+			const char *what, uint32_t *start, uint64_t *delta, uint64_t *len)
 {
-	uint64_t delta = 0, len;
-	uint32_t ext = 0, pos;
+	uint32_t ext = 0;
 	int ret;
 
 	if (size == 0)
-		return tk_fail(EINVAL, "page writer: empty payload");
-	ret = writer_delta(w, timestamp, &delta, &ext);
+		return tk_fail(EINVAL, "page writer: empty %s", what);
+	ret = writer_delta(w, timestamp, delta, &ext);
 	if (ret < 0)
 		return ret;
-	len = record_length(size);
-	if (ext + len > writer_room(w) - w->pos)
+	*len = record_length(size);
+	if (ext + *len > writer_room(w) - w->pos)
 		return tk_fail(ENOSPC,
 			       "page writer: %" PRIu64 "-byte record does not fit in the %" PRIu32
 			       " bytes left",
-			       ext + len, writer_room(w) - w->pos);
-	pos = w->pos;
+			       ext + *len, writer_room(w) - w->pos);
+	*start = w->pos;
 	if (ext) {
-		pos = put_extend(w, pos, delta);
-		delta = 0;
+		*start = put_extend(w, *start, *delta);
+		*delta = 0;
 	}
-	pos = put_record(w, pos, 0, (uint32_t)delta, (uint32_t)len);
-	memcpy(w->page + w->fmt.data_offset + pos, payload, size);
+	return 0;
+}
+
+TK_API int tk_page_writer_add(struct tk_page_writer *w, uint64_t timestamp, const void *payload,
+			      uint32_t size)
+{
+	uint64_t delta = 0, len = 0;
+	uint32_t start = 0, at;
+	int ret = begin_record(w, timestamp, size, "payload", &start, &delta, &len);
+
+	if (ret < 0)
+		return ret;
+	at = put_record(w, start, 0, (uint32_t)delta, (uint32_t)len);
+	memcpy(w->page + w->fmt.data_offset + at, payload, size);
 	/* The page was zeroed at init, so the rounding bytes are already 0. */
-	w->pos = w->pos + ext + (uint32_t)len;
+	w->pos = start + (uint32_t)len;
 	w->last_ts = timestamp;
 	return 0;
 }
@@ -607,26 +624,12 @@ TK_API int tk_page_writer_add_absolute(struct tk_page_writer *w, uint64_t timest
 
 TK_API int tk_page_writer_add_discarded(struct tk_page_writer *w, uint64_t timestamp, uint32_t size)
 {
-	uint64_t delta = 0, len;
-	uint32_t ext = 0, pos;
-	int ret;
+	uint64_t delta = 0, len = 0;
+	uint32_t start = 0;
+	int ret = begin_record(w, timestamp, size, "discarded record", &start, &delta, &len);
 
-	if (size == 0)
-		return tk_fail(EINVAL, "page writer: empty discarded record");
-	ret = writer_delta(w, timestamp, &delta, &ext);
 	if (ret < 0)
 		return ret;
-	len = record_length(size);
-	if (ext + len > writer_room(w) - w->pos)
-		return tk_fail(ENOSPC,
-			       "page writer: %" PRIu64 "-byte record does not fit in the %" PRIu32
-			       " bytes left",
-			       ext + len, writer_room(w) - w->pos);
-	pos = w->pos;
-	if (ext) {
-		pos = put_extend(w, pos, delta);
-		delta = 0;
-	}
 	/*
 	 * Padding with delta 0 would end the page, so the kernel bumps a zero
 	 * delta to 1 (rb_event_discard); readers add it, and so must we.
@@ -635,8 +638,8 @@ TK_API int tk_page_writer_add_discarded(struct tk_page_writer *w, uint64_t times
 		delta = 1;
 		timestamp++;
 	}
-	put_record(w, pos, TYPE_PADDING, (uint32_t)delta, (uint32_t)len);
-	w->pos = w->pos + ext + (uint32_t)len;
+	put_record(w, start, TYPE_PADDING, (uint32_t)delta, (uint32_t)len);
+	w->pos = start + (uint32_t)len;
 	w->last_ts = timestamp;
 	return 0;
 }

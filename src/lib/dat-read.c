@@ -662,6 +662,34 @@ static int parse_int_option(struct tk_dat *d, const struct dat_option *o, int64_
 	return 0;
 }
 
+/*
+ * The part of a v7 BUFFER or BUFFER_TEXT option both share: the section it
+ * names must exist with the expected id; the buffer takes its name, clock
+ * and compression from option and section.
+ */
+static int buffer_from_option(struct tk_dat *d, const struct dat_option *o, uint16_t section_id,
+			      uint64_t soff, const char *name, const char *clock,
+			      const struct tk_dat_section **section, struct dat_buffer **out)
+{
+	struct dat_buffer *b;
+	int ret = section_at(d, soff, section_id, o->where, section);
+
+	if (ret < 0)
+		return ret;
+	b = add_buffer(d);
+	if (!b)
+		return -ENOMEM;
+	b->where = o->where;
+	b->pub.section_offset = soff;
+	b->pub.compressed = (*section)->flags & TK_DAT_SECTION_FL_COMPRESS;
+	b->pub.name = keep_str(d, name, strlen(name));
+	b->pub.clock = keep_str(d, clock, strlen(clock));
+	if (!b->pub.name || !b->pub.clock)
+		return -ENOMEM;
+	*out = b;
+	return 0;
+}
+
 static int parse_buffer_v7(struct tk_dat *d, const struct dat_option *o)
 {
 	const struct tk_dat_section *s;
@@ -680,19 +708,9 @@ static int parse_buffer_v7(struct tk_dat *d, const struct dat_option *o)
 	if (n > tk_cursor_left(&c) / 20)
 		return tk_fail_at(EBADMSG, d->name, o->where, "BUFFER option lists %" PRIu32
 				  " CPUs but holds room for %zu", n, tk_cursor_left(&c) / 20);
-	ret = section_at(d, soff, TK_DAT_SECTION_FLYRECORD, o->where, &s);
+	ret = buffer_from_option(d, o, TK_DAT_SECTION_FLYRECORD, soff, name, clock, &s, &b);
 	if (ret < 0)
 		return ret;
-	b = add_buffer(d);
-	if (!b)
-		return -ENOMEM;
-	b->where = o->where;
-	b->pub.section_offset = soff;
-	b->pub.compressed = s->flags & TK_DAT_SECTION_FL_COMPRESS;
-	b->pub.name = keep_str(d, name, strlen(name));
-	b->pub.clock = keep_str(d, clock, strlen(clock));
-	if (!b->pub.name || !b->pub.clock)
-		return -ENOMEM;
 	/* trace-cmd trusts the file header's page size for the top buffer. */
 	b->page_size = name[0] ? psize : d->info.page_size;
 	if (b->page_size == 0 || b->page_size > MAX_PAGE_SIZE)
@@ -750,20 +768,10 @@ static int parse_buffer_text(struct tk_dat *d, const struct dat_option *o)
 	if (!tk_cursor_u64(&c, &soff) || !tk_cursor_cstr(&c, &name, NULL) ||
 	    !tk_cursor_cstr(&c, &clock, NULL))
 		return tk_fail_at(EBADMSG, d->name, o->where, "truncated BUFFER_TEXT option");
-	ret = section_at(d, soff, TK_DAT_SECTION_BUFFER_TEXT, o->where, &s);
+	ret = buffer_from_option(d, o, TK_DAT_SECTION_BUFFER_TEXT, soff, name, clock, &s, &b);
 	if (ret < 0)
 		return ret;
-	b = add_buffer(d);
-	if (!b)
-		return -ENOMEM;
-	b->where = o->where;
 	b->pub.latency_text = true;
-	b->pub.section_offset = soff;
-	b->pub.compressed = s->flags & TK_DAT_SECTION_FL_COMPRESS;
-	b->pub.name = keep_str(d, name, strlen(name));
-	b->pub.clock = keep_str(d, clock, strlen(clock));
-	if (!b->pub.name || !b->pub.clock)
-		return -ENOMEM;
 	b->page_size = d->info.page_size;
 	b->text_offset = soff + TK_DAT_SECTION_HEADER_SIZE;
 	b->text_size = s->size;

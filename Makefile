@@ -2,11 +2,13 @@
 # Thin wrapper over Meson. Build directories:
 #   build/       optimised build (make, make demo, make bench)
 #   build-asan/  ASan + UBSan build that make check tests
+#   build-tsan/  ThreadSanitizer build of the concurrency tests (part of make check)
 #   build-fuzz/  clang + libFuzzer targets (make fuzz)
 MESON ?= meson
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+TSAN_BUILD ?= build-tsan
 SANITIZE_ARGS = -Db_sanitize=address,undefined -Db_lundef=false \
 	-Dc_args=-fno-sanitize-recover=all -Dc_link_args=-fno-sanitize-recover=all
 
@@ -25,14 +27,21 @@ demo: all
 check: all
 	@test -f $(ASAN_BUILD)/build.ninja || $(MESON) setup $(ASAN_BUILD) --buildtype=debug \
 		-Dwerror=true $(SANITIZE_ARGS) >/dev/null
+	@test -f $(TSAN_BUILD)/build.ninja || $(MESON) setup $(TSAN_BUILD) --buildtype=debug \
+		-Dwerror=true -Db_sanitize=thread -Db_lundef=false >/dev/null
 	ninja -C $(ASAN_BUILD)
+	ninja -C $(TSAN_BUILD) tests/test-ring
 	@$(MESON) test -C $(ASAN_BUILD) --print-errorlogs --num-processes 2 >$(ASAN_BUILD)/test-output.txt 2>&1; \
-		status=$$?; grep -E '^ *[0-9]+/[0-9]+ ' $(ASAN_BUILD)/test-output.txt; \
-		[ $$status -eq 0 ] || sed -n '/^--- /,$$p' $(ASAN_BUILD)/test-output.txt | head -200; \
-		python3 tests/summary.py $(ASAN_BUILD)/meson-logs/testlog.json
+		status=$$?; \
+		$(MESON) test -C $(TSAN_BUILD) --no-rebuild --suite tsan --print-errorlogs >$(TSAN_BUILD)/test-output.txt 2>&1 \
+			|| status=1; \
+		grep -hE '^ *[0-9]+/[0-9]+ ' $(ASAN_BUILD)/test-output.txt $(TSAN_BUILD)/test-output.txt; \
+		[ $$status -eq 0 ] || sed -n '/^--- /,$$p' $(ASAN_BUILD)/test-output.txt $(TSAN_BUILD)/test-output.txt | head -200; \
+		python3 tests/summary.py $(ASAN_BUILD)/meson-logs/testlog.json $(TSAN_BUILD)/meson-logs/testlog.json
 
 bench: all
 	@$(BUILD)/bench/bench-dat
+	@$(BUILD)/bench/bench-ring
 
 fuzz: deps
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang $(MESON) setup $(FUZZ_BUILD) \
@@ -43,4 +52,4 @@ fuzz: deps
 	@echo "fuzzers built in $(FUZZ_BUILD)/fuzz/: run e.g. $(FUZZ_BUILD)/fuzz/fuzz-dat fuzz/corpus/dat -max_total_time=60"
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

@@ -14,13 +14,17 @@ import json
 import re
 import sys
 
-log = sys.argv[1]
 passed = failed = skipped = 0
 skip_reasons = []
 failures = []
 
-for line in open(log, encoding="utf-8", errors="replace"):
-    t = json.loads(line)
+def records():
+    for log in sys.argv[1:]:
+        for line in open(log, encoding="utf-8", errors="replace"):
+            yield json.loads(line)
+
+
+for t in records():
     name, result = t["name"], t["result"]
     out = (t.get("stdout") or "") + (t.get("stderr") or "")
     counts = re.search(r"TK-COUNTS: passed=(\d+) failed=(\d+) skipped=(\d+)", out)

@@ -6,5 +6,6 @@
 #include <tracekit/compress.h>
 #include <tracekit/page.h>
 #include <tracekit/dat.h>
+#include <tracekit/ring.h>
 
 #endif

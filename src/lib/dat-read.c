@@ -801,17 +801,23 @@ static int parse_buffer_v6(struct tk_dat *d, const struct dat_option *o)
 	return 0;
 }
 
-/* "[local] global ..." -> "local"; NULL when no bracketed token. */
-static const char *bracketed(struct tk_dat *d, const char *text, size_t len)
+/*
+ * "[local] global ..." -> "local" in *@out; NULL when there is no bracketed
+ * token. Returns -ENOMEM apart from that, so that running out of memory is
+ * not mistaken for a text without a token (and a different clock).
+ */
+static int bracketed(struct tk_dat *d, const char *text, size_t len, const char **out)
 {
 	const char *open = memchr(text, '[', len), *close;
 
+	*out = NULL;
 	if (!open)
-		return NULL;
+		return 0;
 	close = memchr(open, ']', len - (size_t)(open - text));
 	if (!close)
-		return NULL;
-	return keep_str(d, open + 1, (size_t)(close - open - 1));
+		return 0;
+	*out = keep_str(d, open + 1, (size_t)(close - open - 1));
+	return *out ? 0 : -ENOMEM;
 }
 
 static int need_size(struct tk_dat *d, const struct dat_option *o, uint32_t size)
@@ -858,8 +864,9 @@ static int process_options(struct tk_dat *d)
 			d->info.trace_clock = keep_str(d, p, o->pub.size);
 			if (!d->info.trace_clock)
 				return -ENOMEM;
-			d->info.clock = bracketed(d, d->info.trace_clock,
-						  strlen(d->info.trace_clock));
+			if (bracketed(d, d->info.trace_clock, strlen(d->info.trace_clock),
+				      &d->info.clock) < 0)
+				return -ENOMEM;
 			break;
 		case TK_DAT_OPTION_UNAME:
 			d->info.uname = keep_str(d, p, o->pub.size);
@@ -1375,7 +1382,9 @@ static int parse_v6(struct tk_dat *d)
 		ret = keep(d, blob);
 		if (ret < 0)
 			goto out;
-		top->pub.clock = bracketed(d, (const char *)blob, len);
+		ret = bracketed(d, (const char *)blob, len, &top->pub.clock);
+		if (ret < 0)
+			goto out;
 		if (!top->pub.clock)
 			top->pub.clock = keep_str(d, blob, len);
 		if (!top->pub.clock) {

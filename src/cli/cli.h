@@ -27,10 +27,16 @@ enum {
 /* Entry points: argv[0] is the command name; the return value is the exit code. */
 int cmd_dump(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_reset(int argc, char **argv);
 
 /* Usage texts printed by "tracekit CMD --help" and "tracekit help CMD". */
 extern const char cmd_dump_usage[];
 extern const char cmd_convert_usage[];
+extern const char cmd_record_usage[];
+extern const char cmd_list_usage[];
+extern const char cmd_reset_usage[];
 
 /* Name of the running command ("dump"); set by main() before dispatch. */
 extern const char *cli_cmd_name;

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * record: capture kernel events from a tracefs instance into a .dat file.
+ *
+ * Life of a recording:
+ *   tk_record_new()      create (or open) the instance, set clock, buffer
+ *                        size, events and filters; tracing stays off
+ *   tk_record_set_pids() optional: limit events to processes
+ *   tk_record_start()    one capture thread per CPU, then tracing on
+ *   tk_record_stop()     tracing off, every CPU drained, threads joined
+ *   tk_record_finish()   assemble the .dat (metadata, options, pages)
+ *   tk_record_free()     remove the instance and the spool files
+ * While running, pages go to per-CPU spool files "<output>.cpuN" beside
+ * the output: each is a plain concatenation of ring-buffer pages exactly
+ * as the kernel handed them over, so what reached the disk before a crash
+ * stays readable.
+ */
+#ifndef TRACEKIT_RECORD_H
+#define TRACEKIT_RECORD_H
+
+#include <tracekit/common.h>
+#include <tracekit/compress.h>
+#include <tracekit/tracefs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** One -e request, with its optional filter. */
+struct tk_record_event {
+	const char *spec;   /* "SYSTEM", "SYSTEM:EVENT", globs allowed */
+	const char *filter; /* NULL: none */
+};
+
+struct tk_record_opts {
+	const char *output;          /* .dat path; required */
+	const char *instance;        /* NULL: "tracekit-<pid>", created and removed */
+	bool top;                    /* record the top-level buffer instead */
+	bool existing_instance;      /* @instance exists already: use it, never remove it */
+	const struct tk_record_event *events;
+	size_t event_count;
+	uint32_t buffer_kb;          /* per CPU; 0: leave the kernel's */
+	const char *clock;           /* NULL: leave the kernel's */
+	int file_version;            /* 6 or 7; 0 means 7 */
+	enum tk_compression compression;
+	const char *tracer_version;  /* VERSION option text; NULL: "tracekit" */
+};
+
+/** Per-CPU results, filled by tk_record_stop() and tk_record_finish(). */
+struct tk_record_cpu_stats {
+	uint32_t cpu;
+	uint64_t pages;            /* pages captured */
+	uint64_t events;           /* data records in them (counted at finish) */
+	uint64_t missed_pages;     /* pages flagged with lost events before them */
+	uint64_t missed_events;    /* stored lost-event counts, summed */
+	uint64_t entries, overrun, commit_overrun, dropped_events; /* per_cpu/cpuN/stats */
+};
+
+struct tk_record;
+
+/**
+ * tk_record_new() - prepare a recording
+ * Context: blocking; installs nothing process-wide (no signal handlers).
+ * Return: handle, or NULL with errno set and tk_errmsg() naming the file
+ * the kernel refused and what to do. Nothing is left behind on failure.
+ */
+TK_API struct tk_record *tk_record_new(const struct tk_record_opts *opts);
+
+/** The tracefs handle (instance) being recorded; borrowed until free. */
+TK_API struct tk_tracefs *tk_record_tracefs(struct tk_record *rec);
+
+/**
+ * tk_record_set_pids() - record only events of these processes (and, with
+ * @follow_fork, of their children); before tk_record_start().
+ */
+TK_API int tk_record_set_pids(struct tk_record *rec, const int *pids, size_t count,
+			      bool follow_fork);
+
+/**
+ * tk_record_start() - start the capture threads, then tracing
+ *
+ * The threads inherit the caller's signal mask: block the signals the
+ * caller wants to handle before calling.
+ * Return: 0 or a negative errno.
+ */
+TK_API int tk_record_start(struct tk_record *rec);
+
+/**
+ * tk_record_error() - the first capture thread failure so far (e.g.
+ * -ENOSPC writing a spool file), 0 when none. Safe to poll from the thread
+ * that owns @rec while recording; the message comes with tk_record_stop().
+ */
+TK_API int tk_record_error(const struct tk_record *rec);
+
+/**
+ * tk_record_stop() - switch tracing off, drain every CPU, join the threads,
+ * read the per-CPU stats
+ * Return: 0, or the first capture error (message set).
+ */
+TK_API int tk_record_stop(struct tk_record *rec);
+
+/**
+ * tk_record_finish() - write the .dat file from the spool files
+ *
+ * Also after a failed stop: whatever reached the spool files is written.
+ * Return: 0 or a negative errno (message names the file).
+ */
+TK_API int tk_record_finish(struct tk_record *rec);
+
+/** Per-CPU results; @count receives the number of entries. Borrowed until free. */
+TK_API const struct tk_record_cpu_stats *tk_record_cpu_stats(const struct tk_record *rec,
+							     uint32_t *count);
+
+/**
+ * tk_record_free() - stop if needed, remove the spool files and the
+ * instance it created, free. NULL is accepted.
+ */
+TK_API void tk_record_free(struct tk_record *rec);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

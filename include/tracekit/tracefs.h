@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * tracefs: the kernel's tracing file system, seen through one buffer
+ * instance (or the top-level buffer).
+ *
+ * A struct tk_tracefs names one instance directory. Every call that writes
+ * a control file turns a kernel refusal into one tk_errmsg() line that
+ * names the file, the errno and what to do ("/sys/kernel/tracing/
+ * current_tracer: Operation not permitted (EPERM): function tracing is
+ * locked down on this system; record events instead").
+ *
+ * Paths given to the *_file() calls are relative to the instance directory
+ * ("trace_clock", "events/sched/enable") unless they start with '/'.
+ */
+#ifndef TRACEKIT_TRACEFS_H
+#define TRACEKIT_TRACEFS_H
+
+#include <tracekit/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tk_tracefs;
+
+/**
+ * tk_tracefs_root() - where tracefs is mounted, mounting it when absent
+ *
+ * Looks at /sys/kernel/tracing, then /sys/kernel/debug/tracing; when
+ * neither holds tracefs, mounts it at /sys/kernel/tracing.
+ * Context: blocking; the result is cached for the process.
+ * Return: borrowed path valid for the process lifetime, or NULL with errno
+ * set (ENOENT, EPERM ...) and tk_errmsg() saying what to do.
+ */
+TK_API const char *tk_tracefs_root(void);
+
+/** Flags for tk_tracefs_open(). */
+enum tk_tracefs_flags {
+	TK_TRACEFS_CREATE = 1 << 0, /* create the instance; fail with EEXIST if present */
+};
+
+/**
+ * tk_tracefs_open() - open an instance
+ * @instance: name under instances/, or NULL for the top-level buffer
+ * @flags:    TK_TRACEFS_CREATE to create it (then tk_tracefs_remove()
+ *            deletes it again)
+ * Return: handle for tk_tracefs_close(), or NULL with errno set (ENOENT,
+ * EEXIST, EINVAL for a name with '/', EPERM ...).
+ */
+TK_API struct tk_tracefs *tk_tracefs_open(const char *instance, unsigned int flags);
+
+/** tk_tracefs_close() - free the handle; the instance stays. NULL is accepted. */
+TK_API void tk_tracefs_close(struct tk_tracefs *tfs);
+
+/**
+ * tk_tracefs_remove() - delete the instance (rmdir), then free the handle
+ *
+ * Events are disabled first so that the kernel lets the directory go.
+ * The top-level buffer is never removed (tracing is just switched off).
+ * Return: 0 or a negative errno (-EBUSY while a reader holds a file open);
+ * the handle is freed in every case.
+ */
+TK_API int tk_tracefs_remove(struct tk_tracefs *tfs);
+
+/**
+ * tk_tracefs_remove_instance() - rmdir instances/@name, whoever made it
+ * Return: 0, -ENOENT, -EBUSY, -EPERM ...
+ */
+TK_API int tk_tracefs_remove_instance(const char *name);
+
+/** Name of the instance ("" for the top-level buffer); borrowed until close. */
+TK_API const char *tk_tracefs_name(const struct tk_tracefs *tfs);
+
+/** Absolute directory of the instance; borrowed until close. */
+TK_API const char *tk_tracefs_dir(const struct tk_tracefs *tfs);
+
+/**
+ * tk_tracefs_read_file() - read a whole file (tracefs files have no size)
+ * @path: relative to the instance, or absolute ("/proc/kallsyms")
+ * @data: receives a malloc'ed, NUL-terminated copy (freed by the caller)
+ * @len:  receives the length without the NUL
+ * Return: 0 or a negative errno with the file named in tk_errmsg().
+ */
+TK_API int tk_tracefs_read_file(const struct tk_tracefs *tfs, const char *path, char **data,
+				size_t *len);
+
+/**
+ * tk_tracefs_read_top_file() - same, relative to the tracefs root
+ * (saved_cmdlines, printk_formats and available_events live there only).
+ */
+TK_API int tk_tracefs_read_top_file(const char *path, char **data, size_t *len);
+
+/**
+ * tk_tracefs_write_file() - write @text to a control file in one write()
+ * Return: 0 or a negative errno; the message names the file, the errno and
+ * what to do about it.
+ */
+TK_API int tk_tracefs_write_file(const struct tk_tracefs *tfs, const char *path,
+				 const char *text);
+
+/** Called for each event an enable request matched. */
+typedef void (*tk_tracefs_event_fn)(const char *system, const char *event, void *ctx);
+
+/**
+ * tk_tracefs_enable_events() - enable the events matching @spec
+ * @spec:   "SYSTEM", "SYSTEM:EVENT" or "EVENT", each part a shell glob
+ *          ("sched:sched_wak*", "*:*irq*"); a bare word matches systems
+ *          first, then event names in any system, as trace-cmd does
+ * @filter: optional filter expression written to each matched event's
+ *          filter file, or NULL
+ * @fn, @ctx: optional, called per matched event (also for ftrace's own
+ *          events, which have no enable switch and are always recorded)
+ * Return: the number of events matched (> 0), -ENOENT when nothing
+ * matched, or the first write error (message names the file).
+ */
+TK_API int tk_tracefs_enable_events(struct tk_tracefs *tfs, const char *spec, const char *filter,
+				    tk_tracefs_event_fn fn, void *ctx);
+
+/** tk_tracefs_disable_all_events() - write 0 to events/enable. */
+TK_API int tk_tracefs_disable_all_events(struct tk_tracefs *tfs);
+
+/**
+ * tk_tracefs_set_clock() - select the trace clock
+ * Return: 0, -EINVAL with the list of available clocks when unknown.
+ */
+TK_API int tk_tracefs_set_clock(struct tk_tracefs *tfs, const char *clock);
+
+/**
+ * tk_tracefs_get_clock() - the clock in use (the word in brackets of trace_clock)
+ * @buf, @cap: output, NUL-terminated
+ * Return: 0 or a negative errno.
+ */
+TK_API int tk_tracefs_get_clock(const struct tk_tracefs *tfs, char *buf, size_t cap);
+
+/** tk_tracefs_set_buffer_kb() - per-CPU buffer size (buffer_size_kb). */
+TK_API int tk_tracefs_set_buffer_kb(struct tk_tracefs *tfs, uint32_t kb);
+
+/** tk_tracefs_set_tracing_on() - write tracing_on. */
+TK_API int tk_tracefs_set_tracing_on(struct tk_tracefs *tfs, bool on);
+
+/**
+ * tk_tracefs_set_event_pids() - limit events to these processes
+ * @pids, @count: written to set_event_pid (count 0 clears it)
+ * @follow_fork:  sets options/event-fork so that children are added
+ * Return: 0 or a negative errno.
+ */
+TK_API int tk_tracefs_set_event_pids(struct tk_tracefs *tfs, const int *pids, size_t count,
+				     bool follow_fork);
+
+/**
+ * tk_tracefs_cpu_count() - number of per_cpu/cpuN directories (possible CPUs)
+ * Return: > 0, or a negative errno.
+ */
+TK_API int tk_tracefs_cpu_count(const struct tk_tracefs *tfs);
+
+/** Counters from per_cpu/cpuN/stats (fields absent from the kernel's text stay 0). */
+struct tk_tracefs_cpu_stats {
+	uint64_t entries;
+	uint64_t overrun;
+	uint64_t commit_overrun;
+	uint64_t bytes;
+	uint64_t dropped_events;
+	uint64_t read_events;
+};
+
+/**
+ * tk_tracefs_cpu_stats() - read and parse per_cpu/cpu@cpu/stats
+ * @stats: receives the counters
+ * @text:  optional; receives the malloc'ed raw text (caller frees)
+ * Return: 0 or a negative errno.
+ */
+TK_API int tk_tracefs_cpu_stats(const struct tk_tracefs *tfs, uint32_t cpu,
+				struct tk_tracefs_cpu_stats *stats, char **text);
+
+/**
+ * tk_tracefs_open_pipe_raw() - open per_cpu/cpu@cpu/trace_pipe_raw
+ * @nonblock: O_NONBLOCK
+ * Return: a descriptor the caller closes, or a negative errno.
+ */
+TK_API int tk_tracefs_open_pipe_raw(const struct tk_tracefs *tfs, uint32_t cpu, bool nonblock);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * tracekit record: capture kernel events into a .dat file.
+ *
+ * The capture itself is the library's (tk_record_*): this file parses the
+ * command line, starts the command to trace, waits for the end and prints
+ * the summary.
+ *
+ * Signals: SIGINT, SIGTERM, SIGHUP and SIGCHLD are blocked before the
+ * capture threads exist (they inherit the mask) and taken synchronously by
+ * the main thread with sigtimedwait(). So Ctrl-C is an ordinary event of
+ * the main loop, which then stops, drains and writes a complete file, and
+ * the instance is removed by the same code path as on success. No handler
+ * ever runs asynchronously.
+ *
+ * The command: forked before tracing starts, it waits on a pipe until
+ * set_event_pid holds its pid (for -F) and tracing is on, then execs; a
+ * second, close-on-exec pipe tells whether the exec worked. The child gets
+ * TRACEKIT_INSTANCE=<instance directory> so that it can write its own
+ * marks to the instance's trace_marker.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracekit/record.h>
+#include <tracekit/tracefs.h>
+
+#include "cli.h"
+
+const char cmd_record_usage[] =
+	"usage: tracekit record [options] [-- COMMAND [ARGS...]]\n"
+	"\n"
+	"Record kernel events into a trace-cmd .dat file, in a tracefs instance of\n"
+	"its own (tracekit-<pid>) that is removed at the end. Recording stops when\n"
+	"COMMAND exits, after --duration, or on Ctrl-C (SIGINT/SIGTERM); the file is\n"
+	"complete in every case. trace_marker writes are always recorded; COMMAND\n"
+	"finds the instance directory in $TRACEKIT_INSTANCE.\n"
+	"\n"
+	"options:\n"
+	"  -e, --event SYSTEM[:EVENT]  events to record; globs allowed (repeatable)\n"
+	"  -f, --filter EXPR       filter for the events of the preceding -e\n"
+	"  -o, --output FILE       output file (default trace.dat)\n"
+	"  -b, --buffer-size KB    ring buffer size per CPU, in KiB\n"
+	"  -C, --clock CLOCK       trace clock (see 'tracekit list --clocks')\n"
+	"  -P, --pid PID           record only events of this process (repeatable)\n"
+	"  -F, --follow            record only events of COMMAND and its children\n"
+	"      --duration SECONDS  stop after this time\n"
+	"      --top               record the top-level buffer, not an own instance\n"
+	"  -B, --instance NAME     record in this instance (created, then removed)\n"
+	"      --compression zstd|zlib|none\n"
+	"                          codec (default zstd; v6 is never compressed)\n"
+	"      --file-version 6|7  .dat version (default 7)\n"
+	"  -q, --quiet             no summary\n"
+	"  -h, --help              show this help\n";
+
+#define VERSION_TEXT "tracekit 0.1.0"
+
+struct child {
+	pid_t pid;
+	int go_fd;    /* parent writes one byte: exec now */
+	int err_fd;   /* child writes its errno if exec fails */
+	bool exited;
+	int status;
+};
+
+static int start_child(struct child *ch, char **argv, const char *instance_dir,
+		       const sigset_t *old_mask)
+{
+	int go[2], err[2];
+
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+		return cli_error("pipe: %m");
+	ch->pid = fork();
+	if (ch->pid < 0)
+		return cli_error("fork: %m");
+	if (ch->pid == 0) {
+		char b;
+		int e;
+
+		close(go[1]);
+		close(err[0]);
+		sigprocmask(SIG_SETMASK, old_mask, NULL);
+		setenv("TRACEKIT_INSTANCE", instance_dir, 1);
+		/* Wait until tracing is on (or the parent gave up: EOF). */
+		if (read(go[0], &b, 1) != 1)
+			_exit(126);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	ch->go_fd = go[1];
+	ch->err_fd = err[0];
+	return CLI_OK;
+}
+
+/* Let the child exec; returns the exec errno, 0 when it runs. */
+static int release_child(struct child *ch, const char *name)
+{
+	ssize_t n;
+	int e = 0;
+
+	if (write(ch->go_fd, "g", 1) != 1)
+		return errno;
+	close(ch->go_fd);
+	ch->go_fd = -1;
+	do {
+		n = read(ch->err_fd, &e, sizeof(e));
+	} while (n < 0 && errno == EINTR);
+	close(ch->err_fd);
+	ch->err_fd = -1;
+	if (n == (ssize_t)sizeof(e)) {
+		cli_error("cannot run '%s': %s", name, strerror(e));
+		return e ? e : EIO;
+	}
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void print_summary(struct tk_record *rec, const char *out, int version,
+			  enum tk_compression codec, double seconds)
+{
+	const struct tk_record_cpu_stats *st;
+	uint64_t events = 0, pages = 0, lost = 0;
+	uint32_t n;
+	struct stat sb;
+	struct rusage ru;
+	double cpu = 0;
+
+	st = tk_record_cpu_stats(rec, &n);
+	for (uint32_t i = 0; i < n; i++) {
+		fprintf(stderr,
+			"tracekit record: CPU %u: %" PRIu64 " events, %" PRIu64
+			" pages, entries %" PRIu64 ", overrun %" PRIu64 ", commit overrun %" PRIu64
+			", dropped %" PRIu64 ", pages after a loss %" PRIu64 " (%" PRIu64
+			" events counted there)\n",
+			st[i].cpu, st[i].events, st[i].pages, st[i].entries, st[i].overrun,
+			st[i].commit_overrun, st[i].dropped_events, st[i].missed_pages,
+			st[i].missed_events);
+		events += st[i].events;
+		pages += st[i].pages;
+		lost += st[i].overrun + st[i].commit_overrun + st[i].dropped_events;
+	}
+	/* The recorder's own CPU time (threads included, the command excluded). */
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	fprintf(stderr,
+		"tracekit record: %s (v%d, %s): %" PRIu64 " events, %" PRIu64
+		" pages, %.2f MB in %.2f s (recorder CPU %.2f s), %" PRIu64 " events lost\n",
+		out, version, tk_compression_name(codec), events, pages,
+		stat(out, &sb) == 0 ? (double)sb.st_size / 1e6 : 0.0, seconds, cpu, lost);
+	if (lost)
+		fprintf(stderr, "tracekit record: warning: %" PRIu64
+				" events were lost: use a larger buffer (-b) or fewer events\n",
+			lost);
+}
+
+struct record_args {
+	struct tk_record_opts opts;
+	struct tk_record_event *events;
+	size_t nevents;
+	int *pids;
+	size_t npids;
+	bool follow;
+	double duration;
+	bool quiet;
+	char **command;
+};
+
+static int wait_loop(struct tk_record *rec, struct record_args *a, struct child *ch,
+		     const sigset_t *set)
+{
+	double deadline = a->duration > 0 ? now() + a->duration : 0;
+
+	for (;;) {
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = 200 * 1000 * 1000};
+		siginfo_t info;
+		int sig;
+
+		if (deadline) {
+			double left = deadline - now();
+
+			if (left <= 0)
+				return CLI_OK;
+			if (left < 0.2)
+				ts.tv_nsec = (long)(left * 1e9);
+		}
+		if (tk_record_error(rec))
+			return CLI_FAIL;
+		sig = sigtimedwait(set, &info, &ts);
+		if (sig < 0)
+			continue;
+		if (sig == SIGCHLD) {
+			if (ch->pid > 0 && !ch->exited && waitpid(ch->pid, &ch->status, WNOHANG) > 0) {
+				ch->exited = true;
+				return CLI_OK;
+			}
+			continue;
+		}
+		/* SIGINT, SIGTERM, SIGHUP: the command gets it too, then we finish. */
+		if (ch->pid > 0 && !ch->exited && info.si_pid != ch->pid)
+			kill(ch->pid, sig);
+		return CLI_OK;
+	}
+}
+
+static int run(struct record_args *a)
+{
+	struct child ch = {.pid = -1, .go_fd = -1, .err_fd = -1};
+	sigset_t set, old;
+	struct tk_record *rec;
+	double start;
+	int r = CLI_OK, lib;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, &old);
+
+	rec = tk_record_new(&a->opts);
+	if (!rec) {
+		r = cli_lib_error(NULL);
+		goto out_mask;
+	}
+	if (a->command) {
+		r = start_child(&ch, a->command, tk_tracefs_dir(tk_record_tracefs(rec)), &old);
+		if (r != CLI_OK)
+			goto out;
+	}
+	if (a->follow && ch.pid > 0) {
+		int *np = realloc(a->pids, (a->npids + 1) * sizeof(*np));
+
+		if (!np) {
+			r = cli_error("out of memory");
+			goto out;
+		}
+		a->pids = np;
+		a->pids[a->npids++] = ch.pid;
+	}
+	if (a->npids && tk_record_set_pids(rec, a->pids, a->npids, a->follow) < 0) {
+		r = cli_lib_error(NULL);
+		goto out;
+	}
+	start = now();
+	if (tk_record_start(rec) < 0) {
+		r = cli_lib_error(NULL);
+		goto out;
+	}
+	if (ch.pid > 0 && release_child(&ch, a->command[0]) != 0) {
+		/*
+		 * Nothing worth a file was recorded: the command never ran.
+		 * Reap it first: until it exits it holds the instance's
+		 * trace_pipe_raw descriptors, and the kernel would refuse to
+		 * remove the instance.
+		 */
+		if (waitpid(ch.pid, &ch.status, 0) == ch.pid)
+			ch.exited = true;
+		tk_record_stop(rec);
+		r = CLI_FAIL;
+		goto out;
+	}
+	r = wait_loop(rec, a, &ch, &set);
+
+	lib = tk_record_stop(rec);
+	if (lib < 0)
+		r = cli_lib_error(NULL);
+	if (tk_record_finish(rec) < 0) {
+		r = cli_lib_error(a->opts.output);
+	} else if (!a->quiet) {
+		print_summary(rec, a->opts.output, a->opts.file_version, a->opts.compression,
+			      now() - start);
+	}
+out:
+	tk_record_free(rec);
+	if (ch.go_fd >= 0)
+		close(ch.go_fd); /* an unreleased child sees EOF and exits */
+	if (ch.err_fd >= 0)
+		close(ch.err_fd);
+	if (ch.pid > 0 && !ch.exited && waitpid(ch.pid, &ch.status, WNOHANG) > 0)
+		ch.exited = true;
+	if (ch.exited && !a->quiet && r == CLI_OK) {
+		if (WIFEXITED(ch.status) && WEXITSTATUS(ch.status))
+			fprintf(stderr, "tracekit record: command exited with status %d\n",
+				WEXITSTATUS(ch.status));
+		else if (WIFSIGNALED(ch.status))
+			fprintf(stderr, "tracekit record: command killed by signal %d\n",
+				WTERMSIG(ch.status));
+	}
+out_mask:
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || v == 0 || v > UINT32_MAX || s[0] == '-')
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	enum { OPT_DURATION = 256, OPT_TOP, OPT_COMPRESSION, OPT_FILE_VERSION };
+	static const struct option longopts[] = {
+		{"event", required_argument, NULL, 'e'},
+		{"filter", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"buffer-size", required_argument, NULL, 'b'},
+		{"clock", required_argument, NULL, 'C'},
+		{"pid", required_argument, NULL, 'P'},
+		{"follow", no_argument, NULL, 'F'},
+		{"instance", required_argument, NULL, 'B'},
+		{"duration", required_argument, NULL, OPT_DURATION},
+		{"top", no_argument, NULL, OPT_TOP},
+		{"compression", required_argument, NULL, OPT_COMPRESSION},
+		{"file-version", required_argument, NULL, OPT_FILE_VERSION},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct record_args a = {0};
+	const char *codec = NULL;
+	uint32_t v;
+	char *end;
+	int c, r;
+
+	a.opts.output = "trace.dat";
+	a.opts.file_version = 7;
+	a.opts.tracer_version = VERSION_TEXT;
+	a.events = calloc((size_t)argc + 1, sizeof(*a.events));
+	a.pids = calloc((size_t)argc + 1, sizeof(*a.pids));
+	if (!a.events || !a.pids) {
+		free(a.events);
+		free(a.pids);
+		return cli_error("out of memory");
+	}
+
+	/* "+" stops at the command: its options are its own. */
+	while ((c = getopt_long(argc, argv, "+:e:f:o:b:C:P:FB:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			a.events[a.nevents++].spec = optarg;
+			break;
+		case 'f':
+			if (!a.nevents) {
+				r = cli_usage_error("-f applies to the events of a preceding -e");
+				goto out;
+			}
+			a.events[a.nevents - 1].filter = optarg;
+			break;
+		case 'o':
+			a.opts.output = optarg;
+			break;
+		case 'b':
+			if (parse_u32(optarg, &v) < 0) {
+				r = cli_usage_error("buffer size must be a positive number of KiB, "
+						    "not '%s'",
+						    optarg);
+				goto out;
+			}
+			a.opts.buffer_kb = v;
+			break;
+		case 'C':
+			a.opts.clock = optarg;
+			break;
+		case 'P':
+			if (parse_u32(optarg, &v) < 0 || v > INT32_MAX) {
+				r = cli_usage_error("invalid pid '%s'", optarg);
+				goto out;
+			}
+			a.pids[a.npids++] = (int)v;
+			break;
+		case 'F':
+			a.follow = true;
+			break;
+		case 'B':
+			a.opts.instance = optarg;
+			break;
+		case OPT_DURATION:
+			errno = 0;
+			a.duration = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(a.duration > 0) ||
+			    !isfinite(a.duration)) {
+				r = cli_usage_error("duration must be a positive number of seconds, "
+						    "not '%s'",
+						    optarg);
+				goto out;
+			}
+			break;
+		case OPT_TOP:
+			a.opts.top = true;
+			break;
+		case OPT_COMPRESSION:
+			codec = optarg;
+			break;
+		case OPT_FILE_VERSION:
+			if (!strcmp(optarg, "6")) {
+				a.opts.file_version = 6;
+			} else if (!strcmp(optarg, "7")) {
+				a.opts.file_version = 7;
+			} else {
+				r = cli_usage_error("file version must be 6 or 7, not '%s'", optarg);
+				goto out;
+			}
+			break;
+		case 'q':
+			a.quiet = true;
+			break;
+		case 'h':
+			fputs(cmd_record_usage, stdout);
+			r = cli_finish_stdout(CLI_OK);
+			goto out;
+		default:
+			r = cli_bad_option(c, argv);
+			goto out;
+		}
+	}
+	if (optind < argc)
+		a.command = argv + optind;
+	if (a.follow && !a.command) {
+		r = cli_usage_error("-F needs a command to follow (-- COMMAND ARGS...)");
+		goto out;
+	}
+	if (a.opts.top && a.opts.instance) {
+		r = cli_usage_error("--top and -B exclude each other");
+		goto out;
+	}
+	if (!codec) {
+		a.opts.compression = a.opts.file_version == 6 ? TK_COMPRESS_NONE : TK_COMPRESS_ZSTD;
+	} else if (tk_compression_from_name(codec, &a.opts.compression) < 0) {
+		r = cli_usage_error("unknown compression '%s' (zstd, zlib or none)", codec);
+		goto out;
+	}
+	if (a.opts.file_version == 6 && a.opts.compression != TK_COMPRESS_NONE) {
+		r = cli_usage_error("file version 6 cannot be compressed (use --compression none "
+				    "or --file-version 7)");
+		goto out;
+	}
+	a.opts.events = a.events;
+	a.opts.event_count = a.nevents;
+	r = run(&a);
+out:
+	free(a.events);
+	free(a.pids);
+	return r;
+}

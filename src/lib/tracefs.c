@@ -1,0 +1,761 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * tracefs: instances, events, filters, clocks and the raw per-CPU pipes.
+ *
+ * Design notes.
+ *
+ * The handle is nothing but a directory path: every operation opens,
+ * writes and closes one control file, as a shell user would. That keeps the
+ * kernel's own state the only truth (another process may change it at any
+ * time) and makes each failure attributable to exactly one file, which is
+ * what the error messages need: "<file>: <strerror> (<ERRNO>): <what to
+ * do>". The hints come from how these machines behave (shared/specs/
+ * tracedat.md §7): function tracers, set_ftrace_filter, kprobe_events and
+ * /proc/sys/kernel/ftrace_enabled answer EPERM under lockdown, so an EPERM
+ * on those files says "locked down", not "run as root".
+ *
+ * Control-file writes are a single write() of the whole text: the kernel
+ * parses each write on its own, so splitting a filter or a pid list over
+ * two writes would be read as two commands.
+ *
+ * tracefs files report st_size 0, so reads grow a buffer until EOF.
+ *
+ * Event matching follows trace-cmd: "SYS:EV" with shell globs on either
+ * side, or a bare word that names systems first and events (in any system)
+ * when no system matches. Events of the "ftrace" system have no enable
+ * file (they are always recorded while tracing is on); matching one is not
+ * an error, it is reported to the callback like any other event so the
+ * recorder stores its format.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <tracekit/tracefs.h>
+
+#include "internal/error.h"
+
+#ifndef TRACEFS_MAGIC
+#define TRACEFS_MAGIC 0x74726163
+#endif
+
+struct tk_tracefs {
+	char *name; /* "" for the top-level buffer */
+	char *dir;
+	bool created;
+};
+
+static char *root_path;
+
+static bool is_tracefs(const char *path)
+{
+	struct statfs st;
+
+	return statfs(path, &st) == 0 && (unsigned long)st.f_type == TRACEFS_MAGIC;
+}
+
+TK_API const char *tk_tracefs_root(void)
+{
+	static const char *const candidates[] = {"/sys/kernel/tracing",
+						 "/sys/kernel/debug/tracing"};
+
+	if (root_path)
+		return root_path;
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		if (is_tracefs(candidates[i])) {
+			root_path = (char *)candidates[i];
+			return root_path;
+		}
+	}
+	if (mount("nodev", candidates[0], "tracefs", 0, NULL) < 0) {
+		int err = errno;
+
+		tk_fail(err, "cannot mount tracefs at %s: %s (%s): %s", candidates[0],
+			strerror(err), strerrorname_np(err) ? strerrorname_np(err) : "?",
+			err == EPERM ? "run as root (CAP_SYS_ADMIN), or mount it beforehand with "
+				       "'mount -t tracefs nodev /sys/kernel/tracing'"
+				     : "is the kernel built with CONFIG_TRACING?");
+		errno = err;
+		return NULL;
+	}
+	root_path = (char *)candidates[0];
+	return root_path;
+}
+
+/* What to do about @err on @path: one short sentence. */
+static const char *hint_for(const char *path, int err)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		if (!strcmp(base, "current_tracer") || !strcmp(base, "set_ftrace_filter") ||
+		    !strcmp(base, "set_ftrace_notrace") || !strcmp(base, "kprobe_events") ||
+		    !strcmp(base, "ftrace_enabled") || !strcmp(base, "available_filter_functions"))
+			return "function tracing and kprobes are locked down on this system "
+			       "(kernel lockdown, a container or a security module); record "
+			       "tracepoint events (-e) or uprobes instead";
+		return "run as root (CAP_SYS_ADMIN or CAP_PERFMON) on a writable tracefs";
+	case ENOENT:
+		if (strstr(path, "/events/"))
+			return "the kernel has no such event; 'tracekit list' shows those it has";
+		return "the kernel does not provide this file (too old, or the feature is "
+		       "not built in)";
+	case EINVAL:
+		if (!strcmp(base, "filter"))
+			return "the kernel rejected the filter expression; its error_log file "
+			       "says where";
+		return "the kernel rejected the value";
+	case EBUSY:
+		return "another process uses it; retry, or run 'tracekit reset' to remove "
+		       "instances left by dead recorders";
+	case ENOMEM:
+		return "not enough memory; ask for a smaller buffer (-b)";
+	case ENODEV:
+		return "tracing is disabled in this kernel";
+	case ENOSPC:
+		return "the file system is full";
+	default:
+		return "see the kernel log (dmesg)";
+	}
+}
+
+static int fail_file(int err, const char *path)
+{
+	const char *name = strerrorname_np(err);
+
+	return tk_fail(err, "%s: %s (%s): %s", path, strerror(err), name ? name : "?",
+		       hint_for(path, err));
+}
+
+static char *join(const char *a, const char *b)
+{
+	char *s;
+
+	if (asprintf(&s, "%s/%s", a, b) < 0)
+		return NULL;
+	return s;
+}
+
+static char *full_path(const struct tk_tracefs *tfs, const char *path)
+{
+	if (path[0] == '/')
+		return strdup(path);
+	return join(tfs->dir, path);
+}
+
+static bool valid_instance_name(const char *name)
+{
+	return name[0] && strcmp(name, ".") && strcmp(name, "..") && !strchr(name, '/');
+}
+
+TK_API struct tk_tracefs *tk_tracefs_open(const char *instance, unsigned int flags)
+{
+	const char *root = tk_tracefs_root();
+	struct tk_tracefs *tfs;
+	struct stat st;
+	int err;
+
+	if (!root)
+		return NULL;
+	if (instance && !valid_instance_name(instance)) {
+		tk_fail(EINVAL, "invalid instance name '%s'", instance);
+		errno = EINVAL;
+		return NULL;
+	}
+	tfs = calloc(1, sizeof(*tfs));
+	if (!tfs)
+		goto nomem;
+	tfs->name = strdup(instance ? instance : "");
+	if (!tfs->name)
+		goto nomem;
+	if (instance) {
+		if (asprintf(&tfs->dir, "%s/instances/%s", root, instance) < 0) {
+			tfs->dir = NULL;
+			goto nomem;
+		}
+	} else {
+		tfs->dir = strdup(root);
+		if (!tfs->dir)
+			goto nomem;
+	}
+	if (instance && (flags & TK_TRACEFS_CREATE)) {
+		if (mkdir(tfs->dir, 0750) < 0) {
+			err = errno;
+			if (err == EEXIST)
+				tk_fail(err, "%s: instance already exists: another recorder uses "
+					"it, or 'tracekit reset' removes it if its recorder died",
+					tfs->dir);
+			else
+				fail_file(err, tfs->dir);
+			goto fail;
+		}
+		tfs->created = true;
+	} else if (stat(tfs->dir, &st) < 0) {
+		err = errno;
+		fail_file(err, tfs->dir);
+		goto fail;
+	}
+	return tfs;
+
+nomem:
+	err = ENOMEM;
+	tk_fail(err, "out of memory");
+fail:
+	tk_tracefs_close(tfs);
+	errno = err;
+	return NULL;
+}
+
+TK_API void tk_tracefs_close(struct tk_tracefs *tfs)
+{
+	if (!tfs)
+		return;
+	free(tfs->name);
+	free(tfs->dir);
+	free(tfs);
+}
+
+TK_API int tk_tracefs_remove_instance(const char *name)
+{
+	const char *root = tk_tracefs_root();
+	char *dir;
+	int r = 0;
+
+	if (!root)
+		return -errno;
+	if (!valid_instance_name(name))
+		return tk_fail(EINVAL, "invalid instance name '%s'", name);
+	if (asprintf(&dir, "%s/instances/%s", root, name) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	if (rmdir(dir) < 0)
+		r = fail_file(errno, dir);
+	free(dir);
+	return r;
+}
+
+TK_API int tk_tracefs_remove(struct tk_tracefs *tfs)
+{
+	int r;
+
+	if (!tfs)
+		return 0;
+	tk_tracefs_set_tracing_on(tfs, false);
+	if (!tfs->name[0]) {
+		tk_tracefs_close(tfs);
+		return 0;
+	}
+	/* The kernel refuses rmdir while events of the instance are enabled on old kernels. */
+	tk_tracefs_disable_all_events(tfs);
+	r = tk_tracefs_remove_instance(tfs->name);
+	tk_tracefs_close(tfs);
+	return r;
+}
+
+TK_API const char *tk_tracefs_name(const struct tk_tracefs *tfs)
+{
+	return tfs->name;
+}
+
+TK_API const char *tk_tracefs_dir(const struct tk_tracefs *tfs)
+{
+	return tfs->dir;
+}
+
+static int read_path(const char *path, char **data, size_t *len)
+{
+	size_t cap = 4096, used = 0;
+	char *buf = malloc(cap);
+	int fd, err;
+
+	if (!buf)
+		return tk_fail(ENOMEM, "out of memory");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		free(buf);
+		return fail_file(err, path);
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (cap - used < 2) {
+			char *nb;
+
+			if (cap > SIZE_MAX / 2) {
+				err = EFBIG;
+				goto fail;
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				err = ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + used, cap - used - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	buf[used] = '\0';
+	*data = buf;
+	*len = used;
+	return 0;
+
+fail:
+	close(fd);
+	free(buf);
+	if (err == ENOMEM)
+		return tk_fail(err, "out of memory reading %s", path);
+	return fail_file(err, path);
+}
+
+TK_API int tk_tracefs_read_file(const struct tk_tracefs *tfs, const char *path, char **data,
+				size_t *len)
+{
+	char *p = full_path(tfs, path);
+	int r;
+
+	if (!p)
+		return tk_fail(ENOMEM, "out of memory");
+	r = read_path(p, data, len);
+	free(p);
+	return r;
+}
+
+TK_API int tk_tracefs_read_top_file(const char *path, char **data, size_t *len)
+{
+	const char *root = tk_tracefs_root();
+	char *p;
+	int r;
+
+	if (!root)
+		return -errno;
+	p = path[0] == '/' ? strdup(path) : join(root, path);
+	if (!p)
+		return tk_fail(ENOMEM, "out of memory");
+	r = read_path(p, data, len);
+	free(p);
+	return r;
+}
+
+static int write_path(const char *path, const char *text, int open_flags)
+{
+	size_t len = strlen(text);
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC | open_flags);
+	if (fd < 0)
+		return fail_file(errno, path);
+	do {
+		n = write(fd, text, len);
+	} while (n < 0 && errno == EINTR);
+	err = n < 0 ? errno : 0;
+	if (!err && (size_t)n != len)
+		err = EIO;
+	if (close(fd) < 0 && !err)
+		err = errno;
+	return err ? fail_file(err, path) : 0;
+}
+
+TK_API int tk_tracefs_write_file(const struct tk_tracefs *tfs, const char *path, const char *text)
+{
+	char *p = full_path(tfs, path);
+	int r;
+
+	if (!p)
+		return tk_fail(ENOMEM, "out of memory");
+	r = write_path(p, text, 0);
+	free(p);
+	return r;
+}
+
+static bool is_dir(const char *dir, const char *name)
+{
+	struct stat st;
+	char *p = join(dir, name);
+	bool r;
+
+	if (!p)
+		return false;
+	r = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+	free(p);
+	return r;
+}
+
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+struct enable_ctx {
+	struct tk_tracefs *tfs;
+	const char *filter;
+	tk_tracefs_event_fn fn;
+	void *ctx;
+	int matched;
+};
+
+static int enable_one(struct enable_ctx *ec, const char *sys, const char *ev)
+{
+	char *rel = NULL, *abs = NULL;
+	struct stat st;
+	int r = 0;
+
+	if (asprintf(&rel, "events/%s/%s/enable", sys, ev) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	abs = full_path(ec->tfs, rel);
+	if (!abs) {
+		free(rel);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	/* ftrace's own events (print, bprint ...) have no switch: they are always on. */
+	if (stat(abs, &st) == 0) {
+		if (ec->filter) {
+			char *frel;
+
+			if (asprintf(&frel, "events/%s/%s/filter", sys, ev) < 0) {
+				r = tk_fail(ENOMEM, "out of memory");
+				goto out;
+			}
+			r = tk_tracefs_write_file(ec->tfs, frel, ec->filter);
+			free(frel);
+			if (r < 0)
+				goto out;
+		}
+		r = write_path(abs, "1", 0);
+		if (r < 0)
+			goto out;
+	}
+	ec->matched++;
+	if (ec->fn)
+		ec->fn(sys, ev, ec->ctx);
+out:
+	free(rel);
+	free(abs);
+	return r;
+}
+
+/* Enable the events of @sys whose names match @ev_glob (NULL: all). */
+static int enable_in_system(struct enable_ctx *ec, const char *events_dir, const char *sys,
+			    const char *ev_glob)
+{
+	char *sysdir = join(events_dir, sys);
+	struct dirent **list = NULL;
+	int n, r = 0;
+
+	if (!sysdir)
+		return tk_fail(ENOMEM, "out of memory");
+	n = scandir(sysdir, &list, NULL, alphasort);
+	if (n < 0) {
+		r = fail_file(errno, sysdir);
+		free(sysdir);
+		return r;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *ev = list[i]->d_name;
+
+		if (r == 0 && ev[0] != '.' && is_dir(sysdir, ev) &&
+		    (!ev_glob || fnmatch(ev_glob, ev, 0) == 0))
+			r = enable_one(ec, sys, ev);
+		free(list[i]);
+	}
+	free(list);
+	free(sysdir);
+	return r;
+}
+
+TK_API int tk_tracefs_enable_events(struct tk_tracefs *tfs, const char *spec, const char *filter,
+				    tk_tracefs_event_fn fn, void *ctx)
+{
+	struct enable_ctx ec = {.tfs = tfs, .filter = filter, .fn = fn, .ctx = ctx};
+	char *copy = strdup(spec), *colon, *events_dir = NULL;
+	const char *sys_glob, *ev_glob;
+	struct dirent **list = NULL;
+	int n = 0, r = 0;
+	bool by_event = false;
+
+	if (!copy)
+		return tk_fail(ENOMEM, "out of memory");
+	if (!spec[0] || strchr(spec, '/')) {
+		free(copy);
+		return tk_fail(EINVAL, "invalid event '%s' (SYSTEM, SYSTEM:EVENT or EVENT)", spec);
+	}
+	colon = strchr(copy, ':');
+	if (colon) {
+		*colon = '\0';
+		sys_glob = copy[0] ? copy : "*";
+		ev_glob = colon[1] ? colon + 1 : NULL;
+	} else {
+		sys_glob = copy;
+		ev_glob = NULL;
+	}
+	events_dir = join(tfs->dir, "events");
+	if (!events_dir) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	n = scandir(events_dir, &list, NULL, alphasort);
+	if (n < 0) {
+		r = fail_file(errno, events_dir);
+		n = 0;
+		goto out;
+	}
+again:
+	for (int i = 0; i < n && r == 0; i++) {
+		const char *sys = list[i]->d_name;
+
+		if (sys[0] == '.' || !is_dir(events_dir, sys))
+			continue;
+		if (by_event)
+			r = enable_in_system(&ec, events_dir, sys, copy);
+		else if (fnmatch(sys_glob, sys, 0) == 0)
+			r = enable_in_system(&ec, events_dir, sys, ev_glob);
+	}
+	if (r == 0 && ec.matched == 0 && !colon && !by_event) {
+		by_event = true;
+		goto again;
+	}
+	if (r == 0 && ec.matched == 0) {
+		char *what = join(events_dir, has_glob(spec) ? "*" : spec);
+
+		r = tk_fail(ENOENT, "%s: no event matches '%s': %s", what ? what : events_dir,
+			    spec, hint_for("/events/", ENOENT));
+		free(what);
+	}
+out:
+	for (int i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+	free(events_dir);
+	free(copy);
+	return r < 0 ? r : ec.matched;
+}
+
+TK_API int tk_tracefs_disable_all_events(struct tk_tracefs *tfs)
+{
+	return tk_tracefs_write_file(tfs, "events/enable", "0");
+}
+
+/* The word between brackets in a trace_clock text. */
+static int current_clock(const char *text, char *buf, size_t cap)
+{
+	const char *a = strchr(text, '['), *b;
+
+	if (!a || !(b = strchr(a, ']')) || (size_t)(b - a - 1) >= cap)
+		return -EINVAL;
+	memcpy(buf, a + 1, (size_t)(b - a - 1));
+	buf[b - a - 1] = '\0';
+	return 0;
+}
+
+static bool clock_listed(const char *text, const char *clock)
+{
+	size_t n = strlen(clock);
+
+	for (const char *p = text; *p;) {
+		while (*p == ' ' || *p == '[' || *p == '\n')
+			p++;
+		if (!strncmp(p, clock, n) && (p[n] == ' ' || p[n] == ']' || p[n] == '\n' || !p[n]))
+			return true;
+		while (*p && *p != ' ')
+			p++;
+	}
+	return false;
+}
+
+TK_API int tk_tracefs_set_clock(struct tk_tracefs *tfs, const char *clock)
+{
+	char *text;
+	size_t len;
+	int r;
+
+	r = tk_tracefs_read_file(tfs, "trace_clock", &text, &len);
+	if (r < 0)
+		return r;
+	if (!clock[0] || strpbrk(clock, " []\n") || !clock_listed(text, clock)) {
+		while (len && text[len - 1] == '\n')
+			text[--len] = '\0';
+		r = tk_fail(EINVAL, "%s/trace_clock: unknown clock '%s' (available: %s)", tfs->dir,
+			    clock, text);
+		free(text);
+		return r;
+	}
+	free(text);
+	return tk_tracefs_write_file(tfs, "trace_clock", clock);
+}
+
+TK_API int tk_tracefs_get_clock(const struct tk_tracefs *tfs, char *buf, size_t cap)
+{
+	char *text;
+	size_t len;
+	int r;
+
+	r = tk_tracefs_read_file(tfs, "trace_clock", &text, &len);
+	if (r < 0)
+		return r;
+	r = current_clock(text, buf, cap);
+	if (r < 0)
+		r = tk_fail(EINVAL, "%s/trace_clock: no clock in brackets", tfs->dir);
+	free(text);
+	return r;
+}
+
+TK_API int tk_tracefs_set_buffer_kb(struct tk_tracefs *tfs, uint32_t kb)
+{
+	char num[16];
+
+	snprintf(num, sizeof(num), "%u", kb);
+	return tk_tracefs_write_file(tfs, "buffer_size_kb", num);
+}
+
+TK_API int tk_tracefs_set_tracing_on(struct tk_tracefs *tfs, bool on)
+{
+	return tk_tracefs_write_file(tfs, "tracing_on", on ? "1" : "0");
+}
+
+TK_API int tk_tracefs_set_event_pids(struct tk_tracefs *tfs, const int *pids, size_t count,
+				     bool follow_fork)
+{
+	char *text, *p;
+	int r;
+
+	if (count > SIZE_MAX / 16)
+		return tk_fail(EINVAL, "too many pids");
+	text = malloc(count * 16 + 2);
+	if (!text)
+		return tk_fail(ENOMEM, "out of memory");
+	p = text;
+	for (size_t i = 0; i < count; i++)
+		p += sprintf(p, "%s%d", i ? " " : "", pids[i]);
+	if (!count) {
+		/* An empty write is ignored; O_TRUNC clears the list. */
+		char *path = full_path(tfs, "set_event_pid");
+
+		free(text);
+		if (!path)
+			return tk_fail(ENOMEM, "out of memory");
+		r = write_path(path, "", O_TRUNC);
+		free(path);
+		return r;
+	}
+	*p++ = '\n';
+	*p = '\0';
+	r = tk_tracefs_write_file(tfs, "set_event_pid", text);
+	free(text);
+	if (r == 0)
+		r = tk_tracefs_write_file(tfs, "options/event-fork", follow_fork ? "1" : "0");
+	return r;
+}
+
+TK_API int tk_tracefs_cpu_count(const struct tk_tracefs *tfs)
+{
+	char *dir = join(tfs->dir, "per_cpu");
+	struct dirent *de;
+	DIR *d;
+	int max = -1;
+
+	if (!dir)
+		return tk_fail(ENOMEM, "out of memory");
+	d = opendir(dir);
+	if (!d) {
+		int r = fail_file(errno, dir);
+
+		free(dir);
+		return r;
+	}
+	while ((de = readdir(d))) {
+		char *end;
+		long v;
+
+		if (strncmp(de->d_name, "cpu", 3) || !isdigit((unsigned char)de->d_name[3]))
+			continue;
+		v = strtol(de->d_name + 3, &end, 10);
+		if (*end || v < 0 || v > 65535)
+			continue;
+		if (v > max)
+			max = (int)v;
+	}
+	closedir(d);
+	if (max < 0) {
+		int r = tk_fail(ENOENT, "%s: no cpuN directories", dir);
+
+		free(dir);
+		return r;
+	}
+	free(dir);
+	return max + 1;
+}
+
+static uint64_t stat_field(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (!strncmp(p, key, n) && p[n] == ':')
+			return strtoull(p + n + 1, NULL, 10);
+	}
+	return 0;
+}
+
+TK_API int tk_tracefs_cpu_stats(const struct tk_tracefs *tfs, uint32_t cpu,
+				struct tk_tracefs_cpu_stats *stats, char **text)
+{
+	char rel[64], *buf;
+	size_t len;
+	int r;
+
+	snprintf(rel, sizeof(rel), "per_cpu/cpu%u/stats", cpu);
+	r = tk_tracefs_read_file(tfs, rel, &buf, &len);
+	if (r < 0)
+		return r;
+	memset(stats, 0, sizeof(*stats));
+	stats->entries = stat_field(buf, "entries");
+	stats->overrun = stat_field(buf, "overrun");
+	stats->commit_overrun = stat_field(buf, "commit overrun");
+	stats->bytes = stat_field(buf, "bytes");
+	stats->dropped_events = stat_field(buf, "dropped events");
+	stats->read_events = stat_field(buf, "read events");
+	if (text)
+		*text = buf;
+	else
+		free(buf);
+	return 0;
+}
+
+TK_API int tk_tracefs_open_pipe_raw(const struct tk_tracefs *tfs, uint32_t cpu, bool nonblock)
+{
+	char rel[64], *p;
+	int fd, r;
+
+	snprintf(rel, sizeof(rel), "per_cpu/cpu%u/trace_pipe_raw", cpu);
+	p = full_path(tfs, rel);
+	if (!p)
+		return tk_fail(ENOMEM, "out of memory");
+	fd = open(p, O_RDONLY | O_CLOEXEC | (nonblock ? O_NONBLOCK : 0));
+	r = fd < 0 ? fail_file(errno, p) : fd;
+	free(p);
+	return r;
+}

@@ -7,5 +7,7 @@
 #include <tracekit/page.h>
 #include <tracekit/dat.h>
 #include <tracekit/ring.h>
+#include <tracekit/tracefs.h>
+#include <tracekit/record.h>
 
 #endif

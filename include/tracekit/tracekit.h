@@ -9,5 +9,7 @@
 #include <tracekit/ring.h>
 #include <tracekit/tracefs.h>
 #include <tracekit/record.h>
+#include <tracekit/event.h>
+#include <tracekit/report.h>
 
 #endif

@@ -27,6 +27,7 @@ enum {
 /* Entry points: argv[0] is the command name; the return value is the exit code. */
 int cmd_dump(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
@@ -34,6 +35,7 @@ int cmd_reset(int argc, char **argv);
 /* Usage texts printed by "tracekit CMD --help" and "tracekit help CMD". */
 extern const char cmd_dump_usage[];
 extern const char cmd_convert_usage[];
+extern const char cmd_report_usage[];
 extern const char cmd_record_usage[];
 extern const char cmd_list_usage[];
 extern const char cmd_reset_usage[];

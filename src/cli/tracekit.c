@@ -37,6 +37,7 @@ static const struct cli_command commands[] = {
 	 cmd_dump_usage},
 	{"convert", cmd_convert, "rewrite a .dat file as another version or compression",
 	 cmd_convert_usage},
+	{"report", cmd_report, "print a .dat file as trace-cmd report does", cmd_report_usage},
 	{"record", cmd_record, "record kernel events into a .dat file", cmd_record_usage},
 	{"list", cmd_list, "list the events, clocks and tracers the kernel offers",
 	 cmd_list_usage},

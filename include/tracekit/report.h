@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * report: a .dat file as text, the way `trace-cmd report` prints it.
+ *
+ * tk_report_run() opens one per-CPU reader for every CPU of every buffer,
+ * merges them by timestamp (ties go to the earlier buffer, then the lower
+ * CPU, as trace-cmd does), and prints each record through the event
+ * module into one large output buffer. Memory is bounded by the metadata
+ * and one page (or compressed chunk) per CPU, whatever the file size.
+ */
+#ifndef TRACEKIT_REPORT_H
+#define TRACEKIT_REPORT_H
+
+#include <tracekit/common.h>
+#include <tracekit/dat.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+	TK_REPORT_NSEC = 1 << 0,    /* -t: nanosecond timestamps */
+	TK_REPORT_RAW = 1 << 1,     /* -R: raw field=value text */
+	TK_REPORT_LATENCY = 1 << 2, /* -l: latency columns */
+	TK_REPORT_STAT = 1 << 3,    /* --stat: counts instead of events */
+	TK_REPORT_JSON = 1 << 4,    /* --json: one object per event */
+	TK_REPORT_SLOW = 1 << 5,    /* print every event with libtraceevent (tests) */
+};
+
+/** What to print; zero-initialise and set what is wanted. */
+struct tk_report_opts {
+	int fd;                       /* output descriptor */
+	unsigned int flags;           /* TK_REPORT_* */
+	const uint8_t *cpu_mask;      /* bitmap of CPUs to show; NULL: all */
+	uint32_t cpu_mask_bits;
+	const char *const *events;    /* "name", "system", "system:name"; globs; NULL: all */
+	size_t nevents;
+	const int *pids;              /* only these pids; NULL: all */
+	size_t npids;
+	const char *const *comms;     /* only these command names (globs) */
+	size_t ncomms;
+	bool has_start, has_end;
+	uint64_t start_ns, end_ns;    /* shown time window, inclusive start, exclusive end */
+};
+
+/** What a run saw. */
+struct tk_report_stats {
+	uint64_t events;              /* records read */
+	uint64_t printed;             /* records that passed the filters */
+	uint64_t lost_events;         /* counted drops */
+	uint64_t drop_marks;          /* pages flagged with drops of unknown count */
+};
+
+/**
+ * tk_report_run() - print @dat
+ * @stats: optional, receives the counts
+ *
+ * Writes the header ("cpus=N") and one line per record to opts->fd. Lost
+ * events are reported in the text where trace-cmd reports them ("CPU:N [N
+ * EVENTS DROPPED]") and, per CPU, through the log (warning level) at the
+ * end.
+ * Context: blocking I/O.
+ * Return: 0, or a negative errno (-EBADMSG for corrupt data, write errors,
+ * -ENOMEM) with tk_errmsg() explaining.
+ */
+TK_API int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
+			 struct tk_report_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * tracekit report: print a .dat file as trace-cmd report does.
+ *
+ * The default text is line for line what `trace-cmd report` 3.1.6 prints;
+ * the options keep trace-cmd's spelling where it has one (-i, --cpu, -t,
+ * -R, -l, -F). The work is the library's tk_report_run(); this file only
+ * turns the command line into tk_report_opts. Lost events are shown where
+ * trace-cmd shows them and summarised per CPU on stderr, so the standard
+ * output stays comparable with trace-cmd's.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracekit/report.h>
+
+#include "cli.h"
+
+const char cmd_report_usage[] =
+	"usage: tracekit report [options] [FILE]\n"
+	"\n"
+	"Print the events of a trace-cmd .dat file (v6 or v7) in time order, as\n"
+	"`trace-cmd report` prints them. FILE defaults to trace.dat.\n"
+	"\n"
+	"options:\n"
+	"  -i, --input FILE      file to read (same as the FILE argument)\n"
+	"      --cpu LIST        only these CPUs (\"0,2-3\")\n"
+	"  -F, --filter EVENT    only these events: NAME, SYSTEM, SYSTEM:NAME;\n"
+	"                        globs allowed; repeat for more\n"
+	"  -P, --pid PID         only events of this pid; repeat for more\n"
+	"      --comm NAME       only events of this command name (glob); repeat\n"
+	"      --start SECONDS   skip events before this time (as printed)\n"
+	"      --end SECONDS     stop at this time\n"
+	"  -t                    nanosecond timestamps\n"
+	"  -R                    raw field values\n"
+	"  -l                    latency format (irq, resched and preempt columns)\n"
+	"      --stat            per-event counts and per-CPU lost events\n"
+	"      --json            one JSON object per event, with typed fields\n"
+	"      --slow            print every event with libtraceevent (for checks)\n"
+	"  -h, --help            show this help\n";
+
+enum {
+	OPT_CPU = 256,
+	OPT_COMM,
+	OPT_START,
+	OPT_END,
+	OPT_STAT,
+	OPT_JSON,
+	OPT_SLOW,
+};
+
+#define MAX_CPUS 4096
+
+static int parse_cpus(const char *s, uint8_t *mask)
+{
+	while (*s) {
+		char *end;
+		unsigned long a, b;
+
+		errno = 0;
+		a = strtoul(s, &end, 10);
+		if (end == s || errno || a >= MAX_CPUS)
+			return -1;
+		b = a;
+		s = end;
+		if (*s == '-') {
+			s++;
+			b = strtoul(s, &end, 10);
+			if (end == s || errno || b >= MAX_CPUS || b < a)
+				return -1;
+			s = end;
+		}
+		for (unsigned long c = a; c <= b; c++)
+			mask[c / 8] |= (uint8_t)(1u << (c % 8));
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return 0;
+}
+
+/* "SECONDS[.FRACTION]" to nanoseconds, without floating point rounding. */
+static int parse_time(const char *s, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0, scale = 1000000000ull;
+	const char *p = s;
+
+	if (!*p)
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (sec > UINT64_MAX / 10 / 1000000000ull)
+			return -1;
+		sec = sec * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++) {
+			if (scale > 1) {
+				scale /= 10;
+				frac += (uint64_t)(*p - '0') * scale;
+			}
+		}
+	}
+	if (*p)
+		return -1;
+	*ns = sec * 1000000000ull + frac;
+	return 0;
+}
+
+static int add_str(const char ***list, size_t *n, const char *s)
+{
+	const char **t = realloc(*list, (*n + 1) * sizeof(*t));
+
+	if (!t)
+		return -1;
+	t[(*n)++] = s;
+	*list = t;
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"input", required_argument, NULL, 'i'},
+		{"cpu", required_argument, NULL, OPT_CPU},
+		{"filter", required_argument, NULL, 'F'},
+		{"pid", required_argument, NULL, 'P'},
+		{"comm", required_argument, NULL, OPT_COMM},
+		{"start", required_argument, NULL, OPT_START},
+		{"end", required_argument, NULL, OPT_END},
+		{"stat", no_argument, NULL, OPT_STAT},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"slow", no_argument, NULL, OPT_SLOW},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static uint8_t mask[MAX_CPUS / 8];
+	struct tk_report_opts opts;
+	const char *path = NULL;
+	const char **events = NULL, **comms = NULL;
+	size_t nevents = 0, ncomms = 0;
+	int *pids = NULL;
+	size_t npids = 0;
+	struct tk_dat *dat;
+	int c, ret, status = CLI_OK;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.fd = STDOUT_FILENO;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:F:P:tRlh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			path = optarg;
+			break;
+		case OPT_CPU:
+			if (parse_cpus(optarg, mask)) {
+				status = cli_usage_error("bad CPU list '%s'", optarg);
+				goto out;
+			}
+			opts.cpu_mask = mask;
+			opts.cpu_mask_bits = MAX_CPUS;
+			break;
+		case 'F':
+			if (add_str(&events, &nevents, optarg))
+				goto nomem;
+			break;
+		case 'P': {
+			char *end;
+			long pid;
+			int *t;
+
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || pid < 0 || pid > 0x7fffffff) {
+				status = cli_usage_error("bad pid '%s'", optarg);
+				goto out;
+			}
+			t = realloc(pids, (npids + 1) * sizeof(*t));
+			if (!t)
+				goto nomem;
+			pids = t;
+			pids[npids++] = (int)pid;
+			break;
+		}
+		case OPT_COMM:
+			if (add_str(&comms, &ncomms, optarg))
+				goto nomem;
+			break;
+		case OPT_START:
+		case OPT_END: {
+			uint64_t ns;
+
+			if (parse_time(optarg, &ns)) {
+				status = cli_usage_error("bad time '%s' (seconds, as printed)",
+							 optarg);
+				goto out;
+			}
+			if (c == OPT_START) {
+				opts.has_start = true;
+				opts.start_ns = ns;
+			} else {
+				opts.has_end = true;
+				opts.end_ns = ns;
+			}
+			break;
+		}
+		case 't':
+			opts.flags |= TK_REPORT_NSEC;
+			break;
+		case 'R':
+			opts.flags |= TK_REPORT_RAW;
+			break;
+		case 'l':
+			opts.flags |= TK_REPORT_LATENCY;
+			break;
+		case OPT_STAT:
+			opts.flags |= TK_REPORT_STAT;
+			break;
+		case OPT_JSON:
+			opts.flags |= TK_REPORT_JSON;
+			break;
+		case OPT_SLOW:
+			opts.flags |= TK_REPORT_SLOW;
+			break;
+		case 'h':
+			fputs(cmd_report_usage, stdout);
+			status = cli_finish_stdout(CLI_OK);
+			goto out;
+		default:
+			status = cli_bad_option(c, argv);
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		if (path || optind + 1 < argc) {
+			status = cli_usage_error("report reads one file");
+			goto out;
+		}
+		path = argv[optind];
+	}
+	if (!path)
+		path = "trace.dat";
+	if ((opts.flags & TK_REPORT_STAT) && (opts.flags & TK_REPORT_JSON)) {
+		status = cli_usage_error("--stat and --json do not go together");
+		goto out;
+	}
+	opts.events = events;
+	opts.nevents = nevents;
+	opts.pids = pids;
+	opts.npids = npids;
+	opts.comms = comms;
+	opts.ncomms = ncomms;
+
+	dat = tk_dat_open(path);
+	if (!dat) {
+		status = cli_lib_error(path);
+		goto out;
+	}
+	fflush(stdout);
+	ret = tk_report_run(dat, &opts, NULL);
+	if (ret < 0)
+		status = cli_lib_error(path);
+	tk_dat_close(dat);
+	goto out;
+nomem:
+	status = cli_error("out of memory");
+out:
+	free(events);
+	free(comms);
+	free(pids);
+	return status;
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Private to the event module (event.c, event-print.c) and its tests.
+ */
+#ifndef TRACEKIT_EVENT_INTERNAL_H
+#define TRACEKIT_EVENT_INTERNAL_H
+
+#include <traceevent/event-parse.h>
+#include <traceevent/trace-seq.h>
+
+#include <tracekit/event.h>
+
+/* Zeroed room behind a slow-path record copy: 16-bit offset + 16-bit length. */
+#define TK_EVENT_SCRATCH (128u * 1024u)
+
+enum tk_op_kind {
+	TK_OP_LIT,
+	TK_OP_NUM,     /* fixed numeric field */
+	TK_OP_STR,     /* char array field */
+	TK_OP_DSTR,    /* __data_loc / __rel_loc string */
+	TK_OP_FLAGS,
+	TK_OP_SYMBOL,
+};
+
+/* How a number is formatted: hand-made fast forms or snprintf(fmt). */
+enum tk_num_form {
+	TK_NUM_PRINTF,
+	TK_NUM_DEC,    /* %d %i: signed */
+	TK_NUM_UDEC,   /* %u */
+	TK_NUM_HEX,    /* %x */
+};
+
+struct tk_sym {
+	uint64_t value;
+	const char *str;   /* borrowed from tep's argument tree */
+	uint32_t len;
+};
+
+struct tk_op {
+	enum tk_op_kind kind;
+	enum tk_num_form form;
+	int ls;              /* length modifier: -2 hh, -1 h, 0, 1 l, 2 ll */
+	uint32_t off, size;  /* the field */
+	bool rel;            /* __rel_loc */
+	bool plain;          /* %s without width/flags */
+	char *lit;           /* TK_OP_LIT text (owned) */
+	uint32_t lit_len;
+	char fmt[40];        /* rebuilt printf format for TK_NUM_PRINTF / strings */
+	struct tk_sym *syms; /* FLAGS / SYMBOL table (owned array) */
+	uint32_t nsyms;
+	const char *delim;   /* FLAGS delimiter (borrowed) */
+	uint32_t delim_len;
+};
+
+enum tk_event_kind {
+	TK_EVENT_SLOW,          /* libtraceevent prints it */
+	TK_EVENT_PROGRAM,       /* compiled print format */
+	TK_EVENT_SCHED_SWITCH,  /* mirror of the sched_switch plugin */
+	TK_EVENT_SCHED_WAKEUP,  /* mirror of the sched_wakeup plugin */
+};
+
+struct tk_event {
+	struct tep_event *tev;
+	int id;
+	const char *name;
+	const char *system;
+	size_t name_len;
+	struct tk_event_field *fields;
+	size_t nfields;
+	enum tk_event_kind kind;
+	struct tk_op *ops;
+	size_t nops;
+	uint64_t max_static;     /* worst-case text of the program, record aside */
+	uint32_t min_size;       /* bytes a record needs for the fixed fields */
+	/* sched plugin mirrors */
+	const struct tk_event_field *f_pid, *f_comm, *f_prio, *f_success, *f_target;
+	const struct tk_event_field *f_prev_pid, *f_prev_comm, *f_prev_prio, *f_prev_state;
+	const struct tk_event_field *f_next_pid, *f_next_comm, *f_next_prio;
+	char states[33];
+};
+
+struct tk_comm_slot {
+	bool used;
+	int pid;
+	char *comm;
+};
+
+struct tk_event_set {
+	struct tep_handle *tep;
+	struct tep_plugin_list *plugins;
+	uint8_t long_size;
+	bool big_endian;
+	bool swap;                /* record byte order differs from ours */
+	struct tk_event **events; /* in the order added */
+	size_t count, cap;
+	struct tk_event **by_id;
+	size_t by_id_len;
+	bool have_common;
+	uint32_t type_off, type_size, pid_off, pid_size;
+	uint32_t flags_off, flags_size, pc_off, pc_size;
+	struct tk_comm_slot *comms;
+	uint32_t comm_cap, comm_count;
+	uint8_t *scratch;
+	size_t scratch_size;
+	size_t scratch_dirty;
+	struct trace_seq seq;
+	bool seq_init;
+};
+
+/* event-print.c */
+void tk_event_compile(struct tk_event_set *set, struct tk_event *ev);
+/* Return: 0, -EBADMSG (truncated marker printed), -ENOTSUP: use the slow path. */
+int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void *data,
+		 uint32_t size, struct tk_outbuf *out);
+void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev,
+			     const void *data, uint32_t size);
+
+/* event.c */
+int tk_event_dyn_loc(const struct tk_event_set *set, uint32_t foff, uint32_t fsize, bool rel,
+		     const void *data, uint32_t size, uint32_t *off, uint32_t *len);
+
+#endif

@@ -1,0 +1,718 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * event: event formats, field access and the compiled event printer.
+ *
+ * Formats. libtraceevent parses the tracefs `format` texts (fields and the
+ * print format with its argument tree); we keep its tep_handle as the
+ * slow, always-correct printer and copy the field facts into our own
+ * tk_event_field array so that readers never touch libtraceevent structs.
+ *
+ * Compiled printing. libtraceevent re-walks the print format's argument
+ * tree for every record (and allocates while doing it), which is most of
+ * why trace-cmd report runs at ~0.3 M events/s. Here each print format is
+ * split once, with the same rules libtraceevent uses, into a program of
+ * ops:
+ *
+ *   LIT      literal text (escapes \n \t \r \\ already applied, %% folded)
+ *   NUM      a fixed numeric field or constant through %d/%i/%u/%x/%X/%o
+ *            with h/hh/l/ll: the value is read unsigned at the field's
+ *            size and then cast by the length modifier, exactly as
+ *            libtraceevent's print_arg_number() does (a signed 4-byte -1
+ *            printed with %lu is 4294967295 there too)
+ *   STR      a char array field up to its NUL or its size
+ *   DSTR     __get_str(): a __data_loc/__rel_loc word (offset | len << 16)
+ *   FLAGS    __print_flags() of a numeric field with numeric values
+ *   SYMBOL   __print_symbolic() of a numeric field with numeric values
+ *
+ * Plain %d/%u/%x/%s without width are formatted by hand; anything with a
+ * width or flags goes through snprintf() with a format string we rebuilt
+ * from validated characters (never the file's text). A print format with
+ * a construct not listed (pointers, %pS symbols, ternaries, casts,
+ * arithmetic, __print_hex, bprint ...) or an event with a plugin handler
+ * we do not mirror is printed by libtraceevent instead: slower, never
+ * wrong. The sched_switch / sched_wakeup plugin handlers, which trace-cmd
+ * loads and which dominate real traces, are mirrored natively, command
+ * name registration included (the plugin registers prev/next comm for
+ * pids the saved cmdlines did not know, which changes later lines).
+ *
+ * Untrusted records. Every compiled op checks its field against the
+ * record size before reading. libtraceevent does not check: before the
+ * slow printer runs, the record is copied into a zeroed scratch area of
+ * 128 KiB + page, larger than any __data_loc offset+length (16+16 bits)
+ * can reach, so a corrupt record prints garbage text rather than reading
+ * out of bounds.
+ *
+ * Command names live in an open-addressing hash (pid -> name slot): the
+ * per-record lookup is one multiply and usually one probe.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <traceevent/event-parse.h>
+#include <traceevent/trace-seq.h>
+
+#include <tracekit/event.h>
+
+#include "event-internal.h"
+#include "internal/error.h"
+
+/* ------------------------------------------------------------- outbuf */
+
+int tk_outbuf_init(struct tk_outbuf *out, int fd, size_t cap)
+{
+	if (!cap)
+		cap = 1 << 20;
+	if (cap < 4096)
+		cap = 4096;
+	memset(out, 0, sizeof(*out));
+	out->buf = malloc(cap);
+	if (!out->buf)
+		return tk_fail(ENOMEM, "cannot allocate an output buffer of %zu bytes", cap);
+	out->cap = cap;
+	out->fd = fd;
+	return 0;
+}
+
+int tk_outbuf_flush(struct tk_outbuf *out)
+{
+	size_t done = 0;
+
+	while (done < out->len && !out->error) {
+		ssize_t n = write(out->fd, out->buf + done, out->len - done);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			out->error = -errno;
+			tk_fail(errno, "cannot write output: %s", strerror(errno));
+			break;
+		}
+		done += (size_t)n;
+	}
+	out->len = 0;
+	return out->error;
+}
+
+void tk_outbuf_release(struct tk_outbuf *out)
+{
+	if (!out)
+		return;
+	free(out->buf);
+	out->buf = NULL;
+	out->len = out->cap = 0;
+}
+
+void tk_outbuf_write(struct tk_outbuf *out, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		size_t room = out->cap - out->len;
+		size_t n = len < room ? len : room;
+
+		memcpy(out->buf + out->len, p, n);
+		out->len += n;
+		p += n;
+		len -= n;
+		if (out->len == out->cap)
+			tk_outbuf_flush(out);
+	}
+}
+
+/* ---------------------------------------------------------- number I/O */
+
+static inline uint64_t load_num(const struct tk_event_set *set, const uint8_t *p, uint32_t size)
+{
+	uint64_t v = 0;
+
+	switch (size) {
+	case 1:
+		return p[0];
+	case 2: {
+		uint16_t x;
+
+		memcpy(&x, p, 2);
+		return set->swap ? __builtin_bswap16(x) : x;
+	}
+	case 4: {
+		uint32_t x;
+
+		memcpy(&x, p, 4);
+		return set->swap ? __builtin_bswap32(x) : x;
+	}
+	case 8:
+		memcpy(&v, p, 8);
+		return set->swap ? __builtin_bswap64(v) : v;
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------- comm table */
+
+static uint32_t pid_hash(int pid, uint32_t mask)
+{
+	return ((uint32_t)pid * 2654435761u) & mask;
+}
+
+static int comm_grow(struct tk_event_set *set)
+{
+	uint32_t ncap = set->comm_cap ? set->comm_cap * 2 : 1024;
+	struct tk_comm_slot *slots = calloc(ncap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < set->comm_cap; i++) {
+		struct tk_comm_slot *s = &set->comms[i];
+		uint32_t h;
+
+		if (!s->used)
+			continue;
+		h = pid_hash(s->pid, ncap - 1);
+		while (slots[h].used)
+			h = (h + 1) & (ncap - 1);
+		slots[h] = *s;
+	}
+	free(set->comms);
+	set->comms = slots;
+	set->comm_cap = ncap;
+	return 0;
+}
+
+const char *tk_event_comm(const struct tk_event_set *set, int pid)
+{
+	uint32_t h;
+
+	if (!pid)
+		return "<idle>";
+	if (!set->comm_cap)
+		return "<...>";
+	h = pid_hash(pid, set->comm_cap - 1);
+	while (set->comms[h].used) {
+		if (set->comms[h].pid == pid)
+			return set->comms[h].comm;
+		h = (h + 1) & (set->comm_cap - 1);
+	}
+	return "<...>";
+}
+
+int tk_event_register_comm(struct tk_event_set *set, int pid, const char *comm, size_t len)
+{
+	uint32_t h;
+	char *copy;
+
+	if (!pid)
+		return 0;
+	if ((set->comm_count + 1) * 2 > set->comm_cap && comm_grow(set))
+		return tk_fail(ENOMEM, "cannot grow the command name table");
+	h = pid_hash(pid, set->comm_cap - 1);
+	while (set->comms[h].used) {
+		if (set->comms[h].pid == pid)
+			return -EEXIST;
+		h = (h + 1) & (set->comm_cap - 1);
+	}
+	copy = strndup(comm, len);
+	if (!copy)
+		return tk_fail(ENOMEM, "cannot store a command name");
+	/* tep_register_comm() also learns it: the slow printer asks tep. */
+	tep_register_comm(set->tep, copy, pid);
+	set->comms[h].used = true;
+	set->comms[h].pid = pid;
+	set->comms[h].comm = copy;
+	set->comm_count++;
+	return 0;
+}
+
+int tk_event_set_add_cmdlines(struct tk_event_set *set, const char *text, size_t len)
+{
+	size_t pos = 0;
+
+	/*
+	 * "PID COMM\n" lines. Parsing stops at the first malformed line, as
+	 * tep_parse_saved_cmdlines() does, so both tables stay the same.
+	 */
+	while (pos < len) {
+		size_t end = pos;
+		long pid = 0;
+		bool neg = false, digits = false;
+		size_t p;
+
+		while (end < len && text[end] != '\n')
+			end++;
+		p = pos;
+		while (p < end && isspace((unsigned char)text[p]))
+			p++;
+		if (p < end && (text[p] == '-' || text[p] == '+'))
+			neg = text[p++] == '-';
+		while (p < end && isdigit((unsigned char)text[p])) {
+			if (pid < 100000000)
+				pid = pid * 10 + (text[p] - '0');
+			digits = true;
+			p++;
+		}
+		while (p < end && isspace((unsigned char)text[p]))
+			p++;
+		if (end == pos) {
+			pos = end + 1;
+			continue;
+		}
+		if (!digits || p >= end)
+			break;
+		{
+			int ret = tk_event_register_comm(set, neg ? (int)-pid : (int)pid, text + p,
+							 end - p);
+
+			if (ret == -ENOMEM)
+				return ret;
+		}
+		pos = end + 1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- set */
+
+struct tk_event_set *tk_event_set_new(uint8_t long_size, bool big_endian, uint32_t page_size)
+{
+	struct tk_event_set *set;
+
+	if (long_size != 4 && long_size != 8) {
+		tk_fail(EINVAL, "long size %u is neither 4 nor 8", long_size);
+		errno = EINVAL;
+		return NULL;
+	}
+	set = calloc(1, sizeof(*set));
+	if (!set)
+		goto nomem;
+	set->tep = tep_alloc();
+	if (!set->tep)
+		goto nomem;
+	tep_set_long_size(set->tep, long_size);
+	tep_set_file_bigendian(set->tep, big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(set->tep, tep_is_bigendian() ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_page_size(set->tep, (int)page_size);
+	set->long_size = long_size;
+	set->big_endian = big_endian;
+	set->swap = big_endian != (bool)tep_is_bigendian();
+	set->scratch_size = TK_EVENT_SCRATCH + page_size;
+	set->scratch = calloc(1, set->scratch_size);
+	if (!set->scratch)
+		goto nomem;
+	trace_seq_init(&set->seq);
+	set->seq_init = true;
+	return set;
+nomem:
+	tk_event_set_free(set);
+	tk_fail(ENOMEM, "cannot allocate an event set");
+	errno = ENOMEM;
+	return NULL;
+}
+
+static void event_free(struct tk_event *ev)
+{
+	if (!ev)
+		return;
+	for (size_t i = 0; i < ev->nops; i++) {
+		free(ev->ops[i].lit);
+		free(ev->ops[i].syms);
+	}
+	free(ev->ops);
+	free(ev->fields);
+	free(ev);
+}
+
+void tk_event_set_free(struct tk_event_set *set)
+{
+	if (!set)
+		return;
+	for (size_t i = 0; i < set->count; i++)
+		event_free(set->events[i]);
+	free(set->events);
+	free(set->by_id);
+	for (uint32_t i = 0; i < set->comm_cap; i++)
+		free(set->comms[i].comm);
+	free(set->comms);
+	if (set->seq_init)
+		trace_seq_destroy(&set->seq);
+	if (set->plugins)
+		tep_unload_plugins(set->plugins, set->tep);
+	if (set->tep)
+		tep_free(set->tep);
+	free(set->scratch);
+	free(set);
+}
+
+int tk_event_set_add_header_page(struct tk_event_set *set, const char *text, size_t len)
+{
+	if (tep_parse_header_page(set->tep, (char *)text, (unsigned long)len, set->long_size))
+		return tk_fail(EBADMSG, "header_page text is not understood");
+	return 0;
+}
+
+int tk_event_set_add_kallsyms(struct tk_event_set *set, const char *text, size_t len)
+{
+	char *copy = strndup(text, len);
+	int ret;
+
+	if (!copy)
+		return tk_fail(ENOMEM, "cannot copy kallsyms");
+	ret = tep_parse_kallsyms(set->tep, copy);
+	free(copy);
+	return ret ? tk_fail(EBADMSG, "kallsyms text is not understood") : 0;
+}
+
+int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t len)
+{
+	char *copy = strndup(text, len);
+	int ret;
+
+	if (!copy)
+		return tk_fail(ENOMEM, "cannot copy printk formats");
+	ret = tep_parse_printk_formats(set->tep, copy);
+	free(copy);
+	return ret ? tk_fail(EBADMSG, "printk formats are not understood") : 0;
+}
+
+int tk_event_set_load_plugins(struct tk_event_set *set)
+{
+	if (!set->plugins)
+		set->plugins = tep_load_plugins(set->tep);
+	/* Handlers attach to events already parsed and to later ones. */
+	for (size_t i = 0; i < set->count; i++)
+		tk_event_compile(set, set->events[i]);
+	return 0;
+}
+
+static int copy_fields(struct tk_event *ev)
+{
+	struct tep_format_field *f;
+	size_t n = 0, i = 0;
+
+	for (f = ev->tev->format.common_fields; f; f = f->next)
+		n++;
+	for (f = ev->tev->format.fields; f; f = f->next)
+		n++;
+	ev->fields = calloc(n ? n : 1, sizeof(*ev->fields));
+	if (!ev->fields)
+		return -ENOMEM;
+	for (int pass = 0; pass < 2; pass++) {
+		f = pass ? ev->tev->format.fields : ev->tev->format.common_fields;
+		for (; f; f = f->next) {
+			struct tk_event_field *o = &ev->fields[i++];
+
+			o->name = f->name;
+			o->type = f->type;
+			o->offset = (uint32_t)f->offset;
+			o->size = (uint32_t)f->size;
+			o->is_signed = f->flags & TEP_FIELD_IS_SIGNED;
+			o->is_array = f->flags & TEP_FIELD_IS_ARRAY;
+			o->is_dynamic = f->flags & TEP_FIELD_IS_DYNAMIC;
+			o->is_relative = f->flags & TEP_FIELD_IS_RELATIVE;
+			o->is_string = f->flags & TEP_FIELD_IS_STRING;
+			o->is_common = pass == 0;
+		}
+	}
+	ev->nfields = n;
+	return 0;
+}
+
+static int index_event(struct tk_event_set *set, struct tk_event *ev)
+{
+	if (ev->id < 0 || ev->id > 0xffff)
+		return tk_fail(EBADMSG, "event %s has id %d outside 0..65535", ev->name, ev->id);
+	if ((size_t)ev->id >= set->by_id_len) {
+		size_t n = (size_t)ev->id + 64;
+		struct tk_event **t = realloc(set->by_id, n * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		memset(t + set->by_id_len, 0, (n - set->by_id_len) * sizeof(*t));
+		set->by_id = t;
+		set->by_id_len = n;
+	}
+	if (set->by_id[ev->id])
+		return tk_fail(EEXIST, "two formats have event id %d", ev->id);
+	set->by_id[ev->id] = ev;
+	return 0;
+}
+
+int tk_event_set_add_format(struct tk_event_set *set, const char *system, const char *text,
+			    size_t len)
+{
+	struct tep_event *tev = NULL;
+	struct tk_event *ev;
+	enum tep_errno terr;
+	int ret;
+
+	if (!len)
+		return tk_fail(EBADMSG, "empty event format (system %s)", system);
+	terr = tep_parse_format(set->tep, &tev, text, (unsigned long)len, system);
+	if (terr || !tev) {
+		char buf[128];
+
+		tep_strerror(set->tep, terr, buf, sizeof(buf));
+		/* tep keeps a half-parsed event on some errors; it owns it. */
+		return tk_fail(EBADMSG, "event format of system %s not understood: %s", system,
+			       buf);
+	}
+	ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return tk_fail(ENOMEM, "cannot allocate an event");
+	ev->tev = tev;
+	ev->id = tev->id;
+	ev->name = tev->name;
+	ev->system = tev->system;
+	ev->name_len = strlen(ev->name);
+	if (copy_fields(ev)) {
+		event_free(ev);
+		return tk_fail(ENOMEM, "cannot copy event fields");
+	}
+	ret = index_event(set, ev);
+	if (ret) {
+		event_free(ev);
+		return ret;
+	}
+	if (set->count == set->cap) {
+		size_t n = set->cap ? set->cap * 2 : 64;
+		struct tk_event **t = realloc(set->events, n * sizeof(*t));
+
+		if (!t) {
+			set->by_id[ev->id] = NULL;
+			event_free(ev);
+			return tk_fail(ENOMEM, "cannot grow the event table");
+		}
+		set->events = t;
+		set->cap = n;
+	}
+	set->events[set->count++] = ev;
+	if (!set->have_common) {
+		const struct tk_event_field *t = tk_event_field_find(ev, "common_type");
+		const struct tk_event_field *p = tk_event_field_find(ev, "common_pid");
+		const struct tk_event_field *fl = tk_event_field_find(ev, "common_flags");
+		const struct tk_event_field *pc = tk_event_field_find(ev, "common_preempt_count");
+
+		if (t && p && t->size <= 8 && p->size <= 8) {
+			set->type_off = t->offset;
+			set->type_size = t->size;
+			set->pid_off = p->offset;
+			set->pid_size = p->size;
+			set->flags_off = fl ? fl->offset : 0;
+			set->flags_size = fl ? fl->size : 0;
+			set->pc_off = pc ? pc->offset : 0;
+			set->pc_size = pc ? pc->size : 0;
+			set->have_common = true;
+		}
+	}
+	tk_event_compile(set, ev);
+	return ev->id;
+}
+
+size_t tk_event_set_count(const struct tk_event_set *set)
+{
+	return set->count;
+}
+
+const struct tk_event *tk_event_set_get(const struct tk_event_set *set, size_t index)
+{
+	return index < set->count ? set->events[index] : NULL;
+}
+
+const struct tk_event *tk_event_find(const struct tk_event_set *set, int id)
+{
+	if (id < 0 || (size_t)id >= set->by_id_len)
+		return NULL;
+	return set->by_id[id];
+}
+
+const struct tk_event *tk_event_find_by_name(const struct tk_event_set *set, const char *system,
+					     const char *name)
+{
+	for (size_t i = 0; i < set->count; i++) {
+		const struct tk_event *ev = set->events[i];
+
+		if (!strcmp(ev->name, name) && (!system || !strcmp(ev->system, system)))
+			return ev;
+	}
+	return NULL;
+}
+
+int tk_event_id(const struct tk_event *ev)
+{
+	return ev->id;
+}
+
+const char *tk_event_name(const struct tk_event *ev)
+{
+	return ev->name;
+}
+
+const char *tk_event_system(const struct tk_event *ev)
+{
+	return ev->system;
+}
+
+bool tk_event_is_compiled(const struct tk_event *ev)
+{
+	return ev->kind != TK_EVENT_SLOW;
+}
+
+size_t tk_event_field_count(const struct tk_event *ev)
+{
+	return ev->nfields;
+}
+
+const struct tk_event_field *tk_event_field_get(const struct tk_event *ev, size_t index)
+{
+	return index < ev->nfields ? &ev->fields[index] : NULL;
+}
+
+const struct tk_event_field *tk_event_field_find(const struct tk_event *ev, const char *name)
+{
+	for (size_t i = 0; i < ev->nfields; i++) {
+		if (!strcmp(ev->fields[i].name, name))
+			return &ev->fields[i];
+	}
+	return NULL;
+}
+
+int tk_event_field_read(const struct tk_event_set *set, const struct tk_event_field *field,
+			const void *data, uint32_t size, uint64_t *val)
+{
+	uint64_t v;
+
+	if (field->size != 1 && field->size != 2 && field->size != 4 && field->size != 8)
+		return tk_fail(EINVAL, "field %s has %u bytes: not a number", field->name,
+			       field->size);
+	if ((uint64_t)field->offset + field->size > size)
+		return tk_fail(EBADMSG, "record of %u bytes too short for field %s", size,
+			       field->name);
+	v = load_num(set, (const uint8_t *)data + field->offset, field->size);
+	if (field->is_signed && field->size < 8) {
+		unsigned int shift = 64 - field->size * 8;
+
+		v = (uint64_t)((int64_t)(v << shift) >> shift);
+	}
+	*val = v;
+	return 0;
+}
+
+int tk_event_dyn_loc(const struct tk_event_set *set, uint32_t foff, uint32_t fsize, bool rel,
+		     const void *data, uint32_t size, uint32_t *off, uint32_t *len)
+{
+	uint32_t word;
+	uint64_t o;
+
+	if ((uint64_t)foff + 4 > size)
+		return -EBADMSG;
+	word = (uint32_t)load_num(set, (const uint8_t *)data + foff, 4);
+	o = word & 0xffff;
+	if (rel)
+		o += (uint64_t)foff + fsize;
+	*len = word >> 16;
+	if (o > size || (uint64_t)o + *len > size)
+		return -EBADMSG;
+	*off = (uint32_t)o;
+	return 0;
+}
+
+int tk_event_field_string(const struct tk_event_set *set, const struct tk_event_field *field,
+			  const void *data, uint32_t size, const char **str, uint32_t *len)
+{
+	const char *p;
+	uint32_t off, max;
+
+	if (field->is_dynamic) {
+		if (tk_event_dyn_loc(set, field->offset, field->size, field->is_relative, data,
+				     size, &off, &max))
+			return tk_fail(EBADMSG, "field %s points outside its record", field->name);
+	} else if (field->is_array) {
+		off = field->offset;
+		/* A zero-sized array (char buf[]) runs to the end of the record. */
+		max = field->size ? field->size : (off < size ? size - off : 0);
+		if ((uint64_t)off + max > size)
+			return tk_fail(EBADMSG, "record of %u bytes too short for field %s", size,
+				       field->name);
+	} else {
+		return tk_fail(EINVAL, "field %s is not a string", field->name);
+	}
+	p = (const char *)data + off;
+	*str = p;
+	*len = (uint32_t)strnlen(p, max);
+	return 0;
+}
+
+int tk_event_record_type(const struct tk_event_set *set, const void *data, uint32_t size)
+{
+	if (!set->have_common || (uint64_t)set->type_off + set->type_size > size)
+		return -EBADMSG;
+	return (int)load_num(set, (const uint8_t *)data + set->type_off, set->type_size);
+}
+
+int tk_event_record_pid(const struct tk_event_set *set, const void *data, uint32_t size)
+{
+	if (!set->have_common || (uint64_t)set->pid_off + set->pid_size > size)
+		return -1;
+	return (int)load_num(set, (const uint8_t *)data + set->pid_off, set->pid_size);
+}
+
+/* ----------------------------------------------------------- slow path */
+
+/*
+ * Run libtraceevent on a padded copy of the record (see the notes at the
+ * top) and append its text.
+ */
+static void slow_print(struct tk_event_set *set, const void *data, uint32_t size, int cpu,
+		       const char *what, struct tk_outbuf *out)
+{
+	struct tep_record rec;
+	uint32_t n = size;
+
+	if (n > set->scratch_size - TK_EVENT_SCRATCH)
+		n = (uint32_t)(set->scratch_size - TK_EVENT_SCRATCH);
+	if (set->scratch_dirty > n)
+		memset(set->scratch + n, 0, set->scratch_dirty - n);
+	memcpy(set->scratch, data, n);
+	set->scratch_dirty = n;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.data = set->scratch;
+	rec.size = (int)n;
+	rec.cpu = cpu;
+	trace_seq_reset(&set->seq);
+	tep_print_event(set->tep, &set->seq, &rec, "%s", what);
+	trace_seq_terminate(&set->seq);
+	if (set->seq.len > 0)
+		tk_outbuf_write(out, set->seq.buffer, (size_t)set->seq.len);
+}
+
+int tk_event_print_latency(struct tk_event_set *set, const void *data, uint32_t size, int cpu,
+			   struct tk_outbuf *out)
+{
+	slow_print(set, data, size, cpu, TEP_PRINT_LATENCY, out);
+	return 0;
+}
+
+int tk_event_print_info(struct tk_event_set *set, const struct tk_event *ev, const void *data,
+			uint32_t size, int cpu, unsigned int flags, struct tk_outbuf *out)
+{
+	int ret = 0;
+
+	if (flags & TK_EVENT_PRINT_RAW) {
+		slow_print(set, data, size, cpu, TEP_PRINT_INFO_RAW, out);
+		return 0;
+	}
+	if (ev->kind != TK_EVENT_SLOW && !(flags & TK_EVENT_PRINT_SLOW)) {
+		ret = tk_event_run(set, ev, data, size, out);
+		if (ret != -ENOTSUP)
+			return ret;
+	}
+	slow_print(set, data, size, cpu, TEP_PRINT_INFO, out);
+	/* The plugin registered names in tep; mirror them in our table. */
+	if (ev->kind == TK_EVENT_SCHED_SWITCH || ev->kind == TK_EVENT_SCHED_WAKEUP)
+		tk_event_sched_register(set, ev, data, size);
+	return 0;
+}

@@ -1,0 +1,754 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * report: the merge and line printer behind `tracekit report`.
+ *
+ * The text is trace-cmd report 3.1.6's, byte for byte:
+ *
+ *   cpus=N
+ *   [CPU:C [N EVENTS DROPPED]]            first record of a page flagged with drops
+ *   %16s-%-5d [%03d] %5llu.%06llu: %s: %*s INFO
+ *
+ * comm right-aligned in 16 columns (never cut), pid left-aligned in 5,
+ * CPU zero-padded to 3, the time as seconds and microseconds rounded
+ * (ns + 500) / 1000 for the clocks trace-cmd shows in microseconds (local,
+ * global, uptime, perf, mono*, tai, or any clock with TSC2NSEC), as
+ * seconds and nanoseconds with -t, and as raw counts split at 10^12 for
+ * other clocks (libtraceevent's "%12d" time format reads 12 as a
+ * precision). The event name is followed by ": " and padded to 20
+ * columns. One final newline of the event text is dropped (print events
+ * carry the marker's newline). With -l the comm is cut to 8 columns, the
+ * CPU printed as %3d and libtraceevent's latency flags follow.
+ *
+ * With buffer instances, every line is prefixed with the buffer's label
+ * (the input file name for the top buffer, the instance name otherwise)
+ * right-aligned to the longest label, and ": ".
+ *
+ * Merge: a binary heap of per-CPU streams keyed by (timestamp, stream
+ * order), the order being buffer index then CPU index, so ties resolve as
+ * trace-cmd's linear scan with "<" resolves them. Each stream holds one
+ * page (borrowed from its tk_dat_cpu_reader) and a page iterator; nothing
+ * else is kept per record.
+ *
+ * The time window is found by seeking each CPU to the page holding the
+ * start (tk_dat_cpu_reader_seek_time(), a binary search), then skipping
+ * records before it; the run ends at the first merged record at or past
+ * the end. The raw timestamp for the seek is found by bisecting
+ * tk_dat_timestamp(), which is monotonic, so TSC2NSEC and offsets need no
+ * inverse.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tracekit/event.h>
+#include <tracekit/report.h>
+
+#include "internal/error.h"
+
+struct stream {
+	struct tk_dat_cpu_reader *rd;
+	struct tk_page_iter it;
+	struct tk_page_record rec;
+	const struct tk_dat_buffer *buf;
+	size_t buffer;
+	uint32_t cpu;
+	uint32_t order;
+	uint64_t ts;
+	int64_t page_missed;
+	int64_t missed;      /* for rec: 0, -1 (unknown count) or the count */
+	uint64_t page_off;
+	uint64_t events, lost, marks;
+};
+
+struct report {
+	struct tk_dat *dat;
+	const struct tk_dat_info *info;
+	const struct tk_report_opts *opts;
+	struct tk_event_set *set;
+	struct tk_outbuf out;
+	struct stream *streams;
+	size_t nstreams;
+	uint32_t *heap;
+	size_t nheap;
+	uint8_t *selected;        /* per event id: passes the event filter */
+	size_t nselected;
+	uint64_t *counts;         /* --stat: per event id */
+	bool usecs;
+	bool instances;
+	int label_width;
+	const char *path;
+};
+
+static const char spaces[] = "                                                                ";
+
+/* ------------------------------------------------------------ streams */
+
+static int stream_next(struct report *r, struct stream *s)
+{
+	for (;;) {
+		int ret = tk_page_iter_next(&s->it, &s->rec);
+		const void *page;
+		struct tk_page_header hdr;
+
+		if (ret == 1) {
+			s->ts = tk_dat_timestamp(r->dat, s->rec.timestamp);
+			s->missed = s->rec.offset == s->buf->page_format.data_offset ?
+					    s->page_missed : 0;
+			return 1;
+		}
+		if (ret < 0)
+			return tk_fail_at(EBADMSG, r->path, s->page_off + s->rec.offset,
+					  "buffer %s cpu %u: record runs past the page data",
+					  s->buf->name[0] ? s->buf->name : "(top)", s->cpu);
+		ret = tk_dat_cpu_reader_next_page(s->rd, &page, &s->page_off);
+		if (ret <= 0)
+			return ret;
+		ret = tk_page_iter_init(&s->it, &s->buf->page_format, page,
+					s->buf->page_format.page_size, &hdr);
+		if (ret < 0)
+			return tk_fail_at(EBADMSG, r->path, s->page_off,
+					  "buffer %s cpu %u: bad page header: %s",
+					  s->buf->name[0] ? s->buf->name : "(top)", s->cpu,
+					  tk_errmsg());
+		s->page_missed = !hdr.missed_events ? 0 :
+				 hdr.missed_stored ? (int64_t)hdr.missed_count : -1;
+		if (s->page_missed > 0)
+			s->lost += (uint64_t)s->page_missed;
+		else if (s->page_missed < 0)
+			s->marks++;
+	}
+}
+
+static bool before(const struct report *r, uint32_t a, uint32_t b)
+{
+	const struct stream *x = &r->streams[a], *y = &r->streams[b];
+
+	return x->ts < y->ts || (x->ts == y->ts && x->order < y->order);
+}
+
+static void heap_down(struct report *r, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < r->nheap && before(r, r->heap[l], r->heap[m]))
+			m = l;
+		if (l + 1 < r->nheap && before(r, r->heap[l + 1], r->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		uint32_t t = r->heap[i];
+
+		r->heap[i] = r->heap[m];
+		r->heap[m] = t;
+		i = m;
+	}
+}
+
+static void heap_up(struct report *r, size_t i)
+{
+	while (i) {
+		size_t p = (i - 1) / 2;
+
+		if (!before(r, r->heap[i], r->heap[p]))
+			return;
+		uint32_t t = r->heap[i];
+
+		r->heap[i] = r->heap[p];
+		r->heap[p] = t;
+		i = p;
+	}
+}
+
+/* The largest raw time whose shown time is <= @ns (0 when none is). */
+static uint64_t raw_for_time(struct tk_dat *dat, uint64_t ns)
+{
+	uint64_t lo = 0, hi = UINT64_MAX >> 1;
+
+	if (tk_dat_timestamp(dat, 0) > ns)
+		return 0;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo + 1) / 2;
+
+		if (tk_dat_timestamp(dat, mid) <= ns)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+static bool cpu_wanted(const struct tk_report_opts *o, uint32_t cpu)
+{
+	if (!o->cpu_mask)
+		return true;
+	return cpu < o->cpu_mask_bits && (o->cpu_mask[cpu / 8] >> (cpu % 8) & 1);
+}
+
+static int open_streams(struct report *r)
+{
+	size_t nbuf = tk_dat_buffer_count(r->dat), n = 0, nbuffers = 0;
+	int ret;
+
+	for (size_t b = 0; b < nbuf; b++) {
+		const struct tk_dat_buffer *buf = tk_dat_buffer_get(r->dat, b);
+
+		if (buf->latency_text)
+			continue;
+		nbuffers++;
+		n += buf->cpu_count;
+	}
+	r->instances = nbuffers > 1;
+	r->streams = calloc(n ? n : 1, sizeof(*r->streams));
+	r->heap = calloc(n ? n : 1, sizeof(*r->heap));
+	if (!r->streams || !r->heap)
+		return tk_fail(ENOMEM, "cannot allocate %zu CPU streams", n);
+	for (size_t b = 0; b < nbuf; b++) {
+		const struct tk_dat_buffer *buf = tk_dat_buffer_get(r->dat, b);
+		int w;
+
+		if (buf->latency_text)
+			continue;
+		w = (int)strlen(buf->name[0] ? buf->name : r->path);
+		if (w > r->label_width)
+			r->label_width = w;
+		for (uint32_t c = 0; c < buf->cpu_count; c++) {
+			struct stream *s = &r->streams[r->nstreams];
+
+			if (!cpu_wanted(r->opts, buf->cpus[c].cpu))
+				continue;
+			s->buf = buf;
+			s->buffer = b;
+			s->cpu = buf->cpus[c].cpu;
+			s->order = (uint32_t)r->nstreams;
+			s->rd = tk_dat_cpu_reader_new(r->dat, b, c);
+			if (!s->rd)
+				return -errno;
+			r->nstreams++;
+			if (r->opts->has_start) {
+				ret = tk_dat_cpu_reader_seek_time(
+					s->rd, raw_for_time(r->dat, r->opts->start_ns));
+				if (ret < 0)
+					return ret;
+			}
+			do {
+				ret = stream_next(r, s);
+			} while (ret == 1 && r->opts->has_start && s->ts < r->opts->start_ns);
+			if (ret < 0)
+				return ret;
+			if (ret == 1) {
+				r->heap[r->nheap++] = (uint32_t)(s - r->streams);
+				heap_up(r, r->nheap - 1);
+			}
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ metadata */
+
+static int load_events(struct report *r)
+{
+	struct tk_dat_text t;
+	int ret;
+
+	r->set = tk_event_set_new(r->info->long_size == 4 ? 4 : 8, r->info->big_endian,
+				  r->info->page_format.page_size);
+	if (!r->set)
+		return -errno;
+	if (!tk_dat_header_page(r->dat, &t) && t.len)
+		tk_event_set_add_header_page(r->set, t.data, t.len);
+	/* A format libtraceevent cannot parse is skipped, as trace-cmd does. */
+	for (size_t i = 0; i < tk_dat_ftrace_format_count(r->dat); i++) {
+		if (!tk_dat_ftrace_format(r->dat, i, &t)) {
+			ret = tk_event_set_add_format(r->set, "ftrace", t.data, t.len);
+			if (ret == -ENOMEM)
+				return ret;
+		}
+	}
+	for (size_t s = 0; s < tk_dat_system_count(r->dat); s++) {
+		const char *sys = tk_dat_system_name(r->dat, s);
+
+		for (size_t i = 0; i < tk_dat_system_format_count(r->dat, s); i++) {
+			if (!tk_dat_system_format(r->dat, s, i, &t)) {
+				ret = tk_event_set_add_format(r->set, sys, t.data, t.len);
+				if (ret == -ENOMEM)
+					return ret;
+			}
+		}
+	}
+	if (!tk_dat_kallsyms(r->dat, &t) && t.len) {
+		ret = tk_event_set_add_kallsyms(r->set, t.data, t.len);
+		if (ret == -ENOMEM)
+			return ret;
+	}
+	if (!tk_dat_printk(r->dat, &t) && t.len) {
+		ret = tk_event_set_add_printk(r->set, t.data, t.len);
+		if (ret == -ENOMEM)
+			return ret;
+	}
+	if (!tk_dat_cmdlines(r->dat, &t) && t.len) {
+		ret = tk_event_set_add_cmdlines(r->set, t.data, t.len);
+		if (ret)
+			return ret;
+	}
+	return tk_event_set_load_plugins(r->set);
+}
+
+static bool spec_matches(const char *spec, const struct tk_event *ev)
+{
+	const char *colon = strchr(spec, ':');
+
+	if (colon) {
+		char sys[256];
+		size_t n = (size_t)(colon - spec);
+
+		if (n >= sizeof(sys))
+			return false;
+		memcpy(sys, spec, n);
+		sys[n] = '\0';
+		return !fnmatch(sys, tk_event_system(ev), 0) &&
+		       !fnmatch(colon[1] ? colon + 1 : "*", tk_event_name(ev), 0);
+	}
+	return !fnmatch(spec, tk_event_name(ev), 0) || !fnmatch(spec, tk_event_system(ev), 0);
+}
+
+static int select_events(struct report *r)
+{
+	size_t n = tk_event_set_count(r->set);
+	int maxid = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		int id = tk_event_id(tk_event_set_get(r->set, i));
+
+		if (id > maxid)
+			maxid = id;
+	}
+	r->nselected = (size_t)(maxid + 1);
+	r->selected = calloc(r->nselected ? r->nselected : 1, 1);
+	r->counts = calloc(r->nselected ? r->nselected : 1, sizeof(*r->counts));
+	if (!r->selected || !r->counts)
+		return tk_fail(ENOMEM, "cannot allocate the event filter");
+	for (size_t i = 0; i < n; i++) {
+		const struct tk_event *ev = tk_event_set_get(r->set, i);
+		bool ok = !r->opts->nevents;
+
+		for (size_t k = 0; k < r->opts->nevents && !ok; k++)
+			ok = spec_matches(r->opts->events[k], ev);
+		r->selected[tk_event_id(ev)] = ok;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ printing */
+
+static inline void put(struct tk_outbuf *o, const char *s, size_t n)
+{
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+}
+
+static inline void put_pad(struct tk_outbuf *o, size_t n)
+{
+	while (n) {
+		size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
+
+		put(o, spaces, k);
+		n -= k;
+	}
+}
+
+static inline size_t fmt_u(char *tmp, uint64_t v)
+{
+	char t[24];
+	size_t n = 0, k = 0;
+
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		tmp[k++] = t[--n];
+	return k;
+}
+
+static inline void put_u_width(struct tk_outbuf *o, uint64_t v, size_t width, char pad)
+{
+	char tmp[24];
+	size_t n = fmt_u(tmp, v);
+
+	for (; n < width; width--)
+		o->buf[o->len++] = pad;
+	put(o, tmp, n);
+}
+
+static void put_time(struct report *r, uint64_t ts)
+{
+	struct tk_outbuf *o = &r->out;
+	uint64_t t, p10;
+	size_t prec;
+
+	if (!r->usecs) {
+		prec = 12;
+		p10 = 1000000000000ull;
+		t = ts;
+	} else if (r->opts->flags & TK_REPORT_NSEC) {
+		o->buf[o->len++] = ' ';
+		prec = 9;
+		p10 = 1000000000ull;
+		t = ts;
+	} else {
+		o->buf[o->len++] = ' ';
+		prec = 6;
+		p10 = 1000000ull;
+		t = (ts + 500) / 1000;
+	}
+	put_u_width(o, t / p10, 5, ' ');
+	o->buf[o->len++] = '.';
+	put_u_width(o, t % p10, prec, '0');
+	o->buf[o->len++] = ':';
+}
+
+static void put_signed(struct tk_outbuf *o, int v)
+{
+	if (v < 0) {
+		o->buf[o->len++] = '-';
+		put_u_width(o, (uint64_t)0 - (uint64_t)(int64_t)v, 0, ' ');
+	} else {
+		put_u_width(o, (uint64_t)v, 0, ' ');
+	}
+}
+
+static void put_json_str(struct tk_outbuf *o, const char *s, size_t n)
+{
+	tk_outbuf_write(o, "\"", 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		char esc[8];
+
+		if (ch == '"' || ch == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)ch;
+			tk_outbuf_write(o, esc, 2);
+		} else if (ch < 0x20 || ch >= 0x7f) {
+			snprintf(esc, sizeof(esc), "\\u%04x", ch);
+			tk_outbuf_write(o, esc, 6);
+		} else {
+			tk_outbuf_write(o, s + i, 1);
+		}
+	}
+	tk_outbuf_write(o, "\"", 1);
+}
+
+static void print_json(struct report *r, struct stream *s, const struct tk_event *ev, int pid,
+		       const char *comm)
+{
+	struct tk_outbuf *o = &r->out;
+	char buf[128];
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "{\"ts\":%" PRIu64 ",\"cpu\":%u,\"pid\":%d,\"comm\":",
+		     s->ts, s->cpu, pid);
+	tk_outbuf_write(o, buf, (size_t)n);
+	put_json_str(o, comm, strlen(comm));
+	if (s->buf->name[0]) {
+		tk_outbuf_write(o, ",\"buffer\":", 10);
+		put_json_str(o, s->buf->name, strlen(s->buf->name));
+	}
+	if (s->missed)
+		tk_outbuf_write(o, buf, (size_t)snprintf(buf, sizeof(buf), ",\"lost\":%" PRId64,
+							  s->missed));
+	tk_outbuf_write(o, ",\"system\":", 10);
+	put_json_str(o, tk_event_system(ev), strlen(tk_event_system(ev)));
+	tk_outbuf_write(o, ",\"event\":", 9);
+	put_json_str(o, tk_event_name(ev), strlen(tk_event_name(ev)));
+	tk_outbuf_write(o, ",\"fields\":{", 11);
+	for (size_t i = 0, k = 0; i < tk_event_field_count(ev); i++) {
+		const struct tk_event_field *f = tk_event_field_get(ev, i);
+		const char *str;
+		uint32_t len;
+		uint64_t v;
+
+		if (f->is_common)
+			continue;
+		if (k++)
+			tk_outbuf_write(o, ",", 1);
+		put_json_str(o, f->name, strlen(f->name));
+		tk_outbuf_write(o, ":", 1);
+		if (f->is_string || (f->is_array && strstr(f->type, "char"))) {
+			if (tk_event_field_string(r->set, f, s->rec.data, s->rec.size, &str, &len))
+				tk_outbuf_write(o, "null", 4);
+			else
+				put_json_str(o, str, len);
+		} else if (!f->is_array && !f->is_dynamic &&
+			   !tk_event_field_read(r->set, f, s->rec.data, s->rec.size, &v)) {
+			n = f->is_signed ? snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)v) :
+					   snprintf(buf, sizeof(buf), "%" PRIu64, v);
+			tk_outbuf_write(o, buf, (size_t)n);
+		} else if (!f->is_dynamic && (uint64_t)f->offset + f->size <= s->rec.size) {
+			/* Other arrays: their bytes as hex text. */
+			const uint8_t *d = (const uint8_t *)s->rec.data + f->offset;
+
+			tk_outbuf_write(o, "\"", 1);
+			for (uint32_t b = 0; b < f->size; b++) {
+				snprintf(buf, sizeof(buf), "%02x", d[b]);
+				tk_outbuf_write(o, buf, 2);
+			}
+			tk_outbuf_write(o, "\"", 1);
+		} else {
+			tk_outbuf_write(o, "null", 4);
+		}
+	}
+	tk_outbuf_write(o, "}}\n", 3);
+}
+
+static bool comm_wanted(const struct tk_report_opts *o, const char *comm)
+{
+	for (size_t i = 0; i < o->ncomms; i++) {
+		if (!fnmatch(o->comms[i], comm, 0))
+			return true;
+	}
+	return false;
+}
+
+static bool pid_wanted(const struct tk_report_opts *o, int pid)
+{
+	for (size_t i = 0; i < o->npids; i++) {
+		if (o->pids[i] == pid)
+			return true;
+	}
+	return false;
+}
+
+static void print_record(struct report *r, struct stream *s)
+{
+	const struct tk_report_opts *opts = r->opts;
+	struct tk_outbuf *o = &r->out;
+	const void *data = s->rec.data;
+	uint32_t size = s->rec.size;
+	int id = tk_event_record_type(r->set, data, size);
+	const struct tk_event *ev = tk_event_find(r->set, id);
+	int pid = tk_event_record_pid(r->set, data, size);
+	const char *comm;
+	size_t clen, pad;
+
+	if (ev && (size_t)id < r->nselected && !r->selected[id])
+		return;
+	if (opts->npids && !pid_wanted(opts, pid))
+		return;
+	comm = tk_event_comm(r->set, pid);
+	if (opts->ncomms && !comm_wanted(opts, comm))
+		return;
+	if (ev && (size_t)id < r->nselected)
+		r->counts[id]++;
+	if (opts->flags & TK_REPORT_STAT)
+		return;
+	if ((opts->flags & TK_REPORT_JSON)) {
+		if (ev)
+			print_json(r, s, ev, pid, comm);
+		return;
+	}
+
+	clen = strlen(comm);
+	/* Room for everything but the event text, which ensures its own. */
+	if (o->cap - o->len < 512 + clen + (size_t)r->label_width * 2 + 128)
+		tk_outbuf_flush(o);
+	if (clen > 256)
+		clen = 256;
+	if (r->instances) {
+		const char *label = s->buf->name[0] ? s->buf->name : r->path;
+		size_t n = strlen(label);
+
+		if (n > 256)
+			n = 256;
+		put_pad(o, (size_t)r->label_width > n ? (size_t)r->label_width - n : 0);
+		put(o, label, n);
+		put(o, ": ", 2);
+	}
+	if (s->missed) {
+		char tmp[80];
+		int n = s->missed > 0 ?
+			snprintf(tmp, sizeof(tmp), "CPU:%u [%" PRId64 " EVENTS DROPPED]\n", s->cpu,
+				 s->missed) :
+			snprintf(tmp, sizeof(tmp), "CPU:%u [EVENTS DROPPED]\n", s->cpu);
+
+		put(o, tmp, (size_t)n);
+	}
+	if (!ev) {
+		static const char unk[] = "[UNKNOWN EVENT][UNKNOWN EVENT] (NULL):               "
+					  "[UNKNOWN EVENT]\n";
+
+		put(o, unk, sizeof(unk) - 1);
+		return;
+	}
+	if (opts->flags & TK_REPORT_LATENCY) {
+		size_t n = clen > 8 ? 8 : clen;
+
+		put_pad(o, 8 - n);
+		put(o, comm, n);
+		o->buf[o->len++] = '-';
+		{
+			size_t before = o->len;
+
+			put_signed(o, pid);
+			pad = o->len - before;
+			put_pad(o, pad < 5 ? 5 - pad : 0);
+		}
+		o->buf[o->len++] = ' ';
+		put_u_width(o, s->cpu, 3, ' ');
+		tk_event_print_latency(r->set, data, size, (int)s->cpu, o);
+		if (o->cap - o->len < 256)
+			tk_outbuf_flush(o);
+	} else {
+		put_pad(o, clen < 16 ? 16 - clen : 0);
+		put(o, comm, clen);
+		o->buf[o->len++] = '-';
+		{
+			size_t before = o->len;
+
+			put_signed(o, pid);
+			pad = o->len - before;
+			put_pad(o, pad < 5 ? 5 - pad : 0);
+		}
+		put(o, " [", 2);
+		put_u_width(o, s->cpu, 3, '0');
+		o->buf[o->len++] = ']';
+	}
+	put_time(r, s->ts);
+	o->buf[o->len++] = ' ';
+	put(o, tk_event_name(ev), strlen(tk_event_name(ev)) > 256 ? 256 :
+						strlen(tk_event_name(ev)));
+	put(o, ": ", 2);
+	pad = strlen(tk_event_name(ev));
+	put_pad(o, pad < 20 ? 20 - pad : 0);
+	tk_event_print_info(r->set, ev, data, size, (int)s->cpu,
+			    ((opts->flags & TK_REPORT_RAW) ? TK_EVENT_PRINT_RAW : 0) |
+			    ((opts->flags & TK_REPORT_SLOW) ? TK_EVENT_PRINT_SLOW : 0), o);
+	if (o->len && o->buf[o->len - 1] == '\n')
+		o->len--;
+	tk_outbuf_write(o, "\n", 1);
+}
+
+static void print_stat(struct report *r)
+{
+	char line[512];
+	int n;
+
+	for (size_t i = 0; i < tk_event_set_count(r->set); i++) {
+		const struct tk_event *ev = tk_event_set_get(r->set, i);
+		int id = tk_event_id(ev);
+
+		if (!r->counts[id])
+			continue;
+		n = snprintf(line, sizeof(line), "%12" PRIu64 "  %s:%s\n", r->counts[id],
+			     tk_event_system(ev), tk_event_name(ev));
+		tk_outbuf_write(&r->out, line, (size_t)(n < (int)sizeof(line) ? n : 0));
+	}
+	for (size_t i = 0; i < r->nstreams; i++) {
+		struct stream *s = &r->streams[i];
+
+		n = snprintf(line, sizeof(line),
+			     "%s%s%scpu %u: %" PRIu64 " events, %" PRIu64
+			     " lost, %" PRIu64 " pages with drops of unknown count\n",
+			     s->buf->name[0] ? "buffer " : "", s->buf->name,
+			     s->buf->name[0] ? " " : "", s->cpu, s->events, s->lost, s->marks);
+		tk_outbuf_write(&r->out, line, (size_t)(n < (int)sizeof(line) ? n : 0));
+	}
+}
+
+static bool clock_in_usecs(const struct tk_dat_info *info)
+{
+	static const char *const us[] = {"local", "global", "uptime", "perf", "tai", "x86-tsc-nsec"};
+	const char *c = info->clock;
+
+	if (info->has_tsc2nsec || !c)
+		return true;
+	if (!strncmp(c, "mono", 4))
+		return true;
+	for (size_t i = 0; i < sizeof(us) / sizeof(us[0]); i++) {
+		if (!strcmp(c, us[i]))
+			return true;
+	}
+	return false;
+}
+
+int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
+		  struct tk_report_stats *stats)
+{
+	struct report r;
+	struct tk_report_stats st;
+	char line[64];
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	memset(&st, 0, sizeof(st));
+	r.dat = dat;
+	r.opts = opts;
+	r.info = tk_dat_get_info(dat);
+	r.path = r.info->path ? r.info->path : "trace.dat";
+	r.usecs = clock_in_usecs(r.info);
+	ret = tk_outbuf_init(&r.out, opts->fd, 0);
+	if (ret)
+		return ret;
+	ret = load_events(&r);
+	if (!ret)
+		ret = select_events(&r);
+	if (!ret && !(opts->flags & TK_REPORT_JSON)) {
+		int n = snprintf(line, sizeof(line), "cpus=%u\n", r.info->cpu_count);
+
+		tk_outbuf_write(&r.out, line, (size_t)n);
+	}
+	if (!ret)
+		ret = open_streams(&r);
+	while (!ret && r.nheap && !r.out.error) {
+		struct stream *s = &r.streams[r.heap[0]];
+
+		if (opts->has_end && s->ts >= opts->end_ns)
+			break;
+		s->events++;
+		st.events++;
+		print_record(&r, s);
+		ret = stream_next(&r, s);
+		if (ret == 1) {
+			ret = 0;
+			heap_down(&r, 0);
+		} else if (ret == 0) {
+			r.heap[0] = r.heap[--r.nheap];
+			heap_down(&r, 0);
+		}
+	}
+	if (!ret && (opts->flags & TK_REPORT_STAT))
+		print_stat(&r);
+	for (size_t i = 0; i < r.nstreams; i++) {
+		struct stream *s = &r.streams[i];
+
+		st.lost_events += s->lost;
+		st.drop_marks += s->marks;
+		if (!ret && (s->lost || s->marks))
+			tk_warn("%s: buffer %s cpu %u: %" PRIu64 " events lost%s", r.path,
+				s->buf->name[0] ? s->buf->name : "(top)", s->cpu, s->lost,
+				s->marks ? " (and more: some pages do not count their drops)" : "");
+	}
+	for (size_t i = 0; i < r.nselected; i++)
+		st.printed += r.counts[i];
+	{
+		int fret = tk_outbuf_flush(&r.out);
+
+		if (!ret)
+			ret = fret;
+	}
+	if (stats)
+		*stats = st;
+	for (size_t i = 0; i < r.nstreams; i++)
+		tk_dat_cpu_reader_free(r.streams[i].rd);
+	free(r.streams);
+	free(r.heap);
+	free(r.selected);
+	free(r.counts);
+	tk_event_set_free(r.set);
+	tk_outbuf_release(&r.out);
+	return ret;
+}

@@ -9,6 +9,7 @@ packages=(
 	libzstd-dev zlib1g-dev libelf-dev libtraceevent-dev libcmocka-dev
 	clang llvm
 	trace-cmd linux-perf zstd
+	liblttng-ust-dev lttng-tools
 )
 
 missing=()

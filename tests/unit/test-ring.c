@@ -1016,6 +1016,47 @@ static void test_dat_trace_cmd_report(void **state)
 	tk_ring_free(r);
 }
 
+/*
+ * A page filled exactly by an outer event, a nested event that moves the
+ * tail (retiring the page), then the outer event discarded: its space
+ * cannot be taken back any more, so it becomes padding, and the entry and
+ * committed counts (kept at reservation and at retirement) stay exact.
+ */
+static void test_discard_after_retire(void **state)
+{
+	struct tk_ring *r = new_ring(64 << 10, TK_RING_PRODUCER_CONSUMER, TK_RING_CLOCK_CUSTOM, 1);
+	struct tk_ring_event *outer, *inner;
+	struct tk_ring_stats st;
+	struct drained d = { 0 };
+	struct ev e = { .seq = 203, .tag = 0 };
+	int cpu;
+
+	(void)state;
+	fake_now = 1000;
+	fake_step = 10;
+	write_seq(r, 0, 203, 0);
+	outer = tk_ring_lock_reserve(r, 16); /* record 204 ends the page exactly */
+	assert_non_null(outer);
+	inner = tk_ring_lock_reserve(r, 16); /* lands on the next page */
+	assert_non_null(inner);
+	memcpy(tk_ring_event_data(inner), &e, sizeof(e));
+	tk_ring_unlock_commit(r, inner);
+	tk_ring_discard_commit(r, outer);
+	write_seq(r, 204, 10, 0);
+	cpu = tk_ring_this_cpu(r);
+	assert_int_equal(tk_ring_stats_cpu(r, cpu, &st), 0);
+	assert_int_equal(st.committed, 214);
+	assert_int_equal(st.entries, 214);
+	drain_pages(r, cpu, &d, true);
+	assert_int_equal(d.n, 214);
+	assert_int_equal(d.first, 0);
+	assert_int_equal(d.last, 213);
+	assert_int_equal(tk_ring_stats_cpu(r, cpu, &st), 0);
+	assert_int_equal(st.entries, 0);
+	assert_int_equal(st.read, 214);
+	tk_ring_free(r);
+}
+
 static void test_bad_options(void **state)
 {
 	struct tk_ring_opts o = { .page_size = 1000 };
@@ -1048,6 +1089,7 @@ int main(void)
 		cmocka_unit_test(test_mt_iterator),
 		cmocka_unit_test(test_signal_nesting),
 		cmocka_unit_test(test_dat_trace_cmd_report),
+		cmocka_unit_test(test_discard_after_retire),
 		cmocka_unit_test(test_bad_options),
 	};
 

@@ -3,10 +3,12 @@
 #
 # demo.sh BUILDDIR: a short tour of tracekit on a real trace.
 #
-#   1. get a trace: a fresh one from this machine's kernel (root, tracefs and
-#      trace-cmd needed; tests/data/make-sample.sh does the recording), else
-#      the committed tests/data/sample-v7-zstd.dat;
-#   2. tracekit dump --summary: what the file holds, every page decoded;
+#   1. record: 2 seconds of scheduler and IRQ events on this machine around a
+#      small command, with tracekit record (root and tracefs needed); when
+#      tracing is not permitted, say why and use the committed
+#      tests/data/sample-v7-zstd.dat instead;
+#   2. a summary of it: tracekit report --stat (per-event counts, per-CPU
+#      lost events), or tracekit dump --summary when report lacks --stat;
 #   3. tracekit convert to v6 and to v7 without compression;
 #   4. tracekit dump of the v6 copy: same events, same page checksums;
 #   5. trace-cmd report on the converted file, when trace-cmd is installed:
@@ -42,53 +44,62 @@ trap 'rm -rf "$tmp"' EXIT
 
 # ------------------------------------------------------------------ 1. a trace
 
-heading "1. A trace to look at"
-sample=
+heading "1. Recording: tracekit record"
+# Work in the temporary directory so that the commands below read as typed.
+cd "$tmp" || die "cannot enter $tmp"
+sample=trace.dat
 fallback_reason=
 tracefs=/sys/kernel/tracing
 if [ "$(id -u)" -ne 0 ]; then
-	fallback_reason="not running as root, so the kernel cannot be traced"
-elif ! command -v trace-cmd >/dev/null 2>&1; then
-	fallback_reason="trace-cmd is not installed"
-elif [ ! -x "$src/tests/data/make-sample.sh" ] && [ ! -f "$src/tests/data/make-sample.sh" ]; then
-	fallback_reason="tests/data/make-sample.sh is missing"
+	fallback_reason="not running as root, and the kernel lets only root trace"
 else
 	if [ ! -e "$tracefs/tracing_on" ]; then
 		mount -t tracefs nodev "$tracefs" 2>/dev/null
 	fi
 	if [ ! -e "$tracefs/tracing_on" ]; then
-		fallback_reason="tracefs is not available at $tracefs"
-	else
-		say "Recording half a second of scheduler, irq and timer events on this machine"
-		say "with the real trace-cmd (tests/data/make-sample.sh):"
-		if bash "$src/tests/data/make-sample.sh" "$tmp/fresh" >"$tmp/make.log" 2>&1 &&
-		   [ -s "$tmp/fresh/sample-v7-zstd.dat" ]; then
-			sample=$tmp/fresh/sample-v7-zstd.dat
-			say "recorded $sample"
-		else
-			sed 's/^/    /' "$tmp/make.log" | tail -5
-			fallback_reason="recording a fresh trace failed (output above)"
-		fi
+		fallback_reason="tracefs is not mounted at $tracefs and cannot be mounted"
 	fi
 fi
-if [ -z "$sample" ]; then
-	sample=$src/tests/data/sample-v7-zstd.dat
-	[ -f "$sample" ] || die "no trace to show: $fallback_reason, and $sample is missing"
-	say "Using the committed sample $sample: $fallback_reason."
+if [ -z "$fallback_reason" ]; then
+	say "Two seconds of scheduler and IRQ events around a small command (a few"
+	say "directory walks with pauses), in a tracefs instance of tracekit's own that is"
+	say "removed at the end. The summary counts events and lost events per CPU."
+	echo
+	workload='for i in 1 2 3 4 5 6; do ls -R /usr/share/doc >/dev/null 2>&1; sleep 0.3; done'
+	printf '%s$ tracekit record -e sched -e irq --duration 2 -o %s -- sh -c "%s"%s\n' \
+		"$bold" "$sample" "$workload" "$plain"
+	if tracekit record -e sched -e irq --duration 2 -o "$sample" -- sh -c "$workload" \
+		2>"$tmp/record.err"; then
+		sed 's/^/    /' "$tmp/record.err"
+	else
+		sed 's/^/    /' "$tmp/record.err"
+		fallback_reason="tracekit record failed (its message is above)"
+		rm -f "$sample"
+	fi
 fi
-# Work in the temporary directory so that the commands below read as typed.
-cp "$sample" "$tmp/trace.dat" || die "cannot copy $sample"
-cd "$tmp" || die "cannot enter $tmp"
-sample=trace.dat
+if [ -n "$fallback_reason" ]; then
+	bundled=$src/tests/data/sample-v7-zstd.dat
+	[ -f "$bundled" ] || die "no trace to show: $fallback_reason, and $bundled is missing"
+	say "Cannot trace here: $fallback_reason."
+	say "Using the bundled sample tests/data/sample-v7-zstd.dat instead."
+	cp "$bundled" "$sample" || die "cannot copy $bundled"
+fi
 
 # ------------------------------------------------------------------ 2. summary
 
-heading "2. What the file holds: tracekit dump --summary"
-say "The header facts, how big each metadata part is, and per buffer its pages,"
-say "events and lost events. Every page of every CPU is decompressed and decoded"
-say "to get these counts: exit status 0 means the whole trace is readable."
-echo
-show tracekit dump --summary "$sample" || die "dump --summary failed"
+if tracekit report --help 2>/dev/null | grep -q -e '--stat'; then
+	heading "2. What happened: tracekit report --stat"
+	say "Events per type, and per CPU the events and the events the kernel lost."
+	echo
+	show tracekit report --stat "$sample" || die "report --stat failed"
+else
+	heading "2. What the file holds: tracekit dump --summary"
+	say "The header facts, how big each metadata part is, and per buffer its pages,"
+	say "events and lost events. Every page of every CPU is decompressed and decoded"
+	say "to get these counts: exit status 0 means the whole trace is readable."
+	echo
+	show tracekit dump --summary "$sample" || die "dump --summary failed"
+fi
 
 # ------------------------------------------------------------------ 3. convert
 

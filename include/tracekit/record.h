@@ -10,10 +10,16 @@
  *   tk_record_stop()     tracing off, every CPU drained, threads joined
  *   tk_record_finish()   assemble the .dat (metadata, options, pages)
  *   tk_record_free()     remove the instance and the spool files
- * While running, pages go to per-CPU spool files "<output>.cpuN" beside
- * the output: each is a plain concatenation of ring-buffer pages exactly
- * as the kernel handed them over, so what reached the disk before a crash
- * stays readable.
+ * Side files beside the output, all removed once the output is complete:
+ *   <output>.tkmeta     written by tk_record_start() before the capture: a
+ *                       .dat without data holding the metadata and options
+ *   <output>.tkreserve  disk space set aside so that a full disk can still
+ *                       be turned into a complete file
+ *   <output>.cpuN       per-CPU spool: ring-buffer pages exactly as the
+ *                       kernel handed them over
+ *   <output>.tkpart     the output being assembled; renamed at the end
+ * So what reached the disk before a crash stays readable through
+ * tk_record_recover().
  */
 #ifndef TRACEKIT_RECORD_H
 #define TRACEKIT_RECORD_H
@@ -32,6 +38,12 @@ struct tk_record_event {
 	const char *filter; /* NULL: none */
 };
 
+/** How pages leave the kernel; the design notes of record.c say why splice is the default. */
+enum tk_record_capture {
+	TK_RECORD_CAPTURE_SPLICE = 0,  /* splice() trace_pipe_raw -> pipe -> spool */
+	TK_RECORD_CAPTURE_MMAP = 1,    /* mmap'ed sub-buffers (kernel >= 6.10), copied */
+};
+
 struct tk_record_opts {
 	const char *output;          /* .dat path; required */
 	const char *instance;        /* NULL: "tracekit-<pid>", created and removed */
@@ -44,6 +56,7 @@ struct tk_record_opts {
 	int file_version;            /* 6 or 7; 0 means 7 */
 	enum tk_compression compression;
 	const char *tracer_version;  /* VERSION option text; NULL: "tracekit" */
+	enum tk_record_capture capture;
 };
 
 /** Per-CPU results, filled by tk_record_stop() and tk_record_finish(). */
@@ -77,7 +90,8 @@ TK_API int tk_record_set_pids(struct tk_record *rec, const int *pids, size_t cou
 			      bool follow_fork);
 
 /**
- * tk_record_start() - start the capture threads, then tracing
+ * tk_record_start() - write the side files, start the capture threads,
+ * then tracing
  *
  * The threads inherit the caller's signal mask: block the signals the
  * caller wants to handle before calling.
@@ -111,9 +125,39 @@ TK_API int tk_record_finish(struct tk_record *rec);
 TK_API const struct tk_record_cpu_stats *tk_record_cpu_stats(const struct tk_record *rec,
 							     uint32_t *count);
 
+/** Output format of tk_record_recover(); a NULL opts means v7, zstd. */
+struct tk_record_recover_opts {
+	int file_version;              /* 6 or 7; 0 means 7 */
+	enum tk_compression compression;
+};
+
 /**
- * tk_record_free() - stop if needed, remove the spool files and the
- * instance it created, free. NULL is accepted.
+ * tk_record_recover() - write the .dat of a recording whose recorder died
+ * @output: the output path the recorder was given
+ * @opts:   version and codec of the file written; NULL: v7, zstd
+ * @stats, @count: receive per-CPU pages, events and missed counts of what
+ *          was recovered (malloc'ed, the caller frees *@stats); the kernel's
+ *          per-CPU stats fields stay 0: the recorder never read them
+ *
+ * Reads "<output>.tkmeta" (written before the capture began) and the
+ * whole pages of every "<output>.cpuN", writes "<output>.tkpart", renames
+ * it to @output, then removes the side files. Nothing is removed on
+ * failure. A recording still in progress (its .tkmeta is locked) is refused.
+ * Context: blocking I/O; reads saved_cmdlines from tracefs when it can.
+ * Return: 0 when the file was written; 1 when @output was already complete
+ * (the recorder died while removing its side files, which are now gone);
+ * -ENOENT nothing to recover; -ENODATA the recorder died before capturing
+ * (its empty side files were removed); -EBUSY recording in progress;
+ * -EBADMSG corrupt metadata; I/O errors. The message names the file.
+ */
+TK_API int tk_record_recover(const char *output, const struct tk_record_recover_opts *opts,
+			     struct tk_record_cpu_stats **stats, uint32_t *count);
+
+/**
+ * tk_record_free() - stop if needed, remove the side files (unless
+ * captured pages did not reach a finished output: those stay for
+ * tk_record_recover(), with a warning) and the instance it created, free.
+ * NULL is accepted.
  */
 TK_API void tk_record_free(struct tk_record *rec);
 

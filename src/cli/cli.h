@@ -31,6 +31,7 @@ int cmd_report(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
 
 /* Usage texts printed by "tracekit CMD --help" and "tracekit help CMD". */
 extern const char cmd_dump_usage[];
@@ -39,6 +40,7 @@ extern const char cmd_report_usage[];
 extern const char cmd_record_usage[];
 extern const char cmd_list_usage[];
 extern const char cmd_reset_usage[];
+extern const char cmd_recover_usage[];
 
 /* Name of the running command ("dump"); set by main() before dispatch. */
 extern const char *cli_cmd_name;

@@ -61,6 +61,9 @@ const char cmd_record_usage[] =
 	"      --compression zstd|zlib|none\n"
 	"                          codec (default zstd; v6 is never compressed)\n"
 	"      --file-version 6|7  .dat version (default 7)\n"
+	"      --capture splice|mmap\n"
+	"                          how pages leave the kernel (default splice; mmap\n"
+	"                          needs kernel 6.10, kept for measurements)\n"
 	"  -q, --quiet             no summary\n"
 	"  -h, --help              show this help\n";
 
@@ -330,7 +333,7 @@ static int parse_u32(const char *s, uint32_t *out)
 
 int cmd_record(int argc, char **argv)
 {
-	enum { OPT_DURATION = 256, OPT_TOP, OPT_COMPRESSION, OPT_FILE_VERSION };
+	enum { OPT_DURATION = 256, OPT_TOP, OPT_COMPRESSION, OPT_FILE_VERSION, OPT_CAPTURE };
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, 'f'},
@@ -344,6 +347,7 @@ int cmd_record(int argc, char **argv)
 		{"top", no_argument, NULL, OPT_TOP},
 		{"compression", required_argument, NULL, OPT_COMPRESSION},
 		{"file-version", required_argument, NULL, OPT_FILE_VERSION},
+		{"capture", required_argument, NULL, OPT_CAPTURE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -430,6 +434,16 @@ int cmd_record(int argc, char **argv)
 				a.opts.file_version = 7;
 			} else {
 				r = cli_usage_error("file version must be 6 or 7, not '%s'", optarg);
+				goto out;
+			}
+			break;
+		case OPT_CAPTURE:
+			if (!strcmp(optarg, "splice")) {
+				a.opts.capture = TK_RECORD_CAPTURE_SPLICE;
+			} else if (!strcmp(optarg, "mmap")) {
+				a.opts.capture = TK_RECORD_CAPTURE_MMAP;
+			} else {
+				r = cli_usage_error("capture must be splice or mmap, not '%s'", optarg);
 				goto out;
 			}
 			break;

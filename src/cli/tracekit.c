@@ -42,6 +42,7 @@ static const struct cli_command commands[] = {
 	{"list", cmd_list, "list the events, clocks and tracers the kernel offers",
 	 cmd_list_usage},
 	{"reset", cmd_reset, "remove tracefs instances left by dead recorders", cmd_reset_usage},
+	{"recover", cmd_recover, "write the .dat of a killed recording", cmd_recover_usage},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -21,10 +21,20 @@
  * its pages out regularly (the spool then lags the kernel by at most that,
  * which bounds what a SIGKILL can lose beyond the ring buffer itself).
  *
- * Not yet decided by measurement: the trace_pipe_raw mmap interface
- * (kernel >= 6.10) against splice. splice was kept because it is what
- * trace-cmd does, needs no per-kernel layout knowledge, and measured
- * without loss at the rates in the report of issue 3.
+ * splice against the trace_pipe_raw mmap interface (kernel >= 6.10,
+ * --capture mmap, kept for measurement). bench/bench-record, reference
+ * machine (2 CPUs, kernel 6.18), 3 s of getppid() in a loop on CPU 1,
+ * raw_syscalls:sys_enter system-wide, 4 MiB per CPU, release build, two
+ * runs each (calls made / lost / recorder CPU time):
+ *     splice   10.57 M / 0 / 1.87 s      9.88 M / 0 / 1.69 s
+ *     mmap      6.10 M / 100 k (1.6%) / 2.90 s     6.03 M / 0 / 3.43 s
+ *     perf      5.45 M / 0 / 4.40 s      6.86 M / 0 / 4.55 s
+ * splice wins on both counts: the page goes to the page cache by
+ * reference, 256 pages per call, while the mmap reader must copy each
+ * sub-buffer out before the kernel reuses it, make one GET_READER ioctl
+ * per page (plus re-copies of the page the writer is still on) and one
+ * write() per page; the load also runs slower under it (it shares the CPU
+ * with a busier capture thread). splice stays the default.
  *
  * Stop. tracing_on is written 0 first, then a seq_cst flag is set and the
  * eventfd signalled; a thread that sees the flag knows every event that
@@ -36,9 +46,39 @@
  * CPU's pages contiguous, and the CPUs produce concurrently. Each spool
  * file is exactly the page sequence of its CPU, the format of the .dat's
  * uncompressed CPU data, so the assembly at the end is a streaming copy
- * (and, compressed, the writer's chunking) and a killed recording leaves
- * files of whole pages that a recovery step can wrap into a .dat. A spool
- * file cut by a full disk is cut back to whole pages at assembly.
+ * (and, compressed, the writer's chunking).
+ *
+ * Side files and interruptions. tk_record_start() writes, before the first
+ * page can exist, "<output>.tkmeta": a complete .dat (v7, zstd, ~1 MB
+ * here, kallsyms mostly) with every metadata section and the options known
+ * then, and holds an exclusive flock on it. It is our own format's reader
+ * that reads it back, in tk_record_finish() as in tk_record_recover(), so
+ * both assemble through one path (assemble()): metadata and options from
+ * .tkmeta, the CPU stats (finish only) and a fresh saved_cmdlines, then
+ * every whole page of every spool, into "<output>.tkpart", renamed over the
+ * output when complete. The side files go only after the rename; a
+ * recorder that dies earlier leaves them for "tracekit recover", which
+ * refuses a locked .tkmeta (a live recorder), and treats an output newer
+ * than .tkmeta as already complete. A spool's partial last page (kill,
+ * full disk) is cut off; pages of zeros (punched, see below) are skipped.
+ * Finish cost: it re-reads and recompresses the metadata (~30 ms) and
+ * copies the spools at page-cache speed.
+ *
+ * Full disk. Assembling needs room while the spools still hold the data.
+ * So tk_record_start() also sets aside "<output>.tkreserve" with
+ * posix_fallocate(): the output's metadata (the .tkmeta size + 25% when
+ * compressed, the raw size otherwise), two 1 MiB copy batches and 256 KiB
+ * for the closing options and strings. A spool write that fails (ENOSPC)
+ * stops that thread with a one-line message; the caller stops the rest.
+ * The finish step deletes the reserve and, when free space is below what
+ * a plain copy needs, punches each copied batch out of its spool
+ * (FALLOC_FL_PUNCH_HOLE), so the output grows only as the spools shrink.
+ * Measured: a 6 MiB tmpfs filled by raw_syscalls stops after ~1.5 MB of
+ * pages (33 k events) and yields a file trace-cmd reads whole. The floor
+ * is the metadata twice plus the reserve (~4.5 MB here): a disk with less
+ * room refuses at start with a message naming the reserve. Punching trades
+ * safety for room: if the finish itself is then killed, recover skips the
+ * punched pages (they were in the .tkpart).
  *
  * The file (shared/specs/tracedat.md §2.7, §5.1): header_page and
  * header_event of the recorded instance; the formats of all of ftrace's own
@@ -65,7 +105,10 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -81,6 +124,8 @@
 #define PIPE_BYTES (1u << 20)
 #define POLL_MS 100
 #define COPY_BATCH (1u << 20)
+#define RESERVE_SLACK (256u << 10)
+#define MAX_RECOVER_CPUS 4096u
 
 struct rec_cpu {
 	struct tk_record *rec;
@@ -103,6 +148,7 @@ struct tk_record {
 	char *output;
 	int version;
 	enum tk_compression compression;
+	enum tk_record_capture capture;
 	char *tracer_version;
 	struct tk_tracefs *tfs;
 	bool created;          /* we made the instance: remove it */
@@ -117,7 +163,16 @@ struct tk_record {
 	size_t nsystems;
 	int add_error;
 	struct tk_record_cpu_stats *stats;
+	char *meta_path;       /* <output>.tkmeta: what recover needs, written at start */
+	int meta_fd;           /* open with an exclusive flock while we live */
+	char *reserve_path;    /* <output>.tkreserve: room to finish on a full disk */
+	uint64_t meta_raw;     /* uncompressed metadata bytes */
+	uint64_t meta_file;    /* size of .tkmeta (zstd) */
+	bool finished;         /* the output is complete: side files may go */
 };
+
+static int write_side_files(struct tk_record *rec);
+static void unlink_side_files(struct tk_record *rec);
 
 /* ----------------------------------------------------------- byte buffer */
 
@@ -285,6 +340,128 @@ static int move_by_splice(struct rec_cpu *c)
 	}
 }
 
+/*
+ * The trace_pipe_raw mmap interface (kernel >= 6.10,
+ * Documentation/trace/ring-buffer-map.rst). <linux/trace_mmap.h> is not
+ * in every libc's kernel headers, so the ABI is spelled out here.
+ */
+struct rb_map_meta {
+	uint32_t meta_page_size;
+	uint32_t meta_struct_len;
+	uint32_t subbuf_size;
+	uint32_t nr_subbufs;
+	struct {
+		uint64_t lost_events;
+		uint32_t id;
+		uint32_t read;
+	} reader;
+	uint64_t flags;
+	uint64_t entries;
+	uint64_t overrun;
+	uint64_t read;
+	uint64_t reserved1;
+	uint64_t reserved2;
+};
+
+#define RB_MAP_GET_READER _IO('R', 0x20)
+
+/*
+ * One CPU by mmap: GET_READER swaps a new reader sub-buffer in and says
+ * which one it is. The writer may still be on it (a partial page that
+ * grows), so the page is copied after every call and written to the spool
+ * only when the kernel hands out a different one (or at the stop): each
+ * page reaches the spool once, whole.
+ */
+static void capture_mmap(struct rec_cpu *c, uint8_t *page)
+{
+	struct tk_record *rec = c->rec;
+	long host_page = sysconf(_SC_PAGESIZE);
+	struct rb_map_meta *meta;
+	uint8_t *data = MAP_FAILED;
+	size_t data_len = 0;
+	struct pollfd pfd[2] = {
+		{.fd = c->raw_fd, .events = POLLIN},
+		{.fd = rec->stop_fd, .events = POLLIN},
+	};
+	bool have = false, stop = false;
+	uint32_t cur_id = 0, cur_len = 0;
+	int wr;
+
+	meta = mmap(NULL, (size_t)host_page, PROT_READ, MAP_SHARED, c->raw_fd, 0);
+	if (meta == MAP_FAILED) {
+		thread_fail(c, errno, "%s: mmap of trace_pipe_raw failed: %s (%s); the kernel "
+				      "needs 6.10 or later for --capture mmap",
+			    c->spool_path);
+		return;
+	}
+	if (meta->subbuf_size != rec->page_size || !meta->nr_subbufs) {
+		thread_fail(c, EINVAL, "%s: mmap meta page: unexpected sub-buffer size: %s (%s)",
+			    c->spool_path);
+		goto out;
+	}
+	data_len = (size_t)meta->subbuf_size * meta->nr_subbufs;
+	data = mmap(NULL, data_len, PROT_READ, MAP_SHARED, c->raw_fd, meta->meta_page_size);
+	if (data == MAP_FAILED) {
+		thread_fail(c, errno, "%s: mmap of the sub-buffers failed: %s (%s)", c->spool_path);
+		goto out;
+	}
+	for (;;) {
+		bool progress = false;
+
+		if (!stop)
+			stop = atomic_load(&rec->stopping);
+		for (;;) {
+			uint32_t id, len;
+
+			if (ioctl(c->raw_fd, RB_MAP_GET_READER) < 0) {
+				if (errno == EINTR)
+					continue;
+				if (errno != EAGAIN)
+					thread_fail(c, errno, "%s: GET_READER failed: %s (%s)",
+						    c->spool_path);
+				break;
+			}
+			id = __atomic_load_n(&meta->reader.id, __ATOMIC_ACQUIRE);
+			if (id >= meta->nr_subbufs)
+				break;
+			if (have && id == cur_id) {
+				memcpy(page, data + (size_t)id * rec->page_size, rec->page_size);
+				len = tk_load_u64(page + 8, false) & 0xfffff;
+				if (len == cur_len)
+					break;
+				cur_len = len;
+				progress = true;
+				continue;
+			}
+			if (have && (wr = spool_write(c, page, rec->page_size)) < 0) {
+				thread_fail(c, -wr,
+					    "%s: %s (%s): recording stopped; the pages written "
+					    "before are kept",
+					    c->spool_path);
+				goto out;
+			}
+			memcpy(page, data + (size_t)id * rec->page_size, rec->page_size);
+			cur_len = tk_load_u64(page + 8, false) & 0xfffff;
+			cur_id = id;
+			have = true;
+			progress = true;
+		}
+		if (c->err)
+			break;
+		if (stop && !progress)
+			break;
+		if (!stop)
+			poll(pfd, 2, POLL_MS);
+	}
+	if (have && cur_len && !c->err && (wr = spool_write(c, page, rec->page_size)) < 0)
+		thread_fail(c, -wr, "%s: %s (%s): the last page is lost",
+			    c->spool_path);
+out:
+	if (data != MAP_FAILED)
+		munmap(data, data_len);
+	munmap(meta, (size_t)host_page);
+}
+
 static void *capture_thread(void *arg)
 {
 	struct rec_cpu *c = arg;
@@ -297,6 +474,11 @@ static void *capture_thread(void *arg)
 
 	if (!page) {
 		thread_fail(c, ENOMEM, "%s: out of memory: %s (%s)", c->spool_path);
+		return NULL;
+	}
+	if (rec->capture == TK_RECORD_CAPTURE_MMAP) {
+		capture_mmap(c, page);
+		free(page);
 		return NULL;
 	}
 	for (;;) {
@@ -416,8 +598,10 @@ TK_API struct tk_record *tk_record_new(const struct tk_record_opts *opts)
 		return NULL;
 	}
 	rec->stop_fd = -1;
+	rec->meta_fd = -1;
 	rec->version = opts->file_version ? opts->file_version : 7;
 	rec->compression = opts->compression;
+	rec->capture = opts->capture;
 	rec->output = strdup(opts->output);
 	rec->tracer_version = strdup(opts->tracer_version ? opts->tracer_version : "tracekit");
 	if (!rec->output || !rec->tracer_version) {
@@ -520,6 +704,10 @@ TK_API int tk_record_start(struct tk_record *rec)
 
 	if (rec->started)
 		return tk_fail(EINVAL, "record: already started");
+	/* What tracekit recover needs exists before the first page does. */
+	r = write_side_files(rec);
+	if (r < 0)
+		return r;
 	for (uint32_t i = 0; i < rec->ncpu; i++) {
 		struct rec_cpu *c = &rec->cpus[i];
 
@@ -645,6 +833,13 @@ static int add_system_formats(struct tk_record *rec, struct bbuf *b, const char 
 	return r;
 }
 
+static int put_section(struct tk_record *rec, struct tk_dat_writer *w, uint16_t id,
+		       const void *body, uint64_t len)
+{
+	rec->meta_raw += len;
+	return tk_dat_writer_add_metadata(w, id, body, len);
+}
+
 static int add_metadata(struct tk_record *rec, struct tk_dat_writer *w)
 {
 	struct bbuf b = {0};
@@ -659,14 +854,14 @@ static int add_metadata(struct tk_record *rec, struct tk_dat_writer *w)
 	if (r == 0)
 		r = add_file_len64(rec, &b, "events/header_event");
 	if (r == 0 && !b.failed)
-		r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_HEADER_INFO, b.p, b.len);
+		r = put_section(rec, w, TK_DAT_SECTION_HEADER_INFO, b.p, b.len);
 	b.len = 0;
 
 	/* 17: ftrace's own events. */
 	if (r == 0)
 		r = add_system_formats(rec, &b, "ftrace");
 	if (r == 0 && !b.failed)
-		r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_FTRACE_EVENTS, b.p, b.len);
+		r = put_section(rec, w, TK_DAT_SECTION_FTRACE_EVENTS, b.p, b.len);
 	b.len = 0;
 
 	/* 18: every event of the systems recorded. */
@@ -676,7 +871,7 @@ static int add_metadata(struct tk_record *rec, struct tk_dat_writer *w)
 		r = add_system_formats(rec, &b, rec->systems[i]);
 	}
 	if (r == 0 && !b.failed)
-		r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_EVENT_FORMATS, b.p, b.len);
+		r = put_section(rec, w, TK_DAT_SECTION_EVENT_FORMATS, b.p, b.len);
 	b.len = 0;
 
 	/* 19: kallsyms; an unreadable one is stored empty (symbols then show as addresses). */
@@ -692,7 +887,7 @@ static int add_metadata(struct tk_record *rec, struct tk_dat_writer *w)
 		free(text);
 		text = NULL;
 		if (!b.failed)
-			r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_KALLSYMS, b.p, b.len);
+			r = put_section(rec, w, TK_DAT_SECTION_KALLSYMS, b.p, b.len);
 		b.len = 0;
 	}
 
@@ -706,7 +901,7 @@ static int add_metadata(struct tk_record *rec, struct tk_dat_writer *w)
 		free(text);
 		text = NULL;
 		if (!b.failed)
-			r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_PRINTK, b.p, b.len);
+			r = put_section(rec, w, TK_DAT_SECTION_PRINTK, b.p, b.len);
 		b.len = 0;
 	}
 
@@ -718,7 +913,7 @@ static int add_metadata(struct tk_record *rec, struct tk_dat_writer *w)
 		bb_put(&b, text, len);
 		free(text);
 		if (!b.failed)
-			r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_CMDLINES, b.p, b.len);
+			r = put_section(rec, w, TK_DAT_SECTION_CMDLINES, b.p, b.len);
 	}
 	if (r == 0 && b.failed)
 		r = tk_fail(ENOMEM, "out of memory building the metadata");
@@ -771,6 +966,7 @@ static int add_tsc2nsec(struct tk_dat_writer *w)
 	return 0;
 }
 
+/* The options known before the capture: everything but the per-CPU stats. */
 static int add_options(struct tk_record *rec, struct tk_dat_writer *w, char *clock,
 		       size_t clock_cap)
 {
@@ -803,18 +999,6 @@ static int add_options(struct tk_record *rec, struct tk_dat_writer *w, char *clo
 				     (uint32_t)strlen(rec->tracer_version) + 1);
 	if (r < 0)
 		return r;
-	for (uint32_t i = 0; i < rec->ncpu; i++) {
-		struct rec_cpu *c = &rec->cpus[i];
-
-		if (!c->stats_text)
-			continue;
-		if (asprintf(&s, "CPU: %u\n%s", c->cpu, c->stats_text) < 0)
-			return tk_fail(ENOMEM, "out of memory");
-		r = tk_dat_writer_add_option(w, TK_DAT_OPTION_CPUSTAT, s, (uint32_t)strlen(s) + 1);
-		free(s);
-		if (r < 0)
-			return r;
-	}
 	tk_store_u32(cnt, rec->ncpu, false);
 	r = tk_dat_writer_add_option(w, TK_DAT_OPTION_CPUCOUNT, cnt, sizeof(cnt));
 	if (r < 0)
@@ -824,106 +1008,683 @@ static int add_options(struct tk_record *rec, struct tk_dat_writer *w, char *clo
 	return r;
 }
 
-static void count_pages(struct tk_record *rec, const struct tk_page_format *fmt,
-			struct rec_cpu *c, const uint8_t *buf, size_t len)
+/* ---------------------------------------------- side files and assembly */
+
+/*
+ * A page the assembly punched out of its spool (or never filled) reads as
+ * zeros: no timestamp, no commit. The kernel never hands out such a page,
+ * so it is skipped rather than stored as an empty page.
+ */
+static bool hole_page(const uint8_t *p)
 {
-	for (size_t off = 0; off + rec->page_size <= len; off += rec->page_size) {
+	static const uint8_t zero[16];
+
+	return memcmp(p, zero, sizeof(zero)) == 0;
+}
+
+static void count_pages(const struct tk_page_format *fmt, struct tk_record_cpu_stats *st,
+			const uint8_t *buf, size_t len)
+{
+	for (size_t off = 0; off + fmt->page_size <= len; off += fmt->page_size) {
 		struct tk_page_iter it;
 		struct tk_page_header hdr;
 		struct tk_page_record pr;
 
-		if (tk_page_iter_init(&it, fmt, buf + off, rec->page_size, &hdr) < 0)
+		if (tk_page_iter_init(&it, fmt, buf + off, fmt->page_size, &hdr) < 0)
 			continue;
 		if (hdr.missed_events) {
-			c->stats.missed_pages++;
+			st->missed_pages++;
 			if (hdr.missed_stored)
-				c->stats.missed_events += hdr.missed_count;
+				st->missed_events += hdr.missed_count;
 		}
 		while (tk_page_iter_next(&it, &pr) > 0)
-			c->stats.events++;
+			st->events++;
 	}
 }
 
-static int copy_spool(struct tk_record *rec, struct tk_dat_writer *w,
-		      const struct tk_page_format *fmt, struct rec_cpu *c, uint8_t *buf)
+/* What one assembly needs; shared by tk_record_finish() and tk_record_recover(). */
+struct assembly {
+	const char *output;
+	int version;
+	enum tk_compression compression;
+	struct tk_dat *meta;         /* the .tkmeta file, opened */
+	uint32_t ncpu;
+	const int *spool_fds;        /* -1: no spool for that CPU */
+	char *const *spool_paths;
+	char *const *cpustat;        /* per CPU stats text or NULL; may be NULL */
+	const char *cmdlines;        /* fresher saved_cmdlines, or NULL */
+	size_t cmdlines_len;
+	bool punch;                  /* free spool space behind the copy */
+	struct tk_record_cpu_stats *stats; /* ncpu entries; pages/events/missed filled */
+};
+
+static int copy_spool(const struct assembly *a, struct tk_dat_writer *w,
+		      const struct tk_page_format *fmt, uint32_t cpu, uint8_t *buf)
 {
+	struct tk_record_cpu_stats *st = &a->stats[cpu];
+	uint32_t ps = fmt->page_size;
+	int fd = a->spool_fds[cpu];
+	const char *path = a->spool_paths[cpu];
+	bool begun = false, punch = a->punch;
 	uint64_t size, done = 0;
-	struct stat st;
+	struct stat sb;
 	int r;
 
-	if (fstat(c->spool_fd, &st) < 0)
-		return tk_fail(errno, "%s: %s", c->spool_path, strerror(errno));
-	/* A spool cut by a full disk ends in part of a page: keep the whole ones. */
-	size = (uint64_t)st.st_size / rec->page_size * rec->page_size;
-	c->stats.pages = size / rec->page_size;
-	c->stats.events = c->stats.missed_pages = c->stats.missed_events = 0;
-	if (size == 0)
+	st->pages = st->events = st->missed_pages = st->missed_events = 0;
+	if (fd < 0)
 		return 0;
-	r = tk_dat_writer_begin_cpu(w, c->cpu);
-	if (r < 0)
-		return r;
+	if (fstat(fd, &sb) < 0)
+		return tk_fail(errno, "%s: %s", path, strerror(errno));
+	/* A spool cut by a full disk or a kill ends in part of a page: keep the whole ones. */
+	size = (uint64_t)sb.st_size / ps * ps;
 	while (done < size) {
 		size_t want = size - done > COPY_BATCH ? COPY_BATCH : (size_t)(size - done);
-		ssize_t n = pread(c->spool_fd, buf, want, (off_t)done);
+		ssize_t n = pread(fd, buf, want, (off_t)done);
+		size_t run = 0;
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return tk_fail(n < 0 ? errno : EIO, "%s: offset 0x%" PRIx64 ": %s",
-				       c->spool_path, done, n < 0 ? strerror(errno) : "file shrank");
-		want = (size_t)n / rec->page_size * rec->page_size;
+			return tk_fail(n < 0 ? errno : EIO, "%s: offset 0x%" PRIx64 ": %s", path,
+				       done, n < 0 ? strerror(errno) : "file shrank");
+		want = (size_t)n / ps * ps;
 		if (!want)
-			return tk_fail(EIO, "%s: short read", c->spool_path);
-		count_pages(rec, fmt, c, buf, want);
-		r = tk_dat_writer_write_pages(w, buf, want);
-		if (r < 0)
-			return r;
+			return tk_fail(EIO, "%s: offset 0x%" PRIx64 ": short read", path, done);
+		/* Write the runs of real pages between holes. */
+		for (size_t off = 0; off <= want; off += ps) {
+			if (off < want && !hole_page(buf + off)) {
+				run += ps;
+				continue;
+			}
+			if (run) {
+				const uint8_t *p = buf + off - run;
+
+				if (!begun) {
+					r = tk_dat_writer_begin_cpu(w, cpu);
+					if (r < 0)
+						return r;
+					begun = true;
+				}
+				count_pages(fmt, st, p, run);
+				st->pages += run / ps;
+				r = tk_dat_writer_write_pages(w, p, run);
+				if (r < 0)
+					return r;
+				run = 0;
+			}
+		}
+		/*
+		 * On a full disk the output grows only as the spool shrinks.
+		 * A filesystem that cannot punch holes still finishes when the
+		 * reserve is enough.
+		 */
+		if (punch && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)done,
+				       (off_t)want) < 0)
+			punch = false;
 		done += want;
 	}
-	return tk_dat_writer_end_cpu(w);
+	return begun ? tk_dat_writer_end_cpu(w) : 0;
 }
 
-TK_API int tk_record_finish(struct tk_record *rec)
+/* Copy the options of the .tkmeta file the writer does not make itself. */
+static int copy_options(const struct assembly *a, struct tk_dat_writer *w)
+{
+	size_t n = tk_dat_option_count(a->meta);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tk_dat_option *o = tk_dat_option_get(a->meta, i);
+		int r;
+
+		if (o->id == TK_DAT_OPTION_DONE || o->id == TK_DAT_OPTION_BUFFER ||
+		    o->id == TK_DAT_OPTION_CPUSTAT ||
+		    (o->id >= TK_DAT_SECTION_HEADER_INFO && o->id <= TK_DAT_OPTION_BUFFER_TEXT))
+			continue;
+		r = tk_dat_writer_add_option(w, o->id, o->data, o->size);
+		if (r < 0)
+			return r;
+	}
+	for (uint32_t cpu = 0; a->cpustat && cpu < a->ncpu; cpu++) {
+		char *s;
+		int r;
+
+		if (!a->cpustat[cpu])
+			continue;
+		if (asprintf(&s, "CPU: %u\n%s", cpu, a->cpustat[cpu]) < 0)
+			return tk_fail(ENOMEM, "out of memory");
+		r = tk_dat_writer_add_option(w, TK_DAT_OPTION_CPUSTAT, s, (uint32_t)strlen(s) + 1);
+		free(s);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * Write the .dat to "<output>.tkpart" from the metadata file and the
+ * spools, then rename it over @output: the output name never holds half a
+ * file. The side files are left to the caller.
+ */
+static int assemble(const struct assembly *a)
+{
+	const struct tk_dat_info *info = tk_dat_get_info(a->meta);
+	struct tk_dat_writer_opts wo = {
+		.version = a->version,
+		.compression = a->compression,
+		.big_endian = info->big_endian,
+		.long_size = info->long_size,
+		.page_size = info->page_size,
+	};
+	struct tk_dat_writer *w = NULL;
+	uint8_t *buf = NULL;
+	char *part = NULL;
+	int fd = -1, r = 0;
+
+	if (info->page_format.page_size != info->page_size || info->page_size < 64 ||
+	    COPY_BATCH % info->page_size)
+		return tk_fail(EBADMSG, "%s: page size %u cannot be assembled", info->path,
+			       info->page_size);
+	if (asprintf(&part, "%s.tkpart", a->output) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	fd = open(part, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		r = tk_fail(errno, "%s: %s (%s)", part, strerror(errno),
+			    strerrorname_np(errno) ? strerrorname_np(errno) : "?");
+		goto out;
+	}
+	w = tk_dat_writer_open_fd(fd, part, &wo);
+	if (!w) {
+		r = -errno;
+		goto out;
+	}
+	for (uint16_t id = TK_DAT_SECTION_HEADER_INFO; id <= TK_DAT_SECTION_CMDLINES && !r; id++) {
+		const void *body;
+		uint64_t len;
+		uint8_t *own = NULL;
+
+		if (id == TK_DAT_SECTION_CMDLINES && a->cmdlines) {
+			own = malloc(8 + a->cmdlines_len);
+			if (!own) {
+				r = tk_fail(ENOMEM, "out of memory");
+				break;
+			}
+			tk_store_u64(own, a->cmdlines_len, info->big_endian);
+			memcpy(own + 8, a->cmdlines, a->cmdlines_len);
+			body = own;
+			len = 8 + a->cmdlines_len;
+		} else if (tk_dat_metadata(a->meta, id, &body, &len) < 0) {
+			continue;
+		}
+		r = tk_dat_writer_add_metadata(w, id, body, len);
+		free(own);
+	}
+	if (r == 0)
+		r = copy_options(a, w);
+	if (r == 0)
+		r = tk_dat_writer_begin_buffer(w, "", info->clock, info->page_size, a->ncpu);
+	if (r == 0 && !(buf = malloc(COPY_BATCH)))
+		r = tk_fail(ENOMEM, "out of memory");
+	for (uint32_t cpu = 0; cpu < a->ncpu && r == 0; cpu++)
+		r = copy_spool(a, w, &info->page_format, cpu, buf);
+	if (r == 0)
+		r = tk_dat_writer_end_buffer(w);
+	if (r == 0)
+		r = tk_dat_writer_finish(w);
+	if (r == 0 && rename(part, a->output) < 0)
+		r = tk_fail(errno, "%s: cannot rename to %s: %s", part, a->output,
+			    strerror(errno));
+out:
+	tk_dat_writer_free(w);
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	if (r < 0 && part) {
+		char msg[1024];
+
+		/* Keep the real cause; the half file goes, the spools stay. */
+		snprintf(msg, sizeof(msg), "%s", tk_errmsg());
+		unlink(part);
+		r = tk_fail(-r, "%s", msg);
+	}
+	free(part);
+	return r;
+}
+
+/* Free bytes for an unprivileged writer in the directory of @path; UINT64_MAX if unknown. */
+static uint64_t free_space(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	struct statvfs sv;
+	uint64_t avail = UINT64_MAX;
+
+	if (!dir)
+		return avail;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		slash[1] = 0;
+	else
+		*slash = 0;
+	if (statvfs(dir, &sv) == 0 && sv.f_frsize &&
+	    sv.f_bavail <= UINT64_MAX / sv.f_frsize)
+		avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	free(dir);
+	return avail;
+}
+
+/* Bytes the spools hold, for the space estimate. */
+static uint64_t spool_bytes(const int *fds, uint32_t n)
+{
+	uint64_t sum = 0;
+	struct stat sb;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (fds[i] >= 0 && fstat(fds[i], &sb) == 0 && (uint64_t)sb.st_size <= UINT64_MAX - sum)
+			sum += (uint64_t)sb.st_size;
+	}
+	return sum;
+}
+
+/*
+ * Room the finish step may need beyond what the spools free as they are
+ * copied: the output's metadata (at most its uncompressed size, or what
+ * the zstd .tkmeta took when the output is compressed too), two copy
+ * batches in flight and the closing options and strings.
+ */
+static uint64_t reserve_size(uint64_t meta_raw, uint64_t meta_file, enum tk_compression c)
+{
+	uint64_t meta = c == TK_COMPRESS_NONE ? meta_raw : meta_file + meta_file / 4;
+
+	return meta + 2 * (uint64_t)COPY_BATCH + RESERVE_SLACK;
+}
+
+static int open_excl(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return tk_fail(errno, "%s: %s (%s)", path, strerror(errno),
+			       strerrorname_np(errno) ? strerrorname_np(errno) : "?");
+	return fd;
+}
+
+/*
+ * Before the capture: "<output>.tkmeta", a complete .dat without data
+ * (v7, zstd when available) holding every metadata section and the
+ * options known now, and "<output>.tkreserve", disk space set aside so
+ * that the finish step works on a disk the capture filled.
+ */
+static int write_side_files(struct tk_record *rec)
 {
 	struct tk_dat_writer_opts wo = {
-		.version = rec->version,
-		.compression = rec->compression,
+		.version = 7,
+		.compression = TK_COMPRESS_ZSTD,
 		.big_endian = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__,
 		.long_size = (uint8_t)sizeof(long),
+		.page_size = rec->page_size,
 	};
-	struct tk_page_format fmt;
 	struct tk_dat_writer *w;
 	char clock[64];
-	uint8_t *buf = NULL;
-	int r;
+	struct stat sb;
+	uint64_t need;
+	int fd, r;
 
-	if (rec->started && !rec->stopped)
-		tk_record_stop(rec);
-	r = read_page_format(rec, &fmt);
-	if (r < 0)
-		return r;
-	wo.page_size = fmt.page_size;
-	w = tk_dat_writer_open(rec->output, &wo);
+	if (asprintf(&rec->meta_path, "%s.tkmeta", rec->output) < 0 ||
+	    asprintf(&rec->reserve_path, "%s.tkreserve", rec->output) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	rec->meta_fd = open_excl(rec->meta_path);
+	if (rec->meta_fd < 0) {
+		free(rec->meta_path);
+		rec->meta_path = NULL;
+		return rec->meta_fd;
+	}
+	/* Held until we exit: tracekit recover refuses a recording in progress. */
+	flock(rec->meta_fd, LOCK_EX | LOCK_NB);
+	w = tk_dat_writer_open_fd(rec->meta_fd, rec->meta_path, &wo);
 	if (!w)
 		return -errno;
 	r = add_metadata(rec, w);
 	if (r == 0)
 		r = add_options(rec, w, clock, sizeof(clock));
 	if (r == 0)
-		r = tk_dat_writer_begin_buffer(w, "", clock, rec->page_size, rec->ncpu);
-	if (r == 0) {
-		buf = malloc(COPY_BATCH);
-		if (!buf)
-			r = tk_fail(ENOMEM, "out of memory");
-	}
-	for (uint32_t i = 0; i < rec->ncpu && r == 0; i++)
-		r = copy_spool(rec, w, &fmt, &rec->cpus[i], buf);
-	free(buf);
-	if (r == 0)
-		r = tk_dat_writer_end_buffer(w);
-	if (r == 0)
 		r = tk_dat_writer_finish(w);
 	tk_dat_writer_free(w);
+	if (r < 0)
+		return r;
+	if (fstat(rec->meta_fd, &sb) < 0)
+		return tk_fail(errno, "%s: %s", rec->meta_path, strerror(errno));
+
+	rec->meta_file = (uint64_t)sb.st_size;
+	need = reserve_size(rec->meta_raw, rec->meta_file, rec->compression);
+	fd = open_excl(rec->reserve_path);
+	if (fd < 0) {
+		free(rec->reserve_path);
+		rec->reserve_path = NULL;
+		return fd;
+	}
+	r = posix_fallocate(fd, 0, (off_t)need);
+	close(fd);
+	if (r)
+		return tk_fail(r, "%s: cannot set aside %" PRIu64 " KiB to finish the file on a "
+				  "full disk: %s (%s); free some space or choose another output",
+			       rec->reserve_path, need >> 10, strerror(r),
+			       strerrorname_np(r) ? strerrorname_np(r) : "?");
+	return 0;
+}
+
+static void unlink_side_files(struct tk_record *rec)
+{
+	for (uint32_t i = 0; rec->cpus && i < rec->ncpu; i++) {
+		if (rec->cpus[i].spool_fd >= 0)
+			unlink(rec->cpus[i].spool_path);
+	}
+	if (rec->reserve_path)
+		unlink(rec->reserve_path);
+	if (rec->meta_path)
+		unlink(rec->meta_path);
+}
+
+TK_API int tk_record_finish(struct tk_record *rec)
+{
+	struct assembly a = {
+		.output = rec->output,
+		.version = rec->version,
+		.compression = rec->compression,
+		.ncpu = rec->ncpu,
+	};
+	int *fds = NULL;
+	char **paths = NULL, **stats = NULL;
+	char *cmdlines = NULL;
+	size_t cmdlines_len;
+	uint64_t need;
+	int r;
+
+	if (!rec->started)
+		return tk_fail(EINVAL, "record: finish before start");
+	if (rec->finished)
+		return 0;
+	if (!rec->stopped)
+		tk_record_stop(rec);
+	a.meta = tk_dat_open_fd(rec->meta_fd, rec->meta_path);
+	if (!a.meta)
+		return -errno;
+	fds = calloc(rec->ncpu, sizeof(*fds));
+	paths = calloc(rec->ncpu, sizeof(*paths));
+	stats = calloc(rec->ncpu, sizeof(*stats));
+	a.stats = calloc(rec->ncpu, sizeof(*a.stats));
+	if (!fds || !paths || !stats || !a.stats) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < rec->ncpu; i++) {
+		fds[i] = rec->cpus[i].spool_fd;
+		paths[i] = rec->cpus[i].spool_path;
+		stats[i] = rec->cpus[i].stats_text;
+	}
+	a.spool_fds = fds;
+	a.spool_paths = paths;
+	a.cpustat = stats;
+	/* The commands that ran during the recording are known only now. */
+	if (tk_tracefs_read_top_file("saved_cmdlines", &cmdlines, &cmdlines_len) == 0) {
+		a.cmdlines = cmdlines;
+		a.cmdlines_len = cmdlines_len;
+	}
+	/* The reserve was for this moment. */
+	if (rec->reserve_path)
+		unlink(rec->reserve_path);
+	need = reserve_size(rec->meta_raw, rec->meta_file, rec->compression);
+	if (need <= UINT64_MAX - spool_bytes(fds, rec->ncpu))
+		need += spool_bytes(fds, rec->ncpu);
+	a.punch = free_space(rec->output) < need;
+	r = assemble(&a);
+	if (r == 0) {
+		rec->finished = true;
+		for (uint32_t i = 0; i < rec->ncpu; i++) {
+			struct tk_record_cpu_stats *st = &rec->cpus[i].stats;
+
+			st->pages = a.stats[i].pages;
+			st->events = a.stats[i].events;
+			st->missed_pages = a.stats[i].missed_pages;
+			st->missed_events = a.stats[i].missed_events;
+		}
+	}
+out:
+	free(cmdlines);
+	free(a.stats);
+	free(stats);
+	free(paths);
+	free(fds);
+	tk_dat_close(a.meta);
+	return r;
+}
+
+/* ------------------------------------------------------------- recover */
+
+struct recovery {
+	char *meta_path, *reserve_path, *part_path;
+	uint32_t ncpu;
+	int *fds;
+	char **paths;
+	int meta_fd;
+};
+
+static void recovery_release(struct recovery *rv, bool remove_files)
+{
+	for (uint32_t i = 0; i < rv->ncpu; i++) {
+		if (rv->fds && rv->fds[i] >= 0) {
+			if (remove_files)
+				unlink(rv->paths[i]);
+			close(rv->fds[i]);
+		}
+		if (rv->paths)
+			free(rv->paths[i]);
+	}
+	if (remove_files) {
+		unlink(rv->reserve_path);
+		unlink(rv->part_path);
+		unlink(rv->meta_path);
+	}
+	if (rv->meta_fd >= 0)
+		close(rv->meta_fd);
+	free(rv->fds);
+	free(rv->paths);
+	free(rv->meta_path);
+	free(rv->reserve_path);
+	free(rv->part_path);
+}
+
+/* Open the spools "<output>.cpuN" for N < @ncpu that exist; -1 for the others. */
+static int open_spools(struct recovery *rv, const char *output, uint32_t ncpu, uint64_t *total)
+{
+	rv->fds = malloc(ncpu * sizeof(*rv->fds));
+	rv->paths = calloc(ncpu, sizeof(*rv->paths));
+	if (!rv->fds || !rv->paths)
+		return tk_fail(ENOMEM, "out of memory");
+	rv->ncpu = ncpu;
+	for (uint32_t i = 0; i < ncpu; i++)
+		rv->fds[i] = -1;
+	*total = 0;
+	for (uint32_t i = 0; i < ncpu; i++) {
+		struct stat sb;
+
+		if (asprintf(&rv->paths[i], "%s.cpu%u", output, i) < 0) {
+			rv->paths[i] = NULL;
+			return tk_fail(ENOMEM, "out of memory");
+		}
+		rv->fds[i] = open(rv->paths[i], O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (rv->fds[i] < 0) {
+			if (errno == ENOENT)
+				continue;
+			return tk_fail(errno, "%s: %s", rv->paths[i], strerror(errno));
+		}
+		if (fstat(rv->fds[i], &sb) < 0)
+			return tk_fail(errno, "%s: %s", rv->paths[i], strerror(errno));
+		if (!S_ISREG(sb.st_mode))
+			return tk_fail(EINVAL, "%s: not a regular file", rv->paths[i]);
+		*total += (uint64_t)sb.st_size;
+	}
+	return 0;
+}
+
+/* Highest N of an existing "<output>.cpuN" plus one, at most MAX_RECOVER_CPUS. */
+static uint32_t spool_count(const char *output)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < MAX_RECOVER_CPUS; i++) {
+		char *p;
+		struct stat sb;
+
+		if (asprintf(&p, "%s.cpu%u", output, i) < 0)
+			break;
+		if (lstat(p, &sb) == 0)
+			n = i + 1;
+		free(p);
+	}
+	return n;
+}
+
+TK_API int tk_record_recover(const char *output, const struct tk_record_recover_opts *opts,
+			     struct tk_record_cpu_stats **stats, uint32_t *count)
+{
+	struct recovery rv = {.meta_fd = -1};
+	struct assembly a = {.output = output};
+	const struct tk_dat_info *info;
+	struct stat msb, osb;
+	char *cmdlines = NULL;
+	size_t cmdlines_len;
+	uint64_t total = 0, need;
+	int r;
+
+	*stats = NULL;
+	*count = 0;
+	a.version = opts && opts->file_version ? opts->file_version : 7;
+	a.compression = opts ? opts->compression : TK_COMPRESS_ZSTD;
+	if (!output || !output[0] || (a.version != 6 && a.version != 7) ||
+	    (a.version == 6 && a.compression != TK_COMPRESS_NONE))
+		return tk_fail(EINVAL, "recover: an output name, and version 6 (uncompressed) or 7");
+	if (asprintf(&rv.meta_path, "%s.tkmeta", output) < 0 ||
+	    asprintf(&rv.reserve_path, "%s.tkreserve", output) < 0 ||
+	    asprintf(&rv.part_path, "%s.tkpart", output) < 0) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	rv.meta_fd = open(rv.meta_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (rv.meta_fd < 0) {
+		uint32_t n = spool_count(output);
+
+		if (errno != ENOENT) {
+			r = tk_fail(errno, "%s: %s", rv.meta_path, strerror(errno));
+			goto out;
+		}
+		/* Died before the capture began: the spools can only be empty. */
+		r = open_spools(&rv, output, n, &total);
+		if (r == 0 && n && total == 0) {
+			recovery_release(&rv, true);
+			return tk_fail(ENODATA, "%s: the recorder died before it captured anything; "
+						"its empty spool files were removed",
+				       output);
+		}
+		if (r == 0)
+			r = tk_fail(ENOENT, "%s: nothing to recover: no %s%s", output, rv.meta_path,
+				    n ? " (spool files without it cannot be read: remove them)"
+				      : " and no spool files");
+		goto out;
+	}
+	if (flock(rv.meta_fd, LOCK_EX | LOCK_NB) < 0) {
+		r = tk_fail(EBUSY, "%s: a recorder is still writing it (%s is locked); stop it "
+				   "first",
+			    output, rv.meta_path);
+		goto out;
+	}
+	a.meta = tk_dat_open_fd(rv.meta_fd, rv.meta_path);
+	if (!a.meta) {
+		uint32_t n = spool_count(output);
+
+		r = -errno;
+		/* Killed while writing it: that is before the capture started. */
+		if (open_spools(&rv, output, n, &total) == 0 && total == 0) {
+			recovery_release(&rv, true);
+			return tk_fail(ENODATA, "%s: the recorder died before it captured anything; "
+						"its side files were removed",
+				       output);
+		}
+		goto out;
+	}
+	info = tk_dat_get_info(a.meta);
+	if (info->cpu_count == 0 || info->cpu_count > MAX_RECOVER_CPUS) {
+		r = tk_fail(EBADMSG, "%s: CPU count %u out of range", rv.meta_path,
+			    info->cpu_count);
+		goto out;
+	}
+	/*
+	 * An output newer than the metadata was renamed into place by the
+	 * recorder, which died while removing its side files.
+	 */
+	if (stat(output, &osb) == 0 && fstat(rv.meta_fd, &msb) == 0 &&
+	    (osb.st_mtim.tv_sec > msb.st_mtim.tv_sec ||
+	     (osb.st_mtim.tv_sec == msb.st_mtim.tv_sec &&
+	      osb.st_mtim.tv_nsec >= msb.st_mtim.tv_nsec))) {
+		struct tk_dat *done = tk_dat_open(output);
+
+		if (done) {
+			tk_dat_close(done);
+			r = open_spools(&rv, output, info->cpu_count, &total);
+			if (r == 0) {
+				recovery_release(&rv, true);
+				tk_dat_close(a.meta);
+				return 1;
+			}
+			goto out;
+		}
+	}
+	r = open_spools(&rv, output, info->cpu_count, &total);
+	if (r < 0)
+		goto out;
+	a.ncpu = info->cpu_count;
+	a.spool_fds = rv.fds;
+	a.spool_paths = rv.paths;
+	a.stats = calloc(a.ncpu, sizeof(*a.stats));
+	if (!a.stats) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < a.ncpu; i++)
+		a.stats[i].cpu = i;
+	/* As trace-cmd extract does: the command lines as the kernel knows them now. */
+	if (tk_tracefs_read_top_file("saved_cmdlines", &cmdlines, &cmdlines_len) == 0) {
+		a.cmdlines = cmdlines;
+		a.cmdlines_len = cmdlines_len;
+	}
+	unlink(rv.reserve_path);
+	need = 0;
+	for (uint16_t id = TK_DAT_SECTION_HEADER_INFO; id <= TK_DAT_SECTION_CMDLINES; id++) {
+		const void *body;
+		uint64_t len;
+
+		if (tk_dat_metadata(a.meta, id, &body, &len) == 0 && len <= UINT64_MAX / 2 - need)
+			need += len;
+	}
+	need = fstat(rv.meta_fd, &msb) == 0 ? reserve_size(need, (uint64_t)msb.st_size,
+							   a.compression)
+					     : UINT64_MAX / 2;
+	a.punch = total <= UINT64_MAX - need && free_space(output) < need + total;
+	r = assemble(&a);
+	if (r == 0) {
+		*stats = a.stats;
+		*count = a.ncpu;
+		a.stats = NULL;
+		tk_dat_close(a.meta);
+		a.meta = NULL;
+		recovery_release(&rv, true);
+		free(cmdlines);
+		return 0;
+	}
+out:
+	free(cmdlines);
+	free(a.stats);
+	tk_dat_close(a.meta);
+	recovery_release(&rv, false);
 	return r;
 }
 
@@ -938,10 +1699,33 @@ TK_API const struct tk_record_cpu_stats *tk_record_cpu_stats(const struct tk_rec
 
 TK_API void tk_record_free(struct tk_record *rec)
 {
+	bool keep = false;
+
 	if (!rec)
 		return;
 	if (rec->started && !rec->stopped)
 		tk_record_stop(rec);
+	/*
+	 * Captured pages that did not make it into a finished output stay
+	 * for tracekit recover; everything else goes.
+	 */
+	if (rec->started && !rec->finished && rec->meta_path) {
+		uint64_t bytes = 0;
+
+		for (uint32_t i = 0; i < rec->ncpu; i++)
+			bytes += rec->cpus[i].bytes;
+		if (bytes) {
+			tk_warn("%s: the captured pages stay in %s.cpu*: run 'tracekit recover %s'",
+				rec->output, rec->output, rec->output);
+			keep = true;
+		}
+	}
+	if (!keep)
+		unlink_side_files(rec);
+	if (rec->meta_fd >= 0)
+		close(rec->meta_fd);
+	free(rec->meta_path);
+	free(rec->reserve_path);
 	for (uint32_t i = 0; rec->cpus && i < rec->ncpu; i++) {
 		struct rec_cpu *c = &rec->cpus[i];
 
@@ -951,10 +1735,8 @@ TK_API void tk_record_free(struct tk_record *rec)
 			close(c->pipe_r);
 		if (c->pipe_w >= 0)
 			close(c->pipe_w);
-		if (c->spool_fd >= 0) {
+		if (c->spool_fd >= 0)
 			close(c->spool_fd);
-			unlink(c->spool_path);
-		}
 		free(c->spool_path);
 		free(c->stats_text);
 	}

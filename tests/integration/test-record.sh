@@ -72,7 +72,7 @@ err_lines() { [ "$(wc -l <"$tmp/err")" -eq "$1" ]; }
 
 # No instance of ours (tracekit-<live or dead pid>) remains.
 no_instances() { ! ls $TRACEFS/instances | grep -q '^tracekit-'; }
-no_spool() { ! compgen -G "$1.cpu*" >/dev/null; }
+no_spool() { ! compgen -G "$1.cpu*" >/dev/null && ! compgen -G "$1.tk*" >/dev/null; }
 
 have_tc=false
 command -v trace-cmd >/dev/null && have_tc=true
@@ -130,6 +130,16 @@ for layout in "v7 zstd:--file-version 7 --compression zstd" \
 	d=$(dump_events "$f")
 	check "record $name: tracekit dump reads every page (events=$d)" eval '[ -n "$d" ] && [ "$d" -ge $K ]'
 done
+
+# ------------------------------------------------ the mmap capture path
+
+K=1000
+run record --capture mmap -e sched:sched_switch -o mmap.dat -- sh -c "$(marks $K)"
+check "record --capture mmap: exit 0, no side file left" eval 'rc_is 0 && no_spool mmap.dat && no_instances'
+if $have_tc; then
+	n=$(tc_count mmap.dat "tk-mark-")
+	check "record --capture mmap: trace-cmd report finds exactly $K marks (got $n)" [ "$n" -eq $K ]
+fi
 
 # ------------------------------------------------ K getppid syscalls
 
@@ -213,12 +223,16 @@ if $have_tc; then
 fi
 check "no instance left after the concurrent runs" no_instances
 
-# ------------------------------------------------ SIGKILL leaves whole pages
+# ------------------------------------------------ SIGKILL, then recover
 
-"$TRACEKIT" record -q -e sched -o kill.dat -- sh -c "sleep 0.5; $(marks 300); sleep 2" \
+"$TRACEKIT" record -q -e sched -o kill.dat -- sh -c "sleep 0.3; $(marks 2000); sleep 5" \
 	>/dev/null 2>&1 &
 pid=$!
-sleep 1
+# Until the recorder has written its metadata, recover may not be tested yet.
+for _ in $(seq 50); do [ -s kill.dat.tkmeta ] && break; sleep 0.1; done
+run recover kill.dat
+check "recover refuses a recording in progress" eval 'rc_is 1 && err_lines 1 && err_has "still writing"'
+sleep 1.7
 kill -KILL $pid
 wait $pid 2>/dev/null
 spool_ok=true
@@ -230,11 +244,55 @@ for s in kill.dat.cpu*; do
 	[ $((sz % 4096)) -eq 0 ] || spool_ok=false
 done
 rc=0
-check "SIGKILL leaves spool files of whole pages ($spool_bytes bytes)" eval '$spool_ok && [ "$spool_bytes" -gt 0 ]'
+check "SIGKILL leaves spool files of whole pages ($spool_bytes bytes) and the metadata" \
+	eval '$spool_ok && [ "$spool_bytes" -gt 0 ] && [ -s kill.dat.tkmeta ] && [ ! -e kill.dat ]'
 check "SIGKILL leaves the instance behind for reset" test -d "$TRACEFS/instances/tracekit-$pid"
+run recover kill.dat
+check "recover writes the file (exit 0, summary)" eval 'rc_is 0 && out_has "^recovered kill.dat (v7, zstd): "'
+check "recover removes the side files" \
+	eval 'no_spool kill.dat && [ ! -e kill.dat.tkmeta ] && [ ! -e kill.dat.tkreserve ] && [ ! -e kill.dat.tkpart ]'
+d=$(dump_events kill.dat)
+r=$(sed -n 's/^recovered .*: \([0-9]*\) events in.*/\1/p' "$tmp/out")
+check "the recovered file holds every event of the spooled pages (dump $d = recover $r)" \
+	eval '[ -n "$d" ] && [ "$d" = "$r" ] && [ "$d" -gt 0 ]'
+if $have_tc; then
+	n=$(tc_count kill.dat ": ")
+	m=$(grep -c "tk-mark-" "$tmp/report")
+	check "trace-cmd report reads every recovered event ($n = $d, $m marks)" \
+		eval '[ "$n" -eq "$d" ] && [ "$m" -gt 0 ]'
+fi
 run reset
 check "reset removes the killed recorder's instance" eval 'rc_is 0 && [ ! -d "$TRACEFS/instances/tracekit-$pid" ]'
-rm -f kill.dat.cpu*
+check "no instance left after the SIGKILL test" no_instances
+run recover kill.dat
+check "recover with nothing to do: exit 1, one line" eval 'rc_is 1 && err_lines 1 && err_has "nothing to recover"'
+run recover
+check "recover without a file is a usage error" rc_is 2
+
+# ------------------------------------------------ a full disk
+
+# A tmpfs just big enough for the metadata (~1 MB zstd here, kallsyms
+# mostly), the reserve (~3.5 MB) and a little data: the capture fills it.
+if mkdir full && mount -t tmpfs -o size=6m tmpfs full 2>/dev/null; then
+	run record -e raw_syscalls -o full/f.dat -- \
+		sh -c 'dd if=/dev/zero of=/dev/null bs=1 count=400000 2>/dev/null'
+	check "full disk: exit 1 with one ENOSPC line naming the spool" \
+		eval 'rc_is 1 && [ "$(grep -c ENOSPC "$tmp/err")" -eq 1 ] && err_has "full/f.dat.cpu"'
+	check "full disk: the summary still shows what was kept" err_has "full/f.dat (v7, zstd): "
+	check "full disk: no side file left" \
+		eval 'no_spool full/f.dat && [ -z "$(ls full | grep -v "^f.dat$")" ]'
+	d=$(dump_events full/f.dat)
+	check "full disk: the file is valid (dump reads $d events)" eval '[ -n "$d" ] && [ "$d" -gt 0 ]'
+	if $have_tc; then
+		n=$(tc_count full/f.dat ": ")
+		check "full disk: trace-cmd report reads all $d events (got $n)" [ "$n" -eq "$d" ]
+	fi
+	check "no instance left after the full disk" no_instances
+	umount full
+	rmdir full
+else
+	skip "full disk" "cannot mount a tmpfs"
+fi
 
 # ------------------------------------------------ refusals are one clear line
 

@@ -25,6 +25,7 @@ enum {
 	TK_REPORT_STAT = 1 << 3,    /* --stat: counts instead of events */
 	TK_REPORT_JSON = 1 << 4,    /* --json: one object per event */
 	TK_REPORT_SLOW = 1 << 5,    /* print every event with libtraceevent (tests) */
+	TK_REPORT_FALLBACKS = 1 << 6, /* log, per event, records libtraceevent printed */
 };
 
 /** What to print; zero-initialise and set what is wanted. */

@@ -40,6 +40,7 @@ const char cmd_report_usage[] =
 	"      --stat            per-event counts and per-CPU lost events\n"
 	"      --json            one JSON object per event, with typed fields\n"
 	"      --slow            print every event with libtraceevent (for checks)\n"
+	"      --fallbacks       list on stderr the events printed by the slow path\n"
 	"  -h, --help            show this help\n";
 
 enum {
@@ -50,6 +51,7 @@ enum {
 	OPT_STAT,
 	OPT_JSON,
 	OPT_SLOW,
+	OPT_FALLBACKS,
 };
 
 #define MAX_CPUS 4096
@@ -134,6 +136,7 @@ int cmd_report(int argc, char **argv)
 		{"stat", no_argument, NULL, OPT_STAT},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"slow", no_argument, NULL, OPT_SLOW},
+		{"fallbacks", no_argument, NULL, OPT_FALLBACKS},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -224,6 +227,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_SLOW:
 			opts.flags |= TK_REPORT_SLOW;
+			break;
+		case OPT_FALLBACKS:
+			opts.flags |= TK_REPORT_FALLBACKS;
 			break;
 		case 'h':
 			fputs(cmd_report_usage, stdout);

@@ -20,6 +20,31 @@ enum tk_op_kind {
 	TK_OP_DSTR,    /* __data_loc / __rel_loc string */
 	TK_OP_FLAGS,
 	TK_OP_SYMBOL,
+	TK_OP_PTR,     /* %p: "0x..." or "(nil)" */
+	TK_OP_FUNC,    /* %ps / %pS: kallsyms name (+0xoff), else 0x... */
+	TK_OP_FUNCF,   /* plugin form "name/0x(addr - val)", else "0x%08llx" */
+	TK_OP_CSTR,    /* cond ? "a" : "b" for %s */
+};
+
+/*
+ * A compiled numeric expression node (libtraceevent's eval_num_arg()
+ * semantics: everything unsigned 64-bit, fields read without sign
+ * extension, casts are masks).
+ */
+enum tk_expr_kind {
+	TK_EXPR_CONST,
+	TK_EXPR_FIELD,
+	TK_EXPR_MASK,    /* a: child, val: mask */
+	TK_EXPR_BIN,     /* op: operator character(s), a, b */
+	TK_EXPR_COND,    /* a ? b : c */
+};
+
+struct tk_expr {
+	uint8_t kind;
+	char op[3];
+	uint32_t off, size;
+	uint64_t val;
+	int32_t a, b, c;
 };
 
 /* How a number is formatted: hand-made fast forms or snprintf(fmt). */
@@ -50,6 +75,19 @@ struct tk_op {
 	uint32_t nsyms;
 	const char *delim;   /* FLAGS delimiter (borrowed) */
 	uint32_t delim_len;
+	uint16_t width;      /* NUM: hand-padded width ("%03d", "%-5u") */
+	bool left, zero;     /* NUM: '-' and '0' flags */
+	int32_t expr;        /* NUM/FLAGS/SYMBOL/PTR/FUNC/CSTR value; -1: the field */
+	bool offset;         /* FUNC: %pS prints +0xoff */
+	const char *alt;     /* CSTR: the false text (borrowed), lit: the true one */
+	uint32_t alt_len;
+};
+
+/* One kallsyms entry: the text lives in tk_event_set.ksym_text. */
+struct tk_ksym {
+	uint64_t addr;
+	uint32_t name_off;
+	uint32_t name_len;
 };
 
 enum tk_event_kind {
@@ -70,6 +108,11 @@ struct tk_event {
 	enum tk_event_kind kind;
 	struct tk_op *ops;
 	size_t nops;
+	struct tk_expr *exprs;
+	size_t nexprs;
+	uint64_t fallbacks;      /* records printed by libtraceevent */
+	char col[64];            /* "name: " padded to 22 columns, when it fits */
+	uint8_t col_len;         /* 0: name too long for col */
 	uint64_t max_static;     /* worst-case text of the program, record aside */
 	uint32_t min_size;       /* bytes a record needs for the fixed fields */
 	/* sched plugin mirrors */
@@ -105,6 +148,12 @@ struct tk_event_set {
 	size_t scratch_dirty;
 	struct trace_seq seq;
 	bool seq_init;
+	/* kallsyms: kept as text, parsed when first needed (tep and ours) */
+	char *ksym_text;
+	size_t ksym_len;
+	bool ksym_tep_loaded, ksym_built;
+	struct tk_ksym *ksyms;
+	size_t nksyms;
 };
 
 /* event-print.c */
@@ -112,10 +161,14 @@ void tk_event_compile(struct tk_event_set *set, struct tk_event *ev);
 /* Return: 0, -EBADMSG (truncated marker printed), -ENOTSUP: use the slow path. */
 int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void *data,
 		 uint32_t size, struct tk_outbuf *out);
+void tk_event_free_program(struct tk_event *ev);
 void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev,
 			     const void *data, uint32_t size);
 
 /* event.c */
+/* The entry libtraceevent's find_func() returns for @addr, or NULL. */
+const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, uint64_t addr);
+void tk_event_ksym_load_tep(struct tk_event_set *set);
 int tk_event_dyn_loc(const struct tk_event_set *set, uint32_t foff, uint32_t fsize, bool rel,
 		     const void *data, uint32_t size, uint32_t *off, uint32_t *len);
 

@@ -31,11 +31,17 @@
 
 /* Per-op worst case for numbers: sign, 20 digits, prefix, width <= 999. */
 #define NUM_MAX 1100u
+/* Per-op worst case for numbers: sign, 20 digits, prefix, width <= 999. */
+#define NUM_MAX 1100u
+/* Longest symbol name printed by FUNC ops (longer ones are cut). */
+#define SYM_MAX 4096u
 
 struct compiler {
 	struct tk_event *ev;
 	struct tk_op *ops;
 	size_t nops, cap;
+	struct tk_expr *exprs;
+	size_t nexprs, expr_cap;
 	char *lit;
 	size_t lit_len, lit_cap;
 	uint64_t max_static;
@@ -58,7 +64,31 @@ static struct tk_op *new_op(struct compiler *c)
 		c->cap = n;
 	}
 	memset(&c->ops[c->nops], 0, sizeof(c->ops[0]));
+	c->ops[c->nops].expr = -1;
 	return &c->ops[c->nops++];
+}
+
+static int32_t new_expr(struct compiler *c, uint8_t kind)
+{
+	if (c->nexprs >= 4096) {
+		c->failed = true;
+		return -1;
+	}
+	if (c->nexprs == c->expr_cap) {
+		size_t n = c->expr_cap ? c->expr_cap * 2 : 8;
+		struct tk_expr *t = realloc(c->exprs, n * sizeof(*t));
+
+		if (!t) {
+			c->failed = true;
+			return -1;
+		}
+		c->exprs = t;
+		c->expr_cap = n;
+	}
+	memset(&c->exprs[c->nexprs], 0, sizeof(c->exprs[0]));
+	c->exprs[c->nexprs].kind = kind;
+	c->exprs[c->nexprs].a = c->exprs[c->nexprs].b = c->exprs[c->nexprs].c = -1;
+	return (int32_t)c->nexprs++;
 }
 
 static void lit_add(struct compiler *c, const char *s, size_t n)
@@ -89,7 +119,10 @@ static void lit_flush(struct compiler *c)
 	if (!op)
 		return;
 	op->kind = TK_OP_LIT;
-	op->lit = strndup(c->lit, c->lit_len);
+	/* Padded to 16-byte chunks: the run copies whole chunks (see put_lit). */
+	op->lit = calloc(1, (c->lit_len + 15) / 16 * 16 + 16);
+	if (op->lit)
+		memcpy(op->lit, c->lit, c->lit_len);
 	if (!op->lit) {
 		c->failed = true;
 		return;
@@ -156,6 +189,231 @@ static bool parse_number(const char *s, uint64_t *v)
 }
 
 /*
+ * The value libtraceevent's eval_flag() gives a __print_flags() or
+ * __print_symbolic() key: a number (read as far as it goes), one of the
+ * softirq / hrtimer names it knows, else -1.
+ */
+static uint64_t flag_value(const char *s)
+{
+	static const struct {
+		const char *name;
+		uint64_t value;
+	} known[] = {
+		{"HI_SOFTIRQ", 0},	  {"TIMER_SOFTIRQ", 1},	  {"NET_TX_SOFTIRQ", 2},
+		{"NET_RX_SOFTIRQ", 3},	  {"BLOCK_SOFTIRQ", 4},	  {"IRQ_POLL_SOFTIRQ", 5},
+		{"TASKLET_SOFTIRQ", 6},	  {"SCHED_SOFTIRQ", 7},	  {"HRTIMER_SOFTIRQ", 8},
+		{"RCU_SOFTIRQ", 9},	  {"HRTIMER_NORESTART", 0}, {"HRTIMER_RESTART", 1},
+	};
+
+	if (isdigit((unsigned char)s[0]))
+		return strtoull(s, NULL, 0);
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (!strcmp(known[i].name, s))
+			return known[i].value;
+	}
+	return UINT64_MAX;
+}
+
+/*
+ * The mask libtraceevent's eval_type_str() applies for a cast: it never
+ * sign-extends (its sign flag is never set), so a cast is a mask or
+ * nothing.
+ */
+static uint64_t cast_mask(const char *type)
+{
+	size_t len = strlen(type);
+
+	if (len < 2 || type[len - 1] == '*' || !strncmp(type, "struct", 6))
+		return UINT64_MAX;
+	if (!strcmp(type, "u8") || !strcmp(type, "s8"))
+		return 0xff;
+	if (!strcmp(type, "u16") || !strcmp(type, "s16"))
+		return 0xffff;
+	if (!strcmp(type, "u32") || !strcmp(type, "s32"))
+		return 0xffffffff;
+	if (!strncmp(type, "unsigned ", 9))
+		type += 9;
+	if (!strcmp(type, "char"))
+		return 0xff;
+	if (!strcmp(type, "short"))
+		return 0xffff;
+	if (!strcmp(type, "int"))
+		return 0xffffffff;
+	return UINT64_MAX;
+}
+
+static bool known_op(const char *op)
+{
+	static const char *const ops[] = {"|", "||", "&", "&&", "<", "<<", "<=", ">", ">>",
+					  ">=", "==", "!=", "-", "+", "/", "%", "*"};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		if (!strcmp(op, ops[i]))
+			return true;
+	}
+	return false;
+}
+
+/* Compile a numeric argument into an expression; -1 when we cannot. */
+static int32_t compile_expr(struct compiler *c, struct tep_print_arg *arg, int depth)
+{
+	const struct tep_format_field *f;
+	int32_t e, a, b, k;
+	uint64_t v;
+
+	if (!arg || depth > 32 || c->failed)
+		return -1;
+	switch (arg->type) {
+	case TEP_PRINT_NULL:
+		e = new_expr(c, TK_EXPR_CONST);
+		return e;
+	case TEP_PRINT_ATOM:
+		/* A zero atom may be an enum name libtraceevent resolves. */
+		if (!parse_number(arg->atom.atom, &v) || (!v && strcmp(arg->atom.atom, "0")))
+			return -1;
+		e = new_expr(c, TK_EXPR_CONST);
+		if (e >= 0)
+			c->exprs[e].val = v;
+		return e;
+	case TEP_PRINT_FIELD:
+		f = plain_field(c->ev, arg);
+		if (!f || !numeric_size(f->size))
+			return -1;
+		e = new_expr(c, TK_EXPR_FIELD);
+		if (e < 0)
+			return -1;
+		c->exprs[e].off = (uint32_t)f->offset;
+		c->exprs[e].size = (uint32_t)f->size;
+		use_field(c, (uint32_t)f->offset, (uint32_t)f->size);
+		return e;
+	case TEP_PRINT_TYPE:
+		if (!arg->typecast.type)
+			return -1;
+		a = compile_expr(c, arg->typecast.item, depth + 1);
+		if (a < 0)
+			return -1;
+		e = new_expr(c, TK_EXPR_MASK);
+		if (e < 0)
+			return -1;
+		c->exprs[e].a = a;
+		c->exprs[e].val = cast_mask(arg->typecast.type);
+		return e;
+	case TEP_PRINT_OP:
+		if (!arg->op.op || !arg->op.left)
+			return -1;
+		if (!strcmp(arg->op.op, "?")) {
+			struct tep_print_arg *r = arg->op.right;
+
+			if (!r || r->type != TEP_PRINT_OP || !r->op.op || strcmp(r->op.op, ":"))
+				return -1;
+			k = compile_expr(c, arg->op.left, depth + 1);
+			a = compile_expr(c, r->op.left, depth + 1);
+			b = compile_expr(c, r->op.right, depth + 1);
+			if (k < 0 || a < 0 || b < 0)
+				return -1;
+			e = new_expr(c, TK_EXPR_COND);
+			if (e < 0)
+				return -1;
+			c->exprs[e].a = k;
+			c->exprs[e].b = a;
+			c->exprs[e].c = b;
+			return e;
+		}
+		if (!known_op(arg->op.op) || !arg->op.right)
+			return -1;
+		a = compile_expr(c, arg->op.left, depth + 1);
+		b = compile_expr(c, arg->op.right, depth + 1);
+		if (a < 0 || b < 0)
+			return -1;
+		e = new_expr(c, TK_EXPR_BIN);
+		if (e < 0)
+			return -1;
+		memcpy(c->exprs[e].op, arg->op.op, strlen(arg->op.op) + 1);
+		c->exprs[e].a = a;
+		c->exprs[e].b = b;
+		return e;
+	default:
+		return -1;
+	}
+}
+
+static bool expr_is_const(const struct compiler *c, int32_t e)
+{
+	const struct tk_expr *x = &c->exprs[e];
+
+	switch (x->kind) {
+	case TK_EXPR_CONST:
+		return true;
+	case TK_EXPR_FIELD:
+		return false;
+	case TK_EXPR_MASK:
+		return expr_is_const(c, x->a);
+	default:
+		return expr_is_const(c, x->a) && expr_is_const(c, x->b) &&
+		       (x->c < 0 || expr_is_const(c, x->c));
+	}
+}
+
+uint64_t tk_event_eval(const struct tk_event_set *set, const struct tk_expr *x, int32_t i,
+		       const uint8_t *d);
+
+/*
+ * Split "%[-0]width" flags for hand padding: only '-' and '0' flags and a
+ * width, which covers the kernel's "%03d" and "%-5u" forms.
+ */
+static bool simple_spec(const char *spec, uint16_t *width, bool *left, bool *zero)
+{
+	const char *p = spec + 1;
+	unsigned int w = 0;
+
+	*left = *zero = false;
+	for (; *p == '-' || *p == '0'; p++) {
+		if (*p == '-')
+			*left = true;
+		else
+			*zero = true;
+	}
+	while (*p >= '0' && *p <= '9')
+		w = w * 10 + (unsigned int)(*p++ - '0');
+	if (p[1] != '\0' || w > 999)
+		return false;
+	if (*left)
+		*zero = false;
+	*width = (uint16_t)w;
+	return true;
+}
+
+/* A %p conversion: @kind is the letter after 'p' (0 for a bare %p). */
+static void compile_pointer(struct compiler *c, struct tep_print_arg *arg, char kind, bool plain)
+{
+	int32_t e;
+	struct tk_op *op;
+
+	if (!plain) {
+		c->failed = true;
+		return;
+	}
+	e = compile_expr(c, arg, 0);
+	if (e < 0) {
+		c->failed = true;
+		return;
+	}
+	lit_flush(c);
+	op = new_op(c);
+	if (!op)
+		return;
+	op->expr = e;
+	if (!kind) {
+		op->kind = TK_OP_PTR;
+		c->max_static += 24;
+	} else {
+		op->kind = TK_OP_FUNC;
+		op->offset = kind == 'S' || kind == 'F';
+		c->max_static += SYM_MAX + 48;
+	}
+}
+
+/*
  * Compile one conversion. @spec is the validated "%...X" text with the
  * length letters removed; @conv the letter; @plain when no flag or width.
  */
@@ -172,24 +430,20 @@ static void compile_conv(struct compiler *c, struct tep_print_arg *arg, const ch
 		return;
 	}
 	if (conv != 's') {
-		uint64_t v;
 		char fmt[40];
+		int32_t e = compile_expr(c, arg, 0);
 
+		if (e < 0) {
+			c->failed = true;
+			return;
+		}
 		snprintf(fmt, sizeof(fmt), "%.*sll%c", (int)strlen(spec) - 1, spec, conv);
-		if (arg->type == TEP_PRINT_ATOM) {
-			/* A zero atom may be an enum name libtraceevent resolves. */
-			if (!parse_number(arg->atom.atom, &v) || (!v && strcmp(arg->atom.atom, "0"))) {
-				c->failed = true;
-				return;
-			}
+		if (expr_is_const(c, e)) {
+			uint64_t v = tk_event_eval(NULL, c->exprs, e, NULL);
+
 			v = cast_num(v, ls, conv_signed(conv));
 			snprintf(buf, sizeof(buf), fmt, v);
 			lit_add(c, buf, strlen(buf));
-			return;
-		}
-		f = plain_field(ev, arg);
-		if (!f || !numeric_size(f->size)) {
-			c->failed = true;
 			return;
 		}
 		lit_flush(c);
@@ -197,22 +451,18 @@ static void compile_conv(struct compiler *c, struct tep_print_arg *arg, const ch
 		if (!op)
 			return;
 		op->kind = TK_OP_NUM;
-		op->off = (uint32_t)f->offset;
-		op->size = (uint32_t)f->size;
+		op->expr = e;
 		op->ls = ls;
 		op->plain = plain;
 		snprintf(op->fmt, sizeof(op->fmt), "%s", fmt);
-		if (plain && conv_signed(conv))
-			op->form = TK_NUM_DEC;
-		else if (plain && conv == 'u')
-			op->form = TK_NUM_UDEC;
-		else if (plain && conv == 'x')
-			op->form = TK_NUM_HEX;
-		else
-			op->form = TK_NUM_PRINTF;
+		op->form = TK_NUM_PRINTF;
+		if (conv == 'd' || conv == 'i' || conv == 'u' || conv == 'x') {
+			if (plain || simple_spec(spec, &op->width, &op->left, &op->zero))
+				op->form = conv == 'u' ? TK_NUM_UDEC :
+					   conv == 'x' ? TK_NUM_HEX : TK_NUM_DEC;
+		}
 		/* The sign decides the cast; keep it for the printf form too. */
 		op->rel = conv_signed(conv);
-		use_field(c, op->off, op->size);
 		c->max_static += NUM_MAX;
 		return;
 	}
@@ -225,7 +475,7 @@ static void compile_conv(struct compiler *c, struct tep_print_arg *arg, const ch
 	case TEP_PRINT_FIELD:
 		f = plain_field(ev, arg);
 		/* A long-sized non-array is taken as a pointer or printk address. */
-		if (!f || f->size <= 0 || f->size > 4096 ||
+		if (!f || f->size < 0 || f->size > 4096 ||
 		    (!(f->flags & TEP_FIELD_IS_ARRAY) && f->size == c->long_size)) {
 			c->failed = true;
 			return;
@@ -235,6 +485,7 @@ static void compile_conv(struct compiler *c, struct tep_print_arg *arg, const ch
 		if (!op)
 			return;
 		op->kind = TK_OP_STR;
+		/* A zero-sized array (char buf[]) runs to the end of the record. */
 		op->off = (uint32_t)f->offset;
 		op->size = (uint32_t)f->size;
 		op->plain = plain;
@@ -265,14 +516,49 @@ static void compile_conv(struct compiler *c, struct tep_print_arg *arg, const ch
 		c->max_static += 1000;
 		return;
 	}
+	case TEP_PRINT_OP: {
+		/* cond ? "text" : "text", the only operator libtraceevent takes for %s */
+		struct tep_print_arg *r = arg->op.right;
+		int32_t e;
+
+		if (!plain || !arg->op.op || strcmp(arg->op.op, "?") || !r ||
+		    r->type != TEP_PRINT_OP || !r->op.op || strcmp(r->op.op, ":") ||
+		    !r->op.left || r->op.left->type != TEP_PRINT_ATOM || !r->op.right ||
+		    r->op.right->type != TEP_PRINT_ATOM) {
+			c->failed = true;
+			return;
+		}
+		e = compile_expr(c, arg->op.left, 0);
+		if (e < 0) {
+			c->failed = true;
+			return;
+		}
+		lit_flush(c);
+		op = new_op(c);
+		if (!op)
+			return;
+		op->kind = TK_OP_CSTR;
+		op->expr = e;
+		op->lit = strdup(r->op.left->atom.atom);
+		if (!op->lit) {
+			c->failed = true;
+			return;
+		}
+		op->lit_len = (uint32_t)strlen(op->lit);
+		op->alt = r->op.right->atom.atom;
+		op->alt_len = (uint32_t)strlen(op->alt);
+		c->max_static += op->lit_len + op->alt_len;
+		return;
+	}
 	case TEP_PRINT_FLAGS:
 	case TEP_PRINT_SYMBOL: {
 		bool flags = arg->type == TEP_PRINT_FLAGS;
 		struct tep_print_flag_sym *s = flags ? arg->flags.flags : arg->symbol.symbols;
 		uint32_t n = 0, i = 0;
+		int32_t e;
 
-		f = plain_field(ev, flags ? arg->flags.field : arg->symbol.field);
-		if (!f || !numeric_size(f->size) || !plain) {
+		e = compile_expr(c, flags ? arg->flags.field : arg->symbol.field, 0);
+		if (e < 0 || !plain) {
 			c->failed = true;
 			return;
 		}
@@ -283,8 +569,7 @@ static void compile_conv(struct compiler *c, struct tep_print_arg *arg, const ch
 		if (!op)
 			return;
 		op->kind = flags ? TK_OP_FLAGS : TK_OP_SYMBOL;
-		op->off = (uint32_t)f->offset;
-		op->size = (uint32_t)f->size;
+		op->expr = e;
 		op->syms = calloc(n ? n : 1, sizeof(*op->syms));
 		if (!op->syms) {
 			c->failed = true;
@@ -292,10 +577,11 @@ static void compile_conv(struct compiler *c, struct tep_print_arg *arg, const ch
 		}
 		op->nsyms = n;
 		for (; s; s = s->next, i++) {
-			if (!parse_number(s->value, &op->syms[i].value) || !s->str) {
+			if (!s->value || !s->str) {
 				c->failed = true;
 				return;
 			}
+			op->syms[i].value = flag_value(s->value);
 			op->syms[i].str = s->str;
 			op->syms[i].len = (uint32_t)strlen(s->str);
 			c->max_static += op->syms[i].len;
@@ -305,7 +591,6 @@ static void compile_conv(struct compiler *c, struct tep_print_arg *arg, const ch
 			op->delim_len = (uint32_t)strlen(op->delim);
 		}
 		c->max_static += (uint64_t)(n + 1) * op->delim_len + 24;
-		use_field(c, op->off, op->size);
 		return;
 	}
 	default:
@@ -362,6 +647,11 @@ static void compile_format(struct compiler *c)
 					ls--;
 				} else if (ch == 'l') {
 					ls++;
+				} else if (ch == 'L') {
+					/* libtraceevent: L sets long long, z/Z long */
+					ls = 2;
+				} else if (ch == 'z' || ch == 'Z') {
+					ls = 1;
 				} else if (ch == '#' || ch == '-' || ch == '.' ||
 					   (ch >= '0' && ch <= '9')) {
 					digits = (ch >= '0' && ch <= '9') ? digits + 1 : 0;
@@ -392,6 +682,28 @@ static void compile_format(struct compiler *c)
 					arg = arg->next;
 				p = q + 1;
 				break;
+			case 'p': {
+				/*
+				 * libtraceevent takes one more letter for the
+				 * symbol forms; a bare %p leaves what follows
+				 * as text. Other forms (%pI4, %pM, %pU...)
+				 * are left to it.
+				 */
+				char k = q[1];
+
+				if (ls || (isalnum((unsigned char)k) && k != 's' && k != 'S' &&
+					   k != 'f' && k != 'F')) {
+					c->failed = true;
+					return;
+				}
+				if (!isalnum((unsigned char)k))
+					k = 0;
+				compile_pointer(c, arg, k, plain);
+				if (arg)
+					arg = arg->next;
+				p = q + 1 + (k != 0);
+				break;
+			}
 			default:
 				c->failed = true;
 				return;
@@ -399,6 +711,71 @@ static void compile_format(struct compiler *c)
 		}
 	}
 	lit_flush(c);
+}
+
+/* ----------------------------------------------------- hrtimer plugin */
+
+static void add_lit(struct compiler *c, const char *s)
+{
+	lit_add(c, s, strlen(s));
+	lit_flush(c);
+}
+
+static bool add_field_num(struct compiler *c, const char *name, enum tk_num_form form)
+{
+	const struct tk_event_field *f = tk_event_field_find(c->ev, name);
+	struct tk_op *op;
+	int32_t e;
+
+	if (!f || f->is_dynamic || !numeric_size((int)f->size))
+		return false;
+	e = new_expr(c, TK_EXPR_FIELD);
+	op = new_op(c);
+	if (e < 0 || !op)
+		return false;
+	c->exprs[e].off = f->offset;
+	c->exprs[e].size = f->size;
+	use_field(c, f->offset, f->size);
+	op->kind = form == TK_NUM_PRINTF ? TK_OP_FUNCF : TK_OP_NUM;
+	op->form = form;
+	op->ls = 2;
+	op->plain = true;
+	op->expr = e;
+	c->max_static += form == TK_NUM_PRINTF ? 160 : NUM_MAX;
+	return true;
+}
+
+/*
+ * libtraceevent's hrtimer plugin, which trace-cmd loads: hrtimer_start
+ * and hrtimer_expire_entry printed field by field with "0x%llx" and
+ * "%llu" of the raw values, and the function as "name/0x(addr - value)".
+ */
+static bool setup_hrtimer(struct compiler *c)
+{
+	struct tk_event *ev = c->ev;
+	const char *timer = tk_event_field_find(ev, "timer") ? "timer" : "hrtimer";
+	bool start = !strcmp(ev->name, "hrtimer_start");
+
+	if (!start && strcmp(ev->name, "hrtimer_expire_entry"))
+		return false;
+	add_lit(c, "hrtimer=0x");
+	if (!add_field_num(c, timer, TK_NUM_HEX))
+		return false;
+	if (start) {
+		add_lit(c, " function=");
+		if (!add_field_num(c, "function", TK_NUM_PRINTF))
+			return false;
+		add_lit(c, " expires=");
+		if (!add_field_num(c, "expires", TK_NUM_UDEC))
+			return false;
+		add_lit(c, " softexpires=");
+		return add_field_num(c, "softexpires", TK_NUM_UDEC) && !c->failed;
+	}
+	add_lit(c, " now=");
+	if (!add_field_num(c, "now", TK_NUM_UDEC))
+		return false;
+	add_lit(c, " function=");
+	return add_field_num(c, "function", TK_NUM_PRINTF) && !c->failed;
 }
 
 /* ------------------------------------------------------ sched plugins */
@@ -463,55 +840,66 @@ static bool setup_sched(struct tk_event *ev)
 	return false;
 }
 
-void tk_event_compile(struct tk_event_set *set, struct tk_event *ev)
-{
-	struct compiler c;
 
+void tk_event_free_program(struct tk_event *ev)
+{
 	for (size_t i = 0; i < ev->nops; i++) {
 		free(ev->ops[i].lit);
 		free(ev->ops[i].syms);
 	}
 	free(ev->ops);
+	free(ev->exprs);
 	ev->ops = NULL;
 	ev->nops = 0;
-	ev->kind = TK_EVENT_SLOW;
+	ev->exprs = NULL;
+	ev->nexprs = 0;
+}
 
-	if (ev->tev->handler) {
-		if (!strcmp(ev->system, "sched") && setup_sched(ev))
-			return;
-		/* A plugin handler we do not mirror: the slow path runs it. */
-		if (!strcmp(ev->system, "sched") &&
-		    (!strcmp(ev->name, "sched_switch") || !strcmp(ev->name, "sched_wakeup") ||
-		     !strcmp(ev->name, "sched_wakeup_new")))
-			ev->kind = TK_EVENT_SLOW;
-		return;
-	}
-	if (ev->tev->flags & (TEP_EVENT_FL_FAILED | TEP_EVENT_FL_ISBPRINT |
-			      TEP_EVENT_FL_PRINTRAW | TEP_EVENT_FL_ISFTRACE))
-		return;
+void tk_event_compile(struct tk_event_set *set, struct tk_event *ev)
+{
+	struct compiler c;
+	bool ok;
+
+	tk_event_free_program(ev);
+	ev->kind = TK_EVENT_SLOW;
 
 	memset(&c, 0, sizeof(c));
 	c.ev = ev;
 	c.long_size = set->long_size;
-	compile_format(&c);
+	if (ev->tev->handler) {
+		if (!strcmp(ev->system, "sched") && setup_sched(ev))
+			return;
+		/* A plugin handler we do not mirror: the slow path runs it. */
+		if (strcmp(ev->system, "timer"))
+			return;
+		ok = setup_hrtimer(&c);
+	} else {
+		if (ev->tev->flags & (TEP_EVENT_FL_FAILED | TEP_EVENT_FL_ISBPRINT |
+				      TEP_EVENT_FL_PRINTRAW))
+			return;
+		compile_format(&c);
+		ok = !c.failed;
+	}
 	free(c.lit);
-	if (c.failed || c.max_static > (1u << 20)) {
+	if (!ok || c.failed || c.max_static > (1u << 20)) {
 		for (size_t i = 0; i < c.nops; i++) {
 			free(c.ops[i].lit);
 			free(c.ops[i].syms);
 		}
 		free(c.ops);
+		free(c.exprs);
 		return;
 	}
 	ev->ops = c.ops;
 	ev->nops = c.nops;
+	ev->exprs = c.exprs;
+	ev->nexprs = c.nexprs;
 	ev->max_static = c.max_static;
 	ev->min_size = c.min_size;
 	ev->kind = TK_EVENT_PROGRAM;
 }
 
 /* --------------------------------------------------------------- run */
-
 static inline uint64_t rd(const struct tk_event_set *set, const uint8_t *p, uint32_t size)
 {
 	switch (size) {
@@ -604,6 +992,19 @@ static inline char *put_cstr_fmt(char *o, const char *end, const char *fmt, cons
 	return n > 0 ? o + (n < end - o ? n : end - o - 1) : o;
 }
 
+/*
+ * Literal text in whole 16-byte chunks: fixed-size copies compile to a
+ * few vector moves, where a variable memcpy() became "rep movs", the
+ * slowest way to move ten bytes. The literal is padded and the output has
+ * the event's worst case + 16 bytes of room, so the overshoot is harmless.
+ */
+static inline char *put_lit(char *o, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i += 16)
+		memcpy(o + i, s + i, 16);
+	return o + n;
+}
+
 static inline int ensure_room(struct tk_outbuf *out, uint64_t need)
 {
 	if (need > out->cap)
@@ -622,6 +1023,11 @@ static char *put_comm(const struct tk_event_set *set, char *o, const uint8_t *da
 	(void)set;
 	/* The plugin learns names of pids the saved cmdlines did not know. */
 	tk_event_register_comm(mset, pid, c, n);
+	if (f->size == 16) {
+		/* The field lies inside the record: copy it whole (room is ensured). */
+		memcpy(o, c, 16);
+		return o + n;
+	}
 	return put_str(o, c, n);
 }
 
@@ -745,6 +1151,139 @@ static int run_sched_wakeup(struct tk_event_set *set, const struct tk_event *ev,
 	return 0;
 }
 
+
+uint64_t tk_event_eval(const struct tk_event_set *set, const struct tk_expr *x, int32_t i,
+		       const uint8_t *d)
+{
+	const struct tk_expr *e = &x[i];
+	uint64_t l, r;
+
+	switch (e->kind) {
+	case TK_EXPR_CONST:
+		return e->val;
+	case TK_EXPR_FIELD:
+		return rd(set, d + e->off, e->size);
+	case TK_EXPR_MASK:
+		return tk_event_eval(set, x, e->a, d) & e->val;
+	case TK_EXPR_COND:
+		return tk_event_eval(set, x, e->a, d) ? tk_event_eval(set, x, e->b, d) :
+							  tk_event_eval(set, x, e->c, d);
+	default:
+		break;
+	}
+	l = tk_event_eval(set, x, e->a, d);
+	r = tk_event_eval(set, x, e->b, d);
+	switch (e->op[0]) {
+	case '|':
+		return e->op[1] ? (l || r) : (l | r);
+	case '&':
+		return e->op[1] ? (l && r) : (l & r);
+	case '<':
+		return e->op[1] == '<' ? l << (r & 63) : e->op[1] == '=' ? l <= r : l < r;
+	case '>':
+		return e->op[1] == '>' ? l >> (r & 63) : e->op[1] == '=' ? l >= r : l > r;
+	case '=':
+		return l == r;
+	case '!':
+		return l != r;
+	case '-':
+		return l - r;
+	case '+':
+		return l + r;
+	case '*':
+		return l * r;
+	/* libtraceevent would trap on a zero divisor; we print 0. */
+	case '/':
+		return r ? l / r : 0;
+	case '%':
+		return r ? l % r : 0;
+	}
+	return 0;
+}
+
+/* "%-5d", "%03u", "%08x": digits in @tmp, padded as printf pads them. */
+static inline char *put_padded(char *o, const struct tk_op *op, const char *digits, size_t n,
+			       bool neg)
+{
+	size_t len = n + neg, pad = op->width > len ? op->width - len : 0;
+
+	if (!op->left && !op->zero)
+		for (; pad; pad--)
+			*o++ = ' ';
+	if (neg)
+		*o++ = '-';
+	if (op->zero)
+		for (; pad; pad--)
+			*o++ = '0';
+	memcpy(o, digits, n);
+	o += n;
+	for (; pad; pad--)
+		*o++ = ' ';
+	return o;
+}
+
+static inline char *put_num(char *o, const struct tk_op *op, uint64_t v)
+{
+	char tmp[24];
+	char *e;
+	bool neg = false;
+
+	if (!op->width) {
+		switch (op->form) {
+		case TK_NUM_DEC:
+			return put_s64(o, (int64_t)v);
+		case TK_NUM_UDEC:
+			return put_u64(o, v);
+		default:
+			return put_hex(o, v);
+		}
+	}
+	if (op->form == TK_NUM_DEC && (int64_t)v < 0) {
+		neg = true;
+		v = (uint64_t)0 - v;
+	}
+	e = op->form == TK_NUM_HEX ? put_hex(tmp, v) : put_u64(tmp, v);
+	return put_padded(o, op, tmp, (size_t)(e - tmp), neg);
+}
+
+/* "name", "name+0xoff" (%pS) or the plugin's "name/0x(addr - val)". */
+static char *put_func(struct tk_event_set *set, char *o, uint64_t v, enum tk_op_kind kind,
+		      bool offset)
+{
+	const struct tk_ksym *k = tk_event_ksym_find(set, v);
+
+	if (kind == TK_OP_FUNCF) {
+		/* The plugin formats into a 128-byte buffer: keep its cut. */
+		char tmp[200];
+		char *t = tmp;
+		size_t n;
+
+		if (k) {
+			n = k->name_len < 127 ? k->name_len : 127;
+			t = put_str(t, set->ksym_text + k->name_off, n);
+			t = put_str(t, "/0x", 3);
+			t = put_hex(t, k->addr - v);
+			n = (size_t)(t - tmp) < 127 ? (size_t)(t - tmp) : 127;
+			return put_str(o, tmp, n);
+		}
+		t = put_hex(tmp, v);
+		o = put_str(o, "0x", 2);
+		for (n = (size_t)(t - tmp); n < 8; n++)
+			*o++ = '0';
+		return put_str(o, tmp, (size_t)(t - tmp));
+	}
+	if (!k) {
+		o = put_str(o, "0x", 2);
+		return put_hex(o, v);
+	}
+	o = put_str(o, set->ksym_text + k->name_off, k->name_len < SYM_MAX ? k->name_len : SYM_MAX);
+	if (offset) {
+		o = put_str(o, "+0x", 3);
+		o = put_hex(o, v - k->addr);
+	}
+	return o;
+}
+
 int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void *data,
 		 uint32_t size, struct tk_outbuf *out)
 {
@@ -766,31 +1305,47 @@ int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void
 
 		switch (op->kind) {
 		case TK_OP_LIT:
-			o = put_str(o, op->lit, op->lit_len);
+			o = put_lit(o, op->lit, op->lit_len);
 			break;
 		case TK_OP_NUM: {
-			uint64_t v = cast_num(rd(set, d + op->off, op->size), op->ls, op->rel);
+			uint64_t v = cast_num(tk_event_eval(set, ev->exprs, op->expr, d), op->ls,
+					      op->rel);
 
-			switch (op->form) {
-			case TK_NUM_DEC:
-				o = put_s64(o, (int64_t)v);
-				break;
-			case TK_NUM_UDEC:
-				o = put_u64(o, v);
-				break;
-			case TK_NUM_HEX:
-				o = put_hex(o, v);
-				break;
-			default:
+			if (op->form == TK_NUM_PRINTF)
 				o = put_num_fmt(o, end, op->fmt, v);
-				break;
+			else
+				o = put_num(o, op, v);
+			break;
+		}
+		case TK_OP_PTR: {
+			uint64_t v = tk_event_eval(set, ev->exprs, op->expr, d);
+
+			if (!v) {
+				o = put_str(o, "(nil)", 5);
+			} else {
+				o = put_str(o, "0x", 2);
+				o = put_hex(o, v);
 			}
 			break;
 		}
+		case TK_OP_FUNC:
+		case TK_OP_FUNCF:
+			o = put_func(set, o, tk_event_eval(set, ev->exprs, op->expr, d), op->kind,
+				     op->offset);
+			break;
+		case TK_OP_CSTR:
+			if (tk_event_eval(set, ev->exprs, op->expr, d))
+				o = put_str(o, op->lit, op->lit_len);
+			else
+				o = put_str(o, op->alt, op->alt_len);
+			break;
 		case TK_OP_STR: {
 			const char *s = (const char *)d + op->off;
-			size_t n = strnlen(s, op->size);
+			size_t n;
 
+			if (!op->size && op->off > size)
+				return -ENOTSUP;
+			n = strnlen(s, op->size ? op->size : size - op->off);
 			o = op->plain ? put_str(o, s, n) : put_cstr_fmt(o, end, op->fmt, s, n);
 			break;
 		}
@@ -812,12 +1367,16 @@ int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void
 			break;
 		}
 		case TK_OP_FLAGS: {
-			uint64_t v = rd(set, d + op->off, op->size);
+			uint64_t v = tk_event_eval(set, ev->exprs, op->expr, d);
 			bool printed = false;
 
 			for (uint32_t k = 0; k < op->nsyms; k++) {
 				uint64_t fv = op->syms[k].value;
 
+				if (!v && (int64_t)fv < 0) {
+					o = put_str(o, op->syms[k].str, op->syms[k].len);
+					break;
+				}
 				if ((int64_t)fv > 0 && (v & fv) == fv) {
 					if (printed && op->delim)
 						o = put_str(o, op->delim, op->delim_len);
@@ -835,7 +1394,7 @@ int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void
 			break;
 		}
 		case TK_OP_SYMBOL: {
-			uint64_t v = rd(set, d + op->off, op->size);
+			uint64_t v = tk_event_eval(set, ev->exprs, op->expr, d);
 			uint32_t k;
 
 			for (k = 0; k < op->nsyms; k++) {

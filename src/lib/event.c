@@ -316,11 +316,7 @@ static void event_free(struct tk_event *ev)
 {
 	if (!ev)
 		return;
-	for (size_t i = 0; i < ev->nops; i++) {
-		free(ev->ops[i].lit);
-		free(ev->ops[i].syms);
-	}
-	free(ev->ops);
+	tk_event_free_program(ev);
 	free(ev->fields);
 	free(ev);
 }
@@ -343,6 +339,8 @@ void tk_event_set_free(struct tk_event_set *set)
 	if (set->tep)
 		tep_free(set->tep);
 	free(set->scratch);
+	free(set->ksym_text);
+	free(set->ksyms);
 	free(set);
 }
 
@@ -353,16 +351,152 @@ int tk_event_set_add_header_page(struct tk_event_set *set, const char *text, siz
 	return 0;
 }
 
+/*
+ * kallsyms is kept as text and parsed on first use: a kernel's is ~5 MB
+ * and 150 k lines, and most traces print no symbol. The compiled printers
+ * use our sorted table; libtraceevent gets the text only when a record
+ * first takes the slow path.
+ */
 int tk_event_set_add_kallsyms(struct tk_event_set *set, const char *text, size_t len)
 {
-	char *copy = strndup(text, len);
-	int ret;
+	char *copy = malloc(len + 1);
 
 	if (!copy)
 		return tk_fail(ENOMEM, "cannot copy kallsyms");
-	ret = tep_parse_kallsyms(set->tep, copy);
-	free(copy);
-	return ret ? tk_fail(EBADMSG, "kallsyms text is not understood") : 0;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	/* Text past a NUL is invisible to libtraceevent; keep both views alike. */
+	len = strlen(copy);
+	free(set->ksym_text);
+	free(set->ksyms);
+	set->ksyms = NULL;
+	set->nksyms = 0;
+	set->ksym_built = false;
+	set->ksym_text = copy;
+	set->ksym_len = len;
+	if (set->ksym_tep_loaded) {
+		set->ksym_tep_loaded = false;
+		tk_event_ksym_load_tep(set);
+	}
+	return 0;
+}
+
+void tk_event_ksym_load_tep(struct tk_event_set *set)
+{
+	if (set->ksym_tep_loaded || !set->ksym_text)
+		return;
+	set->ksym_tep_loaded = true;
+	tep_parse_kallsyms(set->tep, set->ksym_text);
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct tk_ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* libtraceevent lists names newest first: later lines sort first. */
+	return x->name_off > y->name_off ? -1 : x->name_off < y->name_off;
+}
+
+/*
+ * Parse the lines as tep_parse_kallsyms() does: "ADDR TYPE NAME [MOD]",
+ * at most 16 hex digits, names starting with '$' and 'A'/'a' symbols
+ * skipped, parsing stops at the first malformed line.
+ */
+static void ksym_build(struct tk_event_set *set)
+{
+	const char *t = set->ksym_text;
+	size_t len = set->ksym_len, pos = 0, n = 0, cap = 0;
+	struct tk_ksym *tab = NULL;
+
+	set->ksym_built = true;
+	if (!t || len > UINT32_MAX)
+		return;
+	while (pos < len) {
+		size_t end = pos, p, ns;
+		uint64_t addr = 0;
+		int digits = 0;
+		char type;
+
+		while (end < len && t[end] != '\n')
+			end++;
+		if (end == pos) {
+			pos = end + 1;
+			continue;
+		}
+		p = pos;
+		while (p < end && isspace((unsigned char)t[p]))
+			p++;
+		while (p < end && digits < 16 && isxdigit((unsigned char)t[p])) {
+			char ch = t[p++];
+
+			addr = addr << 4 | (uint64_t)(isdigit((unsigned char)ch) ?
+							ch - '0' : (tolower(ch) - 'a' + 10));
+			digits++;
+		}
+		while (p < end && isspace((unsigned char)t[p]))
+			p++;
+		if (!digits || p >= end)
+			break;
+		type = t[p++];
+		while (p < end && isspace((unsigned char)t[p]))
+			p++;
+		ns = p;
+		while (p < end && !isspace((unsigned char)t[p]))
+			p++;
+		if (p == ns)
+			break;
+		if (t[ns] != '$' && type != 'A' && type != 'a') {
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 4096;
+				struct tk_ksym *x = realloc(tab, nc * sizeof(*x));
+
+				if (!x)
+					break;
+				tab = x;
+				cap = nc;
+			}
+			tab[n].addr = addr;
+			tab[n].name_off = (uint32_t)ns;
+			tab[n].name_len = (uint32_t)(p - ns);
+			n++;
+		}
+		pos = end + 1;
+	}
+	if (n)
+		qsort(tab, n, sizeof(*tab), ksym_cmp);
+	set->ksyms = tab;
+	set->nksyms = n;
+}
+
+/*
+ * libtraceevent runs glibc's bsearch() with a comparator that matches an
+ * entry when addr equals it or lies strictly between it and the next
+ * entry (the last compares against a zero sentinel, so addresses above
+ * the last symbol are unknown). Among equal addresses the entry found
+ * depends on the probe path, so the same halving is done here.
+ */
+const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, uint64_t addr)
+{
+	size_t l = 0, u;
+
+	if (!set->ksym_built)
+		ksym_build(set);
+	u = set->nksyms;
+	while (l < u) {
+		size_t i = (l + u) / 2;
+		const struct tk_ksym *k = &set->ksyms[i];
+		uint64_t next = i + 1 < set->nksyms ? set->ksyms[i + 1].addr : 0;
+
+		if (addr == k->addr || (addr > k->addr && addr < next))
+			return k;
+		if (addr < k->addr)
+			u = i;
+		else
+			l = i + 1;
+	}
+	return NULL;
 }
 
 int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t len)
@@ -467,6 +601,13 @@ int tk_event_set_add_format(struct tk_event_set *set, const char *system, const 
 	ev->name = tev->name;
 	ev->system = tev->system;
 	ev->name_len = strlen(ev->name);
+	if (ev->name_len + 2 < sizeof(ev->col)) {
+		/* The report's "%s: %*s" event column, made once. */
+		memset(ev->col, ' ', sizeof(ev->col));
+		memcpy(ev->col, ev->name, ev->name_len);
+		ev->col[ev->name_len] = ':';
+		ev->col_len = (uint8_t)(ev->name_len < 20 ? 22 : ev->name_len + 2);
+	}
 	if (copy_fields(ev)) {
 		event_free(ev);
 		return tk_fail(ENOMEM, "cannot copy event fields");
@@ -678,6 +819,7 @@ static void slow_print(struct tk_event_set *set, const void *data, uint32_t size
 	memcpy(set->scratch, data, n);
 	set->scratch_dirty = n;
 
+	tk_event_ksym_load_tep(set);
 	memset(&rec, 0, sizeof(rec));
 	rec.data = set->scratch;
 	rec.size = (int)n;
@@ -710,6 +852,7 @@ int tk_event_print_info(struct tk_event_set *set, const struct tk_event *ev, con
 		if (ret != -ENOTSUP)
 			return ret;
 	}
+	((struct tk_event *)ev)->fallbacks++;
 	slow_print(set, data, size, cpu, TEP_PRINT_INFO, out);
 	/* The plugin registered names in tep; mirror them in our table. */
 	if (ev->kind == TK_EVENT_SCHED_SWITCH || ev->kind == TK_EVENT_SCHED_WAKEUP)

@@ -46,7 +46,23 @@
 #include <tracekit/event.h>
 #include <tracekit/report.h>
 
+#include "event-internal.h"
 #include "internal/error.h"
+
+/*
+ * A format not parsed yet. A kernel's trace holds ~2300 formats and a
+ * typical trace uses a dozen: libtraceevent parses each in ~50 us, which
+ * alone would cost more than printing a million events. Only the "ID:"
+ * line is read up front; the format is parsed when its first record (or
+ * a name filter) needs it.
+ */
+struct lazy_fmt {
+	const char *system;
+	const char *text;
+	uint64_t len;
+	int8_t state;         /* 0: not parsed, 1: parsed, -1: failed */
+	int8_t selected;      /* -1: not decided yet */
+};
 
 struct stream {
 	struct tk_dat_cpu_reader *rd;
@@ -61,6 +77,18 @@ struct stream {
 	int64_t missed;      /* for rec: 0, -1 (unknown count) or the count */
 	uint64_t page_off;
 	uint64_t events, lost, marks;
+	char cpu_text[16];   /* " [%03u]" */
+	uint8_t cpu_len;
+};
+
+#define PCACHE_SIZE 1024
+
+/* The "%16s-%-5d" column of one pid, as last printed. */
+struct prefix {
+	const char *comm;
+	int pid;
+	uint8_t len;
+	char text[48];
 };
 
 struct report {
@@ -73,11 +101,15 @@ struct report {
 	size_t nstreams;
 	uint32_t *heap;
 	size_t nheap;
-	uint8_t *selected;        /* per event id: passes the event filter */
-	size_t nselected;
-	uint64_t *counts;         /* --stat: per event id */
+	struct prefix *pcache;
+	struct lazy_fmt *lazy;    /* per event id */
+	size_t nlazy;
+	int *order;               /* ids in file order, for --stat */
+	size_t norder;
+	uint64_t *counts;         /* per event id (0..65535) */
 	bool usecs;
 	bool instances;
+	bool nomem;
 	int label_width;
 	const char *path;
 };
@@ -224,6 +256,8 @@ static int open_streams(struct report *r)
 			s->buffer = b;
 			s->cpu = buf->cpus[c].cpu;
 			s->order = (uint32_t)r->nstreams;
+			s->cpu_len = (uint8_t)snprintf(s->cpu_text, sizeof(s->cpu_text),
+						       " [%03u]", s->cpu);
 			s->rd = tk_dat_cpu_reader_new(r->dat, b, c);
 			if (!s->rd)
 				return -errno;
@@ -250,6 +284,110 @@ static int open_streams(struct report *r)
 
 /* ------------------------------------------------------------ metadata */
 
+/* The "ID: N" of a format text, or -1. */
+static long format_id(const char *t, uint64_t len)
+{
+	uint64_t pos = 0;
+
+	while (pos + 4 <= len) {
+		if (!memcmp(t + pos, "ID:", 3)) {
+			long id = 0;
+			bool digits = false;
+
+			pos += 3;
+			while (pos < len && (t[pos] == ' ' || t[pos] == '\t'))
+				pos++;
+			while (pos < len && t[pos] >= '0' && t[pos] <= '9' && id <= 0xffff) {
+				id = id * 10 + (t[pos++] - '0');
+				digits = true;
+			}
+			return digits && id <= 0xffff ? id : -1;
+		}
+		while (pos < len && t[pos] != '\n')
+			pos++;
+		pos++;
+	}
+	return -1;
+}
+
+static int add_lazy(struct report *r, const char *system, const struct tk_dat_text *t)
+{
+	long id = format_id(t->data, t->len);
+	int ret;
+
+	if (id < 0) {
+		/* No id line: let the parser say what is wrong (it is skipped). */
+		ret = tk_event_set_add_format(r->set, system, t->data, t->len);
+		return ret == -ENOMEM ? ret : 0;
+	}
+	if ((size_t)id >= r->nlazy) {
+		size_t n = (size_t)id + 64;
+		struct lazy_fmt *l = realloc(r->lazy, n * sizeof(*l));
+
+		if (!l)
+			return tk_fail(ENOMEM, "cannot allocate the format table");
+		memset(l + r->nlazy, 0, (n - r->nlazy) * sizeof(*l));
+		r->lazy = l;
+		r->nlazy = n;
+	}
+	/* The first format with an id wins, as when parsing them all. */
+	if (r->lazy[id].text)
+		return 0;
+	r->lazy[id].system = system;
+	r->lazy[id].text = t->data;
+	r->lazy[id].len = t->len;
+	r->lazy[id].selected = -1;
+	{
+		int *o = realloc(r->order, (r->norder + 1) * sizeof(*o));
+
+		if (!o)
+			return tk_fail(ENOMEM, "cannot allocate the format table");
+		r->order = o;
+		r->order[r->norder++] = (int)id;
+	}
+	return 0;
+}
+
+static bool spec_matches(const char *spec, const struct tk_event *ev);
+
+/* The event of type @id, parsing its format on first use; NULL if none. */
+static const struct tk_event *event_get(struct report *r, int id)
+{
+	struct lazy_fmt *l;
+
+	if (id < 0 || (size_t)id >= r->nlazy || !r->lazy[id].text)
+		return tk_event_find(r->set, id);
+	l = &r->lazy[id];
+	if (!l->state) {
+		int ret = tk_event_set_add_format(r->set, l->system, l->text, l->len);
+
+		l->state = ret == id ? 1 : -1;
+		if (ret == -ENOMEM)
+			r->nomem = true;
+	}
+	return tk_event_find(r->set, id);
+}
+
+/* Whether events of type @id pass -F (and count for --stat). */
+static bool event_selected(struct report *r, int id, const struct tk_event *ev)
+{
+	struct lazy_fmt *l;
+
+	if (!r->opts->nevents)
+		return true;
+	if (!ev || id < 0 || (size_t)id >= r->nlazy)
+		return !ev;
+	l = &r->lazy[id];
+	if (l->selected < 0) {
+		bool ok = false;
+
+		for (size_t k = 0; k < r->opts->nevents && !ok; k++)
+			ok = spec_matches(r->opts->events[k], ev);
+		l->selected = ok;
+	}
+	return l->selected;
+}
+
 static int load_events(struct report *r)
 {
 	struct tk_dat_text t;
@@ -261,11 +399,14 @@ static int load_events(struct report *r)
 		return -errno;
 	if (!tk_dat_header_page(r->dat, &t) && t.len)
 		tk_event_set_add_header_page(r->set, t.data, t.len);
-	/* A format libtraceevent cannot parse is skipped, as trace-cmd does. */
+	/* Handlers attach to formats parsed later, by name. */
+	ret = tk_event_set_load_plugins(r->set);
+	if (ret)
+		return ret;
 	for (size_t i = 0; i < tk_dat_ftrace_format_count(r->dat); i++) {
 		if (!tk_dat_ftrace_format(r->dat, i, &t)) {
-			ret = tk_event_set_add_format(r->set, "ftrace", t.data, t.len);
-			if (ret == -ENOMEM)
+			ret = add_lazy(r, "ftrace", &t);
+			if (ret)
 				return ret;
 		}
 	}
@@ -274,12 +415,17 @@ static int load_events(struct report *r)
 
 		for (size_t i = 0; i < tk_dat_system_format_count(r->dat, s); i++) {
 			if (!tk_dat_system_format(r->dat, s, i, &t)) {
-				ret = tk_event_set_add_format(r->set, sys, t.data, t.len);
-				if (ret == -ENOMEM)
+				ret = add_lazy(r, sys, &t);
+				if (ret)
 					return ret;
 			}
 		}
 	}
+	/* The common fields (type, pid) come with the first format parsed. */
+	for (size_t i = 0; i < r->norder && !r->set->have_common; i++)
+		event_get(r, r->order[i]);
+	if (r->nomem)
+		return tk_fail(ENOMEM, "cannot parse an event format: out of memory");
 	if (!tk_dat_kallsyms(r->dat, &t) && t.len) {
 		ret = tk_event_set_add_kallsyms(r->set, t.data, t.len);
 		if (ret == -ENOMEM)
@@ -295,7 +441,7 @@ static int load_events(struct report *r)
 		if (ret)
 			return ret;
 	}
-	return tk_event_set_load_plugins(r->set);
+	return 0;
 }
 
 static bool spec_matches(const char *spec, const struct tk_event *ev)
@@ -314,33 +460,6 @@ static bool spec_matches(const char *spec, const struct tk_event *ev)
 		       !fnmatch(colon[1] ? colon + 1 : "*", tk_event_name(ev), 0);
 	}
 	return !fnmatch(spec, tk_event_name(ev), 0) || !fnmatch(spec, tk_event_system(ev), 0);
-}
-
-static int select_events(struct report *r)
-{
-	size_t n = tk_event_set_count(r->set);
-	int maxid = -1;
-
-	for (size_t i = 0; i < n; i++) {
-		int id = tk_event_id(tk_event_set_get(r->set, i));
-
-		if (id > maxid)
-			maxid = id;
-	}
-	r->nselected = (size_t)(maxid + 1);
-	r->selected = calloc(r->nselected ? r->nselected : 1, 1);
-	r->counts = calloc(r->nselected ? r->nselected : 1, sizeof(*r->counts));
-	if (!r->selected || !r->counts)
-		return tk_fail(ENOMEM, "cannot allocate the event filter");
-	for (size_t i = 0; i < n; i++) {
-		const struct tk_event *ev = tk_event_set_get(r->set, i);
-		bool ok = !r->opts->nevents;
-
-		for (size_t k = 0; k < r->opts->nevents && !ok; k++)
-			ok = spec_matches(r->opts->events[k], ev);
-		r->selected[tk_event_id(ev)] = ok;
-	}
-	return 0;
 }
 
 /* ------------------------------------------------------------ printing */
@@ -385,11 +504,34 @@ static inline void put_u_width(struct tk_outbuf *o, uint64_t v, size_t width, ch
 	put(o, tmp, n);
 }
 
+static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+				  "31323334353637383940414243444546474849505152535455565758596061"
+				  "62636465666768697071727374757677787980818283848586878889909192"
+				  "939495969798991";
+
 static void put_time(struct report *r, uint64_t ts)
 {
 	struct tk_outbuf *o = &r->out;
 	uint64_t t, p10;
 	size_t prec;
+
+	/* The common case, " %5llu.%06llu:" of microseconds, without a divide loop. */
+	if (r->usecs && !(r->opts->flags & TK_REPORT_NSEC)) {
+		uint64_t us = ts / 1000 + (ts % 1000 >= 500), sec = us / 1000000;
+		uint32_t frac = (uint32_t)(us % 1000000);
+		char *p;
+
+		o->buf[o->len++] = ' ';
+		put_u_width(o, sec, 5, ' ');
+		p = o->buf + o->len;
+		p[0] = '.';
+		memcpy(p + 1, digit_pairs + 2 * (frac / 10000), 2);
+		memcpy(p + 3, digit_pairs + 2 * (frac / 100 % 100), 2);
+		memcpy(p + 5, digit_pairs + 2 * (frac % 100), 2);
+		p[7] = ':';
+		o->len += 8;
+		return;
+	}
 
 	if (!r->usecs) {
 		prec = 12;
@@ -530,19 +672,19 @@ static void print_record(struct report *r, struct stream *s)
 	const void *data = s->rec.data;
 	uint32_t size = s->rec.size;
 	int id = tk_event_record_type(r->set, data, size);
-	const struct tk_event *ev = tk_event_find(r->set, id);
+	const struct tk_event *ev = event_get(r, id);
 	int pid = tk_event_record_pid(r->set, data, size);
 	const char *comm;
 	size_t clen, pad;
 
-	if (ev && (size_t)id < r->nselected && !r->selected[id])
+	if (!event_selected(r, id, ev))
 		return;
 	if (opts->npids && !pid_wanted(opts, pid))
 		return;
 	comm = tk_event_comm(r->set, pid);
 	if (opts->ncomms && !comm_wanted(opts, comm))
 		return;
-	if (ev && (size_t)id < r->nselected)
+	if (ev)
 		r->counts[id]++;
 	if (opts->flags & TK_REPORT_STAT)
 		return;
@@ -603,33 +745,59 @@ static void print_record(struct report *r, struct stream *s)
 		if (o->cap - o->len < 256)
 			tk_outbuf_flush(o);
 	} else {
-		put_pad(o, clen < 16 ? 16 - clen : 0);
-		put(o, comm, clen);
-		o->buf[o->len++] = '-';
-		{
-			size_t before = o->len;
+		struct prefix *pc = &r->pcache[(uint32_t)pid & (PCACHE_SIZE - 1)];
 
-			put_signed(o, pid);
-			pad = o->len - before;
-			put_pad(o, pad < 5 ? 5 - pad : 0);
+		/*
+		 * "%16s-%-5d" depends on the pid and its name only: keep the
+		 * text per pid, checked by the name's address (names are never
+		 * freed or changed while the set lives).
+		 */
+		if (pc->comm == comm && pc->pid == pid) {
+			memcpy(o->buf + o->len, pc->text, sizeof(pc->text));
+			o->len += pc->len;
+		} else {
+			size_t start = o->len;
+
+			put_pad(o, clen < 16 ? 16 - clen : 0);
+			put(o, comm, clen);
+			o->buf[o->len++] = '-';
+			{
+				size_t before = o->len;
+
+				put_signed(o, pid);
+				pad = o->len - before;
+				put_pad(o, pad < 5 ? 5 - pad : 0);
+			}
+			if (o->len - start <= sizeof(pc->text)) {
+				pc->comm = comm;
+				pc->pid = pid;
+				pc->len = (uint8_t)(o->len - start);
+				memcpy(pc->text, o->buf + start, pc->len);
+			}
 		}
-		put(o, " [", 2);
-		put_u_width(o, s->cpu, 3, '0');
-		o->buf[o->len++] = ']';
+		memcpy(o->buf + o->len, s->cpu_text, sizeof(s->cpu_text));
+		o->len += s->cpu_len;
 	}
 	put_time(r, s->ts);
 	o->buf[o->len++] = ' ';
-	put(o, tk_event_name(ev), strlen(tk_event_name(ev)) > 256 ? 256 :
-						strlen(tk_event_name(ev)));
-	put(o, ": ", 2);
-	pad = strlen(tk_event_name(ev));
-	put_pad(o, pad < 20 ? 20 - pad : 0);
+	if (ev->col_len) {
+		memcpy(o->buf + o->len, ev->col, sizeof(ev->col));
+		o->len += ev->col_len;
+	} else {
+		size_t nlen = ev->name_len > 256 ? 256 : ev->name_len;
+
+		put(o, ev->name, nlen);
+		put(o, ": ", 2);
+		put_pad(o, nlen < 20 ? 20 - nlen : 0);
+	}
 	tk_event_print_info(r->set, ev, data, size, (int)s->cpu,
 			    ((opts->flags & TK_REPORT_RAW) ? TK_EVENT_PRINT_RAW : 0) |
 			    ((opts->flags & TK_REPORT_SLOW) ? TK_EVENT_PRINT_SLOW : 0), o);
 	if (o->len && o->buf[o->len - 1] == '\n')
 		o->len--;
-	tk_outbuf_write(o, "\n", 1);
+	if (o->len == o->cap)
+		tk_outbuf_flush(o);
+	o->buf[o->len++] = '\n';
 }
 
 static void print_stat(struct report *r)
@@ -656,6 +824,42 @@ static void print_stat(struct report *r)
 			     s->buf->name[0] ? "buffer " : "", s->buf->name,
 			     s->buf->name[0] ? " " : "", s->cpu, s->events, s->lost, s->marks);
 		tk_outbuf_write(&r->out, line, (size_t)(n < (int)sizeof(line) ? n : 0));
+	}
+}
+
+/*
+ * Which events went through libtraceevent, most records first: what to
+ * compile next. Through the log, so standard output stays comparable.
+ */
+static void warn_fallbacks(struct report *r)
+{
+	size_t n = tk_event_set_count(r->set), shown = 0;
+	uint64_t total = 0, last = UINT64_MAX;
+
+	for (size_t i = 0; i < n; i++)
+		total += tk_event_set_get(r->set, i)->fallbacks;
+	tk_warn("%s: %" PRIu64 " records printed by libtraceevent", r->path, total);
+	/* A selection by count, at most 64 lines: the set is small. */
+	while (shown < 64) {
+		uint64_t best = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			uint64_t c = tk_event_set_get(r->set, i)->fallbacks;
+
+			if (c < last && c > best)
+				best = c;
+		}
+		if (!best)
+			break;
+		for (size_t i = 0; i < n && shown < 64; i++) {
+			const struct tk_event *ev = tk_event_set_get(r->set, i);
+
+			if (ev->fallbacks != best)
+				continue;
+			tk_warn("%12" PRIu64 "  %s:%s", best, ev->system, ev->name);
+			shown++;
+		}
+		last = best;
 	}
 }
 
@@ -693,9 +897,12 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	ret = tk_outbuf_init(&r.out, opts->fd, 0);
 	if (ret)
 		return ret;
-	ret = load_events(&r);
-	if (!ret)
-		ret = select_events(&r);
+	r.counts = calloc(65536, sizeof(*r.counts));
+	r.pcache = calloc(PCACHE_SIZE, sizeof(*r.pcache));
+	if (!r.counts || !r.pcache)
+		ret = tk_fail(ENOMEM, "cannot allocate event counts");
+	else
+		ret = load_events(&r);
 	if (!ret && !(opts->flags & TK_REPORT_JSON)) {
 		int n = snprintf(line, sizeof(line), "cpus=%u\n", r.info->cpu_count);
 
@@ -703,7 +910,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	}
 	if (!ret)
 		ret = open_streams(&r);
-	while (!ret && r.nheap && !r.out.error) {
+	while (!ret && r.nheap && !r.out.error && !r.nomem) {
 		struct stream *s = &r.streams[r.heap[0]];
 
 		if (opts->has_end && s->ts >= opts->end_ns)
@@ -720,8 +927,12 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 			heap_down(&r, 0);
 		}
 	}
+	if (!ret && r.nomem)
+		ret = tk_fail(ENOMEM, "cannot parse an event format: out of memory");
 	if (!ret && (opts->flags & TK_REPORT_STAT))
 		print_stat(&r);
+	if (!ret && (opts->flags & TK_REPORT_FALLBACKS))
+		warn_fallbacks(&r);
 	for (size_t i = 0; i < r.nstreams; i++) {
 		struct stream *s = &r.streams[i];
 
@@ -732,7 +943,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 				s->buf->name[0] ? s->buf->name : "(top)", s->cpu, s->lost,
 				s->marks ? " (and more: some pages do not count their drops)" : "");
 	}
-	for (size_t i = 0; i < r.nselected; i++)
+	for (size_t i = 0; r.counts && i < 65536; i++)
 		st.printed += r.counts[i];
 	{
 		int fret = tk_outbuf_flush(&r.out);
@@ -746,8 +957,10 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 		tk_dat_cpu_reader_free(r.streams[i].rd);
 	free(r.streams);
 	free(r.heap);
-	free(r.selected);
 	free(r.counts);
+	free(r.lazy);
+	free(r.order);
+	free(r.pcache);
 	tk_event_set_free(r.set);
 	tk_outbuf_release(&r.out);
 	return ret;

@@ -65,7 +65,7 @@ static void make_rec(struct rec *r, int32_t a, uint64_t b, const char *comm, con
 	memcpy(r->b + 4, &pid, 4);
 	memcpy(r->b + 8, &a, 4);
 	memcpy(r->b + 16, &b, 8);
-	strncpy((char *)r->b + 24, comm, 16);
+	memcpy(r->b + 24, comm, strnlen(comm, 16));
 	memcpy(r->b + 40, &loc, 4);
 	memcpy(r->b + 44, &fl, 4);
 	memcpy(r->b + 48, name, strlen(name) + 1);
@@ -125,13 +125,91 @@ static void test_constructs(void **state)
 static void test_fallback(void **state)
 {
 	struct tk_event_set *set = new_set();
+	static const char fmt_ip[] = "name: t3\nID: 9\nformat:\n" COMMON
+				     "\tfield:u8 a[4];\toffset:8;\tsize:4;\tsigned:0;\n\n"
+				     "print fmt: \"ip=%pI4\", REC->a\n";
 	uint8_t d[16] = {8, 0};
 
 	(void)state;
-	/* %p and a ternary are not compiled: libtraceevent prints them. */
-	assert_false(tk_event_is_compiled(tk_event_find(set, 8)));
+	/* %p and a numeric ternary are compiled and print what libtraceevent prints. */
+	assert_true(tk_event_is_compiled(tk_event_find(set, 8)));
 	d[8] = 0x10;
 	assert_string_equal(print(set, d, sizeof(d), 0), "p=0x10 q=1");
+	assert_string_equal(print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW), "p=0x10 q=1");
+	d[8] = 0;
+	assert_string_equal(print(set, d, sizeof(d), 0), "p=(nil) q=2");
+	assert_string_equal(print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW), "p=(nil) q=2");
+	/* %pI4 is not compiled yet: libtraceevent prints it. */
+	assert_int_equal(tk_event_set_add_format(set, "test", fmt_ip, strlen(fmt_ip)), 9);
+	assert_false(tk_event_is_compiled(tk_event_find(set, 9)));
+	d[0] = 9;
+	d[8] = 10;
+	d[11] = 7;
+	assert_string_equal(print(set, d, sizeof(d), 0), "ip=10.0.0.7");
+	tk_event_set_free(set);
+}
+
+/* Expressions, casts, string ternaries, %Lu, %ps/%pS through kallsyms. */
+static void test_expressions_and_symbols(void **state)
+{
+	static const char fmt_e[] =
+		"name: t4\nID: 10\nformat:\n" COMMON
+		"\tfield:unsigned int fl;\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\tfield:int ret;\toffset:12;\tsize:4;\tsigned:1;\n"
+		"\tfield:void * fn;\toffset:16;\tsize:8;\tsigned:0;\n"
+		"\tfield:unsigned long t;\toffset:24;\tsize:8;\tsigned:0;\n"
+		"\tfield:unsigned long now;\toffset:32;\tsize:8;\tsigned:0;\n\n"
+		"print fmt: \"cpu=%u idx=%u r=%s fn=%ps at=%pS d=%ld v=%Lu f=%s s=%s\", "
+		"REC->fl & 0x0003FFFF, REC->fl >> 22, REC->ret ? \"handled\" : \"unhandled\", "
+		"REC->fn, REC->fn, (long)REC->t - REC->now, (unsigned long long)REC->t, "
+		"__print_flags(REC->fl & (0x00040000 | 0x00080000), \"|\", "
+		"{ 0x00040000, \"M\" }, { 0x00080000, \"D\" }), "
+		"__print_symbolic(REC->ret, { HI_SOFTIRQ, \"HI\" }, { TIMER_SOFTIRQ, \"TIMER\" })\n";
+	static const char syms[] = "ffffffff81000000 T _stext\n"
+				   "ffffffff81001000 t first_fn\n"
+				   "ffffffff81001000 t alias_fn\n"
+				   "ffffffff81002000 A absolute_sym\n"
+				   "ffffffff81003000 T last_fn\t[mod]\n";
+	struct tk_event_set *set = new_set();
+	uint8_t d[40] = {10, 0};
+	uint32_t fl = 0x00c00000 | 0x00040000 | 5;
+	int32_t ret = 1;
+	uint64_t fn = 0xffffffff81001010ull, t = 100, now = 250;
+	char slow[4096];
+
+	(void)state;
+	assert_int_equal(tk_event_set_add_format(set, "test", fmt_e, strlen(fmt_e)), 10);
+	assert_int_equal(tk_event_set_add_kallsyms(set, syms, strlen(syms)), 0);
+	assert_true(tk_event_is_compiled(tk_event_find(set, 10)));
+	memcpy(d + 8, &fl, 4);
+	memcpy(d + 12, &ret, 4);
+	memcpy(d + 16, &fn, 8);
+	memcpy(d + 24, &t, 8);
+	memcpy(d + 32, &now, 8);
+	snprintf(slow, sizeof(slow), "%s", print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW));
+	assert_string_equal(print(set, d, sizeof(d), 0), slow);
+	assert_non_null(strstr(slow, "r=handled"));
+	assert_non_null(strstr(slow, "at=first_fn+0x10") || strstr(slow, "at=alias_fn+0x10"));
+	/* Unknown address (above the last symbol), zero flags, ret 0. */
+	fn = 0xffffffff90000000ull;
+	fl = 0;
+	ret = 0;
+	memcpy(d + 8, &fl, 4);
+	memcpy(d + 12, &ret, 4);
+	memcpy(d + 16, &fn, 8);
+	snprintf(slow, sizeof(slow), "%s", print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW));
+	assert_string_equal(print(set, d, sizeof(d), 0), slow);
+	assert_non_null(strstr(slow, "fn=0xffffffff90000000"));
+	/* An exact symbol address and one inside the last. */
+	fn = 0xffffffff81003004ull;
+	memcpy(d + 16, &fn, 8);
+	snprintf(slow, sizeof(slow), "%s", print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW));
+	assert_string_equal(print(set, d, sizeof(d), 0), slow);
+	fn = 0xffffffff81000000ull;
+	memcpy(d + 16, &fn, 8);
+	snprintf(slow, sizeof(slow), "%s", print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW));
+	assert_string_equal(print(set, d, sizeof(d), 0), slow);
+	assert_non_null(strstr(slow, "fn=_stext "));
 	tk_event_set_free(set);
 }
 
@@ -205,6 +283,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_constructs),
 		cmocka_unit_test(test_fallback),
+		cmocka_unit_test(test_expressions_and_symbols),
 		cmocka_unit_test(test_short_record),
 		cmocka_unit_test(test_fields_and_comm),
 		cmocka_unit_test(test_bad_format),

@@ -1,0 +1,607 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * bench-report: `tracekit report` against `trace-cmd report` on one file.
+ *
+ * The file. Real event formats and metadata are taken from
+ * tests/data/sample-v7-zstd.dat (header page, ftrace and event formats,
+ * kallsyms, printk formats, saved command lines: the six metadata sections
+ * are copied as they are), and records are generated for the events that
+ * dominate real traces: sched_switch, sched_wakeup, sched_waking,
+ * irq_handler_entry/exit, softirq_entry/exit/raise, hrtimer_start /
+ * expire_entry / expire_exit / cancel, timer_start / expire_entry /
+ * cancel and ftrace print. Each payload is laid out from the field
+ * offsets and sizes of the sample's formats (looked up through the event
+ * module), so the records are what the kernel would write for them;
+ * function pointers are real addresses from the sample's kallsyms and
+ * pids come from its saved command lines (plus a few unknown ones). Two
+ * CPUs, 4 KiB pages, timestamps 100..700 ns apart, v7 uncompressed, the
+ * top buffer on the "local" clock.
+ *
+ * The run. Both tools are started with fork/exec, stdout on /dev/null,
+ * and reaped with wait4(), whose ru_maxrss is the child's peak resident
+ * set. Each line gives the median wall time over --reps runs (tracekit;
+ * trace-cmd runs once: it takes ~10 s per 3 M events), events/s and the
+ * peak RSS; the last line is the speed ratio.
+ *
+ * --quick writes ~20 k events, runs each tool once with its output kept,
+ * and exits 1 unless the two texts are identical byte for byte, so the
+ * smoke test in make check is also a golden test of the compiled
+ * printers on many records.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracekit/tracekit.h>
+
+#define NCPU	       2u
+#define BATCH_PAGES    64u
+#define DEFAULT_EVENTS 3000000ull
+#define QUICK_EVENTS   20000ull
+#define MAX_NPIDS      16
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench-report: %s: %s\n", what,
+		tk_errmsg()[0] ? tk_errmsg() : strerror(errno));
+	exit(1);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng(void)
+{
+	/* xorshift64*: deterministic, so every run prints the same trace. */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+/* ------------------------------------------------------------ the events */
+
+struct task {
+	int pid;
+	char comm[16];
+};
+
+struct gen {
+	struct tk_event_set *set;
+	struct task tasks[MAX_NPIDS];
+	size_t ntasks;
+	uint64_t funcs[8];
+	size_t nfuncs;
+	uint64_t mark_ip;
+};
+
+/* One generated event kind: the format and how often it comes. */
+struct kind {
+	const char *system, *name;
+	unsigned int weight;
+	const struct tk_event *ev;
+};
+
+static struct kind kinds[] = {
+	{"sched", "sched_switch", 20, NULL},	  {"sched", "sched_wakeup", 8, NULL},
+	{"sched", "sched_waking", 8, NULL},	  {"irq", "irq_handler_entry", 4, NULL},
+	{"irq", "irq_handler_exit", 4, NULL},	  {"irq", "softirq_raise", 5, NULL},
+	{"irq", "softirq_entry", 6, NULL},	  {"irq", "softirq_exit", 6, NULL},
+	{"timer", "hrtimer_start", 6, NULL},	  {"timer", "hrtimer_expire_entry", 6, NULL},
+	{"timer", "hrtimer_expire_exit", 6, NULL}, {"timer", "hrtimer_cancel", 4, NULL},
+	{"timer", "timer_start", 4, NULL},	  {"timer", "timer_expire_entry", 3, NULL},
+	{"timer", "timer_cancel", 3, NULL},	  {"ftrace", "print", 3, NULL},
+};
+
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+static void put_num(uint8_t *p, uint32_t size, uint64_t v)
+{
+	/* Little endian, as the sample (x86_64) is. */
+	for (uint32_t i = 0; i < size && i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static const struct task *pick_task(struct gen *g)
+{
+	return &g->tasks[rng() % g->ntasks];
+}
+
+/*
+ * Lay out one record of @ev in @p (room: @cap bytes): every field by its
+ * offset and size, values by field name. Returns the record size.
+ */
+static uint32_t make_record(struct gen *g, const struct tk_event *ev, uint32_t cpu, uint8_t *p,
+			    uint32_t cap)
+{
+	const struct task *cur = pick_task(g), *other = pick_task(g);
+	uint32_t size = 0, dyn;
+	size_t n = tk_event_field_count(ev);
+	uint64_t r = rng();
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tk_event_field *f = tk_event_field_get(ev, i);
+		uint64_t end = (uint64_t)f->offset + (f->is_dynamic ? 4 : f->size);
+
+		if (end > size)
+			size = (uint32_t)end;
+	}
+	if (size > cap / 2)
+		die("format too large");
+	memset(p, 0, cap);
+	dyn = size;
+	for (size_t i = 0; i < n; i++) {
+		const struct tk_event_field *f = tk_event_field_get(ev, i);
+		const char *name = f->name;
+		uint8_t *q = p + f->offset;
+		uint64_t v = r >> (i % 32);
+
+		if (f->is_dynamic) {
+			static const char *const irqs[] = {"virtio0-input.0", "ahci[0000:00:1f.2]",
+							   "eth0", "timer"};
+			const char *s = irqs[v % 4];
+			uint32_t len = (uint32_t)strlen(s) + 1;
+
+			put_num(q, 4, (uint64_t)dyn | (uint64_t)len << 16);
+			memcpy(p + dyn, s, len);
+			dyn += len;
+			continue;
+		}
+		if (!strcmp(name, "common_type"))
+			v = (uint64_t)tk_event_id(ev);
+		else if (!strcmp(name, "common_flags"))
+			v = (r >> 8) & 0x0d;
+		else if (!strcmp(name, "common_preempt_count"))
+			v = (r >> 12) & 0x3;
+		else if (!strcmp(name, "common_pid") || !strcmp(name, "prev_pid"))
+			v = (uint64_t)(int64_t)cur->pid;
+		else if (!strcmp(name, "pid") || !strcmp(name, "next_pid"))
+			v = (uint64_t)(int64_t)other->pid;
+		else if (!strcmp(name, "prev_comm")) {
+			memcpy(q, cur->comm, f->size < 16 ? f->size : 16);
+			continue;
+		} else if (!strcmp(name, "comm") || !strcmp(name, "next_comm")) {
+			memcpy(q, other->comm, f->size < 16 ? f->size : 16);
+			continue;
+		} else if (strstr(name, "prio"))
+			v = 120 - (v % 4 == 0 ? 20 : 0);
+		else if (!strcmp(name, "prev_state")) {
+			static const uint64_t states[] = {0, 1, 2, 0x80, 0x100, 1};
+
+			v = states[v % 6];
+		} else if (!strcmp(name, "target_cpu"))
+			v = v % NCPU;
+		else if (!strcmp(name, "irq"))
+			v = 24 + v % 16;
+		else if (!strcmp(name, "ret"))
+			v = v % 5 != 0;
+		else if (!strcmp(name, "vec"))
+			v = v % 10;
+		else if (!strcmp(name, "hrtimer") || !strcmp(name, "timer"))
+			v = 0xffff888627d00000ull + ((v % 4096) << 4);
+		else if (!strcmp(name, "function"))
+			v = g->funcs[v % g->nfuncs];
+		else if (!strcmp(name, "ip"))
+			v = g->mark_ip;
+		else if (!strcmp(name, "mode"))
+			v = v % 12;
+		else if (!strcmp(name, "clockid"))
+			v = v % 2;
+		else if (!strcmp(name, "was_armed"))
+			v = v & 1;
+		else if (!strcmp(name, "flags"))
+			v = (v & 0x3c0001);
+		else if (!strcmp(name, "buf")) {
+			char text[64];
+			int len = snprintf(text, sizeof(text), "bench marker %" PRIu64 "\n",
+					   r % 100000);
+
+			memcpy(q, text, (size_t)len + 1);
+			dyn = f->offset + (uint32_t)len + 1;
+			continue;
+		} else if (f->size == 8)
+			v = 1645000000000ull + (v & 0xffffffff);
+		else
+			v = v % 1000;
+		if (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8)
+			put_num(q, f->size, v);
+	}
+	(void)cpu;
+	return dyn;
+}
+
+/* ------------------------------------------------------------ metadata */
+
+static void load_tasks(struct gen *g, const struct tk_dat_text *t)
+{
+	size_t pos = 0;
+
+	/* Pid 0, a few unknown pids, then the saved command lines. */
+	g->tasks[g->ntasks++] = (struct task){0, "swapper/0"};
+	g->tasks[g->ntasks++] = (struct task){777001, "bench-worker"};
+	g->tasks[g->ntasks++] = (struct task){777002, "bench-io"};
+	while (t && pos < t->len && g->ntasks < MAX_NPIDS) {
+		size_t end = pos;
+		char line[64];
+		int pid;
+
+		while (end < t->len && t->data[end] != '\n')
+			end++;
+		if (end - pos < sizeof(line)) {
+			memcpy(line, t->data + pos, end - pos);
+			line[end - pos] = '\0';
+			if (sscanf(line, "%d", &pid) == 1 && pid > 0 && strchr(line, ' ')) {
+				struct task *k = &g->tasks[g->ntasks++];
+
+				k->pid = pid;
+				snprintf(k->comm, sizeof(k->comm), "%s", strchr(line, ' ') + 1);
+			}
+		}
+		pos = end + 1;
+	}
+}
+
+/* Addresses of a few functions timers use, from the sample's kallsyms. */
+static void load_funcs(struct gen *g, const struct tk_dat_text *t)
+{
+	static const char *const want[] = {"hrtimer_wakeup",  "tick_nohz_handler",
+					   "dl_task_timer",   "process_timeout",
+					   "delayed_work_timer_fn", "mix_interrupt_randomness"};
+	size_t pos = 0;
+
+	while (pos < t->len) {
+		size_t end = pos;
+		char line[256], sym[200], type;
+		unsigned long long addr;
+
+		while (end < t->len && t->data[end] != '\n')
+			end++;
+		if (end - pos < sizeof(line)) {
+			memcpy(line, t->data + pos, end - pos);
+			line[end - pos] = '\0';
+			if (sscanf(line, "%llx %c %199s", &addr, &type, sym) == 3) {
+				for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+					if (!strcmp(sym, want[i]) && g->nfuncs < 8)
+						g->funcs[g->nfuncs++] = addr;
+				}
+				if (!strcmp(sym, "tracing_mark_write"))
+					g->mark_ip = addr;
+			}
+		}
+		pos = end + 1;
+	}
+	if (!g->nfuncs || !g->mark_ip) {
+		errno = ENOENT;
+		die("sample kallsyms lacks the timer functions");
+	}
+}
+
+static void load_sample(struct gen *g, struct tk_dat *sample, struct tk_dat_writer *w)
+{
+	const struct tk_dat_info *info = tk_dat_get_info(sample);
+	struct tk_dat_text t;
+
+	g->set = tk_event_set_new(info->long_size, info->big_endian, info->page_size);
+	if (!g->set)
+		die("event set");
+	/* The six metadata sections, as they are. */
+	for (uint16_t id = TK_DAT_SECTION_HEADER_INFO; id <= TK_DAT_SECTION_CMDLINES; id++) {
+		const void *body;
+		uint64_t len;
+
+		if (tk_dat_metadata(sample, id, &body, &len))
+			continue;
+		if (tk_dat_writer_add_metadata(w, id, body, len) < 0)
+			die("add metadata");
+	}
+	for (size_t i = 0; i < tk_dat_ftrace_format_count(sample); i++) {
+		if (!tk_dat_ftrace_format(sample, i, &t))
+			tk_event_set_add_format(g->set, "ftrace", t.data, t.len);
+	}
+	for (size_t s = 0; s < tk_dat_system_count(sample); s++) {
+		const char *sys = tk_dat_system_name(sample, s);
+
+		if (strcmp(sys, "sched") && strcmp(sys, "irq") && strcmp(sys, "timer"))
+			continue;
+		for (size_t i = 0; i < tk_dat_system_format_count(sample, s); i++) {
+			if (!tk_dat_system_format(sample, s, i, &t))
+				tk_event_set_add_format(g->set, sys, t.data, t.len);
+		}
+	}
+	for (size_t k = 0; k < NKINDS; k++) {
+		kinds[k].ev = tk_event_find_by_name(g->set, kinds[k].system, kinds[k].name);
+		if (!kinds[k].ev) {
+			fprintf(stderr, "bench-report: the sample has no %s:%s format\n",
+				kinds[k].system, kinds[k].name);
+			exit(1);
+		}
+	}
+	if (tk_dat_kallsyms(sample, &t))
+		die("sample kallsyms");
+	load_funcs(g, &t);
+	load_tasks(g, tk_dat_cmdlines(sample, &t) ? NULL : &t);
+}
+
+/* Write @events records over NCPU CPUs; return the number written. */
+static uint64_t write_file(const char *sample_path, const char *path, uint64_t events)
+{
+	struct tk_dat *sample = tk_dat_open(sample_path);
+	struct tk_dat_writer *w;
+	struct tk_dat_writer_opts wo = {.version = 7, .compression = TK_COMPRESS_NONE};
+	const struct tk_dat_info *info;
+	struct gen g;
+	unsigned int total_weight = 0;
+	uint64_t per_cpu = (events + NCPU - 1) / NCPU, written = 0;
+	uint8_t *batch, payload[512];
+
+	if (!sample)
+		die(sample_path);
+	info = tk_dat_get_info(sample);
+	wo.long_size = info->long_size;
+	wo.page_size = info->page_format.page_size;
+	w = tk_dat_writer_open(path, &wo);
+	if (!w)
+		die(path);
+	memset(&g, 0, sizeof(g));
+	load_sample(&g, sample, w);
+	for (size_t k = 0; k < NKINDS; k++)
+		total_weight += kinds[k].weight;
+	batch = malloc((size_t)BATCH_PAGES * wo.page_size);
+	if (!batch)
+		die("malloc");
+	if (tk_dat_writer_begin_buffer(w, "", "local", wo.page_size, NCPU) < 0)
+		die("begin buffer");
+	for (uint32_t cpu = 0; cpu < NCPU; cpu++) {
+		uint64_t ts = 1645423757000ull + cpu * 1000, done = 0;
+		uint32_t npages = 0;
+		struct tk_page_writer pw;
+
+		if (tk_dat_writer_begin_cpu(w, cpu) < 0)
+			die("begin cpu");
+		if (tk_page_writer_init(&pw, &info->page_format, batch, ts) < 0)
+			die("page writer");
+		while (done < per_cpu) {
+			unsigned int pick = (unsigned int)(rng() % total_weight);
+			size_t k = 0;
+			uint32_t size;
+			uint64_t next = ts + 100 + rng() % 600;
+			int ret;
+
+			while (pick >= kinds[k].weight)
+				pick -= kinds[k++].weight;
+			size = make_record(&g, kinds[k].ev, cpu, payload, sizeof(payload));
+			ret = tk_page_writer_add(&pw, next, payload, size);
+			if (ret == -ENOSPC) {
+				tk_page_writer_finish(&pw);
+				if (++npages == BATCH_PAGES) {
+					if (tk_dat_writer_write_pages(w, batch,
+								      (uint64_t)npages *
+									      wo.page_size) < 0)
+						die(path);
+					npages = 0;
+				}
+				if (tk_page_writer_init(&pw, &info->page_format,
+							batch + (size_t)npages * wo.page_size,
+							ts) < 0)
+					die("page writer");
+				continue;
+			}
+			if (ret < 0) {
+				errno = -ret;
+				die("page writer add");
+			}
+			ts = next;
+			done++;
+		}
+		tk_page_writer_finish(&pw);
+		npages++;
+		if (tk_dat_writer_write_pages(w, batch, (uint64_t)npages * wo.page_size) < 0 ||
+		    tk_dat_writer_end_cpu(w) < 0)
+			die(path);
+		written += done;
+	}
+	if (tk_dat_writer_end_buffer(w) < 0 || tk_dat_writer_finish(w) < 0)
+		die(path);
+	tk_dat_writer_free(w);
+	free(batch);
+	tk_event_set_free(g.set);
+	tk_dat_close(sample);
+	return written;
+}
+
+/* ------------------------------------------------------------- running */
+
+struct run {
+	double seconds;
+	long maxrss_kb;
+	int status;
+};
+
+/* Run argv with stdout on @out (NULL: /dev/null), stderr on /dev/null. */
+static struct run run_tool(char *const argv[], const char *out)
+{
+	struct run r = {0};
+	struct rusage ru;
+	double t0 = now_s();
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		int fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int null = open("/dev/null", O_WRONLY);
+
+		if (fd < 0 || null < 0)
+			_exit(126);
+		dup2(fd, 1);
+		dup2(null, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (wait4(pid, &r.status, 0, &ru) < 0)
+		die("wait4");
+	r.seconds = now_s() - t0;
+	r.maxrss_kb = ru.ru_maxrss;
+	return r;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool files_equal(const char *a, const char *b)
+{
+	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+	bool eq = fa && fb;
+	int ca, cb;
+
+	while (eq) {
+		ca = getc(fa);
+		cb = getc(fb);
+		if (ca != cb)
+			eq = false;
+		if (ca == EOF || cb == EOF)
+			break;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return eq;
+}
+
+static void usage(void)
+{
+	fputs("usage: bench-report [--quick] [--events N] [--reps N] [--tracekit PATH]\n"
+	      "                    [--sample FILE] [--keep FILE] [--no-trace-cmd]\n",
+	      stderr);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *tracekit = "tracekit", *sample = NULL, *keep = NULL;
+	uint64_t events = DEFAULT_EVENTS, written;
+	bool quick = false, with_tc = true;
+	int reps = 3;
+	char dir[] = "/tmp/bench-report-XXXXXX", path[4200], out_tk[4200], out_tc[4200];
+	double times[32];
+	struct run tk = {0}, tc = {0};
+	int status = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			quick = true;
+		else if (!strcmp(argv[i], "--no-trace-cmd"))
+			with_tc = false;
+		else if (i + 1 < argc && !strcmp(argv[i], "--events"))
+			events = strtoull(argv[++i], NULL, 0);
+		else if (i + 1 < argc && !strcmp(argv[i], "--reps"))
+			reps = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--tracekit"))
+			tracekit = argv[++i];
+		else if (i + 1 < argc && !strcmp(argv[i], "--sample"))
+			sample = argv[++i];
+		else if (i + 1 < argc && !strcmp(argv[i], "--keep"))
+			keep = argv[++i];
+		else
+			usage();
+	}
+	if (quick) {
+		events = QUICK_EVENTS;
+		reps = 1;
+	}
+	if (reps < 1 || reps > 32 || !events)
+		usage();
+	if (!sample)
+		sample = getenv("TK_SAMPLE") ? getenv("TK_SAMPLE") :
+					       SOURCE_ROOT "/tests/data/sample-v7-zstd.dat";
+	if (!mkdtemp(dir))
+		die("mkdtemp");
+	snprintf(path, sizeof(path), "%s", keep ? keep : "");
+	if (!keep)
+		snprintf(path, sizeof(path), "%s/bench.dat", dir);
+	snprintf(out_tk, sizeof(out_tk), "%s/tracekit.txt", dir);
+	snprintf(out_tc, sizeof(out_tc), "%s/trace-cmd.txt", dir);
+
+	written = write_file(sample, path, events);
+	{
+		struct stat st;
+
+		if (stat(path, &st))
+			die(path);
+		printf("file: %s, %" PRIu64 " events, %.1f MB, v7 uncompressed, 2 CPUs\n", path,
+		       written, (double)st.st_size / 1e6);
+	}
+	{
+		char *argv_tk[] = {(char *)tracekit, "report", "-i", path, NULL};
+
+		for (int i = 0; i < reps; i++) {
+			struct run r = run_tool(argv_tk, quick ? out_tk : NULL);
+
+			if (!WIFEXITED(r.status) || WEXITSTATUS(r.status)) {
+				fprintf(stderr, "bench-report: %s report failed (status 0x%x)\n",
+					tracekit, r.status);
+				return 1;
+			}
+			times[i] = r.seconds;
+			if (r.maxrss_kb > tk.maxrss_kb)
+				tk.maxrss_kb = r.maxrss_kb;
+		}
+		qsort(times, (size_t)reps, sizeof(times[0]), cmp_double);
+		tk.seconds = times[reps / 2];
+		printf("tracekit report  > /dev/null: %8.3f s (median of %d, %.3f-%.3f)  "
+		       "%7.2f M events/s  peak RSS %6.1f MB\n",
+		       tk.seconds, reps, times[0], times[reps - 1], written / tk.seconds / 1e6,
+		       tk.maxrss_kb / 1024.0);
+	}
+	if (with_tc) {
+		char *argv_tc[] = {"trace-cmd", "report", "-i", path, NULL};
+
+		tc = run_tool(argv_tc, quick ? out_tc : NULL);
+		if (WIFEXITED(tc.status) && WEXITSTATUS(tc.status) == 127) {
+			printf("trace-cmd report: not installed, skipped\n");
+			with_tc = false;
+		} else {
+			printf("trace-cmd report > /dev/null: %8.3f s (1 run)               "
+			       "%7.2f M events/s  peak RSS %6.1f MB\n",
+			       tc.seconds, written / tc.seconds / 1e6, tc.maxrss_kb / 1024.0);
+			printf("ratio: tracekit %.1fx faster, %.2fx the peak RSS\n",
+			       tc.seconds / tk.seconds, (double)tk.maxrss_kb / (double)tc.maxrss_kb);
+		}
+	}
+	if (quick && with_tc) {
+		if (files_equal(out_tk, out_tc)) {
+			printf("texts identical\n");
+		} else {
+			fprintf(stderr, "bench-report: texts differ: diff %s %s\n", out_tc, out_tk);
+			status = 1;
+		}
+	}
+	if (!status) {
+		unlink(out_tk);
+		unlink(out_tc);
+		if (!keep)
+			unlink(path);
+		rmdir(dir);
+	}
+	return status;
+}

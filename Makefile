@@ -42,6 +42,8 @@ check: all
 bench: all
 	@$(BUILD)/bench/bench-dat
 	@$(BUILD)/bench/bench-ring
+	@$(BUILD)/bench/bench-report --tracekit $(BUILD)/src/cli/tracekit
+	@$(BUILD)/bench/bench-record --tracekit $(BUILD)/src/cli/tracekit
 
 fuzz: deps
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang $(MESON) setup $(FUZZ_BUILD) \

@@ -57,6 +57,7 @@ struct tk_record_opts {
 	enum tk_compression compression;
 	const char *tracer_version;  /* VERSION option text; NULL: "tracekit" */
 	enum tk_record_capture capture;
+	const char *tracer;          /* current_tracer ("function", "nop" ...); NULL: leave it */
 };
 
 /** Per-CPU results, filled by tk_record_stop() and tk_record_finish(). */
@@ -157,6 +158,9 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
  * tk_record_free() - stop if needed, remove the side files (unless
  * captured pages did not reach a finished output: those stay for
  * tk_record_recover(), with a warning) and the instance it created, free.
+ * A buffer it did not create (the top level, an existing instance) is put
+ * back: events off, set_event_pid cleared if it was set, current_tracer
+ * "nop" if a tracer was set, tracing_on as it was found.
  * NULL is accepted.
  */
 TK_API void tk_record_free(struct tk_record *rec);

@@ -7,7 +7,8 @@
  * a control file turns a kernel refusal into one tk_errmsg() line that
  * names the file, the errno and what to do ("/sys/kernel/tracing/
  * current_tracer: Operation not permitted (EPERM): function tracing is
- * locked down on this system; record events instead").
+ * locked down on this kernel (lockdown or a hypervisor policy); record
+ * events with -e instead").
  *
  * Paths given to the *_file() calls are relative to the instance directory
  * ("trace_clock", "events/sched/enable") unless they start with '/'.
@@ -27,7 +28,8 @@ struct tk_tracefs;
  * tk_tracefs_root() - where tracefs is mounted, mounting it when absent
  *
  * Looks at /sys/kernel/tracing, then /sys/kernel/debug/tracing; when
- * neither holds tracefs, mounts it at /sys/kernel/tracing.
+ * neither holds tracefs, mounts it at /sys/kernel/tracing (or, when that
+ * directory does not exist, at /sys/kernel/debug/tracing).
  * Context: blocking; the result is cached for the process.
  * Return: borrowed path valid for the process lifetime, or NULL with errno
  * set (ENOENT, EPERM ...) and tk_errmsg() saying what to do.
@@ -139,9 +141,32 @@ TK_API int tk_tracefs_set_buffer_kb(struct tk_tracefs *tfs, uint32_t kb);
 TK_API int tk_tracefs_set_tracing_on(struct tk_tracefs *tfs, bool on);
 
 /**
+ * tk_tracefs_get_tracing_on() - read tracing_on
+ * Return: 0 (off), 1 (on) or a negative errno.
+ */
+TK_API int tk_tracefs_get_tracing_on(const struct tk_tracefs *tfs);
+
+/**
+ * tk_tracefs_set_tracer() - select the tracer (current_tracer)
+ * @tracer: a name from the instance's available_tracers ("nop",
+ *          "function", "function_graph", ...)
+ *
+ * For the function tracers only, /proc/sys/kernel/ftrace_enabled is set
+ * to 1 when it reads 0; no other tracer touches it.
+ * Context: blocking.
+ * Return: 0; -ENOENT when the instance does not offer @tracer (the message
+ * lists those it does, and says when only the top-level buffer has it);
+ * -EINVAL for a malformed name; -EPERM when the kernel refuses (function
+ * tracing locked down: the message names current_tracer or ftrace_enabled
+ * and says to record events instead); other write errors.
+ */
+TK_API int tk_tracefs_set_tracer(struct tk_tracefs *tfs, const char *tracer);
+
+/**
  * tk_tracefs_set_event_pids() - limit events to these processes
  * @pids, @count: written to set_event_pid (count 0 clears it)
  * @follow_fork:  sets options/event-fork so that children are added
+ *                (written also when clearing the list)
  * Return: 0 or a negative errno.
  */
 TK_API int tk_tracefs_set_event_pids(struct tk_tracefs *tfs, const int *pids, size_t count,

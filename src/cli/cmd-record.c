@@ -50,6 +50,8 @@ const char cmd_record_usage[] =
 	"options:\n"
 	"  -e, --event SYSTEM[:EVENT]  events to record; globs allowed (repeatable)\n"
 	"  -f, --filter EXPR       filter for the events of the preceding -e\n"
+	"  -p, --plugin TRACER     tracer to run (function, function_graph, nop ...;\n"
+	"                          see 'tracekit list --tracers')\n"
 	"  -o, --output FILE       output file (default trace.dat)\n"
 	"  -b, --buffer-size KB    ring buffer size per CPU, in KiB\n"
 	"  -C, --clock CLOCK       trace clock (see 'tracekit list --clocks')\n"
@@ -337,6 +339,7 @@ int cmd_record(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, 'f'},
+		{"plugin", required_argument, NULL, 'p'},
 		{"output", required_argument, NULL, 'o'},
 		{"buffer-size", required_argument, NULL, 'b'},
 		{"clock", required_argument, NULL, 'C'},
@@ -370,7 +373,7 @@ int cmd_record(int argc, char **argv)
 	}
 
 	/* "+" stops at the command: its options are its own. */
-	while ((c = getopt_long(argc, argv, "+:e:f:o:b:C:P:FB:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:f:p:o:b:C:P:FB:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			a.events[a.nevents++].spec = optarg;
@@ -381,6 +384,9 @@ int cmd_record(int argc, char **argv)
 				goto out;
 			}
 			a.events[a.nevents - 1].filter = optarg;
+			break;
+		case 'p':
+			a.opts.tracer = optarg;
 			break;
 		case 'o':
 			a.opts.output = optarg;

@@ -80,6 +80,15 @@
  * safety for room: if the finish itself is then killed, recover skips the
  * punched pages (they were in the .tkpart).
  *
+ * Tracers and shared buffers. opts->tracer goes to current_tracer (via
+ * tk_tracefs_set_tracer(), which alone may touch ftrace_enabled, and only
+ * for the function tracers); its events are ftrace's own (function,
+ * funcgraph_entry ...), whose formats every file carries anyway. A buffer
+ * we did not create (--top, an existing instance) is handed back as found
+ * in what we changed: events off, set_event_pid cleared, current_tracer
+ * nop, and tracing_on as read in tk_record_new(); a created instance is
+ * simply removed.
+ *
  * The file (shared/specs/tracedat.md §2.7, §5.1): header_page and
  * header_event of the recorded instance; the formats of all of ftrace's own
  * events (print, bprint ...: trace_marker writes are "print" events); the
@@ -111,6 +120,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <tracekit/dat.h>
@@ -169,6 +179,9 @@ struct tk_record {
 	uint64_t meta_raw;     /* uncompressed metadata bytes */
 	uint64_t meta_file;    /* size of .tkmeta (zstd) */
 	bool finished;         /* the output is complete: side files may go */
+	int was_on;            /* tracing_on before us, for a buffer we did not create */
+	bool tracer_set;       /* current_tracer was changed: back to nop at the end */
+	bool pids_set;         /* set_event_pid was written: cleared at the end */
 };
 
 static int write_side_files(struct tk_record *rec);
@@ -624,6 +637,14 @@ TK_API struct tk_record *tk_record_new(const struct tk_record_opts *opts)
 		r = -errno;
 		goto fail;
 	}
+	/* A shared buffer is handed back with tracing_on as it was found. */
+	if (!rec->created) {
+		rec->was_on = tk_tracefs_get_tracing_on(rec->tfs);
+		if (rec->was_on < 0) {
+			r = rec->was_on;
+			goto fail;
+		}
+	}
 	/* Nothing is recorded until tk_record_start(): a new instance starts with tracing on. */
 	r = tk_tracefs_set_tracing_on(rec->tfs, false);
 	if (r < 0)
@@ -632,6 +653,13 @@ TK_API struct tk_record *tk_record_new(const struct tk_record_opts *opts)
 		goto fail;
 	if (opts->buffer_kb && (r = tk_tracefs_set_buffer_kb(rec->tfs, opts->buffer_kb)) < 0)
 		goto fail;
+	if (opts->tracer) {
+		/* Set before anything is marked as changed: a refusal changes nothing. */
+		r = tk_tracefs_set_tracer(rec->tfs, opts->tracer);
+		if (r < 0)
+			goto fail;
+		rec->tracer_set = true;
+	}
 	for (size_t i = 0; i < opts->event_count; i++) {
 		r = tk_tracefs_enable_events(rec->tfs, opts->events[i].spec,
 					     opts->events[i].filter, on_event, rec);
@@ -695,6 +723,7 @@ TK_API int tk_record_set_pids(struct tk_record *rec, const int *pids, size_t cou
 {
 	if (rec->started)
 		return tk_fail(EINVAL, "record: pids must be set before the start");
+	rec->pids_set = true;
 	return tk_tracefs_set_event_pids(rec->tfs, pids, count, follow_fork);
 }
 
@@ -921,9 +950,87 @@ static int add_metadata(struct tk_record *rec, struct tk_dat_writer *w)
 	return r;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+static uint64_t mono_raw_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 /*
- * TSC2NSEC: the kernel publishes the TSC-to-ns conversion in the first
- * page of any perf event mapping (time_mult, time_shift, time_zero).
+ * One (tsc, ns) pair: the TSC on both sides of the clock read, midpoint
+ * taken, best of five by the narrowest window (a guest can be preempted
+ * between two reads; the narrowest pair is the one that was not).
+ */
+static void tsc_pair(uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 5; i++) {
+		uint64_t a = __builtin_ia32_rdtsc(), n = mono_raw_ns(), b = __builtin_ia32_rdtsc();
+
+		if (b >= a && b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*ns = n;
+		}
+	}
+}
+
+/* Measure the TSC against CLOCK_MONOTONIC_RAW over CALIBRATE_NS (~1 ppm). */
+#define CALIBRATE_NS 20000000u
+static int tsc_calibrate(uint32_t *mult, uint32_t *shift)
+{
+	uint64_t t0 = 0, t1 = 0, n0 = 0, n1 = 0, cycles, ns;
+	struct timespec nap = {.tv_nsec = CALIBRATE_NS};
+
+	tsc_pair(&t0, &n0);
+	while (nanosleep(&nap, &nap) < 0 && errno == EINTR)
+		;
+	tsc_pair(&t1, &n1);
+	if (t1 <= t0 || n1 <= n0)
+		return -1;
+	cycles = t1 - t0;
+	ns = n1 - n0;
+	if (ns < CALIBRATE_NS / 2)
+		return -1;
+	/*
+	 * The largest shift whose mult still fits keeps the most precision.
+	 * trace-cmd 3.1.6 holds mult in an int (a mult of 2^31 or more reads
+	 * as negative and wrecks every timestamp), and shifts the high word
+	 * by 32 - shift: so mult < 2^31 and shift <= 31.
+	 */
+	for (uint32_t s = 31; s > 0; s--) {
+		unsigned __int128 m = ((unsigned __int128)ns << s) / cycles;
+
+		if (m && m <= INT32_MAX) {
+			*mult = (uint32_t)m;
+			*shift = s;
+			return 0;
+		}
+	}
+	return -1;
+}
+#else
+static int tsc_calibrate(uint32_t *mult, uint32_t *shift)
+{
+	(void)mult;
+	(void)shift;
+	return -1;
+}
+#endif
+
+/*
+ * TSC2NSEC {u32 mult, u32 shift, u64 offset}: readers compute
+ * ns = (tsc * mult) >> shift. The kernel publishes its own conversion in
+ * the first page of a perf event mapping (time_mult, time_shift,
+ * time_zero) when sched_clock is the native TSC; under a hypervisor whose
+ * paravirtual sched_clock is in use (kvm-clock guests, the reference
+ * machine) it does not (cap_user_time 0), and the TSC is then calibrated
+ * against CLOCK_MONOTONIC_RAW. Without either, the timestamps stay in
+ * cycles, with a warning.
  */
 static int add_tsc2nsec(struct tk_dat_writer *w)
 {
@@ -936,34 +1043,37 @@ static int add_tsc2nsec(struct tk_dat_writer *w)
 	struct perf_event_mmap_page *pg;
 	uint8_t payload[16];
 	long page = sysconf(_SC_PAGESIZE);
+	uint32_t mult = 0, shift = 0;
+	uint64_t zero = 0;
+	bool have = false;
 	int fd;
 
 	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0) {
-		tk_warn("perf_event_open: %s: the x86-tsc clock cannot be converted to ns; "
-			"timestamps stay in TSC cycles",
-			strerror(errno));
+	if (fd >= 0) {
+		pg = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, 0);
+		if (pg != MAP_FAILED) {
+			if (pg->cap_user_time && pg->time_mult && pg->time_mult <= INT32_MAX &&
+			    pg->time_shift <= 31) {
+				mult = pg->time_mult;
+				shift = pg->time_shift;
+				zero = pg->cap_user_time_zero ? pg->time_zero : 0;
+				have = true;
+			}
+			munmap(pg, (size_t)page);
+		}
+		close(fd);
+	}
+	if (!have && tsc_calibrate(&mult, &shift) == 0)
+		have = true;
+	if (!have) {
+		tk_warn("the x86-tsc clock cannot be converted to ns (no perf time page, no TSC "
+			"calibration); timestamps stay in TSC cycles");
 		return 0;
 	}
-	pg = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, 0);
-	if (pg == MAP_FAILED) {
-		close(fd);
-		tk_warn("perf mmap: %s: timestamps stay in TSC cycles", strerror(errno));
-		return 0;
-	}
-	if (pg->cap_user_time) {
-		tk_store_u32(payload, pg->time_mult, false);
-		tk_store_u32(payload + 4, pg->time_shift, false);
-		tk_store_u64(payload + 8, pg->cap_user_time_zero ? pg->time_zero : 0, false);
-		munmap(pg, (size_t)page);
-		close(fd);
-		return tk_dat_writer_add_option(w, TK_DAT_OPTION_TSC2NSEC, payload,
-						sizeof(payload));
-	}
-	munmap(pg, (size_t)page);
-	close(fd);
-	tk_warn("the kernel does not publish the TSC conversion; timestamps stay in cycles");
-	return 0;
+	tk_store_u32(payload, mult, false);
+	tk_store_u32(payload + 4, shift, false);
+	tk_store_u64(payload + 8, zero, false);
+	return tk_dat_writer_add_option(w, TK_DAT_OPTION_TSC2NSEC, payload, sizeof(payload));
 }
 
 /* The options known before the capture: everything but the per-CPU stats. */
@@ -1697,6 +1807,28 @@ TK_API const struct tk_record_cpu_stats *tk_record_cpu_stats(const struct tk_rec
 	return rec->stats;
 }
 
+/*
+ * Hand a buffer we did not create (the top level, an existing instance)
+ * back. What we changed is undone; the clock and buffer size stay as set,
+ * as trace-cmd leaves them. Failures are warnings: this is cleanup, and
+ * the caller's error message is kept.
+ */
+static void restore_shared(struct tk_record *rec)
+{
+	char msg[1024];
+
+	snprintf(msg, sizeof(msg), "%s", tk_errmsg());
+	if (tk_tracefs_disable_all_events(rec->tfs) < 0)
+		tk_warn("%s", tk_errmsg());
+	if (rec->pids_set && tk_tracefs_set_event_pids(rec->tfs, NULL, 0, false) < 0)
+		tk_warn("%s", tk_errmsg());
+	if (rec->tracer_set && tk_tracefs_write_file(rec->tfs, "current_tracer", "nop") < 0)
+		tk_warn("%s", tk_errmsg());
+	if (rec->was_on == 1 && tk_tracefs_set_tracing_on(rec->tfs, true) < 0)
+		tk_warn("%s", tk_errmsg());
+	tk_fail(EINVAL, "%s", msg);
+}
+
 TK_API void tk_record_free(struct tk_record *rec)
 {
 	bool keep = false;
@@ -1754,7 +1886,7 @@ TK_API void tk_record_free(struct tk_record *rec)
 				tk_warn("%s", tk_errmsg());
 			tk_fail(EINVAL, "%s", msg);
 		} else {
-			tk_tracefs_disable_all_events(rec->tfs);
+			restore_shared(rec);
 			tk_tracefs_close(rec->tfs);
 		}
 	}

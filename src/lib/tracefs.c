@@ -20,6 +20,18 @@
  *
  * tracefs files report st_size 0, so reads grow a buffer until EOF.
  *
+ * Tracers. Only "function" and "function_graph" depend on
+ * /proc/sys/kernel/ftrace_enabled, so only they look at it, and only a 0
+ * there is rewritten: trace-cmd writes it on every recording, which fails
+ * on locked-down kernels even when no function is traced. A tracer name is
+ * checked against the instance's available_tracers first, so that an
+ * unknown one is "no tracer 'x' (available: ...)", not a bare EINVAL.
+ *
+ * Mounting. tracefs is found by its file system magic at
+ * /sys/kernel/tracing, then at /sys/kernel/debug/tracing (debugfs mounts
+ * it there on access); when neither has it, it is mounted at the first
+ * of those that exists as a directory.
+ *
  * Event matching follows trace-cmd: "SYS:EV" with shell globs on either
  * side, or a bare word that names systems first and events (in any system)
  * when no system matches. Events of the "ftrace" system have no enable
@@ -77,7 +89,20 @@ TK_API const char *tk_tracefs_root(void)
 			return root_path;
 		}
 	}
-	if (mount("nodev", candidates[0], "tracefs", 0, NULL) < 0) {
+	/*
+	 * Not mounted: mount it where current kernels expect it, and where
+	 * only debugfs offers a mount point (kernels before 4.1 have no
+	 * /sys/kernel/tracing directory), there.
+	 */
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		if (mount("nodev", candidates[i], "tracefs", 0, NULL) == 0) {
+			root_path = (char *)candidates[i];
+			return root_path;
+		}
+		if (errno != ENOENT)
+			break;
+	}
+	{
 		int err = errno;
 
 		tk_fail(err, "cannot mount tracefs at %s: %s (%s): %s", candidates[0],
@@ -88,8 +113,6 @@ TK_API const char *tk_tracefs_root(void)
 		errno = err;
 		return NULL;
 	}
-	root_path = (char *)candidates[0];
-	return root_path;
 }
 
 /* What to do about @err on @path: one short sentence. */
@@ -102,11 +125,14 @@ static const char *hint_for(const char *path, int err)
 	case EPERM:
 	case EACCES:
 		if (!strcmp(base, "current_tracer") || !strcmp(base, "set_ftrace_filter") ||
-		    !strcmp(base, "set_ftrace_notrace") || !strcmp(base, "kprobe_events") ||
+		    !strcmp(base, "set_ftrace_notrace") || !strcmp(base, "set_graph_function") ||
 		    !strcmp(base, "ftrace_enabled") || !strcmp(base, "available_filter_functions"))
-			return "function tracing and kprobes are locked down on this system "
-			       "(kernel lockdown, a container or a security module); record "
-			       "tracepoint events (-e) or uprobes instead";
+			return "function tracing is locked down on this kernel (lockdown or a "
+			       "hypervisor policy); record events with -e instead";
+		if (!strcmp(base, "kprobe_events") || !strcmp(base, "uprobe_events") ||
+		    !strcmp(base, "dynamic_events"))
+			return "dynamic probes are locked down on this kernel (lockdown or a "
+			       "hypervisor policy); record tracepoint events with -e instead";
 		return "run as root (CAP_SYS_ADMIN or CAP_PERFMON) on a writable tracefs";
 	case ENOENT:
 		if (strstr(path, "/events/"))
@@ -636,6 +662,101 @@ TK_API int tk_tracefs_set_tracing_on(struct tk_tracefs *tfs, bool on)
 	return tk_tracefs_write_file(tfs, "tracing_on", on ? "1" : "0");
 }
 
+TK_API int tk_tracefs_get_tracing_on(const struct tk_tracefs *tfs)
+{
+	char *text;
+	size_t len;
+	int r = tk_tracefs_read_file(tfs, "tracing_on", &text, &len);
+
+	if (r < 0)
+		return r;
+	if (text[0] == '0' || text[0] == '1')
+		r = text[0] - '0';
+	else
+		r = tk_fail(EBADMSG, "%s/tracing_on: expected 0 or 1, read '%.20s'", tfs->dir,
+			    text);
+	free(text);
+	return r;
+}
+
+/* "function" and "function_graph": the tracers that need ftrace_enabled. */
+static bool is_function_tracer(const char *tracer)
+{
+	return !strncmp(tracer, "function", 8);
+}
+
+/*
+ * The function tracers need /proc/sys/kernel/ftrace_enabled set. Only a
+ * 0 there is changed (trace-cmd writes it unconditionally, which is what
+ * makes it fail on locked-down kernels even for event-only recordings); a
+ * kernel without the file (no dynamic ftrace) has nothing to enable.
+ */
+static int ensure_ftrace_enabled(void)
+{
+	static const char path[] = "/proc/sys/kernel/ftrace_enabled";
+	char *text;
+	size_t len;
+	int r;
+
+	if (access(path, F_OK) < 0)
+		return 0;
+	r = read_path(path, &text, &len);
+	if (r < 0)
+		return r;
+	r = text[0] == '0' ? write_path(path, "1", 0) : 0;
+	free(text);
+	return r;
+}
+
+/* Whether @word is one of the blank-separated words of @text. */
+static bool word_listed(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = text; *p;) {
+		p += strspn(p, " \t\n");
+		if (!strncmp(p, word, n) && (!p[n] || strchr(" \t\n", p[n])))
+			return true;
+		p += strcspn(p, " \t\n");
+	}
+	return false;
+}
+
+TK_API int tk_tracefs_set_tracer(struct tk_tracefs *tfs, const char *tracer)
+{
+	char *list, *top = NULL;
+	size_t len, top_len;
+	bool at_top;
+	int r;
+
+	if (!tracer[0] || strpbrk(tracer, " \t\n/"))
+		return tk_fail(EINVAL, "invalid tracer name '%s'", tracer);
+	r = tk_tracefs_read_file(tfs, "available_tracers", &list, &len);
+	if (r < 0)
+		return r;
+	if (!word_listed(list, tracer)) {
+		/* Instances offer fewer tracers than the top-level buffer (blk, for one). */
+		at_top = tfs->name[0] &&
+			 tk_tracefs_read_top_file("available_tracers", &top, &top_len) == 0 &&
+			 word_listed(top, tracer);
+		free(top);
+		while (len && list[len - 1] == '\n')
+			list[--len] = '\0';
+		r = tk_fail(ENOENT, "%s/available_tracers: no tracer '%s' (available: %s)%s",
+			    tfs->dir, tracer, list,
+			    at_top ? "; the top-level buffer has it: use --top" : "");
+		free(list);
+		return r;
+	}
+	free(list);
+	if (is_function_tracer(tracer)) {
+		r = ensure_ftrace_enabled();
+		if (r < 0)
+			return r;
+	}
+	return tk_tracefs_write_file(tfs, "current_tracer", tracer);
+}
+
 TK_API int tk_tracefs_set_event_pids(struct tk_tracefs *tfs, const int *pids, size_t count,
 				     bool follow_fork)
 {
@@ -659,6 +780,9 @@ TK_API int tk_tracefs_set_event_pids(struct tk_tracefs *tfs, const int *pids, si
 			return tk_fail(ENOMEM, "out of memory");
 		r = write_path(path, "", O_TRUNC);
 		free(path);
+		if (r == 0)
+			r = tk_tracefs_write_file(tfs, "options/event-fork",
+						  follow_fork ? "1" : "0");
 		return r;
 	}
 	*p++ = '\n';

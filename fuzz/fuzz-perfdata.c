@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Fuzz target for the perf.data reader: the input is written to a memfd
+ * (a regular file, so file mode and pipe mode are both reachable), opened,
+ * every feature getter is called, and every record is read and decoded
+ * with tk_perfdata_parse_sample(). The target only needs to not crash,
+ * hang or leak; errors are expected.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <tracekit/perfdata.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void quiet(enum tk_log_level level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)msg;
+	(void)ctx;
+}
+
+static volatile uint64_t sink;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct tk_perfdata *pd;
+	struct tk_perf_record rec;
+	struct tk_perfdata_tracing t;
+	struct tk_perfdata_text text;
+	const char *sys;
+	int fd;
+
+	tk_log_set_handler(quiet, NULL, TK_LOG_WARN);
+	fd = memfd_create("fuzz-perfdata", MFD_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return 0;
+	}
+	pd = tk_perfdata_open_fd(fd, "fuzz.data");
+	if (pd) {
+		for (size_t i = 0; i < tk_perfdata_evsel_count(pd); i++)
+			sink += tk_perfdata_evsel_get(pd, i)->nr_ids;
+		for (size_t i = 0; i < tk_perfdata_feature_count(pd); i++)
+			sink += tk_perfdata_feature_get(pd, i)->size;
+		for (size_t i = 0; i < tk_perfdata_build_id_count(pd); i++)
+			sink += tk_perfdata_build_id_get(pd, i)->size;
+		if (tk_perfdata_tracing(pd, &t, NULL, NULL) == 0)
+			for (uint32_t i = 0; tk_perfdata_tracing_format(pd, i, &sys, &text) == 0; i++)
+				sink += text.len + (uint8_t)sys[0];
+		for (int n = 0; n < 100000 && tk_perfdata_next(pd, &rec) == 1; n++) {
+			struct tk_perf_sample s;
+
+			if (tk_perfdata_parse_sample(pd, &rec, &s) == 0)
+				sink += s.time + s.callchain_nr + s.raw_size;
+		}
+		tk_perfdata_close(pd);
+	}
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,570 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * perfdata: the perf.data file of Linux perf ("PERFILE2"), as perf 6.1
+ * reads and writes it: file mode and pipe mode.
+ *
+ * Reader: tk_perfdata_open() parses the header, the attrs with their ids
+ * and every feature section (pipe mode: the HEADER_ATTR, HEADER_FEATURE and
+ * HEADER_TRACING_DATA records that open the stream). Records are then
+ * streamed with tk_perfdata_next() with bounded memory, COMPRESSED (zstd)
+ * records decompressed on the fly. A file whose recorder was killed (data
+ * size 0 or past the end of the file) is read up to its last complete
+ * record, with a warning.
+ *
+ * Writer: writes a file front to back: ids, attrs, a provisional header
+ * whose data size is kept current at every flush and whose feature bitmap
+ * stays zero until the feature sections exist, the records, and at finish
+ * the feature table with its payloads. tk_perfdata_append_open() reopens
+ * an existing file to add a recording after its data.
+ *
+ * Layout facts: shared/specs/perfdata.md. Files are read in host byte
+ * order only (perf writes host order; a file from a machine of the other
+ * byte order is refused with ENOTSUP). Offsets and sizes are uint64_t.
+ */
+#ifndef TRACEKIT_PERFDATA_H
+#define TRACEKIT_PERFDATA_H
+
+#include <tracekit/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* PERF_RECORD_* (kernel, 1..21) and perf's user-space types (64..82). */
+enum tk_perf_record_type {
+	TK_PERF_RECORD_MMAP = 1,
+	TK_PERF_RECORD_LOST = 2,
+	TK_PERF_RECORD_COMM = 3,
+	TK_PERF_RECORD_EXIT = 4,
+	TK_PERF_RECORD_THROTTLE = 5,
+	TK_PERF_RECORD_UNTHROTTLE = 6,
+	TK_PERF_RECORD_FORK = 7,
+	TK_PERF_RECORD_READ = 8,
+	TK_PERF_RECORD_SAMPLE = 9,
+	TK_PERF_RECORD_MMAP2 = 10,
+	TK_PERF_RECORD_AUX = 11,
+	TK_PERF_RECORD_ITRACE_START = 12,
+	TK_PERF_RECORD_LOST_SAMPLES = 13,
+	TK_PERF_RECORD_SWITCH = 14,
+	TK_PERF_RECORD_SWITCH_CPU_WIDE = 15,
+	TK_PERF_RECORD_NAMESPACES = 16,
+	TK_PERF_RECORD_KSYMBOL = 17,
+	TK_PERF_RECORD_BPF_EVENT = 18,
+	TK_PERF_RECORD_CGROUP = 19,
+	TK_PERF_RECORD_TEXT_POKE = 20,
+	TK_PERF_RECORD_AUX_OUTPUT_HW_ID = 21,
+	TK_PERF_RECORD_HEADER_ATTR = 64,
+	TK_PERF_RECORD_HEADER_EVENT_TYPE = 65,
+	TK_PERF_RECORD_HEADER_TRACING_DATA = 66,
+	TK_PERF_RECORD_HEADER_BUILD_ID = 67,
+	TK_PERF_RECORD_FINISHED_ROUND = 68,
+	TK_PERF_RECORD_ID_INDEX = 69,
+	TK_PERF_RECORD_AUXTRACE_INFO = 70,
+	TK_PERF_RECORD_AUXTRACE = 71,
+	TK_PERF_RECORD_AUXTRACE_ERROR = 72,
+	TK_PERF_RECORD_THREAD_MAP = 73,
+	TK_PERF_RECORD_CPU_MAP = 74,
+	TK_PERF_RECORD_STAT_CONFIG = 75,
+	TK_PERF_RECORD_STAT = 76,
+	TK_PERF_RECORD_STAT_ROUND = 77,
+	TK_PERF_RECORD_EVENT_UPDATE = 78,
+	TK_PERF_RECORD_TIME_CONV = 79,
+	TK_PERF_RECORD_HEADER_FEATURE = 80,
+	TK_PERF_RECORD_COMPRESSED = 81,
+	TK_PERF_RECORD_FINISHED_INIT = 82,
+};
+
+/* Feature bits (HEADER_* of perf 6.1); 32 = HEADER_LAST_FEATURE. */
+enum tk_perf_feature {
+	TK_PERF_FEAT_TRACING_DATA = 1,
+	TK_PERF_FEAT_BUILD_ID = 2,
+	TK_PERF_FEAT_HOSTNAME = 3,
+	TK_PERF_FEAT_OSRELEASE = 4,
+	TK_PERF_FEAT_VERSION = 5,
+	TK_PERF_FEAT_ARCH = 6,
+	TK_PERF_FEAT_NRCPUS = 7,
+	TK_PERF_FEAT_CPUDESC = 8,
+	TK_PERF_FEAT_CPUID = 9,
+	TK_PERF_FEAT_TOTAL_MEM = 10,
+	TK_PERF_FEAT_CMDLINE = 11,
+	TK_PERF_FEAT_EVENT_DESC = 12,
+	TK_PERF_FEAT_CPU_TOPOLOGY = 13,
+	TK_PERF_FEAT_NUMA_TOPOLOGY = 14,
+	TK_PERF_FEAT_BRANCH_STACK = 15,
+	TK_PERF_FEAT_PMU_MAPPINGS = 16,
+	TK_PERF_FEAT_GROUP_DESC = 17,
+	TK_PERF_FEAT_AUXTRACE = 18,
+	TK_PERF_FEAT_STAT = 19,
+	TK_PERF_FEAT_CACHE = 20,
+	TK_PERF_FEAT_SAMPLE_TIME = 21,
+	TK_PERF_FEAT_MEM_TOPOLOGY = 22,
+	TK_PERF_FEAT_CLOCKID = 23,
+	TK_PERF_FEAT_DIR_FORMAT = 24,
+	TK_PERF_FEAT_BPF_PROG_INFO = 25,
+	TK_PERF_FEAT_BPF_BTF = 26,
+	TK_PERF_FEAT_COMPRESSED = 27,
+	TK_PERF_FEAT_CPU_PMU_CAPS = 28,
+	TK_PERF_FEAT_CLOCK_DATA = 29,
+	TK_PERF_FEAT_HYBRID_TOPOLOGY = 30,
+	TK_PERF_FEAT_PMU_CAPS = 31,
+	TK_PERF_FEAT_LAST = 32,
+};
+
+/* perf_event_attr.sample_type bits. */
+enum tk_perf_sample_bits {
+	TK_PERF_SAMPLE_IP = 1u << 0,
+	TK_PERF_SAMPLE_TID = 1u << 1,
+	TK_PERF_SAMPLE_TIME = 1u << 2,
+	TK_PERF_SAMPLE_ADDR = 1u << 3,
+	TK_PERF_SAMPLE_READ = 1u << 4,
+	TK_PERF_SAMPLE_CALLCHAIN = 1u << 5,
+	TK_PERF_SAMPLE_ID = 1u << 6,
+	TK_PERF_SAMPLE_CPU = 1u << 7,
+	TK_PERF_SAMPLE_PERIOD = 1u << 8,
+	TK_PERF_SAMPLE_STREAM_ID = 1u << 9,
+	TK_PERF_SAMPLE_RAW = 1u << 10,
+	TK_PERF_SAMPLE_BRANCH_STACK = 1u << 11,
+	TK_PERF_SAMPLE_REGS_USER = 1u << 12,
+	TK_PERF_SAMPLE_STACK_USER = 1u << 13,
+	TK_PERF_SAMPLE_WEIGHT = 1u << 14,
+	TK_PERF_SAMPLE_DATA_SRC = 1u << 15,
+	TK_PERF_SAMPLE_IDENTIFIER = 1u << 16,
+	TK_PERF_SAMPLE_TRANSACTION = 1u << 17,
+	TK_PERF_SAMPLE_REGS_INTR = 1u << 18,
+	TK_PERF_SAMPLE_PHYS_ADDR = 1u << 19,
+	TK_PERF_SAMPLE_AUX = 1u << 20,
+	TK_PERF_SAMPLE_CGROUP = 1u << 21,
+	TK_PERF_SAMPLE_DATA_PAGE_SIZE = 1u << 22,
+	TK_PERF_SAMPLE_CODE_PAGE_SIZE = 1u << 23,
+	TK_PERF_SAMPLE_WEIGHT_STRUCT = 1u << 24,
+};
+
+/* Bits of tk_perf_attr.flags used by this module. */
+#define TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL (1ull << 18)
+#define TK_PERF_ATTR_FLAG_USE_CLOCKID (1ull << 25)
+
+/* perf_event_attr as 6.1 knows it (PERF_ATTR_SIZE_VER7, 128 bytes), unpacked. */
+struct tk_perf_attr {
+	uint32_t type;               /* 0 HW, 1 SW, 2 TRACEPOINT, ... */
+	uint32_t size;               /* as stored; the writer always stores 128 */
+	uint64_t config;             /* tracepoint: the format's ID */
+	uint64_t sample_period;      /* or sample_freq when flags bit 10 (freq) is set */
+	uint64_t sample_type;
+	uint64_t read_format;
+	uint64_t flags;              /* the bitfield word at offset 40 */
+	uint32_t wakeup_events;
+	uint32_t bp_type;
+	uint64_t config1;
+	uint64_t config2;
+	uint64_t branch_sample_type;
+	uint64_t sample_regs_user;
+	uint32_t sample_stack_user;
+	int32_t clockid;
+	uint64_t sample_regs_intr;
+	uint32_t aux_watermark;
+	uint16_t sample_max_stack;
+	uint32_t aux_sample_size;
+	uint64_t sig_data;
+};
+
+/** An event of the file: its attr, kernel ids and name. */
+struct tk_perfdata_evsel {
+	struct tk_perf_attr attr;
+	const uint64_t *ids;         /* borrowed until close */
+	uint64_t nr_ids;
+	const char *name;            /* from EVENT_DESC, else NULL */
+	uint64_t attr_offset;        /* file offset of its perf_file_attr (pipe: of the record) */
+	uint64_t ids_offset;         /* file offset of its id array (0 when none) */
+};
+
+/** One feature section as found in the file. */
+struct tk_perfdata_feature {
+	uint32_t id;                 /* enum tk_perf_feature; may be >= 32 (unknown) */
+	uint64_t offset;             /* file offset of the payload */
+	uint64_t size;
+	const void *data;            /* payload, borrowed until close (NULL when not loaded) */
+	bool valid;                  /* payload parsed without error */
+};
+
+/** A build id entry (BUILD_ID feature or HEADER_BUILD_ID record). */
+struct tk_perfdata_build_id {
+	int32_t pid;                 /* machine pid: -1 host */
+	uint16_t misc;               /* cpumode | 0x8000 when size is valid */
+	uint8_t size;                /* bytes of id that count */
+	uint8_t id[20];
+	const char *filename;        /* borrowed until close */
+};
+
+/** Host facts decoded from the features; fields are zero/NULL when absent. */
+struct tk_perfdata_host {
+	const char *hostname, *osrelease, *version, *arch, *cpudesc, *cpuid;
+	bool has_nrcpus;
+	uint32_t nr_cpus_avail, nr_cpus_online;
+	bool has_total_mem;
+	uint64_t total_mem_kb;
+	uint32_t cmdline_argc;
+	const char *const *cmdline_argv;
+	bool has_clockid;
+	uint64_t clockid_res_ns;
+	bool has_clock_data;
+	uint32_t clock_data_version, clock_data_clockid;
+	uint64_t clock_tod_ns, clock_clockid_ns;
+	bool has_sample_time;
+	uint64_t sample_time_first, sample_time_last;
+	bool has_compressed;
+	uint32_t comp_version, comp_type, comp_level, comp_ratio, comp_mmap_len;
+	bool has_dir_format;
+	uint64_t dir_format_version;
+	uint32_t nr_pmu_mappings;    /* PMU_MAPPINGS entries */
+	uint32_t nr_groups;          /* GROUP_DESC entries */
+	uint32_t nr_numa_nodes;      /* NUMA_TOPOLOGY nodes */
+	uint32_t nr_cache_levels;    /* CACHE entries */
+};
+
+/** Facts from the file header; borrowed until close, counters updated while reading. */
+struct tk_perfdata_info {
+	const char *path;            /* name used in messages */
+	bool pipe;                   /* pipe-mode stream (16-byte header) */
+	uint64_t header_size;        /* 104 (or 72), pipe: 16 */
+	uint64_t attr_size;
+	uint64_t attrs_offset, attrs_size;
+	uint64_t data_offset, data_size;     /* as stored in the header */
+	uint64_t data_end;           /* where records end: data_offset + usable size */
+	bool data_size_repaired;     /* data size was 0 or past EOF: read to the last record */
+	uint64_t features[4];        /* adds_features bitmap */
+	uint64_t file_size;          /* 0 for a pipe */
+	uint64_t nr_compressed;      /* COMPRESSED records met so far */
+	uint64_t compressed_bytes;   /* their payload bytes */
+	uint64_t decompressed_bytes; /* what they expanded to */
+};
+
+/** A record handed out by tk_perfdata_next(). */
+struct tk_perf_record {
+	uint32_t type;
+	uint16_t misc;
+	uint16_t size;               /* header included */
+	uint64_t offset;             /* file (or stream) offset; for records from a COMPRESSED
+					record, the offset of that record */
+	bool compressed;             /* came out of a COMPRESSED record */
+	const void *data;            /* size bytes, header included, 8-byte aligned;
+					borrowed until the next tk_perfdata_next() */
+	/*
+	 * HEADER_TRACING_DATA (66) and AUXTRACE (71) carry bytes after
+	 * header.size: extra_size of them at extra_offset. For 66 they are
+	 * loaded into extra (borrowed like data); AUXTRACE data is skipped and
+	 * extra is NULL.
+	 */
+	const void *extra;
+	uint64_t extra_size;
+	uint64_t extra_offset;
+};
+
+/** Sample fields, decoded by the attr's sample_type; absent fields are 0/NULL. */
+struct tk_perf_sample {
+	int attr_index;              /* evsel it belongs to */
+	uint64_t fields;             /* sample_type bits actually decoded */
+	uint64_t id, ip, time, addr, stream_id, period;
+	uint32_t pid, tid, cpu;
+	const void *read;            /* READ block; read_size bytes */
+	uint64_t read_size;
+	uint64_t callchain_nr;       /* callchain: nr u64 (use tk_perf_load_u64) */
+	const void *callchain;
+	uint32_t raw_size;
+	const void *raw;
+	uint64_t branch_nr, branch_hw_idx;
+	const void *branch;          /* branch_nr x {from, to, flags} */
+	uint64_t regs_user_abi, regs_user_nr;
+	const void *regs_user;
+	uint64_t stack_user_size, stack_user_dyn_size;
+	const void *stack_user;
+	uint64_t weight, data_src, transaction;
+	uint64_t regs_intr_abi, regs_intr_nr;
+	const void *regs_intr;
+	uint64_t phys_addr, cgroup, data_page_size, code_page_size;
+	uint64_t aux_size;
+	const void *aux;
+};
+
+/** Load the @i-th u64 of an unaligned array from a sample (host order). */
+static inline uint64_t tk_perf_load_u64(const void *base, uint64_t i)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, (const char *)base + i * 8, sizeof(v));
+	return v;
+}
+
+/** A parsed TRACING_DATA blob; texts are borrowed, not NUL-terminated. */
+struct tk_perfdata_text {
+	const char *data;
+	uint64_t len;
+};
+
+struct tk_perfdata_tracing {
+	const char *version;         /* "0.6" */
+	bool big_endian;
+	uint8_t long_size;
+	uint32_t page_size;
+	struct tk_perfdata_text header_page, header_event, kallsyms, printk, cmdlines;
+	uint32_t nr_ftrace;          /* ftrace formats */
+	uint32_t nr_formats;         /* event formats of all systems */
+};
+
+/** Name of a record type ("SAMPLE", "FINISHED_ROUND"...); "UNKNOWN" otherwise. */
+TK_API const char *tk_perf_record_name(uint32_t type);
+
+/** Name of a feature bit ("HOSTNAME"...); "UNKNOWN" otherwise. */
+TK_API const char *tk_perf_feature_name(uint32_t id);
+
+/* ------------------------------------------------------------------ reader */
+
+struct tk_perfdata;
+
+/**
+ * tk_perfdata_open() - open a perf.data file (file or pipe format)
+ * @path: file to read; "-" reads standard input as a pipe
+ *
+ * Parses the header, attrs, ids and every feature section (pipe mode: the
+ * metadata records at the start of the stream). A file whose data size is
+ * 0 or points past EOF is accepted with a warning and read to its last
+ * complete record. Unknown feature bits are skipped with a warning; a
+ * feature payload that does not parse is skipped with a warning (valid =
+ * false), except TRACING_DATA for tracepoint attrs, which is an error.
+ * Context: blocking I/O.
+ * Return: handle for tk_perfdata_close(), or NULL with errno set (ENOENT,
+ * EBADMSG for malformed files, ENOTSUP for other byte orders or formats,
+ * ENOMEM) and tk_errmsg() naming file and offset.
+ */
+TK_API struct tk_perfdata *tk_perfdata_open(const char *path);
+
+/**
+ * tk_perfdata_open_fd() - same on a descriptor (seekable file or pipe)
+ * @fd:   read from its current position when not seekable, else from 0;
+ *        not closed by tk_perfdata_close()
+ * @name: used in messages
+ */
+TK_API struct tk_perfdata *tk_perfdata_open_fd(int fd, const char *name);
+
+/** tk_perfdata_close() - free a reader; NULL is accepted. */
+TK_API void tk_perfdata_close(struct tk_perfdata *pd);
+
+/** tk_perfdata_get_info() - header facts; borrowed until close. */
+TK_API const struct tk_perfdata_info *tk_perfdata_get_info(const struct tk_perfdata *pd);
+
+/** Events in file order; borrowed until close. Pipe mode: those seen so far. */
+TK_API size_t tk_perfdata_evsel_count(const struct tk_perfdata *pd);
+TK_API const struct tk_perfdata_evsel *tk_perfdata_evsel_get(const struct tk_perfdata *pd,
+							     size_t index);
+
+/** Feature sections in bit order (pipe mode: in stream order); borrowed until close. */
+TK_API size_t tk_perfdata_feature_count(const struct tk_perfdata *pd);
+TK_API const struct tk_perfdata_feature *tk_perfdata_feature_get(const struct tk_perfdata *pd,
+								 size_t index);
+
+/** tk_perfdata_get_host() - decoded host facts; borrowed until close. */
+TK_API const struct tk_perfdata_host *tk_perfdata_get_host(const struct tk_perfdata *pd);
+
+/** Build ids from the BUILD_ID feature and HEADER_BUILD_ID records seen so far. */
+TK_API size_t tk_perfdata_build_id_count(const struct tk_perfdata *pd);
+TK_API const struct tk_perfdata_build_id *tk_perfdata_build_id_get(const struct tk_perfdata *pd,
+								   size_t index);
+
+/**
+ * tk_perfdata_tracing() - the TRACING_DATA feature (or pipe record), parsed
+ * @blob, @len: optional; receive the raw blob, borrowed until close
+ * Return: 0, -ENOENT when the file has none.
+ */
+TK_API int tk_perfdata_tracing(const struct tk_perfdata *pd, struct tk_perfdata_tracing *t,
+			       const void **blob, uint64_t *len);
+
+/**
+ * tk_perfdata_tracing_format() - the @index-th event format of TRACING_DATA
+ * @system: receives the system name ("ftrace" for ftrace formats), borrowed
+ * Return: 0, -ENOENT past the end.
+ */
+TK_API int tk_perfdata_tracing_format(const struct tk_perfdata *pd, uint32_t index,
+				      const char **system, struct tk_perfdata_text *text);
+
+/**
+ * tk_perfdata_next() - the next record of the data section
+ * @rec: receives the record; its pointers are borrowed until the next call
+ *
+ * Records of COMPRESSED records are returned decompressed (the COMPRESSED
+ * record itself is not returned). Memory stays bounded by the largest
+ * record, one read window and one decompressed chunk. A record cut short
+ * by the end of a killed recording ends the stream with a warning.
+ * Context: blocking I/O; one thread at a time per handle.
+ * Return: 1 with a record, 0 at the end, negative errno on a read error or
+ * corrupt record (message names file and offset).
+ */
+TK_API int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec);
+
+/**
+ * tk_perfdata_parse_sample() - decode the sample fields of a record
+ * @rec: a SAMPLE, or a kernel record (types 1..21) with its sample_id_all
+ *       trailer
+ * @s:   receives the fields
+ *
+ * The evsel is found by the record's id (IDENTIFIER or ID), or is the only
+ * one. Pointers in @s point into @rec and live as long as it.
+ * Return: 0; -ENOENT when the record carries no sample fields (user-space
+ * types, sample_id_all off) or its id matches no evsel; -EBADMSG when the
+ * fields do not fit the record (message names file and offset).
+ */
+TK_API int tk_perfdata_parse_sample(const struct tk_perfdata *pd, const struct tk_perf_record *rec,
+				    struct tk_perf_sample *s);
+
+/* ------------------------------------------------------------------ writer */
+
+struct tk_perfdata_writer;
+
+/**
+ * tk_perfdata_writer_open() - create (truncate) a perf.data file
+ * @path: output file
+ *
+ * Nothing is written until the first record or tk_perfdata_writer_begin():
+ * attrs must be added first.
+ * Return: handle, or NULL with errno set.
+ */
+TK_API struct tk_perfdata_writer *tk_perfdata_writer_open(const char *path);
+
+/**
+ * tk_perfdata_writer_open_fd() - same on an empty seekable descriptor,
+ * which the writer does not close
+ */
+TK_API struct tk_perfdata_writer *tk_perfdata_writer_open_fd(int fd, const char *name);
+
+/**
+ * tk_perfdata_append_open() - reopen a perf.data file to append a recording
+ * @path: an existing, finished file-mode perf.data
+ *
+ * The file's events come back as indexes 0..n-1; tk_perfdata_writer_add_attr()
+ * then merges: an attr equal to one of the file's (all 128 bytes but size)
+ * returns that index; one with the same type and config but other settings
+ * is a mismatch (-EINVAL); a new event is added only when every event
+ * carries IDENTIFIER and all agree on sample_id_all (perf could not tell the
+ * events apart otherwise). The file's features are kept: BUILD_ID is merged
+ * with the entries added, SAMPLE_TIME widened, EVENT_DESC rebuilt; a feature
+ * the caller sets replaces the old one. At finish the new records follow
+ * the old data, then come the feature table and payloads, then the merged
+ * ids and attrs (the header points at them). Nothing is written before the
+ * first flush, so a failure up to then leaves the file untouched. From the
+ * first flush to finish the header's feature bitmap is zero (the old
+ * feature table is being overwritten by records).
+ * Return: handle, or NULL with errno (EINVAL for a file that was never
+ * finished, EBADMSG/ENOTSUP for a file that cannot be read).
+ */
+TK_API struct tk_perfdata_writer *tk_perfdata_append_open(const char *path);
+
+/** tk_perfdata_writer_close() - free the writer (without finishing); NULL is accepted. */
+TK_API void tk_perfdata_writer_close(struct tk_perfdata_writer *w);
+
+/**
+ * tk_perfdata_writer_add_attr() - add an event (before any record)
+ * @attr: its attr; size is forced to 128
+ * @name: event name for EVENT_DESC, or NULL
+ * Return: the event's index (>= 0), or -EINVAL (after data started,
+ * sample_id_all differing from the first attr's, an append mismatch),
+ * -ENOMEM.
+ */
+TK_API int tk_perfdata_writer_add_attr(struct tk_perfdata_writer *w,
+				       const struct tk_perf_attr *attr, const char *name);
+
+/**
+ * tk_perfdata_writer_add_ids() - add kernel ids to an event (before any record)
+ * Return: 0, -EINVAL (bad index, after data started, id already used), -ENOMEM.
+ */
+TK_API int tk_perfdata_writer_add_ids(struct tk_perfdata_writer *w, size_t index,
+				      const uint64_t *ids, size_t nr);
+
+/**
+ * tk_perfdata_writer_begin() - write ids, attrs and the provisional header
+ * (data size 0, no feature bits); implied by the first record.
+ */
+TK_API int tk_perfdata_writer_begin(struct tk_perfdata_writer *w);
+
+/**
+ * tk_perfdata_writer_write() - append one record
+ * @rec: a record with its perf_event_header; @size must equal its
+ *       header.size (8..65535). Copied.
+ *
+ * Records are buffered and written in blocks; each block write also stores
+ * the new data size in the header. SAMPLE records also widen SAMPLE_TIME.
+ * Return: 0, -EINVAL for a bad record, I/O errors.
+ */
+TK_API int tk_perfdata_writer_write(struct tk_perfdata_writer *w, const void *rec, size_t size);
+
+/**
+ * tk_perfdata_writer_flush() - write buffered records and the data size
+ * Return: 0 or an I/O error.
+ */
+TK_API int tk_perfdata_writer_flush(struct tk_perfdata_writer *w);
+
+/**
+ * tk_perfdata_writer_set_feature() - set a feature's raw payload
+ * @id: 1..31; EVENT_DESC and SAMPLE_TIME are made by the writer unless set here
+ * @data, @size: payload as stored in the file, copied
+ * Return: 0, -EINVAL, -ENOMEM.
+ */
+TK_API int tk_perfdata_writer_set_feature(struct tk_perfdata_writer *w, uint32_t id,
+					  const void *data, uint64_t size);
+
+/** tk_perfdata_writer_set_string() - a string feature (HOSTNAME, OSRELEASE...). */
+TK_API int tk_perfdata_writer_set_string(struct tk_perfdata_writer *w, uint32_t id,
+					 const char *value);
+
+/**
+ * tk_perfdata_writer_add_build_id() - add a BUILD_ID entry
+ * @misc: cpumode (1 kernel, 2 user); 0x8000 is added
+ * @pid:  machine pid, -1 for the host
+ * @id, @len: 1..20 bytes
+ * Return: 0, -EINVAL, -ENOMEM.
+ */
+TK_API int tk_perfdata_writer_add_build_id(struct tk_perfdata_writer *w, uint16_t misc,
+					   int32_t pid, const uint8_t *id, size_t len,
+					   const char *filename);
+
+/**
+ * tk_perfdata_writer_set_host() - fill HOSTNAME, OSRELEASE, VERSION, ARCH,
+ * NRCPUS, CPUDESC, CPUID, TOTAL_MEM and CMDLINE from this machine
+ * @argc, @argv: the command line for CMDLINE (argv[0] replaced by the
+ *               executable path, as perf does)
+ * Return: 0, -ENOMEM, or an error reading /proc.
+ */
+TK_API int tk_perfdata_writer_set_host(struct tk_perfdata_writer *w, int argc,
+				       const char *const *argv);
+
+/**
+ * tk_perfdata_writer_set_clock() - CLOCKID (resolution) and CLOCK_DATA
+ * (a reference pair of CLOCK_REALTIME and @clockid read now)
+ */
+TK_API int tk_perfdata_writer_set_clock(struct tk_perfdata_writer *w, int32_t clockid);
+
+/**
+ * tk_perfdata_tracing_build() - make a TRACING_DATA blob from the live kernel
+ * @events, @nr: "system:event" names whose formats go in
+ * @blob, @len: receive a malloc'ed blob the caller frees
+ * Return: 0, -ENOENT (unknown event), tracefs errors, -ENOMEM.
+ */
+TK_API int tk_perfdata_tracing_build(const char *const *events, size_t nr, void **blob,
+				     uint64_t *len);
+
+/**
+ * tk_perfdata_writer_finish() - write the feature table and payloads after
+ * the data, then the final header (data size, bitmap of the written
+ * features)
+ * Return: 0 or a negative errno; the writer refuses further records.
+ */
+TK_API int tk_perfdata_writer_finish(struct tk_perfdata_writer *w);
+
+/**
+ * tk_perfdata_attr_encode() / tk_perfdata_attr_decode() - the 128-byte
+ * host-order perf_event_attr
+ */
+TK_API void tk_perfdata_attr_encode(const struct tk_perf_attr *attr, uint8_t out[128]);
+TK_API void tk_perfdata_attr_decode(const uint8_t *in, size_t len, struct tk_perf_attr *attr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * What the perf.data reader and writer share: sample decoding (the writer
+ * decodes the samples it writes to keep SAMPLE_TIME) and the small helpers
+ * of the on-disk encodings. Private to the library; tests may include it.
+ */
+#ifndef TRACEKIT_PERFDATA_INTERNAL_H
+#define TRACEKIT_PERFDATA_INTERNAL_H
+
+#include <tracekit/perfdata.h>
+
+#define TK_PERF_MAGIC 0x32454c4946524550ull    /* "PERFILE2" read as a LE u64 */
+#define TK_PERF_MAGIC_SWAPPED 0x50455246494c4532ull
+#define TK_PERF_HEADER_SIZE 104
+#define TK_PERF_ATTR_SIZE 128
+#define TK_PERF_FILE_ATTR_SIZE (TK_PERF_ATTR_SIZE + 16)
+#define TK_PERF_BRANCH_HW_INDEX (1ull << 17)
+#define TK_PERF_READ_TOTAL_TIME_ENABLED (1u << 0)
+#define TK_PERF_READ_TOTAL_TIME_RUNNING (1u << 1)
+#define TK_PERF_READ_ID (1u << 2)
+#define TK_PERF_READ_GROUP (1u << 3)
+#define TK_PERF_READ_LOST (1u << 4)
+
+/* The sample_id_all trailer's fields. */
+#define TK_PERF_TRAILER_BITS                                                                    \
+	(TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME | TK_PERF_SAMPLE_ID | TK_PERF_SAMPLE_STREAM_ID | \
+	 TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_IDENTIFIER)
+
+/*
+ * Decode a SAMPLE record (@rec, @size bytes with its 8-byte header) by
+ * @attr's sample_type. Sets every field of @s but attr_index.
+ * Return: 0, or -EBADMSG with *bad set to the offset within the record
+ * where the fields stopped fitting (no message is set).
+ */
+int tk_perf_sample_decode(const struct tk_perf_attr *attr, const uint8_t *rec, size_t size,
+			  struct tk_perf_sample *s, size_t *bad);
+
+/* Decode the sample_id_all trailer of a kernel record; same contract. */
+int tk_perf_trailer_decode(uint64_t sample_type, const uint8_t *rec, size_t size,
+			   struct tk_perf_sample *s, size_t *bad);
+
+/* Kernel record types (1..21) carry a sample_id_all trailer. */
+static inline bool tk_perf_has_trailer(uint32_t type)
+{
+	return type >= 1 && type <= 21 && type != TK_PERF_RECORD_SAMPLE;
+}
+
+/*
+ * Where the event id of a record sits (offset within the record), judged
+ * by @sample_type; false when it carries none.
+ */
+bool tk_perf_id_offset(uint32_t type, uint64_t sample_type, size_t size, size_t *off);
+
+/* perf_header_string length for @s: strlen + NUL rounded up to 64. */
+static inline uint32_t tk_perf_string_len(size_t n)
+{
+	return (uint32_t)((n + 1 + 63) & ~(size_t)63);
+}
+
+#endif

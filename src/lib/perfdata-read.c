@@ -1,0 +1,1945 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * perfdata-read: read a perf.data file (perf 6.1, file and pipe mode).
+ *
+ * Byte layout read (facts in shared/specs/perfdata.md; all numbers in host
+ * order, which is the only order accepted):
+ *
+ * File mode:
+ *   0   u64 magic "PERFILE2" | u64 size (104, or 72: no bitmap) | u64 attr_size
+ *   24  {u64 offset, u64 size} attrs | data | event_types (ignored)
+ *   72  u64 adds_features[4]: bit n set = feature n present
+ *   attrs: size/attr_size entries of {perf_event_attr (attr_size-16 bytes),
+ *          {u64 offset, u64 size} of the entry's u64 id array}
+ *   data:  records {u32 type, u16 misc, u16 size, payload} back to back,
+ *          not always 8-aligned (COMPRESSED, HEADER_FEATURE)
+ *   data.offset + data.size: popcount(bitmap) x {u64 offset, u64 size}, one
+ *          per set bit in bit order, pointing at the feature payloads
+ * Pipe mode:
+ *   0   u64 magic | u64 size = 16; then records only. Metadata travels as
+ *       HEADER_ATTR (attr + ids), HEADER_FEATURE (u64 id + payload; id 32
+ *       ends the list), HEADER_TRACING_DATA (u32 size; blob after the
+ *       record, padded to 8) and HEADER_BUILD_ID records.
+ *
+ * Two record types carry bytes after header.size: HEADER_TRACING_DATA (66)
+ * and AUXTRACE (71, u64 size at +8). COMPRESSED (81) records are chunks of
+ * one zstd stream that spans them all; each chunk decompresses to records.
+ *
+ * Invariants:
+ *   - Every offset and size from the file is checked against the file size
+ *     (or the record that holds it) before use; sizes are uint64_t and sums
+ *     are checked for overflow.
+ *   - Memory while streaming is one read window (grown only to the largest
+ *     record, 64 KiB, or a tracing-data blob), one decompressed chunk and one
+ *     aligned copy of a record: the data section is never loaded whole.
+ *   - Records handed out are 8-byte aligned (copied when the file puts them
+ *     at an odd offset), so callers may read them with aligned loads.
+ *   - Metadata objects (evsels, features, build ids) are allocated one by
+ *     one and never moved, so pointers handed out stay valid until close
+ *     even while pipe mode adds more.
+ *
+ * Why pipe mode peeks: a pipe cannot be rewound, but callers want the attrs
+ * before the first sample. tk_perfdata_open() reads the leading metadata
+ * records into a queue (they are small: attrs, features, one tracing blob),
+ * parses them, and tk_perfdata_next() hands the queued records out first.
+ *
+ * A killed recorder leaves data.size 0 (perf writes it at exit) or a size
+ * past EOF. perf 6.1 then misreads the data as the feature table; we warn,
+ * ignore the feature bits (there is no table) and read records to the last
+ * complete one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "bytes.h"
+#include "error.h"
+#include "perfdata-internal.h"
+
+#define WINDOW_SIZE (256u * 1024)
+#define MAX_FEATURE_SIZE (1ull << 30)     /* refuse payloads above 1 GiB */
+#define MAX_EXTRA_SIZE (1ull << 30)       /* tracing blob in pipe mode */
+#define MAX_DECOMP_SIZE (256ull << 20)    /* one COMPRESSED chunk's output */
+
+/* ------------------------------------------------------------------ names */
+
+const char *tk_perf_record_name(uint32_t type)
+{
+	static const char *const kernel[] = {
+		NULL, "MMAP", "LOST", "COMM", "EXIT", "THROTTLE", "UNTHROTTLE", "FORK", "READ",
+		"SAMPLE", "MMAP2", "AUX", "ITRACE_START", "LOST_SAMPLES", "SWITCH",
+		"SWITCH_CPU_WIDE", "NAMESPACES", "KSYMBOL", "BPF_EVENT", "CGROUP", "TEXT_POKE",
+		"AUX_OUTPUT_HW_ID",
+	};
+	static const char *const user[] = {
+		"HEADER_ATTR", "HEADER_EVENT_TYPE", "HEADER_TRACING_DATA", "HEADER_BUILD_ID",
+		"FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE", "AUXTRACE_ERROR",
+		"THREAD_MAP", "CPU_MAP", "STAT_CONFIG", "STAT", "STAT_ROUND", "EVENT_UPDATE",
+		"TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT",
+	};
+
+	if (type < sizeof(kernel) / sizeof(kernel[0]) && kernel[type])
+		return kernel[type];
+	if (type >= 64 && type - 64 < sizeof(user) / sizeof(user[0]))
+		return user[type - 64];
+	return "UNKNOWN";
+}
+
+const char *tk_perf_feature_name(uint32_t id)
+{
+	static const char *const names[] = {
+		"RESERVED", "TRACING_DATA", "BUILD_ID", "HOSTNAME", "OSRELEASE", "VERSION", "ARCH",
+		"NRCPUS", "CPUDESC", "CPUID", "TOTAL_MEM", "CMDLINE", "EVENT_DESC",
+		"CPU_TOPOLOGY", "NUMA_TOPOLOGY", "BRANCH_STACK", "PMU_MAPPINGS", "GROUP_DESC",
+		"AUXTRACE", "STAT", "CACHE", "SAMPLE_TIME", "MEM_TOPOLOGY", "CLOCKID",
+		"DIR_FORMAT", "BPF_PROG_INFO", "BPF_BTF", "COMPRESSED", "CPU_PMU_CAPS",
+		"CLOCK_DATA", "HYBRID_TOPOLOGY", "PMU_CAPS",
+	};
+
+	if (id < sizeof(names) / sizeof(names[0]))
+		return names[id];
+	return "UNKNOWN";
+}
+
+/* ------------------------------------------------------------- attr codec */
+
+void tk_perfdata_attr_decode(const uint8_t *in, size_t len, struct tk_perf_attr *a)
+{
+	uint8_t b[TK_PERF_ATTR_SIZE];
+
+	/* Older, shorter attrs read as if their missing tail were zero. */
+	memset(b, 0, sizeof(b));
+	memcpy(b, in, len < sizeof(b) ? len : sizeof(b));
+	memset(a, 0, sizeof(*a));
+	a->type = tk_load_u32(b + 0, false);
+	a->size = tk_load_u32(b + 4, false);
+	a->config = tk_load_u64(b + 8, false);
+	a->sample_period = tk_load_u64(b + 16, false);
+	a->sample_type = tk_load_u64(b + 24, false);
+	a->read_format = tk_load_u64(b + 32, false);
+	a->flags = tk_load_u64(b + 40, false);
+	a->wakeup_events = tk_load_u32(b + 48, false);
+	a->bp_type = tk_load_u32(b + 52, false);
+	a->config1 = tk_load_u64(b + 56, false);
+	a->config2 = tk_load_u64(b + 64, false);
+	a->branch_sample_type = tk_load_u64(b + 72, false);
+	a->sample_regs_user = tk_load_u64(b + 80, false);
+	a->sample_stack_user = tk_load_u32(b + 88, false);
+	a->clockid = (int32_t)tk_load_u32(b + 92, false);
+	a->sample_regs_intr = tk_load_u64(b + 96, false);
+	a->aux_watermark = tk_load_u32(b + 104, false);
+	a->sample_max_stack = tk_load_u16(b + 108, false);
+	a->aux_sample_size = tk_load_u32(b + 112, false);
+	a->sig_data = tk_load_u64(b + 120, false);
+}
+
+void tk_perfdata_attr_encode(const struct tk_perf_attr *a, uint8_t b[128])
+{
+	memset(b, 0, TK_PERF_ATTR_SIZE);
+	tk_store_u32(b + 0, a->type, false);
+	tk_store_u32(b + 4, TK_PERF_ATTR_SIZE, false);
+	tk_store_u64(b + 8, a->config, false);
+	tk_store_u64(b + 16, a->sample_period, false);
+	tk_store_u64(b + 24, a->sample_type, false);
+	tk_store_u64(b + 32, a->read_format, false);
+	tk_store_u64(b + 40, a->flags, false);
+	tk_store_u32(b + 48, a->wakeup_events, false);
+	tk_store_u32(b + 52, a->bp_type, false);
+	tk_store_u64(b + 56, a->config1, false);
+	tk_store_u64(b + 64, a->config2, false);
+	tk_store_u64(b + 72, a->branch_sample_type, false);
+	tk_store_u64(b + 80, a->sample_regs_user, false);
+	tk_store_u32(b + 88, a->sample_stack_user, false);
+	tk_store_u32(b + 92, (uint32_t)a->clockid, false);
+	tk_store_u64(b + 96, a->sample_regs_intr, false);
+	tk_store_u32(b + 104, a->aux_watermark, false);
+	tk_store_u16(b + 108, a->sample_max_stack, false);
+	tk_store_u32(b + 112, a->aux_sample_size, false);
+	tk_store_u64(b + 120, a->sig_data, false);
+}
+
+/* ------------------------------------------------------- sample decoding */
+
+/* Borrow n u64s; the count comes from the file, so divide rather than multiply. */
+static bool cur_u64s(struct tk_cursor *c, uint64_t n, const void **out)
+{
+	const uint8_t *p;
+
+	if (n > tk_cursor_left(c) / 8 || !tk_cursor_bytes(c, n * 8, &p))
+		return false;
+	*out = p;
+	return true;
+}
+
+static bool cur_regs(struct tk_cursor *c, uint64_t mask, uint64_t *abi, uint64_t *nr,
+		     const void **regs)
+{
+	if (!tk_cursor_u64(c, abi))
+		return false;
+	*nr = 0;
+	*regs = NULL;
+	if (*abi == 0)
+		return true;
+	*nr = (uint64_t)__builtin_popcountll(mask);
+	return cur_u64s(c, *nr, regs);
+}
+
+int tk_perf_sample_decode(const struct tk_perf_attr *attr, const uint8_t *rec, size_t size,
+			  struct tk_perf_sample *s, size_t *bad)
+{
+	uint64_t t = attr->sample_type, rf = attr->read_format;
+	struct tk_cursor c;
+	uint32_t u;
+
+	memset(s, 0, sizeof(*s));
+	tk_cursor_init(&c, rec, size, 0, false);
+	c.pos = size < 8 ? size : 8;
+#define NEED(x)                 \
+	do {                    \
+		if (!(x))       \
+			goto short_; \
+	} while (0)
+	if (t & TK_PERF_SAMPLE_IDENTIFIER)
+		NEED(tk_cursor_u64(&c, &s->id));
+	if (t & TK_PERF_SAMPLE_IP)
+		NEED(tk_cursor_u64(&c, &s->ip));
+	if (t & TK_PERF_SAMPLE_TID) {
+		NEED(tk_cursor_u32(&c, &s->pid));
+		NEED(tk_cursor_u32(&c, &s->tid));
+	}
+	if (t & TK_PERF_SAMPLE_TIME)
+		NEED(tk_cursor_u64(&c, &s->time));
+	if (t & TK_PERF_SAMPLE_ADDR)
+		NEED(tk_cursor_u64(&c, &s->addr));
+	if (t & TK_PERF_SAMPLE_ID)
+		NEED(tk_cursor_u64(&c, &s->id));
+	if (t & TK_PERF_SAMPLE_STREAM_ID)
+		NEED(tk_cursor_u64(&c, &s->stream_id));
+	if (t & TK_PERF_SAMPLE_CPU) {
+		NEED(tk_cursor_u32(&c, &s->cpu));
+		NEED(tk_cursor_u32(&c, &u));
+	}
+	if (t & TK_PERF_SAMPLE_PERIOD)
+		NEED(tk_cursor_u64(&c, &s->period));
+	if (t & TK_PERF_SAMPLE_READ) {
+		uint64_t per = 1 + !!(rf & TK_PERF_READ_ID) + !!(rf & TK_PERF_READ_LOST);
+		uint64_t fixed = !!(rf & TK_PERF_READ_TOTAL_TIME_ENABLED) +
+				 !!(rf & TK_PERF_READ_TOTAL_TIME_RUNNING);
+		uint64_t nr = 1, words;
+		size_t start = c.pos;
+
+		if (rf & TK_PERF_READ_GROUP) {
+			NEED(tk_cursor_u64(&c, &nr));
+			NEED(nr <= tk_cursor_left(&c) / 8 / per);
+		}
+		words = fixed + nr * per;
+		c.pos = start;
+		words += !!(rf & TK_PERF_READ_GROUP);
+		NEED(cur_u64s(&c, words, &s->read));
+		s->read_size = words * 8;
+	}
+	if (t & TK_PERF_SAMPLE_CALLCHAIN) {
+		NEED(tk_cursor_u64(&c, &s->callchain_nr));
+		NEED(cur_u64s(&c, s->callchain_nr, &s->callchain));
+	}
+	if (t & TK_PERF_SAMPLE_RAW) {
+		const uint8_t *p;
+
+		NEED(tk_cursor_u32(&c, &s->raw_size));
+		NEED(tk_cursor_bytes(&c, s->raw_size, &p));
+		s->raw = p;
+	}
+	if (t & TK_PERF_SAMPLE_BRANCH_STACK) {
+		NEED(tk_cursor_u64(&c, &s->branch_nr));
+		if (attr->branch_sample_type & TK_PERF_BRANCH_HW_INDEX)
+			NEED(tk_cursor_u64(&c, &s->branch_hw_idx));
+		NEED(s->branch_nr <= tk_cursor_left(&c) / 24);
+		NEED(cur_u64s(&c, s->branch_nr * 3, &s->branch));
+	}
+	if (t & TK_PERF_SAMPLE_REGS_USER)
+		NEED(cur_regs(&c, attr->sample_regs_user, &s->regs_user_abi, &s->regs_user_nr,
+			      &s->regs_user));
+	if (t & TK_PERF_SAMPLE_STACK_USER) {
+		const uint8_t *p;
+
+		NEED(tk_cursor_u64(&c, &s->stack_user_size));
+		NEED(tk_cursor_bytes(&c, s->stack_user_size, &p));
+		s->stack_user = p;
+		if (s->stack_user_size)
+			NEED(tk_cursor_u64(&c, &s->stack_user_dyn_size));
+	}
+	if (t & (TK_PERF_SAMPLE_WEIGHT | TK_PERF_SAMPLE_WEIGHT_STRUCT))
+		NEED(tk_cursor_u64(&c, &s->weight));
+	if (t & TK_PERF_SAMPLE_DATA_SRC)
+		NEED(tk_cursor_u64(&c, &s->data_src));
+	if (t & TK_PERF_SAMPLE_TRANSACTION)
+		NEED(tk_cursor_u64(&c, &s->transaction));
+	if (t & TK_PERF_SAMPLE_REGS_INTR)
+		NEED(cur_regs(&c, attr->sample_regs_intr, &s->regs_intr_abi, &s->regs_intr_nr,
+			      &s->regs_intr));
+	if (t & TK_PERF_SAMPLE_PHYS_ADDR)
+		NEED(tk_cursor_u64(&c, &s->phys_addr));
+	if (t & TK_PERF_SAMPLE_CGROUP)
+		NEED(tk_cursor_u64(&c, &s->cgroup));
+	if (t & TK_PERF_SAMPLE_DATA_PAGE_SIZE)
+		NEED(tk_cursor_u64(&c, &s->data_page_size));
+	if (t & TK_PERF_SAMPLE_CODE_PAGE_SIZE)
+		NEED(tk_cursor_u64(&c, &s->code_page_size));
+	if (t & TK_PERF_SAMPLE_AUX) {
+		const uint8_t *p;
+
+		NEED(tk_cursor_u64(&c, &s->aux_size));
+		NEED(tk_cursor_bytes(&c, s->aux_size, &p));
+		s->aux = p;
+	}
+#undef NEED
+	s->fields = t;
+	return 0;
+short_:
+	*bad = c.pos;
+	return -EBADMSG;
+}
+
+int tk_perf_trailer_decode(uint64_t sample_type, const uint8_t *rec, size_t size,
+			   struct tk_perf_sample *s, size_t *bad)
+{
+	uint64_t t = sample_type & TK_PERF_TRAILER_BITS;
+	size_t n = 8 * ((size_t)__builtin_popcountll(t));
+	struct tk_cursor c;
+	uint32_t res;
+
+	memset(s, 0, sizeof(*s));
+	if (size < 8 || size - 8 < n) {
+		*bad = 8;
+		return -EBADMSG;
+	}
+	tk_cursor_init(&c, rec, size, 0, false);
+	c.pos = size - n;
+	/* The cursor holds exactly n bytes from here, so these cannot fail. */
+	if (t & TK_PERF_SAMPLE_TID) {
+		tk_cursor_u32(&c, &s->pid);
+		tk_cursor_u32(&c, &s->tid);
+	}
+	if (t & TK_PERF_SAMPLE_TIME)
+		tk_cursor_u64(&c, &s->time);
+	if (t & TK_PERF_SAMPLE_ID)
+		tk_cursor_u64(&c, &s->id);
+	if (t & TK_PERF_SAMPLE_STREAM_ID)
+		tk_cursor_u64(&c, &s->stream_id);
+	if (t & TK_PERF_SAMPLE_CPU) {
+		tk_cursor_u32(&c, &s->cpu);
+		tk_cursor_u32(&c, &res);
+	}
+	if (t & TK_PERF_SAMPLE_IDENTIFIER)
+		tk_cursor_u64(&c, &s->id);
+	s->fields = t;
+	return 0;
+}
+
+bool tk_perf_id_offset(uint32_t type, uint64_t st, size_t size, size_t *off)
+{
+	size_t back;
+
+	if (type == TK_PERF_RECORD_SAMPLE) {
+		if (st & TK_PERF_SAMPLE_IDENTIFIER) {
+			*off = 8;
+		} else if (st & TK_PERF_SAMPLE_ID) {
+			*off = 8 + 8 * (size_t)__builtin_popcountll(
+					       st & (TK_PERF_SAMPLE_IP | TK_PERF_SAMPLE_TID |
+						     TK_PERF_SAMPLE_TIME | TK_PERF_SAMPLE_ADDR));
+		} else {
+			return false;
+		}
+	} else if (tk_perf_has_trailer(type)) {
+		if (st & TK_PERF_SAMPLE_IDENTIFIER)
+			back = 8;
+		else if (st & TK_PERF_SAMPLE_ID)
+			back = 8 * (1 + !!(st & TK_PERF_SAMPLE_STREAM_ID) +
+				    !!(st & TK_PERF_SAMPLE_CPU));
+		else
+			return false;
+		if (size < 8 + back)
+			return false;
+		*off = size - back;
+	} else {
+		return false;
+	}
+	return *off + 8 <= size;
+}
+
+/* ------------------------------------------------------------ the reader */
+
+struct pd_evsel {
+	struct tk_perfdata_evsel pub;
+	uint64_t *ids;
+	char *name;
+};
+
+struct pd_id {
+	uint64_t id;
+	size_t evsel;
+};
+
+struct pd_format {
+	const char *system;
+	struct tk_perfdata_text text;
+};
+
+struct pd_record_copy {
+	uint8_t *data;             /* aligned: allocated with malloc */
+	uint8_t *extra;
+	struct tk_perf_record rec;
+};
+
+struct tk_perfdata {
+	char *name;
+	int fd;
+	bool own_fd;
+	bool seekable;
+	struct tk_perfdata_info info;
+
+	struct pd_evsel **evsels;
+	size_t nr_evsels;
+	struct pd_id *idmap;       /* sorted by id */
+	size_t nr_idmap;
+
+	struct tk_perfdata_feature **features;
+	size_t nr_features;
+	void **owned;              /* feature payloads and other blobs */
+	size_t nr_owned;
+
+	struct tk_perfdata_host host;
+	const char **argv;
+
+	struct tk_perfdata_build_id **build_ids;
+	size_t nr_build_ids;
+
+	const uint8_t *tracing_blob;
+	uint64_t tracing_len;
+	struct tk_perfdata_tracing tracing;
+	struct pd_format *formats;
+	size_t nr_formats;
+
+	/* Input window: buf[start, end) holds the file bytes from pos on. */
+	uint8_t *buf;
+	size_t cap, start, end;
+	uint64_t pos;
+	uint64_t limit;            /* no reads at or past this offset */
+	bool eof;
+
+	/* Decompressed bytes of COMPRESSED records: dbuf[dstart, dend). */
+	ZSTD_DCtx *dctx;
+	uint8_t *dbuf;
+	size_t dcap, dstart, dend;
+	uint64_t doff;             /* offset of the COMPRESSED record being drained */
+
+	uint64_t *scratch;         /* aligned copy of one record (64 KiB) */
+	uint8_t *extra;            /* tracing blob of the current 66 record */
+	uint64_t extra_cap;
+
+	/* Pipe mode: the metadata records read at open, handed out first. */
+	struct pd_record_copy *queue;
+	size_t nr_queue, queue_pos;
+	bool done;
+};
+
+static int fail_at(const struct tk_perfdata *pd, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail_at(const struct tk_perfdata *pd, uint64_t off, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return tk_fail_at(EBADMSG, pd->name, off, "%s", msg);
+}
+
+static int own(struct tk_perfdata *pd, void *p)
+{
+	void **n;
+
+	if (!p)
+		return -ENOMEM;
+	n = realloc(pd->owned, (pd->nr_owned + 1) * sizeof(*n));
+	if (!n) {
+		free(p);
+		return -ENOMEM;
+	}
+	pd->owned = n;
+	n[pd->nr_owned++] = p;
+	return 0;
+}
+
+static int pread_full(struct tk_perfdata *pd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(pd->fd, (char *)buf + done, len - done, (off_t)(off + done));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return tk_fail(errno, "%s: read at offset 0x%" PRIx64 ": %s", pd->name,
+				       off + done, strerror(errno));
+		}
+		if (n == 0)
+			return fail_at(pd, off + done, "unexpected end of file");
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* Make at least @need bytes available at buf[start]; returns how many are. */
+static int64_t in_fill(struct tk_perfdata *pd, size_t need)
+{
+	while (pd->end - pd->start < need && !pd->eof) {
+		uint64_t at = pd->pos + (pd->end - pd->start);
+		size_t want;
+		ssize_t n;
+
+		if (pd->start > 0 && (pd->cap - pd->end < need || pd->end == pd->cap)) {
+			memmove(pd->buf, pd->buf + pd->start, pd->end - pd->start);
+			pd->end -= pd->start;
+			pd->start = 0;
+		}
+		if (pd->cap - pd->start < need) {
+			size_t ncap = need > WINDOW_SIZE ? need : WINDOW_SIZE;
+			uint8_t *nb = realloc(pd->buf, ncap);
+
+			if (!nb)
+				return tk_fail(ENOMEM, "out of memory reading %s", pd->name);
+			pd->buf = nb;
+			pd->cap = ncap;
+		}
+		want = pd->cap - pd->end;
+		if (pd->limit != UINT64_MAX) {
+			if (at >= pd->limit) {
+				pd->eof = true;
+				break;
+			}
+			if (want > pd->limit - at)
+				want = (size_t)(pd->limit - at);
+		}
+		if (pd->seekable)
+			n = pread(pd->fd, pd->buf + pd->end, want, (off_t)at);
+		else
+			n = read(pd->fd, pd->buf + pd->end, want);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return tk_fail(errno, "%s: read at offset 0x%" PRIx64 ": %s", pd->name, at,
+				       strerror(errno));
+		}
+		if (n == 0) {
+			pd->eof = true;
+			break;
+		}
+		pd->end += (size_t)n;
+	}
+	return (int64_t)(pd->end - pd->start);
+}
+
+static void in_consume(struct tk_perfdata *pd, size_t n)
+{
+	pd->start += n;
+	pd->pos += n;
+}
+
+/* Skip @n bytes of input (AUXTRACE data), seeking when possible. */
+static int in_skip(struct tk_perfdata *pd, uint64_t n, uint64_t off)
+{
+	while (n > 0) {
+		size_t have = pd->end - pd->start;
+
+		if (have == 0) {
+			if (pd->seekable) {
+				if (pd->limit != UINT64_MAX && n > pd->limit - pd->pos)
+					return fail_at(pd, off, "AUXTRACE data of %" PRIu64
+						       " bytes runs past the data section", n);
+				pd->pos += n;
+				return 0;
+			}
+			int64_t r = in_fill(pd, 1);
+
+			if (r < 0)
+				return (int)r;
+			if (r == 0)
+				return fail_at(pd, off, "AUXTRACE data cut short");
+			continue;
+		}
+		if (have > n)
+			have = (size_t)n;
+		in_consume(pd, have);
+		n -= have;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- the evsels */
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct pd_id *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int rebuild_idmap(struct tk_perfdata *pd)
+{
+	size_t n = 0, k = 0;
+	struct pd_id *m;
+
+	for (size_t i = 0; i < pd->nr_evsels; i++)
+		n += pd->evsels[i]->pub.nr_ids;
+	m = calloc(n ? n : 1, sizeof(*m));
+	if (!m)
+		return tk_fail(ENOMEM, "out of memory");
+	for (size_t i = 0; i < pd->nr_evsels; i++)
+		for (uint64_t j = 0; j < pd->evsels[i]->pub.nr_ids; j++)
+			m[k++] = (struct pd_id){ pd->evsels[i]->ids[j], i };
+	qsort(m, n, sizeof(*m), cmp_id);
+	for (size_t i = 1; i < n; i++)
+		if (m[i].id == m[i - 1].id && m[i].evsel != m[i - 1].evsel)
+			tk_warn("%s: id %" PRIu64 " belongs to events %zu and %zu", pd->name,
+				m[i].id, m[i - 1].evsel, m[i].evsel);
+	free(pd->idmap);
+	pd->idmap = m;
+	pd->nr_idmap = n;
+	return 0;
+}
+
+static int add_evsel(struct tk_perfdata *pd, const uint8_t *attr, size_t attr_len,
+		     const uint8_t *ids, uint64_t nr_ids, uint64_t attr_off, uint64_t ids_off)
+{
+	struct pd_evsel *e, **n;
+
+	if (nr_ids > SIZE_MAX / 8)
+		return fail_at(pd, ids_off, "too many ids");
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return tk_fail(ENOMEM, "out of memory");
+	e->ids = malloc(nr_ids ? nr_ids * 8 : 1);
+	n = realloc(pd->evsels, (pd->nr_evsels + 1) * sizeof(*n));
+	if (!e->ids || !n) {
+		free(e->ids);
+		free(e);
+		if (n)
+			pd->evsels = n;
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	pd->evsels = n;
+	if (nr_ids)
+		memcpy(e->ids, ids, nr_ids * 8);
+	tk_perfdata_attr_decode(attr, attr_len, &e->pub.attr);
+	e->pub.ids = e->ids;
+	e->pub.nr_ids = nr_ids;
+	e->pub.attr_offset = attr_off;
+	e->pub.ids_offset = ids_off;
+	pd->evsels[pd->nr_evsels++] = e;
+	return 0;
+}
+
+static int check_evsels(struct tk_perfdata *pd)
+{
+	const struct tk_perf_attr *a0;
+
+	if (pd->nr_evsels == 0)
+		return 0;
+	a0 = &pd->evsels[0]->pub.attr;
+	for (size_t i = 1; i < pd->nr_evsels; i++) {
+		const struct tk_perf_attr *a = &pd->evsels[i]->pub.attr;
+
+		if ((a->flags ^ a0->flags) & TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL)
+			return fail_at(pd, pd->evsels[i]->pub.attr_offset,
+				       "attr %zu: sample_id_all differs from attr 0", i);
+	}
+	return rebuild_idmap(pd);
+}
+
+/* --------------------------------------------------------- the features */
+
+static bool cur_string(struct tk_cursor *c, const char **s)
+{
+	uint32_t len;
+	const uint8_t *p;
+
+	if (!tk_cursor_u32(c, &len) || !tk_cursor_bytes(c, len, &p) || len == 0 ||
+	    !memchr(p, 0, len))
+		return false;
+	*s = (const char *)p;
+	return true;
+}
+
+static bool skip_strings(struct tk_cursor *c, uint64_t n)
+{
+	const char *s;
+
+	for (uint64_t i = 0; i < n; i++)
+		if (!cur_string(c, &s))
+			return false;
+	return true;
+}
+
+static bool cur_skip(struct tk_cursor *c, uint64_t n)
+{
+	const uint8_t *p;
+
+	return tk_cursor_bytes(c, n, &p);
+}
+
+static int add_build_id(struct tk_perfdata *pd, int32_t pid, uint16_t misc, const uint8_t *id,
+			uint8_t size, const char *name, size_t name_len)
+{
+	struct tk_perfdata_build_id *b, **n;
+	char *fn;
+
+	b = calloc(1, sizeof(*b));
+	fn = strndup(name, name_len);
+	n = realloc(pd->build_ids, (pd->nr_build_ids + 1) * sizeof(*n));
+	if (n)
+		pd->build_ids = n;
+	if (!b || !fn || !n) {
+		free(b);
+		free(fn);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	if (own(pd, fn) < 0) {
+		free(b);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	b->pid = pid;
+	b->misc = misc;
+	memcpy(b->id, id, 20);
+	/* perf falls back to 20 bytes when the size flag is absent (perf inject). */
+	b->size = (misc & 0x8000) && size <= 20 ? size : 20;
+	b->filename = fn;
+	pd->build_ids[pd->nr_build_ids++] = b;
+	return 0;
+}
+
+/*
+ * One build-id entry (BUILD_ID feature or record 67):
+ * {u32 type, u16 misc, u16 size; s32 pid; u8 id[20]; u8 size; 3 reserved; name[]}.
+ */
+static bool parse_build_id_entry(struct tk_perfdata *pd, const uint8_t *p, size_t size,
+				 bool legacy, int *err)
+{
+	uint16_t misc = tk_load_u16(p + 4, false);
+	size_t name_at = legacy ? 32 : 36;
+	const uint8_t *id = legacy ? p + 8 : p + 12;
+	int32_t pid = legacy ? -1 : (int32_t)tk_load_u32(p + 8, false);
+	const uint8_t *nul;
+
+	if (size < name_at + 1)
+		return false;
+	nul = memchr(p + name_at, 0, size - name_at);
+	if (!nul)
+		return false;
+	*err = add_build_id(pd, pid, misc, id, legacy ? 20 : p[32], (const char *)p + name_at,
+			    (size_t)(nul - (p + name_at)));
+	return true;
+}
+
+static bool parse_build_ids(struct tk_perfdata *pd, const uint8_t *p, uint64_t len, int *err)
+{
+	uint64_t pos = 0;
+	bool legacy = false;
+
+	/* Files from before the pid field put "[kernel.kallsyms]" 4 bytes earlier. */
+	if (len >= 36 + 13 && memcmp(p + 36, "nel.kallsyms]", 13) == 0)
+		legacy = true;
+	while (pos < len) {
+		uint16_t size;
+
+		if (len - pos < 8)
+			return false;
+		size = tk_load_u16(p + pos + 6, false);
+		if (size < 8 || size > len - pos)
+			return false;
+		if (!parse_build_id_entry(pd, p + pos, size, legacy, err))
+			return false;
+		if (*err < 0)
+			return true;
+		pos += size;
+	}
+	return true;
+}
+
+static bool parse_tracing(struct tk_perfdata *pd, const uint8_t *p, uint64_t len)
+{
+	struct tk_perfdata_tracing *t = &pd->tracing;
+	struct tk_cursor c;
+	const char *s;
+	const uint8_t *b;
+	uint8_t endian;
+	uint32_t n32, nsys;
+	uint64_t n64;
+	struct pd_format *f = NULL;
+	size_t nf = 0, cap = 0;
+
+	memset(t, 0, sizeof(*t));
+	tk_cursor_init(&c, p, len, 0, false);
+	if (!tk_cursor_bytes(&c, 10, &b) || memcmp(b, "\x17\x08\x44tracing", 10) != 0)
+		return false;
+	if (!tk_cursor_cstr(&c, &t->version, NULL) || !tk_cursor_bytes(&c, 1, &b))
+		return false;
+	endian = b[0];
+	if (endian > 1)
+		return false;
+	t->big_endian = endian;
+	c.big = endian;
+	if (!tk_cursor_bytes(&c, 1, &b))
+		return false;
+	t->long_size = b[0];
+	if (!tk_cursor_u32(&c, &t->page_size))
+		return false;
+	if (!tk_cursor_cstr(&c, &s, NULL) || strcmp(s, "header_page") != 0 ||
+	    !tk_cursor_u64(&c, &n64) || !tk_cursor_bytes(&c, n64, &b))
+		return false;
+	t->header_page = (struct tk_perfdata_text){ (const char *)b, n64 };
+	if (!tk_cursor_cstr(&c, &s, NULL) || strcmp(s, "header_event") != 0 ||
+	    !tk_cursor_u64(&c, &n64) || !tk_cursor_bytes(&c, n64, &b))
+		return false;
+	t->header_event = (struct tk_perfdata_text){ (const char *)b, n64 };
+
+	/* ftrace formats, then systems: each format {u64 len, text}. */
+	if (!tk_cursor_u32(&c, &n32))
+		return false;
+	t->nr_ftrace = n32;
+	nsys = 0;
+	for (uint64_t sys = 0;; sys++) {
+		const char *system = "ftrace";
+		uint32_t count = n32;
+
+		if (sys > 0) {
+			if (sys == 1) {
+				if (!tk_cursor_u32(&c, &nsys))
+					goto bad;
+			}
+			if (sys > nsys)
+				break;
+			if (!tk_cursor_cstr(&c, &system, NULL) || !tk_cursor_u32(&c, &count))
+				goto bad;
+		}
+		for (uint32_t i = 0; i < count; i++) {
+			if (!tk_cursor_u64(&c, &n64) || !tk_cursor_bytes(&c, n64, &b))
+				goto bad;
+			if (nf == cap) {
+				size_t ncap = cap ? cap * 2 : 16;
+				struct pd_format *nfm = realloc(f, ncap * sizeof(*nfm));
+
+				if (!nfm)
+					goto bad;
+				f = nfm;
+				cap = ncap;
+			}
+			f[nf++] = (struct pd_format){ system, { (const char *)b, n64 } };
+		}
+	}
+	t->nr_formats = (uint32_t)(nf - t->nr_ftrace);
+	if (!tk_cursor_u32(&c, &n32) || !tk_cursor_bytes(&c, n32, &b))
+		goto bad;
+	t->kallsyms = (struct tk_perfdata_text){ (const char *)b, n32 };
+	if (!tk_cursor_u32(&c, &n32) || !tk_cursor_bytes(&c, n32, &b))
+		goto bad;
+	t->printk = (struct tk_perfdata_text){ (const char *)b, n32 };
+	/* Version 0.5 ends here; 0.6 adds the saved cmdlines. */
+	if (tk_cursor_left(&c) >= 8) {
+		if (!tk_cursor_u64(&c, &n64) || !tk_cursor_bytes(&c, n64, &b))
+			goto bad;
+		t->cmdlines = (struct tk_perfdata_text){ (const char *)b, n64 };
+	}
+	free(pd->formats);
+	pd->formats = f;
+	pd->nr_formats = nf;
+	pd->tracing_blob = p;
+	pd->tracing_len = len;
+	return true;
+bad:
+	free(f);
+	return false;
+}
+
+static bool parse_event_desc(struct tk_perfdata *pd, struct tk_cursor *c)
+{
+	uint32_t nr, sz, nids;
+	const uint8_t *attr;
+	const char *name;
+
+	if (!tk_cursor_u32(c, &nr) || !tk_cursor_u32(c, &sz) || sz < 64)
+		return false;
+	for (uint32_t i = 0; i < nr; i++) {
+		if (!tk_cursor_bytes(c, sz, &attr) || !tk_cursor_u32(c, &nids) ||
+		    !cur_string(c, &name) || nids > tk_cursor_left(c) / 8 ||
+		    !cur_skip(c, (uint64_t)nids * 8))
+			return false;
+		/* perf pairs descriptions with attrs by position. */
+		if (i < pd->nr_evsels && !pd->evsels[i]->pub.name)
+			pd->evsels[i]->pub.name = name;
+	}
+	return true;
+}
+
+/*
+ * Parse (validate and decode) one feature payload. Returns false when the
+ * payload does not fit its layout; *err is set only for allocation errors.
+ */
+static bool parse_feature(struct tk_perfdata *pd, uint32_t id, const uint8_t *p, uint64_t len,
+			  int *err)
+{
+	struct tk_perfdata_host *h = &pd->host;
+	struct tk_cursor c;
+	uint32_t a, b, nr;
+	uint64_t n64;
+	const char **sp = NULL;
+
+	tk_cursor_init(&c, p, len, 0, false);
+	switch (id) {
+	case TK_PERF_FEAT_TRACING_DATA:
+		return parse_tracing(pd, p, len);
+	case TK_PERF_FEAT_BUILD_ID:
+		return parse_build_ids(pd, p, len, err);
+	case TK_PERF_FEAT_HOSTNAME: sp = &h->hostname; break;
+	case TK_PERF_FEAT_OSRELEASE: sp = &h->osrelease; break;
+	case TK_PERF_FEAT_VERSION: sp = &h->version; break;
+	case TK_PERF_FEAT_ARCH: sp = &h->arch; break;
+	case TK_PERF_FEAT_CPUDESC: sp = &h->cpudesc; break;
+	case TK_PERF_FEAT_CPUID: sp = &h->cpuid; break;
+	case TK_PERF_FEAT_NRCPUS:
+		if (!tk_cursor_u32(&c, &a) || !tk_cursor_u32(&c, &b))
+			return false;
+		h->has_nrcpus = true;
+		h->nr_cpus_avail = a;
+		h->nr_cpus_online = b;
+		return true;
+	case TK_PERF_FEAT_TOTAL_MEM:
+		if (!tk_cursor_u64(&c, &h->total_mem_kb))
+			return false;
+		h->has_total_mem = true;
+		return true;
+	case TK_PERF_FEAT_CMDLINE: {
+		const char **argv;
+
+		if (!tk_cursor_u32(&c, &nr) || nr > tk_cursor_left(&c) / 5)
+			return false;
+		argv = calloc((size_t)nr + 1, sizeof(*argv));
+		if (!argv) {
+			*err = -ENOMEM;
+			return true;
+		}
+		for (uint32_t i = 0; i < nr; i++) {
+			if (!cur_string(&c, &argv[i])) {
+				free(argv);
+				return false;
+			}
+		}
+		free(pd->argv);
+		pd->argv = argv;
+		h->cmdline_argc = nr;
+		h->cmdline_argv = argv;
+		return true;
+	}
+	case TK_PERF_FEAT_EVENT_DESC:
+		return parse_event_desc(pd, &c);
+	case TK_PERF_FEAT_CPU_TOPOLOGY:
+		/* Sibling lists; the per-CPU ids that may follow are optional. */
+		if (!tk_cursor_u32(&c, &nr) || !skip_strings(&c, nr) || !tk_cursor_u32(&c, &nr) ||
+		    !skip_strings(&c, nr))
+			return false;
+		return true;
+	case TK_PERF_FEAT_NUMA_TOPOLOGY:
+		if (!tk_cursor_u32(&c, &nr))
+			return false;
+		for (uint32_t i = 0; i < nr; i++)
+			if (!tk_cursor_u32(&c, &a) || !cur_skip(&c, 16) || !skip_strings(&c, 1))
+				return false;
+		h->nr_numa_nodes = nr;
+		return true;
+	case TK_PERF_FEAT_BRANCH_STACK:
+	case TK_PERF_FEAT_STAT:
+		return true;
+	case TK_PERF_FEAT_PMU_MAPPINGS:
+		if (!tk_cursor_u32(&c, &nr))
+			return false;
+		for (uint32_t i = 0; i < nr; i++)
+			if (!tk_cursor_u32(&c, &a) || !skip_strings(&c, 1))
+				return false;
+		h->nr_pmu_mappings = nr;
+		return true;
+	case TK_PERF_FEAT_GROUP_DESC:
+		if (!tk_cursor_u32(&c, &nr))
+			return false;
+		for (uint32_t i = 0; i < nr; i++)
+			if (!skip_strings(&c, 1) || !cur_skip(&c, 8))
+				return false;
+		h->nr_groups = nr;
+		return true;
+	case TK_PERF_FEAT_AUXTRACE:
+		if (!tk_cursor_u64(&c, &n64) || n64 > tk_cursor_left(&c) / 16)
+			return false;
+		return cur_skip(&c, n64 * 16);
+	case TK_PERF_FEAT_CACHE:
+		if (!tk_cursor_u32(&c, &a) || a != 1 || !tk_cursor_u32(&c, &nr))
+			return false;
+		for (uint32_t i = 0; i < nr; i++)
+			if (!cur_skip(&c, 16) || !skip_strings(&c, 3))
+				return false;
+		h->nr_cache_levels = nr;
+		return true;
+	case TK_PERF_FEAT_SAMPLE_TIME:
+		if (!tk_cursor_u64(&c, &h->sample_time_first) ||
+		    !tk_cursor_u64(&c, &h->sample_time_last))
+			return false;
+		h->has_sample_time = true;
+		return true;
+	case TK_PERF_FEAT_MEM_TOPOLOGY: {
+		uint64_t ver, bs, nodes, node, size, nbits;
+
+		if (!tk_cursor_u64(&c, &ver) || !tk_cursor_u64(&c, &bs) ||
+		    !tk_cursor_u64(&c, &nodes) || nodes > tk_cursor_left(&c) / 24)
+			return false;
+		for (uint64_t i = 0; i < nodes; i++)
+			if (!tk_cursor_u64(&c, &node) || !tk_cursor_u64(&c, &size) ||
+			    !tk_cursor_u64(&c, &nbits) ||
+			    !cur_skip(&c, ((nbits / 64) + !!(nbits % 64)) * 8))
+				return false;
+		return true;
+	}
+	case TK_PERF_FEAT_CLOCKID:
+		if (!tk_cursor_u64(&c, &h->clockid_res_ns))
+			return false;
+		h->has_clockid = true;
+		return true;
+	case TK_PERF_FEAT_DIR_FORMAT:
+		if (!tk_cursor_u64(&c, &h->dir_format_version))
+			return false;
+		h->has_dir_format = true;
+		return true;
+	case TK_PERF_FEAT_BPF_PROG_INFO:
+		if (!tk_cursor_u32(&c, &nr))
+			return false;
+		for (uint32_t i = 0; i < nr; i++)
+			if (!tk_cursor_u32(&c, &a) || !tk_cursor_u32(&c, &b) || !cur_skip(&c, 8) ||
+			    !cur_skip(&c, (uint64_t)a + b))
+				return false;
+		return true;
+	case TK_PERF_FEAT_BPF_BTF:
+		if (!tk_cursor_u32(&c, &nr))
+			return false;
+		for (uint32_t i = 0; i < nr; i++)
+			if (!tk_cursor_u32(&c, &a) || !tk_cursor_u32(&c, &b) || !cur_skip(&c, b))
+				return false;
+		return true;
+	case TK_PERF_FEAT_COMPRESSED:
+		if (!tk_cursor_u32(&c, &h->comp_version) || !tk_cursor_u32(&c, &h->comp_type) ||
+		    !tk_cursor_u32(&c, &h->comp_level) || !tk_cursor_u32(&c, &h->comp_ratio) ||
+		    !tk_cursor_u32(&c, &h->comp_mmap_len))
+			return false;
+		h->has_compressed = true;
+		return true;
+	case TK_PERF_FEAT_CPU_PMU_CAPS:
+	case TK_PERF_FEAT_HYBRID_TOPOLOGY:
+		if (!tk_cursor_u32(&c, &nr))
+			return false;
+		for (uint32_t i = 0; i < nr; i++)
+			if (!skip_strings(&c, 2))
+				return false;
+		return true;
+	case TK_PERF_FEAT_CLOCK_DATA:
+		if (!tk_cursor_u32(&c, &h->clock_data_version) ||
+		    !tk_cursor_u32(&c, &h->clock_data_clockid) ||
+		    !tk_cursor_u64(&c, &h->clock_tod_ns) || !tk_cursor_u64(&c, &h->clock_clockid_ns))
+			return false;
+		h->has_clock_data = true;
+		return true;
+	case TK_PERF_FEAT_PMU_CAPS:
+		if (!tk_cursor_u32(&c, &nr))
+			return false;
+		for (uint32_t i = 0; i < nr; i++)
+			if (!tk_cursor_u32(&c, &a) || a > tk_cursor_left(&c) / 10 ||
+			    !skip_strings(&c, 2ull * a) || !skip_strings(&c, 1))
+				return false;
+		return true;
+	default:
+		return true;
+	}
+	/* The string features. */
+	if (!cur_string(&c, sp))
+		return false;
+	return true;
+}
+
+static bool has_tracepoint(const struct tk_perfdata *pd)
+{
+	for (size_t i = 0; i < pd->nr_evsels; i++)
+		if (pd->evsels[i]->pub.attr.type == 2)
+			return true;
+	return false;
+}
+
+/* Take ownership of @data (malloc'ed payload of @size bytes) as feature @id. */
+static int add_feature(struct tk_perfdata *pd, uint32_t id, uint64_t off, uint8_t *data,
+		       uint64_t size)
+{
+	struct tk_perfdata_feature *f, **n;
+	int err = 0;
+
+	if (data && own(pd, data) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	f = calloc(1, sizeof(*f));
+	n = realloc(pd->features, (pd->nr_features + 1) * sizeof(*n));
+	if (n)
+		pd->features = n;
+	if (!f || !n) {
+		free(f);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	f->id = id;
+	f->offset = off;
+	f->size = size;
+	f->data = data;
+	pd->features[pd->nr_features++] = f;
+	if (id == 0 || id >= TK_PERF_FEAT_LAST) {
+		tk_warn("%s: offset 0x%" PRIx64 ": unknown feature %u skipped", pd->name, off, id);
+		return 0;
+	}
+	f->valid = parse_feature(pd, id, data ? data : (const uint8_t *)"", size, &err);
+	if (err < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	if (!f->valid) {
+		if (id == TK_PERF_FEAT_TRACING_DATA && has_tracepoint(pd))
+			return fail_at(pd, off, "feature TRACING_DATA (%" PRIu64
+				       " bytes) is malformed and the file has tracepoint events",
+				       size);
+		tk_warn("%s: offset 0x%" PRIx64 ": feature %s (%" PRIu64
+			" bytes) is malformed: skipped", pd->name, off, tk_perf_feature_name(id),
+			size);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- file mode */
+
+static int read_file_header(struct tk_perfdata *pd, const uint8_t *h, uint64_t hsize)
+{
+	struct tk_perfdata_info *in = &pd->info;
+	uint64_t fsize = in->file_size;
+
+	in->header_size = hsize;
+	in->attr_size = tk_load_u64(h + 16, false);
+	in->attrs_offset = tk_load_u64(h + 24, false);
+	in->attrs_size = tk_load_u64(h + 32, false);
+	in->data_offset = tk_load_u64(h + 40, false);
+	in->data_size = tk_load_u64(h + 48, false);
+	if (hsize >= TK_PERF_HEADER_SIZE)
+		for (int i = 0; i < 4; i++)
+			in->features[i] = tk_load_u64(h + 72 + 8 * i, false);
+
+	if (in->attr_size < 64 + 16 || in->attr_size > 4096)
+		return fail_at(pd, 16, "attr_size %" PRIu64 " is not in 80..4096", in->attr_size);
+	if (in->attrs_size % in->attr_size)
+		return fail_at(pd, 32, "attrs size %" PRIu64 " is not a multiple of attr_size %"
+			       PRIu64, in->attrs_size, in->attr_size);
+	if (in->attrs_offset < hsize || in->attrs_offset > fsize ||
+	    in->attrs_size > fsize - in->attrs_offset)
+		return fail_at(pd, 24, "attrs {0x%" PRIx64 ", %" PRIu64
+			       "} lie outside the file (size %" PRIu64 ")", in->attrs_offset,
+			       in->attrs_size, fsize);
+	if (in->data_offset < hsize || in->data_offset > fsize)
+		return fail_at(pd, 40, "data offset 0x%" PRIx64 " lies outside the file (size %"
+			       PRIu64 ")", in->data_offset, fsize);
+	if (in->attrs_size && in->attrs_offset < in->data_offset + in->data_size &&
+	    in->data_offset < in->attrs_offset + in->attrs_size && in->data_size &&
+	    in->data_size <= fsize - in->data_offset)
+		return fail_at(pd, 24, "attrs {0x%" PRIx64 ", %" PRIu64 "} overlap data {0x%"
+			       PRIx64 ", %" PRIu64 "}", in->attrs_offset, in->attrs_size,
+			       in->data_offset, in->data_size);
+	if (in->data_size == 0 || in->data_size > fsize - in->data_offset) {
+		tk_warn("%s: data size %" PRIu64 " at offset 0x30 %s (recorder killed?): reading "
+			"records up to the last complete one, features ignored", pd->name,
+			in->data_size, in->data_size ? "runs past the end of the file" : "is 0");
+		in->data_size_repaired = true;
+		in->data_end = fsize;
+	} else {
+		in->data_end = in->data_offset + in->data_size;
+	}
+	return 0;
+}
+
+static int read_attrs(struct tk_perfdata *pd)
+{
+	struct tk_perfdata_info *in = &pd->info;
+	uint64_t nr = in->attrs_size / in->attr_size;
+	uint8_t *ent = malloc(in->attr_size);
+	int r = 0;
+
+	if (!ent)
+		return tk_fail(ENOMEM, "out of memory");
+	for (uint64_t i = 0; i < nr && r == 0; i++) {
+		uint64_t off = in->attrs_offset + i * in->attr_size;
+		uint64_t alen = in->attr_size - 16, ids_off, ids_size;
+		uint32_t asz;
+		uint8_t *ids = NULL;
+
+		r = pread_full(pd, ent, in->attr_size, off);
+		if (r < 0)
+			break;
+		asz = tk_load_u32(ent + 4, false);
+		if (asz == 0)
+			asz = 64;
+		if (asz != alen && nr > 1) {
+			r = fail_at(pd, off + 4, "attr %" PRIu64 " size %u differs from attr_size-16"
+				    " = %" PRIu64, i, asz, alen);
+			break;
+		}
+		ids_off = tk_load_u64(ent + alen, false);
+		ids_size = tk_load_u64(ent + alen + 8, false);
+		if (ids_size % 8 || ids_off > in->file_size || ids_size > in->file_size - ids_off) {
+			r = fail_at(pd, off + alen, "attr %" PRIu64 " ids {0x%" PRIx64 ", %" PRIu64
+				    "} lie outside the file", i, ids_off, ids_size);
+			break;
+		}
+		if (ids_size) {
+			ids = malloc(ids_size);
+			if (!ids) {
+				r = tk_fail(ENOMEM, "out of memory");
+				break;
+			}
+			r = pread_full(pd, ids, ids_size, ids_off);
+		}
+		if (r == 0)
+			r = add_evsel(pd, ent, alen, ids, ids_size / 8, off, ids_size ? ids_off : 0);
+		free(ids);
+	}
+	free(ent);
+	return r < 0 ? r : check_evsels(pd);
+}
+
+static int read_features(struct tk_perfdata *pd)
+{
+	struct tk_perfdata_info *in = &pd->info;
+	uint64_t table = in->data_end, nr = 0, slot = 0;
+	uint8_t *tab;
+	int r = 0;
+
+	if (in->data_size_repaired)
+		return 0;
+	for (int i = 0; i < 4; i++)
+		nr += (uint64_t)__builtin_popcountll(in->features[i]);
+	if (nr == 0)
+		return 0;
+	if (table > in->file_size || nr * 16 > in->file_size - table)
+		return fail_at(pd, table, "feature table of %" PRIu64 " entries runs past the end "
+			       "of the file (size %" PRIu64 ")", nr, in->file_size);
+	tab = malloc(nr * 16);
+	if (!tab)
+		return tk_fail(ENOMEM, "out of memory");
+	r = pread_full(pd, tab, nr * 16, table);
+	for (uint32_t bit = 0; bit < 256 && r == 0; bit++) {
+		uint64_t off, size;
+		uint8_t *data = NULL;
+
+		if (!(in->features[bit / 64] >> (bit % 64) & 1))
+			continue;
+		off = tk_load_u64(tab + slot * 16, false);
+		size = tk_load_u64(tab + slot * 16 + 8, false);
+		slot++;
+		if (off > in->file_size || size > in->file_size - off || size > MAX_FEATURE_SIZE) {
+			if (bit == TK_PERF_FEAT_TRACING_DATA && has_tracepoint(pd)) {
+				r = fail_at(pd, table + (slot - 1) * 16, "feature TRACING_DATA {0x%"
+					    PRIx64 ", %" PRIu64 "} lies outside the file", off,
+					    size);
+				break;
+			}
+			tk_warn("%s: offset 0x%" PRIx64 ": feature %s {0x%" PRIx64 ", %" PRIu64
+				"} lies outside the file: skipped", pd->name,
+				table + (slot - 1) * 16, tk_perf_feature_name(bit), off, size);
+			continue;
+		}
+		if (bit < TK_PERF_FEAT_LAST && size) {
+			data = malloc(size);
+			if (!data) {
+				r = tk_fail(ENOMEM, "out of memory");
+				break;
+			}
+			r = pread_full(pd, data, size, off);
+			if (r < 0) {
+				free(data);
+				break;
+			}
+		}
+		r = add_feature(pd, bit, off, data, size);
+	}
+	free(tab);
+	if (r == 0 && has_tracepoint(pd) && !pd->tracing_blob)
+		tk_warn("%s: tracepoint events but no TRACING_DATA feature", pd->name);
+	return r;
+}
+
+/* ------------------------------------------------------------- pipe mode */
+
+static int handle_header_attr(struct tk_perfdata *pd, const uint8_t *p, uint16_t size,
+			      uint64_t off)
+{
+	uint32_t asz;
+
+	if (size < 8 + 64)
+		return fail_at(pd, off, "HEADER_ATTR record of %u bytes is too short", size);
+	asz = tk_load_u32(p + 12, false);
+	if (asz == 0)
+		asz = 64;
+	if (asz < 64 || asz > size - 8u || (size - 8u - asz) % 8)
+		return fail_at(pd, off + 12, "HEADER_ATTR attr size %u does not fit the record of %u"
+			       " bytes", asz, size);
+	if (add_evsel(pd, p + 8, asz, p + 8 + asz, (size - 8u - asz) / 8, off, off + 8 + asz) < 0)
+		return -ENOMEM;
+	return check_evsels(pd);
+}
+
+static int handle_meta(struct tk_perfdata *pd, const struct tk_perf_record *rec)
+{
+	const uint8_t *p = rec->data;
+	uint8_t *copy;
+	int err = 0;
+
+	switch (rec->type) {
+	case TK_PERF_RECORD_HEADER_ATTR:
+		return handle_header_attr(pd, p, rec->size, rec->offset);
+	case TK_PERF_RECORD_HEADER_FEATURE: {
+		uint64_t id, len;
+
+		if (rec->size < 16)
+			return fail_at(pd, rec->offset, "HEADER_FEATURE record of %u bytes is too "
+				       "short", rec->size);
+		id = tk_load_u64(p + 8, false);
+		if (id == TK_PERF_FEAT_LAST)
+			return 0;
+		len = rec->size - 16u;
+		copy = malloc(len ? len : 1);
+		if (!copy)
+			return tk_fail(ENOMEM, "out of memory");
+		memcpy(copy, p + 16, len);
+		if (id < 64)
+			pd->info.features[0] |= 1ull << id;
+		return add_feature(pd, id > UINT32_MAX ? UINT32_MAX : (uint32_t)id,
+				   rec->offset + 16, copy, len);
+	}
+	case TK_PERF_RECORD_HEADER_TRACING_DATA:
+		copy = malloc(rec->extra_size ? rec->extra_size : 1);
+		if (!copy)
+			return tk_fail(ENOMEM, "out of memory");
+		memcpy(copy, rec->extra, rec->extra_size);
+		if (own(pd, copy) < 0)
+			return tk_fail(ENOMEM, "out of memory");
+		if (!parse_tracing(pd, copy, rec->extra_size)) {
+			if (has_tracepoint(pd))
+				return fail_at(pd, rec->extra_offset, "tracing data (%" PRIu64
+					       " bytes) is malformed", rec->extra_size);
+			tk_warn("%s: offset 0x%" PRIx64 ": tracing data is malformed: skipped",
+				pd->name, rec->extra_offset);
+		}
+		return 0;
+	case TK_PERF_RECORD_HEADER_BUILD_ID:
+		if (!parse_build_id_entry(pd, p, rec->size, false, &err))
+			return fail_at(pd, rec->offset, "HEADER_BUILD_ID record is malformed");
+		return err;
+	default:
+		return 0;
+	}
+}
+
+/* ------------------------------------------------------------- records */
+
+static int decompress(struct tk_perfdata *pd, const uint8_t *src, size_t len, uint64_t off)
+{
+	ZSTD_inBuffer in = { src, len, 0 };
+
+	if (!pd->dctx) {
+		pd->dctx = ZSTD_createDCtx();
+		if (!pd->dctx)
+			return tk_fail(ENOMEM, "out of memory");
+	}
+	/* Keep the undelivered tail (a record split across chunks) in front. */
+	if (pd->dstart > 0) {
+		memmove(pd->dbuf, pd->dbuf + pd->dstart, pd->dend - pd->dstart);
+		pd->dend -= pd->dstart;
+		pd->dstart = 0;
+	}
+	while (in.pos < in.size) {
+		ZSTD_outBuffer out;
+		size_t r;
+
+		if (pd->dcap - pd->dend < 65536) {
+			size_t ncap = pd->dcap ? pd->dcap * 2 : 1u << 20;
+			uint8_t *nb;
+
+			if (ncap > MAX_DECOMP_SIZE)
+				return fail_at(pd, off, "COMPRESSED record expands past %llu bytes",
+					       (unsigned long long)MAX_DECOMP_SIZE);
+			nb = realloc(pd->dbuf, ncap);
+			if (!nb)
+				return tk_fail(ENOMEM, "out of memory");
+			pd->dbuf = nb;
+			pd->dcap = ncap;
+		}
+		out = (ZSTD_outBuffer){ pd->dbuf + pd->dend, pd->dcap - pd->dend, 0 };
+		r = ZSTD_decompressStream(pd->dctx, &out, &in);
+		if (ZSTD_isError(r))
+			return fail_at(pd, off, "COMPRESSED record: zstd: %s", ZSTD_getErrorName(r));
+		pd->dend += out.pos;
+		pd->info.decompressed_bytes += out.pos;
+	}
+	pd->doff = off;
+	return 0;
+}
+
+/* Hand out @p (size bytes) as @rec, copying it when it is not 8-aligned. */
+static void set_record(struct tk_perfdata *pd, struct tk_perf_record *rec, const uint8_t *p,
+		       uint16_t size)
+{
+	if ((uintptr_t)p % 8) {
+		memcpy(pd->scratch, p, size);
+		p = (const uint8_t *)pd->scratch;
+	}
+	rec->type = tk_load_u32(p, false);
+	rec->misc = tk_load_u16(p + 4, false);
+	rec->size = size;
+	rec->data = p;
+}
+
+static int next_decompressed(struct tk_perfdata *pd, struct tk_perf_record *rec)
+{
+	size_t have = pd->dend - pd->dstart;
+	const uint8_t *p = pd->dbuf + pd->dstart;
+	uint16_t size;
+	uint32_t type;
+
+	if (have < 8)
+		return 0;
+	size = tk_load_u16(p + 6, false);
+	type = tk_load_u32(p, false);
+	if (size < 8)
+		return fail_at(pd, pd->doff, "record of %u bytes at +%zu in the decompressed data "
+			       "of the COMPRESSED record", size, pd->dstart);
+	if (have < size)
+		return 0;
+	if (type == TK_PERF_RECORD_HEADER_TRACING_DATA || type == TK_PERF_RECORD_AUXTRACE ||
+	    type == TK_PERF_RECORD_COMPRESSED)
+		return fail_at(pd, pd->doff, "%s record inside a COMPRESSED record",
+			       tk_perf_record_name(type));
+	memset(rec, 0, sizeof(*rec));
+	set_record(pd, rec, p, size);
+	rec->offset = pd->doff;
+	rec->compressed = true;
+	pd->dstart += size;
+	return 1;
+}
+
+static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
+{
+	struct tk_perfdata_info *in = &pd->info;
+	uint64_t off;
+	int64_t have;
+	uint16_t size;
+	const uint8_t *p;
+	int r;
+
+	for (;;) {
+		r = next_decompressed(pd, rec);
+		if (r != 0)
+			return r;
+		off = pd->pos;
+		have = in_fill(pd, 8);
+		if (have < 0)
+			return (int)have;
+		if (have == 0) {
+			if (pd->dend > pd->dstart)
+				return fail_at(pd, pd->doff, "compressed stream ends inside a record");
+			return 0;
+		}
+		if (have < 8) {
+			tk_warn("%s: offset 0x%" PRIx64 ": %" PRId64 " trailing bytes are not a "
+				"record (recording cut short?): ignored", pd->name, off, have);
+			return 0;
+		}
+		p = pd->buf + pd->start;
+		size = tk_load_u16(p + 6, false);
+		if (size < 8) {
+			if (in->data_size_repaired) {
+				tk_warn("%s: offset 0x%" PRIx64 ": record size %u: data ends here",
+					pd->name, off, size);
+				return 0;
+			}
+			return fail_at(pd, off, "record size %u is smaller than its header", size);
+		}
+		have = in_fill(pd, size);
+		if (have < 0)
+			return (int)have;
+		p = pd->buf + pd->start;
+		if (have < size) {
+			if (in->data_size_repaired || in->pipe) {
+				tk_warn("%s: offset 0x%" PRIx64 ": last record (%u bytes) is cut short "
+					"(recording killed?): ignored", pd->name, off, size);
+				return 0;
+			}
+			return fail_at(pd, off, "record of %u bytes crosses the end of the data "
+				       "section at 0x%" PRIx64, size, in->data_end);
+		}
+		if (tk_load_u32(p, false) == TK_PERF_RECORD_COMPRESSED) {
+			in->nr_compressed++;
+			in->compressed_bytes += size - 8u;
+			r = decompress(pd, p + 8, size - 8u, off);
+			if (r < 0)
+				return r;
+			in_consume(pd, size);
+			continue;
+		}
+		if (pd->dend > pd->dstart)
+			return fail_at(pd, pd->doff, "compressed stream ends inside a record");
+		memset(rec, 0, sizeof(*rec));
+		set_record(pd, rec, p, size);
+		rec->offset = off;
+		in_consume(pd, size);
+		break;
+	}
+
+	if (rec->type == TK_PERF_RECORD_HEADER_TRACING_DATA) {
+		uint64_t len, need;
+
+		if (size < 12)
+			return fail_at(pd, off, "HEADER_TRACING_DATA record of %u bytes", size);
+		len = tk_load_u32((const uint8_t *)rec->data + 8, false);
+		need = (len + 7) & ~7ull;
+		if (need > MAX_EXTRA_SIZE ||
+		    (pd->limit != UINT64_MAX && need > pd->limit - pd->pos))
+			return fail_at(pd, off + 8, "tracing data of %" PRIu64 " bytes runs past the "
+				       "end of the data", len);
+		/* rec->data may live in the window, which in_fill() moves: copy first. */
+		if (rec->data != pd->scratch) {
+			memcpy(pd->scratch, rec->data, size);
+			rec->data = pd->scratch;
+		}
+		if (need > pd->extra_cap) {
+			uint8_t *nb = realloc(pd->extra, need);
+
+			if (!nb)
+				return tk_fail(ENOMEM, "out of memory");
+			pd->extra = nb;
+			pd->extra_cap = need;
+		}
+		rec->extra_offset = pd->pos;
+		for (uint64_t got = 0; got < need;) {
+			size_t chunk;
+
+			have = in_fill(pd, 1);
+			if (have < 0)
+				return (int)have;
+			if (have == 0)
+				return fail_at(pd, pd->pos, "tracing data cut short (%" PRIu64 " of %"
+					       PRIu64 " bytes)", got, need);
+			chunk = (size_t)((uint64_t)have < need - got ? (uint64_t)have : need - got);
+			memcpy(pd->extra + got, pd->buf + pd->start, chunk);
+			in_consume(pd, chunk);
+			got += chunk;
+		}
+		rec->extra = pd->extra;
+		rec->extra_size = len;
+	} else if (rec->type == TK_PERF_RECORD_AUXTRACE) {
+		uint64_t len;
+
+		if (size < 16)
+			return fail_at(pd, off, "AUXTRACE record of %u bytes", size);
+		len = tk_load_u64((const uint8_t *)rec->data + 8, false);
+		if (rec->data != pd->scratch) {
+			memcpy(pd->scratch, rec->data, size);
+			rec->data = pd->scratch;
+		}
+		rec->extra_offset = pd->pos;
+		rec->extra_size = len;
+		r = in_skip(pd, len, off);
+		if (r < 0)
+			return r;
+	}
+	return 1;
+}
+
+int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec)
+{
+	int r;
+
+	if (pd->done)
+		return 0;
+	if (pd->queue_pos < pd->nr_queue) {
+		struct pd_record_copy *q = &pd->queue[pd->queue_pos++];
+
+		*rec = q->rec;
+		return 1;
+	}
+	r = next_raw(pd, rec);
+	if (r <= 0) {
+		pd->done = true;
+		return r;
+	}
+	/* Metadata can come later in a stream too (perf inject, new events). */
+	if (rec->type == TK_PERF_RECORD_HEADER_ATTR ||
+	    rec->type == TK_PERF_RECORD_HEADER_FEATURE ||
+	    rec->type == TK_PERF_RECORD_HEADER_TRACING_DATA ||
+	    rec->type == TK_PERF_RECORD_HEADER_BUILD_ID) {
+		r = handle_meta(pd, rec);
+		if (r < 0) {
+			pd->done = true;
+			return r;
+		}
+	}
+	return 1;
+}
+
+/* Pipe mode: parse and queue the metadata records that open the stream. */
+static int prime_pipe(struct tk_perfdata *pd)
+{
+	for (;;) {
+		struct tk_perf_record rec;
+		struct pd_record_copy *q, *nq;
+		int r;
+
+		if (pd->eof && pd->end == pd->start)
+			return 0;
+		if (in_fill(pd, 8) < 8)
+			return 0;
+		{
+			uint32_t type = tk_load_u32(pd->buf + pd->start, false);
+
+			if (type < 64 || type == TK_PERF_RECORD_FINISHED_ROUND ||
+			    type == TK_PERF_RECORD_COMPRESSED || type == TK_PERF_RECORD_FINISHED_INIT ||
+			    type == TK_PERF_RECORD_AUXTRACE)
+				return 0;
+		}
+		r = next_raw(pd, &rec);
+		if (r <= 0)
+			return r;
+		r = handle_meta(pd, &rec);
+		if (r < 0)
+			return r;
+		nq = realloc(pd->queue, (pd->nr_queue + 1) * sizeof(*nq));
+		if (!nq)
+			return tk_fail(ENOMEM, "out of memory");
+		pd->queue = nq;
+		q = &nq[pd->nr_queue];
+		memset(q, 0, sizeof(*q));
+		q->data = malloc(rec.size);
+		q->extra = rec.extra ? malloc(rec.extra_size ? rec.extra_size : 1) : NULL;
+		if (!q->data || (rec.extra && !q->extra)) {
+			free(q->data);
+			free(q->extra);
+			return tk_fail(ENOMEM, "out of memory");
+		}
+		pd->nr_queue++;
+		memcpy(q->data, rec.data, rec.size);
+		if (rec.extra)
+			memcpy(q->extra, rec.extra, rec.extra_size);
+		q->rec = rec;
+		q->rec.data = q->data;
+		q->rec.extra = q->extra;
+	}
+}
+
+/* ---------------------------------------------------------------- open */
+
+static struct tk_perfdata *open_fd(int fd, const char *name, bool own_fd)
+{
+	struct tk_perfdata *pd = calloc(1, sizeof(*pd));
+	struct stat st;
+	uint8_t h[TK_PERF_HEADER_SIZE];
+	uint64_t magic, hsize;
+	int64_t have;
+	int r;
+
+	if (!pd) {
+		tk_fail(ENOMEM, "out of memory");
+		errno = ENOMEM;
+		if (own_fd)
+			close(fd);
+		return NULL;
+	}
+	pd->fd = fd;
+	pd->own_fd = own_fd;
+	pd->name = strdup(name ? name : "perf.data");
+	pd->scratch = malloc(65536);
+	pd->limit = UINT64_MAX;
+	if (!pd->name || !pd->scratch) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto fail;
+	}
+	pd->info.path = pd->name;
+	if (fstat(fd, &st) < 0) {
+		r = tk_fail(errno, "%s: %s", pd->name, strerror(errno));
+		goto fail;
+	}
+	pd->seekable = S_ISREG(st.st_mode);
+	if (pd->seekable)
+		pd->info.file_size = (uint64_t)st.st_size;
+
+	/* Read the first 16 bytes through the window so a pipe can go on from there. */
+	have = in_fill(pd, 16);
+	if (have < 0) {
+		r = (int)have;
+		goto fail;
+	}
+	if (have < 16) {
+		r = fail_at(pd, 0, "file of %" PRId64 " bytes is too short for a perf.data header",
+			    have);
+		goto fail;
+	}
+	magic = tk_load_u64(pd->buf + pd->start, false);
+	hsize = tk_load_u64(pd->buf + pd->start + 8, false);
+	if (magic == TK_PERF_MAGIC_SWAPPED) {
+		r = tk_fail_at(ENOTSUP, pd->name, 0, "perf.data of the other byte order is not "
+			       "supported");
+		goto fail;
+	}
+	if (memcmp(pd->buf + pd->start, "PERFFILE", 8) == 0) {
+		r = tk_fail_at(ENOTSUP, pd->name, 0, "legacy perf.data version 1 (PERFFILE) is not "
+			       "supported");
+		goto fail;
+	}
+	if (magic != TK_PERF_MAGIC) {
+		r = fail_at(pd, 0, "not a perf.data file (no PERFILE2 magic)");
+		goto fail;
+	}
+	if (hsize == 16) {
+		pd->info.pipe = true;
+		pd->info.header_size = 16;
+		pd->info.data_offset = 16;
+		in_consume(pd, 16);
+		r = prime_pipe(pd);
+		if (r < 0)
+			goto fail;
+		return pd;
+	}
+	if (hsize != TK_PERF_HEADER_SIZE && hsize != 72) {
+		r = fail_at(pd, 8, "header size %" PRIu64 " is not 104, 72 or 16 (pipe)", hsize);
+		goto fail;
+	}
+	if (!pd->seekable) {
+		r = tk_fail(ENOTSUP, "%s: a file-mode perf.data needs a seekable input", pd->name);
+		goto fail;
+	}
+	if (pd->info.file_size < hsize) {
+		r = fail_at(pd, 0, "file of %" PRIu64 " bytes is shorter than its header (%" PRIu64
+			    ")", pd->info.file_size, hsize);
+		goto fail;
+	}
+	memset(h, 0, sizeof(h));
+	r = pread_full(pd, h, hsize, 0);
+	if (r == 0)
+		r = read_file_header(pd, h, hsize);
+	if (r == 0)
+		r = read_attrs(pd);
+	if (r == 0)
+		r = read_features(pd);
+	if (r < 0)
+		goto fail;
+	/* Point the window at the data section. */
+	pd->start = pd->end = 0;
+	pd->eof = false;
+	pd->pos = pd->info.data_offset;
+	pd->limit = pd->info.data_end;
+	return pd;
+fail:
+	tk_perfdata_close(pd);
+	errno = -r;
+	return NULL;
+}
+
+struct tk_perfdata *tk_perfdata_open(const char *path)
+{
+	int fd;
+
+	if (strcmp(path, "-") == 0)
+		return open_fd(0, "<stdin>", false);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		tk_fail(e, "%s: %s", path, strerror(e));
+		errno = e;
+		return NULL;
+	}
+	return open_fd(fd, path, true);
+}
+
+struct tk_perfdata *tk_perfdata_open_fd(int fd, const char *name)
+{
+	return open_fd(fd, name, false);
+}
+
+void tk_perfdata_close(struct tk_perfdata *pd)
+{
+	if (!pd)
+		return;
+	for (size_t i = 0; i < pd->nr_evsels; i++) {
+		free(pd->evsels[i]->ids);
+		free(pd->evsels[i]);
+	}
+	free(pd->evsels);
+	free(pd->idmap);
+	for (size_t i = 0; i < pd->nr_features; i++)
+		free(pd->features[i]);
+	free(pd->features);
+	for (size_t i = 0; i < pd->nr_owned; i++)
+		free(pd->owned[i]);
+	free(pd->owned);
+	for (size_t i = 0; i < pd->nr_build_ids; i++)
+		free(pd->build_ids[i]);
+	free(pd->build_ids);
+	for (size_t i = 0; i < pd->nr_queue; i++) {
+		free(pd->queue[i].data);
+		free(pd->queue[i].extra);
+	}
+	free(pd->queue);
+	free(pd->argv);
+	free(pd->formats);
+	free(pd->buf);
+	free(pd->dbuf);
+	ZSTD_freeDCtx(pd->dctx);
+	free(pd->scratch);
+	free(pd->extra);
+	if (pd->own_fd)
+		close(pd->fd);
+	free(pd->name);
+	free(pd);
+}
+
+/* ------------------------------------------------------------- getters */
+
+const struct tk_perfdata_info *tk_perfdata_get_info(const struct tk_perfdata *pd)
+{
+	return &pd->info;
+}
+
+size_t tk_perfdata_evsel_count(const struct tk_perfdata *pd)
+{
+	return pd->nr_evsels;
+}
+
+const struct tk_perfdata_evsel *tk_perfdata_evsel_get(const struct tk_perfdata *pd, size_t i)
+{
+	return i < pd->nr_evsels ? &pd->evsels[i]->pub : NULL;
+}
+
+size_t tk_perfdata_feature_count(const struct tk_perfdata *pd)
+{
+	return pd->nr_features;
+}
+
+const struct tk_perfdata_feature *tk_perfdata_feature_get(const struct tk_perfdata *pd, size_t i)
+{
+	return i < pd->nr_features ? pd->features[i] : NULL;
+}
+
+const struct tk_perfdata_host *tk_perfdata_get_host(const struct tk_perfdata *pd)
+{
+	return &pd->host;
+}
+
+size_t tk_perfdata_build_id_count(const struct tk_perfdata *pd)
+{
+	return pd->nr_build_ids;
+}
+
+const struct tk_perfdata_build_id *tk_perfdata_build_id_get(const struct tk_perfdata *pd,
+							    size_t i)
+{
+	return i < pd->nr_build_ids ? pd->build_ids[i] : NULL;
+}
+
+int tk_perfdata_tracing(const struct tk_perfdata *pd, struct tk_perfdata_tracing *t,
+			const void **blob, uint64_t *len)
+{
+	if (!pd->tracing_blob)
+		return -ENOENT;
+	if (t)
+		*t = pd->tracing;
+	if (blob)
+		*blob = pd->tracing_blob;
+	if (len)
+		*len = pd->tracing_len;
+	return 0;
+}
+
+int tk_perfdata_tracing_format(const struct tk_perfdata *pd, uint32_t index, const char **system,
+			       struct tk_perfdata_text *text)
+{
+	if (index >= pd->nr_formats)
+		return -ENOENT;
+	if (system)
+		*system = pd->formats[index].system;
+	if (text)
+		*text = pd->formats[index].text;
+	return 0;
+}
+
+int tk_perfdata_parse_sample(const struct tk_perfdata *pd, const struct tk_perf_record *rec,
+			     struct tk_perf_sample *s)
+{
+	const uint8_t *p = rec->data;
+	const struct tk_perf_attr *a0;
+	size_t idx = 0, off, bad = 0;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->attr_index = -1;
+	if (pd->nr_evsels == 0)
+		return -ENOENT;
+	a0 = &pd->evsels[0]->pub.attr;
+	if (rec->type != TK_PERF_RECORD_SAMPLE &&
+	    (!tk_perf_has_trailer(rec->type) || !(a0->flags & TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL)))
+		return -ENOENT;
+	if (pd->nr_evsels > 1) {
+		uint64_t id;
+		size_t lo = 0, hi = pd->nr_idmap;
+
+		if (!tk_perf_id_offset(rec->type, a0->sample_type, rec->size, &off))
+			return tk_fail_at(ENOENT, pd->name, rec->offset, "%s record carries no "
+					  "event id in a file of %zu events",
+					  tk_perf_record_name(rec->type), pd->nr_evsels);
+		id = tk_load_u64(p + off, false);
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (pd->idmap[mid].id < id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == pd->nr_idmap || pd->idmap[lo].id != id)
+			return tk_fail_at(ENOENT, pd->name, rec->offset, "%s record has id %" PRIu64
+					  " of no event", tk_perf_record_name(rec->type), id);
+		idx = pd->idmap[lo].evsel;
+	}
+	if (rec->type == TK_PERF_RECORD_SAMPLE)
+		r = tk_perf_sample_decode(&pd->evsels[idx]->pub.attr, p, rec->size, s, &bad);
+	else
+		r = tk_perf_trailer_decode(pd->evsels[idx]->pub.attr.sample_type, p, rec->size, s,
+					   &bad);
+	s->attr_index = (int)idx;
+	if (r < 0)
+		return fail_at(pd, rec->offset, "%s record of %u bytes is too short for its "
+			       "sample fields (sample_type 0x%" PRIx64 ", stopped at +%zu)%s",
+			       tk_perf_record_name(rec->type), rec->size,
+			       pd->evsels[idx]->pub.attr.sample_type, bad,
+			       rec->compressed ? " (inside the COMPRESSED record)" : "");
+	return 0;
+}

@@ -1,0 +1,1000 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * perfdata-write: write a file-mode perf.data that perf 6.1 reads, and
+ * append a recording to one.
+ *
+ * Byte layout written (shared/specs/perfdata.md §1, §16a; host order):
+ *
+ *   0    header (104 bytes): magic, 104, attr_size 144, attrs, data,
+ *        event_types {0,0}, adds_features[4]
+ *   104  id arrays of every event, back to back (u64 each)
+ *        perf_file_attr per event: attr (128 bytes) + {offset, size} of its ids
+ *   data records, as the caller gives them
+ *   data.offset + data.size: feature table, 16 bytes per set bit in bit order
+ *        then the payloads in bit order
+ *   (append only) the merged id arrays and attrs, pointed at by the header
+ *
+ * Invariants, chosen so that a killed writer leaves a readable file:
+ *   - The header is written when the data starts (data size 0, bitmap 0)
+ *     and its data size (offset 48) is rewritten after every block of
+ *     records reaches the file: it always covers whole records only.
+ *   - Feature bits are set in one header write after the table and every
+ *     payload are on disk; until then the bitmap is 0, so perf never looks
+ *     for a table that is not there (perf itself sets the bits early, which
+ *     is why a killed perf record cannot be read: §14).
+ *   - Records are buffered up to BLOCK bytes; nothing else is kept per
+ *     record (SAMPLE_TIME is two numbers), so memory does not grow with
+ *     the data.
+ *   - After an I/O error the writer refuses further work (-EIO).
+ *
+ * Append keeps the old data where it is: only what follows it (the feature
+ * table and payloads) is rewritten, plus ids and attrs, which move behind
+ * the features because the old id arrays in front have no room for new
+ * ids. perf 6.1 reads attrs and ids wherever the header points.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracekit/tracefs.h>
+
+#include "bytes.h"
+#include "error.h"
+#include "perfdata-internal.h"
+
+#define BLOCK (1u << 20)
+#define NFEAT TK_PERF_FEAT_LAST
+
+struct w_evsel {
+	struct tk_perf_attr attr;
+	char *name;
+	uint64_t *ids;
+	size_t nr_ids;
+};
+
+struct w_buildid {
+	uint16_t misc;
+	int32_t pid;
+	uint8_t id[20];
+	uint8_t size;
+	char *name;
+};
+
+struct tk_perfdata_writer {
+	char *name;
+	int fd;
+	bool own_fd;
+	bool append;
+	bool begun, finished, failed, flushed;
+	struct w_evsel *evsels;
+	size_t nr_evsels, nr_old_evsels;
+	uint8_t *feat[NFEAT];
+	uint64_t feat_size[NFEAT];
+	bool feat_set[NFEAT];
+	struct w_buildid *bids;
+	size_t nr_bids;
+	uint64_t data_offset, data_size;
+	uint8_t *buf;
+	size_t len;
+	bool have_time;
+	uint64_t t_first, t_last;
+};
+
+static int wfail(struct tk_perfdata_writer *w, int err, const char *what)
+{
+	w->failed = true;
+	return tk_fail(err, "%s: %s: %s", w->name, what, strerror(err));
+}
+
+static int pwrite_full(struct tk_perfdata_writer *w, const void *p, size_t n, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = pwrite(w->fd, (const char *)p + done, n - done, (off_t)(off + done));
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return wfail(w, errno, "write");
+		}
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+static struct tk_perfdata_writer *writer_new(int fd, const char *name, bool own_fd)
+{
+	struct tk_perfdata_writer *w = calloc(1, sizeof(*w));
+
+	if (w) {
+		w->name = strdup(name ? name : "perf.data");
+		w->buf = malloc(BLOCK);
+	}
+	if (!w || !w->name || !w->buf) {
+		if (w) {
+			free(w->name);
+			free(w->buf);
+			free(w);
+		}
+		if (own_fd)
+			close(fd);
+		tk_fail(ENOMEM, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	w->fd = fd;
+	w->own_fd = own_fd;
+	return w;
+}
+
+struct tk_perfdata_writer *tk_perfdata_writer_open(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		int e = errno;
+
+		tk_fail(e, "%s: %s", path, strerror(e));
+		errno = e;
+		return NULL;
+	}
+	return writer_new(fd, path, true);
+}
+
+struct tk_perfdata_writer *tk_perfdata_writer_open_fd(int fd, const char *name)
+{
+	return writer_new(fd, name, false);
+}
+
+void tk_perfdata_writer_close(struct tk_perfdata_writer *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nr_evsels; i++) {
+		free(w->evsels[i].name);
+		free(w->evsels[i].ids);
+	}
+	free(w->evsels);
+	for (int i = 0; i < NFEAT; i++)
+		free(w->feat[i]);
+	for (size_t i = 0; i < w->nr_bids; i++)
+		free(w->bids[i].name);
+	free(w->bids);
+	free(w->buf);
+	if (w->own_fd)
+		close(w->fd);
+	free(w->name);
+	free(w);
+}
+
+/* ------------------------------------------------------------- events */
+
+static bool attr_equal(const struct tk_perf_attr *a, const struct tk_perf_attr *b)
+{
+	uint8_t x[TK_PERF_ATTR_SIZE], y[TK_PERF_ATTR_SIZE];
+
+	tk_perfdata_attr_encode(a, x);
+	tk_perfdata_attr_encode(b, y);
+	return memcmp(x, y, sizeof(x)) == 0;
+}
+
+static int push_evsel(struct tk_perfdata_writer *w, const struct tk_perf_attr *attr,
+		      const char *name)
+{
+	struct w_evsel *n = realloc(w->evsels, (w->nr_evsels + 1) * sizeof(*n));
+	char *nm = name ? strdup(name) : NULL;
+
+	if (n)
+		w->evsels = n;
+	if (!n || (name && !nm)) {
+		free(nm);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	memset(&n[w->nr_evsels], 0, sizeof(*n));
+	n[w->nr_evsels].attr = *attr;
+	n[w->nr_evsels].attr.size = TK_PERF_ATTR_SIZE;
+	n[w->nr_evsels].name = nm;
+	return (int)w->nr_evsels++;
+}
+
+int tk_perfdata_writer_add_attr(struct tk_perfdata_writer *w, const struct tk_perf_attr *attr,
+				const char *name)
+{
+	if (w->begun || w->failed)
+		return tk_fail(EINVAL, "%s: events must be added before the data", w->name);
+	if (w->nr_evsels > 0 &&
+	    ((attr->flags ^ w->evsels[0].attr.flags) & TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL))
+		return tk_fail(EINVAL, "%s: event %zu: sample_id_all differs from event 0",
+			       w->name, w->nr_evsels);
+	if (w->append) {
+		for (size_t i = 0; i < w->nr_evsels; i++) {
+			const struct tk_perf_attr *o = &w->evsels[i].attr;
+
+			if (attr_equal(attr, o))
+				return (int)i;
+			if (o->type == attr->type && o->config == attr->config)
+				return tk_fail(EINVAL, "%s: cannot append: event type %u config 0x%"
+					       PRIx64 " was recorded with other settings "
+					       "(sample_type 0x%" PRIx64 " vs 0x%" PRIx64
+					       ", flags 0x%" PRIx64 " vs 0x%" PRIx64 ")", w->name,
+					       attr->type, attr->config, o->sample_type,
+					       attr->sample_type, o->flags, attr->flags);
+		}
+		if (!(attr->sample_type & TK_PERF_SAMPLE_IDENTIFIER))
+			return tk_fail(EINVAL, "%s: cannot append: new event type %u config 0x%"
+				       PRIx64 " lacks IDENTIFIER in its sample_type", w->name,
+				       attr->type, attr->config);
+		for (size_t i = 0; i < w->nr_evsels; i++)
+			if (!(w->evsels[i].attr.sample_type & TK_PERF_SAMPLE_IDENTIFIER))
+				return tk_fail(EINVAL, "%s: cannot append a new event: event %zu of "
+					       "the file lacks IDENTIFIER", w->name, i);
+	}
+	return push_evsel(w, attr, name);
+}
+
+int tk_perfdata_writer_add_ids(struct tk_perfdata_writer *w, size_t index, const uint64_t *ids,
+			       size_t nr)
+{
+	struct w_evsel *e;
+	uint64_t *n;
+
+	if (w->begun || w->failed || index >= w->nr_evsels)
+		return tk_fail(EINVAL, "%s: ids for event %zu cannot be added now", w->name, index);
+	for (size_t k = 0; k < nr; k++)
+		for (size_t i = 0; i < w->nr_evsels; i++)
+			for (size_t j = 0; j < w->evsels[i].nr_ids; j++)
+				if (w->evsels[i].ids[j] == ids[k])
+					return tk_fail(EINVAL, "%s: id %" PRIu64 " is already used "
+						       "by event %zu", w->name, ids[k], i);
+	e = &w->evsels[index];
+	if (nr > SIZE_MAX / 8 - e->nr_ids)
+		return tk_fail(EINVAL, "too many ids");
+	n = realloc(e->ids, (e->nr_ids + nr) * 8 + 1);
+	if (!n)
+		return tk_fail(ENOMEM, "out of memory");
+	e->ids = n;
+	memcpy(e->ids + e->nr_ids, ids, nr * 8);
+	e->nr_ids += nr;
+	return 0;
+}
+
+/* Write the id arrays then the attrs at @off; returns the end offset. */
+static int write_attrs(struct tk_perfdata_writer *w, uint64_t off, uint64_t *attrs_off,
+		       uint64_t *end)
+{
+	uint64_t ids_at = off, nids = 0;
+	uint8_t fa[TK_PERF_FILE_ATTR_SIZE];
+	int r;
+
+	for (size_t i = 0; i < w->nr_evsels; i++) {
+		r = pwrite_full(w, w->evsels[i].ids, w->evsels[i].nr_ids * 8, off + nids * 8);
+		if (r < 0)
+			return r;
+		nids += w->evsels[i].nr_ids;
+	}
+	*attrs_off = off + nids * 8;
+	for (size_t i = 0; i < w->nr_evsels; i++) {
+		tk_perfdata_attr_encode(&w->evsels[i].attr, fa);
+		tk_store_u64(fa + 128, w->evsels[i].nr_ids ? ids_at : 0, false);
+		tk_store_u64(fa + 136, w->evsels[i].nr_ids * 8, false);
+		ids_at += w->evsels[i].nr_ids * 8;
+		r = pwrite_full(w, fa, sizeof(fa), *attrs_off + i * sizeof(fa));
+		if (r < 0)
+			return r;
+	}
+	*end = *attrs_off + w->nr_evsels * sizeof(fa);
+	return 0;
+}
+
+static int write_header(struct tk_perfdata_writer *w, uint64_t attrs_off, const uint64_t feats[4])
+{
+	uint8_t h[TK_PERF_HEADER_SIZE];
+
+	memset(h, 0, sizeof(h));
+	tk_store_u64(h, TK_PERF_MAGIC, false);
+	tk_store_u64(h + 8, TK_PERF_HEADER_SIZE, false);
+	tk_store_u64(h + 16, TK_PERF_FILE_ATTR_SIZE, false);
+	tk_store_u64(h + 24, attrs_off, false);
+	tk_store_u64(h + 32, w->nr_evsels * (uint64_t)TK_PERF_FILE_ATTR_SIZE, false);
+	tk_store_u64(h + 40, w->data_offset, false);
+	tk_store_u64(h + 48, w->data_size, false);
+	for (int i = 0; i < 4; i++)
+		tk_store_u64(h + 72 + 8 * i, feats[i], false);
+	return pwrite_full(w, h, sizeof(h), 0);
+}
+
+int tk_perfdata_writer_begin(struct tk_perfdata_writer *w)
+{
+	static const uint64_t none[4];
+	uint64_t attrs_off, end;
+	int r;
+
+	if (w->failed || w->finished)
+		return -EIO;
+	if (w->begun)
+		return 0;
+	if (w->nr_evsels == 0)
+		return tk_fail(EINVAL, "%s: no events added", w->name);
+	if (w->nr_evsels > 1)
+		for (size_t i = 0; i < w->nr_evsels; i++)
+			if (!w->evsels[i].nr_ids)
+				return tk_fail(EINVAL, "%s: event %zu has no ids in a file of %zu "
+					       "events", w->name, i, w->nr_evsels);
+	w->begun = true;
+	if (w->append)
+		return 0;      /* nothing is written before the first flush */
+	r = write_attrs(w, TK_PERF_HEADER_SIZE, &attrs_off, &end);
+	if (r < 0)
+		return r;
+	w->data_offset = end;
+	w->data_size = 0;
+	return write_header(w, attrs_off, none);
+}
+
+/* --------------------------------------------------------------- records */
+
+static void note_time(struct tk_perfdata_writer *w, const uint8_t *rec, size_t size)
+{
+	struct tk_perf_sample s;
+	size_t idx = 0, off, bad;
+
+	if (w->nr_evsels > 1) {
+		uint64_t id;
+		bool found = false;
+
+		if (!tk_perf_id_offset(TK_PERF_RECORD_SAMPLE, w->evsels[0].attr.sample_type, size,
+				       &off))
+			return;
+		id = tk_load_u64(rec + off, false);
+		for (size_t i = 0; i < w->nr_evsels && !found; i++)
+			for (size_t j = 0; j < w->evsels[i].nr_ids && !found; j++)
+				if (w->evsels[i].ids[j] == id) {
+					idx = i;
+					found = true;
+				}
+		if (!found)
+			return;
+	}
+	if (!(w->evsels[idx].attr.sample_type & TK_PERF_SAMPLE_TIME) ||
+	    tk_perf_sample_decode(&w->evsels[idx].attr, rec, size, &s, &bad) < 0)
+		return;
+	if (!w->have_time || s.time < w->t_first)
+		w->t_first = s.time;
+	if (!w->have_time || s.time > w->t_last)
+		w->t_last = s.time;
+	w->have_time = true;
+}
+
+int tk_perfdata_writer_flush(struct tk_perfdata_writer *w)
+{
+	uint8_t b[8];
+	int r;
+
+	if (w->failed)
+		return -EIO;
+	if (!w->begun) {
+		r = tk_perfdata_writer_begin(w);
+		if (r < 0)
+			return r;
+	}
+	if (w->append && !w->flushed) {
+		/* The old feature table is about to be overwritten: drop its bits first. */
+		static const uint8_t zero[32];
+
+		r = pwrite_full(w, zero, sizeof(zero), 72);
+		if (r < 0)
+			return r;
+	}
+	w->flushed = true;
+	if (w->len == 0)
+		return 0;
+	r = pwrite_full(w, w->buf, w->len, w->data_offset + w->data_size);
+	if (r < 0)
+		return r;
+	w->data_size += w->len;
+	w->len = 0;
+	tk_store_u64(b, w->data_size, false);
+	return pwrite_full(w, b, 8, 48);
+}
+
+int tk_perfdata_writer_write(struct tk_perfdata_writer *w, const void *rec, size_t size)
+{
+	const uint8_t *p = rec;
+	int r;
+
+	if (w->failed || w->finished)
+		return -EIO;
+	if (size < 8 || size > 65535 || tk_load_u16(p + 6, false) != size)
+		return tk_fail(EINVAL, "%s: record of %zu bytes has header size %u", w->name, size,
+			       size >= 8 ? tk_load_u16(p + 6, false) : 0);
+	if (!w->begun) {
+		r = tk_perfdata_writer_begin(w);
+		if (r < 0)
+			return r;
+	}
+	if (w->len + size > BLOCK) {
+		r = tk_perfdata_writer_flush(w);
+		if (r < 0)
+			return r;
+	}
+	memcpy(w->buf + w->len, p, size);
+	w->len += size;
+	if (tk_load_u32(p, false) == TK_PERF_RECORD_SAMPLE)
+		note_time(w, p, size);
+	return 0;
+}
+
+/* -------------------------------------------------------------- features */
+
+int tk_perfdata_writer_set_feature(struct tk_perfdata_writer *w, uint32_t id, const void *data,
+				   uint64_t size)
+{
+	uint8_t *copy;
+
+	if (id == 0 || id >= NFEAT)
+		return tk_fail(EINVAL, "%s: feature %u is not one perf 6.1 knows", w->name, id);
+	if (size > SIZE_MAX - 1)
+		return tk_fail(EINVAL, "feature too large");
+	copy = malloc(size ? size : 1);
+	if (!copy)
+		return tk_fail(ENOMEM, "out of memory");
+	if (size)
+		memcpy(copy, data, size);
+	free(w->feat[id]);
+	w->feat[id] = copy;
+	w->feat_size[id] = size;
+	w->feat_set[id] = true;
+	return 0;
+}
+
+/* A growable byte buffer for building payloads. */
+struct bb {
+	uint8_t *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void bb_put(struct bb *b, const void *d, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->cap - b->len < n) {
+		size_t ncap = b->cap ? b->cap : 256;
+		uint8_t *np;
+
+		while (ncap - b->len < n)
+			ncap *= 2;
+		np = realloc(b->p, ncap);
+		if (!np) {
+			b->oom = true;
+			return;
+		}
+		b->p = np;
+		b->cap = ncap;
+	}
+	if (n)
+		memcpy(b->p + b->len, d, n);
+	b->len += n;
+}
+
+static void bb_u32(struct bb *b, uint32_t v)
+{
+	bb_put(b, &v, 4);
+}
+
+static void bb_u64(struct bb *b, uint64_t v)
+{
+	bb_put(b, &v, 8);
+}
+
+static void bb_zero(struct bb *b, size_t n)
+{
+	static const uint8_t z[64];
+
+	while (n > 0) {
+		size_t k = n < sizeof(z) ? n : sizeof(z);
+
+		bb_put(b, z, k);
+		n -= k;
+	}
+}
+
+/* perf_header_string: u32 len (strlen+1 rounded to 64), string, NUL padding. */
+static void bb_string(struct bb *b, const char *s)
+{
+	size_t n = strlen(s);
+	uint32_t len = tk_perf_string_len(n);
+
+	bb_u32(b, len);
+	bb_put(b, s, n);
+	bb_zero(b, len - n);
+}
+
+static int set_bb(struct tk_perfdata_writer *w, uint32_t id, struct bb *b)
+{
+	int r;
+
+	if (b->oom) {
+		free(b->p);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	r = tk_perfdata_writer_set_feature(w, id, b->p, b->len);
+	free(b->p);
+	return r;
+}
+
+int tk_perfdata_writer_set_string(struct tk_perfdata_writer *w, uint32_t id, const char *value)
+{
+	struct bb b = { 0 };
+
+	bb_string(&b, value);
+	return set_bb(w, id, &b);
+}
+
+int tk_perfdata_writer_add_build_id(struct tk_perfdata_writer *w, uint16_t misc, int32_t pid,
+				    const uint8_t *id, size_t len, const char *filename)
+{
+	struct w_buildid *n;
+	char *nm;
+
+	if (len == 0 || len > 20 || !filename)
+		return tk_fail(EINVAL, "%s: build id of %zu bytes", w->name, len);
+	for (size_t i = 0; i < w->nr_bids; i++)
+		if (w->bids[i].pid == pid && w->bids[i].size == len &&
+		    memcmp(w->bids[i].id, id, len) == 0 && strcmp(w->bids[i].name, filename) == 0)
+			return 0;
+	nm = strdup(filename);
+	n = realloc(w->bids, (w->nr_bids + 1) * sizeof(*n));
+	if (n)
+		w->bids = n;
+	if (!n || !nm) {
+		free(nm);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	memset(&n[w->nr_bids], 0, sizeof(*n));
+	n[w->nr_bids].misc = (uint16_t)(misc | 0x8000);
+	n[w->nr_bids].pid = pid;
+	memcpy(n[w->nr_bids].id, id, len);
+	n[w->nr_bids].size = (uint8_t)len;
+	n[w->nr_bids].name = nm;
+	w->nr_bids++;
+	return 0;
+}
+
+static int build_build_ids(struct tk_perfdata_writer *w)
+{
+	struct bb b = { 0 };
+
+	if (w->nr_bids == 0)
+		return 0;
+	for (size_t i = 0; i < w->nr_bids; i++) {
+		const struct w_buildid *e = &w->bids[i];
+		size_t n = strlen(e->name);
+		uint32_t nlen = tk_perf_string_len(n);
+		uint8_t h[36];
+
+		if (36 + nlen > 65535)
+			continue;
+		memset(h, 0, sizeof(h));
+		tk_store_u32(h, 0, false);
+		tk_store_u16(h + 4, e->misc, false);
+		tk_store_u16(h + 6, (uint16_t)(36 + nlen), false);
+		tk_store_u32(h + 8, (uint32_t)e->pid, false);
+		memcpy(h + 12, e->id, 20);
+		h[32] = e->size;
+		bb_put(&b, h, sizeof(h));
+		bb_put(&b, e->name, n);
+		bb_zero(&b, nlen - n);
+	}
+	return set_bb(w, TK_PERF_FEAT_BUILD_ID, &b);
+}
+
+static int build_event_desc(struct tk_perfdata_writer *w)
+{
+	struct bb b = { 0 };
+	uint8_t a[TK_PERF_ATTR_SIZE];
+
+	for (size_t i = 0; i < w->nr_evsels; i++)
+		if (!w->evsels[i].name)
+			return 0;      /* perf pairs names by position: all or none */
+	bb_u32(&b, (uint32_t)w->nr_evsels);
+	bb_u32(&b, TK_PERF_ATTR_SIZE);
+	for (size_t i = 0; i < w->nr_evsels; i++) {
+		tk_perfdata_attr_encode(&w->evsels[i].attr, a);
+		bb_put(&b, a, sizeof(a));
+		bb_u32(&b, (uint32_t)w->evsels[i].nr_ids);
+		bb_string(&b, w->evsels[i].name);
+		bb_put(&b, w->evsels[i].ids, w->evsels[i].nr_ids * 8);
+	}
+	return set_bb(w, TK_PERF_FEAT_EVENT_DESC, &b);
+}
+
+/* Read a small /proc file into @buf (NUL-terminated); 0 or -errno. */
+static int read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (len + 1 < cap) {
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = 0;
+	return 0;
+}
+
+/* Value of "key<spaces>: value" in /proc text; copied to @out with space runs squashed. */
+static bool proc_field(const char *text, const char *key, char *out, size_t cap)
+{
+	size_t kl = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		if (strncmp(p, key, kl) == 0 && (p[kl] == ' ' || p[kl] == '\t' || p[kl] == ':')) {
+			const char *v = strchr(p, ':');
+			size_t o = 0;
+
+			if (!v)
+				return false;
+			v++;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			for (; *v && *v != '\n' && o + 1 < cap; v++) {
+				if (*v == ' ' && o > 0 && out[o - 1] == ' ')
+					continue;
+				out[o++] = *v;
+			}
+			while (o > 0 && out[o - 1] == ' ')
+				o--;
+			out[o] = 0;
+			return true;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+int tk_perfdata_writer_set_host(struct tk_perfdata_writer *w, int argc, const char *const *argv)
+{
+	struct utsname u;
+	char *text = malloc(1 << 16);
+	char a[256], b[64], c[64], d[64], line[512];
+	struct bb bb = { 0 };
+	uint32_t nr[2];
+	int r;
+
+	if (!text)
+		return tk_fail(ENOMEM, "out of memory");
+	if (uname(&u) < 0) {
+		free(text);
+		return tk_fail(errno, "uname: %s", strerror(errno));
+	}
+	r = tk_perfdata_writer_set_string(w, TK_PERF_FEAT_HOSTNAME, u.nodename);
+	if (r == 0)
+		r = tk_perfdata_writer_set_string(w, TK_PERF_FEAT_OSRELEASE, u.release);
+	if (r == 0)
+		r = tk_perfdata_writer_set_string(w, TK_PERF_FEAT_VERSION, "tracekit 0.1.0");
+	if (r == 0)
+		r = tk_perfdata_writer_set_string(w, TK_PERF_FEAT_ARCH, u.machine);
+	nr[0] = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
+	nr[1] = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	if (r == 0)
+		r = tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_NRCPUS, nr, sizeof(nr));
+	if (r == 0 && read_small("/proc/cpuinfo", text, 1 << 16) == 0) {
+		if (proc_field(text, "model name", a, sizeof(a)))
+			r = tk_perfdata_writer_set_string(w, TK_PERF_FEAT_CPUDESC, a);
+		if (r == 0 && proc_field(text, "vendor_id", a, sizeof(a)) &&
+		    proc_field(text, "cpu family", b, sizeof(b)) &&
+		    proc_field(text, "model", c, sizeof(c)) &&
+		    proc_field(text, "stepping", d, sizeof(d))) {
+			snprintf(line, sizeof(line), "%s,%s,%s,%s", a, b, c, d);
+			r = tk_perfdata_writer_set_string(w, TK_PERF_FEAT_CPUID, line);
+		}
+	}
+	if (r == 0 && read_small("/proc/meminfo", text, 1 << 16) == 0 &&
+	    proc_field(text, "MemTotal", a, sizeof(a))) {
+		uint64_t kb = strtoull(a, NULL, 10);
+
+		r = tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_TOTAL_MEM, &kb, sizeof(kb));
+	}
+	if (r == 0) {
+		ssize_t n = readlink("/proc/self/exe", text, (1 << 16) - 1);
+
+		text[n > 0 ? n : 0] = 0;
+		bb_u32(&bb, (uint32_t)(argc > 0 ? argc : 1));
+		bb_string(&bb, n > 0 ? text : (argc > 0 ? argv[0] : "tracekit"));
+		for (int i = 1; i < argc; i++)
+			bb_string(&bb, argv[i]);
+		r = set_bb(w, TK_PERF_FEAT_CMDLINE, &bb);
+	}
+	free(text);
+	return r;
+}
+
+int tk_perfdata_writer_set_clock(struct tk_perfdata_writer *w, int32_t clockid)
+{
+	struct timespec res, tod, clk;
+	uint8_t cd[24];
+	uint64_t ns;
+	int r;
+
+	if (clock_getres(clockid, &res) < 0 || clock_gettime(CLOCK_REALTIME, &tod) < 0 ||
+	    clock_gettime(clockid, &clk) < 0)
+		return tk_fail(errno, "clock %d: %s", clockid, strerror(errno));
+	ns = (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec;
+	r = tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_CLOCKID, &ns, sizeof(ns));
+	if (r < 0)
+		return r;
+	tk_store_u32(cd, 1, false);
+	tk_store_u32(cd + 4, (uint32_t)clockid, false);
+	tk_store_u64(cd + 8, (uint64_t)tod.tv_sec * 1000000000u + (uint64_t)tod.tv_nsec, false);
+	tk_store_u64(cd + 16, (uint64_t)clk.tv_sec * 1000000000u + (uint64_t)clk.tv_nsec, false);
+	return tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_CLOCK_DATA, cd, sizeof(cd));
+}
+
+/* ------------------------------------------------------- tracing data */
+
+static int put_file(struct bb *b, const char *path, int width)
+{
+	char *text;
+	size_t len;
+	int r = tk_tracefs_read_top_file(path, &text, &len);
+
+	if (r < 0)
+		return r;
+	if (width == 4)
+		bb_u32(b, (uint32_t)len);
+	else
+		bb_u64(b, len);
+	bb_put(b, text, len);
+	free(text);
+	return 0;
+}
+
+int tk_perfdata_tracing_build(const char *const *events, size_t nr, void **blob, uint64_t *len)
+{
+	struct bb b = { 0 };
+	uint8_t hdr[6] = { 0, 8 };
+	uint32_t nsys = 0;
+	char path[512];
+	bool *done = calloc(nr ? nr : 1, sizeof(*done));
+	int r;
+
+	if (!done)
+		return tk_fail(ENOMEM, "out of memory");
+	for (size_t i = 0; i < nr; i++)
+		if (!strchr(events[i], ':') || strchr(events[i], '/') ||
+		    strlen(events[i]) > 400) {
+			free(done);
+			return tk_fail(EINVAL, "event \"%s\" is not system:name", events[i]);
+		}
+	bb_put(&b, "\x17\x08\x44tracing", 10);
+	bb_put(&b, "0.6", 4);
+	tk_store_u32(hdr + 2, (uint32_t)sysconf(_SC_PAGESIZE), false);
+	bb_put(&b, hdr, sizeof(hdr));
+	bb_put(&b, "header_page", 12);
+	r = put_file(&b, "events/header_page", 8);
+	bb_put(&b, "header_event", 13);
+	if (r == 0)
+		r = put_file(&b, "events/header_event", 8);
+
+	/*
+	 * ftrace formats first, then one group per other system, in the
+	 * order the systems first appear in @events.
+	 */
+	for (int pass = 0; pass < 2 && r == 0; pass++) {
+		size_t count_at = b.len;
+
+		bb_u32(&b, 0);
+		for (size_t i = 0; i < nr && r == 0; i++) {
+			const char *colon = strchr(events[i], ':');
+			size_t sl = (size_t)(colon - events[i]);
+			bool ftrace = sl == 6 && memcmp(events[i], "ftrace", 6) == 0;
+			uint32_t count = 0;
+			size_t sys_count_at = 0;
+
+			if (done[i] || ftrace != (pass == 0))
+				continue;
+			if (pass == 1) {
+				bb_put(&b, events[i], sl);
+				bb_put(&b, "", 1);
+				sys_count_at = b.len;
+				bb_u32(&b, 0);
+				nsys++;
+			}
+			for (size_t j = i; j < nr && r == 0; j++) {
+				if (done[j] || strncmp(events[j], events[i], sl + 1) != 0)
+					continue;
+				snprintf(path, sizeof(path), "events/%.*s/%s/format", (int)sl,
+					 events[j], events[j] + sl + 1);
+				r = put_file(&b, path, 8);
+				done[j] = true;
+				count++;
+			}
+			if (!b.oom)
+				memcpy(b.p + (pass == 0 ? count_at : sys_count_at), &count, 4);
+			if (pass == 1 && !b.oom)
+				memcpy(b.p + count_at, &nsys, 4);
+			if (pass == 0)
+				break;
+		}
+	}
+	/* kallsyms: perf writes none (size 0). */
+	bb_u32(&b, 0);
+	if (r == 0)
+		r = put_file(&b, "printk_formats", 4);
+	if (r == 0)
+		r = put_file(&b, "saved_cmdlines", 8);
+	free(done);
+	if (r == 0 && b.oom)
+		r = tk_fail(ENOMEM, "out of memory");
+	if (r < 0) {
+		free(b.p);
+		return r;
+	}
+	*blob = b.p;
+	*len = b.len;
+	return 0;
+}
+
+/* --------------------------------------------------------------- finish */
+
+int tk_perfdata_writer_finish(struct tk_perfdata_writer *w)
+{
+	uint64_t feats[4] = { 0 }, table, pos, attrs_off, end;
+	uint32_t n = 0;
+	uint8_t ent[16];
+	int r;
+
+	if (w->failed)
+		return -EIO;
+	if (w->finished)
+		return tk_fail(EINVAL, "%s: already finished", w->name);
+	r = tk_perfdata_writer_flush(w);
+	if (r < 0)
+		return r;
+	r = build_build_ids(w);
+	if (r == 0 && w->nr_evsels)
+		r = build_event_desc(w);
+	if (r == 0 && w->have_time) {
+		uint64_t st[2] = { w->t_first, w->t_last };
+
+		r = tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_SAMPLE_TIME, st, sizeof(st));
+	}
+	if (r < 0)
+		return r;
+	for (uint32_t id = 1; id < NFEAT; id++)
+		n += w->feat_set[id];
+	table = w->data_offset + w->data_size;
+	pos = table + 16ull * n;
+	n = 0;
+	for (uint32_t id = 1; id < NFEAT && r == 0; id++) {
+		if (!w->feat_set[id])
+			continue;
+		tk_store_u64(ent, pos, false);
+		tk_store_u64(ent + 8, w->feat_size[id], false);
+		r = pwrite_full(w, ent, sizeof(ent), table + 16ull * n++);
+		if (r == 0)
+			r = pwrite_full(w, w->feat[id], w->feat_size[id], pos);
+		pos += w->feat_size[id];
+		feats[id / 64] |= 1ull << (id % 64);
+	}
+	if (r < 0)
+		return r;
+	if (w->append) {
+		r = write_attrs(w, pos, &attrs_off, &end);
+		if (r < 0)
+			return r;
+	} else {
+		attrs_off = TK_PERF_HEADER_SIZE;
+		for (size_t i = 0; i < w->nr_evsels; i++)
+			attrs_off += w->evsels[i].nr_ids * 8;
+		end = pos;
+	}
+	if (ftruncate(w->fd, (off_t)end) < 0)
+		return wfail(w, errno, "truncate");
+	/* Everything the bitmap announces is on disk: now set it. */
+	if (fdatasync(w->fd) < 0 && errno != EINVAL && errno != EROFS)
+		return wfail(w, errno, "sync");
+	r = write_header(w, attrs_off, feats);
+	if (r == 0)
+		w->finished = true;
+	return r;
+}
+
+/* --------------------------------------------------------------- append */
+
+struct tk_perfdata_writer *tk_perfdata_append_open(const char *path)
+{
+	struct tk_perfdata *pd = tk_perfdata_open(path);
+	const struct tk_perfdata_info *in;
+	const struct tk_perfdata_host *h;
+	struct tk_perfdata_writer *w = NULL;
+	int fd = -1, r = 0;
+
+	if (!pd)
+		return NULL;
+	in = tk_perfdata_get_info(pd);
+	if (in->pipe || in->data_size_repaired) {
+		r = tk_fail(EINVAL, "%s: cannot append to a %s", path,
+			    in->pipe ? "pipe-mode file" : "file whose recording was not finished");
+		goto out;
+	}
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		r = tk_fail(errno, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	w = writer_new(fd, path, true);
+	fd = -1;
+	if (!w) {
+		r = -ENOMEM;
+		goto out;
+	}
+	w->append = true;
+	w->data_offset = in->data_offset;
+	w->data_size = in->data_size;
+	for (size_t i = 0; i < tk_perfdata_evsel_count(pd) && r == 0; i++) {
+		const struct tk_perfdata_evsel *e = tk_perfdata_evsel_get(pd, i);
+
+		r = push_evsel(w, &e->attr, e->name);
+		if (r >= 0) {
+			w->evsels[i].ids = malloc(e->nr_ids * 8 + 1);
+			if (!w->evsels[i].ids) {
+				r = tk_fail(ENOMEM, "out of memory");
+				break;
+			}
+			memcpy(w->evsels[i].ids, e->ids, e->nr_ids * 8);
+			w->evsels[i].nr_ids = e->nr_ids;
+			r = 0;
+		}
+	}
+	w->nr_old_evsels = w->nr_evsels;
+	for (size_t i = 0; i < tk_perfdata_feature_count(pd) && r == 0; i++) {
+		const struct tk_perfdata_feature *f = tk_perfdata_feature_get(pd, i);
+
+		/* Build ids are merged from their parsed form; the rest is kept as is. */
+		if (f->id == 0 || f->id >= NFEAT || f->id == TK_PERF_FEAT_BUILD_ID || !f->valid)
+			continue;
+		r = tk_perfdata_writer_set_feature(w, f->id, f->data, f->size);
+	}
+	for (size_t i = 0; i < tk_perfdata_build_id_count(pd) && r == 0; i++) {
+		const struct tk_perfdata_build_id *b = tk_perfdata_build_id_get(pd, i);
+
+		r = tk_perfdata_writer_add_build_id(w, b->misc & 0x7fff, b->pid, b->id,
+						    b->size ? b->size : 20, b->filename);
+	}
+	h = tk_perfdata_get_host(pd);
+	if (h->has_sample_time && h->sample_time_first <= h->sample_time_last) {
+		w->have_time = true;
+		w->t_first = h->sample_time_first;
+		w->t_last = h->sample_time_last;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	tk_perfdata_close(pd);
+	if (r < 0) {
+		tk_perfdata_writer_close(w);
+		errno = -r;
+		return NULL;
+	}
+	return w;
+}

@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+# tracekit dump on perf.data files made by the real perf record (file mode,
+# callchains, pipe mode, zstd-compressed, killed recorder): the record
+# counts by type must equal what perf report -D counts, and a corrupt file
+# must fail with a message naming the file and offset.
+set -u
+TRACEKIT=${TRACEKIT:-tracekit}
+if ! command -v perf >/dev/null; then echo "SKIP: perf is not installed"; exit 77; fi
+if [ "$(id -u)" != 0 ]; then echo "SKIP: perf record of tracepoints needs root"; exit 77; fi
+dir=$(mktemp -d /tmp/tk-perfdata-it.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# "NAME count" lines from perf report -D's aggregated stats, named as tracekit names them.
+perf_counts() {
+	perf report -D -i "$1" 2>/dev/null | sed -n '/Aggregated stats/,/stats:$/p' |
+		awk '$2 == "events:" && $1 != "TOTAL" { n = $1
+			if (n == "ATTR" || n == "FEATURE" || n == "TRACING_DATA" || n == "BUILD_ID") n = "HEADER_" n
+			print n, $3 }' | sort
+}
+our_counts() {
+	"$TRACEKIT" dump "$1" 2>"$dir/err" | awk '
+		/^records:/ { on = 1; next }
+		/^compressed:/ { split($2, a, "="); print "COMPRESSED", a[2]; next }
+		on && /^  / { sub(":", "", $1); print $1, $2 }' | sort
+}
+check() {
+	local f=$1
+	perf_counts "$f" >"$dir/perf.txt"
+	our_counts "$f" >"$dir/ours.txt"
+	if [ ! -s "$dir/perf.txt" ]; then fail "$f: perf report -D printed no counts"; return; fi
+	if ! diff -u "$dir/perf.txt" "$dir/ours.txt"; then fail "$f: counts differ"; fi
+}
+
+perf record -q -e sched:sched_switch -a -o "$dir/a.data" -- sleep 0.2 >/dev/null 2>&1 || fail "perf record a"
+perf record -q -e cpu-clock -g -o "$dir/b.data" -- ls / >/dev/null 2>&1 || fail "perf record b"
+perf record -q -e sched:sched_switch -a -o - -- sleep 0.2 >"$dir/c.data" 2>/dev/null || fail "perf record c"
+perf record -q -z -e sched:sched_switch -a -o "$dir/z.data" -- sleep 0.2 >/dev/null 2>&1 || fail "perf record z"
+for f in a b c z; do check "$dir/$f.data"; done
+
+# Samples: tracekit's SAMPLE count equals the lines perf script prints.
+n=$(perf script -i "$dir/a.data" 2>/dev/null | wc -l)
+ours=$(our_counts "$dir/a.data" | awk '$1 == "SAMPLE" { print $2 }')
+[ "$n" = "$ours" ] || fail "a.data: perf script shows $n samples, tracekit $ours"
+
+grep -q 'mode=pipe' <("$TRACEKIT" dump "$dir/c.data") || fail "c.data not shown as pipe mode"
+
+# A killed recorder: data size 0; read to the last complete record with a warning.
+perf record -q -e sched:sched_switch -a -o "$dir/k.data" >/dev/null 2>&1 &
+pid=$!
+sleep 1
+kill -9 $pid
+wait $pid 2>/dev/null
+if "$TRACEKIT" dump "$dir/k.data" >"$dir/k.txt" 2>"$dir/k.err"; then
+	grep -q 'data_size_repaired=yes' "$dir/k.txt" || fail "k.data: not marked repaired"
+	grep -q 'recorder killed' "$dir/k.err" || fail "k.data: no warning"
+	grep -q 'SAMPLE:' "$dir/k.txt" || fail "k.data: no samples read"
+else
+	fail "k.data: dump failed: $(cat "$dir/k.err")"
+fi
+
+# Corrupt: attrs pointing past the end of the file.
+cp "$dir/a.data" "$dir/bad.data"
+printf '\xff\xff\xff\x00' | dd of="$dir/bad.data" bs=1 seek=24 conv=notrunc 2>/dev/null
+if "$TRACEKIT" dump "$dir/bad.data" >/dev/null 2>"$dir/bad.err"; then
+	fail "bad.data accepted"
+else
+	grep -q 'bad.data: offset 0x18' "$dir/bad.err" || fail "bad.data: message '$(cat "$dir/bad.err")'"
+fi
+
+[ $fails = 0 ] && echo "perfdata: all checks passed"
+exit $((fails > 0))

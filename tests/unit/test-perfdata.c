@@ -1,0 +1,732 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Tests of the perf.data reader and writer: hand-built files (pipe mode,
+ * COMPRESSED streams, unaligned records, killed writers, corrupt headers)
+ * and, when perf and root are present, files from the real perf record,
+ * checked against perf report -D, and files we write, checked with perf
+ * script, perf report --header-only and perf buildid-list.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include <tracekit/perfdata.h>
+
+#include "bytes.h"
+#include "perfdata-internal.h"
+
+static char tmpdir[] = "/tmp/tk-perfdata-XXXXXX";
+
+static void path_of(char *out, size_t cap, const char *name)
+{
+	snprintf(out, cap, "%s/%s", tmpdir, name);
+}
+
+static void quiet(enum tk_log_level level, const char *msg, void *ctx)
+{
+	int *count = ctx;
+
+	(void)level;
+	(void)msg;
+	if (count)
+		(*count)++;
+}
+
+static int warnings;
+
+static struct tk_perf_attr sw_attr(uint64_t config)
+{
+	struct tk_perf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = 1;
+	a.config = config;
+	a.sample_period = 1;
+	a.sample_type = TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_IP | TK_PERF_SAMPLE_TID |
+			TK_PERF_SAMPLE_TIME | TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_PERIOD;
+	a.flags = TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL | (1ull << 20) /* exclude_guest */;
+	return a;
+}
+
+/* A SAMPLE for sw_attr(): id, ip, pid/tid, time, cpu, period (64 bytes). */
+static size_t make_sample(uint8_t *b, uint64_t id, uint64_t ip, uint32_t pid, uint64_t time)
+{
+	const uint64_t q[] = { 9 | (uint64_t)56 << 48, id, ip, pid | (uint64_t)pid << 32, time, 1, 1 };
+
+	/* Stored byte-wise: callers build streams at odd offsets. */
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++)
+		tk_store_u64(b + 8 * i, q[i], false);
+	return 56;
+}
+
+/* A COMM with the sample_id_all trailer of sw_attr() (TID TIME CPU IDENTIFIER). */
+static size_t make_comm(uint8_t *b, uint32_t pid, const char *comm, uint64_t time, uint64_t id)
+{
+	size_t n = 16 + 16 + 32;
+
+	memset(b, 0, n);
+	tk_store_u32(b, TK_PERF_RECORD_COMM, false);
+	tk_store_u16(b + 6, (uint16_t)n, false);
+	tk_store_u32(b + 8, pid, false);
+	tk_store_u32(b + 12, pid, false);
+	strncpy((char *)b + 16, comm, 15);
+	tk_store_u32(b + 32, pid, false);
+	tk_store_u32(b + 36, pid, false);
+	tk_store_u64(b + 40, time, false);
+	tk_store_u64(b + 56, id, false);
+	return n;
+}
+
+static void write_two_event_file(const char *path, int nsamples, bool finish)
+{
+	struct tk_perfdata_writer *w = tk_perfdata_writer_open(path);
+	struct tk_perf_attr a0 = sw_attr(0), a1 = sw_attr(9);
+	uint64_t ids0[] = { 11, 12 }, ids1[] = { 21 };
+	uint8_t rec[256];
+	static const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef };
+
+	assert_non_null(w);
+	assert_int_equal(tk_perfdata_writer_add_attr(w, &a0, "cpu-clock"), 0);
+	assert_int_equal(tk_perfdata_writer_add_attr(w, &a1, "dummy"), 1);
+	assert_int_equal(tk_perfdata_writer_add_ids(w, 0, ids0, 2), 0);
+	assert_int_equal(tk_perfdata_writer_add_ids(w, 1, ids1, 1), 0);
+	assert_int_equal(tk_perfdata_writer_add_ids(w, 1, ids0, 1), -EINVAL);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "worker", 5, 21)), 0);
+	for (int i = 0; i < nsamples; i++)
+		assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11 + i % 2,
+									      0x401000 + i, 42,
+									      1000 + i)), 0);
+	assert_int_equal(tk_perfdata_writer_set_host(w, 2,
+						     (const char *const[]){ "x", "record" }), 0);
+	assert_int_equal(tk_perfdata_writer_add_build_id(w, 2, -1, bid, 20, "/bin/true"), 0);
+	assert_int_equal(tk_perfdata_writer_set_clock(w, 1), 0);
+	if (finish)
+		assert_int_equal(tk_perfdata_writer_finish(w), 0);
+	else
+		assert_int_equal(tk_perfdata_writer_flush(w), 0);
+	tk_perfdata_writer_close(w);
+}
+
+static void test_roundtrip(void **state)
+{
+	char path[256];
+	struct tk_perfdata *pd;
+	const struct tk_perfdata_info *in;
+	const struct tk_perfdata_host *h;
+	struct tk_perf_record rec;
+	struct tk_perf_sample s;
+	int n = 0, r;
+
+	(void)state;
+	path_of(path, sizeof(path), "rt.data");
+	write_two_event_file(path, 10, true);
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	in = tk_perfdata_get_info(pd);
+	assert_false(in->pipe);
+	assert_int_equal(in->header_size, 104);
+	assert_int_equal(in->data_size, 64 + 10 * 56);
+	assert_int_equal(tk_perfdata_evsel_count(pd), 2);
+	assert_int_equal(tk_perfdata_evsel_get(pd, 0)->nr_ids, 2);
+	assert_int_equal(tk_perfdata_evsel_get(pd, 1)->ids[0], 21);
+	assert_string_equal(tk_perfdata_evsel_get(pd, 1)->name, "dummy");
+	h = tk_perfdata_get_host(pd);
+	assert_non_null(h->hostname);
+	assert_true(h->has_nrcpus);
+	assert_true(h->has_sample_time);
+	assert_int_equal(h->sample_time_first, 1000);
+	assert_int_equal(h->sample_time_last, 1009);
+	assert_true(h->has_clock_data);
+	assert_int_equal(h->cmdline_argc, 2);
+	assert_string_equal(h->cmdline_argv[1], "record");
+	assert_int_equal(tk_perfdata_build_id_count(pd), 1);
+	assert_string_equal(tk_perfdata_build_id_get(pd, 0)->filename, "/bin/true");
+	assert_int_equal(tk_perfdata_build_id_get(pd, 0)->id[3], 0xef);
+	while ((r = tk_perfdata_next(pd, &rec)) > 0) {
+		assert_int_equal((uintptr_t)rec.data % 8, 0);
+		assert_int_equal(tk_perfdata_parse_sample(pd, &rec, &s), 0);
+		if (rec.type == TK_PERF_RECORD_COMM) {
+			assert_int_equal(s.attr_index, 1);
+			assert_int_equal(s.time, 5);
+			continue;
+		}
+		assert_int_equal(rec.type, TK_PERF_RECORD_SAMPLE);
+		assert_int_equal(s.attr_index, 0);
+		assert_int_equal(s.ip, 0x401000 + n);
+		assert_int_equal(s.time, 1000 + n);
+		assert_int_equal(s.pid, 42);
+		n++;
+	}
+	assert_int_equal(r, 0);
+	assert_int_equal(n, 10);
+	tk_perfdata_close(pd);
+}
+
+/* A writer that never finishes leaves the data size current and no feature bits. */
+static void test_killed_writer(void **state)
+{
+	char path[256];
+	struct tk_perfdata *pd;
+	struct tk_perf_record rec;
+	int n = 0, fd;
+	uint64_t zero = 0;
+
+	(void)state;
+	path_of(path, sizeof(path), "killed.data");
+	write_two_event_file(path, 5, false);
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	assert_int_equal(tk_perfdata_get_info(pd)->features[0], 0);
+	assert_false(tk_perfdata_get_info(pd)->data_size_repaired);
+	while (tk_perfdata_next(pd, &rec) > 0)
+		n++;
+	assert_int_equal(n, 6);
+	tk_perfdata_close(pd);
+
+	/* As perf leaves it: data size 0, and half a record at the end. */
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &zero, 8, 48), 8);
+	assert_int_equal(ftruncate(fd, lseek(fd, 0, SEEK_END) - 20), 0);
+	close(fd);
+	warnings = 0;
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	assert_true(tk_perfdata_get_info(pd)->data_size_repaired);
+	n = 0;
+	while (tk_perfdata_next(pd, &rec) > 0)
+		n++;
+	assert_int_equal(n, 5);
+	assert_true(warnings >= 2);
+	tk_perfdata_close(pd);
+}
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, p, n), (ssize_t)n);
+	close(fd);
+}
+
+/* Pipe stream: HEADER_ATTR, HEADER_FEATURE (unaligned), end marker, samples. */
+static void test_pipe(void **state)
+{
+	uint8_t buf[4096], attr[128];
+	size_t len = 0;
+	struct tk_perf_attr a = sw_attr(0);
+	char path[256];
+	struct tk_perfdata *pd;
+	struct tk_perf_record rec;
+	struct tk_perf_sample s;
+	int n = 0, types = 0;
+
+	(void)state;
+	tk_store_u64(buf, TK_PERF_MAGIC, false);
+	tk_store_u64(buf + 8, 16, false);
+	len = 16;
+	/* HEADER_ATTR: attr + one id */
+	tk_store_u32(buf + len, 64, false);
+	tk_store_u16(buf + len + 6, 8 + 128 + 8, false);
+	tk_perfdata_attr_encode(&a, attr);
+	memcpy(buf + len + 8, attr, 128);
+	tk_store_u64(buf + len + 136, 7, false);
+	len += 144;
+	/* HEADER_FEATURE HOSTNAME, with a 5-byte string length: unaligned after it */
+	tk_store_u32(buf + len, 80, false);
+	tk_store_u16(buf + len + 6, 16 + 4 + 5, false);
+	tk_store_u64(buf + len + 8, TK_PERF_FEAT_HOSTNAME, false);
+	tk_store_u32(buf + len + 16, 5, false);
+	memcpy(buf + len + 20, "pipe", 5);
+	len += 25;
+	tk_store_u32(buf + len, 80, false);
+	tk_store_u16(buf + len + 6, 16, false);
+	tk_store_u64(buf + len + 8, TK_PERF_FEAT_LAST, false);
+	len += 16;
+	for (int i = 0; i < 3; i++)
+		len += make_sample(buf + len, 7, 0x1000 + i, 9, 100 + i);
+	path_of(path, sizeof(path), "pipe.data");
+	write_file(path, buf, len);
+
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	assert_true(tk_perfdata_get_info(pd)->pipe);
+	assert_int_equal(tk_perfdata_evsel_count(pd), 1);
+	assert_string_equal(tk_perfdata_get_host(pd)->hostname, "pipe");
+	while (tk_perfdata_next(pd, &rec) > 0) {
+		assert_int_equal((uintptr_t)rec.data % 8, 0);
+		if (rec.type != TK_PERF_RECORD_SAMPLE) {
+			types++;
+			continue;
+		}
+		assert_int_equal(tk_perfdata_parse_sample(pd, &rec, &s), 0);
+		assert_int_equal(s.ip, 0x1000 + n);
+		n++;
+	}
+	assert_int_equal(n, 3);
+	assert_int_equal(types, 3);
+	tk_perfdata_close(pd);
+}
+
+/* COMPRESSED records: one zstd stream in two unaligned chunks, a record split between them. */
+static void test_compressed(void **state)
+{
+	uint8_t plain[1024], comp[2048], out[4096];
+	size_t plen = 0, clen, len, cut;
+	char path[256];
+	struct tk_perfdata_writer *w;
+	struct tk_perf_attr a = sw_attr(0);
+	struct tk_perfdata *pd;
+	struct tk_perf_record rec;
+	struct tk_perf_sample s;
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	ZSTD_inBuffer zin;
+	ZSTD_outBuffer zout;
+	int n = 0;
+
+	(void)state;
+	for (int i = 0; i < 8; i++)
+		plen += make_sample(plain + plen, 0, 0x2000 + i, 3, 50 + i);
+	zin = (ZSTD_inBuffer){ plain, plen, 0 };
+	zout = (ZSTD_outBuffer){ comp, sizeof(comp), 0 };
+	assert_int_equal(ZSTD_compressStream2(cc, &zout, &zin, ZSTD_e_end), 0);
+	clen = zout.pos;
+	ZSTD_freeCCtx(cc);
+
+	/* Split the compressed bytes: odd sizes make the next record unaligned. */
+	cut = clen / 2 | 1;
+	len = 0;
+	for (int part = 0; part < 2; part++) {
+		size_t from = part ? cut : 0, n8 = (part ? clen - cut : cut);
+
+		tk_store_u32(out + len, TK_PERF_RECORD_COMPRESSED, false);
+		tk_store_u16(out + len + 6, (uint16_t)(8 + n8), false);
+		memcpy(out + len + 8, comp + from, n8);
+		len += 8 + n8;
+	}
+	path_of(path, sizeof(path), "z.data");
+	w = tk_perfdata_writer_open(path);
+	assert_non_null(w);
+	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, NULL), 0);
+	/* The writer wants whole records; feed them one by one. */
+	for (size_t off = 0; off < len;) {
+		uint16_t sz = tk_load_u16(out + off + 6, false);
+
+		assert_int_equal(tk_perfdata_writer_write(w, out + off, sz), 0);
+		off += sz;
+	}
+	len = make_sample(plain, 0, 0x3000, 3, 99);
+	assert_int_equal(tk_perfdata_writer_write(w, plain, len), 0);
+	assert_int_equal(tk_perfdata_writer_finish(w), 0);
+	tk_perfdata_writer_close(w);
+
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	while (tk_perfdata_next(pd, &rec) > 0) {
+		assert_int_equal((uintptr_t)rec.data % 8, 0);
+		assert_int_equal(tk_perfdata_parse_sample(pd, &rec, &s), 0);
+		assert_int_equal(rec.compressed, n < 8);
+		assert_int_equal(s.ip, n < 8 ? 0x2000u + n : 0x3000u);
+		n++;
+	}
+	assert_int_equal(n, 9);
+	assert_int_equal(tk_perfdata_get_info(pd)->nr_compressed, 2);
+	tk_perfdata_close(pd);
+}
+
+static void expect_bad(const char *name, const void *p, size_t n, int err, const char *what)
+{
+	char path[256];
+	struct tk_perfdata *pd;
+
+	path_of(path, sizeof(path), name);
+	write_file(path, p, n);
+	pd = tk_perfdata_open(path);
+	assert_null(pd);
+	assert_int_equal(errno, err);
+	assert_non_null(strstr(tk_errmsg(), name));
+	if (what && !strstr(tk_errmsg(), what))
+		fail_msg("message \"%s\" lacks \"%s\"", tk_errmsg(), what);
+}
+
+static void test_bad_headers(void **state)
+{
+	uint8_t h[512];
+	char path[256];
+	struct tk_perfdata *pd;
+	struct tk_perf_record rec;
+
+	(void)state;
+	memset(h, 0, sizeof(h));
+	memcpy(h, "NOTPERF!", 8);
+	expect_bad("magic.data", h, 104, EBADMSG, "offset 0x0");
+	expect_bad("short.data", "PERFILE2", 8, EBADMSG, "too short");
+	tk_store_u64(h, TK_PERF_MAGIC, false);
+	tk_store_u64(h + 8, 96, false);
+	expect_bad("hsize.data", h, 104, EBADMSG, "offset 0x8");
+	tk_store_u64(h + 8, 104, false);
+	tk_store_u64(h + 16, 0, false);
+	expect_bad("attrsize.data", h, 104, EBADMSG, "offset 0x10");
+	tk_store_u64(h + 16, 144, false);
+	tk_store_u64(h + 24, 104, false);
+	tk_store_u64(h + 32, 144 * 1000, false);
+	expect_bad("attrs.data", h, 400, EBADMSG, "outside the file");
+	tk_store_u64(h + 0, TK_PERF_MAGIC_SWAPPED, false);
+	expect_bad("swapped.data", h, 400, ENOTSUP, "byte order");
+
+	/* A record whose size runs past the data section is an error naming its offset. */
+	path_of(path, sizeof(path), "rt.data");
+	write_two_event_file(path, 3, true);
+	{
+		int fd = open(path, O_RDWR);
+		uint64_t doff;
+		uint16_t big = 4000;
+
+		assert_true(fd >= 0);
+		assert_int_equal(pread(fd, &doff, 8, 40), 8);
+		assert_int_equal(pwrite(fd, &big, 2, (off_t)doff + 64 + 6), 2);
+		close(fd);
+	}
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	assert_int_equal(tk_perfdata_next(pd, &rec), 1);
+	assert_int_equal(tk_perfdata_next(pd, &rec), -EBADMSG);
+	assert_non_null(strstr(tk_errmsg(), "crosses the end"));
+	tk_perfdata_close(pd);
+}
+
+static void test_append_mismatch(void **state)
+{
+	char path[256];
+	struct tk_perfdata_writer *w;
+	struct tk_perf_attr a = sw_attr(0);
+	struct stat before, after;
+	uint8_t rec[64];
+	struct tk_perfdata *pd;
+	struct tk_perf_record r;
+	int n = 0;
+
+	(void)state;
+	path_of(path, sizeof(path), "app.data");
+	write_two_event_file(path, 4, true);
+	assert_int_equal(stat(path, &before), 0);
+	w = tk_perfdata_append_open(path);
+	assert_non_null(w);
+	a.sample_type |= TK_PERF_SAMPLE_ADDR;
+	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), -EINVAL);
+	assert_non_null(strstr(tk_errmsg(), "other settings"));
+	tk_perfdata_writer_close(w);
+	assert_int_equal(stat(path, &after), 0);
+	assert_int_equal(before.st_size, after.st_size);
+	assert_int_equal(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+
+	/* Same attr merges; a new one with IDENTIFIER is added with new ids. */
+	w = tk_perfdata_append_open(path);
+	assert_non_null(w);
+	a = sw_attr(0);
+	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), 0);
+	a = sw_attr(3);
+	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "page-faults"), 2);
+	assert_int_equal(tk_perfdata_writer_add_ids(w, 2, (const uint64_t[]){ 31 }, 1), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 31, 0x5000 + i, 8,
+									      2000 + i)), 0);
+	assert_int_equal(tk_perfdata_writer_finish(w), 0);
+	tk_perfdata_writer_close(w);
+
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	assert_int_equal(tk_perfdata_evsel_count(pd), 3);
+	assert_string_equal(tk_perfdata_evsel_get(pd, 2)->name, "page-faults");
+	assert_int_equal(tk_perfdata_get_host(pd)->sample_time_first, 1000);
+	assert_int_equal(tk_perfdata_get_host(pd)->sample_time_last, 2002);
+	assert_int_equal(tk_perfdata_build_id_count(pd), 1);
+	while (tk_perfdata_next(pd, &r) > 0) {
+		struct tk_perf_sample s;
+
+		assert_int_equal(tk_perfdata_parse_sample(pd, &r, &s), 0);
+		if (r.type == TK_PERF_RECORD_SAMPLE && s.attr_index == 2)
+			n++;
+	}
+	assert_int_equal(n, 3);
+	tk_perfdata_close(pd);
+}
+
+/* ------------------------------------------------ oracle tests with perf */
+
+static bool have_perf(void)
+{
+	return geteuid() == 0 && access("/usr/bin/perf", X_OK) == 0;
+}
+
+static char *run(const char *cmd)
+{
+	FILE *f = popen(cmd, "r");
+	char *buf = NULL;
+	size_t cap = 0, len = 0, n;
+
+	assert_non_null(f);
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 65536;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n > 0);
+	buf[len] = 0;
+	pclose(f);
+	return buf;
+}
+
+/* "  SAMPLE events:  227" lines of perf report -D vs our counts. */
+static void check_counts(const char *path)
+{
+	char cmd[600], *out, *line;
+	struct tk_perfdata *pd = tk_perfdata_open(path);
+	struct tk_perf_record rec;
+	uint64_t counts[128] = { 0 };
+	int r, checked = 0;
+
+	assert_non_null(pd);
+	while ((r = tk_perfdata_next(pd, &rec)) > 0) {
+		struct tk_perf_sample s;
+
+		counts[rec.type < 128 ? rec.type : 127]++;
+		if (rec.type == TK_PERF_RECORD_SAMPLE || tk_perf_has_trailer(rec.type)) {
+			int x = tk_perfdata_parse_sample(pd, &rec, &s);
+
+			assert_true(x == 0 || x == -ENOENT);
+		}
+	}
+	assert_int_equal(r, 0);
+	counts[TK_PERF_RECORD_COMPRESSED] = tk_perfdata_get_info(pd)->nr_compressed;
+	tk_perfdata_close(pd);
+
+	snprintf(cmd, sizeof(cmd), "perf report -D -i %s 2>/dev/null | sed -n "
+		 "'/Aggregated stats/,/stats:$/p'", path);
+	out = run(cmd);
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		char name[64];
+		unsigned long long n;
+		uint32_t t;
+
+		if (sscanf(line, " %63s events: %llu", name, &n) != 2 || !strcmp(name, "TOTAL"))
+			continue;
+		for (t = 1; t < 128; t++) {
+			const char *ours = tk_perf_record_name(t);
+			size_t ol = strlen(ours);
+
+			/* perf shortens HEADER_ATTR to ATTR, HEADER_FEATURE to FEATURE ... */
+			if (!strcmp(ours, name) ||
+			    (ol > strlen(name) && !strcmp(ours + ol - strlen(name), name) &&
+			     !strncmp(ours, "HEADER_", 7)))
+				break;
+		}
+		if (t == 128)
+			continue;
+		if (counts[t] != n)
+			fail_msg("%s: %s: perf counts %llu, we count %" PRIu64, path, name, n,
+				 counts[t]);
+		checked++;
+	}
+	free(out);
+	assert_true(checked >= 5);
+}
+
+static void test_perf_files(void **state)
+{
+	char cmd[1024], path[256];
+	static const char *const rec[][2] = {
+		{ "a.data", "-e sched:sched_switch -a -o %s -- sleep 0.2" },
+		{ "b.data", "-e cpu-clock -g -o %s -- ls /" },
+		{ "z.data", "-z -e sched:sched_switch -a -o %s -- sleep 0.2" },
+		{ "p.data", "-e sched:sched_switch -a -o - -- sleep 0.2 > %s" },
+	};
+
+	(void)state;
+	if (!have_perf())
+		skip();
+	for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++) {
+		char args[512];
+
+		path_of(path, sizeof(path), rec[i][0]);
+		snprintf(args, sizeof(args), rec[i][1], path);
+		snprintf(cmd, sizeof(cmd), "perf record -q %s >/dev/null 2>&1", args);
+		if (strstr(args, "> "))
+			snprintf(cmd, sizeof(cmd), "perf record -q %s 2>/dev/null", args);
+		assert_int_equal(system(cmd), 0);
+		check_counts(path);
+	}
+}
+
+/*
+ * Rewrite a real perf.data with our writer (attrs, ids, records, tracing
+ * data, build ids from the original; host facts of this machine) and check
+ * that perf reads it and prints the same events; then append the same
+ * recording again and check that perf script shows both.
+ */
+static int copy_into(struct tk_perfdata *pd, struct tk_perfdata_writer *w, bool only_samples)
+{
+	struct tk_perf_record rec;
+	int r, n = 0;
+
+	while ((r = tk_perfdata_next(pd, &rec)) > 0) {
+		if (only_samples && rec.type != TK_PERF_RECORD_SAMPLE)
+			continue;
+		assert_int_equal(tk_perfdata_writer_write(w, rec.data, rec.size), 0);
+		n += rec.type == TK_PERF_RECORD_SAMPLE;
+	}
+	assert_int_equal(r, 0);
+	return n;
+}
+
+static void test_perf_oracle_writer(void **state)
+{
+	char src[256], dst[256], cmd[1200], *a, *b;
+	struct tk_perfdata *pd;
+	struct tk_perfdata_writer *w;
+	const void *blob;
+	uint64_t blen;
+	size_t i, lines_a = 0, lines_b = 0;
+	int nsamples, nsamples2;
+
+	(void)state;
+	if (!have_perf())
+		skip();
+	path_of(src, sizeof(src), "orig.data");
+	path_of(dst, sizeof(dst), "ours.data");
+	snprintf(cmd, sizeof(cmd),
+		 "perf record -q -e sched:sched_switch -a -o %s -- sleep 0.2 >/dev/null 2>&1", src);
+	assert_int_equal(system(cmd), 0);
+
+	pd = tk_perfdata_open(src);
+	assert_non_null(pd);
+	w = tk_perfdata_writer_open(dst);
+	assert_non_null(w);
+	for (i = 0; i < tk_perfdata_evsel_count(pd); i++) {
+		const struct tk_perfdata_evsel *e = tk_perfdata_evsel_get(pd, i);
+
+		assert_int_equal(tk_perfdata_writer_add_attr(w, &e->attr, e->name), (int)i);
+		assert_int_equal(tk_perfdata_writer_add_ids(w, i, e->ids, e->nr_ids), 0);
+	}
+	/* Tracing data made from the live kernel, as the perf recorder will. */
+	assert_int_equal(tk_perfdata_tracing(pd, NULL, &blob, &blen), 0);
+	{
+		const char *const ev[] = { "sched:sched_switch" };
+		void *built;
+
+		assert_int_equal(tk_perfdata_tracing_build(ev, 1, &built, &blen), 0);
+		assert_int_equal(tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_TRACING_DATA,
+								built, blen), 0);
+		free(built);
+	}
+	for (i = 0; i < tk_perfdata_build_id_count(pd); i++) {
+		const struct tk_perfdata_build_id *bi = tk_perfdata_build_id_get(pd, i);
+
+		assert_int_equal(tk_perfdata_writer_add_build_id(w, bi->misc & 7, bi->pid, bi->id,
+								 bi->size, bi->filename), 0);
+	}
+	assert_int_equal(tk_perfdata_writer_set_host(w, 1, (const char *const[]){ "t" }), 0);
+	assert_int_equal(tk_perfdata_writer_set_clock(w, 1), 0);
+	nsamples = copy_into(pd, w, false);
+	assert_int_equal(tk_perfdata_writer_finish(w), 0);
+	tk_perfdata_writer_close(w);
+	tk_perfdata_close(pd);
+	assert_true(nsamples > 0);
+
+	snprintf(cmd, sizeof(cmd), "perf script -i %s 2>&1", src);
+	a = run(cmd);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s 2>&1", dst);
+	b = run(cmd);
+	assert_string_equal(a, b);
+	for (char *p = a; (p = strchr(p, '\n')); p++)
+		lines_a++;
+	assert_int_equal(lines_a, (size_t)nsamples);
+	free(b);
+
+	snprintf(cmd, sizeof(cmd), "perf report --header-only -I -i %s 2>&1", dst);
+	b = run(cmd);
+	assert_non_null(strstr(b, "# perf version : tracekit 0.1.0"));
+	assert_non_null(strstr(b, "# nrcpus online"));
+	assert_non_null(strstr(b, "sched:sched_switch"));
+	assert_non_null(strstr(b, "# clockid frequency"));
+	assert_null(strstr(b, "incompatible"));
+	free(b);
+	snprintf(cmd, sizeof(cmd), "perf buildid-list -i %s 2>&1", src);
+	a = (free(a), run(cmd));
+	snprintf(cmd, sizeof(cmd), "perf buildid-list -i %s 2>&1", dst);
+	b = run(cmd);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+
+	/* Append the samples of the same recording once more. */
+	w = tk_perfdata_append_open(dst);
+	assert_non_null(w);
+	pd = tk_perfdata_open(src);
+	assert_non_null(pd);
+	for (i = 0; i < tk_perfdata_evsel_count(pd); i++)
+		assert_int_equal(tk_perfdata_writer_add_attr(w, &tk_perfdata_evsel_get(pd, i)->attr,
+							     NULL), (int)i);
+	nsamples2 = copy_into(pd, w, true);
+	tk_perfdata_close(pd);
+	assert_int_equal(tk_perfdata_writer_finish(w), 0);
+	tk_perfdata_writer_close(w);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s 2>/dev/null", dst);
+	b = run(cmd);
+	for (char *p = b; (p = strchr(p, '\n')); p++)
+		lines_b++;
+	assert_int_equal(lines_b, (size_t)(nsamples + nsamples2));
+	free(b);
+	check_counts(dst);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(tmpdir))
+		return -1;
+	tk_log_set_handler(quiet, &warnings, TK_LOG_WARN);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[256];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_killed_writer),
+		cmocka_unit_test(test_pipe),
+		cmocka_unit_test(test_compressed),
+		cmocka_unit_test(test_bad_headers),
+		cmocka_unit_test(test_append_mismatch),
+		cmocka_unit_test(test_perf_files),
+		cmocka_unit_test(test_perf_oracle_writer),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

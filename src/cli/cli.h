@@ -32,6 +32,7 @@ int cmd_record(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 
 /* Usage texts printed by "tracekit CMD --help" and "tracekit help CMD". */
 extern const char cmd_dump_usage[];
@@ -41,6 +42,7 @@ extern const char cmd_record_usage[];
 extern const char cmd_list_usage[];
 extern const char cmd_reset_usage[];
 extern const char cmd_recover_usage[];
+extern const char cmd_cache_usage[];
 
 /* Name of the running command ("dump"); set by main() before dispatch. */
 extern const char *cli_cmd_name;

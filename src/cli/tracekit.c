@@ -43,6 +43,8 @@ static const struct cli_command commands[] = {
 	 cmd_list_usage},
 	{"reset", cmd_reset, "remove tracefs instances left by dead recorders", cmd_reset_usage},
 	{"recover", cmd_recover, "write the .dat of a killed recording", cmd_recover_usage},
+	{"cache", cmd_cache, "manage the build-id, symbol and probe cache shared with perf",
+	 cmd_cache_usage},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * The build-id cache shared with perf: binaries and kallsyms by build id,
+ * their probe caches (SDT and user probes, as uprobe_events lines), queries
+ * over them, a size limit with least-recently-used eviction, and address
+ * symbolization through the cached files.
+ *
+ * The directory layout and the probes file are perf 6.1's, byte for byte:
+ *
+ *	DIR/<abs path without '/'>/<build id>/{elf,debug,probes}
+ *	DIR/[kernel.kallsyms]/<build id>/{kallsyms,probes}
+ *	DIR/.build-id/<2 hex>/<rest> -> ../../<path>/<build id>
+ *
+ * so perf buildid-cache --list, perf probe --cache --list and perf report
+ * use what tracekit caches, and the other way round.
+ */
+#ifndef TRACEKIT_CACHE_H
+#define TRACEKIT_CACHE_H
+
+#include <tracekit/common.h>
+#include <tracekit/elf.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tk_cache;
+
+/**
+ * tk_cache_open() - open (and create) a cache directory
+ * @dir: the directory, or NULL for $TRACEKIT_CACHE_DIR, then $HOME/.debug
+ * Context: blocking; a handle is for one thread. Several processes may
+ * use one directory: every file is replaced by rename() or link().
+ * Return: handle for tk_cache_close(), or NULL with errno set and
+ * tk_errmsg() naming the directory.
+ */
+TK_API struct tk_cache *tk_cache_open(const char *dir);
+
+/** tk_cache_close() - NULL is accepted. */
+TK_API void tk_cache_close(struct tk_cache *cache);
+
+/** The cache directory; borrowed until close. */
+TK_API const char *tk_cache_dir(const struct tk_cache *cache);
+
+/**
+ * tk_cache_add() - cache an ELF file and its SDT probes (perf buildid-cache --add)
+ * @path: the file; its absolute, symlink-free path names the entry
+ * @bid:  optional, receives the build id as hex (TK_BUILD_ID_HEX_MAX bytes)
+ *
+ * Hard-links the file as "elf" (copies it across file systems), links
+ * /usr/lib/debug/.build-id/xx/rest.debug as "debug" when present, makes
+ * the .build-id link and rewrites "probes" with one "%sdt_PROVIDER:NAME"
+ * entry per SDT name, keeping the user probes already cached there.
+ * Return: number of SDT entries written (>= 0), -ENOENT when the file has
+ * no build id, -EBADMSG for a malformed ELF, or an I/O errno; tk_errmsg()
+ * names the file.
+ */
+TK_API int tk_cache_add(struct tk_cache *cache, const char *path, char *bid);
+
+/**
+ * tk_cache_add_probe() - cache a user probe on a binary (perf probe --cache -x PATH SPEC)
+ * @path: the binary (added to the cache first when it is not there)
+ * @spec: "[[GROUP:]EVENT=]FUNC[+OFFSET][%return] [ARG ...]"; FUNC is a
+ *        symbol of .symtab/.dynsym; ARGs are uprobe_events fetch args
+ *        ("x=%di:s32", "$retval"). Default group: probe_<basename>.
+ * Return: 0, -ENOENT for an unknown function, -EINVAL for a bad spec.
+ */
+TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const char *spec);
+
+/**
+ * tk_cache_add_kernel() - cache /proc/kallsyms under the running kernel's build id
+ * @bid: optional, receives the kernel build id as hex
+ * Return: 0 or a negative errno.
+ */
+TK_API int tk_cache_add_kernel(struct tk_cache *cache, char *bid);
+
+/**
+ * tk_cache_remove() - remove the entry of a file's current build id, or of a build id
+ * @what: a path, or a build id of 16 to 40 hex digits (a prefix of at
+ *        least 8 digits is accepted when it is unique)
+ * Return: number of entries removed (1), -ENOENT when not cached.
+ */
+TK_API int tk_cache_remove(struct tk_cache *cache, const char *what);
+
+/** One cache entry, as listings and callbacks see it; borrowed during the callback. */
+struct tk_cache_entry {
+	const char *build_id;	/* hex */
+	const char *path;	/* original path ("/usr/bin/ls", "[kernel.kallsyms]") */
+	const char *dir;	/* absolute entry directory */
+	bool valid;		/* the path still has this build id (perf lists only these) */
+	uint64_t bytes;		/* apparent size of the entry's files */
+	int64_t last_use;	/* seconds since the epoch of the last add or lookup */
+};
+
+typedef int (*tk_cache_entry_fn)(const struct tk_cache_entry *entry, void *ctx);
+
+/**
+ * tk_cache_for_each() - call @fn for each entry, in build-id order
+ * @all: include stale entries (the file changed or is gone) and [vdso]
+ * Return: number of entries visited, or the first negative @fn result.
+ */
+TK_API int tk_cache_for_each(struct tk_cache *cache, bool all, tk_cache_entry_fn fn, void *ctx);
+
+/** One entry of a probes file; borrowed during the callback. */
+struct tk_cache_probe {
+	const struct tk_cache_entry *entry;
+	const char *spec;	/* marker line without '%'/'#': "sdt_tkdemo:start=start" */
+	bool sdt;		/* '%' (SDT) entry rather than a '#' user probe */
+	const char *group;	/* from the first definition: "sdt_tkdemo" */
+	const char *event;	/* "start" */
+	const char *const *defs; /* uprobe_events lines ("p:sdt_tkdemo/start /bin:0x1129(0x3012) ...") */
+	size_t ndefs;
+};
+
+typedef int (*tk_cache_probe_fn)(const struct tk_cache_probe *probe, void *ctx);
+
+/**
+ * tk_cache_query() - the cached probes matching a query (the RFC's --query)
+ * @query: "[%][GROUP:|GROUP/]EVENT[@PATH][#BUILDID]"; GROUP and EVENT are
+ *         globs, GROUP "P" also matches "sdt_P", EVENT also matches the raw
+ *         spec of an unnamed user probe; PATH matches the whole path or
+ *         its basename (glob); BUILDID is a hex prefix. NULL or "" matches all.
+ * @all:   also search stale entries
+ * Return: number of matching probes, -EINVAL for a bad query, or the
+ * first negative @fn result.
+ */
+TK_API int tk_cache_query(struct tk_cache *cache, const char *query, bool all,
+			  tk_cache_probe_fn fn, void *ctx);
+
+/**
+ * tk_cache_probe_del() - delete the probes matching @query from their probes files
+ * Return: number of probes deleted (0 when none matched).
+ */
+TK_API int tk_cache_probe_del(struct tk_cache *cache, const char *query);
+
+/** A uprobe to create, resolved from the cache. */
+struct tk_cache_uprobe {
+	char *group;		/* "sdt_tkdemo" */
+	char *event;		/* "start" */
+	char *def;		/* the whole uprobe_events line */
+	char *path;		/* the binary */
+	uint64_t offset;	/* file offset of the probe */
+	uint64_t ref_ctr;	/* file offset of the SDT semaphore, 0 when none */
+	char build_id[TK_BUILD_ID_HEX_MAX];
+};
+
+/**
+ * tk_cache_resolve() - turn a record event spec into uprobe_events lines
+ * @spec: "%PROVIDER/EVENT", "%PROVIDER:EVENT", "sdt_PROVIDER:EVENT",
+ *        "%GROUP/EVENT" (user probes), each optionally "@PATH" / "#BUILDID"
+ *        as in tk_cache_query(); only valid entries (the file on disk has
+ *        the cached build id) are used
+ * @out:   receives a malloc'ed array for tk_cache_uprobes_free()
+ * @count: its length; one element per definition line (an SDT name used
+ *         at several places gives several lines under one event name,
+ *         which the kernel appends to one event)
+ * Write each def to uprobe_events (O_APPEND); remove with "-:GROUP/EVENT".
+ * Return: @count (> 0), -ENOENT when nothing matched (message says so),
+ * -EINVAL for a spec that is not a cache reference.
+ */
+TK_API int tk_cache_resolve(struct tk_cache *cache, const char *spec,
+			    struct tk_cache_uprobe **out, size_t *count);
+
+/** tk_cache_uprobes_free() - free what tk_cache_resolve() returned. NULL is accepted. */
+TK_API void tk_cache_uprobes_free(struct tk_cache_uprobe *probes, size_t count);
+
+/** Totals of a cache (tracekit cache --stats). */
+struct tk_cache_stats {
+	uint64_t entries;
+	uint64_t valid;
+	uint64_t stale;
+	uint64_t kernel;
+	uint64_t bytes;
+	uint64_t sdt_probes;
+	uint64_t user_probes;
+	int64_t oldest_use;
+	int64_t newest_use;
+};
+
+/** tk_cache_stats() - count the cache. Return: 0 or a negative errno. */
+TK_API int tk_cache_stats(struct tk_cache *cache, struct tk_cache_stats *stats);
+
+/**
+ * tk_cache_evict() - remove least-recently-used entries until the cache holds <= @max_bytes
+ * Return: number of entries removed.
+ */
+TK_API int tk_cache_evict(struct tk_cache *cache, uint64_t max_bytes);
+
+/**
+ * tk_cache_gc() - remove debris: dangling .build-id links, entry
+ * directories without a file, empty directories left by removals
+ * (perf buildid-cache --remove/--purge leave them)
+ * Return: number of things removed.
+ */
+TK_API int tk_cache_gc(struct tk_cache *cache);
+
+/*
+ * Symbolization through the cache. A symbolizer holds the address maps of
+ * one process (what perf's MMAP2 records say) and loads each DSO's sorted
+ * symbol table once, from the cache by build id when it can (so a binary
+ * rebuilt since the recording still resolves), else from the path.
+ */
+struct tk_symbolizer;
+
+/** tk_symbolizer_new() - @cache may be NULL (paths only). NULL with errno on failure. */
+TK_API struct tk_symbolizer *tk_symbolizer_new(struct tk_cache *cache);
+
+/** tk_symbolizer_free() - NULL is accepted. */
+TK_API void tk_symbolizer_free(struct tk_symbolizer *sym);
+
+/**
+ * tk_symbolizer_add_map() - a mapping of a file into the address space
+ * @start, @len, @pgoff: as in /proc/PID/maps and PERF_RECORD_MMAP2
+ * @path: the file; "[kernel.kallsyms]" maps the kernel (kallsyms by build id)
+ * @build_id: hex, or NULL to use the file's current id
+ * Return: 0 or a negative errno (-EINVAL for an empty or wrapping range).
+ */
+TK_API int tk_symbolizer_add_map(struct tk_symbolizer *sym, uint64_t start, uint64_t len,
+				 uint64_t pgoff, const char *path, const char *build_id);
+
+/** What an address resolved to; strings borrowed until tk_symbolizer_free(). */
+struct tk_symbol_info {
+	const char *dso;	/* the file's path */
+	const char *symbol;	/* NULL when no symbol covers the address */
+	uint64_t offset;	/* from the symbol's start */
+	uint64_t file_offset;	/* of the address in the file */
+};
+
+/**
+ * tk_symbolizer_lookup() - resolve a process address
+ * Context: loads a DSO's symbols on first use (blocking), then a binary search.
+ * Return: 0 (symbol may be NULL), -ENOENT when no map holds @addr.
+ */
+TK_API int tk_symbolizer_lookup(struct tk_symbolizer *sym, uint64_t addr,
+				struct tk_symbol_info *info);
+
+/**
+ * tk_symbolizer_lookup_file() - resolve a file offset in a DSO (a uprobe's PATH:OFFSET)
+ * Return: 0, -ENOENT when the file cannot be read or has no segment there.
+ */
+TK_API int tk_symbolizer_lookup_file(struct tk_symbolizer *sym, const char *path,
+				     const char *build_id, uint64_t offset,
+				     struct tk_symbol_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * ELF facts tracekit needs for its build-id cache, uprobes and symbols:
+ * the GNU build id, the symbol tables, the SystemTap SDT notes, and a
+ * sorted symbol table for address lookups. Built on libelf; every length
+ * and offset read from the file is checked, and a malformed file is an
+ * error naming the file and the offset.
+ */
+#ifndef TRACEKIT_ELF_H
+#define TRACEKIT_ELF_H
+
+#include <tracekit/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Longest build id kept (SHA-1); longer ones are cut, as perf does. */
+#define TK_BUILD_ID_MAX 20
+/** Size of a buffer holding a build id as lowercase hex with its NUL. */
+#define TK_BUILD_ID_HEX_MAX (2 * TK_BUILD_ID_MAX + 1)
+
+struct tk_elf;
+
+/**
+ * tk_elf_open() - open an ELF file
+ * @path: file name (kept for error messages)
+ *
+ * Context: blocking (opens and maps the file); the handle is for one thread.
+ * Return: handle for tk_elf_close(), or NULL with errno set (ENOENT, EACCES,
+ * ENOEXEC when the file is not ELF, EBADMSG when its headers are corrupt)
+ * and tk_errmsg() naming the file.
+ */
+TK_API struct tk_elf *tk_elf_open(const char *path);
+
+/**
+ * tk_elf_open_mem() - parse an ELF image held in memory
+ * @data, @len: the image; copied, so the caller may free it at once
+ * @name: name used in error messages (e.g. "fuzz-input")
+ * Return: as tk_elf_open().
+ */
+TK_API struct tk_elf *tk_elf_open_mem(const void *data, size_t len, const char *name);
+
+/** tk_elf_close() - free the handle and everything borrowed from it. NULL is accepted. */
+TK_API void tk_elf_close(struct tk_elf *elf);
+
+/** Name given at open; borrowed until close. */
+TK_API const char *tk_elf_name(const struct tk_elf *elf);
+
+/** True for ELFCLASS64 files. */
+TK_API bool tk_elf_is_64(const struct tk_elf *elf);
+
+/**
+ * tk_elf_build_id() - the GNU build id (NT_GNU_BUILD_ID note)
+ * @id:  receives up to TK_BUILD_ID_MAX bytes
+ * @cap: size of @id
+ *
+ * Looks in .note.gnu.build-id, then .notes (vmlinux), then .note (vdso),
+ * then in any other SHT_NOTE section, as perf does.
+ * Return: length of the id (1..TK_BUILD_ID_MAX), -ENOENT when the file has
+ * none, -EBADMSG for a malformed note (message names file and offset).
+ */
+TK_API int tk_elf_build_id(struct tk_elf *elf, uint8_t *id, size_t cap);
+
+/**
+ * tk_elf_notes_build_id() - find the build id in a raw note area
+ * @notes, @len: a sequence of Elf_Nhdr-framed notes (e.g. /sys/kernel/notes)
+ * @big:   true when the notes are big-endian
+ * @name:  file name for messages
+ * @base_offset: file offset of @notes[0], for messages
+ * @id, @cap: as tk_elf_build_id()
+ * Return: as tk_elf_build_id().
+ */
+TK_API int tk_elf_notes_build_id(const void *notes, size_t len, bool big, const char *name,
+				 uint64_t base_offset, uint8_t *id, size_t cap);
+
+/**
+ * tk_elf_kernel_build_id() - build id of the running kernel (/sys/kernel/notes)
+ * Return: as tk_elf_build_id().
+ */
+TK_API int tk_elf_kernel_build_id(uint8_t *id, size_t cap);
+
+/**
+ * tk_build_id_hex() - format a build id as lowercase hex
+ * @out: at least 2 * @len + 1 bytes (TK_BUILD_ID_HEX_MAX always fits)
+ * Return: number of characters written (without the NUL), -EINVAL when
+ * @len is 0 or larger than TK_BUILD_ID_MAX, or @out is too small.
+ */
+TK_API int tk_build_id_hex(const uint8_t *id, size_t len, char *out, size_t cap);
+
+/** Which symbol table tk_elf_symbols() reads. */
+enum tk_elf_symtab_kind {
+	TK_ELF_SYMTAB,	/* .symtab only */
+	TK_ELF_DYNSYM,	/* .dynsym only */
+	TK_ELF_ANY,	/* .symtab when present, else .dynsym (what perf uses) */
+};
+
+/** One symbol-table entry; the name is borrowed until tk_elf_close(). */
+struct tk_elf_symbol {
+	const char *name;
+	uint64_t value;		/* st_value: link-time virtual address */
+	uint64_t size;
+	uint16_t shndx;		/* section index (SHN_UNDEF 0 for undefined) */
+	uint8_t type;		/* STT_* */
+	uint8_t bind;		/* STB_* */
+};
+
+/**
+ * tk_elf_symbols() - the entries of a symbol table, in table order
+ * @kind:  which table
+ * @syms:  receives a borrowed array (valid until close); entry 0 (the
+ *         null symbol) is left out
+ * @count: receives its length
+ * Return: 0, -ENOENT when the table is absent, -EBADMSG for a table or
+ * string table outside the file, -ENOMEM.
+ */
+TK_API int tk_elf_symbols(struct tk_elf *elf, enum tk_elf_symtab_kind kind,
+			  const struct tk_elf_symbol **syms, size_t *count);
+
+/** One SystemTap SDT probe (a .note.stapsdt note); strings borrowed until close. */
+struct tk_elf_sdt {
+	const char *provider;
+	const char *name;
+	const char *args;	/* "-4@%edi -8@%rsi", "" when none */
+	uint64_t pc;		/* as stored: link-time address of the probe */
+	uint64_t base;		/* as stored: link-time address of .stapsdt.base */
+	uint64_t semaphore;	/* as stored: address of the semaphore, 0 when none */
+	uint64_t offset;	/* file offset of the probe: pc + sh_offset(.stapsdt.base) - base */
+	uint64_t sem_offset;	/* file offset of the semaphore (uprobe ref_ctr), 0 when none */
+	uint64_t note_offset;	/* file offset of the note, for messages */
+};
+
+/**
+ * tk_elf_sdt_notes() - the SDT probes of the file, in note order
+ *
+ * Offsets are adjusted as perf does: the probe by the .stapsdt.base
+ * section (which makes prelinked images right), the semaphore by the
+ * .probes section's address-to-offset delta.
+ * Return: 0 (a file without .note.stapsdt has @count 0), -EBADMSG for a
+ * malformed note (message names file and offset), -ENOMEM.
+ */
+TK_API int tk_elf_sdt_notes(struct tk_elf *elf, const struct tk_elf_sdt **notes, size_t *count);
+
+/**
+ * tk_elf_sdt_parse() - parse a raw .note.stapsdt area (fuzzing, tests)
+ * @notes, @len, @big, @is64: the section contents and the file's layout
+ * @name, @base_offset: for messages
+ * @fn: called per note with the note filled in except @offset and
+ *      @sem_offset (which need the section headers); strings borrowed
+ *      from @notes are NUL-terminated within it
+ * Return: number of notes, or -EBADMSG / the first negative @fn result.
+ */
+typedef int (*tk_elf_sdt_fn)(const struct tk_elf_sdt *note, void *ctx);
+TK_API int tk_elf_sdt_parse(const void *notes, size_t len, bool big, bool is64, const char *name,
+			    uint64_t base_offset, tk_elf_sdt_fn fn, void *ctx);
+
+/**
+ * tk_elf_vaddr_to_offset() - file offset of a virtual address (via PT_LOAD)
+ * Return: 0 and *@offset, or -ENOENT when no loadable segment holds @vaddr.
+ */
+TK_API int tk_elf_vaddr_to_offset(struct tk_elf *elf, uint64_t vaddr, uint64_t *offset);
+
+/**
+ * tk_elf_offset_to_vaddr() - virtual address of a file offset (via PT_LOAD)
+ * Return: 0 and *@vaddr, or -ENOENT when no loadable segment maps @offset.
+ */
+TK_API int tk_elf_offset_to_vaddr(struct tk_elf *elf, uint64_t offset, uint64_t *vaddr);
+
+/** A loadable segment (PT_LOAD). */
+struct tk_elf_segment {
+	uint64_t offset;	/* p_offset */
+	uint64_t filesz;	/* p_filesz */
+	uint64_t vaddr;		/* p_vaddr */
+	uint64_t memsz;		/* p_memsz */
+	uint32_t flags;		/* PF_R/PF_W/PF_X */
+};
+
+/**
+ * tk_elf_segments() - the PT_LOAD segments, in program-header order
+ * @out, @cap: receive up to @cap segments (@out may be NULL when @cap is 0)
+ * Return: the number of PT_LOAD segments (may exceed @cap), or -EBADMSG.
+ */
+TK_API int tk_elf_segments(struct tk_elf *elf, struct tk_elf_segment *out, size_t cap);
+
+/*
+ * A symbol table sorted for lookups: functions and objects with their
+ * addresses, no duplicates, each with a size (a size-0 symbol extends to
+ * the next one). Owns its strings, so it outlives the tk_elf it came from.
+ */
+struct tk_symtab;
+
+/**
+ * tk_symtab_new_elf() - sorted table of @elf's symbols (.symtab, else .dynsym)
+ * Return: table for tk_symtab_free(), or NULL with errno (ENOENT when the
+ * file has no symbols, EBADMSG, ENOMEM).
+ */
+TK_API struct tk_symtab *tk_symtab_new_elf(struct tk_elf *elf);
+
+/**
+ * tk_symtab_new_kallsyms() - sorted table from /proc/kallsyms text
+ * @text, @len: "ADDR TYPE NAME [module]" lines; malformed lines are errors
+ * @name: for messages
+ * Return: as tk_symtab_new_elf().
+ */
+TK_API struct tk_symtab *tk_symtab_new_kallsyms(const char *text, size_t len, const char *name);
+
+/** tk_symtab_free() - NULL is accepted. */
+TK_API void tk_symtab_free(struct tk_symtab *st);
+
+/** Number of symbols in the table. */
+TK_API size_t tk_symtab_count(const struct tk_symtab *st);
+
+/**
+ * tk_symtab_lookup() - the symbol holding @addr (binary search)
+ * @addr:   link-time virtual address (for kallsyms: kernel address)
+ * @offset: receives @addr minus the symbol's start (may be NULL)
+ * @start:  receives the symbol's start (may be NULL)
+ * Context: the table is read-only: any number of threads may look up.
+ * Return: borrowed name (until tk_symtab_free()), or NULL when no symbol
+ * covers @addr.
+ */
+TK_API const char *tk_symtab_lookup(const struct tk_symtab *st, uint64_t addr, uint64_t *offset,
+				    uint64_t *start);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1988 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The build-id cache, in perf 6.1's layout, with its probe caches.
+ *
+ * Layout (DIR is --cache-dir, $TRACEKIT_CACHE_DIR or ~/.debug):
+ *
+ *	DIR/<abs path without leading '/'>/<bid>/elf      hard link (copy across fs)
+ *	DIR/<abs path without leading '/'>/<bid>/debug    /usr/lib/debug/.build-id/xx/rest.debug
+ *	DIR/<abs path without leading '/'>/<bid>/probes   probe cache, may be empty
+ *	DIR/[kernel.kallsyms]/<bid>/kallsyms             copy of /proc/kallsyms
+ *	DIR/.build-id/<bid[0:2]>/<bid[2:]>  ->  ../../<path without '/'>/<bid>
+ *
+ * The .build-id links are the index: every listing walks them (as perf
+ * does), and the original path is the link target minus "../../" and
+ * "/<bid>" (with a '/' put back unless it is a "[name]"). An entry is
+ * valid when that path still has the build id (the kernel's is compared
+ * with /sys/kernel/notes); perf's listings hide the others, and so do
+ * ours unless asked for all.
+ *
+ * Probes file: text lines. An entry is a marker line, '%' + "sdt_P:N=N"
+ * for an SDT name or '#' + the user's probe spec, followed by one or more
+ * uprobe_events definitions:
+ *
+ *	%sdt_tkdemo:start=start
+ *	p:sdt_tkdemo/start /path/sdtdemo:0x1129(0x3012) arg1=%di:s32 arg2=%si:s64
+ *
+ * The offset is the unpadded hex file offset, the parenthesised one the
+ * semaphore's (uprobe reference counter). perf reads lines into 256-byte
+ * buffers, so longer lines would break it: we warn when writing one. We
+ * rewrite a probes file whole, through a temporary file and rename(), so
+ * a reader never sees half of it.
+ *
+ * SDT arguments "[-]N@OPERAND" become "argK=OPERAND':'TYPE" with x86
+ * register names mapped to pt_regs names (%edi -> %di), memory operands
+ * "OFF(%reg)" to "+OFF(%reg)", and immediates and other forms skipped
+ * while still counting the position, which is what perf 6.1 writes (the
+ * test compares our probes file with perf's for the same binaries).
+ *
+ * Beyond perf: each entry's last use is the access time of its directory,
+ * set explicitly (utimensat) on add and on every lookup through this
+ * module, since relatime and noatime mounts do not keep atime current.
+ * tk_cache_evict() removes entries in last-use order until the apparent
+ * size of all entries fits; a hard-linked "elf" counts in full though it
+ * may share its blocks with the original, which makes the limit safe.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <tracekit/cache.h>
+
+#include "error.h"
+
+#define PERF_MAX_CMDLEN 256
+
+struct tk_cache {
+	char *dir;
+	char kbid[TK_BUILD_ID_HEX_MAX];
+	int kbid_state;	/* 0 unknown, 1 known, -1 unavailable */
+};
+
+/* One cache entry found through its .build-id link. */
+struct centry {
+	char bid[TK_BUILD_ID_HEX_MAX];
+	char *path;
+	char *dir;
+	bool valid;
+	uint64_t bytes;
+	int64_t last_use;
+};
+
+/* ---- small file-system helpers ---- */
+
+static int fail_errno(int err, const char *what)
+{
+	return tk_fail(err, "%s: %s", what, strerror(err));
+}
+
+static int mkdir_p(const char *path)
+{
+	char *tmp = strdup(path);
+	int r = 0;
+
+	if (!tmp)
+		return tk_fail(ENOMEM, "out of memory");
+	for (char *p = tmp + 1;; p++) {
+		if (*p != '/' && *p)
+			continue;
+		char c = *p;
+
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST) {
+			r = fail_errno(errno, tmp);
+			break;
+		}
+		*p = c;
+		if (!c)
+			break;
+	}
+	free(tmp);
+	return r;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		return rmdir(path) < 0 ? -1 : 0;
+	return unlink(path) < 0 ? -1 : 0;
+}
+
+static int rm_rf(const char *path)
+{
+	if (nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+		return fail_errno(errno, path);
+	return 0;
+}
+
+/* Remove empty directories from @path up to (not including) @stop. */
+static void rmdir_parents(const char *path, const char *stop)
+{
+	char *tmp = strdup(path);
+	size_t sl = strlen(stop);
+
+	if (!tmp)
+		return;
+	for (;;) {
+		char *slash = strrchr(tmp, '/');
+
+		if (!slash || (size_t)(slash - tmp) <= sl)
+			break;
+		*slash = '\0';
+		if (rmdir(tmp) < 0)
+			break;
+	}
+	free(tmp);
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Replace @path with @data through a temporary file and rename(). */
+static int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+	char *tmp;
+	int fd, r;
+
+	if (asprintf(&tmp, "%s.tk%d", path, (int)getpid()) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0) {
+		r = fail_errno(errno, tmp);
+		free(tmp);
+		return r;
+	}
+	r = write_all(fd, data, len);
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	if (!r && rename(tmp, path) < 0)
+		r = -errno;
+	if (r) {
+		unlink(tmp);
+		fail_errno(-r, path);
+	}
+	free(tmp);
+	return r;
+}
+
+static int read_file(const char *path, char **data, size_t *len)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap + 1);
+	int fd, r = 0;
+
+	if (!buf)
+		return tk_fail(ENOMEM, "out of memory");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		free(buf);
+		return tk_fail(-r, "%s: %s", path, strerror(-r));
+	}
+	for (;;) {
+		ssize_t got;
+
+		if (n == cap) {
+			char *nb = cap > SIZE_MAX / 4 ? NULL : realloc(buf, cap * 2 + 1);
+
+			if (!nb) {
+				r = tk_fail(ENOMEM, "%s: out of memory", path);
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		got = read(fd, buf + n, cap - n);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			r = fail_errno(errno, path);
+			break;
+		}
+		if (!got)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	if (r) {
+		free(buf);
+		return r;
+	}
+	buf[n] = '\0';
+	*data = buf;
+	*len = n;
+	return 0;
+}
+
+static int copy_file(const char *src, const char *dst)
+{
+	struct stat st;
+	size_t len;
+	char *data;
+	int r;
+
+	if (stat(src, &st) < 0)
+		return fail_errno(errno, src);
+	r = read_file(src, &data, &len);
+	if (r < 0)
+		return r;
+	r = write_file_atomic(dst, data, len, st.st_mode & 07777);
+	free(data);
+	return r;
+}
+
+/* Hard-link @src as @dst, or copy it when a link cannot be made. */
+static int link_or_copy(const char *src, const char *dst)
+{
+	if (link(src, dst) == 0 || errno == EEXIST)
+		return 0;
+	return copy_file(src, dst);
+}
+
+static void touch_use(const char *dir)
+{
+	const struct timespec ts[2] = {{.tv_nsec = UTIME_NOW}, {.tv_nsec = UTIME_OMIT}};
+
+	utimensat(AT_FDCWD, dir, ts, 0);
+}
+
+static bool is_hex(const char *s, size_t min, size_t max)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+			return false;
+	return n >= min && n <= max;
+}
+
+/* ---- handle ---- */
+
+TK_API struct tk_cache *tk_cache_open(const char *dir)
+{
+	struct tk_cache *c;
+	char *abs;
+	int r;
+
+	if (!dir || !dir[0])
+		dir = getenv("TRACEKIT_CACHE_DIR");
+	if (!dir || !dir[0]) {
+		const char *home = getenv("HOME");
+
+		if (!home || !home[0]) {
+			tk_fail(ENOENT, "no cache directory: set --cache-dir, TRACEKIT_CACHE_DIR or HOME");
+			errno = ENOENT;
+			return NULL;
+		}
+		if (asprintf(&abs, "%s/.debug", home) < 0)
+			abs = NULL;
+	} else {
+		abs = strdup(dir);
+	}
+	c = calloc(1, sizeof(*c));
+	if (!abs || !c) {
+		free(abs);
+		free(c);
+		tk_fail(ENOMEM, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	r = mkdir_p(abs);
+	if (r == 0) {
+		/* Links and listings need an absolute, canonical root. */
+		char *real = realpath(abs, NULL);
+
+		if (!real) {
+			r = fail_errno(errno, abs);
+		} else {
+			free(abs);
+			abs = real;
+		}
+	}
+	if (r < 0) {
+		free(abs);
+		free(c);
+		errno = -r;
+		return NULL;
+	}
+	c->dir = abs;
+	return c;
+}
+
+TK_API void tk_cache_close(struct tk_cache *cache)
+{
+	if (!cache)
+		return;
+	free(cache->dir);
+	free(cache);
+}
+
+TK_API const char *tk_cache_dir(const struct tk_cache *cache)
+{
+	return cache->dir;
+}
+
+static const char *kernel_bid(struct tk_cache *c)
+{
+	if (!c->kbid_state) {
+		uint8_t id[TK_BUILD_ID_MAX];
+		int n = tk_elf_kernel_build_id(id, sizeof(id));
+
+		c->kbid_state = n > 0 && tk_build_id_hex(id, (size_t)n, c->kbid, sizeof(c->kbid)) > 0
+					? 1 : -1;
+	}
+	return c->kbid_state > 0 ? c->kbid : NULL;
+}
+
+static int file_build_id(const char *path, char *hex)
+{
+	uint8_t id[TK_BUILD_ID_MAX];
+	struct tk_elf *elf = tk_elf_open(path);
+	int n;
+
+	if (!elf)
+		return -errno;
+	n = tk_elf_build_id(elf, id, sizeof(id));
+	tk_elf_close(elf);
+	if (n < 0)
+		return n;
+	return tk_build_id_hex(id, (size_t)n, hex, TK_BUILD_ID_HEX_MAX);
+}
+
+/* ---- entries ---- */
+
+static void centry_release(struct centry *e)
+{
+	free(e->path);
+	free(e->dir);
+}
+
+static uint64_t dir_bytes(const char *dir, int64_t *last_use)
+{
+	struct dirent *de;
+	uint64_t total = 0;
+	struct stat st;
+	DIR *d;
+
+	if (stat(dir, &st) == 0)
+		*last_use = st.st_atime > st.st_mtime ? st.st_atime : st.st_mtime;
+	d = opendir(dir);
+	if (!d) {
+		/* An old-style entry is the file itself. */
+		return stat(dir, &st) == 0 ? (uint64_t)st.st_size : 0;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			total += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return total;
+}
+
+/*
+ * Fill @e from the link .build-id/@xx/@rest. Returns 1 for an entry, 0 for
+ * something that is not one (skipped), negative on failure.
+ */
+static int centry_load(struct tk_cache *c, const char *xx, const char *rest, bool check,
+		       struct centry *e)
+{
+	char *link = NULL, target[PATH_MAX];
+	size_t tl, bl;
+	ssize_t n;
+
+	memset(e, 0, sizeof(*e));
+	if (strlen(xx) != 2 || !is_hex(xx, 2, 2) || !is_hex(rest, 6, 38))
+		return 0;
+	snprintf(e->bid, sizeof(e->bid), "%s%s", xx, rest);
+	if (asprintf(&link, "%s/.build-id/%s/%s", c->dir, xx, rest) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	n = readlink(link, target, sizeof(target) - 1);
+	free(link);
+	if (n < 0)
+		return 0;
+	target[n] = '\0';
+	tl = (size_t)n;
+	bl = strlen(e->bid);
+	if (strncmp(target, "../../", 6) || tl < 6 + bl + 2 || target[tl - bl - 1] != '/' ||
+	    strcmp(target + tl - bl, e->bid))
+		return 0;
+	target[tl - bl - 1] = '\0';
+	if (target[6] == '[')
+		e->path = strdup(target + 6);
+	else if (asprintf(&e->path, "/%s", target + 6) < 0)
+		e->path = NULL;
+	if (!e->path || asprintf(&e->dir, "%s/%s/%s", c->dir, target + 6, e->bid) < 0) {
+		free(e->path);
+		e->path = NULL;
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	e->bytes = dir_bytes(e->dir, &e->last_use);
+	if (check) {
+		if (!strcmp(e->path, "[kernel.kallsyms]")) {
+			const char *k = kernel_bid(c);
+
+			e->valid = k && !strcmp(k, e->bid);
+		} else if (e->path[0] == '/') {
+			char hex[TK_BUILD_ID_HEX_MAX];
+
+			e->valid = file_build_id(e->path, hex) > 0 && !strcmp(hex, e->bid);
+		}
+	}
+	return 1;
+}
+
+static int centry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct centry *)a)->bid, ((const struct centry *)b)->bid);
+}
+
+/* Every entry of the cache, sorted by build id; free with centries_free(). */
+static int centries_load(struct tk_cache *c, bool check, struct centry **out, size_t *count)
+{
+	struct centry *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	char *idx;
+	DIR *d;
+	int r = 0;
+
+	*out = NULL;
+	*count = 0;
+	if (asprintf(&idx, "%s/.build-id", c->dir) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	d = opendir(idx);
+	if (!d) {
+		r = errno == ENOENT ? 0 : fail_errno(errno, idx);
+		free(idx);
+		return r;
+	}
+	while (r == 0 && (de = readdir(d))) {
+		struct dirent *se;
+		char *sub;
+		DIR *sd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (asprintf(&sub, "%s/%s", idx, de->d_name) < 0) {
+			r = tk_fail(ENOMEM, "out of memory");
+			break;
+		}
+		sd = opendir(sub);
+		free(sub);
+		if (!sd)
+			continue;
+		while ((se = readdir(sd))) {
+			int lr;
+
+			if (se->d_name[0] == '.')
+				continue;
+			if (n == cap) {
+				size_t ncap = cap ? 2 * cap : 64;
+				struct centry *nv = realloc(v, ncap * sizeof(*nv));
+
+				if (!nv) {
+					r = tk_fail(ENOMEM, "out of memory");
+					break;
+				}
+				v = nv;
+				cap = ncap;
+			}
+			lr = centry_load(c, de->d_name, se->d_name, check, &v[n]);
+			if (lr < 0) {
+				r = lr;
+				break;
+			}
+			n += (size_t)lr;
+		}
+		closedir(sd);
+	}
+	closedir(d);
+	free(idx);
+	if (r < 0) {
+		for (size_t i = 0; i < n; i++)
+			centry_release(&v[i]);
+		free(v);
+		return r;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), centry_cmp);
+	*out = v;
+	*count = n;
+	return 0;
+}
+
+static void centries_free(struct centry *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		centry_release(&v[i]);
+	free(v);
+}
+
+static void centry_public(const struct centry *e, struct tk_cache_entry *pub)
+{
+	pub->build_id = e->bid;
+	pub->path = e->path;
+	pub->dir = e->dir;
+	pub->valid = e->valid;
+	pub->bytes = e->bytes;
+	pub->last_use = e->last_use;
+}
+
+TK_API int tk_cache_for_each(struct tk_cache *cache, bool all, tk_cache_entry_fn fn, void *ctx)
+{
+	struct centry *v;
+	size_t n;
+	int r, visited = 0;
+
+	r = centries_load(cache, true, &v, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		struct tk_cache_entry pub;
+
+		if (!all && !v[i].valid)
+			continue;
+		centry_public(&v[i], &pub);
+		visited++;
+		if (fn) {
+			r = fn(&pub, ctx);
+			if (r < 0)
+				break;
+		}
+	}
+	centries_free(v, n);
+	return r < 0 ? r : visited;
+}
+
+/* ---- probes files ---- */
+
+struct pentry {
+	char *marker;	/* whole line with its '%' or '#' */
+	char **defs;
+	size_t ndefs;
+};
+
+struct pfile {
+	struct pentry *v;
+	size_t n;
+};
+
+static void pfile_release(struct pfile *pf)
+{
+	for (size_t i = 0; i < pf->n; i++) {
+		free(pf->v[i].marker);
+		for (size_t k = 0; k < pf->v[i].ndefs; k++)
+			free(pf->v[i].defs[k]);
+		free(pf->v[i].defs);
+	}
+	free(pf->v);
+	pf->v = NULL;
+	pf->n = 0;
+}
+
+static int pfile_add_entry(struct pfile *pf, const char *marker)
+{
+	struct pentry *nv = realloc(pf->v, (pf->n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return tk_fail(ENOMEM, "out of memory");
+	pf->v = nv;
+	memset(&nv[pf->n], 0, sizeof(nv[0]));
+	nv[pf->n].marker = strdup(marker);
+	if (!nv[pf->n].marker)
+		return tk_fail(ENOMEM, "out of memory");
+	pf->n++;
+	return 0;
+}
+
+static int pfile_add_def(struct pfile *pf, const char *def)
+{
+	struct pentry *e = &pf->v[pf->n - 1];
+	char **nd = realloc(e->defs, (e->ndefs + 1) * sizeof(*nd));
+
+	if (!nd)
+		return tk_fail(ENOMEM, "out of memory");
+	e->defs = nd;
+	nd[e->ndefs] = strdup(def);
+	if (!nd[e->ndefs])
+		return tk_fail(ENOMEM, "out of memory");
+	e->ndefs++;
+	return 0;
+}
+
+/* Parse a probes file; a missing file is an empty one. */
+static int pfile_load(const char *path, struct pfile *pf)
+{
+	char *data, *line, *save = NULL;
+	size_t len;
+	int r;
+
+	pf->v = NULL;
+	pf->n = 0;
+	if (access(path, F_OK) < 0)
+		return 0;
+	r = read_file(path, &data, &len);
+	if (r < 0)
+		return r;
+	if (memchr(data, '\0', len)) {
+		free(data);
+		return tk_fail(EBADMSG, "%s: NUL byte in a probe cache", path);
+	}
+	for (line = strtok_r(data, "\n", &save); line && r == 0; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '#' || line[0] == '%')
+			r = pfile_add_entry(pf, line);
+		else if (pf->n)
+			r = pfile_add_def(pf, line);
+		/* Definitions before the first marker belong to no entry. */
+	}
+	free(data);
+	if (r < 0)
+		pfile_release(pf);
+	return r;
+}
+
+static int pfile_store(const char *path, const struct pfile *pf)
+{
+	size_t len = 0, pos = 0;
+	char *buf;
+	int r;
+
+	for (size_t i = 0; i < pf->n; i++) {
+		len += strlen(pf->v[i].marker) + 1;
+		for (size_t k = 0; k < pf->v[i].ndefs; k++)
+			len += strlen(pf->v[i].defs[k]) + 1;
+	}
+	buf = malloc(len + 1);
+	if (!buf)
+		return tk_fail(ENOMEM, "out of memory");
+	for (size_t i = 0; i < pf->n; i++) {
+		pos += (size_t)sprintf(buf + pos, "%s\n", pf->v[i].marker);
+		for (size_t k = 0; k < pf->v[i].ndefs; k++) {
+			if (strlen(pf->v[i].defs[k]) >= PERF_MAX_CMDLEN)
+				tk_warn("%s: probe line longer than %d bytes: perf cannot read it",
+					path, PERF_MAX_CMDLEN - 1);
+			pos += (size_t)sprintf(buf + pos, "%s\n", pf->v[i].defs[k]);
+		}
+	}
+	r = write_file_atomic(path, buf, pos, 0644);
+	free(buf);
+	return r;
+}
+
+/* "p:GROUP/EVENT rest" -> group and event (malloc'ed); false when malformed. */
+static bool def_name(const char *def, char **group, char **event)
+{
+	const char *colon = strchr(def, ':'), *slash, *end;
+
+	*group = *event = NULL;
+	if (!colon)
+		return false;
+	end = colon + strcspn(colon, " ");
+	slash = memchr(colon, '/', (size_t)(end - colon));
+	if (!slash) {
+		*group = strdup("uprobes");
+		*event = strndup(colon + 1, (size_t)(end - colon - 1));
+	} else {
+		*group = strndup(colon + 1, (size_t)(slash - colon - 1));
+		*event = strndup(slash + 1, (size_t)(end - slash - 1));
+	}
+	if (!*group || !*event || !**event) {
+		free(*group);
+		free(*event);
+		*group = *event = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* ---- SDT argument conversion (x86) ---- */
+
+static const char *const x86_regs[][2] = {
+	{"rax", "ax"}, {"eax", "ax"}, {"ax", "ax"}, {"al", "ax"}, {"ah", "ax"},
+	{"rbx", "bx"}, {"ebx", "bx"}, {"bx", "bx"}, {"bl", "bx"}, {"bh", "bx"},
+	{"rcx", "cx"}, {"ecx", "cx"}, {"cx", "cx"}, {"cl", "cx"}, {"ch", "cx"},
+	{"rdx", "dx"}, {"edx", "dx"}, {"dx", "dx"}, {"dl", "dx"}, {"dh", "dx"},
+	{"rsi", "si"}, {"esi", "si"}, {"si", "si"}, {"sil", "si"},
+	{"rdi", "di"}, {"edi", "di"}, {"di", "di"}, {"dil", "di"},
+	{"rbp", "bp"}, {"ebp", "bp"}, {"bp", "bp"}, {"bpl", "bp"},
+	{"rsp", "sp"}, {"esp", "sp"}, {"sp", "sp"}, {"spl", "sp"},
+	{"rip", "ip"}, {"eip", "ip"},
+};
+
+/* pt_regs name of an x86 register ("r8d" -> "r8"), or NULL. */
+static bool x86_reg(const char *name, size_t len, char *out, size_t cap)
+{
+	for (size_t i = 0; i < sizeof(x86_regs) / sizeof(x86_regs[0]); i++)
+		if (strlen(x86_regs[i][0]) == len && !memcmp(name, x86_regs[i][0], len)) {
+			snprintf(out, cap, "%s", x86_regs[i][1]);
+			return true;
+		}
+	if (len >= 2 && name[0] == 'r' && name[1] >= '0' && name[1] <= '9') {
+		size_t k = 1;
+		unsigned v = 0;
+
+		while (k < len && name[k] >= '0' && name[k] <= '9' && k < 3)
+			v = v * 10 + (unsigned)(name[k++] - '0');
+		if (v < 8 || v > 15)
+			return false;
+		if (k < len && !(k + 1 == len && strchr("dwb", name[k])))
+			return false;
+		snprintf(out, cap, "r%u", v);
+		return true;
+	}
+	return false;
+}
+
+/* Convert one "N@OP" argument; returns false when it is skipped. */
+static bool sdt_arg(const char *arg, size_t len, char *out, size_t cap)
+{
+	static const char *const stypes[] = {"s8", "s16", "s32", "s64"};
+	static const char *const utypes[] = {"u8", "u16", "u32", "u64"};
+	const char *at = memchr(arg, '@', len), *op = arg, *type = NULL;
+	const char *paren, *close;
+	char reg[8], off[24] = "";
+	size_t oplen = len;
+
+	if (at) {
+		long sz = strtol(arg, NULL, 10);
+		long a = sz < 0 ? -sz : sz;
+		int idx = a == 1 ? 0 : a == 2 ? 1 : a == 4 ? 2 : a == 8 ? 3 : -1;
+
+		if (idx >= 0)
+			type = sz < 0 ? stypes[idx] : utypes[idx];
+		op = at + 1;
+		oplen = len - (size_t)(op - arg);
+	}
+	if (!oplen || op[0] == '$')
+		return false;
+	if (op[0] == '%') {
+		if (!x86_reg(op + 1, oplen - 1, reg, sizeof(reg)))
+			return false;
+	} else {
+		paren = memchr(op, '(', oplen);
+		close = op + oplen - 1;
+		if (!paren || *close != ')' || paren[1] != '%')
+			return false;
+		size_t ol = (size_t)(paren - op);
+
+		if (ol >= sizeof(off) - 2)
+			return false;
+		for (size_t k = 0; k < ol; k++)
+			if (!((op[k] >= '0' && op[k] <= '9') || (k == 0 && (op[k] == '-' || op[k] == '+'))))
+				return false;
+		if (!ol)
+			snprintf(off, sizeof(off), "+0");
+		else if (op[0] == '-' || op[0] == '+')
+			snprintf(off, sizeof(off), "%.*s", (int)ol, op);
+		else
+			snprintf(off, sizeof(off), "+%.*s", (int)ol, op);
+		if (!x86_reg(paren + 2, (size_t)(close - paren - 2), reg, sizeof(reg)))
+			return false;
+	}
+	if (off[0])
+		snprintf(out, cap, "%s(%%%s)%s%s", off, reg, type ? ":" : "", type ? type : "");
+	else
+		snprintf(out, cap, "%%%s%s%s", reg, type ? ":" : "", type ? type : "");
+	return true;
+}
+
+/* The uprobe_events line of one SDT note of @path. */
+static char *sdt_def(const struct tk_elf_sdt *s, const char *path)
+{
+	char *def = NULL, *next;
+	const char *a = s->args;
+	int k = 0;
+
+	if (s->sem_offset) {
+		if (asprintf(&def, "p:sdt_%s/%s %s:0x%" PRIx64 "(0x%" PRIx64 ")", s->provider,
+			     s->name, path, s->offset, s->sem_offset) < 0)
+			return NULL;
+	} else if (asprintf(&def, "p:sdt_%s/%s %s:0x%" PRIx64, s->provider, s->name, path,
+			    s->offset) < 0) {
+		return NULL;
+	}
+	while (*a) {
+		size_t len;
+		char conv[64];
+
+		a += strspn(a, " ");
+		len = strcspn(a, " ");
+		if (!len)
+			break;
+		k++;
+		if (sdt_arg(a, len, conv, sizeof(conv))) {
+			if (asprintf(&next, "%s arg%d=%s", def, k, conv) < 0) {
+				free(def);
+				return NULL;
+			}
+			free(def);
+			def = next;
+		}
+		a += len;
+	}
+	return def;
+}
+
+static bool name_ok(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+/* Add (replacing) one entry to @pf; takes ownership of nothing. */
+static int pfile_replace(struct pfile *pf, const char *marker, char *const *defs, size_t ndefs)
+{
+	char *g = NULL, *e = NULL;
+	int r;
+
+	def_name(defs[0], &g, &e);
+	for (size_t i = 0; i < pf->n;) {
+		char *og = NULL, *oe = NULL;
+		bool same = !strcmp(pf->v[i].marker, marker);
+
+		if (!same && pf->v[i].ndefs && g && def_name(pf->v[i].defs[0], &og, &oe))
+			same = !strcmp(og, g) && !strcmp(oe, e);
+		free(og);
+		free(oe);
+		if (!same) {
+			i++;
+			continue;
+		}
+		free(pf->v[i].marker);
+		for (size_t k = 0; k < pf->v[i].ndefs; k++)
+			free(pf->v[i].defs[k]);
+		free(pf->v[i].defs);
+		memmove(&pf->v[i], &pf->v[i + 1], (pf->n - i - 1) * sizeof(pf->v[0]));
+		pf->n--;
+	}
+	free(g);
+	free(e);
+	r = pfile_add_entry(pf, marker);
+	for (size_t k = 0; k < ndefs && r == 0; k++)
+		r = pfile_add_def(pf, defs[k]);
+	return r;
+}
+
+static int write_sdt_probes(const char *probes, const char *path, struct tk_elf *elf)
+{
+	const struct tk_elf_sdt *notes;
+	struct pfile pf;
+	size_t n;
+	bool *done = NULL;
+	char **defs = NULL;
+	int r, entries = 0;
+
+	r = tk_elf_sdt_notes(elf, &notes, &n);
+	if (r < 0)
+		return r;
+	r = pfile_load(probes, &pf);
+	if (r < 0)
+		return r;
+	done = calloc(n ? n : 1, sizeof(*done));
+	defs = calloc(n ? n : 1, sizeof(*defs));
+	if (!done || !defs) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n && r == 0; i++) {
+		size_t nd = 0;
+		char *marker;
+
+		if (done[i])
+			continue;
+		if (!name_ok(notes[i].provider) || !name_ok(notes[i].name)) {
+			tk_warn("%s: SDT probe %s:%s has a name tracefs refuses; skipped", path,
+				notes[i].provider, notes[i].name);
+			continue;
+		}
+		for (size_t k = i; k < n; k++) {
+			if (done[k] || strcmp(notes[k].provider, notes[i].provider) ||
+			    strcmp(notes[k].name, notes[i].name))
+				continue;
+			done[k] = true;
+			defs[nd] = sdt_def(&notes[k], path);
+			if (!defs[nd]) {
+				r = tk_fail(ENOMEM, "out of memory");
+				break;
+			}
+			nd++;
+		}
+		if (r == 0 && asprintf(&marker, "%%sdt_%s:%s=%s", notes[i].provider, notes[i].name,
+				       notes[i].name) < 0)
+			r = tk_fail(ENOMEM, "out of memory");
+		if (r == 0) {
+			r = pfile_replace(&pf, marker, defs, nd);
+			free(marker);
+			entries++;
+		}
+		for (size_t k = 0; k < nd; k++) {
+			free(defs[k]);
+			defs[k] = NULL;
+		}
+	}
+	if (r == 0)
+		r = pfile_store(probes, &pf);
+out:
+	free(done);
+	free(defs);
+	pfile_release(&pf);
+	return r < 0 ? r : entries;
+}
+
+/* Directory of an entry: DIR/<path without '/'>/<bid>. */
+static char *entry_dir(struct tk_cache *c, const char *path, const char *bid)
+{
+	char *d;
+
+	while (*path == '/')
+		path++;
+	return asprintf(&d, "%s/%s/%s", c->dir, path, bid) < 0 ? NULL : d;
+}
+
+static int make_link(struct tk_cache *c, const char *path, const char *bid)
+{
+	char *sub = NULL, *link = NULL, *target = NULL, cur[PATH_MAX];
+	ssize_t n;
+	int r = 0;
+
+	while (*path == '/')
+		path++;
+	if (asprintf(&sub, "%s/.build-id/%.2s", c->dir, bid) < 0 ||
+	    asprintf(&link, "%s/%s", sub, bid + 2) < 0 ||
+	    asprintf(&target, "../../%s/%s", path, bid) < 0) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	r = mkdir_p(sub);
+	if (r < 0)
+		goto out;
+	n = readlink(link, cur, sizeof(cur) - 1);
+	if (n >= 0) {
+		cur[n] = '\0';
+		if (!strcmp(cur, target))
+			goto out;
+	}
+	/* Another path with the same content, or an old-style entry: ours now. */
+	unlink(link);
+	if (symlink(target, link) < 0 && errno != EEXIST)
+		r = fail_errno(errno, link);
+out:
+	free(sub);
+	free(link);
+	free(target);
+	return r;
+}
+
+/* Create the entry directory with its elf (and debug) file; returns the dir. */
+static int add_files(struct tk_cache *c, const char *abs, const char *bid, char **dirp)
+{
+	char *dir = entry_dir(c, abs, bid), *elfp = NULL, *dbg = NULL, *dbgsrc = NULL;
+	struct stat st;
+	int r;
+
+	*dirp = NULL;
+	if (!dir)
+		return tk_fail(ENOMEM, "out of memory");
+	/* A pre-2016 cache has the entry as a file: replace it, as perf does. */
+	if (lstat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+		unlink(dir);
+	r = mkdir_p(dir);
+	if (r < 0)
+		goto out;
+	if (asprintf(&elfp, "%s/elf", dir) < 0 || asprintf(&dbg, "%s/debug", dir) < 0 ||
+	    asprintf(&dbgsrc, "/usr/lib/debug/.build-id/%.2s/%s.debug", bid, bid + 2) < 0) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	r = link_or_copy(abs, elfp);
+	if (r < 0)
+		goto out;
+	if (access(dbgsrc, R_OK) == 0)
+		link_or_copy(dbgsrc, dbg); /* debug info is a bonus; failing it is not fatal */
+	touch_use(dir);
+	*dirp = dir;
+	dir = NULL;
+out:
+	free(dir);
+	free(elfp);
+	free(dbg);
+	free(dbgsrc);
+	return r;
+}
+
+TK_API int tk_cache_add(struct tk_cache *cache, const char *path, char *bid_out)
+{
+	char bid[TK_BUILD_ID_HEX_MAX], *abs, *dir = NULL, *probes = NULL;
+	uint8_t id[TK_BUILD_ID_MAX];
+	struct tk_elf *elf;
+	int n, r;
+
+	abs = realpath(path, NULL);
+	if (!abs)
+		return fail_errno(errno, path);
+	elf = tk_elf_open(abs);
+	if (!elf) {
+		r = -errno;
+		goto out;
+	}
+	n = tk_elf_build_id(elf, id, sizeof(id));
+	if (n < 0) {
+		r = n;
+		goto out;
+	}
+	if (n < 16) {
+		r = tk_fail(EINVAL, "%s: build id of %d bytes is too short for the cache (16 minimum)",
+			    abs, n);
+		goto out;
+	}
+	tk_build_id_hex(id, (size_t)n, bid, sizeof(bid));
+	r = add_files(cache, abs, bid, &dir);
+	if (r < 0)
+		goto out;
+	r = make_link(cache, abs, bid);
+	if (r < 0)
+		goto out;
+	if (asprintf(&probes, "%s/probes", dir) < 0) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	r = write_sdt_probes(probes, abs, elf);
+	if (r >= 0 && bid_out)
+		memcpy(bid_out, bid, sizeof(bid));
+out:
+	tk_elf_close(elf);
+	free(abs);
+	free(dir);
+	free(probes);
+	return r;
+}
+
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9')))
+			*s = '_';
+}
+
+TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const char *spec)
+{
+	char bid[TK_BUILD_ID_HEX_MAX], *abs = NULL, *dir = NULL, *probes = NULL;
+	char *s = NULL, *group = NULL, *event = NULL, *func, *args, *def = NULL, *marker = NULL;
+	const struct tk_elf_symbol *syms;
+	struct tk_elf *elf = NULL;
+	uint64_t addr = 0, plus = 0, off;
+	bool ret = false, found = false, named = false;
+	struct pfile pf = {0};
+	size_t n;
+	int r;
+
+	r = tk_cache_add(cache, path, bid);
+	if (r < 0)
+		return r;
+	abs = realpath(path, NULL);
+	s = strdup(spec);
+	if (!abs || !s) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	/* Split "[[GROUP:]EVENT=]FUNC[+OFF][%return] ARGS". */
+	func = s + strspn(s, " ");
+	args = func + strcspn(func, " ");
+	if (*args)
+		*args++ = '\0';
+	args += strspn(args, " ");
+	char *eq = strchr(func, '=');
+
+	if (eq) {
+		char *colon;
+
+		*eq = '\0';
+		colon = strchr(func, ':');
+		if (colon) {
+			*colon = '\0';
+			group = strdup(func);
+			event = strdup(colon + 1);
+		} else {
+			event = strdup(func);
+		}
+		named = true;
+		func = eq + 1;
+	}
+	char *pct = strstr(func, "%return");
+
+	if (pct) {
+		if (strcmp(pct, "%return")) {
+			r = tk_fail(EINVAL, "probe spec '%s': text after %%return", spec);
+			goto out;
+		}
+		*pct = '\0';
+		ret = true;
+	}
+	char *plusp = strchr(func, '+');
+
+	if (plusp) {
+		char *end;
+
+		*plusp = '\0';
+		errno = 0;
+		plus = strtoull(plusp + 1, &end, 0);
+		if (errno || *end || end == plusp + 1) {
+			r = tk_fail(EINVAL, "probe spec '%s': bad offset", spec);
+			goto out;
+		}
+	}
+	if (!name_ok(func) || (event && !name_ok(event)) || (group && !name_ok(group))) {
+		r = tk_fail(EINVAL, "probe spec '%s': want [[GROUP:]EVENT=]FUNC[+OFF][%%return] [ARGS]",
+			    spec);
+		goto out;
+	}
+	if (!group) {
+		const char *base = strrchr(abs, '/') ? strrchr(abs, '/') + 1 : abs;
+
+		if (asprintf(&group, "probe_%s", base) < 0)
+			group = NULL;
+		else
+			sanitize(group);
+	}
+	if (!event)
+		event = strdup(func);
+	if (!group || !event) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	elf = tk_elf_open(abs);
+	if (!elf) {
+		r = -errno;
+		goto out;
+	}
+	r = tk_elf_symbols(elf, TK_ELF_ANY, &syms, &n);
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < n && !found; i++)
+		if ((syms[i].type == 2 /* STT_FUNC */ || syms[i].type == 10 /* IFUNC */) &&
+		    syms[i].shndx && !strcmp(syms[i].name, func)) {
+			addr = syms[i].value;
+			found = true;
+		}
+	if (!found) {
+		r = tk_fail(ENOENT, "%s: no function '%s'", abs, func);
+		goto out;
+	}
+	r = tk_elf_vaddr_to_offset(elf, addr + plus, &off);
+	if (r < 0)
+		goto out;
+	if (asprintf(&def, "%c:%s/%s%s %s:0x%" PRIx64 "%s%s", ret ? 'r' : 'p', group, event,
+		     ret ? "__return" : "", abs, off, *args ? " " : "", args) < 0 ||
+	    asprintf(&marker, "#%s%s%s%s%s%s%s%s%s", named ? group : "", named ? ":" : "",
+		     named ? event : "", named ? "=" : "", func, plus ? "+" : "",
+		     plus ? plusp + 1 : "", ret ? "%return" : "", "") < 0) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	if (*args) {
+		char *m2;
+
+		if (asprintf(&m2, "%s %s", marker, args) < 0) {
+			r = tk_fail(ENOMEM, "out of memory");
+			goto out;
+		}
+		free(marker);
+		marker = m2;
+	}
+	dir = entry_dir(cache, abs, bid);
+	if (!dir || asprintf(&probes, "%s/probes", dir) < 0) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	r = pfile_load(probes, &pf);
+	if (r == 0)
+		r = pfile_replace(&pf, marker, &def, 1);
+	if (r == 0)
+		r = pfile_store(probes, &pf);
+out:
+	pfile_release(&pf);
+	tk_elf_close(elf);
+	free(abs);
+	free(dir);
+	free(probes);
+	free(s);
+	free(group);
+	free(event);
+	free(def);
+	free(marker);
+	return r;
+}
+
+TK_API int tk_cache_add_kernel(struct tk_cache *cache, char *bid_out)
+{
+	const char *bid = kernel_bid(cache);
+	char *dir = NULL, *ks = NULL, *probes = NULL;
+	int r;
+
+	if (!bid)
+		return tk_fail(ENOENT, "/sys/kernel/notes: no kernel build id");
+	dir = entry_dir(cache, "[kernel.kallsyms]", bid);
+	if (!dir || asprintf(&ks, "%s/kallsyms", dir) < 0 ||
+	    asprintf(&probes, "%s/probes", dir) < 0) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	r = mkdir_p(dir);
+	if (r == 0)
+		r = copy_file("/proc/kallsyms", ks);
+	if (r == 0 && access(probes, F_OK) < 0)
+		r = write_file_atomic(probes, "", 0, 0644);
+	if (r == 0)
+		r = make_link(cache, "[kernel.kallsyms]", bid);
+	if (r == 0) {
+		touch_use(dir);
+		if (bid_out)
+			memcpy(bid_out, bid, TK_BUILD_ID_HEX_MAX);
+	}
+out:
+	free(dir);
+	free(ks);
+	free(probes);
+	return r;
+}
+
+static int remove_entry(struct tk_cache *c, const struct centry *e)
+{
+	char *link;
+	int r;
+
+	if (asprintf(&link, "%s/.build-id/%.2s/%s", c->dir, e->bid, e->bid + 2) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	r = rm_rf(e->dir);
+	if (r == 0) {
+		unlink(link);
+		rmdir_parents(link, c->dir);
+		rmdir_parents(e->dir, c->dir);
+	}
+	free(link);
+	return r;
+}
+
+TK_API int tk_cache_remove(struct tk_cache *cache, const char *what)
+{
+	char bid[TK_BUILD_ID_HEX_MAX] = "";
+	struct centry *v, *hit = NULL;
+	size_t n;
+	int r, hits = 0;
+
+	if (is_hex(what, 8, 40) && access(what, F_OK) < 0) {
+		snprintf(bid, sizeof(bid), "%s", what);
+	} else {
+		r = file_build_id(what, bid);
+		if (r < 0)
+			return r;
+	}
+	r = centries_load(cache, false, &v, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(v[i].bid, bid, strlen(bid))) {
+			hit = &v[i];
+			hits++;
+		}
+	if (!hits)
+		r = tk_fail(ENOENT, "%s: not in the cache %s", what, cache->dir);
+	else if (hits > 1)
+		r = tk_fail(EINVAL, "%s: build id prefix matches %d entries", what, hits);
+	else
+		r = remove_entry(cache, hit);
+	centries_free(v, n);
+	return r < 0 ? r : 1;
+}
+
+/* ---- queries ---- */
+
+struct query {
+	char *buf;
+	const char *group;	/* NULL: any */
+	const char *event;	/* NULL: any */
+	const char *path;
+	const char *bid;
+};
+
+static int query_parse(const char *text, struct query *q)
+{
+	char *s, *p;
+
+	memset(q, 0, sizeof(*q));
+	if (!text)
+		text = "";
+	q->buf = s = strdup(text[0] == '%' ? text + 1 : text);
+	if (!s)
+		return tk_fail(ENOMEM, "out of memory");
+	p = strrchr(s, '#');
+	if (p) {
+		*p = '\0';
+		q->bid = p + 1;
+		if (!is_hex(q->bid, 1, 40)) {
+			free(s);
+			return tk_fail(EINVAL, "query '%s': build id must be lowercase hex", text);
+		}
+	}
+	p = strchr(s, '@');
+	if (p) {
+		*p = '\0';
+		q->path = p + 1;
+	}
+	p = strpbrk(s, ":/");
+	if (p) {
+		*p = '\0';
+		q->group = s;
+		q->event = p + 1;
+	} else if (*s) {
+		q->event = s;
+	}
+	if (q->group && !*q->group)
+		q->group = NULL;
+	if (q->event && !*q->event)
+		q->event = NULL;
+	return 0;
+}
+
+static bool query_entry(const struct query *q, const struct centry *e)
+{
+	if (q->bid && strncmp(e->bid, q->bid, strlen(q->bid)))
+		return false;
+	if (q->path) {
+		const char *base = strrchr(e->path, '/');
+
+		if (fnmatch(q->path, e->path, 0) && (!base || fnmatch(q->path, base + 1, 0)))
+			return false;
+	}
+	return true;
+}
+
+static bool query_probe(const struct query *q, const char *spec, const char *group,
+			const char *event)
+{
+	if (q->group && fnmatch(q->group, group, 0)) {
+		if (strncmp(group, "sdt_", 4) || fnmatch(q->group, group + 4, 0))
+			return false;
+	}
+	if (q->event && fnmatch(q->event, event, 0)) {
+		/* Unnamed user probes are known by their spec ("-d work" in perf). */
+		if (q->group || fnmatch(q->event, spec, 0))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Walk the probes of the entries matching @q; @del removes the matching
+ * probes from their files instead of (also) calling @fn.
+ */
+static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del,
+		       tk_cache_probe_fn fn, void *ctx)
+{
+	struct query q;
+	struct centry *v;
+	size_t n;
+	int r, hits = 0;
+
+	r = query_parse(text, &q);
+	if (r < 0)
+		return r;
+	r = centries_load(c, true, &v, &n);
+	if (r < 0) {
+		free(q.buf);
+		return r;
+	}
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		struct tk_cache_entry pub;
+		struct pfile pf;
+		char *probes;
+		bool changed = false;
+
+		if ((!all && !v[i].valid) || !query_entry(&q, &v[i]))
+			continue;
+		if (asprintf(&probes, "%s/probes", v[i].dir) < 0) {
+			r = tk_fail(ENOMEM, "out of memory");
+			break;
+		}
+		r = pfile_load(probes, &pf);
+		if (r < 0) {
+			free(probes);
+			break;
+		}
+		centry_public(&v[i], &pub);
+		for (size_t k = 0; k < pf.n && r >= 0;) {
+			struct pentry *pe = &pf.v[k];
+			char *g = NULL, *ev = NULL;
+			struct tk_cache_probe p;
+
+			if (!pe->ndefs || !def_name(pe->defs[0], &g, &ev)) {
+				k++;
+				continue;
+			}
+			if (!query_probe(&q, pe->marker + 1, g, ev)) {
+				free(g);
+				free(ev);
+				k++;
+				continue;
+			}
+			hits++;
+			p.entry = &pub;
+			p.spec = pe->marker + 1;
+			p.sdt = pe->marker[0] == '%';
+			p.group = g;
+			p.event = ev;
+			p.defs = (const char *const *)pe->defs;
+			p.ndefs = pe->ndefs;
+			if (fn)
+				r = fn(&p, ctx);
+			free(g);
+			free(ev);
+			if (del) {
+				free(pe->marker);
+				for (size_t d = 0; d < pe->ndefs; d++)
+					free(pe->defs[d]);
+				free(pe->defs);
+				memmove(pe, pe + 1, (pf.n - k - 1) * sizeof(*pe));
+				pf.n--;
+				changed = true;
+			} else {
+				k++;
+			}
+		}
+		if (r >= 0 && changed)
+			r = pfile_store(probes, &pf);
+		if (!del && hits)
+			touch_use(v[i].dir);
+		pfile_release(&pf);
+		free(probes);
+	}
+	centries_free(v, n);
+	free(q.buf);
+	return r < 0 ? r : hits;
+}
+
+TK_API int tk_cache_query(struct tk_cache *cache, const char *query, bool all,
+			  tk_cache_probe_fn fn, void *ctx)
+{
+	return walk_probes(cache, query, all, false, fn, ctx);
+}
+
+TK_API int tk_cache_probe_del(struct tk_cache *cache, const char *query)
+{
+	if (!query || !query[0])
+		return tk_fail(EINVAL, "--probe-del needs a query");
+	return walk_probes(cache, query, true, true, NULL, NULL);
+}
+
+struct resolve_ctx {
+	struct tk_cache_uprobe *v;
+	size_t n;
+};
+
+static int resolve_one(const struct tk_cache_probe *p, void *ctx)
+{
+	struct resolve_ctx *rc = ctx;
+
+	for (size_t i = 0; i < p->ndefs; i++) {
+		const char *def = p->defs[i], *sp = strchr(def, ' '), *colon, *paren;
+		struct tk_cache_uprobe *u, *nv;
+		char *end;
+
+		nv = realloc(rc->v, (rc->n + 1) * sizeof(*nv));
+		if (!nv)
+			return tk_fail(ENOMEM, "out of memory");
+		rc->v = nv;
+		u = &nv[rc->n];
+		memset(u, 0, sizeof(*u));
+		if (!sp || (def[0] != 'p' && def[0] != 'r'))
+			return tk_fail(EBADMSG, "%s/probes: bad definition '%s'", p->entry->dir,
+				       def);
+		sp++;
+		colon = strchr(sp, ':');
+		if (!colon)
+			return tk_fail(EBADMSG, "%s/probes: no offset in '%s'", p->entry->dir, def);
+		u->def = strdup(def);
+		u->group = strdup(p->group);
+		u->event = strdup(p->event);
+		u->path = strndup(sp, (size_t)(colon - sp));
+		rc->n++;
+		if (!u->def || !u->group || !u->event || !u->path)
+			return tk_fail(ENOMEM, "out of memory");
+		u->offset = strtoull(colon + 1, &end, 16);
+		paren = *end == '(' ? end : NULL;
+		if (paren)
+			u->ref_ctr = strtoull(paren + 1, NULL, 16);
+		snprintf(u->build_id, sizeof(u->build_id), "%s", p->entry->build_id);
+	}
+	return 0;
+}
+
+TK_API void tk_cache_uprobes_free(struct tk_cache_uprobe *probes, size_t count)
+{
+	if (!probes)
+		return;
+	for (size_t i = 0; i < count; i++) {
+		free(probes[i].group);
+		free(probes[i].event);
+		free(probes[i].def);
+		free(probes[i].path);
+	}
+	free(probes);
+}
+
+TK_API int tk_cache_resolve(struct tk_cache *cache, const char *spec,
+			    struct tk_cache_uprobe **out, size_t *count)
+{
+	struct resolve_ctx rc = {0};
+	const char *q = spec;
+	int r;
+
+	*out = NULL;
+	*count = 0;
+	if (!spec || (spec[0] != '%' && strncmp(spec, "sdt_", 4)))
+		return tk_fail(EINVAL, "'%s' is not a cached probe (%%PROVIDER/EVENT or sdt_P:E)",
+			       spec ? spec : "");
+	if (!strpbrk(q, ":/"))
+		return tk_fail(EINVAL, "'%s': want %%GROUP/EVENT or %%GROUP:EVENT", spec);
+	r = tk_cache_query(cache, q, false, resolve_one, &rc);
+	if (r < 0) {
+		tk_cache_uprobes_free(rc.v, rc.n);
+		return r;
+	}
+	if (!rc.n)
+		return tk_fail(ENOENT, "'%s': no such probe in the cache %s (tracekit cache --add BINARY)",
+			       spec, cache->dir);
+	*out = rc.v;
+	*count = rc.n;
+	return (int)rc.n;
+}
+
+/* ---- maintenance ---- */
+
+static int stats_probe(const struct tk_cache_probe *p, void *ctx)
+{
+	struct tk_cache_stats *st = ctx;
+
+	if (p->sdt)
+		st->sdt_probes++;
+	else
+		st->user_probes++;
+	return 0;
+}
+
+TK_API int tk_cache_stats(struct tk_cache *cache, struct tk_cache_stats *st)
+{
+	struct centry *v;
+	size_t n;
+	int r;
+
+	memset(st, 0, sizeof(*st));
+	r = centries_load(cache, true, &v, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		st->entries++;
+		if (v[i].valid)
+			st->valid++;
+		else
+			st->stale++;
+		if (v[i].path[0] == '[')
+			st->kernel++;
+		st->bytes += v[i].bytes;
+		if (!st->oldest_use || v[i].last_use < st->oldest_use)
+			st->oldest_use = v[i].last_use;
+		if (v[i].last_use > st->newest_use)
+			st->newest_use = v[i].last_use;
+	}
+	centries_free(v, n);
+	r = walk_probes(cache, NULL, true, false, stats_probe, st);
+	return r < 0 ? r : 0;
+}
+
+static int lru_cmp(const void *a, const void *b)
+{
+	const struct centry *x = a, *y = b;
+
+	if (x->last_use != y->last_use)
+		return x->last_use < y->last_use ? -1 : 1;
+	return strcmp(x->bid, y->bid);
+}
+
+TK_API int tk_cache_evict(struct tk_cache *cache, uint64_t max_bytes)
+{
+	struct centry *v;
+	uint64_t total = 0;
+	size_t n;
+	int r, removed = 0;
+
+	r = centries_load(cache, false, &v, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		total += v[i].bytes;
+	if (n)
+		qsort(v, n, sizeof(*v), lru_cmp);
+	for (size_t i = 0; i < n && total > max_bytes; i++) {
+		r = remove_entry(cache, &v[i]);
+		if (r < 0)
+			break;
+		total -= v[i].bytes;
+		removed++;
+	}
+	centries_free(v, n);
+	return r < 0 ? r : removed;
+}
+
+static int gc_count;
+static const char *gc_root;
+
+static int gc_visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	/* Empty directories left by removals (never the root itself). */
+	if (flag == FTW_DP && ftw->level > 0 && strcmp(path, gc_root) && rmdir(path) == 0)
+		gc_count++;
+	return 0;
+}
+
+TK_API int tk_cache_gc(struct tk_cache *cache)
+{
+	struct centry *v;
+	size_t n;
+	int r, removed = 0;
+
+	r = centries_load(cache, false, &v, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		bool has_file = false;
+		static const char *const files[] = {"elf", "kallsyms", "vdso", "debug"};
+
+		if (lstat(v[i].dir, &st) == 0 && !S_ISDIR(st.st_mode))
+			continue; /* an old-style entry: the file itself */
+		for (size_t k = 0; k < 4 && !has_file; k++) {
+			char *f;
+
+			if (asprintf(&f, "%s/%s", v[i].dir, files[k]) < 0)
+				continue;
+			has_file = access(f, F_OK) == 0;
+			free(f);
+		}
+		if (has_file)
+			continue;
+		/* Dangling link or an entry without its file: useless to anyone. */
+		r = remove_entry(cache, &v[i]);
+		if (r < 0)
+			break;
+		removed++;
+	}
+	centries_free(v, n);
+	if (r < 0)
+		return r;
+	/* Links whose names are not build ids, or that no longer point anywhere. */
+	gc_count = 0;
+	gc_root = cache->dir;
+	nftw(cache->dir, gc_visit, 16, FTW_DEPTH | FTW_PHYS);
+	return removed + gc_count;
+}
+
+/* ---- symbolization ---- */
+
+struct seg {
+	uint64_t offset, filesz, vaddr;
+};
+
+struct dso {
+	char *path;
+	char bid[TK_BUILD_ID_HEX_MAX];
+	struct tk_symtab *st;
+	struct seg *segs;
+	size_t nsegs;
+	bool kernel;
+	bool loaded;
+};
+
+struct smap {
+	uint64_t start, end, pgoff;
+	struct dso *dso;
+};
+
+struct tk_symbolizer {
+	struct tk_cache *cache;
+	struct dso **dsos;
+	size_t ndsos;
+	struct smap *maps;
+	size_t nmaps;
+	bool sorted;
+};
+
+TK_API struct tk_symbolizer *tk_symbolizer_new(struct tk_cache *cache)
+{
+	struct tk_symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		tk_fail(ENOMEM, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->cache = cache;
+	return s;
+}
+
+TK_API void tk_symbolizer_free(struct tk_symbolizer *sym)
+{
+	if (!sym)
+		return;
+	for (size_t i = 0; i < sym->ndsos; i++) {
+		tk_symtab_free(sym->dsos[i]->st);
+		free(sym->dsos[i]->segs);
+		free(sym->dsos[i]->path);
+		free(sym->dsos[i]);
+	}
+	free(sym->dsos);
+	free(sym->maps);
+	free(sym);
+}
+
+static struct dso *dso_get(struct tk_symbolizer *s, const char *path, const char *bid)
+{
+	struct dso *d, **nv;
+
+	for (size_t i = 0; i < s->ndsos; i++) {
+		d = s->dsos[i];
+		if (!strcmp(d->path, path) && (!bid || !d->bid[0] || !strcmp(d->bid, bid)))
+			return d;
+	}
+	nv = realloc(s->dsos, (s->ndsos + 1) * sizeof(*nv));
+	if (!nv)
+		return NULL;
+	s->dsos = nv;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->path = strdup(path);
+	if (!d->path) {
+		free(d);
+		return NULL;
+	}
+	if (bid)
+		snprintf(d->bid, sizeof(d->bid), "%s", bid);
+	d->kernel = !strcmp(path, "[kernel.kallsyms]");
+	s->dsos[s->ndsos++] = d;
+	return d;
+}
+
+/* The file to read a DSO's symbols from: the cache by build id first. */
+static char *dso_file(struct tk_symbolizer *s, struct dso *d)
+{
+	char *f = NULL;
+
+	if (s->cache && d->bid[0]) {
+		const char *leaf = d->kernel ? "kallsyms" : "elf";
+		char *link;
+
+		if (asprintf(&link, "%s/.build-id/%.2s/%s", s->cache->dir, d->bid, d->bid + 2) >= 0) {
+			if (asprintf(&f, "%s/%s", link, leaf) >= 0 && access(f, R_OK) < 0) {
+				free(f);
+				/* A pre-2016 entry is the file itself. */
+				struct stat st;
+
+				f = stat(link, &st) == 0 && S_ISREG(st.st_mode) ? strdup(link) : NULL;
+			}
+			if (f) {
+				char *dir = realpath(link, NULL);
+
+				if (dir) {
+					touch_use(dir);
+					free(dir);
+				}
+			}
+			free(link);
+		}
+	}
+	if (!f)
+		f = strdup(d->kernel ? "/proc/kallsyms" : d->path);
+	return f;
+}
+
+static void dso_load(struct tk_symbolizer *s, struct dso *d)
+{
+	char *f;
+
+	d->loaded = true;
+	f = dso_file(s, d);
+	if (!f)
+		return;
+	if (d->kernel) {
+		char *text;
+		size_t len;
+
+		if (read_file(f, &text, &len) == 0) {
+			d->st = tk_symtab_new_kallsyms(text, len, f);
+			free(text);
+		}
+	} else {
+		struct tk_elf *elf = tk_elf_open(f);
+		int n;
+
+		if (elf) {
+			d->st = tk_symtab_new_elf(elf);
+			n = tk_elf_segments(elf, NULL, 0);
+			if (n > 0) {
+				d->segs = calloc((size_t)n, sizeof(*d->segs));
+				if (d->segs) {
+					struct tk_elf_segment *tmp = calloc((size_t)n, sizeof(*tmp));
+
+					if (tmp && tk_elf_segments(elf, tmp, (size_t)n) == n) {
+						for (int i = 0; i < n; i++) {
+							d->segs[i].offset = tmp[i].offset;
+							d->segs[i].filesz = tmp[i].filesz;
+							d->segs[i].vaddr = tmp[i].vaddr;
+						}
+						d->nsegs = (size_t)n;
+					}
+					free(tmp);
+				}
+			}
+			tk_elf_close(elf);
+		}
+	}
+	free(f);
+}
+
+static int smap_cmp(const void *a, const void *b)
+{
+	const struct smap *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+TK_API int tk_symbolizer_add_map(struct tk_symbolizer *sym, uint64_t start, uint64_t len,
+				 uint64_t pgoff, const char *path, const char *build_id)
+{
+	char hex[TK_BUILD_ID_HEX_MAX];
+	struct smap *nv;
+	struct dso *d;
+
+	if (!len || start + len < start)
+		return tk_fail(EINVAL, "%s: empty or wrapping map 0x%" PRIx64 "+0x%" PRIx64, path,
+			       start, len);
+	if (!build_id && path[0] == '/' && file_build_id(path, hex) > 0)
+		build_id = hex;
+	if (!build_id && !strcmp(path, "[kernel.kallsyms]"))
+		build_id = kernel_bid(sym->cache ? sym->cache : &(struct tk_cache){0});
+	d = dso_get(sym, path, build_id);
+	nv = d ? realloc(sym->maps, (sym->nmaps + 1) * sizeof(*nv)) : NULL;
+	if (!nv)
+		return tk_fail(ENOMEM, "out of memory");
+	sym->maps = nv;
+	nv[sym->nmaps].start = start;
+	nv[sym->nmaps].end = start + len;
+	nv[sym->nmaps].pgoff = pgoff;
+	nv[sym->nmaps].dso = d;
+	sym->nmaps++;
+	sym->sorted = false;
+	return 0;
+}
+
+/* Resolve a file offset (an address for the kernel) inside @d. */
+static void dso_resolve(struct tk_symbolizer *s, struct dso *d, uint64_t off,
+			struct tk_symbol_info *info)
+{
+	uint64_t vaddr = off;
+	bool mapped = d->kernel;
+
+	if (!d->loaded)
+		dso_load(s, d);
+	info->dso = d->path;
+	info->symbol = NULL;
+	info->offset = 0;
+	info->file_offset = off;
+	for (size_t i = 0; i < d->nsegs && !mapped; i++)
+		if (off >= d->segs[i].offset && off - d->segs[i].offset < d->segs[i].filesz) {
+			vaddr = off - d->segs[i].offset + d->segs[i].vaddr;
+			mapped = true;
+		}
+	if (mapped && d->st)
+		info->symbol = tk_symtab_lookup(d->st, vaddr, &info->offset, NULL);
+}
+
+TK_API int tk_symbolizer_lookup(struct tk_symbolizer *sym, uint64_t addr,
+				struct tk_symbol_info *info)
+{
+	size_t lo = 0, hi;
+	const struct smap *m;
+
+	if (!sym->sorted) {
+		if (sym->nmaps)
+			qsort(sym->maps, sym->nmaps, sizeof(*sym->maps), smap_cmp);
+		sym->sorted = true;
+	}
+	hi = sym->nmaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sym->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= sym->maps[lo - 1].end)
+		return tk_fail(ENOENT, "address 0x%" PRIx64 " is in no map", addr);
+	m = &sym->maps[lo - 1];
+	dso_resolve(sym, m->dso, m->dso->kernel ? addr : addr - m->start + m->pgoff, info);
+	return 0;
+}
+
+TK_API int tk_symbolizer_lookup_file(struct tk_symbolizer *sym, const char *path,
+				     const char *build_id, uint64_t offset,
+				     struct tk_symbol_info *info)
+{
+	char hex[TK_BUILD_ID_HEX_MAX];
+	struct dso *d;
+
+	if (!build_id && path[0] == '/' && file_build_id(path, hex) > 0)
+		build_id = hex;
+	d = dso_get(sym, path, build_id);
+	if (!d)
+		return tk_fail(ENOMEM, "out of memory");
+	dso_resolve(sym, d, offset, info);
+	if (!d->st)
+		return tk_fail(ENOENT, "%s: no symbols", path);
+	return 0;
+}

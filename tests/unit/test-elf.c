@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Unit tests of the elf module. Small programs with <sys/sdt.h> probes
+ * (with and without semaphores) are compiled at test time, and what the
+ * module reads is compared with binutils: the build id with `readelf -n`,
+ * the symbols with `nm`, the SDT notes with readelf's stapsdt lines.
+ * Corrupted copies and hand-made note areas check the error paths.
+ * Without cc, readelf or <sys/sdt.h> the test is skipped (77).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracekit/elf.h>
+
+static char tmpdir[256];
+static char sdt_bin[300], plain_bin[300], sdt32_bin[300];
+static bool have_32;
+
+static const char sdt_src[] =
+	"#define _SDT_HAS_SEMAPHORES 1\n"
+	"#include <sys/sdt.h>\n"
+	"unsigned short tkdemo_start_semaphore __attribute__((section(\".probes\")));\n"
+	"unsigned short tkdemo_tick_semaphore __attribute__((section(\".probes\")));\n"
+	"int work(int x, long y);\n"
+	"int work(int x, long y) { STAP_PROBE2(tkdemo, start, x, y);\n"
+	"  if (tkdemo_tick_semaphore) STAP_PROBE1(tkdemo, tick, x * 2); return x + (int)y; }\n"
+	"int main(int argc, char **argv) { int s = 0; (void)argv;\n"
+	"  for (int i = 0; i < argc + 2; i++) s += work(i, 3); return s == 12345; }\n";
+
+static const char plain_src[] =
+	"#include <sys/sdt.h>\n"
+	"int main(int argc, char **argv) { (void)argv; DTRACE_PROBE1(tkplain, hit, argc);\n"
+	"  DTRACE_PROBE1(tkplain, hit, argc + 1); return 0; }\n";
+
+static char *run(const char *cmd)
+{
+	FILE *p = popen(cmd, "r");
+	size_t cap = 1 << 16, len = 0, n;
+	char *buf;
+
+	if (!p)
+		return NULL;
+	buf = malloc(cap);
+	while (buf && (n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+		len += n;
+		if (cap - len < 4096) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (pclose(p) != 0) {
+		free(buf);
+		return NULL;
+	}
+	if (buf)
+		buf[len] = '\0';
+	return buf;
+}
+
+static int compile(const char *src, const char *out, const char *flags)
+{
+	char path[320], cmd[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.c", out);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(src, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cc -O1 %s -o %s %s 2>/dev/null", flags, out, path);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tk-test-elf-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(sdt_bin, sizeof(sdt_bin), "%s/sdtdemo", tmpdir);
+	snprintf(plain_bin, sizeof(plain_bin), "%s/plain", tmpdir);
+	snprintf(sdt32_bin, sizeof(sdt32_bin), "%s/sdtdemo32", tmpdir);
+	if (compile(sdt_src, sdt_bin, "") || compile(plain_src, plain_bin, "-no-pie"))
+		return -1;
+	have_32 = compile(sdt_src, sdt32_bin, "-m32") == 0;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void check_build_id(const char *bin)
+{
+	char cmd[400], hex[TK_BUILD_ID_HEX_MAX], *out, *p;
+	uint8_t id[TK_BUILD_ID_MAX];
+	struct tk_elf *elf;
+	int n;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n %s", bin);
+	out = run(cmd);
+	assert_non_null(out);
+	p = strstr(out, "Build ID: ");
+	assert_non_null(p);
+	p += 10;
+	p[strcspn(p, "\n")] = '\0';
+
+	elf = tk_elf_open(bin);
+	assert_non_null(elf);
+	n = tk_elf_build_id(elf, id, sizeof(id));
+	assert_int_equal(n, 20);
+	assert_int_equal(tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)), 40);
+	assert_string_equal(hex, p);
+	tk_elf_close(elf);
+	free(out);
+}
+
+static void test_build_id(void **state)
+{
+	(void)state;
+	check_build_id(sdt_bin);
+	check_build_id(plain_bin);
+	if (have_32)
+		check_build_id(sdt32_bin);
+}
+
+static void test_kernel_build_id(void **state)
+{
+	uint8_t id[TK_BUILD_ID_MAX];
+	int n;
+
+	(void)state;
+	if (access("/sys/kernel/notes", R_OK)) {
+		skip();
+		return;
+	}
+	n = tk_elf_kernel_build_id(id, sizeof(id));
+	assert_true(n >= 16);
+}
+
+static void test_symbols_vs_nm(void **state)
+{
+	const struct tk_elf_symbol *syms;
+	char cmd[400], *out, *line, *save = NULL;
+	struct tk_elf *elf;
+	size_t n, checked = 0;
+
+	(void)state;
+	elf = tk_elf_open(sdt_bin);
+	assert_non_null(elf);
+	assert_int_equal(tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n), 0);
+	assert_true(n > 10);
+	snprintf(cmd, sizeof(cmd), "nm --defined-only %s", sdt_bin);
+	out = run(cmd);
+	assert_non_null(out);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		uint64_t addr;
+		char type, name[256];
+		bool found = false;
+
+		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) != 3)
+			continue;
+		for (size_t i = 0; i < n && !found; i++)
+			found = !strcmp(syms[i].name, name) && syms[i].value == addr;
+		if (!found)
+			fail_msg("nm symbol %s at 0x%" PRIx64 " not read", name, addr);
+		checked++;
+	}
+	assert_true(checked > 10);
+	free(out);
+
+	/* .dynsym: same count of defined + undefined names as nm -D. */
+	assert_int_equal(tk_elf_symbols(elf, TK_ELF_DYNSYM, &syms, &n), 0);
+	snprintf(cmd, sizeof(cmd), "nm -D %s | wc -l", sdt_bin);
+	out = run(cmd);
+	assert_non_null(out);
+	assert_int_equal((size_t)strtoul(out, NULL, 10), n);
+	free(out);
+	tk_elf_close(elf);
+}
+
+/* Parse readelf's "Provider/Name/Location/Arguments" blocks into a text list. */
+static void check_sdt(const char *bin, size_t want)
+{
+	char cmd[400], *out, *p;
+	const struct tk_elf_sdt *notes;
+	struct tk_elf *elf;
+	size_t n, i = 0;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n %s", bin);
+	out = run(cmd);
+	assert_non_null(out);
+	elf = tk_elf_open(bin);
+	assert_non_null(elf);
+	assert_int_equal(tk_elf_sdt_notes(elf, &notes, &n), 0);
+	assert_int_equal(n, want);
+	p = out;
+	while ((p = strstr(p, "Provider: "))) {
+		char prov[64], name[64], args[256] = "";
+		uint64_t loc, base, sem;
+		char *a;
+
+		assert_int_equal(sscanf(p, "Provider: %63s\n Name: %63s\n Location: %" SCNx64
+					", Base: %" SCNx64 ", Semaphore: %" SCNx64,
+					prov, name, &loc, &base, &sem), 5);
+		a = strstr(p, "Arguments: ");
+		if (a) {
+			a += 11;
+			snprintf(args, sizeof(args), "%.*s", (int)strcspn(a, "\n"), a);
+		}
+		assert_true(i < n);
+		assert_string_equal(notes[i].provider, prov);
+		assert_string_equal(notes[i].name, name);
+		assert_string_equal(notes[i].args, args);
+		assert_int_equal(notes[i].pc, loc);
+		assert_int_equal(notes[i].base, base);
+		assert_int_equal(notes[i].semaphore, sem);
+		i++;
+		p++;
+	}
+	assert_int_equal(i, n);
+	tk_elf_close(elf);
+	free(out);
+}
+
+/* Section address and offset from readelf -S, for the offset checks. */
+static void section_addr_off(const char *bin, const char *sec, uint64_t *addr, uint64_t *off)
+{
+	char cmd[400], *out, *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -SW %s | grep ' %s '", bin, sec);
+	out = run(cmd);
+	assert_non_null(out);
+	p = strstr(out, sec);
+	assert_non_null(p);
+	p += strlen(sec);
+	/* "  PROGBITS  addr off size ..." */
+	assert_int_equal(sscanf(p, " %*s %" SCNx64 " %" SCNx64, addr, off), 2);
+	free(out);
+}
+
+static void test_sdt_vs_readelf(void **state)
+{
+	const struct tk_elf_sdt *notes;
+	struct tk_elf *elf;
+	uint64_t baddr, boff, paddr, poff;
+	size_t n;
+
+	(void)state;
+	check_sdt(sdt_bin, 2);
+	check_sdt(plain_bin, 2);
+	if (have_32)
+		check_sdt(sdt32_bin, 2);
+
+	/* Offsets as perf computes them. */
+	section_addr_off(sdt_bin, ".stapsdt.base", &baddr, &boff);
+	section_addr_off(sdt_bin, ".probes", &paddr, &poff);
+	elf = tk_elf_open(sdt_bin);
+	assert_non_null(elf);
+	assert_int_equal(tk_elf_sdt_notes(elf, &notes, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(notes[i].offset, notes[i].pc + boff - notes[i].base);
+		assert_int_not_equal(notes[i].semaphore, 0);
+		assert_int_equal(notes[i].sem_offset, notes[i].semaphore - (paddr - poff));
+	}
+	assert_string_equal(notes[0].args, "-4@%edi -8@%rsi");
+	tk_elf_close(elf);
+
+	/* Non-PIE without semaphores: offset is a file offset, no semaphore. */
+	elf = tk_elf_open(plain_bin);
+	assert_non_null(elf);
+	assert_int_equal(tk_elf_sdt_notes(elf, &notes, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(notes[0].sem_offset, 0);
+	assert_true(notes[0].pc >= 0x400000);
+	assert_true(notes[0].offset < 0x100000);
+	assert_string_equal(notes[0].provider, "tkplain");
+	assert_string_equal(notes[1].name, "hit");
+	tk_elf_close(elf);
+}
+
+static void test_symtab_lookup(void **state)
+{
+	const struct tk_elf_symbol *syms;
+	struct tk_symtab *st;
+	struct tk_elf *elf;
+	uint64_t work = 0, work_size = 0, off, start;
+	size_t n;
+
+	(void)state;
+	elf = tk_elf_open(sdt_bin);
+	assert_non_null(elf);
+	assert_int_equal(tk_elf_symbols(elf, TK_ELF_ANY, &syms, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(syms[i].name, "work")) {
+			work = syms[i].value;
+			work_size = syms[i].size;
+		}
+	assert_int_not_equal(work, 0);
+	st = tk_symtab_new_elf(elf);
+	assert_non_null(st);
+	tk_elf_close(elf); /* the table owns its names */
+	assert_true(tk_symtab_count(st) > 3);
+	assert_string_equal(tk_symtab_lookup(st, work, &off, &start), "work");
+	assert_int_equal(off, 0);
+	assert_string_equal(tk_symtab_lookup(st, work + work_size - 1, &off, &start), "work");
+	assert_int_equal(off, work_size - 1);
+	assert_int_equal(start, work);
+	assert_null(tk_symtab_lookup(st, 1, NULL, NULL));
+	tk_symtab_free(st);
+
+	static const char ks[] = "ffffffff81000000 T _text\n"
+				 "ffffffff81000100 t helper\t[mod]\n"
+				 "ffffffff81000200 D some_data\n"
+				 "0000000000000000 A zero\n";
+	st = tk_symtab_new_kallsyms(ks, sizeof(ks) - 1, "kallsyms");
+	assert_non_null(st);
+	assert_int_equal(tk_symtab_count(st), 3);
+	assert_string_equal(tk_symtab_lookup(st, 0xffffffff81000104, &off, NULL), "helper");
+	assert_int_equal(off, 4);
+	assert_string_equal(tk_symtab_lookup(st, 0xffffffff810000ff, NULL, NULL), "_text");
+	tk_symtab_free(st);
+	st = tk_symtab_new_kallsyms("zz T x\n", 7, "bad-kallsyms");
+	assert_null(st);
+	assert_int_equal(errno, EBADMSG);
+	assert_non_null(strstr(tk_errmsg(), "bad-kallsyms: offset 0x0"));
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+	long n;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static void test_malformed(void **state)
+{
+	const struct tk_elf_sdt *notes;
+	uint8_t id[TK_BUILD_ID_MAX];
+	struct tk_elf *elf;
+	uint64_t note_off;
+	uint8_t *img;
+	size_t len, n;
+	char want[128];
+	uint8_t *bid = NULL;
+
+	(void)state;
+	img = slurp(sdt_bin, &len);
+	elf = tk_elf_open(sdt_bin);
+	assert_non_null(elf);
+	assert_int_equal(tk_elf_sdt_notes(elf, &notes, &n), 0);
+	note_off = notes[1].note_offset;
+	tk_elf_close(elf);
+
+	/* An absurd desc size in the second SDT note. */
+	memcpy(img + note_off + 4, "\x00\xff\xff\x7f", 4);
+	elf = tk_elf_open_mem(img, len, "bad-sdt");
+	assert_non_null(elf);
+	assert_int_equal(tk_elf_sdt_notes(elf, &notes, &n), -EBADMSG);
+	snprintf(want, sizeof(want), "bad-sdt: offset 0x%" PRIx64 ": note desc size", note_off);
+	assert_non_null(strstr(tk_errmsg(), want));
+	tk_elf_close(elf);
+
+	/* A build-id note whose name size runs past its section. */
+	for (size_t i = 0; i + 16 < len; i++)
+		if (!memcmp(img + i, "\x04\0\0\0\x14\0\0\0\x03\0\0\0GNU\0", 16)) {
+			bid = img + i;
+			break;
+		}
+	assert_non_null(bid);
+	memcpy(bid, "\xff\xff\0\0", 4);
+	elf = tk_elf_open_mem(img, len, "bad-bid");
+	assert_non_null(elf);
+	assert_int_equal(tk_elf_build_id(elf, id, sizeof(id)), -EBADMSG);
+	snprintf(want, sizeof(want), "bad-bid: offset 0x%zx: note name size 65535", (size_t)(bid - img));
+	assert_non_null(strstr(tk_errmsg(), want));
+	tk_elf_close(elf);
+
+	/* Truncated file: the section headers are gone. */
+	elf = tk_elf_open_mem(img, len / 2, "half");
+	if (elf) {
+		int r = tk_elf_build_id(elf, id, sizeof(id));
+
+		assert_true(r < 0 || r == 20);
+		tk_elf_symbols(elf, TK_ELF_ANY, &(const struct tk_elf_symbol *){NULL}, &n);
+		tk_elf_close(elf);
+	} else {
+		assert_non_null(strstr(tk_errmsg(), "half"));
+	}
+
+	/* Not ELF at all. */
+	elf = tk_elf_open_mem("hello world, not elf", 20, "text");
+	assert_null(elf);
+	assert_int_equal(errno, ENOEXEC);
+	assert_non_null(strstr(tk_errmsg(), "text: not an ELF file"));
+	elf = tk_elf_open("/nonexistent/tk-elf");
+	assert_null(elf);
+	assert_int_equal(errno, ENOENT);
+	free(img);
+}
+
+static int count_cb(const struct tk_elf_sdt *note, void *ctx)
+{
+	(*(int *)ctx)++;
+	assert_string_equal(note->provider, "p");
+	return 0;
+}
+
+static void test_raw_notes(void **state)
+{
+	/* Big-endian ELF32 SDT note, built by hand. */
+	static const uint8_t be32[] = {
+		0, 0, 0, 8, 0, 0, 0, 18, 0, 0, 0, 3, 's', 't', 'a', 'p', 's', 'd', 't', 0,
+		0, 0, 0x10, 0, 0, 0, 0x20, 0, 0, 0, 0, 0, 'p', 0, 'n', 0, 0, 0,
+	};
+	static const uint8_t short_hdr[] = {4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0, 1};
+	static const uint8_t md5[] = {4, 0, 0, 0, 16, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0,
+				      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+	uint8_t id[TK_BUILD_ID_MAX];
+	char hex[TK_BUILD_ID_HEX_MAX];
+	int count = 0;
+
+	(void)state;
+	assert_int_equal(tk_elf_sdt_parse(be32, sizeof(be32), true, false, "be32", 0, count_cb,
+					  &count), 1);
+	assert_int_equal(count, 1);
+	/* Cut inside the strings: the name loses its NUL. */
+	assert_int_equal(tk_elf_sdt_parse(be32, 33, true, false, "cut", 0x100, NULL, NULL),
+			 -EBADMSG);
+	assert_non_null(strstr(tk_errmsg(), "cut: offset 0x100: note desc size 18"));
+	assert_int_equal(tk_elf_notes_build_id(short_hdr, sizeof(short_hdr), false, "notes", 0, id,
+					       sizeof(id)),
+			 -EBADMSG);
+	assert_int_equal(tk_elf_notes_build_id(md5, sizeof(md5), false, "notes", 0, id, sizeof(id)),
+			 16);
+	assert_int_equal(tk_build_id_hex(id, 16, hex, sizeof(hex)), 32);
+	assert_string_equal(hex, "0102030405060708090a0b0c0d0e0f10");
+	assert_int_equal(tk_elf_notes_build_id(md5, 12, false, "notes", 0, id, sizeof(id)),
+			 -EBADMSG);
+	assert_int_equal(tk_elf_notes_build_id(md5, 8, false, "notes", 0, id, sizeof(id)), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_build_id),
+		cmocka_unit_test(test_kernel_build_id),
+		cmocka_unit_test(test_symbols_vs_nm),
+		cmocka_unit_test(test_sdt_vs_readelf),
+		cmocka_unit_test(test_symtab_lookup),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_raw_notes),
+	};
+
+	if (system("command -v cc >/dev/null && command -v readelf >/dev/null && command -v nm "
+		   ">/dev/null && test -e /usr/include/x86_64-linux-gnu/sys/sdt.h -o -e "
+		   "/usr/include/sys/sdt.h")) {
+		printf("skip: needs cc, readelf, nm and <sys/sdt.h> (systemtap-sdt-dev)\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

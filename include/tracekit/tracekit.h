@@ -11,5 +11,8 @@
 #include <tracekit/record.h>
 #include <tracekit/event.h>
 #include <tracekit/report.h>
+#include <tracekit/perfdata.h>
+#include <tracekit/elf.h>
+#include <tracekit/cache.h>
 
 #endif

@@ -304,7 +304,7 @@ TK_API int tk_elf_notes_build_id(const void *notes, size_t len, bool big, const 
 				 uint64_t base_offset, uint8_t *id, size_t cap)
 {
 	struct tk_cursor c;
-	struct note n;
+	struct note n = { 0 };
 	int r;
 
 	tk_cursor_init(&c, notes, len, base_offset, big);
@@ -532,7 +532,7 @@ TK_API int tk_elf_sdt_parse(const void *notes, size_t len, bool big, bool is64, 
 			    uint64_t base_offset, tk_elf_sdt_fn fn, void *ctx)
 {
 	struct tk_cursor c;
-	struct note n;
+	struct note n = { 0 };
 	int r, count = 0;
 
 	tk_cursor_init(&c, notes, len, base_offset, big);

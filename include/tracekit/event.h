@@ -98,7 +98,12 @@ TK_API int tk_event_set_add_header_page(struct tk_event_set *set, const char *te
 TK_API int tk_event_set_add_kallsyms(struct tk_event_set *set, const char *text, size_t len);
 /** Load printk_formats text (for bprint and bputs). Return: 0, -ENOMEM. */
 TK_API int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t len);
-/** Load saved_cmdlines text ("PID COMM" lines); the first name per pid wins. */
+/**
+ * Load saved_cmdlines text ("PID COMM" lines) as trace-cmd does: every line
+ * is registered, repeated pids included; which name a pid then shows follows
+ * libtraceevent 1.7.1's table exactly (see tk_event_register_comm()).
+ * Return: 0, -ENOMEM.
+ */
 TK_API int tk_event_set_add_cmdlines(struct tk_event_set *set, const char *text, size_t len);
 
 /**
@@ -166,7 +171,16 @@ TK_API int tk_event_record_pid(const struct tk_event_set *set, const void *data,
  */
 TK_API const char *tk_event_comm(const struct tk_event_set *set, int pid);
 
-/** tk_event_register_comm() - add @pid's name unless one is known already. */
+/**
+ * tk_event_register_comm() - register @pid's name, with libtraceevent
+ * 1.7.1's two-phase semantics so that names print as trace-cmd prints them:
+ * until the first lookup of a non-zero pid, names are only appended
+ * (duplicates kept); that lookup sorts them by pid (stable, newest first) and
+ * later lookups binary-search as glibc's bsearch does, so which duplicate
+ * wins depends on the table's layout. After that, a pid already present is
+ * refused (-EEXIST) and pid 0 is ignored.
+ * Return: 0, -EEXIST, -ENOMEM.
+ */
 TK_API int tk_event_register_comm(struct tk_event_set *set, int pid, const char *comm,
 				  size_t len);
 

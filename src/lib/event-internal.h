@@ -122,10 +122,30 @@ struct tk_event {
 	char states[33];
 };
 
-struct tk_comm_slot {
-	bool used;
+/*
+ * The pid -> command name table, an exact model of libtraceevent 1.7's
+ * (see "Command names" at the top of event.c for why every quirk matters).
+ */
+struct tk_comm_ent {
 	int pid;
-	char *comm;
+	uint32_t seq;        /* list position, the sort's tie-break (stability) */
+	char *comm;          /* owned; never freed or changed before the set is */
+};
+
+struct tk_comm_cache {
+	int pid;
+	uint32_t gen;        /* valid while equal to tk_comm_table.gen */
+	const char *comm;
+};
+
+#define TK_COMM_CACHE 1024u  /* direct-mapped lookup cache slots (power of 2) */
+
+struct tk_comm_table {
+	struct tk_comm_ent *ents; /* unsorted: registration order; sorted: the array */
+	uint32_t count, cap;
+	bool sorted;              /* libtraceevent built its array (first pid != 0 lookup) */
+	uint32_t gen;             /* bumped whenever the sorted array's layout changes */
+	struct tk_comm_cache cache[TK_COMM_CACHE];
 };
 
 struct tk_event_set {
@@ -141,8 +161,8 @@ struct tk_event_set {
 	bool have_common;
 	uint32_t type_off, type_size, pid_off, pid_size;
 	uint32_t flags_off, flags_size, pc_off, pc_size;
-	struct tk_comm_slot *comms;
-	uint32_t comm_cap, comm_count;
+	/* Behind a pointer: a lookup through a const set may build the array. */
+	struct tk_comm_table *comms;
 	uint8_t *scratch;
 	size_t scratch_size;
 	size_t scratch_dirty;
@@ -166,6 +186,12 @@ void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev
 			     const void *data, uint32_t size);
 
 /* event.c */
+/*
+ * Register @pid's name as tep_register_comm() does; @mirror: also tell tep
+ * (false when tep's sched plugin registered it already).
+ */
+int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_t len,
+		      bool mirror);
 /* The entry libtraceevent's find_func() returns for @addr, or NULL. */
 const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, uint64_t addr);
 void tk_event_ksym_load_tep(struct tk_event_set *set);

@@ -1021,7 +1021,10 @@ static char *put_comm(const struct tk_event_set *set, char *o, const uint8_t *da
 	size_t n = strnlen(c, f->size);
 
 	(void)set;
-	/* The plugin learns names of pids the saved cmdlines did not know. */
+	/*
+	 * The plugin registers every name it prints (see "Command names" in
+	 * event.c for what that does to later lines).
+	 */
 	tk_event_register_comm(mset, pid, c, n);
 	if (f->size == 16) {
 		/* The field lies inside the record: copy it whole (room is ensured). */
@@ -1031,34 +1034,35 @@ static char *put_comm(const struct tk_event_set *set, char *o, const uint8_t *da
 	return put_str(o, c, n);
 }
 
+/* One name the plugin registered in tep already: ours learns it, tep is not told twice. */
+static void sched_learn(struct tk_event_set *set, const uint8_t *d, uint32_t size,
+			const struct tk_event_field *fpid, const struct tk_event_field *fcomm)
+{
+	const char *c;
+
+	if ((uint64_t)fpid->offset + fpid->size > size ||
+	    (uint64_t)fcomm->offset + fcomm->size > size)
+		return;
+	c = (const char *)d + fcomm->offset;
+	tk_event_comm_add(set, (int)rd(set, d + fpid->offset, fpid->size), c,
+			  strnlen(c, fcomm->size), false);
+}
+
+/*
+ * After libtraceevent printed a sched event (slow path), its plugin has
+ * registered prev then next (or the woken) name in tep: register them
+ * here in the same order.
+ */
 void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev,
 			     const void *data, uint32_t size)
 {
 	const uint8_t *d = data;
 
 	if (ev->kind == TK_EVENT_SCHED_SWITCH) {
-		if (ev->f_prev_pid->offset + ev->f_prev_pid->size <= size &&
-		    ev->f_prev_comm->offset + ev->f_prev_comm->size <= size)
-			tk_event_register_comm(set, (int)rd(set, d + ev->f_prev_pid->offset,
-							    ev->f_prev_pid->size),
-					       (const char *)d + ev->f_prev_comm->offset,
-					       strnlen((const char *)d + ev->f_prev_comm->offset,
-						       ev->f_prev_comm->size));
-		if (ev->f_next_pid->offset + ev->f_next_pid->size <= size &&
-		    ev->f_next_comm->offset + ev->f_next_comm->size <= size)
-			tk_event_register_comm(set, (int)rd(set, d + ev->f_next_pid->offset,
-							    ev->f_next_pid->size),
-					       (const char *)d + ev->f_next_comm->offset,
-					       strnlen((const char *)d + ev->f_next_comm->offset,
-						       ev->f_next_comm->size));
+		sched_learn(set, d, size, ev->f_prev_pid, ev->f_prev_comm);
+		sched_learn(set, d, size, ev->f_next_pid, ev->f_next_comm);
 	} else if (ev->kind == TK_EVENT_SCHED_WAKEUP) {
-		if (ev->f_pid->offset + ev->f_pid->size <= size &&
-		    ev->f_comm->offset + ev->f_comm->size <= size)
-			tk_event_register_comm(set, (int)rd(set, d + ev->f_pid->offset,
-							    ev->f_pid->size),
-					       (const char *)d + ev->f_comm->offset,
-					       strnlen((const char *)d + ev->f_comm->offset,
-						       ev->f_comm->size));
+		sched_learn(set, d, size, ev->f_pid, ev->f_comm);
 	}
 }
 

@@ -42,8 +42,31 @@
  * can reach, so a corrupt record prints garbage text rather than reading
  * out of bounds.
  *
- * Command names live in an open-addressing hash (pid -> name slot): the
- * per-record lookup is one multiply and usually one probe.
+ * Command names. trace-cmd prints, for each record, the name libtraceevent
+ * 1.7's table gives for common_pid, and that table has two phases which we
+ * model exactly, because which name wins for a pid depends on them:
+ *
+ *   list   tep_register_comm() prepends to a list without looking for the
+ *          pid (saved_cmdlines lines arrive this way, and so does every
+ *          name the sched_switch / sched_wakeup plugin prints, pid 0's
+ *          "swapper/N" included), so duplicates pile up.
+ *   array  the first lookup of a pid other than 0 (0 is "<idle>" without
+ *          a lookup) copies the list, newest first, into an array sorted
+ *          stably by pid; duplicates stay. A lookup is glibc's bsearch(),
+ *          which returns the first equal entry its probes hit, so the
+ *          winner among duplicates depends on the array's size and layout.
+ *          From now on a registration of a known pid (or of pid 0) is
+ *          refused, a new pid is inserted in order, moving the others.
+ *
+ * So when the first printed records come from pid 0 (an idle CPU under
+ * --cpu or -F), the plugin's names for the tasks they switch to enter as
+ * newer duplicates of the saved_cmdlines names and may be the ones shown
+ * for the rest of the report ("bash" for a pid saved_cmdlines calls
+ * "sleep"). Names are never freed before the set, so a name's address
+ * identifies it (report.c caches printed prefixes on it). Lookups go
+ * through a direct-mapped cache tagged with a generation that every
+ * change of the array's layout bumps; trace-cmd's tep keeps the very same
+ * table, as both are told every name and switch phase together.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -154,77 +177,150 @@ static inline uint64_t load_num(const struct tk_event_set *set, const uint8_t *p
 
 /* ----------------------------------------------------------- comm table */
 
-static uint32_t pid_hash(int pid, uint32_t mask)
+/* Newest registration first among equal pids: libtraceevent's list order, kept by its sort. */
+static int comm_ent_cmp(const void *a, const void *b)
 {
-	return ((uint32_t)pid * 2654435761u) & mask;
+	const struct tk_comm_ent *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int comm_grow(struct tk_event_set *set)
+static void comm_bump_gen(struct tk_comm_table *t)
 {
-	uint32_t ncap = set->comm_cap ? set->comm_cap * 2 : 1024;
-	struct tk_comm_slot *slots = calloc(ncap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < set->comm_cap; i++) {
-		struct tk_comm_slot *s = &set->comms[i];
-		uint32_t h;
-
-		if (!s->used)
-			continue;
-		h = pid_hash(s->pid, ncap - 1);
-		while (slots[h].used)
-			h = (h + 1) & (ncap - 1);
-		slots[h] = *s;
+	if (++t->gen == 0) {
+		memset(t->cache, 0, sizeof(t->cache));
+		t->gen = 1;
 	}
-	free(set->comms);
-	set->comms = slots;
-	set->comm_cap = ncap;
-	return 0;
+}
+
+/*
+ * cmdline_init(): the list (newest first) copied into an array and sorted
+ * stably by pid (glibc's qsort() is a merge sort). The explicit sequence
+ * key makes our qsort() give that order whatever its own stability.
+ */
+static void comm_build(struct tk_comm_table *t)
+{
+	for (uint32_t i = 0; i < t->count; i++)
+		t->ents[i].seq = t->count - 1 - i;
+	if (t->count > 1)
+		qsort(t->ents, t->count, sizeof(*t->ents), comm_ent_cmp);
+	t->sorted = true;
+	comm_bump_gen(t);
+}
+
+/*
+ * glibc's bsearch() step for step: with duplicate pids, which entry it
+ * returns depends on where the probes land, and trace-cmd prints that one.
+ */
+static const struct tk_comm_ent *comm_bsearch(const struct tk_comm_table *t, int pid)
+{
+	size_t l = 0, u = t->count;
+
+	while (l < u) {
+		size_t idx = (l + u) / 2;
+		int p = t->ents[idx].pid;
+
+		if (pid < p)
+			u = idx;
+		else if (pid > p)
+			l = idx + 1;
+		else
+			return &t->ents[idx];
+	}
+	return NULL;
+}
+
+/* The name bsearch() finds for @pid in the array, or NULL; through the cache. */
+static const char *comm_find(struct tk_comm_table *t, int pid)
+{
+	struct tk_comm_cache *c = &t->cache[(uint32_t)pid & (TK_COMM_CACHE - 1)];
+	const struct tk_comm_ent *e;
+
+	if (c->gen == t->gen && c->pid == pid)
+		return c->comm;
+	e = comm_bsearch(t, pid);
+	c->pid = pid;
+	c->gen = t->gen;
+	c->comm = e ? e->comm : NULL;
+	return c->comm;
 }
 
 const char *tk_event_comm(const struct tk_event_set *set, int pid)
 {
-	uint32_t h;
+	struct tk_comm_table *t = set->comms;
+	const char *comm;
 
 	if (!pid)
 		return "<idle>";
-	if (!set->comm_cap)
-		return "<...>";
-	h = pid_hash(pid, set->comm_cap - 1);
-	while (set->comms[h].used) {
-		if (set->comms[h].pid == pid)
-			return set->comms[h].comm;
-		h = (h + 1) & (set->comm_cap - 1);
+	if (!t->sorted) {
+		comm_build(t);
+		/*
+		 * Keep tep's table in the same phase: the names it learns from
+		 * its sched plugin (slow path) then go in as they do here.
+		 */
+		tep_data_comm_from_pid(set->tep, pid);
 	}
-	return "<...>";
+	comm = comm_find(t, pid);
+	return comm ? comm : "<...>";
 }
 
-int tk_event_register_comm(struct tk_event_set *set, int pid, const char *comm, size_t len)
+int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_t len,
+		      bool mirror)
 {
-	uint32_t h;
+	struct tk_comm_table *t = set->comms;
+	size_t pos = t->count;
 	char *copy;
 
-	if (!pid)
-		return 0;
-	if ((set->comm_count + 1) * 2 > set->comm_cap && comm_grow(set))
-		return tk_fail(ENOMEM, "cannot grow the command name table");
-	h = pid_hash(pid, set->comm_cap - 1);
-	while (set->comms[h].used) {
-		if (set->comms[h].pid == pid)
+	if (t->sorted) {
+		size_t l = 0, u = t->count;
+
+		/* add_new_comm(): pid 0 is dropped, a known pid kept as it is. */
+		if (!pid)
+			return 0;
+		if (comm_find(t, pid))
 			return -EEXIST;
-		h = (h + 1) & (set->comm_cap - 1);
+		while (l < u) {
+			size_t m = l + (u - l) / 2;
+
+			if (t->ents[m].pid < pid)
+				l = m + 1;
+			else
+				u = m;
+		}
+		pos = l;
+	}
+	if (t->count == t->cap) {
+		uint32_t ncap = t->cap ? t->cap * 2 : 256;
+		struct tk_comm_ent *ents;
+
+		if (t->cap > UINT32_MAX / 4)
+			return tk_fail(ENOMEM, "too many command names");
+		ents = realloc(t->ents, (size_t)ncap * sizeof(*ents));
+		if (!ents)
+			return tk_fail(ENOMEM, "cannot grow the command name table");
+		t->ents = ents;
+		t->cap = ncap;
 	}
 	copy = strndup(comm, len);
 	if (!copy)
 		return tk_fail(ENOMEM, "cannot store a command name");
-	/* tep_register_comm() also learns it: the slow printer asks tep. */
-	tep_register_comm(set->tep, copy, pid);
-	set->comms[h].used = true;
-	set->comms[h].pid = pid;
-	set->comms[h].comm = copy;
-	set->comm_count++;
+	if (mirror)
+		tep_register_comm(set->tep, copy, pid);
+	memmove(&t->ents[pos + 1], &t->ents[pos], (t->count - pos) * sizeof(*t->ents));
+	t->ents[pos].pid = pid;
+	t->ents[pos].seq = 0;
+	t->ents[pos].comm = copy;
+	t->count++;
+	if (t->sorted)
+		comm_bump_gen(t);
 	return 0;
+}
+
+int tk_event_register_comm(struct tk_event_set *set, int pid, const char *comm, size_t len)
+{
+	return tk_event_comm_add(set, pid, comm, len, true);
 }
 
 int tk_event_set_add_cmdlines(struct tk_event_set *set, const char *text, size_t len)
@@ -232,39 +328,47 @@ int tk_event_set_add_cmdlines(struct tk_event_set *set, const char *text, size_t
 	size_t pos = 0;
 
 	/*
-	 * "PID COMM\n" lines. Parsing stops at the first malformed line, as
-	 * tep_parse_saved_cmdlines() does, so both tables stay the same.
+	 * "PID COMM\n" lines, read as tep_parse_saved_cmdlines() reads them
+	 * (trace-cmd hands it the text as a C string, so a NUL ends it; each
+	 * line is sscanf("%d %m[^\n]")): parsing stops at the first malformed
+	 * line, a pid beyond a long is malformed (ERANGE), one beyond an int
+	 * keeps its low 32 bits. Repeated pids are all registered.
 	 */
+	len = strnlen(text, len);
 	while (pos < len) {
 		size_t end = pos;
-		long pid = 0;
-		bool neg = false, digits = false;
+		uint64_t pid = 0;
+		bool neg = false, digits = false, range = false;
 		size_t p;
 
 		while (end < len && text[end] != '\n')
 			end++;
+		if (end == pos) {
+			pos = end + 1;
+			continue;
+		}
 		p = pos;
 		while (p < end && isspace((unsigned char)text[p]))
 			p++;
 		if (p < end && (text[p] == '-' || text[p] == '+'))
 			neg = text[p++] == '-';
 		while (p < end && isdigit((unsigned char)text[p])) {
-			if (pid < 100000000)
-				pid = pid * 10 + (text[p] - '0');
+			if (pid > ((uint64_t)1 << 63) / 10)
+				range = true;
+			else
+				pid = pid * 10 + (uint64_t)(text[p] - '0');
 			digits = true;
 			p++;
 		}
+		if (pid > (uint64_t)INT64_MAX + neg)
+			range = true;
 		while (p < end && isspace((unsigned char)text[p]))
 			p++;
-		if (end == pos) {
-			pos = end + 1;
-			continue;
-		}
-		if (!digits || p >= end)
+		if (!digits || range || p >= end)
 			break;
 		{
-			int ret = tk_event_register_comm(set, neg ? (int)-pid : (int)pid, text + p,
-							 end - p);
+			uint32_t low = (uint32_t)(neg ? 0 - pid : pid);
+			int ret = tk_event_register_comm(set, (int)low, text + p, end - p);
 
 			if (ret == -ENOMEM)
 				return ret;
@@ -287,6 +391,9 @@ struct tk_event_set *tk_event_set_new(uint8_t long_size, bool big_endian, uint32
 	}
 	set = calloc(1, sizeof(*set));
 	if (!set)
+		goto nomem;
+	set->comms = calloc(1, sizeof(*set->comms));
+	if (!set->comms)
 		goto nomem;
 	set->tep = tep_alloc();
 	if (!set->tep)
@@ -329,9 +436,12 @@ void tk_event_set_free(struct tk_event_set *set)
 		event_free(set->events[i]);
 	free(set->events);
 	free(set->by_id);
-	for (uint32_t i = 0; i < set->comm_cap; i++)
-		free(set->comms[i].comm);
-	free(set->comms);
+	if (set->comms) {
+		for (uint32_t i = 0; i < set->comms->count; i++)
+			free(set->comms->ents[i].comm);
+		free(set->comms->ents);
+		free(set->comms);
+	}
 	if (set->seq_init)
 		trace_seq_destroy(&set->seq);
 	if (set->plugins)

@@ -681,7 +681,11 @@ static void print_record(struct report *r, struct stream *s)
 		return;
 	if (opts->npids && !pid_wanted(opts, pid))
 		return;
-	comm = tk_event_comm(r->set, pid);
+	/*
+	 * trace-cmd looks the name up for records of known events only, and
+	 * the first lookup changes how later names resolve (event.c).
+	 */
+	comm = ev || opts->ncomms ? tk_event_comm(r->set, pid) : "";
 	if (opts->ncomms && !comm_wanted(opts, comm))
 		return;
 	if (ev)
@@ -749,8 +753,10 @@ static void print_record(struct report *r, struct stream *s)
 
 		/*
 		 * "%16s-%-5d" depends on the pid and its name only: keep the
-		 * text per pid, checked by the name's address (names are never
-		 * freed or changed while the set lives).
+		 * text per pid, checked by the name's address. Names are never
+		 * freed or changed while the set lives, and each registration
+		 * has its own copy, so when another duplicate of a pid starts
+		 * winning (event.c) the address differs and the text is redone.
 		 */
 		if (pc->comm == comm && pc->pid == pid) {
 			memcpy(o->buf + o->len, pc->text, sizeof(pc->text));

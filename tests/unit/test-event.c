@@ -278,6 +278,199 @@ static void test_bad_format(void **state)
 	assert_null(tk_event_set_new(3, false, 4096));
 }
 
+/*
+ * Command names as libtraceevent 1.7 resolves them: names registered
+ * before the first lookup of a pid other than 0 pile up as duplicates, and
+ * glibc's bsearch() over the stably sorted array picks the winner.
+ */
+static const char fmt_switch[] =
+	"name: sched_switch\nID: 20\nformat:\n" COMMON
+	"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	"\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+	"\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
+	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
+	"print fmt: \"prev_comm=%s prev_pid=%d ==> next_comm=%s next_pid=%d\", "
+	"REC->prev_comm, REC->prev_pid, REC->next_comm, REC->next_pid\n";
+
+/* <idle>-0: sched_switch swapper/0:0 [120] R ==> @next:@pid [120] */
+static void make_switch(uint8_t d[64], const char *next, int32_t pid)
+{
+	uint16_t type = 20;
+	int32_t zero = 0, prio = 120;
+
+	memset(d, 0, 64);
+	memcpy(d, &type, 2);
+	memcpy(d + 4, &zero, 4);
+	memcpy(d + 8, "swapper/0", 9);
+	memcpy(d + 24, &zero, 4);
+	memcpy(d + 28, &prio, 4);
+	memcpy(d + 40, next, strnlen(next, 16));
+	memcpy(d + 56, &pid, 4);
+	memcpy(d + 60, &prio, 4);
+}
+
+static struct tk_event_set *switch_set(const char *cmdlines)
+{
+	struct tk_event_set *set = tk_event_set_new(8, false, 4096);
+	const struct tk_event *ev;
+
+	assert_non_null(set);
+	assert_int_equal(tk_event_set_add_format(set, "sched", fmt_switch, strlen(fmt_switch)),
+			 20);
+	assert_int_equal(tk_event_set_load_plugins(set), 0);
+	ev = tk_event_find(set, 20);
+	assert_non_null(ev);
+	if (ev->kind != TK_EVENT_SCHED_SWITCH) {
+		tk_event_set_free(set);
+		return NULL;
+	}
+	assert_int_equal(tk_event_set_add_cmdlines(set, cmdlines, strlen(cmdlines)), 0);
+	return set;
+}
+
+static void test_comm_plugin_duplicates(void **state)
+{
+	static const char *const want = "swapper/0:0 [120] R ==> bash:13047 [120]";
+	struct tk_event_set *set;
+	uint8_t d[64];
+
+	(void)state;
+	make_switch(d, "bash", 13047);
+	for (int slow = 0; slow < 2; slow++) {
+		set = switch_set("13047 sleep\n");
+		if (!set)
+			skip();
+		/* pid 0 is "<idle>" without a lookup: the table stays a list. */
+		assert_string_equal(tk_event_comm(set, 0), "<idle>");
+		assert_false(set->comms->sorted);
+		/* The first printed record is pid 0's; the plugin adds 0 and 13047. */
+		assert_string_equal(print(set, d, sizeof(d), slow ? TK_EVENT_PRINT_SLOW : 0), want);
+		assert_int_equal(set->comms->count, 3);
+		/* [0 swapper/0, 13047 bash, 13047 sleep]: the first probe, 1, hits bash. */
+		assert_string_equal(tk_event_comm(set, 13047), "bash");
+		assert_true(set->comms->sorted);
+		assert_string_equal(tep_data_comm_from_pid(set->tep, 13047), "bash");
+		/* Now the array is built: known pids and pid 0 are refused. */
+		assert_int_equal(tk_event_register_comm(set, 13047, "other", 5), -EEXIST);
+		assert_int_equal(tk_event_register_comm(set, 0, "swapper/1", 9), 0);
+		assert_int_equal(set->comms->count, 3);
+		assert_string_equal(print(set, d, sizeof(d), 0), want);
+		assert_string_equal(tk_event_comm(set, 13047), "bash");
+		/* A new pid moves the array: [0, 13047 bash, 13047 sleep, 20000]: 2 is sleep. */
+		assert_int_equal(tk_event_register_comm(set, 20000, "new", 3), 0);
+		assert_string_equal(tk_event_comm(set, 13047), "sleep");
+		assert_string_equal(tep_data_comm_from_pid(set->tep, 13047), "sleep");
+		tk_event_set_free(set);
+	}
+
+	/* A lookup of a real pid first: the array exists, the plugin's bash is refused. */
+	set = switch_set("13047 sleep\n");
+	assert_string_equal(tk_event_comm(set, 13047), "sleep");
+	assert_string_equal(print(set, d, sizeof(d), 0), want);
+	assert_string_equal(tk_event_comm(set, 13047), "sleep");
+	assert_int_equal(set->comms->count, 1);
+	tk_event_set_free(set);
+
+	/* More saved names move the probes: [0, 13047 bash, 13047 sleep, 13048, 13049]. */
+	set = switch_set("13047 sleep\n13048 a\n13049 b\n");
+	assert_string_equal(print(set, d, sizeof(d), 0), want);
+	assert_string_equal(tk_event_comm(set, 13047), "sleep");
+	assert_string_equal(tep_data_comm_from_pid(set->tep, 13047), "sleep");
+	tk_event_set_free(set);
+}
+
+/* Our table against libtraceevent's own on random registration histories. */
+static void test_comm_model_vs_tep(void **state)
+{
+	uint32_t seed = 12345;
+	char name[16];
+
+	(void)state;
+	for (int round = 0; round < 300; round++) {
+		struct tk_event_set *set = tk_event_set_new(8, false, 4096);
+		int n;
+
+		assert_non_null(set);
+		seed = seed * 1103515245u + 12345u;
+		n = 1 + (int)(seed >> 16) % 40;
+		for (int i = 0; i < n; i++) {
+			int pid;
+
+			seed = seed * 1103515245u + 12345u;
+			pid = (int)(seed >> 16) % 13;
+			snprintf(name, sizeof(name), "c%d", i);
+			assert_int_equal(tk_event_register_comm(set, pid, name, strlen(name)), 0);
+		}
+		assert_int_equal(set->comms->count, n);
+		for (int pid = 1; pid < 13; pid++)
+			assert_string_equal(tk_event_comm(set, pid),
+					    tep_data_comm_from_pid(set->tep, pid));
+		for (int i = 0; i < 10; i++) {
+			int pid;
+
+			seed = seed * 1103515245u + 12345u;
+			pid = (int)(seed >> 16) % 30;
+			snprintf(name, sizeof(name), "d%d", i);
+			tk_event_register_comm(set, pid, name, strlen(name));
+			for (int q = 1; q < 30; q++)
+				assert_string_equal(tk_event_comm(set, q),
+						    tep_data_comm_from_pid(set->tep, q));
+		}
+		tk_event_set_free(set);
+	}
+}
+
+/* saved_cmdlines read as tep_parse_saved_cmdlines() reads it. */
+static void test_cmdlines_vs_tep(void **state)
+{
+	static const char *const texts[] = {
+		"5 a\n5 b\n",
+		"5 a\n5 b\n6 c\n",
+		"\n\n7 x y \n -8 neg\n+9 plus\n10\n11 never\n",
+		"4294967308 wrap\n12 twelve\n",
+		"14 one\n15 two",
+		"16 a\n0 zero\n17 b\n",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct tk_event_set *set = tk_event_set_new(8, false, 4096);
+		struct tep_handle *tep = tep_alloc();
+
+		assert_non_null(set);
+		assert_non_null(tep);
+		assert_int_equal(tk_event_set_add_cmdlines(set, texts[i], strlen(texts[i])), 0);
+		tep_parse_saved_cmdlines(tep, texts[i]);
+		for (int pid = -10; pid < 20; pid++)
+			assert_string_equal(tk_event_comm(set, pid),
+					    tep_data_comm_from_pid(tep, pid));
+		tep_free(tep);
+		tk_event_set_free(set);
+	}
+	/*
+	 * A NUL ends the text, as the C string trace-cmd hands over; a pid
+	 * beyond a long ends it as sscanf()'s ERANGE does (libtraceevent
+	 * leaks that line's name, so it is not asked here).
+	 */
+	{
+		static const char nul[] = "18 a\0\n19 b\n";
+		static const char range[] = "20 c\n99999999999999999999 range\n21 never\n";
+		struct tk_event_set *set = tk_event_set_new(8, false, 4096);
+
+		assert_int_equal(tk_event_set_add_cmdlines(set, nul, sizeof(nul) - 1), 0);
+		assert_int_equal(tk_event_set_add_cmdlines(set, range, sizeof(range) - 1), 0);
+		assert_string_equal(tk_event_comm(set, 18), "a");
+		assert_string_equal(tk_event_comm(set, 19), "<...>");
+		assert_string_equal(tk_event_comm(set, 20), "c");
+		assert_string_equal(tk_event_comm(set, 21), "<...>");
+		assert_int_equal(set->comms->count, 2);
+		tk_event_set_free(set);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +480,9 @@ int main(void)
 		cmocka_unit_test(test_short_record),
 		cmocka_unit_test(test_fields_and_comm),
 		cmocka_unit_test(test_bad_format),
+		cmocka_unit_test(test_comm_plugin_duplicates),
+		cmocka_unit_test(test_comm_model_vs_tep),
+		cmocka_unit_test(test_cmdlines_vs_tep),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

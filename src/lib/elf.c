@@ -665,7 +665,11 @@ TK_API int tk_elf_sdt_notes(struct tk_elf *elf, const struct tk_elf_sdt **notes,
 	return 0;
 }
 
-TK_API int tk_elf_vaddr_to_offset(struct tk_elf *elf, uint64_t vaddr, uint64_t *offset)
+/*
+ * Translate between virtual addresses and file offsets through the PT_LOAD
+ * segment that holds @in; @to_offset picks the direction.
+ */
+static int map_through_segments(struct tk_elf *elf, uint64_t in, bool to_offset, uint64_t *out)
 {
 	size_t n;
 
@@ -673,36 +677,29 @@ TK_API int tk_elf_vaddr_to_offset(struct tk_elf *elf, uint64_t vaddr, uint64_t *
 		return elf_lib_fail(elf, "program headers");
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
+		uint64_t from, to;
 
 		if (!gelf_getphdr(elf->e, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		if (vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_filesz) {
-			*offset = vaddr - ph.p_vaddr + ph.p_offset;
+		from = to_offset ? ph.p_vaddr : ph.p_offset;
+		to = to_offset ? ph.p_offset : ph.p_vaddr;
+		if (in >= from && in - from < ph.p_filesz) {
+			*out = in - from + to;
 			return 0;
 		}
 	}
-	return tk_fail(ENOENT, "%s: address 0x%" PRIx64 " is in no loadable segment", elf->name,
-		       vaddr);
+	return tk_fail(ENOENT, "%s: %s 0x%" PRIx64 " is in no loadable segment", elf->name,
+		       to_offset ? "address" : "file offset", in);
+}
+
+TK_API int tk_elf_vaddr_to_offset(struct tk_elf *elf, uint64_t vaddr, uint64_t *offset)
+{
+	return map_through_segments(elf, vaddr, true, offset);
 }
 
 TK_API int tk_elf_offset_to_vaddr(struct tk_elf *elf, uint64_t offset, uint64_t *vaddr)
 {
-	size_t n;
-
-	if (elf_getphdrnum(elf->e, &n) < 0)
-		return elf_lib_fail(elf, "program headers");
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf->e, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (offset >= ph.p_offset && offset - ph.p_offset < ph.p_filesz) {
-			*vaddr = offset - ph.p_offset + ph.p_vaddr;
-			return 0;
-		}
-	}
-	return tk_fail(ENOENT, "%s: file offset 0x%" PRIx64 " is in no loadable segment",
-		       elf->name, offset);
+	return map_through_segments(elf, offset, false, vaddr);
 }
 
 TK_API int tk_elf_segments(struct tk_elf *elf, struct tk_elf_segment *out, size_t cap)

@@ -27,14 +27,8 @@
 #include "bytes.h"
 #include "dat-internal.h"
 #include "dat-read-internal.h"
+#include "tk-test.h"
 
-#define assert_errno(got, want)                                                              \
-	do {                                                                                 \
-		int got_ = (got), want_ = (want);                                            \
-		if (got_ != want_)                                                           \
-			fail_msg("%s (%d) != %s (%d): %s", strerror(got_ < 0 ? -got_ : got_),  \
-				 got_, strerror(want_ < 0 ? -want_ : want_), want_, tk_errmsg()); \
-	} while (0)
 
 /* ------------------------------------------------------------ byte builder */
 
@@ -659,7 +653,7 @@ static void expect_open_error(const void *data, size_t len, const char *name, in
 		tk_dat_close(d);
 		fail_msg("%s: opened, expected %s", name, strerror(err));
 	}
-	assert_errno(errno, err);
+	assert_errno(-errno, err);
 	if (!strstr(tk_errmsg(), name) || !strstr(tk_errmsg(), "offset 0x"))
 		fail_msg("%s: message lacks file or offset: %s", name, tk_errmsg());
 }
@@ -745,7 +739,7 @@ static void check_metadata(struct tk_dat *d)
 	assert_memory_equal(t.data, sched_wakeup_text, t.len);
 	assert_int_equal(tk_dat_system_format(d, 1, 0, &t), 0);
 	assert_memory_equal(t.data, irq_text, t.len);
-	assert_errno(tk_dat_system_format(d, 1, 1, &t), -ENOENT);
+	assert_errno(tk_dat_system_format(d, 1, 1, &t), ENOENT);
 	assert_int_equal(tk_dat_kallsyms(d, &t), 0);
 	assert_int_equal(t.len, strlen(kallsyms_text));
 	assert_memory_equal(t.data, kallsyms_text, t.len);
@@ -765,7 +759,7 @@ static void check_metadata(struct tk_dat *d)
 		assert_memory_equal(body, want.d, want.len);
 		free(want.d);
 	}
-	assert_errno(tk_dat_metadata(d, 22, &(const void *){ NULL }, &(uint64_t){ 0 }), -ENOENT);
+	assert_errno(tk_dat_metadata(d, 22, &(const void *){ NULL }, &(uint64_t){ 0 }), ENOENT);
 }
 
 /* ------------------------------------------------------------------ tests */
@@ -905,7 +899,7 @@ static void test_v7_zstd(void **state)
 			 0);
 	assert_int_equal(hdr.timestamp, page_ts(1, 13));
 	assert_int_equal(tk_dat_cpu_reader_chunks_decoded(rd), 1);
-	assert_errno(tk_dat_cpu_reader_seek(rd, 25 * PAGE), -ERANGE);
+	assert_errno(tk_dat_cpu_reader_seek(rd, 25 * PAGE), ERANGE);
 
 	/* Seek by time: O(log chunks) chunks decoded, landing on the right page. */
 	for (uint32_t k = 0; k < 25; k += 3) {
@@ -1009,7 +1003,7 @@ static void test_v7_instance_sparse_latency(void **state)
 	assert_int_equal(t.len, strlen(latency_text));
 	assert_memory_equal(t.data, latency_text, t.len);
 	free((void *)t.data);
-	assert_errno(tk_dat_latency_text(d, 0, &t), -EINVAL);
+	assert_errno(tk_dat_latency_text(d, 0, &t), EINVAL);
 	/* TSC2NSEC 3 >> 1, DATE 16 us, OFFSET -5 ns. */
 	assert_true(tk_dat_get_info(d)->has_tsc2nsec);
 	assert_int_equal(tk_dat_timestamp(d, 1000), 1500 + 16000 - 5);
@@ -1085,7 +1079,7 @@ static void test_v6(void **state)
 	assert_int_equal(b->cpu_count, 1);
 	assert_int_equal(b->cpus[0].cpu, 1);
 	assert_int_equal(read_cpu(d, 1, 0, 1, 4, 3, false), 12);
-	assert_errno(tk_dat_latency_text(d, 0, &t), -EINVAL);
+	assert_errno(tk_dat_latency_text(d, 0, &t), EINVAL);
 	tk_dat_close(d);
 	free(r.data);
 
@@ -1226,7 +1220,7 @@ static void test_layout_errors(void **state)
 	rd = tk_dat_cpu_reader_new(d, 0, 0);
 	assert_non_null(rd);
 	ret = tk_dat_cpu_reader_next_page(rd, &page, &off);
-	assert_errno(ret, -EBADMSG);
+	assert_errno(ret, EBADMSG);
 	assert_non_null(strstr(tk_errmsg(), "zchunk.dat: offset 0x"));
 	tk_dat_cpu_reader_free(rd);
 	tk_dat_close(d);
@@ -1276,7 +1270,7 @@ static void test_bad_page_header(void **state)
 	rd = tk_dat_cpu_reader_new(d, 0, 0);
 	assert_non_null(rd);
 	assert_int_equal(tk_dat_cpu_reader_next_page(rd, &page, &off), 1);
-	assert_errno(tk_dat_cpu_reader_next_page(rd, &page, &off), -EBADMSG);
+	assert_errno(tk_dat_cpu_reader_next_page(rd, &page, &off), EBADMSG);
 	assert_non_null(strstr(tk_errmsg(), "badpage.dat: offset 0x"));
 	tk_dat_cpu_reader_free(rd);
 	tk_dat_close(d);

@@ -564,6 +564,36 @@ TK_API int tk_perfdata_writer_finish(struct tk_perfdata_writer *w);
 TK_API void tk_perfdata_attr_encode(const struct tk_perf_attr *attr, uint8_t out[128]);
 TK_API void tk_perfdata_attr_decode(const uint8_t *in, size_t len, struct tk_perf_attr *attr);
 
+/* ------------------------------------------------------------------ report */
+
+enum {
+	TK_PERFDATA_REPORT_NSEC = 1 << 0,    /* times with nanoseconds (perf script --ns) */
+};
+
+/** What tk_perfdata_report_run() prints; zero-initialise. */
+struct tk_perfdata_report_opts {
+	int fd;                      /* output descriptor */
+	unsigned int flags;          /* TK_PERFDATA_REPORT_* */
+};
+
+/**
+ * tk_perfdata_report_run() - print the samples as `perf script` 6.1 does
+ * @pd:      an open reader, not yet read from (records are consumed)
+ * @opts:    output settings
+ * @printed: optional; receives the number of samples printed
+ *
+ * Records are delivered in perf's order (sorted by time within the
+ * FINISHED_ROUND windows); threads are named from COMM and FORK records.
+ * Tracepoint samples print their TRACING_DATA format's text; other samples
+ * print period, ip, symbol and dso (kallsyms for the kernel, the mapped
+ * file's ELF symbols for user space, as found on this machine).
+ * Context: blocking I/O; memory holds one round of records.
+ * Return: 0, or a negative errno (reader errors, -ENOMEM, write errors)
+ * with tk_errmsg() set.
+ */
+TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
+				  const struct tk_perfdata_report_opts *opts, uint64_t *printed);
+
 #ifdef __cplusplus
 }
 #endif

@@ -38,6 +38,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tracekit/dat.h>
+#include <tracekit/page.h>
+#include <tracekit/perfdata.h>
+
 #include "cli.h"
 
 const char cmd_convert_usage[] =
@@ -54,6 +58,7 @@ const char cmd_convert_usage[] =
 	"      --compression zstd|zlib|none\n"
 	"                          codec of OUT (default zstd for v7, none for v6;\n"
 	"                          v6 cannot be compressed)\n"
+	"      --to perf|dat       output format (default: perf for OUT named *.data)\n"
 	"  -q, --quiet             do not print the summary line\n"
 	"  -h, --help              show this help\n";
 
@@ -496,20 +501,432 @@ out_free:
 	return r;
 }
 
+/* ------------------------------------------------------------------------
+ * .dat -> perf.data, for tracepoint events.
+ *
+ * Every event id met in the top buffer's pages becomes one tracepoint attr
+ * (config = the id, sample_type IDENTIFIER|TID|TIME|CPU|PERIOD|RAW, one
+ * made-up kernel id each); TRACING_DATA is the .dat's metadata laid out as
+ * perf's "0.6" blob; each ftrace record becomes a SAMPLE whose RAW payload
+ * is the record's payload, zero padded so the sample stays 8-byte sized.
+ * The CPUs are merged by time, so the file needs no reordering; a
+ * FINISHED_ROUND every few thousand samples keeps perf's queue short.
+ * The saved command lines become COMM records at time 0, which perf applies
+ * before any sample, so perf script names the threads as trace-cmd does
+ * for pids that were saved. Two passes over the pages: the first finds the
+ * event ids (attrs must precede the data), the second writes the samples.
+ */
+#define PERF_SAMPLE_BITS (TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME | \
+			  TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_PERIOD | TK_PERF_SAMPLE_RAW)
+#define PERF_ID_BASE 1000u
+#define ROUND_EVERY 4096u
+
+struct dsrc {
+	struct tk_dat_cpu_reader *rd;
+	struct tk_page_iter it;
+	struct tk_page_record rec;
+	uint64_t time;
+	uint32_t cpu;
+	bool in_page, done;
+};
+
+struct blob {
+	uint8_t *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static void blob_put(struct blob *b, const void *data, size_t len)
+{
+	if (b->failed)
+		return;
+	if (b->len + len > b->cap) {
+		size_t cap = b->cap ? b->cap : 65536;
+		uint8_t *n;
+
+		while (cap < b->len + len)
+			cap *= 2;
+		n = realloc(b->p, cap);
+		if (!n) {
+			b->failed = true;
+			return;
+		}
+		b->p = n;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+}
+
+static void blob_u32(struct blob *b, uint32_t v)
+{
+	blob_put(b, &v, 4);
+}
+
+static void blob_u64(struct blob *b, uint64_t v)
+{
+	blob_put(b, &v, 8);
+}
+
+/* perf's TRACING_DATA ("0.6") from the .dat's parsed metadata. */
+static int tracing_blob(struct tk_dat *dat, struct blob *b)
+{
+	const struct tk_dat_info *info = tk_dat_get_info(dat);
+	struct tk_dat_text t;
+	uint8_t u8;
+
+	blob_put(b, "\x17\x08\x44tracing0.6", 14);
+	u8 = info->big_endian;
+	blob_put(b, &u8, 1);
+	blob_put(b, &info->long_size, 1);
+	blob_u32(b, info->page_size);
+	if (tk_dat_header_page(dat, &t))
+		t.len = 0;
+	blob_put(b, "header_page", 12);
+	blob_u64(b, t.len);
+	blob_put(b, t.data, t.len);
+	if (tk_dat_header_event(dat, &t))
+		t.len = 0;
+	blob_put(b, "header_event", 13);
+	blob_u64(b, t.len);
+	blob_put(b, t.data, t.len);
+	blob_u32(b, (uint32_t)tk_dat_ftrace_format_count(dat));
+	for (size_t i = 0; i < tk_dat_ftrace_format_count(dat); i++) {
+		if (tk_dat_ftrace_format(dat, i, &t))
+			t.len = 0;
+		blob_u64(b, t.len);
+		blob_put(b, t.data, t.len);
+	}
+	blob_u32(b, (uint32_t)tk_dat_system_count(dat));
+	for (size_t s = 0; s < tk_dat_system_count(dat); s++) {
+		const char *name = tk_dat_system_name(dat, s);
+
+		blob_put(b, name, strlen(name) + 1);
+		blob_u32(b, (uint32_t)tk_dat_system_format_count(dat, s));
+		for (size_t i = 0; i < tk_dat_system_format_count(dat, s); i++) {
+			if (tk_dat_system_format(dat, s, i, &t))
+				t.len = 0;
+			blob_u64(b, t.len);
+			blob_put(b, t.data, t.len);
+		}
+	}
+	if (tk_dat_kallsyms(dat, &t))
+		t.len = 0;
+	blob_u32(b, (uint32_t)t.len);
+	blob_put(b, t.data, t.len);
+	if (tk_dat_printk(dat, &t))
+		t.len = 0;
+	blob_u32(b, (uint32_t)t.len);
+	blob_put(b, t.data, t.len);
+	if (tk_dat_cmdlines(dat, &t))
+		t.len = 0;
+	blob_u64(b, t.len);
+	blob_put(b, t.data, t.len);
+	return b->failed ? -ENOMEM : 0;
+}
+
+/* The value after "@key" at a line start of a format text, copied into @out. */
+static bool format_value(const char *text, size_t len, const char *key, char *out, size_t cap)
+{
+	size_t klen = strlen(key);
+
+	for (size_t i = 0; i + klen <= len; i++) {
+		size_t n = 0;
+
+		if ((i && text[i - 1] != '\n') || memcmp(text + i, key, klen))
+			continue;
+		for (i += klen; i < len && text[i] == ' '; i++)
+			;
+		while (i < len && text[i] != '\n' && n + 1 < cap)
+			out[n++] = text[i++];
+		out[n] = 0;
+		return n > 0;
+	}
+	return false;
+}
+
+/* "system:name" of event @id from the .dat formats, or false. */
+static bool dat_event_name(struct tk_dat *dat, uint32_t id, char *out, size_t cap)
+{
+	char buf[64], name[128];
+	struct tk_dat_text t;
+
+	for (size_t s = 0; s < tk_dat_system_count(dat); s++) {
+		for (size_t i = 0; i < tk_dat_system_format_count(dat, s); i++) {
+			if (tk_dat_system_format(dat, s, i, &t) ||
+			    !format_value(t.data, t.len, "ID:", buf, sizeof(buf)) ||
+			    strtoul(buf, NULL, 10) != id ||
+			    !format_value(t.data, t.len, "name:", name, sizeof(name)))
+				continue;
+			snprintf(out, cap, "%s:%s", tk_dat_system_name(dat, s), name);
+			return true;
+		}
+	}
+	return false;
+}
+
+static int dsrc_next(const struct tk_dat *dat, const struct tk_dat_buffer *buf, struct dsrc *s)
+{
+	for (;;) {
+		struct tk_page_header h;
+		const void *page;
+		int r;
+
+		if (!s->in_page) {
+			r = tk_dat_cpu_reader_next_page(s->rd, &page, NULL);
+			if (r <= 0) {
+				s->done = true;
+				return r;
+			}
+			r = tk_page_iter_init(&s->it, &buf->page_format, page,
+					      buf->page_format.page_size, &h);
+			if (r < 0)
+				return r;
+			s->in_page = true;
+		}
+		r = tk_page_iter_next(&s->it, &s->rec);
+		if (r == 1) {
+			s->time = tk_dat_timestamp(dat, s->rec.timestamp);
+			return 1;
+		}
+		if (r < 0)
+			return r;
+		s->in_page = false;
+	}
+}
+
+static void dsrcs_free(struct dsrc *src, size_t n)
+{
+	for (size_t i = 0; src && i < n; i++)
+		tk_dat_cpu_reader_free(src[i].rd);
+	free(src);
+}
+
+/* Readers for every CPU of the top buffer, each at its first record. */
+static struct dsrc *dsrcs_open(struct tk_dat *dat, const struct tk_dat_buffer *buf)
+{
+	struct dsrc *src = calloc(buf->cpu_count ? buf->cpu_count : 1, sizeof(*src));
+
+	if (!src)
+		return NULL;
+	for (uint32_t i = 0; i < buf->cpu_count; i++) {
+		src[i].cpu = buf->cpus[i].cpu;
+		src[i].rd = tk_dat_cpu_reader_new(dat, 0, i);
+		if (!src[i].rd || dsrc_next(dat, buf, &src[i]) < 0) {
+			dsrcs_free(src, buf->cpu_count);
+			return NULL;
+		}
+	}
+	return src;
+}
+
+/* The source with the oldest record (lowest CPU on ties), or NULL at the end. */
+static struct dsrc *dsrcs_min(struct dsrc *src, uint32_t n)
+{
+	struct dsrc *best = NULL;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (!src[i].done && (!best || src[i].time < best->time))
+			best = &src[i];
+	return best;
+}
+
+static int write_comms(struct tk_perfdata_writer *w, struct tk_dat *dat)
+{
+	struct tk_dat_text t;
+	uint8_t rec[96];
+	size_t i = 0;
+
+	if (tk_dat_cmdlines(dat, &t))
+		return 0;
+	while (i < t.len) {
+		size_t end = i, n;
+		char line[64];
+		char *sp, *endp;
+		long pid;
+
+		while (end < t.len && t.data[end] != '\n')
+			end++;
+		n = end - i < sizeof(line) - 1 ? end - i : sizeof(line) - 1;
+		memcpy(line, t.data + i, n);
+		line[n] = 0;
+		i = end + 1;
+		pid = strtol(line, &endp, 10);
+		sp = endp;
+		if (endp == line || *sp != ' ' || pid <= 0 || pid > INT32_MAX)
+			continue;
+		sp++;
+		/* header, pid, tid, comm[16], trailer: pid/tid, time, cpu, identifier */
+		memset(rec, 0, sizeof(rec));
+		uint32_t u = TK_PERF_RECORD_COMM;
+		uint16_t size = 8 + 8 + 16 + 32;
+
+		memcpy(rec, &u, 4);
+		memcpy(rec + 6, &size, 2);
+		u = (uint32_t)pid;
+		memcpy(rec + 8, &u, 4);
+		memcpy(rec + 12, &u, 4);
+		strncpy((char *)rec + 16, sp, 15);
+		memcpy(rec + 32, &u, 4);
+		memcpy(rec + 36, &u, 4);
+		u = PERF_ID_BASE;
+		memcpy(rec + 56, &u, 4);
+		int r = tk_perfdata_writer_write(w, rec, size);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int dat_to_perf(const char *in, const char *out, bool quiet)
+{
+	static int attr_of[65536];
+	struct tk_perfdata_writer *w = NULL;
+	struct tk_dat *dat;
+	const struct tk_dat_buffer *buf;
+	struct dsrc *src = NULL, *s;
+	struct blob b = {0};
+	uint8_t rec[65536];
+	uint64_t samples = 0;
+	int nattrs = 0, r = 0;
+
+	dat = tk_dat_open(in);
+	if (!dat)
+		return cli_lib_error(in);
+	buf = tk_dat_buffer_count(dat) ? tk_dat_buffer_get(dat, 0) : NULL;
+	if (!buf || buf->latency_text) {
+		tk_dat_close(dat);
+		return cli_error("%s: no per-CPU event data to convert", in);
+	}
+	for (size_t i = 0; i < 65536; i++)
+		attr_of[i] = -1;
+	w = tk_perfdata_writer_open(out);
+	if (!w) {
+		r = cli_lib_error(out);
+		goto done;
+	}
+	/* Pass 1: which events occur, in order of first appearance. */
+	src = dsrcs_open(dat, buf);
+	if (!src)
+		goto lib_err_in;
+	while ((s = dsrcs_min(src, buf->cpu_count))) {
+		uint16_t id;
+
+		if (s->rec.size >= 2) {
+			memcpy(&id, s->rec.data, 2);
+			if (attr_of[id] < 0) {
+				struct tk_perf_attr a = {0};
+				uint64_t kid = PERF_ID_BASE + (uint64_t)nattrs;
+				char name[256];
+
+				a.type = 2;
+				a.config = id;
+				a.sample_period = 1;
+				a.sample_type = PERF_SAMPLE_BITS;
+				a.flags = TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL;
+				if (!dat_event_name(dat, id, name, sizeof(name)))
+					snprintf(name, sizeof(name), "unknown:%u", id);
+				attr_of[id] = tk_perfdata_writer_add_attr(w, &a, name);
+				if (attr_of[id] < 0 ||
+				    tk_perfdata_writer_add_ids(w, (size_t)attr_of[id], &kid, 1) < 0)
+					goto lib_err_out;
+				nattrs++;
+			}
+		}
+		if (dsrc_next(dat, buf, s) < 0)
+			goto lib_err_in;
+	}
+	dsrcs_free(src, buf->cpu_count);
+	src = NULL;
+	if (!nattrs) {
+		r = cli_error("%s: no events to convert", in);
+		goto done;
+	}
+	if (tracing_blob(dat, &b) < 0 ||
+	    tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_TRACING_DATA, b.p, b.len) < 0 ||
+	    tk_perfdata_writer_set_host(w, 0, NULL) < 0 || write_comms(w, dat) < 0)
+		goto lib_err_out;
+
+	/* Pass 2: the samples, oldest first across CPUs. */
+	src = dsrcs_open(dat, buf);
+	if (!src)
+		goto lib_err_in;
+	while ((s = dsrcs_min(src, buf->cpu_count))) {
+		uint32_t size = s->rec.size, raw = ((size + 4 + 7) & ~7u) - 4;
+		uint64_t q[6];
+		uint16_t id;
+		int32_t pid = -1;
+		uint32_t total = 48 + 4 + raw;
+
+		if (size >= 2 && total <= 65535) {
+			memcpy(&id, s->rec.data, 2);
+			if (size >= 8)
+				memcpy(&pid, (const uint8_t *)s->rec.data + 4, 4);
+			q[0] = TK_PERF_RECORD_SAMPLE | (uint64_t)total << 48;
+			q[1] = PERF_ID_BASE + (uint64_t)attr_of[id];
+			q[2] = (uint32_t)pid | (uint64_t)(uint32_t)pid << 32;
+			q[3] = s->time;
+			q[4] = s->cpu;
+			q[5] = 1;
+			memcpy(rec, q, 48);
+			memcpy(rec + 48, &raw, 4);
+			memcpy(rec + 52, s->rec.data, size);
+			memset(rec + 52 + size, 0, raw - size);
+			if (tk_perfdata_writer_write(w, rec, total) < 0)
+				goto lib_err_out;
+			if (++samples % ROUND_EVERY == 0) {
+				const uint64_t round = TK_PERF_RECORD_FINISHED_ROUND | 8ull << 48;
+
+				if (tk_perfdata_writer_write(w, &round, 8) < 0)
+					goto lib_err_out;
+			}
+		}
+		if (dsrc_next(dat, buf, s) < 0)
+			goto lib_err_in;
+	}
+	if (tk_perfdata_writer_finish(w) < 0)
+		goto lib_err_out;
+	if (!quiet)
+		fprintf(stderr, "%s: %" PRIu64 " samples of %d events written\n", out, samples,
+			nattrs);
+	r = CLI_OK;
+	goto done;
+lib_err_in:
+	r = cli_lib_error(in);
+	goto done;
+lib_err_out:
+	r = cli_lib_error(out);
+done:
+	dsrcs_free(src, buf ? buf->cpu_count : 0);
+	free(b.p);
+	tk_perfdata_writer_close(w);
+	tk_dat_close(dat);
+	return r;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
 int cmd_convert(int argc, char **argv)
 {
-	enum { OPT_FILE_VERSION = 256, OPT_COMPRESSION };
+	enum { OPT_FILE_VERSION = 256, OPT_COMPRESSION, OPT_TO };
 	static const struct option longopts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"output", required_argument, NULL, 'o'},
 		{"file-version", required_argument, NULL, OPT_FILE_VERSION},
 		{"compression", required_argument, NULL, OPT_COMPRESSION},
 		{"quiet", no_argument, NULL, 'q'},
+		{"to", required_argument, NULL, OPT_TO},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct convert cv = {.version = 7};
-	const char *codec = NULL;
+	const char *codec = NULL, *to = NULL;
 	bool quiet = false;
 	int c;
 
@@ -537,6 +954,11 @@ int cmd_convert(int argc, char **argv)
 		case OPT_COMPRESSION:
 			codec = optarg;
 			break;
+		case OPT_TO:
+			if (strcmp(optarg, "perf") && strcmp(optarg, "dat"))
+				return cli_usage_error("--to takes perf or dat, not '%s'", optarg);
+			to = optarg;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -556,6 +978,8 @@ int cmd_convert(int argc, char **argv)
 		return cli_usage_error("no input file");
 	if (!cv.out)
 		return cli_usage_error("no output file (-o OUT)");
+	if (to ? !strcmp(to, "perf") : ends_with(cv.out, ".data"))
+		return dat_to_perf(cv.in, cv.out, quiet);
 
 	if (!codec) {
 		cv.compression = cv.version == 6 ? TK_COMPRESS_NONE : TK_COMPRESS_ZSTD;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <tracekit/perfdata.h>
 #include <tracekit/report.h>
 
 #include "cli.h"
@@ -121,6 +122,33 @@ static int add_str(const char ***list, size_t *n, const char *s)
 	t[(*n)++] = s;
 	*list = t;
 	return 0;
+}
+
+/* A perf.data file (or pipe stream) starts with "PERFILE2": print it as perf script does. */
+static int report_perfdata(const char *path, unsigned int flags, int *status)
+{
+	struct tk_perfdata_report_opts popts = { .fd = STDOUT_FILENO };
+	struct tk_perfdata *pd;
+	char magic[8];
+	FILE *f = fopen(path, "rb");
+	size_t n = f ? fread(magic, 1, sizeof(magic), f) : 0;
+
+	if (f)
+		fclose(f);
+	if (n != sizeof(magic) || memcmp(magic, "PERFILE2", 8))
+		return 0;
+	if (flags & TK_REPORT_NSEC)
+		popts.flags |= TK_PERFDATA_REPORT_NSEC;
+	pd = tk_perfdata_open(path);
+	if (!pd) {
+		*status = cli_lib_error(path);
+		return 1;
+	}
+	fflush(stdout);
+	if (tk_perfdata_report_run(pd, &popts, NULL) < 0)
+		*status = cli_lib_error(path);
+	tk_perfdata_close(pd);
+	return 1;
 }
 
 int cmd_report(int argc, char **argv)
@@ -260,6 +288,8 @@ int cmd_report(int argc, char **argv)
 	opts.comms = comms;
 	opts.ncomms = ncomms;
 
+	if (report_perfdata(path, opts.flags, &status))
+		goto out;
 	dat = tk_dat_open(path);
 	if (!dat) {
 		status = cli_lib_error(path);

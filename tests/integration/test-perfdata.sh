@@ -70,5 +70,34 @@ else
 	grep -q 'bad.data: offset 0x18' "$dir/bad.err" || fail "bad.data: message '$(cat "$dir/bad.err")'"
 fi
 
+# tracekit report prints tracepoint samples byte for byte as perf script:
+# two sched events system-wide, raw_syscalls (lots of threads), pipe mode, zstd.
+perf record -q -e sched:sched_switch -e sched:sched_wakeup -a -o "$dir/r1.data" -- sleep 0.3 >/dev/null 2>&1 || fail "perf record r1"
+perf record -q -e raw_syscalls:sys_enter -a -o "$dir/r2.data" -- sleep 0.1 >/dev/null 2>&1 || fail "perf record r2"
+for f in r1 r2 a c z; do
+	perf script -i "$dir/$f.data" >"$dir/$f.perf" 2>/dev/null
+	"$TRACEKIT" report "$dir/$f.data" >"$dir/$f.tk" 2>"$dir/$f.err" || fail "$f.data: report failed: $(cat "$dir/$f.err")"
+	[ -s "$dir/$f.perf" ] || fail "$f.data: perf script printed nothing"
+	cmp -s "$dir/$f.perf" "$dir/$f.tk" || { fail "$f.data: report differs from perf script"; diff "$dir/$f.perf" "$dir/$f.tk" | head -5; }
+done
+
+# tracekit convert .dat -> perf.data: perf script shows every event of the
+# .dat with the same pid, cpu, time (ns), event and text as trace-cmd report.
+if "$TRACEKIT" record -q -e sched:sched_switch -e sched:sched_wakeup -o "$dir/t.dat" -- sleep 0.3 >/dev/null 2>&1 ||
+   "$TRACEKIT" record -e sched:sched_switch -e sched:sched_wakeup -o "$dir/t.dat" -- sleep 0.3 >/dev/null 2>&1; then
+	"$TRACEKIT" convert -q "$dir/t.dat" -o "$dir/t.data" 2>"$dir/cv.err" || fail "convert: $(cat "$dir/cv.err")"
+	trace-cmd report -t -N "$dir/t.dat" 2>/dev/null |
+		sed -nE 's/^ *(.*)-([0-9]+) +\[([0-9]+)\] +([0-9.]+): +([a-z_0-9]+): +(.*)$/\2 \3 \4 \5 \6/p' >"$dir/t1.txt"
+	perf script --ns -i "$dir/t.data" 2>/dev/null |
+		sed -nE 's/^ *(.*) +([0-9]+) +\[([0-9]+)\] +([0-9.]+): +[a-z_0-9]+:([a-z_0-9]+): (.*)$/\2 \3 \4 \5 \6/p' >"$dir/t2.txt"
+	[ -s "$dir/t1.txt" ] || fail "convert: trace-cmd report printed no events"
+	cmp -s "$dir/t1.txt" "$dir/t2.txt" || { fail "convert: perf script differs from trace-cmd report"; diff "$dir/t1.txt" "$dir/t2.txt" | head -5; }
+	"$TRACEKIT" report "$dir/t.data" >"$dir/t.tk" 2>/dev/null
+	perf script -i "$dir/t.data" >"$dir/t.perf" 2>/dev/null
+	cmp -s "$dir/t.tk" "$dir/t.perf" || fail "convert: tracekit report differs from perf script on t.data"
+else
+	fail "tracekit record t.dat"
+fi
+
 [ $fails = 0 ] && echo "perfdata: all checks passed"
 exit $((fails > 0))

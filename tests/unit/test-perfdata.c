@@ -715,6 +715,72 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/*
+ * tk_perfdata_report_run() orders records as perf's ordered events do: a
+ * FINISHED_ROUND releases what is not newer than the previous round's
+ * highest time; a COMM names its thread from its own time on; an unknown
+ * thread prints as ":TID".
+ */
+static void test_report_order(void **state)
+{
+	char path[256], out[256], text[4096];
+	struct tk_perfdata_writer *w;
+	struct tk_perf_attr a = sw_attr(0);
+	const uint64_t ids[] = { 11 };
+	uint8_t rec[256];
+	const uint8_t round[8] = { TK_PERF_RECORD_FINISHED_ROUND, 0, 0, 0, 0, 0, 8, 0 };
+	struct tk_perfdata_report_opts opts = { 0 };
+	struct tk_perfdata *pd;
+	uint64_t printed = 0;
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	path_of(path, sizeof(path), "order.data");
+	path_of(out, sizeof(out), "order.txt");
+	w = tk_perfdata_writer_open(path);
+	assert_non_null(w);
+	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), 0);
+	assert_int_equal(tk_perfdata_writer_add_ids(w, 0, ids, 1), 0);
+	/* Round 1: t=3000 (pid 7, unnamed), then COMM of 42 at t=1500, sample t=2000. */
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x10, 7, 3000000)), 0);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "w1", 1500000, 11)), 0);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x20, 42, 2000000)), 0);
+	assert_int_equal(tk_perfdata_writer_write(w, round, 8), 0);
+	/* Round 2: a sample older than round 1's newest, and a rename. */
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x30, 42, 2500000)), 0);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "w2", 2600000, 11)), 0);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x40, 42, 4000000)), 0);
+	assert_int_equal(tk_perfdata_writer_write(w, round, 8), 0);
+	assert_int_equal(tk_perfdata_writer_finish(w), 0);
+	tk_perfdata_writer_close(w);
+
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	opts.fd = fd;
+	assert_int_equal(tk_perfdata_report_run(pd, &opts, &printed), 0);
+	close(fd);
+	tk_perfdata_close(pd);
+	assert_int_equal(printed, 4);
+	fd = open(out, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	assert_true(n > 0);
+	text[n] = 0;
+	assert_string_equal(text,
+		"              w1    42 [001]     0.002000:          1 cpu-clock:                "
+		"20 [unknown] ([unknown])\n"
+		"              w1    42 [001]     0.002500:          1 cpu-clock:                "
+		"30 [unknown] ([unknown])\n"
+		"              :7     7 [001]     0.003000:          1 cpu-clock:                "
+		"10 [unknown] ([unknown])\n"
+		"              w2    42 [001]     0.004000:          1 cpu-clock:                "
+		"40 [unknown] ([unknown])\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -726,6 +792,7 @@ int main(void)
 		cmocka_unit_test(test_append_mismatch),
 		cmocka_unit_test(test_perf_files),
 		cmocka_unit_test(test_perf_oracle_writer),
+		cmocka_unit_test(test_report_order),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -58,6 +58,14 @@ struct tk_record_opts {
 	const char *tracer_version;  /* VERSION option text; NULL: "tracekit" */
 	enum tk_record_capture capture;
 	const char *tracer;          /* current_tracer ("function", "nop" ...); NULL: leave it */
+	/*
+	 * Dynamic probes (tk_tracefs_probe_parse() syntax): each is created
+	 * before tracing starts, enabled in the recorded buffer, and removed
+	 * by tk_record_free() (and on every failure of tk_record_new()); a
+	 * probe whose name exists already is refused, theirs untouched.
+	 */
+	const char *const *probes;
+	size_t probe_count;
 };
 
 /** Per-CPU results, filled by tk_record_stop() and tk_record_finish(). */
@@ -157,7 +165,8 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
 /**
  * tk_record_free() - stop if needed, remove the side files (unless
  * captured pages did not reach a finished output: those stay for
- * tk_record_recover(), with a warning) and the instance it created, free.
+ * tk_record_recover(), with a warning), the instance it created, then the
+ * dynamic probes it created (opts->probes), free.
  * A buffer it did not create (the top level, an existing instance) is put
  * back: events off, set_event_pid cleared if it was set, current_tracer
  * "nop" if a tracer was set, tracing_on as it was found.

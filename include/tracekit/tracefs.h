@@ -204,6 +204,86 @@ TK_API int tk_tracefs_cpu_stats(const struct tk_tracefs *tfs, uint32_t cpu,
  */
 TK_API int tk_tracefs_open_pipe_raw(const struct tk_tracefs *tfs, uint32_t cpu, bool nonblock);
 
+/* ------------------------------------------------------ dynamic probes */
+
+/** Longest group or event name the kernel takes (MAX_EVENT_NAME_LEN - 1). */
+#define TK_TRACEFS_PROBE_NAME_MAX 63
+
+/** Group of a probe whose definition names none. */
+#define TK_TRACEFS_PROBE_GROUP "tracekit"
+
+/**
+ * struct tk_tracefs_probe - a dynamic probe definition, parsed
+ * @uprobe:   the target is PATH:OFFSET (it holds a '/' and a ':'): the
+ *            definition goes to uprobe_events; otherwise to kprobe_events
+ * @retprobe: a return probe ('r', or a uprobe target with %return)
+ * @file:     "uprobe_events" or "kprobe_events" (static string)
+ * @group:    the group (events/@group/), TK_TRACEFS_PROBE_GROUP by default
+ * @event:    the event name, given or derived from the target
+ * @text:     the definition written to @file, with group and event always
+ *            spelled out ("p:tracekit/prog_0x1139 /bin/prog:0x1139 x=%di");
+ *            malloc'ed, freed by tk_tracefs_probe_release()
+ */
+struct tk_tracefs_probe {
+	bool uprobe;
+	bool retprobe;
+	const char *file;
+	char group[TK_TRACEFS_PROBE_NAME_MAX + 1];
+	char event[TK_TRACEFS_PROBE_NAME_MAX + 1];
+	char *text;
+};
+
+/**
+ * tk_tracefs_probe_parse() - parse a tracefs dynamic-event definition
+ * @def:   "p[:[GROUP/][EVENT]] SYMBOL[+OFF] [ARGS]" (kprobe),
+ *         "r[MAXACTIVE][:[GROUP/][EVENT]] SYMBOL[+OFF] [ARGS]" (kretprobe),
+ *         "p[:[GROUP/][EVENT]] PATH:OFFSET[%return][(REF_CTR_OFFSET)] [ARGS]"
+ *         or "r[:[GROUP/][EVENT]] PATH:OFFSET [ARGS]" (uprobes)
+ * @probe: receives the result; release it with tk_tracefs_probe_release()
+ *
+ * Only the head is checked here (kind, names, target); the arguments are
+ * the kernel's to parse and go through unchanged. A missing event name is
+ * derived from the target: the symbol, or the basename of PATH, then the
+ * offset, every character outside [A-Za-z0-9_] turned into '_', with
+ * "__return" appended for a return probe and "p_" prepended to a name
+ * that would start with a digit ("do_sys_openat2", "vfs_read_16",
+ * "prog_0x1139__return"); cut to TK_TRACEFS_PROBE_NAME_MAX.
+ * Context: pure; touches no file.
+ * Return: 0; -EINVAL for a malformed definition (message says which part);
+ * -ENOMEM. On failure @probe holds nothing to release.
+ */
+TK_API int tk_tracefs_probe_parse(const char *def, struct tk_tracefs_probe *probe);
+
+/** tk_tracefs_probe_release() - free what parsing allocated; NULL is accepted. */
+TK_API void tk_tracefs_probe_release(struct tk_tracefs_probe *probe);
+
+/**
+ * tk_tracefs_probe_add() - create the probe in the kernel
+ *
+ * Appends @probe->text to the tracefs root's @probe->file (O_APPEND: the
+ * probes of other users stay). The event then exists in every instance as
+ * events/GROUP/EVENT, disabled. Remove it with tk_tracefs_probe_remove().
+ * Context: blocking.
+ * Return: 0; -EEXIST when an event of that name exists already (ours is
+ * not created, theirs is untouched); -ENOENT when the file is absent (kernel
+ * built without that probe type) or the target was not found; -EPERM /
+ * -EACCES when the kernel refuses dynamic probes (lockdown); -EINVAL with
+ * the kernel's own reason from error_log. The message names the file, the
+ * errno and what to do.
+ */
+TK_API int tk_tracefs_probe_add(const struct tk_tracefs_probe *probe);
+
+/**
+ * tk_tracefs_probe_remove() - delete the probe ("-:GROUP/EVENT")
+ *
+ * The kernel refuses while the event is enabled in any instance: disable
+ * it (or remove the instance) first.
+ * Context: blocking.
+ * Return: 0; -ENOENT when no such probe exists; -EBUSY while enabled or in
+ * use; other write errors. The message names the file.
+ */
+TK_API int tk_tracefs_probe_remove(const struct tk_tracefs_probe *probe);
+
 #ifdef __cplusplus
 }
 #endif

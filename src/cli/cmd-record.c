@@ -50,6 +50,10 @@ const char cmd_record_usage[] =
 	"options:\n"
 	"  -e, --event SYSTEM[:EVENT]  events to record; globs allowed (repeatable)\n"
 	"  -f, --filter EXPR       filter for the events of the preceding -e\n"
+	"      --probe DEFINITION  dynamic probe to create, record and remove\n"
+	"                          (repeatable): 'p[:[GROUP/]EVENT] SYMBOL[+OFF] [ARGS]'\n"
+	"                          (kprobe) or 'p[:[GROUP/]EVENT] PATH:OFFSET [ARGS]'\n"
+	"                          (uprobe), 'r' for return probes; group tracekit\n"
 	"  -p, --plugin TRACER     tracer to run (function, function_graph, nop ...;\n"
 	"                          see 'tracekit list --tracers')\n"
 	"  -o, --output FILE       output file (default trace.dat)\n"
@@ -186,6 +190,8 @@ struct record_args {
 	struct tk_record_opts opts;
 	struct tk_record_event *events;
 	size_t nevents;
+	const char **probes;
+	size_t nprobes;
 	int *pids;
 	size_t npids;
 	bool follow;
@@ -335,7 +341,8 @@ static int parse_u32(const char *s, uint32_t *out)
 
 int cmd_record(int argc, char **argv)
 {
-	enum { OPT_DURATION = 256, OPT_TOP, OPT_COMPRESSION, OPT_FILE_VERSION, OPT_CAPTURE };
+	enum { OPT_DURATION = 256, OPT_TOP, OPT_COMPRESSION, OPT_FILE_VERSION, OPT_CAPTURE,
+	       OPT_PROBE };
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, 'f'},
@@ -351,11 +358,13 @@ int cmd_record(int argc, char **argv)
 		{"compression", required_argument, NULL, OPT_COMPRESSION},
 		{"file-version", required_argument, NULL, OPT_FILE_VERSION},
 		{"capture", required_argument, NULL, OPT_CAPTURE},
+		{"probe", required_argument, NULL, OPT_PROBE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct record_args a = {0};
+	struct tk_tracefs_probe probe;
 	const char *codec = NULL;
 	uint32_t v;
 	char *end;
@@ -366,9 +375,11 @@ int cmd_record(int argc, char **argv)
 	a.opts.tracer_version = VERSION_TEXT;
 	a.events = calloc((size_t)argc + 1, sizeof(*a.events));
 	a.pids = calloc((size_t)argc + 1, sizeof(*a.pids));
-	if (!a.events || !a.pids) {
+	a.probes = calloc((size_t)argc + 1, sizeof(*a.probes));
+	if (!a.events || !a.pids || !a.probes) {
 		free(a.events);
 		free(a.pids);
+		free(a.probes);
 		return cli_error("out of memory");
 	}
 
@@ -453,6 +464,15 @@ int cmd_record(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_PROBE:
+			/* A malformed definition is a usage error, found before tracefs is touched. */
+			if (tk_tracefs_probe_parse(optarg, &probe) < 0) {
+				r = cli_usage_error("%s", tk_errmsg());
+				goto out;
+			}
+			tk_tracefs_probe_release(&probe);
+			a.probes[a.nprobes++] = optarg;
+			break;
 		case 'q':
 			a.quiet = true;
 			break;
@@ -488,9 +508,12 @@ int cmd_record(int argc, char **argv)
 	}
 	a.opts.events = a.events;
 	a.opts.event_count = a.nevents;
+	a.opts.probes = a.probes;
+	a.opts.probe_count = a.nprobes;
 	r = run(&a);
 out:
 	free(a.events);
 	free(a.pids);
+	free(a.probes);
 	return r;
 }

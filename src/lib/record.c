@@ -89,6 +89,18 @@
  * nop, and tracing_on as read in tk_record_new(); a created instance is
  * simply removed.
  *
+ * Dynamic probes (opts->probes). kprobe_events and uprobe_events are
+ * machine-wide, so a probe outlives any instance: tk_record_new() creates
+ * them (tk_tracefs_probe_add(): appended, never truncating, a name that
+ * exists is refused) after the buffer exists and before anything is
+ * recorded, and enables each in our buffer like any event, which also
+ * puts its group's formats in the file. tk_record_free() deletes exactly
+ * those it created, and only after the buffer is gone or has its events
+ * off, since the kernel will not delete an enabled probe. Every exit path
+ * the caller controls ends in tk_record_free(), including a failure inside
+ * tk_record_new(), so a refused second probe takes the first one with it.
+ * A SIGKILL leaves them behind, under the names given.
+ *
  * The file (shared/specs/tracedat.md §2.7, §5.1): header_page and
  * header_event of the recorded instance; the formats of all of ftrace's own
  * events (print, bprint ...: trace_marker writes are "print" events); the
@@ -182,6 +194,9 @@ struct tk_record {
 	int was_on;            /* tracing_on before us, for a buffer we did not create */
 	bool tracer_set;       /* current_tracer was changed: back to nop at the end */
 	bool pids_set;         /* set_event_pid was written: cleared at the end */
+	struct tk_tracefs_probe *probes; /* opts->probes, parsed */
+	size_t nprobes;
+	size_t probes_added;   /* probes[0 .. probes_added) exist in the kernel: ours to remove */
 };
 
 static int write_side_files(struct tk_record *rec);
@@ -591,6 +606,72 @@ static int open_cpu(struct tk_record *rec, struct rec_cpu *c)
 	return 0;
 }
 
+/*
+ * Create the dynamic probes and enable them in our buffer. Every
+ * definition is parsed before the first is created, so a typo in the last
+ * one leaves the kernel untouched; probes_added counts what exists, so
+ * that a refusal halfway is undone by tk_record_free() like any failure.
+ */
+static int add_probes(struct tk_record *rec, const struct tk_record_opts *opts)
+{
+	int r;
+
+	if (!opts->probe_count)
+		return 0;
+	rec->probes = calloc(opts->probe_count, sizeof(*rec->probes));
+	if (!rec->probes)
+		return tk_fail(ENOMEM, "out of memory");
+	for (size_t i = 0; i < opts->probe_count; i++) {
+		r = tk_tracefs_probe_parse(opts->probes[i], &rec->probes[i]);
+		if (r < 0)
+			return r;
+		rec->nprobes++;
+	}
+	for (size_t i = 0; i < rec->nprobes; i++) {
+		struct tk_tracefs_probe *pr = &rec->probes[i];
+		char spec[2 * TK_TRACEFS_PROBE_NAME_MAX + 2];
+
+		r = tk_tracefs_probe_add(pr);
+		if (r < 0)
+			return r;
+		rec->probes_added++;
+		/* Names are [A-Za-z0-9_] only: no glob can match more than this event. */
+		snprintf(spec, sizeof(spec), "%s:%s", pr->group, pr->event);
+		r = tk_tracefs_enable_events(rec->tfs, spec, NULL, on_event, rec);
+		if (r < 0)
+			return r;
+		if (rec->add_error)
+			return tk_fail(ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/*
+ * Delete the probes we created, last first. Runs after the buffer was
+ * removed or handed back with its events off: the kernel refuses to delete
+ * an enabled probe. A probe someone else already deleted is no failure.
+ */
+static void remove_probes(struct tk_record *rec)
+{
+	char msg[1024];
+
+	if (!rec->probes)
+		return;
+	snprintf(msg, sizeof(msg), "%s", tk_errmsg());
+	while (rec->probes_added) {
+		int r = tk_tracefs_probe_remove(&rec->probes[--rec->probes_added]);
+
+		if (r < 0 && r != -ENOENT)
+			tk_warn("%s", tk_errmsg());
+	}
+	for (size_t i = 0; i < rec->nprobes; i++)
+		tk_tracefs_probe_release(&rec->probes[i]);
+	free(rec->probes);
+	rec->probes = NULL;
+	rec->nprobes = 0;
+	tk_fail(EINVAL, "%s", msg);
+}
+
 TK_API struct tk_record *tk_record_new(const struct tk_record_opts *opts)
 {
 	struct tk_record *rec;
@@ -660,6 +741,9 @@ TK_API struct tk_record *tk_record_new(const struct tk_record_opts *opts)
 			goto fail;
 		rec->tracer_set = true;
 	}
+	r = add_probes(rec, opts);
+	if (r < 0)
+		goto fail;
 	for (size_t i = 0; i < opts->event_count; i++) {
 		r = tk_tracefs_enable_events(rec->tfs, opts->events[i].spec,
 					     opts->events[i].filter, on_event, rec);
@@ -1890,6 +1974,7 @@ TK_API void tk_record_free(struct tk_record *rec)
 			tk_tracefs_close(rec->tfs);
 		}
 	}
+	remove_probes(rec);
 	for (size_t i = 0; i < rec->nsystems; i++)
 		free(rec->systems[i]);
 	free(rec->systems);

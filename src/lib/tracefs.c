@@ -38,6 +38,24 @@
  * file (they are always recorded while tracing is on); matching one is not
  * an error, it is reported to the callback like any other event so the
  * recorder stores its format.
+ *
+ * Dynamic probes (shared/specs/perfdata.md §22). kprobe_events and
+ * uprobe_events are lists shared by every user of the machine: opening one
+ * with O_TRUNC (a shell's '>') deletes every probe in it, whoever made
+ * them. So definitions are only ever appended (O_APPEND, never O_TRUNC),
+ * one write() each, and removal is
+ * the kernel's own "-:GROUP/EVENT" command, also appended: we can delete
+ * only what we name. The definition is rewritten with its group and event
+ * spelled out, so that the name we later remove is the name the kernel
+ * used, never one it derived. A name that exists already is refused before
+ * the write by looking for events/GROUP/EVENT, which also catches a clash
+ * with a tracepoint group; the kernel's EEXIST covers the race. A probe
+ * enabled in any instance cannot be deleted (EBUSY), so callers remove or
+ * disable their instance first. On refusals other than EPERM the kernel
+ * writes its reason to error_log; the last entry, when its "Command:" is
+ * ours, goes into the message. On the reference machine kprobe_events does
+ * not exist at all (ENOENT on open, the kernel has no kprobe events) while
+ * uprobe_events works.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -881,5 +899,403 @@ TK_API int tk_tracefs_open_pipe_raw(const struct tk_tracefs *tfs, uint32_t cpu, 
 	fd = open(p, O_RDONLY | O_CLOEXEC | (nonblock ? O_NONBLOCK : 0));
 	r = fd < 0 ? fail_file(errno, p) : fd;
 	free(p);
+	return r;
+}
+
+/* ------------------------------------------------------ dynamic probes */
+
+/* The kernel's rule for group and event names (is_good_name()). */
+static bool good_name(const char *s, size_t n)
+{
+	if (!n || n > TK_TRACEFS_PROBE_NAME_MAX || (!isalpha((unsigned char)s[0]) && s[0] != '_'))
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return false;
+	}
+	return true;
+}
+
+/* Whether [s, s+n) is a number as the kernel's kstrtoul(base 0) reads it. */
+static bool good_number(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		for (i = 2; i < n; i++) {
+			if (!isxdigit((unsigned char)s[i]))
+				return false;
+		}
+		return true;
+	}
+	for (; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return false;
+	}
+	return n > 0;
+}
+
+/*
+ * Check a uprobe target "PATH:OFFSET[%return][(REF_CTR_OFFSET)]" and find
+ * its parts. The last ':' ends the path, as in the kernel, so a path may
+ * hold colons itself.
+ */
+static int parse_uprobe_target(const char *t, size_t n, const char **base, size_t *base_len,
+			       const char **off, size_t *off_len, bool *ret)
+{
+	const char *colon = NULL, *p, *end = t + n, *slash;
+
+	for (p = t; p < end; p++) {
+		if (*p == ':')
+			colon = p;
+	}
+	if (!colon || colon == t)
+		return tk_fail(EINVAL, "probe target '%.*s': expected PATH:OFFSET", (int)n, t);
+	p = colon + 1;
+	*off = p;
+	while (p < end && *p != '%' && *p != '(')
+		p++;
+	*off_len = (size_t)(p - *off);
+	if (!good_number(*off, *off_len))
+		return tk_fail(EINVAL, "probe target '%.*s': offset '%.*s' is not a number",
+			       (int)n, t, (int)*off_len, *off);
+	if (end - p >= 7 && !strncmp(p, "%return", 7)) {
+		*ret = true;
+		p += 7;
+	}
+	if (p < end && *p == '(') {
+		const char *q = p + 1;
+
+		while (q < end && *q != ')')
+			q++;
+		if (q + 1 != end || !good_number(p + 1, (size_t)(q - p - 1)))
+			return tk_fail(EINVAL, "probe target '%.*s': expected (REF_CTR_OFFSET) "
+					       "at the end",
+				       (int)n, t);
+		p = end;
+	}
+	if (p != end)
+		return tk_fail(EINVAL, "probe target '%.*s': unexpected '%.*s' after the offset",
+			       (int)n, t, (int)(end - p), p);
+	slash = colon;
+	while (slash > t && slash[-1] != '/')
+		slash--;
+	*base = slash;
+	*base_len = (size_t)(colon - slash);
+	if (!*base_len)
+		return tk_fail(EINVAL, "probe target '%.*s': the path names a directory", (int)n,
+			       t);
+	return 0;
+}
+
+/* Append [s, s+n) to @dst (of length *len) with every non-name character as '_'. */
+static void put_name_part(char *dst, size_t *len, const char *s, size_t n, size_t max)
+{
+	for (size_t i = 0; i < n && *len < max; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		dst[(*len)++] = isalnum(c) || c == '_' ? (char)c : '_';
+	}
+	dst[*len] = '\0';
+}
+
+/* The event name of a definition that gives none: "<what>[_<offset>][__return]". */
+static void derive_event(struct tk_tracefs_probe *pr, const char *what, size_t what_len,
+			 const char *off, size_t off_len)
+{
+	static const char suffix[] = "__return";
+	size_t max = TK_TRACEFS_PROBE_NAME_MAX - (pr->retprobe ? sizeof(suffix) - 1 : 0);
+	size_t len = 0;
+
+	if (isdigit((unsigned char)what[0]))
+		put_name_part(pr->event, &len, "p_", 2, max);
+	put_name_part(pr->event, &len, what, what_len, max);
+	if (off_len) {
+		put_name_part(pr->event, &len, "_", 1, max);
+		put_name_part(pr->event, &len, off, off_len, max);
+	}
+	if (pr->retprobe)
+		strcat(pr->event, suffix);
+}
+
+TK_API int tk_tracefs_probe_parse(const char *def, struct tk_tracefs_probe *pr)
+{
+	const char *p = def, *kind, *names = NULL, *target, *args, *what, *off = NULL;
+	size_t kind_len, names_len = 0, target_len, args_len, what_len, off_len = 0;
+	const char *slash;
+	bool maxactive = false;
+	int r;
+
+	memset(pr, 0, sizeof(*pr));
+	/* One definition is one write: a newline would make the kernel read two commands. */
+	for (const char *q = def; *q; q++) {
+		if (iscntrl((unsigned char)*q) && *q != '\t')
+			return tk_fail(EINVAL, "probe '%s': control characters are not allowed",
+				       def);
+	}
+	p += strspn(p, " \t");
+	kind = p;
+	if (*p != 'p' && *p != 'r')
+		return tk_fail(EINVAL, "probe '%s': expected 'p' or 'r' first (p[:[GROUP/]EVENT] "
+				       "TARGET [ARGS])",
+			       def);
+	pr->retprobe = *p++ == 'r';
+	while (pr->retprobe && isdigit((unsigned char)*p)) {
+		maxactive = true;
+		p++;
+	}
+	kind_len = (size_t)(p - kind);
+	if (*p == ':') {
+		names = ++p;
+		names_len = strcspn(p, " \t");
+		p += names_len;
+	}
+	if (*p && *p != ' ' && *p != '\t')
+		return tk_fail(EINVAL, "probe '%s': expected 'p' or 'r' first (p[:[GROUP/]EVENT] "
+				       "TARGET [ARGS])",
+			       def);
+	p += strspn(p, " \t");
+	target = p;
+	target_len = strcspn(p, " \t");
+	if (!target_len)
+		return tk_fail(EINVAL, "probe '%s': no target (SYMBOL[+OFF] or PATH:OFFSET)", def);
+	p += target_len;
+	p += strspn(p, " \t");
+	args = p;
+	args_len = strlen(p);
+	while (args_len && (args[args_len - 1] == ' ' || args[args_len - 1] == '\t'))
+		args_len--;
+
+	/* GROUP/EVENT: either may be left out ("p:", "p:EV", "p:GRP/"), not the group alone. */
+	strcpy(pr->group, TK_TRACEFS_PROBE_GROUP);
+	if (names) {
+		const char *ev = names;
+		size_t ev_len = names_len;
+
+		slash = memchr(names, '/', names_len);
+		if (slash) {
+			size_t g_len = (size_t)(slash - names);
+
+			if (!good_name(names, g_len))
+				return tk_fail(EINVAL, "probe '%s': bad group name '%.*s' (letters, "
+						       "digits and '_', at most %d)",
+					       def, (int)g_len, names, TK_TRACEFS_PROBE_NAME_MAX);
+			memcpy(pr->group, names, g_len);
+			pr->group[g_len] = '\0';
+			ev = slash + 1;
+			ev_len = names_len - g_len - 1;
+		}
+		if (ev_len && !good_name(ev, ev_len))
+			return tk_fail(EINVAL, "probe '%s': bad event name '%.*s' (letters, digits "
+					       "and '_', at most %d)",
+				       def, (int)ev_len, ev, TK_TRACEFS_PROBE_NAME_MAX);
+		memcpy(pr->event, ev, ev_len);
+		pr->event[ev_len] = '\0';
+	}
+
+	pr->uprobe = memchr(target, '/', target_len) && memchr(target, ':', target_len);
+	if (pr->uprobe) {
+		bool pct_return = false;
+
+		if (maxactive)
+			return tk_fail(EINVAL, "probe '%s': MAXACTIVE (r<N>) is for kretprobes only",
+				       def);
+		r = parse_uprobe_target(target, target_len, &what, &what_len, &off, &off_len,
+					&pct_return);
+		if (r < 0)
+			return r;
+		pr->retprobe |= pct_return;
+		pr->file = "uprobe_events";
+	} else {
+		const char *plus, *colon, *pct;
+
+		/* [MOD:]SYMBOL[+OFF][%return] or an address. */
+		what = target;
+		what_len = target_len;
+		colon = memchr(what, ':', what_len);
+		if (colon) {
+			what_len -= (size_t)(colon + 1 - what);
+			what = colon + 1;
+		}
+		pct = memchr(what, '%', what_len);
+		if (pct) {
+			if ((size_t)(what + what_len - pct) != 7 || strncmp(pct, "%return", 7))
+				return tk_fail(EINVAL, "probe target '%.*s': only %%return may "
+						       "follow the symbol",
+					       (int)target_len, target);
+			pr->retprobe = true;
+			what_len = (size_t)(pct - what);
+		}
+		plus = memchr(what, '+', what_len);
+		if (plus) {
+			off = plus + 1;
+			off_len = (size_t)(what + what_len - off);
+			what_len = (size_t)(plus - what);
+			if (!good_number(off, off_len))
+				return tk_fail(EINVAL, "probe target '%.*s': offset '%.*s' is not "
+						       "a number",
+					       (int)target_len, target, (int)off_len, off);
+		}
+		if (!what_len)
+			return tk_fail(EINVAL, "probe target '%.*s': no symbol", (int)target_len,
+				       target);
+		pr->file = "kprobe_events";
+	}
+	if (!pr->event[0])
+		derive_event(pr, what, what_len, off, off_len);
+
+	if (asprintf(&pr->text, "%.*s:%s/%s %.*s%s%.*s", (int)kind_len, kind, pr->group,
+		     pr->event, (int)target_len, target, args_len ? " " : "", (int)args_len,
+		     args) < 0) {
+		pr->text = NULL;
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+TK_API void tk_tracefs_probe_release(struct tk_tracefs_probe *pr)
+{
+	if (!pr)
+		return;
+	free(pr->text);
+	pr->text = NULL;
+}
+
+/*
+ * The kernel's own reason for refusing @text: the last "error: " entry of
+ * error_log, when the "Command:" line under it is ours (the log is shared
+ * and keeps old entries). Returns a malloc'ed line or NULL.
+ */
+static char *kernel_reason(const char *text)
+{
+	char *log, *e, *found = NULL, *cmd, *res = NULL;
+	size_t len;
+
+	if (tk_tracefs_read_top_file("error_log", &log, &len) < 0)
+		return NULL;
+	for (e = strstr(log, "error: "); e; e = strstr(e + 1, "error: "))
+		found = e;
+	if (found) {
+		size_t n = strcspn(found, "\n");
+
+		cmd = strstr(found, "Command: ");
+		if (cmd && !strncmp(cmd + 9, text, strcspn(cmd + 9, "\n")))
+			res = strndup(found + 7, n - 7);
+	}
+	free(log);
+	return res;
+}
+
+TK_API int tk_tracefs_probe_add(const struct tk_tracefs_probe *pr)
+{
+	const char *root = tk_tracefs_root(), *ename;
+	char *path = NULL, *evdir = NULL, *why;
+	struct stat st;
+	ssize_t n;
+	int fd, err, r;
+
+	if (!root)
+		return -errno;
+	if (!pr->text || !pr->file)
+		return tk_fail(EINVAL, "probe: not parsed");
+	if (asprintf(&evdir, "%s/events/%s/%s", root, pr->group, pr->event) < 0) {
+		evdir = NULL;
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	path = join(root, pr->file);
+	if (!path) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	/*
+	 * Someone else's event of that name: refuse before the kernel does,
+	 * with a message about names rather than the kernel's EEXIST, and
+	 * whatever kind of event it is (a tracepoint group can clash too).
+	 */
+	if (stat(evdir, &st) == 0) {
+		r = tk_fail(EEXIST, "%s: probe %s/%s already exists: name yours with "
+				    "p:GROUP/EVENT, or remove that one with "
+				    "'echo -:%s/%s >> %s'",
+			    path, pr->group, pr->event, pr->group, pr->event, path);
+		goto out;
+	}
+	/* Never O_TRUNC: the kernel would delete every probe of the file, anyone's. */
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		if (err == ENOENT)
+			r = tk_fail(err, "%s: %s (%s): this kernel has no %s (built without "
+					 "CONFIG_%s_EVENTS)%s",
+				    path, strerror(err), strerrorname_np(err), pr->file,
+				    pr->uprobe ? "UPROBE" : "KPROBE",
+				    pr->uprobe ? "; record tracepoint events with -e instead"
+					       : "; probe user code with PATH:OFFSET or record "
+						 "tracepoint events with -e instead");
+		else
+			r = fail_file(err, path);
+		goto out;
+	}
+	do {
+		n = write(fd, pr->text, strlen(pr->text));
+	} while (n < 0 && errno == EINTR);
+	err = n < 0 ? errno : (size_t)n != strlen(pr->text) ? EIO : 0;
+	close(fd);
+	if (!err) {
+		r = 0;
+		goto out;
+	}
+	ename = strerrorname_np(err) ? strerrorname_np(err) : "?";
+	if (err == EPERM || err == EACCES) {
+		r = fail_file(err, path);
+		goto out;
+	}
+	why = kernel_reason(pr->text);
+	if (err == EEXIST)
+		r = tk_fail(err, "%s: %s (%s): probe %s/%s already exists: name yours with "
+				 "p:GROUP/EVENT",
+			    path, strerror(err), ename, pr->group, pr->event);
+	else if (why)
+		r = tk_fail(err, "%s: %s (%s): the kernel rejected '%s': %s", path, strerror(err),
+			    ename, pr->text, why);
+	else if (err == ENOENT)
+		r = tk_fail(err, "%s: %s (%s): the target of '%s' was not found (%s)", path,
+			    strerror(err), ename, pr->text,
+			    pr->uprobe ? "check the path" : "see /proc/kallsyms");
+	else
+		r = tk_fail(err, "%s: %s (%s): the kernel rejected '%s'; its error_log file "
+				 "says why",
+			    path, strerror(err), ename, pr->text);
+	free(why);
+out:
+	free(path);
+	free(evdir);
+	return r;
+}
+
+TK_API int tk_tracefs_probe_remove(const struct tk_tracefs_probe *pr)
+{
+	const char *root = tk_tracefs_root();
+	char *path, *cmd;
+	int r;
+
+	if (!root)
+		return -errno;
+	if (!pr->file)
+		return tk_fail(EINVAL, "probe: not parsed");
+	path = join(root, pr->file);
+	if (!path)
+		return tk_fail(ENOMEM, "out of memory");
+	if (asprintf(&cmd, "-:%s/%s", pr->group, pr->event) < 0) {
+		free(path);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	r = write_path(path, cmd, O_APPEND);
+	if (r == -EBUSY)
+		r = tk_fail(EBUSY, "%s: probe %s/%s is in use (enabled in an instance, or "
+				   "opened by perf): disable it, then 'echo %s >> %s'",
+			    path, pr->group, pr->event, cmd, path);
+	free(cmd);
+	free(path);
 	return r;
 }

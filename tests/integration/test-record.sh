@@ -386,8 +386,159 @@ else
 	skip "top-only tracer" "every tracer of the top buffer is offered by instances"
 fi
 
-echo "SKIP: kprobes: record has no dynamic kprobe syntax for -e (this kernel also refuses kprobe_events)"
-skipped=$((skipped + 1))
+# ------------------------------------------------ dynamic probes (--probe)
+
+# uprobe_events and kprobe_events are machine-wide: after every run the
+# probes record created must be gone, and probes of other users must stay.
+no_probe() { ! grep -q "^[pr]:$1 " $TRACEFS/uprobe_events; }
+
+if command -v cc >/dev/null && command -v nm >/dev/null && command -v readelf >/dev/null; then
+	cat >"$tmp/probe-prog.c" <<'PROG'
+#include <stdlib.h>
+#include <unistd.h>
+__attribute__((noinline)) int tk_probe_target(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x * 2 + 1;
+}
+int main(int argc, char **argv)
+{
+	int k = argc > 1 ? atoi(argv[1]) : 0;
+	volatile int s = 0;
+
+	for (int i = 0; i < k; i++)
+		s += tk_probe_target(i * 3 - 7);
+	if (argc > 2)
+		sleep((unsigned)atoi(argv[2]));
+	return 0;
+}
+PROG
+	prog=$tmp/probe-prog
+	off=
+	if cc -O0 -o "$prog" "$tmp/probe-prog.c" 2>/dev/null; then
+		vaddr=$(nm "$prog" | awk '$3 == "tk_probe_target" { print $1 }')
+		# The file offset: vaddr - segment vaddr + segment offset, in the
+		# LOAD segment that holds the address.
+		if [ -n "$vaddr" ]; then
+			while read -r type o v _ n _; do
+				[ "$type" = LOAD ] || continue
+				if ((16#$vaddr >= v && 16#$vaddr < v + n)); then
+					off=$(printf '0x%x' $((16#$vaddr - v + o)))
+					break
+				fi
+			done < <(readelf -lW "$prog")
+		fi
+	fi
+	if [ -n "$off" ]; then
+		K=37
+		seq 0 $((K - 1)) | awk '{ print $1 * 3 - 7 }' >"$tmp/probe-want"
+		# Someone else's probe in the same file: it must survive.
+		echo "p:tkother$$/keep $prog:$off" >>$TRACEFS/uprobe_events
+		run record --probe "p:tkt/target $prog:$off x=%di:s32" -o probe.dat -- "$prog" $K
+		check "--probe uprobe: exit 0, no instance, no spool file" \
+			eval 'rc_is 0 && no_instances && no_spool probe.dat'
+		check "--probe uprobe: the probe is gone from uprobe_events after the run" \
+			eval 'no_probe tkt/target && [ ! -d $TRACEFS/events/tkt/target ]'
+		check "--probe uprobe: another user's probe in uprobe_events survives" \
+			eval '! no_probe tkother$$/keep'
+		if $have_tc; then
+			n=$(tc_count probe.dat " target: ")
+			check "--probe uprobe: trace-cmd report finds exactly $K calls (got $n)" \
+				[ "$n" -eq $K ]
+			grep " target: " "$tmp/report" | sed 's/.* x=//' >"$tmp/probe-got"
+			check "--probe uprobe: the recorded x values are the arguments, in order" \
+				cmp -s "$tmp/probe-want" "$tmp/probe-got"
+		fi
+		d=$(dump_events probe.dat)
+		check "--probe uprobe: tracekit dump reads the $K events (events=$d)" \
+			eval '[ -n "$d" ] && [ "$d" -ge $K ]'
+
+		# Default names: group tracekit, event from the basename and offset.
+		run record -q --probe "r $prog:$off" -o probe-ret.dat -- "$prog" 3
+		check "--probe with a derived name: exit 0, tracekit/probe_prog_${off}__return removed" \
+			eval 'rc_is 0 && no_probe "tracekit/probe_prog_${off}__return" && ! grep -q "^r:tracekit/" $TRACEFS/uprobe_events'
+		if $have_tc; then
+			n=$(tc_count probe-ret.dat "probe_prog_${off}__return: ")
+			check "--probe r (return probe): 3 returns recorded (got $n)" [ "$n" -eq 3 ]
+		fi
+
+		# A name that exists is refused in one line, and theirs stays.
+		run record --probe "p:tkother$$/keep $prog:$off" -o probe-dup.dat -- "$prog" 1
+		check "--probe with an existing name: exit 1, one line" \
+			eval 'rc_is 1 && err_lines 1 && err_has "tkother$$/keep already exists" && err_has uprobe_events'
+		check "--probe with an existing name: theirs kept, nothing else left" \
+			eval '! no_probe tkother$$/keep && no_instances && [ ! -e probe-dup.dat ] && no_spool probe-dup.dat'
+
+		# The kernel refuses the second probe: the first goes too.
+		run record --probe "p:tkt/first $prog:$off" --probe "p:tkt/second $prog:$off x=%nosuchreg" \
+			-o probe-bad.dat -- "$prog" 1
+		check "--probe refused by the kernel: exit 1, one line with its reason" \
+			eval 'rc_is 1 && err_lines 1 && err_has "uprobe_events: Invalid argument (EINVAL)" && err_has "register"'
+		check "--probe refused by the kernel: no probe, instance or file left" \
+			eval 'no_probe tkt/first && no_probe tkt/second && no_instances && [ ! -e probe-bad.dat ]'
+
+		run record --probe "q:tkt/x $prog:$off" -o probe-bad.dat
+		check "--probe with a malformed definition is a usage error" \
+			eval 'rc_is 2 && err_has "expected .p. or .r."'
+
+		# Ctrl-C: a complete file, and the probe removed.
+		"$TRACEKIT" record --probe "p:tkt/target $prog:$off x=%di:s32" -o probe-int.dat -- \
+			"$prog" 5 30 >"$tmp/out" 2>"$tmp/err" &
+		pid=$!
+		for _ in $(seq 50); do
+			[ -d $TRACEFS/events/tkt/target ] && break
+			sleep 0.1
+		done
+		sleep 0.5
+		check "--probe: the probe exists while recording" eval '! no_probe tkt/target'
+		kill -INT $pid
+		wait $pid
+		rc=$?
+		check "--probe, SIGINT: exit 0, probe removed, no instance left" \
+			eval 'rc_is 0 && no_probe tkt/target && no_instances && no_spool probe-int.dat'
+		if $have_tc; then
+			n=$(tc_count probe-int.dat " target: ")
+			check "--probe, SIGINT: the 5 calls before the signal are in the file (got $n)" \
+				[ "$n" -eq 5 ]
+		fi
+
+		"$TRACEKIT" record -q --probe "p:tkt/target $prog:$off" -o probe-term.dat -- \
+			"$prog" 1 30 >"$tmp/out" 2>"$tmp/err" &
+		pid=$!
+		sleep 1
+		kill -TERM $pid
+		wait $pid
+		rc=$?
+		check "--probe, SIGTERM: exit 0, probe removed, no instance left" \
+			eval 'rc_is 0 && no_probe tkt/target && no_instances'
+
+		echo "-:tkother$$/keep" >>$TRACEFS/uprobe_events
+	else
+		skip "--probe uprobe" "cannot build the probe target or find its offset (cc, nm, readelf)"
+	fi
+else
+	skip "--probe uprobe" "no C compiler, nm or readelf"
+fi
+
+# kprobes: refused on these machines (kprobe_events is absent or EPERM);
+# that is one line naming the file and the errno, and nothing left behind.
+run record --probe 'p:tkt/k do_sys_openat2' -o kp.dat -- cat /dev/null
+if [ "$rc" -eq 1 ] && err_has "EPERM\|EACCES\|ENOENT"; then
+	check "--probe kprobe refused: exit 1, one line naming kprobe_events, the errno and what to do" \
+		eval 'err_lines 1 && err_has "kprobe_events: " && err_has "instead"'
+	check "--probe kprobe refused: no instance, no output, no probe left" \
+		eval 'no_instances && [ ! -e kp.dat ] && no_spool kp.dat && ! grep -qs "tkt/k " $TRACEFS/kprobe_events'
+	e=$(grep -o 'EPERM\|EACCES\|ENOENT' "$tmp/err" | head -1)
+	skipped=$((skipped + 1))
+	echo "SKIP: kprobes refused by this kernel ($e)"
+else
+	check "--probe kprobe: exit 0, probe removed" \
+		eval 'rc_is 0 && no_instances && ! grep -q "tkt/k " $TRACEFS/kprobe_events'
+	if $have_tc; then
+		n=$(tc_count kp.dat " k: ")
+		check "--probe kprobe: trace-cmd report finds do_sys_openat2 calls (got $n)" [ "$n" -gt 0 ]
+	fi
+fi
 
 # ------------------------------------------------ --top and -B NAME
 

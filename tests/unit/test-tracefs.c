@@ -488,6 +488,194 @@ static void test_stats_and_pipes(void **state)
 	assert_ok(tk_tracefs_remove(tfs));
 }
 
+/* ------------------------------------------------------ dynamic probes */
+
+/* Parse @def, expecting success, and compare every field. */
+static void parse_ok(const char *def, bool uprobe, bool ret, const char *group, const char *event,
+		     const char *text)
+{
+	struct tk_tracefs_probe pr;
+
+	if (tk_tracefs_probe_parse(def, &pr) < 0)
+		fail_msg("parse '%s': %s", def, tk_errmsg());
+	assert_int_equal(pr.uprobe, uprobe);
+	assert_int_equal(pr.retprobe, ret);
+	assert_string_equal(pr.file, uprobe ? "uprobe_events" : "kprobe_events");
+	assert_string_equal(pr.group, group);
+	assert_string_equal(pr.event, event);
+	assert_string_equal(pr.text, text);
+	tk_tracefs_probe_release(&pr);
+	assert_null(pr.text);
+}
+
+/* Parse @def, expecting EINVAL with @what in the message. */
+static void parse_bad(const char *def, const char *what)
+{
+	struct tk_tracefs_probe pr;
+
+	assert_errno(tk_tracefs_probe_parse(def, &pr), EINVAL);
+	assert_has(tk_errmsg(), what);
+	assert_null(pr.text);
+}
+
+static void test_probe_parse(void **state)
+{
+	(void)state;
+	/* kprobes: names given, defaulted, derived from symbol and offset. */
+	parse_ok("p:tkt/k do_sys_openat2", false, false, "tkt", "k", "p:tkt/k do_sys_openat2");
+	parse_ok("p do_sys_openat2", false, false, "tracekit", "do_sys_openat2",
+		 "p:tracekit/do_sys_openat2 do_sys_openat2");
+	parse_ok("  p:ev vfs_read+0x10 fd=%di:s32 count=%dx:u64  ", false, false, "tracekit", "ev",
+		 "p:tracekit/ev vfs_read+0x10 fd=%di:s32 count=%dx:u64");
+	parse_ok("p vfs_read+16", false, false, "tracekit", "vfs_read_16",
+		 "p:tracekit/vfs_read_16 vfs_read+16");
+	parse_ok("r vfs_read ret=$retval", false, true, "tracekit", "vfs_read__return",
+		 "r:tracekit/vfs_read__return vfs_read ret=$retval");
+	parse_ok("r16:g1/ vfs_read", false, true, "g1", "vfs_read__return",
+		 "r16:g1/vfs_read__return vfs_read");
+	parse_ok("p vfs_read%return", false, true, "tracekit", "vfs_read__return",
+		 "p:tracekit/vfs_read__return vfs_read%return");
+	parse_ok("p ext4:ext4_sync_file", false, false, "tracekit", "ext4_sync_file",
+		 "p:tracekit/ext4_sync_file ext4:ext4_sync_file");
+	parse_ok("p 0xffffffff81000000", false, false, "tracekit", "p_0xffffffff81000000",
+		 "p:tracekit/p_0xffffffff81000000 0xffffffff81000000");
+	parse_ok("p:\tfoo", false, false, "tracekit", "foo", "p:tracekit/foo foo");
+
+	/* uprobes: a '/' and a ':' in the target. */
+	parse_ok("p:tkt/target /tmp/prog:0x1139 x=%di:s32", true, false, "tkt", "target",
+		 "p:tkt/target /tmp/prog:0x1139 x=%di:s32");
+	parse_ok("p /usr/bin/my-prog.v2:4096", true, false, "tracekit", "my_prog_v2_4096",
+		 "p:tracekit/my_prog_v2_4096 /usr/bin/my-prog.v2:4096");
+	parse_ok("r ./prog:0x10", true, true, "tracekit", "prog_0x10__return",
+		 "r:tracekit/prog_0x10__return ./prog:0x10");
+	parse_ok("p /bin/x:0x10%return", true, true, "tracekit", "x_0x10__return",
+		 "p:tracekit/x_0x10__return /bin/x:0x10%return");
+	parse_ok("p:g/e /lib/libc.so.6:0x2a0(0x30) arg=+0(%si):string", true, false, "g", "e",
+		 "p:g/e /lib/libc.so.6:0x2a0(0x30) arg=+0(%si):string");
+	parse_ok("p /dir:with:colons/2prog:7", true, false, "tracekit", "p_2prog_7",
+		 "p:tracekit/p_2prog_7 /dir:with:colons/2prog:7");
+
+	/* Long derived names are cut to the kernel's limit, the suffix kept. */
+	{
+		char def[256], name[128];
+		struct tk_tracefs_probe pr;
+
+		memset(name, 'a', 100);
+		name[100] = '\0';
+		snprintf(def, sizeof(def), "r /x/%s:1", name);
+		assert_ok(tk_tracefs_probe_parse(def, &pr));
+		assert_int_equal(strlen(pr.event), TK_TRACEFS_PROBE_NAME_MAX);
+		assert_has(pr.event, "__return");
+		tk_tracefs_probe_release(&pr);
+		snprintf(def, sizeof(def), "p:%s x", name);
+		parse_bad(def, "bad event name");
+	}
+
+	parse_bad("", "expected 'p' or 'r'");
+	parse_bad("x:foo bar", "expected 'p' or 'r'");
+	parse_bad("pfoo bar", "expected 'p' or 'r'");
+	parse_bad("p12 sym", "expected 'p' or 'r'");
+	parse_bad("p:grp/ev", "no target");
+	parse_bad("p:/ev sym", "bad group name");
+	parse_bad("p:1g/ev sym", "bad group name");
+	parse_bad("p:g/e-v sym", "bad event name");
+	parse_bad("p:g/e/f sym", "bad event name");
+	parse_bad("p sym\n-:tracekit/other", "control characters");
+	parse_bad("p /bin/x:", "not a number");
+	parse_bad("p /bin/x:0xzz", "not a number");
+	parse_bad("p /bin/x:12junk", "not a number");
+	parse_bad("p /bin/x:12%ret", "unexpected '%ret' after the offset");
+	parse_bad("p /bin/x:12(5", "REF_CTR_OFFSET");
+	parse_bad("p /bin/x:12(5)z", "REF_CTR_OFFSET");
+	parse_bad("p /bin/:12", "directory");
+	parse_bad("r4 /bin/x:12", "kretprobes only");
+	parse_bad("p sym+", "not a number");
+	parse_bad("p sym+1x", "not a number");
+	parse_bad("p +4", "no symbol");
+	parse_bad("p sym%ret", "%return");
+}
+
+/* Whether the tracefs file @rel (from the root) holds a line starting with @prefix. */
+static bool root_file_has(const char *rel, const char *prefix)
+{
+	char *text;
+	size_t len;
+	bool found = false;
+
+	if (tk_tracefs_read_top_file(rel, &text, &len) < 0)
+		fail_msg("read %s: %s", rel, tk_errmsg());
+	for (char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		if (!strncmp(l, prefix, strlen(prefix)))
+			found = true;
+	}
+	free(text);
+	return found;
+}
+
+static void test_probe_add_remove(void **state)
+{
+	struct tk_tracefs_probe ours, theirs, kp;
+	char exe[512], def[700], group[64], line[128], evdir[700];
+	struct stat st;
+	ssize_t n;
+	int r;
+
+	(void)state;
+	need_tracefs();
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	snprintf(group, sizeof(group), "tkunit%d", (int)getpid());
+
+	/* Someone else's probe, in the same file: it must survive ours. */
+	snprintf(def, sizeof(def), "p:%s/theirs %s:0x0", group, exe);
+	assert_ok(tk_tracefs_probe_parse(def, &theirs));
+	r = tk_tracefs_probe_add(&theirs);
+	if (r == -EPERM || r == -EACCES || r == -ENOENT) {
+		printf("SKIP: uprobes refused by this kernel: %s\n", tk_errmsg());
+		tk_tracefs_probe_release(&theirs);
+		skip();
+	}
+	assert_ok(r);
+
+	snprintf(def, sizeof(def), "p:%s/ours %s:0x0", group, exe);
+	assert_ok(tk_tracefs_probe_parse(def, &ours));
+	assert_ok(tk_tracefs_probe_add(&ours));
+	snprintf(evdir, sizeof(evdir), "%s/events/%s/ours", tk_tracefs_root(), group);
+	assert_int_equal(stat(evdir, &st), 0);
+	snprintf(line, sizeof(line), "p:%s/ours ", group);
+	assert_true(root_file_has("uprobe_events", line));
+
+	/* A second one of the same name is refused and leaves the first alone. */
+	assert_errno(tk_tracefs_probe_add(&ours), EEXIST);
+	assert_has(tk_errmsg(), "uprobe_events");
+	assert_has(tk_errmsg(), "already exists");
+
+	assert_ok(tk_tracefs_probe_remove(&ours));
+	assert_false(root_file_has("uprobe_events", line));
+	assert_int_equal(stat(evdir, &st), -1);
+	assert_errno(tk_tracefs_probe_remove(&ours), ENOENT);
+	snprintf(line, sizeof(line), "p:%s/theirs ", group);
+	assert_true(root_file_has("uprobe_events", line));
+	assert_ok(tk_tracefs_probe_remove(&theirs));
+	assert_false(root_file_has("uprobe_events", line));
+	tk_tracefs_probe_release(&ours);
+	tk_tracefs_probe_release(&theirs);
+
+	/* A kprobe: created where the kernel allows it, else one line naming the file. */
+	snprintf(def, sizeof(def), "p:%s/k do_sys_openat2", group);
+	assert_ok(tk_tracefs_probe_parse(def, &kp));
+	r = tk_tracefs_probe_add(&kp);
+	if (r < 0) {
+		assert_has(tk_errmsg(), "kprobe_events");
+		assert_null(strchr(tk_errmsg(), '\n'));
+		printf("SKIP: kprobes refused by this kernel (%s)\n", strerrorname_np(-r));
+	} else {
+		assert_ok(tk_tracefs_probe_remove(&kp));
+	}
+	tk_tracefs_probe_release(&kp);
+}
+
 /* A failed test jumps out before its remove: take its instance away here. */
 static int remove_leftover(void **state)
 {
@@ -495,7 +683,22 @@ static int remove_leftover(void **state)
 	char name[64];
 
 	(void)state;
-	if (geteuid() != 0 || !serial)
+	if (geteuid() != 0)
+		return 0;
+	/* The probes of test_probe_add_remove, if it failed halfway (ENOENT otherwise). */
+	for (int i = 0; i < 3; i++) {
+		static const char *const ev[] = {"ours", "theirs", "k"};
+		struct tk_tracefs_probe pr;
+		char def[128];
+
+		snprintf(def, sizeof(def), "p:tkunit%d/%s %s", (int)getpid(), ev[i],
+			 i == 2 ? "do_sys_openat2" : "/x:0");
+		if (tk_tracefs_probe_parse(def, &pr) == 0) {
+			tk_tracefs_probe_remove(&pr);
+			tk_tracefs_probe_release(&pr);
+		}
+	}
+	if (!serial)
 		return 0;
 	snprintf(name, sizeof(name), "tk-unit-%d-%d", (int)getpid(), serial);
 	tfs = tk_tracefs_open(name, 0);
@@ -519,6 +722,8 @@ int main(void)
 		TEST(test_tracer),
 		TEST(test_event_pids),
 		TEST(test_stats_and_pipes),
+		TEST(test_probe_parse),
+		TEST(test_probe_add_remove),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,5 +14,6 @@
 #include <tracekit/perfdata.h>
 #include <tracekit/elf.h>
 #include <tracekit/cache.h>
+#include <tracekit/perfrecord.h>
 
 #endif

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tracekit/perfrecord.h>
 #include <tracekit/record.h>
 #include <tracekit/tracefs.h>
 
@@ -70,6 +71,8 @@ const char cmd_record_usage[] =
 	"      --capture splice|mmap\n"
 	"                          how pages leave the kernel (default splice; mmap\n"
 	"                          needs kernel 6.10, kept for measurements)\n"
+	"      --perf              record tracepoints through perf_event_open into a\n"
+	"                          perf.data file (default when FILE ends in .data)\n"
 	"  -q, --quiet             no summary\n"
 	"  -h, --help              show this help\n";
 
@@ -197,6 +200,7 @@ struct record_args {
 	bool follow;
 	double duration;
 	bool quiet;
+	bool output_set;
 	char **command;
 };
 
@@ -326,6 +330,40 @@ out_mask:
 	return r;
 }
 
+/* --perf or an output named *.data: the perf_event_open recorder (tk_perfrecord). */
+static int run_perf(struct record_args *a, int argc, char **argv)
+{
+	struct tk_perfrecord_event *ev = calloc(a->nevents + 1, sizeof(*ev));
+	struct tk_perfrecord_opts o = {0};
+	struct tk_perfrecord_stats st;
+	int r;
+
+	if (!ev)
+		return cli_error("out of memory");
+	for (size_t i = 0; i < a->nevents; i++) {
+		ev[i].spec = a->events[i].spec;
+		ev[i].filter = a->events[i].filter;
+	}
+	/* Without -o, --perf writes perf.data as perf record does. */
+	o.output = a->output_set ? a->opts.output : "perf.data";
+	o.events = ev;
+	o.nr_events = a->nevents;
+	o.duration = a->duration;
+	o.command = a->command;
+	o.argc = argc;
+	o.argv = (const char *const *)argv;
+	r = tk_perfrecord_run(&o, &st);
+	free(ev);
+	if (r < 0)
+		return cli_lib_error(o.output);
+	if (!a->quiet)
+		fprintf(stderr, "tracekit record: %s: %" PRIu64 " samples of %u tracepoints on %u CPUs, "
+			"%.2f MB, %" PRIu64 " samples lost (%" PRIu64 " LOST records)\n",
+			o.output, st.samples, st.nr_tracepoints, st.nr_cpus, (double)st.bytes / 1e6,
+			st.lost, st.lost_records);
+	return CLI_OK;
+}
+
 static int parse_u32(const char *s, uint32_t *out)
 {
 	char *end;
@@ -342,7 +380,7 @@ static int parse_u32(const char *s, uint32_t *out)
 int cmd_record(int argc, char **argv)
 {
 	enum { OPT_DURATION = 256, OPT_TOP, OPT_COMPRESSION, OPT_FILE_VERSION, OPT_CAPTURE,
-	       OPT_PROBE };
+	       OPT_PERF, OPT_PROBE };
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, 'f'},
@@ -358,6 +396,7 @@ int cmd_record(int argc, char **argv)
 		{"compression", required_argument, NULL, OPT_COMPRESSION},
 		{"file-version", required_argument, NULL, OPT_FILE_VERSION},
 		{"capture", required_argument, NULL, OPT_CAPTURE},
+		{"perf", no_argument, NULL, OPT_PERF},
 		{"probe", required_argument, NULL, OPT_PROBE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
@@ -366,6 +405,7 @@ int cmd_record(int argc, char **argv)
 	struct record_args a = {0};
 	struct tk_tracefs_probe probe;
 	const char *codec = NULL;
+	bool perf = false;
 	uint32_t v;
 	char *end;
 	int c, r;
@@ -401,6 +441,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'o':
 			a.opts.output = optarg;
+			a.output_set = true;
 			break;
 		case 'b':
 			if (parse_u32(optarg, &v) < 0) {
@@ -464,6 +505,9 @@ int cmd_record(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_PERF:
+			perf = true;
+			break;
 		case OPT_PROBE:
 			/* A malformed definition is a usage error, found before tracefs is touched. */
 			if (tk_tracefs_probe_parse(optarg, &probe) < 0) {
@@ -504,6 +548,20 @@ int cmd_record(int argc, char **argv)
 	if (a.opts.file_version == 6 && a.opts.compression != TK_COMPRESS_NONE) {
 		r = cli_usage_error("file version 6 cannot be compressed (use --compression none "
 				    "or --file-version 7)");
+		goto out;
+	}
+	if (perf || (strlen(a.opts.output) > 5 &&
+		     !strcmp(a.opts.output + strlen(a.opts.output) - 5, ".data"))) {
+		if (a.nprobes) {
+			r = cli_usage_error("--probe records into a .dat file, not with --perf");
+			goto out;
+		}
+		if (a.npids || a.follow || a.opts.tracer || a.opts.buffer_kb || a.opts.clock ||
+		    a.opts.top || a.opts.instance)
+			r = cli_usage_error("perf.data recording takes only -e, -f, -o, --duration "
+					    "and -q");
+		else
+			r = run_perf(&a, argc, argv);
 		goto out;
 	}
 	a.opts.events = a.events;

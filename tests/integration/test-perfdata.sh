@@ -99,5 +99,60 @@ else
 	fail "tracekit record t.dat"
 fi
 
+# tracekit record --perf: perf_event_open into perf.data. PROG makes exactly
+# K getppid calls (NR 110); perf script must show K of them for PROG's pid,
+# perf report --header-only must open the file, and tracekit report must
+# print what perf script prints.
+if command -v cc >/dev/null; then
+	cat >"$dir/prog.c" <<'EOF_PROG'
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	FILE *f = fopen(argv[2], "w");
+	int k = atoi(argv[1]);
+
+	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f))
+		return 1;
+	for (int i = 0; i < k; i++)
+		syscall(SYS_getppid);
+	return 0;
+}
+EOF_PROG
+	K=777
+	if cc -O2 -o "$dir/prog" "$dir/prog.c"; then
+		"$TRACEKIT" record -q -e raw_syscalls:sys_enter --perf -o "$dir/F.data" -- \
+			"$dir/prog" $K "$dir/prog.pid" 2>"$dir/F.err" || fail "record --perf: $(cat "$dir/F.err")"
+		ppid=$(cat "$dir/prog.pid" 2>/dev/null)
+		perf script -i "$dir/F.data" >"$dir/F.perf" 2>/dev/null
+		n=$(awk -v p="$ppid" '$2 == p' "$dir/F.perf" | grep -c 'NR 110 ')
+		[ "$n" = "$K" ] || fail "record --perf: perf script shows $n getppid calls of pid $ppid, not $K"
+		awk -v p="$ppid" '$2 == p' "$dir/F.perf" | grep -q '^ *prog ' || fail "record --perf: PROG not named prog"
+		perf report --header-only -I -i "$dir/F.data" >"$dir/F.hdr" 2>&1 || fail "record --perf: perf report --header-only failed"
+		grep -q 'name = raw_syscalls:sys_enter' "$dir/F.hdr" || fail "record --perf: no event in the header"
+		"$TRACEKIT" report "$dir/F.data" >"$dir/F.tk" 2>"$dir/F.err" || fail "record --perf: report: $(cat "$dir/F.err")"
+		cmp -s "$dir/F.perf" "$dir/F.tk" || { fail "record --perf: report differs from perf script"; diff "$dir/F.perf" "$dir/F.tk" | head -5; }
+		# An output named *.data selects the perf recorder; globs; --duration.
+		"$TRACEKIT" record -e 'sched:sched_sw*' -e sched:sched_wakeup -o "$dir/G.data" --duration 0.3 \
+			2>"$dir/G.err" || fail "record *.data: $(cat "$dir/G.err")"
+		grep -q 'samples lost' "$dir/G.err" || fail "record *.data: no summary"
+		perf script -i "$dir/G.data" >"$dir/G.perf" 2>/dev/null
+		[ -s "$dir/G.perf" ] || fail "record *.data: perf script printed nothing"
+		"$TRACEKIT" report "$dir/G.data" >"$dir/G.tk" 2>/dev/null
+		cmp -s "$dir/G.perf" "$dir/G.tk" || fail "record *.data: report differs from perf script"
+		if "$TRACEKIT" record --perf -e nosuch:event -o "$dir/N.data" --duration 0.1 2>"$dir/N.err"; then
+			fail "record --perf: unknown event accepted"
+		else
+			grep -q 'no tracepoint matches "nosuch:event"' "$dir/N.err" || fail "record --perf: message '$(cat "$dir/N.err")'"
+		fi
+	else
+		fail "cc prog.c"
+	fi
+else
+	echo "SKIP: record --perf checks need cc"
+fi
+
 [ $fails = 0 ] && echo "perfdata: all checks passed"
 exit $((fails > 0))

@@ -198,7 +198,7 @@ static int expand_spec(struct session *s, const char *root, const struct tk_perf
 		if (!sd)
 			continue;    /* the files enable, header_page... */
 		while (!r && (b = readdir(sd))) {
-			uint64_t id;
+			uint64_t id = 0;
 
 			if (b->d_name[0] == '.' || fnmatch(ev_pat, b->d_name, 0))
 				continue;

@@ -1020,7 +1020,7 @@ static void derive_event(struct tk_tracefs_probe *pr, const char *what, size_t w
 
 TK_API int tk_tracefs_probe_parse(const char *def, struct tk_tracefs_probe *pr)
 {
-	const char *p = def, *kind, *names = NULL, *target, *args, *what, *off = NULL;
+	const char *p = def, *kind, *names = NULL, *target, *args, *what = NULL, *off = NULL;
 	size_t kind_len, names_len = 0, target_len, args_len, what_len, off_len = 0;
 	const char *slash;
 	bool maxactive = false;

@@ -5,6 +5,8 @@
 #ifndef TRACEKIT_EVENT_INTERNAL_H
 #define TRACEKIT_EVENT_INTERNAL_H
 
+#include <stdint.h>
+
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
@@ -24,6 +26,8 @@ enum tk_op_kind {
 	TK_OP_FUNC,    /* %ps / %pS: kallsyms name (+0xoff), else 0x... */
 	TK_OP_FUNCF,   /* plugin form "name/0x(addr - val)", else "0x%08llx" */
 	TK_OP_CSTR,    /* cond ? "a" : "b" for %s */
+	TK_OP_IP4,     /* %pI4 / %pi4 (zero: "%03d" parts) of a 4-byte field */
+	TK_OP_IP6,     /* %pI6 / %pi6 (zero: no colons) / %pI6c (offset) of a 16-byte field */
 };
 
 /*
@@ -81,9 +85,29 @@ struct tk_op {
 	bool offset;         /* FUNC: %pS prints +0xoff */
 	const char *alt;     /* CSTR: the false text (borrowed), lit: the true one */
 	uint32_t alt_len;
+	/*
+	 * Filled by the last compile pass: the literal before this op (owned,
+	 * padded as lit is), so that one dispatch prints "text%d"; and, when
+	 * the value is a plain field, its size (1/2/4/8) at off, read without
+	 * the expression walk (0: evaluate expr). bits: the cast of ls.
+	 */
+	char *pre;
+	uint32_t pre_len;
+	uint32_t load_off;
+	uint8_t load;
+	uint8_t bits;
 };
 
 /* One kallsyms entry: the text lives in tk_event_set.ksym_text. */
+/* A memo of tk_event_ksym_find() for one address (the table never changes once built). */
+struct tk_ksym_memo {
+	uint64_t addr;
+	uint32_t idx;    /* index in ksyms + 1; 0: no symbol */
+	uint32_t used;
+};
+
+#define TK_KSYM_MEMO 4096u  /* direct-mapped slots (power of 2) */
+
 struct tk_ksym {
 	uint64_t addr;
 	uint32_t name_off;
@@ -174,7 +198,101 @@ struct tk_event_set {
 	bool ksym_tep_loaded, ksym_built;
 	struct tk_ksym *ksyms;
 	size_t nksyms;
+	struct tk_ksym_memo *ksym_memo; /* NULL until built (or when out of memory) */
 };
+
+/*
+ * Decimal and hex text without a divide per digit: the length first (from
+ * the bit length and a power table), then two digits per step from the
+ * back. Both write exactly the digits and return the end.
+ */
+extern const char tk_dec_pairs[201];
+extern const char tk_hex_pairs[513];
+extern const uint64_t tk_pow10[20];
+
+static inline unsigned int tk_dec_len(uint64_t v)
+{
+	unsigned int t = ((64u - (unsigned int)__builtin_clzll(v | 1)) * 1233u) >> 12;
+
+	t = t + 1 - (v < tk_pow10[t]);
+	return t ? t : 1;
+}
+
+static inline char *tk_put_u64(char *o, uint64_t v)
+{
+	char *e = o + tk_dec_len(v), *p = e;
+
+	if (v <= UINT32_MAX) {
+		uint32_t w = (uint32_t)v;
+
+		while (w >= 100) {
+			p -= 2;
+			__builtin_memcpy(p, tk_dec_pairs + 2 * (w % 100), 2);
+			w /= 100;
+		}
+		if (w >= 10)
+			__builtin_memcpy(p - 2, tk_dec_pairs + 2 * w, 2);
+		else
+			p[-1] = (char)('0' + w);
+		return e;
+	}
+	while (v >= 100) {
+		p -= 2;
+		__builtin_memcpy(p, tk_dec_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10)
+		__builtin_memcpy(p - 2, tk_dec_pairs + 2 * v, 2);
+	else
+		p[-1] = (char)('0' + v);
+	return e;
+}
+
+static inline char *tk_put_hex(char *o, uint64_t v)
+{
+	unsigned int n = (64u - (unsigned int)__builtin_clzll(v | 1) + 3) / 4;
+	char *e = o + n, *p = e;
+
+	while (n >= 2) {
+		p -= 2;
+		__builtin_memcpy(p, tk_hex_pairs + 2 * (v & 0xff), 2);
+		v >>= 8;
+		n -= 2;
+	}
+	if (n)
+		p[-1] = tk_hex_pairs[2 * v + 1];
+	return e;
+}
+
+/*
+ * Copy @n bytes, no more read or written, without a call or "rep movs"
+ * (what a short variable memcpy() becomes inline): overlapping fixed-size
+ * moves cover every length from 1 to 32 in two, longer ones loop.
+ */
+static inline char *tk_copy(char *o, const char *s, size_t n)
+{
+	if (n >= 16) {
+		size_t i = 0;
+
+		for (; i + 16 < n; i += 16) {
+			__builtin_memcpy(o + i, s + i, 16);
+			/* Keeps GCC from turning the loop back into memcpy(). */
+			__asm__("" : "+r"(i));
+		}
+		__builtin_memcpy(o + n - 16, s + n - 16, 16);
+	} else if (n >= 8) {
+		__builtin_memcpy(o, s, 8);
+		__builtin_memcpy(o + n - 8, s + n - 8, 8);
+	} else if (n >= 4) {
+		__builtin_memcpy(o, s, 4);
+		__builtin_memcpy(o + n - 4, s + n - 4, 4);
+	} else if (n) {
+		o[0] = s[0];
+		o[n / 2] = s[n / 2];
+		o[n - 1] = s[n - 1];
+	}
+	return o + n;
+}
 
 /* event-print.c */
 void tk_event_compile(struct tk_event_set *set, struct tk_event *ev);

@@ -9,10 +9,22 @@
  * conversion letter; each conversion consumes the next argument of the
  * parsed argument list. We compile only what we can print identically and
  * refuse the rest (the whole event then uses the slow printer): '*'
- * widths, 'L'/'z' lengths, %p in every form, %c and other letters,
- * argument kinds other than a plain field, a numeric constant, a string
- * constant, __get_str(), __print_flags() and __print_symbolic() of a
- * plain field with numeric values.
+ * widths, %c and other letters, %p forms other than bare %p, %ps/%pS/%pf/%pF,
+ * %pI4/%pi4/%pI6/%pi6/%pI6c, argument kinds other than a plain field, an
+ * element of a fixed array field at a constant index (REC->args[1]), a
+ * numeric constant (C suffixes such as "1U" allowed), casts and
+ * arithmetic over those, a string constant, __get_str(), a string
+ * ternary, __print_flags() and __print_symbolic() with numeric values.
+ *
+ * A last pass (finish_program()) shapes the program for speed: each
+ * literal moves into the op after it, so "a=%d b=%s" is two dispatches;
+ * a value that is a plain field is read by a direct load of its size
+ * instead of the expression walk; the record size is tested once per
+ * record against the end of the furthest fixed field (ev->min_size).
+ * Numbers are written two digits at a time from a pair table, the length
+ * known first (tk_put_u64() in event-internal.h); short copies use
+ * overlapping fixed-size moves (tk_copy()): "rep movs", what GCC makes of
+ * a short variable memcpy(), was the costliest instruction of the run.
  *
  * Running. Before a program runs, the output buffer is given room for the
  * event's worst case (ev->max_static + the record size, computed at
@@ -29,8 +41,6 @@
 
 #include "event-internal.h"
 
-/* Per-op worst case for numbers: sign, 20 digits, prefix, width <= 999. */
-#define NUM_MAX 1100u
 /* Per-op worst case for numbers: sign, 20 digits, prefix, width <= 999. */
 #define NUM_MAX 1100u
 /* Longest symbol name printed by FUNC ops (longer ones are cut). */
@@ -185,6 +195,9 @@ static bool parse_number(const char *s, uint64_t *v)
 		return false;
 	errno = 0;
 	*v = strtoull(s, &end, 0);
+	/* libtraceevent reads the digits and ignores the rest: take C's suffixes ("1U"). */
+	while (*end == 'u' || *end == 'U' || *end == 'l' || *end == 'L')
+		end++;
 	return !errno && !*end;
 }
 
@@ -254,6 +267,10 @@ static bool known_op(const char *op)
 	return false;
 }
 
+static bool expr_is_const(const struct compiler *c, int32_t e);
+uint64_t tk_event_eval(const struct tk_event_set *set, const struct tk_expr *x, int32_t i,
+		       const uint8_t *d);
+
 /* Compile a numeric argument into an expression; -1 when we cannot. */
 static int32_t compile_expr(struct compiler *c, struct tep_print_arg *arg, int depth)
 {
@@ -319,6 +336,36 @@ static int32_t compile_expr(struct compiler *c, struct tep_print_arg *arg, int d
 			c->exprs[e].c = b;
 			return e;
 		}
+		if (!strcmp(arg->op.op, "[")) {
+			/*
+			 * REC->args[N]: libtraceevent reads element N at the
+			 * element size of the (fixed) array field. Only a plain
+			 * field and a constant index are compiled.
+			 */
+			struct tep_format_field *af;
+
+			if (!arg->op.right || arg->op.left->type != TEP_PRINT_FIELD ||
+			    !arg->op.left->field.name)
+				return -1;
+			af = tep_find_any_field(c->ev->tev, arg->op.left->field.name);
+			k = compile_expr(c, arg->op.right, depth + 1);
+			if (!af || k < 0 || !expr_is_const(c, k) ||
+			    (af->flags & TEP_FIELD_IS_DYNAMIC) ||
+			    !numeric_size(af->elementsize) || af->offset < 0 || af->size <= 0)
+				return -1;
+			v = tk_event_eval(NULL, c->exprs, k, NULL);
+			/* The element must lie inside the field. */
+			if (v > 0xffff || (v + 1) * (uint64_t)af->elementsize > (uint64_t)af->size)
+				return -1;
+			e = new_expr(c, TK_EXPR_FIELD);
+			if (e < 0)
+				return -1;
+			c->exprs[e].off =
+				(uint32_t)((uint64_t)af->offset + v * (uint64_t)af->elementsize);
+			c->exprs[e].size = (uint32_t)af->elementsize;
+			use_field(c, c->exprs[e].off, c->exprs[e].size);
+			return e;
+		}
 		if (!known_op(arg->op.op) || !arg->op.right)
 			return -1;
 		a = compile_expr(c, arg->op.left, depth + 1);
@@ -353,9 +400,6 @@ static bool expr_is_const(const struct compiler *c, int32_t e)
 		       (x->c < 0 || expr_is_const(c, x->c));
 	}
 }
-
-uint64_t tk_event_eval(const struct tk_event_set *set, const struct tk_expr *x, int32_t i,
-		       const uint8_t *d);
 
 /*
  * Split "%[-0]width" flags for hand padding: only '-' and '0' flags and a
@@ -411,6 +455,42 @@ static void compile_pointer(struct compiler *c, struct tep_print_arg *arg, char 
 		op->offset = kind == 'S' || kind == 'F';
 		c->max_static += SYM_MAX + 48;
 	}
+}
+
+/*
+ * %pI4 %pi4 %pI6 %pi6 %pI6c of a plain fixed field (casts dropped, as
+ * libtraceevent drops them) of exactly 4 or 16 bytes: other sizes print
+ * "INVALIDIPv4/6" there and stay with it, as do the byte-order suffixes
+ * [hnbl] of the IPv4 forms and %pISpc. @q points at 'I' or 'i'.
+ * Return: the format characters used after 'p', or 0 (not compiled).
+ */
+static int compile_ip(struct compiler *c, struct tep_print_arg *arg, const char *q, int ls,
+		      bool plain)
+{
+	const struct tep_format_field *f;
+	bool v4 = q[1] == '4', compressed = !v4 && q[2] == 'c';
+	struct tk_op *op;
+
+	if (ls || !plain || !arg || (v4 && q[2] && strchr("hnbl", q[2])) ||
+	    (compressed && q[0] != 'I'))
+		return 0;
+	while (arg && arg->type == TEP_PRINT_TYPE)
+		arg = arg->typecast.item;
+	f = plain_field(c->ev, arg);
+	if (!f || f->offset < 0 || f->size != (v4 ? 4 : 16))
+		return 0;
+	lit_flush(c);
+	op = new_op(c);
+	if (!op)
+		return 0;
+	op->kind = v4 ? TK_OP_IP4 : TK_OP_IP6;
+	op->off = (uint32_t)f->offset;
+	op->size = (uint32_t)f->size;
+	op->zero = q[0] == 'i';
+	op->offset = compressed;
+	use_field(c, op->off, op->size);
+	c->max_static += 48;
+	return compressed ? 3 : 2;
 }
 
 /*
@@ -686,10 +766,23 @@ static void compile_format(struct compiler *c)
 				/*
 				 * libtraceevent takes one more letter for the
 				 * symbol forms; a bare %p leaves what follows
-				 * as text. Other forms (%pI4, %pM, %pU...)
-				 * are left to it.
+				 * as text. Other forms (%pM, %pU...) are left
+				 * to it.
 				 */
 				char k = q[1];
+
+				if ((k == 'I' || k == 'i') && (q[2] == '4' || q[2] == '6')) {
+					int used = compile_ip(c, arg, q + 1, ls, plain);
+
+					if (used <= 0) {
+						c->failed = true;
+						return;
+					}
+					if (arg)
+						arg = arg->next;
+					p = q + 1 + used;
+					break;
+				}
 
 				if (ls || (isalnum((unsigned char)k) && k != 's' && k != 'S' &&
 					   k != 'f' && k != 'F')) {
@@ -806,6 +899,23 @@ static void setup_states(struct tk_event *ev)
 	snprintf(ev->states, sizeof(ev->states), "SDTtZXxW");
 }
 
+/* The record size that covers every field the mirror reads: one test per record. */
+static void sched_min_size(struct tk_event *ev)
+{
+	const struct tk_event_field *const f[] = {
+		ev->f_pid,	 ev->f_comm,	  ev->f_prio,	   ev->f_success,   ev->f_target,
+		ev->f_prev_pid, ev->f_prev_comm, ev->f_prev_prio, ev->f_prev_state,
+		ev->f_next_pid, ev->f_next_comm, ev->f_next_prio,
+	};
+	uint64_t m = 0;
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (f[i] && (uint64_t)f[i]->offset + f[i]->size > m)
+			m = (uint64_t)f[i]->offset + f[i]->size;
+	}
+	ev->min_size = m > UINT32_MAX ? UINT32_MAX : (uint32_t)m;
+}
+
 static bool setup_sched(struct tk_event *ev)
 {
 	if (!strcmp(ev->name, "sched_switch")) {
@@ -821,6 +931,7 @@ static bool setup_sched(struct tk_event *ev)
 		    !ev->f_prev_state || !ev->f_next_pid || !ev->f_next_comm || !ev->f_next_prio)
 			return false;
 		setup_states(ev);
+		sched_min_size(ev);
 		ev->kind = TK_EVENT_SCHED_SWITCH;
 		return true;
 	}
@@ -834,6 +945,7 @@ static bool setup_sched(struct tk_event *ev)
 		    (ev->f_success && !numeric_size((int)ev->f_success->size)) ||
 		    (ev->f_target && !numeric_size((int)ev->f_target->size)))
 			return false;
+		sched_min_size(ev);
 		ev->kind = TK_EVENT_SCHED_WAKEUP;
 		return true;
 	}
@@ -845,6 +957,7 @@ void tk_event_free_program(struct tk_event *ev)
 {
 	for (size_t i = 0; i < ev->nops; i++) {
 		free(ev->ops[i].lit);
+		free(ev->ops[i].pre);
 		free(ev->ops[i].syms);
 	}
 	free(ev->ops);
@@ -853,6 +966,38 @@ void tk_event_free_program(struct tk_event *ev)
 	ev->nops = 0;
 	ev->exprs = NULL;
 	ev->nexprs = 0;
+}
+
+/*
+ * The last pass: each literal moves into the op after it (one dispatch
+ * prints "text%d"), plain field values get a direct load instead of the
+ * expression walk, and the length modifier becomes a bit count.
+ */
+static void finish_program(struct tk_event *ev)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < ev->nops; i++) {
+		struct tk_op *op = &ev->ops[i];
+
+		if (op->kind != TK_OP_LIT && op->expr >= 0 &&
+		    ev->exprs[op->expr].kind == TK_EXPR_FIELD) {
+			op->load = (uint8_t)ev->exprs[op->expr].size;
+			op->load_off = ev->exprs[op->expr].off;
+		}
+		op->bits = op->ls <= -2 ? 8 : op->ls == -1 ? 16 : op->ls == 0 ? 32 : 64;
+		if (op->kind == TK_OP_LIT && i + 1 < ev->nops && ev->ops[i + 1].kind != TK_OP_LIT &&
+		    !ev->ops[i + 1].pre) {
+			ev->ops[i + 1].pre = op->lit;
+			ev->ops[i + 1].pre_len = op->lit_len;
+			op->lit = NULL;
+			continue;
+		}
+		if (k != i)
+			ev->ops[k] = *op;
+		k++;
+	}
+	ev->nops = k;
 }
 
 void tk_event_compile(struct tk_event_set *set, struct tk_event *ev)
@@ -897,6 +1042,7 @@ void tk_event_compile(struct tk_event_set *set, struct tk_event *ev)
 	ev->max_static = c.max_static;
 	ev->min_size = c.min_size;
 	ev->kind = TK_EVENT_PROGRAM;
+	finish_program(ev);
 }
 
 /* --------------------------------------------------------------- run */
@@ -926,18 +1072,29 @@ static inline uint64_t rd(const struct tk_event_set *set, const uint8_t *p, uint
 	}
 }
 
+const char tk_dec_pairs[201] = "00010203040506070809101112131415161718192021222324"
+				"25262728293031323334353637383940414243444546474849"
+				"50515253545556575859606162636465666768697071727374"
+				"75767778798081828384858687888990919293949596979899";
+const char tk_hex_pairs[513] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+const uint64_t tk_pow10[20] = {
+	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+	100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+	10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+	100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+};
+
 static inline char *put_u64(char *o, uint64_t v)
 {
-	char tmp[24];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*o++ = tmp[--n];
-	return o;
+	return tk_put_u64(o, v);
 }
 
 static inline char *put_s64(char *o, int64_t v)
@@ -951,23 +1108,12 @@ static inline char *put_s64(char *o, int64_t v)
 
 static inline char *put_hex(char *o, uint64_t v)
 {
-	static const char digits[] = "0123456789abcdef";
-	char tmp[16];
-	int n = 0;
-
-	do {
-		tmp[n++] = digits[v & 15];
-		v >>= 4;
-	} while (v);
-	while (n)
-		*o++ = tmp[--n];
-	return o;
+	return tk_put_hex(o, v);
 }
 
 static inline char *put_str(char *o, const char *s, size_t n)
 {
-	memcpy(o, s, n);
-	return o + n;
+	return tk_copy(o, s, n);
 }
 
 /* A padded numeric field: zero-fill what a 3-digit pad needs ("%03u"). */
@@ -1014,18 +1160,47 @@ static inline int ensure_room(struct tk_outbuf *out, uint64_t need)
 	return 0;
 }
 
+/* strnlen(s, 16) in two words: the first zero byte by the usual bit trick. */
+static inline size_t strnlen16(const char *s)
+{
+	const uint64_t lo = 0x0101010101010101ull, hi = 0x8080808080808080ull;
+	uint64_t w[2];
+
+	memcpy(w, s, 16);
+	for (int i = 0; i < 2; i++) {
+		uint64_t z = (w[i] - lo) & ~w[i] & hi;
+
+		if (z)
+			return (size_t)i * 8 + (size_t)__builtin_ctzll(z) / 8;
+	}
+	return 16;
+}
+
+/*
+ * Whether registering @pid's name would change nothing: once the table is
+ * sorted, pid 0 is dropped and a pid it knows is kept (tk_event_comm_add()),
+ * and a valid cache slot says it knows the pid without a search.
+ */
+static inline bool comm_settled(const struct tk_comm_table *t, int pid)
+{
+	const struct tk_comm_cache *c = &t->cache[(uint32_t)pid & (TK_COMM_CACHE - 1)];
+
+	return t->sorted && (!pid || (c->gen == t->gen && c->pid == pid && c->comm));
+}
+
 static char *put_comm(const struct tk_event_set *set, char *o, const uint8_t *data,
 		      const struct tk_event_field *f, int pid, struct tk_event_set *mset)
 {
 	const char *c = (const char *)data + f->offset;
-	size_t n = strnlen(c, f->size);
+	size_t n = f->size == 16 ? strnlen16(c) : strnlen(c, f->size);
 
 	(void)set;
 	/*
 	 * The plugin registers every name it prints (see "Command names" in
 	 * event.c for what that does to later lines).
 	 */
-	tk_event_register_comm(mset, pid, c, n);
+	if (!comm_settled(mset->comms, pid))
+		tk_event_register_comm(mset, pid, c, n);
 	if (f->size == 16) {
 		/* The field lies inside the record: copy it whole (room is ensured). */
 		memcpy(o, c, 16);
@@ -1066,11 +1241,6 @@ void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev
 	}
 }
 
-static bool fits(const struct tk_event_field *f, uint32_t size)
-{
-	return !f || (uint64_t)f->offset + f->size <= size;
-}
-
 static int run_sched_switch(struct tk_event_set *set, const struct tk_event *ev,
 			    const uint8_t *d, uint32_t size, struct tk_outbuf *out)
 {
@@ -1078,10 +1248,7 @@ static int run_sched_switch(struct tk_event_set *set, const struct tk_event *ev,
 	char *o;
 	bool found = false;
 
-	if (!fits(ev->f_prev_pid, size) || !fits(ev->f_prev_comm, size) ||
-	    !fits(ev->f_prev_prio, size) || !fits(ev->f_prev_state, size) ||
-	    !fits(ev->f_next_pid, size) || !fits(ev->f_next_comm, size) ||
-	    !fits(ev->f_next_prio, size))
+	if (size < ev->min_size)
 		return -ENOTSUP;
 	if (ensure_room(out, 2u * 256 + 200))
 		return -ENOTSUP;
@@ -1125,8 +1292,7 @@ static int run_sched_wakeup(struct tk_event_set *set, const struct tk_event *ev,
 	uint64_t v;
 	char *o;
 
-	if (!fits(ev->f_pid, size) || !fits(ev->f_comm, size) || !fits(ev->f_prio, size) ||
-	    !fits(ev->f_success, size) || !fits(ev->f_target, size))
+	if (size < ev->min_size)
 		return -ENOTSUP;
 	if (ensure_room(out, 256 + 200))
 		return -ENOTSUP;
@@ -1258,17 +1424,19 @@ static char *put_func(struct tk_event_set *set, char *o, uint64_t v, enum tk_op_
 
 	if (kind == TK_OP_FUNCF) {
 		/* The plugin formats into a 128-byte buffer: keep its cut. */
-		char tmp[200];
-		char *t = tmp;
+		char tmp[24];
+		char *t;
 		size_t n;
 
 		if (k) {
+			char *start = o;
+
+			/* Written in place, then cut (the op's room is 160 bytes). */
 			n = k->name_len < 127 ? k->name_len : 127;
-			t = put_str(t, set->ksym_text + k->name_off, n);
-			t = put_str(t, "/0x", 3);
-			t = put_hex(t, k->addr - v);
-			n = (size_t)(t - tmp) < 127 ? (size_t)(t - tmp) : 127;
-			return put_str(o, tmp, n);
+			o = put_str(o, set->ksym_text + k->name_off, n);
+			o = put_str(o, "/0x", 3);
+			o = put_hex(o, k->addr - v);
+			return o - start < 127 ? o : start + 127;
 		}
 		t = put_hex(tmp, v);
 		o = put_str(o, "0x", 2);
@@ -1288,6 +1456,98 @@ static char *put_func(struct tk_event_set *set, char *o, uint64_t v, enum tk_op_
 	return o;
 }
 
+/* "1.2.3.4", or with @pad "001.002.003.004" (%pi4). */
+static char *put_ip4(char *o, const uint8_t *b, bool pad)
+{
+	for (int i = 0; i < 4; i++) {
+		if (i)
+			*o++ = '.';
+		if (pad) {
+			*o++ = (char)('0' + b[i] / 100);
+			o = tk_copy(o, tk_dec_pairs + 2 * (b[i] % 100), 2);
+		} else {
+			o = put_u64(o, b[i]);
+		}
+	}
+	return o;
+}
+
+/* %pI6 (@colons) and %pi6: sixteen bytes as hex pairs, grouped by two. */
+static char *put_ip6(char *o, const uint8_t *b, bool colons)
+{
+	for (int j = 0; j < 16; j += 2) {
+		o = tk_copy(o, tk_hex_pairs + 2 * b[j], 2);
+		o = tk_copy(o, tk_hex_pairs + 2 * b[j + 1], 2);
+		if (colons && j < 14)
+			*o++ = ':';
+	}
+	return o;
+}
+
+/*
+ * %pI6c, as libtraceevent compresses: the first longest run (two words or
+ * more) of zero words becomes "::", words print in hex without leading
+ * zeros, and v4-mapped or ISATAP addresses end in dotted IPv4.
+ */
+static char *put_ip6c(char *o, const uint8_t *b)
+{
+	bool v4 = (!b[0] && !b[1] && !b[2] && !b[3] && !b[4] && !b[5] && !b[6] && !b[7] &&
+		   !b[8] && !b[9] && b[10] == 0xff && b[11] == 0xff) ||
+		  ((b[8] | 0x02) == 0x02 && !b[9] && b[10] == 0x5e && b[11] == 0xfe);
+	int range = v4 ? 6 : 8, longest = 1, colonpos = -1;
+	bool needcolon = false;
+
+	for (int i = 0; i < range; i++) {
+		int run = 0;
+
+		while (i + run < range && !b[2 * (i + run)] && !b[2 * (i + run) + 1])
+			run++;
+		if (run > longest) {
+			longest = run;
+			colonpos = i;
+		}
+	}
+	for (int i = 0; i < range; i++) {
+		if (i == colonpos) {
+			if (needcolon || i == 0)
+				*o++ = ':';
+			*o++ = ':';
+			needcolon = false;
+			i += longest - 1;
+			continue;
+		}
+		if (needcolon)
+			*o++ = ':';
+		o = put_hex(o, (uint64_t)b[2 * i] << 8 | b[2 * i + 1]);
+		needcolon = true;
+	}
+	if (v4) {
+		if (needcolon)
+			*o++ = ':';
+		o = put_ip4(o, b + 12, false);
+	}
+	return o;
+}
+
+static inline uint64_t op_value(const struct tk_event_set *set, const struct tk_event *ev,
+				const struct tk_op *op, const uint8_t *d)
+{
+	if (op->load)
+		return rd(set, d + op->load_off, op->load);
+	return tk_event_eval(set, ev->exprs, op->expr, d);
+}
+
+/* cast_num() with the bit count finish_program() derived from the length. */
+static inline uint64_t cast_bits(uint64_t v, unsigned int bits, bool is_signed)
+{
+	if (bits >= 64)
+		return v;
+	v &= (1ull << bits) - 1;
+	if (is_signed && (v >> (bits - 1)))
+		v |= ~((1ull << bits) - 1);
+	return v;
+}
+
 int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void *data,
 		 uint32_t size, struct tk_outbuf *out)
 {
@@ -1304,16 +1564,14 @@ int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void
 		return -ENOTSUP;
 	o = out->buf + out->len;
 	end = out->buf + out->cap;
-	for (size_t i = 0; i < ev->nops; i++) {
-		const struct tk_op *op = &ev->ops[i];
-
+	for (const struct tk_op *op = ev->ops, *last = ev->ops + ev->nops; op < last; op++) {
+		o = put_lit(o, op->pre, op->pre_len);
 		switch (op->kind) {
 		case TK_OP_LIT:
 			o = put_lit(o, op->lit, op->lit_len);
 			break;
 		case TK_OP_NUM: {
-			uint64_t v = cast_num(tk_event_eval(set, ev->exprs, op->expr, d), op->ls,
-					      op->rel);
+			uint64_t v = cast_bits(op_value(set, ev, op, d), op->bits, op->rel);
 
 			if (op->form == TK_NUM_PRINTF)
 				o = put_num_fmt(o, end, op->fmt, v);
@@ -1322,7 +1580,7 @@ int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void
 			break;
 		}
 		case TK_OP_PTR: {
-			uint64_t v = tk_event_eval(set, ev->exprs, op->expr, d);
+			uint64_t v = op_value(set, ev, op, d);
 
 			if (!v) {
 				o = put_str(o, "(nil)", 5);
@@ -1334,11 +1592,10 @@ int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void
 		}
 		case TK_OP_FUNC:
 		case TK_OP_FUNCF:
-			o = put_func(set, o, tk_event_eval(set, ev->exprs, op->expr, d), op->kind,
-				     op->offset);
+			o = put_func(set, o, op_value(set, ev, op, d), op->kind, op->offset);
 			break;
 		case TK_OP_CSTR:
-			if (tk_event_eval(set, ev->exprs, op->expr, d))
+			if (op_value(set, ev, op, d))
 				o = put_str(o, op->lit, op->lit_len);
 			else
 				o = put_str(o, op->alt, op->alt_len);
@@ -1371,7 +1628,7 @@ int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void
 			break;
 		}
 		case TK_OP_FLAGS: {
-			uint64_t v = tk_event_eval(set, ev->exprs, op->expr, d);
+			uint64_t v = op_value(set, ev, op, d);
 			bool printed = false;
 
 			for (uint32_t k = 0; k < op->nsyms; k++) {
@@ -1397,8 +1654,17 @@ int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void
 			}
 			break;
 		}
+		case TK_OP_IP4:
+			o = put_ip4(o, d + op->off, op->zero);
+			break;
+		case TK_OP_IP6:
+			if (op->offset)
+				o = put_ip6c(o, d + op->off);
+			else
+				o = put_ip6(o, d + op->off, !op->zero);
+			break;
 		case TK_OP_SYMBOL: {
-			uint64_t v = tk_event_eval(set, ev->exprs, op->expr, d);
+			uint64_t v = op_value(set, ev, op, d);
 			uint32_t k;
 
 			for (k = 0; k < op->nsyms; k++) {

@@ -26,17 +26,24 @@
  *
  * Plain %d/%u/%x/%s without width are formatted by hand; anything with a
  * width or flags goes through snprintf() with a format string we rebuilt
- * from validated characters (never the file's text). A print format with
- * a construct not listed (pointers, %pS symbols, ternaries, casts,
- * arithmetic, __print_hex, bprint ...) or an event with a plugin handler
- * we do not mirror is printed by libtraceevent instead: slower, never
- * wrong. The sched_switch / sched_wakeup plugin handlers, which trace-cmd
+ * from validated characters (never the file's text). event-print.c
+ * lists the other constructs compiled (pointers, %pS symbols, IP
+ * addresses, ternaries, casts, arithmetic, array elements). A print
+ * format with a construct not compiled (__print_hex, __print_array,
+ * %pU, %pM, bitmasks, bprint ...) or an event with a plugin handler we do
+ * not mirror is printed by libtraceevent instead: slower, never wrong.
+ * Symbol lookups go through a direct-mapped memo of 4096 addresses, and
+ * kallsyms is parsed by hand and radix-sorted on first use (a third of
+ * the instructions of ctype-based parsing and qsort() on 150 k lines;
+ * names are measured when first printed). The
+ * sched_switch / sched_wakeup plugin handlers, which trace-cmd
  * loads and which dominate real traces, are mirrored natively, command
  * name registration included (the plugin registers prev/next comm for
  * pids the saved cmdlines did not know, which changes later lines).
  *
- * Untrusted records. Every compiled op checks its field against the
- * record size before reading. libtraceevent does not check: before the
+ * Untrusted records. A compiled program runs only on records that cover
+ * its furthest fixed field (one test per record), and dynamic fields are
+ * checked where they are read. libtraceevent does not check: before the
  * slow printer runs, the record is copied into a zeroed scratch area of
  * 128 KiB + page, larger than any __data_loc offset+length (16+16 bits)
  * can reach, so a corrupt record prints garbage text rather than reading
@@ -451,6 +458,7 @@ void tk_event_set_free(struct tk_event_set *set)
 	free(set->scratch);
 	free(set->ksym_text);
 	free(set->ksyms);
+	free(set->ksym_memo);
 	free(set);
 }
 
@@ -479,7 +487,9 @@ int tk_event_set_add_kallsyms(struct tk_event_set *set, const char *text, size_t
 	len = strlen(copy);
 	free(set->ksym_text);
 	free(set->ksyms);
+	free(set->ksym_memo);
 	set->ksyms = NULL;
+	set->ksym_memo = NULL;
 	set->nksyms = 0;
 	set->ksym_built = false;
 	set->ksym_text = copy;
@@ -499,14 +509,69 @@ void tk_event_ksym_load_tep(struct tk_event_set *set)
 	tep_parse_kallsyms(set->tep, set->ksym_text);
 }
 
-static int ksym_cmp(const void *a, const void *b)
+static inline bool ks_space(unsigned char c)
 {
-	const struct tk_ksym *x = a, *y = b;
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
 
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	/* libtraceevent lists names newest first: later lines sort first. */
-	return x->name_off > y->name_off ? -1 : x->name_off < y->name_off;
+static inline int ks_xdigit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/*
+ * Sort by address, later lines first among equal addresses (libtraceevent
+ * lists names newest first). An LSD radix sort, stable, over the table
+ * reversed: a fraction of qsort()'s work on a kernel's 150 k symbols, and
+ * passes over bytes all keys share (the top ones) are skipped.
+ */
+static bool ksym_sort(struct tk_ksym *tab, size_t n)
+{
+	uint32_t count[8][256];  /* 8 KiB */
+	struct tk_ksym *tmp, *src = tab, *dst;
+
+	for (size_t i = 0, j = n - 1; i < j; i++, j--) {
+		struct tk_ksym t = tab[i];
+
+		tab[i] = tab[j];
+		tab[j] = t;
+	}
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return false;
+	dst = tmp;
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; i < n; i++) {
+		for (int b = 0; b < 8; b++)
+			count[b][(tab[i].addr >> (8 * b)) & 0xff]++;
+	}
+	for (int b = 0; b < 8; b++) {
+		uint32_t pos = 0;
+
+		if (count[b][(tab[0].addr >> (8 * b)) & 0xff] == n)
+			continue;
+		for (int k = 0; k < 256; k++) {
+			uint32_t c = count[b][k];
+
+			count[b][k] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[b][(src[i].addr >> (8 * b)) & 0xff]++] = src[i];
+		{
+			struct tk_ksym *t = src;
+
+			src = dst;
+			dst = t;
+		}
+	}
+	if (src != tab)
+		memcpy(tab, src, n * sizeof(*tab));
+	free(tmp);
+	return true;
 }
 
 /*
@@ -524,60 +589,62 @@ static void ksym_build(struct tk_event_set *set)
 	if (!t || len > UINT32_MAX)
 		return;
 	while (pos < len) {
-		size_t end = pos, p, ns;
+		const char *nl = memchr(t + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - t) : len, p, ns;
 		uint64_t addr = 0;
-		int digits = 0;
+		int digits = 0, x;
 		char type;
 
-		while (end < len && t[end] != '\n')
-			end++;
 		if (end == pos) {
 			pos = end + 1;
 			continue;
 		}
 		p = pos;
-		while (p < end && isspace((unsigned char)t[p]))
+		while (p < end && ks_space((unsigned char)t[p]))
 			p++;
-		while (p < end && digits < 16 && isxdigit((unsigned char)t[p])) {
-			char ch = t[p++];
-
-			addr = addr << 4 | (uint64_t)(isdigit((unsigned char)ch) ?
-							ch - '0' : (tolower(ch) - 'a' + 10));
+		while (p < end && digits < 16 && (x = ks_xdigit((unsigned char)t[p])) >= 0) {
+			addr = addr << 4 | (uint64_t)x;
 			digits++;
+			p++;
 		}
-		while (p < end && isspace((unsigned char)t[p]))
+		while (p < end && ks_space((unsigned char)t[p]))
 			p++;
 		if (!digits || p >= end)
 			break;
 		type = t[p++];
-		while (p < end && isspace((unsigned char)t[p]))
+		while (p < end && ks_space((unsigned char)t[p]))
 			p++;
+		/* The name's length is measured when a lookup first returns it. */
 		ns = p;
-		while (p < end && !isspace((unsigned char)t[p]))
-			p++;
-		if (p == ns)
+		if (p >= end)
 			break;
 		if (t[ns] != '$' && type != 'A' && type != 'a') {
 			if (n == cap) {
 				size_t nc = cap ? cap * 2 : 4096;
-				struct tk_ksym *x = realloc(tab, nc * sizeof(*x));
+				struct tk_ksym *nt = realloc(tab, nc * sizeof(*nt));
 
-				if (!x)
+				if (!nt)
 					break;
-				tab = x;
+				tab = nt;
 				cap = nc;
 			}
 			tab[n].addr = addr;
 			tab[n].name_off = (uint32_t)ns;
-			tab[n].name_len = (uint32_t)(p - ns);
+			tab[n].name_len = 0;
 			n++;
 		}
 		pos = end + 1;
 	}
-	if (n)
-		qsort(tab, n, sizeof(*tab), ksym_cmp);
+	if (n > 1 && !ksym_sort(tab, n)) {
+		/* Out of memory: no symbols (addresses print as numbers) beats wrong ones. */
+		free(tab);
+		tab = NULL;
+		n = 0;
+	}
 	set->ksyms = tab;
 	set->nksyms = n;
+	/* Without the memo every lookup searches: slower, same text. */
+	set->ksym_memo = calloc(TK_KSYM_MEMO, sizeof(*set->ksym_memo));
 }
 
 /*
@@ -587,13 +654,10 @@ static void ksym_build(struct tk_event_set *set)
  * the last symbol are unknown). Among equal addresses the entry found
  * depends on the probe path, so the same halving is done here.
  */
-const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, uint64_t addr)
+static const struct tk_ksym *ksym_search(const struct tk_event_set *set, uint64_t addr)
 {
-	size_t l = 0, u;
+	size_t l = 0, u = set->nksyms;
 
-	if (!set->ksym_built)
-		ksym_build(set);
-	u = set->nksyms;
 	while (l < u) {
 		size_t i = (l + u) / 2;
 		const struct tk_ksym *k = &set->ksyms[i];
@@ -607,6 +671,41 @@ const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, uint64_t addr
 			l = i + 1;
 	}
 	return NULL;
+}
+
+/*
+ * Traces print few distinct addresses (timer callbacks, call sites) many
+ * times: a direct-mapped memo of the search's answer saves its ~17 probes.
+ */
+const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, uint64_t addr)
+{
+	struct tk_ksym_memo *m = NULL;
+	const struct tk_ksym *k;
+
+	if (!set->ksym_built)
+		ksym_build(set);
+	if (set->ksym_memo) {
+		m = &set->ksym_memo[((addr ^ (addr >> 17)) * 0x9e3779b97f4a7c15ull) >> 52];
+		if (m->used && m->addr == addr)
+			return m->idx ? &set->ksyms[m->idx - 1] : NULL;
+	}
+	k = ksym_search(set, addr);
+	if (k && !k->name_len) {
+		struct tk_ksym *w = &set->ksyms[k - set->ksyms];
+		const char *t = set->ksym_text;
+		size_t p = w->name_off;
+
+		/* The name runs to white space (ksym_build() saw it is not empty). */
+		while (p < set->ksym_len && !ks_space((unsigned char)t[p]))
+			p++;
+		w->name_len = (uint32_t)(p - w->name_off);
+	}
+	if (m) {
+		m->addr = addr;
+		m->used = 1;
+		m->idx = k ? (uint32_t)(k - set->ksyms) + 1 : 0;
+	}
+	return k;
 }
 
 int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t len)

@@ -19,15 +19,26 @@
  * carry the marker's newline). With -l the comm is cut to 8 columns, the
  * CPU printed as %3d and libtraceevent's latency flags follow.
  *
- * With buffer instances, every line is prefixed with the buffer's label
- * (the input file name for the top buffer, the instance name otherwise)
- * right-aligned to the longest label, and ": ".
+ * With buffer instances, every line is prefixed with the instance name
+ * right-aligned to the longest instance name and ": "; the top buffer's
+ * lines get as many spaces and two more (trace-cmd tags only instances).
+ * With --cpu, trace-cmd 3.1.6 prints no instance records at all (it knows
+ * the CPU count of the top buffer only), and neither do we.
  *
  * Merge: a binary heap of per-CPU streams keyed by (timestamp, stream
  * order), the order being buffer index then CPU index, so ties resolve as
  * trace-cmd's linear scan with "<" resolves them. Each stream holds one
  * page (borrowed from its tk_dat_cpu_reader) and a page iterator; nothing
  * else is kept per record.
+ *
+ * Per record, the line costs a few loads and copies: the type and pid are
+ * read directly when the common fields have their usual layout, the
+ * event pointer is kept per id, the name lookup is skipped while the
+ * name table keeps its generation (the "%16s-%-5d" text is cached per
+ * pid), the " %5llu" seconds text is reused while the second is the same,
+ * and the heap is not touched while the top stream still precedes its
+ * children. With the compiled printers: ~870 instructions per record on
+ * the bench file (callgrind), down from ~1390.
  *
  * The time window is found by seeking each CPU to the page holding the
  * start (tk_dat_cpu_reader_seek_time(), a binary search), then skipping
@@ -62,6 +73,7 @@ struct lazy_fmt {
 	uint64_t len;
 	int8_t state;         /* 0: not parsed, 1: parsed, -1: failed */
 	int8_t selected;      /* -1: not decided yet */
+	const struct tk_event *ev; /* once found: the set never replaces an id's event */
 };
 
 struct stream {
@@ -87,6 +99,7 @@ struct stream {
 struct prefix {
 	const char *comm;
 	int pid;
+	uint32_t gen;        /* the comm table's generation when comm was looked up */
 	uint8_t len;
 	char text[48];
 };
@@ -108,6 +121,10 @@ struct report {
 	size_t norder;
 	uint64_t *counts;         /* per event id (0..65535) */
 	bool usecs;
+	bool fast_common;         /* type: 2 bytes, pid: 4, host order */
+	uint64_t last_sec;        /* put_time(): the seconds text last printed */
+	char sec_text[24];
+	uint8_t sec_len;
 	bool instances;
 	bool nomem;
 	int label_width;
@@ -232,8 +249,9 @@ static int open_streams(struct report *r)
 			continue;
 		nbuffers++;
 		n += buf->cpu_count;
+		if (buf->name[0])
+			r->instances = true;
 	}
-	r->instances = nbuffers > 1;
 	r->streams = calloc(n ? n : 1, sizeof(*r->streams));
 	r->heap = calloc(n ? n : 1, sizeof(*r->heap));
 	if (!r->streams || !r->heap)
@@ -244,9 +262,15 @@ static int open_streams(struct report *r)
 
 		if (buf->latency_text)
 			continue;
-		w = (int)strlen(buf->name[0] ? buf->name : r->path);
+		w = buf->name[0] ? (int)strnlen(buf->name, 256) : 0;
 		if (w > r->label_width)
 			r->label_width = w;
+		/*
+		 * trace-cmd 3.1.6 learns the CPU count of the top buffer only,
+		 * so with --cpu an instance's records never match.
+		 */
+		if (buf->name[0] && r->opts->cpu_mask)
+			continue;
 		for (uint32_t c = 0; c < buf->cpu_count; c++) {
 			struct stream *s = &r->streams[r->nstreams];
 
@@ -358,6 +382,8 @@ static const struct tk_event *event_get(struct report *r, int id)
 	if (id < 0 || (size_t)id >= r->nlazy || !r->lazy[id].text)
 		return tk_event_find(r->set, id);
 	l = &r->lazy[id];
+	if (l->ev)
+		return l->ev;
 	if (!l->state) {
 		int ret = tk_event_set_add_format(r->set, l->system, l->text, l->len);
 
@@ -365,7 +391,8 @@ static const struct tk_event *event_get(struct report *r, int id)
 		if (ret == -ENOMEM)
 			r->nomem = true;
 	}
-	return tk_event_find(r->set, id);
+	l->ev = tk_event_find(r->set, id);
+	return l->ev;
 }
 
 /* Whether events of type @id pass -F (and count for --stat). */
@@ -466,7 +493,7 @@ static bool spec_matches(const char *spec, const struct tk_event *ev)
 
 static inline void put(struct tk_outbuf *o, const char *s, size_t n)
 {
-	memcpy(o->buf + o->len, s, n);
+	tk_copy(o->buf + o->len, s, n);
 	o->len += n;
 }
 
@@ -482,16 +509,7 @@ static inline void put_pad(struct tk_outbuf *o, size_t n)
 
 static inline size_t fmt_u(char *tmp, uint64_t v)
 {
-	char t[24];
-	size_t n = 0, k = 0;
-
-	do {
-		t[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		tmp[k++] = t[--n];
-	return k;
+	return (size_t)(tk_put_u64(tmp, v) - tmp);
 }
 
 static inline void put_u_width(struct tk_outbuf *o, uint64_t v, size_t width, char pad)
@@ -521,8 +539,19 @@ static void put_time(struct report *r, uint64_t ts)
 		uint32_t frac = (uint32_t)(us % 1000000);
 		char *p;
 
-		o->buf[o->len++] = ' ';
-		put_u_width(o, sec, 5, ' ');
+		/* " %5llu" of the seconds changes once a second: keep its text. */
+		if (sec != r->last_sec || !r->sec_len) {
+			size_t start = o->len;
+
+			o->buf[o->len++] = ' ';
+			put_u_width(o, sec, 5, ' ');
+			r->last_sec = sec;
+			r->sec_len = (uint8_t)(o->len - start);
+			memcpy(r->sec_text, o->buf + start, r->sec_len);
+		} else {
+			memcpy(o->buf + o->len, r->sec_text, sizeof(r->sec_text));
+			o->len += r->sec_len;
+		}
 		p = o->buf + o->len;
 		p[0] = '.';
 		memcpy(p + 1, digit_pairs + 2 * (frac / 10000), 2);
@@ -671,11 +700,29 @@ static void print_record(struct report *r, struct stream *s)
 	struct tk_outbuf *o = &r->out;
 	const void *data = s->rec.data;
 	uint32_t size = s->rec.size;
-	int id = tk_event_record_type(r->set, data, size);
-	const struct tk_event *ev = event_get(r, id);
-	int pid = tk_event_record_pid(r->set, data, size);
+	const struct tk_event *ev;
+	struct prefix *pc;
 	const char *comm;
 	size_t clen, pad;
+	int id, pid;
+
+	if (r->fast_common && size >= (uint64_t)r->set->pid_off + 4 &&
+	    size >= (uint64_t)r->set->type_off + 2) {
+		uint16_t t;
+		int32_t p;
+
+		memcpy(&t, (const uint8_t *)data + r->set->type_off, 2);
+		memcpy(&p, (const uint8_t *)data + r->set->pid_off, 4);
+		id = t;
+		pid = p;
+	} else {
+		id = tk_event_record_type(r->set, data, size);
+		pid = tk_event_record_pid(r->set, data, size);
+	}
+	if ((size_t)id < r->nlazy && r->lazy[id].ev)
+		ev = r->lazy[id].ev;
+	else
+		ev = event_get(r, id);
 
 	if (!event_selected(r, id, ev))
 		return;
@@ -685,7 +732,16 @@ static void print_record(struct report *r, struct stream *s)
 	 * trace-cmd looks the name up for records of known events only, and
 	 * the first lookup changes how later names resolve (event.c).
 	 */
-	comm = ev || opts->ncomms ? tk_event_comm(r->set, pid) : "";
+	pc = &r->pcache[(uint32_t)pid & (PCACHE_SIZE - 1)];
+	/*
+	 * The name a lookup gave stays the answer while the table keeps its
+	 * generation (event.c bumps it on every change of the sorted array).
+	 */
+	if (ev && pc->comm && pc->pid == pid && pc->gen == r->set->comms->gen &&
+	    r->set->comms->sorted)
+		comm = pc->comm;
+	else
+		comm = ev || opts->ncomms ? tk_event_comm(r->set, pid) : "";
 	if (opts->ncomms && !comm_wanted(opts, comm))
 		return;
 	if (ev)
@@ -698,21 +754,15 @@ static void print_record(struct report *r, struct stream *s)
 		return;
 	}
 
-	clen = strlen(comm);
-	/* Room for everything but the event text, which ensures its own. */
-	if (o->cap - o->len < 512 + clen + (size_t)r->label_width * 2 + 128)
+	/* Room for everything but the event text, which ensures its own (names cut at 256). */
+	if (o->cap - o->len < 512 + 256 + (size_t)r->label_width * 2 + 128)
 		tk_outbuf_flush(o);
-	if (clen > 256)
-		clen = 256;
 	if (r->instances) {
-		const char *label = s->buf->name[0] ? s->buf->name : r->path;
-		size_t n = strlen(label);
+		size_t n = strnlen(s->buf->name, 256);
 
-		if (n > 256)
-			n = 256;
 		put_pad(o, (size_t)r->label_width > n ? (size_t)r->label_width - n : 0);
-		put(o, label, n);
-		put(o, ": ", 2);
+		put(o, s->buf->name, n);
+		put(o, n ? ": " : "  ", 2);
 	}
 	if (s->missed) {
 		char tmp[80];
@@ -731,7 +781,10 @@ static void print_record(struct report *r, struct stream *s)
 		return;
 	}
 	if (opts->flags & TK_REPORT_LATENCY) {
-		size_t n = clen > 8 ? 8 : clen;
+		size_t n;
+
+		clen = strnlen(comm, 256);
+		n = clen > 8 ? 8 : clen;
 
 		put_pad(o, 8 - n);
 		put(o, comm, n);
@@ -749,8 +802,6 @@ static void print_record(struct report *r, struct stream *s)
 		if (o->cap - o->len < 256)
 			tk_outbuf_flush(o);
 	} else {
-		struct prefix *pc = &r->pcache[(uint32_t)pid & (PCACHE_SIZE - 1)];
-
 		/*
 		 * "%16s-%-5d" depends on the pid and its name only: keep the
 		 * text per pid, checked by the name's address. Names are never
@@ -761,9 +812,11 @@ static void print_record(struct report *r, struct stream *s)
 		if (pc->comm == comm && pc->pid == pid) {
 			memcpy(o->buf + o->len, pc->text, sizeof(pc->text));
 			o->len += pc->len;
+			pc->gen = r->set->comms->gen;
 		} else {
 			size_t start = o->len;
 
+			clen = strnlen(comm, 256);
 			put_pad(o, clen < 16 ? 16 - clen : 0);
 			put(o, comm, clen);
 			o->buf[o->len++] = '-';
@@ -777,6 +830,7 @@ static void print_record(struct report *r, struct stream *s)
 			if (o->len - start <= sizeof(pc->text)) {
 				pc->comm = comm;
 				pc->pid = pid;
+				pc->gen = r->set->comms->gen;
 				pc->len = (uint8_t)(o->len - start);
 				memcpy(pc->text, o->buf + start, pc->len);
 			}
@@ -796,9 +850,12 @@ static void print_record(struct report *r, struct stream *s)
 		put(o, ": ", 2);
 		put_pad(o, nlen < 20 ? 20 - nlen : 0);
 	}
-	tk_event_print_info(r->set, ev, data, size, (int)s->cpu,
-			    ((opts->flags & TK_REPORT_RAW) ? TK_EVENT_PRINT_RAW : 0) |
-			    ((opts->flags & TK_REPORT_SLOW) ? TK_EVENT_PRINT_SLOW : 0), o);
+	/* The compiled printer first, without the call through the public entry. */
+	if (ev->kind == TK_EVENT_SLOW || (opts->flags & (TK_REPORT_RAW | TK_REPORT_SLOW)) ||
+	    tk_event_run(r->set, ev, data, size, o) == -ENOTSUP)
+		tk_event_print_info(r->set, ev, data, size, (int)s->cpu,
+				    ((opts->flags & TK_REPORT_RAW) ? TK_EVENT_PRINT_RAW : 0) |
+				    TK_EVENT_PRINT_SLOW, o);
 	if (o->len && o->buf[o->len - 1] == '\n')
 		o->len--;
 	if (o->len == o->cap)
@@ -900,6 +957,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	r.info = tk_dat_get_info(dat);
 	r.path = r.info->path ? r.info->path : "trace.dat";
 	r.usecs = clock_in_usecs(r.info);
+	r.last_sec = UINT64_MAX;
 	ret = tk_outbuf_init(&r.out, opts->fd, 0);
 	if (ret)
 		return ret;
@@ -914,8 +972,11 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 
 		tk_outbuf_write(&r.out, line, (size_t)n);
 	}
-	if (!ret)
+	if (!ret) {
+		r.fast_common = r.set->have_common && !r.set->swap && r.set->type_size == 2 &&
+				r.set->pid_size == 4;
 		ret = open_streams(&r);
+	}
 	while (!ret && r.nheap && !r.out.error && !r.nomem) {
 		struct stream *s = &r.streams[r.heap[0]];
 
@@ -927,7 +988,13 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 		ret = stream_next(&r, s);
 		if (ret == 1) {
 			ret = 0;
-			heap_down(&r, 0);
+			/*
+			 * Runs of records from one CPU are common: when the top
+			 * still precedes both children, nothing moves.
+			 */
+			if (r.nheap > 1 && (before(&r, r.heap[1], r.heap[0]) ||
+					    (r.nheap > 2 && before(&r, r.heap[2], r.heap[0]))))
+				heap_down(&r, 0);
 		} else if (ret == 0) {
 			r.heap[0] = r.heap[--r.nheap];
 			heap_down(&r, 0);

@@ -125,9 +125,9 @@ static void test_constructs(void **state)
 static void test_fallback(void **state)
 {
 	struct tk_event_set *set = new_set();
-	static const char fmt_ip[] = "name: t3\nID: 9\nformat:\n" COMMON
-				     "\tfield:u8 a[4];\toffset:8;\tsize:4;\tsigned:0;\n\n"
-				     "print fmt: \"ip=%pI4\", REC->a\n";
+	static const char fmt_mac[] = "name: t3\nID: 9\nformat:\n" COMMON
+				      "\tfield:u8 a[6];\toffset:8;\tsize:6;\tsigned:0;\n\n"
+				      "print fmt: \"mac=%pM\", REC->a\n";
 	uint8_t d[16] = {8, 0};
 
 	(void)state;
@@ -139,13 +139,13 @@ static void test_fallback(void **state)
 	d[8] = 0;
 	assert_string_equal(print(set, d, sizeof(d), 0), "p=(nil) q=2");
 	assert_string_equal(print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW), "p=(nil) q=2");
-	/* %pI4 is not compiled yet: libtraceevent prints it. */
-	assert_int_equal(tk_event_set_add_format(set, "test", fmt_ip, strlen(fmt_ip)), 9);
+	/* %pM is not compiled yet: libtraceevent prints it. */
+	assert_int_equal(tk_event_set_add_format(set, "test", fmt_mac, strlen(fmt_mac)), 9);
 	assert_false(tk_event_is_compiled(tk_event_find(set, 9)));
 	d[0] = 9;
 	d[8] = 10;
 	d[11] = 7;
-	assert_string_equal(print(set, d, sizeof(d), 0), "ip=10.0.0.7");
+	assert_string_equal(print(set, d, sizeof(d), 0), "mac=0a:00:00:07:00:00");
 	tk_event_set_free(set);
 }
 
@@ -471,6 +471,141 @@ static void test_cmdlines_vs_tep(void **state)
 	}
 }
 
+/* %pI4/%pi4/%pI6/%pi6/%pI6c, an array element (REC->args[N]), "1U" constants. */
+static void test_ip_and_index(void **state)
+{
+	static const char fmt_ip[] =
+		"name: t9\nID: 15\nformat:\n" COMMON
+		"\tfield:__u8 saddr[4];\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\tfield:__u8 v6[16];\toffset:12;\tsize:16;\tsigned:0;\n"
+		"\tfield:unsigned long args[3];\toffset:32;\tsize:24;\tsigned:0;\n"
+		"\tfield:dev_t dev;\toffset:56;\tsize:4;\tsigned:0;\n\n"
+		"print fmt: \"%pI4 %pi4/%pI6 %pi6 [%pI6c] a1=%lx a2=%ld d=%d,%d\", REC->saddr, "
+		"REC->saddr, REC->v6, REC->v6, REC->v6, REC->args[1], REC->args[2], "
+		"((unsigned int) ((REC->dev) >> 20)), "
+		"((unsigned int) ((REC->dev) & ((1U << 20) - 1)))\n";
+	static const uint8_t v6[][16] = {
+		{0},
+		{[15] = 1},
+		{[10] = 0xff, [11] = 0xff, 192, 168, 1, 20},
+		{0xfe, 0x80, [8] = 0x02, [10] = 0x5e, [11] = 0xfe, 10, 0, 0, 1},
+		{0x20, 0x01, 0x0d, 0xb8, [9] = 1, [15] = 1},
+		{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1},
+		{0x20, 0x01, 0x0d, 0xb8, 0x85, 0xa3, 0x08, 0xd3, 0x13, 0x19, 0x8a, 0x2e, 0x03,
+		 0x70, 0x73, 0x44},
+		{0x20, 0x01, [12] = 0xab, 0xcd, 0, 0},
+	};
+	struct tk_event_set *set = new_set();
+	uint8_t d[64];
+	char slow[4096];
+
+	(void)state;
+	assert_int_equal(tk_event_set_add_format(set, "test", fmt_ip, strlen(fmt_ip)), 15);
+	assert_true(tk_event_is_compiled(tk_event_find(set, 15)));
+	for (size_t i = 0; i < sizeof(v6) / sizeof(v6[0]); i++) {
+		uint64_t args[3] = {1, 0xdeadbeef00ull + i, (uint64_t)-7 - i};
+		uint32_t dev = (uint32_t)(8u << 20 | (i * 17));
+		uint16_t type = 15;
+
+		memset(d, 0, sizeof(d));
+		memcpy(d, &type, 2);
+		d[8] = 10;
+		d[9] = (uint8_t)i;
+		d[10] = 200;
+		d[11] = 7;
+		memcpy(d + 12, v6[i], 16);
+		memcpy(d + 32, args, sizeof(args));
+		memcpy(d + 56, &dev, 4);
+		snprintf(slow, sizeof(slow), "%s", print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW));
+		assert_string_equal(print(set, d, sizeof(d), 0), slow);
+		if (i == 2)
+			assert_non_null(
+				strstr(slow, "[::ffff:192.168.1.20] a1=deadbeef02 a2=-9 d=8,34"));
+	}
+	assert_non_null(strstr(print(set, d, sizeof(d), 0), "10.7.200.7 010.007.200.007/"));
+	/* Too short for the array element: the slow path, same text. */
+	assert_string_equal(print(set, d, 50, 0), print(set, d, 50, TK_EVENT_PRINT_SLOW));
+	tk_event_set_free(set);
+}
+
+/* The digit-pair decimal and hex writers against printf, at every length boundary. */
+static void test_number_text(void **state)
+{
+	uint64_t v[200];
+	size_t n = 0;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	for (uint64_t p = 1; n < 60; p *= 10) {
+		v[n++] = p - 1;
+		v[n++] = p;
+		v[n++] = p + 1;
+		if (p > UINT64_MAX / 10)
+			break;
+	}
+	for (int b = 0; b < 64; b += 4)
+		v[n++] = (1ull << b) - 1;
+	v[n++] = UINT32_MAX;
+	v[n++] = (uint64_t)UINT32_MAX + 1;
+	v[n++] = UINT64_MAX;
+	while (n < sizeof(v) / sizeof(v[0])) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		v[n++] = x >> (x & 63);
+	}
+	for (size_t i = 0; i < n; i++) {
+		char got[32], want[32];
+		char *e = tk_put_u64(got, v[i]);
+
+		*e = '\0';
+		snprintf(want, sizeof(want), "%llu", (unsigned long long)v[i]);
+		assert_string_equal(got, want);
+		e = tk_put_hex(got, v[i]);
+		*e = '\0';
+		snprintf(want, sizeof(want), "%llx", (unsigned long long)v[i]);
+		assert_string_equal(got, want);
+	}
+}
+
+/* Symbol lookups through the memo give what the search gives, found or not, repeatedly. */
+static void test_ksym_memo(void **state)
+{
+	static const char syms[] = "ffffffff81000000 T _stext\n"
+				   "ffffffff81000100 t b_fn [mod]\n"
+				   "ffffffff81000100 t a_fn\n"
+				   "ffffffff81000200 T c_fn\n"
+				   "ffffffff80000000 T low_fn\n";
+	struct tk_event_set *set = new_set();
+	const uint64_t addrs[] = {0xffffffff81000000ull, 0xffffffff81000104ull,
+				  0xffffffff810001ffull, 0xffffffff81000200ull,
+				  0xffffffff81000300ull, 0xffffffff80000010ull, 0x1000};
+	const struct tk_ksym *first[7];
+
+	(void)state;
+	assert_int_equal(tk_event_set_add_kallsyms(set, syms, strlen(syms)), 0);
+	for (int round = 0; round < 3; round++) {
+		for (size_t i = 0; i < 7; i++) {
+			const struct tk_ksym *k = tk_event_ksym_find(set, addrs[i]);
+
+			if (!round)
+				first[i] = k;
+			assert_ptr_equal(k, first[i]);
+		}
+	}
+	/* Sorted by address with the later line first among equals; names measured. */
+	assert_non_null(first[0]);
+	assert_int_equal(first[0]->name_len, 6);
+	assert_non_null(first[1]);
+	assert_true(first[1] == first[2]);
+	assert_int_equal(first[1]->name_len, 4);
+	assert_null(first[4]);
+	assert_non_null(first[5]);
+	assert_int_equal(set->ksyms[0].addr, 0xffffffff80000000ull);
+	assert_null(first[6]);
+	tk_event_set_free(set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +618,9 @@ int main(void)
 		cmocka_unit_test(test_comm_plugin_duplicates),
 		cmocka_unit_test(test_comm_model_vs_tep),
 		cmocka_unit_test(test_cmdlines_vs_tep),
+		cmocka_unit_test(test_ip_and_index),
+		cmocka_unit_test(test_number_text),
+		cmocka_unit_test(test_ksym_memo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,21 @@
  * second, close-on-exec pipe tells whether the exec worked. The child gets
  * TRACEKIT_INSTANCE=<instance directory> so that it can write its own
  * marks to the instance's trace_marker.
+ *
+ * Cached probes: an -e spec spelled "%PROVIDER/EVENT", "%PROVIDER:EVENT",
+ * "sdt_PROVIDER:EVENT" or "%GROUP/EVENT" names SDT notes and user probes
+ * of the build-id cache (tracekit cache --add). Each is resolved to its
+ * uprobe_events lines before anything touches tracefs, and those join the
+ * --probe list, so the library creates, enables and removes them exactly as
+ * it does --probe definitions. An SDT line carries "(0xREFCTR)", the file
+ * offset of the provider's semaphore: while the uprobe is registered the
+ * kernel increments that counter in every process mapping the file, so the
+ * program's "if (PROVIDER_EVENT_ENABLED())" guarded probes run. The command
+ * execs only after the probes are enabled, so it sees the counter raised
+ * from its first instruction. One SDT name used at several places gives
+ * several lines under one name; the kernel would take them as one event,
+ * but the library refuses a second probe of an existing name, so the
+ * second and later places become EVENT_1, EVENT_2 ... as perf names them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tracekit/cache.h>
 #include <tracekit/perfrecord.h>
 #include <tracekit/record.h>
 #include <tracekit/tracefs.h>
@@ -50,6 +66,13 @@ const char cmd_record_usage[] =
 	"\n"
 	"options:\n"
 	"  -e, --event SYSTEM[:EVENT]  events to record; globs allowed (repeatable)\n"
+	"  -e %PROVIDER/EVENT, -e %PROVIDER:EVENT, -e sdt_PROVIDER:EVENT\n"
+	"                          an SDT probe of the cache (tracekit cache --add\n"
+	"                          BINARY): created as a uprobe with its semaphore,\n"
+	"                          recorded, removed; %GROUP/EVENT does the same for\n"
+	"                          cached user probes; @PATH and #BUILDID narrow it\n"
+	"      --cache-dir DIR     cache for those (default $TRACEKIT_CACHE_DIR, then\n"
+	"                          ~/.debug)\n"
 	"  -f, --filter EXPR       filter for the events of the preceding -e\n"
 	"      --probe DEFINITION  dynamic probe to create, record and remove\n"
 	"                          (repeatable): 'p[:[GROUP/]EVENT] SYMBOL[+OFF] [ARGS]'\n"
@@ -195,6 +218,10 @@ struct record_args {
 	size_t nevents;
 	const char **probes;
 	size_t nprobes;
+	size_t probes_cap;
+	char **owned; /* probe lines made from the cache, freed at the end */
+	size_t nowned;
+	const char *cache_dir;
 	int *pids;
 	size_t npids;
 	bool follow;
@@ -377,10 +404,186 @@ static int parse_u32(const char *s, uint32_t *out)
 	return 0;
 }
 
+/* The spellings tk_cache_resolve() takes; anything else is a tracefs event glob. */
+static bool is_cache_spec(const char *spec)
+{
+	return spec[0] == '%' || !strncmp(spec, "sdt_", 4);
+}
+
+/* "GROUP/EVENT" of a uprobe_events line "p:GROUP/EVENT TARGET ARGS", or "" when malformed. */
+static void def_name(const char *def, char *out, size_t cap)
+{
+	const char *colon = strchr(def, ':'), *end = strchr(def, ' ');
+
+	out[0] = 0;
+	if (colon && end && colon < end && (size_t)(end - colon - 1) < cap)
+		snprintf(out, cap, "%.*s", (int)(end - colon - 1), colon + 1);
+}
+
+static bool name_taken(const struct record_args *a, const char *name)
+{
+	char have[2 * TK_TRACEFS_PROBE_NAME_MAX + 2];
+
+	for (size_t i = 0; i < a->nowned; i++) {
+		def_name(a->owned[i], have, sizeof(have));
+		if (!strcmp(have, name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Add one resolved line to the probe list. The same line twice (the
+ * spellings overlap: -e %p:e -e sdt_p:e) is taken once. A second place of
+ * one name is renamed EVENT_N, the first free N, as perf does.
+ */
+static int add_cached_probe(struct record_args *a, const struct tk_cache_uprobe *u, char ***orig)
+{
+	char name[2 * TK_TRACEFS_PROBE_NAME_MAX + 2], *def, *first, **no;
+	const char *colon = strchr(u->def, ':'), *rest = strchr(u->def, ' ');
+
+	if (!colon || !rest || colon > rest)
+		return cli_error("cache: malformed probe line '%s'", u->def);
+	for (size_t i = 0; i < a->nowned; i++)
+		if (!strcmp((*orig)[i], u->def))
+			return CLI_OK;
+	snprintf(name, sizeof(name), "%s/%s", u->group, u->event);
+	if (!name_taken(a, name)) {
+		def = strdup(u->def);
+	} else {
+		def = NULL;
+		for (unsigned int n = 1; n < 10000 && !def; n++) {
+			size_t elen = strlen(u->event) + (size_t)snprintf(NULL, 0, "_%u", n);
+
+			if (elen > TK_TRACEFS_PROBE_NAME_MAX ||
+			    strlen(u->group) > TK_TRACEFS_PROBE_NAME_MAX)
+				return cli_error("%s/%s: the name is too long for a numbered copy "
+						 "of a probe used at several places",
+						 u->group, u->event);
+			snprintf(name, sizeof(name), "%s/%s_%u", u->group, u->event, n);
+			if (name_taken(a, name))
+				continue;
+			if (asprintf(&def, "%.*s:%s%s", (int)(colon - u->def), u->def, name,
+				     rest) < 0)
+				return cli_error("out of memory");
+		}
+	}
+	first = strdup(u->def);
+	if (!def || !first) {
+		free(def);
+		free(first);
+		return cli_error("out of memory");
+	}
+	no = realloc(*orig, (a->nowned + 1) * sizeof(*no));
+	if (no)
+		*orig = no;
+	if (no) {
+		no = realloc(a->owned, (a->nowned + 1) * sizeof(*no));
+		if (no)
+			a->owned = no;
+	}
+	if (no && a->nprobes == a->probes_cap) {
+		const char **np = realloc(a->probes, 2 * a->probes_cap * sizeof(*np));
+
+		if (np) {
+			a->probes = np;
+			a->probes_cap *= 2;
+		} else {
+			no = NULL;
+		}
+	}
+	if (!no) {
+		free(def);
+		free(first);
+		return cli_error("out of memory");
+	}
+	(*orig)[a->nowned] = first;
+	a->owned[a->nowned++] = def;
+	a->probes[a->nprobes++] = def;
+	return CLI_OK;
+}
+
+/* An "sdt_GROUP:EVENT" that perf probe already created is an ordinary tracefs event. */
+static bool in_tracefs(const char *spec)
+{
+	const char *root = tk_tracefs_root();
+	size_t glen = strcspn(spec, ":/");
+	char *path;
+	struct stat st;
+	bool ok;
+
+	if (!root || !spec[glen] || asprintf(&path, "%s/events/%.*s/%s", root, (int)glen, spec,
+					     spec + glen + 1) < 0)
+		return false;
+	ok = stat(path, &st) == 0;
+	free(path);
+	return ok;
+}
+
+/*
+ * Move the cached-probe specs of -e to the probe list, before tracefs is
+ * touched: a probe that is not cached is an error of its own, not an
+ * empty recording. The cache opens only when some spec needs it.
+ */
+static int resolve_cached_events(struct record_args *a)
+{
+	struct tk_cache *cache = NULL;
+	char **orig = NULL;
+	size_t kept = 0;
+	int r = CLI_OK;
+
+	for (size_t i = 0; i < a->nevents && r == CLI_OK; i++) {
+		struct tk_record_event *ev = &a->events[i];
+		struct tk_cache_uprobe *u;
+		size_t n;
+		int lib;
+
+		if (!is_cache_spec(ev->spec)) {
+			a->events[kept++] = *ev;
+			continue;
+		}
+		if (!cache) {
+			cache = tk_cache_open(a->cache_dir);
+			if (!cache) {
+				r = cli_lib_error(a->cache_dir);
+				break;
+			}
+		}
+		lib = tk_cache_resolve(cache, ev->spec, &u, &n);
+		if (lib == -ENOENT && ev->spec[0] != '%' && in_tracefs(ev->spec)) {
+			a->events[kept++] = *ev;
+			continue;
+		}
+		if (lib == -EINVAL) {
+			r = cli_usage_error("%s", tk_errmsg());
+			break;
+		}
+		if (lib < 0) {
+			r = cli_lib_error(NULL);
+			break;
+		}
+		/* The library filters the events it enables by -e, not the probes it creates. */
+		if (ev->filter)
+			r = cli_usage_error("-f applies to tracefs events, not to the cached probe "
+					    "'%s'",
+					    ev->spec);
+		for (size_t j = 0; j < n && r == CLI_OK; j++)
+			r = add_cached_probe(a, &u[j], &orig);
+		tk_cache_uprobes_free(u, n);
+	}
+	if (r == CLI_OK)
+		a->nevents = kept;
+	for (size_t i = 0; i < a->nowned; i++)
+		free(orig[i]);
+	free(orig);
+	tk_cache_close(cache);
+	return r;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	enum { OPT_DURATION = 256, OPT_TOP, OPT_COMPRESSION, OPT_FILE_VERSION, OPT_CAPTURE,
-	       OPT_PERF, OPT_PROBE };
+	       OPT_PERF, OPT_PROBE, OPT_CACHE_DIR };
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, 'f'},
@@ -398,6 +601,7 @@ int cmd_record(int argc, char **argv)
 		{"capture", required_argument, NULL, OPT_CAPTURE},
 		{"perf", no_argument, NULL, OPT_PERF},
 		{"probe", required_argument, NULL, OPT_PROBE},
+		{"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -416,6 +620,7 @@ int cmd_record(int argc, char **argv)
 	a.events = calloc((size_t)argc + 1, sizeof(*a.events));
 	a.pids = calloc((size_t)argc + 1, sizeof(*a.pids));
 	a.probes = calloc((size_t)argc + 1, sizeof(*a.probes));
+	a.probes_cap = (size_t)argc + 1;
 	if (!a.events || !a.pids || !a.probes) {
 		free(a.events);
 		free(a.pids);
@@ -517,6 +722,9 @@ int cmd_record(int argc, char **argv)
 			tk_tracefs_probe_release(&probe);
 			a.probes[a.nprobes++] = optarg;
 			break;
+		case OPT_CACHE_DIR:
+			a.cache_dir = optarg;
+			break;
 		case 'q':
 			a.quiet = true;
 			break;
@@ -556,6 +764,15 @@ int cmd_record(int argc, char **argv)
 			r = cli_usage_error("--probe records into a .dat file, not with --perf");
 			goto out;
 		}
+		for (size_t i = 0; i < a.nevents; i++) {
+			/* "sdt_" may also name a probe perf probe left in tracefs. */
+			if (a.events[i].spec[0] != '%')
+				continue;
+			r = cli_usage_error("cached probes (-e %s) record into a .dat file, not "
+					    "with --perf",
+					    a.events[i].spec);
+			goto out;
+		}
 		if (a.npids || a.follow || a.opts.tracer || a.opts.buffer_kb || a.opts.clock ||
 		    a.opts.top || a.opts.instance)
 			r = cli_usage_error("perf.data recording takes only -e, -f, -o, --duration "
@@ -564,6 +781,9 @@ int cmd_record(int argc, char **argv)
 			r = run_perf(&a, argc, argv);
 		goto out;
 	}
+	r = resolve_cached_events(&a);
+	if (r != CLI_OK)
+		goto out;
 	a.opts.events = a.events;
 	a.opts.event_count = a.nevents;
 	a.opts.probes = a.probes;
@@ -573,5 +793,8 @@ out:
 	free(a.events);
 	free(a.pids);
 	free(a.probes);
+	for (size_t i = 0; i < a.nowned; i++)
+		free(a.owned[i]);
+	free(a.owned);
 	return r;
 }

@@ -49,6 +49,8 @@
 
 #include <tracekit/tracekit.h>
 
+#include "harness.h"
+
 #ifdef HAVE_LIBTRACEEVENT
 #include <traceevent/kbuffer.h>
 #endif
@@ -72,21 +74,6 @@ struct sums {
 	uint64_t pages;
 	uint64_t page_bytes;
 };
-
-static void die(const char *what)
-{
-	fprintf(stderr, "bench-dat: %s: %s\n", what,
-		tk_errmsg()[0] ? tk_errmsg() : strerror(errno));
-	exit(1);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -552,13 +539,6 @@ static struct sums decode_mem_kbuffer(const struct mem_pages *m, uint64_t window
 #endif
 
 /* ---------------------------------------------------------------- timing */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 static bool same(const struct sums *a, const struct sums *b)
 {

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * What the benchmarks share: the clock, failing loudly, sorting samples for
+ * medians, and running the other tool of a side-by-side comparison with
+ * its wall time and peak RSS. Header-only so each benchmark stays one file.
+ */
+#ifndef TRACEKIT_BENCH_HARNESS_H
+#define TRACEKIT_BENCH_HARNESS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracekit/common.h>
+
+/* Print "<benchmark>: what: <library or errno message>" and exit 1. */
+static inline void die(const char *what)
+{
+	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what,
+		tk_errmsg()[0] ? tk_errmsg() : strerror(errno));
+	exit(1);
+}
+
+/* CLOCK_MONOTONIC in seconds. */
+static inline double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* qsort comparator for doubles, for medians and spreads. */
+static inline int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct run {
+	double seconds;
+	long maxrss_kb;
+	int status;
+};
+
+/* Run argv with stdout on @out (NULL: /dev/null), stderr on /dev/null. */
+static inline struct run run_tool(char *const argv[], const char *out)
+{
+	struct run r = {0};
+	struct rusage ru;
+	double t0 = now_s();
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		int fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int null = open("/dev/null", O_WRONLY);
+
+		if (fd < 0 || null < 0)
+			_exit(126);
+		dup2(fd, 1);
+		dup2(null, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (wait4(pid, &r.status, 0, &ru) < 0)
+		die("wait4");
+	r.seconds = now_s() - t0;
+	r.maxrss_kb = ru.ru_maxrss;
+	return r;
+}
+
+/* Whether two files hold the same bytes (false when either is missing). */
+static inline bool files_equal(const char *a, const char *b)
+{
+	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+	bool eq = fa && fb;
+	int ca, cb;
+
+	while (eq) {
+		ca = getc(fa);
+		cb = getc(fb);
+		if (ca != cb)
+			eq = false;
+		if (ca == EOF || cb == EOF)
+			break;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return eq;
+}
+
+#endif

@@ -221,30 +221,36 @@ static inline unsigned int tk_dec_len(uint64_t v)
 static inline char *tk_put_u64(char *o, uint64_t v)
 {
 	char *e = o + tk_dec_len(v), *p = e;
+	uint32_t w;
 
-	if (v <= UINT32_MAX) {
-		uint32_t w = (uint32_t)v;
+	/*
+	 * Wide values (nanosecond times, pointers) lose eight digits per
+	 * 64-bit divide; the digits themselves come from 32-bit arithmetic,
+	 * whose divides by 100 are cheaper multiplies than 64-bit ones.
+	 */
+	while (v > UINT32_MAX) {
+		uint64_t q = v / 100000000u;
+		uint32_t lo = (uint32_t)(v - q * 100000000u);
 
-		while (w >= 100) {
-			p -= 2;
-			__builtin_memcpy(p, tk_dec_pairs + 2 * (w % 100), 2);
-			w /= 100;
-		}
-		if (w >= 10)
-			__builtin_memcpy(p - 2, tk_dec_pairs + 2 * w, 2);
-		else
-			p[-1] = (char)('0' + w);
-		return e;
+		p -= 8;
+		__builtin_memcpy(p + 6, tk_dec_pairs + 2 * (lo % 100), 2);
+		lo /= 100;
+		__builtin_memcpy(p + 4, tk_dec_pairs + 2 * (lo % 100), 2);
+		lo /= 100;
+		__builtin_memcpy(p + 2, tk_dec_pairs + 2 * (lo % 100), 2);
+		__builtin_memcpy(p, tk_dec_pairs + 2 * (lo / 100), 2);
+		v = q;
 	}
-	while (v >= 100) {
+	w = (uint32_t)v;
+	while (w >= 100) {
 		p -= 2;
-		__builtin_memcpy(p, tk_dec_pairs + 2 * (v % 100), 2);
-		v /= 100;
+		__builtin_memcpy(p, tk_dec_pairs + 2 * (w % 100), 2);
+		w /= 100;
 	}
-	if (v >= 10)
-		__builtin_memcpy(p - 2, tk_dec_pairs + 2 * v, 2);
+	if (w >= 10)
+		__builtin_memcpy(p - 2, tk_dec_pairs + 2 * w, 2);
 	else
-		p[-1] = (char)('0' + v);
+		p[-1] = (char)('0' + w);
 	return e;
 }
 

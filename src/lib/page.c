@@ -45,7 +45,10 @@
  * with about 100 M events/s: data records (type_len 1..28, the common case)
  * take one load, one compare and no call; the iterator state lives in the
  * caller's struct so the compiler can keep it in registers across an
- * inlined loop. Errors are the only path that calls out.
+ * inlined loop. Errors are the only path that calls out. Across a library
+ * boundary the loop cannot be inlined, so tk_page_iter_fill() (internal,
+ * page-internal.h) runs the same decoding over a whole page per call and
+ * hands out an array of records: one call per page, not per record.
  *
  * The writer follows the kernel's own length rules (rb_calculate_event_length
  * and rb_update_event), so a page tracekit writes is byte-for-byte what the
@@ -63,6 +66,7 @@
 
 #include "internal/bytes.h"
 #include "internal/error.h"
+#include "page-internal.h"
 
 #define TYPE_PADDING	   29
 #define TYPE_TIME_EXTEND   30
@@ -461,6 +465,95 @@ TK_API int tk_page_iter_next(struct tk_page_iter *it, struct tk_page_record *rec
 	it->timestamp = ts;
 	it->done = true;
 	return 0;
+}
+
+/*
+ * tk_page_iter_next() over many records: the same decoding (see it for the
+ * checks), with the state in locals for the whole page and a store per
+ * record in place of a call.
+ */
+int tk_page_iter_fill(struct tk_page_iter *it, struct tk_page_record *recs, uint32_t cap)
+{
+	const uint8_t *d = it->data;
+	const uint32_t size = it->size, base = it->data_offset;
+	const bool big = it->big_endian;
+	uint32_t pos = it->pos, n = 0;
+	uint64_t ts = it->timestamp;
+
+	while (pos < size && n < cap) {
+		uint32_t w, type, delta, left = size - pos, a, len;
+
+		if (__builtin_expect(left < 4, 0))
+			goto bad;
+		memcpy(&w, d + pos, 4);
+		if (big) {
+			w = __builtin_bswap32(w);
+			w = (w << 5) | (w >> 27);
+		}
+		type = w & 31;
+		delta = w >> 5;
+
+		if (__builtin_expect(type - 1 < 28, 1)) {
+			len = type * 4;
+			if (__builtin_expect(len > left - 4, 0))
+				goto bad;
+			ts += delta;
+			recs[n].timestamp = ts;
+			recs[n].data = d + pos + 4;
+			recs[n].size = len;
+			recs[n].offset = base + pos;
+			n++;
+			pos += 4 + len;
+			continue;
+		}
+		if (type == TYPE_PADDING && delta == 0) {
+			pos = size;
+			break;
+		}
+		if (__builtin_expect(left < 8, 0))
+			goto bad;
+		a = tk_load_u32(d + pos + 4, big);
+
+		switch (type) {
+		case 0:
+			if (__builtin_expect(a < 4 || a > left - 4, 0))
+				goto bad;
+			ts += delta;
+			recs[n].timestamp = ts;
+			recs[n].data = d + pos + 8;
+			recs[n].size = a - 4;
+			recs[n].offset = base + pos;
+			n++;
+			pos += 4 + a;
+			break;
+		case TYPE_PADDING:
+			if (__builtin_expect(a < 4 || a > left - 4, 0))
+				goto bad;
+			ts += delta;
+			pos += 4 + a;
+			break;
+		case TYPE_TIME_EXTEND:
+			ts += ((uint64_t)a << DELTA_BITS) + delta;
+			pos += 8;
+			break;
+		default: /* TYPE_TIME_STAMP */
+			ts = (((uint64_t)a << DELTA_BITS) | delta) | (ts & (0xF8ULL << 56));
+			pos += 8;
+			break;
+		}
+	}
+	it->pos = pos;
+	it->timestamp = ts;
+	if (pos >= size)
+		it->done = true;
+	return (int)n;
+bad:
+	it->pos = pos;
+	it->timestamp = ts;
+	/* Hand out the good records first; the next call stops here again. */
+	if (n)
+		return (int)n;
+	return tk_page_iter_next(it, &recs[0]);
 }
 
 /* ---- encoding ---- */

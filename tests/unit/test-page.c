@@ -24,6 +24,7 @@
 #include <tracekit/page.h>
 
 #include "internal/bytes.h"
+#include "page-internal.h"
 
 #include "tk-test.h"
 
@@ -427,6 +428,44 @@ struct expect {
  * 1..28 and type 0), random gaps of every magnitude (so time extends appear),
  * discarded records and absolute stamps; decode it and compare.
  */
+/*
+ * tk_page_iter_fill() in batches of every size gives what
+ * tk_page_iter_next() gives, record for record.
+ */
+static void check_fill(const struct tk_page_format *f, const uint8_t *page, uint32_t page_size,
+		       size_t n)
+{
+	struct tk_page_record *want = calloc(n + 1, sizeof(*want)), batch[9];
+	struct tk_page_iter it;
+	size_t got = 0;
+	int ret;
+
+	assert_non_null(want);
+	assert_int_equal(tk_page_iter_init(&it, f, page, page_size, NULL), 0);
+	while (got <= n && tk_page_iter_next(&it, &want[got]) == 1)
+		got++;
+	assert_int_equal(got, n);
+	for (uint32_t cap = 1; cap <= 9; cap += 4) {
+		got = 0;
+		assert_int_equal(tk_page_iter_init(&it, f, page, page_size, NULL), 0);
+		while ((ret = tk_page_iter_fill(&it, batch, cap)) > 0) {
+			assert_true((uint32_t)ret <= cap);
+			for (int i = 0; i < ret; i++, got++) {
+				assert_true(got < n);
+				assert_int_equal(batch[i].timestamp, want[got].timestamp);
+				assert_ptr_equal(batch[i].data, want[got].data);
+				assert_int_equal(batch[i].size, want[got].size);
+				assert_int_equal(batch[i].offset, want[got].offset);
+			}
+		}
+		assert_int_equal(ret, 0);
+		assert_int_equal(got, n);
+		assert_true(it.done);
+		assert_int_equal(tk_page_iter_fill(&it, batch, cap), 0);
+	}
+	free(want);
+}
+
 static void round_trip(uint8_t long_size, bool big, uint32_t page_size)
 {
 	struct tk_page_format f;
@@ -515,6 +554,7 @@ static void round_trip(uint8_t long_size, bool big, uint32_t page_size)
 	}
 	assert_int_equal(got, n);
 	assert_true(it.done);
+	check_fill(&f, page, page_size, n);
 	free(page);
 	free(exp);
 }
@@ -729,6 +769,25 @@ static void expect_bad_record(uint8_t *page, uint32_t bad_offset)
 	r.offset = 0;
 	assert_errno(tk_page_iter_next(&it, &r), EBADMSG);
 	assert_int_equal(r.offset, bad_offset);
+
+	/* In batches: the good records first, then the same error, again and again. */
+	for (uint32_t cap = 1; cap <= 64; cap *= 4) {
+		struct tk_page_record batch[64];
+		int good = 0, fill;
+
+		assert_int_equal(tk_page_iter_init(&it, &f, page, 256, NULL), 0);
+		while ((ret = tk_page_iter_next(&it, &r)) == 1)
+			good++;
+		assert_int_equal(tk_page_iter_init(&it, &f, page, 256, NULL), 0);
+		while ((fill = tk_page_iter_fill(&it, batch, cap)) > 0)
+			good -= fill;
+		assert_int_equal(good, 0);
+		assert_errno(fill, EBADMSG);
+		assert_int_equal(batch[0].offset, bad_offset);
+		batch[0].offset = 0;
+		assert_errno(tk_page_iter_fill(&it, batch, cap), EBADMSG);
+		assert_int_equal(batch[0].offset, bad_offset);
+	}
 	free(page);
 }
 

@@ -42,26 +42,13 @@
 
 #include <tracekit/tracekit.h>
 
+#include "harness.h"
+
 #define NCPU	       2u
 #define BATCH_PAGES    64u
 #define DEFAULT_EVENTS 3000000ull
 #define QUICK_EVENTS   20000ull
 #define MAX_NPIDS      16
-
-static void die(const char *what)
-{
-	fprintf(stderr, "bench-report: %s: %s\n", what,
-		tk_errmsg()[0] ? tk_errmsg() : strerror(errno));
-	exit(1);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -425,68 +412,6 @@ static uint64_t write_file(const char *sample_path, const char *path, uint64_t e
 }
 
 /* ------------------------------------------------------------- running */
-
-struct run {
-	double seconds;
-	long maxrss_kb;
-	int status;
-};
-
-/* Run argv with stdout on @out (NULL: /dev/null), stderr on /dev/null. */
-static struct run run_tool(char *const argv[], const char *out)
-{
-	struct run r = {0};
-	struct rusage ru;
-	double t0 = now_s();
-	pid_t pid = fork();
-
-	if (pid < 0)
-		die("fork");
-	if (!pid) {
-		int fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int null = open("/dev/null", O_WRONLY);
-
-		if (fd < 0 || null < 0)
-			_exit(126);
-		dup2(fd, 1);
-		dup2(null, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (wait4(pid, &r.status, 0, &ru) < 0)
-		die("wait4");
-	r.seconds = now_s() - t0;
-	r.maxrss_kb = ru.ru_maxrss;
-	return r;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static bool files_equal(const char *a, const char *b)
-{
-	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-	bool eq = fa && fb;
-	int ca, cb;
-
-	while (eq) {
-		ca = getc(fa);
-		cb = getc(fb);
-		if (ca != cb)
-			eq = false;
-		if (ca == EOF || cb == EOF)
-			break;
-	}
-	if (fa)
-		fclose(fa);
-	if (fb)
-		fclose(fb);
-	return eq;
-}
 
 static void usage(void)
 {

@@ -470,7 +470,12 @@ TK_API int tk_page_iter_next(struct tk_page_iter *it, struct tk_page_record *rec
 /*
  * tk_page_iter_next() over many records: the same decoding (see it for the
  * checks), with the state in locals for the whole page and a store per
- * record in place of a call.
+ * record in place of a call. The two loops are kept apart on purpose:
+ * making tk_page_iter_next() a wrapper that fills one record halved its
+ * rate in bench-dat (66 -> 36 M events/s over a whole file, 102 -> 84 M
+ * on cached pages), because the per-call setup and write-back then run
+ * for every record. Errors take one path: this loop stops at the bad
+ * record and lets tk_page_iter_next() explain it.
  */
 int tk_page_iter_fill(struct tk_page_iter *it, struct tk_page_record *recs, uint32_t cap)
 {

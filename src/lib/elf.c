@@ -129,6 +129,21 @@ static struct tk_elf *elf_new(const char *name)
 	return elf;
 }
 
+/*
+ * The common end of the open calls: libelf must have taken the image, then
+ * it is parsed; on failure everything is freed and errno set.
+ */
+static struct tk_elf *elf_finish_open(struct tk_elf *elf)
+{
+	int ret = elf->e ? elf_setup(elf) : elf_lib_fail(elf, "cannot read");
+
+	if (ret >= 0)
+		return elf;
+	tk_elf_close(elf);
+	errno = -ret;
+	return NULL;
+}
+
 TK_API struct tk_elf *tk_elf_open(const char *path)
 {
 	struct tk_elf *elf = elf_new(path);
@@ -155,14 +170,7 @@ TK_API struct tk_elf *tk_elf_open(const char *path)
 	}
 	elf->size = (uint64_t)st.st_size;
 	elf->e = elf_begin(elf->fd, ELF_C_READ_MMAP, NULL);
-	if (!elf->e) {
-		ret = elf_lib_fail(elf, "cannot read");
-		goto fail;
-	}
-	ret = elf_setup(elf);
-	if (ret < 0)
-		goto fail;
-	return elf;
+	return elf_finish_open(elf);
 fail:
 	tk_elf_close(elf);
 	errno = -ret;
@@ -187,14 +195,7 @@ TK_API struct tk_elf *tk_elf_open_mem(const void *data, size_t len, const char *
 	memcpy(elf->mem, data, len);
 	elf->size = len;
 	elf->e = elf_memory(elf->mem, len);
-	if (!elf->e) {
-		ret = elf_lib_fail(elf, "cannot read");
-		goto fail;
-	}
-	ret = elf_setup(elf);
-	if (ret < 0)
-		goto fail;
-	return elf;
+	return elf_finish_open(elf);
 fail:
 	tk_elf_close(elf);
 	errno = -ret;

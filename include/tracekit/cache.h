@@ -9,7 +9,12 @@
  *
  *	DIR/<abs path without '/'>/<build id>/{elf,debug,probes}
  *	DIR/[kernel.kallsyms]/<build id>/{kallsyms,probes}
+ *	DIR/[kernel.kcore]/<build id>/<YYYYmmddHHMMSShh>/{kcore,kallsyms,modules}
  *	DIR/.build-id/<2 hex>/<rest> -> ../../<path>/<build id>
+ *
+ * Separate debug files are looked up in $TRACEKIT_DEBUG_DIR (default
+ * /usr/lib/debug) as .build-id/<2 hex>/<rest>.debug, as perf does in
+ * /usr/lib/debug.
  *
  * so perf buildid-cache --list, perf probe --cache --list and perf report
  * use what tracekit caches, and the other way round.
@@ -43,6 +48,17 @@ TK_API void tk_cache_close(struct tk_cache *cache);
 TK_API const char *tk_cache_dir(const struct tk_cache *cache);
 
 /**
+ * tk_cache_set_gzip() - write probe caches gzip-compressed from now on
+ * @on: true: each entry's probes go to "probes.gz" and "probes" is left
+ *      empty; false (the default): plain "probes", as perf writes it
+ *
+ * perf 6.1 cannot read gzip, so compressed entries are invisible to perf
+ * probe --cache (it sees an empty cache, not an error). tracekit reads
+ * both forms, and a gzip "probes" too, whatever this setting.
+ */
+TK_API void tk_cache_set_gzip(struct tk_cache *cache, bool on);
+
+/**
  * tk_cache_add() - cache an ELF file and its SDT probes (perf buildid-cache --add)
  * @path: the file; its absolute, symlink-free path names the entry
  * @bid:  optional, receives the build id as hex (TK_BUILD_ID_HEX_MAX bytes)
@@ -73,6 +89,47 @@ TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const ch
  * Return: 0 or a negative errno.
  */
 TK_API int tk_cache_add_kernel(struct tk_cache *cache, char *bid);
+
+/**
+ * tk_cache_add_kcore() - cache a kcore with its kallsyms and modules (perf buildid-cache --kcore)
+ * @path:  a file named "kcore" (e.g. /proc/kcore) in a directory that also
+ *         holds "kallsyms" and "modules" (the matching /proc files)
+ * @force: copy even when an identical kcore (same modules file, same
+ *         _stext) is already cached
+ * @bid:   optional, receives the kernel build id as hex
+ *
+ * The build id is read, as perf does, from DIR/../sys/kernel/notes (so
+ * /proc/kcore takes /sys/kernel/notes), else from the BUILD-ID line of a
+ * VMCOREINFO note in the kcore. Only the kernel text (_stext to _etext) and
+ * the module area are copied, into a compact ELF core whose PT_LOAD
+ * headers keep their addresses, at
+ * DIR/[kernel.kcore]/BUILDID/YYYYmmddHHMMSShh/{kcore,kallsyms,modules}
+ * (mode 0400, like perf's). No .build-id link is made (perf makes none).
+ * Return: 1 when copied, 0 when an identical copy is cached already,
+ * -EINVAL for a file not named kcore, -ENOEXEC / -EBADMSG for a file that
+ * is not an ELF core or is corrupt (message names file and offset), -ENOENT
+ * for a missing kallsyms/modules or no build id, -EAGAIN when kallsyms
+ * changed during the copy, or an I/O errno.
+ */
+TK_API int tk_cache_add_kcore(struct tk_cache *cache, const char *path, bool force, char *bid);
+
+/**
+ * tk_cache_add_kernel_probe() - cache a kernel probe (perf probe --cache SPEC)
+ * @kallsyms: the kernel's kallsyms file, or NULL for /proc/kallsyms
+ * @bid:      hex build id of that kernel, or NULL for the running one
+ * @spec:     "[[GROUP:]EVENT=]FUNC[+OFFSET][%return] [ARG ...]"
+ *
+ * Caches @kallsyms as [kernel.kallsyms]/BUILDID/kallsyms when it is not
+ * there, with its .build-id link, and writes "#SPEC" followed by
+ * "p:GROUP/EVENT _text+OFFSET ARGS" (decimal offset from _text, so the
+ * line survives KASLR; "r:" and EVENT__return for %return) to its probes
+ * file. Default group: "probe". tk_cache_resolve() does not return kernel
+ * probes (they need kprobe_events).
+ * Return: 0, -ENOENT for an unknown function or no _text, -EINVAL for a
+ * bad spec, -EBADMSG for a malformed kallsyms.
+ */
+TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsyms, const char *bid,
+				     const char *spec);
 
 /**
  * tk_cache_remove() - remove the entry of a file's current build id, or of a build id
@@ -199,6 +256,12 @@ TK_API int tk_cache_gc(struct tk_cache *cache);
  * one process (what perf's MMAP2 records say) and loads each DSO's sorted
  * symbol table once, from the cache by build id when it can (so a binary
  * rebuilt since the recording still resolves), else from the path.
+ *
+ * Symbols come from where perf takes them: the binary's .symtab, else the
+ * .symtab of a separate debug file with the same build id (the cache
+ * entry's "debug", then $TRACEKIT_DEBUG_DIR or /usr/lib/debug
+ * .build-id/xx/rest.debug), else the binary's .dynsym. At one address the
+ * symbol perf would keep is kept (glibc's brk shows as __brk).
  */
 struct tk_symbolizer;
 
@@ -241,6 +304,37 @@ TK_API int tk_symbolizer_lookup(struct tk_symbolizer *sym, uint64_t addr,
 TK_API int tk_symbolizer_lookup_file(struct tk_symbolizer *sym, const char *path,
 				     const char *build_id, uint64_t offset,
 				     struct tk_symbol_info *info);
+
+/**
+ * tk_symbolizer_add_pid() - add the file mappings of a live process
+ * @pid: read /proc/PID/maps; anonymous, [special] and deleted mappings
+ *       are skipped, each file's current build id is used
+ * Context: blocking; reads every mapped file's build id.
+ * Return: number of mappings added, -ENOENT when the process is gone,
+ * -EBADMSG for a maps line that does not parse.
+ */
+TK_API int tk_symbolizer_add_pid(struct tk_symbolizer *sym, int pid);
+
+/**
+ * tk_symbolizer_lookup_uprobe() - resolve the place a uprobe event probes
+ * @group, @event: the tracefs event (a .dat event's system and name),
+ *        e.g. "sdt_tkdemo", "start" or "probe_app", "work"
+ * @ip:   the event's __probe_ip (runtime address), or 0; when an event has
+ *        several sites (an SDT name used twice) it picks the site whose
+ *        link-time address equals @ip or differs from it by whole pages
+ *        (a mapping's load bias), else the first
+ *
+ * Needs no process maps, so it works on a .dat long after the process
+ * exited: the definition "PATH:OFFSET" comes from the cache's probes
+ * files (valid entries first, then stale ones, whose build id still finds
+ * the old binary in the cache), else from the live uprobe_events. Results
+ * (and misses) are remembered per event.
+ * Return: 0 (info->symbol may be NULL), -ENOENT when the event is unknown
+ * or its binary unreadable, -EINVAL for an empty name.
+ */
+TK_API int tk_symbolizer_lookup_uprobe(struct tk_symbolizer *sym, const char *group,
+				       const char *event, uint64_t ip,
+				       struct tk_symbol_info *info);
 
 #ifdef __cplusplus
 }

@@ -5,12 +5,14 @@
  * --probe-del, --query) plus a size limit, --gc and --stats.
  *
  * Actions run in a fixed order whatever the order of the options: remove,
- * add (with --probe specs), kernel, probe-del, gc, eviction, then the
- * read-only ones (list, query, stats), so "--add X --list" shows X.
+ * add (with --probe specs), kcore (with --probe specs), kernel (and
+ * --probe specs without --add or --kcore), probe-del, gc, eviction, then
+ * the read-only ones (list, query, stats), so "--add X --list" shows X.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,10 +30,15 @@ const char cmd_cache_usage[] =
 	"options:\n"
 	"  -a, --add FILES          cache ELF files (comma-separated or repeated) and\n"
 	"                           their SDT probes\n"
-	"  -p, --probe SPEC         with --add: also cache a user probe on each file,\n"
-	"                           [[GROUP:]EVENT=]FUNC[+OFF][%return] [ARGS]\n"
+	"  -p, --probe SPEC         cache a probe [[GROUP:]EVENT=]FUNC[+OFF][%return] [ARGS]:\n"
+	"                           with --add a uprobe on each file, with --kcore a\n"
+	"                           kprobe on that kernel, alone on the running kernel\n"
 	"  -k, --kernel             cache /proc/kallsyms under the kernel's build id\n"
-	"      --kcore FILE         (not supported: this kernel has no /proc/kcore)\n"
+	"      --kcore FILE         cache a kcore (FILE named kcore, with kallsyms and\n"
+	"                           modules beside it): kernel text and modules only\n"
+	"  -f, --force              --kcore: copy even when the same kcore is cached\n"
+	"  -z, --compress           write probe caches gzip-compressed (perf cannot\n"
+	"                           read them; tracekit reads both)\n"
 	"  -r, --remove FILES|IDS   remove the entries of files or build ids\n"
 	"  -l, --list[=probe|buildid]  list entries (both kinds by default)\n"
 	"  -d, --probe-del QUERY    delete cached probes matching QUERY\n"
@@ -169,6 +176,8 @@ int cmd_cache(int argc, char **argv)
 		{"probe", required_argument, NULL, 'p'},
 		{"kernel", no_argument, NULL, 'k'},
 		{"kcore", required_argument, NULL, OPT_KCORE},
+		{"force", no_argument, NULL, 'f'},
+		{"compress", no_argument, NULL, 'z'},
 		{"remove", required_argument, NULL, 'r'},
 		{"list", optional_argument, NULL, 'l'},
 		{"probe-del", required_argument, NULL, 'd'},
@@ -182,15 +191,15 @@ int cmd_cache(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct strv add = {0}, probes = {0}, rm = {0}, del = {0}, query = {0};
+	struct strv add = {0}, probes = {0}, rm = {0}, del = {0}, query = {0}, kcore = {0};
 	const char *dir = NULL, *list = NULL;
 	bool kernel = false, all = false, gc = false, stats = false, verbose = false;
-	bool have_max = false;
+	bool have_max = false, force = false, compress = false;
 	uint64_t max_size = 0;
 	struct tk_cache *cache = NULL;
 	int c, r = CLI_OK;
 
-	while ((c = getopt_long(argc, argv, ":a:p:kr:l::d:q:AC:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":a:p:kr:l::d:q:AC:vhfz", longopts, NULL)) != -1) {
 		int e = 0;
 
 		switch (c) {
@@ -204,9 +213,14 @@ int cmd_cache(int argc, char **argv)
 			kernel = true;
 			break;
 		case OPT_KCORE:
-			r = cli_error("--kcore %s: not supported (copying kcore needs /proc/kcore, "
-				      "absent on this kernel)", optarg);
-			goto out;
+			e = strv_add_split(&kcore, optarg, false);
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 'z':
+			compress = true;
+			break;
 		case 'r':
 			e = strv_add_split(&rm, optarg, true);
 			break;
@@ -266,13 +280,12 @@ int cmd_cache(int argc, char **argv)
 		r = cli_usage_error("unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
-	if (probes.n && !add.n) {
-		r = cli_usage_error("--probe needs --add FILE (kernel probes need kprobe_events, "
-				    "absent on this kernel)");
+	if (probes.n && add.n && kcore.n) {
+		r = cli_usage_error("--probe applies to --add or to --kcore, not both at once");
 		goto out;
 	}
 	if (!add.n && !rm.n && !kernel && !del.n && !query.n && !list && !gc && !stats &&
-	    !have_max) {
+	    !have_max && !kcore.n && !probes.n) {
 		r = cli_usage_error("nothing to do");
 		goto out;
 	}
@@ -281,6 +294,7 @@ int cmd_cache(int argc, char **argv)
 		r = cli_lib_error(dir);
 		goto out;
 	}
+	tk_cache_set_gzip(cache, compress);
 	for (size_t i = 0; i < rm.n; i++) {
 		if (tk_cache_remove(cache, rm.v[i]) < 0)
 			r = cli_lib_error(rm.v[i]);
@@ -304,6 +318,33 @@ int cmd_cache(int argc, char **argv)
 				printf("cached probe '%s' on %s\n", probes.v[k], add.v[i]);
 		}
 	}
+	for (size_t i = 0; i < kcore.n; i++) {
+		char bid[TK_BUILD_ID_HEX_MAX], *ks = NULL, *slash;
+		int n = tk_cache_add_kcore(cache, kcore.v[i], force, bid);
+
+		if (n < 0) {
+			r = cli_lib_error(kcore.v[i]);
+			continue;
+		}
+		if (verbose)
+			printf("%s %s [kernel.kcore]\n", n ? "added" : "already cached:", bid);
+		/* Kernel probes of that kernel, from the kallsyms beside the kcore. */
+		if (probes.n && !add.n) {
+			slash = strrchr(kcore.v[i], '/');
+			if (asprintf(&ks, "%.*skallsyms", slash ? (int)(slash + 1 - kcore.v[i]) : 0,
+				     kcore.v[i]) < 0) {
+				r = cli_error("out of memory");
+				continue;
+			}
+		}
+		for (size_t k = 0; ks && k < probes.n; k++) {
+			if (tk_cache_add_kernel_probe(cache, ks, bid, probes.v[k]) < 0)
+				r = cli_lib_error(kcore.v[i]);
+			else if (verbose)
+				printf("cached kernel probe '%s' for %s\n", probes.v[k], bid);
+		}
+		free(ks);
+	}
 	if (kernel) {
 		char bid[TK_BUILD_ID_HEX_MAX];
 
@@ -311,6 +352,12 @@ int cmd_cache(int argc, char **argv)
 			r = cli_lib_error(NULL);
 		else if (verbose)
 			printf("added %s [kernel.kallsyms]\n", bid);
+	}
+	for (size_t k = 0; !add.n && !kcore.n && k < probes.n; k++) {
+		if (tk_cache_add_kernel_probe(cache, NULL, NULL, probes.v[k]) < 0)
+			r = cli_lib_error(NULL);
+		else if (verbose)
+			printf("cached kernel probe '%s'\n", probes.v[k]);
 	}
 	for (size_t i = 0; i < del.n; i++) {
 		int n = tk_cache_probe_del(cache, del.v[i]);
@@ -389,5 +436,6 @@ out:
 	strv_free(&rm);
 	strv_free(&del);
 	strv_free(&query);
+	strv_free(&kcore);
 	return r;
 }

@@ -44,6 +44,7 @@
  * may share its blocks with the original, which makes the limit safe.
  */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -54,19 +55,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <tracekit/cache.h>
 
+#include "bytes.h"
 #include "error.h"
 
 #define PERF_MAX_CMDLEN 256
+/* A probes file beyond this (plain or inflated) is not one we wrote. */
+#define PROBES_MAX_BYTES (64u << 20)
 
 struct tk_cache {
 	char *dir;
 	char kbid[TK_BUILD_ID_HEX_MAX];
 	int kbid_state;	/* 0 unknown, 1 known, -1 unavailable */
+	bool gzip;	/* write probes.gz (tk_cache_set_gzip) */
 };
+
+/* Root of the distribution's debug files: $TRACEKIT_DEBUG_DIR, else /usr/lib/debug. */
+static const char *debug_root(void)
+{
+	const char *d = getenv("TRACEKIT_DEBUG_DIR");
+
+	return d && d[0] ? d : "/usr/lib/debug";
+}
 
 /* One cache entry found through its .build-id link. */
 struct centry {
@@ -346,6 +362,11 @@ TK_API void tk_cache_close(struct tk_cache *cache)
 TK_API const char *tk_cache_dir(const struct tk_cache *cache)
 {
 	return cache->dir;
+}
+
+TK_API void tk_cache_set_gzip(struct tk_cache *cache, bool on)
+{
+	cache->gzip = on;
 }
 
 static const char *kernel_bid(struct tk_cache *c)
@@ -638,38 +659,188 @@ static int pfile_add_def(struct pfile *pf, const char *def)
 	return 0;
 }
 
-/* Parse a probes file; a missing file is an empty one. */
-static int pfile_load(const char *path, struct pfile *pf)
+static bool is_gzip(const char *data, size_t len)
+{
+	return len >= 2 && (uint8_t)data[0] == 0x1f && (uint8_t)data[1] == 0x8b;
+}
+
+/*
+ * Inflate a gzip image (one or more members) into a NUL-terminated buffer;
+ * @name and the offset of the bad input byte go into the message.
+ */
+static int gunzip(const char *name, const char *in, size_t inlen, char **out, size_t *outlen)
+{
+	z_stream zs = {0};
+	size_t cap = inlen * 4 + 256, n = 0;
+	char *buf;
+	int zr = Z_OK;
+
+	if (inlen > PROBES_MAX_BYTES)
+		return tk_fail(EFBIG, "%s: %zu bytes: too large for a probe cache", name, inlen);
+	buf = malloc(cap + 1);
+	if (!buf)
+		return tk_fail(ENOMEM, "%s: out of memory", name);
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+		free(buf);
+		return tk_fail(ENOMEM, "%s: cannot start zlib", name);
+	}
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)inlen;
+	while (zs.avail_in) {
+		if (n == cap) {
+			char *nb;
+
+			if (cap >= PROBES_MAX_BYTES) {
+				inflateEnd(&zs);
+				free(buf);
+				return tk_fail_at(EFBIG, name, zs.total_in,
+						  "probe cache inflates beyond %u bytes", PROBES_MAX_BYTES);
+			}
+			cap = cap * 2 > PROBES_MAX_BYTES ? PROBES_MAX_BYTES : cap * 2;
+			nb = realloc(buf, cap + 1);
+			if (!nb) {
+				inflateEnd(&zs);
+				free(buf);
+				return tk_fail(ENOMEM, "%s: out of memory", name);
+			}
+			buf = nb;
+		}
+		zs.next_out = (Bytef *)buf + n;
+		zs.avail_out = (uInt)(cap - n);
+		zr = inflate(&zs, Z_NO_FLUSH);
+		n = cap - zs.avail_out;
+		if (zr == Z_STREAM_END && zs.avail_in) {
+			/* gzip allows concatenated members, as gzip -d does. */
+			zr = inflateReset(&zs);
+			continue;
+		}
+		if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
+			break;
+		if (zr == Z_BUF_ERROR && zs.avail_out)
+			break;
+	}
+	if (zr != Z_STREAM_END) {
+		uint64_t at = zs.total_in;
+
+		inflateEnd(&zs);
+		free(buf);
+		return tk_fail_at(EBADMSG, name, at, "corrupt or truncated gzip data");
+	}
+	inflateEnd(&zs);
+	buf[n] = '\0';
+	*out = buf;
+	*outlen = n;
+	return 0;
+}
+
+static int gzip_buf(const char *name, const char *in, size_t inlen, char **out, size_t *outlen)
+{
+	z_stream zs = {0};
+	uLong cap;
+	char *buf;
+
+	if (deflateInit2(&zs, Z_BEST_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return tk_fail(ENOMEM, "%s: cannot start zlib", name);
+	/* deflateBound() does not count the gzip header and trailer. */
+	cap = deflateBound(&zs, (uLong)inlen) + 32;
+	buf = malloc(cap);
+	if (!buf) {
+		deflateEnd(&zs);
+		return tk_fail(ENOMEM, "%s: out of memory", name);
+	}
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)inlen;
+	zs.next_out = (Bytef *)buf;
+	zs.avail_out = (uInt)cap;
+	if (deflate(&zs, Z_FINISH) != Z_STREAM_END) {
+		deflateEnd(&zs);
+		free(buf);
+		return tk_fail(EIO, "%s: gzip failed", name);
+	}
+	*outlen = zs.total_out;
+	deflateEnd(&zs);
+	*out = buf;
+	return 0;
+}
+
+/* Read one probes file (plain or gzip) into @pf, skipping markers already there. */
+static int pfile_parse(const char *path, struct pfile *pf)
 {
 	char *data, *line, *save = NULL;
+	bool skip = false;
 	size_t len;
 	int r;
 
-	pf->v = NULL;
-	pf->n = 0;
 	if (access(path, F_OK) < 0)
 		return 0;
 	r = read_file(path, &data, &len);
 	if (r < 0)
 		return r;
-	if (memchr(data, '\0', len)) {
+	if (is_gzip(data, len)) {
+		char *plain = NULL;
+
+		r = gunzip(path, data, len, &plain, &len);
 		free(data);
-		return tk_fail(EBADMSG, "%s: NUL byte in a probe cache", path);
+		if (r < 0)
+			return r;
+		data = plain;
+	}
+	if (memchr(data, '\0', len)) {
+		uint64_t at = (uint64_t)((char *)memchr(data, '\0', len) - data);
+
+		free(data);
+		return tk_fail_at(EBADMSG, path, at, "NUL byte in a probe cache");
 	}
 	for (line = strtok_r(data, "\n", &save); line && r == 0; line = strtok_r(NULL, "\n", &save)) {
-		if (line[0] == '#' || line[0] == '%')
-			r = pfile_add_entry(pf, line);
-		else if (pf->n)
+		if (line[0] == '#' || line[0] == '%') {
+			skip = false;
+			for (size_t i = 0; i < pf->n && !skip; i++)
+				skip = !strcmp(pf->v[i].marker, line);
+			if (!skip)
+				r = pfile_add_entry(pf, line);
+		} else if (pf->n && !skip) {
 			r = pfile_add_def(pf, line);
+		}
 		/* Definitions before the first marker belong to no entry. */
 	}
 	free(data);
+	return r;
+}
+
+/*
+ * Parse the probes of an entry: "probes" (perf's, plain; gzip accepted too)
+ * and "probes.gz" (ours when compression is on). A missing file is empty.
+ */
+static int pfile_load(const char *path, struct pfile *pf)
+{
+	char *gz;
+	int r;
+
+	pf->v = NULL;
+	pf->n = 0;
+	r = pfile_parse(path, pf);
+	if (r == 0) {
+		if (asprintf(&gz, "%s.gz", path) < 0)
+			r = tk_fail(ENOMEM, "out of memory");
+		else {
+			r = pfile_parse(gz, pf);
+			free(gz);
+		}
+	}
 	if (r < 0)
 		pfile_release(pf);
 	return r;
 }
 
-static int pfile_store(const char *path, const struct pfile *pf)
+/*
+ * Write the probes of an entry. Plain: "probes", perf's file, and any
+ * "probes.gz" goes. Gzip: "probes.gz" holds every entry and "probes" is
+ * left empty, so perf (which cannot read gzip) sees an empty probe cache
+ * rather than a file it fails to parse, and its own later writes to
+ * "probes" are merged on our next load.
+ */
+static int pfile_store(const char *path, const struct pfile *pf, bool gz)
 {
 	size_t len = 0, pos = 0;
 	char *buf;
@@ -692,7 +863,31 @@ static int pfile_store(const char *path, const struct pfile *pf)
 			pos += (size_t)sprintf(buf + pos, "%s\n", pf->v[i].defs[k]);
 		}
 	}
-	r = write_file_atomic(path, buf, pos, 0644);
+	if (gz) {
+		char *gzpath, *zbuf = NULL;
+		size_t zlen = 0;
+
+		if (asprintf(&gzpath, "%s.gz", path) < 0) {
+			free(buf);
+			return tk_fail(ENOMEM, "out of memory");
+		}
+		r = gzip_buf(gzpath, buf, pos, &zbuf, &zlen);
+		if (r == 0) {
+			r = write_file_atomic(gzpath, zbuf, zlen, 0644);
+			free(zbuf);
+		}
+		if (r == 0)
+			r = write_file_atomic(path, "", 0, 0644);
+		free(gzpath);
+	} else {
+		char *gzpath;
+
+		r = write_file_atomic(path, buf, pos, 0644);
+		if (r == 0 && asprintf(&gzpath, "%s.gz", path) >= 0) {
+			unlink(gzpath);
+			free(gzpath);
+		}
+	}
 	free(buf);
 	return r;
 }
@@ -896,7 +1091,7 @@ static int pfile_replace(struct pfile *pf, const char *marker, char *const *defs
 	return r;
 }
 
-static int write_sdt_probes(const char *probes, const char *path, struct tk_elf *elf)
+static int write_sdt_probes(const char *probes, const char *path, struct tk_elf *elf, bool gz)
 {
 	const struct tk_elf_sdt *notes;
 	struct pfile pf;
@@ -954,7 +1149,7 @@ static int write_sdt_probes(const char *probes, const char *path, struct tk_elf 
 		}
 	}
 	if (r == 0)
-		r = pfile_store(probes, &pf);
+		r = pfile_store(probes, &pf, gz);
 out:
 	free(done);
 	free(defs);
@@ -1023,7 +1218,7 @@ static int add_files(struct tk_cache *c, const char *abs, const char *bid, char 
 	if (r < 0)
 		goto out;
 	if (asprintf(&elfp, "%s/elf", dir) < 0 || asprintf(&dbg, "%s/debug", dir) < 0 ||
-	    asprintf(&dbgsrc, "/usr/lib/debug/.build-id/%.2s/%s.debug", bid, bid + 2) < 0) {
+	    asprintf(&dbgsrc, "%s/.build-id/%.2s/%s.debug", debug_root(), bid, bid + 2) < 0) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1079,7 +1274,7 @@ TK_API int tk_cache_add(struct tk_cache *cache, const char *path, char *bid_out)
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}
-	r = write_sdt_probes(probes, abs, elf);
+	r = write_sdt_probes(probes, abs, elf, cache->gzip);
 	if (r >= 0 && bid_out)
 		memcpy(bid_out, bid, sizeof(bid));
 out:
@@ -1232,7 +1427,7 @@ TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const ch
 	if (r == 0)
 		r = pfile_replace(&pf, marker, &def, 1);
 	if (r == 0)
-		r = pfile_store(probes, &pf);
+		r = pfile_store(probes, &pf, cache->gzip);
 out:
 	pfile_release(&pf);
 	tk_elf_close(elf);
@@ -1484,7 +1679,7 @@ static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del,
 			}
 		}
 		if (r >= 0 && changed)
-			r = pfile_store(probes, &pf);
+			r = pfile_store(probes, &pf, c->gzip);
 		if (!del && hits)
 			touch_use(v[i].dir);
 		pfile_release(&pf);
@@ -1517,6 +1712,9 @@ static int resolve_one(const struct tk_cache_probe *p, void *ctx)
 {
 	struct resolve_ctx *rc = ctx;
 
+	/* Kernel probes ("_text+OFF") need kprobe_events, not uprobes. */
+	if (p->entry->path[0] == '[')
+		return 0;
 	for (size_t i = 0; i < p->ndefs; i++) {
 		const char *def = p->defs[i], *sp = strchr(def, ' '), *colon, *paren;
 		struct tk_cache_uprobe *u, *nv;
@@ -1742,6 +1940,14 @@ struct smap {
 	struct dso *dso;
 };
 
+/* Where a uprobe event probes: one per definition line of GROUP/EVENT. */
+struct usite {
+	char *key;	/* "GROUP/EVENT" */
+	char *path;	/* NULL: a remembered miss */
+	char bid[TK_BUILD_ID_HEX_MAX];
+	uint64_t offset;
+};
+
 struct tk_symbolizer {
 	struct tk_cache *cache;
 	struct dso **dsos;
@@ -1749,6 +1955,8 @@ struct tk_symbolizer {
 	struct smap *maps;
 	size_t nmaps;
 	bool sorted;
+	struct usite *sites;
+	size_t nsites;
 };
 
 TK_API struct tk_symbolizer *tk_symbolizer_new(struct tk_cache *cache)
@@ -1776,6 +1984,11 @@ TK_API void tk_symbolizer_free(struct tk_symbolizer *sym)
 	}
 	free(sym->dsos);
 	free(sym->maps);
+	for (size_t i = 0; i < sym->nsites; i++) {
+		free(sym->sites[i].key);
+		free(sym->sites[i].path);
+	}
+	free(sym->sites);
 	free(sym);
 }
 
@@ -1840,8 +2053,90 @@ static char *dso_file(struct tk_symbolizer *s, struct dso *d)
 	return f;
 }
 
+/* Copy the PT_LOAD segments of @elf into @d (file offset <-> address). */
+static void dso_take_segments(struct dso *d, struct tk_elf *elf)
+{
+	struct tk_elf_segment *tmp;
+	int n = tk_elf_segments(elf, NULL, 0);
+
+	if (n <= 0)
+		return;
+	tmp = calloc((size_t)n, sizeof(*tmp));
+	d->segs = calloc((size_t)n, sizeof(*d->segs));
+	if (tmp && d->segs && tk_elf_segments(elf, tmp, (size_t)n) == n) {
+		for (int i = 0; i < n; i++) {
+			d->segs[i].offset = tmp[i].offset;
+			d->segs[i].filesz = tmp[i].filesz;
+			d->segs[i].vaddr = tmp[i].vaddr;
+		}
+		d->nsegs = (size_t)n;
+	} else {
+		free(d->segs);
+		d->segs = NULL;
+	}
+	free(tmp);
+}
+
+static bool has_symtab(struct tk_elf *elf)
+{
+	const struct tk_elf_symbol *syms;
+	size_t n;
+
+	return tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n) == 0 && n > 0;
+}
+
+/*
+ * A separate debug file for build id @bid with a .symtab, or NULL: the
+ * cache entry's "debug" (perf's DSO_BINARY_TYPE__BUILD_ID_CACHE_DEBUGINFO),
+ * then DEBUG_ROOT/.build-id/xx/rest.debug (BUILDID_DEBUGINFO). A file
+ * whose own build id differs is ignored: its symbols would be wrong.
+ */
+static struct tk_elf *debug_elf(struct tk_symbolizer *s, const char *bid)
+{
+	char *cand[2] = {NULL, NULL};
+	struct tk_elf *found = NULL;
+
+	if (!bid || strlen(bid) < 3)
+		return NULL;
+	if (s->cache && asprintf(&cand[0], "%s/.build-id/%.2s/%s/debug", s->cache->dir, bid,
+				 bid + 2) < 0)
+		cand[0] = NULL;
+	if (asprintf(&cand[1], "%s/.build-id/%.2s/%s.debug", debug_root(), bid, bid + 2) < 0)
+		cand[1] = NULL;
+	for (size_t i = 0; i < 2 && !found; i++) {
+		char hex[TK_BUILD_ID_HEX_MAX];
+		uint8_t id[TK_BUILD_ID_MAX];
+		struct tk_elf *e;
+		int n;
+
+		if (!cand[i] || access(cand[i], R_OK) < 0)
+			continue;
+		e = tk_elf_open(cand[i]);
+		if (!e)
+			continue;
+		n = tk_elf_build_id(e, id, sizeof(id));
+		if (n > 0 && tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)) > 0 &&
+		    !strcmp(hex, bid) && has_symtab(e))
+			found = e;
+		else
+			tk_elf_close(e);
+	}
+	free(cand[0]);
+	free(cand[1]);
+	return found;
+}
+
+/*
+ * Load a DSO's symbols the way perf picks its symtab source: the binary's
+ * own .symtab when it has one, else a debug file's .symtab, else the
+ * binary's .dynsym. Segments always come from the binary (a debug file's
+ * sections are NOBITS), or from the debug file when the binary is gone.
+ */
 static void dso_load(struct tk_symbolizer *s, struct dso *d)
 {
+	struct tk_elf *elf = NULL, *dbg = NULL;
+	char hex[TK_BUILD_ID_HEX_MAX];
+	const char *bid = d->bid[0] ? d->bid : NULL;
 	char *f;
 
 	d->loaded = true;
@@ -1856,33 +2151,33 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 			d->st = tk_symtab_new_kallsyms(text, len, f);
 			free(text);
 		}
-	} else {
-		struct tk_elf *elf = tk_elf_open(f);
-		int n;
-
-		if (elf) {
-			d->st = tk_symtab_new_elf(elf);
-			n = tk_elf_segments(elf, NULL, 0);
-			if (n > 0) {
-				d->segs = calloc((size_t)n, sizeof(*d->segs));
-				if (d->segs) {
-					struct tk_elf_segment *tmp = calloc((size_t)n, sizeof(*tmp));
-
-					if (tmp && tk_elf_segments(elf, tmp, (size_t)n) == n) {
-						for (int i = 0; i < n; i++) {
-							d->segs[i].offset = tmp[i].offset;
-							d->segs[i].filesz = tmp[i].filesz;
-							d->segs[i].vaddr = tmp[i].vaddr;
-						}
-						d->nsegs = (size_t)n;
-					}
-					free(tmp);
-				}
-			}
-			tk_elf_close(elf);
-		}
+		free(f);
+		return;
 	}
+	elf = tk_elf_open(f);
 	free(f);
+	if (elf && !bid) {
+		uint8_t id[TK_BUILD_ID_MAX];
+		int n = tk_elf_build_id(elf, id, sizeof(id));
+
+		if (n > 0 && tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)) > 0)
+			bid = hex;
+	}
+	if (elf && has_symtab(elf)) {
+		d->st = tk_symtab_new_elf(elf);
+	} else {
+		dbg = debug_elf(s, bid);
+		if (dbg)
+			d->st = tk_symtab_new_elf(dbg);
+		else if (elf)
+			d->st = tk_symtab_new_elf(elf);
+	}
+	if (elf)
+		dso_take_segments(d, elf);
+	else if (dbg)
+		dso_take_segments(d, dbg);
+	tk_elf_close(dbg);
+	tk_elf_close(elf);
 }
 
 static int smap_cmp(const void *a, const void *b)
@@ -1985,4 +2280,982 @@ TK_API int tk_symbolizer_lookup_file(struct tk_symbolizer *sym, const char *path
 	if (!d->st)
 		return tk_fail(ENOENT, "%s: no symbols", path);
 	return 0;
+}
+
+TK_API int tk_symbolizer_add_pid(struct tk_symbolizer *sym, int pid)
+{
+	char *maps, *text, *line, *save = NULL;
+	size_t len;
+	int r, added = 0;
+
+	if (asprintf(&maps, "/proc/%d/maps", pid) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	r = read_file(maps, &text, &len);
+	if (r < 0) {
+		free(maps);
+		return r;
+	}
+	for (line = strtok_r(text, "\n", &save); line && r >= 0; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long start, end, pgoff;
+		char perms[8];
+		int pathpos = 0;
+
+		/* "start-end perms offset dev inode   path" */
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff,
+			   &pathpos) < 4 || !pathpos) {
+			r = tk_fail(EBADMSG, "%s: malformed line '%s'", maps, line);
+			break;
+		}
+		/* Anonymous, [heap], [vdso] and deleted files have no file to read. */
+		if (line[pathpos] != '/' || end <= start || strstr(line + pathpos, " (deleted)"))
+			continue;
+		r = tk_symbolizer_add_map(sym, start, end - start, pgoff, line + pathpos, NULL);
+		added++;
+	}
+	free(text);
+	free(maps);
+	return r < 0 ? r : added;
+}
+
+/* "p:GROUP/EVENT PATH:0xOFF[(0xREF)] ..." -> PATH (malloc'ed) and OFF. */
+static bool def_location(const char *def, char **path, uint64_t *offset)
+{
+	const char *sp = strchr(def, ' '), *colon;
+	char *end;
+
+	*path = NULL;
+	if (!sp || (def[0] != 'p' && def[0] != 'r'))
+		return false;
+	sp++;
+	colon = strchr(sp, ':');
+	if (!colon || colon == sp || sp[0] != '/')
+		return false;
+	errno = 0;
+	*offset = strtoull(colon + 1, &end, 16);
+	if (errno || end == colon + 1)
+		return false;
+	*path = strndup(sp, (size_t)(colon - sp));
+	return *path != NULL;
+}
+
+static int usite_add(struct tk_symbolizer *s, const char *key, const char *path, const char *bid,
+		     uint64_t offset)
+{
+	struct usite *nv = realloc(s->sites, (s->nsites + 1) * sizeof(*nv));
+
+	if (!nv)
+		return tk_fail(ENOMEM, "out of memory");
+	s->sites = nv;
+	memset(&nv[s->nsites], 0, sizeof(nv[0]));
+	nv[s->nsites].key = strdup(key);
+	nv[s->nsites].path = path ? strdup(path) : NULL;
+	nv[s->nsites].offset = offset;
+	if (bid)
+		snprintf(nv[s->nsites].bid, sizeof(nv[0].bid), "%s", bid);
+	if (!nv[s->nsites].key || (path && !nv[s->nsites].path)) {
+		free(nv[s->nsites].key);
+		free(nv[s->nsites].path);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	s->nsites++;
+	return 0;
+}
+
+struct usite_ctx {
+	struct tk_symbolizer *s;
+	const char *key, *group, *event;
+	int found;
+};
+
+static int usite_probe(const struct tk_cache_probe *p, void *ctx)
+{
+	struct usite_ctx *uc = ctx;
+
+	/* The query matched globs (and "P" for "sdt_P"); we want this very event. */
+	if (strcmp(p->group, uc->group) || strcmp(p->event, uc->event))
+		return 0;
+	for (size_t i = 0; i < p->ndefs; i++) {
+		uint64_t off;
+		char *path;
+		int r;
+
+		if (!def_location(p->defs[i], &path, &off))
+			continue;
+		r = usite_add(uc->s, uc->key, path, p->entry->build_id, off);
+		free(path);
+		if (r < 0)
+			return r;
+		uc->found++;
+	}
+	return 0;
+}
+
+/* The live definitions in tracefs, for uprobes created outside the cache. */
+static int usite_tracefs(struct usite_ctx *uc)
+{
+	static const char *const files[] = {"/sys/kernel/tracing/uprobe_events",
+					    "/sys/kernel/debug/tracing/uprobe_events"};
+	size_t klen = strlen(uc->key);
+
+	for (size_t f = 0; f < 2; f++) {
+		char *text, *line, *save = NULL;
+		size_t len;
+		int r = 0;
+
+		if (access(files[f], R_OK) < 0 || read_file(files[f], &text, &len) < 0)
+			continue;
+		for (line = strtok_r(text, "\n", &save); line && r == 0;
+		     line = strtok_r(NULL, "\n", &save)) {
+			uint64_t off;
+			char *path;
+
+			if (strlen(line) < klen + 3 || strncmp(line + 2, uc->key, klen) ||
+			    line[2 + klen] != ' ' || !def_location(line, &path, &off))
+				continue;
+			r = usite_add(uc->s, uc->key, path, NULL, off);
+			free(path);
+			uc->found++;
+		}
+		free(text);
+		if (r < 0)
+			return r;
+		if (uc->found)
+			break;
+	}
+	return 0;
+}
+
+TK_API int tk_symbolizer_lookup_uprobe(struct tk_symbolizer *sym, const char *group,
+				       const char *event, uint64_t ip,
+				       struct tk_symbol_info *info)
+{
+	struct usite_ctx uc = {.s = sym, .group = group, .event = event};
+	const struct usite *best = NULL, *cong = NULL, *exact = NULL;
+	long page = sysconf(_SC_PAGESIZE);
+	bool known = false;
+	char *key;
+	int r = 0;
+
+	if (!group || !event || !*group || !*event)
+		return tk_fail(EINVAL, "uprobe lookup needs a group and an event");
+	if (asprintf(&key, "%s/%s", group, event) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	uc.key = key;
+	for (size_t i = 0; i < sym->nsites && !known; i++)
+		known = !strcmp(sym->sites[i].key, key);
+	if (!known) {
+		char *q = NULL;
+
+		if (sym->cache && asprintf(&q, "%s:%s", group, event) < 0)
+			r = tk_fail(ENOMEM, "out of memory");
+		/* Valid entries first; a binary rebuilt since still resolves by its old id. */
+		if (q && r >= 0)
+			r = tk_cache_query(sym->cache, q, false, usite_probe, &uc);
+		if (q && r >= 0 && !uc.found)
+			r = tk_cache_query(sym->cache, q, true, usite_probe, &uc);
+		free(q);
+		if (r >= 0 && !uc.found)
+			r = usite_tracefs(&uc);
+		if (r >= 0 && !uc.found)
+			r = usite_add(sym, key, NULL, NULL, 0);
+		if (r < 0) {
+			free(key);
+			return r;
+		}
+	}
+	/*
+	 * An SDT name used at several places has one site per place. The load
+	 * bias of a mapping is a multiple of the page size, so the site whose
+	 * link-time address is congruent to @ip is the one that fired; an
+	 * exact match (a non-PIE binary) wins outright.
+	 */
+	for (size_t i = 0; i < sym->nsites; i++) {
+		const struct usite *u = &sym->sites[i];
+		struct tk_symbol_info tmp;
+		uint64_t vaddr = 0;
+		struct dso *d;
+		bool mapped = false;
+
+		if (strcmp(u->key, key) || !u->path)
+			continue;
+		if (!best)
+			best = u;
+		if (!ip)
+			break;
+		d = dso_get(sym, u->path, u->bid[0] ? u->bid : NULL);
+		if (!d) {
+			free(key);
+			return tk_fail(ENOMEM, "out of memory");
+		}
+		dso_resolve(sym, d, u->offset, &tmp);
+		for (size_t k = 0; k < d->nsegs && !mapped; k++)
+			if (u->offset >= d->segs[k].offset &&
+			    u->offset - d->segs[k].offset < d->segs[k].filesz) {
+				vaddr = u->offset - d->segs[k].offset + d->segs[k].vaddr;
+				mapped = true;
+			}
+		if (mapped && vaddr == ip) {
+			exact = u;
+			break;
+		}
+		if (mapped && !cong && page > 0 && (ip - vaddr) % (uint64_t)page == 0)
+			cong = u;
+	}
+	if (exact)
+		best = exact;
+	else if (cong)
+		best = cong;
+	if (!best) {
+		r = tk_fail(ENOENT, "uprobe %s: not in the cache%s nor in uprobe_events", key,
+			    sym->cache ? "" : " (no cache given)");
+		free(key);
+		return r;
+	}
+	free(key);
+	return tk_symbolizer_lookup_file(sym, best->path, best->bid[0] ? best->bid : NULL,
+					 best->offset, info);
+}
+
+/* ---- kcore ---- */
+
+/*
+ * perf buildid-cache --kcore, our way: parse the ELF core's program headers
+ * ourselves with pread() (mapping /proc/kcore is not possible, and libelf
+ * would read the whole address space), choose the kernel text and module
+ * ranges from kallsyms and modules as perf's kcore_copy() does, and write
+ * a small ELF core holding just those bytes.
+ */
+struct kload {
+	uint64_t vaddr, offset, filesz;
+};
+
+struct kpiece {
+	uint64_t addr, len, src;	/* address, length, offset in the source */
+	uint64_t rel;			/* offset in the output's data area */
+	int remap;			/* index of the piece whose bytes it shares, or -1 */
+};
+
+struct kcore_src {
+	const char *name;
+	int fd;
+	bool big, is64;
+	uint16_t machine;
+	uint8_t ident[16];
+	struct kload *loads;
+	size_t nloads;
+	uint64_t note_off, note_len;
+};
+
+static int pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int kcore_parse(struct kcore_src *k, uint64_t fsize)
+{
+	uint8_t eh[64], ph[56];
+	uint64_t phoff;
+	uint16_t phentsize, phnum, type;
+	size_t want;
+	int r;
+
+	r = pread_full(k->fd, eh, 52, 0);
+	if (r < 0 || memcmp(eh, ELFMAG, SELFMAG))
+		return tk_fail(ENOEXEC, "%s: not an ELF file, so not a kcore", k->name);
+	if ((eh[EI_CLASS] != ELFCLASS32 && eh[EI_CLASS] != ELFCLASS64) ||
+	    (eh[EI_DATA] != ELFDATA2LSB && eh[EI_DATA] != ELFDATA2MSB))
+		return tk_fail_at(EBADMSG, k->name, EI_CLASS, "unknown ELF class or byte order");
+	k->is64 = eh[EI_CLASS] == ELFCLASS64;
+	k->big = eh[EI_DATA] == ELFDATA2MSB;
+	if (k->is64 && pread_full(k->fd, eh, 64, 0) < 0)
+		return tk_fail_at(EBADMSG, k->name, 52, "truncated ELF header");
+	memcpy(k->ident, eh, 16);
+	type = tk_load_u16(eh + 16, k->big);
+	k->machine = tk_load_u16(eh + 18, k->big);
+	if (type != ET_CORE)
+		return tk_fail_at(EINVAL, k->name, 16,
+				  "ELF type %u is not ET_CORE (4): not a kcore", type);
+	phoff = k->is64 ? tk_load_u64(eh + 32, k->big) : tk_load_u32(eh + 28, k->big);
+	phentsize = tk_load_u16(eh + (k->is64 ? 54 : 42), k->big);
+	phnum = tk_load_u16(eh + (k->is64 ? 56 : 44), k->big);
+	want = k->is64 ? 56 : 32;
+	if (phentsize != want || !phnum)
+		return tk_fail_at(EBADMSG, k->name, k->is64 ? 54 : 42,
+				  "%u program headers of %u bytes: want %zu-byte headers", phnum,
+				  phentsize, want);
+	if (phoff > fsize || (uint64_t)phnum * want > fsize - phoff)
+		return tk_fail_at(EBADMSG, k->name, k->is64 ? 32 : 28,
+				  "program headers at 0x%" PRIx64 " run past the file (%" PRIu64
+				  " bytes)", phoff, fsize);
+	k->loads = calloc(phnum, sizeof(*k->loads));
+	if (!k->loads)
+		return tk_fail(ENOMEM, "out of memory");
+	for (uint16_t i = 0; i < phnum; i++) {
+		uint64_t at = phoff + (uint64_t)i * want, off, vaddr, filesz;
+		uint32_t pt;
+
+		if (pread_full(k->fd, ph, want, at) < 0)
+			return tk_fail_at(EBADMSG, k->name, at, "cannot read program header %u", i);
+		pt = tk_load_u32(ph, k->big);
+		if (k->is64) {
+			off = tk_load_u64(ph + 8, k->big);
+			vaddr = tk_load_u64(ph + 16, k->big);
+			filesz = tk_load_u64(ph + 32, k->big);
+		} else {
+			off = tk_load_u32(ph + 4, k->big);
+			vaddr = tk_load_u32(ph + 8, k->big);
+			filesz = tk_load_u32(ph + 16, k->big);
+		}
+		if (pt != PT_LOAD && pt != PT_NOTE)
+			continue;
+		if (off > fsize || filesz > fsize - off || vaddr + filesz < vaddr)
+			return tk_fail_at(EBADMSG, k->name, at,
+					  "segment %u (0x%" PRIx64 "+0x%" PRIx64
+					  ") lies outside the file (%" PRIu64 " bytes)", i, off, filesz,
+					  fsize);
+		if (pt == PT_NOTE) {
+			if (!k->note_len) {
+				k->note_off = off;
+				k->note_len = filesz;
+			}
+			continue;
+		}
+		k->loads[k->nloads].vaddr = vaddr;
+		k->loads[k->nloads].offset = off;
+		k->loads[k->nloads].filesz = filesz;
+		k->nloads++;
+	}
+	if (!k->nloads)
+		return tk_fail(EBADMSG, "%s: no PT_LOAD segment: not a kcore", k->name);
+	return 0;
+}
+
+/* The BUILD-ID line of a VMCOREINFO note (kernels since 5.9 write one). */
+static int kcore_vmcoreinfo_bid(struct kcore_src *k, char *hex)
+{
+	struct tk_cursor c;
+	uint8_t *notes;
+	int r = -ENOENT;
+
+	if (!k->note_len || k->note_len > (1u << 20))
+		return -ENOENT;
+	notes = malloc(k->note_len);
+	if (!notes)
+		return tk_fail(ENOMEM, "out of memory");
+	if (pread_full(k->fd, notes, k->note_len, k->note_off) < 0) {
+		free(notes);
+		return -ENOENT;
+	}
+	tk_cursor_init(&c, notes, k->note_len, k->note_off, k->big);
+	while (tk_cursor_left(&c) >= 12 && r == -ENOENT) {
+		uint32_t namesz, descsz, type;
+		const uint8_t *name, *desc;
+
+		if (!tk_cursor_u32(&c, &namesz) || !tk_cursor_u32(&c, &descsz) ||
+		    !tk_cursor_u32(&c, &type) ||
+		    !tk_cursor_bytes(&c, ((uint64_t)namesz + 3) & ~3ull, &name) ||
+		    !tk_cursor_bytes(&c, ((uint64_t)descsz + 3) & ~3ull, &desc))
+			break;
+		if (namesz == 11 && !memcmp(name, "VMCOREINFO", 11)) {
+			const char *p = memmem(desc, descsz, "BUILD-ID=", 9);
+			size_t n = 0;
+
+			if (!p)
+				break;
+			p += 9;
+			while ((size_t)(p + n - (const char *)desc) < descsz && n < 40 &&
+			       ((p[n] >= '0' && p[n] <= '9') || (p[n] >= 'a' && p[n] <= 'f')))
+				n++;
+			if (n >= 32 && !(n & 1)) {
+				memcpy(hex, p, n);
+				hex[n] = '\0';
+				r = 0;
+			}
+		}
+	}
+	free(notes);
+	return r;
+}
+
+struct kinfo {
+	uint64_t stext, etext, first, last, first_mod, first_modsym, last_modsym, tramp;
+};
+
+/* perf's kcore_copy ranges, from kallsyms function symbols and modules. */
+static int kcore_ranges(const char *ksname, const char *ks, size_t kslen, const char *modname,
+			const char *mods, struct kinfo *ki)
+{
+	size_t i = 0;
+
+	memset(ki, 0, sizeof(*ki));
+	while (i < kslen) {
+		const char *line = ks + i, *nl = memchr(line, '\n', kslen - i);
+		size_t ll = nl ? (size_t)(nl - line) : kslen - i;
+		unsigned long long a;
+		char type, name[256];
+		int used = 0;
+
+		i += ll + 1;
+		if (!ll)
+			continue;
+		if (ll >= 300 || sscanf(line, "%llx %c %255s%n", &a, &type, name, &used) != 3)
+			return tk_fail_at(EBADMSG, ksname, (uint64_t)(line - ks),
+					  "malformed kallsyms line");
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		/* A module symbol carries "\t[module]" after its name. */
+		if (memchr(line + used, '[', ll - (size_t)used)) {
+			if (!ki->first_modsym || a < ki->first_modsym)
+				ki->first_modsym = a;
+			if (a > ki->last_modsym)
+				ki->last_modsym = a;
+			continue;
+		}
+		if (!ki->first || a < ki->first)
+			ki->first = a;
+		if (a > ki->last)
+			ki->last = a;
+		if (!strcmp(name, "_stext"))
+			ki->stext = a;
+		else if (!strcmp(name, "_etext"))
+			ki->etext = a;
+		else if (!strcmp(name, "__entry_SYSCALL_64_trampoline"))
+			ki->tramp = a;
+	}
+	for (const char *line = mods; *line;) {
+		const char *nl = strchr(line, '\n');
+		unsigned long long a;
+		const char *x;
+
+		/* "name size refs deps state 0xADDR [taint]" */
+		x = strstr(line, " 0x");
+		if (x && (!nl || x < nl) && sscanf(x + 1, "%llx", &a) == 1 && a &&
+		    (!ki->first_mod || a < ki->first_mod))
+			ki->first_mod = a;
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	(void)modname;
+	return 0;
+}
+
+static uint64_t round_dn(uint64_t v, uint64_t p)
+{
+	return v & ~(p - 1);
+}
+
+static uint64_t round_upp(uint64_t v, uint64_t p)
+{
+	return (v + p - 1) & ~(p - 1);
+}
+
+/* Add the part of [s, e) that starts inside load @l, as perf's kcore_copy__map(). */
+static int kpiece_add(struct kpiece **v, size_t *n, const struct kload *l, uint64_t s, uint64_t e)
+{
+	uint64_t end = l->vaddr + l->filesz;
+	struct kpiece *nv;
+
+	if (s < l->vaddr || s >= end || e <= s)
+		return 0;
+	nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (!nv)
+		return tk_fail(ENOMEM, "out of memory");
+	*v = nv;
+	nv[*n].addr = s;
+	nv[*n].len = (e < end ? e : end) - s;
+	nv[*n].src = s - l->vaddr + l->offset;
+	nv[*n].rel = 0;
+	nv[*n].remap = -1;
+	(*n)++;
+	return 0;
+}
+
+static int copy_range(int in, uint64_t off, int out, uint64_t to, uint64_t len, const char *name)
+{
+	char *buf = malloc(1 << 16);
+	int r = 0;
+
+	if (!buf)
+		return tk_fail(ENOMEM, "out of memory");
+	while (len && r == 0) {
+		size_t chunk = len > (1 << 16) ? 1 << 16 : (size_t)len;
+
+		r = pread_full(in, buf, chunk, off);
+		if (r < 0) {
+			r = tk_fail_at(-r, name, off, "cannot read kcore data");
+			break;
+		}
+		while (pwrite(out, buf, chunk, (off_t)to) != (ssize_t)chunk) {
+			if (errno != EINTR) {
+				r = fail_errno(errno ? errno : EIO, "kcore copy");
+				break;
+			}
+		}
+		off += chunk;
+		to += chunk;
+		len -= chunk;
+	}
+	free(buf);
+	return r;
+}
+
+static int kcore_write(const struct kcore_src *k, const struct kpiece *p, size_t n,
+		       const char *out, uint64_t page)
+{
+	size_t ehsz = k->is64 ? 64 : 52, phsz = k->is64 ? 56 : 32;
+	uint64_t data = round_upp(ehsz + n * phsz, page);
+	uint8_t *hdr = calloc(1, ehsz + n * phsz);
+	int fd, r = 0;
+
+	if (!hdr)
+		return tk_fail(ENOMEM, "out of memory");
+	memcpy(hdr, k->ident, 16);
+	tk_store_u16(hdr + 16, ET_CORE, k->big);
+	tk_store_u16(hdr + 18, k->machine, k->big);
+	tk_store_u32(hdr + 20, EV_CURRENT, k->big);
+	if (k->is64) {
+		tk_store_u64(hdr + 32, 64, k->big);	/* e_phoff */
+		tk_store_u16(hdr + 52, 64, k->big);	/* e_ehsize */
+		tk_store_u16(hdr + 54, 56, k->big);
+		tk_store_u16(hdr + 56, (uint16_t)n, k->big);
+	} else {
+		tk_store_u32(hdr + 28, 52, k->big);
+		tk_store_u16(hdr + 40, 52, k->big);
+		tk_store_u16(hdr + 42, 32, k->big);
+		tk_store_u16(hdr + 44, (uint16_t)n, k->big);
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *ph = hdr + ehsz + i * phsz;
+		uint64_t off = data + p[i].rel;
+
+		tk_store_u32(ph, PT_LOAD, k->big);
+		if (k->is64) {
+			tk_store_u32(ph + 4, PF_R | PF_W | PF_X, k->big);
+			tk_store_u64(ph + 8, off, k->big);
+			tk_store_u64(ph + 16, p[i].addr, k->big);
+			tk_store_u64(ph + 32, p[i].len, k->big);
+			tk_store_u64(ph + 40, p[i].len, k->big);
+			tk_store_u64(ph + 48, page, k->big);
+		} else {
+			tk_store_u32(ph + 4, (uint32_t)off, k->big);
+			tk_store_u32(ph + 8, (uint32_t)p[i].addr, k->big);
+			tk_store_u32(ph + 16, (uint32_t)p[i].len, k->big);
+			tk_store_u32(ph + 20, (uint32_t)p[i].len, k->big);
+			tk_store_u32(ph + 24, PF_R | PF_W | PF_X, k->big);
+			tk_store_u32(ph + 28, (uint32_t)page, k->big);
+		}
+	}
+	fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
+	if (fd < 0) {
+		free(hdr);
+		return fail_errno(errno, out);
+	}
+	r = write_all(fd, hdr, ehsz + n * phsz);
+	if (r < 0)
+		r = fail_errno(-r, out);
+	for (size_t i = 0; i < n && r == 0; i++)
+		if (p[i].remap < 0)
+			r = copy_range(k->fd, p[i].src, fd, data + p[i].rel, p[i].len, k->name);
+	if (close(fd) < 0 && r == 0)
+		r = fail_errno(errno, out);
+	free(hdr);
+	return r;
+}
+
+/* _stext of a kallsyms text: what perf's same_kallsyms_reloc() compares. */
+static uint64_t kallsyms_stext(const char *ks)
+{
+	const char *p = strstr(ks, " _stext\n");
+	unsigned long long a = 0;
+
+	while (p && p > ks && p[-1] != '\n')
+		p--;
+	if (p && sscanf(p, "%llx", &a) != 1)
+		a = 0;
+	return a;
+}
+
+/* An existing DIR/[kernel.kcore]/BID/STAMP with the same modules and _stext. */
+static bool kcore_cached(const char *bdir, const char *mods, size_t modlen, uint64_t stext)
+{
+	struct dirent *de;
+	bool same = false;
+	DIR *d = opendir(bdir);
+
+	if (!d)
+		return false;
+	while (!same && (de = readdir(d))) {
+		char *mp = NULL, *kp = NULL, *m = NULL, *kt = NULL;
+		size_t ml, kl;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (asprintf(&mp, "%s/%s/modules", bdir, de->d_name) >= 0 &&
+		    asprintf(&kp, "%s/%s/kallsyms", bdir, de->d_name) >= 0 &&
+		    read_file(mp, &m, &ml) == 0 && read_file(kp, &kt, &kl) == 0)
+			same = ml == modlen && !memcmp(m, mods, ml) && kallsyms_stext(kt) == stext;
+		free(mp);
+		free(kp);
+		free(m);
+		free(kt);
+	}
+	closedir(d);
+	return same;
+}
+
+TK_API int tk_cache_add_kcore(struct tk_cache *cache, const char *path, bool force, char *bid_out)
+{
+	struct kcore_src k = {.name = path, .fd = -1};
+	char *dir = NULL, *root = NULL, *ksp = NULL, *modp = NULL, *notes = NULL;
+	char *ks = NULL, *mods = NULL, *ks2 = NULL, *bdir = NULL, *out = NULL, *f = NULL;
+	char bid[TK_BUILD_ID_HEX_MAX] = "", stamp[32];
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct kpiece *pc = NULL;
+	size_t kslen, modlen, ks2len, npc = 0;
+	struct kinfo ki;
+	struct stat st;
+	int r;
+
+	if (strcmp(base, "kcore"))
+		return tk_fail(EINVAL, "%s: a kcore file must be named 'kcore', beside its "
+			       "'kallsyms' and 'modules' (as /proc has them)", path);
+	dir = realpath(path, NULL);
+	if (!dir)
+		return fail_errno(errno, path);
+	*strrchr(dir, '/') = '\0';
+	root = strdup(dir);
+	if (!root || asprintf(&ksp, "%s/kallsyms", dir) < 0 ||
+	    asprintf(&modp, "%s/modules", dir) < 0) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	if (strrchr(root, '/'))
+		*strrchr(root, '/') = '\0';
+	if (asprintf(&notes, "%s/sys/kernel/notes", root) < 0) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	k.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (k.fd < 0 || fstat(k.fd, &st) < 0) {
+		r = fail_errno(errno, path);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = tk_fail(EINVAL, "%s: not a regular file", path);
+		goto out;
+	}
+	r = kcore_parse(&k, (uint64_t)st.st_size);
+	if (r < 0)
+		goto out;
+	r = read_file(ksp, &ks, &kslen);
+	if (r == 0)
+		r = read_file(modp, &mods, &modlen);
+	if (r < 0)
+		goto out;
+	/* The build id: perf reads ROOT/sys/kernel/notes for ROOT/proc/kcore. */
+	if (access(notes, R_OK) == 0) {
+		char *nb;
+		size_t nl;
+		uint8_t id[TK_BUILD_ID_MAX];
+
+		r = read_file(notes, &nb, &nl);
+		if (r == 0) {
+			r = tk_elf_notes_build_id(nb, nl, false, notes, 0, id, sizeof(id));
+			free(nb);
+		}
+		if (r > 0)
+			r = tk_build_id_hex(id, (size_t)r, bid, sizeof(bid));
+		if (r < 0)
+			goto out;
+	} else if (kcore_vmcoreinfo_bid(&k, bid) < 0) {
+		r = tk_fail(ENOENT, "%s: no kernel build id: neither %s nor a VMCOREINFO "
+			    "BUILD-ID note in the kcore", path, notes);
+		goto out;
+	}
+	r = kcore_ranges(ksp, ks, kslen, modp, mods, &ki);
+	if (r < 0)
+		goto out;
+	ki.stext = round_dn(ki.stext ? ki.stext : ki.first, page);
+	if (ki.etext)
+		ki.etext = round_upp(ki.etext, page);
+	else if (ki.last)
+		ki.etext = round_upp(ki.last, page) + page;
+	if (ki.first_modsym && (!ki.first_mod || ki.first_modsym < ki.first_mod))
+		ki.first_mod = ki.first_modsym;
+	ki.first_mod = round_dn(ki.first_mod, page);
+	if (ki.last_modsym)
+		ki.last_modsym = round_upp(ki.last_modsym, page) + page;
+	if (!ki.stext || !ki.etext || (ki.first_mod && !ki.last_modsym)) {
+		r = tk_fail(EBADMSG, "%s: no kernel text symbols (_stext/_etext or functions)%s",
+			    ksp, ki.first_mod ? " or no module symbols" : "");
+		goto out;
+	}
+	for (size_t i = 0; i < k.nloads && r == 0; i++) {
+		r = kpiece_add(&pc, &npc, &k.loads[i], ki.stext, ki.etext);
+		if (r == 0 && ki.first_mod)
+			r = kpiece_add(&pc, &npc, &k.loads[i], ki.first_mod, ki.last_modsym);
+		if (r == 0 && ki.tramp)
+			r = kpiece_add(&pc, &npc, &k.loads[i], round_dn(ki.tramp, page),
+				       round_dn(ki.tramp, page) + page);
+	}
+	if (r < 0)
+		goto out;
+	if (!npc || npc > 1000) {
+		r = tk_fail(EBADMSG, "%s: no PT_LOAD segment holds the kernel text 0x%" PRIx64
+			    "-0x%" PRIx64, path, ki.stext, ki.etext);
+		goto out;
+	}
+	/* Pieces inside the kernel text's bytes (e.g. a second text mapping) share them. */
+	{
+		size_t kt = npc, rel = 0;
+
+		for (size_t i = 0; i < npc && kt == npc; i++)
+			if (pc[i].addr <= ki.stext && ki.stext - pc[i].addr < pc[i].len)
+				kt = i;
+		for (size_t i = 0; i < npc; i++)
+			if (kt < npc && i != kt && pc[i].src >= pc[kt].src &&
+			    pc[i].src + pc[i].len <= pc[kt].src + pc[kt].len)
+				pc[i].remap = (int)kt;
+		for (size_t i = 0; i < npc; i++)
+			if (pc[i].remap < 0) {
+				pc[i].rel = rel;
+				rel += pc[i].len;
+			}
+		for (size_t i = 0; i < npc; i++)
+			if (pc[i].remap >= 0)
+				pc[i].rel = pc[i].src - pc[pc[i].remap].src + pc[pc[i].remap].rel;
+	}
+	if (asprintf(&bdir, "%s/[kernel.kcore]/%s", cache->dir, bid) < 0) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!force && kcore_cached(bdir, mods, modlen, kallsyms_stext(ks))) {
+		r = 0;
+		goto done;
+	}
+	{
+		struct timeval tv;
+		struct tm tm;
+		char dt[24];
+
+		gettimeofday(&tv, NULL);
+		localtime_r(&tv.tv_sec, &tm);
+		strftime(dt, sizeof(dt), "%Y%m%d%H%M%S", &tm);
+		snprintf(stamp, sizeof(stamp), "%s%02u", dt, (unsigned)(tv.tv_usec / 10000));
+	}
+	if (asprintf(&out, "%s/%s", bdir, stamp) < 0) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	r = mkdir_p(out);
+	if (r < 0)
+		goto out;
+	if (asprintf(&f, "%s/kallsyms", out) < 0) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto fail_dir;
+	}
+	r = write_file_atomic(f, ks, kslen, 0400);
+	free(f);
+	if (r == 0 && asprintf(&f, "%s/modules", out) >= 0) {
+		r = write_file_atomic(f, mods, modlen, 0400);
+		free(f);
+	}
+	if (r == 0 && asprintf(&f, "%s/kcore", out) >= 0) {
+		r = kcore_write(&k, pc, npc, f, page);
+		free(f);
+	}
+	/* Modules loaded or unloaded meanwhile would make the copy inconsistent. */
+	if (r == 0 && (read_file(ksp, &ks2, &ks2len) < 0 || ks2len != kslen ||
+		       memcmp(ks, ks2, kslen)))
+		r = tk_fail(EAGAIN, "%s: changed while the kcore was copied; try again", ksp);
+	if (r < 0)
+		goto fail_dir;
+	r = 1;
+done:
+	if (bid_out)
+		memcpy(bid_out, bid, sizeof(bid));
+	goto out;
+fail_dir:
+	rm_rf(out);
+	rmdir(bdir);
+out:
+	if (k.fd >= 0)
+		close(k.fd);
+	free(k.loads);
+	free(pc);
+	free(dir);
+	free(root);
+	free(ksp);
+	free(modp);
+	free(notes);
+	free(ks);
+	free(ks2);
+	free(mods);
+	free(bdir);
+	free(out);
+	return r;
+}
+
+/* ---- kernel probes ---- */
+
+/* Address of @want in kallsyms text, or 0. */
+static uint64_t kallsyms_addr(const char *ks, const char *want)
+{
+	size_t wl = strlen(want);
+
+	for (const char *line = ks; *line;) {
+		const char *nl = strchr(line, '\n');
+		unsigned long long a;
+		char type;
+		int at = 0;
+
+		if (sscanf(line, "%llx %c %n", &a, &type, &at) >= 2 && at &&
+		    !strncmp(line + at, want, wl) &&
+		    (line[at + wl] == '\n' || line[at + wl] == '\0' || line[at + wl] == '\t' ||
+		     line[at + wl] == ' ') &&
+		    (type == 't' || type == 'T' || type == 'w' || type == 'W'))
+			return a;
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	return 0;
+}
+
+TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsyms, const char *bid,
+				     const char *spec)
+{
+	char *s = NULL, *group = NULL, *event = NULL, *func, *args, *eq, *pct, *plusp;
+	char *dir = NULL, *ks = NULL, *kspath = NULL, *probes = NULL, *def = NULL, *marker = NULL;
+	uint64_t plus = 0, text, faddr;
+	struct pfile pf = {0};
+	bool ret = false;
+	size_t kslen;
+	int r;
+
+	if (!bid) {
+		bid = kernel_bid(cache);
+		if (!bid)
+			return tk_fail(ENOENT, "/sys/kernel/notes: no kernel build id");
+	}
+	if (!is_hex(bid, 16, 40))
+		return tk_fail(EINVAL, "'%s' is not a build id", bid);
+	if (!kallsyms)
+		kallsyms = "/proc/kallsyms";
+	s = strdup(spec);
+	if (!s)
+		return tk_fail(ENOMEM, "out of memory");
+	func = s + strspn(s, " ");
+	args = func + strcspn(func, " ");
+	if (*args)
+		*args++ = '\0';
+	args += strspn(args, " ");
+	eq = strchr(func, '=');
+	if (eq) {
+		char *colon;
+
+		*eq = '\0';
+		colon = strchr(func, ':');
+		if (colon) {
+			*colon = '\0';
+			group = strdup(func);
+			event = strdup(colon + 1);
+		} else {
+			event = strdup(func);
+		}
+		func = eq + 1;
+	}
+	pct = strstr(func, "%return");
+	if (pct) {
+		ret = !strcmp(pct, "%return");
+		*pct = '\0';
+		if (!ret) {
+			r = tk_fail(EINVAL, "probe spec '%s': text after %%return", spec);
+			goto out;
+		}
+	}
+	plusp = strchr(func, '+');
+	if (plusp) {
+		char *end;
+
+		*plusp = '\0';
+		errno = 0;
+		plus = strtoull(plusp + 1, &end, 0);
+		if (errno || *end || end == plusp + 1) {
+			r = tk_fail(EINVAL, "probe spec '%s': bad offset", spec);
+			goto out;
+		}
+	}
+	if (!name_ok(func) || (event && !name_ok(event)) || (group && !name_ok(group))) {
+		r = tk_fail(EINVAL, "probe spec '%s': want [[GROUP:]EVENT=]FUNC[+OFF][%%return] [ARGS]",
+			    spec);
+		goto out;
+	}
+	r = read_file(kallsyms, &ks, &kslen);
+	if (r < 0)
+		goto out;
+	text = kallsyms_addr(ks, "_text");
+	faddr = kallsyms_addr(ks, func);
+	if (!text) {
+		r = tk_fail(ENOENT, "%s: no _text symbol (are kernel addresses hidden? "
+			    "kptr_restrict)", kallsyms);
+		goto out;
+	}
+	if (!faddr || faddr < text || faddr + plus < faddr) {
+		r = tk_fail(ENOENT, "%s: no kernel function '%s'", kallsyms, func);
+		goto out;
+	}
+	dir = entry_dir(cache, "[kernel.kallsyms]", bid);
+	if (!dir || asprintf(&kspath, "%s/kallsyms", dir) < 0 ||
+	    asprintf(&probes, "%s/probes", dir) < 0 ||
+	    asprintf(&def, "%c:%s/%s%s _text+%" PRIu64 "%s%s", ret ? 'r' : 'p',
+		     group ? group : "probe", event ? event : func, ret ? "__return" : "",
+		     faddr + plus - text, *args ? " " : "", args) < 0 ||
+	    asprintf(&marker, "#%s%s%s%s%s%s%s%s%s%s", event ? (group ? group : "probe") : "",
+		     event ? ":" : "", event ? event : "", event ? "=" : "", func,
+		     plusp ? "+" : "", plusp ? plusp + 1 : "", ret ? "%return" : "",
+		     *args ? " " : "", args) < 0) {
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	r = mkdir_p(dir);
+	if (r == 0 && access(kspath, F_OK) < 0)
+		r = write_file_atomic(kspath, ks, kslen, 0644);
+	if (r == 0)
+		r = make_link(cache, "[kernel.kallsyms]", bid);
+	if (r == 0)
+		r = pfile_load(probes, &pf);
+	if (r == 0)
+		r = pfile_replace(&pf, marker, &def, 1);
+	if (r == 0)
+		r = pfile_store(probes, &pf, cache->gzip);
+	if (r == 0)
+		touch_use(dir);
+out:
+	pfile_release(&pf);
+	free(s);
+	free(group);
+	free(event);
+	free(dir);
+	free(ks);
+	free(kspath);
+	free(probes);
+	free(def);
+	free(marker);
+	return r;
 }

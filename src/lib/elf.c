@@ -35,8 +35,10 @@
  * lines are byte-for-byte perf's.
  *
  * Sorted symbol table: functions, IFUNCs and objects, sorted by address;
- * at equal addresses a global beats a weak beats a local and the rest are
- * dropped; a size-0 symbol reaches to the next one. Names are copied into
+ * at equal addresses one symbol is kept by perf 6.1's rule (sym_better():
+ * sized, then non-weak, then global, then fewer leading underscores, then
+ * the longer name, then table order), so glibc's brk resolves as __brk as
+ * in perf report; a size-0 symbol reaches to the next one. Names are copied into
  * one arena so the table outlives the ELF handle (report keeps tables for
  * every DSO while files come and go). Lookup is a binary search: bench-cache
  * measured 4.5 M lookups/s at random addresses in bash's 2340 symbols (-O2,
@@ -734,7 +736,8 @@ struct tk_sym {
 	uint64_t start;
 	uint64_t size;
 	uint32_t name;	/* offset into the arena */
-	uint8_t rank;	/* lower wins at equal addresses */
+	uint32_t order;	/* position in the source table: the tie-breaker */
+	uint8_t bind;	/* STB_* (kallsyms: from the type letter, as perf maps it) */
 };
 
 struct tk_symtab {
@@ -749,12 +752,50 @@ static int sym_cmp(const void *a, const void *b)
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return (x->size > y->size) - (x->size < y->size);
+	return (x->order > y->order) - (x->order < y->order);
 }
 
-/* Sort, drop duplicates, give size-0 symbols the gap to the next one. */
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/*
+ * Whether @b should replace @a, the symbol kept so far at the same address.
+ * This is perf 6.1's choice (symbol.c, choose_best_symbol), so that reports
+ * name the same function perf does: a sized symbol beats a size-0 one, a
+ * non-weak beats a weak one (glibc's LOCAL __brk beats its WEAK brk), a
+ * global beats a local, fewer leading underscores win, then the longer
+ * name, and on a full tie the one earlier in the table (x86's rule against
+ * "SyS" syscall aliases included).
+ */
+static bool sym_better(const struct tk_symtab *st, const struct tk_sym *a, const struct tk_sym *b)
+{
+	const char *na = st->names + a->name, *nb = st->names + b->name;
+	size_t ua, ub, la, lb;
+
+	if (!a->size != !b->size)
+		return b->size != 0;
+	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+		return a->bind == STB_WEAK;
+	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+		return b->bind == STB_GLOBAL;
+	ua = leading_underscores(na);
+	ub = leading_underscores(nb);
+	if (ua != ub)
+		return ub < ua;
+	la = strlen(na);
+	lb = strlen(nb);
+	if (la != lb)
+		return lb > la;
+	return !strncmp(na, "SyS", 3) || !strncmp(na, "compat_SyS", 10);
+}
+
+/* Sort, keep perf's choice among symbols at one address, size the size-0 ones. */
 static void symtab_finish(struct tk_symtab *st)
 {
 	size_t out = 0;
@@ -763,8 +804,12 @@ static void symtab_finish(struct tk_symtab *st)
 		return;
 	qsort(st->syms, st->count, sizeof(*st->syms), sym_cmp);
 	for (size_t i = 0; i < st->count; i++) {
-		if (out && st->syms[out - 1].start == st->syms[i].start)
+		if (out && st->syms[out - 1].start == st->syms[i].start) {
+			/* perf folds a run pairwise, keeping the winner so far. */
+			if (sym_better(st, &st->syms[out - 1], &st->syms[i]))
+				st->syms[out - 1] = st->syms[i];
 			continue;
+		}
 		st->syms[out++] = st->syms[i];
 	}
 	st->count = out;
@@ -813,10 +858,8 @@ TK_API struct tk_symtab *tk_symtab_new_elf(struct tk_elf *elf)
 		st->syms[st->count].start = s->value;
 		st->syms[st->count].size = s->size;
 		st->syms[st->count].name = (uint32_t)pos;
-		st->syms[st->count].rank = s->bind == STB_GLOBAL ? 0 : s->bind == STB_WEAK ? 1 : 2;
-		/* Functions beat data objects at one address. */
-		if (s->type == STT_OBJECT)
-			st->syms[st->count].rank += 3;
+		st->syms[st->count].order = (uint32_t)i;
+		st->syms[st->count].bind = s->bind;
 		st->count++;
 		pos += l;
 	}
@@ -877,7 +920,10 @@ TK_API struct tk_symtab *tk_symtab_new_kallsyms(const char *text, size_t len, co
 		st->syms[st->count].start = addr;
 		st->syms[st->count].size = 0;
 		st->syms[st->count].name = (uint32_t)pos;
-		st->syms[st->count].rank = (type == 't' || type == 'T') ? 0 : 1;
+		st->syms[st->count].order = (uint32_t)st->count;
+		/* perf's kallsyms2elf_binding: 'W' weak, upper case global, else local. */
+		st->syms[st->count].bind = type == 'W' ? STB_WEAK :
+					   (type >= 'A' && type <= 'Z') ? STB_GLOBAL : STB_LOCAL;
 		st->count++;
 		pos += nend - nstart + 1;
 	}

@@ -81,5 +81,51 @@ out=$("$TRACEKIT" cache --cache-dir "$T/tk" --add "$T/trunc" 2>&1); rc=$?
 "$TRACEKIT" cache --cache-dir "$T/perf" --gc >/dev/null || fail "--gc"
 [ -z "$(perf --buildid-dir "$T/perf" buildid-cache --list 2>/dev/null)" ] || fail "evicted entries listed"
 
+# --compress: tracekit reads its probes.gz, perf sees an empty probe cache (no error).
+"$TRACEKIT" cache --cache-dir "$T/gz" --compress --add "$T/sdtdemo" || fail "--compress --add"
+ls "$T/gz$T/sdtdemo/"*/probes.gz >/dev/null 2>&1 || fail "--compress wrote no probes.gz"
+[ "$("$TRACEKIT" cache --cache-dir "$T/gz" --query '%tkdemo:*' | grep -c '^sdt_')" = 2 ] ||
+	fail "query of gzip probes"
+perf --buildid-dir "$T/gz" buildid-cache --list 2>/dev/null | grep -q sdtdemo ||
+	fail "perf misses the --compress entry"
+perf --buildid-dir "$T/gz" probe --cache --list 2>/dev/null | grep -q sdt_ &&
+	fail "perf read gzip probes?"
+
+# --kcore with a made-up kcore (no /proc/kcore here): ROOT/proc/{kcore,kallsyms,modules}
+# and ROOT/sys/kernel/notes, as perf expects them.
+K=$T/root
+mkdir -p "$K/proc" "$K/sys/kernel"
+python3 - "$K" <<'PY'
+import struct, sys
+root = sys.argv[1]
+segs = [(0xffffffff81000000, 0x1000, 0x4000), (0xffffffffc0000000, 0x5000, 0x2000)]
+img = bytearray(0x7000)
+img[0:16] = b'\x7fELF\x02\x01\x01' + bytes(9)
+struct.pack_into('<HHIQQQIHHHHHH', img, 16, 4, 62, 1, 0, 64, 0, 0, 64, 56, 2, 0, 0, 0)
+for i, (va, off, ln) in enumerate(segs):
+    struct.pack_into('<IIQQQQQQ', img, 64 + 56 * i, 1, 7, off, va, 0, ln, ln, 4096)
+    img[off:off + ln] = bytes([0x40 + i]) * ln
+open(root + '/proc/kcore', 'wb').write(img)
+open(root + '/proc/kallsyms', 'w').write(
+    'ffffffff81000000 T _stext\nffffffff81000000 T _text\nffffffff81000800 T do_work\n'
+    'ffffffff81002000 T _etext\nffffffffc0000010 t mod_fn\t[mymod]\n')
+open(root + '/proc/modules', 'w').write('mymod 8192 0 - Live 0xffffffffc0000000\n')
+open(root + '/sys/kernel/notes', 'wb').write(struct.pack('<III', 4, 20, 3) + b'GNU\0' + bytes(range(1, 21)))
+PY
+kbid=0102030405060708090a0b0c0d0e0f1011121314
+"$TRACEKIT" cache --cache-dir "$T/k" --kcore "$K/proc/kcore" --probe 'do_work' ||
+	fail "--kcore"
+kc=$(ls -d "$T/k/[kernel.kcore]/$kbid/"* 2>/dev/null | head -1)
+[[ $(basename "$kc") =~ ^[0-9]{16}$ ]] || fail "--kcore directory: '$kc'"
+[ -r "$kc/kallsyms" ] && [ -r "$kc/modules" ] || fail "--kcore: kallsyms/modules not copied"
+[ "$(readelf -lW "$kc/kcore" 2>/dev/null | grep -c LOAD)" = 2 ] || fail "--kcore: want 2 PT_LOAD"
+grep -qx 'p:probe/do_work _text+2048' "$T/k/[kernel.kallsyms]/$kbid/probes" ||
+	fail "--kcore --probe: $(cat "$T/k/[kernel.kallsyms]/$kbid/probes")"
+out=$("$TRACEKIT" cache --cache-dir "$T/k" --kcore "$T/sdtdemo" 2>&1); rc=$?
+[ $rc = 1 ] && [[ $out == *"named 'kcore'"* ]] || fail "--kcore on a non-kcore: rc $rc: $out"
+cp "$T/sdtdemo" "$K/proc/kcore"
+out=$("$TRACEKIT" cache --cache-dir "$T/k" --kcore "$K/proc/kcore" 2>&1); rc=$?
+[ $rc = 1 ] && [[ $out == *"not a kcore"* ]] || fail "--kcore on an executable: rc $rc: $out"
+
 [ $fails = 0 ] && echo "cache: all perf oracle checks passed"
 exit $((fails > 0))

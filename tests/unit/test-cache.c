@@ -3,7 +3,10 @@
  * Unit tests of the cache module on a temporary cache directory: the perf
  * layout of an added binary, its probes file, queries, resolution of
  * record's "%PROVIDER/EVENT" specs, removal, LRU eviction, gc, and
- * symbolization through the cache (also after the binary changed on disk).
+ * symbolization through the cache (also after the binary changed on disk),
+ * gzip probe files, --kcore with a made-up ELF core, kernel probes,
+ * separate debug files for stripped binaries with perf's choice among
+ * aliases, and the uprobe lookup report uses for .dat events.
  * The perf oracle (perf reading our cache and the other way round) is in
  * tests/integration/test-cache.sh. Without cc or <sys/sdt.h>: skip (77).
  */
@@ -300,6 +303,359 @@ static void test_symbolize(void **state)
 	tk_cache_close(c);
 }
 
+static void test_gzip_probes(void **state)
+{
+	char bid[TK_BUILD_ID_HEX_MAX], path[600], gz[600];
+	struct tk_cache_uprobe *u;
+	struct tk_cache *c;
+	struct stat st;
+	size_t n;
+	char *text;
+	FILE *f;
+
+	(void)state;
+	fresh_cache();
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	tk_cache_set_gzip(c, true);
+	assert_int_equal(tk_cache_add(c, bin, bid), 1);
+	assert_int_equal(tk_cache_add_probe(c, bin, "work"), 0);
+	snprintf(path, sizeof(path), "%s%s/%s/probes", cdir, bin, bid);
+	snprintf(gz, sizeof(gz), "%s.gz", path);
+	/* perf's file stays, empty; the entries are in probes.gz. */
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	text = slurp(gz);
+	assert_int_equal((unsigned char)text[0], 0x1f);
+	assert_int_equal((unsigned char)text[1], 0x8b);
+	free(text);
+	assert_int_equal(tk_cache_query(c, NULL, false, NULL, NULL), 2);
+	assert_int_equal(tk_cache_resolve(c, "%tkdemo/start", &u, &n), 1);
+	assert_int_not_equal(u[0].ref_ctr, 0);
+	tk_cache_uprobes_free(u, n);
+
+	/* Back to plain: everything moves to probes, probes.gz goes. */
+	tk_cache_set_gzip(c, false);
+	assert_int_equal(tk_cache_add_probe(c, bin, "other=work%return"), 0);
+	assert_int_equal(access(gz, F_OK), -1);
+	text = slurp(path);
+	assert_non_null(strstr(text, "%sdt_tkdemo:start=start\n"));
+	assert_non_null(strstr(text, "#work\n"));
+	assert_non_null(strstr(text, "#probe_sdtdemo:other=work%return\n"));
+	free(text);
+
+	/* A gzip "probes" (not ours, but gzip) is read too; corrupt gzip is an error. */
+	assert_int_equal(system("true"), 0);
+	{
+		char cmd[1400];
+
+		snprintf(cmd, sizeof(cmd), "gzip -c %s > %s.tmp && mv %s.tmp %s", path, path, path,
+			 path);
+		assert_int_equal(system(cmd), 0);
+	}
+	assert_int_equal(tk_cache_query(c, NULL, false, NULL, NULL), 3);
+	f = fopen(gz, "w");
+	assert_non_null(f);
+	fputs("\x1f\x8b\x08\x00garbage", f);
+	fclose(f);
+	assert_int_equal(tk_cache_query(c, NULL, false, NULL, NULL), -EBADMSG);
+	assert_non_null(strstr(tk_errmsg(), "probes.gz"));
+	tk_cache_close(c);
+}
+
+/* Write @len bytes of @data to @path. */
+static void put(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+static void st16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+static void st32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static void st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+
+/*
+ * A made-up x86-64 kcore: kernel text at 0xffffffff81000000 (4 pages),
+ * a direct-map segment that must not be copied, and the module area at
+ * 0xffffffffc0000000 (2 pages); each page filled with its own byte.
+ */
+static void make_kcore(const char *root, uint16_t etype)
+{
+	static const struct { uint64_t vaddr, off, len; } segs[] = {
+		{0xffffffff81000000ull, 0x1000, 0x4000},
+		{0xffff888000000000ull, 0x5000, 0x3000},
+		{0xffffffffc0000000ull, 0x8000, 0x2000},
+	};
+	uint8_t *img = calloc(1, 0xa000);
+	char path[400];
+	static const char ks[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000000 T _text\n"
+		"ffffffff81001000 T vfs_read\n"
+		"ffffffff81002fff T _etext\n"
+		"ffff888000000100 D some_data\n"
+		"ffffffffc0000100 t mod_fn\t[mymod]\n";
+	static const char mods[] = "mymod 16384 0 - Live 0xffffffffc0000000\n";
+	static const uint8_t notes[] = {4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0,
+					0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+					11, 12, 13, 14, 15, 16};
+
+	assert_non_null(img);
+	memcpy(img, "\x7f" "ELF\x02\x01\x01", 7);
+	st16(img + 16, etype);
+	st16(img + 18, 62);
+	st32(img + 20, 1);
+	st64(img + 32, 64);
+	st16(img + 52, 64);
+	st16(img + 54, 56);
+	st16(img + 56, 3);
+	for (int i = 0; i < 3; i++) {
+		uint8_t *ph = img + 64 + 56 * i;
+
+		st32(ph, 1);
+		st32(ph + 4, 7);
+		st64(ph + 8, segs[i].off);
+		st64(ph + 16, segs[i].vaddr);
+		st64(ph + 32, segs[i].len);
+		st64(ph + 40, segs[i].len);
+		for (uint64_t k = 0; k < segs[i].len; k++)
+			img[segs[i].off + k] = (uint8_t)(0x10 * (i + 1) + (k >> 12));
+	}
+	snprintf(path, sizeof(path), "mkdir -p %s/proc %s/sys/kernel", root, root);
+	assert_int_equal(system(path), 0);
+	snprintf(path, sizeof(path), "%s/proc/kcore", root);
+	put(path, img, 0xa000);
+	snprintf(path, sizeof(path), "%s/proc/kallsyms", root);
+	put(path, ks, strlen(ks));
+	snprintf(path, sizeof(path), "%s/proc/modules", root);
+	put(path, mods, strlen(mods));
+	snprintf(path, sizeof(path), "%s/sys/kernel/notes", root);
+	put(path, notes, sizeof(notes));
+	free(img);
+}
+
+static void test_kcore(void **state)
+{
+	char root[300], kc[400], bid[TK_BUILD_ID_HEX_MAX], cmd[800], *probes;
+	const char *want = "deadbeef0102030405060708090a0b0c0d0e0f10";
+	struct tk_elf_segment seg[4];
+	struct tk_elf *elf;
+	struct tk_cache *c;
+	FILE *p;
+
+	(void)state;
+	fresh_cache();
+	snprintf(root, sizeof(root), "%s/root", tmpdir);
+	make_kcore(root, 4 /* ET_CORE */);
+	snprintf(kc, sizeof(kc), "%s/proc/kcore", root);
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	assert_int_equal(tk_cache_add_kcore(c, kc, false, bid), 1);
+	assert_string_equal(bid, want);
+	/* The same kcore again: nothing to do, unless forced. */
+	assert_int_equal(tk_cache_add_kcore(c, kc, false, NULL), 0);
+
+	snprintf(cmd, sizeof(cmd), "ls -d %s/'[kernel.kcore]'/%s/* | head -1", cdir, want);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(cmd, sizeof(cmd), p));
+	pclose(p);
+	cmd[strcspn(cmd, "\n")] = '\0';
+	/* YYYYmmddHHMMSShh */
+	assert_int_equal(strlen(strrchr(cmd, '/') + 1), 16);
+	strcat(cmd, "/kcore");
+	elf = tk_elf_open(cmd);
+	assert_non_null(elf);
+	/* Kernel text _stext.._etext (3 pages) and the modules (2 pages) only. */
+	assert_int_equal(tk_elf_segments(elf, seg, 4), 2);
+	assert_int_equal(seg[0].vaddr, 0xffffffff81000000ull);
+	assert_int_equal(seg[0].filesz, 0x3000);
+	assert_int_equal(seg[1].vaddr, 0xffffffffc0000000ull);
+	assert_int_equal(seg[1].filesz, 0x2000);
+	tk_elf_close(elf);
+	{
+		FILE *f = fopen(cmd, "r");
+		uint8_t b[2];
+
+		assert_non_null(f);
+		assert_int_equal(fseek(f, (long)(seg[0].offset + 0x2000), SEEK_SET), 0);
+		assert_int_equal(fread(b, 1, 1, f), 1);
+		assert_int_equal(fseek(f, (long)(seg[1].offset + 0x1000), SEEK_SET), 0);
+		assert_int_equal(fread(b + 1, 1, 1, f), 1);
+		fclose(f);
+		assert_int_equal(b[0], 0x12);
+		assert_int_equal(b[1], 0x31);
+	}
+
+	/* A kernel probe for that kernel, relative to _text. */
+	snprintf(cmd, sizeof(cmd), "%s/proc/kallsyms", root);
+	assert_int_equal(tk_cache_add_kernel_probe(c, cmd, bid, "vfs_read+8"), 0);
+	assert_int_equal(tk_cache_add_kernel_probe(c, cmd, bid, "nosuch"), -ENOENT);
+	snprintf(cmd, sizeof(cmd), "%s/[kernel.kallsyms]/%s/probes", cdir, want);
+	probes = slurp(cmd);
+	assert_string_equal(probes, "#vfs_read+8\np:probe/vfs_read _text+4104\n");
+	free(probes);
+	assert_int_equal(tk_cache_query(c, "probe:vfs_read", true, NULL, NULL), 1);
+
+	/* Not a kcore: wrong name, not ELF, not a core, bad headers. */
+	assert_int_equal(tk_cache_add_kcore(c, bin, false, NULL), -EINVAL);
+	snprintf(cmd, sizeof(cmd), "cp %s %s/proc/kcore", bin, root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tk_cache_add_kcore(c, kc, false, NULL), -EINVAL);
+	assert_non_null(strstr(tk_errmsg(), "ET_CORE"));
+	put(kc, "hello", 5);
+	assert_int_equal(tk_cache_add_kcore(c, kc, false, NULL), -ENOEXEC);
+	make_kcore(root, 4);
+	snprintf(cmd, sizeof(cmd), "truncate -s 200 %s", kc);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tk_cache_add_kcore(c, kc, true, NULL), -EBADMSG);
+	assert_non_null(strstr(tk_errmsg(), kc));
+	tk_cache_close(c);
+}
+
+static const char alias_src[] =
+	"static int __attribute__((noinline, used)) __mywork(int x) { return x * 3 + 1; }\n"
+	"int mywork(int x) __attribute__((weak, alias(\"__mywork\")));\n"
+	"int main(int argc, char **argv) { (void)argv; return mywork(argc) == 12345; }\n";
+
+static void test_debuginfo(void **state)
+{
+	char full[200], strip[200], dbgroot[200], cmd[1400], bid[TK_BUILD_ID_HEX_MAX];
+	const struct tk_elf_symbol *syms;
+	struct tk_symbol_info info;
+	struct tk_symbolizer *s;
+	uint64_t vaddr = 0, off;
+	struct tk_elf *elf;
+	struct tk_cache *c;
+	uint8_t id[TK_BUILD_ID_MAX];
+	size_t n;
+	int idn;
+
+	(void)state;
+	fresh_cache();
+	snprintf(full, sizeof(full), "%s/alias", tmpdir);
+	snprintf(strip, sizeof(strip), "%s/alias-stripped", tmpdir);
+	snprintf(dbgroot, sizeof(dbgroot), "%s/debugroot", tmpdir);
+	snprintf(cmd, sizeof(cmd), "%s/alias.c", tmpdir);
+	put(cmd, alias_src, strlen(alias_src));
+	snprintf(cmd, sizeof(cmd), "cc -O1 -o %s %s/alias.c && cp %s %s && strip --strip-all %s",
+		 full, tmpdir, full, strip, strip);
+	assert_int_equal(system(cmd), 0);
+
+	/* The link-time address of the alias pair, from the unstripped binary. */
+	elf = tk_elf_open(full);
+	assert_non_null(elf);
+	assert_int_equal(tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(syms[i].name, "mywork"))
+			vaddr = syms[i].value;
+	assert_int_not_equal(vaddr, 0);
+	assert_int_equal(tk_elf_vaddr_to_offset(elf, vaddr, &off), 0);
+	idn = tk_elf_build_id(elf, id, sizeof(id));
+	assert_true(idn > 0);
+	tk_build_id_hex(id, (size_t)idn, bid, sizeof(bid));
+	tk_elf_close(elf);
+
+	/* Stripped, no debug file: no .symtab, nothing covers the function. */
+	setenv("TRACEKIT_DEBUG_DIR", dbgroot, 1);
+	s = tk_symbolizer_new(NULL);
+	assert_non_null(s);
+	tk_symbolizer_lookup_file(s, strip, NULL, off, &info);
+	assert_null(info.symbol);
+	tk_symbolizer_free(s);
+
+	/* Install the debug file under the build id: perf's choice, the LOCAL __mywork. */
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/.build-id/%.2s && objcopy --only-keep-debug %s "
+		 "%s/.build-id/%.2s/%s.debug", dbgroot, bid, full, dbgroot, bid, bid + 2);
+	assert_int_equal(system(cmd), 0);
+	s = tk_symbolizer_new(NULL);
+	assert_non_null(s);
+	assert_int_equal(tk_symbolizer_lookup_file(s, strip, NULL, off + 1, &info), 0);
+	assert_non_null(info.symbol);
+	assert_string_equal(info.symbol, "__mywork");
+	assert_int_equal(info.offset, 1);
+	tk_symbolizer_free(s);
+
+	/* Cached: the entry's "debug" serves when the debug root is gone. */
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	assert_int_equal(tk_cache_add(c, strip, NULL), 0);
+	snprintf(cmd, sizeof(cmd), "%s%s/%s/debug", cdir, strip, bid);
+	assert_int_equal(access(cmd, R_OK), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dbgroot);
+	assert_int_equal(system(cmd), 0);
+	s = tk_symbolizer_new(c);
+	assert_non_null(s);
+	assert_int_equal(tk_symbolizer_add_map(s, 0x7f0000000000, 0x100000, 0, strip, bid), 0);
+	assert_int_equal(tk_symbolizer_lookup(s, 0x7f0000000000 + off, &info), 0);
+	assert_string_equal(info.symbol, "__mywork");
+	tk_symbolizer_free(s);
+	tk_cache_close(c);
+	unsetenv("TRACEKIT_DEBUG_DIR");
+
+	/* glibc: perf reports brk as __brk (LOCAL beats WEAK) when libc's debug file is installed. */
+	elf = tk_elf_open("/lib/x86_64-linux-gnu/libc.so.6");
+	if (elf) {
+		idn = tk_elf_build_id(elf, id, sizeof(id));
+		tk_build_id_hex(id, (size_t)idn, bid, sizeof(bid));
+		assert_int_equal(tk_elf_symbols(elf, TK_ELF_DYNSYM, &syms, &n), 0);
+		vaddr = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(syms[i].name, "brk"))
+				vaddr = syms[i].value;
+		snprintf(cmd, sizeof(cmd), "/usr/lib/debug/.build-id/%.2s/%s.debug", bid, bid + 2);
+		if (vaddr && access(cmd, R_OK) == 0 &&
+		    tk_elf_vaddr_to_offset(elf, vaddr, &off) == 0) {
+			s = tk_symbolizer_new(NULL);
+			assert_non_null(s);
+			assert_int_equal(tk_symbolizer_lookup_file(s, "/lib/x86_64-linux-gnu/libc.so.6",
+								   NULL, off, &info), 0);
+			assert_string_equal(info.symbol, "__brk");
+			tk_symbolizer_free(s);
+		}
+		tk_elf_close(elf);
+	}
+}
+
+static void test_lookup_uprobe(void **state)
+{
+	struct tk_symbol_info info;
+	struct tk_symbolizer *s;
+	struct tk_cache *c;
+	int n;
+
+	(void)state;
+	fresh_cache();
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	assert_int_equal(tk_cache_add(c, bin, NULL), 1);
+	assert_int_equal(tk_cache_add_probe(c, bin, "work+4"), 0);
+	s = tk_symbolizer_new(c);
+	assert_non_null(s);
+	/* A .dat uprobe event: group and event name only, no process maps. */
+	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "sdt_tkdemo", "start", 0, &info), 0);
+	assert_string_equal(info.symbol, "work");
+	assert_string_equal(info.dso, bin);
+	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "probe_sdtdemo", "work", 0x1234, &info), 0);
+	assert_string_equal(info.symbol, "work");
+	assert_int_equal(info.offset, 4);
+	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "nogroup", "noevent", 0, &info), -ENOENT);
+	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "", "x", 0, &info), -EINVAL);
+	/* Our own process: main() of this test binary resolves through /proc/self/maps. */
+	n = tk_symbolizer_add_pid(s, getpid());
+	assert_true(n > 0);
+	assert_int_equal(tk_symbolizer_lookup(s, (uint64_t)(uintptr_t)&test_lookup_uprobe, &info),
+			 0);
+	assert_non_null(info.symbol);
+	assert_string_equal(info.symbol, "test_lookup_uprobe");
+	assert_int_equal(tk_symbolizer_add_pid(s, 999999999), -ENOENT);
+	tk_symbolizer_free(s);
+	tk_cache_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +663,10 @@ int main(void)
 		cmocka_unit_test(test_query_resolve),
 		cmocka_unit_test(test_remove_evict_gc),
 		cmocka_unit_test(test_symbolize),
+		cmocka_unit_test(test_gzip_probes),
+		cmocka_unit_test(test_kcore),
+		cmocka_unit_test(test_debuginfo),
+		cmocka_unit_test(test_lookup_uprobe),
 	};
 
 	if (system("command -v cc >/dev/null && (test -e /usr/include/x86_64-linux-gnu/sys/sdt.h"

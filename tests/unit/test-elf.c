@@ -474,6 +474,38 @@ static void test_raw_notes(void **state)
 	assert_int_equal(tk_elf_notes_build_id(md5, 8, false, "notes", 0, id, sizeof(id)), -ENOENT);
 }
 
+/* perf 6.1's choice among symbols at one address (symbol.c choose_best_symbol). */
+static void test_alias_choice(void **state)
+{
+	static const char ks[] =
+		"ffffffff81000000 W brk\n"		/* weak loses to the local __brk */
+		"ffffffff81000000 t __brk\n"
+		"ffffffff81001000 t local_one\n"	/* global beats local */
+		"ffffffff81001000 T global_one\n"
+		"ffffffff81002000 T __two\n"		/* fewer underscores win */
+		"ffffffff81002000 T _two\n"
+		"ffffffff81003000 T abc\n"		/* then the longer name */
+		"ffffffff81003000 T abcd\n"
+		"ffffffff81004000 T SyS_read\n"		/* x86: never the SyS alias */
+		"ffffffff81004000 T sys_read\n"
+		"ffffffff81005000 T first\n"		/* full tie: table order */
+		"ffffffff81005000 T other\n"
+		"ffffffff81006000 T end\n";
+	struct tk_symtab *st;
+
+	(void)state;
+	st = tk_symtab_new_kallsyms(ks, strlen(ks), "test-kallsyms");
+	assert_non_null(st);
+	assert_int_equal(tk_symtab_count(st), 7);
+	assert_string_equal(tk_symtab_lookup(st, 0xffffffff81000010ull, NULL, NULL), "__brk");
+	assert_string_equal(tk_symtab_lookup(st, 0xffffffff81001000ull, NULL, NULL), "global_one");
+	assert_string_equal(tk_symtab_lookup(st, 0xffffffff81002000ull, NULL, NULL), "_two");
+	assert_string_equal(tk_symtab_lookup(st, 0xffffffff81003000ull, NULL, NULL), "abcd");
+	assert_string_equal(tk_symtab_lookup(st, 0xffffffff81004000ull, NULL, NULL), "sys_read");
+	assert_string_equal(tk_symtab_lookup(st, 0xffffffff81005000ull, NULL, NULL), "first");
+	tk_symtab_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -482,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_symbols_vs_nm),
 		cmocka_unit_test(test_sdt_vs_readelf),
 		cmocka_unit_test(test_symtab_lookup),
+		cmocka_unit_test(test_alias_choice),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_raw_notes),
 	};

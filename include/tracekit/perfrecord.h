@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * tracekit perfrecord: record tracepoints through perf_event_open into a
- * perf.data file (written with the perfdata writer), system-wide on every
- * online CPU, for a duration or around a command.
+ * tracekit perfrecord: record tracepoints, software and hardware events
+ * through perf_event_open into a perf.data file (written with the perfdata
+ * writer), system-wide on every online CPU or following a command and its
+ * children, for a duration or around the command.
  */
 #ifndef TRACEKIT_PERFRECORD_H
 #define TRACEKIT_PERFRECORD_H
@@ -17,10 +18,17 @@
 extern "C" {
 #endif
 
-/** One -e argument: "SYSTEM:EVENT" or "SYSTEM" (globs allowed in both parts). */
+/**
+ * One -e argument: a software or hardware event as perf names it
+ * ("cpu-clock", "task-clock", "page-faults", "context-switches", "cycles",
+ * "instructions"..., optionally with a ":u" or ":k" modifier), sampled by
+ * frequency or period; or a tracepoint "SYSTEM:EVENT" or "SYSTEM" (globs
+ * allowed in both parts), sampled at every hit.
+ */
 struct tk_perfrecord_event {
 	const char *spec;
-	const char *filter;          /* tracepoint filter (PERF_EVENT_IOC_SET_FILTER) or NULL */
+	const char *filter;          /* tracepoint filter (PERF_EVENT_IOC_SET_FILTER) or NULL;
+					-EINVAL for a software or hardware event */
 };
 
 /** What tk_perfrecord_run() records; zero-initialise. */
@@ -35,12 +43,26 @@ struct tk_perfrecord_opts {
 						      0: 64 */
 	int argc;                                  /* command line for the CMDLINE feature */
 	const char *const *argv;
+	uint64_t freq;                             /* samples/s of software and hardware
+						      events; 0: 4000 (unless @period) */
+	uint64_t period;                           /* sample every @period events instead
+						      (all events, tracepoints too); 0: off */
+	bool callchain;                            /* PERF_SAMPLE_CALLCHAIN on every event */
+	bool system_wide;                          /* every task on every CPU; implied
+						      without @command. Otherwise only the
+						      command and its descendants (events
+						      inherit, enabled at its exec) */
+	bool append;                               /* add a recording to @output, a
+						      finished perf.data
+						      (tk_perfdata_append_open()) */
 };
 
 /** What tk_perfrecord_run() did. */
 struct tk_perfrecord_stats {
 	uint32_t nr_cpus;            /* CPUs recorded */
 	uint32_t nr_tracepoints;     /* tracepoints after glob expansion */
+	uint32_t nr_counters;        /* software and hardware events */
+	uint32_t nr_build_ids;       /* BUILD_ID entries of the DSOs samples hit */
 	uint64_t samples;            /* SAMPLE records written */
 	uint64_t records;            /* all records from the rings */
 	uint64_t lost;               /* samples the kernel dropped (PERF_RECORD_LOST sums) */
@@ -52,26 +74,37 @@ struct tk_perfrecord_stats {
 };
 
 /**
- * tk_perfrecord_run() - record tracepoints into a perf.data file
+ * tk_perfrecord_run() - record events into a perf.data file
  * @opts:  what to record and where
  * @stats: receives the counters (also on failure, as far as it got); may be NULL
  *
- * Opens one tracepoint event per online CPU per event (sample_period 1,
- * IDENTIFIER|TID|TIME|CPU|PERIOD|RAW) plus a dummy event per CPU that
- * carries COMM/FORK/EXIT, one ring of @mmap_pages per CPU shared by that
- * CPU's events. The file gets COMM records for every task alive at the
- * start, the ring contents with a FINISHED_ROUND after each drain pass,
- * TRACING_DATA and the host features. The command is forked first, held
- * until the events are enabled, then exec'ed; recording stops when it
- * exits, after @duration, or on SIGINT/SIGTERM/SIGHUP.
+ * Opens every event once per online CPU (tracepoints: sample_period 1,
+ * IDENTIFIER|TID|TIME|CPU|PERIOD|RAW; software and hardware events:
+ * IDENTIFIER|IP|TID|TIME|CPU|PERIOD, by frequency or period; CALLCHAIN
+ * added with @callchain) plus a dummy event per CPU that carries COMM
+ * (with exec), MMAP2, FORK and EXIT, one ring of @mmap_pages per CPU
+ * shared by that CPU's events. System-wide, the file gets a COMM for every
+ * thread alive at the start and an MMAP2 for every executable mapping of
+ * every process; following a command, a COMM for the command. Both get the
+ * kernel's MMAP ("[kernel.kallsyms]_text") as perf writes it. Then the ring
+ * contents with a FINISHED_ROUND after each drain pass, and at the end
+ * TRACING_DATA (when tracepoints were recorded), BUILD_ID for the kernel,
+ * [vdso] and every file that a sample's ip hit, and the host features.
+ * The command is forked first, held until the events are open (and, system
+ * wide, enabled), then exec'ed; recording stops when it exits, after
+ * @duration, or on SIGINT/SIGTERM/SIGHUP.
  *
  * Context: blocking; for its duration SIGINT, SIGTERM, SIGHUP and SIGCHLD
  * are blocked in the calling thread and taken through a signalfd (the
  * previous mask is restored). Reaps the command's child process. Needs
  * CAP_PERFMON (or root) and tracefs.
  * Return: 0, or a negative errno with tk_errmsg() set: -ENOENT (no
- * tracepoint matches a spec), -EINVAL (bad options), -EACCES/-EPERM
- * (perf_event_open refused), exec errors of the command, I/O errors.
+ * tracepoint matches a spec; a hardware event this machine lacks),
+ * -EOPNOTSUPP (idem, other kernels), -EINVAL (bad options, a filter on a
+ * non-tracepoint, --freq above kernel.perf_event_max_sample_rate, an
+ * append whose events do not match the file's: the file is then left
+ * untouched), -EACCES/-EPERM (perf_event_open refused), exec errors of the
+ * command, I/O errors.
  */
 TK_API int tk_perfrecord_run(const struct tk_perfrecord_opts *opts,
 			     struct tk_perfrecord_stats *stats);

@@ -94,8 +94,19 @@ const char cmd_record_usage[] =
 	"      --capture splice|mmap\n"
 	"                          how pages leave the kernel (default splice; mmap\n"
 	"                          needs kernel 6.10, kept for measurements)\n"
-	"      --perf              record tracepoints through perf_event_open into a\n"
-	"                          perf.data file (default when FILE ends in .data)\n"
+	"      --perf              record through perf_event_open into a perf.data\n"
+	"                          file (default when FILE ends in .data); -e then\n"
+	"                          also takes software and hardware events by perf's\n"
+	"                          names (cpu-clock, task-clock, page-faults, cycles,\n"
+	"                          instructions...; :u or :k for user or kernel only)\n"
+	"  perf.data options (with --perf):\n"
+	"  -a, --all-cpus          every task on every CPU (the default without\n"
+	"                          COMMAND; with it, only COMMAND and its children)\n"
+	"      --freq HZ           samples per second of software and hardware events\n"
+	"                          (default 4000)\n"
+	"  -c, --count COUNT       a sample every COUNT events instead (all events)\n"
+	"  -g                      record callchains\n"
+	"      --append            add this recording to the existing FILE\n"
 	"  -q, --quiet             no summary\n"
 	"  -h, --help              show this help\n";
 
@@ -227,6 +238,9 @@ struct record_args {
 	bool follow;
 	double duration;
 	bool quiet;
+	/* --perf only */
+	bool all_cpus, callchain, append;
+	uint64_t freq, count;
 	bool output_set;
 	char **command;
 };
@@ -379,15 +393,29 @@ static int run_perf(struct record_args *a, int argc, char **argv)
 	o.command = a->command;
 	o.argc = argc;
 	o.argv = (const char *const *)argv;
+	o.freq = a->freq;
+	o.period = a->count;
+	o.callchain = a->callchain;
+	o.system_wide = a->all_cpus;
+	o.append = a->append;
 	r = tk_perfrecord_run(&o, &st);
 	free(ev);
 	if (r < 0)
-		return cli_lib_error(o.output);
-	if (!a->quiet)
-		fprintf(stderr, "tracekit record: %s: %" PRIu64 " samples of %u tracepoints on %u CPUs, "
-			"%.2f MB, %" PRIu64 " samples lost (%" PRIu64 " LOST records)\n",
-			o.output, st.samples, st.nr_tracepoints, st.nr_cpus, (double)st.bytes / 1e6,
-			st.lost, st.lost_records);
+		return cli_lib_error(NULL);
+	if (!a->quiet) {
+		fprintf(stderr, "tracekit record: %s%s: %" PRIu64 " samples of %u tracepoints and %u "
+			"other events on %u CPUs, %.2f MB, %u build ids, %" PRIu64
+			" samples lost (%" PRIu64 " LOST records)\n",
+			o.output, o.append ? " (appended)" : "", st.samples, st.nr_tracepoints,
+			st.nr_counters, st.nr_cpus, (double)st.bytes / 1e6, st.nr_build_ids, st.lost,
+			st.lost_records);
+		if (st.child_exited && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status))
+			fprintf(stderr, "tracekit record: command exited with status %d\n",
+				WEXITSTATUS(st.child_status));
+		else if (st.child_exited && WIFSIGNALED(st.child_status))
+			fprintf(stderr, "tracekit record: command killed by signal %d\n",
+				WTERMSIG(st.child_status));
+	}
 	return CLI_OK;
 }
 
@@ -583,7 +611,7 @@ static int resolve_cached_events(struct record_args *a)
 int cmd_record(int argc, char **argv)
 {
 	enum { OPT_DURATION = 256, OPT_TOP, OPT_COMPRESSION, OPT_FILE_VERSION, OPT_CAPTURE,
-	       OPT_PERF, OPT_PROBE, OPT_CACHE_DIR };
+	       OPT_PERF, OPT_PROBE, OPT_CACHE_DIR, OPT_FREQ, OPT_APPEND };
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, 'f'},
@@ -602,6 +630,10 @@ int cmd_record(int argc, char **argv)
 		{"perf", no_argument, NULL, OPT_PERF},
 		{"probe", required_argument, NULL, OPT_PROBE},
 		{"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
+		{"all-cpus", no_argument, NULL, 'a'},
+		{"freq", required_argument, NULL, OPT_FREQ},
+		{"count", required_argument, NULL, 'c'},
+		{"append", no_argument, NULL, OPT_APPEND},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -609,7 +641,8 @@ int cmd_record(int argc, char **argv)
 	struct record_args a = {0};
 	struct tk_tracefs_probe probe;
 	const char *codec = NULL;
-	bool perf = false;
+	bool perf = false, perf_only = false;
+	unsigned long long u64;
 	uint32_t v;
 	char *end;
 	int c, r;
@@ -629,7 +662,7 @@ int cmd_record(int argc, char **argv)
 	}
 
 	/* "+" stops at the command: its options are its own. */
-	while ((c = getopt_long(argc, argv, "+:e:f:p:o:b:C:P:FB:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:f:p:o:b:C:P:FB:qhac:g", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			a.events[a.nevents++].spec = optarg;
@@ -728,6 +761,30 @@ int cmd_record(int argc, char **argv)
 		case 'q':
 			a.quiet = true;
 			break;
+		case 'a':
+			a.all_cpus = perf_only = true;
+			break;
+		case 'g':
+			a.callchain = perf_only = true;
+			break;
+		case OPT_APPEND:
+			a.append = perf_only = true;
+			break;
+		case OPT_FREQ:
+		case 'c':
+			errno = 0;
+			u64 = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || !u64 || optarg[0] == '-') {
+				r = cli_usage_error("%s must be a positive number, not '%s'",
+						    c == 'c' ? "-c" : "--freq", optarg);
+				goto out;
+			}
+			if (c == 'c')
+				a.count = u64;
+			else
+				a.freq = u64;
+			perf_only = true;
+			break;
 		case 'h':
 			fputs(cmd_record_usage, stdout);
 			r = cli_finish_stdout(CLI_OK);
@@ -775,10 +832,19 @@ int cmd_record(int argc, char **argv)
 		}
 		if (a.npids || a.follow || a.opts.tracer || a.opts.buffer_kb || a.opts.clock ||
 		    a.opts.top || a.opts.instance)
-			r = cli_usage_error("perf.data recording takes only -e, -f, -o, --duration "
-					    "and -q");
+			r = cli_usage_error("perf.data recording takes only -e, -f, -o, -a, -c, -g, "
+					    "--freq, --append, --duration and -q");
+		else if (a.freq && a.count)
+			r = cli_usage_error("--freq and -c exclude each other");
+		else if (a.append && !a.output_set)
+			r = cli_usage_error("--append needs the file to add to (-o FILE)");
 		else
 			r = run_perf(&a, argc, argv);
+		goto out;
+	}
+	if (perf_only) {
+		r = cli_usage_error("-a, -c, -g, --freq and --append record into perf.data: add "
+				    "--perf or name the output *.data");
 		goto out;
 	}
 	r = resolve_cached_events(&a);

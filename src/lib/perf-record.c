@@ -1,20 +1,33 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * perf-record: tracepoints through perf_event_open into perf.data.
+ * perf-record: tracepoints, software and hardware events through
+ * perf_event_open into perf.data.
  *
- * Events. Every -e spec is expanded against tracefs' events/SYSTEM/EVENT
- * directories (fnmatch on both parts); the tracepoint's attr.config is the
- * number in events/S/E/id. Each tracepoint is opened once per online CPU,
- * system-wide (pid -1), disabled, with sample_period 1 and sample_type
- * IDENTIFIER|TID|TIME|CPU|PERIOD|RAW (0x10586). IDENTIFIER puts the id at
- * a fixed place in every record, which is what lets perf tell several
- * events apart. A dummy software event per CPU (type 1, config 9) sets
- * comm/comm_exec/task so that the kernel reports exec, fork and exit: the
- * command's name after exec comes from there. Every attr has sample_id_all,
- * so those side-band records end with the {pid,tid}{time}{cpu}{id} trailer
- * (32 bytes). All events of a CPU write into one ring (the first fd's
- * mmap, the others PERF_EVENT_IOC_SET_OUTPUT to it), so a pass over the
- * rings is one read per CPU.
+ * Events. An -e spec that names a software or hardware event as perf does
+ * ("cpu-clock", "page-faults", "cycles"..., optionally ":u"/":k") is a
+ * counter: sampled by frequency (attr.freq, 4000 Hz by default, as perf)
+ * or every -c COUNT events, sample_type IDENTIFIER|IP|TID|TIME|CPU|PERIOD
+ * (0x10187). Any other spec is expanded against tracefs'
+ * events/SYSTEM/EVENT directories (fnmatch on both parts); the
+ * tracepoint's attr.config is the number in events/S/E/id, sample_period
+ * 1, sample_type IDENTIFIER|TID|TIME|CPU|PERIOD|RAW (0x10586). Callchains
+ * (-g) add CALLCHAIN to both. IDENTIFIER puts the id at a fixed place in
+ * every record, which is what lets perf tell several events apart. A
+ * dummy software event (type 1, config 9) sets comm/comm_exec/task/mmap/
+ * mmap2 so that the kernel reports exec, fork, exit and every executable
+ * mapping. Every attr has sample_id_all, so those side-band records end
+ * with the {pid,tid}{time}{cpu}{id} trailer (32 bytes, the same for every
+ * attr: perf reads the trailer by the first event's layout).
+ *
+ * Targets. System-wide (-a, or no command): every event once per online
+ * CPU with pid -1. Around a command without -a: once per CPU with pid =
+ * the held child, inherit (its descendants count too) and enable_on_exec
+ * (nothing before the exec: the kernel enables the events as the image
+ * is replaced, before it names the task, so the exec COMM is recorded).
+ * inherit needs per-CPU events to be mmap'ed, hence not one per-task ring.
+ * All events of a CPU write into one ring (the first fd's mmap, the others
+ * PERF_EVENT_IOC_SET_OUTPUT to it), so a pass over the rings is one read
+ * per CPU.
  *
  * Ring protocol. The mmap is one metadata page and 2^n data pages. The
  * kernel advances data_head; we load it with acquire semantics (the records
@@ -24,13 +37,37 @@
  * the ring is full the kernel drops samples and later writes a
  * PERF_RECORD_LOST {id, lost}; we sum those.
  *
- * File. COMM records (time 0, trailer zero: perf maps id 0 to the first
- * event) name every task alive at the start, the recorder and the held
- * command included, before any ring data. After each drain pass that found
- * data a FINISHED_ROUND is written: records of one pass are not sorted
- * across CPUs, and the marker tells perf it may sort and flush everything
- * older than the previous pass. TRACING_DATA (the formats, from the live
- * tracefs) and the host features are written at finish.
+ * File. First what perf synthesizes: the kernel map as a type-1 MMAP
+ * (pid -1, [_text, _etext) from /proc/kallsyms, pgoff = _text, name
+ * "[kernel.kallsyms]_text", misc KERNEL) so perf relocates kallsyms; then
+ * system-wide a COMM for every thread alive and an MMAP2 for every
+ * executable mapping of every process (/proc/PID/maps: prot, MAP_PRIVATE
+ * or MAP_SHARED, dev, inode; anonymous ones named "//anon"), or around a
+ * command a COMM for the held child. Their trailers are zero (time 0, id
+ * 0: perf maps id 0 to the first event). Then the ring contents, with a
+ * FINISHED_ROUND after each drain pass that found data: records of one
+ * pass are not sorted across CPUs, and the marker tells perf it may sort
+ * and flush everything older than the previous pass. At finish:
+ * TRACING_DATA (the formats, from the live tracefs), BUILD_ID and the host
+ * features.
+ *
+ * Build ids. While draining, MMAP/MMAP2 records (and the synthesized ones)
+ * fill a per-process table of executable maps, FORK copies the parent's,
+ * and the ip of every counter sample marks the file its map holds as hit
+ * (kernel-mode ips mark [kernel.kallsyms]), as perf's build-id pass does.
+ * Rings are drained CPU by CPU, so a sample can be seen before the MMAP2
+ * of another CPU that precedes it; such ips are kept (up to PENDING_MAX)
+ * and resolved at the end. The newest map covering an address wins, which
+ * is what an exec or a remap means. At finish the hit files' build ids are
+ * read with the elf module (files that vanished or have none are left
+ * out), the kernel's from /sys/kernel/notes, and [vdso]'s from our own
+ * vdso image whenever a process mapped one (perf always lists it).
+ *
+ * Append. The file is opened with tk_perfdata_append_open(): equal attrs
+ * get the new ids, a changed attr is refused before anything is written.
+ * TRACING_DATA is rebuilt from the old file's tracepoints and the new ones
+ * (an old tracepoint whose id the running kernel gives to another event,
+ * after a reboot, is refused: perf would decode it with the wrong format).
  *
  * Waiting. Signals arrive through a signalfd polled with the rings, and
  * the poll timeout (100 ms, or less before the deadline) also drains rings
@@ -56,6 +93,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tracekit/elf.h>
 #include <tracekit/perfdata.h>
 #include <tracekit/perfrecord.h>
 #include <tracekit/tracefs.h>
@@ -65,16 +103,25 @@
 #define TP_SAMPLE_TYPE                                                                    \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |  \
 	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW)
+#define CTR_SAMPLE_TYPE                                                                   \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |   \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
 #define DUMMY_SAMPLE_TYPE                                                                 \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 /* sample_id_all trailer of TID|TIME|CPU|IDENTIFIER. */
 #define TRAILER_SIZE 32
 #define MAX_RECORD 65536
+#define DEFAULT_FREQ 4000
+#define PENDING_MAX 65536
+#define MISC_CPUMODE_MASK 7
 
-struct tp {
-	char *name;          /* "system:event" */
-	uint64_t id;
+/* An event to open: a tracepoint or a counter (software or hardware). */
+struct ev {
+	char *name;          /* "system:event", "cpu-clock", "cycles:u" */
+	uint32_t type;       /* PERF_TYPE_* */
+	uint64_t config;
 	const char *filter;
+	bool exclude_user, exclude_kernel;
 };
 
 struct ring {
@@ -85,25 +132,69 @@ struct ring {
 	uint64_t data_size;
 };
 
+/* Kernel id of an event fd, for finding a sample's event. */
+struct idmap {
+	uint64_t id;
+	size_t ev;           /* index into evs, nr_evs for the dummy */
+};
+
+/* A file that executable maps point at; hit once a sample's ip lands in it. */
+struct dso {
+	char *path;
+	uint32_t hash;
+	bool hit;
+};
+
+struct umap {
+	uint64_t start, end;
+	uint32_t dso;
+};
+
+struct uproc {
+	int32_t pid;         /* 0: free slot (pid 0 never maps user code) */
+	struct umap *maps;
+	size_t n, cap;
+};
+
+struct pending {
+	int32_t pid;
+	uint64_t ip;
+};
+
 struct session {
 	const struct tk_perfrecord_opts *o;
 	struct tk_perfrecord_stats *st;
-	struct tp *tps;
-	size_t nr_tps, cap_tps;
+	struct ev *evs;
+	size_t nr_evs, cap_evs, nr_tps;
+	char **old_tps;      /* append: tracepoints of the existing file */
+	size_t nr_old_tps;
+	uint64_t freq;
 	int *cpus;
 	size_t nr_cpus;
-	int *fds;            /* [cpu][nr_tps + 1] */
+	int *fds;            /* [cpu][nr_evs + 1] */
 	size_t nr_fds;
+	struct idmap *ids;   /* sorted by id */
+	size_t nr_ids;
 	struct ring *rings;
 	struct tk_perfdata_writer *w;
 	unsigned char *buf;  /* MAX_RECORD bytes for a record that wraps */
 	pid_t child;
 	int go_fd, err_fd;
+	bool system_wide;
+
+	struct dso *dsos;
+	size_t nr_dsos, cap_dsos;
+	struct uproc *procs; /* open addressing by pid, cap a power of two */
+	size_t nr_procs, cap_procs;
+	struct pending *pend;
+	size_t nr_pend;
+	bool kernel_hit, vdso_seen;
+	int track_err;       /* first failure of the tracking tables (ENOMEM) */
 };
 
-static int sys_perf_event_open(struct perf_event_attr *attr, int cpu)
+static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
-	return (int)syscall(SYS_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 /* Every record goes through here: the data size is reported in the stats. */
@@ -118,31 +209,103 @@ static int emit(struct session *s, const void *rec, size_t size)
 
 /* ------------------------------------------------------------ events, CPUs */
 
-static int add_tp(struct session *s, const char *sys, const char *ev, uint64_t id,
-		  const char *filter)
-{
-	size_t len = strlen(sys) + strlen(ev) + 2;
+/* The software and hardware events perf knows by name (perf list). */
+static const struct named_event {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+} named_events[] = {
+	{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK},
+	{"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+	{"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
+	{"faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
+	{"minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN},
+	{"major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ},
+	{"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+	{"cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+	{"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
+	{"migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
+	{"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS},
+	{"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS},
+	{"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+	{"cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+	{"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+	{"cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
+	{"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
+	{"branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
+	{"branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
+	{"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
+	{"bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES},
+	{"stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND},
+	{"stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND},
+	{"ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES},
+};
 
-	for (size_t i = 0; i < s->nr_tps; i++) {
-		if (s->tps[i].id == id)
+static int add_ev(struct session *s, const char *name, uint32_t type, uint64_t config,
+		  const char *filter, bool excl_user, bool excl_kernel)
+{
+	for (size_t i = 0; i < s->nr_evs; i++) {
+		const struct ev *e = &s->evs[i];
+
+		if (e->type == type && e->config == config && e->exclude_user == excl_user &&
+		    e->exclude_kernel == excl_kernel)
 			return 0;
 	}
-	if (s->nr_tps == s->cap_tps) {
-		size_t cap = s->cap_tps ? s->cap_tps * 2 : 16;
-		struct tp *n = realloc(s->tps, cap * sizeof(*n));
+	if (s->nr_evs == s->cap_evs) {
+		size_t cap = s->cap_evs ? s->cap_evs * 2 : 16;
+		struct ev *n = realloc(s->evs, cap * sizeof(*n));
 
 		if (!n)
 			return tk_fail(ENOMEM, "out of memory");
-		s->tps = n;
-		s->cap_tps = cap;
+		s->evs = n;
+		s->cap_evs = cap;
 	}
-	s->tps[s->nr_tps].name = malloc(len);
-	if (!s->tps[s->nr_tps].name)
+	s->evs[s->nr_evs] = (struct ev){
+		.name = strdup(name), .type = type, .config = config, .filter = filter,
+		.exclude_user = excl_user, .exclude_kernel = excl_kernel,
+	};
+	if (!s->evs[s->nr_evs].name)
 		return tk_fail(ENOMEM, "out of memory");
-	snprintf(s->tps[s->nr_tps].name, len, "%s:%s", sys, ev);
-	s->tps[s->nr_tps].id = id;
-	s->tps[s->nr_tps].filter = filter;
-	s->nr_tps++;
+	s->nr_evs++;
+	if (type == PERF_TYPE_TRACEPOINT)
+		s->nr_tps++;
+	return 0;
+}
+
+/*
+ * A named counter, with an optional modifier of u (user only) and k
+ * (kernel only). Returns 1 when @spec is one, 0 when it is not (then it is
+ * a tracepoint spec), or a negative errno.
+ */
+static int parse_counter(struct session *s, const struct tk_perfrecord_event *e)
+{
+	const char *colon = strchr(e->spec, ':');
+	size_t n = colon ? (size_t)(colon - e->spec) : strlen(e->spec);
+	bool u = false, k = false;
+	int r;
+
+	for (size_t i = 0; i < sizeof(named_events) / sizeof(named_events[0]); i++) {
+		const struct named_event *ne = &named_events[i];
+
+		if (strlen(ne->name) != n || strncmp(ne->name, e->spec, n))
+			continue;
+		for (const char *m = colon ? colon + 1 : ""; *m; m++) {
+			if (*m == 'u') {
+				u = true;
+			} else if (*m == 'k') {
+				k = true;
+			} else {
+				/* "cycles:foo" could only be a tracepoint of a system named cycles. */
+				return 0;
+			}
+		}
+		if (e->filter)
+			return tk_fail(EINVAL, "event %s: filters (-f) apply to tracepoints only",
+				       e->spec);
+		/* ":u" excludes the kernel, ":k" the user; both (or none) count both. */
+		r = add_ev(s, e->spec, ne->type, ne->config, NULL, k && !u, u && !k);
+		return r < 0 ? r : 1;
+	}
 	return 0;
 }
 
@@ -169,15 +332,18 @@ static int read_id(const char *path, uint64_t *id)
 
 static int expand_spec(struct session *s, const char *root, const struct tk_perfrecord_event *e)
 {
-	char sys_pat[256], path[4096];
+	char sys_pat[256], path[4096], name[600];
 	const char *ev_pat = "*";
 	const char *colon = strchr(e->spec, ':');
 	size_t n = colon ? (size_t)(colon - e->spec) : strlen(e->spec);
 	size_t matched = 0;
 	DIR *top, *sd;
 	struct dirent *a, *b;
-	int r = 0;
+	int r;
 
+	r = parse_counter(s, e);
+	if (r)
+		return r < 0 ? r : 0;
 	if (n == 0 || n >= sizeof(sys_pat))
 		return tk_fail(EINVAL, "event \"%s\" is not SYSTEM[:EVENT]", e->spec);
 	memcpy(sys_pat, e->spec, n);
@@ -207,7 +373,8 @@ static int expand_spec(struct session *s, const char *root, const struct tk_perf
 			    read_id(path, &id) < 0)
 				continue;
 			matched++;
-			r = add_tp(s, a->d_name, b->d_name, id, e->filter);
+			snprintf(name, sizeof(name), "%s:%s", a->d_name, b->d_name);
+			r = add_ev(s, name, PERF_TYPE_TRACEPOINT, id, e->filter, false, false);
 		}
 		closedir(sd);
 	}
@@ -263,33 +430,55 @@ static int online_cpus(struct session *s)
 	return 0;
 }
 
-static void fill_tp_attr(struct perf_event_attr *a, uint64_t config)
+/*
+ * The attr of event @e (nr_evs: the dummy), as opened and as stored: the
+ * same function for both, so that an append finds equal attrs equal.
+ */
+static void fill_attr(const struct session *s, size_t e, struct perf_event_attr *a)
 {
 	memset(a, 0, sizeof(*a));
-	a->type = PERF_TYPE_TRACEPOINT;
 	a->size = sizeof(*a);
-	a->config = config;
-	a->sample_period = 1;
-	a->sample_type = TP_SAMPLE_TYPE;
 	a->disabled = 1;
 	a->sample_id_all = 1;
-	a->watermark = 1;
+	if (e == s->nr_evs) {
+		a->type = PERF_TYPE_SOFTWARE;
+		a->config = PERF_COUNT_SW_DUMMY;
+		a->sample_period = 1;
+		a->sample_type = DUMMY_SAMPLE_TYPE;
+		a->comm = 1;
+		a->comm_exec = 1;
+		a->task = 1;
+		a->mmap = 1;
+		a->mmap2 = 1;
+	} else if (s->evs[e].type == PERF_TYPE_TRACEPOINT) {
+		a->type = PERF_TYPE_TRACEPOINT;
+		a->config = s->evs[e].config;
+		a->sample_period = s->o->period ? s->o->period : 1;
+		a->sample_type = TP_SAMPLE_TYPE;
+	} else {
+		a->type = s->evs[e].type;
+		a->config = s->evs[e].config;
+		a->sample_type = CTR_SAMPLE_TYPE;
+		if (s->o->period) {
+			a->sample_period = s->o->period;
+		} else {
+			a->freq = 1;
+			a->sample_freq = s->freq;
+		}
+		a->exclude_user = s->evs[e].exclude_user;
+		a->exclude_kernel = s->evs[e].exclude_kernel;
+	}
+	if (s->o->callchain && e < s->nr_evs)
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (!s->system_wide) {
+		a->inherit = 1;
+		a->enable_on_exec = 1;
+	}
 }
 
-static void fill_dummy_attr(struct perf_event_attr *a)
+static const char *ev_name(const struct session *s, size_t e)
 {
-	memset(a, 0, sizeof(*a));
-	a->type = PERF_TYPE_SOFTWARE;
-	a->size = sizeof(*a);
-	a->config = PERF_COUNT_SW_DUMMY;
-	a->sample_period = 1;
-	a->sample_type = DUMMY_SAMPLE_TYPE;
-	a->disabled = 1;
-	a->sample_id_all = 1;
-	a->comm = 1;
-	a->comm_exec = 1;
-	a->task = 1;
-	a->watermark = 1;
+	return e < s->nr_evs ? s->evs[e].name : "dummy:HG";
 }
 
 /* The writer's view of an attr: the kernel's struct, encoded by tk_perfdata_attr_decode(). */
@@ -302,11 +491,28 @@ static void to_tk_attr(const struct perf_event_attr *a, struct tk_perf_attr *t)
 	t->size = 128;
 }
 
+/* One line that names the event, the CPU, the errno, and what it likely means. */
+static int open_error(const struct session *s, size_t e, int cpu, int err)
+{
+	const char *hint = "";
+
+	if (e < s->nr_evs && s->evs[e].type == PERF_TYPE_HARDWARE &&
+	    (err == ENOENT || err == EOPNOTSUPP || err == ENODEV))
+		hint = " (this machine has no hardware PMU for it; try cpu-clock)";
+	else if (err == EACCES || err == EPERM)
+		hint = " (needs root or CAP_PERFMON; see kernel.perf_event_paranoid)";
+	else if (err == ESRCH)
+		hint = " (the command is gone)";
+	return tk_fail(err, "event %s: perf_event_open on CPU %d: %s%s", ev_name(s, e), cpu,
+		       strerror(err), hint);
+}
+
 static int open_events(struct session *s)
 {
-	size_t per_cpu = s->nr_tps + 1;
+	size_t per_cpu = s->nr_evs + 1;
 	uint32_t pages = s->o->mmap_pages ? s->o->mmap_pages : 64;
 	long psz = sysconf(_SC_PAGESIZE);
+	pid_t pid = s->system_wide ? -1 : s->child;
 
 	if (pages & (pages - 1))
 		return tk_fail(EINVAL, "ring of %u pages: not a power of two", pages);
@@ -325,21 +531,17 @@ static int open_events(struct session *s)
 			struct perf_event_attr a;
 			int fd;
 
-			if (e < s->nr_tps)
-				fill_tp_attr(&a, s->tps[e].id);
-			else
-				fill_dummy_attr(&a);
+			fill_attr(s, e, &a);
+			a.watermark = 1;
 			a.wakeup_watermark = (uint32_t)((uint64_t)pages * (uint64_t)psz / 2);
-			fd = sys_perf_event_open(&a, rg->cpu);
+			fd = sys_perf_event_open(&a, pid, rg->cpu);
 			if (fd < 0)
-				return tk_fail(errno, "perf_event_open %s on CPU %d: %s",
-					       e < s->nr_tps ? s->tps[e].name : "dummy", rg->cpu,
-					       strerror(errno));
+				return open_error(s, e, rg->cpu, errno);
 			s->fds[c * per_cpu + e] = fd;
-			if (e < s->nr_tps && s->tps[e].filter &&
-			    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, s->tps[e].filter) < 0)
-				return tk_fail(errno, "%s: filter \"%s\": %s", s->tps[e].name,
-					       s->tps[e].filter, strerror(errno));
+			if (e < s->nr_evs && s->evs[e].filter &&
+			    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, s->evs[e].filter) < 0)
+				return tk_fail(errno, "%s: filter \"%s\": %s", s->evs[e].name,
+					       s->evs[e].filter, strerror(errno));
 			if (e == 0) {
 				rg->map_len = (size_t)(pages + 1) * (size_t)psz;
 				rg->base = mmap(NULL, rg->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -367,24 +569,29 @@ static int open_events(struct session *s)
 	return 0;
 }
 
+static int idmap_cmp(const void *a, const void *b)
+{
+	const struct idmap *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static int add_attrs(struct session *s)
 {
-	size_t per_cpu = s->nr_tps + 1;
+	size_t per_cpu = s->nr_evs + 1;
 
+	s->ids = calloc(s->nr_fds ? s->nr_fds : 1, sizeof(*s->ids));
+	if (!s->ids)
+		return tk_fail(ENOMEM, "out of memory");
 	for (size_t e = 0; e < per_cpu; e++) {
 		struct perf_event_attr a;
 		struct tk_perf_attr t;
 		int idx, r;
 
-		if (e < s->nr_tps)
-			fill_tp_attr(&a, s->tps[e].id);
-		else
-			fill_dummy_attr(&a);
 		/* The file keeps what perf keeps: not the kernel's wakeup settings. */
-		a.watermark = 0;
+		fill_attr(s, e, &a);
 		to_tk_attr(&a, &t);
-		idx = tk_perfdata_writer_add_attr(s->w, &t,
-						  e < s->nr_tps ? s->tps[e].name : "dummy:HG");
+		idx = tk_perfdata_writer_add_attr(s->w, &t, ev_name(s, e));
 		if (idx < 0)
 			return idx;
 		for (size_t c = 0; c < s->nr_cpus; c++) {
@@ -395,9 +602,281 @@ static int add_attrs(struct session *s)
 			r = tk_perfdata_writer_add_ids(s->w, (size_t)idx, &id, 1);
 			if (r < 0)
 				return r;
+			s->ids[s->nr_ids++] = (struct idmap){.id = id, .ev = e};
 		}
 	}
+	qsort(s->ids, s->nr_ids, sizeof(*s->ids), idmap_cmp);
 	return 0;
+}
+
+/* The event a SAMPLE belongs to (IDENTIFIER is its first field), or SIZE_MAX. */
+static size_t sample_event(const struct session *s, const unsigned char *rec, size_t size)
+{
+	size_t lo = 0, hi = s->nr_ids;
+	uint64_t id;
+
+	if (size < 16)
+		return SIZE_MAX;
+	memcpy(&id, rec + 8, 8);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->ids[mid].id == id)
+			return s->ids[mid].ev;
+		if (s->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return SIZE_MAX;
+}
+
+/* ------------------------------------------------------------ maps and hits */
+
+static uint32_t str_hash(const char *p)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	return h;
+}
+
+static int track_fail(struct session *s)
+{
+	if (!s->track_err)
+		s->track_err = tk_fail(ENOMEM, "out of memory");
+	return s->track_err;
+}
+
+static int64_t dso_get(struct session *s, const char *path)
+{
+	uint32_t h = str_hash(path);
+
+	for (size_t i = s->nr_dsos; i-- > 0;)
+		if (s->dsos[i].hash == h && !strcmp(s->dsos[i].path, path))
+			return (int64_t)i;
+	if (s->nr_dsos == s->cap_dsos) {
+		size_t cap = s->cap_dsos ? s->cap_dsos * 2 : 64;
+		struct dso *n = realloc(s->dsos, cap * sizeof(*n));
+
+		if (!n)
+			return track_fail(s);
+		s->dsos = n;
+		s->cap_dsos = cap;
+	}
+	s->dsos[s->nr_dsos].path = strdup(path);
+	if (!s->dsos[s->nr_dsos].path)
+		return track_fail(s);
+	s->dsos[s->nr_dsos].hash = h;
+	s->dsos[s->nr_dsos].hit = false;
+	if (!strcmp(path, "[vdso]"))
+		s->vdso_seen = true;
+	return (int64_t)s->nr_dsos++;
+}
+
+static struct uproc *proc_find(struct session *s, int32_t pid, bool create)
+{
+	size_t mask, i;
+
+	if (pid <= 0)
+		return NULL;
+	if (create && (s->nr_procs + 1) * 2 > s->cap_procs) {
+		size_t cap = s->cap_procs ? s->cap_procs * 2 : 256;
+		struct uproc *n = calloc(cap, sizeof(*n));
+
+		if (!n) {
+			track_fail(s);
+			return NULL;
+		}
+		for (size_t k = 0; k < s->cap_procs; k++) {
+			if (!s->procs[k].pid)
+				continue;
+			for (i = ((uint32_t)s->procs[k].pid * 2654435761u) & (cap - 1); n[i].pid;
+			     i = (i + 1) & (cap - 1))
+				;
+			n[i] = s->procs[k];
+		}
+		free(s->procs);
+		s->procs = n;
+		s->cap_procs = cap;
+	}
+	if (!s->cap_procs)
+		return NULL;
+	mask = s->cap_procs - 1;
+	for (i = ((uint32_t)pid * 2654435761u) & mask; s->procs[i].pid; i = (i + 1) & mask)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	if (!create)
+		return NULL;
+	s->procs[i].pid = pid;
+	s->nr_procs++;
+	return &s->procs[i];
+}
+
+static void add_map(struct session *s, int32_t pid, uint64_t start, uint64_t len,
+		    const char *path)
+{
+	struct uproc *p;
+	int64_t d;
+
+	if (!len || start + len < start)
+		return;
+	d = dso_get(s, path);
+	if (d < 0)
+		return;
+	p = proc_find(s, pid, true);
+	if (!p)
+		return;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 16;
+		struct umap *n = realloc(p->maps, cap * sizeof(*n));
+
+		if (!n) {
+			track_fail(s);
+			return;
+		}
+		p->maps = n;
+		p->cap = cap;
+	}
+	p->maps[p->n++] = (struct umap){.start = start, .end = start + len, .dso = (uint32_t)d};
+}
+
+/* A new process starts with its parent's maps (fork copies the address space). */
+static void fork_maps(struct session *s, int32_t ppid, int32_t pid)
+{
+	struct uproc *parent, *child;
+	struct umap *copy;
+	size_t n;
+
+	if (ppid == pid)
+		return;      /* a thread: maps are per process */
+	parent = proc_find(s, ppid, false);
+	if (!parent || !parent->n)
+		return;
+	n = parent->n;
+	copy = malloc(n * sizeof(*copy));
+	if (!copy) {
+		track_fail(s);
+		return;
+	}
+	memcpy(copy, parent->maps, n * sizeof(*copy));
+	child = proc_find(s, pid, true);   /* may rehash: parent is stale from here */
+	if (!child) {
+		free(copy);
+		return;
+	}
+	if (child->n) {
+		/* Maps of the child seen first (another CPU's ring) are newer: they stay last. */
+		struct umap *all = realloc(copy, (n + child->n) * sizeof(*all));
+
+		if (!all) {
+			free(copy);
+			track_fail(s);
+			return;
+		}
+		memcpy(all + n, child->maps, child->n * sizeof(*all));
+		n += child->n;
+		copy = all;
+	}
+	free(child->maps);
+	child->maps = copy;
+	child->n = child->cap = n;
+}
+
+/* Mark the file holding @ip of process @pid as hit; false when no map holds it. */
+static bool hit_user(struct session *s, int32_t pid, uint64_t ip)
+{
+	struct uproc *p = proc_find(s, pid, false);
+
+	if (!p)
+		return false;
+	for (size_t i = p->n; i-- > 0;) {
+		if (ip >= p->maps[i].start && ip < p->maps[i].end) {
+			s->dsos[p->maps[i].dso].hit = true;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void note_sample(struct session *s, const unsigned char *rec, size_t size, uint16_t misc)
+{
+	size_t e = sample_event(s, rec, size);
+	uint64_t ip;
+	uint32_t pid;
+
+	/* Only counters carry IP: IDENTIFIER, IP, {pid, tid} are their first fields. */
+	if (e >= s->nr_evs || s->evs[e].type == PERF_TYPE_TRACEPOINT || size < 32)
+		return;
+	memcpy(&ip, rec + 16, 8);
+	memcpy(&pid, rec + 24, 4);
+	switch (misc & MISC_CPUMODE_MASK) {
+	case PERF_RECORD_MISC_KERNEL:
+		s->kernel_hit = true;
+		break;
+	case PERF_RECORD_MISC_USER:
+		if (hit_user(s, (int32_t)pid, ip))
+			break;
+		/* Its MMAP2 may still wait in another CPU's ring: look again at the end. */
+		if (s->nr_pend && s->pend[s->nr_pend - 1].pid == (int32_t)pid &&
+		    s->pend[s->nr_pend - 1].ip >> 12 == ip >> 12)
+			break;
+		if (!s->pend) {
+			s->pend = malloc(PENDING_MAX * sizeof(*s->pend));
+			if (!s->pend) {
+				track_fail(s);
+				break;
+			}
+		}
+		if (s->nr_pend < PENDING_MAX)
+			s->pend[s->nr_pend++] = (struct pending){.pid = (int32_t)pid, .ip = ip};
+		break;
+	default:
+		break;
+	}
+}
+
+/* Side-band and samples of the rings feed the map and hit tables. */
+static void track(struct session *s, const unsigned char *rec, const struct perf_event_header *h)
+{
+	uint32_t pid, ppid;
+	uint64_t addr, len;
+	size_t name_off;
+
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		note_sample(s, rec, h->size, h->misc);
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		char name[4096];
+		size_t n;
+
+		name_off = h->type == PERF_RECORD_MMAP ? 40 : 72;
+		if (h->size <= name_off || (h->misc & MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER)
+			break;
+		memcpy(&pid, rec + 8, 4);
+		memcpy(&addr, rec + 16, 8);
+		memcpy(&len, rec + 24, 8);
+		n = strnlen((const char *)rec + name_off, h->size - name_off);
+		if (n == 0 || n >= sizeof(name))
+			break;
+		memcpy(name, rec + name_off, n);
+		name[n] = 0;
+		add_map(s, (int32_t)pid, addr, len, name);
+		break;
+	}
+	case PERF_RECORD_FORK:
+		if (h->size < 24)
+			break;
+		memcpy(&pid, rec + 8, 4);
+		memcpy(&ppid, rec + 12, 4);
+		fork_maps(s, (int32_t)ppid, (int32_t)pid);
+		break;
+	default:
+		break;
+	}
 }
 
 /* ------------------------------------------------------------ side band */
@@ -437,14 +916,160 @@ static int read_small(const char *path, char *b, size_t cap)
 	return 0;
 }
 
-/* COMM for every thread alive now; tasks that vanish meanwhile are skipped. */
-static int synthesize_comms(struct session *s)
+/* Copy a NUL-terminated name into @rec at @off, padded to 8 bytes; the new end. */
+static size_t put_name(unsigned char *rec, size_t off, const char *name, size_t n)
 {
-	DIR *proc = opendir("/proc"), *task;
+	memcpy(rec + off, name, n);
+	memset(rec + off + n, 0, 8 - (n & 7));
+	return off + n + 8 - (n & 7);
+}
+
+/*
+ * The kernel map as perf synthesizes it, so that perf relocates kallsyms:
+ * MMAP, pid -1, [_text, _etext), pgoff = _text. Without readable kallsyms
+ * addresses (kptr_restrict) there is nothing true to write, and perf falls
+ * back on its own guess.
+ */
+static int synthesize_kernel_mmap(struct session *s)
+{
+	static const char name[] = "[kernel.kallsyms]_text";
+	unsigned char rec[8 + 40 + 24 + TRAILER_SIZE] = {0};
+	uint64_t text = 0, etext = 0, len;
+	char *line = NULL;
+	size_t cap = 0, off;
+	FILE *f = fopen("/proc/kallsyms", "re");
+	uint32_t type = PERF_RECORD_MMAP, pid = UINT32_MAX;
+	uint16_t misc = PERF_RECORD_MISC_KERNEL, sz;
+
+	if (!f)
+		return 0;
+	while ((!text || !etext) && getline(&line, &cap, f) > 0) {
+		char sym[64], t;
+		unsigned long long a;
+
+		if (sscanf(line, "%llx %c %63s", &a, &t, sym) != 3)
+			continue;
+		if (!strcmp(sym, "_text"))
+			text = a;
+		else if (!strcmp(sym, "_etext"))
+			etext = a;
+	}
+	free(line);
+	fclose(f);
+	if (!text || etext <= text)
+		return 0;
+	len = etext - text;
+	memcpy(rec, &type, 4);
+	memcpy(rec + 4, &misc, 2);
+	memcpy(rec + 8, &pid, 4);
+	memcpy(rec + 16, &text, 8);
+	memcpy(rec + 24, &len, 8);
+	memcpy(rec + 32, &text, 8);
+	off = put_name(rec, 40, name, sizeof(name) - 1) + TRAILER_SIZE;
+	sz = (uint16_t)off;
+	memcpy(rec + 6, &sz, 2);
+	return emit(s, rec, off);
+}
+
+/*
+ * MMAP2 for every executable mapping of process @pid (/proc/PID/maps), as
+ * perf synthesizes them for processes that run when recording starts. A
+ * process that exits meanwhile just has none.
+ */
+static int synthesize_maps(struct session *s, unsigned long pid)
+{
+	unsigned char rec[8 + 64 + 4096 + 8 + TRAILER_SIZE];
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%lu/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!r && getline(&line, &cap, f) > 0) {
+		unsigned long long start, end, pgoff, ino;
+		unsigned int maj, min;
+		char perms[8];
+		int name_at = 0;
+		const char *name;
+		size_t n, off;
+		uint32_t type = PERF_RECORD_MMAP2, p32 = (uint32_t)pid, prot, flags;
+		uint64_t len, ino64, gen = 0;
+		uint16_t misc = PERF_RECORD_MISC_USER, sz;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
+			   &maj, &min, &ino, &name_at) < 7 || strlen(perms) < 4 || end <= start)
+			continue;
+		if (perms[2] != 'x')
+			continue;
+		name = name_at ? line + name_at : "";
+		n = strcspn(name, "\n");
+		if (n == 0) {
+			name = "//anon";
+			n = 6;
+		} else if (!strncmp(name, "[vsyscall]", 10)) {
+			continue;    /* a kernel page at a fixed address, not a file */
+		}
+		if (n >= 4096)
+			continue;
+		prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+		       PROT_EXEC;
+		flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		len = end - start;
+		ino64 = ino;
+		memcpy(rec, &type, 4);
+		memcpy(rec + 4, &misc, 2);
+		memcpy(rec + 8, &p32, 4);
+		memcpy(rec + 12, &p32, 4);
+		memcpy(rec + 16, &start, 8);
+		memcpy(rec + 24, &len, 8);
+		memcpy(rec + 32, &pgoff, 8);
+		memcpy(rec + 40, &maj, 4);
+		memcpy(rec + 44, &min, 4);
+		memcpy(rec + 48, &ino64, 8);
+		memcpy(rec + 56, &gen, 8);
+		memcpy(rec + 64, &prot, 4);
+		memcpy(rec + 68, &flags, 4);
+		off = put_name(rec, 72, name, n);
+		memset(rec + off, 0, TRAILER_SIZE);
+		off += TRAILER_SIZE;
+		sz = (uint16_t)off;
+		memcpy(rec + 6, &sz, 2);
+		r = emit(s, rec, off);
+		if (!r) {
+			char nm[4096];
+
+			memcpy(nm, name, n);
+			nm[n] = 0;
+			add_map(s, (int32_t)pid, start, len, nm);
+		}
+	}
+	free(line);
+	fclose(f);
+	return r;
+}
+
+/*
+ * System-wide: a COMM for every thread alive now and the executable maps
+ * of every process; tasks that vanish meanwhile are skipped. Around a
+ * command: the held child's COMM (the exec renames it later).
+ */
+static int synthesize_tasks(struct session *s)
+{
+	DIR *proc, *task;
 	struct dirent *p, *t;
 	char path[300], comm[64];
 	int r = 0;
 
+	if (!s->system_wide) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)s->child);
+		if (read_small(path, comm, sizeof(comm)) < 0)
+			snprintf(comm, sizeof(comm), "tracekit");
+		return write_comm(s, (uint32_t)s->child, (uint32_t)s->child, comm);
+	}
+	proc = opendir("/proc");
 	if (!proc)
 		return tk_fail(errno, "/proc: %s", strerror(errno));
 	while (!r && (p = readdir(proc))) {
@@ -468,6 +1093,8 @@ static int synthesize_comms(struct session *s)
 			r = write_comm(s, (uint32_t)pid, (uint32_t)tid, comm);
 		}
 		closedir(task);
+		if (!r)
+			r = synthesize_maps(s, pid);
 	}
 	closedir(proc);
 	return r;
@@ -514,6 +1141,7 @@ static int64_t drain_ring(struct session *s, struct ring *rg)
 			ring_copy(rg, tail, s->buf, h.size);
 			rec = s->buf;
 		}
+		track(s, rec, &h);
 		if (h.type == PERF_RECORD_SAMPLE) {
 			s->st->samples++;
 		} else if (h.type == PERF_RECORD_LOST && h.size >= 24) {
@@ -655,7 +1283,7 @@ static int wait_loop(struct session *s, int sfd)
 	pfd[0].fd = sfd;
 	pfd[0].events = POLLIN;
 	for (size_t c = 0; c < s->nr_cpus; c++) {
-		pfd[c + 1].fd = s->fds[c * (s->nr_tps + 1)];
+		pfd[c + 1].fd = s->fds[c * (s->nr_evs + 1)];
 		pfd[c + 1].events = POLLIN;
 	}
 	for (;;) {
@@ -706,35 +1334,234 @@ static int wait_loop(struct session *s, int sfd)
 
 /* ------------------------------------------------------------ the session */
 
+/* ------------------------------------------------------------ build ids */
+
+/* Our own [vdso]: the kernel maps the same image into every process. */
+static int vdso_build_id(uint8_t *id, size_t cap)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char *line = NULL;
+	size_t lcap = 0;
+	unsigned long long start = 0, end = 0;
+	struct tk_elf *elf;
+	int r = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &lcap, f) > 0) {
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2)
+			break;
+		start = end = 0;
+	}
+	free(line);
+	fclose(f);
+	if (end <= start)
+		return -ENOENT;
+	elf = tk_elf_open_mem((const void *)(uintptr_t)start, (size_t)(end - start), "[vdso]");
+	if (elf) {
+		r = tk_elf_build_id(elf, id, cap);
+		tk_elf_close(elf);
+	}
+	return r;
+}
+
+/*
+ * BUILD_ID entries: the kernel when a sample hit it, [vdso] when mapped,
+ * and every file a sample's ip hit. A file that cannot be read or has no
+ * build id is left out, as perf does; the recording stays valid.
+ */
+static int add_build_ids(struct session *s)
+{
+	uint8_t id[TK_BUILD_ID_MAX];
+	int n, r;
+
+	if (s->track_err)
+		return s->track_err;
+	for (size_t i = 0; i < s->nr_pend; i++)
+		hit_user(s, s->pend[i].pid, s->pend[i].ip);
+	if (s->kernel_hit && (n = tk_elf_kernel_build_id(id, sizeof(id))) > 0) {
+		r = tk_perfdata_writer_add_build_id(s->w, PERF_RECORD_MISC_KERNEL, -1, id,
+						    (size_t)n, "[kernel.kallsyms]");
+		if (r < 0)
+			return r;
+		s->st->nr_build_ids++;
+	}
+	for (size_t i = 0; i < s->nr_dsos; i++) {
+		const char *path = s->dsos[i].path;
+		struct tk_elf *elf;
+
+		if (!strcmp(path, "[vdso]")) {
+			n = vdso_build_id(id, sizeof(id));
+		} else if (s->dsos[i].hit && path[0] == '/') {
+			elf = tk_elf_open(path);
+			n = elf ? tk_elf_build_id(elf, id, sizeof(id)) : -ENOENT;
+			tk_elf_close(elf);
+		} else {
+			continue;
+		}
+		if (n <= 0)
+			continue;
+		r = tk_perfdata_writer_add_build_id(s->w, PERF_RECORD_MISC_USER, -1, id, (size_t)n,
+						    path);
+		if (r < 0)
+			return r;
+		s->st->nr_build_ids++;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ the session */
+
+/* Tracefs "system:event" whose id is @config, in @name (cap bytes); -ENOENT if none. */
+static int tracepoint_by_id(const char *root, uint64_t config, char *name, size_t cap)
+{
+	char path[4096];
+	DIR *top, *sd;
+	struct dirent *a, *b;
+	int r = -ENOENT;
+
+	snprintf(path, sizeof(path), "%s/events", root);
+	top = opendir(path);
+	if (!top)
+		return -errno;
+	while (r == -ENOENT && (a = readdir(top))) {
+		if (a->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/events/%s", root, a->d_name);
+		sd = opendir(path);
+		if (!sd)
+			continue;
+		while (r == -ENOENT && (b = readdir(sd))) {
+			uint64_t id;
+
+			if (b->d_name[0] == '.' ||
+			    (size_t)snprintf(path, sizeof(path), "%s/events/%s/%s/id", root,
+					     a->d_name, b->d_name) >= sizeof(path) ||
+			    read_id(path, &id) < 0 || id != config)
+				continue;
+			if ((size_t)snprintf(name, cap, "%s:%s", a->d_name, b->d_name) < cap)
+				r = 0;
+		}
+		closedir(sd);
+	}
+	closedir(top);
+	return r;
+}
+
+/*
+ * Append: the tracepoints already in the file, so that the rebuilt
+ * TRACING_DATA still holds their formats. Each must still be the same
+ * tracepoint in the running kernel (same name, same id).
+ */
+static int old_tracepoints(struct session *s, const char *root)
+{
+	struct tk_perfdata *pd = tk_perfdata_open(s->o->output);
+	int r = 0;
+
+	if (!pd)
+		return -errno;
+	for (size_t i = 0; i < tk_perfdata_evsel_count(pd) && !r; i++) {
+		const struct tk_perfdata_evsel *e = tk_perfdata_evsel_get(pd, i);
+		char name[600], path[4096], **n;
+		uint64_t id;
+		const char *colon;
+
+		if (e->attr.type != PERF_TYPE_TRACEPOINT)
+			continue;
+		colon = e->name ? strchr(e->name, ':') : NULL;
+		if (colon && strlen(e->name) < sizeof(name)) {
+			snprintf(name, sizeof(name), "%s", e->name);
+			snprintf(path, sizeof(path), "%s/events/%.*s/%s/id", root,
+				 (int)(colon - e->name), e->name, colon + 1);
+			if (read_id(path, &id) < 0 || id != e->attr.config)
+				r = tk_fail(EINVAL, "%s: cannot append: its tracepoint %s (id %" PRIu64
+					    ") is not the running kernel's", s->o->output, e->name,
+					    e->attr.config);
+		} else if (tracepoint_by_id(root, e->attr.config, name, sizeof(name)) < 0) {
+			r = tk_fail(EINVAL, "%s: cannot append: no tracepoint of the running kernel "
+				    "has id %" PRIu64, s->o->output, e->attr.config);
+		}
+		if (r)
+			break;
+		n = realloc(s->old_tps, (s->nr_old_tps + 1) * sizeof(*n));
+		if (!n) {
+			r = tk_fail(ENOMEM, "out of memory");
+			break;
+		}
+		s->old_tps = n;
+		s->old_tps[s->nr_old_tps] = strdup(name);
+		if (!s->old_tps[s->nr_old_tps]) {
+			r = tk_fail(ENOMEM, "out of memory");
+			break;
+		}
+		s->nr_old_tps++;
+	}
+	tk_perfdata_close(pd);
+	return r;
+}
+
 static int write_features(struct session *s)
 {
-	const char **names = malloc(s->nr_tps * sizeof(*names));
+	const char **names = NULL;
+	size_t nr = 0;
 	void *blob = NULL;
 	uint64_t len = 0;
 	int r;
 
-	if (!names)
-		return tk_fail(ENOMEM, "out of memory");
-	for (size_t i = 0; i < s->nr_tps; i++)
-		names[i] = s->tps[i].name;
-	r = tk_perfdata_tracing_build(names, s->nr_tps, &blob, &len);
-	free(names);
+	r = add_build_ids(s);
 	if (r < 0)
 		return r;
-	r = tk_perfdata_writer_set_feature(s->w, TK_PERF_FEAT_TRACING_DATA, blob, len);
-	free(blob);
-	if (r < 0)
-		return r;
+	/* Without new tracepoints an appended file keeps its TRACING_DATA as it is. */
+	if (s->nr_tps) {
+		names = malloc((s->nr_evs + s->nr_old_tps) * sizeof(*names));
+		if (!names)
+			return tk_fail(ENOMEM, "out of memory");
+		for (size_t i = 0; i < s->nr_old_tps; i++)
+			names[nr++] = s->old_tps[i];
+		for (size_t i = 0; i < s->nr_evs; i++) {
+			bool dup = false;
+
+			if (s->evs[i].type != PERF_TYPE_TRACEPOINT)
+				continue;
+			for (size_t k = 0; k < s->nr_old_tps && !dup; k++)
+				dup = !strcmp(s->old_tps[k], s->evs[i].name);
+			if (!dup)
+				names[nr++] = s->evs[i].name;
+		}
+		r = tk_perfdata_tracing_build(names, nr, &blob, &len);
+		free(names);
+		if (r < 0)
+			return r;
+		r = tk_perfdata_writer_set_feature(s->w, TK_PERF_FEAT_TRACING_DATA, blob, len);
+		free(blob);
+		if (r < 0)
+			return r;
+	}
 	return tk_perfdata_writer_set_host(s->w, s->o->argc, s->o->argv);
+}
+
+static int max_sample_rate(uint64_t *rate)
+{
+	char b[32];
+
+	if (read_small("/proc/sys/kernel/perf_event_max_sample_rate", b, sizeof(b)) < 0)
+		return -1;
+	*rate = strtoull(b, NULL, 10);
+	return 0;
 }
 
 static int record(struct session *s, int sfd, const sigset_t *old_mask)
 {
 	const char *root;
+	uint64_t max_rate;
 	int r;
 
 	if (!s->o->output || !s->o->nr_events)
 		return tk_fail(EINVAL, "perf record needs an output and at least one event");
+	if (s->o->freq && s->o->period)
+		return tk_fail(EINVAL, "a frequency and a period exclude each other");
+	s->freq = s->o->freq ? s->o->freq : DEFAULT_FREQ;
+	s->system_wide = s->o->system_wide || !s->o->command;
 	root = tk_tracefs_root();
 	if (!root)
 		return -errno;
@@ -744,6 +1571,16 @@ static int record(struct session *s, int sfd, const sigset_t *old_mask)
 			return r;
 	}
 	s->st->nr_tracepoints = (uint32_t)s->nr_tps;
+	s->st->nr_counters = (uint32_t)(s->nr_evs - s->nr_tps);
+	if (s->nr_evs > s->nr_tps && !s->o->period && max_sample_rate(&max_rate) == 0 &&
+	    s->freq > max_rate)
+		return tk_fail(EINVAL, "--freq %" PRIu64 " exceeds kernel.perf_event_max_sample_rate "
+			       "%" PRIu64, s->freq, max_rate);
+	if (s->o->append) {
+		r = old_tracepoints(s, root);
+		if (r < 0)
+			return r;
+	}
 	r = online_cpus(s);
 	if (r < 0)
 		return r;
@@ -751,27 +1588,35 @@ static int record(struct session *s, int sfd, const sigset_t *old_mask)
 	s->buf = malloc(MAX_RECORD);
 	if (!s->buf)
 		return tk_fail(ENOMEM, "out of memory");
-	r = open_events(s);
-	if (r < 0)
-		return r;
-	s->w = tk_perfdata_writer_open(s->o->output);
-	if (!s->w)
-		return -errno;
-	r = add_attrs(s);
-	if (r < 0)
-		return r;
+	/* The command exists (held) before its events: they follow its pid. */
 	if (s->o->command) {
 		r = fork_child(s, old_mask);
 		if (r < 0)
 			return r;
 	}
-	/* After the fork: the held command is named too (exec renames it). */
-	r = synthesize_comms(s);
+	r = open_events(s);
 	if (r < 0)
 		return r;
-	r = set_enabled(s, true);
+	s->w = s->o->append ? tk_perfdata_append_open(s->o->output)
+			    : tk_perfdata_writer_open(s->o->output);
+	if (!s->w)
+		return -errno;
+	/* An append whose events do not match fails here, before the file is written. */
+	r = add_attrs(s);
 	if (r < 0)
 		return r;
+	r = synthesize_kernel_mmap(s);
+	if (r < 0)
+		return r;
+	r = synthesize_tasks(s);
+	if (r < 0)
+		return r;
+	/* Following a command, enable_on_exec turns the events on at its exec. */
+	if (s->system_wide) {
+		r = set_enabled(s, true);
+		if (r < 0)
+			return r;
+	}
 	if (s->o->command) {
 		r = release_child(s);
 		if (r < 0)
@@ -822,9 +1667,20 @@ static void cleanup(struct session *s)
 			close(s->fds[i]);
 	}
 	tk_perfdata_writer_close(s->w);
-	for (size_t i = 0; i < s->nr_tps; i++)
-		free(s->tps[i].name);
-	free(s->tps);
+	for (size_t i = 0; i < s->nr_evs; i++)
+		free(s->evs[i].name);
+	free(s->evs);
+	for (size_t i = 0; i < s->nr_old_tps; i++)
+		free(s->old_tps[i]);
+	free(s->old_tps);
+	for (size_t i = 0; i < s->nr_dsos; i++)
+		free(s->dsos[i].path);
+	free(s->dsos);
+	for (size_t i = 0; i < s->cap_procs; i++)
+		free(s->procs[i].maps);
+	free(s->procs);
+	free(s->pend);
+	free(s->ids);
 	free(s->cpus);
 	free(s->fds);
 	free(s->rings);

@@ -1,0 +1,171 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+# tracekit record --perf beyond tracepoints, with perf 6.1 as the oracle:
+# software events by frequency and by period, callchains, per-command and
+# system-wide targets, the side-band records perf needs to resolve symbols,
+# build ids, hardware events (or their one-line refusal), and --append.
+# Every file must be read by perf script with exactly the samples tracekit
+# counted, and tracekit report must agree with perf script on the
+# comm/pid/cpu/time/period/event columns and on every ip, symbol and dso
+# of the test program and the kernel.
+set -u
+TRACEKIT=${TRACEKIT:-tracekit}
+if ! command -v perf >/dev/null; then echo "SKIP: perf is not installed"; exit 77; fi
+if [ "$(id -u)" != 0 ]; then echo "SKIP: perf_event_open of system-wide events needs root"; exit 77; fi
+if ! command -v cc >/dev/null || ! command -v readelf >/dev/null; then
+	echo "SKIP: needs cc and readelf for the test program"; exit 77
+fi
+dir=$(mktemp -d /tmp/tk-perf-record-it.XXXXXX)
+bg=
+trap '[ -n "$bg" ] && kill $bg 2>/dev/null; rm -rf "$dir"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# A small busy program: two named functions on the hot path, frame pointers
+# for the callchains, a build id. LOOPS x ~1 ms of work.
+cat >"$dir/busy.c" <<'EOF'
+#include <stdlib.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) static unsigned long tk_leaf_work(unsigned long n)
+{
+	unsigned long x = 0;
+	for (unsigned long i = 0; i < n; i++)
+		x += i * i ^ (x >> 3);
+	return x;
+}
+__attribute__((noinline)) unsigned long tk_middle_work(unsigned long n)
+{
+	return tk_leaf_work(n) + tk_leaf_work(n / 2);
+}
+int main(int argc, char **argv)
+{
+	unsigned long loops = argc > 1 ? strtoul(argv[1], NULL, 10) : 100;
+	for (unsigned long i = 0; i < loops; i++)
+		sink += tk_middle_work(1000000 + (i & 1) + (sink & 1));
+	return 0;
+}
+EOF
+cc -O1 -g -fno-omit-frame-pointer -Wl,--build-id -o "$dir/busy" "$dir/busy.c" || { fail "cc"; exit 1; }
+bid=$(readelf -n "$dir/busy" | awk '/Build ID:/ { print $3 }')
+[ -n "$bid" ] || fail "busy has no build id"
+
+# SAMPLE count of tracekit dump.
+tk_samples() { "$TRACEKIT" dump "$1" 2>/dev/null | awk '/^records:/ { on = 1 } on && $1 == "SAMPLE:" { print $2 }'; }
+# Samples perf script prints: one header line per sample (callchain lines start with a tab).
+perf_samples() { perf script -i "$1" 2>/dev/null | grep -vc -e '^	' -e '^$'; }
+check_counts() {
+	local f=$1 ours theirs
+	ours=$(tk_samples "$f")
+	theirs=$(perf_samples "$f")
+	[ -n "$ours" ] && [ "$ours" -gt 0 ] || fail "$f: tracekit counts no samples"
+	[ "$ours" = "$theirs" ] || fail "$f: tracekit wrote $ours samples, perf script shows $theirs"
+}
+# tracekit report against perf script: sample headers whole, and the ip/sym/dso of every
+# frame in the test program or the kernel (other libraries need their debug symbols).
+check_report() {
+	local f=$1
+	perf script -i "$f" >"$f.perf" 2>/dev/null || fail "$f: perf script failed"
+	"$TRACEKIT" report "$f" >"$f.tk" 2>"$f.err" || fail "$f: tracekit report: $(cat "$f.err")"
+	[ "$(wc -l <"$f.perf")" = "$(wc -l <"$f.tk")" ] || fail "$f: report has $(wc -l <"$f.tk") lines, perf script $(wc -l <"$f.perf")"
+	grep -v '^	' "$f.perf" | sed 's/ \+[0-9a-f]\+ [^ ]* (.*)$//' >"$f.perf.h"
+	grep -v '^	' "$f.tk" | sed 's/ \+[0-9a-f]\+ [^ ]* (.*)$//' >"$f.tk.h"
+	cmp -s "$f.perf.h" "$f.tk.h" || { fail "$f: sample headers differ"; diff "$f.perf.h" "$f.tk.h" | head -5; }
+	grep -oE '[0-9a-f]+ [^ ]+ \((\[kernel.kallsyms\]|'"$dir"'/busy)\)$' "$f.perf" >"$f.perf.s"
+	grep -oE '[0-9a-f]+ [^ ]+ \((\[kernel.kallsyms\]|'"$dir"'/busy)\)$' "$f.tk" >"$f.tk.s"
+	[ -s "$f.perf.s" ] || fail "$f: perf script resolved no frame of busy or the kernel"
+	cmp -s "$f.perf.s" "$f.tk.s" || { fail "$f: ip/sym/dso differ"; diff "$f.perf.s" "$f.tk.s" | head -5; }
+}
+
+# 1. cpu-clock -g around a command (4000 Hz): perf report names the program's functions,
+#    perf buildid-list shows its build id.
+"$TRACEKIT" record --perf -q -e cpu-clock -g -o "$dir/cg.data" -- "$dir/busy" 100 2>"$dir/cg.err" ||
+	fail "record cpu-clock -g: $(cat "$dir/cg.err")"
+check_counts "$dir/cg.data"
+check_report "$dir/cg.data"
+perf report --stdio -i "$dir/cg.data" >"$dir/cg.rep" 2>/dev/null || fail "perf report failed"
+for fn in tk_leaf_work main; do
+	grep -q "$fn" "$dir/cg.rep" || fail "perf report does not show $fn"
+done
+grep -q 'busy .*tk_leaf_work' <(perf report --stdio --no-children -i "$dir/cg.data" 2>/dev/null) ||
+	fail "perf report: no self samples of tk_leaf_work in busy"
+perf buildid-list -i "$dir/cg.data" >"$dir/cg.bid" 2>&1 || fail "perf buildid-list failed"
+grep -q "^$bid $dir/busy\$" "$dir/cg.bid" || fail "perf buildid-list lacks busy ($bid): $(cat "$dir/cg.bid")"
+grep -q '\[kernel.kallsyms\]' "$dir/cg.bid" || fail "perf buildid-list lacks the kernel"
+perf script -i "$dir/cg.data" --show-mmap-events 2>/dev/null | grep -q "PERF_RECORD_MMAP2 .*r-xp $dir/busy" ||
+	fail "no MMAP2 of busy"
+perf script -i "$dir/cg.data" --show-task-events 2>/dev/null | grep -q 'PERF_RECORD_COMM exec: busy' ||
+	fail "no exec COMM of busy"
+
+# 2. page-faults every event (-c 1), task-clock by frequency: counts and report.
+"$TRACEKIT" record --perf -q -e page-faults -c 1 -o "$dir/pf.data" -- "$dir/busy" 5 2>"$dir/pf.err" ||
+	fail "record page-faults: $(cat "$dir/pf.err")"
+check_counts "$dir/pf.data"
+check_report "$dir/pf.data"
+"$TRACEKIT" record --perf -q -e task-clock --freq 1000 -o "$dir/tc.data" -- "$dir/busy" 30 2>"$dir/tc.err" ||
+	fail "record task-clock: $(cat "$dir/tc.err")"
+check_counts "$dir/tc.data"
+check_report "$dir/tc.data"
+
+# 3. System-wide (-a) while busy runs already: its samples resolve through the
+#    synthesized MMAP2 of a process that started before the recording.
+"$dir/busy" 100000 &
+bg=$!
+sleep 0.1
+"$TRACEKIT" record --perf -q -a -e cpu-clock -o "$dir/sw.data" --duration 0.3 2>"$dir/sw.err" ||
+	fail "record -a: $(cat "$dir/sw.err")"
+kill $bg 2>/dev/null
+wait $bg 2>/dev/null
+bg=
+check_counts "$dir/sw.data"
+perf script -i "$dir/sw.data" 2>/dev/null | grep -q "busy .*tk_leaf_work.*($dir/busy)" ||
+	fail "-a: perf script does not resolve the running busy's samples"
+perf script -i "$dir/sw.data" --show-mmap-events 2>/dev/null | grep -q 'PERF_RECORD_MMAP -1/0: .*\[kernel.kallsyms\]_text' ||
+	fail "-a: no kernel MMAP"
+perf buildid-list -i "$dir/sw.data" 2>/dev/null | grep -q "^$bid " || fail "-a: busy's build id missing"
+"$TRACEKIT" report "$dir/sw.data" 2>/dev/null | grep -q "busy .*tk_leaf_work.*($dir/busy)" ||
+	fail "-a: tracekit report does not resolve the running busy's samples"
+
+# 4. Hardware events: recorded when the machine has a PMU, else one clear line.
+if "$TRACEKIT" record --perf -q -e instructions -o "$dir/hw.data" -- "$dir/busy" 5 2>"$dir/hw.err"; then
+	check_counts "$dir/hw.data"
+else
+	[ $? = 1 ] || fail "instructions: exit status is not 1"
+	[ "$(wc -l <"$dir/hw.err")" = 1 ] || fail "instructions: more than one line: $(cat "$dir/hw.err")"
+	grep -q 'event instructions: perf_event_open on CPU [0-9]*: ' "$dir/hw.err" ||
+		fail "instructions: message '$(cat "$dir/hw.err")'"
+	echo "SKIP (part): no hardware PMU here: $(cat "$dir/hw.err")"
+fi
+
+# 5. Append: two recordings in one file, perf script shows both; a changed
+#    attr is refused and leaves the file as it was.
+"$TRACEKIT" record --perf -q -e cpu-clock -o "$dir/ap.data" -- "$dir/busy" 20 2>"$dir/ap.err" ||
+	fail "append: first recording: $(cat "$dir/ap.err")"
+n1=$(tk_samples "$dir/ap.data")
+"$TRACEKIT" record --perf -q --append -e cpu-clock -e sched:sched_switch -o "$dir/ap.data" -- \
+	"$dir/busy" 20 2>"$dir/ap.err" || fail "append: $(cat "$dir/ap.err")"
+check_counts "$dir/ap.data"
+check_report "$dir/ap.data"
+pids=$(perf script -i "$dir/ap.data" -F comm,pid 2>/dev/null | awk '$1 == "busy" { print $2 }' | sort -u | wc -l)
+[ "$pids" = 2 ] || fail "append: perf script shows $pids busy processes, not 2"
+[ "$(tk_samples "$dir/ap.data")" -gt "$n1" ] || fail "append: no new samples"
+perf script -i "$dir/ap.data" 2>/dev/null | grep -q 'sched:sched_switch:' || fail "append: no tracepoint samples"
+perf buildid-list -i "$dir/ap.data" 2>/dev/null | grep -q "^$bid " || fail "append: busy's build id missing"
+sum=$(md5sum <"$dir/ap.data")
+if "$TRACEKIT" record --perf -q --append -e cpu-clock -c 100000 -o "$dir/ap.data" -- "$dir/busy" 2 \
+	2>"$dir/ap.err"; then
+	fail "append with another period accepted"
+else
+	grep -q 'cannot append' "$dir/ap.err" || fail "append mismatch: message '$(cat "$dir/ap.err")'"
+fi
+[ "$sum" = "$(md5sum <"$dir/ap.data")" ] || fail "append mismatch changed the file"
+
+# 6. Usage: perf-only options without --perf, a filter on a counter, --freq with -c.
+"$TRACEKIT" record -g -e sched:sched_switch -o "$dir/x.dat" -- true 2>/dev/null
+[ $? = 2 ] || fail "-g without --perf is not a usage error"
+"$TRACEKIT" record --perf -e cpu-clock --freq 100 -c 10 -o "$dir/x.data" -- true 2>/dev/null
+[ $? = 2 ] || fail "--freq with -c is not a usage error"
+"$TRACEKIT" record --perf -e cpu-clock -f 'pid == 1' -o "$dir/x.data" -- true 2>"$dir/x.err"
+[ $? = 1 ] && grep -q 'tracepoints only' "$dir/x.err" || fail "filter on cpu-clock: '$(cat "$dir/x.err")'"
+
+[ $fails = 0 ] && echo "PASS: record --perf: counters, callchains, -a, build ids, append" && exit 0
+exit 1

@@ -3,9 +3,12 @@
  * Fuzz target for the perf.data reader: the input is written to a memfd
  * (a regular file, so file mode and pipe mode are both reachable), opened,
  * every feature getter is called, and every record is read and decoded
- * with tk_perfdata_parse_sample(). The target only needs to not crash,
- * hang or leak; errors are expected.
+ * with tk_perfdata_parse_sample(). Then the file is opened again and
+ * printed by tk_perfdata_report_run() into /dev/null, which reaches the
+ * report's own fixed-layout sample decoding, id memo and queue sorting.
+ * The target only needs to not crash, hang or leak; errors are expected.
  */
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -59,6 +62,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (tk_perfdata_parse_sample(pd, &rec, &s) == 0)
 				sink += s.time + s.callchain_nr + s.raw_size;
 		}
+		tk_perfdata_close(pd);
+	}
+	pd = tk_perfdata_open_fd(fd, "fuzz.data");
+	if (pd) {
+		static int null_fd = -1;
+		struct tk_perfdata_report_opts opts = {0};
+		uint64_t printed = 0;
+
+		if (null_fd < 0)
+			null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		opts.fd = null_fd;
+		if (null_fd >= 0 && tk_perfdata_report_run(pd, &opts, &printed) == 0)
+			sink += printed;
 		tk_perfdata_close(pd);
 	}
 	close(fd);

@@ -49,7 +49,9 @@ const char cmd_convert_usage[] =
 	"\n"
 	"Rewrite the trace-cmd .dat file IN as OUT, changing the file version or\n"
 	"the compression. Metadata, options and every CPU page are copied\n"
-	"unchanged; OUT appears only when it is complete.\n"
+	"unchanged; OUT appears only when it is complete. A perf.data IN becomes\n"
+	"a .dat OUT (tracepoint samples only); a .dat IN becomes perf.data with\n"
+	"--to perf or an OUT named *.data.\n"
 	"\n"
 	"options:\n"
 	"  -i, --input IN          file to read (same as the IN argument)\n"
@@ -568,11 +570,35 @@ static void blob_u64(struct blob *b, uint64_t v)
 	blob_put(b, &v, 8);
 }
 
-/* perf's TRACING_DATA ("0.6") from the .dat's parsed metadata. */
-static int tracing_blob(struct tk_dat *dat, struct blob *b)
+/* The value after "@key" at a line start of a format text, copied into @out. */
+static bool format_value(const char *text, size_t len, const char *key, char *out, size_t cap);
+
+/* Whether format @t is of an event the converted file uses (@used by id). */
+static bool format_used(const struct tk_dat_text *t, const int *used)
+{
+	char buf[32];
+	unsigned long id;
+
+	if (!format_value(t->data, t->len, "ID:", buf, sizeof(buf)))
+		return false;
+	id = strtoul(buf, NULL, 10);
+	return id < 65536 && used[id] >= 0;
+}
+
+/*
+ * perf's TRACING_DATA ("0.6") from the .dat's parsed metadata, with the
+ * formats of the events in @used only, as perf record writes it. Copying
+ * every format of the .dat made perf script print parse errors such as
+ * "expected type 4 but read 5": perf 6.1 parses formats with its own older
+ * copy of libtraceevent, which fails on some formats newer kernels have
+ * (ftrace's, kvm's) that trace-cmd's libtraceevent 1.7 reads.
+ */
+static int tracing_blob(struct tk_dat *dat, struct blob *b, const int *used)
 {
 	const struct tk_dat_info *info = tk_dat_get_info(dat);
 	struct tk_dat_text t;
+	uint32_t n;
+	size_t at;
 	uint8_t u8;
 
 	blob_put(b, "\x17\x08\x44tracing0.6", 14);
@@ -590,25 +616,48 @@ static int tracing_blob(struct tk_dat *dat, struct blob *b)
 	blob_put(b, "header_event", 13);
 	blob_u64(b, t.len);
 	blob_put(b, t.data, t.len);
-	blob_u32(b, (uint32_t)tk_dat_ftrace_format_count(dat));
+	at = b->len;
+	n = 0;
+	blob_u32(b, 0);
 	for (size_t i = 0; i < tk_dat_ftrace_format_count(dat); i++) {
-		if (tk_dat_ftrace_format(dat, i, &t))
-			t.len = 0;
+		if (tk_dat_ftrace_format(dat, i, &t) || !format_used(&t, used))
+			continue;
 		blob_u64(b, t.len);
 		blob_put(b, t.data, t.len);
+		n++;
 	}
-	blob_u32(b, (uint32_t)tk_dat_system_count(dat));
-	for (size_t s = 0; s < tk_dat_system_count(dat); s++) {
-		const char *name = tk_dat_system_name(dat, s);
+	if (!b->failed)
+		memcpy(b->p + at, &n, 4);
+	{
+		size_t sys_at = b->len;
+		uint32_t nsys = 0;
 
-		blob_put(b, name, strlen(name) + 1);
-		blob_u32(b, (uint32_t)tk_dat_system_format_count(dat, s));
-		for (size_t i = 0; i < tk_dat_system_format_count(dat, s); i++) {
-			if (tk_dat_system_format(dat, s, i, &t))
-				t.len = 0;
-			blob_u64(b, t.len);
-			blob_put(b, t.data, t.len);
+		blob_u32(b, 0);
+		for (size_t s = 0; s < tk_dat_system_count(dat); s++) {
+			const char *name = tk_dat_system_name(dat, s);
+			bool any = false;
+
+			for (size_t i = 0; i < tk_dat_system_format_count(dat, s) && !any; i++)
+				any = !tk_dat_system_format(dat, s, i, &t) && format_used(&t, used);
+			if (!any)
+				continue;
+			blob_put(b, name, strlen(name) + 1);
+			at = b->len;
+			n = 0;
+			blob_u32(b, 0);
+			for (size_t i = 0; i < tk_dat_system_format_count(dat, s); i++) {
+				if (tk_dat_system_format(dat, s, i, &t) || !format_used(&t, used))
+					continue;
+				blob_u64(b, t.len);
+				blob_put(b, t.data, t.len);
+				n++;
+			}
+			if (!b->failed)
+				memcpy(b->p + at, &n, 4);
+			nsys++;
 		}
+		if (!b->failed)
+			memcpy(b->p + sys_at, &nsys, 4);
 	}
 	if (tk_dat_kallsyms(dat, &t))
 		t.len = 0;
@@ -843,7 +892,7 @@ static int dat_to_perf(const char *in, const char *out, bool quiet)
 		r = cli_error("%s: no events to convert", in);
 		goto done;
 	}
-	if (tracing_blob(dat, &b) < 0 ||
+	if (tracing_blob(dat, &b, attr_of) < 0 ||
 	    tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_TRACING_DATA, b.p, b.len) < 0 ||
 	    tk_perfdata_writer_set_host(w, 0, NULL) < 0 || write_comms(w, dat) < 0)
 		goto lib_err_out;
@@ -903,6 +952,834 @@ done:
 	tk_perfdata_writer_close(w);
 	tk_dat_close(dat);
 	return r;
+}
+
+/* ------------------------------------------------------------------------
+ * perf.data -> .dat, for tracepoint samples.
+ *
+ * The metadata comes from the TRACING_DATA feature (perf's "0.6" blob
+ * holds the same header page, formats, kallsyms, printk formats and saved
+ * command lines as a .dat preamble), laid out as the .dat's sections 16..21.
+ * Each tracepoint sample's RAW payload is an ftrace record's payload as the
+ * kernel wrote it (common_type first), so it goes into a ring-buffer page
+ * unchanged; the sample's CPU picks the page stream and its time the
+ * record's timestamp. Samples are collected per CPU and sorted by time
+ * (stable: a CPU's samples are nearly always in order already, one run per
+ * round at worst), then packed into pages with the page encoder. Memory
+ * holds the raw payloads of the whole file: the pages of a CPU must be
+ * written in time order, and perf.data interleaves CPUs in rounds.
+ *
+ * Command names: perf names a thread by the last COMM record before each
+ * sample (a forked thread by its parent's name until then); a .dat has one
+ * name per pid (saved_cmdlines). The saved command lines of the blob are
+ * kept, and each thread the records name gets the name perf showed at its
+ * last sample (its last COMM name when it had no sample). A thread renamed
+ * between its samples (exec) so shows its final name throughout. perf
+ * applies COMM and FORK records in time order, not file order (each CPU's
+ * ring is drained in turn, so a child's FORK can precede its parent's in
+ * the file): they are collected with their times and replayed sorted,
+ * together with one mark per thread at its last sample. Samples of other
+ * events (cpu-clock, ...) have no ftrace payload and are skipped with a
+ * count. A sample of an exiting task carries pid -1 in perf (and perf
+ * script shows ":-1"), but its payload's common_pid is the real one, which
+ * the .dat keeps.
+ */
+struct praw {
+	uint64_t time;
+	uint64_t off;           /* into the CPU's byte store */
+	uint32_t size;
+};
+
+struct pcpu {
+	uint32_t cpu;
+	uint8_t *bytes;
+	uint64_t len, cap;
+	struct praw *ents, *tmp;
+	size_t n, cap_ents;
+	bool unsorted;
+};
+
+struct pcomm {
+	int32_t pid;
+	uint32_t seq;           /* later wins among equal pids */
+	char comm[17];
+};
+
+/* A thread's name as perf would show it: now, and at its last sample. */
+struct pthread {
+	int32_t tid;            /* 0: free slot */
+	bool has_cur, has_sampled, has_sample;
+	uint64_t last_sample;   /* time of its last sample, when has_sample */
+	char cur[17], sampled[17];
+};
+
+/* A COMM or FORK record, or a thread's last-sample mark, to replay in time order. */
+enum { SB_COMM, SB_FORK, SB_MARK };
+struct psband {
+	uint64_t time;
+	uint32_t seq;           /* file order breaks ties, as in perf's queue */
+	uint8_t kind;
+	int32_t tid, ptid;
+	char comm[17];
+};
+
+struct p2d {
+	const char *in, *out;
+	struct pthread *threads;
+	size_t thread_cap, nthreads;
+	struct tk_perfdata *pd;
+	struct pcpu *cpus;
+	size_t ncpus;
+	struct pcomm *comms;
+	size_t ncomms, comm_cap;
+	struct psband *sband;
+	size_t nsband, sband_cap;
+	uint64_t samples, skipped_other, skipped_bad, skipped_big;
+	bool oom;               /* an allocation here failed (not a library error) */
+};
+
+static struct pcpu *p2d_cpu(struct p2d *c, uint32_t cpu)
+{
+	struct pcpu *n;
+
+	for (size_t i = 0; i < c->ncpus; i++)
+		if (c->cpus[i].cpu == cpu)
+			return &c->cpus[i];
+	n = realloc(c->cpus, (c->ncpus + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	c->cpus = n;
+	n = &c->cpus[c->ncpus++];
+	memset(n, 0, sizeof(*n));
+	n->cpu = cpu;
+	return n;
+}
+
+static int p2d_add(struct pcpu *p, uint64_t time, const void *raw, uint32_t size)
+{
+	if (p->len + size > p->cap) {
+		uint64_t cap = p->cap ? p->cap : 1 << 20;
+		uint8_t *b;
+
+		while (cap < p->len + size)
+			cap *= 2;
+		b = realloc(p->bytes, cap);
+		if (!b)
+			return -ENOMEM;
+		p->bytes = b;
+		p->cap = cap;
+	}
+	if (p->n == p->cap_ents) {
+		size_t cap = p->cap_ents ? p->cap_ents * 2 : 4096;
+		struct praw *e = realloc(p->ents, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		p->ents = e;
+		p->cap_ents = cap;
+	}
+	if (p->n && time < p->ents[p->n - 1].time)
+		p->unsorted = true;
+	memcpy(p->bytes + p->len, raw, size);
+	p->ents[p->n++] = (struct praw){ .time = time, .off = p->len, .size = size };
+	p->len += size;
+	return 0;
+}
+
+/* Stable merge sort by time (bottom-up; runs of equal times keep file order). */
+static int p2d_sort(struct pcpu *p)
+{
+	struct praw *a = p->ents, *b;
+
+	if (!p->unsorted)
+		return 0;
+	b = malloc(p->n * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (size_t w = 1; w < p->n; w *= 2) {
+		for (size_t lo = 0; lo < p->n; lo += 2 * w) {
+			size_t mid = lo + w < p->n ? lo + w : p->n;
+			size_t hi = lo + 2 * w < p->n ? lo + 2 * w : p->n;
+			size_t x = lo, y = mid, o = lo;
+
+			while (x < mid && y < hi)
+				b[o++] = a[y].time < a[x].time ? a[y++] : a[x++];
+			while (x < mid)
+				b[o++] = a[x++];
+			while (y < hi)
+				b[o++] = a[y++];
+		}
+		struct praw *t = a;
+
+		a = b;
+		b = t;
+	}
+	p->ents = a;
+	free(b);
+	return 0;
+}
+
+static int p2d_comm(struct p2d *c, int32_t pid, const char *comm, size_t max)
+{
+	struct pcomm *e;
+	size_t n = strnlen(comm, max);
+
+	if (pid <= 0)
+		return 0;
+	if (c->ncomms == c->comm_cap) {
+		size_t cap = c->comm_cap ? c->comm_cap * 2 : 256;
+		struct pcomm *t = realloc(c->comms, cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		c->comms = t;
+		c->comm_cap = cap;
+	}
+	e = &c->comms[c->ncomms];
+	e->pid = pid;
+	e->seq = (uint32_t)c->ncomms++;
+	if (n > 16)
+		n = 16;
+	memcpy(e->comm, comm, n);
+	e->comm[n] = 0;
+	/* A name with a newline would split its cmdlines line. */
+	for (size_t i = 0; i < n; i++)
+		if (e->comm[i] == '\n')
+			e->comm[i] = ' ';
+	return 0;
+}
+
+static struct pthread *p2d_thread(struct p2d *c, int32_t tid)
+{
+	size_t j;
+
+	if (tid <= 0)
+		return NULL;
+	/* Found threads never move: only an insertion grows the table. */
+	if (c->thread_cap) {
+		j = ((uint32_t)tid * 2654435761u) & (c->thread_cap - 1);
+		while (c->threads[j].tid && c->threads[j].tid != tid)
+			j = (j + 1) & (c->thread_cap - 1);
+		if (c->threads[j].tid)
+			return &c->threads[j];
+	}
+	if ((c->nthreads + 1) * 2 > c->thread_cap) {
+		size_t cap = c->thread_cap ? c->thread_cap * 2 : 1024;
+		struct pthread *t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < c->thread_cap; i++) {
+			if (!c->threads[i].tid)
+				continue;
+			j = ((uint32_t)c->threads[i].tid * 2654435761u) & (cap - 1);
+			while (t[j].tid)
+				j = (j + 1) & (cap - 1);
+			t[j] = c->threads[i];
+		}
+		free(c->threads);
+		c->threads = t;
+		c->thread_cap = cap;
+	}
+	j = ((uint32_t)tid * 2654435761u) & (c->thread_cap - 1);
+	while (c->threads[j].tid && c->threads[j].tid != tid)
+		j = (j + 1) & (c->thread_cap - 1);
+	if (!c->threads[j].tid) {
+		c->threads[j].tid = tid;
+		c->nthreads++;
+	}
+	return &c->threads[j];
+}
+
+static void name_copy(char *dst, const char *src, size_t max)
+{
+	size_t n = strnlen(src, max);
+
+	if (n > 16)
+		n = 16;
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
+static int pcomm_cmp(const void *a, const void *b)
+{
+	const struct pcomm *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static struct psband *p2d_sband(struct p2d *c, uint8_t kind, uint64_t time)
+{
+	struct psband *e;
+
+	if (c->nsband == c->sband_cap) {
+		size_t cap = c->sband_cap ? c->sband_cap * 2 : 1024;
+
+		e = realloc(c->sband, cap * sizeof(*e));
+		if (!e)
+			return NULL;
+		c->sband = e;
+		c->sband_cap = cap;
+	}
+	e = &c->sband[c->nsband];
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->time = time;
+	e->seq = (uint32_t)c->nsband++;
+	return e;
+}
+
+static int psband_cmp(const void *a, const void *b)
+{
+	const struct psband *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The time of a side-band record: its sample_id_all trailer's, or 0 (applied first). */
+static uint64_t sband_time(const struct p2d *c, const struct tk_perf_record *rec)
+{
+	struct tk_perf_sample s;
+
+	return tk_perfdata_parse_sample(c->pd, rec, &s) == 0 ? s.time : 0;
+}
+
+/* Read every record: samples into the CPU stores, COMM and FORK records into the side band. */
+static int p2d_collect(struct p2d *c)
+{
+	struct tk_perf_record rec;
+	struct tk_perf_sample s;
+	struct psband *e;
+	int r;
+
+	while ((r = tk_perfdata_next(c->pd, &rec)) == 1) {
+		if (rec.type == TK_PERF_RECORD_COMM) {
+			uint32_t tid;
+
+			if (rec.size < 17)
+				continue;
+			memcpy(&tid, (const uint8_t *)rec.data + 12, 4);
+			if ((int32_t)tid <= 0)
+				continue;
+			e = p2d_sband(c, SB_COMM, sband_time(c, &rec));
+			if (!e)
+				goto oom;
+			e->tid = (int32_t)tid;
+			name_copy(e->comm, (const char *)rec.data + 16, rec.size - 16u);
+			continue;
+		}
+		if (rec.type == TK_PERF_RECORD_FORK && rec.size >= 32) {
+			/* pid, ppid, tid, ptid, time */
+			uint32_t tid, ptid;
+			uint64_t time;
+
+			memcpy(&tid, (const uint8_t *)rec.data + 16, 4);
+			memcpy(&ptid, (const uint8_t *)rec.data + 20, 4);
+			memcpy(&time, (const uint8_t *)rec.data + 24, 8);
+			e = p2d_sband(c, SB_FORK, time);
+			if (!e)
+				goto oom;
+			e->tid = (int32_t)tid;
+			e->ptid = (int32_t)ptid;
+			continue;
+		}
+		if (rec.type != TK_PERF_RECORD_SAMPLE)
+			continue;
+		r = tk_perfdata_parse_sample(c->pd, &rec, &s);
+		if (r == -ENOENT) {
+			c->skipped_other++;
+			continue;
+		}
+		if (r < 0)
+			return r;
+		if (tk_perfdata_evsel_get(c->pd, (size_t)s.attr_index)->attr.type != 2) {
+			c->skipped_other++;
+			continue;
+		}
+		if (!s.raw || s.raw_size < 8) {
+			c->skipped_bad++;
+			continue;
+		}
+		struct pcpu *p = p2d_cpu(c, s.cpu);
+		struct pthread *th = (int32_t)s.tid > 0 ? p2d_thread(c, (int32_t)s.tid) : NULL;
+
+		if (!p || ((int32_t)s.tid > 0 && !th) || p2d_add(p, s.time, s.raw, s.raw_size))
+			goto oom;
+		if (th && (!th->has_sample || s.time >= th->last_sample)) {
+			th->last_sample = s.time;
+			th->has_sample = true;
+		}
+		c->samples++;
+	}
+	return r;
+oom:
+	c->oom = true;
+	return -ENOMEM;
+}
+
+/*
+ * Replay the side band in time order: each thread's name now (cur) and at
+ * its last sample (sampled), as perf would have shown them.
+ */
+static int p2d_names(struct p2d *c)
+{
+	for (size_t i = 0; i < c->thread_cap; i++) {
+		const struct pthread *th = &c->threads[i];
+		struct psband *e;
+
+		if (!th->tid || !th->has_sample)
+			continue;
+		e = p2d_sband(c, SB_MARK, th->last_sample);
+		if (!e)
+			return -ENOMEM;
+		e->tid = th->tid;
+		/* After every side-band record of the same time, like a sample queued last. */
+		e->seq = UINT32_MAX;
+	}
+	qsort(c->sband, c->nsband, sizeof(*c->sband), psband_cmp);
+	for (size_t i = 0; i < c->nsband; i++) {
+		const struct psband *e = &c->sband[i];
+		struct pthread *th, *parent;
+
+		if (e->tid <= 0)
+			continue;
+		th = p2d_thread(c, e->tid);
+		if (!th)
+			return -ENOMEM;
+		switch (e->kind) {
+		case SB_COMM:
+			memcpy(th->cur, e->comm, sizeof(th->cur));
+			th->has_cur = true;
+			break;
+		case SB_FORK:
+			/* A new thread shows its parent's name until its own COMM. */
+			parent = e->ptid > 0 ? p2d_thread(c, e->ptid) : NULL;
+			if (e->ptid > 0 && !parent)
+				return -ENOMEM;
+			th = p2d_thread(c, e->tid); /* found above: the table did not move */
+			th->has_cur = parent && parent->has_cur;
+			if (th->has_cur)
+				memcpy(th->cur, parent->cur, sizeof(th->cur));
+			break;
+		case SB_MARK:
+			if (th->has_cur) {
+				memcpy(th->sampled, th->cur, sizeof(th->sampled));
+				th->has_sampled = true;
+			}
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Section 21: the blob's saved command lines, each COMM record's last name overriding. */
+static int p2d_cmdlines(struct p2d *c, const struct tk_perfdata_tracing *t, struct blob *b)
+{
+	const char *s = t->cmdlines.data;
+	uint64_t len = t->cmdlines.len;
+	size_t ncomm = c->ncomms;
+
+	for (uint64_t i = 0; i < len;) {
+		uint64_t end = i;
+		char line[64], *sp;
+		long pid;
+		size_t n;
+
+		while (end < len && s[end] != '\n')
+			end++;
+		n = end - i < sizeof(line) - 1 ? (size_t)(end - i) : sizeof(line) - 1;
+		memcpy(line, s + i, n);
+		line[n] = 0;
+		i = end + 1;
+		pid = strtol(line, &sp, 10);
+		if (sp == line || *sp != ' ' || pid <= 0 || pid > INT32_MAX)
+			continue;
+		if (p2d_comm(c, (int32_t)pid, sp + 1, strlen(sp + 1)))
+			return -ENOMEM;
+		/* Saved lines sort before every COMM record's name of the same pid. */
+		c->comms[c->ncomms - 1].seq = 0;
+	}
+	(void)ncomm;
+	/*
+	 * Then each thread's name at its last sample (what perf showed for
+	 * it last), else its last name.
+	 */
+	for (size_t i = 0; i < c->thread_cap; i++) {
+		const struct pthread *th = &c->threads[i];
+
+		if (!th->tid || (!th->has_sampled && !th->has_cur))
+			continue;
+		if (p2d_comm(c, th->tid, th->has_sampled ? th->sampled : th->cur, 17))
+			return -ENOMEM;
+	}
+	qsort(c->comms, c->ncomms, sizeof(*c->comms), pcomm_cmp);
+	blob_u64(b, 0);
+	for (size_t i = 0; i < c->ncomms; i++) {
+		char line[48];
+		int n;
+
+		if (i + 1 < c->ncomms && c->comms[i + 1].pid == c->comms[i].pid)
+			continue;
+		n = snprintf(line, sizeof(line), "%" PRId32 " %s\n", c->comms[i].pid,
+			     c->comms[i].comm);
+		blob_put(b, line, (size_t)n);
+	}
+	if (b->failed)
+		return -ENOMEM;
+	{
+		uint64_t body = b->len - 8;
+
+		memcpy(b->p, &body, 8);
+	}
+	return 0;
+}
+
+static bool text_is(const struct tk_perfdata_text *t, const char *s)
+{
+	return t->len == strlen(s) && !memcmp(t->data, s, t->len);
+}
+
+/* Sections 16..21 from the TRACING_DATA blob. */
+static int p2d_metadata(struct p2d *c, struct tk_dat_writer *w, const struct tk_perfdata_tracing *t)
+{
+	struct blob b = {0};
+	uint32_t count = 0, u;
+	const char *system;
+	struct tk_perfdata_text text;
+	int r = 0;
+
+	(void)text_is;
+	blob_put(&b, "header_page", 12);
+	blob_u64(&b, t->header_page.len);
+	blob_put(&b, t->header_page.data, t->header_page.len);
+	blob_put(&b, "header_event", 13);
+	blob_u64(&b, t->header_event.len);
+	blob_put(&b, t->header_event.data, t->header_event.len);
+	if (b.failed || tk_dat_writer_add_metadata(w, TK_DAT_SECTION_HEADER_INFO, b.p, b.len) < 0)
+		goto fail;
+
+	/* 17: the ftrace system's formats. */
+	b.len = 0;
+	blob_u32(&b, 0);
+	for (uint32_t i = 0; tk_perfdata_tracing_format(c->pd, i, &system, &text) == 0; i++) {
+		if (strcmp(system, "ftrace"))
+			continue;
+		blob_u64(&b, text.len);
+		blob_put(&b, text.data, text.len);
+		count++;
+	}
+	if (b.failed)
+		goto fail;
+	memcpy(b.p, &count, 4);
+	if (tk_dat_writer_add_metadata(w, TK_DAT_SECTION_FTRACE_EVENTS, b.p, b.len) < 0)
+		goto fail;
+
+	/* 18: the other systems, each run of formats of one system as a group. */
+	b.len = 0;
+	blob_u32(&b, 0);
+	count = 0;
+	for (uint32_t i = 0; tk_perfdata_tracing_format(c->pd, i, &system, &text) == 0;) {
+		size_t count_at;
+		uint32_t n = 0;
+		const char *sys = system;
+
+		if (!strcmp(sys, "ftrace")) {
+			i++;
+			continue;
+		}
+		blob_put(&b, sys, strlen(sys) + 1);
+		count_at = b.len;
+		blob_u32(&b, 0);
+		while (tk_perfdata_tracing_format(c->pd, i, &system, &text) == 0 &&
+		       !strcmp(system, sys)) {
+			blob_u64(&b, text.len);
+			blob_put(&b, text.data, text.len);
+			n++;
+			i++;
+		}
+		if (b.failed)
+			goto fail;
+		memcpy(b.p + count_at, &n, 4);
+		count++;
+	}
+	if (b.failed)
+		goto fail;
+	memcpy(b.p, &count, 4);
+	if (tk_dat_writer_add_metadata(w, TK_DAT_SECTION_EVENT_FORMATS, b.p, b.len) < 0)
+		goto fail;
+
+	b.len = 0;
+	u = (uint32_t)t->kallsyms.len;
+	blob_u32(&b, u);
+	blob_put(&b, t->kallsyms.data, u);
+	if (b.failed || tk_dat_writer_add_metadata(w, TK_DAT_SECTION_KALLSYMS, b.p, b.len) < 0)
+		goto fail;
+	b.len = 0;
+	u = (uint32_t)t->printk.len;
+	blob_u32(&b, u);
+	blob_put(&b, t->printk.data, u);
+	if (b.failed || tk_dat_writer_add_metadata(w, TK_DAT_SECTION_PRINTK, b.p, b.len) < 0)
+		goto fail;
+	b.len = 0;
+	if (p2d_cmdlines(c, t, &b) < 0 ||
+	    tk_dat_writer_add_metadata(w, TK_DAT_SECTION_CMDLINES, b.p, b.len) < 0)
+		goto fail;
+	free(b.p);
+	return 0;
+fail:
+	if (b.failed)
+		c->oom = true;
+	r = -1;
+	free(b.p);
+	return r;
+}
+
+static int pcpu_cmp(const void *a, const void *b)
+{
+	const struct pcpu *x = a, *y = b;
+
+	return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+}
+
+/* One CPU's records packed into pages, written in batches. */
+static int p2d_write_cpu(struct p2d *c, struct tk_dat_writer *w, const struct tk_page_format *fmt,
+			 struct pcpu *p)
+{
+	const uint32_t batch_pages = BATCH_BYTES / fmt->page_size ? BATCH_BYTES / fmt->page_size : 1;
+	uint8_t *pages = malloc((size_t)batch_pages * fmt->page_size);
+	struct tk_page_writer pw;
+	uint32_t npages = 0;
+	bool open = false;
+	int r = 0;
+
+	if (!pages || p2d_sort(p) < 0) {
+		free(pages);
+		c->oom = true;
+		return -ENOMEM;
+	}
+	if (tk_dat_writer_begin_cpu(w, p->cpu) < 0)
+		goto fail;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct praw *e = &p->ents[i];
+
+		if (open) {
+			r = tk_page_writer_add(&pw, e->time, p->bytes + e->off, e->size);
+			if (r == 0)
+				continue;
+			if (r != -ENOSPC)
+				goto fail;
+			tk_page_writer_finish(&pw);
+			open = false;
+			if (++npages == batch_pages) {
+				if (tk_dat_writer_write_pages(w, pages,
+							      (uint64_t)npages * fmt->page_size) < 0)
+					goto fail;
+				npages = 0;
+			}
+		}
+		if (tk_page_writer_init(&pw, fmt, pages + (size_t)npages * fmt->page_size, e->time))
+			goto fail;
+		open = true;
+		r = tk_page_writer_add(&pw, e->time, p->bytes + e->off, e->size);
+		if (r == -ENOSPC) {
+			/* Larger than a page's data area: no ring buffer could hold it. */
+			c->skipped_big++;
+			open = false;
+			continue;
+		}
+		if (r < 0)
+			goto fail;
+	}
+	if (open) {
+		tk_page_writer_finish(&pw);
+		npages++;
+	}
+	if (npages &&
+	    tk_dat_writer_write_pages(w, pages, (uint64_t)npages * fmt->page_size) < 0)
+		goto fail;
+	if (tk_dat_writer_end_cpu(w) < 0)
+		goto fail;
+	free(pages);
+	return 0;
+fail:
+	free(pages);
+	return -1;
+}
+
+/* The trace clock name trace-cmd knows for the file's clock. */
+static const char *p2d_clock(struct tk_perfdata *pd)
+{
+	const struct tk_perfdata_evsel *e = tk_perfdata_evsel_get(pd, 0);
+
+	if (e && (e->attr.flags & TK_PERF_ATTR_FLAG_USE_CLOCKID)) {
+		switch (e->attr.clockid) {
+		case 1:
+			return "mono";
+		case 4:
+			return "mono_raw";
+		case 7:
+			return "boot";
+		case 11:
+			return "tai";
+		default:
+			break;
+		}
+	}
+	/* perf's default clock is the kernel's local_clock(), trace clock "perf". */
+	return "perf";
+}
+
+static int perf_into_dat(struct p2d *c, struct convert *cv, int fd)
+{
+	struct tk_perfdata_tracing t;
+	struct tk_dat_writer_opts opts = {0};
+	struct tk_page_format fmt;
+	struct tk_dat_writer *w;
+	const struct tk_perfdata_host *host = tk_perfdata_get_host(c->pd);
+	uint32_t ncpu = 0;
+	int r;
+
+	if (tk_perfdata_tracing(c->pd, &t, NULL, NULL) < 0)
+		return cli_error("%s: no TRACING_DATA: the file has no tracepoint events to convert",
+				 c->in);
+	if (tk_page_format_parse(&fmt, t.header_page.data, t.header_page.len, t.big_endian) < 0)
+		return cli_lib_error(c->in);
+	if (p2d_collect(c) < 0)
+		return c->oom ? cli_error("out of memory") : cli_lib_error(c->in);
+	if (p2d_names(c) < 0)
+		return cli_error("out of memory");
+	if (!c->samples)
+		return cli_error("%s: no tracepoint samples to convert", c->in);
+	qsort(c->cpus, c->ncpus, sizeof(*c->cpus), pcpu_cmp);
+	ncpu = c->cpus[c->ncpus - 1].cpu + 1;
+	if (host->has_nrcpus && host->nr_cpus_avail > ncpu)
+		ncpu = host->nr_cpus_avail;
+
+	opts.version = cv->version;
+	opts.compression = cv->compression;
+	opts.big_endian = t.big_endian;
+	opts.long_size = t.long_size;
+	opts.page_size = fmt.page_size;
+	w = tk_dat_writer_open_fd(fd, c->out, &opts);
+	if (!w)
+		return cli_lib_error(c->out);
+	r = p2d_metadata(c, w, &t);
+	if (r == 0 && host->osrelease) {
+		char uname[512];
+		int n = snprintf(uname, sizeof(uname), "Linux %s %s %s",
+				 host->hostname ? host->hostname : "", host->osrelease,
+				 host->arch ? host->arch : "");
+
+		if (n > 0 && (size_t)n < sizeof(uname))
+			r = tk_dat_writer_add_option(w, TK_DAT_OPTION_UNAME, uname, (uint32_t)n + 1);
+	}
+	if (r == 0)
+		r = tk_dat_writer_begin_buffer(w, "", p2d_clock(c->pd), fmt.page_size, ncpu);
+	for (size_t i = 0; r == 0 && i < c->ncpus; i++) {
+		r = p2d_write_cpu(c, w, &fmt, &c->cpus[i]);
+		cv->pages++;
+	}
+	if (r == 0)
+		r = tk_dat_writer_end_buffer(w);
+	if (r == 0)
+		r = tk_dat_writer_finish(w);
+	tk_dat_writer_free(w);
+	if (r < 0)
+		return c->oom ? cli_error("out of memory") : cli_lib_error(c->out);
+	return CLI_OK;
+}
+
+static int perf_to_dat(struct convert *cv, bool quiet)
+{
+	struct p2d c = { .in = cv->in, .out = cv->out };
+	struct stat st;
+	char *tmp = NULL;
+	mode_t mask;
+	int fd = -1, r;
+
+	if (same_file(cv->in, cv->out))
+		return cli_error("%s: input and output are the same file", cv->out);
+	if (stat(cv->out, &st) == 0 && S_ISDIR(st.st_mode))
+		return cli_error("%s: is a directory", cv->out);
+	c.pd = tk_perfdata_open(cv->in);
+	if (!c.pd)
+		return cli_lib_error(cv->in);
+	if (asprintf(&tmp, "%s.tmp.XXXXXX", cv->out) < 0) {
+		tmp = NULL;
+		r = cli_error("out of memory");
+		goto out;
+	}
+	install_cleanup(tmp);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		r = cli_error("%s: cannot create a temporary file beside it: %m", cv->out);
+		goto out;
+	}
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) < 0) {
+		r = cli_error("%s: %m", tmp);
+		goto out_unlink;
+	}
+	r = perf_into_dat(&c, cv, fd);
+	if (r != CLI_OK)
+		goto out_unlink;
+	if (fsync(fd) < 0 || close(fd) < 0) {
+		fd = -1;
+		r = cli_error("%s: %m", tmp);
+		goto out_unlink;
+	}
+	fd = -1;
+	if (rename(tmp, cv->out) < 0) {
+		r = cli_error("cannot rename %s to %s: %m", tmp, cv->out);
+		goto out_unlink;
+	}
+	if (c.skipped_other)
+		fprintf(stderr, "tracekit convert: %s: %" PRIu64 " samples of non-tracepoint "
+			"events skipped\n", cv->in, c.skipped_other);
+	if (c.skipped_bad || c.skipped_big)
+		fprintf(stderr, "tracekit convert: %s: %" PRIu64 " tracepoint samples without a "
+			"usable raw payload skipped\n", cv->in, c.skipped_bad + c.skipped_big);
+	if (!quiet)
+		fprintf(stderr, "tracekit convert: %s -> %s: %" PRIu64 " samples on %zu CPUs\n",
+			cv->in, cv->out, c.samples - c.skipped_big, c.ncpus);
+	r = CLI_OK;
+	goto out;
+out_unlink:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+out:
+	install_cleanup(NULL);
+	free(tmp);
+	for (size_t i = 0; i < c.ncpus; i++) {
+		free(c.cpus[i].bytes);
+		free(c.cpus[i].ents);
+	}
+	free(c.cpus);
+	free(c.comms);
+	free(c.threads);
+	free(c.sband);
+	tk_perfdata_close(c.pd);
+	return r;
+}
+
+/* Whether @path starts with perf.data's magic. */
+static bool is_perf_data(const char *path)
+{
+	char magic[8];
+	FILE *f = fopen(path, "rb");
+	bool yes;
+
+	if (!f)
+		return false;
+	yes = fread(magic, 1, 8, f) == 8 && !memcmp(magic, "PERFILE2", 8);
+	fclose(f);
+	return yes;
 }
 
 static bool ends_with(const char *s, const char *tail)
@@ -978,6 +1855,18 @@ int cmd_convert(int argc, char **argv)
 		return cli_usage_error("no input file");
 	if (!cv.out)
 		return cli_usage_error("no output file (-o OUT)");
+	if (is_perf_data(cv.in)) {
+		if (to && !strcmp(to, "perf"))
+			return cli_usage_error("%s is already a perf.data file", cv.in);
+		if (!codec)
+			cv.compression = cv.version == 6 ? TK_COMPRESS_NONE : TK_COMPRESS_ZSTD;
+		else if (tk_compression_from_name(codec, &cv.compression) < 0)
+			return cli_usage_error("unknown compression '%s' (zstd, zlib or none)", codec);
+		if (cv.version == 6 && cv.compression != TK_COMPRESS_NONE)
+			return cli_usage_error("file version 6 cannot be compressed (use --compression "
+					       "none or --file-version 7)");
+		return perf_to_dat(&cv, quiet);
+	}
 	if (to ? !strcmp(to, "perf") : ends_with(cv.out, ".data"))
 		return dat_to_perf(cv.in, cv.out, quiet);
 

@@ -1705,8 +1705,18 @@ static struct tk_perfdata *open_fd(int fd, const char *name, bool own_fd)
 	magic = tk_load_u64(pd->buf + pd->start, false);
 	hsize = tk_load_u64(pd->buf + pd->start + 8, false);
 	if (magic == TK_PERF_MAGIC_SWAPPED) {
-		r = tk_fail_at(ENOTSUP, pd->name, 0, "perf.data of the other byte order is not "
-			       "supported");
+		/*
+		 * Reading it would mean swapping every record by type, with
+		 * perf's bitfield and u32-pair fix-ups (spec section 3); no
+		 * tool here writes such files, so refuse clearly instead.
+		 */
+		r = tk_fail_at(ENOTSUP, pd->name, 0, "perf.data %sin %s byte order (magic reads "
+			       "\"2ELIFREP\"): only files of this machine's byte order (%s) are "
+			       "supported", hsize == 0x1000000000000000ull ? "pipe stream " : "",
+			       __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "big-endian" :
+			       "little-endian",
+			       __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "little-endian" :
+			       "big-endian");
 		goto fail;
 	}
 	if (memcmp(pd->buf + pd->start, "PERFFILE", 8) == 0) {

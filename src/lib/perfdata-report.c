@@ -64,12 +64,38 @@ enum {
 	F_IP = 1 << 7,
 };
 
+/*
+ * Where the fixed sample fields sit when no variable-length field (READ,
+ * CALLCHAIN) comes before RAW: offsets within the record, 0 = absent.
+ * Tracepoint samples always have this shape, so they are read with a few
+ * loads instead of the generic cursor walk.
+ */
+struct fast_layout {
+	bool ok;
+	uint16_t ip, tid, time, cpu, period, raw;
+	uint16_t min;           /* record bytes the fixed fields need */
+};
+
 struct rep_evsel {
 	bool ready;
 	char *name;
 	const struct tk_event *ev;
 	unsigned int fields;
 	bool callchain;
+	uint64_t sample_type;
+	uint64_t attr_period;
+	struct fast_layout fast;
+};
+
+/* The sample fields the printer uses; a subset of struct tk_perf_sample. */
+struct psample {
+	uint64_t fields;
+	uint64_t ip, time, period;
+	uint32_t pid, tid, cpu;
+	uint32_t raw_size;
+	const void *raw;
+	uint64_t callchain_nr;
+	const void *callchain;
 };
 
 struct thread {
@@ -89,13 +115,21 @@ struct proc {
 	size_t nmaps;
 };
 
+/* A queued record: its bytes live in the arena at @off. */
 struct qent {
-	uint64_t time, seq, off;
-	uint32_t size;
-	uint32_t type;
-	uint16_t misc;
+	uint64_t time;
+	uint64_t off;
 	uint64_t file_offset;
+	int32_t evsel;          /* -1: not known (side-band record without ids) */
 	bool compressed;
+};
+
+/* A direct-mapped memo of event id -> evsel index. */
+#define IDCACHE_SIZE 64
+
+struct idcache_ent {
+	uint64_t id;
+	int32_t evsel;          /* -1: empty */
 };
 
 struct rep {
@@ -115,12 +149,22 @@ struct rep {
 
 	struct tk_symbolizer *sym;
 
-	uint8_t *arena;
-	uint64_t arena_len, arena_cap;
-	struct qent *q;
-	size_t qlen, qcap;
-	uint64_t seq, max_ts, next_flush;
+	/*
+	 * The queue of one round. Records are copied into @arena; a flush
+	 * moves what stays into @arena2 and swaps, so the two buffers are
+	 * reused for the whole run.
+	 */
+	uint8_t *arena, *arena2;
+	uint64_t arena_len, arena_cap, arena2_cap;
+	struct qent *q, *qtmp;
+	size_t qlen, qcap, qtmp_cap;
+	size_t *runs;
+	size_t runs_cap;
+	uint64_t max_ts, next_flush;
 	uint64_t printed;
+
+	size_t file_evsels;     /* evsels of the file (pipe mode: so far) */
+	struct idcache_ent idcache[IDCACHE_SIZE];
 };
 
 /* ------------------------------------------------------------ threads */
@@ -370,19 +414,37 @@ static void put_char(struct tk_outbuf *out, char c)
 	out->len++;
 }
 
+/* "SECS.USECS: " (nanoseconds with --ns) right-aligned in 12 columns, by hand. */
 static void put_time(struct rep *r, uint64_t t)
 {
-	char buf[48];
-	int n;
+	char buf[48], *p = buf + sizeof(buf);
+	uint64_t secs = t / 1000000000u, frac = t % 1000000000u;
+	int digits = 9;
+	size_t n;
+	char *o;
 
-	if (r->opts->flags & TK_PERFDATA_REPORT_NSEC)
-		n = snprintf(buf, sizeof(buf), "%" PRIu64 ".%09" PRIu64, (uint64_t)(t / 1000000000u),
-			     (uint64_t)(t % 1000000000u));
-	else
-		n = snprintf(buf, sizeof(buf), "%" PRIu64 ".%06" PRIu64, (uint64_t)(t / 1000000000u),
-			     (uint64_t)(t % 1000000000u / 1000u));
-	(void)n;
-	put_padded(&r->out, buf, 12, ": ");
+	if (!(r->opts->flags & TK_PERFDATA_REPORT_NSEC)) {
+		frac /= 1000u;
+		digits = 6;
+	}
+	for (int i = 0; i < digits; i++) {
+		*--p = (char)('0' + frac % 10);
+		frac /= 10;
+	}
+	*--p = '.';
+	do {
+		*--p = (char)('0' + secs % 10);
+		secs /= 10;
+	} while (secs);
+	n = (size_t)(buf + sizeof(buf) - p);
+	o = room(&r->out, n + 16);
+	for (size_t i = n; i < 12; i++)
+		*o++ = ' ';
+	memcpy(o, p, n);
+	o += n;
+	*o++ = ':';
+	*o++ = ' ';
+	r->out.len = (size_t)(o - r->out.buf);
 }
 
 /*
@@ -452,6 +514,54 @@ static const char *const hw_names[] = {
 	"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
 	"ref-cycles",
 };
+
+/*
+ * The fixed layout of @st's samples, when it has one (see struct
+ * fast_layout). The order is the kernel's: IDENTIFIER, IP, TID, TIME, ADDR,
+ * ID, STREAM_ID, CPU, PERIOD, READ, CALLCHAIN, RAW.
+ */
+static void fast_layout_init(struct fast_layout *f, uint64_t st)
+{
+	uint32_t pos = 8;
+
+	memset(f, 0, sizeof(*f));
+	/* Fields after RAW would go unchecked: leave those to the full decoder. */
+	if (st & ~(uint64_t)(TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_IP | TK_PERF_SAMPLE_TID |
+			     TK_PERF_SAMPLE_TIME | TK_PERF_SAMPLE_ADDR | TK_PERF_SAMPLE_ID |
+			     TK_PERF_SAMPLE_STREAM_ID | TK_PERF_SAMPLE_CPU |
+			     TK_PERF_SAMPLE_PERIOD | TK_PERF_SAMPLE_RAW))
+		return;
+	if (st & TK_PERF_SAMPLE_IDENTIFIER)
+		pos += 8;
+	if (st & TK_PERF_SAMPLE_IP) {
+		f->ip = (uint16_t)pos;
+		pos += 8;
+	}
+	if (st & TK_PERF_SAMPLE_TID) {
+		f->tid = (uint16_t)pos;
+		pos += 8;
+	}
+	if (st & TK_PERF_SAMPLE_TIME) {
+		f->time = (uint16_t)pos;
+		pos += 8;
+	}
+	pos += 8 * (uint32_t)__builtin_popcountll(st & (TK_PERF_SAMPLE_ADDR | TK_PERF_SAMPLE_ID |
+							 TK_PERF_SAMPLE_STREAM_ID));
+	if (st & TK_PERF_SAMPLE_CPU) {
+		f->cpu = (uint16_t)pos;
+		pos += 8;
+	}
+	if (st & TK_PERF_SAMPLE_PERIOD) {
+		f->period = (uint16_t)pos;
+		pos += 8;
+	}
+	if (st & TK_PERF_SAMPLE_RAW) {
+		f->raw = (uint16_t)pos;
+		pos += 4;
+	}
+	f->min = (uint16_t)pos;
+	f->ok = true;
+}
 
 /* The event set from TRACING_DATA; built once, when a tracepoint first needs it. */
 static int load_tracing(struct rep *r)
@@ -526,6 +636,9 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 	if (!(st & TK_PERF_SAMPLE_IP))
 		e->fields &= ~(unsigned int)F_IP;
 	e->callchain = st & TK_PERF_SAMPLE_CALLCHAIN;
+	e->sample_type = st;
+	e->attr_period = a->sample_period;
+	fast_layout_init(&e->fast, st);
 	e->name = strdup(name);
 	return e->name ? 0 : -ENOMEM;
 }
@@ -542,40 +655,159 @@ static int ensure_evsels(struct rep *r)
 		memset(e + r->nevs, 0, (n - r->nevs) * sizeof(*e));
 		r->evs = e;
 		r->nevs = n;
+		/* A new event may take an id the memo gave to no one. */
+		for (size_t i = 0; i < IDCACHE_SIZE; i++)
+			r->idcache[i].evsel = -1;
+	}
+	r->file_evsels = n;
+	return 0;
+}
+
+/* Prepare every event, and size the name column (perf sizes it once, by all events). */
+static int evsels_ready(struct rep *r)
+{
+	int ret;
+
+	if (ensure_evsels(r))
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nevs; i++) {
+		int len;
+
+		if (!r->evs[i].ready && (ret = evsel_prepare(r, i, &r->evs[i])))
+			return ret;
+		len = (int)strlen(r->evs[i].name);
+		if (len > r->name_width)
+			r->name_width = len;
 	}
 	return 0;
 }
 
-static int print_sample(struct rep *r, const struct tk_perf_record *rec)
+static inline uint32_t ld32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline uint64_t ld64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/*
+ * The evsel of @rec: the only one, or the one its id names, through the
+ * id memo. Return: the index, or -1 when the record carries no id or names
+ * no event (the full parser, run next, then reports or skips it).
+ */
+static int32_t rec_evsel(struct rep *r, const struct tk_perf_record *rec)
+{
+	const struct tk_perfdata_evsel *e0;
+	struct idcache_ent *c;
+	struct tk_perf_sample s;
+	size_t off;
+	uint64_t id;
+
+	if (r->file_evsels == 1)
+		return 0;
+	if (!r->file_evsels)
+		return -1;
+	e0 = tk_perfdata_evsel_get(r->pd, 0);
+	if (!tk_perf_id_offset(rec->type, e0->attr.sample_type, rec->size, &off))
+		return -1;
+	id = ld64((const uint8_t *)rec->data + off);
+	c = &r->idcache[(id ^ id >> 7) & (IDCACHE_SIZE - 1)];
+	if (c->evsel >= 0 && c->id == id)
+		return c->evsel;
+	if (tk_perfdata_parse_sample(r->pd, rec, &s) || s.attr_index < 0)
+		return -1;
+	c->id = id;
+	c->evsel = s.attr_index;
+	return s.attr_index;
+}
+
+/*
+ * Decode what the printer needs from a SAMPLE of evsel @idx (-1: unknown).
+ * Return: 0; -ENOENT to skip the record; -EBADMSG with the message set.
+ */
+static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_t idx,
+			 struct psample *ps)
 {
 	struct tk_perf_sample s;
+	int ret;
+
+	if (idx >= 0 && (size_t)idx < r->nevs && r->evs[idx].fast.ok &&
+	    rec->type == TK_PERF_RECORD_SAMPLE) {
+		const struct fast_layout *f = &r->evs[idx].fast;
+		const uint8_t *d = rec->data;
+
+		if (rec->size >= f->min) {
+			ps->fields = r->evs[idx].sample_type;
+			ps->ip = f->ip ? ld64(d + f->ip) : 0;
+			ps->pid = f->tid ? ld32(d + f->tid) : 0;
+			ps->tid = f->tid ? ld32(d + f->tid + 4) : 0;
+			ps->time = f->time ? ld64(d + f->time) : 0;
+			ps->cpu = f->cpu ? ld32(d + f->cpu) : 0;
+			ps->period = f->period ? ld64(d + f->period) : 0;
+			ps->raw_size = 0;
+			ps->raw = NULL;
+			ps->callchain_nr = 0;
+			ps->callchain = NULL;
+			if (!f->raw)
+				return 0;
+			ps->raw_size = ld32(d + f->raw);
+			ps->raw = d + f->raw + 4;
+			if (ps->raw_size <= (uint32_t)(rec->size - f->min))
+				return 0;
+		}
+		/* Too short: the full decoder names the problem. */
+	}
+	ret = tk_perfdata_parse_sample(r->pd, rec, &s);
+	if (ret)
+		return ret;
+	ps->fields = s.fields;
+	ps->ip = s.ip;
+	ps->pid = s.pid;
+	ps->tid = s.tid;
+	ps->time = s.time;
+	ps->cpu = s.cpu;
+	ps->period = s.period;
+	ps->raw_size = s.raw_size;
+	ps->raw = s.raw;
+	ps->callchain_nr = s.callchain_nr;
+	ps->callchain = s.callchain;
+	return s.attr_index;
+}
+
+static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
+{
+	struct psample s;
 	struct rep_evsel *e;
 	char cbuf[24];
 	int ret;
 
-	ret = tk_perfdata_parse_sample(r->pd, rec, &s);
+	if (!r->name_width || (idx >= 0 && (size_t)idx >= r->nevs)) {
+		ret = evsels_ready(r);
+		if (ret)
+			return ret;
+	}
+	ret = sample_fields(r, rec, idx, &s);
 	if (ret == -ENOENT)
 		return 0;
-	if (ret)
+	if (ret < 0)
 		return ret;
-	if (ensure_evsels(r))
-		return -ENOMEM;
-	if ((size_t)s.attr_index >= r->nevs)
+	if (idx < 0)
+		idx = ret;
+	if ((size_t)idx >= r->nevs)
 		return 0;
-	e = &r->evs[s.attr_index];
-	if (!e->ready && (ret = evsel_prepare(r, (size_t)s.attr_index, e)))
-		return ret;
-	if (!r->name_width) {
-		/* perf script sizes the name column once, by every event of the file. */
-		for (size_t i = 0; i < r->nevs; i++) {
-			int len;
-
-			if (!r->evs[i].ready && (ret = evsel_prepare(r, i, &r->evs[i])))
-				return ret;
-			len = (int)strlen(r->evs[i].name);
-			if (len > r->name_width)
-				r->name_width = len;
-		}
+	e = &r->evs[idx];
+	if (!e->ready) {
+		ret = evsels_ready(r);
+		if (ret)
+			return ret;
 	}
 
 	if (e->fields & F_COMM) {
@@ -596,18 +828,26 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec)
 		}
 	}
 	if (e->fields & F_CPU) {
-		put_char(&r->out, '[');
-		put_u64(&r->out, s.cpu, 3, true);
-		put_str(&r->out, "] ");
+		char *o = room(&r->out, 8);
+
+		if (s.cpu < 1000) {
+			o[0] = '[';
+			o[1] = (char)('0' + s.cpu / 100);
+			o[2] = (char)('0' + s.cpu / 10 % 10);
+			o[3] = (char)('0' + s.cpu % 10);
+			o[4] = ']';
+			o[5] = ' ';
+			r->out.len += 6;
+		} else {
+			put_char(&r->out, '[');
+			put_u64(&r->out, s.cpu, 3, true);
+			put_str(&r->out, "] ");
+		}
 	}
 	if (e->fields & F_TIME)
 		put_time(r, s.time);
 	if (e->fields & F_PERIOD) {
-		const struct tk_perfdata_evsel *es = tk_perfdata_evsel_get(r->pd,
-									   (size_t)s.attr_index);
-
-		put_u64(&r->out,
-			(s.fields & TK_PERF_SAMPLE_PERIOD) ? s.period : es->attr.sample_period, 10,
+		put_u64(&r->out, (s.fields & TK_PERF_SAMPLE_PERIOD) ? s.period : e->attr_period, 10,
 			false);
 		put_char(&r->out, ' ');
 	}
@@ -640,8 +880,8 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec)
 	return r->out.error;
 }
 
-/* Side-band records: names and maps. */
-static int deliver(struct rep *r, const struct tk_perf_record *rec)
+/* Side-band records: names and maps; samples are printed. */
+static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 {
 	const uint8_t *d = rec->data;
 	uint32_t pid, tid, ppid, ptid;
@@ -649,7 +889,7 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec)
 
 	switch (rec->type) {
 	case TK_PERF_RECORD_SAMPLE:
-		return print_sample(r, rec);
+		return print_sample(r, rec, idx);
 	case TK_PERF_RECORD_COMM:
 		if (rec->size < 16)
 			return 0;
@@ -714,27 +954,94 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec)
 
 /* ------------------------------------------------------------ ordering */
 
-static int qent_cmp(const void *a, const void *b)
+/*
+ * Sort the queue by time, ties in arrival order. A round holds one sorted
+ * run per CPU buffer perf drained (often a single run), so this is a
+ * natural merge sort: find the runs, merge neighbours until one is left;
+ * O(n log runs), and O(n) for a queue that is already in order. qsort()
+ * (glibc's mergesort with a comparison callback) took a tenth of the time
+ * of a report before.
+ */
+static int sort_queue(struct rep *r)
 {
-	const struct qent *x = a, *y = b;
+	size_t n = r->qlen, nruns = 0;
+	struct qent *a = r->q, *b;
 
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	if (n < 2)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if (a[i].time < a[i - 1].time) {
+			if (nruns + 2 > r->runs_cap) {
+				size_t cap = r->runs_cap ? r->runs_cap * 2 : 64;
+				size_t *nr = realloc(r->runs, cap * sizeof(*nr));
+
+				if (!nr)
+					return -ENOMEM;
+				r->runs = nr;
+				r->runs_cap = cap;
+			}
+			r->runs[nruns++] = i;
+		}
+	}
+	if (!nruns)
+		return 0;
+	if (r->qtmp_cap < r->qcap) {
+		struct qent *t = realloc(r->qtmp, r->qcap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		r->qtmp = t;
+		r->qtmp_cap = r->qcap;
+	}
+	/* runs[] now lists run ends: the starts after 0, then n. */
+	r->runs[nruns++] = n;
+	b = r->qtmp;
+	while (nruns > 1) {
+		size_t k = 0, lo = 0;
+
+		for (size_t i = 0; i < nruns; i += 2) {
+			size_t mid = r->runs[i], hi = i + 1 < nruns ? r->runs[i + 1] : mid;
+			size_t x = lo, y = mid, o = lo;
+
+			while (x < mid && y < hi)
+				b[o++] = a[y].time < a[x].time ? a[y++] : a[x++];
+			while (x < mid)
+				b[o++] = a[x++];
+			while (y < hi)
+				b[o++] = a[y++];
+			r->runs[k++] = hi;
+			lo = hi;
+		}
+		nruns = k;
+		b = a;
+		a = a == r->q ? r->qtmp : r->q;
+	}
+	if (a != r->q) {
+		/* The result sits in the spare array: swap the two. */
+		struct qent *t = r->q;
+		size_t c = r->qcap;
+
+		r->q = r->qtmp;
+		r->qcap = r->qtmp_cap;
+		r->qtmp = t;
+		r->qtmp_cap = c;
+	}
+	return 0;
 }
 
 static int deliver_queued(struct rep *r, const struct qent *q)
 {
+	const uint8_t *d = r->arena + q->off;
 	struct tk_perf_record rec;
 
 	memset(&rec, 0, sizeof(rec));
-	rec.type = q->type;
-	rec.misc = q->misc;
-	rec.size = (uint16_t)q->size;
+	rec.type = ld32(d);
+	memcpy(&rec.misc, d + 4, 2);
+	memcpy(&rec.size, d + 6, 2);
 	rec.offset = q->file_offset;
 	rec.compressed = q->compressed;
-	rec.data = r->arena + q->off;
-	return deliver(r, &rec);
+	rec.data = d;
+	return deliver(r, &rec, q->evsel);
 }
 
 /* Deliver queued records up to @limit (all when @all), in time order. */
@@ -742,11 +1049,13 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
 {
 	size_t i, keep = 0;
 	uint64_t new_len = 0;
-	int ret = 0;
+	int ret;
 
 	if (!r->qlen)
 		return 0;
-	qsort(r->q, r->qlen, sizeof(*r->q), qent_cmp);
+	ret = sort_queue(r);
+	if (ret)
+		return ret;
 	for (i = 0; i < r->qlen; i++) {
 		if (!all && r->q[i].time > limit)
 			break;
@@ -755,31 +1064,43 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
 			return ret;
 	}
 	/*
-	 * What stays moves to a fresh arena: sorted by time, the entries no
+	 * What stays moves to the spare arena: sorted by time, the entries no
 	 * longer follow their arena order, so moving them in place could
 	 * overwrite one not yet moved.
 	 */
 	if (i < r->qlen) {
-		uint8_t *a = malloc(r->arena_cap);
-		if (!a)
-			return -ENOMEM;
+		if (r->arena2_cap < r->arena_cap) {
+			uint8_t *a = realloc(r->arena2, r->arena_cap);
+
+			if (!a)
+				return -ENOMEM;
+			r->arena2 = a;
+			r->arena2_cap = r->arena_cap;
+		}
 		for (; i < r->qlen; i++) {
 			struct qent e = r->q[i];
+			uint16_t size;
 
-			memcpy(a + new_len, r->arena + e.off, e.size);
+			memcpy(&size, r->arena + e.off + 6, 2);
+			memcpy(r->arena2 + new_len, r->arena + e.off, size);
 			e.off = new_len;
-			new_len += (e.size + 7u) & ~7u;
+			new_len += (size + 7u) & ~7u;
 			r->q[keep++] = e;
 		}
-		free(r->arena);
-		r->arena = a;
+		uint8_t *t = r->arena;
+		uint64_t c = r->arena_cap;
+
+		r->arena = r->arena2;
+		r->arena_cap = r->arena2_cap;
+		r->arena2 = t;
+		r->arena2_cap = c;
 	}
 	r->qlen = keep;
 	r->arena_len = new_len;
-	return ret;
+	return 0;
 }
 
-static int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time)
+static int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t idx)
 {
 	uint64_t need = ((uint64_t)rec->size + 7u) & ~7ull;
 	struct qent *e;
@@ -808,12 +1129,9 @@ static int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t tim
 	memcpy(r->arena + r->arena_len, rec->data, rec->size);
 	e = &r->q[r->qlen++];
 	e->time = time;
-	e->seq = r->seq++;
 	e->off = r->arena_len;
-	e->size = rec->size;
-	e->type = rec->type;
-	e->misc = rec->misc;
 	e->file_offset = rec->offset;
+	e->evsel = idx;
 	e->compressed = rec->compressed;
 	r->arena_len += need;
 	if (time > r->max_ts)
@@ -824,6 +1142,7 @@ static int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t tim
 static int process(struct rep *r, const struct tk_perf_record *rec)
 {
 	struct tk_perf_sample s;
+	int32_t idx;
 	int ret;
 
 	if (rec->type == TK_PERF_RECORD_FINISHED_ROUND) {
@@ -833,12 +1152,31 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 	}
 	if (rec->type >= 64)
 		return 0;
+	if (tk_perfdata_evsel_count(r->pd) != r->file_evsels && ensure_evsels(r))
+		return -ENOMEM;
+	if (rec->type == TK_PERF_RECORD_SAMPLE) {
+		struct psample ps;
+
+		/* Samples: the time through the memo and the fixed layout when they can. */
+		idx = rec_evsel(r, rec);
+		if (idx >= 0 && !r->evs[idx].ready && (ret = evsel_prepare(r, (size_t)idx,
+									     &r->evs[idx])))
+			return ret;
+		ret = sample_fields(r, rec, idx, &ps);
+		if (ret == -ENOENT)
+			return 0;
+		if (ret < 0)
+			return ret;
+		if (idx < 0)
+			idx = ret;
+		if ((ps.fields & TK_PERF_SAMPLE_TIME) && ps.time && ps.time != UINT64_MAX)
+			return enqueue(r, rec, ps.time, idx);
+		return deliver(r, rec, idx);
+	}
 	ret = tk_perfdata_parse_sample(r->pd, rec, &s);
 	if (ret == 0 && (s.fields & TK_PERF_SAMPLE_TIME) && s.time && s.time != UINT64_MAX)
-		return enqueue(r, rec, s.time);
-	if (ret && ret != -ENOENT && rec->type == TK_PERF_RECORD_SAMPLE)
-		return ret;
-	return deliver(r, rec);
+		return enqueue(r, rec, s.time, s.attr_index);
+	return deliver(r, rec, -1);
 }
 
 static void rep_release(struct rep *r)
@@ -856,7 +1194,10 @@ static void rep_release(struct rep *r)
 	free(r->procs);
 	free(r->threads);
 	free(r->arena);
+	free(r->arena2);
 	free(r->q);
+	free(r->qtmp);
+	free(r->runs);
 	tk_symbolizer_free(r->sym);
 	tk_event_set_free(r->set);
 	tk_outbuf_release(&r->out);
@@ -871,6 +1212,8 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 
 	memset(&r, 0, sizeof(r));
 	r.pd = pd;
+	for (size_t i = 0; i < IDCACHE_SIZE; i++)
+		r.idcache[i].evsel = -1;
 	r.opts = opts;
 	ret = tk_outbuf_init(&r.out, opts->fd, 0);
 	if (ret)

@@ -99,6 +99,71 @@ else
 	fail "tracekit record t.dat"
 fi
 
+# tracekit convert perf.data -> .dat: trace-cmd report (without plugins,
+# as perf prints) shows the same events as perf script: pid, cpu, time (ns),
+# event and text, compared as sorted sets (the two break time ties
+# differently). Names: perf names a thread by its last COMM so far, a .dat
+# by one name per pid, so names are compared for the pids perf shows under
+# one name only (not pid 0: "swapper" in perf, "<idle>" in trace-cmd).
+tc_events() {
+	trace-cmd report -t -N "$1" 2>/dev/null |
+		sed -nE 's/^ *(.*)-([0-9]+) +\[([0-9]+)\] +([0-9.]+): +([a-z_0-9]+): +(.*)$/\2 \3 \4 \5 \6/p' | sort
+}
+tc_names() {
+	trace-cmd report -t -N "$1" 2>/dev/null |
+		sed -nE 's/^ *(.*)-([0-9]+) +\[([0-9]+)\] +([0-9.]+): .*$/\2 \1/p' | sort -u
+}
+perf_events() {
+	perf script --ns -i "$1" 2>/dev/null |
+		sed -nE 's/^ *(.*) +(-?[0-9]+) +\[([0-9]+)\] +([0-9.]+): +[a-z_0-9]+:([a-z_0-9]+): +(.*)$/\2 \3 \4 \5 \6/p' | sort
+}
+perf_names() {
+	perf script --ns -i "$1" 2>/dev/null |
+		sed -nE 's/^ *(.*[^ ]) +([0-9]+) +\[([0-9]+)\] +([0-9.]+): .*$/\2 \1/p' | sort -u |
+		awk '$1 != 0 { n[$1]++; line[$1] = $0 } END { for (p in n) if (n[p] == 1) print line[p] }' | sort
+}
+# A sample of a task that is exiting carries pid -1 (perf script prints
+# ":-1  -1"); its payload's common_pid, which the .dat shows, is the real
+# one. So: the same events without the pid, and the same pid wherever perf
+# knows it.
+same_events() {
+	local pf=$1 tc=$2
+	cmp -s <(cut -d' ' -f2- "$pf" | sort) <(cut -d' ' -f2- "$tc" | sort) || return 1
+	[ -z "$(grep -v '^-1 ' "$pf" | comm -23 - "$tc")" ]
+}
+for f in r1 r2; do
+	if ! "$TRACEKIT" convert "$dir/$f.data" -o "$dir/$f.dat" 2>"$dir/$f.cv.err"; then
+		fail "convert $f.data: $(cat "$dir/$f.cv.err")"
+		continue
+	fi
+	grep -q "samples on" "$dir/$f.cv.err" || fail "convert $f.data: no summary line"
+	tc_events "$dir/$f.dat" >"$dir/$f.tc.ev"
+	perf_events "$dir/$f.data" >"$dir/$f.pf.ev"
+	[ -s "$dir/$f.pf.ev" ] || fail "convert $f: perf script printed no events"
+	same_events "$dir/$f.pf.ev" "$dir/$f.tc.ev" || { fail "convert $f: trace-cmd report of the .dat differs from perf script"; diff "$dir/$f.pf.ev" "$dir/$f.tc.ev" | head -5; [ -n "${TK_KEEP:-}" ] && cp "$dir/$f".* "$TK_KEEP/"; }
+	perf_names "$dir/$f.data" >"$dir/$f.pf.nm"
+	tc_names "$dir/$f.dat" >"$dir/$f.tc.nm"
+	missing=$(comm -23 "$dir/$f.pf.nm" "$dir/$f.tc.nm")
+	[ -z "$missing" ] || fail "convert $f: names perf shows but trace-cmd does not: $(echo "$missing" | head -3)"
+	[ -s "$dir/$f.pf.nm" ] || fail "convert $f: no names compared"
+done
+# Non-tracepoint samples are skipped with a count; a file without tracepoints is refused.
+perf record -q -e sched:sched_switch -e cpu-clock -a -o "$dir/m.data" -- sleep 0.2 >/dev/null 2>&1 || fail "perf record m"
+if "$TRACEKIT" convert -q "$dir/m.data" -o "$dir/m.dat" 2>"$dir/m.err"; then
+	grep -q 'samples of non-tracepoint events skipped' "$dir/m.err" || fail "convert m: no skip count: $(cat "$dir/m.err")"
+	tc_events "$dir/m.dat" >"$dir/m.tc.ev"
+	perf_events "$dir/m.data" >"$dir/m.pf.ev"
+	same_events "$dir/m.pf.ev" "$dir/m.tc.ev" || { fail "convert m: events differ"; diff "$dir/m.pf.ev" "$dir/m.tc.ev" | head -5; }
+else
+	fail "convert m.data: $(cat "$dir/m.err")"
+fi
+if "$TRACEKIT" convert "$dir/b.data" -o "$dir/b.dat" 2>"$dir/b.err"; then
+	fail "convert b.data (cpu-clock only) accepted"
+else
+	grep -q 'no TRACING_DATA' "$dir/b.err" || fail "convert b.data: message '$(cat "$dir/b.err")'"
+	[ ! -e "$dir/b.dat" ] || fail "convert b.data left an output file"
+fi
+
 # tracekit record --perf: perf_event_open into perf.data. PROG makes exactly
 # K getppid calls (NR 110); perf script must show K of them for PROG's pid,
 # perf report --header-only must open the file, and tracekit report must

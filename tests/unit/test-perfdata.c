@@ -363,6 +363,53 @@ static void expect_bad(const char *name, const void *p, size_t n, int err, const
 		fail_msg("message \"%s\" lacks \"%s\"", tk_errmsg(), what);
 }
 
+/*
+ * A whole file as a big-endian machine would write it: a valid file of
+ * ours with every header field and the feature bitmap byte-swapped (perf's
+ * magic then reads "2ELIFREP"), and the same for a pipe header. Both are
+ * refused as another byte order, naming the file and offset 0, and nothing
+ * is read past the header.
+ */
+static void test_swapped_file(void)
+{
+	char path[256], bepath[256];
+	uint8_t h[TK_PERF_HEADER_SIZE], pipe[16];
+	struct tk_perfdata *pd;
+	int fd;
+
+	path_of(path, sizeof(path), "host.data");
+	write_two_event_file(path, 3, true);
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	tk_perfdata_close(pd);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, h, sizeof(h), 0), (ssize_t)sizeof(h));
+	close(fd);
+	for (size_t i = 0; i < sizeof(h); i += 8)
+		tk_store_u64(h + i, __builtin_bswap64(tk_load_u64(h + i, false)), false);
+	assert_memory_equal(h, "2ELIFREP", 8);
+	path_of(bepath, sizeof(bepath), "big-endian.data");
+	{
+		uint8_t *all;
+		struct stat st;
+
+		fd = open(path, O_RDONLY);
+		assert_true(fd >= 0 && fstat(fd, &st) == 0);
+		all = malloc((size_t)st.st_size);
+		assert_non_null(all);
+		assert_int_equal(pread(fd, all, (size_t)st.st_size, 0), st.st_size);
+		close(fd);
+		memcpy(all, h, sizeof(h));
+		expect_bad("big-endian.data", all, (size_t)st.st_size, ENOTSUP, "big-endian");
+		free(all);
+	}
+	assert_non_null(strstr(tk_errmsg(), "offset 0x0"));
+	tk_store_u64(pipe, TK_PERF_MAGIC_SWAPPED, false);
+	tk_store_u64(pipe + 8, __builtin_bswap64(16), false);
+	expect_bad("big-endian-pipe.data", pipe, sizeof(pipe), ENOTSUP, "pipe stream");
+}
+
 static void test_bad_headers(void **state)
 {
 	uint8_t h[512];
@@ -387,6 +434,7 @@ static void test_bad_headers(void **state)
 	expect_bad("attrs.data", h, 400, EBADMSG, "outside the file");
 	tk_store_u64(h + 0, TK_PERF_MAGIC_SWAPPED, false);
 	expect_bad("swapped.data", h, 400, ENOTSUP, "byte order");
+	test_swapped_file();
 
 	/* A record whose size runs past the data section is an error naming its offset. */
 	path_of(path, sizeof(path), "rt.data");

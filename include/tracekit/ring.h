@@ -23,8 +23,11 @@
  *  - Readers (peek, consume, iterators, read_page, empty) of one buffer are
  *    serialised by a per-buffer mutex and run on any thread, concurrently
  *    with the writer. They must not run in a signal handler.
- *  - Control calls (resize, reset, swap_cpu) need the affected writers to
- *    be outside reserve/commit; they return -EBUSY otherwise.
+ *  - Control calls (resize, reset, swap_cpu) disable the affected buffers
+ *    and wait (up to 1 s) for a writer inside an event to leave it; events
+ *    written meanwhile are refused, uncounted, as the kernel does. They
+ *    return -EBUSY if the wait times out or the calling thread itself holds
+ *    an event on the buffer.
  *
  * Clock: TSC by default on x86-64 with an invariant TSC (17-22 ns to read on
  * the reference VM against 33-37 ns for clock_gettime), else
@@ -107,9 +110,9 @@ TK_API void tk_ring_free(struct tk_ring *ring);
  *
  * Keeps the newest pages that fit; unread events of pages that do not fit
  * are counted as overruns.
- * Context: any thread but a signal handler; blocking. The buffers' writers
- * must not be inside a reserve/commit pair.
- * Return: 0, -EINVAL, -ENOMEM, -EBUSY (a writer is mid-event).
+ * Context: any thread but a signal handler; blocking: waits for the
+ * buffers' writers to leave their events (see the top of this header).
+ * Return: 0, -EINVAL, -ENOMEM, -EBUSY (a writer stayed inside an event).
  */
 TK_API int tk_ring_resize(struct tk_ring *ring, uint64_t size, int cpu);
 
@@ -257,8 +260,8 @@ TK_API int64_t tk_ring_size(const struct tk_ring *ring, int cpu);
  * tk_ring_reset() / tk_ring_reset_cpu() - throw away all events and zero
  * the counters
  * Context: as tk_ring_resize().
- * Return: 0, -EINVAL, -EBUSY (a writer is mid-event; nothing changed for
- * that buffer).
+ * Return: 0, -EINVAL, -EBUSY (a writer stayed inside an event; nothing
+ * changed for that buffer).
  */
 TK_API int tk_ring_reset(struct tk_ring *ring);
 TK_API int tk_ring_reset_cpu(struct tk_ring *ring, int cpu);
@@ -266,10 +269,14 @@ TK_API int tk_ring_reset_cpu(struct tk_ring *ring, int cpu);
 /**
  * tk_ring_swap_cpu() - exchange buffer @cpu of two rings (snapshots)
  *
+ * Exchanges the contents (pages, counters, unread state); each writer
+ * thread keeps writing to its own ring, now into the other contents.
+ * Iterators open on either buffer start over on the new contents and
+ * report tk_ring_iter_dropped().
  * Context: as tk_ring_resize(), for both rings.
  * Return: 0; -EINVAL when the rings differ in page size, pages, clock or
  * buffer count; -EAGAIN when recording is disabled on either side; -EBUSY
- * when a writer is mid-event.
+ * when a writer stayed inside an event.
  */
 TK_API int tk_ring_swap_cpu(struct tk_ring *a, struct tk_ring *b, int cpu);
 

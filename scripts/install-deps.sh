@@ -9,7 +9,8 @@ packages=(
 	libzstd-dev zlib1g-dev libelf-dev libtraceevent-dev libcmocka-dev systemtap-sdt-dev
 	clang llvm
 	trace-cmd linux-perf zstd
-	liblttng-ust-dev lttng-tools
+	liblttng-ust-dev lttng-tools babeltrace2
+	libc6-dbg
 )
 
 missing=()

@@ -28,6 +28,13 @@ enum tk_op_kind {
 	TK_OP_CSTR,    /* cond ? "a" : "b" for %s */
 	TK_OP_IP4,     /* %pI4 / %pi4 (zero: "%03d" parts) of a 4-byte field */
 	TK_OP_IP6,     /* %pI6 / %pi6 (zero: no colons) / %pI6c (offset) of a 16-byte field */
+	TK_OP_COND,    /* %s of cond ? x : y: runs kids[0] or kids[1] (one op each) */
+	TK_OP_UUID,    /* %pU[bBlL] of a 16-byte field: left: GUID order, zero: upper case */
+	TK_OP_MAC,     /* %pM %pm [RF] of a 6-byte field: lit[0] separator, left: reversed */
+	TK_OP_HEX,     /* __print_hex (delim ' ') / __print_hex_str: expr counts the bytes */
+	TK_OP_ARRAY,   /* __print_array: expr counts elements of elsize bytes, "%u" each */
+	TK_OP_BITMASK, /* __get_bitmask(): hex words, a comma every 4 bytes */
+	TK_OP_HEXBUF,  /* %*ph[CDN]: up to lenexpr (default 1) bytes of a dynamic array */
 };
 
 /*
@@ -41,6 +48,7 @@ enum tk_expr_kind {
 	TK_EXPR_MASK,    /* a: child, val: mask */
 	TK_EXPR_BIN,     /* op: operator character(s), a, b */
 	TK_EXPR_COND,    /* a ? b : c */
+	TK_EXPR_DYNLEN,  /* __get_dynamic_array_len(): off, size: the field; val: 1 if rel */
 };
 
 struct tk_expr {
@@ -96,6 +104,19 @@ struct tk_op {
 	uint32_t load_off;
 	uint8_t load;
 	uint8_t bits;
+	/*
+	 * '*' in the conversion: the expression whose value (an int) is the
+	 * width or precision (-1: none). HEX/ARRAY/HEXBUF/BITMASK: the data
+	 * is a dynamic array (dyn) at off/size, else a fixed field; elsize:
+	 * ARRAY's element size. COND: the two alternatives (owned).
+	 */
+	int32_t lenexpr;
+	bool dyn;
+	uint8_t elsize;
+	struct tk_op *kids;
+	/* STR/DSTR with a spec: padded by hand ('-', width, precision). */
+	int32_t prec;        /* -1: none */
+	uint8_t star;        /* lenexpr is 1: the width, 2: the precision */
 };
 
 /* One kallsyms entry: the text lives in tk_event_set.ksym_text. */
@@ -139,6 +160,8 @@ struct tk_event {
 	uint8_t col_len;         /* 0: name too long for col */
 	uint64_t max_static;     /* worst-case text of the program, record aside */
 	uint32_t min_size;       /* bytes a record needs for the fixed fields */
+	uint8_t size_mult;       /* worst text per record byte (hex, arrays, masks) */
+	const char *why_slow;    /* what kept the print format from compiling (static text) */
 	/* sched plugin mirrors */
 	const struct tk_event_field *f_pid, *f_comm, *f_prio, *f_success, *f_target;
 	const struct tk_event_field *f_prev_pid, *f_prev_comm, *f_prev_prio, *f_prev_state;
@@ -199,6 +222,12 @@ struct tk_event_set {
 	struct tk_ksym *ksyms;
 	size_t nksyms;
 	struct tk_ksym_memo *ksym_memo; /* NULL until built (or when out of memory) */
+	/*
+	 * Set by a compiled op that found a length reaching past even the
+	 * slow path's zeroed scratch (libtraceevent would read out of
+	 * bounds): the record then prints a marker and fails.
+	 */
+	bool run_bad;
 };
 
 /*

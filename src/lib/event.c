@@ -28,10 +28,11 @@
  * width or flags goes through snprintf() with a format string we rebuilt
  * from validated characters (never the file's text). event-print.c
  * lists the other constructs compiled (pointers, %pS symbols, IP
- * addresses, ternaries, casts, arithmetic, array elements). A print
- * format with a construct not compiled (__print_hex, __print_array,
- * %pU, %pM, bitmasks, bprint ...) or an event with a plugin handler we do
- * not mirror is printed by libtraceevent instead: slower, never wrong.
+ * addresses, MAC and UUID forms, '*' widths, hex dumps, arrays,
+ * bitmasks, ternaries, casts, arithmetic, array elements). A print
+ * format with a construct not compiled (cpumasks, sockaddrs, helper
+ * functions, bprint ...) or an event with a plugin handler we do not
+ * mirror is printed by libtraceevent instead: slower, never wrong.
  * Symbol lookups go through a direct-mapped memo of 4096 addresses, and
  * kallsyms is parsed by hand and radix-sorted on first use (a third of
  * the instructions of ctype-based parsing and qsort() on 150 k lines;

@@ -139,13 +139,27 @@ static void test_fallback(void **state)
 	d[8] = 0;
 	assert_string_equal(print(set, d, sizeof(d), 0), "p=(nil) q=2");
 	assert_string_equal(print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW), "p=(nil) q=2");
-	/* %pM is not compiled yet: libtraceevent prints it. */
+	/* %pM is compiled and prints what libtraceevent prints. */
 	assert_int_equal(tk_event_set_add_format(set, "test", fmt_mac, strlen(fmt_mac)), 9);
-	assert_false(tk_event_is_compiled(tk_event_find(set, 9)));
+	assert_true(tk_event_is_compiled(tk_event_find(set, 9)));
 	d[0] = 9;
 	d[8] = 10;
 	d[11] = 7;
 	assert_string_equal(print(set, d, sizeof(d), 0), "mac=0a:00:00:07:00:00");
+	assert_string_equal(print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW), "mac=0a:00:00:07:00:00");
+	/* %pISpc (a sockaddr) is not compiled: libtraceevent prints it. */
+	{
+		static const char fmt_sa[] = "name: t3b\nID: 12\nformat:\n" COMMON
+					     "\tfield:__u8 sa[28];\toffset:8;\tsize:28;\tsigned:0;\n\n"
+					     "print fmt: \"sa=%pISpc\", REC->sa\n";
+		uint8_t r[40] = {12, 0};
+
+		assert_int_equal(tk_event_set_add_format(set, "test", fmt_sa, strlen(fmt_sa)), 12);
+		assert_false(tk_event_is_compiled(tk_event_find(set, 12)));
+		assert_non_null(tk_event_find(set, 12)->why_slow);
+		assert_string_equal(print(set, r, sizeof(r), 0),
+				    print(set, r, sizeof(r), TK_EVENT_PRINT_SLOW));
+	}
 	tk_event_set_free(set);
 }
 
@@ -528,6 +542,193 @@ static void test_ip_and_index(void **state)
 	tk_event_set_free(set);
 }
 
+/*
+ * The constructs compiled since the first printer: %pU and %pM forms, %c,
+ * '*' widths, __print_hex(_str), __print_array, dynamic arrays and their
+ * length, bitmasks, %*ph, string ternaries over any string argument and
+ * padded symbol names. Every record is printed both ways.
+ */
+static const char fmt_more[] =
+	"name: t20\nID: 30\nformat:\n" COMMON
+	"\tfield:__u8 uuid[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	"\tfield:u8 mac[6];\toffset:24;\tsize:6;\tsigned:0;\n"
+	"\tfield:int n;\toffset:32;\tsize:4;\tsigned:1;\n"
+	"\tfield:__data_loc char[] name;\toffset:36;\tsize:4;\tsigned:1;\n"
+	"\tfield:__data_loc u8[] buf;\toffset:40;\tsize:4;\tsigned:0;\n"
+	"\tfield:__data_loc unsigned long[] mask;\toffset:44;\tsize:4;\tsigned:0;\n"
+	"\tfield:u32 arr[4];\toffset:48;\tsize:16;\tsigned:0;\n"
+	"\tfield:unsigned int fl;\toffset:64;\tsize:4;\tsigned:0;\n"
+	"\tfield:int w;\toffset:68;\tsize:4;\tsigned:1;\n\n"
+	"print fmt: \"u=%pU ub=%pUb UL=%pUL ul=%pUl m=%pM mm=%pm mr=%pMR mf=%pMF c=%c x=%d "
+	"s=[%.*s] p=[%*d] l=[%-*s] h=%s hs=%s a=%s da=%s dl=%d bm=%s bmw=[%20s] hb=%*phC "
+	"t=%s z=%s sym=[%-8s] k=%pK\", REC->uuid, REC->uuid, REC->uuid, REC->uuid, REC->mac, "
+	"REC->mac, REC->mac, REC->mac, REC->n, REC->w, __get_str(name), REC->w, REC->n, REC->w, "
+	"__get_str(name), __print_hex(__get_dynamic_array(buf), __get_dynamic_array_len(buf)), "
+	"__print_hex_str(REC->uuid, 4), __print_array(REC->arr, 4, 4), "
+	"__print_array(__get_dynamic_array(buf), __get_dynamic_array_len(buf), 1), "
+	"__get_dynamic_array_len(buf), __get_bitmask(mask), __get_bitmask(mask), REC->w, "
+	"__get_dynamic_array(buf), "
+	"REC->fl ? __print_flags(REC->fl, \"|\", { 1, \"A\" }, { 2, \"B\" }) : \"none\", "
+	"REC->n ? __get_str(name) : ((void *)0), "
+	"__print_symbolic(REC->fl, { 1, \"one\" }, { 2, \"two\" }), REC->fl\n";
+
+/* A record of fmt_more: @name, @buf (@blen bytes) and @mlen mask bytes behind the fixed part. */
+static uint32_t make_more(uint8_t *d, size_t cap, const char *name, const uint8_t *buf,
+			  uint32_t blen, uint32_t mlen, int32_t n, int32_t w, uint32_t fl)
+{
+	uint16_t type = 30;
+	uint32_t pos = 72, loc;
+	size_t nl = strlen(name) + 1;
+
+	assert_true(pos + nl + blen + mlen <= cap);
+	memset(d, 0, cap);
+	memcpy(d, &type, 2);
+	for (int i = 0; i < 16; i++)
+		d[8 + i] = (uint8_t)(0xa0 + i * 7);
+	for (int i = 0; i < 6; i++)
+		d[24 + i] = (uint8_t)(0x0f + i * 0x21);
+	memcpy(d + 32, &n, 4);
+	for (int i = 0; i < 4; i++) {
+		uint32_t v = (uint32_t)i * 1000000007u;
+
+		memcpy(d + 48 + 4 * i, &v, 4);
+	}
+	memcpy(d + 64, &fl, 4);
+	memcpy(d + 68, &w, 4);
+	loc = pos | (uint32_t)nl << 16;
+	memcpy(d + 36, &loc, 4);
+	memcpy(d + pos, name, nl);
+	pos += (uint32_t)nl;
+	loc = pos | blen << 16;
+	memcpy(d + 40, &loc, 4);
+	memcpy(d + pos, buf, blen);
+	pos += blen;
+	loc = pos | mlen << 16;
+	memcpy(d + 44, &loc, 4);
+	for (uint32_t i = 0; i < mlen; i++)
+		d[pos + i] = (uint8_t)(i * 37 + 1);
+	return pos + mlen;
+}
+
+/* Compiled text, checked equal to libtraceevent's; returns the compiled text. */
+static const char *both(struct tk_event_set *set, const uint8_t *d, uint32_t n)
+{
+	static char fast[4096];
+
+	snprintf(fast, sizeof(fast), "%s", print(set, d, n, 0));
+	assert_string_equal(fast, print(set, d, n, TK_EVENT_PRINT_SLOW));
+	return fast;
+}
+
+static void test_more_constructs(void **state)
+{
+	struct tk_event_set *set = new_set();
+	const struct tk_event *ev;
+	static const uint8_t buf[] = {0xde, 0xad, 0xbe, 0xef, 0x01};
+	uint8_t d[512];
+	uint32_t n;
+	const char *t;
+
+	(void)state;
+	assert_int_equal(tk_event_set_add_format(set, "test", fmt_more, strlen(fmt_more)), 30);
+	ev = tk_event_find(set, 30);
+	assert_non_null(ev);
+	if (!tk_event_is_compiled(ev))
+		fail_msg("not compiled: %s", ev->why_slow);
+
+	n = make_more(d, sizeof(d), "hello", buf, sizeof(buf), 12, 3, 7, 3);
+	t = both(set, d, n);
+	assert_non_null(strstr(t, "u=a0a7aeb5-bcc3-cad1-d8df-e6edf4fb0209 "));
+	assert_non_null(strstr(t, "UL=B5AEA7A0-C3BC-D1CA-D8DF-E6EDF4FB0209 "));
+	assert_non_null(strstr(t, "m=0f:30:51:72:93:b4 mm=0f30517293b4 "));
+	assert_non_null(strstr(t, "mr=b4:93:72:51:30:0f mf=0f-30-51-72-93-b4 c=>c< x=3 "));
+	assert_non_null(
+		strstr(t, "s=[hello] p=[      3] l=[hello  ] h=de ad be ef 01 hs=a0a7aeb5 "));
+	assert_non_null(strstr(t, "da=222 173 190 239 1 dl=5 "));
+	assert_non_null(strstr(t, "hb=de:ad:be:ef:01 t=A|B z=hello sym=[0x3] k=0x3K"));
+
+	/* Narrow widths, other flags. */
+	n = make_more(d, sizeof(d), "a longer name", buf, 2, 4, 0, 2, 1);
+	t = both(set, d, n);
+	assert_non_null(strstr(t, "sym=[one     ]"));
+	n = make_more(d, sizeof(d), "x", buf, 1, 9, -5, 0, 0);
+	both(set, d, n);
+	/*
+	 * A negative '*' value: libtraceevent then calls printf() without
+	 * the int (undefined, it crashes or pads for ever), so the record
+	 * fails with the marker instead.
+	 */
+	n = make_more(d, sizeof(d), "x", buf, 1, 9, 1, -12, 0);
+	{
+		struct tk_outbuf out;
+
+		assert_int_equal(tk_outbuf_init(&out, -1, 0), 0);
+		assert_int_equal(tk_event_print_info(set, ev, d, n, 0, 0, &out), -EBADMSG);
+		assert_int_equal(out.len, 18);
+		tk_outbuf_release(&out);
+	}
+	n = make_more(d, sizeof(d), "x", buf, 0, 0, 0, 0, 2);
+	both(set, d, n);
+
+	/* Empty arrays, an empty string, an empty mask. */
+	n = make_more(d, sizeof(d), "", buf, 0, 0, 1, 5, 0);
+	t = both(set, d, n);
+	assert_non_null(strstr(t, "h= hs="));
+	assert_non_null(strstr(t, "t=none"));
+
+	/* A width beyond what the compiled form pads: the slow path, same text. */
+	n = make_more(d, sizeof(d), "y", buf, 3, 4, 1, 5000, 0);
+	both(set, d, n);
+
+	/* A dynamic array pointing past the record: same text, no crash. */
+	n = make_more(d, sizeof(d), "z", buf, 5, 8, 1, 3, 1);
+	d[42] = 0x40; /* buf's length 0x40 + offset > record */
+	both(set, d, n);
+	d[40] = 0xff; /* and its offset too */
+	d[41] = 0x7f;
+	both(set, d, n);
+	/* Too short for the fixed fields. */
+	print(set, d, 50, 0);
+	tk_event_set_free(set);
+}
+
+/* A length no record can hold: a marker and -EBADMSG, never libtraceevent's read past memory. */
+static void test_hex_bad_length(void **state)
+{
+	static const char fmt_h[] =
+		"name: t21\nID: 31\nformat:\n" COMMON
+		"\tfield:u8 b[8];\toffset:8;\tsize:8;\tsigned:0;\n"
+		"\tfield:unsigned int n;\toffset:16;\tsize:4;\tsigned:0;\n\n"
+		"print fmt: \"%s|%s\", __print_hex(REC->b, REC->n), "
+		"__print_array(REC->b, REC->n, 2)\n";
+	struct tk_event_set *set = new_set();
+	const struct tk_event *ev;
+	struct tk_outbuf out;
+	uint8_t d[24] = {31, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8};
+	uint32_t n;
+
+	(void)state;
+	assert_int_equal(tk_event_set_add_format(set, "test", fmt_h, strlen(fmt_h)), 31);
+	ev = tk_event_find(set, 31);
+	assert_true(tk_event_is_compiled(ev));
+	for (n = 0; n <= 4; n++) {
+		memcpy(d + 16, &n, 4);
+		both(set, d, sizeof(d));
+	}
+	/* Past the record but inside the slow path's zeroed scratch: its text. */
+	n = 100;
+	memcpy(d + 16, &n, 4);
+	both(set, d, sizeof(d));
+	n = 0x40000000;
+	memcpy(d + 16, &n, 4);
+	assert_int_equal(tk_outbuf_init(&out, -1, 0), 0);
+	assert_int_equal(tk_event_print_info(set, ev, d, sizeof(d), 0, 0, &out), -EBADMSG);
+	assert_int_equal(out.len, 18);
+	assert_memory_equal(out.buf, "[truncated record]", 18);
+	tk_outbuf_release(&out);
+	tk_event_set_free(set);
+}
+
 /* The digit-pair decimal and hex writers against printf, at every length boundary. */
 static void test_number_text(void **state)
 {
@@ -621,6 +822,8 @@ int main(void)
 		cmocka_unit_test(test_ip_and_index),
 		cmocka_unit_test(test_number_text),
 		cmocka_unit_test(test_ksym_memo),
+		cmocka_unit_test(test_more_constructs),
+		cmocka_unit_test(test_hex_bad_length),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,6 +23,11 @@
  * trace-cmd runs once: it takes ~10 s per 3 M events), events/s and the
  * peak RSS; the last line is the speed ratio.
  *
+ * --before PATH adds a second tracekit binary (say, a build of the previous
+ * commit), run in the same rounds, each round running both binaries one
+ * after the other, so that a change is measured under the same load; the
+ * line "before/after" gives the ratio of the medians.
+ *
  * --quick writes ~20 k events, runs each tool once with its output kept,
  * and exits 1 unless the two texts are identical byte for byte, so the
  * smoke test in make check is also a golden test of the compiled
@@ -416,20 +421,21 @@ static uint64_t write_file(const char *sample_path, const char *path, uint64_t e
 static void usage(void)
 {
 	fputs("usage: bench-report [--quick] [--events N] [--reps N] [--tracekit PATH]\n"
-	      "                    [--sample FILE] [--keep FILE] [--no-trace-cmd]\n",
+	      "                    [--before PATH] [--sample FILE] [--keep FILE]\n"
+	      "                    [--no-trace-cmd]\n",
 	      stderr);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	const char *tracekit = "tracekit", *sample = NULL, *keep = NULL;
+	const char *tracekit = "tracekit", *sample = NULL, *keep = NULL, *before = NULL;
 	uint64_t events = DEFAULT_EVENTS, written;
 	bool quick = false, with_tc = true;
 	int reps = 3;
 	char dir[] = "/tmp/bench-report-XXXXXX", path[4200], out_tk[4200], out_tc[4200];
-	double times[32];
-	struct run tk = {0}, tc = {0};
+	double times[32], btimes[32];
+	struct run tk = {0}, tc = {0}, bk = {0};
 	int status = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -443,6 +449,8 @@ int main(int argc, char **argv)
 			reps = atoi(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--tracekit"))
 			tracekit = argv[++i];
+		else if (i + 1 < argc && !strcmp(argv[i], "--before"))
+			before = argv[++i];
 		else if (i + 1 < argc && !strcmp(argv[i], "--sample"))
 			sample = argv[++i];
 		else if (i + 1 < argc && !strcmp(argv[i], "--keep"))
@@ -478,6 +486,7 @@ int main(int argc, char **argv)
 	}
 	{
 		char *argv_tk[] = {(char *)tracekit, "report", "-i", path, NULL};
+		char *argv_bk[] = {(char *)before, "report", "-i", path, NULL};
 
 		for (int i = 0; i < reps; i++) {
 			struct run r = run_tool(argv_tk, quick ? out_tk : NULL);
@@ -490,6 +499,17 @@ int main(int argc, char **argv)
 			times[i] = r.seconds;
 			if (r.maxrss_kb > tk.maxrss_kb)
 				tk.maxrss_kb = r.maxrss_kb;
+			if (!before)
+				continue;
+			r = run_tool(argv_bk, NULL);
+			if (!WIFEXITED(r.status) || WEXITSTATUS(r.status)) {
+				fprintf(stderr, "bench-report: %s report failed (status 0x%x)\n",
+					before, r.status);
+				return 1;
+			}
+			btimes[i] = r.seconds;
+			if (r.maxrss_kb > bk.maxrss_kb)
+				bk.maxrss_kb = r.maxrss_kb;
 		}
 		qsort(times, (size_t)reps, sizeof(times[0]), cmp_double);
 		tk.seconds = times[reps / 2];
@@ -497,6 +517,17 @@ int main(int argc, char **argv)
 		       "%7.2f M events/s  peak RSS %6.1f MB\n",
 		       tk.seconds, reps, times[0], times[reps - 1], written / tk.seconds / 1e6,
 		       tk.maxrss_kb / 1024.0);
+		if (before) {
+			qsort(btimes, (size_t)reps, sizeof(btimes[0]), cmp_double);
+			bk.seconds = btimes[reps / 2];
+			printf("before: %s\n"
+			       "tracekit (before) > /dev/null: %8.3f s (median of %d, %.3f-%.3f)  "
+			       "%7.2f M events/s  peak RSS %6.1f MB\n"
+			       "before/after: %.2fx\n",
+			       before, bk.seconds, reps, btimes[0], btimes[reps - 1],
+			       written / bk.seconds / 1e6, bk.maxrss_kb / 1024.0,
+			       bk.seconds / tk.seconds);
+		}
 	}
 	if (with_tc) {
 		char *argv_tc[] = {"trace-cmd", "report", "-i", path, NULL};

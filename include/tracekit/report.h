@@ -26,6 +26,7 @@ enum {
 	TK_REPORT_JSON = 1 << 4,    /* --json: one object per event */
 	TK_REPORT_SLOW = 1 << 5,    /* print every event with libtraceevent (tests) */
 	TK_REPORT_FALLBACKS = 1 << 6, /* log, per event, records libtraceevent printed */
+	TK_REPORT_HEADER = 1 << 7,  /* "# events lost" / "# file is incomplete" header lines */
 };
 
 /** What to print; zero-initialise and set what is wanted. */
@@ -48,21 +49,39 @@ struct tk_report_opts {
 struct tk_report_stats {
 	uint64_t events;              /* records read */
 	uint64_t printed;             /* records that passed the filters */
-	uint64_t lost_events;         /* counted drops */
+	uint64_t lost_events;         /* drops counted in the pages' headers */
 	uint64_t drop_marks;          /* pages flagged with drops of unknown count */
+	uint64_t kernel_lost;         /* CPUSTAT: overrun + commit overrun + dropped events */
+	uint64_t unrecorded;          /* CPUSTAT: entries left in the kernel buffer */
+	uint32_t incomplete;          /* CPUs whose data ended early (the run fails) */
 };
 
 /**
  * tk_report_run() - print @dat
- * @stats: optional, receives the counts
+ * @stats: optional, receives the counts (also when the run fails part way)
  *
  * Writes the header ("cpus=N") and one line per record to opts->fd. Lost
  * events are reported in the text where trace-cmd reports them ("CPU:N [N
- * EVENTS DROPPED]") and, per CPU, through the log (warning level) at the
- * end.
+ * EVENTS DROPPED]"), so the default text stays trace-cmd's, and through
+ * the log (warning level): the kernel's counts from the CPUSTAT options
+ * (overrun, commit overrun, dropped events; entries left unread, which
+ * make the file incomplete) before the first record, the counts the pages
+ * carry per CPU at the end.
+ *
+ * With TK_REPORT_HEADER, the header also has, after "cpus=N", one line
+ * per CPU that lost events ("# events lost: cpu C: N (kernel: ...;
+ * pages: ...)") and one per CPU whose data is incomplete ("# file is
+ * incomplete: ..."); to know them up front every page header is read
+ * once before the records (compressed data is decompressed twice).
+ * TK_REPORT_JSON has no header and ignores it.
+ *
+ * When one CPU's data ends early (truncated or corrupt chunk, bad page
+ * header, a record past its page), that CPU stops, the others are printed
+ * to their end, and the run returns -EBADMSG: "file is incomplete: buffer
+ * B cpu C: read X of Y bytes of its data: <the error>".
  * Context: blocking I/O.
- * Return: 0, or a negative errno (-EBADMSG for corrupt data, write errors,
- * -ENOMEM) with tk_errmsg() explaining.
+ * Return: 0, or a negative errno (-EBADMSG for corrupt or incomplete data,
+ * write errors, -ENOMEM) with tk_errmsg() explaining.
  */
 TK_API int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 			 struct tk_report_stats *stats);

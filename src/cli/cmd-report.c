@@ -7,7 +7,9 @@
  * -R, -l, -F). The work is the library's tk_report_run(); this file only
  * turns the command line into tk_report_opts. Lost events are shown where
  * trace-cmd shows them and summarised per CPU on stderr, so the standard
- * output stays comparable with trace-cmd's.
+ * output stays comparable with trace-cmd's; --header adds them (and an
+ * incomplete file) as "# ..." lines after "cpus=N". A file whose CPU data
+ * ends early is printed as far as it reads and the command exits 1.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -38,6 +40,8 @@ const char cmd_report_usage[] =
 	"  -t                    nanosecond timestamps\n"
 	"  -R                    raw field values\n"
 	"  -l                    latency format (irq, resched and preempt columns)\n"
+	"      --header          add \"# events lost\" and \"# file is incomplete\"\n"
+	"                        lines after cpus=N (reads the page headers first)\n"
 	"      --stat            per-event counts and per-CPU lost events\n"
 	"      --json            one JSON object per event, with typed fields\n"
 	"      --slow            print every event with libtraceevent (for checks)\n"
@@ -53,6 +57,7 @@ enum {
 	OPT_JSON,
 	OPT_SLOW,
 	OPT_FALLBACKS,
+	OPT_HEADER,
 };
 
 #define MAX_CPUS 4096
@@ -165,6 +170,7 @@ int cmd_report(int argc, char **argv)
 		{"json", no_argument, NULL, OPT_JSON},
 		{"slow", no_argument, NULL, OPT_SLOW},
 		{"fallbacks", no_argument, NULL, OPT_FALLBACKS},
+		{"header", no_argument, NULL, OPT_HEADER},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -258,6 +264,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_FALLBACKS:
 			opts.flags |= TK_REPORT_FALLBACKS;
+			break;
+		case OPT_HEADER:
+			opts.flags |= TK_REPORT_HEADER;
 			break;
 		case 'h':
 			fputs(cmd_report_usage, stdout);

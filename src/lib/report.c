@@ -39,12 +39,31 @@
  * read directly when the common fields have their usual layout, the
  * event pointer is kept per id, the name lookup is skipped while the
  * name table keeps its generation (the "%16s-%-5d" text is cached per
- * pid), the " %5llu" seconds text is reused while the second is the same,
- * and the heap is not touched while the top stream still precedes its
- * children (with two streams left, a reorder is one swap). With the
- * compiled printers and the batched pages: ~786 instructions per record
- * on the bench file (callgrind, marginal between 30 k and 300 k events),
- * down from ~870 with a tk_page_iter_next() call per record, ~1390 before.
+ * pid, and a cache hit is the whole lookup), the whole time column is
+ * reused while the time rounds to the same microsecond (records come a
+ * few hundred ns apart: 4 in 5 hits on the bench file) and otherwise its
+ * seconds text while the second is the same, the options that change the
+ * line are tested behind one flag each, and the heap (of stream pointers,
+ * so no index is scaled) is not touched while the top stream still
+ * precedes its children (with two streams left, a reorder is one swap).
+ * On the bench file (callgrind, marginal between 30 k and 300 k events,
+ * with the same printers): 689 instructions per record, of which ~234 in
+ * this driver (merge, page batches, prefix, time, newline); before these
+ * changes 787 (~336 in the driver), ~870 with a tk_page_iter_next() call
+ * per record, ~1390 before that. The event pointer is one load from a
+ * dense table indexed by the 16-bit type.
+ *
+ * Losses. Each page flagged with missed events is counted per CPU as it
+ * is reached, and the kernel's counters are read from the CPUSTAT options
+ * (overrun, commit overrun, dropped events, and "entries" still in the
+ * buffer, which means the file lacks them). The default text stays
+ * trace-cmd's, so these go to the log; TK_REPORT_HEADER reads every page
+ * header first (a second reader per CPU, no record decoded) so that
+ * "# events lost" and "# file is incomplete" lines can follow "cpus=N".
+ * A CPU whose data ends early (read error, corrupt chunk, bad page or
+ * record) stops there while the others print to their end, as trace-cmd
+ * does, and the run then fails naming how far that CPU was read: output
+ * is never cut silently, and one bad chunk does not hide the other CPUs.
  *
  * The time window is found by seeking each CPU to the page holding the
  * start (tk_dat_cpu_reader_seek_time(), a binary search), then skipping
@@ -99,6 +118,19 @@ struct stream {
 	int64_t missed;      /* for rec: 0, -1 (unknown count) or the count */
 	uint64_t page_off;
 	uint64_t events, lost, marks;
+	uint64_t pages_flagged;   /* pages with the missed-events bit */
+	/* The kernel's counts from this CPU's CPUSTAT option (has_cpustat). */
+	bool has_cpustat;
+	uint64_t overrun, commit_overrun, dropped, entries;
+	/* Set when the CPU's data ends early: how far it was read, and why. */
+	bool cut;
+	uint64_t cut_at, size;
+	uint64_t file_base;       /* file offset of the data; UINT64_MAX when compressed */
+	size_t cpu_index;         /* in buf->cpus[] */
+	/* --header's first pass over the page headers. */
+	uint64_t pre_lost, pre_flagged, pre_marks, pre_cut_at;
+	bool pre_cut;
+	char *pre_msg;            /* malloc'ed; NULL when out of memory */
 	char cpu_text[16];   /* " [%03u]" */
 	uint8_t cpu_len;
 };
@@ -122,10 +154,11 @@ struct report {
 	struct tk_outbuf out;
 	struct stream *streams;
 	size_t nstreams;
-	uint32_t *heap;
+	struct stream **heap;     /* pointers: no index scaling in the merge */
 	size_t nheap;
 	struct prefix *pcache;
 	struct lazy_fmt *lazy;    /* per event id */
+	const struct tk_event **evs; /* per id 0..65535, once found: one dense load a record */
 	size_t nlazy;
 	int *order;               /* ids in file order, for --stat */
 	size_t norder;
@@ -136,10 +169,24 @@ struct report {
 	uint64_t last_sec;        /* put_time(): the seconds text last printed */
 	char sec_text[24];
 	uint8_t sec_len;
+	/*
+	 * put_time(): the whole " %5llu.%06llu: " text of the microsecond
+	 * last printed, valid for shown times in [t_lo, t_lo + t_span).
+	 */
+	uint64_t t_lo, t_span;
+	char t_text[32];
+	uint8_t t_len;
+	bool filtering;           /* -F, -P or --comm given */
+	bool special;             /* --stat or --json: no text lines */
+	size_t room;              /* bytes free before a line that need no flush */
+	uint32_t type_off, pid_off, common_size; /* fast_common: where type and pid are */
 	bool instances;
 	bool nomem;
 	int label_width;
 	const char *path;
+	bool any_cpustat;         /* the file has CPUSTAT options at all */
+	char cut_msg[512];        /* the first "file is incomplete" message */
+	const struct stream *cut_first; /* the stream it is about */
 };
 
 static const char spaces[] = "                                                                ";
@@ -148,6 +195,49 @@ static const char spaces[] = "                                                  
 
 /* Records decoded per call of tk_page_iter_fill(): a whole 4 KiB page. */
 #define BATCH 512
+
+static const char *buffer_label(const struct stream *s)
+{
+	return s->buf->name[0] ? s->buf->name : "(top)";
+}
+
+/*
+ * Bad bytes at @in_page of the current page: named by file offset when the
+ * data is stored as it is, by offset in the CPU's data when compressed.
+ */
+static void page_error(struct report *r, const struct stream *s, uint64_t in_page,
+		       const char *what)
+{
+	if (s->file_base != UINT64_MAX)
+		tk_fail_at(EBADMSG, r->path, s->file_base + s->page_off + in_page,
+			   "buffer %s cpu %u: %s", buffer_label(s), s->cpu, what);
+	else
+		tk_fail(EBADMSG, "%s: buffer %s cpu %u: offset 0x%" PRIx64
+			" of the uncompressed data: %s", r->path, buffer_label(s), s->cpu,
+			s->page_off + in_page, what);
+}
+
+/*
+ * A CPU's data ends early (a truncated or corrupt chunk, a bad page or
+ * record): that stream stops, the others go on, and the run ends with
+ * "file is incomplete" naming how far this CPU was read. Only running out
+ * of memory stops everything at once.
+ */
+static int stream_cut(struct report *r, struct stream *s, int err, uint64_t at)
+{
+	if (err == -ENOMEM)
+		return err;
+	s->cut = true;
+	s->cut_at = at;
+	if (!r->cut_msg[0]) {
+		r->cut_first = s;
+		snprintf(r->cut_msg, sizeof(r->cut_msg),
+			 "file is incomplete: buffer %s cpu %u: read 0x%" PRIx64 " of 0x%" PRIx64
+			 " bytes of its data: %s", buffer_label(s), s->cpu, at, s->size,
+			 tk_errmsg());
+	}
+	return 0;
+}
 
 /* The next page's records (or the next batch of a big page): 1, 0 at the end, or an error. */
 static int __attribute__((noinline)) stream_refill(struct report *r, struct stream *s)
@@ -172,29 +262,39 @@ static int __attribute__((noinline)) stream_refill(struct report *r, struct stre
 			s->irec = 1;
 			s->rec = rec;
 			s->ts = rec->timestamp;
+			/*
+			 * Only a page's first record reports its drops, and it
+			 * is always the first of its page's first batch.
+			 */
 			s->missed = rec->offset == s->data_offset ? s->page_missed : 0;
 			return 1;
 		}
-		if (ret < 0)
-			return tk_fail_at(EBADMSG, r->path, s->page_off + s->recs[0].offset,
-					  "buffer %s cpu %u: record runs past the page data",
-					  s->buf->name[0] ? s->buf->name : "(top)", s->cpu);
+		if (ret < 0) {
+			page_error(r, s, s->recs[0].offset, "record runs past the page data");
+			return stream_cut(r, s, -EBADMSG, s->page_off);
+		}
+		if (s->page_off != UINT64_MAX)
+			s->cut_at = s->page_off + s->buf->page_format.page_size;
 		ret = tk_dat_cpu_reader_next_page(s->rd, &page, &s->page_off);
-		if (ret <= 0)
-			return ret;
+		if (ret < 0)
+			return stream_cut(r, s, ret, s->cut_at);
+		if (!ret)
+			return 0;
 		ret = tk_page_iter_init(&s->it, &s->buf->page_format, page,
 					s->buf->page_format.page_size, &hdr);
-		if (ret < 0)
-			return tk_fail_at(EBADMSG, r->path, s->page_off,
-					  "buffer %s cpu %u: bad page header: %s",
-					  s->buf->name[0] ? s->buf->name : "(top)", s->cpu,
-					  tk_errmsg());
+		if (ret < 0) {
+			page_error(r, s, 0, "bad page header");
+			return stream_cut(r, s, -EBADMSG, s->page_off);
+		}
 		s->page_missed = !hdr.missed_events ? 0 :
 				 hdr.missed_stored ? (int64_t)hdr.missed_count : -1;
-		if (s->page_missed > 0)
-			s->lost += (uint64_t)s->page_missed;
-		else if (s->page_missed < 0)
-			s->marks++;
+		if (s->page_missed) {
+			s->pages_flagged++;
+			if (s->page_missed > 0)
+				s->lost += (uint64_t)s->page_missed;
+			else
+				s->marks++;
+		}
 	}
 }
 
@@ -205,17 +305,14 @@ static inline int stream_next(struct report *r, struct stream *s)
 
 		s->rec = rec;
 		s->ts = rec->timestamp;
-		/* Only a page's first record reports its drops (as before batching). */
-		s->missed = rec->offset == s->data_offset ? s->page_missed : 0;
+		s->missed = 0;
 		return 1;
 	}
 	return stream_refill(r, s);
 }
 
-static bool before(const struct report *r, uint32_t a, uint32_t b)
+static inline bool before(const struct stream *x, const struct stream *y)
 {
-	const struct stream *x = &r->streams[a], *y = &r->streams[b];
-
 	return x->ts < y->ts || (x->ts == y->ts && x->order < y->order);
 }
 
@@ -224,13 +321,13 @@ static void heap_down(struct report *r, size_t i)
 	for (;;) {
 		size_t l = 2 * i + 1, m = i;
 
-		if (l < r->nheap && before(r, r->heap[l], r->heap[m]))
+		if (l < r->nheap && before(r->heap[l], r->heap[m]))
 			m = l;
-		if (l + 1 < r->nheap && before(r, r->heap[l + 1], r->heap[m]))
+		if (l + 1 < r->nheap && before(r->heap[l + 1], r->heap[m]))
 			m = l + 1;
 		if (m == i)
 			return;
-		uint32_t t = r->heap[i];
+		struct stream *t = r->heap[i];
 
 		r->heap[i] = r->heap[m];
 		r->heap[m] = t;
@@ -243,9 +340,9 @@ static void heap_up(struct report *r, size_t i)
 	while (i) {
 		size_t p = (i - 1) / 2;
 
-		if (!before(r, r->heap[i], r->heap[p]))
+		if (!before(r->heap[i], r->heap[p]))
 			return;
-		uint32_t t = r->heap[i];
+		struct stream *t = r->heap[i];
 
 		r->heap[i] = r->heap[p];
 		r->heap[p] = t;
@@ -324,6 +421,9 @@ static int open_streams(struct report *r)
 			s->cpu_len = (uint8_t)snprintf(s->cpu_text, sizeof(s->cpu_text),
 						       " [%03u]", s->cpu);
 			s->data_offset = buf->page_format.data_offset;
+			s->page_off = UINT64_MAX;
+			s->file_base = buf->compressed ? UINT64_MAX : buf->cpus[c].offset;
+			s->cpu_index = c;
 			s->recs = malloc(BATCH * sizeof(*s->recs));
 			if (!s->recs)
 				return tk_fail(ENOMEM, "cannot allocate a CPU stream");
@@ -334,6 +434,7 @@ static int open_streams(struct report *r)
 				return -errno;
 			}
 			r->nstreams++;
+			s->size = tk_dat_cpu_reader_size(s->rd);
 			if (r->opts->has_start) {
 				ret = tk_dat_cpu_reader_seek_time(
 					s->rd, raw_for_time(r->dat, r->opts->start_ns));
@@ -346,12 +447,240 @@ static int open_streams(struct report *r)
 			if (ret < 0)
 				return ret;
 			if (ret == 1) {
-				r->heap[r->nheap++] = (uint32_t)(s - r->streams);
+				r->heap[r->nheap++] = s;
 				heap_up(r, r->nheap - 1);
 			}
 		}
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------ losses */
+
+/* The number after "@key: " on a line of @t (length @n), or 0. */
+static uint64_t stat_value(const char *t, size_t n, const char *key)
+{
+	size_t k = strlen(key);
+
+	for (size_t pos = 0; pos < n;) {
+		size_t end = pos;
+
+		while (end < n && t[end] != '\n' && t[end] != '\0')
+			end++;
+		if (end - pos > k + 1 && !memcmp(t + pos, key, k) && t[pos + k] == ':') {
+			uint64_t v = 0;
+			size_t i = pos + k + 1;
+
+			while (i < end && t[i] == ' ')
+				i++;
+			for (; i < end && t[i] >= '0' && t[i] <= '9'; i++) {
+				if (v > (UINT64_MAX - 9) / 10)
+					return UINT64_MAX;
+				v = v * 10 + (uint64_t)(t[i] - '0');
+			}
+			return v;
+		}
+		pos = end + 1;
+	}
+	return 0;
+}
+
+/*
+ * The kernel's per-CPU counters, from the CPUSTAT options: "CPU: N\n" and
+ * the text of per_cpu/cpuN/stats, top buffer first; an instance's are
+ * preceded by one whose text is "\nBuffer: NAME\n\n". "overrun" counts
+ * events overwritten before they were read, "commit overrun" events lost
+ * to nested writers, "dropped events" events refused by a full buffer that
+ * does not overwrite: all three are lost. "entries" counts events still in
+ * the buffer when the recorder stopped: they are not in the file.
+ */
+static void load_cpustat(struct report *r)
+{
+	const char *buffer = "";
+	size_t nbuf = 0;
+
+	for (size_t i = 0; i < tk_dat_option_count(r->dat); i++) {
+		const struct tk_dat_option *o = tk_dat_option_get(r->dat, i);
+		const char *t = o->data;
+		size_t n = o->size;
+		unsigned long cpu = 0;
+		size_t k;
+
+		if (o->id != TK_DAT_OPTION_CPUSTAT || !t)
+			continue;
+		r->any_cpustat = true;
+		if (n > 9 && !memcmp(t, "\nBuffer: ", 9)) {
+			/* The name runs to the next newline (or the end). */
+			buffer = t + 9;
+			nbuf = 0;
+			while (9 + nbuf < n && buffer[nbuf] != '\n' && buffer[nbuf] != '\0')
+				nbuf++;
+			continue;
+		}
+		if (n < 6 || memcmp(t, "CPU: ", 5))
+			continue;
+		for (k = 5; k < n && t[k] >= '0' && t[k] <= '9' && cpu < 1u << 30; k++)
+			cpu = cpu * 10 + (unsigned long)(t[k] - '0');
+		for (size_t j = 0; j < r->nstreams; j++) {
+			struct stream *s = &r->streams[j];
+
+			if (s->cpu != cpu || strlen(s->buf->name) != nbuf ||
+			    memcmp(s->buf->name, buffer, nbuf))
+				continue;
+			s->has_cpustat = true;
+			s->overrun = stat_value(t + k, n - k, "overrun");
+			s->commit_overrun = stat_value(t + k, n - k, "commit overrun");
+			s->dropped = stat_value(t + k, n - k, "dropped events");
+			s->entries = stat_value(t + k, n - k, "entries");
+		}
+	}
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t kernel_lost(const struct stream *s)
+{
+	return add_sat(add_sat(s->overrun, s->commit_overrun), s->dropped);
+}
+
+/*
+ * --header: read every page header first (the records are not decoded),
+ * so that the header can give the counts the pages carry and say whether
+ * every CPU's data reads to its end. This reads the data twice (for
+ * compressed files: decompresses it twice); the default run learns the
+ * same facts as it goes and reports them on stderr at the end.
+ */
+static int prescan(struct report *r, struct stream *s)
+{
+	struct tk_dat_cpu_reader *rd = tk_dat_cpu_reader_new(r->dat, s->buffer, s->cpu_index);
+	uint64_t off = 0, good = 0;
+	const void *page;
+	int ret;
+
+	if (!rd)
+		return -errno;
+	while ((ret = tk_dat_cpu_reader_next_page(rd, &page, &off)) > 0) {
+		struct tk_page_header hdr;
+
+		if (tk_page_read_header(&s->buf->page_format, page, s->buf->page_format.page_size,
+					&hdr) < 0) {
+			s->page_off = off;
+			page_error(r, s, 0, "bad page header");
+			ret = -EBADMSG;
+			break;
+		}
+		good = off + s->buf->page_format.page_size;
+		if (hdr.missed_events) {
+			s->pre_flagged++;
+			if (hdr.missed_stored)
+				s->pre_lost = add_sat(s->pre_lost, hdr.missed_count);
+			else
+				s->pre_marks++;
+		}
+	}
+	tk_dat_cpu_reader_free(rd);
+	s->page_off = UINT64_MAX;
+	if (ret < 0) {
+		s->pre_cut = true;
+		s->pre_cut_at = good;
+		if (ret == -ENOMEM)
+			return ret;
+		s->pre_msg = strdup(tk_errmsg());
+	}
+	return 0;
+}
+
+/* A header or stderr line on the losses of @s ("" when none), without a newline. */
+static void loss_text(const struct stream *s, uint64_t lost, uint64_t flagged, uint64_t marks,
+		      char *out, size_t cap)
+{
+	char where[300];
+	uint64_t total = s->has_cpustat && kernel_lost(s) > lost ? kernel_lost(s) : lost;
+	int n;
+
+	out[0] = '\0';
+	if (!total && !flagged && !(s->has_cpustat && kernel_lost(s)))
+		return;
+	snprintf(where, sizeof(where), "%s%s%scpu %u", s->buf->name[0] ? "buffer " : "",
+		 s->buf->name, s->buf->name[0] ? " " : "", s->cpu);
+	n = snprintf(out, cap, "events lost: %s: %" PRIu64 "%s (", where, total,
+		     marks ? " or more" : "");
+	if (n < 0 || (size_t)n >= cap)
+		return;
+	if (s->has_cpustat)
+		n += snprintf(out + n, cap - (size_t)n,
+			      "kernel: %" PRIu64 " overrun, %" PRIu64 " commit overrun, %" PRIu64
+			      " dropped; ", s->overrun, s->commit_overrun, s->dropped);
+	else
+		n += snprintf(out + n, cap - (size_t)n, "no kernel counts in the file; ");
+	if (n > 0 && (size_t)n < cap)
+		snprintf(out + n, cap - (size_t)n,
+			 "pages: %" PRIu64 " flagged, %" PRIu64 " counted%s)", flagged, lost,
+			 marks ? ", some without a count" : "");
+}
+
+/* The header lines of --header: "# events lost: ..." and "# file is incomplete: ...". */
+static void print_loss_header(struct report *r)
+{
+	char line[1024];
+
+	for (size_t i = 0; i < r->nstreams; i++) {
+		struct stream *s = &r->streams[i];
+
+		loss_text(s, s->pre_lost, s->pre_flagged, s->pre_marks, line, sizeof(line));
+		if (line[0]) {
+			tk_outbuf_write(&r->out, "# ", 2);
+			tk_outbuf_write(&r->out, line, strlen(line));
+			tk_outbuf_write(&r->out, "\n", 1);
+		}
+	}
+	for (size_t i = 0; i < r->nstreams; i++) {
+		struct stream *s = &r->streams[i];
+		int n = 0;
+
+		if (s->has_cpustat && s->entries)
+			n = snprintf(line, sizeof(line),
+				     "# file is incomplete: %s%s%scpu %u: %" PRIu64
+				     " events were still in the kernel buffer and are not in"
+				     " the file\n",
+				     s->buf->name[0] ? "buffer " : "", s->buf->name,
+				     s->buf->name[0] ? " " : "", s->cpu, s->entries);
+		if (n > 0)
+			tk_outbuf_write(&r->out, line, (size_t)n < sizeof(line) ? (size_t)n :
+						   sizeof(line) - 1);
+		if (s->pre_cut) {
+			n = snprintf(line, sizeof(line),
+				     "# file is incomplete: buffer %s cpu %u: read 0x%" PRIx64
+				     " of 0x%" PRIx64 " bytes of its data: %s\n", buffer_label(s),
+				     s->cpu, s->pre_cut_at, s->size,
+				     s->pre_msg ? s->pre_msg : "out of memory");
+			tk_outbuf_write(&r->out, line, (size_t)n < sizeof(line) ? (size_t)n :
+						   sizeof(line) - 1);
+		}
+	}
+}
+
+/* What the CPUSTAT options say, on stderr before the events (the text stays trace-cmd's). */
+static void warn_cpustat(struct report *r)
+{
+	for (size_t i = 0; i < r->nstreams; i++) {
+		struct stream *s = &r->streams[i];
+
+		if (!s->has_cpustat)
+			continue;
+		if (kernel_lost(s))
+			tk_warn("%s: buffer %s cpu %u: the kernel counted %" PRIu64
+				" lost events (%" PRIu64 " overrun, %" PRIu64 " commit overrun, %"
+				PRIu64 " dropped)", r->path, buffer_label(s), s->cpu,
+				kernel_lost(s), s->overrun, s->commit_overrun, s->dropped);
+		if (s->entries)
+			tk_warn("%s: file is incomplete: buffer %s cpu %u: %" PRIu64
+				" events were still in the kernel buffer and are not in the file",
+				r->path, buffer_label(s), s->cpu, s->entries);
+	}
 }
 
 /* ------------------------------------------------------------ metadata */
@@ -440,6 +769,8 @@ static const struct tk_event *event_get(struct report *r, int id)
 			r->nomem = true;
 	}
 	l->ev = tk_event_find(r->set, id);
+	if (l->ev)
+		r->evs[id] = l->ev;
 	return l->ev;
 }
 
@@ -575,38 +906,65 @@ static const char digit_pairs[] = "000102030405060708091011121314151617181920212
 				  "62636465666768697071727374757677787980818283848586878889909192"
 				  "939495969798991";
 
-static void put_time(struct report *r, uint64_t ts)
+/*
+ * " %5llu.%06llu: " of microseconds, the clocks most files use. Records
+ * come a few hundred nanoseconds apart, so several in a row often show the
+ * same microsecond: its text is kept with the range of times it covers
+ * (the rounding makes it [us * 1000 - 500, us * 1000 + 500)), and a hit is
+ * one compare and one 32-byte copy. A miss reuses the seconds text while
+ * the second is the same and writes the six decimals as three pairs.
+ */
+static void __attribute__((noinline)) put_time_us_miss(struct report *r, uint64_t ts)
+{
+	struct tk_outbuf *o = &r->out;
+	uint64_t us = ts / 1000 + (ts % 1000 >= 500), sec = us / 1000000;
+	uint32_t frac = (uint32_t)(us % 1000000);
+	size_t start = o->len;
+	char *p;
+
+	if (sec != r->last_sec || !r->sec_len) {
+		o->buf[o->len++] = ' ';
+		put_u_width(o, sec, 5, ' ');
+		r->last_sec = sec;
+		r->sec_len = (uint8_t)(o->len - start);
+		memcpy(r->sec_text, o->buf + start, r->sec_len);
+	} else {
+		memcpy(o->buf + o->len, r->sec_text, sizeof(r->sec_text));
+		o->len += r->sec_len;
+	}
+	p = o->buf + o->len;
+	p[0] = '.';
+	memcpy(p + 1, digit_pairs + 2 * (frac / 10000), 2);
+	memcpy(p + 3, digit_pairs + 2 * (frac / 100 % 100), 2);
+	memcpy(p + 5, digit_pairs + 2 * (frac % 100), 2);
+	p[7] = ':';
+	p[8] = ' ';
+	o->len += 9;
+	/* The range of ts that rounds to @us; none near the top of the range. */
+	if (o->len - start <= sizeof(r->t_text) && us < UINT64_MAX / 1000 - 1) {
+		r->t_lo = us ? us * 1000 - 500 : 0;
+		r->t_span = us * 1000 + 500 - r->t_lo;
+		r->t_len = (uint8_t)(o->len - start);
+		memcpy(r->t_text, o->buf + start, r->t_len);
+	} else {
+		r->t_span = 0;
+	}
+}
+
+/* The time column and the blank after it. */
+static inline void put_time(struct report *r, uint64_t ts)
 {
 	struct tk_outbuf *o = &r->out;
 	uint64_t t, p10;
 	size_t prec;
 
-	/* The common case, " %5llu.%06llu:" of microseconds, without a divide loop. */
+	if (__builtin_expect(ts - r->t_lo < r->t_span, 1)) {
+		memcpy(o->buf + o->len, r->t_text, sizeof(r->t_text));
+		o->len += r->t_len;
+		return;
+	}
 	if (r->usecs && !(r->opts->flags & TK_REPORT_NSEC)) {
-		uint64_t us = ts / 1000 + (ts % 1000 >= 500), sec = us / 1000000;
-		uint32_t frac = (uint32_t)(us % 1000000);
-		char *p;
-
-		/* " %5llu" of the seconds changes once a second: keep its text. */
-		if (sec != r->last_sec || !r->sec_len) {
-			size_t start = o->len;
-
-			o->buf[o->len++] = ' ';
-			put_u_width(o, sec, 5, ' ');
-			r->last_sec = sec;
-			r->sec_len = (uint8_t)(o->len - start);
-			memcpy(r->sec_text, o->buf + start, r->sec_len);
-		} else {
-			memcpy(o->buf + o->len, r->sec_text, sizeof(r->sec_text));
-			o->len += r->sec_len;
-		}
-		p = o->buf + o->len;
-		p[0] = '.';
-		memcpy(p + 1, digit_pairs + 2 * (frac / 10000), 2);
-		memcpy(p + 3, digit_pairs + 2 * (frac / 100 % 100), 2);
-		memcpy(p + 5, digit_pairs + 2 * (frac % 100), 2);
-		p[7] = ':';
-		o->len += 8;
+		put_time_us_miss(r, ts);
 		return;
 	}
 
@@ -629,6 +987,7 @@ static void put_time(struct report *r, uint64_t ts)
 	o->buf[o->len++] = '.';
 	put_u_width(o, t % p10, prec, '0');
 	o->buf[o->len++] = ':';
+	o->buf[o->len++] = ' ';
 }
 
 static void put_signed(struct tk_outbuf *o, int v)
@@ -742,154 +1101,171 @@ static bool pid_wanted(const struct tk_report_opts *o, int pid)
 	return false;
 }
 
-/* One caller, the merge loop: inlined, so the stream stays in registers. */
+/* The "%16s-%-5d" column of @pid, built and kept in @pc. */
+static void __attribute__((noinline)) put_comm_pid(struct report *r, struct prefix *pc,
+						   const char *comm, int pid)
+{
+	struct tk_outbuf *o = &r->out;
+	size_t start = o->len, clen = strnlen(comm, 256), before, pad;
+
+	put_pad(o, clen < 16 ? 16 - clen : 0);
+	put(o, comm, clen);
+	o->buf[o->len++] = '-';
+	before = o->len;
+	put_signed(o, pid);
+	pad = o->len - before;
+	put_pad(o, pad < 5 ? 5 - pad : 0);
+	if (o->len - start <= sizeof(pc->text)) {
+		pc->comm = comm;
+		pc->pid = pid;
+		pc->gen = r->set->comms->gen;
+		pc->len = (uint8_t)(o->len - start);
+		memcpy(pc->text, o->buf + start, pc->len);
+	}
+}
+
+/* The "%8.8s-%-5d %3d" columns and latency flags of -l. */
+static void put_latency_prefix(struct report *r, struct stream *s, const char *comm, int pid)
+{
+	struct tk_outbuf *o = &r->out;
+	size_t clen = strnlen(comm, 256), n = clen > 8 ? 8 : clen, before, pad;
+
+	put_pad(o, 8 - n);
+	put(o, comm, n);
+	o->buf[o->len++] = '-';
+	before = o->len;
+	put_signed(o, pid);
+	pad = o->len - before;
+	put_pad(o, pad < 5 ? 5 - pad : 0);
+	o->buf[o->len++] = ' ';
+	put_u_width(o, s->cpu, 3, ' ');
+	tk_event_print_latency(r->set, s->rec->data, s->rec->size, (int)s->cpu, o);
+	if (o->cap - o->len < 256)
+		tk_outbuf_flush(o);
+}
+
+/* The "CPU:C [N EVENTS DROPPED]" line trace-cmd prints before a page's first record. */
+static void put_dropped(struct tk_outbuf *o, const struct stream *s)
+{
+	char tmp[80];
+	int n = s->missed > 0 ? snprintf(tmp, sizeof(tmp), "CPU:%u [%" PRId64 " EVENTS DROPPED]\n",
+					 s->cpu, s->missed) :
+				snprintf(tmp, sizeof(tmp), "CPU:%u [EVENTS DROPPED]\n", s->cpu);
+
+	put(o, tmp, (size_t)n);
+}
+
+/*
+ * One caller, the merge loop: inlined, so the stream stays in registers.
+ * The rare cases (filters, --stat/--json, instances, drops, -l, unknown
+ * events) each sit behind one flag tested once, so the common line costs
+ * the id and pid loads, one cache probe for the comm column, the time
+ * (usually a cached copy), the name column and the compiled printer.
+ */
 static inline __attribute__((always_inline)) void print_record(struct report *r, struct stream *s)
 {
 	const struct tk_report_opts *opts = r->opts;
 	struct tk_outbuf *o = &r->out;
 	const void *data = s->rec->data;
 	uint32_t size = s->rec->size;
+	const struct tk_comm_table *ct = r->set->comms;
 	const struct tk_event *ev;
 	struct prefix *pc;
 	const char *comm;
-	size_t clen, pad;
 	int id, pid;
+	bool hit;
 
-	if (r->fast_common && size >= (uint64_t)r->set->pid_off + 4 &&
-	    size >= (uint64_t)r->set->type_off + 2) {
+	if (__builtin_expect(r->fast_common && size >= r->common_size, 1)) {
 		uint16_t t;
 		int32_t p;
 
-		memcpy(&t, (const uint8_t *)data + r->set->type_off, 2);
-		memcpy(&p, (const uint8_t *)data + r->set->pid_off, 4);
+		memcpy(&t, (const uint8_t *)data + r->type_off, 2);
+		memcpy(&p, (const uint8_t *)data + r->pid_off, 4);
 		id = t;
 		pid = p;
+		ev = r->evs[t];
 	} else {
 		id = tk_event_record_type(r->set, data, size);
 		pid = tk_event_record_pid(r->set, data, size);
+		ev = id >= 0 && id <= 0xffff ? r->evs[id] : NULL;
 	}
-	if ((size_t)id < r->nlazy && r->lazy[id].ev)
-		ev = r->lazy[id].ev;
-	else
+	if (__builtin_expect(!ev, 0))
 		ev = event_get(r, id);
 
-	if (!event_selected(r, id, ev))
-		return;
-	if (opts->npids && !pid_wanted(opts, pid))
-		return;
+	if (__builtin_expect(r->filtering, 0)) {
+		if (!event_selected(r, id, ev))
+			return;
+		if (opts->npids && !pid_wanted(opts, pid))
+			return;
+	}
 	/*
 	 * trace-cmd looks the name up for records of known events only, and
-	 * the first lookup changes how later names resolve (event.c).
+	 * the first lookup changes how later names resolve (event.c). The
+	 * name a lookup gave stays the answer while the table keeps its
+	 * generation (event.c bumps it on every change of the sorted array),
+	 * so a cache hit needs no lookup at all.
 	 */
 	pc = &r->pcache[(uint32_t)pid & (PCACHE_SIZE - 1)];
-	/*
-	 * The name a lookup gave stays the answer while the table keeps its
-	 * generation (event.c bumps it on every change of the sorted array).
-	 */
-	if (ev && pc->comm && pc->pid == pid && pc->gen == r->set->comms->gen &&
-	    r->set->comms->sorted)
+	hit = ev && pc->pid == pid && pc->comm && pc->gen == ct->gen && ct->sorted;
+
+	if (__builtin_expect(hit, 1))
 		comm = pc->comm;
 	else
 		comm = ev || opts->ncomms ? tk_event_comm(r->set, pid) : "";
-	if (opts->ncomms && !comm_wanted(opts, comm))
+	if (__builtin_expect(r->filtering, 0) && opts->ncomms && !comm_wanted(opts, comm))
 		return;
 	if (ev)
 		r->counts[id]++;
-	if (opts->flags & TK_REPORT_STAT)
-		return;
-	if ((opts->flags & TK_REPORT_JSON)) {
-		if (ev)
+	if (__builtin_expect(r->special, 0)) {
+		if ((opts->flags & TK_REPORT_JSON) && ev)
 			print_json(r, s, ev, pid, comm);
 		return;
 	}
 
 	/* Room for everything but the event text, which ensures its own (names cut at 256). */
-	if (o->cap - o->len < 512 + 256 + (size_t)r->label_width * 2 + 128)
+	if (__builtin_expect(o->cap - o->len < r->room, 0))
 		tk_outbuf_flush(o);
-	if (r->instances) {
+	if (__builtin_expect(r->instances, 0)) {
 		size_t n = strnlen(s->buf->name, 256);
 
 		put_pad(o, (size_t)r->label_width > n ? (size_t)r->label_width - n : 0);
 		put(o, s->buf->name, n);
 		put(o, n ? ": " : "  ", 2);
 	}
-	if (s->missed) {
-		char tmp[80];
-		int n = s->missed > 0 ?
-			snprintf(tmp, sizeof(tmp), "CPU:%u [%" PRId64 " EVENTS DROPPED]\n", s->cpu,
-				 s->missed) :
-			snprintf(tmp, sizeof(tmp), "CPU:%u [EVENTS DROPPED]\n", s->cpu);
-
-		put(o, tmp, (size_t)n);
-	}
-	if (!ev) {
+	if (__builtin_expect(s->missed != 0, 0))
+		put_dropped(o, s);
+	if (__builtin_expect(!ev, 0)) {
 		static const char unk[] = "[UNKNOWN EVENT][UNKNOWN EVENT] (NULL):               "
 					  "[UNKNOWN EVENT]\n";
 
 		put(o, unk, sizeof(unk) - 1);
 		return;
 	}
-	if (opts->flags & TK_REPORT_LATENCY) {
-		size_t n;
-
-		clen = strnlen(comm, 256);
-		n = clen > 8 ? 8 : clen;
-
-		put_pad(o, 8 - n);
-		put(o, comm, n);
-		o->buf[o->len++] = '-';
-		{
-			size_t before = o->len;
-
-			put_signed(o, pid);
-			pad = o->len - before;
-			put_pad(o, pad < 5 ? 5 - pad : 0);
-		}
-		o->buf[o->len++] = ' ';
-		put_u_width(o, s->cpu, 3, ' ');
-		tk_event_print_latency(r->set, data, size, (int)s->cpu, o);
-		if (o->cap - o->len < 256)
-			tk_outbuf_flush(o);
+	if (__builtin_expect(opts->flags & TK_REPORT_LATENCY, 0)) {
+		put_latency_prefix(r, s, comm, pid);
 	} else {
 		/*
-		 * "%16s-%-5d" depends on the pid and its name only: keep the
-		 * text per pid, checked by the name's address. Names are never
+		 * "%16s-%-5d" depends on the pid and its name only: the text is
+		 * kept per pid, checked by the name's address. Names are never
 		 * freed or changed while the set lives, and each registration
 		 * has its own copy, so when another duplicate of a pid starts
 		 * winning (event.c) the address differs and the text is redone.
 		 */
-		if (pc->comm == comm && pc->pid == pid) {
+		if (__builtin_expect(hit, 1)) {
 			memcpy(o->buf + o->len, pc->text, sizeof(pc->text));
 			o->len += pc->len;
-			pc->gen = r->set->comms->gen;
+		} else if (pc->comm == comm && pc->pid == pid) {
+			memcpy(o->buf + o->len, pc->text, sizeof(pc->text));
+			o->len += pc->len;
+			pc->gen = ct->gen;
 		} else {
-			size_t start = o->len;
-
-			clen = strnlen(comm, 256);
-			put_pad(o, clen < 16 ? 16 - clen : 0);
-			put(o, comm, clen);
-			o->buf[o->len++] = '-';
-			{
-				size_t before = o->len;
-
-				put_signed(o, pid);
-				pad = o->len - before;
-				put_pad(o, pad < 5 ? 5 - pad : 0);
-			}
-			if (o->len - start <= sizeof(pc->text)) {
-				pc->comm = comm;
-				pc->pid = pid;
-				pc->gen = r->set->comms->gen;
-				pc->len = (uint8_t)(o->len - start);
-				memcpy(pc->text, o->buf + start, pc->len);
-			}
+			put_comm_pid(r, pc, comm, pid);
 		}
 		memcpy(o->buf + o->len, s->cpu_text, sizeof(s->cpu_text));
 		o->len += s->cpu_len;
 	}
 	put_time(r, s->ts);
-	o->buf[o->len++] = ' ';
-	if (ev->col_len) {
+	if (__builtin_expect(ev->col_len != 0, 1)) {
 		memcpy(o->buf + o->len, ev->col, sizeof(ev->col));
 		o->len += ev->col_len;
 	} else {
@@ -900,14 +1276,16 @@ static inline __attribute__((always_inline)) void print_record(struct report *r,
 		put_pad(o, nlen < 20 ? 20 - nlen : 0);
 	}
 	/* The compiled printer first, without the call through the public entry. */
-	if (ev->kind == TK_EVENT_SLOW || (opts->flags & (TK_REPORT_RAW | TK_REPORT_SLOW)) ||
+	if (__builtin_expect(ev->kind == TK_EVENT_SLOW || (opts->flags & (TK_REPORT_RAW |
+									  TK_REPORT_SLOW)), 0) ||
 	    tk_event_run(r->set, ev, data, size, o) == -ENOTSUP)
 		tk_event_print_info(r->set, ev, data, size, (int)s->cpu,
 				    ((opts->flags & TK_REPORT_RAW) ? TK_EVENT_PRINT_RAW : 0) |
 				    TK_EVENT_PRINT_SLOW, o);
+	/* One final newline of the text is dropped (a flush may have emptied the buffer). */
 	if (o->len && o->buf[o->len - 1] == '\n')
 		o->len--;
-	if (o->len == o->cap)
+	if (__builtin_expect(o->len == o->cap, 0))
 		tk_outbuf_flush(o);
 	o->buf[o->len++] = '\n';
 }
@@ -930,12 +1308,31 @@ static void print_stat(struct report *r)
 	for (size_t i = 0; i < r->nstreams; i++) {
 		struct stream *s = &r->streams[i];
 
+		size_t len;
+
 		n = snprintf(line, sizeof(line),
 			     "%s%s%scpu %u: %" PRIu64 " events, %" PRIu64
-			     " lost, %" PRIu64 " pages with drops of unknown count\n",
+			     " lost, %" PRIu64 " pages with drops of unknown count",
 			     s->buf->name[0] ? "buffer " : "", s->buf->name,
 			     s->buf->name[0] ? " " : "", s->cpu, s->events, s->lost, s->marks);
-		tk_outbuf_write(&r->out, line, (size_t)(n < (int)sizeof(line) ? n : 0));
+		len = n > 0 && n < (int)sizeof(line) ? (size_t)n : 0;
+		if (s->has_cpustat)
+			n = snprintf(line + len, sizeof(line) - len,
+				     "; kernel: %" PRIu64 " overrun, %" PRIu64 " commit overrun, %"
+				     PRIu64 " dropped, %" PRIu64 " not recorded", s->overrun,
+				     s->commit_overrun, s->dropped, s->entries);
+		else
+			n = snprintf(line + len, sizeof(line) - len,
+				     "; kernel: no counts in the file");
+		len += n > 0 && (size_t)n < sizeof(line) - len ? (size_t)n : 0;
+		if (s->cut) {
+			n = snprintf(line + len, sizeof(line) - len,
+				     "; incomplete: read 0x%" PRIx64 " of 0x%" PRIx64 " bytes",
+				     s->cut_at, s->size);
+			len += n > 0 && (size_t)n < sizeof(line) - len ? (size_t)n : 0;
+		}
+		tk_outbuf_write(&r->out, line, len);
+		tk_outbuf_write(&r->out, "\n", 1);
 	}
 }
 
@@ -996,6 +1393,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 {
 	struct report r;
 	struct tk_report_stats st;
+	uint64_t end_ns;
 	char line[64];
 	int ret;
 
@@ -1015,7 +1413,8 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 		return ret;
 	r.counts = calloc(65536, sizeof(*r.counts));
 	r.pcache = calloc(PCACHE_SIZE, sizeof(*r.pcache));
-	if (!r.counts || !r.pcache)
+	r.evs = calloc(65536, sizeof(*r.evs));
+	if (!r.counts || !r.pcache || !r.evs)
 		ret = tk_fail(ENOMEM, "cannot allocate event counts");
 	else
 		ret = load_events(&r);
@@ -1027,18 +1426,40 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	if (!ret) {
 		r.fast_common = r.set->have_common && !r.set->swap && r.set->type_size == 2 &&
 				r.set->pid_size == 4;
+		r.type_off = r.set->type_off;
+		r.pid_off = r.set->pid_off;
+		if (r.fast_common && (r.pid_off > UINT32_MAX - 4 || r.type_off > UINT32_MAX - 2))
+			r.fast_common = false;
+		else
+			r.common_size = r.pid_off + 4 > r.type_off + 2 ? r.pid_off + 4 :
+									 r.type_off + 2;
+		r.filtering = opts->nevents || opts->npids || opts->ncomms;
+		r.special = opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON);
 		ret = open_streams(&r);
+		r.room = 512 + 256 + (size_t)r.label_width * 2 + 128;
 	}
+	if (!ret) {
+		load_cpustat(&r);
+		/* JSON has no header: no first pass for it. */
+		if ((opts->flags & TK_REPORT_HEADER) && !(opts->flags & TK_REPORT_JSON)) {
+			for (size_t i = 0; !ret && i < r.nstreams; i++)
+				ret = prescan(&r, &r.streams[i]);
+			if (!ret)
+				print_loss_header(&r);
+		}
+	}
+	if (!ret)
+		warn_cpustat(&r);
+	end_ns = opts->has_end ? opts->end_ns : UINT64_MAX;
 	while (!ret && r.nheap && !r.out.error && !r.nomem) {
-		struct stream *s = &r.streams[r.heap[0]];
+		struct stream *s = r.heap[0];
 
-		if (opts->has_end && s->ts >= opts->end_ns)
+		if (__builtin_expect(s->ts >= end_ns, 0) && opts->has_end)
 			break;
 		s->events++;
-		st.events++;
 		print_record(&r, s);
 		ret = stream_next(&r, s);
-		if (ret == 1) {
+		if (__builtin_expect(ret == 1, 1)) {
 			ret = 0;
 			/*
 			 * Runs of records from one CPU are common: when the top
@@ -1046,14 +1467,13 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 			 */
 			if (r.nheap == 2) {
 				/* Two streams (a 2-CPU trace, or the last two): a swap. */
-				if (before(&r, r.heap[1], r.heap[0])) {
-					uint32_t t = r.heap[0];
+				if (before(r.heap[1], s)) {
+					struct stream *t = r.heap[0];
 
 					r.heap[0] = r.heap[1];
 					r.heap[1] = t;
 				}
-			} else if (r.nheap > 2 && (before(&r, r.heap[1], r.heap[0]) ||
-						   before(&r, r.heap[2], r.heap[0]))) {
+			} else if (r.nheap > 2 && (before(r.heap[1], s) || before(r.heap[2], s))) {
 				heap_down(&r, 0);
 			}
 		} else if (ret == 0) {
@@ -1070,12 +1490,34 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	for (size_t i = 0; i < r.nstreams; i++) {
 		struct stream *s = &r.streams[i];
 
+		st.events += s->events;
 		st.lost_events += s->lost;
 		st.drop_marks += s->marks;
-		if (!ret && (s->lost || s->marks))
+		if (s->has_cpustat) {
+			st.kernel_lost = add_sat(st.kernel_lost, kernel_lost(s));
+			st.unrecorded = add_sat(st.unrecorded, s->entries);
+		}
+		if (s->cut)
+			st.incomplete++;
+		/* The page counts at the end, unless the kernel's counts said the same up front. */
+		if (!ret && (s->lost || s->marks) &&
+		    !(s->has_cpustat && kernel_lost(s) == s->lost && !s->marks))
 			tk_warn("%s: buffer %s cpu %u: %" PRIu64 " events lost%s", r.path,
-				s->buf->name[0] ? s->buf->name : "(top)", s->cpu, s->lost,
+				buffer_label(s), s->cpu, s->lost,
 				s->marks ? " (and more: some pages do not count their drops)" : "");
+	}
+	/* A CPU whose data ended early makes the whole run fail, after the rest is printed. */
+	if (!ret && r.cut_msg[0]) {
+		/* The first cut is the error message; any other gets a warning. */
+		for (size_t i = 0; i < r.nstreams; i++) {
+			struct stream *s = &r.streams[i];
+
+			if (s->cut && s != r.cut_first)
+				tk_warn("%s: file is incomplete: buffer %s cpu %u: read 0x%" PRIx64
+					" of 0x%" PRIx64 " bytes of its data", r.path,
+					buffer_label(s), s->cpu, s->cut_at, s->size);
+		}
+		ret = tk_fail(EBADMSG, "%s", r.cut_msg);
 	}
 	for (size_t i = 0; r.counts && i < 65536; i++)
 		st.printed += r.counts[i];
@@ -1090,6 +1532,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	for (size_t i = 0; i < r.nstreams; i++) {
 		tk_dat_cpu_reader_free(r.streams[i].rd);
 		free(r.streams[i].recs);
+		free(r.streams[i].pre_msg);
 	}
 	free(r.streams);
 	free(r.heap);
@@ -1097,6 +1540,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	free(r.lazy);
 	free(r.order);
 	free(r.pcache);
+	free(r.evs);
 	tk_event_set_free(r.set);
 	tk_outbuf_release(&r.out);
 	return ret;

@@ -11,7 +11,12 @@
 # --cpu N -F sched_switch, and with --slow (every event through
 # libtraceevent), which must equal the compiled printer's text. A failing
 # comparison shows the head of a unified diff. Also checks that --stat and
-# --json run and that corrupt input fails cleanly.
+# --json run and that corrupt input fails cleanly; that a file whose CPU
+# data ends early prints what trace-cmd prints, exits 1 and says "file is
+# incomplete" (stderr, --header, --stat); that a truncated file exits 1
+# with nothing printed; and that a lossy recording (`tracekit record -b 4`)
+# keeps trace-cmd's text while stderr, --header and --stat give the lost
+# counts per CPU.
 #
 # Environment: TRACEKIT (the binary), TK_SOURCE_DIR (source tree).
 # Ends with "TK-COUNTS: passed=N failed=N skipped=N"; exit 1 if a check
@@ -97,6 +102,74 @@ check_file() {
 	same_as_slow "$tag compiled == slow" "$file"
 }
 
+# check_incomplete FILE (v7 uncompressed): a CPU whose data ends early, and a
+# file cut short.
+check_incomplete() {
+	local good=$1 off rc n
+	if [ ! -r "$good" ]; then
+		skip "incomplete" "no uncompressed sample"
+		return
+	fi
+	# The clean file: --header adds no line there, stderr stays quiet.
+	trace-cmd report -i "$good" > "$tmp/inc.want" 2>/dev/null
+	if "$tk" report --header -i "$good" > "$tmp/inc.got" 2> "$tmp/inc.err" &&
+	   cmp -s "$tmp/inc.want" "$tmp/inc.got" && [ ! -s "$tmp/inc.err" ]; then
+		pass "--header on a complete, lossless file adds nothing"
+	else
+		fail "--header on a clean file" "$(diff "$tmp/inc.want" "$tmp/inc.got" | head -5)"
+	fi
+	# CPU 1's fifth page gets a commit size past the page: its data ends there.
+	off=$("$tk" dump -i "$good" 2>/dev/null |
+	      awk '$1 == "cpu" && $2 == "1:" { sub("offset=", "", $3); print $3; exit }')
+	if [ -z "$off" ]; then
+		fail "incomplete" "tracekit dump gave no offset for cpu 1"
+		return
+	fi
+	cp "$good" "$tmp/cut.dat"
+	printf '\xff\xff\x00\x00' |
+		dd of="$tmp/cut.dat" bs=1 seek=$((off + 4 * 4096 + 8)) conv=notrunc 2>/dev/null
+	trace-cmd report -i "$tmp/cut.dat" > "$tmp/cut.want" 2>/dev/null
+	"$tk" report -i "$tmp/cut.dat" > "$tmp/cut.got" 2> "$tmp/cut.err"
+	rc=$?
+	if [ "$rc" -eq 1 ] && cmp -s "$tmp/cut.want" "$tmp/cut.got" &&
+	   grep -q "file is incomplete: buffer (top) cpu 1: read 0x4000 of 0x8000 bytes" \
+		"$tmp/cut.err" && grep -q "offset 0x$(printf %x $((off + 4 * 4096)))" "$tmp/cut.err"
+	then
+		n=$(wc -l < "$tmp/cut.got")
+		pass "cut CPU data: trace-cmd's $n lines, exit 1, stderr says where"
+	else
+		fail "cut CPU data" "exit $rc: $(head -c 300 "$tmp/cut.err"; diff "$tmp/cut.want" \
+			"$tmp/cut.got" | head -5)"
+	fi
+	"$tk" report --header -i "$tmp/cut.dat" > "$tmp/cut.hdr" 2>/dev/null
+	if [ "$(sed -n 2p "$tmp/cut.hdr" | cut -c1-60)" = \
+	     "# file is incomplete: buffer (top) cpu 1: read 0x4000 of 0x8" ] &&
+	   cmp -s <(tail -n +3 "$tmp/cut.hdr") <(tail -n +2 "$tmp/cut.want")
+	then
+		pass "cut CPU data: --header line 2 says so, the rest as trace-cmd"
+	else
+		fail "cut CPU data --header" "$(head -3 "$tmp/cut.hdr")"
+	fi
+	if "$tk" report --stat -i "$tmp/cut.dat" 2>/dev/null |
+	   grep -q "^cpu 1: .*; incomplete: read 0x4000 of 0x8000 bytes"; then
+		pass "cut CPU data: --stat says so"
+	else
+		fail "cut CPU data --stat" "$("$tk" report --stat -i "$tmp/cut.dat" 2>&1 | tail -3)"
+	fi
+	# A file cut in half: its CPU table points past the end. trace-cmd 3.1.6
+	# prints nothing and exits 0 for v7; we refuse it with the offset.
+	head -c $(($(stat -c %s "$good") / 2)) "$good" > "$tmp/half.dat"
+	"$tk" report -i "$tmp/half.dat" > "$tmp/half.got" 2> "$tmp/half.err"
+	rc=$?
+	if [ "$rc" -eq 1 ] && [ ! -s "$tmp/half.got" ] &&
+	   grep -q "half.dat: offset 0x[0-9a-f]*: .*exceeds file size" "$tmp/half.err"; then
+		pass "truncated file: exit 1, no lines, $(head -c 120 "$tmp/half.err")"
+	else
+		fail "truncated file" "exit $rc, $(wc -l < "$tmp/half.got") lines: $(head -c 300 \
+			"$tmp/half.err")"
+	fi
+}
+
 if [ -r "$sample" ]; then
 	check_file "sample v7-zstd" "$sample"
 	if "$tk" convert --file-version 6 -i "$sample" -o "$tmp/v6.dat" >/dev/null 2>&1; then
@@ -151,6 +224,7 @@ if [ -r "$sample" ]; then
 			fail "corrupt data" "exit $rc: $(head -c 300 "$tmp/bad.err")"
 		fi
 	fi
+	check_incomplete "$tmp/v7n.dat"
 else
 	skip "sample" "$sample is missing"
 fi
@@ -249,6 +323,55 @@ record_more() {
 	fi
 	record_uprobe "$r"
 	record_instances "$r"
+	record_lossy "$r"
+}
+
+# A 4 KiB buffer per CPU under a burst of syscalls: the kernel overwrites
+# pages before they are read. trace-cmd's text (with its "CPU:C [N EVENTS
+# DROPPED]" lines) stays as it is; stderr, --header and --stat count the
+# losses per CPU, and the counts agree with the DROPPED lines.
+record_lossy() {
+	local r=$1 dropped hdr
+	if ! "$tk" record -q -b 4 -e raw_syscalls -e sched -o "$r/lossy.dat" -- \
+		sh -c 'ls -lR /usr/share/doc /usr/include >/dev/null 2>&1' >/dev/null 2>&1; then
+		fail "record lossy"
+		return
+	fi
+	dropped=$(trace-cmd report -i "$r/lossy.dat" 2>/dev/null |
+		  awk '/^CPU:[0-9]+ \[[0-9]+ EVENTS DROPPED\]$/ { sub(/^CPU:[0-9]+ \[/, "");
+		       n += $1 } END { print n + 0 }')
+	if [ "$dropped" -eq 0 ]; then
+		skip "lossy" "a 4 KiB buffer lost no event this time"
+		return
+	fi
+	compare "lossy default" "$r/lossy.dat"
+	if "$tk" report -i "$r/lossy.dat" 2>&1 >/dev/null |
+	   grep -q "the kernel counted [0-9]* lost events"; then
+		pass "lossy: stderr gives the kernel's counts"
+	else
+		fail "lossy stderr" "$("$tk" report -i "$r/lossy.dat" 2>&1 >/dev/null | head -3)"
+	fi
+	"$tk" report --header -i "$r/lossy.dat" > "$tmp/lossy.hdr" 2>/dev/null
+	hdr=$(awk 'NR > 1 && /^# events lost: cpu [0-9]+: / {
+		match($0, /pages: [0-9]+ flagged, [0-9]+ counted/); t = substr($0, RSTART, RLENGTH);
+		split(t, w, " "); n += w[4] } !/^#/ && NR > 1 { exit } END { print n + 0 }' \
+		"$tmp/lossy.hdr")
+	if [ "$hdr" -eq "$dropped" ] &&
+	   cmp -s <(grep -v '^# ' "$tmp/lossy.hdr") \
+		<(trace-cmd report -i "$r/lossy.dat" 2>/dev/null)
+	then
+		pass "lossy: --header counts $dropped dropped events, the rest is trace-cmd's text"
+	else
+		fail "lossy --header" \
+			"header says $hdr, trace-cmd $dropped: $(head -4 "$tmp/lossy.hdr")"
+	fi
+	if "$tk" report --stat -i "$r/lossy.dat" 2>/dev/null |
+	   grep -q "^cpu [0-9]*: [0-9]* events, [1-9][0-9]* lost, .*; kernel: [1-9][0-9]* overrun"
+	then
+		pass "lossy: --stat gives lost and overrun counts"
+	else
+		fail "lossy --stat" "$("$tk" report --stat -i "$r/lossy.dat" 2>&1 | tail -3)"
+	fi
 }
 
 record_uprobe() {

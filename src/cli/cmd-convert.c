@@ -411,6 +411,83 @@ static bool same_file(const char *a, const char *b)
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/*
+ * Every direction writes OUT the same way: under "<OUT>.tmp.XXXXXX" beside
+ * it, renamed into place only once complete and on disk, so a failed or
+ * interrupted convert never leaves a partial OUT nor replaces a good one;
+ * a signal removes the temporary file.
+ */
+struct temp_output {
+	char *path;
+	int fd;
+};
+
+static int output_begin(const struct convert *cv, struct temp_output *t)
+{
+	struct stat st;
+	mode_t mask;
+
+	t->path = NULL;
+	t->fd = -1;
+	if (same_file(cv->in, cv->out))
+		return cli_error("%s: input and output are the same file", cv->out);
+	if (stat(cv->out, &st) == 0 && S_ISDIR(st.st_mode))
+		return cli_error("%s: is a directory", cv->out);
+	if (asprintf(&t->path, "%s.tmp.XXXXXX", cv->out) < 0) {
+		t->path = NULL;
+		return cli_error("out of memory");
+	}
+	/* Signals are caught from before the file exists until it is renamed. */
+	install_cleanup(t->path);
+	t->fd = mkstemp(t->path);
+	if (t->fd < 0) {
+		install_cleanup(NULL);
+		free(t->path);
+		t->path = NULL;
+		return cli_error("%s: cannot create a temporary file beside it: %m", cv->out);
+	}
+	/* mkstemp creates 0600; a converted trace gets the usual 0666 & ~umask. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(t->fd, 0666 & ~mask) < 0)
+		return cli_error("%s: %m", t->path);
+	return CLI_OK;
+}
+
+/* Whatever output_begin() left: the temporary file goes unless it was renamed. */
+static void output_end(struct temp_output *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	if (t->path)
+		unlink(t->path);
+	install_cleanup(NULL);
+	free(t->path);
+	t->path = NULL;
+	t->fd = -1;
+}
+
+/* Sync, close and rename into place; @size receives the file's size. */
+static int output_commit(const struct convert *cv, struct temp_output *t, uint64_t *size)
+{
+	struct stat st;
+	int fd = t->fd;
+
+	t->fd = -1;
+	if (fstat(fd, &st) < 0 || fsync(fd) < 0) {
+		close(fd);
+		return cli_error("%s: %m", t->path);
+	}
+	if (close(fd) < 0)
+		return cli_error("%s: %m", t->path);
+	if (rename(t->path, cv->out) < 0)
+		return cli_error("cannot rename %s to %s: %m", t->path, cv->out);
+	free(t->path);
+	t->path = NULL;
+	*size = (uint64_t)st.st_size;
+	return CLI_OK;
+}
+
 static void print_summary(const struct convert *cv, uint64_t out_size, double seconds)
 {
 	fprintf(stderr,
@@ -423,22 +500,20 @@ static void print_summary(const struct convert *cv, uint64_t out_size, double se
 
 static int run(struct convert *cv, bool quiet)
 {
-	struct stat st;
 	double start = now_seconds(NULL);
-	char *tmp;
-	mode_t mask;
-	int fd, r;
+	struct temp_output t;
+	uint64_t size;
+	int r;
 
-	if (same_file(cv->in, cv->out))
-		return cli_error("%s: input and output are the same file", cv->out);
-	if (stat(cv->out, &st) == 0 && S_ISDIR(st.st_mode))
-		return cli_error("%s: is a directory", cv->out);
-
+	r = output_begin(cv, &t);
+	if (r != CLI_OK)
+		goto out;
 	cv->dat = tk_dat_open(cv->in);
-	if (!cv->dat)
-		return cli_lib_error(cv->in);
+	if (!cv->dat) {
+		r = cli_lib_error(cv->in);
+		goto out;
+	}
 	cv->info = tk_dat_get_info(cv->dat);
-
 	if (cv->info->file_size > PROGRESS_MIN_BYTES && isatty(STDERR_FILENO)) {
 		cv->progress = true;
 		now_seconds(&cv->last_progress);
@@ -449,56 +524,13 @@ static int run(struct convert *cv, bool quiet)
 				cv->total_bytes += buf->cpus[i].size;
 		}
 	}
-
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", cv->out) < 0) {
-		tk_dat_close(cv->dat);
-		return cli_error("out of memory");
-	}
-	/* Signals are caught from before the file exists until it is renamed. */
-	install_cleanup(tmp);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		r = cli_error("%s: cannot create a temporary file beside it: %m", cv->out);
-		goto out_free;
-	}
-	/* mkstemp creates 0600; a converted trace gets the usual 0666 & ~umask. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) < 0) {
-		r = cli_error("%s: %m", tmp);
-		goto out_unlink;
-	}
-
-	r = convert_into(cv, fd);
-	if (r != CLI_OK)
-		goto out_unlink;
-	if (fstat(fd, &st) < 0 || fsync(fd) < 0) {
-		r = cli_error("%s: %m", tmp);
-		goto out_unlink;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		r = cli_error("%s: %m", tmp);
-		goto out_unlink;
-	}
-	fd = -1;
-	if (rename(tmp, cv->out) < 0) {
-		r = cli_error("cannot rename %s to %s: %m", tmp, cv->out);
-		goto out_unlink;
-	}
-	install_cleanup(NULL);
-	if (!quiet)
-		print_summary(cv, (uint64_t)st.st_size, now_seconds(NULL) - start);
-	r = CLI_OK;
-	goto out_free;
-
-out_unlink:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-out_free:
-	install_cleanup(NULL);
-	free(tmp);
+	r = convert_into(cv, t.fd);
+	if (r == CLI_OK)
+		r = output_commit(cv, &t, &size);
+	if (r == CLI_OK && !quiet)
+		print_summary(cv, size, now_seconds(NULL) - start);
+out:
+	output_end(&t);
 	tk_dat_close(cv->dat);
 	return r;
 }
@@ -828,8 +860,11 @@ static int write_comms(struct tk_perfdata_writer *w, struct tk_dat *dat)
 	return 0;
 }
 
-static int dat_to_perf(const char *in, const char *out, bool quiet)
+static int dat_to_perf(const struct convert *cv, bool quiet)
 {
+	const char *in = cv->in, *out = cv->out;
+	struct temp_output t;
+	uint64_t out_size;
 	static int attr_of[65536];
 	struct tk_perfdata_writer *w = NULL;
 	struct tk_dat *dat;
@@ -850,7 +885,10 @@ static int dat_to_perf(const char *in, const char *out, bool quiet)
 	}
 	for (size_t i = 0; i < 65536; i++)
 		attr_of[i] = -1;
-	w = tk_perfdata_writer_open(out);
+	r = output_begin(cv, &t);
+	if (r != CLI_OK)
+		goto done;
+	w = tk_perfdata_writer_open_fd(t.fd, out);
 	if (!w) {
 		r = cli_lib_error(out);
 		goto done;
@@ -936,9 +974,12 @@ static int dat_to_perf(const char *in, const char *out, bool quiet)
 	}
 	if (tk_perfdata_writer_finish(w) < 0)
 		goto lib_err_out;
+	r = output_commit(cv, &t, &out_size);
+	if (r != CLI_OK)
+		goto done;
 	if (!quiet)
-		fprintf(stderr, "%s: %" PRIu64 " samples of %d events written\n", out, samples,
-			nattrs);
+		fprintf(stderr, "tracekit convert: %s -> %s: %" PRIu64 " samples of %d events, "
+			"%.2f MB\n", in, out, samples, nattrs, (double)out_size / 1e6);
 	r = CLI_OK;
 	goto done;
 lib_err_in:
@@ -950,6 +991,7 @@ done:
 	dsrcs_free(src, buf ? buf->cpu_count : 0);
 	free(b.p);
 	tk_perfdata_writer_close(w);
+	output_end(&t);
 	tk_dat_close(dat);
 	return r;
 }
@@ -1696,48 +1738,23 @@ static int perf_into_dat(struct p2d *c, struct convert *cv, int fd)
 static int perf_to_dat(struct convert *cv, bool quiet)
 {
 	struct p2d c = { .in = cv->in, .out = cv->out };
-	struct stat st;
-	char *tmp = NULL;
-	mode_t mask;
-	int fd = -1, r;
+	struct temp_output t;
+	uint64_t size;
+	int r;
 
-	if (same_file(cv->in, cv->out))
-		return cli_error("%s: input and output are the same file", cv->out);
-	if (stat(cv->out, &st) == 0 && S_ISDIR(st.st_mode))
-		return cli_error("%s: is a directory", cv->out);
-	c.pd = tk_perfdata_open(cv->in);
-	if (!c.pd)
-		return cli_lib_error(cv->in);
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", cv->out) < 0) {
-		tmp = NULL;
-		r = cli_error("out of memory");
-		goto out;
-	}
-	install_cleanup(tmp);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		r = cli_error("%s: cannot create a temporary file beside it: %m", cv->out);
-		goto out;
-	}
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) < 0) {
-		r = cli_error("%s: %m", tmp);
-		goto out_unlink;
-	}
-	r = perf_into_dat(&c, cv, fd);
+	r = output_begin(cv, &t);
 	if (r != CLI_OK)
-		goto out_unlink;
-	if (fsync(fd) < 0 || close(fd) < 0) {
-		fd = -1;
-		r = cli_error("%s: %m", tmp);
-		goto out_unlink;
+		goto out;
+	c.pd = tk_perfdata_open(cv->in);
+	if (!c.pd) {
+		r = cli_lib_error(cv->in);
+		goto out;
 	}
-	fd = -1;
-	if (rename(tmp, cv->out) < 0) {
-		r = cli_error("cannot rename %s to %s: %m", tmp, cv->out);
-		goto out_unlink;
-	}
+	r = perf_into_dat(&c, cv, t.fd);
+	if (r == CLI_OK)
+		r = output_commit(cv, &t, &size);
+	if (r != CLI_OK)
+		goto out;
 	if (c.skipped_other)
 		fprintf(stderr, "tracekit convert: %s: %" PRIu64 " samples of non-tracepoint "
 			"events skipped\n", cv->in, c.skipped_other);
@@ -1745,17 +1762,11 @@ static int perf_to_dat(struct convert *cv, bool quiet)
 		fprintf(stderr, "tracekit convert: %s: %" PRIu64 " tracepoint samples without a "
 			"usable raw payload skipped\n", cv->in, c.skipped_bad + c.skipped_big);
 	if (!quiet)
-		fprintf(stderr, "tracekit convert: %s -> %s: %" PRIu64 " samples on %zu CPUs\n",
-			cv->in, cv->out, c.samples - c.skipped_big, c.ncpus);
-	r = CLI_OK;
-	goto out;
-out_unlink:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
+		fprintf(stderr, "tracekit convert: %s -> %s: %" PRIu64 " samples on %zu CPUs, "
+			"%.2f MB\n", cv->in, cv->out, c.samples - c.skipped_big, c.ncpus,
+			(double)size / 1e6);
 out:
-	install_cleanup(NULL);
-	free(tmp);
+	output_end(&t);
 	for (size_t i = 0; i < c.ncpus; i++) {
 		free(c.cpus[i].bytes);
 		free(c.cpus[i].ents);
@@ -1868,7 +1879,7 @@ int cmd_convert(int argc, char **argv)
 		return perf_to_dat(&cv, quiet);
 	}
 	if (to ? !strcmp(to, "perf") : ends_with(cv.out, ".data"))
-		return dat_to_perf(cv.in, cv.out, quiet);
+		return dat_to_perf(&cv, quiet);
 
 	if (!codec) {
 		cv.compression = cv.version == 6 ? TK_COMPRESS_NONE : TK_COMPRESS_ZSTD;

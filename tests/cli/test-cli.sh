@@ -161,6 +161,8 @@ sample_checks=(
 	"convert into a missing directory" "output file mode follows the umask"
 	"dump of a corrupt page names file, cpu and offset"
 	"convert of a corrupt page leaves no file" "failed convert keeps an existing OUT"
+	"failed convert to perf.data keeps an existing OUT"
+	"failed convert of a cut perf.data keeps an existing OUT"
 )
 
 if [ ! -f "$SAMPLE" ]; then
@@ -254,6 +256,14 @@ else
 	cp "$small" "$tmp/keep.dat"
 	run convert "$bad" -o "$tmp/keep.dat"
 	check "failed convert keeps an existing OUT" eval 'rc_is 1 && cmp -s "$small" "$tmp/keep.dat" && no_temp_files "$tmp/keep.dat"'
+	printf 'an older recording\n' >"$tmp/keep.data"
+	cp "$tmp/keep.data" "$tmp/keep.orig"
+	run convert "$bad" -o "$tmp/keep.data"
+	check "failed convert to perf.data keeps an existing OUT" eval 'rc_is 1 && cmp -s "$tmp/keep.orig" "$tmp/keep.data" && no_temp_files "$tmp/keep.data"'
+	"$TRACEKIT" convert -q "$small" -o "$tmp/whole.data" 2>/dev/null
+	head -c 200 "$tmp/whole.data" >"$tmp/cut.data"
+	run convert "$tmp/cut.data" -o "$tmp/keep.dat"
+	check "failed convert of a cut perf.data keeps an existing OUT" eval 'rc_is 1 && [ -s "$tmp/whole.data" ] && cmp -s "$small" "$tmp/keep.dat" && no_temp_files "$tmp/keep.dat"'
 fi
 
 echo "TK-COUNTS: passed=$passed failed=$failed skipped=$skipped"

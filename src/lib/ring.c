@@ -519,20 +519,28 @@ static int claim_slot(struct tk_ring *ring)
 	for (i = 0; i < ring->nr_cpus && found < 0; i++)
 		if (__atomic_load_n(&ring->owners[i], __ATOMIC_ACQUIRE) == tid)
 			found = i;
+	/*
+	 * A signal handler of this thread can claim a buffer while we are
+	 * between these loops (its write is this thread's first): a
+	 * compare-exchange that fails on our own tid has found our buffer.
+	 */
 	for (i = 0; i < ring->nr_cpus && found < 0; i++) {
 		pid_t old = 0;
 
 		if (__atomic_compare_exchange_n(&ring->owners[i], &old, tid, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+		    old == tid)
 			found = i;
 	}
 	/* Take over the buffer of a thread that has exited. */
 	for (i = 0; i < ring->nr_cpus && found < 0; i++) {
 		pid_t old = __atomic_load_n(&ring->owners[i], __ATOMIC_ACQUIRE);
 
-		if (old != tid && !owner_alive(old) &&
-		    __atomic_compare_exchange_n(&ring->owners[i], &old, tid, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		if (old == tid ||
+		    (!owner_alive(old) &&
+		     __atomic_compare_exchange_n(&ring->owners[i], &old, tid, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) ||
+		    old == tid)
 			found = i;
 	}
 	errno = saved;

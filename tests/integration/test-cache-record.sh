@@ -11,6 +11,7 @@ TRACEKIT=${TRACEKIT:?}
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root for tracefs"
 TRACEFS=/sys/kernel/tracing
+[ -e "$TRACEFS/uprobe_events" ] || mount -t tracefs nodev "$TRACEFS" 2>/dev/null
 [ -w "$TRACEFS/uprobe_events" ] || TRACEFS=/sys/kernel/debug/tracing
 [ -w "$TRACEFS/uprobe_events" ] || skip "no writable uprobe_events (tracefs, CONFIG_UPROBE_EVENTS)"
 command -v cc >/dev/null || skip "cc not installed"

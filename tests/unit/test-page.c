@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <tracekit/page.h>
+#include <tracekit/tracefs.h>
 
 #include "internal/bytes.h"
 #include "page-internal.h"
@@ -1032,6 +1033,10 @@ int main(void)
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test_setup_teardown(test_live_kernel, live_setup, live_teardown),
 	};
+
+	/* A fresh machine may not have tracefs mounted yet: mount it as record does. */
+	if (geteuid() == 0)
+		tk_tracefs_root();
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

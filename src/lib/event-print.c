@@ -307,6 +307,22 @@ static bool expr_is_const(const struct compiler *c, int32_t e);
 uint64_t tk_event_eval(const struct tk_event_set *set, const struct tk_expr *x, int32_t i,
 		       const uint8_t *d, uint32_t size);
 
+/*
+ * Evaluate a subtree without fields once, here, instead of per record:
+ * sched_switch's state mask alone is eleven constants and operators.
+ * The value is what tk_event_eval() would compute per record.
+ */
+static int32_t fold(struct compiler *c, int32_t e)
+{
+	if (expr_is_const(c, e)) {
+		uint64_t v = tk_event_eval(NULL, c->exprs, e, NULL, 0);
+
+		c->exprs[e].kind = TK_EXPR_CONST;
+		c->exprs[e].val = v;
+	}
+	return e;
+}
+
 /* Compile a numeric argument into an expression; -1 when we cannot. */
 static int32_t compile_expr(struct compiler *c, struct tep_print_arg *arg, int depth)
 {
@@ -321,8 +337,12 @@ static int32_t compile_expr(struct compiler *c, struct tep_print_arg *arg, int d
 		e = new_expr(c, TK_EXPR_CONST);
 		return e;
 	case TEP_PRINT_ATOM:
-		/* A zero atom may be an enum name libtraceevent resolves. */
-		if (!parse_number(arg->atom.atom, &v) || (!v && strcmp(arg->atom.atom, "0")))
+		/*
+		 * Only numbers ("0x00000000" included: sched_switch's state
+		 * mask is built from such); a name (an enum libtraceevent
+		 * may resolve) starts with a letter and is not compiled.
+		 */
+		if (!parse_number(arg->atom.atom, &v))
 			return -1;
 		e = new_expr(c, TK_EXPR_CONST);
 		if (e >= 0)
@@ -364,7 +384,7 @@ static int32_t compile_expr(struct compiler *c, struct tep_print_arg *arg, int d
 			return -1;
 		c->exprs[e].a = a;
 		c->exprs[e].val = cast_mask(arg->typecast.type);
-		return e;
+		return fold(c, e);
 	case TEP_PRINT_OP:
 		if (!arg->op.op || !arg->op.left)
 			return -1;
@@ -384,7 +404,7 @@ static int32_t compile_expr(struct compiler *c, struct tep_print_arg *arg, int d
 			c->exprs[e].a = k;
 			c->exprs[e].b = a;
 			c->exprs[e].c = b;
-			return e;
+			return fold(c, e);
 		}
 		if (!strcmp(arg->op.op, "[")) {
 			/*
@@ -428,7 +448,7 @@ static int32_t compile_expr(struct compiler *c, struct tep_print_arg *arg, int d
 		memcpy(c->exprs[e].op, arg->op.op, strlen(arg->op.op) + 1);
 		c->exprs[e].a = a;
 		c->exprs[e].b = b;
-		return e;
+		return fold(c, e);
 	default:
 		return -1;
 	}

@@ -692,6 +692,76 @@ static void test_more_constructs(void **state)
 	tk_event_set_free(set);
 }
 
+/*
+ * sched_switch as this kernel (6.18) prints it without the sched plugin,
+ * which is how perf script prints it: the state mask is built from
+ * "0x00000000 | 0x00000001 | ..." constants (folded once at compile time)
+ * and a ternary chooses between __print_flags() and "R".
+ */
+static const char fmt_switch_kernel[] =
+	"name: sched_switch\nID: 40\nformat:\n" COMMON
+	"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	"\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+	"\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
+	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
+	"print fmt: "
+	"\"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s next_pid=%d nex"
+	"t_prio=%d\", REC->prev_comm, REC->prev_pid, REC->prev_prio, (REC->prev_state & ((((0x000"
+	"00000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | 0x"
+	"00000040) + 1) << 1) - 1)) ? __print_flags(REC->prev_state & ((((0x00000000 | 0x00000001"
+	" | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | 0x00000040) + 1) << "
+	"1) - 1), \"|\", { 0x00000001, \"S\" }, { 0x00000002, \"D\" }, { 0x00000004, \"T\" }, { 0"
+	"x00000008, \"t\" }, { 0x00000010, \"X\" }, { 0x00000020, \"Z\" }, { 0x00000040, \"P\" },"
+	" { 0x00000080, \"I\" }) : \"R\", REC->prev_state & (((0x00000000 | 0x00000001 | 0x000000"
+	"02 | 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | 0x00000040) + 1) << 1) ? \"+\" "
+	": \"\", REC->next_comm, REC->next_pid, REC->next_prio"
+	"\n";
+
+static void test_sched_switch_unplugged(void **state)
+{
+	static const int64_t states[] = {0, 1, 2, 3, 0x80, 0x100, 0x101, 0x7f, 0xff, -1};
+	struct tk_event_set *set = new_set();
+	const struct tk_event *ev;
+	uint8_t d[64];
+
+	(void)state;
+	assert_int_equal(tk_event_set_add_format(set, "sched", fmt_switch_kernel,
+						 strlen(fmt_switch_kernel)), 40);
+	ev = tk_event_find(set, 40);
+	assert_non_null(ev);
+	if (!tk_event_is_compiled(ev))
+		fail_msg("not compiled: %s", ev->why_slow);
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		int32_t pid = 1234, prio = 120, npid = 0, nprio = 98;
+
+		memset(d, 0, sizeof(d));
+		d[0] = 40;
+		memcpy(d + 8, "kworker/0:1", 11);
+		memcpy(d + 24, &pid, 4);
+		memcpy(d + 28, &prio, 4);
+		memcpy(d + 32, &states[i], 8);
+		memcpy(d + 40, "swapper/0", 9);
+		memcpy(d + 56, &npid, 4);
+		memcpy(d + 60, &nprio, 4);
+		both(set, d, sizeof(d));
+	}
+	assert_string_equal(print(set, d, sizeof(d), 0),
+			    "prev_comm=kworker/0:1 prev_pid=1234 prev_prio=120 "
+			    "prev_state=S|D|T|t|X|Z|P|I+ ==> next_comm=swapper/0 next_pid=0 "
+			    "next_prio=98");
+	memset(d + 32, 0, 8);
+	d[32] = 0x02;
+	assert_non_null(strstr(print(set, d, sizeof(d), 0), " prev_state=D ==> "));
+	d[32] = 0;
+	assert_non_null(strstr(print(set, d, sizeof(d), 0), " prev_state=R ==> "));
+	d[33] = 1;
+	assert_non_null(strstr(print(set, d, sizeof(d), 0), " prev_state=R+ ==> "));
+	tk_event_set_free(set);
+}
+
 /* A length no record can hold: a marker and -EBADMSG, never libtraceevent's read past memory. */
 static void test_hex_bad_length(void **state)
 {
@@ -824,6 +894,7 @@ int main(void)
 		cmocka_unit_test(test_ksym_memo),
 		cmocka_unit_test(test_more_constructs),
 		cmocka_unit_test(test_hex_bad_length),
+		cmocka_unit_test(test_sched_switch_unplugged),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

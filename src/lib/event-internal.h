@@ -96,12 +96,14 @@ struct tk_op {
 	/*
 	 * Filled by the last compile pass: the literal before this op (owned,
 	 * padded as lit is), so that one dispatch prints "text%d"; and, when
-	 * the value is a plain field, its size (1/2/4/8) at off, read without
-	 * the expression walk (0: evaluate expr). bits: the cast of ls.
+	 * the value is a plain field (or a field ANDed with a constant), its
+	 * size (1/2/4/8) at off, read without the expression walk (0: evaluate
+	 * expr). bits: the cast of ls.
 	 */
 	char *pre;
 	uint32_t pre_len;
 	uint32_t load_off;
+	uint64_t load_mask;  /* the load is ANDed with it ("REC->f & MASK"); else all ones */
 	uint8_t load;
 	uint8_t bits;
 	/*

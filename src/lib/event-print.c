@@ -1403,9 +1403,27 @@ void tk_event_free_program(struct tk_event *ev)
 /* Direct loads and the cast's bit count, for an op and its alternatives. */
 static void finish_op(struct tk_event *ev, struct tk_op *op)
 {
-	if (op->kind != TK_OP_LIT && op->expr >= 0 && ev->exprs[op->expr].kind == TK_EXPR_FIELD) {
-		op->load = (uint8_t)ev->exprs[op->expr].size;
-		op->load_off = ev->exprs[op->expr].off;
+	const struct tk_expr *x = op->expr >= 0 ? &ev->exprs[op->expr] : NULL;
+
+	op->load_mask = UINT64_MAX;
+	/* "REC->state & MASK" (flags, states) loads as directly as a field. */
+	if (op->kind != TK_OP_LIT && x && x->kind == TK_EXPR_BIN && !strcmp(x->op, "&")) {
+		const struct tk_expr *l = &ev->exprs[x->a], *r = &ev->exprs[x->b];
+
+		if (l->kind == TK_EXPR_CONST && r->kind == TK_EXPR_FIELD) {
+			const struct tk_expr *t = l;
+
+			l = r;
+			r = t;
+		}
+		if (l->kind == TK_EXPR_FIELD && r->kind == TK_EXPR_CONST) {
+			op->load = (uint8_t)l->size;
+			op->load_off = l->off;
+			op->load_mask = r->val;
+		}
+	} else if (op->kind != TK_OP_LIT && x && x->kind == TK_EXPR_FIELD) {
+		op->load = (uint8_t)x->size;
+		op->load_off = x->off;
 	}
 	op->bits = op->ls <= -2 ? 8 : op->ls == -1 ? 16 : op->ls == 0 ? 32 : 64;
 	if (op->kids) {
@@ -1626,6 +1644,9 @@ static inline size_t strnlen16(const char *s)
 	const uint64_t lo = 0x0101010101010101ull, hi = 0x8080808080808080ull;
 	uint64_t w[2];
 
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return strnlen(s, 16); /* the trick below finds the lowest-addressed zero on little endian */
+#endif
 	memcpy(w, s, 16);
 	for (int i = 0; i < 2; i++) {
 		uint64_t z = (w[i] - lo) & ~w[i] & hi;
@@ -2003,7 +2024,7 @@ op_value_o(const struct tk_event_set *set, const struct tk_event *ev, const stru
 	   const uint8_t *d, uint32_t size, bool swap)
 {
 	if (op->load)
-		return rd_o(d + op->load_off, op->load, swap);
+		return rd_o(d + op->load_off, op->load, swap) & op->load_mask;
 	return tk_event_eval(set, ev->exprs, op->expr, d, size);
 }
 
@@ -2011,7 +2032,7 @@ static inline uint64_t op_value(const struct tk_event_set *set, const struct tk_
 				const struct tk_op *op, const uint8_t *d, uint32_t size)
 {
 	if (op->load)
-		return rd(set, d + op->load_off, op->load);
+		return rd(set, d + op->load_off, op->load) & op->load_mask;
 	return tk_event_eval(set, ev->exprs, op->expr, d, size);
 }
 
@@ -2330,7 +2351,9 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 			s = (const char *)d + op->off;
 			if (!op->size && op->off > size)
 				return NULL;
-			n = strnlen(s, op->size ? op->size : size - op->off);
+			/* char comm[16] is most strings of most traces. */
+			n = op->size == 16 ? strnlen16(s) :
+					     strnlen(s, op->size ? op->size : size - op->off);
 		} else {
 			uint32_t off, len;
 

@@ -502,7 +502,7 @@ static int pread_full(struct tk_perfdata *pd, void *buf, size_t len, uint64_t of
 }
 
 /* Make at least @need bytes available at buf[start]; returns how many are. */
-static int64_t in_fill(struct tk_perfdata *pd, size_t need)
+static int64_t __attribute__((noinline)) in_fill_slow(struct tk_perfdata *pd, size_t need)
 {
 	while (pd->end - pd->start < need && !pd->eof) {
 		uint64_t at = pd->pos + (pd->end - pd->start);
@@ -549,6 +549,14 @@ static int64_t in_fill(struct tk_perfdata *pd, size_t need)
 		pd->end += (size_t)n;
 	}
 	return (int64_t)(pd->end - pd->start);
+}
+
+/* The bytes buffered, at least @need when the input has them: a test per record, no call. */
+static inline int64_t in_fill(struct tk_perfdata *pd, size_t need)
+{
+	if (__builtin_expect(pd->end - pd->start >= need, 1))
+		return (int64_t)(pd->end - pd->start);
+	return in_fill_slow(pd, need);
 }
 
 static void in_consume(struct tk_perfdata *pd, size_t n)

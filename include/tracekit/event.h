@@ -113,6 +113,16 @@ TK_API int tk_event_set_add_cmdlines(struct tk_event_set *set, const char *text,
  */
 TK_API int tk_event_set_load_plugins(struct tk_event_set *set);
 
+/**
+ * tk_event_spec_match() - whether an event filter names an event
+ * @spec:   "NAME", "SYSTEM" or "SYSTEM:NAME", each part a glob (fnmatch);
+ *          a spec without ':' matches the name or the system
+ * @system: the event's system ("" for events without one, e.g. cpu-clock)
+ * @name:   the event's name
+ * Context: any thread.
+ */
+TK_API bool tk_event_spec_match(const char *spec, const char *system, const char *name);
+
 /** Number of events; tk_event_set_get() returns them in the order added. */
 TK_API size_t tk_event_set_count(const struct tk_event_set *set);
 TK_API const struct tk_event *tk_event_set_get(const struct tk_event_set *set, size_t index);

@@ -574,6 +574,17 @@ enum {
 struct tk_perfdata_report_opts {
 	int fd;                      /* output descriptor */
 	unsigned int flags;          /* TK_PERFDATA_REPORT_* */
+	/* Filters, as in struct tk_report_opts; a sample must pass all that are set. */
+	const uint8_t *cpu_mask;     /* bitmap of CPUs to show; NULL: all */
+	uint32_t cpu_mask_bits;
+	const char *const *events;   /* event names (tk_event_spec_match()); NULL: all */
+	size_t nevents;
+	const int *pids;             /* thread or process ids; NULL: all */
+	size_t npids;
+	const char *const *comms;    /* thread names (globs); NULL: all */
+	size_t ncomms;
+	bool has_start, has_end;
+	uint64_t start_ns, end_ns;   /* sample time window, inclusive start, exclusive end */
 };
 
 /**

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <tracekit/perfdata.h>
 #include <tracekit/report.h>
@@ -26,7 +27,12 @@ const char cmd_report_usage[] =
 	"usage: tracekit report [options] [FILE]\n"
 	"\n"
 	"Print the events of a trace-cmd .dat file (v6 or v7) in time order, as\n"
-	"`trace-cmd report` prints them. FILE defaults to trace.dat.\n"
+	"`trace-cmd report` prints them, or the samples of a perf.data file as\n"
+	"`perf script` prints them (the file's magic decides; \"-\" or a pipe is\n"
+	"read as perf.data in pipe mode, e.g. `perf record -o - ... | tracekit\n"
+	"report -`). FILE defaults to trace.dat. On perf.data --cpu, -F, -P (pid\n"
+	"or tid), --comm, --start, --end and -t apply; the other options are for\n"
+	".dat files.\n"
 	"\n"
 	"options:\n"
 	"  -i, --input FILE      file to read (same as the FILE argument)\n"
@@ -37,7 +43,7 @@ const char cmd_report_usage[] =
 	"      --comm NAME       only events of this command name (glob); repeat\n"
 	"      --start SECONDS   skip events before this time (as printed)\n"
 	"      --end SECONDS     stop at this time\n"
-	"  -t                    nanosecond timestamps\n"
+	"  -t, --ns              nanosecond timestamps\n"
 	"  -R                    raw field values\n"
 	"  -l                    latency format (irq, resched and preempt columns)\n"
 	"      --header          add \"# events lost\" and \"# file is incomplete\"\n"
@@ -129,20 +135,60 @@ static int add_str(const char ***list, size_t *n, const char *s)
 	return 0;
 }
 
-/* A perf.data file (or pipe stream) starts with "PERFILE2": print it as perf script does. */
-static int report_perfdata(const char *path, unsigned int flags, int *status)
+/*
+ * A perf.data file starts with "PERFILE2"; a stream that cannot seek
+ * (standard input as "-", a pipe) can only be perf.data in pipe mode,
+ * since .dat files are read by offset. Return: 1 when @path was perf
+ * data (printed, or its error reported in @status), 0 for a .dat.
+ */
+static int report_perfdata(const char *path, const struct tk_report_opts *opts, int *status)
 {
-	struct tk_perfdata_report_opts popts = { .fd = STDOUT_FILENO };
+	static const struct {
+		unsigned int flag;
+		const char *name;
+	} dat_only[] = {
+		{TK_REPORT_RAW, "-R"},	      {TK_REPORT_LATENCY, "-l"},
+		{TK_REPORT_STAT, "--stat"},   {TK_REPORT_JSON, "--json"},
+		{TK_REPORT_SLOW, "--slow"},   {TK_REPORT_FALLBACKS, "--fallbacks"},
+		{TK_REPORT_HEADER, "--header"},
+	};
+	struct tk_perfdata_report_opts popts = {
+		.fd = STDOUT_FILENO,
+		.cpu_mask = opts->cpu_mask,
+		.cpu_mask_bits = opts->cpu_mask_bits,
+		.events = opts->events,
+		.nevents = opts->nevents,
+		.pids = opts->pids,
+		.npids = opts->npids,
+		.comms = opts->comms,
+		.ncomms = opts->ncomms,
+		.has_start = opts->has_start,
+		.has_end = opts->has_end,
+		.start_ns = opts->start_ns,
+		.end_ns = opts->end_ns,
+	};
 	struct tk_perfdata *pd;
+	struct stat st;
 	char magic[8];
-	FILE *f = fopen(path, "rb");
-	size_t n = f ? fread(magic, 1, sizeof(magic), f) : 0;
 
-	if (f)
-		fclose(f);
-	if (n != sizeof(magic) || memcmp(magic, "PERFILE2", 8))
-		return 0;
-	if (flags & TK_REPORT_NSEC)
+	if (strcmp(path, "-") && (stat(path, &st) || S_ISREG(st.st_mode))) {
+		FILE *f = fopen(path, "rb");
+		size_t n = f ? fread(magic, 1, sizeof(magic), f) : 0;
+
+		if (f)
+			fclose(f);
+		if (n != sizeof(magic) || memcmp(magic, "PERFILE2", 8))
+			return 0;
+	}
+	for (size_t i = 0; i < sizeof(dat_only) / sizeof(dat_only[0]); i++) {
+		if (opts->flags & dat_only[i].flag) {
+			*status = cli_usage_error("%s is for .dat files; %s is perf data, printed "
+						  "as perf script prints it", dat_only[i].name,
+						  path);
+			return 1;
+		}
+	}
+	if (opts->flags & TK_REPORT_NSEC)
 		popts.flags |= TK_PERFDATA_REPORT_NSEC;
 	pd = tk_perfdata_open(path);
 	if (!pd) {
@@ -170,6 +216,7 @@ int cmd_report(int argc, char **argv)
 		{"json", no_argument, NULL, OPT_JSON},
 		{"slow", no_argument, NULL, OPT_SLOW},
 		{"fallbacks", no_argument, NULL, OPT_FALLBACKS},
+		{"ns", no_argument, NULL, 't'},
 		{"header", no_argument, NULL, OPT_HEADER},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -297,7 +344,7 @@ int cmd_report(int argc, char **argv)
 	opts.comms = comms;
 	opts.ncomms = ncomms;
 
-	if (report_perfdata(path, opts.flags, &status))
+	if (report_perfdata(path, &opts, &status))
 		goto out;
 	dat = tk_dat_open(path);
 	if (!dat) {

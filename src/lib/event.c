@@ -78,6 +78,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1068,4 +1069,20 @@ int tk_event_print_info(struct tk_event_set *set, const struct tk_event *ev, con
 	if (ev->kind == TK_EVENT_SCHED_SWITCH || ev->kind == TK_EVENT_SCHED_WAKEUP)
 		tk_event_sched_register(set, ev, data, size);
 	return 0;
+}
+
+bool tk_event_spec_match(const char *spec, const char *system, const char *name)
+{
+	const char *colon = strchr(spec, ':');
+	char sys[256];
+	size_t n;
+
+	if (!colon)
+		return !fnmatch(spec, name, 0) || !fnmatch(spec, system, 0);
+	n = (size_t)(colon - spec);
+	if (n >= sizeof(sys))
+		return false;
+	memcpy(sys, spec, n);
+	sys[n] = '\0';
+	return !fnmatch(sys, system, 0) && !fnmatch(colon[1] ? colon + 1 : "*", name, 0);
 }

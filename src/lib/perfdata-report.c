@@ -28,12 +28,13 @@
  *   newline and one "\t%16lx sym+0xoff (dso)\n" line per callchain entry.
  *   A field whose sample_type bit is missing (CPU when not -a) is left out.
  *
- * Memory: one round of records (copied into an arena) plus the thread and
+ * Memory: two rounds of records (copied into two arenas) plus the thread and
  * map tables. Symbols: kernel ips through kallsyms, user ips through the
  * process's MMAP/MMAP2 maps and the mapped file's ELF symbols (through the
  * cache module's symbolizer, which loads each file once).
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@
 #include <tracekit/event.h>
 #include <tracekit/perfdata.h>
 
+#include "event-internal.h"
 #include "perfdata-internal.h"
 #include "internal/error.h"
 
@@ -79,6 +81,10 @@ struct fast_layout {
 struct rep_evsel {
 	bool ready;
 	char *name;
+	char *name_col;         /* name right-aligned to the name column, then ": " */
+	bool wanted;            /* passes the event filters */
+	int name_col_width;     /* the column width name_col was built for */
+	uint32_t name_col_len;
 	const struct tk_event *ev;
 	unsigned int fields;
 	bool callchain;
@@ -101,7 +107,9 @@ struct psample {
 struct thread {
 	int32_t tid;            /* -1: free slot */
 	bool comm_set;
+	uint8_t prefix_len;     /* 0: prefix not built for the current name */
 	char comm[24];
+	char prefix[40];        /* "%16s %5d " of the name and tid: most lines start so */
 };
 
 struct map {
@@ -115,7 +123,17 @@ struct proc {
 	size_t nmaps;
 };
 
-/* A queued record: its bytes live in the arena at @off. */
+/* A queued record: its bytes live in arena ARENA_OF(@off) at ARENA_OFF(@off). */
+struct arena {
+	uint8_t *buf;
+	uint64_t len, cap;
+	uint64_t live;          /* queued records in it */
+};
+
+#define ARENA_BIT (1ull << 63)
+#define ARENA_OF(off) ((off) >> 63)
+#define ARENA_OFF(off) ((off) & ~ARENA_BIT)
+
 struct qent {
 	uint64_t time;
 	uint64_t off;
@@ -150,12 +168,15 @@ struct rep {
 	struct tk_symbolizer *sym;
 
 	/*
-	 * The queue of one round. Records are copied into @arena; a flush
-	 * moves what stays into @arena2 and swaps, so the two buffers are
-	 * reused for the whole run.
+	 * The queue. Records are copied into arenas[cur]. A FINISHED_ROUND
+	 * delivers every record queued before the previous one (their times
+	 * are at most its limit), so a record lives through at most two
+	 * rounds: the rounds alternate between the two arenas, and an arena
+	 * whose records are all delivered starts over from its beginning.
+	 * Nothing queued is ever moved.
 	 */
-	uint8_t *arena, *arena2;
-	uint64_t arena_len, arena_cap, arena2_cap;
+	struct arena arenas[2];
+	int cur;
 	struct qent *q, *qtmp;
 	size_t qlen, qcap, qtmp_cap;
 	size_t *runs;
@@ -163,7 +184,17 @@ struct rep {
 	uint64_t max_ts, next_flush;
 	uint64_t printed;
 
+	/*
+	 * The time column of the last microsecond printed: samples come
+	 * several per microsecond, and a hit is a compare and a copy.
+	 * Times in [time_lo, time_lo + time_span) print as time_text.
+	 */
+	uint64_t time_lo, time_span, time_secs;
+	uint8_t time_len;
+	char time_text[40];     /* 20 digits of seconds, 9 of fraction: always fits */
+
 	size_t file_evsels;     /* evsels of the file (pipe mode: so far) */
+	bool filtering;         /* some filter of the options is set */
 	struct idcache_ent idcache[IDCACHE_SIZE];
 };
 
@@ -228,6 +259,7 @@ static struct thread *thread_get(struct rep *r, int32_t tid, bool create)
 	}
 	r->threads[j].tid = tid;
 	r->threads[j].comm_set = false;
+	r->threads[j].prefix_len = 0;
 	r->threads[j].comm[0] = 0;
 	r->nthreads++;
 	return &r->threads[j];
@@ -242,6 +274,7 @@ static void thread_set_comm(struct thread *t, const char *comm, size_t max)
 	memcpy(t->comm, comm, n);
 	t->comm[n] = 0;
 	t->comm_set = true;
+	t->prefix_len = 0;
 }
 
 static const char *thread_comm(struct rep *r, int32_t tid, char *buf, size_t len)
@@ -254,6 +287,31 @@ static const char *thread_comm(struct rep *r, int32_t tid, char *buf, size_t len
 		return "swapper";
 	snprintf(buf, len, ":%" PRId32, tid);
 	return buf;
+}
+
+/*
+ * The line start "%16s %5d " of thread @t, built once per name. Return:
+ * false when it does not fit (the caller prints the two fields itself).
+ */
+static bool thread_prefix(struct thread *t)
+{
+	char buf[24];
+	const char *comm = t->comm;
+	int n;
+
+	if (t->prefix_len)
+		return true;
+	if (!t->comm_set && t->tid == 0) {
+		comm = "swapper";
+	} else if (!t->comm_set) {
+		snprintf(buf, sizeof(buf), ":%" PRId32, t->tid);
+		comm = buf;
+	}
+	n = snprintf(t->prefix, sizeof(t->prefix), "%16s %5" PRId32 " ", comm, t->tid);
+	if (n <= 0 || (size_t)n >= sizeof(t->prefix))
+		return false;
+	t->prefix_len = (uint8_t)n;
+	return true;
 }
 
 /* ------------------------------------------------------------ maps */
@@ -414,37 +472,57 @@ static void put_char(struct tk_outbuf *out, char c)
 	out->len++;
 }
 
-/* "SECS.USECS: " (nanoseconds with --ns) right-aligned in 12 columns, by hand. */
-static void put_time(struct rep *r, uint64_t t)
+/*
+ * "SECS.USECS: " right-aligned in 12 columns (nanoseconds in 15). The
+ * text is kept: the other samples of the same microsecond (perf truncates
+ * to it) copy it whole, and those of the same second rewrite its fraction.
+ */
+static void __attribute__((noinline)) put_time_miss(struct rep *r, uint64_t t)
 {
-	char buf[48], *p = buf + sizeof(buf);
-	uint64_t secs = t / 1000000000u, frac = t % 1000000000u;
-	int digits = 9;
-	size_t n;
-	char *o;
+	bool nsec = r->opts->flags & TK_PERFDATA_REPORT_NSEC;
+	uint64_t secs = t / 1000000000u;
+	uint32_t frac = (uint32_t)(t % 1000000000u);
+	unsigned int digits = nsec ? 9 : 6;
+	char *p;
 
-	if (!(r->opts->flags & TK_PERFDATA_REPORT_NSEC)) {
+	if (!nsec)
 		frac /= 1000u;
-		digits = 6;
+	if (secs != r->time_secs || !r->time_len) {
+		char buf[48];
+		int n = snprintf(buf, sizeof(buf), "%" PRIu64 ".%0*" PRIu32, secs, (int)digits, frac);
+
+		/* perf script: "%5lu.%06lu", "%5lu.%09lu" with --ns, as one column. */
+		n = snprintf(r->time_text, sizeof(r->time_text), "%*s: ", nsec ? 15 : 12, buf);
+		r->time_len = (uint8_t)n;
+		r->time_secs = secs;
+	} else {
+		/* The same second: only the fraction changes, two digits at a time. */
+		p = r->time_text + r->time_len - 2;
+		for (unsigned int i = digits; i >= 2; i -= 2) {
+			p -= 2;
+			memcpy(p, tk_dec_pairs + 2 * (frac % 100), 2);
+			frac /= 100;
+		}
+		if (digits & 1)
+			p[-1] = (char)('0' + frac);
 	}
-	for (int i = 0; i < digits; i++) {
-		*--p = (char)('0' + frac % 10);
-		frac /= 10;
+	r->time_lo = nsec ? t : t - t % 1000u;
+	r->time_span = nsec ? 1 : 1000;
+	p = room(&r->out, sizeof(r->time_text));
+	memcpy(p, r->time_text, sizeof(r->time_text));
+	r->out.len += r->time_len;
+}
+
+static inline void put_time(struct rep *r, uint64_t t)
+{
+	if (t - r->time_lo < r->time_span) {
+		char *o = room(&r->out, sizeof(r->time_text));
+
+		memcpy(o, r->time_text, sizeof(r->time_text));
+		r->out.len += r->time_len;
+		return;
 	}
-	*--p = '.';
-	do {
-		*--p = (char)('0' + secs % 10);
-		secs /= 10;
-	} while (secs);
-	n = (size_t)(buf + sizeof(buf) - p);
-	o = room(&r->out, n + 16);
-	for (size_t i = n; i < 12; i++)
-		*o++ = ' ';
-	memcpy(o, p, n);
-	o += n;
-	*o++ = ':';
-	*o++ = ' ';
-	r->out.len = (size_t)(o - r->out.buf);
+	put_time_miss(r, t);
 }
 
 /*
@@ -594,6 +672,56 @@ static int load_tracing(struct rep *r)
 	return 0;
 }
 
+/* Whether -F specs name the event @name ("system:name", or a name alone). */
+static bool event_wanted(const struct tk_perfdata_report_opts *o, const char *name)
+{
+	const char *colon = strchr(name, ':');
+	char sys[256] = "";
+
+	if (!o->nevents)
+		return true;
+	if (colon && (size_t)(colon - name) < sizeof(sys)) {
+		memcpy(sys, name, (size_t)(colon - name));
+		sys[colon - name] = '\0';
+		name = colon + 1;
+	}
+	for (size_t i = 0; i < o->nevents; i++) {
+		if (tk_event_spec_match(o->events[i], sys, name))
+			return true;
+	}
+	return false;
+}
+
+/* The filters other than the event's: CPU, pid or tid, time window, thread name. */
+static bool sample_wanted(struct rep *r, const struct psample *s)
+{
+	const struct tk_perfdata_report_opts *o = r->opts;
+	size_t i;
+
+	if (o->cpu_mask && (s->cpu >= o->cpu_mask_bits ||
+			    !(o->cpu_mask[s->cpu / 8] & (1u << (s->cpu % 8)))))
+		return false;
+	if ((o->has_start && s->time < o->start_ns) || (o->has_end && s->time >= o->end_ns))
+		return false;
+	for (i = 0; i < o->npids; i++) {
+		if ((uint32_t)o->pids[i] == s->pid || (uint32_t)o->pids[i] == s->tid)
+			break;
+	}
+	if (o->npids && i == o->npids)
+		return false;
+	if (o->ncomms) {
+		char buf[24];
+		const char *comm = thread_comm(r, (int32_t)s->tid, buf, sizeof(buf));
+
+		for (i = 0; i < o->ncomms; i++) {
+			if (!fnmatch(o->comms[i], comm, 0))
+				return true;
+		}
+		return false;
+	}
+	return true;
+}
+
 static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 {
 	const struct tk_perfdata_evsel *es = tk_perfdata_evsel_get(r->pd, index);
@@ -640,7 +768,10 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 	e->attr_period = a->sample_period;
 	fast_layout_init(&e->fast, st);
 	e->name = strdup(name);
-	return e->name ? 0 : -ENOMEM;
+	if (!e->name)
+		return -ENOMEM;
+	e->wanted = event_wanted(r->opts, e->name);
+	return 0;
 }
 
 static int ensure_evsels(struct rep *r)
@@ -653,6 +784,8 @@ static int ensure_evsels(struct rep *r)
 		if (!e)
 			return -ENOMEM;
 		memset(e + r->nevs, 0, (n - r->nevs) * sizeof(*e));
+		for (size_t i = r->nevs; i < n; i++)
+			e[i].name_col_width = -1;
 		r->evs = e;
 		r->nevs = n;
 		/* A new event may take an id the memo gave to no one. */
@@ -678,6 +811,26 @@ static int evsels_ready(struct rep *r)
 		len = (int)strlen(r->evs[i].name);
 		if (len > r->name_width)
 			r->name_width = len;
+	}
+	/* Each name as it prints in the column (pipe mode may widen it later). */
+	for (size_t i = 0; i < r->nevs; i++) {
+		struct rep_evsel *e = &r->evs[i];
+		size_t len = strlen(e->name), width = (size_t)r->name_width;
+		int n;
+
+		if (e->name_col_width == r->name_width)
+			continue;
+		free(e->name_col);
+		e->name_col = NULL;
+		e->name_col_width = r->name_width;
+		/* Names from the file can be long: those print through put_padded(). */
+		if (width + len + 3 > 4096)
+			continue;
+		e->name_col = malloc(width + len + 3);
+		if (!e->name_col)
+			return -ENOMEM;
+		n = snprintf(e->name_col, width + len + 3, "%*s: ", r->name_width, e->name);
+		e->name_col_len = n > 0 ? (uint32_t)n : 0;
 	}
 	return 0;
 }
@@ -786,6 +939,8 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 {
 	struct psample s;
 	struct rep_evsel *e;
+	struct thread *t;
+	unsigned int fields;
 	char cbuf[24];
 	int ret;
 
@@ -809,8 +964,21 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 		if (ret)
 			return ret;
 	}
+	fields = e->fields;
+	if (r->filtering && (!e->wanted || !sample_wanted(r, &s)))
+		return 0;
 
-	if (e->fields & F_COMM) {
+	/* The usual line start, comm and tid, comes whole from the thread. */
+	if ((e->fields & (F_COMM | F_TID)) == (F_COMM | F_TID) &&
+	    !((e->fields & F_IP) && e->callchain) && (t = thread_get(r, (int32_t)s.tid, true)) &&
+	    thread_prefix(t)) {
+		char *o = room(&r->out, sizeof(t->prefix));
+
+		memcpy(o, t->prefix, sizeof(t->prefix));
+		r->out.len += t->prefix_len;
+		fields &= ~(unsigned int)(F_COMM | F_TID);
+	}
+	if (fields & F_COMM) {
 		const char *comm = thread_comm(r, (int32_t)s.tid, cbuf, sizeof(cbuf));
 
 		if ((e->fields & F_IP) && e->callchain)
@@ -818,7 +986,7 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 		else
 			put_padded(&r->out, comm, 16, " ");
 	}
-	if (e->fields & F_TID) {
+	if (fields & F_TID) {
 		if ((int32_t)s.tid < 0) {
 			snprintf(cbuf, sizeof(cbuf), "%" PRId32, (int32_t)s.tid);
 			put_padded(&r->out, cbuf, 5, " ");
@@ -851,8 +1019,14 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 			false);
 		put_char(&r->out, ' ');
 	}
-	if (e->fields & F_EVNAME)
+	if ((e->fields & F_EVNAME) && e->name_col && e->name_col_width == r->name_width) {
+		char *o = room(&r->out, e->name_col_len);
+
+		memcpy(o, e->name_col, e->name_col_len);
+		r->out.len += e->name_col_len;
+	} else if (e->fields & F_EVNAME) {
 		put_padded(&r->out, e->name, r->name_width, ": ");
+	}
 	if ((e->fields & F_TRACE) && s.raw && e->ev)
 		tk_event_print_info(r->set, e->ev, s.raw, s.raw_size, (int)s.cpu, 0, &r->out);
 	if (e->fields & F_IP) {
@@ -921,6 +1095,7 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 		if (!t)
 			return -ENOMEM;
 		t->comm_set = false;
+		t->prefix_len = 0;
 		if (has)
 			thread_set_comm(t, comm, sizeof(comm));
 		if (pid != ppid)
@@ -1031,9 +1206,12 @@ static int sort_queue(struct rep *r)
 
 static int deliver_queued(struct rep *r, const struct qent *q)
 {
-	const uint8_t *d = r->arena + q->off;
+	struct arena *a = &r->arenas[ARENA_OF(q->off)];
+	const uint8_t *d = a->buf + ARENA_OFF(q->off);
 	struct tk_perf_record rec;
 
+	if (!--a->live)
+		a->len = 0;
 	memset(&rec, 0, sizeof(rec));
 	rec.type = ld32(d);
 	memcpy(&rec.misc, d + 4, 2);
@@ -1047,8 +1225,7 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 /* Deliver queued records up to @limit (all when @all), in time order. */
 static int flush_queue(struct rep *r, uint64_t limit, bool all)
 {
-	size_t i, keep = 0;
-	uint64_t new_len = 0;
+	size_t i;
 	int ret;
 
 	if (!r->qlen)
@@ -1063,59 +1240,31 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
 		if (ret)
 			return ret;
 	}
-	/*
-	 * What stays moves to the spare arena: sorted by time, the entries no
-	 * longer follow their arena order, so moving them in place could
-	 * overwrite one not yet moved.
-	 */
-	if (i < r->qlen) {
-		if (r->arena2_cap < r->arena_cap) {
-			uint8_t *a = realloc(r->arena2, r->arena_cap);
-
-			if (!a)
-				return -ENOMEM;
-			r->arena2 = a;
-			r->arena2_cap = r->arena_cap;
-		}
-		for (; i < r->qlen; i++) {
-			struct qent e = r->q[i];
-			uint16_t size;
-
-			memcpy(&size, r->arena + e.off + 6, 2);
-			memcpy(r->arena2 + new_len, r->arena + e.off, size);
-			e.off = new_len;
-			new_len += (size + 7u) & ~7u;
-			r->q[keep++] = e;
-		}
-		uint8_t *t = r->arena;
-		uint64_t c = r->arena_cap;
-
-		r->arena = r->arena2;
-		r->arena_cap = r->arena2_cap;
-		r->arena2 = t;
-		r->arena2_cap = c;
-	}
-	r->qlen = keep;
-	r->arena_len = new_len;
+	/* deliver_queued() emptied arenas before anything else could move. */
+	memmove(r->q, r->q + i, (r->qlen - i) * sizeof(*r->q));
+	r->qlen -= i;
 	return 0;
 }
 
 static int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t idx)
 {
 	uint64_t need = ((uint64_t)rec->size + 7u) & ~7ull;
+	struct arena *a = &r->arenas[r->cur];
 	struct qent *e;
 
-	if (r->arena_len + need > r->arena_cap) {
-		uint64_t cap = r->arena_cap ? r->arena_cap : 1 << 20;
-		uint8_t *a;
+	if (a->len + need > a->cap) {
+		uint64_t cap = a->cap ? a->cap : 1 << 20;
+		uint8_t *b;
 
-		while (cap < r->arena_len + need)
+		while (cap < a->len + need)
 			cap *= 2;
-		a = realloc(r->arena, cap);
-		if (!a)
+		if (cap & ARENA_BIT)
 			return -ENOMEM;
-		r->arena = a;
-		r->arena_cap = cap;
+		b = realloc(a->buf, cap);
+		if (!b)
+			return -ENOMEM;
+		a->buf = b;
+		a->cap = cap;
 	}
 	if (r->qlen == r->qcap) {
 		size_t cap = r->qcap ? r->qcap * 2 : 4096;
@@ -1126,14 +1275,15 @@ static int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t tim
 		r->q = q;
 		r->qcap = cap;
 	}
-	memcpy(r->arena + r->arena_len, rec->data, rec->size);
+	memcpy(a->buf + a->len, rec->data, rec->size);
 	e = &r->q[r->qlen++];
 	e->time = time;
-	e->off = r->arena_len;
+	e->off = a->len | (r->cur ? ARENA_BIT : 0);
 	e->file_offset = rec->offset;
 	e->evsel = idx;
 	e->compressed = rec->compressed;
-	r->arena_len += need;
+	a->len += need;
+	a->live++;
 	if (time > r->max_ts)
 		r->max_ts = time;
 	return 0;
@@ -1148,6 +1298,9 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 	if (rec->type == TK_PERF_RECORD_FINISHED_ROUND) {
 		ret = flush_queue(r, r->next_flush, false);
 		r->next_flush = r->max_ts;
+		/* The next round goes where the round before this one was, if it is all out. */
+		if (!r->arenas[!r->cur].live)
+			r->cur = !r->cur;
 		return ret;
 	}
 	if (rec->type >= 64)
@@ -1181,8 +1334,10 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 
 static void rep_release(struct rep *r)
 {
-	for (size_t i = 0; i < r->nevs; i++)
+	for (size_t i = 0; i < r->nevs; i++) {
 		free(r->evs[i].name);
+		free(r->evs[i].name_col);
+	}
 	free(r->evs);
 	for (size_t i = 0; i < r->proc_cap; i++) {
 		if (r->procs[i].pid < 0)
@@ -1193,8 +1348,8 @@ static void rep_release(struct rep *r)
 	}
 	free(r->procs);
 	free(r->threads);
-	free(r->arena);
-	free(r->arena2);
+	free(r->arenas[0].buf);
+	free(r->arenas[1].buf);
 	free(r->q);
 	free(r->qtmp);
 	free(r->runs);
@@ -1215,6 +1370,8 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	for (size_t i = 0; i < IDCACHE_SIZE; i++)
 		r.idcache[i].evsel = -1;
 	r.opts = opts;
+	r.filtering = opts->cpu_mask || opts->nevents || opts->npids || opts->ncomms ||
+		      opts->has_start || opts->has_end;
 	ret = tk_outbuf_init(&r.out, opts->fd, 0);
 	if (ret)
 		return ret;

@@ -852,20 +852,7 @@ static int load_events(struct report *r)
 
 static bool spec_matches(const char *spec, const struct tk_event *ev)
 {
-	const char *colon = strchr(spec, ':');
-
-	if (colon) {
-		char sys[256];
-		size_t n = (size_t)(colon - spec);
-
-		if (n >= sizeof(sys))
-			return false;
-		memcpy(sys, spec, n);
-		sys[n] = '\0';
-		return !fnmatch(sys, tk_event_system(ev), 0) &&
-		       !fnmatch(colon[1] ? colon + 1 : "*", tk_event_name(ev), 0);
-	}
-	return !fnmatch(spec, tk_event_name(ev), 0) || !fnmatch(spec, tk_event_system(ev), 0);
+	return tk_event_spec_match(spec, tk_event_system(ev), tk_event_name(ev));
 }
 
 /* ------------------------------------------------------------ printing */

@@ -74,11 +74,47 @@ fi
 # two sched events system-wide, raw_syscalls (lots of threads), pipe mode, zstd.
 perf record -q -e sched:sched_switch -e sched:sched_wakeup -a -o "$dir/r1.data" -- sleep 0.3 >/dev/null 2>&1 || fail "perf record r1"
 perf record -q -e raw_syscalls:sys_enter -a -o "$dir/r2.data" -- sleep 0.1 >/dev/null 2>&1 || fail "perf record r2"
-for f in r1 r2 a c z; do
+# Threads that fork and exec while recorded: their names change mid-file.
+perf record -q -e sched:sched_switch -e sched:sched_process_exec -e sched:sched_process_fork \
+	-e sched:sched_wakeup -a -o "$dir/r3.data" -- \
+	sh -c 'for i in 1 2 3; do ls / >/dev/null; sh -c true; done' >/dev/null 2>&1 || fail "perf record r3"
+for f in r1 r2 r3 a c z; do
 	perf script -i "$dir/$f.data" >"$dir/$f.perf" 2>/dev/null
 	"$TRACEKIT" report "$dir/$f.data" >"$dir/$f.tk" 2>"$dir/$f.err" || fail "$f.data: report failed: $(cat "$dir/$f.err")"
 	[ -s "$dir/$f.perf" ] || fail "$f.data: perf script printed nothing"
 	cmp -s "$dir/$f.perf" "$dir/$f.tk" || { fail "$f.data: report differs from perf script"; diff "$dir/$f.perf" "$dir/$f.tk" | head -5; }
+done
+# Filters on perf.data: --cpu as perf script --cpu, -F as the event's lines,
+# --comm and -P as perf script --comms / --tid; .dat-only options are refused.
+perf script --cpu 0 -i "$dir/r1.data" >"$dir/f.perf" 2>/dev/null
+"$TRACEKIT" report --cpu 0 "$dir/r1.data" >"$dir/f.tk" 2>&1
+[ -s "$dir/f.perf" ] && cmp -s "$dir/f.perf" "$dir/f.tk" || fail "r1.data: report --cpu 0 differs from perf script --cpu 0"
+perf script -i "$dir/r1.data" 2>/dev/null | grep ' sched:sched_wakeup: ' >"$dir/f.perf"
+"$TRACEKIT" report -F 'sched:*wakeup' "$dir/r1.data" >"$dir/f.tk" 2>&1
+[ -s "$dir/f.perf" ] && cmp -s "$dir/f.perf" "$dir/f.tk" || fail "r1.data: report -F sched:*wakeup differs from perf script's wakeup lines"
+comm=$(perf script -F comm -i "$dir/r3.data" 2>/dev/null | awk 'NR == 1 { print $1 }')
+tid=$(perf script -F tid -i "$dir/r3.data" 2>/dev/null | awk 'NR == 1 { print $1 }')
+perf script --comms "$comm" -i "$dir/r3.data" >"$dir/f.perf" 2>/dev/null
+"$TRACEKIT" report --comm "$comm" "$dir/r3.data" >"$dir/f.tk" 2>&1
+[ -s "$dir/f.perf" ] && cmp -s "$dir/f.perf" "$dir/f.tk" || fail "r3.data: report --comm '$comm' differs from perf script --comms"
+perf script --tid "$tid" -i "$dir/r3.data" >"$dir/f.perf" 2>/dev/null
+"$TRACEKIT" report -P "$tid" "$dir/r3.data" >"$dir/f.tk" 2>&1
+[ -s "$dir/f.perf" ] && cmp -s "$dir/f.perf" "$dir/f.tk" || fail "r3.data: report -P $tid differs from perf script --tid"
+"$TRACEKIT" report --json "$dir/r1.data" >/dev/null 2>"$dir/f.err"
+[ $? -eq 2 ] && grep -q -- '--json is for .dat files' "$dir/f.err" || fail "r1.data: --json on perf.data: $(cat "$dir/f.err")"
+# Pipe mode from a real pipe: "-" and /dev/stdin.
+perf script -i "$dir/c.data" >"$dir/f.perf" 2>/dev/null
+for src in - /dev/stdin; do
+	"$TRACEKIT" report "$src" <"$dir/c.data" >"$dir/f.tk" 2>"$dir/f.err" || fail "report $src < c.data: $(cat "$dir/f.err")"
+	[ -s "$dir/f.perf" ] && cmp -s "$dir/f.perf" "$dir/f.tk" || fail "report $src < c.data differs from perf script"
+done
+# Nanosecond times: -t (trace-cmd's spelling) and --ns (perf's) as perf script --ns.
+for f in r1 r3; do
+	perf script --ns -i "$dir/$f.data" >"$dir/$f.perf" 2>/dev/null
+	for opt in -t --ns; do
+		"$TRACEKIT" report $opt "$dir/$f.data" >"$dir/$f.tk" 2>"$dir/$f.err" || fail "$f.data: report $opt failed: $(cat "$dir/$f.err")"
+		cmp -s "$dir/$f.perf" "$dir/$f.tk" || { fail "$f.data: report $opt differs from perf script --ns"; diff "$dir/$f.perf" "$dir/$f.tk" | head -5; }
+	done
 done
 
 # tracekit convert .dat -> perf.data: perf script shows every event of the

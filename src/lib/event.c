@@ -710,16 +710,62 @@ const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, uint64_t addr
 	return k;
 }
 
+/*
+ * printk_formats lines are "ADDR : \"FORMAT\"". libtraceevent's own loop
+ * (tep_parse_printk_formats()) reads past the buffer on a line without a
+ * ':' or with nothing after it, and tep_register_print_string() reads
+ * before its copy for a format shorter than three characters; files are
+ * untrusted, so the lines are split here and only well-formed ones are
+ * handed over, exactly as libtraceevent would hand them (the text one
+ * character after the first ':').
+ */
 int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t len)
 {
-	char *copy = strndup(text, len);
-	int ret;
+	size_t pos = 0, bad = 0;
 
-	if (!copy)
-		return tk_fail(ENOMEM, "cannot copy printk formats");
-	ret = tep_parse_printk_formats(set->tep, copy);
-	free(copy);
-	return ret ? tk_fail(EBADMSG, "printk formats are not understood") : 0;
+	/* libtraceevent reads the text as a C string: nothing after a NUL counts. */
+	len = strnlen(text, len);
+	while (pos < len) {
+		const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - line) : len - pos;
+		const char *end = line + n, *colon, *fmt;
+		char addr_text[64], *copy;
+		size_t a = 0, flen;
+
+		pos += n + 1;
+		/* strtok_r() semantics: leading ':' belong to no field. */
+		while (a < n && line[a] == ':')
+			a++;
+		if (a == n)
+			continue;
+		colon = memchr(line + a, ':', n - a);
+		if (!colon || end - colon < 2) {
+			bad++;
+			continue;
+		}
+		/* libtraceevent takes the format one character after the ':'. */
+		fmt = colon + 2;
+		flen = (size_t)(end - fmt);
+		if (flen && *fmt == '"')
+			flen--;
+		if (flen < 3 || (size_t)(colon - (line + a)) >= sizeof(addr_text)) {
+			bad++;
+			continue;
+		}
+		memcpy(addr_text, line + a, (size_t)(colon - (line + a)));
+		addr_text[colon - (line + a)] = '\0';
+		copy = strndup(fmt, (size_t)(end - fmt));
+		if (!copy)
+			return tk_fail(ENOMEM, "cannot copy printk formats");
+		if (tep_register_print_string(set->tep, copy, strtoull(addr_text, NULL, 16))) {
+			free(copy);
+			return tk_fail(ENOMEM, "cannot register printk formats");
+		}
+		free(copy);
+	}
+	if (bad)
+		tk_warn("%zu printk format lines are not \"ADDR : FORMAT\": ignored", bad);
+	return 0;
 }
 
 int tk_event_set_load_plugins(struct tk_event_set *set)

@@ -762,6 +762,52 @@ static void test_sched_switch_unplugged(void **state)
 	tk_event_set_free(set);
 }
 
+static unsigned int printk_warnings;
+static char printk_warning[256];
+
+static void catch_warning(enum tk_log_level level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)ctx;
+	printk_warnings++;
+	snprintf(printk_warning, sizeof(printk_warning), "%s", msg);
+}
+
+/*
+ * printk_formats from a file: a line without ':', one with nothing after
+ * it and a format too short for libtraceevent's quote stripping made
+ * libtraceevent read past its buffers (ASan saw it); they are skipped with
+ * one warning and the good lines still resolve %s of a printk address.
+ */
+static void test_printk_formats_untrusted(void **state)
+{
+	static const char fmt_str[] = "name: t_ptr\nID: 50\nformat:\n" COMMON
+				      "\tfield:const char * str;\toffset:8;\tsize:8;\tsigned:0;\n\n"
+				      "print fmt: \"%s\", REC->str\n";
+	static const char printk[] = "0xffffffff81000010 : \"hello %d\\n\"\n"
+				     "no colon on this line\n"
+				     "\n"
+				     "0xffffffff81000020 :\n"
+				     "0xffffffff81000030 : \"a\"\n"
+				     "::\n"
+				     "0xffffffff81000040:";
+	struct tk_event_set *set = new_set();
+	uint64_t addr = 0xffffffff81000010ull;
+	uint8_t d[16] = {50, 0};
+
+	(void)state;
+	tk_log_set_handler(catch_warning, NULL, TK_LOG_WARN);
+	printk_warnings = 0;
+	assert_int_equal(tk_event_set_add_printk(set, printk, sizeof(printk) - 1), 0);
+	tk_log_set_handler(NULL, NULL, TK_LOG_WARN);
+	assert_int_equal(printk_warnings, 1);
+	assert_non_null(strstr(printk_warning, "4 printk format lines"));
+	assert_int_equal(tk_event_set_add_format(set, "test", fmt_str, strlen(fmt_str)), 50);
+	memcpy(d + 8, &addr, 8);
+	assert_string_equal(print(set, d, sizeof(d), 0), "hello %d");
+	tk_event_set_free(set);
+}
+
 /* A length no record can hold: a marker and -EBADMSG, never libtraceevent's read past memory. */
 static void test_hex_bad_length(void **state)
 {
@@ -895,6 +941,7 @@ int main(void)
 		cmocka_unit_test(test_more_constructs),
 		cmocka_unit_test(test_hex_bad_length),
 		cmocka_unit_test(test_sched_switch_unplugged),
+		cmocka_unit_test(test_printk_formats_untrusted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

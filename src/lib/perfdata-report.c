@@ -764,6 +764,9 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 	if (!(st & TK_PERF_SAMPLE_IP))
 		e->fields &= ~(unsigned int)F_IP;
 	e->callchain = st & TK_PERF_SAMPLE_CALLCHAIN;
+	/* Tracepoints recorded with -g: perf script adds the callchain after the text. */
+	if (a->type == 2 && e->callchain)
+		e->fields |= F_IP;
 	e->sample_type = st;
 	e->attr_period = a->sample_period;
 	fast_layout_init(&e->fast, st);

@@ -84,6 +84,17 @@ for f in r1 r2 r3 a c z; do
 	[ -s "$dir/$f.perf" ] || fail "$f.data: perf script printed nothing"
 	cmp -s "$dir/$f.perf" "$dir/$f.tk" || { fail "$f.data: report differs from perf script"; diff "$dir/$f.perf" "$dir/$f.tk" | head -5; }
 done
+# Tracepoints with callchains (-g): each sample's text, then its frames and
+# a blank line, as perf script prints them. Frames are compared by address
+# and dso; which name a shared address gets is checked elsewhere.
+perf record -q -e sched:sched_switch -e syscalls:sys_enter_openat -g -o "$dir/g.data" -- \
+	sh -c 'sleep 0.05; ls / >/dev/null' >/dev/null 2>&1 || fail "perf record g"
+mask_syms() { sed -E 's/^(\t *[0-9a-f]+) [^ ]+ \(/\1 SYM (/'; }
+perf script -i "$dir/g.data" 2>/dev/null | mask_syms >"$dir/g.perf"
+"$TRACEKIT" report "$dir/g.data" 2>"$dir/g.err" | mask_syms >"$dir/g.tk"
+[ "$(grep -c '	' "$dir/g.perf")" -gt 0 ] || fail "g.data: perf script printed no callchain frames"
+cmp -s "$dir/g.perf" "$dir/g.tk" || { fail "g.data: tracepoint callchains differ from perf script"; diff "$dir/g.perf" "$dir/g.tk" | head -5; }
+
 # Filters on perf.data: --cpu as perf script --cpu, -F as the event's lines,
 # --comm and -P as perf script --comms / --tid; .dat-only options are refused.
 perf script --cpu 0 -i "$dir/r1.data" >"$dir/f.perf" 2>/dev/null

@@ -585,6 +585,8 @@ struct tk_perfdata_report_opts {
 	size_t ncomms;
 	bool has_start, has_end;
 	uint64_t start_ns, end_ns;   /* sample time window, inclusive start, exclusive end */
+	/* Build-id cache for symbols; NULL: $TRACEKIT_CACHE_DIR, then ~/.debug (if present). */
+	const char *cache_dir;
 };
 
 /**

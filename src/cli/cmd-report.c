@@ -52,6 +52,8 @@ const char cmd_report_usage[] =
 	"      --json            one JSON object per event, with typed fields\n"
 	"      --slow            print every event with libtraceevent (for checks)\n"
 	"      --fallbacks       list on stderr the events printed by the slow path\n"
+	"      --cache-dir DIR   build-id cache for symbols (default\n"
+	"                        $TRACEKIT_CACHE_DIR, then ~/.debug, as perf's)\n"
 	"  -h, --help            show this help\n";
 
 enum {
@@ -64,6 +66,7 @@ enum {
 	OPT_SLOW,
 	OPT_FALLBACKS,
 	OPT_HEADER,
+	OPT_CACHE_DIR,
 };
 
 #define MAX_CPUS 4096
@@ -141,7 +144,8 @@ static int add_str(const char ***list, size_t *n, const char *s)
  * since .dat files are read by offset. Return: 1 when @path was perf
  * data (printed, or its error reported in @status), 0 for a .dat.
  */
-static int report_perfdata(const char *path, const struct tk_report_opts *opts, int *status)
+static int report_perfdata(const char *path, const struct tk_report_opts *opts,
+			   const char *cache_dir, int *status)
 {
 	static const struct {
 		unsigned int flag;
@@ -166,6 +170,7 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts, 
 		.has_end = opts->has_end,
 		.start_ns = opts->start_ns,
 		.end_ns = opts->end_ns,
+		.cache_dir = cache_dir,
 	};
 	struct tk_perfdata *pd;
 	struct stat st;
@@ -217,13 +222,14 @@ int cmd_report(int argc, char **argv)
 		{"slow", no_argument, NULL, OPT_SLOW},
 		{"fallbacks", no_argument, NULL, OPT_FALLBACKS},
 		{"ns", no_argument, NULL, 't'},
+		{"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
 		{"header", no_argument, NULL, OPT_HEADER},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static uint8_t mask[MAX_CPUS / 8];
 	struct tk_report_opts opts;
-	const char *path = NULL;
+	const char *path = NULL, *cache_dir = NULL;
 	const char **events = NULL, **comms = NULL;
 	size_t nevents = 0, ncomms = 0;
 	int *pids = NULL;
@@ -315,6 +321,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_HEADER:
 			opts.flags |= TK_REPORT_HEADER;
 			break;
+		case OPT_CACHE_DIR:
+			cache_dir = optarg;
+			break;
 		case 'h':
 			fputs(cmd_report_usage, stdout);
 			status = cli_finish_stdout(CLI_OK);
@@ -344,7 +353,7 @@ int cmd_report(int argc, char **argv)
 	opts.comms = comms;
 	opts.ncomms = ncomms;
 
-	if (report_perfdata(path, &opts, &status))
+	if (report_perfdata(path, &opts, cache_dir, &status))
 		goto out;
 	dat = tk_dat_open(path);
 	if (!dat) {

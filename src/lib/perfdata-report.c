@@ -39,8 +39,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tracekit/cache.h>
+#include <tracekit/elf.h>
 #include <tracekit/event.h>
 #include <tracekit/perfdata.h>
 
@@ -115,6 +117,7 @@ struct thread {
 struct map {
 	uint64_t start, end, pgoff;
 	char *path;
+	char bid[TK_BUILD_ID_HEX_MAX]; /* the recorded build id of the file, or "" */
 };
 
 struct proc {
@@ -166,6 +169,9 @@ struct rep {
 	size_t proc_cap, nprocs;
 
 	struct tk_symbolizer *sym;
+	struct tk_cache *cache;
+	char (*bids)[TK_BUILD_ID_HEX_MAX]; /* the BUILD_ID feature's ids as hex */
+	size_t nbids;
 
 	/*
 	 * The queue. Records are copied into arenas[cur]. A FINISHED_ROUND
@@ -361,10 +367,9 @@ static struct proc *proc_get(struct rep *r, int32_t pid, bool create)
 }
 
 static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t pgoff,
-			const char *path, size_t pathmax)
+			const char *path, const char *bid)
 {
 	struct map *m;
-	size_t n = strnlen(path, pathmax);
 
 	if (!len || start + len < start)
 		return 0;
@@ -382,12 +387,13 @@ static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t p
 		return -ENOMEM;
 	p->maps = m;
 	m = &p->maps[p->nmaps];
-	m->path = strndup(path, n);
+	m->path = strdup(path);
 	if (!m->path)
 		return -ENOMEM;
 	m->start = start;
 	m->end = start + len;
 	m->pgoff = pgoff;
+	snprintf(m->bid, sizeof(m->bid), "%s", bid ? bid : "");
 	p->nmaps++;
 	return 0;
 }
@@ -407,7 +413,7 @@ static int proc_clone(struct rep *r, int32_t ppid, int32_t pid)
 	for (size_t i = 0; i < parent->nmaps && !ret; i++)
 		ret = proc_add_map(child, parent->maps[i].start,
 				   parent->maps[i].end - parent->maps[i].start, parent->maps[i].pgoff,
-				   parent->maps[i].path, SIZE_MAX);
+				   parent->maps[i].path, parent->maps[i].bid);
 	return ret;
 }
 
@@ -526,6 +532,38 @@ static inline void put_time(struct rep *r, uint64_t t)
 }
 
 /*
+ * The build id the file's BUILD_ID feature gives @path (as hex, borrowed
+ * until the report ends), or "" when it names none. Looked up when a map
+ * is created, not per sample.
+ */
+static const char *recorded_build_id(struct rep *r, const char *path)
+{
+	size_t n = tk_perfdata_build_id_count(r->pd);
+
+	if (n != r->nbids) {
+		char (*t)[TK_BUILD_ID_HEX_MAX] = realloc(r->bids, n * sizeof(*t));
+
+		if (!t)
+			return "";
+		r->bids = t;
+		for (size_t i = 0; i < n; i++) {
+			const struct tk_perfdata_build_id *b = tk_perfdata_build_id_get(r->pd, i);
+
+			if (tk_build_id_hex(b->id, b->size, t[i], sizeof(t[i])) <= 0)
+				t[i][0] = '\0';
+		}
+		r->nbids = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct tk_perfdata_build_id *b = tk_perfdata_build_id_get(r->pd, i);
+
+		if (b->filename && !strcmp(b->filename, path))
+			return r->bids[i];
+	}
+	return "";
+}
+
+/*
  * "@prefix%16lx sym+0xoff (dso)" of @ip, as perf's sample__fprintf_sym()
  * writes it; callchain entries (@relative) show a user ip as its offset in
  * the mapped file.
@@ -540,7 +578,9 @@ static void put_sym(struct rep *r, int32_t pid, uint64_t ip, bool kernel, const 
 	char buf[64];
 
 	if (kernel) {
-		if (r->sym && tk_symbolizer_lookup_file(r->sym, "[kernel.kallsyms]", NULL, ip,
+		const char *kbid = recorded_build_id(r, "[kernel.kallsyms]");
+
+		if (r->sym && tk_symbolizer_lookup_file(r->sym, "[kernel.kallsyms]", kbid[0] ? kbid : NULL, ip,
 							&info) == 0) {
 			symbol = info.symbol;
 			off = info.offset;
@@ -557,8 +597,12 @@ static void put_sym(struct rep *r, int32_t pid, uint64_t ip, bool kernel, const 
 			dso = m->path;
 			if (relative)
 				shown = ip - m->start + m->pgoff;
+			/*
+			 * By the build id the file had when recorded: the cache
+			 * holds that binary even after the file changed or went.
+			 */
 			if (r->sym && m->path[0] == '/' &&
-			    tk_symbolizer_lookup_file(r->sym, m->path, "", ip - m->start + m->pgoff,
+			    tk_symbolizer_lookup_file(r->sym, m->path, m->bid, ip - m->start + m->pgoff,
 						      &info) == 0) {
 				symbol = info.symbol;
 				off = info.offset;
@@ -1110,6 +1154,8 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 		uint64_t start, len, pgoff;
 		size_t name_off = rec->type == TK_PERF_RECORD_MMAP ? 40 : 72;
 		struct proc *p;
+		char *path;
+		int ret;
 
 		if (rec->size <= name_off)
 			return 0;
@@ -1122,8 +1168,12 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 		p = proc_get(r, (int32_t)pid, true);
 		if (!p)
 			return -ENOMEM;
-		return proc_add_map(p, start, len, pgoff, (const char *)d + name_off,
-				    rec->size - name_off);
+		path = strndup((const char *)d + name_off, rec->size - name_off);
+		if (!path)
+			return -ENOMEM;
+		ret = proc_add_map(p, start, len, pgoff, path, recorded_build_id(r, path));
+		free(path);
+		return ret;
 	}
 	default:
 		return 0;
@@ -1357,8 +1407,29 @@ static void rep_release(struct rep *r)
 	free(r->qtmp);
 	free(r->runs);
 	tk_symbolizer_free(r->sym);
+	tk_cache_close(r->cache);
+	free(r->bids);
 	tk_event_set_free(r->set);
 	tk_outbuf_release(&r->out);
+}
+
+/* @dir, else $TRACEKIT_CACHE_DIR, else ~/.debug; NULL when it does not exist. */
+static struct tk_cache *open_cache(const char *dir)
+{
+	const char *env = getenv("TRACEKIT_CACHE_DIR"), *home = getenv("HOME");
+	char *path = NULL;
+	struct tk_cache *c = NULL;
+
+	if (dir)
+		path = strdup(dir);
+	else if (env && *env)
+		path = strdup(env);
+	else if (home && asprintf(&path, "%s/.debug", home) < 0)
+		path = NULL;
+	if (path && access(path, R_OK | X_OK) == 0)
+		c = tk_cache_open(path);
+	free(path);
+	return c;
 }
 
 TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
@@ -1378,8 +1449,13 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	ret = tk_outbuf_init(&r.out, opts->fd, 0);
 	if (ret)
 		return ret;
-	/* Without a symbolizer ips still print, as [unknown]. */
-	r.sym = tk_symbolizer_new(NULL);
+	/*
+	 * Symbols through the build-id cache (perf's ~/.debug, shared) when it
+	 * exists: a report does not create one. Without a symbolizer ips
+	 * still print, as [unknown].
+	 */
+	r.cache = open_cache(opts->cache_dir);
+	r.sym = tk_symbolizer_new(r.cache);
 	while ((ret = tk_perfdata_next(pd, &rec)) == 1) {
 		ret = process(&r, &rec);
 		if (ret)

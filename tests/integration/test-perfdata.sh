@@ -95,6 +95,28 @@ perf script -i "$dir/g.data" 2>/dev/null | mask_syms >"$dir/g.perf"
 [ "$(grep -c '	' "$dir/g.perf")" -gt 0 ] || fail "g.data: perf script printed no callchain frames"
 cmp -s "$dir/g.perf" "$dir/g.tk" || { fail "g.data: tracepoint callchains differ from perf script"; diff "$dir/g.perf" "$dir/g.tk" | head -5; }
 
+# User symbols through the build-id cache: the binary is cached, then moved
+# away; perf (--buildid-dir) and tracekit (--cache-dir) still name its
+# function, from the recorded build id. Without the cache it is [unknown].
+if command -v cc >/dev/null; then
+	cat >"$dir/busy.c" <<'EOF'
+static volatile unsigned long sink;
+__attribute__((noinline)) void leafw(unsigned long n) { for (unsigned long i = 0; i < n; i++) sink += i * i; }
+int main(void) { for (int k = 0; k < 30; k++) leafw(2000000); return 0; }
+EOF
+	cc -O1 -o "$dir/busy" "$dir/busy.c" || fail "cc busy.c"
+	perf record -q -N -e cpu-clock -o "$dir/s.data" "$dir/busy" >/dev/null 2>&1 || fail "perf record s"
+	"$TRACEKIT" cache --cache-dir "$dir/bcache" --add "$dir/busy" >/dev/null || fail "cache --add busy"
+	mv "$dir/busy" "$dir/busy.moved"
+	np=$(perf --buildid-dir "$dir/bcache" script -i "$dir/s.data" 2>/dev/null | grep -c ' leafw+')
+	nt=$("$TRACEKIT" report --cache-dir "$dir/bcache" "$dir/s.data" 2>/dev/null | grep -c ' leafw+')
+	ne=$(TRACEKIT_CACHE_DIR="$dir/bcache" "$TRACEKIT" report "$dir/s.data" 2>/dev/null | grep -c ' leafw+')
+	mkdir -p "$dir/nocache"
+	n0=$("$TRACEKIT" report --cache-dir "$dir/nocache" "$dir/s.data" 2>/dev/null | grep -c ' leafw+')
+	[ "$np" -gt 0 ] && [ "$nt" = "$np" ] && [ "$ne" = "$np" ] && [ "$n0" = 0 ] ||
+		fail "symbols through the cache: perf $np leafw samples, tracekit --cache-dir $nt, \$TRACEKIT_CACHE_DIR $ne, no cache $n0 (want 0)"
+fi
+
 # Filters on perf.data: --cpu as perf script --cpu, -F as the event's lines,
 # --comm and -P as perf script --comms / --tid; .dat-only options are refused.
 perf script --cpu 0 -i "$dir/r1.data" >"$dir/f.perf" 2>/dev/null

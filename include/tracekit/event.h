@@ -96,6 +96,17 @@ TK_API int tk_event_set_add_format(struct tk_event_set *set, const char *system,
 TK_API int tk_event_set_add_header_page(struct tk_event_set *set, const char *text, size_t len);
 /** Load /proc/kallsyms text (for %pS, %ps and function events). Return: 0, -ENOMEM. */
 TK_API int tk_event_set_add_kallsyms(struct tk_event_set *set, const char *text, size_t len);
+/**
+ * tk_event_set_add_kallsyms_borrowed() - the same without copying @text
+ *
+ * A kernel's kallsyms is ~5 MB: copying it (and faulting the copy in) was
+ * a fifth of a small report's start-up. @text must stay valid and
+ * unchanged until the set is freed or given other kallsyms (the text of
+ * an open tk_dat qualifies while the dat stays open).
+ * Return: 0.
+ */
+TK_API int tk_event_set_add_kallsyms_borrowed(struct tk_event_set *set, const char *text,
+					      size_t len);
 /** Load printk_formats text (for bprint and bputs). Return: 0, -ENOMEM. */
 TK_API int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t len);
 /**

@@ -50,6 +50,7 @@
  */
 #include "dat-internal.h"
 #include "dat-read-internal.h"
+#include "bigbuf.h"
 #include "bytes.h"
 #include "error.h"
 
@@ -223,7 +224,13 @@ static int read_at(const struct tk_dat *d, void *buf, uint64_t len, uint64_t off
 }
 
 /* Read @len bytes at @off into a fresh buffer with a NUL after them. */
-static int read_alloc(const struct tk_dat *d, uint64_t off, uint64_t len, uint8_t **out)
+/*
+ * Read @len bytes at @off into a new buffer (with a NUL after them): from
+ * malloc(), or from tk_big_alloc() when @big (metadata, kept until close
+ * and freed with tk_big_free()).
+ */
+static int read_alloc_as(const struct tk_dat *d, uint64_t off, uint64_t len, uint8_t **out,
+			 bool big)
 {
 	uint8_t *buf;
 	int ret;
@@ -233,17 +240,25 @@ static int read_alloc(const struct tk_dat *d, uint64_t off, uint64_t len, uint8_
 				  "the file (size %" PRIu64 ")", len, d->info.file_size);
 	if (len >= SIZE_MAX)
 		return tk_fail(ENOMEM, "out of memory");
-	buf = malloc(len + 1);
+	buf = big ? tk_big_alloc(len + 1) : malloc(len + 1);
 	if (!buf)
 		return tk_fail(ENOMEM, "%s: out of memory for %" PRIu64 " bytes", d->name, len);
 	ret = read_at(d, buf, len, off);
 	if (ret < 0) {
-		free(buf);
+		if (big)
+			tk_big_free(buf);
+		else
+			free(buf);
 		return ret;
 	}
 	buf[len] = 0;
 	*out = buf;
 	return 0;
+}
+
+static int read_alloc(const struct tk_dat *d, uint64_t off, uint64_t len, uint8_t **out)
+{
+	return read_alloc_as(d, off, len, out, false);
 }
 
 static int prefix_at(int err, const char *name, uint64_t off, const char *what)
@@ -262,7 +277,7 @@ static int prefix_at(int err, const char *name, uint64_t off, const char *what)
  * @where names the section in messages.
  */
 static int decompress_block(struct tk_dat *d, uint64_t where, const uint8_t *body, uint64_t len,
-			    uint8_t **out, uint64_t *out_len)
+			    uint8_t **out, uint64_t *out_len, bool big)
 {
 	uint32_t csize, usize;
 	uint64_t cap;
@@ -288,16 +303,17 @@ static int decompress_block(struct tk_dat *d, uint64_t where, const uint8_t *bod
 	if (usize > cap)
 		return tk_fail_at(EBADMSG, d->name, where, "uncompressed size %" PRIu32
 				  " is implausible for %" PRIu32 " compressed bytes", usize, csize);
-	buf = malloc((size_t)usize + 1);
+	buf = big ? tk_big_alloc((size_t)usize + 1) : malloc((size_t)usize + 1);
 	if (!buf)
 		return tk_fail(ENOMEM, "%s: out of memory for %" PRIu32 " bytes", d->name, usize);
 	n = tk_codec_decompress(d->codec, buf, usize, body + 8, csize);
-	if (n < 0) {
-		free(buf);
-		return prefix_at((int)n, d->name, where, NULL);
-	}
-	if ((uint64_t)n != usize) {
-		free(buf);
+	if (n < 0 || (uint64_t)n != usize) {
+		if (big)
+			tk_big_free(buf);
+		else
+			free(buf);
+		if (n < 0)
+			return prefix_at((int)n, d->name, where, NULL);
 		return tk_fail_at(EBADMSG, d->name, where, "decompressed %" PRId64
 				  " bytes, expected %" PRIu32, n, usize);
 	}
@@ -309,7 +325,7 @@ static int decompress_block(struct tk_dat *d, uint64_t where, const uint8_t *bod
 
 /* Body of a v7 section, decompressed; the caller frees it. */
 static int load_section(struct tk_dat *d, const struct tk_dat_section *s, uint8_t **out,
-			uint64_t *len)
+			uint64_t *len, bool big)
 {
 	uint8_t *raw = NULL;
 	int ret;
@@ -317,15 +333,16 @@ static int load_section(struct tk_dat *d, const struct tk_dat_section *s, uint8_
 	if (s->size > TK_DAT_MAX_METADATA_SIZE)
 		return tk_fail_at(EBADMSG, d->name, s->offset, "section %u size %" PRIu64
 				  " is too large for metadata", s->id, s->size);
+	if (!(s->flags & TK_DAT_SECTION_FL_COMPRESS)) {
+		ret = read_alloc_as(d, s->offset + TK_DAT_SECTION_HEADER_SIZE, s->size, out, big);
+		if (ret == 0)
+			*len = s->size;
+		return ret;
+	}
 	ret = read_alloc(d, s->offset + TK_DAT_SECTION_HEADER_SIZE, s->size, &raw);
 	if (ret < 0)
 		return ret;
-	if (!(s->flags & TK_DAT_SECTION_FL_COMPRESS)) {
-		*out = raw;
-		*len = s->size;
-		return 0;
-	}
-	ret = decompress_block(d, s->offset, raw, s->size, out, len);
+	ret = decompress_block(d, s->offset, raw, s->size, out, len, big);
 	free(raw);
 	return ret;
 }
@@ -471,7 +488,7 @@ static int append_strings(struct tk_dat *d, const struct tk_dat_section *s)
 	char *p;
 	int ret;
 
-	ret = load_section(d, s, &body, &len);
+	ret = load_section(d, s, &body, &len, false);
 	if (ret < 0)
 		return ret;
 	if (len > TK_DAT_MAX_METADATA_SIZE - d->strings_len) {
@@ -601,7 +618,7 @@ static int parse_options_v7(struct tk_dat *d)
 		if (ret < 0)
 			goto out;
 		compressed = s->flags & TK_DAT_SECTION_FL_COMPRESS;
-		ret = load_section(d, s, &body, &len);
+		ret = load_section(d, s, &body, &len, false);
 		if (ret < 0)
 			goto out;
 		ret = keep(d, body);
@@ -1060,7 +1077,7 @@ static int load_meta_v7(struct tk_dat *d)
 		ret = section_at(d, m->option_offset, id, m->option_where, &s);
 		if (ret < 0)
 			return ret;
-		ret = load_section(d, s, &m->data, &m->len);
+		ret = load_section(d, s, &m->data, &m->len, true);
 		if (ret < 0)
 			return ret;
 		ret = parse_meta(d, id, s->offset + TK_DAT_SECTION_HEADER_SIZE, s->offset,
@@ -1275,7 +1292,7 @@ static int parse_v6(struct tk_dat *d)
 		ret = add_pseudo_section(d, id, start, f->pos - start);
 		if (ret < 0)
 			goto out;
-		ret = read_alloc(d, start, f->pos - start, &m->data);
+		ret = read_alloc_as(d, start, f->pos - start, &m->data, true);
 		if (ret < 0)
 			goto out;
 		m->len = f->pos - start;
@@ -1567,7 +1584,7 @@ TK_API void tk_dat_close(struct tk_dat *d)
 		free(d->keep[i]);
 	free(d->keep);
 	for (int i = 0; i < 6; i++)
-		free(d->meta[i].data);
+		tk_big_free(d->meta[i].data);
 	free(d->ftrace);
 	for (size_t i = 0; i < d->nsystems; i++)
 		free(d->systems[i].formats);

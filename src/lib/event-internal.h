@@ -218,8 +218,10 @@ struct tk_event_set {
 	struct trace_seq seq;
 	bool seq_init;
 	/* kallsyms: kept as text, parsed when first needed (tep and ours) */
-	char *ksym_text;
+	char *ksym_text;       /* the kallsyms text: ours, or borrowed (ksym_owned false) */
 	size_t ksym_len;
+	bool ksym_owned;
+	char *ksym_tep_text;   /* a C-string copy of borrowed text, made for libtraceevent */
 	bool ksym_tep_loaded, ksym_built;
 	struct tk_ksym *ksyms;
 	size_t nksyms;

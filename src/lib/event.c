@@ -91,6 +91,7 @@
 #include <tracekit/event.h>
 
 #include "event-internal.h"
+#include "internal/bigbuf.h"
 #include "internal/error.h"
 
 /* ------------------------------------------------------------- outbuf */
@@ -458,8 +459,10 @@ void tk_event_set_free(struct tk_event_set *set)
 	if (set->tep)
 		tep_free(set->tep);
 	free(set->scratch);
-	free(set->ksym_text);
-	free(set->ksyms);
+	if (set->ksym_owned)
+		free(set->ksym_text);
+	free(set->ksym_tep_text);
+	tk_big_free(set->ksyms);
 	free(set->ksym_memo);
 	free(set);
 }
@@ -477,6 +480,27 @@ int tk_event_set_add_header_page(struct tk_event_set *set, const char *text, siz
  * use our sorted table; libtraceevent gets the text only when a record
  * first takes the slow path.
  */
+static void ksym_reset(struct tk_event_set *set, const char *text, size_t len, bool owned)
+{
+	if (set->ksym_owned)
+		free(set->ksym_text);
+	free(set->ksym_tep_text);
+	tk_big_free(set->ksyms);
+	free(set->ksym_memo);
+	set->ksym_tep_text = NULL;
+	set->ksyms = NULL;
+	set->ksym_memo = NULL;
+	set->nksyms = 0;
+	set->ksym_built = false;
+	set->ksym_text = (char *)text;
+	set->ksym_owned = owned;
+	set->ksym_len = len;
+	if (set->ksym_tep_loaded) {
+		set->ksym_tep_loaded = false;
+		tk_event_ksym_load_tep(set);
+	}
+}
+
 int tk_event_set_add_kallsyms(struct tk_event_set *set, const char *text, size_t len)
 {
 	char *copy = malloc(len + 1);
@@ -486,29 +510,31 @@ int tk_event_set_add_kallsyms(struct tk_event_set *set, const char *text, size_t
 	memcpy(copy, text, len);
 	copy[len] = '\0';
 	/* Text past a NUL is invisible to libtraceevent; keep both views alike. */
-	len = strlen(copy);
-	free(set->ksym_text);
-	free(set->ksyms);
-	free(set->ksym_memo);
-	set->ksyms = NULL;
-	set->ksym_memo = NULL;
-	set->nksyms = 0;
-	set->ksym_built = false;
-	set->ksym_text = copy;
-	set->ksym_len = len;
-	if (set->ksym_tep_loaded) {
-		set->ksym_tep_loaded = false;
-		tk_event_ksym_load_tep(set);
-	}
+	ksym_reset(set, copy, strlen(copy), true);
+	return 0;
+}
+
+int tk_event_set_add_kallsyms_borrowed(struct tk_event_set *set, const char *text, size_t len)
+{
+	ksym_reset(set, text, strnlen(text, len), false);
 	return 0;
 }
 
 void tk_event_ksym_load_tep(struct tk_event_set *set)
 {
-	if (set->ksym_tep_loaded || !set->ksym_text)
+	const char *text = set->ksym_text;
+
+	if (set->ksym_tep_loaded || !text)
 		return;
 	set->ksym_tep_loaded = true;
-	tep_parse_kallsyms(set->tep, set->ksym_text);
+	/* libtraceevent wants a C string; borrowed text may not end in a NUL. */
+	if (!set->ksym_owned) {
+		set->ksym_tep_text = strndup(text, set->ksym_len);
+		if (!set->ksym_tep_text)
+			return; /* no symbols for libtraceevent: addresses print as numbers */
+		text = set->ksym_tep_text;
+	}
+	tep_parse_kallsyms(set->tep, text);
 }
 
 static inline bool ks_space(unsigned char c)
@@ -530,18 +556,38 @@ static inline int ks_xdigit(unsigned char c)
  * reversed: a fraction of qsort()'s work on a kernel's 150 k symbols, and
  * passes over bytes all keys share (the top ones) are skipped.
  */
-static bool ksym_sort(struct tk_ksym *tab, size_t n)
+static void ksym_reverse(struct tk_ksym *tab, size_t n)
 {
-	uint32_t count[8][256];  /* 8 KiB */
-	struct tk_ksym *tmp, *src = tab, *dst;
-
-	for (size_t i = 0, j = n - 1; i < j; i++, j--) {
+	for (size_t i = 0, j = n - 1; n && i < j; i++, j--) {
 		struct tk_ksym t = tab[i];
 
 		tab[i] = tab[j];
 		tab[j] = t;
 	}
-	tmp = malloc(n * sizeof(*tmp));
+}
+
+static bool ksym_sort(struct tk_ksym *tab, size_t n)
+{
+	uint32_t count[8][256];  /* 8 KiB */
+	struct tk_ksym *tmp, *src = tab, *dst;
+	size_t sorted = 1;
+
+	/*
+	 * /proc/kallsyms lists addresses in order (checked on 6.1 and 6.18):
+	 * then reversing each run of equal addresses is the whole sort.
+	 */
+	while (sorted < n && tab[sorted].addr >= tab[sorted - 1].addr)
+		sorted++;
+	if (sorted == n) {
+		for (size_t a = 0, b; a < n; a = b) {
+			for (b = a + 1; b < n && tab[b].addr == tab[a].addr; b++)
+				;
+			ksym_reverse(tab + a, b - a);
+		}
+		return true;
+	}
+	ksym_reverse(tab, n);
+	tmp = tk_big_alloc(n * sizeof(*tmp));
 	if (!tmp)
 		return false;
 	dst = tmp;
@@ -572,7 +618,7 @@ static bool ksym_sort(struct tk_ksym *tab, size_t n)
 	}
 	if (src != tab)
 		memcpy(tab, src, n * sizeof(*tab));
-	free(tmp);
+	tk_big_free(tmp);
 	return true;
 }
 
@@ -584,11 +630,17 @@ static bool ksym_sort(struct tk_ksym *tab, size_t n)
 static void ksym_build(struct tk_event_set *set)
 {
 	const char *t = set->ksym_text;
-	size_t len = set->ksym_len, pos = 0, n = 0, cap = 0;
+	size_t len = set->ksym_len, pos = 0, n = 0, cap = 1;
 	struct tk_ksym *tab = NULL;
 
 	set->ksym_built = true;
 	if (!t || len > UINT32_MAX)
+		return;
+	/* One entry per line at most: the table is allocated once, on huge pages. */
+	for (const char *p = t; (p = memchr(p, '\n', len - (size_t)(p - t))); p++)
+		cap++;
+	tab = tk_big_alloc(cap * sizeof(*tab));
+	if (!tab)
 		return;
 	while (pos < len) {
 		const char *nl = memchr(t + pos, '\n', len - pos);
@@ -621,15 +673,6 @@ static void ksym_build(struct tk_event_set *set)
 		if (p >= end)
 			break;
 		if (t[ns] != '$' && type != 'A' && type != 'a') {
-			if (n == cap) {
-				size_t nc = cap ? cap * 2 : 4096;
-				struct tk_ksym *nt = realloc(tab, nc * sizeof(*nt));
-
-				if (!nt)
-					break;
-				tab = nt;
-				cap = nc;
-			}
 			tab[n].addr = addr;
 			tab[n].name_off = (uint32_t)ns;
 			tab[n].name_len = 0;
@@ -639,7 +682,7 @@ static void ksym_build(struct tk_event_set *set)
 	}
 	if (n > 1 && !ksym_sort(tab, n)) {
 		/* Out of memory: no symbols (addresses print as numbers) beats wrong ones. */
-		free(tab);
+		tk_big_free(tab);
 		tab = NULL;
 		n = 0;
 	}

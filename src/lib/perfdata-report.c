@@ -709,7 +709,8 @@ static int load_tracing(struct rep *r)
 			return ret;
 		/* A format that does not parse leaves its event without text, as in perf. */
 	}
-	if (t.kallsyms.len && tk_event_set_add_kallsyms(r->set, t.kallsyms.data, t.kallsyms.len))
+	if (t.kallsyms.len &&
+	    tk_event_set_add_kallsyms_borrowed(r->set, t.kallsyms.data, t.kallsyms.len))
 		return -ENOMEM;
 	if (t.printk.len && tk_event_set_add_printk(r->set, t.printk.data, t.printk.len))
 		return -ENOMEM;

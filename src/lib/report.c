@@ -833,7 +833,7 @@ static int load_events(struct report *r)
 	if (r->nomem)
 		return tk_fail(ENOMEM, "cannot parse an event format: out of memory");
 	if (!tk_dat_kallsyms(r->dat, &t) && t.len) {
-		ret = tk_event_set_add_kallsyms(r->set, t.data, t.len);
+		ret = tk_event_set_add_kallsyms_borrowed(r->set, t.data, t.len);
 		if (ret == -ENOMEM)
 			return ret;
 	}

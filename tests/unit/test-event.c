@@ -808,6 +808,50 @@ static void test_printk_formats_untrusted(void **state)
 	tk_event_set_free(set);
 }
 
+/*
+ * kallsyms in address order (as /proc/kallsyms lists them) takes the sort's
+ * shortcut, and borrowed text need not end in a NUL: the symbol chosen
+ * for every address, equal addresses included, is libtraceevent's (the
+ * slow path parses a C-string copy of the borrowed text).
+ */
+static void test_ksym_sorted_borrowed(void **state)
+{
+	static const char fmt_ip[] = "name: t_ip\nID: 51\nformat:\n" COMMON
+				     "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n\n"
+				     "print fmt: \"%ps %pS\", (void *)REC->ip, (void *)REC->ip\n";
+	static const char syms[] = "ffffffff81000000 T _stext\n"
+				   "ffffffff81000100 t __do_sys_x\n"
+				   "ffffffff81000100 T __ia32_sys_x\n"
+				   "ffffffff81000100 T __x64_sys_x\n"
+				   "ffffffff81000180 A absolute_one\n"
+				   "ffffffff81000200 T later_fn [mod]\n"
+				   "ffffffff81000300 T last_fn";
+	const uint64_t addrs[] = {0xffffffff81000000ull, 0xffffffff81000100ull,
+				  0xffffffff81000104ull, 0xffffffff81000180ull,
+				  0xffffffff81000200ull, 0xffffffff81000301ull, 0xffffffff80000000ull};
+	struct tk_event_set *set = new_set();
+	/* The text, then bytes that must not be read as more lines. */
+	char text[sizeof(syms) + 32];
+	uint8_t d[16] = {51, 0};
+
+	(void)state;
+	memcpy(text, syms, sizeof(syms) - 1);
+	memcpy(text + sizeof(syms) - 1, "\nffffffff81000104 T not_a_symbol\n", 33);
+	assert_int_equal(tk_event_set_add_kallsyms_borrowed(set, text, sizeof(syms) - 1), 0);
+	assert_int_equal(tk_event_set_add_format(set, "test", fmt_ip, strlen(fmt_ip)), 51);
+	assert_true(tk_event_is_compiled(tk_event_find(set, 51)));
+	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		const char *t;
+
+		memcpy(d + 8, &addrs[i], 8);
+		t = both(set, d, sizeof(d));
+		assert_null(strstr(t, "not_a_symbol"));
+	}
+	memcpy(d + 8, &addrs[2], 8);
+	assert_string_equal(print(set, d, sizeof(d), 0), "__do_sys_x __do_sys_x+0x4");
+	tk_event_set_free(set);
+}
+
 /* A length no record can hold: a marker and -EBADMSG, never libtraceevent's read past memory. */
 static void test_hex_bad_length(void **state)
 {
@@ -942,6 +986,7 @@ int main(void)
 		cmocka_unit_test(test_hex_bad_length),
 		cmocka_unit_test(test_sched_switch_unplugged),
 		cmocka_unit_test(test_printk_formats_untrusted),
+		cmocka_unit_test(test_ksym_sorted_borrowed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,17 +33,19 @@ struct cli_command {
 };
 
 static const struct cli_command commands[] = {
-	{"dump", cmd_dump, "show the structure of a .dat file and check every page",
+	{"dump", cmd_dump, "show the structure of a .dat (checking every page) or perf.data",
 	 cmd_dump_usage},
-	{"convert", cmd_convert, "rewrite a .dat file as another version or compression",
+	{"convert", cmd_convert, "rewrite a .dat as another version or codec; .dat <-> perf.data",
 	 cmd_convert_usage},
-	{"report", cmd_report, "print a .dat file as trace-cmd report does", cmd_report_usage},
-	{"record", cmd_record, "record kernel events into a .dat file", cmd_record_usage},
+	{"report", cmd_report, "print a .dat as trace-cmd report does, a perf.data as perf script",
+	 cmd_report_usage},
+	{"record", cmd_record, "record events into a .dat, or with --perf into a perf.data",
+	 cmd_record_usage},
 	{"list", cmd_list, "list the events, clocks and tracers the kernel offers",
 	 cmd_list_usage},
 	{"reset", cmd_reset, "remove tracefs instances left by dead recorders", cmd_reset_usage},
 	{"recover", cmd_recover, "write the .dat of a killed recording", cmd_recover_usage},
-	{"cache", cmd_cache, "manage the build-id, symbol and probe cache shared with perf",
+	{"cache", cmd_cache, "manage the build-id and probe cache shared with perf (~/.debug)",
 	 cmd_cache_usage},
 };
 

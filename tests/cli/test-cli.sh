@@ -91,6 +91,54 @@ for cmd in dump convert; do
 	check "tracekit help $cmd prints the same usage" eval "rc_is 0 && cmp -s '$tmp/out' '$tmp/usage-$cmd'"
 done
 
+# Every command the top-level help lists: its --help works, and it has a
+# manual page that meson installs (a new command must bring both).
+run --help
+commands=$(sed -n '/^commands:/,/^$/s/^   \([a-z][a-z-]*\) .*/\1/p' "$tmp/out")
+check "tracekit --help lists commands" eval '[ "$(echo $commands | wc -w)" -ge 8 ]'
+for cmd in $commands; do
+	run "$cmd" --help
+	check "tracekit $cmd --help prints its usage" \
+		eval "rc_is 0 && out_has '^usage: tracekit $cmd' && err_empty"
+done
+
+man_dir=$TK_SOURCE_DIR/docs/man
+missing=
+for cmd in $commands; do
+	[ -f "$man_dir/tracekit-$cmd.1" ] || missing="$missing tracekit-$cmd.1"
+done
+[ -f "$man_dir/tracekit.1" ] || missing="$missing tracekit.1"
+if [ -z "$missing" ]; then
+	pass "every command has a manual page"
+else
+	fail "every command has a manual page" "missing in $man_dir:$missing"
+fi
+
+not_installed=
+for page in "$man_dir"/*.1; do
+	grep -q "'docs/man/${page##*/}'" "$TK_SOURCE_DIR/meson.build" ||
+		not_installed="$not_installed ${page##*/}"
+done
+if [ -z "$not_installed" ]; then
+	pass "meson.build installs every manual page"
+else
+	fail "meson.build installs every manual page" "not in install_man():$not_installed"
+fi
+
+if command -v groff >/dev/null; then
+	bad_pages=
+	for page in "$man_dir"/*.1; do
+		[ -z "$(groff -ww -man -z "$page" 2>&1)" ] || bad_pages="$bad_pages ${page##*/}"
+	done
+	if [ -z "$bad_pages" ]; then
+		pass "manual pages render without groff warnings"
+	else
+		fail "manual pages render without groff warnings" "groff -ww -man -z warns on:$bad_pages"
+	fi
+else
+	skip "manual pages render without groff warnings" "groff is not installed"
+fi
+
 run --version
 check "--version prints the version" eval 'rc_is 0 && [ "$(cat "$tmp/out")" = "tracekit 0.1.0" ]'
 

@@ -10,7 +10,7 @@ packages=(
 	clang llvm
 	trace-cmd linux-perf zstd
 	liblttng-ust-dev lttng-tools babeltrace2
-	libc6-dbg
+	libc6-dbg groff-base
 )
 
 missing=()

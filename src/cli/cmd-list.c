@@ -27,26 +27,47 @@ const char cmd_list_usage[] =
 	"  -t, --tracers    tracers\n"
 	"  -h, --help       show this help\n";
 
+/*
+ * available_events lists SYSTEM:EVENT lines, not grouped by system on every
+ * kernel (6.18 interleaves syscalls with others): each system is printed
+ * once, where it first appears.
+ */
 static int print_systems(const char *text)
 {
-	char *last = NULL;
-	size_t last_len = 0;
+	struct {
+		const char *name;
+		size_t len;
+	} *seen = NULL;
+	size_t nseen = 0, cap = 0;
 
 	for (const char *p = text; *p;) {
 		const char *nl = strchrnul(p, '\n');
 		const char *colon = memchr(p, ':', (size_t)(nl - p));
+		size_t i, n = colon ? (size_t)(colon - p) : 0;
 
-		if (colon) {
-			size_t n = (size_t)(colon - p);
+		for (i = 0; colon && i < nseen; i++) {
+			if (seen[i].len == n && !memcmp(seen[i].name, p, n))
+				break;
+		}
+		if (colon && i == nseen) {
+			if (nseen == cap) {
+				size_t c = cap ? cap * 2 : 64;
+				void *t = realloc(seen, c * sizeof(*seen));
 
-			if (!last || n != last_len || memcmp(last, p, n)) {
-				printf("%.*s\n", (int)n, p);
-				last = (char *)p;
-				last_len = n;
+				if (!t) {
+					free(seen);
+					return cli_error("out of memory");
+				}
+				seen = t;
+				cap = c;
 			}
+			seen[nseen].name = p;
+			seen[nseen++].len = n;
+			printf("%.*s\n", (int)n, p);
 		}
 		p = *nl ? nl + 1 : nl;
 	}
+	free(seen);
 	return CLI_OK;
 }
 
@@ -54,13 +75,14 @@ static int show(const char *file, const char *title, bool with_title, int what)
 {
 	char *text;
 	size_t len;
+	int ret = CLI_OK;
 
 	if (tk_tracefs_read_top_file(file, &text, &len) < 0)
 		return cli_lib_error(NULL);
 	if (with_title)
 		printf("%s:\n", title);
 	if (what == 's') {
-		print_systems(text);
+		ret = print_systems(text);
 	} else if (what == 'e') {
 		fputs(text, stdout);
 	} else {
@@ -69,7 +91,7 @@ static int show(const char *file, const char *title, bool with_title, int what)
 			printf("%s\n", tok);
 	}
 	free(text);
-	return CLI_OK;
+	return ret;
 }
 
 int cmd_list(int argc, char **argv)

@@ -91,6 +91,15 @@ for cmd in dump convert; do
 	check "tracekit help $cmd prints the same usage" eval "rc_is 0 && cmp -s '$tmp/out' '$tmp/usage-$cmd'"
 done
 
+# list --systems: each system once, though available_events interleaves them.
+if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/tracing/available_events ]; then
+	run list --systems
+	check "list --systems prints each system once" \
+		eval '[ $rc -eq 0 ] && [ -s "$tmp/out" ] && [ -z "$(sort "$tmp/out" | uniq -d)" ]'
+else
+	skip "list --systems" "needs root and tracefs"
+fi
+
 # Every command the top-level help lists: its --help works, and it has a
 # manual page that meson installs (a new command must bring both).
 run --help

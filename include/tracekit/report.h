@@ -43,6 +43,12 @@ struct tk_report_opts {
 	size_t ncomms;
 	bool has_start, has_end;
 	uint64_t start_ns, end_ns;    /* shown time window, inclusive start, exclusive end */
+	/*
+	 * Threads that print lines: 0 for one per online CPU, 1 for the
+	 * calling thread alone. The text is the same either way; --stat,
+	 * --json, -l, -R, --slow and --fallbacks always print in one thread.
+	 */
+	unsigned int threads;
 };
 
 /** What a run saw. */

@@ -52,6 +52,8 @@ const char cmd_report_usage[] =
 	"      --json            one JSON object per event, with typed fields\n"
 	"      --slow            print every event with libtraceevent (for checks)\n"
 	"      --fallbacks       list on stderr the events printed by the slow path\n"
+	"  -j, --threads N       print with N threads (default: one per CPU; the\n"
+	"                        text is the same)\n"
 	"      --cache-dir DIR   build-id cache for symbols (default\n"
 	"                        $TRACEKIT_CACHE_DIR, then ~/.debug, as perf's)\n"
 	"  -h, --help            show this help\n";
@@ -223,6 +225,7 @@ int cmd_report(int argc, char **argv)
 		{"fallbacks", no_argument, NULL, OPT_FALLBACKS},
 		{"ns", no_argument, NULL, 't'},
 		{"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
+		{"threads", required_argument, NULL, 'j'},
 		{"header", no_argument, NULL, OPT_HEADER},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -240,7 +243,7 @@ int cmd_report(int argc, char **argv)
 	memset(&opts, 0, sizeof(opts));
 	opts.fd = STDOUT_FILENO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:F:P:tRlh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:F:P:tRlj:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			path = optarg;
@@ -324,6 +327,19 @@ int cmd_report(int argc, char **argv)
 		case OPT_CACHE_DIR:
 			cache_dir = optarg;
 			break;
+		case 'j': {
+			char *end;
+			long n;
+
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || n < 1 || n > 64) {
+				status = cli_usage_error("bad thread count '%s' (1 to 64)", optarg);
+				goto out;
+			}
+			opts.threads = (unsigned int)n;
+			break;
+		}
 		case 'h':
 			fputs(cmd_report_usage, stdout);
 			status = cli_finish_stdout(CLI_OK);

@@ -5,6 +5,7 @@
 #ifndef TRACEKIT_EVENT_INTERNAL_H
 #define TRACEKIT_EVENT_INTERNAL_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include <traceevent/event-parse.h>
@@ -222,17 +223,19 @@ struct tk_event_set {
 	size_t ksym_len;
 	bool ksym_owned;
 	char *ksym_tep_text;   /* a C-string copy of borrowed text, made for libtraceevent */
-	bool ksym_tep_loaded, ksym_built;
+	bool ksym_tep_loaded;
+	bool ksym_built;          /* read with acquire: printers on several threads build once */
+	pthread_mutex_t ksym_lock;
 	struct tk_ksym *ksyms;
 	size_t nksyms;
 	struct tk_ksym_memo *ksym_memo; /* NULL until built (or when out of memory) */
-	/*
-	 * Set by a compiled op that found a length reaching past even the
-	 * slow path's zeroed scratch (libtraceevent would read out of
-	 * bounds): the record then prints a marker and fails.
-	 */
-	bool run_bad;
 };
+
+/*
+ * A thread that prints with tk_event_run_shared() gives it its own memo of
+ * symbol lookups here (TK_KSYM_MEMO entries); NULL: the set's.
+ */
+extern __thread struct tk_ksym_memo *tk_ksym_thread_memo;
 
 /*
  * Decimal and hex text without a divide per digit: the length first (from
@@ -338,6 +341,24 @@ void tk_event_compile(struct tk_event_set *set, struct tk_event *ev);
 /* Return: 0, -EBADMSG (truncated marker printed), -ENOTSUP: use the slow path. */
 int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void *data,
 		 uint32_t size, struct tk_outbuf *out);
+/*
+ * tk_event_run() for printers on several threads at once: it registers no
+ * command names (the sched mirrors' names are learnt in record order, by
+ * one thread, with tk_event_sched_learn()) and looks symbols up through
+ * tk_ksym_thread_memo. The set's formats must all be parsed already.
+ */
+int tk_event_run_shared(struct tk_event_set *set, const struct tk_event *ev, const void *data,
+			uint32_t size, struct tk_outbuf *out);
+/*
+ * The slow printer for printers on several threads: the caller holds the
+ * lock that serialises libtraceevent and the set's scratch, and learns the
+ * sched events' names itself (tk_event_sched_learn()).
+ */
+void tk_event_print_slow_shared(struct tk_event_set *set, const struct tk_event *ev,
+				const void *data, uint32_t size, int cpu, struct tk_outbuf *out);
+/* The names a compiled sched_switch / sched_wakeup record registers when printed. */
+void tk_event_sched_learn(struct tk_event_set *set, const struct tk_event *ev, const void *data,
+			  uint32_t size);
 void tk_event_free_program(struct tk_event *ev);
 void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev,
 			     const void *data, uint32_t size);

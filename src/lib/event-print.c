@@ -1669,19 +1669,30 @@ static inline bool comm_settled(const struct tk_comm_table *t, int pid)
 	return t->sorted && (!pid || (c->gen == t->gen && c->pid == pid && c->comm));
 }
 
-static char *put_comm(const struct tk_event_set *set, char *o, const uint8_t *data,
-		      const struct tk_event_field *f, int pid, struct tk_event_set *mset)
+/* The name the sched plugin registers when it prints field @f (unless nothing would change). */
+static void learn_comm(struct tk_event_set *set, const uint8_t *data,
+		       const struct tk_event_field *f, int pid)
+{
+	const char *c = (const char *)data + f->offset;
+
+	if (!comm_settled(set->comms, pid))
+		tk_event_register_comm(set, pid, c,
+				       f->size == 16 ? strnlen16(c) : strnlen(c, f->size));
+}
+
+/*
+ * The plugin registers every name it prints (see "Command names" in
+ * event.c for what that does to later lines): @learn is the set to
+ * register in, or NULL when tk_event_sched_learn() did it already.
+ */
+static char *put_comm(char *o, const uint8_t *data, const struct tk_event_field *f, int pid,
+		      struct tk_event_set *learn)
 {
 	const char *c = (const char *)data + f->offset;
 	size_t n = f->size == 16 ? strnlen16(c) : strnlen(c, f->size);
 
-	(void)set;
-	/*
-	 * The plugin registers every name it prints (see "Command names" in
-	 * event.c for what that does to later lines).
-	 */
-	if (!comm_settled(mset->comms, pid))
-		tk_event_register_comm(mset, pid, c, n);
+	if (learn)
+		learn_comm(learn, data, f, pid);
 	if (f->size == 16) {
 		/* The field lies inside the record: copy it whole (room is ensured). */
 		memcpy(o, c, 16);
@@ -1723,7 +1734,7 @@ void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev
 }
 
 static int run_sched_switch(struct tk_event_set *set, const struct tk_event *ev,
-			    const uint8_t *d, uint32_t size, struct tk_outbuf *out)
+			    const uint8_t *d, uint32_t size, struct tk_outbuf *out, bool learn)
 {
 	uint64_t v, state;
 	char *o;
@@ -1735,7 +1746,7 @@ static int run_sched_switch(struct tk_event_set *set, const struct tk_event *ev,
 		return -ENOTSUP;
 	o = out->buf + out->len;
 	v = rd(set, d + ev->f_prev_pid->offset, ev->f_prev_pid->size);
-	o = put_comm(set, o, d, ev->f_prev_comm, (int)v, set);
+	o = put_comm(o, d, ev->f_prev_comm, (int)v, learn ? set : NULL);
 	*o++ = ':';
 	o = put_s64(o, (int64_t)v);
 	*o++ = ' ';
@@ -1756,7 +1767,7 @@ static int run_sched_switch(struct tk_event_set *set, const struct tk_event *ev,
 		*o++ = 'R';
 	o = put_str(o, " ==> ", 5);
 	v = rd(set, d + ev->f_next_pid->offset, ev->f_next_pid->size);
-	o = put_comm(set, o, d, ev->f_next_comm, (int)v, set);
+	o = put_comm(o, d, ev->f_next_comm, (int)v, learn ? set : NULL);
 	*o++ = ':';
 	o = put_s64(o, (int64_t)v);
 	*o++ = ' ';
@@ -1768,7 +1779,7 @@ static int run_sched_switch(struct tk_event_set *set, const struct tk_event *ev,
 }
 
 static int run_sched_wakeup(struct tk_event_set *set, const struct tk_event *ev,
-			    const uint8_t *d, uint32_t size, struct tk_outbuf *out)
+			    const uint8_t *d, uint32_t size, struct tk_outbuf *out, bool learn)
 {
 	uint64_t v;
 	char *o;
@@ -1779,7 +1790,7 @@ static int run_sched_wakeup(struct tk_event_set *set, const struct tk_event *ev,
 		return -ENOTSUP;
 	o = out->buf + out->len;
 	v = rd(set, d + ev->f_pid->offset, ev->f_pid->size);
-	o = put_comm(set, o, d, ev->f_comm, (int)v, set);
+	o = put_comm(o, d, ev->f_comm, (int)v, learn ? set : NULL);
 	*o++ = ':';
 	o = put_s64(o, (int64_t)v);
 	o = put_str(o, " [", 2);
@@ -2048,6 +2059,14 @@ static inline uint64_t cast_bits(uint64_t v, unsigned int bits, bool is_signed)
 }
 
 /*
+ * Set by a compiled op that found a length reaching past even the slow
+ * path's zeroed scratch (libtraceevent would read out of bounds): the
+ * record then prints a marker and fails. Per thread: records of one set
+ * may be printed on several threads at once (tk_event_run_shared()).
+ */
+static __thread bool run_bad;
+
+/*
  * A '*' width or precision. libtraceevent passes a negative one to
  * printf() without the int (its print_str_to_seq() and print_arg_number()
  * test len_arg >= 0), so the format reads a pointer as the width: garbage
@@ -2060,7 +2079,7 @@ static inline bool star_value(struct tk_event_set *set, const struct tk_event *e
 {
 	*v = (int)tk_event_eval(set, ev->exprs, op->lenexpr, d, size);
 	if (*v < 0 || *v > 65536)
-		set->run_bad = true;
+		run_bad = true;
 	return *v >= 0 && *v <= 1000;
 }
 
@@ -2137,8 +2156,9 @@ static char *run_rare(struct tk_event_set *set, const struct tk_event *ev, const
  */
 static char *past_record(struct tk_event_set *set, uint64_t end, uint32_t size)
 {
+	(void)set;
 	if (end > (uint64_t)size + TK_EVENT_SCRATCH)
-		set->run_bad = true;
+		run_bad = true;
 	return NULL;
 }
 
@@ -2445,9 +2465,10 @@ static __attribute__((noinline)) char *run_kid(struct tk_event_set *set,
 
 static __attribute__((noinline)) int run_failed(struct tk_event_set *set, struct tk_outbuf *out)
 {
-	if (!set->run_bad)
+	(void)set;
+	if (!run_bad)
 		return -ENOTSUP;
-	set->run_bad = false;
+	run_bad = false;
 	tk_outbuf_write(out, "[truncated record]", 18);
 	return -EBADMSG;
 }
@@ -2486,15 +2507,16 @@ run_program(struct tk_event_set *set, const struct tk_event *ev, const uint8_t *
  * front), which the compiler stops doing on its own once the loop exists
  * twice; the out-of-line ops (run_rare, run_kid) stay calls.
  */
-__attribute__((flatten)) int tk_event_run(struct tk_event_set *set, const struct tk_event *ev,
-					  const void *data, uint32_t size, struct tk_outbuf *out)
+static inline __attribute__((always_inline)) int
+run_event(struct tk_event_set *set, const struct tk_event *ev, const void *data, uint32_t size,
+	  struct tk_outbuf *out, bool learn)
 {
 	const uint8_t *d = data;
 
 	if (ev->kind == TK_EVENT_SCHED_SWITCH)
-		return run_sched_switch(set, ev, d, size, out);
+		return run_sched_switch(set, ev, d, size, out, learn);
 	if (ev->kind == TK_EVENT_SCHED_WAKEUP)
-		return run_sched_wakeup(set, ev, d, size, out);
+		return run_sched_wakeup(set, ev, d, size, out, learn);
 	if (ev->kind != TK_EVENT_PROGRAM || size < ev->min_size)
 		return -ENOTSUP;
 	/* Hex dumps, arrays and masks grow with the record: room for their worst case. */
@@ -2503,4 +2525,37 @@ __attribute__((flatten)) int tk_event_run(struct tk_event_set *set, const struct
 	if (set->swap)
 		return run_program(set, ev, d, size, out, true);
 	return run_program(set, ev, d, size, out, false);
+}
+
+__attribute__((flatten)) int tk_event_run(struct tk_event_set *set, const struct tk_event *ev,
+					  const void *data, uint32_t size, struct tk_outbuf *out)
+{
+	return run_event(set, ev, data, size, out, true);
+}
+
+__attribute__((flatten)) int tk_event_run_shared(struct tk_event_set *set,
+						 const struct tk_event *ev, const void *data,
+						 uint32_t size, struct tk_outbuf *out)
+{
+	return run_event(set, ev, data, size, out, false);
+}
+
+void tk_event_sched_learn(struct tk_event_set *set, const struct tk_event *ev, const void *data,
+			  uint32_t size)
+{
+	const uint8_t *d = data;
+
+	/* Too short for the compiled printer: the slow path's order (tk_event_print_info()). */
+	if (size < ev->min_size) {
+		tk_event_sched_register(set, ev, data, size);
+		return;
+	}
+	if (ev->kind == TK_EVENT_SCHED_SWITCH) {
+		learn_comm(set, d, ev->f_prev_comm, (int)rd(set, d + ev->f_prev_pid->offset,
+							    ev->f_prev_pid->size));
+		learn_comm(set, d, ev->f_next_comm, (int)rd(set, d + ev->f_next_pid->offset,
+							    ev->f_next_pid->size));
+	} else if (ev->kind == TK_EVENT_SCHED_WAKEUP) {
+		learn_comm(set, d, ev->f_comm, (int)rd(set, d + ev->f_pid->offset, ev->f_pid->size));
+	}
 }

@@ -115,6 +115,22 @@ int tk_outbuf_flush(struct tk_outbuf *out)
 {
 	size_t done = 0;
 
+	/* A memory buffer keeps its text: flushing makes room by growing. */
+	if (out->fd < 0) {
+		char *b = out->cap <= SIZE_MAX / 2 ? realloc(out->buf, out->cap * 2) : NULL;
+
+		if (b) {
+			out->buf = b;
+			out->cap *= 2;
+			return out->error;
+		}
+		if (!out->error)
+			out->error = tk_fail(ENOMEM, "cannot grow an output buffer of %zu bytes",
+					     out->cap);
+		out->len = 0;
+		return out->error;
+	}
+
 	while (done < out->len && !out->error) {
 		ssize_t n = write(out->fd, out->buf + done, out->len - done);
 
@@ -402,6 +418,7 @@ struct tk_event_set *tk_event_set_new(uint8_t long_size, bool big_endian, uint32
 	set = calloc(1, sizeof(*set));
 	if (!set)
 		goto nomem;
+	pthread_mutex_init(&set->ksym_lock, NULL);
 	set->comms = calloc(1, sizeof(*set->comms));
 	if (!set->comms)
 		goto nomem;
@@ -464,6 +481,7 @@ void tk_event_set_free(struct tk_event_set *set)
 	free(set->ksym_tep_text);
 	tk_big_free(set->ksyms);
 	free(set->ksym_memo);
+	pthread_mutex_destroy(&set->ksym_lock);
 	free(set);
 }
 
@@ -623,9 +641,78 @@ static bool ksym_sort(struct tk_ksym *tab, size_t n)
 }
 
 /*
+ * The first white space at or after @p (or @len). Eight bytes at a time:
+ * white space is below 0x21, and the lowest byte the word test flags is
+ * the first below 0x21 (little endian); a control character there is not
+ * white space, and the search goes on from it byte by byte.
+ */
+static size_t ks_name_end(const char *t, size_t p, size_t len)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+
+	while (len - p >= 8) {
+		uint64_t w, hit;
+
+		memcpy(&w, t + p, 8);
+		hit = (w - ones * 0x21) & ~w & highs;
+		if (hit) {
+			p += (size_t)__builtin_ctzll(hit) / 8;
+			if (ks_space((unsigned char)t[p]))
+				return p;
+			p++;
+			continue;
+		}
+		p += 8;
+	}
+#endif
+	while (p < len && !ks_space((unsigned char)t[p]))
+		p++;
+	return p;
+}
+
+/* Hex digit values plus one, 0 for anything else. */
+static const uint8_t hexv[256] = {
+	['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,	['6'] = 7,
+	['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
+	['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
+	['F'] = 16,
+};
+
+/*
+ * The kernel writes every line as "%016lx %c %s" (and "\t[mod]"): such a
+ * line is read with a fixed layout, 16 digits without a branch each.
+ * Return: the name's offset, or 0 when the line is not of that shape (the
+ * general parser then reads it, with the same result for every line this
+ * accepts: 16 digits, single blanks, a type and a name that are not blank).
+ */
+static size_t ksym_line_fast(const char *t, size_t pos, size_t len, uint64_t *addr, char *type)
+{
+	const unsigned char *u = (const unsigned char *)t + pos;
+	uint64_t a = 0;
+	unsigned int bad = 0;
+
+	if (len - pos < 20 || u[16] != ' ' || u[18] != ' ' || ks_space(u[17]) || ks_space(u[19]) ||
+	    u[17] == '\n' || u[19] == '\n')
+		return 0;
+	for (int i = 0; i < 16; i++) {
+		unsigned int v = hexv[u[i]];
+
+		bad |= !v;
+		a = a << 4 | ((v - 1) & 15);
+	}
+	if (bad)
+		return 0;
+	*addr = a;
+	*type = (char)u[17];
+	return pos + 19;
+}
+
+/*
  * Parse the lines as tep_parse_kallsyms() does: "ADDR TYPE NAME [MOD]",
  * at most 16 hex digits, names starting with '$' and 'A'/'a' symbols
- * skipped, parsing stops at the first malformed line.
+ * skipped, parsing stops at the first malformed line. Called once (under
+ * ksym_lock): the tables are published by the release store of ksym_built.
  */
 static void ksym_build(struct tk_event_set *set)
 {
@@ -633,49 +720,62 @@ static void ksym_build(struct tk_event_set *set)
 	size_t len = set->ksym_len, pos = 0, n = 0, cap = 1;
 	struct tk_ksym *tab = NULL;
 
-	set->ksym_built = true;
 	if (!t || len > UINT32_MAX)
-		return;
+		goto out;
 	/* One entry per line at most: the table is allocated once, on huge pages. */
 	for (const char *p = t; (p = memchr(p, '\n', len - (size_t)(p - t))); p++)
 		cap++;
 	tab = tk_big_alloc(cap * sizeof(*tab));
 	if (!tab)
-		return;
+		goto out;
 	while (pos < len) {
-		const char *nl = memchr(t + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - t) : len, p, ns;
+		size_t p, ns, ne, end;
 		uint64_t addr = 0;
-		int digits = 0, x;
+		const char *nl;
 		char type;
 
-		if (end == pos) {
-			pos = end + 1;
-			continue;
+		ns = ksym_line_fast(t, pos, len, &addr, &type);
+		if (!ns) {
+			int digits = 0, x;
+
+			nl = memchr(t + pos, '\n', len - pos);
+			end = nl ? (size_t)(nl - t) : len;
+			if (end == pos) {
+				pos = end + 1;
+				continue;
+			}
+			p = pos;
+			while (p < end && ks_space((unsigned char)t[p]))
+				p++;
+			while (p < end && digits < 16 && (x = ks_xdigit((unsigned char)t[p])) >= 0) {
+				addr = addr << 4 | (uint64_t)x;
+				digits++;
+				p++;
+			}
+			while (p < end && ks_space((unsigned char)t[p]))
+				p++;
+			if (!digits || p >= end)
+				break;
+			type = t[p++];
+			while (p < end && ks_space((unsigned char)t[p]))
+				p++;
+			ns = p;
+			if (p >= end)
+				break;
 		}
-		p = pos;
-		while (p < end && ks_space((unsigned char)t[p]))
-			p++;
-		while (p < end && digits < 16 && (x = ks_xdigit((unsigned char)t[p])) >= 0) {
-			addr = addr << 4 | (uint64_t)x;
-			digits++;
-			p++;
+		/* The name runs to white space: measured here, once. */
+		ne = ks_name_end(t, ns, len);
+		/* Most lines end right after the name; module names follow a tab. */
+		if (ne < len && t[ne] == '\n') {
+			end = ne;
+		} else {
+			nl = memchr(t + ne, '\n', len - ne);
+			end = nl ? (size_t)(nl - t) : len;
 		}
-		while (p < end && ks_space((unsigned char)t[p]))
-			p++;
-		if (!digits || p >= end)
-			break;
-		type = t[p++];
-		while (p < end && ks_space((unsigned char)t[p]))
-			p++;
-		/* The name's length is measured when a lookup first returns it. */
-		ns = p;
-		if (p >= end)
-			break;
 		if (t[ns] != '$' && type != 'A' && type != 'a') {
 			tab[n].addr = addr;
 			tab[n].name_off = (uint32_t)ns;
-			tab[n].name_len = 0;
+			tab[n].name_len = (uint32_t)(ne - ns);
 			n++;
 		}
 		pos = end + 1;
@@ -690,6 +790,8 @@ static void ksym_build(struct tk_event_set *set)
 	set->nksyms = n;
 	/* Without the memo every lookup searches: slower, same text. */
 	set->ksym_memo = calloc(TK_KSYM_MEMO, sizeof(*set->ksym_memo));
+out:
+	__atomic_store_n(&set->ksym_built, true, __ATOMIC_RELEASE);
 }
 
 /*
@@ -718,33 +820,32 @@ static const struct tk_ksym *ksym_search(const struct tk_event_set *set, uint64_
 	return NULL;
 }
 
+__thread struct tk_ksym_memo *tk_ksym_thread_memo;
+
 /*
  * Traces print few distinct addresses (timer callbacks, call sites) many
  * times: a direct-mapped memo of the search's answer saves its ~17 probes.
+ * The table is built on first use, once even when printers on several
+ * threads ask at once; each such thread has its own memo.
  */
 const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, uint64_t addr)
 {
-	struct tk_ksym_memo *m = NULL;
+	struct tk_ksym_memo *m = NULL, *memo;
 	const struct tk_ksym *k;
 
-	if (!set->ksym_built)
-		ksym_build(set);
-	if (set->ksym_memo) {
-		m = &set->ksym_memo[((addr ^ (addr >> 17)) * 0x9e3779b97f4a7c15ull) >> 52];
+	if (__builtin_expect(!__atomic_load_n(&set->ksym_built, __ATOMIC_ACQUIRE), 0)) {
+		pthread_mutex_lock(&set->ksym_lock);
+		if (!set->ksym_built)
+			ksym_build(set);
+		pthread_mutex_unlock(&set->ksym_lock);
+	}
+	memo = tk_ksym_thread_memo ? tk_ksym_thread_memo : set->ksym_memo;
+	if (memo) {
+		m = &memo[((addr ^ (addr >> 17)) * 0x9e3779b97f4a7c15ull) >> 52];
 		if (m->used && m->addr == addr)
 			return m->idx ? &set->ksyms[m->idx - 1] : NULL;
 	}
 	k = ksym_search(set, addr);
-	if (k && !k->name_len) {
-		struct tk_ksym *w = &set->ksyms[k - set->ksyms];
-		const char *t = set->ksym_text;
-		size_t p = w->name_off;
-
-		/* The name runs to white space (ksym_build() saw it is not empty). */
-		while (p < set->ksym_len && !ks_space((unsigned char)t[p]))
-			p++;
-		w->name_len = (uint32_t)(p - w->name_off);
-	}
 	if (m) {
 		m->addr = addr;
 		m->used = 1;
@@ -1158,6 +1259,13 @@ int tk_event_print_info(struct tk_event_set *set, const struct tk_event *ev, con
 	if (ev->kind == TK_EVENT_SCHED_SWITCH || ev->kind == TK_EVENT_SCHED_WAKEUP)
 		tk_event_sched_register(set, ev, data, size);
 	return 0;
+}
+
+void tk_event_print_slow_shared(struct tk_event_set *set, const struct tk_event *ev,
+				const void *data, uint32_t size, int cpu, struct tk_outbuf *out)
+{
+	((struct tk_event *)ev)->fallbacks++;
+	slow_print(set, data, size, cpu, TEP_PRINT_INFO, out);
 }
 
 bool tk_event_spec_match(const char *spec, const char *system, const char *name)

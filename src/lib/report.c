@@ -75,9 +75,11 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tracekit/event.h>
 #include <tracekit/report.h>
@@ -141,9 +143,52 @@ struct stream {
 struct prefix {
 	const char *comm;
 	int pid;
-	uint32_t gen;        /* the comm table's generation when comm was looked up */
 	uint8_t len;
 	char text[48];
+};
+
+/* The name a lookup gave a pid, valid while the comm table keeps its generation. */
+struct comm_memo {
+	const char *comm;
+	int pid;
+	uint32_t gen;
+};
+
+struct report;
+
+/*
+ * Everything the line printer needs about one record, as the merge decided
+ * it (the name looked up, the filters passed): printing needs nothing
+ * else, so lines can be printed on other threads than the merge's.
+ */
+struct line {
+	const struct stream *s;      /* CPU text and buffer name */
+	const struct tk_event *ev;   /* NULL: an unknown event */
+	const char *comm;
+	const void *data;
+	uint32_t size;
+	int pid;
+	uint64_t ts;                 /* as shown */
+	int64_t missed;              /* 0, -1 (unknown count) or the count */
+};
+
+/* One line printer: the main thread's, or a worker's. Its caches are its own. */
+struct printer {
+	const struct report *r;
+	struct tk_outbuf *o;
+	struct prefix *pcache;       /* PCACHE_SIZE, by pid */
+	bool shared;                 /* other printers run at the same time */
+	pthread_mutex_t *slow_lock;  /* shared: held around libtraceevent */
+	uint64_t last_sec;           /* put_time(): the seconds text last printed */
+	char sec_text[24];
+	uint8_t sec_len;
+	/*
+	 * put_time(): the whole " %5llu.%06llu: " text of the microsecond
+	 * last printed, valid for shown times in [t_lo, t_lo + t_span).
+	 */
+	uint64_t t_lo, t_span;
+	char t_text[32];
+	uint8_t t_len;
 };
 
 struct report {
@@ -156,7 +201,8 @@ struct report {
 	size_t nstreams;
 	struct stream **heap;     /* pointers: no index scaling in the merge */
 	size_t nheap;
-	struct prefix *pcache;
+	struct printer pr;        /* the main thread's line printer */
+	struct comm_memo *cmemo;  /* PCACHE_SIZE, by pid */
 	struct lazy_fmt *lazy;    /* per event id */
 	const struct tk_event **evs; /* per id 0..65535, once found: one dense load a record */
 	size_t nlazy;
@@ -166,16 +212,6 @@ struct report {
 	bool usecs;
 	uint64_t ts_add;          /* tk_dat_timestamp() without TSC2NSEC: a sum */
 	bool fast_common;         /* type: 2 bytes, pid: 4, host order */
-	uint64_t last_sec;        /* put_time(): the seconds text last printed */
-	char sec_text[24];
-	uint8_t sec_len;
-	/*
-	 * put_time(): the whole " %5llu.%06llu: " text of the microsecond
-	 * last printed, valid for shown times in [t_lo, t_lo + t_span).
-	 */
-	uint64_t t_lo, t_span;
-	char t_text[32];
-	uint8_t t_len;
 	bool filtering;           /* -F, -P or --comm given */
 	bool special;             /* --stat or --json: no text lines */
 	size_t room;              /* bytes free before a line that need no flush */
@@ -762,8 +798,14 @@ static const struct tk_event *event_get(struct report *r, int id)
 	if (l->ev)
 		return l->ev;
 	if (!l->state) {
-		int ret = tk_event_set_add_format(r->set, l->system, l->text, l->len);
+		int ret;
 
+		/* Parsing goes through libtraceevent, which printers may be inside. */
+		if (r->pr.shared)
+			pthread_mutex_lock(r->pr.slow_lock);
+		ret = tk_event_set_add_format(r->set, l->system, l->text, l->len);
+		if (r->pr.shared)
+			pthread_mutex_unlock(r->pr.slow_lock);
 		l->state = ret == id ? 1 : -1;
 		if (ret == -ENOMEM)
 			r->nomem = true;
@@ -901,57 +943,58 @@ static const char digit_pairs[] = "000102030405060708091011121314151617181920212
  * one compare and one 32-byte copy. A miss reuses the seconds text while
  * the second is the same and writes the six decimals as three pairs.
  */
-static void __attribute__((noinline)) put_time_us_miss(struct report *r, uint64_t ts)
+static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64_t ts)
 {
-	struct tk_outbuf *o = &r->out;
+	struct tk_outbuf *o = p->o;
 	uint64_t us = ts / 1000 + (ts % 1000 >= 500), sec = us / 1000000;
 	uint32_t frac = (uint32_t)(us % 1000000);
 	size_t start = o->len;
-	char *p;
+	char *d;
 
-	if (sec != r->last_sec || !r->sec_len) {
+	if (sec != p->last_sec || !p->sec_len) {
 		o->buf[o->len++] = ' ';
 		put_u_width(o, sec, 5, ' ');
-		r->last_sec = sec;
-		r->sec_len = (uint8_t)(o->len - start);
-		memcpy(r->sec_text, o->buf + start, r->sec_len);
+		p->last_sec = sec;
+		p->sec_len = (uint8_t)(o->len - start);
+		memcpy(p->sec_text, o->buf + start, p->sec_len);
 	} else {
-		memcpy(o->buf + o->len, r->sec_text, sizeof(r->sec_text));
-		o->len += r->sec_len;
+		memcpy(o->buf + o->len, p->sec_text, sizeof(p->sec_text));
+		o->len += p->sec_len;
 	}
-	p = o->buf + o->len;
-	p[0] = '.';
-	memcpy(p + 1, digit_pairs + 2 * (frac / 10000), 2);
-	memcpy(p + 3, digit_pairs + 2 * (frac / 100 % 100), 2);
-	memcpy(p + 5, digit_pairs + 2 * (frac % 100), 2);
-	p[7] = ':';
-	p[8] = ' ';
+	d = o->buf + o->len;
+	d[0] = '.';
+	memcpy(d + 1, digit_pairs + 2 * (frac / 10000), 2);
+	memcpy(d + 3, digit_pairs + 2 * (frac / 100 % 100), 2);
+	memcpy(d + 5, digit_pairs + 2 * (frac % 100), 2);
+	d[7] = ':';
+	d[8] = ' ';
 	o->len += 9;
 	/* The range of ts that rounds to @us; none near the top of the range. */
-	if (o->len - start <= sizeof(r->t_text) && us < UINT64_MAX / 1000 - 1) {
-		r->t_lo = us ? us * 1000 - 500 : 0;
-		r->t_span = us * 1000 + 500 - r->t_lo;
-		r->t_len = (uint8_t)(o->len - start);
-		memcpy(r->t_text, o->buf + start, r->t_len);
+	if (o->len - start <= sizeof(p->t_text) && us < UINT64_MAX / 1000 - 1) {
+		p->t_lo = us ? us * 1000 - 500 : 0;
+		p->t_span = us * 1000 + 500 - p->t_lo;
+		p->t_len = (uint8_t)(o->len - start);
+		memcpy(p->t_text, o->buf + start, p->t_len);
 	} else {
-		r->t_span = 0;
+		p->t_span = 0;
 	}
 }
 
 /* The time column and the blank after it. */
-static inline void put_time(struct report *r, uint64_t ts)
+static inline void put_time(struct printer *p, uint64_t ts)
 {
-	struct tk_outbuf *o = &r->out;
+	struct tk_outbuf *o = p->o;
+	const struct report *r = p->r;
 	uint64_t t, p10;
 	size_t prec;
 
-	if (__builtin_expect(ts - r->t_lo < r->t_span, 1)) {
-		memcpy(o->buf + o->len, r->t_text, sizeof(r->t_text));
-		o->len += r->t_len;
+	if (__builtin_expect(ts - p->t_lo < p->t_span, 1)) {
+		memcpy(o->buf + o->len, p->t_text, sizeof(p->t_text));
+		o->len += p->t_len;
 		return;
 	}
 	if (r->usecs && !(r->opts->flags & TK_REPORT_NSEC)) {
-		put_time_us_miss(r, ts);
+		put_time_us_miss(p, ts);
 		return;
 	}
 
@@ -1089,10 +1132,10 @@ static bool pid_wanted(const struct tk_report_opts *o, int pid)
 }
 
 /* The "%16s-%-5d" column of @pid, built and kept in @pc. */
-static void __attribute__((noinline)) put_comm_pid(struct report *r, struct prefix *pc,
+static void __attribute__((noinline)) put_comm_pid(struct printer *p, struct prefix *pc,
 						   const char *comm, int pid)
 {
-	struct tk_outbuf *o = &r->out;
+	struct tk_outbuf *o = p->o;
 	size_t start = o->len, clen = strnlen(comm, 256), before, pad;
 
 	put_pad(o, clen < 16 ? 16 - clen : 0);
@@ -1105,16 +1148,18 @@ static void __attribute__((noinline)) put_comm_pid(struct report *r, struct pref
 	if (o->len - start <= sizeof(pc->text)) {
 		pc->comm = comm;
 		pc->pid = pid;
-		pc->gen = r->set->comms->gen;
 		pc->len = (uint8_t)(o->len - start);
 		memcpy(pc->text, o->buf + start, pc->len);
 	}
 }
 
 /* The "%8.8s-%-5d %3d" columns and latency flags of -l. */
-static void put_latency_prefix(struct report *r, struct stream *s, const char *comm, int pid)
+static void put_latency_prefix(struct printer *p, const struct line *l)
 {
-	struct tk_outbuf *o = &r->out;
+	struct tk_outbuf *o = p->o;
+	const struct stream *s = l->s;
+	const char *comm = l->comm;
+	int pid = l->pid;
 	size_t clen = strnlen(comm, 256), n = clen > 8 ? 8 : clen, before, pad;
 
 	put_pad(o, 8 - n);
@@ -1126,41 +1171,75 @@ static void put_latency_prefix(struct report *r, struct stream *s, const char *c
 	put_pad(o, pad < 5 ? 5 - pad : 0);
 	o->buf[o->len++] = ' ';
 	put_u_width(o, s->cpu, 3, ' ');
-	tk_event_print_latency(r->set, s->rec->data, s->rec->size, (int)s->cpu, o);
+	tk_event_print_latency(p->r->set, l->data, l->size, (int)s->cpu, o);
 	if (o->cap - o->len < 256)
 		tk_outbuf_flush(o);
 }
 
 /* The "CPU:C [N EVENTS DROPPED]" line trace-cmd prints before a page's first record. */
-static void put_dropped(struct tk_outbuf *o, const struct stream *s)
+static void put_dropped(struct tk_outbuf *o, uint32_t cpu, int64_t missed)
 {
 	char tmp[80];
-	int n = s->missed > 0 ? snprintf(tmp, sizeof(tmp), "CPU:%u [%" PRId64 " EVENTS DROPPED]\n",
-					 s->cpu, s->missed) :
-				snprintf(tmp, sizeof(tmp), "CPU:%u [EVENTS DROPPED]\n", s->cpu);
+	int n = missed > 0 ? snprintf(tmp, sizeof(tmp), "CPU:%u [%" PRId64 " EVENTS DROPPED]\n",
+				      cpu, missed) :
+			     snprintf(tmp, sizeof(tmp), "CPU:%u [EVENTS DROPPED]\n", cpu);
 
 	put(o, tmp, (size_t)n);
 }
 
 /*
- * One caller, the merge loop: inlined, so the stream stays in registers.
- * The rare cases (filters, --stat/--json, instances, drops, -l, unknown
- * events) each sit behind one flag tested once, so the common line costs
- * the id and pid loads, one cache probe for the comm column, the time
- * (usually a cached copy), the name column and the compiled printer.
+ * A name lookup. The first one sorts the table and tells libtraceevent
+ * (event.c): while printers run on other threads, that happens under the
+ * lock they take around libtraceevent.
  */
-static inline __attribute__((always_inline)) void print_record(struct report *r, struct stream *s)
+static const char *lookup_comm(struct report *r, int pid)
+{
+	const char *comm;
+
+	if (__builtin_expect(!r->pr.shared || r->set->comms->sorted, 1))
+		return tk_event_comm(r->set, pid);
+	pthread_mutex_lock(r->pr.slow_lock);
+	comm = tk_event_comm(r->set, pid);
+	pthread_mutex_unlock(r->pr.slow_lock);
+	return comm;
+}
+
+/*
+ * The names a sched_switch / sched_wakeup record registers, in record
+ * order, when its line is printed on another thread; registering also
+ * tells libtraceevent, so it takes the lock the printers take around it.
+ */
+static void __attribute__((noinline)) learn_names(struct report *r, const struct tk_event *ev,
+						  const void *data, uint32_t size)
+{
+	pthread_mutex_lock(r->pr.slow_lock);
+	tk_event_sched_learn(r->set, ev, data, size);
+	pthread_mutex_unlock(r->pr.slow_lock);
+}
+
+/*
+ * The merge's half of a record's line (one caller, the merge loop: inlined,
+ * so the stream stays in registers): the type and pid, the event, the
+ * filters, the command name, the counts. Return: false when the record
+ * prints no line (filtered, an unknown event, --stat, --json).
+ *
+ * trace-cmd looks the name up for records of known events only, and the
+ * first lookup changes how later names resolve (event.c). The name a
+ * lookup gave stays the answer while the table keeps its generation
+ * (event.c bumps it on every change of the sorted array), so a memo hit
+ * needs no lookup at all.
+ */
+static inline __attribute__((always_inline)) bool select_record(struct report *r, struct stream *s,
+								 struct line *l)
 {
 	const struct tk_report_opts *opts = r->opts;
-	struct tk_outbuf *o = &r->out;
 	const void *data = s->rec->data;
 	uint32_t size = s->rec->size;
 	const struct tk_comm_table *ct = r->set->comms;
 	const struct tk_event *ev;
-	struct prefix *pc;
+	struct comm_memo *cm;
 	const char *comm;
 	int id, pid;
-	bool hit;
 
 	if (__builtin_expect(r->fast_common && size >= r->common_size, 1)) {
 		uint16_t t;
@@ -1181,33 +1260,88 @@ static inline __attribute__((always_inline)) void print_record(struct report *r,
 
 	if (__builtin_expect(r->filtering, 0)) {
 		if (!event_selected(r, id, ev))
-			return;
+			return false;
 		if (opts->npids && !pid_wanted(opts, pid))
-			return;
+			return false;
 	}
-	/*
-	 * trace-cmd looks the name up for records of known events only, and
-	 * the first lookup changes how later names resolve (event.c). The
-	 * name a lookup gave stays the answer while the table keeps its
-	 * generation (event.c bumps it on every change of the sorted array),
-	 * so a cache hit needs no lookup at all.
-	 */
-	pc = &r->pcache[(uint32_t)pid & (PCACHE_SIZE - 1)];
-	hit = ev && pc->pid == pid && pc->comm && pc->gen == ct->gen && ct->sorted;
-
-	if (__builtin_expect(hit, 1))
-		comm = pc->comm;
-	else
-		comm = ev || opts->ncomms ? tk_event_comm(r->set, pid) : "";
+	cm = &r->cmemo[(uint32_t)pid & (PCACHE_SIZE - 1)];
+	if (__builtin_expect(ev && cm->pid == pid && cm->comm && cm->gen == ct->gen && ct->sorted,
+			     1)) {
+		comm = cm->comm;
+	} else if (ev || opts->ncomms) {
+		comm = lookup_comm(r, pid);
+		if (ev) {
+			cm->comm = comm;
+			cm->pid = pid;
+			cm->gen = ct->gen;
+		}
+	} else {
+		comm = "";
+	}
 	if (__builtin_expect(r->filtering, 0) && opts->ncomms && !comm_wanted(opts, comm))
-		return;
+		return false;
 	if (ev)
 		r->counts[id]++;
 	if (__builtin_expect(r->special, 0)) {
 		if ((opts->flags & TK_REPORT_JSON) && ev)
 			print_json(r, s, ev, pid, comm);
+		return false;
+	}
+	/* Printed elsewhere, the sched mirrors cannot register names in record order. */
+	if (__builtin_expect(r->pr.shared, 0) && ev &&
+	    (ev->kind == TK_EVENT_SCHED_SWITCH || ev->kind == TK_EVENT_SCHED_WAKEUP))
+		learn_names(r, ev, data, size);
+	l->s = s;
+	l->ev = ev;
+	l->comm = comm;
+	l->data = data;
+	l->size = size;
+	l->pid = pid;
+	l->ts = s->ts;
+	l->missed = s->missed;
+	return true;
+}
+
+/* The event text, through the compiled printer when it can. */
+static inline __attribute__((always_inline)) void put_event_text(struct printer *p,
+								  const struct line *l)
+{
+	const struct report *r = p->r;
+	const struct tk_event *ev = l->ev;
+	unsigned int flags = r->opts->flags;
+
+	if (__builtin_expect(p->shared, 0)) {
+		if (ev->kind != TK_EVENT_SLOW &&
+		    tk_event_run_shared(r->set, ev, l->data, l->size, p->o) != -ENOTSUP)
+			return;
+		pthread_mutex_lock(p->slow_lock);
+		tk_event_print_slow_shared(r->set, ev, l->data, l->size, (int)l->s->cpu, p->o);
+		pthread_mutex_unlock(p->slow_lock);
 		return;
 	}
+	/* The compiled printer first, without the call through the public entry. */
+	if (__builtin_expect(ev->kind == TK_EVENT_SLOW || (flags & (TK_REPORT_RAW |
+								   TK_REPORT_SLOW)), 0) ||
+	    tk_event_run(r->set, ev, l->data, l->size, p->o) == -ENOTSUP)
+		tk_event_print_info(r->set, ev, l->data, l->size, (int)l->s->cpu,
+				    ((flags & TK_REPORT_RAW) ? TK_EVENT_PRINT_RAW : 0) |
+				    TK_EVENT_PRINT_SLOW, p->o);
+}
+
+/*
+ * The printer's half: the whole line, from what select_record() decided.
+ * The rare cases (instances, drops, -l, unknown events) each sit behind
+ * one test, so the common line costs one cache probe for the comm column,
+ * the time (usually a cached copy), the name column and the compiled
+ * printer.
+ */
+static inline __attribute__((always_inline)) void emit_line(struct printer *p,
+							     const struct line *l)
+{
+	const struct report *r = p->r;
+	struct tk_outbuf *o = p->o;
+	const struct tk_event *ev = l->ev;
+	const struct stream *s = l->s;
 
 	/* Room for everything but the event text, which ensures its own (names cut at 256). */
 	if (__builtin_expect(o->cap - o->len < r->room, 0))
@@ -1219,8 +1353,8 @@ static inline __attribute__((always_inline)) void print_record(struct report *r,
 		put(o, s->buf->name, n);
 		put(o, n ? ": " : "  ", 2);
 	}
-	if (__builtin_expect(s->missed != 0, 0))
-		put_dropped(o, s);
+	if (__builtin_expect(l->missed != 0, 0))
+		put_dropped(o, s->cpu, l->missed);
 	if (__builtin_expect(!ev, 0)) {
 		static const char unk[] = "[UNKNOWN EVENT][UNKNOWN EVENT] (NULL):               "
 					  "[UNKNOWN EVENT]\n";
@@ -1228,8 +1362,8 @@ static inline __attribute__((always_inline)) void print_record(struct report *r,
 		put(o, unk, sizeof(unk) - 1);
 		return;
 	}
-	if (__builtin_expect(opts->flags & TK_REPORT_LATENCY, 0)) {
-		put_latency_prefix(r, s, comm, pid);
+	if (__builtin_expect(r->opts->flags & TK_REPORT_LATENCY, 0)) {
+		put_latency_prefix(p, l);
 	} else {
 		/*
 		 * "%16s-%-5d" depends on the pid and its name only: the text is
@@ -1238,20 +1372,18 @@ static inline __attribute__((always_inline)) void print_record(struct report *r,
 		 * has its own copy, so when another duplicate of a pid starts
 		 * winning (event.c) the address differs and the text is redone.
 		 */
-		if (__builtin_expect(hit, 1)) {
+		struct prefix *pc = &p->pcache[(uint32_t)l->pid & (PCACHE_SIZE - 1)];
+
+		if (__builtin_expect(pc->comm == l->comm && pc->pid == l->pid, 1)) {
 			memcpy(o->buf + o->len, pc->text, sizeof(pc->text));
 			o->len += pc->len;
-		} else if (pc->comm == comm && pc->pid == pid) {
-			memcpy(o->buf + o->len, pc->text, sizeof(pc->text));
-			o->len += pc->len;
-			pc->gen = ct->gen;
 		} else {
-			put_comm_pid(r, pc, comm, pid);
+			put_comm_pid(p, pc, l->comm, l->pid);
 		}
 		memcpy(o->buf + o->len, s->cpu_text, sizeof(s->cpu_text));
 		o->len += s->cpu_len;
 	}
-	put_time(r, s->ts);
+	put_time(p, l->ts);
 	if (__builtin_expect(ev->col_len != 0, 1)) {
 		memcpy(o->buf + o->len, ev->col, sizeof(ev->col));
 		o->len += ev->col_len;
@@ -1262,13 +1394,7 @@ static inline __attribute__((always_inline)) void print_record(struct report *r,
 		put(o, ": ", 2);
 		put_pad(o, nlen < 20 ? 20 - nlen : 0);
 	}
-	/* The compiled printer first, without the call through the public entry. */
-	if (__builtin_expect(ev->kind == TK_EVENT_SLOW || (opts->flags & (TK_REPORT_RAW |
-									  TK_REPORT_SLOW)), 0) ||
-	    tk_event_run(r->set, ev, data, size, o) == -ENOTSUP)
-		tk_event_print_info(r->set, ev, data, size, (int)s->cpu,
-				    ((opts->flags & TK_REPORT_RAW) ? TK_EVENT_PRINT_RAW : 0) |
-				    TK_EVENT_PRINT_SLOW, o);
+	put_event_text(p, l);
 	/* One final newline of the text is dropped (a flush may have emptied the buffer). */
 	if (o->len && o->buf[o->len - 1] == '\n')
 		o->len--;
@@ -1375,11 +1501,316 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
 	return false;
 }
 
+/* ------------------------------------------------------------ threads */
+
+/*
+ * Lines printed on several threads. Printing is most of a report's work
+ * (the compiled printers, ~70% of the instructions a record), while the
+ * merge must stay in one thread: the names records print depend on every
+ * sched record before them (event.c). So the merge thread decides each
+ * line (select_record(): event, filters, name, names learnt) and copies
+ * the record into a job of up to JOB_LINES lines; workers print jobs into
+ * memory, in any order; the merge thread writes them out in order, and
+ * prints a waiting job itself rather than sleep. The text is the same as
+ * one thread's: every printer keeps its own caches, libtraceevent (the
+ * slow path, format parsing, name registration) is serialised by one
+ * lock, and symbol lookups use a memo per thread.
+ *
+ * Jobs form a ring of NJOBS; job k lives in slot k % NJOBS. Counters
+ * (under pool.lock): filled (handed over), taken (printing started),
+ * written (out); a slot is free again once its job is written. Memory
+ * stays bounded: NJOBS jobs of JOB_LINES lines and their text.
+ */
+#define JOB_LINES 4096
+#define JOB_DATA (1u << 20)
+#define NJOBS 8
+#define MAX_THREADS 16
+
+enum { JOB_FREE, JOB_READY, JOB_BUSY, JOB_DONE };
+
+struct job {
+	struct line *lines;
+	size_t nlines;
+	uint8_t *data;           /* copies of the records: the merge's pages move on */
+	size_t data_len, data_cap;
+	struct tk_outbuf out;    /* memory (fd -1): the lines' text */
+	int state;
+};
+
+struct worker {
+	struct pool *pool;
+	struct printer pr;
+	struct tk_ksym_memo *memo;
+	pthread_t thread;
+	bool started;
+};
+
+struct pool {
+	struct report *r;
+	pthread_mutex_t lock;
+	pthread_cond_t work, done;
+	struct job jobs[NJOBS];
+	uint64_t filled, taken, written;
+	bool stop;
+	struct worker *workers;
+	size_t nworkers;
+	struct tk_ksym_memo *main_memo;
+};
+
+static void print_job(struct printer *p, struct job *j)
+{
+	p->o = &j->out;
+	for (size_t i = 0; i < j->nlines; i++)
+		emit_line(p, &j->lines[i]);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct pool *pool = w->pool;
+
+	tk_ksym_thread_memo = w->memo;
+	pthread_mutex_lock(&pool->lock);
+	for (;;) {
+		struct job *j;
+
+		while (!pool->stop && pool->taken == pool->filled)
+			pthread_cond_wait(&pool->work, &pool->lock);
+		if (pool->taken == pool->filled)
+			break;
+		j = &pool->jobs[pool->taken++ % NJOBS];
+		j->state = JOB_BUSY;
+		pthread_mutex_unlock(&pool->lock);
+		print_job(&w->pr, j);
+		pthread_mutex_lock(&pool->lock);
+		j->state = JOB_DONE;
+		pthread_cond_signal(&pool->done);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return NULL;
+}
+
+/* Write @n bytes to the report's descriptor after what it holds. */
+static void write_through(struct tk_outbuf *o, const char *p, size_t n)
+{
+	if (tk_outbuf_flush(o))
+		return;
+	while (n && !o->error) {
+		ssize_t k = write(o->fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			o->error = -errno;
+			tk_fail(errno, "cannot write output: %s", strerror(errno));
+			break;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+/*
+ * Write the done jobs that are next in order; print a waiting job here
+ * instead of sleeping; sleep when neither can be done. Stops once @until
+ * jobs are written. Called and returns with pool->lock held.
+ */
+static void pool_advance(struct pool *pool, uint64_t until)
+{
+	struct report *r = pool->r;
+
+	while (pool->written < until) {
+		struct job *j = &pool->jobs[pool->written % NJOBS];
+
+		if (j->state == JOB_DONE) {
+			pthread_mutex_unlock(&pool->lock);
+			if (j->out.error && !r->out.error)
+				r->out.error = j->out.error;
+			write_through(&r->out, j->out.buf, j->out.len);
+			j->out.len = 0;
+			j->nlines = 0;
+			j->data_len = 0;
+			pthread_mutex_lock(&pool->lock);
+			j->state = JOB_FREE;
+			pool->written++;
+		} else if (pool->taken < pool->filled) {
+			struct job *t = &pool->jobs[pool->taken++ % NJOBS];
+
+			t->state = JOB_BUSY;
+			pthread_mutex_unlock(&pool->lock);
+			print_job(&r->pr, t);
+			pthread_mutex_lock(&pool->lock);
+			t->state = JOB_DONE;
+		} else {
+			pthread_cond_wait(&pool->done, &pool->lock);
+		}
+	}
+}
+
+/* Hand the job being filled over to the printers, and make the next slot free. */
+static void pool_dispatch(struct pool *pool)
+{
+	struct job *j = &pool->jobs[pool->filled % NJOBS];
+
+	if (!j->nlines)
+		return;
+	pthread_mutex_lock(&pool->lock);
+	j->state = JOB_READY;
+	pool->filled++;
+	pthread_cond_signal(&pool->work);
+	/* The next slot's previous job must be out before it is filled again. */
+	if (pool->filled >= NJOBS)
+		pool_advance(pool, pool->filled - NJOBS + 1);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+/* Add one line (and a copy of its record) to the job being filled. */
+static inline void pool_add(struct pool *pool, const struct line *l)
+{
+	struct job *j = &pool->jobs[pool->filled % NJOBS];
+	size_t need = ((size_t)l->size + 7) & ~(size_t)7;
+	struct line *d;
+
+	if (__builtin_expect(j->nlines == JOB_LINES || j->data_cap - j->data_len < need, 0)) {
+		pool_dispatch(pool);
+		j = &pool->jobs[pool->filled % NJOBS];
+	}
+	d = &j->lines[j->nlines++];
+	*d = *l;
+	memcpy(j->data + j->data_len, l->data, l->size);
+	d->data = j->data + j->data_len;
+	j->data_len += need;
+}
+
+/* Print everything handed over, write it out, and stop the workers. */
+static void pool_finish(struct pool *pool)
+{
+	pool_dispatch(pool);
+	pthread_mutex_lock(&pool->lock);
+	pool_advance(pool, pool->filled);
+	pool->stop = true;
+	pthread_cond_broadcast(&pool->work);
+	pthread_mutex_unlock(&pool->lock);
+	for (size_t i = 0; i < pool->nworkers; i++) {
+		if (pool->workers[i].started)
+			pthread_join(pool->workers[i].thread, NULL);
+	}
+}
+
+static void pool_free(struct pool *pool)
+{
+	if (!pool)
+		return;
+	for (size_t i = 0; i < NJOBS; i++) {
+		free(pool->jobs[i].lines);
+		free(pool->jobs[i].data);
+		tk_outbuf_release(&pool->jobs[i].out);
+	}
+	for (size_t i = 0; i < pool->nworkers; i++) {
+		free(pool->workers[i].pr.pcache);
+		free(pool->workers[i].memo);
+	}
+	free(pool->workers);
+	free(pool->main_memo);
+	tk_ksym_thread_memo = NULL;
+	pthread_cond_destroy(&pool->work);
+	pthread_cond_destroy(&pool->done);
+	pthread_mutex_destroy(&pool->lock);
+	free(pool);
+}
+
+/* A printer's own state, for one more thread. */
+static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *slow_lock)
+{
+	memset(p, 0, sizeof(*p));
+	p->r = r;
+	p->o = &r->out;
+	p->last_sec = UINT64_MAX;
+	p->slow_lock = slow_lock;
+	p->shared = slow_lock != NULL;
+	p->pcache = calloc(PCACHE_SIZE, sizeof(*p->pcache));
+	return p->pcache ? 0 : -ENOMEM;
+}
+
+/*
+ * @threads printers (the merge thread and threads - 1 workers), or NULL
+ * when one thread prints (asked for, or a mode that prints in the merge:
+ * --stat, --json, -l, -R, --slow, --fallbacks; or out of memory or
+ * threads, which only costs speed).
+ */
+static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mutex_t *slow_lock)
+{
+	struct pool *pool;
+	size_t data_cap = JOB_DATA;
+	bool ok = true;
+
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	if (threads < 2 || (r->opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON | TK_REPORT_LATENCY |
+					      TK_REPORT_RAW | TK_REPORT_SLOW | TK_REPORT_FALLBACKS)))
+		return NULL;
+	/* A record is at most a page: a job holds any one. */
+	if (data_cap < 2 * (size_t)r->info->page_format.page_size)
+		data_cap = 2 * (size_t)r->info->page_format.page_size;
+	pool = calloc(1, sizeof(*pool));
+	if (!pool)
+		return NULL;
+	pool->r = r;
+	pthread_mutex_init(&pool->lock, NULL);
+	pthread_cond_init(&pool->work, NULL);
+	pthread_cond_init(&pool->done, NULL);
+	for (size_t i = 0; i < NJOBS && ok; i++) {
+		struct job *j = &pool->jobs[i];
+
+		j->lines = malloc(JOB_LINES * sizeof(*j->lines));
+		j->data = malloc(data_cap);
+		j->data_cap = data_cap;
+		ok = j->lines && j->data && !tk_outbuf_init(&j->out, -1, 4u << 20);
+	}
+	pool->nworkers = threads - 1;
+	pool->workers = calloc(pool->nworkers, sizeof(*pool->workers));
+	pool->main_memo = calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
+	ok = ok && pool->workers && pool->main_memo;
+	for (size_t i = 0; ok && i < pool->nworkers; i++) {
+		struct worker *w = &pool->workers[i];
+
+		w->pool = pool;
+		w->memo = calloc(TK_KSYM_MEMO, sizeof(*w->memo));
+		ok = w->memo && !printer_init(&w->pr, r, slow_lock);
+	}
+	if (!ok) {
+		pool_free(pool);
+		return NULL;
+	}
+	r->pr.shared = true;
+	r->pr.slow_lock = slow_lock;
+	tk_ksym_thread_memo = pool->main_memo;
+	for (size_t i = 0; i < pool->nworkers; i++) {
+		struct worker *w = &pool->workers[i];
+
+		w->started = pthread_create(&w->thread, NULL, worker_main, w) == 0;
+	}
+	return pool;
+}
+
+/* Printers to run: the option, else one per online CPU. */
+static unsigned int report_threads(const struct tk_report_opts *opts)
+{
+	long n;
+
+	if (opts->threads)
+		return opts->threads;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned int)(n < MAX_THREADS ? n : MAX_THREADS) : 1;
+}
+
 int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 		  struct tk_report_stats *stats)
 {
 	struct report r;
 	struct tk_report_stats st;
+	struct pool *pool = NULL;
+	pthread_mutex_t slow_lock = PTHREAD_MUTEX_INITIALIZER;
 	uint64_t end_ns;
 	char line[64];
 	int ret;
@@ -1391,7 +1822,6 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	r.info = tk_dat_get_info(dat);
 	r.path = r.info->path ? r.info->path : "trace.dat";
 	r.usecs = clock_in_usecs(r.info);
-	r.last_sec = UINT64_MAX;
 	/* Unsigned sums wrap as tk_dat_timestamp()'s do, so one addend serves. */
 	r.ts_add = (r.info->has_date ? (uint64_t)r.info->date_offset_us * 1000u : 0) +
 		   (uint64_t)r.info->ts_offset;
@@ -1399,9 +1829,9 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	if (ret)
 		return ret;
 	r.counts = calloc(65536, sizeof(*r.counts));
-	r.pcache = calloc(PCACHE_SIZE, sizeof(*r.pcache));
+	r.cmemo = calloc(PCACHE_SIZE, sizeof(*r.cmemo));
 	r.evs = calloc(65536, sizeof(*r.evs));
-	if (!r.counts || !r.pcache || !r.evs)
+	if (printer_init(&r.pr, &r, NULL) || !r.counts || !r.cmemo || !r.evs)
 		ret = tk_fail(ENOMEM, "cannot allocate event counts");
 	else
 		ret = load_events(&r);
@@ -1437,14 +1867,22 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	}
 	if (!ret)
 		warn_cpustat(&r);
+	if (!ret && r.nheap)
+		pool = pool_new(&r, report_threads(opts), &slow_lock);
 	end_ns = opts->has_end ? opts->end_ns : UINT64_MAX;
 	while (!ret && r.nheap && !r.out.error && !r.nomem) {
 		struct stream *s = r.heap[0];
+		struct line l;
 
 		if (__builtin_expect(s->ts >= end_ns, 0) && opts->has_end)
 			break;
 		s->events++;
-		print_record(&r, s);
+		if (select_record(&r, s, &l)) {
+			if (pool)
+				pool_add(pool, &l);
+			else
+				emit_line(&r.pr, &l);
+		}
 		ret = stream_next(&r, s);
 		if (__builtin_expect(ret == 1, 1)) {
 			ret = 0;
@@ -1467,6 +1905,12 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 			r.heap[0] = r.heap[--r.nheap];
 			heap_down(&r, 0);
 		}
+	}
+	if (pool) {
+		pool_finish(pool);
+		pool_free(pool);
+		r.pr.o = &r.out;
+		r.pr.shared = false;
 	}
 	if (!ret && r.nomem)
 		ret = tk_fail(ENOMEM, "cannot parse an event format: out of memory");
@@ -1526,7 +1970,8 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	free(r.counts);
 	free(r.lazy);
 	free(r.order);
-	free(r.pcache);
+	free(r.cmemo);
+	free(r.pr.pcache);
 	free(r.evs);
 	tk_event_set_free(r.set);
 	tk_outbuf_release(&r.out);

@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+# tracekit report prints lines on several threads (-j): the text must be
+# the one thread's, byte for byte, whatever the thread count, the filters
+# and the file. Built with ThreadSanitizer (make check's build-tsan, where
+# this runs too) any data race ends the run with an error.
+#
+# Environment: TRACEKIT, BENCH_REPORT (bench/bench-report, which writes a
+# file of N generated sched/irq/timer/print events with real formats),
+# TK_SOURCE_DIR. Needs neither root nor tracefs.
+set -u
+TRACEKIT=${TRACEKIT:?}
+BENCH_REPORT=${BENCH_REPORT:?}
+TK_SOURCE_DIR=${TK_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+tmp=$(mktemp -d /tmp/tk-report-threads.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok: $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL: $1"; }
+
+# 60 k events: fifteen jobs of 4096 lines, so workers print side by side.
+"$BENCH_REPORT" --events 60000 --keep "$tmp/t.dat" --no-trace-cmd --tracekit /bin/true \
+	>"$tmp/gen.out" 2>&1 || { echo "FAIL: bench-report could not write the file"; cat "$tmp/gen.out"; exit 1; }
+
+# same FILE LABEL ARGS...: -j 1 against -j 2, 3 and 8.
+same() {
+	local file=$1 label=$2
+	shift 2
+	if ! "$TRACEKIT" report -j 1 "$@" "$file" >"$tmp/one" 2>"$tmp/one.err"; then
+		fail "$label: report -j 1 failed: $(head -c 300 "$tmp/one.err")"
+		return
+	fi
+	for j in 2 3 8; do
+		if ! "$TRACEKIT" report -j $j "$@" "$file" >"$tmp/many" 2>"$tmp/many.err"; then
+			fail "$label: report -j $j failed: $(head -c 600 "$tmp/many.err")"
+		elif ! cmp -s "$tmp/one" "$tmp/many"; then
+			fail "$label: report -j $j differs from -j 1: $(cmp "$tmp/one" "$tmp/many")"
+		else
+			ok "$label: -j $j prints what -j 1 prints ($(wc -l <"$tmp/one") lines)"
+		fi
+	done
+}
+
+same "$tmp/t.dat" "generated"
+same "$tmp/t.dat" "generated --cpu 1" --cpu 1
+same "$tmp/t.dat" "generated -F sched" -F sched
+same "$tmp/t.dat" "generated -t" -t
+same "$tmp/t.dat" "generated --start/--end" --start 0 --end 1000000
+if [ -f "$TK_SOURCE_DIR/tests/data/sample-v7-zstd.dat" ]; then
+	same "$TK_SOURCE_DIR/tests/data/sample-v7-zstd.dat" "sample (zstd)"
+fi
+# The modes that print in the merge thread take -j and still print the same.
+same "$tmp/t.dat" "generated --stat" --stat
+same "$tmp/t.dat" "generated -R" -R
+
+echo "TK-COUNTS: passed=$passed failed=$failed skipped=0"
+[ $failed -eq 0 ]

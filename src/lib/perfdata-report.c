@@ -200,6 +200,7 @@ struct rep {
 	char time_text[40];     /* 20 digits of seconds, 9 of fraction: always fits */
 
 	size_t file_evsels;     /* evsels of the file (pipe mode: so far) */
+	size_t sample_id_off;   /* where a SAMPLE's id is (perf puts it alike for all); 0: none */
 	bool filtering;         /* some filter of the options is set */
 	struct idcache_ent idcache[IDCACHE_SIZE];
 };
@@ -841,6 +842,10 @@ static int ensure_evsels(struct rep *r)
 			r->idcache[i].evsel = -1;
 	}
 	r->file_evsels = n;
+	if (!n || !tk_perf_id_offset(TK_PERF_RECORD_SAMPLE,
+				    tk_perfdata_evsel_get(r->pd, 0)->attr.sample_type, SIZE_MAX / 2,
+				    &r->sample_id_off))
+		r->sample_id_off = 0;
 	return 0;
 }
 
@@ -916,9 +921,15 @@ static int32_t rec_evsel(struct rep *r, const struct tk_perf_record *rec)
 		return 0;
 	if (!r->file_evsels)
 		return -1;
-	e0 = tk_perfdata_evsel_get(r->pd, 0);
-	if (!tk_perf_id_offset(rec->type, e0->attr.sample_type, rec->size, &off))
-		return -1;
+	if (rec->type == TK_PERF_RECORD_SAMPLE && r->sample_id_off) {
+		off = r->sample_id_off;
+		if (off + 8 > rec->size)
+			return -1;
+	} else {
+		e0 = tk_perfdata_evsel_get(r->pd, 0);
+		if (!tk_perf_id_offset(rec->type, e0->attr.sample_type, rec->size, &off))
+			return -1;
+	}
 	id = ld64((const uint8_t *)rec->data + off);
 	c = &r->idcache[(id ^ id >> 7) & (IDCACHE_SIZE - 1)];
 	if (c->evsel >= 0 && c->id == id)
@@ -1369,6 +1380,17 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 		if (idx >= 0 && !r->evs[idx].ready && (ret = evsel_prepare(r, (size_t)idx,
 									     &r->evs[idx])))
 			return ret;
+		/* Only the time is needed to queue it: one load with the fixed layout. */
+		if (idx >= 0 && (size_t)idx < r->nevs) {
+			const struct fast_layout *f = &r->evs[idx].fast;
+
+			if (f->ok && f->time && rec->size >= f->min) {
+				uint64_t t = ld64((const uint8_t *)rec->data + f->time);
+
+				if (t && t != UINT64_MAX)
+					return enqueue(r, rec, t, idx);
+			}
+		}
 		ret = sample_fields(r, rec, idx, &ps);
 		if (ret == -ENOENT)
 			return 0;

@@ -478,8 +478,19 @@ TK_API int tk_perfdata_writer_add_ids(struct tk_perfdata_writer *w, size_t index
 				      const uint64_t *ids, size_t nr);
 
 /**
- * tk_perfdata_writer_begin() - write ids, attrs and the provisional header
- * (data size 0, no feature bits); implied by the first record.
+ * tk_perfdata_writer_begin() - write ids, attrs and the provisional header;
+ * implied by the first record
+ *
+ * Features set before this call are "early": their payloads are written
+ * now, ahead of the data, EVENT_DESC joins them (built from the names
+ * given to tk_perfdata_writer_add_attr()), and from now on a table of them
+ * follows the data at every flush, with their bits and bit 0 in the header
+ * (see tk_perfdata_writer_flush()). This is what keeps a killed recording
+ * of tracepoints readable by perf, which refuses one without TRACING_DATA.
+ * Without early features the header says data size 0 and no feature bits.
+ * In append mode nothing is written and no feature is early.
+ * Return: 0, -EINVAL (no events; several events, one without ids), I/O
+ * errors, -ENOMEM.
  */
 TK_API int tk_perfdata_writer_begin(struct tk_perfdata_writer *w);
 
@@ -488,21 +499,35 @@ TK_API int tk_perfdata_writer_begin(struct tk_perfdata_writer *w);
  * @rec: a record with its perf_event_header; @size must equal its
  *       header.size (8..65535). Copied.
  *
- * Records are buffered and written in blocks; each block write also stores
- * the new data size in the header. SAMPLE records also widen SAMPLE_TIME.
+ * Records are buffered up to 1 MiB; a full buffer is committed as by
+ * tk_perfdata_writer_flush(). SAMPLE records also widen SAMPLE_TIME.
  * Return: 0, -EINVAL for a bad record, I/O errors.
  */
 TK_API int tk_perfdata_writer_write(struct tk_perfdata_writer *w, const void *rec, size_t size);
 
 /**
- * tk_perfdata_writer_flush() - write buffered records and the data size
- * Return: 0 or an I/O error.
+ * tk_perfdata_writer_flush() - commit the buffered records
+ *
+ * Writes them, then the header's data size. With early features the
+ * records go after the previous table and a fresh table follows them, so
+ * that the old table stays valid until the new data size replaces it; the
+ * old table then lies inside the data as a PERF_RECORD_HEADER_EVENT_TYPE
+ * record, which perf and tracekit skip (16 bytes per early feature plus 16
+ * per flush). Either way a writer killed at any moment leaves the last
+ * commit whole. Does nothing when no record is buffered.
+ * Context: a few system calls; call it as often as a crash may cost data
+ * (the perf recorder: every 100 ms).
+ * Return: 0 or an I/O error (the writer then refuses further work; the
+ * file keeps its last commit).
  */
 TK_API int tk_perfdata_writer_flush(struct tk_perfdata_writer *w);
 
 /**
  * tk_perfdata_writer_set_feature() - set a feature's raw payload
- * @id: 1..31; EVENT_DESC and SAMPLE_TIME are made by the writer unless set here
+ * @id: 1..31; EVENT_DESC and SAMPLE_TIME are made by the writer unless set
+ *      here. Set before the first record, a feature is early (see
+ *      tk_perfdata_writer_begin()); set later, or set again, it is written
+ *      at finish.
  * @data, @size: payload as stored in the file, copied
  * Return: 0, -EINVAL, -ENOMEM.
  */
@@ -552,7 +577,7 @@ TK_API int tk_perfdata_tracing_build(const char *const *events, size_t nr, void 
 /**
  * tk_perfdata_writer_finish() - write the feature table and payloads after
  * the data, then the final header (data size, bitmap of the written
- * features)
+ * features, bit 0 cleared); early payloads stay where begin put them
  * Return: 0 or a negative errno; the writer refuses further records.
  */
 TK_API int tk_perfdata_writer_finish(struct tk_perfdata_writer *w);

@@ -87,9 +87,12 @@ struct tk_perfrecord_stats {
  * thread alive at the start and an MMAP2 for every executable mapping of
  * every process; following a command, a COMM for the command. Both get the
  * kernel's MMAP ("[kernel.kallsyms]_text") as perf writes it. Then the ring
- * contents with a FINISHED_ROUND after each drain pass, and at the end
- * TRACING_DATA (when tracepoints were recorded), BUILD_ID for the kernel,
- * [vdso] and every file that a sample's ip hit, and the host features.
+ * contents with a FINISHED_ROUND after each drain pass. TRACING_DATA (when
+ * tracepoints are recorded), the host features and CMDLINE are written
+ * before the data, and what was drained is committed about every 100 ms,
+ * so that a recorder killed at any moment (SIGKILL) leaves a file perf and
+ * tracekit read up to the last commit. At the end come BUILD_ID for the
+ * kernel, [vdso] and every file that a sample's ip hit, and SAMPLE_TIME.
  * The command is forked first, held until the events are open (and, system
  * wide, enabled), then exec'ed; recording stops when it exits, after
  * @duration, or on SIGINT/SIGTERM/SIGHUP.

@@ -9,22 +9,54 @@
  *        event_types {0,0}, adds_features[4]
  *   104  id arrays of every event, back to back (u64 each)
  *        perf_file_attr per event: attr (128 bytes) + {offset, size} of its ids
- *   data records, as the caller gives them
+ *        payloads of the "early" features: those set before the data began
+ *        (host, CMDLINE, TRACING_DATA, EVENT_DESC, clock), in bit order
+ *   data records, as the caller gives them, and padding records (below)
  *   data.offset + data.size: feature table, 16 bytes per set bit in bit order
- *        then the payloads in bit order
+ *        then the payloads of the features set later (BUILD_ID, SAMPLE_TIME)
  *   (append only) the merged id arrays and attrs, pointed at by the header
  *
- * Invariants, chosen so that a killed writer leaves a readable file:
- *   - The header is written when the data starts (data size 0, bitmap 0)
- *     and its data size (offset 48) is rewritten after every block of
- *     records reaches the file: it always covers whole records only.
- *   - Feature bits are set in one header write after the table and every
- *     payload are on disk; until then the bitmap is 0, so perf never looks
- *     for a table that is not there (perf itself sets the bits early, which
- *     is why a killed perf record cannot be read: §14).
+ * Staying readable when killed. perf 6.1 finds the feature table at
+ * data.offset + data.size, reads no record at all when data.size is 0
+ * (measured: no repair path), and refuses a file whose tracepoint attr has
+ * no TRACING_DATA ("incompatible file format"). So a killed tracepoint
+ * recording is readable only if, at every instant, data.size covers whole
+ * records and a valid table with TRACING_DATA follows them. Each flush is
+ * therefore a commit:
+ *   - early payloads never move, so their table T (16 bytes per early
+ *     feature plus one leading entry, below) is the same at every flush;
+ *   - the committed state is [records][T] with the header's data.size
+ *     ending at T and its bitmap = the early bits | bit 0;
+ *   - a flush writes the new records and a fresh T *after* the committed T
+ *     (one pwritev), then the 8-byte data.size: the old T is never
+ *     overwritten before the header stops pointing at it, so a SIGKILL at
+ *     any moment leaves either the old or the new state, both whole;
+ *   - once data.size moves past it, the old T lies inside the data, where
+ *     it must parse as a record: T's first 16-byte entry is the header of a
+ *     PERF_RECORD_HEADER_EVENT_TYPE (65) record of T's length, which perf
+ *     6.1 skips ("deprecated") and tracekit's reader skips. In the table
+ *     that entry belongs to bit 0 (HEADER_RESERVED), which perf has no
+ *     reader for and skips (its "offset" does not even seek). Verified with
+ *     perf 6.1: script, report, report --header-only -I and buildid-list
+ *     read such files whole, killed or finished.
+ * The cost is 16·(early features + 1) bytes of padding per flush (192 bytes
+ * for the recorder's 11 early features), and one more at finish. Without early features
+ * (the tests' writers, append) there is no table before finish and the
+ * bitmap stays 0 until then, as before.
+ *
+ * Other invariants:
+ *   - The header is written when the data starts; its data size (offset 48)
+ *     is rewritten after every block of records reaches the file: it
+ *     always covers whole records only.
+ *   - Feature bits are set in one header write after their table and
+ *     payloads are on disk (perf itself sets the bits early, which is why a
+ *     killed perf record cannot be read: §14). finish() writes the final
+ *     table after the committed T, so that T stays valid until the final
+ *     header; the final bitmap has no bit 0.
  *   - Records are buffered up to BLOCK bytes; nothing else is kept per
  *     record (SAMPLE_TIME is two numbers), so memory does not grow with
- *     the data.
+ *     the data. The caller decides how often to flush (the recorder: about
+ *     every 100 ms).
  *   - After an I/O error the writer refuses further work (-EIO).
  *
  * Append keeps the old data where it is: only what follows it (the feature
@@ -38,6 +70,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,7 +109,11 @@ struct tk_perfdata_writer {
 	size_t nr_evsels, nr_old_evsels;
 	uint8_t *feat[NFEAT];
 	uint64_t feat_size[NFEAT];
+	uint64_t feat_at[NFEAT]; /* early payload's offset; 0: written at finish */
 	bool feat_set[NFEAT];
+	bool evdesc_done; /* EVENT_DESC built at begin */
+	uint8_t *tab; /* the early features' table T, or NULL */
+	size_t tab_len;
 	struct w_buildid *bids;
 	size_t nr_bids;
 	uint64_t data_offset, data_size;
@@ -168,6 +205,7 @@ void tk_perfdata_writer_close(struct tk_perfdata_writer *w)
 		free(w->bids[i].name);
 	free(w->bids);
 	free(w->buf);
+	free(w->tab);
 	if (w->own_fd)
 		close(w->fd);
 	free(w->name);
@@ -310,10 +348,53 @@ static int write_header(struct tk_perfdata_writer *w, uint64_t attrs_off, const 
 	return pwrite_full(w, h, sizeof(h), 0);
 }
 
+static int build_event_desc(struct tk_perfdata_writer *w);
+
+/*
+ * The early features' payloads at @pos, then their table T at the data
+ * offset (right after them); the bitmap that T goes with in @feats.
+ */
+static int write_early_features(struct tk_perfdata_writer *w, uint64_t pos, uint64_t feats[4])
+{
+	size_t n = 0;
+	int r;
+
+	for (uint32_t id = 1; id < NFEAT; id++) {
+		if (!w->feat_set[id])
+			continue;
+		r = pwrite_full(w, w->feat[id], w->feat_size[id], pos);
+		if (r < 0)
+			return r;
+		w->feat_at[id] = pos;
+		pos += w->feat_size[id];
+		n++;
+	}
+	w->data_offset = pos;
+	if (n == 0)
+		return 0;
+	w->tab_len = 16 * (n + 1);
+	w->tab = calloc(1, w->tab_len);
+	if (!w->tab)
+		return tk_fail(ENOMEM, "out of memory");
+	/* Entry 0 (bit 0) doubles as the header of the padding record T becomes. */
+	tk_store_u32(w->tab, TK_PERF_RECORD_HEADER_EVENT_TYPE, false);
+	tk_store_u16(w->tab + 6, (uint16_t)w->tab_len, false);
+	feats[0] |= 1;
+	n = 1;
+	for (uint32_t id = 1; id < NFEAT; id++) {
+		if (!w->feat_set[id])
+			continue;
+		tk_store_u64(w->tab + 16 * n, w->feat_at[id], false);
+		tk_store_u64(w->tab + 16 * n + 8, w->feat_size[id], false);
+		feats[id / 64] |= 1ull << (id % 64);
+		n++;
+	}
+	return pwrite_full(w, w->tab, w->tab_len, w->data_offset);
+}
+
 int tk_perfdata_writer_begin(struct tk_perfdata_writer *w)
 {
-	static const uint64_t none[4];
-	uint64_t attrs_off, end;
+	uint64_t feats[4] = { 0 }, attrs_off, end;
 	int r;
 
 	if (w->failed || w->finished)
@@ -327,15 +408,37 @@ int tk_perfdata_writer_begin(struct tk_perfdata_writer *w)
 			if (!w->evsels[i].nr_ids)
 				return tk_fail(EINVAL, "%s: event %zu has no ids in a file of %zu "
 					       "events", w->name, i, w->nr_evsels);
-	w->begun = true;
-	if (w->append)
+	if (w->append) {
+		w->begun = true;
 		return 0;      /* nothing is written before the first flush */
+	}
+	/*
+	 * Every name is known now: EVENT_DESC joins the early features, if the
+	 * caller set any (a writer that sets none keeps the bitmap 0 until
+	 * finish, and its data free of padding).
+	 */
+	for (uint32_t id = 1; id < NFEAT && !w->evdesc_done; id++) {
+		if (!w->feat_set[id] || w->feat_set[TK_PERF_FEAT_EVENT_DESC])
+			continue;
+		r = build_event_desc(w);
+		if (r < 0)
+			return r;
+		w->evdesc_done = true;
+	}
+	w->begun = true;
 	r = write_attrs(w, TK_PERF_HEADER_SIZE, &attrs_off, &end);
 	if (r < 0)
 		return r;
-	w->data_offset = end;
 	w->data_size = 0;
-	return write_header(w, attrs_off, none);
+	r = write_early_features(w, end, feats);
+	if (r < 0)
+		return r;
+	/*
+	 * With early features this commits data size 0 and T: perf then warns
+	 * "data size 0" but still opens the file (without T it would call a
+	 * tracepoint file incompatible).
+	 */
+	return write_header(w, attrs_off, feats);
 }
 
 /* --------------------------------------------------------------- records */
@@ -372,6 +475,36 @@ static void note_time(struct tk_perfdata_writer *w, const uint8_t *rec, size_t s
 	w->have_time = true;
 }
 
+/* The buffered records then T at @off, in one call. */
+static int write_records_and_table(struct tk_perfdata_writer *w, uint64_t off)
+{
+	struct iovec iov[2] = {
+		{ .iov_base = w->buf, .iov_len = w->len },
+		{ .iov_base = w->tab, .iov_len = w->tab_len },
+	};
+	size_t left = w->len + w->tab_len;
+
+	while (left > 0) {
+		ssize_t r = pwritev(w->fd, iov, 2, (off_t)off);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return wfail(w, errno, "write");
+		}
+		left -= (size_t)r;
+		off += (uint64_t)r;
+		for (int i = 0; i < 2 && r > 0; i++) {
+			size_t k = (size_t)r < iov[i].iov_len ? (size_t)r : iov[i].iov_len;
+
+			iov[i].iov_base = (char *)iov[i].iov_base + k;
+			iov[i].iov_len -= k;
+			r -= (ssize_t)k;
+		}
+	}
+	return 0;
+}
+
 int tk_perfdata_writer_flush(struct tk_perfdata_writer *w)
 {
 	uint8_t b[8];
@@ -395,9 +528,17 @@ int tk_perfdata_writer_flush(struct tk_perfdata_writer *w)
 	w->flushed = true;
 	if (w->len == 0)
 		return 0;
-	r = pwrite_full(w, w->buf, w->len, w->data_offset + w->data_size);
-	if (r < 0)
-		return r;
+	if (w->tab) {
+		/* After the committed T, which the new data size turns into a padding record. */
+		r = write_records_and_table(w, w->data_offset + w->data_size + w->tab_len);
+		if (r < 0)
+			return r;
+		w->data_size += w->tab_len;
+	} else {
+		r = pwrite_full(w, w->buf, w->len, w->data_offset + w->data_size);
+		if (r < 0)
+			return r;
+	}
 	w->data_size += w->len;
 	w->len = 0;
 	tk_store_u64(b, w->data_size, false);
@@ -450,6 +591,7 @@ int tk_perfdata_writer_set_feature(struct tk_perfdata_writer *w, uint32_t id, co
 	free(w->feat[id]);
 	w->feat[id] = copy;
 	w->feat_size[id] = size;
+	w->feat_at[id] = 0;        /* not on disk yet: finish writes it */
 	w->feat_set[id] = true;
 	return 0;
 }
@@ -867,11 +1009,30 @@ int tk_perfdata_writer_finish(struct tk_perfdata_writer *w)
 		return -EIO;
 	if (w->finished)
 		return tk_fail(EINVAL, "%s: already finished", w->name);
-	r = tk_perfdata_writer_flush(w);
-	if (r < 0)
-		return r;
+	if (!w->begun) {
+		r = tk_perfdata_writer_begin(w);
+		if (r < 0)
+			return r;
+	}
+	if (w->tab) {
+		/*
+		 * The last records and the final table go after the committed T
+		 * (a padding record from then on): until the final header, the
+		 * committed state stays whole.
+		 */
+		table = w->data_offset + w->data_size + w->tab_len;
+		r = pwrite_full(w, w->buf, w->len, table);
+		if (r < 0)
+			return r;
+		w->data_size += w->tab_len + w->len;
+		w->len = 0;
+	} else {
+		r = tk_perfdata_writer_flush(w);
+		if (r < 0)
+			return r;
+	}
 	r = build_build_ids(w);
-	if (r == 0 && w->nr_evsels)
+	if (r == 0 && w->nr_evsels && !w->evdesc_done)
 		r = build_event_desc(w);
 	if (r == 0 && w->have_time) {
 		uint64_t st[2] = { w->t_first, w->t_last };
@@ -888,12 +1049,14 @@ int tk_perfdata_writer_finish(struct tk_perfdata_writer *w)
 	for (uint32_t id = 1; id < NFEAT && r == 0; id++) {
 		if (!w->feat_set[id])
 			continue;
-		tk_store_u64(ent, pos, false);
+		/* Early payloads stay where they are; the others follow the table. */
+		tk_store_u64(ent, w->feat_at[id] ? w->feat_at[id] : pos, false);
 		tk_store_u64(ent + 8, w->feat_size[id], false);
 		r = pwrite_full(w, ent, sizeof(ent), table + 16ull * n++);
-		if (r == 0)
+		if (r == 0 && !w->feat_at[id]) {
 			r = pwrite_full(w, w->feat[id], w->feat_size[id], pos);
-		pos += w->feat_size[id];
+			pos += w->feat_size[id];
+		}
 		feats[id / 64] |= 1ull << (id % 64);
 	}
 	if (r < 0)

@@ -159,7 +159,67 @@ else
 fi
 [ "$sum" = "$(md5sum <"$dir/ap.data")" ] || fail "append mismatch changed the file"
 
-# 6. Usage: perf-only options without --perf, a filter on a counter, --freq with -c.
+# 6. A recorder killed with SIGKILL mid-recording leaves a file perf and tracekit
+#    read, holding every event drained before the last commit (~100 ms). sysc makes
+#    K getppid calls (NR 110) once told to, then getpid calls until killed; the
+#    recorder follows only sysc's syscalls and is killed while they still stream.
+cat >"$dir/sysc.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	int k = atoi(argv[1]);
+	while (access(argv[2], F_OK))
+		usleep(10000);
+	for (int i = 0; i < k; i++)
+		syscall(SYS_getppid);
+	fclose(fopen(argv[3], "w"));
+	for (;;) {
+		syscall(SYS_getpid);
+		usleep(100);
+	}
+}
+EOF
+K=1000
+if cc -O2 -o "$dir/sysc" "$dir/sysc.c"; then
+	"$dir/sysc" $K "$dir/go" "$dir/done" &
+	sp=$!
+	"$TRACEKIT" record --perf -q -a -e raw_syscalls:sys_enter -f "common_pid == $sp" \
+		-o "$dir/kill.data" 2>"$dir/kill.err" &
+	rp=$!
+	# Recording has begun once the header's data size (offset 48) is set.
+	for _ in $(seq 100); do
+		[ "$(od -An -tu8 -j48 -N8 "$dir/kill.data" 2>/dev/null | tr -d ' ')" -gt 0 ] 2>/dev/null && break
+		sleep 0.05
+	done
+	touch "$dir/go"
+	for _ in $(seq 100); do [ -e "$dir/done" ] && break; sleep 0.05; done
+	sleep 0.3
+	kill -9 $rp
+	wait $rp 2>/dev/null
+	kill $sp
+	wait $sp 2>/dev/null
+	perf script -i "$dir/kill.data" >"$dir/kill.perf" 2>"$dir/kill.perr" ||
+		fail "killed: perf script failed: $(head -3 "$dir/kill.perr")"
+	grep -q 'incompatible\|broken\|data size field is 0' "$dir/kill.perr" &&
+		fail "killed: perf script says: $(head -3 "$dir/kill.perr")"
+	n=$(grep -c " $sp .*NR 110 " "$dir/kill.perf")
+	[ "$n" = $K ] || fail "killed: perf script shows $n getppid calls of sysc, not $K"
+	grep -q " $sp .*NR 39 " "$dir/kill.perf" || fail "killed: no getpid call after the $K getppid"
+	"$TRACEKIT" report "$dir/kill.data" >"$dir/kill.tk" 2>"$dir/kill.tkerr" ||
+		fail "killed: tracekit report: $(cat "$dir/kill.tkerr")"
+	cmp -s "$dir/kill.perf" "$dir/kill.tk" ||
+		{ fail "killed: tracekit report differs from perf script"; diff "$dir/kill.perf" "$dir/kill.tk" | head -5; }
+	perf report --header-only -I -i "$dir/kill.data" 2>&1 | grep -q 'name = raw_syscalls:sys_enter' ||
+		fail "killed: perf report --header-only does not show the event"
+	perf buildid-list -i "$dir/kill.data" >/dev/null 2>&1 || fail "killed: perf buildid-list failed"
+else
+	fail "cc sysc.c"
+fi
+
+# 7. Usage: perf-only options without --perf, a filter on a counter, --freq with -c.
 "$TRACEKIT" record -g -e sched:sched_switch -o "$dir/x.dat" -- true 2>/dev/null
 [ $? = 2 ] || fail "-g without --perf is not a usage error"
 "$TRACEKIT" record --perf -e cpu-clock --freq 100 -c 10 -o "$dir/x.data" -- true 2>/dev/null

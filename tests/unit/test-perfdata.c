@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -212,6 +214,126 @@ static void test_killed_writer(void **state)
 	assert_int_equal(n, 5);
 	assert_true(warnings >= 2);
 	tk_perfdata_close(pd);
+}
+
+/* Records of @path by type: samples, COMMs and padding (HEADER_EVENT_TYPE). */
+static void count_records(const char *path, int *samples, int *comms, int *pads)
+{
+	struct tk_perfdata *pd = tk_perfdata_open(path);
+	struct tk_perf_record rec;
+	int r;
+
+	assert_non_null(pd);
+	*samples = *comms = *pads = 0;
+	while ((r = tk_perfdata_next(pd, &rec)) > 0) {
+		*samples += rec.type == TK_PERF_RECORD_SAMPLE;
+		*comms += rec.type == TK_PERF_RECORD_COMM;
+		*pads += rec.type == TK_PERF_RECORD_HEADER_EVENT_TYPE;
+	}
+	assert_int_equal(r, 0);
+	assert_false(tk_perfdata_get_info(pd)->data_size_repaired);
+	tk_perfdata_close(pd);
+}
+
+/*
+ * Features set before the first record are written ahead of the data, and
+ * every flush commits records plus a table of them (bit 0 marks the entry
+ * that becomes a padding record): a writer killed after any flush, or
+ * failing in the middle of one, leaves the previous commit whole.
+ */
+static void test_early_features(void **state)
+{
+	char path[256];
+	struct tk_perfdata_writer *w;
+	struct tk_perfdata *pd;
+	struct tk_perf_attr a0 = sw_attr(0);
+	const struct tk_perfdata_info *in;
+	uint64_t ids[] = { 7 };
+	uint8_t rec[256];
+	struct rlimit old, lim;
+	struct stat st;
+	int samples, comms, pads;
+
+	(void)state;
+	path_of(path, sizeof(path), "early.data");
+	w = tk_perfdata_writer_open(path);
+	assert_non_null(w);
+	assert_int_equal(tk_perfdata_writer_add_attr(w, &a0, "cpu-clock"), 0);
+	assert_int_equal(tk_perfdata_writer_add_ids(w, 0, ids, 1), 0);
+	assert_int_equal(tk_perfdata_writer_set_host(w, 2,
+						     (const char *const[]){ "record", "-a" }), 0);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "worker", 5, 7)), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 7, 0x401000, 42,
+									      1000 + i)), 0);
+	assert_int_equal(tk_perfdata_writer_flush(w), 0);
+	count_records(path, &samples, &comms, &pads);
+	assert_int_equal(samples, 3);
+	assert_int_equal(pads, 1);      /* the table committed at begin */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 7, 0x401000, 42,
+									      2000 + i)), 0);
+	assert_int_equal(tk_perfdata_writer_flush(w), 0);
+
+	warnings = 0;
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	in = tk_perfdata_get_info(pd);
+	assert_int_equal(in->features[0] & 1, 1);
+	assert_true(in->features[0] & (1u << TK_PERF_FEAT_HOSTNAME));
+	assert_true(in->features[0] & (1u << TK_PERF_FEAT_EVENT_DESC));
+	assert_false(in->features[0] & (1u << TK_PERF_FEAT_SAMPLE_TIME));
+	/* The table follows the data: one entry per bit, bit 0 included. */
+	assert_int_equal(in->data_offset + in->data_size + 16 * __builtin_popcountll(in->features[0]),
+			 in->file_size);
+	assert_non_null(tk_perfdata_get_host(pd)->hostname);
+	assert_string_equal(tk_perfdata_evsel_get(pd, 0)->name, "cpu-clock");
+	tk_perfdata_close(pd);
+	count_records(path, &samples, &comms, &pads);
+	assert_int_equal(samples, 7);
+	assert_int_equal(comms, 1);
+	assert_int_equal(pads, 2);
+
+	/* A flush that fails half-way (file size limit) leaves the last commit as it was. */
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = (rlim_t)st.st_size + 300;
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 7, 0x401000, 42,
+									      3000 + i)), 0);
+	assert_int_equal(tk_perfdata_writer_flush(w), -EFBIG);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	tk_perfdata_writer_close(w);
+	count_records(path, &samples, &comms, &pads);
+	assert_int_equal(samples, 7);
+	assert_int_equal(pads, 2);
+
+	/* Finished: the final table has no bit 0, SAMPLE_TIME is added after it. */
+	w = tk_perfdata_writer_open(path);
+	assert_non_null(w);
+	assert_int_equal(tk_perfdata_writer_add_attr(w, &a0, "cpu-clock"), 0);
+	assert_int_equal(tk_perfdata_writer_add_ids(w, 0, ids, 1), 0);
+	assert_int_equal(tk_perfdata_writer_set_host(w, 0, NULL), 0);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 7, 0x401000, 42, 9)), 0);
+	assert_int_equal(tk_perfdata_writer_flush(w), 0);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 7, 0x401000, 42, 10)), 0);
+	assert_int_equal(tk_perfdata_writer_finish(w), 0);
+	tk_perfdata_writer_close(w);
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	in = tk_perfdata_get_info(pd);
+	assert_int_equal(in->features[0] & 1, 0);
+	assert_true(in->features[0] & (1u << TK_PERF_FEAT_SAMPLE_TIME));
+	assert_true(tk_perfdata_get_host(pd)->has_sample_time);
+	assert_int_equal(tk_perfdata_get_host(pd)->sample_time_last, 10);
+	tk_perfdata_close(pd);
+	count_records(path, &samples, &comms, &pads);
+	assert_int_equal(samples, 2);
+	assert_int_equal(pads, 2);      /* the tables of begin and of the flush */
 }
 
 static void write_file(const char *path, const void *p, size_t n)
@@ -834,6 +956,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_killed_writer),
+		cmocka_unit_test(test_early_features),
 		cmocka_unit_test(test_pipe),
 		cmocka_unit_test(test_compressed),
 		cmocka_unit_test(test_bad_headers),

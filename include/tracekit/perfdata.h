@@ -552,8 +552,10 @@ TK_API int tk_perfdata_writer_add_build_id(struct tk_perfdata_writer *w, uint16_
 /**
  * tk_perfdata_writer_set_host() - fill HOSTNAME, OSRELEASE, VERSION, ARCH,
  * NRCPUS, CPUDESC, CPUID, TOTAL_MEM and CMDLINE from this machine
- * @argc, @argv: the command line for CMDLINE (argv[0] replaced by the
- *               executable path, as perf does)
+ * @argc, @argv: the command line for CMDLINE, argv[0] replaced by the
+ *               executable path, as perf does; @argv NULL: this process's
+ *               own, every word of it (/proc/self/cmdline, which getopt's
+ *               reordering does not change)
  * Return: 0, -ENOMEM, or an error reading /proc.
  */
 TK_API int tk_perfdata_writer_set_host(struct tk_perfdata_writer *w, int argc,

@@ -42,7 +42,8 @@ struct tk_perfrecord_opts {
 	uint32_t mmap_pages;                       /* data pages per CPU ring (power of 2);
 						      0: 64 */
 	int argc;                                  /* command line for the CMDLINE feature */
-	const char *const *argv;
+	const char *const *argv;                   /* (argv[0] is replaced by the executable
+						      path); NULL: this process's own */
 	uint64_t freq;                             /* samples/s of software and hardware
 						      events; 0: 4000 (unless @period) */
 	uint64_t period;                           /* sample every @period events instead

@@ -372,7 +372,7 @@ out_mask:
 }
 
 /* --perf or an output named *.data: the perf_event_open recorder (tk_perfrecord). */
-static int run_perf(struct record_args *a, int argc, char **argv)
+static int run_perf(struct record_args *a)
 {
 	struct tk_perfrecord_event *ev = calloc(a->nevents + 1, sizeof(*ev));
 	struct tk_perfrecord_opts o = {0};
@@ -391,8 +391,7 @@ static int run_perf(struct record_args *a, int argc, char **argv)
 	o.nr_events = a->nevents;
 	o.duration = a->duration;
 	o.command = a->command;
-	o.argc = argc;
-	o.argv = (const char *const *)argv;
+	/* CMDLINE: left NULL, the library stores this process's whole command line. */
 	o.freq = a->freq;
 	o.period = a->count;
 	o.callchain = a->callchain;
@@ -839,7 +838,7 @@ int cmd_record(int argc, char **argv)
 		else if (a.append && !a.output_set)
 			r = cli_usage_error("--append needs the file to add to (-o FILE)");
 		else
-			r = run_perf(&a, argc, argv);
+			r = run_perf(&a);
 		goto out;
 	}
 	if (perf_only) {

@@ -813,6 +813,76 @@ static bool proc_field(const char *text, const char *key, char *out, size_t cap)
 	return false;
 }
 
+/* CMDLINE: u32 count, then @exe (or argv[0] when unknown) and argv[1..]. */
+static int build_cmdline(struct bb *b, const char *exe, int argc, const char *const *argv)
+{
+	bb_u32(b, (uint32_t)(argc > 0 ? argc : 1));
+	bb_string(b, exe ? exe : (argc > 0 ? argv[0] : "tracekit"));
+	for (int i = 1; i < argc; i++)
+		bb_string(b, argv[i]);
+	return 0;
+}
+
+/*
+ * CMDLINE of this process, as perf stores its own: /proc/self/cmdline holds
+ * the strings of argv as exec'ed (getopt's reordering of the pointers does
+ * not touch them), so every word of "tracekit record --perf ..." is there.
+ */
+static int build_own_cmdline(struct bb *b, const char *exe)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	char *all = NULL;
+	const char **argv = NULL;
+	size_t len = 0, cap = 0;
+	int argc = 0, r;
+
+	if (fd < 0)
+		return tk_fail(errno, "/proc/self/cmdline: %s", strerror(errno));
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *na = realloc(all, cap + 65536);
+
+			if (!na) {
+				close(fd);
+				free(all);
+				return tk_fail(ENOMEM, "out of memory");
+			}
+			all = na;
+			cap += 65536;
+		}
+		n = read(fd, all + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = errno;
+			close(fd);
+			free(all);
+			return tk_fail(r, "/proc/self/cmdline: %s", strerror(r));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	all[len] = 0;
+	for (size_t i = 0; i < len; i += strlen(all + i) + 1)
+		argc++;
+	argv = malloc((size_t)(argc ? argc : 1) * sizeof(*argv));
+	if (!argv) {
+		free(all);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	argc = 0;
+	for (size_t i = 0; i < len; i += strlen(all + i) + 1)
+		argv[argc++] = all + i;
+	r = build_cmdline(b, exe, argc, argv);
+	free(argv);
+	free(all);
+	return r;
+}
+
 int tk_perfdata_writer_set_host(struct tk_perfdata_writer *w, int argc, const char *const *argv)
 {
 	struct utsname u;
@@ -860,11 +930,14 @@ int tk_perfdata_writer_set_host(struct tk_perfdata_writer *w, int argc, const ch
 		ssize_t n = readlink("/proc/self/exe", text, (1 << 16) - 1);
 
 		text[n > 0 ? n : 0] = 0;
-		bb_u32(&bb, (uint32_t)(argc > 0 ? argc : 1));
-		bb_string(&bb, n > 0 ? text : (argc > 0 ? argv[0] : "tracekit"));
-		for (int i = 1; i < argc; i++)
-			bb_string(&bb, argv[i]);
-		r = set_bb(w, TK_PERF_FEAT_CMDLINE, &bb);
+		if (argv)
+			r = build_cmdline(&bb, n > 0 ? text : NULL, argc, argv);
+		else
+			r = build_own_cmdline(&bb, n > 0 ? text : NULL);
+		if (r == 0)
+			r = set_bb(w, TK_PERF_FEAT_CMDLINE, &bb);
+		else
+			free(bb.p);
 	}
 	free(text);
 	return r;

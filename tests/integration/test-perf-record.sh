@@ -88,6 +88,9 @@ for fn in tk_leaf_work main; do
 done
 grep -q 'busy .*tk_leaf_work' <(perf report --stdio --no-children -i "$dir/cg.data" 2>/dev/null) ||
 	fail "perf report: no self samples of tk_leaf_work in busy"
+# CMDLINE holds the whole command, as perf stores "perf record ...".
+perf report --header-only -i "$dir/cg.data" 2>/dev/null | grep -qF "# cmdline : $(command -v "$TRACEKIT" | xargs readlink -f) record --perf -q -e cpu-clock -g -o $dir/cg.data -- $dir/busy 100" ||
+	fail "cmdline: $(perf report --header-only -i "$dir/cg.data" 2>/dev/null | grep cmdline)"
 perf buildid-list -i "$dir/cg.data" >"$dir/cg.bid" 2>&1 || fail "perf buildid-list failed"
 grep -q "^$bid $dir/busy\$" "$dir/cg.bid" || fail "perf buildid-list lacks busy ($bid): $(cat "$dir/cg.bid")"
 grep -q '\[kernel.kallsyms\]' "$dir/cg.bid" || fail "perf buildid-list lacks the kernel"
@@ -215,6 +218,12 @@ if cc -O2 -o "$dir/sysc" "$dir/sysc.c"; then
 	perf report --header-only -I -i "$dir/kill.data" 2>&1 | grep -q 'name = raw_syscalls:sys_enter' ||
 		fail "killed: perf report --header-only does not show the event"
 	perf buildid-list -i "$dir/kill.data" >/dev/null 2>&1 || fail "killed: perf buildid-list failed"
+	# A converted file's CMDLINE is the convert command (its words in their order).
+	"$TRACEKIT" convert -q "$dir/kill.data" -o "$dir/kill.dat" 2>/dev/null &&
+		"$TRACEKIT" convert -q "$dir/kill.dat" -o "$dir/conv.data" 2>"$dir/conv.err" ||
+		fail "convert of the killed file: $(cat "$dir/conv.err")"
+	perf report --header-only -i "$dir/conv.data" 2>/dev/null | grep -q "# cmdline : .*tracekit convert -q $dir/kill.dat -o $dir/conv.data \?$" ||
+		fail "convert cmdline: $(perf report --header-only -i "$dir/conv.data" 2>/dev/null | grep cmdline)"
 else
 	fail "cc sysc.c"
 fi

@@ -260,8 +260,7 @@ static void test_early_features(void **state)
 	assert_non_null(w);
 	assert_int_equal(tk_perfdata_writer_add_attr(w, &a0, "cpu-clock"), 0);
 	assert_int_equal(tk_perfdata_writer_add_ids(w, 0, ids, 1), 0);
-	assert_int_equal(tk_perfdata_writer_set_host(w, 2,
-						     (const char *const[]){ "record", "-a" }), 0);
+	assert_int_equal(tk_perfdata_writer_set_host(w, 0, NULL), 0);
 	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "worker", 5, 7)), 0);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 7, 0x401000, 42,
@@ -287,6 +286,26 @@ static void test_early_features(void **state)
 	assert_int_equal(in->data_offset + in->data_size + 16 * __builtin_popcountll(in->features[0]),
 			 in->file_size);
 	assert_non_null(tk_perfdata_get_host(pd)->hostname);
+	/* CMDLINE without argv: this process's, its executable first. */
+	{
+		char exe[4096], all[8192];
+		int fd = open("/proc/self/cmdline", O_RDONLY);
+		ssize_t n = fd >= 0 ? read(fd, all, sizeof(all)) : -1, k;
+		uint32_t words = 0;
+
+		assert_true(n > 0);
+		close(fd);
+		for (ssize_t i = 0; i < n; i += (ssize_t)strlen(all + i) + 1)
+			words++;
+		k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		assert_true(k > 0);
+		exe[k] = 0;
+		assert_int_equal(tk_perfdata_get_host(pd)->cmdline_argc, words);
+		assert_string_equal(tk_perfdata_get_host(pd)->cmdline_argv[0], exe);
+		if (words > 1)
+			assert_string_equal(tk_perfdata_get_host(pd)->cmdline_argv[1],
+					    all + strlen(all) + 1);
+	}
 	assert_string_equal(tk_perfdata_evsel_get(pd, 0)->name, "cpu-clock");
 	tk_perfdata_close(pd);
 	count_records(path, &samples, &comms, &pads);

@@ -56,6 +56,14 @@ struct tk_perfrecord_opts {
 	bool append;                               /* add a recording to @output, a
 						      finished perf.data
 						      (tk_perfdata_append_open()) */
+	bool use_clockid;                          /* sample times from @clockid
+						      (attr.use_clockid), with the
+						      CLOCKID and CLOCK_DATA features;
+						      otherwise the kernel's perf clock */
+	int32_t clockid;                           /* CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW
+						      (any event), CLOCK_REALTIME,
+						      CLOCK_BOOTTIME, CLOCK_TAI (software
+						      events only: not NMI-safe) */
 };
 
 /** What tk_perfrecord_run() did. */
@@ -89,8 +97,11 @@ struct tk_perfrecord_stats {
  * every process; following a command, a COMM for the command. Both get the
  * kernel's MMAP ("[kernel.kallsyms]_text") as perf writes it. Then the ring
  * contents with a FINISHED_ROUND after each drain pass. TRACING_DATA (when
- * tracepoints are recorded), the host features and CMDLINE are written
- * before the data, and what was drained is committed about every 100 ms,
+ * tracepoints are recorded), the host features, CMDLINE and, with
+ * @use_clockid, CLOCKID and CLOCK_DATA (the clock's resolution and a pair
+ * of CLOCK_REALTIME and @clockid readings taken as recording starts, from
+ * which perf converts sample times to wall-clock time) are written before
+ * the data, and what was drained is committed about every 100 ms,
  * so that a recorder killed at any moment (SIGKILL) leaves a file perf and
  * tracekit read up to the last commit. At the end come BUILD_ID for the
  * kernel, [vdso] and every file that a sample's ip hit, and SAMPLE_TIME.
@@ -105,10 +116,10 @@ struct tk_perfrecord_stats {
  * Return: 0, or a negative errno with tk_errmsg() set: -ENOENT (no
  * tracepoint matches a spec; a hardware event this machine lacks),
  * -EOPNOTSUPP (idem, other kernels), -EINVAL (bad options, a filter on a
- * non-tracepoint, --freq above kernel.perf_event_max_sample_rate, an
- * append whose events do not match the file's: the file is then left
- * untouched), -EACCES/-EPERM (perf_event_open refused), exec errors of the
- * command, I/O errors.
+ * non-tracepoint, --freq above kernel.perf_event_max_sample_rate, a
+ * clock the kernel refuses for an event, an append whose events do not
+ * match the file's: the file is then left untouched), -EACCES/-EPERM
+ * (perf_event_open refused), exec errors of the command, I/O errors.
  */
 TK_API int tk_perfrecord_run(const struct tk_perfrecord_opts *opts,
 			     struct tk_perfrecord_stats *stats);

@@ -860,6 +860,40 @@ static int write_comms(struct tk_perfdata_writer *w, struct tk_dat *dat)
 	return 0;
 }
 
+/*
+ * The clockid of a trace clock that is one (tracefs "mono" reads
+ * CLOCK_MONOTONIC, "mono_raw" CLOCK_MONOTONIC_RAW, ...), or -1: "local",
+ * "global", "perf", "x86-tsc" and counters are no clock_gettime() clock.
+ */
+static int32_t dat_clockid(const struct tk_dat *dat, const struct tk_dat_buffer *buf)
+{
+	static const struct {
+		const char *name;
+		int32_t id;
+	} clocks[] = {
+		{"mono", CLOCK_MONOTONIC}, {"mono_raw", CLOCK_MONOTONIC_RAW},
+		{"boot", CLOCK_BOOTTIME},  {"tai", CLOCK_TAI},
+	};
+	const char *name = buf->clock && buf->clock[0] ? buf->clock : tk_dat_get_info(dat)->clock;
+
+	for (size_t i = 0; name && i < sizeof(clocks) / sizeof(clocks[0]); i++)
+		if (!strcmp(name, clocks[i].name))
+			return clocks[i].id;
+	return -1;
+}
+
+/* CLOCKID (the clock's resolution) for a file whose times come from @clockid. */
+static int set_clockid_feature(struct tk_perfdata_writer *w, int32_t clockid)
+{
+	struct timespec res;
+	uint64_t ns;
+
+	if (clock_getres(clockid, &res) < 0)
+		return 0;    /* a clock this machine lacks: the attrs still say which */
+	ns = (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec;
+	return tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_CLOCKID, &ns, sizeof(ns));
+}
+
 static int dat_to_perf(const struct convert *cv, bool quiet)
 {
 	const char *in = cv->in, *out = cv->out;
@@ -874,6 +908,7 @@ static int dat_to_perf(const struct convert *cv, bool quiet)
 	uint8_t rec[65536];
 	uint64_t samples = 0;
 	int nattrs = 0, r = 0;
+	int32_t clockid;
 
 	dat = tk_dat_open(in);
 	if (!dat)
@@ -883,6 +918,12 @@ static int dat_to_perf(const struct convert *cv, bool quiet)
 		tk_dat_close(dat);
 		return cli_error("%s: no per-CPU event data to convert", in);
 	}
+	/*
+	 * Times on a clock_gettime() clock are declared as perf -k declares
+	 * them (use_clockid, CLOCKID). Not CLOCK_DATA: its reference pair must
+	 * be read while recording, and a .dat does not carry one.
+	 */
+	clockid = dat_clockid(dat, buf);
 	for (size_t i = 0; i < 65536; i++)
 		attr_of[i] = -1;
 	r = output_begin(cv, &t);
@@ -912,6 +953,10 @@ static int dat_to_perf(const struct convert *cv, bool quiet)
 				a.sample_period = 1;
 				a.sample_type = PERF_SAMPLE_BITS;
 				a.flags = TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL;
+				if (clockid >= 0) {
+					a.flags |= TK_PERF_ATTR_FLAG_USE_CLOCKID;
+					a.clockid = clockid;
+				}
 				if (!dat_event_name(dat, id, name, sizeof(name)))
 					snprintf(name, sizeof(name), "unknown:%u", id);
 				attr_of[id] = tk_perfdata_writer_add_attr(w, &a, name);
@@ -932,7 +977,8 @@ static int dat_to_perf(const struct convert *cv, bool quiet)
 	}
 	if (tracing_blob(dat, &b, attr_of) < 0 ||
 	    tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_TRACING_DATA, b.p, b.len) < 0 ||
-	    tk_perfdata_writer_set_host(w, 0, NULL) < 0 || write_comms(w, dat) < 0)
+	    tk_perfdata_writer_set_host(w, 0, NULL) < 0 ||
+	    (clockid >= 0 && set_clockid_feature(w, clockid) < 0) || write_comms(w, dat) < 0)
 		goto lib_err_out;
 
 	/* Pass 2: the samples, oldest first across CPUs. */

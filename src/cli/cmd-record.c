@@ -42,6 +42,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -106,6 +107,10 @@ const char cmd_record_usage[] =
 	"                          (default 4000)\n"
 	"  -c, --count COUNT       a sample every COUNT events instead (all events)\n"
 	"  -g                      record callchains\n"
+	"  -k, --clockid CLOCK     sample times from this clock: mono, raw, realtime,\n"
+	"                          boot, tai (as perf spells them) or a clockid\n"
+	"                          number; realtime, boot and tai suit software\n"
+	"                          events only (default: the kernel's perf clock)\n"
 	"      --append            add this recording to the existing FILE\n"
 	"  -q, --quiet             no summary\n"
 	"  -h, --help              show this help\n";
@@ -239,7 +244,8 @@ struct record_args {
 	double duration;
 	bool quiet;
 	/* --perf only */
-	bool all_cpus, callchain, append;
+	bool all_cpus, callchain, append, use_clockid;
+	int32_t clockid;
 	uint64_t freq, count;
 	bool output_set;
 	char **command;
@@ -397,6 +403,8 @@ static int run_perf(struct record_args *a)
 	o.callchain = a->callchain;
 	o.system_wide = a->all_cpus;
 	o.append = a->append;
+	o.use_clockid = a->use_clockid;
+	o.clockid = a->clockid;
 	r = tk_perfrecord_run(&o, &st);
 	free(ev);
 	if (r < 0)
@@ -416,6 +424,44 @@ static int run_perf(struct record_args *a)
 				WTERMSIG(st.child_status));
 	}
 	return CLI_OK;
+}
+
+/*
+ * perf record's -k spellings: a clockid number, or a clock name, long or
+ * short, with or without "CLOCK_", in any case.
+ */
+static int parse_clockid(const char *s, int32_t *out)
+{
+	static const struct {
+		const char *name;
+		int32_t id;
+	} clocks[] = {
+		{"monotonic", CLOCK_MONOTONIC},  {"mono", CLOCK_MONOTONIC},
+		{"monotonic_raw", CLOCK_MONOTONIC_RAW}, {"raw", CLOCK_MONOTONIC_RAW},
+		{"realtime", CLOCK_REALTIME},    {"real", CLOCK_REALTIME},
+		{"boottime", CLOCK_BOOTTIME},    {"boot", CLOCK_BOOTTIME},
+		{"tai", CLOCK_TAI},
+	};
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end != s && !*end) {
+		if (errno || v < 0 || v > INT32_MAX)
+			return -1;
+		*out = (int32_t)v;
+		return 0;
+	}
+	if (!strncasecmp(s, "CLOCK_", 6))
+		s += 6;
+	for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
+		if (!strcasecmp(s, clocks[i].name)) {
+			*out = clocks[i].id;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -633,6 +679,7 @@ int cmd_record(int argc, char **argv)
 		{"freq", required_argument, NULL, OPT_FREQ},
 		{"count", required_argument, NULL, 'c'},
 		{"append", no_argument, NULL, OPT_APPEND},
+		{"clockid", required_argument, NULL, 'k'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -661,7 +708,7 @@ int cmd_record(int argc, char **argv)
 	}
 
 	/* "+" stops at the command: its options are its own. */
-	while ((c = getopt_long(argc, argv, "+:e:f:p:o:b:C:P:FB:qhac:g", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:f:p:o:b:C:P:FB:qhac:gk:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			a.events[a.nevents++].spec = optarg;
@@ -769,6 +816,15 @@ int cmd_record(int argc, char **argv)
 		case OPT_APPEND:
 			a.append = perf_only = true;
 			break;
+		case 'k':
+			if (parse_clockid(optarg, &a.clockid) < 0) {
+				r = cli_usage_error("unknown clock '%s' (mono, raw, realtime, boot, "
+						    "tai or a clockid number)",
+						    optarg);
+				goto out;
+			}
+			a.use_clockid = perf_only = true;
+			break;
 		case OPT_FREQ:
 		case 'c':
 			errno = 0;
@@ -832,7 +888,7 @@ int cmd_record(int argc, char **argv)
 		if (a.npids || a.follow || a.opts.tracer || a.opts.buffer_kb || a.opts.clock ||
 		    a.opts.top || a.opts.instance)
 			r = cli_usage_error("perf.data recording takes only -e, -f, -o, -a, -c, -g, "
-					    "--freq, --append, --duration and -q");
+					    "-k, --freq, --append, --duration and -q");
 		else if (a.freq && a.count)
 			r = cli_usage_error("--freq and -c exclude each other");
 		else if (a.append && !a.output_set)
@@ -842,8 +898,8 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	if (perf_only) {
-		r = cli_usage_error("-a, -c, -g, --freq and --append record into perf.data: add "
-				    "--perf or name the output *.data");
+		r = cli_usage_error("-a, -c, -g, -k, --freq and --append record into perf.data: "
+				    "add --perf or name the output *.data");
 		goto out;
 	}
 	r = resolve_cached_events(&a);

@@ -492,6 +492,11 @@ static void fill_attr(const struct session *s, size_t e, struct perf_event_attr 
 		a->inherit = 1;
 		a->enable_on_exec = 1;
 	}
+	/* perf sets the clock on every event, the dummy too: all times on one clock. */
+	if (s->o->use_clockid) {
+		a->use_clockid = 1;
+		a->clockid = s->o->clockid;
+	}
 }
 
 static const char *ev_name(const struct session *s, size_t e)
@@ -521,6 +526,10 @@ static int open_error(const struct session *s, size_t e, int cpu, int err)
 		hint = " (needs root or CAP_PERFMON; see kernel.perf_event_paranoid)";
 	else if (err == ESRCH)
 		hint = " (the command is gone)";
+	else if (err == EINVAL && s->o->use_clockid && s->o->clockid != CLOCK_MONOTONIC &&
+		 s->o->clockid != CLOCK_MONOTONIC_RAW)
+		hint = " (the kernel takes that clock for software events only: tracepoints "
+		       "and hardware events need mono or raw)";
 	return tk_fail(err, "event %s: perf_event_open on CPU %d: %s%s", ev_name(s, e), cpu,
 		       strerror(err), hint);
 }
@@ -1563,6 +1572,12 @@ static int early_features(struct session *s)
 			return r;
 		r = tk_perfdata_writer_set_feature(s->w, TK_PERF_FEAT_TRACING_DATA, blob, len);
 		free(blob);
+		if (r < 0)
+			return r;
+	}
+	/* The reference pair is read now, as recording starts (perf reads it there too). */
+	if (s->o->use_clockid) {
+		r = tk_perfdata_writer_set_clock(s->w, s->o->clockid);
 		if (r < 0)
 			return r;
 	}

@@ -228,7 +228,50 @@ else
 	fail "cc sysc.c"
 fi
 
-# 7. Usage: perf-only options without --perf, a filter on a counter, --freq with -c.
+# 7. -k CLOCK as perf spells it: the attrs, CLOCKID and CLOCK_DATA say which clock,
+#    perf prints them and converts with them; sample times are that clock's.
+hdr_of() { perf report --header-only -I -i "$1" 2>&1; }
+"$TRACEKIT" record --perf -q -k mono -a -e sched:sched_switch -o "$dir/mono.data" --duration 0.3 \
+	2>"$dir/mono.err" || fail "-k mono: $(cat "$dir/mono.err")"
+hdr_of "$dir/mono.data" >"$dir/mono.hdr"
+grep -q 'sched:sched_switch.*use_clockid = 1, clockid = 1$' "$dir/mono.hdr" || fail "-k mono: attr lacks clockid 1"
+grep -q '^# clockid frequency: [0-9]* MHz$' "$dir/mono.hdr" || fail "-k mono: no clockid frequency line"
+grep -q '^# clockid: monotonic (1)$' "$dir/mono.hdr" || fail "-k mono: no clockid line"
+ref=$(sed -n 's/^# reference time: .* (TOD) = \([0-9.]*\) (monotonic)$/\1/p' "$dir/mono.hdr")
+[ -n "$ref" ] || fail "-k mono: no reference time line: $(grep -i clock "$dir/mono.hdr")"
+perf script -i "$dir/mono.data" >"$dir/mono.perf" 2>"$dir/mono.perr" || fail "-k mono: perf script failed"
+[ -s "$dir/mono.perf" ] || fail "-k mono: perf script printed nothing: $(head -2 "$dir/mono.perr")"
+t=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(":", "", $i); print $i; exit } }' "$dir/mono.perf")
+awk -v t="${t:-0}" -v r="${ref:-0}" 'BEGIN { exit !(t >= r && t < r + 2) }' ||
+	fail "-k mono: first sample at $t, not just after the monotonic reference $ref"
+perf script -F+tod -i "$dir/mono.data" 2>/dev/null | head -1 | grep -q "$(date +%Y-%m-%d) " ||
+	fail "-k mono: perf script -F+tod shows no wall-clock date"
+"$TRACEKIT" report "$dir/mono.data" >"$dir/mono.tk" 2>/dev/null
+cmp -s "$dir/mono.perf" "$dir/mono.tk" || fail "-k mono: tracekit report differs from perf script"
+"$TRACEKIT" record --perf -q -k CLOCK_REALTIME -e cpu-clock -o "$dir/rt.data" -- "$dir/busy" 5 \
+	2>"$dir/rt.err" || fail "-k realtime: $(cat "$dir/rt.err")"
+hdr_of "$dir/rt.data" | grep -q '^# clockid: realtime (0)$' || fail "-k realtime: no clockid line"
+check_counts "$dir/rt.data"
+t=$(perf script -F time -i "$dir/rt.data" 2>/dev/null | head -1 | tr -d ' :')
+awk -v t="${t:-0}" -v now="$(date +%s)" 'BEGIN { exit !(t > now - 30 && t < now + 1) }' ||
+	fail "-k realtime: sample time $t is not the time of day $(date +%s)"
+# Tracepoints take only NMI-safe clocks: one line, exit 1; an unknown name is a usage error.
+"$TRACEKIT" record --perf -q -k boot -e sched:sched_switch -o "$dir/x.data" --duration 0.1 2>"$dir/x.err"
+[ $? = 1 ] && [ "$(wc -l <"$dir/x.err")" = 1 ] && grep -q 'need mono or raw' "$dir/x.err" ||
+	fail "-k boot on a tracepoint: '$(cat "$dir/x.err")'"
+"$TRACEKIT" record --perf -q -k sundial -e cpu-clock -o "$dir/x.data" -- true 2>"$dir/x.err"
+[ $? = 2 ] && grep -q "unknown clock 'sundial'" "$dir/x.err" || fail "-k sundial: '$(cat "$dir/x.err")'"
+# Without -k nothing changes: no clock features, no use_clockid.
+hdr_of "$dir/cg.data" | grep -q '^# missing features: .*CLOCKID.*CLOCK_DATA' || fail "without -k: clock features present"
+hdr_of "$dir/cg.data" | grep -q 'use_clockid' && fail "without -k: use_clockid set"
+# A .dat on the mono trace clock converts to perf.data with use_clockid and CLOCKID.
+"$TRACEKIT" convert -q "$dir/mono.data" -o "$dir/mono.dat" 2>/dev/null &&
+	"$TRACEKIT" convert -q "$dir/mono.dat" -o "$dir/mono2.data" 2>"$dir/conv.err" || fail "convert mono: $(cat "$dir/conv.err")"
+hdr_of "$dir/mono2.data" >"$dir/mono2.hdr"
+grep -q 'use_clockid = 1, clockid = 1$' "$dir/mono2.hdr" && grep -q '^# clockid frequency: ' "$dir/mono2.hdr" ||
+	fail "convert mono: clock lost: $(grep -i clock "$dir/mono2.hdr")"
+
+# 8. Usage: perf-only options without --perf, a filter on a counter, --freq with -c.
 "$TRACEKIT" record -g -e sched:sched_switch -o "$dir/x.dat" -- true 2>/dev/null
 [ $? = 2 ] || fail "-g without --perf is not a usage error"
 "$TRACEKIT" record --perf -e cpu-clock --freq 100 -c 10 -o "$dir/x.data" -- true 2>/dev/null
@@ -236,5 +279,5 @@ fi
 "$TRACEKIT" record --perf -e cpu-clock -f 'pid == 1' -o "$dir/x.data" -- true 2>"$dir/x.err"
 [ $? = 1 ] && grep -q 'tracepoints only' "$dir/x.err" || fail "filter on cpu-clock: '$(cat "$dir/x.err")'"
 
-[ $fails = 0 ] && echo "PASS: record --perf: counters, callchains, -a, build ids, append" && exit 0
+[ $fails = 0 ] && echo "PASS: record --perf: counters, callchains, -a, build ids, append, SIGKILL, -k" && exit 0
 exit 1

@@ -464,8 +464,10 @@ TK_API void tk_perfdata_writer_close(struct tk_perfdata_writer *w);
  * @attr: its attr; size is forced to 128
  * @name: event name for EVENT_DESC, or NULL
  * Return: the event's index (>= 0), or -EINVAL (after data started,
- * sample_id_all differing from the first attr's, an append mismatch),
- * -ENOMEM.
+ * sample_id_all differing from the first attr's, an append mismatch: the
+ * message names the event and says what differs in the words of the
+ * recording options, e.g. "the file was recorded system-wide (-a), this
+ * recording follows a command"), -ENOMEM.
  */
 TK_API int tk_perfdata_writer_add_attr(struct tk_perfdata_writer *w,
 				       const struct tk_perf_attr *attr, const char *name);

@@ -67,6 +67,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,6 +224,179 @@ static bool attr_equal(const struct tk_perf_attr *a, const struct tk_perf_attr *
 	return memcmp(x, y, sizeof(x)) == 0;
 }
 
+/* perf_event_attr flag bits that recording options set (perf_event.h). */
+#define AF_INHERIT (1ull << 1)
+#define AF_EXCLUDE_USER (1ull << 4)
+#define AF_EXCLUDE_KERNEL (1ull << 5)
+#define AF_FREQ (1ull << 10)
+#define AF_ENABLE_ON_EXEC (1ull << 12)
+
+struct text {
+	char *p;
+	size_t cap, len;
+};
+
+static void text_vadd(struct text *t, const char *fmt, va_list ap)
+{
+	int n;
+
+	if (t->len >= t->cap)
+		return;
+	n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+	if (n > 0)
+		t->len += (size_t)n;
+}
+
+static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void text_add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	text_vadd(t, fmt, ap);
+	va_end(ap);
+}
+
+/* The next clause of a message, after "; " unless it is the first. */
+static void clause(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void clause(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->len)
+		text_add(t, "; ");
+	va_start(ap, fmt);
+	text_vadd(t, fmt, ap);
+	va_end(ap);
+}
+
+static void rate_words(const struct tk_perf_attr *a, char *out, size_t cap)
+{
+	if (a->flags & AF_FREQ)
+		snprintf(out, cap, "at %" PRIu64 " Hz (--freq)", a->sample_period);
+	else if (a->sample_period == 1)
+		snprintf(out, cap, "every event");
+	else
+		snprintf(out, cap, "every %" PRIu64 " events (-c)", a->sample_period);
+}
+
+static const char *mode_words(const struct tk_perf_attr *a)
+{
+	bool u = a->flags & AF_EXCLUDE_USER, k = a->flags & AF_EXCLUDE_KERNEL;
+
+	if (u && k)
+		return "neither user nor kernel mode";
+	if (k)
+		return "user mode only (:u)";
+	if (u)
+		return "kernel mode only (:k)";
+	return "user and kernel mode";
+}
+
+static void clock_words(const struct tk_perf_attr *a, char *out, size_t cap)
+{
+	static const char *const names[12] = {
+		[0] = "realtime", [1] = "mono", [4] = "raw", [7] = "boot", [11] = "tai",
+	};
+
+	if (!(a->flags & TK_PERF_ATTR_FLAG_USE_CLOCKID))
+		snprintf(out, cap, "the kernel's perf clock");
+	else if (a->clockid >= 0 && a->clockid < 12 && names[a->clockid])
+		snprintf(out, cap, "clock %s (-k %s)", names[a->clockid], names[a->clockid]);
+	else
+		snprintf(out, cap, "clockid %d (-k %d)", a->clockid, a->clockid);
+}
+
+/* perf's names of sample_type bits, e.g. "IP, CALLCHAIN (-g)". */
+static void sample_words(uint64_t bits, char *out, size_t cap)
+{
+	static const char *const names[] = {
+		"IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN (-g)", "ID", "CPU", "PERIOD",
+		"STREAM_ID", "RAW", "BRANCH_STACK", "REGS_USER", "STACK_USER", "WEIGHT",
+		"DATA_SRC", "IDENTIFIER", "TRANSACTION", "REGS_INTR", "PHYS_ADDR", "AUX",
+		"CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE", "WEIGHT_STRUCT",
+	};
+	struct text t = { out, cap, 0 };
+
+	out[0] = 0;
+	for (unsigned i = 0; i < 64; i++) {
+		if (!(bits & (1ull << i)))
+			continue;
+		if (t.len)
+			text_add(&t, ", ");
+		if (i < sizeof(names) / sizeof(names[0]))
+			text_add(&t, "%s", names[i]);
+		else
+			text_add(&t, "bit %u", i);
+	}
+}
+
+/*
+ * Why @now cannot join @was, the file's event of the same type and config,
+ * in the words of the recording options that make the difference (perf
+ * record's, which tracekit record --perf shares), into @out.
+ */
+static void describe_mismatch(const struct tk_perf_attr *was, const struct tk_perf_attr *now,
+			      char *out, size_t cap)
+{
+	const uint64_t handled = AF_INHERIT | AF_ENABLE_ON_EXEC | AF_FREQ | AF_EXCLUDE_USER |
+				 AF_EXCLUDE_KERNEL | TK_PERF_ATTR_FLAG_USE_CLOCKID;
+	struct text t = { out, cap, 0 };
+	struct tk_perf_attr x = *was, y = *now;
+	uint64_t diff = was->flags ^ now->flags;
+	char a[128], b[128];
+
+	out[0] = 0;
+	if (diff & (AF_INHERIT | AF_ENABLE_ON_EXEC)) {
+		if (was->flags & (AF_INHERIT | AF_ENABLE_ON_EXEC))
+			clause(&t, "the file was recorded following a command, this recording is "
+				   "system-wide (-a)");
+		else
+			clause(&t, "the file was recorded system-wide (-a), this recording follows "
+				   "a command");
+	}
+	if ((diff & AF_FREQ) || was->sample_period != now->sample_period) {
+		rate_words(was, a, sizeof(a));
+		rate_words(now, b, sizeof(b));
+		clause(&t, "the file sampled %s, this recording %s", a, b);
+	}
+	if (diff & (AF_EXCLUDE_USER | AF_EXCLUDE_KERNEL))
+		clause(&t, "the file counted %s, this recording %s", mode_words(was),
+		       mode_words(now));
+	if ((diff & TK_PERF_ATTR_FLAG_USE_CLOCKID) ||
+	    ((was->flags & TK_PERF_ATTR_FLAG_USE_CLOCKID) && was->clockid != now->clockid)) {
+		clock_words(was, a, sizeof(a));
+		clock_words(now, b, sizeof(b));
+		clause(&t, "the file's times are on %s, this recording's on %s", a, b);
+	}
+	if (was->sample_type & ~now->sample_type) {
+		sample_words(was->sample_type & ~now->sample_type, a, sizeof(a));
+		clause(&t, "the file's samples carry %s, this recording's do not", a);
+	}
+	if (now->sample_type & ~was->sample_type) {
+		sample_words(now->sample_type & ~was->sample_type, a, sizeof(a));
+		clause(&t, "this recording's samples carry %s, the file's do not", a);
+	}
+	/* Whatever no option above explains, in perf_event_attr's own terms. */
+	x.flags &= ~handled;
+	y.flags &= ~handled;
+	x.sample_period = y.sample_period;
+	x.sample_type = y.sample_type;
+	x.clockid = y.clockid;
+	if (x.flags != y.flags)
+		clause(&t, "attr flags 0x%" PRIx64 " in the file, 0x%" PRIx64 " now", x.flags,
+		       y.flags);
+	if (x.read_format != y.read_format)
+		clause(&t, "read_format 0x%" PRIx64 " in the file, 0x%" PRIx64 " now",
+		       x.read_format, y.read_format);
+	x.flags = y.flags;
+	x.read_format = y.read_format;
+	if (!attr_equal(&x, &y) || !t.len)
+		clause(&t, "other perf_event_attr fields differ");
+}
+
 static int push_evsel(struct tk_perfdata_writer *w, const struct tk_perf_attr *attr,
 		      const char *name)
 {
@@ -255,15 +429,21 @@ int tk_perfdata_writer_add_attr(struct tk_perfdata_writer *w, const struct tk_pe
 		for (size_t i = 0; i < w->nr_evsels; i++) {
 			const struct tk_perf_attr *o = &w->evsels[i].attr;
 
+			char why[1024], ev[160];
+
 			if (attr_equal(attr, o))
 				return (int)i;
-			if (o->type == attr->type && o->config == attr->config)
-				return tk_fail(EINVAL, "%s: cannot append: event type %u config 0x%"
-					       PRIx64 " was recorded with other settings "
-					       "(sample_type 0x%" PRIx64 " vs 0x%" PRIx64
-					       ", flags 0x%" PRIx64 " vs 0x%" PRIx64 ")", w->name,
-					       attr->type, attr->config, o->sample_type,
-					       attr->sample_type, o->flags, attr->flags);
+			if (o->type != attr->type || o->config != attr->config)
+				continue;
+			if (w->evsels[i].name || name)
+				snprintf(ev, sizeof(ev), "%s", w->evsels[i].name ? w->evsels[i].name
+										   : name);
+			else
+				snprintf(ev, sizeof(ev), "type %u config 0x%" PRIx64, attr->type,
+					 attr->config);
+			describe_mismatch(o, attr, why, sizeof(why));
+			return tk_fail(EINVAL, "%s: cannot append: event %s was recorded with other "
+				       "settings: %s; the file is left as it was", w->name, ev, why);
 		}
 		if (!(attr->sample_type & TK_PERF_SAMPLE_IDENTIFIER))
 			return tk_fail(EINVAL, "%s: cannot append: new event type %u config 0x%"

@@ -153,14 +153,25 @@ pids=$(perf script -i "$dir/ap.data" -F comm,pid 2>/dev/null | awk '$1 == "busy"
 [ "$(tk_samples "$dir/ap.data")" -gt "$n1" ] || fail "append: no new samples"
 perf script -i "$dir/ap.data" 2>/dev/null | grep -q 'sched:sched_switch:' || fail "append: no tracepoint samples"
 perf buildid-list -i "$dir/ap.data" 2>/dev/null | grep -q "^$bid " || fail "append: busy's build id missing"
+# Each refusal names the event and says in words what differs; the file stays as it was.
 sum=$(md5sum <"$dir/ap.data")
-if "$TRACEKIT" record --perf -q --append -e cpu-clock -c 100000 -o "$dir/ap.data" -- "$dir/busy" 2 \
-	2>"$dir/ap.err"; then
-	fail "append with another period accepted"
-else
-	grep -q 'cannot append' "$dir/ap.err" || fail "append mismatch: message '$(cat "$dir/ap.err")'"
-fi
-[ "$sum" = "$(md5sum <"$dir/ap.data")" ] || fail "append mismatch changed the file"
+refuse() {
+	local want=$1
+	shift
+	if "$TRACEKIT" record --perf -q --append -o "$dir/ap.data" "$@" 2>"$dir/ap.err"; then
+		fail "append $* accepted"
+	else
+		[ $? = 1 ] && [ "$(wc -l <"$dir/ap.err")" = 1 ] && grep -qF "$want" "$dir/ap.err" ||
+			fail "append $*: message '$(cat "$dir/ap.err")', wanted '$want'"
+	fi
+	[ "$sum" = "$(md5sum <"$dir/ap.data")" ] || fail "append $* changed the file"
+}
+refuse "cannot append: event cpu-clock was recorded with other settings: the file sampled at 4000 Hz (--freq), this recording every 100000 events (-c); the file is left as it was" \
+	-e cpu-clock -c 100000 -- "$dir/busy" 2
+refuse "cannot append: event sched:sched_switch was recorded with other settings: the file was recorded following a command, this recording is system-wide (-a); the file is left as it was" \
+	-a -e sched:sched_switch --duration 0.1
+refuse "event cpu-clock was recorded with other settings: this recording's samples carry CALLCHAIN (-g), the file's do not;" \
+	-g -e cpu-clock -- "$dir/busy" 2
 
 # 6. A recorder killed with SIGKILL mid-recording leaves a file perf and tracekit
 #    read, holding every event drained before the last commit (~100 ms). sysc makes

@@ -617,7 +617,24 @@ static void test_append_mismatch(void **state)
 	assert_non_null(w);
 	a.sample_type |= TK_PERF_SAMPLE_ADDR;
 	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), -EINVAL);
-	assert_non_null(strstr(tk_errmsg(), "other settings"));
+	assert_non_null(strstr(tk_errmsg(), "event cpu-clock was recorded with other settings: "
+				 "this recording's samples carry ADDR, the file's do not"));
+	/* Several differences, each in the words of the option that makes it. */
+	a = sw_attr(0);
+	a.flags |= (1ull << 1) | (1ull << 12) | (1ull << 10) | TK_PERF_ATTR_FLAG_USE_CLOCKID;
+	a.sample_period = 1000;
+	a.clockid = 1;
+	a.sample_type &= ~TK_PERF_SAMPLE_IP;
+	a.read_format = 4;
+	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), -EINVAL);
+	assert_string_equal(strstr(tk_errmsg(), "cannot append"),
+			    "cannot append: event cpu-clock was recorded with other settings: the "
+			    "file was recorded system-wide (-a), this recording follows a "
+			    "command; the file sampled every event, this recording at 1000 Hz "
+			    "(--freq); the file's times are on the kernel's perf clock, this "
+			    "recording's on clock mono (-k mono); the file's samples carry IP, "
+			    "this recording's do not; read_format 0x0 in the file, 0x4 now; "
+			    "the file is left as it was");
 	tk_perfdata_writer_close(w);
 	assert_int_equal(stat(path, &after), 0);
 	assert_int_equal(before.st_size, after.st_size);

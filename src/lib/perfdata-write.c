@@ -1277,6 +1277,10 @@ int tk_perfdata_writer_finish(struct tk_perfdata_writer *w)
 		r = pwrite_full(w, w->buf, w->len, table);
 		if (r < 0)
 			return r;
+		/*
+		 * From here the writer's data size is ahead of the header's: a
+		 * failure ends the writer, and the file keeps its last commit.
+		 */
 		w->data_size += w->tab_len + w->len;
 		w->len = 0;
 	} else {
@@ -1293,7 +1297,7 @@ int tk_perfdata_writer_finish(struct tk_perfdata_writer *w)
 		r = tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_SAMPLE_TIME, st, sizeof(st));
 	}
 	if (r < 0)
-		return r;
+		goto fail;
 	for (uint32_t id = 1; id < NFEAT; id++)
 		n += w->feat_set[id];
 	table = w->data_offset + w->data_size;
@@ -1313,11 +1317,11 @@ int tk_perfdata_writer_finish(struct tk_perfdata_writer *w)
 		feats[id / 64] |= 1ull << (id % 64);
 	}
 	if (r < 0)
-		return r;
+		goto fail;
 	if (w->append) {
 		r = write_attrs(w, pos, &attrs_off, &end);
 		if (r < 0)
-			return r;
+			goto fail;
 	} else {
 		attrs_off = TK_PERF_HEADER_SIZE;
 		for (size_t i = 0; i < w->nr_evsels; i++)
@@ -1330,8 +1334,12 @@ int tk_perfdata_writer_finish(struct tk_perfdata_writer *w)
 	if (fdatasync(w->fd) < 0 && errno != EINVAL && errno != EROFS)
 		return wfail(w, errno, "sync");
 	r = write_header(w, attrs_off, feats);
-	if (r == 0)
-		w->finished = true;
+	if (r < 0)
+		goto fail;
+	w->finished = true;
+	return 0;
+fail:
+	w->failed = true;
 	return r;
 }
 

@@ -1097,9 +1097,14 @@ static bool has_tracepoint(const struct tk_perfdata *pd)
 	return false;
 }
 
-/* Take ownership of @data (malloc'ed payload of @size bytes) as feature @id. */
-static int add_feature(struct tk_perfdata *pd, uint32_t id, uint64_t off, uint8_t *data,
-		       uint64_t size)
+/*
+ * Take ownership of @data (malloc'ed payload of @size bytes at @off) as
+ * feature @id. @id_off is where the file says the feature is there: the
+ * word of the header's feature bitmap that holds its bit, or the id field
+ * of a pipe-mode HEADER_FEATURE record; an unknown feature is reported there.
+ */
+static int add_feature(struct tk_perfdata *pd, uint32_t id, uint64_t id_off, uint64_t off,
+		       uint8_t *data, uint64_t size)
 {
 	struct tk_perfdata_feature *f, **n;
 	int err = 0;
@@ -1120,7 +1125,8 @@ static int add_feature(struct tk_perfdata *pd, uint32_t id, uint64_t off, uint8_
 	f->data = data;
 	pd->features[pd->nr_features++] = f;
 	if (id == 0 || id >= TK_PERF_FEAT_LAST) {
-		tk_warn("%s: offset 0x%" PRIx64 ": unknown feature %u skipped", pd->name, off, id);
+		tk_warn("%s: offset 0x%" PRIx64 ": unknown feature %u skipped (%" PRIu64
+			" bytes at 0x%" PRIx64 ")", pd->name, id_off, id, size, off);
 		return 0;
 	}
 	f->valid = parse_feature(pd, id, data ? data : (const uint8_t *)"", size, &err);
@@ -1264,6 +1270,15 @@ static int read_features(struct tk_perfdata *pd)
 		off = tk_load_u64(tab + slot * 16, false);
 		size = tk_load_u64(tab + slot * 16 + 8, false);
 		slot++;
+		/*
+		 * An unknown bit (a newer perf's feature) is named at the
+		 * bitmap word that holds it; its payload is never read, so
+		 * where its table entry points does not matter.
+		 */
+		if (bit == 0 || bit >= TK_PERF_FEAT_LAST) {
+			r = add_feature(pd, bit, 72 + 8 * (bit / 64), off, NULL, size);
+			continue;
+		}
 		if (off > in->file_size || size > in->file_size - off || size > MAX_FEATURE_SIZE) {
 			if (bit == TK_PERF_FEAT_TRACING_DATA && has_tracepoint(pd)) {
 				r = fail_at(pd, table + (slot - 1) * 16, "feature TRACING_DATA {0x%"
@@ -1276,7 +1291,7 @@ static int read_features(struct tk_perfdata *pd)
 				table + (slot - 1) * 16, tk_perf_feature_name(bit), off, size);
 			continue;
 		}
-		if (bit < TK_PERF_FEAT_LAST && size) {
+		if (size) {
 			data = malloc(size);
 			if (!data) {
 				r = tk_fail(ENOMEM, "out of memory");
@@ -1288,7 +1303,7 @@ static int read_features(struct tk_perfdata *pd)
 				break;
 			}
 		}
-		r = add_feature(pd, bit, off, data, size);
+		r = add_feature(pd, bit, 72 + 8 * (bit / 64), off, data, size);
 	}
 	free(tab);
 	if (r == 0 && has_tracepoint(pd) && !pd->tracing_blob)
@@ -1342,7 +1357,7 @@ static int handle_meta(struct tk_perfdata *pd, const struct tk_perf_record *rec)
 		if (id < 64)
 			pd->info.features[0] |= 1ull << id;
 		return add_feature(pd, id > UINT32_MAX ? UINT32_MAX : (uint32_t)id,
-				   rec->offset + 16, copy, len);
+				   rec->offset + 8, rec->offset + 16, copy, len);
 	}
 	case TK_PERF_RECORD_HEADER_TRACING_DATA:
 		copy = malloc(rec->extra_size ? rec->extra_size : 1);

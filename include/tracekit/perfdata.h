@@ -195,6 +195,103 @@ struct tk_perfdata_build_id {
 	const char *filename;        /* borrowed until close */
 };
 
+/** A CPU's ids in CPU_TOPOLOGY, indexed by CPU number. */
+struct tk_perfdata_cpu {
+	uint32_t core_id;
+	uint32_t socket_id;
+	uint32_t die_id;             /* 0 when the section has no die part */
+};
+
+/**
+ * CPU_TOPOLOGY: the sibling lists (cpu-list strings such as "0-3,8-11", one
+ * per package, die or core) and the per-CPU ids. Files from old perf stop
+ * after the thread lists (nr_cpus 0) or after the per-CPU core and socket
+ * ids (has_dies false).
+ */
+struct tk_perfdata_cpu_topology {
+	uint32_t nr_sockets;         /* perf's "sibling sockets": CPUs sharing a package */
+	const char *const *sockets;
+	uint32_t nr_dies;            /* "sibling dies" */
+	const char *const *dies;
+	uint32_t nr_threads;         /* "sibling threads": CPUs sharing a core */
+	const char *const *threads;
+	bool has_dies;               /* the die lists and die ids are present */
+	uint32_t nr_cpus;            /* per-CPU ids: NRCPUS' avail count, 0 when absent */
+	const struct tk_perfdata_cpu *cpus;
+};
+
+/** A NUMA_TOPOLOGY node. */
+struct tk_perfdata_numa_node {
+	uint32_t node;
+	uint64_t mem_total_kb, mem_free_kb;
+	const char *cpus;            /* cpu list, e.g. "0-1" */
+};
+
+/** A GROUP_DESC entry: events leader_idx .. leader_idx + nr_members - 1. */
+struct tk_perfdata_group {
+	const char *name;            /* "{anon_group}" when the group has no name */
+	uint32_t leader_idx;         /* attr index of the leader */
+	uint32_t nr_members;         /* the leader included */
+};
+
+/** An AUXTRACE index entry: an AUXTRACE record and its data in the file. */
+struct tk_perfdata_auxtrace_entry {
+	uint64_t file_offset;
+	uint64_t size;
+};
+
+/** One capability of a PMU, from its sysfs caps/ directory ("branches", "32"). */
+struct tk_perfdata_pmu_cap {
+	const char *name, *value;
+};
+
+/** The capabilities of one PMU (CPU_PMU_CAPS: the "cpu" PMU; PMU_CAPS: each PMU). */
+struct tk_perfdata_pmu_caps {
+	const char *pmu;
+	uint32_t nr_caps;            /* 0: "not available" */
+	const struct tk_perfdata_pmu_cap *caps;
+};
+
+/** A HYBRID_TOPOLOGY node: a core PMU and its CPUs. */
+struct tk_perfdata_hybrid_node {
+	const char *pmu;             /* "cpu_core", "cpu_atom" */
+	const char *cpus;            /* cpu list */
+};
+
+/** A jited function of a BPF program. */
+struct tk_perfdata_bpf_func {
+	uint64_t addr;               /* kernel address of its code */
+	uint32_t len;                /* bytes of code */
+	uint8_t tag[8];
+	uint32_t btf_type_id;        /* its FUNC in the program's BTF; 0 without func info */
+	const char *btf_name;        /* that FUNC's name when the BTF is in the file, else NULL */
+};
+
+/**
+ * A BPF_PROG_INFO entry: a program loaded while perf recorded. The fixed
+ * fields come from its struct bpf_prog_info (zero beyond info_len); funcs
+ * from the arrays perf stores after it, present when its jited symbol,
+ * length and tag arrays agree in count (as perf requires to print them).
+ */
+struct tk_perfdata_bpf_prog {
+	uint32_t info_len, data_len;
+	uint64_t arrays;             /* which arrays follow (perf's PERF_BPIL_* bits) */
+	uint32_t type, id;
+	uint8_t tag[8];
+	char name[17];               /* the kernel's copy, at most 15 characters */
+	uint32_t jited_prog_len, xlated_prog_len;
+	uint32_t btf_id;             /* 0: no BTF */
+	uint32_t nr_funcs;
+	const struct tk_perfdata_bpf_func *funcs;
+};
+
+/** A BPF_BTF entry: the raw BTF of a program (perf stores those its programs use). */
+struct tk_perfdata_bpf_btf {
+	uint32_t id;
+	uint32_t size;
+	const void *data;            /* size bytes, borrowed until close */
+};
+
 /** Host facts decoded from the features; fields are zero/NULL when absent. */
 struct tk_perfdata_host {
 	const char *hostname, *osrelease, *version, *arch, *cpudesc, *cpuid;
@@ -219,6 +316,24 @@ struct tk_perfdata_host {
 	uint32_t nr_groups;          /* GROUP_DESC entries */
 	uint32_t nr_numa_nodes;      /* NUMA_TOPOLOGY nodes */
 	uint32_t nr_cache_levels;    /* CACHE entries */
+	/* Decoded by this version on: NULL/0 when absent or malformed. */
+	const struct tk_perfdata_cpu_topology *cpu_topology;
+	const struct tk_perfdata_numa_node *numa_nodes;      /* nr_numa_nodes */
+	const struct tk_perfdata_group *groups;              /* nr_groups */
+	bool has_branch_stack;       /* BRANCH_STACK: samples carry branch stacks */
+	bool has_stat;               /* STAT: a perf stat record file */
+	bool has_auxtrace;           /* AUXTRACE: AUX area data and its index */
+	uint64_t nr_auxtrace;
+	const struct tk_perfdata_auxtrace_entry *auxtrace;
+	const struct tk_perfdata_pmu_caps *cpu_pmu_caps;     /* CPU_PMU_CAPS, pmu "cpu" */
+	uint32_t nr_pmu_caps;        /* PMU_CAPS */
+	const struct tk_perfdata_pmu_caps *pmu_caps;
+	uint32_t nr_hybrid_nodes;    /* HYBRID_TOPOLOGY */
+	const struct tk_perfdata_hybrid_node *hybrid_nodes;
+	uint32_t nr_bpf_progs;       /* BPF_PROG_INFO */
+	const struct tk_perfdata_bpf_prog *bpf_progs;
+	uint32_t nr_bpf_btfs;        /* BPF_BTF */
+	const struct tk_perfdata_bpf_btf *bpf_btfs;
 };
 
 /** Facts from the file header; borrowed until close, counters updated while reading. */
@@ -361,7 +476,12 @@ TK_API size_t tk_perfdata_feature_count(const struct tk_perfdata *pd);
 TK_API const struct tk_perfdata_feature *tk_perfdata_feature_get(const struct tk_perfdata *pd,
 								 size_t index);
 
-/** tk_perfdata_get_host() - decoded host facts; borrowed until close. */
+/**
+ * tk_perfdata_get_host() - decoded host facts; borrowed until close, with
+ * everything they point to. A feature that does not parse leaves its fields
+ * zero/NULL (and its tk_perfdata_feature valid = false). Pipe mode: a
+ * feature sent again replaces the earlier values.
+ */
 TK_API const struct tk_perfdata_host *tk_perfdata_get_host(const struct tk_perfdata *pd);
 
 /** Build ids from the BUILD_ID feature and HEADER_BUILD_ID records seen so far. */

@@ -43,6 +43,19 @@
  * records into a queue (they are small: attrs, features, one tracing blob),
  * parses them, and tk_perfdata_next() hands the queued records out first.
  *
+ * Features: every payload of a known bit is loaded whole (at most 1 GiB)
+ * and kept until close; the decoded values in struct tk_perfdata_host point
+ * into it (strings) or into arrays allocated per feature. Every count is
+ * checked against the bytes left before anything is allocated for it, with
+ * the smallest size an entry can have (a string takes at least 5 bytes), so
+ * a hostile count cannot allocate more than a few times the payload. A
+ * payload that does not fit its layout leaves its host fields unset and is
+ * warned about with the offset of the part that did not fit and why; only a
+ * malformed TRACING_DATA with tracepoint attrs is an error. Two features
+ * depend on earlier ones, as in perf: CPU_TOPOLOGY's per-CPU ids are
+ * NRCPUS' avail count long, and BPF functions are named from the BTF of
+ * BPF_BTF, which follows BPF_PROG_INFO (names are resolved after either).
+ *
  * A killed recorder leaves data.size 0 (perf writes it at exit) or a size
  * past EOF. perf 6.1 then misreads the data as the feature table; we warn,
  * ignore the feature bits (there is no table) and read records to the last
@@ -52,6 +65,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -901,24 +915,577 @@ static bool parse_event_desc(struct tk_perfdata *pd, struct tk_cursor *c)
 }
 
 /*
- * Parse (validate and decode) one feature payload. Returns false when the
- * payload does not fit its layout; *err is set only for allocation errors.
+ * The parse of one feature payload: a cursor over it, and when it does not
+ * fit its layout, where (bad_at, relative to the payload) and why, for the
+ * warning that names the file and offset. err is set only for allocation
+ * failures.
  */
-static bool parse_feature(struct tk_perfdata *pd, uint32_t id, const uint8_t *p, uint64_t len,
-			  int *err)
-{
-	struct tk_perfdata_host *h = &pd->host;
+struct fparse {
+	struct tk_perfdata *pd;
 	struct tk_cursor c;
+	size_t bad_at;
+	char why[160];
+	int err;
+};
+
+static bool fp_bad(struct fparse *f, size_t at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static bool fp_bad(struct fparse *f, size_t at, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->why, sizeof(f->why), fmt, ap);
+	va_end(ap);
+	f->bad_at = at;
+	return false;
+}
+
+/*
+ * n zeroed elements, owned by the reader at once (so a parse that fails
+ * later leaks nothing; they are freed at close). The callers have bounded n
+ * by the bytes left in the payload.
+ */
+static void *fp_alloc(struct fparse *f, uint64_t n, size_t size)
+{
+	void *p;
+
+	if (n > SIZE_MAX / size - 1 || !(p = calloc(n ? n : 1, size)) || own(f->pd, p) < 0) {
+		f->err = -ENOMEM;
+		return NULL;
+	}
+	return p;
+}
+
+/* A u32 count of @what, entries of at least @min bytes each: checked against what is left. */
+static bool fp_count(struct fparse *f, uint32_t *n, size_t min, const char *what)
+{
+	size_t at = f->c.pos;
+
+	*n = 0;
+	if (!tk_cursor_u32(&f->c, n))
+		return fp_bad(f, at, "the count of %s runs past the section end", what);
+	if (*n > tk_cursor_left(&f->c) / min)
+		return fp_bad(f, at, "%" PRIu32 " %s do not fit in the %zu bytes left", *n, what,
+			      tk_cursor_left(&f->c));
+	return true;
+}
+
+static bool fp_string(struct fparse *f, const char **s, const char *what, uint64_t i)
+{
+	size_t at = f->c.pos;
+
+	if (!cur_string(&f->c, s))
+		return fp_bad(f, at, "%s %" PRIu64 " is not a string that ends inside the section",
+			      what, i);
+	return true;
+}
+
+/* u32 n, then n strings: the sibling lists of CPU_TOPOLOGY. */
+static bool fp_strings(struct fparse *f, uint32_t *n, const char *const **out, const char *what)
+{
+	const char **v;
+
+	if (!fp_count(f, n, 5, what) || !(v = fp_alloc(f, *n, sizeof(*v))))
+		return false;
+	for (uint32_t i = 0; i < *n; i++)
+		if (!fp_string(f, &v[i], what, i))
+			return false;
+	*out = v;
+	return true;
+}
+
+/*
+ * CPU_TOPOLOGY: u32 n + n strings (package siblings), u32 n + n strings
+ * (core siblings); then, unless the section ends (old perf), per CPU
+ * {u32 core_id, u32 socket_id}; then, unless it ends, u32 n + n strings
+ * (die siblings) and per CPU u32 die_id. "Per CPU" is NRCPUS' avail count,
+ * which perf writes (bit 7) before this (bit 13), in pipe mode too.
+ */
+static bool parse_cpu_topology(struct fparse *f)
+{
+	struct tk_perfdata_host *h = &f->pd->host;
+	struct tk_perfdata_cpu_topology *t = fp_alloc(f, 1, sizeof(*t));
+	struct tk_perfdata_cpu *cpus;
+	size_t at;
+
+	if (!t || !fp_strings(f, &t->nr_sockets, &t->sockets, "sibling socket lists") ||
+	    !fp_strings(f, &t->nr_threads, &t->threads, "sibling thread lists"))
+		return false;
+	if (tk_cursor_left(&f->c) == 0)
+		goto done;
+	at = f->c.pos;
+	if (!h->has_nrcpus) {
+		/* Without the count the rest cannot be split: keep the lists. */
+		tk_warn("%s: offset 0x%" PRIx64 ": CPU_TOPOLOGY per-CPU ids skipped: no NRCPUS "
+			"feature says how many CPUs there are", f->pd->name, tk_cursor_offset(&f->c));
+		goto done;
+	}
+	if (h->nr_cpus_avail > tk_cursor_left(&f->c) / 8)
+		return fp_bad(f, at, "core and socket ids of %" PRIu32 " CPUs do not fit in the %zu "
+			      "bytes left", h->nr_cpus_avail, tk_cursor_left(&f->c));
+	if (!(cpus = fp_alloc(f, h->nr_cpus_avail, sizeof(*cpus))))
+		return false;
+	for (uint32_t i = 0; i < h->nr_cpus_avail; i++) {
+		tk_cursor_u32(&f->c, &cpus[i].core_id);
+		tk_cursor_u32(&f->c, &cpus[i].socket_id);
+	}
+	t->nr_cpus = h->nr_cpus_avail;
+	t->cpus = cpus;
+	if (tk_cursor_left(&f->c) == 0)
+		goto done;
+	if (!fp_strings(f, &t->nr_dies, &t->dies, "sibling die lists"))
+		return false;
+	at = f->c.pos;
+	if (t->nr_cpus > tk_cursor_left(&f->c) / 4)
+		return fp_bad(f, at, "die ids of %" PRIu32 " CPUs do not fit in the %zu bytes left",
+			      t->nr_cpus, tk_cursor_left(&f->c));
+	for (uint32_t i = 0; i < t->nr_cpus; i++)
+		tk_cursor_u32(&f->c, &cpus[i].die_id);
+	t->has_dies = true;
+done:
+	h->cpu_topology = t;
+	return true;
+}
+
+/* NUMA_TOPOLOGY: u32 nr; per node: u32 node, u64 total kB, u64 free kB, string cpus. */
+static bool parse_numa(struct fparse *f)
+{
+	struct tk_perfdata_numa_node *n;
+	uint32_t nr;
+
+	if (!fp_count(f, &nr, 4 + 16 + 5, "NUMA nodes") || !(n = fp_alloc(f, nr, sizeof(*n))))
+		return false;
+	for (uint32_t i = 0; i < nr; i++) {
+		size_t at = f->c.pos;
+
+		if (!tk_cursor_u32(&f->c, &n[i].node) || !tk_cursor_u64(&f->c, &n[i].mem_total_kb) ||
+		    !tk_cursor_u64(&f->c, &n[i].mem_free_kb))
+			return fp_bad(f, at, "NUMA node %" PRIu32 " runs past the section end", i);
+		if (!fp_string(f, &n[i].cpus, "cpu list of NUMA node", i))
+			return false;
+	}
+	f->pd->host.nr_numa_nodes = nr;
+	f->pd->host.numa_nodes = n;
+	return true;
+}
+
+/* GROUP_DESC: u32 nr; per group: string name, u32 leader_idx, u32 nr_members. */
+static bool parse_group_desc(struct fparse *f)
+{
+	struct tk_perfdata_group *g;
+	uint32_t nr;
+
+	if (!fp_count(f, &nr, 5 + 8, "groups") || !(g = fp_alloc(f, nr, sizeof(*g))))
+		return false;
+	for (uint32_t i = 0; i < nr; i++) {
+		size_t at;
+
+		if (!fp_string(f, &g[i].name, "name of group", i))
+			return false;
+		at = f->c.pos;
+		if (!tk_cursor_u32(&f->c, &g[i].leader_idx) ||
+		    !tk_cursor_u32(&f->c, &g[i].nr_members))
+			return fp_bad(f, at, "group %" PRIu32 " runs past the section end", i);
+	}
+	f->pd->host.nr_groups = nr;
+	f->pd->host.groups = g;
+	return true;
+}
+
+/* AUXTRACE: u64 nr; {u64 file_offset, u64 size} x nr. */
+static bool parse_auxtrace(struct fparse *f)
+{
+	struct tk_perfdata_auxtrace_entry *e;
+	uint64_t nr;
+
+	if (!tk_cursor_u64(&f->c, &nr))
+		return fp_bad(f, 0, "the count of AUXTRACE index entries runs past the section end");
+	if (nr > tk_cursor_left(&f->c) / 16)
+		return fp_bad(f, 0, "%" PRIu64 " AUXTRACE index entries do not fit in the %zu bytes "
+			      "left", nr, tk_cursor_left(&f->c));
+	if (!(e = fp_alloc(f, nr, sizeof(*e))))
+		return false;
+	for (uint64_t i = 0; i < nr; i++) {
+		tk_cursor_u64(&f->c, &e[i].file_offset);
+		tk_cursor_u64(&f->c, &e[i].size);
+	}
+	f->pd->host.has_auxtrace = true;
+	f->pd->host.nr_auxtrace = nr;
+	f->pd->host.auxtrace = e;
+	return true;
+}
+
+/* u32 nr; nr x (string name, string value): one PMU's caps, as both caps features store them. */
+static bool parse_caps(struct fparse *f, struct tk_perfdata_pmu_caps *pc, const char *pmu)
+{
+	struct tk_perfdata_pmu_cap *cap;
+
+	if (!fp_count(f, &pc->nr_caps, 10, "PMU capabilities") ||
+	    !(cap = fp_alloc(f, pc->nr_caps, sizeof(*cap))))
+		return false;
+	for (uint32_t i = 0; i < pc->nr_caps; i++)
+		if (!fp_string(f, &cap[i].name, "name of capability", i) ||
+		    !fp_string(f, &cap[i].value, "value of capability", i))
+			return false;
+	pc->pmu = pmu;
+	pc->caps = cap;
+	return true;
+}
+
+/* CPU_PMU_CAPS: the caps of the "cpu" PMU (no name stored). */
+static bool parse_cpu_pmu_caps(struct fparse *f)
+{
+	struct tk_perfdata_pmu_caps *pc = fp_alloc(f, 1, sizeof(*pc));
+
+	if (!pc || !parse_caps(f, pc, "cpu"))
+		return false;
+	f->pd->host.cpu_pmu_caps = pc;
+	return true;
+}
+
+/* PMU_CAPS: u32 nr_pmu; per PMU: its caps, then string pmu_name. */
+static bool parse_pmu_caps(struct fparse *f)
+{
+	struct tk_perfdata_pmu_caps *pc;
+	uint32_t nr;
+
+	if (!fp_count(f, &nr, 4 + 5, "PMUs") || !(pc = fp_alloc(f, nr, sizeof(*pc))))
+		return false;
+	for (uint32_t i = 0; i < nr; i++)
+		if (!parse_caps(f, &pc[i], NULL) || !fp_string(f, &pc[i].pmu, "name of PMU", i))
+			return false;
+	f->pd->host.nr_pmu_caps = nr;
+	f->pd->host.pmu_caps = pc;
+	return true;
+}
+
+/* HYBRID_TOPOLOGY: u32 nr; per node: string pmu_name, string cpus. */
+static bool parse_hybrid(struct fparse *f)
+{
+	struct tk_perfdata_hybrid_node *n;
+	uint32_t nr;
+
+	if (!fp_count(f, &nr, 10, "hybrid nodes") || !(n = fp_alloc(f, nr, sizeof(*n))))
+		return false;
+	for (uint32_t i = 0; i < nr; i++)
+		if (!fp_string(f, &n[i].pmu, "PMU name of hybrid node", i) ||
+		    !fp_string(f, &n[i].cpus, "cpu list of hybrid node", i))
+			return false;
+	f->pd->host.nr_hybrid_nodes = nr;
+	f->pd->host.hybrid_nodes = n;
+	return true;
+}
+
+/*
+ * struct bpf_prog_info (UAPI; 232 bytes in 6.1) offsets used here, and the
+ * bits of perf's "arrays" word (enum perf_bpil_array_types) that say which
+ * pointer fields hold offsets into the data that follows the info.
+ */
+enum {
+	BPI_TYPE = 0, BPI_ID = 4, BPI_TAG = 8, BPI_JITED_LEN = 16, BPI_XLATED_LEN = 20,
+	BPI_NAME = 64, BPI_NR_JITED_KSYMS = 104, BPI_NR_JITED_FUNC_LENS = 108,
+	BPI_JITED_KSYMS = 112, BPI_JITED_FUNC_LENS = 120, BPI_BTF_ID = 128,
+	BPI_FUNC_INFO_REC_SIZE = 132, BPI_FUNC_INFO = 136, BPI_NR_FUNC_INFO = 144,
+	BPI_NR_PROG_TAGS = 180, BPI_PROG_TAGS = 184,
+	BPIL_JITED_KSYMS = 3, BPIL_JITED_FUNC_LENS = 4, BPIL_FUNC_INFO = 5, BPIL_PROG_TAGS = 8,
+};
+
+/* A field of a bpf_prog_info of @len bytes; perf reads fields past its end as zero. */
+static uint64_t bpi_load(const uint8_t *info, uint32_t len, uint32_t off, int size)
+{
+	if ((uint64_t)off + (uint64_t)size > len)
+		return 0;
+	return size == 4 ? tk_load_u32(info + off, false) : tk_load_u64(info + off, false);
+}
+
+/*
+ * Where array @bit of @nr elements of @esize bytes lies in the program's
+ * data: its offset is stored in the info field @field. False when the array
+ * is absent or does not lie inside the data.
+ */
+static bool bpi_array(const uint8_t *info, uint32_t info_len, uint64_t arrays, uint32_t data_len,
+		      int bit, uint32_t field, uint64_t nr, uint64_t esize, uint64_t *off)
+{
+	if (!(arrays >> bit & 1))
+		return false;
+	*off = bpi_load(info, info_len, field, 8);
+	return *off <= data_len && nr <= (data_len - *off) / esize;
+}
+
+/*
+ * The jited functions of one program: nr_jited_ksyms of them, when the
+ * symbol, length and tag arrays agree in count (perf prints nothing
+ * otherwise). An array that is announced but lies outside the program's
+ * data is a malformed section.
+ */
+static bool parse_bpf_funcs(struct fparse *f, struct tk_perfdata_bpf_prog *bp, const uint8_t *info,
+			    const uint8_t *data, size_t at)
+{
+	uint32_t n = (uint32_t)bpi_load(info, bp->info_len, BPI_NR_JITED_KSYMS, 4);
+	uint32_t nfi = (uint32_t)bpi_load(info, bp->info_len, BPI_NR_FUNC_INFO, 4);
+	uint32_t fi_size = (uint32_t)bpi_load(info, bp->info_len, BPI_FUNC_INFO_REC_SIZE, 4);
+	uint64_t ksyms, lens, tags, finfo;
+	struct tk_perfdata_bpf_func *fn;
+
+	if (n == 0 || n != bpi_load(info, bp->info_len, BPI_NR_JITED_FUNC_LENS, 4) ||
+	    n != bpi_load(info, bp->info_len, BPI_NR_PROG_TAGS, 4))
+		return true;
+	if (!bpi_array(info, bp->info_len, bp->arrays, bp->data_len, BPIL_JITED_KSYMS,
+		       BPI_JITED_KSYMS, n, 8, &ksyms) ||
+	    !bpi_array(info, bp->info_len, bp->arrays, bp->data_len, BPIL_JITED_FUNC_LENS,
+		       BPI_JITED_FUNC_LENS, n, 4, &lens) ||
+	    !bpi_array(info, bp->info_len, bp->arrays, bp->data_len, BPIL_PROG_TAGS,
+		       BPI_PROG_TAGS, n, 8, &tags))
+		return fp_bad(f, at, "BPF program %" PRIu32 ": its %" PRIu32 " function addresses, "
+			      "lengths or tags lie outside its %" PRIu32 " bytes of data", bp->id, n,
+			      bp->data_len);
+	/* Function info (BTF type ids) is optional; ignore it when it does not fit. */
+	if (nfi != n || fi_size < 8 ||
+	    !bpi_array(info, bp->info_len, bp->arrays, bp->data_len, BPIL_FUNC_INFO,
+		       BPI_FUNC_INFO, n, fi_size, &finfo))
+		finfo = UINT64_MAX;
+	if (!(fn = fp_alloc(f, n, sizeof(*fn))))
+		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		fn[i].addr = tk_load_u64(data + ksyms + 8ull * i, false);
+		fn[i].len = tk_load_u32(data + lens + 4ull * i, false);
+		memcpy(fn[i].tag, data + tags + 8ull * i, 8);
+		/* bpf_func_info: {u32 insn_off, u32 type_id} */
+		if (finfo != UINT64_MAX)
+			fn[i].btf_type_id = tk_load_u32(data + finfo + (uint64_t)fi_size * i + 4, false);
+	}
+	bp->nr_funcs = n;
+	bp->funcs = fn;
+	return true;
+}
+
+/*
+ * BPF_PROG_INFO: u32 count; per program: u32 info_len, u32 data_len,
+ * u64 arrays, info[info_len] (struct bpf_prog_info), data[data_len] (the
+ * arrays, their pointer fields in info turned into offsets into data).
+ */
+static bool parse_bpf_prog_info(struct fparse *f)
+{
+	struct tk_perfdata_bpf_prog *bp;
+	uint32_t nr;
+
+	if (!fp_count(f, &nr, 16, "BPF programs") || !(bp = fp_alloc(f, nr, sizeof(*bp))))
+		return false;
+	for (uint32_t i = 0; i < nr; i++) {
+		const uint8_t *info, *data;
+		size_t at = f->c.pos;
+
+		if (!tk_cursor_u32(&f->c, &bp[i].info_len) ||
+		    !tk_cursor_u32(&f->c, &bp[i].data_len) || !tk_cursor_u64(&f->c, &bp[i].arrays) ||
+		    !tk_cursor_bytes(&f->c, bp[i].info_len, &info) ||
+		    !tk_cursor_bytes(&f->c, bp[i].data_len, &data))
+			return fp_bad(f, at, "BPF program %" PRIu32 " (info %" PRIu32 " + data %"
+				      PRIu32 " bytes) runs past the section end", i, bp[i].info_len,
+				      bp[i].data_len);
+		bp[i].type = (uint32_t)bpi_load(info, bp[i].info_len, BPI_TYPE, 4);
+		bp[i].id = (uint32_t)bpi_load(info, bp[i].info_len, BPI_ID, 4);
+		if (bp[i].info_len >= BPI_TAG + 8)
+			memcpy(bp[i].tag, info + BPI_TAG, 8);
+		if (bp[i].info_len >= BPI_NAME + 16)
+			memcpy(bp[i].name, info + BPI_NAME, 16);
+		bp[i].jited_prog_len = (uint32_t)bpi_load(info, bp[i].info_len, BPI_JITED_LEN, 4);
+		bp[i].xlated_prog_len = (uint32_t)bpi_load(info, bp[i].info_len, BPI_XLATED_LEN, 4);
+		bp[i].btf_id = (uint32_t)bpi_load(info, bp[i].info_len, BPI_BTF_ID, 4);
+		if (!parse_bpf_funcs(f, &bp[i], info, data, at))
+			return false;
+	}
+	f->pd->host.nr_bpf_progs = nr;
+	f->pd->host.bpf_progs = bp;
+	return true;
+}
+
+/* BPF_BTF: u32 count; per entry: u32 id, u32 size, data[size]. */
+static bool parse_bpf_btf(struct fparse *f)
+{
+	struct tk_perfdata_bpf_btf *b;
+	uint32_t nr;
+
+	if (!fp_count(f, &nr, 8, "BTF entries") || !(b = fp_alloc(f, nr, sizeof(*b))))
+		return false;
+	for (uint32_t i = 0; i < nr; i++) {
+		const uint8_t *p;
+		size_t at = f->c.pos;
+
+		if (!tk_cursor_u32(&f->c, &b[i].id) || !tk_cursor_u32(&f->c, &b[i].size) ||
+		    !tk_cursor_bytes(&f->c, b[i].size, &p))
+			return fp_bad(f, at, "BTF entry %" PRIu32 " (%" PRIu32 " bytes) runs past the "
+				      "section end", i, b[i].size);
+		b[i].data = p;
+	}
+	f->pd->host.nr_bpf_btfs = nr;
+	f->pd->host.bpf_btfs = b;
+	return true;
+}
+
+/*
+ * The types of a BTF blob, for naming BPF functions. BTF (kernel
+ * Documentation/bpf/btf.rst): header {u16 magic 0xeb9f, u8 version,
+ * u8 flags, u32 hdr_len, u32 type_off, type_len, str_off, str_len}; types
+ * numbered from 1, each {u32 name_off, u32 info (kind in bits 24-28, vlen
+ * in 0-15), u32 size/type} plus a tail that depends on the kind. Types can
+ * only be found by walking them, so a blob is walked once into a table of
+ * where each type starts (at most one entry per 12 bytes of it).
+ */
+struct btf_types {
+	const uint8_t *p;
+	const char *strs;
+	uint32_t str_len;
+	uint32_t *off;             /* off[id - 1]: where type id starts in p */
+	uint32_t n;
+	bool done;                 /* walked (n is 0 when the blob is not BTF) */
+};
+
+/* Walk @b's blob; false only when out of memory. A blob that is not BTF of this byte order gets n = 0. */
+static bool btf_index_types(struct btf_types *b, const uint8_t *p, uint32_t len)
+{
+	uint32_t hdr, toff, tlen, soff, slen;
+	uint64_t pos, end;
+
+	b->done = true;
+	b->p = p;
+	if (len < 24 || tk_load_u16(p, false) != 0xeb9f)
+		return true;
+	hdr = tk_load_u32(p + 4, false);
+	toff = tk_load_u32(p + 8, false);
+	tlen = tk_load_u32(p + 12, false);
+	soff = tk_load_u32(p + 16, false);
+	slen = tk_load_u32(p + 20, false);
+	if (hdr < 24 || (uint64_t)hdr + toff + tlen > len || (uint64_t)hdr + soff + slen > len)
+		return true;
+	b->strs = (const char *)p + hdr + soff;
+	b->str_len = slen;
+	b->off = malloc(((size_t)tlen / 12 + 1) * sizeof(*b->off));
+	if (!b->off)
+		return false;
+	pos = (uint64_t)hdr + toff;
+	end = pos + tlen;
+	while (end - pos >= 12) {
+		uint32_t info = tk_load_u32(p + pos + 4, false), vlen = info & 0xffff;
+		uint64_t tail;
+
+		switch ((info >> 24) & 0x1f) {
+		case 1: case 14: case 17: tail = 4; break;             /* INT, VAR, DECL_TAG */
+		case 3: tail = 12; break;                               /* ARRAY */
+		case 4: case 5: case 15: case 19: tail = 12ull * vlen; break; /* STRUCT UNION DATASEC ENUM64 */
+		case 6: case 13: tail = 8ull * vlen; break;             /* ENUM, FUNC_PROTO */
+		case 2: case 7: case 8: case 9: case 10: case 11: case 12: case 16: case 18:
+			tail = 0;                                       /* PTR FWD TYPEDEF ... */
+			break;
+		default:
+			return true;    /* a kind we do not know: the types after it cannot be found */
+		}
+		if (tail > end - pos - 12)
+			return true;
+		b->off[b->n++] = (uint32_t)pos;
+		pos += 12 + tail;
+	}
+	return true;
+}
+
+/* The name of type @id, or NULL when the blob has no such type or its name is not a string. */
+static const char *btf_type_name(const struct btf_types *b, uint32_t id)
+{
+	uint32_t name_off;
+
+	if (id == 0 || id > b->n)
+		return NULL;
+	name_off = tk_load_u32(b->p + b->off[id - 1], false);
+	if (name_off >= b->str_len || !memchr(b->strs + name_off, 0, b->str_len - name_off))
+		return NULL;
+	return b->strs + name_off;
+}
+
+static int cmp_btf_by_id(const void *a, const void *b)
+{
+	const struct tk_perfdata_bpf_btf *const *x = a, *const *y = b;
+
+	if ((*x)->id != (*y)->id)
+		return (*x)->id < (*y)->id ? -1 : 1;
+	return *x < *y ? -1 : *x > *y;   /* the first of equal ids wins, as in perf's tree */
+}
+
+/*
+ * Name each BPF function from its program's BTF, as perf does, once both
+ * features are known (BPF_BTF comes after BPF_PROG_INFO in bit order). The
+ * BTF entries are sorted by id and each blob is walked at most once, so a
+ * hostile file costs time linear in its size. Return: 0 or -ENOMEM.
+ */
+static int resolve_bpf_names(struct tk_perfdata *pd)
+{
+	const struct tk_perfdata_host *h = &pd->host;
+	const struct tk_perfdata_bpf_btf **by_id;
+	struct btf_types *types;
+	int r = 0;
+
+	if (h->nr_bpf_progs == 0 || h->nr_bpf_btfs == 0)
+		return 0;
+	by_id = malloc(h->nr_bpf_btfs * sizeof(*by_id));
+	types = calloc(h->nr_bpf_btfs, sizeof(*types));
+	if (!by_id || !types) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t j = 0; j < h->nr_bpf_btfs; j++)
+		by_id[j] = &h->bpf_btfs[j];
+	qsort(by_id, h->nr_bpf_btfs, sizeof(*by_id), cmp_btf_by_id);
+	for (uint32_t i = 0; i < h->nr_bpf_progs && r == 0; i++) {
+		const struct tk_perfdata_bpf_prog *bp = &h->bpf_progs[i];
+		/* Our own allocation (fp_alloc), handed out as const. */
+		struct tk_perfdata_bpf_func *fn = (struct tk_perfdata_bpf_func *)bp->funcs;
+		size_t lo = 0, hi = h->nr_bpf_btfs;
+
+		if (!bp->btf_id || !bp->nr_funcs)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (by_id[mid]->id < bp->btf_id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == h->nr_bpf_btfs || by_id[lo]->id != bp->btf_id)
+			continue;
+		if (!types[lo].done && !btf_index_types(&types[lo], by_id[lo]->data, by_id[lo]->size))
+			r = -ENOMEM;
+		for (uint32_t k = 0; k < bp->nr_funcs && r == 0; k++)
+			fn[k].btf_name = btf_type_name(&types[lo], fn[k].btf_type_id);
+	}
+out:
+	for (uint32_t j = 0; types && j < h->nr_bpf_btfs; j++)
+		free(types[j].off);
+	free(types);
+	free(by_id);
+	return r;
+}
+
+/*
+ * Parse (validate and decode) one feature payload. Returns false when the
+ * payload does not fit its layout, with f->bad_at and f->why saying where
+ * and why when known; f->err is set only for allocation errors.
+ */
+static bool parse_feature(struct fparse *f, uint32_t id, const uint8_t *p, uint64_t len,
+			  uint64_t off)
+{
+	struct tk_perfdata *pd = f->pd;
+	struct tk_perfdata_host *h = &pd->host;
+	struct tk_cursor *c = &f->c;
 	uint32_t a, b, nr;
-	uint64_t n64;
 	const char **sp = NULL;
 
-	tk_cursor_init(&c, p, len, 0, false);
+	tk_cursor_init(c, p, len, off, false);
 	switch (id) {
 	case TK_PERF_FEAT_TRACING_DATA:
 		return parse_tracing(pd, p, len);
 	case TK_PERF_FEAT_BUILD_ID:
-		return parse_build_ids(pd, p, len, err);
+		return parse_build_ids(pd, p, len, &f->err);
 	case TK_PERF_FEAT_HOSTNAME: sp = &h->hostname; break;
 	case TK_PERF_FEAT_OSRELEASE: sp = &h->osrelease; break;
 	case TK_PERF_FEAT_VERSION: sp = &h->version; break;
@@ -926,29 +1493,29 @@ static bool parse_feature(struct tk_perfdata *pd, uint32_t id, const uint8_t *p,
 	case TK_PERF_FEAT_CPUDESC: sp = &h->cpudesc; break;
 	case TK_PERF_FEAT_CPUID: sp = &h->cpuid; break;
 	case TK_PERF_FEAT_NRCPUS:
-		if (!tk_cursor_u32(&c, &a) || !tk_cursor_u32(&c, &b))
+		if (!tk_cursor_u32(c, &a) || !tk_cursor_u32(c, &b))
 			return false;
 		h->has_nrcpus = true;
 		h->nr_cpus_avail = a;
 		h->nr_cpus_online = b;
 		return true;
 	case TK_PERF_FEAT_TOTAL_MEM:
-		if (!tk_cursor_u64(&c, &h->total_mem_kb))
+		if (!tk_cursor_u64(c, &h->total_mem_kb))
 			return false;
 		h->has_total_mem = true;
 		return true;
 	case TK_PERF_FEAT_CMDLINE: {
 		const char **argv;
 
-		if (!tk_cursor_u32(&c, &nr) || nr > tk_cursor_left(&c) / 5)
+		if (!tk_cursor_u32(c, &nr) || nr > tk_cursor_left(c) / 5)
 			return false;
 		argv = calloc((size_t)nr + 1, sizeof(*argv));
 		if (!argv) {
-			*err = -ENOMEM;
+			f->err = -ENOMEM;
 			return true;
 		}
 		for (uint32_t i = 0; i < nr; i++) {
-			if (!cur_string(&c, &argv[i])) {
+			if (!cur_string(c, &argv[i])) {
 				free(argv);
 				return false;
 			}
@@ -960,131 +1527,102 @@ static bool parse_feature(struct tk_perfdata *pd, uint32_t id, const uint8_t *p,
 		return true;
 	}
 	case TK_PERF_FEAT_EVENT_DESC:
-		return parse_event_desc(pd, &c);
+		return parse_event_desc(pd, c);
 	case TK_PERF_FEAT_CPU_TOPOLOGY:
-		/* Sibling lists; the per-CPU ids that may follow are optional. */
-		if (!tk_cursor_u32(&c, &nr) || !skip_strings(&c, nr) || !tk_cursor_u32(&c, &nr) ||
-		    !skip_strings(&c, nr))
-			return false;
-		return true;
+		return parse_cpu_topology(f);
 	case TK_PERF_FEAT_NUMA_TOPOLOGY:
-		if (!tk_cursor_u32(&c, &nr))
-			return false;
-		for (uint32_t i = 0; i < nr; i++)
-			if (!tk_cursor_u32(&c, &a) || !cur_skip(&c, 16) || !skip_strings(&c, 1))
-				return false;
-		h->nr_numa_nodes = nr;
-		return true;
+		return parse_numa(f);
 	case TK_PERF_FEAT_BRANCH_STACK:
+		/* Flags: perf writes no payload; any bytes are skipped. */
+		h->has_branch_stack = true;
+		return true;
 	case TK_PERF_FEAT_STAT:
+		h->has_stat = true;
 		return true;
 	case TK_PERF_FEAT_PMU_MAPPINGS:
-		if (!tk_cursor_u32(&c, &nr))
+		if (!tk_cursor_u32(c, &nr))
 			return false;
 		for (uint32_t i = 0; i < nr; i++)
-			if (!tk_cursor_u32(&c, &a) || !skip_strings(&c, 1))
+			if (!tk_cursor_u32(c, &a) || !skip_strings(c, 1))
 				return false;
 		h->nr_pmu_mappings = nr;
 		return true;
 	case TK_PERF_FEAT_GROUP_DESC:
-		if (!tk_cursor_u32(&c, &nr))
-			return false;
-		for (uint32_t i = 0; i < nr; i++)
-			if (!skip_strings(&c, 1) || !cur_skip(&c, 8))
-				return false;
-		h->nr_groups = nr;
-		return true;
+		return parse_group_desc(f);
 	case TK_PERF_FEAT_AUXTRACE:
-		if (!tk_cursor_u64(&c, &n64) || n64 > tk_cursor_left(&c) / 16)
-			return false;
-		return cur_skip(&c, n64 * 16);
+		return parse_auxtrace(f);
 	case TK_PERF_FEAT_CACHE:
-		if (!tk_cursor_u32(&c, &a) || a != 1 || !tk_cursor_u32(&c, &nr))
+		if (!tk_cursor_u32(c, &a) || a != 1 || !tk_cursor_u32(c, &nr))
 			return false;
 		for (uint32_t i = 0; i < nr; i++)
-			if (!cur_skip(&c, 16) || !skip_strings(&c, 3))
+			if (!cur_skip(c, 16) || !skip_strings(c, 3))
 				return false;
 		h->nr_cache_levels = nr;
 		return true;
 	case TK_PERF_FEAT_SAMPLE_TIME:
-		if (!tk_cursor_u64(&c, &h->sample_time_first) ||
-		    !tk_cursor_u64(&c, &h->sample_time_last))
+		if (!tk_cursor_u64(c, &h->sample_time_first) ||
+		    !tk_cursor_u64(c, &h->sample_time_last))
 			return false;
 		h->has_sample_time = true;
 		return true;
 	case TK_PERF_FEAT_MEM_TOPOLOGY: {
 		uint64_t ver, bs, nodes, node, size, nbits;
 
-		if (!tk_cursor_u64(&c, &ver) || !tk_cursor_u64(&c, &bs) ||
-		    !tk_cursor_u64(&c, &nodes) || nodes > tk_cursor_left(&c) / 24)
+		if (!tk_cursor_u64(c, &ver) || !tk_cursor_u64(c, &bs) ||
+		    !tk_cursor_u64(c, &nodes) || nodes > tk_cursor_left(c) / 24)
 			return false;
 		for (uint64_t i = 0; i < nodes; i++)
-			if (!tk_cursor_u64(&c, &node) || !tk_cursor_u64(&c, &size) ||
-			    !tk_cursor_u64(&c, &nbits) ||
-			    !cur_skip(&c, ((nbits / 64) + !!(nbits % 64)) * 8))
+			if (!tk_cursor_u64(c, &node) || !tk_cursor_u64(c, &size) ||
+			    !tk_cursor_u64(c, &nbits) ||
+			    !cur_skip(c, ((nbits / 64) + !!(nbits % 64)) * 8))
 				return false;
 		return true;
 	}
 	case TK_PERF_FEAT_CLOCKID:
-		if (!tk_cursor_u64(&c, &h->clockid_res_ns))
+		if (!tk_cursor_u64(c, &h->clockid_res_ns))
 			return false;
 		h->has_clockid = true;
 		return true;
 	case TK_PERF_FEAT_DIR_FORMAT:
-		if (!tk_cursor_u64(&c, &h->dir_format_version))
+		if (!tk_cursor_u64(c, &h->dir_format_version))
 			return false;
 		h->has_dir_format = true;
 		return true;
 	case TK_PERF_FEAT_BPF_PROG_INFO:
-		if (!tk_cursor_u32(&c, &nr))
+		if (!parse_bpf_prog_info(f))
 			return false;
-		for (uint32_t i = 0; i < nr; i++)
-			if (!tk_cursor_u32(&c, &a) || !tk_cursor_u32(&c, &b) || !cur_skip(&c, 8) ||
-			    !cur_skip(&c, (uint64_t)a + b))
-				return false;
+		f->err = resolve_bpf_names(pd);
 		return true;
 	case TK_PERF_FEAT_BPF_BTF:
-		if (!tk_cursor_u32(&c, &nr))
+		if (!parse_bpf_btf(f))
 			return false;
-		for (uint32_t i = 0; i < nr; i++)
-			if (!tk_cursor_u32(&c, &a) || !tk_cursor_u32(&c, &b) || !cur_skip(&c, b))
-				return false;
+		f->err = resolve_bpf_names(pd);
 		return true;
 	case TK_PERF_FEAT_COMPRESSED:
-		if (!tk_cursor_u32(&c, &h->comp_version) || !tk_cursor_u32(&c, &h->comp_type) ||
-		    !tk_cursor_u32(&c, &h->comp_level) || !tk_cursor_u32(&c, &h->comp_ratio) ||
-		    !tk_cursor_u32(&c, &h->comp_mmap_len))
+		if (!tk_cursor_u32(c, &h->comp_version) || !tk_cursor_u32(c, &h->comp_type) ||
+		    !tk_cursor_u32(c, &h->comp_level) || !tk_cursor_u32(c, &h->comp_ratio) ||
+		    !tk_cursor_u32(c, &h->comp_mmap_len))
 			return false;
 		h->has_compressed = true;
 		return true;
 	case TK_PERF_FEAT_CPU_PMU_CAPS:
+		return parse_cpu_pmu_caps(f);
 	case TK_PERF_FEAT_HYBRID_TOPOLOGY:
-		if (!tk_cursor_u32(&c, &nr))
-			return false;
-		for (uint32_t i = 0; i < nr; i++)
-			if (!skip_strings(&c, 2))
-				return false;
-		return true;
+		return parse_hybrid(f);
 	case TK_PERF_FEAT_CLOCK_DATA:
-		if (!tk_cursor_u32(&c, &h->clock_data_version) ||
-		    !tk_cursor_u32(&c, &h->clock_data_clockid) ||
-		    !tk_cursor_u64(&c, &h->clock_tod_ns) || !tk_cursor_u64(&c, &h->clock_clockid_ns))
+		if (!tk_cursor_u32(c, &h->clock_data_version) ||
+		    !tk_cursor_u32(c, &h->clock_data_clockid) ||
+		    !tk_cursor_u64(c, &h->clock_tod_ns) || !tk_cursor_u64(c, &h->clock_clockid_ns))
 			return false;
 		h->has_clock_data = true;
 		return true;
 	case TK_PERF_FEAT_PMU_CAPS:
-		if (!tk_cursor_u32(&c, &nr))
-			return false;
-		for (uint32_t i = 0; i < nr; i++)
-			if (!tk_cursor_u32(&c, &a) || a > tk_cursor_left(&c) / 10 ||
-			    !skip_strings(&c, 2ull * a) || !skip_strings(&c, 1))
-				return false;
-		return true;
+		return parse_pmu_caps(f);
 	default:
 		return true;
 	}
 	/* The string features. */
-	if (!cur_string(&c, sp))
+	if (!cur_string(c, sp))
 		return false;
 	return true;
 }
@@ -1107,7 +1645,7 @@ static int add_feature(struct tk_perfdata *pd, uint32_t id, uint64_t id_off, uin
 		       uint8_t *data, uint64_t size)
 {
 	struct tk_perfdata_feature *f, **n;
-	int err = 0;
+	struct fparse fp = { .pd = pd };
 
 	if (data && own(pd, data) < 0)
 		return tk_fail(ENOMEM, "out of memory");
@@ -1129,17 +1667,22 @@ static int add_feature(struct tk_perfdata *pd, uint32_t id, uint64_t id_off, uin
 			" bytes at 0x%" PRIx64 ")", pd->name, id_off, id, size, off);
 		return 0;
 	}
-	f->valid = parse_feature(pd, id, data ? data : (const uint8_t *)"", size, &err);
-	if (err < 0)
+	f->valid = parse_feature(&fp, id, data ? data : (const uint8_t *)"", size, off);
+	if (fp.err < 0)
 		return tk_fail(ENOMEM, "out of memory");
 	if (!f->valid) {
 		if (id == TK_PERF_FEAT_TRACING_DATA && has_tracepoint(pd))
 			return fail_at(pd, off, "feature TRACING_DATA (%" PRIu64
 				       " bytes) is malformed and the file has tracepoint events",
 				       size);
-		tk_warn("%s: offset 0x%" PRIx64 ": feature %s (%" PRIu64
-			" bytes) is malformed: skipped", pd->name, off, tk_perf_feature_name(id),
-			size);
+		if (fp.why[0])
+			tk_warn("%s: offset 0x%" PRIx64 ": feature %s (%" PRIu64 " bytes at 0x%"
+				PRIx64 ") is malformed: %s: skipped", pd->name, off + fp.bad_at,
+				tk_perf_feature_name(id), size, off, fp.why);
+		else
+			tk_warn("%s: offset 0x%" PRIx64 ": feature %s (%" PRIu64
+				" bytes) is malformed: skipped", pd->name, off,
+				tk_perf_feature_name(id), size);
 	}
 	return 0;
 }

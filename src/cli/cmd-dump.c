@@ -643,6 +643,204 @@ static void print_safe(const char *s)
 		putchar((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e ? '?' : *s);
 }
 
+/* Lines under a feature are indented by four spaces, and worded as perf report -I words them. */
+#define FEAT_INDENT "    "
+
+static void print_cpu_topology(const struct tk_perfdata_cpu_topology *t)
+{
+	for (uint32_t i = 0; i < t->nr_sockets; i++) {
+		fputs(FEAT_INDENT "sibling sockets : ", stdout);
+		print_safe(t->sockets[i]);
+		putchar('\n');
+	}
+	for (uint32_t i = 0; i < t->nr_dies; i++) {
+		fputs(FEAT_INDENT "sibling dies    : ", stdout);
+		print_safe(t->dies[i]);
+		putchar('\n');
+	}
+	for (uint32_t i = 0; i < t->nr_threads; i++) {
+		fputs(FEAT_INDENT "sibling threads : ", stdout);
+		print_safe(t->threads[i]);
+		putchar('\n');
+	}
+	/* perf shows the die ids only when there are die lists; ids print signed (-1: unknown). */
+	if (!t->cpus)
+		puts(FEAT_INDENT "Core ID and Socket ID information is not available");
+	for (uint32_t i = 0; i < t->nr_cpus; i++) {
+		printf(FEAT_INDENT "CPU %" PRIu32 ": Core ID %" PRId32, i, (int32_t)t->cpus[i].core_id);
+		if (t->nr_dies)
+			printf(", Die ID %" PRId32, (int32_t)t->cpus[i].die_id);
+		printf(", Socket ID %" PRId32 "\n", (int32_t)t->cpus[i].socket_id);
+	}
+}
+
+static void print_pmu_caps(const struct tk_perfdata_pmu_caps *pc)
+{
+	fputs(FEAT_INDENT, stdout);
+	print_safe(pc->pmu);
+	fputs(" pmu capabilities: ", stdout);
+	if (pc->nr_caps == 0)
+		fputs("not available", stdout);
+	for (uint32_t i = 0; i < pc->nr_caps; i++) {
+		fputs(i ? ", " : "", stdout);
+		print_safe(pc->caps[i].name);
+		putchar('=');
+		print_safe(pc->caps[i].value);
+	}
+	putchar('\n');
+}
+
+/* "{a,b}" as perf prints a group, members named from EVENT_DESC by attr index. */
+static void print_groups(const struct tk_perfdata *pd, const struct tk_perfdata_host *h)
+{
+	for (uint32_t i = 0; i < h->nr_groups; i++) {
+		const struct tk_perfdata_group *g = &h->groups[i];
+
+		fputs(FEAT_INDENT "group: ", stdout);
+		if (strcmp(g->name, "{anon_group}") != 0)
+			print_safe(g->name);
+		putchar('{');
+		for (uint64_t k = 0; k < g->nr_members; k++) {
+			uint64_t idx = (uint64_t)g->leader_idx + k;
+			const struct tk_perfdata_evsel *e = tk_perfdata_evsel_get(pd, (size_t)idx);
+
+			fputs(k ? "," : "", stdout);
+			if (e && e->name)
+				print_safe(e->name);
+			else
+				printf("attr%" PRIu64 "%s", idx, e ? "" : "?");
+			if (k == 1000 && g->nr_members > 1001) {
+				printf(",... (%" PRIu32 " members)", g->nr_members);
+				break;
+			}
+		}
+		puts("}");
+	}
+}
+
+/*
+ * A BPF program as perf names its functions: bpf_prog_<tag>_<name>, the
+ * name from BTF when the file has it, else the kernel's short name for a
+ * single function, else "F".
+ */
+static void print_bpf_func_name(const struct tk_perfdata_bpf_prog *bp, uint32_t k)
+{
+	const struct tk_perfdata_bpf_func *fn = &bp->funcs[k];
+
+	fputs("bpf_prog_", stdout);
+	for (int i = 0; i < 8; i++)
+		printf("%02x", fn->tag[i]);
+	if (fn->btf_name) {
+		putchar('_');
+		print_safe(fn->btf_name);
+	} else if (bp->nr_funcs == 1) {
+		if (bp->name[0]) {
+			putchar('_');
+			print_safe(bp->name);
+		}
+	} else {
+		fputs("_F", stdout);
+	}
+}
+
+static void print_bpf_progs(const struct tk_perfdata_host *h)
+{
+	for (uint32_t i = 0; i < h->nr_bpf_progs; i++) {
+		const struct tk_perfdata_bpf_prog *bp = &h->bpf_progs[i];
+
+		printf(FEAT_INDENT "bpf_prog_info %" PRIu32 ":", bp->id);
+		if (bp->nr_funcs == 1) {
+			putchar(' ');
+			print_bpf_func_name(bp, 0);
+			printf(" addr 0x%" PRIx64 " size %" PRIu32 "\n", bp->funcs[0].addr,
+			       bp->funcs[0].len);
+			continue;
+		}
+		if (bp->nr_funcs == 0) {
+			fputs(" name=\"", stdout);
+			print_safe(bp->name);
+			printf("\" type=%" PRIu32 " jited=%" PRIu32 " xlated=%" PRIu32
+			       " (no jited functions recorded)", bp->type, bp->jited_prog_len,
+			       bp->xlated_prog_len);
+		}
+		putchar('\n');
+		for (uint32_t k = 0; k < bp->nr_funcs; k++) {
+			printf(FEAT_INDENT "  sub_prog %" PRIu32 ": ", k);
+			print_bpf_func_name(bp, k);
+			printf(" addr 0x%" PRIx64 " size %" PRIu32 "\n", bp->funcs[k].addr,
+			       bp->funcs[k].len);
+		}
+	}
+}
+
+/* The block of lines under a feature's line, for the features that have one. */
+static void print_perf_feature_block(const struct tk_perfdata *pd,
+				     const struct tk_perfdata_feature *f)
+{
+	const struct tk_perfdata_host *h = tk_perfdata_get_host(pd);
+
+	switch (f->id) {
+	case TK_PERF_FEAT_CPU_TOPOLOGY:
+		if (h->cpu_topology)
+			print_cpu_topology(h->cpu_topology);
+		break;
+	case TK_PERF_FEAT_NUMA_TOPOLOGY:
+		for (uint32_t i = 0; i < h->nr_numa_nodes; i++) {
+			const struct tk_perfdata_numa_node *n = &h->numa_nodes[i];
+
+			printf(FEAT_INDENT "node%" PRIu32 " meminfo  : total = %" PRIu64
+			       " kB, free = %" PRIu64 " kB\n", n->node, n->mem_total_kb,
+			       n->mem_free_kb);
+			printf(FEAT_INDENT "node%" PRIu32 " cpu list : ", n->node);
+			print_safe(n->cpus);
+			putchar('\n');
+		}
+		break;
+	case TK_PERF_FEAT_BRANCH_STACK:
+		puts(FEAT_INDENT "contains samples with branch stack");
+		break;
+	case TK_PERF_FEAT_STAT:
+		puts(FEAT_INDENT "contains stat data");
+		break;
+	case TK_PERF_FEAT_AUXTRACE:
+		puts(FEAT_INDENT "contains AUX area data (e.g. instruction trace)");
+		for (uint64_t i = 0; i < h->nr_auxtrace; i++)
+			printf(FEAT_INDENT "AUX data %" PRIu64 ": offset=0x%" PRIx64 " size=%" PRIu64
+			       "\n", i, h->auxtrace[i].file_offset, h->auxtrace[i].size);
+		break;
+	case TK_PERF_FEAT_GROUP_DESC:
+		print_groups(pd, h);
+		break;
+	case TK_PERF_FEAT_CPU_PMU_CAPS:
+		if (h->cpu_pmu_caps)
+			print_pmu_caps(h->cpu_pmu_caps);
+		break;
+	case TK_PERF_FEAT_PMU_CAPS:
+		for (uint32_t i = 0; i < h->nr_pmu_caps; i++)
+			print_pmu_caps(&h->pmu_caps[i]);
+		break;
+	case TK_PERF_FEAT_HYBRID_TOPOLOGY:
+		puts(FEAT_INDENT "hybrid cpu system:");
+		for (uint32_t i = 0; i < h->nr_hybrid_nodes; i++) {
+			fputs(FEAT_INDENT, stdout);
+			print_safe(h->hybrid_nodes[i].pmu);
+			fputs(" cpu list : ", stdout);
+			print_safe(h->hybrid_nodes[i].cpus);
+			putchar('\n');
+		}
+		break;
+	case TK_PERF_FEAT_BPF_PROG_INFO:
+		print_bpf_progs(h);
+		break;
+	case TK_PERF_FEAT_BPF_BTF:
+		for (uint32_t i = 0; i < h->nr_bpf_btfs; i++)
+			printf(FEAT_INDENT "btf info of id %" PRIu32 "\n", h->bpf_btfs[i].id);
+		break;
+	default:
+		break;
+	}
+}
+
 static void print_perf_feature(const struct tk_perfdata *pd, const struct tk_perfdata_feature *f)
 {
 	const struct tk_perfdata_host *h = tk_perfdata_get_host(pd);
@@ -711,6 +909,39 @@ static void print_perf_feature(const struct tk_perfdata *pd, const struct tk_per
 	case TK_PERF_FEAT_CACHE:
 		printf(" levels=%u", h->nr_cache_levels);
 		break;
+	case TK_PERF_FEAT_CPU_TOPOLOGY:
+		if (h->cpu_topology)
+			printf(" sockets=%u dies=%u threads=%u cpus=%u", h->cpu_topology->nr_sockets,
+			       h->cpu_topology->nr_dies, h->cpu_topology->nr_threads,
+			       h->cpu_topology->nr_cpus);
+		break;
+	case TK_PERF_FEAT_GROUP_DESC:
+		printf(" groups=%u", h->nr_groups);
+		break;
+	case TK_PERF_FEAT_AUXTRACE:
+		printf(" entries=%" PRIu64, h->nr_auxtrace);
+		break;
+	case TK_PERF_FEAT_CPU_PMU_CAPS:
+		if (h->cpu_pmu_caps)
+			printf(" caps=%u", h->cpu_pmu_caps->nr_caps);
+		break;
+	case TK_PERF_FEAT_PMU_CAPS:
+		printf(" pmus=%u", h->nr_pmu_caps);
+		break;
+	case TK_PERF_FEAT_HYBRID_TOPOLOGY:
+		printf(" nodes=%u", h->nr_hybrid_nodes);
+		break;
+	case TK_PERF_FEAT_BPF_PROG_INFO:
+		printf(" progs=%u", h->nr_bpf_progs);
+		break;
+	case TK_PERF_FEAT_BPF_BTF: {
+		uint64_t bytes = 0;
+
+		for (uint32_t i = 0; i < h->nr_bpf_btfs; i++)
+			bytes += h->bpf_btfs[i].size;
+		printf(" btfs=%u bytes=%" PRIu64, h->nr_bpf_btfs, bytes);
+		break;
+	}
 	default:
 		break;
 	}
@@ -718,6 +949,36 @@ static void print_perf_feature(const struct tk_perfdata *pd, const struct tk_per
 		fputs(" value=\"", stdout);
 		print_safe(s);
 		putchar('"');
+	}
+	putchar('\n');
+	print_perf_feature_block(pd, f);
+}
+
+/*
+ * The STAT_CONFIG record of a perf stat record file: u64 nr, then nr
+ * {u64 tag, u64 value}; tags 0 aggr_mode, 1 interval, 2 scale (perf's
+ * enum perf_stat_config_term). Printed after the records as
+ * "stat config: aggr_mode=1 interval=0 scale=1", unknown tags as tagN=V.
+ */
+static void print_stat_config(const struct tk_perf_record *rec)
+{
+	static const char *const names[] = { "aggr_mode", "interval", "scale" };
+	const uint8_t *p = rec->data;
+	uint64_t nr;
+
+	fputs("stat config:", stdout);
+	if (rec->size < 16 || (nr = tk_perf_load_u64(p, 1)) > (rec->size - 16u) / 16) {
+		printf(" (malformed: record of %u bytes at 0x%" PRIx64 ")\n", rec->size,
+		       rec->offset);
+		return;
+	}
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t tag = tk_perf_load_u64(p, 2 + 2 * i), val = tk_perf_load_u64(p, 3 + 2 * i);
+
+		if (tag < sizeof(names) / sizeof(names[0]))
+			printf(" %s=%" PRIu64, names[tag], val);
+		else
+			printf(" tag%" PRIu64 "=%" PRIu64, tag, val);
 	}
 	putchar('\n');
 }
@@ -734,6 +995,8 @@ static int dump_perfdata(const char *path, bool summary)
 	const struct tk_perfdata_info *in;
 	struct tk_perf_record rec;
 	uint64_t counts[128] = {0}, total = 0, samples_bad = 0;
+	struct tk_perf_record stat_config = {0};
+	uint8_t *stat_copy = NULL;
 	int r;
 
 	if (!pd)
@@ -784,6 +1047,19 @@ static int dump_perfdata(const char *path, bool summary)
 		if (rec.type == TK_PERF_RECORD_SAMPLE &&
 		    tk_perfdata_parse_sample(pd, &rec, &s) < 0)
 			samples_bad++;
+		/* The record lives until the next call: keep a copy of the last one. */
+		if (rec.type == TK_PERF_RECORD_STAT_CONFIG && !summary) {
+			uint8_t *copy = realloc(stat_copy, rec.size);
+
+			if (!copy) {
+				r = cli_error("%s: out of memory", path);
+				goto out;
+			}
+			memcpy(copy, rec.data, rec.size);
+			stat_copy = copy;
+			stat_config = rec;
+			stat_config.data = copy;
+		}
 	}
 	if (r < 0) {
 		r = cli_lib_error(path);
@@ -797,12 +1073,15 @@ static int dump_perfdata(const char *path, bool summary)
 	if (in->nr_compressed)
 		printf("compressed: records=%" PRIu64 " bytes=%" PRIu64 " decompressed=%" PRIu64
 		       "\n", in->nr_compressed, in->compressed_bytes, in->decompressed_bytes);
+	if (stat_copy)
+		print_stat_config(&stat_config);
 	if (samples_bad) {
 		r = cli_error("%s: %" PRIu64 " samples could not be decoded", path, samples_bad);
 		goto out;
 	}
 	r = cli_finish_stdout(CLI_OK);
 out:
+	free(stat_copy);
 	tk_perfdata_close(pd);
 	return r;
 }

@@ -288,5 +288,138 @@ else
 	echo "SKIP: record --perf checks need cc"
 fi
 
+# Feature sections: tracekit dump prints the ones it decodes as perf report
+# --header-only -I words them, so its lines must equal perf's on real files:
+# CPU and NUMA topology (sibling lists, per-CPU core, die and socket ids),
+# an event group's GROUP_DESC, the STAT flag and STAT_CONFIG of perf stat
+# record, BPF_PROG_INFO and BPF_BTF of BPF programs loaded while perf
+# records (one named by the kernel, one by its BTF). Malformed sections of
+# the same files are skipped with a warning naming the file and offset.
+hdr_lines() { perf report --header-only -I -i "$1" 2>/dev/null | sed -n 's/^# //p' | grep -E "$2"; }
+dump_lines() { "$TRACEKIT" dump "$1" 2>/dev/null | sed -n 's/^    //p' | grep -E "$2"; }
+feat_same() {
+	hdr_lines "$1" "$2" >"$dir/fh.perf"
+	dump_lines "$1" "$2" >"$dir/fh.tk"
+	if [ ! -s "$dir/fh.perf" ]; then fail "$1: perf printed no $3"; return; fi
+	cmp -s "$dir/fh.perf" "$dir/fh.tk" || { fail "$1: $3 differ from perf report -I"; diff "$dir/fh.perf" "$dir/fh.tk" | head -5; }
+}
+feat_off() { "$TRACEKIT" dump "$1" 2>/dev/null | sed -n "s/^  feature [0-9]* $2: offset=\(0x[0-9a-f]*\) .*/\1/p"; }
+# corrupt FILE FEATURE DELTA BYTES WANT_DELTA: write BYTES at the feature's
+# offset + DELTA; dump must still succeed, mark it malformed and warn at
+# offset + WANT_DELTA.
+corrupt() {
+	local f=$1 feat=$2 off bad=$dir/bad-$2.data
+	off=$(feat_off "$f" "$feat")
+	[ -n "$off" ] || { fail "$f: no $feat feature"; return; }
+	cp "$f" "$bad"
+	printf "$4" | dd of="$bad" bs=1 seek=$((off + $3)) conv=notrunc 2>/dev/null
+	if "$TRACEKIT" dump "$bad" >"$dir/bad.txt" 2>"$dir/bad.err"; then
+		grep -q "feature [0-9]* $feat: .*(malformed)" "$dir/bad.txt" || fail "$bad: $feat not shown as malformed"
+		grep -q "bad-$feat.data: offset $(printf 0x%x $((off + $5))): feature $feat (.*) is malformed" "$dir/bad.err" ||
+			fail "$bad: warning '$(cat "$dir/bad.err")'"
+	else
+		fail "$bad: dump failed: $(cat "$dir/bad.err")"
+	fi
+}
+topo='^(sibling (sockets|dies|threads) |CPU [0-9]+: Core ID|Core ID|node[0-9]+ (meminfo|cpu list) )'
+perf record -q -e '{cpu-clock,task-clock}' -o "$dir/fg.data" -- true >/dev/null 2>&1 || fail "perf record fg"
+perf stat record -o "$dir/fs.data" -- true >/dev/null 2>&1 || fail "perf stat record fs"
+for f in a b fg fs; do feat_same "$dir/$f.data" "$topo" "CPU and NUMA topology lines"; done
+feat_same "$dir/fg.data" '^group: ' "group lines"
+feat_same "$dir/fs.data" '^contains stat data$' "STAT lines"
+want=$(perf report -D -i "$dir/fs.data" 2>/dev/null |
+	sed -nE 's/^\.\.\. (aggr_mode|interval|scale) +([0-9]+)$/\1=\2/p' | sort | tr '\n' ' ')
+got=$("$TRACEKIT" dump "$dir/fs.data" 2>/dev/null | sed -n 's/^stat config: //p' | tr ' ' '\n' | sort | tr '\n' ' ')
+[ -n "$want" ] && [ "$want" = "$got" ] || fail "fs.data: stat config '$got', perf report -D says '$want'"
+corrupt "$dir/b.data" CPU_TOPOLOGY 0 '\xff\xff\xff\x7f' 0
+corrupt "$dir/fg.data" GROUP_DESC 0 '\x00\x00\x01\x00' 0
+if command -v cc >/dev/null; then
+	cat >"$dir/bpfprogs.c" <<'EOF_BPF'
+#include <linux/bpf.h>
+#include <linux/btf.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+/* Two BPF socket filters ("return 0"): tk_plain without BTF, tk_btf whose
+ * BTF names its function tk_feature_func. Holds them until killed. */
+static int load(const char *name, int btf_fd)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct bpf_func_info fi = { 0, 3 };
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (unsigned long)insns;
+	a.insn_cnt = 2;
+	a.license = (unsigned long)"GPL";
+	strncpy(a.prog_name, name, sizeof(a.prog_name) - 1);
+	if (btf_fd >= 0) {
+		a.prog_btf_fd = btf_fd;
+		a.func_info_rec_size = sizeof(fi);
+		a.func_info = (unsigned long)&fi;
+		a.func_info_cnt = 1;
+	}
+	return syscall(SYS_bpf, BPF_PROG_LOAD, &a, sizeof(a));
+}
+int main(int argc, char **argv)
+{
+	static const char strs[] = "\0int\0tk_feature_func";
+	const uint32_t types[] = {
+		1, BTF_KIND_INT << 24, 4, 0x01000020,   /* [1] int */
+		0, BTF_KIND_FUNC_PROTO << 24, 1,        /* [2] int (void) */
+		5, BTF_KIND_FUNC << 24, 2,              /* [3] tk_feature_func */
+	};
+	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION, .hdr_len = sizeof(h),
+				.type_len = sizeof(types), .str_off = sizeof(types),
+				.str_len = sizeof(strs) };
+	unsigned char blob[sizeof(h) + sizeof(types) + sizeof(strs)];
+	union bpf_attr a;
+	FILE *f;
+	int btf;
+
+	memcpy(blob, &h, sizeof(h));
+	memcpy(blob + sizeof(h), types, sizeof(types));
+	memcpy(blob + sizeof(h) + sizeof(types), strs, sizeof(strs));
+	memset(&a, 0, sizeof(a));
+	a.btf = (unsigned long)blob;
+	a.btf_size = sizeof(blob);
+	btf = syscall(SYS_bpf, BPF_BTF_LOAD, &a, sizeof(a));
+	if (btf < 0 || load("tk_plain", -1) < 0 || load("tk_btf", btf) < 0) {
+		perror("bpf");
+		return 1;
+	}
+	if (argc < 2 || !(f = fopen(argv[1], "w")) || fclose(f))
+		return 1;
+	pause();
+	return 0;
+}
+EOF_BPF
+	if cc -O2 -o "$dir/bpfprogs" "$dir/bpfprogs.c"; then
+		"$dir/bpfprogs" "$dir/bpf.ready" &
+		bpid=$!
+		for i in $(seq 50); do [ -e "$dir/bpf.ready" ] || ! kill -0 $bpid 2>/dev/null && break; sleep 0.1; done
+		if [ -e "$dir/bpf.ready" ]; then
+			perf record -q -e cpu-clock -o "$dir/fb.data" -- true >/dev/null 2>&1 || fail "perf record fb"
+			kill $bpid; wait $bpid 2>/dev/null
+			feat_same "$dir/fb.data" '^(bpf_prog_info |btf info of id )' "BPF program and BTF lines"
+			n=$(dump_lines "$dir/fb.data" '^bpf_prog_info [0-9]+: bpf_prog_[0-9a-f]{16}_(tk_plain|tk_feature_func) ' | wc -l)
+			[ "$n" = 2 ] || fail "fb.data: $n of the 2 loaded BPF programs shown by name"
+			# The first program's data_len past the section end (count u32, info_len u32, data_len).
+			corrupt "$dir/fb.data" BPF_PROG_INFO 8 '\xff\xff\xff\x7f' 4
+		else
+			wait $bpid 2>/dev/null
+			echo "SKIP: BPF_PROG_INFO/BPF_BTF checks: BPF programs could not be loaded"
+		fi
+	else
+		fail "cc bpfprogs.c"
+	fi
+fi
+
 [ $fails = 0 ] && echo "perfdata: all checks passed"
 exit $((fails > 0))

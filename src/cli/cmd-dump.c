@@ -44,7 +44,9 @@ const char cmd_dump_usage[] =
 	"Show the structure of a trace-cmd .dat file (v6 or v7): header facts,\n"
 	"sections, options and buffers, decoding every page of every CPU.\n"
 	"A perf.data file (file or pipe format) shows its header, attrs with\n"
-	"ids, features with offset, size and value, and record counts by type.\n"
+	"ids, features with offset, size and value (topology, groups, PMU caps,\n"
+	"BPF programs... as perf report --header-only -I words them), and\n"
+	"record counts by type.\n"
 	"FILE defaults to trace.dat.\n"
 	"\n"
 	"options:\n"
@@ -986,8 +988,9 @@ static void print_stat_config(const struct tk_perf_record *rec)
 /*
  * dump_perfdata() - "tracekit dump" of a perf.data (file or pipe format):
  * header, attrs with their ids, features with offset, size and decoded
- * value, build ids, and the records counted by type (every record is read,
- * so exit 0 means the whole data section was readable).
+ * value (and a block of perf-worded lines for those that have one), build
+ * ids, the records counted by type (every record is read, so exit 0 means
+ * the whole data section was readable) and a stat file's STAT_CONFIG.
  */
 static int dump_perfdata(const char *path, bool summary)
 {

@@ -1662,7 +1662,14 @@ static int add_feature(struct tk_perfdata *pd, uint32_t id, uint64_t id_off, uin
 	f->size = size;
 	f->data = data;
 	pd->features[pd->nr_features++] = f;
-	if (id == 0 || id >= TK_PERF_FEAT_LAST) {
+	/*
+	 * Bit 0 is perf's HEADER_RESERVED, which perf reads nothing from;
+	 * tracekit's writer sets it in the table a recording commits while it
+	 * runs (perfdata-write.c), so a killed recording has it: not news.
+	 */
+	if (id == 0)
+		return 0;
+	if (id >= TK_PERF_FEAT_LAST) {
 		tk_warn("%s: offset 0x%" PRIx64 ": unknown feature %u skipped (%" PRIu64
 			" bytes at 0x%" PRIx64 ")", pd->name, id_off, id, size, off);
 		return 0;

@@ -146,7 +146,9 @@ struct tk_cache_entry {
 	const char *dir;	/* absolute entry directory */
 	bool valid;		/* the path still has this build id (perf lists only these) */
 	uint64_t bytes;		/* apparent size of the entry's files */
-	int64_t last_use;	/* seconds since the epoch of the last add or lookup */
+	int64_t last_use;	/* seconds since the epoch of the last add or lookup
+				 * (the mtime of the entry's ".tk-use" stamp, else of
+				 * its directory); listings and stats leave it alone */
 };
 
 typedef int (*tk_cache_entry_fn)(const struct tk_cache_entry *entry, void *ctx);
@@ -178,6 +180,9 @@ typedef int (*tk_cache_probe_fn)(const struct tk_cache_probe *probe, void *ctx);
  *         spec of an unnamed user probe; PATH matches the whole path or
  *         its basename (glob); BUILDID is a hex prefix. NULL or "" matches all.
  * @all:   also search stale entries
+ *
+ * The entries where probes matched count as used for tk_cache_evict();
+ * a NULL or empty @query is a listing and marks nothing.
  * Return: number of matching probes, -EINVAL for a bad query, or the
  * first negative @fn result.
  */
@@ -239,6 +244,10 @@ TK_API int tk_cache_stats(struct tk_cache *cache, struct tk_cache_stats *stats);
 
 /**
  * tk_cache_evict() - remove least-recently-used entries until the cache holds <= @max_bytes
+ *
+ * An entry is used when it is added, when the symbolizer reads symbols
+ * through it and when a query matches its probes; reading the cache
+ * (listings, tk_cache_stats(), other tools) is not a use.
  * Return: number of entries removed.
  */
 TK_API int tk_cache_evict(struct tk_cache *cache, uint64_t max_bytes);

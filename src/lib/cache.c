@@ -36,9 +36,21 @@
  * while still counting the position, which is what perf 6.1 writes (the
  * test compares our probes file with perf's for the same binaries).
  *
- * Beyond perf: each entry's last use is the access time of its directory,
- * set explicitly (utimensat) on add and on every lookup through this
- * module, since relatime and noatime mounts do not keep atime current.
+ * Beyond perf: each entry records its last use in a file of its own,
+ *
+ *	<entry dir>/.tk-use    empty; its mtime (ns) is the last add or lookup
+ *
+ * written (utimensat with the clock's time, not the file system's coarser
+ * one) on add, on every symbol lookup through the entry, and when a query
+ * matches one of its probes. The access time of the directory used to play
+ * this part, but any reader moves it: on a relatime mount (the default)
+ * the first readdir() after a change sets it, so "tracekit cache --stats",
+ * a listing, "ls -R" or perf's own scans made every entry look just used
+ * and eviction fell back to build-id order. Only this module writes the
+ * stamp, and only for a real use; reading it is a stat(), which changes
+ * nothing. An entry without a stamp (perf made it) counts as used when its
+ * directory last changed. The dot keeps the stamp out of perf's way (perf
+ * reads elf, debug, probes... by name) and out of the entry's size.
  * tk_cache_evict() removes entries in last-use order until the apparent
  * size of all entries fits; a hard-linked "elf" counts in full though it
  * may share its blocks with the original, which makes the limit safe.
@@ -91,7 +103,7 @@ struct centry {
 	char *dir;
 	bool valid;
 	uint64_t bytes;
-	int64_t last_use;
+	int64_t last_use;	/* ns since the epoch */
 };
 
 /* ---- small file-system helpers ---- */
@@ -281,11 +293,46 @@ static int link_or_copy(const char *src, const char *dst)
 	return copy_file(src, dst);
 }
 
+#define USE_STAMP ".tk-use"
+
+/*
+ * Record a use of the entry in @dir: set its stamp's mtime to now, from
+ * CLOCK_REALTIME so that uses a few microseconds apart stay ordered (the
+ * file system's own "now" is only as fine as the kernel tick). Best effort:
+ * a read-only cache still serves lookups.
+ */
 static void touch_use(const char *dir)
 {
-	const struct timespec ts[2] = {{.tv_nsec = UTIME_NOW}, {.tv_nsec = UTIME_OMIT}};
+	struct timespec ts[2];
+	char *stamp;
+	int fd;
 
-	utimensat(AT_FDCWD, dir, ts, 0);
+	if (asprintf(&stamp, "%s/" USE_STAMP, dir) < 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	ts[1] = ts[0];
+	fd = open(stamp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		futimens(fd, ts);
+		close(fd);
+	}
+	free(stamp);
+}
+
+/* Last use of the entry in @dir (ns): its stamp, else the directory's last change. */
+static int64_t read_use(const char *dir)
+{
+	struct stat st;
+	char *stamp;
+	int r = -1;
+
+	if (asprintf(&stamp, "%s/" USE_STAMP, dir) >= 0) {
+		r = stat(stamp, &st);
+		free(stamp);
+	}
+	if (r < 0 && lstat(dir, &st) < 0)
+		return 0;
+	return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 }
 
 static bool is_hex(const char *s, size_t min, size_t max)
@@ -404,15 +451,14 @@ static void centry_release(struct centry *e)
 	free(e->dir);
 }
 
-static uint64_t dir_bytes(const char *dir, int64_t *last_use)
+/* Apparent size of an entry's files (its stamp and other dot files left out). */
+static uint64_t dir_bytes(const char *dir)
 {
 	struct dirent *de;
 	uint64_t total = 0;
 	struct stat st;
 	DIR *d;
 
-	if (stat(dir, &st) == 0)
-		*last_use = st.st_atime > st.st_mtime ? st.st_atime : st.st_mtime;
 	d = opendir(dir);
 	if (!d) {
 		/* An old-style entry is the file itself. */
@@ -465,7 +511,8 @@ static int centry_load(struct tk_cache *c, const char *xx, const char *rest, boo
 		e->path = NULL;
 		return tk_fail(ENOMEM, "out of memory");
 	}
-	e->bytes = dir_bytes(e->dir, &e->last_use);
+	e->bytes = dir_bytes(e->dir);
+	e->last_use = read_use(e->dir);
 	if (check) {
 		if (!strcmp(e->path, "[kernel.kallsyms]")) {
 			const char *k = kernel_bid(c);
@@ -574,7 +621,7 @@ static void centry_public(const struct centry *e, struct tk_cache_entry *pub)
 	pub->dir = e->dir;
 	pub->valid = e->valid;
 	pub->bytes = e->bytes;
-	pub->last_use = e->last_use;
+	pub->last_use = e->last_use / 1000000000;
 }
 
 TK_API int tk_cache_for_each(struct tk_cache *cache, bool all, tk_cache_entry_fn fn, void *ctx)
@@ -1603,9 +1650,10 @@ static bool query_probe(const struct query *q, const char *spec, const char *gro
 
 /*
  * Walk the probes of the entries matching @q; @del removes the matching
- * probes from their files instead of (also) calling @fn.
+ * probes from their files instead of (also) calling @fn; @use marks the
+ * entries where probes matched as used (a lookup, not a listing).
  */
-static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del,
+static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del, bool use,
 		       tk_cache_probe_fn fn, void *ctx)
 {
 	struct query q;
@@ -1625,7 +1673,7 @@ static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del,
 		struct tk_cache_entry pub;
 		struct pfile pf;
 		char *probes;
-		bool changed = false;
+		bool changed = false, matched = false;
 
 		if ((!all && !v[i].valid) || !query_entry(&q, &v[i]))
 			continue;
@@ -1655,6 +1703,7 @@ static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del,
 				continue;
 			}
 			hits++;
+			matched = true;
 			p.entry = &pub;
 			p.spec = pe->marker + 1;
 			p.sdt = pe->marker[0] == '%';
@@ -1680,7 +1729,8 @@ static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del,
 		}
 		if (r >= 0 && changed)
 			r = pfile_store(probes, &pf, c->gzip);
-		if (!del && hits)
+		/* A query that found probes here used the entry; one that only looked did not. */
+		if (use && matched)
 			touch_use(v[i].dir);
 		pfile_release(&pf);
 		free(probes);
@@ -1693,14 +1743,15 @@ static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del,
 TK_API int tk_cache_query(struct tk_cache *cache, const char *query, bool all,
 			  tk_cache_probe_fn fn, void *ctx)
 {
-	return walk_probes(cache, query, all, false, fn, ctx);
+	/* Listing everything is no use of an entry; looking something up is. */
+	return walk_probes(cache, query, all, false, query && query[0], fn, ctx);
 }
 
 TK_API int tk_cache_probe_del(struct tk_cache *cache, const char *query)
 {
 	if (!query || !query[0])
 		return tk_fail(EINVAL, "--probe-del needs a query");
-	return walk_probes(cache, query, true, true, NULL, NULL);
+	return walk_probes(cache, query, true, true, false, NULL, NULL);
 }
 
 struct resolve_ctx {
@@ -1821,13 +1872,15 @@ TK_API int tk_cache_stats(struct tk_cache *cache, struct tk_cache_stats *st)
 		if (v[i].path[0] == '[')
 			st->kernel++;
 		st->bytes += v[i].bytes;
-		if (!st->oldest_use || v[i].last_use < st->oldest_use)
-			st->oldest_use = v[i].last_use;
-		if (v[i].last_use > st->newest_use)
-			st->newest_use = v[i].last_use;
+		int64_t use = v[i].last_use / 1000000000;
+
+		if (!st->oldest_use || use < st->oldest_use)
+			st->oldest_use = use;
+		if (use > st->newest_use)
+			st->newest_use = use;
 	}
 	centries_free(v, n);
-	r = walk_probes(cache, NULL, true, false, stats_probe, st);
+	r = walk_probes(cache, NULL, true, false, false, stats_probe, st);
 	return r < 0 ? r : 0;
 }
 

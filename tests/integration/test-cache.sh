@@ -81,6 +81,32 @@ out=$("$TRACEKIT" cache --cache-dir "$T/tk" --add "$T/trunc" 2>&1); rc=$?
 "$TRACEKIT" cache --cache-dir "$T/perf" --gc >/dev/null || fail "--gc"
 [ -z "$(perf --buildid-dir "$T/perf" buildid-cache --list 2>/dev/null)" ] || fail "evicted entries listed"
 
+# Least-recently-used order at the command line: t1, a1, f1 added in that order
+# (descending build ids, so that a fallback to build-id order would evict f1, the
+# newest); --stats, --list and a listing of every entry in between are no use;
+# --max-size then evicts t1, and next a1.
+for i in 0 1 2; do
+	printf 'int main(void) { return %d; }\n' $((40 + i)) > "$T/lru$i.c"
+	cc -O1 -o "$T/lru$i" "$T/lru$i.c" || exit 1
+done
+n=0
+for b in $(for i in 0 1 2; do echo "$(readelf -n "$T/lru$i" | sed -n 's/.*Build ID: //p') $i"; done |
+	   sort -r | cut -d' ' -f2); do
+	name=$(echo t1 a1 f1 | cut -d' ' -f$((n + 1)))
+	mv "$T/lru$b" "$T/$name"
+	n=$((n + 1))
+done
+for b in t1 a1 f1; do "$TRACEKIT" cache --cache-dir "$T/lru" --add "$T/$b" || fail "--add $b"; done
+cache_bytes() { "$TRACEKIT" cache --cache-dir "$T/lru" --stats | sed -n 's/^size:.*(\([0-9]*\) bytes)$/\1/p'; }
+"$TRACEKIT" cache --cache-dir "$T/lru" --list --all >/dev/null || fail "--list"
+ls -laR "$T/lru" >/dev/null
+"$TRACEKIT" cache --cache-dir "$T/lru" --max-size $(($(cache_bytes) - 1)) | grep -q 'evicted 1 ' ||
+	fail "--max-size total-1 did not evict one entry"
+lru_left() { "$TRACEKIT" cache --cache-dir "$T/lru" --list --all | sed 's/.* //' | xargs -n1 basename | sort | xargs; }
+[ "$(lru_left)" = "a1 f1" ] || fail "LRU: after one eviction want a1 f1, have: $(lru_left)"
+"$TRACEKIT" cache --cache-dir "$T/lru" --max-size $(($(cache_bytes) - 1)) >/dev/null
+[ "$(lru_left)" = "f1" ] || fail "LRU: after two evictions want f1, have: $(lru_left)"
+
 # --compress: tracekit reads its probes.gz, perf sees an empty probe cache (no error).
 "$TRACEKIT" cache --cache-dir "$T/gz" --compress --add "$T/sdtdemo" || fail "--compress --add"
 ls "$T/gz$T/sdtdemo/"*/probes.gz >/dev/null 2>&1 || fail "--compress wrote no probes.gz"

@@ -230,13 +230,14 @@ static void test_remove_evict_gc(void **state)
 	assert_int_equal(st.sdt_probes, 2);
 	assert_true(st.bytes > 10000);
 
-	/* Make bin the least recently used, then evict down to one entry. */
-	snprintf(path, sizeof(path), "%s%s/%s", cdir, bin, bid);
+	/* Make bin the least recently used (its stamp), then evict down to one entry. */
+	snprintf(path, sizeof(path), "%s%s/%s/.tk-use", cdir, bin, bid);
 	{
 		const struct timespec old[2] = {{.tv_sec = 1000}, {.tv_sec = 1000}};
 
 		assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
 	}
+	snprintf(path, sizeof(path), "%s%s/%s", cdir, bin, bid);
 	assert_int_equal(tk_cache_evict(c, st.bytes - 1), 1);
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(tk_cache_for_each(c, true, NULL, NULL), 1);
@@ -257,6 +258,142 @@ static void test_remove_evict_gc(void **state)
 	assert_true(tk_cache_gc(c) >= 2);
 	assert_int_equal(tk_cache_for_each(c, true, NULL, NULL), 0);
 	assert_int_equal(access(path, F_OK), -1);
+	tk_cache_close(c);
+}
+
+/* Three binaries with distinct build ids: paths and ids, sorted by descending build id. */
+static char lru_bin[3][160], lru_bid[3][TK_BUILD_ID_HEX_MAX];
+
+static void lru_setup(void)
+{
+	static const char *const names[] = {"t1", "a1", "f1"};
+
+	for (int i = 0; i < 3; i++) {
+		char extra[120];
+		struct tk_elf *elf;
+		uint8_t id[TK_BUILD_ID_MAX];
+		int n;
+
+		snprintf(lru_bin[i], sizeof(lru_bin[i]), "%s/%s", tmpdir, names[i]);
+		/* Different code, not only different symbols: ld hashes the code into the id. */
+		snprintf(extra, sizeof(extra), "int tkx(void); int tkx(void) { return %d; }\n",
+			 1000 + i);
+		assert_int_equal(build(lru_bin[i], extra), 0);
+		elf = tk_elf_open(lru_bin[i]);
+		assert_non_null(elf);
+		n = tk_elf_build_id(elf, id, sizeof(id));
+		assert_true(n > 0);
+		tk_build_id_hex(id, (size_t)n, lru_bid[i], sizeof(lru_bid[i]));
+		tk_elf_close(elf);
+	}
+	for (int i = 0; i < 3; i++)
+		for (int k = i + 1; k < 3; k++) {
+			assert_int_not_equal(strcmp(lru_bid[i], lru_bid[k]), 0);
+			if (strcmp(lru_bid[i], lru_bid[k]) < 0) {
+				char t[160];
+
+				memcpy(t, lru_bin[i], sizeof(t));
+				memcpy(lru_bin[i], lru_bin[k], sizeof(t));
+				memcpy(lru_bin[k], t, sizeof(t));
+				memcpy(t, lru_bid[i], TK_BUILD_ID_HEX_MAX);
+				memcpy(lru_bid[i], lru_bid[k], TK_BUILD_ID_HEX_MAX);
+				memcpy(lru_bid[k], t, TK_BUILD_ID_HEX_MAX);
+			}
+		}
+}
+
+static bool lru_cached(int i)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s%s/%s", cdir, lru_bin[i], lru_bid[i]);
+	return access(path, F_OK) == 0;
+}
+
+/* Evict exactly one entry: the limit is the total less one byte. */
+static void evict_one(struct tk_cache *c)
+{
+	struct tk_cache_stats st;
+
+	assert_int_equal(tk_cache_stats(c, &st), 0);
+	assert_int_equal(tk_cache_evict(c, st.bytes - 1), 1);
+}
+
+/*
+ * Least-recently-used order survives readers: entries added oldest first
+ * in descending build-id order (so that a fallback to build-id order
+ * would evict the newest), then read every way a user or perf reads the
+ * cache, are evicted in the order they were added.
+ */
+static void test_lru_order(void **state)
+{
+	char path[600];
+	struct tk_cache *c;
+
+	(void)state;
+	fresh_cache();
+	lru_setup();
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(tk_cache_add(c, lru_bin[i], NULL), 1);
+	/* Statistics, listings, a query that finds nothing, a plain readdir of each entry. */
+	for (int round = 0; round < 2; round++) {
+		struct tk_cache_stats st;
+
+		assert_int_equal(tk_cache_stats(c, &st), 0);
+		assert_int_equal(st.entries, 3);
+		assert_int_equal(tk_cache_for_each(c, true, NULL, NULL), 3);
+		assert_int_equal(tk_cache_query(c, NULL, true, NULL, NULL), 3);
+		assert_int_equal(tk_cache_query(c, "nothing", true, NULL, NULL), 0);
+		for (int i = 0; i < 3; i++) {
+			char cmd[700];
+
+			snprintf(cmd, sizeof(cmd), "ls -la %s%s/%s >/dev/null", cdir, lru_bin[i],
+				 lru_bid[i]);
+			assert_int_equal(system(cmd), 0);
+		}
+	}
+	evict_one(c);
+	assert_false(lru_cached(0));
+	assert_true(lru_cached(1));
+	assert_true(lru_cached(2));
+	evict_one(c);
+	assert_false(lru_cached(1));
+	assert_true(lru_cached(2));
+	/* The stamp is perf-invisible and not counted in the size. */
+	snprintf(path, sizeof(path), "%s%s/%s/.tk-use", cdir, lru_bin[2], lru_bid[2]);
+	assert_int_equal(access(path, F_OK), 0);
+	tk_cache_close(c);
+}
+
+/*
+ * A query marks only the entries whose probes matched: the oldest entry,
+ * first in build-id order, is looked up; the two after it in build-id
+ * order stay as old as they were.
+ */
+static void test_lru_query(void **state)
+{
+	int order[3] = {2, 0, 1};	/* smallest id oldest, then largest, then middle */
+	struct tk_cache *c;
+	char q[300];
+
+	(void)state;
+	fresh_cache();
+	lru_setup();
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(tk_cache_add(c, lru_bin[order[i]], NULL), 1);
+	snprintf(q, sizeof(q), "%%tkdemo:start@%s", lru_bin[order[0]]);
+	assert_int_equal(tk_cache_query(c, q, false, NULL, NULL), 1);
+	evict_one(c);
+	assert_false(lru_cached(order[1]));
+	assert_true(lru_cached(order[0]));
+	assert_true(lru_cached(order[2]));
+	evict_one(c);
+	assert_false(lru_cached(order[2]));
+	assert_true(lru_cached(order[0]));
 	tk_cache_close(c);
 }
 
@@ -662,6 +799,8 @@ int main(void)
 		cmocka_unit_test(test_add_layout),
 		cmocka_unit_test(test_query_resolve),
 		cmocka_unit_test(test_remove_evict_gc),
+		cmocka_unit_test(test_lru_order),
+		cmocka_unit_test(test_lru_query),
 		cmocka_unit_test(test_symbolize),
 		cmocka_unit_test(test_gzip_probes),
 		cmocka_unit_test(test_kcore),

@@ -135,7 +135,13 @@ TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsym
  * tk_cache_remove() - remove the entry of a file's current build id, or of a build id
  * @what: a path, or a build id of 16 to 40 hex digits (a prefix of at
  *        least 8 digits is accepted when it is unique)
- * Return: number of entries removed (1), -ENOENT when not cached.
+ *
+ * A path removes its own entry; other paths cached with the same build id
+ * stay, and when the removed entry held the .build-id link, the link moves
+ * to one of them. A build id, or a file cached only under other paths,
+ * removes every entry of that id.
+ * Return: number of entries removed (>= 1), -ENOENT when not cached,
+ * -EINVAL for an ambiguous prefix.
  */
 TK_API int tk_cache_remove(struct tk_cache *cache, const char *what);
 
@@ -155,7 +161,9 @@ typedef int (*tk_cache_entry_fn)(const struct tk_cache_entry *entry, void *ctx);
 
 /**
  * tk_cache_for_each() - call @fn for each entry, in build-id order
- * @all: include stale entries (the file changed or is gone) and [vdso]
+ * @all: include stale entries (the file changed or is gone), [vdso], and
+ *       the entry directories no .build-id link reaches (a second path
+ *       with the same build id, which perf does not link either)
  * Return: number of entries visited, or the first negative @fn result.
  */
 TK_API int tk_cache_for_each(struct tk_cache *cache, bool all, tk_cache_entry_fn fn, void *ctx);
@@ -239,7 +247,12 @@ struct tk_cache_stats {
 	int64_t newest_use;
 };
 
-/** tk_cache_stats() - count the cache. Return: 0 or a negative errno. */
+/**
+ * tk_cache_stats() - count the cache: every entry on disk, linked or not
+ * (what tk_cache_evict() and tk_cache_gc() act on); probes of the linked
+ * entries. Reading is no use of an entry.
+ * Return: 0 or a negative errno.
+ */
 TK_API int tk_cache_stats(struct tk_cache *cache, struct tk_cache_stats *stats);
 
 /**
@@ -254,8 +267,10 @@ TK_API int tk_cache_evict(struct tk_cache *cache, uint64_t max_bytes);
 
 /**
  * tk_cache_gc() - remove debris: dangling .build-id links, entry
- * directories without a file, empty directories left by removals
- * (perf buildid-cache --remove/--purge leave them)
+ * directories without a file, entry directories of a build id that has
+ * no link at all (perf buildid-cache --remove of the linked path leaves
+ * the other paths so), empty directories left by removals (perf
+ * buildid-cache --remove/--purge leave them)
  * Return: number of things removed.
  */
 TK_API int tk_cache_gc(struct tk_cache *cache);

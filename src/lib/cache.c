@@ -17,6 +17,20 @@
  * with /sys/kernel/notes); perf's listings hide the others, and so do
  * ours unless asked for all.
  *
+ * One build id, several paths (a copy of a binary): perf 6.1 keeps the
+ * link on the first path that had the id and only makes the directory of
+ * the next (with its elf, no probes: the probes of every path go through
+ * the link, so the first path's probes file holds both paths' lines). We
+ * do the same, so the trees are identical. Such a second directory is not
+ * in the index, and perf --remove of the linked path leaves it with no
+ * link at all, so what acts on the disk (stats, eviction, remove, gc) also
+ * walks the tree for entry directories no link reaches: a directory named
+ * by 32-40 hex digits holding an entry's file. Removing a path's entry
+ * removes that directory only; when it was the linked one the link moves
+ * to another path of the id (its probes with it), else the link goes.
+ * gc removes directories of ids that have no link at all (neither perf nor
+ * our lookups, both by build id, can reach them).
+ *
  * Probes file: text lines. An entry is a marker line, '%' + "sdt_P:N=N"
  * for an SDT name or '#' + the user's probe spec, followed by one or more
  * uprobe_events definitions:
@@ -104,6 +118,9 @@ struct centry {
 	bool valid;
 	uint64_t bytes;
 	int64_t last_use;	/* ns since the epoch */
+	bool linked;	/* the .build-id link points here */
+	bool kcore;	/* a [kernel.kcore]/<bid>/<stamp> copy */
+	bool gone;	/* removed during this walk */
 };
 
 /* ---- small file-system helpers ---- */
@@ -474,6 +491,24 @@ static uint64_t dir_bytes(const char *dir)
 	return total;
 }
 
+/* Size, last use and (with @check) validity of an entry whose bid, path and dir are set. */
+static void centry_fill(struct tk_cache *c, struct centry *e, bool check)
+{
+	e->bytes = dir_bytes(e->dir);
+	e->last_use = read_use(e->dir);
+	if (!check)
+		return;
+	if (!strcmp(e->path, "[kernel.kallsyms]") || !strcmp(e->path, "[kernel.kcore]")) {
+		const char *k = kernel_bid(c);
+
+		e->valid = k && !strcmp(k, e->bid);
+	} else if (e->path[0] == '/') {
+		char hex[TK_BUILD_ID_HEX_MAX];
+
+		e->valid = file_build_id(e->path, hex) > 0 && !strcmp(hex, e->bid);
+	}
+}
+
 /*
  * Fill @e from the link .build-id/@xx/@rest. Returns 1 for an entry, 0 for
  * something that is not one (skipped), negative on failure.
@@ -511,32 +546,160 @@ static int centry_load(struct tk_cache *c, const char *xx, const char *rest, boo
 		e->path = NULL;
 		return tk_fail(ENOMEM, "out of memory");
 	}
-	e->bytes = dir_bytes(e->dir);
-	e->last_use = read_use(e->dir);
-	if (check) {
-		if (!strcmp(e->path, "[kernel.kallsyms]")) {
-			const char *k = kernel_bid(c);
-
-			e->valid = k && !strcmp(k, e->bid);
-		} else if (e->path[0] == '/') {
-			char hex[TK_BUILD_ID_HEX_MAX];
-
-			e->valid = file_build_id(e->path, hex) > 0 && !strcmp(hex, e->bid);
-		}
-	}
+	e->linked = true;
+	centry_fill(c, e, check);
 	return 1;
 }
 
 static int centry_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct centry *)a)->bid, ((const struct centry *)b)->bid);
+	const struct centry *x = a, *y = b;
+	int r = strcmp(x->bid, y->bid);
+
+	/* The linked entry of a build id first, then the other paths, then kcore copies. */
+	if (r)
+		return r;
+	if (x->linked != y->linked)
+		return x->linked ? -1 : 1;
+	if (x->kcore != y->kcore)
+		return x->kcore ? 1 : -1;
+	return strcmp(x->dir, y->dir);
 }
 
-/* Every entry of the cache, sorted by build id; free with centries_free(). */
-static int centries_load(struct tk_cache *c, bool check, struct centry **out, size_t *count)
+struct cvec {
+	struct centry *v;
+	size_t n, cap;
+	char **linked;		/* sorted dirs of the linked entries, for the tree scan */
+	size_t nlinked;
+};
+
+static struct centry *cvec_push(struct cvec *cv)
 {
-	struct centry *v = NULL;
-	size_t n = 0, cap = 0;
+	if (cv->n == cv->cap) {
+		size_t ncap = cv->cap ? 2 * cv->cap : 64;
+		struct centry *nv = realloc(cv->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		cv->v = nv;
+		cv->cap = ncap;
+	}
+	memset(&cv->v[cv->n], 0, sizeof(cv->v[0]));
+	return &cv->v[cv->n];
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A directory holds one of the files an entry has (perf's, and our probes.gz). */
+static bool has_entry_file(const char *dir, bool with_probes)
+{
+	static const char *const files[] = {"elf", "debug", "kallsyms", "vdso", "probes",
+					    "probes.gz"};
+	bool found = false;
+
+	for (size_t k = 0; k < (with_probes ? 6u : 4u) && !found; k++) {
+		struct stat st;
+		char *f;
+
+		if (asprintf(&f, "%s/%s", dir, files[k]) < 0)
+			continue;
+		found = lstat(f, &st) == 0;
+		free(f);
+	}
+	return found;
+}
+
+/* Append an entry found on disk; @path and @dir are taken over. */
+static int cvec_add_found(struct tk_cache *c, struct cvec *cv, const char *bid, char *path,
+			  char *dir, bool kcore, bool check)
+{
+	struct centry *e = cvec_push(cv);
+
+	if (!e || !path || !dir) {
+		free(path);
+		free(dir);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	snprintf(e->bid, sizeof(e->bid), "%s", bid);
+	e->path = path;
+	e->dir = dir;
+	e->kcore = kcore;
+	centry_fill(c, e, check);
+	cv->n++;
+	return 0;
+}
+
+/*
+ * Walk the tree below the cache root for entry directories that no
+ * .build-id link reaches: a second path with the same build id (perf
+ * keeps the link on the first path and still makes the second path's
+ * directory), an entry whose link is gone (perf --remove of the linked
+ * path leaves the others). An entry directory is named by 32 to 40 hex digits and
+ * holds one of an entry's files; the walk does not descend into it.
+ */
+static int scan_tree(struct tk_cache *c, struct cvec *cv, const char *rel, int depth, bool check)
+{
+	struct dirent *de;
+	char *abs;
+	DIR *d;
+	int r = 0;
+
+	if (asprintf(&abs, "%s%s%s", c->dir, *rel ? "/" : "", rel) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	d = opendir(abs);
+	while (d && r == 0 && (de = readdir(d))) {
+		char *crel, *cabs;
+		struct stat st;
+
+		/* ".build-id", ".", ".." and our stamps. */
+		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+			continue;
+		if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "", de->d_name) < 0) {
+			r = tk_fail(ENOMEM, "out of memory");
+			break;
+		}
+		if (asprintf(&cabs, "%s/%s", c->dir, crel) < 0) {
+			free(crel);
+			r = tk_fail(ENOMEM, "out of memory");
+			break;
+		}
+		if (lstat(cabs, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			/* Symbolic links are not followed: no loops, nothing outside the cache. */
+		} else if (depth && is_hex(de->d_name, 32, 40) && has_entry_file(cabs, true)) {
+			if (!bsearch(&cabs, cv->linked, cv->nlinked, sizeof(char *), str_cmp)) {
+				char *path;
+
+				if (rel[0] == '[')
+					path = strndup(rel, strlen(rel));
+				else if (asprintf(&path, "/%s", rel) < 0)
+					path = NULL;
+				r = cvec_add_found(c, cv, de->d_name, path, cabs, false, check);
+				cabs = NULL;
+			}
+		} else if (depth < 64) {
+			r = scan_tree(c, cv, crel, depth + 1, check);
+		}
+		free(crel);
+		free(cabs);
+	}
+	if (d)
+		closedir(d);
+	free(abs);
+	return r;
+}
+
+/*
+ * Every entry of the cache, sorted by build id; free with centries_free().
+ * The .build-id links are the index (what perf lists); @every adds the
+ * entries on disk that no link reaches (see scan_tree()).
+ */
+static int centries_load(struct tk_cache *c, bool check, bool every, struct centry **out,
+			 size_t *count)
+{
+	struct cvec cv = {0};
 	struct dirent *de;
 	char *idx;
 	DIR *d;
@@ -547,12 +710,12 @@ static int centries_load(struct tk_cache *c, bool check, struct centry **out, si
 	if (asprintf(&idx, "%s/.build-id", c->dir) < 0)
 		return tk_fail(ENOMEM, "out of memory");
 	d = opendir(idx);
-	if (!d) {
-		r = errno == ENOENT ? 0 : fail_errno(errno, idx);
+	if (!d && errno != ENOENT) {
+		r = fail_errno(errno, idx);
 		free(idx);
 		return r;
 	}
-	while (r == 0 && (de = readdir(d))) {
+	while (d && r == 0 && (de = readdir(d))) {
 		struct dirent *se;
 		char *sub;
 		DIR *sd;
@@ -568,42 +731,51 @@ static int centries_load(struct tk_cache *c, bool check, struct centry **out, si
 		if (!sd)
 			continue;
 		while ((se = readdir(sd))) {
+			struct centry *e;
 			int lr;
 
 			if (se->d_name[0] == '.')
 				continue;
-			if (n == cap) {
-				size_t ncap = cap ? 2 * cap : 64;
-				struct centry *nv = realloc(v, ncap * sizeof(*nv));
-
-				if (!nv) {
-					r = tk_fail(ENOMEM, "out of memory");
-					break;
-				}
-				v = nv;
-				cap = ncap;
+			e = cvec_push(&cv);
+			if (!e) {
+				r = tk_fail(ENOMEM, "out of memory");
+				break;
 			}
-			lr = centry_load(c, de->d_name, se->d_name, check, &v[n]);
+			lr = centry_load(c, de->d_name, se->d_name, check, e);
 			if (lr < 0) {
 				r = lr;
 				break;
 			}
-			n += (size_t)lr;
+			cv.n += (size_t)lr;
 		}
 		closedir(sd);
 	}
-	closedir(d);
+	if (d)
+		closedir(d);
 	free(idx);
+	if (r == 0 && every) {
+		cv.linked = malloc((cv.n ? cv.n : 1) * sizeof(char *));
+		if (!cv.linked) {
+			r = tk_fail(ENOMEM, "out of memory");
+		} else {
+			for (size_t i = 0; i < cv.n; i++)
+				cv.linked[i] = cv.v[i].dir;
+			cv.nlinked = cv.n;
+			qsort(cv.linked, cv.nlinked, sizeof(char *), str_cmp);
+			r = scan_tree(c, &cv, "", 0, check);
+		}
+		free(cv.linked);
+	}
 	if (r < 0) {
-		for (size_t i = 0; i < n; i++)
-			centry_release(&v[i]);
-		free(v);
+		for (size_t i = 0; i < cv.n; i++)
+			centry_release(&cv.v[i]);
+		free(cv.v);
 		return r;
 	}
-	if (n)
-		qsort(v, n, sizeof(*v), centry_cmp);
-	*out = v;
-	*count = n;
+	if (cv.n)
+		qsort(cv.v, cv.n, sizeof(*cv.v), centry_cmp);
+	*out = cv.v;
+	*count = cv.n;
 	return 0;
 }
 
@@ -630,7 +802,7 @@ TK_API int tk_cache_for_each(struct tk_cache *cache, bool all, tk_cache_entry_fn
 	size_t n;
 	int r, visited = 0;
 
-	r = centries_load(cache, true, &v, &n);
+	r = centries_load(cache, true, all, &v, &n);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++) {
@@ -1138,6 +1310,128 @@ static int pfile_replace(struct pfile *pf, const char *marker, char *const *defs
 	return r;
 }
 
+/* Whether the definition "p:GROUP/EVENT PATH:0xOFF ..." probes @path. */
+static bool def_on_path(const char *def, const char *path)
+{
+	const char *sp = strchr(def, ' ');
+	size_t pl = strlen(path);
+
+	return sp && !strncmp(sp + 1, path, pl) && sp[1 + pl] == ':';
+}
+
+/* Drop the definitions on @path; entries left without one go. Returns whether it changed. */
+static bool pfile_drop_path(struct pfile *pf, const char *path)
+{
+	bool changed = false;
+
+	for (size_t i = 0; i < pf->n;) {
+		struct pentry *e = &pf->v[i];
+		size_t keep = 0;
+
+		for (size_t k = 0; k < e->ndefs; k++) {
+			if (def_on_path(e->defs[k], path)) {
+				free(e->defs[k]);
+				changed = true;
+			} else {
+				e->defs[keep++] = e->defs[k];
+			}
+		}
+		e->ndefs = keep;
+		if (keep) {
+			i++;
+			continue;
+		}
+		free(e->marker);
+		free(e->defs);
+		memmove(e, e + 1, (pf->n - i - 1) * sizeof(*e));
+		pf->n--;
+	}
+	return changed;
+}
+
+/* Add @src's entries to @dst: new markers whole, known ones by their missing lines. */
+static int pfile_merge(struct pfile *dst, const struct pfile *src)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < src->n && r == 0; i++) {
+		size_t at = dst->n;
+
+		for (size_t k = 0; k < dst->n && at == dst->n; k++)
+			if (!strcmp(dst->v[k].marker, src->v[i].marker))
+				at = k;
+		if (at == dst->n)
+			r = pfile_add_entry(dst, src->v[i].marker);
+		for (size_t d = 0; d < src->v[i].ndefs && r == 0; d++) {
+			struct pentry *e = &dst->v[at];
+			bool have = false;
+
+			for (size_t k = 0; k < e->ndefs && !have; k++)
+				have = !strcmp(e->defs[k], src->v[i].defs[d]);
+			if (!have) {
+				char **nd = realloc(e->defs, (e->ndefs + 1) * sizeof(*nd));
+
+				if (!nd || !(nd[e->ndefs] = strdup(src->v[i].defs[d]))) {
+					if (nd)
+						e->defs = nd;
+					r = tk_fail(ENOMEM, "out of memory");
+					break;
+				}
+				e->defs = nd;
+				e->ndefs++;
+			}
+		}
+	}
+	return r;
+}
+
+/*
+ * Put the SDT entry @marker with this path's lines @defs into @pf. Lines
+ * of other paths with the same build id under that name stay (perf writes
+ * every path's probes through the link). perf keeps an entry's lines in a
+ * string list, so they are sorted and unique.
+ */
+static int sdt_entry_put(struct pfile *pf, const char *marker, const char *path,
+			 char *const *defs, size_t nd)
+{
+	char **kept = NULL, **all = NULL;
+	size_t nk = 0, nu = 0;
+	int r = 0;
+
+	for (size_t e = 0; e < pf->n; e++) {
+		if (strcmp(pf->v[e].marker, marker))
+			continue;
+		/* Copies: pfile_replace() frees the entry they come from. */
+		kept = calloc(pf->v[e].ndefs ? pf->v[e].ndefs : 1, sizeof(*kept));
+		if (!kept)
+			return tk_fail(ENOMEM, "out of memory");
+		for (size_t k = 0; k < pf->v[e].ndefs && r == 0; k++)
+			if (!def_on_path(pf->v[e].defs[k], path) &&
+			    !(kept[nk++] = strdup(pf->v[e].defs[k])))
+				r = tk_fail(ENOMEM, "out of memory");
+		break;
+	}
+	all = r == 0 ? calloc(nk + nd + 1, sizeof(*all)) : NULL;
+	if (r == 0 && !all)
+		r = tk_fail(ENOMEM, "out of memory");
+	if (r == 0) {
+		for (size_t k = 0; k < nk; k++)
+			all[k] = kept[k];
+		for (size_t k = 0; k < nd; k++)
+			all[nk + k] = defs[k];
+		qsort(all, nk + nd, sizeof(*all), str_cmp);
+		for (size_t k = 0; k < nk + nd; k++)
+			if (!nu || strcmp(all[nu - 1], all[k]))
+				all[nu++] = all[k];
+		r = pfile_replace(pf, marker, all, nu);
+	}
+	for (size_t k = 0; k < nk; k++)
+		free(kept[k]);
+	free(kept);
+	free(all);
+	return r;
+}
+
 static int write_sdt_probes(const char *probes, const char *path, struct tk_elf *elf, bool gz)
 {
 	const struct tk_elf_sdt *notes;
@@ -1186,7 +1480,7 @@ static int write_sdt_probes(const char *probes, const char *path, struct tk_elf 
 				       notes[i].name) < 0)
 			r = tk_fail(ENOMEM, "out of memory");
 		if (r == 0) {
-			r = pfile_replace(&pf, marker, defs, nd);
+			r = sdt_entry_put(&pf, marker, path, defs, nd);
 			free(marker);
 			entries++;
 		}
@@ -1214,9 +1508,18 @@ static char *entry_dir(struct tk_cache *c, const char *path, const char *bid)
 	return asprintf(&d, "%s/%s/%s", c->dir, path, bid) < 0 ? NULL : d;
 }
 
-static int make_link(struct tk_cache *c, const char *path, const char *bid)
+/*
+ * Point .build-id/xx/rest at the entry of @path. Without @force an existing
+ * link to another entry directory stays: perf 6.1 keeps the first path that
+ * had a build id ("build <id> already linked to ...") and only makes the
+ * directory of the next one. A dangling link, or one to a pre-2016 entry
+ * (the file itself), is replaced. The new link replaces the old by rename(),
+ * so a reader never finds the build id missing.
+ */
+static int make_link(struct tk_cache *c, const char *path, const char *bid, bool force)
 {
-	char *sub = NULL, *link = NULL, *target = NULL, cur[PATH_MAX];
+	char *sub = NULL, *link = NULL, *target = NULL, *tmp = NULL, cur[PATH_MAX];
+	struct stat st;
 	ssize_t n;
 	int r = 0;
 
@@ -1224,7 +1527,8 @@ static int make_link(struct tk_cache *c, const char *path, const char *bid)
 		path++;
 	if (asprintf(&sub, "%s/.build-id/%.2s", c->dir, bid) < 0 ||
 	    asprintf(&link, "%s/%s", sub, bid + 2) < 0 ||
-	    asprintf(&target, "../../%s/%s", path, bid) < 0) {
+	    asprintf(&target, "../../%s/%s", path, bid) < 0 ||
+	    asprintf(&tmp, "%s.tk%d", link, (int)getpid()) < 0) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1236,16 +1540,44 @@ static int make_link(struct tk_cache *c, const char *path, const char *bid)
 		cur[n] = '\0';
 		if (!strcmp(cur, target))
 			goto out;
+		if (!force && stat(link, &st) == 0 && S_ISDIR(st.st_mode))
+			goto out;
 	}
-	/* Another path with the same content, or an old-style entry: ours now. */
-	unlink(link);
-	if (symlink(target, link) < 0 && errno != EEXIST)
+	unlink(tmp);
+	if (symlink(target, tmp) < 0 || rename(tmp, link) < 0) {
 		r = fail_errno(errno, link);
+		unlink(tmp);
+	}
 out:
 	free(sub);
 	free(link);
 	free(target);
+	free(tmp);
 	return r;
+}
+
+/*
+ * The directory whose "probes" serves build id @bid: the one its link
+ * points to, as perf writes every path's probes through the link; @own
+ * when there is no usable link. Returns a malloc'ed path.
+ */
+static char *probes_file(struct tk_cache *c, const char *bid, const char *own)
+{
+	char *link, *dir = NULL, *f = NULL;
+	struct stat st;
+
+	if (asprintf(&link, "%s/.build-id/%.2s/%s", c->dir, bid, bid + 2) >= 0) {
+		dir = realpath(link, NULL);
+		free(link);
+	}
+	if (dir && (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))) {
+		free(dir);
+		dir = NULL;
+	}
+	if (asprintf(&f, "%s/probes", dir ? dir : own) < 0)
+		f = NULL;
+	free(dir);
+	return f;
 }
 
 /* Create the entry directory with its elf (and debug) file; returns the dir. */
@@ -1314,10 +1646,11 @@ TK_API int tk_cache_add(struct tk_cache *cache, const char *path, char *bid_out)
 	r = add_files(cache, abs, bid, &dir);
 	if (r < 0)
 		goto out;
-	r = make_link(cache, abs, bid);
+	r = make_link(cache, abs, bid, false);
 	if (r < 0)
 		goto out;
-	if (asprintf(&probes, "%s/probes", dir) < 0) {
+	probes = probes_file(cache, bid, dir);
+	if (!probes) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1466,7 +1799,8 @@ TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const ch
 		marker = m2;
 	}
 	dir = entry_dir(cache, abs, bid);
-	if (!dir || asprintf(&probes, "%s/probes", dir) < 0) {
+	probes = dir ? probes_file(cache, bid, dir) : NULL;
+	if (!probes) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1509,7 +1843,7 @@ TK_API int tk_cache_add_kernel(struct tk_cache *cache, char *bid_out)
 	if (r == 0 && access(probes, F_OK) < 0)
 		r = write_file_atomic(probes, "", 0, 0644);
 	if (r == 0)
-		r = make_link(cache, "[kernel.kallsyms]", bid);
+		r = make_link(cache, "[kernel.kallsyms]", bid, false);
 	if (r == 0) {
 		touch_use(dir);
 		if (bid_out)
@@ -1522,29 +1856,125 @@ out:
 	return r;
 }
 
-static int remove_entry(struct tk_cache *c, const struct centry *e)
+/* Load, change and store the probes file @probes; @fn returns whether it changed it. */
+static int pfile_update(struct tk_cache *c, const char *probes,
+			int (*fn)(struct pfile *pf, const void *arg), const void *arg)
 {
-	char *link;
+	struct pfile pf;
 	int r;
 
-	if (asprintf(&link, "%s/.build-id/%.2s/%s", c->dir, e->bid, e->bid + 2) < 0)
-		return tk_fail(ENOMEM, "out of memory");
-	r = rm_rf(e->dir);
+	r = pfile_load(probes, &pf);
 	if (r == 0) {
+		r = fn(&pf, arg);
+		if (r > 0)
+			r = pfile_store(probes, &pf, c->gzip);
+	}
+	pfile_release(&pf);
+	return r < 0 ? r : 0;
+}
+
+static int drop_path_fn(struct pfile *pf, const void *path)
+{
+	return pfile_drop_path(pf, path);
+}
+
+static int merge_fn(struct pfile *pf, const void *src)
+{
+	const struct pfile *from = src;
+	int r;
+
+	if (!from->n)
+		return 0;
+	r = pfile_merge(pf, from);
+	return r < 0 ? r : 1;
+}
+
+/*
+ * The entry that takes over the .build-id link when the linked @e goes:
+ * the most recently used other path with the same build id that still has
+ * its file, or NULL.
+ */
+static struct centry *link_heir(struct centry *v, size_t n, const struct centry *e)
+{
+	struct centry *best = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		struct centry *o = &v[i];
+
+		if (o == e || o->gone || o->kcore || o->linked || strcmp(o->bid, e->bid) ||
+		    !has_entry_file(o->dir, false))
+			continue;
+		if (!best || o->last_use > best->last_use)
+			best = o;
+	}
+	return best;
+}
+
+/*
+ * Remove entry @e of @v and keep the rest consistent, so that nothing is
+ * left that no link reaches: the link of a linked entry moves to another
+ * path with the same build id when there is one (with the probes the
+ * removed directory held for the other paths), else it goes; a second
+ * path's lines leave the shared probes file. kcore copies have no link.
+ */
+static int drop_entry(struct tk_cache *c, struct centry *v, size_t n, struct centry *e)
+{
+	struct centry *heir = NULL;
+	struct pfile carry = {0};
+	char *link = NULL, *probes = NULL;
+	int r = 0;
+
+	if (e->kcore) {
+		/* Nothing links a kcore copy. */
+	} else if (e->linked) {
+		heir = link_heir(v, n, e);
+		if (heir && asprintf(&probes, "%s/probes", e->dir) >= 0) {
+			r = pfile_load(probes, &carry);
+			if (r == 0)
+				pfile_drop_path(&carry, e->path);
+			free(probes);
+			probes = NULL;
+		}
+	} else {
+		for (size_t i = 0; i < n && !probes; i++)
+			if (v[i].linked && !v[i].gone && !strcmp(v[i].bid, e->bid) &&
+			    asprintf(&probes, "%s/probes", v[i].dir) < 0)
+				probes = NULL;
+		if (probes)
+			r = pfile_update(c, probes, drop_path_fn, e->path);
+	}
+	if (r == 0)
+		r = rm_rf(e->dir);
+	if (r < 0)
+		goto out;
+	rmdir_parents(e->dir, c->dir);
+	e->gone = true;
+	if (!e->linked)
+		goto out;
+	e->linked = false;
+	if (heir) {
+		r = make_link(c, heir->path, heir->bid, true);
+		if (r == 0 && asprintf(&probes, "%s/probes", heir->dir) >= 0)
+			r = pfile_update(c, probes, merge_fn, &carry);
+		heir->linked = r == 0;
+	} else if (asprintf(&link, "%s/.build-id/%.2s/%s", c->dir, e->bid, e->bid + 2) >= 0) {
 		unlink(link);
 		rmdir_parents(link, c->dir);
-		rmdir_parents(e->dir, c->dir);
 	}
+out:
+	pfile_release(&carry);
+	free(probes);
 	free(link);
 	return r;
 }
 
 TK_API int tk_cache_remove(struct tk_cache *cache, const char *what)
 {
-	char bid[TK_BUILD_ID_HEX_MAX] = "";
-	struct centry *v, *hit = NULL;
+	char bid[TK_BUILD_ID_HEX_MAX] = "", *abs = NULL;
+	const char *full = NULL;
+	struct centry *v, *own = NULL;
 	size_t n;
-	int r, hits = 0;
+	int r, ids = 0, removed = 0;
 
 	if (is_hex(what, 8, 40) && access(what, F_OK) < 0) {
 		snprintf(bid, sizeof(bid), "%s", what);
@@ -1552,23 +1982,42 @@ TK_API int tk_cache_remove(struct tk_cache *cache, const char *what)
 		r = file_build_id(what, bid);
 		if (r < 0)
 			return r;
+		abs = realpath(what, NULL);
 	}
-	r = centries_load(cache, false, &v, &n);
-	if (r < 0)
+	r = centries_load(cache, false, true, &v, &n);
+	if (r < 0) {
+		free(abs);
 		return r;
+	}
+	/* Sorted by build id: count the distinct ids the prefix matches. */
 	for (size_t i = 0; i < n; i++)
-		if (!strncmp(v[i].bid, bid, strlen(bid))) {
-			hit = &v[i];
-			hits++;
+		if (!strncmp(v[i].bid, bid, strlen(bid)) && (!full || strcmp(full, v[i].bid))) {
+			full = v[i].bid;
+			ids++;
 		}
-	if (!hits)
+	for (size_t i = 0; i < n && abs && !own; i++)
+		if (!v[i].kcore && full && !strcmp(v[i].bid, full) && !strcmp(v[i].path, abs))
+			own = &v[i];
+	if (!ids) {
 		r = tk_fail(ENOENT, "%s: not in the cache %s", what, cache->dir);
-	else if (hits > 1)
-		r = tk_fail(EINVAL, "%s: build id prefix matches %d entries", what, hits);
-	else
-		r = remove_entry(cache, hit);
+	} else if (ids > 1) {
+		r = tk_fail(EINVAL, "%s: build id prefix matches %d entries", what, ids);
+	} else if (own) {
+		/* That path's entry; other paths with the same build id stay. */
+		r = drop_entry(cache, v, n, own);
+		removed = r == 0;
+	} else {
+		/* A build id, or a file cached only under other paths: all of that id. */
+		for (int pass = 0; pass < 2 && r == 0; pass++)
+			for (size_t i = 0; i < n && r == 0; i++)
+				if (!strcmp(v[i].bid, full) && !v[i].gone && v[i].linked == (pass == 1)) {
+					r = drop_entry(cache, v, n, &v[i]);
+					removed += r == 0;
+				}
+	}
 	centries_free(v, n);
-	return r < 0 ? r : 1;
+	free(abs);
+	return r < 0 ? r : removed;
 }
 
 /* ---- queries ---- */
@@ -1664,7 +2113,7 @@ static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del,
 	r = query_parse(text, &q);
 	if (r < 0)
 		return r;
-	r = centries_load(c, true, &v, &n);
+	r = centries_load(c, true, false, &v, &n);
 	if (r < 0) {
 		free(q.buf);
 		return r;
@@ -1860,7 +2309,8 @@ TK_API int tk_cache_stats(struct tk_cache *cache, struct tk_cache_stats *st)
 	int r;
 
 	memset(st, 0, sizeof(*st));
-	r = centries_load(cache, true, &v, &n);
+	/* Everything on disk, linked or not: what --max-size and --gc act on. */
+	r = centries_load(cache, true, true, &v, &n);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++) {
@@ -1900,7 +2350,7 @@ TK_API int tk_cache_evict(struct tk_cache *cache, uint64_t max_bytes)
 	size_t n;
 	int r, removed = 0;
 
-	r = centries_load(cache, false, &v, &n);
+	r = centries_load(cache, false, true, &v, &n);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++)
@@ -1908,7 +2358,7 @@ TK_API int tk_cache_evict(struct tk_cache *cache, uint64_t max_bytes)
 	if (n)
 		qsort(v, n, sizeof(*v), lru_cmp);
 	for (size_t i = 0; i < n && total > max_bytes; i++) {
-		r = remove_entry(cache, &v[i]);
+		r = drop_entry(cache, v, n, &v[i]);
 		if (r < 0)
 			break;
 		total -= v[i].bytes;
@@ -1936,31 +2386,38 @@ TK_API int tk_cache_gc(struct tk_cache *cache)
 	size_t n;
 	int r, removed = 0;
 
-	r = centries_load(cache, false, &v, &n);
+	r = centries_load(cache, false, true, &v, &n);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && r == 0; i++) {
+		struct centry *e = &v[i];
 		struct stat st;
-		bool has_file = false;
-		static const char *const files[] = {"elf", "kallsyms", "vdso", "debug"};
+		bool useless, indexed = false;
 
-		if (lstat(v[i].dir, &st) == 0 && !S_ISDIR(st.st_mode))
+		if (e->gone || (lstat(e->dir, &st) == 0 && !S_ISDIR(st.st_mode)))
 			continue; /* an old-style entry: the file itself */
-		for (size_t k = 0; k < 4 && !has_file; k++) {
+		if (e->kcore) {
 			char *f;
 
-			if (asprintf(&f, "%s/%s", v[i].dir, files[k]) < 0)
+			if (asprintf(&f, "%s/kcore", e->dir) < 0)
 				continue;
-			has_file = access(f, F_OK) == 0;
+			useless = access(f, F_OK) < 0;
 			free(f);
+		} else {
+			/* Dangling link or an entry without its file: useless to anyone. */
+			useless = !has_entry_file(e->dir, false);
 		}
-		if (has_file)
+		/*
+		 * A directory of a build id that has no link at all: perf --remove
+		 * of the linked path leaves the other paths so. Neither perf nor our
+		 * lookups (both go by build id) can reach it; it finishes removing.
+		 */
+		for (size_t k = 0; k < n && !e->linked && !e->kcore && !indexed; k++)
+			indexed = v[k].linked && !v[k].gone && !strcmp(v[k].bid, e->bid);
+		if (!useless && (e->linked || e->kcore || indexed))
 			continue;
-		/* Dangling link or an entry without its file: useless to anyone. */
-		r = remove_entry(cache, &v[i]);
-		if (r < 0)
-			break;
-		removed++;
+		r = drop_entry(cache, v, n, e);
+		removed += r == 0;
 	}
 	centries_free(v, n);
 	if (r < 0)
@@ -3290,7 +3747,7 @@ TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsym
 	if (r == 0 && access(kspath, F_OK) < 0)
 		r = write_file_atomic(kspath, ks, kslen, 0644);
 	if (r == 0)
-		r = make_link(cache, "[kernel.kallsyms]", bid);
+		r = make_link(cache, "[kernel.kallsyms]", bid, false);
 	if (r == 0)
 		r = pfile_load(probes, &pf);
 	if (r == 0)

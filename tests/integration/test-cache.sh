@@ -107,6 +107,31 @@ lru_left() { "$TRACEKIT" cache --cache-dir "$T/lru" --list --all | sed 's/.* //'
 "$TRACEKIT" cache --cache-dir "$T/lru" --max-size $(($(cache_bytes) - 1)) >/dev/null
 [ "$(lru_left)" = "f1" ] || fail "LRU: after two evictions want f1, have: $(lru_left)"
 
+# One build id at two paths: the tree is perf's (link on the first path, the
+# second path's directory with its elf only, both paths' SDT lines in the first
+# one's probes); removing either path orphans nothing.
+cp "$T/plain" "$T/twinA" && cp "$T/plain" "$T/twinB"
+"$TRACEKIT" cache --cache-dir "$T/twin" --add "$T/twinA" && "$TRACEKIT" cache --cache-dir "$T/twin" --add "$T/twinB" ||
+	fail "--add twins"
+mkdir -p "$T/ptwin"
+perf --buildid-dir "$T/ptwin" buildid-cache --add "$T/twinA" 2>/dev/null &&
+	perf --buildid-dir "$T/ptwin" buildid-cache --add "$T/twinB" 2>/dev/null || fail "perf --add twins"
+tree() { (cd "$1" && find . ! -name .tk-use -printf '%y %p %l\n' | sort); }
+[ "$(tree "$T/twin")" = "$(tree "$T/ptwin")" ] ||
+	fail "two paths, one build id: tree differs from perf's: $(diff <(tree "$T/twin") <(tree "$T/ptwin"))"
+cmp -s "$T/twin$T/twinA/"*/probes "$T/ptwin$T/twinA/"*/probes || fail "two paths: probes differ from perf's"
+"$TRACEKIT" cache --cache-dir "$T/twin" --remove "$T/twinB" || fail "--remove twinB"
+"$TRACEKIT" cache --cache-dir "$T/twin" --list | grep -q " $T/twinA\$" || fail "twinA not listed after --remove twinB"
+"$TRACEKIT" cache --cache-dir "$T/twin" --stats | grep -q '^entries: *1 (1 valid' || fail "--stats after --remove twinB"
+"$TRACEKIT" cache --cache-dir "$T/twin" --stats | grep -q '^size: *0 B' && fail "--stats: 0 B with twinA cached"
+"$TRACEKIT" cache --cache-dir "$T/twin" --remove "$T/twinA" || fail "--remove twinA"
+[ -z "$(find "$T/twin" -mindepth 1)" ] || fail "left after removing both: $(find "$T/twin" -mindepth 1)"
+# perf --remove of the linked path leaves the other path unlinked: counted, then collected.
+perf --buildid-dir "$T/ptwin" buildid-cache --remove "$T/twinA" 2>/dev/null
+"$TRACEKIT" cache --cache-dir "$T/ptwin" --stats | grep -q '^entries: *1 ' || fail "--stats misses perf's orphan"
+"$TRACEKIT" cache --cache-dir "$T/ptwin" --gc >/dev/null || fail "--gc"
+[ -z "$(find "$T/ptwin" -type f)" ] || fail "--gc left perf's orphan: $(find "$T/ptwin" -type f)"
+
 # --compress: tracekit reads its probes.gz, perf sees an empty probe cache (no error).
 "$TRACEKIT" cache --cache-dir "$T/gz" --compress --add "$T/sdtdemo" || fail "--compress --add"
 ls "$T/gz$T/sdtdemo/"*/probes.gz >/dev/null 2>&1 || fail "--compress wrote no probes.gz"

@@ -397,6 +397,142 @@ static void test_lru_query(void **state)
 	tk_cache_close(c);
 }
 
+static int count_entries(const char *dir)
+{
+	char cmd[400];
+	FILE *p;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "find %s -mindepth 1 ! -name .tk-use | wc -l", dir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%d", &n), 1);
+	pclose(p);
+	return n;
+}
+
+static char *link_target(const char *bid)
+{
+	static char target[600];
+	char path[600];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s", cdir, bid, bid + 2);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return NULL;
+	target[n] = '\0';
+	return target;
+}
+
+/*
+ * One build id at two paths, as perf 6.1 caches it: the link stays on the
+ * first path, the second gets its directory with its elf (no probes: its
+ * probes go through the link), and removing either path leaves nothing
+ * that no link reaches.
+ */
+static void test_same_bid_two_paths(void **state)
+{
+	char a[200], b[200], adir[600], bdir[600], want[600], cmd[700], bid[TK_BUILD_ID_HEX_MAX];
+	struct tk_cache_stats st;
+	struct tk_cache *c;
+	char *probes;
+
+	(void)state;
+	fresh_cache();
+	snprintf(a, sizeof(a), "%s/twinA", tmpdir);
+	snprintf(b, sizeof(b), "%s/twinB", tmpdir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && cp %s %s", bin, a, bin, b);
+	assert_int_equal(system(cmd), 0);
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	assert_int_equal(tk_cache_add(c, a, bid), 1);
+	assert_int_equal(tk_cache_add(c, b, NULL), 1);
+	snprintf(adir, sizeof(adir), "%s%s/%s", cdir, a, bid);
+	snprintf(bdir, sizeof(bdir), "%s%s/%s", cdir, b, bid);
+	snprintf(want, sizeof(want), "../..%s/%s", a, bid);
+	assert_string_equal(link_target(bid), want);
+	snprintf(cmd, sizeof(cmd), "%s/elf", bdir);
+	assert_int_equal(access(cmd, F_OK), 0);
+	snprintf(cmd, sizeof(cmd), "%s/probes", bdir);
+	assert_int_equal(access(cmd, F_OK), -1);
+	snprintf(cmd, sizeof(cmd), "%s/probes", adir);
+	probes = slurp(cmd);
+	/* One entry, both paths' lines, sorted as perf's string list keeps them. */
+	assert_non_null(strstr(probes, "%sdt_tkdemo:start=start\np:sdt_tkdemo/start "));
+	assert_true(strstr(probes, a) && strstr(probes, b) && strstr(probes, a) < strstr(probes, b));
+	free(probes);
+	assert_int_equal(tk_cache_for_each(c, false, NULL, NULL), 1);
+	assert_int_equal(tk_cache_for_each(c, true, NULL, NULL), 2);
+	assert_int_equal(tk_cache_stats(c, &st), 0);
+	assert_int_equal(st.entries, 2);
+
+	/* Removing the second path: the first stays listed, counted and clean of its lines. */
+	assert_int_equal(tk_cache_remove(c, b), 1);
+	assert_int_equal(access(bdir, F_OK), -1);
+	assert_string_equal(link_target(bid), want);
+	assert_int_equal(tk_cache_for_each(c, false, NULL, NULL), 1);
+	assert_int_equal(tk_cache_stats(c, &st), 0);
+	assert_int_equal(st.entries, 1);
+	assert_true(st.bytes > 10000);
+	snprintf(cmd, sizeof(cmd), "%s/probes", adir);
+	probes = slurp(cmd);
+	assert_null(strstr(probes, b));
+	assert_non_null(strstr(probes, a));
+	free(probes);
+	assert_int_equal(tk_cache_gc(c), 0);
+
+	/* Removing the linked path: the link moves to the other one, with its probes. */
+	assert_int_equal(tk_cache_add(c, b, NULL), 1);
+	assert_int_equal(tk_cache_remove(c, a), 1);
+	assert_int_equal(access(adir, F_OK), -1);
+	snprintf(want, sizeof(want), "../..%s/%s", b, bid);
+	assert_string_equal(link_target(bid), want);
+	snprintf(cmd, sizeof(cmd), "%s/probes", bdir);
+	probes = slurp(cmd);
+	assert_non_null(strstr(probes, "%sdt_tkdemo:start=start\np:sdt_tkdemo/start "));
+	assert_non_null(strstr(probes, b));
+	assert_null(strstr(probes, a));
+	free(probes);
+	{
+		struct tk_cache_uprobe *u;
+		size_t n;
+
+		assert_int_equal(tk_cache_resolve(c, "%tkdemo/start", &u, &n), 1);
+		assert_string_equal(u[0].path, b);
+		tk_cache_uprobes_free(u, n);
+	}
+	assert_int_equal(tk_cache_remove(c, b), 1);
+	assert_int_equal(tk_cache_stats(c, &st), 0);
+	assert_int_equal(st.entries, 0);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(count_entries(cdir), 0);
+
+	/* By build id: every path of it. */
+	assert_int_equal(tk_cache_add(c, a, NULL), 1);
+	assert_int_equal(tk_cache_add(c, b, NULL), 1);
+	assert_int_equal(tk_cache_remove(c, bid), 2);
+	assert_int_equal(count_entries(cdir), 0);
+
+	/*
+	 * perf --remove of the linked path (link and directory go, the other
+	 * path stays unlinked): counted by stats, removed by gc.
+	 */
+	assert_int_equal(tk_cache_add(c, a, NULL), 1);
+	assert_int_equal(tk_cache_add(c, b, NULL), 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s && rm %s/.build-id/%.2s/%s", adir, cdir, bid, bid + 2);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tk_cache_for_each(c, false, NULL, NULL), 0);
+	assert_int_equal(tk_cache_stats(c, &st), 0);
+	assert_int_equal(st.entries, 1);
+	assert_true(st.bytes > 10000);
+	assert_true(tk_cache_gc(c) >= 1);
+	assert_int_equal(tk_cache_stats(c, &st), 0);
+	assert_int_equal(st.entries, 0);
+	assert_int_equal(count_entries(cdir), 0);
+	tk_cache_close(c);
+}
+
 static void test_symbolize(void **state)
 {
 	char bid[TK_BUILD_ID_HEX_MAX], cmd[600], copy[200];
@@ -801,6 +937,7 @@ int main(void)
 		cmocka_unit_test(test_remove_evict_gc),
 		cmocka_unit_test(test_lru_order),
 		cmocka_unit_test(test_lru_query),
+		cmocka_unit_test(test_same_bid_two_paths),
 		cmocka_unit_test(test_symbolize),
 		cmocka_unit_test(test_gzip_probes),
 		cmocka_unit_test(test_kcore),

@@ -104,7 +104,10 @@ TK_API int tk_cache_add_kernel(struct tk_cache *cache, char *bid);
  * the module area are copied, into a compact ELF core whose PT_LOAD
  * headers keep their addresses, at
  * DIR/[kernel.kcore]/BUILDID/YYYYmmddHHMMSShh/{kcore,kallsyms,modules}
- * (mode 0400, like perf's). No .build-id link is made (perf makes none).
+ * (mode 0400, like perf's). No .build-id link is made (perf makes none);
+ * the copy still counts in tk_cache_stats() (as a kernel entry), ages and
+ * is evicted like any entry, and tk_cache_gc() removes one without its
+ * kcore file.
  * Return: 1 when copied, 0 when an identical copy is cached already,
  * -EINVAL for a file not named kcore, -ENOEXEC / -EBADMSG for a file that
  * is not an ELF core or is corrupt (message names file and offset), -ENOENT

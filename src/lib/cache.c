@@ -632,12 +632,51 @@ static int cvec_add_found(struct tk_cache *c, struct cvec *cv, const char *bid, 
 	return 0;
 }
 
+/* DIR/[kernel.kcore]/<bid>/<stamp>: one entry per stamp directory. */
+static int scan_kcore(struct tk_cache *c, struct cvec *cv, const char *kdir, bool check)
+{
+	struct dirent *de;
+	DIR *d = opendir(kdir);
+	int r = 0;
+
+	if (!d)
+		return 0;
+	while (r == 0 && (de = readdir(d))) {
+		struct dirent *se;
+		char *bdir;
+		DIR *sd;
+
+		if (!is_hex(de->d_name, 32, 40) || asprintf(&bdir, "%s/%s", kdir, de->d_name) < 0)
+			continue;
+		sd = opendir(bdir);
+		while (sd && r == 0 && (se = readdir(sd))) {
+			struct stat st;
+			char *sdir;
+
+			if (se->d_name[0] == '.' || asprintf(&sdir, "%s/%s", bdir, se->d_name) < 0)
+				continue;
+			if (lstat(sdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+				free(sdir);
+				continue;
+			}
+			r = cvec_add_found(c, cv, de->d_name, strdup("[kernel.kcore]"), sdir, true,
+					   check);
+		}
+		if (sd)
+			closedir(sd);
+		free(bdir);
+	}
+	closedir(d);
+	return r;
+}
+
 /*
  * Walk the tree below the cache root for entry directories that no
  * .build-id link reaches: a second path with the same build id (perf
  * keeps the link on the first path and still makes the second path's
  * directory), an entry whose link is gone (perf --remove of the linked
- * path leaves the others). An entry directory is named by 32 to 40 hex digits and
+ * path leaves the others), and the [kernel.kcore] copies, which have no
+ * link at all. An entry directory is named by 32 to 40 hex digits and
  * holds one of an entry's files; the walk does not descend into it.
  */
 static int scan_tree(struct tk_cache *c, struct cvec *cv, const char *rel, int depth, bool check)
@@ -668,6 +707,8 @@ static int scan_tree(struct tk_cache *c, struct cvec *cv, const char *rel, int d
 		}
 		if (lstat(cabs, &st) < 0 || !S_ISDIR(st.st_mode)) {
 			/* Symbolic links are not followed: no loops, nothing outside the cache. */
+		} else if (!depth && !strcmp(de->d_name, "[kernel.kcore]")) {
+			r = scan_kcore(c, cv, cabs, check);
 		} else if (depth && is_hex(de->d_name, 32, 40) && has_entry_file(cabs, true)) {
 			if (!bsearch(&cabs, cv->linked, cv->nlinked, sizeof(char *), str_cmp)) {
 				char *path;
@@ -3418,6 +3459,15 @@ static bool kcore_cached(const char *bdir, const char *mods, size_t modlen, uint
 		    asprintf(&kp, "%s/%s/kallsyms", bdir, de->d_name) >= 0 &&
 		    read_file(mp, &m, &ml) == 0 && read_file(kp, &kt, &kl) == 0)
 			same = ml == modlen && !memcmp(m, mods, ml) && kallsyms_stext(kt) == stext;
+		if (same) {
+			/* Adding it again is a use of the copy we have. */
+			char *dir;
+
+			if (asprintf(&dir, "%s/%s", bdir, de->d_name) >= 0) {
+				touch_use(dir);
+				free(dir);
+			}
+		}
 		free(mp);
 		free(kp);
 		free(m);
@@ -3595,6 +3645,7 @@ TK_API int tk_cache_add_kcore(struct tk_cache *cache, const char *path, bool for
 		r = tk_fail(EAGAIN, "%s: changed while the kcore was copied; try again", ksp);
 	if (r < 0)
 		goto fail_dir;
+	touch_use(out);
 	r = 1;
 done:
 	if (bid_out)

@@ -789,6 +789,59 @@ static void test_kcore(void **state)
 	tk_cache_close(c);
 }
 
+/* kcore copies count in --stats, age like other entries, and are evicted and collected. */
+static void test_kcore_stats_evict(void **state)
+{
+	char root[300], kc[400], cmd[900], kdir[400];
+	struct tk_cache_stats st, st2;
+	struct tk_cache *c;
+	FILE *p;
+	unsigned long long du = 0;
+
+	(void)state;
+	fresh_cache();
+	snprintf(root, sizeof(root), "%s/root", tmpdir);
+	make_kcore(root, 4 /* ET_CORE */);
+	snprintf(kc, sizeof(kc), "%s/proc/kcore", root);
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	assert_int_equal(tk_cache_add_kcore(c, kc, false, NULL), 1);
+	assert_int_equal(tk_cache_stats(c, &st), 0);
+	assert_int_equal(st.entries, 1);
+	assert_int_equal(st.kernel, 1);
+	/* Its size is that of the copy: kcore, kallsyms and modules. */
+	snprintf(cmd, sizeof(cmd), "cat %s/'[kernel.kcore]'/*/*/kcore %s/'[kernel.kcore]'/*/*/kallsyms "
+		 "%s/'[kernel.kcore]'/*/*/modules | wc -c", cdir, cdir, cdir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%llu", &du), 1);
+	pclose(p);
+	assert_int_equal(st.bytes, du);
+	assert_int_equal(tk_cache_for_each(c, true, NULL, NULL), 1);
+
+	/* Added before a binary, so evicted before it. */
+	assert_int_equal(tk_cache_add(c, bin, NULL), 1);
+	assert_int_equal(tk_cache_stats(c, &st2), 0);
+	assert_int_equal(st2.entries, 2);
+	assert_int_equal(tk_cache_evict(c, st2.bytes - 1), 1);
+	snprintf(kdir, sizeof(kdir), "%s/[kernel.kcore]", cdir);
+	assert_int_equal(access(kdir, F_OK), -1);
+	assert_int_equal(tk_cache_stats(c, &st), 0);
+	assert_int_equal(st.entries, 1);
+	assert_int_equal(st.kernel, 0);
+	assert_int_equal(st.bytes, st2.bytes - du);
+
+	/* A copy that lost its kcore file is debris for gc. */
+	assert_int_equal(tk_cache_add_kcore(c, kc, false, NULL), 1);
+	snprintf(cmd, sizeof(cmd), "rm -f %s/'[kernel.kcore]'/*/*/kcore", cdir);
+	assert_int_equal(system(cmd), 0);
+	assert_true(tk_cache_gc(c) >= 1);
+	assert_int_equal(access(kdir, F_OK), -1);
+	assert_int_equal(tk_cache_evict(c, 0), 1);
+	assert_int_equal(count_entries(cdir), 0);
+	tk_cache_close(c);
+}
+
 static const char alias_src[] =
 	"static int __attribute__((noinline, used)) __mywork(int x) { return x * 3 + 1; }\n"
 	"int mywork(int x) __attribute__((weak, alias(\"__mywork\")));\n"
@@ -941,6 +994,7 @@ int main(void)
 		cmocka_unit_test(test_symbolize),
 		cmocka_unit_test(test_gzip_probes),
 		cmocka_unit_test(test_kcore),
+		cmocka_unit_test(test_kcore_stats_evict),
 		cmocka_unit_test(test_debuginfo),
 		cmocka_unit_test(test_lookup_uprobe),
 	};

@@ -183,16 +183,20 @@ struct tk_elf_segment {
 TK_API int tk_elf_segments(struct tk_elf *elf, struct tk_elf_segment *out, size_t cap);
 
 /*
- * A symbol table sorted for lookups: functions and objects with their
- * addresses, no duplicates, each with a size (a size-0 symbol extends to
- * the next one). Owns its strings, so it outlives the tk_elf it came from.
+ * A symbol table for lookups, holding the symbols perf 6.1 would show:
+ * functions and objects, and labels (named STT_NOTYPE symbols of code
+ * sections, such as ld.so's _start); at one address the symbol perf
+ * keeps; each with a size (a size-0 symbol extends to the next one, the
+ * last one to the end of the next page). Owns its strings, so it outlives
+ * the tk_elf it came from.
  */
 struct tk_symtab;
 
 /**
- * tk_symtab_new_elf() - sorted table of @elf's symbols (.symtab, else .dynsym)
+ * tk_symtab_new_elf() - table of @elf's symbols (.symtab, else .dynsym)
  * Return: table for tk_symtab_free(), or NULL with errno (ENOENT when the
- * file has no symbols, EBADMSG, ENOMEM).
+ * file has no symbols, EBADMSG for a symbol table outside the file or
+ * malformed, ENOMEM).
  */
 TK_API struct tk_symtab *tk_symtab_new_elf(struct tk_elf *elf);
 

@@ -34,16 +34,27 @@
  * Both are what perf 6.1 writes into its probe cache, so tracekit's cache
  * lines are byte-for-byte perf's.
  *
- * Sorted symbol table: functions, IFUNCs and objects, sorted by address;
- * at equal addresses one symbol is kept by perf 6.1's rule (sym_better():
- * sized, then non-weak, then global, then fewer leading underscores, then
- * the longer name, then table order), so glibc's brk resolves as __brk as
- * in perf report; a size-0 symbol reaches to the next one. Names are copied into
- * one arena so the table outlives the ELF handle (report keeps tables for
- * every DSO while files come and go). Lookup is a binary search: bench-cache
- * measured 4.5 M lookups/s at random addresses in bash's 2340 symbols (-O2,
- * cache-cold table walks), against the addr2line fork per address (~1 ms)
- * that the design's complaint 5 is about.
+ * Symbol table for lookups: the symbols perf 6.1 keeps, found the way perf
+ * 6.1 finds them, so that a report names the frame perf script names:
+ *  - functions, IFUNCs and objects of loaded sections, and labels (named
+ *    STT_NOTYPE symbols of a section whose name contains "text", not
+ *    hidden or internal: ld.so's _start, _dl_start_user);
+ *  - each inserted in table order into a red-black tree keyed by address;
+ *    then, in address order, a size-0 symbol is stretched to the next one
+ *    (the last to the end of the next page), and of symbols at one address
+ *    the best stays (sym_better(): sized, non-weak, global, fewer leading
+ *    underscores, longer name), so glibc's brk reads __brk; the stretching
+ *    comes first, so of two size-0 aliases the later wins (perf script
+ *    --kallsyms confirmed it);
+ *  - a lookup walks the tree as symbols__find() does: with overlapping
+ *    ranges (a sized symbol over a label inside it), the first on the
+ *    path answers, so the tree must have perf's shape (see its notes).
+ * Names are copied into one arena so the table outlives the ELF handle
+ * (report keeps tables for every DSO while files come and go). bench-cache
+ * measures 6.5 M lookups/s at random addresses in bash's symbols
+ * (release build, 40-byte tree nodes), against the
+ * addr2line fork per address (~1 ms) that the design's complaint 5 is
+ * about.
  */
 #include <elf.h>
 #include <errno.h>
@@ -67,6 +78,7 @@
 
 struct sym_cache {
 	struct tk_elf_symbol *syms;
+	uint8_t *other;	/* st_other (visibility) of each symbol */
 	size_t count;
 	int status;	/* 0 not loaded, 1 loaded, negative errno */
 };
@@ -208,8 +220,10 @@ TK_API void tk_elf_close(struct tk_elf *elf)
 {
 	if (!elf)
 		return;
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < 2; i++) {
 		free(elf->tabs[i].syms);
+		free(elf->tabs[i].other);
+	}
 	free(elf->sdt);
 	if (elf->e)
 		elf_end(elf->e);
@@ -470,7 +484,8 @@ static int load_symbols(struct tk_elf *elf, enum tk_elf_symtab_kind kind)
 		return elf_lib_fail(elf, "symbol size");
 	n = sh.sh_size / entsize;
 	tab->syms = calloc(n ? n : 1, sizeof(*tab->syms));
-	if (!tab->syms)
+	tab->other = calloc(n ? n : 1, sizeof(*tab->other));
+	if (!tab->syms || !tab->other)
 		return tk_fail(ENOMEM, "%s: out of memory for %zu symbols", elf->name, n);
 	tab->count = 0;
 	for (size_t i = 1; i < n; i++) {
@@ -492,6 +507,7 @@ static int load_symbols(struct tk_elf *elf, enum tk_elf_symtab_kind kind)
 		s->shndx = sym.st_shndx;
 		s->type = GELF_ST_TYPE(sym.st_info);
 		s->bind = GELF_ST_BIND(sym.st_info);
+		tab->other[tab->count] = sym.st_other;
 		tab->count++;
 	}
 	return 0;
@@ -514,7 +530,9 @@ TK_API int tk_elf_symbols(struct tk_elf *elf, enum tk_elf_symtab_kind kind,
 
 		if (r < 0) {
 			free(tab->syms);
+			free(tab->other);
 			tab->syms = NULL;
+			tab->other = NULL;
 			tab->count = 0;
 		}
 		tab->status = r < 0 ? r : 1;
@@ -730,29 +748,233 @@ TK_API int tk_elf_segments(struct tk_elf *elf, struct tk_elf_segment *out, size_
 	return (int)count;
 }
 
-/* ---- sorted symbol tables ---- */
+/* ---- symbol tables, searched as perf 6.1 searches them ---- */
+
+#define NIL UINT32_MAX
 
 struct tk_sym {
 	uint64_t start;
-	uint64_t size;
-	uint32_t name;	/* offset into the arena */
-	uint32_t order;	/* position in the source table: the tie-breaker */
-	uint8_t bind;	/* STB_* (kallsyms: from the type letter, as perf maps it) */
+	uint64_t end;		/* exclusive; == start: size 0 (matches start only) */
+	uint32_t name;		/* offset into the arena */
+	uint32_t left, right, parent;	/* red-black tree links, NIL for none */
+	uint8_t bind;		/* STB_* (kallsyms: from the type letter, as perf maps it) */
+	bool red;
+	bool module;		/* kallsyms: a module's symbol ("\t[mod]") */
 };
 
 struct tk_symtab {
-	struct tk_sym *syms;
-	size_t count;
+	struct tk_sym *syms;	/* in insertion order; erased ones stay, unlinked */
+	size_t count;		/* slots used */
+	size_t live;		/* symbols in the tree */
+	uint32_t root;
 	char *names;
 };
 
-static int sym_cmp(const void *a, const void *b)
+/*
+ * The tree. perf keeps a DSO's symbols in a red-black tree keyed by start
+ * address (equal keys go right, so they stay in insertion order) and
+ * searches it without backtracking: the first node on the path whose
+ * range holds the address wins. When ranges overlap, as when a size-0
+ * _init stretched to the next symbol covers the .plt entries added after
+ * the stretching, which symbol answers depends on the shape of the tree.
+ * To name the same symbol perf does, we build the same shape: the same
+ * insertions and removals in the same order, with the textbook (CLRS)
+ * insertion and deletion fix-ups, which Linux's lib/rbtree.c implements
+ * case for case. Lookups walk the tree the way symbols__find() does.
+ */
+static struct tk_sym *rbn(struct tk_symtab *st, uint32_t i)
 {
-	const struct tk_sym *x = a, *y = b;
+	return &st->syms[i];
+}
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return (x->order > y->order) - (x->order < y->order);
+static bool is_red(struct tk_symtab *st, uint32_t i)
+{
+	return i != NIL && st->syms[i].red;
+}
+
+/* Make @to take @from's place under @from's parent. */
+static void rb_replace_child(struct tk_symtab *st, uint32_t from, uint32_t to)
+{
+	uint32_t p = rbn(st, from)->parent;
+
+	if (p == NIL)
+		st->root = to;
+	else if (rbn(st, p)->left == from)
+		rbn(st, p)->left = to;
+	else
+		rbn(st, p)->right = to;
+	if (to != NIL)
+		rbn(st, to)->parent = p;
+}
+
+static void rb_rotate_left(struct tk_symtab *st, uint32_t x)
+{
+	uint32_t y = rbn(st, x)->right;
+
+	rbn(st, x)->right = rbn(st, y)->left;
+	if (rbn(st, y)->left != NIL)
+		rbn(st, rbn(st, y)->left)->parent = x;
+	rb_replace_child(st, x, y);
+	rbn(st, y)->left = x;
+	rbn(st, x)->parent = y;
+}
+
+static void rb_rotate_right(struct tk_symtab *st, uint32_t x)
+{
+	uint32_t y = rbn(st, x)->left;
+
+	rbn(st, x)->left = rbn(st, y)->right;
+	if (rbn(st, y)->right != NIL)
+		rbn(st, rbn(st, y)->right)->parent = x;
+	rb_replace_child(st, x, y);
+	rbn(st, y)->right = x;
+	rbn(st, x)->parent = y;
+}
+
+static void rb_insert(struct tk_symtab *st, uint32_t z)
+{
+	uint32_t y = NIL, x = st->root;
+
+	while (x != NIL) {
+		y = x;
+		x = rbn(st, z)->start < rbn(st, x)->start ? rbn(st, x)->left : rbn(st, x)->right;
+	}
+	rbn(st, z)->parent = y;
+	rbn(st, z)->left = rbn(st, z)->right = NIL;
+	rbn(st, z)->red = true;
+	if (y == NIL)
+		st->root = z;
+	else if (rbn(st, z)->start < rbn(st, y)->start)
+		rbn(st, y)->left = z;
+	else
+		rbn(st, y)->right = z;
+	while (z != st->root && is_red(st, rbn(st, z)->parent)) {
+		uint32_t p = rbn(st, z)->parent, g = rbn(st, p)->parent;
+		bool left = rbn(st, g)->left == p;
+		uint32_t u = left ? rbn(st, g)->right : rbn(st, g)->left;
+
+		if (is_red(st, u)) {
+			rbn(st, p)->red = rbn(st, u)->red = false;
+			rbn(st, g)->red = true;
+			z = g;
+			continue;
+		}
+		if (z == (left ? rbn(st, p)->right : rbn(st, p)->left)) {
+			z = p;
+			if (left)
+				rb_rotate_left(st, z);
+			else
+				rb_rotate_right(st, z);
+			p = rbn(st, z)->parent;
+		}
+		rbn(st, p)->red = false;
+		rbn(st, g)->red = true;
+		if (left)
+			rb_rotate_right(st, g);
+		else
+			rb_rotate_left(st, g);
+	}
+	rbn(st, st->root)->red = false;
+	st->live++;
+}
+
+static uint32_t rb_first(struct tk_symtab *st, uint32_t n)
+{
+	while (n != NIL && rbn(st, n)->left != NIL)
+		n = rbn(st, n)->left;
+	return n;
+}
+
+static uint32_t rb_next(struct tk_symtab *st, uint32_t n)
+{
+	uint32_t p;
+
+	if (rbn(st, n)->right != NIL)
+		return rb_first(st, rbn(st, n)->right);
+	while ((p = rbn(st, n)->parent) != NIL && rbn(st, p)->right == n)
+		n = p;
+	return p;
+}
+
+/* Deletion fix-up: @x (maybe NIL) under @xp is one black short. */
+static void rb_erase_fixup(struct tk_symtab *st, uint32_t x, uint32_t xp)
+{
+	while (x != st->root && !is_red(st, x)) {
+		bool left = rbn(st, xp)->left == x;
+		uint32_t w = left ? rbn(st, xp)->right : rbn(st, xp)->left;
+
+		if (is_red(st, w)) {
+			rbn(st, w)->red = false;
+			rbn(st, xp)->red = true;
+			if (left)
+				rb_rotate_left(st, xp);
+			else
+				rb_rotate_right(st, xp);
+			w = left ? rbn(st, xp)->right : rbn(st, xp)->left;
+		}
+		if (!is_red(st, rbn(st, w)->left) && !is_red(st, rbn(st, w)->right)) {
+			rbn(st, w)->red = true;
+			x = xp;
+			xp = rbn(st, x)->parent;
+			continue;
+		}
+		if (!is_red(st, left ? rbn(st, w)->right : rbn(st, w)->left)) {
+			rbn(st, left ? rbn(st, w)->left : rbn(st, w)->right)->red = false;
+			rbn(st, w)->red = true;
+			if (left)
+				rb_rotate_right(st, w);
+			else
+				rb_rotate_left(st, w);
+			w = left ? rbn(st, xp)->right : rbn(st, xp)->left;
+		}
+		rbn(st, w)->red = rbn(st, xp)->red;
+		rbn(st, xp)->red = false;
+		rbn(st, left ? rbn(st, w)->right : rbn(st, w)->left)->red = false;
+		if (left)
+			rb_rotate_left(st, xp);
+		else
+			rb_rotate_right(st, xp);
+		x = st->root;
+	}
+	if (x != NIL)
+		rbn(st, x)->red = false;
+}
+
+static void rb_erase(struct tk_symtab *st, uint32_t z)
+{
+	uint32_t y = z, x, xp;
+	bool y_red = rbn(st, y)->red;
+
+	if (rbn(st, z)->left == NIL) {
+		x = rbn(st, z)->right;
+		xp = rbn(st, z)->parent;
+		rb_replace_child(st, z, x);
+	} else if (rbn(st, z)->right == NIL) {
+		x = rbn(st, z)->left;
+		xp = rbn(st, z)->parent;
+		rb_replace_child(st, z, x);
+	} else {
+		/* The successor takes z's place and colour. */
+		y = rb_first(st, rbn(st, z)->right);
+		y_red = rbn(st, y)->red;
+		x = rbn(st, y)->right;
+		if (rbn(st, y)->parent == z) {
+			xp = y;
+		} else {
+			xp = rbn(st, y)->parent;
+			rb_replace_child(st, y, x);
+			rbn(st, y)->right = rbn(st, z)->right;
+			rbn(st, rbn(st, y)->right)->parent = y;
+		}
+		rb_replace_child(st, z, y);
+		rbn(st, y)->left = rbn(st, z)->left;
+		rbn(st, rbn(st, y)->left)->parent = y;
+		rbn(st, y)->red = rbn(st, z)->red;
+	}
+	if (!y_red)
+		rb_erase_fixup(st, x, xp);
+	rbn(st, z)->left = rbn(st, z)->right = rbn(st, z)->parent = NIL;
+	st->live--;
 }
 
 static size_t leading_underscores(const char *s)
@@ -767,19 +989,19 @@ static size_t leading_underscores(const char *s)
 /*
  * Whether @b should replace @a, the symbol kept so far at the same address.
  * This is perf 6.1's choice (symbol.c, choose_best_symbol), so that reports
- * name the same function perf does: a sized symbol beats a size-0 one, a
- * non-weak beats a weak one (glibc's LOCAL __brk beats its WEAK brk), a
- * global beats a local, fewer leading underscores win, then the longer
- * name, and on a full tie the one earlier in the table (x86's rule against
- * "SyS" syscall aliases included).
+ * name the same function perf does: a sized symbol beats a size-0 one
+ * (sizes as symbols__fixup_end() left them), a non-weak beats a weak one
+ * (glibc's LOCAL __brk beats its WEAK brk), a global beats a local, fewer
+ * leading underscores win, then the longer name, and on a full tie the one
+ * earlier in the tree (x86's rule against "SyS" syscall aliases included).
  */
 static bool sym_better(const struct tk_symtab *st, const struct tk_sym *a, const struct tk_sym *b)
 {
 	const char *na = st->names + a->name, *nb = st->names + b->name;
 	size_t ua, ub, la, lb;
 
-	if (!a->size != !b->size)
-		return b->size != 0;
+	if ((a->end == a->start) != (b->end == b->start))
+		return b->end != b->start;
 	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
 		return a->bind == STB_WEAK;
 	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
@@ -795,81 +1017,207 @@ static bool sym_better(const struct tk_symtab *st, const struct tk_sym *a, const
 	return !strncmp(na, "SyS", 3) || !strncmp(na, "compat_SyS", 10);
 }
 
-/* Sort, keep perf's choice among symbols at one address, size the size-0 ones. */
-static void symtab_finish(struct tk_symtab *st)
+static uint64_t page_up(uint64_t v)
 {
-	size_t out = 0;
+	return (v + 4095) & ~4095ull;
+}
 
-	if (!st->count)
+/*
+ * perf's symbols__fixup_end() then symbols__fixup_duplicate(), in tree
+ * order: a size-0 symbol reaches to the next one (in kallsyms, from the
+ * kernel's last symbol to a module's first, or back, only to the end of
+ * the next page), the last to the end of the next page; then of symbols
+ * at one address the best stays, compared pairwise as they come.
+ */
+static void symtab_fixup(struct tk_symtab *st, bool kallsyms)
+{
+	uint32_t prev = rb_first(st, st->root), cur;
+
+	if (prev == NIL)
 		return;
-	qsort(st->syms, st->count, sizeof(*st->syms), sym_cmp);
-	for (size_t i = 0; i < st->count; i++) {
-		if (out && st->syms[out - 1].start == st->syms[i].start) {
-			/* perf folds a run pairwise, keeping the winner so far. */
-			if (sym_better(st, &st->syms[out - 1], &st->syms[i]))
-				st->syms[out - 1] = st->syms[i];
+	for (cur = rb_next(st, prev); cur != NIL; prev = cur, cur = rb_next(st, cur)) {
+		struct tk_sym *p = rbn(st, prev);
+
+		if (p->end != p->start)
 			continue;
-		}
-		st->syms[out++] = st->syms[i];
+		if (kallsyms && p->module != rbn(st, cur)->module)
+			p->end = page_up(p->end + 4096);
+		else
+			p->end = rbn(st, cur)->start;
 	}
-	st->count = out;
-	for (size_t i = 0; i + 1 < st->count; i++)
-		if (!st->syms[i].size)
-			st->syms[i].size = st->syms[i + 1].start - st->syms[i].start;
+	if (rbn(st, prev)->end == rbn(st, prev)->start)
+		rbn(st, prev)->end = page_up(rbn(st, prev)->start) + 4096;
+	for (cur = rb_first(st, st->root); cur != NIL;) {
+		uint32_t next = rb_next(st, cur);
+
+		if (next == NIL)
+			break;
+		if (rbn(st, cur)->start != rbn(st, next)->start) {
+			cur = next;
+		} else if (sym_better(st, rbn(st, cur), rbn(st, next))) {
+			rb_erase(st, cur);
+			cur = next;
+		} else {
+			rb_erase(st, next);
+		}
+	}
+}
+
+/* ---- building a sorted table ---- */
+
+struct symtab_builder {
+	struct tk_symtab *st;
+	size_t cap;		/* of st->syms */
+	size_t names_cap;	/* of st->names */
+	size_t pos;		/* bytes of st->names used */
+};
+
+/* Append a symbol and insert it into the tree. */
+static int builder_add(struct symtab_builder *b, const char *name, uint64_t start,
+		       uint64_t size, uint8_t bind)
+{
+	struct tk_symtab *st = b->st;
+	size_t l = strlen(name) + 1;
+
+	if (st->count == b->cap) {
+		size_t ncap = b->cap ? 2 * b->cap : 256;
+		struct tk_sym *nv = realloc(st->syms, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		st->syms = nv;
+		b->cap = ncap;
+	}
+	if (b->pos + l > b->names_cap) {
+		size_t ncap = b->names_cap ? 2 * b->names_cap : 4096;
+		char *nn;
+
+		while (ncap < b->pos + l)
+			ncap *= 2;
+		if (ncap > (size_t)UINT32_MAX + 1)
+			return -EFBIG;
+		nn = realloc(st->names, ncap);
+		if (!nn)
+			return -ENOMEM;
+		st->names = nn;
+		b->names_cap = ncap;
+	}
+	if (st->count >= NIL)
+		return -EFBIG;
+	memcpy(st->names + b->pos, name, l);
+	memset(&st->syms[st->count], 0, sizeof(st->syms[0]));
+	st->syms[st->count].start = start;
+	/* A size that wraps is a broken table: treat it as unknown (size 0). */
+	st->syms[st->count].end = start + size >= start ? start + size : start;
+	st->syms[st->count].name = (uint32_t)b->pos;
+	st->syms[st->count].bind = bind;
+	rb_insert(st, (uint32_t)st->count);
+	st->count++;
+	b->pos += l;
+	return 0;
+}
+
+#define SEC_ALLOC 1u	/* SHF_ALLOC: the section is in memory at run time */
+#define SEC_TEXT 2u	/* its name contains "text", perf's test for code */
+
+/* SEC_* of each section of @elf (malloc'ed), for the symbol filters. */
+static uint8_t *section_kinds(struct tk_elf *elf, size_t *count)
+{
+	Elf_Scn *scn = NULL;
+	uint8_t *k;
+	size_t n;
+
+	if (elf_getshdrnum(elf->e, &n) < 0)
+		n = 0;
+	k = calloc(n ? n : 1, 1);
+	if (!k)
+		return NULL;
+	while ((scn = elf_nextscn(elf->e, scn))) {
+		size_t i = elf_ndxscn(scn);
+		const char *nm;
+		GElf_Shdr sh;
+
+		if (i >= n || !gelf_getshdr(scn, &sh))
+			continue;
+		nm = elf_strptr(elf->e, elf->shstrndx, sh.sh_name);
+		k[i] = (sh.sh_flags & SHF_ALLOC ? SEC_ALLOC : 0) | (nm && strstr(nm, "text") ? SEC_TEXT : 0);
+	}
+	*count = n;
+	return k;
+}
+
+/* The table tk_elf_symbols(@kind) returned, for the fields it does not return. */
+static const struct sym_cache *loaded_table(const struct tk_elf *elf, enum tk_elf_symtab_kind kind)
+{
+	if (kind == TK_ELF_ANY)
+		kind = elf->tabs[TK_ELF_SYMTAB].status == 1 ? TK_ELF_SYMTAB : TK_ELF_DYNSYM;
+	return &elf->tabs[kind];
+}
+
+/*
+ * The symbols perf 6.1 keeps (dso__load_sym): functions (and IFUNCs) and
+ * objects with a name and a section, and labels: named STT_NOTYPE symbols
+ * of a section whose name contains "text", not hidden or internal, like
+ * ld.so's _start and _dl_start_user (size 0, so they reach to the next
+ * symbol). Symbols of sections not loaded at run time are left out.
+ */
+static int elf_symbols_add(struct symtab_builder *b, struct tk_elf *elf,
+			   enum tk_elf_symtab_kind kind)
+{
+	const struct tk_elf_symbol *syms;
+	const struct sym_cache *tab;
+	uint8_t *kinds;
+	size_t n, nsec;
+	int r;
+
+	r = tk_elf_symbols(elf, kind, &syms, &n);
+	if (r < 0)
+		return r;
+	tab = loaded_table(elf, kind);
+	kinds = section_kinds(elf, &nsec);
+	if (!kinds)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const struct tk_elf_symbol *s = &syms[i];
+		uint8_t vis = GELF_ST_VISIBILITY(tab->other[i]);
+		bool label = s->type == STT_NOTYPE && vis != STV_HIDDEN && vis != STV_INTERNAL;
+
+		if (!label && s->type != STT_FUNC && s->type != STT_GNU_IFUNC &&
+		    s->type != STT_OBJECT)
+			continue;
+		if (s->shndx == SHN_UNDEF || s->shndx >= nsec || !s->value || !s->name[0])
+			continue;
+		if (!(kinds[s->shndx] & SEC_ALLOC) || (label && !(kinds[s->shndx] & SEC_TEXT)))
+			continue;
+		r = builder_add(b, s->name, s->value, s->size, s->bind);
+	}
+	free(kinds);
+	return r;
 }
 
 TK_API struct tk_symtab *tk_symtab_new_elf(struct tk_elf *elf)
 {
-	const struct tk_elf_symbol *syms;
-	struct tk_symtab *st;
-	size_t n, bytes = 0, pos = 0;
+	struct symtab_builder b = {0};
 	int r;
 
-	r = tk_elf_symbols(elf, TK_ELF_ANY, &syms, &n);
+	b.st = calloc(1, sizeof(*b.st));
+	if (!b.st) {
+		tk_fail(ENOMEM, "%s: out of memory for symbols", elf->name);
+		errno = ENOMEM;
+		return NULL;
+	}
+	b.st->root = NIL;
+	r = elf_symbols_add(&b, elf, TK_ELF_ANY);
 	if (r < 0) {
+		if (r == -ENOMEM || r == -EFBIG)
+			tk_fail(-r, "%s: %s for symbols", elf->name,
+				r == -ENOMEM ? "out of memory" : "names too large");
+		tk_symtab_free(b.st);
 		errno = -r;
 		return NULL;
 	}
-	st = calloc(1, sizeof(*st));
-	if (!st)
-		goto oom;
-	for (size_t i = 0; i < n; i++)
-		bytes += strlen(syms[i].name) + 1;
-	if (bytes > UINT32_MAX) {
-		free(st);
-		tk_fail(EBADMSG, "%s: symbol names too large", elf->name);
-		errno = EBADMSG;
-		return NULL;
-	}
-	st->syms = malloc((n ? n : 1) * sizeof(*st->syms));
-	st->names = malloc(bytes ? bytes : 1);
-	if (!st->syms || !st->names)
-		goto oom;
-	for (size_t i = 0; i < n; i++) {
-		const struct tk_elf_symbol *s = &syms[i];
-		size_t l;
-
-		if (s->type != STT_FUNC && s->type != STT_GNU_IFUNC && s->type != STT_OBJECT)
-			continue;
-		if (s->shndx == SHN_UNDEF || !s->value || !s->name[0])
-			continue;
-		l = strlen(s->name) + 1;
-		memcpy(st->names + pos, s->name, l);
-		st->syms[st->count].start = s->value;
-		st->syms[st->count].size = s->size;
-		st->syms[st->count].name = (uint32_t)pos;
-		st->syms[st->count].order = (uint32_t)i;
-		st->syms[st->count].bind = s->bind;
-		st->count++;
-		pos += l;
-	}
-	symtab_finish(st);
-	return st;
-oom:
-	tk_symtab_free(st);
-	tk_fail(ENOMEM, "%s: out of memory for symbols", elf->name);
-	errno = ENOMEM;
-	return NULL;
+	symtab_fixup(b.st, false);
+	return b.st;
 }
 
 TK_API struct tk_symtab *tk_symtab_new_kallsyms(const char *text, size_t len, const char *name)
@@ -882,6 +1230,12 @@ TK_API struct tk_symtab *tk_symtab_new_kallsyms(const char *text, size_t len, co
 		goto fail_oom;
 	for (size_t k = 0; k < len; k++)
 		lines += text[k] == '\n';
+	st->root = NIL;
+	if (lines >= NIL) {
+		err = EFBIG;
+		tk_fail(EFBIG, "%s: too many symbols", name);
+		goto fail;
+	}
 	st->syms = malloc((lines + 1) * sizeof(*st->syms));
 	st->names = malloc(len + 1);
 	if (!st->syms || !st->names)
@@ -917,17 +1271,19 @@ TK_API struct tk_symtab *tk_symtab_new_kallsyms(const char *text, size_t len, co
 			continue;
 		memcpy(st->names + pos, line + nstart, nend - nstart);
 		st->names[pos + nend - nstart] = '\0';
+		memset(&st->syms[st->count], 0, sizeof(st->syms[0]));
 		st->syms[st->count].start = addr;
-		st->syms[st->count].size = 0;
+		st->syms[st->count].end = addr;
 		st->syms[st->count].name = (uint32_t)pos;
-		st->syms[st->count].order = (uint32_t)st->count;
+		st->syms[st->count].module = memchr(line + nend, '[', ll - nend) != NULL;
 		/* perf's kallsyms2elf_binding: 'W' weak, upper case global, else local. */
 		st->syms[st->count].bind = type == 'W' ? STB_WEAK :
 					   (type >= 'A' && type <= 'Z') ? STB_GLOBAL : STB_LOCAL;
+		rb_insert(st, (uint32_t)st->count);
 		st->count++;
 		pos += nend - nstart + 1;
 	}
-	symtab_finish(st);
+	symtab_fixup(st, true);
 	return st;
 fail_oom:
 	tk_fail(ENOMEM, "%s: out of memory for symbols", name);
@@ -948,32 +1304,29 @@ TK_API void tk_symtab_free(struct tk_symtab *st)
 
 TK_API size_t tk_symtab_count(const struct tk_symtab *st)
 {
-	return st->count;
+	return st->live;
 }
 
 TK_API const char *tk_symtab_lookup(const struct tk_symtab *st, uint64_t addr, uint64_t *offset,
 				    uint64_t *start)
 {
-	size_t lo = 0, hi = st->count;
-	const struct tk_sym *s;
+	uint32_t n = st->root;
 
-	/* Find the last symbol starting at or before addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	/* symbols__find(): the first node on the path whose range holds addr. */
+	while (n != NIL) {
+		const struct tk_sym *s = &st->syms[n];
 
-		if (st->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+		if (addr < s->start) {
+			n = s->left;
+		} else if (addr > s->end || (addr == s->end && addr != s->start)) {
+			n = s->right;
+		} else {
+			if (offset)
+				*offset = addr - s->start;
+			if (start)
+				*start = s->start;
+			return st->names + s->name;
+		}
 	}
-	if (!lo)
-		return NULL;
-	s = &st->syms[lo - 1];
-	if (addr - s->start >= s->size && !(s->size == 0 && addr == s->start))
-		return NULL;
-	if (offset)
-		*offset = addr - s->start;
-	if (start)
-		*start = s->start;
-	return st->names + s->name;
+	return NULL;
 }

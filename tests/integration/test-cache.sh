@@ -178,5 +178,18 @@ cp "$T/sdtdemo" "$K/proc/kcore"
 out=$("$TRACEKIT" cache --cache-dir "$T/k" --kcore "$K/proc/kcore" 2>&1); rc=$?
 [ $rc = 1 ] && [[ $out == *"not a kcore"* ]] || fail "--kcore on an executable: rc $rc: $out"
 
+# Symbols in perf.data reports, frame for frame against perf script: ld.so's
+# labels (_start, _dl_start_user with libc6-dbg). perf record -N keeps ~/.debug
+# as it is.
+frames() { grep -P '^\t' "$1"; }
+same_frames() { # NAME DATA
+	perf script -i "$2" > "$T/$1.perf" 2>/dev/null || { fail "$1: perf script"; return; }
+	"$TRACEKIT" report "$2" > "$T/$1.tk" 2>"$T/$1.err" || fail "$1: tracekit report: $(cat "$T/$1.err")"
+	[ "$(frames "$T/$1.perf" | wc -l)" -gt 0 ] || fail "$1: no frames recorded"
+	cmp -s <(frames "$T/$1.perf") <(frames "$T/$1.tk") ||
+		fail "$1: frames differ from perf script: $(diff <(frames "$T/$1.perf") <(frames "$T/$1.tk") | head -20)"
+}
+perf record -N -q -e cpu-clock -g -o "$T/ls.data" -- ls / >/dev/null 2>&1 || fail "perf record ls"
+same_frames ls "$T/ls.data"
 [ $fails = 0 ] && echo "cache: all perf oracle checks passed"
 exit $((fails > 0))

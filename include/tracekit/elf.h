@@ -185,15 +185,20 @@ TK_API int tk_elf_segments(struct tk_elf *elf, struct tk_elf_segment *out, size_
 /*
  * A symbol table for lookups, holding the symbols perf 6.1 would show:
  * functions and objects, and labels (named STT_NOTYPE symbols of code
- * sections, such as ld.so's _start); at one address the symbol perf
- * keeps; each with a size (a size-0 symbol extends to the next one, the
- * last one to the end of the next page). Owns its strings, so it outlives
- * the tk_elf it came from.
+ * sections, such as ld.so's _start); C++ names demangled as perf prints
+ * them by default (no parameters or return type: "ns::Widget::twice"); at
+ * one address the symbol perf keeps; each with a size (a size-0 symbol
+ * extends to the next one, the last one to the end of the next page).
+ * Owns its strings, so it outlives the tk_elf it came from.
+ *
+ * Demangling loads libstdc++.so.6 with dlopen() at first need and uses its
+ * __cxa_demangle(); without it C++ names stay mangled.
  */
 struct tk_symtab;
 
 /**
  * tk_symtab_new_elf() - table of @elf's symbols (.symtab, else .dynsym)
+ * Context: may dlopen() libstdc++ once per process (thread-safe).
  * Return: table for tk_symtab_free(), or NULL with errno (ENOENT when the
  * file has no symbols, EBADMSG for a symbol table outside the file or
  * malformed, ENOMEM).

@@ -39,6 +39,7 @@
  *  - functions, IFUNCs and objects of loaded sections, and labels (named
  *    STT_NOTYPE symbols of a section whose name contains "text", not
  *    hidden or internal: ld.so's _start, _dl_start_user);
+ *  - C++ names demangled as perf prints them by default (see demangle());
  *  - each inserted in table order into a red-black tree keyed by address;
  *    then, in address order, a size-0 symbol is stretched to the next one
  *    (the last to the end of the next page), and of symbols at one address
@@ -56,12 +57,15 @@
  * addr2line fork per address (~1 ms) that the design's complaint 5 is
  * about.
  */
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1063,6 +1067,225 @@ static void symtab_fixup(struct tk_symtab *st, bool kallsyms)
 	}
 }
 
+/* ---- C++ names, as perf 6.1 prints them ---- */
+
+static char *(*cxa_demangle)(const char *mangled, char *buf, size_t *len, int *status);
+static pthread_once_t cxa_once = PTHREAD_ONCE_INIT;
+
+static void cxa_load(void)
+{
+	void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL), *fn;
+
+	/* Kept open for the life of the process: the function is used from then on. */
+	fn = h ? dlsym(h, "__cxa_demangle") : NULL;
+	memcpy(&cxa_demangle, &fn, sizeof(fn));
+}
+
+static bool ends_with(const char *s, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return len >= n && !memcmp(s + len - n, suffix, n);
+}
+
+static bool ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* Index of the bracket that opens the one closing s[end - 1], or -1. */
+static long opening(const char *s, size_t end, char open, char close)
+{
+	long depth = 0;
+
+	for (size_t i = end; i-- > 0;) {
+		if (s[i] == close)
+			depth++;
+		else if (s[i] == open && --depth == 0)
+			return (long)i;
+	}
+	return -1;
+}
+
+/*
+ * Length of the operator name at s[i] ("operator<<", "operator new[]"),
+ * or 0; *conv is set for a conversion operator ("operator int").
+ */
+static size_t operator_len(const char *s, size_t i, size_t len, bool *conv)
+{
+	static const char *const ops[] = {
+		"->*", "<=>", "<<=", ">>=", "()", "[]", "<<", ">>", "<=", ">=", "==", "!=", "&&",
+		"||", "++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "->", "\"\"",
+		",", "+", "-", "*", "/", "%", "^", "&", "|", "~", "!", "=", "<", ">",
+	};
+	static const char *const words[] = {" new[]", " delete[]", " new", " delete", " co_await"};
+	size_t k = i + 8;
+
+	*conv = false;
+	if (len - i < 9 || memcmp(s + i, "operator", 8) || (i && ident_char(s[i - 1])) ||
+	    ident_char(s[k]))
+		return 0;
+	for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+		if (!strncmp(s + k, ops[o], strlen(ops[o])))
+			return 8 + strlen(ops[o]);
+	for (size_t o = 0; o < sizeof(words) / sizeof(words[0]); o++) {
+		size_t wl = strlen(words[o]);
+
+		if (!strncmp(s + k, words[o], wl) && (k + wl == len || !ident_char(s[k + wl])))
+			return 8 + wl;
+	}
+	*conv = s[k] == ' ';
+	return 0;
+}
+
+/*
+ * Where the name starts in "RET NAME<ARGS>": only a template function's
+ * demangled name carries its return type, separated by the last space
+ * outside brackets. Scanned forward so that operator names, whose '<' and
+ * '>' do not pair, are stepped over whole.
+ */
+static size_t skip_return_type(const char *s, size_t len)
+{
+	size_t split = 0;
+	long depth = 0;
+
+	if (!ends_with(s, len, ">"))
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		bool conv;
+		size_t ol = operator_len(s, i, len, &conv);
+
+		if (conv)
+			break;	/* a conversion operator has no return type */
+		if (ol) {
+			i += ol - 1;
+			if (i + 1 < len && s[i + 1] == ' ')
+				i++;	/* "operator< <int>": that space is the name's */
+			continue;
+		}
+		if (strchr("<([{", s[i]))
+			depth++;
+		else if (strchr(">)]}", s[i]))
+			depth--;
+		else if (s[i] == ' ' && !depth)
+			split = i + 1;
+	}
+	return split;
+}
+
+/*
+ * The function name in the demangled declaration s[0, len), as [*start,
+ * *end); false when it is not a function's (a variable, a string we do
+ * not understand), which then prints whole.
+ */
+static bool decl_name(const char *s, size_t len, size_t *start, size_t *end, int level)
+{
+	static const char *const quals[] = {" const", " volatile", " &&", " &", " noexcept",
+					    " restrict"};
+	long p;
+
+	if (level > 8)
+		return false;
+	for (bool again = true; again;) {
+		again = false;
+		for (size_t q = 0; q < sizeof(quals) / sizeof(quals[0]); q++)
+			if (ends_with(s, len, quals[q])) {
+				len -= strlen(quals[q]);
+				again = true;
+			}
+	}
+	if (ends_with(s, len, "]")) {
+		/* An array return type: "int (&f<int>(int)) [10]". */
+		p = opening(s, len, '[', ']');
+		if (p < 1 || s[p - 1] != ' ')
+			return false;
+		len = (size_t)p - 1;
+	}
+	if (!ends_with(s, len, ")"))
+		return false;
+	p = opening(s, len, '(', ')');
+	if (p < 0)
+		return false;
+	if (p == 0 || s[p - 1] == ' ') {
+		/* A declarator group "(*NAME(ARGS))": the name is inside, after the pointer. */
+		size_t b = (size_t)p + 1, e = len - 1;
+		const char *mp;
+
+		while (b < e && (s[b] == '*' || s[b] == '&' || s[b] == ' '))
+			b++;
+		mp = memmem(s + b, e - b, "::*", 3);
+		if (mp && !memchr(s + b, '(', (size_t)(mp - (s + b))))
+			b = (size_t)(mp - s) + 3;
+		if (!decl_name(s + b, e - b, start, end, level + 1))
+			return false;
+		*start += b;
+		*end += b;
+		return true;
+	}
+	len = (size_t)p;
+	for (size_t i = 0; i < len; i++) {
+		bool conv;
+
+		operator_len(s, i, len, &conv);
+		if (conv) {
+			/* "A::operator int (*)()": the list before was the conversion's type. */
+			*start = 0;
+			*end = len;
+			return true;
+		}
+	}
+	if (ends_with(s, len, ")") && !ends_with(s, len, "operator()"))
+		/* That list belonged to a returned function pointer: "void (*f<int>(int))()". */
+		return decl_name(s, len, start, end, level + 1);
+	*start = skip_return_type(s, len);
+	*end = len;
+	return true;
+}
+
+/*
+ * The name perf 6.1 shows for @mangled, malloc'ed, or NULL to show it as
+ * it is. perf demangles with libiberty's cplus_demangle() without
+ * DMGL_PARAMS: no parameters, no return type, no " const", no GCC clone
+ * suffix (" [clone .cold]"); special names (vtables, thunks, guard
+ * variables: "_ZT...", "_ZG...") print whole. We take libstdc++'s
+ * __cxa_demangle() (the same demangler, with parameters) through dlopen()
+ * at first need, so tracekit gains no link-time dependency, and cut what
+ * perf leaves out; without libstdc++ names stay mangled.
+ */
+static char *demangle(const char *mangled)
+{
+	size_t len, start, end;
+	int status = -1;
+	char *d, *c;
+
+	if (strncmp(mangled, "_Z", 2))
+		return NULL;
+	pthread_once(&cxa_once, cxa_load);
+	if (!cxa_demangle)
+		return NULL;
+	d = cxa_demangle(mangled, NULL, NULL, &status);
+	if (!d || status) {
+		free(d);
+		return NULL;
+	}
+	if (!strncmp(mangled, "_ZT", 3) || !strncmp(mangled, "_ZG", 3))
+		return d;
+	len = strlen(d);
+	while (ends_with(d, len, "]") && (c = memmem(d, len, " [clone ", 8))) {
+		char *last = c;
+
+		while ((c = memmem(last + 1, len - (size_t)(last + 1 - d), " [clone ", 8)))
+			last = c;
+		len = (size_t)(last - d);
+	}
+	if (decl_name(d, len, &start, &end, 0)) {
+		memmove(d, d + start, end - start);
+		d[end - start] = '\0';
+	}
+	return d;
+}
+
 /* ---- building a sorted table ---- */
 
 struct symtab_builder {
@@ -1115,6 +1338,25 @@ static int builder_add(struct symtab_builder *b, const char *name, uint64_t star
 	st->count++;
 	b->pos += l;
 	return 0;
+}
+
+/* Add @name demangled (as perf shows it) with @suffix. */
+static int builder_add_sym(struct symtab_builder *b, const char *name, const char *suffix,
+			   uint64_t start, uint64_t size, uint8_t bind)
+{
+	char *d = demangle(name), *full = NULL;
+	int r;
+
+	if (*suffix) {
+		if (asprintf(&full, "%s%s", d ? d : name, suffix) < 0) {
+			free(d);
+			return -ENOMEM;
+		}
+	}
+	r = builder_add(b, full ? full : d ? d : name, start, size, bind);
+	free(full);
+	free(d);
+	return r;
 }
 
 #define SEC_ALLOC 1u	/* SHF_ALLOC: the section is in memory at run time */
@@ -1189,7 +1431,7 @@ static int elf_symbols_add(struct symtab_builder *b, struct tk_elf *elf,
 			continue;
 		if (!(kinds[s->shndx] & SEC_ALLOC) || (label && !(kinds[s->shndx] & SEC_TEXT)))
 			continue;
-		r = builder_add(b, s->name, s->value, s->size, s->bind);
+		r = builder_add_sym(b, s->name, "", s->value, s->size, s->bind);
 	}
 	free(kinds);
 	return r;

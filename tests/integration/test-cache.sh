@@ -179,8 +179,8 @@ out=$("$TRACEKIT" cache --cache-dir "$T/k" --kcore "$K/proc/kcore" 2>&1); rc=$?
 [ $rc = 1 ] && [[ $out == *"not a kcore"* ]] || fail "--kcore on an executable: rc $rc: $out"
 
 # Symbols in perf.data reports, frame for frame against perf script: ld.so's
-# labels (_start, _dl_start_user with libc6-dbg). perf record -N keeps ~/.debug
-# as it is.
+# labels (_start, _dl_start_user with libc6-dbg), demangled C++ names without
+# parameters. perf record -N keeps ~/.debug as it is.
 frames() { grep -P '^\t' "$1"; }
 same_frames() { # NAME DATA
 	perf script -i "$2" > "$T/$1.perf" 2>/dev/null || { fail "$1: perf script"; return; }
@@ -191,5 +191,54 @@ same_frames() { # NAME DATA
 }
 perf record -N -q -e cpu-clock -g -o "$T/ls.data" -- ls / >/dev/null 2>&1 || fail "perf record ls"
 same_frames ls "$T/ls.data"
+if command -v g++ >/dev/null; then
+	# C++ functions with parameters, a method and a template, sampled by time.
+	cat > "$T/leaf.cc" <<'CC'
+namespace ns { int leaf(int x) { return x ^ 0x5a; } int other(long x) { return (int)x - 1; } }
+extern "C" int cleaf(int x) { return x + 3; }
+CC
+	cat > "$T/cxx.cc" <<'CC'
+#include <sys/mman.h>
+#include <stdint.h>
+namespace ns { int leaf(int x); int other(long x); }
+extern "C" int cleaf(int x);
+extern "C" void _init(void);
+enum rtx_code { A, B };
+struct Widget { long v; __attribute__((noinline)) long twice(int k) const { return v * k + 1; } };
+template <typename T> __attribute__((noinline)) T maxof(T a, T b) { return a > b ? a : b; }
+__attribute__((noinline)) long rtx_alloc(rtx_code c)
+{ volatile long x = c; for (int i = 0; i < 20; i++) x += i; return x; }
+__attribute__((noinline, aligned(4096))) int main(int argc, char **)
+{
+	Widget w{argc};
+	long s = 0;
+	if (argc > 1) {
+		void *page = (void *)((uintptr_t)&_init & ~(uintptr_t)4095);
+		for (int i = 0; i < 20; i++) {
+			madvise(page, 4096, MADV_DONTNEED);
+			s += ns::leaf(i);
+			madvise(page, 4096, MADV_DONTNEED);
+			s += cleaf(i);
+			madvise(page, 4096, MADV_DONTNEED);
+			s += ns::other(i);
+		}
+		return s == 42;
+	}
+	for (long i = 0; i < 20000000; i++)
+		s += ns::leaf((int)i) + cleaf((int)i) + (i & 7 ? 0 : rtx_alloc(i & 1 ? A : B) +
+		     w.twice((int)i) + maxof<long>(i, s & 7));
+	return s == 42;
+}
+CC
+	g++ -O1 -shared -fPIC -o "$T/libleaf.so" "$T/leaf.cc" &&
+		g++ -O1 -o "$T/cxx" "$T/cxx.cc" -L"$T" -lleaf -Wl,-rpath,"$T" || fail "g++"
+	perf record -N -q -e cpu-clock -g -o "$T/cxx.data" -- "$T/cxx" >/dev/null 2>&1 ||
+		fail "perf record cxx"
+	same_frames cxx "$T/cxx.data"
+	grep -q ' rtx_alloc+0x' "$T/cxx.perf" || fail "cxx: perf shows no rtx_alloc frame (too few samples?)"
+else
+	echo "SKIP (part): g++ not installed: C++ names not compared with perf"
+fi
+
 [ $fails = 0 ] && echo "cache: all perf oracle checks passed"
 exit $((fails > 0))

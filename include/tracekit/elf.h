@@ -183,11 +183,12 @@ struct tk_elf_segment {
 TK_API int tk_elf_segments(struct tk_elf *elf, struct tk_elf_segment *out, size_t cap);
 
 /*
- * A symbol table for lookups, holding the symbols perf 6.1 would show:
- * functions and objects, and labels (named STT_NOTYPE symbols of code
- * sections, such as ld.so's _start); C++ names demangled as perf prints
- * them by default (no parameters or return type: "ns::Widget::twice"); at
- * one address the symbol perf keeps; each with a size (a size-0 symbol
+ * A symbol table sorted for lookups, holding the symbols perf 6.1 would
+ * show: functions and objects, labels (named STT_NOTYPE symbols of code
+ * sections, such as ld.so's _start), and "NAME@plt" entries synthesized
+ * from .rela.plt for the .plt; C++ names demangled as perf prints them by
+ * default (no parameters or return type: "ns::Widget::twice"); at one
+ * address the symbol perf keeps; each with a size (a size-0 symbol
  * extends to the next one, the last one to the end of the next page).
  * Owns its strings, so it outlives the tk_elf it came from.
  *
@@ -197,13 +198,28 @@ TK_API int tk_elf_segments(struct tk_elf *elf, struct tk_elf_segment *out, size_
 struct tk_symtab;
 
 /**
- * tk_symtab_new_elf() - table of @elf's symbols (.symtab, else .dynsym)
+ * tk_symtab_new_elf() - sorted table of @elf's symbols (.symtab, else .dynsym) and PLT entries
  * Context: may dlopen() libstdc++ once per process (thread-safe).
  * Return: table for tk_symtab_free(), or NULL with errno (ENOENT when the
  * file has no symbols, EBADMSG for a symbol table outside the file or
  * malformed, ENOMEM).
  */
 TK_API struct tk_symtab *tk_symtab_new_elf(struct tk_elf *elf);
+
+/**
+ * tk_symtab_new_dso() - sorted table of a DSO whose symbols may live elsewhere
+ * @syms:    the file to read symbols from: the binary, or its separate
+ *           debug file (perf's choice of symbol source)
+ * @kind:    which table of @syms: TK_ELF_ANY for .symtab, else .dynsym
+ * @runtime: the binary itself, whose .plt and .rela.plt name the PLT
+ *           entries (a debug file has no bytes for them), or NULL for none
+ *
+ * tk_symtab_new_elf(elf) is tk_symtab_new_dso(elf, TK_ELF_ANY, elf).
+ * Context: as tk_symtab_new_elf().
+ * Return: as tk_symtab_new_elf(); -EINVAL (errno) for a bad @kind.
+ */
+TK_API struct tk_symtab *tk_symtab_new_dso(struct tk_elf *syms, enum tk_elf_symtab_kind kind,
+					   struct tk_elf *runtime);
 
 /**
  * tk_symtab_new_kallsyms() - sorted table from /proc/kallsyms text

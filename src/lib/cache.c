@@ -2718,8 +2718,9 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 		d->st = tk_symtab_new_elf(elf);
 	} else {
 		dbg = debug_elf(s, bid);
+		/* The PLT entries come from the binary: a debug file has no bytes for them. */
 		if (dbg)
-			d->st = tk_symtab_new_elf(dbg);
+			d->st = tk_symtab_new_dso(dbg, TK_ELF_ANY, elf);
 		else if (elf)
 			d->st = tk_symtab_new_elf(elf);
 	}

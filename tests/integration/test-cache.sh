@@ -179,8 +179,9 @@ out=$("$TRACEKIT" cache --cache-dir "$T/k" --kcore "$K/proc/kcore" 2>&1); rc=$?
 [ $rc = 1 ] && [[ $out == *"not a kcore"* ]] || fail "--kcore on an executable: rc $rc: $out"
 
 # Symbols in perf.data reports, frame for frame against perf script: ld.so's
-# labels (_start, _dl_start_user with libc6-dbg), demangled C++ names without
-# parameters. perf record -N keeps ~/.debug as it is.
+# labels (_start, _dl_start_user with libc6-dbg), PLT entries ("getpid@plt+0x0",
+# "@plt+0x0", or _init when perf's tree finds that first), demangled C++ names
+# without parameters. perf record -N keeps ~/.debug as it is.
 frames() { grep -P '^\t' "$1"; }
 same_frames() { # NAME DATA
 	perf script -i "$2" > "$T/$1.perf" 2>/dev/null || { fail "$1: perf script"; return; }
@@ -192,7 +193,12 @@ same_frames() { # NAME DATA
 perf record -N -q -e cpu-clock -g -o "$T/ls.data" -- ls / >/dev/null 2>&1 || fail "perf record ls"
 same_frames ls "$T/ls.data"
 if command -v g++ >/dev/null; then
-	# C++ functions with parameters, a method and a template, sampled by time.
+	# C++ functions with parameters, a method and a template, sampled by
+	# time; then, recording every page fault, calls through the PLT into a
+	# small library, each after dropping the page that holds .init and .plt
+	# (main sits on a page of its own), so every call faults on its PLT
+	# entry: cleaf@plt, ns::other@plt, and _init where perf's tree finds
+	# the stretched _init before ns::leaf@plt.
 	cat > "$T/leaf.cc" <<'CC'
 namespace ns { int leaf(int x) { return x ^ 0x5a; } int other(long x) { return (int)x - 1; } }
 extern "C" int cleaf(int x) { return x + 3; }
@@ -236,8 +242,14 @@ CC
 		fail "perf record cxx"
 	same_frames cxx "$T/cxx.data"
 	grep -q ' rtx_alloc+0x' "$T/cxx.perf" || fail "cxx: perf shows no rtx_alloc frame (too few samples?)"
+	perf record -N -q -e page-faults -c 1 -g -o "$T/plt.data" -- "$T/cxx" plt >/dev/null 2>&1 ||
+		fail "perf record cxx plt"
+	same_frames plt "$T/plt.data"
+	for f in ' cleaf@plt+0x0 ' ' ns::other@plt+0x0 ' ' _init+0x'; do
+		[ "$(grep -c -- "$f" "$T/plt.perf")" -ge 20 ] || fail "plt: perf shows no '$f' frames"
+	done
 else
-	echo "SKIP (part): g++ not installed: C++ names not compared with perf"
+	echo "SKIP (part): g++ not installed: C++ names and PLT entries not compared with perf"
 fi
 
 [ $fails = 0 ] && echo "cache: all perf oracle checks passed"

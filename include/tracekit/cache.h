@@ -67,9 +67,11 @@ TK_API void tk_cache_set_gzip(struct tk_cache *cache, bool on);
  * /usr/lib/debug/.build-id/xx/rest.debug as "debug" when present, makes
  * the .build-id link and rewrites "probes" with one "%sdt_PROVIDER:NAME"
  * entry per SDT name, keeping the user probes already cached there.
+ * A file whose symbol table is unreadable is cached all the same (its
+ * build id and SDT notes are sound), with a warning naming file and offset.
  * Return: number of SDT entries written (>= 0), -ENOENT when the file has
- * no build id, -EBADMSG for a malformed ELF, or an I/O errno; tk_errmsg()
- * names the file.
+ * no build id, -EBADMSG for a malformed or truncated ELF, or an I/O errno;
+ * tk_errmsg() names the file.
  */
 TK_API int tk_cache_add(struct tk_cache *cache, const char *path, char *bid);
 

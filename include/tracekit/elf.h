@@ -28,8 +28,10 @@ struct tk_elf;
  *
  * Context: blocking (opens and maps the file); the handle is for one thread.
  * Return: handle for tk_elf_close(), or NULL with errno set (ENOENT, EACCES,
- * ENOEXEC when the file is not ELF, EBADMSG when its headers are corrupt)
- * and tk_errmsg() naming the file.
+ * ENOEXEC when the file is not ELF, EBADMSG when its headers are corrupt
+ * or the file is cut short: its section or program header table runs past
+ * its end, and the message names the file, the table's offset and says
+ * "truncated") and tk_errmsg() naming the file.
  */
 TK_API struct tk_elf *tk_elf_open(const char *path);
 

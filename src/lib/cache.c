@@ -1684,6 +1684,20 @@ TK_API int tk_cache_add(struct tk_cache *cache, const char *path, char *bid_out)
 		goto out;
 	}
 	tk_build_id_hex(id, (size_t)n, bid, sizeof(bid));
+	/*
+	 * The entry needs the build id and the SDT notes, which are sound; a
+	 * broken symbol table only costs the symbols of what is cached. Cache
+	 * it, but say so now rather than as [unknown] frames in a report.
+	 */
+	for (int k = TK_ELF_SYMTAB; k <= TK_ELF_DYNSYM; k++) {
+		const struct tk_elf_symbol *syms;
+		size_t ns;
+		int sr = tk_elf_symbols(elf, (enum tk_elf_symtab_kind)k, &syms, &ns);
+
+		if (sr < 0 && sr != -ENOENT)
+			tk_warn("%s; cached for its build id and probes, not for those symbols",
+				tk_errmsg());
+	}
 	r = add_files(cache, abs, bid, &dir);
 	if (r < 0)
 		goto out;
@@ -2628,6 +2642,16 @@ static void dso_take_segments(struct dso *d, struct tk_elf *elf)
 	free(tmp);
 }
 
+/* A .symtab that is there but unreadable (outside the file, bad names); tk_errmsg() says how. */
+static bool symtab_broken(struct tk_elf *elf)
+{
+	const struct tk_elf_symbol *syms;
+	size_t n;
+	int r = tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n);
+
+	return r < 0 && r != -ENOENT;
+}
+
 static bool has_symtab(struct tk_elf *elf)
 {
 	const struct tk_elf_symbol *syms;
@@ -2714,7 +2738,11 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 		if (n > 0 && tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)) > 0)
 			bid = hex;
 	}
-	if (elf && has_symtab(elf)) {
+	if (elf && symtab_broken(elf)) {
+		/* Say why this DSO's frames will be poorer; its .dynsym still serves. */
+		tk_warn("%s; symbols from its .dynsym instead", tk_errmsg());
+		d->st = tk_symtab_new_dso(elf, TK_ELF_DYNSYM, elf);
+	} else if (elf && has_symtab(elf)) {
 		d->st = tk_symtab_new_elf(elf);
 	} else {
 		dbg = debug_elf(s, bid);

@@ -5,6 +5,15 @@
  * libelf maps the file and checks the section and segment headers; the
  * contents of notes we parse ourselves with the bounds-checked cursor, so
  * that every error names the file and the absolute offset of the bad byte.
+ * libelf takes a file cut short and shows it without sections, so opening
+ * checks that both header tables lie inside the file and calls a file
+ * "truncated" (with the table's offset) when one does not.
+ *
+ * A table that is unreadable (a .symtab whose size runs past the file) is
+ * an error of tk_elf_symbols() naming file and offset; its callers choose:
+ * caching a file needs only its build id and notes, so the cache warns
+ * and goes on, and the symbolizer warns and takes .dynsym. A broken PLT
+ * relocation table costs the .plt names only, with a warning, as in perf.
  *
  * Note layout (both ELF classes; the 4-byte words are in the file's byte
  * order, and sections aligned to 8 pad to 8 instead of 4):
@@ -112,10 +121,42 @@ static int elf_lib_fail(struct tk_elf *elf, const char *what)
 	return tk_fail(EBADMSG, "%s: %s: %s", elf->name, what, elf_errmsg(-1));
 }
 
+/*
+ * The section and program header tables must lie inside the file. libelf
+ * accepts a file cut short and then shows no sections at all, which read
+ * as "no build id" or "no .symtab"; a linker writes the section headers
+ * last, so a cut file is recognised here, by the table it lost.
+ */
+static int check_extent(struct tk_elf *elf)
+{
+	static const char *const what[] = {"section headers", "program headers"};
+	GElf_Ehdr eh;
+
+	if (!gelf_getehdr(elf->e, &eh))
+		return elf_lib_fail(elf, "ELF header");
+	for (size_t t = 0; t < 2; t++) {
+		uint64_t off = t ? eh.e_phoff : eh.e_shoff;
+		uint64_t num = t ? eh.e_phnum : eh.e_shnum, ent = t ? eh.e_phentsize : eh.e_shentsize;
+
+		if (!off)
+			continue;
+		/* Extended numbering (0 or PN_XNUM): the count sits in section 0, which must be there. */
+		if (!num || (t && num == PN_XNUM))
+			num = 1;
+		if (off > elf->size || num * ent > elf->size - off)
+			return tk_fail_at(EBADMSG, elf->name, off,
+					  "%" PRIu64 " %s of %" PRIu64 " bytes end past the end of the "
+					  "file (%" PRIu64 " bytes): truncated", num, what[t], ent,
+					  elf->size);
+	}
+	return 0;
+}
+
 static int elf_setup(struct tk_elf *elf)
 {
 	const char *ident;
 	size_t n;
+	int r;
 
 	if (elf_kind(elf->e) != ELF_K_ELF)
 		return tk_fail(ENOEXEC, "%s: not an ELF file", elf->name);
@@ -130,6 +171,9 @@ static int elf_setup(struct tk_elf *elf)
 				  (unsigned)(uint8_t)ident[EI_DATA]);
 	elf->is64 = ident[EI_CLASS] == ELFCLASS64;
 	elf->big = ident[EI_DATA] == ELFDATA2MSB;
+	r = check_extent(elf);
+	if (r < 0)
+		return r;
 	if (elf_getshdrstrndx(elf->e, &elf->shstrndx) < 0)
 		return elf_lib_fail(elf, "section header string table");
 	return 0;
@@ -1456,13 +1500,16 @@ static int plt_symbols(struct symtab_builder *b, struct tk_elf *rt)
 	}
 	if (!entry || psh.sh_size < header)
 		return 0;
+	/* As perf: a broken PLT costs its names, not the table (which says why). */
 	r = section_bytes(rt, rel, &rsh, &raw, &rawlen);
-	if (r < 0)
-		return r;
-	d = elf_getdata(rel, NULL);
-	if (!d)
-		return tk_fail_at(EBADMSG, rt->name, rsh.sh_offset, "PLT relocations: %s",
-				  elf_errmsg(-1));
+	d = r < 0 ? NULL : elf_getdata(rel, NULL);
+	if (!d) {
+		if (r == 0)
+			tk_fail_at(EBADMSG, rt->name, rsh.sh_offset, "PLT relocations: %s",
+				   elf_errmsg(-1));
+		tk_warn("%s; no names for its .plt entries", tk_errmsg());
+		return 0;
+	}
 	/* Only the entries the .plt has room for: a larger count is not a real table. */
 	nrel = rsh.sh_size / rsh.sh_entsize;
 	if (nrel > (psh.sh_size - header) / entry)

@@ -74,6 +74,27 @@ head -c 100 "$T/sdtdemo" > "$T/trunc"
 out=$("$TRACEKIT" cache --cache-dir "$T/tk" --add "$T/trunc" 2>&1); rc=$?
 [ $rc = 1 ] && [[ $out == *"$T/trunc"* ]] || fail "truncated ELF: rc $rc: $out"
 "$TRACEKIT" cache --cache-dir "$T/tk" --list=bogus 2>/dev/null; [ $? = 2 ] || fail "bad --list arg"
+# Cut at 3000 bytes: its section headers are gone, and the message says so (file, offset).
+head -c 3000 "$T/sdtdemo" > "$T/cut3000"
+out=$("$TRACEKIT" cache --cache-dir "$T/tk" --add "$T/cut3000" 2>&1); rc=$?
+shoff=$(printf '0x%x' "$(readelf -hW "$T/sdtdemo" | sed -n 's/.*Start of section headers: *\([0-9]*\).*/\1/p')")
+[ $rc = 1 ] && [[ $out == *"$T/cut3000: offset $shoff: "*" section headers of 64 bytes end past the end of the file (3000 bytes): truncated"* ]] ||
+	fail "cut at 3000 bytes: rc $rc: $out"
+# A .symtab of absurd size: cached (build id and probes are sound) with a warning naming file and offset.
+cp "$T/sdtdemo" "$T/badsym"
+python3 - "$T/badsym" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+shoff, = struct.unpack_from('<Q', d, 0x28)
+for i in range(struct.unpack_from('<H', d, 0x3c)[0]):
+    if struct.unpack_from('<I', d, shoff + 64 * i + 4)[0] == 2:
+        struct.pack_into('<Q', d, shoff + 64 * i + 32, 0x7fffffffffff)
+open(sys.argv[1], 'wb').write(d)
+PY
+symoff=$(readelf -SW "$T/sdtdemo" | awk '$2 == ".symtab" {print "0x" $5}' | sed 's/^0x0*/0x/')
+out=$("$TRACEKIT" cache --cache-dir "$T/badsym-cache" --add "$T/badsym" 2>&1); rc=$?
+[ $rc = 0 ] && [[ $out == *"warning: $T/badsym: offset $symoff: symbol table of 140737488355327 bytes exceeds the file size"* ]] ||
+	fail "absurd .symtab size: rc $rc: $out"
 
 # --stats, --max-size, --gc.
 "$TRACEKIT" cache --cache-dir "$T/perf" --stats | grep -q '^entries: *2 (2 valid' || fail "--stats"

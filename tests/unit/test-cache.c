@@ -842,6 +842,98 @@ static void test_kcore_stats_evict(void **state)
 	tk_cache_close(c);
 }
 
+static char logged[2048];
+
+static void capture_log(enum tk_log_level level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)ctx;
+	snprintf(logged + strlen(logged), sizeof(logged) - strlen(logged), "%s\n", msg);
+}
+
+/*
+ * A .symtab whose size runs past the file: the build id and the probes
+ * are sound, so --add caches the file and warns (naming file and offset);
+ * the symbolizer warns and takes the .dynsym.
+ */
+static void test_broken_symtab(void **state)
+{
+	char rdyn[200], cmd[600], want[400];
+	const struct tk_elf_symbol *syms;
+	uint64_t work = 0, off, symoff = 0, huge = 0x7fffffffffffull, shoff;
+	struct tk_symbol_info info;
+	struct tk_symbolizer *s;
+	struct tk_elf *elf;
+	struct tk_cache *c;
+	uint16_t shnum;
+	uint8_t hdr[64];
+	size_t n;
+	FILE *f;
+
+	(void)state;
+	fresh_cache();
+	snprintf(rdyn, sizeof(rdyn), "%s/broken", tmpdir);
+	snprintf(cmd, sizeof(cmd), "cc -O1 -rdynamic -o %s %s/src.c", rdyn, tmpdir);
+	assert_int_equal(system(cmd), 0);
+	elf = tk_elf_open(rdyn);
+	assert_non_null(elf);
+	assert_int_equal(tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(syms[i].name, "work"))
+			work = syms[i].value;
+	assert_int_equal(tk_elf_vaddr_to_offset(elf, work, &off), 0);
+	tk_elf_close(elf);
+
+	/* Give .symtab an absurd size, in place. */
+	f = fopen(rdyn, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fread(hdr, 1, 64, f), 64);
+	memcpy(&shoff, hdr + 0x28, 8);
+	memcpy(&shnum, hdr + 0x3c, 2);
+	for (uint16_t i = 0; i < shnum; i++) {
+		uint8_t sh[64];
+		uint32_t type;
+
+		assert_int_equal(fseek(f, (long)(shoff + 64u * i), SEEK_SET), 0);
+		assert_int_equal(fread(sh, 1, 64, f), 64);
+		memcpy(&type, sh + 4, 4);
+		if (type != 2 /* SHT_SYMTAB */)
+			continue;
+		memcpy(&symoff, sh + 24, 8);
+		assert_int_equal(fseek(f, (long)(shoff + 64u * i + 32), SEEK_SET), 0);
+		assert_int_equal(fwrite(&huge, 1, 8, f), 8);
+	}
+	fclose(f);
+	assert_int_not_equal(symoff, 0);
+
+	logged[0] = '\0';
+	tk_log_set_handler(capture_log, NULL, TK_LOG_WARN);
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	assert_int_equal(tk_cache_add(c, rdyn, NULL), 1);
+	snprintf(want, sizeof(want), "%s: offset 0x%" PRIx64 ": symbol table of %" PRIu64
+		 " bytes exceeds the file size", rdyn, symoff, huge);
+	assert_non_null(strstr(logged, want));
+	assert_non_null(strstr(logged, "cached for its build id and probes"));
+	assert_int_equal(tk_cache_for_each(c, false, NULL, NULL), 1);
+
+	logged[0] = '\0';
+	s = tk_symbolizer_new(c);
+	assert_non_null(s);
+	assert_int_equal(tk_symbolizer_lookup_file(s, rdyn, NULL, off + 2, &info), 0);
+	assert_non_null(info.symbol);
+	assert_string_equal(info.symbol, "work");
+	assert_int_equal(info.offset, 2);
+	/* It read the cached copy (the entry's elf), and says so. */
+	snprintf(want, sizeof(want), "/elf: offset 0x%" PRIx64 ": symbol table of %" PRIu64
+		 " bytes exceeds the file size", symoff, huge);
+	assert_non_null(strstr(logged, want));
+	assert_non_null(strstr(logged, "symbols from its .dynsym instead"));
+	tk_symbolizer_free(s);
+	tk_log_set_handler(NULL, NULL, TK_LOG_WARN);
+	tk_cache_close(c);
+}
+
 static const char alias_src[] =
 	"static int __attribute__((noinline, used)) __mywork(int x) { return x * 3 + 1; }\n"
 	"int mywork(int x) __attribute__((weak, alias(\"__mywork\")));\n"
@@ -996,6 +1088,7 @@ int main(void)
 		cmocka_unit_test(test_kcore),
 		cmocka_unit_test(test_kcore_stats_evict),
 		cmocka_unit_test(test_debuginfo),
+		cmocka_unit_test(test_broken_symtab),
 		cmocka_unit_test(test_lookup_uprobe),
 	};
 

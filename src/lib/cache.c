@@ -2063,12 +2063,15 @@ TK_API int tk_cache_remove(struct tk_cache *cache, const char *what)
 		removed = r == 0;
 	} else {
 		/* A build id, or a file cached only under other paths: all of that id. */
-		for (int pass = 0; pass < 2 && r == 0; pass++)
-			for (size_t i = 0; i < n && r == 0; i++)
-				if (!strcmp(v[i].bid, full) && !v[i].gone && v[i].linked == (pass == 1)) {
-					r = drop_entry(cache, v, n, &v[i]);
-					removed += r == 0;
-				}
+		for (int pass = 0; pass < 2 && r == 0; pass++) {
+			for (size_t i = 0; i < n && r == 0; i++) {
+				if (strcmp(v[i].bid, full) || v[i].gone ||
+				    v[i].linked != (pass == 1))
+					continue;
+				r = drop_entry(cache, v, n, &v[i]);
+				removed += r == 0;
+			}
+		}
 	}
 	centries_free(v, n);
 	free(abs);

@@ -136,18 +136,19 @@ static int check_extent(struct tk_elf *elf)
 		return elf_lib_fail(elf, "ELF header");
 	for (size_t t = 0; t < 2; t++) {
 		uint64_t off = t ? eh.e_phoff : eh.e_shoff;
-		uint64_t num = t ? eh.e_phnum : eh.e_shnum, ent = t ? eh.e_phentsize : eh.e_shentsize;
+		uint64_t num = t ? eh.e_phnum : eh.e_shnum;
+		uint64_t ent = t ? eh.e_phentsize : eh.e_shentsize;
 
 		if (!off)
 			continue;
-		/* Extended numbering (0 or PN_XNUM): the count sits in section 0, which must be there. */
+		/* Extended numbering (0, PN_XNUM): the count is in section 0, so it must exist. */
 		if (!num || (t && num == PN_XNUM))
 			num = 1;
 		if (off > elf->size || num * ent > elf->size - off)
 			return tk_fail_at(EBADMSG, elf->name, off,
-					  "%" PRIu64 " %s of %" PRIu64 " bytes end past the end of the "
-					  "file (%" PRIu64 " bytes): truncated", num, what[t], ent,
-					  elf->size);
+					  "%" PRIu64 " %s of %" PRIu64 " bytes end past the end of "
+					  "the file (%" PRIu64 " bytes): truncated",
+					  num, what[t], ent, elf->size);
 	}
 	return 0;
 }
@@ -1431,7 +1432,8 @@ static uint8_t *section_kinds(struct tk_elf *elf, size_t *count)
 		if (i >= n || !gelf_getshdr(scn, &sh))
 			continue;
 		nm = elf_strptr(elf->e, elf->shstrndx, sh.sh_name);
-		k[i] = (sh.sh_flags & SHF_ALLOC ? SEC_ALLOC : 0) | (nm && strstr(nm, "text") ? SEC_TEXT : 0);
+		k[i] = (sh.sh_flags & SHF_ALLOC ? SEC_ALLOC : 0) |
+		       (nm && strstr(nm, "text") ? SEC_TEXT : 0);
 	}
 	*count = n;
 	return k;

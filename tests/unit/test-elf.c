@@ -428,9 +428,9 @@ static void test_malformed(void **state)
 		elf = tk_elf_open_mem(img, len / 2, "half");
 		assert_null(elf);
 		assert_int_equal(errno, EBADMSG);
-		snprintf(msg, sizeof(msg), "half: offset 0x%" PRIx64 ": %" PRIu64 " section headers of "
-			 "64 bytes end past the end of the file (%zu bytes): truncated", shoff, shnum,
-			 len / 2);
+		snprintf(msg, sizeof(msg), "half: offset 0x%" PRIx64 ": %" PRIu64
+			 " section headers of 64 bytes end past the end of the file (%zu bytes): "
+			 "truncated", shoff, shnum, len / 2);
 		assert_string_equal(tk_errmsg(), msg);
 
 		snprintf(cut, sizeof(cut), "%s/cut3000", tmpdir);
@@ -441,9 +441,9 @@ static void test_malformed(void **state)
 		elf = tk_elf_open(cut);
 		assert_null(elf);
 		assert_int_equal(errno, EBADMSG);
-		snprintf(msg, sizeof(msg), "%s: offset 0x%" PRIx64 ": %" PRIu64 " section headers of "
-			 "64 bytes end past the end of the file (3000 bytes): truncated", cut, shoff,
-			 shnum);
+		snprintf(msg, sizeof(msg), "%s: offset 0x%" PRIx64 ": %" PRIu64
+			 " section headers of 64 bytes end past the end of the file (3000 bytes): "
+			 "truncated", cut, shoff, shnum);
 		assert_string_equal(tk_errmsg(), msg);
 
 		/* Program headers cut (and no section headers): the first 200 bytes. */
@@ -457,8 +457,9 @@ static void test_malformed(void **state)
 			elf = tk_elf_open_mem(head, sizeof(head), "head");
 			assert_null(elf);
 			assert_int_equal(errno, EBADMSG);
-			snprintf(msg, sizeof(msg), "head: offset 0x40: %u program headers of 56 bytes "
-				 "end past the end of the file (200 bytes): truncated", phnum);
+			snprintf(msg, sizeof(msg), "head: offset 0x40: %u program headers of "
+				 "56 bytes end past the end of the file (200 bytes): truncated",
+				 phnum);
 			assert_string_equal(tk_errmsg(), msg);
 		}
 	}
@@ -493,8 +494,8 @@ static void test_malformed(void **state)
 		elf = tk_elf_open_mem(img, len, "bad-symtab");
 		assert_non_null(elf);
 		assert_int_equal(tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n), -EBADMSG);
-		snprintf(msg, sizeof(msg), "bad-symtab: offset 0x%" PRIx64 ": symbol table of %" PRIu64
-			 " bytes exceeds the file size %zu", off, size, len);
+		snprintf(msg, sizeof(msg), "bad-symtab: offset 0x%" PRIx64 ": symbol table of "
+			 "%" PRIu64 " bytes exceeds the file size %zu", off, size, len);
 		assert_string_equal(tk_errmsg(), msg);
 		assert_int_equal(tk_elf_symbols(elf, TK_ELF_ANY, &syms, &n), -EBADMSG);
 		assert_null(tk_symtab_new_elf(elf));

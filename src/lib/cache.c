@@ -8,6 +8,7 @@
  *	DIR/<abs path without leading '/'>/<bid>/debug    /usr/lib/debug/.build-id/xx/rest.debug
  *	DIR/<abs path without leading '/'>/<bid>/probes   probe cache, may be empty
  *	DIR/[kernel.kallsyms]/<bid>/kallsyms             copy of /proc/kallsyms
+ *	DIR/[kernel.kcore]/<bid>/<stamp>/{kcore,kallsyms,modules}   no link
  *	DIR/.build-id/<bid[0:2]>/<bid[2:]>  ->  ../../<path without '/'>/<bid>
  *
  * The .build-id links are the index: every listing walks them (as perf

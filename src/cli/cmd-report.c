@@ -52,8 +52,8 @@ const char cmd_report_usage[] =
 	"      --json            one JSON object per event, with typed fields\n"
 	"      --slow            print every event with libtraceevent (for checks)\n"
 	"      --fallbacks       list on stderr the events printed by the slow path\n"
-	"  -j, --threads N       print with N threads (default: one per CPU; the\n"
-	"                        text is the same)\n"
+	"  -j, --threads N       print with N threads (default 1; the text is the\n"
+	"                        same)\n"
 	"      --cache-dir DIR   build-id cache for symbols (default\n"
 	"                        $TRACEKIT_CACHE_DIR, then ~/.debug, as perf's)\n"
 	"  -h, --help            show this help\n";

@@ -356,9 +356,12 @@ int tk_event_run_shared(struct tk_event_set *set, const struct tk_event *ev, con
  */
 void tk_event_print_slow_shared(struct tk_event_set *set, const struct tk_event *ev,
 				const void *data, uint32_t size, int cpu, struct tk_outbuf *out);
-/* The names a compiled sched_switch / sched_wakeup record registers when printed. */
+/*
+ * The names a compiled sched_switch / sched_wakeup record registers when
+ * printed; @lock (or NULL) is taken around what reaches libtraceevent.
+ */
 void tk_event_sched_learn(struct tk_event_set *set, const struct tk_event *ev, const void *data,
-			  uint32_t size);
+			  uint32_t size, pthread_mutex_t *lock);
 void tk_event_free_program(struct tk_event *ev);
 void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev,
 			     const void *data, uint32_t size);

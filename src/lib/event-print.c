@@ -1669,15 +1669,23 @@ static inline bool comm_settled(const struct tk_comm_table *t, int pid)
 	return t->sorted && (!pid || (c->gen == t->gen && c->pid == pid && c->comm));
 }
 
-/* The name the sched plugin registers when it prints field @f (unless nothing would change). */
+/*
+ * The name the sched plugin registers when it prints field @f, unless
+ * nothing would change (most records: no lock then). Registering also
+ * tells libtraceevent, hence @lock (NULL: no other thread prints).
+ */
 static void learn_comm(struct tk_event_set *set, const uint8_t *data,
-		       const struct tk_event_field *f, int pid)
+		       const struct tk_event_field *f, int pid, pthread_mutex_t *lock)
 {
 	const char *c = (const char *)data + f->offset;
 
-	if (!comm_settled(set->comms, pid))
-		tk_event_register_comm(set, pid, c,
-				       f->size == 16 ? strnlen16(c) : strnlen(c, f->size));
+	if (comm_settled(set->comms, pid))
+		return;
+	if (lock)
+		pthread_mutex_lock(lock);
+	tk_event_register_comm(set, pid, c, f->size == 16 ? strnlen16(c) : strnlen(c, f->size));
+	if (lock)
+		pthread_mutex_unlock(lock);
 }
 
 /*
@@ -1692,7 +1700,7 @@ static char *put_comm(char *o, const uint8_t *data, const struct tk_event_field 
 	size_t n = f->size == 16 ? strnlen16(c) : strnlen(c, f->size);
 
 	if (learn)
-		learn_comm(learn, data, f, pid);
+		learn_comm(learn, data, f, pid, NULL);
 	if (f->size == 16) {
 		/* The field lies inside the record: copy it whole (room is ensured). */
 		memcpy(o, c, 16);
@@ -2541,21 +2549,25 @@ __attribute__((flatten)) int tk_event_run_shared(struct tk_event_set *set,
 }
 
 void tk_event_sched_learn(struct tk_event_set *set, const struct tk_event *ev, const void *data,
-			  uint32_t size)
+			  uint32_t size, pthread_mutex_t *lock)
 {
 	const uint8_t *d = data;
 
-	/* Too short for the compiled printer: the slow path's order (tk_event_print_info()). */
+	/*
+	 * Too short for the compiled printer: the slow path's order
+	 * (tk_event_print_info()); it tells libtraceevent nothing.
+	 */
 	if (size < ev->min_size) {
 		tk_event_sched_register(set, ev, data, size);
 		return;
 	}
 	if (ev->kind == TK_EVENT_SCHED_SWITCH) {
-		learn_comm(set, d, ev->f_prev_comm, (int)rd(set, d + ev->f_prev_pid->offset,
-							    ev->f_prev_pid->size));
-		learn_comm(set, d, ev->f_next_comm, (int)rd(set, d + ev->f_next_pid->offset,
-							    ev->f_next_pid->size));
+		learn_comm(set, d, ev->f_prev_comm,
+			   (int)rd(set, d + ev->f_prev_pid->offset, ev->f_prev_pid->size), lock);
+		learn_comm(set, d, ev->f_next_comm,
+			   (int)rd(set, d + ev->f_next_pid->offset, ev->f_next_pid->size), lock);
 	} else if (ev->kind == TK_EVENT_SCHED_WAKEUP) {
-		learn_comm(set, d, ev->f_comm, (int)rd(set, d + ev->f_pid->offset, ev->f_pid->size));
+		learn_comm(set, d, ev->f_comm, (int)rd(set, d + ev->f_pid->offset, ev->f_pid->size),
+			   lock);
 	}
 }

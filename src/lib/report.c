@@ -189,7 +189,7 @@ struct printer {
 	uint64_t t_lo, t_span;
 	char t_text[32];
 	uint8_t t_len;
-};
+} __attribute__((aligned(128))); /* written per line: lines of its own (see struct job) */
 
 struct report {
 	struct tk_dat *dat;
@@ -1204,18 +1204,6 @@ static const char *lookup_comm(struct report *r, int pid)
 	return comm;
 }
 
-/*
- * The names a sched_switch / sched_wakeup record registers, in record
- * order, when its line is printed on another thread; registering also
- * tells libtraceevent, so it takes the lock the printers take around it.
- */
-static void __attribute__((noinline)) learn_names(struct report *r, const struct tk_event *ev,
-						  const void *data, uint32_t size)
-{
-	pthread_mutex_lock(r->pr.slow_lock);
-	tk_event_sched_learn(r->set, ev, data, size);
-	pthread_mutex_unlock(r->pr.slow_lock);
-}
 
 /*
  * The merge's half of a record's line (one caller, the merge loop: inlined,
@@ -1290,7 +1278,7 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 	/* Printed elsewhere, the sched mirrors cannot register names in record order. */
 	if (__builtin_expect(r->pr.shared, 0) && ev &&
 	    (ev->kind == TK_EVENT_SCHED_SWITCH || ev->kind == TK_EVENT_SCHED_WAKEUP))
-		learn_names(r, ev, data, size);
+		tk_event_sched_learn(r->set, ev, data, size, r->pr.slow_lock);
 	l->s = s;
 	l->ev = ev;
 	l->comm = comm;
@@ -1516,18 +1504,36 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * slow path, format parsing, name registration) is serialised by one
  * lock, and symbol lookups use a memo per thread.
  *
- * Jobs form a ring of NJOBS; job k lives in slot k % NJOBS. Counters
- * (under pool.lock): filled (handed over), taken (printing started),
- * written (out); a slot is free again once its job is written. Memory
- * stays bounded: NJOBS jobs of JOB_LINES lines and their text.
+ * Jobs form a ring of njobs (two per thread and two more); job k lives in
+ * slot k % njobs. Counters (under pool.lock): filled (handed over), taken
+ * (printing started), written (out); a slot is free again once its job is
+ * written. Memory stays bounded: njobs jobs of JOB_LINES lines, their
+ * records (JOB_DATA, more for bigger pages) and their text (JOB_TEXT to
+ * start with: the buffers are touched once per run, and page faults cost
+ * ~5 us on the reference VM).
+ *
+ * Measured (bench file of 3 M events, release build, the 2-vCPU VM, quiet,
+ * 12 interleaved runs each): one thread 0.25-0.36 s, two 0.34-0.42 s; in
+ * some runs two threads took 0.20-0.22 s, never reproducibly. A record
+ * costs ~80 ns to print, and handing it to another core (the record and
+ * its line written by one core, read by the other) costs about as much
+ * here; sharing cache lines between the merge's job and a worker's job
+ * made it 2.8 times slower before jobs were given lines of their own. So
+ * the report prints in one thread unless -j asks for more, which machines
+ * with cheaper transfers between cores may want; the text is the same.
  */
 #define JOB_LINES 4096
-#define JOB_DATA (1u << 20)
-#define NJOBS 8
+#define JOB_DATA (256u << 10)
+#define JOB_TEXT (512u << 10)
 #define MAX_THREADS 16
 
 enum { JOB_FREE, JOB_READY, JOB_BUSY, JOB_DONE };
 
+/*
+ * The merge thread writes a job's counts per record while a worker writes
+ * the job beside it per line: each job has cache lines of its own (sharing
+ * them made two threads 2.8 times slower than one).
+ */
 struct job {
 	struct line *lines;
 	size_t nlines;
@@ -1535,7 +1541,7 @@ struct job {
 	size_t data_len, data_cap;
 	struct tk_outbuf out;    /* memory (fd -1): the lines' text */
 	int state;
-};
+} __attribute__((aligned(128)));
 
 struct worker {
 	struct pool *pool;
@@ -1543,13 +1549,14 @@ struct worker {
 	struct tk_ksym_memo *memo;
 	pthread_t thread;
 	bool started;
-};
+} __attribute__((aligned(128)));
 
 struct pool {
 	struct report *r;
 	pthread_mutex_t lock;
 	pthread_cond_t work, done;
-	struct job jobs[NJOBS];
+	struct job *jobs;
+	size_t njobs;
 	uint64_t filled, taken, written;
 	bool stop;
 	struct worker *workers;
@@ -1578,7 +1585,7 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&pool->work, &pool->lock);
 		if (pool->taken == pool->filled)
 			break;
-		j = &pool->jobs[pool->taken++ % NJOBS];
+		j = &pool->jobs[pool->taken++ % pool->njobs];
 		j->state = JOB_BUSY;
 		pthread_mutex_unlock(&pool->lock);
 		print_job(&w->pr, j);
@@ -1620,7 +1627,7 @@ static void pool_advance(struct pool *pool, uint64_t until)
 	struct report *r = pool->r;
 
 	while (pool->written < until) {
-		struct job *j = &pool->jobs[pool->written % NJOBS];
+		struct job *j = &pool->jobs[pool->written % pool->njobs];
 
 		if (j->state == JOB_DONE) {
 			pthread_mutex_unlock(&pool->lock);
@@ -1634,7 +1641,7 @@ static void pool_advance(struct pool *pool, uint64_t until)
 			j->state = JOB_FREE;
 			pool->written++;
 		} else if (pool->taken < pool->filled) {
-			struct job *t = &pool->jobs[pool->taken++ % NJOBS];
+			struct job *t = &pool->jobs[pool->taken++ % pool->njobs];
 
 			t->state = JOB_BUSY;
 			pthread_mutex_unlock(&pool->lock);
@@ -1650,7 +1657,7 @@ static void pool_advance(struct pool *pool, uint64_t until)
 /* Hand the job being filled over to the printers, and make the next slot free. */
 static void pool_dispatch(struct pool *pool)
 {
-	struct job *j = &pool->jobs[pool->filled % NJOBS];
+	struct job *j = &pool->jobs[pool->filled % pool->njobs];
 
 	if (!j->nlines)
 		return;
@@ -1659,21 +1666,21 @@ static void pool_dispatch(struct pool *pool)
 	pool->filled++;
 	pthread_cond_signal(&pool->work);
 	/* The next slot's previous job must be out before it is filled again. */
-	if (pool->filled >= NJOBS)
-		pool_advance(pool, pool->filled - NJOBS + 1);
+	if (pool->filled >= pool->njobs)
+		pool_advance(pool, pool->filled - pool->njobs + 1);
 	pthread_mutex_unlock(&pool->lock);
 }
 
 /* Add one line (and a copy of its record) to the job being filled. */
 static inline void pool_add(struct pool *pool, const struct line *l)
 {
-	struct job *j = &pool->jobs[pool->filled % NJOBS];
+	struct job *j = &pool->jobs[pool->filled % pool->njobs];
 	size_t need = ((size_t)l->size + 7) & ~(size_t)7;
 	struct line *d;
 
 	if (__builtin_expect(j->nlines == JOB_LINES || j->data_cap - j->data_len < need, 0)) {
 		pool_dispatch(pool);
-		j = &pool->jobs[pool->filled % NJOBS];
+		j = &pool->jobs[pool->filled % pool->njobs];
 	}
 	d = &j->lines[j->nlines++];
 	*d = *l;
@@ -1701,7 +1708,7 @@ static void pool_free(struct pool *pool)
 {
 	if (!pool)
 		return;
-	for (size_t i = 0; i < NJOBS; i++) {
+	for (size_t i = 0; pool->jobs && i < pool->njobs; i++) {
 		free(pool->jobs[i].lines);
 		free(pool->jobs[i].data);
 		tk_outbuf_release(&pool->jobs[i].out);
@@ -1710,6 +1717,7 @@ static void pool_free(struct pool *pool)
 		free(pool->workers[i].pr.pcache);
 		free(pool->workers[i].memo);
 	}
+	free(pool->jobs);
 	free(pool->workers);
 	free(pool->main_memo);
 	tk_ksym_thread_memo = NULL;
@@ -1717,6 +1725,17 @@ static void pool_free(struct pool *pool)
 	pthread_cond_destroy(&pool->done);
 	pthread_mutex_destroy(&pool->lock);
 	free(pool);
+}
+
+/* Zeroed memory for @n structures aligned to their cache lines. */
+static void *aligned_calloc(size_t n, size_t size)
+{
+	void *p = NULL;
+
+	if (!n || n > SIZE_MAX / size || posix_memalign(&p, 128, n * size))
+		return NULL;
+	memset(p, 0, n * size);
+	return p;
 }
 
 /* A printer's own state, for one more thread. */
@@ -1759,16 +1778,19 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->work, NULL);
 	pthread_cond_init(&pool->done, NULL);
-	for (size_t i = 0; i < NJOBS && ok; i++) {
+	pool->njobs = 2 * (size_t)threads + 2;
+	pool->jobs = aligned_calloc(pool->njobs, sizeof(*pool->jobs));
+	ok = pool->jobs != NULL;
+	for (size_t i = 0; ok && i < pool->njobs; i++) {
 		struct job *j = &pool->jobs[i];
 
 		j->lines = malloc(JOB_LINES * sizeof(*j->lines));
 		j->data = malloc(data_cap);
 		j->data_cap = data_cap;
-		ok = j->lines && j->data && !tk_outbuf_init(&j->out, -1, 4u << 20);
+		ok = j->lines && j->data && !tk_outbuf_init(&j->out, -1, JOB_TEXT);
 	}
 	pool->nworkers = threads - 1;
-	pool->workers = calloc(pool->nworkers, sizeof(*pool->workers));
+	pool->workers = aligned_calloc(pool->nworkers, sizeof(*pool->workers));
 	pool->main_memo = calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
 	ok = ok && pool->workers && pool->main_memo;
 	for (size_t i = 0; ok && i < pool->nworkers; i++) {
@@ -1793,15 +1815,10 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 	return pool;
 }
 
-/* Printers to run: the option, else one per online CPU. */
+/* Printers to run: 1 unless asked (see "Measured" in the notes on threads). */
 static unsigned int report_threads(const struct tk_report_opts *opts)
 {
-	long n;
-
-	if (opts->threads)
-		return opts->threads;
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (unsigned int)(n < MAX_THREADS ? n : MAX_THREADS) : 1;
+	return opts->threads ? opts->threads : 1;
 }
 
 int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,

@@ -41,6 +41,17 @@ struct tk_cache;
  */
 TK_API struct tk_cache *tk_cache_open(const char *dir);
 
+/**
+ * tk_cache_open_existing() - open a cache directory only if it exists
+ * @dir: as for tk_cache_open()
+ *
+ * For readers (reports symbolizing through the cache), which must not
+ * create ~/.debug as a side effect.
+ * Return: the handle, or NULL with errno ENOENT when there is no such
+ * directory (or as tk_cache_open()).
+ */
+TK_API struct tk_cache *tk_cache_open_existing(const char *dir);
+
 /** tk_cache_close() - NULL is accepted. */
 TK_API void tk_cache_close(struct tk_cache *cache);
 

@@ -365,7 +365,7 @@ static bool is_hex(const char *s, size_t min, size_t max)
 
 /* ---- handle ---- */
 
-TK_API struct tk_cache *tk_cache_open(const char *dir)
+static struct tk_cache *cache_open(const char *dir, bool create)
 {
 	struct tk_cache *c;
 	char *abs;
@@ -394,7 +394,14 @@ TK_API struct tk_cache *tk_cache_open(const char *dir)
 		errno = ENOMEM;
 		return NULL;
 	}
-	r = mkdir_p(abs);
+	if (create) {
+		r = mkdir_p(abs);
+	} else {
+		struct stat st;
+
+		r = stat(abs, &st) == 0 && S_ISDIR(st.st_mode) ? 0 :
+		    tk_fail(ENOENT, "%s: no such cache directory", abs);
+	}
 	if (r == 0) {
 		/* Links and listings need an absolute, canonical root. */
 		char *real = realpath(abs, NULL);
@@ -414,6 +421,16 @@ TK_API struct tk_cache *tk_cache_open(const char *dir)
 	}
 	c->dir = abs;
 	return c;
+}
+
+TK_API struct tk_cache *tk_cache_open(const char *dir)
+{
+	return cache_open(dir, true);
+}
+
+TK_API struct tk_cache *tk_cache_open_existing(const char *dir)
+{
+	return cache_open(dir, false);
 }
 
 TK_API void tk_cache_close(struct tk_cache *cache)

@@ -39,7 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <tracekit/cache.h>
 #include <tracekit/elf.h>
@@ -1436,24 +1435,6 @@ static void rep_release(struct rep *r)
 	tk_outbuf_release(&r->out);
 }
 
-/* @dir, else $TRACEKIT_CACHE_DIR, else ~/.debug; NULL when it does not exist. */
-static struct tk_cache *open_cache(const char *dir)
-{
-	const char *env = getenv("TRACEKIT_CACHE_DIR"), *home = getenv("HOME");
-	char *path = NULL;
-	struct tk_cache *c = NULL;
-
-	if (dir)
-		path = strdup(dir);
-	else if (env && *env)
-		path = strdup(env);
-	else if (home && asprintf(&path, "%s/.debug", home) < 0)
-		path = NULL;
-	if (path && access(path, R_OK | X_OK) == 0)
-		c = tk_cache_open(path);
-	free(path);
-	return c;
-}
 
 TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 				  const struct tk_perfdata_report_opts *opts, uint64_t *printed)
@@ -1477,7 +1458,7 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	 * exists: a report does not create one. Without a symbolizer ips
 	 * still print, as [unknown].
 	 */
-	r.cache = open_cache(opts->cache_dir);
+	r.cache = tk_cache_open_existing(opts->cache_dir);
 	r.sym = tk_symbolizer_new(r.cache);
 	while ((ret = tk_perfdata_next(pd, &rec)) == 1) {
 		ret = process(&r, &rec);

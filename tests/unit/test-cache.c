@@ -1076,6 +1076,26 @@ static void test_lookup_uprobe(void **state)
 	tk_cache_close(c);
 }
 
+/* A reader's open: an absent directory is ENOENT and stays absent; an existing one opens. */
+static void test_open_existing(void **state)
+{
+	struct tk_cache *c;
+	struct stat st;
+
+	(void)state;
+	fresh_cache();
+	errno = 0;
+	assert_null(tk_cache_open_existing(cdir));
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(stat(cdir, &st), -1);
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	tk_cache_close(c);
+	c = tk_cache_open_existing(cdir);
+	assert_non_null(c);
+	tk_cache_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1092,6 +1112,7 @@ int main(void)
 		cmocka_unit_test(test_debuginfo),
 		cmocka_unit_test(test_broken_symtab),
 		cmocka_unit_test(test_lookup_uprobe),
+		cmocka_unit_test(test_open_existing),
 	};
 
 	if (system("command -v cc >/dev/null && (test -e /usr/include/x86_64-linux-gnu/sys/sdt.h"

@@ -364,6 +364,8 @@ TK_API int tk_symbolizer_add_pid(struct tk_symbolizer *sym, int pid);
  *        link-time address equals @ip or differs from it by whole pages
  *        (a mapping's load bias), else the first
  *
+ * An event named EVENT_N (tracefs's name for the Nth further place of one
+ * SDT name) is looked up as EVENT when EVENT_N itself is unknown.
  * Needs no process maps, so it works on a .dat long after the process
  * exited: the definition "PATH:OFFSET" comes from the cache's probes
  * files (valid entries first, then stale ones, whose build id still finds

@@ -27,6 +27,7 @@ enum {
 	TK_REPORT_SLOW = 1 << 5,    /* print every event with libtraceevent (tests) */
 	TK_REPORT_FALLBACKS = 1 << 6, /* log, per event, records libtraceevent printed */
 	TK_REPORT_HEADER = 1 << 7,  /* "# events lost" / "# file is incomplete" header lines */
+	TK_REPORT_SYMBOLS = 1 << 8, /* probe events: the probed place as " <sym+0xoff (dso)>" */
 };
 
 /** What to print; zero-initialise and set what is wanted. */
@@ -50,6 +51,8 @@ struct tk_report_opts {
 	 * than one on the 2-vCPU reference VM (report.c).
 	 */
 	unsigned int threads;
+	/* TK_REPORT_SYMBOLS: the build-id cache; NULL: $TRACEKIT_CACHE_DIR, then ~/.debug. */
+	const char *cache_dir;
 };
 
 /** What a run saw. */

@@ -54,6 +54,8 @@ const char cmd_report_usage[] =
 	"      --fallbacks       list on stderr the events printed by the slow path\n"
 	"  -j, --threads N       print with N threads (default 1; the text is the\n"
 	"                        same)\n"
+	"      --sym             after each probe event, where it fired:\n"
+	"                        <sym+0xoff (dso)> (uprobes through the cache)\n"
 	"      --cache-dir DIR   build-id cache for symbols (default\n"
 	"                        $TRACEKIT_CACHE_DIR, then ~/.debug, as perf's)\n"
 	"  -h, --help            show this help\n";
@@ -69,6 +71,7 @@ enum {
 	OPT_FALLBACKS,
 	OPT_HEADER,
 	OPT_CACHE_DIR,
+	OPT_SYM,
 };
 
 #define MAX_CPUS 4096
@@ -226,6 +229,7 @@ int cmd_report(int argc, char **argv)
 		{"ns", no_argument, NULL, 't'},
 		{"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
 		{"threads", required_argument, NULL, 'j'},
+		{"sym", no_argument, NULL, OPT_SYM},
 		{"header", no_argument, NULL, OPT_HEADER},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -327,6 +331,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_CACHE_DIR:
 			cache_dir = optarg;
 			break;
+		case OPT_SYM:
+			opts.flags |= TK_REPORT_SYMBOLS;
+			break;
 		case 'j': {
 			char *end;
 			long n;
@@ -362,6 +369,7 @@ int cmd_report(int argc, char **argv)
 		status = cli_usage_error("--stat and --json do not go together");
 		goto out;
 	}
+	opts.cache_dir = cache_dir;
 	opts.events = events;
 	opts.nevents = nevents;
 	opts.pids = pids;

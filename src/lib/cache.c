@@ -3026,9 +3026,8 @@ static int usite_tracefs(struct usite_ctx *uc)
 	return 0;
 }
 
-TK_API int tk_symbolizer_lookup_uprobe(struct tk_symbolizer *sym, const char *group,
-				       const char *event, uint64_t ip,
-				       struct tk_symbol_info *info)
+static int lookup_uprobe(struct tk_symbolizer *sym, const char *group, const char *event,
+			 uint64_t ip, struct tk_symbol_info *info)
 {
 	struct usite_ctx uc = {.s = sym, .group = group, .event = event};
 	const struct usite *best = NULL, *cong = NULL, *exact = NULL;
@@ -3115,6 +3114,32 @@ TK_API int tk_symbolizer_lookup_uprobe(struct tk_symbolizer *sym, const char *gr
 	free(key);
 	return tk_symbolizer_lookup_file(sym, best->path, best->bid[0] ? best->bid : NULL,
 					 best->offset, info);
+}
+
+TK_API int tk_symbolizer_lookup_uprobe(struct tk_symbolizer *sym, const char *group,
+				       const char *event, uint64_t ip,
+				       struct tk_symbol_info *info)
+{
+	size_t n = event ? strlen(event) : 0, k = n;
+	char *base;
+	int r = lookup_uprobe(sym, group, event, ip, info);
+
+	/*
+	 * An SDT name used at several places becomes EVENT, EVENT_1, EVENT_2
+	 * ... in tracefs (as perf probe names them), while the cache lists
+	 * every place under EVENT: look the base name up, and the address
+	 * picks the place.
+	 */
+	while (k > 0 && event[k - 1] >= '0' && event[k - 1] <= '9')
+		k--;
+	if (r != -ENOENT || k == n || k < 2 || event[k - 1] != '_')
+		return r;
+	base = strndup(event, k - 1);
+	if (!base)
+		return tk_fail(ENOMEM, "out of memory");
+	r = lookup_uprobe(sym, group, base, ip, info);
+	free(base);
+	return r;
 }
 
 /* ---- kcore ---- */

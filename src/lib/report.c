@@ -81,6 +81,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <tracekit/cache.h>
 #include <tracekit/event.h>
 #include <tracekit/report.h>
 
@@ -156,6 +157,16 @@ struct comm_memo {
 
 struct report;
 
+#define PROBE_MEMO 256
+
+/* The text --sym printed for one (event, address). */
+struct probe_memo {
+	uint64_t ip;
+	int id;               /* -1: empty */
+	uint16_t len;
+	char text[302];
+};
+
 /*
  * Everything the line printer needs about one record, as the merge decided
  * it (the name looked up, the filters passed): printing needs nothing
@@ -221,9 +232,17 @@ struct report {
 	int label_width;
 	const char *path;
 	bool any_cpustat;         /* the file has CPUSTAT options at all */
+	/* --sym: where probe events fired (uprobes through the build-id cache, kprobes kallsyms). */
+	struct tk_symbolizer *sym;
+	struct tk_cache *cache;
+	const struct tk_event_field **probe_ip; /* per id: its __probe_ip, or &no_field */
+	struct probe_memo *probe_memo;
 	char cut_msg[512];        /* the first "file is incomplete" message */
 	const struct stream *cut_first; /* the stream it is about */
 };
+
+static size_t probe_place(struct report *r, const struct tk_event *ev, int id, const void *data,
+			  uint32_t size, char *buf, size_t cap);
 
 static const char spaces[] = "                                                                ";
 
@@ -1110,7 +1129,18 @@ static void print_json(struct report *r, struct stream *s, const struct tk_event
 			tk_outbuf_write(o, "null", 4);
 		}
 	}
-	tk_outbuf_write(o, "}}\n", 3);
+	tk_outbuf_write(o, "}", 1);
+	if (r->opts->flags & TK_REPORT_SYMBOLS) {
+		char text[320];
+		size_t len = probe_place(r, ev, tk_event_id(ev), s->rec->data, s->rec->size, text,
+					 sizeof(text));
+
+		if (len) {
+			tk_outbuf_write(o, ",\"probe\":", 9);
+			put_json_str(o, text, len);
+		}
+	}
+	tk_outbuf_write(o, "}\n", 2);
 }
 
 static bool comm_wanted(const struct tk_report_opts *o, const char *comm)
@@ -1204,6 +1234,82 @@ static const char *lookup_comm(struct report *r, int pid)
 	return comm;
 }
 
+
+/* An event without __probe_ip: not a probe. */
+static const struct tk_event_field no_field;
+
+/*
+ * "sym+0xoff (dso)" of the place probe event @ev fired at, into @buf.
+ * Kernel addresses (kprobes) through kallsyms; user ones (uprobes) through
+ * the probe's definition "PATH:OFFSET" from the cache's probe files or
+ * the live uprobe_events, and that binary's symbols (by build id, so a
+ * binary rebuilt since still resolves). Return: the length, 0 when @ev is
+ * not a probe or the place is unknown.
+ */
+static size_t probe_place(struct report *r, const struct tk_event *ev, int id, const void *data,
+			  uint32_t size, char *buf, size_t cap)
+{
+	const struct tk_event_field *f;
+	struct tk_symbol_info info;
+	const struct tk_ksym *k;
+	struct probe_memo *m;
+	uint64_t ip;
+	int n = 0;
+
+	if (id < 0 || id > 0xffff)
+		return 0;
+	f = r->probe_ip[id];
+	if (!f) {
+		f = tk_event_field_find(ev, "__probe_ip");
+		r->probe_ip[id] = f ? f : &no_field;
+	}
+	if (f == &no_field || tk_event_field_read(r->set, f, data, size, &ip))
+		return 0;
+	m = &r->probe_memo[((ip ^ (ip >> 12)) * 31 + (uint64_t)id) % PROBE_MEMO];
+	if (m->id == id && m->ip == ip) {
+		memcpy(buf, m->text, m->len < cap ? m->len : cap);
+		return m->len < cap ? m->len : 0;
+	}
+	if (r->info->long_size == 8 ? ip >= 0xffff800000000000ull : ip >= 0xc0000000ull) {
+		k = tk_event_ksym_find(r->set, ip);
+		if (k)
+			n = snprintf(buf, cap, "%.*s+0x%" PRIx64 " ([kernel.kallsyms])",
+				     (int)(k->name_len < 256 ? k->name_len : 256),
+				     r->set->ksym_text + k->name_off, ip - k->addr);
+	} else if (r->sym && tk_symbolizer_lookup_uprobe(r->sym, tk_event_system(ev),
+							 tk_event_name(ev), ip, &info) == 0) {
+		if (info.symbol)
+			n = snprintf(buf, cap, "%.256s+0x%" PRIx64 " (%s)", info.symbol, info.offset,
+				     info.dso ? info.dso : "[unknown]");
+		else
+			n = snprintf(buf, cap, "[unknown] (%s)", info.dso ? info.dso : "[unknown]");
+	}
+	if (n <= 0 || (size_t)n >= cap)
+		n = 0;
+	if ((size_t)n < sizeof(m->text)) {
+		m->id = id;
+		m->ip = ip;
+		m->len = (uint16_t)n;
+		memcpy(m->text, buf, (size_t)n);
+	}
+	return (size_t)n;
+}
+
+/* " <sym+0xoff (dso)>" after a probe event's text (--sym). */
+static void __attribute__((noinline)) put_probe_place(struct printer *p, const struct line *l)
+{
+	struct report *r = (struct report *)p->r; /* --sym prints in the merge thread only */
+	char text[320];
+	size_t n = probe_place(r, l->ev, tk_event_id(l->ev), l->data, l->size, text, sizeof(text));
+
+	if (!n)
+		return;
+	if (p->o->cap - p->o->len < n + 4)
+		tk_outbuf_flush(p->o);
+	put(p->o, " <", 2);
+	put(p->o, text, n);
+	put(p->o, ">", 1);
+}
 
 /*
  * The merge's half of a record's line (one caller, the merge loop: inlined,
@@ -1386,6 +1492,8 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p,
 	/* One final newline of the text is dropped (a flush may have emptied the buffer). */
 	if (o->len && o->buf[o->len - 1] == '\n')
 		o->len--;
+	if (__builtin_expect(r->opts->flags & TK_REPORT_SYMBOLS, 0))
+		put_probe_place(p, l);
 	if (__builtin_expect(o->len == o->cap, 0))
 		tk_outbuf_flush(o);
 	o->buf[o->len++] = '\n';
@@ -1766,7 +1874,8 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
 	if (threads < 2 || (r->opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON | TK_REPORT_LATENCY |
-					      TK_REPORT_RAW | TK_REPORT_SLOW | TK_REPORT_FALLBACKS)))
+					      TK_REPORT_RAW | TK_REPORT_SLOW | TK_REPORT_FALLBACKS |
+					      TK_REPORT_SYMBOLS)))
 		return NULL;
 	/* A record is at most a page: a job holds any one. */
 	if (data_cap < 2 * (size_t)r->info->page_format.page_size)
@@ -1848,7 +1957,17 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	r.counts = calloc(65536, sizeof(*r.counts));
 	r.cmemo = calloc(PCACHE_SIZE, sizeof(*r.cmemo));
 	r.evs = calloc(65536, sizeof(*r.evs));
-	if (printer_init(&r.pr, &r, NULL) || !r.counts || !r.cmemo || !r.evs)
+	if (opts->flags & TK_REPORT_SYMBOLS) {
+		/* Without a cache, the live uprobe_events still name the places. */
+		r.cache = tk_cache_open_existing(opts->cache_dir);
+		r.sym = tk_symbolizer_new(r.cache);
+		r.probe_ip = calloc(65536, sizeof(*r.probe_ip));
+		r.probe_memo = malloc(PROBE_MEMO * sizeof(*r.probe_memo));
+		for (size_t i = 0; r.probe_memo && i < PROBE_MEMO; i++)
+			r.probe_memo[i].id = -1;
+	}
+	if (printer_init(&r.pr, &r, NULL) || !r.counts || !r.cmemo || !r.evs ||
+	    ((opts->flags & TK_REPORT_SYMBOLS) && (!r.sym || !r.probe_ip || !r.probe_memo)))
 		ret = tk_fail(ENOMEM, "cannot allocate event counts");
 	else
 		ret = load_events(&r);
@@ -1990,6 +2109,10 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	free(r.cmemo);
 	free(r.pr.pcache);
 	free(r.evs);
+	free(r.probe_ip);
+	free(r.probe_memo);
+	tk_symbolizer_free(r.sym);
+	tk_cache_close(r.cache);
 	tk_event_set_free(r.set);
 	tk_outbuf_release(&r.out);
 	return ret;

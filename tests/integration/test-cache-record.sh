@@ -76,6 +76,20 @@ p0=$(count "$T/a.dat" plain) p1=$(count "$T/a.dat" plain_1)
 grep -q sdt_tkrec "$TRACEFS/uprobe_events" && fail "uprobes left: $(cat "$TRACEFS/uprobe_events")"
 [ -e "$TRACEFS/instances/$INST" ] && fail "instance $INST left"
 
+# report --sym: each probe event names the function it fired in, through
+# the cache (the uprobes are gone by now), also once the binary is moved away.
+sym_check() {
+	"$TRACEKIT" report --sym --cache-dir "$T/cache" "$T/a.dat" >"$T/sym.txt" 2>"$T/sym.err" ||
+		fail "report --sym ($1): $(cat "$T/sym.err")"
+	g=$(grep -c " guarded: .* <main+0x[0-9a-f]* ($T/prog)>\$" "$T/sym.txt")
+	p=$(grep -c " plain\(_1\)\?: .* <plain_twice+0x[0-9a-f]* ($T/prog)>\$" "$T/sym.txt")
+	[ "$g" = 7 ] && [ "$p" = 5 ] || fail "report --sym ($1): $g guarded in main, $p plain in plain_twice; want 7 and 5"
+}
+sym_check "binary in place"
+mv "$T/prog" "$T/prog.moved"
+sym_check "binary moved away"
+mv "$T/prog.moved" "$T/prog"
+
 # --cache-dir wins over $TRACEKIT_CACHE_DIR; the default instance goes too.
 before=$(ls "$TRACEFS/instances" | grep -c '^tracekit-')
 TRACEKIT_CACHE_DIR="$T/nothing" "$TRACEKIT" record -q --cache-dir "$T/cache" \

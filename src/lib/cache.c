@@ -81,6 +81,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -2518,6 +2519,7 @@ struct dso {
 	struct seg *segs;
 	size_t nsegs;
 	bool kernel;
+	bool vdso;
 	bool loaded;
 };
 
@@ -2602,6 +2604,7 @@ static struct dso *dso_get(struct tk_symbolizer *s, const char *path, const char
 	if (bid)
 		snprintf(d->bid, sizeof(d->bid), "%s", bid);
 	d->kernel = !strcmp(path, "[kernel.kallsyms]");
+	d->vdso = !strcmp(path, "[vdso]");
 	s->dsos[s->ndsos++] = d;
 	return d;
 }
@@ -2612,7 +2615,7 @@ static char *dso_file(struct tk_symbolizer *s, struct dso *d)
 	char *f = NULL;
 
 	if (s->cache && d->bid[0]) {
-		const char *leaf = d->kernel ? "kallsyms" : "elf";
+		const char *leaf = d->kernel ? "kallsyms" : d->vdso ? "vdso" : "elf";
 		char *link;
 
 		if (asprintf(&link, "%s/.build-id/%.2s/%s", s->cache->dir, d->bid, d->bid + 2) >= 0) {
@@ -2634,9 +2637,41 @@ static char *dso_file(struct tk_symbolizer *s, struct dso *d)
 			free(link);
 		}
 	}
-	if (!f)
+	if (!f && !d->vdso)
 		f = strdup(d->kernel ? "/proc/kallsyms" : d->path);
 	return f;
+}
+
+/*
+ * This process's own vDSO, when it is the one @bid names (or no id is
+ * given): the running kernel's, which a recording on this machine mapped.
+ * perf caches it as [vdso]/BUILDID/vdso; without that copy, this one.
+ */
+static struct tk_elf *own_vdso(const char *bid)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	char hex[TK_BUILD_ID_HEX_MAX], *maps = NULL, *line, *save = NULL;
+	unsigned long long start, end;
+	struct tk_elf *elf = NULL;
+	uint8_t id[TK_BUILD_ID_MAX];
+	size_t len;
+	int n;
+
+	if (!base || read_file("/proc/self/maps", &maps, &len) < 0)
+		return NULL;
+	for (line = strtok_r(maps, "\n", &save); line && !elf; line = strtok_r(NULL, "\n", &save)) {
+		if (!strstr(line, "[vdso]") || sscanf(line, "%llx-%llx", &start, &end) != 2 ||
+		    start != base || end <= start)
+			continue;
+		elf = tk_elf_open_mem((const void *)base, (size_t)(end - start), "[vdso]");
+	}
+	free(maps);
+	if (elf && bid && ((n = tk_elf_build_id(elf, id, sizeof(id))) <= 0 ||
+			   tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)) <= 0 || strcmp(hex, bid))) {
+		tk_elf_close(elf);
+		elf = NULL;
+	}
+	return elf;
 }
 
 /* Copy the PT_LOAD segments of @elf into @d (file offset <-> address). */
@@ -2737,6 +2772,15 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 
 	d->loaded = true;
 	f = dso_file(s, d);
+	if (!f && d->vdso) {
+		elf = own_vdso(bid);
+		if (elf) {
+			d->st = tk_symtab_new_elf(elf);
+			dso_take_segments(d, elf);
+			tk_elf_close(elf);
+		}
+		return;
+	}
 	if (!f)
 		return;
 	if (d->kernel) {

@@ -601,7 +601,7 @@ static void put_sym(struct rep *r, int32_t pid, uint64_t ip, bool kernel, const 
 			 * By the build id the file had when recorded: the cache
 			 * holds that binary even after the file changed or went.
 			 */
-			if (r->sym && m->path[0] == '/' &&
+			if (r->sym && (m->path[0] == '/' || !strcmp(m->path, "[vdso]")) &&
 			    tk_symbolizer_lookup_file(r->sym, m->path, m->bid, ip - m->start + m->pgoff,
 						      &info) == 0) {
 				symbol = info.symbol;

@@ -117,6 +117,22 @@ EOF
 		fail "symbols through the cache: perf $np leafw samples, tracekit --cache-dir $nt, \$TRACEKIT_CACHE_DIR $ne, no cache $n0 (want 0)"
 fi
 
+# Samples in the vDSO: perf caches it as [vdso]/BUILDID/vdso; both name
+# __vdso_gettimeofday from that copy.
+if command -v cc >/dev/null; then
+	cat >"$dir/gtod.c" <<'EOF'
+#include <sys/time.h>
+int main(void) { struct timeval tv; unsigned long s = 0; for (int i = 0; i < 3000000; i++) { gettimeofday(&tv, 0); s += tv.tv_usec; } return (int)(s & 1); }
+EOF
+	cc -O1 -o "$dir/gtod" "$dir/gtod.c" || fail "cc gtod.c"
+	perf --buildid-dir "$dir/vbid" record -q -e cpu-clock -o "$dir/v.data" "$dir/gtod" >/dev/null 2>&1 ||
+		fail "perf record v"
+	perf --buildid-dir "$dir/vbid" script -i "$dir/v.data" 2>/dev/null | grep '(\[vdso\])' >"$dir/v.perf"
+	"$TRACEKIT" report --cache-dir "$dir/vbid" "$dir/v.data" 2>/dev/null | grep '(\[vdso\])' >"$dir/v.tk"
+	grep -q '__vdso_gettimeofday+0x' "$dir/v.perf" || fail "v.data: perf names no vdso symbol"
+	cmp -s "$dir/v.perf" "$dir/v.tk" || { fail "v.data: vdso frames differ from perf script"; diff "$dir/v.perf" "$dir/v.tk" | head -5; }
+fi
+
 # Filters on perf.data: --cpu as perf script --cpu, -F as the event's lines,
 # --comm and -P as perf script --comms / --tid; .dat-only options are refused.
 perf script --cpu 0 -i "$dir/r1.data" >"$dir/f.perf" 2>/dev/null

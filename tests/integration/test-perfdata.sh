@@ -122,7 +122,8 @@ fi
 if command -v cc >/dev/null; then
 	cat >"$dir/gtod.c" <<'EOF'
 #include <sys/time.h>
-int main(void) { struct timeval tv; unsigned long s = 0; for (int i = 0; i < 3000000; i++) { gettimeofday(&tv, 0); s += tv.tv_usec; } return (int)(s & 1); }
+static volatile unsigned long sink;
+int main(void) { struct timeval tv; for (int i = 0; i < 3000000; i++) { gettimeofday(&tv, 0); sink += tv.tv_usec; } return 0; }
 EOF
 	cc -O1 -o "$dir/gtod" "$dir/gtod.c" || fail "cc gtod.c"
 	perf --buildid-dir "$dir/vbid" record -q -e cpu-clock -o "$dir/v.data" "$dir/gtod" >/dev/null 2>&1 ||

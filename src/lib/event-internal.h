@@ -74,6 +74,15 @@ struct tk_sym {
 	uint32_t len;
 };
 
+#define TK_FLAGS_TABLE 256
+
+/* A FLAGS op's text per value below TK_FLAGS_TABLE: text + off[v], len[v] bytes. */
+struct tk_flags_table {
+	uint16_t off[TK_FLAGS_TABLE];
+	uint8_t len[TK_FLAGS_TABLE];
+	char text[];
+};
+
 struct tk_op {
 	enum tk_op_kind kind;
 	enum tk_num_form form;
@@ -120,6 +129,9 @@ struct tk_op {
 	/* STR/DSTR with a spec: padded by hand ('-', width, precision). */
 	int32_t prec;        /* -1: none */
 	uint8_t star;        /* lenexpr is 1: the width, 2: the precision */
+	/* FLAGS: the widest text, and the texts of the values below TK_FLAGS_TABLE (or NULL). */
+	uint64_t max_text;
+	struct tk_flags_table *ftab;
 };
 
 /* One kallsyms entry: the text lives in tk_event_set.ksym_text. */

@@ -1079,6 +1079,9 @@ static void compile_str(struct compiler *c, struct tep_print_arg *arg, const cha
 			op->delim_len = (uint32_t)strlen(op->delim);
 		}
 		c->max_static += (uint64_t)(n + 1) * op->delim_len + 24;
+		for (i = 0; i < n; i++)
+			op->max_text += (uint64_t)op->syms[i].len + op->delim_len;
+		op->max_text += op->delim_len + 24;
 		return;
 	}
 	default:
@@ -1381,6 +1384,7 @@ static void free_op(struct tk_op *op)
 	for (uint32_t i = 0; op->syms && i < op->nsyms; i++)
 		free((char *)op->syms[i].str);
 	free(op->syms);
+	free(op->ftab);
 	if (op->kids) {
 		free_op(&op->kids[0]);
 		free_op(&op->kids[1]);
@@ -1398,6 +1402,47 @@ void tk_event_free_program(struct tk_event *ev)
 	ev->nops = 0;
 	ev->exprs = NULL;
 	ev->nexprs = 0;
+}
+
+static char *put_flags(char *o, const struct tk_op *op, uint64_t v);
+
+/*
+ * The text of every value below TK_FLAGS_TABLE, made once with the runtime
+ * algorithm (put_flags()): sched_switch prints its state with eight flags
+ * per record, and most flag words live in the low byte. Skipped (no table,
+ * the loop runs) when the texts would take more than 16 KiB.
+ */
+static void flags_table(struct tk_op *op)
+{
+	struct tk_flags_table *t;
+	char tmp[4096];
+	size_t total = 0;
+
+	for (uint64_t v = 0; v < TK_FLAGS_TABLE; v++) {
+		size_t n;
+
+		/* The widest text: every name, every delimiter, "0x" and 16 digits. */
+		if (op->max_text > sizeof(tmp))
+			return;
+		n = (size_t)(put_flags(tmp, op, v) - tmp);
+		if (n > UINT8_MAX)
+			return;
+		total += n;
+	}
+	if (total > (16u << 10))
+		return;
+	t = malloc(sizeof(*t) + total);
+	if (!t)
+		return; /* the loop still prints it */
+	total = 0;
+	for (uint64_t v = 0; v < TK_FLAGS_TABLE; v++) {
+		size_t n = (size_t)(put_flags(t->text + total, op, v) - (t->text + total));
+
+		t->off[v] = (uint16_t)total;
+		t->len[v] = (uint8_t)n;
+		total += n;
+	}
+	op->ftab = t;
 }
 
 /* Direct loads and the cast's bit count, for an op and its alternatives. */
@@ -1426,6 +1471,8 @@ static void finish_op(struct tk_event *ev, struct tk_op *op)
 		op->load_off = x->off;
 	}
 	op->bits = op->ls <= -2 ? 8 : op->ls == -1 ? 16 : op->ls == 0 ? 32 : 64;
+	if (op->kind == TK_OP_FLAGS)
+		flags_table(op);
 	if (op->kids) {
 		finish_op(ev, &op->kids[0]);
 		finish_op(ev, &op->kids[1]);
@@ -2145,6 +2192,35 @@ static inline uint32_t op_base(const struct tk_event_set *set, const struct tk_o
 	return o;
 }
 
+/* __print_flags() of @v, as libtraceevent prints it. */
+static char *put_flags(char *o, const struct tk_op *op, uint64_t v)
+{
+	bool printed = false;
+
+	for (uint32_t k = 0; k < op->nsyms; k++) {
+		uint64_t fv = op->syms[k].value;
+
+		if (!v && (int64_t)fv < 0) {
+			o = put_str(o, op->syms[k].str, op->syms[k].len);
+			break;
+		}
+		if ((int64_t)fv > 0 && (v & fv) == fv) {
+			if (printed && op->delim)
+				o = put_str(o, op->delim, op->delim_len);
+			o = put_str(o, op->syms[k].str, op->syms[k].len);
+			printed = true;
+			v &= ~fv;
+		}
+	}
+	if (v) {
+		if (printed && op->delim)
+			o = put_str(o, op->delim, op->delim_len);
+		o = put_str(o, "0x", 2);
+		o = put_hex(o, v);
+	}
+	return o;
+}
+
 static inline char *put_hex2(char *o, uint8_t b)
 {
 	memcpy(o, tk_hex_pairs + 2 * b, 2);
@@ -2406,29 +2482,12 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 	}
 	case TK_OP_FLAGS: {
 		uint64_t v = op_value_o(set, ev, op, d, size, swap);
-		bool printed = false;
 
-		for (uint32_t k = 0; k < op->nsyms; k++) {
-			uint64_t fv = op->syms[k].value;
-
-			if (!v && (int64_t)fv < 0) {
-				o = put_str(o, op->syms[k].str, op->syms[k].len);
-				break;
-			}
-			if ((int64_t)fv > 0 && (v & fv) == fv) {
-				if (printed && op->delim)
-					o = put_str(o, op->delim, op->delim_len);
-				o = put_str(o, op->syms[k].str, op->syms[k].len);
-				printed = true;
-				v &= ~fv;
-			}
-		}
-		if (v) {
-			if (printed && op->delim)
-				o = put_str(o, op->delim, op->delim_len);
-			o = put_str(o, "0x", 2);
-			o = put_hex(o, v);
-		}
+		/* Values of the low byte come ready-made (states, masks of a few flags). */
+		if (v < TK_FLAGS_TABLE && op->ftab)
+			o = put_str(o, op->ftab->text + op->ftab->off[v], op->ftab->len[v]);
+		else
+			o = put_flags(o, op, v);
 		break;
 	}
 	case TK_OP_IP4:

@@ -194,7 +194,7 @@ struct rep {
 	 * several per microsecond, and a hit is a compare and a copy.
 	 * Times in [time_lo, time_lo + time_span) print as time_text.
 	 */
-	uint64_t time_lo, time_span, time_secs;
+	uint64_t time_lo, time_span, time_secs, time_sec_ns;
 	uint8_t time_len;
 	char time_text[40];     /* 20 digits of seconds, 9 of fraction: always fits */
 
@@ -486,11 +486,19 @@ static void put_char(struct tk_outbuf *out, char c)
 static void __attribute__((noinline)) put_time_miss(struct rep *r, uint64_t t)
 {
 	bool nsec = r->opts->flags & TK_PERFDATA_REPORT_NSEC;
-	uint64_t secs = t / 1000000000u;
-	uint32_t frac = (uint32_t)(t % 1000000000u);
 	unsigned int digits = nsec ? 9 : 6;
+	uint64_t secs;
+	uint32_t frac;
 	char *p;
 
+	/* Within the second last printed, no 64-bit divide. */
+	if (r->time_len && t - r->time_sec_ns < 1000000000u) {
+		secs = r->time_secs;
+		frac = (uint32_t)(t - r->time_sec_ns);
+	} else {
+		secs = t / 1000000000u;
+		frac = (uint32_t)(t % 1000000000u);
+	}
 	if (!nsec)
 		frac /= 1000u;
 	if (secs != r->time_secs || !r->time_len) {
@@ -501,6 +509,7 @@ static void __attribute__((noinline)) put_time_miss(struct rep *r, uint64_t t)
 		n = snprintf(r->time_text, sizeof(r->time_text), "%*s: ", nsec ? 15 : 12, buf);
 		r->time_len = (uint8_t)n;
 		r->time_secs = secs;
+		r->time_sec_ns = secs * 1000000000u;
 	} else {
 		/* The same second: only the fraction changes, two digits at a time. */
 		p = r->time_text + r->time_len - 2;

@@ -15,8 +15,9 @@
  *
  * The run. Both tools are started with fork/exec, stdout on /dev/null,
  * reaped with wait4(); each line gives wall time, events/s and peak RSS,
- * the last line the speed ratio. perf script runs once (it takes seconds
- * per million samples); tracekit the median of --reps runs.
+ * the last line the speed ratio. The two run in turn, --reps pairs (3 by
+ * default): the medians of each, and the median (and range) of the
+ * per-pair ratios, which stay steadier than the times on a shared VM.
  *
  * --quick writes 20 k samples, runs each tool once with its output kept,
  * and exits 1 unless the two texts are identical byte for byte.
@@ -305,7 +306,6 @@ int main(int argc, char **argv)
 	bool quick = false;
 	char path[] = "/tmp/bench-perf-XXXXXX";
 	char file[64], out_tk[80], out_perf[80];
-	double tk_s[16];
 	struct run tk = {0}, pf;
 	char *str;
 	size_t str_len;
@@ -357,22 +357,26 @@ int main(int argc, char **argv)
 	char *tk_argv[] = {(char *)tracekit, "report", keep ? (char *)keep : file, NULL};
 	char *perf_argv[] = {"perf", "script", "-i", keep ? (char *)keep : file, NULL};
 
-	for (unsigned int i = 0; i < reps; i++) {
-		tk = run_tool(tk_argv, quick ? out_tk : NULL);
+	if (quick) {
+		tk = run_tool(tk_argv, out_tk);
 		if (!WIFEXITED(tk.status) || WEXITSTATUS(tk.status))
 			die("tracekit report failed");
-		tk_s[i] = tk.seconds;
+		pf = run_tool(perf_argv, out_perf);
+		if (!WIFEXITED(pf.status) || WEXITSTATUS(pf.status))
+			die("perf script failed");
+		printf("tracekit report: %8.3f s, perf script %8.3f s\n", tk.seconds, pf.seconds);
+	} else {
+		struct pairs p = run_pairs(tk_argv, perf_argv, (int)reps);
+
+		if (!p.rounds)
+			die("perf script failed");
+		printf("tracekit report: %8.3f s  %12.0f events/s  peak RSS %6ld MB  (median of %d)\n",
+		       p.ours, (double)events / p.ours, p.ours_rss_kb / 1024, p.rounds);
+		printf("perf script:     %8.3f s  %12.0f events/s  peak RSS %6ld MB  (median of %d)\n",
+		       p.theirs, (double)events / p.theirs, p.theirs_rss_kb / 1024, p.rounds);
+		printf("ratio: tracekit report is %.1fx perf script (median of %d interleaved pairs, "
+		       "%.1f-%.1f)\n", p.ratio, p.rounds, p.ratio_lo, p.ratio_hi);
 	}
-	qsort(tk_s, reps, sizeof(tk_s[0]), cmp_double);
-	tk.seconds = tk_s[reps / 2];
-	pf = run_tool(perf_argv, quick ? out_perf : NULL);
-	if (!WIFEXITED(pf.status) || WEXITSTATUS(pf.status))
-		die("perf script failed");
-	printf("tracekit report: %8.3f s  %12.0f events/s  peak RSS %6ld MB  (median of %u)\n",
-	       tk.seconds, (double)events / tk.seconds, tk.maxrss_kb / 1024, reps);
-	printf("perf script:     %8.3f s  %12.0f events/s  peak RSS %6ld MB\n", pf.seconds,
-	       (double)events / pf.seconds, pf.maxrss_kb / 1024);
-	printf("ratio: tracekit report is %.1fx perf script\n", pf.seconds / tk.seconds);
 
 	int rc = 0;
 

@@ -19,8 +19,10 @@
  *
  * The run. Both tools are started with fork/exec, stdout on /dev/null,
  * and reaped with wait4(), whose ru_maxrss is the child's peak resident
- * set. Each line gives the median wall time over --reps runs (tracekit;
- * trace-cmd runs once: it takes ~10 s per 3 M events), events/s and the
+ * set. Each line gives the median wall time over --reps runs (tracekit)
+ * and --tc-reps runs (trace-cmd, 3 by default, each in turn with one more
+ * tracekit run; the ratio line is the median of those pairs' ratios, which
+ * drift less than the times on a shared VM), events/s and the
  * peak RSS; the last line is the speed ratio.
  *
  * --before PATH adds a second tracekit binary (say, a build of the previous
@@ -420,7 +422,7 @@ static uint64_t write_file(const char *sample_path, const char *path, uint64_t e
 
 static void usage(void)
 {
-	fputs("usage: bench-report [--quick] [--events N] [--reps N] [--tracekit PATH]\n"
+	fputs("usage: bench-report [--quick] [--events N] [--reps N] [--tc-reps N] [--tracekit PATH]\n"
 	      "                    [--before PATH] [--sample FILE] [--keep FILE]\n"
 	      "                    [--no-trace-cmd]\n",
 	      stderr);
@@ -432,7 +434,8 @@ int main(int argc, char **argv)
 	const char *tracekit = "tracekit", *sample = NULL, *keep = NULL, *before = NULL;
 	uint64_t events = DEFAULT_EVENTS, written;
 	bool quick = false, with_tc = true;
-	int reps = 3;
+	int reps = 3, tc_reps = 3;
+	double pairs_ratio = 0, pairs_lo = 0, pairs_hi = 0;
 	char dir[] = "/tmp/bench-report-XXXXXX", path[4200], out_tk[4200], out_tc[4200];
 	double times[32], btimes[32];
 	struct run tk = {0}, tc = {0}, bk = {0};
@@ -447,6 +450,8 @@ int main(int argc, char **argv)
 			events = strtoull(argv[++i], NULL, 0);
 		else if (i + 1 < argc && !strcmp(argv[i], "--reps"))
 			reps = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--tc-reps"))
+			tc_reps = atoi(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--tracekit"))
 			tracekit = argv[++i];
 		else if (i + 1 < argc && !strcmp(argv[i], "--before"))
@@ -462,7 +467,7 @@ int main(int argc, char **argv)
 		events = QUICK_EVENTS;
 		reps = 1;
 	}
-	if (reps < 1 || reps > 32 || !events)
+	if (reps < 1 || reps > 32 || tc_reps < 1 || tc_reps > 32 || !events)
 		usage();
 	if (!sample)
 		sample = getenv("TK_SAMPLE") ? getenv("TK_SAMPLE") :
@@ -531,17 +536,33 @@ int main(int argc, char **argv)
 	}
 	if (with_tc) {
 		char *argv_tc[] = {"trace-cmd", "report", "-i", path, NULL};
+		char *argv_tk[] = {(char *)tracekit, "report", "-i", path, NULL};
 
-		tc = run_tool(argv_tc, quick ? out_tc : NULL);
+		if (quick) {
+			tc = run_tool(argv_tc, out_tc);
+		} else {
+			/* Interleaved pairs: the ratio of each pair is what drifts least. */
+			struct pairs p = run_pairs(argv_tk, argv_tc, tc_reps);
+
+			tc.status = p.rounds ? 0 : 127 << 8;
+			tc.seconds = p.theirs;
+			tc.maxrss_kb = p.theirs_rss_kb;
+			pairs_ratio = p.ratio;
+			pairs_lo = p.ratio_lo;
+			pairs_hi = p.ratio_hi;
+		}
 		if (WIFEXITED(tc.status) && WEXITSTATUS(tc.status) == 127) {
 			printf("trace-cmd report: not installed, skipped\n");
 			with_tc = false;
+		} else if (quick) {
+			printf("trace-cmd report > /dev/null: %8.3f s (1 run)\n", tc.seconds);
 		} else {
-			printf("trace-cmd report > /dev/null: %8.3f s (1 run)               "
+			printf("trace-cmd report > /dev/null: %8.3f s (median of %d)          "
 			       "%7.2f M events/s  peak RSS %6.1f MB\n",
-			       tc.seconds, written / tc.seconds / 1e6, tc.maxrss_kb / 1024.0);
-			printf("ratio: tracekit %.1fx faster, %.2fx the peak RSS\n",
-			       tc.seconds / tk.seconds, (double)tk.maxrss_kb / (double)tc.maxrss_kb);
+			       tc.seconds, tc_reps, written / tc.seconds / 1e6, tc.maxrss_kb / 1024.0);
+			printf("ratio: tracekit %.1fx faster (median of %d interleaved pairs, %.1f-%.1f), "
+			       "%.2fx the peak RSS\n", pairs_ratio, tc_reps, pairs_lo, pairs_hi,
+			       (double)tk.maxrss_kb / (double)tc.maxrss_kb);
 		}
 	}
 	if (quick && with_tc) {

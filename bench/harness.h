@@ -101,4 +101,56 @@ static inline bool files_equal(const char *a, const char *b)
 	return eq;
 }
 
+/* What run_pairs() measured. */
+struct pairs {
+	double ours, theirs;         /* median seconds */
+	double ratio, ratio_lo, ratio_hi; /* theirs / ours per round: median, min, max */
+	long ours_rss_kb, theirs_rss_kb;
+	int rounds;
+};
+
+/*
+ * Run @ours then @theirs, @rounds times in turn, stdout to /dev/null. On
+ * a shared VM the speed of both drifts together (trace-cmd report took
+ * 4.7 s and 6.3 s on one file an hour apart), so the ratio of each round's
+ * pair is steadier than a ratio of medians taken minutes apart. Exits
+ * (die) when @ours fails; @theirs failing returns rounds = 0.
+ */
+static inline struct pairs run_pairs(char *const ours[], char *const theirs[], int rounds)
+{
+	double o[32], t[32], q[32];
+	struct pairs p = {0};
+
+	if (rounds > 32)
+		rounds = 32;
+	for (int i = 0; i < rounds; i++) {
+		struct run a = run_tool(ours, NULL), b;
+
+		if (!WIFEXITED(a.status) || WEXITSTATUS(a.status)) {
+			errno = 0;
+			die(ours[0]);
+		}
+		b = run_tool(theirs, NULL);
+		if (!WIFEXITED(b.status) || WEXITSTATUS(b.status))
+			return p;
+		o[i] = a.seconds;
+		t[i] = b.seconds;
+		q[i] = b.seconds / a.seconds;
+		if (a.maxrss_kb > p.ours_rss_kb)
+			p.ours_rss_kb = a.maxrss_kb;
+		if (b.maxrss_kb > p.theirs_rss_kb)
+			p.theirs_rss_kb = b.maxrss_kb;
+	}
+	qsort(o, (size_t)rounds, sizeof(o[0]), cmp_double);
+	qsort(t, (size_t)rounds, sizeof(t[0]), cmp_double);
+	qsort(q, (size_t)rounds, sizeof(q[0]), cmp_double);
+	p.ours = o[rounds / 2];
+	p.theirs = t[rounds / 2];
+	p.ratio = q[rounds / 2];
+	p.ratio_lo = q[0];
+	p.ratio_hi = q[rounds - 1];
+	p.rounds = rounds;
+	return p;
+}
+
 #endif

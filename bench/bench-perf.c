@@ -349,6 +349,7 @@ int main(int argc, char **argv)
 	struct stat sb;
 
 	write_file(keep ? keep : file, events);
+	settle_file(keep ? keep : file);
 	if (stat(keep ? keep : file, &sb) < 0)
 		die("stat");
 	printf("file: %" PRIu64 " samples (sched_switch/sched_wakeup), %.1f MB, written in %.2f s\n",

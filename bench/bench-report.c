@@ -484,6 +484,7 @@ int main(int argc, char **argv)
 	{
 		struct stat st;
 
+		settle_file(path);
 		if (stat(path, &st))
 			die(path);
 		printf("file: %s, %" PRIu64 " events, %.1f MB, v7 uncompressed, 2 CPUs\n", path,

@@ -36,6 +36,7 @@ enum tk_op_kind {
 	TK_OP_ARRAY,   /* __print_array: expr counts elements of elsize bytes, "%u" each */
 	TK_OP_BITMASK, /* __get_bitmask(): hex words, a comma every 4 bytes */
 	TK_OP_HEXBUF,  /* %*ph[CDN]: up to lenexpr (default 1) bytes of a dynamic array */
+	TK_OP_DEC4,    /* NUM of a 4-byte field, plain %d / %u: made by the last compile pass */
 };
 
 /*

@@ -1473,6 +1473,15 @@ static void finish_op(struct tk_event *ev, struct tk_op *op)
 	op->bits = op->ls <= -2 ? 8 : op->ls == -1 ? 16 : op->ls == 0 ? 32 : 64;
 	if (op->kind == TK_OP_FLAGS)
 		flags_table(op);
+	/*
+	 * The commonest number, an int or pid_t printed with plain %d or %u,
+	 * gets an op of its own: a 4-byte load and the cast as two shifts,
+	 * without the general op's tests of size, mask, width and form.
+	 */
+	if (op->kind == TK_OP_NUM && op->load == 4 && op->load_mask == UINT64_MAX &&
+	    op->lenexpr < 0 && !op->width &&
+	    (op->form == TK_NUM_DEC || op->form == TK_NUM_UDEC))
+		op->kind = TK_OP_DEC4;
 	if (op->kids) {
 		finish_op(ev, &op->kids[0]);
 		finish_op(ev, &op->kids[1]);
@@ -2406,6 +2415,20 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 	case TK_OP_LIT:
 		o = put_lit(o, op->lit, op->lit_len);
 		break;
+	case TK_OP_DEC4: {
+		uint32_t x;
+		uint64_t v;
+		unsigned int sh = 64 - op->bits;
+
+		memcpy(&x, d + op->load_off, 4);
+		if (swap)
+			x = __builtin_bswap32(x);
+		/* cast_bits(): keep op->bits bits, sign-extended when the cast is signed. */
+		v = (uint64_t)x << sh;
+		v = op->rel ? (uint64_t)((int64_t)v >> sh) : v >> sh;
+		o = op->form == TK_NUM_DEC ? put_s64(o, (int64_t)v) : put_u64(o, v);
+		break;
+	}
 	case TK_OP_NUM: {
 		uint64_t v = cast_bits(op_value_o(set, ev, op, d, size, swap), op->bits, op->rel);
 

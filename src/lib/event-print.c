@@ -1673,13 +1673,20 @@ static inline char *put_cstr_fmt(char *o, const char *end, const char *fmt, cons
 }
 
 /*
- * Literal text in whole 16-byte chunks: fixed-size copies compile to a
- * few vector moves, where a variable memcpy() became "rep movs", the
- * slowest way to move ten bytes. The literal is padded and the output has
- * the event's worst case + 16 bytes of room, so the overshoot is harmless.
+ * Literal text in whole chunks: fixed-size copies compile to a few vector
+ * moves, where a variable memcpy() became "rep movs", the slowest way to
+ * move ten bytes; most literals (" pid=", " ==> next_comm=") take one
+ * 32-byte move and no loop. A literal is allocated padded to 16 bytes plus
+ * 16 (so 32 bytes are readable from any literal up to 32), and the output
+ * has the event's worst case + 32 bytes of room: the overshoot is harmless.
  */
 static inline char *put_lit(char *o, const char *s, size_t n)
 {
+	/* 1 to 32 bytes; none (an op without a literal before it, s NULL) loops zero times. */
+	if (__builtin_expect(n - 1 < 32, 1)) {
+		memcpy(o, s, 32);
+		return o + n;
+	}
 	for (size_t i = 0; i < n; i += 16)
 		memcpy(o + i, s + i, 16);
 	return o + n;
@@ -2610,7 +2617,7 @@ run_event(struct tk_event_set *set, const struct tk_event *ev, const void *data,
 	if (ev->kind != TK_EVENT_PROGRAM || size < ev->min_size)
 		return -ENOTSUP;
 	/* Hex dumps, arrays and masks grow with the record: room for their worst case. */
-	if (ensure_room(out, ev->max_static + (uint64_t)size * ev->size_mult + 16))
+	if (ensure_room(out, ev->max_static + (uint64_t)size * ev->size_mult + 32))
 		return -ENOTSUP;
 	if (set->swap)
 		return run_program(set, ev, d, size, out, true);

@@ -712,6 +712,20 @@ static void make_kcore(const char *root, uint16_t etype)
 	free(img);
 }
 
+/* A fresh cache and a fake root ROOT holding ROOT/proc/kcore (ET_CORE) with its kallsyms. */
+static struct tk_cache *cache_with_kcore(char *root, size_t rlen, char *kc, size_t klen)
+{
+	struct tk_cache *c;
+
+	fresh_cache();
+	snprintf(root, rlen, "%s/root", tmpdir);
+	make_kcore(root, 4 /* ET_CORE */);
+	snprintf(kc, klen, "%s/proc/kcore", root);
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	return c;
+}
+
 static void test_kcore(void **state)
 {
 	char root[300], kc[400], bid[TK_BUILD_ID_HEX_MAX], cmd[800], *probes;
@@ -722,12 +736,7 @@ static void test_kcore(void **state)
 	FILE *p;
 
 	(void)state;
-	fresh_cache();
-	snprintf(root, sizeof(root), "%s/root", tmpdir);
-	make_kcore(root, 4 /* ET_CORE */);
-	snprintf(kc, sizeof(kc), "%s/proc/kcore", root);
-	c = tk_cache_open(cdir);
-	assert_non_null(c);
+	c = cache_with_kcore(root, sizeof(root), kc, sizeof(kc));
 	assert_int_equal(tk_cache_add_kcore(c, kc, false, bid), 1);
 	assert_string_equal(bid, want);
 	/* The same kcore again: nothing to do, unless forced. */
@@ -801,12 +810,7 @@ static void test_kcore_stats_evict(void **state)
 	unsigned long long du = 0;
 
 	(void)state;
-	fresh_cache();
-	snprintf(root, sizeof(root), "%s/root", tmpdir);
-	make_kcore(root, 4 /* ET_CORE */);
-	snprintf(kc, sizeof(kc), "%s/proc/kcore", root);
-	c = tk_cache_open(cdir);
-	assert_non_null(c);
+	c = cache_with_kcore(root, sizeof(root), kc, sizeof(kc));
 	assert_int_equal(tk_cache_add_kcore(c, kc, false, NULL), 1);
 	assert_int_equal(tk_cache_stats(c, &st), 0);
 	assert_int_equal(st.entries, 1);

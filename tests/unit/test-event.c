@@ -292,20 +292,23 @@ static void test_bad_format(void **state)
 	assert_null(tk_event_set_new(3, false, 4096));
 }
 
+/* sched_switch's fields as the kernel lays them out. */
+#define SWITCH_FIELDS \
+	"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n" \
+	"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n" \
+	"\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n" \
+	"\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n" \
+	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n" \
+	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n" \
+	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
+
 /*
  * Command names as libtraceevent 1.7 resolves them: names registered
  * before the first lookup of a pid other than 0 pile up as duplicates, and
  * glibc's bsearch() over the stably sorted array picks the winner.
  */
 static const char fmt_switch[] =
-	"name: sched_switch\nID: 20\nformat:\n" COMMON
-	"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
-	"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
-	"\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
-	"\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
-	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
-	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
-	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
+	"name: sched_switch\nID: 20\nformat:\n" COMMON SWITCH_FIELDS
 	"print fmt: \"prev_comm=%s prev_pid=%d ==> next_comm=%s next_pid=%d\", "
 	"REC->prev_comm, REC->prev_pid, REC->next_comm, REC->next_pid\n";
 
@@ -699,14 +702,7 @@ static void test_more_constructs(void **state)
  * and a ternary chooses between __print_flags() and "R".
  */
 static const char fmt_switch_kernel[] =
-	"name: sched_switch\nID: 40\nformat:\n" COMMON
-	"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
-	"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
-	"\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
-	"\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
-	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
-	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
-	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
+	"name: sched_switch\nID: 40\nformat:\n" COMMON SWITCH_FIELDS
 	"print fmt: "
 	"\"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s next_pid=%d nex"
 	"t_prio=%d\", REC->prev_comm, REC->prev_pid, REC->prev_prio, (REC->prev_state & ((((0x000"

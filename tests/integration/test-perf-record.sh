@@ -25,6 +25,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # for the callchains, a build id. LOOPS x ~1 ms of work.
 cat >"$dir/busy.c" <<'EOF'
 #include <stdlib.h>
+#include <unistd.h>
 static volatile unsigned long sink;
 __attribute__((noinline)) static unsigned long tk_leaf_work(unsigned long n)
 {
@@ -42,6 +43,8 @@ int main(int argc, char **argv)
 	unsigned long loops = argc > 1 ? strtoul(argv[1], NULL, 10) : 100;
 	for (unsigned long i = 0; i < loops; i++)
 		sink += tk_middle_work(1000000 + (i & 1) + (sink & 1));
+	/* Switch out at least once: on an idle machine nothing else preempts us. */
+	usleep(2000);
 	return 0;
 }
 EOF

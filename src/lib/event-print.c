@@ -1943,24 +1943,33 @@ uint64_t tk_event_eval(const struct tk_event_set *set, const struct tk_expr *x, 
 	return 0;
 }
 
+/* @n copies of @c, in 16-byte stores (up to 15 bytes more are written). */
+static inline char *put_fill(char *o, char c, size_t n)
+{
+	char chunk[16];
+
+	memset(chunk, c, sizeof(chunk));
+	for (size_t i = 0; i < n; i += 16)
+		memcpy(o + i, chunk, 16);
+	return o + n;
+}
+
 /* "%-5d", "%03u", "%08x": digits in @tmp, padded as printf pads them. */
 static inline char *put_padded(char *o, const struct tk_op *op, const char *digits, size_t n,
 			       bool neg)
 {
 	size_t len = n + neg, pad = op->width > len ? op->width - len : 0;
 
+	/* Fixed 16-byte fills (a number op has NUM_MAX of room): no call for "%03d". */
 	if (!op->left && !op->zero)
-		for (; pad; pad--)
-			*o++ = ' ';
+		o = put_fill(o, ' ', pad);
 	if (neg)
 		*o++ = '-';
 	if (op->zero)
-		for (; pad; pad--)
-			*o++ = '0';
-	memcpy(o, digits, n);
-	o += n;
-	for (; pad; pad--)
-		*o++ = ' ';
+		o = put_fill(o, '0', pad);
+	o = tk_copy(o, digits, n);
+	if (op->left)
+		o = put_fill(o, ' ', pad);
 	return o;
 }
 

@@ -639,6 +639,20 @@ static void test_gzip_probes(void **state)
 }
 
 /* Write @len bytes of @data to @path. */
+/* The value of the last symbol named NAME in ELF's table KIND, 0 when there is none. */
+static uint64_t symbol_value(struct tk_elf *elf, enum tk_elf_symtab_kind kind, const char *name)
+{
+	const struct tk_elf_symbol *syms;
+	uint64_t value = 0;
+	size_t n;
+
+	assert_int_equal(tk_elf_symbols(elf, kind, &syms, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(syms[i].name, name))
+			value = syms[i].value;
+	return value;
+}
+
 static void put(const char *path, const void *data, size_t len)
 {
 	FILE *f = fopen(path, "w");
@@ -865,15 +879,13 @@ static void capture_log(enum tk_log_level level, const char *msg, void *ctx)
 static void test_broken_symtab(void **state)
 {
 	char rdyn[200], cmd[600], want[400];
-	const struct tk_elf_symbol *syms;
-	uint64_t work = 0, off, symoff = 0, huge = 0x7fffffffffffull, shoff;
+	uint64_t work, off, symoff = 0, huge = 0x7fffffffffffull, shoff;
 	struct tk_symbol_info info;
 	struct tk_symbolizer *s;
 	struct tk_elf *elf;
 	struct tk_cache *c;
 	uint16_t shnum;
 	uint8_t hdr[64];
-	size_t n;
 	FILE *f;
 
 	(void)state;
@@ -883,10 +895,7 @@ static void test_broken_symtab(void **state)
 	assert_int_equal(system(cmd), 0);
 	elf = tk_elf_open(rdyn);
 	assert_non_null(elf);
-	assert_int_equal(tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n), 0);
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(syms[i].name, "work"))
-			work = syms[i].value;
+	work = symbol_value(elf, TK_ELF_SYMTAB, "work");
 	assert_int_equal(tk_elf_vaddr_to_offset(elf, work, &off), 0);
 	tk_elf_close(elf);
 
@@ -948,14 +957,12 @@ static const char alias_src[] =
 static void test_debuginfo(void **state)
 {
 	char full[200], strip[200], dbgroot[200], cmd[1400], bid[TK_BUILD_ID_HEX_MAX];
-	const struct tk_elf_symbol *syms;
 	struct tk_symbol_info info;
 	struct tk_symbolizer *s;
-	uint64_t vaddr = 0, off;
+	uint64_t vaddr, off;
 	struct tk_elf *elf;
 	struct tk_cache *c;
 	uint8_t id[TK_BUILD_ID_MAX];
-	size_t n;
 	int idn;
 
 	(void)state;
@@ -972,10 +979,7 @@ static void test_debuginfo(void **state)
 	/* The link-time address of the alias pair, from the unstripped binary. */
 	elf = tk_elf_open(full);
 	assert_non_null(elf);
-	assert_int_equal(tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n), 0);
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(syms[i].name, "mywork"))
-			vaddr = syms[i].value;
+	vaddr = symbol_value(elf, TK_ELF_SYMTAB, "mywork");
 	assert_int_not_equal(vaddr, 0);
 	assert_int_equal(tk_elf_vaddr_to_offset(elf, vaddr, &off), 0);
 	idn = tk_elf_build_id(elf, id, sizeof(id));
@@ -1025,11 +1029,7 @@ static void test_debuginfo(void **state)
 	if (elf) {
 		idn = tk_elf_build_id(elf, id, sizeof(id));
 		tk_build_id_hex(id, (size_t)idn, bid, sizeof(bid));
-		assert_int_equal(tk_elf_symbols(elf, TK_ELF_DYNSYM, &syms, &n), 0);
-		vaddr = 0;
-		for (size_t i = 0; i < n; i++)
-			if (!strcmp(syms[i].name, "brk"))
-				vaddr = syms[i].value;
+		vaddr = symbol_value(elf, TK_ELF_DYNSYM, "brk");
 		snprintf(cmd, sizeof(cmd), "/usr/lib/debug/.build-id/%.2s/%s.debug", bid, bid + 2);
 		if (vaddr && access(cmd, R_OK) == 0 &&
 		    tk_elf_vaddr_to_offset(elf, vaddr, &off) == 0) {

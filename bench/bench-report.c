@@ -23,7 +23,9 @@
  * and --tc-reps runs (trace-cmd, 3 by default, each in turn with one more
  * tracekit run; the ratio line is the median of those pairs' ratios, which
  * drift less than the times on a shared VM), events/s and the
- * peak RSS; the last line is the speed ratio.
+ * peak RSS; the last line is the speed ratio. tracekit runs as a user runs
+ * it (its default thread count: one per CPU up to 4 on a file this big),
+ * and in the same rounds with -j 1, the single-threaded line.
  *
  * --before PATH adds a second tracekit binary (say, a build of the previous
  * commit), run in the same rounds, each round running both binaries one
@@ -437,8 +439,8 @@ int main(int argc, char **argv)
 	int reps = 3, tc_reps = 3;
 	double pairs_ratio = 0, pairs_lo = 0, pairs_hi = 0;
 	char dir[] = "/tmp/bench-report-XXXXXX", path[4200], out_tk[4200], out_tc[4200];
-	double times[32], btimes[32];
-	struct run tk = {0}, tc = {0}, bk = {0};
+	double times[32], btimes[32], stimes[32];
+	struct run tk = {0}, tc = {0}, bk = {0}, one = {0};
 	int status = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -493,6 +495,7 @@ int main(int argc, char **argv)
 	{
 		char *argv_tk[] = {(char *)tracekit, "report", "-i", path, NULL};
 		char *argv_bk[] = {(char *)before, "report", "-i", path, NULL};
+		char *argv_st[] = {(char *)tracekit, "report", "-j", "1", "-i", path, NULL};
 
 		for (int i = 0; i < reps; i++) {
 			struct run r = run_tool(argv_tk, quick ? out_tk : NULL);
@@ -505,6 +508,16 @@ int main(int argc, char **argv)
 			times[i] = r.seconds;
 			if (r.maxrss_kb > tk.maxrss_kb)
 				tk.maxrss_kb = r.maxrss_kb;
+			/* The same run on one thread: the single-threaded figure. */
+			r = run_tool(argv_st, NULL);
+			if (!WIFEXITED(r.status) || WEXITSTATUS(r.status)) {
+				fprintf(stderr, "bench-report: %s report -j 1 failed (status 0x%x)\n",
+					tracekit, r.status);
+				return 1;
+			}
+			stimes[i] = r.seconds;
+			if (r.maxrss_kb > one.maxrss_kb)
+				one.maxrss_kb = r.maxrss_kb;
 			if (!before)
 				continue;
 			r = run_tool(argv_bk, NULL);
@@ -523,6 +536,12 @@ int main(int argc, char **argv)
 		       "%7.2f M events/s  peak RSS %6.1f MB\n",
 		       tk.seconds, reps, times[0], times[reps - 1], written / tk.seconds / 1e6,
 		       tk.maxrss_kb / 1024.0);
+		qsort(stimes, (size_t)reps, sizeof(stimes[0]), cmp_double);
+		one.seconds = stimes[reps / 2];
+		printf("tracekit report -j 1 > /dev/null: %8.3f s (median of %d, %.3f-%.3f)  "
+		       "%7.2f M events/s  peak RSS %6.1f MB  (one thread)\n",
+		       one.seconds, reps, stimes[0], stimes[reps - 1], written / one.seconds / 1e6,
+		       one.maxrss_kb / 1024.0);
 		if (before) {
 			qsort(btimes, (size_t)reps, sizeof(btimes[0]), cmp_double);
 			bk.seconds = btimes[reps / 2];

@@ -45,10 +45,11 @@ struct tk_report_opts {
 	bool has_start, has_end;
 	uint64_t start_ns, end_ns;    /* shown time window, inclusive start, exclusive end */
 	/*
-	 * Threads that print lines (0 or 1: the calling thread alone). The
-	 * text is the same either way; --stat, --json, -l, -R, --slow and
-	 * --fallbacks always print in one thread. Two threads were slower
-	 * than one on the 2-vCPU reference VM (report.c).
+	 * Threads that print lines (1: the calling thread alone; 0: one per
+	 * online CPU up to 4 when the CPU data is uncompressed and 4 MiB or
+	 * more, else 1). The text is the same either way; --stat, --json, -l,
+	 * -R, --slow, --fallbacks, --sym and compressed data always print in
+	 * one thread (report.c).
 	 */
 	unsigned int threads;
 	/* TK_REPORT_SYMBOLS: the build-id cache; NULL: $TRACEKIT_CACHE_DIR, then ~/.debug. */

@@ -125,6 +125,10 @@ struct stream {
 	/* The kernel's counts from this CPU's CPUSTAT option (has_cpustat). */
 	bool has_cpustat;
 	uint64_t overrun, commit_overrun, dropped, entries;
+	/* A worker's copy (report threads): it reports no errors of its own. */
+	bool replica;
+	bool advance;             /* replica: rec was taken; move on before the next */
+	bool live;                /* in the merge's heap: rec is the next to take */
 	/* Set when the CPU's data ends early: how far it was read, and why. */
 	bool cut;
 	uint64_t cut_at, size;
@@ -220,6 +224,7 @@ struct report {
 	int *order;               /* ids in file order, for --stat */
 	size_t norder;
 	uint64_t *counts;         /* per event id (0..65535) */
+	uint64_t known;           /* their sum (summing 64 Ki slots faulted in 512 KiB) */
 	bool usecs;
 	uint64_t ts_add;          /* tk_dat_timestamp() without TSC2NSEC: a sum */
 	bool fast_common;         /* type: 2 bytes, pid: 4, host order */
@@ -239,7 +244,7 @@ struct report {
 	struct probe_memo *probe_memo;
 	char cut_msg[512];        /* the first "file is incomplete" message */
 	const struct stream *cut_first; /* the stream it is about */
-};
+} __attribute__((aligned(128))); /* read per line by workers: no neighbour of its lines is written */
 
 static size_t probe_place(struct report *r, const struct tk_event *ev, int id, const void *data,
 			  uint32_t size, char *buf, size_t cap);
@@ -247,6 +252,13 @@ static size_t probe_place(struct report *r, const struct tk_event *ev, int id, c
 static const char spaces[] = "                                                                ";
 
 /* ------------------------------------------------------------ streams */
+
+/*
+ * The output buffer. Its pages are fresh memory, and each first touch is a
+ * fault (~11 us on the reference VM): 256 KiB holds ~2700 lines, enough
+ * that write() calls cost nothing, where 1 MiB cost ~3 ms of faults.
+ */
+#define OUT_BYTES (256u << 10)
 
 /* Records decoded per call of tk_page_iter_fill(): a whole 4 KiB page. */
 #define BATCH 512
@@ -280,7 +292,7 @@ static void page_error(struct report *r, const struct stream *s, uint64_t in_pag
  */
 static int stream_cut(struct report *r, struct stream *s, int err, uint64_t at)
 {
-	if (err == -ENOMEM)
+	if (err == -ENOMEM || s->replica)
 		return err;
 	s->cut = true;
 	s->cut_at = at;
@@ -502,6 +514,7 @@ static int open_streams(struct report *r)
 			if (ret < 0)
 				return ret;
 			if (ret == 1) {
+				s->live = true;
 				r->heap[r->nheap++] = s;
 				heap_up(r, r->nheap - 1);
 			}
@@ -1374,8 +1387,10 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 	}
 	if (__builtin_expect(r->filtering, 0) && opts->ncomms && !comm_wanted(opts, comm))
 		return false;
-	if (ev)
+	if (ev) {
 		r->counts[id]++;
+		r->known++;
+	}
 	if (__builtin_expect(r->special, 0)) {
 		if ((opts->flags & TK_REPORT_JSON) && ev)
 			print_json(r, s, ev, pid, comm);
@@ -1601,53 +1616,70 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
 
 /*
  * Lines printed on several threads. Printing is most of a report's work
- * (the compiled printers, ~70% of the instructions a record), while the
- * merge must stay in one thread: the names records print depend on every
- * sched record before them (event.c). So the merge thread decides each
- * line (select_record(): event, filters, name, names learnt) and copies
- * the record into a job of up to JOB_LINES lines; workers print jobs into
- * memory, in any order; the merge thread writes them out in order, and
- * prints a waiting job itself rather than sleep. The text is the same as
- * one thread's: every printer keeps its own caches, libtraceevent (the
- * slow path, format parsing, name registration) is serialised by one
- * lock, and symbol lookups use a memo per thread.
+ * (~60 ns of the ~80 a record costs), while the merge must stay in one
+ * thread: the names records print depend on every sched record before
+ * them (event.c). So the merge thread decides each line (select_record():
+ * event, filters, name, names learnt) and cuts the run into jobs of
+ * JOB_RECORDS records taken from the CPU streams.
  *
- * Jobs form a ring of njobs (two per thread and two more); job k lives in
- * slot k % njobs. Counters (under pool.lock): filled (handed over), taken
- * (printing started), written (out); a slot is free again once its job is
- * written. Memory stays bounded: njobs jobs of JOB_LINES lines, their
- * records (JOB_DATA, more for bigger pages) and their text (JOB_TEXT to
- * start with: the buffers are touched once per run, and page faults cost
- * ~5 us on the reference VM).
+ * A job goes to a worker as a log, not as data: per record taken, the
+ * index of its stream (PRINTED when it makes a line), and per line the
+ * event, name and pid the merge chose. Every worker keeps its own copy of
+ * each CPU stream (its own reader and page iterator over the same file)
+ * and replays logs on them: it skips the records of the jobs it does not
+ * print and prints its own from pages it decoded itself, into a text of
+ * its own. So no record and no line crosses cores, only ~10 bytes of log
+ * a record. The design before this one copied each record and line into
+ * the job: on the reference VM a record handed to another core cost about
+ * as much as printing it, and two threads were slower than one. Decoding
+ * the pages again costs a worker ~5 ns a record.
  *
- * Measured (bench file of 3 M events, release build, the 2-vCPU VM, quiet,
- * 12 interleaved runs each): one thread 0.25-0.36 s, two 0.34-0.42 s; in
- * some runs two threads took 0.20-0.22 s, never reproducibly. A record
- * costs ~80 ns to print, and handing it to another core (the record and
- * its line written by one core, read by the other) costs about as much
- * here; sharing cache lines between the merge's job and a worker's job
- * made it 2.8 times slower before jobs were given lines of their own. So
- * the report prints in one thread unless -j asks for more, which machines
- * with cheaper transfers between cores may want; the text is the same.
+ * When every worker already has JOB_QUEUE jobs waiting, the merge prints
+ * the next job itself, as it merges (inline), so it never idles while the
+ * workers are behind, nor lets them idle while it prints. It also writes
+ * the texts out in job order. The text is the same as one thread's: every
+ * printer keeps its own caches, libtraceevent (the slow path, format
+ * parsing, name registration) is serialised by one lock, and symbol
+ * lookups use a memo per thread.
+ *
+ * Jobs form a ring of njobs slots; job k lives in slot k % njobs and the
+ * slot is free again once its text is written. Counters under pool.lock:
+ * filled (jobs handed over or printed inline), written (jobs out); the
+ * logged jobs wait in a queue of job numbers. Memory stays bounded: the
+ * slots' logs and texts, and per worker one reader per CPU stream.
+ *
+ * Only uncompressed data is replayed (a worker would decompress every
+ * chunk again), and only when each CPU stream has its own reader for it.
  */
-#define JOB_LINES 4096
-#define JOB_DATA (256u << 10)
-#define JOB_TEXT (512u << 10)
+#define JOB_RECORDS 2048
+#define JOB_TEXT (256u << 10)
+#define JOB_QUEUE 2
 #define MAX_THREADS 16
+#define PRINTED 0x8000u
+#define MAX_REPLAY_STREAMS 0x7fffu
 
-enum { JOB_FREE, JOB_READY, JOB_BUSY, JOB_DONE };
+enum { JOB_FREE, JOB_FILLING, JOB_READY, JOB_BUSY, JOB_DONE };
+
+/* What the merge chose for one line (struct line without the record). */
+struct pick {
+	const struct tk_event *ev;
+	const char *comm;
+	int pid;
+};
 
 /*
- * The merge thread writes a job's counts per record while a worker writes
- * the job beside it per line: each job has cache lines of its own (sharing
- * them made two threads 2.8 times slower than one).
+ * The merge writes the job being filled per record while workers read the
+ * jobs before it: each job has cache lines of its own.
  */
 struct job {
-	struct line *lines;
-	size_t nlines;
-	uint8_t *data;           /* copies of the records: the merge's pages move on */
-	size_t data_len, data_cap;
-	struct tk_outbuf out;    /* memory (fd -1): the lines' text */
+	uint16_t *takes;          /* per record taken: stream index, | PRINTED */
+	struct pick *picks;       /* per line, in order */
+	uint64_t *start;          /* per stream: records taken before this job */
+	uint64_t *at_page;        /* per stream: the page of its next record; MAX: none */
+	uint32_t *at_off;         /* and that record's offset in the page */
+	uint32_t ntakes, npicks;
+	bool printed_inline;      /* by the merge as it went: no log */
+	struct tk_outbuf out;     /* memory (fd -1): the lines' text */
 	int state;
 } __attribute__((aligned(128)));
 
@@ -1655,6 +1687,8 @@ struct worker {
 	struct pool *pool;
 	struct printer pr;
 	struct tk_ksym_memo *memo;
+	struct stream *streams;   /* replicas of the merge's */
+	uint64_t *taken;          /* per stream: records taken from the replica */
 	pthread_t thread;
 	bool started;
 } __attribute__((aligned(128)));
@@ -1665,18 +1699,111 @@ struct pool {
 	pthread_cond_t work, done;
 	struct job *jobs;
 	size_t njobs;
-	uint64_t filled, taken, written;
+	uint64_t filled, written;
+	uint64_t *queue;          /* logged job numbers, oldest at head */
+	uint64_t head, tail;
 	bool stop;
+	struct job *cur;          /* the job being filled (merge thread only) */
 	struct worker *workers;
-	size_t nworkers;
+	size_t nworkers, nstarted;
 	struct tk_ksym_memo *main_memo;
-};
+	char error[512];          /* the first worker failure, for the merge to report */
+} __attribute__((aligned(128)));
 
-static void print_job(struct printer *p, struct job *j)
+/* The record @s holds, taken: the one after the last taken. 1, or 0/error. */
+static inline int replica_take(struct report *r, struct stream *s)
 {
+	if (__builtin_expect(s->advance, 1))
+		return stream_next(r, s);
+	s->advance = true;
+	return 1;
+}
+
+/*
+ * Make the record at offset @off of the page at stream offset @page the
+ * next one replica @s gives: from the batch it holds when it is there,
+ * else by reading that page. Workers skip the jobs they do not print so,
+ * without reading or decoding their pages.
+ */
+static int replica_seek(struct report *r, struct stream *s, uint64_t page, uint32_t off)
+{
+	int ret;
+
+	if (s->page_off != page || !s->nrecs || s->recs[0].offset > off) {
+		ret = tk_dat_cpu_reader_seek(s->rd, page);
+		if (ret < 0)
+			return ret;
+		memset(&s->it, 0, sizeof(s->it));
+		s->nrecs = 0;
+		s->irec = 0;
+		ret = stream_refill(r, s);
+		if (ret != 1 || s->page_off != page)
+			return ret < 0 ? ret : tk_fail(ENODATA, "report threads: page 0x%" PRIx64
+						       " ended early", page);
+	}
+	for (;;) {
+		for (uint32_t i = 0; i < s->nrecs; i++) {
+			if (s->recs[i].offset != off)
+				continue;
+			s->irec = i + 1;
+			s->rec = &s->recs[i];
+			s->ts = s->rec->timestamp;
+			s->missed = off == s->data_offset ? s->page_missed : 0;
+			s->advance = false;
+			return 0;
+		}
+		/* A page bigger than a batch: the next batch of the same page. */
+		ret = stream_refill(r, s);
+		if (ret != 1 || s->page_off != page)
+			return ret < 0 ? ret : tk_fail(ENODATA, "report threads: no record at 0x%"
+						       PRIx32 " of page 0x%" PRIx64, off, page);
+	}
+}
+
+/* Print job @j from the worker's replicas, after skipping the jobs before it. */
+static int replay_job(struct worker *w, struct job *j)
+{
+	struct report *r = w->pool->r;
+	struct printer *p = &w->pr;
+	const struct pick *pk = j->picks;
+	int ret;
+
+	/* A stream the worker did not follow to here: where the job starts on it. */
+	for (size_t i = 0; i < r->nstreams; i++) {
+		if (j->start[i] == w->taken[i])
+			continue;
+		if (j->at_page[i] != UINT64_MAX) {
+			ret = replica_seek(r, &w->streams[i], j->at_page[i], j->at_off[i]);
+			if (ret)
+				return ret;
+		}
+		w->taken[i] = j->start[i];
+	}
 	p->o = &j->out;
-	for (size_t i = 0; i < j->nlines; i++)
-		emit_line(p, &j->lines[i]);
+	for (uint32_t i = 0; i < j->ntakes; i++) {
+		uint32_t t = j->takes[i];
+		struct stream *s = &w->streams[t & ~PRINTED];
+		struct line l;
+
+		ret = replica_take(r, s);
+		if (__builtin_expect(ret != 1, 0))
+			return ret < 0 ? ret : tk_fail(ENODATA, "report threads: a CPU stream ended "
+						       "before its log");
+		w->taken[t & ~PRINTED]++;
+		if (!(t & PRINTED))
+			continue;
+		l.s = s;
+		l.ev = pk->ev;
+		l.comm = pk->comm;
+		l.pid = pk->pid;
+		l.data = s->rec->data;
+		l.size = s->rec->size;
+		l.ts = s->ts;
+		l.missed = s->missed;
+		pk++;
+		emit_line(p, &l);
+	}
+	return 0;
 }
 
 static void *worker_main(void *arg)
@@ -1688,18 +1815,24 @@ static void *worker_main(void *arg)
 	pthread_mutex_lock(&pool->lock);
 	for (;;) {
 		struct job *j;
+		int ret;
 
-		while (!pool->stop && pool->taken == pool->filled)
+		while (!pool->stop && pool->head == pool->tail)
 			pthread_cond_wait(&pool->work, &pool->lock);
-		if (pool->taken == pool->filled)
+		if (pool->head == pool->tail)
 			break;
-		j = &pool->jobs[pool->taken++ % pool->njobs];
+		j = &pool->jobs[pool->queue[pool->head++ % pool->njobs] % pool->njobs];
 		j->state = JOB_BUSY;
 		pthread_mutex_unlock(&pool->lock);
-		print_job(&w->pr, j);
+		ret = replay_job(w, j);
 		pthread_mutex_lock(&pool->lock);
+		if (ret && !j->out.error) {
+			j->out.error = ret;
+			if (!pool->error[0])
+				snprintf(pool->error, sizeof(pool->error), "%s", tk_errmsg());
+		}
 		j->state = JOB_DONE;
-		pthread_cond_signal(&pool->done);
+		pthread_cond_broadcast(&pool->done);
 	}
 	pthread_mutex_unlock(&pool->lock);
 	return NULL;
@@ -1726,83 +1859,123 @@ static void write_through(struct tk_outbuf *o, const char *p, size_t n)
 }
 
 /*
- * Write the done jobs that are next in order; print a waiting job here
- * instead of sleeping; sleep when neither can be done. Stops once @until
- * jobs are written. Called and returns with pool->lock held.
+ * Write the done jobs that are next in order; when @until is beyond them,
+ * sleep until it is reached. Called and returns with pool->lock held.
  */
-static void pool_advance(struct pool *pool, uint64_t until)
+static void pool_write(struct pool *pool, uint64_t until)
 {
 	struct report *r = pool->r;
 
-	while (pool->written < until) {
+	while (pool->written < pool->filled) {
 		struct job *j = &pool->jobs[pool->written % pool->njobs];
 
-		if (j->state == JOB_DONE) {
-			pthread_mutex_unlock(&pool->lock);
-			if (j->out.error && !r->out.error)
-				r->out.error = j->out.error;
-			write_through(&r->out, j->out.buf, j->out.len);
-			j->out.len = 0;
-			j->nlines = 0;
-			j->data_len = 0;
-			pthread_mutex_lock(&pool->lock);
-			j->state = JOB_FREE;
-			pool->written++;
-		} else if (pool->taken < pool->filled) {
-			struct job *t = &pool->jobs[pool->taken++ % pool->njobs];
-
-			t->state = JOB_BUSY;
-			pthread_mutex_unlock(&pool->lock);
-			print_job(&r->pr, t);
-			pthread_mutex_lock(&pool->lock);
-			t->state = JOB_DONE;
-		} else {
+		if (j->state != JOB_DONE) {
+			if (pool->written >= until)
+				return;
 			pthread_cond_wait(&pool->done, &pool->lock);
+			continue;
 		}
+		pthread_mutex_unlock(&pool->lock);
+		if (j->out.error && !r->out.error) {
+			r->out.error = j->out.error;
+			if (pool->error[0])
+				tk_fail(-j->out.error, "%s", pool->error);
+		}
+		write_through(&r->out, j->out.buf, j->out.len);
+		j->out.len = 0;
+		pthread_mutex_lock(&pool->lock);
+		j->state = JOB_FREE;
+		pool->written++;
 	}
 }
 
-/* Hand the job being filled over to the printers, and make the next slot free. */
-static void pool_dispatch(struct pool *pool)
+/*
+ * Start the next job in slot filled % njobs (waiting for it to be written
+ * out when the ring is full): printed inline when every worker has enough
+ * waiting, logged otherwise. Called and returns with pool->lock held.
+ */
+static void pool_begin(struct pool *pool)
 {
-	struct job *j = &pool->jobs[pool->filled % pool->njobs];
+	struct report *r = pool->r;
+	struct job *j;
 
-	if (!j->nlines)
-		return;
+	if (pool->filled - pool->written >= pool->njobs)
+		pool_write(pool, pool->filled - pool->njobs + 1);
+	j = &pool->jobs[pool->filled % pool->njobs];
+	j->state = JOB_FILLING;
+	j->ntakes = 0;
+	j->npicks = 0;
+	j->out.len = 0;
+	j->out.error = 0;
+	j->printed_inline = pool->tail - pool->head >= JOB_QUEUE * pool->nstarted;
+	for (size_t i = 0; i < r->nstreams; i++) {
+		const struct stream *s = &r->streams[i];
+
+		j->start[i] = s->events;
+		j->at_page[i] = s->live ? s->page_off : UINT64_MAX;
+		j->at_off[i] = s->live ? s->rec->offset : 0;
+	}
+	r->pr.o = &j->out;
+	pool->cur = j;
+}
+
+/* Hand the job being filled over (or finish it, inline), write what is done, start the next. */
+static void __attribute__((noinline)) pool_dispatch(struct pool *pool, bool next)
+{
+	struct job *j = pool->cur;
+
 	pthread_mutex_lock(&pool->lock);
-	j->state = JOB_READY;
+	if (!j->ntakes) {
+		j->state = JOB_FREE;
+		pthread_mutex_unlock(&pool->lock);
+		return;
+	}
+	if (j->printed_inline) {
+		j->state = JOB_DONE;
+	} else {
+		j->state = JOB_READY;
+		pool->queue[pool->tail++ % pool->njobs] = pool->filled;
+		pthread_cond_signal(&pool->work);
+	}
 	pool->filled++;
-	pthread_cond_signal(&pool->work);
-	/* The next slot's previous job must be out before it is filled again. */
-	if (pool->filled >= pool->njobs)
-		pool_advance(pool, pool->filled - pool->njobs + 1);
+	pool_write(pool, 0);
+	if (next)
+		pool_begin(pool);
 	pthread_mutex_unlock(&pool->lock);
 }
 
-/* Add one line (and a copy of its record) to the job being filled. */
-static inline void pool_add(struct pool *pool, const struct line *l)
+/*
+ * One record the merge took from @s, with its line @l (NULL: it prints
+ * none). The merge loop hands a full job over once the stream has moved on.
+ */
+static inline __attribute__((always_inline)) void pool_take(struct pool *pool,
+							    const struct stream *s,
+							    const struct line *l)
 {
-	struct job *j = &pool->jobs[pool->filled % pool->njobs];
-	size_t need = ((size_t)l->size + 7) & ~(size_t)7;
-	struct line *d;
+	struct job *j = pool->cur;
 
-	if (__builtin_expect(j->nlines == JOB_LINES || j->data_cap - j->data_len < need, 0)) {
-		pool_dispatch(pool);
-		j = &pool->jobs[pool->filled % pool->njobs];
+	if (j->printed_inline) {
+		if (l)
+			emit_line(&pool->r->pr, l);
+	} else {
+		j->takes[j->ntakes] = (uint16_t)(s->order | (l ? PRINTED : 0));
+		if (l) {
+			struct pick *pk = &j->picks[j->npicks++];
+
+			pk->ev = l->ev;
+			pk->comm = l->comm;
+			pk->pid = l->pid;
+		}
 	}
-	d = &j->lines[j->nlines++];
-	*d = *l;
-	memcpy(j->data + j->data_len, l->data, l->size);
-	d->data = j->data + j->data_len;
-	j->data_len += need;
+	j->ntakes++;
 }
 
 /* Print everything handed over, write it out, and stop the workers. */
 static void pool_finish(struct pool *pool)
 {
-	pool_dispatch(pool);
+	pool_dispatch(pool, false);
 	pthread_mutex_lock(&pool->lock);
-	pool_advance(pool, pool->filled);
+	pool_write(pool, pool->filled);
 	pool->stop = true;
 	pthread_cond_broadcast(&pool->work);
 	pthread_mutex_unlock(&pool->lock);
@@ -1812,21 +1985,36 @@ static void pool_finish(struct pool *pool)
 	}
 }
 
+static void replicas_free(struct stream *streams, size_t n)
+{
+	for (size_t i = 0; streams && i < n; i++) {
+		tk_dat_cpu_reader_free(streams[i].rd);
+		free(streams[i].recs);
+	}
+	free(streams);
+}
+
 static void pool_free(struct pool *pool)
 {
 	if (!pool)
 		return;
 	for (size_t i = 0; pool->jobs && i < pool->njobs; i++) {
-		free(pool->jobs[i].lines);
-		free(pool->jobs[i].data);
+		free(pool->jobs[i].takes);
+		free(pool->jobs[i].picks);
+		free(pool->jobs[i].start);
+		free(pool->jobs[i].at_page);
+		free(pool->jobs[i].at_off);
 		tk_outbuf_release(&pool->jobs[i].out);
 	}
-	for (size_t i = 0; i < pool->nworkers; i++) {
+	for (size_t i = 0; pool->workers && i < pool->nworkers; i++) {
 		free(pool->workers[i].pr.pcache);
 		free(pool->workers[i].memo);
+		free(pool->workers[i].taken);
+		replicas_free(pool->workers[i].streams, pool->r->nstreams);
 	}
 	free(pool->jobs);
 	free(pool->workers);
+	free(pool->queue);
 	free(pool->main_memo);
 	tk_ksym_thread_memo = NULL;
 	pthread_cond_destroy(&pool->work);
@@ -1835,14 +2023,23 @@ static void pool_free(struct pool *pool)
 	free(pool);
 }
 
-/* Zeroed memory for @n structures aligned to their cache lines. */
+/*
+ * Zeroed memory for @n structures on cache lines of their own: another
+ * thread's data never shares one (a line written on one core and read on
+ * the other costs a transfer each time).
+ */
 static void *aligned_calloc(size_t n, size_t size)
 {
 	void *p = NULL;
 
-	if (!n || n > SIZE_MAX / size || posix_memalign(&p, 128, n * size))
+	size_t bytes;
+
+	if (!n || n > (SIZE_MAX - 127) / size)
 		return NULL;
-	memset(p, 0, n * size);
+	bytes = (n * size + 127) & ~(size_t)127;
+	if (posix_memalign(&p, 128, bytes))
+		return NULL;
+	memset(p, 0, bytes);
 	return p;
 }
 
@@ -1855,59 +2052,119 @@ static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *sl
 	p->last_sec = UINT64_MAX;
 	p->slow_lock = slow_lock;
 	p->shared = slow_lock != NULL;
-	p->pcache = calloc(PCACHE_SIZE, sizeof(*p->pcache));
+	p->pcache = aligned_calloc(PCACHE_SIZE, sizeof(*p->pcache));
 	return p->pcache ? 0 : -ENOMEM;
+}
+
+/*
+ * A worker's copies of the merge's streams, opened as open_streams() opened
+ * them, so that each holds the same first record. NULL on failure.
+ */
+static struct stream *replicas_new(struct report *r)
+{
+	struct stream *c = aligned_calloc(r->nstreams, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < r->nstreams; i++) {
+		const struct stream *m = &r->streams[i];
+		struct stream *s = &c[i];
+		int ret;
+
+		s->buf = m->buf;
+		s->buffer = m->buffer;
+		s->cpu = m->cpu;
+		s->order = m->order;
+		memcpy(s->cpu_text, m->cpu_text, sizeof(s->cpu_text));
+		s->cpu_len = m->cpu_len;
+		s->data_offset = m->data_offset;
+		s->page_off = UINT64_MAX;
+		s->file_base = m->file_base;
+		s->cpu_index = m->cpu_index;
+		s->size = m->size;
+		s->replica = true;
+		s->recs = aligned_calloc(BATCH, sizeof(*s->recs));
+		s->rd = s->recs ? tk_dat_cpu_reader_new(r->dat, m->buffer, m->cpu_index) : NULL;
+		if (!s->rd)
+			goto fail;
+		if (r->opts->has_start &&
+		    tk_dat_cpu_reader_seek_time(s->rd, raw_for_time(r->dat, r->opts->start_ns)) < 0)
+			goto fail;
+		do {
+			ret = stream_next(r, s);
+		} while (ret == 1 && r->opts->has_start && s->ts < r->opts->start_ns);
+		if (ret < 0)
+			goto fail;
+	}
+	return c;
+fail:
+	replicas_free(c, r->nstreams);
+	return NULL;
+}
+
+/* Whether workers can replay this run's streams (see the notes on threads). */
+static bool replayable(const struct report *r)
+{
+	if (r->nstreams > MAX_REPLAY_STREAMS)
+		return false;
+	for (size_t i = 0; i < r->nstreams; i++) {
+		if (r->streams[i].buf->compressed)
+			return false;
+	}
+	return true;
 }
 
 /*
  * @threads printers (the merge thread and threads - 1 workers), or NULL
  * when one thread prints (asked for, or a mode that prints in the merge:
- * --stat, --json, -l, -R, --slow, --fallbacks; or out of memory or
- * threads, which only costs speed).
+ * --stat, --json, -l, -R, --slow, --fallbacks, --sym; compressed data; or
+ * out of memory or threads, which only costs speed).
  */
 static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mutex_t *slow_lock)
 {
 	struct pool *pool;
-	size_t data_cap = JOB_DATA;
 	bool ok = true;
 
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
 	if (threads < 2 || (r->opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON | TK_REPORT_LATENCY |
 					      TK_REPORT_RAW | TK_REPORT_SLOW | TK_REPORT_FALLBACKS |
-					      TK_REPORT_SYMBOLS)))
+					      TK_REPORT_SYMBOLS)) || !replayable(r))
 		return NULL;
-	/* A record is at most a page: a job holds any one. */
-	if (data_cap < 2 * (size_t)r->info->page_format.page_size)
-		data_cap = 2 * (size_t)r->info->page_format.page_size;
-	pool = calloc(1, sizeof(*pool));
+	pool = aligned_calloc(1, sizeof(*pool));
 	if (!pool)
 		return NULL;
 	pool->r = r;
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->work, NULL);
 	pthread_cond_init(&pool->done, NULL);
-	pool->njobs = 2 * (size_t)threads + 2;
+	pool->nworkers = threads - 1;
+	pool->njobs = (JOB_QUEUE + 2) * pool->nworkers + 2;
 	pool->jobs = aligned_calloc(pool->njobs, sizeof(*pool->jobs));
-	ok = pool->jobs != NULL;
+	pool->queue = calloc(pool->njobs, sizeof(*pool->queue));
+	ok = pool->jobs && pool->queue;
 	for (size_t i = 0; ok && i < pool->njobs; i++) {
 		struct job *j = &pool->jobs[i];
 
-		j->lines = malloc(JOB_LINES * sizeof(*j->lines));
-		j->data = malloc(data_cap);
-		j->data_cap = data_cap;
-		ok = j->lines && j->data && !tk_outbuf_init(&j->out, -1, JOB_TEXT);
+		j->takes = aligned_calloc(JOB_RECORDS, sizeof(*j->takes));
+		j->picks = aligned_calloc(JOB_RECORDS, sizeof(*j->picks));
+		j->start = aligned_calloc(r->nstreams, sizeof(*j->start));
+		j->at_page = aligned_calloc(r->nstreams, sizeof(*j->at_page));
+		j->at_off = aligned_calloc(r->nstreams, sizeof(*j->at_off));
+		ok = j->takes && j->picks && j->start && j->at_page && j->at_off &&
+		     !tk_outbuf_init(&j->out, -1, JOB_TEXT);
 	}
-	pool->nworkers = threads - 1;
 	pool->workers = aligned_calloc(pool->nworkers, sizeof(*pool->workers));
-	pool->main_memo = calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
+	pool->main_memo = aligned_calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
 	ok = ok && pool->workers && pool->main_memo;
 	for (size_t i = 0; ok && i < pool->nworkers; i++) {
 		struct worker *w = &pool->workers[i];
 
 		w->pool = pool;
-		w->memo = calloc(TK_KSYM_MEMO, sizeof(*w->memo));
-		ok = w->memo && !printer_init(&w->pr, r, slow_lock);
+		w->memo = aligned_calloc(TK_KSYM_MEMO, sizeof(*w->memo));
+		w->taken = aligned_calloc(r->nstreams, sizeof(*w->taken));
+		w->streams = replicas_new(r);
+		ok = w->memo && w->taken && w->streams && !printer_init(&w->pr, r, slow_lock);
 	}
 	if (!ok) {
 		pool_free(pool);
@@ -1916,18 +2173,43 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 	r->pr.shared = true;
 	r->pr.slow_lock = slow_lock;
 	tk_ksym_thread_memo = pool->main_memo;
+	/* Logged jobs wait for the workers that did start: none, no pool. */
 	for (size_t i = 0; i < pool->nworkers; i++) {
 		struct worker *w = &pool->workers[i];
 
 		w->started = pthread_create(&w->thread, NULL, worker_main, w) == 0;
+		if (w->started)
+			pool->nstarted++;
 	}
+	if (!pool->nstarted) {
+		r->pr.shared = false;
+		r->pr.slow_lock = NULL;
+		pool_free(pool);
+		return NULL;
+	}
+	pthread_mutex_lock(&pool->lock);
+	pool_begin(pool);
+	pthread_mutex_unlock(&pool->lock);
 	return pool;
 }
 
-/* Printers to run: 1 unless asked (see "Measured" in the notes on threads). */
-static unsigned int report_threads(const struct tk_report_opts *opts)
+/*
+ * Printers to run: what -j asks, else one per online CPU up to 4, or one
+ * for a small run (threads cost ~100 us to start and their first pages).
+ */
+static unsigned int report_threads(const struct report *r)
 {
-	return opts->threads ? opts->threads : 1;
+	long n;
+	uint64_t bytes = 0;
+
+	if (r->opts->threads)
+		return r->opts->threads;
+	for (size_t i = 0; i < r->nstreams; i++)
+		bytes += r->streams[i].size;
+	if (bytes < (4u << 20))
+		return 1;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 2 ? 1 : n > 4 ? 4 : (unsigned int)n;
 }
 
 int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
@@ -1951,7 +2233,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	/* Unsigned sums wrap as tk_dat_timestamp()'s do, so one addend serves. */
 	r.ts_add = (r.info->has_date ? (uint64_t)r.info->date_offset_us * 1000u : 0) +
 		   (uint64_t)r.info->ts_offset;
-	ret = tk_outbuf_init(&r.out, opts->fd, 0);
+	ret = tk_outbuf_init(&r.out, opts->fd, OUT_BYTES);
 	if (ret)
 		return ret;
 	r.counts = calloc(65536, sizeof(*r.counts));
@@ -2004,7 +2286,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	if (!ret)
 		warn_cpustat(&r);
 	if (!ret && r.nheap)
-		pool = pool_new(&r, report_threads(opts), &slow_lock);
+		pool = pool_new(&r, report_threads(&r), &slow_lock);
 	end_ns = opts->has_end ? opts->end_ns : UINT64_MAX;
 	while (!ret && r.nheap && !r.out.error && !r.nomem) {
 		struct stream *s = r.heap[0];
@@ -2013,12 +2295,10 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 		if (__builtin_expect(s->ts >= end_ns, 0) && opts->has_end)
 			break;
 		s->events++;
-		if (select_record(&r, s, &l)) {
-			if (pool)
-				pool_add(pool, &l);
-			else
-				emit_line(&r.pr, &l);
-		}
+		if (pool)
+			pool_take(pool, s, select_record(&r, s, &l) ? &l : NULL);
+		else if (select_record(&r, s, &l))
+			emit_line(&r.pr, &l);
 		ret = stream_next(&r, s);
 		if (__builtin_expect(ret == 1, 1)) {
 			ret = 0;
@@ -2038,9 +2318,13 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 				heap_down(&r, 0);
 			}
 		} else if (ret == 0) {
+			s->live = false;
 			r.heap[0] = r.heap[--r.nheap];
 			heap_down(&r, 0);
 		}
+		/* Here, where every live stream holds its next record: where the next job starts. */
+		if (pool && __builtin_expect(pool->cur->ntakes == JOB_RECORDS, 0))
+			pool_dispatch(pool, true);
 	}
 	if (pool) {
 		pool_finish(pool);
@@ -2086,8 +2370,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 		}
 		ret = tk_fail(EBADMSG, "%s", r.cut_msg);
 	}
-	for (size_t i = 0; r.counts && i < 65536; i++)
-		st.printed += r.counts[i];
+	st.printed = r.known;
 	{
 		int fret = tk_outbuf_flush(&r.out);
 

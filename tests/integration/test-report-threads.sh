@@ -43,6 +43,13 @@ same() {
 }
 
 same "$tmp/t.dat" "generated"
+# A time window that starts mid-file: every worker's streams seek to it too.
+mid=$("$TRACEKIT" report -j 1 "$tmp/t.dat" 2>/dev/null | sed -n '30000p' | grep -oE '[0-9]+\.[0-9]{6}:' | tr -d :)
+if [ -n "$mid" ]; then
+	same "$tmp/t.dat" "generated --start mid-file" --start "$mid"
+else
+	fail "no timestamp on line 30000 to start from"
+fi
 same "$tmp/t.dat" "generated --cpu 1" --cpu 1
 same "$tmp/t.dat" "generated -F sched" -F sched
 same "$tmp/t.dat" "generated -t" -t
@@ -53,6 +60,20 @@ fi
 # The modes that print in the merge thread take -j and still print the same.
 same "$tmp/t.dat" "generated --stat" --stat
 same "$tmp/t.dat" "generated -R" -R
+
+# Without -j a report of 4 MiB of CPU data or more prints on one thread per
+# CPU (up to 4): that default must print what one thread prints.
+"$BENCH_REPORT" --events 150000 --keep "$tmp/big.dat" --no-trace-cmd --tracekit /bin/true \
+	>"$tmp/gen.out" 2>&1 || { echo "FAIL: bench-report could not write the big file"; cat "$tmp/gen.out"; exit 1; }
+if ! "$TRACEKIT" report -j 1 "$tmp/big.dat" >"$tmp/one" 2>"$tmp/one.err"; then
+	fail "big file: report -j 1 failed: $(head -c 300 "$tmp/one.err")"
+elif ! "$TRACEKIT" report "$tmp/big.dat" >"$tmp/many" 2>"$tmp/many.err"; then
+	fail "big file: report (default threads) failed: $(head -c 600 "$tmp/many.err")"
+elif ! cmp -s "$tmp/one" "$tmp/many"; then
+	fail "big file: the default thread count prints other text than -j 1: $(cmp "$tmp/one" "$tmp/many")"
+else
+	ok "big file: the default thread count prints what -j 1 prints ($(wc -l <"$tmp/one") lines)"
+fi
 
 echo "TK-COUNTS: passed=$passed failed=$failed skipped=0"
 [ $failed -eq 0 ]

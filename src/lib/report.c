@@ -88,6 +88,7 @@
 #include "event-internal.h"
 #include "page-internal.h"
 #include "internal/error.h"
+#include "internal/handoff.h"
 
 /*
  * A format not parsed yet. A kernel's trace holds ~2300 formats and a
@@ -1673,19 +1674,20 @@ struct pick {
  */
 struct job {
 	uint16_t *takes;          /* per record taken: stream index, | PRINTED */
-	struct pick *picks;       /* per line, in order */
+	struct pick *picks;       /* per line, in order (written past the cache: handoff.h) */
 	uint64_t *start;          /* per stream: records taken before this job */
 	uint64_t *at_page;        /* per stream: the page of its next record; MAX: none */
 	uint32_t *at_off;         /* and that record's offset in the page */
 	uint32_t ntakes, npicks;
 	bool printed_inline;      /* by the merge as it went: no log */
-	struct tk_outbuf out;     /* memory (fd -1): the lines' text */
+	struct tk_text_slot *text; /* the lines' text: a slot of the thread printing it */
 	int state;
 } __attribute__((aligned(128)));
 
 struct worker {
 	struct pool *pool;
 	struct printer pr;
+	struct tk_text_slot *texts; /* njobs */
 	struct tk_ksym_memo *memo;
 	struct stream *streams;   /* replicas of the merge's */
 	uint64_t *taken;          /* per stream: records taken from the replica */
@@ -1707,6 +1709,9 @@ struct pool {
 	struct worker *workers;
 	size_t nworkers, nstarted;
 	struct tk_ksym_memo *main_memo;
+	struct tk_text_slot *main_texts; /* njobs, the merge's */
+	struct tk_outbuf scratch; /* the merge's printer's while the job being filled is logged */
+	uint64_t take_word;       /* takes not yet stored: four to a word */
 	char error[512];          /* the first worker failure, for the merge to report */
 } __attribute__((aligned(128)));
 
@@ -1779,7 +1784,7 @@ static int replay_job(struct worker *w, struct job *j)
 		}
 		w->taken[i] = j->start[i];
 	}
-	p->o = &j->out;
+	p->o = &j->text->out;
 	for (uint32_t i = 0; i < j->ntakes; i++) {
 		uint32_t t = j->takes[i];
 		struct stream *s = &w->streams[t & ~PRINTED];
@@ -1823,11 +1828,12 @@ static void *worker_main(void *arg)
 			break;
 		j = &pool->jobs[pool->queue[pool->head++ % pool->njobs] % pool->njobs];
 		j->state = JOB_BUSY;
+		j->text = tk_text_lend(w->texts, pool->njobs);
 		pthread_mutex_unlock(&pool->lock);
 		ret = replay_job(w, j);
 		pthread_mutex_lock(&pool->lock);
-		if (ret && !j->out.error) {
-			j->out.error = ret;
+		if (ret && !j->text->out.error) {
+			j->text->out.error = ret;
 			if (!pool->error[0])
 				snprintf(pool->error, sizeof(pool->error), "%s", tk_errmsg());
 		}
@@ -1876,14 +1882,15 @@ static void pool_write(struct pool *pool, uint64_t until)
 			continue;
 		}
 		pthread_mutex_unlock(&pool->lock);
-		if (j->out.error && !r->out.error) {
-			r->out.error = j->out.error;
+		if (j->text->out.error && !r->out.error) {
+			r->out.error = j->text->out.error;
 			if (pool->error[0])
-				tk_fail(-j->out.error, "%s", pool->error);
+				tk_fail(-j->text->out.error, "%s", pool->error);
 		}
-		write_through(&r->out, j->out.buf, j->out.len);
-		j->out.len = 0;
+		write_through(&r->out, j->text->out.buf, j->text->out.len);
 		pthread_mutex_lock(&pool->lock);
+		j->text->busy = false;
+		j->text = NULL;
 		j->state = JOB_FREE;
 		pool->written++;
 	}
@@ -1905,9 +1912,8 @@ static void pool_begin(struct pool *pool)
 	j->state = JOB_FILLING;
 	j->ntakes = 0;
 	j->npicks = 0;
-	j->out.len = 0;
-	j->out.error = 0;
 	j->printed_inline = pool->tail - pool->head >= JOB_QUEUE * pool->nstarted;
+	j->text = j->printed_inline ? tk_text_lend(pool->main_texts, pool->njobs) : NULL;
 	for (size_t i = 0; i < r->nstreams; i++) {
 		const struct stream *s = &r->streams[i];
 
@@ -1915,7 +1921,7 @@ static void pool_begin(struct pool *pool)
 		j->at_page[i] = s->live ? s->page_off : UINT64_MAX;
 		j->at_off[i] = s->live ? s->rec->offset : 0;
 	}
-	r->pr.o = &j->out;
+	r->pr.o = j->printed_inline ? &j->text->out : &pool->scratch;
 	pool->cur = j;
 }
 
@@ -1924,8 +1930,16 @@ static void __attribute__((noinline)) pool_dispatch(struct pool *pool, bool next
 {
 	struct job *j = pool->cur;
 
+	/* The last takes, then the log's stores before the hand-over. */
+	if (j->ntakes % 4)
+		tk_store_word_past_cache((uint64_t *)j->takes + j->ntakes / 4, pool->take_word);
+	pool->take_word = 0;
+	tk_stores_done();
 	pthread_mutex_lock(&pool->lock);
 	if (!j->ntakes) {
+		if (j->text)
+			j->text->busy = false;
+		j->text = NULL;
 		j->state = JOB_FREE;
 		pthread_mutex_unlock(&pool->lock);
 		return;
@@ -1958,13 +1972,23 @@ static inline __attribute__((always_inline)) void pool_take(struct pool *pool,
 		if (l)
 			emit_line(&pool->r->pr, l);
 	} else {
-		j->takes[j->ntakes] = (uint16_t)(s->order | (l ? PRINTED : 0));
-		if (l) {
-			struct pick *pk = &j->picks[j->npicks++];
+		/* Four takes to a word, little-endian as the worker reads them back. */
+		uint64_t t = s->order | (l ? PRINTED : 0);
 
-			pk->ev = l->ev;
-			pk->comm = l->comm;
-			pk->pid = l->pid;
+		pool->take_word |= t << (16 * (j->ntakes % 4));
+		if (j->ntakes % 4 == 3) {
+			tk_store_word_past_cache((uint64_t *)j->takes + j->ntakes / 4,
+						 pool->take_word);
+			pool->take_word = 0;
+		}
+		if (l) {
+			struct pick pk;
+
+			memset(&pk, 0, sizeof(pk));
+			pk.ev = l->ev;
+			pk.comm = l->comm;
+			pk.pid = l->pid;
+			tk_store_past_cache(&j->picks[j->npicks++], &pk, sizeof(pk));
 		}
 	}
 	j->ntakes++;
@@ -2004,14 +2028,16 @@ static void pool_free(struct pool *pool)
 		free(pool->jobs[i].start);
 		free(pool->jobs[i].at_page);
 		free(pool->jobs[i].at_off);
-		tk_outbuf_release(&pool->jobs[i].out);
 	}
 	for (size_t i = 0; pool->workers && i < pool->nworkers; i++) {
 		free(pool->workers[i].pr.pcache);
 		free(pool->workers[i].memo);
 		free(pool->workers[i].taken);
+		tk_text_slots_free(pool->workers[i].texts, pool->njobs);
 		replicas_free(pool->workers[i].streams, pool->r->nstreams);
 	}
+	tk_text_slots_free(pool->main_texts, pool->njobs);
+	tk_outbuf_release(&pool->scratch);
 	free(pool->jobs);
 	free(pool->workers);
 	free(pool->queue);
@@ -2023,26 +2049,6 @@ static void pool_free(struct pool *pool)
 	free(pool);
 }
 
-/*
- * Zeroed memory for @n structures on cache lines of their own: another
- * thread's data never shares one (a line written on one core and read on
- * the other costs a transfer each time).
- */
-static void *aligned_calloc(size_t n, size_t size)
-{
-	void *p = NULL;
-
-	size_t bytes;
-
-	if (!n || n > (SIZE_MAX - 127) / size)
-		return NULL;
-	bytes = (n * size + 127) & ~(size_t)127;
-	if (posix_memalign(&p, 128, bytes))
-		return NULL;
-	memset(p, 0, bytes);
-	return p;
-}
-
 /* A printer's own state, for one more thread. */
 static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *slow_lock)
 {
@@ -2052,7 +2058,7 @@ static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *sl
 	p->last_sec = UINT64_MAX;
 	p->slow_lock = slow_lock;
 	p->shared = slow_lock != NULL;
-	p->pcache = aligned_calloc(PCACHE_SIZE, sizeof(*p->pcache));
+	p->pcache = tk_line_calloc(PCACHE_SIZE, sizeof(*p->pcache));
 	return p->pcache ? 0 : -ENOMEM;
 }
 
@@ -2062,7 +2068,7 @@ static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *sl
  */
 static struct stream *replicas_new(struct report *r)
 {
-	struct stream *c = aligned_calloc(r->nstreams, sizeof(*c));
+	struct stream *c = tk_line_calloc(r->nstreams, sizeof(*c));
 
 	if (!c)
 		return NULL;
@@ -2083,7 +2089,7 @@ static struct stream *replicas_new(struct report *r)
 		s->cpu_index = m->cpu_index;
 		s->size = m->size;
 		s->replica = true;
-		s->recs = aligned_calloc(BATCH, sizeof(*s->recs));
+		s->recs = tk_line_calloc(BATCH, sizeof(*s->recs));
 		s->rd = s->recs ? tk_dat_cpu_reader_new(r->dat, m->buffer, m->cpu_index) : NULL;
 		if (!s->rd)
 			goto fail;
@@ -2131,7 +2137,7 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 					      TK_REPORT_RAW | TK_REPORT_SLOW | TK_REPORT_FALLBACKS |
 					      TK_REPORT_SYMBOLS)) || !replayable(r))
 		return NULL;
-	pool = aligned_calloc(1, sizeof(*pool));
+	pool = tk_line_calloc(1, sizeof(*pool));
 	if (!pool)
 		return NULL;
 	pool->r = r;
@@ -2140,31 +2146,34 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 	pthread_cond_init(&pool->done, NULL);
 	pool->nworkers = threads - 1;
 	pool->njobs = (JOB_QUEUE + 2) * pool->nworkers + 2;
-	pool->jobs = aligned_calloc(pool->njobs, sizeof(*pool->jobs));
+	pool->jobs = tk_line_calloc(pool->njobs, sizeof(*pool->jobs));
 	pool->queue = calloc(pool->njobs, sizeof(*pool->queue));
 	ok = pool->jobs && pool->queue;
 	for (size_t i = 0; ok && i < pool->njobs; i++) {
 		struct job *j = &pool->jobs[i];
 
-		j->takes = aligned_calloc(JOB_RECORDS, sizeof(*j->takes));
-		j->picks = aligned_calloc(JOB_RECORDS, sizeof(*j->picks));
-		j->start = aligned_calloc(r->nstreams, sizeof(*j->start));
-		j->at_page = aligned_calloc(r->nstreams, sizeof(*j->at_page));
-		j->at_off = aligned_calloc(r->nstreams, sizeof(*j->at_off));
-		ok = j->takes && j->picks && j->start && j->at_page && j->at_off &&
-		     !tk_outbuf_init(&j->out, -1, JOB_TEXT);
+		j->takes = tk_line_calloc(JOB_RECORDS, sizeof(*j->takes));
+		j->picks = tk_line_calloc(JOB_RECORDS, sizeof(*j->picks));
+		j->start = tk_line_calloc(r->nstreams, sizeof(*j->start));
+		j->at_page = tk_line_calloc(r->nstreams, sizeof(*j->at_page));
+		j->at_off = tk_line_calloc(r->nstreams, sizeof(*j->at_off));
+		ok = j->takes && j->picks && j->start && j->at_page && j->at_off;
 	}
-	pool->workers = aligned_calloc(pool->nworkers, sizeof(*pool->workers));
-	pool->main_memo = aligned_calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
+	pool->main_texts = ok ? tk_text_slots_new(pool->njobs, JOB_TEXT) : NULL;
+	ok = ok && pool->main_texts && !tk_outbuf_init(&pool->scratch, -1, 4096);
+	pool->workers = tk_line_calloc(pool->nworkers, sizeof(*pool->workers));
+	pool->main_memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
 	ok = ok && pool->workers && pool->main_memo;
 	for (size_t i = 0; ok && i < pool->nworkers; i++) {
 		struct worker *w = &pool->workers[i];
 
 		w->pool = pool;
-		w->memo = aligned_calloc(TK_KSYM_MEMO, sizeof(*w->memo));
-		w->taken = aligned_calloc(r->nstreams, sizeof(*w->taken));
+		w->memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*w->memo));
+		w->taken = tk_line_calloc(r->nstreams, sizeof(*w->taken));
 		w->streams = replicas_new(r);
-		ok = w->memo && w->taken && w->streams && !printer_init(&w->pr, r, slow_lock);
+		w->texts = tk_text_slots_new(pool->njobs, JOB_TEXT);
+		ok = w->memo && w->taken && w->streams && w->texts &&
+		     !printer_init(&w->pr, r, slow_lock);
 	}
 	if (!ok) {
 		pool_free(pool);

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Memory that one thread writes and another reads, as the report threads
+ * hand jobs over (report.c, perfdata-report.c). On the reference VM a
+ * cache line that the other core holds costs a transfer, and a store into
+ * a line the other core read last time costs one more: logging a line for
+ * a worker into a reused slot cost more than printing the line. So:
+ *
+ *   - each thread's data sits on cache lines of its own (tk_line_calloc);
+ *   - the logs the merge writes for workers are written with non-temporal
+ *     stores (tk_store_past_cache), which do not fetch the line first;
+ *     tk_stores_done() before the lock that hands the job over;
+ *   - a job's text goes into a buffer of the thread that prints it
+ *     (struct tk_text_slot), never into one the other core wrote last.
+ */
+#ifndef TRACEKIT_INTERNAL_HANDOFF_H
+#define TRACEKIT_INTERNAL_HANDOFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tracekit/event.h>
+
+#define TK_LINE 128 /* two 64-byte lines: the adjacent-line prefetcher pairs them */
+
+/* Zeroed memory for @n structures of @size on lines of their own; free(). */
+static inline void *tk_line_calloc(size_t n, size_t size)
+{
+	void *p = NULL;
+	size_t bytes;
+
+	if (!n || n > (SIZE_MAX - (TK_LINE - 1)) / size)
+		return NULL;
+	bytes = (n * size + TK_LINE - 1) & ~(size_t)(TK_LINE - 1);
+	if (posix_memalign(&p, TK_LINE, bytes))
+		return NULL;
+	memset(p, 0, bytes);
+	return p;
+}
+
+/* One 8-byte word at @dst (8-aligned), past this core's cache. */
+static inline void tk_store_word_past_cache(uint64_t *dst, uint64_t v)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_movnti64((long long *)dst, (long long)v);
+#else
+	*dst = v;
+#endif
+}
+
+/* @n bytes (a multiple of 8; @dst 8-aligned), past this core's cache. */
+static inline void tk_store_past_cache(void *dst, const void *src, size_t n)
+{
+	uint64_t *d = dst;
+
+	for (size_t i = 0; i < n / 8; i++) {
+		uint64_t v;
+
+		memcpy(&v, (const uint8_t *)src + 8 * i, 8);
+		tk_store_word_past_cache(d + i, v);
+	}
+}
+
+/* Order the stores above before the hand-over (the lock orders them too). */
+static inline void tk_stores_done(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_sfence();
+#endif
+}
+
+/* A thread's text buffer (memory, fd -1), lent to one job at a time. */
+struct tk_text_slot {
+	struct tk_outbuf out;
+	bool busy;              /* lent to a job whose text is not written out yet */
+} __attribute__((aligned(TK_LINE)));
+
+/*
+ * A slot of @slots (@n) that no job holds, emptied. A thread has as many
+ * as there are job slots, so one is always free. Under the pool's lock.
+ */
+static inline struct tk_text_slot *tk_text_lend(struct tk_text_slot *slots, size_t n)
+{
+	size_t i = 0;
+
+	while (i + 1 < n && slots[i].busy)
+		i++;
+	slots[i].busy = true;
+	slots[i].out.len = 0;
+	slots[i].out.error = 0;
+	return &slots[i];
+}
+
+/* @n slots whose buffers are only address space until printed into; NULL on ENOMEM. */
+static inline struct tk_text_slot *tk_text_slots_new(size_t n, size_t cap)
+{
+	struct tk_text_slot *s = tk_line_calloc(n, sizeof(*s));
+
+	for (size_t i = 0; s && i < n; i++) {
+		if (tk_outbuf_init(&s[i].out, -1, cap)) {
+			for (size_t k = 0; k < i; k++)
+				tk_outbuf_release(&s[k].out);
+			free(s);
+			return NULL;
+		}
+	}
+	return s;
+}
+
+static inline void tk_text_slots_free(struct tk_text_slot *s, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++)
+		tk_outbuf_release(&s[i].out);
+	free(s);
+}
+
+#endif

@@ -15,9 +15,11 @@
  *
  * The run. Both tools are started with fork/exec, stdout on /dev/null,
  * reaped with wait4(); each line gives wall time, events/s and peak RSS,
- * the last line the speed ratio. The two run in turn, --reps pairs (3 by
- * default): the medians of each, and the median (and range) of the
- * per-pair ratios, which stay steadier than the times on a shared VM.
+ * then the speed ratio. The two run in turn, --reps pairs (3 by default):
+ * the medians of each, and the median (and range) of the per-pair ratios,
+ * which stay steadier than the times on a shared VM. tracekit runs with its
+ * default thread count; --reps more runs with -j 1 give the
+ * single-threaded line.
  *
  * --quick writes 20 k samples, runs each tool once with its output kept,
  * and exits 1 unless the two texts are identical byte for byte.
@@ -377,6 +379,22 @@ int main(int argc, char **argv)
 		       p.theirs, (double)events / p.theirs, p.theirs_rss_kb / 1024, p.rounds);
 		printf("ratio: tracekit report is %.1fx perf script (median of %d interleaved pairs, "
 		       "%.1f-%.1f)\n", p.ratio, p.rounds, p.ratio_lo, p.ratio_hi);
+
+		/* The same file on one thread: the single-threaded figure. */
+		char *one_argv[] = {(char *)tracekit, "report", "-j", "1", keep ? (char *)keep : file,
+				    NULL};
+		double one[16];
+
+		for (unsigned int i = 0; i < reps; i++) {
+			struct run r = run_tool(one_argv, NULL);
+
+			if (!WIFEXITED(r.status) || WEXITSTATUS(r.status))
+				die("tracekit report -j 1 failed");
+			one[i] = r.seconds;
+		}
+		qsort(one, reps, sizeof(one[0]), cmp_double);
+		printf("tracekit report -j 1: %8.3f s  %12.0f events/s  (one thread, median of %u)\n",
+		       one[reps / 2], (double)events / one[reps / 2], reps);
 	}
 
 	int rc = 0;

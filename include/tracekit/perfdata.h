@@ -736,6 +736,13 @@ struct tk_perfdata_report_opts {
 	uint64_t start_ns, end_ns;   /* sample time window, inclusive start, exclusive end */
 	/* Build-id cache for symbols; NULL: $TRACEKIT_CACHE_DIR, then ~/.debug (if present). */
 	const char *cache_dir;
+	/*
+	 * Threads that print lines (1: the calling thread alone; 0: one per
+	 * online CPU up to 4 for 4 MiB of data or more). Only files whose
+	 * events are all tracepoints without callchains print on several;
+	 * the text is the same.
+	 */
+	unsigned int threads;
 };
 
 /**

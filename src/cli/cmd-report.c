@@ -31,8 +31,8 @@ const char cmd_report_usage[] =
 	"`perf script` prints them (the file's magic decides; \"-\" or a pipe is\n"
 	"read as perf.data in pipe mode, e.g. `perf record -o - ... | tracekit\n"
 	"report -`). FILE defaults to trace.dat. On perf.data --cpu, -F, -P (pid\n"
-	"or tid), --comm, --start, --end and -t apply; the other options are for\n"
-	".dat files.\n"
+	"or tid), --comm, --start, --end, -t and -j apply; the other options are\n"
+	"for .dat files.\n"
 	"\n"
 	"options:\n"
 	"  -i, --input FILE      file to read (same as the FILE argument)\n"
@@ -177,6 +177,7 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		.start_ns = opts->start_ns,
 		.end_ns = opts->end_ns,
 		.cache_dir = cache_dir,
+		.threads = opts->threads,
 	};
 	struct tk_perfdata *pd;
 	struct stat st;

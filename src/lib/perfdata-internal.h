@@ -51,6 +51,9 @@ static inline bool tk_perf_has_trailer(uint32_t type)
  */
 bool tk_perf_id_offset(uint32_t type, uint64_t sample_type, size_t size, size_t *off);
 
+/* The descriptor a reader reads (records of a file sit at their offsets in it). */
+int tk_perfdata_fd(const struct tk_perfdata *pd);
+
 /* perf_header_string length for @s: strlen + NUL rounded up to 64. */
 static inline uint32_t tk_perf_string_len(size_t n)
 {

@@ -2407,6 +2407,11 @@ void tk_perfdata_close(struct tk_perfdata *pd)
 
 /* ------------------------------------------------------------- getters */
 
+int tk_perfdata_fd(const struct tk_perfdata *pd)
+{
+	return pd->fd;
+}
+
 const struct tk_perfdata_info *tk_perfdata_get_info(const struct tk_perfdata *pd)
 {
 	return &pd->info;

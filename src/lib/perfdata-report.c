@@ -36,9 +36,11 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tracekit/cache.h>
 #include <tracekit/elf.h>
@@ -48,6 +50,7 @@
 #include "event-internal.h"
 #include "perfdata-internal.h"
 #include "internal/error.h"
+#include "internal/handoff.h"
 
 #define CONTEXT_MAX ((uint64_t)-4095)      /* PERF_CONTEXT_* markers are above this */
 #define CONTEXT_KERNEL ((uint64_t)-128)
@@ -105,12 +108,20 @@ struct psample {
 	const void *callchain;
 };
 
+/*
+ * A thread's line start lives in a store that only grows until the report
+ * ends: a worker may still print lines with a name the merge has since
+ * replaced (a later COMM record).
+ */
+#define PREFIX_BYTES 40
+#define PREFIX_CHUNK 1024       /* prefixes per chunk of the store */
+
 struct thread {
 	int32_t tid;            /* -1: free slot */
 	bool comm_set;
 	uint8_t prefix_len;     /* 0: prefix not built for the current name */
+	const char *prefix;     /* PREFIX_BYTES of "%16s %5d " (name and tid): most lines start so */
 	char comm[24];
-	char prefix[40];        /* "%16s %5d " of the name and tid: most lines start so */
 };
 
 struct map {
@@ -123,6 +134,17 @@ struct proc {
 	int32_t pid;            /* -1: free slot */
 	struct map *maps;
 	size_t nmaps;
+};
+
+/*
+ * The time column of the last microsecond printed: samples come several per
+ * microsecond, and a hit is a compare and a copy. Times in [lo, lo + span)
+ * print as text. One per printing thread.
+ */
+struct time_col {
+	uint64_t lo, span, secs, sec_ns;
+	uint8_t len;
+	char text[40];          /* 20 digits of seconds, 9 of fraction: always fits */
 };
 
 /* A queued record: its bytes live in arena ARENA_OF(@off) at ARENA_OFF(@off). */
@@ -152,8 +174,11 @@ struct idcache_ent {
 	int32_t evsel;          /* -1: empty */
 };
 
+struct ppool;
+
 struct rep {
 	struct tk_perfdata *pd;
+	struct ppool *pool;     /* NULL: one thread prints */
 	const struct tk_perfdata_report_opts *opts;
 	struct tk_outbuf out;
 	struct tk_event_set *set;
@@ -189,15 +214,11 @@ struct rep {
 	uint64_t max_ts, next_flush;
 	uint64_t printed;
 
-	/*
-	 * The time column of the last microsecond printed: samples come
-	 * several per microsecond, and a hit is a compare and a copy.
-	 * Times in [time_lo, time_lo + time_span) print as time_text.
-	 */
-	uint64_t time_lo, time_span, time_secs, time_sec_ns;
-	uint8_t time_len;
-	char time_text[40];     /* 20 digits of seconds, 9 of fraction: always fits */
+	struct time_col tc;     /* the merge thread's */
+	bool nsec;              /* --ns */
 
+	char **pfx_chunks;      /* the prefix store (struct thread) */
+	size_t npfx_chunks, pfx_used;
 	size_t file_evsels;     /* evsels of the file (pipe mode: so far) */
 	size_t sample_id_off;   /* where a SAMPLE's id is (perf puts it alike for all); 0: none */
 	bool filtering;         /* some filter of the options is set */
@@ -295,14 +316,33 @@ static const char *thread_comm(struct rep *r, int32_t tid, char *buf, size_t len
 	return buf;
 }
 
+/* PREFIX_BYTES bytes of the prefix store, for a new line start; NULL on ENOMEM. */
+static char *prefix_slot(struct rep *r)
+{
+	if (!r->pfx_chunks || r->pfx_used == PREFIX_CHUNK) {
+		char **c = realloc(r->pfx_chunks, (r->npfx_chunks + 1) * sizeof(*c));
+
+		if (!c)
+			return NULL;
+		r->pfx_chunks = c;
+		c[r->npfx_chunks] = malloc((size_t)PREFIX_CHUNK * PREFIX_BYTES);
+		if (!c[r->npfx_chunks])
+			return NULL;
+		r->npfx_chunks++;
+		r->pfx_used = 0;
+	}
+	return r->pfx_chunks[r->npfx_chunks - 1] + PREFIX_BYTES * r->pfx_used++;
+}
+
 /*
  * The line start "%16s %5d " of thread @t, built once per name. Return:
  * false when it does not fit (the caller prints the two fields itself).
  */
-static bool thread_prefix(struct thread *t)
+static bool thread_prefix(struct rep *r, struct thread *t)
 {
-	char buf[24];
+	char buf[24], text[PREFIX_BYTES];
 	const char *comm = t->comm;
+	char *slot;
 	int n;
 
 	if (t->prefix_len)
@@ -313,9 +353,11 @@ static bool thread_prefix(struct thread *t)
 		snprintf(buf, sizeof(buf), ":%" PRId32, t->tid);
 		comm = buf;
 	}
-	n = snprintf(t->prefix, sizeof(t->prefix), "%16s %5" PRId32 " ", comm, t->tid);
-	if (n <= 0 || (size_t)n >= sizeof(t->prefix))
+	n = snprintf(text, sizeof(text), "%16s %5" PRId32 " ", comm, t->tid);
+	if (n <= 0 || (size_t)n >= sizeof(text) || !(slot = prefix_slot(r)))
 		return false;
+	memcpy(slot, text, PREFIX_BYTES);
+	t->prefix = slot;
 	t->prefix_len = (uint8_t)n;
 	return true;
 }
@@ -483,36 +525,36 @@ static void put_char(struct tk_outbuf *out, char c)
  * text is kept: the other samples of the same microsecond (perf truncates
  * to it) copy it whole, and those of the same second rewrite its fraction.
  */
-static void __attribute__((noinline)) put_time_miss(struct rep *r, uint64_t t)
+static void __attribute__((noinline)) put_time_miss(struct time_col *tc, struct tk_outbuf *out,
+						   bool nsec, uint64_t t)
 {
-	bool nsec = r->opts->flags & TK_PERFDATA_REPORT_NSEC;
 	unsigned int digits = nsec ? 9 : 6;
 	uint64_t secs;
 	uint32_t frac;
 	char *p;
 
 	/* Within the second last printed, no 64-bit divide. */
-	if (r->time_len && t - r->time_sec_ns < 1000000000u) {
-		secs = r->time_secs;
-		frac = (uint32_t)(t - r->time_sec_ns);
+	if (tc->len && t - tc->sec_ns < 1000000000u) {
+		secs = tc->secs;
+		frac = (uint32_t)(t - tc->sec_ns);
 	} else {
 		secs = t / 1000000000u;
 		frac = (uint32_t)(t % 1000000000u);
 	}
 	if (!nsec)
 		frac /= 1000u;
-	if (secs != r->time_secs || !r->time_len) {
+	if (secs != tc->secs || !tc->len) {
 		char buf[48];
 		int n = snprintf(buf, sizeof(buf), "%" PRIu64 ".%0*" PRIu32, secs, (int)digits, frac);
 
 		/* perf script: "%5lu.%06lu", "%5lu.%09lu" with --ns, as one column. */
-		n = snprintf(r->time_text, sizeof(r->time_text), "%*s: ", nsec ? 15 : 12, buf);
-		r->time_len = (uint8_t)n;
-		r->time_secs = secs;
-		r->time_sec_ns = secs * 1000000000u;
+		n = snprintf(tc->text, sizeof(tc->text), "%*s: ", nsec ? 15 : 12, buf);
+		tc->len = (uint8_t)n;
+		tc->secs = secs;
+		tc->sec_ns = secs * 1000000000u;
 	} else {
 		/* The same second: only the fraction changes, two digits at a time. */
-		p = r->time_text + r->time_len - 2;
+		p = tc->text + tc->len - 2;
 		for (unsigned int i = digits; i >= 2; i -= 2) {
 			p -= 2;
 			memcpy(p, tk_dec_pairs + 2 * (frac % 100), 2);
@@ -521,23 +563,23 @@ static void __attribute__((noinline)) put_time_miss(struct rep *r, uint64_t t)
 		if (digits & 1)
 			p[-1] = (char)('0' + frac);
 	}
-	r->time_lo = nsec ? t : t - t % 1000u;
-	r->time_span = nsec ? 1 : 1000;
-	p = room(&r->out, sizeof(r->time_text));
-	memcpy(p, r->time_text, sizeof(r->time_text));
-	r->out.len += r->time_len;
+	tc->lo = nsec ? t : t - t % 1000u;
+	tc->span = nsec ? 1 : 1000;
+	p = room(out, sizeof(tc->text));
+	memcpy(p, tc->text, sizeof(tc->text));
+	out->len += tc->len;
 }
 
-static inline void put_time(struct rep *r, uint64_t t)
+static inline void put_time(struct time_col *tc, struct tk_outbuf *out, bool nsec, uint64_t t)
 {
-	if (t - r->time_lo < r->time_span) {
-		char *o = room(&r->out, sizeof(r->time_text));
+	if (t - tc->lo < tc->span) {
+		char *o = room(out, sizeof(tc->text));
 
-		memcpy(o, r->time_text, sizeof(r->time_text));
-		r->out.len += r->time_len;
+		memcpy(o, tc->text, sizeof(tc->text));
+		out->len += tc->len;
 		return;
 	}
-	put_time_miss(r, t);
+	put_time_miss(tc, out, nsec, t);
 }
 
 /*
@@ -1002,6 +1044,532 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
 	return s.attr_index;
 }
 
+/* ------------------------------------------------------------ threads */
+
+/*
+ * Lines printed on several threads, as the .dat report does (report.c): the
+ * merge thread reads, queues, orders and delivers every record, keeps the
+ * thread names, applies the filters, and hands tracepoint sample lines to
+ * workers as a log: per line the record's raw data (in an arena: it stays
+ * there until the job is printed), its line start (from the prefix store,
+ * which never changes a text once written), CPU, time and event. Workers
+ * print the text into jobs of their own; the merge prints a job itself
+ * (inline) when every worker has PJOB_QUEUE waiting, or when a line cannot
+ * be logged (a sample outside the arenas, a field the log does not carry),
+ * and writes the texts out in order. Only files (all events known at the
+ * start) whose events are all tracepoints without callchains use threads:
+ * symbols and maps stay in the merge thread.
+ *
+ * An arena is written again (from its start, or moved by realloc()) only
+ * after every job that points into it is written out: enqueue() waits
+ * for that (ref_job). Memory stays bounded: the slots' logs and texts.
+ */
+#define PJOB_LINES 2048
+#define PJOB_TEXT (256u << 10)
+#define PJOB_QUEUE 2
+#define PMAX_THREADS 16
+#define PWINDOW (256u << 10)
+
+enum { PJOB_FREE, PJOB_FILLING, PJOB_READY, PJOB_BUSY, PJOB_DONE };
+
+/* One line a worker prints. */
+struct pline {
+	uint64_t rec_off;       /* file offset of the SAMPLE record */
+	const char *prefix;     /* PREFIX_BYTES from the prefix store */
+	uint64_t time;
+	uint32_t raw_size, cpu;
+	int32_t evsel;
+	uint16_t rec_size;
+	uint16_t raw_off;       /* of the tracepoint payload in the record; 0: none */
+	uint8_t prefix_len;
+};
+
+struct pjob {
+	struct pline *lines;
+	uint32_t nlines;
+	bool printed_inline;    /* by the merge, into text */
+	struct tk_text_slot *text;     /* the lines' text, once a printer took the job */
+	int state;
+} __attribute__((aligned(128)));
+
+struct pworker {
+	struct ppool *pool;
+	struct tk_text_slot *texts;    /* njobs */
+	struct time_col tc;
+	uint8_t *win;           /* PWINDOW bytes of the file from win_start */
+	uint64_t win_start, win_len;
+	struct tk_ksym_memo *memo;
+	pthread_t thread;
+	bool started;
+} __attribute__((aligned(128)));
+
+struct ppool {
+	struct rep *r;
+	pthread_mutex_t lock, slow_lock;
+	pthread_cond_t work, done;
+	struct pjob *jobs;
+	size_t njobs;
+	uint64_t filled, written, head, tail;
+	uint64_t *queue;        /* logged job numbers, oldest at head */
+	bool stop;
+	struct pjob *cur;       /* being filled (merge thread only) */
+	struct tk_outbuf fdout; /* the report's output while r->out is a job's */
+	struct tk_outbuf scratch; /* r->out while the job being filled is logged */
+	struct pworker *workers;
+	size_t nworkers, nstarted;
+	struct tk_ksym_memo *main_memo;
+	struct tk_text_slot *main_texts; /* njobs, the merge's */
+	int fd;                 /* the file, which workers read records from */
+	char error[512];
+} __attribute__((aligned(128)));
+
+/* The event text through libtraceevent, on a thread that shares the set. */
+static void print_slow_locked(struct ppool *pool, const struct tk_event *ev, const uint8_t *raw,
+			      uint32_t size, uint32_t cpu, struct tk_outbuf *o)
+{
+	pthread_mutex_lock(&pool->slow_lock);
+	tk_event_print_slow_shared(pool->r->set, ev, raw, size, (int)cpu, o);
+	pthread_mutex_unlock(&pool->slow_lock);
+}
+
+/*
+ * The record at @off (@size bytes), from the worker's window of the file:
+ * records come mostly in file order, so one pread() serves many. NULL
+ * with the message set on a read error.
+ */
+static const uint8_t *pworker_record(struct pworker *w, uint64_t off, uint32_t size)
+{
+	uint64_t done = 0;
+
+	if (off >= w->win_start && off - w->win_start + size <= w->win_len)
+		return w->win + (off - w->win_start);
+	w->win_len = 0;
+	while (done < PWINDOW) {
+		ssize_t n = pread(w->pool->fd, w->win + done, PWINDOW - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			tk_fail(errno, "cannot read the record at 0x%" PRIx64 ": %s", off,
+				strerror(errno));
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		done += (uint64_t)n;
+	}
+	if (done < size) {
+		tk_fail(EBADMSG, "the record at 0x%" PRIx64 " ends past the end of the file", off);
+		return NULL;
+	}
+	w->win_start = off;
+	w->win_len = done;
+	return w->win;
+}
+
+/* One logged line, as print_sample() prints it. */
+static int pworker_line(struct pworker *w, struct tk_outbuf *o, const struct pline *l)
+{
+	const struct rep *r = w->pool->r;
+	const struct rep_evsel *e = &r->evs[l->evsel];
+	const uint8_t *raw = NULL;
+	char *p;
+
+	if (l->raw_off) {
+		const uint8_t *rec = pworker_record(w, l->rec_off, l->rec_size);
+
+		if (!rec)
+			return -EIO;
+		raw = rec + l->raw_off;
+	}
+	p = room(o, PREFIX_BYTES + 8);
+
+	memcpy(p, l->prefix, PREFIX_BYTES);
+	o->len += l->prefix_len;
+	if (e->fields & F_CPU) {
+		p = room(o, 8);
+		if (l->cpu < 1000) {
+			p[0] = '[';
+			p[1] = (char)('0' + l->cpu / 100);
+			p[2] = (char)('0' + l->cpu / 10 % 10);
+			p[3] = (char)('0' + l->cpu % 10);
+			p[4] = ']';
+			p[5] = ' ';
+			o->len += 6;
+		} else {
+			put_char(o, '[');
+			put_u64(o, l->cpu, 3, true);
+			put_str(o, "] ");
+		}
+	}
+	if (e->fields & F_TIME)
+		put_time(&w->tc, o, r->nsec, l->time);
+	p = room(o, e->name_col_len);
+	memcpy(p, e->name_col, e->name_col_len);
+	o->len += e->name_col_len;
+	if ((e->fields & F_TRACE) && raw && e->ev &&
+	    (e->ev->kind == TK_EVENT_SLOW ||
+	     tk_event_run_shared(r->set, e->ev, raw, l->raw_size, o) == -ENOTSUP))
+		print_slow_locked(w->pool, e->ev, raw, l->raw_size, l->cpu, o);
+	put_char(o, '\n');
+	return 0;
+}
+
+static void *pworker_main(void *arg)
+{
+	struct pworker *w = arg;
+	struct ppool *pool = w->pool;
+
+	tk_ksym_thread_memo = w->memo;
+	pthread_mutex_lock(&pool->lock);
+	for (;;) {
+		struct pjob *j;
+
+		while (!pool->stop && pool->head == pool->tail)
+			pthread_cond_wait(&pool->work, &pool->lock);
+		if (pool->head == pool->tail)
+			break;
+		j = &pool->jobs[pool->queue[pool->head++ % pool->njobs] % pool->njobs];
+		j->state = PJOB_BUSY;
+		j->text = tk_text_lend(w->texts, pool->njobs);
+		pthread_mutex_unlock(&pool->lock);
+		for (uint32_t i = 0; i < j->nlines && !j->text->out.error; i++) {
+			int ret = pworker_line(w, &j->text->out, &j->lines[i]);
+
+			if (ret)
+				j->text->out.error = ret;
+		}
+		pthread_mutex_lock(&pool->lock);
+		if (j->text->out.error && !pool->error[0])
+			snprintf(pool->error, sizeof(pool->error), "%s", tk_errmsg());
+		j->state = PJOB_DONE;
+		pthread_cond_broadcast(&pool->done);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return NULL;
+}
+
+/* Write @n bytes to @o's descriptor after what it holds. */
+static void pwrite_through(struct tk_outbuf *o, const char *p, size_t n)
+{
+	if (tk_outbuf_flush(o))
+		return;
+	while (n && !o->error) {
+		ssize_t k = write(o->fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			o->error = -errno;
+			tk_fail(errno, "cannot write output: %s", strerror(errno));
+			break;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+/*
+ * Write the done jobs that are next in order; sleep while fewer than
+ * @until are written. Called and returns with pool->lock held.
+ */
+static void ppool_write(struct ppool *pool, uint64_t until)
+{
+	while (pool->written < pool->filled) {
+		struct pjob *j = &pool->jobs[pool->written % pool->njobs];
+
+		if (j->state != PJOB_DONE) {
+			if (pool->written >= until)
+				return;
+			pthread_cond_wait(&pool->done, &pool->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&pool->lock);
+		if (j->text->out.error && !pool->fdout.error) {
+			pool->fdout.error = j->text->out.error;
+			if (pool->error[0])
+				tk_fail(-j->text->out.error, "%s", pool->error);
+		}
+		pwrite_through(&pool->fdout, j->text->out.buf, j->text->out.len);
+		pthread_mutex_lock(&pool->lock);
+		j->text->busy = false;
+		j->text = NULL;
+		j->state = PJOB_FREE;
+		pool->written++;
+	}
+}
+
+/*
+ * Start the next job (waiting for its slot to be written out): inline when
+ * @force or every worker has enough waiting. The merge prints into r->out:
+ * the job's text when inline, a scratch buffer otherwise (it prints
+ * nothing then). Called and returns with pool->lock held.
+ */
+static void ppool_begin(struct ppool *pool, bool force)
+{
+	struct rep *r = pool->r;
+	struct pjob *j;
+
+	if (pool->filled - pool->written >= pool->njobs)
+		ppool_write(pool, pool->filled - pool->njobs + 1);
+	j = &pool->jobs[pool->filled % pool->njobs];
+	j->state = PJOB_FILLING;
+	j->nlines = 0;
+	j->printed_inline = force || pool->tail - pool->head >= PJOB_QUEUE * pool->nstarted;
+	j->text = j->printed_inline ? tk_text_lend(pool->main_texts, pool->njobs) : NULL;
+	r->out = j->printed_inline ? j->text->out : pool->scratch;
+	pool->cur = j;
+}
+
+/*
+ * Hand the job being filled over (or finish it, inline), write what is
+ * done, and start the next one (unless @last): inline when @force.
+ */
+static void ppool_dispatch(struct ppool *pool, bool force, bool last)
+{
+	struct rep *r = pool->r;
+	struct pjob *j = pool->cur;
+
+	tk_stores_done();
+	pthread_mutex_lock(&pool->lock);
+	if (j->printed_inline)
+		j->text->out = r->out;
+	else
+		pool->scratch = r->out;
+	if (!j->nlines) {
+		/* Nothing in it yet: the same job goes on, inline if asked. */
+		if (last) {
+			if (j->text)
+				j->text->busy = false;
+			j->text = NULL;
+			j->state = PJOB_FREE;
+		} else if (force && !j->printed_inline) {
+			j->printed_inline = true;
+			j->text = tk_text_lend(pool->main_texts, pool->njobs);
+			r->out = j->text->out;
+		}
+		pthread_mutex_unlock(&pool->lock);
+		return;
+	}
+	if (j->printed_inline) {
+		j->state = PJOB_DONE;
+	} else {
+		j->state = PJOB_READY;
+		pool->queue[pool->tail++ % pool->njobs] = pool->filled;
+		pthread_cond_signal(&pool->work);
+	}
+	pool->filled++;
+	ppool_write(pool, 0);
+	if (!last)
+		ppool_begin(pool, force);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+/* Print everything handed over, write it out, stop the workers; r->out is the report's again. */
+static void ppool_finish(struct ppool *pool)
+{
+	ppool_dispatch(pool, false, true);
+	pthread_mutex_lock(&pool->lock);
+	ppool_write(pool, pool->filled);
+	pool->stop = true;
+	pthread_cond_broadcast(&pool->work);
+	pthread_mutex_unlock(&pool->lock);
+	for (size_t i = 0; i < pool->nworkers; i++) {
+		if (pool->workers[i].started)
+			pthread_join(pool->workers[i].thread, NULL);
+	}
+	pool->r->out = pool->fdout;
+	pool->fdout.buf = NULL;
+}
+
+static void ppool_free(struct ppool *pool)
+{
+	if (!pool)
+		return;
+	for (size_t i = 0; pool->jobs && i < pool->njobs; i++)
+		free(pool->jobs[i].lines);
+	for (size_t i = 0; pool->workers && i < pool->nworkers; i++) {
+		free(pool->workers[i].memo);
+		free(pool->workers[i].win);
+		tk_text_slots_free(pool->workers[i].texts, pool->njobs);
+	}
+	tk_text_slots_free(pool->main_texts, pool->njobs);
+	tk_outbuf_release(&pool->scratch);
+	free(pool->jobs);
+	free(pool->workers);
+	free(pool->queue);
+	free(pool->main_memo);
+	tk_ksym_thread_memo = NULL;
+	pthread_cond_destroy(&pool->work);
+	pthread_cond_destroy(&pool->done);
+	pthread_mutex_destroy(&pool->lock);
+	pthread_mutex_destroy(&pool->slow_lock);
+	free(pool);
+}
+
+/*
+ * Printers to run: what -j asks, else one per online CPU up to 4 for
+ * 4 MiB of data or more; 1 unless every event is a tracepoint without
+ * callchains and the file is no pipe (see the notes above).
+ */
+static unsigned int perf_threads(struct rep *r)
+{
+	const struct tk_perfdata_info *info = tk_perfdata_get_info(r->pd);
+	size_t n = tk_perfdata_evsel_count(r->pd);
+	long cpus;
+
+	if (info->pipe || !n || r->opts->threads == 1)
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct tk_perf_attr *a = &tk_perfdata_evsel_get(r->pd, i)->attr;
+
+		if (a->type != 2 || (a->sample_type & TK_PERF_SAMPLE_CALLCHAIN))
+			return 1;
+	}
+	if (r->opts->threads)
+		return r->opts->threads > PMAX_THREADS ? PMAX_THREADS : r->opts->threads;
+	if (info->data_size < (4u << 20))
+		return 1;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus < 2 ? 1 : cpus > 4 ? 4 : (unsigned int)cpus;
+}
+
+/* Workers for this run, or NULL: one thread prints (see perf_threads()). */
+static struct ppool *ppool_new(struct rep *r)
+{
+	unsigned int threads = perf_threads(r);
+	struct ppool *pool;
+	bool ok;
+
+	/* Every event prepared and the name column sized before anyone prints. */
+	if (threads < 2 || evsels_ready(r))
+		return NULL;
+	pool = tk_line_calloc(1, sizeof(*pool));
+	if (!pool)
+		return NULL;
+	pool->r = r;
+	pool->fd = tk_perfdata_fd(r->pd);
+	pthread_mutex_init(&pool->lock, NULL);
+	pthread_mutex_init(&pool->slow_lock, NULL);
+	pthread_cond_init(&pool->work, NULL);
+	pthread_cond_init(&pool->done, NULL);
+	pool->nworkers = threads - 1;
+	pool->njobs = (PJOB_QUEUE + 2) * pool->nworkers + 2;
+	pool->jobs = tk_line_calloc(pool->njobs, sizeof(*pool->jobs));
+	pool->queue = calloc(pool->njobs, sizeof(*pool->queue));
+	pool->workers = tk_line_calloc(pool->nworkers, sizeof(*pool->workers));
+	pool->main_memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
+	ok = pool->jobs && pool->queue && pool->workers && pool->main_memo &&
+	     !tk_outbuf_init(&pool->scratch, -1, 4096);
+	pool->main_texts = ok ? tk_text_slots_new(pool->njobs, PJOB_TEXT) : NULL;
+	ok = ok && pool->main_texts;
+	for (size_t i = 0; ok && i < pool->njobs; i++) {
+		pool->jobs[i].lines = tk_line_calloc(PJOB_LINES, sizeof(*pool->jobs[i].lines));
+		ok = pool->jobs[i].lines != NULL;
+	}
+	for (size_t i = 0; ok && i < pool->nworkers; i++) {
+		struct pworker *w = &pool->workers[i];
+
+		w->pool = pool;
+		w->memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*w->memo));
+		w->win = malloc(PWINDOW);
+		w->texts = tk_text_slots_new(pool->njobs, PJOB_TEXT);
+		ok = w->memo && w->win && w->texts;
+	}
+	if (!ok) {
+		ppool_free(pool);
+		return NULL;
+	}
+	tk_ksym_thread_memo = pool->main_memo;
+	for (size_t i = 0; i < pool->nworkers; i++) {
+		struct pworker *w = &pool->workers[i];
+
+		w->started = pthread_create(&w->thread, NULL, pworker_main, w) == 0;
+		if (w->started)
+			pool->nstarted++;
+	}
+	if (!pool->nstarted) {
+		ppool_free(pool);
+		return NULL;
+	}
+	pool->fdout = r->out;
+	pthread_mutex_lock(&pool->lock);
+	ppool_begin(pool, false);
+	pthread_mutex_unlock(&pool->lock);
+	return pool;
+}
+
+/*
+ * Log the line of sample @s of event @e (thread @t) for a worker, when the
+ * job being filled is logged and a worker can print it. Return: whether it
+ * was logged (else the merge prints it, inline).
+ */
+static bool ppool_log(struct rep *r, const struct tk_perf_record *rec, const struct rep_evsel *e,
+		      const struct thread *t, const struct psample *s, int32_t idx)
+{
+	struct ppool *pool = r->pool;
+	struct pjob *j = pool->cur;
+	struct pline *l;
+
+	if (j->printed_inline)
+		return false;
+	if (rec->compressed || !t || !t->prefix_len ||
+	    (e->fields & (F_IP | F_PERIOD)) ||
+	    (e->fields & (F_COMM | F_TID | F_EVNAME)) != (F_COMM | F_TID | F_EVNAME) ||
+	    !e->name_col || e->name_col_width != r->name_width ||
+	    (e->ev && e->ev->kind != TK_EVENT_PROGRAM && e->ev->kind != TK_EVENT_SLOW)) {
+		/* This line prints in the merge: from here on, in order, so does the job. */
+		ppool_dispatch(pool, true, false);
+		return false;
+	}
+	{
+		struct pline v;
+
+		memset(&v, 0, sizeof(v));
+		v.rec_off = rec->offset;
+		v.rec_size = rec->size;
+		v.raw_off = s->raw ? (uint16_t)((const uint8_t *)s->raw -
+						(const uint8_t *)rec->data) : 0;
+		v.raw_size = s->raw_size;
+		v.prefix = t->prefix;
+		v.prefix_len = t->prefix_len;
+		v.time = s->time;
+		v.cpu = s->cpu;
+		v.evsel = idx;
+		l = &j->lines[j->nlines++];
+		tk_store_past_cache(l, &v, sizeof(v));
+	}
+	if (j->nlines == PJOB_LINES)
+		ppool_dispatch(pool, false, false);
+	return true;
+}
+
+/* After the merge printed a line into the inline job: hand it over when full. */
+static inline void ppool_printed(struct rep *r)
+{
+	struct ppool *pool = r->pool;
+
+	if (pool->cur->printed_inline && ++pool->cur->nlines == PJOB_LINES)
+		ppool_dispatch(pool, false, false);
+}
+
+/* The event text of @s printed in the merge while workers print too. */
+static void __attribute__((noinline)) print_shared(struct rep *r, const struct tk_event *ev,
+						   const struct psample *s)
+{
+	struct ppool *pool = r->pool;
+
+	if (ev->kind == TK_EVENT_SCHED_SWITCH || ev->kind == TK_EVENT_SCHED_WAKEUP) {
+		/* Names it learns go to libtraceevent too: under the lock. */
+		pthread_mutex_lock(&pool->slow_lock);
+		tk_event_print_info(r->set, ev, s->raw, s->raw_size, (int)s->cpu, 0, &r->out);
+		pthread_mutex_unlock(&pool->slow_lock);
+	} else if (ev->kind == TK_EVENT_SLOW ||
+		   tk_event_run_shared(r->set, ev, s->raw, s->raw_size, &r->out) == -ENOTSUP) {
+		print_slow_locked(pool, ev, s->raw, s->raw_size, s->cpu, &r->out);
+	}
+}
+
 static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 {
 	struct psample s;
@@ -1034,14 +1602,23 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	fields = e->fields;
 	if (r->filtering && (!e->wanted || !sample_wanted(r, &s)))
 		return 0;
+	if (r->pool) {
+		t = thread_get(r, (int32_t)s.tid, true);
+		if (t)
+			thread_prefix(r, t);
+		if (ppool_log(r, rec, e, t, &s, idx)) {
+			r->printed++;
+			return 0;
+		}
+	}
 
 	/* The usual line start, comm and tid, comes whole from the thread. */
 	if ((e->fields & (F_COMM | F_TID)) == (F_COMM | F_TID) &&
 	    !((e->fields & F_IP) && e->callchain) && (t = thread_get(r, (int32_t)s.tid, true)) &&
-	    thread_prefix(t)) {
-		char *o = room(&r->out, sizeof(t->prefix));
+	    thread_prefix(r, t)) {
+		char *o = room(&r->out, PREFIX_BYTES);
 
-		memcpy(o, t->prefix, sizeof(t->prefix));
+		memcpy(o, t->prefix, PREFIX_BYTES);
 		r->out.len += t->prefix_len;
 		fields &= ~(unsigned int)(F_COMM | F_TID);
 	}
@@ -1080,7 +1657,7 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 		}
 	}
 	if (e->fields & F_TIME)
-		put_time(r, s.time);
+		put_time(&r->tc, &r->out, r->nsec, s.time);
 	if (e->fields & F_PERIOD) {
 		put_u64(&r->out, (s.fields & TK_PERF_SAMPLE_PERIOD) ? s.period : e->attr_period, 10,
 			false);
@@ -1094,7 +1671,9 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	} else if (e->fields & F_EVNAME) {
 		put_padded(&r->out, e->name, r->name_width, ": ");
 	}
-	if ((e->fields & F_TRACE) && s.raw && e->ev)
+	if ((e->fields & F_TRACE) && s.raw && e->ev && r->pool)
+		print_shared(r, e->ev, &s);
+	else if ((e->fields & F_TRACE) && s.raw && e->ev)
 		tk_event_print_info(r->set, e->ev, s.raw, s.raw_size, (int)s.cpu, 0, &r->out);
 	if (e->fields & F_IP) {
 		bool kernel = (rec->misc & MISC_CPUMODE_MASK) == MISC_KERNEL ||
@@ -1118,6 +1697,8 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	}
 	put_char(&r->out, '\n');
 	r->printed++;
+	if (r->pool)
+		ppool_printed(r);
 	return r->out.error;
 }
 
@@ -1282,6 +1863,7 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 	struct arena *a = &r->arenas[ARENA_OF(q->off)];
 	const uint8_t *d = a->buf + ARENA_OFF(q->off);
 	struct tk_perf_record rec;
+	int ret;
 
 	if (!--a->live)
 		a->len = 0;
@@ -1292,7 +1874,8 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 	rec.offset = q->file_offset;
 	rec.compressed = q->compressed;
 	rec.data = d;
-	return deliver(r, &rec, q->evsel);
+	ret = deliver(r, &rec, q->evsel);
+	return ret;
 }
 
 /* Deliver queued records up to @limit (all when @all), in time order. */
@@ -1381,7 +1964,7 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 	if (tk_perfdata_evsel_count(r->pd) != r->file_evsels && ensure_evsels(r))
 		return -ENOMEM;
 	if (rec->type == TK_PERF_RECORD_SAMPLE) {
-		struct psample ps;
+		struct psample ps = {0};
 
 		/* Samples: the time through the memo and the fixed layout when they can. */
 		idx = rec_evsel(r, rec);
@@ -1432,6 +2015,9 @@ static void rep_release(struct rep *r)
 	}
 	free(r->procs);
 	free(r->threads);
+	for (size_t i = 0; i < r->npfx_chunks; i++)
+		free(r->pfx_chunks[i]);
+	free(r->pfx_chunks);
 	free(r->arenas[0].buf);
 	free(r->arenas[1].buf);
 	free(r->q);
@@ -1457,6 +2043,7 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	for (size_t i = 0; i < IDCACHE_SIZE; i++)
 		r.idcache[i].evsel = -1;
 	r.opts = opts;
+	r.nsec = opts->flags & TK_PERFDATA_REPORT_NSEC;
 	r.filtering = opts->cpu_mask || opts->nevents || opts->npids || opts->ncomms ||
 		      opts->has_start || opts->has_end;
 	ret = tk_outbuf_init(&r.out, opts->fd, 0);
@@ -1469,6 +2056,7 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	 */
 	r.cache = tk_cache_open_existing(opts->cache_dir);
 	r.sym = tk_symbolizer_new(r.cache);
+	r.pool = ppool_new(&r);
 	while ((ret = tk_perfdata_next(pd, &rec)) == 1) {
 		ret = process(&r, &rec);
 		if (ret)
@@ -1476,6 +2064,16 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	}
 	if (ret == 0)
 		ret = flush_queue(&r, 0, true);
+	if (r.pool) {
+		int werr;
+
+		ppool_finish(r.pool);
+		werr = r.out.error;
+		ppool_free(r.pool);
+		r.pool = NULL;
+		if (!ret && werr)
+			ret = werr;
+	}
 	if (ret == -ENOMEM)
 		tk_fail(ENOMEM, "out of memory");
 	tk_outbuf_flush(&r.out);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # tracekit report prints lines on several threads (-j): the text must be
 # the one thread's, byte for byte, whatever the thread count, the filters
-# and the file. Built with ThreadSanitizer (make check's build-tsan, where
+# and the file (.dat, and perf.data converted from it). Built with ThreadSanitizer (make check's build-tsan, where
 # this runs too) any data race ends the run with an error.
 #
 # Environment: TRACEKIT, BENCH_REPORT (bench/bench-report, which writes a
@@ -73,6 +73,30 @@ elif ! cmp -s "$tmp/one" "$tmp/many"; then
 	fail "big file: the default thread count prints other text than -j 1: $(cmp "$tmp/one" "$tmp/many")"
 else
 	ok "big file: the default thread count prints what -j 1 prints ($(wc -l <"$tmp/one") lines)"
+fi
+
+# perf.data: the same file converted (tracepoint samples, FINISHED_ROUNDs),
+# printed as perf script prints it, on 1 thread and on several.
+if "$TRACEKIT" convert -q "$tmp/t.dat" -o "$tmp/t.data" >"$tmp/conv.out" 2>&1; then
+	same "$tmp/t.data" "perf.data"
+	same "$tmp/t.data" "perf.data --cpu 1" --cpu 1
+	same "$tmp/t.data" "perf.data -F sched_switch" -F sched_switch
+	same "$tmp/t.data" "perf.data --ns" --ns
+else
+	fail "convert to perf.data failed: $(head -c 300 "$tmp/conv.out")"
+fi
+if "$TRACEKIT" convert -q "$tmp/big.dat" -o "$tmp/big.data" >"$tmp/conv.out" 2>&1; then
+	if ! "$TRACEKIT" report -j 1 "$tmp/big.data" >"$tmp/one" 2>"$tmp/one.err"; then
+		fail "big perf.data: report -j 1 failed: $(head -c 300 "$tmp/one.err")"
+	elif ! "$TRACEKIT" report "$tmp/big.data" >"$tmp/many" 2>"$tmp/many.err"; then
+		fail "big perf.data: report failed: $(head -c 600 "$tmp/many.err")"
+	elif ! cmp -s "$tmp/one" "$tmp/many"; then
+		fail "big perf.data: the default thread count prints other text than -j 1"
+	else
+		ok "big perf.data: the default thread count prints what -j 1 prints ($(wc -l <"$tmp/one") lines)"
+	fi
+else
+	fail "convert of the big file failed: $(head -c 300 "$tmp/conv.out")"
 fi
 
 echo "TK-COUNTS: passed=$passed failed=$failed skipped=0"

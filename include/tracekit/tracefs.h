@@ -284,6 +284,54 @@ TK_API int tk_tracefs_probe_add(const struct tk_tracefs_probe *probe);
  */
 TK_API int tk_tracefs_probe_remove(const struct tk_tracefs_probe *probe);
 
+/*
+ * The probe ledger. A recorder killed with SIGKILL cannot remove its
+ * probes, and their names do not say whose they are (users name them). So
+ * a recorder notes each probe it created in a ledger file of its own,
+ * TK_TRACEFS_LEDGER_DIR/probes-PID-N ($TRACEKIT_RUN_DIR overrides the
+ * directory), and drops the file once it removed them; `tracekit reset`
+ * removes the probes of the ledgers whose process is gone.
+ */
+#define TK_TRACEFS_LEDGER_DIR "/run/tracekit"
+
+struct tk_tracefs_ledger;
+
+/**
+ * tk_tracefs_ledger_new() - a ledger for this process's next probes
+ * Context: nothing is written before the first note.
+ * Return: the ledger, or NULL with errno ENOMEM.
+ */
+TK_API struct tk_tracefs_ledger *tk_tracefs_ledger_new(void);
+
+/**
+ * tk_tracefs_ledger_note() - note that @probe was created (one line, appended)
+ * Return: 0, or a negative errno with the message set (the directory or
+ * file cannot be written); the probe itself is not touched.
+ */
+TK_API int tk_tracefs_ledger_note(struct tk_tracefs_ledger *ledger,
+				  const struct tk_tracefs_probe *probe);
+
+/** tk_tracefs_ledger_free() - delete the ledger file (when @drop) and free; NULL is accepted. */
+TK_API void tk_tracefs_ledger_free(struct tk_tracefs_ledger *ledger, bool drop);
+
+/**
+ * tk_tracefs_ledger_reap() - remove the probes noted by processes that are gone
+ * @report:  called per probe removed (or found gone already: @gone) with
+ *           "uprobe_events GROUP/EVENT" and the dead pid; may be NULL
+ * @dry_run: only report what would be removed
+ *
+ * A ledger whose process exists (kill(pid, 0) other than ESRCH) is left
+ * alone. A ledger whose probes are all removed, or were gone already, is
+ * deleted; one with a probe the kernel refuses to delete (EBUSY: enabled
+ * in an instance; remove the instance first) is kept for a later reset.
+ * Context: blocking.
+ * Return: the number of probes removed, or a negative errno (the first
+ * failure; the others are still tried).
+ */
+TK_API int tk_tracefs_ledger_reap(void (*report)(const char *probe, long pid, bool gone,
+						  void *ctx),
+				  void *ctx, bool dry_run);
+
 #ifdef __cplusplus
 }
 #endif

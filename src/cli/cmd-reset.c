@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * tracekit reset: remove the tracefs instances that dead recorders left.
+ * tracekit reset: remove the tracefs instances and dynamic probes that dead
+ * recorders left.
  *
  * "tracekit record" names its instance tracekit-<pid> and removes it on
  * every exit it controls; a SIGKILL or a crash leaves it behind, holding
  * its ring buffers' memory. An instance is removed only when no process
  * with that pid exists, so a reset never breaks a recording in progress.
  * (A recycled pid keeps the instance until the next reset after that
- * process ends: the safe side.)
+ * process ends: the safe side.) Probes (--probe, cached SDT and user
+ * probes) carry the names users gave them, so the recorder notes the ones
+ * it created in a ledger (tracefs.h); the probes of a dead recorder's
+ * ledger go after the instances, since the kernel keeps a probe that an
+ * instance still has enabled.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,8 +28,9 @@
 const char cmd_reset_usage[] =
 	"usage: tracekit reset [options]\n"
 	"\n"
-	"Remove the tracefs instances (tracekit-<pid>) left behind by tracekit\n"
-	"recorders that died; instances of live recorders are kept.\n"
+	"Remove the tracefs instances (tracekit-<pid>) and the dynamic probes\n"
+	"(uprobes, kprobes) left behind by tracekit recorders that died (SIGKILL,\n"
+	"a crash); those of live recorders are kept.\n"
 	"\n"
 	"options:\n"
 	"  -n, --dry-run    only say what would be removed\n"
@@ -44,6 +50,27 @@ static long instance_pid(const char *name)
 	if (errno || *end || pid <= 0 || pid > 4194304)
 		return -1;
 	return pid;
+}
+
+struct reap_ctx {
+	bool quiet, dry;
+	int count;
+};
+
+static void reap_report(const char *probe, long pid, bool gone, void *arg)
+{
+	struct reap_ctx *c = arg;
+
+	c->count++;
+	if (c->quiet)
+		return;
+	if (c->dry)
+		printf("would remove probe %s (pid %ld is gone)\n", probe, pid);
+	else if (gone)
+		printf("forgot probe %s (pid %ld is gone; the probe was already deleted)\n", probe,
+		       pid);
+	else
+		printf("removed probe %s (pid %ld is gone)\n", probe, pid);
 }
 
 int cmd_reset(int argc, char **argv)
@@ -111,8 +138,15 @@ int cmd_reset(int argc, char **argv)
 			printf("removed %s/%s (pid %ld is gone)\n", dir, de->d_name, pid);
 	}
 	closedir(d);
-	if (!quiet && !dry && !removed && r == CLI_OK)
-		printf("no instance left by a dead recorder\n");
 	free(dir);
+	{
+		struct reap_ctx rc = {.quiet = quiet, .dry = dry};
+
+		if (tk_tracefs_ledger_reap(reap_report, &rc, dry) < 0)
+			r = cli_lib_error(NULL);
+		removed += rc.count;
+	}
+	if (!quiet && !dry && !removed && r == CLI_OK)
+		printf("no instance or probe left by a dead recorder\n");
 	return cli_finish_stdout(r);
 }

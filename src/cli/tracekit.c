@@ -43,7 +43,7 @@ static const struct cli_command commands[] = {
 	 cmd_record_usage},
 	{"list", cmd_list, "list the events, clocks and tracers the kernel offers",
 	 cmd_list_usage},
-	{"reset", cmd_reset, "remove tracefs instances left by dead recorders", cmd_reset_usage},
+	{"reset", cmd_reset, "remove instances and probes left by dead recorders", cmd_reset_usage},
 	{"recover", cmd_recover, "write the .dat of a killed recording", cmd_recover_usage},
 	{"cache", cmd_cache, "manage the build-id and probe cache shared with perf (~/.debug)",
 	 cmd_cache_usage},

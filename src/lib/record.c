@@ -99,7 +99,8 @@
  * off, since the kernel will not delete an enabled probe. Every exit path
  * the caller controls ends in tk_record_free(), including a failure inside
  * tk_record_new(), so a refused second probe takes the first one with it.
- * A SIGKILL leaves them behind, under the names given.
+ * A SIGKILL leaves them behind, under the names given, and noted in the
+ * ledger (tracefs.h) from which `tracekit reset` removes them.
  *
  * The file (shared/specs/tracedat.md §2.7, §5.1): header_page and
  * header_event of the recorded instance; the formats of all of ftrace's own
@@ -197,6 +198,7 @@ struct tk_record {
 	struct tk_tracefs_probe *probes; /* opts->probes, parsed */
 	size_t nprobes;
 	size_t probes_added;   /* probes[0 .. probes_added) exist in the kernel: ours to remove */
+	struct tk_tracefs_ledger *ledger; /* notes them for `tracekit reset` after a SIGKILL */
 };
 
 static int write_side_files(struct tk_record *rec);
@@ -619,7 +621,8 @@ static int add_probes(struct tk_record *rec, const struct tk_record_opts *opts)
 	if (!opts->probe_count)
 		return 0;
 	rec->probes = calloc(opts->probe_count, sizeof(*rec->probes));
-	if (!rec->probes)
+	rec->ledger = tk_tracefs_ledger_new();
+	if (!rec->probes || !rec->ledger)
 		return tk_fail(ENOMEM, "out of memory");
 	for (size_t i = 0; i < opts->probe_count; i++) {
 		r = tk_tracefs_probe_parse(opts->probes[i], &rec->probes[i]);
@@ -635,6 +638,10 @@ static int add_probes(struct tk_record *rec, const struct tk_record_opts *opts)
 		if (r < 0)
 			return r;
 		rec->probes_added++;
+		/* Noted once it exists: a note never names a probe that is someone else's. */
+		if (tk_tracefs_ledger_note(rec->ledger, pr) < 0)
+			tk_warn("%s: after a SIGKILL, tracekit reset will not find probe %s/%s",
+				tk_errmsg(), pr->group, pr->event);
 		/* Names are [A-Za-z0-9_] only: no glob can match more than this event. */
 		snprintf(spec, sizeof(spec), "%s:%s", pr->group, pr->event);
 		r = tk_tracefs_enable_events(rec->tfs, spec, NULL, on_event, rec);
@@ -655,15 +662,25 @@ static void remove_probes(struct tk_record *rec)
 {
 	char msg[1024];
 
-	if (!rec->probes)
+	bool all = true;
+
+	if (!rec->probes) {
+		tk_tracefs_ledger_free(rec->ledger, true);
+		rec->ledger = NULL;
 		return;
+	}
 	snprintf(msg, sizeof(msg), "%s", tk_errmsg());
 	while (rec->probes_added) {
 		int r = tk_tracefs_probe_remove(&rec->probes[--rec->probes_added]);
 
-		if (r < 0 && r != -ENOENT)
+		if (r < 0 && r != -ENOENT) {
 			tk_warn("%s", tk_errmsg());
+			all = false;
+		}
 	}
+	/* A probe the kernel kept stays in the ledger, for reset. */
+	tk_tracefs_ledger_free(rec->ledger, all);
+	rec->ledger = NULL;
 	for (size_t i = 0; i < rec->nprobes; i++)
 		tk_tracefs_probe_release(&rec->probes[i]);
 	free(rec->probes);

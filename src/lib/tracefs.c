@@ -63,6 +63,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1298,4 +1299,169 @@ TK_API int tk_tracefs_probe_remove(const struct tk_tracefs_probe *pr)
 	free(cmd);
 	free(path);
 	return r;
+}
+
+/* ------------------------------------------------------------ probe ledger */
+
+struct tk_tracefs_ledger {
+	char *path;             /* NULL until the first note */
+	unsigned int serial;
+};
+
+static unsigned int ledger_serial;
+
+static const char *ledger_dir(void)
+{
+	const char *d = getenv("TRACEKIT_RUN_DIR");
+
+	return d && *d ? d : TK_TRACEFS_LEDGER_DIR;
+}
+
+TK_API struct tk_tracefs_ledger *tk_tracefs_ledger_new(void)
+{
+	struct tk_tracefs_ledger *l = calloc(1, sizeof(*l));
+
+	if (!l) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	l->serial = __atomic_add_fetch(&ledger_serial, 1, __ATOMIC_RELAXED);
+	return l;
+}
+
+TK_API int tk_tracefs_ledger_note(struct tk_tracefs_ledger *l, const struct tk_tracefs_probe *pr)
+{
+	char *line;
+	int fd, n, r = 0;
+
+	if (!l->path) {
+		if (mkdir(ledger_dir(), 0700) < 0 && errno != EEXIST)
+			return tk_fail(errno, "%s: %s", ledger_dir(), strerror(errno));
+		if (asprintf(&l->path, "%s/probes-%ld-%u", ledger_dir(), (long)getpid(),
+			     l->serial) < 0) {
+			l->path = NULL;
+			return tk_fail(ENOMEM, "out of memory");
+		}
+	}
+	n = asprintf(&line, "%s %s/%s\n", pr->file, pr->group, pr->event);
+	if (n < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	errno = 0;
+	fd = open(l->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, line, (size_t)n) != n)
+		r = tk_fail(errno ? errno : EIO, "%s: %s", l->path, strerror(errno ? errno : EIO));
+	if (fd >= 0)
+		close(fd);
+	free(line);
+	return r;
+}
+
+TK_API void tk_tracefs_ledger_free(struct tk_tracefs_ledger *l, bool drop)
+{
+	if (!l)
+		return;
+	if (drop && l->path)
+		unlink(l->path);
+	free(l->path);
+	free(l);
+}
+
+/* The pid of a ledger file name "probes-PID-N", or -1. */
+static long ledger_pid(const char *name)
+{
+	char *end;
+	long pid;
+
+	if (strncmp(name, "probes-", 7) || name[7] < '1' || name[7] > '9')
+		return -1;
+	errno = 0;
+	pid = strtol(name + 7, &end, 10);
+	if (errno || *end != '-' || pid <= 0 || pid > 4194304)
+		return -1;
+	return pid;
+}
+
+/* Remove the probes of one dead process's ledger @path. */
+static int reap_one(const char *path, long pid,
+		    void (*report)(const char *probe, long pid, bool gone, void *ctx), void *ctx,
+		    bool dry_run, int *removed)
+{
+	FILE *f = fopen(path, "re");
+	char line[256];
+	bool keep = false;
+	int first = 0;
+
+	if (!f)
+		return errno == ENOENT ? 0 : tk_fail(errno, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		struct tk_tracefs_probe pr;
+		char file[32], names[2 * TK_TRACEFS_PROBE_NAME_MAX + 2];
+		const char *slash;
+		int r;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%31s %129s", file, names) != 2 || !(slash = strchr(names, '/')) ||
+		    (strcmp(file, "uprobe_events") && strcmp(file, "kprobe_events")) ||
+		    slash == names || (size_t)(slash - names) > TK_TRACEFS_PROBE_NAME_MAX ||
+		    strlen(slash + 1) > TK_TRACEFS_PROBE_NAME_MAX || !slash[1]) {
+			tk_warn("%s: ignored malformed line '%s'", path, line);
+			continue;
+		}
+		memset(&pr, 0, sizeof(pr));
+		pr.file = !strcmp(file, "uprobe_events") ? "uprobe_events" : "kprobe_events";
+		memcpy(pr.group, names, (size_t)(slash - names));
+		strcpy(pr.event, slash + 1);
+		if (dry_run) {
+			if (report)
+				report(line, pid, false, ctx);
+			continue;
+		}
+		r = tk_tracefs_probe_remove(&pr);
+		if (r == 0 || r == -ENOENT || r == -EINVAL) {
+			/* EINVAL: the kernel has no such probe to delete. */
+			if (report)
+				report(line, pid, r != 0, ctx);
+			if (r == 0)
+				(*removed)++;
+			continue;
+		}
+		keep = true;
+		if (!first)
+			first = r;
+	}
+	fclose(f);
+	if (!dry_run && !keep)
+		unlink(path);
+	return first;
+}
+
+TK_API int tk_tracefs_ledger_reap(void (*report)(const char *probe, long pid, bool gone,
+						  void *ctx),
+				  void *ctx, bool dry_run)
+{
+	const char *dir = ledger_dir();
+	struct dirent *de;
+	int removed = 0, first = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return errno == ENOENT ? 0 : tk_fail(errno, "%s: %s", dir, strerror(errno));
+	while ((de = readdir(d))) {
+		long pid = ledger_pid(de->d_name);
+		char *path;
+		int r;
+
+		if (pid < 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+			first = first ? first : tk_fail(ENOMEM, "out of memory");
+			continue;
+		}
+		r = reap_one(path, pid, report, ctx, dry_run, &removed);
+		if (r && !first)
+			first = r;
+		free(path);
+	}
+	closedir(d);
+	return first ? first : removed;
 }

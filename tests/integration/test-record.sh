@@ -512,6 +512,38 @@ PROG
 		check "--probe, SIGTERM: exit 0, probe removed, no instance left" \
 			eval 'rc_is 0 && no_probe tkt/target && no_instances'
 
+		# SIGKILL: the probe stays behind, noted in the recorder's ledger,
+		# and reset removes it after the instance (a ledger of our own).
+		export TRACEKIT_RUN_DIR=$tmp/run
+		"$TRACEKIT" record -q --probe "p:tkt/killed $prog:$off" -o probe-kill.dat -- \
+			"$prog" 1 30 >"$tmp/out" 2>"$tmp/err" &
+		pid=$!
+		for _ in $(seq 50); do
+			[ -d $TRACEFS/events/tkt/killed ] && break
+			sleep 0.1
+		done
+		sleep 0.3
+		kill -KILL $pid
+		wait $pid 2>/dev/null
+		check "--probe, SIGKILL: the probe is left, noted in the ledger" \
+			eval '! no_probe tkt/killed && grep -qx "uprobe_events tkt/killed" $tmp/run/probes-$pid-*'
+		run reset -n
+		check "reset -n names the probe and removes nothing" \
+			eval 'rc_is 0 && out_has "would remove probe uprobe_events tkt/killed (pid $pid is gone)" && ! no_probe tkt/killed'
+		run reset
+		check "reset removes the killed recorder's instance and probe" \
+			eval 'rc_is 0 && out_has "removed probe uprobe_events tkt/killed (pid $pid is gone)" && no_probe tkt/killed && no_instances'
+		check "reset drops the dead recorder's ledger" \
+			eval '! compgen -G "$tmp/run/probes-$pid-*" >/dev/null'
+		run reset
+		check "a second reset finds nothing" \
+			eval 'rc_is 0 && out_has "no instance or probe left by a dead recorder"'
+		run record -q --probe "p:tkt/target $prog:$off" -o probe-led.dat -- "$prog" 1
+		check "a recorder that exits normally leaves no ledger" \
+			eval 'rc_is 0 && no_probe tkt/target && ! compgen -G "$tmp/run/probes-*" >/dev/null'
+		rm -f probe-kill.dat.* probe-led.dat
+		unset TRACEKIT_RUN_DIR
+
 		echo "-:tkother$$/keep" >>$TRACEFS/uprobe_events
 	else
 		skip "--probe uprobe" "cannot build the probe target or find its offset (cc, nm, readelf)"

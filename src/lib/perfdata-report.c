@@ -1464,7 +1464,7 @@ static struct ppool *ppool_new(struct rep *r)
 	pool->main_texts = ok ? tk_text_slots_new(pool->njobs, PJOB_TEXT) : NULL;
 	ok = ok && pool->main_texts;
 	for (size_t i = 0; ok && i < pool->njobs; i++) {
-		pool->jobs[i].lines = tk_line_calloc(PJOB_LINES, sizeof(*pool->jobs[i].lines));
+		pool->jobs[i].lines = tk_line_alloc(PJOB_LINES, sizeof(*pool->jobs[i].lines));
 		ok = pool->jobs[i].lines != NULL;
 	}
 	for (size_t i = 0; ok && i < pool->nworkers; i++) {

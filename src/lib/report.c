@@ -2152,8 +2152,8 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 	for (size_t i = 0; ok && i < pool->njobs; i++) {
 		struct job *j = &pool->jobs[i];
 
-		j->takes = tk_line_calloc(JOB_RECORDS, sizeof(*j->takes));
-		j->picks = tk_line_calloc(JOB_RECORDS, sizeof(*j->picks));
+		j->takes = tk_line_alloc(JOB_RECORDS, sizeof(*j->takes));
+		j->picks = tk_line_alloc(JOB_RECORDS, sizeof(*j->picks));
 		j->start = tk_line_calloc(r->nstreams, sizeof(*j->start));
 		j->at_page = tk_line_calloc(r->nstreams, sizeof(*j->at_page));
 		j->at_off = tk_line_calloc(r->nstreams, sizeof(*j->at_off));

@@ -33,6 +33,7 @@
  * process's MMAP/MMAP2 maps and the mapped file's ELF symbols (through the
  * cache module's symbolizer, which loads each file once).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -40,12 +41,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <tracekit/cache.h>
 #include <tracekit/elf.h>
 #include <tracekit/event.h>
 #include <tracekit/perfdata.h>
+#include <tracekit/tracefs.h>
 
 #include "event-internal.h"
 #include "perfdata-internal.h"
@@ -736,6 +739,125 @@ static void fast_layout_init(struct fast_layout *f, uint64_t st)
 	f->ok = true;
 }
 
+/* Whether @path was last written after this machine booted (btime of /proc/stat). */
+static bool written_this_boot(const char *path)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	char line[256];
+	long long btime = -1;
+	struct stat st;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "btime %lld", &btime) == 1)
+			break;
+	}
+	fclose(f);
+	return btime > 0 && stat(path, &st) == 0 && (long long)st.st_mtime >= btime;
+}
+
+/* Add the live format of the event whose tracefs id is @id, if one has it. */
+static int add_live_format(struct tk_event_set *set, const char *root, uint64_t id)
+{
+	char *dir;
+	DIR *systems;
+	struct dirent *sd;
+	int ret = -ENOENT;
+
+	if (asprintf(&dir, "%s/events", root) < 0)
+		return -ENOMEM;
+	systems = opendir(dir);
+	free(dir);
+	while (systems && ret == -ENOENT && (sd = readdir(systems))) {
+		char *sysdir;
+		DIR *events;
+		struct dirent *ed;
+
+		if (sd->d_name[0] == '.' || sd->d_type != DT_DIR ||
+		    asprintf(&sysdir, "%s/events/%s", root, sd->d_name) < 0)
+			continue;
+		events = opendir(sysdir);
+		while (events && ret == -ENOENT && (ed = readdir(events))) {
+			char *rel, *text;
+			size_t len;
+
+			if (ed->d_name[0] == '.' || ed->d_type != DT_DIR ||
+			    asprintf(&rel, "events/%s/%s/id", sd->d_name, ed->d_name) < 0)
+				continue;
+			if (tk_tracefs_read_top_file(rel, &text, &len) == 0) {
+				if (strtoull(text, NULL, 10) == id) {
+					free(text);
+					strcpy(rel + strlen(rel) - 2, "format");
+					if (tk_tracefs_read_top_file(rel, &text, &len) == 0) {
+						ret = tk_event_set_add_format(set, sd->d_name, text, len);
+						ret = ret == -ENOMEM ? ret : 0;
+						free(text);
+					}
+				} else {
+					free(text);
+				}
+			}
+			free(rel);
+		}
+		if (events)
+			closedir(events);
+		free(sysdir);
+	}
+	if (systems)
+		closedir(systems);
+	return ret;
+}
+
+/*
+ * No TRACING_DATA: a recorder killed before it wrote its features (perf
+ * writes them last). When the file was written during this boot, the
+ * tracepoint ids in its attrs are this kernel's, so the formats come from
+ * tracefs, with a warning; otherwise the events stay unnamed.
+ */
+static int load_live_tracing(struct rep *r)
+{
+	const struct tk_perfdata_info *info = tk_perfdata_get_info(r->pd);
+	const char *root;
+	char *text;
+	size_t len;
+	int found = 0;
+
+	if (info->pipe || !info->path)
+		return -ENOENT;
+	if (!written_this_boot(info->path)) {
+		tk_warn("%s: no TRACING_DATA, and the file predates this boot: tracepoints print "
+			"unnamed", info->path);
+		return -ENOENT;
+	}
+	root = tk_tracefs_root();
+	if (!root)
+		return -ENOENT;
+	r->set = tk_event_set_new(sizeof(long), false, (uint32_t)sysconf(_SC_PAGESIZE));
+	if (!r->set)
+		return -errno;
+	if (tk_tracefs_read_top_file("events/header_page", &text, &len) == 0) {
+		tk_event_set_add_header_page(r->set, text, len);
+		free(text);
+	}
+	for (size_t i = 0; i < tk_perfdata_evsel_count(r->pd); i++) {
+		const struct tk_perf_attr *a = &tk_perfdata_evsel_get(r->pd, i)->attr;
+		int ret;
+
+		if (a->type != 2 || tk_event_find(r->set, (int)a->config))
+			continue;
+		ret = add_live_format(r->set, root, a->config);
+		if (ret == -ENOMEM)
+			return ret;
+		found += ret == 0;
+	}
+	if (found)
+		tk_warn("%s: no TRACING_DATA (the recorder stopped before writing its features): "
+			"tracepoint names and formats are taken from this machine's tracefs",
+			info->path);
+	return 0;
+}
+
 /* The event set from TRACING_DATA; built once, when a tracepoint first needs it. */
 static int load_tracing(struct rep *r)
 {
@@ -748,7 +870,7 @@ static int load_tracing(struct rep *r)
 		return r->set ? 0 : -ENOENT;
 	r->set_tried = true;
 	if (tk_perfdata_tracing(r->pd, &t, NULL, NULL))
-		return -ENOENT;
+		return load_live_tracing(r);
 	r->set = tk_event_set_new(t.long_size, t.big_endian, t.page_size);
 	if (!r->set)
 		return -errno;

@@ -788,8 +788,12 @@ static int add_live_format(struct tk_event_set *set, const char *root, uint64_t 
 			if (tk_tracefs_read_top_file(rel, &text, &len) == 0) {
 				if (strtoull(text, NULL, 10) == id) {
 					free(text);
-					strcpy(rel + strlen(rel) - 2, "format");
-					if (tk_tracefs_read_top_file(rel, &text, &len) == 0) {
+					free(rel);
+					if (asprintf(&rel, "events/%s/%s/format", sd->d_name,
+						     ed->d_name) < 0) {
+						rel = NULL;
+						ret = -ENOMEM;
+					} else if (tk_tracefs_read_top_file(rel, &text, &len) == 0) {
 						ret = tk_event_set_add_format(set, sd->d_name, text, len);
 						ret = ret == -ENOMEM ? ret : 0;
 						free(text);

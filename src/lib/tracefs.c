@@ -1400,7 +1400,7 @@ static int reap_one(const char *path, long pid,
 		int r;
 
 		line[strcspn(line, "\n")] = '\0';
-		if (sscanf(line, "%31s %129s", file, names) != 2 || !(slash = strchr(names, '/')) ||
+		if (sscanf(line, "%31s %127s", file, names) != 2 || !(slash = strchr(names, '/')) ||
 		    (strcmp(file, "uprobe_events") && strcmp(file, "kprobe_events")) ||
 		    slash == names || (size_t)(slash - names) > TK_TRACEFS_PROBE_NAME_MAX ||
 		    strlen(slash + 1) > TK_TRACEFS_PROBE_NAME_MAX || !slash[1]) {

@@ -515,6 +515,8 @@ PROG
 		# SIGKILL: the probe stays behind, noted in the recorder's ledger,
 		# and reset removes it after the instance (a ledger of our own).
 		export TRACEKIT_RUN_DIR=$tmp/run
+		# A run that failed here before may have left its probe: not ours to keep.
+		[ -d $TRACEFS/events/tkt/killed ] && echo "-:tkt/killed" >>$TRACEFS/uprobe_events
 		"$TRACEKIT" record -q --probe "p:tkt/killed $prog:$off" -o probe-kill.dat -- \
 			"$prog" 1 30 >"$tmp/out" 2>"$tmp/err" &
 		pid=$!

@@ -1176,27 +1176,25 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
  * Lines printed on several threads, as the .dat report does (report.c): the
  * merge thread reads, queues, orders and delivers every record, keeps the
  * thread names, applies the filters, and hands tracepoint sample lines to
- * workers as a log: per line the record's raw data (in an arena: it stays
- * there until the job is printed), its line start (from the prefix store,
- * which never changes a text once written), CPU, time and event. Workers
- * print the text into jobs of their own; the merge prints a job itself
+ * workers as a log: per line where the record is in the file, its line
+ * start (from the prefix store, which never changes a text once written),
+ * CPU, time and event. A worker reads the record from the file through a
+ * window of its own (a record the merge copied would cross cores: when the
+ * merge reused its arenas, each record cost a transfer, and two threads
+ * were slower than one) and prints it. The merge prints a job itself
  * (inline) when every worker has PJOB_QUEUE waiting, or when a line cannot
- * be logged (a sample outside the arenas, a field the log does not carry),
- * and writes the texts out in order. Only files (all events known at the
- * start) whose events are all tracepoints without callchains use threads:
- * symbols and maps stay in the merge thread.
- *
- * An arena is written again (from its start, or moved by realloc()) only
- * after every job that points into it is written out: enqueue() waits
- * for that (ref_job). Memory stays bounded: the slots' logs and texts.
+ * be logged (a record from a COMPRESSED one, a field the log does not
+ * carry). Jobs go round the ring of internal/handoff.h, which writes the
+ * texts out in order. Only files (all events known at the start) whose
+ * events are all tracepoints without callchains use threads: symbols and
+ * maps stay in the merge thread. Memory stays bounded: the slots' logs and
+ * texts, and a window per worker.
  */
 #define PJOB_LINES 2048
 #define PJOB_TEXT (256u << 10)
 #define PJOB_QUEUE 2
 #define PMAX_THREADS 16
 #define PWINDOW (256u << 10)
-
-enum { PJOB_FREE, PJOB_FILLING, PJOB_READY, PJOB_BUSY, PJOB_DONE };
 
 /* One line a worker prints. */
 struct pline {
@@ -1213,14 +1211,11 @@ struct pline {
 struct pjob {
 	struct pline *lines;
 	uint32_t nlines;
-	bool printed_inline;    /* by the merge, into text */
-	struct tk_text_slot *text;     /* the lines' text, once a printer took the job */
-	int state;
 } __attribute__((aligned(128)));
 
 struct pworker {
 	struct ppool *pool;
-	struct tk_text_slot *texts;    /* njobs */
+	struct tk_text_slot *texts;    /* q.n */
 	struct time_col tc;
 	uint8_t *win;           /* PWINDOW bytes of the file from win_start */
 	uint64_t win_start, win_len;
@@ -1231,22 +1226,19 @@ struct pworker {
 
 struct ppool {
 	struct rep *r;
-	pthread_mutex_t lock, slow_lock;
-	pthread_cond_t work, done;
-	struct pjob *jobs;
-	size_t njobs;
-	uint64_t filled, written, head, tail;
-	uint64_t *queue;        /* logged job numbers, oldest at head */
-	bool stop;
+	pthread_mutex_t slow_lock;
+	struct tk_jobs q;       /* the ring report.c uses too (internal/handoff.h) */
+	struct pjob *jobs;      /* the logs, per slot of q */
 	struct pjob *cur;       /* being filled (merge thread only) */
+	size_t cur_slot;
+	bool cur_inline;        /* printed by the merge, into r->out */
 	struct tk_outbuf fdout; /* the report's output while r->out is a job's */
 	struct tk_outbuf scratch; /* r->out while the job being filled is logged */
 	struct pworker *workers;
 	size_t nworkers, nstarted;
 	struct tk_ksym_memo *main_memo;
-	struct tk_text_slot *main_texts; /* njobs, the merge's */
+	struct tk_text_slot *main_texts; /* q.n, the merge's */
 	int fd;                 /* the file, which workers read records from */
-	char error[512];
 } __attribute__((aligned(128)));
 
 /* The event text through libtraceevent, on a thread that shares the set. */
@@ -1345,161 +1337,70 @@ static void *pworker_main(void *arg)
 {
 	struct pworker *w = arg;
 	struct ppool *pool = w->pool;
+	size_t slot;
 
 	tk_ksym_thread_memo = w->memo;
-	pthread_mutex_lock(&pool->lock);
-	for (;;) {
-		struct pjob *j;
+	while (tk_jobs_take(&pool->q, w->texts, &slot)) {
+		const struct pjob *j = &pool->jobs[slot];
+		int ret = 0;
 
-		while (!pool->stop && pool->head == pool->tail)
-			pthread_cond_wait(&pool->work, &pool->lock);
-		if (pool->head == pool->tail)
-			break;
-		j = &pool->jobs[pool->queue[pool->head++ % pool->njobs] % pool->njobs];
-		j->state = PJOB_BUSY;
-		j->text = tk_text_lend(w->texts, pool->njobs);
-		pthread_mutex_unlock(&pool->lock);
-		for (uint32_t i = 0; i < j->nlines && !j->text->out.error; i++) {
-			int ret = pworker_line(w, &j->text->out, &j->lines[i]);
-
-			if (ret)
-				j->text->out.error = ret;
-		}
-		pthread_mutex_lock(&pool->lock);
-		if (j->text->out.error && !pool->error[0])
-			snprintf(pool->error, sizeof(pool->error), "%s", tk_errmsg());
-		j->state = PJOB_DONE;
-		pthread_cond_broadcast(&pool->done);
+		for (uint32_t i = 0; i < j->nlines && !ret; i++)
+			ret = pworker_line(w, &pool->q.text[slot]->out, &j->lines[i]);
+		tk_jobs_done(&pool->q, slot, ret);
 	}
-	pthread_mutex_unlock(&pool->lock);
 	return NULL;
 }
 
-/* Write @n bytes to @o's descriptor after what it holds. */
-static void pwrite_through(struct tk_outbuf *o, const char *p, size_t n)
-{
-	if (tk_outbuf_flush(o))
-		return;
-	while (n && !o->error) {
-		ssize_t k = write(o->fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			o->error = -errno;
-			tk_fail(errno, "cannot write output: %s", strerror(errno));
-			break;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-}
-
 /*
- * Write the done jobs that are next in order; sleep while fewer than
- * @until are written. Called and returns with pool->lock held.
- */
-static void ppool_write(struct ppool *pool, uint64_t until)
-{
-	while (pool->written < pool->filled) {
-		struct pjob *j = &pool->jobs[pool->written % pool->njobs];
-
-		if (j->state != PJOB_DONE) {
-			if (pool->written >= until)
-				return;
-			pthread_cond_wait(&pool->done, &pool->lock);
-			continue;
-		}
-		pthread_mutex_unlock(&pool->lock);
-		if (j->text->out.error && !pool->fdout.error) {
-			pool->fdout.error = j->text->out.error;
-			if (pool->error[0])
-				tk_fail(-j->text->out.error, "%s", pool->error);
-		}
-		pwrite_through(&pool->fdout, j->text->out.buf, j->text->out.len);
-		pthread_mutex_lock(&pool->lock);
-		j->text->busy = false;
-		j->text = NULL;
-		j->state = PJOB_FREE;
-		pool->written++;
-	}
-}
-
-/*
- * Start the next job (waiting for its slot to be written out): inline when
- * @force or every worker has enough waiting. The merge prints into r->out:
- * the job's text when inline, a scratch buffer otherwise (it prints
- * nothing then). Called and returns with pool->lock held.
+ * Start the next job: inline when @force or every worker has enough
+ * waiting. The merge prints into r->out: the job's text when inline, a
+ * scratch buffer otherwise (it prints nothing then).
  */
 static void ppool_begin(struct ppool *pool, bool force)
 {
 	struct rep *r = pool->r;
-	struct pjob *j;
 
-	if (pool->filled - pool->written >= pool->njobs)
-		ppool_write(pool, pool->filled - pool->njobs + 1);
-	j = &pool->jobs[pool->filled % pool->njobs];
-	j->state = PJOB_FILLING;
-	j->nlines = 0;
-	j->printed_inline = force || pool->tail - pool->head >= PJOB_QUEUE * pool->nstarted;
-	j->text = j->printed_inline ? tk_text_lend(pool->main_texts, pool->njobs) : NULL;
-	r->out = j->printed_inline ? j->text->out : pool->scratch;
-	pool->cur = j;
+	pool->cur_slot = tk_jobs_start(&pool->q, &pool->fdout, pool->main_texts,
+				       PJOB_QUEUE * pool->nstarted, force, &pool->cur_inline);
+	pool->cur = &pool->jobs[pool->cur_slot];
+	pool->cur->nlines = 0;
+	r->out = pool->cur_inline ? pool->q.text[pool->cur_slot]->out : pool->scratch;
 }
 
 /*
- * Hand the job being filled over (or finish it, inline), write what is
- * done, and start the next one (unless @last): inline when @force.
+ * Hand the job being filled over (or finish it, inline), and start the
+ * next one (unless @last): inline when @force.
  */
 static void ppool_dispatch(struct ppool *pool, bool force, bool last)
 {
 	struct rep *r = pool->r;
-	struct pjob *j = pool->cur;
+	size_t slot = pool->cur_slot;
 
-	tk_stores_done();
-	pthread_mutex_lock(&pool->lock);
-	if (j->printed_inline)
-		j->text->out = r->out;
+	if (pool->cur_inline)
+		pool->q.text[slot]->out = r->out;
 	else
 		pool->scratch = r->out;
-	if (!j->nlines) {
+	if (!pool->cur->nlines) {
 		/* Nothing in it yet: the same job goes on, inline if asked. */
 		if (last) {
-			if (j->text)
-				j->text->busy = false;
-			j->text = NULL;
-			j->state = PJOB_FREE;
-		} else if (force && !j->printed_inline) {
-			j->printed_inline = true;
-			j->text = tk_text_lend(pool->main_texts, pool->njobs);
-			r->out = j->text->out;
+			tk_jobs_drop(&pool->q, slot);
+		} else if (force && !pool->cur_inline) {
+			tk_jobs_make_inline(&pool->q, slot, pool->main_texts);
+			pool->cur_inline = true;
+			r->out = pool->q.text[slot]->out;
 		}
-		pthread_mutex_unlock(&pool->lock);
 		return;
 	}
-	if (j->printed_inline) {
-		j->state = PJOB_DONE;
-	} else {
-		j->state = PJOB_READY;
-		pool->queue[pool->tail++ % pool->njobs] = pool->filled;
-		pthread_cond_signal(&pool->work);
-	}
-	pool->filled++;
-	ppool_write(pool, 0);
+	tk_jobs_hand(&pool->q, slot, pool->cur_inline, &pool->fdout);
 	if (!last)
 		ppool_begin(pool, force);
-	pthread_mutex_unlock(&pool->lock);
 }
 
 /* Print everything handed over, write it out, stop the workers; r->out is the report's again. */
 static void ppool_finish(struct ppool *pool)
 {
 	ppool_dispatch(pool, false, true);
-	pthread_mutex_lock(&pool->lock);
-	ppool_write(pool, pool->filled);
-	pool->stop = true;
-	pthread_cond_broadcast(&pool->work);
-	pthread_mutex_unlock(&pool->lock);
+	tk_jobs_finish(&pool->q, &pool->fdout);
 	for (size_t i = 0; i < pool->nworkers; i++) {
 		if (pool->workers[i].started)
 			pthread_join(pool->workers[i].thread, NULL);
@@ -1512,23 +1413,20 @@ static void ppool_free(struct ppool *pool)
 {
 	if (!pool)
 		return;
-	for (size_t i = 0; pool->jobs && i < pool->njobs; i++)
+	for (size_t i = 0; pool->jobs && i < pool->q.n; i++)
 		free(pool->jobs[i].lines);
 	for (size_t i = 0; pool->workers && i < pool->nworkers; i++) {
 		free(pool->workers[i].memo);
 		free(pool->workers[i].win);
-		tk_text_slots_free(pool->workers[i].texts, pool->njobs);
+		tk_text_slots_free(pool->workers[i].texts, pool->q.n);
 	}
-	tk_text_slots_free(pool->main_texts, pool->njobs);
+	tk_text_slots_free(pool->main_texts, pool->q.n);
 	tk_outbuf_release(&pool->scratch);
 	free(pool->jobs);
 	free(pool->workers);
-	free(pool->queue);
 	free(pool->main_memo);
 	tk_ksym_thread_memo = NULL;
-	pthread_cond_destroy(&pool->work);
-	pthread_cond_destroy(&pool->done);
-	pthread_mutex_destroy(&pool->lock);
+	tk_jobs_destroy(&pool->q);
 	pthread_mutex_destroy(&pool->slow_lock);
 	free(pool);
 }
@@ -1575,21 +1473,17 @@ static struct ppool *ppool_new(struct rep *r)
 		return NULL;
 	pool->r = r;
 	pool->fd = tk_perfdata_fd(r->pd);
-	pthread_mutex_init(&pool->lock, NULL);
 	pthread_mutex_init(&pool->slow_lock, NULL);
-	pthread_cond_init(&pool->work, NULL);
-	pthread_cond_init(&pool->done, NULL);
 	pool->nworkers = threads - 1;
-	pool->njobs = (PJOB_QUEUE + 2) * pool->nworkers + 2;
-	pool->jobs = tk_line_calloc(pool->njobs, sizeof(*pool->jobs));
-	pool->queue = calloc(pool->njobs, sizeof(*pool->queue));
+	ok = !tk_jobs_init(&pool->q, (PJOB_QUEUE + 2) * pool->nworkers + 2);
+	pool->jobs = tk_line_calloc(pool->q.n, sizeof(*pool->jobs));
 	pool->workers = tk_line_calloc(pool->nworkers, sizeof(*pool->workers));
 	pool->main_memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
-	ok = pool->jobs && pool->queue && pool->workers && pool->main_memo &&
+	ok = ok && pool->jobs && pool->workers && pool->main_memo &&
 	     !tk_outbuf_init(&pool->scratch, -1, 4096);
-	pool->main_texts = ok ? tk_text_slots_new(pool->njobs, PJOB_TEXT) : NULL;
+	pool->main_texts = ok ? tk_text_slots_new(pool->q.n, PJOB_TEXT) : NULL;
 	ok = ok && pool->main_texts;
-	for (size_t i = 0; ok && i < pool->njobs; i++) {
+	for (size_t i = 0; ok && i < pool->q.n; i++) {
 		pool->jobs[i].lines = tk_line_alloc(PJOB_LINES, sizeof(*pool->jobs[i].lines));
 		ok = pool->jobs[i].lines != NULL;
 	}
@@ -1599,7 +1493,7 @@ static struct ppool *ppool_new(struct rep *r)
 		w->pool = pool;
 		w->memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*w->memo));
 		w->win = malloc(PWINDOW);
-		w->texts = tk_text_slots_new(pool->njobs, PJOB_TEXT);
+		w->texts = tk_text_slots_new(pool->q.n, PJOB_TEXT);
 		ok = w->memo && w->win && w->texts;
 	}
 	if (!ok) {
@@ -1619,9 +1513,7 @@ static struct ppool *ppool_new(struct rep *r)
 		return NULL;
 	}
 	pool->fdout = r->out;
-	pthread_mutex_lock(&pool->lock);
 	ppool_begin(pool, false);
-	pthread_mutex_unlock(&pool->lock);
 	return pool;
 }
 
@@ -1637,7 +1529,7 @@ static bool ppool_log(struct rep *r, const struct tk_perf_record *rec, const str
 	struct pjob *j = pool->cur;
 	struct pline *l;
 
-	if (j->printed_inline)
+	if (pool->cur_inline)
 		return false;
 	if (rec->compressed || !t || !t->prefix_len ||
 	    (e->fields & (F_IP | F_PERIOD)) ||
@@ -1675,7 +1567,7 @@ static inline void ppool_printed(struct rep *r)
 {
 	struct ppool *pool = r->pool;
 
-	if (pool->cur->printed_inline && ++pool->cur->nlines == PJOB_LINES)
+	if (pool->cur_inline && ++pool->cur->nlines == PJOB_LINES)
 		ppool_dispatch(pool, false, false);
 }
 

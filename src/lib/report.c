@@ -1643,11 +1643,10 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * parsing, name registration) is serialised by one lock, and symbol
  * lookups use a memo per thread.
  *
- * Jobs form a ring of njobs slots; job k lives in slot k % njobs and the
- * slot is free again once its text is written. Counters under pool.lock:
- * filled (jobs handed over or printed inline), written (jobs out); the
- * logged jobs wait in a queue of job numbers. Memory stays bounded: the
- * slots' logs and texts, and per worker one reader per CPU stream.
+ * Jobs form the ring of struct tk_jobs (internal/handoff.h), shared with
+ * the perf.data report; the logs here are indexed by its slots. Memory
+ * stays bounded: the slots' logs and texts, and per worker one reader per
+ * CPU stream.
  *
  * Only uncompressed data is replayed (a worker would decompress every
  * chunk again), and only when each CPU stream has its own reader for it.
@@ -1658,8 +1657,6 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
 #define MAX_THREADS 16
 #define PRINTED 0x8000u
 #define MAX_REPLAY_STREAMS 0x7fffu
-
-enum { JOB_FREE, JOB_FILLING, JOB_READY, JOB_BUSY, JOB_DONE };
 
 /* What the merge chose for one line (struct line without the record). */
 struct pick {
@@ -1679,9 +1676,6 @@ struct job {
 	uint64_t *at_page;        /* per stream: the page of its next record; MAX: none */
 	uint32_t *at_off;         /* and that record's offset in the page */
 	uint32_t ntakes, npicks;
-	bool printed_inline;      /* by the merge as it went: no log */
-	struct tk_text_slot *text; /* the lines' text: a slot of the thread printing it */
-	int state;
 } __attribute__((aligned(128)));
 
 struct worker {
@@ -1697,22 +1691,17 @@ struct worker {
 
 struct pool {
 	struct report *r;
-	pthread_mutex_t lock;
-	pthread_cond_t work, done;
-	struct job *jobs;
-	size_t njobs;
-	uint64_t filled, written;
-	uint64_t *queue;          /* logged job numbers, oldest at head */
-	uint64_t head, tail;
-	bool stop;
+	struct tk_jobs q;
+	struct job *jobs;         /* the logs, per slot of q */
 	struct job *cur;          /* the job being filled (merge thread only) */
+	size_t cur_slot;
+	bool cur_inline;          /* printed by the merge as it goes: no log */
 	struct worker *workers;
 	size_t nworkers, nstarted;
 	struct tk_ksym_memo *main_memo;
-	struct tk_text_slot *main_texts; /* njobs, the merge's */
+	struct tk_text_slot *main_texts; /* q.n, the merge's */
 	struct tk_outbuf scratch; /* the merge's printer's while the job being filled is logged */
 	uint64_t take_word;       /* takes not yet stored: four to a word */
-	char error[512];          /* the first worker failure, for the merge to report */
 } __attribute__((aligned(128)));
 
 /* The record @s holds, taken: the one after the last taken. 1, or 0/error. */
@@ -1765,8 +1754,8 @@ static int replica_seek(struct report *r, struct stream *s, uint64_t page, uint3
 	}
 }
 
-/* Print job @j from the worker's replicas, after skipping the jobs before it. */
-static int replay_job(struct worker *w, struct job *j)
+/* Print job @j into @o from the worker's replicas, after skipping the jobs before it. */
+static int replay_job(struct worker *w, const struct job *j, struct tk_outbuf *o)
 {
 	struct report *r = w->pool->r;
 	struct printer *p = &w->pr;
@@ -1784,7 +1773,7 @@ static int replay_job(struct worker *w, struct job *j)
 		}
 		w->taken[i] = j->start[i];
 	}
-	p->o = &j->text->out;
+	p->o = o;
 	for (uint32_t i = 0; i < j->ntakes; i++) {
 		uint32_t t = j->takes[i];
 		struct stream *s = &w->streams[t & ~PRINTED];
@@ -1815,105 +1804,29 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct pool *pool = w->pool;
+	size_t slot;
 
 	tk_ksym_thread_memo = w->memo;
-	pthread_mutex_lock(&pool->lock);
-	for (;;) {
-		struct job *j;
-		int ret;
-
-		while (!pool->stop && pool->head == pool->tail)
-			pthread_cond_wait(&pool->work, &pool->lock);
-		if (pool->head == pool->tail)
-			break;
-		j = &pool->jobs[pool->queue[pool->head++ % pool->njobs] % pool->njobs];
-		j->state = JOB_BUSY;
-		j->text = tk_text_lend(w->texts, pool->njobs);
-		pthread_mutex_unlock(&pool->lock);
-		ret = replay_job(w, j);
-		pthread_mutex_lock(&pool->lock);
-		if (ret && !j->text->out.error) {
-			j->text->out.error = ret;
-			if (!pool->error[0])
-				snprintf(pool->error, sizeof(pool->error), "%s", tk_errmsg());
-		}
-		j->state = JOB_DONE;
-		pthread_cond_broadcast(&pool->done);
-	}
-	pthread_mutex_unlock(&pool->lock);
+	while (tk_jobs_take(&pool->q, w->texts, &slot))
+		tk_jobs_done(&pool->q, slot,
+			     replay_job(w, &pool->jobs[slot], &pool->q.text[slot]->out));
 	return NULL;
 }
 
-/* Write @n bytes to the report's descriptor after what it holds. */
-static void write_through(struct tk_outbuf *o, const char *p, size_t n)
-{
-	if (tk_outbuf_flush(o))
-		return;
-	while (n && !o->error) {
-		ssize_t k = write(o->fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			o->error = -errno;
-			tk_fail(errno, "cannot write output: %s", strerror(errno));
-			break;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-}
-
 /*
- * Write the done jobs that are next in order; when @until is beyond them,
- * sleep until it is reached. Called and returns with pool->lock held.
- */
-static void pool_write(struct pool *pool, uint64_t until)
-{
-	struct report *r = pool->r;
-
-	while (pool->written < pool->filled) {
-		struct job *j = &pool->jobs[pool->written % pool->njobs];
-
-		if (j->state != JOB_DONE) {
-			if (pool->written >= until)
-				return;
-			pthread_cond_wait(&pool->done, &pool->lock);
-			continue;
-		}
-		pthread_mutex_unlock(&pool->lock);
-		if (j->text->out.error && !r->out.error) {
-			r->out.error = j->text->out.error;
-			if (pool->error[0])
-				tk_fail(-j->text->out.error, "%s", pool->error);
-		}
-		write_through(&r->out, j->text->out.buf, j->text->out.len);
-		pthread_mutex_lock(&pool->lock);
-		j->text->busy = false;
-		j->text = NULL;
-		j->state = JOB_FREE;
-		pool->written++;
-	}
-}
-
-/*
- * Start the next job in slot filled % njobs (waiting for it to be written
- * out when the ring is full): printed inline when every worker has enough
- * waiting, logged otherwise. Called and returns with pool->lock held.
+ * Start the next job: printed inline when every worker has enough waiting,
+ * logged otherwise. The log records where the job starts on each stream.
  */
 static void pool_begin(struct pool *pool)
 {
 	struct report *r = pool->r;
 	struct job *j;
 
-	if (pool->filled - pool->written >= pool->njobs)
-		pool_write(pool, pool->filled - pool->njobs + 1);
-	j = &pool->jobs[pool->filled % pool->njobs];
-	j->state = JOB_FILLING;
+	pool->cur_slot = tk_jobs_start(&pool->q, &r->out, pool->main_texts,
+				       JOB_QUEUE * pool->nstarted, false, &pool->cur_inline);
+	j = &pool->jobs[pool->cur_slot];
 	j->ntakes = 0;
 	j->npicks = 0;
-	j->printed_inline = pool->tail - pool->head >= JOB_QUEUE * pool->nstarted;
-	j->text = j->printed_inline ? tk_text_lend(pool->main_texts, pool->njobs) : NULL;
 	for (size_t i = 0; i < r->nstreams; i++) {
 		const struct stream *s = &r->streams[i];
 
@@ -1921,41 +1834,26 @@ static void pool_begin(struct pool *pool)
 		j->at_page[i] = s->live ? s->page_off : UINT64_MAX;
 		j->at_off[i] = s->live ? s->rec->offset : 0;
 	}
-	r->pr.o = j->printed_inline ? &j->text->out : &pool->scratch;
+	r->pr.o = pool->cur_inline ? &pool->q.text[pool->cur_slot]->out : &pool->scratch;
 	pool->cur = j;
 }
 
-/* Hand the job being filled over (or finish it, inline), write what is done, start the next. */
+/* Hand the job being filled over (or finish it, inline) and start the next, when @next. */
 static void __attribute__((noinline)) pool_dispatch(struct pool *pool, bool next)
 {
 	struct job *j = pool->cur;
 
-	/* The last takes, then the log's stores before the hand-over. */
+	/* The last takes of the log. */
 	if (j->ntakes % 4)
 		tk_store_word_past_cache((uint64_t *)j->takes + j->ntakes / 4, pool->take_word);
 	pool->take_word = 0;
-	tk_stores_done();
-	pthread_mutex_lock(&pool->lock);
 	if (!j->ntakes) {
-		if (j->text)
-			j->text->busy = false;
-		j->text = NULL;
-		j->state = JOB_FREE;
-		pthread_mutex_unlock(&pool->lock);
+		tk_jobs_drop(&pool->q, pool->cur_slot);
 		return;
 	}
-	if (j->printed_inline) {
-		j->state = JOB_DONE;
-	} else {
-		j->state = JOB_READY;
-		pool->queue[pool->tail++ % pool->njobs] = pool->filled;
-		pthread_cond_signal(&pool->work);
-	}
-	pool->filled++;
-	pool_write(pool, 0);
+	tk_jobs_hand(&pool->q, pool->cur_slot, pool->cur_inline, &pool->r->out);
 	if (next)
 		pool_begin(pool);
-	pthread_mutex_unlock(&pool->lock);
 }
 
 /*
@@ -1968,7 +1866,7 @@ static inline __attribute__((always_inline)) void pool_take(struct pool *pool,
 {
 	struct job *j = pool->cur;
 
-	if (j->printed_inline) {
+	if (pool->cur_inline) {
 		if (l)
 			emit_line(&pool->r->pr, l);
 	} else {
@@ -1998,11 +1896,7 @@ static inline __attribute__((always_inline)) void pool_take(struct pool *pool,
 static void pool_finish(struct pool *pool)
 {
 	pool_dispatch(pool, false);
-	pthread_mutex_lock(&pool->lock);
-	pool_write(pool, pool->filled);
-	pool->stop = true;
-	pthread_cond_broadcast(&pool->work);
-	pthread_mutex_unlock(&pool->lock);
+	tk_jobs_finish(&pool->q, &pool->r->out);
 	for (size_t i = 0; i < pool->nworkers; i++) {
 		if (pool->workers[i].started)
 			pthread_join(pool->workers[i].thread, NULL);
@@ -2022,7 +1916,7 @@ static void pool_free(struct pool *pool)
 {
 	if (!pool)
 		return;
-	for (size_t i = 0; pool->jobs && i < pool->njobs; i++) {
+	for (size_t i = 0; pool->jobs && i < pool->q.n; i++) {
 		free(pool->jobs[i].takes);
 		free(pool->jobs[i].picks);
 		free(pool->jobs[i].start);
@@ -2033,19 +1927,16 @@ static void pool_free(struct pool *pool)
 		free(pool->workers[i].pr.pcache);
 		free(pool->workers[i].memo);
 		free(pool->workers[i].taken);
-		tk_text_slots_free(pool->workers[i].texts, pool->njobs);
+		tk_text_slots_free(pool->workers[i].texts, pool->q.n);
 		replicas_free(pool->workers[i].streams, pool->r->nstreams);
 	}
-	tk_text_slots_free(pool->main_texts, pool->njobs);
+	tk_text_slots_free(pool->main_texts, pool->q.n);
 	tk_outbuf_release(&pool->scratch);
 	free(pool->jobs);
 	free(pool->workers);
-	free(pool->queue);
 	free(pool->main_memo);
 	tk_ksym_thread_memo = NULL;
-	pthread_cond_destroy(&pool->work);
-	pthread_cond_destroy(&pool->done);
-	pthread_mutex_destroy(&pool->lock);
+	tk_jobs_destroy(&pool->q);
 	free(pool);
 }
 
@@ -2141,15 +2032,11 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 	if (!pool)
 		return NULL;
 	pool->r = r;
-	pthread_mutex_init(&pool->lock, NULL);
-	pthread_cond_init(&pool->work, NULL);
-	pthread_cond_init(&pool->done, NULL);
 	pool->nworkers = threads - 1;
-	pool->njobs = (JOB_QUEUE + 2) * pool->nworkers + 2;
-	pool->jobs = tk_line_calloc(pool->njobs, sizeof(*pool->jobs));
-	pool->queue = calloc(pool->njobs, sizeof(*pool->queue));
-	ok = pool->jobs && pool->queue;
-	for (size_t i = 0; ok && i < pool->njobs; i++) {
+	ok = !tk_jobs_init(&pool->q, (JOB_QUEUE + 2) * pool->nworkers + 2);
+	pool->jobs = tk_line_calloc(pool->q.n, sizeof(*pool->jobs));
+	ok = ok && pool->jobs;
+	for (size_t i = 0; ok && i < pool->q.n; i++) {
 		struct job *j = &pool->jobs[i];
 
 		j->takes = tk_line_alloc(JOB_RECORDS, sizeof(*j->takes));
@@ -2159,7 +2046,7 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 		j->at_off = tk_line_calloc(r->nstreams, sizeof(*j->at_off));
 		ok = j->takes && j->picks && j->start && j->at_page && j->at_off;
 	}
-	pool->main_texts = ok ? tk_text_slots_new(pool->njobs, JOB_TEXT) : NULL;
+	pool->main_texts = ok ? tk_text_slots_new(pool->q.n, JOB_TEXT) : NULL;
 	ok = ok && pool->main_texts && !tk_outbuf_init(&pool->scratch, -1, 4096);
 	pool->workers = tk_line_calloc(pool->nworkers, sizeof(*pool->workers));
 	pool->main_memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
@@ -2171,7 +2058,7 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 		w->memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*w->memo));
 		w->taken = tk_line_calloc(r->nstreams, sizeof(*w->taken));
 		w->streams = replicas_new(r);
-		w->texts = tk_text_slots_new(pool->njobs, JOB_TEXT);
+		w->texts = tk_text_slots_new(pool->q.n, JOB_TEXT);
 		ok = w->memo && w->taken && w->streams && w->texts &&
 		     !printer_init(&w->pr, r, slow_lock);
 	}
@@ -2196,9 +2083,7 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 		pool_free(pool);
 		return NULL;
 	}
-	pthread_mutex_lock(&pool->lock);
 	pool_begin(pool);
-	pthread_mutex_unlock(&pool->lock);
 	return pool;
 }
 

@@ -16,6 +16,7 @@
 #ifndef TRACEKIT_INTERNAL_HANDOFF_H
 #define TRACEKIT_INTERNAL_HANDOFF_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -131,5 +132,55 @@ static inline void tk_text_slots_free(struct tk_text_slot *s, size_t n)
 		tk_outbuf_release(&s[i].out);
 	free(s);
 }
+
+/*
+ * The ring of jobs both reports share (handoff.c). The merge thread fills
+ * job number k in slot k % n, then either prints it itself (inline) or
+ * logs it for the workers; workers take logged jobs oldest first; the
+ * merge writes the texts out in job order, and a slot is free again once
+ * its text is written. What a job holds (its log) is the caller's, in
+ * arrays indexed by slot; the ring keeps the states, the order and the
+ * texts. One lock guards it; the merge takes it once or twice a job.
+ */
+struct tk_jobs {
+	pthread_mutex_t lock;
+	pthread_cond_t work, done;
+	size_t n;                   /* slots */
+	int *state;                 /* per slot */
+	struct tk_text_slot **text; /* per slot: the text its printer lent it */
+	uint64_t *queue;            /* logged job numbers, oldest at head */
+	uint64_t filled, written, head, tail;
+	bool stop;
+	char error[512];            /* the first worker failure, reported with its text */
+} __attribute__((aligned(TK_LINE)));
+
+/* Zero the ring and size it for @n slots. Return: 0 or -ENOMEM. */
+int tk_jobs_init(struct tk_jobs *q, size_t n);
+void tk_jobs_destroy(struct tk_jobs *q);
+
+/*
+ * Merge: start job number q->filled, waiting for its slot to be written out
+ * (writing done jobs to @out meanwhile). It is printed inline, into a text
+ * lent from @mine, when @force or when the workers already have @depth
+ * jobs waiting; *@printed_inline says which. Return: the slot.
+ */
+size_t tk_jobs_start(struct tk_jobs *q, struct tk_outbuf *out, struct tk_text_slot *mine,
+		     size_t depth, bool force, bool *printed_inline);
+/* Merge: the job in @slot, still empty, is printed inline after all. */
+void tk_jobs_make_inline(struct tk_jobs *q, size_t slot, struct tk_text_slot *mine);
+/*
+ * Merge: hand the filled job in @slot over (a logged one to the workers;
+ * an inline one is done), then write the done jobs next in order to @out.
+ */
+void tk_jobs_hand(struct tk_jobs *q, size_t slot, bool printed_inline, struct tk_outbuf *out);
+/* Merge: forget the empty job in @slot (the run ended with it). */
+void tk_jobs_drop(struct tk_jobs *q, size_t slot);
+/* Merge: write every job handed over, then let the workers return. */
+void tk_jobs_finish(struct tk_jobs *q, struct tk_outbuf *out);
+
+/* Worker: the slot of the oldest logged job, its text lent from @mine; false once finished. */
+bool tk_jobs_take(struct tk_jobs *q, struct tk_text_slot *mine, size_t *slot);
+/* Worker: the job in @slot is printed (@err: a failure, its message in tk_errmsg()). */
+void tk_jobs_done(struct tk_jobs *q, size_t slot, int err);
 
 #endif

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The job ring of the report threads (handoff.h): what report.c (.dat) and
+ * perfdata-report.c (perf.data) share of handing jobs to workers and
+ * writing their texts out in order.
+ */
+#include "handoff.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "error.h"
+
+enum { JOB_FREE, JOB_FILLING, JOB_READY, JOB_BUSY, JOB_DONE };
+
+int tk_jobs_init(struct tk_jobs *q, size_t n)
+{
+	memset(q, 0, sizeof(*q));
+	q->n = n;
+	q->state = calloc(n, sizeof(*q->state));
+	q->text = calloc(n, sizeof(*q->text));
+	q->queue = calloc(n, sizeof(*q->queue));
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->work, NULL);
+	pthread_cond_init(&q->done, NULL);
+	return q->state && q->text && q->queue ? 0 : -ENOMEM;
+}
+
+void tk_jobs_destroy(struct tk_jobs *q)
+{
+	free(q->state);
+	free(q->text);
+	free(q->queue);
+	pthread_cond_destroy(&q->work);
+	pthread_cond_destroy(&q->done);
+	pthread_mutex_destroy(&q->lock);
+}
+
+/* Write @n bytes to @o's descriptor after what it holds. */
+static void write_through(struct tk_outbuf *o, const char *p, size_t n)
+{
+	if (tk_outbuf_flush(o))
+		return;
+	while (n && !o->error) {
+		ssize_t k = write(o->fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			o->error = -errno;
+			tk_fail(errno, "cannot write output: %s", strerror(errno));
+			break;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+/*
+ * Write the done jobs that are next in order to @out; sleep while fewer
+ * than @until are written. Called and returns with q->lock held.
+ */
+static void write_done(struct tk_jobs *q, struct tk_outbuf *out, uint64_t until)
+{
+	while (q->written < q->filled) {
+		size_t slot = q->written % q->n;
+		struct tk_text_slot *t = q->text[slot];
+
+		if (q->state[slot] != JOB_DONE) {
+			if (q->written >= until)
+				return;
+			pthread_cond_wait(&q->done, &q->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&q->lock);
+		if (t->out.error && !out->error) {
+			out->error = t->out.error;
+			if (q->error[0])
+				tk_fail(-t->out.error, "%s", q->error);
+		}
+		write_through(out, t->out.buf, t->out.len);
+		pthread_mutex_lock(&q->lock);
+		t->busy = false;
+		q->text[slot] = NULL;
+		q->state[slot] = JOB_FREE;
+		q->written++;
+	}
+}
+
+size_t tk_jobs_start(struct tk_jobs *q, struct tk_outbuf *out, struct tk_text_slot *mine,
+		     size_t depth, bool force, bool *printed_inline)
+{
+	size_t slot;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->filled - q->written >= q->n)
+		write_done(q, out, q->filled - q->n + 1);
+	slot = q->filled % q->n;
+	q->state[slot] = JOB_FILLING;
+	*printed_inline = force || q->tail - q->head >= depth;
+	q->text[slot] = *printed_inline ? tk_text_lend(mine, q->n) : NULL;
+	pthread_mutex_unlock(&q->lock);
+	return slot;
+}
+
+void tk_jobs_make_inline(struct tk_jobs *q, size_t slot, struct tk_text_slot *mine)
+{
+	pthread_mutex_lock(&q->lock);
+	q->text[slot] = tk_text_lend(mine, q->n);
+	pthread_mutex_unlock(&q->lock);
+}
+
+void tk_jobs_hand(struct tk_jobs *q, size_t slot, bool printed_inline, struct tk_outbuf *out)
+{
+	/* The log's non-temporal stores before the lock hands it over. */
+	tk_stores_done();
+	pthread_mutex_lock(&q->lock);
+	if (printed_inline) {
+		q->state[slot] = JOB_DONE;
+	} else {
+		q->state[slot] = JOB_READY;
+		q->queue[q->tail++ % q->n] = q->filled;
+		pthread_cond_signal(&q->work);
+	}
+	q->filled++;
+	write_done(q, out, 0);
+	pthread_mutex_unlock(&q->lock);
+}
+
+void tk_jobs_drop(struct tk_jobs *q, size_t slot)
+{
+	pthread_mutex_lock(&q->lock);
+	if (q->text[slot])
+		q->text[slot]->busy = false;
+	q->text[slot] = NULL;
+	q->state[slot] = JOB_FREE;
+	pthread_mutex_unlock(&q->lock);
+}
+
+void tk_jobs_finish(struct tk_jobs *q, struct tk_outbuf *out)
+{
+	pthread_mutex_lock(&q->lock);
+	write_done(q, out, q->filled);
+	q->stop = true;
+	pthread_cond_broadcast(&q->work);
+	pthread_mutex_unlock(&q->lock);
+}
+
+bool tk_jobs_take(struct tk_jobs *q, struct tk_text_slot *mine, size_t *slot)
+{
+	pthread_mutex_lock(&q->lock);
+	while (!q->stop && q->head == q->tail)
+		pthread_cond_wait(&q->work, &q->lock);
+	if (q->head == q->tail) {
+		pthread_mutex_unlock(&q->lock);
+		return false;
+	}
+	*slot = q->queue[q->head++ % q->n] % q->n;
+	q->state[*slot] = JOB_BUSY;
+	q->text[*slot] = tk_text_lend(mine, q->n);
+	pthread_mutex_unlock(&q->lock);
+	return true;
+}
+
+void tk_jobs_done(struct tk_jobs *q, size_t slot, int err)
+{
+	pthread_mutex_lock(&q->lock);
+	if (err && !q->text[slot]->out.error)
+		q->text[slot]->out.error = err;
+	if (q->text[slot]->out.error && !q->error[0])
+		snprintf(q->error, sizeof(q->error), "%s", tk_errmsg());
+	q->state[slot] = JOB_DONE;
+	pthread_cond_broadcast(&q->done);
+	pthread_mutex_unlock(&q->lock);
+}

@@ -3070,8 +3070,43 @@ static int usite_tracefs(struct usite_ctx *uc)
 	return 0;
 }
 
-static int lookup_uprobe(struct tk_symbolizer *sym, const char *group, const char *event,
-			 uint64_t ip, struct tk_symbol_info *info)
+/* The places the cache lists for uprobe @uc->group/@uc->event, under @uc->key. */
+static int usite_cache(struct usite_ctx *uc)
+{
+	char *q;
+	int r;
+
+	if (!uc->s->cache)
+		return 0;
+	if (asprintf(&q, "%s:%s", uc->group, uc->event) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	/* Valid entries first; a binary rebuilt since still resolves by its old id. */
+	r = tk_cache_query(uc->s->cache, q, false, usite_probe, uc);
+	if (r >= 0 && !uc->found)
+		r = tk_cache_query(uc->s->cache, q, true, usite_probe, uc);
+	free(q);
+	return r;
+}
+
+/*
+ * The base of an SDT name used at several places: EVENT for EVENT_1,
+ * EVENT_2 ... (as perf probe names them in tracefs); NULL when @event is
+ * none such (or on ENOMEM, which only costs the fallback).
+ */
+static char *sdt_base_name(const char *event)
+{
+	size_t n = strlen(event), k = n;
+
+	while (k > 0 && event[k - 1] >= '0' && event[k - 1] <= '9')
+		k--;
+	if (k == n || k < 2 || event[k - 1] != '_')
+		return NULL;
+	return strndup(event, k - 1);
+}
+
+TK_API int tk_symbolizer_lookup_uprobe(struct tk_symbolizer *sym, const char *group,
+				       const char *event, uint64_t ip,
+				       struct tk_symbol_info *info)
 {
 	struct usite_ctx uc = {.s = sym, .group = group, .event = event};
 	const struct usite *best = NULL, *cong = NULL, *exact = NULL;
@@ -3088,18 +3123,25 @@ static int lookup_uprobe(struct tk_symbolizer *sym, const char *group, const cha
 	for (size_t i = 0; i < sym->nsites && !known; i++)
 		known = !strcmp(sym->sites[i].key, key);
 	if (!known) {
-		char *q = NULL;
-
-		if (sym->cache && asprintf(&q, "%s:%s", group, event) < 0)
-			r = tk_fail(ENOMEM, "out of memory");
-		/* Valid entries first; a binary rebuilt since still resolves by its old id. */
-		if (q && r >= 0)
-			r = tk_cache_query(sym->cache, q, false, usite_probe, &uc);
-		if (q && r >= 0 && !uc.found)
-			r = tk_cache_query(sym->cache, q, true, usite_probe, &uc);
-		free(q);
+		r = usite_cache(&uc);
 		if (r >= 0 && !uc.found)
 			r = usite_tracefs(&uc);
+		/*
+		 * EVENT_N gone from tracefs: the cache lists every place of an
+		 * SDT name under EVENT, and the address picks this one. Only
+		 * the cache: tracefs's EVENT is one place, maybe another. The
+		 * sites go under this key, so later lookups find them at once.
+		 */
+		if (r >= 0 && !uc.found) {
+			char *base = sdt_base_name(event);
+
+			if (base) {
+				uc.event = base;
+				r = usite_cache(&uc);
+				uc.event = event;
+				free(base);
+			}
+		}
 		if (r >= 0 && !uc.found)
 			r = usite_add(sym, key, NULL, NULL, 0);
 		if (r < 0) {
@@ -3158,32 +3200,6 @@ static int lookup_uprobe(struct tk_symbolizer *sym, const char *group, const cha
 	free(key);
 	return tk_symbolizer_lookup_file(sym, best->path, best->bid[0] ? best->bid : NULL,
 					 best->offset, info);
-}
-
-TK_API int tk_symbolizer_lookup_uprobe(struct tk_symbolizer *sym, const char *group,
-				       const char *event, uint64_t ip,
-				       struct tk_symbol_info *info)
-{
-	size_t n = event ? strlen(event) : 0, k = n;
-	char *base;
-	int r = lookup_uprobe(sym, group, event, ip, info);
-
-	/*
-	 * An SDT name used at several places becomes EVENT, EVENT_1, EVENT_2
-	 * ... in tracefs (as perf probe names them), while the cache lists
-	 * every place under EVENT: look the base name up, and the address
-	 * picks the place.
-	 */
-	while (k > 0 && event[k - 1] >= '0' && event[k - 1] <= '9')
-		k--;
-	if (r != -ENOENT || k == n || k < 2 || event[k - 1] != '_')
-		return r;
-	base = strndup(event, k - 1);
-	if (!base)
-		return tk_fail(ENOMEM, "out of memory");
-	r = lookup_uprobe(sym, group, base, ip, info);
-	free(base);
-	return r;
 }
 
 /* ---- kcore ---- */

@@ -1066,6 +1066,10 @@ static void test_lookup_uprobe(void **state)
 	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "probe_sdtdemo", "work", 0x1234, &info), 0);
 	assert_string_equal(info.symbol, "work");
 	assert_int_equal(info.offset, 4);
+	/* EVENT_1 (a second place of an SDT name) resolves through EVENT's places in the cache. */
+	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "sdt_tkdemo", "start_1", 0, &info), 0);
+	assert_string_equal(info.symbol, "work");
+	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "nogroup", "noevent_1", 0, &info), -ENOENT);
 	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "nogroup", "noevent", 0, &info), -ENOENT);
 	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "", "x", 0, &info), -EINVAL);
 	/* Our own process: main() of this test binary resolves through /proc/self/maps. */

@@ -733,7 +733,7 @@ static int scan_tree(struct tk_cache *c, struct cvec *cv, const char *rel, int d
 				char *path;
 
 				if (rel[0] == '[')
-					path = strndup(rel, strlen(rel));
+					path = strdup(rel);
 				else if (asprintf(&path, "/%s", rel) < 0)
 					path = NULL;
 				r = cvec_add_found(c, cv, de->d_name, path, cabs, false, check);
@@ -923,9 +923,8 @@ static int pfile_add_entry(struct pfile *pf, const char *marker)
 	return 0;
 }
 
-static int pfile_add_def(struct pfile *pf, const char *def)
+static int pentry_add_def(struct pentry *e, const char *def)
 {
-	struct pentry *e = &pf->v[pf->n - 1];
 	char **nd = realloc(e->defs, (e->ndefs + 1) * sizeof(*nd));
 
 	if (!nd)
@@ -936,6 +935,23 @@ static int pfile_add_def(struct pfile *pf, const char *def)
 		return tk_fail(ENOMEM, "out of memory");
 	e->ndefs++;
 	return 0;
+}
+
+/* A definition for the entry added last. */
+static int pfile_add_def(struct pfile *pf, const char *def)
+{
+	return pentry_add_def(&pf->v[pf->n - 1], def);
+}
+
+/* Remove entry @i of @pf, its marker and definitions freed. */
+static void pfile_remove_at(struct pfile *pf, size_t i)
+{
+	free(pf->v[i].marker);
+	for (size_t k = 0; k < pf->v[i].ndefs; k++)
+		free(pf->v[i].defs[k]);
+	free(pf->v[i].defs);
+	memmove(&pf->v[i], &pf->v[i + 1], (pf->n - i - 1) * sizeof(pf->v[0]));
+	pf->n--;
 }
 
 static bool is_gzip(const char *data, size_t len)
@@ -1351,16 +1367,10 @@ static int pfile_replace(struct pfile *pf, const char *marker, char *const *defs
 			same = !strcmp(og, g) && !strcmp(oe, e);
 		free(og);
 		free(oe);
-		if (!same) {
+		if (same)
+			pfile_remove_at(pf, i);
+		else
 			i++;
-			continue;
-		}
-		free(pf->v[i].marker);
-		for (size_t k = 0; k < pf->v[i].ndefs; k++)
-			free(pf->v[i].defs[k]);
-		free(pf->v[i].defs);
-		memmove(&pf->v[i], &pf->v[i + 1], (pf->n - i - 1) * sizeof(pf->v[0]));
-		pf->n--;
 	}
 	free(g);
 	free(e);
@@ -1397,14 +1407,10 @@ static bool pfile_drop_path(struct pfile *pf, const char *path)
 			}
 		}
 		e->ndefs = keep;
-		if (keep) {
+		if (keep)
 			i++;
-			continue;
-		}
-		free(e->marker);
-		free(e->defs);
-		memmove(e, e + 1, (pf->n - i - 1) * sizeof(*e));
-		pf->n--;
+		else
+			pfile_remove_at(pf, i);
 	}
 	return changed;
 }
@@ -1428,18 +1434,8 @@ static int pfile_merge(struct pfile *dst, const struct pfile *src)
 
 			for (size_t k = 0; k < e->ndefs && !have; k++)
 				have = !strcmp(e->defs[k], src->v[i].defs[d]);
-			if (!have) {
-				char **nd = realloc(e->defs, (e->ndefs + 1) * sizeof(*nd));
-
-				if (!nd || !(nd[e->ndefs] = strdup(src->v[i].defs[d]))) {
-					if (nd)
-						e->defs = nd;
-					r = tk_fail(ENOMEM, "out of memory");
-					break;
-				}
-				e->defs = nd;
-				e->ndefs++;
-			}
+			if (!have)
+				r = pentry_add_def(e, src->v[i].defs[d]);
 		}
 	}
 	return r;
@@ -1640,6 +1636,19 @@ static char *probes_file(struct tk_cache *c, const char *bid, const char *own)
 	return f;
 }
 
+/*
+ * A symbol table of @kind that is there but unreadable (outside the file,
+ * bad names); tk_errmsg() says how.
+ */
+static bool table_broken(struct tk_elf *elf, enum tk_elf_symtab_kind kind)
+{
+	const struct tk_elf_symbol *syms;
+	size_t n;
+	int r = tk_elf_symbols(elf, kind, &syms, &n);
+
+	return r < 0 && r != -ENOENT;
+}
+
 /* Create the entry directory with its elf (and debug) file; returns the dir. */
 static int add_files(struct tk_cache *c, const char *abs, const char *bid, char **dirp)
 {
@@ -1709,11 +1718,7 @@ TK_API int tk_cache_add(struct tk_cache *cache, const char *path, char *bid_out)
 	 * it, but say so now rather than as [unknown] frames in a report.
 	 */
 	for (int k = TK_ELF_SYMTAB; k <= TK_ELF_DYNSYM; k++) {
-		const struct tk_elf_symbol *syms;
-		size_t ns;
-		int sr = tk_elf_symbols(elf, (enum tk_elf_symtab_kind)k, &syms, &ns);
-
-		if (sr < 0 && sr != -ENOENT)
+		if (table_broken(elf, (enum tk_elf_symtab_kind)k))
 			tk_warn("%s; cached for its build id and probes, not for those symbols",
 				tk_errmsg());
 	}
@@ -2175,33 +2180,22 @@ static bool query_probe(const struct query *q, const char *spec, const char *gro
 }
 
 /*
- * Walk the probes of the entries matching @q; @del removes the matching
- * probes from their files instead of (also) calling @fn; @use marks the
- * entries where probes matched as used (a lookup, not a listing).
+ * Walk the probes of the linked entries of @v matching @q; @del removes the
+ * matching probes from their files instead of (also) calling @fn; @use
+ * marks the entries where probes matched as used (a lookup, not a listing).
  */
-static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del, bool use,
-		       tk_cache_probe_fn fn, void *ctx)
+static int walk_entries(struct tk_cache *c, const struct query *qp, struct centry *v, size_t n,
+			bool all, bool del, bool use, tk_cache_probe_fn fn, void *ctx)
 {
-	struct query q;
-	struct centry *v;
-	size_t n;
-	int r, hits = 0;
+	int r = 0, hits = 0;
 
-	r = query_parse(text, &q);
-	if (r < 0)
-		return r;
-	r = centries_load(c, true, false, &v, &n);
-	if (r < 0) {
-		free(q.buf);
-		return r;
-	}
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		struct tk_cache_entry pub;
 		struct pfile pf;
 		char *probes;
 		bool changed = false, matched = false;
 
-		if ((!all && !v[i].valid) || !query_entry(&q, &v[i]))
+		if (!v[i].linked || (!all && !v[i].valid) || !query_entry(qp, &v[i]))
 			continue;
 		if (asprintf(&probes, "%s/probes", v[i].dir) < 0) {
 			r = tk_fail(ENOMEM, "out of memory");
@@ -2222,7 +2216,7 @@ static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del,
 				k++;
 				continue;
 			}
-			if (!query_probe(&q, pe->marker + 1, g, ev)) {
+			if (!query_probe(qp, pe->marker + 1, g, ev)) {
 				free(g);
 				free(ev);
 				k++;
@@ -2242,12 +2236,7 @@ static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del,
 			free(g);
 			free(ev);
 			if (del) {
-				free(pe->marker);
-				for (size_t d = 0; d < pe->ndefs; d++)
-					free(pe->defs[d]);
-				free(pe->defs);
-				memmove(pe, pe + 1, (pf.n - k - 1) * sizeof(*pe));
-				pf.n--;
+				pfile_remove_at(&pf, k);
 				changed = true;
 			} else {
 				k++;
@@ -2261,23 +2250,42 @@ static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del,
 		pfile_release(&pf);
 		free(probes);
 	}
-	centries_free(v, n);
-	free(q.buf);
 	return r < 0 ? r : hits;
+}
+
+/* walk_entries() over the cache's entries, for the query @text. */
+static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del,
+		       tk_cache_probe_fn fn, void *ctx)
+{
+	struct query q;
+	struct centry *v;
+	size_t n;
+	int r;
+
+	r = query_parse(text, &q);
+	if (r < 0)
+		return r;
+	r = centries_load(c, true, false, &v, &n);
+	if (r >= 0) {
+		/* Listing everything is no use of an entry; looking something up is. */
+		r = walk_entries(c, &q, v, n, all, del, !del && text && text[0], fn, ctx);
+		centries_free(v, n);
+	}
+	free(q.buf);
+	return r;
 }
 
 TK_API int tk_cache_query(struct tk_cache *cache, const char *query, bool all,
 			  tk_cache_probe_fn fn, void *ctx)
 {
-	/* Listing everything is no use of an entry; looking something up is. */
-	return walk_probes(cache, query, all, false, query && query[0], fn, ctx);
+	return walk_probes(cache, query, all, false, fn, ctx);
 }
 
 TK_API int tk_cache_probe_del(struct tk_cache *cache, const char *query)
 {
 	if (!query || !query[0])
 		return tk_fail(EINVAL, "--probe-del needs a query");
-	return walk_probes(cache, query, true, true, false, NULL, NULL);
+	return walk_probes(cache, query, true, true, NULL, NULL);
 }
 
 struct resolve_ctx {
@@ -2382,6 +2390,7 @@ static int stats_probe(const struct tk_cache_probe *p, void *ctx)
 TK_API int tk_cache_stats(struct tk_cache *cache, struct tk_cache_stats *st)
 {
 	struct centry *v;
+	struct query q;
 	size_t n;
 	int r;
 
@@ -2406,8 +2415,12 @@ TK_API int tk_cache_stats(struct tk_cache *cache, struct tk_cache_stats *st)
 		if (use > st->newest_use)
 			st->newest_use = use;
 	}
+	/* The probes of the linked ones, from the entries just loaded. */
+	r = query_parse(NULL, &q);
+	if (r >= 0)
+		r = walk_entries(cache, &q, v, n, true, false, false, stats_probe, st);
+	free(q.buf);
 	centries_free(v, n);
-	r = walk_probes(cache, NULL, true, false, false, stats_probe, st);
 	return r < 0 ? r : 0;
 }
 
@@ -2698,16 +2711,6 @@ static void dso_take_segments(struct dso *d, struct tk_elf *elf)
 	free(tmp);
 }
 
-/* A .symtab that is there but unreadable (outside the file, bad names); tk_errmsg() says how. */
-static bool symtab_broken(struct tk_elf *elf)
-{
-	const struct tk_elf_symbol *syms;
-	size_t n;
-	int r = tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n);
-
-	return r < 0 && r != -ENOENT;
-}
-
 static bool has_symtab(struct tk_elf *elf)
 {
 	const struct tk_elf_symbol *syms;
@@ -2803,7 +2806,7 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 		if (n > 0 && tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)) > 0)
 			bid = hex;
 	}
-	if (elf && symtab_broken(elf)) {
+	if (elf && table_broken(elf, TK_ELF_SYMTAB)) {
 		/* Say why this DSO's frames will be poorer; its .dynsym still serves. */
 		tk_warn("%s; symbols from its .dynsym instead", tk_errmsg());
 		d->st = tk_symtab_new_dso(elf, TK_ELF_DYNSYM, elf);

@@ -861,27 +861,23 @@ static void rb_replace_child(struct tk_symtab *st, uint32_t from, uint32_t to)
 		rbn(st, to)->parent = p;
 }
 
-static void rb_rotate_left(struct tk_symtab *st, uint32_t x)
+/* Rotate at @x: its right child takes its place when @left, its left child otherwise. */
+static void rb_rotate(struct tk_symtab *st, uint32_t x, bool left)
 {
-	uint32_t y = rbn(st, x)->right;
+	uint32_t y = left ? rbn(st, x)->right : rbn(st, x)->left;
+	uint32_t inner = left ? rbn(st, y)->left : rbn(st, y)->right;
 
-	rbn(st, x)->right = rbn(st, y)->left;
-	if (rbn(st, y)->left != NIL)
-		rbn(st, rbn(st, y)->left)->parent = x;
+	if (left)
+		rbn(st, x)->right = inner;
+	else
+		rbn(st, x)->left = inner;
+	if (inner != NIL)
+		rbn(st, inner)->parent = x;
 	rb_replace_child(st, x, y);
-	rbn(st, y)->left = x;
-	rbn(st, x)->parent = y;
-}
-
-static void rb_rotate_right(struct tk_symtab *st, uint32_t x)
-{
-	uint32_t y = rbn(st, x)->left;
-
-	rbn(st, x)->left = rbn(st, y)->right;
-	if (rbn(st, y)->right != NIL)
-		rbn(st, rbn(st, y)->right)->parent = x;
-	rb_replace_child(st, x, y);
-	rbn(st, y)->right = x;
+	if (left)
+		rbn(st, y)->left = x;
+	else
+		rbn(st, y)->right = x;
 	rbn(st, x)->parent = y;
 }
 
@@ -915,18 +911,12 @@ static void rb_insert(struct tk_symtab *st, uint32_t z)
 		}
 		if (z == (left ? rbn(st, p)->right : rbn(st, p)->left)) {
 			z = p;
-			if (left)
-				rb_rotate_left(st, z);
-			else
-				rb_rotate_right(st, z);
+			rb_rotate(st, z, left);
 			p = rbn(st, z)->parent;
 		}
 		rbn(st, p)->red = false;
 		rbn(st, g)->red = true;
-		if (left)
-			rb_rotate_right(st, g);
-		else
-			rb_rotate_left(st, g);
+		rb_rotate(st, g, !left);
 	}
 	rbn(st, st->root)->red = false;
 	st->live++;
@@ -960,10 +950,7 @@ static void rb_erase_fixup(struct tk_symtab *st, uint32_t x, uint32_t xp)
 		if (is_red(st, w)) {
 			rbn(st, w)->red = false;
 			rbn(st, xp)->red = true;
-			if (left)
-				rb_rotate_left(st, xp);
-			else
-				rb_rotate_right(st, xp);
+			rb_rotate(st, xp, left);
 			w = left ? rbn(st, xp)->right : rbn(st, xp)->left;
 		}
 		if (!is_red(st, rbn(st, w)->left) && !is_red(st, rbn(st, w)->right)) {
@@ -975,19 +962,13 @@ static void rb_erase_fixup(struct tk_symtab *st, uint32_t x, uint32_t xp)
 		if (!is_red(st, left ? rbn(st, w)->right : rbn(st, w)->left)) {
 			rbn(st, left ? rbn(st, w)->left : rbn(st, w)->right)->red = false;
 			rbn(st, w)->red = true;
-			if (left)
-				rb_rotate_right(st, w);
-			else
-				rb_rotate_left(st, w);
+			rb_rotate(st, w, !left);
 			w = left ? rbn(st, xp)->right : rbn(st, xp)->left;
 		}
 		rbn(st, w)->red = rbn(st, xp)->red;
 		rbn(st, xp)->red = false;
 		rbn(st, left ? rbn(st, w)->right : rbn(st, w)->left)->red = false;
-		if (left)
-			rb_rotate_left(st, xp);
-		else
-			rb_rotate_right(st, xp);
+		rb_rotate(st, xp, left);
 		x = st->root;
 	}
 	if (x != NIL)
@@ -999,12 +980,8 @@ static void rb_erase(struct tk_symtab *st, uint32_t z)
 	uint32_t y = z, x, xp;
 	bool y_red = rbn(st, y)->red;
 
-	if (rbn(st, z)->left == NIL) {
-		x = rbn(st, z)->right;
-		xp = rbn(st, z)->parent;
-		rb_replace_child(st, z, x);
-	} else if (rbn(st, z)->right == NIL) {
-		x = rbn(st, z)->left;
+	if (rbn(st, z)->left == NIL || rbn(st, z)->right == NIL) {
+		x = rbn(st, z)->left == NIL ? rbn(st, z)->right : rbn(st, z)->left;
 		xp = rbn(st, z)->parent;
 		rb_replace_child(st, z, x);
 	} else {

@@ -267,7 +267,12 @@ static char lru_bin[3][160], lru_bid[3][TK_BUILD_ID_HEX_MAX];
 static void lru_setup(void)
 {
 	static const char *const names[] = {"t1", "a1", "f1"};
+	static bool built;
 
+	/* The binaries outlive fresh_cache(): built once for every LRU test. */
+	if (built)
+		return;
+	built = true;
 	for (int i = 0; i < 3; i++) {
 		char extra[120];
 		struct tk_elf *elf;
@@ -302,6 +307,20 @@ static void lru_setup(void)
 		}
 }
 
+/* A fresh cache holding the three binaries, added in @order (oldest first). */
+static struct tk_cache *lru_cache(const int order[3])
+{
+	struct tk_cache *c;
+
+	fresh_cache();
+	lru_setup();
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(tk_cache_add(c, lru_bin[order[i]], NULL), 1);
+	return c;
+}
+
 static bool lru_cached(int i)
 {
 	char path[600];
@@ -327,16 +346,12 @@ static void evict_one(struct tk_cache *c)
  */
 static void test_lru_order(void **state)
 {
+	static const int order[3] = {0, 1, 2};
 	char path[600];
 	struct tk_cache *c;
 
 	(void)state;
-	fresh_cache();
-	lru_setup();
-	c = tk_cache_open(cdir);
-	assert_non_null(c);
-	for (int i = 0; i < 3; i++)
-		assert_int_equal(tk_cache_add(c, lru_bin[i], NULL), 1);
+	c = lru_cache(order);
 	/* Statistics, listings, a query that finds nothing, a plain readdir of each entry. */
 	for (int round = 0; round < 2; round++) {
 		struct tk_cache_stats st;
@@ -374,17 +389,12 @@ static void test_lru_order(void **state)
  */
 static void test_lru_query(void **state)
 {
-	int order[3] = {2, 0, 1};	/* smallest id oldest, then largest, then middle */
+	static const int order[3] = {2, 0, 1};	/* smallest id oldest, then largest, then middle */
 	struct tk_cache *c;
 	char q[300];
 
 	(void)state;
-	fresh_cache();
-	lru_setup();
-	c = tk_cache_open(cdir);
-	assert_non_null(c);
-	for (int i = 0; i < 3; i++)
-		assert_int_equal(tk_cache_add(c, lru_bin[order[i]], NULL), 1);
+	c = lru_cache(order);
 	snprintf(q, sizeof(q), "%%tkdemo:start@%s", lru_bin[order[0]]);
 	assert_int_equal(tk_cache_query(c, q, false, NULL, NULL), 1);
 	evict_one(c);

@@ -246,10 +246,12 @@ static void check_sdt(const char *bin, size_t want)
 	free(out);
 }
 
-/* Section address and offset from readelf -S, for the offset checks. */
-static void section_addr_off(const char *bin, const char *sec, uint64_t *addr, uint64_t *off)
+/* Section address, offset and size (@size may be NULL) from readelf -S. */
+static void section_addr_off(const char *bin, const char *sec, uint64_t *addr, uint64_t *off,
+			     uint64_t *size)
 {
 	char cmd[400], *out, *p;
+	uint64_t sz;
 
 	snprintf(cmd, sizeof(cmd), "readelf -SW %s | grep ' %s '", bin, sec);
 	out = run(cmd);
@@ -258,7 +260,9 @@ static void section_addr_off(const char *bin, const char *sec, uint64_t *addr, u
 	assert_non_null(p);
 	p += strlen(sec);
 	/* "  PROGBITS  addr off size ..." */
-	assert_int_equal(sscanf(p, " %*s %" SCNx64 " %" SCNx64, addr, off), 2);
+	assert_int_equal(sscanf(p, " %*s %" SCNx64 " %" SCNx64 " %" SCNx64, addr, off, &sz), 3);
+	if (size)
+		*size = sz;
 	free(out);
 }
 
@@ -276,8 +280,8 @@ static void test_sdt_vs_readelf(void **state)
 		check_sdt(sdt32_bin, 2);
 
 	/* Offsets as perf computes them. */
-	section_addr_off(sdt_bin, ".stapsdt.base", &baddr, &boff);
-	section_addr_off(sdt_bin, ".probes", &paddr, &poff);
+	section_addr_off(sdt_bin, ".stapsdt.base", &baddr, &boff, NULL);
+	section_addr_off(sdt_bin, ".probes", &paddr, &poff, NULL);
 	elf = tk_elf_open(sdt_bin);
 	assert_non_null(elf);
 	assert_int_equal(tk_elf_sdt_notes(elf, &notes, &n), 0);
@@ -703,21 +707,6 @@ static const char plt_src[] =
 	"void tk_start(void) { volatile size_t n = strlen(\"abc\") + (size_t)getpid();\n"
 	"  _exit((int)(n & 1)); }\n";
 
-/* .plt address and size of @bin, from readelf. */
-static void plt_section(const char *bin, const char *name, uint64_t *addr, uint64_t *size)
-{
-	char cmd[500], *out;
-	unsigned long long a = 0, sz = 0;
-
-	snprintf(cmd, sizeof(cmd), "readelf -SW %s | sed -n 's/.* %s  *PROGBITS *//p'", bin, name);
-	out = run(cmd);
-	assert_non_null(out);
-	assert_int_equal(sscanf(out, "%llx %*x %llx", &a, &sz), 2);
-	free(out);
-	*addr = a;
-	*size = sz;
-}
-
 /*
  * PLT entries, perf 6.1's way: the i-th .rela.plt relocation names the
  * i-th .plt entry after the 16-byte header, "NAME@plt", 16 bytes long.
@@ -739,7 +728,7 @@ static void test_plt(void **state)
 	snprintf(sec, sizeof(sec), "%s/pltsec", tmpdir);
 	snprintf(dbg, sizeof(dbg), "%s/pltbin.debug", tmpdir);
 	assert_int_equal(compile(plt_src, bin, "-nostartfiles -Wl,-e,tk_start -Wl,-z,lazy"), 0);
-	plt_section(bin, ".plt", &plt, &size);
+	section_addr_off(bin, ".plt", &plt, &off, &size);
 	elf = tk_elf_open(bin);
 	assert_non_null(elf);
 	st = tk_symtab_new_elf(elf);
@@ -784,7 +773,7 @@ static void test_plt(void **state)
 		printf("note: no IBT PLT (-z ibtplt) here: .plt.sec not checked\n");
 		return;
 	}
-	plt_section(sec, ".plt.sec", &plt, &size);
+	section_addr_off(sec, ".plt.sec", &plt, &off, &size);
 	elf = tk_elf_open(sec);
 	assert_non_null(elf);
 	st = tk_symtab_new_elf(elf);

@@ -130,8 +130,7 @@ struct tk_op {
 	/* STR/DSTR with a spec: padded by hand ('-', width, precision). */
 	int32_t prec;        /* -1: none */
 	uint8_t star;        /* lenexpr is 1: the width, 2: the precision */
-	/* FLAGS: the widest text, and the texts of the values below TK_FLAGS_TABLE (or NULL). */
-	uint64_t max_text;
+	/* FLAGS: the texts of the values below TK_FLAGS_TABLE (or NULL). */
 	struct tk_flags_table *ftab;
 };
 
@@ -235,7 +234,6 @@ struct tk_event_set {
 	char *ksym_text;       /* the kallsyms text: ours, or borrowed (ksym_owned false) */
 	size_t ksym_len;
 	bool ksym_owned;
-	char *ksym_tep_text;   /* a C-string copy of borrowed text, made for libtraceevent */
 	bool ksym_tep_loaded;
 	bool ksym_built;          /* read with acquire: printers on several threads build once */
 	pthread_mutex_t ksym_lock;

@@ -1079,9 +1079,6 @@ static void compile_str(struct compiler *c, struct tep_print_arg *arg, const cha
 			op->delim_len = (uint32_t)strlen(op->delim);
 		}
 		c->max_static += (uint64_t)(n + 1) * op->delim_len + 24;
-		for (i = 0; i < n; i++)
-			op->max_text += (uint64_t)op->syms[i].len + op->delim_len;
-		op->max_text += op->delim_len + 24;
 		return;
 	}
 	default:
@@ -1417,13 +1414,16 @@ static void flags_table(struct tk_op *op)
 	struct tk_flags_table *t;
 	char tmp[4096];
 	size_t total = 0;
+	/* The widest text: every name, every delimiter, "0x" and 16 digits. */
+	uint64_t widest = (uint64_t)op->delim_len + 24;
 
+	for (uint32_t i = 0; i < op->nsyms; i++)
+		widest += (uint64_t)op->syms[i].len + op->delim_len;
+	if (widest > sizeof(tmp))
+		return;
 	for (uint64_t v = 0; v < TK_FLAGS_TABLE; v++) {
 		size_t n;
 
-		/* The widest text: every name, every delimiter, "0x" and 16 digits. */
-		if (op->max_text > sizeof(tmp))
-			return;
 		n = (size_t)(put_flags(tmp, op, v) - tmp);
 		if (n > UINT8_MAX)
 			return;
@@ -2130,12 +2130,11 @@ static inline uint64_t op_value(const struct tk_event_set *set, const struct tk_
 /* cast_num() with the bit count finish_program() derived from the length. */
 static inline uint64_t cast_bits(uint64_t v, unsigned int bits, bool is_signed)
 {
-	if (bits >= 64)
-		return v;
-	v &= (1ull << bits) - 1;
-	if (is_signed && (v >> (bits - 1)))
-		v |= ~((1ull << bits) - 1);
-	return v;
+	unsigned int sh = 64 - bits;    /* bits is 8, 16, 32 or 64 */
+
+	/* Keep @bits bits, sign-extended when the cast is signed: two shifts, no branch. */
+	v <<= sh;
+	return is_signed ? (uint64_t)((int64_t)v >> sh) : v >> sh;
 }
 
 /*
@@ -2263,9 +2262,8 @@ static char *run_rare(struct tk_event_set *set, const struct tk_event *ev, const
  * copy (see event.c); beyond that libtraceevent would fault, so the
  * record fails instead. Return: NULL either way.
  */
-static char *past_record(struct tk_event_set *set, uint64_t end, uint32_t size)
+static char *past_record(uint64_t end, uint32_t size)
 {
-	(void)set;
 	if (end > (uint64_t)size + TK_EVENT_SCRATCH)
 		run_bad = true;
 	return NULL;
@@ -2302,7 +2300,7 @@ static __attribute__((noinline)) char *run_rare(struct tk_event_set *set,
 		int w = 0;
 
 		if ((uint64_t)base + len > size)
-			return past_record(set, (uint64_t)base + len, size);
+			return past_record((uint64_t)base + len, size);
 		for (uint32_t j = len; j-- > 0;) {
 			if ((j + 1) % 4 == 0 && j != len - 1)
 				*p++ = ',';
@@ -2323,7 +2321,7 @@ static __attribute__((noinline)) char *run_rare(struct tk_event_set *set,
 		uint32_t n = (uint32_t)op_value(set, ev, op, d, size);
 
 		if ((uint64_t)base + n > size)
-			return past_record(set, (uint64_t)base + n, size);
+			return past_record((uint64_t)base + n, size);
 		for (uint32_t i = 0; i < n; i++) {
 			if (i && op->delim_len)
 				*o++ = ' ';
@@ -2337,7 +2335,7 @@ static __attribute__((noinline)) char *run_rare(struct tk_event_set *set,
 		const uint8_t *p = d + base;
 
 		if ((uint64_t)base + (uint64_t)n * op->elsize > size)
-			return past_record(set, (uint64_t)base + (uint64_t)n * op->elsize, size);
+			return past_record((uint64_t)base + (uint64_t)n * op->elsize, size);
 		/* In host order, as libtraceevent reads them (no byte swap). */
 		for (uint32_t i = 0; i < n; i++, p += op->elsize) {
 			uint8_t b;
@@ -2380,7 +2378,7 @@ static __attribute__((noinline)) char *run_rare(struct tk_event_set *set,
 		if (plen < 1)
 			break;
 		if ((uint64_t)base + (uint32_t)plen > size)
-			return past_record(set, (uint64_t)base + (uint32_t)plen, size);
+			return past_record((uint64_t)base + (uint32_t)plen, size);
 		for (int i = 0; i < plen; i++) {
 			if (i)
 				o = put_str(o, op->delim, op->delim_len);
@@ -2432,16 +2430,8 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 		o = put_lit(o, op->lit, op->lit_len);
 		break;
 	case TK_OP_DEC4: {
-		uint32_t x;
-		uint64_t v;
-		unsigned int sh = 64 - op->bits;
+		uint64_t v = cast_bits(rd_o(d + op->load_off, 4, swap), op->bits, op->rel);
 
-		memcpy(&x, d + op->load_off, 4);
-		if (swap)
-			x = __builtin_bswap32(x);
-		/* cast_bits(): keep op->bits bits, sign-extended when the cast is signed. */
-		v = (uint64_t)x << sh;
-		v = op->rel ? (uint64_t)((int64_t)v >> sh) : v >> sh;
 		o = op->form == TK_NUM_DEC ? put_s64(o, (int64_t)v) : put_u64(o, v);
 		break;
 	}
@@ -2569,9 +2559,8 @@ static __attribute__((noinline)) char *run_kid(struct tk_event_set *set,
 	return run_op(set, ev, op, d, size, o, end, set->swap);
 }
 
-static __attribute__((noinline)) int run_failed(struct tk_event_set *set, struct tk_outbuf *out)
+static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 {
-	(void)set;
 	if (!run_bad)
 		return -ENOTSUP;
 	run_bad = false;
@@ -2603,7 +2592,7 @@ run_program(struct tk_event_set *set, const struct tk_event *ev, const uint8_t *
 			o = next;
 	}
 	if (__builtin_expect(failed, 0))
-		return run_failed(set, out);
+		return run_failed(out);
 	out->len = (size_t)(o - out->buf);
 	return 0;
 }

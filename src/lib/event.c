@@ -478,7 +478,6 @@ void tk_event_set_free(struct tk_event_set *set)
 	free(set->scratch);
 	if (set->ksym_owned)
 		free(set->ksym_text);
-	free(set->ksym_tep_text);
 	tk_big_free(set->ksyms);
 	free(set->ksym_memo);
 	pthread_mutex_destroy(&set->ksym_lock);
@@ -502,10 +501,8 @@ static void ksym_reset(struct tk_event_set *set, const char *text, size_t len, b
 {
 	if (set->ksym_owned)
 		free(set->ksym_text);
-	free(set->ksym_tep_text);
 	tk_big_free(set->ksyms);
 	free(set->ksym_memo);
-	set->ksym_tep_text = NULL;
 	set->ksyms = NULL;
 	set->ksym_memo = NULL;
 	set->nksyms = 0;
@@ -540,19 +537,25 @@ int tk_event_set_add_kallsyms_borrowed(struct tk_event_set *set, const char *tex
 
 void tk_event_ksym_load_tep(struct tk_event_set *set)
 {
-	const char *text = set->ksym_text;
+	char *copy;
 
-	if (set->ksym_tep_loaded || !text)
+	if (set->ksym_tep_loaded || !set->ksym_text)
 		return;
 	set->ksym_tep_loaded = true;
-	/* libtraceevent wants a C string; borrowed text may not end in a NUL. */
-	if (!set->ksym_owned) {
-		set->ksym_tep_text = strndup(text, set->ksym_len);
-		if (!set->ksym_tep_text)
-			return; /* no symbols for libtraceevent: addresses print as numbers */
-		text = set->ksym_tep_text;
+	if (set->ksym_owned) {
+		tep_parse_kallsyms(set->tep, set->ksym_text);
+		return;
 	}
-	tep_parse_kallsyms(set->tep, text);
+	/*
+	 * libtraceevent wants a C string, and borrowed text may not end in a
+	 * NUL: a copy, for the parse only (libtraceevent keeps copies of the
+	 * names, not the text).
+	 */
+	copy = strndup(set->ksym_text, set->ksym_len);
+	if (!copy)
+		return; /* no symbols for libtraceevent: addresses print as numbers */
+	tep_parse_kallsyms(set->tep, copy);
+	free(copy);
 }
 
 static inline bool ks_space(unsigned char c)
@@ -560,12 +563,17 @@ static inline bool ks_space(unsigned char c)
 	return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
+/* Hex digit values plus one, 0 for anything else. */
+static const uint8_t hexv[256] = {
+	['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,	['6'] = 7,
+	['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
+	['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
+	['F'] = 16,
+};
+
 static inline int ks_xdigit(unsigned char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+	return (int)hexv[c] - 1;
 }
 
 /*
@@ -671,14 +679,6 @@ static size_t ks_name_end(const char *t, size_t p, size_t len)
 	return p;
 }
 
-/* Hex digit values plus one, 0 for anything else. */
-static const uint8_t hexv[256] = {
-	['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,	['6'] = 7,
-	['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
-	['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
-	['F'] = 16,
-};
-
 /*
  * The kernel writes every line as "%016lx %c %s" (and "\t[mod]"): such a
  * line is read with a fixed layout, 16 digits without a branch each.
@@ -692,8 +692,8 @@ static size_t ksym_line_fast(const char *t, size_t pos, size_t len, uint64_t *ad
 	uint64_t a = 0;
 	unsigned int bad = 0;
 
-	if (len - pos < 20 || u[16] != ' ' || u[18] != ' ' || ks_space(u[17]) || ks_space(u[19]) ||
-	    u[17] == '\n' || u[19] == '\n')
+	/* ks_space() covers '\n' too. */
+	if (len - pos < 20 || u[16] != ' ' || u[18] != ' ' || ks_space(u[17]) || ks_space(u[19]))
 		return 0;
 	for (int i = 0; i < 16; i++) {
 		unsigned int v = hexv[u[i]];
@@ -866,17 +866,25 @@ const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, uint64_t addr
 int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t len)
 {
 	size_t pos = 0, bad = 0;
+	char *copy;
+	int ret = 0;
 
 	/* libtraceevent reads the text as a C string: nothing after a NUL counts. */
 	len = strnlen(text, len);
+	/* One copy, each line ended in place: formats are handed over as C strings. */
+	copy = malloc(len + 1);
+	if (!copy)
+		return tk_fail(ENOMEM, "cannot copy printk formats");
+	memcpy(copy, text, len);
+	copy[len] = '\0';
 	while (pos < len) {
-		const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
+		char *line = copy + pos, *nl = memchr(line, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - line) : len - pos;
-		const char *end = line + n, *colon, *fmt;
-		char addr_text[64], *copy;
+		char *end = line + n, *colon, *fmt;
 		size_t a = 0, flen;
 
 		pos += n + 1;
+		*end = '\0';
 		/* strtok_r() semantics: leading ':' belong to no field. */
 		while (a < n && line[a] == ':')
 			a++;
@@ -892,24 +900,21 @@ int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t l
 		flen = (size_t)(end - fmt);
 		if (flen && *fmt == '"')
 			flen--;
-		if (flen < 3 || (size_t)(colon - (line + a)) >= sizeof(addr_text)) {
+		/* An address of 64 characters or more is no address. */
+		if (flen < 3 || colon - (line + a) >= 64) {
 			bad++;
 			continue;
 		}
-		memcpy(addr_text, line + a, (size_t)(colon - (line + a)));
-		addr_text[colon - (line + a)] = '\0';
-		copy = strndup(fmt, (size_t)(end - fmt));
-		if (!copy)
-			return tk_fail(ENOMEM, "cannot copy printk formats");
-		if (tep_register_print_string(set->tep, copy, strtoull(addr_text, NULL, 16))) {
-			free(copy);
-			return tk_fail(ENOMEM, "cannot register printk formats");
+		*colon = '\0';
+		if (tep_register_print_string(set->tep, fmt, strtoull(line + a, NULL, 16))) {
+			ret = tk_fail(ENOMEM, "cannot register printk formats");
+			break;
 		}
-		free(copy);
 	}
-	if (bad)
+	free(copy);
+	if (!ret && bad)
 		tk_warn("%zu printk format lines are not \"ADDR : FORMAT\": ignored", bad);
-	return 0;
+	return ret;
 }
 
 int tk_event_set_load_plugins(struct tk_event_set *set)
@@ -1239,6 +1244,13 @@ int tk_event_print_latency(struct tk_event_set *set, const void *data, uint32_t 
 	return 0;
 }
 
+void tk_event_print_slow_shared(struct tk_event_set *set, const struct tk_event *ev,
+				const void *data, uint32_t size, int cpu, struct tk_outbuf *out)
+{
+	((struct tk_event *)ev)->fallbacks++;
+	slow_print(set, data, size, cpu, TEP_PRINT_INFO, out);
+}
+
 int tk_event_print_info(struct tk_event_set *set, const struct tk_event *ev, const void *data,
 			uint32_t size, int cpu, unsigned int flags, struct tk_outbuf *out)
 {
@@ -1253,19 +1265,11 @@ int tk_event_print_info(struct tk_event_set *set, const struct tk_event *ev, con
 		if (ret != -ENOTSUP)
 			return ret;
 	}
-	((struct tk_event *)ev)->fallbacks++;
-	slow_print(set, data, size, cpu, TEP_PRINT_INFO, out);
+	tk_event_print_slow_shared(set, ev, data, size, cpu, out);
 	/* The plugin registered names in tep; mirror them in our table. */
 	if (ev->kind == TK_EVENT_SCHED_SWITCH || ev->kind == TK_EVENT_SCHED_WAKEUP)
 		tk_event_sched_register(set, ev, data, size);
 	return 0;
-}
-
-void tk_event_print_slow_shared(struct tk_event_set *set, const struct tk_event *ev,
-				const void *data, uint32_t size, int cpu, struct tk_outbuf *out)
-{
-	((struct tk_event *)ev)->fallbacks++;
-	slow_print(set, data, size, cpu, TEP_PRINT_INFO, out);
 }
 
 bool tk_event_spec_match(const char *spec, const char *system, const char *name)

@@ -658,17 +658,6 @@ static void expect_open_error(const void *data, size_t len, const char *name, in
 		fail_msg("%s: message lacks file or offset: %s", name, tk_errmsg());
 }
 
-static int warnings;
-static char last_warning[512];
-
-static void count_warning(enum tk_log_level level, const char *msg, void *ctx)
-{
-	(void)level;
-	(void)ctx;
-	warnings++;
-	snprintf(last_warning, sizeof(last_warning), "%s", msg);
-}
-
 /* Decode every page of one CPU; checks record times; returns records. */
 static uint64_t read_cpu(struct tk_dat *d, size_t buffer, size_t index, uint32_t cpu,
 			 uint32_t npages, uint32_t recs, bool empties)
@@ -836,13 +825,13 @@ static void test_v7_none(void **state)
 	bool saw_unknown = false, saw_done = false;
 
 	(void)state;
-	warnings = 0;
-	tk_log_set_handler(count_warning, NULL, TK_LOG_WARN);
+	tk_test_warnings = 0;
+	tk_log_set_handler(tk_test_catch_warning, NULL, TK_LOG_WARN);
 	d = open_built(&r, "v7-none.dat");
 	tk_log_set_handler(NULL, NULL, TK_LOG_WARN);
-	assert_int_equal(warnings, 1);
-	assert_non_null(strstr(last_warning, "unknown option 99 skipped"));
-	assert_non_null(strstr(last_warning, "v7-none.dat: offset 0x"));
+	assert_int_equal(tk_test_warnings, 1);
+	assert_non_null(strstr(tk_test_last_warning, "unknown option 99 skipped"));
+	assert_non_null(strstr(tk_test_last_warning, "v7-none.dat: offset 0x"));
 	check_v7_common(d, &o, &r);
 	assert_int_equal(tk_dat_buffer_count(d), 1);
 	/* Options in file order across both sections, with their offsets. */
@@ -1035,11 +1024,11 @@ static void test_v6(void **state)
 	struct tk_dat_text t;
 
 	(void)state;
-	tk_log_set_handler(count_warning, NULL, TK_LOG_WARN);
-	warnings = 0;
+	tk_log_set_handler(tk_test_catch_warning, NULL, TK_LOG_WARN);
+	tk_test_warnings = 0;
 	d = open_built(&r, "v6.dat");
 	tk_log_set_handler(NULL, NULL, TK_LOG_WARN);
-	assert_int_equal(warnings, 1);
+	assert_int_equal(tk_test_warnings, 1);
 	info = tk_dat_get_info(d);
 	assert_int_equal(info->version, 6);
 	assert_int_equal(info->compression, TK_COMPRESS_NONE);
@@ -1387,7 +1376,7 @@ static void test_corpus_seeds_open(void **state)
 	snprintf(sub, sizeof(sub), "%s/corpus", tmpdir);
 	assert_int_equal(mkdir(sub, 0700), 0);
 	write_corpus(sub);
-	tk_log_set_handler(count_warning, NULL, TK_LOG_WARN);
+	tk_log_set_handler(tk_test_catch_warning, NULL, TK_LOG_WARN);
 	for (int i = 0; i < 4; i++) {
 		static const char *const names[] = { "v7-none", "v7-zstd", "v6", "v6-latency" };
 		char path[400];

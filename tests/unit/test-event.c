@@ -19,6 +19,7 @@
 #include <tracekit/event.h>
 
 #include "event-internal.h"
+#include "tk-test.h"
 
 /* libtraceevent 1.7 leaks a few bytes in its format parser. */
 const char *__lsan_default_suppressions(void);
@@ -758,17 +759,6 @@ static void test_sched_switch_unplugged(void **state)
 	tk_event_set_free(set);
 }
 
-static unsigned int printk_warnings;
-static char printk_warning[256];
-
-static void catch_warning(enum tk_log_level level, const char *msg, void *ctx)
-{
-	(void)level;
-	(void)ctx;
-	printk_warnings++;
-	snprintf(printk_warning, sizeof(printk_warning), "%s", msg);
-}
-
 /*
  * printk_formats from a file: a line without ':', one with nothing after
  * it and a format too short for libtraceevent's quote stripping made
@@ -792,12 +782,12 @@ static void test_printk_formats_untrusted(void **state)
 	uint8_t d[16] = {50, 0};
 
 	(void)state;
-	tk_log_set_handler(catch_warning, NULL, TK_LOG_WARN);
-	printk_warnings = 0;
+	tk_log_set_handler(tk_test_catch_warning, NULL, TK_LOG_WARN);
+	tk_test_warnings = 0;
 	assert_int_equal(tk_event_set_add_printk(set, printk, sizeof(printk) - 1), 0);
 	tk_log_set_handler(NULL, NULL, TK_LOG_WARN);
-	assert_int_equal(printk_warnings, 1);
-	assert_non_null(strstr(printk_warning, "4 printk format lines"));
+	assert_int_equal(tk_test_warnings, 1);
+	assert_non_null(strstr(tk_test_last_warning, "4 printk format lines"));
 	assert_int_equal(tk_event_set_add_format(set, "test", fmt_str, strlen(fmt_str)), 50);
 	memcpy(d + 8, &addr, 8);
 	assert_string_equal(print(set, d, sizeof(d), 0), "hello %d");

@@ -5,6 +5,7 @@
 #ifndef TRACEKIT_TK_TEST_H
 #define TRACEKIT_TK_TEST_H
 
+#include <stdio.h>
 #include <string.h>
 
 #include <tracekit/common.h>
@@ -23,5 +24,21 @@
 				 tk_errmsg());                                                     \
 		assert_true(tk_errmsg()[0] != '\0');                                               \
 	} while (0)
+
+/*
+ * A log handler for tests that check warnings: tk_log_set_handler(
+ * tk_test_catch_warning, NULL, TK_LOG_WARN) counts them in
+ * tk_test_warnings and keeps the last one's text.
+ */
+static unsigned int tk_test_warnings __attribute__((unused));
+static char tk_test_last_warning[512] __attribute__((unused));
+
+static inline void tk_test_catch_warning(enum tk_log_level level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)ctx;
+	tk_test_warnings++;
+	snprintf(tk_test_last_warning, sizeof(tk_test_last_warning), "%s", msg);
+}
 
 #endif

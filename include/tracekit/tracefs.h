@@ -78,6 +78,7 @@ TK_API const char *tk_tracefs_dir(const struct tk_tracefs *tfs);
 
 /**
  * tk_tracefs_read_file() - read a whole file (tracefs files have no size)
+ * @tfs:  the instance; may be NULL when @path is absolute
  * @path: relative to the instance, or absolute ("/proc/kallsyms")
  * @data: receives a malloc'ed, NUL-terminated copy (freed by the caller)
  * @len:  receives the length without the NUL

@@ -861,24 +861,26 @@ static int write_comms(struct tk_perfdata_writer *w, struct tk_dat *dat)
 }
 
 /*
- * The clockid of a trace clock that is one (tracefs "mono" reads
- * CLOCK_MONOTONIC, "mono_raw" CLOCK_MONOTONIC_RAW, ...), or -1: "local",
- * "global", "perf", "x86-tsc" and counters are no clock_gettime() clock.
+ * The trace clocks that are clock_gettime() clocks (tracefs "mono" reads
+ * CLOCK_MONOTONIC ...): both directions of a conversion map them. "local",
+ * "global", "perf", "x86-tsc" and counters are none.
  */
+static const struct {
+	const char *name;
+	int32_t id;
+} trace_clocks[] = {
+	{"mono", CLOCK_MONOTONIC}, {"mono_raw", CLOCK_MONOTONIC_RAW},
+	{"boot", CLOCK_BOOTTIME},  {"tai", CLOCK_TAI},
+};
+
+/* The clockid of the trace clock of @buf, or -1 when it is none. */
 static int32_t dat_clockid(const struct tk_dat *dat, const struct tk_dat_buffer *buf)
 {
-	static const struct {
-		const char *name;
-		int32_t id;
-	} clocks[] = {
-		{"mono", CLOCK_MONOTONIC}, {"mono_raw", CLOCK_MONOTONIC_RAW},
-		{"boot", CLOCK_BOOTTIME},  {"tai", CLOCK_TAI},
-	};
 	const char *name = buf->clock && buf->clock[0] ? buf->clock : tk_dat_get_info(dat)->clock;
 
-	for (size_t i = 0; name && i < sizeof(clocks) / sizeof(clocks[0]); i++)
-		if (!strcmp(name, clocks[i].name))
-			return clocks[i].id;
+	for (size_t i = 0; name && i < sizeof(trace_clocks) / sizeof(trace_clocks[0]); i++)
+		if (!strcmp(name, trace_clocks[i].name))
+			return trace_clocks[i].id;
 	return -1;
 }
 
@@ -1703,20 +1705,10 @@ static const char *p2d_clock(struct tk_perfdata *pd)
 {
 	const struct tk_perfdata_evsel *e = tk_perfdata_evsel_get(pd, 0);
 
-	if (e && (e->attr.flags & TK_PERF_ATTR_FLAG_USE_CLOCKID)) {
-		switch (e->attr.clockid) {
-		case 1:
-			return "mono";
-		case 4:
-			return "mono_raw";
-		case 7:
-			return "boot";
-		case 11:
-			return "tai";
-		default:
-			break;
-		}
-	}
+	for (size_t i = 0; e && (e->attr.flags & TK_PERF_ATTR_FLAG_USE_CLOCKID) &&
+			   i < sizeof(trace_clocks) / sizeof(trace_clocks[0]); i++)
+		if (e->attr.clockid == trace_clocks[i].id)
+			return trace_clocks[i].name;
 	/* perf's default clock is the kernel's local_clock(), trace clock "perf". */
 	return "perf";
 }

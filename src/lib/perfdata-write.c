@@ -28,7 +28,7 @@
  *   - the committed state is [records][T] with the header's data.size
  *     ending at T and its bitmap = the early bits | bit 0;
  *   - a flush writes the new records and a fresh T *after* the committed T
- *     (one pwritev), then the 8-byte data.size: the old T is never
+ *     (two pwrite()s), then the 8-byte data.size: the old T is never
  *     overwritten before the header stops pointing at it, so a SIGKILL at
  *     any moment leaves either the old or the new state, both whole;
  *   - once data.size moves past it, the old T lies inside the data, where
@@ -71,7 +71,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -655,33 +654,23 @@ static void note_time(struct tk_perfdata_writer *w, const uint8_t *rec, size_t s
 	w->have_time = true;
 }
 
-/* The buffered records then T at @off, in one call. */
-static int write_records_and_table(struct tk_perfdata_writer *w, uint64_t off)
+/*
+ * The buffered records after what is committed (after T, when there is
+ * one), then a fresh T behind them when @with_tab; the writer's data size
+ * then covers them (the header's moves only when the caller writes it).
+ */
+static int write_pending(struct tk_perfdata_writer *w, bool with_tab)
 {
-	struct iovec iov[2] = {
-		{ .iov_base = w->buf, .iov_len = w->len },
-		{ .iov_base = w->tab, .iov_len = w->tab_len },
-	};
-	size_t left = w->len + w->tab_len;
+	uint64_t off = w->data_offset + w->data_size + (w->tab ? w->tab_len : 0);
+	int r = pwrite_full(w, w->buf, w->len, off);
 
-	while (left > 0) {
-		ssize_t r = pwritev(w->fd, iov, 2, (off_t)off);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return wfail(w, errno, "write");
-		}
-		left -= (size_t)r;
-		off += (uint64_t)r;
-		for (int i = 0; i < 2 && r > 0; i++) {
-			size_t k = (size_t)r < iov[i].iov_len ? (size_t)r : iov[i].iov_len;
-
-			iov[i].iov_base = (char *)iov[i].iov_base + k;
-			iov[i].iov_len -= k;
-			r -= (ssize_t)k;
-		}
-	}
+	if (r == 0 && with_tab && w->tab)
+		r = pwrite_full(w, w->tab, w->tab_len, off + w->len);
+	if (r < 0)
+		return r;
+	/* The committed T becomes a padding record inside the data. */
+	w->data_size += (w->tab ? w->tab_len : 0) + w->len;
+	w->len = 0;
 	return 0;
 }
 
@@ -708,19 +697,9 @@ int tk_perfdata_writer_flush(struct tk_perfdata_writer *w)
 	w->flushed = true;
 	if (w->len == 0)
 		return 0;
-	if (w->tab) {
-		/* After the committed T, which the new data size turns into a padding record. */
-		r = write_records_and_table(w, w->data_offset + w->data_size + w->tab_len);
-		if (r < 0)
-			return r;
-		w->data_size += w->tab_len;
-	} else {
-		r = pwrite_full(w, w->buf, w->len, w->data_offset + w->data_size);
-		if (r < 0)
-			return r;
-	}
-	w->data_size += w->len;
-	w->len = 0;
+	r = write_pending(w, true);
+	if (r < 0)
+		return r;
 	tk_store_u64(b, w->data_size, false);
 	return pwrite_full(w, b, 8, 48);
 }
@@ -1010,43 +989,14 @@ static int build_cmdline(struct bb *b, const char *exe, int argc, const char *co
  */
 static int build_own_cmdline(struct bb *b, const char *exe)
 {
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	char *all = NULL;
-	const char **argv = NULL;
-	size_t len = 0, cap = 0;
+	const char **argv;
+	char *all;
+	size_t len;
 	int argc = 0, r;
 
-	if (fd < 0)
-		return tk_fail(errno, "/proc/self/cmdline: %s", strerror(errno));
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *na = realloc(all, cap + 65536);
-
-			if (!na) {
-				close(fd);
-				free(all);
-				return tk_fail(ENOMEM, "out of memory");
-			}
-			all = na;
-			cap += 65536;
-		}
-		n = read(fd, all + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = errno;
-			close(fd);
-			free(all);
-			return tk_fail(r, "/proc/self/cmdline: %s", strerror(r));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	all[len] = 0;
+	r = tk_tracefs_read_file(NULL, "/proc/self/cmdline", &all, &len);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < len; i += strlen(all + i) + 1)
 		argc++;
 	argv = malloc((size_t)(argc ? argc : 1) * sizeof(*argv));
@@ -1273,16 +1223,13 @@ int tk_perfdata_writer_finish(struct tk_perfdata_writer *w)
 		 * (a padding record from then on): until the final header, the
 		 * committed state stays whole.
 		 */
-		table = w->data_offset + w->data_size + w->tab_len;
-		r = pwrite_full(w, w->buf, w->len, table);
+		r = write_pending(w, false);
 		if (r < 0)
 			return r;
 		/*
 		 * From here the writer's data size is ahead of the header's: a
 		 * failure ends the writer, and the file keeps its last commit.
 		 */
-		w->data_size += w->tab_len + w->len;
-		w->len = 0;
 	} else {
 		r = tk_perfdata_writer_flush(w);
 		if (r < 0)

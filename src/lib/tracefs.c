@@ -379,9 +379,12 @@ fail:
 TK_API int tk_tracefs_read_file(const struct tk_tracefs *tfs, const char *path, char **data,
 				size_t *len)
 {
-	char *p = full_path(tfs, path);
+	char *p;
 	int r;
 
+	if (!tfs && path[0] != '/')
+		return tk_fail(EINVAL, "%s: a relative path needs an instance", path);
+	p = full_path(tfs, path);
 	if (!p)
 		return tk_fail(ENOMEM, "out of memory");
 	r = read_path(p, data, len);

@@ -422,6 +422,22 @@ static uint64_t write_file(const char *sample_path, const char *path, uint64_t e
 
 /* ------------------------------------------------------------- running */
 
+/* One timed run of @argv into @seconds, its peak RSS kept in @best; non-zero when it failed. */
+static int timed_run(char *const argv[], const char *out, double *seconds, struct run *best)
+{
+	struct run r = run_tool(argv, out);
+
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status)) {
+		fprintf(stderr, "bench-report: %s %s %s failed (status 0x%x)\n", argv[0], argv[1],
+			argv[2], r.status);
+		return 1;
+	}
+	*seconds = r.seconds;
+	if (r.maxrss_kb > best->maxrss_kb)
+		best->maxrss_kb = r.maxrss_kb;
+	return 0;
+}
+
 static void usage(void)
 {
 	fputs("usage: bench-report [--quick] [--events N] [--reps N] [--tc-reps N] [--tracekit PATH]\n"
@@ -498,37 +514,11 @@ int main(int argc, char **argv)
 		char *argv_st[] = {(char *)tracekit, "report", "-j", "1", "-i", path, NULL};
 
 		for (int i = 0; i < reps; i++) {
-			struct run r = run_tool(argv_tk, quick ? out_tk : NULL);
-
-			if (!WIFEXITED(r.status) || WEXITSTATUS(r.status)) {
-				fprintf(stderr, "bench-report: %s report failed (status 0x%x)\n",
-					tracekit, r.status);
+			/* Then the same run on one thread: the single-threaded figure. */
+			if (timed_run(argv_tk, quick ? out_tk : NULL, &times[i], &tk) ||
+			    timed_run(argv_st, NULL, &stimes[i], &one) ||
+			    (before && timed_run(argv_bk, NULL, &btimes[i], &bk)))
 				return 1;
-			}
-			times[i] = r.seconds;
-			if (r.maxrss_kb > tk.maxrss_kb)
-				tk.maxrss_kb = r.maxrss_kb;
-			/* The same run on one thread: the single-threaded figure. */
-			r = run_tool(argv_st, NULL);
-			if (!WIFEXITED(r.status) || WEXITSTATUS(r.status)) {
-				fprintf(stderr, "bench-report: %s report -j 1 failed (status 0x%x)\n",
-					tracekit, r.status);
-				return 1;
-			}
-			stimes[i] = r.seconds;
-			if (r.maxrss_kb > one.maxrss_kb)
-				one.maxrss_kb = r.maxrss_kb;
-			if (!before)
-				continue;
-			r = run_tool(argv_bk, NULL);
-			if (!WIFEXITED(r.status) || WEXITSTATUS(r.status)) {
-				fprintf(stderr, "bench-report: %s report failed (status 0x%x)\n",
-					before, r.status);
-				return 1;
-			}
-			btimes[i] = r.seconds;
-			if (r.maxrss_kb > bk.maxrss_kb)
-				bk.maxrss_kb = r.maxrss_kb;
 		}
 		qsort(times, (size_t)reps, sizeof(times[0]), cmp_double);
 		tk.seconds = times[reps / 2];

@@ -285,6 +285,22 @@ TK_API int tk_tracefs_probe_add(const struct tk_tracefs_probe *probe);
  */
 TK_API int tk_tracefs_probe_remove(const struct tk_tracefs_probe *probe);
 
+/**
+ * tk_tracefs_instances_reap() - remove the instances of recorders that are gone
+ * @report:  called per instance removed (or, with @dry_run, that would be)
+ *           with its name and the dead pid; may be NULL
+ *
+ * "tracekit record" names its instance tracekit-PID. An instance is removed
+ * (tracing off, events disabled, rmdir) only when no process PID exists
+ * (kill(pid, 0) fails with ESRCH), so a recording in progress is never
+ * touched; other instances are left alone.
+ * Context: blocking.
+ * Return: the number removed, or a negative errno (the first failure; the
+ * others are still tried).
+ */
+TK_API int tk_tracefs_instances_reap(void (*report)(const char *name, long pid, void *ctx),
+				     void *ctx, bool dry_run);
+
 /*
  * The probe ledger. A recorder killed with SIGKILL cannot remove its
  * probes, and their names do not say whose they are (users name them). So

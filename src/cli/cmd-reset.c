@@ -12,14 +12,11 @@
  * probes) carry the names users gave them, so the recorder notes the ones
  * it created in a ledger (tracefs.h); the probes of a dead recorder's
  * ledger go after the instances, since the kernel keeps a probe that an
- * instance still has enabled.
+ * instance still has enabled. The library does both (tracefs.h:
+ * tk_tracefs_instances_reap(), tk_tracefs_ledger_reap()); this prints.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <tracekit/tracefs.h>
 
@@ -37,35 +34,33 @@ const char cmd_reset_usage[] =
 	"  -q, --quiet      print nothing on success\n"
 	"  -h, --help       show this help\n";
 
-/* The pid in "tracekit-<pid>", or -1 when @name is not one of ours. */
-static long instance_pid(const char *name)
-{
-	char *end;
-	long pid;
-
-	if (strncmp(name, "tracekit-", 9) || name[9] < '1' || name[9] > '9')
-		return -1;
-	errno = 0;
-	pid = strtol(name + 9, &end, 10);
-	if (errno || *end || pid <= 0 || pid > 4194304)
-		return -1;
-	return pid;
-}
-
 struct reap_ctx {
 	bool quiet, dry;
+	const char *dir;        /* the instances directory, for messages */
 	int count;
 };
 
-static void reap_report(const char *probe, long pid, bool gone, void *arg)
+/* Success lines go with -q; what a dry run would do is always said. */
+static void instance_report(const char *name, long pid, void *arg)
 {
 	struct reap_ctx *c = arg;
 
 	c->count++;
-	if (c->quiet)
-		return;
+	if (c->dry)
+		printf("would remove %s/%s (pid %ld is gone)\n", c->dir, name, pid);
+	else if (!c->quiet)
+		printf("removed %s/%s (pid %ld is gone)\n", c->dir, name, pid);
+}
+
+static void probe_report(const char *probe, long pid, bool gone, void *arg)
+{
+	struct reap_ctx *c = arg;
+
+	c->count++;
 	if (c->dry)
 		printf("would remove probe %s (pid %ld is gone)\n", probe, pid);
+	else if (c->quiet)
+		return;
 	else if (gone)
 		printf("forgot probe %s (pid %ld is gone; the probe was already deleted)\n", probe,
 		       pid);
@@ -81,20 +76,18 @@ int cmd_reset(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	bool dry = false, quiet = false;
+	struct reap_ctx rc = {0};
 	const char *root;
 	char *dir;
-	struct dirent *de;
-	DIR *d;
-	int c, r = CLI_OK, removed = 0;
+	int c, r = CLI_OK;
 
 	while ((c = getopt_long(argc, argv, ":nqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			dry = true;
+			rc.dry = true;
 			break;
 		case 'q':
-			quiet = true;
+			rc.quiet = true;
 			break;
 		case 'h':
 			fputs(cmd_reset_usage, stdout);
@@ -110,43 +103,14 @@ int cmd_reset(int argc, char **argv)
 		return cli_lib_error(NULL);
 	if (asprintf(&dir, "%s/instances", root) < 0)
 		return cli_error("out of memory");
-	d = opendir(dir);
-	if (!d) {
-		r = cli_error("%s: %m", dir);
-		free(dir);
-		return r;
-	}
-	while ((de = readdir(d))) {
-		long pid = instance_pid(de->d_name);
-
-		if (pid < 0)
-			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
-		if (dry) {
-			printf("would remove %s/%s (pid %ld is gone)\n", dir, de->d_name, pid);
-			continue;
-		}
-		struct tk_tracefs *tfs = tk_tracefs_open(de->d_name, 0);
-
-		if (!tfs || tk_tracefs_remove(tfs) < 0) {
-			r = cli_lib_error(NULL);
-			continue;
-		}
-		removed++;
-		if (!quiet)
-			printf("removed %s/%s (pid %ld is gone)\n", dir, de->d_name, pid);
-	}
-	closedir(d);
+	rc.dir = dir;
+	/* Instances first: the kernel keeps a probe that an instance has enabled. */
+	if (tk_tracefs_instances_reap(instance_report, &rc, rc.dry) < 0)
+		r = cli_lib_error(NULL);
+	if (tk_tracefs_ledger_reap(probe_report, &rc, rc.dry) < 0)
+		r = cli_lib_error(NULL);
 	free(dir);
-	{
-		struct reap_ctx rc = {.quiet = quiet, .dry = dry};
-
-		if (tk_tracefs_ledger_reap(reap_report, &rc, dry) < 0)
-			r = cli_lib_error(NULL);
-		removed += rc.count;
-	}
-	if (!quiet && !dry && !removed && r == CLI_OK)
+	if (!rc.quiet && !rc.dry && !rc.count && r == CLI_OK)
 		printf("no instance or probe left by a dead recorder\n");
 	return cli_finish_stdout(r);
 }

@@ -443,6 +443,26 @@ static bool cpu_wanted(const struct tk_report_opts *o, uint32_t cpu)
 	return cpu < o->cpu_mask_bits && (o->cpu_mask[cpu / 8] >> (cpu % 8) & 1);
 }
 
+/*
+ * The first record of @s to show: at --start (seeking by time, then
+ * skipping what precedes it in the page found). Return: 1, 0 when the
+ * stream has none, or an error.
+ */
+static int stream_start(struct report *r, struct stream *s)
+{
+	int ret;
+
+	if (r->opts->has_start) {
+		ret = tk_dat_cpu_reader_seek_time(s->rd, raw_for_time(r->dat, r->opts->start_ns));
+		if (ret < 0)
+			return ret;
+	}
+	do {
+		ret = stream_next(r, s);
+	} while (ret == 1 && r->opts->has_start && s->ts < r->opts->start_ns);
+	return ret;
+}
+
 static int open_streams(struct report *r)
 {
 	size_t nbuf = tk_dat_buffer_count(r->dat), n = 0, nbuffers = 0;
@@ -503,15 +523,7 @@ static int open_streams(struct report *r)
 			}
 			r->nstreams++;
 			s->size = tk_dat_cpu_reader_size(s->rd);
-			if (r->opts->has_start) {
-				ret = tk_dat_cpu_reader_seek_time(
-					s->rd, raw_for_time(r->dat, r->opts->start_ns));
-				if (ret < 0)
-					return ret;
-			}
-			do {
-				ret = stream_next(r, s);
-			} while (ret == 1 && r->opts->has_start && s->ts < r->opts->start_ns);
+			ret = stream_start(r, s);
 			if (ret < 0)
 				return ret;
 			if (ret == 1) {
@@ -1966,7 +1978,6 @@ static struct stream *replicas_new(struct report *r)
 	for (size_t i = 0; i < r->nstreams; i++) {
 		const struct stream *m = &r->streams[i];
 		struct stream *s = &c[i];
-		int ret;
 
 		s->buf = m->buf;
 		s->buffer = m->buffer;
@@ -1982,15 +1993,7 @@ static struct stream *replicas_new(struct report *r)
 		s->replica = true;
 		s->recs = tk_line_calloc(BATCH, sizeof(*s->recs));
 		s->rd = s->recs ? tk_dat_cpu_reader_new(r->dat, m->buffer, m->cpu_index) : NULL;
-		if (!s->rd)
-			goto fail;
-		if (r->opts->has_start &&
-		    tk_dat_cpu_reader_seek_time(s->rd, raw_for_time(r->dat, r->opts->start_ns)) < 0)
-			goto fail;
-		do {
-			ret = stream_next(r, s);
-		} while (ret == 1 && r->opts->has_start && s->ts < r->opts->start_ns);
-		if (ret < 0)
+		if (!s->rd || stream_start(r, s) < 0)
 			goto fail;
 	}
 	return c;

@@ -1369,19 +1369,74 @@ TK_API void tk_tracefs_ledger_free(struct tk_tracefs_ledger *l, bool drop)
 	free(l);
 }
 
-/* The pid of a ledger file name "probes-PID-N", or -1. */
-static long ledger_pid(const char *name)
+/*
+ * The pid in @name = @prefix, the pid's digits, then @stop ('\0' or a
+ * separator), or -1 when @name is no such name.
+ */
+static long pid_in_name(const char *name, const char *prefix, char stop)
 {
+	size_t n = strlen(prefix);
 	char *end;
 	long pid;
 
-	if (strncmp(name, "probes-", 7) || name[7] < '1' || name[7] > '9')
+	if (strncmp(name, prefix, n) || name[n] < '1' || name[n] > '9')
 		return -1;
 	errno = 0;
-	pid = strtol(name + 7, &end, 10);
-	if (errno || *end != '-' || pid <= 0 || pid > 4194304)
+	pid = strtol(name + n, &end, 10);
+	if (errno || *end != stop || pid <= 0 || pid > 4194304)
 		return -1;
 	return pid;
+}
+
+/* Whether no process @pid exists (kill(2) with signal 0: only ESRCH says gone). */
+static bool pid_gone(long pid)
+{
+	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+TK_API int tk_tracefs_instances_reap(void (*report)(const char *name, long pid, void *ctx),
+				     void *ctx, bool dry_run)
+{
+	const char *root = tk_tracefs_root();
+	int removed = 0, first = 0;
+	struct dirent *de;
+	char *dir;
+	DIR *d;
+
+	if (!root)
+		return -errno;
+	dir = join(root, "instances");
+	if (!dir)
+		return tk_fail(ENOMEM, "out of memory");
+	d = opendir(dir);
+	if (!d) {
+		first = tk_fail(errno, "%s: %s", dir, strerror(errno));
+		free(dir);
+		return first;
+	}
+	while ((de = readdir(d))) {
+		long pid = pid_in_name(de->d_name, "tracekit-", '\0');
+		struct tk_tracefs *tfs;
+
+		if (pid < 0 || !pid_gone(pid))
+			continue;
+		if (!dry_run) {
+			int r;
+
+			tfs = tk_tracefs_open(de->d_name, 0);
+			r = tfs ? tk_tracefs_remove(tfs) : -errno;
+			if (r < 0) {
+				first = first ? first : r;
+				continue;
+			}
+			removed++;
+		}
+		if (report)
+			report(de->d_name, pid, ctx);
+	}
+	closedir(d);
+	free(dir);
+	return first ? first : removed;
 }
 
 /* Remove the probes of one dead process's ledger @path. */
@@ -1450,11 +1505,11 @@ TK_API int tk_tracefs_ledger_reap(void (*report)(const char *probe, long pid, bo
 	if (!d)
 		return errno == ENOENT ? 0 : tk_fail(errno, "%s: %s", dir, strerror(errno));
 	while ((de = readdir(d))) {
-		long pid = ledger_pid(de->d_name);
+		long pid = pid_in_name(de->d_name, "probes-", '-');
 		char *path;
 		int r;
 
-		if (pid < 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		if (pid < 0 || !pid_gone(pid))
 			continue;
 		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
 			first = first ? first : tk_fail(ENOMEM, "out of memory");

@@ -481,14 +481,20 @@ PROG
 		check "--probe with a malformed definition is a usage error" \
 			eval 'rc_is 2 && err_has "expected .p. or .r."'
 
+		# probe_recording GROUP/EVENT CALLS OUT [ARGS]: a recorder of the probe
+		# in the background ($pid), once the probe exists.
+		probe_recording() {
+			"$TRACEKIT" record -q --probe "p:$1 $prog:$off${4:+ $4}" -o "$3" -- \
+				"$prog" "$2" 30 >"$tmp/out" 2>"$tmp/err" &
+			pid=$!
+			for _ in $(seq 50); do
+				[ -d "$TRACEFS/events/$1" ] && break
+				sleep 0.1
+			done
+		}
+
 		# Ctrl-C: a complete file, and the probe removed.
-		"$TRACEKIT" record --probe "p:tkt/target $prog:$off x=%di:s32" -o probe-int.dat -- \
-			"$prog" 5 30 >"$tmp/out" 2>"$tmp/err" &
-		pid=$!
-		for _ in $(seq 50); do
-			[ -d $TRACEFS/events/tkt/target ] && break
-			sleep 0.1
-		done
+		probe_recording tkt/target 5 probe-int.dat x=%di:s32
 		sleep 0.5
 		check "--probe: the probe exists while recording" eval '! no_probe tkt/target'
 		kill -INT $pid
@@ -517,13 +523,7 @@ PROG
 		export TRACEKIT_RUN_DIR=$tmp/run
 		# A run that failed here before may have left its probe: not ours to keep.
 		[ -d $TRACEFS/events/tkt/killed ] && echo "-:tkt/killed" >>$TRACEFS/uprobe_events
-		"$TRACEKIT" record -q --probe "p:tkt/killed $prog:$off" -o probe-kill.dat -- \
-			"$prog" 1 30 >"$tmp/out" 2>"$tmp/err" &
-		pid=$!
-		for _ in $(seq 50); do
-			[ -d $TRACEFS/events/tkt/killed ] && break
-			sleep 0.1
-		done
+		probe_recording tkt/killed 1 probe-kill.dat
 		sleep 0.3
 		kill -KILL $pid
 		wait $pid 2>/dev/null

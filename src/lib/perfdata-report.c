@@ -1620,20 +1620,22 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	fields = e->fields;
 	if (r->filtering && (!e->wanted || !sample_wanted(r, &s)))
 		return 0;
-	if (r->pool) {
-		t = thread_get(r, (int32_t)s.tid, true);
-		if (t)
-			thread_prefix(r, t);
-		if (ppool_log(r, rec, e, t, &s, idx)) {
-			r->printed++;
-			return 0;
-		}
-	}
-
-	/* The usual line start, comm and tid, comes whole from the thread. */
+	/*
+	 * The usual line start, comm and tid, comes whole from the thread
+	 * (which is also what lets a worker print the line).
+	 */
+	t = NULL;
 	if ((e->fields & (F_COMM | F_TID)) == (F_COMM | F_TID) &&
-	    !((e->fields & F_IP) && e->callchain) && (t = thread_get(r, (int32_t)s.tid, true)) &&
-	    thread_prefix(r, t)) {
+	    !((e->fields & F_IP) && e->callchain)) {
+		t = thread_get(r, (int32_t)s.tid, true);
+		if (t && !thread_prefix(r, t))
+			t = NULL;
+	}
+	if (r->pool && ppool_log(r, rec, e, t, &s, idx)) {
+		r->printed++;
+		return 0;
+	}
+	if (t) {
 		char *o = room(&r->out, PREFIX_BYTES);
 
 		memcpy(o, t->prefix, PREFIX_BYTES);

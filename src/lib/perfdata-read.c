@@ -431,7 +431,6 @@ struct tk_perfdata {
 	size_t nr_owned;
 
 	struct tk_perfdata_host host;
-	const char **argv;
 
 	struct tk_perfdata_build_id **build_ids;
 	size_t nr_build_ids;
@@ -1507,21 +1506,15 @@ static bool parse_feature(struct fparse *f, uint32_t id, const uint8_t *p, uint6
 	case TK_PERF_FEAT_CMDLINE: {
 		const char **argv;
 
-		if (!tk_cursor_u32(c, &nr) || nr > tk_cursor_left(c) / 5)
+		if (!fp_count(f, &nr, 5, "words"))
 			return false;
-		argv = calloc((size_t)nr + 1, sizeof(*argv));
-		if (!argv) {
-			f->err = -ENOMEM;
-			return true;
-		}
+		argv = fp_alloc(f, (uint64_t)nr + 1, sizeof(*argv));
+		if (!argv)
+			return true;    /* f->err says ENOMEM */
 		for (uint32_t i = 0; i < nr; i++) {
-			if (!cur_string(c, &argv[i])) {
-				free(argv);
+			if (!cur_string(c, &argv[i]))
 				return false;
-			}
 		}
-		free(pd->argv);
-		pd->argv = argv;
 		h->cmdline_argc = nr;
 		h->cmdline_argv = argv;
 		return true;
@@ -2392,7 +2385,6 @@ void tk_perfdata_close(struct tk_perfdata *pd)
 		free(pd->queue[i].extra);
 	}
 	free(pd->queue);
-	free(pd->argv);
 	free(pd->formats);
 	free(pd->buf);
 	free(pd->dbuf);

@@ -438,6 +438,17 @@ static int timed_run(char *const argv[], const char *out, double *seconds, struc
 	return 0;
 }
 
+/* The line of one tool's runs: median (kept in @run) and range of @times, rate and peak RSS. */
+static void print_median(const char *label, double *times, int reps, uint64_t events,
+			 struct run *run, const char *note)
+{
+	qsort(times, (size_t)reps, sizeof(times[0]), cmp_double);
+	run->seconds = times[reps / 2];
+	printf("%s %8.3f s (median of %d, %.3f-%.3f)  %7.2f M events/s  peak RSS %6.1f MB%s\n",
+	       label, run->seconds, reps, times[0], times[reps - 1],
+	       (double)events / run->seconds / 1e6, run->maxrss_kb / 1024.0, note);
+}
+
 static void usage(void)
 {
 	fputs("usage: bench-report [--quick] [--events N] [--reps N] [--tc-reps N] [--tracekit PATH]\n"
@@ -520,28 +531,13 @@ int main(int argc, char **argv)
 			    (before && timed_run(argv_bk, NULL, &btimes[i], &bk)))
 				return 1;
 		}
-		qsort(times, (size_t)reps, sizeof(times[0]), cmp_double);
-		tk.seconds = times[reps / 2];
-		printf("tracekit report  > /dev/null: %8.3f s (median of %d, %.3f-%.3f)  "
-		       "%7.2f M events/s  peak RSS %6.1f MB\n",
-		       tk.seconds, reps, times[0], times[reps - 1], written / tk.seconds / 1e6,
-		       tk.maxrss_kb / 1024.0);
-		qsort(stimes, (size_t)reps, sizeof(stimes[0]), cmp_double);
-		one.seconds = stimes[reps / 2];
-		printf("tracekit report -j 1 > /dev/null: %8.3f s (median of %d, %.3f-%.3f)  "
-		       "%7.2f M events/s  peak RSS %6.1f MB  (one thread)\n",
-		       one.seconds, reps, stimes[0], stimes[reps - 1], written / one.seconds / 1e6,
-		       one.maxrss_kb / 1024.0);
+		print_median("tracekit report  > /dev/null:", times, reps, written, &tk, "");
+		print_median("tracekit report -j 1 > /dev/null:", stimes, reps, written, &one,
+			     "  (one thread)");
 		if (before) {
-			qsort(btimes, (size_t)reps, sizeof(btimes[0]), cmp_double);
-			bk.seconds = btimes[reps / 2];
-			printf("before: %s\n"
-			       "tracekit (before) > /dev/null: %8.3f s (median of %d, %.3f-%.3f)  "
-			       "%7.2f M events/s  peak RSS %6.1f MB\n"
-			       "before/after: %.2fx\n",
-			       before, bk.seconds, reps, btimes[0], btimes[reps - 1],
-			       written / bk.seconds / 1e6, bk.maxrss_kb / 1024.0,
-			       bk.seconds / tk.seconds);
+			printf("before: %s\n", before);
+			print_median("tracekit (before) > /dev/null:", btimes, reps, written, &bk, "");
+			printf("before/after: %.2fx\n", bk.seconds / tk.seconds);
 		}
 	}
 	if (with_tc) {

@@ -680,8 +680,38 @@ static size_t ks_name_end(const char *t, size_t p, size_t len)
 }
 
 /*
+ * Eight lowercase hex digits (the kernel prints kallsyms with %016lx) as
+ * their value, or false when a byte is anything else. Word-wide: every
+ * byte test adds to the low seven bits only, so no carry crosses bytes,
+ * and a digit's value is its low nibble, plus 9 for the letters.
+ */
+static inline bool ks_hex8_lower(const unsigned char *u, uint32_t *out)
+{
+	const uint64_t h = 0x8080808080808080ull, lo7 = 0x7f7f7f7f7f7f7f7full,
+		       ones = 0x0101010101010101ull;
+	uint64_t w, c, digit, letter, v;
+
+	memcpy(&w, u, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	c = w & lo7;
+	/* c >= a: (c + 0x80 - a) & 0x80; c <= b: ~(c + 0x7f - b) & 0x80. */
+	digit = (c + ones * (0x80 - '0')) & ~(c + ones * (0x7f - '9'));
+	letter = (c + ones * (0x80 - 'a')) & ~(c + ones * (0x7f - 'f'));
+	if (((digit | letter) & ~w & h) != h)
+		return false;
+	v = (w & ones * 0x0f) + ((w >> 6) & ones) * 9;
+	/* The first byte is the most significant digit: pair, then pair the pairs. */
+	v = ((v << 4) | (v >> 8)) & 0x00ff00ff00ff00ffull;
+	v = ((v << 8) | (v >> 16)) & 0x0000ffff0000ffffull;
+	*out = (uint32_t)((v << 16) | (v >> 32));
+	return true;
+}
+
+/*
  * The kernel writes every line as "%016lx %c %s" (and "\t[mod]"): such a
- * line is read with a fixed layout, 16 digits without a branch each.
+ * line is read with a fixed layout, 16 digits eight at a time.
  * Return: the name's offset, or 0 when the line is not of that shape (the
  * general parser then reads it, with the same result for every line this
  * accepts: 16 digits, single blanks, a type and a name that are not blank).
@@ -689,21 +719,14 @@ static size_t ks_name_end(const char *t, size_t p, size_t len)
 static size_t ksym_line_fast(const char *t, size_t pos, size_t len, uint64_t *addr, char *type)
 {
 	const unsigned char *u = (const unsigned char *)t + pos;
-	uint64_t a = 0;
-	unsigned int bad = 0;
+	uint32_t high, low;
 
 	/* ks_space() covers '\n' too. */
 	if (len - pos < 20 || u[16] != ' ' || u[18] != ' ' || ks_space(u[17]) || ks_space(u[19]))
 		return 0;
-	for (int i = 0; i < 16; i++) {
-		unsigned int v = hexv[u[i]];
-
-		bad |= !v;
-		a = a << 4 | ((v - 1) & 15);
-	}
-	if (bad)
+	if (!ks_hex8_lower(u, &high) || !ks_hex8_lower(u + 8, &low))
 		return 0;
-	*addr = a;
+	*addr = (uint64_t)high << 32 | low;
 	*type = (char)u[17];
 	return pos + 19;
 }
@@ -722,10 +745,20 @@ static void ksym_build(struct tk_event_set *set)
 
 	if (!t || len > UINT32_MAX)
 		goto out;
-	/* One entry per line at most: the table is allocated once, on huge pages. */
-	for (const char *p = t; (p = memchr(p, '\n', len - (size_t)(p - t))); p++)
-		cap++;
+	/*
+	 * An entry takes four bytes at least ("1ta\n"): the table is mapped
+	 * once at that bound instead of counting lines first, and only the
+	 * pages the entries reach are touched (huge pages, bigbuf.h).
+	 */
+	cap = len / 4 + 2;
 	tab = tk_big_alloc(cap * sizeof(*tab));
+	if (!tab) {
+		/* Too much to map at the bound (a huge section): count the lines. */
+		cap = 1;
+		for (const char *p = t; (p = memchr(p, '\n', len - (size_t)(p - t))); p++)
+			cap++;
+		tab = tk_big_alloc(cap * sizeof(*tab));
+	}
 	if (!tab)
 		goto out;
 	while (pos < len) {

@@ -838,6 +838,60 @@ static void test_ksym_sorted_borrowed(void **state)
 	tk_event_set_free(set);
 }
 
+/*
+ * The fast line parser reads the kernel's lowercase digits a word at a
+ * time; uppercase or short addresses go through the general one: every
+ * digit value in both cases, equal addresses across the two, and the
+ * shortest lines an entry can have (the table is sized by that bound).
+ */
+static void test_ksym_hex_digits(void **state)
+{
+	static const char fmt_ip[] = "name: t_ip\nID: 51\nformat:\n" COMMON
+				     "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n\n"
+				     "print fmt: \"%pS\", (void *)REC->ip\n";
+	static const char syms[] = "0123456789abcdef T all_digits\n"
+				   "0123456789ABCDEF t upper_same\n"
+				   "8100a0f0 T short_addr\n"
+				   "fedcba9876543210 T desc\n"
+				   "fedcba98765432a0 T desc_2\n"
+				   "FEDCBA98765432B0 T upper_after\n"
+				   "ffffffff8100c0d0 T last\n";
+	const uint64_t addrs[] = {0x0123456789abcdefull, 0x0123456789abcdf0ull, 0x8100a0f4ull,
+				  0xfedcba9876543214ull, 0xfedcba98765432a0ull,
+				  0xfedcba98765432b8ull, 0xffffffff8100c0d1ull, 0x10};
+	struct tk_event_set *set = new_set();
+	uint8_t d[16] = {51, 0};
+	char tiny[4 * 600 + 1];
+
+	(void)state;
+	assert_int_equal(tk_event_set_add_kallsyms(set, syms, strlen(syms)), 0);
+	assert_int_equal(tk_event_set_add_format(set, "test", fmt_ip, strlen(fmt_ip)), 51);
+	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		memcpy(d + 8, &addrs[i], 8);
+		both(set, d, sizeof(d));
+	}
+	assert_int_equal(set->nksyms, 7);
+	memcpy(d + 8, &addrs[3], 8);
+	assert_string_equal(print(set, d, sizeof(d), 0), "desc+0x4");
+	memcpy(d + 8, &addrs[5], 8);
+	assert_string_equal(print(set, d, sizeof(d), 0), "upper_after+0x8");
+	tk_event_set_free(set);
+
+	for (int i = 0; i < 600; i++)
+		memcpy(tiny + 4 * i, (const char[]){"123456789"[i % 9], 't', (char)('a' + i % 26), '\n'},
+		       4);
+	tiny[4 * 600] = '\0';
+	set = new_set();
+	assert_int_equal(tk_event_set_add_kallsyms(set, tiny, 4 * 600), 0);
+	assert_int_equal(tk_event_set_add_format(set, "test", fmt_ip, strlen(fmt_ip)), 51);
+	for (uint64_t a = 0; a < 12; a++) {
+		memcpy(d + 8, &a, 8);
+		both(set, d, sizeof(d));
+	}
+	assert_int_equal(set->nksyms, 600);
+	tk_event_set_free(set);
+}
+
 /* A length no record can hold: a marker and -EBADMSG, never libtraceevent's read past memory. */
 static void test_hex_bad_length(void **state)
 {
@@ -968,6 +1022,7 @@ int main(void)
 		cmocka_unit_test(test_ip_and_index),
 		cmocka_unit_test(test_number_text),
 		cmocka_unit_test(test_ksym_memo),
+		cmocka_unit_test(test_ksym_hex_digits),
 		cmocka_unit_test(test_more_constructs),
 		cmocka_unit_test(test_hex_bad_length),
 		cmocka_unit_test(test_sched_switch_unplugged),

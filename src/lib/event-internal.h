@@ -386,6 +386,12 @@ int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_
 		      bool mirror);
 /* The entry libtraceevent's find_func() returns for @addr, or NULL. */
 const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, uint64_t addr);
+/*
+ * Build the symbol table now, as the first tk_event_ksym_find() would:
+ * from a spare thread, while the caller's goes on (a lookup meanwhile
+ * waits for it).
+ */
+void tk_event_ksym_prepare(struct tk_event_set *set);
 void tk_event_ksym_load_tep(struct tk_event_set *set);
 int tk_event_dyn_loc(const struct tk_event_set *set, uint32_t foff, uint32_t fsize, bool rel,
 		     const void *data, uint32_t size, uint32_t *off, uint32_t *len);

@@ -861,17 +861,21 @@ __thread struct tk_ksym_memo *tk_ksym_thread_memo;
  * The table is built on first use, once even when printers on several
  * threads ask at once; each such thread has its own memo.
  */
+void tk_event_ksym_prepare(struct tk_event_set *set)
+{
+	pthread_mutex_lock(&set->ksym_lock);
+	if (!set->ksym_built)
+		ksym_build(set);
+	pthread_mutex_unlock(&set->ksym_lock);
+}
+
 const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, uint64_t addr)
 {
 	struct tk_ksym_memo *m = NULL, *memo;
 	const struct tk_ksym *k;
 
-	if (__builtin_expect(!__atomic_load_n(&set->ksym_built, __ATOMIC_ACQUIRE), 0)) {
-		pthread_mutex_lock(&set->ksym_lock);
-		if (!set->ksym_built)
-			ksym_build(set);
-		pthread_mutex_unlock(&set->ksym_lock);
-	}
+	if (__builtin_expect(!__atomic_load_n(&set->ksym_built, __ATOMIC_ACQUIRE), 0))
+		tk_event_ksym_prepare(set);
 	memo = tk_ksym_thread_memo ? tk_ksym_thread_memo : set->ksym_memo;
 	if (memo) {
 		m = &memo[((addr ^ (addr >> 17)) * 0x9e3779b97f4a7c15ull) >> 52];

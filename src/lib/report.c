@@ -1666,6 +1666,12 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
 #define JOB_RECORDS 2048
 #define JOB_TEXT (256u << 10)
 #define JOB_QUEUE 2
+/* Modes that print in the merge thread (see pool_new()). */
+#define POOL_NEVER                                                                          \
+	(TK_REPORT_STAT | TK_REPORT_JSON | TK_REPORT_LATENCY | TK_REPORT_RAW | TK_REPORT_SLOW | \
+	 TK_REPORT_FALLBACKS | TK_REPORT_SYMBOLS)
+/* Less CPU data than this prints on one thread unless -j says otherwise. */
+#define REPORT_THREADS_BYTES (4u << 20)
 #define MAX_THREADS 16
 #define PRINTED 0x8000u
 #define MAX_REPLAY_STREAMS 0x7fffu
@@ -2027,9 +2033,7 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
-	if (threads < 2 || (r->opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON | TK_REPORT_LATENCY |
-					      TK_REPORT_RAW | TK_REPORT_SLOW | TK_REPORT_FALLBACKS |
-					      TK_REPORT_SYMBOLS)) || !replayable(r))
+	if (threads < 2 || (r->opts->flags & POOL_NEVER) || !replayable(r))
 		return NULL;
 	pool = tk_line_calloc(1, sizeof(*pool));
 	if (!pool)
@@ -2103,10 +2107,42 @@ static unsigned int report_threads(const struct report *r)
 		return r->opts->threads;
 	for (size_t i = 0; i < r->nstreams; i++)
 		bytes += r->streams[i].size;
-	if (bytes < (4u << 20))
+	if (bytes < REPORT_THREADS_BYTES)
 		return 1;
 	n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n < 2 ? 1 : n > 4 ? 4 : (unsigned int)n;
+}
+
+static void *symbols_main(void *set)
+{
+	tk_event_ksym_prepare(set);
+	return NULL;
+}
+
+/*
+ * A run that will print on several threads builds the kernel's symbol
+ * table (~2 ms for 120 k symbols, more when its pages are new) on a spare
+ * core while this one opens the streams and starts the pool: timer, irq
+ * and function events print symbols from their first job. What the file's
+ * buffers say before the streams exist decides, as report_threads() does
+ * later. Return: whether a thread was started into *@thread.
+ */
+static bool symbols_early(const struct report *r, pthread_t *thread)
+{
+	uint64_t bytes = 0;
+
+	if (!r->set->ksym_text || r->set->ksym_built || r->opts->threads == 1 ||
+	    (r->opts->flags & POOL_NEVER) || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return false;
+	for (size_t b = 0; b < tk_dat_buffer_count(r->dat); b++) {
+		const struct tk_dat_buffer *buf = tk_dat_buffer_get(r->dat, b);
+
+		for (uint32_t c = 0; !buf->latency_text && c < buf->cpu_count; c++)
+			bytes += buf->cpus[c].size;
+	}
+	if (!r->opts->threads && bytes < REPORT_THREADS_BYTES)
+		return false;
+	return pthread_create(thread, NULL, symbols_main, r->set) == 0;
 }
 
 int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
@@ -2116,6 +2152,8 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	struct tk_report_stats st;
 	struct pool *pool = NULL;
 	pthread_mutex_t slow_lock = PTHREAD_MUTEX_INITIALIZER;
+	pthread_t symbols;
+	bool symbols_started;
 	uint64_t end_ns;
 	char line[64];
 	int ret;
@@ -2150,6 +2188,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 		ret = tk_fail(ENOMEM, "cannot allocate event counts");
 	else
 		ret = load_events(&r);
+	symbols_started = !ret && symbols_early(&r, &symbols);
 	if (!ret && !(opts->flags & TK_REPORT_JSON)) {
 		int n = snprintf(line, sizeof(line), "cpus=%u\n", r.info->cpu_count);
 
@@ -2293,6 +2332,8 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	free(r.probe_memo);
 	tk_symbolizer_free(r.sym);
 	tk_cache_close(r.cache);
+	if (symbols_started)
+		pthread_join(symbols, NULL);
 	tk_event_set_free(r.set);
 	tk_outbuf_release(&r.out);
 	return ret;

@@ -1340,6 +1340,7 @@ static void *pworker_main(void *arg)
 	size_t slot;
 
 	tk_ksym_thread_memo = w->memo;
+	tk_jobs_ready(&pool->q);
 	while (tk_jobs_take(&pool->q, w->texts, &slot)) {
 		const struct pjob *j = &pool->jobs[slot];
 		int ret = 0;
@@ -1361,7 +1362,7 @@ static void ppool_begin(struct ppool *pool, bool force)
 	struct rep *r = pool->r;
 
 	pool->cur_slot = tk_jobs_start(&pool->q, &pool->fdout, pool->main_texts,
-				       PJOB_QUEUE * pool->nstarted, force, &pool->cur_inline);
+				       PJOB_QUEUE, force, &pool->cur_inline);
 	pool->cur = &pool->jobs[pool->cur_slot];
 	pool->cur->nlines = 0;
 	r->out = pool->cur_inline ? pool->q.text[pool->cur_slot]->out : pool->scratch;

@@ -1716,6 +1716,7 @@ struct pool {
 	bool cur_inline;          /* printed by the merge as it goes: no log */
 	struct worker *workers;
 	size_t nworkers, nstarted;
+	pthread_mutex_t *slow_lock;
 	struct tk_ksym_memo *main_memo;
 	struct tk_text_slot *main_texts; /* q.n, the merge's */
 	struct tk_outbuf scratch; /* the merge's printer's while the job being filled is logged */
@@ -1818,13 +1819,43 @@ static int replay_job(struct worker *w, const struct job *j, struct tk_outbuf *o
 	return 0;
 }
 
+static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *slow_lock);
+static struct stream *replicas_new(struct report *r);
+
+/*
+ * A worker's own memory, allocated and first touched on its core while the
+ * merge thread goes on printing (inline until a worker is ready). Reads
+ * only what the merge set before the pool started.
+ */
+static bool worker_setup(struct worker *w)
+{
+	struct pool *pool = w->pool;
+	struct report *r = pool->r;
+
+	w->memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*w->memo));
+	w->taken = tk_line_calloc(r->nstreams, sizeof(*w->taken));
+	w->streams = replicas_new(r);
+	w->texts = tk_text_slots_new(pool->q.n, JOB_TEXT);
+	if (!w->memo || !w->taken || !w->streams || !w->texts ||
+	    printer_init(&w->pr, r, pool->slow_lock))
+		return false;
+	/* No replica holds a record yet: the first job on each stream seeks. */
+	for (size_t i = 0; i < r->nstreams; i++)
+		w->taken[i] = UINT64_MAX;
+	return true;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct pool *pool = w->pool;
 	size_t slot;
 
+	/* Out of memory: this worker takes no job, the others (or the merge) print them. */
+	if (!worker_setup(w))
+		return NULL;
 	tk_ksym_thread_memo = w->memo;
+	tk_jobs_ready(&pool->q);
 	while (tk_jobs_take(&pool->q, w->texts, &slot))
 		tk_jobs_done(&pool->q, slot,
 			     replay_job(w, &pool->jobs[slot], &pool->q.text[slot]->out));
@@ -1841,7 +1872,7 @@ static void pool_begin(struct pool *pool)
 	struct job *j;
 
 	pool->cur_slot = tk_jobs_start(&pool->q, &r->out, pool->main_texts,
-				       JOB_QUEUE * pool->nstarted, false, &pool->cur_inline);
+				       JOB_QUEUE, false, &pool->cur_inline);
 	j = &pool->jobs[pool->cur_slot];
 	j->ntakes = 0;
 	j->npicks = 0;
@@ -1972,8 +2003,9 @@ static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *sl
 }
 
 /*
- * A worker's copies of the merge's streams, opened as open_streams() opened
- * them, so that each holds the same first record. NULL on failure.
+ * A worker's copies of the merge's streams: readers of the same CPU data,
+ * not positioned (the worker's first job on each seeks where its log says).
+ * NULL on failure.
  */
 static struct stream *replicas_new(struct report *r)
 {
@@ -1999,7 +2031,7 @@ static struct stream *replicas_new(struct report *r)
 		s->replica = true;
 		s->recs = tk_line_calloc(BATCH, sizeof(*s->recs));
 		s->rd = s->recs ? tk_dat_cpu_reader_new(r->dat, m->buffer, m->cpu_index) : NULL;
-		if (!s->rd || stream_start(r, s) < 0)
+		if (!s->rd)
 			goto fail;
 	}
 	return c;
@@ -2058,17 +2090,7 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 	pool->workers = tk_line_calloc(pool->nworkers, sizeof(*pool->workers));
 	pool->main_memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
 	ok = ok && pool->workers && pool->main_memo;
-	for (size_t i = 0; ok && i < pool->nworkers; i++) {
-		struct worker *w = &pool->workers[i];
-
-		w->pool = pool;
-		w->memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*w->memo));
-		w->taken = tk_line_calloc(r->nstreams, sizeof(*w->taken));
-		w->streams = replicas_new(r);
-		w->texts = tk_text_slots_new(pool->q.n, JOB_TEXT);
-		ok = w->memo && w->taken && w->streams && w->texts &&
-		     !printer_init(&w->pr, r, slow_lock);
-	}
+	pool->slow_lock = slow_lock;
 	if (!ok) {
 		pool_free(pool);
 		return NULL;
@@ -2080,6 +2102,7 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 	for (size_t i = 0; i < pool->nworkers; i++) {
 		struct worker *w = &pool->workers[i];
 
+		w->pool = pool;
 		w->started = pthread_create(&w->thread, NULL, worker_main, w) == 0;
 		if (w->started)
 			pool->nstarted++;

@@ -98,7 +98,7 @@ size_t tk_jobs_start(struct tk_jobs *q, struct tk_outbuf *out, struct tk_text_sl
 		write_done(q, out, q->filled - q->n + 1);
 	slot = q->filled % q->n;
 	q->state[slot] = JOB_FILLING;
-	*printed_inline = force || q->tail - q->head >= depth;
+	*printed_inline = force || q->tail - q->head >= depth * q->ready;
 	q->text[slot] = *printed_inline ? tk_text_lend(mine, q->n) : NULL;
 	pthread_mutex_unlock(&q->lock);
 	return slot;
@@ -144,6 +144,13 @@ void tk_jobs_finish(struct tk_jobs *q, struct tk_outbuf *out)
 	write_done(q, out, q->filled);
 	q->stop = true;
 	pthread_cond_broadcast(&q->work);
+	pthread_mutex_unlock(&q->lock);
+}
+
+void tk_jobs_ready(struct tk_jobs *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->ready++;
 	pthread_mutex_unlock(&q->lock);
 }
 

@@ -150,6 +150,7 @@ struct tk_jobs {
 	struct tk_text_slot **text; /* per slot: the text its printer lent it */
 	uint64_t *queue;            /* logged job numbers, oldest at head */
 	uint64_t filled, written, head, tail;
+	size_t ready;               /* workers taking jobs */
 	bool stop;
 	char error[512];            /* the first worker failure, reported with its text */
 } __attribute__((aligned(TK_LINE)));
@@ -161,8 +162,9 @@ void tk_jobs_destroy(struct tk_jobs *q);
 /*
  * Merge: start job number q->filled, waiting for its slot to be written out
  * (writing done jobs to @out meanwhile). It is printed inline, into a text
- * lent from @mine, when @force or when the workers already have @depth
- * jobs waiting; *@printed_inline says which. Return: the slot.
+ * lent from @mine, when @force, when no worker is ready yet, or when the
+ * workers already have @depth jobs each waiting; *@printed_inline says
+ * which. Return: the slot.
  */
 size_t tk_jobs_start(struct tk_jobs *q, struct tk_outbuf *out, struct tk_text_slot *mine,
 		     size_t depth, bool force, bool *printed_inline);
@@ -178,6 +180,8 @@ void tk_jobs_drop(struct tk_jobs *q, size_t slot);
 /* Merge: write every job handed over, then let the workers return. */
 void tk_jobs_finish(struct tk_jobs *q, struct tk_outbuf *out);
 
+/* Worker: from now on this thread takes jobs (no job is logged before one does). */
+void tk_jobs_ready(struct tk_jobs *q);
 /* Worker: the slot of the oldest logged job, its text lent from @mine; false once finished. */
 bool tk_jobs_take(struct tk_jobs *q, struct tk_text_slot *mine, size_t *slot);
 /* Worker: the job in @slot is printed (@err: a failure, its message in tk_errmsg()). */

@@ -1349,6 +1349,19 @@ static void __attribute__((noinline)) put_probe_place(struct printer *p, const s
  * (event.c bumps it on every change of the sorted array), so a memo hit
  * needs no lookup at all.
  */
+/* common_pid of a record (the workers read it again rather than from the log). */
+static inline __attribute__((always_inline)) int record_pid(const struct report *r,
+							    const void *data, uint32_t size)
+{
+	int32_t p;
+
+	if (__builtin_expect(r->fast_common && size >= r->common_size, 1)) {
+		memcpy(&p, (const uint8_t *)data + r->pid_off, 4);
+		return p;
+	}
+	return tk_event_record_pid(r->set, data, size);
+}
+
 static inline __attribute__((always_inline)) bool select_record(struct report *r, struct stream *s,
 								 struct line *l)
 {
@@ -1363,18 +1376,15 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 
 	if (__builtin_expect(r->fast_common && size >= r->common_size, 1)) {
 		uint16_t t;
-		int32_t p;
 
 		memcpy(&t, (const uint8_t *)data + r->type_off, 2);
-		memcpy(&p, (const uint8_t *)data + r->pid_off, 4);
 		id = t;
-		pid = p;
 		ev = r->evs[t];
 	} else {
 		id = tk_event_record_type(r->set, data, size);
-		pid = tk_event_record_pid(r->set, data, size);
 		ev = id >= 0 && id <= 0xffff ? r->evs[id] : NULL;
 	}
+	pid = record_pid(r, data, size);
 	if (__builtin_expect(!ev, 0))
 		ev = event_get(r, id);
 
@@ -1676,11 +1686,13 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
 #define PRINTED 0x8000u
 #define MAX_REPLAY_STREAMS 0x7fffu
 
-/* What the merge chose for one line (struct line without the record). */
+/*
+ * What the merge chose for one line: what the record alone does not tell
+ * (the worker reads the pid from it again). 16 bytes, two stores.
+ */
 struct pick {
 	const struct tk_event *ev;
 	const char *comm;
-	int pid;
 };
 
 /*
@@ -1808,9 +1820,9 @@ static int replay_job(struct worker *w, const struct job *j, struct tk_outbuf *o
 		l.s = s;
 		l.ev = pk->ev;
 		l.comm = pk->comm;
-		l.pid = pk->pid;
 		l.data = s->rec->data;
 		l.size = s->rec->size;
+		l.pid = record_pid(r, l.data, l.size);
 		l.ts = s->ts;
 		l.missed = s->missed;
 		pk++;
@@ -1934,7 +1946,6 @@ static inline __attribute__((always_inline)) void pool_take(struct pool *pool,
 			memset(&pk, 0, sizeof(pk));
 			pk.ev = l->ev;
 			pk.comm = l->comm;
-			pk.pid = l->pid;
 			tk_store_past_cache(&j->picks[j->npicks++], &pk, sizeof(pk));
 		}
 	}

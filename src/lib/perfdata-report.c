@@ -1193,6 +1193,7 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
 #define PJOB_LINES 2048
 #define PJOB_TEXT (256u << 10)
 #define PJOB_QUEUE 2
+#define PJOB_CHECK 256  /* lines: how often an inline job looks for idle workers */
 #define PMAX_THREADS 16
 #define PWINDOW (256u << 10)
 
@@ -1568,7 +1569,9 @@ static inline void ppool_printed(struct rep *r)
 {
 	struct ppool *pool = r->pool;
 
-	if (pool->cur_inline && ++pool->cur->nlines == PJOB_LINES)
+	if (pool->cur_inline &&
+	    (++pool->cur->nlines == PJOB_LINES ||
+	     (!(pool->cur->nlines % PJOB_CHECK) && tk_jobs_starving(&pool->q))))
 		ppool_dispatch(pool, false, false);
 }
 

@@ -1680,6 +1680,8 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
 #define JOB_RECORDS 2048
 #define JOB_TEXT (256u << 10)
 #define JOB_QUEUE 2
+/* An inline job looks this often (records) whether the workers ran out of jobs. */
+#define JOB_CHECK 256
 #define JOB_SLOTS(workers) ((JOB_QUEUE + 4) * (workers) + 4)
 /* Modes that print in the merge thread (see pool_new()). */
 #define POOL_NEVER                                                                          \
@@ -2298,7 +2300,10 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 			heap_down(&r, 0);
 		}
 		/* Here, where every live stream holds its next record: where the next job starts. */
-		if (pool && __builtin_expect(pool->cur->ntakes == JOB_RECORDS, 0))
+		if (pool && __builtin_expect(pool->cur->ntakes == JOB_RECORDS ||
+						 (pool->cur_inline && !(pool->cur->ntakes % JOB_CHECK) &&
+						  tk_jobs_starving(&pool->q)),
+					     0))
 			pool_dispatch(pool, true);
 	}
 	if (pool) {

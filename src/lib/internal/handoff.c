@@ -150,7 +150,8 @@ void tk_jobs_finish(struct tk_jobs *q, struct tk_outbuf *out)
 void tk_jobs_ready(struct tk_jobs *q)
 {
 	pthread_mutex_lock(&q->lock);
-	q->ready++;
+	/* Atomic: tk_jobs_starving() reads it without the lock. */
+	__atomic_store_n(&q->ready, q->ready + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&q->lock);
 }
 
@@ -163,7 +164,8 @@ bool tk_jobs_take(struct tk_jobs *q, struct tk_text_slot *mine, size_t *slot)
 		pthread_mutex_unlock(&q->lock);
 		return false;
 	}
-	*slot = q->queue[q->head++ % q->n] % q->n;
+	*slot = q->queue[q->head % q->n] % q->n;
+	__atomic_store_n(&q->head, q->head + 1, __ATOMIC_RELAXED);
 	q->state[*slot] = JOB_BUSY;
 	q->text[*slot] = tk_text_lend(mine, q->n);
 	pthread_mutex_unlock(&q->lock);

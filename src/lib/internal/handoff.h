@@ -175,6 +175,19 @@ void tk_jobs_make_inline(struct tk_jobs *q, size_t slot, struct tk_text_slot *mi
  * an inline one is done), then write the done jobs next in order to @out.
  */
 void tk_jobs_hand(struct tk_jobs *q, size_t slot, bool printed_inline, struct tk_outbuf *out);
+/*
+ * Merge, while it prints a job inline: whether a worker is ready and no
+ * logged job waits, i.e. the workers are about to idle. Then the job is
+ * best handed over as it is (tk_jobs_hand()), short, and the next one
+ * logged: an inline job runs to its end otherwise, however long the
+ * workers wait. Without the lock: a stale answer costs a little balance.
+ */
+static inline bool tk_jobs_starving(const struct tk_jobs *q)
+{
+	return __atomic_load_n(&q->ready, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&q->head, __ATOMIC_RELAXED) == q->tail;
+}
+
 /* Merge: forget the empty job in @slot (the run ended with it). */
 void tk_jobs_drop(struct tk_jobs *q, size_t slot);
 /* Merge: write every job handed over, then let the workers return. */

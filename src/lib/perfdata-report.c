@@ -1121,6 +1121,15 @@ static int32_t rec_evsel(struct rep *r, const struct tk_perf_record *rec)
  * Decode what the printer needs from a SAMPLE of evsel @idx (-1: unknown).
  * Return: 0; -ENOENT to skip the record; -EBADMSG with the message set.
  */
+/* Whether @rec is read at @e's fixed offsets (sample_fields()'s fast path, which a worker repeats). */
+static inline bool fast_sample(const struct rep_evsel *e, const struct tk_perf_record *rec)
+{
+	const struct fast_layout *f = &e->fast;
+
+	return f->ok && rec->type == TK_PERF_RECORD_SAMPLE && rec->size >= f->min &&
+	       (!f->raw || ld32((const uint8_t *)rec->data + f->raw) <= (uint32_t)(rec->size - f->min));
+}
+
 static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_t idx,
 			 struct psample *ps)
 {
@@ -1197,15 +1206,16 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
 #define PMAX_THREADS 16
 #define PWINDOW (256u << 10)
 
-/* One line a worker prints. */
+/*
+ * One line a worker prints: 24 bytes, three stores past the cache. Its
+ * time, CPU and payload the worker reads from the record itself, at the
+ * fixed offsets of its event's layout (only such samples are logged).
+ */
 struct pline {
 	uint64_t rec_off;       /* file offset of the SAMPLE record */
 	const char *prefix;     /* PREFIX_BYTES from the prefix store */
-	uint64_t time;
-	uint32_t raw_size, cpu;
 	int32_t evsel;
 	uint16_t rec_size;
-	uint16_t raw_off;       /* of the tracepoint payload in the record; 0: none */
 	uint8_t prefix_len;
 };
 
@@ -1291,15 +1301,18 @@ static int pworker_line(struct pworker *w, struct tk_outbuf *o, const struct pli
 {
 	const struct rep *r = w->pool->r;
 	const struct rep_evsel *e = &r->evs[l->evsel];
-	const uint8_t *raw = NULL;
+	const struct fast_layout *f = &e->fast;
+	const uint8_t *rec = pworker_record(w, l->rec_off, l->rec_size), *raw = NULL;
+	uint32_t cpu, raw_size = 0;
 	char *p;
 
-	if (l->raw_off) {
-		const uint8_t *rec = pworker_record(w, l->rec_off, l->rec_size);
-
-		if (!rec)
-			return -EIO;
-		raw = rec + l->raw_off;
+	if (!rec)
+		return -EIO;
+	/* As sample_fields() read them in the merge (ppool_log() checked the sizes). */
+	cpu = f->cpu ? ld32(rec + f->cpu) : 0;
+	if (f->raw) {
+		raw_size = ld32(rec + f->raw);
+		raw = rec + f->raw + 4;
 	}
 	p = room(o, PREFIX_BYTES + 8);
 
@@ -1307,29 +1320,29 @@ static int pworker_line(struct pworker *w, struct tk_outbuf *o, const struct pli
 	o->len += l->prefix_len;
 	if (e->fields & F_CPU) {
 		p = room(o, 8);
-		if (l->cpu < 1000) {
+		if (cpu < 1000) {
 			p[0] = '[';
-			p[1] = (char)('0' + l->cpu / 100);
-			p[2] = (char)('0' + l->cpu / 10 % 10);
-			p[3] = (char)('0' + l->cpu % 10);
+			p[1] = (char)('0' + cpu / 100);
+			p[2] = (char)('0' + cpu / 10 % 10);
+			p[3] = (char)('0' + cpu % 10);
 			p[4] = ']';
 			p[5] = ' ';
 			o->len += 6;
 		} else {
 			put_char(o, '[');
-			put_u64(o, l->cpu, 3, true);
+			put_u64(o, cpu, 3, true);
 			put_str(o, "] ");
 		}
 	}
 	if (e->fields & F_TIME)
-		put_time(&w->tc, o, r->nsec, l->time);
+		put_time(&w->tc, o, r->nsec, f->time ? ld64(rec + f->time) : 0);
 	p = room(o, e->name_col_len);
 	memcpy(p, e->name_col, e->name_col_len);
 	o->len += e->name_col_len;
 	if ((e->fields & F_TRACE) && raw && e->ev &&
 	    (e->ev->kind == TK_EVENT_SLOW ||
-	     tk_event_run_shared(r->set, e->ev, raw, l->raw_size, o) == -ENOTSUP))
-		print_slow_locked(w->pool, e->ev, raw, l->raw_size, l->cpu, o);
+	     tk_event_run_shared(r->set, e->ev, raw, raw_size, o) == -ENOTSUP))
+		print_slow_locked(w->pool, e->ev, raw, raw_size, cpu, o);
 	put_char(o, '\n');
 	return 0;
 }
@@ -1520,12 +1533,12 @@ static struct ppool *ppool_new(struct rep *r)
 }
 
 /*
- * Log the line of sample @s of event @e (thread @t) for a worker, when the
+ * Log the line of sample record @rec of event @e (thread @t) for a worker, when the
  * job being filled is logged and a worker can print it. Return: whether it
  * was logged (else the merge prints it, inline).
  */
 static bool ppool_log(struct rep *r, const struct tk_perf_record *rec, const struct rep_evsel *e,
-		      const struct thread *t, const struct psample *s, int32_t idx)
+		      const struct thread *t, int32_t idx)
 {
 	struct ppool *pool = r->pool;
 	struct pjob *j = pool->cur;
@@ -1533,7 +1546,7 @@ static bool ppool_log(struct rep *r, const struct tk_perf_record *rec, const str
 
 	if (pool->cur_inline)
 		return false;
-	if (rec->compressed || !t || !t->prefix_len ||
+	if (rec->compressed || !t || !t->prefix_len || !fast_sample(e, rec) ||
 	    (e->fields & (F_IP | F_PERIOD)) ||
 	    (e->fields & (F_COMM | F_TID | F_EVNAME)) != (F_COMM | F_TID | F_EVNAME) ||
 	    !e->name_col || e->name_col_width != r->name_width ||
@@ -1548,13 +1561,8 @@ static bool ppool_log(struct rep *r, const struct tk_perf_record *rec, const str
 		memset(&v, 0, sizeof(v));
 		v.rec_off = rec->offset;
 		v.rec_size = rec->size;
-		v.raw_off = s->raw ? (uint16_t)((const uint8_t *)s->raw -
-						(const uint8_t *)rec->data) : 0;
-		v.raw_size = s->raw_size;
 		v.prefix = t->prefix;
 		v.prefix_len = t->prefix_len;
-		v.time = s->time;
-		v.cpu = s->cpu;
 		v.evsel = idx;
 		l = &j->lines[j->nlines++];
 		tk_store_past_cache(l, &v, sizeof(v));
@@ -1635,7 +1643,7 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 		if (t && !thread_prefix(r, t))
 			t = NULL;
 	}
-	if (r->pool && ppool_log(r, rec, e, t, &s, idx)) {
+	if (r->pool && ppool_log(r, rec, e, t, idx)) {
 		r->printed++;
 		return 0;
 	}

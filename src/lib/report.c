@@ -1337,18 +1337,6 @@ static void __attribute__((noinline)) put_probe_place(struct printer *p, const s
 	put(p->o, ">", 1);
 }
 
-/*
- * The merge's half of a record's line (one caller, the merge loop: inlined,
- * so the stream stays in registers): the type and pid, the event, the
- * filters, the command name, the counts. Return: false when the record
- * prints no line (filtered, an unknown event, --stat, --json).
- *
- * trace-cmd looks the name up for records of known events only, and the
- * first lookup changes how later names resolve (event.c). The name a
- * lookup gave stays the answer while the table keeps its generation
- * (event.c bumps it on every change of the sorted array), so a memo hit
- * needs no lookup at all.
- */
 /* common_pid of a record (the workers read it again rather than from the log). */
 static inline __attribute__((always_inline)) int record_pid(const struct report *r,
 							    const void *data, uint32_t size)
@@ -1362,6 +1350,18 @@ static inline __attribute__((always_inline)) int record_pid(const struct report 
 	return tk_event_record_pid(r->set, data, size);
 }
 
+/*
+ * The merge's half of a record's line (one caller, the merge loop: inlined,
+ * so the stream stays in registers): the type and pid, the event, the
+ * filters, the command name, the counts. Return: false when the record
+ * prints no line (filtered, an unknown event, --stat, --json).
+ *
+ * trace-cmd looks the name up for records of known events only, and the
+ * first lookup changes how later names resolve (event.c). The name a
+ * lookup gave stays the answer while the table keeps its generation
+ * (event.c bumps it on every change of the sorted array), so a memo hit
+ * needs no lookup at all.
+ */
 static inline __attribute__((always_inline)) bool select_record(struct report *r, struct stream *s,
 								 struct line *l)
 {

@@ -182,6 +182,9 @@ struct tk_event {
 	const struct tk_event_field *f_prev_pid, *f_prev_comm, *f_prev_prio, *f_prev_state;
 	const struct tk_event_field *f_next_pid, *f_next_comm, *f_next_prio;
 	char states[33];
+	/* The pids whose names a sched record registers (UINT8_MAX: an odd layout). */
+	uint8_t nlearn;
+	uint32_t learn_pid[2];
 };
 
 /*
@@ -209,6 +212,18 @@ struct tk_comm_table {
 	uint32_t gen;             /* bumped whenever the sorted array's layout changes */
 	struct tk_comm_cache cache[TK_COMM_CACHE];
 };
+
+/*
+ * Whether registering @pid's name would change nothing: once the table is
+ * sorted, pid 0 is dropped and a pid it knows is kept (tk_event_comm_add()),
+ * and a valid cache slot says it knows the pid without a search.
+ */
+static inline bool tk_comm_settled(const struct tk_comm_table *t, int pid)
+{
+	const struct tk_comm_cache *c = &t->cache[(uint32_t)pid & (TK_COMM_CACHE - 1)];
+
+	return t->sorted && (!pid || (c->gen == t->gen && c->pid == pid && c->comm));
+}
 
 struct tk_event_set {
 	struct tep_handle *tep;
@@ -373,6 +388,31 @@ void tk_event_print_slow_shared(struct tk_event_set *set, const struct tk_event 
  */
 void tk_event_sched_learn(struct tk_event_set *set, const struct tk_event *ev, const void *data,
 			  uint32_t size, pthread_mutex_t *lock);
+
+/*
+ * tk_event_sched_learn() with its usual case inline: every name the record
+ * would register is known already (tk_comm_settled()), so nothing changes.
+ * The merge thread of a threaded report calls it for every sched record.
+ */
+static inline void tk_event_sched_learn_fast(struct tk_event_set *set, const struct tk_event *ev,
+					     const void *data, uint32_t size,
+					     pthread_mutex_t *lock)
+{
+	if (ev->nlearn && ev->nlearn != UINT8_MAX && !set->swap && size >= ev->min_size) {
+		uint32_t i = 0;
+
+		for (; i < ev->nlearn; i++) {
+			int32_t pid;
+
+			__builtin_memcpy(&pid, (const uint8_t *)data + ev->learn_pid[i], 4);
+			if (!tk_comm_settled(set->comms, pid))
+				break;
+		}
+		if (i == ev->nlearn)
+			return;
+	}
+	tk_event_sched_learn(set, ev, data, size, lock);
+}
 void tk_event_free_program(struct tk_event *ev);
 void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev,
 			     const void *data, uint32_t size);

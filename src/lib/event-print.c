@@ -1337,8 +1337,25 @@ static void sched_min_size(struct tk_event *ev)
 	ev->min_size = m > UINT32_MAX ? UINT32_MAX : (uint32_t)m;
 }
 
+/*
+ * One name the sched plugin registers, for tk_event_sched_learn_fast():
+ * where its pid is, when it is a 4-byte pid beside a 16-byte comm (other
+ * layouts turn the fast check off: nlearn 0).
+ */
+static void learn_at(struct tk_event *ev, const struct tk_event_field *pid,
+		     const struct tk_event_field *comm)
+{
+	if (pid->size != 4 || comm->size != 16 || ev->nlearn >= 2) {
+		ev->nlearn = UINT8_MAX;
+		return;
+	}
+	ev->learn_pid[ev->nlearn++] = pid->offset;
+}
+
 static bool setup_sched(struct tk_event *ev)
 {
+	/* Compiled again when plugins come: the places are found afresh. */
+	ev->nlearn = 0;
 	if (!strcmp(ev->name, "sched_switch")) {
 		ev->f_prev_pid = find_num(ev, "prev_pid");
 		ev->f_prev_comm = find_arr(ev, "prev_comm");
@@ -1353,6 +1370,8 @@ static bool setup_sched(struct tk_event *ev)
 			return false;
 		setup_states(ev);
 		sched_min_size(ev);
+		learn_at(ev, ev->f_prev_pid, ev->f_prev_comm);
+		learn_at(ev, ev->f_next_pid, ev->f_next_comm);
 		ev->kind = TK_EVENT_SCHED_SWITCH;
 		return true;
 	}
@@ -1367,6 +1386,7 @@ static bool setup_sched(struct tk_event *ev)
 		    (ev->f_target && !numeric_size((int)ev->f_target->size)))
 			return false;
 		sched_min_size(ev);
+		learn_at(ev, ev->f_pid, ev->f_comm);
 		ev->kind = TK_EVENT_SCHED_WAKEUP;
 		return true;
 	}
@@ -1721,18 +1741,6 @@ static inline size_t strnlen16(const char *s)
 }
 
 /*
- * Whether registering @pid's name would change nothing: once the table is
- * sorted, pid 0 is dropped and a pid it knows is kept (tk_event_comm_add()),
- * and a valid cache slot says it knows the pid without a search.
- */
-static inline bool comm_settled(const struct tk_comm_table *t, int pid)
-{
-	const struct tk_comm_cache *c = &t->cache[(uint32_t)pid & (TK_COMM_CACHE - 1)];
-
-	return t->sorted && (!pid || (c->gen == t->gen && c->pid == pid && c->comm));
-}
-
-/*
  * The name the sched plugin registers when it prints field @f, unless
  * nothing would change (most records: no lock then). Registering also
  * tells libtraceevent, hence @lock (NULL: no other thread prints).
@@ -1742,7 +1750,7 @@ static void learn_comm(struct tk_event_set *set, const uint8_t *data,
 {
 	const char *c = (const char *)data + f->offset;
 
-	if (comm_settled(set->comms, pid))
+	if (tk_comm_settled(set->comms, pid))
 		return;
 	if (lock)
 		pthread_mutex_lock(lock);

@@ -1422,7 +1422,7 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 	/* Printed elsewhere, the sched mirrors cannot register names in record order. */
 	if (__builtin_expect(r->pr.shared, 0) && ev &&
 	    (ev->kind == TK_EVENT_SCHED_SWITCH || ev->kind == TK_EVENT_SCHED_WAKEUP))
-		tk_event_sched_learn(r->set, ev, data, size, r->pr.slow_lock);
+		tk_event_sched_learn_fast(r->set, ev, data, size, r->pr.slow_lock);
 	l->s = s;
 	l->ev = ev;
 	l->comm = comm;

@@ -400,6 +400,50 @@ static void test_comm_plugin_duplicates(void **state)
 	tk_event_set_free(set);
 }
 
+/*
+ * The merge thread's inline check before tk_event_sched_learn() changes
+ * nothing: two sets fed the same random sched_switch records, one through
+ * tk_event_sched_learn_fast() and one through tk_event_sched_learn(), keep
+ * the same names. The places survive the compile again that plugins bring.
+ */
+static void test_sched_learn_fast(void **state)
+{
+	static const char *const names[] = {"bash", "sleep", "kworker/0:1", "a", "make"};
+	struct tk_event_set *fast = switch_set("13047 sleep\n100 init\n");
+	struct tk_event_set *slow = switch_set("13047 sleep\n100 init\n");
+	const struct tk_event *ev;
+	uint32_t seed = 7;
+	uint8_t d[64];
+
+	(void)state;
+	if (!fast || !slow)
+		skip();
+	ev = tk_event_find(fast, 20);
+	assert_int_equal(ev->nlearn, 2);
+	assert_int_equal(ev->learn_pid[0], 24);
+	assert_int_equal(ev->learn_pid[1], 56);
+	assert_int_equal(tk_event_set_load_plugins(fast), 0);
+	assert_int_equal(ev->nlearn, 2);
+	/* Sorted first, as a report's first name lookup leaves the table. */
+	assert_string_equal(tk_event_comm(fast, 13047), "sleep");
+	assert_string_equal(tk_event_comm(slow, 13047), "sleep");
+	for (int i = 0; i < 400; i++) {
+		int32_t pid;
+
+		seed = seed * 1103515245u + 12345u;
+		pid = 13040 + (int32_t)((seed >> 16) % 24);
+		make_switch(d, names[(seed >> 8) % 5], pid);
+		tk_event_sched_learn_fast(fast, tk_event_find(fast, 20), d, sizeof(d), NULL);
+		tk_event_sched_learn(slow, tk_event_find(slow, 20), d, sizeof(d), NULL);
+		assert_int_equal(fast->comms->count, slow->comms->count);
+		assert_string_equal(tk_event_comm(fast, pid), tk_event_comm(slow, pid));
+	}
+	/* A pid first seen here was learnt by both. */
+	assert_true(fast->comms->count > 2);
+	tk_event_set_free(fast);
+	tk_event_set_free(slow);
+}
+
 /* Our table against libtraceevent's own on random registration histories. */
 static void test_comm_model_vs_tep(void **state)
 {
@@ -1023,6 +1067,7 @@ int main(void)
 		cmocka_unit_test(test_number_text),
 		cmocka_unit_test(test_ksym_memo),
 		cmocka_unit_test(test_ksym_hex_digits),
+		cmocka_unit_test(test_sched_learn_fast),
 		cmocka_unit_test(test_more_constructs),
 		cmocka_unit_test(test_hex_bad_length),
 		cmocka_unit_test(test_sched_switch_unplugged),

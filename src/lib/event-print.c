@@ -2527,6 +2527,28 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 			o = put_flags(o, op, v);
 		break;
 	}
+	case TK_OP_COND: {
+		/*
+		 * sched_switch's "(prev_state & mask) ? __print_flags(...) : \"R\"":
+		 * a literal or a tabled flags value is printed here, anything
+		 * else by the alternative's own op, out of line (it recurses).
+		 */
+		const struct tk_op *k = &op->kids[op_value_o(set, ev, op, d, size, swap) ? 0 : 1];
+
+		if (k->kind == TK_OP_LIT) {
+			o = put_lit(o, k->lit, k->lit_len);
+			break;
+		}
+		if (k->kind == TK_OP_FLAGS && k->ftab) {
+			uint64_t v = op_value_o(set, ev, k, d, size, swap);
+
+			if (v < TK_FLAGS_TABLE) {
+				o = put_str(o, k->ftab->text + k->ftab->off[v], k->ftab->len[v]);
+				break;
+			}
+		}
+		return run_kid(set, ev, k, d, size, o, end);
+	}
 	case TK_OP_IP4:
 		o = put_ip4(o, d + op->off, op->zero);
 		break;

@@ -717,6 +717,9 @@ static void test_more_constructs(void **state)
 	}
 	n = make_more(d, sizeof(d), "x", buf, 0, 0, 0, 0, 2);
 	both(set, d, n);
+	/* A flags value past the table of ready texts, inside a ternary: printed bit by bit. */
+	n = make_more(d, sizeof(d), "x", buf, 0, 0, 0, 0, 0x10003);
+	assert_non_null(strstr(both(set, d, n), "t=A|B|0x10000"));
 
 	/* Empty arrays, an empty string, an empty mask. */
 	n = make_more(d, sizeof(d), "", buf, 0, 0, 1, 5, 0);

@@ -181,7 +181,6 @@ struct tk_event {
 	const struct tk_event_field *f_pid, *f_comm, *f_prio, *f_success, *f_target;
 	const struct tk_event_field *f_prev_pid, *f_prev_comm, *f_prev_prio, *f_prev_state;
 	const struct tk_event_field *f_next_pid, *f_next_comm, *f_next_prio;
-	char states[33];
 	/* The pids whose names a sched record registers (UINT8_MAX: an odd layout). */
 	uint8_t nlearn;
 	uint32_t learn_pid[2];

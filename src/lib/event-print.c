@@ -1315,9 +1315,40 @@ static const struct tk_event_field *find_arr(struct tk_event *ev, const char *na
  * the kernel prints "Z"). Later libtraceevent versions read the letters
  * from the print format; this follows the installed oracle.
  */
-static void setup_states(struct tk_event *ev)
+#define SCHED_STATES "SDTtZXxW"
+
+/* The text of one low byte of prev_state: the letters of its bits, '|' between, "R" for none. */
+struct state_text {
+	char text[15];
+	uint8_t len;
+};
+
+static struct state_text state_texts[256];
+static pthread_once_t states_once = PTHREAD_ONCE_INIT;
+
+/* All 256 texts, made once: a record then copies one (its bits no longer branch). */
+static void states_init(void)
 {
-	snprintf(ev->states, sizeof(ev->states), "SDTtZXxW");
+	for (unsigned int v = 0; v < 256; v++) {
+		struct state_text *t = &state_texts[v];
+		uint8_t n = 0;
+
+		for (int i = 0; SCHED_STATES[i]; i++) {
+			if (!(v & (1u << i)))
+				continue;
+			if (n)
+				t->text[n++] = '|';
+			t->text[n++] = SCHED_STATES[i];
+		}
+		if (!n)
+			t->text[n++] = 'R';
+		t->len = n;
+	}
+}
+
+static void setup_states(void)
+{
+	pthread_once(&states_once, states_init);
 }
 
 /* The record size that covers every field the mirror reads: one test per record. */
@@ -1368,7 +1399,7 @@ static bool setup_sched(struct tk_event *ev)
 		if (!ev->f_prev_pid || !ev->f_prev_comm || !ev->f_prev_prio ||
 		    !ev->f_prev_state || !ev->f_next_pid || !ev->f_next_comm || !ev->f_next_prio)
 			return false;
-		setup_states(ev);
+		setup_states();
 		sched_min_size(ev);
 		learn_at(ev, ev->f_prev_pid, ev->f_prev_comm);
 		learn_at(ev, ev->f_next_pid, ev->f_next_comm);
@@ -1817,7 +1848,6 @@ static int run_sched_switch(struct tk_event_set *set, const struct tk_event *ev,
 {
 	uint64_t v, state;
 	char *o;
-	bool found = false;
 
 	if (size < ev->min_size)
 		return -ENOTSUP;
@@ -1834,16 +1864,12 @@ static int run_sched_switch(struct tk_event_set *set, const struct tk_event *ev,
 	*o++ = ']';
 	*o++ = ' ';
 	state = rd(set, d + ev->f_prev_state->offset, ev->f_prev_state->size);
-	for (int i = 0; ev->states[i]; i++) {
-		if (!(state & (1u << i)))
-			continue;
-		if (found)
-			*o++ = '|';
-		found = true;
-		*o++ = ev->states[i];
+	{
+		const struct state_text *st = &state_texts[state & 0xff];
+
+		memcpy(o, st->text, sizeof(st->text));
+		o += st->len;
 	}
-	if (!found)
-		*o++ = 'R';
 	o = put_str(o, " ==> ", 5);
 	v = rd(set, d + ev->f_next_pid->offset, ev->f_next_pid->size);
 	o = put_comm(o, d, ev->f_next_comm, (int)v, learn ? set : NULL);

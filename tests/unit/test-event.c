@@ -743,6 +743,32 @@ static void test_more_constructs(void **state)
 	tk_event_set_free(set);
 }
 
+/* Every low byte of prev_state, and bits above it, as the sched plugin prints them. */
+static void test_sched_switch_states(void **state)
+{
+	const uint64_t high[] = {0x100, 0x1ff, 0x400, 0x8000000000000001ull};
+	struct tk_event_set *set = switch_set("13047 sleep\n");
+	uint8_t d[64];
+
+	(void)state;
+	if (!set)
+		skip();
+	make_switch(d, "bash", 13047);
+	for (uint64_t v = 0; v < 256 + sizeof(high) / sizeof(high[0]); v++) {
+		uint64_t st = v < 256 ? v : high[v - 256];
+
+		memcpy(d + 32, &st, 8);
+		both(set, d, sizeof(d));
+	}
+	{
+		uint64_t st = 0x83;
+
+		memcpy(d + 32, &st, 8);
+		assert_non_null(strstr(both(set, d, sizeof(d)), "[120] S|D|W ==> "));
+	}
+	tk_event_set_free(set);
+}
+
 /*
  * sched_switch as this kernel (6.18) prints it without the sched plugin,
  * which is how perf script prints it: the state mask is built from
@@ -1071,6 +1097,7 @@ int main(void)
 		cmocka_unit_test(test_ksym_memo),
 		cmocka_unit_test(test_ksym_hex_digits),
 		cmocka_unit_test(test_sched_learn_fast),
+		cmocka_unit_test(test_sched_switch_states),
 		cmocka_unit_test(test_more_constructs),
 		cmocka_unit_test(test_hex_bad_length),
 		cmocka_unit_test(test_sched_switch_unplugged),

@@ -45,8 +45,9 @@
  * a short variable memcpy(), was the costliest instruction of the run.
  * The op loop exists twice, per byte order (a constant swap flag, so the
  * little-endian loads have no test), flattened so that the number writers
- * inline; the rare ops (hex, arrays, masks, MAC, UUID, ternaries) are
- * out of line in run_rare() to keep it small. Measured with callgrind on
+ * inline; the rare ops (hex, arrays, masks, MAC, UUID) are out of line
+ * in run_rare() to keep it small, and a ternary's alternative that is not
+ * a literal or a tabled flags value runs in run_kid(). Measured with callgrind on
  * a 300 k-event sched/irq/timer file: 915 -> 899 instructions per event
  * for the whole report (printer ~433 -> ~414), with 220 more formats
  * compiled (2032 -> 2252 of this kernel's 2323).
@@ -1371,7 +1372,7 @@ static void sched_min_size(struct tk_event *ev)
 /*
  * One name the sched plugin registers, for tk_event_sched_learn_fast():
  * where its pid is, when it is a 4-byte pid beside a 16-byte comm (other
- * layouts turn the fast check off: nlearn 0).
+ * layouts turn the fast check off: nlearn UINT8_MAX).
  */
 static void learn_at(struct tk_event *ev, const struct tk_event_field *pid,
 		     const struct tk_event_field *comm)
@@ -2288,7 +2289,7 @@ static inline char *put_hex2(char *o, uint8_t b)
 static char *run_kid(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
 		     const uint8_t *d, uint32_t size, char *o, char *end);
 static char *run_rare(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
-		      const uint8_t *d, uint32_t size, char *o, char *end);
+		      const uint8_t *d, uint32_t size, char *o);
 
 /*
  * A length that passes the record: the slow path prints what trace-cmd
@@ -2308,19 +2309,16 @@ static char *past_record(uint64_t end, uint32_t size)
  * slow path (a location outside it, a '*' width beyond 1000).
  */
 /*
- * The ops that print hex dumps, arrays, masks, MAC and UUID text and the
- * ternary alternatives: out of line, so that the common ops' loop stays
- * small enough for the compiler to inline the number writers into it.
+ * The ops that print hex dumps, arrays, masks, MAC and UUID text: out of
+ * line, so that the common ops' loop stays small enough for the compiler
+ * to inline the number writers into it.
  */
 static __attribute__((noinline)) char *run_rare(struct tk_event_set *set,
 						const struct tk_event *ev,
 						const struct tk_op *op, const uint8_t *d,
-						uint32_t size, char *o, char *end)
+						uint32_t size, char *o)
 {
 	switch (op->kind) {
-	case TK_OP_COND:
-		return run_kid(set, ev, &op->kids[op_value(set, ev, op, d, size) ? 0 : 1], d, size,
-			       o, end);
 	case TK_OP_BITMASK: {
 		/*
 		 * libtraceevent's print_bitmask_to_seq(): the bytes from the
@@ -2601,7 +2599,7 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 		break;
 	}
 	default:
-		return run_rare(set, ev, op, d, size, o, end);
+		return run_rare(set, ev, op, d, size, o);
 	}
 	return o;
 }

@@ -1313,6 +1313,10 @@ static int pworker_line(struct pworker *w, struct tk_outbuf *o, const struct pli
 	if (f->raw) {
 		raw_size = ld32(rec + f->raw);
 		raw = rec + f->raw + 4;
+		/* Read again from the file: it fits only if the file did not change meanwhile. */
+		if (raw_size > (uint32_t)(l->rec_size - f->min))
+			return tk_fail(EBADMSG, "the record at 0x%" PRIx64 " changed while the "
+				       "report read it", l->rec_off);
 	}
 	p = room(o, PREFIX_BYTES + 8);
 

@@ -109,6 +109,7 @@ struct psample {
 	const void *raw;
 	uint64_t callchain_nr;
 	const void *callchain;
+	bool fixed;             /* read at the event's fixed offsets (fast_sample()) */
 };
 
 /*
@@ -1118,10 +1119,9 @@ static int32_t rec_evsel(struct rep *r, const struct tk_perf_record *rec)
 }
 
 /*
- * Decode what the printer needs from a SAMPLE of evsel @idx (-1: unknown).
- * Return: 0; -ENOENT to skip the record; -EBADMSG with the message set.
+ * Whether @rec can be read at @e's fixed offsets: sample_fields()'s fast
+ * path, which a worker repeats on the lines it is logged.
  */
-/* Whether @rec is read at @e's fixed offsets (sample_fields()'s fast path, which a worker repeats). */
 static inline bool fast_sample(const struct rep_evsel *e, const struct tk_perf_record *rec)
 {
 	const struct fast_layout *f = &e->fast;
@@ -1130,38 +1130,35 @@ static inline bool fast_sample(const struct rep_evsel *e, const struct tk_perf_r
 	       (!f->raw || ld32((const uint8_t *)rec->data + f->raw) <= (uint32_t)(rec->size - f->min));
 }
 
+/*
+ * Decode what the printer needs from a SAMPLE of evsel @idx (-1: unknown).
+ * Return: 0; -ENOENT to skip the record; -EBADMSG with the message set.
+ */
 static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_t idx,
 			 struct psample *ps)
 {
 	struct tk_perf_sample s;
 	int ret;
 
-	if (idx >= 0 && (size_t)idx < r->nevs && r->evs[idx].fast.ok &&
-	    rec->type == TK_PERF_RECORD_SAMPLE) {
+	if (idx >= 0 && (size_t)idx < r->nevs && fast_sample(&r->evs[idx], rec)) {
 		const struct fast_layout *f = &r->evs[idx].fast;
 		const uint8_t *d = rec->data;
 
-		if (rec->size >= f->min) {
-			ps->fields = r->evs[idx].sample_type;
-			ps->ip = f->ip ? ld64(d + f->ip) : 0;
-			ps->pid = f->tid ? ld32(d + f->tid) : 0;
-			ps->tid = f->tid ? ld32(d + f->tid + 4) : 0;
-			ps->time = f->time ? ld64(d + f->time) : 0;
-			ps->cpu = f->cpu ? ld32(d + f->cpu) : 0;
-			ps->period = f->period ? ld64(d + f->period) : 0;
-			ps->raw_size = 0;
-			ps->raw = NULL;
-			ps->callchain_nr = 0;
-			ps->callchain = NULL;
-			if (!f->raw)
-				return 0;
-			ps->raw_size = ld32(d + f->raw);
-			ps->raw = d + f->raw + 4;
-			if (ps->raw_size <= (uint32_t)(rec->size - f->min))
-				return 0;
-		}
-		/* Too short: the full decoder names the problem. */
+		ps->fields = r->evs[idx].sample_type;
+		ps->ip = f->ip ? ld64(d + f->ip) : 0;
+		ps->pid = f->tid ? ld32(d + f->tid) : 0;
+		ps->tid = f->tid ? ld32(d + f->tid + 4) : 0;
+		ps->time = f->time ? ld64(d + f->time) : 0;
+		ps->cpu = f->cpu ? ld32(d + f->cpu) : 0;
+		ps->period = f->period ? ld64(d + f->period) : 0;
+		ps->raw_size = f->raw ? ld32(d + f->raw) : 0;
+		ps->raw = f->raw ? d + f->raw + 4 : NULL;
+		ps->callchain_nr = 0;
+		ps->callchain = NULL;
+		ps->fixed = true;
+		return 0;
 	}
+	/* No fixed layout, or a record too short for it: the full decoder names the problem. */
 	ret = tk_perfdata_parse_sample(r->pd, rec, &s);
 	if (ret)
 		return ret;
@@ -1176,6 +1173,7 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
 	ps->raw = s.raw;
 	ps->callchain_nr = s.callchain_nr;
 	ps->callchain = s.callchain;
+	ps->fixed = false;
 	return s.attr_index;
 }
 
@@ -1186,8 +1184,8 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
  * merge thread reads, queues, orders and delivers every record, keeps the
  * thread names, applies the filters, and hands tracepoint sample lines to
  * workers as a log: per line where the record is in the file, its line
- * start (from the prefix store, which never changes a text once written),
- * CPU, time and event. A worker reads the record from the file through a
+ * start (from the prefix store, which never changes a text once written)
+ * and its event. A worker reads the record from the file through a
  * window of its own (a record the merge copied would cross cores: when the
  * merge reused its arenas, each record cost a transfer, and two threads
  * were slower than one) and prints it. The merge prints a job itself
@@ -1308,7 +1306,7 @@ static int pworker_line(struct pworker *w, struct tk_outbuf *o, const struct pli
 
 	if (!rec)
 		return -EIO;
-	/* As sample_fields() read them in the merge (ppool_log() checked the sizes). */
+	/* As sample_fields() read them in the merge (only such lines are logged). */
 	cpu = f->cpu ? ld32(rec + f->cpu) : 0;
 	if (f->raw) {
 		raw_size = ld32(rec + f->raw);
@@ -1451,15 +1449,14 @@ static void ppool_free(struct ppool *pool)
 }
 
 /*
- * Printers to run: what -j asks, else one per online CPU up to 4 for
- * 4 MiB of data or more; 1 unless every event is a tracepoint without
- * callchains and the file is no pipe (see the notes above).
+ * Printers to run: tk_report_threads() when every event is a tracepoint
+ * without callchains and the file is no pipe, else 1 (see the notes above).
  */
 static unsigned int perf_threads(struct rep *r)
 {
 	const struct tk_perfdata_info *info = tk_perfdata_get_info(r->pd);
 	size_t n = tk_perfdata_evsel_count(r->pd);
-	long cpus;
+	unsigned int threads;
 
 	if (info->pipe || !n || r->opts->threads == 1)
 		return 1;
@@ -1469,12 +1466,8 @@ static unsigned int perf_threads(struct rep *r)
 		if (a->type != 2 || (a->sample_type & TK_PERF_SAMPLE_CALLCHAIN))
 			return 1;
 	}
-	if (r->opts->threads)
-		return r->opts->threads > PMAX_THREADS ? PMAX_THREADS : r->opts->threads;
-	if (info->data_size < (4u << 20))
-		return 1;
-	cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	return cpus < 2 ? 1 : cpus > 4 ? 4 : (unsigned int)cpus;
+	threads = tk_report_threads(r->opts->threads, info->data_size);
+	return threads > PMAX_THREADS ? PMAX_THREADS : threads;
 }
 
 /* Workers for this run, or NULL: one thread prints (see perf_threads()). */
@@ -1537,12 +1530,12 @@ static struct ppool *ppool_new(struct rep *r)
 }
 
 /*
- * Log the line of sample record @rec of event @e (thread @t) for a worker, when the
- * job being filled is logged and a worker can print it. Return: whether it
- * was logged (else the merge prints it, inline).
+ * Log the line of sample @s (record @rec) of event @e (thread @t) for a
+ * worker, when the job being filled is logged and a worker can print it.
+ * Return: whether it was logged (else the merge prints it, inline).
  */
 static bool ppool_log(struct rep *r, const struct tk_perf_record *rec, const struct rep_evsel *e,
-		      const struct thread *t, int32_t idx)
+		      const struct thread *t, const struct psample *s, int32_t idx)
 {
 	struct ppool *pool = r->pool;
 	struct pjob *j = pool->cur;
@@ -1550,7 +1543,7 @@ static bool ppool_log(struct rep *r, const struct tk_perf_record *rec, const str
 
 	if (pool->cur_inline)
 		return false;
-	if (rec->compressed || !t || !t->prefix_len || !fast_sample(e, rec) ||
+	if (rec->compressed || !t || !t->prefix_len || !s->fixed ||
 	    (e->fields & (F_IP | F_PERIOD)) ||
 	    (e->fields & (F_COMM | F_TID | F_EVNAME)) != (F_COMM | F_TID | F_EVNAME) ||
 	    !e->name_col || e->name_col_width != r->name_width ||
@@ -1647,7 +1640,7 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 		if (t && !thread_prefix(r, t))
 			t = NULL;
 	}
-	if (r->pool && ppool_log(r, rec, e, t, idx)) {
+	if (r->pool && ppool_log(r, rec, e, t, &s, idx)) {
 		r->printed++;
 		return 0;
 	}
@@ -1899,7 +1892,6 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 	struct arena *a = &r->arenas[ARENA_OF(q->off)];
 	const uint8_t *d = a->buf + ARENA_OFF(q->off);
 	struct tk_perf_record rec;
-	int ret;
 
 	if (!--a->live)
 		a->len = 0;
@@ -1910,8 +1902,7 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 	rec.offset = q->file_offset;
 	rec.compressed = q->compressed;
 	rec.data = d;
-	ret = deliver(r, &rec, q->evsel);
-	return ret;
+	return deliver(r, &rec, q->evsel);
 }
 
 /* Deliver queued records up to @limit (all when @all), in time order. */

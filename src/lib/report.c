@@ -1651,8 +1651,8 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * each CPU stream (its own reader and page iterator over the same file)
  * and replays logs on them: it skips the records of the jobs it does not
  * print and prints its own from pages it decoded itself, into a text of
- * its own. So no record and no line crosses cores, only ~10 bytes of log
- * a record. The design before this one copied each record and line into
+ * its own. So no record and no line crosses cores, only log: 2 bytes a
+ * record and 16 a line. The design before this one copied each record and line into
  * the job: on the reference VM a record handed to another core cost about
  * as much as printing it, and two threads were slower than one. Decoding
  * the pages again costs a worker ~5 ns a record.
@@ -1687,8 +1687,6 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
 #define POOL_NEVER                                                                          \
 	(TK_REPORT_STAT | TK_REPORT_JSON | TK_REPORT_LATENCY | TK_REPORT_RAW | TK_REPORT_SLOW | \
 	 TK_REPORT_FALLBACKS | TK_REPORT_SYMBOLS)
-/* Less CPU data than this prints on one thread unless -j says otherwise. */
-#define REPORT_THREADS_BYTES (4u << 20)
 #define MAX_THREADS 16
 #define PRINTED 0x8000u
 #define MAX_REPLAY_STREAMS 0x7fffu
@@ -2135,23 +2133,14 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 	return pool;
 }
 
-/*
- * Printers to run: what -j asks, else one per online CPU up to 4, or one
- * for a small run (threads cost ~100 us to start and their first pages).
- */
+/* Printers to run (tk_report_threads()) for the CPU data of the streams shown. */
 static unsigned int report_threads(const struct report *r)
 {
-	long n;
 	uint64_t bytes = 0;
 
-	if (r->opts->threads)
-		return r->opts->threads;
 	for (size_t i = 0; i < r->nstreams; i++)
 		bytes += r->streams[i].size;
-	if (bytes < REPORT_THREADS_BYTES)
-		return 1;
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 2 ? 1 : n > 4 ? 4 : (unsigned int)n;
+	return tk_report_threads(r->opts->threads, bytes);
 }
 
 static void *symbols_main(void *set)
@@ -2172,8 +2161,7 @@ static bool symbols_early(const struct report *r, pthread_t *thread)
 {
 	uint64_t bytes = 0;
 
-	if (!r->set->ksym_text || r->set->ksym_built || r->opts->threads == 1 ||
-	    (r->opts->flags & POOL_NEVER) || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	if (!r->set->ksym_text || r->set->ksym_built || (r->opts->flags & POOL_NEVER))
 		return false;
 	for (size_t b = 0; b < tk_dat_buffer_count(r->dat); b++) {
 		const struct tk_dat_buffer *buf = tk_dat_buffer_get(r->dat, b);
@@ -2181,9 +2169,8 @@ static bool symbols_early(const struct report *r, pthread_t *thread)
 		for (uint32_t c = 0; !buf->latency_text && c < buf->cpu_count; c++)
 			bytes += buf->cpus[c].size;
 	}
-	if (!r->opts->threads && bytes < REPORT_THREADS_BYTES)
-		return false;
-	return pthread_create(thread, NULL, symbols_main, r->set) == 0;
+	return tk_report_threads(r->opts->threads, bytes) > 1 &&
+	       pthread_create(thread, NULL, symbols_main, r->set) == 0;
 }
 
 int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,

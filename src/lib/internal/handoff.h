@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tracekit/event.h>
 
@@ -131,6 +132,23 @@ static inline void tk_text_slots_free(struct tk_text_slot *s, size_t n)
 	for (size_t i = 0; s && i < n; i++)
 		tk_outbuf_release(&s[i].out);
 	free(s);
+}
+
+/*
+ * Printers for a report of @bytes of data: @asked (-j) when set, else one
+ * per online CPU up to 4 from 4 MiB on, else 1 (threads cost ~100 us to
+ * start and their first pages).
+ */
+static inline unsigned int tk_report_threads(unsigned int asked, uint64_t bytes)
+{
+	long n;
+
+	if (asked)
+		return asked;
+	if (bytes < (4u << 20))
+		return 1;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 2 ? 1 : n > 4 ? 4 : (unsigned int)n;
 }
 
 /*

@@ -181,7 +181,7 @@ struct tk_event {
 	const struct tk_event_field *f_pid, *f_comm, *f_prio, *f_success, *f_target;
 	const struct tk_event_field *f_prev_pid, *f_prev_comm, *f_prev_prio, *f_prev_state;
 	const struct tk_event_field *f_next_pid, *f_next_comm, *f_next_prio;
-	/* The pids whose names a sched record registers (UINT8_MAX: an odd layout). */
+	/* The pids whose names a sched record registers (0: none, or an odd layout). */
 	uint8_t nlearn;
 	uint32_t learn_pid[2];
 };
@@ -397,7 +397,7 @@ static inline void tk_event_sched_learn_fast(struct tk_event_set *set, const str
 					     const void *data, uint32_t size,
 					     pthread_mutex_t *lock)
 {
-	if (ev->nlearn && ev->nlearn != UINT8_MAX && !set->swap && size >= ev->min_size) {
+	if (ev->nlearn && !set->swap && size >= ev->min_size) {
 		uint32_t i = 0;
 
 		for (; i < ev->nlearn; i++) {

@@ -47,7 +47,7 @@
  * little-endian loads have no test), flattened so that the number writers
  * inline; the rare ops (hex, arrays, masks, MAC, UUID) are out of line
  * in run_rare() to keep it small, and a ternary's alternative that is not
- * a literal or a tabled flags value runs in run_kid(). Measured with callgrind on
+ * a literal or flags runs in run_kid(). Measured with callgrind on
  * a 300 k-event sched/irq/timer file: 915 -> 899 instructions per event
  * for the whole report (printer ~433 -> ~414), with 220 more formats
  * compiled (2032 -> 2252 of this kernel's 2323).
@@ -1370,18 +1370,20 @@ static void sched_min_size(struct tk_event *ev)
 }
 
 /*
- * One name the sched plugin registers, for tk_event_sched_learn_fast():
- * where its pid is, when it is a 4-byte pid beside a 16-byte comm (other
- * layouts turn the fast check off: nlearn UINT8_MAX).
+ * The names the sched plugin registers, for tk_event_sched_learn_fast():
+ * where their @n pids are, when each is a 4-byte pid beside a 16-byte
+ * comm; any other layout leaves nlearn 0 (no fast check).
  */
-static void learn_at(struct tk_event *ev, const struct tk_event_field *pid,
-		     const struct tk_event_field *comm)
+static void learn_places(struct tk_event *ev, const struct tk_event_field *const *pid,
+			 const struct tk_event_field *const *comm, uint8_t n)
 {
-	if (pid->size != 4 || comm->size != 16 || ev->nlearn >= 2) {
-		ev->nlearn = UINT8_MAX;
-		return;
+	ev->nlearn = 0;
+	for (uint8_t i = 0; i < n; i++) {
+		if (pid[i]->size != 4 || comm[i]->size != 16)
+			return;
+		ev->learn_pid[i] = pid[i]->offset;
 	}
-	ev->learn_pid[ev->nlearn++] = pid->offset;
+	ev->nlearn = n;
 }
 
 static bool setup_sched(struct tk_event *ev)
@@ -1402,8 +1404,8 @@ static bool setup_sched(struct tk_event *ev)
 			return false;
 		setup_states();
 		sched_min_size(ev);
-		learn_at(ev, ev->f_prev_pid, ev->f_prev_comm);
-		learn_at(ev, ev->f_next_pid, ev->f_next_comm);
+		learn_places(ev, (const struct tk_event_field *[]){ev->f_prev_pid, ev->f_next_pid},
+			     (const struct tk_event_field *[]){ev->f_prev_comm, ev->f_next_comm}, 2);
 		ev->kind = TK_EVENT_SCHED_SWITCH;
 		return true;
 	}
@@ -1418,7 +1420,7 @@ static bool setup_sched(struct tk_event *ev)
 		    (ev->f_target && !numeric_size((int)ev->f_target->size)))
 			return false;
 		sched_min_size(ev);
-		learn_at(ev, ev->f_pid, ev->f_comm);
+		learn_places(ev, &ev->f_pid, &ev->f_comm, 1);
 		ev->kind = TK_EVENT_SCHED_WAKEUP;
 		return true;
 	}
@@ -2453,6 +2455,14 @@ static __attribute__((noinline)) char *run_rare(struct tk_event_set *set,
 	return o;
 }
 
+/* __print_flags() of @v: values of the low byte come ready-made (states, masks of a few flags). */
+static inline char *put_flags_value(char *o, const struct tk_op *op, uint64_t v)
+{
+	if (v < TK_FLAGS_TABLE && op->ftab)
+		return put_str(o, op->ftab->text + op->ftab->off[v], op->ftab->len[v]);
+	return put_flags(o, op, v);
+}
+
 static inline __attribute__((always_inline)) char *
 run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
        const uint8_t *d, uint32_t size, char *o, char *end, bool swap)
@@ -2541,37 +2551,24 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 		o = put_str_spec(o, op, w, s, n);
 		break;
 	}
-	case TK_OP_FLAGS: {
-		uint64_t v = op_value_o(set, ev, op, d, size, swap);
-
-		/* Values of the low byte come ready-made (states, masks of a few flags). */
-		if (v < TK_FLAGS_TABLE && op->ftab)
-			o = put_str(o, op->ftab->text + op->ftab->off[v], op->ftab->len[v]);
-		else
-			o = put_flags(o, op, v);
+	case TK_OP_FLAGS:
+		o = put_flags_value(o, op, op_value_o(set, ev, op, d, size, swap));
 		break;
-	}
 	case TK_OP_COND: {
 		/*
 		 * sched_switch's "(prev_state & mask) ? __print_flags(...) : \"R\"":
-		 * a literal or a tabled flags value is printed here, anything
-		 * else by the alternative's own op, out of line (it recurses).
+		 * a literal or flags alternative is printed here, any other by
+		 * its own op, out of line (it recurses).
 		 */
 		const struct tk_op *k = &op->kids[op_value_o(set, ev, op, d, size, swap) ? 0 : 1];
 
-		if (k->kind == TK_OP_LIT) {
+		if (k->kind == TK_OP_LIT)
 			o = put_lit(o, k->lit, k->lit_len);
-			break;
-		}
-		if (k->kind == TK_OP_FLAGS && k->ftab) {
-			uint64_t v = op_value_o(set, ev, k, d, size, swap);
-
-			if (v < TK_FLAGS_TABLE) {
-				o = put_str(o, k->ftab->text + k->ftab->off[v], k->ftab->len[v]);
-				break;
-			}
-		}
-		return run_kid(set, ev, k, d, size, o, end);
+		else if (k->kind == TK_OP_FLAGS)
+			o = put_flags_value(o, k, op_value_o(set, ev, k, d, size, swap));
+		else
+			return run_kid(set, ev, k, d, size, o, end);
+		break;
 	}
 	case TK_OP_IP4:
 		o = put_ip4(o, d + op->off, op->zero);

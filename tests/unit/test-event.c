@@ -442,6 +442,30 @@ static void test_sched_learn_fast(void **state)
 	assert_true(fast->comms->count > 2);
 	tk_event_set_free(fast);
 	tk_event_set_free(slow);
+
+	/* An 8-byte next_pid: no fixed places, every record takes the full learn. */
+	{
+		static const char fmt_wide[] =
+			"name: sched_switch\nID: 20\nformat:\n" COMMON
+			"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+			"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+			"\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+			"\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+			"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
+			"\tfield:long next_pid;\toffset:56;\tsize:8;\tsigned:1;\n"
+			"\tfield:int next_prio;\toffset:64;\tsize:4;\tsigned:1;\n\n"
+			"print fmt: \"%d\", REC->next_pid\n";
+		struct tk_event_set *wide = tk_event_set_new(8, false, 4096);
+
+		assert_non_null(wide);
+		assert_int_equal(tk_event_set_add_format(wide, "sched", fmt_wide, strlen(fmt_wide)),
+				 20);
+		assert_int_equal(tk_event_set_load_plugins(wide), 0);
+		ev = tk_event_find(wide, 20);
+		assert_int_equal(ev->kind, TK_EVENT_SCHED_SWITCH);
+		assert_int_equal(ev->nlearn, 0);
+		tk_event_set_free(wide);
+	}
 }
 
 /* Our table against libtraceevent's own on random registration histories. */

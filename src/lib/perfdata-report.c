@@ -758,6 +758,40 @@ static bool written_this_boot(const char *path)
 	return btime > 0 && stat(path, &st) == 0 && (long long)st.st_mtime >= btime;
 }
 
+/* Whether the tracefs event @sys/@name has the id @id. */
+static bool live_id_is(const char *sys, const char *name, uint64_t id)
+{
+	char *rel, *text;
+	size_t len;
+	bool yes = false;
+
+	if (asprintf(&rel, "events/%s/%s/id", sys, name) < 0)
+		return false;
+	if (tk_tracefs_read_top_file(rel, &text, &len) == 0) {
+		yes = strtoull(text, NULL, 10) == id;
+		free(text);
+	}
+	free(rel);
+	return yes;
+}
+
+/* Add the live format of @sys/@name. Return: 0, -ENOENT when unreadable, -ENOMEM. */
+static int add_live_event(struct tk_event_set *set, const char *sys, const char *name)
+{
+	char *rel, *text;
+	size_t len;
+	int ret = -ENOENT;
+
+	if (asprintf(&rel, "events/%s/%s/format", sys, name) < 0)
+		return -ENOMEM;
+	if (tk_tracefs_read_top_file(rel, &text, &len) == 0) {
+		ret = tk_event_set_add_format(set, sys, text, len) == -ENOMEM ? -ENOMEM : 0;
+		free(text);
+	}
+	free(rel);
+	return ret;
+}
+
 /* Add the live format of the event whose tracefs id is @id, if one has it. */
 static int add_live_format(struct tk_event_set *set, const char *root, uint64_t id)
 {
@@ -780,30 +814,9 @@ static int add_live_format(struct tk_event_set *set, const char *root, uint64_t 
 			continue;
 		events = opendir(sysdir);
 		while (events && ret == -ENOENT && (ed = readdir(events))) {
-			char *rel, *text;
-			size_t len;
-
-			if (ed->d_name[0] == '.' || ed->d_type != DT_DIR ||
-			    asprintf(&rel, "events/%s/%s/id", sd->d_name, ed->d_name) < 0)
-				continue;
-			if (tk_tracefs_read_top_file(rel, &text, &len) == 0) {
-				if (strtoull(text, NULL, 10) == id) {
-					free(text);
-					free(rel);
-					if (asprintf(&rel, "events/%s/%s/format", sd->d_name,
-						     ed->d_name) < 0) {
-						rel = NULL;
-						ret = -ENOMEM;
-					} else if (tk_tracefs_read_top_file(rel, &text, &len) == 0) {
-						ret = tk_event_set_add_format(set, sd->d_name, text, len);
-						ret = ret == -ENOMEM ? ret : 0;
-						free(text);
-					}
-				} else {
-					free(text);
-				}
-			}
-			free(rel);
+			if (ed->d_name[0] != '.' && ed->d_type == DT_DIR &&
+			    live_id_is(sd->d_name, ed->d_name, id))
+				ret = add_live_event(set, sd->d_name, ed->d_name);
 		}
 		if (events)
 			closedir(events);

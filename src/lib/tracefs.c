@@ -1511,7 +1511,8 @@ TK_API int tk_tracefs_ledger_reap(void (*report)(const char *probe, long pid, bo
 
 		if (pid < 0 || !pid_gone(pid))
 			continue;
-		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+		path = join(dir, de->d_name);
+		if (!path) {
 			first = first ? first : tk_fail(ENOMEM, "out of memory");
 			continue;
 		}

@@ -891,6 +891,11 @@ static void test_printk_formats_untrusted(void **state)
 	tk_event_set_free(set);
 }
 
+/* An address printed as %ps and %pS, for the kallsyms tests. */
+static const char fmt_sym[] = "name: t_ip\nID: 51\nformat:\n" COMMON
+			      "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n\n"
+			      "print fmt: \"%ps %pS\", (void *)REC->ip, (void *)REC->ip\n";
+
 /*
  * kallsyms in address order (as /proc/kallsyms lists them) takes the sort's
  * shortcut, and borrowed text need not end in a NUL: the symbol chosen
@@ -899,9 +904,6 @@ static void test_printk_formats_untrusted(void **state)
  */
 static void test_ksym_sorted_borrowed(void **state)
 {
-	static const char fmt_ip[] = "name: t_ip\nID: 51\nformat:\n" COMMON
-				     "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n\n"
-				     "print fmt: \"%ps %pS\", (void *)REC->ip, (void *)REC->ip\n";
 	static const char syms[] = "ffffffff81000000 T _stext\n"
 				   "ffffffff81000100 t __do_sys_x\n"
 				   "ffffffff81000100 T __ia32_sys_x\n"
@@ -921,7 +923,7 @@ static void test_ksym_sorted_borrowed(void **state)
 	memcpy(text, syms, sizeof(syms) - 1);
 	memcpy(text + sizeof(syms) - 1, "\nffffffff81000104 T not_a_symbol\n", 33);
 	assert_int_equal(tk_event_set_add_kallsyms_borrowed(set, text, sizeof(syms) - 1), 0);
-	assert_int_equal(tk_event_set_add_format(set, "test", fmt_ip, strlen(fmt_ip)), 51);
+	assert_int_equal(tk_event_set_add_format(set, "test", fmt_sym, strlen(fmt_sym)), 51);
 	assert_true(tk_event_is_compiled(tk_event_find(set, 51)));
 	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
 		const char *t;
@@ -943,9 +945,6 @@ static void test_ksym_sorted_borrowed(void **state)
  */
 static void test_ksym_hex_digits(void **state)
 {
-	static const char fmt_ip[] = "name: t_ip\nID: 51\nformat:\n" COMMON
-				     "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n\n"
-				     "print fmt: \"%pS\", (void *)REC->ip\n";
 	static const char syms[] = "0123456789abcdef T all_digits\n"
 				   "0123456789ABCDEF t upper_same\n"
 				   "8100a0f0 T short_addr\n"
@@ -962,16 +961,16 @@ static void test_ksym_hex_digits(void **state)
 
 	(void)state;
 	assert_int_equal(tk_event_set_add_kallsyms(set, syms, strlen(syms)), 0);
-	assert_int_equal(tk_event_set_add_format(set, "test", fmt_ip, strlen(fmt_ip)), 51);
+	assert_int_equal(tk_event_set_add_format(set, "test", fmt_sym, strlen(fmt_sym)), 51);
 	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
 		memcpy(d + 8, &addrs[i], 8);
 		both(set, d, sizeof(d));
 	}
 	assert_int_equal(set->nksyms, 7);
 	memcpy(d + 8, &addrs[3], 8);
-	assert_string_equal(print(set, d, sizeof(d), 0), "desc+0x4");
+	assert_string_equal(print(set, d, sizeof(d), 0), "desc desc+0x4");
 	memcpy(d + 8, &addrs[5], 8);
-	assert_string_equal(print(set, d, sizeof(d), 0), "upper_after+0x8");
+	assert_string_equal(print(set, d, sizeof(d), 0), "upper_after upper_after+0x8");
 	tk_event_set_free(set);
 
 	for (int i = 0; i < 600; i++)
@@ -980,7 +979,7 @@ static void test_ksym_hex_digits(void **state)
 	tiny[4 * 600] = '\0';
 	set = new_set();
 	assert_int_equal(tk_event_set_add_kallsyms(set, tiny, 4 * 600), 0);
-	assert_int_equal(tk_event_set_add_format(set, "test", fmt_ip, strlen(fmt_ip)), 51);
+	assert_int_equal(tk_event_set_add_format(set, "test", fmt_sym, strlen(fmt_sym)), 51);
 	for (uint64_t a = 0; a < 12; a++) {
 		memcpy(d + 8, &a, 8);
 		both(set, d, sizeof(d));

@@ -1259,7 +1259,6 @@ struct ppool {
 	struct pworker *workers;
 	size_t nworkers, nstarted;
 	struct tk_ksym_memo *main_memo;
-	struct tk_text_slot *main_texts; /* q.n, the merge's */
 	int fd;                 /* the file, which workers read records from */
 } __attribute__((aligned(128)));
 
@@ -1390,8 +1389,7 @@ static void ppool_begin(struct ppool *pool, bool force)
 {
 	struct rep *r = pool->r;
 
-	pool->cur_slot = tk_jobs_start(&pool->q, &pool->fdout, pool->main_texts,
-				       PJOB_QUEUE, force, &pool->cur_inline);
+	pool->cur_slot = tk_jobs_start(&pool->q, &pool->fdout, PJOB_QUEUE, force, &pool->cur_inline);
 	pool->cur = &pool->jobs[pool->cur_slot];
 	pool->cur->nlines = 0;
 	r->out = pool->cur_inline ? pool->q.text[pool->cur_slot]->out : pool->scratch;
@@ -1415,7 +1413,7 @@ static void ppool_dispatch(struct ppool *pool, bool force, bool last)
 		if (last) {
 			tk_jobs_drop(&pool->q, slot);
 		} else if (force && !pool->cur_inline) {
-			tk_jobs_make_inline(&pool->q, slot, pool->main_texts);
+			tk_jobs_make_inline(&pool->q, slot);
 			pool->cur_inline = true;
 			r->out = pool->q.text[slot]->out;
 		}
@@ -1450,7 +1448,6 @@ static void ppool_free(struct ppool *pool)
 		free(pool->workers[i].win);
 		tk_text_slots_free(pool->workers[i].texts, pool->q.n);
 	}
-	tk_text_slots_free(pool->main_texts, pool->q.n);
 	tk_outbuf_release(&pool->scratch);
 	free(pool->jobs);
 	free(pool->workers);
@@ -1500,14 +1497,12 @@ static struct ppool *ppool_new(struct rep *r)
 	pool->fd = tk_perfdata_fd(r->pd);
 	pthread_mutex_init(&pool->slow_lock, NULL);
 	pool->nworkers = threads - 1;
-	ok = !tk_jobs_init(&pool->q, (PJOB_QUEUE + 2) * pool->nworkers + 2);
+	ok = !tk_jobs_init(&pool->q, (PJOB_QUEUE + 2) * pool->nworkers + 2, PJOB_TEXT);
 	pool->jobs = tk_line_calloc(pool->q.n, sizeof(*pool->jobs));
 	pool->workers = tk_line_calloc(pool->nworkers, sizeof(*pool->workers));
 	pool->main_memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
 	ok = ok && pool->jobs && pool->workers && pool->main_memo &&
 	     !tk_outbuf_init(&pool->scratch, -1, 4096);
-	pool->main_texts = ok ? tk_text_slots_new(pool->q.n, PJOB_TEXT) : NULL;
-	ok = ok && pool->main_texts;
 	for (size_t i = 0; ok && i < pool->q.n; i++) {
 		pool->jobs[i].lines = tk_line_alloc(PJOB_LINES, sizeof(*pool->jobs[i].lines));
 		ok = pool->jobs[i].lines != NULL;

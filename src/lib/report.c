@@ -1735,7 +1735,6 @@ struct pool {
 	size_t nworkers, nstarted;
 	pthread_mutex_t *slow_lock;
 	struct tk_ksym_memo *main_memo;
-	struct tk_text_slot *main_texts; /* q.n, the merge's */
 	struct tk_outbuf scratch; /* the merge's printer's while the job being filled is logged */
 	uint64_t take_word;       /* takes not yet stored: four to a word */
 } __attribute__((aligned(128)));
@@ -1888,8 +1887,7 @@ static void pool_begin(struct pool *pool)
 	struct report *r = pool->r;
 	struct job *j;
 
-	pool->cur_slot = tk_jobs_start(&pool->q, &r->out, pool->main_texts,
-				       JOB_QUEUE, false, &pool->cur_inline);
+	pool->cur_slot = tk_jobs_start(&pool->q, &r->out, JOB_QUEUE, false, &pool->cur_inline);
 	j = &pool->jobs[pool->cur_slot];
 	j->ntakes = 0;
 	j->npicks = 0;
@@ -1995,7 +1993,6 @@ static void pool_free(struct pool *pool)
 		tk_text_slots_free(pool->workers[i].texts, pool->q.n);
 		replicas_free(pool->workers[i].streams, pool->r->nstreams);
 	}
-	tk_text_slots_free(pool->main_texts, pool->q.n);
 	tk_outbuf_release(&pool->scratch);
 	free(pool->jobs);
 	free(pool->workers);
@@ -2088,7 +2085,7 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 		return NULL;
 	pool->r = r;
 	pool->nworkers = threads - 1;
-	ok = !tk_jobs_init(&pool->q, JOB_SLOTS(pool->nworkers));
+	ok = !tk_jobs_init(&pool->q, JOB_SLOTS(pool->nworkers), JOB_TEXT);
 	pool->jobs = tk_line_calloc(pool->q.n, sizeof(*pool->jobs));
 	ok = ok && pool->jobs;
 	for (size_t i = 0; ok && i < pool->q.n; i++) {
@@ -2101,8 +2098,7 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 		j->at_off = tk_line_calloc(r->nstreams, sizeof(*j->at_off));
 		ok = j->takes && j->picks && j->start && j->at_page && j->at_off;
 	}
-	pool->main_texts = ok ? tk_text_slots_new(pool->q.n, JOB_TEXT) : NULL;
-	ok = ok && pool->main_texts && !tk_outbuf_init(&pool->scratch, -1, 4096);
+	ok = ok && !tk_outbuf_init(&pool->scratch, -1, 4096);
 	pool->workers = tk_line_calloc(pool->nworkers, sizeof(*pool->workers));
 	pool->main_memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
 	ok = ok && pool->workers && pool->main_memo;

@@ -14,21 +14,23 @@
 
 enum { JOB_FREE, JOB_FILLING, JOB_READY, JOB_BUSY, JOB_DONE };
 
-int tk_jobs_init(struct tk_jobs *q, size_t n)
+int tk_jobs_init(struct tk_jobs *q, size_t n, size_t text_cap)
 {
 	memset(q, 0, sizeof(*q));
 	q->n = n;
 	q->state = calloc(n, sizeof(*q->state));
 	q->text = calloc(n, sizeof(*q->text));
 	q->queue = calloc(n, sizeof(*q->queue));
+	q->mine = tk_text_slots_new(n, text_cap);
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->work, NULL);
 	pthread_cond_init(&q->done, NULL);
-	return q->state && q->text && q->queue ? 0 : -ENOMEM;
+	return q->state && q->text && q->queue && q->mine ? 0 : -ENOMEM;
 }
 
 void tk_jobs_destroy(struct tk_jobs *q)
 {
+	tk_text_slots_free(q->mine, q->n);
 	free(q->state);
 	free(q->text);
 	free(q->queue);
@@ -88,8 +90,8 @@ static void write_done(struct tk_jobs *q, struct tk_outbuf *out, uint64_t until)
 	}
 }
 
-size_t tk_jobs_start(struct tk_jobs *q, struct tk_outbuf *out, struct tk_text_slot *mine,
-		     size_t depth, bool force, bool *printed_inline)
+size_t tk_jobs_start(struct tk_jobs *q, struct tk_outbuf *out, size_t depth, bool force,
+		     bool *printed_inline)
 {
 	size_t slot;
 
@@ -99,15 +101,15 @@ size_t tk_jobs_start(struct tk_jobs *q, struct tk_outbuf *out, struct tk_text_sl
 	slot = q->filled % q->n;
 	q->state[slot] = JOB_FILLING;
 	*printed_inline = force || q->tail - q->head >= depth * q->ready;
-	q->text[slot] = *printed_inline ? tk_text_lend(mine, q->n) : NULL;
+	q->text[slot] = *printed_inline ? tk_text_lend(q->mine, q->n) : NULL;
 	pthread_mutex_unlock(&q->lock);
 	return slot;
 }
 
-void tk_jobs_make_inline(struct tk_jobs *q, size_t slot, struct tk_text_slot *mine)
+void tk_jobs_make_inline(struct tk_jobs *q, size_t slot)
 {
 	pthread_mutex_lock(&q->lock);
-	q->text[slot] = tk_text_lend(mine, q->n);
+	q->text[slot] = tk_text_lend(q->mine, q->n);
 	pthread_mutex_unlock(&q->lock);
 }
 

@@ -166,6 +166,7 @@ struct tk_jobs {
 	size_t n;                   /* slots */
 	int *state;                 /* per slot */
 	struct tk_text_slot **text; /* per slot: the text its printer lent it */
+	struct tk_text_slot *mine;  /* n: the merge thread's own, for the jobs it prints */
 	uint64_t *queue;            /* logged job numbers, oldest at head */
 	uint64_t filled, written, head, tail;
 	size_t ready;               /* workers taking jobs */
@@ -173,21 +174,24 @@ struct tk_jobs {
 	char error[512];            /* the first worker failure, reported with its text */
 } __attribute__((aligned(TK_LINE)));
 
-/* Zero the ring and size it for @n slots. Return: 0 or -ENOMEM. */
-int tk_jobs_init(struct tk_jobs *q, size_t n);
+/*
+ * Zero the ring and size it for @n slots, with the merge's texts of @text_cap
+ * bytes to start with. Return: 0 or -ENOMEM (then tk_jobs_destroy() it).
+ */
+int tk_jobs_init(struct tk_jobs *q, size_t n, size_t text_cap);
 void tk_jobs_destroy(struct tk_jobs *q);
 
 /*
  * Merge: start job number q->filled, waiting for its slot to be written out
  * (writing done jobs to @out meanwhile). It is printed inline, into a text
- * lent from @mine, when @force, when no worker is ready yet, or when the
+ * lent from q->mine, when @force, when no worker is ready yet, or when the
  * workers already have @depth jobs each waiting; *@printed_inline says
  * which. Return: the slot.
  */
-size_t tk_jobs_start(struct tk_jobs *q, struct tk_outbuf *out, struct tk_text_slot *mine,
-		     size_t depth, bool force, bool *printed_inline);
+size_t tk_jobs_start(struct tk_jobs *q, struct tk_outbuf *out, size_t depth, bool force,
+		     bool *printed_inline);
 /* Merge: the job in @slot, still empty, is printed inline after all. */
-void tk_jobs_make_inline(struct tk_jobs *q, size_t slot, struct tk_text_slot *mine);
+void tk_jobs_make_inline(struct tk_jobs *q, size_t slot);
 /*
  * Merge: hand the filled job in @slot over (a logged one to the workers;
  * an inline one is done), then write the done jobs next in order to @out.

@@ -123,6 +123,35 @@ static void test_constructs(void **state)
 	tk_event_set_free(set);
 }
 
+/*
+ * A char[16] name of every length, and one with no NUL: the compiled op
+ * copies the 16 bytes whole and keeps only the name's length of them.
+ */
+static void test_name_lengths(void **state)
+{
+	struct tk_event_set *set = new_set();
+	const char *letters = "abcdefghijklmnopqrstuvwxyz";
+	struct rec r;
+
+	(void)state;
+	for (size_t len = 0; len <= 16; len++) {
+		char name[17], want[64];
+		const char *got;
+
+		memcpy(name, letters + 26 - len, len);
+		name[len] = '\0';
+		make_rec(&r, 1, 2, name, "x", 1);
+		/* Bytes after the name's NUL must not show. */
+		if (len < 15)
+			r.b[24 + len + 1] = 'Z';
+		snprintf(want, sizeof(want), " c=%s n=x ", name);
+		got = print(set, r.b, sizeof(r.b), 0);
+		assert_non_null(strstr(got, want));
+		assert_string_equal(got, print(set, r.b, sizeof(r.b), TK_EVENT_PRINT_SLOW));
+	}
+	tk_event_set_free(set);
+}
+
 static void test_fallback(void **state)
 {
 	struct tk_event_set *set = new_set();
@@ -1107,6 +1136,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_constructs),
+		cmocka_unit_test(test_name_lengths),
 		cmocka_unit_test(test_fallback),
 		cmocka_unit_test(test_expressions_and_symbols),
 		cmocka_unit_test(test_short_record),

@@ -102,7 +102,7 @@ struct tk_op {
 	bool left, zero;     /* NUM: '-' and '0' flags */
 	int32_t expr;        /* NUM/FLAGS/SYMBOL/PTR/FUNC/CSTR value; -1: the field */
 	bool offset;         /* FUNC: %pS prints +0xoff */
-	const char *alt;     /* CSTR: the false text (borrowed), lit: the true one */
+	const char *alt;     /* CSTR: the false text (in lit's buffer), lit: the true one */
 	uint32_t alt_len;
 	/*
 	 * Filled by the last compile pass: the literal before this op (owned,
@@ -130,8 +130,13 @@ struct tk_op {
 	/* STR/DSTR with a spec: padded by hand ('-', width, precision). */
 	int32_t prec;        /* -1: none */
 	uint8_t star;        /* lenexpr is 1: the width, 2: the precision */
-	/* FLAGS: the texts of the values below TK_FLAGS_TABLE (or NULL). */
+	/*
+	 * FLAGS: the texts of the values below TK_FLAGS_TABLE (or NULL); COND
+	 * of a flags value or a literal: the text of either. CSTR: lit and alt
+	 * each have 32 readable bytes.
+	 */
 	struct tk_flags_table *ftab;
+	bool padded;
 };
 
 /* One kallsyms entry: the text lives in tk_event_set.ksym_text. */

@@ -882,14 +882,22 @@ static void compile_str_cond(struct compiler *c, struct tep_print_arg *arg, cons
 		if (!op)
 			return;
 		op->expr = e;
-		op->lit = strdup(alt[0]->atom.atom);
+		op->lit_len = (uint32_t)strlen(alt[0]->atom.atom);
+		op->alt_len = (uint32_t)strlen(alt[1]->atom.atom);
+		/*
+		 * Both texts in one buffer, each in 32 padded bytes when they fit
+		 * (most: "+" or ""), so the run copies either whole, with no
+		 * branch on which it is.
+		 */
+		op->padded = op->lit_len <= 32 && op->alt_len <= 32;
+		op->lit = calloc(1, op->padded ? 64 : (size_t)op->lit_len + op->alt_len + 2);
 		if (!op->lit) {
 			fail(c, "out of memory");
 			return;
 		}
-		op->lit_len = (uint32_t)strlen(op->lit);
-		op->alt = alt[1]->atom.atom;
-		op->alt_len = (uint32_t)strlen(op->alt);
+		memcpy(op->lit, alt[0]->atom.atom, op->lit_len);
+		op->alt = op->lit + (op->padded ? 32 : op->lit_len + 1);
+		memcpy((char *)op->alt, alt[1]->atom.atom, op->alt_len);
 		c->max_static += op->lit_len + op->alt_len;
 		return;
 	}
@@ -1502,6 +1510,36 @@ static void flags_table(struct tk_op *op)
 	op->ftab = t;
 }
 
+/*
+ * "v ? __print_flags(v, ...) : \"R\"" (sched_switch's prev_state in perf's
+ * format): when the condition and the flags read the same value, one
+ * table gives the text of both alternatives, the literal at 0. Which
+ * alternative a record takes is random, and the branch on it was missed.
+ */
+static void cond_table(struct tk_op *op)
+{
+	const struct tk_op *yes = &op->kids[0], *no = &op->kids[1];
+	const struct tk_flags_table *f = yes->ftab;
+	struct tk_flags_table *t;
+	size_t total;
+
+	if (yes->kind != TK_OP_FLAGS || no->kind != TK_OP_LIT || !f || !op->load ||
+	    op->load != yes->load || op->load_off != yes->load_off ||
+	    op->load_mask != yes->load_mask || no->lit_len > UINT8_MAX)
+		return;
+	total = (size_t)f->off[TK_FLAGS_TABLE - 1] + f->len[TK_FLAGS_TABLE - 1] + no->lit_len;
+	if (total > UINT16_MAX)
+		return;
+	t = malloc(sizeof(*t) + total);
+	if (!t)
+		return; /* the kids still print it */
+	memcpy(t, f, sizeof(*t) + f->off[TK_FLAGS_TABLE - 1] + f->len[TK_FLAGS_TABLE - 1]);
+	t->off[0] = (uint16_t)(total - no->lit_len);
+	t->len[0] = (uint8_t)no->lit_len;
+	memcpy(t->text + t->off[0], no->lit, no->lit_len);
+	op->ftab = t;
+}
+
 /* Direct loads and the cast's bit count, for an op and its alternatives. */
 static void finish_op(struct tk_event *ev, struct tk_op *op)
 {
@@ -1542,6 +1580,7 @@ static void finish_op(struct tk_event *ev, struct tk_op *op)
 	if (op->kids) {
 		finish_op(ev, &op->kids[0]);
 		finish_op(ev, &op->kids[1]);
+		cond_table(op);
 	}
 }
 
@@ -2524,12 +2563,20 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 	case TK_OP_FUNCF:
 		o = put_func(set, o, op_value_o(set, ev, op, d, size, swap), op->kind, op->offset);
 		break;
-	case TK_OP_CSTR:
-		if (op_value_o(set, ev, op, d, size, swap))
-			o = put_str(o, op->lit, op->lit_len);
-		else
-			o = put_str(o, op->alt, op->alt_len);
+	case TK_OP_CSTR: {
+		bool yes = op_value_o(set, ev, op, d, size, swap) != 0;
+		const char *t = yes ? op->lit : op->alt;
+		uint32_t n = yes ? op->lit_len : op->alt_len;
+
+		if (op->padded) {
+			/* 32 bytes whole (the output's slack covers them), n kept. */
+			memcpy(o, t, 32);
+			o += n;
+		} else {
+			o = put_str(o, t, n);
+		}
 		break;
+	}
 	case TK_OP_STR:
 	case TK_OP_DSTR: {
 		const char *s;
@@ -2583,7 +2630,17 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 		 * a literal or flags alternative is printed here, any other by
 		 * its own op, out of line (it recurses).
 		 */
-		const struct tk_op *k = &op->kids[op_value_o(set, ev, op, d, size, swap) ? 0 : 1];
+		const struct tk_op *k;
+
+		if (op->ftab) {
+			uint64_t v = op_value_o(set, ev, op, d, size, swap);
+
+			if (v < TK_FLAGS_TABLE) {
+				o = put_str(o, op->ftab->text + op->ftab->off[v], op->ftab->len[v]);
+				break;
+			}
+		}
+		k = &op->kids[op_value_o(set, ev, op, d, size, swap) ? 0 : 1];
 
 		if (k->kind == TK_OP_LIT)
 			o = put_lit(o, k->lit, k->lit_len);

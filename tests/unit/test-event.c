@@ -871,6 +871,15 @@ static void test_sched_switch_unplugged(void **state)
 		memcpy(d + 60, &nprio, 4);
 		both(set, d, sizeof(d));
 	}
+	/* The state ternary prints from one table: every value in it and past it. */
+	for (size_t i = 0; i < ev->nops; i++)
+		if (ev->ops[i].kind == TK_OP_COND)
+			assert_non_null(ev->ops[i].ftab);
+	for (int64_t s = 0; s < 2 * TK_FLAGS_TABLE + 2; s++) {
+		memcpy(d + 32, &s, 8);
+		both(set, d, sizeof(d));
+	}
+	memcpy(d + 32, &states[sizeof(states) / sizeof(states[0]) - 1], 8);
 	assert_string_equal(print(set, d, sizeof(d), 0),
 			    "prev_comm=kworker/0:1 prev_pid=1234 prev_prio=120 "
 			    "prev_state=S|D|T|t|X|Z|P|I+ ==> next_comm=swapper/0 next_pid=0 "

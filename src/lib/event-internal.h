@@ -299,13 +299,12 @@ static inline char *tk_put_u64(char *o, uint64_t v)
 	 */
 	if (v < 10000u) {
 		uint32_t x = (uint32_t)v, len = 1u + (x >= 10u) + (x >= 100u) + (x >= 1000u);
-		uint16_t d[2];
+		uint16_t hi, lo;
 		uint32_t word;
 
-		__builtin_memcpy(&d[0], tk_dec_pairs + 2 * (x / 100u), 2);
-		__builtin_memcpy(&d[1], tk_dec_pairs + 2 * (x % 100u), 2);
-		__builtin_memcpy(&word, d, 4);
-		word >>= 8 * (4 - len);
+		__builtin_memcpy(&hi, tk_dec_pairs + 2 * (x / 100u), 2);
+		__builtin_memcpy(&lo, tk_dec_pairs + 2 * (x % 100u), 2);
+		word = ((uint32_t)hi | (uint32_t)lo << 16) >> (8 * (4 - len));
 		__builtin_memcpy(o, &word, 4);
 		return o + len;
 	}

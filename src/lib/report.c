@@ -379,9 +379,10 @@ static inline int stream_next(struct report *r, struct stream *s)
 	return stream_refill(r, s);
 }
 
+/* Without a branch: which CPU holds the next record changes at random. */
 static inline bool before(const struct stream *x, const struct stream *y)
 {
-	return x->ts < y->ts || (x->ts == y->ts && x->order < y->order);
+	return (x->ts < y->ts) | ((x->ts == y->ts) & (x->order < y->order));
 }
 
 static void heap_down(struct report *r, size_t i)
@@ -2267,13 +2268,15 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 			 * still precedes both children, nothing moves.
 			 */
 			if (r.nheap == 2) {
-				/* Two streams (a 2-CPU trace, or the last two): a swap. */
-				if (before(r.heap[1], s)) {
-					struct stream *t = r.heap[0];
+				/*
+				 * Two streams (a 2-CPU trace, or the last two): a swap,
+				 * made by selects (the top is s).
+				 */
+				struct stream *o = r.heap[1];
+				bool swap = before(o, s);
 
-					r.heap[0] = r.heap[1];
-					r.heap[1] = t;
-				}
+				r.heap[0] = swap ? o : s;
+				r.heap[1] = swap ? s : o;
 			} else if (r.nheap > 2 && (before(r.heap[1], s) || before(r.heap[2], s))) {
 				heap_down(&r, 0);
 			}

@@ -77,10 +77,15 @@ struct tk_sym {
 
 #define TK_FLAGS_TABLE 256
 
-/* A FLAGS op's text per value below TK_FLAGS_TABLE: text + off[v], len[v] bytes. */
+/*
+ * A FLAGS op's text per value v with v >> shift below TK_FLAGS_TABLE
+ * (the value's bits below shift are the same in every record): text +
+ * off[i], len[i] bytes for i = v >> shift.
+ */
 struct tk_flags_table {
 	uint16_t off[TK_FLAGS_TABLE];
 	uint8_t len[TK_FLAGS_TABLE];
+	uint8_t shift;
 	char text[];
 };
 
@@ -115,6 +120,7 @@ struct tk_op {
 	uint32_t pre_len;
 	uint32_t load_off;
 	uint64_t load_mask;  /* the load is ANDed with it ("REC->f & MASK"); else all ones */
+	uint64_t load_or;    /* then ORed with it ("(REC->f & MASK) | BITS"); else 0 */
 	uint8_t load;
 	uint8_t bits;
 	/*

@@ -1471,14 +1471,18 @@ static char *put_flags(char *o, const struct tk_op *op, uint64_t v);
 /*
  * The text of every value below TK_FLAGS_TABLE, made once with the runtime
  * algorithm (put_flags()): sched_switch prints its state with eight flags
- * per record, and most flag words live in the low byte. Skipped (no table,
- * the loop runs) when the texts would take more than 16 KiB.
+ * per record, and most flag words live in the low byte. A value read as
+ * "field & MASK" (or "| CONST") whose mask spans under 8 bits above its
+ * lowest (timer flags) is indexed by value >> shift. Skipped (no table, the
+ * loop runs) when the texts would take more than 16 KiB.
  */
 static void flags_table(struct tk_op *op)
 {
 	struct tk_flags_table *t;
 	char tmp[4096];
 	size_t total = 0;
+	unsigned int shift = 0;
+	uint64_t low = 0;
 	/* The widest text: every name, every delimiter, "0x" and 16 digits. */
 	uint64_t widest = (uint64_t)op->delim_len + 24;
 
@@ -1486,10 +1490,16 @@ static void flags_table(struct tk_op *op)
 		widest += (uint64_t)op->syms[i].len + op->delim_len;
 	if (widest > sizeof(tmp))
 		return;
-	for (uint64_t v = 0; v < TK_FLAGS_TABLE; v++) {
+	if (op->load && op->load_mask && op->load_mask != UINT64_MAX &&
+	    op->load_mask >> __builtin_ctzll(op->load_mask) < TK_FLAGS_TABLE) {
+		shift = (unsigned int)__builtin_ctzll(op->load_mask);
+		/* The value's bits below the mask are the or-constant's, always the same. */
+		low = op->load_or & ((1ull << shift) - 1);
+	}
+	for (uint64_t i = 0; i < TK_FLAGS_TABLE; i++) {
 		size_t n;
 
-		n = (size_t)(put_flags(tmp, op, v) - tmp);
+		n = (size_t)(put_flags(tmp, op, i << shift | low) - tmp);
 		if (n > UINT8_MAX)
 			return;
 		total += n;
@@ -1500,13 +1510,15 @@ static void flags_table(struct tk_op *op)
 	if (!t)
 		return; /* the loop still prints it */
 	total = 0;
-	for (uint64_t v = 0; v < TK_FLAGS_TABLE; v++) {
-		size_t n = (size_t)(put_flags(t->text + total, op, v) - (t->text + total));
+	for (uint64_t i = 0; i < TK_FLAGS_TABLE; i++) {
+		size_t n = (size_t)(put_flags(t->text + total, op, i << shift | low) -
+				    (t->text + total));
 
-		t->off[v] = (uint16_t)total;
-		t->len[v] = (uint8_t)n;
+		t->off[i] = (uint16_t)total;
+		t->len[i] = (uint8_t)n;
 		total += n;
 	}
+	t->shift = (uint8_t)shift;
 	op->ftab = t;
 }
 
@@ -1525,7 +1537,8 @@ static void cond_table(struct tk_op *op)
 
 	if (yes->kind != TK_OP_FLAGS || no->kind != TK_OP_LIT || !f || !op->load ||
 	    op->load != yes->load || op->load_off != yes->load_off ||
-	    op->load_mask != yes->load_mask || no->lit_len > UINT8_MAX)
+	    op->load_mask != yes->load_mask || op->load_or != yes->load_or ||
+	    no->lit_len > UINT8_MAX)
 		return;
 	total = (size_t)f->off[TK_FLAGS_TABLE - 1] + f->len[TK_FLAGS_TABLE - 1] + no->lit_len;
 	if (total > UINT16_MAX)
@@ -1540,30 +1553,64 @@ static void cond_table(struct tk_op *op)
 	op->ftab = t;
 }
 
+/* @x as "FIELD & CONST" (either order): the field's expression and the mask's; false if not. */
+static bool masked_field(const struct tk_event *ev, const struct tk_expr *x,
+			 const struct tk_expr **field, const struct tk_expr **mask)
+{
+	const struct tk_expr *l, *r;
+
+	if (x->kind != TK_EXPR_BIN || strcmp(x->op, "&"))
+		return false;
+	l = &ev->exprs[x->a];
+	r = &ev->exprs[x->b];
+	if (l->kind == TK_EXPR_CONST && r->kind == TK_EXPR_FIELD) {
+		const struct tk_expr *t = l;
+
+		l = r;
+		r = t;
+	}
+	*field = l;
+	*mask = r;
+	return l->kind == TK_EXPR_FIELD && r->kind == TK_EXPR_CONST;
+}
+
 /* Direct loads and the cast's bit count, for an op and its alternatives. */
 static void finish_op(struct tk_event *ev, struct tk_op *op)
 {
 	const struct tk_expr *x = op->expr >= 0 ? &ev->exprs[op->expr] : NULL;
+	const struct tk_expr *f, *m;
 
 	op->load_mask = UINT64_MAX;
-	/* "REC->state & MASK" (flags, states) loads as directly as a field. */
-	if (op->kind != TK_OP_LIT && x && x->kind == TK_EXPR_BIN && !strcmp(x->op, "&")) {
+	op->load_or = 0;
+	if (op->kind == TK_OP_LIT || !x) {
+		/* nothing to load */
+	} else if (x->kind == TK_EXPR_FIELD) {
+		op->load = (uint8_t)x->size;
+		op->load_off = x->off;
+	} else if (masked_field(ev, x, &f, &m)) {
+		/* "REC->state & MASK" (flags, states) loads as directly as a field. */
+		op->load = (uint8_t)f->size;
+		op->load_off = f->off;
+		op->load_mask = m->val;
+	} else if (x->kind == TK_EXPR_BIN && !strcmp(x->op, "|")) {
+		/*
+		 * "(REC->f & A) | B": libtraceevent's reading of "REC->f & (A | B
+		 * | C)" (timer_start's flags), where '&' binds to the first term.
+		 */
 		const struct tk_expr *l = &ev->exprs[x->a], *r = &ev->exprs[x->b];
 
-		if (l->kind == TK_EXPR_CONST && r->kind == TK_EXPR_FIELD) {
+		if (l->kind == TK_EXPR_CONST) {
 			const struct tk_expr *t = l;
 
 			l = r;
 			r = t;
 		}
-		if (l->kind == TK_EXPR_FIELD && r->kind == TK_EXPR_CONST) {
-			op->load = (uint8_t)l->size;
-			op->load_off = l->off;
-			op->load_mask = r->val;
+		if (r->kind == TK_EXPR_CONST && masked_field(ev, l, &f, &m)) {
+			op->load = (uint8_t)f->size;
+			op->load_off = f->off;
+			op->load_mask = m->val;
+			op->load_or = r->val;
 		}
-	} else if (op->kind != TK_OP_LIT && x && x->kind == TK_EXPR_FIELD) {
-		op->load = (uint8_t)x->size;
-		op->load_off = x->off;
 	}
 	op->bits = op->ls <= -2 ? 8 : op->ls == -1 ? 16 : op->ls == 0 ? 32 : 64;
 	if (op->kind == TK_OP_FLAGS)
@@ -1573,7 +1620,7 @@ static void finish_op(struct tk_event *ev, struct tk_op *op)
 	 * gets an op of its own: a 4-byte load and the cast as two shifts,
 	 * without the general op's tests of size, mask, width and form.
 	 */
-	if (op->kind == TK_OP_NUM && op->load == 4 && op->load_mask == UINT64_MAX &&
+	if (op->kind == TK_OP_NUM && op->load == 4 && op->load_mask == UINT64_MAX && !op->load_or &&
 	    op->lenexpr < 0 && !op->width &&
 	    (op->form == TK_NUM_DEC || op->form == TK_NUM_UDEC))
 		op->kind = TK_OP_DEC4;
@@ -2205,7 +2252,7 @@ op_value_o(const struct tk_event_set *set, const struct tk_event *ev, const stru
 	   const uint8_t *d, uint32_t size, bool swap)
 {
 	if (op->load)
-		return rd_o(d + op->load_off, op->load, swap) & op->load_mask;
+		return (rd_o(d + op->load_off, op->load, swap) & op->load_mask) | op->load_or;
 	return tk_event_eval(set, ev->exprs, op->expr, d, size);
 }
 
@@ -2213,7 +2260,7 @@ static inline uint64_t op_value(const struct tk_event_set *set, const struct tk_
 				const struct tk_op *op, const uint8_t *d, uint32_t size)
 {
 	if (op->load)
-		return rd(set, d + op->load_off, op->load) & op->load_mask;
+		return (rd(set, d + op->load_off, op->load) & op->load_mask) | op->load_or;
 	return tk_event_eval(set, ev->exprs, op->expr, d, size);
 }
 
@@ -2511,8 +2558,12 @@ static __attribute__((noinline)) char *run_rare(struct tk_event_set *set,
 /* __print_flags() of @v: values of the low byte come ready-made (states, masks of a few flags). */
 static inline char *put_flags_value(char *o, const struct tk_op *op, uint64_t v)
 {
-	if (v < TK_FLAGS_TABLE && op->ftab)
-		return put_str(o, op->ftab->text + op->ftab->off[v], op->ftab->len[v]);
+	if (op->ftab) {
+		uint64_t i = v >> op->ftab->shift;
+
+		if (i < TK_FLAGS_TABLE)
+			return put_str(o, op->ftab->text + op->ftab->off[i], op->ftab->len[i]);
+	}
 	return put_flags(o, op, v);
 }
 
@@ -2633,10 +2684,10 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 		const struct tk_op *k;
 
 		if (op->ftab) {
-			uint64_t v = op_value_o(set, ev, op, d, size, swap);
+			uint64_t i = op_value_o(set, ev, op, d, size, swap) >> op->ftab->shift;
 
-			if (v < TK_FLAGS_TABLE) {
-				o = put_str(o, op->ftab->text + op->ftab->off[v], op->ftab->len[v]);
+			if (i < TK_FLAGS_TABLE) {
+				o = put_str(o, op->ftab->text + op->ftab->off[i], op->ftab->len[i]);
 				break;
 			}
 		}

@@ -721,6 +721,58 @@ static const char *both(struct tk_event_set *set, const uint8_t *d, uint32_t n)
 	return fast;
 }
 
+/*
+ * timer_start's flags: a value of bit 18 and constant bits above, so the
+ * table is indexed by value >> 18. Every value of bits 18-21, with bits
+ * outside them set too.
+ */
+static const char fmt_timer_flags[] =
+	"name: tflags\nID: 41\nformat:\n" COMMON
+	"\tfield:unsigned int flags;\toffset:8;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"cpu=%u flags=%s\", REC->flags & 0x0003FFFF, "
+	"__print_flags(REC->flags & (0x00040000 | 0x00080000 | 0x00100000 | 0x00200000), \"|\", "
+	"{ 0x00040000, \"M\" }, { 0x00080000, \"D\" }, { 0x00100000, \"P\" }, "
+	"{ 0x00200000, \"I\" })\n";
+
+static void test_flags_shifted_table(void **state)
+{
+	struct tk_event_set *set = new_set();
+	const struct tk_event *ev;
+	uint8_t d[16];
+
+	(void)state;
+	assert_int_equal(tk_event_set_add_format(set, "timer", fmt_timer_flags,
+						 strlen(fmt_timer_flags)), 41);
+	ev = tk_event_find(set, 41);
+	assert_true(tk_event_is_compiled(ev));
+	for (size_t i = 0; i < ev->nops; i++)
+		if (ev->ops[i].kind == TK_OP_FLAGS)
+			assert_int_equal(ev->ops[i].ftab ? ev->ops[i].ftab->shift : 0, 18);
+	for (uint32_t bits = 0; bits < 16; bits++) {
+		static const uint32_t others[] = {0, 1, 0x3ffff, 0x400000, 0xffc00000};
+
+		for (size_t k = 0; k < sizeof(others) / sizeof(others[0]); k++) {
+			uint32_t flags = bits << 18 | others[k];
+			uint16_t type = 41;
+
+			memset(d, 0, sizeof(d));
+			memcpy(d, &type, 2);
+			memcpy(d + 8, &flags, 4);
+			both(set, d, sizeof(d));
+		}
+	}
+	/*
+	 * libtraceevent reads "REC->flags & (M | D | P | I)" as "(REC->flags &
+	 * M) | D | P | I": D, P and I always show (as in trace-cmd's text).
+	 */
+	memset(d + 8, 0, 4);
+	d[10] = 0x2c;   /* bits 18, 19, 21 */
+	assert_string_equal(both(set, d, sizeof(d)), "cpu=0 flags=M|D|P|I");
+	d[10] = 0x28;   /* bits 19, 21 */
+	assert_string_equal(both(set, d, sizeof(d)), "cpu=0 flags=D|P|I");
+	tk_event_set_free(set);
+}
+
 static void test_more_constructs(void **state)
 {
 	struct tk_event_set *set = new_set();
@@ -1161,6 +1213,7 @@ int main(void)
 		cmocka_unit_test(test_sched_learn_fast),
 		cmocka_unit_test(test_sched_switch_states),
 		cmocka_unit_test(test_more_constructs),
+		cmocka_unit_test(test_flags_shifted_table),
 		cmocka_unit_test(test_hex_bad_length),
 		cmocka_unit_test(test_sched_switch_unplugged),
 		cmocka_unit_test(test_printk_formats_untrusted),

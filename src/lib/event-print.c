@@ -2135,6 +2135,23 @@ static inline char *put_num(char *o, const struct tk_op *op, uint64_t v)
 }
 
 /* "name", "name+0xoff" (%pS) or the plugin's "name/0x(addr - val)". */
+/*
+ * @n bytes of symbol @k's name: 32 bytes whole when the name fits in them
+ * and the text has them (the op's room covers the overshoot), so the
+ * name's length (which varies at random) is no branch.
+ */
+static inline char *put_sym_name(const struct tk_event_set *set, char *o,
+				 const struct tk_ksym *k, size_t n)
+{
+	const char *name = set->ksym_text + k->name_off;
+
+	if (__builtin_expect(n <= 32 && (size_t)k->name_off + 32 <= set->ksym_len, 1)) {
+		memcpy(o, name, 32);
+		return o + n;
+	}
+	return put_str(o, name, n);
+}
+
 static char *put_func(struct tk_event_set *set, char *o, uint64_t v, enum tk_op_kind kind,
 		      bool offset)
 {
@@ -2151,7 +2168,7 @@ static char *put_func(struct tk_event_set *set, char *o, uint64_t v, enum tk_op_
 
 			/* Written in place, then cut (the op's room is 160 bytes). */
 			n = k->name_len < 127 ? k->name_len : 127;
-			o = put_str(o, set->ksym_text + k->name_off, n);
+			o = put_sym_name(set, o, k, n);
 			o = put_str(o, "/0x", 3);
 			o = put_hex(o, k->addr - v);
 			return o - start < 127 ? o : start + 127;
@@ -2166,7 +2183,7 @@ static char *put_func(struct tk_event_set *set, char *o, uint64_t v, enum tk_op_
 		o = put_str(o, "0x", 2);
 		return put_hex(o, v);
 	}
-	o = put_str(o, set->ksym_text + k->name_off, k->name_len < SYM_MAX ? k->name_len : SYM_MAX);
+	o = put_sym_name(set, o, k, k->name_len < SYM_MAX ? k->name_len : SYM_MAX);
 	if (offset) {
 		o = put_str(o, "+0x", 3);
 		o = put_hex(o, v - k->addr);

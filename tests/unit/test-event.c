@@ -1000,10 +1000,12 @@ static void test_ksym_sorted_borrowed(void **state)
 				   "ffffffff81000100 T __x64_sys_x\n"
 				   "ffffffff81000180 A absolute_one\n"
 				   "ffffffff81000200 T later_fn [mod]\n"
+				   "ffffffff81000280 T a_function_name_longer_than_thirty_two_bytes\n"
 				   "ffffffff81000300 T last_fn";
 	const uint64_t addrs[] = {0xffffffff81000000ull, 0xffffffff81000100ull,
 				  0xffffffff81000104ull, 0xffffffff81000180ull,
-				  0xffffffff81000200ull, 0xffffffff81000301ull, 0xffffffff80000000ull};
+				  0xffffffff81000200ull, 0xffffffff81000284ull,
+				  0xffffffff81000301ull, 0xffffffff80000000ull};
 	struct tk_event_set *set = new_set();
 	/* The text, then bytes that must not be read as more lines. */
 	char text[sizeof(syms) + 32];
@@ -1024,6 +1026,16 @@ static void test_ksym_sorted_borrowed(void **state)
 	}
 	memcpy(d + 8, &addrs[2], 8);
 	assert_string_equal(print(set, d, sizeof(d), 0), "__do_sys_x __do_sys_x+0x4");
+	/* Names are copied 32 bytes at a time: the text past them must not show. */
+	memcpy(d + 8, &addrs[4], 8);
+	assert_string_equal(print(set, d, sizeof(d), 0), "later_fn later_fn+0x0");
+	memcpy(d + 8, &addrs[5], 8);
+	assert_string_equal(print(set, d, sizeof(d), 0),
+			    "a_function_name_longer_than_thirty_two_bytes "
+			    "a_function_name_longer_than_thirty_two_bytes+0x4");
+	/* The last name ends the borrowed text: no 32 bytes to copy there. */
+	memcpy(d + 8, &(uint64_t){0xffffffff81000300ull}, 8);
+	assert_string_equal(both(set, d, sizeof(d)), "last_fn last_fn+0x0");
 	tk_event_set_free(set);
 }
 

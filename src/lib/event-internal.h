@@ -137,7 +137,7 @@ struct tk_op {
 	int32_t prec;        /* -1: none */
 	uint8_t star;        /* lenexpr is 1: the width, 2: the precision */
 	/*
-	 * FLAGS: the texts of the values below TK_FLAGS_TABLE (or NULL); COND
+	 * FLAGS, SYMBOL: the texts of the values below TK_FLAGS_TABLE (or NULL); COND
 	 * of a flags value or a literal: the text of either. CSTR: lit and alt
 	 * each have 32 readable bytes.
 	 */

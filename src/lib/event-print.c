@@ -1467,16 +1467,25 @@ void tk_event_free_program(struct tk_event *ev)
 }
 
 static char *put_flags(char *o, const struct tk_op *op, uint64_t v);
+static char *put_symbolic(char *o, const struct tk_op *op, uint64_t v);
+
+/* The text of @v as the FLAGS or SYMBOL op prints it. */
+static char *put_named(char *o, const struct tk_op *op, uint64_t v)
+{
+	return op->kind == TK_OP_SYMBOL ? put_symbolic(o, op, v) : put_flags(o, op, v);
+}
 
 /*
  * The text of every value below TK_FLAGS_TABLE, made once with the runtime
- * algorithm (put_flags()): sched_switch prints its state with eight flags
- * per record, and most flag words live in the low byte. A value read as
+ * algorithm (put_flags(), put_symbolic()): sched_switch prints its state
+ * with eight flags per record, most flag words live in the low byte, and a
+ * symbolic value (softirq vectors) was a search whose exit point changed
+ * at random. A value read as
  * "field & MASK" (or "| CONST") whose mask spans under 8 bits above its
  * lowest (timer flags) is indexed by value >> shift. Skipped (no table, the
  * loop runs) when the texts would take more than 16 KiB.
  */
-static void flags_table(struct tk_op *op)
+static void named_table(struct tk_op *op)
 {
 	struct tk_flags_table *t;
 	char tmp[4096];
@@ -1499,7 +1508,7 @@ static void flags_table(struct tk_op *op)
 	for (uint64_t i = 0; i < TK_FLAGS_TABLE; i++) {
 		size_t n;
 
-		n = (size_t)(put_flags(tmp, op, i << shift | low) - tmp);
+		n = (size_t)(put_named(tmp, op, i << shift | low) - tmp);
 		if (n > UINT8_MAX)
 			return;
 		total += n;
@@ -1511,7 +1520,7 @@ static void flags_table(struct tk_op *op)
 		return; /* the loop still prints it */
 	total = 0;
 	for (uint64_t i = 0; i < TK_FLAGS_TABLE; i++) {
-		size_t n = (size_t)(put_flags(t->text + total, op, i << shift | low) -
+		size_t n = (size_t)(put_named(t->text + total, op, i << shift | low) -
 				    (t->text + total));
 
 		t->off[i] = (uint16_t)total;
@@ -1613,8 +1622,8 @@ static void finish_op(struct tk_event *ev, struct tk_op *op)
 		}
 	}
 	op->bits = op->ls <= -2 ? 8 : op->ls == -1 ? 16 : op->ls == 0 ? 32 : 64;
-	if (op->kind == TK_OP_FLAGS)
-		flags_table(op);
+	if (op->kind == TK_OP_FLAGS || op->kind == TK_OP_SYMBOL)
+		named_table(op);
 	/*
 	 * The commonest number, an int or pid_t printed with plain %d or %u,
 	 * gets an op of its own: a 4-byte load and the cast as two shifts,
@@ -2370,6 +2379,16 @@ static inline uint32_t op_base(const struct tk_event_set *set, const struct tk_o
 	return o;
 }
 
+/* __print_symbolic() of @v, as libtraceevent prints it. */
+static char *put_symbolic(char *o, const struct tk_op *op, uint64_t v)
+{
+	for (uint32_t k = 0; k < op->nsyms; k++)
+		if (op->syms[k].value == v)
+			return put_str(o, op->syms[k].str, op->syms[k].len);
+	o = put_str(o, "0x", 2);
+	return put_hex(o, v);
+}
+
 /* __print_flags() of @v, as libtraceevent prints it. */
 static char *put_flags(char *o, const struct tk_op *op, uint64_t v)
 {
@@ -2573,7 +2592,8 @@ static __attribute__((noinline)) char *run_rare(struct tk_event_set *set,
 }
 
 /* __print_flags() of @v: values of the low byte come ready-made (states, masks of a few flags). */
-static inline char *put_flags_value(char *o, const struct tk_op *op, uint64_t v)
+/* A FLAGS or SYMBOL value: from the op's table when it has the value. */
+static inline char *put_table_value(char *o, const struct tk_op *op, uint64_t v)
 {
 	if (op->ftab) {
 		uint64_t i = v >> op->ftab->shift;
@@ -2581,7 +2601,7 @@ static inline char *put_flags_value(char *o, const struct tk_op *op, uint64_t v)
 		if (i < TK_FLAGS_TABLE)
 			return put_str(o, op->ftab->text + op->ftab->off[i], op->ftab->len[i]);
 	}
-	return put_flags(o, op, v);
+	return put_named(o, op, v);
 }
 
 static inline __attribute__((always_inline)) char *
@@ -2690,7 +2710,7 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 		break;
 	}
 	case TK_OP_FLAGS:
-		o = put_flags_value(o, op, op_value_o(set, ev, op, d, size, swap));
+		o = put_table_value(o, op, op_value_o(set, ev, op, d, size, swap));
 		break;
 	case TK_OP_COND: {
 		/*
@@ -2713,7 +2733,7 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 		if (k->kind == TK_OP_LIT)
 			o = put_lit(o, k->lit, k->lit_len);
 		else if (k->kind == TK_OP_FLAGS)
-			o = put_flags_value(o, k, op_value_o(set, ev, k, d, size, swap));
+			o = put_table_value(o, k, op_value_o(set, ev, k, d, size, swap));
 		else
 			return run_kid(set, ev, k, d, size, o, end);
 		break;
@@ -2727,22 +2747,9 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 		else
 			o = put_ip6(o, d + op->off, !op->zero);
 		break;
-	case TK_OP_SYMBOL: {
-		uint64_t v = op_value_o(set, ev, op, d, size, swap);
-		uint32_t k;
-
-		for (k = 0; k < op->nsyms; k++) {
-			if (op->syms[k].value == v) {
-				o = put_str(o, op->syms[k].str, op->syms[k].len);
-				break;
-			}
-		}
-		if (k == op->nsyms) {
-			o = put_str(o, "0x", 2);
-			o = put_hex(o, v);
-		}
+	case TK_OP_SYMBOL:
+		o = put_table_value(o, op, op_value_o(set, ev, op, d, size, swap));
 		break;
-	}
 	default:
 		return run_rare(set, ev, op, d, size, o);
 	}

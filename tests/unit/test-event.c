@@ -120,6 +120,12 @@ static void test_constructs(void **state)
 	make_rec(&r, 0, 0, "", "x", 0);
 	assert_string_equal(print(set, r.b, sizeof(r.b), 0),
 			    print(set, r.b, sizeof(r.b), TK_EVENT_PRINT_SLOW));
+	/* Flags and symbols print from tables below 256: values in and past them. */
+	for (uint32_t fl = 0; fl < 300; fl++) {
+		make_rec(&r, 0, 0, "", "x", fl == 299 ? UINT32_MAX : fl);
+		assert_string_equal(print(set, r.b, sizeof(r.b), 0),
+				    print(set, r.b, sizeof(r.b), TK_EVENT_PRINT_SLOW));
+	}
 	tk_event_set_free(set);
 }
 

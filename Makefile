@@ -45,7 +45,6 @@ bench: all
 	@$(BUILD)/bench/bench-dat
 	@$(BUILD)/bench/bench-ring
 	@$(BUILD)/bench/bench-report --tracekit $(BUILD)/src/cli/tracekit
-	@$(BUILD)/bench/bench-perf --tracekit $(BUILD)/src/cli/tracekit || [ $$? -eq 77 ]
 	@$(BUILD)/bench/bench-record --tracekit $(BUILD)/src/cli/tracekit || [ $$? -eq 77 ]
 	@$(BUILD)/bench/bench-cache || [ $$? -eq 77 ]
 

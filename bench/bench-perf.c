@@ -24,6 +24,9 @@
  * --quick writes 20 k samples, runs each tool once with its output kept,
  * and exits 1 unless the two texts are identical byte for byte.
  * Without tracefs access or perf it exits 77 (skipped).
+ *
+ * bench-report runs the same after its .dat part (linked in, with
+ * BENCH_PERF_LINKED): one run of bench-report times both comparisons.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +42,7 @@
 
 #include <tracekit/tracekit.h>
 
+#include "bench-perf.h"
 #include "harness.h"
 
 #define NCPU	       2u
@@ -300,7 +304,7 @@ static bool have_perf(void)
 	return WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0;
 }
 
-int main(int argc, char **argv)
+int bench_perf_main(int argc, char **argv)
 {
 	const char *tracekit = "tracekit", *keep = NULL;
 	uint64_t events = DEFAULT_EVENTS;
@@ -415,3 +419,10 @@ int main(int argc, char **argv)
 	}
 	return rc;
 }
+
+#ifndef BENCH_PERF_LINKED
+int main(int argc, char **argv)
+{
+	return bench_perf_main(argc, argv);
+}
+#endif

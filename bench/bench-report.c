@@ -36,6 +36,11 @@
  * and exits 1 unless the two texts are identical byte for byte, so the
  * smoke test in make check is also a golden test of the compiled
  * printers on many records.
+ *
+ * Then, unless --no-perf, the perf.data part: bench-perf's run (see
+ * bench-perf.c), `tracekit report` against `perf script` on 2 M
+ * tracepoint samples (20 k with --quick), with the same --tracekit and
+ * --reps. Skipped (a SKIP line) without tracefs or perf.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +56,7 @@
 
 #include <tracekit/tracekit.h>
 
+#include "bench-perf.h"
 #include "harness.h"
 
 #define NCPU	       2u
@@ -449,11 +455,28 @@ static void print_median(const char *label, double *times, int reps, uint64_t ev
 	       (double)events / run->seconds / 1e6, run->maxrss_kb / 1024.0, note);
 }
 
+/* The perf.data comparison (bench-perf's run); 0 also when it is skipped. */
+static int perf_part(const char *tracekit, bool quick, int reps)
+{
+	char reps_text[16];
+	char *args[] = {"bench-perf", "--tracekit", (char *)tracekit,
+			quick ? "--quick" : "--reps", reps_text, NULL};
+	int argc = quick ? 4 : 5;
+	int rc;
+
+	snprintf(reps_text, sizeof(reps_text), "%d", reps > 16 ? 16 : reps);
+	printf("\nperf.data: tracekit report against perf script\n");
+	fflush(stdout);
+	rc = bench_perf_main(argc, args);
+	fflush(stdout);
+	return rc == 77 ? 0 : rc;
+}
+
 static void usage(void)
 {
 	fputs("usage: bench-report [--quick] [--events N] [--reps N] [--tc-reps N] [--tracekit PATH]\n"
 	      "                    [--before PATH] [--sample FILE] [--keep FILE]\n"
-	      "                    [--no-trace-cmd]\n",
+	      "                    [--no-trace-cmd] [--no-perf]\n",
 	      stderr);
 	exit(2);
 }
@@ -462,7 +485,7 @@ int main(int argc, char **argv)
 {
 	const char *tracekit = "tracekit", *sample = NULL, *keep = NULL, *before = NULL;
 	uint64_t events = DEFAULT_EVENTS, written;
-	bool quick = false, with_tc = true;
+	bool quick = false, with_tc = true, with_perf = true;
 	int reps = 3, tc_reps = 3;
 	double pairs_ratio = 0, pairs_lo = 0, pairs_hi = 0;
 	char dir[] = "/tmp/bench-report-XXXXXX", path[4200], out_tk[4200], out_tc[4200];
@@ -475,6 +498,8 @@ int main(int argc, char **argv)
 			quick = true;
 		else if (!strcmp(argv[i], "--no-trace-cmd"))
 			with_tc = false;
+		else if (!strcmp(argv[i], "--no-perf"))
+			with_perf = false;
 		else if (i + 1 < argc && !strcmp(argv[i], "--events"))
 			events = strtoull(argv[++i], NULL, 0);
 		else if (i + 1 < argc && !strcmp(argv[i], "--reps"))
@@ -586,5 +611,7 @@ int main(int argc, char **argv)
 			unlink(path);
 		rmdir(dir);
 	}
+	if (with_perf)
+		status |= perf_part(tracekit, quick, reps);
 	return status;
 }

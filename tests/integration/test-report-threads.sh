@@ -20,7 +20,7 @@ ok() { passed=$((passed + 1)); echo "ok: $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL: $1"; }
 
 # 60 k events: fifteen jobs of 4096 lines, so workers print side by side.
-"$BENCH_REPORT" --events 60000 --keep "$tmp/t.dat" --no-trace-cmd --tracekit /bin/true \
+"$BENCH_REPORT" --events 60000 --keep "$tmp/t.dat" --no-trace-cmd --no-perf --tracekit /bin/true \
 	>"$tmp/gen.out" 2>&1 || { echo "FAIL: bench-report could not write the file"; cat "$tmp/gen.out"; exit 1; }
 
 # same FILE LABEL ARGS...: -j 1 against -j 2, 3 and 8.
@@ -63,7 +63,7 @@ same "$tmp/t.dat" "generated -R" -R
 
 # Without -j a report of 4 MiB of CPU data or more prints on one thread per
 # CPU (up to 4): that default must print what one thread prints.
-"$BENCH_REPORT" --events 150000 --keep "$tmp/big.dat" --no-trace-cmd --tracekit /bin/true \
+"$BENCH_REPORT" --events 150000 --keep "$tmp/big.dat" --no-trace-cmd --no-perf --tracekit /bin/true \
 	>"$tmp/gen.out" 2>&1 || { echo "FAIL: bench-report could not write the big file"; cat "$tmp/gen.out"; exit 1; }
 if ! "$TRACEKIT" report -j 1 "$tmp/big.dat" >"$tmp/one" 2>"$tmp/one.err"; then
 	fail "big file: report -j 1 failed: $(head -c 300 "$tmp/one.err")"

@@ -2604,11 +2604,12 @@ static inline char *put_table_value(char *o, const struct tk_op *op, uint64_t v)
 	return put_named(o, op, v);
 }
 
+/* One op, whose kind is @kind (a constant @kind leaves one case of the switch). */
 static inline __attribute__((always_inline)) char *
-run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
-       const uint8_t *d, uint32_t size, char *o, char *end, bool swap)
+run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
+	  const uint8_t *d, uint32_t size, char *o, char *end, bool swap, enum tk_op_kind kind)
 {
-	switch (op->kind) {
+	switch (kind) {
 	case TK_OP_LIT:
 		o = put_lit(o, op->lit, op->lit_len);
 		break;
@@ -2756,6 +2757,13 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 	return o;
 }
 
+static inline __attribute__((always_inline)) char *
+run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
+       const uint8_t *d, uint32_t size, char *o, char *end, bool swap)
+{
+	return run_op_as(set, ev, op, d, size, o, end, swap, op->kind);
+}
+
 /* One alternative of a string ternary (kept out of line: it recurses). */
 static __attribute__((noinline)) char *run_kid(struct tk_event_set *set,
 					       const struct tk_event *ev,
@@ -2774,39 +2782,79 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 	return -EBADMSG;
 }
 
-/* The op loop, inlined twice below: once per byte order. */
-static inline __attribute__((always_inline)) int
-run_program(struct tk_event_set *set, const struct tk_event *ev, const uint8_t *d, uint32_t size,
-	    struct tk_outbuf *out, bool swap)
-{
-	char *o = out->buf + out->len, *end = out->buf + out->cap;
-	bool failed = false;
+/*
+ * The op loop, once per byte order. Each op's handler ends in its own jump
+ * to the next op's (GNU C's computed goto): a record's events come mixed,
+ * and one shared dispatch jump, whose target changed with the event, was
+ * mispredicted at nearly every op; a jump per handler learns which kind
+ * follows which. An op that wants the slow path lets the later ops still
+ * run (their text is dropped) in case one of them finds a length the slow
+ * path cannot survive.
+ */
+#define OP_CASE(label, k, swap)                                                            \
+	label:                                                                              \
+	next = run_op_as(set, ev, op, d, size, o, end, swap, k);                            \
+	if (__builtin_expect(!next, 0))                                                     \
+		failed = true;                                                              \
+	else                                                                                \
+		o = next;                                                                   \
+	if (++op == last)                                                                   \
+		goto done;                                                                  \
+	o = put_lit(o, op->pre, op->pre_len);                                               \
+	goto *at[op->kind]
 
-	for (const struct tk_op *op = ev->ops, *last = ev->ops + ev->nops; op < last; op++) {
-		char *next;
-
-		o = put_lit(o, op->pre, op->pre_len);
-		next = run_op(set, ev, op, d, size, o, end, swap);
-		/*
-		 * An op that wants the slow path: the later ops still run (their
-		 * text is dropped) in case one of them finds a length the slow
-		 * path cannot survive.
-		 */
-		if (__builtin_expect(!next, 0))
-			failed = true;
-		else
-			o = next;
+#define DEFINE_RUN_PROGRAM(name, SWAP)                                                      \
+	static __attribute__((noinline, flatten)) int name(struct tk_event_set *set,       \
+							    const struct tk_event *ev,     \
+							    const uint8_t *d, uint32_t size, \
+							    struct tk_outbuf *out)         \
+	{                                                                                   \
+		static const void *const at[] = {                                          \
+			[TK_OP_LIT] = &&lit, [TK_OP_NUM] = &&num, [TK_OP_STR] = &&str,      \
+			[TK_OP_DSTR] = &&dstr, [TK_OP_FLAGS] = &&flags,                     \
+			[TK_OP_SYMBOL] = &&symbol, [TK_OP_PTR] = &&ptr, [TK_OP_FUNC] = &&func, \
+			[TK_OP_FUNCF] = &&funcf, [TK_OP_CSTR] = &&cstr, [TK_OP_IP4] = &&other, \
+			[TK_OP_IP6] = &&other, [TK_OP_COND] = &&cond, [TK_OP_UUID] = &&other, \
+			[TK_OP_MAC] = &&other, [TK_OP_HEX] = &&other, [TK_OP_ARRAY] = &&other, \
+			[TK_OP_BITMASK] = &&other, [TK_OP_HEXBUF] = &&other,                \
+			[TK_OP_DEC4] = &&dec4,                                              \
+		};                                                                          \
+		char *o = out->buf + out->len, *end = out->buf + out->cap, *next = NULL;    \
+		const struct tk_op *op = ev->ops, *last = ev->ops + ev->nops;               \
+		bool failed = false;                                                        \
+                                                                                            \
+		if (op == last)                                                             \
+			goto done;                                                          \
+		o = put_lit(o, op->pre, op->pre_len);                                       \
+		goto *at[op->kind];                                                         \
+		OP_CASE(lit, TK_OP_LIT, SWAP);                                              \
+		OP_CASE(num, TK_OP_NUM, SWAP);                                              \
+		OP_CASE(str, TK_OP_STR, SWAP);                                              \
+		OP_CASE(dstr, TK_OP_DSTR, SWAP);                                            \
+		OP_CASE(flags, TK_OP_FLAGS, SWAP);                                          \
+		OP_CASE(symbol, TK_OP_SYMBOL, SWAP);                                        \
+		OP_CASE(ptr, TK_OP_PTR, SWAP);                                              \
+		OP_CASE(func, TK_OP_FUNC, SWAP);                                            \
+		OP_CASE(funcf, TK_OP_FUNCF, SWAP);                                          \
+		OP_CASE(cstr, TK_OP_CSTR, SWAP);                                            \
+		OP_CASE(cond, TK_OP_COND, SWAP);                                            \
+		OP_CASE(dec4, TK_OP_DEC4, SWAP);                                            \
+		OP_CASE(other, op->kind, SWAP);                                             \
+	done:                                                                               \
+		if (__builtin_expect(failed, 0))                                            \
+			return run_failed(out);                                             \
+		out->len = (size_t)(o - out->buf);                                          \
+		return 0;                                                                   \
 	}
-	if (__builtin_expect(failed, 0))
-		return run_failed(out);
-	out->len = (size_t)(o - out->buf);
-	return 0;
-}
+
+DEFINE_RUN_PROGRAM(run_program_native, false)
+DEFINE_RUN_PROGRAM(run_program_swapped, true)
 
 /*
- * flatten: every call below is inlined (number writers, symbol lookups'
- * front), which the compiler stops doing on its own once the loop exists
- * twice; the out-of-line ops (run_rare, run_kid) stay calls.
+ * flatten (here and on the two op loops): every call is inlined (number
+ * writers, symbol lookups' front), which the compiler stops doing on its
+ * own once the code exists twice; the out-of-line ops (run_rare, run_kid)
+ * and the op loops themselves stay calls.
  */
 static inline __attribute__((always_inline)) int
 run_event(struct tk_event_set *set, const struct tk_event *ev, const void *data, uint32_t size,
@@ -2824,8 +2872,8 @@ run_event(struct tk_event_set *set, const struct tk_event *ev, const void *data,
 	if (ensure_room(out, ev->max_static + (uint64_t)size * ev->size_mult + 32))
 		return -ENOTSUP;
 	if (set->swap)
-		return run_program(set, ev, d, size, out, true);
-	return run_program(set, ev, d, size, out, false);
+		return run_program_swapped(set, ev, d, size, out);
+	return run_program_native(set, ev, d, size, out);
 }
 
 __attribute__((flatten)) int tk_event_run(struct tk_event_set *set, const struct tk_event *ev,

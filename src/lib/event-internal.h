@@ -78,7 +78,7 @@ struct tk_sym {
 #define TK_FLAGS_TABLE 256
 
 /*
- * A FLAGS op's text per value v with v >> shift below TK_FLAGS_TABLE
+ * A FLAGS or SYMBOL op's text per value v with v >> shift below TK_FLAGS_TABLE
  * (the value's bits below shift are the same in every record): text +
  * off[i], len[i] bytes for i = v >> shift.
  */
@@ -137,9 +137,9 @@ struct tk_op {
 	int32_t prec;        /* -1: none */
 	uint8_t star;        /* lenexpr is 1: the width, 2: the precision */
 	/*
-	 * FLAGS, SYMBOL: the texts of the values below TK_FLAGS_TABLE (or NULL); COND
-	 * of a flags value or a literal: the text of either. CSTR: lit and alt
-	 * each have 32 readable bytes.
+	 * FLAGS, SYMBOL: the texts of the values below TK_FLAGS_TABLE (or
+	 * NULL); COND of a flags value or a literal: the text of either.
+	 * padded: CSTR's lit and alt each have 32 readable bytes.
 	 */
 	struct tk_flags_table *ftab;
 	bool padded;

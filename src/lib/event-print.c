@@ -2143,7 +2143,6 @@ static inline char *put_num(char *o, const struct tk_op *op, uint64_t v)
 	return put_padded(o, op, tmp, (size_t)(e - tmp), neg);
 }
 
-/* "name", "name+0xoff" (%pS) or the plugin's "name/0x(addr - val)". */
 /*
  * @n bytes of symbol @k's name: 32 bytes whole when the name fits in them
  * and the text has them (the op's room covers the overshoot), so the
@@ -2161,6 +2160,7 @@ static inline char *put_sym_name(const struct tk_event_set *set, char *o,
 	return put_str(o, name, n);
 }
 
+/* "name", "name+0xoff" (%pS) or the plugin's "name/0x(addr - val)". */
 static char *put_func(struct tk_event_set *set, char *o, uint64_t v, enum tk_op_kind kind,
 		      bool offset)
 {
@@ -2591,8 +2591,7 @@ static __attribute__((noinline)) char *run_rare(struct tk_event_set *set,
 	return o;
 }
 
-/* __print_flags() of @v: values of the low byte come ready-made (states, masks of a few flags). */
-/* A FLAGS or SYMBOL value: from the op's table when it has the value. */
+/* A FLAGS or SYMBOL value: from the op's table (named_table()) when it has the value. */
 static inline char *put_table_value(char *o, const struct tk_op *op, uint64_t v)
 {
 	if (op->ftab) {

@@ -139,10 +139,8 @@ struct tk_op {
 	/*
 	 * FLAGS, SYMBOL: the texts of the values below TK_FLAGS_TABLE (or
 	 * NULL); COND of a flags value or a literal: the text of either.
-	 * padded: CSTR's lit and alt each have 32 readable bytes.
 	 */
 	struct tk_flags_table *ftab;
-	bool padded;
 };
 
 /* One kallsyms entry: the text lives in tk_event_set.ksym_text. */

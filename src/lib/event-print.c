@@ -850,6 +850,14 @@ static char *format_name(const char *spec, bool plain, const char *name)
 static void compile_str(struct compiler *c, struct tep_print_arg *arg, const char *spec,
 			bool plain, int32_t lenexpr);
 
+/* CSTR: each text's bytes in the op's buffer (see compile_str_cond()). */
+#define CSTR_ROOM 32u
+
+static size_t cstr_room(uint32_t len)
+{
+	return len < CSTR_ROOM ? CSTR_ROOM : (size_t)len + 1;
+}
+
 /*
  * cond ? x : y as %s: libtraceevent prints x or y through the same
  * format. Two literal texts become CSTR; anything else COND, whose two
@@ -885,18 +893,17 @@ static void compile_str_cond(struct compiler *c, struct tep_print_arg *arg, cons
 		op->lit_len = (uint32_t)strlen(alt[0]->atom.atom);
 		op->alt_len = (uint32_t)strlen(alt[1]->atom.atom);
 		/*
-		 * Both texts in one buffer, each in 32 padded bytes when they fit
-		 * (most: "+" or ""), so the run copies either whole, with no
-		 * branch on which it is.
+		 * Both texts in one buffer, each with CSTR_ROOM readable bytes at
+		 * least, so the run copies a short one (most: "+" or "") whole,
+		 * with no branch on which it is.
 		 */
-		op->padded = op->lit_len <= 32 && op->alt_len <= 32;
-		op->lit = calloc(1, op->padded ? 64 : (size_t)op->lit_len + op->alt_len + 2);
+		op->lit = calloc(1, cstr_room(op->lit_len) + cstr_room(op->alt_len));
 		if (!op->lit) {
 			fail(c, "out of memory");
 			return;
 		}
 		memcpy(op->lit, alt[0]->atom.atom, op->lit_len);
-		op->alt = op->lit + (op->padded ? 32 : op->lit_len + 1);
+		op->alt = op->lit + cstr_room(op->lit_len);
 		memcpy((char *)op->alt, alt[1]->atom.atom, op->alt_len);
 		c->max_static += op->lit_len + op->alt_len;
 		return;
@@ -2656,9 +2663,9 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 		const char *t = yes ? op->lit : op->alt;
 		uint32_t n = yes ? op->lit_len : op->alt_len;
 
-		if (op->padded) {
-			/* 32 bytes whole (the output's slack covers them), n kept. */
-			memcpy(o, t, 32);
+		if (n < CSTR_ROOM) {
+			/* CSTR_ROOM bytes whole (the output's slack covers them), n kept. */
+			memcpy(o, t, CSTR_ROOM);
 			o += n;
 		} else {
 			o = put_str(o, t, n);
@@ -2718,17 +2725,16 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 		 * a literal or flags alternative is printed here, any other by
 		 * its own op, out of line (it recurses).
 		 */
+		uint64_t v = op_value_o(set, ev, op, d, size, swap);
 		const struct tk_op *k;
 
-		if (op->ftab) {
-			uint64_t i = op_value_o(set, ev, op, d, size, swap) >> op->ftab->shift;
+		if (op->ftab && v >> op->ftab->shift < TK_FLAGS_TABLE) {
+			uint64_t i = v >> op->ftab->shift;
 
-			if (i < TK_FLAGS_TABLE) {
-				o = put_str(o, op->ftab->text + op->ftab->off[i], op->ftab->len[i]);
-				break;
-			}
+			o = put_str(o, op->ftab->text + op->ftab->off[i], op->ftab->len[i]);
+			break;
 		}
-		k = &op->kids[op_value_o(set, ev, op, d, size, swap) ? 0 : 1];
+		k = &op->kids[v ? 0 : 1];
 
 		if (k->kind == TK_OP_LIT)
 			o = put_lit(o, k->lit, k->lit_len);

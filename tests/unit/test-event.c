@@ -99,6 +99,20 @@ static struct tk_event_set *new_set(void)
 	return set;
 }
 
+/* Add @fmt (event @id) to @set; the event, which must have compiled. */
+static const struct tk_event *add_compiled(struct tk_event_set *set, const char *system,
+					   const char *fmt, int id)
+{
+	const struct tk_event *ev;
+
+	assert_int_equal(tk_event_set_add_format(set, system, fmt, strlen(fmt)), id);
+	ev = tk_event_find(set, id);
+	assert_non_null(ev);
+	if (!tk_event_is_compiled(ev))
+		fail_msg("not compiled: %s", ev->why_slow);
+	return ev;
+}
+
 static void test_constructs(void **state)
 {
 	struct tk_event_set *set = new_set();
@@ -176,8 +190,7 @@ static void test_fallback(void **state)
 	assert_string_equal(print(set, d, sizeof(d), 0), "p=(nil) q=2");
 	assert_string_equal(print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW), "p=(nil) q=2");
 	/* %pM is compiled and prints what libtraceevent prints. */
-	assert_int_equal(tk_event_set_add_format(set, "test", fmt_mac, strlen(fmt_mac)), 9);
-	assert_true(tk_event_is_compiled(tk_event_find(set, 9)));
+	add_compiled(set, "test", fmt_mac, 9);
 	d[0] = 9;
 	d[8] = 10;
 	d[11] = 7;
@@ -621,8 +634,7 @@ static void test_ip_and_index(void **state)
 	char slow[4096];
 
 	(void)state;
-	assert_int_equal(tk_event_set_add_format(set, "test", fmt_ip, strlen(fmt_ip)), 15);
-	assert_true(tk_event_is_compiled(tk_event_find(set, 15)));
+	add_compiled(set, "test", fmt_ip, 15);
 	for (size_t i = 0; i < sizeof(v6) / sizeof(v6[0]); i++) {
 		uint64_t args[3] = {1, 0xdeadbeef00ull + i, (uint64_t)-7 - i};
 		uint32_t dev = (uint32_t)(8u << 20 | (i * 17));
@@ -747,10 +759,7 @@ static void test_flags_shifted_table(void **state)
 	uint8_t d[16];
 
 	(void)state;
-	assert_int_equal(tk_event_set_add_format(set, "timer", fmt_timer_flags,
-						 strlen(fmt_timer_flags)), 41);
-	ev = tk_event_find(set, 41);
-	assert_true(tk_event_is_compiled(ev));
+	ev = add_compiled(set, "timer", fmt_timer_flags, 41);
 	for (size_t i = 0; i < ev->nops; i++)
 		if (ev->ops[i].kind == TK_OP_FLAGS)
 			assert_int_equal(ev->ops[i].ftab ? ev->ops[i].ftab->shift : 0, 18);
@@ -789,11 +798,7 @@ static void test_more_constructs(void **state)
 	const char *t;
 
 	(void)state;
-	assert_int_equal(tk_event_set_add_format(set, "test", fmt_more, strlen(fmt_more)), 30);
-	ev = tk_event_find(set, 30);
-	assert_non_null(ev);
-	if (!tk_event_is_compiled(ev))
-		fail_msg("not compiled: %s", ev->why_slow);
+	ev = add_compiled(set, "test", fmt_more, 30);
 
 	n = make_more(d, sizeof(d), "hello", buf, sizeof(buf), 12, 3, 7, 3);
 	t = both(set, d, n);
@@ -909,12 +914,7 @@ static void test_sched_switch_unplugged(void **state)
 	uint8_t d[64];
 
 	(void)state;
-	assert_int_equal(tk_event_set_add_format(set, "sched", fmt_switch_kernel,
-						 strlen(fmt_switch_kernel)), 40);
-	ev = tk_event_find(set, 40);
-	assert_non_null(ev);
-	if (!tk_event_is_compiled(ev))
-		fail_msg("not compiled: %s", ev->why_slow);
+	ev = add_compiled(set, "sched", fmt_switch_kernel, 40);
 	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
 		int32_t pid = 1234, prio = 120, npid = 0, nprio = 98;
 
@@ -1021,8 +1021,7 @@ static void test_ksym_sorted_borrowed(void **state)
 	memcpy(text, syms, sizeof(syms) - 1);
 	memcpy(text + sizeof(syms) - 1, "\nffffffff81000104 T not_a_symbol\n", 33);
 	assert_int_equal(tk_event_set_add_kallsyms_borrowed(set, text, sizeof(syms) - 1), 0);
-	assert_int_equal(tk_event_set_add_format(set, "test", fmt_sym, strlen(fmt_sym)), 51);
-	assert_true(tk_event_is_compiled(tk_event_find(set, 51)));
+	add_compiled(set, "test", fmt_sym, 51);
 	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
 		const char *t;
 
@@ -1112,9 +1111,7 @@ static void test_hex_bad_length(void **state)
 	uint32_t n;
 
 	(void)state;
-	assert_int_equal(tk_event_set_add_format(set, "test", fmt_h, strlen(fmt_h)), 31);
-	ev = tk_event_find(set, 31);
-	assert_true(tk_event_is_compiled(ev));
+	ev = add_compiled(set, "test", fmt_h, 31);
 	for (n = 0; n <= 4; n++) {
 		memcpy(d + 16, &n, 4);
 		both(set, d, sizeof(d));

@@ -7,7 +7,7 @@
  * the pages that tk_ring_read_page() hands out decode with tk_page_iter_*()
  * and can go unchanged into a .dat file.
  *
- * Concurrency model (measured; see the design notes in src/lib/ring.c):
+ * Concurrency model (measured; see the design notes in src/lib/capture/ring.c):
  *
  *  - One writer per buffer. In TK_RING_PER_THREAD layout (the default) a
  *    thread claims a buffer of its own on its first write and keeps it in

@@ -110,8 +110,10 @@ int main(int argc, char **argv)
 		tk_cache_close(c);
 		tk[r] = now() - t0;
 		if (have_perf) {
-			snprintf(cmd, sizeof(cmd), "perf --buildid-dir %s/perf%d buildid-cache --add %s "
-				 ">/dev/null 2>&1", tmp, r, list);
+			snprintf(cmd, sizeof(cmd),
+				 "perf --buildid-dir %s/perf%d buildid-cache --add %s "
+				 ">/dev/null 2>&1",
+				 tmp, r, list);
 			t0 = now();
 			if (system(cmd))
 				fprintf(stderr, "bench-cache: perf buildid-cache failed\n");
@@ -155,7 +157,8 @@ int main(int argc, char **argv)
 
 			for (uint64_t i = 0; i < iters; i++) {
 				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-				found += tk_symtab_lookup(st, lo + x % (hi - lo + 1), NULL, NULL) != NULL;
+				found += tk_symtab_lookup(st, lo + x % (hi - lo + 1), NULL, NULL) !=
+					 NULL;
 			}
 			lk[r] = (double)iters / (now() - t0);
 		}

@@ -414,7 +414,7 @@ static struct sums decode_file_threads(const char *path)
 		const struct tk_dat_buffer *buf = tk_dat_buffer_get(dat, b);
 
 		for (size_t c = 0; !buf->latency_text && c < buf->cpu_count && n < 64; c++) {
-			jobs[n] = (struct cpu_job){ .dat = dat, .buffer = b, .cpu = c };
+			jobs[n] = (struct cpu_job){.dat = dat, .buffer = b, .cpu = c};
 			if (pthread_create(&threads[n], NULL, decode_cpu_job, &jobs[n]))
 				die("pthread_create");
 			n++;
@@ -763,10 +763,10 @@ int main(int argc, char **argv)
 		}
 		rc |= run_case("decode v7-none", FROM_FILE, none_path, NULL, 0, reps, &want, NULL);
 		rc |= run_case("decode v7-zstd", FROM_FILE, zstd_path, NULL, 0, reps, &want, NULL);
-		rc |= run_case("decode v7-none, a thread per CPU", FROM_FILE_THREADS, none_path, NULL,
-			       0, reps, &want, NULL);
-		rc |= run_case("decode v7-zstd, a thread per CPU", FROM_FILE_THREADS, zstd_path, NULL,
-			       0, reps, &want, NULL);
+		rc |= run_case("decode v7-none, a thread per CPU", FROM_FILE_THREADS, none_path,
+			       NULL, 0, reps, &want, NULL);
+		rc |= run_case("decode v7-zstd, a thread per CPU", FROM_FILE_THREADS, zstd_path,
+			       NULL, 0, reps, &want, NULL);
 		file = none_path;
 	}
 

@@ -72,7 +72,7 @@ struct field {
 
 struct format {
 	uint64_t id;
-	uint32_t size;       /* end of the last field */
+	uint32_t size; /* end of the last field */
 	struct field f[MAX_FIELDS];
 	uint32_t n;
 };
@@ -139,8 +139,8 @@ static void put_num(uint8_t *p, uint32_t size, uint64_t v)
 }
 
 /* Lay the payload out from the format; @a is the actor, @b the other task. */
-static void fill(const struct format *fmt, uint8_t *raw, const struct task *a,
-		 const struct task *b, uint32_t cpu)
+static void fill(const struct format *fmt, uint8_t *raw, const struct task *a, const struct task *b,
+		 uint32_t cpu)
 {
 	static const uint64_t states[] = {0, 1, 2, 0x80, 1, 0, 0x100};
 
@@ -177,8 +177,8 @@ static void fill(const struct format *fmt, uint8_t *raw, const struct task *a,
 
 static void make_tasks(void)
 {
-	static const char *const names[] = {"kworker/0:1", "bash", "sshd", "systemd",
-					    "rcu_sched", "ksoftirqd/1", "Xorg", "firefox"};
+	static const char *const names[] = {"kworker/0:1", "bash",	  "sshd", "systemd",
+					    "rcu_sched",   "ksoftirqd/1", "Xorg", "firefox"};
 
 	tasks[0].pid = 0;
 	strcpy(tasks[0].comm, "swapper/0");
@@ -255,12 +255,13 @@ static void write_file(const char *path, uint64_t events)
 	for (uint64_t i = 0; i < events; i++) {
 		uint32_t e = rng() % 3 ? 0 : 1, cpu = (uint32_t)(rng() % NCPU);
 		const struct format *f = &fmts[e];
-		const struct task *a = &tasks[rng() % NTASKS], *b = &tasks[1 + rng() % (NTASKS - 1)];
+		const struct task *a = &tasks[rng() % NTASKS],
+				  *b = &tasks[1 + rng() % (NTASKS - 1)];
 		uint32_t raw_size = (f->size + 4 + 7) / 8 * 8 - 4;
 		uint16_t size = (uint16_t)(48 + 4 + raw_size);
 		uint32_t type = TK_PERF_RECORD_SAMPLE, pid = (uint32_t)a->pid;
 		uint64_t period = 1;
-		uint16_t misc = 1;    /* PERF_RECORD_MISC_KERNEL */
+		uint16_t misc = 1; /* PERF_RECORD_MISC_KERNEL */
 
 		if (size > sizeof(rec))
 			die("format too large");
@@ -291,7 +292,8 @@ static void write_file(const char *path, uint64_t events)
 
 static void usage(void)
 {
-	fputs("usage: bench-perf [--quick] [--events N] [--reps N] [--tracekit PATH] [--keep FILE]\n",
+	fputs("usage: bench-perf [--quick] [--events N] [--reps N] [--tracekit PATH] [--keep "
+	      "FILE]\n",
 	      stderr);
 	exit(2);
 }
@@ -358,7 +360,8 @@ int bench_perf_main(int argc, char **argv)
 	settle_file(keep ? keep : file);
 	if (stat(keep ? keep : file, &sb) < 0)
 		die("stat");
-	printf("file: %" PRIu64 " samples (sched_switch/sched_wakeup), %.1f MB, written in %.2f s\n",
+	printf("file: %" PRIu64
+	       " samples (sched_switch/sched_wakeup), %.1f MB, written in %.2f s\n",
 	       events, (double)sb.st_size / 1e6, now_s() - t0);
 
 	char *tk_argv[] = {(char *)tracekit, "report", keep ? (char *)keep : file, NULL};
@@ -377,16 +380,20 @@ int bench_perf_main(int argc, char **argv)
 
 		if (!p.rounds)
 			die("perf script failed");
-		printf("tracekit report: %8.3f s  %12.0f events/s  peak RSS %6ld MB  (median of %d)\n",
+		printf("tracekit report: %8.3f s  %12.0f events/s  peak RSS %6ld MB  (median of "
+		       "%d)\n",
 		       p.ours, (double)events / p.ours, p.ours_rss_kb / 1024, p.rounds);
-		printf("perf script:     %8.3f s  %12.0f events/s  peak RSS %6ld MB  (median of %d)\n",
+		printf("perf script:     %8.3f s  %12.0f events/s  peak RSS %6ld MB  (median of "
+		       "%d)\n",
 		       p.theirs, (double)events / p.theirs, p.theirs_rss_kb / 1024, p.rounds);
-		printf("ratio: tracekit report is %.1fx perf script (median of %d interleaved pairs, "
-		       "%.1f-%.1f)\n", p.ratio, p.rounds, p.ratio_lo, p.ratio_hi);
+		printf("ratio: tracekit report is %.1fx perf script (median of %d interleaved "
+		       "pairs, "
+		       "%.1f-%.1f)\n",
+		       p.ratio, p.rounds, p.ratio_lo, p.ratio_hi);
 
 		/* The same file on one thread: the single-threaded figure. */
-		char *one_argv[] = {(char *)tracekit, "report", "-j", "1", keep ? (char *)keep : file,
-				    NULL};
+		char *one_argv[] = {(char *)tracekit,		"report", "-j", "1",
+				    keep ? (char *)keep : file, NULL};
 		double one[16];
 
 		for (unsigned int i = 0; i < reps; i++) {
@@ -397,7 +404,8 @@ int bench_perf_main(int argc, char **argv)
 			one[i] = r.seconds;
 		}
 		qsort(one, reps, sizeof(one[0]), cmp_double);
-		printf("tracekit report -j 1: %8.3f s  %12.0f events/s  (one thread, median of %u)\n",
+		printf("tracekit report -j 1: %8.3f s  %12.0f events/s  (one thread, median of "
+		       "%u)\n",
 		       one[reps / 2], (double)events / one[reps / 2], reps);
 	}
 

@@ -127,8 +127,8 @@ static void print_result(const struct result *r, double perf_cpu)
 		printf("%-26s %12s\n", r->name, "(not run)");
 		return;
 	}
-	printf("%-26s %12" PRIu64 " %12" PRId64 " %10" PRId64 " %7.3f%% %9.3f s", r->name,
-	       r->made, r->found, (int64_t)r->made - r->found,
+	printf("%-26s %12" PRIu64 " %12" PRId64 " %10" PRId64 " %7.3f%% %9.3f s", r->name, r->made,
+	       r->found, (int64_t)r->made - r->found,
 	       r->made ? 100.0 * (double)((int64_t)r->made - r->found) / (double)r->made : 0.0,
 	       r->cpu);
 	if (perf_cpu > 0)
@@ -166,8 +166,9 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--buffer-kb") && i + 1 < argc) {
 			buffer_kb = (uint32_t)atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: bench-record [--quick] [--seconds S] [--buffer-kb KB] "
-					"[--tracekit PATH]\n");
+			fprintf(stderr,
+				"usage: bench-record [--quick] [--seconds S] [--buffer-kb KB] "
+				"[--tracekit PATH]\n");
 			return 2;
 		}
 	}
@@ -204,21 +205,37 @@ int main(int argc, char **argv)
 		if (m == 2 && (quick || access("/usr/bin/perf", X_OK) != 0))
 			continue;
 		if (m < 2) {
-			char *av[] = {(char *)tracekit, "record", "-q", "-b", bufkb, "--capture",
-				      m == 0 ? "splice" : "mmap", "-e", "raw_syscalls:sys_enter",
-				      "-o", file, "--", self, "--load", secs, cpus, NULL};
+			char *av[] = {(char *)tracekit,
+				      "record",
+				      "-q",
+				      "-b",
+				      bufkb,
+				      "--capture",
+				      m == 0 ? "splice" : "mmap",
+				      "-e",
+				      "raw_syscalls:sys_enter",
+				      "-o",
+				      file,
+				      "--",
+				      self,
+				      "--load",
+				      secs,
+				      cpus,
+				      NULL};
 
 			snprintf(file, sizeof(file), "%s/trace-%d.dat", dir, m);
 			st = spawn(av, &cpu, false);
 			snprintf(cmd, sizeof(cmd), "'%s' report '%s'", tracekit, file);
 		} else {
-			char *av[] = {"perf", "record", "-q", "-a", "-m", perf_pages, "-e",
-				      "raw_syscalls:sys_enter", "-o", file, "--", self, "--load",
-				      secs, cpus, NULL};
+			char *av[] = {"perf",	"record",   "-q", "-a",
+				      "-m",	perf_pages, "-e", "raw_syscalls:sys_enter",
+				      "-o",	file,	    "--", self,
+				      "--load", secs,	    cpus, NULL};
 
 			snprintf(file, sizeof(file), "%s/perf.data", dir);
 			st = spawn(av, &cpu, true);
-			snprintf(cmd, sizeof(cmd), "perf script -F trace -i '%s' 2>/dev/null", file);
+			snprintf(cmd, sizeof(cmd), "perf script -F trace -i '%s' 2>/dev/null",
+				 file);
 		}
 		f = fopen(load_out, "r");
 		if (st != 0 || !f || fscanf(f, "%" SCNu64 " %lf", &r->made, &load_cpu) != 2) {
@@ -244,8 +261,8 @@ int main(int argc, char **argv)
 	printf("bench-record: %s s of getppid() on CPU %s, raw_syscalls:sys_enter, %s KiB per "
 	       "CPU\n",
 	       secs, cpus, bufkb);
-	printf("%-26s %12s %12s %10s %8s %11s\n", "recorder", "calls made", "events found",
-	       "lost", "lost", "rec. CPU");
+	printf("%-26s %12s %12s %10s %8s %11s\n", "recorder", "calls made", "events found", "lost",
+	       "lost", "rec. CPU");
 	for (int m = 0; m < 3; m++)
 		print_result(&res[m], res[2].ran ? res[2].cpu : 0);
 	/* The smoke test: a short run must record something and lose nothing silently. */

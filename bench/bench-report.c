@@ -100,14 +100,14 @@ struct kind {
 };
 
 static struct kind kinds[] = {
-	{"sched", "sched_switch", 20, NULL},	  {"sched", "sched_wakeup", 8, NULL},
-	{"sched", "sched_waking", 8, NULL},	  {"irq", "irq_handler_entry", 4, NULL},
-	{"irq", "irq_handler_exit", 4, NULL},	  {"irq", "softirq_raise", 5, NULL},
-	{"irq", "softirq_entry", 6, NULL},	  {"irq", "softirq_exit", 6, NULL},
-	{"timer", "hrtimer_start", 6, NULL},	  {"timer", "hrtimer_expire_entry", 6, NULL},
+	{"sched", "sched_switch", 20, NULL},	   {"sched", "sched_wakeup", 8, NULL},
+	{"sched", "sched_waking", 8, NULL},	   {"irq", "irq_handler_entry", 4, NULL},
+	{"irq", "irq_handler_exit", 4, NULL},	   {"irq", "softirq_raise", 5, NULL},
+	{"irq", "softirq_entry", 6, NULL},	   {"irq", "softirq_exit", 6, NULL},
+	{"timer", "hrtimer_start", 6, NULL},	   {"timer", "hrtimer_expire_entry", 6, NULL},
 	{"timer", "hrtimer_expire_exit", 6, NULL}, {"timer", "hrtimer_cancel", 4, NULL},
-	{"timer", "timer_start", 4, NULL},	  {"timer", "timer_expire_entry", 3, NULL},
-	{"timer", "timer_cancel", 3, NULL},	  {"ftrace", "print", 3, NULL},
+	{"timer", "timer_start", 4, NULL},	   {"timer", "timer_expire_entry", 3, NULL},
+	{"timer", "timer_cancel", 3, NULL},	   {"ftrace", "print", 3, NULL},
 };
 
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
@@ -261,8 +261,8 @@ static void load_tasks(struct gen *g, const struct tk_dat_text *t)
 /* Addresses of a few functions timers use, from the sample's kallsyms. */
 static void load_funcs(struct gen *g, const struct tk_dat_text *t)
 {
-	static const char *const want[] = {"hrtimer_wakeup",  "tick_nohz_handler",
-					   "dl_task_timer",   "process_timeout",
+	static const char *const want[] = {"hrtimer_wakeup",	    "tick_nohz_handler",
+					   "dl_task_timer",	    "process_timeout",
 					   "delayed_work_timer_fn", "mix_interrupt_randomness"};
 	size_t pos = 0;
 
@@ -391,9 +391,8 @@ static uint64_t write_file(const char *sample_path, const char *path, uint64_t e
 			if (ret == -ENOSPC) {
 				tk_page_writer_finish(&pw);
 				if (++npages == BATCH_PAGES) {
-					if (tk_dat_writer_write_pages(w, batch,
-								      (uint64_t)npages *
-									      wo.page_size) < 0)
+					if (tk_dat_writer_write_pages(
+						    w, batch, (uint64_t)npages * wo.page_size) < 0)
 						die(path);
 					npages = 0;
 				}
@@ -459,8 +458,8 @@ static void print_median(const char *label, double *times, int reps, uint64_t ev
 static int perf_part(const char *tracekit, bool quick, int reps)
 {
 	char reps_text[16];
-	char *args[] = {"bench-perf", "--tracekit", (char *)tracekit,
-			quick ? "--quick" : "--reps", reps_text, NULL};
+	char *args[] = {"bench-perf", "--tracekit", (char *)tracekit, quick ? "--quick" : "--reps",
+			reps_text,    NULL};
 	int argc = quick ? 4 : 5;
 	int rc;
 
@@ -474,7 +473,8 @@ static int perf_part(const char *tracekit, bool quick, int reps)
 
 static void usage(void)
 {
-	fputs("usage: bench-report [--quick] [--events N] [--reps N] [--tc-reps N] [--tracekit PATH]\n"
+	fputs("usage: bench-report [--quick] [--events N] [--reps N] [--tc-reps N] [--tracekit "
+	      "PATH]\n"
 	      "                    [--before PATH] [--sample FILE] [--keep FILE]\n"
 	      "                    [--no-trace-cmd] [--no-perf]\n",
 	      stderr);
@@ -524,8 +524,8 @@ int main(int argc, char **argv)
 	if (reps < 1 || reps > 32 || tc_reps < 1 || tc_reps > 32 || !events)
 		usage();
 	if (!sample)
-		sample = getenv("TK_SAMPLE") ? getenv("TK_SAMPLE") :
-					       SOURCE_ROOT "/tests/data/sample-v7-zstd.dat";
+		sample = getenv("TK_SAMPLE") ? getenv("TK_SAMPLE")
+					     : SOURCE_ROOT "/tests/data/sample-v7-zstd.dat";
 	if (!mkdtemp(dir))
 		die("mkdtemp");
 	snprintf(path, sizeof(path), "%s", keep ? keep : "");
@@ -561,7 +561,8 @@ int main(int argc, char **argv)
 			     "  (one thread)");
 		if (before) {
 			printf("before: %s\n", before);
-			print_median("tracekit (before) > /dev/null:", btimes, reps, written, &bk, "");
+			print_median("tracekit (before) > /dev/null:", btimes, reps, written, &bk,
+				     "");
 			printf("before/after: %.2fx\n", bk.seconds / tk.seconds);
 		}
 	}
@@ -590,9 +591,12 @@ int main(int argc, char **argv)
 		} else {
 			printf("trace-cmd report > /dev/null: %8.3f s (median of %d)          "
 			       "%7.2f M events/s  peak RSS %6.1f MB\n",
-			       tc.seconds, tc_reps, written / tc.seconds / 1e6, tc.maxrss_kb / 1024.0);
-			printf("ratio: tracekit %.1fx faster (median of %d interleaved pairs, %.1f-%.1f), "
-			       "%.2fx the peak RSS\n", pairs_ratio, tc_reps, pairs_lo, pairs_hi,
+			       tc.seconds, tc_reps, written / tc.seconds / 1e6,
+			       tc.maxrss_kb / 1024.0);
+			printf("ratio: tracekit %.1fx faster (median of %d interleaved pairs, "
+			       "%.1f-%.1f), "
+			       "%.2fx the peak RSS\n",
+			       pairs_ratio, tc_reps, pairs_lo, pairs_hi,
 			       (double)tk.maxrss_kb / (double)tc.maxrss_kb);
 		}
 	}

@@ -16,14 +16,9 @@
 #include <stdint.h>
 #include <lttng/tracepoint.h>
 
-LTTNG_UST_TRACEPOINT_EVENT(
-	tk_bench, ev16,
-	LTTNG_UST_TP_ARGS(uint64_t, seq, uint64_t, val),
-	LTTNG_UST_TP_FIELDS(
-		lttng_ust_field_integer(uint64_t, seq, seq)
-		lttng_ust_field_integer(uint64_t, val, val)
-	)
-)
+LTTNG_UST_TRACEPOINT_EVENT(tk_bench, ev16, LTTNG_UST_TP_ARGS(uint64_t, seq, uint64_t, val),
+			   LTTNG_UST_TP_FIELDS(lttng_ust_field_integer(uint64_t, seq, seq)
+						       lttng_ust_field_integer(uint64_t, val, val)))
 
 #endif /* BENCH_RING_TP_H */
 

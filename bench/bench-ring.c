@@ -136,7 +136,7 @@ static void pin(int cpu)
 
 static void run_tk(struct worker *w)
 {
-	uint64_t payload[2] = { 0, 42 }, errors = 0, t0;
+	uint64_t payload[2] = {0, 42}, errors = 0, t0;
 	struct tk_ring *ring = w->ring;
 	uint64_t n = w->n;
 
@@ -221,7 +221,7 @@ static double run_round(enum kind kind, struct tk_ring *ring, int threads, uint6
 
 static struct tk_ring *make(enum tk_ring_clock clock, enum tk_ring_mode mode, uint64_t size)
 {
-	struct tk_ring_opts o = { .size = size, .clock = clock, .mode = mode, .nr_buffers = 4 };
+	struct tk_ring_opts o = {.size = size, .clock = clock, .mode = mode, .nr_buffers = 4};
 	struct tk_ring *r = tk_ring_new(&o);
 
 	if (!r) {
@@ -236,7 +236,7 @@ static double run_drain(uint64_t size, uint64_t *events, int *errors)
 {
 	struct tk_ring *r = make(TK_RING_CLOCK_DEFAULT, TK_RING_PRODUCER_CONSUMER, size);
 	struct tk_page_format fmt;
-	uint64_t payload[2] = { 0, 7 }, bytes = 0, t0, dt;
+	uint64_t payload[2] = {0, 7}, bytes = 0, t0, dt;
 	uint8_t *page;
 	int cpu = tk_ring_this_cpu(r), got;
 
@@ -546,8 +546,8 @@ static void lttng_teardown(void)
 /* ------------------------------------------------------------ main */
 
 enum { TK1, TK1MONO, TK2, DRAIN, LT1, LT2, RDTSC, NCASE };
-static const char *const names[NCASE] = { "tk-1t-tsc", "tk-1t-mono", "tk-2t-tsc", "drain",
-					   "lttng-1t",  "lttng-2t",   "rdtsc" };
+static const char *const names[NCASE] = {"tk-1t-tsc", "tk-1t-mono", "tk-2t-tsc", "drain",
+					 "lttng-1t",  "lttng-2t",   "rdtsc"};
 
 static void print_case(const char *name, double *v, int n, const char *unit)
 {
@@ -592,7 +592,8 @@ int main(int argc, char **argv)
 		pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]);
 	}
 	printf("bench-ring: %" PRIu64 " events x %d rounds, 16-byte payload, clock %s, "
-	       "%ld CPUs\n", n, rounds, tk_ring_clock_name(tsc), sysconf(_SC_NPROCESSORS_ONLN));
+	       "%ld CPUs\n",
+	       n, rounds, tk_ring_clock_name(tsc), sysconf(_SC_NPROCESSORS_ONLN));
 	/* Warm-up: claim buffers, fault pages in, register with LTTng. */
 	run_round(K_TK, tsc, 2, n / 4);
 	run_round(K_TK, mono, 1, n / 4);
@@ -637,8 +638,8 @@ int main(int argc, char **argv)
 		print_case(names[c], res[c], rounds, c == DRAIN ? "GB/s    " : "ns/event");
 	}
 	print_case("tk-2t-scale", scale, rounds, "x 1t    ");
-	printf("drain       %" PRIu64 " events per pass (%.0f M events/s at the median)\n",
-	       drained, res[DRAIN][rounds / 2] * 1e9 / ((double)drain_size / (double)drained) / 1e6);
+	printf("drain       %" PRIu64 " events per pass (%.0f M events/s at the median)\n", drained,
+	       res[DRAIN][rounds / 2] * 1e9 / ((double)drain_size / (double)drained) / 1e6);
 	if (lttng) {
 		print_case("lttng/tk-1t", ratio1, rounds, "x       ");
 		print_case("lttng/tk-2t", ratio2, rounds, "x       ");

@@ -117,7 +117,7 @@ static inline void settle_file(const char *path)
 
 /* What run_pairs() measured. */
 struct pairs {
-	double ours, theirs;         /* median seconds */
+	double ours, theirs;		  /* median seconds */
 	double ratio, ratio_lo, ratio_hi; /* theirs / ours per round: median, min, max */
 	long ours_rss_kb, theirs_rss_kb;
 	int rounds;

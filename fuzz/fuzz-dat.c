@@ -38,8 +38,8 @@ static void walk_cpu(struct tk_dat *d, size_t bi, size_t ci, const struct tk_dat
 		struct tk_page_iter it;
 		struct tk_page_record rec;
 
-		if (tk_page_iter_init(&it, &b->page_format, page, b->page_format.page_size,
-				      NULL) < 0)
+		if (tk_page_iter_init(&it, &b->page_format, page, b->page_format.page_size, NULL) <
+		    0)
 			continue;
 		while (tk_page_iter_next(&it, &rec) == 1) {
 			last_ts = rec.timestamp;

@@ -32,8 +32,8 @@ static int check_note(const struct tk_elf_sdt *note, void *ctx)
 
 	/* A note without an arguments string gets a static "". */
 	if (p < b->lo || p >= b->hi ||
-	    (note->args[0] && ((const uint8_t *)note->args < b->lo ||
-			       (const uint8_t *)note->args >= b->hi)))
+	    (note->args[0] &&
+	     ((const uint8_t *)note->args < b->lo || (const uint8_t *)note->args >= b->hi)))
 		abort();
 	return 0;
 }

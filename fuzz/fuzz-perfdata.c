@@ -54,7 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < tk_perfdata_build_id_count(pd); i++)
 			sink += tk_perfdata_build_id_get(pd, i)->size;
 		if (tk_perfdata_tracing(pd, &t, NULL, NULL) == 0)
-			for (uint32_t i = 0; tk_perfdata_tracing_format(pd, i, &sys, &text) == 0; i++)
+			for (uint32_t i = 0; tk_perfdata_tracing_format(pd, i, &sys, &text) == 0;
+			     i++)
 				sink += text.len + (uint8_t)sys[0];
 		for (int n = 0; n < 100000 && tk_perfdata_next(pd, &rec) == 1; n++) {
 			struct tk_perf_sample s;

@@ -163,14 +163,14 @@ TK_API int tk_cache_remove(struct tk_cache *cache, const char *what);
 
 /** One cache entry, as listings and callbacks see it; borrowed during the callback. */
 struct tk_cache_entry {
-	const char *build_id;	/* hex */
-	const char *path;	/* original path ("/usr/bin/ls", "[kernel.kallsyms]") */
-	const char *dir;	/* absolute entry directory */
-	bool valid;		/* the path still has this build id (perf lists only these) */
-	uint64_t bytes;		/* apparent size of the entry's files */
-	int64_t last_use;	/* seconds since the epoch of the last add or lookup
-				 * (the mtime of the entry's ".tk-use" stamp, else of
-				 * its directory); listings and stats leave it alone */
+	const char *build_id; /* hex */
+	const char *path;     /* original path ("/usr/bin/ls", "[kernel.kallsyms]") */
+	const char *dir;      /* absolute entry directory */
+	bool valid;	      /* the path still has this build id (perf lists only these) */
+	uint64_t bytes;	      /* apparent size of the entry's files */
+	int64_t last_use;     /* seconds since the epoch of the last add or lookup
+			       * (the mtime of the entry's ".tk-use" stamp, else of
+			       * its directory); listings and stats leave it alone */
 };
 
 typedef int (*tk_cache_entry_fn)(const struct tk_cache_entry *entry, void *ctx);
@@ -187,11 +187,12 @@ TK_API int tk_cache_for_each(struct tk_cache *cache, bool all, tk_cache_entry_fn
 /** One entry of a probes file; borrowed during the callback. */
 struct tk_cache_probe {
 	const struct tk_cache_entry *entry;
-	const char *spec;	/* marker line without '%'/'#': "sdt_tkdemo:start=start" */
-	bool sdt;		/* '%' (SDT) entry rather than a '#' user probe */
-	const char *group;	/* from the first definition: "sdt_tkdemo" */
-	const char *event;	/* "start" */
-	const char *const *defs; /* uprobe_events lines ("p:sdt_tkdemo/start /bin:0x1129(0x3012) ...") */
+	const char *spec;  /* marker line without '%'/'#': "sdt_tkdemo:start=start" */
+	bool sdt;	   /* '%' (SDT) entry rather than a '#' user probe */
+	const char *group; /* from the first definition: "sdt_tkdemo" */
+	const char *event; /* "start" */
+	const char *const
+		*defs; /* uprobe_events lines ("p:sdt_tkdemo/start /bin:0x1129(0x3012) ...") */
 	size_t ndefs;
 };
 
@@ -210,8 +211,8 @@ typedef int (*tk_cache_probe_fn)(const struct tk_cache_probe *probe, void *ctx);
  * Return: number of matching probes, -EINVAL for a bad query, or the
  * first negative @fn result.
  */
-TK_API int tk_cache_query(struct tk_cache *cache, const char *query, bool all,
-			  tk_cache_probe_fn fn, void *ctx);
+TK_API int tk_cache_query(struct tk_cache *cache, const char *query, bool all, tk_cache_probe_fn fn,
+			  void *ctx);
 
 /**
  * tk_cache_probe_del() - delete the probes matching @query from their probes files
@@ -221,12 +222,12 @@ TK_API int tk_cache_probe_del(struct tk_cache *cache, const char *query);
 
 /** A uprobe to create, resolved from the cache. */
 struct tk_cache_uprobe {
-	char *group;		/* "sdt_tkdemo" */
-	char *event;		/* "start" */
-	char *def;		/* the whole uprobe_events line */
-	char *path;		/* the binary */
-	uint64_t offset;	/* file offset of the probe */
-	uint64_t ref_ctr;	/* file offset of the SDT semaphore, 0 when none */
+	char *group;	  /* "sdt_tkdemo" */
+	char *event;	  /* "start" */
+	char *def;	  /* the whole uprobe_events line */
+	char *path;	  /* the binary */
+	uint64_t offset;  /* file offset of the probe */
+	uint64_t ref_ctr; /* file offset of the SDT semaphore, 0 when none */
 	char build_id[TK_BUILD_ID_HEX_MAX];
 };
 
@@ -244,8 +245,8 @@ struct tk_cache_uprobe {
  * Return: @count (> 0), -ENOENT when nothing matched (message says so),
  * -EINVAL for a spec that is not a cache reference.
  */
-TK_API int tk_cache_resolve(struct tk_cache *cache, const char *spec,
-			    struct tk_cache_uprobe **out, size_t *count);
+TK_API int tk_cache_resolve(struct tk_cache *cache, const char *spec, struct tk_cache_uprobe **out,
+			    size_t *count);
 
 /** tk_cache_uprobes_free() - free what tk_cache_resolve() returned. NULL is accepted. */
 TK_API void tk_cache_uprobes_free(struct tk_cache_uprobe *probes, size_t count);
@@ -323,10 +324,10 @@ TK_API int tk_symbolizer_add_map(struct tk_symbolizer *sym, uint64_t start, uint
 
 /** What an address resolved to; strings borrowed until tk_symbolizer_free(). */
 struct tk_symbol_info {
-	const char *dso;	/* the file's path */
-	const char *symbol;	/* NULL when no symbol covers the address */
-	uint64_t offset;	/* from the symbol's start */
-	uint64_t file_offset;	/* of the address in the file */
+	const char *dso;      /* the file's path */
+	const char *symbol;   /* NULL when no symbol covers the address */
+	uint64_t offset;      /* from the symbol's start */
+	uint64_t file_offset; /* of the address in the file */
 };
 
 /**
@@ -375,8 +376,7 @@ TK_API int tk_symbolizer_add_pid(struct tk_symbolizer *sym, int pid);
  * or its binary unreadable, -EINVAL for an empty name.
  */
 TK_API int tk_symbolizer_lookup_uprobe(struct tk_symbolizer *sym, const char *group,
-				       const char *event, uint64_t ip,
-				       struct tk_symbol_info *info);
+				       const char *event, uint64_t ip, struct tk_symbol_info *info);
 
 #ifdef __cplusplus
 }

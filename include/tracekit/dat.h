@@ -74,27 +74,27 @@ struct tk_dat;
 
 /** Facts from the file header and the options; all borrowed until close. */
 struct tk_dat_info {
-	const char *path;                /* name used in messages */
-	int version;                     /* 6 or 7 */
+	const char *path; /* name used in messages */
+	int version;	  /* 6 or 7 */
 	bool big_endian;
-	uint8_t long_size;               /* the header's sizeof(long) byte */
-	uint32_t page_size;              /* the header's page size */
+	uint8_t long_size;		 /* the header's sizeof(long) byte */
+	uint32_t page_size;		 /* the header's page size */
 	enum tk_compression compression; /* v7 header; NONE for v6 */
 	const char *compression_version; /* "" when none */
 	uint64_t file_size;
 	struct tk_page_format page_format; /* from header_page, top buffer's page size */
-	uint32_t cpu_count;              /* CPUCOUNT option, else the top buffer's table */
-	const char *uname;               /* UNAME option, or NULL */
-	const char *tracer_version;      /* VERSION option, or NULL */
-	const char *trace_clock;         /* TRACECLOCK option text, or NULL */
-	const char *clock;               /* the clock in use: "[x]" of TRACECLOCK, else the
-					    top BUFFER's clock, else "local" */
+	uint32_t cpu_count;		   /* CPUCOUNT option, else the top buffer's table */
+	const char *uname;		   /* UNAME option, or NULL */
+	const char *tracer_version;	   /* VERSION option, or NULL */
+	const char *trace_clock;	   /* TRACECLOCK option text, or NULL */
+	const char *clock;		   /* the clock in use: "[x]" of TRACECLOCK, else the
+					      top BUFFER's clock, else "local" */
 	bool has_tsc2nsec;
 	uint32_t tsc2nsec_mult, tsc2nsec_shift;
 	uint64_t tsc2nsec_offset;
 	bool has_date;
-	int64_t date_offset_us;          /* DATE option value (microseconds) */
-	int64_t ts_offset;               /* OFFSET option value (ns), 0 when absent */
+	int64_t date_offset_us; /* DATE option value (microseconds) */
+	int64_t ts_offset;	/* OFFSET option value (ns), 0 when absent */
 	bool has_trace_id;
 	uint64_t trace_id;
 };
@@ -102,12 +102,12 @@ struct tk_dat_info {
 /** A section as found in the file (v6 parts are listed with the v7 ids). */
 struct tk_dat_section {
 	uint16_t id;
-	uint16_t flags;            /* bit 0: compressed */
-	int32_t string_id;         /* description string id, -1 none */
-	const char *description;   /* from the strings table, or NULL */
-	uint64_t offset;           /* v7: of the 16-byte header; v6: of the part's first byte */
-	uint64_t size;             /* body bytes in the file (v7 header's size) */
-	uint64_t body_size;        /* uncompressed body size; for flyrecord = size */
+	uint16_t flags;		 /* bit 0: compressed */
+	int32_t string_id;	 /* description string id, -1 none */
+	const char *description; /* from the strings table, or NULL */
+	uint64_t offset;	 /* v7: of the 16-byte header; v6: of the part's first byte */
+	uint64_t size;		 /* body bytes in the file (v7 header's size) */
+	uint64_t body_size;	 /* uncompressed body size; for flyrecord = size */
 };
 
 /** One option as stored; @data is borrowed until close. */
@@ -115,26 +115,26 @@ struct tk_dat_option {
 	uint16_t id;
 	uint32_t size;
 	const void *data;
-	uint64_t offset;           /* file offset of the option's id field; 0 when its
-				      OPTIONS section was compressed */
-	uint32_t options_section;  /* which OPTIONS section (0 = first) */
+	uint64_t offset;	  /* file offset of the option's id field; 0 when its
+				     OPTIONS section was compressed */
+	uint32_t options_section; /* which OPTIONS section (0 = first) */
 };
 
 /** Where one CPU's data is, as the BUFFER option (v7) or CPU table (v6) says. */
 struct tk_dat_cpu_data {
 	uint32_t cpu;
-	uint64_t offset;           /* absolute file offset */
-	uint64_t size;             /* bytes in the file (compressed: without the chunk count) */
+	uint64_t offset; /* absolute file offset */
+	uint64_t size;	 /* bytes in the file (compressed: without the chunk count) */
 };
 
 /** A buffer instance (the top one has name ""). */
 struct tk_dat_buffer {
 	const char *name;
-	const char *clock;         /* NULL when the file does not say (v6) */
+	const char *clock; /* NULL when the file does not say (v6) */
 	struct tk_page_format page_format;
-	bool compressed;           /* CPU data is chunk-compressed */
-	bool latency_text;         /* a BUFFER_TEXT (latency) buffer: text, no pages */
-	uint64_t section_offset;   /* v7: flyrecord/text section header; v6: flyrecord tag */
+	bool compressed;	 /* CPU data is chunk-compressed */
+	bool latency_text;	 /* a BUFFER_TEXT (latency) buffer: text, no pages */
+	uint64_t section_offset; /* v7: flyrecord/text section header; v6: flyrecord tag */
 	uint32_t cpu_count;
 	const struct tk_dat_cpu_data *cpus;
 };
@@ -186,8 +186,7 @@ TK_API const struct tk_dat_buffer *tk_dat_buffer_get(const struct tk_dat *dat, s
  *
  * Return: 0, or -ENOENT when the file has no such section.
  */
-TK_API int tk_dat_metadata(const struct tk_dat *dat, uint16_t id, const void **body,
-			   uint64_t *len);
+TK_API int tk_dat_metadata(const struct tk_dat *dat, uint16_t id, const void **body, uint64_t *len);
 
 /** A piece of text from the metadata; not NUL-terminated. */
 struct tk_dat_text {
@@ -293,13 +292,13 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *reader, uint64_
 struct tk_dat_writer;
 
 struct tk_dat_writer_opts {
-	int version;                     /* 6 or 7; 0 means 7 */
+	int version;			 /* 6 or 7; 0 means 7 */
 	enum tk_compression compression; /* v7 only; v6 requires NONE */
-	int compression_level;           /* 0: codec default */
-	bool big_endian;                 /* byte order of the file's numbers */
-	uint8_t long_size;               /* header byte; 0 means 8 */
-	uint32_t page_size;              /* top buffer's page size; required */
-	uint32_t chunk_pages;            /* pages per compressed chunk; 0 means 10 */
+	int compression_level;		 /* 0: codec default */
+	bool big_endian;		 /* byte order of the file's numbers */
+	uint8_t long_size;		 /* header byte; 0 means 8 */
+	uint32_t page_size;		 /* top buffer's page size; required */
+	uint32_t chunk_pages;		 /* pages per compressed chunk; 0 means 10 */
 };
 
 /**
@@ -361,8 +360,8 @@ TK_API int tk_dat_writer_declare_buffer(struct tk_dat_writer *w, const char *nam
  * @cpu_count: number of CPUs (v6 table size; v7 lists only CPUs given data)
  * Return: 0, -EINVAL (nesting, order, undeclared v6 instance), I/O errors.
  */
-TK_API int tk_dat_writer_begin_buffer(struct tk_dat_writer *w, const char *name,
-				      const char *clock, uint32_t page_size, uint32_t cpu_count);
+TK_API int tk_dat_writer_begin_buffer(struct tk_dat_writer *w, const char *name, const char *clock,
+				      uint32_t page_size, uint32_t cpu_count);
 
 /**
  * tk_dat_writer_begin_cpu() - start one CPU's pages; CPUs in increasing

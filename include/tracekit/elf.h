@@ -92,19 +92,19 @@ TK_API int tk_build_id_hex(const uint8_t *id, size_t len, char *out, size_t cap)
 
 /** Which symbol table tk_elf_symbols() reads. */
 enum tk_elf_symtab_kind {
-	TK_ELF_SYMTAB,	/* .symtab only */
-	TK_ELF_DYNSYM,	/* .dynsym only */
-	TK_ELF_ANY,	/* .symtab when present, else .dynsym (what perf uses) */
+	TK_ELF_SYMTAB, /* .symtab only */
+	TK_ELF_DYNSYM, /* .dynsym only */
+	TK_ELF_ANY,    /* .symtab when present, else .dynsym (what perf uses) */
 };
 
 /** One symbol-table entry; the name is borrowed until tk_elf_close(). */
 struct tk_elf_symbol {
 	const char *name;
-	uint64_t value;		/* st_value: link-time virtual address */
+	uint64_t value; /* st_value: link-time virtual address */
 	uint64_t size;
-	uint16_t shndx;		/* section index (SHN_UNDEF 0 for undefined) */
-	uint8_t type;		/* STT_* */
-	uint8_t bind;		/* STB_* */
+	uint16_t shndx; /* section index (SHN_UNDEF 0 for undefined) */
+	uint8_t type;	/* STT_* */
+	uint8_t bind;	/* STB_* */
 };
 
 /**
@@ -123,13 +123,13 @@ TK_API int tk_elf_symbols(struct tk_elf *elf, enum tk_elf_symtab_kind kind,
 struct tk_elf_sdt {
 	const char *provider;
 	const char *name;
-	const char *args;	/* "-4@%edi -8@%rsi", "" when none */
-	uint64_t pc;		/* as stored: link-time address of the probe */
-	uint64_t base;		/* as stored: link-time address of .stapsdt.base */
-	uint64_t semaphore;	/* as stored: address of the semaphore, 0 when none */
-	uint64_t offset;	/* file offset of the probe: pc + sh_offset(.stapsdt.base) - base */
-	uint64_t sem_offset;	/* file offset of the semaphore (uprobe ref_ctr), 0 when none */
-	uint64_t note_offset;	/* file offset of the note, for messages */
+	const char *args;     /* "-4@%edi -8@%rsi", "" when none */
+	uint64_t pc;	      /* as stored: link-time address of the probe */
+	uint64_t base;	      /* as stored: link-time address of .stapsdt.base */
+	uint64_t semaphore;   /* as stored: address of the semaphore, 0 when none */
+	uint64_t offset;      /* file offset of the probe: pc + sh_offset(.stapsdt.base) - base */
+	uint64_t sem_offset;  /* file offset of the semaphore (uprobe ref_ctr), 0 when none */
+	uint64_t note_offset; /* file offset of the note, for messages */
 };
 
 /**
@@ -170,11 +170,11 @@ TK_API int tk_elf_offset_to_vaddr(struct tk_elf *elf, uint64_t offset, uint64_t 
 
 /** A loadable segment (PT_LOAD). */
 struct tk_elf_segment {
-	uint64_t offset;	/* p_offset */
-	uint64_t filesz;	/* p_filesz */
-	uint64_t vaddr;		/* p_vaddr */
-	uint64_t memsz;		/* p_memsz */
-	uint32_t flags;		/* PF_R/PF_W/PF_X */
+	uint64_t offset; /* p_offset */
+	uint64_t filesz; /* p_filesz */
+	uint64_t vaddr;	 /* p_vaddr */
+	uint64_t memsz;	 /* p_memsz */
+	uint32_t flags;	 /* PF_R/PF_W/PF_X */
 };
 
 /**

@@ -28,15 +28,15 @@ struct tk_event;
 /** A field of an event format. */
 struct tk_event_field {
 	const char *name;
-	const char *type;     /* C type text from the format ("unsigned int") */
+	const char *type; /* C type text from the format ("unsigned int") */
 	uint32_t offset;
 	uint32_t size;
 	bool is_signed;
-	bool is_array;        /* fixed array (char comm[16]) */
-	bool is_dynamic;      /* __data_loc / __rel_loc: 32-bit offset|len<<16 word */
-	bool is_relative;     /* __rel_loc: offset counts from the end of the field */
-	bool is_string;       /* char array or dynamic string */
-	bool is_common;       /* common_type, common_pid, ... */
+	bool is_array;	  /* fixed array (char comm[16]) */
+	bool is_dynamic;  /* __data_loc / __rel_loc: 32-bit offset|len<<16 word */
+	bool is_relative; /* __rel_loc: offset counts from the end of the field */
+	bool is_string;	  /* char array or dynamic string */
+	bool is_common;	  /* common_type, common_pid, ... */
 };
 
 /**
@@ -89,8 +89,8 @@ TK_API void tk_event_set_free(struct tk_event_set *set);
  * Return: the event id (>= 0), -EBADMSG when the text is not a format,
  * -EEXIST for a second format with the same id, -ENOMEM.
  */
-TK_API int tk_event_set_add_format(struct tk_event_set *set, const char *system,
-				   const char *text, size_t len);
+TK_API int tk_event_set_add_format(struct tk_event_set *set, const char *system, const char *text,
+				   size_t len);
 
 /** Parse an events/header_page text. Return: 0, -EBADMSG. */
 TK_API int tk_event_set_add_header_page(struct tk_event_set *set, const char *text, size_t len);
@@ -173,9 +173,8 @@ TK_API int tk_event_field_read(const struct tk_event_set *set, const struct tk_e
  * Return: 0, -EINVAL when the field is not a string, -EBADMSG when its
  * location is outside the record.
  */
-TK_API int tk_event_field_string(const struct tk_event_set *set,
-				 const struct tk_event_field *field, const void *data,
-				 uint32_t size, const char **str, uint32_t *len);
+TK_API int tk_event_field_string(const struct tk_event_set *set, const struct tk_event_field *field,
+				 const void *data, uint32_t size, const char **str, uint32_t *len);
 
 /**
  * tk_event_record_type() - the event type id of a record (common_type)
@@ -202,13 +201,12 @@ TK_API const char *tk_event_comm(const struct tk_event_set *set, int pid);
  * refused (-EEXIST) and pid 0 is ignored.
  * Return: 0, -EEXIST, -ENOMEM.
  */
-TK_API int tk_event_register_comm(struct tk_event_set *set, int pid, const char *comm,
-				  size_t len);
+TK_API int tk_event_register_comm(struct tk_event_set *set, int pid, const char *comm, size_t len);
 
 /* Flags for tk_event_print_info(). */
 enum {
-	TK_EVENT_PRINT_RAW = 1 << 0,      /* "field=value" of every field (trace-cmd -R) */
-	TK_EVENT_PRINT_SLOW = 1 << 1,     /* always use libtraceevent's printer */
+	TK_EVENT_PRINT_RAW = 1 << 0,  /* "field=value" of every field (trace-cmd -R) */
+	TK_EVENT_PRINT_SLOW = 1 << 1, /* always use libtraceevent's printer */
 };
 
 /**

@@ -72,10 +72,10 @@ TK_API size_t tk_page_format_header_text(const struct tk_page_format *fmt, char 
 /** Facts from a page header. */
 struct tk_page_header {
 	uint64_t timestamp;
-	uint32_t data_size;      /* commit & ((1 << 27) - 1) */
-	bool missed_events;      /* commit bit 31 */
-	bool missed_stored;      /* commit bit 30: count below is valid */
-	uint64_t missed_count;   /* events lost before this page, when stored */
+	uint32_t data_size;    /* commit & ((1 << 27) - 1) */
+	bool missed_events;    /* commit bit 31 */
+	bool missed_stored;    /* commit bit 30: count below is valid */
+	uint64_t missed_count; /* events lost before this page, when stored */
 };
 
 /**
@@ -91,10 +91,10 @@ TK_API int tk_page_read_header(const struct tk_page_format *fmt, const void *pag
 
 /** One decoded record; @data points into the page (no copy). */
 struct tk_page_record {
-	uint64_t timestamp;  /* absolute, in the page's clock units */
-	const void *data;    /* payload */
-	uint32_t size;       /* payload bytes (4-byte rounded, as stored) */
-	uint32_t offset;     /* offset of the record header within the page */
+	uint64_t timestamp; /* absolute, in the page's clock units */
+	const void *data;   /* payload */
+	uint32_t size;	    /* payload bytes (4-byte rounded, as stored) */
+	uint32_t offset;    /* offset of the record header within the page */
 };
 
 /**
@@ -103,8 +103,8 @@ struct tk_page_record {
  * Public so that it can live on the stack; treat the fields as private.
  */
 struct tk_page_iter {
-	const uint8_t *data;  /* first data byte of the page */
-	uint32_t size;        /* valid data bytes */
+	const uint8_t *data; /* first data byte of the page */
+	uint32_t size;	     /* valid data bytes */
 	uint32_t pos;
 	uint32_t data_offset;
 	uint64_t timestamp;
@@ -143,7 +143,7 @@ TK_API int tk_page_iter_next(struct tk_page_iter *it, struct tk_page_record *rec
 struct tk_page_writer {
 	uint8_t *page;
 	struct tk_page_format fmt;
-	uint32_t pos;          /* bytes of data written */
+	uint32_t pos; /* bytes of data written */
 	uint64_t last_ts;
 	uint64_t missed_count;
 	bool missed_events;

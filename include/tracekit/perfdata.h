@@ -141,17 +141,17 @@ enum tk_perf_sample_bits {
 
 /* Bits of tk_perf_attr.flags used by this module. */
 #define TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL (1ull << 18)
-#define TK_PERF_ATTR_FLAG_USE_CLOCKID (1ull << 25)
+#define TK_PERF_ATTR_FLAG_USE_CLOCKID	(1ull << 25)
 
 /* perf_event_attr as 6.1 knows it (PERF_ATTR_SIZE_VER7, 128 bytes), unpacked. */
 struct tk_perf_attr {
-	uint32_t type;               /* 0 HW, 1 SW, 2 TRACEPOINT, ... */
-	uint32_t size;               /* as stored; the writer always stores 128 */
-	uint64_t config;             /* tracepoint: the format's ID */
-	uint64_t sample_period;      /* or sample_freq when flags bit 10 (freq) is set */
+	uint32_t type;		/* 0 HW, 1 SW, 2 TRACEPOINT, ... */
+	uint32_t size;		/* as stored; the writer always stores 128 */
+	uint64_t config;	/* tracepoint: the format's ID */
+	uint64_t sample_period; /* or sample_freq when flags bit 10 (freq) is set */
 	uint64_t sample_type;
 	uint64_t read_format;
-	uint64_t flags;              /* the bitfield word at offset 40 */
+	uint64_t flags; /* the bitfield word at offset 40 */
 	uint32_t wakeup_events;
 	uint32_t bp_type;
 	uint64_t config1;
@@ -170,36 +170,36 @@ struct tk_perf_attr {
 /** An event of the file: its attr, kernel ids and name. */
 struct tk_perfdata_evsel {
 	struct tk_perf_attr attr;
-	const uint64_t *ids;         /* borrowed until close */
+	const uint64_t *ids; /* borrowed until close */
 	uint64_t nr_ids;
-	const char *name;            /* from EVENT_DESC, else NULL */
-	uint64_t attr_offset;        /* file offset of its perf_file_attr (pipe: of the record) */
-	uint64_t ids_offset;         /* file offset of its id array (0 when none) */
+	const char *name;     /* from EVENT_DESC, else NULL */
+	uint64_t attr_offset; /* file offset of its perf_file_attr (pipe: of the record) */
+	uint64_t ids_offset;  /* file offset of its id array (0 when none) */
 };
 
 /** One feature section as found in the file. */
 struct tk_perfdata_feature {
-	uint32_t id;                 /* enum tk_perf_feature; may be >= 32 (unknown) */
-	uint64_t offset;             /* file offset of the payload */
+	uint32_t id;	 /* enum tk_perf_feature; may be >= 32 (unknown) */
+	uint64_t offset; /* file offset of the payload */
 	uint64_t size;
-	const void *data;            /* payload, borrowed until close (NULL when not loaded) */
-	bool valid;                  /* payload parsed without error */
+	const void *data; /* payload, borrowed until close (NULL when not loaded) */
+	bool valid;	  /* payload parsed without error */
 };
 
 /** A build id entry (BUILD_ID feature or HEADER_BUILD_ID record). */
 struct tk_perfdata_build_id {
-	int32_t pid;                 /* machine pid: -1 host */
-	uint16_t misc;               /* cpumode | 0x8000 when size is valid */
-	uint8_t size;                /* bytes of id that count */
+	int32_t pid;   /* machine pid: -1 host */
+	uint16_t misc; /* cpumode | 0x8000 when size is valid */
+	uint8_t size;  /* bytes of id that count */
 	uint8_t id[20];
-	const char *filename;        /* borrowed until close */
+	const char *filename; /* borrowed until close */
 };
 
 /** A CPU's ids in CPU_TOPOLOGY, indexed by CPU number. */
 struct tk_perfdata_cpu {
 	uint32_t core_id;
 	uint32_t socket_id;
-	uint32_t die_id;             /* 0 when the section has no die part */
+	uint32_t die_id; /* 0 when the section has no die part */
 };
 
 /**
@@ -209,14 +209,14 @@ struct tk_perfdata_cpu {
  * ids (has_dies false).
  */
 struct tk_perfdata_cpu_topology {
-	uint32_t nr_sockets;         /* perf's "sibling sockets": CPUs sharing a package */
+	uint32_t nr_sockets; /* perf's "sibling sockets": CPUs sharing a package */
 	const char *const *sockets;
-	uint32_t nr_dies;            /* "sibling dies" */
+	uint32_t nr_dies; /* "sibling dies" */
 	const char *const *dies;
-	uint32_t nr_threads;         /* "sibling threads": CPUs sharing a core */
+	uint32_t nr_threads; /* "sibling threads": CPUs sharing a core */
 	const char *const *threads;
-	bool has_dies;               /* the die lists and die ids are present */
-	uint32_t nr_cpus;            /* per-CPU ids: NRCPUS' avail count, 0 when absent */
+	bool has_dies;	  /* the die lists and die ids are present */
+	uint32_t nr_cpus; /* per-CPU ids: NRCPUS' avail count, 0 when absent */
 	const struct tk_perfdata_cpu *cpus;
 };
 
@@ -224,14 +224,14 @@ struct tk_perfdata_cpu_topology {
 struct tk_perfdata_numa_node {
 	uint32_t node;
 	uint64_t mem_total_kb, mem_free_kb;
-	const char *cpus;            /* cpu list, e.g. "0-1" */
+	const char *cpus; /* cpu list, e.g. "0-1" */
 };
 
 /** A GROUP_DESC entry: events leader_idx .. leader_idx + nr_members - 1. */
 struct tk_perfdata_group {
-	const char *name;            /* "{anon_group}" when the group has no name */
-	uint32_t leader_idx;         /* attr index of the leader */
-	uint32_t nr_members;         /* the leader included */
+	const char *name;    /* "{anon_group}" when the group has no name */
+	uint32_t leader_idx; /* attr index of the leader */
+	uint32_t nr_members; /* the leader included */
 };
 
 /** An AUXTRACE index entry: an AUXTRACE record and its data in the file. */
@@ -248,23 +248,23 @@ struct tk_perfdata_pmu_cap {
 /** The capabilities of one PMU (CPU_PMU_CAPS: the "cpu" PMU; PMU_CAPS: each PMU). */
 struct tk_perfdata_pmu_caps {
 	const char *pmu;
-	uint32_t nr_caps;            /* 0: "not available" */
+	uint32_t nr_caps; /* 0: "not available" */
 	const struct tk_perfdata_pmu_cap *caps;
 };
 
 /** A HYBRID_TOPOLOGY node: a core PMU and its CPUs. */
 struct tk_perfdata_hybrid_node {
-	const char *pmu;             /* "cpu_core", "cpu_atom" */
-	const char *cpus;            /* cpu list */
+	const char *pmu;  /* "cpu_core", "cpu_atom" */
+	const char *cpus; /* cpu list */
 };
 
 /** A jited function of a BPF program. */
 struct tk_perfdata_bpf_func {
-	uint64_t addr;               /* kernel address of its code */
-	uint32_t len;                /* bytes of code */
+	uint64_t addr; /* kernel address of its code */
+	uint32_t len;  /* bytes of code */
 	uint8_t tag[8];
-	uint32_t btf_type_id;        /* its FUNC in the program's BTF; 0 without func info */
-	const char *btf_name;        /* that FUNC's name when the BTF is in the file, else NULL */
+	uint32_t btf_type_id; /* its FUNC in the program's BTF; 0 without func info */
+	const char *btf_name; /* that FUNC's name when the BTF is in the file, else NULL */
 };
 
 /**
@@ -275,12 +275,12 @@ struct tk_perfdata_bpf_func {
  */
 struct tk_perfdata_bpf_prog {
 	uint32_t info_len, data_len;
-	uint64_t arrays;             /* which arrays follow (perf's PERF_BPIL_* bits) */
+	uint64_t arrays; /* which arrays follow (perf's PERF_BPIL_* bits) */
 	uint32_t type, id;
 	uint8_t tag[8];
-	char name[17];               /* the kernel's copy, at most 15 characters */
+	char name[17]; /* the kernel's copy, at most 15 characters */
 	uint32_t jited_prog_len, xlated_prog_len;
-	uint32_t btf_id;             /* 0: no BTF */
+	uint32_t btf_id; /* 0: no BTF */
 	uint32_t nr_funcs;
 	const struct tk_perfdata_bpf_func *funcs;
 };
@@ -289,7 +289,7 @@ struct tk_perfdata_bpf_prog {
 struct tk_perfdata_bpf_btf {
 	uint32_t id;
 	uint32_t size;
-	const void *data;            /* size bytes, borrowed until close */
+	const void *data; /* size bytes, borrowed until close */
 };
 
 /** Host facts decoded from the features; fields are zero/NULL when absent. */
@@ -312,57 +312,57 @@ struct tk_perfdata_host {
 	uint32_t comp_version, comp_type, comp_level, comp_ratio, comp_mmap_len;
 	bool has_dir_format;
 	uint64_t dir_format_version;
-	uint32_t nr_pmu_mappings;    /* PMU_MAPPINGS entries */
-	uint32_t nr_groups;          /* GROUP_DESC entries */
-	uint32_t nr_numa_nodes;      /* NUMA_TOPOLOGY nodes */
-	uint32_t nr_cache_levels;    /* CACHE entries */
+	uint32_t nr_pmu_mappings; /* PMU_MAPPINGS entries */
+	uint32_t nr_groups;	  /* GROUP_DESC entries */
+	uint32_t nr_numa_nodes;	  /* NUMA_TOPOLOGY nodes */
+	uint32_t nr_cache_levels; /* CACHE entries */
 	/* Decoded by this version on: NULL/0 when absent or malformed. */
 	const struct tk_perfdata_cpu_topology *cpu_topology;
-	const struct tk_perfdata_numa_node *numa_nodes;      /* nr_numa_nodes */
-	const struct tk_perfdata_group *groups;              /* nr_groups */
-	bool has_branch_stack;       /* BRANCH_STACK: samples carry branch stacks */
-	bool has_stat;               /* STAT: a perf stat record file */
-	bool has_auxtrace;           /* AUXTRACE: AUX area data and its index */
+	const struct tk_perfdata_numa_node *numa_nodes; /* nr_numa_nodes */
+	const struct tk_perfdata_group *groups;		/* nr_groups */
+	bool has_branch_stack; /* BRANCH_STACK: samples carry branch stacks */
+	bool has_stat;	       /* STAT: a perf stat record file */
+	bool has_auxtrace;     /* AUXTRACE: AUX area data and its index */
 	uint64_t nr_auxtrace;
 	const struct tk_perfdata_auxtrace_entry *auxtrace;
-	const struct tk_perfdata_pmu_caps *cpu_pmu_caps;     /* CPU_PMU_CAPS, pmu "cpu" */
-	uint32_t nr_pmu_caps;        /* PMU_CAPS */
+	const struct tk_perfdata_pmu_caps *cpu_pmu_caps; /* CPU_PMU_CAPS, pmu "cpu" */
+	uint32_t nr_pmu_caps;				 /* PMU_CAPS */
 	const struct tk_perfdata_pmu_caps *pmu_caps;
-	uint32_t nr_hybrid_nodes;    /* HYBRID_TOPOLOGY */
+	uint32_t nr_hybrid_nodes; /* HYBRID_TOPOLOGY */
 	const struct tk_perfdata_hybrid_node *hybrid_nodes;
-	uint32_t nr_bpf_progs;       /* BPF_PROG_INFO */
+	uint32_t nr_bpf_progs; /* BPF_PROG_INFO */
 	const struct tk_perfdata_bpf_prog *bpf_progs;
-	uint32_t nr_bpf_btfs;        /* BPF_BTF */
+	uint32_t nr_bpf_btfs; /* BPF_BTF */
 	const struct tk_perfdata_bpf_btf *bpf_btfs;
 };
 
 /** Facts from the file header; borrowed until close, counters updated while reading. */
 struct tk_perfdata_info {
-	const char *path;            /* name used in messages */
-	bool pipe;                   /* pipe-mode stream (16-byte header) */
-	uint64_t header_size;        /* 104 (or 72), pipe: 16 */
+	const char *path;     /* name used in messages */
+	bool pipe;	      /* pipe-mode stream (16-byte header) */
+	uint64_t header_size; /* 104 (or 72), pipe: 16 */
 	uint64_t attr_size;
 	uint64_t attrs_offset, attrs_size;
-	uint64_t data_offset, data_size;     /* as stored in the header */
-	uint64_t data_end;           /* where records end: data_offset + usable size */
-	bool data_size_repaired;     /* data size was 0 or past EOF: read to the last record */
-	uint64_t features[4];        /* adds_features bitmap */
-	uint64_t file_size;          /* 0 for a pipe */
-	uint64_t nr_compressed;      /* COMPRESSED records met so far */
-	uint64_t compressed_bytes;   /* their payload bytes */
-	uint64_t decompressed_bytes; /* what they expanded to */
+	uint64_t data_offset, data_size; /* as stored in the header */
+	uint64_t data_end;		 /* where records end: data_offset + usable size */
+	bool data_size_repaired;	 /* data size was 0 or past EOF: read to the last record */
+	uint64_t features[4];		 /* adds_features bitmap */
+	uint64_t file_size;		 /* 0 for a pipe */
+	uint64_t nr_compressed;		 /* COMPRESSED records met so far */
+	uint64_t compressed_bytes;	 /* their payload bytes */
+	uint64_t decompressed_bytes;	 /* what they expanded to */
 };
 
 /** A record handed out by tk_perfdata_next(). */
 struct tk_perf_record {
 	uint32_t type;
 	uint16_t misc;
-	uint16_t size;               /* header included */
-	uint64_t offset;             /* file (or stream) offset; for records from a COMPRESSED
-					record, the offset of that record */
-	bool compressed;             /* came out of a COMPRESSED record */
-	const void *data;            /* size bytes, header included, 8-byte aligned;
-					borrowed until the next tk_perfdata_next() */
+	uint16_t size;	  /* header included */
+	uint64_t offset;  /* file (or stream) offset; for records from a COMPRESSED
+			     record, the offset of that record */
+	bool compressed;  /* came out of a COMPRESSED record */
+	const void *data; /* size bytes, header included, 8-byte aligned;
+			     borrowed until the next tk_perfdata_next() */
 	/*
 	 * HEADER_TRACING_DATA (66) and AUXTRACE (71) carry bytes after
 	 * header.size: extra_size of them at extra_offset. For 66 they are
@@ -376,18 +376,18 @@ struct tk_perf_record {
 
 /** Sample fields, decoded by the attr's sample_type; absent fields are 0/NULL. */
 struct tk_perf_sample {
-	int attr_index;              /* evsel it belongs to */
-	uint64_t fields;             /* sample_type bits actually decoded */
+	int attr_index;	 /* evsel it belongs to */
+	uint64_t fields; /* sample_type bits actually decoded */
 	uint64_t id, ip, time, addr, stream_id, period;
 	uint32_t pid, tid, cpu;
-	const void *read;            /* READ block; read_size bytes */
+	const void *read; /* READ block; read_size bytes */
 	uint64_t read_size;
-	uint64_t callchain_nr;       /* callchain: nr u64 (use tk_perf_load_u64) */
+	uint64_t callchain_nr; /* callchain: nr u64 (use tk_perf_load_u64) */
 	const void *callchain;
 	uint32_t raw_size;
 	const void *raw;
 	uint64_t branch_nr, branch_hw_idx;
-	const void *branch;          /* branch_nr x {from, to, flags} */
+	const void *branch; /* branch_nr x {from, to, flags} */
 	uint64_t regs_user_abi, regs_user_nr;
 	const void *regs_user;
 	uint64_t stack_user_size, stack_user_dyn_size;
@@ -416,13 +416,13 @@ struct tk_perfdata_text {
 };
 
 struct tk_perfdata_tracing {
-	const char *version;         /* "0.6" */
+	const char *version; /* "0.6" */
 	bool big_endian;
 	uint8_t long_size;
 	uint32_t page_size;
 	struct tk_perfdata_text header_page, header_event, kallsyms, printk, cmdlines;
-	uint32_t nr_ftrace;          /* ftrace formats */
-	uint32_t nr_formats;         /* event formats of all systems */
+	uint32_t nr_ftrace;  /* ftrace formats */
+	uint32_t nr_formats; /* event formats of all systems */
 };
 
 /** Name of a record type ("SAMPLE", "FINISHED_ROUND"...); "UNKNOWN" otherwise. */
@@ -667,9 +667,8 @@ TK_API int tk_perfdata_writer_set_string(struct tk_perfdata_writer *w, uint32_t 
  * @id, @len: 1..20 bytes
  * Return: 0, -EINVAL, -ENOMEM.
  */
-TK_API int tk_perfdata_writer_add_build_id(struct tk_perfdata_writer *w, uint16_t misc,
-					   int32_t pid, const uint8_t *id, size_t len,
-					   const char *filename);
+TK_API int tk_perfdata_writer_add_build_id(struct tk_perfdata_writer *w, uint16_t misc, int32_t pid,
+					   const uint8_t *id, size_t len, const char *filename);
 
 /**
  * tk_perfdata_writer_set_host() - fill HOSTNAME, OSRELEASE, VERSION, ARCH,
@@ -716,24 +715,24 @@ TK_API void tk_perfdata_attr_decode(const uint8_t *in, size_t len, struct tk_per
 /* ------------------------------------------------------------------ report */
 
 enum {
-	TK_PERFDATA_REPORT_NSEC = 1 << 0,    /* times with nanoseconds (perf script --ns) */
+	TK_PERFDATA_REPORT_NSEC = 1 << 0, /* times with nanoseconds (perf script --ns) */
 };
 
 /** What tk_perfdata_report_run() prints; zero-initialise. */
 struct tk_perfdata_report_opts {
-	int fd;                      /* output descriptor */
-	unsigned int flags;          /* TK_PERFDATA_REPORT_* */
+	int fd;		    /* output descriptor */
+	unsigned int flags; /* TK_PERFDATA_REPORT_* */
 	/* Filters, as in struct tk_report_opts; a sample must pass all that are set. */
-	const uint8_t *cpu_mask;     /* bitmap of CPUs to show; NULL: all */
+	const uint8_t *cpu_mask; /* bitmap of CPUs to show; NULL: all */
 	uint32_t cpu_mask_bits;
-	const char *const *events;   /* event names (tk_event_spec_match()); NULL: all */
+	const char *const *events; /* event names (tk_event_spec_match()); NULL: all */
 	size_t nevents;
-	const int *pids;             /* thread or process ids; NULL: all */
+	const int *pids; /* thread or process ids; NULL: all */
 	size_t npids;
-	const char *const *comms;    /* thread names (globs); NULL: all */
+	const char *const *comms; /* thread names (globs); NULL: all */
 	size_t ncomms;
 	bool has_start, has_end;
-	uint64_t start_ns, end_ns;   /* sample time window, inclusive start, exclusive end */
+	uint64_t start_ns, end_ns; /* sample time window, inclusive start, exclusive end */
 	/* Build-id cache for symbols; NULL: $TRACEKIT_CACHE_DIR, then ~/.debug (if present). */
 	const char *cache_dir;
 	/*

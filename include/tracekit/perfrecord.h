@@ -27,59 +27,59 @@ extern "C" {
  */
 struct tk_perfrecord_event {
 	const char *spec;
-	const char *filter;          /* tracepoint filter (PERF_EVENT_IOC_SET_FILTER) or NULL;
-					-EINVAL for a software or hardware event */
+	const char *filter; /* tracepoint filter (PERF_EVENT_IOC_SET_FILTER) or NULL;
+			       -EINVAL for a software or hardware event */
 };
 
 /** What tk_perfrecord_run() records; zero-initialise. */
 struct tk_perfrecord_opts {
-	const char *output;                        /* perf.data path */
+	const char *output; /* perf.data path */
 	const struct tk_perfrecord_event *events;
 	size_t nr_events;
-	double duration;                           /* seconds; 0: until the command exits
-						      or a signal */
-	char *const *command;                      /* NULL-terminated argv, or NULL */
-	uint32_t mmap_pages;                       /* data pages per CPU ring (power of 2);
-						      0: 64 */
-	int argc;                                  /* command line for the CMDLINE feature */
-	const char *const *argv;                   /* (argv[0] is replaced by the executable
-						      path); NULL: this process's own */
-	uint64_t freq;                             /* samples/s of software and hardware
-						      events; 0: 4000 (unless @period) */
-	uint64_t period;                           /* sample every @period events instead
-						      (all events, tracepoints too); 0: off */
-	bool callchain;                            /* PERF_SAMPLE_CALLCHAIN on every event */
-	bool system_wide;                          /* every task on every CPU; implied
-						      without @command. Otherwise only the
-						      command and its descendants (events
-						      inherit, enabled at its exec) */
-	bool append;                               /* add a recording to @output, a
-						      finished perf.data
-						      (tk_perfdata_append_open()) */
-	bool use_clockid;                          /* sample times from @clockid
-						      (attr.use_clockid), with the
-						      CLOCKID and CLOCK_DATA features;
-						      otherwise the kernel's perf clock */
-	int32_t clockid;                           /* CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW
-						      (any event), CLOCK_REALTIME,
-						      CLOCK_BOOTTIME, CLOCK_TAI (software
-						      events only: not NMI-safe) */
+	double duration;	 /* seconds; 0: until the command exits
+				    or a signal */
+	char *const *command;	 /* NULL-terminated argv, or NULL */
+	uint32_t mmap_pages;	 /* data pages per CPU ring (power of 2);
+				    0: 64 */
+	int argc;		 /* command line for the CMDLINE feature */
+	const char *const *argv; /* (argv[0] is replaced by the executable
+				    path); NULL: this process's own */
+	uint64_t freq;		 /* samples/s of software and hardware
+				    events; 0: 4000 (unless @period) */
+	uint64_t period;	 /* sample every @period events instead
+				    (all events, tracepoints too); 0: off */
+	bool callchain;		 /* PERF_SAMPLE_CALLCHAIN on every event */
+	bool system_wide;	 /* every task on every CPU; implied
+				    without @command. Otherwise only the
+				    command and its descendants (events
+				    inherit, enabled at its exec) */
+	bool append;		 /* add a recording to @output, a
+				    finished perf.data
+				    (tk_perfdata_append_open()) */
+	bool use_clockid;	 /* sample times from @clockid
+				    (attr.use_clockid), with the
+				    CLOCKID and CLOCK_DATA features;
+				    otherwise the kernel's perf clock */
+	int32_t clockid;	 /* CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW
+				    (any event), CLOCK_REALTIME,
+				    CLOCK_BOOTTIME, CLOCK_TAI (software
+				    events only: not NMI-safe) */
 };
 
 /** What tk_perfrecord_run() did. */
 struct tk_perfrecord_stats {
-	uint32_t nr_cpus;            /* CPUs recorded */
-	uint32_t nr_tracepoints;     /* tracepoints after glob expansion */
-	uint32_t nr_counters;        /* software and hardware events */
-	uint32_t nr_build_ids;       /* BUILD_ID entries of the DSOs samples hit */
-	uint64_t samples;            /* SAMPLE records written */
-	uint64_t records;            /* all records from the rings */
-	uint64_t lost;               /* samples the kernel dropped (PERF_RECORD_LOST sums) */
-	uint64_t lost_records;       /* PERF_RECORD_LOST records */
-	uint64_t bytes;              /* data section size */
-	bool child_exited;           /* the command ran and exited */
-	int child_status;            /* its wait status */
-	int stop_signal;             /* SIGINT/SIGTERM/SIGHUP that ended the recording, or 0 */
+	uint32_t nr_cpus;	 /* CPUs recorded */
+	uint32_t nr_tracepoints; /* tracepoints after glob expansion */
+	uint32_t nr_counters;	 /* software and hardware events */
+	uint32_t nr_build_ids;	 /* BUILD_ID entries of the DSOs samples hit */
+	uint64_t samples;	 /* SAMPLE records written */
+	uint64_t records;	 /* all records from the rings */
+	uint64_t lost;		 /* samples the kernel dropped (PERF_RECORD_LOST sums) */
+	uint64_t lost_records;	 /* PERF_RECORD_LOST records */
+	uint64_t bytes;		 /* data section size */
+	bool child_exited;	 /* the command ran and exited */
+	int child_status;	 /* its wait status */
+	int stop_signal;	 /* SIGINT/SIGTERM/SIGHUP that ended the recording, or 0 */
 };
 
 /**

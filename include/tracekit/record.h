@@ -40,24 +40,24 @@ struct tk_record_event {
 
 /** How pages leave the kernel; the design notes of record.c say why splice is the default. */
 enum tk_record_capture {
-	TK_RECORD_CAPTURE_SPLICE = 0,  /* splice() trace_pipe_raw -> pipe -> spool */
-	TK_RECORD_CAPTURE_MMAP = 1,    /* mmap'ed sub-buffers (kernel >= 6.10), copied */
+	TK_RECORD_CAPTURE_SPLICE = 0, /* splice() trace_pipe_raw -> pipe -> spool */
+	TK_RECORD_CAPTURE_MMAP = 1,   /* mmap'ed sub-buffers (kernel >= 6.10), copied */
 };
 
 struct tk_record_opts {
-	const char *output;          /* .dat path; required */
-	const char *instance;        /* NULL: "tracekit-<pid>", created and removed */
-	bool top;                    /* record the top-level buffer instead */
-	bool existing_instance;      /* @instance exists already: use it, never remove it */
+	const char *output;	/* .dat path; required */
+	const char *instance;	/* NULL: "tracekit-<pid>", created and removed */
+	bool top;		/* record the top-level buffer instead */
+	bool existing_instance; /* @instance exists already: use it, never remove it */
 	const struct tk_record_event *events;
 	size_t event_count;
-	uint32_t buffer_kb;          /* per CPU; 0: leave the kernel's */
-	const char *clock;           /* NULL: leave the kernel's */
-	int file_version;            /* 6 or 7; 0 means 7 */
+	uint32_t buffer_kb; /* per CPU; 0: leave the kernel's */
+	const char *clock;  /* NULL: leave the kernel's */
+	int file_version;   /* 6 or 7; 0 means 7 */
 	enum tk_compression compression;
-	const char *tracer_version;  /* VERSION option text; NULL: "tracekit" */
+	const char *tracer_version; /* VERSION option text; NULL: "tracekit" */
 	enum tk_record_capture capture;
-	const char *tracer;          /* current_tracer ("function", "nop" ...); NULL: leave it */
+	const char *tracer; /* current_tracer ("function", "nop" ...); NULL: leave it */
 	/*
 	 * Dynamic probes (tk_tracefs_probe_parse() syntax): each is created
 	 * before tracing starts, enabled in the recorded buffer, and removed
@@ -71,10 +71,10 @@ struct tk_record_opts {
 /** Per-CPU results, filled by tk_record_stop() and tk_record_finish(). */
 struct tk_record_cpu_stats {
 	uint32_t cpu;
-	uint64_t pages;            /* pages captured */
-	uint64_t events;           /* data records in them (counted at finish) */
-	uint64_t missed_pages;     /* pages flagged with lost events before them */
-	uint64_t missed_events;    /* stored lost-event counts, summed */
+	uint64_t pages;		/* pages captured */
+	uint64_t events;	/* data records in them (counted at finish) */
+	uint64_t missed_pages;	/* pages flagged with lost events before them */
+	uint64_t missed_events; /* stored lost-event counts, summed */
 	uint64_t entries, overrun, commit_overrun, dropped_events; /* per_cpu/cpuN/stats */
 };
 
@@ -136,7 +136,7 @@ TK_API const struct tk_record_cpu_stats *tk_record_cpu_stats(const struct tk_rec
 
 /** Output format of tk_record_recover(); a NULL opts means v7, zstd. */
 struct tk_record_recover_opts {
-	int file_version;              /* 6 or 7; 0 means 7 */
+	int file_version; /* 6 or 7; 0 means 7 */
 	enum tk_compression compression;
 };
 

@@ -19,31 +19,31 @@ extern "C" {
 #endif
 
 enum {
-	TK_REPORT_NSEC = 1 << 0,    /* -t: nanosecond timestamps */
-	TK_REPORT_RAW = 1 << 1,     /* -R: raw field=value text */
-	TK_REPORT_LATENCY = 1 << 2, /* -l: latency columns */
-	TK_REPORT_STAT = 1 << 3,    /* --stat: counts instead of events */
-	TK_REPORT_JSON = 1 << 4,    /* --json: one object per event */
-	TK_REPORT_SLOW = 1 << 5,    /* print every event with libtraceevent (tests) */
+	TK_REPORT_NSEC = 1 << 0,      /* -t: nanosecond timestamps */
+	TK_REPORT_RAW = 1 << 1,	      /* -R: raw field=value text */
+	TK_REPORT_LATENCY = 1 << 2,   /* -l: latency columns */
+	TK_REPORT_STAT = 1 << 3,      /* --stat: counts instead of events */
+	TK_REPORT_JSON = 1 << 4,      /* --json: one object per event */
+	TK_REPORT_SLOW = 1 << 5,      /* print every event with libtraceevent (tests) */
 	TK_REPORT_FALLBACKS = 1 << 6, /* log, per event, records libtraceevent printed */
-	TK_REPORT_HEADER = 1 << 7,  /* "# events lost" / "# file is incomplete" header lines */
-	TK_REPORT_SYMBOLS = 1 << 8, /* probe events: the probed place as " <sym+0xoff (dso)>" */
+	TK_REPORT_HEADER = 1 << 7,    /* "# events lost" / "# file is incomplete" header lines */
+	TK_REPORT_SYMBOLS = 1 << 8,   /* probe events: the probed place as " <sym+0xoff (dso)>" */
 };
 
 /** What to print; zero-initialise and set what is wanted. */
 struct tk_report_opts {
-	int fd;                       /* output descriptor */
-	unsigned int flags;           /* TK_REPORT_* */
-	const uint8_t *cpu_mask;      /* bitmap of CPUs to show; NULL: all */
+	int fd;			 /* output descriptor */
+	unsigned int flags;	 /* TK_REPORT_* */
+	const uint8_t *cpu_mask; /* bitmap of CPUs to show; NULL: all */
 	uint32_t cpu_mask_bits;
-	const char *const *events;    /* "name", "system", "system:name"; globs; NULL: all */
+	const char *const *events; /* "name", "system", "system:name"; globs; NULL: all */
 	size_t nevents;
-	const int *pids;              /* only these pids; NULL: all */
+	const int *pids; /* only these pids; NULL: all */
 	size_t npids;
-	const char *const *comms;     /* only these command names (globs) */
+	const char *const *comms; /* only these command names (globs) */
 	size_t ncomms;
 	bool has_start, has_end;
-	uint64_t start_ns, end_ns;    /* shown time window, inclusive start, exclusive end */
+	uint64_t start_ns, end_ns; /* shown time window, inclusive start, exclusive end */
 	/*
 	 * Threads that print lines (1: the calling thread alone; 0: one per
 	 * online CPU up to 4 when the CPU data is uncompressed and 4 MiB or
@@ -58,13 +58,13 @@ struct tk_report_opts {
 
 /** What a run saw. */
 struct tk_report_stats {
-	uint64_t events;              /* records read */
-	uint64_t printed;             /* records that passed the filters */
-	uint64_t lost_events;         /* drops counted in the pages' headers */
-	uint64_t drop_marks;          /* pages flagged with drops of unknown count */
-	uint64_t kernel_lost;         /* CPUSTAT: overrun + commit overrun + dropped events */
-	uint64_t unrecorded;          /* CPUSTAT: entries left in the kernel buffer */
-	uint32_t incomplete;          /* CPUs whose data ended early (the run fails) */
+	uint64_t events;      /* records read */
+	uint64_t printed;     /* records that passed the filters */
+	uint64_t lost_events; /* drops counted in the pages' headers */
+	uint64_t drop_marks;  /* pages flagged with drops of unknown count */
+	uint64_t kernel_lost; /* CPUSTAT: overrun + commit overrun + dropped events */
+	uint64_t unrecorded;  /* CPUSTAT: entries left in the kernel buffer */
+	uint32_t incomplete;  /* CPUs whose data ended early (the run fails) */
 };
 
 /**

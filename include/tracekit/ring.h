@@ -53,29 +53,29 @@ struct tk_ring_iter;
 
 /** What happens when a writer needs a page that has not been read yet. */
 enum tk_ring_mode {
-	TK_RING_OVERWRITE = 0,         /* flight recorder: drop the oldest whole page */
+	TK_RING_OVERWRITE = 0,	       /* flight recorder: drop the oldest whole page */
 	TK_RING_PRODUCER_CONSUMER = 1, /* drop the newest event */
 };
 
 /** Which buffer a writer uses. */
 enum tk_ring_layout {
 	TK_RING_PER_THREAD = 0, /* one buffer per writing thread (claimed on first write) */
-	TK_RING_PER_CPU = 1,    /* buffer sched_getcpu(); one writer per CPU, caller's duty */
+	TK_RING_PER_CPU = 1,	/* buffer sched_getcpu(); one writer per CPU, caller's duty */
 };
 
 enum tk_ring_clock {
 	TK_RING_CLOCK_DEFAULT = 0,   /* TSC when invariant on x86-64, else MONOTONIC */
-	TK_RING_CLOCK_TSC = 1,       /* rdtsc; -ENOTSUP elsewhere */
+	TK_RING_CLOCK_TSC = 1,	     /* rdtsc; -ENOTSUP elsewhere */
 	TK_RING_CLOCK_MONOTONIC = 2, /* clock_gettime(CLOCK_MONOTONIC), ns */
 	TK_RING_CLOCK_CUSTOM = 3,    /* opts->clock_fn */
 };
 
 struct tk_ring_opts {
-	uint64_t size;             /* bytes per buffer; 0 means 1 MiB. Rounded up to whole
-				      pages, at least 2 pages */
-	uint32_t page_size;        /* sub-buffer size, power of two 256..65536; 0 means 4096 */
-	uint32_t nr_buffers;       /* PER_THREAD: most writer threads (0 means 64);
-				      PER_CPU: 0 means the configured CPUs */
+	uint64_t size;	     /* bytes per buffer; 0 means 1 MiB. Rounded up to whole
+				pages, at least 2 pages */
+	uint32_t page_size;  /* sub-buffer size, power of two 256..65536; 0 means 4096 */
+	uint32_t nr_buffers; /* PER_THREAD: most writer threads (0 means 64);
+				PER_CPU: 0 means the configured CPUs */
 	enum tk_ring_mode mode;
 	enum tk_ring_layout layout;
 	enum tk_ring_clock clock;
@@ -178,8 +178,7 @@ TK_API uint32_t tk_ring_max_payload(const struct tk_ring *ring);
  * Context: any thread but a signal handler; takes the buffer's reader lock.
  * Return: 1 with @rec filled, 0 when empty, -EINVAL for a bad @cpu.
  */
-TK_API int tk_ring_peek(struct tk_ring *ring, int cpu, struct tk_page_record *rec,
-			uint64_t *lost);
+TK_API int tk_ring_peek(struct tk_ring *ring, int cpu, struct tk_page_record *rec, uint64_t *lost);
 
 /**
  * tk_ring_consume() - the next event of a buffer, consuming it
@@ -303,14 +302,14 @@ TK_API bool tk_ring_record_is_on(const struct tk_ring *ring);
 
 /** Counters of one buffer (the kernel's per_cpu stats). */
 struct tk_ring_stats {
-	uint64_t entries;        /* events committed and not yet consumed or overwritten */
-	uint64_t committed;      /* events ever committed */
-	uint64_t overrun;        /* events lost to overwrite */
+	uint64_t entries;	 /* events committed and not yet consumed or overwritten */
+	uint64_t committed;	 /* events ever committed */
+	uint64_t overrun;	 /* events lost to overwrite */
 	uint64_t commit_overrun; /* events dropped because the writer lapped its own commit */
-	uint64_t dropped;        /* newest events dropped (buffer full, page held by a
+	uint64_t dropped;	 /* newest events dropped (buffer full, page held by a
 				    reader, nesting limit) */
-	uint64_t read;           /* events consumed */
-	uint64_t bytes;          /* data bytes of unread pages (approximate while writing) */
+	uint64_t read;		 /* events consumed */
+	uint64_t bytes;		 /* data bytes of unread pages (approximate while writing) */
 };
 
 /**

@@ -98,8 +98,7 @@ TK_API int tk_tracefs_read_top_file(const char *path, char **data, size_t *len);
  * Return: 0 or a negative errno; the message names the file, the errno and
  * what to do about it.
  */
-TK_API int tk_tracefs_write_file(const struct tk_tracefs *tfs, const char *path,
-				 const char *text);
+TK_API int tk_tracefs_write_file(const struct tk_tracefs *tfs, const char *path, const char *text);
 
 /** Called for each event an enable request matched. */
 typedef void (*tk_tracefs_event_fn)(const char *system, const char *event, void *ctx);
@@ -345,8 +344,7 @@ TK_API void tk_tracefs_ledger_free(struct tk_tracefs_ledger *ledger, bool drop);
  * Return: the number of probes removed, or a negative errno (the first
  * failure; the others are still tried).
  */
-TK_API int tk_tracefs_ledger_reap(void (*report)(const char *probe, long pid, bool gone,
-						  void *ctx),
+TK_API int tk_tracefs_ledger_reap(void (*report)(const char *probe, long pid, bool gone, void *ctx),
 				  void *ctx, bool dry_run);
 
 #ifdef __cplusplus

@@ -106,13 +106,16 @@ static int parse_size(const char *s, uint64_t *out)
 	if (errno || end == s)
 		return -1;
 	switch (*end) {
-	case 'k': case 'K':
+	case 'k':
+	case 'K':
 		v <<= 10, end++;
 		break;
-	case 'm': case 'M':
+	case 'm':
+	case 'M':
 		v <<= 20, end++;
 		break;
-	case 'g': case 'G':
+	case 'g':
+	case 'G':
 		v <<= 30, end++;
 		break;
 	}
@@ -231,7 +234,8 @@ int cmd_cache(int argc, char **argv)
 			    (!strcmp(argv[optind], "probe") || !strcmp(argv[optind], "buildid")))
 				list = argv[optind++];
 			if (list[0] && strcmp(list, "probe") && strcmp(list, "buildid")) {
-				r = cli_usage_error("--list takes 'probe' or 'buildid', not '%s'", list);
+				r = cli_usage_error("--list takes 'probe' or 'buildid', not '%s'",
+						    list);
 				goto out;
 			}
 			break;
@@ -246,7 +250,8 @@ int cmd_cache(int argc, char **argv)
 			break;
 		case OPT_MAX_SIZE:
 			if (parse_size(optarg, &max_size)) {
-				r = cli_usage_error("--max-size '%s': want a size like 500M", optarg);
+				r = cli_usage_error("--max-size '%s': want a size like 500M",
+						    optarg);
 				goto out;
 			}
 			have_max = true;
@@ -310,7 +315,8 @@ int cmd_cache(int argc, char **argv)
 			continue;
 		}
 		if (verbose)
-			printf("added %s %s: %d SDT probe%s\n", bid, add.v[i], n, n == 1 ? "" : "s");
+			printf("added %s %s: %d SDT probe%s\n", bid, add.v[i], n,
+			       n == 1 ? "" : "s");
 		for (size_t k = 0; k < probes.n; k++) {
 			if (tk_cache_add_probe(cache, add.v[i], probes.v[k]) < 0)
 				r = cli_lib_error(add.v[i]);
@@ -367,7 +373,8 @@ int cmd_cache(int argc, char **argv)
 		else if (n == 0)
 			r = cli_error("no cached probe matches '%s'", del.v[i]);
 		else if (verbose)
-			printf("deleted %d probe%s matching '%s'\n", n, n == 1 ? "" : "s", del.v[i]);
+			printf("deleted %d probe%s matching '%s'\n", n, n == 1 ? "" : "s",
+			       del.v[i]);
 	}
 	if (gc) {
 		int n = tk_cache_gc(cache);
@@ -383,8 +390,8 @@ int cmd_cache(int argc, char **argv)
 		if (n < 0)
 			r = cli_lib_error(NULL);
 		else if (verbose || n)
-			printf("evicted %d entr%s to fit %" PRIu64 " bytes\n", n, n == 1 ? "y" : "ies",
-			       max_size);
+			printf("evicted %d entr%s to fit %" PRIu64 " bytes\n", n,
+			       n == 1 ? "y" : "ies", max_size);
 	}
 	if (list && strcmp(list, "probe")) {
 		if (tk_cache_for_each(cache, all, print_entry, NULL) < 0)
@@ -413,8 +420,9 @@ int cmd_cache(int argc, char **argv)
 		} else {
 			human(st.bytes, sz, sizeof(sz));
 			printf("cache:       %s\n", tk_cache_dir(cache));
-			printf("entries:     %" PRIu64 " (%" PRIu64 " valid, %" PRIu64 " stale, %" PRIu64
-			       " kernel)\n", st.entries, st.valid, st.stale, st.kernel);
+			printf("entries:     %" PRIu64 " (%" PRIu64 " valid, %" PRIu64
+			       " stale, %" PRIu64 " kernel)\n",
+			       st.entries, st.valid, st.stale, st.kernel);
 			printf("size:        %s (%" PRIu64 " bytes)\n", sz, st.bytes);
 			printf("probes:      %" PRIu64 " SDT, %" PRIu64 " user\n", st.sdt_probes,
 			       st.user_probes);

@@ -550,10 +550,11 @@ out:
  * for pids that were saved. Two passes over the pages: the first finds the
  * event ids (attrs must precede the data), the second writes the samples.
  */
-#define PERF_SAMPLE_BITS (TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME | \
-			  TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_PERIOD | TK_PERF_SAMPLE_RAW)
+#define PERF_SAMPLE_BITS                                                                           \
+	(TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME |                    \
+	 TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_PERIOD | TK_PERF_SAMPLE_RAW)
 #define PERF_ID_BASE 1000u
-#define ROUND_EVERY 4096u
+#define ROUND_EVERY  4096u
 
 struct dsrc {
 	struct tk_dat_cpu_reader *rd;
@@ -869,8 +870,10 @@ static const struct {
 	const char *name;
 	int32_t id;
 } trace_clocks[] = {
-	{"mono", CLOCK_MONOTONIC}, {"mono_raw", CLOCK_MONOTONIC_RAW},
-	{"boot", CLOCK_BOOTTIME},  {"tai", CLOCK_TAI},
+	{"mono", CLOCK_MONOTONIC},
+	{"mono_raw", CLOCK_MONOTONIC_RAW},
+	{"boot", CLOCK_BOOTTIME},
+	{"tai", CLOCK_TAI},
 };
 
 /* The clockid of the trace clock of @buf, or -1 when it is none. */
@@ -891,7 +894,7 @@ static int set_clockid_feature(struct tk_perfdata_writer *w, int32_t clockid)
 	uint64_t ns;
 
 	if (clock_getres(clockid, &res) < 0)
-		return 0;    /* a clock this machine lacks: the attrs still say which */
+		return 0; /* a clock this machine lacks: the attrs still say which */
 	ns = (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec;
 	return tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_CLOCKID, &ns, sizeof(ns));
 }
@@ -1026,8 +1029,10 @@ static int dat_to_perf(const struct convert *cv, bool quiet)
 	if (r != CLI_OK)
 		goto done;
 	if (!quiet)
-		fprintf(stderr, "tracekit convert: %s -> %s: %" PRIu64 " samples of %d events, "
-			"%.2f MB\n", in, out, samples, nattrs, (double)out_size / 1e6);
+		fprintf(stderr,
+			"tracekit convert: %s -> %s: %" PRIu64 " samples of %d events, "
+			"%.2f MB\n",
+			in, out, samples, nattrs, (double)out_size / 1e6);
 	r = CLI_OK;
 	goto done;
 lib_err_in:
@@ -1076,7 +1081,7 @@ done:
  */
 struct praw {
 	uint64_t time;
-	uint64_t off;           /* into the CPU's byte store */
+	uint64_t off; /* into the CPU's byte store */
 	uint32_t size;
 };
 
@@ -1091,15 +1096,15 @@ struct pcpu {
 
 struct pcomm {
 	int32_t pid;
-	uint32_t seq;           /* later wins among equal pids */
+	uint32_t seq; /* later wins among equal pids */
 	char comm[17];
 };
 
 /* A thread's name as perf would show it: now, and at its last sample. */
 struct pthread {
-	int32_t tid;            /* 0: free slot */
+	int32_t tid; /* 0: free slot */
 	bool has_cur, has_sampled, has_sample;
-	uint64_t last_sample;   /* time of its last sample, when has_sample */
+	uint64_t last_sample; /* time of its last sample, when has_sample */
 	char cur[17], sampled[17];
 };
 
@@ -1107,7 +1112,7 @@ struct pthread {
 enum { SB_COMM, SB_FORK, SB_MARK };
 struct psband {
 	uint64_t time;
-	uint32_t seq;           /* file order breaks ties, as in perf's queue */
+	uint32_t seq; /* file order breaks ties, as in perf's queue */
 	uint8_t kind;
 	int32_t tid, ptid;
 	char comm[17];
@@ -1125,7 +1130,7 @@ struct p2d {
 	struct psband *sband;
 	size_t nsband, sband_cap;
 	uint64_t samples, skipped_other, skipped_bad, skipped_big;
-	bool oom;               /* an allocation here failed (not a library error) */
+	bool oom; /* an allocation here failed (not a library error) */
 };
 
 static struct pcpu *p2d_cpu(struct p2d *c, uint32_t cpu)
@@ -1171,7 +1176,7 @@ static int p2d_add(struct pcpu *p, uint64_t time, const void *raw, uint32_t size
 	if (p->n && time < p->ents[p->n - 1].time)
 		p->unsorted = true;
 	memcpy(p->bytes + p->len, raw, size);
-	p->ents[p->n++] = (struct praw){ .time = time, .off = p->len, .size = size };
+	p->ents[p->n++] = (struct praw){.time = time, .off = p->len, .size = size};
 	p->len += size;
 	return 0;
 }
@@ -1639,7 +1644,8 @@ static int pcpu_cmp(const void *a, const void *b)
 static int p2d_write_cpu(struct p2d *c, struct tk_dat_writer *w, const struct tk_page_format *fmt,
 			 struct pcpu *p)
 {
-	const uint32_t batch_pages = BATCH_BYTES / fmt->page_size ? BATCH_BYTES / fmt->page_size : 1;
+	const uint32_t batch_pages =
+		BATCH_BYTES / fmt->page_size ? BATCH_BYTES / fmt->page_size : 1;
 	uint8_t *pages = malloc((size_t)batch_pages * fmt->page_size);
 	struct tk_page_writer pw;
 	uint32_t npages = 0;
@@ -1665,8 +1671,8 @@ static int p2d_write_cpu(struct p2d *c, struct tk_dat_writer *w, const struct tk
 			tk_page_writer_finish(&pw);
 			open = false;
 			if (++npages == batch_pages) {
-				if (tk_dat_writer_write_pages(w, pages,
-							      (uint64_t)npages * fmt->page_size) < 0)
+				if (tk_dat_writer_write_pages(
+					    w, pages, (uint64_t)npages * fmt->page_size) < 0)
 					goto fail;
 				npages = 0;
 			}
@@ -1688,8 +1694,7 @@ static int p2d_write_cpu(struct p2d *c, struct tk_dat_writer *w, const struct tk
 		tk_page_writer_finish(&pw);
 		npages++;
 	}
-	if (npages &&
-	    tk_dat_writer_write_pages(w, pages, (uint64_t)npages * fmt->page_size) < 0)
+	if (npages && tk_dat_writer_write_pages(w, pages, (uint64_t)npages * fmt->page_size) < 0)
 		goto fail;
 	if (tk_dat_writer_end_cpu(w) < 0)
 		goto fail;
@@ -1706,7 +1711,8 @@ static const char *p2d_clock(struct tk_perfdata *pd)
 	const struct tk_perfdata_evsel *e = tk_perfdata_evsel_get(pd, 0);
 
 	for (size_t i = 0; e && (e->attr.flags & TK_PERF_ATTR_FLAG_USE_CLOCKID) &&
-			   i < sizeof(trace_clocks) / sizeof(trace_clocks[0]); i++)
+			   i < sizeof(trace_clocks) / sizeof(trace_clocks[0]);
+	     i++)
 		if (e->attr.clockid == trace_clocks[i].id)
 			return trace_clocks[i].name;
 	/* perf's default clock is the kernel's local_clock(), trace clock "perf". */
@@ -1724,8 +1730,8 @@ static int perf_into_dat(struct p2d *c, struct convert *cv, int fd)
 	int r;
 
 	if (tk_perfdata_tracing(c->pd, &t, NULL, NULL) < 0)
-		return cli_error("%s: no TRACING_DATA: the file has no tracepoint events to convert",
-				 c->in);
+		return cli_error(
+			"%s: no TRACING_DATA: the file has no tracepoint events to convert", c->in);
 	if (tk_page_format_parse(&fmt, t.header_page.data, t.header_page.len, t.big_endian) < 0)
 		return cli_lib_error(c->in);
 	if (p2d_collect(c) < 0)
@@ -1755,7 +1761,8 @@ static int perf_into_dat(struct p2d *c, struct convert *cv, int fd)
 				 host->arch ? host->arch : "");
 
 		if (n > 0 && (size_t)n < sizeof(uname))
-			r = tk_dat_writer_add_option(w, TK_DAT_OPTION_UNAME, uname, (uint32_t)n + 1);
+			r = tk_dat_writer_add_option(w, TK_DAT_OPTION_UNAME, uname,
+						     (uint32_t)n + 1);
 	}
 	if (r == 0)
 		r = tk_dat_writer_begin_buffer(w, "", p2d_clock(c->pd), fmt.page_size, ncpu);
@@ -1775,7 +1782,7 @@ static int perf_into_dat(struct p2d *c, struct convert *cv, int fd)
 
 static int perf_to_dat(struct convert *cv, bool quiet)
 {
-	struct p2d c = { .in = cv->in, .out = cv->out };
+	struct p2d c = {.in = cv->in, .out = cv->out};
 	struct temp_output t;
 	uint64_t size;
 	int r;
@@ -1794,15 +1801,20 @@ static int perf_to_dat(struct convert *cv, bool quiet)
 	if (r != CLI_OK)
 		goto out;
 	if (c.skipped_other)
-		fprintf(stderr, "tracekit convert: %s: %" PRIu64 " samples of non-tracepoint "
-			"events skipped\n", cv->in, c.skipped_other);
+		fprintf(stderr,
+			"tracekit convert: %s: %" PRIu64 " samples of non-tracepoint "
+			"events skipped\n",
+			cv->in, c.skipped_other);
 	if (c.skipped_bad || c.skipped_big)
-		fprintf(stderr, "tracekit convert: %s: %" PRIu64 " tracepoint samples without a "
-			"usable raw payload skipped\n", cv->in, c.skipped_bad + c.skipped_big);
+		fprintf(stderr,
+			"tracekit convert: %s: %" PRIu64 " tracepoint samples without a "
+			"usable raw payload skipped\n",
+			cv->in, c.skipped_bad + c.skipped_big);
 	if (!quiet)
-		fprintf(stderr, "tracekit convert: %s -> %s: %" PRIu64 " samples on %zu CPUs, "
-			"%.2f MB\n", cv->in, cv->out, c.samples - c.skipped_big, c.ncpus,
-			(double)size / 1e6);
+		fprintf(stderr,
+			"tracekit convert: %s -> %s: %" PRIu64 " samples on %zu CPUs, "
+			"%.2f MB\n",
+			cv->in, cv->out, c.samples - c.skipped_big, c.ncpus, (double)size / 1e6);
 out:
 	output_end(&t);
 	for (size_t i = 0; i < c.ncpus; i++) {
@@ -1910,10 +1922,12 @@ int cmd_convert(int argc, char **argv)
 		if (!codec)
 			cv.compression = cv.version == 6 ? TK_COMPRESS_NONE : TK_COMPRESS_ZSTD;
 		else if (tk_compression_from_name(codec, &cv.compression) < 0)
-			return cli_usage_error("unknown compression '%s' (zstd, zlib or none)", codec);
+			return cli_usage_error("unknown compression '%s' (zstd, zlib or none)",
+					       codec);
 		if (cv.version == 6 && cv.compression != TK_COMPRESS_NONE)
-			return cli_usage_error("file version 6 cannot be compressed (use --compression "
-					       "none or --file-version 7)");
+			return cli_usage_error(
+				"file version 6 cannot be compressed (use --compression "
+				"none or --file-version 7)");
 		return perf_to_dat(&cv, quiet);
 	}
 	if (to ? !strcmp(to, "perf") : ends_with(cv.out, ".data"))

@@ -669,7 +669,8 @@ static void print_cpu_topology(const struct tk_perfdata_cpu_topology *t)
 	if (!t->cpus)
 		puts(FEAT_INDENT "Core ID and Socket ID information is not available");
 	for (uint32_t i = 0; i < t->nr_cpus; i++) {
-		printf(FEAT_INDENT "CPU %" PRIu32 ": Core ID %" PRId32, i, (int32_t)t->cpus[i].core_id);
+		printf(FEAT_INDENT "CPU %" PRIu32 ": Core ID %" PRId32, i,
+		       (int32_t)t->cpus[i].core_id);
 		if (t->nr_dies)
 			printf(", Die ID %" PRId32, (int32_t)t->cpus[i].die_id);
 		printf(", Socket ID %" PRId32 "\n", (int32_t)t->cpus[i].socket_id);
@@ -762,8 +763,8 @@ static void print_bpf_progs(const struct tk_perfdata_host *h)
 			fputs(" name=\"", stdout);
 			print_safe(bp->name);
 			printf("\" type=%" PRIu32 " jited=%" PRIu32 " xlated=%" PRIu32
-			       " (no jited functions recorded)", bp->type, bp->jited_prog_len,
-			       bp->xlated_prog_len);
+			       " (no jited functions recorded)",
+			       bp->type, bp->jited_prog_len, bp->xlated_prog_len);
 		}
 		putchar('\n');
 		for (uint32_t k = 0; k < bp->nr_funcs; k++) {
@@ -791,8 +792,8 @@ static void print_perf_feature_block(const struct tk_perfdata *pd,
 			const struct tk_perfdata_numa_node *n = &h->numa_nodes[i];
 
 			printf(FEAT_INDENT "node%" PRIu32 " meminfo  : total = %" PRIu64
-			       " kB, free = %" PRIu64 " kB\n", n->node, n->mem_total_kb,
-			       n->mem_free_kb);
+					   " kB, free = %" PRIu64 " kB\n",
+			       n->node, n->mem_total_kb, n->mem_free_kb);
 			printf(FEAT_INDENT "node%" PRIu32 " cpu list : ", n->node);
 			print_safe(n->cpus);
 			putchar('\n');
@@ -807,8 +808,9 @@ static void print_perf_feature_block(const struct tk_perfdata *pd,
 	case TK_PERF_FEAT_AUXTRACE:
 		puts(FEAT_INDENT "contains AUX area data (e.g. instruction trace)");
 		for (uint64_t i = 0; i < h->nr_auxtrace; i++)
-			printf(FEAT_INDENT "AUX data %" PRIu64 ": offset=0x%" PRIx64 " size=%" PRIu64
-			       "\n", i, h->auxtrace[i].file_offset, h->auxtrace[i].size);
+			printf(FEAT_INDENT "AUX data %" PRIu64 ": offset=0x%" PRIx64
+					   " size=%" PRIu64 "\n",
+			       i, h->auxtrace[i].file_offset, h->auxtrace[i].size);
 		break;
 	case TK_PERF_FEAT_GROUP_DESC:
 		print_groups(pd, h);
@@ -856,12 +858,24 @@ static void print_perf_feature(const struct tk_perfdata *pd, const struct tk_per
 		return;
 	}
 	switch (f->id) {
-	case TK_PERF_FEAT_HOSTNAME: s = h->hostname; break;
-	case TK_PERF_FEAT_OSRELEASE: s = h->osrelease; break;
-	case TK_PERF_FEAT_VERSION: s = h->version; break;
-	case TK_PERF_FEAT_ARCH: s = h->arch; break;
-	case TK_PERF_FEAT_CPUDESC: s = h->cpudesc; break;
-	case TK_PERF_FEAT_CPUID: s = h->cpuid; break;
+	case TK_PERF_FEAT_HOSTNAME:
+		s = h->hostname;
+		break;
+	case TK_PERF_FEAT_OSRELEASE:
+		s = h->osrelease;
+		break;
+	case TK_PERF_FEAT_VERSION:
+		s = h->version;
+		break;
+	case TK_PERF_FEAT_ARCH:
+		s = h->arch;
+		break;
+	case TK_PERF_FEAT_CPUDESC:
+		s = h->cpudesc;
+		break;
+	case TK_PERF_FEAT_CPUID:
+		s = h->cpuid;
+		break;
 	case TK_PERF_FEAT_NRCPUS:
 		printf(" avail=%u online=%u", h->nr_cpus_avail, h->nr_cpus_online);
 		break;
@@ -878,7 +892,8 @@ static void print_perf_feature(const struct tk_perfdata *pd, const struct tk_per
 		putchar('"');
 		break;
 	case TK_PERF_FEAT_SAMPLE_TIME:
-		printf(" first=%" PRIu64 " last=%" PRIu64, h->sample_time_first, h->sample_time_last);
+		printf(" first=%" PRIu64 " last=%" PRIu64, h->sample_time_first,
+		       h->sample_time_last);
 		break;
 	case TK_PERF_FEAT_CLOCKID:
 		printf(" res_ns=%" PRIu64, h->clockid_res_ns);
@@ -913,9 +928,9 @@ static void print_perf_feature(const struct tk_perfdata *pd, const struct tk_per
 		break;
 	case TK_PERF_FEAT_CPU_TOPOLOGY:
 		if (h->cpu_topology)
-			printf(" sockets=%u dies=%u threads=%u cpus=%u", h->cpu_topology->nr_sockets,
-			       h->cpu_topology->nr_dies, h->cpu_topology->nr_threads,
-			       h->cpu_topology->nr_cpus);
+			printf(" sockets=%u dies=%u threads=%u cpus=%u",
+			       h->cpu_topology->nr_sockets, h->cpu_topology->nr_dies,
+			       h->cpu_topology->nr_threads, h->cpu_topology->nr_cpus);
 		break;
 	case TK_PERF_FEAT_GROUP_DESC:
 		printf(" groups=%u", h->nr_groups);
@@ -964,7 +979,7 @@ static void print_perf_feature(const struct tk_perfdata *pd, const struct tk_per
  */
 static void print_stat_config(const struct tk_perf_record *rec)
 {
-	static const char *const names[] = { "aggr_mode", "interval", "scale" };
+	static const char *const names[] = {"aggr_mode", "interval", "scale"};
 	const uint8_t *p = rec->data;
 	uint64_t nr;
 
@@ -1020,9 +1035,9 @@ static int dump_perfdata(const char *path, bool summary)
 
 		printf("  attr %zu: offset=0x%" PRIx64 " type=%u config=0x%" PRIx64
 		       " sample_type=0x%" PRIx64 " read_format=0x%" PRIx64 " flags=0x%" PRIx64
-		       " period=%" PRIu64 " name=\"", i, e->attr_offset, e->attr.type,
-		       e->attr.config, e->attr.sample_type, e->attr.read_format, e->attr.flags,
-		       e->attr.sample_period);
+		       " period=%" PRIu64 " name=\"",
+		       i, e->attr_offset, e->attr.type, e->attr.config, e->attr.sample_type,
+		       e->attr.read_format, e->attr.flags, e->attr.sample_period);
 		print_safe(e->name ? e->name : "");
 		printf("\" ids=");
 		for (uint64_t j = 0; j < e->nr_ids; j++)
@@ -1047,8 +1062,7 @@ static int dump_perfdata(const char *path, bool summary)
 
 		counts[rec.type < 128 ? rec.type : 127]++;
 		total++;
-		if (rec.type == TK_PERF_RECORD_SAMPLE &&
-		    tk_perfdata_parse_sample(pd, &rec, &s) < 0)
+		if (rec.type == TK_PERF_RECORD_SAMPLE && tk_perfdata_parse_sample(pd, &rec, &s) < 0)
 			samples_bad++;
 		/* The record lives until the next call: keep a copy of the last one. */
 		if (rec.type == TK_PERF_RECORD_STAT_CONFIG && !summary) {
@@ -1071,11 +1085,12 @@ static int dump_perfdata(const char *path, bool summary)
 	printf("records: %" PRIu64 "\n", total);
 	for (uint32_t t = 0; t < 128; t++)
 		if (counts[t])
-			printf("  %s%s: %" PRIu64 "\n", t == 127 ? ">=" : "", tk_perf_record_name(t),
-			       counts[t]);
+			printf("  %s%s: %" PRIu64 "\n", t == 127 ? ">=" : "",
+			       tk_perf_record_name(t), counts[t]);
 	if (in->nr_compressed)
 		printf("compressed: records=%" PRIu64 " bytes=%" PRIu64 " decompressed=%" PRIu64
-		       "\n", in->nr_compressed, in->compressed_bytes, in->decompressed_bytes);
+		       "\n",
+		       in->nr_compressed, in->compressed_bytes, in->decompressed_bytes);
 	if (stat_copy)
 		print_stat_config(&stat_config);
 	if (samples_bad) {

@@ -15,17 +15,16 @@
 
 #include "cli.h"
 
-const char cmd_list_usage[] =
-	"usage: tracekit list [options]\n"
-	"\n"
-	"List what the kernel can record. Without options, everything.\n"
-	"\n"
-	"options:\n"
-	"  -s, --systems    event systems\n"
-	"  -e, --events     events, as SYSTEM:EVENT\n"
-	"  -C, --clocks     trace clocks (the current one in brackets)\n"
-	"  -t, --tracers    tracers\n"
-	"  -h, --help       show this help\n";
+const char cmd_list_usage[] = "usage: tracekit list [options]\n"
+			      "\n"
+			      "List what the kernel can record. Without options, everything.\n"
+			      "\n"
+			      "options:\n"
+			      "  -s, --systems    event systems\n"
+			      "  -e, --events     events, as SYSTEM:EVENT\n"
+			      "  -C, --clocks     trace clocks (the current one in brackets)\n"
+			      "  -t, --tracers    tracers\n"
+			      "  -h, --help       show this help\n";
 
 /*
  * available_events lists SYSTEM:EVENT lines, not grouped by system on every
@@ -97,12 +96,9 @@ static int show(const char *file, const char *title, bool with_title, int what)
 int cmd_list(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"systems", no_argument, NULL, 's'},
-		{"events", no_argument, NULL, 'e'},
-		{"clocks", no_argument, NULL, 'C'},
-		{"tracers", no_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"systems", no_argument, NULL, 's'}, {"events", no_argument, NULL, 'e'},
+		{"clocks", no_argument, NULL, 'C'},  {"tracers", no_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},    {NULL, 0, NULL, 0},
 	};
 	bool sys = false, ev = false, clk = false, tr = false, titles;
 	int c, r = CLI_OK;

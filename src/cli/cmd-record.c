@@ -119,8 +119,8 @@ const char cmd_record_usage[] =
 
 struct child {
 	pid_t pid;
-	int go_fd;    /* parent writes one byte: exec now */
-	int err_fd;   /* child writes its errno if exec fails */
+	int go_fd;  /* parent writes one byte: exec now */
+	int err_fd; /* child writes its errno if exec fails */
 	bool exited;
 	int status;
 };
@@ -223,8 +223,9 @@ static void print_summary(struct tk_record *rec, const char *out, int version,
 		out, version, tk_compression_name(codec), events, pages,
 		stat(out, &sb) == 0 ? (double)sb.st_size / 1e6 : 0.0, seconds, cpu, lost);
 	if (lost)
-		fprintf(stderr, "tracekit record: warning: %" PRIu64
-				" events were lost: use a larger buffer (-b) or fewer events\n",
+		fprintf(stderr,
+			"tracekit record: warning: %" PRIu64
+			" events were lost: use a larger buffer (-b) or fewer events\n",
 			lost);
 }
 
@@ -275,7 +276,8 @@ static int wait_loop(struct tk_record *rec, struct record_args *a, struct child 
 		if (sig < 0)
 			continue;
 		if (sig == SIGCHLD) {
-			if (ch->pid > 0 && !ch->exited && waitpid(ch->pid, &ch->status, WNOHANG) > 0) {
+			if (ch->pid > 0 && !ch->exited &&
+			    waitpid(ch->pid, &ch->status, WNOHANG) > 0) {
 				ch->exited = true;
 				return CLI_OK;
 			}
@@ -410,12 +412,13 @@ static int run_perf(struct record_args *a)
 	if (r < 0)
 		return cli_lib_error(NULL);
 	if (!a->quiet) {
-		fprintf(stderr, "tracekit record: %s%s: %" PRIu64 " samples of %u tracepoints and %u "
+		fprintf(stderr,
+			"tracekit record: %s%s: %" PRIu64 " samples of %u tracepoints and %u "
 			"other events on %u CPUs, %.2f MB, %u build ids, %" PRIu64
 			" samples lost (%" PRIu64 " LOST records)\n",
 			o.output, o.append ? " (appended)" : "", st.samples, st.nr_tracepoints,
-			st.nr_counters, st.nr_cpus, (double)st.bytes / 1e6, st.nr_build_ids, st.lost,
-			st.lost_records);
+			st.nr_counters, st.nr_cpus, (double)st.bytes / 1e6, st.nr_build_ids,
+			st.lost, st.lost_records);
 		if (st.child_exited && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status))
 			fprintf(stderr, "tracekit record: command exited with status %d\n",
 				WEXITSTATUS(st.child_status));
@@ -436,10 +439,14 @@ static int parse_clockid(const char *s, int32_t *out)
 		const char *name;
 		int32_t id;
 	} clocks[] = {
-		{"monotonic", CLOCK_MONOTONIC},  {"mono", CLOCK_MONOTONIC},
-		{"monotonic_raw", CLOCK_MONOTONIC_RAW}, {"raw", CLOCK_MONOTONIC_RAW},
-		{"realtime", CLOCK_REALTIME},    {"real", CLOCK_REALTIME},
-		{"boottime", CLOCK_BOOTTIME},    {"boot", CLOCK_BOOTTIME},
+		{"monotonic", CLOCK_MONOTONIC},
+		{"mono", CLOCK_MONOTONIC},
+		{"monotonic_raw", CLOCK_MONOTONIC_RAW},
+		{"raw", CLOCK_MONOTONIC_RAW},
+		{"realtime", CLOCK_REALTIME},
+		{"real", CLOCK_REALTIME},
+		{"boottime", CLOCK_BOOTTIME},
+		{"boot", CLOCK_BOOTTIME},
 		{"tai", CLOCK_TAI},
 	};
 	char *end;
@@ -536,8 +543,8 @@ static int add_cached_probe(struct record_args *a, const struct tk_cache_uprobe 
 			snprintf(name, sizeof(name), "%s/%s_%u", u->group, u->event, n);
 			if (name_taken(a, name))
 				continue;
-			if (asprintf(&def, "%.*s:%s%s", (int)(colon - u->def), u->def, name,
-				     rest) < 0)
+			if (asprintf(&def, "%.*s:%s%s", (int)(colon - u->def), u->def, name, rest) <
+			    0)
 				return cli_error("out of memory");
 		}
 	}
@@ -585,8 +592,8 @@ static bool in_tracefs(const char *spec)
 	struct stat st;
 	bool ok;
 
-	if (!root || !spec[glen] || asprintf(&path, "%s/events/%.*s/%s", root, (int)glen, spec,
-					     spec + glen + 1) < 0)
+	if (!root || !spec[glen] ||
+	    asprintf(&path, "%s/events/%.*s/%s", root, (int)glen, spec, spec + glen + 1) < 0)
 		return false;
 	ok = stat(path, &st) == 0;
 	free(path);
@@ -655,8 +662,18 @@ static int resolve_cached_events(struct record_args *a)
 
 int cmd_record(int argc, char **argv)
 {
-	enum { OPT_DURATION = 256, OPT_TOP, OPT_COMPRESSION, OPT_FILE_VERSION, OPT_CAPTURE,
-	       OPT_PERF, OPT_PROBE, OPT_CACHE_DIR, OPT_FREQ, OPT_APPEND };
+	enum {
+		OPT_DURATION = 256,
+		OPT_TOP,
+		OPT_COMPRESSION,
+		OPT_FILE_VERSION,
+		OPT_CAPTURE,
+		OPT_PERF,
+		OPT_PROBE,
+		OPT_CACHE_DIR,
+		OPT_FREQ,
+		OPT_APPEND
+	};
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, 'f'},
@@ -757,9 +774,10 @@ int cmd_record(int argc, char **argv)
 			a.duration = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !(a.duration > 0) ||
 			    !isfinite(a.duration)) {
-				r = cli_usage_error("duration must be a positive number of seconds, "
-						    "not '%s'",
-						    optarg);
+				r = cli_usage_error(
+					"duration must be a positive number of seconds, "
+					"not '%s'",
+					optarg);
 				goto out;
 			}
 			break;
@@ -775,7 +793,8 @@ int cmd_record(int argc, char **argv)
 			} else if (!strcmp(optarg, "7")) {
 				a.opts.file_version = 7;
 			} else {
-				r = cli_usage_error("file version must be 6 or 7, not '%s'", optarg);
+				r = cli_usage_error("file version must be 6 or 7, not '%s'",
+						    optarg);
 				goto out;
 			}
 			break;
@@ -785,7 +804,8 @@ int cmd_record(int argc, char **argv)
 			} else if (!strcmp(optarg, "mmap")) {
 				a.opts.capture = TK_RECORD_CAPTURE_MMAP;
 			} else {
-				r = cli_usage_error("capture must be splice or mmap, not '%s'", optarg);
+				r = cli_usage_error("capture must be splice or mmap, not '%s'",
+						    optarg);
 				goto out;
 			}
 			break;
@@ -793,7 +813,8 @@ int cmd_record(int argc, char **argv)
 			perf = true;
 			break;
 		case OPT_PROBE:
-			/* A malformed definition is a usage error, found before tracefs is touched. */
+			/* A malformed definition is a usage error, found before tracefs is touched.
+			 */
 			if (tk_tracefs_probe_parse(optarg, &probe) < 0) {
 				r = cli_usage_error("%s", tk_errmsg());
 				goto out;
@@ -818,9 +839,10 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'k':
 			if (parse_clockid(optarg, &a.clockid) < 0) {
-				r = cli_usage_error("unknown clock '%s' (mono, raw, realtime, boot, "
-						    "tai or a clockid number)",
-						    optarg);
+				r = cli_usage_error(
+					"unknown clock '%s' (mono, raw, realtime, boot, "
+					"tai or a clockid number)",
+					optarg);
 				goto out;
 			}
 			a.use_clockid = perf_only = true;
@@ -887,8 +909,9 @@ int cmd_record(int argc, char **argv)
 		}
 		if (a.npids || a.follow || a.opts.tracer || a.opts.buffer_kb || a.opts.clock ||
 		    a.opts.top || a.opts.instance)
-			r = cli_usage_error("perf.data recording takes only -e, -f, -o, -a, -c, -g, "
-					    "-k, --freq, --append, --duration and -q");
+			r = cli_usage_error(
+				"perf.data recording takes only -e, -f, -o, -a, -c, -g, "
+				"-k, --freq, --append, --duration and -q");
 		else if (a.freq && a.count)
 			r = cli_usage_error("--freq and -c exclude each other");
 		else if (a.append && !a.output_set)

@@ -86,8 +86,9 @@ int cmd_recover(int argc, char **argv)
 		return cli_usage_error("unknown compression '%s' (zstd, zlib or none)", codec);
 	}
 	if (opts.file_version == 6 && opts.compression != TK_COMPRESS_NONE)
-		return cli_usage_error("file version 6 cannot be compressed (use --compression none "
-				       "or --file-version 7)");
+		return cli_usage_error(
+			"file version 6 cannot be compressed (use --compression none "
+			"or --file-version 7)");
 
 	r = tk_record_recover(file, &opts, &st, &n);
 	if (r < 0)
@@ -100,8 +101,9 @@ int cmd_recover(int argc, char **argv)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		if (!quiet)
-			printf("CPU %u: %" PRIu64 " events, %" PRIu64 " pages, pages after a loss %"
-			       PRIu64 " (%" PRIu64 " events counted there)\n",
+			printf("CPU %u: %" PRIu64 " events, %" PRIu64
+			       " pages, pages after a loss %" PRIu64 " (%" PRIu64
+			       " events counted there)\n",
 			       st[i].cpu, st[i].events, st[i].pages, st[i].missed_pages,
 			       st[i].missed_events);
 		pages += st[i].pages;
@@ -110,8 +112,8 @@ int cmd_recover(int argc, char **argv)
 	}
 	free(st);
 	if (!quiet)
-		printf("recovered %s (v%d, %s): %" PRIu64 " events in %" PRIu64
-		       " pages, %" PRIu64 " events known lost\n",
+		printf("recovered %s (v%d, %s): %" PRIu64 " events in %" PRIu64 " pages, %" PRIu64
+		       " events known lost\n",
 		       file, opts.file_version, tk_compression_name(opts.compression), events,
 		       pages, missed);
 	return cli_finish_stdout(CLI_OK);

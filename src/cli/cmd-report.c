@@ -157,9 +157,9 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		unsigned int flag;
 		const char *name;
 	} dat_only[] = {
-		{TK_REPORT_RAW, "-R"},	      {TK_REPORT_LATENCY, "-l"},
-		{TK_REPORT_STAT, "--stat"},   {TK_REPORT_JSON, "--json"},
-		{TK_REPORT_SLOW, "--slow"},   {TK_REPORT_FALLBACKS, "--fallbacks"},
+		{TK_REPORT_RAW, "-R"},		{TK_REPORT_LATENCY, "-l"},
+		{TK_REPORT_STAT, "--stat"},	{TK_REPORT_JSON, "--json"},
+		{TK_REPORT_SLOW, "--slow"},	{TK_REPORT_FALLBACKS, "--fallbacks"},
 		{TK_REPORT_HEADER, "--header"},
 	};
 	struct tk_perfdata_report_opts popts = {
@@ -195,8 +195,8 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 	for (size_t i = 0; i < sizeof(dat_only) / sizeof(dat_only[0]); i++) {
 		if (opts->flags & dat_only[i].flag) {
 			*status = cli_usage_error("%s is for .dat files; %s is perf data, printed "
-						  "as perf script prints it", dat_only[i].name,
-						  path);
+						  "as perf script prints it",
+						  dat_only[i].name, path);
 			return 1;
 		}
 	}

@@ -36,7 +36,7 @@ const char cmd_reset_usage[] =
 
 struct reap_ctx {
 	bool quiet, dry;
-	const char *dir;        /* the instances directory, for messages */
+	const char *dir; /* the instances directory, for messages */
 	int count;
 };
 

@@ -116,10 +116,10 @@ static bool fail_here(const void *site)
 
 /* ------------------------------------------------------- the live set */
 
-#define SET_BITS 18
-#define SET_SIZE (1u << SET_BITS)
+#define SET_BITS   18
+#define SET_SIZE   (1u << SET_BITS)
 #define SLOT_EMPTY ((uintptr_t)0)
-#define SLOT_GONE ((uintptr_t)1)
+#define SLOT_GONE  ((uintptr_t)1)
 
 static uintptr_t set_a[SET_SIZE], set_b[SET_SIZE];
 static uintptr_t *set = set_a;

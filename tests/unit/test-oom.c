@@ -56,11 +56,11 @@
 #include "internal/bytes.h"
 #include "internal/error.h"
 
-#define PAGE 4096u
-#define NCPUS 2u
-#define NPAGES 5u          /* pages per CPU: with 2-page chunks, 3 chunks */
+#define PAGE	    4096u
+#define NCPUS	    2u
+#define NPAGES	    5u /* pages per CPU: with 2-page chunks, 3 chunks */
 #define CHUNK_PAGES 2u
-#define MAX_POINTS 100000ul /* far above any operation here; stops a runaway */
+#define MAX_POINTS  100000ul /* far above any operation here; stops a runaway */
 
 static char tmpdir[256];
 static struct tk_page_format fmt;
@@ -345,7 +345,7 @@ static void codec_check(void *ctx)
 
 static void test_codec_oom(void **state)
 {
-	static const enum tk_compression kinds[] = { TK_COMPRESS_ZSTD, TK_COMPRESS_ZLIB };
+	static const enum tk_compression kinds[] = {TK_COMPRESS_ZSTD, TK_COMPRESS_ZLIB};
 	static struct codec_ctx x;
 
 	(void)state;
@@ -366,15 +366,13 @@ struct file_mode {
 	const char *label;
 	int version;
 	enum tk_compression comp;
-	bool latency_only;        /* v6's "latency" form: text, no buffers */
+	bool latency_only; /* v6's "latency" form: text, no buffers */
 };
 
 static const struct file_mode modes[] = {
-	{ "v7-zstd", 7, TK_COMPRESS_ZSTD, false },
-	{ "v6", 6, TK_COMPRESS_NONE, false },
-	{ "v7-zlib", 7, TK_COMPRESS_ZLIB, false },
-	{ "v7-none", 7, TK_COMPRESS_NONE, false },
-	{ "v6-latency", 6, TK_COMPRESS_NONE, true },
+	{"v7-zstd", 7, TK_COMPRESS_ZSTD, false},   {"v6", 6, TK_COMPRESS_NONE, false},
+	{"v7-zlib", 7, TK_COMPRESS_ZLIB, false},   {"v7-none", 7, TK_COMPRESS_NONE, false},
+	{"v6-latency", 6, TK_COMPRESS_NONE, true},
 };
 
 static int write_buffer(struct tk_dat_writer *w, unsigned b)
@@ -402,7 +400,7 @@ static int write_file(const struct file_mode *m, const char *path)
 	static const char uname[] = "Linux tk 6.0 x86_64";
 	static const char version[] = "tk-test 0.1";
 	static const char clock[] = "[local] global counter\n";
-	static const uint8_t cpucount[4] = { NCPUS, 0, 0, 0 };
+	static const uint8_t cpucount[4] = {NCPUS, 0, 0, 0};
 	static const char date[] = "0x10";
 	struct tk_dat_writer_opts o = {
 		.version = m->version,
@@ -637,8 +635,8 @@ static int read_file(const char *path, struct summary *s)
 
 struct file_ctx {
 	const struct file_mode *mode;
-	char input[300];          /* written clean, read under injection */
-	char output[300];         /* written under injection */
+	char input[300];  /* written clean, read under injection */
+	char output[300]; /* written under injection */
 	struct summary want, got;
 };
 

@@ -117,26 +117,26 @@
 
 #include "internal/error.h"
 
-#define TP_SAMPLE_TYPE                                                                    \
-	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |  \
+#define TP_SAMPLE_TYPE                                                                             \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |           \
 	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW)
-#define CTR_SAMPLE_TYPE                                                                   \
-	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |   \
+#define CTR_SAMPLE_TYPE                                                                            \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
-#define DUMMY_SAMPLE_TYPE                                                                 \
+#define DUMMY_SAMPLE_TYPE                                                                          \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 /* sample_id_all trailer of TID|TIME|CPU|IDENTIFIER. */
-#define TRAILER_SIZE 32
-#define MAX_RECORD 65536
-#define DEFAULT_FREQ 4000
-#define PENDING_MAX 65536
-#define FLUSH_INTERVAL 0.09 /* s: each 100 ms poll cycle commits, faster wakeups wait */
+#define TRAILER_SIZE	  32
+#define MAX_RECORD	  65536
+#define DEFAULT_FREQ	  4000
+#define PENDING_MAX	  65536
+#define FLUSH_INTERVAL	  0.09 /* s: each 100 ms poll cycle commits, faster wakeups wait */
 #define MISC_CPUMODE_MASK 7
 
 /* An event to open: a tracepoint or a counter (software or hardware). */
 struct ev {
-	char *name;          /* "system:event", "cpu-clock", "cycles:u" */
-	uint32_t type;       /* PERF_TYPE_* */
+	char *name;    /* "system:event", "cpu-clock", "cycles:u" */
+	uint32_t type; /* PERF_TYPE_* */
 	uint64_t config;
 	const char *filter;
 	bool exclude_user, exclude_kernel;
@@ -153,7 +153,7 @@ struct ring {
 /* Kernel id of an event fd, for finding a sample's event. */
 struct idmap {
 	uint64_t id;
-	size_t ev;           /* index into evs, nr_evs for the dummy */
+	size_t ev; /* index into evs, nr_evs for the dummy */
 };
 
 /* A file that executable maps point at; hit once a sample's ip lands in it. */
@@ -169,7 +169,7 @@ struct umap {
 };
 
 struct uproc {
-	int32_t pid;         /* 0: free slot (pid 0 never maps user code) */
+	int32_t pid; /* 0: free slot (pid 0 never maps user code) */
 	struct umap *maps;
 	size_t n, cap;
 };
@@ -184,18 +184,18 @@ struct session {
 	struct tk_perfrecord_stats *st;
 	struct ev *evs;
 	size_t nr_evs, cap_evs, nr_tps;
-	char **old_tps;      /* append: tracepoints of the existing file */
+	char **old_tps; /* append: tracepoints of the existing file */
 	size_t nr_old_tps;
 	uint64_t freq;
 	int *cpus;
 	size_t nr_cpus;
-	int *fds;            /* [cpu][nr_evs + 1] */
+	int *fds; /* [cpu][nr_evs + 1] */
 	size_t nr_fds;
-	struct idmap *ids;   /* sorted by id */
+	struct idmap *ids; /* sorted by id */
 	size_t nr_ids;
 	struct ring *rings;
 	struct tk_perfdata_writer *w;
-	unsigned char *buf;  /* MAX_RECORD bytes for a record that wraps */
+	unsigned char *buf; /* MAX_RECORD bytes for a record that wraps */
 	pid_t child;
 	int go_fd, err_fd;
 	bool system_wide;
@@ -207,7 +207,7 @@ struct session {
 	struct pending *pend;
 	size_t nr_pend;
 	bool kernel_hit, vdso_seen;
-	int track_err;       /* first failure of the tracking tables (ENOMEM) */
+	int track_err; /* first failure of the tracking tables (ENOMEM) */
 };
 
 static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
@@ -279,8 +279,12 @@ static int add_ev(struct session *s, const char *name, uint32_t type, uint64_t c
 		s->cap_evs = cap;
 	}
 	s->evs[s->nr_evs] = (struct ev){
-		.name = strdup(name), .type = type, .config = config, .filter = filter,
-		.exclude_user = excl_user, .exclude_kernel = excl_kernel,
+		.name = strdup(name),
+		.type = type,
+		.config = config,
+		.filter = filter,
+		.exclude_user = excl_user,
+		.exclude_kernel = excl_kernel,
 	};
 	if (!s->evs[s->nr_evs].name)
 		return tk_fail(ENOMEM, "out of memory");
@@ -313,7 +317,8 @@ static int parse_counter(struct session *s, const struct tk_perfrecord_event *e)
 			} else if (*m == 'k') {
 				k = true;
 			} else {
-				/* "cycles:foo" could only be a tracepoint of a system named cycles. */
+				/* "cycles:foo" could only be a tracepoint of a system named cycles.
+				 */
 				return 0;
 			}
 		}
@@ -380,7 +385,7 @@ static int expand_spec(struct session *s, const char *root, const struct tk_perf
 		snprintf(path, sizeof(path), "%s/events/%s", root, a->d_name);
 		sd = opendir(path);
 		if (!sd)
-			continue;    /* the files enable, header_page... */
+			continue; /* the files enable, header_page... */
 		while (!r && (b = readdir(sd))) {
 			uint64_t id = 0;
 
@@ -571,12 +576,12 @@ static int open_events(struct session *s)
 					       s->evs[e].filter, strerror(errno));
 			if (e == 0) {
 				rg->map_len = (size_t)(pages + 1) * (size_t)psz;
-				rg->base = mmap(NULL, rg->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-						fd, 0);
+				rg->base = mmap(NULL, rg->map_len, PROT_READ | PROT_WRITE,
+						MAP_SHARED, fd, 0);
 				if (rg->base == MAP_FAILED) {
 					rg->base = NULL;
-					return tk_fail(errno, "mmap of the CPU %d ring: %s", rg->cpu,
-						       strerror(errno));
+					return tk_fail(errno, "mmap of the CPU %d ring: %s",
+						       rg->cpu, strerror(errno));
 				}
 				struct perf_event_mmap_page *m = rg->base;
 
@@ -741,8 +746,7 @@ static struct uproc *proc_find(struct session *s, int32_t pid, bool create)
 	return &s->procs[i];
 }
 
-static void add_map(struct session *s, int32_t pid, uint64_t start, uint64_t len,
-		    const char *path)
+static void add_map(struct session *s, int32_t pid, uint64_t start, uint64_t len, const char *path)
 {
 	struct uproc *p;
 	int64_t d;
@@ -777,7 +781,7 @@ static void fork_maps(struct session *s, int32_t ppid, int32_t pid)
 	size_t n;
 
 	if (ppid == pid)
-		return;      /* a thread: maps are per process */
+		return; /* a thread: maps are per process */
 	parent = proc_find(s, ppid, false);
 	if (!parent || !parent->n)
 		return;
@@ -788,7 +792,7 @@ static void fork_maps(struct session *s, int32_t ppid, int32_t pid)
 		return;
 	}
 	memcpy(copy, parent->maps, n * sizeof(*copy));
-	child = proc_find(s, pid, true);   /* may rehash: parent is stale from here */
+	child = proc_find(s, pid, true); /* may rehash: parent is stale from here */
 	if (!child) {
 		free(copy);
 		return;
@@ -1027,7 +1031,8 @@ static int synthesize_maps(struct session *s, unsigned long pid)
 		uint16_t misc = PERF_RECORD_MISC_USER, sz;
 
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
-			   &maj, &min, &ino, &name_at) < 7 || strlen(perms) < 4 || end <= start)
+			   &maj, &min, &ino, &name_at) < 7 ||
+		    strlen(perms) < 4 || end <= start)
 			continue;
 		if (perms[2] != 'x')
 			continue;
@@ -1037,7 +1042,7 @@ static int synthesize_maps(struct session *s, unsigned long pid)
 			name = "//anon";
 			n = 6;
 		} else if (!strncmp(name, "[vsyscall]", 10)) {
-			continue;    /* a kernel page at a fixed address, not a file */
+			continue; /* a kernel page at a fixed address, not a file */
 		}
 		if (n >= 4096)
 			continue;
@@ -1202,7 +1207,9 @@ static int drain_all(struct session *s)
 	}
 	if (total) {
 		const struct perf_event_header round = {
-			.type = TK_PERF_RECORD_FINISHED_ROUND, .misc = 0, .size = 8,
+			.type = TK_PERF_RECORD_FINISHED_ROUND,
+			.misc = 0,
+			.size = 8,
 		};
 
 		return emit(s, &round, sizeof(round));
@@ -1509,12 +1516,15 @@ static int old_tracepoints(struct session *s, const char *root)
 			snprintf(path, sizeof(path), "%s/events/%.*s/%s/id", root,
 				 (int)(colon - e->name), e->name, colon + 1);
 			if (read_id(path, &id) < 0 || id != e->attr.config)
-				r = tk_fail(EINVAL, "%s: cannot append: its tracepoint %s (id %" PRIu64
-					    ") is not the running kernel's", s->o->output, e->name,
-					    e->attr.config);
+				r = tk_fail(EINVAL,
+					    "%s: cannot append: its tracepoint %s (id %" PRIu64
+					    ") is not the running kernel's",
+					    s->o->output, e->name, e->attr.config);
 		} else if (tracepoint_by_id(root, e->attr.config, name, sizeof(name)) < 0) {
-			r = tk_fail(EINVAL, "%s: cannot append: no tracepoint of the running kernel "
-				    "has id %" PRIu64, s->o->output, e->attr.config);
+			r = tk_fail(EINVAL,
+				    "%s: cannot append: no tracepoint of the running kernel "
+				    "has id %" PRIu64,
+				    s->o->output, e->attr.config);
 		}
 		if (r)
 			break;
@@ -1618,8 +1628,10 @@ static int record(struct session *s, int sfd, const sigset_t *old_mask)
 	s->st->nr_counters = (uint32_t)(s->nr_evs - s->nr_tps);
 	if (s->nr_evs > s->nr_tps && !s->o->period && max_sample_rate(&max_rate) == 0 &&
 	    s->freq > max_rate)
-		return tk_fail(EINVAL, "--freq %" PRIu64 " exceeds kernel.perf_event_max_sample_rate "
-			       "%" PRIu64, s->freq, max_rate);
+		return tk_fail(EINVAL,
+			       "--freq %" PRIu64 " exceeds kernel.perf_event_max_sample_rate "
+			       "%" PRIu64,
+			       s->freq, max_rate);
 	if (s->o->append) {
 		r = old_tracepoints(s, root);
 		if (r < 0)
@@ -1694,7 +1706,7 @@ static int record(struct session *s, int sfd, const sigset_t *old_mask)
 static void cleanup(struct session *s)
 {
 	if (s->go_fd >= 0)
-		close(s->go_fd);    /* a held child sees EOF and exits 126 */
+		close(s->go_fd); /* a held child sees EOF and exits 126 */
 	if (s->err_fd >= 0)
 		close(s->err_fd);
 	if (s->child > 0) {

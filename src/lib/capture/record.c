@@ -144,10 +144,10 @@
 #include "internal/bytes.h"
 #include "internal/error.h"
 
-#define PIPE_BYTES (1u << 20)
-#define POLL_MS 100
-#define COPY_BATCH (1u << 20)
-#define RESERVE_SLACK (256u << 10)
+#define PIPE_BYTES	 (1u << 20)
+#define POLL_MS		 100
+#define COPY_BATCH	 (1u << 20)
+#define RESERVE_SLACK	 (256u << 10)
 #define MAX_RECOVER_CPUS 4096u
 
 struct rec_cpu {
@@ -160,8 +160,8 @@ struct rec_cpu {
 	pthread_t thread;
 	bool thread_running;
 	bool use_read;
-	uint64_t bytes;       /* written to the spool */
-	int err;              /* first failure of the thread */
+	uint64_t bytes; /* written to the spool */
+	int err;	/* first failure of the thread */
 	char errmsg[512];
 	struct tk_record_cpu_stats stats;
 	char *stats_text;
@@ -174,7 +174,7 @@ struct tk_record {
 	enum tk_record_capture capture;
 	char *tracer_version;
 	struct tk_tracefs *tfs;
-	bool created;          /* we made the instance: remove it */
+	bool created; /* we made the instance: remove it */
 	uint32_t ncpu;
 	struct rec_cpu *cpus;
 	uint32_t page_size;
@@ -182,22 +182,22 @@ struct tk_record {
 	atomic_bool stopping;
 	atomic_int error;
 	bool started, stopped;
-	char **systems;        /* systems with enabled events, ftrace excluded */
+	char **systems; /* systems with enabled events, ftrace excluded */
 	size_t nsystems;
 	int add_error;
 	struct tk_record_cpu_stats *stats;
-	char *meta_path;       /* <output>.tkmeta: what recover needs, written at start */
-	int meta_fd;           /* open with an exclusive flock while we live */
-	char *reserve_path;    /* <output>.tkreserve: room to finish on a full disk */
-	uint64_t meta_raw;     /* uncompressed metadata bytes */
-	uint64_t meta_file;    /* size of .tkmeta (zstd) */
-	bool finished;         /* the output is complete: side files may go */
-	int was_on;            /* tracing_on before us, for a buffer we did not create */
-	bool tracer_set;       /* current_tracer was changed: back to nop at the end */
-	bool pids_set;         /* set_event_pid was written: cleared at the end */
+	char *meta_path;		 /* <output>.tkmeta: what recover needs, written at start */
+	int meta_fd;			 /* open with an exclusive flock while we live */
+	char *reserve_path;		 /* <output>.tkreserve: room to finish on a full disk */
+	uint64_t meta_raw;		 /* uncompressed metadata bytes */
+	uint64_t meta_file;		 /* size of .tkmeta (zstd) */
+	bool finished;			 /* the output is complete: side files may go */
+	int was_on;			 /* tracing_on before us, for a buffer we did not create */
+	bool tracer_set;		 /* current_tracer was changed: back to nop at the end */
+	bool pids_set;			 /* set_event_pid was written: cleared at the end */
 	struct tk_tracefs_probe *probes; /* opts->probes, parsed */
 	size_t nprobes;
-	size_t probes_added;   /* probes[0 .. probes_added) exist in the kernel: ours to remove */
+	size_t probes_added; /* probes[0 .. probes_added) exist in the kernel: ours to remove */
 	struct tk_tracefs_ledger *ledger; /* notes them for `tracekit reset` after a SIGKILL */
 };
 
@@ -313,13 +313,15 @@ static int move_by_read(struct rec_cpu *c, uint8_t *page)
 		}
 		if (n == 0)
 			return 0;
-		/* The kernel hands out whole pages; pad anything shorter so the spool stays aligned. */
+		/* The kernel hands out whole pages; pad anything shorter so the spool stays
+		 * aligned. */
 		if ((size_t)n < c->rec->page_size)
 			memset(page + n, 0, c->rec->page_size - (size_t)n);
 		r = spool_write(c, page, c->rec->page_size);
 		if (r < 0) {
-			thread_fail(c, -r, "%s: %s (%s): recording stopped; the pages written "
-					   "before are kept",
+			thread_fail(c, -r,
+				    "%s: %s (%s): recording stopped; the pages written "
+				    "before are kept",
 				    c->spool_path);
 			return -1;
 		}
@@ -354,8 +356,9 @@ static int move_by_splice(struct rec_cpu *c)
 			if (m < 0) {
 				if (errno == EINTR)
 					continue;
-				thread_fail(c, errno, "%s: %s (%s): recording stopped; the pages "
-						      "written before are kept",
+				thread_fail(c, errno,
+					    "%s: %s (%s): recording stopped; the pages "
+					    "written before are kept",
 					    c->spool_path);
 				return -1;
 			}
@@ -419,8 +422,9 @@ static void capture_mmap(struct rec_cpu *c, uint8_t *page)
 
 	meta = mmap(NULL, (size_t)host_page, PROT_READ, MAP_SHARED, c->raw_fd, 0);
 	if (meta == MAP_FAILED) {
-		thread_fail(c, errno, "%s: mmap of trace_pipe_raw failed: %s (%s); the kernel "
-				      "needs 6.10 or later for --capture mmap",
+		thread_fail(c, errno,
+			    "%s: mmap of trace_pipe_raw failed: %s (%s); the kernel "
+			    "needs 6.10 or later for --capture mmap",
 			    c->spool_path);
 		return;
 	}
@@ -484,8 +488,7 @@ static void capture_mmap(struct rec_cpu *c, uint8_t *page)
 			poll(pfd, 2, POLL_MS);
 	}
 	if (have && cur_len && !c->err && (wr = spool_write(c, page, rec->page_size)) < 0)
-		thread_fail(c, -wr, "%s: %s (%s): the last page is lost",
-			    c->spool_path);
+		thread_fail(c, -wr, "%s: %s (%s): the last page is lost", c->spool_path);
 out:
 	if (data != MAP_FAILED)
 		munmap(data, data_len);
@@ -598,9 +601,10 @@ static int open_cpu(struct tk_record *rec, struct rec_cpu *c)
 		int err = errno;
 
 		if (err == EEXIST)
-			return tk_fail(err, "%s: spool file exists: another recording to the same "
-					    "output runs, or one was killed (its pages are in "
-					    "that file); remove it or choose another output",
+			return tk_fail(err,
+				       "%s: spool file exists: another recording to the same "
+				       "output runs, or one was killed (its pages are in "
+				       "that file); remove it or choose another output",
 				       c->spool_path);
 		return tk_fail(err, "%s: %s (%s)", c->spool_path, strerror(err),
 			       strerrorname_np(err) ? strerrorname_np(err) : "?");
@@ -727,8 +731,8 @@ TK_API struct tk_record *tk_record_new(const struct tk_record_opts *opts)
 	} else {
 		if (!opts->instance)
 			snprintf(name, sizeof(name), "tracekit-%d", (int)getpid());
-		rec->tfs = tk_tracefs_open(opts->instance ? opts->instance : name,
-					   TK_TRACEFS_CREATE);
+		rec->tfs =
+			tk_tracefs_open(opts->instance ? opts->instance : name, TK_TRACEFS_CREATE);
 		rec->created = rec->tfs != NULL;
 	}
 	if (!rec->tfs) {
@@ -762,8 +766,8 @@ TK_API struct tk_record *tk_record_new(const struct tk_record_opts *opts)
 	if (r < 0)
 		goto fail;
 	for (size_t i = 0; i < opts->event_count; i++) {
-		r = tk_tracefs_enable_events(rec->tfs, opts->events[i].spec,
-					     opts->events[i].filter, on_event, rec);
+		r = tk_tracefs_enable_events(rec->tfs, opts->events[i].spec, opts->events[i].filter,
+					     on_event, rec);
 		if (r < 0)
 			goto fail;
 		if (rec->add_error) {
@@ -1023,8 +1027,7 @@ static int add_metadata(struct tk_record *rec, struct tk_dat_writer *w)
 
 	/* 20: printk formats. */
 	if (r == 0) {
-		if (tk_tracefs_read_top_file("printk_formats", &text, &len) < 0 ||
-		    len > UINT32_MAX)
+		if (tk_tracefs_read_top_file("printk_formats", &text, &len) < 0 || len > UINT32_MAX)
 			len = 0;
 		bb_u32(&b, (uint32_t)len);
 		bb_put(&b, text, len);
@@ -1258,14 +1261,14 @@ struct assembly {
 	const char *output;
 	int version;
 	enum tk_compression compression;
-	struct tk_dat *meta;         /* the .tkmeta file, opened */
+	struct tk_dat *meta; /* the .tkmeta file, opened */
 	uint32_t ncpu;
-	const int *spool_fds;        /* -1: no spool for that CPU */
+	const int *spool_fds; /* -1: no spool for that CPU */
 	char *const *spool_paths;
-	char *const *cpustat;        /* per CPU stats text or NULL; may be NULL */
-	const char *cmdlines;        /* fresher saved_cmdlines, or NULL */
+	char *const *cpustat; /* per CPU stats text or NULL; may be NULL */
+	const char *cmdlines; /* fresher saved_cmdlines, or NULL */
 	size_t cmdlines_len;
-	bool punch;                  /* free spool space behind the copy */
+	bool punch;			   /* free spool space behind the copy */
 	struct tk_record_cpu_stats *stats; /* ncpu entries; pages/events/missed filled */
 };
 
@@ -1441,8 +1444,7 @@ static int assemble(const struct assembly *a)
 	if (r == 0)
 		r = tk_dat_writer_finish(w);
 	if (r == 0 && rename(part, a->output) < 0)
-		r = tk_fail(errno, "%s: cannot rename to %s: %s", part, a->output,
-			    strerror(errno));
+		r = tk_fail(errno, "%s: cannot rename to %s: %s", part, a->output, strerror(errno));
 out:
 	tk_dat_writer_free(w);
 	free(buf);
@@ -1476,8 +1478,7 @@ static uint64_t free_space(const char *path)
 		slash[1] = 0;
 	else
 		*slash = 0;
-	if (statvfs(dir, &sv) == 0 && sv.f_frsize &&
-	    sv.f_bavail <= UINT64_MAX / sv.f_frsize)
+	if (statvfs(dir, &sv) == 0 && sv.f_frsize && sv.f_bavail <= UINT64_MAX / sv.f_frsize)
 		avail = (uint64_t)sv.f_bavail * sv.f_frsize;
 	free(dir);
 	return avail;
@@ -1490,7 +1491,8 @@ static uint64_t spool_bytes(const int *fds, uint32_t n)
 	struct stat sb;
 
 	for (uint32_t i = 0; i < n; i++) {
-		if (fds[i] >= 0 && fstat(fds[i], &sb) == 0 && (uint64_t)sb.st_size <= UINT64_MAX - sum)
+		if (fds[i] >= 0 && fstat(fds[i], &sb) == 0 &&
+		    (uint64_t)sb.st_size <= UINT64_MAX - sum)
 			sum += (uint64_t)sb.st_size;
 	}
 	return sum;
@@ -1576,8 +1578,9 @@ static int write_side_files(struct tk_record *rec)
 	r = posix_fallocate(fd, 0, (off_t)need);
 	close(fd);
 	if (r)
-		return tk_fail(r, "%s: cannot set aside %" PRIu64 " KiB to finish the file on a "
-				  "full disk: %s (%s); free some space or choose another output",
+		return tk_fail(r,
+			       "%s: cannot set aside %" PRIu64 " KiB to finish the file on a "
+			       "full disk: %s (%s); free some space or choose another output",
 			       rec->reserve_path, need >> 10, strerror(r),
 			       strerrorname_np(r) ? strerrorname_np(r) : "?");
 	return 0;
@@ -1773,7 +1776,8 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
 	a.compression = opts ? opts->compression : TK_COMPRESS_ZSTD;
 	if (!output || !output[0] || (a.version != 6 && a.version != 7) ||
 	    (a.version == 6 && a.compression != TK_COMPRESS_NONE))
-		return tk_fail(EINVAL, "recover: an output name, and version 6 (uncompressed) or 7");
+		return tk_fail(EINVAL,
+			       "recover: an output name, and version 6 (uncompressed) or 7");
 	if (asprintf(&rv.meta_path, "%s.tkmeta", output) < 0 ||
 	    asprintf(&rv.reserve_path, "%s.tkreserve", output) < 0 ||
 	    asprintf(&rv.part_path, "%s.tkpart", output) < 0) {
@@ -1792,8 +1796,9 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
 		r = open_spools(&rv, output, n, &total);
 		if (r == 0 && n && total == 0) {
 			recovery_release(&rv, true);
-			return tk_fail(ENODATA, "%s: the recorder died before it captured anything; "
-						"its empty spool files were removed",
+			return tk_fail(ENODATA,
+				       "%s: the recorder died before it captured anything; "
+				       "its empty spool files were removed",
 				       output);
 		}
 		if (r == 0)
@@ -1803,8 +1808,9 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
 		goto out;
 	}
 	if (flock(rv.meta_fd, LOCK_EX | LOCK_NB) < 0) {
-		r = tk_fail(EBUSY, "%s: a recorder is still writing it (%s is locked); stop it "
-				   "first",
+		r = tk_fail(EBUSY,
+			    "%s: a recorder is still writing it (%s is locked); stop it "
+			    "first",
 			    output, rv.meta_path);
 		goto out;
 	}
@@ -1816,8 +1822,9 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
 		/* Killed while writing it: that is before the capture started. */
 		if (open_spools(&rv, output, n, &total) == 0 && total == 0) {
 			recovery_release(&rv, true);
-			return tk_fail(ENODATA, "%s: the recorder died before it captured anything; "
-						"its side files were removed",
+			return tk_fail(ENODATA,
+				       "%s: the recorder died before it captured anything; "
+				       "its side files were removed",
 				       output);
 		}
 		goto out;
@@ -1876,9 +1883,9 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
 		if (tk_dat_metadata(a.meta, id, &body, &len) == 0 && len <= UINT64_MAX / 2 - need)
 			need += len;
 	}
-	need = fstat(rv.meta_fd, &msb) == 0 ? reserve_size(need, (uint64_t)msb.st_size,
-							   a.compression)
-					     : UINT64_MAX / 2;
+	need = fstat(rv.meta_fd, &msb) == 0
+		       ? reserve_size(need, (uint64_t)msb.st_size, a.compression)
+		       : UINT64_MAX / 2;
 	a.punch = total <= UINT64_MAX - need && free_space(output) < need + total;
 	r = assemble(&a);
 	if (r == 0) {

@@ -94,8 +94,8 @@
  * outermost writer does not publish (the control call may be changing
  * the buffer), so the control call publishes for it (settle_commit()).
  * Buffer descriptors never move: swap_cpu exchanges contents, so a
- * writer's buffer pointer stays valid and its own across a swap. Under ThreadSanitizer the writer uses real fences and
- * lock-prefixed atomics so that the tool can follow the synchronisation.
+ * writer's buffer pointer stays valid and its own across a swap. Under ThreadSanitizer the writer
+ * uses real fences and lock-prefixed atomics so that the tool can follow the synchronisation.
  *
  * Why per-thread buffers, rdtsc and no atomics (reference VM, 2 vCPUs,
  * Sapphire Rapids, numbers from shared/specs/ringbuf.md section 3 and from
@@ -151,15 +151,15 @@
 
 #include "internal/error.h"
 
-#define OFF_BITS     20
-#define OFF_MASK     ((1ULL << OFF_BITS) - 1)
-#define ENT_SHIFT    20
-#define ENT_ONE	     (1ULL << ENT_SHIFT)
-#define ENT_MASK     ((1ULL << 19) - 1)
-#define RETIRED      (1ULL << 39)
-#define SEQ_SHIFT    40
-#define SEQ_MASK     ((1ULL << 24) - 1)
-#define HEAD_K_MASK  ((1ULL << 20) - 1)
+#define OFF_BITS    20
+#define OFF_MASK    ((1ULL << OFF_BITS) - 1)
+#define ENT_SHIFT   20
+#define ENT_ONE	    (1ULL << ENT_SHIFT)
+#define ENT_MASK    ((1ULL << 19) - 1)
+#define RETIRED	    (1ULL << 39)
+#define SEQ_SHIFT   40
+#define SEQ_MASK    ((1ULL << 24) - 1)
+#define HEAD_K_MASK ((1ULL << 20) - 1)
 
 #define TYPE_PADDING	 29
 #define TYPE_TIME_EXTEND 30
@@ -169,7 +169,7 @@
  * A poisoned write stamp: bit 63 makes now - stamp exceed 27 bits for any
  * clock value below 2^63, so the fast path needs no separate check.
  */
-#define STAMP_INVALID	 (1ULL << 63)
+#define STAMP_INVALID (1ULL << 63)
 
 #if defined(__SANITIZE_THREAD__)
 #define RING_TSAN 1
@@ -197,7 +197,9 @@ static inline bool local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
 {
 	bool ok;
 
-	__asm__ volatile("cmpxchgq %3, %1" : "+a"(old), "+m"(*p), "=@ccz"(ok) : "r"(new)
+	__asm__ volatile("cmpxchgq %3, %1"
+			 : "+a"(old), "+m"(*p), "=@ccz"(ok)
+			 : "r"(new)
 			 : "memory");
 	return ok;
 }
@@ -214,8 +216,7 @@ static inline uint64_t local_xadd(uint64_t *p, uint64_t v)
 
 static inline bool local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
 {
-	return __atomic_compare_exchange_n(p, &old, new, false, __ATOMIC_RELAXED,
-					   __ATOMIC_RELAXED);
+	return __atomic_compare_exchange_n(p, &old, new, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 #if defined(RING_TSAN)
@@ -234,11 +235,11 @@ static inline void writer_fence(void)
 #endif
 #endif
 
-#define RD(x)	  __atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define WR(x, v)  __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define RD(x)	 __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WR(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 /* Leaving an event: a plain store on x86-64, and what control calls acquire. */
 #define WR_REL(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
-#define barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#define barrier()    __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
 static inline void local_inc(uint64_t *p)
 {
@@ -248,20 +249,20 @@ static inline void local_inc(uint64_t *p)
 /* ------------------------------------------------------------ structures */
 
 struct rb_slot {
-	uint64_t word;	/* write | entries | seq24, see the notes */
-	uint64_t seq;	/* full sequence number of the page in this slot */
-	uint64_t end;	/* data bytes, set by the straddler */
-	uint8_t *mem;	/* page_size bytes */
+	uint64_t word; /* write | entries | seq24, see the notes */
+	uint64_t seq;  /* full sequence number of the page in this slot */
+	uint64_t end;  /* data bytes, set by the straddler */
+	uint8_t *mem;  /* page_size bytes */
 };
 
 struct tk_ring_event {
 	struct rb_slot *slot;
-	uint64_t wexp;	   /* slot word right after the reservation */
-	uint8_t *rec;	   /* first record written for this event (extend or data) */
+	uint64_t wexp; /* slot word right after the reservation */
+	uint8_t *rec;  /* first record written for this event (extend or data) */
 	uint8_t *payload;
-	uint32_t start;	   /* offset of rec in the page data */
-	uint32_t total;	   /* bytes reserved */
-	uint32_t delta;	   /* the data record's delta */
+	uint32_t start; /* offset of rec in the page data */
+	uint32_t total; /* bytes reserved */
+	uint32_t delta; /* the data record's delta */
 	uint32_t level;
 };
 
@@ -318,8 +319,8 @@ struct cpu_buffer {
 
 struct tk_ring {
 	uint64_t id;
-	uint64_t gate;		 /* record_disabled | GATE_SLOW_CLOCK */
-	struct cpu_buffer *cbs;	 /* nr_cpus buffers, never moved until free */
+	uint64_t gate;		/* record_disabled | GATE_SLOW_CLOCK */
+	struct cpu_buffer *cbs; /* nr_cpus buffers, never moved until free */
 	int nr_cpus;
 	enum tk_ring_mode mode;
 	enum tk_ring_layout layout;
@@ -630,9 +631,8 @@ static inline void end_nest(struct cpu_buffer *cb, uint64_t level)
  * reservation left (@wexp). Any handler that reserved, moved the tail or
  * retired the page since changed it; then publish the tail instead.
  */
-static inline __attribute__((always_inline)) void commit_event(struct cpu_buffer *cb,
-							       struct rb_slot *s, uint64_t level,
-							       uint64_t end, uint64_t wexp)
+static inline __attribute__((always_inline)) void
+commit_event(struct cpu_buffer *cb, struct rb_slot *s, uint64_t level, uint64_t end, uint64_t wexp)
 {
 	if (level) {
 		barrier();
@@ -738,14 +738,14 @@ enum { RES_OK = 0, RES_DISABLED, RES_TOOBIG, RES_DROP };
 
 /* A reservation: where the event went. */
 struct resv {
-	int why;	  /* RES_OK or why not */
+	int why; /* RES_OK or why not */
 	struct rb_slot *slot;
-	uint8_t *rec;	  /* first record written for this event (extend or data) */
+	uint8_t *rec; /* first record written for this event (extend or data) */
 	uint8_t *payload;
-	uint32_t start;	  /* offset of rec in the page data */
-	uint32_t total;	  /* bytes reserved */
-	uint32_t delta;	  /* the data record's delta */
-	uint64_t wexp;	  /* slot word right after our reservation */
+	uint32_t start; /* offset of rec in the page data */
+	uint32_t total; /* bytes reserved */
+	uint32_t delta; /* the data record's delta */
+	uint64_t wexp;	/* slot word right after our reservation */
 };
 
 static inline void resv_set(struct resv *rv, struct rb_slot *tp, uint8_t *p, uint64_t wadd,
@@ -769,7 +769,7 @@ static struct resv __attribute__((noinline, cold))
 reserve_slow(struct tk_ring *ring, struct cpu_buffer *cb, uint32_t len, const struct first_read *f)
 {
 	const uint32_t rec = record_length(len), cap = cb->cap, hdr = ring->hdr;
-	struct resv res = { .why = RES_DROP }, *rv = &res;
+	struct resv res = {.why = RES_DROP}, *rv = &res;
 
 	for (;;) {
 		struct rb_slot *tp = f ? f->tp : RD(cb->tail);
@@ -857,7 +857,7 @@ reserve_raced(struct tk_ring *ring, struct cpu_buffer *cb, struct rb_slot *tp, u
 {
 	const uint32_t rec = record_length(len);
 	uint64_t c = wadd & OFF_MASK;
-	struct resv res = { .why = RES_DROP };
+	struct resv res = {.why = RES_DROP};
 
 	if (c + rec <= cb->cap) {
 		uint8_t *p = tp->mem + ring->hdr + c;
@@ -890,9 +890,8 @@ reserve_raced(struct tk_ring *ring, struct cpu_buffer *cb, struct rb_slot *tp, u
  * Then one clock read, one single-instruction xadd on the slot word (room
  * and entry count at once) and the header store are all it takes.
  */
-static inline __attribute__((always_inline)) struct resv reserve(struct tk_ring *ring,
-								 struct cpu_buffer *cb,
-								 uint32_t len)
+static inline __attribute__((always_inline)) struct resv
+reserve(struct tk_ring *ring, struct cpu_buffer *cb, uint32_t len)
 {
 	const uint32_t rec = record_length(len);
 	struct rb_slot *tp = RD(cb->tail);
@@ -922,7 +921,7 @@ static inline __attribute__((always_inline)) struct resv reserve(struct tk_ring 
 			}
 			return reserve_raced(ring, cb, tp, wadd, len, b);
 		}
-		const struct first_read f = { tp, a, b, wts, ts, UINT64_MAX };
+		const struct first_read f = {tp, a, b, wts, ts, UINT64_MAX};
 
 		return reserve_slow(ring, cb, len, &f);
 	}
@@ -930,9 +929,8 @@ static inline __attribute__((always_inline)) struct resv reserve(struct tk_ring 
 }
 
 /* Why enter() refused, with nest restored. */
-static int __attribute__((noinline, cold)) enter_refused(struct tk_ring *ring,
-							 struct cpu_buffer *cb, uint64_t level,
-							 uint32_t len)
+static int __attribute__((noinline, cold))
+enter_refused(struct tk_ring *ring, struct cpu_buffer *cb, uint64_t level, uint32_t len)
 {
 	int why;
 
@@ -956,9 +954,8 @@ static int __attribute__((noinline, cold)) enter_refused(struct tk_ring *ring,
 	return -why;
 }
 
-static inline __attribute__((always_inline)) bool enter_ok(struct tk_ring *ring,
-							   struct cpu_buffer *cb, uint64_t level,
-							   uint32_t len)
+static inline __attribute__((always_inline)) bool
+enter_ok(struct tk_ring *ring, struct cpu_buffer *cb, uint64_t level, uint32_t len)
 {
 	/*
 	 * Orders nest before the disable checks; only a compiler barrier
@@ -1131,9 +1128,9 @@ static inline __attribute__((always_inline)) void copy_small(uint8_t *dst, const
  * page ends, time extends, races with a handler. @cb is NULL when nest is
  * not raised yet; else nest is 1 and @f says what was read already.
  */
-static int __attribute__((noinline)) write_general(struct tk_ring *ring, struct cpu_buffer *cb,
-						   const void *data, uint32_t len,
-						   const struct first_read *f)
+static int __attribute__((noinline))
+write_general(struct tk_ring *ring, struct cpu_buffer *cb, const void *data, uint32_t len,
+	      const struct first_read *f)
 {
 	struct resv rv;
 	int64_t level = 0;
@@ -1171,9 +1168,8 @@ static int __attribute__((noinline)) write_general(struct tk_ring *ring, struct 
 	return 0;
 }
 
-static int __attribute__((noinline, cold)) write_resume(struct tk_ring *ring,
-							struct cpu_buffer *cb,
-							const void *data, uint32_t len)
+static int __attribute__((noinline, cold))
+write_resume(struct tk_ring *ring, struct cpu_buffer *cb, const void *data, uint32_t len)
 {
 	return write_general(ring, cb, data, len, &cb->fr0);
 }
@@ -1203,8 +1199,8 @@ static int __attribute__((noinline, cold)) write_publish(struct cpu_buffer *cb)
  * before it noticed (ThreadSanitizer, which delivers signals inside its
  * atomic calls, found that window).
  */
-static inline __attribute__((always_inline)) int write_fast(struct tk_ring *ring,
-							    const void *data, uint32_t len)
+static inline __attribute__((always_inline)) int write_fast(struct tk_ring *ring, const void *data,
+							    uint32_t len)
 {
 	uint64_t v = tls_slot;
 
@@ -1221,7 +1217,8 @@ static inline __attribute__((always_inline)) int write_fast(struct tk_ring *ring
 	 * at least 224 bytes (256-byte pages), so 112 needs no check.
 	 */
 	if (__builtin_expect((__atomic_load_n(&ring->gate, __ATOMIC_ACQUIRE) |
-			      __atomic_load_n(&cb->record_disabled, __ATOMIC_ACQUIRE)) != 0, 0))
+			      __atomic_load_n(&cb->record_disabled, __ATOMIC_ACQUIRE)) != 0,
+			     0))
 		return write_general(ring, cb, data, len, NULL);
 
 	const uint32_t rec = record_length(len);
@@ -1238,7 +1235,7 @@ static inline __attribute__((always_inline)) int write_fast(struct tk_ring *ring
 
 	/* One test: stamps equal and the delta fits in 27 bits. */
 	if (__builtin_expect(((b ^ wts) | (delta >> 27)) != 0, 0)) {
-		cb->fr0 = (struct first_read){ tp, a, b, wts, ts, UINT64_MAX };
+		cb->fr0 = (struct first_read){tp, a, b, wts, ts, UINT64_MAX};
 		return write_resume(ring, cb, data, len);
 	}
 	WR(cb->before_stamp, ts);
@@ -1247,7 +1244,7 @@ static inline __attribute__((always_inline)) int write_fast(struct tk_ring *ring
 
 	barrier();
 	if (__builtin_expect((wadd & OFF_MASK) != a, 0)) {
-		cb->fr0 = (struct first_read){ tp, a, b, wts, ts, wadd };
+		cb->fr0 = (struct first_read){tp, a, b, wts, ts, wadd};
 		return write_resume(ring, cb, data, len);
 	}
 	uint8_t *p = tp->mem + RING_HDR + a;
@@ -1274,8 +1271,7 @@ static inline __attribute__((always_inline)) int write_fast(struct tk_ring *ring
  * with the record length and the copy folded to constants: fewer live
  * registers, no callee-saved ones to push.
  */
-static int __attribute__((noinline)) write_any(struct tk_ring *ring, const void *data,
-					       uint32_t len)
+static int __attribute__((noinline)) write_any(struct tk_ring *ring, const void *data, uint32_t len)
 {
 	return write_fast(ring, data, len);
 }
@@ -1372,7 +1368,7 @@ static int init_buffer(struct tk_ring *ring, struct cpu_buffer *cb, uint32_t n)
 
 TK_API struct tk_ring *tk_ring_new(const struct tk_ring_opts *user)
 {
-	struct tk_ring_opts o = { 0 };
+	struct tk_ring_opts o = {0};
 	struct tk_ring *ring;
 	uint32_t n;
 
@@ -1432,9 +1428,8 @@ TK_API struct tk_ring *tk_ring_new(const struct tk_ring_opts *user)
 	}
 	ring->nr_cpus = (int)o.nr_buffers;
 	ring->owners = calloc(o.nr_buffers, sizeof(*ring->owners));
-	if (!ring->owners ||
-	    posix_memalign((void **)&ring->cbs, _Alignof(struct cpu_buffer),
-			   o.nr_buffers * sizeof(*ring->cbs))) {
+	if (!ring->owners || posix_memalign((void **)&ring->cbs, _Alignof(struct cpu_buffer),
+					    o.nr_buffers * sizeof(*ring->cbs))) {
 		ring->cbs = NULL;
 		goto nomem;
 	}
@@ -1544,7 +1539,7 @@ static int quiesce(struct cpu_buffer **cbs, int n)
 		if (++spins < 100) {
 			sched_yield();
 		} else {
-			struct timespec nap = { 0, 50000 };
+			struct timespec nap = {0, 50000};
 
 			if (!t0)
 				t0 = mono_ns();
@@ -1711,17 +1706,17 @@ TK_API int tk_ring_resize(struct tk_ring *ring, uint64_t size, int cpu)
  * in their ring and with their writer thread, so a writer that still
  * holds a pointer to its buffer writes to the right ring.
  */
-#define SWAP_WORD(x, y, f)                        \
-	do {                                      \
-		__typeof__((x)->f) t_ = RD((x)->f); \
-		WR((x)->f, RD((y)->f));           \
-		WR((y)->f, t_);                   \
+#define SWAP_WORD(x, y, f)                                                                         \
+	do {                                                                                       \
+		__typeof__((x)->f) t_ = RD((x)->f);                                                \
+		WR((x)->f, RD((y)->f));                                                            \
+		WR((y)->f, t_);                                                                    \
 	} while (0)
-#define SWAP_PLAIN(x, y, f)                   \
-	do {                                  \
-		__typeof__((x)->f) t_ = (x)->f; \
-		(x)->f = (y)->f;              \
-		(y)->f = t_;                  \
+#define SWAP_PLAIN(x, y, f)                                                                        \
+	do {                                                                                       \
+		__typeof__((x)->f) t_ = (x)->f;                                                    \
+		(x)->f = (y)->f;                                                                   \
+		(y)->f = t_;                                                                       \
 	} while (0)
 
 static void swap_contents(struct cpu_buffer *x, struct cpu_buffer *y)
@@ -1927,10 +1922,11 @@ static int take_page(struct tk_ring *ring, struct cpu_buffer *cb, uint8_t *out, 
 		*lost = ov - cb->r_last_overrun;
 		cb->r_last_overrun = ov;
 		put_commit(ring, out, size, *lost);
-		memset(out + ring->hdr + size + (*lost && ring->cap - size >= sizeof(long) ?
-						 sizeof(long) : 0),
-		       0, ring->cap - size - (*lost && ring->cap - size >= sizeof(long) ?
-					      sizeof(long) : 0));
+		memset(out + ring->hdr + size +
+			       (*lost && ring->cap - size >= sizeof(long) ? sizeof(long) : 0),
+		       0,
+		       ring->cap - size -
+			       (*lost && ring->cap - size >= sizeof(long) ? sizeof(long) : 0));
 		*nev = m;
 		return (int)size;
 	}
@@ -2136,9 +2132,9 @@ TK_API uint64_t tk_ring_overruns(struct tk_ring *ring)
 struct tk_ring_iter {
 	struct tk_ring *ring;
 	int cpu;
-	uint64_t seq;	   /* page being walked */
-	uint64_t done;	   /* events of that page already returned */
-	uint64_t gen;	   /* the buffer's contents generation at the last reset */
+	uint64_t seq;  /* page being walked */
+	uint64_t done; /* events of that page already returned */
+	uint64_t gen;  /* the buffer's contents generation at the last reset */
 	bool loaded, peeked, missed;
 	uint8_t *page;
 	struct tk_page_iter it;

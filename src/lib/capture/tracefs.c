@@ -240,7 +240,8 @@ TK_API struct tk_tracefs *tk_tracefs_open(const char *instance, unsigned int fla
 		if (mkdir(tfs->dir, 0750) < 0) {
 			err = errno;
 			if (err == EEXIST)
-				tk_fail(err, "%s: instance already exists: another recorder uses "
+				tk_fail(err,
+					"%s: instance already exists: another recorder uses "
 					"it, or 'tracekit reset' removes it if its recorder died",
 					tfs->dir);
 			else
@@ -589,8 +590,8 @@ again:
 	if (r == 0 && ec.matched == 0) {
 		char *what = join(events_dir, has_glob(spec) ? "*" : spec);
 
-		r = tk_fail(ENOENT, "%s: no event matches '%s': %s", what ? what : events_dir,
-			    spec, hint_for("/events/", ENOENT));
+		r = tk_fail(ENOENT, "%s: no event matches '%s': %s", what ? what : events_dir, spec,
+			    hint_for("/events/", ENOENT));
 		free(what);
 	}
 out:
@@ -961,8 +962,8 @@ static int parse_uprobe_target(const char *t, size_t n, const char **base, size_
 		p++;
 	*off_len = (size_t)(p - *off);
 	if (!good_number(*off, *off_len))
-		return tk_fail(EINVAL, "probe target '%.*s': offset '%.*s' is not a number",
-			       (int)n, t, (int)*off_len, *off);
+		return tk_fail(EINVAL, "probe target '%.*s': offset '%.*s' is not a number", (int)n,
+			       t, (int)*off_len, *off);
 	if (end - p >= 7 && !strncmp(p, "%return", 7)) {
 		*ret = true;
 		p += 7;
@@ -973,8 +974,9 @@ static int parse_uprobe_target(const char *t, size_t n, const char **base, size_
 		while (q < end && *q != ')')
 			q++;
 		if (q + 1 != end || !good_number(p + 1, (size_t)(q - p - 1)))
-			return tk_fail(EINVAL, "probe target '%.*s': expected (REF_CTR_OFFSET) "
-					       "at the end",
+			return tk_fail(EINVAL,
+				       "probe target '%.*s': expected (REF_CTR_OFFSET) "
+				       "at the end",
 				       (int)n, t);
 		p = end;
 	}
@@ -1040,8 +1042,9 @@ TK_API int tk_tracefs_probe_parse(const char *def, struct tk_tracefs_probe *pr)
 	p += strspn(p, " \t");
 	kind = p;
 	if (*p != 'p' && *p != 'r')
-		return tk_fail(EINVAL, "probe '%s': expected 'p' or 'r' first (p[:[GROUP/]EVENT] "
-				       "TARGET [ARGS])",
+		return tk_fail(EINVAL,
+			       "probe '%s': expected 'p' or 'r' first (p[:[GROUP/]EVENT] "
+			       "TARGET [ARGS])",
 			       def);
 	pr->retprobe = *p++ == 'r';
 	while (pr->retprobe && isdigit((unsigned char)*p)) {
@@ -1055,8 +1058,9 @@ TK_API int tk_tracefs_probe_parse(const char *def, struct tk_tracefs_probe *pr)
 		p += names_len;
 	}
 	if (*p && *p != ' ' && *p != '\t')
-		return tk_fail(EINVAL, "probe '%s': expected 'p' or 'r' first (p[:[GROUP/]EVENT] "
-				       "TARGET [ARGS])",
+		return tk_fail(EINVAL,
+			       "probe '%s': expected 'p' or 'r' first (p[:[GROUP/]EVENT] "
+			       "TARGET [ARGS])",
 			       def);
 	p += strspn(p, " \t");
 	target = p;
@@ -1081,8 +1085,9 @@ TK_API int tk_tracefs_probe_parse(const char *def, struct tk_tracefs_probe *pr)
 			size_t g_len = (size_t)(slash - names);
 
 			if (!good_name(names, g_len))
-				return tk_fail(EINVAL, "probe '%s': bad group name '%.*s' (letters, "
-						       "digits and '_', at most %d)",
+				return tk_fail(EINVAL,
+					       "probe '%s': bad group name '%.*s' (letters, "
+					       "digits and '_', at most %d)",
 					       def, (int)g_len, names, TK_TRACEFS_PROBE_NAME_MAX);
 			memcpy(pr->group, names, g_len);
 			pr->group[g_len] = '\0';
@@ -1090,8 +1095,9 @@ TK_API int tk_tracefs_probe_parse(const char *def, struct tk_tracefs_probe *pr)
 			ev_len = names_len - g_len - 1;
 		}
 		if (ev_len && !good_name(ev, ev_len))
-			return tk_fail(EINVAL, "probe '%s': bad event name '%.*s' (letters, digits "
-					       "and '_', at most %d)",
+			return tk_fail(EINVAL,
+				       "probe '%s': bad event name '%.*s' (letters, digits "
+				       "and '_', at most %d)",
 				       def, (int)ev_len, ev, TK_TRACEFS_PROBE_NAME_MAX);
 		memcpy(pr->event, ev, ev_len);
 		pr->event[ev_len] = '\0';
@@ -1102,8 +1108,8 @@ TK_API int tk_tracefs_probe_parse(const char *def, struct tk_tracefs_probe *pr)
 		bool pct_return = false;
 
 		if (maxactive)
-			return tk_fail(EINVAL, "probe '%s': MAXACTIVE (r<N>) is for kretprobes only",
-				       def);
+			return tk_fail(EINVAL,
+				       "probe '%s': MAXACTIVE (r<N>) is for kretprobes only", def);
 		r = parse_uprobe_target(target, target_len, &what, &what_len, &off, &off_len,
 					&pct_return);
 		if (r < 0)
@@ -1124,8 +1130,9 @@ TK_API int tk_tracefs_probe_parse(const char *def, struct tk_tracefs_probe *pr)
 		pct = memchr(what, '%', what_len);
 		if (pct) {
 			if ((size_t)(what + what_len - pct) != 7 || strncmp(pct, "%return", 7))
-				return tk_fail(EINVAL, "probe target '%.*s': only %%return may "
-						       "follow the symbol",
+				return tk_fail(EINVAL,
+					       "probe target '%.*s': only %%return may "
+					       "follow the symbol",
 					       (int)target_len, target);
 			pr->retprobe = true;
 			what_len = (size_t)(pct - what);
@@ -1136,8 +1143,9 @@ TK_API int tk_tracefs_probe_parse(const char *def, struct tk_tracefs_probe *pr)
 			off_len = (size_t)(what + what_len - off);
 			what_len = (size_t)(plus - what);
 			if (!good_number(off, off_len))
-				return tk_fail(EINVAL, "probe target '%.*s': offset '%.*s' is not "
-						       "a number",
+				return tk_fail(EINVAL,
+					       "probe target '%.*s': offset '%.*s' is not "
+					       "a number",
 					       (int)target_len, target, (int)off_len, off);
 		}
 		if (!what_len)
@@ -1148,9 +1156,8 @@ TK_API int tk_tracefs_probe_parse(const char *def, struct tk_tracefs_probe *pr)
 	if (!pr->event[0])
 		derive_event(pr, what, what_len, off, off_len);
 
-	if (asprintf(&pr->text, "%.*s:%s/%s %.*s%s%.*s", (int)kind_len, kind, pr->group,
-		     pr->event, (int)target_len, target, args_len ? " " : "", (int)args_len,
-		     args) < 0) {
+	if (asprintf(&pr->text, "%.*s:%s/%s %.*s%s%.*s", (int)kind_len, kind, pr->group, pr->event,
+		     (int)target_len, target, args_len ? " " : "", (int)args_len, args) < 0) {
 		pr->text = NULL;
 		return tk_fail(ENOMEM, "out of memory");
 	}
@@ -1218,9 +1225,10 @@ TK_API int tk_tracefs_probe_add(const struct tk_tracefs_probe *pr)
 	 * whatever kind of event it is (a tracepoint group can clash too).
 	 */
 	if (stat(evdir, &st) == 0) {
-		r = tk_fail(EEXIST, "%s: probe %s/%s already exists: name yours with "
-				    "p:GROUP/EVENT, or remove that one with "
-				    "'echo -:%s/%s >> %s'",
+		r = tk_fail(EEXIST,
+			    "%s: probe %s/%s already exists: name yours with "
+			    "p:GROUP/EVENT, or remove that one with "
+			    "'echo -:%s/%s >> %s'",
 			    path, pr->group, pr->event, pr->group, pr->event, path);
 		goto out;
 	}
@@ -1229,8 +1237,9 @@ TK_API int tk_tracefs_probe_add(const struct tk_tracefs_probe *pr)
 	if (fd < 0) {
 		err = errno;
 		if (err == ENOENT)
-			r = tk_fail(err, "%s: %s (%s): this kernel has no %s (built without "
-					 "CONFIG_%s_EVENTS)%s",
+			r = tk_fail(err,
+				    "%s: %s (%s): this kernel has no %s (built without "
+				    "CONFIG_%s_EVENTS)%s",
 				    path, strerror(err), strerrorname_np(err), pr->file,
 				    pr->uprobe ? "UPROBE" : "KPROBE",
 				    pr->uprobe ? "; record tracepoint events with -e instead"
@@ -1256,8 +1265,9 @@ TK_API int tk_tracefs_probe_add(const struct tk_tracefs_probe *pr)
 	}
 	why = kernel_reason(pr->text);
 	if (err == EEXIST)
-		r = tk_fail(err, "%s: %s (%s): probe %s/%s already exists: name yours with "
-				 "p:GROUP/EVENT",
+		r = tk_fail(err,
+			    "%s: %s (%s): probe %s/%s already exists: name yours with "
+			    "p:GROUP/EVENT",
 			    path, strerror(err), ename, pr->group, pr->event);
 	else if (why)
 		r = tk_fail(err, "%s: %s (%s): the kernel rejected '%s': %s", path, strerror(err),
@@ -1267,8 +1277,9 @@ TK_API int tk_tracefs_probe_add(const struct tk_tracefs_probe *pr)
 			    strerror(err), ename, pr->text,
 			    pr->uprobe ? "check the path" : "see /proc/kallsyms");
 	else
-		r = tk_fail(err, "%s: %s (%s): the kernel rejected '%s'; its error_log file "
-				 "says why",
+		r = tk_fail(err,
+			    "%s: %s (%s): the kernel rejected '%s'; its error_log file "
+			    "says why",
 			    path, strerror(err), ename, pr->text);
 	free(why);
 out:
@@ -1296,8 +1307,9 @@ TK_API int tk_tracefs_probe_remove(const struct tk_tracefs_probe *pr)
 	}
 	r = write_path(path, cmd, O_APPEND);
 	if (r == -EBUSY)
-		r = tk_fail(EBUSY, "%s: probe %s/%s is in use (enabled in an instance, or "
-				   "opened by perf): disable it, then 'echo %s >> %s'",
+		r = tk_fail(EBUSY,
+			    "%s: probe %s/%s is in use (enabled in an instance, or "
+			    "opened by perf): disable it, then 'echo %s >> %s'",
 			    path, pr->group, pr->event, cmd, path);
 	free(cmd);
 	free(path);
@@ -1307,7 +1319,7 @@ TK_API int tk_tracefs_probe_remove(const struct tk_tracefs_probe *pr)
 /* ------------------------------------------------------------ probe ledger */
 
 struct tk_tracefs_ledger {
-	char *path;             /* NULL until the first note */
+	char *path; /* NULL until the first note */
 	unsigned int serial;
 };
 
@@ -1493,8 +1505,7 @@ static int reap_one(const char *path, long pid,
 	return first;
 }
 
-TK_API int tk_tracefs_ledger_reap(void (*report)(const char *probe, long pid, bool gone,
-						  void *ctx),
+TK_API int tk_tracefs_ledger_reap(void (*report)(const char *probe, long pid, bool gone, void *ctx),
 				  void *ctx, bool dry_run)
 {
 	const char *dir = ledger_dir();

@@ -39,12 +39,11 @@
  * syscall per 4 KiB page costs more than decoding the page at 100 M
  * events/s, and no bigger, because each fresh 4 KiB page of a buffer costs
  * a fault (~11 us on the reference VM: 1 MiB blocks made a 3 M-event
- * report's start-up 5 ms slower, for no faster reading). Compressed data gets a chunk directory (24 bytes per chunk,
- * built by seeking over the chunk headers) and one reusable buffer holding
- * the decoded chunk, so memory stays bounded by the largest chunk whatever
- * the trace size. Seeking by time is a binary search over page (or chunk)
- * timestamps; empty pages carry no records and may carry stale or zero
- * stamps, so the search skips them.
+ * report's start-up 5 ms slower, for no faster reading). Compressed data gets a chunk directory (24
+ * bytes per chunk, built by seeking over the chunk headers) and one reusable buffer holding the
+ * decoded chunk, so memory stays bounded by the largest chunk whatever the trace size. Seeking by
+ * time is a binary search over page (or chunk) timestamps; empty pages carry no records and may
+ * carry stale or zero stamps, so the search skips them.
  *
  * Every count read from the file is checked against the bytes that could
  * hold it before anything is allocated, and decompressed sizes are capped
@@ -68,13 +67,13 @@
 /* Largest sub-buffer we accept; kernels allow far less. */
 #define MAX_PAGE_SIZE (16u << 20)
 /* Uncompressed reads go in blocks of this many bytes (and pages). */
-#define BLOCK_BYTES (256u << 10)
+#define BLOCK_BYTES	(256u << 10)
 #define BLOCK_MAX_PAGES 256u
 /* A decoded chunk is at most this big (trace-cmd writes 10 pages). */
 #define MAX_CHUNK_SIZE (64u << 20)
 /* Bomb guards: beyond the floor, output may be at most RATIO x input. */
-#define META_RATIO 1024u
-#define META_FLOOR (1u << 20)
+#define META_RATIO  1024u
+#define META_FLOOR  (1u << 20)
 #define CHUNK_RATIO 4096u
 #define CHUNK_FLOOR (1u << 20)
 /* The header's codec name and version are short. */
@@ -85,7 +84,7 @@ struct meta_part {
 	uint64_t len;
 	bool present;
 	uint64_t option_offset; /* v7: section offset the option names */
-	uint64_t option_where;  /* where that option is, for messages */
+	uint64_t option_where;	/* where that option is, for messages */
 };
 
 struct dat_system {
@@ -105,8 +104,8 @@ struct dat_buffer {
 	uint32_t page_size;
 	uint64_t text_offset; /* latency text body */
 	uint64_t text_size;
-	uint32_t v6_cpus;     /* v6 instance: entries in its table */
-	uint64_t where;       /* option offset, for messages */
+	uint32_t v6_cpus; /* v6 instance: entries in its table */
+	uint64_t where;	  /* option offset, for messages */
 };
 
 struct tk_dat {
@@ -219,7 +218,8 @@ static int read_at(const struct tk_dat *d, void *buf, uint64_t len, uint64_t off
 		if (n == 0)
 			return tk_fail_at(EBADMSG, d->name, off + done,
 					  "unexpected end of file reading %" PRIu64
-					  " bytes at 0x%" PRIx64, len, off);
+					  " bytes at 0x%" PRIx64,
+					  len, off);
 		done += (uint64_t)n;
 	}
 	return 0;
@@ -238,8 +238,10 @@ static int read_alloc_as(const struct tk_dat *d, uint64_t off, uint64_t len, uin
 	int ret;
 
 	if (len > d->info.file_size || off > d->info.file_size - len)
-		return tk_fail_at(EBADMSG, d->name, off, "%" PRIu64 " bytes run past the end of "
-				  "the file (size %" PRIu64 ")", len, d->info.file_size);
+		return tk_fail_at(EBADMSG, d->name, off,
+				  "%" PRIu64 " bytes run past the end of "
+				  "the file (size %" PRIu64 ")",
+				  len, d->info.file_size);
 	if (len >= SIZE_MAX)
 		return tk_fail(ENOMEM, "out of memory");
 	buf = big ? tk_big_alloc(len + 1) : malloc(len + 1);
@@ -290,21 +292,26 @@ static int decompress_block(struct tk_dat *d, uint64_t where, const uint8_t *bod
 		return tk_fail_at(EBADMSG, d->name, where,
 				  "compressed section in a file without compression");
 	if (len < 8)
-		return tk_fail_at(EBADMSG, d->name, where, "compressed body of %" PRIu64
-				  " bytes lacks its size header", len);
+		return tk_fail_at(EBADMSG, d->name, where,
+				  "compressed body of %" PRIu64 " bytes lacks its size header",
+				  len);
 	csize = tk_load_u32(body, d->info.big_endian);
 	usize = tk_load_u32(body + 4, d->info.big_endian);
 	if (csize != len - 8)
-		return tk_fail_at(EBADMSG, d->name, where, "compressed size %" PRIu32
-				  " does not match the section size %" PRIu64, csize, len);
+		return tk_fail_at(EBADMSG, d->name, where,
+				  "compressed size %" PRIu32
+				  " does not match the section size %" PRIu64,
+				  csize, len);
 	cap = (uint64_t)csize * META_RATIO;
 	if (cap < META_FLOOR)
 		cap = META_FLOOR;
 	if (cap > TK_DAT_MAX_METADATA_SIZE)
 		cap = TK_DAT_MAX_METADATA_SIZE;
 	if (usize > cap)
-		return tk_fail_at(EBADMSG, d->name, where, "uncompressed size %" PRIu32
-				  " is implausible for %" PRIu32 " compressed bytes", usize, csize);
+		return tk_fail_at(EBADMSG, d->name, where,
+				  "uncompressed size %" PRIu32 " is implausible for %" PRIu32
+				  " compressed bytes",
+				  usize, csize);
 	buf = big ? tk_big_alloc((size_t)usize + 1) : malloc((size_t)usize + 1);
 	if (!buf)
 		return tk_fail(ENOMEM, "%s: out of memory for %" PRIu32 " bytes", d->name, usize);
@@ -316,8 +323,8 @@ static int decompress_block(struct tk_dat *d, uint64_t where, const uint8_t *bod
 			free(buf);
 		if (n < 0)
 			return prefix_at((int)n, d->name, where, NULL);
-		return tk_fail_at(EBADMSG, d->name, where, "decompressed %" PRId64
-				  " bytes, expected %" PRIu32, n, usize);
+		return tk_fail_at(EBADMSG, d->name, where,
+				  "decompressed %" PRId64 " bytes, expected %" PRIu32, n, usize);
 	}
 	buf[usize] = 0;
 	*out = buf;
@@ -333,8 +340,9 @@ static int load_section(struct tk_dat *d, const struct tk_dat_section *s, uint8_
 	int ret;
 
 	if (s->size > TK_DAT_MAX_METADATA_SIZE)
-		return tk_fail_at(EBADMSG, d->name, s->offset, "section %u size %" PRIu64
-				  " is too large for metadata", s->id, s->size);
+		return tk_fail_at(EBADMSG, d->name, s->offset,
+				  "section %u size %" PRIu64 " is too large for metadata", s->id,
+				  s->size);
 	if (!(s->flags & TK_DAT_SECTION_FL_COMPRESS)) {
 		ret = read_alloc_as(d, s->offset + TK_DAT_SECTION_HEADER_SIZE, s->size, out, big);
 		if (ret == 0)
@@ -373,12 +381,15 @@ static int section_at(struct tk_dat *d, uint64_t off, uint16_t id, uint64_t wher
 	const struct tk_dat_section *s = find_section(d, off);
 
 	if (!s)
-		return tk_fail_at(EBADMSG, d->name, where, "%s offset 0x%" PRIx64
+		return tk_fail_at(EBADMSG, d->name, where,
+				  "%s offset 0x%" PRIx64
 				  " is not a section header (file size %" PRIu64 ")",
 				  tk_dat_section_name(id), off, d->info.file_size);
 	if (s->id != id)
-		return tk_fail_at(EBADMSG, d->name, where, "offset 0x%" PRIx64 " holds section %u,"
-				  " expected %u (%s)", off, s->id, id, tk_dat_section_name(id));
+		return tk_fail_at(EBADMSG, d->name, where,
+				  "offset 0x%" PRIx64 " holds section %u,"
+				  " expected %u (%s)",
+				  off, s->id, id, tk_dat_section_name(id));
 	*out = s;
 	return 0;
 }
@@ -416,8 +427,9 @@ static int parse_header(struct tk_dat *d)
 	int ret;
 
 	if (n < TK_DAT_MAGIC_LEN)
-		return tk_fail_at(EBADMSG, d->name, 0, "file of %" PRIu64
-				  " bytes is too short for a trace-cmd header", d->info.file_size);
+		return tk_fail_at(EBADMSG, d->name, 0,
+				  "file of %" PRIu64 " bytes is too short for a trace-cmd header",
+				  d->info.file_size);
 	ret = read_at(d, buf, n, 0);
 	if (ret < 0)
 		return ret;
@@ -428,7 +440,8 @@ static int parse_header(struct tk_dat *d)
 	if (!tk_cursor_cstr(&c, &ver, &vlen) || vlen == 0 || vlen > 8)
 		return tk_fail_at(EBADMSG, d->name, TK_DAT_MAGIC_LEN, "bad version string");
 	if (strspn(ver, "0123456789") != vlen)
-		return tk_fail_at(EBADMSG, d->name, TK_DAT_MAGIC_LEN, "bad version string '%s'", ver);
+		return tk_fail_at(EBADMSG, d->name, TK_DAT_MAGIC_LEN, "bad version string '%s'",
+				  ver);
 	if (strcmp(ver, "6") != 0 && strcmp(ver, "7") != 0)
 		return tk_fail_at(ENOTSUP, d->name, TK_DAT_MAGIC_LEN,
 				  "unsupported file version %s (only 6 and 7 are known)", ver);
@@ -516,12 +529,13 @@ static int walk_sections(struct tk_dat *d)
 	int ret;
 
 	while (pos < fsize) {
-		struct tk_dat_section s = { 0 };
+		struct tk_dat_section s = {0};
 		uint8_t h[TK_DAT_SECTION_HEADER_SIZE];
 
 		if (fsize - pos < TK_DAT_SECTION_HEADER_SIZE)
-			return tk_fail_at(EBADMSG, d->name, pos, "truncated section header (%"
-					  PRIu64 " bytes left)", fsize - pos);
+			return tk_fail_at(EBADMSG, d->name, pos,
+					  "truncated section header (%" PRIu64 " bytes left)",
+					  fsize - pos);
 		ret = read_at(d, h, sizeof(h), pos);
 		if (ret < 0)
 			return ret;
@@ -532,15 +546,17 @@ static int walk_sections(struct tk_dat *d)
 		s.offset = pos;
 		s.body_size = s.size;
 		if (s.size > fsize - pos - TK_DAT_SECTION_HEADER_SIZE)
-			return tk_fail_at(EBADMSG, d->name, pos, "section %u size %" PRIu64
-					  " exceeds file size %" PRIu64, s.id, s.size, fsize);
+			return tk_fail_at(EBADMSG, d->name, pos,
+					  "section %u size %" PRIu64 " exceeds file size %" PRIu64,
+					  s.id, s.size, fsize);
 		if ((s.flags & TK_DAT_SECTION_FL_COMPRESS) &&
 		    (s.id == TK_DAT_SECTION_OPTIONS ||
 		     (s.id >= TK_DAT_SECTION_STRINGS && s.id <= TK_DAT_SECTION_CMDLINES))) {
 			uint8_t pre[8];
 
 			if (s.size < 8)
-				return tk_fail_at(EBADMSG, d->name, pos, "compressed section %u"
+				return tk_fail_at(EBADMSG, d->name, pos,
+						  "compressed section %u"
 						  " of %" PRIu64 " bytes lacks its size header",
 						  s.id, s.size);
 			ret = read_at(d, pre, 8, pos + TK_DAT_SECTION_HEADER_SIZE);
@@ -556,8 +572,8 @@ static int walk_sections(struct tk_dat *d)
 			if (ret < 0)
 				return ret;
 		} else if (!known_section(s.id)) {
-			tk_warn("%s: offset 0x%" PRIx64 ": unknown section %u skipped", d->name, pos,
-				s.id);
+			tk_warn("%s: offset 0x%" PRIx64 ": unknown section %u skipped", d->name,
+				pos, s.id);
 		}
 		pos += TK_DAT_SECTION_HEADER_SIZE + s.size;
 	}
@@ -607,8 +623,10 @@ static int parse_options_v7(struct tk_dat *d)
 
 		for (size_t i = 0; i < nvisited; i++) {
 			if (visited[i] == off) {
-				ret = tk_fail_at(EBADMSG, d->name, where, "options chain loops back"
-						 " to offset 0x%" PRIx64, off);
+				ret = tk_fail_at(EBADMSG, d->name, where,
+						 "options chain loops back"
+						 " to offset 0x%" PRIx64,
+						 off);
 				goto out;
 			}
 		}
@@ -635,14 +653,15 @@ static int parse_options_v7(struct tk_dat *d)
 			uint32_t size;
 
 			if (!tk_cursor_u16(&c, &id) || !tk_cursor_u32(&c, &size)) {
-				ret = tk_fail_at(EBADMSG, d->name, err_off,
-						 "options section at 0x%" PRIx64
-						 " ends without DONE", off);
+				ret = tk_fail_at(
+					EBADMSG, d->name, err_off,
+					"options section at 0x%" PRIx64 " ends without DONE", off);
 				goto out;
 			}
 			if (!tk_cursor_bytes(&c, size, &data)) {
-				ret = tk_fail_at(EBADMSG, d->name, err_off, "option %u size %" PRIu32
-						 " runs past its section", id, size);
+				ret = tk_fail_at(EBADMSG, d->name, err_off,
+						 "option %u size %" PRIu32 " runs past its section",
+						 id, size);
 				goto out;
 			}
 			ret = add_option(d, id, size, data, opt_off, err_off, index);
@@ -651,8 +670,8 @@ static int parse_options_v7(struct tk_dat *d)
 			if (id != TK_DAT_OPTION_DONE)
 				continue;
 			if (size != 8) {
-				ret = tk_fail_at(EBADMSG, d->name, err_off, "DONE option size %"
-						 PRIu32 ", expected 8", size);
+				ret = tk_fail_at(EBADMSG, d->name, err_off,
+						 "DONE option size %" PRIu32 ", expected 8", size);
 				goto out;
 			}
 			done = true;
@@ -725,16 +744,18 @@ static int parse_buffer_v7(struct tk_dat *d, const struct dat_option *o)
 	    !tk_cursor_u32(&c, &n))
 		return tk_fail_at(EBADMSG, d->name, o->where, "truncated BUFFER option");
 	if (n > tk_cursor_left(&c) / 20)
-		return tk_fail_at(EBADMSG, d->name, o->where, "BUFFER option lists %" PRIu32
-				  " CPUs but holds room for %zu", n, tk_cursor_left(&c) / 20);
+		return tk_fail_at(EBADMSG, d->name, o->where,
+				  "BUFFER option lists %" PRIu32 " CPUs but holds room for %zu", n,
+				  tk_cursor_left(&c) / 20);
 	ret = buffer_from_option(d, o, TK_DAT_SECTION_FLYRECORD, soff, name, clock, &s, &b);
 	if (ret < 0)
 		return ret;
 	/* trace-cmd trusts the file header's page size for the top buffer. */
 	b->page_size = name[0] ? psize : d->info.page_size;
 	if (b->page_size == 0 || b->page_size > MAX_PAGE_SIZE)
-		return tk_fail_at(EBADMSG, d->name, o->where, "BUFFER '%s' page size %" PRIu32
-				  " is invalid", name, b->page_size);
+		return tk_fail_at(EBADMSG, d->name, o->where,
+				  "BUFFER '%s' page size %" PRIu32 " is invalid", name,
+				  b->page_size);
 	if (n == 0)
 		return 0;
 	b->cpus = calloc(n, sizeof(*b->cpus));
@@ -753,20 +774,24 @@ static int parse_buffer_v7(struct tk_dat *d, const struct dat_option *o)
 		tk_cursor_u64(&c, &cpu->size);
 		ids[i] = cpu->cpu;
 		b->pub.cpu_count = i + 1;
-		if (cpu->offset > d->info.file_size || end_extra > d->info.file_size - cpu->offset ||
+		if (cpu->offset > d->info.file_size ||
+		    end_extra > d->info.file_size - cpu->offset ||
 		    cpu->size > d->info.file_size - cpu->offset - end_extra) {
 			free(ids);
-			return tk_fail_at(EBADMSG, d->name, o->where, "buffer '%s' CPU %" PRIu32
-					  " data at 0x%" PRIx64 " size %" PRIu64
-					  " exceeds file size %" PRIu64 " (file truncated?)", name,
-					  cpu->cpu, cpu->offset, cpu->size, d->info.file_size);
+			return tk_fail_at(
+				EBADMSG, d->name, o->where,
+				"buffer '%s' CPU %" PRIu32 " data at 0x%" PRIx64 " size %" PRIu64
+				" exceeds file size %" PRIu64 " (file truncated?)",
+				name, cpu->cpu, cpu->offset, cpu->size, d->info.file_size);
 		}
 		/* A CPU listed twice would make readers disagree on its data. */
 		for (uint32_t j = 0; j < i; j++) {
 			if (ids[j] == cpu->cpu) {
 				free(ids);
-				return tk_fail_at(EBADMSG, d->name, o->where, "buffer '%s' lists"
-						  " CPU %" PRIu32 " twice", name, cpu->cpu);
+				return tk_fail_at(EBADMSG, d->name, o->where,
+						  "buffer '%s' lists"
+						  " CPU %" PRIu32 " twice",
+						  name, cpu->cpu);
 			}
 		}
 	}
@@ -842,9 +867,9 @@ static int bracketed(struct tk_dat *d, const char *text, size_t len, const char 
 static int need_size(struct tk_dat *d, const struct dat_option *o, uint32_t size)
 {
 	if (o->pub.size < size)
-		return tk_fail_at(EBADMSG, d->name, o->where, "%s option size %" PRIu32
-				  ", expected %" PRIu32, tk_dat_option_name(o->pub.id), o->pub.size,
-				  size);
+		return tk_fail_at(EBADMSG, d->name, o->where,
+				  "%s option size %" PRIu32 ", expected %" PRIu32,
+				  tk_dat_option_name(o->pub.id), o->pub.size, size);
 	return 0;
 }
 
@@ -947,7 +972,7 @@ static int process_options(struct tk_dat *d)
 			ret = parse_buffer_text(d, o);
 			break;
 		default:
-unknown:
+		unknown:
 			tk_warn("%s: offset 0x%" PRIx64 ": unknown option %u skipped", d->name,
 				o->where, o->pub.id);
 			break;
@@ -958,11 +983,11 @@ unknown:
 
 /* ------------------------------------------------------ metadata bodies */
 
-static int meta_error(struct tk_dat *d, const struct tk_cursor *c, uint64_t where,
-		      bool compressed, const char *what)
+static int meta_error(struct tk_dat *d, const struct tk_cursor *c, uint64_t where, bool compressed,
+		      const char *what)
 {
-	return tk_fail_at(EBADMSG, d->name, compressed ? where : tk_cursor_offset(c),
-			  "%s%s", what, compressed ? " (in the decompressed body)" : "");
+	return tk_fail_at(EBADMSG, d->name, compressed ? where : tk_cursor_offset(c), "%s%s", what,
+			  compressed ? " (in the decompressed body)" : "");
 }
 
 static bool cursor_text(struct tk_cursor *c, uint64_t len, struct tk_dat_text *t)
@@ -981,8 +1006,7 @@ static bool cursor_text(struct tk_cursor *c, uint64_t len, struct tk_dat_text *t
  * body's first byte when it is stored raw; @where names the section when
  * it was compressed (offsets inside it mean nothing in the file).
  */
-static int parse_meta(struct tk_dat *d, uint16_t id, uint64_t base, uint64_t where,
-		      bool compressed)
+static int parse_meta(struct tk_dat *d, uint16_t id, uint64_t base, uint64_t where, bool compressed)
 {
 	struct meta_part *m = &d->meta[id - 16];
 	struct tk_cursor c;
@@ -1054,10 +1078,12 @@ static int parse_meta(struct tk_dat *d, uint16_t id, uint64_t base, uint64_t whe
 	case TK_DAT_SECTION_KALLSYMS:
 	case TK_DAT_SECTION_PRINTK:
 		if (!tk_cursor_u32(&c, &len32) ||
-		    !cursor_text(&c, len32, id == TK_DAT_SECTION_KALLSYMS ? &d->kallsyms :
-				 &d->printk))
-			return meta_error(d, &c, where, compressed, id == TK_DAT_SECTION_KALLSYMS ?
-					  "truncated kallsyms" : "truncated printk formats");
+		    !cursor_text(&c, len32,
+				 id == TK_DAT_SECTION_KALLSYMS ? &d->kallsyms : &d->printk))
+			return meta_error(d, &c, where, compressed,
+					  id == TK_DAT_SECTION_KALLSYMS
+						  ? "truncated kallsyms"
+						  : "truncated printk formats");
 		return 0;
 	case TK_DAT_SECTION_CMDLINES:
 		if (!tk_cursor_u64(&c, &len) || !cursor_text(&c, len, &d->cmdlines))
@@ -1125,7 +1151,7 @@ static int fr_read(struct fr *f, void *out, size_t n, const char *what)
 
 static int fr_u16(struct fr *f, uint16_t *v, const char *what)
 {
-	uint8_t b[2] = { 0 };
+	uint8_t b[2] = {0};
 	int ret = fr_read(f, b, 2, what);
 
 	*v = ret < 0 ? 0 : tk_load_u16(b, f->d->info.big_endian);
@@ -1134,7 +1160,7 @@ static int fr_u16(struct fr *f, uint16_t *v, const char *what)
 
 static int fr_u32(struct fr *f, uint32_t *v, const char *what)
 {
-	uint8_t b[4] = { 0 };
+	uint8_t b[4] = {0};
 	int ret = fr_read(f, b, 4, what);
 
 	*v = ret < 0 ? 0 : tk_load_u32(b, f->d->info.big_endian);
@@ -1143,7 +1169,7 @@ static int fr_u32(struct fr *f, uint32_t *v, const char *what)
 
 static int fr_u64(struct fr *f, uint64_t *v, const char *what)
 {
-	uint8_t b[8] = { 0 };
+	uint8_t b[8] = {0};
 	int ret = fr_read(f, b, 8, what);
 
 	*v = ret < 0 ? 0 : tk_load_u64(b, f->d->info.big_endian);
@@ -1155,8 +1181,8 @@ static int fr_skip(struct fr *f, uint64_t n, const char *what)
 	uint64_t fsize = f->d->info.file_size;
 
 	if (f->pos > fsize || n > fsize - f->pos)
-		return tk_fail_at(EBADMSG, f->d->name, f->pos, "%s length %" PRIu64
-				  " runs past the end of the file", what, n);
+		return tk_fail_at(EBADMSG, f->d->name, f->pos,
+				  "%s length %" PRIu64 " runs past the end of the file", what, n);
 	f->pos += n;
 	return 0;
 }
@@ -1217,8 +1243,9 @@ static int v6_measure(struct fr *f, uint16_t id)
 	case TK_DAT_SECTION_KALLSYMS:
 	case TK_DAT_SECTION_PRINTK:
 		ret = fr_u32(f, &len32, id == TK_DAT_SECTION_KALLSYMS ? "kallsyms" : "printk");
-		return ret < 0 ? ret : fr_skip(f, len32, id == TK_DAT_SECTION_KALLSYMS ?
-					       "kallsyms" : "printk");
+		return ret < 0 ? ret
+			       : fr_skip(f, len32,
+					 id == TK_DAT_SECTION_KALLSYMS ? "kallsyms" : "printk");
 	case TK_DAT_SECTION_CMDLINES:
 		return fr_skip_text64(f, "cmdlines");
 	}
@@ -1228,7 +1255,11 @@ static int v6_measure(struct fr *f, uint16_t id)
 static int add_pseudo_section(struct tk_dat *d, uint16_t id, uint64_t off, uint64_t size)
 {
 	struct tk_dat_section s = {
-		.id = id, .string_id = -1, .offset = off, .size = size, .body_size = size,
+		.id = id,
+		.string_id = -1,
+		.offset = off,
+		.size = size,
+		.body_size = size,
 	};
 
 	return add_section(d, &s);
@@ -1240,8 +1271,9 @@ static int v6_table(struct tk_dat *d, struct fr *f, struct dat_buffer *b, uint32
 	uint64_t fsize = d->info.file_size;
 
 	if (f->pos > fsize || count > (fsize - f->pos) / 16)
-		return tk_fail_at(EBADMSG, d->name, f->pos, "CPU table of %" PRIu32
-				  " entries runs past the end of the file", count);
+		return tk_fail_at(EBADMSG, d->name, f->pos,
+				  "CPU table of %" PRIu32 " entries runs past the end of the file",
+				  count);
 	if (count) {
 		b->cpus = calloc(count, sizeof(*b->cpus));
 		if (!b->cpus)
@@ -1260,9 +1292,10 @@ static int v6_table(struct tk_dat *d, struct fr *f, struct dat_buffer *b, uint32
 		if (off == 0 && size == 0)
 			continue;
 		if (off > fsize || size > fsize - off)
-			return tk_fail_at(EBADMSG, d->name, where, "CPU %" PRIu32 " data at 0x%"
-					  PRIx64 " size %" PRIu64 " exceeds file size %" PRIu64
-					  " (file truncated?)", i, off, size, fsize);
+			return tk_fail_at(EBADMSG, d->name, where,
+					  "CPU %" PRIu32 " data at 0x%" PRIx64 " size %" PRIu64
+					  " exceeds file size %" PRIu64 " (file truncated?)",
+					  i, off, size, fsize);
 		b->cpus[b->pub.cpu_count].cpu = i;
 		b->cpus[b->pub.cpu_count].offset = off;
 		b->cpus[b->pub.cpu_count].size = size;
@@ -1391,8 +1424,8 @@ static int parse_v6(struct tk_dat *d)
 		if (ret < 0)
 			goto out;
 		if (len > 4096) {
-			ret = tk_fail_at(EBADMSG, d->name, where, "clock length %" PRIu64
-					 " is implausible", len);
+			ret = tk_fail_at(EBADMSG, d->name, where,
+					 "clock length %" PRIu64 " is implausible", len);
 			goto out;
 		}
 		ret = read_alloc(d, f->pos, len, &blob);
@@ -1424,9 +1457,10 @@ static int parse_v6(struct tk_dat *d)
 			goto out;
 		}
 		if (strncmp(tag, "flyrecord", 9) != 0) {
-			ret = tk_fail_at(EBADMSG, d->name, b->where, "BUFFER '%s' offset 0x%" PRIx64
-					 " does not point at a \"flyrecord\" tag", b->pub.name,
-					 b->pub.section_offset);
+			ret = tk_fail_at(EBADMSG, d->name, b->where,
+					 "BUFFER '%s' offset 0x%" PRIx64
+					 " does not point at a \"flyrecord\" tag",
+					 b->pub.name, b->pub.section_offset);
 			goto out;
 		}
 		ret = v6_table(d, f, b, count);
@@ -1460,8 +1494,9 @@ static int finish_buffers(struct tk_dat *d)
 	if (ret < 0) {
 		for (size_t i = 0; i < d->nbuffers; i++) {
 			if (!d->buffers[i].pub.latency_text && d->buffers[i].pub.cpu_count)
-				return prefix_at(ret, d->name, d->info.version == 7 ?
-						 d->meta[0].option_offset : d->header_end,
+				return prefix_at(ret, d->name,
+						 d->info.version == 7 ? d->meta[0].option_offset
+								      : d->header_end,
 						 "page format");
 		}
 		memset(&d->info.page_format, 0, sizeof(d->info.page_format));
@@ -1738,7 +1773,7 @@ TK_API uint64_t tk_dat_timestamp(const struct tk_dat *d, uint64_t ts)
 /* ------------------------------------------------------ chunk directory */
 
 struct chunk {
-	uint64_t file_offset;   /* of the chunk's {csize, usize} header */
+	uint64_t file_offset;	/* of the chunk's {csize, usize} header */
 	uint64_t stream_offset; /* of its first byte in the decoded stream */
 	uint32_t csize, usize;
 };
@@ -1754,7 +1789,7 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 {
 	uint64_t fsize = d->info.file_size, pos, end, stream = 0;
 	struct chunk *chunks = NULL;
-	uint8_t b[8] = { 0 };
+	uint8_t b[8] = {0};
 	uint32_t count;
 	int ret;
 
@@ -1762,15 +1797,17 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 	*nout = 0;
 	*total = 0;
 	if (off > fsize || fsize - off < 4 || size > fsize - off - 4)
-		return tk_fail_at(EBADMSG, d->name, off, "compressed data of %" PRIu64
-				  " bytes runs past the end of the file", size);
+		return tk_fail_at(
+			EBADMSG, d->name, off,
+			"compressed data of %" PRIu64 " bytes runs past the end of the file", size);
 	ret = read_at(d, b, 4, off);
 	if (ret < 0)
 		return ret;
 	count = tk_load_u32(b, d->info.big_endian);
 	if (count > size / 8)
-		return tk_fail_at(EBADMSG, d->name, off, "chunk count %" PRIu32 " cannot fit in %"
-				  PRIu64 " bytes", count, size);
+		return tk_fail_at(EBADMSG, d->name, off,
+				  "chunk count %" PRIu32 " cannot fit in %" PRIu64 " bytes", count,
+				  size);
 	if (count) {
 		chunks = calloc(count, sizeof(*chunks));
 		if (!chunks)
@@ -1783,8 +1820,10 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 		uint64_t cap;
 
 		if (end - pos < 8) {
-			ret = tk_fail_at(EBADMSG, d->name, pos, "chunk %" PRIu32 " header runs past"
-					 " the data (ends at 0x%" PRIx64 ")", i, end);
+			ret = tk_fail_at(EBADMSG, d->name, pos,
+					 "chunk %" PRIu32 " header runs past"
+					 " the data (ends at 0x%" PRIx64 ")",
+					 i, end);
 			goto fail;
 		}
 		ret = read_at(d, b, 8, pos);
@@ -1800,24 +1839,28 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 		if (cap > MAX_CHUNK_SIZE)
 			cap = MAX_CHUNK_SIZE;
 		if (c->csize > end - pos - 8) {
-			ret = tk_fail_at(EBADMSG, d->name, pos, "chunk %" PRIu32 " size %" PRIu32
-					 " runs past the data (ends at 0x%" PRIx64 ")", i,
-					 c->csize, end);
+			ret = tk_fail_at(EBADMSG, d->name, pos,
+					 "chunk %" PRIu32 " size %" PRIu32
+					 " runs past the data (ends at 0x%" PRIx64 ")",
+					 i, c->csize, end);
 			goto fail;
 		}
 		if (c->usize == 0 || (page_size && c->usize % page_size) || c->usize > cap ||
 		    c->csize == 0 || c->csize > tk_codec_bound(codec, c->usize)) {
-			ret = tk_fail_at(EBADMSG, d->name, pos, "chunk %" PRIu32 " sizes %" PRIu32
-					 "/%" PRIu32 " are invalid%s", i, c->csize, c->usize,
-					 page_size ? " (must be whole pages)" : "");
+			ret = tk_fail_at(
+				EBADMSG, d->name, pos,
+				"chunk %" PRIu32 " sizes %" PRIu32 "/%" PRIu32 " are invalid%s", i,
+				c->csize, c->usize, page_size ? " (must be whole pages)" : "");
 			goto fail;
 		}
 		stream += c->usize;
 		pos += 8 + c->csize;
 	}
 	if (pos != end) {
-		ret = tk_fail_at(EBADMSG, d->name, off, "chunks fill %" PRIu64 " bytes but the"
-				 " buffer says %" PRIu64, pos - off - 4, size);
+		ret = tk_fail_at(EBADMSG, d->name, off,
+				 "chunks fill %" PRIu64 " bytes but the"
+				 " buffer says %" PRIu64,
+				 pos - off - 4, size);
 		goto fail;
 	}
 	*out = chunks;
@@ -1844,7 +1887,8 @@ TK_API int tk_dat_latency_text(struct tk_dat *d, size_t index, struct tk_dat_tex
 	b = &d->buffers[index];
 	if (!b->pub.compressed) {
 		if (b->text_size > TK_DAT_MAX_METADATA_SIZE)
-			return tk_fail_at(EBADMSG, d->name, b->text_offset, "latency text too large");
+			return tk_fail_at(EBADMSG, d->name, b->text_offset,
+					  "latency text too large");
 		ret = read_alloc(d, b->text_offset, b->text_size, &out);
 		if (ret < 0)
 			return ret;
@@ -1887,9 +1931,10 @@ TK_API int tk_dat_latency_text(struct tk_dat *d, size_t index, struct tk_dat_tex
 			goto out;
 		}
 		if ((uint64_t)got != chunks[i].usize) {
-			ret = tk_fail_at(EBADMSG, d->name, chunks[i].file_offset, "chunk decompressed"
-					 " to %" PRId64 " bytes, expected %" PRIu32, got,
-					 chunks[i].usize);
+			ret = tk_fail_at(EBADMSG, d->name, chunks[i].file_offset,
+					 "chunk decompressed"
+					 " to %" PRId64 " bytes, expected %" PRIu32,
+					 got, chunks[i].usize);
 			goto out;
 		}
 	}
@@ -1912,18 +1957,18 @@ struct tk_dat_cpu_reader {
 	struct tk_page_format fmt;
 	uint32_t page_size;
 	uint32_t cpu;
-	uint64_t offset, size;   /* in the file */
-	uint64_t stream_size;    /* decoded bytes */
-	uint64_t pos;            /* stream offset of the next page */
+	uint64_t offset, size; /* in the file */
+	uint64_t stream_size;  /* decoded bytes */
+	uint64_t pos;	       /* stream offset of the next page */
 	bool compressed;
-	uint8_t *block;          /* pages of [block_start, block_start + block_len) */
+	uint8_t *block; /* pages of [block_start, block_start + block_len) */
 	size_t block_cap;
 	uint64_t block_start, block_len;
-	uint8_t *probe;          /* one page, for seek_time on raw data */
+	uint8_t *probe; /* one page, for seek_time on raw data */
 	struct tk_codec *codec;
 	struct chunk *chunks;
 	size_t nchunks;
-	size_t block_chunk;      /* chunk held in block, when block_len != 0 */
+	size_t block_chunk; /* chunk held in block, when block_len != 0 */
 	uint8_t *cbuf;
 	size_t cbuf_cap;
 	uint64_t chunks_decoded;
@@ -1966,14 +2011,17 @@ TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t 
 		size_t pages = BLOCK_BYTES / r->page_size;
 
 		if (r->offset % r->page_size) {
-			ret = tk_fail_at(EBADMSG, d->name, r->offset, "CPU %" PRIu32 " data offset"
-					 " 0x%" PRIx64 " is not a multiple of the page size %"
-					 PRIu32, r->cpu, r->offset, r->page_size);
+			ret = tk_fail_at(EBADMSG, d->name, r->offset,
+					 "CPU %" PRIu32 " data offset"
+					 " 0x%" PRIx64
+					 " is not a multiple of the page size %" PRIu32,
+					 r->cpu, r->offset, r->page_size);
 			goto fail;
 		}
 		if (r->size % r->page_size) {
-			ret = tk_fail_at(EBADMSG, d->name, r->offset, "CPU %" PRIu32 " data size %"
-					 PRIu64 " is not a multiple of the page size %" PRIu32,
+			ret = tk_fail_at(EBADMSG, d->name, r->offset,
+					 "CPU %" PRIu32 " data size %" PRIu64
+					 " is not a multiple of the page size %" PRIu32,
 					 r->cpu, r->size, r->page_size);
 			goto fail;
 		}
@@ -1990,9 +2038,10 @@ TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t 
 
 		r->codec = tk_codec_new(d->info.compression, 0);
 		if (!d->codec || !r->codec) {
-			ret = d->codec ? -errno : tk_fail_at(EBADMSG, d->name, r->offset,
-							     "compressed CPU data in a file "
-							     "without compression");
+			ret = d->codec ? -errno
+				       : tk_fail_at(EBADMSG, d->name, r->offset,
+						    "compressed CPU data in a file "
+						    "without compression");
 			goto fail;
 		}
 		ret = build_chunks(d, r->codec, r->offset, r->size, r->page_size, &r->chunks,
@@ -2077,9 +2126,10 @@ static int load_chunk(struct tk_dat_cpu_reader *r, size_t i)
 		return prefix_at((int)n, name, c->file_offset, what);
 	}
 	if ((uint64_t)n != c->usize)
-		return tk_fail_at(EBADMSG, name, c->file_offset, "CPU %" PRIu32 " chunk %zu "
-				  "decompressed to %" PRId64 " bytes, expected %" PRIu32, r->cpu,
-				  i, n, c->usize);
+		return tk_fail_at(EBADMSG, name, c->file_offset,
+				  "CPU %" PRIu32 " chunk %zu "
+				  "decompressed to %" PRId64 " bytes, expected %" PRIu32,
+				  r->cpu, i, n, c->usize);
 	r->block_start = c->stream_offset;
 	r->block_len = c->usize;
 	r->block_chunk = i;
@@ -2173,8 +2223,10 @@ TK_API int tk_dat_cpu_reader_next_page(struct tk_dat_cpu_reader *r, const void *
 TK_API int tk_dat_cpu_reader_seek(struct tk_dat_cpu_reader *r, uint64_t offset)
 {
 	if (offset >= r->stream_size)
-		return tk_fail(ERANGE, "%s: CPU %" PRIu32 " seek to %" PRIu64 " past the end (%"
-			       PRIu64 " bytes)", r->dat->name, r->cpu, offset, r->stream_size);
+		return tk_fail(ERANGE,
+			       "%s: CPU %" PRIu32 " seek to %" PRIu64 " past the end (%" PRIu64
+			       " bytes)",
+			       r->dat->name, r->cpu, offset, r->stream_size);
 	/* Lazily: the next page call decodes the one chunk that holds it. */
 	r->pos = offset - offset % r->page_size;
 	return 0;
@@ -2302,8 +2354,8 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
 	ret = load_chunk(r, best);
 	if (ret < 0)
 		return ret;
-	ret = search_units(r, r->chunks[best].usize / r->page_size, probe_block_page, raw_ts,
-			   &page, &found);
+	ret = search_units(r, r->chunks[best].usize / r->page_size, probe_block_page, raw_ts, &page,
+			   &found);
 	if (ret < 0)
 		return ret;
 	r->pos = r->chunks[best].stream_offset + (uint64_t)page * r->page_size;

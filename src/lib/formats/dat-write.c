@@ -77,21 +77,21 @@
 #include "internal/error.h"
 
 /* trace-cmd chunks latency text by ten host pages; the reference is 4 KiB. */
-#define LATENCY_CHUNK_SIZE (10u * 4096u)
-#define MAX_PAGE_SIZE (1u << 30)
-#define MAX_CHUNK_BYTES (1u << 30)
-#define MAX_CPUS (1u << 20)
+#define LATENCY_CHUNK_SIZE	   (10u * 4096u)
+#define MAX_PAGE_SIZE		   (1u << 30)
+#define MAX_CHUNK_BYTES		   (1u << 30)
+#define MAX_CPUS		   (1u << 20)
 #define V7_OPTION_ID_FIRST_SECTION 16
-#define V7_OPTION_ID_LAST_SECTION 21
+#define V7_OPTION_ID_LAST_SECTION  21
 
 enum writer_state {
-	ST_META,        /* header written, metadata may follow */
-	ST_IDLE,        /* data began; between buffers */
-	ST_BUFFER,      /* inside a buffer, no CPU open */
-	ST_CPU,         /* inside a CPU */
-	ST_V6_LATENCY,  /* v6 latency text written: nothing may follow */
-	ST_DONE,        /* finished */
-	ST_BROKEN,      /* a write failed midway */
+	ST_META,       /* header written, metadata may follow */
+	ST_IDLE,       /* data began; between buffers */
+	ST_BUFFER,     /* inside a buffer, no CPU open */
+	ST_CPU,	       /* inside a CPU */
+	ST_V6_LATENCY, /* v6 latency text written: nothing may follow */
+	ST_DONE,       /* finished */
+	ST_BROKEN,     /* a write failed midway */
 };
 
 struct wbuf {
@@ -110,7 +110,7 @@ struct buffer_rec {
 	char *name;
 	char *clock;
 	uint32_t page_size;
-	uint64_t section_offset;  /* v7 section header; v6 "flyrecord" tag */
+	uint64_t section_offset; /* v7 section header; v6 "flyrecord" tag */
 	struct cpu_entry *cpus;
 	uint32_t ncpus;
 };
@@ -123,7 +123,7 @@ struct text_rec {
 
 struct v6_instance {
 	char *name;
-	uint64_t option_offset;   /* where its BUFFER option's u64 offset lies */
+	uint64_t option_offset; /* where its BUFFER option's u64 offset lies */
 	bool written;
 };
 
@@ -165,7 +165,7 @@ struct tk_dat_writer {
 
 	/* current buffer and CPU */
 	struct buffer_rec cur;
-	uint32_t cur_cpu_count;   /* declared CPUs: bounds the ids */
+	uint32_t cur_cpu_count; /* declared CPUs: bounds the ids */
 	bool cur_has_cpu;
 	uint32_t cpu;
 	bool cpu_started;
@@ -285,8 +285,10 @@ static int write_at(struct tk_dat_writer *w, uint64_t off, const void *buf, uint
 	const uint8_t *p = buf;
 
 	if (len > (uint64_t)INT64_MAX - off)
-		return broken(w, tk_fail_at(EFBIG, w->name, off, "write of %" PRIu64
-					    " bytes exceeds the largest file offset", len));
+		return broken(w, tk_fail_at(EFBIG, w->name, off,
+					    "write of %" PRIu64
+					    " bytes exceeds the largest file offset",
+					    len));
 	while (len) {
 		size_t n = len > (1u << 30) ? (1u << 30) : (size_t)len;
 		ssize_t r = pwrite(w->fd, p, n, (off_t)off);
@@ -301,8 +303,7 @@ static int write_at(struct tk_dat_writer *w, uint64_t off, const void *buf, uint
 						    strerror(err)));
 		}
 		if (r == 0)
-			return broken(w, tk_fail_at(EIO, w->name, off,
-						    "write made no progress"));
+			return broken(w, tk_fail_at(EIO, w->name, off, "write made no progress"));
 		p += r;
 		off += (uint64_t)r;
 		len -= (uint64_t)r;
@@ -386,8 +387,9 @@ static int ensure_cbuf(struct tk_dat_writer *w, uint64_t src_size)
 			       need);
 	p = realloc(w->cbuf, (size_t)need);
 	if (!p)
-		return tk_fail(ENOMEM, "%s: out of memory for a %" PRIu64
-			       " byte compression buffer", w->name, need);
+		return tk_fail(ENOMEM,
+			       "%s: out of memory for a %" PRIu64 " byte compression buffer",
+			       w->name, need);
 	w->cbuf = p;
 	w->cbuf_cap = need;
 	return 0;
@@ -400,8 +402,10 @@ static int64_t compress_block(struct tk_dat_writer *w, const void *src, uint64_t
 	int ret;
 
 	if (len > UINT32_MAX)
-		return tk_fail(EFBIG, "%s: block of %" PRIu64 " bytes exceeds the 4 GiB that a "
-			       "compressed block header can describe", w->name, len);
+		return tk_fail(EFBIG,
+			       "%s: block of %" PRIu64 " bytes exceeds the 4 GiB that a "
+			       "compressed block header can describe",
+			       w->name, len);
 	ret = ensure_cbuf(w, len);
 	if (ret)
 		return ret;
@@ -470,8 +474,8 @@ static int append_section_header(struct tk_dat_writer *w, uint16_t id, uint16_t 
  * Write a whole section whose body is in memory: a single compressed block
  * when compress is set (metadata, strings), else the body verbatim.
  */
-static int append_section_sid(struct tk_dat_writer *w, uint16_t id, int32_t sid,
-			      const void *body, uint64_t len, bool compress, uint64_t *offset)
+static int append_section_sid(struct tk_dat_writer *w, uint16_t id, int32_t sid, const void *body,
+			      uint64_t len, bool compress, uint64_t *offset)
 {
 	int64_t c;
 	int ret;
@@ -494,8 +498,8 @@ static int append_section_sid(struct tk_dat_writer *w, uint16_t id, int32_t sid,
 	return ret;
 }
 
-static int append_section(struct tk_dat_writer *w, uint16_t id, const char *desc,
-			  const void *body, uint64_t len, bool compress, uint64_t *offset)
+static int append_section(struct tk_dat_writer *w, uint16_t id, const char *desc, const void *body,
+			  uint64_t len, bool compress, uint64_t *offset)
 {
 	int32_t sid = -1;
 	int ret = add_string(w, desc, &sid);
@@ -537,7 +541,7 @@ static int append_options_section(struct tk_dat_writer *w, struct wbuf *body, ui
 /* v7: the first OPTIONS section, written when the data part begins. */
 static int v7_write_options1(struct tk_dat_writer *w)
 {
-	struct wbuf body = { 0 };
+	struct wbuf body = {0};
 	uint64_t off;
 	int ret = 0;
 
@@ -600,7 +604,7 @@ static int v6_fill_meta(struct tk_dat_writer *w, int upto)
 
 static int append_tag(struct tk_dat_writer *w, const char *tag)
 {
-	char t[TK_DAT_V6_TAG_LEN] = { 0 };
+	char t[TK_DAT_V6_TAG_LEN] = {0};
 
 	memcpy(t, tag, strlen(tag));
 	return append(w, t, sizeof(t));
@@ -623,7 +627,7 @@ static int v6_write_options(struct tk_dat_writer *w, uint32_t cpus)
 	if (!ret)
 		ret = append(w, w->early_options.data, w->early_options.len);
 	for (size_t i = 0; i < w->ninstances && !ret; i++) {
-		struct wbuf opt = { 0 };
+		struct wbuf opt = {0};
 		uint8_t t[4];
 
 		ret = wbuf_u16(&opt, TK_DAT_OPTION_BUFFER, w->big);
@@ -684,18 +688,18 @@ static int validate_opts(const struct tk_dat_writer_opts *o, int *version, uint8
 		return tk_fail(EINVAL, "long size %u is not 4 or 8", o->long_size);
 	if (o->page_size < 64 || o->page_size > MAX_PAGE_SIZE ||
 	    (o->page_size & (o->page_size - 1)))
-		return tk_fail(EINVAL, "page size %u is not a power of two in 64..%u",
-			       o->page_size, MAX_PAGE_SIZE);
+		return tk_fail(EINVAL, "page size %u is not a power of two in 64..%u", o->page_size,
+			       MAX_PAGE_SIZE);
 	*chunk_pages = o->chunk_pages ? o->chunk_pages : TK_DAT_DEFAULT_CHUNK_PAGES;
 	if ((uint64_t)*chunk_pages * o->page_size > MAX_CHUNK_BYTES)
-		return tk_fail(EINVAL, "chunk of %u pages of %u bytes is too large",
-			       *chunk_pages, o->page_size);
+		return tk_fail(EINVAL, "chunk of %u pages of %u bytes is too large", *chunk_pages,
+			       o->page_size);
 	return 0;
 }
 
 static int write_header(struct tk_dat_writer *w, enum tk_compression comp)
 {
-	struct wbuf h = { 0 };
+	struct wbuf h = {0};
 	uint8_t t[4];
 	int ret;
 
@@ -712,8 +716,8 @@ static int write_header(struct tk_dat_writer *w, enum tk_compression comp)
 		if (!ret)
 			ret = wbuf_cstr(&h, tk_compression_name(comp));
 		if (!ret)
-			ret = wbuf_cstr(&h, comp == TK_COMPRESS_NONE ? "" :
-					tk_compression_version(comp));
+			ret = wbuf_cstr(
+				&h, comp == TK_COMPRESS_NONE ? "" : tk_compression_version(comp));
 		w->first_options_patch = h.len;
 		if (!ret)
 			ret = wbuf_u64(&h, 0, w->big);
@@ -860,18 +864,18 @@ TK_API int tk_dat_writer_add_metadata(struct tk_dat_writer *w, uint16_t id, cons
 	if (ret)
 		return ret;
 	if (id < TK_DAT_SECTION_HEADER_INFO || id > TK_DAT_SECTION_CMDLINES)
-		return tk_fail(EINVAL, "%s: section %u is not a metadata section (16..21)",
-			       w->name, id);
-	if (w->state != ST_META)
-		return tk_fail(EINVAL, "%s: metadata section %u after the data began", w->name,
+		return tk_fail(EINVAL, "%s: section %u is not a metadata section (16..21)", w->name,
 			       id);
+	if (w->state != ST_META)
+		return tk_fail(EINVAL, "%s: metadata section %u after the data began", w->name, id);
 	if (len && !body)
 		return invalid(w, "metadata body is NULL");
 	if (w->version == 6) {
 		if (id < w->v6_next_meta)
-			return tk_fail(EINVAL, "%s: v6 metadata section %u out of order or "
-				       "duplicated (next allowed is %d)", w->name, id,
-				       w->v6_next_meta);
+			return tk_fail(EINVAL,
+				       "%s: v6 metadata section %u out of order or "
+				       "duplicated (next allowed is %d)",
+				       w->name, id, w->v6_next_meta);
 		ret = v6_fill_meta(w, id);
 		if (!ret)
 			ret = append(w, body, len);
@@ -910,8 +914,10 @@ TK_API int tk_dat_writer_add_option(struct tk_dat_writer *w, uint16_t id, const 
 			       w->name, id, tk_dat_option_name(id));
 	if (size == 0 && (id == TK_DAT_OPTION_CPUSTAT || id == TK_DAT_OPTION_TRACECLOCK ||
 			  id == TK_DAT_OPTION_UNAME || id == TK_DAT_OPTION_VERSION))
-		return tk_fail(EINVAL, "%s: option %u (%s) must not be empty: trace-cmd reads "
-			       "its last byte", w->name, id, tk_dat_option_name(id));
+		return tk_fail(EINVAL,
+			       "%s: option %u (%s) must not be empty: trace-cmd reads "
+			       "its last byte",
+			       w->name, id, tk_dat_option_name(id));
 	if (size && !data)
 		return invalid(w, "option payload is NULL");
 	if (w->version == 6) {
@@ -991,22 +997,26 @@ static int v6_begin_buffer(struct tk_dat_writer *w, const char *name, const char
 	int ret;
 
 	if (page_size != w->page_size)
-		return tk_fail(EINVAL, "%s: v6 buffer \"%s\" page size %u differs from the "
-			       "file's %u", w->name, name, page_size, w->page_size);
+		return tk_fail(EINVAL,
+			       "%s: v6 buffer \"%s\" page size %u differs from the "
+			       "file's %u",
+			       w->name, name, page_size, w->page_size);
 	if (!w->v6_top_written) {
 		if (*name)
-			return tk_fail(EINVAL, "%s: v6 needs the top buffer before \"%s\"",
-				       w->name, name);
+			return tk_fail(EINVAL, "%s: v6 needs the top buffer before \"%s\"", w->name,
+				       name);
 	} else {
 		inst = find_instance(w, name);
 		if (!inst || inst->written)
 			return tk_fail(EINVAL, "%s: v6 buffer \"%s\" %s", w->name, name,
-				       !*name || (inst && inst->written) ? "written twice" :
-				       "was not declared before the data");
+				       !*name || (inst && inst->written)
+					       ? "written twice"
+					       : "was not declared before the data");
 		if (cpu_count != w->v6_cpus)
-			return tk_fail(EINVAL, "%s: v6 buffer \"%s\" has %u CPUs, the top one %u; "
-				       "v6 cannot tell them apart", w->name, name, cpu_count,
-				       w->v6_cpus);
+			return tk_fail(EINVAL,
+				       "%s: v6 buffer \"%s\" has %u CPUs, the top one %u; "
+				       "v6 cannot tell them apart",
+				       w->name, name, cpu_count, w->v6_cpus);
 	}
 	if (!inst) {
 		ret = v6_write_options(w, cpu_count);
@@ -1035,8 +1045,8 @@ static int v6_begin_buffer(struct tk_dat_writer *w, const char *name, const char
 	return ret ? broken(w, ret) : 0;
 }
 
-TK_API int tk_dat_writer_begin_buffer(struct tk_dat_writer *w, const char *name,
-				      const char *clock, uint32_t page_size, uint32_t cpu_count)
+TK_API int tk_dat_writer_begin_buffer(struct tk_dat_writer *w, const char *name, const char *clock,
+				      uint32_t page_size, uint32_t cpu_count)
 {
 	struct buffer_rec *b;
 	char *desc;
@@ -1059,8 +1069,10 @@ TK_API int tk_dat_writer_begin_buffer(struct tk_dat_writer *w, const char *name,
 		return tk_fail(EINVAL, "%s: top buffer page size %u differs from the file's %u",
 			       w->name, page_size, w->page_size);
 	if (page_size < 64 || page_size > MAX_PAGE_SIZE || (page_size & (page_size - 1)))
-		return tk_fail(EINVAL, "%s: buffer \"%s\" page size %u is not a power of two in "
-			       "64..%u", w->name, name, page_size, MAX_PAGE_SIZE);
+		return tk_fail(EINVAL,
+			       "%s: buffer \"%s\" page size %u is not a power of two in "
+			       "64..%u",
+			       w->name, name, page_size, MAX_PAGE_SIZE);
 	if (cpu_count > MAX_CPUS)
 		return tk_fail(EINVAL, "%s: %u CPUs is too many", w->name, cpu_count);
 	for (size_t i = 0; i < w->nbuffers; i++)
@@ -1132,8 +1144,8 @@ TK_API int tk_dat_writer_begin_cpu(struct tk_dat_writer *w, uint32_t cpu)
 		return tk_fail(EINVAL, "%s: CPU %u out of range (buffer \"%s\" has %u)", w->name,
 			       cpu, w->cur.name, w->cur_cpu_count);
 	if (w->cur_has_cpu && cpu <= w->cpu)
-		return tk_fail(EINVAL, "%s: CPU %u after CPU %u: CPU ids must increase",
-			       w->name, cpu, w->cpu);
+		return tk_fail(EINVAL, "%s: CPU %u after CPU %u: CPU ids must increase", w->name,
+			       cpu, w->cpu);
 	w->cpu = cpu;
 	w->cur_has_cpu = true;
 	w->cpu_started = false;
@@ -1167,8 +1179,10 @@ TK_API int tk_dat_writer_write_pages(struct tk_dat_writer *w, const void *pages,
 	if (w->state != ST_CPU)
 		return invalid(w, "pages written outside a CPU");
 	if (len % w->cur.page_size)
-		return tk_fail(EINVAL, "%s: %" PRIu64 " bytes is not a whole number of %u-byte "
-			       "pages", w->name, len, w->cur.page_size);
+		return tk_fail(EINVAL,
+			       "%s: %" PRIu64 " bytes is not a whole number of %u-byte "
+			       "pages",
+			       w->name, len, w->cur.page_size);
 	if (!len)
 		return 0;
 	if (!pages)
@@ -1249,7 +1263,7 @@ TK_API int tk_dat_writer_end_cpu(struct tk_dat_writer *w)
 	if (!e)
 		return broken(w, tk_fail(ENOMEM, "%s: out of memory", w->name));
 	w->cur.cpus = e;
-	e[w->cur.ncpus++] = (struct cpu_entry){ w->cpu, w->cpu_offset, w->cpu_size };
+	e[w->cur.ncpus++] = (struct cpu_entry){w->cpu, w->cpu_offset, w->cpu_size};
 	w->state = ST_BUFFER;
 	return 0;
 }
@@ -1354,8 +1368,8 @@ TK_API int tk_dat_writer_add_latency_text(struct tk_dat_writer *w, const char *n
 	if (len && !text)
 		return invalid(w, "latency text is NULL");
 	if (w->state != ST_META && w->state != ST_IDLE)
-		return invalid(w, w->state == ST_V6_LATENCY ? "v6 allows one latency text" :
-			       "latency text inside a buffer");
+		return invalid(w, w->state == ST_V6_LATENCY ? "v6 allows one latency text"
+							    : "latency text inside a buffer");
 	if (w->version == 7)
 		return v7_latency_text(w, name, clock, text, len);
 	if (w->v6_top_written || w->ninstances)
@@ -1367,7 +1381,7 @@ TK_API int tk_dat_writer_add_latency_text(struct tk_dat_writer *w, const char *n
 	 */
 	if (w->v6_traceclock)
 		return invalid(w, "v6 latency text cannot carry a TRACECLOCK option: trace-cmd "
-			       "would read the text's first bytes as a clock");
+				  "would read the text's first bytes as a clock");
 	ret = v6_write_options(w, 0);
 	if (!ret)
 		ret = append_tag(w, TK_DAT_V6_LATENCY_TAG);
@@ -1383,8 +1397,8 @@ TK_API int tk_dat_writer_add_latency_text(struct tk_dat_writer *w, const char *n
 
 static int v7_buffer_option(struct tk_dat_writer *w, struct wbuf *b, const struct buffer_rec *r)
 {
-	uint64_t size = 8 + strlen(r->name) + 1 + strlen(r->clock) + 1 + 8 +
-			(uint64_t)r->ncpus * 20;
+	uint64_t size =
+		8 + strlen(r->name) + 1 + strlen(r->clock) + 1 + 8 + (uint64_t)r->ncpus * 20;
 	int ret;
 
 	if (size > UINT32_MAX)
@@ -1433,7 +1447,7 @@ static int v7_text_option(struct tk_dat_writer *w, struct wbuf *b, const struct 
 
 static int v7_finish(struct tk_dat_writer *w)
 {
-	struct wbuf body = { 0 };
+	struct wbuf body = {0};
 	uint64_t off, done;
 	int32_t sid;
 	int ret;
@@ -1460,8 +1474,8 @@ static int v7_finish(struct tk_dat_writer *w)
 	ret = add_string(w, "strings", &sid);
 	if (ret)
 		return ret;
-	return append_section_sid(w, TK_DAT_SECTION_STRINGS, sid, w->strings.data,
-				  w->strings.len, w->codec != NULL, &off);
+	return append_section_sid(w, TK_DAT_SECTION_STRINGS, sid, w->strings.data, w->strings.len,
+				  w->codec != NULL, &off);
 }
 
 static int v6_finish(struct tk_dat_writer *w)

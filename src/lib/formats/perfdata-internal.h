@@ -9,20 +9,20 @@
 
 #include <tracekit/perfdata.h>
 
-#define TK_PERF_MAGIC 0x32454c4946524550ull    /* "PERFILE2" read as a LE u64 */
-#define TK_PERF_MAGIC_SWAPPED 0x50455246494c4532ull
-#define TK_PERF_HEADER_SIZE 104
-#define TK_PERF_ATTR_SIZE 128
-#define TK_PERF_FILE_ATTR_SIZE (TK_PERF_ATTR_SIZE + 16)
-#define TK_PERF_BRANCH_HW_INDEX (1ull << 17)
+#define TK_PERF_MAGIC			0x32454c4946524550ull /* "PERFILE2" read as a LE u64 */
+#define TK_PERF_MAGIC_SWAPPED		0x50455246494c4532ull
+#define TK_PERF_HEADER_SIZE		104
+#define TK_PERF_ATTR_SIZE		128
+#define TK_PERF_FILE_ATTR_SIZE		(TK_PERF_ATTR_SIZE + 16)
+#define TK_PERF_BRANCH_HW_INDEX		(1ull << 17)
 #define TK_PERF_READ_TOTAL_TIME_ENABLED (1u << 0)
 #define TK_PERF_READ_TOTAL_TIME_RUNNING (1u << 1)
-#define TK_PERF_READ_ID (1u << 2)
-#define TK_PERF_READ_GROUP (1u << 3)
-#define TK_PERF_READ_LOST (1u << 4)
+#define TK_PERF_READ_ID			(1u << 2)
+#define TK_PERF_READ_GROUP		(1u << 3)
+#define TK_PERF_READ_LOST		(1u << 4)
 
 /* The sample_id_all trailer's fields. */
-#define TK_PERF_TRAILER_BITS                                                                    \
+#define TK_PERF_TRAILER_BITS                                                                       \
 	(TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME | TK_PERF_SAMPLE_ID | TK_PERF_SAMPLE_STREAM_ID | \
 	 TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_IDENTIFIER)
 

@@ -78,26 +78,48 @@
 #include "error.h"
 #include "perfdata-internal.h"
 
-#define WINDOW_SIZE (256u * 1024)
-#define MAX_FEATURE_SIZE (1ull << 30)     /* refuse payloads above 1 GiB */
-#define MAX_EXTRA_SIZE (1ull << 30)       /* tracing blob in pipe mode */
-#define MAX_DECOMP_SIZE (256ull << 20)    /* one COMPRESSED chunk's output */
+#define WINDOW_SIZE	 (256u * 1024)
+#define MAX_FEATURE_SIZE (1ull << 30)	/* refuse payloads above 1 GiB */
+#define MAX_EXTRA_SIZE	 (1ull << 30)	/* tracing blob in pipe mode */
+#define MAX_DECOMP_SIZE	 (256ull << 20) /* one COMPRESSED chunk's output */
 
 /* ------------------------------------------------------------------ names */
 
 const char *tk_perf_record_name(uint32_t type)
 {
 	static const char *const kernel[] = {
-		NULL, "MMAP", "LOST", "COMM", "EXIT", "THROTTLE", "UNTHROTTLE", "FORK", "READ",
-		"SAMPLE", "MMAP2", "AUX", "ITRACE_START", "LOST_SAMPLES", "SWITCH",
-		"SWITCH_CPU_WIDE", "NAMESPACES", "KSYMBOL", "BPF_EVENT", "CGROUP", "TEXT_POKE",
-		"AUX_OUTPUT_HW_ID",
+		NULL,		"MMAP",
+		"LOST",		"COMM",
+		"EXIT",		"THROTTLE",
+		"UNTHROTTLE",	"FORK",
+		"READ",		"SAMPLE",
+		"MMAP2",	"AUX",
+		"ITRACE_START", "LOST_SAMPLES",
+		"SWITCH",	"SWITCH_CPU_WIDE",
+		"NAMESPACES",	"KSYMBOL",
+		"BPF_EVENT",	"CGROUP",
+		"TEXT_POKE",	"AUX_OUTPUT_HW_ID",
 	};
 	static const char *const user[] = {
-		"HEADER_ATTR", "HEADER_EVENT_TYPE", "HEADER_TRACING_DATA", "HEADER_BUILD_ID",
-		"FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE", "AUXTRACE_ERROR",
-		"THREAD_MAP", "CPU_MAP", "STAT_CONFIG", "STAT", "STAT_ROUND", "EVENT_UPDATE",
-		"TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT",
+		"HEADER_ATTR",
+		"HEADER_EVENT_TYPE",
+		"HEADER_TRACING_DATA",
+		"HEADER_BUILD_ID",
+		"FINISHED_ROUND",
+		"ID_INDEX",
+		"AUXTRACE_INFO",
+		"AUXTRACE",
+		"AUXTRACE_ERROR",
+		"THREAD_MAP",
+		"CPU_MAP",
+		"STAT_CONFIG",
+		"STAT",
+		"STAT_ROUND",
+		"EVENT_UPDATE",
+		"TIME_CONV",
+		"HEADER_FEATURE",
+		"COMPRESSED",
+		"FINISHED_INIT",
 	};
 
 	if (type < sizeof(kernel) / sizeof(kernel[0]) && kernel[type])
@@ -110,12 +132,13 @@ const char *tk_perf_record_name(uint32_t type)
 const char *tk_perf_feature_name(uint32_t id)
 {
 	static const char *const names[] = {
-		"RESERVED", "TRACING_DATA", "BUILD_ID", "HOSTNAME", "OSRELEASE", "VERSION", "ARCH",
-		"NRCPUS", "CPUDESC", "CPUID", "TOTAL_MEM", "CMDLINE", "EVENT_DESC",
-		"CPU_TOPOLOGY", "NUMA_TOPOLOGY", "BRANCH_STACK", "PMU_MAPPINGS", "GROUP_DESC",
-		"AUXTRACE", "STAT", "CACHE", "SAMPLE_TIME", "MEM_TOPOLOGY", "CLOCKID",
-		"DIR_FORMAT", "BPF_PROG_INFO", "BPF_BTF", "COMPRESSED", "CPU_PMU_CAPS",
-		"CLOCK_DATA", "HYBRID_TOPOLOGY", "PMU_CAPS",
+		"RESERVED",	   "TRACING_DATA", "BUILD_ID",	   "HOSTNAME",	   "OSRELEASE",
+		"VERSION",	   "ARCH",	   "NRCPUS",	   "CPUDESC",	   "CPUID",
+		"TOTAL_MEM",	   "CMDLINE",	   "EVENT_DESC",   "CPU_TOPOLOGY", "NUMA_TOPOLOGY",
+		"BRANCH_STACK",	   "PMU_MAPPINGS", "GROUP_DESC",   "AUXTRACE",	   "STAT",
+		"CACHE",	   "SAMPLE_TIME",  "MEM_TOPOLOGY", "CLOCKID",	   "DIR_FORMAT",
+		"BPF_PROG_INFO",   "BPF_BTF",	   "COMPRESSED",   "CPU_PMU_CAPS", "CLOCK_DATA",
+		"HYBRID_TOPOLOGY", "PMU_CAPS",
 	};
 
 	if (id < sizeof(names) / sizeof(names[0]))
@@ -216,10 +239,10 @@ int tk_perf_sample_decode(const struct tk_perf_attr *attr, const uint8_t *rec, s
 	memset(s, 0, sizeof(*s));
 	tk_cursor_init(&c, rec, size, 0, false);
 	c.pos = size < 8 ? size : 8;
-#define NEED(x)                 \
-	do {                    \
-		if (!(x))       \
-			goto short_; \
+#define NEED(x)                                                                                    \
+	do {                                                                                       \
+		if (!(x))                                                                          \
+			goto short_;                                                               \
 	} while (0)
 	if (t & TK_PERF_SAMPLE_IDENTIFIER)
 		NEED(tk_cursor_u64(&c, &s->id));
@@ -408,7 +431,7 @@ struct pd_format {
 };
 
 struct pd_record_copy {
-	uint8_t *data;             /* aligned: allocated with malloc */
+	uint8_t *data; /* aligned: allocated with malloc */
 	uint8_t *extra;
 	struct tk_perf_record rec;
 };
@@ -422,12 +445,12 @@ struct tk_perfdata {
 
 	struct pd_evsel **evsels;
 	size_t nr_evsels;
-	struct pd_id *idmap;       /* sorted by id */
+	struct pd_id *idmap; /* sorted by id */
 	size_t nr_idmap;
 
 	struct tk_perfdata_feature **features;
 	size_t nr_features;
-	void **owned;              /* feature payloads and other blobs */
+	void **owned; /* feature payloads and other blobs */
 	size_t nr_owned;
 
 	struct tk_perfdata_host host;
@@ -445,17 +468,17 @@ struct tk_perfdata {
 	uint8_t *buf;
 	size_t cap, start, end;
 	uint64_t pos;
-	uint64_t limit;            /* no reads at or past this offset */
+	uint64_t limit; /* no reads at or past this offset */
 	bool eof;
 
 	/* Decompressed bytes of COMPRESSED records: dbuf[dstart, dend). */
 	ZSTD_DCtx *dctx;
 	uint8_t *dbuf;
 	size_t dcap, dstart, dend;
-	uint64_t doff;             /* offset of the COMPRESSED record being drained */
+	uint64_t doff; /* offset of the COMPRESSED record being drained */
 
-	uint64_t *scratch;         /* aligned copy of one record (64 KiB) */
-	uint8_t *extra;            /* tracing blob of the current 66 record */
+	uint64_t *scratch; /* aligned copy of one record (64 KiB) */
+	uint8_t *extra;	   /* tracing blob of the current 66 record */
 	uint64_t extra_cap;
 
 	/* Pipe mode: the metadata records read at open, handed out first. */
@@ -587,8 +610,10 @@ static int in_skip(struct tk_perfdata *pd, uint64_t n, uint64_t off)
 		if (have == 0) {
 			if (pd->seekable) {
 				if (pd->limit != UINT64_MAX && n > pd->limit - pd->pos)
-					return fail_at(pd, off, "AUXTRACE data of %" PRIu64
-						       " bytes runs past the data section", n);
+					return fail_at(pd, off,
+						       "AUXTRACE data of %" PRIu64
+						       " bytes runs past the data section",
+						       n);
 				pd->pos += n;
 				return 0;
 			}
@@ -629,7 +654,7 @@ static int rebuild_idmap(struct tk_perfdata *pd)
 		return tk_fail(ENOMEM, "out of memory");
 	for (size_t i = 0; i < pd->nr_evsels; i++)
 		for (uint64_t j = 0; j < pd->evsels[i]->pub.nr_ids; j++)
-			m[k++] = (struct pd_id){ pd->evsels[i]->ids[j], i };
+			m[k++] = (struct pd_id){pd->evsels[i]->ids[j], i};
 	qsort(m, n, sizeof(*m), cmp_id);
 	for (size_t i = 1; i < n; i++)
 		if (m[i].id == m[i - 1].id && m[i].evsel != m[i - 1].evsel)
@@ -754,8 +779,8 @@ static int add_build_id(struct tk_perfdata *pd, int32_t pid, uint16_t misc, cons
  * One build-id entry (BUILD_ID feature or record 67):
  * {u32 type, u16 misc, u16 size; s32 pid; u8 id[20]; u8 size; 3 reserved; name[]}.
  */
-static bool parse_build_id_entry(struct tk_perfdata *pd, const uint8_t *p, size_t size,
-				 bool legacy, int *err)
+static bool parse_build_id_entry(struct tk_perfdata *pd, const uint8_t *p, size_t size, bool legacy,
+				 int *err)
 {
 	uint16_t misc = tk_load_u16(p + 4, false);
 	size_t name_at = legacy ? 32 : 36;
@@ -829,11 +854,11 @@ static bool parse_tracing(struct tk_perfdata *pd, const uint8_t *p, uint64_t len
 	if (!tk_cursor_cstr(&c, &s, NULL) || strcmp(s, "header_page") != 0 ||
 	    !tk_cursor_u64(&c, &n64) || !tk_cursor_bytes(&c, n64, &b))
 		return false;
-	t->header_page = (struct tk_perfdata_text){ (const char *)b, n64 };
+	t->header_page = (struct tk_perfdata_text){(const char *)b, n64};
 	if (!tk_cursor_cstr(&c, &s, NULL) || strcmp(s, "header_event") != 0 ||
 	    !tk_cursor_u64(&c, &n64) || !tk_cursor_bytes(&c, n64, &b))
 		return false;
-	t->header_event = (struct tk_perfdata_text){ (const char *)b, n64 };
+	t->header_event = (struct tk_perfdata_text){(const char *)b, n64};
 
 	/* ftrace formats, then systems: each format {u64 len, text}. */
 	if (!tk_cursor_u32(&c, &n32))
@@ -866,21 +891,21 @@ static bool parse_tracing(struct tk_perfdata *pd, const uint8_t *p, uint64_t len
 				f = nfm;
 				cap = ncap;
 			}
-			f[nf++] = (struct pd_format){ system, { (const char *)b, n64 } };
+			f[nf++] = (struct pd_format){system, {(const char *)b, n64}};
 		}
 	}
 	t->nr_formats = (uint32_t)(nf - t->nr_ftrace);
 	if (!tk_cursor_u32(&c, &n32) || !tk_cursor_bytes(&c, n32, &b))
 		goto bad;
-	t->kallsyms = (struct tk_perfdata_text){ (const char *)b, n32 };
+	t->kallsyms = (struct tk_perfdata_text){(const char *)b, n32};
 	if (!tk_cursor_u32(&c, &n32) || !tk_cursor_bytes(&c, n32, &b))
 		goto bad;
-	t->printk = (struct tk_perfdata_text){ (const char *)b, n32 };
+	t->printk = (struct tk_perfdata_text){(const char *)b, n32};
 	/* Version 0.5 ends here; 0.6 adds the saved cmdlines. */
 	if (tk_cursor_left(&c) >= 8) {
 		if (!tk_cursor_u64(&c, &n64) || !tk_cursor_bytes(&c, n64, &b))
 			goto bad;
-		t->cmdlines = (struct tk_perfdata_text){ (const char *)b, n64 };
+		t->cmdlines = (struct tk_perfdata_text){(const char *)b, n64};
 	}
 	free(pd->formats);
 	pd->formats = f;
@@ -1018,12 +1043,15 @@ static bool parse_cpu_topology(struct fparse *f)
 	if (!h->has_nrcpus) {
 		/* Without the count the rest cannot be split: keep the lists. */
 		tk_warn("%s: offset 0x%" PRIx64 ": CPU_TOPOLOGY per-CPU ids skipped: no NRCPUS "
-			"feature says how many CPUs there are", f->pd->name, tk_cursor_offset(&f->c));
+			"feature says how many CPUs there are",
+			f->pd->name, tk_cursor_offset(&f->c));
 		goto done;
 	}
 	if (h->nr_cpus_avail > tk_cursor_left(&f->c) / 8)
-		return fp_bad(f, at, "core and socket ids of %" PRIu32 " CPUs do not fit in the %zu "
-			      "bytes left", h->nr_cpus_avail, tk_cursor_left(&f->c));
+		return fp_bad(f, at,
+			      "core and socket ids of %" PRIu32 " CPUs do not fit in the %zu "
+			      "bytes left",
+			      h->nr_cpus_avail, tk_cursor_left(&f->c));
 	if (!(cpus = fp_alloc(f, h->nr_cpus_avail, sizeof(*cpus))))
 		return false;
 	for (uint32_t i = 0; i < h->nr_cpus_avail; i++) {
@@ -1059,7 +1087,8 @@ static bool parse_numa(struct fparse *f)
 	for (uint32_t i = 0; i < nr; i++) {
 		size_t at = f->c.pos;
 
-		if (!tk_cursor_u32(&f->c, &n[i].node) || !tk_cursor_u64(&f->c, &n[i].mem_total_kb) ||
+		if (!tk_cursor_u32(&f->c, &n[i].node) ||
+		    !tk_cursor_u64(&f->c, &n[i].mem_total_kb) ||
 		    !tk_cursor_u64(&f->c, &n[i].mem_free_kb))
 			return fp_bad(f, at, "NUMA node %" PRIu32 " runs past the section end", i);
 		if (!fp_string(f, &n[i].cpus, "cpu list of NUMA node", i))
@@ -1100,10 +1129,13 @@ static bool parse_auxtrace(struct fparse *f)
 	uint64_t nr;
 
 	if (!tk_cursor_u64(&f->c, &nr))
-		return fp_bad(f, 0, "the count of AUXTRACE index entries runs past the section end");
+		return fp_bad(f, 0,
+			      "the count of AUXTRACE index entries runs past the section end");
 	if (nr > tk_cursor_left(&f->c) / 16)
-		return fp_bad(f, 0, "%" PRIu64 " AUXTRACE index entries do not fit in the %zu bytes "
-			      "left", nr, tk_cursor_left(&f->c));
+		return fp_bad(f, 0,
+			      "%" PRIu64 " AUXTRACE index entries do not fit in the %zu bytes "
+			      "left",
+			      nr, tk_cursor_left(&f->c));
 	if (!(e = fp_alloc(f, nr, sizeof(*e))))
 		return false;
 	for (uint64_t i = 0; i < nr; i++) {
@@ -1183,12 +1215,26 @@ static bool parse_hybrid(struct fparse *f)
  * pointer fields hold offsets into the data that follows the info.
  */
 enum {
-	BPI_TYPE = 0, BPI_ID = 4, BPI_TAG = 8, BPI_JITED_LEN = 16, BPI_XLATED_LEN = 20,
-	BPI_NAME = 64, BPI_NR_JITED_KSYMS = 104, BPI_NR_JITED_FUNC_LENS = 108,
-	BPI_JITED_KSYMS = 112, BPI_JITED_FUNC_LENS = 120, BPI_BTF_ID = 128,
-	BPI_FUNC_INFO_REC_SIZE = 132, BPI_FUNC_INFO = 136, BPI_NR_FUNC_INFO = 144,
-	BPI_NR_PROG_TAGS = 180, BPI_PROG_TAGS = 184,
-	BPIL_JITED_KSYMS = 3, BPIL_JITED_FUNC_LENS = 4, BPIL_FUNC_INFO = 5, BPIL_PROG_TAGS = 8,
+	BPI_TYPE = 0,
+	BPI_ID = 4,
+	BPI_TAG = 8,
+	BPI_JITED_LEN = 16,
+	BPI_XLATED_LEN = 20,
+	BPI_NAME = 64,
+	BPI_NR_JITED_KSYMS = 104,
+	BPI_NR_JITED_FUNC_LENS = 108,
+	BPI_JITED_KSYMS = 112,
+	BPI_JITED_FUNC_LENS = 120,
+	BPI_BTF_ID = 128,
+	BPI_FUNC_INFO_REC_SIZE = 132,
+	BPI_FUNC_INFO = 136,
+	BPI_NR_FUNC_INFO = 144,
+	BPI_NR_PROG_TAGS = 180,
+	BPI_PROG_TAGS = 184,
+	BPIL_JITED_KSYMS = 3,
+	BPIL_JITED_FUNC_LENS = 4,
+	BPIL_FUNC_INFO = 5,
+	BPIL_PROG_TAGS = 8,
 };
 
 /* A field of a bpf_prog_info of @len bytes; perf reads fields past its end as zero. */
@@ -1235,15 +1281,16 @@ static bool parse_bpf_funcs(struct fparse *f, struct tk_perfdata_bpf_prog *bp, c
 		       BPI_JITED_KSYMS, n, 8, &ksyms) ||
 	    !bpi_array(info, bp->info_len, bp->arrays, bp->data_len, BPIL_JITED_FUNC_LENS,
 		       BPI_JITED_FUNC_LENS, n, 4, &lens) ||
-	    !bpi_array(info, bp->info_len, bp->arrays, bp->data_len, BPIL_PROG_TAGS,
-		       BPI_PROG_TAGS, n, 8, &tags))
-		return fp_bad(f, at, "BPF program %" PRIu32 ": its %" PRIu32 " function addresses, "
-			      "lengths or tags lie outside its %" PRIu32 " bytes of data", bp->id, n,
-			      bp->data_len);
+	    !bpi_array(info, bp->info_len, bp->arrays, bp->data_len, BPIL_PROG_TAGS, BPI_PROG_TAGS,
+		       n, 8, &tags))
+		return fp_bad(f, at,
+			      "BPF program %" PRIu32 ": its %" PRIu32 " function addresses, "
+			      "lengths or tags lie outside its %" PRIu32 " bytes of data",
+			      bp->id, n, bp->data_len);
 	/* Function info (BTF type ids) is optional; ignore it when it does not fit. */
 	if (nfi != n || fi_size < 8 ||
-	    !bpi_array(info, bp->info_len, bp->arrays, bp->data_len, BPIL_FUNC_INFO,
-		       BPI_FUNC_INFO, n, fi_size, &finfo))
+	    !bpi_array(info, bp->info_len, bp->arrays, bp->data_len, BPIL_FUNC_INFO, BPI_FUNC_INFO,
+		       n, fi_size, &finfo))
 		finfo = UINT64_MAX;
 	if (!(fn = fp_alloc(f, n, sizeof(*fn))))
 		return false;
@@ -1253,7 +1300,8 @@ static bool parse_bpf_funcs(struct fparse *f, struct tk_perfdata_bpf_prog *bp, c
 		memcpy(fn[i].tag, data + tags + 8ull * i, 8);
 		/* bpf_func_info: {u32 insn_off, u32 type_id} */
 		if (finfo != UINT64_MAX)
-			fn[i].btf_type_id = tk_load_u32(data + finfo + (uint64_t)fi_size * i + 4, false);
+			fn[i].btf_type_id =
+				tk_load_u32(data + finfo + (uint64_t)fi_size * i + 4, false);
 	}
 	bp->nr_funcs = n;
 	bp->funcs = fn;
@@ -1277,12 +1325,14 @@ static bool parse_bpf_prog_info(struct fparse *f)
 		size_t at = f->c.pos;
 
 		if (!tk_cursor_u32(&f->c, &bp[i].info_len) ||
-		    !tk_cursor_u32(&f->c, &bp[i].data_len) || !tk_cursor_u64(&f->c, &bp[i].arrays) ||
+		    !tk_cursor_u32(&f->c, &bp[i].data_len) ||
+		    !tk_cursor_u64(&f->c, &bp[i].arrays) ||
 		    !tk_cursor_bytes(&f->c, bp[i].info_len, &info) ||
 		    !tk_cursor_bytes(&f->c, bp[i].data_len, &data))
-			return fp_bad(f, at, "BPF program %" PRIu32 " (info %" PRIu32 " + data %"
-				      PRIu32 " bytes) runs past the section end", i, bp[i].info_len,
-				      bp[i].data_len);
+			return fp_bad(f, at,
+				      "BPF program %" PRIu32 " (info %" PRIu32 " + data %" PRIu32
+				      " bytes) runs past the section end",
+				      i, bp[i].info_len, bp[i].data_len);
 		bp[i].type = (uint32_t)bpi_load(info, bp[i].info_len, BPI_TYPE, 4);
 		bp[i].id = (uint32_t)bpi_load(info, bp[i].info_len, BPI_ID, 4);
 		if (bp[i].info_len >= BPI_TAG + 8)
@@ -1314,8 +1364,10 @@ static bool parse_bpf_btf(struct fparse *f)
 
 		if (!tk_cursor_u32(&f->c, &b[i].id) || !tk_cursor_u32(&f->c, &b[i].size) ||
 		    !tk_cursor_bytes(&f->c, b[i].size, &p))
-			return fp_bad(f, at, "BTF entry %" PRIu32 " (%" PRIu32 " bytes) runs past the "
-				      "section end", i, b[i].size);
+			return fp_bad(f, at,
+				      "BTF entry %" PRIu32 " (%" PRIu32 " bytes) runs past the "
+				      "section end",
+				      i, b[i].size);
 		b[i].data = p;
 	}
 	f->pd->host.nr_bpf_btfs = nr;
@@ -1336,12 +1388,13 @@ struct btf_types {
 	const uint8_t *p;
 	const char *strs;
 	uint32_t str_len;
-	uint32_t *off;             /* off[id - 1]: where type id starts in p */
+	uint32_t *off; /* off[id - 1]: where type id starts in p */
 	uint32_t n;
-	bool done;                 /* walked (n is 0 when the blob is not BTF) */
+	bool done; /* walked (n is 0 when the blob is not BTF) */
 };
 
-/* Walk @b's blob; false only when out of memory. A blob that is not BTF of this byte order gets n = 0. */
+/* Walk @b's blob; false only when out of memory. A blob that is not BTF of this byte order gets n =
+ * 0. */
 static bool btf_index_types(struct btf_types *b, const uint8_t *p, uint32_t len)
 {
 	uint32_t hdr, toff, tlen, soff, slen;
@@ -1370,15 +1423,37 @@ static bool btf_index_types(struct btf_types *b, const uint8_t *p, uint32_t len)
 		uint64_t tail;
 
 		switch ((info >> 24) & 0x1f) {
-		case 1: case 14: case 17: tail = 4; break;             /* INT, VAR, DECL_TAG */
-		case 3: tail = 12; break;                               /* ARRAY */
-		case 4: case 5: case 15: case 19: tail = 12ull * vlen; break; /* STRUCT UNION DATASEC ENUM64 */
-		case 6: case 13: tail = 8ull * vlen; break;             /* ENUM, FUNC_PROTO */
-		case 2: case 7: case 8: case 9: case 10: case 11: case 12: case 16: case 18:
-			tail = 0;                                       /* PTR FWD TYPEDEF ... */
+		case 1:
+		case 14:
+		case 17:
+			tail = 4;
+			break; /* INT, VAR, DECL_TAG */
+		case 3:
+			tail = 12;
+			break; /* ARRAY */
+		case 4:
+		case 5:
+		case 15:
+		case 19:
+			tail = 12ull * vlen;
+			break; /* STRUCT UNION DATASEC ENUM64 */
+		case 6:
+		case 13:
+			tail = 8ull * vlen;
+			break; /* ENUM, FUNC_PROTO */
+		case 2:
+		case 7:
+		case 8:
+		case 9:
+		case 10:
+		case 11:
+		case 12:
+		case 16:
+		case 18:
+			tail = 0; /* PTR FWD TYPEDEF ... */
 			break;
 		default:
-			return true;    /* a kind we do not know: the types after it cannot be found */
+			return true; /* a kind we do not know: the types after it cannot be found */
 		}
 		if (tail > end - pos - 12)
 			return true;
@@ -1407,7 +1482,7 @@ static int cmp_btf_by_id(const void *a, const void *b)
 
 	if ((*x)->id != (*y)->id)
 		return (*x)->id < (*y)->id ? -1 : 1;
-	return *x < *y ? -1 : *x > *y;   /* the first of equal ids wins, as in perf's tree */
+	return *x < *y ? -1 : *x > *y; /* the first of equal ids wins, as in perf's tree */
 }
 
 /*
@@ -1452,7 +1527,8 @@ static int resolve_bpf_names(struct tk_perfdata *pd)
 		}
 		if (lo == h->nr_bpf_btfs || by_id[lo]->id != bp->btf_id)
 			continue;
-		if (!types[lo].done && !btf_index_types(&types[lo], by_id[lo]->data, by_id[lo]->size))
+		if (!types[lo].done &&
+		    !btf_index_types(&types[lo], by_id[lo]->data, by_id[lo]->size))
 			r = -ENOMEM;
 		for (uint32_t k = 0; k < bp->nr_funcs && r == 0; k++)
 			fn[k].btf_name = btf_type_name(&types[lo], fn[k].btf_type_id);
@@ -1485,12 +1561,24 @@ static bool parse_feature(struct fparse *f, uint32_t id, const uint8_t *p, uint6
 		return parse_tracing(pd, p, len);
 	case TK_PERF_FEAT_BUILD_ID:
 		return parse_build_ids(pd, p, len, &f->err);
-	case TK_PERF_FEAT_HOSTNAME: sp = &h->hostname; break;
-	case TK_PERF_FEAT_OSRELEASE: sp = &h->osrelease; break;
-	case TK_PERF_FEAT_VERSION: sp = &h->version; break;
-	case TK_PERF_FEAT_ARCH: sp = &h->arch; break;
-	case TK_PERF_FEAT_CPUDESC: sp = &h->cpudesc; break;
-	case TK_PERF_FEAT_CPUID: sp = &h->cpuid; break;
+	case TK_PERF_FEAT_HOSTNAME:
+		sp = &h->hostname;
+		break;
+	case TK_PERF_FEAT_OSRELEASE:
+		sp = &h->osrelease;
+		break;
+	case TK_PERF_FEAT_VERSION:
+		sp = &h->version;
+		break;
+	case TK_PERF_FEAT_ARCH:
+		sp = &h->arch;
+		break;
+	case TK_PERF_FEAT_CPUDESC:
+		sp = &h->cpudesc;
+		break;
+	case TK_PERF_FEAT_CPUID:
+		sp = &h->cpuid;
+		break;
 	case TK_PERF_FEAT_NRCPUS:
 		if (!tk_cursor_u32(c, &a) || !tk_cursor_u32(c, &b))
 			return false;
@@ -1510,7 +1598,7 @@ static bool parse_feature(struct fparse *f, uint32_t id, const uint8_t *p, uint6
 			return false;
 		argv = fp_alloc(f, (uint64_t)nr + 1, sizeof(*argv));
 		if (!argv)
-			return true;    /* f->err says ENOMEM */
+			return true; /* f->err says ENOMEM */
 		for (uint32_t i = 0; i < nr; i++) {
 			if (!cur_string(c, &argv[i]))
 				return false;
@@ -1638,7 +1726,7 @@ static int add_feature(struct tk_perfdata *pd, uint32_t id, uint64_t id_off, uin
 		       uint8_t *data, uint64_t size)
 {
 	struct tk_perfdata_feature *f, **n;
-	struct fparse fp = { .pd = pd };
+	struct fparse fp = {.pd = pd};
 
 	if (data && own(pd, data) < 0)
 		return tk_fail(ENOMEM, "out of memory");
@@ -1664,7 +1752,8 @@ static int add_feature(struct tk_perfdata *pd, uint32_t id, uint64_t id_off, uin
 		return 0;
 	if (id >= TK_PERF_FEAT_LAST) {
 		tk_warn("%s: offset 0x%" PRIx64 ": unknown feature %u skipped (%" PRIu64
-			" bytes at 0x%" PRIx64 ")", pd->name, id_off, id, size, off);
+			" bytes at 0x%" PRIx64 ")",
+			pd->name, id_off, id, size, off);
 		return 0;
 	}
 	f->valid = parse_feature(&fp, id, data ? data : (const uint8_t *)"", size, off);
@@ -1672,17 +1761,19 @@ static int add_feature(struct tk_perfdata *pd, uint32_t id, uint64_t id_off, uin
 		return tk_fail(ENOMEM, "out of memory");
 	if (!f->valid) {
 		if (id == TK_PERF_FEAT_TRACING_DATA && has_tracepoint(pd))
-			return fail_at(pd, off, "feature TRACING_DATA (%" PRIu64
+			return fail_at(pd, off,
+				       "feature TRACING_DATA (%" PRIu64
 				       " bytes) is malformed and the file has tracepoint events",
 				       size);
 		if (fp.why[0])
-			tk_warn("%s: offset 0x%" PRIx64 ": feature %s (%" PRIu64 " bytes at 0x%"
-				PRIx64 ") is malformed: %s: skipped", pd->name, off + fp.bad_at,
-				tk_perf_feature_name(id), size, off, fp.why);
+			tk_warn("%s: offset 0x%" PRIx64 ": feature %s (%" PRIu64
+				" bytes at 0x%" PRIx64 ") is malformed: %s: skipped",
+				pd->name, off + fp.bad_at, tk_perf_feature_name(id), size, off,
+				fp.why);
 		else
 			tk_warn("%s: offset 0x%" PRIx64 ": feature %s (%" PRIu64
-				" bytes) is malformed: skipped", pd->name, off,
-				tk_perf_feature_name(id), size);
+				" bytes) is malformed: skipped",
+				pd->name, off, tk_perf_feature_name(id), size);
 	}
 	return 0;
 }
@@ -1707,26 +1798,31 @@ static int read_file_header(struct tk_perfdata *pd, const uint8_t *h, uint64_t h
 	if (in->attr_size < 64 + 16 || in->attr_size > 4096)
 		return fail_at(pd, 16, "attr_size %" PRIu64 " is not in 80..4096", in->attr_size);
 	if (in->attrs_size % in->attr_size)
-		return fail_at(pd, 32, "attrs size %" PRIu64 " is not a multiple of attr_size %"
-			       PRIu64, in->attrs_size, in->attr_size);
+		return fail_at(pd, 32,
+			       "attrs size %" PRIu64 " is not a multiple of attr_size %" PRIu64,
+			       in->attrs_size, in->attr_size);
 	if (in->attrs_offset < hsize || in->attrs_offset > fsize ||
 	    in->attrs_size > fsize - in->attrs_offset)
-		return fail_at(pd, 24, "attrs {0x%" PRIx64 ", %" PRIu64
-			       "} lie outside the file (size %" PRIu64 ")", in->attrs_offset,
-			       in->attrs_size, fsize);
+		return fail_at(pd, 24,
+			       "attrs {0x%" PRIx64 ", %" PRIu64
+			       "} lie outside the file (size %" PRIu64 ")",
+			       in->attrs_offset, in->attrs_size, fsize);
 	if (in->data_offset < hsize || in->data_offset > fsize)
-		return fail_at(pd, 40, "data offset 0x%" PRIx64 " lies outside the file (size %"
-			       PRIu64 ")", in->data_offset, fsize);
+		return fail_at(pd, 40,
+			       "data offset 0x%" PRIx64 " lies outside the file (size %" PRIu64 ")",
+			       in->data_offset, fsize);
 	if (in->attrs_size && in->attrs_offset < in->data_offset + in->data_size &&
 	    in->data_offset < in->attrs_offset + in->attrs_size && in->data_size &&
 	    in->data_size <= fsize - in->data_offset)
-		return fail_at(pd, 24, "attrs {0x%" PRIx64 ", %" PRIu64 "} overlap data {0x%"
-			       PRIx64 ", %" PRIu64 "}", in->attrs_offset, in->attrs_size,
-			       in->data_offset, in->data_size);
+		return fail_at(pd, 24,
+			       "attrs {0x%" PRIx64 ", %" PRIu64 "} overlap data {0x%" PRIx64
+			       ", %" PRIu64 "}",
+			       in->attrs_offset, in->attrs_size, in->data_offset, in->data_size);
 	if (in->data_size == 0 || in->data_size > fsize - in->data_offset) {
 		tk_warn("%s: data size %" PRIu64 " at offset 0x30 %s (recorder killed?): reading "
-			"records up to the last complete one, features ignored", pd->name,
-			in->data_size, in->data_size ? "runs past the end of the file" : "is 0");
+			"records up to the last complete one, features ignored",
+			pd->name, in->data_size,
+			in->data_size ? "runs past the end of the file" : "is 0");
 		in->data_size_repaired = true;
 		in->data_end = fsize;
 	} else {
@@ -1757,15 +1853,19 @@ static int read_attrs(struct tk_perfdata *pd)
 		if (asz == 0)
 			asz = 64;
 		if (asz != alen && nr > 1) {
-			r = fail_at(pd, off + 4, "attr %" PRIu64 " size %u differs from attr_size-16"
-				    " = %" PRIu64, i, asz, alen);
+			r = fail_at(pd, off + 4,
+				    "attr %" PRIu64 " size %u differs from attr_size-16"
+				    " = %" PRIu64,
+				    i, asz, alen);
 			break;
 		}
 		ids_off = tk_load_u64(ent + alen, false);
 		ids_size = tk_load_u64(ent + alen + 8, false);
 		if (ids_size % 8 || ids_off > in->file_size || ids_size > in->file_size - ids_off) {
-			r = fail_at(pd, off + alen, "attr %" PRIu64 " ids {0x%" PRIx64 ", %" PRIu64
-				    "} lie outside the file", i, ids_off, ids_size);
+			r = fail_at(pd, off + alen,
+				    "attr %" PRIu64 " ids {0x%" PRIx64 ", %" PRIu64
+				    "} lie outside the file",
+				    i, ids_off, ids_size);
 			break;
 		}
 		if (ids_size) {
@@ -1777,7 +1877,8 @@ static int read_attrs(struct tk_perfdata *pd)
 			r = pread_full(pd, ids, ids_size, ids_off);
 		}
 		if (r == 0)
-			r = add_evsel(pd, ent, alen, ids, ids_size / 8, off, ids_size ? ids_off : 0);
+			r = add_evsel(pd, ent, alen, ids, ids_size / 8, off,
+				      ids_size ? ids_off : 0);
 		free(ids);
 	}
 	free(ent);
@@ -1798,8 +1899,10 @@ static int read_features(struct tk_perfdata *pd)
 	if (nr == 0)
 		return 0;
 	if (table > in->file_size || nr * 16 > in->file_size - table)
-		return fail_at(pd, table, "feature table of %" PRIu64 " entries runs past the end "
-			       "of the file (size %" PRIu64 ")", nr, in->file_size);
+		return fail_at(pd, table,
+			       "feature table of %" PRIu64 " entries runs past the end "
+			       "of the file (size %" PRIu64 ")",
+			       nr, in->file_size);
 	tab = malloc(nr * 16);
 	if (!tab)
 		return tk_fail(ENOMEM, "out of memory");
@@ -1824,14 +1927,16 @@ static int read_features(struct tk_perfdata *pd)
 		}
 		if (off > in->file_size || size > in->file_size - off || size > MAX_FEATURE_SIZE) {
 			if (bit == TK_PERF_FEAT_TRACING_DATA && has_tracepoint(pd)) {
-				r = fail_at(pd, table + (slot - 1) * 16, "feature TRACING_DATA {0x%"
-					    PRIx64 ", %" PRIu64 "} lies outside the file", off,
-					    size);
+				r = fail_at(pd, table + (slot - 1) * 16,
+					    "feature TRACING_DATA {0x%" PRIx64 ", %" PRIu64
+					    "} lies outside the file",
+					    off, size);
 				break;
 			}
 			tk_warn("%s: offset 0x%" PRIx64 ": feature %s {0x%" PRIx64 ", %" PRIu64
-				"} lies outside the file: skipped", pd->name,
-				table + (slot - 1) * 16, tk_perf_feature_name(bit), off, size);
+				"} lies outside the file: skipped",
+				pd->name, table + (slot - 1) * 16, tk_perf_feature_name(bit), off,
+				size);
 			continue;
 		}
 		if (size) {
@@ -1856,8 +1961,7 @@ static int read_features(struct tk_perfdata *pd)
 
 /* ------------------------------------------------------------- pipe mode */
 
-static int handle_header_attr(struct tk_perfdata *pd, const uint8_t *p, uint16_t size,
-			      uint64_t off)
+static int handle_header_attr(struct tk_perfdata *pd, const uint8_t *p, uint16_t size, uint64_t off)
 {
 	uint32_t asz;
 
@@ -1867,8 +1971,10 @@ static int handle_header_attr(struct tk_perfdata *pd, const uint8_t *p, uint16_t
 	if (asz == 0)
 		asz = 64;
 	if (asz < 64 || asz > size - 8u || (size - 8u - asz) % 8)
-		return fail_at(pd, off + 12, "HEADER_ATTR attr size %u does not fit the record of %u"
-			       " bytes", asz, size);
+		return fail_at(pd, off + 12,
+			       "HEADER_ATTR attr size %u does not fit the record of %u"
+			       " bytes",
+			       asz, size);
 	if (add_evsel(pd, p + 8, asz, p + 8 + asz, (size - 8u - asz) / 8, off, off + 8 + asz) < 0)
 		return -ENOMEM;
 	return check_evsels(pd);
@@ -1887,8 +1993,10 @@ static int handle_meta(struct tk_perfdata *pd, const struct tk_perf_record *rec)
 		uint64_t id, len;
 
 		if (rec->size < 16)
-			return fail_at(pd, rec->offset, "HEADER_FEATURE record of %u bytes is too "
-				       "short", rec->size);
+			return fail_at(pd, rec->offset,
+				       "HEADER_FEATURE record of %u bytes is too "
+				       "short",
+				       rec->size);
 		id = tk_load_u64(p + 8, false);
 		if (id == TK_PERF_FEAT_LAST)
 			return 0;
@@ -1899,8 +2007,8 @@ static int handle_meta(struct tk_perfdata *pd, const struct tk_perf_record *rec)
 		memcpy(copy, p + 16, len);
 		if (id < 64)
 			pd->info.features[0] |= 1ull << id;
-		return add_feature(pd, id > UINT32_MAX ? UINT32_MAX : (uint32_t)id,
-				   rec->offset + 8, rec->offset + 16, copy, len);
+		return add_feature(pd, id > UINT32_MAX ? UINT32_MAX : (uint32_t)id, rec->offset + 8,
+				   rec->offset + 16, copy, len);
 	}
 	case TK_PERF_RECORD_HEADER_TRACING_DATA:
 		copy = malloc(rec->extra_size ? rec->extra_size : 1);
@@ -1911,8 +2019,9 @@ static int handle_meta(struct tk_perfdata *pd, const struct tk_perf_record *rec)
 			return tk_fail(ENOMEM, "out of memory");
 		if (!parse_tracing(pd, copy, rec->extra_size)) {
 			if (has_tracepoint(pd))
-				return fail_at(pd, rec->extra_offset, "tracing data (%" PRIu64
-					       " bytes) is malformed", rec->extra_size);
+				return fail_at(pd, rec->extra_offset,
+					       "tracing data (%" PRIu64 " bytes) is malformed",
+					       rec->extra_size);
 			tk_warn("%s: offset 0x%" PRIx64 ": tracing data is malformed: skipped",
 				pd->name, rec->extra_offset);
 		}
@@ -1930,7 +2039,7 @@ static int handle_meta(struct tk_perfdata *pd, const struct tk_perf_record *rec)
 
 static int decompress(struct tk_perfdata *pd, const uint8_t *src, size_t len, uint64_t off)
 {
-	ZSTD_inBuffer in = { src, len, 0 };
+	ZSTD_inBuffer in = {src, len, 0};
 
 	if (!pd->dctx) {
 		pd->dctx = ZSTD_createDCtx();
@@ -1960,10 +2069,11 @@ static int decompress(struct tk_perfdata *pd, const uint8_t *src, size_t len, ui
 			pd->dbuf = nb;
 			pd->dcap = ncap;
 		}
-		out = (ZSTD_outBuffer){ pd->dbuf + pd->dend, pd->dcap - pd->dend, 0 };
+		out = (ZSTD_outBuffer){pd->dbuf + pd->dend, pd->dcap - pd->dend, 0};
 		r = ZSTD_decompressStream(pd->dctx, &out, &in);
 		if (ZSTD_isError(r))
-			return fail_at(pd, off, "COMPRESSED record: zstd: %s", ZSTD_getErrorName(r));
+			return fail_at(pd, off, "COMPRESSED record: zstd: %s",
+				       ZSTD_getErrorName(r));
 		pd->dend += out.pos;
 		pd->info.decompressed_bytes += out.pos;
 	}
@@ -1997,8 +2107,10 @@ static int next_decompressed(struct tk_perfdata *pd, struct tk_perf_record *rec)
 	size = tk_load_u16(p + 6, false);
 	type = tk_load_u32(p, false);
 	if (size < 8)
-		return fail_at(pd, pd->doff, "record of %u bytes at +%zu in the decompressed data "
-			       "of the COMPRESSED record", size, pd->dstart);
+		return fail_at(pd, pd->doff,
+			       "record of %u bytes at +%zu in the decompressed data "
+			       "of the COMPRESSED record",
+			       size, pd->dstart);
 	if (have < size)
 		return 0;
 	if (type == TK_PERF_RECORD_HEADER_TRACING_DATA || type == TK_PERF_RECORD_AUXTRACE ||
@@ -2032,12 +2144,14 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 			return (int)have;
 		if (have == 0) {
 			if (pd->dend > pd->dstart)
-				return fail_at(pd, pd->doff, "compressed stream ends inside a record");
+				return fail_at(pd, pd->doff,
+					       "compressed stream ends inside a record");
 			return 0;
 		}
 		if (have < 8) {
 			tk_warn("%s: offset 0x%" PRIx64 ": %" PRId64 " trailing bytes are not a "
-				"record (recording cut short?): ignored", pd->name, off, have);
+				"record (recording cut short?): ignored",
+				pd->name, off, have);
 			return 0;
 		}
 		p = pd->buf + pd->start;
@@ -2056,12 +2170,16 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 		p = pd->buf + pd->start;
 		if (have < size) {
 			if (in->data_size_repaired || in->pipe) {
-				tk_warn("%s: offset 0x%" PRIx64 ": last record (%u bytes) is cut short "
-					"(recording killed?): ignored", pd->name, off, size);
+				tk_warn("%s: offset 0x%" PRIx64
+					": last record (%u bytes) is cut short "
+					"(recording killed?): ignored",
+					pd->name, off, size);
 				return 0;
 			}
-			return fail_at(pd, off, "record of %u bytes crosses the end of the data "
-				       "section at 0x%" PRIx64, size, in->data_end);
+			return fail_at(pd, off,
+				       "record of %u bytes crosses the end of the data "
+				       "section at 0x%" PRIx64,
+				       size, in->data_end);
 		}
 		if (tk_load_u32(p, false) == TK_PERF_RECORD_COMPRESSED) {
 			in->nr_compressed++;
@@ -2090,8 +2208,10 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 		need = (len + 7) & ~7ull;
 		if (need > MAX_EXTRA_SIZE ||
 		    (pd->limit != UINT64_MAX && need > pd->limit - pd->pos))
-			return fail_at(pd, off + 8, "tracing data of %" PRIu64 " bytes runs past the "
-				       "end of the data", len);
+			return fail_at(pd, off + 8,
+				       "tracing data of %" PRIu64 " bytes runs past the "
+				       "end of the data",
+				       len);
 		/* rec->data may live in the window, which in_fill() moves: copy first. */
 		if (rec->data != pd->scratch) {
 			memcpy(pd->scratch, rec->data, size);
@@ -2113,8 +2233,10 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 			if (have < 0)
 				return (int)have;
 			if (have == 0)
-				return fail_at(pd, pd->pos, "tracing data cut short (%" PRIu64 " of %"
-					       PRIu64 " bytes)", got, need);
+				return fail_at(pd, pd->pos,
+					       "tracing data cut short (%" PRIu64 " of %" PRIu64
+					       " bytes)",
+					       got, need);
 			chunk = (size_t)((uint64_t)have < need - got ? (uint64_t)have : need - got);
 			memcpy(pd->extra + got, pd->buf + pd->start, chunk);
 			in_consume(pd, chunk);
@@ -2159,8 +2281,7 @@ int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec)
 		return r;
 	}
 	/* Metadata can come later in a stream too (perf inject, new events). */
-	if (rec->type == TK_PERF_RECORD_HEADER_ATTR ||
-	    rec->type == TK_PERF_RECORD_HEADER_FEATURE ||
+	if (rec->type == TK_PERF_RECORD_HEADER_ATTR || rec->type == TK_PERF_RECORD_HEADER_FEATURE ||
 	    rec->type == TK_PERF_RECORD_HEADER_TRACING_DATA ||
 	    rec->type == TK_PERF_RECORD_HEADER_BUILD_ID) {
 		r = handle_meta(pd, rec);
@@ -2188,8 +2309,8 @@ static int prime_pipe(struct tk_perfdata *pd)
 			uint32_t type = tk_load_u32(pd->buf + pd->start, false);
 
 			if (type < 64 || type == TK_PERF_RECORD_FINISHED_ROUND ||
-			    type == TK_PERF_RECORD_COMPRESSED || type == TK_PERF_RECORD_FINISHED_INIT ||
-			    type == TK_PERF_RECORD_AUXTRACE)
+			    type == TK_PERF_RECORD_COMPRESSED ||
+			    type == TK_PERF_RECORD_FINISHED_INIT || type == TK_PERF_RECORD_AUXTRACE)
 				return 0;
 		}
 		r = next_raw(pd, &rec);
@@ -2276,17 +2397,19 @@ static struct tk_perfdata *open_fd(int fd, const char *name, bool own_fd)
 		 * perf's bitfield and u32-pair fix-ups (spec section 3); no
 		 * tool here writes such files, so refuse clearly instead.
 		 */
-		r = tk_fail_at(ENOTSUP, pd->name, 0, "perf.data %sin %s byte order (magic reads "
-			       "\"2ELIFREP\"): only files of this machine's byte order (%s) are "
-			       "supported", hsize == 0x1000000000000000ull ? "pipe stream " : "",
-			       __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "big-endian" :
-			       "little-endian",
-			       __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "little-endian" :
-			       "big-endian");
+		r = tk_fail_at(
+			ENOTSUP, pd->name, 0,
+			"perf.data %sin %s byte order (magic reads "
+			"\"2ELIFREP\"): only files of this machine's byte order (%s) are "
+			"supported",
+			hsize == 0x1000000000000000ull ? "pipe stream " : "",
+			__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "big-endian" : "little-endian",
+			__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "little-endian" : "big-endian");
 		goto fail;
 	}
 	if (memcmp(pd->buf + pd->start, "PERFFILE", 8) == 0) {
-		r = tk_fail_at(ENOTSUP, pd->name, 0, "legacy perf.data version 1 (PERFFILE) is not "
+		r = tk_fail_at(ENOTSUP, pd->name, 0,
+			       "legacy perf.data version 1 (PERFFILE) is not "
 			       "supported");
 		goto fail;
 	}
@@ -2313,8 +2436,9 @@ static struct tk_perfdata *open_fd(int fd, const char *name, bool own_fd)
 		goto fail;
 	}
 	if (pd->info.file_size < hsize) {
-		r = fail_at(pd, 0, "file of %" PRIu64 " bytes is shorter than its header (%" PRIu64
-			    ")", pd->info.file_size, hsize);
+		r = fail_at(pd, 0,
+			    "file of %" PRIu64 " bytes is shorter than its header (%" PRIu64 ")",
+			    pd->info.file_size, hsize);
 		goto fail;
 	}
 	memset(h, 0, sizeof(h));
@@ -2439,8 +2563,7 @@ size_t tk_perfdata_build_id_count(const struct tk_perfdata *pd)
 	return pd->nr_build_ids;
 }
 
-const struct tk_perfdata_build_id *tk_perfdata_build_id_get(const struct tk_perfdata *pd,
-							    size_t i)
+const struct tk_perfdata_build_id *tk_perfdata_build_id_get(const struct tk_perfdata *pd, size_t i)
 {
 	return i < pd->nr_build_ids ? pd->build_ids[i] : NULL;
 }
@@ -2492,7 +2615,8 @@ int tk_perfdata_parse_sample(const struct tk_perfdata *pd, const struct tk_perf_
 		size_t lo = 0, hi = pd->nr_idmap;
 
 		if (!tk_perf_id_offset(rec->type, a0->sample_type, rec->size, &off))
-			return tk_fail_at(ENOENT, pd->name, rec->offset, "%s record carries no "
+			return tk_fail_at(ENOENT, pd->name, rec->offset,
+					  "%s record carries no "
 					  "event id in a file of %zu events",
 					  tk_perf_record_name(rec->type), pd->nr_evsels);
 		id = tk_load_u64(p + off, false);
@@ -2505,8 +2629,9 @@ int tk_perfdata_parse_sample(const struct tk_perfdata *pd, const struct tk_perf_
 				hi = mid;
 		}
 		if (lo == pd->nr_idmap || pd->idmap[lo].id != id)
-			return tk_fail_at(ENOENT, pd->name, rec->offset, "%s record has id %" PRIu64
-					  " of no event", tk_perf_record_name(rec->type), id);
+			return tk_fail_at(ENOENT, pd->name, rec->offset,
+					  "%s record has id %" PRIu64 " of no event",
+					  tk_perf_record_name(rec->type), id);
 		idx = pd->idmap[lo].evsel;
 	}
 	if (rec->type == TK_PERF_RECORD_SAMPLE)
@@ -2516,7 +2641,8 @@ int tk_perfdata_parse_sample(const struct tk_perfdata *pd, const struct tk_perf_
 					   &bad);
 	s->attr_index = (int)idx;
 	if (r < 0)
-		return fail_at(pd, rec->offset, "%s record of %u bytes is too short for its "
+		return fail_at(pd, rec->offset,
+			       "%s record of %u bytes is too short for its "
 			       "sample fields (sample_type 0x%" PRIx64 ", stopped at +%zu)%s",
 			       tk_perf_record_name(rec->type), rec->size,
 			       pd->evsels[idx]->pub.attr.sample_type, bad,

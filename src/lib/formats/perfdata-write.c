@@ -112,7 +112,7 @@ struct tk_perfdata_writer {
 	uint64_t feat_at[NFEAT]; /* early payload's offset; 0: written at finish */
 	bool feat_set[NFEAT];
 	bool evdesc_done; /* EVENT_DESC built at begin */
-	uint8_t *tab; /* the early features' table T, or NULL */
+	uint8_t *tab;	  /* the early features' table T, or NULL */
 	size_t tab_len;
 	struct w_buildid *bids;
 	size_t nr_bids;
@@ -224,10 +224,10 @@ static bool attr_equal(const struct tk_perf_attr *a, const struct tk_perf_attr *
 }
 
 /* perf_event_attr flag bits that recording options set (perf_event.h). */
-#define AF_INHERIT (1ull << 1)
-#define AF_EXCLUDE_USER (1ull << 4)
+#define AF_INHERIT	  (1ull << 1)
+#define AF_EXCLUDE_USER	  (1ull << 4)
 #define AF_EXCLUDE_KERNEL (1ull << 5)
-#define AF_FREQ (1ull << 10)
+#define AF_FREQ		  (1ull << 10)
 #define AF_ENABLE_ON_EXEC (1ull << 12)
 
 struct text {
@@ -312,12 +312,33 @@ static void clock_words(const struct tk_perf_attr *a, char *out, size_t cap)
 static void sample_words(uint64_t bits, char *out, size_t cap)
 {
 	static const char *const names[] = {
-		"IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN (-g)", "ID", "CPU", "PERIOD",
-		"STREAM_ID", "RAW", "BRANCH_STACK", "REGS_USER", "STACK_USER", "WEIGHT",
-		"DATA_SRC", "IDENTIFIER", "TRANSACTION", "REGS_INTR", "PHYS_ADDR", "AUX",
-		"CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE", "WEIGHT_STRUCT",
+		"IP",
+		"TID",
+		"TIME",
+		"ADDR",
+		"READ",
+		"CALLCHAIN (-g)",
+		"ID",
+		"CPU",
+		"PERIOD",
+		"STREAM_ID",
+		"RAW",
+		"BRANCH_STACK",
+		"REGS_USER",
+		"STACK_USER",
+		"WEIGHT",
+		"DATA_SRC",
+		"IDENTIFIER",
+		"TRANSACTION",
+		"REGS_INTR",
+		"PHYS_ADDR",
+		"AUX",
+		"CGROUP",
+		"DATA_PAGE_SIZE",
+		"CODE_PAGE_SIZE",
+		"WEIGHT_STRUCT",
 	};
-	struct text t = { out, cap, 0 };
+	struct text t = {out, cap, 0};
 
 	out[0] = 0;
 	for (unsigned i = 0; i < 64; i++) {
@@ -342,7 +363,7 @@ static void describe_mismatch(const struct tk_perf_attr *was, const struct tk_pe
 {
 	const uint64_t handled = AF_INHERIT | AF_ENABLE_ON_EXEC | AF_FREQ | AF_EXCLUDE_USER |
 				 AF_EXCLUDE_KERNEL | TK_PERF_ATTR_FLAG_USE_CLOCKID;
-	struct text t = { out, cap, 0 };
+	struct text t = {out, cap, 0};
 	struct tk_perf_attr x = *was, y = *now;
 	uint64_t diff = was->flags ^ now->flags;
 	char a[128], b[128];
@@ -422,8 +443,8 @@ int tk_perfdata_writer_add_attr(struct tk_perfdata_writer *w, const struct tk_pe
 		return tk_fail(EINVAL, "%s: events must be added before the data", w->name);
 	if (w->nr_evsels > 0 &&
 	    ((attr->flags ^ w->evsels[0].attr.flags) & TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL))
-		return tk_fail(EINVAL, "%s: event %zu: sample_id_all differs from event 0",
-			       w->name, w->nr_evsels);
+		return tk_fail(EINVAL, "%s: event %zu: sample_id_all differs from event 0", w->name,
+			       w->nr_evsels);
 	if (w->append) {
 		for (size_t i = 0; i < w->nr_evsels; i++) {
 			const struct tk_perf_attr *o = &w->evsels[i].attr;
@@ -435,23 +456,28 @@ int tk_perfdata_writer_add_attr(struct tk_perfdata_writer *w, const struct tk_pe
 			if (o->type != attr->type || o->config != attr->config)
 				continue;
 			if (w->evsels[i].name || name)
-				snprintf(ev, sizeof(ev), "%s", w->evsels[i].name ? w->evsels[i].name
-										   : name);
+				snprintf(ev, sizeof(ev), "%s",
+					 w->evsels[i].name ? w->evsels[i].name : name);
 			else
 				snprintf(ev, sizeof(ev), "type %u config 0x%" PRIx64, attr->type,
 					 attr->config);
 			describe_mismatch(o, attr, why, sizeof(why));
-			return tk_fail(EINVAL, "%s: cannot append: event %s was recorded with other "
-				       "settings: %s; the file is left as it was", w->name, ev, why);
+			return tk_fail(EINVAL,
+				       "%s: cannot append: event %s was recorded with other "
+				       "settings: %s; the file is left as it was",
+				       w->name, ev, why);
 		}
 		if (!(attr->sample_type & TK_PERF_SAMPLE_IDENTIFIER))
-			return tk_fail(EINVAL, "%s: cannot append: new event type %u config 0x%"
-				       PRIx64 " lacks IDENTIFIER in its sample_type", w->name,
-				       attr->type, attr->config);
+			return tk_fail(EINVAL,
+				       "%s: cannot append: new event type %u config 0x%" PRIx64
+				       " lacks IDENTIFIER in its sample_type",
+				       w->name, attr->type, attr->config);
 		for (size_t i = 0; i < w->nr_evsels; i++)
 			if (!(w->evsels[i].attr.sample_type & TK_PERF_SAMPLE_IDENTIFIER))
-				return tk_fail(EINVAL, "%s: cannot append a new event: event %zu of "
-					       "the file lacks IDENTIFIER", w->name, i);
+				return tk_fail(EINVAL,
+					       "%s: cannot append a new event: event %zu of "
+					       "the file lacks IDENTIFIER",
+					       w->name, i);
 	}
 	return push_evsel(w, attr, name);
 }
@@ -468,8 +494,10 @@ int tk_perfdata_writer_add_ids(struct tk_perfdata_writer *w, size_t index, const
 		for (size_t i = 0; i < w->nr_evsels; i++)
 			for (size_t j = 0; j < w->evsels[i].nr_ids; j++)
 				if (w->evsels[i].ids[j] == ids[k])
-					return tk_fail(EINVAL, "%s: id %" PRIu64 " is already used "
-						       "by event %zu", w->name, ids[k], i);
+					return tk_fail(EINVAL,
+						       "%s: id %" PRIu64 " is already used "
+						       "by event %zu",
+						       w->name, ids[k], i);
 	e = &w->evsels[index];
 	if (nr > SIZE_MAX / 8 - e->nr_ids)
 		return tk_fail(EINVAL, "too many ids");
@@ -573,7 +601,7 @@ static int write_early_features(struct tk_perfdata_writer *w, uint64_t pos, uint
 
 int tk_perfdata_writer_begin(struct tk_perfdata_writer *w)
 {
-	uint64_t feats[4] = { 0 }, attrs_off, end;
+	uint64_t feats[4] = {0}, attrs_off, end;
 	int r;
 
 	if (w->failed || w->finished)
@@ -585,11 +613,13 @@ int tk_perfdata_writer_begin(struct tk_perfdata_writer *w)
 	if (w->nr_evsels > 1)
 		for (size_t i = 0; i < w->nr_evsels; i++)
 			if (!w->evsels[i].nr_ids)
-				return tk_fail(EINVAL, "%s: event %zu has no ids in a file of %zu "
-					       "events", w->name, i, w->nr_evsels);
+				return tk_fail(EINVAL,
+					       "%s: event %zu has no ids in a file of %zu "
+					       "events",
+					       w->name, i, w->nr_evsels);
 	if (w->append) {
 		w->begun = true;
-		return 0;      /* nothing is written before the first flush */
+		return 0; /* nothing is written before the first flush */
 	}
 	/*
 	 * Every name is known now: EVENT_DESC joins the early features, if the
@@ -750,7 +780,7 @@ int tk_perfdata_writer_set_feature(struct tk_perfdata_writer *w, uint32_t id, co
 	free(w->feat[id]);
 	w->feat[id] = copy;
 	w->feat_size[id] = size;
-	w->feat_at[id] = 0;        /* not on disk yet: finish writes it */
+	w->feat_at[id] = 0; /* not on disk yet: finish writes it */
 	w->feat_set[id] = true;
 	return 0;
 }
@@ -833,7 +863,7 @@ static int set_bb(struct tk_perfdata_writer *w, uint32_t id, struct bb *b)
 
 int tk_perfdata_writer_set_string(struct tk_perfdata_writer *w, uint32_t id, const char *value)
 {
-	struct bb b = { 0 };
+	struct bb b = {0};
 
 	bb_string(&b, value);
 	return set_bb(w, id, &b);
@@ -871,7 +901,7 @@ int tk_perfdata_writer_add_build_id(struct tk_perfdata_writer *w, uint16_t misc,
 
 static int build_build_ids(struct tk_perfdata_writer *w)
 {
-	struct bb b = { 0 };
+	struct bb b = {0};
 
 	if (w->nr_bids == 0)
 		return 0;
@@ -899,12 +929,12 @@ static int build_build_ids(struct tk_perfdata_writer *w)
 
 static int build_event_desc(struct tk_perfdata_writer *w)
 {
-	struct bb b = { 0 };
+	struct bb b = {0};
 	uint8_t a[TK_PERF_ATTR_SIZE];
 
 	for (size_t i = 0; i < w->nr_evsels; i++)
 		if (!w->evsels[i].name)
-			return 0;      /* perf pairs names by position: all or none */
+			return 0; /* perf pairs names by position: all or none */
 	bb_u32(&b, (uint32_t)w->nr_evsels);
 	bb_u32(&b, TK_PERF_ATTR_SIZE);
 	for (size_t i = 0; i < w->nr_evsels; i++) {
@@ -1018,7 +1048,7 @@ int tk_perfdata_writer_set_host(struct tk_perfdata_writer *w, int argc, const ch
 	struct utsname u;
 	char *text = malloc(1 << 16);
 	char a[256], b[64], c[64], d[64], line[512];
-	struct bb bb = { 0 };
+	struct bb bb = {0};
 	uint32_t nr[2];
 	int r;
 
@@ -1115,8 +1145,8 @@ static int put_file(struct bb *b, const char *path, int width)
 
 int tk_perfdata_tracing_build(const char *const *events, size_t nr, void **blob, uint64_t *len)
 {
-	struct bb b = { 0 };
-	uint8_t hdr[6] = { 0, 8 };
+	struct bb b = {0};
+	uint8_t hdr[6] = {0, 8};
 	uint32_t nsys = 0;
 	char path[512];
 	bool *done = calloc(nr ? nr : 1, sizeof(*done));
@@ -1125,8 +1155,7 @@ int tk_perfdata_tracing_build(const char *const *events, size_t nr, void **blob,
 	if (!done)
 		return tk_fail(ENOMEM, "out of memory");
 	for (size_t i = 0; i < nr; i++)
-		if (!strchr(events[i], ':') || strchr(events[i], '/') ||
-		    strlen(events[i]) > 400) {
+		if (!strchr(events[i], ':') || strchr(events[i], '/') || strlen(events[i]) > 400) {
 			free(done);
 			return tk_fail(EINVAL, "event \"%s\" is not system:name", events[i]);
 		}
@@ -1203,7 +1232,7 @@ int tk_perfdata_tracing_build(const char *const *events, size_t nr, void **blob,
 
 int tk_perfdata_writer_finish(struct tk_perfdata_writer *w)
 {
-	uint64_t feats[4] = { 0 }, table, pos, attrs_off, end;
+	uint64_t feats[4] = {0}, table, pos, attrs_off, end;
 	uint32_t n = 0;
 	uint8_t ent[16];
 	int r;
@@ -1239,7 +1268,7 @@ int tk_perfdata_writer_finish(struct tk_perfdata_writer *w)
 	if (r == 0 && w->nr_evsels && !w->evdesc_done)
 		r = build_event_desc(w);
 	if (r == 0 && w->have_time) {
-		uint64_t st[2] = { w->t_first, w->t_last };
+		uint64_t st[2] = {w->t_first, w->t_last};
 
 		r = tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_SAMPLE_TIME, st, sizeof(st));
 	}

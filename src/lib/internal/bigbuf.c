@@ -15,12 +15,12 @@
 #include <sys/mman.h>
 
 #define HUGE_SIZE   (2u << 20)
-#define MAP_MIN     (1u << 20)
+#define MAP_MIN	    (1u << 20)
 #define HEADER_SIZE 64u
 
 struct header {
-	void *base;    /* the mapping, or NULL for malloc() */
-	size_t len;    /* the mapping's length */
+	void *base; /* the mapping, or NULL for malloc() */
+	size_t len; /* the mapping's length */
 };
 
 void *tk_big_alloc(size_t len)

@@ -79,7 +79,7 @@ TK_API void tk_log_set_handler(tk_log_fn fn, void *ctx, enum tk_log_level max_le
 
 void tk_log(enum tk_log_level level, const char *fmt, ...)
 {
-	static const char *const names[] = { "error", "warning", "info", "debug" };
+	static const char *const names[] = {"error", "warning", "info", "debug"};
 	char msg[TK_ERRMSG_MAX];
 	va_list ap;
 

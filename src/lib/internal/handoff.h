@@ -92,7 +92,7 @@ static inline void tk_stores_done(void)
 /* A thread's text buffer (memory, fd -1), lent to one job at a time. */
 struct tk_text_slot {
 	struct tk_outbuf out;
-	bool busy;              /* lent to a job whose text is not written out yet */
+	bool busy; /* lent to a job whose text is not written out yet */
 } __attribute__((aligned(TK_LINE)));
 
 /*
@@ -163,15 +163,15 @@ static inline unsigned int tk_report_threads(unsigned int asked, uint64_t bytes)
 struct tk_jobs {
 	pthread_mutex_t lock;
 	pthread_cond_t work, done;
-	size_t n;                   /* slots */
-	int *state;                 /* per slot */
+	size_t n;		    /* slots */
+	int *state;		    /* per slot */
 	struct tk_text_slot **text; /* per slot: the text its printer lent it */
 	struct tk_text_slot *mine;  /* n: the merge thread's own, for the jobs it prints */
-	uint64_t *queue;            /* logged job numbers, oldest at head */
+	uint64_t *queue;	    /* logged job numbers, oldest at head */
 	uint64_t filled, written, head, tail;
-	size_t ready;               /* workers taking jobs */
+	size_t ready; /* workers taking jobs */
 	bool stop;
-	char error[512];            /* the first worker failure, reported with its text */
+	char error[512]; /* the first worker failure, reported with its text */
 } __attribute__((aligned(TK_LINE)));
 
 /*

@@ -18,9 +18,9 @@
 
 enum tk_op_kind {
 	TK_OP_LIT,
-	TK_OP_NUM,     /* fixed numeric field */
-	TK_OP_STR,     /* char array field */
-	TK_OP_DSTR,    /* __data_loc / __rel_loc string */
+	TK_OP_NUM,  /* fixed numeric field */
+	TK_OP_STR,  /* char array field */
+	TK_OP_DSTR, /* __data_loc / __rel_loc string */
 	TK_OP_FLAGS,
 	TK_OP_SYMBOL,
 	TK_OP_PTR,     /* %p: "0x..." or "(nil)" */
@@ -47,10 +47,10 @@ enum tk_op_kind {
 enum tk_expr_kind {
 	TK_EXPR_CONST,
 	TK_EXPR_FIELD,
-	TK_EXPR_MASK,    /* a: child, val: mask */
-	TK_EXPR_BIN,     /* op: operator character(s), a, b */
-	TK_EXPR_COND,    /* a ? b : c */
-	TK_EXPR_DYNLEN,  /* __get_dynamic_array_len(): off, size: the field; val: 1 if rel */
+	TK_EXPR_MASK,	/* a: child, val: mask */
+	TK_EXPR_BIN,	/* op: operator character(s), a, b */
+	TK_EXPR_COND,	/* a ? b : c */
+	TK_EXPR_DYNLEN, /* __get_dynamic_array_len(): off, size: the field; val: 1 if rel */
 };
 
 struct tk_expr {
@@ -64,14 +64,14 @@ struct tk_expr {
 /* How a number is formatted: hand-made fast forms or snprintf(fmt). */
 enum tk_num_form {
 	TK_NUM_PRINTF,
-	TK_NUM_DEC,    /* %d %i: signed */
-	TK_NUM_UDEC,   /* %u */
-	TK_NUM_HEX,    /* %x */
+	TK_NUM_DEC,  /* %d %i: signed */
+	TK_NUM_UDEC, /* %u */
+	TK_NUM_HEX,  /* %x */
 };
 
 struct tk_sym {
 	uint64_t value;
-	const char *str;   /* borrowed from tep's argument tree */
+	const char *str; /* borrowed from tep's argument tree */
 	uint32_t len;
 };
 
@@ -92,22 +92,22 @@ struct tk_flags_table {
 struct tk_op {
 	enum tk_op_kind kind;
 	enum tk_num_form form;
-	int ls;              /* length modifier: -2 hh, -1 h, 0, 1 l, 2 ll */
-	uint32_t off, size;  /* the field */
-	bool rel;            /* __rel_loc */
-	bool plain;          /* %s without width/flags */
-	char *lit;           /* TK_OP_LIT text (owned) */
+	int ls;		    /* length modifier: -2 hh, -1 h, 0, 1 l, 2 ll */
+	uint32_t off, size; /* the field */
+	bool rel;	    /* __rel_loc */
+	bool plain;	    /* %s without width/flags */
+	char *lit;	    /* TK_OP_LIT text (owned) */
 	uint32_t lit_len;
-	char fmt[40];        /* rebuilt printf format for TK_NUM_PRINTF / strings */
+	char fmt[40];	     /* rebuilt printf format for TK_NUM_PRINTF / strings */
 	struct tk_sym *syms; /* FLAGS / SYMBOL table (owned array) */
 	uint32_t nsyms;
-	const char *delim;   /* FLAGS delimiter (borrowed) */
+	const char *delim; /* FLAGS delimiter (borrowed) */
 	uint32_t delim_len;
-	uint16_t width;      /* NUM: hand-padded width ("%03d", "%-5u") */
-	bool left, zero;     /* NUM: '-' and '0' flags */
-	int32_t expr;        /* NUM/FLAGS/SYMBOL/PTR/FUNC/CSTR value; -1: the field */
-	bool offset;         /* FUNC: %pS prints +0xoff */
-	const char *alt;     /* CSTR: the false text (in lit's buffer), lit: the true one */
+	uint16_t width;	 /* NUM: hand-padded width ("%03d", "%-5u") */
+	bool left, zero; /* NUM: '-' and '0' flags */
+	int32_t expr;	 /* NUM/FLAGS/SYMBOL/PTR/FUNC/CSTR value; -1: the field */
+	bool offset;	 /* FUNC: %pS prints +0xoff */
+	const char *alt; /* CSTR: the false text (in lit's buffer), lit: the true one */
 	uint32_t alt_len;
 	/*
 	 * Filled by the last compile pass: the literal before this op (owned,
@@ -119,8 +119,8 @@ struct tk_op {
 	char *pre;
 	uint32_t pre_len;
 	uint32_t load_off;
-	uint64_t load_mask;  /* the load is ANDed with it ("REC->f & MASK"); else all ones */
-	uint64_t load_or;    /* then ORed with it ("(REC->f & MASK) | BITS"); else 0 */
+	uint64_t load_mask; /* the load is ANDed with it ("REC->f & MASK"); else all ones */
+	uint64_t load_or;   /* then ORed with it ("(REC->f & MASK) | BITS"); else 0 */
 	uint8_t load;
 	uint8_t bits;
 	/*
@@ -134,8 +134,8 @@ struct tk_op {
 	uint8_t elsize;
 	struct tk_op *kids;
 	/* STR/DSTR with a spec: padded by hand ('-', width, precision). */
-	int32_t prec;        /* -1: none */
-	uint8_t star;        /* lenexpr is 1: the width, 2: the precision */
+	int32_t prec; /* -1: none */
+	uint8_t star; /* lenexpr is 1: the width, 2: the precision */
 	/*
 	 * FLAGS, SYMBOL: the texts of the values below TK_FLAGS_TABLE (or
 	 * NULL); COND of a flags value or a literal: the text of either.
@@ -147,11 +147,11 @@ struct tk_op {
 /* A memo of tk_event_ksym_find() for one address (the table never changes once built). */
 struct tk_ksym_memo {
 	uint64_t addr;
-	uint32_t idx;    /* index in ksyms + 1; 0: no symbol */
+	uint32_t idx; /* index in ksyms + 1; 0: no symbol */
 	uint32_t used;
 };
 
-#define TK_KSYM_MEMO 4096u  /* direct-mapped slots (power of 2) */
+#define TK_KSYM_MEMO 4096u /* direct-mapped slots (power of 2) */
 
 struct tk_ksym {
 	uint64_t addr;
@@ -160,10 +160,10 @@ struct tk_ksym {
 };
 
 enum tk_event_kind {
-	TK_EVENT_SLOW,          /* libtraceevent prints it */
-	TK_EVENT_PROGRAM,       /* compiled print format */
-	TK_EVENT_SCHED_SWITCH,  /* mirror of the sched_switch plugin */
-	TK_EVENT_SCHED_WAKEUP,  /* mirror of the sched_wakeup plugin */
+	TK_EVENT_SLOW,	       /* libtraceevent prints it */
+	TK_EVENT_PROGRAM,      /* compiled print format */
+	TK_EVENT_SCHED_SWITCH, /* mirror of the sched_switch plugin */
+	TK_EVENT_SCHED_WAKEUP, /* mirror of the sched_wakeup plugin */
 };
 
 struct tk_event {
@@ -179,13 +179,13 @@ struct tk_event {
 	size_t nops;
 	struct tk_expr *exprs;
 	size_t nexprs;
-	uint64_t fallbacks;      /* records printed by libtraceevent */
-	char col[64];            /* "name: " padded to 22 columns, when it fits */
-	uint8_t col_len;         /* 0: name too long for col */
-	uint64_t max_static;     /* worst-case text of the program, record aside */
-	uint32_t min_size;       /* bytes a record needs for the fixed fields */
-	uint8_t size_mult;       /* worst text per record byte (hex, arrays, masks) */
-	const char *why_slow;    /* what kept the print format from compiling (static text) */
+	uint64_t fallbacks;   /* records printed by libtraceevent */
+	char col[64];	      /* "name: " padded to 22 columns, when it fits */
+	uint8_t col_len;      /* 0: name too long for col */
+	uint64_t max_static;  /* worst-case text of the program, record aside */
+	uint32_t min_size;    /* bytes a record needs for the fixed fields */
+	uint8_t size_mult;    /* worst text per record byte (hex, arrays, masks) */
+	const char *why_slow; /* what kept the print format from compiling (static text) */
 	/* sched plugin mirrors */
 	const struct tk_event_field *f_pid, *f_comm, *f_prio, *f_success, *f_target;
 	const struct tk_event_field *f_prev_pid, *f_prev_comm, *f_prev_prio, *f_prev_state;
@@ -201,23 +201,23 @@ struct tk_event {
  */
 struct tk_comm_ent {
 	int pid;
-	uint32_t seq;        /* list position, the sort's tie-break (stability) */
-	char *comm;          /* owned; never freed or changed before the set is */
+	uint32_t seq; /* list position, the sort's tie-break (stability) */
+	char *comm;   /* owned; never freed or changed before the set is */
 };
 
 struct tk_comm_cache {
 	int pid;
-	uint32_t gen;        /* valid while equal to tk_comm_table.gen */
+	uint32_t gen; /* valid while equal to tk_comm_table.gen */
 	const char *comm;
 };
 
-#define TK_COMM_CACHE 1024u  /* direct-mapped lookup cache slots (power of 2) */
+#define TK_COMM_CACHE 1024u /* direct-mapped lookup cache slots (power of 2) */
 
 struct tk_comm_table {
 	struct tk_comm_ent *ents; /* unsorted: registration order; sorted: the array */
 	uint32_t count, cap;
-	bool sorted;              /* libtraceevent built its array (first pid != 0 lookup) */
-	uint32_t gen;             /* bumped whenever the sorted array's layout changes */
+	bool sorted;  /* libtraceevent built its array (first pid != 0 lookup) */
+	uint32_t gen; /* bumped whenever the sorted array's layout changes */
 	struct tk_comm_cache cache[TK_COMM_CACHE];
 };
 
@@ -238,7 +238,7 @@ struct tk_event_set {
 	struct tep_plugin_list *plugins;
 	uint8_t long_size;
 	bool big_endian;
-	bool swap;                /* record byte order differs from ours */
+	bool swap;		  /* record byte order differs from ours */
 	struct tk_event **events; /* in the order added */
 	size_t count, cap;
 	struct tk_event **by_id;
@@ -254,11 +254,11 @@ struct tk_event_set {
 	struct trace_seq seq;
 	bool seq_init;
 	/* kallsyms: kept as text, parsed when first needed (tep and ours) */
-	char *ksym_text;       /* the kallsyms text: ours, or borrowed (ksym_owned false) */
+	char *ksym_text; /* the kallsyms text: ours, or borrowed (ksym_owned false) */
 	size_t ksym_len;
 	bool ksym_owned;
 	bool ksym_tep_loaded;
-	bool ksym_built;          /* read with acquire: printers on several threads build once */
+	bool ksym_built; /* read with acquire: printers on several threads build once */
 	pthread_mutex_t ksym_lock;
 	struct tk_ksym *ksyms;
 	size_t nksyms;
@@ -426,8 +426,7 @@ void tk_event_sched_learn(struct tk_event_set *set, const struct tk_event *ev, c
  * The merge thread of a threaded report calls it for every sched record.
  */
 static inline void tk_event_sched_learn_fast(struct tk_event_set *set, const struct tk_event *ev,
-					     const void *data, uint32_t size,
-					     pthread_mutex_t *lock)
+					     const void *data, uint32_t size, pthread_mutex_t *lock)
 {
 	if (ev->nlearn && !set->swap && size >= ev->min_size) {
 		uint32_t i = 0;
@@ -445,16 +444,15 @@ static inline void tk_event_sched_learn_fast(struct tk_event_set *set, const str
 	tk_event_sched_learn(set, ev, data, size, lock);
 }
 void tk_event_free_program(struct tk_event *ev);
-void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev,
-			     const void *data, uint32_t size);
+void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev, const void *data,
+			     uint32_t size);
 
 /* event.c */
 /*
  * Register @pid's name as tep_register_comm() does; @mirror: also tell tep
  * (false when tep's sched plugin registered it already).
  */
-int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_t len,
-		      bool mirror);
+int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_t len, bool mirror);
 /* The entry libtraceevent's find_func() returns for @addr, or NULL. */
 const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, uint64_t addr);
 /*

@@ -87,8 +87,8 @@ struct compiler {
 	uint32_t min_size;
 	int long_size;
 	bool failed;
-	bool child;          /* compiling one alternative of a string ternary: exactly one op */
-	const char *why;     /* the first reason compiling failed */
+	bool child;	 /* compiling one alternative of a string ternary: exactly one op */
+	const char *why; /* the first reason compiling failed */
 };
 
 static void fail(struct compiler *c, const char *why)
@@ -252,10 +252,10 @@ static uint64_t flag_value(const char *s)
 		const char *name;
 		uint64_t value;
 	} known[] = {
-		{"HI_SOFTIRQ", 0},	  {"TIMER_SOFTIRQ", 1},	  {"NET_TX_SOFTIRQ", 2},
-		{"NET_RX_SOFTIRQ", 3},	  {"BLOCK_SOFTIRQ", 4},	  {"IRQ_POLL_SOFTIRQ", 5},
-		{"TASKLET_SOFTIRQ", 6},	  {"SCHED_SOFTIRQ", 7},	  {"HRTIMER_SOFTIRQ", 8},
-		{"RCU_SOFTIRQ", 9},	  {"HRTIMER_NORESTART", 0}, {"HRTIMER_RESTART", 1},
+		{"HI_SOFTIRQ", 0},	{"TIMER_SOFTIRQ", 1},	  {"NET_TX_SOFTIRQ", 2},
+		{"NET_RX_SOFTIRQ", 3},	{"BLOCK_SOFTIRQ", 4},	  {"IRQ_POLL_SOFTIRQ", 5},
+		{"TASKLET_SOFTIRQ", 6}, {"SCHED_SOFTIRQ", 7},	  {"HRTIMER_SOFTIRQ", 8},
+		{"RCU_SOFTIRQ", 9},	{"HRTIMER_NORESTART", 0}, {"HRTIMER_RESTART", 1},
 	};
 
 	if (isdigit((unsigned char)s[0]))
@@ -297,8 +297,8 @@ static uint64_t cast_mask(const char *type)
 
 static bool known_op(const char *op)
 {
-	static const char *const ops[] = {"|", "||", "&", "&&", "<", "<<", "<=", ">", ">>",
-					  ">=", "==", "!=", "-", "+", "/", "%", "*"};
+	static const char *const ops[] = {"|",	"||", "&",  "&&", "<", "<<", "<=", ">", ">>",
+					  ">=", "==", "!=", "-",  "+", "/",  "%",  "*"};
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		if (!strcmp(op, ops[i]))
@@ -424,8 +424,8 @@ static int32_t compile_expr(struct compiler *c, struct tep_print_arg *arg, int d
 			af = tep_find_any_field(c->ev->tev, arg->op.left->field.name);
 			k = compile_expr(c, arg->op.right, depth + 1);
 			if (!af || k < 0 || !expr_is_const(c, k) ||
-			    (af->flags & TEP_FIELD_IS_DYNAMIC) ||
-			    !numeric_size(af->elementsize) || af->offset < 0 || af->size <= 0)
+			    (af->flags & TEP_FIELD_IS_DYNAMIC) || !numeric_size(af->elementsize) ||
+			    af->offset < 0 || af->size <= 0)
 				return -1;
 			v = tk_event_eval(NULL, c->exprs, k, NULL, 0);
 			/* The element must lie inside the field. */
@@ -563,11 +563,16 @@ static int pointer_suffix(const char *s)
 	int n = 0, i = 2;
 
 	switch (s[0]) {
-	case 'F': case 'S': case 'f': case 's':
+	case 'F':
+	case 'S':
+	case 'f':
+	case 's':
 		return 1;
-	case 'M': case 'm':
+	case 'M':
+	case 'm':
 		return 1 + (s[1] == 'R' || s[1] == 'F');
-	case 'I': case 'i':
+	case 'I':
+	case 'i':
 		if (s[1] == 'S') {
 			while (s[i] == 'p' || s[i] == 'f' || s[i] == 's') {
 				n++;
@@ -731,10 +736,13 @@ static void compile_pointer(struct compiler *c, struct tep_print_arg *arg, const
 	int32_t e;
 
 	switch (s[0]) {
-	case 'M': case 'm': case 'U':
+	case 'M':
+	case 'm':
+	case 'U':
 		compile_mac_uuid(c, arg, s);
 		return;
-	case 'I': case 'i':
+	case 'I':
+	case 'i':
 		if ((s[1] == '4' || s[1] == '6') && compile_ip(c, arg, s, ls, plain))
 			return;
 		fail(c, "an IP address form not compiled");
@@ -765,8 +773,8 @@ static void compile_pointer(struct compiler *c, struct tep_print_arg *arg, const
 }
 
 /* A numeric conversion: "%d"... of an expression, @lenexpr the '*' value or -1. */
-static void compile_num(struct compiler *c, struct tep_print_arg *arg, const char *spec,
-			char conv, int ls, bool plain, int32_t lenexpr)
+static void compile_num(struct compiler *c, struct tep_print_arg *arg, const char *spec, char conv,
+			int ls, bool plain, int32_t lenexpr)
 {
 	char fmt[40], buf[1100];
 	struct tk_op *op;
@@ -796,8 +804,9 @@ static void compile_num(struct compiler *c, struct tep_print_arg *arg, const cha
 	op->form = TK_NUM_PRINTF;
 	if (lenexpr < 0 && (conv == 'd' || conv == 'i' || conv == 'u' || conv == 'x')) {
 		if (plain || simple_spec(spec, &op->width, &op->left, &op->zero))
-			op->form = conv == 'u' ? TK_NUM_UDEC :
-				   conv == 'x' ? TK_NUM_HEX : TK_NUM_DEC;
+			op->form = conv == 'u'	 ? TK_NUM_UDEC
+				   : conv == 'x' ? TK_NUM_HEX
+						 : TK_NUM_DEC;
 	}
 	/* The sign decides the cast; keep it for the printf form too. */
 	op->rel = conv_signed(conv);
@@ -847,8 +856,8 @@ static char *format_name(const char *spec, bool plain, const char *name)
 	return asprintf(&s, spec, name) < 0 ? NULL : s;
 }
 
-static void compile_str(struct compiler *c, struct tep_print_arg *arg, const char *spec,
-			bool plain, int32_t lenexpr);
+static void compile_str(struct compiler *c, struct tep_print_arg *arg, const char *spec, bool plain,
+			int32_t lenexpr);
 
 /* CSTR: each text's bytes in the op's buffer (see compile_str_cond()). */
 #define CSTR_ROOM 32u
@@ -872,8 +881,8 @@ static void compile_str_cond(struct compiler *c, struct tep_print_arg *arg, cons
 	size_t idx;
 	int32_t e;
 
-	if (!r || r->type != TEP_PRINT_OP || !r->op.op || strcmp(r->op.op, ":") ||
-	    !r->op.left || !r->op.right) {
+	if (!r || r->type != TEP_PRINT_OP || !r->op.op || strcmp(r->op.op, ":") || !r->op.left ||
+	    !r->op.right) {
 		fail(c, "a string ternary without two alternatives");
 		return;
 	}
@@ -933,8 +942,8 @@ static void compile_str_cond(struct compiler *c, struct tep_print_arg *arg, cons
 }
 
 /* A %s conversion, as libtraceevent's print_str_arg() prints each argument kind. */
-static void compile_str(struct compiler *c, struct tep_print_arg *arg, const char *spec,
-			bool plain, int32_t lenexpr)
+static void compile_str(struct compiler *c, struct tep_print_arg *arg, const char *spec, bool plain,
+			int32_t lenexpr)
 {
 	struct tk_event *ev = c->ev;
 	const struct tep_format_field *f;
@@ -1205,7 +1214,13 @@ static void compile_format(struct compiler *c)
 			break;
 		}
 		switch (*q) {
-		case 'd': case 'i': case 'u': case 'x': case 'X': case 'o': case 's':
+		case 'd':
+		case 'i':
+		case 'u':
+		case 'x':
+		case 'X':
+		case 'o':
+		case 's':
 			if (!arg) {
 				fail(c, "a conversion without an argument");
 				return;
@@ -1374,9 +1389,9 @@ static void setup_states(void)
 static void sched_min_size(struct tk_event *ev)
 {
 	const struct tk_event_field *const f[] = {
-		ev->f_pid,	 ev->f_comm,	  ev->f_prio,	   ev->f_success,   ev->f_target,
-		ev->f_prev_pid, ev->f_prev_comm, ev->f_prev_prio, ev->f_prev_state,
-		ev->f_next_pid, ev->f_next_comm, ev->f_next_prio,
+		ev->f_pid,	  ev->f_comm,	  ev->f_prio,	   ev->f_success,
+		ev->f_target,	  ev->f_prev_pid, ev->f_prev_comm, ev->f_prev_prio,
+		ev->f_prev_state, ev->f_next_pid, ev->f_next_comm, ev->f_next_prio,
 	};
 	uint64_t m = 0;
 
@@ -1417,13 +1432,14 @@ static bool setup_sched(struct tk_event *ev)
 		ev->f_next_comm = find_arr(ev, "next_comm");
 		ev->f_next_prio = find_num(ev, "next_prio");
 		/* Missing fields print differently: leave those to the plugin. */
-		if (!ev->f_prev_pid || !ev->f_prev_comm || !ev->f_prev_prio ||
-		    !ev->f_prev_state || !ev->f_next_pid || !ev->f_next_comm || !ev->f_next_prio)
+		if (!ev->f_prev_pid || !ev->f_prev_comm || !ev->f_prev_prio || !ev->f_prev_state ||
+		    !ev->f_next_pid || !ev->f_next_comm || !ev->f_next_prio)
 			return false;
 		setup_states();
 		sched_min_size(ev);
 		learn_places(ev, (const struct tk_event_field *[]){ev->f_prev_pid, ev->f_next_pid},
-			     (const struct tk_event_field *[]){ev->f_prev_comm, ev->f_next_comm}, 2);
+			     (const struct tk_event_field *[]){ev->f_prev_comm, ev->f_next_comm},
+			     2);
 		ev->kind = TK_EVENT_SCHED_SWITCH;
 		return true;
 	}
@@ -1444,7 +1460,6 @@ static bool setup_sched(struct tk_event *ev)
 	}
 	return false;
 }
-
 
 static void free_op(struct tk_op *op)
 {
@@ -1637,8 +1652,7 @@ static void finish_op(struct tk_event *ev, struct tk_op *op)
 	 * without the general op's tests of size, mask, width and form.
 	 */
 	if (op->kind == TK_OP_NUM && op->load == 4 && op->load_mask == UINT64_MAX && !op->load_or &&
-	    op->lenexpr < 0 && !op->width &&
-	    (op->form == TK_NUM_DEC || op->form == TK_NUM_UDEC))
+	    op->lenexpr < 0 && !op->width && (op->form == TK_NUM_DEC || op->form == TK_NUM_UDEC))
 		op->kind = TK_OP_DEC4;
 	if (op->kids) {
 		finish_op(ev, &op->kids[0]);
@@ -1701,8 +1715,8 @@ void tk_event_compile(struct tk_event_set *set, struct tk_event *ev)
 			ev->why_slow = "bprint";
 		else
 			ev->why_slow = "raw printing";
-		if (ev->tev->flags & (TEP_EVENT_FL_FAILED | TEP_EVENT_FL_ISBPRINT |
-				      TEP_EVENT_FL_PRINTRAW))
+		if (ev->tev->flags &
+		    (TEP_EVENT_FL_FAILED | TEP_EVENT_FL_ISBPRINT | TEP_EVENT_FL_PRINTRAW))
 			return;
 		compile_format(&c);
 		ok = !c.failed;
@@ -1734,7 +1748,7 @@ void tk_event_compile(struct tk_event_set *set, struct tk_event *ev)
  * test per load.
  */
 static inline __attribute__((always_inline)) uint64_t rd_o(const uint8_t *p, uint32_t size,
-							    bool swap)
+							   bool swap)
 {
 	switch (size) {
 	case 1:
@@ -1766,23 +1780,38 @@ static inline uint64_t rd(const struct tk_event_set *set, const uint8_t *p, uint
 }
 
 const char tk_dec_pairs[201] = "00010203040506070809101112131415161718192021222324"
-				"25262728293031323334353637383940414243444546474849"
-				"50515253545556575859606162636465666768697071727374"
-				"75767778798081828384858687888990919293949596979899";
-const char tk_hex_pairs[513] =
-	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+			       "25262728293031323334353637383940414243444546474849"
+			       "50515253545556575859606162636465666768697071727374"
+			       "75767778798081828384858687888990919293949596979899";
+const char tk_hex_pairs[513] = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+			       "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+			       "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+			       "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+			       "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+			       "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+			       "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+			       "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 const uint64_t tk_pow10[20] = {
-	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
-	100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
-	10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-	100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+	1ull,
+	10ull,
+	100ull,
+	1000ull,
+	10000ull,
+	100000ull,
+	1000000ull,
+	10000000ull,
+	100000000ull,
+	1000000000ull,
+	10000000000ull,
+	100000000000ull,
+	1000000000000ull,
+	10000000000000ull,
+	100000000000000ull,
+	1000000000000000ull,
+	10000000000000000ull,
+	100000000000000000ull,
+	1000000000000000000ull,
+	10000000000000000000ull,
 };
 
 static inline char *put_u64(char *o, uint64_t v)
@@ -1869,7 +1898,8 @@ static inline size_t strnlen16(const char *s)
 {
 #if defined(__SSE2__)
 	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
-	unsigned int zeros = (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
+	unsigned int zeros =
+		(unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
 
 	return (size_t)__builtin_ctz(zeros | 0x10000u);
 #else
@@ -1877,7 +1907,8 @@ static inline size_t strnlen16(const char *s)
 	uint64_t w[2];
 
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return strnlen(s, 16); /* the trick below finds the lowest-addressed zero on little endian */
+	return strnlen(s,
+		       16); /* the trick below finds the lowest-addressed zero on little endian */
 #endif
 	memcpy(w, s, 16);
 	for (int i = 0; i < 2; i++) {
@@ -1949,8 +1980,8 @@ static void sched_learn(struct tk_event_set *set, const uint8_t *d, uint32_t siz
  * registered prev then next (or the woken) name in tep: register them
  * here in the same order.
  */
-void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev,
-			     const void *data, uint32_t size)
+void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev, const void *data,
+			     uint32_t size)
 {
 	const uint8_t *d = data;
 
@@ -1962,8 +1993,8 @@ void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev
 	}
 }
 
-static int run_sched_switch(struct tk_event_set *set, const struct tk_event *ev,
-			    const uint8_t *d, uint32_t size, struct tk_outbuf *out, bool learn)
+static int run_sched_switch(struct tk_event_set *set, const struct tk_event *ev, const uint8_t *d,
+			    uint32_t size, struct tk_outbuf *out, bool learn)
 {
 	uint64_t v, state;
 	char *o;
@@ -2002,8 +2033,8 @@ static int run_sched_switch(struct tk_event_set *set, const struct tk_event *ev,
 	return 0;
 }
 
-static int run_sched_wakeup(struct tk_event_set *set, const struct tk_event *ev,
-			    const uint8_t *d, uint32_t size, struct tk_outbuf *out, bool learn)
+static int run_sched_wakeup(struct tk_event_set *set, const struct tk_event *ev, const uint8_t *d,
+			    uint32_t size, struct tk_outbuf *out, bool learn)
 {
 	uint64_t v;
 	char *o;
@@ -2037,7 +2068,6 @@ static int run_sched_wakeup(struct tk_event_set *set, const struct tk_event *ev,
 	return 0;
 }
 
-
 uint64_t tk_event_eval(const struct tk_event_set *set, const struct tk_expr *x, int32_t i,
 		       const uint8_t *d, uint32_t size)
 {
@@ -2052,8 +2082,8 @@ uint64_t tk_event_eval(const struct tk_event_set *set, const struct tk_expr *x, 
 	case TK_EXPR_MASK:
 		return tk_event_eval(set, x, e->a, d, size) & e->val;
 	case TK_EXPR_COND:
-		return tk_event_eval(set, x, e->a, d, size) ? tk_event_eval(set, x, e->b, d, size) :
-							       tk_event_eval(set, x, e->c, d, size);
+		return tk_event_eval(set, x, e->a, d, size) ? tk_event_eval(set, x, e->b, d, size)
+							    : tk_event_eval(set, x, e->c, d, size);
 	case TK_EXPR_DYNLEN: {
 		/*
 		 * libtraceevent: 0 when offset + length pass the record (the
@@ -2155,8 +2185,8 @@ static inline char *put_num(char *o, const struct tk_op *op, uint64_t v)
  * and the text has them (the op's room covers the overshoot), so the
  * name's length (which varies at random) is no branch.
  */
-static inline char *put_sym_name(const struct tk_event_set *set, char *o,
-				 const struct tk_ksym *k, size_t n)
+static inline char *put_sym_name(const struct tk_event_set *set, char *o, const struct tk_ksym *k,
+				 size_t n)
 {
 	const char *name = set->ksym_text + k->name_off;
 
@@ -2242,8 +2272,8 @@ static char *put_ip6(char *o, const uint8_t *b, bool colons)
  */
 static char *put_ip6c(char *o, const uint8_t *b)
 {
-	bool v4 = (!b[0] && !b[1] && !b[2] && !b[3] && !b[4] && !b[5] && !b[6] && !b[7] &&
-		   !b[8] && !b[9] && b[10] == 0xff && b[11] == 0xff) ||
+	bool v4 = (!b[0] && !b[1] && !b[2] && !b[3] && !b[4] && !b[5] && !b[6] && !b[7] && !b[8] &&
+		   !b[9] && b[10] == 0xff && b[11] == 0xff) ||
 		  ((b[8] | 0x02) == 0x02 && !b[9] && b[10] == 0x5e && b[11] == 0xfe);
 	int range = v4 ? 6 : 8, longest = 1, colonpos = -1;
 	bool needcolon = false;
@@ -2300,7 +2330,7 @@ static inline uint64_t op_value(const struct tk_event_set *set, const struct tk_
 /* cast_num() with the bit count finish_program() derived from the length. */
 static inline uint64_t cast_bits(uint64_t v, unsigned int bits, bool is_signed)
 {
-	unsigned int sh = 64 - bits;    /* bits is 8, 16, 32 or 64 */
+	unsigned int sh = 64 - bits; /* bits is 8, 16, 32 or 64 */
 
 	/* Keep @bits bits, sign-extended when the cast is signed: two shifts, no branch. */
 	v <<= sh;
@@ -2344,7 +2374,7 @@ static char *put_str_spec(char *o, const struct tk_op *op, int star, const char 
 
 	if (op->star == 1) {
 		left |= star < 0;
-		width = star < 0 ? (size_t)-(long)star : (size_t)star;
+		width = star < 0 ? (size_t) - (long)star : (size_t)star;
 	} else if (op->star == 2) {
 		prec = star < 0 ? -1 : star;
 	}
@@ -2458,8 +2488,7 @@ static char *past_record(uint64_t end, uint32_t size)
  * line, so that the common ops' loop stays small enough for the compiler
  * to inline the number writers into it.
  */
-static __attribute__((noinline)) char *run_rare(struct tk_event_set *set,
-						const struct tk_event *ev,
+static __attribute__((noinline)) char *run_rare(struct tk_event_set *set, const struct tk_event *ev,
 						const struct tk_op *op, const uint8_t *d,
 						uint32_t size, char *o)
 {
@@ -2574,7 +2603,7 @@ static __attribute__((noinline)) char *run_rare(struct tk_event_set *set,
 		break;
 	}
 	case TK_OP_UUID: {
-		static const uint8_t guid[16] = {3, 2,	1,  0,	5,  4,	7,  6,
+		static const uint8_t guid[16] = {3, 2, 1,  0,  5,  4,  7,  6,
 						 8, 9, 10, 11, 12, 13, 14, 15};
 		const uint8_t *b = d + op->off;
 
@@ -2683,12 +2712,13 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 			if (!op->size && op->off > size)
 				return NULL;
 			/* char comm[16] is most strings of most traces. */
-			n = op->size == 16 ? strnlen16(s) :
-					     strnlen(s, op->size ? op->size : size - op->off);
+			n = op->size == 16 ? strnlen16(s)
+					   : strnlen(s, op->size ? op->size : size - op->off);
 		} else {
 			uint32_t off, len;
 
-			if (tk_event_dyn_loc(set, op->off, op->size, op->rel, d, size, &off, &len)) {
+			if (tk_event_dyn_loc(set, op->off, op->size, op->rel, d, size, &off,
+					     &len)) {
 				/* Let the slow path print what trace-cmd prints. */
 				return NULL;
 			}
@@ -2770,8 +2800,7 @@ run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *
 }
 
 /* One alternative of a string ternary (kept out of line: it recurses). */
-static __attribute__((noinline)) char *run_kid(struct tk_event_set *set,
-					       const struct tk_event *ev,
+static __attribute__((noinline)) char *run_kid(struct tk_event_set *set, const struct tk_event *ev,
 					       const struct tk_op *op, const uint8_t *d,
 					       uint32_t size, char *o, char *end)
 {
@@ -2796,60 +2825,61 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
  * run (their text is dropped) in case one of them finds a length the slow
  * path cannot survive.
  */
-#define OP_CASE(label, k, swap)                                                            \
-	label:                                                                              \
-	next = run_op_as(set, ev, op, d, size, o, end, swap, k);                            \
-	if (__builtin_expect(!next, 0))                                                     \
-		failed = true;                                                              \
-	else                                                                                \
-		o = next;                                                                   \
-	if (++op == last)                                                                   \
-		goto done;                                                                  \
-	o = put_lit(o, op->pre, op->pre_len);                                               \
+#define OP_CASE(label, k, swap)                                                                    \
+	label:                                                                                     \
+	next = run_op_as(set, ev, op, d, size, o, end, swap, k);                                   \
+	if (__builtin_expect(!next, 0))                                                            \
+		failed = true;                                                                     \
+	else                                                                                       \
+		o = next;                                                                          \
+	if (++op == last)                                                                          \
+		goto done;                                                                         \
+	o = put_lit(o, op->pre, op->pre_len);                                                      \
 	goto *at[op->kind]
 
-#define DEFINE_RUN_PROGRAM(name, SWAP)                                                      \
-	static __attribute__((noinline, flatten)) int name(struct tk_event_set *set,       \
-							    const struct tk_event *ev,     \
-							    const uint8_t *d, uint32_t size, \
-							    struct tk_outbuf *out)         \
-	{                                                                                   \
-		static const void *const at[] = {                                          \
-			[TK_OP_LIT] = &&lit, [TK_OP_NUM] = &&num, [TK_OP_STR] = &&str,      \
-			[TK_OP_DSTR] = &&dstr, [TK_OP_FLAGS] = &&flags,                     \
-			[TK_OP_SYMBOL] = &&symbol, [TK_OP_PTR] = &&ptr, [TK_OP_FUNC] = &&func, \
-			[TK_OP_FUNCF] = &&funcf, [TK_OP_CSTR] = &&cstr, [TK_OP_IP4] = &&other, \
-			[TK_OP_IP6] = &&other, [TK_OP_COND] = &&cond, [TK_OP_UUID] = &&other, \
-			[TK_OP_MAC] = &&other, [TK_OP_HEX] = &&other, [TK_OP_ARRAY] = &&other, \
-			[TK_OP_BITMASK] = &&other, [TK_OP_HEXBUF] = &&other,                \
-			[TK_OP_DEC4] = &&dec4,                                              \
-		};                                                                          \
-		char *o = out->buf + out->len, *end = out->buf + out->cap, *next = NULL;    \
-		const struct tk_op *op = ev->ops, *last = ev->ops + ev->nops;               \
-		bool failed = false;                                                        \
-                                                                                            \
-		if (op == last)                                                             \
-			goto done;                                                          \
-		o = put_lit(o, op->pre, op->pre_len);                                       \
-		goto *at[op->kind];                                                         \
-		OP_CASE(lit, TK_OP_LIT, SWAP);                                              \
-		OP_CASE(num, TK_OP_NUM, SWAP);                                              \
-		OP_CASE(str, TK_OP_STR, SWAP);                                              \
-		OP_CASE(dstr, TK_OP_DSTR, SWAP);                                            \
-		OP_CASE(flags, TK_OP_FLAGS, SWAP);                                          \
-		OP_CASE(symbol, TK_OP_SYMBOL, SWAP);                                        \
-		OP_CASE(ptr, TK_OP_PTR, SWAP);                                              \
-		OP_CASE(func, TK_OP_FUNC, SWAP);                                            \
-		OP_CASE(funcf, TK_OP_FUNCF, SWAP);                                          \
-		OP_CASE(cstr, TK_OP_CSTR, SWAP);                                            \
-		OP_CASE(cond, TK_OP_COND, SWAP);                                            \
-		OP_CASE(dec4, TK_OP_DEC4, SWAP);                                            \
-		OP_CASE(other, op->kind, SWAP);                                             \
-	done:                                                                               \
-		if (__builtin_expect(failed, 0))                                            \
-			return run_failed(out);                                             \
-		out->len = (size_t)(o - out->buf);                                          \
-		return 0;                                                                   \
+#define DEFINE_RUN_PROGRAM(name, SWAP)                                                             \
+	static __attribute__((noinline, flatten)) int name(                                        \
+		struct tk_event_set *set, const struct tk_event *ev, const uint8_t *d,             \
+		uint32_t size, struct tk_outbuf *out)                                              \
+	{                                                                                          \
+		static const void *const at[] = {                                                  \
+			[TK_OP_LIT] = &&lit,	  [TK_OP_NUM] = &&num,                             \
+			[TK_OP_STR] = &&str,	  [TK_OP_DSTR] = &&dstr,                           \
+			[TK_OP_FLAGS] = &&flags,  [TK_OP_SYMBOL] = &&symbol,                       \
+			[TK_OP_PTR] = &&ptr,	  [TK_OP_FUNC] = &&func,                           \
+			[TK_OP_FUNCF] = &&funcf,  [TK_OP_CSTR] = &&cstr,                           \
+			[TK_OP_IP4] = &&other,	  [TK_OP_IP6] = &&other,                           \
+			[TK_OP_COND] = &&cond,	  [TK_OP_UUID] = &&other,                          \
+			[TK_OP_MAC] = &&other,	  [TK_OP_HEX] = &&other,                           \
+			[TK_OP_ARRAY] = &&other,  [TK_OP_BITMASK] = &&other,                       \
+			[TK_OP_HEXBUF] = &&other, [TK_OP_DEC4] = &&dec4,                           \
+		};                                                                                 \
+		char *o = out->buf + out->len, *end = out->buf + out->cap, *next = NULL;           \
+		const struct tk_op *op = ev->ops, *last = ev->ops + ev->nops;                      \
+		bool failed = false;                                                               \
+                                                                                                   \
+		if (op == last)                                                                    \
+			goto done;                                                                 \
+		o = put_lit(o, op->pre, op->pre_len);                                              \
+		goto *at[op->kind];                                                                \
+		OP_CASE(lit, TK_OP_LIT, SWAP);                                                     \
+		OP_CASE(num, TK_OP_NUM, SWAP);                                                     \
+		OP_CASE(str, TK_OP_STR, SWAP);                                                     \
+		OP_CASE(dstr, TK_OP_DSTR, SWAP);                                                   \
+		OP_CASE(flags, TK_OP_FLAGS, SWAP);                                                 \
+		OP_CASE(symbol, TK_OP_SYMBOL, SWAP);                                               \
+		OP_CASE(ptr, TK_OP_PTR, SWAP);                                                     \
+		OP_CASE(func, TK_OP_FUNC, SWAP);                                                   \
+		OP_CASE(funcf, TK_OP_FUNCF, SWAP);                                                 \
+		OP_CASE(cstr, TK_OP_CSTR, SWAP);                                                   \
+		OP_CASE(cond, TK_OP_COND, SWAP);                                                   \
+		OP_CASE(dec4, TK_OP_DEC4, SWAP);                                                   \
+		OP_CASE(other, op->kind, SWAP);                                                    \
+	done:                                                                                      \
+		if (__builtin_expect(failed, 0))                                                   \
+			return run_failed(out);                                                    \
+		out->len = (size_t)(o - out->buf);                                                 \
+		return 0;                                                                          \
 	}
 
 DEFINE_RUN_PROGRAM(run_program_native, false)
@@ -2861,9 +2891,10 @@ DEFINE_RUN_PROGRAM(run_program_swapped, true)
  * own once the code exists twice; the out-of-line ops (run_rare, run_kid)
  * and the op loops themselves stay calls.
  */
-static inline __attribute__((always_inline)) int
-run_event(struct tk_event_set *set, const struct tk_event *ev, const void *data, uint32_t size,
-	  struct tk_outbuf *out, bool learn)
+static inline __attribute__((always_inline)) int run_event(struct tk_event_set *set,
+							   const struct tk_event *ev,
+							   const void *data, uint32_t size,
+							   struct tk_outbuf *out, bool learn)
 {
 	const uint8_t *d = data;
 

@@ -292,8 +292,7 @@ const char *tk_event_comm(const struct tk_event_set *set, int pid)
 	return comm ? comm : "<...>";
 }
 
-int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_t len,
-		      bool mirror)
+int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_t len, bool mirror)
 {
 	struct tk_comm_table *t = set->comms;
 	size_t pos = t->count;
@@ -565,10 +564,10 @@ static inline bool ks_space(unsigned char c)
 
 /* Hex digit values plus one, 0 for anything else. */
 static const uint8_t hexv[256] = {
-	['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,	['6'] = 7,
-	['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
-	['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
-	['F'] = 16,
+	['0'] = 1,  ['1'] = 2,	['2'] = 3,  ['3'] = 4,	['4'] = 5,  ['5'] = 6,
+	['6'] = 7,  ['7'] = 8,	['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
+	['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
+	['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
 };
 
 static inline int ks_xdigit(unsigned char c)
@@ -594,7 +593,7 @@ static void ksym_reverse(struct tk_ksym *tab, size_t n)
 
 static bool ksym_sort(struct tk_ksym *tab, size_t n)
 {
-	uint32_t count[8][256];  /* 8 KiB */
+	uint32_t count[8][256]; /* 8 KiB */
 	struct tk_ksym *tmp, *src = tab, *dst;
 	size_t sorted = 1;
 
@@ -780,7 +779,8 @@ static void ksym_build(struct tk_event_set *set)
 			p = pos;
 			while (p < end && ks_space((unsigned char)t[p]))
 				p++;
-			while (p < end && digits < 16 && (x = ks_xdigit((unsigned char)t[p])) >= 0) {
+			while (p < end && digits < 16 &&
+			       (x = ks_xdigit((unsigned char)t[p])) >= 0) {
 				addr = addr << 4 | (uint64_t)x;
 				digits++;
 				p++;

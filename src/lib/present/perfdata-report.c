@@ -55,11 +55,11 @@
 #include "internal/error.h"
 #include "internal/handoff.h"
 
-#define CONTEXT_MAX ((uint64_t)-4095)      /* PERF_CONTEXT_* markers are above this */
-#define CONTEXT_KERNEL ((uint64_t)-128)
-#define CONTEXT_USER ((uint64_t)-512)
+#define CONTEXT_MAX	  ((uint64_t)-4095) /* PERF_CONTEXT_* markers are above this */
+#define CONTEXT_KERNEL	  ((uint64_t)-128)
+#define CONTEXT_USER	  ((uint64_t)-512)
 #define MISC_CPUMODE_MASK 7
-#define MISC_KERNEL 1
+#define MISC_KERNEL	  1
 #define MISC_GUEST_KERNEL 4
 
 enum {
@@ -82,15 +82,15 @@ enum {
 struct fast_layout {
 	bool ok;
 	uint16_t ip, tid, time, cpu, period, raw;
-	uint16_t min;           /* record bytes the fixed fields need */
+	uint16_t min; /* record bytes the fixed fields need */
 };
 
 struct rep_evsel {
 	bool ready;
 	char *name;
-	char *name_col;         /* name right-aligned to the name column, then ": " */
-	bool wanted;            /* passes the event filters */
-	int name_col_width;     /* the column width name_col was built for */
+	char *name_col;	    /* name right-aligned to the name column, then ": " */
+	bool wanted;	    /* passes the event filters */
+	int name_col_width; /* the column width name_col was built for */
 	uint32_t name_col_len;
 	const struct tk_event *ev;
 	unsigned int fields;
@@ -109,7 +109,7 @@ struct psample {
 	const void *raw;
 	uint64_t callchain_nr;
 	const void *callchain;
-	bool fixed;             /* read at the event's fixed offsets (fast_sample()) */
+	bool fixed; /* read at the event's fixed offsets (fast_sample()) */
 };
 
 /*
@@ -118,13 +118,13 @@ struct psample {
  * replaced (a later COMM record).
  */
 #define PREFIX_BYTES 40
-#define PREFIX_CHUNK 1024       /* prefixes per chunk of the store */
+#define PREFIX_CHUNK 1024 /* prefixes per chunk of the store */
 
 struct thread {
-	int32_t tid;            /* -1: free slot */
+	int32_t tid; /* -1: free slot */
 	bool comm_set;
-	uint8_t prefix_len;     /* 0: prefix not built for the current name */
-	const char *prefix;     /* PREFIX_BYTES of "%16s %5d " (name and tid): most lines start so */
+	uint8_t prefix_len; /* 0: prefix not built for the current name */
+	const char *prefix; /* PREFIX_BYTES of "%16s %5d " (name and tid): most lines start so */
 	char comm[24];
 };
 
@@ -135,7 +135,7 @@ struct map {
 };
 
 struct proc {
-	int32_t pid;            /* -1: free slot */
+	int32_t pid; /* -1: free slot */
 	struct map *maps;
 	size_t nmaps;
 };
@@ -148,25 +148,25 @@ struct proc {
 struct time_col {
 	uint64_t lo, span, secs, sec_ns;
 	uint8_t len;
-	char text[40];          /* 20 digits of seconds, 9 of fraction: always fits */
+	char text[40]; /* 20 digits of seconds, 9 of fraction: always fits */
 };
 
 /* A queued record: its bytes live in arena ARENA_OF(@off) at ARENA_OFF(@off). */
 struct arena {
 	uint8_t *buf;
 	uint64_t len, cap;
-	uint64_t live;          /* queued records in it */
+	uint64_t live; /* queued records in it */
 };
 
-#define ARENA_BIT (1ull << 63)
-#define ARENA_OF(off) ((off) >> 63)
+#define ARENA_BIT      (1ull << 63)
+#define ARENA_OF(off)  ((off) >> 63)
 #define ARENA_OFF(off) ((off) & ~ARENA_BIT)
 
 struct qent {
 	uint64_t time;
 	uint64_t off;
 	uint64_t file_offset;
-	int32_t evsel;          /* -1: not known (side-band record without ids) */
+	int32_t evsel; /* -1: not known (side-band record without ids) */
 	bool compressed;
 };
 
@@ -175,14 +175,14 @@ struct qent {
 
 struct idcache_ent {
 	uint64_t id;
-	int32_t evsel;          /* -1: empty */
+	int32_t evsel; /* -1: empty */
 };
 
 struct ppool;
 
 struct rep {
 	struct tk_perfdata *pd;
-	struct ppool *pool;     /* NULL: one thread prints */
+	struct ppool *pool; /* NULL: one thread prints */
 	const struct tk_perfdata_report_opts *opts;
 	struct tk_outbuf out;
 	struct tk_event_set *set;
@@ -218,14 +218,14 @@ struct rep {
 	uint64_t max_ts, next_flush;
 	uint64_t printed;
 
-	struct time_col tc;     /* the merge thread's */
-	bool nsec;              /* --ns */
+	struct time_col tc; /* the merge thread's */
+	bool nsec;	    /* --ns */
 
-	char **pfx_chunks;      /* the prefix store (struct thread) */
+	char **pfx_chunks; /* the prefix store (struct thread) */
 	size_t npfx_chunks, pfx_used;
-	size_t file_evsels;     /* evsels of the file (pipe mode: so far) */
-	size_t sample_id_off;   /* where a SAMPLE's id is (perf puts it alike for all); 0: none */
-	bool filtering;         /* some filter of the options is set */
+	size_t file_evsels;   /* evsels of the file (pipe mode: so far) */
+	size_t sample_id_off; /* where a SAMPLE's id is (perf puts it alike for all); 0: none */
+	bool filtering;	      /* some filter of the options is set */
 	struct idcache_ent idcache[IDCACHE_SIZE];
 };
 
@@ -457,9 +457,9 @@ static int proc_clone(struct rep *r, int32_t ppid, int32_t pid)
 	if (!child || !parent)
 		return -ENOMEM;
 	for (size_t i = 0; i < parent->nmaps && !ret; i++)
-		ret = proc_add_map(child, parent->maps[i].start,
-				   parent->maps[i].end - parent->maps[i].start, parent->maps[i].pgoff,
-				   parent->maps[i].path, parent->maps[i].bid);
+		ret = proc_add_map(
+			child, parent->maps[i].start, parent->maps[i].end - parent->maps[i].start,
+			parent->maps[i].pgoff, parent->maps[i].path, parent->maps[i].bid);
 	return ret;
 }
 
@@ -529,8 +529,8 @@ static void put_char(struct tk_outbuf *out, char c)
  * text is kept: the other samples of the same microsecond (perf truncates
  * to it) copy it whole, and those of the same second rewrite its fraction.
  */
-static void __attribute__((noinline)) put_time_miss(struct time_col *tc, struct tk_outbuf *out,
-						   bool nsec, uint64_t t)
+static void __attribute__((noinline))
+put_time_miss(struct time_col *tc, struct tk_outbuf *out, bool nsec, uint64_t t)
 {
 	unsigned int digits = nsec ? 9 : 6;
 	uint64_t secs;
@@ -549,7 +549,8 @@ static void __attribute__((noinline)) put_time_miss(struct time_col *tc, struct 
 		frac /= 1000u;
 	if (secs != tc->secs || !tc->len) {
 		char buf[48];
-		int n = snprintf(buf, sizeof(buf), "%" PRIu64 ".%0*" PRIu32, secs, (int)digits, frac);
+		int n = snprintf(buf, sizeof(buf), "%" PRIu64 ".%0*" PRIu32, secs, (int)digits,
+				 frac);
 
 		/* perf script: "%5lu.%06lu", "%5lu.%09lu" with --ns, as one column. */
 		n = snprintf(tc->text, sizeof(tc->text), "%*s: ", nsec ? 15 : 12, buf);
@@ -596,7 +597,7 @@ static const char *recorded_build_id(struct rep *r, const char *path)
 	size_t n = tk_perfdata_build_id_count(r->pd);
 
 	if (n != r->nbids) {
-		char (*t)[TK_BUILD_ID_HEX_MAX] = realloc(r->bids, n * sizeof(*t));
+		char(*t)[TK_BUILD_ID_HEX_MAX] = realloc(r->bids, n * sizeof(*t));
 
 		if (!t)
 			return "";
@@ -635,8 +636,8 @@ static void put_sym(struct rep *r, int32_t pid, uint64_t ip, bool kernel, const 
 	if (kernel) {
 		const char *kbid = recorded_build_id(r, "[kernel.kallsyms]");
 
-		if (r->sym && tk_symbolizer_lookup_file(r->sym, "[kernel.kallsyms]", kbid[0] ? kbid : NULL, ip,
-							&info) == 0) {
+		if (r->sym && tk_symbolizer_lookup_file(r->sym, "[kernel.kallsyms]",
+							kbid[0] ? kbid : NULL, ip, &info) == 0) {
 			symbol = info.symbol;
 			off = info.offset;
 		}
@@ -657,8 +658,8 @@ static void put_sym(struct rep *r, int32_t pid, uint64_t ip, bool kernel, const 
 			 * holds that binary even after the file changed or went.
 			 */
 			if (r->sym && (m->path[0] == '/' || !strcmp(m->path, "[vdso]")) &&
-			    tk_symbolizer_lookup_file(r->sym, m->path, m->bid, ip - m->start + m->pgoff,
-						      &info) == 0) {
+			    tk_symbolizer_lookup_file(r->sym, m->path, m->bid,
+						      ip - m->start + m->pgoff, &info) == 0) {
 				symbol = info.symbol;
 				off = info.offset;
 			}
@@ -682,13 +683,20 @@ static void put_sym(struct rep *r, int32_t pid, uint64_t ip, bool kernel, const 
 /* ------------------------------------------------------------ events */
 
 static const char *const sw_names[] = {
-	"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
-	"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
-	"bpf-output", "cgroup-switches",
+	"cpu-clock",	    "task-clock",   "page-faults",  "context-switches",
+	"cpu-migrations",   "minor-faults", "major-faults", "alignment-faults",
+	"emulation-faults", "dummy",	    "bpf-output",   "cgroup-switches",
 };
 static const char *const hw_names[] = {
-	"cycles", "instructions", "cache-references", "cache-misses", "branches",
-	"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
+	"cycles",
+	"instructions",
+	"cache-references",
+	"cache-misses",
+	"branches",
+	"branch-misses",
+	"bus-cycles",
+	"stalled-cycles-frontend",
+	"stalled-cycles-backend",
 	"ref-cycles",
 };
 
@@ -705,8 +713,8 @@ static void fast_layout_init(struct fast_layout *f, uint64_t st)
 	/* Fields after RAW would go unchecked: leave those to the full decoder. */
 	if (st & ~(uint64_t)(TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_IP | TK_PERF_SAMPLE_TID |
 			     TK_PERF_SAMPLE_TIME | TK_PERF_SAMPLE_ADDR | TK_PERF_SAMPLE_ID |
-			     TK_PERF_SAMPLE_STREAM_ID | TK_PERF_SAMPLE_CPU |
-			     TK_PERF_SAMPLE_PERIOD | TK_PERF_SAMPLE_RAW))
+			     TK_PERF_SAMPLE_STREAM_ID | TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_PERIOD |
+			     TK_PERF_SAMPLE_RAW))
 		return;
 	if (st & TK_PERF_SAMPLE_IDENTIFIER)
 		pos += 8;
@@ -723,7 +731,7 @@ static void fast_layout_init(struct fast_layout *f, uint64_t st)
 		pos += 8;
 	}
 	pos += 8 * (uint32_t)__builtin_popcountll(st & (TK_PERF_SAMPLE_ADDR | TK_PERF_SAMPLE_ID |
-							 TK_PERF_SAMPLE_STREAM_ID));
+							TK_PERF_SAMPLE_STREAM_ID));
 	if (st & TK_PERF_SAMPLE_CPU) {
 		f->cpu = (uint16_t)pos;
 		pos += 8;
@@ -845,7 +853,8 @@ static int load_live_tracing(struct rep *r)
 		return -ENOENT;
 	if (!written_this_boot(info->path)) {
 		tk_warn("%s: no TRACING_DATA, and the file predates this boot: tracepoints print "
-			"unnamed", info->path);
+			"unnamed",
+			info->path);
 		return -ENOENT;
 	}
 	root = tk_tracefs_root();
@@ -934,8 +943,8 @@ static bool sample_wanted(struct rep *r, const struct psample *s)
 	const struct tk_perfdata_report_opts *o = r->opts;
 	size_t i;
 
-	if (o->cpu_mask && (s->cpu >= o->cpu_mask_bits ||
-			    !(o->cpu_mask[s->cpu / 8] & (1u << (s->cpu % 8)))))
+	if (o->cpu_mask &&
+	    (s->cpu >= o->cpu_mask_bits || !(o->cpu_mask[s->cpu / 8] & (1u << (s->cpu % 8)))))
 		return false;
 	if ((o->has_start && s->time < o->start_ns) || (o->has_end && s->time >= o->end_ns))
 		return false;
@@ -1033,8 +1042,8 @@ static int ensure_evsels(struct rep *r)
 	}
 	r->file_evsels = n;
 	if (!n || !tk_perf_id_offset(TK_PERF_RECORD_SAMPLE,
-				    tk_perfdata_evsel_get(r->pd, 0)->attr.sample_type, SIZE_MAX / 2,
-				    &r->sample_id_off))
+				     tk_perfdata_evsel_get(r->pd, 0)->attr.sample_type,
+				     SIZE_MAX / 2, &r->sample_id_off))
 		r->sample_id_off = 0;
 	return 0;
 }
@@ -1140,7 +1149,8 @@ static inline bool fast_sample(const struct rep_evsel *e, const struct tk_perf_r
 	const struct fast_layout *f = &e->fast;
 
 	return f->ok && rec->type == TK_PERF_RECORD_SAMPLE && rec->size >= f->min &&
-	       (!f->raw || ld32((const uint8_t *)rec->data + f->raw) <= (uint32_t)(rec->size - f->min));
+	       (!f->raw ||
+		ld32((const uint8_t *)rec->data + f->raw) <= (uint32_t)(rec->size - f->min));
 }
 
 /*
@@ -1210,12 +1220,12 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
  * maps stay in the merge thread. Memory stays bounded: the slots' logs and
  * texts, and a window per worker.
  */
-#define PJOB_LINES 2048
-#define PJOB_TEXT (256u << 10)
-#define PJOB_QUEUE 2
-#define PJOB_CHECK 256  /* lines: how often an inline job looks for idle workers */
+#define PJOB_LINES   2048
+#define PJOB_TEXT    (256u << 10)
+#define PJOB_QUEUE   2
+#define PJOB_CHECK   256 /* lines: how often an inline job looks for idle workers */
 #define PMAX_THREADS 16
-#define PWINDOW (256u << 10)
+#define PWINDOW	     (256u << 10)
 
 /*
  * One line a worker prints: 24 bytes, three stores past the cache. Its
@@ -1223,8 +1233,8 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
  * fixed offsets of its event's layout (only such samples are logged).
  */
 struct pline {
-	uint64_t rec_off;       /* file offset of the SAMPLE record */
-	const char *prefix;     /* PREFIX_BYTES from the prefix store */
+	uint64_t rec_off;   /* file offset of the SAMPLE record */
+	const char *prefix; /* PREFIX_BYTES from the prefix store */
 	int32_t evsel;
 	uint16_t rec_size;
 	uint8_t prefix_len;
@@ -1237,9 +1247,9 @@ struct pjob {
 
 struct pworker {
 	struct ppool *pool;
-	struct tk_text_slot *texts;    /* q.n */
+	struct tk_text_slot *texts; /* q.n */
 	struct time_col tc;
-	uint8_t *win;           /* PWINDOW bytes of the file from win_start */
+	uint8_t *win; /* PWINDOW bytes of the file from win_start */
 	uint64_t win_start, win_len;
 	struct tk_ksym_memo *memo;
 	pthread_t thread;
@@ -1249,17 +1259,17 @@ struct pworker {
 struct ppool {
 	struct rep *r;
 	pthread_mutex_t slow_lock;
-	struct tk_jobs q;       /* the ring report.c uses too (internal/handoff.h) */
-	struct pjob *jobs;      /* the logs, per slot of q */
-	struct pjob *cur;       /* being filled (merge thread only) */
+	struct tk_jobs q;  /* the ring report.c uses too (internal/handoff.h) */
+	struct pjob *jobs; /* the logs, per slot of q */
+	struct pjob *cur;  /* being filled (merge thread only) */
 	size_t cur_slot;
-	bool cur_inline;        /* printed by the merge, into r->out */
-	struct tk_outbuf fdout; /* the report's output while r->out is a job's */
+	bool cur_inline;	  /* printed by the merge, into r->out */
+	struct tk_outbuf fdout;	  /* the report's output while r->out is a job's */
 	struct tk_outbuf scratch; /* r->out while the job being filled is logged */
 	struct pworker *workers;
 	size_t nworkers, nstarted;
 	struct tk_ksym_memo *main_memo;
-	int fd;                 /* the file, which workers read records from */
+	int fd; /* the file, which workers read records from */
 } __attribute__((aligned(128)));
 
 /* The event text through libtraceevent, on a thread that shares the set. */
@@ -1325,8 +1335,10 @@ static int pworker_line(struct pworker *w, struct tk_outbuf *o, const struct pli
 		raw = rec + f->raw + 4;
 		/* Read again from the file: it fits only if the file did not change meanwhile. */
 		if (raw_size > (uint32_t)(l->rec_size - f->min))
-			return tk_fail(EBADMSG, "the record at 0x%" PRIx64 " changed while the "
-				       "report read it", l->rec_off);
+			return tk_fail(EBADMSG,
+				       "the record at 0x%" PRIx64 " changed while the "
+				       "report read it",
+				       l->rec_off);
 	}
 	p = room(o, PREFIX_BYTES + 8);
 
@@ -1389,7 +1401,8 @@ static void ppool_begin(struct ppool *pool, bool force)
 {
 	struct rep *r = pool->r;
 
-	pool->cur_slot = tk_jobs_start(&pool->q, &pool->fdout, PJOB_QUEUE, force, &pool->cur_inline);
+	pool->cur_slot =
+		tk_jobs_start(&pool->q, &pool->fdout, PJOB_QUEUE, force, &pool->cur_inline);
 	pool->cur = &pool->jobs[pool->cur_slot];
 	pool->cur->nlines = 0;
 	r->out = pool->cur_inline ? pool->q.text[pool->cur_slot]->out : pool->scratch;
@@ -1582,15 +1595,14 @@ static inline void ppool_printed(struct rep *r)
 {
 	struct ppool *pool = r->pool;
 
-	if (pool->cur_inline &&
-	    (++pool->cur->nlines == PJOB_LINES ||
-	     (!(pool->cur->nlines % PJOB_CHECK) && tk_jobs_starving(&pool->q))))
+	if (pool->cur_inline && (++pool->cur->nlines == PJOB_LINES ||
+				 (!(pool->cur->nlines % PJOB_CHECK) && tk_jobs_starving(&pool->q))))
 		ppool_dispatch(pool, false, false);
 }
 
 /* The event text of @s printed in the merge while workers print too. */
-static void __attribute__((noinline)) print_shared(struct rep *r, const struct tk_event *ev,
-						   const struct psample *s)
+static void __attribute__((noinline))
+print_shared(struct rep *r, const struct tk_event *ev, const struct psample *s)
 {
 	struct ppool *pool = r->pool;
 
@@ -1802,7 +1814,7 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 		memcpy(&len, d + 24, 8);
 		memcpy(&pgoff, d + 32, 8);
 		if ((int32_t)pid < 0)
-			return 0;       /* kernel maps: kallsyms covers them */
+			return 0; /* kernel maps: kallsyms covers them */
 		p = proc_get(r, (int32_t)pid, true);
 		if (!p)
 			return -ENOMEM;
@@ -2003,8 +2015,8 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 
 		/* Samples: the time through the memo and the fixed layout when they can. */
 		idx = rec_evsel(r, rec);
-		if (idx >= 0 && !r->evs[idx].ready && (ret = evsel_prepare(r, (size_t)idx,
-									     &r->evs[idx])))
+		if (idx >= 0 && !r->evs[idx].ready &&
+		    (ret = evsel_prepare(r, (size_t)idx, &r->evs[idx])))
 			return ret;
 		/* Only the time is needed to queue it: one load with the fixed layout. */
 		if (idx >= 0 && (size_t)idx < r->nevs) {
@@ -2064,7 +2076,6 @@ static void rep_release(struct rep *r)
 	tk_event_set_free(r->set);
 	tk_outbuf_release(&r->out);
 }
-
 
 TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 				  const struct tk_perfdata_report_opts *opts, uint64_t *printed)

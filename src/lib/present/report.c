@@ -101,15 +101,15 @@ struct lazy_fmt {
 	const char *system;
 	const char *text;
 	uint64_t len;
-	int8_t state;         /* 0: not parsed, 1: parsed, -1: failed */
-	int8_t selected;      /* -1: not decided yet */
+	int8_t state;		   /* 0: not parsed, 1: parsed, -1: failed */
+	int8_t selected;	   /* -1: not decided yet */
 	const struct tk_event *ev; /* once found: the set never replaces an id's event */
 };
 
 struct stream {
 	struct tk_dat_cpu_reader *rd;
 	struct tk_page_iter it;
-	struct tk_page_record *recs; /* the page's records, decoded in one pass */
+	struct tk_page_record *recs;	  /* the page's records, decoded in one pass */
 	const struct tk_page_record *rec; /* the current one; timestamp as shown */
 	uint32_t nrecs, irec;
 	uint32_t data_offset;
@@ -119,27 +119,27 @@ struct stream {
 	uint32_t order;
 	uint64_t ts;
 	int64_t page_missed;
-	int64_t missed;      /* for rec: 0, -1 (unknown count) or the count */
+	int64_t missed; /* for rec: 0, -1 (unknown count) or the count */
 	uint64_t page_off;
 	uint64_t events, lost, marks;
-	uint64_t pages_flagged;   /* pages with the missed-events bit */
+	uint64_t pages_flagged; /* pages with the missed-events bit */
 	/* The kernel's counts from this CPU's CPUSTAT option (has_cpustat). */
 	bool has_cpustat;
 	uint64_t overrun, commit_overrun, dropped, entries;
 	/* A worker's copy (report threads): it reports no errors of its own. */
 	bool replica;
-	bool advance;             /* replica: rec was taken; move on before the next */
-	bool live;                /* in the merge's heap: rec is the next to take */
+	bool advance; /* replica: rec was taken; move on before the next */
+	bool live;    /* in the merge's heap: rec is the next to take */
 	/* Set when the CPU's data ends early: how far it was read, and why. */
 	bool cut;
 	uint64_t cut_at, size;
-	uint64_t file_base;       /* file offset of the data; UINT64_MAX when compressed */
-	size_t cpu_index;         /* in buf->cpus[] */
+	uint64_t file_base; /* file offset of the data; UINT64_MAX when compressed */
+	size_t cpu_index;   /* in buf->cpus[] */
 	/* --header's first pass over the page headers. */
 	uint64_t pre_lost, pre_flagged, pre_marks, pre_cut_at;
 	bool pre_cut;
-	char *pre_msg;            /* malloc'ed; NULL when out of memory */
-	char cpu_text[16];   /* " [%03u]" */
+	char *pre_msg;	   /* malloc'ed; NULL when out of memory */
+	char cpu_text[16]; /* " [%03u]" */
 	uint8_t cpu_len;
 };
 
@@ -167,7 +167,7 @@ struct report;
 /* The text --sym printed for one (event, address). */
 struct probe_memo {
 	uint64_t ip;
-	int id;               /* -1: empty */
+	int id; /* -1: empty */
 	uint16_t len;
 	char text[302];
 };
@@ -178,24 +178,24 @@ struct probe_memo {
  * else, so lines can be printed on other threads than the merge's.
  */
 struct line {
-	const struct stream *s;      /* CPU text and buffer name */
-	const struct tk_event *ev;   /* NULL: an unknown event */
+	const struct stream *s;	   /* CPU text and buffer name */
+	const struct tk_event *ev; /* NULL: an unknown event */
 	const char *comm;
 	const void *data;
 	uint32_t size;
 	int pid;
-	uint64_t ts;                 /* as shown */
-	int64_t missed;              /* 0, -1 (unknown count) or the count */
+	uint64_t ts;	/* as shown */
+	int64_t missed; /* 0, -1 (unknown count) or the count */
 };
 
 /* One line printer: the main thread's, or a worker's. Its caches are its own. */
 struct printer {
 	const struct report *r;
 	struct tk_outbuf *o;
-	struct prefix *pcache;       /* PCACHE_SIZE, by pid */
-	bool shared;                 /* other printers run at the same time */
-	pthread_mutex_t *slow_lock;  /* shared: held around libtraceevent */
-	uint64_t last_sec;           /* put_time(): the seconds text last printed */
+	struct prefix *pcache;	    /* PCACHE_SIZE, by pid */
+	bool shared;		    /* other printers run at the same time */
+	pthread_mutex_t *slow_lock; /* shared: held around libtraceevent */
+	uint64_t last_sec;	    /* put_time(): the seconds text last printed */
 	char sec_text[24];
 	uint8_t sec_len;
 	/*
@@ -215,37 +215,39 @@ struct report {
 	struct tk_outbuf out;
 	struct stream *streams;
 	size_t nstreams;
-	struct stream **heap;     /* pointers: no index scaling in the merge */
+	struct stream **heap; /* pointers: no index scaling in the merge */
 	size_t nheap;
-	struct printer pr;        /* the main thread's line printer */
-	struct comm_memo *cmemo;  /* PCACHE_SIZE, by pid */
-	struct lazy_fmt *lazy;    /* per event id */
+	struct printer pr;	     /* the main thread's line printer */
+	struct comm_memo *cmemo;     /* PCACHE_SIZE, by pid */
+	struct lazy_fmt *lazy;	     /* per event id */
 	const struct tk_event **evs; /* per id 0..65535, once found: one dense load a record */
 	size_t nlazy;
-	int *order;               /* ids in file order, for --stat */
+	int *order; /* ids in file order, for --stat */
 	size_t norder;
-	uint64_t *counts;         /* per event id (0..65535) */
-	uint64_t known;           /* their sum (summing 64 Ki slots faulted in 512 KiB) */
+	uint64_t *counts; /* per event id (0..65535) */
+	uint64_t known;	  /* their sum (summing 64 Ki slots faulted in 512 KiB) */
 	bool usecs;
-	uint64_t ts_add;          /* tk_dat_timestamp() without TSC2NSEC: a sum */
-	bool fast_common;         /* type: 2 bytes, pid: 4, host order */
-	bool filtering;           /* -F, -P or --comm given */
-	bool special;             /* --stat or --json: no text lines */
-	size_t room;              /* bytes free before a line that need no flush */
+	uint64_t ts_add;			 /* tk_dat_timestamp() without TSC2NSEC: a sum */
+	bool fast_common;			 /* type: 2 bytes, pid: 4, host order */
+	bool filtering;				 /* -F, -P or --comm given */
+	bool special;				 /* --stat or --json: no text lines */
+	size_t room;				 /* bytes free before a line that need no flush */
 	uint32_t type_off, pid_off, common_size; /* fast_common: where type and pid are */
 	bool instances;
 	bool nomem;
 	int label_width;
 	const char *path;
-	bool any_cpustat;         /* the file has CPUSTAT options at all */
-	/* --sym: where probe events fired (uprobes through the build-id cache, kprobes kallsyms). */
+	bool any_cpustat; /* the file has CPUSTAT options at all */
+	/* --sym: where probe events fired (uprobes through the build-id cache, kprobes kallsyms).
+	 */
 	struct tk_symbolizer *sym;
 	struct tk_cache *cache;
 	const struct tk_event_field **probe_ip; /* per id: its __probe_ip, or &no_field */
 	struct probe_memo *probe_memo;
-	char cut_msg[512];        /* the first "file is incomplete" message */
+	char cut_msg[512];		/* the first "file is incomplete" message */
 	const struct stream *cut_first; /* the stream it is about */
-} __attribute__((aligned(128))); /* read per line by workers: no neighbour of its lines is written */
+}
+__attribute__((aligned(128))); /* read per line by workers: no neighbour of its lines is written */
 
 static size_t probe_place(struct report *r, const struct tk_event *ev, int id, const void *data,
 			  uint32_t size, char *buf, size_t cap);
@@ -273,16 +275,15 @@ static const char *buffer_label(const struct stream *s)
  * Bad bytes at @in_page of the current page: named by file offset when the
  * data is stored as it is, by offset in the CPU's data when compressed.
  */
-static void page_error(struct report *r, const struct stream *s, uint64_t in_page,
-		       const char *what)
+static void page_error(struct report *r, const struct stream *s, uint64_t in_page, const char *what)
 {
 	if (s->file_base != UINT64_MAX)
 		tk_fail_at(EBADMSG, r->path, s->file_base + s->page_off + in_page,
 			   "buffer %s cpu %u: %s", buffer_label(s), s->cpu, what);
 	else
-		tk_fail(EBADMSG, "%s: buffer %s cpu %u: offset 0x%" PRIx64
-			" of the uncompressed data: %s", r->path, buffer_label(s), s->cpu,
-			s->page_off + in_page, what);
+		tk_fail(EBADMSG,
+			"%s: buffer %s cpu %u: offset 0x%" PRIx64 " of the uncompressed data: %s",
+			r->path, buffer_label(s), s->cpu, s->page_off + in_page, what);
 }
 
 /*
@@ -301,8 +302,8 @@ static int stream_cut(struct report *r, struct stream *s, int err, uint64_t at)
 		r->cut_first = s;
 		snprintf(r->cut_msg, sizeof(r->cut_msg),
 			 "file is incomplete: buffer %s cpu %u: read 0x%" PRIx64 " of 0x%" PRIx64
-			 " bytes of its data: %s", buffer_label(s), s->cpu, at, s->size,
-			 tk_errmsg());
+			 " bytes of its data: %s",
+			 buffer_label(s), s->cpu, at, s->size, tk_errmsg());
 	}
 	return 0;
 }
@@ -321,7 +322,8 @@ static int __attribute__((noinline)) stream_refill(struct report *r, struct stre
 			/* The shown time, for the whole batch in one loop. */
 			if (r->info->has_tsc2nsec) {
 				for (int i = 0; i < ret; i++)
-					rec[i].timestamp = tk_dat_timestamp(r->dat, rec[i].timestamp);
+					rec[i].timestamp =
+						tk_dat_timestamp(r->dat, rec[i].timestamp);
 			} else {
 				for (int i = 0; i < ret; i++)
 					rec[i].timestamp += r->ts_add;
@@ -354,8 +356,9 @@ static int __attribute__((noinline)) stream_refill(struct report *r, struct stre
 			page_error(r, s, 0, "bad page header");
 			return stream_cut(r, s, -EBADMSG, s->page_off);
 		}
-		s->page_missed = !hdr.missed_events ? 0 :
-				 hdr.missed_stored ? (int64_t)hdr.missed_count : -1;
+		s->page_missed = !hdr.missed_events  ? 0
+				 : hdr.missed_stored ? (int64_t)hdr.missed_count
+						     : -1;
 		if (s->page_missed) {
 			s->pages_flagged++;
 			if (s->page_missed > 0)
@@ -507,8 +510,8 @@ static int open_streams(struct report *r)
 			s->buffer = b;
 			s->cpu = buf->cpus[c].cpu;
 			s->order = (uint32_t)r->nstreams;
-			s->cpu_len = (uint8_t)snprintf(s->cpu_text, sizeof(s->cpu_text),
-						       " [%03u]", s->cpu);
+			s->cpu_len = (uint8_t)snprintf(s->cpu_text, sizeof(s->cpu_text), " [%03u]",
+						       s->cpu);
 			s->data_offset = buf->page_format.data_offset;
 			s->page_off = UINT64_MAX;
 			s->file_base = buf->compressed ? UINT64_MAX : buf->cpus[c].offset;
@@ -695,7 +698,8 @@ static void loss_text(const struct stream *s, uint64_t lost, uint64_t flagged, u
 	if (s->has_cpustat)
 		n += snprintf(out + n, cap - (size_t)n,
 			      "kernel: %" PRIu64 " overrun, %" PRIu64 " commit overrun, %" PRIu64
-			      " dropped; ", s->overrun, s->commit_overrun, s->dropped);
+			      " dropped; ",
+			      s->overrun, s->commit_overrun, s->dropped);
 	else
 		n += snprintf(out + n, cap - (size_t)n, "no kernel counts in the file; ");
 	if (n > 0 && (size_t)n < cap)
@@ -731,16 +735,16 @@ static void print_loss_header(struct report *r)
 				     s->buf->name[0] ? "buffer " : "", s->buf->name,
 				     s->buf->name[0] ? " " : "", s->cpu, s->entries);
 		if (n > 0)
-			tk_outbuf_write(&r->out, line, (size_t)n < sizeof(line) ? (size_t)n :
-						   sizeof(line) - 1);
+			tk_outbuf_write(&r->out, line,
+					(size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 		if (s->pre_cut) {
 			n = snprintf(line, sizeof(line),
 				     "# file is incomplete: buffer %s cpu %u: read 0x%" PRIx64
-				     " of 0x%" PRIx64 " bytes of its data: %s\n", buffer_label(s),
-				     s->cpu, s->pre_cut_at, s->size,
+				     " of 0x%" PRIx64 " bytes of its data: %s\n",
+				     buffer_label(s), s->cpu, s->pre_cut_at, s->size,
 				     s->pre_msg ? s->pre_msg : "out of memory");
-			tk_outbuf_write(&r->out, line, (size_t)n < sizeof(line) ? (size_t)n :
-						   sizeof(line) - 1);
+			tk_outbuf_write(&r->out, line,
+					(size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 		}
 	}
 }
@@ -755,9 +759,10 @@ static void warn_cpustat(struct report *r)
 			continue;
 		if (kernel_lost(s))
 			tk_warn("%s: buffer %s cpu %u: the kernel counted %" PRIu64
-				" lost events (%" PRIu64 " overrun, %" PRIu64 " commit overrun, %"
-				PRIu64 " dropped)", r->path, buffer_label(s), s->cpu,
-				kernel_lost(s), s->overrun, s->commit_overrun, s->dropped);
+				" lost events (%" PRIu64 " overrun, %" PRIu64
+				" commit overrun, %" PRIu64 " dropped)",
+				r->path, buffer_label(s), s->cpu, kernel_lost(s), s->overrun,
+				s->commit_overrun, s->dropped);
 		if (s->entries)
 			tk_warn("%s: file is incomplete: buffer %s cpu %u: %" PRIu64
 				" events were still in the kernel buffer and are not in the file",
@@ -1104,8 +1109,8 @@ static void print_json(struct report *r, struct stream *s, const struct tk_event
 	char buf[128];
 	int n;
 
-	n = snprintf(buf, sizeof(buf), "{\"ts\":%" PRIu64 ",\"cpu\":%u,\"pid\":%d,\"comm\":",
-		     s->ts, s->cpu, pid);
+	n = snprintf(buf, sizeof(buf), "{\"ts\":%" PRIu64 ",\"cpu\":%u,\"pid\":%d,\"comm\":", s->ts,
+		     s->cpu, pid);
 	tk_outbuf_write(o, buf, (size_t)n);
 	put_json_str(o, comm, strlen(comm));
 	if (s->buf->name[0]) {
@@ -1113,8 +1118,9 @@ static void print_json(struct report *r, struct stream *s, const struct tk_event
 		put_json_str(o, s->buf->name, strlen(s->buf->name));
 	}
 	if (s->missed)
-		tk_outbuf_write(o, buf, (size_t)snprintf(buf, sizeof(buf), ",\"lost\":%" PRId64,
-							  s->missed));
+		tk_outbuf_write(
+			o, buf,
+			(size_t)snprintf(buf, sizeof(buf), ",\"lost\":%" PRId64, s->missed));
 	tk_outbuf_write(o, ",\"system\":", 10);
 	put_json_str(o, tk_event_system(ev), strlen(tk_event_system(ev)));
 	tk_outbuf_write(o, ",\"event\":", 9);
@@ -1133,14 +1139,15 @@ static void print_json(struct report *r, struct stream *s, const struct tk_event
 		put_json_str(o, f->name, strlen(f->name));
 		tk_outbuf_write(o, ":", 1);
 		if (f->is_string || (f->is_array && strstr(f->type, "char"))) {
-			if (tk_event_field_string(r->set, f, s->rec->data, s->rec->size, &str, &len))
+			if (tk_event_field_string(r->set, f, s->rec->data, s->rec->size, &str,
+						  &len))
 				tk_outbuf_write(o, "null", 4);
 			else
 				put_json_str(o, str, len);
 		} else if (!f->is_array && !f->is_dynamic &&
 			   !tk_event_field_read(r->set, f, s->rec->data, s->rec->size, &v)) {
-			n = f->is_signed ? snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)v) :
-					   snprintf(buf, sizeof(buf), "%" PRIu64, v);
+			n = f->is_signed ? snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)v)
+					 : snprintf(buf, sizeof(buf), "%" PRIu64, v);
 			tk_outbuf_write(o, buf, (size_t)n);
 		} else if (!f->is_dynamic && (uint64_t)f->offset + f->size <= s->rec->size) {
 			/* Other arrays: their bytes as hex text. */
@@ -1189,8 +1196,8 @@ static bool pid_wanted(const struct tk_report_opts *o, int pid)
 }
 
 /* The "%16s-%-5d" column of @pid, built and kept in @pc. */
-static void __attribute__((noinline)) put_comm_pid(struct printer *p, struct prefix *pc,
-						   const char *comm, int pid)
+static void __attribute__((noinline))
+put_comm_pid(struct printer *p, struct prefix *pc, const char *comm, int pid)
 {
 	struct tk_outbuf *o = p->o;
 	size_t start = o->len, clen = strnlen(comm, 256), before, pad;
@@ -1238,8 +1245,8 @@ static void put_dropped(struct tk_outbuf *o, uint32_t cpu, int64_t missed)
 {
 	char tmp[80];
 	int n = missed > 0 ? snprintf(tmp, sizeof(tmp), "CPU:%u [%" PRId64 " EVENTS DROPPED]\n",
-				      cpu, missed) :
-			     snprintf(tmp, sizeof(tmp), "CPU:%u [EVENTS DROPPED]\n", cpu);
+				      cpu, missed)
+			   : snprintf(tmp, sizeof(tmp), "CPU:%u [EVENTS DROPPED]\n", cpu);
 
 	put(o, tmp, (size_t)n);
 }
@@ -1260,7 +1267,6 @@ static const char *lookup_comm(struct report *r, int pid)
 	pthread_mutex_unlock(r->pr.slow_lock);
 	return comm;
 }
-
 
 /* An event without __probe_ip: not a probe. */
 static const struct tk_event_field no_field;
@@ -1306,8 +1312,8 @@ static size_t probe_place(struct report *r, const struct tk_event *ev, int id, c
 	} else if (r->sym && tk_symbolizer_lookup_uprobe(r->sym, tk_event_system(ev),
 							 tk_event_name(ev), ip, &info) == 0) {
 		if (info.symbol)
-			n = snprintf(buf, cap, "%.256s+0x%" PRIx64 " (%s)", info.symbol, info.offset,
-				     info.dso ? info.dso : "[unknown]");
+			n = snprintf(buf, cap, "%.256s+0x%" PRIx64 " (%s)", info.symbol,
+				     info.offset, info.dso ? info.dso : "[unknown]");
 		else
 			n = snprintf(buf, cap, "[unknown] (%s)", info.dso ? info.dso : "[unknown]");
 	}
@@ -1364,7 +1370,7 @@ static inline __attribute__((always_inline)) int record_pid(const struct report 
  * needs no lookup at all.
  */
 static inline __attribute__((always_inline)) bool select_record(struct report *r, struct stream *s,
-								 struct line *l)
+								struct line *l)
 {
 	const struct tk_report_opts *opts = r->opts;
 	const void *data = s->rec->data;
@@ -1437,7 +1443,7 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 
 /* The event text, through the compiled printer when it can. */
 static inline __attribute__((always_inline)) void put_event_text(struct printer *p,
-								  const struct line *l)
+								 const struct line *l)
 {
 	const struct report *r = p->r;
 	const struct tk_event *ev = l->ev;
@@ -1453,12 +1459,13 @@ static inline __attribute__((always_inline)) void put_event_text(struct printer 
 		return;
 	}
 	/* The compiled printer first, without the call through the public entry. */
-	if (__builtin_expect(ev->kind == TK_EVENT_SLOW || (flags & (TK_REPORT_RAW |
-								   TK_REPORT_SLOW)), 0) ||
+	if (__builtin_expect(
+		    ev->kind == TK_EVENT_SLOW || (flags & (TK_REPORT_RAW | TK_REPORT_SLOW)), 0) ||
 	    tk_event_run(r->set, ev, l->data, l->size, p->o) == -ENOTSUP)
 		tk_event_print_info(r->set, ev, l->data, l->size, (int)l->s->cpu,
 				    ((flags & TK_REPORT_RAW) ? TK_EVENT_PRINT_RAW : 0) |
-				    TK_EVENT_PRINT_SLOW, p->o);
+					    TK_EVENT_PRINT_SLOW,
+				    p->o);
 }
 
 /*
@@ -1468,8 +1475,7 @@ static inline __attribute__((always_inline)) void put_event_text(struct printer 
  * the time (usually a cached copy), the name column and the compiled
  * printer.
  */
-static inline __attribute__((always_inline)) void emit_line(struct printer *p,
-							     const struct line *l)
+static inline __attribute__((always_inline)) void emit_line(struct printer *p, const struct line *l)
 {
 	const struct report *r = p->r;
 	struct tk_outbuf *o = p->o;
@@ -1559,16 +1565,17 @@ static void print_stat(struct report *r)
 		size_t len;
 
 		n = snprintf(line, sizeof(line),
-			     "%s%s%scpu %u: %" PRIu64 " events, %" PRIu64
-			     " lost, %" PRIu64 " pages with drops of unknown count",
+			     "%s%s%scpu %u: %" PRIu64 " events, %" PRIu64 " lost, %" PRIu64
+			     " pages with drops of unknown count",
 			     s->buf->name[0] ? "buffer " : "", s->buf->name,
 			     s->buf->name[0] ? " " : "", s->cpu, s->events, s->lost, s->marks);
 		len = n > 0 && n < (int)sizeof(line) ? (size_t)n : 0;
 		if (s->has_cpustat)
 			n = snprintf(line + len, sizeof(line) - len,
-				     "; kernel: %" PRIu64 " overrun, %" PRIu64 " commit overrun, %"
-				     PRIu64 " dropped, %" PRIu64 " not recorded", s->overrun,
-				     s->commit_overrun, s->dropped, s->entries);
+				     "; kernel: %" PRIu64 " overrun, %" PRIu64
+				     " commit overrun, %" PRIu64 " dropped, %" PRIu64
+				     " not recorded",
+				     s->overrun, s->commit_overrun, s->dropped, s->entries);
 		else
 			n = snprintf(line + len, sizeof(line) - len,
 				     "; kernel: no counts in the file");
@@ -1622,7 +1629,8 @@ static void warn_fallbacks(struct report *r)
 
 static bool clock_in_usecs(const struct tk_dat_info *info)
 {
-	static const char *const us[] = {"local", "global", "uptime", "perf", "tai", "x86-tsc-nsec"};
+	static const char *const us[] = {"local", "global", "uptime",
+					 "perf",  "tai",    "x86-tsc-nsec"};
 	const char *c = info->clock;
 
 	if (info->has_tsc2nsec || !c)
@@ -1679,17 +1687,17 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * chunk again), and only when each CPU stream has its own reader for it.
  */
 #define JOB_RECORDS 2048
-#define JOB_TEXT (256u << 10)
-#define JOB_QUEUE 2
+#define JOB_TEXT    (256u << 10)
+#define JOB_QUEUE   2
 /* An inline job looks this often (records) whether the workers ran out of jobs. */
-#define JOB_CHECK 256
+#define JOB_CHECK	   256
 #define JOB_SLOTS(workers) ((JOB_QUEUE + 4) * (workers) + 4)
 /* Modes that print in the merge thread (see pool_new()). */
-#define POOL_NEVER                                                                          \
-	(TK_REPORT_STAT | TK_REPORT_JSON | TK_REPORT_LATENCY | TK_REPORT_RAW | TK_REPORT_SLOW | \
+#define POOL_NEVER                                                                                 \
+	(TK_REPORT_STAT | TK_REPORT_JSON | TK_REPORT_LATENCY | TK_REPORT_RAW | TK_REPORT_SLOW |    \
 	 TK_REPORT_FALLBACKS | TK_REPORT_SYMBOLS)
-#define MAX_THREADS 16
-#define PRINTED 0x8000u
+#define MAX_THREADS	   16
+#define PRINTED		   0x8000u
 #define MAX_REPLAY_STREAMS 0x7fffu
 
 /*
@@ -1706,11 +1714,11 @@ struct pick {
  * jobs before it: each job has cache lines of its own.
  */
 struct job {
-	uint16_t *takes;          /* per record taken: stream index, | PRINTED */
-	struct pick *picks;       /* per line, in order (written past the cache: handoff.h) */
-	uint64_t *start;          /* per stream: records taken before this job */
-	uint64_t *at_page;        /* per stream: the page of its next record; MAX: none */
-	uint32_t *at_off;         /* and that record's offset in the page */
+	uint16_t *takes;    /* per record taken: stream index, | PRINTED */
+	struct pick *picks; /* per line, in order (written past the cache: handoff.h) */
+	uint64_t *start;    /* per stream: records taken before this job */
+	uint64_t *at_page;  /* per stream: the page of its next record; MAX: none */
+	uint32_t *at_off;   /* and that record's offset in the page */
 	uint32_t ntakes, npicks;
 } __attribute__((aligned(128)));
 
@@ -1719,8 +1727,8 @@ struct worker {
 	struct printer pr;
 	struct tk_text_slot *texts; /* njobs */
 	struct tk_ksym_memo *memo;
-	struct stream *streams;   /* replicas of the merge's */
-	uint64_t *taken;          /* per stream: records taken from the replica */
+	struct stream *streams; /* replicas of the merge's */
+	uint64_t *taken;	/* per stream: records taken from the replica */
 	pthread_t thread;
 	bool started;
 } __attribute__((aligned(128)));
@@ -1728,16 +1736,16 @@ struct worker {
 struct pool {
 	struct report *r;
 	struct tk_jobs q;
-	struct job *jobs;         /* the logs, per slot of q */
-	struct job *cur;          /* the job being filled (merge thread only) */
+	struct job *jobs; /* the logs, per slot of q */
+	struct job *cur;  /* the job being filled (merge thread only) */
 	size_t cur_slot;
-	bool cur_inline;          /* printed by the merge as it goes: no log */
+	bool cur_inline; /* printed by the merge as it goes: no log */
 	struct worker *workers;
 	size_t nworkers, nstarted;
 	pthread_mutex_t *slow_lock;
 	struct tk_ksym_memo *main_memo;
 	struct tk_outbuf scratch; /* the merge's printer's while the job being filled is logged */
-	uint64_t take_word;       /* takes not yet stored: four to a word */
+	uint64_t take_word;	  /* takes not yet stored: four to a word */
 } __attribute__((aligned(128)));
 
 /* The record @s holds, taken: the one after the last taken. 1, or 0/error. */
@@ -1768,8 +1776,10 @@ static int replica_seek(struct report *r, struct stream *s, uint64_t page, uint3
 		s->irec = 0;
 		ret = stream_refill(r, s);
 		if (ret != 1 || s->page_off != page)
-			return ret < 0 ? ret : tk_fail(ENODATA, "report threads: page 0x%" PRIx64
-						       " ended early", page);
+			return ret < 0 ? ret
+				       : tk_fail(ENODATA,
+						 "report threads: page 0x%" PRIx64 " ended early",
+						 page);
 	}
 	for (;;) {
 		for (uint32_t i = 0; i < s->nrecs; i++) {
@@ -1785,8 +1795,11 @@ static int replica_seek(struct report *r, struct stream *s, uint64_t page, uint3
 		/* A page bigger than a batch: the next batch of the same page. */
 		ret = stream_refill(r, s);
 		if (ret != 1 || s->page_off != page)
-			return ret < 0 ? ret : tk_fail(ENODATA, "report threads: no record at 0x%"
-						       PRIx32 " of page 0x%" PRIx64, off, page);
+			return ret < 0 ? ret
+				       : tk_fail(ENODATA,
+						 "report threads: no record at 0x%" PRIx32
+						 " of page 0x%" PRIx64,
+						 off, page);
 	}
 }
 
@@ -1817,8 +1830,9 @@ static int replay_job(struct worker *w, const struct job *j, struct tk_outbuf *o
 
 		ret = replica_take(r, s);
 		if (__builtin_expect(ret != 1, 0))
-			return ret < 0 ? ret : tk_fail(ENODATA, "report threads: a CPU stream ended "
-						       "before its log");
+			return ret < 0 ? ret
+				       : tk_fail(ENODATA, "report threads: a CPU stream ended "
+							  "before its log");
 		w->taken[t & ~PRINTED]++;
 		if (!(t & PRINTED))
 			continue;
@@ -1925,9 +1939,8 @@ static void __attribute__((noinline)) pool_dispatch(struct pool *pool, bool next
  * One record the merge took from @s, with its line @l (NULL: it prints
  * none). The merge loop hands a full job over once the stream has moved on.
  */
-static inline __attribute__((always_inline)) void pool_take(struct pool *pool,
-							    const struct stream *s,
-							    const struct line *l)
+static inline __attribute__((always_inline)) void
+pool_take(struct pool *pool, const struct stream *s, const struct line *l)
 {
 	struct job *j = pool->cur;
 
@@ -2227,8 +2240,8 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 		if (r.fast_common && (r.pid_off > UINT32_MAX - 4 || r.type_off > UINT32_MAX - 2))
 			r.fast_common = false;
 		else
-			r.common_size = r.pid_off + 4 > r.type_off + 2 ? r.pid_off + 4 :
-									 r.type_off + 2;
+			r.common_size =
+				r.pid_off + 4 > r.type_off + 2 ? r.pid_off + 4 : r.type_off + 2;
 		r.filtering = opts->nevents || opts->npids || opts->ncomms;
 		r.special = opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON);
 		ret = open_streams(&r);
@@ -2285,10 +2298,12 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 			r.heap[0] = r.heap[--r.nheap];
 			heap_down(&r, 0);
 		}
-		/* Here, where every live stream holds its next record: where the next job starts. */
+		/* Here, where every live stream holds its next record: where the next job starts.
+		 */
 		if (pool && __builtin_expect(pool->cur->ntakes == JOB_RECORDS ||
-						 (pool->cur_inline && !(pool->cur->ntakes % JOB_CHECK) &&
-						  tk_jobs_starving(&pool->q)),
+						     (pool->cur_inline &&
+						      !(pool->cur->ntakes % JOB_CHECK) &&
+						      tk_jobs_starving(&pool->q)),
 					     0))
 			pool_dispatch(pool, true);
 	}
@@ -2331,8 +2346,8 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 
 			if (s->cut && s != r.cut_first)
 				tk_warn("%s: file is incomplete: buffer %s cpu %u: read 0x%" PRIx64
-					" of 0x%" PRIx64 " bytes of its data", r.path,
-					buffer_label(s), s->cpu, s->cut_at, s->size);
+					" of 0x%" PRIx64 " bytes of its data",
+					r.path, buffer_label(s), s->cpu, s->cut_at, s->size);
 		}
 		ret = tk_fail(EBADMSG, "%s", r.cut_msg);
 	}

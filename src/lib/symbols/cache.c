@@ -100,7 +100,7 @@
 struct tk_cache {
 	char *dir;
 	char kbid[TK_BUILD_ID_HEX_MAX];
-	int kbid_state;	/* 0 unknown, 1 known, -1 unavailable */
+	int kbid_state; /* 0 unknown, 1 known, -1 unavailable */
 	bool gzip;	/* write probes.gz (tk_cache_set_gzip) */
 };
 
@@ -119,10 +119,10 @@ struct centry {
 	char *dir;
 	bool valid;
 	uint64_t bytes;
-	int64_t last_use;	/* ns since the epoch */
-	bool linked;	/* the .build-id link points here */
-	bool kcore;	/* a [kernel.kcore]/<bid>/<stamp> copy */
-	bool gone;	/* removed during this walk */
+	int64_t last_use; /* ns since the epoch */
+	bool linked;	  /* the .build-id link points here */
+	bool kcore;	  /* a [kernel.kcore]/<bid>/<stamp> copy */
+	bool gone;	  /* removed during this walk */
 };
 
 /* ---- small file-system helpers ---- */
@@ -378,7 +378,8 @@ static struct tk_cache *cache_open(const char *dir, bool create)
 		const char *home = getenv("HOME");
 
 		if (!home || !home[0]) {
-			tk_fail(ENOENT, "no cache directory: set --cache-dir, TRACEKIT_CACHE_DIR or HOME");
+			tk_fail(ENOENT,
+				"no cache directory: set --cache-dir, TRACEKIT_CACHE_DIR or HOME");
 			errno = ENOENT;
 			return NULL;
 		}
@@ -400,8 +401,9 @@ static struct tk_cache *cache_open(const char *dir, bool create)
 	} else {
 		struct stat st;
 
-		r = stat(abs, &st) == 0 && S_ISDIR(st.st_mode) ? 0 :
-		    tk_fail(ENOENT, "%s: no such cache directory", abs);
+		r = stat(abs, &st) == 0 && S_ISDIR(st.st_mode)
+			    ? 0
+			    : tk_fail(ENOENT, "%s: no such cache directory", abs);
 	}
 	if (r == 0) {
 		/* Links and listings need an absolute, canonical root. */
@@ -458,8 +460,9 @@ static const char *kernel_bid(struct tk_cache *c)
 		uint8_t id[TK_BUILD_ID_MAX];
 		int n = tk_elf_kernel_build_id(id, sizeof(id));
 
-		c->kbid_state = n > 0 && tk_build_id_hex(id, (size_t)n, c->kbid, sizeof(c->kbid)) > 0
-					? 1 : -1;
+		c->kbid_state =
+			n > 0 && tk_build_id_hex(id, (size_t)n, c->kbid, sizeof(c->kbid)) > 0 ? 1
+											      : -1;
 	}
 	return c->kbid_state > 0 ? c->kbid : NULL;
 }
@@ -588,7 +591,7 @@ static int centry_cmp(const void *a, const void *b)
 struct cvec {
 	struct centry *v;
 	size_t n, cap;
-	char **linked;		/* sorted dirs of the linked entries, for the tree scan */
+	char **linked; /* sorted dirs of the linked entries, for the tree scan */
 	size_t nlinked;
 };
 
@@ -615,8 +618,8 @@ static int str_cmp(const void *a, const void *b)
 /* A directory holds one of the files an entry has (perf's, and our probes.gz). */
 static bool has_entry_file(const char *dir, bool with_probes)
 {
-	static const char *const files[] = {"elf", "debug", "kallsyms", "vdso", "probes",
-					    "probes.gz"};
+	static const char *const files[] = {"elf",  "debug",  "kallsyms",
+					    "vdso", "probes", "probes.gz"};
 	bool found = false;
 
 	for (size_t k = 0; k < (with_probes ? 6u : 4u) && !found; k++) {
@@ -885,7 +888,7 @@ TK_API int tk_cache_for_each(struct tk_cache *cache, bool all, tk_cache_entry_fn
 /* ---- probes files ---- */
 
 struct pentry {
-	char *marker;	/* whole line with its '%' or '#' */
+	char *marker; /* whole line with its '%' or '#' */
 	char **defs;
 	size_t ndefs;
 };
@@ -989,7 +992,8 @@ static int gunzip(const char *name, const char *in, size_t inlen, char **out, si
 				inflateEnd(&zs);
 				free(buf);
 				return tk_fail_at(EFBIG, name, zs.total_in,
-						  "probe cache inflates beyond %u bytes", PROBES_MAX_BYTES);
+						  "probe cache inflates beyond %u bytes",
+						  PROBES_MAX_BYTES);
 			}
 			cap = cap * 2 > PROBES_MAX_BYTES ? PROBES_MAX_BYTES : cap * 2;
 			nb = realloc(buf, cap + 1);
@@ -1087,7 +1091,8 @@ static int pfile_parse(const char *path, struct pfile *pf)
 		free(data);
 		return tk_fail_at(EBADMSG, path, at, "NUL byte in a probe cache");
 	}
-	for (line = strtok_r(data, "\n", &save); line && r == 0; line = strtok_r(NULL, "\n", &save)) {
+	for (line = strtok_r(data, "\n", &save); line && r == 0;
+	     line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == '#' || line[0] == '%') {
 			skip = false;
 			for (size_t i = 0; i < pf->n && !skip; i++)
@@ -1216,14 +1221,12 @@ static bool def_name(const char *def, char **group, char **event)
 /* ---- SDT argument conversion (x86) ---- */
 
 static const char *const x86_regs[][2] = {
-	{"rax", "ax"}, {"eax", "ax"}, {"ax", "ax"}, {"al", "ax"}, {"ah", "ax"},
-	{"rbx", "bx"}, {"ebx", "bx"}, {"bx", "bx"}, {"bl", "bx"}, {"bh", "bx"},
-	{"rcx", "cx"}, {"ecx", "cx"}, {"cx", "cx"}, {"cl", "cx"}, {"ch", "cx"},
-	{"rdx", "dx"}, {"edx", "dx"}, {"dx", "dx"}, {"dl", "dx"}, {"dh", "dx"},
-	{"rsi", "si"}, {"esi", "si"}, {"si", "si"}, {"sil", "si"},
-	{"rdi", "di"}, {"edi", "di"}, {"di", "di"}, {"dil", "di"},
-	{"rbp", "bp"}, {"ebp", "bp"}, {"bp", "bp"}, {"bpl", "bp"},
-	{"rsp", "sp"}, {"esp", "sp"}, {"sp", "sp"}, {"spl", "sp"},
+	{"rax", "ax"}, {"eax", "ax"}, {"ax", "ax"},  {"al", "ax"},  {"ah", "ax"},  {"rbx", "bx"},
+	{"ebx", "bx"}, {"bx", "bx"},  {"bl", "bx"},  {"bh", "bx"},  {"rcx", "cx"}, {"ecx", "cx"},
+	{"cx", "cx"},  {"cl", "cx"},  {"ch", "cx"},  {"rdx", "dx"}, {"edx", "dx"}, {"dx", "dx"},
+	{"dl", "dx"},  {"dh", "dx"},  {"rsi", "si"}, {"esi", "si"}, {"si", "si"},  {"sil", "si"},
+	{"rdi", "di"}, {"edi", "di"}, {"di", "di"},  {"dil", "di"}, {"rbp", "bp"}, {"ebp", "bp"},
+	{"bp", "bp"},  {"bpl", "bp"}, {"rsp", "sp"}, {"esp", "sp"}, {"sp", "sp"},  {"spl", "sp"},
 	{"rip", "ip"}, {"eip", "ip"},
 };
 
@@ -1286,7 +1289,8 @@ static bool sdt_arg(const char *arg, size_t len, char *out, size_t cap)
 		if (ol >= sizeof(off) - 2)
 			return false;
 		for (size_t k = 0; k < ol; k++)
-			if (!((op[k] >= '0' && op[k] <= '9') || (k == 0 && (op[k] == '-' || op[k] == '+'))))
+			if (!((op[k] >= '0' && op[k] <= '9') ||
+			      (k == 0 && (op[k] == '-' || op[k] == '+'))))
 				return false;
 		if (!ol)
 			snprintf(off, sizeof(off), "+0");
@@ -1447,8 +1451,8 @@ static int pfile_merge(struct pfile *dst, const struct pfile *src)
  * every path's probes through the link). perf keeps an entry's lines in a
  * string list, so they are sorted and unique.
  */
-static int sdt_entry_put(struct pfile *pf, const char *marker, const char *path,
-			 char *const *defs, size_t nd)
+static int sdt_entry_put(struct pfile *pf, const char *marker, const char *path, char *const *defs,
+			 size_t nd)
 {
 	char **kept = NULL, **all = NULL;
 	size_t nk = 0, nu = 0;
@@ -1707,8 +1711,9 @@ TK_API int tk_cache_add(struct tk_cache *cache, const char *path, char *bid_out)
 		goto out;
 	}
 	if (n < 16) {
-		r = tk_fail(EINVAL, "%s: build id of %d bytes is too short for the cache (16 minimum)",
-			    abs, n);
+		r = tk_fail(EINVAL,
+			    "%s: build id of %d bytes is too short for the cache (16 minimum)", abs,
+			    n);
 		goto out;
 	}
 	tk_build_id_hex(id, (size_t)n, bid, sizeof(bid));
@@ -1820,7 +1825,8 @@ TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const ch
 		}
 	}
 	if (!name_ok(func) || (event && !name_ok(event)) || (group && !name_ok(group))) {
-		r = tk_fail(EINVAL, "probe spec '%s': want [[GROUP:]EVENT=]FUNC[+OFF][%%return] [ARGS]",
+		r = tk_fail(EINVAL,
+			    "probe spec '%s': want [[GROUP:]EVENT=]FUNC[+OFF][%%return] [ARGS]",
 			    spec);
 		goto out;
 	}
@@ -2106,8 +2112,8 @@ TK_API int tk_cache_remove(struct tk_cache *cache, const char *what)
 
 struct query {
 	char *buf;
-	const char *group;	/* NULL: any */
-	const char *event;	/* NULL: any */
+	const char *group; /* NULL: any */
+	const char *event; /* NULL: any */
 	const char *path;
 	const char *bid;
 };
@@ -2275,8 +2281,8 @@ static int walk_probes(struct tk_cache *c, const char *text, bool all, bool del,
 	return r;
 }
 
-TK_API int tk_cache_query(struct tk_cache *cache, const char *query, bool all,
-			  tk_cache_probe_fn fn, void *ctx)
+TK_API int tk_cache_query(struct tk_cache *cache, const char *query, bool all, tk_cache_probe_fn fn,
+			  void *ctx)
 {
 	return walk_probes(cache, query, all, false, fn, ctx);
 }
@@ -2347,8 +2353,8 @@ TK_API void tk_cache_uprobes_free(struct tk_cache_uprobe *probes, size_t count)
 	free(probes);
 }
 
-TK_API int tk_cache_resolve(struct tk_cache *cache, const char *spec,
-			    struct tk_cache_uprobe **out, size_t *count)
+TK_API int tk_cache_resolve(struct tk_cache *cache, const char *spec, struct tk_cache_uprobe **out,
+			    size_t *count)
 {
 	struct resolve_ctx rc = {0};
 	const char *q = spec;
@@ -2367,7 +2373,8 @@ TK_API int tk_cache_resolve(struct tk_cache *cache, const char *spec,
 		return r;
 	}
 	if (!rc.n)
-		return tk_fail(ENOENT, "'%s': no such probe in the cache %s (tracekit cache --add BINARY)",
+		return tk_fail(ENOENT,
+			       "'%s': no such probe in the cache %s (tracekit cache --add BINARY)",
 			       spec, cache->dir);
 	*out = rc.v;
 	*count = rc.n;
@@ -2543,8 +2550,8 @@ struct smap {
 
 /* Where a uprobe event probes: one per definition line of GROUP/EVENT. */
 struct usite {
-	char *key;	/* "GROUP/EVENT" */
-	char *path;	/* NULL: a remembered miss */
+	char *key;  /* "GROUP/EVENT" */
+	char *path; /* NULL: a remembered miss */
 	char bid[TK_BUILD_ID_HEX_MAX];
 	uint64_t offset;
 };
@@ -2631,13 +2638,15 @@ static char *dso_file(struct tk_symbolizer *s, struct dso *d)
 		const char *leaf = d->kernel ? "kallsyms" : d->vdso ? "vdso" : "elf";
 		char *link;
 
-		if (asprintf(&link, "%s/.build-id/%.2s/%s", s->cache->dir, d->bid, d->bid + 2) >= 0) {
+		if (asprintf(&link, "%s/.build-id/%.2s/%s", s->cache->dir, d->bid, d->bid + 2) >=
+		    0) {
 			if (asprintf(&f, "%s/%s", link, leaf) >= 0 && access(f, R_OK) < 0) {
 				free(f);
 				/* A pre-2016 entry is the file itself. */
 				struct stat st;
 
-				f = stat(link, &st) == 0 && S_ISREG(st.st_mode) ? strdup(link) : NULL;
+				f = stat(link, &st) == 0 && S_ISREG(st.st_mode) ? strdup(link)
+										: NULL;
 			}
 			if (f) {
 				char *dir = realpath(link, NULL);
@@ -2679,8 +2688,9 @@ static struct tk_elf *own_vdso(const char *bid)
 		elf = tk_elf_open_mem((const void *)base, (size_t)(end - start), "[vdso]");
 	}
 	free(maps);
-	if (elf && bid && ((n = tk_elf_build_id(elf, id, sizeof(id))) <= 0 ||
-			   tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)) <= 0 || strcmp(hex, bid))) {
+	if (elf && bid &&
+	    ((n = tk_elf_build_id(elf, id, sizeof(id))) <= 0 ||
+	     tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)) <= 0 || strcmp(hex, bid))) {
 		tk_elf_close(elf);
 		elf = NULL;
 	}
@@ -2732,8 +2742,8 @@ static struct tk_elf *debug_elf(struct tk_symbolizer *s, const char *bid)
 
 	if (!bid || strlen(bid) < 3)
 		return NULL;
-	if (s->cache && asprintf(&cand[0], "%s/.build-id/%.2s/%s/debug", s->cache->dir, bid,
-				 bid + 2) < 0)
+	if (s->cache &&
+	    asprintf(&cand[0], "%s/.build-id/%.2s/%s/debug", s->cache->dir, bid, bid + 2) < 0)
 		cand[0] = NULL;
 	if (asprintf(&cand[1], "%s/.build-id/%.2s/%s.debug", debug_root(), bid, bid + 2) < 0)
 		cand[1] = NULL;
@@ -2943,14 +2953,16 @@ TK_API int tk_symbolizer_add_pid(struct tk_symbolizer *sym, int pid)
 		free(maps);
 		return r;
 	}
-	for (line = strtok_r(text, "\n", &save); line && r >= 0; line = strtok_r(NULL, "\n", &save)) {
+	for (line = strtok_r(text, "\n", &save); line && r >= 0;
+	     line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long start, end, pgoff;
 		char perms[8];
 		int pathpos = 0;
 
 		/* "start-end perms offset dev inode   path" */
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff,
-			   &pathpos) < 4 || !pathpos) {
+			   &pathpos) < 4 ||
+		    !pathpos) {
 			r = tk_fail(EBADMSG, "%s: malformed line '%s'", maps, line);
 			break;
 		}
@@ -3108,8 +3120,7 @@ static char *sdt_base_name(const char *event)
 }
 
 TK_API int tk_symbolizer_lookup_uprobe(struct tk_symbolizer *sym, const char *group,
-				       const char *event, uint64_t ip,
-				       struct tk_symbol_info *info)
+				       const char *event, uint64_t ip, struct tk_symbol_info *info)
 {
 	struct usite_ctx uc = {.s = sym, .group = group, .event = event};
 	const struct usite *best = NULL, *cong = NULL, *exact = NULL;
@@ -3219,9 +3230,9 @@ struct kload {
 };
 
 struct kpiece {
-	uint64_t addr, len, src;	/* address, length, offset in the source */
-	uint64_t rel;			/* offset in the output's data area */
-	int remap;			/* index of the piece whose bytes it shares, or -1 */
+	uint64_t addr, len, src; /* address, length, offset in the source */
+	uint64_t rel;		 /* offset in the output's data area */
+	int remap;		 /* index of the piece whose bytes it shares, or -1 */
 };
 
 struct kcore_src {
@@ -3288,7 +3299,8 @@ static int kcore_parse(struct kcore_src *k, uint64_t fsize)
 	if (phoff > fsize || (uint64_t)phnum * want > fsize - phoff)
 		return tk_fail_at(EBADMSG, k->name, k->is64 ? 32 : 28,
 				  "program headers at 0x%" PRIx64 " run past the file (%" PRIu64
-				  " bytes)", phoff, fsize);
+				  " bytes)",
+				  phoff, fsize);
 	k->loads = calloc(phnum, sizeof(*k->loads));
 	if (!k->loads)
 		return tk_fail(ENOMEM, "out of memory");
@@ -3313,8 +3325,8 @@ static int kcore_parse(struct kcore_src *k, uint64_t fsize)
 		if (off > fsize || filesz > fsize - off || vaddr + filesz < vaddr)
 			return tk_fail_at(EBADMSG, k->name, at,
 					  "segment %u (0x%" PRIx64 "+0x%" PRIx64
-					  ") lies outside the file (%" PRIu64 " bytes)", i, off, filesz,
-					  fsize);
+					  ") lies outside the file (%" PRIu64 " bytes)",
+					  i, off, filesz, fsize);
 		if (pt == PT_NOTE) {
 			if (!k->note_len) {
 				k->note_off = off;
@@ -3502,8 +3514,8 @@ static int copy_range(int in, uint64_t off, int out, uint64_t to, uint64_t len, 
 	return r;
 }
 
-static int kcore_write(const struct kcore_src *k, const struct kpiece *p, size_t n,
-		       const char *out, uint64_t page)
+static int kcore_write(const struct kcore_src *k, const struct kpiece *p, size_t n, const char *out,
+		       uint64_t page)
 {
 	size_t ehsz = k->is64 ? 64 : 52, phsz = k->is64 ? 56 : 32;
 	uint64_t data = round_upp(ehsz + n * phsz, page);
@@ -3517,8 +3529,8 @@ static int kcore_write(const struct kcore_src *k, const struct kpiece *p, size_t
 	tk_store_u16(hdr + 18, k->machine, k->big);
 	tk_store_u32(hdr + 20, EV_CURRENT, k->big);
 	if (k->is64) {
-		tk_store_u64(hdr + 32, 64, k->big);	/* e_phoff */
-		tk_store_u16(hdr + 52, 64, k->big);	/* e_ehsize */
+		tk_store_u64(hdr + 32, 64, k->big); /* e_phoff */
+		tk_store_u16(hdr + 52, 64, k->big); /* e_ehsize */
 		tk_store_u16(hdr + 54, 56, k->big);
 		tk_store_u16(hdr + 56, (uint16_t)n, k->big);
 	} else {
@@ -3630,8 +3642,10 @@ TK_API int tk_cache_add_kcore(struct tk_cache *cache, const char *path, bool for
 	int r;
 
 	if (strcmp(base, "kcore"))
-		return tk_fail(EINVAL, "%s: a kcore file must be named 'kcore', beside its "
-			       "'kallsyms' and 'modules' (as /proc has them)", path);
+		return tk_fail(EINVAL,
+			       "%s: a kcore file must be named 'kcore', beside its "
+			       "'kallsyms' and 'modules' (as /proc has them)",
+			       path);
 	dir = realpath(path, NULL);
 	if (!dir)
 		return fail_errno(errno, path);
@@ -3681,8 +3695,10 @@ TK_API int tk_cache_add_kcore(struct tk_cache *cache, const char *path, bool for
 		if (r < 0)
 			goto out;
 	} else if (kcore_vmcoreinfo_bid(&k, bid) < 0) {
-		r = tk_fail(ENOENT, "%s: no kernel build id: neither %s nor a VMCOREINFO "
-			    "BUILD-ID note in the kcore", path, notes);
+		r = tk_fail(ENOENT,
+			    "%s: no kernel build id: neither %s nor a VMCOREINFO "
+			    "BUILD-ID note in the kcore",
+			    path, notes);
 		goto out;
 	}
 	r = kcore_ranges(ksp, ks, kslen, modp, mods, &ki);
@@ -3714,8 +3730,9 @@ TK_API int tk_cache_add_kcore(struct tk_cache *cache, const char *path, bool for
 	if (r < 0)
 		goto out;
 	if (!npc || npc > 1000) {
-		r = tk_fail(EBADMSG, "%s: no PT_LOAD segment holds the kernel text 0x%" PRIx64
-			    "-0x%" PRIx64, path, ki.stext, ki.etext);
+		r = tk_fail(EBADMSG,
+			    "%s: no PT_LOAD segment holds the kernel text 0x%" PRIx64 "-0x%" PRIx64,
+			    path, ki.stext, ki.etext);
 		goto out;
 	}
 	/* Pieces inside the kernel text's bytes (e.g. a second text mapping) share them. */
@@ -3778,8 +3795,8 @@ TK_API int tk_cache_add_kcore(struct tk_cache *cache, const char *path, bool for
 		free(f);
 	}
 	/* Modules loaded or unloaded meanwhile would make the copy inconsistent. */
-	if (r == 0 && (read_file(ksp, &ks2, &ks2len) < 0 || ks2len != kslen ||
-		       memcmp(ks, ks2, kslen)))
+	if (r == 0 &&
+	    (read_file(ksp, &ks2, &ks2len) < 0 || ks2len != kslen || memcmp(ks, ks2, kslen)))
 		r = tk_fail(EAGAIN, "%s: changed while the kcore was copied; try again", ksp);
 	if (r < 0)
 		goto fail_dir;
@@ -3901,7 +3918,8 @@ TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsym
 		}
 	}
 	if (!name_ok(func) || (event && !name_ok(event)) || (group && !name_ok(group))) {
-		r = tk_fail(EINVAL, "probe spec '%s': want [[GROUP:]EVENT=]FUNC[+OFF][%%return] [ARGS]",
+		r = tk_fail(EINVAL,
+			    "probe spec '%s': want [[GROUP:]EVENT=]FUNC[+OFF][%%return] [ARGS]",
 			    spec);
 		goto out;
 	}
@@ -3911,8 +3929,10 @@ TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsym
 	text = kallsyms_addr(ks, "_text");
 	faddr = kallsyms_addr(ks, func);
 	if (!text) {
-		r = tk_fail(ENOENT, "%s: no _text symbol (are kernel addresses hidden? "
-			    "kptr_restrict)", kallsyms);
+		r = tk_fail(ENOENT,
+			    "%s: no _text symbol (are kernel addresses hidden? "
+			    "kptr_restrict)",
+			    kallsyms);
 		goto out;
 	}
 	if (!faddr || faddr < text || faddr + plus < faddr) {
@@ -3926,9 +3946,8 @@ TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsym
 		     group ? group : "probe", event ? event : func, ret ? "__return" : "",
 		     faddr + plus - text, *args ? " " : "", args) < 0 ||
 	    asprintf(&marker, "#%s%s%s%s%s%s%s%s%s%s", event ? (group ? group : "probe") : "",
-		     event ? ":" : "", event ? event : "", event ? "=" : "", func,
-		     plusp ? "+" : "", plusp ? plusp + 1 : "", ret ? "%return" : "",
-		     *args ? " " : "", args) < 0) {
+		     event ? ":" : "", event ? event : "", event ? "=" : "", func, plusp ? "+" : "",
+		     plusp ? plusp + 1 : "", ret ? "%return" : "", *args ? " " : "", args) < 0) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}

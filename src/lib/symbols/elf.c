@@ -96,9 +96,9 @@
 
 struct sym_cache {
 	struct tk_elf_symbol *syms;
-	uint8_t *other;	/* st_other (visibility) of each symbol */
+	uint8_t *other; /* st_other (visibility) of each symbol */
 	size_t count;
-	int status;	/* 0 not loaded, 1 loaded, negative errno */
+	int status; /* 0 not loaded, 1 loaded, negative errno */
 };
 
 struct tk_elf {
@@ -110,7 +110,7 @@ struct tk_elf {
 	bool big;
 	bool is64;
 	size_t shstrndx;
-	struct sym_cache tabs[2];	/* TK_ELF_SYMTAB, TK_ELF_DYNSYM */
+	struct sym_cache tabs[2]; /* TK_ELF_SYMTAB, TK_ELF_DYNSYM */
 	struct tk_elf_sdt *sdt;
 	size_t sdt_count;
 	bool sdt_loaded;
@@ -319,7 +319,7 @@ struct note {
 	uint32_t descsz;
 	const uint8_t *name;
 	const uint8_t *desc;
-	uint64_t offset;	/* absolute offset of the note header */
+	uint64_t offset; /* absolute offset of the note header */
 	uint64_t desc_offset;
 };
 
@@ -347,14 +347,16 @@ static int note_next(struct tk_cursor *c, uint64_t align, const char *name, stru
 	padded = align_up(n->namesz, align);
 	if (padded > left)
 		return tk_fail_at(EBADMSG, name, n->offset,
-				  "note name size %" PRIu32 " exceeds the %zu bytes left in the notes",
+				  "note name size %" PRIu32
+				  " exceeds the %zu bytes left in the notes",
 				  n->namesz, left);
 	tk_cursor_bytes(c, padded, &n->name);
 	left = tk_cursor_left(c);
 	n->desc_offset = tk_cursor_offset(c);
 	if (n->descsz > left)
 		return tk_fail_at(EBADMSG, name, n->offset,
-				  "note desc size %" PRIu32 " exceeds the %zu bytes left in the notes",
+				  "note desc size %" PRIu32
+				  " exceeds the %zu bytes left in the notes",
 				  n->descsz, left);
 	padded = align_up(n->descsz, align);
 	/* The final note of an area may end without its padding. */
@@ -375,7 +377,7 @@ TK_API int tk_elf_notes_build_id(const void *notes, size_t len, bool big, const 
 				 uint64_t base_offset, uint8_t *id, size_t cap)
 {
 	struct tk_cursor c;
-	struct note n = { 0 };
+	struct note n = {0};
 	int r;
 
 	tk_cursor_init(&c, notes, len, base_offset, big);
@@ -527,7 +529,8 @@ static int load_symbols(struct tk_elf *elf, enum tk_elf_symtab_kind kind)
 		return r;
 	if (sh.sh_offset > elf->size || sh.sh_size > elf->size - sh.sh_offset)
 		return tk_fail_at(EBADMSG, elf->name, sh.sh_offset,
-				  "symbol table of %" PRIu64 " bytes exceeds the file size %" PRIu64,
+				  "symbol table of %" PRIu64
+				  " bytes exceeds the file size %" PRIu64,
 				  (uint64_t)sh.sh_size, elf->size);
 	d = elf_getdata(scn, NULL);
 	if (!d)
@@ -607,7 +610,7 @@ TK_API int tk_elf_sdt_parse(const void *notes, size_t len, bool big, bool is64, 
 			    uint64_t base_offset, tk_elf_sdt_fn fn, void *ctx)
 {
 	struct tk_cursor c;
-	struct note n = { 0 };
+	struct note n = {0};
 	int r, count = 0;
 
 	tk_cursor_init(&c, notes, len, base_offset, big);
@@ -631,9 +634,11 @@ TK_API int tk_elf_sdt_parse(const void *notes, size_t len, bool big, bool is64, 
 			if (!is64)
 				a[i] = v32;
 		}
-		if (!tk_cursor_cstr(&d, &sdt.provider, NULL) || !tk_cursor_cstr(&d, &sdt.name, NULL))
-			return tk_fail_at(EBADMSG, name, tk_cursor_offset(&d),
-					  "SDT note provider or name not NUL-terminated in its desc");
+		if (!tk_cursor_cstr(&d, &sdt.provider, NULL) ||
+		    !tk_cursor_cstr(&d, &sdt.name, NULL))
+			return tk_fail_at(
+				EBADMSG, name, tk_cursor_offset(&d),
+				"SDT note provider or name not NUL-terminated in its desc");
 		if (!sdt.provider[0] || !sdt.name[0])
 			return tk_fail_at(EBADMSG, name, n.offset,
 					  "SDT note with an empty provider or name");
@@ -808,18 +813,18 @@ TK_API int tk_elf_segments(struct tk_elf *elf, struct tk_elf_segment *out, size_
 
 struct tk_sym {
 	uint64_t start;
-	uint64_t end;		/* exclusive; == start: size 0 (matches start only) */
-	uint32_t name;		/* offset into the arena */
-	uint32_t left, right, parent;	/* red-black tree links, NIL for none */
-	uint8_t bind;		/* STB_* (kallsyms: from the type letter, as perf maps it) */
+	uint64_t end;		      /* exclusive; == start: size 0 (matches start only) */
+	uint32_t name;		      /* offset into the arena */
+	uint32_t left, right, parent; /* red-black tree links, NIL for none */
+	uint8_t bind;		      /* STB_* (kallsyms: from the type letter, as perf maps it) */
 	bool red;
-	bool module;		/* kallsyms: a module's symbol ("\t[mod]") */
+	bool module; /* kallsyms: a module's symbol ("\t[mod]") */
 };
 
 struct tk_symtab {
-	struct tk_sym *syms;	/* in insertion order; erased ones stay, unlinked */
-	size_t count;		/* slots used */
-	size_t live;		/* symbols in the tree */
+	struct tk_sym *syms; /* in insertion order; erased ones stay, unlinked */
+	size_t count;	     /* slots used */
+	size_t live;	     /* symbols in the tree */
 	uint32_t root;
 	char *names;
 };
@@ -1142,9 +1147,10 @@ static long opening(const char *s, size_t end, char open, char close)
 static size_t operator_len(const char *s, size_t i, size_t len, bool *conv)
 {
 	static const char *const ops[] = {
-		"->*", "<=>", "<<=", ">>=", "()", "[]", "<<", ">>", "<=", ">=", "==", "!=", "&&",
-		"||", "++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "->", "\"\"",
-		",", "+", "-", "*", "/", "%", "^", "&", "|", "~", "!", "=", "<", ">",
+		"->*", "<=>", "<<=", ">>=", "()", "[]",	  "<<", ">>", "<=", ">=",
+		"==",  "!=",  "&&",  "||",  "++", "--",	  "+=", "-=", "*=", "/=",
+		"%=",  "&=",  "|=",  "^=",  "->", "\"\"", ",",	"+",  "-",  "*",
+		"/",   "%",   "^",   "&",   "|",  "~",	  "!",	"=",  "<",  ">",
 	};
 	static const char *const words[] = {" new[]", " delete[]", " new", " delete", " co_await"};
 	size_t k = i + 8;
@@ -1184,11 +1190,11 @@ static size_t skip_return_type(const char *s, size_t len)
 		size_t ol = operator_len(s, i, len, &conv);
 
 		if (conv)
-			break;	/* a conversion operator has no return type */
+			break; /* a conversion operator has no return type */
 		if (ol) {
 			i += ol - 1;
 			if (i + 1 < len && s[i + 1] == ' ')
-				i++;	/* "operator< <int>": that space is the name's */
+				i++; /* "operator< <int>": that space is the name's */
 			continue;
 		}
 		if (strchr("<([{", s[i]))
@@ -1208,8 +1214,8 @@ static size_t skip_return_type(const char *s, size_t len)
  */
 static bool decl_name(const char *s, size_t len, size_t *start, size_t *end, int level)
 {
-	static const char *const quals[] = {" const", " volatile", " &&", " &", " noexcept",
-					    " restrict"};
+	static const char *const quals[] = {" const", " volatile", " &&",
+					    " &",     " noexcept", " restrict"};
 	long p;
 
 	if (level > 8)
@@ -1317,14 +1323,14 @@ static char *demangle(const char *mangled)
 
 struct symtab_builder {
 	struct tk_symtab *st;
-	size_t cap;		/* of st->syms */
-	size_t names_cap;	/* of st->names */
-	size_t pos;		/* bytes of st->names used */
+	size_t cap;	  /* of st->syms */
+	size_t names_cap; /* of st->names */
+	size_t pos;	  /* bytes of st->names used */
 };
 
 /* Append a symbol and insert it into the tree. */
-static int builder_add(struct symtab_builder *b, const char *name, uint64_t start,
-		       uint64_t size, uint8_t bind)
+static int builder_add(struct symtab_builder *b, const char *name, uint64_t start, uint64_t size,
+		       uint8_t bind)
 {
 	struct tk_symtab *st = b->st;
 	size_t l = strlen(name) + 1;
@@ -1386,8 +1392,8 @@ static int builder_add_sym(struct symtab_builder *b, const char *name, const cha
 	return r;
 }
 
-#define SEC_ALLOC 1u	/* SHF_ALLOC: the section is in memory at run time */
-#define SEC_TEXT 2u	/* its name contains "text", perf's test for code */
+#define SEC_ALLOC 1u /* SHF_ALLOC: the section is in memory at run time */
+#define SEC_TEXT  2u /* its name contains "text", perf's test for code */
 
 /* SEC_* of each section of @elf (malloc'ed), for the symbol filters. */
 static uint8_t *section_kinds(struct tk_elf *elf, size_t *count)
@@ -1629,14 +1635,16 @@ TK_API struct tk_symtab *tk_symtab_new_kallsyms(const char *text, size_t len, co
 		i += ll + 1;
 		if (!ll)
 			continue;
-		while (k < ll && k < 17 && ((line[k] >= '0' && line[k] <= '9') ||
-					    (line[k] >= 'a' && line[k] <= 'f'))) {
-			addr = addr << 4 | (uint64_t)(line[k] <= '9' ? line[k] - '0' : line[k] - 'a' + 10);
+		while (k < ll && k < 17 &&
+		       ((line[k] >= '0' && line[k] <= '9') || (line[k] >= 'a' && line[k] <= 'f'))) {
+			addr = addr << 4 |
+			       (uint64_t)(line[k] <= '9' ? line[k] - '0' : line[k] - 'a' + 10);
 			k++;
 		}
 		if (k == 0 || k > 16 || k + 3 > ll || line[k] != ' ' || line[k + 2] != ' ') {
 			err = EBADMSG;
-			tk_fail_at(EBADMSG, name, (uint64_t)(line - text), "malformed kallsyms line");
+			tk_fail_at(EBADMSG, name, (uint64_t)(line - text),
+				   "malformed kallsyms line");
 			goto fail;
 		}
 		type = line[k + 1];
@@ -1656,8 +1664,9 @@ TK_API struct tk_symtab *tk_symtab_new_kallsyms(const char *text, size_t len, co
 		st->syms[st->count].name = (uint32_t)pos;
 		st->syms[st->count].module = memchr(line + nend, '[', ll - nend) != NULL;
 		/* perf's kallsyms2elf_binding: 'W' weak, upper case global, else local. */
-		st->syms[st->count].bind = type == 'W' ? STB_WEAK :
-					   (type >= 'A' && type <= 'Z') ? STB_GLOBAL : STB_LOCAL;
+		st->syms[st->count].bind = type == 'W'			  ? STB_WEAK
+					   : (type >= 'A' && type <= 'Z') ? STB_GLOBAL
+									  : STB_LOCAL;
 		rb_insert(st, (uint32_t)st->count);
 		st->count++;
 		pos += nend - nstart + 1;

@@ -58,7 +58,7 @@ static uint64_t fake_clock(void *ctx)
 static struct tk_ring *new_ring(uint64_t size, enum tk_ring_mode mode, enum tk_ring_clock clock,
 				uint32_t nbuf)
 {
-	struct tk_ring_opts o = { .size = size, .mode = mode, .clock = clock, .nr_buffers = nbuf };
+	struct tk_ring_opts o = {.size = size, .mode = mode, .clock = clock, .nr_buffers = nbuf};
 	struct tk_ring *r;
 
 	if (clock == TK_RING_CLOCK_CUSTOM)
@@ -71,7 +71,7 @@ static struct tk_ring *new_ring(uint64_t size, enum tk_ring_mode mode, enum tk_r
 static void write_seq(struct tk_ring *r, uint64_t from, uint64_t n, uint32_t tag)
 {
 	for (uint64_t i = from; i < from + n; i++) {
-		struct ev e = { .seq = i, .tag = tag };
+		struct ev e = {.seq = i, .tag = tag};
 
 		assert_int_equal(tk_ring_write(r, &e, sizeof(e)), 0);
 	}
@@ -128,7 +128,8 @@ static void drain_pages(struct tk_ring *r, int cpu, struct drained *d, bool chec
 
 static void test_basic_consume(void **state)
 {
-	struct tk_ring *r = new_ring(64 << 10, TK_RING_PRODUCER_CONSUMER, TK_RING_CLOCK_MONOTONIC, 2);
+	struct tk_ring *r =
+		new_ring(64 << 10, TK_RING_PRODUCER_CONSUMER, TK_RING_CLOCK_MONOTONIC, 2);
 	struct tk_page_record rec;
 	uint64_t lost = 99, prev = 0;
 	int cpu;
@@ -196,7 +197,7 @@ static void test_overwrite_exact(void **state)
 {
 	struct tk_ring *r = new_ring(4 * 4096, TK_RING_OVERWRITE, TK_RING_CLOCK_CUSTOM, 1);
 	struct tk_ring_stats st;
-	struct drained d = { 0 };
+	struct drained d = {0};
 	const uint64_t total = 10000;
 
 	(void)state;
@@ -230,7 +231,7 @@ static void test_overwrite_exact(void **state)
 	 */
 	assert_int_equal(tk_ring_reset(r), 0);
 	for (uint64_t i = 0; i < total; i++) {
-		uint64_t e[3] = { i, 0, 0 };
+		uint64_t e[3] = {i, 0, 0};
 
 		assert_int_equal(tk_ring_write(r, e, sizeof(e)), 0);
 	}
@@ -263,12 +264,12 @@ static void test_producer_consumer_exact(void **state)
 {
 	struct tk_ring *r = new_ring(4 * 4096, TK_RING_PRODUCER_CONSUMER, TK_RING_CLOCK_CUSTOM, 1);
 	struct tk_ring_stats st;
-	struct drained d = { 0 };
+	struct drained d = {0};
 	uint64_t ok = 0, drop = 0;
 
 	(void)state;
 	for (uint64_t i = 0; i < 5000; i++) {
-		struct ev e = { .seq = i };
+		struct ev e = {.seq = i};
 		int ret = tk_ring_write(r, &e, sizeof(e));
 
 		if (ret == 0)
@@ -296,8 +297,8 @@ static void test_producer_consumer_exact(void **state)
 static void test_time_extend(void **state)
 {
 	struct tk_ring *r = new_ring(64 << 10, TK_RING_PRODUCER_CONSUMER, TK_RING_CLOCK_CUSTOM, 1);
-	static const uint64_t gaps[] = { 1, (1 << 27) - 1, 1 << 27, (1 << 27) + 1, 5,
-					 1ULL << 40, 0, 3, 1ULL << 33 };
+	static const uint64_t gaps[] = {1, (1 << 27) - 1, 1 << 27, (1 << 27) + 1, 5, 1ULL << 40, 0,
+					3, 1ULL << 33};
 	uint64_t want[sizeof(gaps) / sizeof(gaps[0])];
 	struct tk_page_format fmt;
 	uint8_t page[4096];
@@ -307,7 +308,7 @@ static void test_time_extend(void **state)
 	fake_now = 77;
 	tk_ring_page_format(r, &fmt);
 	for (size_t i = 0; i < sizeof(gaps) / sizeof(gaps[0]); i++) {
-		struct ev e = { .seq = i };
+		struct ev e = {.seq = i};
 
 		fake_step = gaps[i];
 		assert_int_equal(tk_ring_write(r, &e, sizeof(e)), 0);
@@ -348,8 +349,11 @@ static void test_large_events(void **state)
 	assert_int_equal(tk_ring_write(r, buf, 0), -E2BIG);
 	assert_int_equal(tk_ring_write(r, buf, max + 1), -E2BIG);
 	for (int i = 0; i < 200; i++) {
-		uint32_t n = i == 0 ? max : i == 1 ? 1 : i == 2 ? 112 : i == 3 ? 113 :
-			     1 + (uint32_t)(rand_r(&seed) % max);
+		uint32_t n = i == 0   ? max
+			     : i == 1 ? 1
+			     : i == 2 ? 112
+			     : i == 3 ? 113
+				      : 1 + (uint32_t)(rand_r(&seed) % max);
 
 		sizes[i] = n;
 		for (uint32_t j = 0; j < n; j++)
@@ -375,7 +379,7 @@ static void test_discard_and_nesting(void **state)
 	struct tk_ring *r = new_ring(64 << 10, TK_RING_PRODUCER_CONSUMER, TK_RING_CLOCK_CUSTOM, 1);
 	struct tk_ring_event *a, *b;
 	struct tk_page_record rec;
-	struct ev e = { 0 };
+	struct ev e = {0};
 
 	(void)state;
 	fake_now = 1000;
@@ -441,7 +445,7 @@ static void test_discard_and_nesting(void **state)
 static void test_disable_enable(void **state)
 {
 	struct tk_ring *r = new_ring(16 << 10, TK_RING_OVERWRITE, TK_RING_CLOCK_MONOTONIC, 2);
-	struct ev e = { 0 };
+	struct ev e = {0};
 	int cpu;
 
 	(void)state;
@@ -465,7 +469,7 @@ static void test_resize(void **state)
 {
 	struct tk_ring *r = new_ring(4 * 4096, TK_RING_OVERWRITE, TK_RING_CLOCK_CUSTOM, 1);
 	struct tk_ring_stats st;
-	struct drained d = { 0 };
+	struct drained d = {0};
 
 	(void)state;
 	assert_int_equal(tk_ring_size(r, 0), 4 * 4096);
@@ -585,7 +589,7 @@ static void *writer_thread(void *arg)
 
 	m->cpu = tk_ring_this_cpu(m->ring);
 	for (uint64_t i = 0; i < m->count; i++) {
-		struct ev e = { .seq = i, .tag = (uint32_t)m->cpu };
+		struct ev e = {.seq = i, .tag = (uint32_t)m->cpu};
 		int r = tk_ring_write(m->ring, &e, sizeof(e));
 
 		if (r == 0)
@@ -638,15 +642,16 @@ static void *reader_thread(void *arg)
 
 			/* Alternate event and page consumption, as the kernel's benchmark. */
 			if (turn++ & 1) {
-				int n = tk_ring_read_page(rd->ring, cpu, page, fmt.page_size, false);
+				int n = tk_ring_read_page(rd->ring, cpu, page, fmt.page_size,
+							  false);
 				struct tk_page_iter it;
 				struct tk_page_header h;
 
 				if (n <= 0)
 					continue;
 				any = true;
-				assert_int_equal(tk_page_iter_init(&it, &fmt, page, fmt.page_size,
-								   &h), 0);
+				assert_int_equal(
+					tk_page_iter_init(&it, &fmt, page, fmt.page_size, &h), 0);
 				if (h.missed_stored)
 					rd->lost[cpu] += h.missed_count;
 				while (tk_page_iter_next(&it, &rec) == 1)
@@ -671,8 +676,8 @@ static void *reader_thread(void *arg)
 static void run_mt(enum tk_ring_mode mode, uint64_t size, uint64_t count)
 {
 	struct tk_ring *r = new_ring(size, mode, TK_RING_CLOCK_DEFAULT, 2);
-	struct mt m[2] = { { .ring = r, .count = count }, { .ring = r, .count = count } };
-	struct reader rd = { .ring = r };
+	struct mt m[2] = {{.ring = r, .count = count}, {.ring = r, .count = count}};
+	struct reader rd = {.ring = r};
 	pthread_t w[2], rt;
 
 	assert_int_equal(pthread_create(&rt, NULL, reader_thread, &rd), 0);
@@ -717,7 +722,7 @@ static void test_mt_producer_consumer(void **state)
 static void test_mt_iterator(void **state)
 {
 	struct tk_ring *r = new_ring(1 << 20, TK_RING_PRODUCER_CONSUMER, TK_RING_CLOCK_DEFAULT, 1);
-	struct mt m = { .ring = r, .count = 40000 };
+	struct mt m = {.ring = r, .count = 40000};
 	pthread_t w;
 	struct tk_ring_iter *it;
 	uint64_t next = 0;
@@ -755,7 +760,7 @@ struct swap_writer {
 static void *swap_writer_main(void *arg)
 {
 	struct swap_writer *w = arg;
-	struct ev e = { .tag = 7 };
+	struct ev e = {.tag = 7};
 
 	__atomic_store_n(&w->cpu, tk_ring_this_cpu(w->ring), __ATOMIC_RELEASE);
 	__atomic_store_n(&w->ready, 1, __ATOMIC_RELEASE);
@@ -803,7 +808,7 @@ static void test_swap_cpu_concurrent(void **state)
 {
 	struct tk_ring *a = new_ring(64 * 4096, TK_RING_OVERWRITE, TK_RING_CLOCK_DEFAULT, 2);
 	struct tk_ring *b = new_ring(64 * 4096, TK_RING_OVERWRITE, TK_RING_CLOCK_DEFAULT, 2);
-	struct swap_writer w = { .ring = a };
+	struct swap_writer w = {.ring = a};
 	struct tk_ring_stats sa, sb;
 	pthread_t t;
 	int swaps = 0;
@@ -827,9 +832,13 @@ static void test_swap_cpu_concurrent(void **state)
 	uint64_t ra = drain_seq(a, w.cpu), rb = drain_seq(b, w.cpu);
 
 	if (ra + sa.overrun != sa.committed || rb + sb.overrun != sb.committed)
-		print_message("a: read %llu entries %llu overrun %llu committed %llu dropped %llu co %llu; b: read %llu entries %llu overrun %llu committed %llu\n",
-			      (unsigned long long)ra, (unsigned long long)sa.entries, (unsigned long long)sa.overrun, (unsigned long long)sa.committed, (unsigned long long)sa.dropped, (unsigned long long)sa.commit_overrun,
-			      (unsigned long long)rb, (unsigned long long)sb.entries, (unsigned long long)sb.overrun, (unsigned long long)sb.committed);
+		print_message("a: read %llu entries %llu overrun %llu committed %llu dropped %llu "
+			      "co %llu; b: read %llu entries %llu overrun %llu committed %llu\n",
+			      (unsigned long long)ra, (unsigned long long)sa.entries,
+			      (unsigned long long)sa.overrun, (unsigned long long)sa.committed,
+			      (unsigned long long)sa.dropped, (unsigned long long)sa.commit_overrun,
+			      (unsigned long long)rb, (unsigned long long)sb.entries,
+			      (unsigned long long)sb.overrun, (unsigned long long)sb.committed);
 	assert_int_equal(ra + sa.overrun, sa.committed);
 	assert_int_equal(rb + sb.overrun, sb.committed);
 	print_message("swap under a writer: %d swaps, %llu events, %llu refused while swapping\n",
@@ -847,7 +856,7 @@ static volatile sig_atomic_t sig_fail;
 
 static void on_alarm(int sig)
 {
-	struct ev e = { .seq = sig_seq, .tag = 2 };
+	struct ev e = {.seq = sig_seq, .tag = 2};
 	int saved = errno;
 
 	(void)sig;
@@ -870,9 +879,9 @@ static void on_alarm(int sig)
 
 static void test_signal_nesting(void **state)
 {
-	struct sigaction sa = { .sa_handler = on_alarm };
-	struct itimerval itv = { .it_interval = { 0, 20 }, .it_value = { 0, 20 } };
-	struct itimerval off = { 0 };
+	struct sigaction sa = {.sa_handler = on_alarm};
+	struct itimerval itv = {.it_interval = {0, 20}, .it_value = {0, 20}};
+	struct itimerval off = {0};
 	struct timespec t0, t1;
 	uint64_t main_n = 0, sig_n = 0, sig_next = 0, main_next = 0, prev_ts = 0;
 	struct tk_page_record rec;
@@ -888,7 +897,7 @@ static void test_signal_nesting(void **state)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		for (int i = 0; i < 1000; i++, main_n++) {
-			struct ev e = { .seq = main_n, .tag = 1 };
+			struct ev e = {.seq = main_n, .tag = 1};
 
 			if (main_n & 1) {
 				assert_int_equal(tk_ring_write(sig_ring, &e, sizeof(e)), 0);
@@ -1009,10 +1018,11 @@ static char *slurp(const char *path)
 
 static void test_dat_trace_cmd_report(void **state)
 {
-	struct tk_ring *r = new_ring(64 << 10, TK_RING_PRODUCER_CONSUMER, TK_RING_CLOCK_MONOTONIC, 1);
-	struct tk_dat_writer_opts o = { .version = 7 };
+	struct tk_ring *r =
+		new_ring(64 << 10, TK_RING_PRODUCER_CONSUMER, TK_RING_CLOCK_MONOTONIC, 1);
+	struct tk_dat_writer_opts o = {.version = 7};
 	struct tk_page_format fmt;
-	struct blob body[6] = { { 0 } };
+	struct blob body[6] = {{0}};
 	char hp[1024], path[] = "/tmp/tk-ring-XXXXXX", cmd[1400], out[600];
 	static const char he[] = "# compressed entry header\n\ttype_len    :    5 bits\n"
 				 "\ttime_delta  :   27 bits\n\tarray       :   32 bits\n\n"
@@ -1027,7 +1037,8 @@ static void test_dat_trace_cmd_report(void **state)
 
 	(void)state;
 	for (int i = 0; i < SAMPLE_EVENTS; i++) {
-		struct sample s = { .common_type = SAMPLE_ID, .common_pid = 4242, .seq = (uint64_t)i };
+		struct sample s = {
+			.common_type = SAMPLE_ID, .common_pid = 4242, .seq = (uint64_t)i};
 
 		snprintf(s.msg, sizeof(s.msg), "tk-ring-%04u", (unsigned int)i % 10000);
 		assert_int_equal(tk_ring_write(r, &s, sizeof(s)), 0);
@@ -1064,10 +1075,11 @@ static void test_dat_trace_cmd_report(void **state)
 	w = tk_dat_writer_open(path, &o);
 	assert_non_null(w);
 	for (uint16_t id = 16; id <= 21; id++)
-		assert_int_equal(tk_dat_writer_add_metadata(w, id, body[id - 16].data,
-							    body[id - 16].len), 0);
-	assert_int_equal(tk_dat_writer_add_option(w, TK_DAT_OPTION_TRACECLOCK, clock,
-						  sizeof(clock)), 0);
+		assert_int_equal(
+			tk_dat_writer_add_metadata(w, id, body[id - 16].data, body[id - 16].len),
+			0);
+	assert_int_equal(
+		tk_dat_writer_add_option(w, TK_DAT_OPTION_TRACECLOCK, clock, sizeof(clock)), 0);
 	assert_int_equal(tk_dat_writer_begin_buffer(w, "", "mono", fmt.page_size, 1), 0);
 	assert_int_equal(tk_dat_writer_begin_cpu(w, 0), 0);
 	page = malloc(fmt.page_size);
@@ -1094,7 +1106,8 @@ static void test_dat_trace_cmd_report(void **state)
 	for (char *p = text; (p = strstr(p, "sample:")); p++)
 		count++;
 	if (count != SAMPLE_EVENTS)
-		fail_msg("%d sample events reported, want %d:\n%.2000s", count, SAMPLE_EVENTS, text);
+		fail_msg("%d sample events reported, want %d:\n%.2000s", count, SAMPLE_EVENTS,
+			 text);
 	for (int i = 0; i < SAMPLE_EVENTS; i += 97) {
 		char want[64];
 
@@ -1124,8 +1137,8 @@ static void test_discard_after_retire(void **state)
 	struct tk_ring *r = new_ring(64 << 10, TK_RING_PRODUCER_CONSUMER, TK_RING_CLOCK_CUSTOM, 1);
 	struct tk_ring_event *outer, *inner;
 	struct tk_ring_stats st;
-	struct drained d = { 0 };
-	struct ev e = { .seq = 203, .tag = 0 };
+	struct drained d = {0};
+	struct ev e = {.seq = 203, .tag = 0};
 	int cpu;
 
 	(void)state;
@@ -1156,7 +1169,7 @@ static void test_discard_after_retire(void **state)
 
 static void test_bad_options(void **state)
 {
-	struct tk_ring_opts o = { .page_size = 1000 };
+	struct tk_ring_opts o = {.page_size = 1000};
 
 	(void)state;
 	assert_null(tk_ring_new(&o));

@@ -255,9 +255,9 @@ static void test_filters(void **state)
 
 	(void)state;
 	tfs = private_instance(name, sizeof(name));
-	assert_int_equal(tk_tracefs_enable_events(tfs, "sched:sched_switch", "prev_pid == 1", NULL,
-						  NULL),
-			 1);
+	assert_int_equal(
+		tk_tracefs_enable_events(tfs, "sched:sched_switch", "prev_pid == 1", NULL, NULL),
+		1);
 	text = read_rel(tfs, "events/sched/sched_switch/filter");
 	assert_has(text, "prev_pid == 1");
 	free(text);
@@ -712,18 +712,12 @@ static int remove_leftover(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TEST(test_root),
-		TEST(test_instance_lifecycle),
-		TEST(test_enable_events),
-		TEST(test_filters),
-		TEST(test_clock),
-		TEST(test_buffer_and_tracing_on),
-		TEST(test_read_files),
-		TEST(test_tracer),
-		TEST(test_event_pids),
-		TEST(test_stats_and_pipes),
-		TEST(test_probe_parse),
-		TEST(test_probe_add_remove),
+		TEST(test_root),	  TEST(test_instance_lifecycle),
+		TEST(test_enable_events), TEST(test_filters),
+		TEST(test_clock),	  TEST(test_buffer_and_tracing_on),
+		TEST(test_read_files),	  TEST(test_tracer),
+		TEST(test_event_pids),	  TEST(test_stats_and_pipes),
+		TEST(test_probe_parse),	  TEST(test_probe_add_remove),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

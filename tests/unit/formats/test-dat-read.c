@@ -29,7 +29,6 @@
 #include "dat-read-internal.h"
 #include "tk-test.h"
 
-
 /* ------------------------------------------------------------ byte builder */
 
 struct bb {
@@ -54,11 +53,32 @@ static void bb_put(struct bb *b, const void *p, size_t n)
 	b->len += n;
 }
 
-static void bb_u8(struct bb *b, uint8_t v) { bb_put(b, &v, 1); }
-static void bb_u16(struct bb *b, uint16_t v) { uint8_t t[2]; tk_store_u16(t, v, b->big); bb_put(b, t, 2); }
-static void bb_u32(struct bb *b, uint32_t v) { uint8_t t[4]; tk_store_u32(t, v, b->big); bb_put(b, t, 4); }
-static void bb_u64(struct bb *b, uint64_t v) { uint8_t t[8]; tk_store_u64(t, v, b->big); bb_put(b, t, 8); }
-static void bb_cstr(struct bb *b, const char *s) { bb_put(b, s, strlen(s) + 1); }
+static void bb_u8(struct bb *b, uint8_t v)
+{
+	bb_put(b, &v, 1);
+}
+static void bb_u16(struct bb *b, uint16_t v)
+{
+	uint8_t t[2];
+	tk_store_u16(t, v, b->big);
+	bb_put(b, t, 2);
+}
+static void bb_u32(struct bb *b, uint32_t v)
+{
+	uint8_t t[4];
+	tk_store_u32(t, v, b->big);
+	bb_put(b, t, 4);
+}
+static void bb_u64(struct bb *b, uint64_t v)
+{
+	uint8_t t[8];
+	tk_store_u64(t, v, b->big);
+	bb_put(b, t, 8);
+}
+static void bb_cstr(struct bb *b, const char *s)
+{
+	bb_put(b, s, strlen(s) + 1);
+}
 
 static void bb_zero(struct bb *b, size_t n)
 {
@@ -78,8 +98,14 @@ static void bb_align(struct bb *b, size_t a)
 		bb_zero(b, a - b->len % a);
 }
 
-static void bb_patch_u32(struct bb *b, size_t at, uint32_t v) { tk_store_u32(b->d + at, v, b->big); }
-static void bb_patch_u64(struct bb *b, size_t at, uint64_t v) { tk_store_u64(b->d + at, v, b->big); }
+static void bb_patch_u32(struct bb *b, size_t at, uint32_t v)
+{
+	tk_store_u32(b->d + at, v, b->big);
+}
+static void bb_patch_u64(struct bb *b, size_t at, uint64_t v)
+{
+	tk_store_u64(b->d + at, v, b->big);
+}
 
 /* ------------------------------------------------------------ trace content */
 
@@ -111,12 +137,14 @@ static void make_pages(struct bb *out, const struct tk_page_format *fmt, uint32_
 		struct tk_page_writer w;
 		bool empty = page_empty(empties, k);
 
-		assert_int_equal(tk_page_writer_init(&w, fmt, page, empty ? 0 : page_ts(cpu, k)), 0);
+		assert_int_equal(tk_page_writer_init(&w, fmt, page, empty ? 0 : page_ts(cpu, k)),
+				 0);
 		for (uint32_t j = 0; j < recs && !empty; j++) {
-			uint32_t payload[2] = { cpu, k * 1000 + j };
+			uint32_t payload[2] = {cpu, k * 1000 + j};
 
-			assert_int_equal(tk_page_writer_add(&w, rec_ts(cpu, k, j), payload,
-							    sizeof(payload)), 0);
+			assert_int_equal(
+				tk_page_writer_add(&w, rec_ts(cpu, k, j), payload, sizeof(payload)),
+				0);
 		}
 		tk_page_writer_finish(&w);
 		bb_put(out, page, fmt->page_size);
@@ -192,20 +220,20 @@ struct bopts {
 	int version;
 	enum tk_compression comp;
 	uint32_t page_size;   /* 0: PAGE */
-	uint32_t ncpus;       /* top buffer CPUs 0..n-1 */
-	uint32_t pages;       /* per CPU */
-	uint32_t recs;        /* per page */
+	uint32_t ncpus;	      /* top buffer CPUs 0..n-1 */
+	uint32_t pages;	      /* per CPU */
+	uint32_t recs;	      /* per page */
 	uint32_t chunk_pages; /* 0: 4 */
-	bool sparse;          /* top CPUs are 0 and 3 */
-	bool instance;        /* add instance "inst" with CPU 1 */
+	bool sparse;	      /* top CPUs are 0 and 3 */
+	bool instance;	      /* add instance "inst" with CPU 1 */
 	bool unknown_opt;     /* option 99 */
 	bool two_options;     /* BUFFERs in a second OPTIONS section */
-	bool latency;         /* v7: BUFFER_TEXT too; v6: a latency file */
-	bool empties;         /* some empty pages */
+	bool latency;	      /* v7: BUFFER_TEXT too; v6: a latency file */
+	bool empties;	      /* some empty pages */
 	bool dup_cpu;
 	bool misalign;
 	bool done_loop;
-	bool tsc;             /* TSC2NSEC + OFFSET options */
+	bool tsc; /* TSC2NSEC + OFFSET options */
 	const char *codec_name;
 	const char *version_str;
 };
@@ -214,10 +242,10 @@ struct built {
 	uint8_t *data;
 	size_t len;
 	size_t nbounds;
-	uint64_t bounds[32];    /* v7 section header offsets, in order */
+	uint64_t bounds[32];	/* v7 section header offsets, in order */
 	uint64_t opt16_payload; /* file offset of option 16's u64 */
 	uint64_t ftrace_size_field;
-	uint64_t cpu0_data;     /* top buffer, first CPU */
+	uint64_t cpu0_data; /* top buffer, first CPU */
 };
 
 static uint32_t cpu_id(const struct bopts *o, uint32_t i)
@@ -288,8 +316,7 @@ static uint64_t put_chunks(struct bb *b, struct tk_codec *c, const uint8_t *src,
 
 static void fmt_for(const struct bopts *o, struct tk_page_format *fmt)
 {
-	assert_int_equal(tk_page_format_init(fmt, o->page_size ? o->page_size : PAGE, 8, false),
-			 0);
+	assert_int_equal(tk_page_format_init(fmt, o->page_size ? o->page_size : PAGE, 8, false), 0);
 }
 
 struct cpu_loc {
@@ -306,7 +333,7 @@ static void put_flyrecord(struct built *r, struct bb *b, struct tk_codec *c, con
 	uint32_t chunk = (o->chunk_pages ? o->chunk_pages : 4) * fmt->page_size;
 
 	for (uint32_t i = 0; i < n; i++) {
-		struct bb pages = { 0 };
+		struct bb pages = {0};
 
 		bb_align(b, fmt->page_size);
 		if (o->misalign && i == 0)
@@ -365,9 +392,9 @@ static void opt_buffer_v7(struct bb *b, uint64_t soff, const char *name, const c
 
 static struct built build_v7(const struct bopts *o)
 {
-	struct built r = { 0 };
-	struct bb b = { 0 };
-	struct strtab st = { 0 };
+	struct built r = {0};
+	struct bb b = {0};
+	struct strtab st = {0};
 	struct tk_page_format fmt;
 	struct tk_codec *c = NULL;
 	uint64_t meta_off[6], top_sec, inst_sec = 0, text_sec = 0, opts1, opts2 = 0;
@@ -392,10 +419,10 @@ static struct built build_v7(const struct bopts *o)
 	first_field = b.len;
 	bb_u64(&b, 0);
 
-	static const char *const descs[] = { "headers", "ftrace events", "events format",
-					     "kallsyms", "printk", "command lines" };
+	static const char *const descs[] = {"headers",	"ftrace events", "events format",
+					    "kallsyms", "printk",	 "command lines"};
 	for (uint16_t id = 16; id <= 21; id++) {
-		struct bb body = { 0 };
+		struct bb body = {0};
 
 		meta_body(&body, id, &fmt);
 		meta_off[id - 16] = b.len;
@@ -527,8 +554,8 @@ static void put_table(struct bb *b, uint32_t n, size_t *at)
 
 static struct built build_v6(const struct bopts *o)
 {
-	struct built r = { 0 };
-	struct bb b = { 0 };
+	struct built r = {0};
+	struct bb b = {0};
 	struct tk_page_format fmt;
 	uint32_t n = o->sparse ? 4 : o->ncpus;
 	size_t table, inst_off_field = 0, sa;
@@ -580,7 +607,7 @@ static struct built build_v6(const struct bopts *o)
 	bb_u64(&b, 7);
 	bb_put(&b, "[local]", 7);
 	for (uint32_t i = 0; i < top_ncpus(o); i++) {
-		struct bb pages = { 0 };
+		struct bb pages = {0};
 		uint32_t id = cpu_id(o, i);
 
 		bb_align(&b, fmt.page_size);
@@ -593,7 +620,7 @@ static struct built build_v6(const struct bopts *o)
 		free(pages.d);
 	}
 	if (o->instance) {
-		struct bb pages = { 0 };
+		struct bb pages = {0};
 
 		bb_patch_u64(&b, inst_off_field, b.len);
 		bb_put(&b, TK_DAT_V6_FLYRECORD_TAG, TK_DAT_V6_TAG_LEN);
@@ -680,7 +707,8 @@ static uint64_t read_cpu(struct tk_dat *d, size_t buffer, size_t index, uint32_t
 
 		assert_int_equal(off, (uint64_t)k * b->page_format.page_size);
 		assert_int_equal(tk_page_iter_init(&it, &b->page_format, page,
-						   b->page_format.page_size, &hdr), 0);
+						   b->page_format.page_size, &hdr),
+				 0);
 		while (tk_page_iter_next(&it, &rec) == 1) {
 			uint32_t payload[2];
 
@@ -738,7 +766,7 @@ static void check_metadata(struct tk_dat *d)
 	assert_memory_equal(t.data, cmdlines_text, t.len);
 	/* The raw bodies are the v7 body layout whatever the version. */
 	for (uint16_t id = 16; id <= 21; id++) {
-		struct bb want = { 0 };
+		struct bb want = {0};
 		const void *body;
 		uint64_t len;
 
@@ -748,7 +776,7 @@ static void check_metadata(struct tk_dat *d)
 		assert_memory_equal(body, want.d, want.len);
 		free(want.d);
 	}
-	assert_errno(tk_dat_metadata(d, 22, &(const void *){ NULL }, &(uint64_t){ 0 }), ENOENT);
+	assert_errno(tk_dat_metadata(d, 22, &(const void *){NULL}, &(uint64_t){0}), ENOENT);
 }
 
 /* ------------------------------------------------------------------ tests */
@@ -794,7 +822,7 @@ static void check_v7_common(struct tk_dat *d, const struct bopts *o, const struc
 	assert_string_equal(tk_dat_section_get(d, 6)->description, "options");
 	assert_string_equal(tk_dat_section_get(d, 7)->description, "buffer flyrecord ");
 	if (o->comp) {
-		struct bb body = { 0 };
+		struct bb body = {0};
 
 		meta_body(&body, 18, &info->page_format);
 		assert_int_equal(tk_dat_section_get(d, 2)->body_size, body.len);
@@ -814,12 +842,12 @@ static void check_v7_common(struct tk_dat *d, const struct bopts *o, const struc
 	for (uint32_t i = 0; i < top->cpu_count; i++)
 		assert_int_equal(read_cpu(d, 0, i, cpu_id(o, i), o->pages, o->recs, o->empties),
 				 (uint64_t)o->recs * o->pages -
-				 (o->empties ? (o->pages + 3) / 7 * o->recs : 0));
+					 (o->empties ? (o->pages + 3) / 7 * o->recs : 0));
 }
 
 static void test_v7_none(void **state)
 {
-	struct bopts o = { .version = 7, .ncpus = 2, .pages = 6, .recs = 5, .unknown_opt = true };
+	struct bopts o = {.version = 7, .ncpus = 2, .pages = 6, .recs = 5, .unknown_opt = true};
 	struct built r = build(&o);
 	struct tk_dat *d;
 	bool saw_unknown = false, saw_done = false;
@@ -852,8 +880,7 @@ static void test_v7_none(void **state)
 		}
 	}
 	assert_true(saw_unknown && saw_done);
-	assert_int_equal(tk_dat_option_get(d, tk_dat_option_count(d) - 1)->id,
-			 TK_DAT_OPTION_DONE);
+	assert_int_equal(tk_dat_option_get(d, tk_dat_option_count(d) - 1)->id, TK_DAT_OPTION_DONE);
 	assert_int_equal(tk_dat_option_get(d, tk_dat_option_count(d) - 1)->options_section, 1);
 	assert_null(tk_dat_option_get(d, tk_dat_option_count(d)));
 	tk_dat_close(d);
@@ -862,8 +889,12 @@ static void test_v7_none(void **state)
 
 static void test_v7_zstd(void **state)
 {
-	struct bopts o = { .version = 7, .comp = TK_COMPRESS_ZSTD, .ncpus = 2, .pages = 25,
-			   .recs = 4, .chunk_pages = 4 };
+	struct bopts o = {.version = 7,
+			  .comp = TK_COMPRESS_ZSTD,
+			  .ncpus = 2,
+			  .pages = 25,
+			  .recs = 4,
+			  .chunk_pages = 4};
 	struct built r = build(&o);
 	struct tk_dat *d = open_built(&r, "v7-zstd.dat");
 	struct tk_dat_cpu_reader *rd;
@@ -913,7 +944,7 @@ static void test_v7_zstd(void **state)
 
 static void test_seek_time_empty_pages(void **state)
 {
-	struct bopts o = { .version = 7, .ncpus = 1, .pages = 30, .recs = 3, .empties = true };
+	struct bopts o = {.version = 7, .ncpus = 1, .pages = 30, .recs = 3, .empties = true};
 	struct built r = build(&o);
 	struct tk_dat *d = open_built(&r, "empties.dat");
 	struct tk_dat_cpu_reader *rd = tk_dat_cpu_reader_new(d, 0, 0);
@@ -963,8 +994,14 @@ static void test_seek_time_empty_pages(void **state)
 
 static void test_v7_instance_sparse_latency(void **state)
 {
-	struct bopts o = { .version = 7, .comp = TK_COMPRESS_ZSTD, .sparse = true, .pages = 3,
-			   .recs = 2, .instance = true, .latency = true, .tsc = true };
+	struct bopts o = {.version = 7,
+			  .comp = TK_COMPRESS_ZSTD,
+			  .sparse = true,
+			  .pages = 3,
+			  .recs = 2,
+			  .instance = true,
+			  .latency = true,
+			  .tsc = true};
 	struct built r = build(&o);
 	struct tk_dat *d = open_built(&r, "v7-inst.dat");
 	const struct tk_dat_buffer *b;
@@ -996,8 +1033,8 @@ static void test_v7_instance_sparse_latency(void **state)
 	/* TSC2NSEC 3 >> 1, DATE 16 us, OFFSET -5 ns. */
 	assert_true(tk_dat_get_info(d)->has_tsc2nsec);
 	assert_int_equal(tk_dat_timestamp(d, 1000), 1500 + 16000 - 5);
-	assert_int_equal(tk_dat_timestamp(d, UINT64_MAX), (uint64_t)((((unsigned __int128)
-			 UINT64_MAX) * 3) >> 1) + 16000 - 5);
+	assert_int_equal(tk_dat_timestamp(d, UINT64_MAX),
+			 (uint64_t)((((unsigned __int128)UINT64_MAX) * 3) >> 1) + 16000 - 5);
 	tk_dat_close(d);
 	free(r.data);
 
@@ -1015,8 +1052,12 @@ static void test_v7_instance_sparse_latency(void **state)
 
 static void test_v6(void **state)
 {
-	struct bopts o = { .version = 6, .ncpus = 2, .pages = 4, .recs = 3, .instance = true,
-			   .unknown_opt = true };
+	struct bopts o = {.version = 6,
+			  .ncpus = 2,
+			  .pages = 4,
+			  .recs = 3,
+			  .instance = true,
+			  .unknown_opt = true};
 	struct built r = build(&o);
 	struct tk_dat *d;
 	const struct tk_dat_info *info;
@@ -1073,7 +1114,7 @@ static void test_v6(void **state)
 	free(r.data);
 
 	/* Sparse top CPUs and a latency file. */
-	o = (struct bopts){ .version = 6, .sparse = true, .pages = 2, .recs = 1 };
+	o = (struct bopts){.version = 6, .sparse = true, .pages = 2, .recs = 1};
 	r = build(&o);
 	d = open_built(&r, "v6-sparse.dat");
 	b = tk_dat_buffer_get(d, 0);
@@ -1084,7 +1125,7 @@ static void test_v6(void **state)
 	tk_dat_close(d);
 	free(r.data);
 
-	o = (struct bopts){ .version = 6, .ncpus = 1, .latency = true };
+	o = (struct bopts){.version = 6, .ncpus = 1, .latency = true};
 	r = build(&o);
 	d = open_built(&r, "v6-latency.dat");
 	assert_int_equal(tk_dat_buffer_count(d), 1);
@@ -1100,10 +1141,14 @@ static void test_v6(void **state)
 static void test_truncation(void **state)
 {
 	struct bopts opts[] = {
-		{ .version = 7, .ncpus = 2, .pages = 2, .recs = 2, .instance = true,
-		  .latency = true },
-		{ .version = 7, .comp = TK_COMPRESS_ZSTD, .ncpus = 2, .pages = 2, .recs = 2 },
-		{ .version = 6, .ncpus = 2, .pages = 2, .recs = 2, .instance = true },
+		{.version = 7,
+		 .ncpus = 2,
+		 .pages = 2,
+		 .recs = 2,
+		 .instance = true,
+		 .latency = true},
+		{.version = 7, .comp = TK_COMPRESS_ZSTD, .ncpus = 2, .pages = 2, .recs = 2},
+		{.version = 6, .ncpus = 2, .pages = 2, .recs = 2, .instance = true},
 	};
 
 	(void)state;
@@ -1142,7 +1187,7 @@ static void test_truncation(void **state)
 
 static void test_header_errors(void **state)
 {
-	struct bopts o = { .version = 7, .ncpus = 1, .pages = 1, .recs = 1 };
+	struct bopts o = {.version = 7, .ncpus = 1, .pages = 1, .recs = 1};
 	struct built r = build(&o);
 	uint8_t *bad = malloc(r.len);
 	struct tk_dat *d;
@@ -1178,10 +1223,14 @@ static void test_header_errors(void **state)
 
 static void test_layout_errors(void **state)
 {
-	struct bopts o = { .version = 7, .comp = TK_COMPRESS_ZSTD, .ncpus = 2, .pages = 8,
-			   .recs = 2, .chunk_pages = 2 };
+	struct bopts o = {.version = 7,
+			  .comp = TK_COMPRESS_ZSTD,
+			  .ncpus = 2,
+			  .pages = 8,
+			  .recs = 2,
+			  .chunk_pages = 2};
 	struct built r = build(&o);
-	struct bb b = { .big = false };
+	struct bb b = {.big = false};
 	struct tk_dat *d;
 	struct tk_dat_cpu_reader *rd;
 	const void *page;
@@ -1205,7 +1254,7 @@ static void test_layout_errors(void **state)
 	memcpy(b.d, r.data, r.len);
 	for (int i = 0; i < 4; i++)
 		b.d[r.cpu0_data + 4 + 8 + i] ^= 0x5a;
-	d = open_built(&(struct built){ .data = b.d, .len = b.len }, "zchunk.dat");
+	d = open_built(&(struct built){.data = b.d, .len = b.len}, "zchunk.dat");
 	rd = tk_dat_cpu_reader_new(d, 0, 0);
 	assert_non_null(rd);
 	ret = tk_dat_cpu_reader_next_page(rd, &page, &off);
@@ -1245,7 +1294,7 @@ static void test_layout_errors(void **state)
 
 static void test_bad_page_header(void **state)
 {
-	struct bopts o = { .version = 7, .ncpus = 1, .pages = 3, .recs = 1 };
+	struct bopts o = {.version = 7, .ncpus = 1, .pages = 3, .recs = 1};
 	struct built r = build(&o);
 	struct tk_dat *d;
 	struct tk_dat_cpu_reader *rd;
@@ -1268,7 +1317,7 @@ static void test_bad_page_header(void **state)
 
 static void test_open_fd(void **state)
 {
-	struct bopts o = { .version = 7, .ncpus = 1, .pages = 2, .recs = 2 };
+	struct bopts o = {.version = 7, .ncpus = 1, .pages = 2, .recs = 2};
 	struct built r = build(&o);
 	int fd = memfd_create("dat", MFD_CLOEXEC);
 	struct tk_dat *d;
@@ -1322,7 +1371,8 @@ static void test_real_file(void **state)
 				struct tk_page_record rec;
 
 				assert_int_equal(tk_page_iter_init(&it, &b->page_format, page,
-								   b->page_format.page_size, NULL), 0);
+								   b->page_format.page_size, NULL),
+						 0);
 				while ((ret = tk_page_iter_next(&it, &rec)) == 1)
 					records++;
 				assert_int_equal(ret, 0);
@@ -1343,14 +1393,33 @@ static void write_corpus(const char *dir)
 		const char *name;
 		struct bopts o;
 	} seeds[] = {
-		{ "v7-none", { .version = 7, .page_size = 256, .ncpus = 2, .pages = 3, .recs = 3,
-			       .unknown_opt = true, .latency = true } },
-		{ "v7-zstd", { .version = 7, .comp = TK_COMPRESS_ZSTD, .page_size = 256,
-			       .sparse = true, .pages = 5, .recs = 3, .chunk_pages = 2,
-			       .instance = true, .latency = true, .tsc = true } },
-		{ "v6", { .version = 6, .page_size = 256, .ncpus = 2, .pages = 2, .recs = 2,
-			  .instance = true } },
-		{ "v6-latency", { .version = 6, .page_size = 256, .ncpus = 1, .latency = true } },
+		{"v7-none",
+		 {.version = 7,
+		  .page_size = 256,
+		  .ncpus = 2,
+		  .pages = 3,
+		  .recs = 3,
+		  .unknown_opt = true,
+		  .latency = true}},
+		{"v7-zstd",
+		 {.version = 7,
+		  .comp = TK_COMPRESS_ZSTD,
+		  .page_size = 256,
+		  .sparse = true,
+		  .pages = 5,
+		  .recs = 3,
+		  .chunk_pages = 2,
+		  .instance = true,
+		  .latency = true,
+		  .tsc = true}},
+		{"v6",
+		 {.version = 6,
+		  .page_size = 256,
+		  .ncpus = 2,
+		  .pages = 2,
+		  .recs = 2,
+		  .instance = true}},
+		{"v6-latency", {.version = 6, .page_size = 256, .ncpus = 1, .latency = true}},
 	};
 
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
@@ -1378,7 +1447,7 @@ static void test_corpus_seeds_open(void **state)
 	write_corpus(sub);
 	tk_log_set_handler(tk_test_catch_warning, NULL, TK_LOG_WARN);
 	for (int i = 0; i < 4; i++) {
-		static const char *const names[] = { "v7-none", "v7-zstd", "v6", "v6-latency" };
+		static const char *const names[] = {"v7-none", "v7-zstd", "v6", "v6-latency"};
 		char path[400];
 		struct tk_dat *d;
 

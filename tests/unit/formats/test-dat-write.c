@@ -36,8 +36,8 @@
 #include "dat-internal.h"
 #include "internal/bytes.h"
 
-#define PAGE 4096u
-#define NCPUS 4u
+#define PAGE	 4096u
+#define NCPUS	 4u
 #define PRINT_ID 5
 
 static char tmpdir[256];
@@ -49,24 +49,23 @@ struct mode {
 	int version;
 	enum tk_compression comp;
 	bool big;
-	uint32_t chunk_pages;     /* 0: default 10 */
-	bool instance;            /* add buffer "inst" */
-	bool empty_cpus;          /* CPUs 1 and 3 of the top buffer get no pages */
-	bool pages;               /* write a top buffer at all */
-	bool latency;             /* add a latency text */
-	bool skip_meta;           /* leave out sections 19 and 20 */
+	uint32_t chunk_pages; /* 0: default 10 */
+	bool instance;	      /* add buffer "inst" */
+	bool empty_cpus;      /* CPUs 1 and 3 of the top buffer get no pages */
+	bool pages;	      /* write a top buffer at all */
+	bool latency;	      /* add a latency text */
+	bool skip_meta;	      /* leave out sections 19 and 20 */
 };
 
-static const char header_event_text[] =
-	"# compressed entry header\n"
-	"\ttype_len    :    5 bits\n"
-	"\ttime_delta  :   27 bits\n"
-	"\tarray       :   32 bits\n"
-	"\n"
-	"\tpadding     : type == 29\n"
-	"\ttime_extend : type == 30\n"
-	"\ttime_stamp : type == 31\n"
-	"\tdata max type_len  == 28\n";
+static const char header_event_text[] = "# compressed entry header\n"
+					"\ttype_len    :    5 bits\n"
+					"\ttime_delta  :   27 bits\n"
+					"\tarray       :   32 bits\n"
+					"\n"
+					"\tpadding     : type == 29\n"
+					"\ttime_extend : type == 30\n"
+					"\ttime_stamp : type == 31\n"
+					"\tdata max type_len  == 28\n";
 
 static const char print_format_text[] =
 	"name: print\nID: 5\nformat:\n"
@@ -191,8 +190,8 @@ static void empty_body(int id, struct blob *b, bool big)
 }
 
 /* A print event payload: common fields, ip, NUL-terminated string (spec 6.6). */
-static uint32_t print_payload(uint8_t *out, size_t cap, uint16_t type, int32_t pid,
-			      const char *s, bool big)
+static uint32_t print_payload(uint8_t *out, size_t cap, uint16_t type, int32_t pid, const char *s,
+			      bool big)
 {
 	size_t n = strlen(s) + 1;
 
@@ -211,8 +210,8 @@ static uint64_t page_ts(unsigned buf, unsigned cpu, unsigned page)
 }
 
 /* Deterministic page: a few print records naming buffer, CPU, page, record. */
-static void make_page(const struct tk_page_format *fmt, uint8_t *page, unsigned buf,
-		      unsigned cpu, unsigned idx)
+static void make_page(const struct tk_page_format *fmt, uint8_t *page, unsigned buf, unsigned cpu,
+		      unsigned idx)
 {
 	struct tk_page_writer pw;
 	uint64_t ts = page_ts(buf, cpu, idx);
@@ -234,8 +233,8 @@ static void make_page(const struct tk_page_format *fmt, uint8_t *page, unsigned 
 /* Pages of buffer b (0 top, 1 inst) on a CPU, per mode. */
 static unsigned npages(const struct mode *m, unsigned buf, unsigned cpu)
 {
-	static const unsigned top[NCPUS] = { 23, 5, 1, 2 };
-	static const unsigned inst[NCPUS] = { 2, 0, 4, 0 };
+	static const unsigned top[NCPUS] = {23, 5, 1, 2};
+	static const unsigned inst[NCPUS] = {2, 0, 4, 0};
 
 	if (buf == 1)
 		return inst[cpu];
@@ -244,8 +243,7 @@ static unsigned npages(const struct mode *m, unsigned buf, unsigned cpu)
 	return top[cpu];
 }
 
-static uint8_t *make_pages(const struct tk_page_format *fmt, unsigned buf, unsigned cpu,
-			   unsigned n)
+static uint8_t *make_pages(const struct tk_page_format *fmt, unsigned buf, unsigned cpu, unsigned n)
 {
 	uint8_t *p = calloc(n ? n : 1, PAGE);
 
@@ -262,8 +260,8 @@ static char *latency_text(size_t *len)
 
 	assert_non_null(t);
 	for (unsigned i = 0; n + 64 < cap; i++)
-		n += (size_t)snprintf(t + n, cap - n, "  <idle>-0  0d... %6u.%03uus : line %u\n",
-				      i, i % 1000, i);
+		n += (size_t)snprintf(t + n, cap - n, "  <idle>-0  0d... %6u.%03uus : line %u\n", i,
+				      i % 1000, i);
 	*len = n;
 	return t;
 }
@@ -275,9 +273,9 @@ struct opt {
 	uint32_t size;
 };
 
-static const uint8_t cpucount_le[4] = { NCPUS, 0, 0, 0 };
-static const uint8_t cpucount_be[4] = { 0, 0, 0, NCPUS };
-static const uint8_t unknown_payload[3] = { 1, 2, 3 };
+static const uint8_t cpucount_le[4] = {NCPUS, 0, 0, 0};
+static const uint8_t cpucount_be[4] = {0, 0, 0, NCPUS};
+static const uint8_t unknown_payload[3] = {1, 2, 3};
 
 static void early_options(const struct mode *m, struct opt *o, size_t *n)
 {
@@ -285,11 +283,11 @@ static void early_options(const struct mode *m, struct opt *o, size_t *n)
 	static const char version[] = "tk-test 0.1";
 	static const char clock[] = "[local] global counter\n";
 
-	o[0] = (struct opt){ TK_DAT_OPTION_UNAME, uname, sizeof(uname) };
-	o[1] = (struct opt){ TK_DAT_OPTION_VERSION, version, sizeof(version) };
-	o[2] = (struct opt){ TK_DAT_OPTION_TRACECLOCK, clock, sizeof(clock) };
-	o[3] = (struct opt){ TK_DAT_OPTION_CPUCOUNT, m->big ? cpucount_be : cpucount_le, 4 };
-	o[4] = (struct opt){ 99, unknown_payload, sizeof(unknown_payload) };
+	o[0] = (struct opt){TK_DAT_OPTION_UNAME, uname, sizeof(uname)};
+	o[1] = (struct opt){TK_DAT_OPTION_VERSION, version, sizeof(version)};
+	o[2] = (struct opt){TK_DAT_OPTION_TRACECLOCK, clock, sizeof(clock)};
+	o[3] = (struct opt){TK_DAT_OPTION_CPUCOUNT, m->big ? cpucount_be : cpucount_le, 4};
+	o[4] = (struct opt){99, unknown_payload, sizeof(unknown_payload)};
 	*n = 5;
 	/* v6 latency files cannot have TRACECLOCK (see test_error_state_machine). */
 	if (m->version == 6 && m->latency)
@@ -301,13 +299,12 @@ static const char late_date[] = "0x10";
 static void write_buffer(struct tk_dat_writer *w, const struct mode *m,
 			 const struct tk_page_format *fmt, unsigned buf)
 {
-	assert_int_equal(tk_dat_writer_begin_buffer(w, buf ? "inst" : "", "local", PAGE, NCPUS),
-			 0);
+	assert_int_equal(tk_dat_writer_begin_buffer(w, buf ? "inst" : "", "local", PAGE, NCPUS), 0);
 	for (unsigned cpu = 0; cpu < NCPUS; cpu++) {
 		unsigned n = npages(m, buf, cpu);
 		uint8_t *pages;
 		/* Odd batches cover both the accumulating and the whole-chunk paths. */
-		static const unsigned batch[] = { 1, 7, 12, 3 };
+		static const unsigned batch[] = {1, 7, 12, 3};
 		unsigned done = 0;
 
 		if (cpu == 3 && buf == 1)
@@ -320,7 +317,8 @@ static void write_buffer(struct tk_dat_writer *w, const struct mode *m,
 			if (k > n - done)
 				k = n - done;
 			assert_int_equal(tk_dat_writer_write_pages(w, pages + (size_t)done * PAGE,
-								   (uint64_t)k * PAGE), 0);
+								   (uint64_t)k * PAGE),
+					 0);
 			done += k;
 		}
 		assert_int_equal(tk_dat_writer_end_cpu(w), 0);
@@ -352,20 +350,23 @@ static void write_file(const char *path, const struct mode *m, struct meta *meta
 	for (int id = 16; id <= 21; id++) {
 		if (m->skip_meta && (id == 19 || id == 20))
 			continue;
-		assert_int_equal(tk_dat_writer_add_metadata(w, (uint16_t)id, meta->body[id - 16].data,
-							    meta->body[id - 16].len), 0);
+		assert_int_equal(tk_dat_writer_add_metadata(w, (uint16_t)id,
+							    meta->body[id - 16].data,
+							    meta->body[id - 16].len),
+				 0);
 	}
 	early_options(m, opts, &nopts);
 	for (size_t i = 0; i < nopts; i++)
-		assert_int_equal(tk_dat_writer_add_option(w, opts[i].id, opts[i].data,
-							  opts[i].size), 0);
+		assert_int_equal(
+			tk_dat_writer_add_option(w, opts[i].id, opts[i].data, opts[i].size), 0);
 	if (m->instance)
 		assert_int_equal(tk_dat_writer_declare_buffer(w, "inst"), 0);
 	if (m->pages) {
 		write_buffer(w, m, &fmt, 0);
 		if (m->version == 7)
 			assert_int_equal(tk_dat_writer_add_option(w, TK_DAT_OPTION_DATE, late_date,
-								  sizeof(late_date)), 0);
+								  sizeof(late_date)),
+					 0);
 		if (m->instance)
 			write_buffer(w, m, &fmt, 1);
 	}
@@ -442,8 +443,7 @@ static uint8_t *section_body(const struct file *f, const struct v7_section *s,
 	return decompress(kind, b + 8, cs, us);
 }
 
-static const struct v7_section *section_at(const struct v7_section *secs, size_t n,
-					   uint64_t off)
+static const struct v7_section *section_at(const struct v7_section *secs, size_t n, uint64_t off)
 {
 	for (size_t i = 0; i < n; i++)
 		if (secs[i].off == off)
@@ -453,8 +453,8 @@ static const struct v7_section *section_at(const struct v7_section *secs, size_t
 
 /* Check one CPU's data against the pages we generated. */
 static void check_cpu_bytes(const struct file *f, const struct mode *m, bool compressed,
-			    const struct v7_section *sec, unsigned buf, uint32_t cpu,
-			    uint64_t off, uint64_t size, bool big)
+			    const struct v7_section *sec, unsigned buf, uint32_t cpu, uint64_t off,
+			    uint64_t size, bool big)
 {
 	struct tk_page_format fmt;
 	unsigned n = npages(m, buf, cpu);
@@ -555,20 +555,39 @@ static void check_v7_bytes(const char *path, const struct mode *m, const struct 
 		assert_true(s->sid >= 0 && (uint64_t)s->sid < strings_len);
 		d = (const char *)strings + s->sid;
 		switch (s->id) {
-		case 0: assert_string_equal(d, "options"); break;
-		case 15: assert_string_equal(d, "strings"); break;
-		case 16: assert_string_equal(d, "headers"); break;
-		case 17: assert_string_equal(d, "ftrace events"); break;
-		case 18: assert_string_equal(d, "events format"); break;
-		case 19: assert_string_equal(d, "kallsyms"); break;
-		case 20: assert_string_equal(d, "printk"); break;
-		case 21: assert_string_equal(d, "command lines"); break;
-		case 22: assert_string_equal(d, "buffer latency"); break;
+		case 0:
+			assert_string_equal(d, "options");
+			break;
+		case 15:
+			assert_string_equal(d, "strings");
+			break;
+		case 16:
+			assert_string_equal(d, "headers");
+			break;
+		case 17:
+			assert_string_equal(d, "ftrace events");
+			break;
+		case 18:
+			assert_string_equal(d, "events format");
+			break;
+		case 19:
+			assert_string_equal(d, "kallsyms");
+			break;
+		case 20:
+			assert_string_equal(d, "printk");
+			break;
+		case 21:
+			assert_string_equal(d, "command lines");
+			break;
+		case 22:
+			assert_string_equal(d, "buffer latency");
+			break;
 		case 3:
 			assert_true(!strcmp(d, "buffer flyrecord ") ||
 				    !strcmp(d, "buffer flyrecord inst"));
 			break;
-		default: fail_msg("unexpected section %u", s->id);
+		default:
+			fail_msg("unexpected section %u", s->id);
 		}
 		if (s->id >= 16 && s->id <= 21)
 			assert_int_equal(!!(s->flags & 1), m->comp != TK_COMPRESS_NONE);
@@ -580,8 +599,8 @@ static void check_v7_bytes(const char *path, const struct mode *m, const struct 
 	unsigned nopt_sections = 0;
 	struct opt want[8];
 	size_t nwant;
-	bool found[8] = { 0 };
-	bool meta_seen[6] = { 0 };
+	bool found[8] = {0};
+	bool meta_seen[6] = {0};
 
 	early_options(m, want, &nwant);
 	for (next = first_opt; next; nopt_sections++) {
@@ -611,8 +630,8 @@ static void check_v7_bytes(const char *path, const struct mode *m, const struct 
 				break;
 			}
 			if (id >= 16 && id <= 21) {
-				const struct v7_section *ms = section_at(secs, nsec,
-									 tk_load_u64(d, big));
+				const struct v7_section *ms =
+					section_at(secs, nsec, tk_load_u64(d, big));
 				uint64_t mlen;
 				uint8_t *mb;
 
@@ -625,8 +644,8 @@ static void check_v7_bytes(const char *path, const struct mode *m, const struct 
 				assert_int_equal(nopt_sections, 0);
 				meta_seen[id - 16] = true;
 			} else if (id == TK_DAT_OPTION_BUFFER) {
-				const struct v7_section *fs = section_at(secs, nsec,
-									 tk_load_u64(d, big));
+				const struct v7_section *fs =
+					section_at(secs, nsec, tk_load_u64(d, big));
 				const char *name = (const char *)d + 8;
 				const char *clock = name + strlen(name) + 1;
 				const uint8_t *q = (const uint8_t *)clock + strlen(clock) + 1;
@@ -656,21 +675,22 @@ static void check_v7_bytes(const char *path, const struct mode *m, const struct 
 							tk_load_u64(q + 12, big), big);
 					/* The first CPU follows the padding straight away. */
 					if (i == 0)
-						assert_true(tk_load_u64(q + 4, big) - (fs->off + 16) <
+						assert_true(tk_load_u64(q + 4, big) -
+								    (fs->off + 16) <
 							    PAGE);
 				}
 				/* The section ends with the last CPU's data. */
 				if (n) {
 					q -= 20;
-					assert_int_equal(tk_load_u64(q + 4, big) +
-							 tk_load_u64(q + 12, big) +
-							 (m->comp != TK_COMPRESS_NONE ? 4 : 0),
-							 fs->off + 16 + fs->size);
+					assert_int_equal(
+						tk_load_u64(q + 4, big) + tk_load_u64(q + 12, big) +
+							(m->comp != TK_COMPRESS_NONE ? 4 : 0),
+						fs->off + 16 + fs->size);
 				}
 				buffers_seen++;
 			} else if (id == TK_DAT_OPTION_BUFFER_TEXT) {
-				const struct v7_section *ts = section_at(secs, nsec,
-									 tk_load_u64(d, big));
+				const struct v7_section *ts =
+					section_at(secs, nsec, tk_load_u64(d, big));
 				size_t tlen;
 				char *t = latency_text(&tlen);
 
@@ -963,48 +983,47 @@ static void run_mode(const struct mode *m)
 
 static void test_v7_none(void **state)
 {
-	const struct mode m = { "v7-none", 7, TK_COMPRESS_NONE, false, 0, true, true, true, false,
-				false };
+	const struct mode m = {"v7-none", 7,	TK_COMPRESS_NONE, false, 0, true, true, true,
+			       false,	  false};
 	(void)state;
 	run_mode(&m);
 }
 
 static void test_v7_zstd(void **state)
 {
-	const struct mode m = { "v7-zstd", 7, TK_COMPRESS_ZSTD, false, 0, true, true, true, true,
-				true };
+	const struct mode m = {"v7-zstd", 7,   TK_COMPRESS_ZSTD, false, 0, true, true, true,
+			       true,	  true};
 	(void)state;
 	run_mode(&m);
 }
 
 static void test_v7_zlib_big_endian(void **state)
 {
-	const struct mode m = { "v7-zlib-be", 7, TK_COMPRESS_ZLIB, true, 3, true, false, true,
-				false, false };
+	const struct mode m = {"v7-zlib-be", 7,	   TK_COMPRESS_ZLIB, true, 3, true, false, true,
+			       false,	     false};
 	(void)state;
 	run_mode(&m);
 }
 
 static void test_v7_latency_only(void **state)
 {
-	const struct mode m = { "v7-latency", 7, TK_COMPRESS_NONE, false, 0, false, false, false,
-				true, false };
+	const struct mode m = {"v7-latency", 7,	   TK_COMPRESS_NONE, false, 0, false, false, false,
+			       true,	     false};
 	(void)state;
 	run_mode(&m);
 }
 
 static void test_v6(void **state)
 {
-	const struct mode m = { "v6", 6, TK_COMPRESS_NONE, false, 0, true, true, true, false,
-				true };
+	const struct mode m = {"v6", 6, TK_COMPRESS_NONE, false, 0, true, true, true, false, true};
 	(void)state;
 	run_mode(&m);
 }
 
 static void test_v6_latency(void **state)
 {
-	const struct mode m = { "v6-latency", 6, TK_COMPRESS_NONE, false, 0, false, false, false,
-				true, false };
+	const struct mode m = {"v6-latency", 6,	   TK_COMPRESS_NONE, false, 0, false, false, false,
+			       true,	     false};
 	(void)state;
 	run_mode(&m);
 }
@@ -1046,16 +1065,15 @@ static bool in_path(const char *prog)
 
 #define ORACLE_EVENTS 60
 
-static void oracle_write(const char *path, int version, enum tk_compression comp,
-			 const char *hp, size_t hp_len, const char *he, size_t he_len,
-			 const char *pf, int print_id)
+static void oracle_write(const char *path, int version, enum tk_compression comp, const char *hp,
+			 size_t hp_len, const char *he, size_t he_len, const char *pf, int print_id)
 {
-	struct tk_dat_writer_opts o = { .version = version, .compression = comp };
+	struct tk_dat_writer_opts o = {.version = version, .compression = comp};
 	struct tk_page_format fmt;
 	struct tk_dat_writer *w;
 	struct meta meta;
 	static const char clock[] = "[local] global counter\n";
-	uint8_t cpus[4] = { 2, 0, 0, 0 };
+	uint8_t cpus[4] = {2, 0, 0, 0};
 
 	assert_int_equal(tk_page_format_parse(&fmt, hp, hp_len, false), 0);
 	o.page_size = fmt.page_size;
@@ -1064,9 +1082,10 @@ static void oracle_write(const char *path, int version, enum tk_compression comp
 	assert_non_null(w);
 	for (uint16_t id = 16; id <= 21; id++)
 		assert_int_equal(tk_dat_writer_add_metadata(w, id, meta.body[id - 16].data,
-							    meta.body[id - 16].len), 0);
-	assert_int_equal(tk_dat_writer_add_option(w, TK_DAT_OPTION_TRACECLOCK, clock,
-						  sizeof(clock)), 0);
+							    meta.body[id - 16].len),
+				 0);
+	assert_int_equal(
+		tk_dat_writer_add_option(w, TK_DAT_OPTION_TRACECLOCK, clock, sizeof(clock)), 0);
 	assert_int_equal(tk_dat_writer_add_option(w, TK_DAT_OPTION_CPUCOUNT, cpus, 4), 0);
 	assert_int_equal(tk_dat_writer_begin_buffer(w, "", "local", fmt.page_size, 2), 0);
 	for (uint32_t cpu = 0; cpu < 2; cpu++) {
@@ -1141,8 +1160,7 @@ static void oracle_check(const char *path)
 	free(text);
 	free(err);
 
-	snprintf(cmd, sizeof(cmd), "trace-cmd report --check-events -i '%s' >/dev/null 2>&1",
-		 path);
+	snprintf(cmd, sizeof(cmd), "trace-cmd report --check-events -i '%s' >/dev/null 2>&1", path);
 	status = system(cmd);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
@@ -1201,7 +1219,7 @@ static void test_oracle_trace_cmd(void **state)
 
 /* --------------------------------------------------------------- errors */
 
-static const struct tk_dat_writer_opts basic_opts = { .version = 7, .page_size = PAGE };
+static const struct tk_dat_writer_opts basic_opts = {.version = 7, .page_size = PAGE};
 
 static void test_error_pipe_and_readonly(void **state)
 {
@@ -1284,8 +1302,8 @@ static void test_error_state_machine(void **state)
 	struct tk_dat_writer_opts o = basic_opts;
 	struct tk_dat_writer *w;
 	char path[512];
-	uint8_t page[PAGE] = { 0 };
-	uint8_t body[4] = { 0 };
+	uint8_t page[PAGE] = {0};
+	uint8_t body[4] = {0};
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/misuse.dat", tmpdir);
@@ -1380,8 +1398,8 @@ static void test_error_state_machine(void **state)
 /* A writer with no buffers at all still makes a well-formed v7 file. */
 static void test_v7_metadata_only(void **state)
 {
-	const struct mode m = { "v7-meta-only", 7, TK_COMPRESS_ZSTD, false, 0, false, false, false,
-				false, false };
+	const struct mode m = {
+		"v7-meta-only", 7, TK_COMPRESS_ZSTD, false, 0, false, false, false, false, false};
 	(void)state;
 	run_mode(&m);
 }

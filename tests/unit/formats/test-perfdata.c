@@ -70,7 +70,8 @@ static struct tk_perf_attr sw_attr(uint64_t config)
 /* A SAMPLE for sw_attr(): id, ip, pid/tid, time, cpu, period (64 bytes). */
 static size_t make_sample(uint8_t *b, uint64_t id, uint64_t ip, uint32_t pid, uint64_t time)
 {
-	const uint64_t q[] = { 9 | (uint64_t)56 << 48, id, ip, pid | (uint64_t)pid << 32, time, 1, 1 };
+	const uint64_t q[] = {
+		9 | (uint64_t)56 << 48, id, ip, pid | (uint64_t)pid << 32, time, 1, 1};
 
 	/* Stored byte-wise: callers build streams at odd offsets. */
 	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++)
@@ -100,9 +101,9 @@ static void write_two_event_file(const char *path, int nsamples, bool finish)
 {
 	struct tk_perfdata_writer *w = tk_perfdata_writer_open(path);
 	struct tk_perf_attr a0 = sw_attr(0), a1 = sw_attr(9);
-	uint64_t ids0[] = { 11, 12 }, ids1[] = { 21 };
+	uint64_t ids0[] = {11, 12}, ids1[] = {21};
 	uint8_t rec[256];
-	static const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef };
+	static const uint8_t bid[20] = {0xde, 0xad, 0xbe, 0xef};
 
 	assert_non_null(w);
 	assert_int_equal(tk_perfdata_writer_add_attr(w, &a0, "cpu-clock"), 0);
@@ -112,11 +113,12 @@ static void write_two_event_file(const char *path, int nsamples, bool finish)
 	assert_int_equal(tk_perfdata_writer_add_ids(w, 1, ids0, 1), -EINVAL);
 	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "worker", 5, 21)), 0);
 	for (int i = 0; i < nsamples; i++)
-		assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11 + i % 2,
-									      0x401000 + i, 42,
-									      1000 + i)), 0);
-	assert_int_equal(tk_perfdata_writer_set_host(w, 2,
-						     (const char *const[]){ "x", "record" }), 0);
+		assert_int_equal(
+			tk_perfdata_writer_write(
+				w, rec, make_sample(rec, 11 + i % 2, 0x401000 + i, 42, 1000 + i)),
+			0);
+	assert_int_equal(tk_perfdata_writer_set_host(w, 2, (const char *const[]){"x", "record"}),
+			 0);
 	assert_int_equal(tk_perfdata_writer_add_build_id(w, 2, -1, bid, 20, "/bin/true"), 0);
 	assert_int_equal(tk_perfdata_writer_set_clock(w, 1), 0);
 	if (finish)
@@ -252,7 +254,7 @@ static void test_early_features(void **state)
 	struct tk_perfdata *pd;
 	struct tk_perf_attr a0 = sw_attr(0);
 	const struct tk_perfdata_info *in;
-	uint64_t ids[] = { 7 };
+	uint64_t ids[] = {7};
 	uint8_t rec[256];
 	struct rlimit old, lim;
 	struct stat st;
@@ -267,15 +269,17 @@ static void test_early_features(void **state)
 	assert_int_equal(tk_perfdata_writer_set_host(w, 0, NULL), 0);
 	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "worker", 5, 7)), 0);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 7, 0x401000, 42,
-									      1000 + i)), 0);
+		assert_int_equal(tk_perfdata_writer_write(
+					 w, rec, make_sample(rec, 7, 0x401000, 42, 1000 + i)),
+				 0);
 	assert_int_equal(tk_perfdata_writer_flush(w), 0);
 	count_records(path, &samples, &comms, &pads);
 	assert_int_equal(samples, 3);
-	assert_int_equal(pads, 1);      /* the table committed at begin */
+	assert_int_equal(pads, 1); /* the table committed at begin */
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 7, 0x401000, 42,
-									      2000 + i)), 0);
+		assert_int_equal(tk_perfdata_writer_write(
+					 w, rec, make_sample(rec, 7, 0x401000, 42, 2000 + i)),
+				 0);
 	assert_int_equal(tk_perfdata_writer_flush(w), 0);
 
 	warnings = 0;
@@ -287,7 +291,8 @@ static void test_early_features(void **state)
 	assert_true(in->features[0] & (1u << TK_PERF_FEAT_EVENT_DESC));
 	assert_false(in->features[0] & (1u << TK_PERF_FEAT_SAMPLE_TIME));
 	/* The table follows the data: one entry per bit, bit 0 included. */
-	assert_int_equal(in->data_offset + in->data_size + 16 * __builtin_popcountll(in->features[0]),
+	assert_int_equal(in->data_offset + in->data_size +
+				 16 * __builtin_popcountll(in->features[0]),
 			 in->file_size);
 	assert_non_null(tk_perfdata_get_host(pd)->hostname);
 	/* CMDLINE without argv: this process's, its executable first. */
@@ -325,8 +330,9 @@ static void test_early_features(void **state)
 	signal(SIGXFSZ, SIG_IGN);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
 	for (int i = 0; i < 20; i++)
-		assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 7, 0x401000, 42,
-									      3000 + i)), 0);
+		assert_int_equal(tk_perfdata_writer_write(
+					 w, rec, make_sample(rec, 7, 0x401000, 42, 3000 + i)),
+				 0);
 	assert_int_equal(tk_perfdata_writer_flush(w), -EFBIG);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, SIG_DFL);
@@ -343,7 +349,8 @@ static void test_early_features(void **state)
 	assert_int_equal(tk_perfdata_writer_set_host(w, 0, NULL), 0);
 	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 7, 0x401000, 42, 9)), 0);
 	assert_int_equal(tk_perfdata_writer_flush(w), 0);
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 7, 0x401000, 42, 10)), 0);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 7, 0x401000, 42, 10)),
+			 0);
 	assert_int_equal(tk_perfdata_writer_finish(w), 0);
 	tk_perfdata_writer_close(w);
 	pd = tk_perfdata_open(path);
@@ -356,7 +363,7 @@ static void test_early_features(void **state)
 	tk_perfdata_close(pd);
 	count_records(path, &samples, &comms, &pads);
 	assert_int_equal(samples, 2);
-	assert_int_equal(pads, 2);      /* the tables of begin and of the flush */
+	assert_int_equal(pads, 2); /* the tables of begin and of the flush */
 }
 
 static void write_file(const char *path, const void *p, size_t n)
@@ -446,8 +453,8 @@ static void test_compressed(void **state)
 	(void)state;
 	for (int i = 0; i < 8; i++)
 		plen += make_sample(plain + plen, 0, 0x2000 + i, 3, 50 + i);
-	zin = (ZSTD_inBuffer){ plain, plen, 0 };
-	zout = (ZSTD_outBuffer){ comp, sizeof(comp), 0 };
+	zin = (ZSTD_inBuffer){plain, plen, 0};
+	zout = (ZSTD_outBuffer){comp, sizeof(comp), 0};
 	assert_int_equal(ZSTD_compressStream2(cc, &zout, &zin, ZSTD_e_end), 0);
 	clen = zout.pos;
 	ZSTD_freeCCtx(cc);
@@ -621,8 +628,9 @@ static void test_append_mismatch(void **state)
 	assert_non_null(w);
 	a.sample_type |= TK_PERF_SAMPLE_ADDR;
 	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), -EINVAL);
-	assert_non_null(strstr(tk_errmsg(), "event cpu-clock was recorded with other settings: "
-				 "this recording's samples carry ADDR, the file's do not"));
+	assert_non_null(strstr(tk_errmsg(),
+			       "event cpu-clock was recorded with other settings: "
+			       "this recording's samples carry ADDR, the file's do not"));
 	/* Several differences, each in the words of the option that makes it. */
 	a = sw_attr(0);
 	a.flags |= (1ull << 1) | (1ull << 12) | (1ull << 10) | TK_PERF_ATTR_FLAG_USE_CLOCKID;
@@ -651,10 +659,11 @@ static void test_append_mismatch(void **state)
 	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), 0);
 	a = sw_attr(3);
 	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "page-faults"), 2);
-	assert_int_equal(tk_perfdata_writer_add_ids(w, 2, (const uint64_t[]){ 31 }, 1), 0);
+	assert_int_equal(tk_perfdata_writer_add_ids(w, 2, (const uint64_t[]){31}, 1), 0);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 31, 0x5000 + i, 8,
-									      2000 + i)), 0);
+		assert_int_equal(tk_perfdata_writer_write(
+					 w, rec, make_sample(rec, 31, 0x5000 + i, 8, 2000 + i)),
+				 0);
 	assert_int_equal(tk_perfdata_writer_finish(w), 0);
 	tk_perfdata_writer_close(w);
 
@@ -710,7 +719,7 @@ static void check_counts(const char *path)
 	char cmd[600], *out, *line;
 	struct tk_perfdata *pd = tk_perfdata_open(path);
 	struct tk_perf_record rec;
-	uint64_t counts[128] = { 0 };
+	uint64_t counts[128] = {0};
 	int r, checked = 0;
 
 	assert_non_null(pd);
@@ -728,8 +737,10 @@ static void check_counts(const char *path)
 	counts[TK_PERF_RECORD_COMPRESSED] = tk_perfdata_get_info(pd)->nr_compressed;
 	tk_perfdata_close(pd);
 
-	snprintf(cmd, sizeof(cmd), "perf report -D -i %s 2>/dev/null | sed -n "
-		 "'/Aggregated stats/,/stats:$/p'", path);
+	snprintf(cmd, sizeof(cmd),
+		 "perf report -D -i %s 2>/dev/null | sed -n "
+		 "'/Aggregated stats/,/stats:$/p'",
+		 path);
 	out = run(cmd);
 	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
 		char name[64];
@@ -763,10 +774,10 @@ static void test_perf_files(void **state)
 {
 	char cmd[1024], path[256];
 	static const char *const rec[][2] = {
-		{ "a.data", "-e sched:sched_switch -a -o %s -- sleep 0.2" },
-		{ "b.data", "-e cpu-clock -g -o %s -- ls /" },
-		{ "z.data", "-z -e sched:sched_switch -a -o %s -- sleep 0.2" },
-		{ "p.data", "-e sched:sched_switch -a -o - -- sleep 0.2 > %s" },
+		{"a.data", "-e sched:sched_switch -a -o %s -- sleep 0.2"},
+		{"b.data", "-e cpu-clock -g -o %s -- ls /"},
+		{"z.data", "-z -e sched:sched_switch -a -o %s -- sleep 0.2"},
+		{"p.data", "-e sched:sched_switch -a -o - -- sleep 0.2 > %s"},
 	};
 
 	(void)state;
@@ -838,21 +849,23 @@ static void test_perf_oracle_writer(void **state)
 	/* Tracing data made from the live kernel, as the perf recorder will. */
 	assert_int_equal(tk_perfdata_tracing(pd, NULL, &blob, &blen), 0);
 	{
-		const char *const ev[] = { "sched:sched_switch" };
+		const char *const ev[] = {"sched:sched_switch"};
 		void *built;
 
 		assert_int_equal(tk_perfdata_tracing_build(ev, 1, &built, &blen), 0);
-		assert_int_equal(tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_TRACING_DATA,
-								built, blen), 0);
+		assert_int_equal(
+			tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_TRACING_DATA, built, blen),
+			0);
 		free(built);
 	}
 	for (i = 0; i < tk_perfdata_build_id_count(pd); i++) {
 		const struct tk_perfdata_build_id *bi = tk_perfdata_build_id_get(pd, i);
 
 		assert_int_equal(tk_perfdata_writer_add_build_id(w, bi->misc & 7, bi->pid, bi->id,
-								 bi->size, bi->filename), 0);
+								 bi->size, bi->filename),
+				 0);
 	}
-	assert_int_equal(tk_perfdata_writer_set_host(w, 1, (const char *const[]){ "t" }), 0);
+	assert_int_equal(tk_perfdata_writer_set_host(w, 1, (const char *const[]){"t"}), 0);
 	assert_int_equal(tk_perfdata_writer_set_clock(w, 1), 0);
 	nsamples = copy_into(pd, w, false);
 	assert_int_equal(tk_perfdata_writer_finish(w), 0);
@@ -892,8 +905,9 @@ static void test_perf_oracle_writer(void **state)
 	pd = tk_perfdata_open(src);
 	assert_non_null(pd);
 	for (i = 0; i < tk_perfdata_evsel_count(pd); i++)
-		assert_int_equal(tk_perfdata_writer_add_attr(w, &tk_perfdata_evsel_get(pd, i)->attr,
-							     NULL), (int)i);
+		assert_int_equal(
+			tk_perfdata_writer_add_attr(w, &tk_perfdata_evsel_get(pd, i)->attr, NULL),
+			(int)i);
 	nsamples2 = copy_into(pd, w, true);
 	tk_perfdata_close(pd);
 	assert_int_equal(tk_perfdata_writer_finish(w), 0);
@@ -936,10 +950,10 @@ static void test_report_order(void **state)
 	char path[256], out[256], text[4096];
 	struct tk_perfdata_writer *w;
 	struct tk_perf_attr a = sw_attr(0);
-	const uint64_t ids[] = { 11 };
+	const uint64_t ids[] = {11};
 	uint8_t rec[256];
-	const uint8_t round[8] = { TK_PERF_RECORD_FINISHED_ROUND, 0, 0, 0, 0, 0, 8, 0 };
-	struct tk_perfdata_report_opts opts = { 0 };
+	const uint8_t round[8] = {TK_PERF_RECORD_FINISHED_ROUND, 0, 0, 0, 0, 0, 8, 0};
+	struct tk_perfdata_report_opts opts = {0};
 	struct tk_perfdata *pd;
 	uint64_t printed = 0;
 	ssize_t n;
@@ -953,14 +967,20 @@ static void test_report_order(void **state)
 	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), 0);
 	assert_int_equal(tk_perfdata_writer_add_ids(w, 0, ids, 1), 0);
 	/* Round 1: t=3000 (pid 7, unnamed), then COMM of 42 at t=1500, sample t=2000. */
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x10, 7, 3000000)), 0);
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "w1", 1500000, 11)), 0);
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x20, 42, 2000000)), 0);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x10, 7, 3000000)),
+			 0);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "w1", 1500000, 11)),
+			 0);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x20, 42, 2000000)),
+			 0);
 	assert_int_equal(tk_perfdata_writer_write(w, round, 8), 0);
 	/* Round 2: a sample older than round 1's newest, and a rename. */
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x30, 42, 2500000)), 0);
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "w2", 2600000, 11)), 0);
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x40, 42, 4000000)), 0);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x30, 42, 2500000)),
+			 0);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "w2", 2600000, 11)),
+			 0);
+	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x40, 42, 4000000)),
+			 0);
 	assert_int_equal(tk_perfdata_writer_write(w, round, 8), 0);
 	assert_int_equal(tk_perfdata_writer_finish(w), 0);
 	tk_perfdata_writer_close(w);
@@ -980,7 +1000,8 @@ static void test_report_order(void **state)
 	close(fd);
 	assert_true(n > 0);
 	text[n] = 0;
-	assert_string_equal(text,
+	assert_string_equal(
+		text,
 		"              w1    42 [001]     0.002000:          1 cpu-clock:                "
 		"20 [unknown] ([unknown])\n"
 		"              w1    42 [001]     0.002500:          1 cpu-clock:                "
@@ -1025,7 +1046,7 @@ static void pl_u64(struct pl *p, uint64_t v)
 /* perf_header_string: u32 len (strlen + NUL rounded up to 64), the string zero-padded. */
 static void pl_str(struct pl *p, const char *s)
 {
-	uint8_t pad[256] = { 0 };
+	uint8_t pad[256] = {0};
 	uint32_t len = tk_perf_string_len(strlen(s));
 
 	assert_true(len <= sizeof(pad));
@@ -1066,17 +1087,17 @@ static void pl_btf(struct pl *p, const char *name)
 	char strs[64] = "\0int";
 	size_t slen = 5 + strlen(name) + 1;
 	const uint32_t types[] = {
-		1, 1u << 24, 4, 0x01000020,    /* INT "int", 4 bytes, signed 32 bits */
-		0, 13u << 24, 1,               /* FUNC_PROTO, no args, returns [1] */
-		5, 12u << 24, 2,               /* FUNC name, of [2] */
+		1, 1u << 24,  4, 0x01000020, /* INT "int", 4 bytes, signed 32 bits */
+		0, 13u << 24, 1,	     /* FUNC_PROTO, no args, returns [1] */
+		5, 12u << 24, 2,	     /* FUNC name, of [2] */
 	};
 
 	memcpy(strs + 5, name, strlen(name) + 1);
-	pl_u32(p, 0xeb9f | 1u << 16);   /* magic, version 1, flags 0 */
-	pl_u32(p, 24);                   /* hdr_len */
-	pl_u32(p, 0);                    /* type_off */
+	pl_u32(p, 0xeb9f | 1u << 16); /* magic, version 1, flags 0 */
+	pl_u32(p, 24);		      /* hdr_len */
+	pl_u32(p, 0);		      /* type_off */
 	pl_u32(p, sizeof(types));
-	pl_u32(p, sizeof(types));        /* str_off */
+	pl_u32(p, sizeof(types)); /* str_off */
 	pl_u32(p, (uint32_t)slen);
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		pl_u32(p, types[i]);
@@ -1092,31 +1113,31 @@ static void pl_btf(struct pl *p, const char *name)
  */
 static void pl_bpf_prog(struct pl *p, uint32_t id, uint32_t nf, uint32_t btf_id)
 {
-	uint8_t info[232] = { 0 }, data[512] = { 0 };
+	uint8_t info[232] = {0}, data[512] = {0};
 	uint64_t arrays = 0;
 	size_t dn = 0;
 
 	assert_true(nf <= 8);
-	tk_store_u32(info + 0, 1, false);               /* BPF_PROG_TYPE_SOCKET_FILTER */
+	tk_store_u32(info + 0, 1, false); /* BPF_PROG_TYPE_SOCKET_FILTER */
 	tk_store_u32(info + 4, id, false);
 	for (int i = 0; i < 8; i++)
 		info[8 + i] = (uint8_t)(0xa0 + i);
-	tk_store_u32(info + 16, 16 * nf, false);        /* jited_prog_len */
-	tk_store_u32(info + 20, 16, false);             /* xlated_prog_len */
+	tk_store_u32(info + 16, 16 * nf, false); /* jited_prog_len */
+	tk_store_u32(info + 20, 16, false);	 /* xlated_prog_len */
 	memcpy(info + 64, "hand_prog", 9);
 	if (nf) {
 		arrays |= 1u << 3 | 1u << 4 | 1u << 8;
-		tk_store_u32(info + 104, nf, false);    /* nr_jited_ksyms */
-		tk_store_u32(info + 108, nf, false);    /* nr_jited_func_lens */
-		tk_store_u32(info + 180, nf, false);    /* nr_prog_tags */
-		tk_store_u64(info + 112, dn, false);    /* jited_ksyms */
+		tk_store_u32(info + 104, nf, false); /* nr_jited_ksyms */
+		tk_store_u32(info + 108, nf, false); /* nr_jited_func_lens */
+		tk_store_u32(info + 180, nf, false); /* nr_prog_tags */
+		tk_store_u64(info + 112, dn, false); /* jited_ksyms */
 		for (uint32_t i = 0; i < nf; i++, dn += 8)
 			tk_store_u64(data + dn, 0xffffffffc0001000ull + 0x100 * i + id, false);
-		tk_store_u64(info + 120, dn, false);    /* jited_func_lens */
+		tk_store_u64(info + 120, dn, false); /* jited_func_lens */
 		for (uint32_t i = 0; i < nf; i++, dn += 4)
 			tk_store_u32(data + dn, 16 + i, false);
 		dn = (dn + 7) & ~(size_t)7;
-		tk_store_u64(info + 184, dn, false);    /* prog_tags */
+		tk_store_u64(info + 184, dn, false); /* prog_tags */
 		for (uint32_t i = 0; i < nf; i++)
 			for (int k = 0; k < 8; k++)
 				data[dn++] = (uint8_t)(0x10 * i + k + id);
@@ -1124,9 +1145,9 @@ static void pl_bpf_prog(struct pl *p, uint32_t id, uint32_t nf, uint32_t btf_id)
 	if (nf && btf_id) {
 		arrays |= 1u << 5;
 		tk_store_u32(info + 128, btf_id, false);
-		tk_store_u32(info + 132, 8, false);     /* func_info_rec_size */
-		tk_store_u64(info + 136, dn, false);    /* func_info */
-		tk_store_u32(info + 144, nf, false);    /* nr_func_info */
+		tk_store_u32(info + 132, 8, false);  /* func_info_rec_size */
+		tk_store_u64(info + 136, dn, false); /* func_info */
+		tk_store_u32(info + 144, nf, false); /* nr_func_info */
 		for (uint32_t i = 0; i < nf; i++, dn += 8) {
 			tk_store_u32(data + dn, 2 * i, false);
 			tk_store_u32(data + dn + 4, 3, false);
@@ -1149,7 +1170,7 @@ static void write_feature_file(const char *path, const struct feat *f, size_t nf
 {
 	struct tk_perfdata_writer *w = tk_perfdata_writer_open(path);
 	struct tk_perf_attr a0 = sw_attr(0), a1 = sw_attr(1);
-	const uint64_t ids0[] = { 11 }, ids1[] = { 12 };
+	const uint64_t ids0[] = {11}, ids1[] = {12};
 	uint8_t rec[64];
 
 	assert_non_null(w);
@@ -1160,8 +1181,8 @@ static void write_feature_file(const char *path, const struct feat *f, size_t nf
 	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x401000, 42, 1000)),
 			 0);
 	for (size_t i = 0; i < nf; i++)
-		assert_int_equal(tk_perfdata_writer_set_feature(w, f[i].id, f[i].pl->b,
-								f[i].pl->n), 0);
+		assert_int_equal(tk_perfdata_writer_set_feature(w, f[i].id, f[i].pl->b, f[i].pl->n),
+				 0);
 	assert_int_equal(tk_perfdata_writer_finish(w), 0);
 	tk_perfdata_writer_close(w);
 }
@@ -1208,16 +1229,22 @@ static void bpf_func_name(char *out, size_t cap, const struct tk_perfdata_bpf_pr
  */
 static void test_features_handmade(void **state)
 {
-	struct pl nrcpus = { .n = 0 }, topo = { .n = 0 }, numa = { .n = 0 }, group = { .n = 0 },
-		  aux = { .n = 0 }, empty = { .n = 0 }, cpucaps = { .n = 0 }, caps = { .n = 0 },
-		  hybrid = { .n = 0 }, progs = { .n = 0 }, btf = { .n = 0 };
+	struct pl nrcpus = {.n = 0}, topo = {.n = 0}, numa = {.n = 0}, group = {.n = 0},
+		  aux = {.n = 0}, empty = {.n = 0}, cpucaps = {.n = 0}, caps = {.n = 0},
+		  hybrid = {.n = 0}, progs = {.n = 0}, btf = {.n = 0};
 	const struct feat f[] = {
-		{ TK_PERF_FEAT_NRCPUS, &nrcpus }, { TK_PERF_FEAT_CPU_TOPOLOGY, &topo },
-		{ TK_PERF_FEAT_NUMA_TOPOLOGY, &numa }, { TK_PERF_FEAT_BRANCH_STACK, &empty },
-		{ TK_PERF_FEAT_GROUP_DESC, &group }, { TK_PERF_FEAT_AUXTRACE, &aux },
-		{ TK_PERF_FEAT_STAT, &empty }, { TK_PERF_FEAT_BPF_PROG_INFO, &progs },
-		{ TK_PERF_FEAT_BPF_BTF, &btf }, { TK_PERF_FEAT_CPU_PMU_CAPS, &cpucaps },
-		{ TK_PERF_FEAT_HYBRID_TOPOLOGY, &hybrid }, { TK_PERF_FEAT_PMU_CAPS, &caps },
+		{TK_PERF_FEAT_NRCPUS, &nrcpus},
+		{TK_PERF_FEAT_CPU_TOPOLOGY, &topo},
+		{TK_PERF_FEAT_NUMA_TOPOLOGY, &numa},
+		{TK_PERF_FEAT_BRANCH_STACK, &empty},
+		{TK_PERF_FEAT_GROUP_DESC, &group},
+		{TK_PERF_FEAT_AUXTRACE, &aux},
+		{TK_PERF_FEAT_STAT, &empty},
+		{TK_PERF_FEAT_BPF_PROG_INFO, &progs},
+		{TK_PERF_FEAT_BPF_BTF, &btf},
+		{TK_PERF_FEAT_CPU_PMU_CAPS, &cpucaps},
+		{TK_PERF_FEAT_HYBRID_TOPOLOGY, &hybrid},
+		{TK_PERF_FEAT_PMU_CAPS, &caps},
 	};
 	const struct tk_perfdata_host *h;
 	const struct tk_perfdata_cpu_topology *t;
@@ -1346,8 +1373,9 @@ static void test_features_handmade(void **state)
 			 t->cpus[i].core_id, t->cpus[i].die_id, t->cpus[i].socket_id);
 		expect_line(out, line);
 	}
-	snprintf(line, sizeof(line), "node%u meminfo  : total = %" PRIu64 " kB, free = %" PRIu64
-		 " kB", h->numa_nodes[0].node, h->numa_nodes[0].mem_total_kb,
+	snprintf(line, sizeof(line),
+		 "node%u meminfo  : total = %" PRIu64 " kB, free = %" PRIu64 " kB",
+		 h->numa_nodes[0].node, h->numa_nodes[0].mem_total_kb,
 		 h->numa_nodes[0].mem_free_kb);
 	expect_line(out, line);
 	expect_line(out, "group: {cpu-clock,task-clock}");
@@ -1378,8 +1406,8 @@ static void test_features_handmade(void **state)
 	expect_line(out, line);
 	for (uint32_t k = 0; k < h->bpf_progs[1].nr_funcs; k++) {
 		bpf_func_name(name, sizeof(name), &h->bpf_progs[1], k);
-		snprintf(line, sizeof(line), "\tsub_prog %u: %s addr 0x%" PRIx64 " size %u", k, name,
-			 h->bpf_progs[1].funcs[k].addr, h->bpf_progs[1].funcs[k].len);
+		snprintf(line, sizeof(line), "\tsub_prog %u: %s addr 0x%" PRIx64 " size %u", k,
+			 name, h->bpf_progs[1].funcs[k].addr, h->bpf_progs[1].funcs[k].len);
 		expect_line(out, line);
 	}
 	snprintf(line, sizeof(line), "btf info of id %u", h->bpf_btfs[0].id);
@@ -1395,8 +1423,8 @@ static void test_features_handmade(void **state)
  */
 static void expect_malformed(const char *name, uint32_t id, const struct pl *p, size_t bad_at)
 {
-	struct pl nrcpus = { .n = 0 };
-	const struct feat f[] = { { TK_PERF_FEAT_NRCPUS, &nrcpus }, { id, p } };
+	struct pl nrcpus = {.n = 0};
+	const struct feat f[] = {{TK_PERF_FEAT_NRCPUS, &nrcpus}, {id, p}};
 	const struct tk_perfdata_feature *ft;
 	char path[256], want[64];
 	struct tk_perfdata *pd;
@@ -1428,7 +1456,7 @@ static void test_features_malformed(void **state)
 
 	(void)state;
 	/* CPU_TOPOLOGY: a socket count past the end; ids, a string, die ids cut short. */
-	p = (struct pl){ .n = 0 };
+	p = (struct pl){.n = 0};
 	pl_topology(&p);
 	tk_store_u32(p.b, 0x7fffffff, false);
 	expect_malformed("topo-count.data", TK_PERF_FEAT_CPU_TOPOLOGY, &p, 0);
@@ -1449,55 +1477,55 @@ static void test_features_malformed(void **state)
 	tk_perfdata_close(pd);
 
 	/* NUMA node, group, AUXTRACE index, caps, hybrid: counts past the end. */
-	p = (struct pl){ .n = 0 };
+	p = (struct pl){.n = 0};
 	pl_u32(&p, 1000);
 	pl_u32(&p, 0);
 	pl_u64(&p, 1);
 	pl_u64(&p, 1);
 	pl_str(&p, "0-3");
 	expect_malformed("numa.data", TK_PERF_FEAT_NUMA_TOPOLOGY, &p, 0);
-	tk_store_u32(p.b, 2, false);     /* fits the count check; node 1 is missing */
+	tk_store_u32(p.b, 2, false); /* fits the count check; node 1 is missing */
 	expect_malformed("numa2.data", TK_PERF_FEAT_NUMA_TOPOLOGY, &p, p.n);
-	p = (struct pl){ .n = 0 };
+	p = (struct pl){.n = 0};
 	pl_u32(&p, 1);
 	pl_str(&p, "{anon_group}");
 	pl_u32(&p, 0);
 	expect_malformed("group.data", TK_PERF_FEAT_GROUP_DESC, &p, 72);
-	p = (struct pl){ .n = 0 };
+	p = (struct pl){.n = 0};
 	pl_u64(&p, 1000);
 	pl_u64(&p, 0);
 	pl_u64(&p, 8);
 	expect_malformed("auxtrace.data", TK_PERF_FEAT_AUXTRACE, &p, 0);
-	p = (struct pl){ .n = 0 };
+	p = (struct pl){.n = 0};
 	pl_u32(&p, 1);
 	pl_str(&p, "branches");
-	pl_u32(&p, 4000);                /* the value's length runs past the end */
+	pl_u32(&p, 4000); /* the value's length runs past the end */
 	expect_malformed("cpucaps.data", TK_PERF_FEAT_CPU_PMU_CAPS, &p, 72);
-	p = (struct pl){ .n = 0 };
+	p = (struct pl){.n = 0};
 	pl_u32(&p, 3);
 	pl_u32(&p, 0);
 	pl_str(&p, "cpu_core");
 	pl_u32(&p, 0);
 	expect_malformed("pmucaps.data", TK_PERF_FEAT_PMU_CAPS, &p, p.n);
-	p = (struct pl){ .n = 0 };
+	p = (struct pl){.n = 0};
 	pl_u32(&p, 1);
 	pl_str(&p, "cpu_core");
 	pl_u32(&p, 4);
-	pl_bytes(&p, "0-15", 4);         /* no NUL inside its length */
+	pl_bytes(&p, "0-15", 4); /* no NUL inside its length */
 	expect_malformed("hybrid.data", TK_PERF_FEAT_HYBRID_TOPOLOGY, &p, 72);
 
 	/* BPF: data past the end; function arrays outside the program's data; BTF size. */
-	p = (struct pl){ .n = 0 };
+	p = (struct pl){.n = 0};
 	pl_u32(&p, 1);
 	pl_bpf_prog(&p, 9, 1, 0);
 	p.n -= 8;
 	expect_malformed("bpf-data.data", TK_PERF_FEAT_BPF_PROG_INFO, &p, 4);
-	p = (struct pl){ .n = 0 };
+	p = (struct pl){.n = 0};
 	pl_u32(&p, 1);
 	pl_bpf_prog(&p, 9, 2, 0);
-	tk_store_u64(p.b + 4 + 16 + 112, 4096, false);    /* jited_ksyms offset */
+	tk_store_u64(p.b + 4 + 16 + 112, 4096, false); /* jited_ksyms offset */
 	expect_malformed("bpf-arrays.data", TK_PERF_FEAT_BPF_PROG_INFO, &p, 4);
-	p = (struct pl){ .n = 0 };
+	p = (struct pl){.n = 0};
 	pl_u32(&p, 2);
 	pl_u32(&p, 5);
 	pl_u32(&p, 79);
@@ -1509,13 +1537,13 @@ static void test_features_malformed(void **state)
 	 * valid. Without NRCPUS the per-CPU ids cannot be counted: the lists
 	 * are kept and a warning names the offset of the ids.
 	 */
-	p = (struct pl){ .n = 0 };
+	p = (struct pl){.n = 0};
 	pl_topology(&p);
 	p.n = 244;
 	{
-		struct pl nrcpus = { .n = 0 };
-		const struct feat f[] = { { TK_PERF_FEAT_NRCPUS, &nrcpus },
-					  { TK_PERF_FEAT_CPU_TOPOLOGY, &p } };
+		struct pl nrcpus = {.n = 0};
+		const struct feat f[] = {{TK_PERF_FEAT_NRCPUS, &nrcpus},
+					 {TK_PERF_FEAT_CPU_TOPOLOGY, &p}};
 		const struct tk_perfdata_feature *ft;
 		char want[64];
 
@@ -1587,7 +1615,8 @@ static void add_feature_bit(const char *path, uint32_t bit)
 	slot += (uint64_t)__builtin_popcountll(words[bit / 64] & ((1ull << (bit % 64)) - 1));
 	table = doff + dsize;
 	for (uint64_t i = 0; i < nr; i++)
-		tk_store_u64(b + table + 16 * i, tk_load_u64(b + table + 16 * i, false) + 16, false);
+		tk_store_u64(b + table + 16 * i, tk_load_u64(b + table + 16 * i, false) + 16,
+			     false);
 	memmove(b + table + 16 * (slot + 1), b + table + 16 * slot,
 		(size_t)st.st_size - (table + 16 * slot));
 	memset(b + table + 16 * slot, 0, 16);
@@ -1607,13 +1636,16 @@ static void add_feature_bit(const char *path, uint32_t bit)
  */
 static void test_unknown_feature(void **state)
 {
-	struct pl nrcpus = { .n = 0 }, topo = { .n = 0 };
-	const struct feat f[] = { { TK_PERF_FEAT_NRCPUS, &nrcpus },
-				  { TK_PERF_FEAT_CPU_TOPOLOGY, &topo } };
-	static const struct { uint32_t bit; const char *want; } cases[] = {
-		{ 64, "unknown.data: offset 0x50: unknown feature 64 skipped" },
-		{ 40, "unknown.data: offset 0x48: unknown feature 40 skipped" },
-		{ 200, "unknown.data: offset 0x60: unknown feature 200 skipped" },
+	struct pl nrcpus = {.n = 0}, topo = {.n = 0};
+	const struct feat f[] = {{TK_PERF_FEAT_NRCPUS, &nrcpus},
+				 {TK_PERF_FEAT_CPU_TOPOLOGY, &topo}};
+	static const struct {
+		uint32_t bit;
+		const char *want;
+	} cases[] = {
+		{64, "unknown.data: offset 0x50: unknown feature 64 skipped"},
+		{40, "unknown.data: offset 0x48: unknown feature 40 skipped"},
+		{200, "unknown.data: offset 0x60: unknown feature 200 skipped"},
 	};
 	uint8_t buf[512], attr[128];
 	struct tk_perf_attr a = sw_attr(0);

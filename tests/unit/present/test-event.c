@@ -28,26 +28,27 @@ const char *__lsan_default_suppressions(void)
 	return "leak:libtraceevent.so\n";
 }
 
-#define COMMON "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
+#define COMMON                                                                                     \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"                     \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"                     \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"             \
 	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
 
 static const char fmt_t[] =
-	"name: t1\nID: 7\nformat:\n" COMMON
-	"\tfield:int a;\toffset:8;\tsize:4;\tsigned:1;\n"
+	"name: t1\nID: 7\nformat:\n" COMMON "\tfield:int a;\toffset:8;\tsize:4;\tsigned:1;\n"
 	"\tfield:unsigned long b;\toffset:16;\tsize:8;\tsigned:0;\n"
 	"\tfield:char comm[16];\toffset:24;\tsize:16;\tsigned:1;\n"
 	"\tfield:__data_loc char[] name;\toffset:40;\tsize:4;\tsigned:1;\n"
 	"\tfield:unsigned int fl;\toffset:44;\tsize:4;\tsigned:0;\n\n"
-	"print fmt: \"a=%d au=%u ax=%x al=%ld b=%lu bx=%lx w=%5d z=%03u c=%s n=%s f=%s s=%s 100%% \\t\", "
-	"REC->a, REC->a, REC->a, REC->a, REC->b, REC->b, REC->a, REC->a, REC->comm, __get_str(name), "
+	"print fmt: \"a=%d au=%u ax=%x al=%ld b=%lu bx=%lx w=%5d z=%03u c=%s n=%s f=%s s=%s 100%% "
+	"\\t\", "
+	"REC->a, REC->a, REC->a, REC->a, REC->b, REC->b, REC->a, REC->a, REC->comm, "
+	"__get_str(name), "
 	"__print_flags(REC->fl, \"|\", { 1, \"ONE\" }, { 2, \"TWO\" }), "
 	"__print_symbolic(REC->fl, { 1, \"one\" }, { 3, \"three\" })\n";
 
 static const char fmt_ptr[] =
-	"name: t2\nID: 8\nformat:\n" COMMON
-	"\tfield:void * p;\toffset:8;\tsize:8;\tsigned:0;\n\n"
+	"name: t2\nID: 8\nformat:\n" COMMON "\tfield:void * p;\toffset:8;\tsize:8;\tsigned:0;\n\n"
 	"print fmt: \"p=%p q=%d\", REC->p, REC->p ? 1 : 2\n";
 
 struct rec {
@@ -198,9 +199,10 @@ static void test_fallback(void **state)
 	assert_string_equal(print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW), "mac=0a:00:00:07:00:00");
 	/* %pISpc (a sockaddr) is not compiled: libtraceevent prints it. */
 	{
-		static const char fmt_sa[] = "name: t3b\nID: 12\nformat:\n" COMMON
-					     "\tfield:__u8 sa[28];\toffset:8;\tsize:28;\tsigned:0;\n\n"
-					     "print fmt: \"sa=%pISpc\", REC->sa\n";
+		static const char fmt_sa[] =
+			"name: t3b\nID: 12\nformat:\n" COMMON
+			"\tfield:__u8 sa[28];\toffset:8;\tsize:28;\tsigned:0;\n\n"
+			"print fmt: \"sa=%pISpc\", REC->sa\n";
 		uint8_t r[40] = {12, 0};
 
 		assert_int_equal(tk_event_set_add_format(set, "test", fmt_sa, strlen(fmt_sa)), 12);
@@ -227,7 +229,8 @@ static void test_expressions_and_symbols(void **state)
 		"REC->fn, REC->fn, (long)REC->t - REC->now, (unsigned long long)REC->t, "
 		"__print_flags(REC->fl & (0x00040000 | 0x00080000), \"|\", "
 		"{ 0x00040000, \"M\" }, { 0x00080000, \"D\" }), "
-		"__print_symbolic(REC->ret, { HI_SOFTIRQ, \"HI\" }, { TIMER_SOFTIRQ, \"TIMER\" })\n";
+		"__print_symbolic(REC->ret, { HI_SOFTIRQ, \"HI\" }, { TIMER_SOFTIRQ, \"TIMER\" "
+		"})\n";
 	static const char syms[] = "ffffffff81000000 T _stext\n"
 				   "ffffffff81001000 t first_fn\n"
 				   "ffffffff81001000 t alias_fn\n"
@@ -342,13 +345,13 @@ static void test_bad_format(void **state)
 }
 
 /* sched_switch's fields as the kernel lays them out. */
-#define SWITCH_FIELDS \
-	"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n" \
-	"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n" \
-	"\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n" \
-	"\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n" \
-	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n" \
-	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n" \
+#define SWITCH_FIELDS                                                                              \
+	"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"                            \
+	"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"                                \
+	"\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"                                 \
+	"\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"                               \
+	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"                           \
+	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"                                \
 	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
 
 /*
@@ -384,8 +387,7 @@ static struct tk_event_set *switch_set(const char *cmdlines)
 	const struct tk_event *ev;
 
 	assert_non_null(set);
-	assert_int_equal(tk_event_set_add_format(set, "sched", fmt_switch, strlen(fmt_switch)),
-			 20);
+	assert_int_equal(tk_event_set_add_format(set, "sched", fmt_switch, strlen(fmt_switch)), 20);
 	assert_int_equal(tk_event_set_load_plugins(set), 0);
 	ev = tk_event_find(set, 20);
 	assert_non_null(ev);
@@ -625,8 +627,8 @@ static void test_ip_and_index(void **state)
 		{0xfe, 0x80, [8] = 0x02, [10] = 0x5e, [11] = 0xfe, 10, 0, 0, 1},
 		{0x20, 0x01, 0x0d, 0xb8, [9] = 1, [15] = 1},
 		{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1},
-		{0x20, 0x01, 0x0d, 0xb8, 0x85, 0xa3, 0x08, 0xd3, 0x13, 0x19, 0x8a, 0x2e, 0x03,
-		 0x70, 0x73, 0x44},
+		{0x20, 0x01, 0x0d, 0xb8, 0x85, 0xa3, 0x08, 0xd3, 0x13, 0x19, 0x8a, 0x2e, 0x03, 0x70,
+		 0x73, 0x44},
 		{0x20, 0x01, [12] = 0xab, 0xcd, 0, 0},
 	};
 	struct tk_event_set *set = new_set();
@@ -781,9 +783,9 @@ static void test_flags_shifted_table(void **state)
 	 * M) | D | P | I": D, P and I always show (as in trace-cmd's text).
 	 */
 	memset(d + 8, 0, 4);
-	d[10] = 0x2c;   /* bits 18, 19, 21 */
+	d[10] = 0x2c; /* bits 18, 19, 21 */
 	assert_string_equal(both(set, d, sizeof(d)), "cpu=0 flags=M|D|P|I");
-	d[10] = 0x28;   /* bits 19, 21 */
+	d[10] = 0x28; /* bits 19, 21 */
 	assert_string_equal(both(set, d, sizeof(d)), "cpu=0 flags=D|P|I");
 	tk_event_set_free(set);
 }
@@ -892,8 +894,7 @@ static void test_sched_switch_states(void **state)
  * and a ternary chooses between __print_flags() and "R".
  */
 static const char fmt_switch_kernel[] =
-	"name: sched_switch\nID: 40\nformat:\n" COMMON SWITCH_FIELDS
-	"print fmt: "
+	"name: sched_switch\nID: 40\nformat:\n" COMMON SWITCH_FIELDS "print fmt: "
 	"\"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s next_pid=%d nex"
 	"t_prio=%d\", REC->prev_comm, REC->prev_pid, REC->prev_prio, (REC->prev_state & ((((0x000"
 	"00000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | 0x"
@@ -1000,14 +1001,15 @@ static const char fmt_sym[] = "name: t_ip\nID: 51\nformat:\n" COMMON
  */
 static void test_ksym_sorted_borrowed(void **state)
 {
-	static const char syms[] = "ffffffff81000000 T _stext\n"
-				   "ffffffff81000100 t __do_sys_x\n"
-				   "ffffffff81000100 T __ia32_sys_x\n"
-				   "ffffffff81000100 T __x64_sys_x\n"
-				   "ffffffff81000180 A absolute_one\n"
-				   "ffffffff81000200 T later_fn [mod]\n"
-				   "ffffffff81000280 T a_function_name_longer_than_thirty_two_bytes\n"
-				   "ffffffff81000300 T last_fn";
+	static const char syms[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 t __do_sys_x\n"
+		"ffffffff81000100 T __ia32_sys_x\n"
+		"ffffffff81000100 T __x64_sys_x\n"
+		"ffffffff81000180 A absolute_one\n"
+		"ffffffff81000200 T later_fn [mod]\n"
+		"ffffffff81000280 T a_function_name_longer_than_thirty_two_bytes\n"
+		"ffffffff81000300 T last_fn";
 	const uint64_t addrs[] = {0xffffffff81000000ull, 0xffffffff81000100ull,
 				  0xffffffff81000104ull, 0xffffffff81000180ull,
 				  0xffffffff81000200ull, 0xffffffff81000284ull,
@@ -1059,9 +1061,10 @@ static void test_ksym_hex_digits(void **state)
 				   "fedcba98765432a0 T desc_2\n"
 				   "FEDCBA98765432B0 T upper_after\n"
 				   "ffffffff8100c0d0 T last\n";
-	const uint64_t addrs[] = {0x0123456789abcdefull, 0x0123456789abcdf0ull, 0x8100a0f4ull,
-				  0xfedcba9876543214ull, 0xfedcba98765432a0ull,
-				  0xfedcba98765432b8ull, 0xffffffff8100c0d1ull, 0x10};
+	const uint64_t addrs[] = {0x0123456789abcdefull, 0x0123456789abcdf0ull,
+				  0x8100a0f4ull,	 0xfedcba9876543214ull,
+				  0xfedcba98765432a0ull, 0xfedcba98765432b8ull,
+				  0xffffffff8100c0d1ull, 0x10};
 	struct tk_event_set *set = new_set();
 	uint8_t d[16] = {51, 0};
 	char tiny[4 * 600 + 1];
@@ -1081,8 +1084,8 @@ static void test_ksym_hex_digits(void **state)
 	tk_event_set_free(set);
 
 	for (int i = 0; i < 600; i++)
-		memcpy(tiny + 4 * i, (const char[]){"123456789"[i % 9], 't', (char)('a' + i % 26), '\n'},
-		       4);
+		memcpy(tiny + 4 * i,
+		       (const char[]){"123456789"[i % 9], 't', (char)('a' + i % 26), '\n'}, 4);
 	tiny[4 * 600] = '\0';
 	set = new_set();
 	assert_int_equal(tk_event_set_add_kallsyms(set, tiny, 4 * 600), 0);
@@ -1098,12 +1101,11 @@ static void test_ksym_hex_digits(void **state)
 /* A length no record can hold: a marker and -EBADMSG, never libtraceevent's read past memory. */
 static void test_hex_bad_length(void **state)
 {
-	static const char fmt_h[] =
-		"name: t21\nID: 31\nformat:\n" COMMON
-		"\tfield:u8 b[8];\toffset:8;\tsize:8;\tsigned:0;\n"
-		"\tfield:unsigned int n;\toffset:16;\tsize:4;\tsigned:0;\n\n"
-		"print fmt: \"%s|%s\", __print_hex(REC->b, REC->n), "
-		"__print_array(REC->b, REC->n, 2)\n";
+	static const char fmt_h[] = "name: t21\nID: 31\nformat:\n" COMMON
+				    "\tfield:u8 b[8];\toffset:8;\tsize:8;\tsigned:0;\n"
+				    "\tfield:unsigned int n;\toffset:16;\tsize:4;\tsigned:0;\n\n"
+				    "print fmt: \"%s|%s\", __print_hex(REC->b, REC->n), "
+				    "__print_array(REC->b, REC->n, 2)\n";
 	struct tk_event_set *set = new_set();
 	const struct tk_event *ev;
 	struct tk_outbuf out;
@@ -1179,9 +1181,13 @@ static void test_ksym_memo(void **state)
 				   "ffffffff81000200 T c_fn\n"
 				   "ffffffff80000000 T low_fn\n";
 	struct tk_event_set *set = new_set();
-	const uint64_t addrs[] = {0xffffffff81000000ull, 0xffffffff81000104ull,
-				  0xffffffff810001ffull, 0xffffffff81000200ull,
-				  0xffffffff81000300ull, 0xffffffff80000010ull, 0x1000};
+	const uint64_t addrs[] = {0xffffffff81000000ull,
+				  0xffffffff81000104ull,
+				  0xffffffff810001ffull,
+				  0xffffffff81000200ull,
+				  0xffffffff81000300ull,
+				  0xffffffff80000010ull,
+				  0x1000};
 	const struct tk_ksym *first[7];
 
 	(void)state;

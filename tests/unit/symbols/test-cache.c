@@ -253,8 +253,10 @@ static void test_remove_evict_gc(void **state)
 	assert_int_equal(unlink(path), 0);
 	snprintf(path, sizeof(path), "%s/.build-id/ab", cdir);
 	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/.build-id/ab/cdef0123456789abcdef0123456789abcdef01", cdir);
-	assert_int_equal(symlink("../../nowhere/abcdef0123456789abcdef0123456789abcdef01", path), 0);
+	snprintf(path, sizeof(path), "%s/.build-id/ab/cdef0123456789abcdef0123456789abcdef01",
+		 cdir);
+	assert_int_equal(symlink("../../nowhere/abcdef0123456789abcdef0123456789abcdef01", path),
+			 0);
 	assert_true(tk_cache_gc(c) >= 2);
 	assert_int_equal(tk_cache_for_each(c, true, NULL, NULL), 0);
 	assert_int_equal(access(path, F_OK), -1);
@@ -389,7 +391,7 @@ static void test_lru_order(void **state)
  */
 static void test_lru_query(void **state)
 {
-	static const int order[3] = {2, 0, 1};	/* smallest id oldest, then largest, then middle */
+	static const int order[3] = {2, 0, 1}; /* smallest id oldest, then largest, then middle */
 	struct tk_cache *c;
 	char q[300];
 
@@ -672,9 +674,18 @@ static void put(const char *path, const void *data, size_t len)
 	fclose(f);
 }
 
-static void st16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
-static void st32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static void st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static void st16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, 2);
+}
+static void st32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+static void st64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
 
 /*
  * A made-up x86-64 kcore: kernel text at 0xffffffff81000000 (4 pages),
@@ -683,27 +694,31 @@ static void st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
  */
 static void make_kcore(const char *root, uint16_t etype)
 {
-	static const struct { uint64_t vaddr, off, len; } segs[] = {
+	static const struct {
+		uint64_t vaddr, off, len;
+	} segs[] = {
 		{0xffffffff81000000ull, 0x1000, 0x4000},
 		{0xffff888000000000ull, 0x5000, 0x3000},
 		{0xffffffffc0000000ull, 0x8000, 0x2000},
 	};
 	uint8_t *img = calloc(1, 0xa000);
 	char path[400];
-	static const char ks[] =
-		"ffffffff81000000 T _stext\n"
-		"ffffffff81000000 T _text\n"
-		"ffffffff81001000 T vfs_read\n"
-		"ffffffff81002fff T _etext\n"
-		"ffff888000000100 D some_data\n"
-		"ffffffffc0000100 t mod_fn\t[mymod]\n";
+	static const char ks[] = "ffffffff81000000 T _stext\n"
+				 "ffffffff81000000 T _text\n"
+				 "ffffffff81001000 T vfs_read\n"
+				 "ffffffff81002fff T _etext\n"
+				 "ffff888000000100 D some_data\n"
+				 "ffffffffc0000100 t mod_fn\t[mymod]\n";
 	static const char mods[] = "mymod 16384 0 - Live 0xffffffffc0000000\n";
-	static const uint8_t notes[] = {4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0,
-					0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-					11, 12, 13, 14, 15, 16};
+	static const uint8_t notes[] = {4,   0,	  0,   0, 20,	0,    0,    0,	  3,  0,  0,  0,
+					'G', 'N', 'U', 0, 0xde, 0xad, 0xbe, 0xef, 1,  2,  3,  4,
+					5,   6,	  7,   8, 9,	10,   11,   12,	  13, 14, 15, 16};
 
 	assert_non_null(img);
-	memcpy(img, "\x7f" "ELF\x02\x01\x01", 7);
+	memcpy(img,
+	       "\x7f"
+	       "ELF\x02\x01\x01",
+	       7);
 	st16(img + 16, etype);
 	st16(img + 18, 62);
 	st32(img + 20, 1);
@@ -840,8 +855,10 @@ static void test_kcore_stats_evict(void **state)
 	assert_int_equal(st.entries, 1);
 	assert_int_equal(st.kernel, 1);
 	/* Its size is that of the copy: kcore, kallsyms and modules. */
-	snprintf(cmd, sizeof(cmd), "cd %s/'[kernel.kcore]'/*/* && cat kcore kallsyms modules "
-		 "| wc -c", cdir);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s/'[kernel.kcore]'/*/* && cat kcore kallsyms modules "
+		 "| wc -c",
+		 cdir);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	assert_int_equal(fscanf(p, "%llu", &du), 1);
@@ -936,8 +953,10 @@ static void test_broken_symtab(void **state)
 	c = tk_cache_open(cdir);
 	assert_non_null(c);
 	assert_int_equal(tk_cache_add(c, rdyn, NULL), 1);
-	snprintf(want, sizeof(want), "%s: offset 0x%" PRIx64 ": symbol table of %" PRIu64
-		 " bytes exceeds the file size", rdyn, symoff, huge);
+	snprintf(want, sizeof(want),
+		 "%s: offset 0x%" PRIx64 ": symbol table of %" PRIu64
+		 " bytes exceeds the file size",
+		 rdyn, symoff, huge);
 	assert_non_null(strstr(logged, want));
 	assert_non_null(strstr(logged, "cached for its build id and probes"));
 	assert_int_equal(tk_cache_for_each(c, false, NULL, NULL), 1);
@@ -950,8 +969,10 @@ static void test_broken_symtab(void **state)
 	assert_string_equal(info.symbol, "work");
 	assert_int_equal(info.offset, 2);
 	/* It read the cached copy (the entry's elf), and says so. */
-	snprintf(want, sizeof(want), "/elf: offset 0x%" PRIx64 ": symbol table of %" PRIu64
-		 " bytes exceeds the file size", symoff, huge);
+	snprintf(want, sizeof(want),
+		 "/elf: offset 0x%" PRIx64 ": symbol table of %" PRIu64
+		 " bytes exceeds the file size",
+		 symoff, huge);
 	assert_non_null(strstr(logged, want));
 	assert_non_null(strstr(logged, "symbols from its .dynsym instead"));
 	tk_symbolizer_free(s);
@@ -1006,8 +1027,10 @@ static void test_debuginfo(void **state)
 	tk_symbolizer_free(s);
 
 	/* Install the debug file under the build id: perf's choice, the LOCAL __mywork. */
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/.build-id/%.2s && objcopy --only-keep-debug %s "
-		 "%s/.build-id/%.2s/%s.debug", dbgroot, bid, full, dbgroot, bid, bid + 2);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/.build-id/%.2s && objcopy --only-keep-debug %s "
+		 "%s/.build-id/%.2s/%s.debug",
+		 dbgroot, bid, full, dbgroot, bid, bid + 2);
 	assert_int_equal(system(cmd), 0);
 	s = tk_symbolizer_new(NULL);
 	assert_non_null(s);
@@ -1034,7 +1057,8 @@ static void test_debuginfo(void **state)
 	tk_cache_close(c);
 	unsetenv("TRACEKIT_DEBUG_DIR");
 
-	/* glibc: perf reports brk as __brk (LOCAL beats WEAK) when libc's debug file is installed. */
+	/* glibc: perf reports brk as __brk (LOCAL beats WEAK) when libc's debug file is installed.
+	 */
 	elf = tk_elf_open("/lib/x86_64-linux-gnu/libc.so.6");
 	if (elf) {
 		idn = tk_elf_build_id(elf, id, sizeof(id));
@@ -1045,8 +1069,10 @@ static void test_debuginfo(void **state)
 		    tk_elf_vaddr_to_offset(elf, vaddr, &off) == 0) {
 			s = tk_symbolizer_new(NULL);
 			assert_non_null(s);
-			assert_int_equal(tk_symbolizer_lookup_file(s, "/lib/x86_64-linux-gnu/libc.so.6",
-								   NULL, off, &info), 0);
+			assert_int_equal(
+				tk_symbolizer_lookup_file(s, "/lib/x86_64-linux-gnu/libc.so.6",
+							  NULL, off, &info),
+				0);
 			assert_string_equal(info.symbol, "__brk");
 			tk_symbolizer_free(s);
 		}
@@ -1117,20 +1143,13 @@ static void test_open_existing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_add_layout),
-		cmocka_unit_test(test_query_resolve),
-		cmocka_unit_test(test_remove_evict_gc),
-		cmocka_unit_test(test_lru_order),
-		cmocka_unit_test(test_lru_query),
-		cmocka_unit_test(test_same_bid_two_paths),
-		cmocka_unit_test(test_symbolize),
-		cmocka_unit_test(test_gzip_probes),
-		cmocka_unit_test(test_kcore),
-		cmocka_unit_test(test_kcore_stats_evict),
-		cmocka_unit_test(test_debuginfo),
-		cmocka_unit_test(test_broken_symtab),
-		cmocka_unit_test(test_lookup_uprobe),
-		cmocka_unit_test(test_open_existing),
+		cmocka_unit_test(test_add_layout),	cmocka_unit_test(test_query_resolve),
+		cmocka_unit_test(test_remove_evict_gc), cmocka_unit_test(test_lru_order),
+		cmocka_unit_test(test_lru_query),	cmocka_unit_test(test_same_bid_two_paths),
+		cmocka_unit_test(test_symbolize),	cmocka_unit_test(test_gzip_probes),
+		cmocka_unit_test(test_kcore),		cmocka_unit_test(test_kcore_stats_evict),
+		cmocka_unit_test(test_debuginfo),	cmocka_unit_test(test_broken_symtab),
+		cmocka_unit_test(test_lookup_uprobe),	cmocka_unit_test(test_open_existing),
 	};
 
 	if (system("command -v cc >/dev/null && (test -e /usr/include/x86_64-linux-gnu/sys/sdt.h"

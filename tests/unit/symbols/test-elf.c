@@ -223,9 +223,11 @@ static void check_sdt(const char *bin, size_t want)
 		uint64_t loc, base, sem;
 		char *a;
 
-		assert_int_equal(sscanf(p, "Provider: %63s\n Name: %63s\n Location: %" SCNx64
+		assert_int_equal(sscanf(p,
+					"Provider: %63s\n Name: %63s\n Location: %" SCNx64
 					", Base: %" SCNx64 ", Semaphore: %" SCNx64,
-					prov, name, &loc, &base, &sem), 5);
+					prov, name, &loc, &base, &sem),
+				 5);
 		a = strstr(p, "Arguments: ");
 		if (a) {
 			a += 11;
@@ -410,7 +412,8 @@ static void test_malformed(void **state)
 	elf = tk_elf_open_mem(img, len, "bad-bid");
 	assert_non_null(elf);
 	assert_int_equal(tk_elf_build_id(elf, id, sizeof(id)), -EBADMSG);
-	snprintf(want, sizeof(want), "bad-bid: offset 0x%zx: note name size 65535", (size_t)(bid - img));
+	snprintf(want, sizeof(want), "bad-bid: offset 0x%zx: note name size 65535",
+		 (size_t)(bid - img));
 	assert_non_null(strstr(tk_errmsg(), want));
 	tk_elf_close(elf);
 
@@ -432,9 +435,11 @@ static void test_malformed(void **state)
 		elf = tk_elf_open_mem(img, len / 2, "half");
 		assert_null(elf);
 		assert_int_equal(errno, EBADMSG);
-		snprintf(msg, sizeof(msg), "half: offset 0x%" PRIx64 ": %" PRIu64
+		snprintf(msg, sizeof(msg),
+			 "half: offset 0x%" PRIx64 ": %" PRIu64
 			 " section headers of 64 bytes end past the end of the file (%zu bytes): "
-			 "truncated", shoff, shnum, len / 2);
+			 "truncated",
+			 shoff, shnum, len / 2);
 		assert_string_equal(tk_errmsg(), msg);
 
 		snprintf(cut, sizeof(cut), "%s/cut3000", tmpdir);
@@ -445,9 +450,11 @@ static void test_malformed(void **state)
 		elf = tk_elf_open(cut);
 		assert_null(elf);
 		assert_int_equal(errno, EBADMSG);
-		snprintf(msg, sizeof(msg), "%s: offset 0x%" PRIx64 ": %" PRIu64
+		snprintf(msg, sizeof(msg),
+			 "%s: offset 0x%" PRIx64 ": %" PRIu64
 			 " section headers of 64 bytes end past the end of the file (3000 bytes): "
-			 "truncated", cut, shoff, shnum);
+			 "truncated",
+			 cut, shoff, shnum);
 		assert_string_equal(tk_errmsg(), msg);
 
 		/* Program headers cut (and no section headers): the first 200 bytes. */
@@ -461,7 +468,8 @@ static void test_malformed(void **state)
 			elf = tk_elf_open_mem(head, sizeof(head), "head");
 			assert_null(elf);
 			assert_int_equal(errno, EBADMSG);
-			snprintf(msg, sizeof(msg), "head: offset 0x40: %u program headers of "
+			snprintf(msg, sizeof(msg),
+				 "head: offset 0x40: %u program headers of "
 				 "56 bytes end past the end of the file (200 bytes): truncated",
 				 phnum);
 			assert_string_equal(tk_errmsg(), msg);
@@ -482,7 +490,7 @@ static void test_malformed(void **state)
 		char msg[300];
 
 		free(img);
-		img = slurp(sdt_bin, &len);	/* the notes above were broken on purpose */
+		img = slurp(sdt_bin, &len); /* the notes above were broken on purpose */
 		memcpy(&shoff, img + 0x28, 8);
 		memcpy(&shnum, img + 0x3c, 2);
 		for (uint16_t i = 0; i < shnum; i++) {
@@ -498,8 +506,10 @@ static void test_malformed(void **state)
 		elf = tk_elf_open_mem(img, len, "bad-symtab");
 		assert_non_null(elf);
 		assert_int_equal(tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n), -EBADMSG);
-		snprintf(msg, sizeof(msg), "bad-symtab: offset 0x%" PRIx64 ": symbol table of "
-			 "%" PRIu64 " bytes exceeds the file size %zu", off, size, len);
+		snprintf(msg, sizeof(msg),
+			 "bad-symtab: offset 0x%" PRIx64 ": symbol table of "
+			 "%" PRIu64 " bytes exceeds the file size %zu",
+			 off, size, len);
 		assert_string_equal(tk_errmsg(), msg);
 		assert_int_equal(tk_elf_symbols(elf, TK_ELF_ANY, &syms, &n), -EBADMSG);
 		assert_null(tk_symtab_new_elf(elf));
@@ -535,19 +545,20 @@ static void test_raw_notes(void **state)
 {
 	/* Big-endian ELF32 SDT note, built by hand. */
 	static const uint8_t be32[] = {
-		0, 0, 0, 8, 0, 0, 0, 18, 0, 0, 0, 3, 's', 't', 'a', 'p', 's', 'd', 't', 0,
-		0, 0, 0x10, 0, 0, 0, 0x20, 0, 0, 0, 0, 0, 'p', 0, 'n', 0, 0, 0,
+		0, 0, 0, 8,    0, 0, 0, 18,   0, 0, 0, 3, 's', 't', 'a', 'p', 's', 'd', 't',
+		0, 0, 0, 0x10, 0, 0, 0, 0x20, 0, 0, 0, 0, 0,   'p', 0,	 'n', 0,   0,	0,
 	};
-	static const uint8_t short_hdr[] = {4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0, 1};
-	static const uint8_t md5[] = {4, 0, 0, 0, 16, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0,
-				      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+	static const uint8_t short_hdr[] = {4, 0, 0, 0,	  20,  0,   0, 0, 3,
+					    0, 0, 0, 'G', 'N', 'U', 0, 1};
+	static const uint8_t md5[] = {4, 0, 0, 0, 16, 0, 0, 0, 3, 0,  0,  0,  'G', 'N', 'U', 0,
+				      1, 2, 3, 4, 5,  6, 7, 8, 9, 10, 11, 12, 13,  14,	15,  16};
 	uint8_t id[TK_BUILD_ID_MAX];
 	char hex[TK_BUILD_ID_HEX_MAX];
 	int count = 0;
 
 	(void)state;
-	assert_int_equal(tk_elf_sdt_parse(be32, sizeof(be32), true, false, "be32", 0, count_cb,
-					  &count), 1);
+	assert_int_equal(
+		tk_elf_sdt_parse(be32, sizeof(be32), true, false, "be32", 0, count_cb, &count), 1);
 	assert_int_equal(count, 1);
 	/* Cut inside the strings: the name loses its NUL. */
 	assert_int_equal(tk_elf_sdt_parse(be32, 33, true, false, "cut", 0x100, NULL, NULL),
@@ -576,18 +587,17 @@ static void test_raw_notes(void **state)
  */
 static void test_alias_choice(void **state)
 {
-	static const char ks[] =
-		"ffffffff81000000 W brk\n"		/* local after weak */
-		"ffffffff81000000 t __brk\n"
-		"ffffffff81001000 T global_one\n"	/* local after global */
-		"ffffffff81001000 t local_one\n"
-		"ffffffff81002000 T _two\n"		/* more underscores after fewer */
-		"ffffffff81002000 T __two\n"
-		"ffffffff81003000 T abcd\n"		/* shorter after longer */
-		"ffffffff81003000 T abc\n"
-		"ffffffff81004000 T first\n"		/* full tie */
-		"ffffffff81004000 T other\n"
-		"ffffffff81005000 T end\n";
+	static const char ks[] = "ffffffff81000000 W brk\n" /* local after weak */
+				 "ffffffff81000000 t __brk\n"
+				 "ffffffff81001000 T global_one\n" /* local after global */
+				 "ffffffff81001000 t local_one\n"
+				 "ffffffff81002000 T _two\n" /* more underscores after fewer */
+				 "ffffffff81002000 T __two\n"
+				 "ffffffff81003000 T abcd\n" /* shorter after longer */
+				 "ffffffff81003000 T abc\n"
+				 "ffffffff81004000 T first\n" /* full tie */
+				 "ffffffff81004000 T other\n"
+				 "ffffffff81005000 T end\n";
 	struct tk_symtab *st;
 	uint64_t off;
 
@@ -733,8 +743,10 @@ static void test_plt(void **state)
 	assert_non_null(elf);
 	st = tk_symtab_new_elf(elf);
 	assert_non_null(st);
-	snprintf(cmd, sizeof(cmd), "readelf -rW %s | sed -n '/.rela.plt/,$p' | "
-		 "awk '/JUMP_SLOT/ {sub(/@.*/, \"\", $5); print $5}'", bin);
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -rW %s | sed -n '/.rela.plt/,$p' | "
+		 "awk '/JUMP_SLOT/ {sub(/@.*/, \"\", $5); print $5}'",
+		 bin);
 	out = run(cmd);
 	assert_non_null(out);
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save), i++) {
@@ -768,7 +780,8 @@ static void test_plt(void **state)
 	tk_elf_close(elf);
 
 	/* IBT: calls go through .plt.sec, which perf 6.1 leaves unnamed. */
-	if (compile(plt_src, sec, "-nostartfiles -Wl,-e,tk_start -fcf-protection=full "
+	if (compile(plt_src, sec,
+		    "-nostartfiles -Wl,-e,tk_start -fcf-protection=full "
 		    "-Wl,-z,ibtplt -Wl,-z,lazy")) {
 		printf("note: no IBT PLT (-z ibtplt) here: .plt.sec not checked\n");
 		return;
@@ -895,10 +908,12 @@ static void test_demangle(void **state)
 	assert_non_null(elf);
 	st = tk_symtab_new_elf(elf);
 	assert_non_null(st);
-	assert_string_equal(tk_symtab_lookup(st, sym_value(elf, "_Z9rtx_alloc8rtx_code") + 1, NULL,
-					     NULL), "rtx_alloc");
-	assert_string_equal(tk_symtab_lookup(st, sym_value(elf, "_ZNK2ns6Widget5twiceEi"), NULL,
-					     NULL), "ns::Widget::twice");
+	assert_string_equal(
+		tk_symtab_lookup(st, sym_value(elf, "_Z9rtx_alloc8rtx_code") + 1, NULL, NULL),
+		"rtx_alloc");
+	assert_string_equal(
+		tk_symtab_lookup(st, sym_value(elf, "_ZNK2ns6Widget5twiceEi"), NULL, NULL),
+		"ns::Widget::twice");
 	assert_string_equal(tk_symtab_lookup(st, sym_value(elf, "_Z5maxofIlET_S0_S0_"), NULL, NULL),
 			    "maxof<long>");
 	tk_symtab_free(st);
@@ -908,16 +923,11 @@ static void test_demangle(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_build_id),
-		cmocka_unit_test(test_kernel_build_id),
-		cmocka_unit_test(test_symbols_vs_nm),
-		cmocka_unit_test(test_sdt_vs_readelf),
-		cmocka_unit_test(test_symtab_lookup),
-		cmocka_unit_test(test_alias_choice),
-		cmocka_unit_test(test_labels),
-		cmocka_unit_test(test_plt),
-		cmocka_unit_test(test_demangle),
-		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_build_id),      cmocka_unit_test(test_kernel_build_id),
+		cmocka_unit_test(test_symbols_vs_nm), cmocka_unit_test(test_sdt_vs_readelf),
+		cmocka_unit_test(test_symtab_lookup), cmocka_unit_test(test_alias_choice),
+		cmocka_unit_test(test_labels),	      cmocka_unit_test(test_plt),
+		cmocka_unit_test(test_demangle),      cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_raw_notes),
 	};
 

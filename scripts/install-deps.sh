@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
 	build-essential meson ninja-build pkg-config python3
 	libzstd-dev zlib1g-dev libelf-dev libtraceevent-dev libcmocka-dev systemtap-sdt-dev
-	clang llvm
+	clang llvm clang-format
 	trace-cmd linux-perf zstd
 	liblttng-ust-dev lttng-tools babeltrace2
 	libc6-dbg groff-base

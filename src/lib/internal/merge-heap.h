@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * merge-heap: the k-way merge by timestamp that every reader of per-CPU
+ * streams shares (report, perf.data report, convert).
+ *
+ * A stream embeds struct tk_merge_key as its FIRST member and the heap holds
+ * pointers to those keys, so a key pointer is also the stream pointer and
+ * taking the top costs no index scaling. Keys order by (ts, order): order is
+ * the stream's rank (buffer index, then CPU index), so ties resolve as
+ * trace-cmd's linear scan with "<" resolves them.
+ *
+ * After the top stream advanced, tk_merge_heap_fix_top() restores the heap.
+ * Runs of records from one CPU are common, so it moves nothing while the top
+ * still precedes its children, and with two streams left a reorder is one
+ * swap made by selects: which CPU holds the next record changes at random, a
+ * branch on it would be mispredicted half the time.
+ *
+ * Header-only: the calls sit in the hottest loops and must inline.
+ */
+#ifndef TRACEKIT_INTERNAL_MERGE_HEAP_H
+#define TRACEKIT_INTERNAL_MERGE_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tk_merge_key {
+	uint64_t ts;
+	uint32_t order;
+};
+
+/* Without a branch, for the reason above. */
+static inline bool tk_merge_before(const struct tk_merge_key *x, const struct tk_merge_key *y)
+{
+	return (x->ts < y->ts) | ((x->ts == y->ts) & (x->order < y->order));
+}
+
+static inline void tk_merge_heap_down(struct tk_merge_key **heap, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < n && tk_merge_before(heap[l], heap[m]))
+			m = l;
+		if (l + 1 < n && tk_merge_before(heap[l + 1], heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		struct tk_merge_key *t = heap[i];
+
+		heap[i] = heap[m];
+		heap[m] = t;
+		i = m;
+	}
+}
+
+/* Add heap[n - 1], the stream just appended. */
+static inline void tk_merge_heap_up(struct tk_merge_key **heap, size_t n)
+{
+	size_t i = n - 1;
+
+	while (i) {
+		size_t p = (i - 1) / 2;
+
+		if (!tk_merge_before(heap[i], heap[p]))
+			return;
+		struct tk_merge_key *t = heap[i];
+
+		heap[i] = heap[p];
+		heap[p] = t;
+		i = p;
+	}
+}
+
+/* The top stream's key grew (it moved to its next record): restore the order. */
+static inline void tk_merge_heap_fix_top(struct tk_merge_key **heap, size_t n)
+{
+	struct tk_merge_key *s = heap[0];
+
+	if (n == 2) {
+		struct tk_merge_key *o = heap[1];
+		bool swap = tk_merge_before(o, s);
+
+		heap[0] = swap ? o : s;
+		heap[1] = swap ? s : o;
+	} else if (n > 2 && (tk_merge_before(heap[1], s) || tk_merge_before(heap[2], s))) {
+		tk_merge_heap_down(heap, n, 0);
+	}
+}
+
+/* The top stream ended: drop it. Return: the new count. */
+static inline size_t tk_merge_heap_pop(struct tk_merge_key **heap, size_t n)
+{
+	heap[0] = heap[--n];
+	tk_merge_heap_down(heap, n, 0);
+	return n;
+}
+
+#endif

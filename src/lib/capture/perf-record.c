@@ -60,13 +60,8 @@
  * poll cycle when idle; under load, passes come on wakeups and a commit
  * also happens at every 1 MiB). A SIGKILL so loses at most ~100 ms plus
  * what the rings held, and leaves a file that perf script and tracekit
- * report read whole. Measured (raw_syscalls:sys_enter -a, 1.5 s, runs
- * alternating with the build that committed only full 1 MiB blocks): under
- * a getppid loop (0.5-0.8 M samples, 60-100 MB, 6 runs each) recorder CPU
- * averaged 0.18 s against 0.19 s before (spread 0.15-0.23 in both), lost
- * samples within the same spread; 67-101 commits, most of them full
- * blocks, with 192 bytes of padding each (0.02 %). At 15-40 k samples/s:
- * 16-17 commits per 1.5 s, ~45 us each (strace -c), 3.3 KB of padding.
+ * report read whole. The commits cost no measurable recorder CPU and
+ * 0.02 % of padding (figures: bench/README.md, "bench-record").
  *
  * Build ids. While draining, MMAP/MMAP2 records (and the synthesized ones)
  * fill a per-process table of executable maps, FORK copies the parent's,

@@ -85,7 +85,7 @@
  * Readers copy pages out (read_page, consume) under the per-buffer mutex:
  * pin the slot, re-check head, copy, cmpxchg head forward. Copying instead
  * of the kernel's page swap keeps the writer free of reader pages and costs
- * ~0.1 us per 4 KiB page (drain measured far above 1 GB/s, see below).
+ * ~0.1 us per 4 KiB page (drain runs far above 1 GB/s: bench-ring).
  *
  * Control (resize, reset, swap): raise record_disabled, then
  * membarrier(PRIVATE_EXPEDITED) so that every writer either has published
@@ -97,42 +97,19 @@
  * writer's buffer pointer stays valid and its own across a swap. Under ThreadSanitizer the writer
  * uses real fences and lock-prefixed atomics so that the tool can follow the synchronisation.
  *
- * Why per-thread buffers, rdtsc and no atomics (reference VM, 2 vCPUs,
- * Sapphire Rapids, numbers from shared/specs/ringbuf.md section 3 and from
- * bench/bench-ring.c, 16-byte payload): rdtsc 17.5-21.6 ns, clock_gettime
- * 33.5-36.8 ns, uncontended lock xadd 6.5-7.5 ns, load+lock cmpxchg 13-15;
- * a per-CPU shared-buffer prototype (getcpu + cmpxchg + xadd) cost 44-45
- * ns/event against 20-28 for per-thread without atomics.
- *
- * The write path (tk_ring_write) after profiling: one TLS load, nest, the
- * checks, one rdtsc (no lfence, see tsc_read), one non-locked xadd that
- * reserves and counts the entry, header and payload stores, the commit
- * store and one re-check load; no call (page ends, time extends, nested
- * writers and races leave through cold tail calls). Before: four
- * read-modify-writes per event (commits, entries, committed, reserve) and
- * ~126 instructions; after: one and ~85 (callgrind). Cost, one run of
- * bench/bench-ring.c interleaved with LTTng-UST 2.13.5 (21 rounds x 2 M
- * events, release build; host slow that session, rdtsc alone median 23.6
- * ns, 19.3 min): 37.5 ns/event one thread (28.9 min), 62 with
- * CLOCK_MONOTONIC, 39.6 per thread with two threads (aggregate 1.94x one
- * thread), LTTng-UST 206 / 199 ns (5.4x / 5.5x slower, per-round median),
- * read_page drain 2.03 GB/s (101 M events/s). Earlier sessions: 28-35 ns
- * one thread with rdtsc at 19-21. The clock read and the buffer logic
- * barely overlap: with rdtsc stubbed out the write takes 10-13 ns, so the
- * 25 ns goal needs rdtsc near its best (17.5 ns) and the logic under ~8.
- * Not met on this VM yet.
- *
- * Second pass (issue 5): the fast path now finds its buffer as
- * ring->cbs + index (descriptors are 1 KiB and never move), tests one gate
- * word for "disabled or not TSC", folds "first event of the page" into the
- * room test (a - 1 wraps), folds the stamp check into the delta test, and
- * has a copy specialised for 16-byte payloads: ~62 instructions, one
- * saved register (was ~95 and six). Clocks, tight loop, this VM, quiet:
- * rdtsc 20-24 ns (41 TSC ticks each), rdtscp 34, lfence+rdtsc 30-32,
- * CLOCK_MONOTONIC / _RAW (vDSO) 39, CLOCK_MONOTONIC_COARSE 9.4 (but 4 ms
- * resolution: not an event clock). rdtsc stays: it is the cheapest clock
- * that orders events. Write: 23-25 ns min, 28-33 median against a
- * 2.5-3.5 ns-over-rdtsc minimal writer in the same loop.
+ * Why per-thread buffers, rdtsc and no atomics: a per-CPU buffer shared
+ * by threads needs an atomic read-modify-write per event (a locked xadd or
+ * cmpxchg costs as much as the rest of the write), and rdtsc is the
+ * cheapest clock that orders events (CLOCK_MONOTONIC through the vDSO
+ * costs about twice as much). The write path (tk_ring_write) is one TLS
+ * load, the nest count, one gate word ("disabled or not TSC"), one rdtsc
+ * (no lfence, see tsc_read), one non-locked xadd that reserves and counts
+ * the entry, header and payload stores (a copy specialised for 16-byte
+ * payloads), the commit store and one re-check load; no call: page ends,
+ * time extends, nested writers and races leave through cold tail calls.
+ * The buffer is found as ring->cbs + index (descriptors are 1 KiB and never
+ * move). What each of these choices measured, and what was tried and
+ * dropped, is in bench/README.md ("bench-ring").
  */
 #include <tracekit/ring.h>
 

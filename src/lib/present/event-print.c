@@ -47,10 +47,7 @@
  * little-endian loads have no test), flattened so that the number writers
  * inline; the rare ops (hex, arrays, masks, MAC, UUID) are out of line
  * in run_rare() to keep it small, and a ternary's alternative that is not
- * a literal or flags runs in run_kid(). Measured with callgrind on
- * a 300 k-event sched/irq/timer file: 915 -> 899 instructions per event
- * for the whole report (printer ~433 -> ~414), with 220 more formats
- * compiled (2032 -> 2252 of this kernel's 2323).
+ * a literal or flags runs in run_kid() (callgrind figures: bench/README.md).
  *
  * Running. Before a program runs, the output buffer is given room for the
  * event's worst case (ev->max_static + the record size, computed at

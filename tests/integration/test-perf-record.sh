@@ -43,6 +43,12 @@ int main(int argc, char **argv)
 	unsigned long loops = argc > 1 ? strtoul(argv[1], NULL, 10) : 100;
 	for (unsigned long i = 0; i < loops; i++)
 		sink += tk_middle_work(1000000 + (i & 1) + (sink & 1));
+	/*
+	 * Time in the kernel, so that some sample has a kernel ip and the
+	 * kernel's build id is written whatever else the machine is doing.
+	 */
+	for (int i = 0; i < 200000; i++)
+		getppid();
 	/* Switch out at least once: on an idle machine nothing else preempts us. */
 	usleep(2000);
 	return 0;

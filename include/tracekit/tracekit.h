@@ -15,5 +15,6 @@
 #include <tracekit/elf.h>
 #include <tracekit/cache.h>
 #include <tracekit/perfrecord.h>
+#include <tracekit/output.h>
 
 #endif

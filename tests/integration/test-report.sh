@@ -85,8 +85,23 @@ same_as_slow() {
 	fi
 }
 
+# sym_adds_nothing NAME FILE: --sym on a file with no probe events prints
+# the plain report (it once crashed on every ordinary trace).
+sym_adds_nothing() {
+	"$tk" report -i "$2" > "$tmp/plain" 2>/dev/null
+	if ! "$tk" report --sym -i "$2" > "$tmp/sym" 2> "$tmp/sym.err"; then
+		fail "$1 --sym" "exit $?: $(head -c 300 "$tmp/sym.err")"
+	elif cmp -s "$tmp/plain" "$tmp/sym"; then
+		pass "$1 --sym adds nothing to events that are not probes"
+	else
+		fail "$1 --sym" "text differs from the plain report"
+		diff -u "$tmp/plain" "$tmp/sym" | head -10
+	fi
+}
+
 check_file() {
 	local tag=$1 file=$2
+	sym_adds_nothing "$tag" "$file"
 	compare "$tag default" "$file"
 	compare "$tag -t" "$file" -t
 	compare "$tag --cpu 0" "$file" --cpu 0
@@ -264,6 +279,7 @@ compiled() {
 
 check_rec() {
 	local tag=$1 file=$2
+	sym_adds_nothing "$tag" "$file"
 	compare "$tag default" "$file"
 	compare "$tag -t" "$file" -t
 	same_as_slow "$tag compiled == slow" "$file"

@@ -1294,7 +1294,9 @@ static size_t probe_place(struct report *r, const struct tk_event *ev, int id, c
 	f = r->probe_ip[id];
 	if (!f) {
 		f = tk_event_field_find(ev, "__probe_ip");
-		r->probe_ip[id] = f ? f : &no_field;
+		if (!f)
+			f = &no_field;
+		r->probe_ip[id] = f;
 	}
 	if (f == &no_field || tk_event_field_read(r->set, f, data, size, &ip))
 		return 0;

@@ -79,6 +79,9 @@ struct tk_perfrecord_stats {
 	uint64_t bytes;		 /* data section size */
 	bool child_exited;	 /* the command ran and exited */
 	int child_status;	 /* its wait status */
+	bool child_failed;	 /* it exited non-zero or died of a signal the
+				    recorder did not send (tk_command_failed()) */
+	char child_outcome[96];	 /* tk_command_describe(): "exited with status 3" */
 	int stop_signal;	 /* SIGINT/SIGTERM/SIGHUP that ended the recording, or 0 */
 };
 

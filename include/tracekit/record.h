@@ -130,6 +130,13 @@ TK_API int tk_record_stop(struct tk_record *rec);
  */
 TK_API int tk_record_finish(struct tk_record *rec);
 
+/**
+ * tk_record_discard() - the recording is worthless (its command never ran):
+ * tk_record_free() removes every side file, captured pages included,
+ * instead of keeping them for tk_record_recover().
+ */
+TK_API void tk_record_discard(struct tk_record *rec);
+
 /** Per-CPU results; @count receives the number of entries. Borrowed until free. */
 TK_API const struct tk_record_cpu_stats *tk_record_cpu_stats(const struct tk_record *rec,
 							     uint32_t *count);

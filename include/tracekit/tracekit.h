@@ -16,5 +16,6 @@
 #include <tracekit/cache.h>
 #include <tracekit/perfrecord.h>
 #include <tracekit/output.h>
+#include <tracekit/command.h>
 
 #endif

@@ -13,11 +13,14 @@
  * the instance is removed by the same code path as on success. No handler
  * ever runs asynchronously.
  *
- * The command: forked before tracing starts, it waits on a pipe until
- * set_event_pid holds its pid (for -F) and tracing is on, then execs; a
- * second, close-on-exec pipe tells whether the exec worked. The child gets
- * TRACEKIT_INSTANCE=<instance directory> so that it can write its own
- * marks to the instance's trace_marker.
+ * The command (tk_command_*): checked before anything is created, forked
+ * before tracing starts and held until set_event_pid holds its pid (for -F)
+ * and tracing is on. It gets TRACEKIT_INSTANCE=<instance directory> so that
+ * it can write its own marks to the instance's trace_marker. When the
+ * recording ends first (--duration, a signal to the recorder), the command
+ * is stopped (the signal, then SIGKILL after TK_COMMAND_GRACE_SECONDS) and
+ * reaped before tracing stops, so its end is in the file and nothing is
+ * left running. A command that failed on its own makes the exit status 1.
  *
  * Cached probes: an -e spec spelled "%PROVIDER/EVENT", "%PROVIDER:EVENT",
  * "sdt_PROVIDER:EVENT" or "%GROUP/EVENT" names SDT notes and user probes
@@ -50,6 +53,7 @@
 #include <unistd.h>
 
 #include <tracekit/cache.h>
+#include <tracekit/command.h>
 #include <tracekit/perfrecord.h>
 #include <tracekit/record.h>
 #include <tracekit/tracefs.h>
@@ -116,70 +120,6 @@ const char cmd_record_usage[] =
 	"  -h, --help              show this help\n";
 
 #define VERSION_TEXT "tracekit 0.1.0"
-
-struct child {
-	pid_t pid;
-	int go_fd;  /* parent writes one byte: exec now */
-	int err_fd; /* child writes its errno if exec fails */
-	bool exited;
-	int status;
-};
-
-static int start_child(struct child *ch, char **argv, const char *instance_dir,
-		       const sigset_t *old_mask)
-{
-	int go[2], err[2];
-
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
-		return cli_error("pipe: %m");
-	ch->pid = fork();
-	if (ch->pid < 0)
-		return cli_error("fork: %m");
-	if (ch->pid == 0) {
-		char b;
-		int e;
-
-		close(go[1]);
-		close(err[0]);
-		sigprocmask(SIG_SETMASK, old_mask, NULL);
-		setenv("TRACEKIT_INSTANCE", instance_dir, 1);
-		/* Wait until tracing is on (or the parent gave up: EOF). */
-		if (read(go[0], &b, 1) != 1)
-			_exit(126);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(err[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(err[1]);
-	ch->go_fd = go[1];
-	ch->err_fd = err[0];
-	return CLI_OK;
-}
-
-/* Let the child exec; returns the exec errno, 0 when it runs. */
-static int release_child(struct child *ch, const char *name)
-{
-	ssize_t n;
-	int e = 0;
-
-	if (write(ch->go_fd, "g", 1) != 1)
-		return errno;
-	close(ch->go_fd);
-	ch->go_fd = -1;
-	do {
-		n = read(ch->err_fd, &e, sizeof(e));
-	} while (n < 0 && errno == EINTR);
-	close(ch->err_fd);
-	ch->err_fd = -1;
-	if (n == (ssize_t)sizeof(e)) {
-		cli_error("cannot run '%s': %s", name, strerror(e));
-		return e ? e : EIO;
-	}
-	return 0;
-}
 
 static double now(void)
 {
@@ -252,7 +192,11 @@ struct record_args {
 	char **command;
 };
 
-static int wait_loop(struct tk_record *rec, struct record_args *a, struct child *ch,
+/*
+ * Until the command exits, the duration passes or a signal comes. Return:
+ * the signal that ended the wait (0 otherwise), or -1 on a capture error.
+ */
+static int wait_loop(struct tk_record *rec, struct record_args *a, struct tk_command *cmd,
 		     const sigset_t *set)
 {
 	double deadline = a->duration > 0 ? now() + a->duration : 0;
@@ -266,38 +210,35 @@ static int wait_loop(struct tk_record *rec, struct record_args *a, struct child 
 			double left = deadline - now();
 
 			if (left <= 0)
-				return CLI_OK;
+				return 0;
 			if (left < 0.2)
 				ts.tv_nsec = (long)(left * 1e9);
 		}
 		if (tk_record_error(rec))
-			return CLI_FAIL;
+			return -1;
 		sig = sigtimedwait(set, &info, &ts);
 		if (sig < 0)
 			continue;
 		if (sig == SIGCHLD) {
-			if (ch->pid > 0 && !ch->exited &&
-			    waitpid(ch->pid, &ch->status, WNOHANG) > 0) {
-				ch->exited = true;
-				return CLI_OK;
-			}
+			if (cmd && tk_command_poll(cmd))
+				return 0;
 			continue;
 		}
-		/* SIGINT, SIGTERM, SIGHUP: the command gets it too, then we finish. */
-		if (ch->pid > 0 && !ch->exited && info.si_pid != ch->pid)
-			kill(ch->pid, sig);
-		return CLI_OK;
+		return sig; /* SIGINT, SIGTERM, SIGHUP */
 	}
 }
 
 static int run(struct record_args *a)
 {
-	struct child ch = {.pid = -1, .go_fd = -1, .err_fd = -1};
+	struct tk_command *cmd = NULL;
 	sigset_t set, old;
 	struct tk_record *rec;
 	double start;
-	int r = CLI_OK, lib;
+	int r = CLI_OK, lib, sig;
 
+	/* A command that cannot run is refused before any file or instance exists. */
+	if (a->command && tk_command_check(a->command[0]) < 0)
+		return cli_lib_error(NULL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
@@ -311,11 +252,22 @@ static int run(struct record_args *a)
 		goto out_mask;
 	}
 	if (a->command) {
-		r = start_child(&ch, a->command, tk_tracefs_dir(tk_record_tracefs(rec)), &old);
-		if (r != CLI_OK)
+		char *env[2] = {NULL, NULL};
+
+		if (asprintf(&env[0], "TRACEKIT_INSTANCE=%s",
+			     tk_tracefs_dir(tk_record_tracefs(rec))) < 0) {
+			r = cli_error("out of memory");
 			goto out;
+		}
+		cmd = tk_command_new(a->command, env);
+		/* The child has its own copy of the environment now. */
+		free(env[0]);
+		if (!cmd) {
+			r = cli_lib_error(NULL);
+			goto out;
+		}
 	}
-	if (a->follow && ch.pid > 0) {
+	if (a->follow && cmd) {
 		int *np = realloc(a->pids, (a->npids + 1) * sizeof(*np));
 
 		if (!np) {
@@ -323,7 +275,7 @@ static int run(struct record_args *a)
 			goto out;
 		}
 		a->pids = np;
-		a->pids[a->npids++] = ch.pid;
+		a->pids[a->npids++] = tk_command_pid(cmd);
 	}
 	if (a->npids && tk_record_set_pids(rec, a->pids, a->npids, a->follow) < 0) {
 		r = cli_lib_error(NULL);
@@ -334,23 +286,19 @@ static int run(struct record_args *a)
 		r = cli_lib_error(NULL);
 		goto out;
 	}
-	if (ch.pid > 0 && release_child(&ch, a->command[0]) != 0) {
-		/*
-		 * Nothing worth a file was recorded: the command never ran.
-		 * Reap it first: until it exits it holds the instance's
-		 * trace_pipe_raw descriptors, and the kernel would refuse to
-		 * remove the instance.
-		 */
-		if (waitpid(ch.pid, &ch.status, 0) == ch.pid)
-			ch.exited = true;
+	if (cmd && tk_command_release(cmd) < 0) {
+		/* The command never ran: nothing worth a file or a recover was recorded. */
+		r = cli_lib_error(NULL);
 		tk_record_stop(rec);
-		r = CLI_FAIL;
+		tk_record_discard(rec);
 		goto out;
 	}
-	r = wait_loop(rec, a, &ch, &set);
+	sig = wait_loop(rec, a, cmd, &set);
+	if (cmd)
+		tk_command_stop(cmd, sig > 0 ? sig : SIGTERM, TK_COMMAND_GRACE_SECONDS);
 
 	lib = tk_record_stop(rec);
-	if (lib < 0)
+	if (sig < 0 || lib < 0)
 		r = cli_lib_error(NULL);
 	if (tk_record_finish(rec) < 0) {
 		r = cli_lib_error(a->opts.output);
@@ -358,22 +306,14 @@ static int run(struct record_args *a)
 		print_summary(rec, a->opts.output, a->opts.file_version, a->opts.compression,
 			      now() - start);
 	}
-out:
-	tk_record_free(rec);
-	if (ch.go_fd >= 0)
-		close(ch.go_fd); /* an unreleased child sees EOF and exits */
-	if (ch.err_fd >= 0)
-		close(ch.err_fd);
-	if (ch.pid > 0 && !ch.exited && waitpid(ch.pid, &ch.status, WNOHANG) > 0)
-		ch.exited = true;
-	if (ch.exited && !a->quiet && r == CLI_OK) {
-		if (WIFEXITED(ch.status) && WEXITSTATUS(ch.status))
-			fprintf(stderr, "tracekit record: command exited with status %d\n",
-				WEXITSTATUS(ch.status));
-		else if (WIFSIGNALED(ch.status))
-			fprintf(stderr, "tracekit record: command killed by signal %d\n",
-				WTERMSIG(ch.status));
+	if (r == CLI_OK && cmd && tk_command_failed(cmd)) {
+		fprintf(stderr, "tracekit record: command %s\n", tk_command_describe(cmd));
+		r = CLI_FAIL;
 	}
+out:
+	/* Before the instance goes: the command holds its trace_pipe_raw descriptors. */
+	tk_command_free(cmd);
+	tk_record_free(rec);
 out_mask:
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return r;
@@ -419,12 +359,10 @@ static int run_perf(struct record_args *a)
 			o.output, o.append ? " (appended)" : "", st.samples, st.nr_tracepoints,
 			st.nr_counters, st.nr_cpus, (double)st.bytes / 1e6, st.nr_build_ids,
 			st.lost, st.lost_records);
-		if (st.child_exited && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status))
-			fprintf(stderr, "tracekit record: command exited with status %d\n",
-				WEXITSTATUS(st.child_status));
-		else if (st.child_exited && WIFSIGNALED(st.child_status))
-			fprintf(stderr, "tracekit record: command killed by signal %d\n",
-				WTERMSIG(st.child_status));
+	}
+	if (st.child_failed) {
+		fprintf(stderr, "tracekit record: command %s\n", st.child_outcome);
+		return CLI_FAIL;
 	}
 	return CLI_OK;
 }

@@ -579,10 +579,12 @@ fi
 # The top-level buffer is shared: other processes may write markers into
 # it or consume it (trace-cmd extract), so the markers carry this run's pid.
 top_orig=$(cat $TRACEFS/tracing_on)
+top_kb=$(cut -d' ' -f1 $TRACEFS/buffer_size_kb)
 for before in 1 0; do
 	echo $before >$TRACEFS/tracing_on
 	K=300
-	run record --top -e sched:sched_wakeup -o top$before.dat -- sh -c \
+	# Its own buffer size: what others left in the top buffer (once 7 KB) must not matter.
+	run record --top -b 1024 -e sched:sched_wakeup -o top$before.dat -- sh -c \
 		"for i in \$(seq $K); do echo tk-top$$-$before-\$i > \$TRACEKIT_INSTANCE/trace_marker; done"
 	check "--top (tracing_on was $before): exit 0" eval 'rc_is 0 && [ -s top$before.dat ]'
 	if $have_tc; then
@@ -592,6 +594,8 @@ for before in 1 0; do
 	check "--top: tracing_on back to $before, events off, no pid filter, tracer nop" \
 		eval '[ "$(cat $TRACEFS/tracing_on)" = $before ] && [ "$(cat $TRACEFS/events/enable)" = 0 ] && [ -z "$(cat $TRACEFS/set_event_pid)" ] && [ "$(cat $TRACEFS/current_tracer)" = nop ]'
 	check "--top: no instance created" no_instances
+	check "--top -b: the top buffer's size is back to $top_kb KB" \
+		eval '[ "$(cut -d" " -f1 $TRACEFS/buffer_size_kb)" = "$top_kb" ]'
 done
 run record -q --top -P $$ -e sched:sched_switch --duration 0.2 -o topp.dat
 check "--top -P: the top buffer's set_event_pid is cleared after" \
@@ -749,6 +753,39 @@ check "reset removes the instance of a dead recorder" eval 'rc_is 0 && [ ! -d "$
 check "reset keeps the instance of a live process" test -d "$TRACEFS/instances/tracekit-$$"
 rmdir "$TRACEFS/instances/tracekit-$$" 2>/dev/null
 rmdir "$TRACEFS/instances/tracekit-$dead" 2>/dev/null
+# ------------------------------------------------ the command's life
+# A command that cannot run is refused before anything is created.
+run record -q -e sched:sched_switch -o "$tmp/noexec.dat" -- /nonexistent/prog
+check "record -- /nonexistent: exit 1, one line, nothing left" eval 'rc_is 1 && err_lines 1 && err_has "cannot run ./nonexistent/prog." && [ ! -e "$tmp/noexec.dat" ] && no_spool "$tmp/noexec.dat" && no_instances'
+run record -q -e sched:sched_switch -o "$tmp/noexec.dat" -- true
+check "the same output name records next time" eval 'rc_is 0 && [ -s "$tmp/noexec.dat" ] && no_spool "$tmp/noexec.dat"'
+# A command that fails makes the exit status 1, and says how it ended.
+run record -q -e sched:sched_switch -o "$tmp/false.dat" -- false
+check "record -- false: exit 1, the command's status named" eval 'rc_is 1 && err_has "command exited with status 1" && [ -s "$tmp/false.dat" ]'
+run record -q --perf -e sched:sched_switch -o "$tmp/false.data" -- false
+check "record --perf -- false: exit 1 too" eval 'rc_is 1 && err_has "command exited with status 1" && [ -s "$tmp/false.data" ]'
+# --duration ends the command too (SIGTERM), and the recorder returns on time.
+start=$(date +%s%N)
+run record -q -e sched:sched_switch -o "$tmp/dur.dat" --duration 1 -- sleep 41
+end=$(date +%s%N)
+check "--duration 1 -- sleep 41: exit 0 within 4 s, sleep stopped" eval 'rc_is 0 && [ $(( (end - start) / 1000000 )) -lt 4000 ] && ! pgrep -x -f "sleep 41" >/dev/null'
+# SIGINT to the recorder alone (not its process group): a background job
+# ignores SIGINT, so the command needs SIGKILL after the grace period.
+"$TRACEKIT" record -q -e sched:sched_switch -o "$tmp/int.dat" -- sleep 42 >/dev/null 2>&1 &
+recorder=$!
+sleep 1
+kill -INT $recorder
+wait $recorder
+rc=$?
+check "SIGINT to the recorder alone: complete file, command stopped" eval 'rc_is 0 && [ -s "$tmp/int.dat" ] && no_spool "$tmp/int.dat" && ! pgrep -x -f "sleep 42" >/dev/null'
+"$TRACEKIT" record -q --perf -e sched:sched_switch -o "$tmp/int.data" -- sleep 43 >/dev/null 2>&1 &
+recorder=$!
+sleep 1
+kill -INT $recorder
+wait $recorder
+rc=$?
+check "--perf: SIGINT to the recorder alone stops the command" eval 'rc_is 0 && [ -s "$tmp/int.data" ] && ! pgrep -x -f "sleep 43" >/dev/null'
+
 check "no instance left at the end" no_instances
 
 echo "TK-COUNTS: passed=$passed failed=$failed skipped=$skipped"

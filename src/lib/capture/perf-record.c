@@ -105,6 +105,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tracekit/command.h>
 #include <tracekit/elf.h>
 #include <tracekit/perfdata.h>
 #include <tracekit/perfrecord.h>
@@ -190,9 +191,9 @@ struct session {
 	size_t nr_ids;
 	struct ring *rings;
 	struct tk_perfdata_writer *w;
-	unsigned char *buf; /* MAX_RECORD bytes for a record that wraps */
-	pid_t child;
-	int go_fd, err_fd;
+	unsigned char *buf;	/* MAX_RECORD bytes for a record that wraps */
+	struct tk_command *cmd; /* the command followed, or NULL */
+	pid_t child;		/* its pid, or -1 */
 	bool system_wide;
 
 	struct dso *dsos;
@@ -1224,75 +1225,6 @@ static int set_enabled(struct session *s, bool on)
 
 /* ------------------------------------------------------------ the command */
 
-static int fork_child(struct session *s, const sigset_t *old_mask)
-{
-	int go[2], err[2];
-
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return tk_fail(errno, "pipe: %s", strerror(errno));
-	if (pipe2(err, O_CLOEXEC) < 0) {
-		int e = errno;
-
-		close(go[0]);
-		close(go[1]);
-		return tk_fail(e, "pipe: %s", strerror(e));
-	}
-	s->child = fork();
-	if (s->child < 0) {
-		int e = errno;
-
-		close(go[0]);
-		close(go[1]);
-		close(err[0]);
-		close(err[1]);
-		return tk_fail(e, "fork: %s", strerror(e));
-	}
-	if (s->child == 0) {
-		char b;
-		int e;
-
-		close(go[1]);
-		close(err[0]);
-		sigprocmask(SIG_SETMASK, old_mask, NULL);
-		if (read(go[0], &b, 1) != 1)
-			_exit(126);
-		execvp(s->o->command[0], s->o->command);
-		e = errno;
-		if (write(err[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(err[1]);
-	s->go_fd = go[1];
-	s->err_fd = err[0];
-	return 0;
-}
-
-static int release_child(struct session *s)
-{
-	ssize_t n;
-	int e = 0;
-
-	if (write(s->go_fd, "g", 1) != 1)
-		e = errno;
-	close(s->go_fd);
-	s->go_fd = -1;
-	if (e)
-		return tk_fail(e, "cannot start '%s': %s", s->o->command[0], strerror(e));
-	do {
-		n = read(s->err_fd, &e, sizeof(e));
-	} while (n < 0 && errno == EINTR);
-	close(s->err_fd);
-	s->err_fd = -1;
-	if (n == (ssize_t)sizeof(e)) {
-		if (!e)
-			e = EIO;
-		return tk_fail(e, "cannot run '%s': %s", s->o->command[0], strerror(e));
-	}
-	return 0;
-}
-
 static double mono_now(void)
 {
 	struct timespec t;
@@ -1351,16 +1283,8 @@ static int wait_loop(struct session *s, int sfd)
 					stop = true;
 				}
 			}
-			if (s->child > 0) {
-				int status;
-
-				if (waitpid(s->child, &status, WNOHANG) == s->child) {
-					s->st->child_exited = true;
-					s->st->child_status = status;
-					s->child = -1;
-					stop = true;
-				}
-			}
+			if (s->cmd && tk_command_poll(s->cmd))
+				stop = true;
 			if (stop)
 				break;
 		}
@@ -1599,7 +1523,7 @@ static int max_sample_rate(uint64_t *rate)
 	return 0;
 }
 
-static int record(struct session *s, int sfd, const sigset_t *old_mask)
+static int record(struct session *s, int sfd)
 {
 	const char *root;
 	uint64_t max_rate;
@@ -1641,9 +1565,10 @@ static int record(struct session *s, int sfd, const sigset_t *old_mask)
 		return tk_fail(ENOMEM, "out of memory");
 	/* The command exists (held) before its events: they follow its pid. */
 	if (s->o->command) {
-		r = fork_child(s, old_mask);
-		if (r < 0)
-			return r;
+		s->cmd = tk_command_new(s->o->command, NULL);
+		if (!s->cmd)
+			return -errno;
+		s->child = tk_command_pid(s->cmd);
 	}
 	r = open_events(s);
 	if (r < 0)
@@ -1675,14 +1600,18 @@ static int record(struct session *s, int sfd, const sigset_t *old_mask)
 		if (r < 0)
 			return r;
 	}
-	if (s->o->command) {
-		r = release_child(s);
+	if (s->cmd) {
+		r = tk_command_release(s->cmd);
 		if (r < 0)
 			return r;
 	}
 	r = wait_loop(s, sfd);
 	if (r < 0)
 		return r;
+	/* Ended by the duration or a signal: the command ends too, inside the recording. */
+	if (s->cmd)
+		tk_command_stop(s->cmd, s->st->stop_signal ? s->st->stop_signal : SIGTERM,
+				TK_COMMAND_GRACE_SECONDS);
 	r = set_enabled(s, false);
 	if (r < 0)
 		return r;
@@ -1700,19 +1629,15 @@ static int record(struct session *s, int sfd, const sigset_t *old_mask)
 
 static void cleanup(struct session *s)
 {
-	if (s->go_fd >= 0)
-		close(s->go_fd); /* a held child sees EOF and exits 126 */
-	if (s->err_fd >= 0)
-		close(s->err_fd);
-	if (s->child > 0) {
-		int status;
-
-		/* Stopped early (error, signal): do not leave the command behind. */
-		kill(s->child, SIGTERM);
-		if (waitpid(s->child, &status, 0) == s->child) {
-			s->st->child_exited = true;
-			s->st->child_status = status;
-		}
+	if (s->cmd) {
+		/* Stopped early (an error): do not leave the command behind. */
+		tk_command_stop(s->cmd, SIGTERM, TK_COMMAND_GRACE_SECONDS);
+		s->st->child_exited = tk_command_status(s->cmd) != -1;
+		s->st->child_status = tk_command_status(s->cmd);
+		s->st->child_failed = tk_command_failed(s->cmd);
+		snprintf(s->st->child_outcome, sizeof(s->st->child_outcome), "%s",
+			 tk_command_describe(s->cmd));
+		tk_command_free(s->cmd);
 	}
 	if (s->rings) {
 		for (size_t c = 0; c < s->nr_cpus; c++) {
@@ -1748,7 +1673,7 @@ static void cleanup(struct session *s)
 int tk_perfrecord_run(const struct tk_perfrecord_opts *opts, struct tk_perfrecord_stats *stats)
 {
 	struct tk_perfrecord_stats local;
-	struct session s = {.o = opts, .child = -1, .go_fd = -1, .err_fd = -1};
+	struct session s = {.o = opts, .child = -1};
 	sigset_t set, old;
 	int sfd, r;
 
@@ -1766,7 +1691,7 @@ int tk_perfrecord_run(const struct tk_perfrecord_opts *opts, struct tk_perfrecor
 	if (sfd < 0) {
 		r = tk_fail(errno, "signalfd: %s", strerror(errno));
 	} else {
-		r = record(&s, sfd, &old);
+		r = record(&s, sfd);
 	}
 	cleanup(&s);
 	if (sfd >= 0)

@@ -192,8 +192,10 @@ struct tk_record {
 	uint64_t meta_raw;		 /* uncompressed metadata bytes */
 	uint64_t meta_file;		 /* size of .tkmeta (zstd) */
 	bool finished;			 /* the output is complete: side files may go */
+	bool discarded;			 /* tk_record_discard(): nothing is worth keeping */
 	int was_on;			 /* tracing_on before us, for a buffer we did not create */
 	bool tracer_set;		 /* current_tracer was changed: back to nop at the end */
+	uint32_t old_buffer_kb;		 /* a shared buffer's size before -b changed it, or 0 */
 	bool pids_set;			 /* set_event_pid was written: cleared at the end */
 	struct tk_tracefs_probe *probes; /* opts->probes, parsed */
 	size_t nprobes;
@@ -753,6 +755,16 @@ TK_API struct tk_record *tk_record_new(const struct tk_record_opts *opts)
 		goto fail;
 	if (opts->clock && (r = tk_tracefs_set_clock(rec->tfs, opts->clock)) < 0)
 		goto fail;
+	if (opts->buffer_kb && !rec->created) {
+		/* A buffer others use gets its size back at the end ("7" or "7 (expanded: 1408)").
+		 */
+		char *text = NULL;
+		size_t len;
+
+		if (tk_tracefs_read_file(rec->tfs, "buffer_size_kb", &text, &len) == 0)
+			rec->old_buffer_kb = (uint32_t)strtoul(text, NULL, 10);
+		free(text);
+	}
 	if (opts->buffer_kb && (r = tk_tracefs_set_buffer_kb(rec->tfs, opts->buffer_kb)) < 0)
 		goto fail;
 	if (opts->tracer) {
@@ -1932,9 +1944,16 @@ static void restore_shared(struct tk_record *rec)
 		tk_warn("%s", tk_errmsg());
 	if (rec->tracer_set && tk_tracefs_write_file(rec->tfs, "current_tracer", "nop") < 0)
 		tk_warn("%s", tk_errmsg());
+	if (rec->old_buffer_kb && tk_tracefs_set_buffer_kb(rec->tfs, rec->old_buffer_kb) < 0)
+		tk_warn("%s", tk_errmsg());
 	if (rec->was_on == 1 && tk_tracefs_set_tracing_on(rec->tfs, true) < 0)
 		tk_warn("%s", tk_errmsg());
 	tk_fail(EINVAL, "%s", msg);
+}
+
+TK_API void tk_record_discard(struct tk_record *rec)
+{
+	rec->discarded = true;
 }
 
 TK_API void tk_record_free(struct tk_record *rec)
@@ -1949,7 +1968,7 @@ TK_API void tk_record_free(struct tk_record *rec)
 	 * Captured pages that did not make it into a finished output stay
 	 * for tracekit recover; everything else goes.
 	 */
-	if (rec->started && !rec->finished && rec->meta_path) {
+	if (rec->started && !rec->finished && !rec->discarded && rec->meta_path) {
 		uint64_t bytes = 0;
 
 		for (uint32_t i = 0; i < rec->ncpu; i++)

@@ -6,7 +6,8 @@
  * symbolization through the cache (also after the binary changed on disk),
  * gzip probe files, --kcore with a made-up ELF core, kernel probes,
  * separate debug files for stripped binaries with perf's choice among
- * aliases, and the uprobe lookup report uses for .dat events.
+ * aliases, the uprobe lookup report uses for .dat events, and gc on two
+ * caches from two threads at once.
  * The perf oracle (perf reading our cache and the other way round) is in
  * tests/integration/test-cache.sh. Without cc or <sys/sdt.h>: skip (77).
  */
@@ -20,6 +21,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1120,6 +1122,79 @@ static void test_lookup_uprobe(void **state)
 	tk_cache_close(c);
 }
 
+/* Two caches collected at once, one per thread (tk_cache_gc() keeps no global state). */
+#define GC_CHAINS 40
+#define GC_DEPTH  3
+#define GC_ROUNDS 25
+
+struct gc_job {
+	char dir[200];
+	int wrong; /* rounds whose count was not this cache's own debris */
+	int last;
+};
+
+/* GC_CHAINS chains of GC_DEPTH empty directories each, as removals leave them. */
+static int make_debris(const char *dir)
+{
+	char path[400];
+
+	for (int i = 0; i < GC_CHAINS; i++) {
+		int n = snprintf(path, sizeof(path), "%s/d%d", dir, i);
+
+		for (int d = 0; d < GC_DEPTH; d++) {
+			if (mkdir(path, 0755) < 0)
+				return -1;
+			n += snprintf(path + n, sizeof(path) - (size_t)n, "/e%d", d);
+		}
+	}
+	return 0;
+}
+
+static void *gc_thread(void *arg)
+{
+	struct gc_job *j = arg;
+	struct tk_cache *c = tk_cache_open(j->dir);
+
+	if (!c) {
+		j->wrong = GC_ROUNDS;
+		return NULL;
+	}
+	for (int i = 0; i < GC_ROUNDS; i++) {
+		if (make_debris(j->dir) < 0) {
+			j->wrong++;
+			continue;
+		}
+		j->last = tk_cache_gc(c);
+		if (j->last != GC_CHAINS * GC_DEPTH)
+			j->wrong++;
+	}
+	tk_cache_close(c);
+	return NULL;
+}
+
+static void test_gc_two_threads(void **state)
+{
+	struct gc_job jobs[2];
+	pthread_t t[2];
+
+	(void)state;
+	fresh_cache();
+	for (int i = 0; i < 2; i++) {
+		memset(&jobs[i], 0, sizeof(jobs[i]));
+		snprintf(jobs[i].dir, sizeof(jobs[i].dir), "%s/gc%d", cdir, i);
+	}
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, gc_thread, &jobs[i]), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(jobs[i].wrong, 0);
+		assert_int_equal(jobs[i].last, GC_CHAINS * GC_DEPTH);
+		/* Only the root stays. */
+		assert_int_equal(count_entries(jobs[i].dir), 0);
+	}
+}
+
 /* A reader's open: an absent directory is ENOENT and stays absent; an existing one opens. */
 static void test_open_existing(void **state)
 {
@@ -1150,6 +1225,7 @@ int main(void)
 		cmocka_unit_test(test_kcore),		cmocka_unit_test(test_kcore_stats_evict),
 		cmocka_unit_test(test_debuginfo),	cmocka_unit_test(test_broken_symtab),
 		cmocka_unit_test(test_lookup_uprobe),	cmocka_unit_test(test_open_existing),
+		cmocka_unit_test(test_gc_two_threads),
 	};
 
 	if (system("command -v cc >/dev/null && (test -e /usr/include/x86_64-linux-gnu/sys/sdt.h"

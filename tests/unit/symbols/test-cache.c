@@ -30,6 +30,8 @@
 
 #include <tracekit/cache.h>
 
+#include "tk-test.h"
+
 static char tmpdir[128], cdir[160], bin[160], bin2[160];
 
 static const char src[] =
@@ -891,6 +893,48 @@ static void test_kcore_stats_evict(void **state)
 	tk_cache_close(c);
 }
 
+/* Without ROOT/sys/kernel/notes the build id comes from the kcore's VMCOREINFO note. */
+static void test_kcore_vmcoreinfo(void **state)
+{
+	static const char info[] =
+		"OSRELEASE=6.1.0\nBUILD-ID=0123456789abcdef0123456789abcdef01234567\n"
+		"PAGESIZE=4096\n";
+	char root[300], kc[400], path[500], bid[TK_BUILD_ID_HEX_MAX];
+	uint8_t img[0xa000], *ph, *note;
+	struct tk_cache *c;
+	uint32_t namesz = 11, descsz = sizeof(info) - 1;
+	FILE *f;
+
+	(void)state;
+	c = cache_with_kcore(root, sizeof(root), kc, sizeof(kc));
+	snprintf(path, sizeof(path), "%s/sys/kernel/notes", root);
+	assert_int_equal(unlink(path), 0);
+	assert_errno(tk_cache_add_kcore(c, kc, false, NULL), ENOENT);
+	assert_non_null(strstr(tk_errmsg(), "VMCOREINFO"));
+
+	/* A fourth program header, PT_NOTE, for a note at 0x200 (before the first segment). */
+	f = fopen(kc, "r");
+	assert_non_null(f);
+	assert_int_equal(fread(img, 1, sizeof(img), f), sizeof(img));
+	fclose(f);
+	st16(img + 56, 4);
+	ph = img + 64 + 3 * 56;
+	note = img + 0x200;
+	memset(ph, 0, 56);
+	st32(ph, 4 /* PT_NOTE */);
+	st64(ph + 8, 0x200);
+	st64(ph + 32, 12 + 12 + ((descsz + 3) & ~3u));
+	memcpy(note, &namesz, 4);
+	memcpy(note + 4, &descsz, 4);
+	memset(note + 8, 0, 4);
+	memcpy(note + 12, "VMCOREINFO\0\0", 12);
+	memcpy(note + 24, info, descsz);
+	put(kc, img, sizeof(img));
+	assert_int_equal(tk_cache_add_kcore(c, kc, false, bid), 1);
+	assert_string_equal(bid, "0123456789abcdef0123456789abcdef01234567");
+	tk_cache_close(c);
+}
+
 static char logged[2048];
 
 static void capture_log(enum tk_log_level level, const char *msg, void *ctx)
@@ -1225,7 +1269,7 @@ int main(void)
 		cmocka_unit_test(test_kcore),		cmocka_unit_test(test_kcore_stats_evict),
 		cmocka_unit_test(test_debuginfo),	cmocka_unit_test(test_broken_symtab),
 		cmocka_unit_test(test_lookup_uprobe),	cmocka_unit_test(test_open_existing),
-		cmocka_unit_test(test_gc_two_threads),
+		cmocka_unit_test(test_gc_two_threads),	cmocka_unit_test(test_kcore_vmcoreinfo),
 	};
 
 	if (system("command -v cc >/dev/null && (test -e /usr/include/x86_64-linux-gnu/sys/sdt.h"

@@ -7,6 +7,10 @@
  * Blocks are self-contained: a zstd frame (the content size is not relied
  * on, the caller passes the expected size as capacity, because trace-cmd
  * writes frames without it) or a zlib-wrapped deflate stream (compress2).
+ *
+ * Whole files in gzip framing (RFC 1952), whose inflated size nothing
+ * stores, have their own two calls: tk_gzip_compress() and
+ * tk_gzip_decompress(), which grow the output as it comes.
  */
 #ifndef TRACEKIT_COMPRESS_H
 #define TRACEKIT_COMPRESS_H
@@ -100,6 +104,49 @@ TK_API int64_t tk_codec_compress(struct tk_codec *codec, void *dst, uint64_t dst
  */
 TK_API int64_t tk_codec_decompress(struct tk_codec *codec, void *dst, uint64_t dst_cap,
 				   const void *src, uint64_t src_size);
+
+/**
+ * tk_gzip_detect() - whether @data starts with the gzip magic (1f 8b)
+ * @data, @len: the first bytes of a file (fewer than 2 are never gzip)
+ *
+ * Context: any thread.
+ * Return: true for gzip data.
+ */
+TK_API bool tk_gzip_detect(const void *data, uint64_t len);
+
+/**
+ * tk_gzip_compress() - compress a buffer into one gzip member (RFC 1952)
+ * @src, @src_size: input
+ * @level: zlib level 1-9; 0 picks 9 (best ratio)
+ * @dst: receives a malloc'ed buffer, for the caller to free()
+ * @dst_size: receives its size
+ *
+ * The header has no file name and no time stamp, so equal input gives
+ * equal output. Inputs beyond 4 GiB are fed to zlib in pieces.
+ * Context: any thread; allocates.
+ * Return: 0, -EINVAL for a bad level, -EIO on a zlib failure, -ENOMEM;
+ * tk_errmsg() says which. On failure *@dst is NULL.
+ */
+TK_API int tk_gzip_compress(const void *src, uint64_t src_size, int level, void **dst,
+			    uint64_t *dst_size);
+
+/**
+ * tk_gzip_decompress() - inflate gzip data: one member or several concatenated
+ * @src, @src_size: the whole gzip image
+ * @max_size: the largest inflated size accepted
+ * @name: what the data is called in messages (a file name); NULL for "gzip data"
+ * @dst: receives a malloc'ed buffer with a NUL after its @dst_size bytes,
+ *       for the caller to free()
+ * @dst_size: receives the inflated size
+ *
+ * Concatenated members are inflated one after another, as gzip -d does.
+ * Context: any thread; allocates.
+ * Return: 0; -EBADMSG for corrupt or truncated data (the message names
+ * @name and the offset of the input where decoding failed); -EFBIG when
+ * the output would exceed @max_size; -ENOMEM. On failure *@dst is NULL.
+ */
+TK_API int tk_gzip_decompress(const void *src, uint64_t src_size, uint64_t max_size,
+			      const char *name, void **dst, uint64_t *dst_size);
 
 #ifdef __cplusplus
 }

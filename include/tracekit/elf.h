@@ -43,6 +43,20 @@ TK_API struct tk_elf *tk_elf_open(const char *path);
  */
 TK_API struct tk_elf *tk_elf_open_mem(const void *data, size_t len, const char *name);
 
+/**
+ * tk_elf_open_unmapped() - open an ELF file that is read on demand, never mapped
+ * @path: file name (kept for error messages)
+ *
+ * For ELF core files such as /proc/kcore, which cannot be mapped and whose
+ * size is the kernel's address space: only the ELF header is read at open;
+ * program headers, notes and bytes are read with pread() when asked for.
+ * Everything else works as on a tk_elf_open() handle, each access costing
+ * a read. The file's type is not checked: see tk_elf_header().
+ * Context: blocking; the handle is for one thread.
+ * Return: as tk_elf_open().
+ */
+TK_API struct tk_elf *tk_elf_open_unmapped(const char *path);
+
 /** tk_elf_close() - free the handle and everything borrowed from it. NULL is accepted. */
 TK_API void tk_elf_close(struct tk_elf *elf);
 
@@ -176,6 +190,91 @@ struct tk_elf_segment {
 	uint64_t memsz;	 /* p_memsz */
 	uint32_t flags;	 /* PF_R/PF_W/PF_X */
 };
+
+/** The ELF header's facts that say what a file is and where its program headers lie. */
+struct tk_elf_header {
+	uint8_t ident[16];  /* e_ident: class, byte order, version, OS ABI */
+	uint16_t type;	    /* e_type: ET_EXEC, ET_DYN, ET_CORE... */
+	uint16_t machine;   /* e_machine */
+	uint64_t phoff;	    /* e_phoff */
+	uint16_t phentsize; /* e_phentsize */
+	uint32_t phnum;	    /* number of program headers (extended numbering resolved) */
+};
+
+/**
+ * tk_elf_header() - the ELF header of an open file
+ * @out: receives it
+ * Context: the handle's thread.
+ * Return: 0, or -EBADMSG (the message names the file).
+ */
+TK_API int tk_elf_header(struct tk_elf *elf, struct tk_elf_header *out);
+
+/** A program header of any type. */
+struct tk_elf_phdr {
+	uint32_t type;	 /* p_type: PT_LOAD, PT_NOTE... */
+	uint32_t flags;	 /* p_flags */
+	uint64_t offset; /* p_offset */
+	uint64_t vaddr;	 /* p_vaddr */
+	uint64_t paddr;	 /* p_paddr */
+	uint64_t filesz; /* p_filesz */
+	uint64_t memsz;	 /* p_memsz */
+	uint64_t align;	 /* p_align */
+};
+
+/**
+ * tk_elf_program_headers() - every program header, in table order
+ * @out, @cap: receive up to @cap headers (@out may be NULL when @cap is 0)
+ *
+ * The values are the file's, unchecked: a segment may claim bytes past
+ * the end of the file, which tk_elf_read() then refuses.
+ * Context: the handle's thread; blocking on an unmapped handle.
+ * Return: the number of program headers (may exceed @cap), or -EBADMSG.
+ */
+TK_API int tk_elf_program_headers(struct tk_elf *elf, struct tk_elf_phdr *out, size_t cap);
+
+/** tk_elf_size() - the file's size in bytes (for /proc/kcore: what stat() says). */
+TK_API uint64_t tk_elf_size(const struct tk_elf *elf);
+
+/**
+ * tk_elf_read() - copy bytes of the file
+ * @offset: file offset of the first byte
+ * @buf, @len: where to, how many
+ *
+ * Context: the handle's thread; blocking.
+ * Return: 0; -EBADMSG when the bytes run past the end of the file (the
+ * message names the file and the offset where it ends); -errno of a
+ * failed read, with the file and offset in the message.
+ */
+TK_API int tk_elf_read(struct tk_elf *elf, uint64_t offset, void *buf, size_t len);
+
+/** One ELF note; name and desc are borrowed for the callback only. */
+struct tk_elf_note {
+	uint32_t type;	     /* n_type */
+	uint32_t namesz;     /* n_namesz, NUL included */
+	uint32_t descsz;     /* n_descsz */
+	const char *name;    /* namesz bytes */
+	const uint8_t *desc; /* descsz bytes */
+	uint64_t offset;     /* file offset of the note's header */
+};
+
+/** Called per note; return 0 to go on, anything else to stop with that value. */
+typedef int (*tk_elf_note_fn)(const struct tk_elf_note *note, void *ctx);
+
+/**
+ * tk_elf_segment_notes() - walk the notes of a PT_NOTE segment
+ * @seg: a program header from tk_elf_program_headers()
+ * @max_bytes: the largest segment to read (larger is -EFBIG)
+ * @fn, @ctx: called for each note, in file order
+ *
+ * Notes in segments are 4-byte aligned (the kernel's /proc/kcore and
+ * vmcore write them so); the last one may lack its padding.
+ * Context: the handle's thread; blocking; allocates the segment's bytes.
+ * Return: what @fn returned to stop, else 0; -EBADMSG for a malformed note
+ * or a segment outside the file (file and offset in the message);
+ * -EINVAL when @seg is not PT_NOTE; -EFBIG; -ENOMEM.
+ */
+TK_API int tk_elf_segment_notes(struct tk_elf *elf, const struct tk_elf_phdr *seg,
+				uint64_t max_bytes, tk_elf_note_fn fn, void *ctx);
 
 /**
  * tk_elf_segments() - the PT_LOAD segments, in program-header order

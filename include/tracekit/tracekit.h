@@ -13,6 +13,7 @@
 #include <tracekit/report.h>
 #include <tracekit/perfdata.h>
 #include <tracekit/elf.h>
+#include <tracekit/symbolizer.h>
 #include <tracekit/cache.h>
 #include <tracekit/perfrecord.h>
 #include <tracekit/output.h>

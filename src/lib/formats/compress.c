@@ -29,6 +29,16 @@
  *   - zlib counts bytes in 32-bit uInt; blocks larger than 4 GiB are fed to
  *     it in pieces, so sizes are uint64_t throughout (trace-cmd's int sizes
  *     broke past 2 GB).
+ *
+ * gzip (RFC 1952) is zlib's deflate with a different wrapper: a 10-byte
+ * header (1f 8b, method 8, flags, mtime, xfl, os), the deflate data, then
+ * CRC-32 and the input size mod 2^32, little-endian. A file may hold
+ * several such members back to back, and "gzip -d" inflates them all, so
+ * tk_gzip_decompress() does too. It serves whole files (the probe caches
+ * of the build-id cache), where nothing stores the inflated size: unlike
+ * a block, the output grows as it comes, up to a limit the caller sets,
+ * so a small bomb cannot take all memory. We write no name and a zero
+ * mtime (zlib's default header) so that equal text gives equal files.
  */
 #include <tracekit/compress.h>
 
@@ -412,4 +422,146 @@ TK_API int64_t tk_codec_decompress(struct tk_codec *c, void *dst, uint64_t dst_c
 			memcpy(dst, src, src_size);
 		return (int64_t)src_size;
 	}
+}
+
+/* ---- gzip framing, for whole files ---- */
+
+TK_API bool tk_gzip_detect(const void *data, uint64_t len)
+{
+	const uint8_t *p = data;
+
+	return len >= 2 && p[0] == 0x1f && p[1] == 0x8b;
+}
+
+TK_API int tk_gzip_compress(const void *src, uint64_t src_size, int level, void **dst,
+			    uint64_t *dst_size)
+{
+	const uint8_t *pos = src;
+	uint64_t left = src_size, cap;
+	z_stream zs = {0};
+	uint8_t *buf;
+	int zr;
+
+	*dst = NULL;
+	*dst_size = 0;
+	if (level < 0 || level > 9)
+		return tk_fail(EINVAL, "gzip: level %d is not 1-9", level);
+	/* windowBits 16 + 15: deflate with the gzip wrapper instead of zlib's. */
+	if (deflateInit2(&zs, level ? level : Z_BEST_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return tk_fail(ENOMEM, "gzip: cannot start zlib");
+	/* deflateBound() counts the zlib wrapper, not gzip's 18 bytes; room for both. */
+	cap = (src_size > UINT_MAX ? src_size + src_size / 1000 + 4096
+				   : (uint64_t)deflateBound(&zs, (uLong)src_size)) +
+	      32;
+	buf = malloc(cap);
+	if (!buf) {
+		deflateEnd(&zs);
+		return tk_fail(ENOMEM, "gzip: out of memory");
+	}
+	do {
+		uint64_t out = zs.total_out;
+
+		zlib_feed(&zs.next_in, &zs.avail_in, &pos, &left);
+		zs.next_out = buf + out;
+		zs.avail_out = cap - out > UINT_MAX ? UINT_MAX : (uInt)(cap - out);
+		zr = deflate(&zs, left ? Z_NO_FLUSH : Z_FINISH);
+	} while (zr == Z_OK);
+	if (zr != Z_STREAM_END) {
+		deflateEnd(&zs);
+		free(buf);
+		return tk_fail(EIO, "gzip: deflate failed (%d)", zr);
+	}
+	*dst_size = zs.total_out;
+	deflateEnd(&zs);
+	*dst = buf;
+	return 0;
+}
+
+TK_API int tk_gzip_decompress(const void *src, uint64_t src_size, uint64_t max_size,
+			      const char *name, void **dst, uint64_t *dst_size)
+{
+	uint64_t cap, n = 0, consumed = 0, left = src_size;
+	const uint8_t *pos = src;
+	z_stream zs = {0};
+	uint8_t *buf;
+	int zr = Z_OK;
+
+	*dst = NULL;
+	*dst_size = 0;
+	if (!name)
+		name = "gzip data";
+	/* A first guess from the input; realloc() doubles it up to @max_size. */
+	cap = src_size < (UINT64_MAX - 256) / 4 ? src_size * 4 + 256 : UINT64_MAX;
+	if (cap > max_size)
+		cap = max_size;
+	if (cap > SIZE_MAX - 1) {
+		/* The limit is the caller's; the address space is ours. */
+		cap = SIZE_MAX / 2;
+		max_size = cap;
+	}
+	buf = malloc(cap + 1);
+	if (!buf)
+		return tk_fail(ENOMEM, "%s: out of memory", name);
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+		free(buf);
+		return tk_fail(ENOMEM, "%s: cannot start zlib", name);
+	}
+	for (;;) {
+		uInt before;
+
+		zlib_feed(&zs.next_in, &zs.avail_in, &pos, &left);
+		if (n == cap) {
+			uint8_t *nb;
+
+			if (cap >= max_size) {
+				inflateEnd(&zs);
+				free(buf);
+				return tk_fail_at(EFBIG, name, consumed + zs.total_in,
+						  "gzip data inflates beyond %" PRIu64 " bytes",
+						  max_size);
+			}
+			cap = cap > max_size / 2 ? max_size : cap * 2;
+			nb = realloc(buf, cap + 1);
+			if (!nb) {
+				inflateEnd(&zs);
+				free(buf);
+				return tk_fail(ENOMEM, "%s: out of memory", name);
+			}
+			buf = nb;
+		}
+		zs.next_out = buf + n;
+		zs.avail_out = cap - n > UINT_MAX ? UINT_MAX : (uInt)(cap - n);
+		before = zs.avail_out;
+		zr = inflate(&zs, Z_NO_FLUSH);
+		n += before - zs.avail_out;
+		if (zr == Z_STREAM_END) {
+			if (!zs.avail_in && !left)
+				break;
+			/* Another member follows. */
+			consumed += zs.total_in;
+			zr = inflateReset(&zs);
+			if (zr != Z_OK)
+				break;
+			continue;
+		}
+		/*
+		 * There is always room to write, so Z_BUF_ERROR means no progress
+		 * is possible: the input ends inside a member.
+		 */
+		if (zr != Z_OK)
+			break;
+	}
+	if (zr != Z_STREAM_END) {
+		uint64_t at = consumed + zs.total_in;
+
+		inflateEnd(&zs);
+		free(buf);
+		return tk_fail_at(EBADMSG, name, at, "corrupt or truncated gzip data");
+	}
+	inflateEnd(&zs);
+	buf[n] = '\0';
+	*dst = buf;
+	*dst_size = n;
+	return 0;
 }

@@ -76,6 +76,7 @@
 
 #include "bytes.h"
 #include "error.h"
+#include "fsutil.h"
 #include "perfdata-internal.h"
 
 #define WINDOW_SIZE	 (256u * 1024)
@@ -519,21 +520,13 @@ static int own(struct tk_perfdata *pd, void *p)
 
 static int pread_full(struct tk_perfdata *pd, void *buf, size_t len, uint64_t off)
 {
-	size_t done = 0;
+	int64_t n = tk_pread_full(pd->fd, buf, len, off);
 
-	while (done < len) {
-		ssize_t n = pread(pd->fd, (char *)buf + done, len - done, (off_t)(off + done));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return tk_fail(errno, "%s: read at offset 0x%" PRIx64 ": %s", pd->name,
-				       off + done, strerror(errno));
-		}
-		if (n == 0)
-			return fail_at(pd, off + done, "unexpected end of file");
-		done += (size_t)n;
-	}
+	if (n < 0)
+		return tk_fail((int)-n, "%s: read at offset 0x%" PRIx64 ": %s", pd->name, off,
+			       strerror((int)-n));
+	if ((uint64_t)n < len)
+		return fail_at(pd, off + (uint64_t)n, "unexpected end of file");
 	return 0;
 }
 

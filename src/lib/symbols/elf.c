@@ -9,6 +9,16 @@
  * checks that both header tables lie inside the file and calls a file
  * "truncated" (with the table's offset) when one does not.
  *
+ * Core files (/proc/kcore, vmcore) are read through the same handle:
+ * tk_elf_open_unmapped() asks libelf for ELF_C_READ, which reads the ELF
+ * header at open and the program headers on demand with pread(), because
+ * /proc/kcore cannot be mapped and its size is the kernel's address space
+ * (ELF_C_READ_MMAP falls back to reading the whole file). The program
+ * headers (tk_elf_program_headers()), the notes of a PT_NOTE segment
+ * (tk_elf_segment_notes(), the same note parser as for sections) and the
+ * bytes of a segment (tk_elf_read(), bounds-checked) serve kcore.c, which
+ * copies the kernel's text out of a kcore.
+ *
  * A table that is unreadable (a .symtab whose size runs past the file) is
  * an error of tk_elf_symbols() naming file and offset; its callers choose:
  * caching a file needs only its build id and notes, so the cache warns
@@ -89,6 +99,7 @@
 
 #include "bytes.h"
 #include "error.h"
+#include "fsutil.h"
 
 #ifndef NT_STAPSDT
 #define NT_STAPSDT 3
@@ -212,7 +223,7 @@ static struct tk_elf *elf_finish_open(struct tk_elf *elf)
 	return NULL;
 }
 
-TK_API struct tk_elf *tk_elf_open(const char *path)
+static struct tk_elf *elf_open_file(const char *path, Elf_Cmd how)
 {
 	struct tk_elf *elf = elf_new(path);
 	struct stat st;
@@ -237,12 +248,27 @@ TK_API struct tk_elf *tk_elf_open(const char *path)
 		goto fail;
 	}
 	elf->size = (uint64_t)st.st_size;
-	elf->e = elf_begin(elf->fd, ELF_C_READ_MMAP, NULL);
+	elf->e = elf_begin(elf->fd, how, NULL);
 	return elf_finish_open(elf);
 fail:
 	tk_elf_close(elf);
 	errno = -ret;
 	return NULL;
+}
+
+TK_API struct tk_elf *tk_elf_open(const char *path)
+{
+	return elf_open_file(path, ELF_C_READ_MMAP);
+}
+
+/*
+ * ELF_C_READ makes libelf read the ELF header only and fetch the rest with
+ * pread() when asked; ELF_C_READ_MMAP would fall back to reading the whole
+ * file where mmap() fails, which for /proc/kcore is the address space.
+ */
+TK_API struct tk_elf *tk_elf_open_unmapped(const char *path)
+{
+	return elf_open_file(path, ELF_C_READ);
 }
 
 TK_API struct tk_elf *tk_elf_open_mem(const void *data, size_t len, const char *name)
@@ -780,6 +806,121 @@ TK_API int tk_elf_vaddr_to_offset(struct tk_elf *elf, uint64_t vaddr, uint64_t *
 TK_API int tk_elf_offset_to_vaddr(struct tk_elf *elf, uint64_t offset, uint64_t *vaddr)
 {
 	return map_through_segments(elf, offset, false, vaddr);
+}
+
+TK_API int tk_elf_header(struct tk_elf *elf, struct tk_elf_header *out)
+{
+	const char *ident;
+	size_t phnum;
+	GElf_Ehdr eh;
+
+	ident = elf_getident(elf->e, NULL);
+	if (!gelf_getehdr(elf->e, &eh) || !ident)
+		return elf_lib_fail(elf, "ELF header");
+	if (elf_getphdrnum(elf->e, &phnum) < 0)
+		return elf_lib_fail(elf, "program header count");
+	memcpy(out->ident, ident, sizeof(out->ident));
+	out->type = eh.e_type;
+	out->machine = eh.e_machine;
+	out->phoff = eh.e_phoff;
+	out->phentsize = eh.e_phentsize;
+	out->phnum = (uint32_t)phnum;
+	return 0;
+}
+
+TK_API int tk_elf_program_headers(struct tk_elf *elf, struct tk_elf_phdr *out, size_t cap)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf->e, &n) < 0)
+		return elf_lib_fail(elf, "program headers");
+	if (n > INT32_MAX)
+		return tk_fail(EBADMSG, "%s: too many program headers", elf->name);
+	for (size_t i = 0; i < n && i < cap; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf->e, (int)i, &ph))
+			return elf_lib_fail(elf, "program header");
+		out[i].type = ph.p_type;
+		out[i].flags = ph.p_flags;
+		out[i].offset = ph.p_offset;
+		out[i].vaddr = ph.p_vaddr;
+		out[i].paddr = ph.p_paddr;
+		out[i].filesz = ph.p_filesz;
+		out[i].memsz = ph.p_memsz;
+		out[i].align = ph.p_align;
+	}
+	return (int)n;
+}
+
+TK_API uint64_t tk_elf_size(const struct tk_elf *elf)
+{
+	return elf->size;
+}
+
+TK_API int tk_elf_read(struct tk_elf *elf, uint64_t offset, void *buf, size_t len)
+{
+	int64_t n;
+
+	if (offset > elf->size || len > elf->size - offset)
+		return tk_fail_at(EBADMSG, elf->name, offset > elf->size ? elf->size : offset,
+				  "%zu bytes at 0x%" PRIx64
+				  " run past the end of the file (%" PRIu64 " bytes)",
+				  len, offset, elf->size);
+	if (elf->mem) {
+		memcpy(buf, (const uint8_t *)elf->mem + offset, len);
+		return 0;
+	}
+	n = tk_pread_full(elf->fd, buf, len, offset);
+	if (n < 0)
+		return tk_fail_at((int)-n, elf->name, offset, "cannot read %zu bytes: %s", len,
+				  strerror((int)-n));
+	if ((uint64_t)n < len)
+		return tk_fail_at(EBADMSG, elf->name, offset + (uint64_t)n,
+				  "the file ends inside a read of %zu bytes", len);
+	return 0;
+}
+
+TK_API int tk_elf_segment_notes(struct tk_elf *elf, const struct tk_elf_phdr *seg,
+				uint64_t max_bytes, tk_elf_note_fn fn, void *ctx)
+{
+	struct tk_cursor c;
+	struct note n = {0};
+	uint8_t *bytes;
+	int r;
+
+	if (seg->type != PT_NOTE)
+		return tk_fail(EINVAL, "%s: program header of type %" PRIu32 " is not PT_NOTE",
+			       elf->name, seg->type);
+	if (seg->filesz > max_bytes)
+		return tk_fail_at(EFBIG, elf->name, seg->offset,
+				  "note segment of %" PRIu64 " bytes exceeds %" PRIu64, seg->filesz,
+				  max_bytes);
+	bytes = malloc(seg->filesz ? seg->filesz : 1);
+	if (!bytes)
+		return tk_fail(ENOMEM, "%s: out of memory", elf->name);
+	r = tk_elf_read(elf, seg->offset, bytes, seg->filesz);
+	if (r < 0) {
+		free(bytes);
+		return r;
+	}
+	tk_cursor_init(&c, bytes, seg->filesz, seg->offset, elf->big);
+	while ((r = note_next(&c, 4, elf->name, &n)) > 0) {
+		struct tk_elf_note pub = {
+			.type = n.type,
+			.namesz = n.namesz,
+			.descsz = n.descsz,
+			.name = (const char *)n.name,
+			.desc = n.desc,
+			.offset = n.offset,
+		};
+
+		r = fn(&pub, ctx);
+		if (r)
+			break;
+	}
+	free(bytes);
+	return r;
 }
 
 TK_API int tk_elf_segments(struct tk_elf *elf, struct tk_elf_segment *out, size_t cap)

@@ -3,7 +3,8 @@
  * Tests of the compress module: round trips for every codec, the bound, and
  * every way a block can be corrupt (bad bytes, truncation, trailing data,
  * wrong expected size), plus interoperability with the codecs' own one-shot
- * APIs and the content-size-less zstd frames trace-cmd writes.
+ * APIs and the content-size-less zstd frames trace-cmd writes; gzip framing
+ * of whole files (the build-id cache's probes.gz).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -412,6 +413,99 @@ static void test_zlib_interop(void **state)
 	tk_codec_free(c);
 }
 
+/* Inflate @src with zlib's own gzip reader: what "gzip -d" would give. */
+static uint8_t *zlib_gunzip(const void *src, uint64_t len, uint64_t want)
+{
+	uint8_t *out = malloc(want + 1);
+	z_stream s = {0};
+
+	assert_non_null(out);
+	assert_int_equal(inflateInit2(&s, 16 + MAX_WBITS), Z_OK);
+	s.next_in = (Bytef *)src;
+	s.avail_in = (uInt)len;
+	s.next_out = out;
+	s.avail_out = (uInt)want + 1;
+	assert_int_equal(inflate(&s, Z_FINISH), Z_STREAM_END);
+	assert_int_equal(s.total_out, want);
+	inflateEnd(&s);
+	return out;
+}
+
+/*
+ * gzip framing for whole files: round trips (empty, text, incompressible
+ * data that forces the output to grow), zlib's own reader agrees, several
+ * members concatenated, the output limit, and corrupt or truncated data
+ * reported with the name and an offset.
+ */
+static void test_gzip(void **state)
+{
+	static const char text[] = "%sdt_tkdemo:start=start\np:sdt_tkdemo/start /bin/x:0x1129\n";
+	const size_t sizes[] = {0, sizeof(text) - 1, 300000};
+	void *gz, *plain;
+	uint64_t gzlen, plen;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint8_t *in = i == 1 ? (uint8_t *)strdup(text) : random_data(sizes[i]), *ref;
+
+		assert_int_equal(tk_gzip_compress(in, sizes[i], 0, &gz, &gzlen), 0);
+		assert_true(tk_gzip_detect(gz, gzlen));
+		ref = zlib_gunzip(gz, gzlen, sizes[i]);
+		assert_memory_equal(ref, in, sizes[i]);
+		free(ref);
+		assert_int_equal(tk_gzip_decompress(gz, gzlen, 1 << 20, "f.gz", &plain, &plen), 0);
+		assert_int_equal(plen, sizes[i]);
+		assert_memory_equal(plain, in, sizes[i]);
+		assert_int_equal(((char *)plain)[plen], '\0');
+		free(plain);
+		/* A limit below the inflated size. */
+		if (sizes[i] > 1000) {
+			assert_errno(tk_gzip_decompress(gz, gzlen, 1000, "f.gz", &plain, &plen),
+				     EFBIG);
+			assert_null(plain);
+			assert_non_null(strstr(tk_errmsg(), "f.gz"));
+		}
+		free(gz);
+		free(in);
+	}
+	assert_false(tk_gzip_detect("\x1f", 1));
+	assert_false(tk_gzip_detect("ab", 2));
+	assert_errno(tk_gzip_compress(text, 4, 10, &gz, &gzlen), EINVAL);
+
+	/* Two members back to back inflate to both texts, as gzip -d does. */
+	{
+		void *a, *b;
+		uint64_t al, bl;
+		uint8_t *both;
+
+		assert_int_equal(tk_gzip_compress("one\n", 4, 1, &a, &al), 0);
+		assert_int_equal(tk_gzip_compress("two\n", 4, 9, &b, &bl), 0);
+		both = malloc(al + bl);
+		assert_non_null(both);
+		memcpy(both, a, al);
+		memcpy(both + al, b, bl);
+		assert_int_equal(tk_gzip_decompress(both, al + bl, 100, NULL, &plain, &plen), 0);
+		assert_int_equal(plen, 8);
+		assert_string_equal(plain, "one\ntwo\n");
+		free(plain);
+		/* Cut inside the second member: truncated, past the first member's end. */
+		assert_errno(tk_gzip_decompress(both, al + bl - 3, 100, "two.gz", &plain, &plen),
+			     EBADMSG);
+		assert_null(plain);
+		assert_non_null(strstr(tk_errmsg(), "two.gz"));
+		assert_non_null(strstr(tk_errmsg(), "truncated"));
+		free(both);
+		free(a);
+		free(b);
+	}
+	/* A gzip header followed by garbage, and an empty input. */
+	assert_errno(
+		tk_gzip_decompress("\x1f\x8b\x08\x00garbage", 11, 100, "bad.gz", &plain, &plen),
+		EBADMSG);
+	assert_non_null(strstr(tk_errmsg(), "bad.gz: offset 0x"));
+	assert_errno(tk_gzip_decompress("", 0, 100, "empty.gz", &plain, &plen), EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_none_sizes),
 		cmocka_unit_test(test_zstd_no_content_size),
 		cmocka_unit_test(test_zlib_interop),
+		cmocka_unit_test(test_gzip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,11 +2,11 @@
 /*
  * Unit tests of the cache module on a temporary cache directory: the perf
  * layout of an added binary, its probes file, queries, resolution of
- * record's "%PROVIDER/EVENT" specs, removal, LRU eviction, gc, and
- * symbolization through the cache (also after the binary changed on disk),
- * gzip probe files, --kcore with a made-up ELF core, kernel probes,
- * separate debug files for stripped binaries with perf's choice among
- * aliases, and the uprobe lookup report uses for .dat events.
+ * record's "%PROVIDER/EVENT" specs, removal, LRU eviction, gc (also on two
+ * caches from two threads at once), gzip probe files, --kcore with a
+ * made-up ELF core, kernel probes, and a broken .symtab (cached with a
+ * warning; the symbolizer falls back to .dynsym). The symbolizer's own
+ * tests are in test-symbolizer.c.
  * The perf oracle (perf reading our cache and the other way round) is in
  * tests/integration/test-cache.sh. Without cc or <sys/sdt.h>: skip (77).
  */
@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@
 #include <unistd.h>
 
 #include <tracekit/cache.h>
+
+#include "tk-test.h"
 
 static char tmpdir[128], cdir[160], bin[160], bin2[160];
 
@@ -547,49 +550,6 @@ static void test_same_bid_two_paths(void **state)
 	tk_cache_close(c);
 }
 
-static void test_symbolize(void **state)
-{
-	char bid[TK_BUILD_ID_HEX_MAX], cmd[600], copy[200];
-	struct tk_cache_uprobe *u;
-	struct tk_symbol_info info;
-	struct tk_symbolizer *s;
-	struct tk_cache *c;
-	size_t n;
-
-	(void)state;
-	fresh_cache();
-	c = tk_cache_open(cdir);
-	assert_non_null(c);
-	/* Cache a copy, then replace the copy by another binary. */
-	snprintf(copy, sizeof(copy), "%s/victim", tmpdir);
-	snprintf(cmd, sizeof(cmd), "cp %s %s", bin, copy);
-	assert_int_equal(system(cmd), 0);
-	assert_int_equal(tk_cache_add(c, copy, bid), 1);
-	assert_int_equal(tk_cache_resolve(c, "%tkdemo/start", &u, &n), 1);
-	uint64_t off = u[0].offset;
-
-	tk_cache_uprobes_free(u, n);
-	snprintf(cmd, sizeof(cmd), "rm -f %s && cp %s %s", copy, bin2, copy);
-	assert_int_equal(system(cmd), 0);
-
-	s = tk_symbolizer_new(c);
-	assert_non_null(s);
-	/* The uprobe's PATH:OFFSET resolves through the cached build id. */
-	assert_int_equal(tk_symbolizer_lookup_file(s, copy, bid, off, &info), 0);
-	assert_non_null(info.symbol);
-	assert_string_equal(info.symbol, "work");
-	/* A process map: text mapped at 0x555555554000 from offset 0. */
-	assert_int_equal(tk_symbolizer_add_map(s, 0x555555554000, 0x10000, 0, copy, bid), 0);
-	assert_int_equal(tk_symbolizer_lookup(s, 0x555555554000 + off, &info), 0);
-	assert_string_equal(info.symbol, "work");
-	assert_string_equal(info.dso, copy);
-	assert_int_equal(info.file_offset, off);
-	assert_int_equal(tk_symbolizer_lookup(s, 0x1000, &info), -ENOENT);
-	assert_int_equal(tk_symbolizer_add_map(s, 1, 0, 0, copy, bid), -EINVAL);
-	tk_symbolizer_free(s);
-	tk_cache_close(c);
-}
-
 static void test_gzip_probes(void **state)
 {
 	char bid[TK_BUILD_ID_HEX_MAX], path[600], gz[600];
@@ -889,6 +849,48 @@ static void test_kcore_stats_evict(void **state)
 	tk_cache_close(c);
 }
 
+/* Without ROOT/sys/kernel/notes the build id comes from the kcore's VMCOREINFO note. */
+static void test_kcore_vmcoreinfo(void **state)
+{
+	static const char info[] =
+		"OSRELEASE=6.1.0\nBUILD-ID=0123456789abcdef0123456789abcdef01234567\n"
+		"PAGESIZE=4096\n";
+	char root[300], kc[400], path[500], bid[TK_BUILD_ID_HEX_MAX];
+	uint8_t img[0xa000], *ph, *note;
+	struct tk_cache *c;
+	uint32_t namesz = 11, descsz = sizeof(info) - 1;
+	FILE *f;
+
+	(void)state;
+	c = cache_with_kcore(root, sizeof(root), kc, sizeof(kc));
+	snprintf(path, sizeof(path), "%s/sys/kernel/notes", root);
+	assert_int_equal(unlink(path), 0);
+	assert_errno(tk_cache_add_kcore(c, kc, false, NULL), ENOENT);
+	assert_non_null(strstr(tk_errmsg(), "VMCOREINFO"));
+
+	/* A fourth program header, PT_NOTE, for a note at 0x200 (before the first segment). */
+	f = fopen(kc, "r");
+	assert_non_null(f);
+	assert_int_equal(fread(img, 1, sizeof(img), f), sizeof(img));
+	fclose(f);
+	st16(img + 56, 4);
+	ph = img + 64 + 3 * 56;
+	note = img + 0x200;
+	memset(ph, 0, 56);
+	st32(ph, 4 /* PT_NOTE */);
+	st64(ph + 8, 0x200);
+	st64(ph + 32, 12 + 12 + ((descsz + 3) & ~3u));
+	memcpy(note, &namesz, 4);
+	memcpy(note + 4, &descsz, 4);
+	memset(note + 8, 0, 4);
+	memcpy(note + 12, "VMCOREINFO\0\0", 12);
+	memcpy(note + 24, info, descsz);
+	put(kc, img, sizeof(img));
+	assert_int_equal(tk_cache_add_kcore(c, kc, false, bid), 1);
+	assert_string_equal(bid, "0123456789abcdef0123456789abcdef01234567");
+	tk_cache_close(c);
+}
+
 static char logged[2048];
 
 static void capture_log(enum tk_log_level level, const char *msg, void *ctx)
@@ -980,144 +982,77 @@ static void test_broken_symtab(void **state)
 	tk_cache_close(c);
 }
 
-static const char alias_src[] =
-	"static int __attribute__((noinline, used)) __mywork(int x) { return x * 3 + 1; }\n"
-	"int mywork(int x) __attribute__((weak, alias(\"__mywork\")));\n"
-	"int main(int argc, char **argv) { (void)argv; return mywork(argc) == 12345; }\n";
+/* Two caches collected at once, one per thread (tk_cache_gc() keeps no global state). */
+#define GC_CHAINS 40
+#define GC_DEPTH  3
+#define GC_ROUNDS 25
 
-static void test_debuginfo(void **state)
+struct gc_job {
+	char dir[200];
+	int wrong; /* rounds whose count was not this cache's own debris */
+	int last;
+};
+
+/* GC_CHAINS chains of GC_DEPTH empty directories each, as removals leave them. */
+static int make_debris(const char *dir)
 {
-	char full[200], strip[200], dbgroot[200], cmd[1400], bid[TK_BUILD_ID_HEX_MAX];
-	struct tk_symbol_info info;
-	struct tk_symbolizer *s;
-	uint64_t vaddr, off;
-	struct tk_elf *elf;
-	struct tk_cache *c;
-	uint8_t id[TK_BUILD_ID_MAX];
-	int idn;
+	char path[400];
 
-	(void)state;
-	fresh_cache();
-	snprintf(full, sizeof(full), "%s/alias", tmpdir);
-	snprintf(strip, sizeof(strip), "%s/alias-stripped", tmpdir);
-	snprintf(dbgroot, sizeof(dbgroot), "%s/debugroot", tmpdir);
-	snprintf(cmd, sizeof(cmd), "%s/alias.c", tmpdir);
-	put(cmd, alias_src, strlen(alias_src));
-	snprintf(cmd, sizeof(cmd), "cc -O1 -o %s %s/alias.c && cp %s %s && strip --strip-all %s",
-		 full, tmpdir, full, strip, strip);
-	assert_int_equal(system(cmd), 0);
+	for (int i = 0; i < GC_CHAINS; i++) {
+		int n = snprintf(path, sizeof(path), "%s/d%d", dir, i);
 
-	/* The link-time address of the alias pair, from the unstripped binary. */
-	elf = tk_elf_open(full);
-	assert_non_null(elf);
-	vaddr = symbol_value(elf, TK_ELF_SYMTAB, "mywork");
-	assert_int_not_equal(vaddr, 0);
-	assert_int_equal(tk_elf_vaddr_to_offset(elf, vaddr, &off), 0);
-	idn = tk_elf_build_id(elf, id, sizeof(id));
-	assert_true(idn > 0);
-	tk_build_id_hex(id, (size_t)idn, bid, sizeof(bid));
-	tk_elf_close(elf);
-
-	/* Stripped, no debug file: no .symtab, nothing covers the function. */
-	setenv("TRACEKIT_DEBUG_DIR", dbgroot, 1);
-	s = tk_symbolizer_new(NULL);
-	assert_non_null(s);
-	tk_symbolizer_lookup_file(s, strip, NULL, off, &info);
-	assert_null(info.symbol);
-	tk_symbolizer_free(s);
-
-	/* Install the debug file under the build id: perf's choice, the LOCAL __mywork. */
-	snprintf(cmd, sizeof(cmd),
-		 "mkdir -p %s/.build-id/%.2s && objcopy --only-keep-debug %s "
-		 "%s/.build-id/%.2s/%s.debug",
-		 dbgroot, bid, full, dbgroot, bid, bid + 2);
-	assert_int_equal(system(cmd), 0);
-	s = tk_symbolizer_new(NULL);
-	assert_non_null(s);
-	assert_int_equal(tk_symbolizer_lookup_file(s, strip, NULL, off + 1, &info), 0);
-	assert_non_null(info.symbol);
-	assert_string_equal(info.symbol, "__mywork");
-	assert_int_equal(info.offset, 1);
-	tk_symbolizer_free(s);
-
-	/* Cached: the entry's "debug" serves when the debug root is gone. */
-	c = tk_cache_open(cdir);
-	assert_non_null(c);
-	assert_int_equal(tk_cache_add(c, strip, NULL), 0);
-	snprintf(cmd, sizeof(cmd), "%s%s/%s/debug", cdir, strip, bid);
-	assert_int_equal(access(cmd, R_OK), 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dbgroot);
-	assert_int_equal(system(cmd), 0);
-	s = tk_symbolizer_new(c);
-	assert_non_null(s);
-	assert_int_equal(tk_symbolizer_add_map(s, 0x7f0000000000, 0x100000, 0, strip, bid), 0);
-	assert_int_equal(tk_symbolizer_lookup(s, 0x7f0000000000 + off, &info), 0);
-	assert_string_equal(info.symbol, "__mywork");
-	tk_symbolizer_free(s);
-	tk_cache_close(c);
-	unsetenv("TRACEKIT_DEBUG_DIR");
-
-	/* glibc: perf reports brk as __brk (LOCAL beats WEAK) when libc's debug file is installed.
-	 */
-	elf = tk_elf_open("/lib/x86_64-linux-gnu/libc.so.6");
-	if (elf) {
-		idn = tk_elf_build_id(elf, id, sizeof(id));
-		tk_build_id_hex(id, (size_t)idn, bid, sizeof(bid));
-		vaddr = symbol_value(elf, TK_ELF_DYNSYM, "brk");
-		snprintf(cmd, sizeof(cmd), "/usr/lib/debug/.build-id/%.2s/%s.debug", bid, bid + 2);
-		if (vaddr && access(cmd, R_OK) == 0 &&
-		    tk_elf_vaddr_to_offset(elf, vaddr, &off) == 0) {
-			s = tk_symbolizer_new(NULL);
-			assert_non_null(s);
-			assert_int_equal(
-				tk_symbolizer_lookup_file(s, "/lib/x86_64-linux-gnu/libc.so.6",
-							  NULL, off, &info),
-				0);
-			assert_string_equal(info.symbol, "__brk");
-			tk_symbolizer_free(s);
+		for (int d = 0; d < GC_DEPTH; d++) {
+			if (mkdir(path, 0755) < 0)
+				return -1;
+			n += snprintf(path + n, sizeof(path) - (size_t)n, "/e%d", d);
 		}
-		tk_elf_close(elf);
 	}
+	return 0;
 }
 
-static void test_lookup_uprobe(void **state)
+static void *gc_thread(void *arg)
 {
-	struct tk_symbol_info info;
-	struct tk_symbolizer *s;
-	struct tk_cache *c;
-	int n;
+	struct gc_job *j = arg;
+	struct tk_cache *c = tk_cache_open(j->dir);
+
+	if (!c) {
+		j->wrong = GC_ROUNDS;
+		return NULL;
+	}
+	for (int i = 0; i < GC_ROUNDS; i++) {
+		if (make_debris(j->dir) < 0) {
+			j->wrong++;
+			continue;
+		}
+		j->last = tk_cache_gc(c);
+		if (j->last != GC_CHAINS * GC_DEPTH)
+			j->wrong++;
+	}
+	tk_cache_close(c);
+	return NULL;
+}
+
+static void test_gc_two_threads(void **state)
+{
+	struct gc_job jobs[2];
+	pthread_t t[2];
 
 	(void)state;
 	fresh_cache();
-	c = tk_cache_open(cdir);
-	assert_non_null(c);
-	assert_int_equal(tk_cache_add(c, bin, NULL), 1);
-	assert_int_equal(tk_cache_add_probe(c, bin, "work+4"), 0);
-	s = tk_symbolizer_new(c);
-	assert_non_null(s);
-	/* A .dat uprobe event: group and event name only, no process maps. */
-	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "sdt_tkdemo", "start", 0, &info), 0);
-	assert_string_equal(info.symbol, "work");
-	assert_string_equal(info.dso, bin);
-	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "probe_sdtdemo", "work", 0x1234, &info), 0);
-	assert_string_equal(info.symbol, "work");
-	assert_int_equal(info.offset, 4);
-	/* EVENT_1 (a second place of an SDT name) resolves through EVENT's places in the cache. */
-	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "sdt_tkdemo", "start_1", 0, &info), 0);
-	assert_string_equal(info.symbol, "work");
-	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "nogroup", "noevent_1", 0, &info), -ENOENT);
-	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "nogroup", "noevent", 0, &info), -ENOENT);
-	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "", "x", 0, &info), -EINVAL);
-	/* Our own process: main() of this test binary resolves through /proc/self/maps. */
-	n = tk_symbolizer_add_pid(s, getpid());
-	assert_true(n > 0);
-	assert_int_equal(tk_symbolizer_lookup(s, (uint64_t)(uintptr_t)&test_lookup_uprobe, &info),
-			 0);
-	assert_non_null(info.symbol);
-	assert_string_equal(info.symbol, "test_lookup_uprobe");
-	assert_int_equal(tk_symbolizer_add_pid(s, 999999999), -ENOENT);
-	tk_symbolizer_free(s);
-	tk_cache_close(c);
+	for (int i = 0; i < 2; i++) {
+		memset(&jobs[i], 0, sizeof(jobs[i]));
+		snprintf(jobs[i].dir, sizeof(jobs[i].dir), "%s/gc%d", cdir, i);
+	}
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, gc_thread, &jobs[i]), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(jobs[i].wrong, 0);
+		assert_int_equal(jobs[i].last, GC_CHAINS * GC_DEPTH);
+		/* Only the root stays. */
+		assert_int_equal(count_entries(jobs[i].dir), 0);
+	}
 }
 
 /* A reader's open: an absent directory is ENOENT and stays absent; an existing one opens. */
@@ -1143,13 +1078,13 @@ static void test_open_existing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_add_layout),	cmocka_unit_test(test_query_resolve),
-		cmocka_unit_test(test_remove_evict_gc), cmocka_unit_test(test_lru_order),
-		cmocka_unit_test(test_lru_query),	cmocka_unit_test(test_same_bid_two_paths),
-		cmocka_unit_test(test_symbolize),	cmocka_unit_test(test_gzip_probes),
-		cmocka_unit_test(test_kcore),		cmocka_unit_test(test_kcore_stats_evict),
-		cmocka_unit_test(test_debuginfo),	cmocka_unit_test(test_broken_symtab),
-		cmocka_unit_test(test_lookup_uprobe),	cmocka_unit_test(test_open_existing),
+		cmocka_unit_test(test_add_layout),	  cmocka_unit_test(test_query_resolve),
+		cmocka_unit_test(test_remove_evict_gc),	  cmocka_unit_test(test_lru_order),
+		cmocka_unit_test(test_lru_query),	  cmocka_unit_test(test_same_bid_two_paths),
+		cmocka_unit_test(test_gzip_probes),	  cmocka_unit_test(test_kcore),
+		cmocka_unit_test(test_kcore_stats_evict), cmocka_unit_test(test_broken_symtab),
+		cmocka_unit_test(test_open_existing),	  cmocka_unit_test(test_gc_two_threads),
+		cmocka_unit_test(test_kcore_vmcoreinfo),
 	};
 
 	if (system("command -v cc >/dev/null && (test -e /usr/include/x86_64-linux-gnu/sys/sdt.h"

@@ -4,7 +4,8 @@
  * (with and without semaphores) are compiled at test time, and what the
  * module reads is compared with binutils: the build id with `readelf -n`,
  * the symbols with `nm`, the SDT notes with readelf's stapsdt lines.
- * Corrupted copies and hand-made note areas check the error paths.
+ * Corrupted copies and hand-made note areas check the error paths; a
+ * hand-made ELF core checks the unmapped reader kcore copies use.
  * Without cc, readelf or <sys/sdt.h> the test is skipped (77).
  */
 #include <stdarg.h>
@@ -21,6 +22,8 @@
 #include <unistd.h>
 
 #include <tracekit/elf.h>
+
+#include "tk-test.h"
 
 static char tmpdir[256];
 static char sdt_bin[300], plain_bin[300], sdt32_bin[300];
@@ -920,6 +923,140 @@ static void test_demangle(void **state)
 	tk_elf_close(elf);
 }
 
+/* Note callback: "NAME:TYPE:DESCSZ " for each note into the string @ctx. */
+static int note_names(const struct tk_elf_note *n, void *ctx)
+{
+	char *seen = ctx;
+
+	snprintf(seen + strlen(seen), 256 - strlen(seen), "%.*s:%u:%u ", (int)n->namesz - 1,
+		 n->name, n->type, n->descsz);
+	return 0;
+}
+
+static int note_stop(const struct tk_elf_note *n, void *ctx)
+{
+	(void)n;
+	(void)ctx;
+	return 7;
+}
+
+/* Append a 4-byte aligned note to @p; returns the bytes written. */
+static size_t put_note(uint8_t *p, const char *name, uint32_t type, const char *desc)
+{
+	uint32_t namesz = (uint32_t)strlen(name) + 1, descsz = (uint32_t)strlen(desc);
+	size_t at = 12;
+
+	memcpy(p, &namesz, 4);
+	memcpy(p + 4, &descsz, 4);
+	memcpy(p + 8, &type, 4);
+	memcpy(p + at, name, namesz);
+	at += (namesz + 3) & ~3u;
+	memcpy(p + at, desc, descsz);
+	return at + ((descsz + 3) & ~3u);
+}
+
+/*
+ * An ELF core as /proc/kcore has it, read without mapping: the header, a
+ * PT_NOTE and two PT_LOADs, the notes of the segment, reads of its bytes
+ * checked against the file's end, and a note segment whose note overruns.
+ */
+static void test_core_unmapped(void **state)
+{
+	uint8_t img[0x3000] = {0}, got[16];
+	struct tk_elf_header eh;
+	struct tk_elf_phdr ph[4];
+	struct tk_elf *elf;
+	char path[400], seen[256] = "";
+	size_t nlen;
+	FILE *f;
+
+	(void)state;
+	memcpy(img,
+	       "\x7f"
+	       "ELF\x02\x01\x01",
+	       7);
+	{
+		uint16_t type = 4, machine = 62, ehsize = 64, phentsize = 56, phnum = 3;
+		uint32_t version = 1;
+		uint64_t phoff = 64;
+
+		memcpy(img + 16, &type, 2);
+		memcpy(img + 18, &machine, 2);
+		memcpy(img + 20, &version, 4);
+		memcpy(img + 32, &phoff, 8);
+		memcpy(img + 52, &ehsize, 2);
+		memcpy(img + 54, &phentsize, 2);
+		memcpy(img + 56, &phnum, 2);
+	}
+	nlen = put_note(img + 0x400, "CORE", 1, "prstatus");
+	nlen += put_note(img + 0x400 + nlen, "VMCOREINFO", 0, "OSRELEASE=6.1\nBUILD-ID=ab\n");
+	for (int i = 0; i < 3; i++) {
+		uint8_t *p = img + 64 + 56 * i;
+		uint32_t type = i ? 1 : 4, flags = 7;
+		uint64_t off = i ? 0x1000 * (uint64_t)i : 0x400, len = i ? 0x1000 : nlen;
+		uint64_t vaddr = i ? 0xffffffff81000000ull + 0x100000 * (uint64_t)i : 0;
+
+		memcpy(p, &type, 4);
+		memcpy(p + 4, &flags, 4);
+		memcpy(p + 8, &off, 8);
+		memcpy(p + 16, &vaddr, 8);
+		memcpy(p + 32, &len, 8);
+		memcpy(p + 40, &len, 8);
+		if (i)
+			memset(img + off, 0x40 + i, len);
+	}
+	snprintf(path, sizeof(path), "%s/core", tmpdir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(img, 1, sizeof(img), f), sizeof(img));
+	fclose(f);
+
+	elf = tk_elf_open_unmapped(path);
+	assert_non_null(elf);
+	assert_int_equal(tk_elf_header(elf, &eh), 0);
+	assert_int_equal(eh.type, 4);
+	assert_int_equal(eh.machine, 62);
+	assert_int_equal(eh.phnum, 3);
+	assert_int_equal(eh.phentsize, 56);
+	assert_int_equal(eh.ident[4], 2);
+	assert_int_equal(tk_elf_size(elf), sizeof(img));
+	assert_int_equal(tk_elf_program_headers(elf, NULL, 0), 3);
+	assert_int_equal(tk_elf_program_headers(elf, ph, 4), 3);
+	assert_int_equal(ph[0].type, 4);
+	assert_int_equal(ph[0].filesz, nlen);
+	assert_int_equal(ph[2].type, 1);
+	assert_int_equal(ph[2].vaddr, 0xffffffff81200000ull);
+	assert_int_equal(ph[2].offset, 0x2000);
+	/* PT_LOAD only, as before. */
+	assert_int_equal(tk_elf_segments(elf, NULL, 0), 2);
+
+	assert_int_equal(tk_elf_read(elf, 0x2000 + 0xff0, got, 16), 0);
+	assert_int_equal(got[15], 0x42);
+	assert_errno(tk_elf_read(elf, 0x2ff8, got, 16), EBADMSG);
+	assert_non_null(strstr(tk_errmsg(), path));
+	assert_errno(tk_elf_read(elf, UINT64_MAX - 2, got, 16), EBADMSG);
+
+	assert_errno(tk_elf_segment_notes(elf, &ph[1], 1 << 20, NULL, NULL), EINVAL);
+	assert_errno(tk_elf_segment_notes(elf, &ph[0], 8, NULL, NULL), EFBIG);
+	assert_int_equal(tk_elf_segment_notes(elf, &ph[0], 1 << 20, note_names, seen), 0);
+	assert_string_equal(seen, "CORE:1:8 VMCOREINFO:0:26 ");
+	/* The callback stops the walk with its value. */
+	assert_int_equal(tk_elf_segment_notes(elf, &ph[0], 1 << 20, note_stop, NULL), 7);
+	/* A note that claims more than the segment holds. */
+	ph[0].filesz = 20;
+	assert_errno(tk_elf_segment_notes(elf, &ph[0], 1 << 20, note_names, seen), EBADMSG);
+	assert_non_null(strstr(tk_errmsg(), "offset 0x400"));
+	tk_elf_close(elf);
+
+	/* Not ELF at all: ENOEXEC, as tk_elf_open() says it. */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("hello", f);
+	fclose(f);
+	assert_null(tk_elf_open_unmapped(path));
+	assert_int_equal(errno, ENOEXEC);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -928,7 +1065,7 @@ int main(void)
 		cmocka_unit_test(test_symtab_lookup), cmocka_unit_test(test_alias_choice),
 		cmocka_unit_test(test_labels),	      cmocka_unit_test(test_plt),
 		cmocka_unit_test(test_demangle),      cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_raw_notes),
+		cmocka_unit_test(test_raw_notes),     cmocka_unit_test(test_core_unmapped),
 	};
 
 	if (system("command -v cc >/dev/null && command -v readelf >/dev/null && command -v nm "

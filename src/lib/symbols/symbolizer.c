@@ -1,0 +1,739 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The symbolizer: process addresses, file offsets and uprobe events to
+ * symbol names, through the build-id cache when one is given.
+ *
+ * A symbolizer keeps one process's maps (start, end, file offset, DSO),
+ * sorted by start on the first lookup after a change and searched by
+ * bisection, and one record per DSO (path + build id) whose symbol table
+ * (elf.c's tk_symtab, perf's tree shape) and PT_LOAD segments load on the
+ * first lookup that lands in it. A map's address becomes a file offset
+ * (address - start + pgoff), the segments turn that into the link-time
+ * address the symbol table is keyed by; the kernel's "offset" is already
+ * its address.
+ *
+ * Where a DSO's symbols come from, in perf 6.1's order: the cache entry of
+ * its build id ("elf", "kallsyms" or "vdso" below .build-id/xx/rest, or a
+ * pre-2016 entry that is the file itself), else the path itself (for the
+ * kernel /proc/kallsyms; for [vdso] this process's own vDSO when its build
+ * id matches). Of that file: its .symtab, else the .symtab of a debug file
+ * with the same build id (the entry's "debug", then
+ * $TRACEKIT_DEBUG_DIR/.build-id/xx/rest.debug), else its .dynsym. A
+ * symbolizer reading a cache entry is a use of it (the LRU stamp of
+ * cache.c is touched).
+ *
+ * Uprobe events: a .dat names a uprobe by GROUP/EVENT and its address
+ * (__probe_ip); the place it probes ("PATH:0xOFF") comes from the cache's
+ * probes files (valid entries first, then stale ones), else from the live
+ * uprobe_events; for an EVENT_N gone from tracefs, from the cache's EVENT.
+ * The sites found (and misses) are remembered per GROUP/EVENT. When one
+ * SDT name has several places, the site whose link-time address equals
+ * the probe address, else is congruent to it modulo the page size (a
+ * mapping's load bias is whole pages), is the one that fired.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <tracekit/cache.h>
+#include <tracekit/symbolizer.h>
+
+#include "cache-internal.h"
+#include "error.h"
+#include "fsutil.h"
+
+struct seg {
+	uint64_t offset, filesz, vaddr;
+};
+
+struct dso {
+	char *path;
+	char bid[TK_BUILD_ID_HEX_MAX];
+	struct tk_symtab *st;
+	struct seg *segs;
+	size_t nsegs;
+	bool kernel;
+	bool vdso;
+	bool loaded;
+};
+
+struct smap {
+	uint64_t start, end, pgoff;
+	struct dso *dso;
+};
+
+/* Where a uprobe event probes: one per definition line of GROUP/EVENT. */
+struct usite {
+	char *key;  /* "GROUP/EVENT" */
+	char *path; /* NULL: a remembered miss */
+	char bid[TK_BUILD_ID_HEX_MAX];
+	uint64_t offset;
+};
+
+struct tk_symbolizer {
+	struct tk_cache *cache;
+	struct dso **dsos;
+	size_t ndsos;
+	struct smap *maps;
+	size_t nmaps;
+	bool sorted;
+	struct usite *sites;
+	size_t nsites;
+};
+
+TK_API struct tk_symbolizer *tk_symbolizer_new(struct tk_cache *cache)
+{
+	struct tk_symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		tk_fail(ENOMEM, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->cache = cache;
+	return s;
+}
+
+TK_API void tk_symbolizer_free(struct tk_symbolizer *sym)
+{
+	if (!sym)
+		return;
+	for (size_t i = 0; i < sym->ndsos; i++) {
+		tk_symtab_free(sym->dsos[i]->st);
+		free(sym->dsos[i]->segs);
+		free(sym->dsos[i]->path);
+		free(sym->dsos[i]);
+	}
+	free(sym->dsos);
+	free(sym->maps);
+	for (size_t i = 0; i < sym->nsites; i++) {
+		free(sym->sites[i].key);
+		free(sym->sites[i].path);
+	}
+	free(sym->sites);
+	free(sym);
+}
+
+static struct dso *dso_get(struct tk_symbolizer *s, const char *path, const char *bid)
+{
+	struct dso *d, **nv;
+
+	for (size_t i = 0; i < s->ndsos; i++) {
+		d = s->dsos[i];
+		if (!strcmp(d->path, path) && (!bid || !d->bid[0] || !strcmp(d->bid, bid)))
+			return d;
+	}
+	nv = realloc(s->dsos, (s->ndsos + 1) * sizeof(*nv));
+	if (!nv)
+		return NULL;
+	s->dsos = nv;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->path = strdup(path);
+	if (!d->path) {
+		free(d);
+		return NULL;
+	}
+	if (bid)
+		snprintf(d->bid, sizeof(d->bid), "%s", bid);
+	d->kernel = !strcmp(path, "[kernel.kallsyms]");
+	d->vdso = !strcmp(path, "[vdso]");
+	s->dsos[s->ndsos++] = d;
+	return d;
+}
+
+/* The file to read a DSO's symbols from: the cache by build id first. */
+static char *dso_file(struct tk_symbolizer *s, struct dso *d)
+{
+	char *f = NULL;
+
+	if (s->cache && d->bid[0]) {
+		const char *leaf = d->kernel ? "kallsyms" : d->vdso ? "vdso" : "elf";
+		char *link;
+
+		if (asprintf(&link, "%s/.build-id/%.2s/%s", tk_cache_dir(s->cache), d->bid,
+			     d->bid + 2) >= 0) {
+			if (asprintf(&f, "%s/%s", link, leaf) >= 0 && access(f, R_OK) < 0) {
+				free(f);
+				/* A pre-2016 entry is the file itself. */
+				struct stat st;
+
+				f = stat(link, &st) == 0 && S_ISREG(st.st_mode) ? strdup(link)
+										: NULL;
+			}
+			if (f) {
+				char *dir = realpath(link, NULL);
+
+				if (dir) {
+					tk_cache_touch_use(dir);
+					free(dir);
+				}
+			}
+			free(link);
+		}
+	}
+	if (!f && !d->vdso)
+		f = strdup(d->kernel ? "/proc/kallsyms" : d->path);
+	return f;
+}
+
+/*
+ * This process's own vDSO, when it is the one @bid names (or no id is
+ * given): the running kernel's, which a recording on this machine mapped.
+ * perf caches it as [vdso]/BUILDID/vdso; without that copy, this one.
+ */
+static struct tk_elf *own_vdso(const char *bid)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	char hex[TK_BUILD_ID_HEX_MAX], *maps = NULL, *line, *save = NULL;
+	unsigned long long start, end;
+	struct tk_elf *elf = NULL;
+	uint8_t id[TK_BUILD_ID_MAX];
+	size_t len;
+	int n;
+
+	if (!base || tk_read_file("/proc/self/maps", &maps, &len) < 0)
+		return NULL;
+	for (line = strtok_r(maps, "\n", &save); line && !elf; line = strtok_r(NULL, "\n", &save)) {
+		if (!strstr(line, "[vdso]") || sscanf(line, "%llx-%llx", &start, &end) != 2 ||
+		    start != base || end <= start)
+			continue;
+		elf = tk_elf_open_mem((const void *)base, (size_t)(end - start), "[vdso]");
+	}
+	free(maps);
+	if (elf && bid &&
+	    ((n = tk_elf_build_id(elf, id, sizeof(id))) <= 0 ||
+	     tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)) <= 0 || strcmp(hex, bid))) {
+		tk_elf_close(elf);
+		elf = NULL;
+	}
+	return elf;
+}
+
+/* Copy the PT_LOAD segments of @elf into @d (file offset <-> address). */
+static void dso_take_segments(struct dso *d, struct tk_elf *elf)
+{
+	struct tk_elf_segment *tmp;
+	int n = tk_elf_segments(elf, NULL, 0);
+
+	if (n <= 0)
+		return;
+	tmp = calloc((size_t)n, sizeof(*tmp));
+	d->segs = calloc((size_t)n, sizeof(*d->segs));
+	if (tmp && d->segs && tk_elf_segments(elf, tmp, (size_t)n) == n) {
+		for (int i = 0; i < n; i++) {
+			d->segs[i].offset = tmp[i].offset;
+			d->segs[i].filesz = tmp[i].filesz;
+			d->segs[i].vaddr = tmp[i].vaddr;
+		}
+		d->nsegs = (size_t)n;
+	} else {
+		free(d->segs);
+		d->segs = NULL;
+	}
+	free(tmp);
+}
+
+static bool has_symtab(struct tk_elf *elf)
+{
+	const struct tk_elf_symbol *syms;
+	size_t n;
+
+	return tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n) == 0 && n > 0;
+}
+
+/*
+ * A separate debug file for build id @bid with a .symtab, or NULL: the
+ * cache entry's "debug" (perf's DSO_BINARY_TYPE__BUILD_ID_CACHE_DEBUGINFO),
+ * then DEBUG_ROOT/.build-id/xx/rest.debug (BUILDID_DEBUGINFO). A file
+ * whose own build id differs is ignored: its symbols would be wrong.
+ */
+static struct tk_elf *debug_elf(struct tk_symbolizer *s, const char *bid)
+{
+	char *cand[2] = {NULL, NULL};
+	struct tk_elf *found = NULL;
+
+	if (!bid || strlen(bid) < 3)
+		return NULL;
+	if (s->cache && asprintf(&cand[0], "%s/.build-id/%.2s/%s/debug", tk_cache_dir(s->cache),
+				 bid, bid + 2) < 0)
+		cand[0] = NULL;
+	if (asprintf(&cand[1], "%s/.build-id/%.2s/%s.debug", tk_cache_debug_root(), bid, bid + 2) <
+	    0)
+		cand[1] = NULL;
+	for (size_t i = 0; i < 2 && !found; i++) {
+		char hex[TK_BUILD_ID_HEX_MAX];
+		uint8_t id[TK_BUILD_ID_MAX];
+		struct tk_elf *e;
+		int n;
+
+		if (!cand[i] || access(cand[i], R_OK) < 0)
+			continue;
+		e = tk_elf_open(cand[i]);
+		if (!e)
+			continue;
+		n = tk_elf_build_id(e, id, sizeof(id));
+		if (n > 0 && tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)) > 0 &&
+		    !strcmp(hex, bid) && has_symtab(e))
+			found = e;
+		else
+			tk_elf_close(e);
+	}
+	free(cand[0]);
+	free(cand[1]);
+	return found;
+}
+
+/*
+ * Load a DSO's symbols the way perf picks its symtab source: the binary's
+ * own .symtab when it has one, else a debug file's .symtab, else the
+ * binary's .dynsym. Segments always come from the binary (a debug file's
+ * sections are NOBITS), or from the debug file when the binary is gone.
+ */
+static void dso_load(struct tk_symbolizer *s, struct dso *d)
+{
+	struct tk_elf *elf = NULL, *dbg = NULL;
+	char hex[TK_BUILD_ID_HEX_MAX];
+	const char *bid = d->bid[0] ? d->bid : NULL;
+	char *f;
+
+	d->loaded = true;
+	f = dso_file(s, d);
+	if (!f && d->vdso) {
+		elf = own_vdso(bid);
+		if (elf) {
+			d->st = tk_symtab_new_elf(elf);
+			dso_take_segments(d, elf);
+			tk_elf_close(elf);
+		}
+		return;
+	}
+	if (!f)
+		return;
+	if (d->kernel) {
+		char *text;
+		size_t len;
+
+		if (tk_read_file(f, &text, &len) == 0) {
+			d->st = tk_symtab_new_kallsyms(text, len, f);
+			free(text);
+		}
+		free(f);
+		return;
+	}
+	elf = tk_elf_open(f);
+	free(f);
+	if (elf && !bid) {
+		uint8_t id[TK_BUILD_ID_MAX];
+		int n = tk_elf_build_id(elf, id, sizeof(id));
+
+		if (n > 0 && tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)) > 0)
+			bid = hex;
+	}
+	if (elf && tk_cache_table_broken(elf, TK_ELF_SYMTAB)) {
+		/* Say why this DSO's frames will be poorer; its .dynsym still serves. */
+		tk_warn("%s; symbols from its .dynsym instead", tk_errmsg());
+		d->st = tk_symtab_new_dso(elf, TK_ELF_DYNSYM, elf);
+	} else if (elf && has_symtab(elf)) {
+		d->st = tk_symtab_new_elf(elf);
+	} else {
+		dbg = debug_elf(s, bid);
+		/* The PLT entries come from the binary: a debug file has no bytes for them. */
+		if (dbg)
+			d->st = tk_symtab_new_dso(dbg, TK_ELF_ANY, elf);
+		else if (elf)
+			d->st = tk_symtab_new_elf(elf);
+	}
+	if (elf)
+		dso_take_segments(d, elf);
+	else if (dbg)
+		dso_take_segments(d, dbg);
+	tk_elf_close(dbg);
+	tk_elf_close(elf);
+}
+
+static int smap_cmp(const void *a, const void *b)
+{
+	const struct smap *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+TK_API int tk_symbolizer_add_map(struct tk_symbolizer *sym, uint64_t start, uint64_t len,
+				 uint64_t pgoff, const char *path, const char *build_id)
+{
+	char hex[TK_BUILD_ID_HEX_MAX];
+	struct smap *nv;
+	struct dso *d;
+
+	if (!len || start + len < start)
+		return tk_fail(EINVAL, "%s: empty or wrapping map 0x%" PRIx64 "+0x%" PRIx64, path,
+			       start, len);
+	if (!build_id && path[0] == '/' && tk_cache_file_build_id(path, hex) > 0)
+		build_id = hex;
+	if (!build_id && !strcmp(path, "[kernel.kallsyms]"))
+		build_id = sym->cache				  ? tk_cache_kernel_bid(sym->cache)
+			   : tk_cache_running_kernel_bid(hex) > 0 ? hex
+								  : NULL;
+	d = dso_get(sym, path, build_id);
+	nv = d ? realloc(sym->maps, (sym->nmaps + 1) * sizeof(*nv)) : NULL;
+	if (!nv)
+		return tk_fail(ENOMEM, "out of memory");
+	sym->maps = nv;
+	nv[sym->nmaps].start = start;
+	nv[sym->nmaps].end = start + len;
+	nv[sym->nmaps].pgoff = pgoff;
+	nv[sym->nmaps].dso = d;
+	sym->nmaps++;
+	sym->sorted = false;
+	return 0;
+}
+
+/* Resolve a file offset (an address for the kernel) inside @d. */
+static void dso_resolve(struct tk_symbolizer *s, struct dso *d, uint64_t off,
+			struct tk_symbol_info *info)
+{
+	uint64_t vaddr = off;
+	bool mapped = d->kernel;
+
+	if (!d->loaded)
+		dso_load(s, d);
+	info->dso = d->path;
+	info->symbol = NULL;
+	info->offset = 0;
+	info->file_offset = off;
+	for (size_t i = 0; i < d->nsegs && !mapped; i++)
+		if (off >= d->segs[i].offset && off - d->segs[i].offset < d->segs[i].filesz) {
+			vaddr = off - d->segs[i].offset + d->segs[i].vaddr;
+			mapped = true;
+		}
+	if (mapped && d->st)
+		info->symbol = tk_symtab_lookup(d->st, vaddr, &info->offset, NULL);
+}
+
+TK_API int tk_symbolizer_lookup(struct tk_symbolizer *sym, uint64_t addr,
+				struct tk_symbol_info *info)
+{
+	size_t lo = 0, hi;
+	const struct smap *m;
+
+	if (!sym->sorted) {
+		if (sym->nmaps)
+			qsort(sym->maps, sym->nmaps, sizeof(*sym->maps), smap_cmp);
+		sym->sorted = true;
+	}
+	hi = sym->nmaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sym->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= sym->maps[lo - 1].end)
+		return tk_fail(ENOENT, "address 0x%" PRIx64 " is in no map", addr);
+	m = &sym->maps[lo - 1];
+	dso_resolve(sym, m->dso, m->dso->kernel ? addr : addr - m->start + m->pgoff, info);
+	return 0;
+}
+
+TK_API int tk_symbolizer_lookup_file(struct tk_symbolizer *sym, const char *path,
+				     const char *build_id, uint64_t offset,
+				     struct tk_symbol_info *info)
+{
+	char hex[TK_BUILD_ID_HEX_MAX];
+	struct dso *d;
+
+	if (!build_id && path[0] == '/' && tk_cache_file_build_id(path, hex) > 0)
+		build_id = hex;
+	d = dso_get(sym, path, build_id);
+	if (!d)
+		return tk_fail(ENOMEM, "out of memory");
+	dso_resolve(sym, d, offset, info);
+	if (!d->st)
+		return tk_fail(ENOENT, "%s: no symbols", path);
+	return 0;
+}
+
+TK_API int tk_symbolizer_add_pid(struct tk_symbolizer *sym, int pid)
+{
+	char *maps, *text, *line, *save = NULL;
+	size_t len;
+	int r, added = 0;
+
+	if (asprintf(&maps, "/proc/%d/maps", pid) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	r = tk_read_file(maps, &text, &len);
+	if (r < 0) {
+		free(maps);
+		return r;
+	}
+	for (line = strtok_r(text, "\n", &save); line && r >= 0;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long start, end, pgoff;
+		char perms[8];
+		int pathpos = 0;
+
+		/* "start-end perms offset dev inode   path" */
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff,
+			   &pathpos) < 4 ||
+		    !pathpos) {
+			r = tk_fail(EBADMSG, "%s: malformed line '%s'", maps, line);
+			break;
+		}
+		/* Anonymous, [heap], [vdso] and deleted files have no file to read. */
+		if (line[pathpos] != '/' || end <= start || strstr(line + pathpos, " (deleted)"))
+			continue;
+		r = tk_symbolizer_add_map(sym, start, end - start, pgoff, line + pathpos, NULL);
+		added++;
+	}
+	free(text);
+	free(maps);
+	return r < 0 ? r : added;
+}
+
+/* "p:GROUP/EVENT PATH:0xOFF[(0xREF)] ..." -> PATH (malloc'ed) and OFF. */
+static bool def_location(const char *def, char **path, uint64_t *offset)
+{
+	const char *sp = strchr(def, ' '), *colon;
+	char *end;
+
+	*path = NULL;
+	if (!sp || (def[0] != 'p' && def[0] != 'r'))
+		return false;
+	sp++;
+	colon = strchr(sp, ':');
+	if (!colon || colon == sp || sp[0] != '/')
+		return false;
+	errno = 0;
+	*offset = strtoull(colon + 1, &end, 16);
+	if (errno || end == colon + 1)
+		return false;
+	*path = strndup(sp, (size_t)(colon - sp));
+	return *path != NULL;
+}
+
+static int usite_add(struct tk_symbolizer *s, const char *key, const char *path, const char *bid,
+		     uint64_t offset)
+{
+	struct usite *nv = realloc(s->sites, (s->nsites + 1) * sizeof(*nv));
+
+	if (!nv)
+		return tk_fail(ENOMEM, "out of memory");
+	s->sites = nv;
+	memset(&nv[s->nsites], 0, sizeof(nv[0]));
+	nv[s->nsites].key = strdup(key);
+	nv[s->nsites].path = path ? strdup(path) : NULL;
+	nv[s->nsites].offset = offset;
+	if (bid)
+		snprintf(nv[s->nsites].bid, sizeof(nv[0].bid), "%s", bid);
+	if (!nv[s->nsites].key || (path && !nv[s->nsites].path)) {
+		free(nv[s->nsites].key);
+		free(nv[s->nsites].path);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	s->nsites++;
+	return 0;
+}
+
+struct usite_ctx {
+	struct tk_symbolizer *s;
+	const char *key, *group, *event;
+	int found;
+};
+
+static int usite_probe(const struct tk_cache_probe *p, void *ctx)
+{
+	struct usite_ctx *uc = ctx;
+
+	/* The query matched globs (and "P" for "sdt_P"); we want this very event. */
+	if (strcmp(p->group, uc->group) || strcmp(p->event, uc->event))
+		return 0;
+	for (size_t i = 0; i < p->ndefs; i++) {
+		uint64_t off;
+		char *path;
+		int r;
+
+		if (!def_location(p->defs[i], &path, &off))
+			continue;
+		r = usite_add(uc->s, uc->key, path, p->entry->build_id, off);
+		free(path);
+		if (r < 0)
+			return r;
+		uc->found++;
+	}
+	return 0;
+}
+
+/* The live definitions in tracefs, for uprobes created outside the cache. */
+static int usite_tracefs(struct usite_ctx *uc)
+{
+	static const char *const files[] = {"/sys/kernel/tracing/uprobe_events",
+					    "/sys/kernel/debug/tracing/uprobe_events"};
+	size_t klen = strlen(uc->key);
+
+	for (size_t f = 0; f < 2; f++) {
+		char *text, *line, *save = NULL;
+		size_t len;
+		int r = 0;
+
+		if (access(files[f], R_OK) < 0 || tk_read_file(files[f], &text, &len) < 0)
+			continue;
+		for (line = strtok_r(text, "\n", &save); line && r == 0;
+		     line = strtok_r(NULL, "\n", &save)) {
+			uint64_t off;
+			char *path;
+
+			if (strlen(line) < klen + 3 || strncmp(line + 2, uc->key, klen) ||
+			    line[2 + klen] != ' ' || !def_location(line, &path, &off))
+				continue;
+			r = usite_add(uc->s, uc->key, path, NULL, off);
+			free(path);
+			uc->found++;
+		}
+		free(text);
+		if (r < 0)
+			return r;
+		if (uc->found)
+			break;
+	}
+	return 0;
+}
+
+/* The places the cache lists for uprobe @uc->group/@uc->event, under @uc->key. */
+static int usite_cache(struct usite_ctx *uc)
+{
+	char *q;
+	int r;
+
+	if (!uc->s->cache)
+		return 0;
+	if (asprintf(&q, "%s:%s", uc->group, uc->event) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	/* Valid entries first; a binary rebuilt since still resolves by its old id. */
+	r = tk_cache_query(uc->s->cache, q, false, usite_probe, uc);
+	if (r >= 0 && !uc->found)
+		r = tk_cache_query(uc->s->cache, q, true, usite_probe, uc);
+	free(q);
+	return r;
+}
+
+/*
+ * The base of an SDT name used at several places: EVENT for EVENT_1,
+ * EVENT_2 ... (as perf probe names them in tracefs); NULL when @event is
+ * none such (or on ENOMEM, which only costs the fallback).
+ */
+static char *sdt_base_name(const char *event)
+{
+	size_t n = strlen(event), k = n;
+
+	while (k > 0 && event[k - 1] >= '0' && event[k - 1] <= '9')
+		k--;
+	if (k == n || k < 2 || event[k - 1] != '_')
+		return NULL;
+	return strndup(event, k - 1);
+}
+
+TK_API int tk_symbolizer_lookup_uprobe(struct tk_symbolizer *sym, const char *group,
+				       const char *event, uint64_t ip, struct tk_symbol_info *info)
+{
+	struct usite_ctx uc = {.s = sym, .group = group, .event = event};
+	const struct usite *best = NULL, *cong = NULL, *exact = NULL;
+	long page = sysconf(_SC_PAGESIZE);
+	bool known = false;
+	char *key;
+	int r = 0;
+
+	if (!group || !event || !*group || !*event)
+		return tk_fail(EINVAL, "uprobe lookup needs a group and an event");
+	if (asprintf(&key, "%s/%s", group, event) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	uc.key = key;
+	for (size_t i = 0; i < sym->nsites && !known; i++)
+		known = !strcmp(sym->sites[i].key, key);
+	if (!known) {
+		r = usite_cache(&uc);
+		if (r >= 0 && !uc.found)
+			r = usite_tracefs(&uc);
+		/*
+		 * EVENT_N gone from tracefs: the cache lists every place of an
+		 * SDT name under EVENT, and the address picks this one. Only
+		 * the cache: tracefs's EVENT is one place, maybe another. The
+		 * sites go under this key, so later lookups find them at once.
+		 */
+		if (r >= 0 && !uc.found) {
+			char *base = sdt_base_name(event);
+
+			if (base) {
+				uc.event = base;
+				r = usite_cache(&uc);
+				uc.event = event;
+				free(base);
+			}
+		}
+		if (r >= 0 && !uc.found)
+			r = usite_add(sym, key, NULL, NULL, 0);
+		if (r < 0) {
+			free(key);
+			return r;
+		}
+	}
+	/*
+	 * An SDT name used at several places has one site per place. The load
+	 * bias of a mapping is a multiple of the page size, so the site whose
+	 * link-time address is congruent to @ip is the one that fired; an
+	 * exact match (a non-PIE binary) wins outright.
+	 */
+	for (size_t i = 0; i < sym->nsites; i++) {
+		const struct usite *u = &sym->sites[i];
+		struct tk_symbol_info tmp;
+		uint64_t vaddr = 0;
+		struct dso *d;
+		bool mapped = false;
+
+		if (strcmp(u->key, key) || !u->path)
+			continue;
+		if (!best)
+			best = u;
+		if (!ip)
+			break;
+		d = dso_get(sym, u->path, u->bid[0] ? u->bid : NULL);
+		if (!d) {
+			free(key);
+			return tk_fail(ENOMEM, "out of memory");
+		}
+		dso_resolve(sym, d, u->offset, &tmp);
+		for (size_t k = 0; k < d->nsegs && !mapped; k++)
+			if (u->offset >= d->segs[k].offset &&
+			    u->offset - d->segs[k].offset < d->segs[k].filesz) {
+				vaddr = u->offset - d->segs[k].offset + d->segs[k].vaddr;
+				mapped = true;
+			}
+		if (mapped && vaddr == ip) {
+			exact = u;
+			break;
+		}
+		if (mapped && !cong && page > 0 && (ip - vaddr) % (uint64_t)page == 0)
+			cong = u;
+	}
+	if (exact)
+		best = exact;
+	else if (cong)
+		best = cong;
+	if (!best) {
+		r = tk_fail(ENOENT, "uprobe %s: not in the cache%s nor in uprobe_events", key,
+			    sym->cache ? "" : " (no cache given)");
+		free(key);
+		return r;
+	}
+	free(key);
+	return tk_symbolizer_lookup_file(sym, best->path, best->bid[0] ? best->bid : NULL,
+					 best->offset, info);
+}

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Unit tests of the symbolizer: symbolization through the cache (also
+ * after the binary changed on disk), separate debug files for stripped
+ * binaries with perf's choice among aliases, process maps from
+ * /proc/PID/maps, and the uprobe lookup report uses for .dat events.
+ * Without cc or <sys/sdt.h>: skip (77).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracekit/cache.h>
+#include <tracekit/symbolizer.h>
+
+static char tmpdir[128], cdir[160], bin[160], bin2[160];
+
+static const char src[] =
+	"#define _SDT_HAS_SEMAPHORES 1\n"
+	"#include <sys/sdt.h>\n"
+	"unsigned short tkdemo_start_semaphore __attribute__((section(\".probes\")));\n"
+	"int work(int x, long y);\n"
+	"int work(int x, long y) { STAP_PROBE2(tkdemo, start, x, y); return x + (int)y; }\n"
+	"int main(int argc, char **argv) { (void)argv; return work(argc, 3) == 12345; }\n";
+
+static int build(const char *out, const char *extra)
+{
+	char cmd[600];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s/src.c", tmpdir);
+	f = fopen(cmd, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%s%s", src, extra);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cc -O1 -o %s %s/src.c 2>/dev/null", out, tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tk-test-symbolizer-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(cdir, sizeof(cdir), "%s/cache", tmpdir);
+	snprintf(bin, sizeof(bin), "%s/sdtdemo", tmpdir);
+	snprintf(bin2, sizeof(bin2), "%s/other", tmpdir);
+	if (build(bin, "") || build(bin2, "int other(void); int other(void) { return 7; }\n"))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[200];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void fresh_cache(void)
+{
+	char cmd[200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", cdir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The value of the last symbol named NAME in ELF's table KIND, 0 when there is none. */
+static uint64_t symbol_value(struct tk_elf *elf, enum tk_elf_symtab_kind kind, const char *name)
+{
+	const struct tk_elf_symbol *syms;
+	uint64_t value = 0;
+	size_t n;
+
+	assert_int_equal(tk_elf_symbols(elf, kind, &syms, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(syms[i].name, name))
+			value = syms[i].value;
+	return value;
+}
+
+static void put(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+static void test_symbolize(void **state)
+{
+	char bid[TK_BUILD_ID_HEX_MAX], cmd[600], copy[200];
+	struct tk_cache_uprobe *u;
+	struct tk_symbol_info info;
+	struct tk_symbolizer *s;
+	struct tk_cache *c;
+	size_t n;
+
+	(void)state;
+	fresh_cache();
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	/* Cache a copy, then replace the copy by another binary. */
+	snprintf(copy, sizeof(copy), "%s/victim", tmpdir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", bin, copy);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tk_cache_add(c, copy, bid), 1);
+	assert_int_equal(tk_cache_resolve(c, "%tkdemo/start", &u, &n), 1);
+	uint64_t off = u[0].offset;
+
+	tk_cache_uprobes_free(u, n);
+	snprintf(cmd, sizeof(cmd), "rm -f %s && cp %s %s", copy, bin2, copy);
+	assert_int_equal(system(cmd), 0);
+
+	s = tk_symbolizer_new(c);
+	assert_non_null(s);
+	/* The uprobe's PATH:OFFSET resolves through the cached build id. */
+	assert_int_equal(tk_symbolizer_lookup_file(s, copy, bid, off, &info), 0);
+	assert_non_null(info.symbol);
+	assert_string_equal(info.symbol, "work");
+	/* A process map: text mapped at 0x555555554000 from offset 0. */
+	assert_int_equal(tk_symbolizer_add_map(s, 0x555555554000, 0x10000, 0, copy, bid), 0);
+	assert_int_equal(tk_symbolizer_lookup(s, 0x555555554000 + off, &info), 0);
+	assert_string_equal(info.symbol, "work");
+	assert_string_equal(info.dso, copy);
+	assert_int_equal(info.file_offset, off);
+	assert_int_equal(tk_symbolizer_lookup(s, 0x1000, &info), -ENOENT);
+	assert_int_equal(tk_symbolizer_add_map(s, 1, 0, 0, copy, bid), -EINVAL);
+	tk_symbolizer_free(s);
+	tk_cache_close(c);
+}
+
+static const char alias_src[] =
+	"static int __attribute__((noinline, used)) __mywork(int x) { return x * 3 + 1; }\n"
+	"int mywork(int x) __attribute__((weak, alias(\"__mywork\")));\n"
+	"int main(int argc, char **argv) { (void)argv; return mywork(argc) == 12345; }\n";
+
+static void test_debuginfo(void **state)
+{
+	char full[200], strip[200], dbgroot[200], cmd[1400], bid[TK_BUILD_ID_HEX_MAX];
+	struct tk_symbol_info info;
+	struct tk_symbolizer *s;
+	uint64_t vaddr, off;
+	struct tk_elf *elf;
+	struct tk_cache *c;
+	uint8_t id[TK_BUILD_ID_MAX];
+	int idn;
+
+	(void)state;
+	fresh_cache();
+	snprintf(full, sizeof(full), "%s/alias", tmpdir);
+	snprintf(strip, sizeof(strip), "%s/alias-stripped", tmpdir);
+	snprintf(dbgroot, sizeof(dbgroot), "%s/debugroot", tmpdir);
+	snprintf(cmd, sizeof(cmd), "%s/alias.c", tmpdir);
+	put(cmd, alias_src, strlen(alias_src));
+	snprintf(cmd, sizeof(cmd), "cc -O1 -o %s %s/alias.c && cp %s %s && strip --strip-all %s",
+		 full, tmpdir, full, strip, strip);
+	assert_int_equal(system(cmd), 0);
+
+	/* The link-time address of the alias pair, from the unstripped binary. */
+	elf = tk_elf_open(full);
+	assert_non_null(elf);
+	vaddr = symbol_value(elf, TK_ELF_SYMTAB, "mywork");
+	assert_int_not_equal(vaddr, 0);
+	assert_int_equal(tk_elf_vaddr_to_offset(elf, vaddr, &off), 0);
+	idn = tk_elf_build_id(elf, id, sizeof(id));
+	assert_true(idn > 0);
+	tk_build_id_hex(id, (size_t)idn, bid, sizeof(bid));
+	tk_elf_close(elf);
+
+	/* Stripped, no debug file: no .symtab, nothing covers the function. */
+	setenv("TRACEKIT_DEBUG_DIR", dbgroot, 1);
+	s = tk_symbolizer_new(NULL);
+	assert_non_null(s);
+	tk_symbolizer_lookup_file(s, strip, NULL, off, &info);
+	assert_null(info.symbol);
+	tk_symbolizer_free(s);
+
+	/* Install the debug file under the build id: perf's choice, the LOCAL __mywork. */
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/.build-id/%.2s && objcopy --only-keep-debug %s "
+		 "%s/.build-id/%.2s/%s.debug",
+		 dbgroot, bid, full, dbgroot, bid, bid + 2);
+	assert_int_equal(system(cmd), 0);
+	s = tk_symbolizer_new(NULL);
+	assert_non_null(s);
+	assert_int_equal(tk_symbolizer_lookup_file(s, strip, NULL, off + 1, &info), 0);
+	assert_non_null(info.symbol);
+	assert_string_equal(info.symbol, "__mywork");
+	assert_int_equal(info.offset, 1);
+	tk_symbolizer_free(s);
+
+	/* Cached: the entry's "debug" serves when the debug root is gone. */
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	assert_int_equal(tk_cache_add(c, strip, NULL), 0);
+	snprintf(cmd, sizeof(cmd), "%s%s/%s/debug", cdir, strip, bid);
+	assert_int_equal(access(cmd, R_OK), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dbgroot);
+	assert_int_equal(system(cmd), 0);
+	s = tk_symbolizer_new(c);
+	assert_non_null(s);
+	assert_int_equal(tk_symbolizer_add_map(s, 0x7f0000000000, 0x100000, 0, strip, bid), 0);
+	assert_int_equal(tk_symbolizer_lookup(s, 0x7f0000000000 + off, &info), 0);
+	assert_string_equal(info.symbol, "__mywork");
+	tk_symbolizer_free(s);
+	tk_cache_close(c);
+	unsetenv("TRACEKIT_DEBUG_DIR");
+
+	/* glibc: perf reports brk as __brk (LOCAL beats WEAK) when libc's debug file is installed.
+	 */
+	elf = tk_elf_open("/lib/x86_64-linux-gnu/libc.so.6");
+	if (elf) {
+		idn = tk_elf_build_id(elf, id, sizeof(id));
+		tk_build_id_hex(id, (size_t)idn, bid, sizeof(bid));
+		vaddr = symbol_value(elf, TK_ELF_DYNSYM, "brk");
+		snprintf(cmd, sizeof(cmd), "/usr/lib/debug/.build-id/%.2s/%s.debug", bid, bid + 2);
+		if (vaddr && access(cmd, R_OK) == 0 &&
+		    tk_elf_vaddr_to_offset(elf, vaddr, &off) == 0) {
+			s = tk_symbolizer_new(NULL);
+			assert_non_null(s);
+			assert_int_equal(
+				tk_symbolizer_lookup_file(s, "/lib/x86_64-linux-gnu/libc.so.6",
+							  NULL, off, &info),
+				0);
+			assert_string_equal(info.symbol, "__brk");
+			tk_symbolizer_free(s);
+		}
+		tk_elf_close(elf);
+	}
+}
+
+static void test_lookup_uprobe(void **state)
+{
+	struct tk_symbol_info info;
+	struct tk_symbolizer *s;
+	struct tk_cache *c;
+	int n;
+
+	(void)state;
+	fresh_cache();
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	assert_int_equal(tk_cache_add(c, bin, NULL), 1);
+	assert_int_equal(tk_cache_add_probe(c, bin, "work+4"), 0);
+	s = tk_symbolizer_new(c);
+	assert_non_null(s);
+	/* A .dat uprobe event: group and event name only, no process maps. */
+	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "sdt_tkdemo", "start", 0, &info), 0);
+	assert_string_equal(info.symbol, "work");
+	assert_string_equal(info.dso, bin);
+	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "probe_sdtdemo", "work", 0x1234, &info), 0);
+	assert_string_equal(info.symbol, "work");
+	assert_int_equal(info.offset, 4);
+	/* EVENT_1 (a second place of an SDT name) resolves through EVENT's places in the cache. */
+	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "sdt_tkdemo", "start_1", 0, &info), 0);
+	assert_string_equal(info.symbol, "work");
+	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "nogroup", "noevent_1", 0, &info), -ENOENT);
+	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "nogroup", "noevent", 0, &info), -ENOENT);
+	assert_int_equal(tk_symbolizer_lookup_uprobe(s, "", "x", 0, &info), -EINVAL);
+	/* Our own process: main() of this test binary resolves through /proc/self/maps. */
+	n = tk_symbolizer_add_pid(s, getpid());
+	assert_true(n > 0);
+	assert_int_equal(tk_symbolizer_lookup(s, (uint64_t)(uintptr_t)&test_lookup_uprobe, &info),
+			 0);
+	assert_non_null(info.symbol);
+	assert_string_equal(info.symbol, "test_lookup_uprobe");
+	assert_int_equal(tk_symbolizer_add_pid(s, 999999999), -ENOENT);
+	tk_symbolizer_free(s);
+	tk_cache_close(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_symbolize),
+		cmocka_unit_test(test_debuginfo),
+		cmocka_unit_test(test_lookup_uprobe),
+	};
+
+	if (system("command -v cc >/dev/null && (test -e /usr/include/x86_64-linux-gnu/sys/sdt.h"
+		   " || test -e /usr/include/sys/sdt.h)")) {
+		printf("skip: needs cc and <sys/sdt.h> (systemtap-sdt-dev)\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -21,7 +21,8 @@
  *       "[clock]" when TRACECLOCK was given] or "latency  \0" + text.
  *   CPU data: raw pages, page aligned; or, compressed, u32 chunk count and
  *       chunks {u32 csize, u32 usize, block} whose usize is a page multiple.
- *       The BUFFER size excludes the 4-byte count.
+ *       The BUFFER size excludes the 4-byte count when trace-cmd up to 3.1
+ *       wrote it and includes it from 3.2 on; the chunk walk decides which.
  *
  * What open does: parse the header, walk every v7 section from after the
  * header to EOF (the sections must tile the file exactly, as trace-cmd's
@@ -767,6 +768,11 @@ static int parse_buffer_v7(struct tk_dat *d, const struct dat_option *o)
 	b->pub.cpus = b->cpus;
 	for (uint32_t i = 0; i < n; i++) {
 		struct tk_dat_cpu_data *cpu = &b->cpus[i];
+		/*
+		 * Compressed data starts with a 4-byte chunk count, which the size
+		 * leaves out (trace-cmd up to 3.1) or counts (3.2 on); the reader's
+		 * chunk walk tells the two apart, so here only the count must fit.
+		 */
 		uint64_t end_extra = b->pub.compressed ? 4 : 0;
 
 		tk_cursor_u32(&c, &cpu->cpu);
@@ -776,7 +782,7 @@ static int parse_buffer_v7(struct tk_dat *d, const struct dat_option *o)
 		b->pub.cpu_count = i + 1;
 		if (cpu->offset > d->info.file_size ||
 		    end_extra > d->info.file_size - cpu->offset ||
-		    cpu->size > d->info.file_size - cpu->offset - end_extra) {
+		    cpu->size > d->info.file_size - cpu->offset) {
 			free(ids);
 			return tk_fail_at(
 				EBADMSG, d->name, o->where,
@@ -1782,10 +1788,19 @@ struct chunk {
  * Walk the chunk headers of compressed data whose u32 count is at @off and
  * whose chunks fill exactly @size bytes after it. @page_size 0 means text
  * (no page multiple required).
+ *
+ * @size_may_count is for CPU data, whose size two trace-cmd releases wrote
+ * two ways: up to 3.1 the BUFFER option's size leaves out the 4-byte count,
+ * from 3.2 on (upstream commit 4b921329) it includes it. The size is
+ * untrusted, so it never steers the walk: the walk follows the count and
+ * the chunk headers, bounded by the larger reading (@size after the count,
+ * already checked against the file size), and the size is then accepted
+ * only if the chunks end exactly where one of the two readings says. The
+ * two readings differ by 4 bytes, so at most one can match.
  */
 static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, uint64_t off,
-			uint64_t size, uint32_t page_size, struct chunk **out, size_t *nout,
-			uint64_t *total)
+			uint64_t size, uint32_t page_size, bool size_may_count, struct chunk **out,
+			size_t *nout, uint64_t *total)
 {
 	uint64_t fsize = d->info.file_size, pos, end, stream = 0;
 	struct chunk *chunks = NULL;
@@ -1796,7 +1811,8 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 	*out = NULL;
 	*nout = 0;
 	*total = 0;
-	if (off > fsize || fsize - off < 4 || size > fsize - off - 4)
+	/* A 3.2+ size that counts the count may end exactly at the end of the file. */
+	if (off > fsize || fsize - off < 4 || size > fsize - off - (size_may_count ? 0 : 4))
 		return tk_fail_at(
 			EBADMSG, d->name, off,
 			"compressed data of %" PRIu64 " bytes runs past the end of the file", size);
@@ -1814,7 +1830,8 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 			return tk_fail(ENOMEM, "out of memory");
 	}
 	pos = off + 4;
-	end = off + 4 + size;
+	/* The walk's bound: @size after the count, or the file's end if nearer. */
+	end = size > fsize - off - 4 ? fsize : off + 4 + size;
 	for (uint32_t i = 0; i < count; i++) {
 		struct chunk *c = &chunks[i];
 		uint64_t cap;
@@ -1856,11 +1873,13 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 		stream += c->usize;
 		pos += 8 + c->csize;
 	}
-	if (pos != end) {
+	/* trace-cmd 3.2+ counted the 4-byte chunk count in the size. */
+	if (pos != off + 4 + size && !(size_may_count && size >= 4 && pos == off + size)) {
 		ret = tk_fail_at(EBADMSG, d->name, off,
 				 "chunks fill %" PRIu64 " bytes but the"
-				 " buffer says %" PRIu64,
-				 pos - off - 4, size);
+				 " buffer says %" PRIu64 "%s",
+				 pos - off - 4, size,
+				 size_may_count ? " (or that plus the 4-byte chunk count)" : "");
 		goto fail;
 	}
 	*out = chunks;
@@ -1902,7 +1921,8 @@ TK_API int tk_dat_latency_text(struct tk_dat *d, size_t index, struct tk_dat_tex
 	if (b->text_size < 4)
 		return tk_fail_at(EBADMSG, d->name, b->pub.section_offset,
 				  "compressed latency text lacks its chunk count");
-	ret = build_chunks(d, d->codec, b->text_offset, b->text_size - 4, 0, &chunks, &n, &total);
+	ret = build_chunks(d, d->codec, b->text_offset, b->text_size - 4, 0, false, &chunks, &n,
+			   &total);
 	if (ret < 0)
 		return ret;
 	if (total > TK_DAT_MAX_METADATA_SIZE) {
@@ -2044,7 +2064,7 @@ TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t 
 						    "without compression");
 			goto fail;
 		}
-		ret = build_chunks(d, r->codec, r->offset, r->size, r->page_size, &r->chunks,
+		ret = build_chunks(d, r->codec, r->offset, r->size, r->page_size, true, &r->chunks,
 				   &r->nchunks, &r->stream_size);
 		if (ret < 0)
 			goto fail;

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,8 @@ struct bopts {
 	bool misalign;
 	bool done_loop;
 	bool tsc; /* TSC2NSEC + OFFSET options */
+	/* Added to each compressed CPU size: 4 is trace-cmd 3.2+'s convention. */
+	int64_t size_adjust;
 	const char *codec_name;
 	const char *version_str;
 };
@@ -342,7 +345,8 @@ static void put_flyrecord(struct built *r, struct bb *b, struct tk_codec *c, con
 		locs[i].cpu = ids[i];
 		locs[i].off = b->len;
 		if (c) {
-			locs[i].size = put_chunks(b, c, pages.d, pages.len, chunk);
+			locs[i].size = put_chunks(b, c, pages.d, pages.len, chunk) +
+				       (uint64_t)o->size_adjust;
 		} else {
 			bb_put(b, pages.d, pages.len);
 			locs[i].size = pages.len;
@@ -942,6 +946,101 @@ static void test_v7_zstd(void **state)
 	free(r.data);
 }
 
+/*
+ * trace-cmd up to 3.1 writes a compressed CPU size without the 4-byte chunk
+ * count, 3.2 on (upstream 4b921329) with it: both read the same, in zstd and
+ * in zlib, and the public size is the file's.
+ */
+static void test_compressed_size_conventions(void **state)
+{
+	static const enum tk_compression comps[] = {TK_COMPRESS_ZSTD, TK_COMPRESS_ZLIB};
+
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		uint64_t size31 = 0;
+
+		for (int64_t adjust = 0; adjust <= 4; adjust += 4) {
+			struct bopts o = {.version = 7,
+					  .comp = comps[k],
+					  .ncpus = 2,
+					  .pages = 9,
+					  .recs = 3,
+					  .chunk_pages = 2,
+					  .instance = true,
+					  .size_adjust = adjust};
+			struct built r = build(&o);
+			struct tk_dat *d = open_built(&r, adjust ? "size-3.2.dat" : "size-3.1.dat");
+			const struct tk_dat_buffer *top = tk_dat_buffer_get(d, 0);
+			const struct tk_dat_buffer *inst = tk_dat_buffer_get(d, 1);
+			struct tk_dat_cpu_reader *rd = tk_dat_cpu_reader_new(d, 0, 1);
+
+			check_v7_common(d, &o, &r);
+			assert_non_null(rd);
+			/* Chunks of 2 pages: 9 pages take 5, whichever the size says. */
+			assert_int_equal(tk_dat_cpu_reader_chunk_count(rd), 5);
+			tk_dat_cpu_reader_free(rd);
+			/* The size stays the file's: 4 more in the 3.2+ convention. */
+			if (adjust)
+				assert_int_equal(top->cpus[0].size, size31 + 4);
+			else
+				size31 = top->cpus[0].size;
+			assert_string_equal(inst->name, "inst");
+			assert_int_equal(read_cpu(d, 1, 0, 1, o.pages, o.recs, false),
+					 (uint64_t)o.pages * o.recs);
+			tk_dat_close(d);
+			free(r.data);
+		}
+	}
+}
+
+/*
+ * The size is untrusted: only the two exact conventions pass. Anything else
+ * fails when the CPU is opened, naming the file and the data's offset.
+ */
+static void test_compressed_size_hostile(void **state)
+{
+	static const int64_t bad[] = {-8, -4, -1, 1, 3, 5, 8, 12};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		struct bopts o = {.version = 7,
+				  .comp = TK_COMPRESS_ZSTD,
+				  .ncpus = 1,
+				  .pages = 5,
+				  .recs = 2,
+				  .chunk_pages = 2,
+				  .size_adjust = bad[k]};
+		struct built r = build(&o);
+		struct tk_dat *d = open_built(&r, "size-bad.dat");
+		struct tk_dat_cpu_reader *rd = tk_dat_cpu_reader_new(d, 0, 0);
+
+		if (rd)
+			fail_msg("size adjusted by %" PRId64 " was accepted", bad[k]);
+		assert_errno(-errno, EBADMSG);
+		if (!strstr(tk_errmsg(), "size-bad.dat") || !strstr(tk_errmsg(), "offset 0x"))
+			fail_msg("message lacks file or offset: %s", tk_errmsg());
+		if (!strstr(tk_errmsg(), "chunk"))
+			fail_msg("size adjusted by %" PRId64 ": %s", bad[k], tk_errmsg());
+		tk_dat_close(d);
+		free(r.data);
+	}
+
+	/* A size past the end of the file is refused at open. */
+	{
+		struct bopts o = {.version = 7,
+				  .comp = TK_COMPRESS_ZSTD,
+				  .ncpus = 1,
+				  .pages = 5,
+				  .recs = 2,
+				  .size_adjust = (int64_t)1 << 40};
+		struct built r = build(&o);
+
+		expect_open_error(r.data, r.len, "size-huge.dat", EBADMSG);
+		assert_non_null(strstr(tk_errmsg(), "exceeds file size"));
+		free(r.data);
+	}
+}
+
 static void test_seek_time_empty_pages(void **state)
 {
 	struct bopts o = {.version = 7, .ncpus = 1, .pages = 30, .recs = 3, .empties = true};
@@ -1484,6 +1583,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_v7_none),
 		cmocka_unit_test(test_v7_zstd),
+		cmocka_unit_test(test_compressed_size_conventions),
+		cmocka_unit_test(test_compressed_size_hostile),
 		cmocka_unit_test(test_seek_time_empty_pages),
 		cmocka_unit_test(test_v7_instance_sparse_latency),
 		cmocka_unit_test(test_v6),

@@ -491,10 +491,24 @@ static int parse_header(struct tk_dat *d)
 
 /* ------------------------------------------------------- v7 section walk */
 
+/*
+ * trace-cmd 3.3 added two metadata sections a trace may carry: 23, a copy
+ * of /sys/kernel/btf/vmlinux (`trace-cmd extract` always writes it when the
+ * file exists; record only for function tracing with func-args), and 25, a
+ * copy of /proc/modules (beside a LAST_BOOT_INFO option, id 24). Both are
+ * compressed like the other metadata and name what the kernel had, not
+ * what the events say, so nothing we print uses them: they are known and
+ * skipped without a warning.
+ */
+#define DAT_ID_BTF_FILE	      23
+#define DAT_ID_LAST_BOOT_INFO 24
+#define DAT_ID_MODULES_FILE   25
+
 static bool known_section(uint16_t id)
 {
 	return id == TK_DAT_SECTION_OPTIONS || id == TK_DAT_SECTION_FLYRECORD ||
-	       (id >= TK_DAT_SECTION_STRINGS && id <= TK_DAT_SECTION_BUFFER_TEXT);
+	       (id >= TK_DAT_SECTION_STRINGS && id <= TK_DAT_SECTION_BUFFER_TEXT) ||
+	       id == DAT_ID_BTF_FILE || id == DAT_ID_MODULES_FILE;
 }
 
 static int append_strings(struct tk_dat *d, const struct tk_dat_section *s)
@@ -552,7 +566,8 @@ static int walk_sections(struct tk_dat *d)
 					  s.id, s.size, fsize);
 		if ((s.flags & TK_DAT_SECTION_FL_COMPRESS) &&
 		    (s.id == TK_DAT_SECTION_OPTIONS ||
-		     (s.id >= TK_DAT_SECTION_STRINGS && s.id <= TK_DAT_SECTION_CMDLINES))) {
+		     (s.id >= TK_DAT_SECTION_STRINGS && s.id <= TK_DAT_SECTION_CMDLINES) ||
+		     s.id == DAT_ID_BTF_FILE || s.id == DAT_ID_MODULES_FILE)) {
 			uint8_t pre[8];
 
 			if (s.size < 8)
@@ -976,6 +991,16 @@ static int process_options(struct tk_dat *d)
 			if (d->info.version == 6)
 				goto unknown;
 			ret = parse_buffer_text(d, o);
+			break;
+		case DAT_ID_BTF_FILE:
+		case DAT_ID_MODULES_FILE:
+			/* A u64 section offset, as for the metadata above. */
+			if (d->info.version == 6)
+				goto unknown;
+			ret = need_size(d, o, 8);
+			break;
+		case DAT_ID_LAST_BOOT_INFO:
+			/* "instance:text" from an instance's last_boot_info file. */
 			break;
 		default:
 		unknown:

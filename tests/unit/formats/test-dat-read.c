@@ -235,6 +235,8 @@ struct bopts {
 	bool misalign;
 	bool done_loop;
 	bool tsc; /* TSC2NSEC + OFFSET options */
+	/* BTF (23) and modules (25) sections, LAST_BOOT_INFO (24): trace-cmd 3.3+ */
+	bool tc33_sections;
 	/* Added to each compressed CPU size: 4 is trace-cmd 3.2+'s convention. */
 	int64_t size_adjust;
 	const char *codec_name;
@@ -402,9 +404,9 @@ static struct built build_v7(const struct bopts *o)
 	struct tk_page_format fmt;
 	struct tk_codec *c = NULL;
 	uint64_t meta_off[6], top_sec, inst_sec = 0, text_sec = 0, opts1, opts2 = 0;
-	size_t first_field, done1 = 0, sf, sa;
+	size_t first_field, done1 = 0, sf, sa, btf_field = 0, mod_field = 0;
 	uint32_t ids[4], n = top_ncpus(o), inst_id = 1;
-	struct cpu_loc locs[4], inst_loc[1];
+	struct cpu_loc locs[4], inst_loc[1] = {{0}};
 	uint16_t mflags;
 
 	fmt_for(o, &fmt);
@@ -472,6 +474,18 @@ static struct built build_v7(const struct bopts *o)
 		bb_u32(&b, 0xdeadbeef);
 		opt_end(&b, sa);
 	}
+	if (o->tc33_sections) {
+		/* Their sections come later; the offsets are patched then. */
+		bb_u16(&b, 23);
+		bb_u32(&b, 8);
+		btf_field = b.len;
+		bb_u64(&b, 0);
+		opt_str(&b, 24, "inst:# Current\n");
+		bb_u16(&b, 25);
+		bb_u32(&b, 8);
+		mod_field = b.len;
+		bb_u64(&b, 0);
+	}
 	opt_begin(&b, TK_DAT_OPTION_CPUCOUNT, &sa);
 	bb_u32(&b, o->sparse ? 4 : n);
 	opt_end(&b, sa);
@@ -532,6 +546,24 @@ static struct built build_v7(const struct bopts *o)
 	bb_u64(&b, o->done_loop ? opts1 : 0);
 	sec_end(&b, sf);
 	bb_patch_u64(&b, done1, opts2);
+
+	if (o->tc33_sections) {
+		static const char btf[] = "\x9f\xeb\x01\x00 not really BTF";
+		static const char mods[] = "";
+
+		bb_patch_u64(&b, btf_field, b.len);
+		sf = sec_begin(&r, &b, 23, mflags, str_add(&st, "BTF"));
+		if (c)
+			put_compressed_block(&b, c, btf, sizeof(btf));
+		else
+			bb_put(&b, btf, sizeof(btf));
+		sec_end(&b, sf);
+		/* An empty /proc/modules, as in a VM without modules: 0 bytes. */
+		bb_patch_u64(&b, mod_field, b.len);
+		sf = sec_begin(&r, &b, 25, 0, str_add(&st, "modules"));
+		bb_put(&b, mods, 0);
+		sec_end(&b, sf);
+	}
 
 	/* Strings last, as trace-cmd writes them at close. */
 	str_add(&st, "strings");
@@ -1037,6 +1069,40 @@ static void test_compressed_size_hostile(void **state)
 
 		expect_open_error(r.data, r.len, "size-huge.dat", EBADMSG);
 		assert_non_null(strstr(tk_errmsg(), "exceeds file size"));
+		free(r.data);
+	}
+}
+
+/* The sections and options trace-cmd 3.3+ adds are known: no warning. */
+static void test_tc33_sections(void **state)
+{
+	for (int k = 0; k < 2; k++) {
+		struct bopts o = {.version = 7,
+				  .comp = k ? TK_COMPRESS_ZSTD : TK_COMPRESS_NONE,
+				  .ncpus = 2,
+				  .pages = 3,
+				  .recs = 2,
+				  .tc33_sections = true,
+				  .size_adjust = k ? 4 : 0};
+		struct built r = build(&o);
+		struct tk_dat *d;
+		size_t n;
+
+		(void)state;
+		tk_test_warnings = 0;
+		tk_log_set_handler(tk_test_catch_warning, NULL, TK_LOG_WARN);
+		d = open_built(&r, "tc33.dat");
+		tk_log_set_handler(NULL, NULL, TK_LOG_WARN);
+		if (tk_test_warnings)
+			fail_msg("warned: %s", tk_test_last_warning);
+		check_v7_common(d, &o, &r);
+		n = tk_dat_section_count(d);
+		assert_int_equal(tk_dat_section_get(d, n - 3)->id, 23);
+		assert_string_equal(tk_dat_section_get(d, n - 3)->description, "BTF");
+		assert_string_equal(tk_dat_section_name(23), "BTF_FILE");
+		assert_int_equal(tk_dat_section_get(d, n - 2)->id, 25);
+		assert_string_equal(tk_dat_section_name(25), "MODULES_FILE");
+		tk_dat_close(d);
 		free(r.data);
 	}
 }
@@ -1585,6 +1651,7 @@ int main(void)
 		cmocka_unit_test(test_v7_zstd),
 		cmocka_unit_test(test_compressed_size_conventions),
 		cmocka_unit_test(test_compressed_size_hostile),
+		cmocka_unit_test(test_tc33_sections),
 		cmocka_unit_test(test_seek_time_empty_pages),
 		cmocka_unit_test(test_v7_instance_sparse_latency),
 		cmocka_unit_test(test_v6),

@@ -492,13 +492,14 @@ static int parse_header(struct tk_dat *d)
 /* ------------------------------------------------------- v7 section walk */
 
 /*
- * trace-cmd 3.3 added two metadata sections a trace may carry: 23, a copy
+ * trace-cmd 3.4 added two metadata sections a trace may carry: 23, a copy
  * of /sys/kernel/btf/vmlinux (`trace-cmd extract` always writes it when the
  * file exists; record only for function tracing with func-args), and 25, a
- * copy of /proc/modules (beside a LAST_BOOT_INFO option, id 24). Both are
- * compressed like the other metadata and name what the kernel had, not
- * what the events say, so nothing we print uses them: they are known and
- * skipped without a warning.
+ * copy of /proc/modules (beside a LAST_BOOT_INFO option, id 24, for a
+ * persistent ring buffer kept from the previous boot). Both are compressed
+ * like the other metadata. trace-cmd uses them for function arguments and
+ * for module addresses of a previous boot; nothing we print needs them, so
+ * they are known and skipped without a warning.
  */
 #define DAT_ID_BTF_FILE	      23
 #define DAT_ID_LAST_BOOT_INFO 24

@@ -235,8 +235,8 @@ struct bopts {
 	bool misalign;
 	bool done_loop;
 	bool tsc; /* TSC2NSEC + OFFSET options */
-	/* BTF (23) and modules (25) sections, LAST_BOOT_INFO (24): trace-cmd 3.3+ */
-	bool tc33_sections;
+	/* BTF (23) and modules (25) sections, LAST_BOOT_INFO (24): trace-cmd 3.4+ */
+	bool tc34_sections;
 	/* Added to each compressed CPU size: 4 is trace-cmd 3.2+'s convention. */
 	int64_t size_adjust;
 	const char *codec_name;
@@ -474,7 +474,7 @@ static struct built build_v7(const struct bopts *o)
 		bb_u32(&b, 0xdeadbeef);
 		opt_end(&b, sa);
 	}
-	if (o->tc33_sections) {
+	if (o->tc34_sections) {
 		/* Their sections come later; the offsets are patched then. */
 		bb_u16(&b, 23);
 		bb_u32(&b, 8);
@@ -547,7 +547,7 @@ static struct built build_v7(const struct bopts *o)
 	sec_end(&b, sf);
 	bb_patch_u64(&b, done1, opts2);
 
-	if (o->tc33_sections) {
+	if (o->tc34_sections) {
 		static const char btf[] = "\x9f\xeb\x01\x00 not really BTF";
 		static const char mods[] = "";
 
@@ -1073,8 +1073,8 @@ static void test_compressed_size_hostile(void **state)
 	}
 }
 
-/* The sections and options trace-cmd 3.3+ adds are known: no warning. */
-static void test_tc33_sections(void **state)
+/* The sections and options trace-cmd 3.4+ adds are known: no warning. */
+static void test_tc34_sections(void **state)
 {
 	for (int k = 0; k < 2; k++) {
 		struct bopts o = {.version = 7,
@@ -1082,7 +1082,7 @@ static void test_tc33_sections(void **state)
 				  .ncpus = 2,
 				  .pages = 3,
 				  .recs = 2,
-				  .tc33_sections = true,
+				  .tc34_sections = true,
 				  .size_adjust = k ? 4 : 0};
 		struct built r = build(&o);
 		struct tk_dat *d;
@@ -1091,7 +1091,7 @@ static void test_tc33_sections(void **state)
 		(void)state;
 		tk_test_warnings = 0;
 		tk_log_set_handler(tk_test_catch_warning, NULL, TK_LOG_WARN);
-		d = open_built(&r, "tc33.dat");
+		d = open_built(&r, "tc34.dat");
 		tk_log_set_handler(NULL, NULL, TK_LOG_WARN);
 		if (tk_test_warnings)
 			fail_msg("warned: %s", tk_test_last_warning);
@@ -1651,7 +1651,7 @@ int main(void)
 		cmocka_unit_test(test_v7_zstd),
 		cmocka_unit_test(test_compressed_size_conventions),
 		cmocka_unit_test(test_compressed_size_hostile),
-		cmocka_unit_test(test_tc33_sections),
+		cmocka_unit_test(test_tc34_sections),
 		cmocka_unit_test(test_seek_time_empty_pages),
 		cmocka_unit_test(test_v7_instance_sparse_latency),
 		cmocka_unit_test(test_v6),

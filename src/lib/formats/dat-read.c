@@ -994,12 +994,30 @@ static int process_options(struct tk_dat *d)
 			ret = parse_buffer_text(d, o);
 			break;
 		case DAT_ID_BTF_FILE:
-		case DAT_ID_MODULES_FILE:
+		case DAT_ID_MODULES_FILE: {
+			const struct tk_dat_section *s;
+
 			/* A u64 section offset, as for the metadata above. */
 			if (d->info.version == 6)
 				goto unknown;
 			ret = need_size(d, o, 8);
+			if (ret < 0)
+				break;
+			/*
+			 * trace-cmd 3.4's convert copies the BTF option but not its
+			 * section, so the offset points into some other section (and
+			 * 3.4's own report then prints nothing). Nothing here reads
+			 * the section: say so and go on.
+			 */
+			s = find_section(d, tk_load_u64(p, big));
+			if (!s || s->id != o->pub.id)
+				tk_warn("%s: offset 0x%" PRIx64 ": %s option names no such section"
+					" at 0x%" PRIx64 " (stale, as trace-cmd 3.4 convert leaves"
+					" it); ignored",
+					d->name, o->where, tk_dat_option_name(o->pub.id),
+					tk_load_u64(p, big));
 			break;
+		}
 		case DAT_ID_LAST_BOOT_INFO:
 			/* "instance:text" from an instance's last_boot_info file. */
 			break;

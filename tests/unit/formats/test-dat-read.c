@@ -237,6 +237,7 @@ struct bopts {
 	bool tsc; /* TSC2NSEC + OFFSET options */
 	/* BTF (23) and modules (25) sections, LAST_BOOT_INFO (24): trace-cmd 3.4+ */
 	bool tc34_sections;
+	bool stale_btf; /* option 23 names no section, as 3.4 convert leaves it */
 	/* Added to each compressed CPU size: 4 is trace-cmd 3.2+'s convention. */
 	int64_t size_adjust;
 	const char *codec_name;
@@ -551,7 +552,7 @@ static struct built build_v7(const struct bopts *o)
 		static const char btf[] = "\x9f\xeb\x01\x00 not really BTF";
 		static const char mods[] = "";
 
-		bb_patch_u64(&b, btf_field, b.len);
+		bb_patch_u64(&b, btf_field, o->stale_btf ? opts1 + 20 : b.len);
 		sf = sec_begin(&r, &b, 23, mflags, str_add(&st, "BTF"));
 		if (c)
 			put_compressed_block(&b, c, btf, sizeof(btf));
@@ -1102,6 +1103,30 @@ static void test_tc34_sections(void **state)
 		assert_string_equal(tk_dat_section_name(23), "BTF_FILE");
 		assert_int_equal(tk_dat_section_get(d, n - 2)->id, 25);
 		assert_string_equal(tk_dat_section_name(25), "MODULES_FILE");
+		tk_dat_close(d);
+		free(r.data);
+	}
+
+	/* A stale option 23 is warned about and ignored. */
+	{
+		struct bopts o = {.version = 7,
+				  .comp = TK_COMPRESS_ZSTD,
+				  .ncpus = 2,
+				  .pages = 3,
+				  .recs = 2,
+				  .tc34_sections = true,
+				  .stale_btf = true};
+		struct built r = build(&o);
+		struct tk_dat *d;
+
+		tk_test_warnings = 0;
+		tk_log_set_handler(tk_test_catch_warning, NULL, TK_LOG_WARN);
+		d = open_built(&r, "tc34-stale.dat");
+		tk_log_set_handler(NULL, NULL, TK_LOG_WARN);
+		assert_int_equal(tk_test_warnings, 1);
+		assert_non_null(strstr(tk_test_last_warning, "BTF_FILE option names no such"));
+		assert_non_null(strstr(tk_test_last_warning, "tc34-stale.dat: offset 0x"));
+		check_v7_common(d, &o, &r);
 		tk_dat_close(d);
 		free(r.data);
 	}

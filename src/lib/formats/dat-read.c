@@ -1837,8 +1837,8 @@ struct chunk {
  * two ways: up to 3.1 the BUFFER option's size leaves out the 4-byte count,
  * from 3.2 on (upstream commit 4b921329) it includes it. The size is
  * untrusted, so it never steers the walk: the walk follows the count and
- * the chunk headers, bounded by the larger reading (@size after the count,
- * already checked against the file size), and the size is then accepted
+ * the chunk headers, bounded by the larger reading (@size after the count)
+ * or the file's end, whichever is nearer, and the size is then accepted
  * only if the chunks end exactly where one of the two readings says. The
  * two readings differ by 4 bytes, so at most one can match.
  */
@@ -1919,11 +1919,16 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 	}
 	/* trace-cmd 3.2+ counted the 4-byte chunk count in the size. */
 	if (pos != off + 4 + size && !(size_may_count && size >= 4 && pos == off + size)) {
-		ret = tk_fail_at(EBADMSG, d->name, off,
-				 "chunks fill %" PRIu64 " bytes but the"
-				 " buffer says %" PRIu64 "%s",
-				 pos - off - 4, size,
-				 size_may_count ? " (or that plus the 4-byte chunk count)" : "");
+		if (size_may_count)
+			ret = tk_fail_at(EBADMSG, d->name, off,
+					 "chunks fill %" PRIu64 " bytes (%" PRIu64
+					 " with their count) but the buffer says %" PRIu64,
+					 pos - off - 4, pos - off, size);
+		else
+			ret = tk_fail_at(EBADMSG, d->name, off,
+					 "chunks fill %" PRIu64 " bytes but the"
+					 " buffer says %" PRIu64,
+					 pos - off - 4, size);
 		goto fail;
 	}
 	*out = chunks;

@@ -1610,6 +1610,18 @@ static void write_corpus(const char *dir)
 		  .recs = 2,
 		  .instance = true}},
 		{"v6-latency", {.version = 6, .page_size = 256, .ncpus = 1, .latency = true}},
+		/* trace-cmd 3.4: sizes with the chunk count, zlib, BTF and modules. */
+		{"v7-zlib-tc34",
+		 {.version = 7,
+		  .comp = TK_COMPRESS_ZLIB,
+		  .page_size = 256,
+		  .ncpus = 2,
+		  .pages = 4,
+		  .recs = 2,
+		  .chunk_pages = 3,
+		  .instance = true,
+		  .tc34_sections = true,
+		  .size_adjust = 4}},
 	};
 
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
@@ -1636,8 +1648,9 @@ static void test_corpus_seeds_open(void **state)
 	assert_int_equal(mkdir(sub, 0700), 0);
 	write_corpus(sub);
 	tk_log_set_handler(tk_test_catch_warning, NULL, TK_LOG_WARN);
-	for (int i = 0; i < 4; i++) {
-		static const char *const names[] = {"v7-none", "v7-zstd", "v6", "v6-latency"};
+	for (int i = 0; i < 5; i++) {
+		static const char *const names[] = {"v7-none", "v7-zstd", "v6", "v6-latency",
+						    "v7-zlib-tc34"};
 		char path[400];
 		struct tk_dat *d;
 

@@ -124,7 +124,8 @@ struct tk_dat_option {
 struct tk_dat_cpu_data {
 	uint32_t cpu;
 	uint64_t offset; /* absolute file offset */
-	uint64_t size;	 /* bytes in the file (compressed: without the chunk count) */
+	uint64_t size;	 /* as the file says; compressed: without the chunk count
+			  * (trace-cmd <= 3.1) or with it (3.2+) */
 };
 
 /** A buffer instance (the top one has name ""). */

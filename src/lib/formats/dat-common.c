@@ -27,6 +27,10 @@ TK_API const char *tk_dat_section_name(uint16_t id)
 		return "CMDLINES";
 	case TK_DAT_SECTION_BUFFER_TEXT:
 		return "BUFFER_TEXT";
+	case 23: /* trace-cmd 3.4+ */
+		return "BTF_FILE";
+	case 25:
+		return "MODULES_FILE";
 	default:
 		return "UNKNOWN";
 	}

@@ -21,7 +21,8 @@
  *       "[clock]" when TRACECLOCK was given] or "latency  \0" + text.
  *   CPU data: raw pages, page aligned; or, compressed, u32 chunk count and
  *       chunks {u32 csize, u32 usize, block} whose usize is a page multiple.
- *       The BUFFER size excludes the 4-byte count.
+ *       The BUFFER size excludes the 4-byte count when trace-cmd up to 3.1
+ *       wrote it and includes it from 3.2 on; the chunk walk decides which.
  *
  * What open does: parse the header, walk every v7 section from after the
  * header to EOF (the sections must tile the file exactly, as trace-cmd's
@@ -490,10 +491,25 @@ static int parse_header(struct tk_dat *d)
 
 /* ------------------------------------------------------- v7 section walk */
 
+/*
+ * trace-cmd 3.4 added two metadata sections a trace may carry: 23, a copy
+ * of /sys/kernel/btf/vmlinux (`trace-cmd extract` always writes it when the
+ * file exists; record only for function tracing with func-args), and 25, a
+ * copy of /proc/modules (beside a LAST_BOOT_INFO option, id 24, for a
+ * persistent ring buffer kept from the previous boot). Both are compressed
+ * like the other metadata. trace-cmd uses them for function arguments and
+ * for module addresses of a previous boot; nothing we print needs them, so
+ * they are known and skipped without a warning.
+ */
+#define DAT_ID_BTF_FILE	      23
+#define DAT_ID_LAST_BOOT_INFO 24
+#define DAT_ID_MODULES_FILE   25
+
 static bool known_section(uint16_t id)
 {
 	return id == TK_DAT_SECTION_OPTIONS || id == TK_DAT_SECTION_FLYRECORD ||
-	       (id >= TK_DAT_SECTION_STRINGS && id <= TK_DAT_SECTION_BUFFER_TEXT);
+	       (id >= TK_DAT_SECTION_STRINGS && id <= TK_DAT_SECTION_BUFFER_TEXT) ||
+	       id == DAT_ID_BTF_FILE || id == DAT_ID_MODULES_FILE;
 }
 
 static int append_strings(struct tk_dat *d, const struct tk_dat_section *s)
@@ -551,7 +567,8 @@ static int walk_sections(struct tk_dat *d)
 					  s.id, s.size, fsize);
 		if ((s.flags & TK_DAT_SECTION_FL_COMPRESS) &&
 		    (s.id == TK_DAT_SECTION_OPTIONS ||
-		     (s.id >= TK_DAT_SECTION_STRINGS && s.id <= TK_DAT_SECTION_CMDLINES))) {
+		     (s.id >= TK_DAT_SECTION_STRINGS && s.id <= TK_DAT_SECTION_CMDLINES) ||
+		     s.id == DAT_ID_BTF_FILE || s.id == DAT_ID_MODULES_FILE)) {
 			uint8_t pre[8];
 
 			if (s.size < 8)
@@ -767,6 +784,11 @@ static int parse_buffer_v7(struct tk_dat *d, const struct dat_option *o)
 	b->pub.cpus = b->cpus;
 	for (uint32_t i = 0; i < n; i++) {
 		struct tk_dat_cpu_data *cpu = &b->cpus[i];
+		/*
+		 * Compressed data starts with a 4-byte chunk count, which the size
+		 * leaves out (trace-cmd up to 3.1) or counts (3.2 on); the reader's
+		 * chunk walk tells the two apart, so here only the count must fit.
+		 */
 		uint64_t end_extra = b->pub.compressed ? 4 : 0;
 
 		tk_cursor_u32(&c, &cpu->cpu);
@@ -776,7 +798,7 @@ static int parse_buffer_v7(struct tk_dat *d, const struct dat_option *o)
 		b->pub.cpu_count = i + 1;
 		if (cpu->offset > d->info.file_size ||
 		    end_extra > d->info.file_size - cpu->offset ||
-		    cpu->size > d->info.file_size - cpu->offset - end_extra) {
+		    cpu->size > d->info.file_size - cpu->offset) {
 			free(ids);
 			return tk_fail_at(
 				EBADMSG, d->name, o->where,
@@ -970,6 +992,34 @@ static int process_options(struct tk_dat *d)
 			if (d->info.version == 6)
 				goto unknown;
 			ret = parse_buffer_text(d, o);
+			break;
+		case DAT_ID_BTF_FILE:
+		case DAT_ID_MODULES_FILE: {
+			const struct tk_dat_section *s;
+
+			/* A u64 section offset, as for the metadata above. */
+			if (d->info.version == 6)
+				goto unknown;
+			ret = need_size(d, o, 8);
+			if (ret < 0)
+				break;
+			/*
+			 * trace-cmd 3.4's convert copies the BTF option but not its
+			 * section, so the offset points into some other section (and
+			 * 3.4's own report then prints nothing). Nothing here reads
+			 * the section: say so and go on.
+			 */
+			s = find_section(d, tk_load_u64(p, big));
+			if (!s || s->id != o->pub.id)
+				tk_warn("%s: offset 0x%" PRIx64 ": %s option names no such section"
+					" at 0x%" PRIx64 " (stale, as trace-cmd 3.4 convert leaves"
+					" it); ignored",
+					d->name, o->where, tk_dat_option_name(o->pub.id),
+					tk_load_u64(p, big));
+			break;
+		}
+		case DAT_ID_LAST_BOOT_INFO:
+			/* "instance:text" from an instance's last_boot_info file. */
 			break;
 		default:
 		unknown:
@@ -1782,10 +1832,19 @@ struct chunk {
  * Walk the chunk headers of compressed data whose u32 count is at @off and
  * whose chunks fill exactly @size bytes after it. @page_size 0 means text
  * (no page multiple required).
+ *
+ * @size_may_count is for CPU data, whose size two trace-cmd releases wrote
+ * two ways: up to 3.1 the BUFFER option's size leaves out the 4-byte count,
+ * from 3.2 on (upstream commit 4b921329) it includes it. The size is
+ * untrusted, so it never steers the walk: the walk follows the count and
+ * the chunk headers, bounded by the larger reading (@size after the count)
+ * or the file's end, whichever is nearer, and the size is then accepted
+ * only if the chunks end exactly where one of the two readings says. The
+ * two readings differ by 4 bytes, so at most one can match.
  */
 static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, uint64_t off,
-			uint64_t size, uint32_t page_size, struct chunk **out, size_t *nout,
-			uint64_t *total)
+			uint64_t size, uint32_t page_size, bool size_may_count, struct chunk **out,
+			size_t *nout, uint64_t *total)
 {
 	uint64_t fsize = d->info.file_size, pos, end, stream = 0;
 	struct chunk *chunks = NULL;
@@ -1796,7 +1855,8 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 	*out = NULL;
 	*nout = 0;
 	*total = 0;
-	if (off > fsize || fsize - off < 4 || size > fsize - off - 4)
+	/* A 3.2+ size that counts the count may end exactly at the end of the file. */
+	if (off > fsize || fsize - off < 4 || size > fsize - off - (size_may_count ? 0 : 4))
 		return tk_fail_at(
 			EBADMSG, d->name, off,
 			"compressed data of %" PRIu64 " bytes runs past the end of the file", size);
@@ -1814,7 +1874,8 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 			return tk_fail(ENOMEM, "out of memory");
 	}
 	pos = off + 4;
-	end = off + 4 + size;
+	/* The walk's bound: @size after the count, or the file's end if nearer. */
+	end = size > fsize - off - 4 ? fsize : off + 4 + size;
 	for (uint32_t i = 0; i < count; i++) {
 		struct chunk *c = &chunks[i];
 		uint64_t cap;
@@ -1856,11 +1917,18 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 		stream += c->usize;
 		pos += 8 + c->csize;
 	}
-	if (pos != end) {
-		ret = tk_fail_at(EBADMSG, d->name, off,
-				 "chunks fill %" PRIu64 " bytes but the"
-				 " buffer says %" PRIu64,
-				 pos - off - 4, size);
+	/* trace-cmd 3.2+ counted the 4-byte chunk count in the size. */
+	if (pos != off + 4 + size && !(size_may_count && size >= 4 && pos == off + size)) {
+		if (size_may_count)
+			ret = tk_fail_at(EBADMSG, d->name, off,
+					 "chunks fill %" PRIu64 " bytes (%" PRIu64
+					 " with their count) but the buffer says %" PRIu64,
+					 pos - off - 4, pos - off, size);
+		else
+			ret = tk_fail_at(EBADMSG, d->name, off,
+					 "chunks fill %" PRIu64 " bytes but the"
+					 " buffer says %" PRIu64,
+					 pos - off - 4, size);
 		goto fail;
 	}
 	*out = chunks;
@@ -1902,7 +1970,8 @@ TK_API int tk_dat_latency_text(struct tk_dat *d, size_t index, struct tk_dat_tex
 	if (b->text_size < 4)
 		return tk_fail_at(EBADMSG, d->name, b->pub.section_offset,
 				  "compressed latency text lacks its chunk count");
-	ret = build_chunks(d, d->codec, b->text_offset, b->text_size - 4, 0, &chunks, &n, &total);
+	ret = build_chunks(d, d->codec, b->text_offset, b->text_size - 4, 0, false, &chunks, &n,
+			   &total);
 	if (ret < 0)
 		return ret;
 	if (total > TK_DAT_MAX_METADATA_SIZE) {
@@ -2044,7 +2113,7 @@ TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t 
 						    "without compression");
 			goto fail;
 		}
-		ret = build_chunks(d, r->codec, r->offset, r->size, r->page_size, &r->chunks,
+		ret = build_chunks(d, r->codec, r->offset, r->size, r->page_size, true, &r->chunks,
 				   &r->nchunks, &r->stream_size);
 		if (ret < 0)
 			goto fail;

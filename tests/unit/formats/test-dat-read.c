@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,11 @@ struct bopts {
 	bool misalign;
 	bool done_loop;
 	bool tsc; /* TSC2NSEC + OFFSET options */
+	/* BTF (23) and modules (25) sections, LAST_BOOT_INFO (24): trace-cmd 3.4+ */
+	bool tc34_sections;
+	bool stale_btf; /* option 23 names no section, as 3.4 convert leaves it */
+	/* Added to each compressed CPU size: 4 is trace-cmd 3.2+'s convention. */
+	int64_t size_adjust;
 	const char *codec_name;
 	const char *version_str;
 };
@@ -342,7 +348,8 @@ static void put_flyrecord(struct built *r, struct bb *b, struct tk_codec *c, con
 		locs[i].cpu = ids[i];
 		locs[i].off = b->len;
 		if (c) {
-			locs[i].size = put_chunks(b, c, pages.d, pages.len, chunk);
+			locs[i].size = put_chunks(b, c, pages.d, pages.len, chunk) +
+				       (uint64_t)o->size_adjust;
 		} else {
 			bb_put(b, pages.d, pages.len);
 			locs[i].size = pages.len;
@@ -398,9 +405,9 @@ static struct built build_v7(const struct bopts *o)
 	struct tk_page_format fmt;
 	struct tk_codec *c = NULL;
 	uint64_t meta_off[6], top_sec, inst_sec = 0, text_sec = 0, opts1, opts2 = 0;
-	size_t first_field, done1 = 0, sf, sa;
+	size_t first_field, done1 = 0, sf, sa, btf_field = 0, mod_field = 0;
 	uint32_t ids[4], n = top_ncpus(o), inst_id = 1;
-	struct cpu_loc locs[4], inst_loc[1];
+	struct cpu_loc locs[4], inst_loc[1] = {{0}};
 	uint16_t mflags;
 
 	fmt_for(o, &fmt);
@@ -468,6 +475,18 @@ static struct built build_v7(const struct bopts *o)
 		bb_u32(&b, 0xdeadbeef);
 		opt_end(&b, sa);
 	}
+	if (o->tc34_sections) {
+		/* Their sections come later; the offsets are patched then. */
+		bb_u16(&b, 23);
+		bb_u32(&b, 8);
+		btf_field = b.len;
+		bb_u64(&b, 0);
+		opt_str(&b, 24, "inst:# Current\n");
+		bb_u16(&b, 25);
+		bb_u32(&b, 8);
+		mod_field = b.len;
+		bb_u64(&b, 0);
+	}
 	opt_begin(&b, TK_DAT_OPTION_CPUCOUNT, &sa);
 	bb_u32(&b, o->sparse ? 4 : n);
 	opt_end(&b, sa);
@@ -528,6 +547,24 @@ static struct built build_v7(const struct bopts *o)
 	bb_u64(&b, o->done_loop ? opts1 : 0);
 	sec_end(&b, sf);
 	bb_patch_u64(&b, done1, opts2);
+
+	if (o->tc34_sections) {
+		static const char btf[] = "\x9f\xeb\x01\x00 not really BTF";
+		static const char mods[] = "";
+
+		bb_patch_u64(&b, btf_field, o->stale_btf ? opts1 + 20 : b.len);
+		sf = sec_begin(&r, &b, 23, mflags, str_add(&st, "BTF"));
+		if (c)
+			put_compressed_block(&b, c, btf, sizeof(btf));
+		else
+			bb_put(&b, btf, sizeof(btf));
+		sec_end(&b, sf);
+		/* An empty /proc/modules, as in a VM without modules: 0 bytes. */
+		bb_patch_u64(&b, mod_field, b.len);
+		sf = sec_begin(&r, &b, 25, 0, str_add(&st, "modules"));
+		bb_put(&b, mods, 0);
+		sec_end(&b, sf);
+	}
 
 	/* Strings last, as trace-cmd writes them at close. */
 	str_add(&st, "strings");
@@ -940,6 +977,159 @@ static void test_v7_zstd(void **state)
 	tk_dat_cpu_reader_free(rd);
 	tk_dat_close(d);
 	free(r.data);
+}
+
+/*
+ * trace-cmd up to 3.1 writes a compressed CPU size without the 4-byte chunk
+ * count, 3.2 on (upstream 4b921329) with it: both read the same, in zstd and
+ * in zlib, and the public size is the file's.
+ */
+static void test_compressed_size_conventions(void **state)
+{
+	static const enum tk_compression comps[] = {TK_COMPRESS_ZSTD, TK_COMPRESS_ZLIB};
+
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		uint64_t size31 = 0;
+
+		for (int64_t adjust = 0; adjust <= 4; adjust += 4) {
+			struct bopts o = {.version = 7,
+					  .comp = comps[k],
+					  .ncpus = 2,
+					  .pages = 9,
+					  .recs = 3,
+					  .chunk_pages = 2,
+					  .instance = true,
+					  .size_adjust = adjust};
+			struct built r = build(&o);
+			struct tk_dat *d = open_built(&r, adjust ? "size-3.2.dat" : "size-3.1.dat");
+			const struct tk_dat_buffer *top = tk_dat_buffer_get(d, 0);
+			const struct tk_dat_buffer *inst = tk_dat_buffer_get(d, 1);
+			struct tk_dat_cpu_reader *rd = tk_dat_cpu_reader_new(d, 0, 1);
+
+			check_v7_common(d, &o, &r);
+			assert_non_null(rd);
+			/* Chunks of 2 pages: 9 pages take 5, whichever the size says. */
+			assert_int_equal(tk_dat_cpu_reader_chunk_count(rd), 5);
+			tk_dat_cpu_reader_free(rd);
+			/* The size stays the file's: 4 more in the 3.2+ convention. */
+			if (adjust)
+				assert_int_equal(top->cpus[0].size, size31 + 4);
+			else
+				size31 = top->cpus[0].size;
+			assert_string_equal(inst->name, "inst");
+			assert_int_equal(read_cpu(d, 1, 0, 1, o.pages, o.recs, false),
+					 (uint64_t)o.pages * o.recs);
+			tk_dat_close(d);
+			free(r.data);
+		}
+	}
+}
+
+/*
+ * The size is untrusted: only the two exact conventions pass. Anything else
+ * fails when the CPU is opened, naming the file and the data's offset.
+ */
+static void test_compressed_size_hostile(void **state)
+{
+	static const int64_t bad[] = {-8, -4, -1, 1, 3, 5, 8, 12};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		struct bopts o = {.version = 7,
+				  .comp = TK_COMPRESS_ZSTD,
+				  .ncpus = 1,
+				  .pages = 5,
+				  .recs = 2,
+				  .chunk_pages = 2,
+				  .size_adjust = bad[k]};
+		struct built r = build(&o);
+		struct tk_dat *d = open_built(&r, "size-bad.dat");
+		struct tk_dat_cpu_reader *rd = tk_dat_cpu_reader_new(d, 0, 0);
+
+		if (rd)
+			fail_msg("size adjusted by %" PRId64 " was accepted", bad[k]);
+		assert_errno(-errno, EBADMSG);
+		if (!strstr(tk_errmsg(), "size-bad.dat") || !strstr(tk_errmsg(), "offset 0x"))
+			fail_msg("message lacks file or offset: %s", tk_errmsg());
+		if (!strstr(tk_errmsg(), "chunk"))
+			fail_msg("size adjusted by %" PRId64 ": %s", bad[k], tk_errmsg());
+		tk_dat_close(d);
+		free(r.data);
+	}
+
+	/* A size past the end of the file is refused at open. */
+	{
+		struct bopts o = {.version = 7,
+				  .comp = TK_COMPRESS_ZSTD,
+				  .ncpus = 1,
+				  .pages = 5,
+				  .recs = 2,
+				  .size_adjust = (int64_t)1 << 40};
+		struct built r = build(&o);
+
+		expect_open_error(r.data, r.len, "size-huge.dat", EBADMSG);
+		assert_non_null(strstr(tk_errmsg(), "exceeds file size"));
+		free(r.data);
+	}
+}
+
+/* The sections and options trace-cmd 3.4+ adds are known: no warning. */
+static void test_tc34_sections(void **state)
+{
+	for (int k = 0; k < 2; k++) {
+		struct bopts o = {.version = 7,
+				  .comp = k ? TK_COMPRESS_ZSTD : TK_COMPRESS_NONE,
+				  .ncpus = 2,
+				  .pages = 3,
+				  .recs = 2,
+				  .tc34_sections = true,
+				  .size_adjust = k ? 4 : 0};
+		struct built r = build(&o);
+		struct tk_dat *d;
+		size_t n;
+
+		(void)state;
+		tk_test_warnings = 0;
+		tk_log_set_handler(tk_test_catch_warning, NULL, TK_LOG_WARN);
+		d = open_built(&r, "tc34.dat");
+		tk_log_set_handler(NULL, NULL, TK_LOG_WARN);
+		if (tk_test_warnings)
+			fail_msg("warned: %s", tk_test_last_warning);
+		check_v7_common(d, &o, &r);
+		n = tk_dat_section_count(d);
+		assert_int_equal(tk_dat_section_get(d, n - 3)->id, 23);
+		assert_string_equal(tk_dat_section_get(d, n - 3)->description, "BTF");
+		assert_string_equal(tk_dat_section_name(23), "BTF_FILE");
+		assert_int_equal(tk_dat_section_get(d, n - 2)->id, 25);
+		assert_string_equal(tk_dat_section_name(25), "MODULES_FILE");
+		tk_dat_close(d);
+		free(r.data);
+	}
+
+	/* A stale option 23 is warned about and ignored. */
+	{
+		struct bopts o = {.version = 7,
+				  .comp = TK_COMPRESS_ZSTD,
+				  .ncpus = 2,
+				  .pages = 3,
+				  .recs = 2,
+				  .tc34_sections = true,
+				  .stale_btf = true};
+		struct built r = build(&o);
+		struct tk_dat *d;
+
+		tk_test_warnings = 0;
+		tk_log_set_handler(tk_test_catch_warning, NULL, TK_LOG_WARN);
+		d = open_built(&r, "tc34-stale.dat");
+		tk_log_set_handler(NULL, NULL, TK_LOG_WARN);
+		assert_int_equal(tk_test_warnings, 1);
+		assert_non_null(strstr(tk_test_last_warning, "BTF_FILE option names no such"));
+		assert_non_null(strstr(tk_test_last_warning, "tc34-stale.dat: offset 0x"));
+		check_v7_common(d, &o, &r);
+		tk_dat_close(d);
+		free(r.data);
+	}
 }
 
 static void test_seek_time_empty_pages(void **state)
@@ -1420,6 +1610,18 @@ static void write_corpus(const char *dir)
 		  .recs = 2,
 		  .instance = true}},
 		{"v6-latency", {.version = 6, .page_size = 256, .ncpus = 1, .latency = true}},
+		/* trace-cmd 3.4: sizes with the chunk count, zlib, BTF and modules. */
+		{"v7-zlib-tc34",
+		 {.version = 7,
+		  .comp = TK_COMPRESS_ZLIB,
+		  .page_size = 256,
+		  .ncpus = 2,
+		  .pages = 4,
+		  .recs = 2,
+		  .chunk_pages = 3,
+		  .instance = true,
+		  .tc34_sections = true,
+		  .size_adjust = 4}},
 	};
 
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
@@ -1446,8 +1648,9 @@ static void test_corpus_seeds_open(void **state)
 	assert_int_equal(mkdir(sub, 0700), 0);
 	write_corpus(sub);
 	tk_log_set_handler(tk_test_catch_warning, NULL, TK_LOG_WARN);
-	for (int i = 0; i < 4; i++) {
-		static const char *const names[] = {"v7-none", "v7-zstd", "v6", "v6-latency"};
+	for (int i = 0; i < 5; i++) {
+		static const char *const names[] = {"v7-none", "v7-zstd", "v6", "v6-latency",
+						    "v7-zlib-tc34"};
 		char path[400];
 		struct tk_dat *d;
 
@@ -1484,6 +1687,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_v7_none),
 		cmocka_unit_test(test_v7_zstd),
+		cmocka_unit_test(test_compressed_size_conventions),
+		cmocka_unit_test(test_compressed_size_hostile),
+		cmocka_unit_test(test_tc34_sections),
 		cmocka_unit_test(test_seek_time_empty_pages),
 		cmocka_unit_test(test_v7_instance_sparse_latency),
 		cmocka_unit_test(test_v6),

@@ -465,4 +465,11 @@ void tk_event_ksym_load_tep(struct tk_event_set *set);
 int tk_event_dyn_loc(const struct tk_event_set *set, uint32_t foff, uint32_t fsize, bool rel,
 		     const void *data, uint32_t size, uint32_t *off, uint32_t *len);
 
+/*
+ * tk_event_format_check() - @text is shaped as the kernel writes an event
+ * format (event-check.c); checked before libtraceevent parses it.
+ * Return: 0, or -EBADMSG with a message naming @system and the line.
+ */
+int tk_event_format_check(const char *system, const char *text, size_t len);
+
 #endif

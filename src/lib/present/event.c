@@ -1027,6 +1027,10 @@ int tk_event_set_add_format(struct tk_event_set *set, const char *system, const 
 
 	if (!len)
 		return tk_fail(EBADMSG, "empty event format (system %s)", system);
+	/* libtraceevent crashes on some malformed texts: only the kernel's shape reaches it. */
+	ret = tk_event_format_check(system, text, len);
+	if (ret)
+		return ret;
 	terr = tep_parse_format(set->tep, &tev, text, (unsigned long)len, system);
 	if (terr || !tev) {
 		char buf[128];

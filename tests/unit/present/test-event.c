@@ -1214,6 +1214,56 @@ static void test_ksym_memo(void **state)
 	tk_event_set_free(set);
 }
 
+/*
+ * Format texts are checked for the kernel's shape before libtraceevent
+ * sees them: texts that crashed its tep_parse_format() are refused with a
+ * message naming the line; the kernel's own shapes (no signed:, a raw
+ * newline inside the format string, blank lines) pass.
+ */
+static void test_format_shape_checked(void **state)
+{
+	static const char *const bad[] = {
+		/* the fuzz-event finding: a field line cut short */
+		"name:0\nID:0\nformat:\nfield:_",
+		"name: t\nID: 1\nformat:\n\tfield:int a;\toffset:8;\tsize:4;\n", /* no print fmt */
+		"name: t\nID: 1\nformat:\n\tfield:int a;\toffset:x;\tsize:4;\nprint fmt: \"\"\n",
+		"name: t\nID: 1\nformat:\n\tfield:int a\n\nprint fmt: \"%d\", REC->a\n",
+		"name: t\nID: 1\nformat:\n\tfield:int a;\toffset:8;\tsize:4;\nprint fmt: \"%d, "
+		"REC->a\n",
+		"name: t\nID: 1\nformat:\n\tfield:int a;\toffset:8;\tsize:4;\nprint fmt: \"%d\", "
+		"(REC->a\n",
+		"name: t\nID: 1\nformat:\n\tfield:int a;\toffset:8;\tsize:4;\nprint fmt: \"%d\", "
+		"REC->a)\n",
+		/* a field line after the print format (what crashed in the fuzzer) */
+		"name: t\nID: 1\nformat:\nprint fmt: \"%d\", REC->a\n\tfield:x(REC->a, {1, "
+		"\"A\"})\n",
+		"name: t\nID: 99999999999\nformat:\nprint fmt: \"\"\n",
+		"name: \nID: 1\nformat:\nprint fmt: \"\"\n",
+		"name: t\nID: 1\nformat:\n\tfield:int a;\toffset:4294967295;\tsize:4;\nprint fmt: "
+		"\"\"\n",
+	};
+	static const char good_old[] = "name: t9\nID: 12\nformat:\n"
+				       "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\n"
+				       "\tfield:int a;\toffset:8;\tsize:4;\n\n"
+				       "print fmt: \"a=%d\n\", REC->a\n";
+	struct tk_event_set *set = tk_event_set_new(8, false, 4096);
+
+	(void)state;
+	assert_non_null(set);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int r = tk_event_set_add_format(set, "fuzz", bad[i], strlen(bad[i]));
+
+		if (r != -EBADMSG)
+			fail_msg("text %zu: returned %d, expected -EBADMSG", i, r);
+		assert_non_null(strstr(tk_errmsg(), "fuzz"));
+	}
+	assert_errno(tk_event_set_add_format(set, "fuzz", "name: t\n\0ID: 1\n", 15), EBADMSG);
+	assert_non_null(strstr(tk_errmsg(), "NUL"));
+	assert_true(tk_event_set_add_format(set, "old", good_old, strlen(good_old)) >= 0);
+	assert_true(tk_event_set_add_format(set, "t", fmt_t, strlen(fmt_t)) >= 0);
+	tk_event_set_free(set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1239,6 +1289,7 @@ int main(void)
 		cmocka_unit_test(test_sched_switch_unplugged),
 		cmocka_unit_test(test_printk_formats_untrusted),
 		cmocka_unit_test(test_ksym_sorted_borrowed),
+		cmocka_unit_test(test_format_shape_checked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

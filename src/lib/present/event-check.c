@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * event-check: an event format text is shaped as the kernel writes it,
+ * before libtraceevent parses it.
+ *
+ * Format texts come from files (a .dat's event formats, perf.data's
+ * TRACING_DATA) and are untrusted. libtraceevent 1.7.1's tep_parse_format()
+ * reads out of bounds or dereferences NULL on some malformed texts (the
+ * fuzz-event target found such inputs: a field line cut short, a print
+ * format whose argument list runs into garbage), and it is not ours to fix.
+ * So every text passes this check first, and a text that fails it is an
+ * error naming the line, like any other bad input.
+ *
+ * The shape, as kernels since 2.6.31 write it (tracedat.md 2.7):
+ *
+ *   name: NAME
+ *   ID: NUMBER
+ *   format:
+ *   <TAB>field:DECLARATION;<TAB>offset:N;<TAB>size:N;[<TAB>signed:N;]
+ *   ...                                 (blank lines between field groups)
+ *   print fmt: "FORMAT", ARGUMENTS...
+ *
+ * The check is deliberately about shape, not meaning: the declaration's
+ * characters, numbers that fit, and a print format whose string literals
+ * are closed and whose brackets balance. What the shape allows,
+ * libtraceevent parses or refuses cleanly (the fuzz target keeps checking
+ * that); what it means is the compiler's business (event-print.c).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "error.h"
+#include "event-internal.h"
+
+/* Far above any real format (the largest of this kernel's 2,323: ~6 KiB). */
+#define FORMAT_MAX (1u << 20)
+#define FIELDS_MAX 4096
+#define DECL_MAX   256
+/* Records are at most a ring-buffer page (64 KiB pages at most). */
+#define FIELD_END_MAX (1u << 20)
+
+struct cursor {
+	const char *p, *end;
+	unsigned int line;
+};
+
+static bool starts(struct cursor *c, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if ((size_t)(c->end - c->p) < n || memcmp(c->p, lit, n))
+		return false;
+	c->p += n;
+	return true;
+}
+
+static void skip_blanks(struct cursor *c)
+{
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t'))
+		c->p++;
+}
+
+/* A decimal number below @max (at most 10 digits). */
+static bool number(struct cursor *c, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+	int digits = 0;
+
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9' && digits < 11) {
+		v = v * 10 + (uint64_t)(*c->p - '0');
+		c->p++;
+		digits++;
+	}
+	if (out)
+		*out = v;
+	return digits > 0 && digits <= 10 && v <= max;
+}
+
+static bool end_of_line(struct cursor *c)
+{
+	skip_blanks(c);
+	if (c->p == c->end)
+		return true;
+	if (*c->p != '\n')
+		return false;
+	c->p++;
+	c->line++;
+	return true;
+}
+
+static bool name_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '_' || ch == '.' || ch == '-';
+}
+
+/* "\tfield:DECL;\toffset:N;\tsize:N;[\tsigned:N;]" */
+static bool field_line(struct cursor *c)
+{
+	const char *decl = c->p;
+	uint64_t offset, size;
+	bool named = false;
+
+	while (c->p < c->end && *c->p != ';' && *c->p != '\n') {
+		char ch = *c->p;
+
+		if (ch == '\t' || (unsigned char)ch < 0x20 || (unsigned char)ch > 0x7e)
+			return false;
+		named |= name_char(ch);
+		c->p++;
+	}
+	if (!named || c->p - decl > DECL_MAX || !starts(c, ";"))
+		return false;
+	skip_blanks(c);
+	if (!starts(c, "offset:") || !number(c, FIELD_END_MAX, &offset) || !starts(c, ";"))
+		return false;
+	skip_blanks(c);
+	if (!starts(c, "size:") || !number(c, FIELD_END_MAX, &size) || !starts(c, ";"))
+		return false;
+	if (offset + size > FIELD_END_MAX)
+		return false;
+	skip_blanks(c);
+	if (starts(c, "signed:") && (!number(c, 1, NULL) || !starts(c, ";")))
+		return false;
+	return end_of_line(c);
+}
+
+/*
+ * The print format: a string literal first, then arguments; every literal
+ * closed, every bracket matched, nothing but printable text and tabs, on
+ * one line, except that a literal may hold a raw newline (ext4's fsmap
+ * events have one in their format string). Only blank lines follow.
+ */
+static bool print_fmt(struct cursor *c)
+{
+	char stack[64];
+	size_t depth = 0;
+	bool first = true;
+
+	skip_blanks(c);
+	if (c->p == c->end || *c->p != '"')
+		return false;
+	while (c->p < c->end && *c->p != '\n') {
+		char ch = *c->p++;
+
+		if (ch == '\t')
+			continue;
+		if ((unsigned char)ch < 0x20 || (unsigned char)ch > 0x7e)
+			return false;
+		if (ch == '"' || ch == '\'') {
+			char quote = ch;
+
+			while (c->p < c->end && *c->p != quote) {
+				unsigned char in = (unsigned char)*c->p;
+
+				if (in == '\n')
+					c->line++;
+				else if (in != '\t' && (in < 0x20 || in > 0x7e))
+					return false;
+				if (in == '\\' && c->p + 1 < c->end)
+					c->p++;
+				c->p++;
+			}
+			if (c->p == c->end)
+				return false;
+			c->p++;
+			first = false;
+		} else if (ch == '(' || ch == '[' || ch == '{') {
+			if (depth == sizeof(stack))
+				return false;
+			stack[depth++] = ch == '(' ? ')' : ch == '[' ? ']' : '}';
+		} else if (ch == ')' || ch == ']' || ch == '}') {
+			if (!depth || stack[--depth] != ch)
+				return false;
+		}
+	}
+	if (first || depth)
+		return false;
+	/* Nothing follows but blank lines. */
+	for (; c->p < c->end; c->p++) {
+		if (*c->p != '\n' && *c->p != ' ' && *c->p != '\t')
+			return false;
+	}
+	return true;
+}
+
+int tk_event_format_check(const char *system, const char *text, size_t len)
+{
+	struct cursor c = {text, text + len, 1};
+	const char *name;
+	int fields = 0;
+
+	if (len > FORMAT_MAX)
+		return tk_fail(EBADMSG, "event format of system %s: %zu bytes, more than %u",
+			       system, len, FORMAT_MAX);
+	if (memchr(text, '\0', len))
+		return tk_fail(EBADMSG, "event format of system %s: a NUL byte in the text",
+			       system);
+	if (!starts(&c, "name:"))
+		goto bad;
+	skip_blanks(&c);
+	name = c.p;
+	while (c.p < c.end && name_char(*c.p))
+		c.p++;
+	if (c.p == name || !end_of_line(&c))
+		goto bad;
+	if (!starts(&c, "ID:"))
+		goto bad;
+	skip_blanks(&c);
+	if (!number(&c, UINT32_MAX, NULL) || !end_of_line(&c))
+		goto bad;
+	if (!starts(&c, "format:") || !end_of_line(&c))
+		goto bad;
+	for (;;) {
+		skip_blanks(&c);
+		if (c.p == c.end)
+			goto bad; /* no print fmt line */
+		if (*c.p == '\n') {
+			c.p++;
+			c.line++;
+			continue;
+		}
+		if (starts(&c, "field:")) {
+			if (++fields > FIELDS_MAX || !field_line(&c))
+				goto bad;
+			continue;
+		}
+		if (starts(&c, "print fmt:") && print_fmt(&c))
+			return 0;
+		goto bad;
+	}
+bad:
+	return tk_fail(EBADMSG, "event format of system %s: line %u is not as the kernel writes it",
+		       system, c.line);
+}

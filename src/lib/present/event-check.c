@@ -25,10 +25,25 @@
  * are closed and whose brackets balance. What the shape allows,
  * libtraceevent parses or refuses cleanly (the fuzz target keeps checking
  * that); what it means is the compiler's business (event-print.c).
+ *
+ * Widths from records. A conversion's '*' width or precision is read from
+ * the record; libtraceevent's printer pads to whatever it finds (a width
+ * of 1.7 billion grows its text buffer 4 KiB at a time: a hang). The
+ * compiled printer bounds its own; for an event it could not compile,
+ * tk_event_find_stars() pairs the format's conversions with their
+ * arguments once, as libtraceevent's parser pairs them, and
+ * tk_event_stars_ok() reads those fields from each record before the slow
+ * path may print it. A '*' whose argument is not a plain field or a
+ * constant cannot be bounded: such an event's records never reach the
+ * slow printer.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <stdlib.h>
+
+#include <event-parse.h>
 
 #include "error.h"
 #include "event-internal.h"
@@ -233,4 +248,93 @@ int tk_event_format_check(const char *system, const char *text, size_t len)
 bad:
 	return tk_fail(EBADMSG, "event format of system %s: line %u is not as the kernel writes it",
 		       system, c.line);
+}
+
+/*
+ * The largest '*' value the slow path is given: the compiled printer hands
+ * widths above 1000 to the slow path and marks those above 64 Ki as
+ * truncated records, so the two paths agree.
+ */
+#define STAR_MAX 65536
+
+static void add_star(struct tk_event *ev, const struct tep_print_arg *arg)
+{
+	while (arg && arg->type == TEP_PRINT_TYPE)
+		arg = arg->typecast.item;
+	if (arg && arg->type == TEP_PRINT_ATOM) {
+		long v = strtol(arg->atom.atom, NULL, 0);
+
+		if (v < 0 || v > STAR_MAX)
+			ev->star_unsafe = true;
+	} else if (arg && arg->type == TEP_PRINT_FIELD && arg->field.field &&
+		   ev->nstar < sizeof(ev->star_fields) / sizeof(ev->star_fields[0])) {
+		ev->star_fields[ev->nstar++] = arg->field.field;
+	} else {
+		ev->star_unsafe = true;
+	}
+}
+
+/*
+ * The pairing is libtraceevent's, as compile_format() in event-print.c
+ * follows it: after '%', only "hlLzZ#-.*" and digits belong to the
+ * conversion; d, i, u, x, X, o, s and p (with its suffix) take an
+ * argument, a '*' takes one before it, and any other letter takes none.
+ */
+void tk_event_find_stars(struct tk_event *ev)
+{
+	const char *p = ev->tev->print_fmt.format;
+	const struct tep_print_arg *arg = ev->tev->print_fmt.args;
+
+	ev->nstar = 0;
+	ev->star_unsafe = false;
+	if (!p || !strchr(p, '*'))
+		return;
+	while (*p) {
+		if (*p == '\\' && p[1]) {
+			p += 2;
+			continue;
+		}
+		if (*p != '%') {
+			p++;
+			continue;
+		}
+		if (p[1] == '%') {
+			p += 2;
+			continue;
+		}
+		for (p++; *p && strchr("hlLzZ#-.*0123456789", *p); p++) {
+			if (*p != '*')
+				continue;
+			add_star(ev, arg);
+			arg = arg ? arg->next : NULL;
+		}
+		if (!*p)
+			break;
+		if (strchr("diuxXos", *p)) {
+			arg = arg ? arg->next : NULL;
+		} else if (*p == 'p') {
+			arg = arg ? arg->next : NULL;
+			p += tk_event_pointer_suffix(p + 1);
+		}
+		p++;
+	}
+}
+
+bool tk_event_stars_ok(const struct tk_event_set *set, const struct tk_event *ev, const void *data,
+		       uint32_t size)
+{
+	if (ev->star_unsafe)
+		return false;
+	for (uint8_t i = 0; i < ev->nstar; i++) {
+		const struct tep_format_field *f = ev->star_fields[i];
+		int v;
+
+		if (f->size < 1 || f->size > 8 || (uint64_t)f->offset + (uint64_t)f->size > size)
+			return false;
+		/* libtraceevent passes the width as an int. */
+		v = (int)tep_read_number(set->tep, (const uint8_t *)data + f->offset, f->size);
+		if (v < 0 || v > STAR_MAX)
+			return false;
+	}
+	return true;
 }

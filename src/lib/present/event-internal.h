@@ -186,6 +186,15 @@ struct tk_event {
 	uint32_t min_size;    /* bytes a record needs for the fixed fields */
 	uint8_t size_mult;    /* worst text per record byte (hex, arrays, masks) */
 	const char *why_slow; /* what kept the print format from compiling (static text) */
+	/*
+	 * The print format's '*' widths and precisions, for the slow path to
+	 * bound (event-check.c): the fields they read (at most 8), or
+	 * star_unsafe when one is anything else and no record may reach
+	 * libtraceevent's printer.
+	 */
+	const struct tep_format_field *star_fields[8];
+	uint8_t nstar;
+	bool star_unsafe;
 	/* sched plugin mirrors */
 	const struct tk_event_field *f_pid, *f_comm, *f_prio, *f_success, *f_target;
 	const struct tk_event_field *f_prev_pid, *f_prev_comm, *f_prev_prio, *f_prev_state;
@@ -471,5 +480,25 @@ int tk_event_dyn_loc(const struct tk_event_set *set, uint32_t foff, uint32_t fsi
  * Return: 0, or -EBADMSG with a message naming @system and the line.
  */
 int tk_event_format_check(const char *system, const char *text, size_t len);
+
+/*
+ * tk_event_find_stars() - note which fields @ev's '*' widths read, pairing
+ * conversions and arguments as libtraceevent does (event-check.c).
+ */
+void tk_event_find_stars(struct tk_event *ev);
+
+/*
+ * tk_event_stars_ok() - whether libtraceevent may print this record: every
+ * '*' width or precision it would read lies in 0..65536. A width from the
+ * record of 1.7 billion made its printer pad for ever.
+ */
+bool tk_event_stars_ok(const struct tk_event_set *set, const struct tk_event *ev, const void *data,
+		       uint32_t size);
+
+/*
+ * tk_event_pointer_suffix() - how many characters after "%p" libtraceevent
+ * takes as part of the conversion (@s points after the 'p').
+ */
+int tk_event_pointer_suffix(const char *s);
 
 #endif

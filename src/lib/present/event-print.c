@@ -555,7 +555,7 @@ static void const_text(struct compiler *c, const char *s, size_t n)
  * (its parse_arg_format_pointer() rules; @s points after the 'p'). A bare
  * %p takes none, so "%pK" prints a pointer and then "K".
  */
-static int pointer_suffix(const char *s)
+int tk_event_pointer_suffix(const char *s)
 {
 	int n = 0, i = 2;
 
@@ -760,7 +760,7 @@ static void compile_pointer(struct compiler *c, struct tep_print_arg *arg, const
 	if (!op)
 		return;
 	op->expr = e;
-	if (pointer_suffix(s) == 0) {
+	if (tk_event_pointer_suffix(s) == 0) {
 		c->max_static += 24;
 	} else {
 		op->kind = TK_OP_FUNC;
@@ -1240,7 +1240,7 @@ static void compile_format(struct compiler *c)
 			}
 			compile_pointer(c, arg, q + 1, ls, plain, lenexpr);
 			arg = arg->next;
-			p = q + 1 + pointer_suffix(q + 1);
+			p = q + 1 + tk_event_pointer_suffix(q + 1);
 			break;
 		default: {
 			/*

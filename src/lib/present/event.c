@@ -959,8 +959,10 @@ int tk_event_set_load_plugins(struct tk_event_set *set)
 	if (!set->plugins)
 		set->plugins = tep_load_plugins(set->tep);
 	/* Handlers attach to events already parsed and to later ones. */
-	for (size_t i = 0; i < set->count; i++)
+	for (size_t i = 0; i < set->count; i++) {
 		tk_event_compile(set, set->events[i]);
+		tk_event_find_stars(set->events[i]);
+	}
 	return 0;
 }
 
@@ -1096,6 +1098,7 @@ int tk_event_set_add_format(struct tk_event_set *set, const char *system, const 
 		}
 	}
 	tk_event_compile(set, ev);
+	tk_event_find_stars(ev);
 	return ev->id;
 }
 
@@ -1289,6 +1292,12 @@ void tk_event_print_slow_shared(struct tk_event_set *set, const struct tk_event 
 				const void *data, uint32_t size, int cpu, struct tk_outbuf *out)
 {
 	((struct tk_event *)ev)->fallbacks++;
+	if (__builtin_expect(ev->nstar || ev->star_unsafe, 0) &&
+	    !tk_event_stars_ok(set, ev, data, size)) {
+		/* The compiled printer's marker for a record it cannot print whole. */
+		tk_outbuf_write(out, "[truncated record]", 18);
+		return;
+	}
 	slow_print(set, data, size, cpu, TEP_PRINT_INFO, out);
 }
 

@@ -1264,6 +1264,54 @@ static void test_format_shape_checked(void **state)
 	tk_event_set_free(set);
 }
 
+/*
+ * A '*' width read from the record, in an event the compiled printer
+ * cannot take (%ls): libtraceevent pads to whatever it is given, so a
+ * width of two billion once hung the report. The slow path now gets the
+ * record only when its widths are in 0..65536; a width that is an
+ * expression cannot be bounded and never reaches it.
+ */
+static void test_slow_path_star_bounded(void **state)
+{
+	static const char fmt_star[] = "name: tstar\nID: 31\nformat:\n" COMMON
+				       "\tfield:int w;\toffset:8;\tsize:4;\tsigned:1;\n"
+				       "\tfield:int v;\toffset:12;\tsize:4;\tsigned:1;\n\n"
+				       "print fmt: \"p=[%*d] q=%ls\", REC->w, REC->v, REC->v\n";
+	static const char fmt_expr[] =
+		"name: texpr\nID: 32\nformat:\n" COMMON
+		"\tfield:int w;\toffset:8;\tsize:4;\tsigned:1;\n"
+		"\tfield:int v;\toffset:12;\tsize:4;\tsigned:1;\n\n"
+		"print fmt: \"p=[%*d] q=%ls\", REC->w + REC->v, REC->v, REC->v\n";
+	struct tk_event_set *set = tk_event_set_new(8, false, 4096);
+	uint8_t rec[16] = {0};
+	uint16_t type = 31;
+	int32_t w = 5, v = 7;
+
+	(void)state;
+	assert_non_null(set);
+	assert_int_equal(tk_event_set_add_format(set, "t", fmt_star, strlen(fmt_star)), 31);
+	assert_int_equal(tk_event_set_add_format(set, "t", fmt_expr, strlen(fmt_expr)), 32);
+	assert_false(tk_event_is_compiled(tk_event_find(set, 31)));
+	memcpy(rec, &type, 2);
+	memcpy(rec + 8, &w, 4);
+	memcpy(rec + 12, &v, 4);
+	assert_non_null(strstr(print(set, rec, sizeof(rec), 0), "p=[    7]"));
+	w = 2000000000;
+	memcpy(rec + 8, &w, 4);
+	assert_string_equal(print(set, rec, sizeof(rec), 0), "[truncated record]");
+	w = -3;
+	memcpy(rec + 8, &w, 4);
+	assert_string_equal(print(set, rec, sizeof(rec), 0), "[truncated record]");
+	/* A record too short for the width's field. */
+	assert_string_equal(print(set, rec, 10, 0), "[truncated record]");
+	type = 32;
+	w = 1;
+	memcpy(rec, &type, 2);
+	memcpy(rec + 8, &w, 4);
+	assert_string_equal(print(set, rec, sizeof(rec), 0), "[truncated record]");
+	tk_event_set_free(set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1290,6 +1338,7 @@ int main(void)
 		cmocka_unit_test(test_printk_formats_untrusted),
 		cmocka_unit_test(test_ksym_sorted_borrowed),
 		cmocka_unit_test(test_format_shape_checked),
+		cmocka_unit_test(test_slow_path_star_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -287,6 +287,50 @@ TK_API int tk_dat_cpu_reader_seek(struct tk_dat_cpu_reader *reader, uint64_t off
  */
 TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *reader, uint64_t raw_ts);
 
+/* ------------------------------------------------------------ time merge */
+
+struct tk_dat_merge;
+
+/** One record of the merge; @rec.data is borrowed until the next call. */
+struct tk_dat_merge_record {
+	struct tk_page_record rec; /* raw timestamp, payload */
+	uint64_t ts;		   /* tk_dat_timestamp() of rec.timestamp */
+	uint32_t cpu;		   /* the CPU id */
+	size_t buffer;		   /* buffer index */
+	size_t cpu_index;	   /* index into that buffer's cpus[] */
+};
+
+/**
+ * tk_dat_merge_new() - iterate the records of some buffers in time order
+ * @dat:      an open reader; must outlive the merge
+ * @buffers:  buffer indexes to merge, or NULL for every buffer of the file
+ *            (latency text buffers have no records and are passed over)
+ * @nbuffers: entries in @buffers (ignored when it is NULL)
+ *
+ * Records of all CPUs of all chosen buffers come out oldest first; equal
+ * times keep the order of @buffers, then of each buffer's cpus[], as
+ * trace-cmd report orders them. Each CPU's pages stream from the file;
+ * memory is one reader per CPU.
+ * Context: blocking I/O (the first page of every CPU is read here).
+ * Return: handle for tk_dat_merge_free(), or NULL with errno set (EINVAL
+ * for a bad index, ENOMEM, read errors) and tk_errmsg() naming file,
+ * buffer and CPU.
+ */
+TK_API struct tk_dat_merge *tk_dat_merge_new(struct tk_dat *dat, const size_t *buffers,
+					     size_t nbuffers);
+
+/**
+ * tk_dat_merge_next() - the next record in time order
+ * @out: receives the record, valid until the next call or free
+ * Context: blocking I/O.
+ * Return: 1 with a record, 0 at the end, or a negative errno (read errors,
+ * corrupt pages: EBADMSG) with tk_errmsg() naming file, buffer and CPU.
+ */
+TK_API int tk_dat_merge_next(struct tk_dat_merge *m, struct tk_dat_merge_record *out);
+
+/** tk_dat_merge_free() - free a merge; NULL is accepted. */
+TK_API void tk_dat_merge_free(struct tk_dat_merge *m);
+
 /* ------------------------------------------------------------------ writer */
 
 struct tk_dat_writer;

@@ -712,6 +712,72 @@ TK_API int tk_perfdata_writer_finish(struct tk_perfdata_writer *w);
 TK_API void tk_perfdata_attr_encode(const struct tk_perf_attr *attr, uint8_t out[128]);
 TK_API void tk_perfdata_attr_decode(const uint8_t *in, size_t len, struct tk_perf_attr *attr);
 
+/* ------------------------------------------------- records from fields */
+
+/**
+ * tk_perfdata_attr_tracepoint() - fill @attr for a tracepoint event
+ * @attr:        receives the attr (zeroed first)
+ * @event_id:    the tracepoint format's ID (config)
+ * @sample_type: TK_PERF_SAMPLE_* bits the samples carry
+ *
+ * Type TRACEPOINT, period 1, sample_id_all set, as perf record makes them;
+ * set use_clockid and clockid afterwards when the times are on such a clock.
+ * Context: any.
+ */
+TK_API void tk_perfdata_attr_tracepoint(struct tk_perf_attr *attr, uint64_t event_id,
+					uint64_t sample_type);
+
+/**
+ * tk_perfdata_writer_add_sample() - append a SAMPLE record built from fields
+ * @w:          a writer
+ * @attr_index: the event (from tk_perfdata_writer_add_attr())
+ * @s:          the fields; those the event's sample_type names are written
+ *              (id, ip, pid/tid, time, addr, stream_id, cpu, period, raw).
+ *              A zero @s->id means the event's first kernel id. The raw
+ *              payload is zero padded to keep the record 8-byte sized.
+ *
+ * Context: blocking I/O (records are buffered, see tk_perfdata_writer_write()).
+ * Return: 0, -EINVAL (unknown event), -ENOTSUP (the sample_type has fields
+ * other than those above), -E2BIG (over 64 KiB), -ENOMEM, I/O errors.
+ */
+TK_API int tk_perfdata_writer_add_sample(struct tk_perfdata_writer *w, size_t attr_index,
+					 const struct tk_perf_sample *s);
+
+/**
+ * tk_perfdata_writer_add_comm() - append a COMM record
+ * @w:        a writer whose events are added
+ * @pid, @tid: the task
+ * @comm:     its name (up to 15 bytes are kept)
+ * @exec:     the name changed by exec (PERF_RECORD_MISC_COMM_EXEC)
+ * @id:       the sample_id_all trailer's fields (pid, tid, time, cpu, id;
+ *            id 0: event 0's first kernel id); unused without sample_id_all
+ *
+ * Return: 0 or as tk_perfdata_writer_write().
+ */
+TK_API int tk_perfdata_writer_add_comm(struct tk_perfdata_writer *w, uint32_t pid, uint32_t tid,
+				       const char *comm, bool exec,
+				       const struct tk_perf_sample *id);
+
+/**
+ * tk_perfdata_writer_add_fork() / tk_perfdata_writer_add_exit() - append a
+ * FORK or EXIT record of task @pid/@tid, child of @ppid/@ptid, at @time;
+ * @id as for tk_perfdata_writer_add_comm()
+ * Return: 0 or as tk_perfdata_writer_write().
+ */
+TK_API int tk_perfdata_writer_add_fork(struct tk_perfdata_writer *w, uint32_t pid, uint32_t ppid,
+				       uint32_t tid, uint32_t ptid, uint64_t time,
+				       const struct tk_perf_sample *id);
+TK_API int tk_perfdata_writer_add_exit(struct tk_perfdata_writer *w, uint32_t pid, uint32_t ppid,
+				       uint32_t tid, uint32_t ptid, uint64_t time,
+				       const struct tk_perf_sample *id);
+
+/**
+ * tk_perfdata_writer_add_round() - append a FINISHED_ROUND record: perf may
+ * sort and deliver everything queued before it
+ * Return: 0 or as tk_perfdata_writer_write().
+ */
+TK_API int tk_perfdata_writer_add_round(struct tk_perfdata_writer *w);
+
 /* ------------------------------------------------------------------ report */
 
 enum {

@@ -15,5 +15,7 @@
 #include <tracekit/elf.h>
 #include <tracekit/cache.h>
 #include <tracekit/perfrecord.h>
+#include <tracekit/convert.h>
+#include <tracekit/filekind.h>
 
 #endif

@@ -174,6 +174,26 @@ TK_API const struct tk_dat_section *tk_dat_section_get(const struct tk_dat *dat,
 TK_API size_t tk_dat_option_count(const struct tk_dat *dat);
 TK_API const struct tk_dat_option *tk_dat_option_get(const struct tk_dat *dat, size_t index);
 
+/**
+ * tk_dat_option_describe() - an option's payload decoded as text
+ * @dat: the reader the option came from (for byte order and version)
+ * @o:   an option of @dat
+ * @buf: receives the text, NUL-terminated and cut to fit; may be NULL when
+ *       @cap is 0
+ * @cap: bytes at @buf
+ *
+ * The text is " key=value" fields, each with a leading space: " cpus=2",
+ * " value=\"Linux ...\"", " section=0x1000 name=\"inst\" clock=\"local\"
+ * page_size=4096 cpus=2"; nothing for ids it does not know; " (malformed)"
+ * when the payload is too short for its id. Strings are quoted with control
+ * and non-ASCII bytes escaped.
+ * Context: any.
+ * Return: the text's length without the NUL, as snprintf() counts it (a
+ * result >= @cap means it was cut).
+ */
+TK_API size_t tk_dat_option_describe(const struct tk_dat *dat, const struct tk_dat_option *o,
+				     char *buf, size_t cap);
+
 /** Buffers: the top one first when present, then instances in file order. */
 TK_API size_t tk_dat_buffer_count(const struct tk_dat *dat);
 TK_API const struct tk_dat_buffer *tk_dat_buffer_get(const struct tk_dat *dat, size_t index);

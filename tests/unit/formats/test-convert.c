@@ -351,6 +351,36 @@ static void test_file_kind(void **state)
 	assert_int_equal(tk_file_kind_of("/nonexistent/x"), TK_FILE_OTHER);
 }
 
+/* The dat module decodes option payloads for dump: whole, cut to fit, and malformed. */
+static void test_option_describe(void **state)
+{
+	struct tk_dat *dat = tk_dat_open(sample);
+	static const uint8_t short_u32[2] = {1, 0};
+	struct tk_dat_option bad = {.id = TK_DAT_OPTION_CPUCOUNT, .size = 2, .data = short_u32};
+	bool saw_cpucount = false;
+	char text[512];
+
+	(void)state;
+	assert_non_null(dat);
+	for (size_t i = 0; i < tk_dat_option_count(dat); i++) {
+		const struct tk_dat_option *o = tk_dat_option_get(dat, i);
+		size_t n = tk_dat_option_describe(dat, o, text, sizeof(text));
+
+		assert_int_equal(n, strlen(text));
+		assert_null(strstr(text, "(malformed)"));
+		if (o->id == TK_DAT_OPTION_CPUCOUNT) {
+			assert_string_equal(text, " cpus=2");
+			saw_cpucount = true;
+			assert_int_equal(tk_dat_option_describe(dat, o, text, 4), 7);
+			assert_string_equal(text, " cp");
+		}
+	}
+	assert_true(saw_cpucount);
+	tk_dat_option_describe(dat, &bad, text, sizeof(text));
+	assert_string_equal(text, " (malformed)");
+	tk_dat_close(dat);
+}
+
 static int setup(void **state)
 {
 	const char *src = getenv("TK_SOURCE_DIR");
@@ -379,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_instance_only),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_file_kind),
+		cmocka_unit_test(test_option_describe),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

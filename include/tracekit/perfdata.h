@@ -714,6 +714,11 @@ TK_API void tk_perfdata_attr_decode(const uint8_t *in, size_t len, struct tk_per
 
 /* ------------------------------------------------- records from fields */
 
+/*
+ * Records built from fields, so that no caller lays out perf's bytes. Each
+ * add_* call returns the size of the record it wrote (for byte counts).
+ */
+
 /**
  * tk_perfdata_attr_tracepoint() - fill @attr for a tracepoint event
  * @attr:        receives the attr (zeroed first)
@@ -737,7 +742,7 @@ TK_API void tk_perfdata_attr_tracepoint(struct tk_perf_attr *attr, uint64_t even
  *              payload is zero padded to keep the record 8-byte sized.
  *
  * Context: blocking I/O (records are buffered, see tk_perfdata_writer_write()).
- * Return: 0, -EINVAL (unknown event), -ENOTSUP (the sample_type has fields
+ * Return: the record's size in bytes, -EINVAL (unknown event), -ENOTSUP (the sample_type has fields
  * other than those above), -E2BIG (over 64 KiB), -ENOMEM, I/O errors.
  */
 TK_API int tk_perfdata_writer_add_sample(struct tk_perfdata_writer *w, size_t attr_index,
@@ -750,19 +755,46 @@ TK_API int tk_perfdata_writer_add_sample(struct tk_perfdata_writer *w, size_t at
  * @comm:     its name (up to 15 bytes are kept)
  * @exec:     the name changed by exec (PERF_RECORD_MISC_COMM_EXEC)
  * @id:       the sample_id_all trailer's fields (pid, tid, time, cpu, id;
- *            id 0: event 0's first kernel id); unused without sample_id_all
+ *            id 0: event 0's first kernel id); NULL: all zero, as perf
+ *            leaves a synthesized record's; unused without sample_id_all
  *
- * Return: 0 or as tk_perfdata_writer_write().
+ * Return: the record's size in bytes, or as tk_perfdata_writer_write().
  */
 TK_API int tk_perfdata_writer_add_comm(struct tk_perfdata_writer *w, uint32_t pid, uint32_t tid,
 				       const char *comm, bool exec,
 				       const struct tk_perf_sample *id);
 
+/** The fields of an MMAP2 record (perf_event.h's PERF_RECORD_MMAP2, build-id-less form). */
+struct tk_perf_mmap2 {
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+	const char *filename;
+};
+
+/**
+ * tk_perfdata_writer_add_mmap() / tk_perfdata_writer_add_mmap2() - append
+ * an MMAP or MMAP2 record: @filename (at most 4095 bytes) mapped at @start
+ * for @len bytes from file offset @pgoff in task @pid/@tid
+ * @misc: cpumode (1 kernel, 2 user) and flags of the record header
+ * @id:   as for tk_perfdata_writer_add_comm()
+ * Return: the record's size in bytes, -ENAMETOOLONG, or as
+ * tk_perfdata_writer_write().
+ */
+TK_API int tk_perfdata_writer_add_mmap(struct tk_perfdata_writer *w, uint16_t misc, uint32_t pid,
+				       uint32_t tid, uint64_t start, uint64_t len, uint64_t pgoff,
+				       const char *filename, const struct tk_perf_sample *id);
+TK_API int tk_perfdata_writer_add_mmap2(struct tk_perfdata_writer *w, uint16_t misc,
+					const struct tk_perf_mmap2 *m,
+					const struct tk_perf_sample *id);
+
 /**
  * tk_perfdata_writer_add_fork() / tk_perfdata_writer_add_exit() - append a
  * FORK or EXIT record of task @pid/@tid, child of @ppid/@ptid, at @time;
  * @id as for tk_perfdata_writer_add_comm()
- * Return: 0 or as tk_perfdata_writer_write().
+ * Return: the record's size in bytes, or as tk_perfdata_writer_write().
  */
 TK_API int tk_perfdata_writer_add_fork(struct tk_perfdata_writer *w, uint32_t pid, uint32_t ppid,
 				       uint32_t tid, uint32_t ptid, uint64_t time,
@@ -774,7 +806,7 @@ TK_API int tk_perfdata_writer_add_exit(struct tk_perfdata_writer *w, uint32_t pi
 /**
  * tk_perfdata_writer_add_round() - append a FINISHED_ROUND record: perf may
  * sort and deliver everything queued before it
- * Return: 0 or as tk_perfdata_writer_write().
+ * Return: the record's size in bytes, or as tk_perfdata_writer_write().
  */
 TK_API int tk_perfdata_writer_add_round(struct tk_perfdata_writer *w);
 

@@ -1428,6 +1428,12 @@ void tk_perfdata_attr_tracepoint(struct tk_perf_attr *attr, uint64_t event_id, u
 	attr->flags = TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL;
 }
 
+/* What the add_* calls return: the record's size once written, else the error. */
+static int wrote(int r, size_t size)
+{
+	return r < 0 ? r : (int)size;
+}
+
 static uint64_t first_id(const struct w_evsel *e)
 {
 	return e->nr_ids ? e->ids[0] : 0;
@@ -1515,7 +1521,7 @@ int tk_perfdata_writer_add_sample(struct tk_perfdata_writer *w, size_t attr_inde
 	r = tk_perfdata_writer_write(w, rec, size);
 	if (rec != small)
 		free(rec);
-	return r;
+	return wrote(r, size);
 }
 
 /* Bytes of event 0's sample_id_all trailer (0 when it has none). */
@@ -1532,12 +1538,13 @@ static size_t trailer_size(const struct tk_perfdata_writer *w)
 						  TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_IDENTIFIER));
 }
 
+/* The trailer from @id's fields; a NULL @id leaves the zeros of a synthesized record. */
 static void put_trailer(const struct tk_perfdata_writer *w, uint8_t *rec, size_t at,
 			const struct tk_perf_sample *id)
 {
 	uint64_t st, kid;
 
-	if (!trailer_size(w))
+	if (!trailer_size(w) || !id)
 		return;
 	st = w->evsels[0].attr.sample_type;
 	kid = id->id ? id->id : first_id(&w->evsels[0]);
@@ -1568,7 +1575,63 @@ int tk_perfdata_writer_add_comm(struct tk_perfdata_writer *w, uint32_t pid, uint
 	put_u32x2(rec, &at, pid, tid);
 	memcpy(rec + at, comm, n);
 	put_trailer(w, rec, at + body, id);
-	return tk_perfdata_writer_write(w, rec, size);
+	return wrote(tk_perfdata_writer_write(w, rec, size), size);
+}
+
+/* A file name NUL-terminated and padded to 8 bytes at @rec + @at; the new end. */
+static size_t put_name(uint8_t *rec, size_t at, const char *name, size_t n)
+{
+	size_t padded = (n + 1 + 7) & ~(size_t)7;
+
+	memcpy(rec + at, name, n);
+	memset(rec + at + n, 0, padded - n);
+	return at + padded;
+}
+
+/* Longest file name an MMAP or MMAP2 record takes here (PATH_MAX, as the kernel's). */
+#define MMAP_NAME_MAX 4095u
+
+int tk_perfdata_writer_add_mmap(struct tk_perfdata_writer *w, uint16_t misc, uint32_t pid,
+				uint32_t tid, uint64_t start, uint64_t len, uint64_t pgoff,
+				const char *filename, const struct tk_perf_sample *id)
+{
+	uint8_t rec[8 + 32 + MMAP_NAME_MAX + 1 + 8 + 64] = {0};
+	size_t n = strlen(filename), at = 8;
+
+	if (n > MMAP_NAME_MAX)
+		return tk_fail(ENAMETOOLONG, "%s: mmap file name of %zu bytes", w->name, n);
+	put_u32x2(rec, &at, pid, tid);
+	put_u64(rec, &at, start);
+	put_u64(rec, &at, len);
+	put_u64(rec, &at, pgoff);
+	at = put_name(rec, at, filename, n);
+	put_trailer(w, rec, at, id);
+	at += trailer_size(w);
+	put_header(rec, TK_PERF_RECORD_MMAP, misc, at);
+	return wrote(tk_perfdata_writer_write(w, rec, at), at);
+}
+
+int tk_perfdata_writer_add_mmap2(struct tk_perfdata_writer *w, uint16_t misc,
+				 const struct tk_perf_mmap2 *m, const struct tk_perf_sample *id)
+{
+	uint8_t rec[8 + 64 + MMAP_NAME_MAX + 1 + 8 + 64] = {0};
+	size_t n = strlen(m->filename), at = 8;
+
+	if (n > MMAP_NAME_MAX)
+		return tk_fail(ENAMETOOLONG, "%s: mmap file name of %zu bytes", w->name, n);
+	put_u32x2(rec, &at, m->pid, m->tid);
+	put_u64(rec, &at, m->start);
+	put_u64(rec, &at, m->len);
+	put_u64(rec, &at, m->pgoff);
+	put_u32x2(rec, &at, m->maj, m->min);
+	put_u64(rec, &at, m->ino);
+	put_u64(rec, &at, m->ino_generation);
+	put_u32x2(rec, &at, m->prot, m->flags);
+	at = put_name(rec, at, m->filename, n);
+	put_trailer(w, rec, at, id);
+	at += trailer_size(w);
+	put_header(rec, TK_PERF_RECORD_MMAP2, misc, at);
+	return wrote(tk_perfdata_writer_write(w, rec, at), at);
 }
 
 static int add_task(struct tk_perfdata_writer *w, uint32_t type, uint32_t pid, uint32_t ppid,
@@ -1582,7 +1645,7 @@ static int add_task(struct tk_perfdata_writer *w, uint32_t type, uint32_t pid, u
 	put_u32x2(rec, &at, tid, ptid);
 	put_u64(rec, &at, time);
 	put_trailer(w, rec, at, id);
-	return tk_perfdata_writer_write(w, rec, size);
+	return wrote(tk_perfdata_writer_write(w, rec, size), size);
 }
 
 int tk_perfdata_writer_add_fork(struct tk_perfdata_writer *w, uint32_t pid, uint32_t ppid,
@@ -1604,5 +1667,5 @@ int tk_perfdata_writer_add_round(struct tk_perfdata_writer *w)
 	uint8_t rec[8];
 
 	put_header(rec, TK_PERF_RECORD_FINISHED_ROUND, 0, sizeof(rec));
-	return tk_perfdata_writer_write(w, rec, sizeof(rec));
+	return wrote(tk_perfdata_writer_write(w, rec, sizeof(rec)), sizeof(rec));
 }

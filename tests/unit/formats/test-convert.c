@@ -381,6 +381,99 @@ static void test_option_describe(void **state)
 	tk_dat_close(dat);
 }
 
+/* The perf.data writer's records from fields come back through the reader. */
+static void test_perf_records_from_fields(void **state)
+{
+	const uint64_t st = TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME |
+			    TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_PERIOD | TK_PERF_SAMPLE_RAW;
+	static const uint8_t raw[6] = {7, 0, 1, 2, 3, 4};
+	struct tk_perf_sample s = {.pid = 10,
+				   .tid = 11,
+				   .time = 500,
+				   .cpu = 1,
+				   .period = 1,
+				   .raw = raw,
+				   .raw_size = sizeof(raw)};
+	struct tk_perf_sample id = {.pid = 10, .tid = 11, .time = 400, .cpu = 1};
+	struct tk_perf_mmap2 m = {.pid = 10,
+				  .tid = 10,
+				  .start = 0x1000,
+				  .len = 0x2000,
+				  .prot = 5,
+				  .filename = "/usr/bin/prog"};
+	static const uint32_t want[] = {TK_PERF_RECORD_COMM,	      TK_PERF_RECORD_MMAP2,
+					TK_PERF_RECORD_MMAP,	      TK_PERF_RECORD_FORK,
+					TK_PERF_RECORD_SAMPLE,	      TK_PERF_RECORD_EXIT,
+					TK_PERF_RECORD_FINISHED_ROUND};
+	struct tk_perfdata_writer *w;
+	struct tk_perf_record rec;
+	struct tk_perf_sample got;
+	struct tk_perfdata *pd;
+	struct tk_perf_attr a;
+	uint64_t kid = 77;
+	char path[600];
+	size_t n = 0;
+
+	(void)state;
+	path_in(path, sizeof(path), "fields.data");
+	w = tk_perfdata_writer_open(path);
+	assert_non_null(w);
+	tk_perfdata_attr_tracepoint(&a, 7, st);
+	assert_int_equal(a.type, 2);
+	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "sys:ev"), 0);
+	assert_int_equal(tk_perfdata_writer_add_ids(w, 0, &kid, 1), 0);
+	/* 8 header + 8 pid/tid + 16 name + 32 trailer */
+	assert_int_equal(tk_perfdata_writer_add_comm(w, 10, 11, "a-long-name-here", true, &id), 64);
+	assert_true(tk_perfdata_writer_add_mmap2(w, 2, &m, NULL) > 0);
+	assert_true(tk_perfdata_writer_add_mmap(w, 1, UINT32_MAX, 0, 0xffff0000, 0x100, 0,
+						"[kernel.kallsyms]_text", NULL) > 0);
+	assert_int_equal(tk_perfdata_writer_add_fork(w, 12, 10, 12, 11, 450, &id), 64);
+	/* 8 + 5 fields + 4 size + 6 raw padded to 12 */
+	assert_int_equal(tk_perfdata_writer_add_sample(w, 0, &s), 64);
+	assert_true(tk_perfdata_writer_add_exit(w, 12, 10, 12, 11, 600, &id) > 0);
+	assert_int_equal(tk_perfdata_writer_add_round(w), 8);
+	assert_int_equal(tk_perfdata_writer_finish(w), 0);
+	tk_perfdata_writer_close(w);
+
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	while (tk_perfdata_next(pd, &rec) == 1) {
+		const char *d = rec.data;
+
+		assert_true(n < sizeof(want) / sizeof(want[0]));
+		assert_int_equal(rec.type, want[n]);
+		if (rec.type != TK_PERF_RECORD_FINISHED_ROUND)
+			assert_int_equal(tk_perfdata_parse_sample(pd, &rec, &got), 0);
+		switch (rec.type) {
+		case TK_PERF_RECORD_COMM:
+			assert_int_equal(rec.misc, 0x2000);
+			assert_string_equal(d + 16, "a-long-name-her");
+			assert_int_equal(got.time, 400);
+			assert_int_equal(got.id, 77);
+			break;
+		case TK_PERF_RECORD_MMAP2:
+			assert_string_equal(d + 72, "/usr/bin/prog");
+			assert_int_equal(got.time, 0);
+			assert_int_equal(got.id, 0);
+			break;
+		case TK_PERF_RECORD_MMAP:
+			assert_string_equal(d + 40, "[kernel.kallsyms]_text");
+			break;
+		case TK_PERF_RECORD_SAMPLE:
+			assert_int_equal(got.attr_index, 0);
+			assert_int_equal(got.tid, 11);
+			assert_int_equal(got.time, 500);
+			assert_int_equal(got.cpu, 1);
+			assert_int_equal(got.raw_size, 12);
+			assert_memory_equal(got.raw, raw, sizeof(raw));
+			break;
+		}
+		n++;
+	}
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	tk_perfdata_close(pd);
+}
+
 static int setup(void **state)
 {
 	const char *src = getenv("TK_SOURCE_DIR");
@@ -410,6 +503,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_file_kind),
 		cmocka_unit_test(test_option_describe),
+		cmocka_unit_test(test_perf_records_from_fields),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -534,6 +534,31 @@ TK_API int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec);
 TK_API int tk_perfdata_parse_sample(const struct tk_perfdata *pd, const struct tk_perf_record *rec,
 				    struct tk_perf_sample *s);
 
+/** A STAT_CONFIG record's terms: @nr pairs of u64 {tag, value}, borrowed from the record. */
+struct tk_perf_stat_config {
+	uint64_t nr;
+	const void *terms; /* term i: tag tk_perf_load_u64(terms, 2*i), value (terms, 2*i+1) */
+};
+
+/** Tags of STAT_CONFIG terms (perf's enum perf_stat_config_term). */
+enum {
+	TK_PERF_STAT_CONFIG_AGGR_MODE = 0,
+	TK_PERF_STAT_CONFIG_INTERVAL = 1,
+	TK_PERF_STAT_CONFIG_SCALE = 2,
+};
+
+/**
+ * tk_perfdata_parse_stat_config() - the terms of a STAT_CONFIG record
+ * (u64 nr, then nr {u64 tag, u64 value}), as perf stat record writes it
+ * @rec: a record of type STAT_CONFIG
+ * @out: receives the count and the terms, which live as long as @rec
+ * Context: pure.
+ * Return: 0; -EINVAL for another record type; -EBADMSG when nr does not
+ * fit the record.
+ */
+TK_API int tk_perfdata_parse_stat_config(const struct tk_perf_record *rec,
+					 struct tk_perf_stat_config *out);
+
 /* ------------------------------------------------------------------ writer */
 
 struct tk_perfdata_writer;

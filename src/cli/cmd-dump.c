@@ -808,25 +808,24 @@ static void print_perf_feature(const struct tk_perfdata *pd, const struct tk_per
 }
 
 /*
- * The STAT_CONFIG record of a perf stat record file: u64 nr, then nr
- * {u64 tag, u64 value}; tags 0 aggr_mode, 1 interval, 2 scale (perf's
- * enum perf_stat_config_term). Printed after the records as
- * "stat config: aggr_mode=1 interval=0 scale=1", unknown tags as tagN=V.
+ * The STAT_CONFIG record of a perf stat record file, printed after the
+ * records as "stat config: aggr_mode=1 interval=0 scale=1", unknown tags
+ * as tagN=V.
  */
 static void print_stat_config(const struct tk_perf_record *rec)
 {
 	static const char *const names[] = {"aggr_mode", "interval", "scale"};
-	const uint8_t *p = rec->data;
-	uint64_t nr;
+	struct tk_perf_stat_config sc;
 
 	fputs("stat config:", stdout);
-	if (rec->size < 16 || (nr = tk_perf_load_u64(p, 1)) > (rec->size - 16u) / 16) {
+	if (tk_perfdata_parse_stat_config(rec, &sc) < 0) {
 		printf(" (malformed: record of %u bytes at 0x%" PRIx64 ")\n", rec->size,
 		       rec->offset);
 		return;
 	}
-	for (uint64_t i = 0; i < nr; i++) {
-		uint64_t tag = tk_perf_load_u64(p, 2 + 2 * i), val = tk_perf_load_u64(p, 3 + 2 * i);
+	for (uint64_t i = 0; i < sc.nr; i++) {
+		uint64_t tag = tk_perf_load_u64(sc.terms, 2 * i);
+		uint64_t val = tk_perf_load_u64(sc.terms, 2 * i + 1);
 
 		if (tag < sizeof(names) / sizeof(names[0]))
 			printf(" %s=%" PRIu64, names[tag], val);

@@ -2649,3 +2649,21 @@ int tk_perfdata_parse_sample(const struct tk_perfdata *pd, const struct tk_perf_
 			       rec->compressed ? " (inside the COMPRESSED record)" : "");
 	return 0;
 }
+
+int tk_perfdata_parse_stat_config(const struct tk_perf_record *rec, struct tk_perf_stat_config *out)
+{
+	uint64_t nr;
+
+	memset(out, 0, sizeof(*out));
+	if (rec->type != TK_PERF_RECORD_STAT_CONFIG)
+		return -EINVAL;
+	/* header, nr, then 16 bytes a term; the data includes the header */
+	if (rec->size < 16)
+		return -EBADMSG;
+	nr = tk_perf_load_u64(rec->data, 1);
+	if (nr > (rec->size - 16u) / 16)
+		return -EBADMSG;
+	out->nr = nr;
+	out->terms = (const uint8_t *)rec->data + 16;
+	return 0;
+}

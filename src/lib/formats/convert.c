@@ -1165,7 +1165,8 @@ static int p2d_metadata(struct p2d *c, struct tk_dat_writer *w, const struct tk_
 	blob_put(&b, "header_event", 13);
 	blob_u64(&b, t->header_event.len);
 	blob_put(&b, t->header_event.data, t->header_event.len);
-	if (b.failed || tk_dat_writer_add_metadata(w, TK_DAT_SECTION_HEADER_INFO, b.p, b.len) < 0)
+	if (b.failed ||
+	    (r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_HEADER_INFO, b.p, b.len)) < 0)
 		goto fail;
 
 	/* 17: the ftrace system's formats. */
@@ -1181,7 +1182,7 @@ static int p2d_metadata(struct p2d *c, struct tk_dat_writer *w, const struct tk_
 	if (b.failed)
 		goto fail;
 	memcpy(b.p, &count, 4);
-	if (tk_dat_writer_add_metadata(w, TK_DAT_SECTION_FTRACE_EVENTS, b.p, b.len) < 0)
+	if ((r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_FTRACE_EVENTS, b.p, b.len)) < 0)
 		goto fail;
 
 	/* 18: the other systems, each run of formats of one system as a group. */
@@ -1215,31 +1216,35 @@ static int p2d_metadata(struct p2d *c, struct tk_dat_writer *w, const struct tk_
 	if (b.failed)
 		goto fail;
 	memcpy(b.p, &count, 4);
-	if (tk_dat_writer_add_metadata(w, TK_DAT_SECTION_EVENT_FORMATS, b.p, b.len) < 0)
+	if ((r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_EVENT_FORMATS, b.p, b.len)) < 0)
 		goto fail;
 
 	b.len = 0;
 	u = (uint32_t)t->kallsyms.len;
 	blob_u32(&b, u);
 	blob_put(&b, t->kallsyms.data, u);
-	if (b.failed || tk_dat_writer_add_metadata(w, TK_DAT_SECTION_KALLSYMS, b.p, b.len) < 0)
+	if (b.failed ||
+	    (r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_KALLSYMS, b.p, b.len)) < 0)
 		goto fail;
 	b.len = 0;
 	u = (uint32_t)t->printk.len;
 	blob_u32(&b, u);
 	blob_put(&b, t->printk.data, u);
-	if (b.failed || tk_dat_writer_add_metadata(w, TK_DAT_SECTION_PRINTK, b.p, b.len) < 0)
+	if (b.failed || (r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_PRINTK, b.p, b.len)) < 0)
 		goto fail;
 	b.len = 0;
-	if (p2d_cmdlines(c, t, &b) < 0 ||
-	    tk_dat_writer_add_metadata(w, TK_DAT_SECTION_CMDLINES, b.p, b.len) < 0)
+	if ((r = p2d_cmdlines(c, t, &b)) < 0 ||
+	    (r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_CMDLINES, b.p, b.len)) < 0)
 		goto fail;
 	free(b.p);
 	return 0;
 fail:
 	if (b.failed)
+		r = -ENOMEM;
+	else if (r >= 0)
+		r = -EIO;
+	if (r == -ENOMEM)
 		c->oom = true;
-	r = b.failed ? -ENOMEM : -EIO;
 	free(b.p);
 	return r;
 }
@@ -1487,8 +1492,10 @@ int tk_convert_dat_to_perf(struct tk_dat *in, int fd, const char *name,
 		goto out;
 	}
 	r = tracing_blob(in, &b, attr_of);
-	if (r < 0)
+	if (r < 0) {
+		r = oom();
 		goto out;
+	}
 	r = tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_TRACING_DATA, b.p, b.len);
 	if (r == 0)
 		r = tk_perfdata_writer_set_host(w, 0, NULL);

@@ -534,6 +534,31 @@ TK_API int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec);
 TK_API int tk_perfdata_parse_sample(const struct tk_perfdata *pd, const struct tk_perf_record *rec,
 				    struct tk_perf_sample *s);
 
+/** A COMM record's fields; @comm points into the record and lives as long as it. */
+struct tk_perf_comm {
+	uint32_t pid, tid;
+	const char *comm; /* not NUL-terminated when the record is cut: use @len */
+	size_t len;
+	bool exec; /* PERF_RECORD_MISC_COMM_EXEC: renamed by exec */
+};
+
+/** A FORK or EXIT record's fields. */
+struct tk_perf_task {
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+/**
+ * tk_perfdata_parse_comm() / tk_perfdata_parse_task() - the fields of a
+ * COMM record, or of a FORK or EXIT record (the sample_id_all trailer, if
+ * any, is tk_perfdata_parse_sample()'s)
+ * Context: pure.
+ * Return: 0; -EINVAL for another record type; -EBADMSG when the record is
+ * too short for its fields.
+ */
+TK_API int tk_perfdata_parse_comm(const struct tk_perf_record *rec, struct tk_perf_comm *out);
+TK_API int tk_perfdata_parse_task(const struct tk_perf_record *rec, struct tk_perf_task *out);
+
 /** A STAT_CONFIG record's terms: @nr pairs of u64 {tag, value}, borrowed from the record. */
 struct tk_perf_stat_config {
 	uint64_t nr;

@@ -775,34 +775,25 @@ static int p2d_collect(struct p2d *c)
 	int r;
 
 	while ((r = tk_perfdata_next(c->pd, &rec)) == 1) {
-		if (rec.type == TK_PERF_RECORD_COMM) {
-			uint32_t tid;
+		struct tk_perf_comm comm;
+		struct tk_perf_task task;
 
-			if (rec.size < 17)
-				continue;
-			memcpy(&tid, (const uint8_t *)rec.data + 12, 4);
-			if ((int32_t)tid <= 0)
+		if (rec.type == TK_PERF_RECORD_COMM) {
+			if (tk_perfdata_parse_comm(&rec, &comm) < 0 || (int32_t)comm.tid <= 0)
 				continue;
 			e = p2d_sband(c, SB_COMM, sband_time(c, &rec));
 			if (!e)
 				goto oom;
-			e->tid = (int32_t)tid;
-			name_copy(e->comm, (const char *)rec.data + 16, rec.size - 16u);
+			e->tid = (int32_t)comm.tid;
+			name_copy(e->comm, comm.comm, comm.len);
 			continue;
 		}
-		if (rec.type == TK_PERF_RECORD_FORK && rec.size >= 32) {
-			/* pid, ppid, tid, ptid, time */
-			uint32_t tid, ptid;
-			uint64_t time;
-
-			memcpy(&tid, (const uint8_t *)rec.data + 16, 4);
-			memcpy(&ptid, (const uint8_t *)rec.data + 20, 4);
-			memcpy(&time, (const uint8_t *)rec.data + 24, 8);
-			e = p2d_sband(c, SB_FORK, time);
+		if (rec.type == TK_PERF_RECORD_FORK && tk_perfdata_parse_task(&rec, &task) == 0) {
+			e = p2d_sband(c, SB_FORK, task.time);
 			if (!e)
 				goto oom;
-			e->tid = (int32_t)tid;
-			e->ptid = (int32_t)ptid;
+			e->tid = (int32_t)task.tid;
+			e->ptid = (int32_t)task.ptid;
 			continue;
 		}
 		if (rec.type != TK_PERF_RECORD_SAMPLE)

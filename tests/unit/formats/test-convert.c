@@ -408,6 +408,8 @@ static void test_perf_records_from_fields(void **state)
 	struct tk_perfdata_writer *w;
 	struct tk_perf_record rec;
 	struct tk_perf_sample got;
+	struct tk_perf_comm comm;
+	struct tk_perf_task task;
 	struct tk_perfdata *pd;
 	struct tk_perf_attr a;
 	uint64_t kid = 77;
@@ -447,6 +449,11 @@ static void test_perf_records_from_fields(void **state)
 		switch (rec.type) {
 		case TK_PERF_RECORD_COMM:
 			assert_int_equal(rec.misc, 0x2000);
+			assert_int_equal(tk_perfdata_parse_comm(&rec, &comm), 0);
+			assert_int_equal(comm.pid, 10);
+			assert_int_equal(comm.tid, 11);
+			assert_int_equal(comm.len, 15);
+			assert_true(comm.exec);
 			assert_string_equal(d + 16, "a-long-name-her");
 			assert_int_equal(got.time, 400);
 			assert_int_equal(got.id, 77);
@@ -455,6 +462,15 @@ static void test_perf_records_from_fields(void **state)
 			assert_string_equal(d + 72, "/usr/bin/prog");
 			assert_int_equal(got.time, 0);
 			assert_int_equal(got.id, 0);
+			break;
+		case TK_PERF_RECORD_FORK:
+		case TK_PERF_RECORD_EXIT:
+			assert_int_equal(tk_perfdata_parse_task(&rec, &task), 0);
+			assert_int_equal(task.pid, 12);
+			assert_int_equal(task.ppid, 10);
+			assert_int_equal(task.ptid, 11);
+			assert_int_equal(task.time, rec.type == TK_PERF_RECORD_FORK ? 450 : 600);
+			assert_errno(tk_perfdata_parse_comm(&rec, &comm), EINVAL);
 			break;
 		case TK_PERF_RECORD_MMAP:
 			assert_string_equal(d + 40, "[kernel.kallsyms]_text");

@@ -39,9 +39,11 @@ struct tk_convert_stats {
 };
 
 /**
- * typedef tk_convert_progress_fn - called as the work advances (after each
- * batch of pages, about every MiB of input data)
- * @stats: the counts so far, bytes_done out of bytes_total
+ * typedef tk_convert_progress_fn - called as the work advances: .dat -> .dat
+ * after each batch of pages (about every MiB of input, bytes_done out of
+ * bytes_total); .dat -> perf.data every 4096 samples (samples so far);
+ * perf.data -> .dat after each CPU written (pages counts the CPUs)
+ * @stats: the counts so far
  * @ctx:   tk_convert_opts.progress_ctx
  */
 typedef void (*tk_convert_progress_fn)(const struct tk_convert_stats *stats, void *ctx);

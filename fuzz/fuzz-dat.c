@@ -3,7 +3,8 @@
  * Fuzz target for the .dat reader: the input becomes a memfd, is opened
  * with tk_dat_open_fd() and everything reachable is walked: sections,
  * options, metadata views, every CPU of every buffer page by page (records
- * decoded), a seek and a time seek, and latency text. Any crash, sanitizer
+ * decoded), a seek and a time seek, latency text, option texts, the time
+ * merge, and conversions to perf.data and v6. Any crash, sanitizer
  * report, hang or leak is a bug; errors are expected and ignored.
  */
 #include <stddef.h>
@@ -54,6 +55,38 @@ static void walk_cpu(struct tk_dat *d, size_t bi, size_t ci, const struct tk_dat
 	tk_dat_cpu_reader_free(r);
 }
 
+/* Every record of every buffer in time order. */
+static void walk_merge(struct tk_dat *d)
+{
+	struct tk_dat_merge *m = tk_dat_merge_new(d, NULL, 0);
+	struct tk_dat_merge_record mr;
+
+	if (!m)
+		return;
+	while (tk_dat_merge_next(m, &mr) == 1)
+		sink += mr.ts + mr.cpu + mr.rec.size;
+	tk_dat_merge_free(m);
+}
+
+/* Convert to perf.data and to .dat v6 into memfds that are thrown away. */
+static void convert(struct tk_dat *d)
+{
+	struct tk_convert_opts o = {.sz = sizeof(o), .version = 6};
+	int out = memfd_create("fuzz-dat-perf", MFD_CLOEXEC);
+
+	if (out >= 0) {
+		if (tk_convert_dat_to_perf(d, out, "fuzz.data", NULL, NULL) == 0)
+			sink += (uint64_t)lseek(out, 0, SEEK_END);
+		close(out);
+	}
+	out = memfd_create("fuzz-dat-v6", MFD_CLOEXEC);
+	if (out >= 0) {
+		if (tk_convert_dat_to_dat(d, out, "fuzz-v6.dat", &o, NULL) == 0)
+			sink += (uint64_t)lseek(out, 0, SEEK_END);
+		close(out);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tk_dat_text t;
@@ -83,8 +116,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < tk_dat_option_count(d); i++) {
 		const struct tk_dat_option *o = tk_dat_option_get(d, i);
 
+		char text[64];
+
 		if (o->size)
 			sink += ((const uint8_t *)o->data)[o->size - 1];
+		/* Cut to fit: the decoder must not write past a small buffer. */
+		sink += tk_dat_option_describe(d, o, text, sizeof(text));
 	}
 	for (uint16_t id = 16; id <= 21; id++)
 		if (tk_dat_metadata(d, id, &body, &len) == 0 && len)
@@ -123,6 +160,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t ci = 0; ci < b->cpu_count; ci++)
 			walk_cpu(d, bi, ci, b);
 	}
+	walk_merge(d);
+	convert(d);
 	tk_dat_close(d);
 	close(fd);
 	tk_log_set_handler(NULL, NULL, TK_LOG_WARN);

@@ -3,9 +3,11 @@
  * Fuzz target for the perf.data reader: the input is written to a memfd
  * (a regular file, so file mode and pipe mode are both reachable), opened,
  * every feature getter is called, and every record is read and decoded
- * with tk_perfdata_parse_sample(). Then the file is opened again and
- * printed by tk_perfdata_report_run() into /dev/null, which reaches the
- * report's own fixed-layout sample decoding, id memo and queue sorting.
+ * with tk_perfdata_parse_sample() and the COMM, FORK/EXIT and STAT_CONFIG
+ * parsers. Then the file is opened again and printed by
+ * tk_perfdata_report_run() into /dev/null, which reaches the report's own
+ * fixed-layout sample decoding, id memo and queue sorting, and once more
+ * converted to a .dat (tk_convert_perf_to_dat) into a memfd.
  * The target only needs to not crash, hang or leak; errors are expected.
  */
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <tracekit/convert.h>
 #include <tracekit/perfdata.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -60,8 +63,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int n = 0; n < 100000 && tk_perfdata_next(pd, &rec) == 1; n++) {
 			struct tk_perf_sample s;
 
+			struct tk_perf_stat_config sc;
+			struct tk_perf_comm comm;
+			struct tk_perf_task task;
+
 			if (tk_perfdata_parse_sample(pd, &rec, &s) == 0)
 				sink += s.time + s.callchain_nr + s.raw_size;
+			if (tk_perfdata_parse_comm(&rec, &comm) == 0)
+				sink += comm.len + comm.tid;
+			if (tk_perfdata_parse_task(&rec, &task) == 0)
+				sink += task.time;
+			if (tk_perfdata_parse_stat_config(&rec, &sc) == 0 && sc.nr)
+				sink += tk_perf_load_u64(sc.terms, 2 * sc.nr - 1);
 		}
 		tk_perfdata_close(pd);
 	}
@@ -76,6 +89,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		opts.fd = null_fd;
 		if (null_fd >= 0 && tk_perfdata_report_run(pd, &opts, &printed) == 0)
 			sink += printed;
+		tk_perfdata_close(pd);
+	}
+	/* Convert to .dat, into a memfd that is thrown away. */
+	pd = tk_perfdata_open_fd(fd, "fuzz.data");
+	if (pd) {
+		int out = memfd_create("fuzz-perfdata-out", MFD_CLOEXEC);
+
+		if (out >= 0 && tk_convert_perf_to_dat(pd, out, "fuzz-out.dat", NULL, NULL) == 0)
+			sink += (uint64_t)lseek(out, 0, SEEK_END);
+		if (out >= 0)
+			close(out);
 		tk_perfdata_close(pd);
 	}
 	close(fd);

@@ -175,6 +175,26 @@ TK_API const struct tk_dat_section *tk_dat_section_get(const struct tk_dat *dat,
 TK_API size_t tk_dat_option_count(const struct tk_dat *dat);
 TK_API const struct tk_dat_option *tk_dat_option_get(const struct tk_dat *dat, size_t index);
 
+/**
+ * tk_dat_option_describe() - an option's payload decoded as text
+ * @dat: the reader the option came from (for byte order and version)
+ * @o:   an option of @dat
+ * @buf: receives the text, NUL-terminated and cut to fit; may be NULL when
+ *       @cap is 0
+ * @cap: bytes at @buf
+ *
+ * The text is " key=value" fields, each with a leading space: " cpus=2",
+ * " value=\"Linux ...\"", " section=0x1000 name=\"inst\" clock=\"local\"
+ * page_size=4096 cpus=2"; nothing for ids it does not know; " (malformed)"
+ * when the payload is too short for its id. Strings are quoted with control
+ * and non-ASCII bytes escaped.
+ * Context: any.
+ * Return: the text's length without the NUL, as snprintf() counts it (a
+ * result >= @cap means it was cut).
+ */
+TK_API size_t tk_dat_option_describe(const struct tk_dat *dat, const struct tk_dat_option *o,
+				     char *buf, size_t cap);
+
 /** Buffers: the top one first when present, then instances in file order. */
 TK_API size_t tk_dat_buffer_count(const struct tk_dat *dat);
 TK_API const struct tk_dat_buffer *tk_dat_buffer_get(const struct tk_dat *dat, size_t index);
@@ -287,6 +307,50 @@ TK_API int tk_dat_cpu_reader_seek(struct tk_dat_cpu_reader *reader, uint64_t off
  * Return: 0, or a read error.
  */
 TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *reader, uint64_t raw_ts);
+
+/* ------------------------------------------------------------ time merge */
+
+struct tk_dat_merge;
+
+/** One record of the merge; @rec.data is borrowed until the next call. */
+struct tk_dat_merge_record {
+	struct tk_page_record rec; /* raw timestamp, payload */
+	uint64_t ts;		   /* tk_dat_timestamp() of rec.timestamp */
+	uint32_t cpu;		   /* the CPU id */
+	size_t buffer;		   /* buffer index */
+	size_t cpu_index;	   /* index into that buffer's cpus[] */
+};
+
+/**
+ * tk_dat_merge_new() - iterate the records of some buffers in time order
+ * @dat:      an open reader; must outlive the merge
+ * @buffers:  buffer indexes to merge, or NULL for every buffer of the file
+ *            (latency text buffers have no records and are passed over)
+ * @nbuffers: entries in @buffers (ignored when it is NULL)
+ *
+ * Records of all CPUs of all chosen buffers come out oldest first; equal
+ * times keep the order of @buffers, then of each buffer's cpus[], as
+ * trace-cmd report orders them. Each CPU's pages stream from the file;
+ * memory is one reader per CPU.
+ * Context: blocking I/O (the first page of every CPU is read here).
+ * Return: handle for tk_dat_merge_free(), or NULL with errno set (EINVAL
+ * for a bad index, ENOMEM, read errors) and tk_errmsg() naming file,
+ * buffer and CPU.
+ */
+TK_API struct tk_dat_merge *tk_dat_merge_new(struct tk_dat *dat, const size_t *buffers,
+					     size_t nbuffers);
+
+/**
+ * tk_dat_merge_next() - the next record in time order
+ * @out: receives the record, valid until the next call or free
+ * Context: blocking I/O.
+ * Return: 1 with a record, 0 at the end, or a negative errno (read errors,
+ * corrupt pages: EBADMSG) with tk_errmsg() naming file, buffer and CPU.
+ */
+TK_API int tk_dat_merge_next(struct tk_dat_merge *m, struct tk_dat_merge_record *out);
+
+/** tk_dat_merge_free() - free a merge; NULL is accepted. */
+TK_API void tk_dat_merge_free(struct tk_dat_merge *m);
 
 /* ------------------------------------------------------------------ writer */
 

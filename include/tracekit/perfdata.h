@@ -534,6 +534,56 @@ TK_API int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec);
 TK_API int tk_perfdata_parse_sample(const struct tk_perfdata *pd, const struct tk_perf_record *rec,
 				    struct tk_perf_sample *s);
 
+/** A COMM record's fields; @comm points into the record and lives as long as it. */
+struct tk_perf_comm {
+	uint32_t pid, tid;
+	const char *comm; /* not NUL-terminated when the record is cut: use @len */
+	size_t len;
+	bool exec; /* PERF_RECORD_MISC_COMM_EXEC: renamed by exec */
+};
+
+/** A FORK or EXIT record's fields. */
+struct tk_perf_task {
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+/**
+ * tk_perfdata_parse_comm() / tk_perfdata_parse_task() - the fields of a
+ * COMM record, or of a FORK or EXIT record (the sample_id_all trailer, if
+ * any, is tk_perfdata_parse_sample()'s)
+ * Context: pure.
+ * Return: 0; -EINVAL for another record type; -EBADMSG when the record is
+ * too short for its fields.
+ */
+TK_API int tk_perfdata_parse_comm(const struct tk_perf_record *rec, struct tk_perf_comm *out);
+TK_API int tk_perfdata_parse_task(const struct tk_perf_record *rec, struct tk_perf_task *out);
+
+/** A STAT_CONFIG record's terms: @nr pairs of u64 {tag, value}, borrowed from the record. */
+struct tk_perf_stat_config {
+	uint64_t nr;
+	const void *terms; /* term i: tag tk_perf_load_u64(terms, 2*i), value (terms, 2*i+1) */
+};
+
+/** Tags of STAT_CONFIG terms (perf's enum perf_stat_config_term). */
+enum {
+	TK_PERF_STAT_CONFIG_AGGR_MODE = 0,
+	TK_PERF_STAT_CONFIG_INTERVAL = 1,
+	TK_PERF_STAT_CONFIG_SCALE = 2,
+};
+
+/**
+ * tk_perfdata_parse_stat_config() - the terms of a STAT_CONFIG record
+ * (u64 nr, then nr {u64 tag, u64 value}), as perf stat record writes it
+ * @rec: a record of type STAT_CONFIG
+ * @out: receives the count and the terms, which live as long as @rec
+ * Context: pure.
+ * Return: 0; -EINVAL for another record type; -EBADMSG when nr does not
+ * fit the record.
+ */
+TK_API int tk_perfdata_parse_stat_config(const struct tk_perf_record *rec,
+					 struct tk_perf_stat_config *out);
+
 /* ------------------------------------------------------------------ writer */
 
 struct tk_perfdata_writer;
@@ -711,6 +761,104 @@ TK_API int tk_perfdata_writer_finish(struct tk_perfdata_writer *w);
  */
 TK_API void tk_perfdata_attr_encode(const struct tk_perf_attr *attr, uint8_t out[128]);
 TK_API void tk_perfdata_attr_decode(const uint8_t *in, size_t len, struct tk_perf_attr *attr);
+
+/* ------------------------------------------------- records from fields */
+
+/*
+ * Records built from fields, so that no caller lays out perf's bytes. Each
+ * add_* call returns the size of the record it wrote (for byte counts).
+ */
+
+/**
+ * tk_perfdata_attr_tracepoint() - fill @attr for a tracepoint event
+ * @attr:        receives the attr (zeroed first)
+ * @event_id:    the tracepoint format's ID (config)
+ * @sample_type: TK_PERF_SAMPLE_* bits the samples carry
+ *
+ * Type TRACEPOINT, period 1, sample_id_all set, as perf record makes them;
+ * set use_clockid and clockid afterwards when the times are on such a clock.
+ * Context: any.
+ */
+TK_API void tk_perfdata_attr_tracepoint(struct tk_perf_attr *attr, uint64_t event_id,
+					uint64_t sample_type);
+
+/**
+ * tk_perfdata_writer_add_sample() - append a SAMPLE record built from fields
+ * @w:          a writer
+ * @attr_index: the event (from tk_perfdata_writer_add_attr())
+ * @s:          the fields; those the event's sample_type names are written
+ *              (id, ip, pid/tid, time, addr, stream_id, cpu, period, raw).
+ *              A zero @s->id means the event's first kernel id. The raw
+ *              payload is zero padded to keep the record 8-byte sized.
+ *
+ * Context: blocking I/O (records are buffered, see tk_perfdata_writer_write()).
+ * Return: the record's size in bytes, -EINVAL (unknown event), -ENOTSUP (the sample_type has fields
+ * other than those above), -E2BIG (over 64 KiB), -ENOMEM, I/O errors.
+ */
+TK_API int tk_perfdata_writer_add_sample(struct tk_perfdata_writer *w, size_t attr_index,
+					 const struct tk_perf_sample *s);
+
+/**
+ * tk_perfdata_writer_add_comm() - append a COMM record
+ * @w:        a writer whose events are added
+ * @pid, @tid: the task
+ * @comm:     its name (up to 15 bytes are kept)
+ * @exec:     the name changed by exec (PERF_RECORD_MISC_COMM_EXEC)
+ * @id:       the sample_id_all trailer's fields (pid, tid, time, cpu, id;
+ *            id 0: event 0's first kernel id); NULL: all zero, as perf
+ *            leaves a synthesized record's; unused without sample_id_all
+ *
+ * Return: the record's size in bytes, or as tk_perfdata_writer_write().
+ */
+TK_API int tk_perfdata_writer_add_comm(struct tk_perfdata_writer *w, uint32_t pid, uint32_t tid,
+				       const char *comm, bool exec,
+				       const struct tk_perf_sample *id);
+
+/** The fields of an MMAP2 record (perf_event.h's PERF_RECORD_MMAP2, build-id-less form). */
+struct tk_perf_mmap2 {
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+	const char *filename;
+};
+
+/**
+ * tk_perfdata_writer_add_mmap() / tk_perfdata_writer_add_mmap2() - append
+ * an MMAP or MMAP2 record: @filename (at most 4095 bytes) mapped at @start
+ * for @len bytes from file offset @pgoff in task @pid/@tid
+ * @misc: cpumode (1 kernel, 2 user) and flags of the record header
+ * @id:   as for tk_perfdata_writer_add_comm()
+ * Return: the record's size in bytes, -ENAMETOOLONG, or as
+ * tk_perfdata_writer_write().
+ */
+TK_API int tk_perfdata_writer_add_mmap(struct tk_perfdata_writer *w, uint16_t misc, uint32_t pid,
+				       uint32_t tid, uint64_t start, uint64_t len, uint64_t pgoff,
+				       const char *filename, const struct tk_perf_sample *id);
+TK_API int tk_perfdata_writer_add_mmap2(struct tk_perfdata_writer *w, uint16_t misc,
+					const struct tk_perf_mmap2 *m,
+					const struct tk_perf_sample *id);
+
+/**
+ * tk_perfdata_writer_add_fork() / tk_perfdata_writer_add_exit() - append a
+ * FORK or EXIT record of task @pid/@tid, child of @ppid/@ptid, at @time;
+ * @id as for tk_perfdata_writer_add_comm()
+ * Return: the record's size in bytes, or as tk_perfdata_writer_write().
+ */
+TK_API int tk_perfdata_writer_add_fork(struct tk_perfdata_writer *w, uint32_t pid, uint32_t ppid,
+				       uint32_t tid, uint32_t ptid, uint64_t time,
+				       const struct tk_perf_sample *id);
+TK_API int tk_perfdata_writer_add_exit(struct tk_perfdata_writer *w, uint32_t pid, uint32_t ppid,
+				       uint32_t tid, uint32_t ptid, uint64_t time,
+				       const struct tk_perf_sample *id);
+
+/**
+ * tk_perfdata_writer_add_round() - append a FINISHED_ROUND record: perf may
+ * sort and deliver everything queued before it
+ * Return: the record's size in bytes, or as tk_perfdata_writer_write().
+ */
+TK_API int tk_perfdata_writer_add_round(struct tk_perfdata_writer *w);
 
 /* ------------------------------------------------------------------ report */
 

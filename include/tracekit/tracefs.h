@@ -254,6 +254,19 @@ struct tk_tracefs_probe {
  */
 TK_API int tk_tracefs_probe_parse(const char *def, struct tk_tracefs_probe *probe);
 
+/**
+ * tk_tracefs_probe_rename() - give a parsed probe another event name
+ * @probe: from tk_tracefs_probe_parse()
+ * @event: the new name (letters, digits and '_', at most
+ *         TK_TRACEFS_PROBE_NAME_MAX); the group stays
+ *
+ * Rewrites @probe->text and @probe->event, e.g. to number a second probe of
+ * one name as perf does ("EVENT_1").
+ * Context: pure; touches no file.
+ * Return: 0; -EINVAL for a bad name; -ENOMEM (@probe is then unchanged).
+ */
+TK_API int tk_tracefs_probe_rename(struct tk_tracefs_probe *probe, const char *event);
+
 /** tk_tracefs_probe_release() - free what parsing allocated; NULL is accepted. */
 TK_API void tk_tracefs_probe_release(struct tk_tracefs_probe *probe);
 

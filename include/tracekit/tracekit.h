@@ -18,5 +18,7 @@
 #include <tracekit/perfrecord.h>
 #include <tracekit/output.h>
 #include <tracekit/command.h>
+#include <tracekit/convert.h>
+#include <tracekit/filekind.h>
 
 #endif

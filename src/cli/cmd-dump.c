@@ -20,10 +20,9 @@
  * compared (a convert must keep them equal whatever the codec). Lines use
  * "key=value" fields so that scripts can pick them apart with awk.
  *
- * Option payloads are decoded here again from the raw bytes the reader
- * hands back; they are untrusted like the rest of the file, so every read
- * below is bounds-checked and a payload too short for its id is shown as
- * "(malformed)" rather than read past.
+ * Option payloads are decoded by the dat module (tk_dat_option_describe),
+ * which shows a payload too short for its id as "(malformed)". Strings from
+ * the file are printed quoted, with control and non-ASCII bytes escaped.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -61,54 +60,6 @@ const char cmd_dump_usage[] =
 
 /* ------------------------------------------------------------ byte helpers */
 
-/* A bounds-checked reader over an option payload. */
-struct cursor {
-	const uint8_t *p;
-	size_t len;
-	size_t pos;
-	bool big_endian;
-};
-
-static bool cur_u32(struct cursor *c, uint32_t *v)
-{
-	const uint8_t *b;
-
-	if (c->len - c->pos < 4)
-		return false;
-	b = c->p + c->pos;
-	if (c->big_endian)
-		*v = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-	else
-		*v = (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
-	c->pos += 4;
-	return true;
-}
-
-static bool cur_u64(struct cursor *c, uint64_t *v)
-{
-	uint32_t a = 0, b = 0;
-
-	if (c->len - c->pos < 8)
-		return false;
-	cur_u32(c, &a);
-	cur_u32(c, &b);
-	*v = c->big_endian ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a;
-	return true;
-}
-
-/* A NUL-terminated string that must end inside the payload. */
-static bool cur_str(struct cursor *c, const char **s, size_t *n)
-{
-	const uint8_t *end = memchr(c->p + c->pos, 0, c->len - c->pos);
-
-	if (!end)
-		return false;
-	*s = (const char *)(c->p + c->pos);
-	*n = (size_t)(end - (c->p + c->pos));
-	c->pos += *n + 1;
-	return true;
-}
-
 /*
  * Print @s (at most @len bytes, stopping at a NUL) in double quotes with
  * control and non-ASCII bytes escaped, so that a hostile file cannot move
@@ -139,26 +90,6 @@ static void print_quoted(const char *s, size_t len, size_t max)
 			putchar(ch);
 	}
 	putchar('"');
-}
-
-/* Length of a text value without its trailing newline and NUL. */
-static size_t trimmed_len(const char *s, size_t len)
-{
-	const char *nul = memchr(s, 0, len);
-
-	if (nul)
-		len = (size_t)(nul - s);
-	while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == ' '))
-		len--;
-	return len;
-}
-
-/* Length of the first line of @s (@len bytes). */
-static size_t line_len(const char *s, size_t len)
-{
-	const char *nl = memchr(s, '\n', len);
-
-	return nl ? (size_t)(nl - s) : len;
 }
 
 /* zlib's crc32() takes a uInt length: feed it in pieces. */
@@ -335,105 +266,10 @@ static void print_sections(const struct tk_dat *dat, bool summary)
 
 /* ----------------------------------------------------------------- options */
 
-static void print_option_value(const struct tk_dat_info *info, const struct tk_dat_option *o)
-{
-	struct cursor c = {.p = o->data, .len = o->size, .big_endian = info->big_endian};
-	const char *s, *name, *clock;
-	size_t n, nn, cn;
-	uint64_t v64;
-	uint32_t v32, a, b;
-
-	switch (o->id) {
-	case TK_DAT_OPTION_DONE:
-		/* v6 ends an options block with a bare id: no size, no payload. */
-		if (o->size == 0) {
-			fputs(" end", stdout);
-			return;
-		}
-		if (!cur_u64(&c, &v64))
-			break;
-		if (v64)
-			printf(" next=0x%" PRIx64, v64);
-		else
-			fputs(" next=none", stdout);
-		return;
-	case TK_DAT_OPTION_DATE:
-	case TK_DAT_OPTION_TRACECLOCK:
-	case TK_DAT_OPTION_UNAME:
-	case TK_DAT_OPTION_VERSION:
-	case TK_DAT_OPTION_OFFSET:
-	case TK_DAT_OPTION_HOOK:
-		if (o->size == 0)
-			break;
-		fputs(" value=", stdout);
-		print_quoted(o->data, trimmed_len(o->data, o->size), 256);
-		return;
-	case TK_DAT_OPTION_CPUSTAT:
-		/* The stats of one CPU: its first line ("CPU: 3") says which. */
-		if (o->size == 0)
-			break;
-		s = o->data;
-		n = trimmed_len(s, o->size);
-		while (n > 0 && s[0] == '\n') {
-			s++;
-			n--;
-		}
-		fputs(" first_line=", stdout);
-		print_quoted(s, line_len(s, n), 128);
-		return;
-	case TK_DAT_OPTION_CPUCOUNT:
-		if (!cur_u32(&c, &v32))
-			break;
-		printf(" cpus=%u", v32);
-		return;
-	case TK_DAT_OPTION_TRACEID:
-		if (!cur_u64(&c, &v64))
-			break;
-		printf(" id=0x%016" PRIx64, v64);
-		return;
-	case TK_DAT_OPTION_TSC2NSEC:
-		if (!cur_u32(&c, &a) || !cur_u32(&c, &b) || !cur_u64(&c, &v64))
-			break;
-		printf(" mult=%u shift=%u offset=%" PRIu64, a, b, v64);
-		return;
-	case TK_DAT_OPTION_BUFFER:
-		if (!cur_u64(&c, &v64) || !cur_str(&c, &name, &nn))
-			break;
-		if (info->version < 7) {
-			printf(" flyrecord=0x%" PRIx64 " name=", v64);
-			print_quoted(name, nn, 128);
-			return;
-		}
-		if (!cur_str(&c, &clock, &cn) || !cur_u32(&c, &a) || !cur_u32(&c, &b))
-			break;
-		printf(" section=0x%" PRIx64 " name=", v64);
-		print_quoted(name, nn, 128);
-		fputs(" clock=", stdout);
-		print_quoted(clock, cn, 64);
-		printf(" page_size=%u cpus=%u", a, b);
-		return;
-	case TK_DAT_OPTION_BUFFER_TEXT:
-		if (!cur_u64(&c, &v64) || !cur_str(&c, &name, &nn) || !cur_str(&c, &clock, &cn))
-			break;
-		printf(" section=0x%" PRIx64 " name=", v64);
-		print_quoted(name, nn, 128);
-		fputs(" clock=", stdout);
-		print_quoted(clock, cn, 64);
-		return;
-	default:
-		if (is_metadata_id(o->id)) {
-			if (!cur_u64(&c, &v64))
-				break;
-			printf(" section=0x%" PRIx64, v64);
-		}
-		return;
-	}
-	fputs(" (malformed)", stdout);
-}
-
-static void print_options(const struct tk_dat *dat, const struct tk_dat_info *info, bool summary)
+static void print_options(const struct tk_dat *dat, bool summary)
 {
 	size_t n = tk_dat_option_count(dat);
+	char value[4096];
 
 	printf("options: %zu\n", n);
 	if (summary)
@@ -443,8 +279,8 @@ static void print_options(const struct tk_dat *dat, const struct tk_dat_info *in
 
 		printf("  0x%08" PRIx64 " %2u %-14s size=%u", o->offset, o->id,
 		       tk_dat_option_name(o->id), o->size);
-		print_option_value(info, o);
-		putchar('\n');
+		tk_dat_option_describe(dat, o, value, sizeof(value));
+		printf("%s\n", value);
 	}
 }
 
@@ -972,25 +808,24 @@ static void print_perf_feature(const struct tk_perfdata *pd, const struct tk_per
 }
 
 /*
- * The STAT_CONFIG record of a perf stat record file: u64 nr, then nr
- * {u64 tag, u64 value}; tags 0 aggr_mode, 1 interval, 2 scale (perf's
- * enum perf_stat_config_term). Printed after the records as
- * "stat config: aggr_mode=1 interval=0 scale=1", unknown tags as tagN=V.
+ * The STAT_CONFIG record of a perf stat record file, printed after the
+ * records as "stat config: aggr_mode=1 interval=0 scale=1", unknown tags
+ * as tagN=V.
  */
 static void print_stat_config(const struct tk_perf_record *rec)
 {
 	static const char *const names[] = {"aggr_mode", "interval", "scale"};
-	const uint8_t *p = rec->data;
-	uint64_t nr;
+	struct tk_perf_stat_config sc;
 
 	fputs("stat config:", stdout);
-	if (rec->size < 16 || (nr = tk_perf_load_u64(p, 1)) > (rec->size - 16u) / 16) {
+	if (tk_perfdata_parse_stat_config(rec, &sc) < 0) {
 		printf(" (malformed: record of %u bytes at 0x%" PRIx64 ")\n", rec->size,
 		       rec->offset);
 		return;
 	}
-	for (uint64_t i = 0; i < nr; i++) {
-		uint64_t tag = tk_perf_load_u64(p, 2 + 2 * i), val = tk_perf_load_u64(p, 3 + 2 * i);
+	for (uint64_t i = 0; i < sc.nr; i++) {
+		uint64_t tag = tk_perf_load_u64(sc.terms, 2 * i);
+		uint64_t val = tk_perf_load_u64(sc.terms, 2 * i + 1);
 
 		if (tag < sizeof(names) / sizeof(names[0]))
 			printf(" %s=%" PRIu64, names[tag], val);
@@ -1104,21 +939,6 @@ out:
 	return r;
 }
 
-/* True when @path starts with the perf.data magic. */
-static bool is_perfdata(const char *path)
-{
-	char magic[8];
-	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : NULL;
-	bool yes;
-
-	if (!f)
-		return false;
-	yes = fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
-	      memcmp(magic, "PERFILE2", 8) == 0;
-	fclose(f);
-	return yes;
-}
-
 /* -------------------------------------------------------------------- main */
 
 int cmd_dump(int argc, char **argv)
@@ -1132,6 +952,7 @@ int cmd_dump(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *path = NULL, *section = NULL;
+	enum tk_file_kind kind;
 	const struct tk_dat_info *info;
 	struct totals tot = {0};
 	bool summary = false;
@@ -1174,7 +995,8 @@ int cmd_dump(int argc, char **argv)
 	if (section && summary)
 		return cli_usage_error("--section and --summary cannot be combined");
 
-	if (is_perfdata(path)) {
+	kind = tk_file_kind_of(path);
+	if (kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE) {
 		if (section)
 			return cli_usage_error("--section applies to .dat files only");
 		return dump_perfdata(path, summary);
@@ -1191,7 +1013,7 @@ int cmd_dump(int argc, char **argv)
 	info = tk_dat_get_info(dat);
 	print_header(dat, info);
 	print_sections(dat, summary);
-	print_options(dat, info, summary);
+	print_options(dat, summary);
 	printf("buffers: %zu\n", tk_dat_buffer_count(dat));
 	for (size_t b = 0; b < tk_dat_buffer_count(dat) && r == CLI_OK; b++)
 		r = dump_buffer(dat, path, b, summary, &tot);

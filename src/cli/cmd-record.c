@@ -428,14 +428,16 @@ static bool is_cache_spec(const char *spec)
 	return spec[0] == '%' || !strncmp(spec, "sdt_", 4);
 }
 
-/* "GROUP/EVENT" of a uprobe_events line "p:GROUP/EVENT TARGET ARGS", or "" when malformed. */
+/* "GROUP/EVENT" of a uprobe_events line, or "" when it does not parse. */
 static void def_name(const char *def, char *out, size_t cap)
 {
-	const char *colon = strchr(def, ':'), *end = strchr(def, ' ');
+	struct tk_tracefs_probe p;
 
 	out[0] = 0;
-	if (colon && end && colon < end && (size_t)(end - colon - 1) < cap)
-		snprintf(out, cap, "%.*s", (int)(end - colon - 1), colon + 1);
+	if (tk_tracefs_probe_parse(def, &p) < 0)
+		return;
+	snprintf(out, cap, "%s/%s", p.group, p.event);
+	tk_tracefs_probe_release(&p);
 }
 
 static bool name_taken(const struct record_args *a, const char *name)
@@ -458,34 +460,43 @@ static bool name_taken(const struct record_args *a, const char *name)
 static int add_cached_probe(struct record_args *a, const struct tk_cache_uprobe *u, char ***orig)
 {
 	char name[2 * TK_TRACEFS_PROBE_NAME_MAX + 2], *def, *first, **no;
-	const char *colon = strchr(u->def, ':'), *rest = strchr(u->def, ' ');
+	struct tk_tracefs_probe p;
 
-	if (!colon || !rest || colon > rest)
+	if (tk_tracefs_probe_parse(u->def, &p) < 0)
 		return cli_error("cache: malformed probe line '%s'", u->def);
-	for (size_t i = 0; i < a->nowned; i++)
-		if (!strcmp((*orig)[i], u->def))
+	for (size_t i = 0; i < a->nowned; i++) {
+		if (!strcmp((*orig)[i], u->def)) {
+			tk_tracefs_probe_release(&p);
 			return CLI_OK;
-	snprintf(name, sizeof(name), "%s/%s", u->group, u->event);
+		}
+	}
+	snprintf(name, sizeof(name), "%s/%s", p.group, p.event);
 	if (!name_taken(a, name)) {
 		def = strdup(u->def);
 	} else {
 		def = NULL;
 		for (unsigned int n = 1; n < 10000 && !def; n++) {
-			size_t elen = strlen(u->event) + (size_t)snprintf(NULL, 0, "_%u", n);
+			char event[TK_TRACEFS_PROBE_NAME_MAX + 16];
 
-			if (elen > TK_TRACEFS_PROBE_NAME_MAX ||
-			    strlen(u->group) > TK_TRACEFS_PROBE_NAME_MAX)
+			snprintf(event, sizeof(event), "%s_%u", u->event, n);
+			if (strlen(event) > TK_TRACEFS_PROBE_NAME_MAX) {
+				tk_tracefs_probe_release(&p);
 				return cli_error("%s/%s: the name is too long for a numbered copy "
 						 "of a probe used at several places",
 						 u->group, u->event);
-			snprintf(name, sizeof(name), "%s/%s_%u", u->group, u->event, n);
+			}
+			snprintf(name, sizeof(name), "%s/%s", p.group, event);
 			if (name_taken(a, name))
 				continue;
-			if (asprintf(&def, "%.*s:%s%s", (int)(colon - u->def), u->def, name, rest) <
-			    0)
-				return cli_error("out of memory");
+			if (tk_tracefs_probe_rename(&p, event) < 0) {
+				tk_tracefs_probe_release(&p);
+				return cli_lib_error(NULL);
+			}
+			def = p.text;
+			p.text = NULL;
 		}
 	}
+	tk_tracefs_probe_release(&p);
 	first = strdup(u->def);
 	if (!def || !first) {
 		free(def);

@@ -145,7 +145,7 @@ static int add_str(const char ***list, size_t *n, const char *s)
 }
 
 /*
- * A perf.data file starts with "PERFILE2"; a stream that cannot seek
+ * A perf.data file is told by tk_file_kind_of(); a stream that cannot seek
  * (standard input as "-", a pipe) can only be perf.data in pipe mode,
  * since .dat files are read by offset. Return: 1 when @path was perf
  * data (printed, or its error reported in @status), 0 for a .dat.
@@ -181,15 +181,11 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 	};
 	struct tk_perfdata *pd;
 	struct stat st;
-	char magic[8];
 
 	if (strcmp(path, "-") && (stat(path, &st) || S_ISREG(st.st_mode))) {
-		FILE *f = fopen(path, "rb");
-		size_t n = f ? fread(magic, 1, sizeof(magic), f) : 0;
+		enum tk_file_kind kind = tk_file_kind_of(path);
 
-		if (f)
-			fclose(f);
-		if (n != sizeof(magic) || memcmp(magic, "PERFILE2", 8))
+		if (kind != TK_FILE_PERFDATA && kind != TK_FILE_PERFDATA_PIPE)
 			return 0;
 	}
 	for (size_t i = 0; i < sizeof(dat_only) / sizeof(dat_only[0]); i++) {

@@ -14,7 +14,10 @@
 #     checked with tracekit's own reader: same per-CPU pages, events and
 #     page crc32 in `tracekit dump`, byte-identical `dump --section` bodies;
 #  3. a chain v7-zstd -> v6 -> v7-none -> v7-zlib -> v7-zstd through tracekit
-#     alone keeps every section body and every CPU's page crc32.
+#     alone keeps every section body and every CPU's page crc32;
+#  4. a trace whose events are all in an instance (trace-cmd extract -B, root
+#     and tracefs needed) converts to v6 that `trace-cmd report` prints as
+#     the input, and to perf.data that `perf script` prints with every event.
 # One "ok - " / "not ok - " line per check, then TK-COUNTS; exit 1 on failure.
 set -u
 
@@ -247,6 +250,66 @@ if [ $step -eq 4 ] && [ -e "$prev" ]; then
 	else
 		not_ok "round trip: trace-cmd report differs after four conversions"
 		diff "$in/sample-v7-zstd.dat.txt" "$prev.txt" | note 10
+	fi
+fi
+
+
+# ------------------------------------------- 4. events only in an instance
+# make_instance_trace OUT: sched events in a fresh instance, extracted alone.
+make_instance_trace() {
+	local tr=/sys/kernel/tracing name=tk-oracle-$$ dir
+	[ "$(id -u)" -eq 0 ] && [ -w "$tr/tracing_on" ] && [ -d "$tr/instances" ] || return 77
+	dir=$tr/instances/$name
+	mkdir "$dir" 2>/dev/null || return 77
+	{
+		echo 1 >"$dir/events/sched/sched_switch/enable" &&
+			echo 1 >"$dir/events/sched/sched_wakeup/enable" &&
+			echo 1 >"$dir/tracing_on" &&
+			for i in 1 2 3 4; do sleep 0.02 & /bin/true; wait; done &&
+			echo 0 >"$dir/tracing_on" &&
+			$T trace-cmd extract -B "$name" -o "$1" >/dev/null 2>&1
+	}
+	local rc=$?
+	rmdir "$dir" 2>/dev/null
+	return $rc
+}
+
+inst=$tmp/instance.dat
+make_instance_trace "$inst"
+rc=$?
+if [ $rc -eq 77 ]; then
+	skip "no root or tracefs instances: the instance-only trace is not made"
+elif [ $rc -ne 0 ] || [ ! -s "$inst" ]; then
+	not_ok "trace-cmd extract -B of an instance-only trace (exit $rc)"
+else
+	report "$inst"
+	events=$(grep -vc '^cpus=' "$inst.txt")
+	if [ "$events" -gt 0 ] && ! "$TRACEKIT" dump --summary "$inst" | grep -q '^  buffer (top): .* events=[1-9]'; then
+		ok "instance-only trace: $events events, none in the top buffer"
+	else
+		not_ok "instance-only trace: $events events, or events in the top buffer"
+	fi
+	if convert "$inst" "$tmp/out/instance-v6.dat" v6; then
+		report "$tmp/out/instance-v6.dat"
+		if cmp -s "$inst.txt" "$tmp/out/instance-v6.dat.txt"; then
+			ok "instance-only -> v6: trace-cmd report identical"
+		else
+			not_ok "instance-only -> v6: trace-cmd report differs"
+			diff "$inst.txt" "$tmp/out/instance-v6.dat.txt" | note 10
+		fi
+	fi
+	if ! command -v perf >/dev/null 2>&1; then
+		skip "perf is not installed: instance-only -> perf.data not checked"
+	elif ! err=$($T "$TRACEKIT" convert -q "$inst" -o "$tmp/out/instance.data" 2>&1); then
+		not_ok "tracekit convert instance-only -> perf.data"
+		echo "$err" | note
+	else
+		n=$($T perf script -i "$tmp/out/instance.data" 2>/dev/null | wc -l)
+		if [ "$n" -eq "$events" ]; then
+			ok "instance-only -> perf.data: perf script prints all $n events"
+		else
+			not_ok "instance-only -> perf.data: perf script prints $n of $events events"
+		fi
 	fi
 fi
 

@@ -45,6 +45,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -713,6 +714,106 @@ static void test_write_oom(void **state)
 	}
 }
 
+/* ---------------------------------------------------- (f) conversion */
+
+struct convert_ctx {
+	char in[300], data[300], back[300];
+	int dir; /* 0: .dat -> perf.data, 1: perf.data -> .dat, 2: .dat -> .dat v7 uncompressed */
+	uint64_t want;
+};
+
+static uint64_t dat_records(const char *path)
+{
+	struct tk_dat *dat = tk_dat_open(path);
+	struct tk_dat_merge_record mr;
+	struct tk_dat_merge *m;
+	uint64_t n = 0;
+
+	assert_non_null(dat);
+	m = tk_dat_merge_new(dat, NULL, 0);
+	assert_non_null(m);
+	while (tk_dat_merge_next(m, &mr) == 1)
+		n++;
+	tk_dat_merge_free(m);
+	tk_dat_close(dat);
+	return n;
+}
+
+static uint64_t perf_samples(const char *path)
+{
+	struct tk_perfdata *pd = tk_perfdata_open(path);
+	struct tk_perf_record rec;
+	uint64_t n = 0;
+
+	assert_non_null(pd);
+	while (tk_perfdata_next(pd, &rec) == 1)
+		n += rec.type == TK_PERF_RECORD_SAMPLE;
+	tk_perfdata_close(pd);
+	return n;
+}
+
+static int convert_op(void *ctx)
+{
+	struct convert_ctx *x = ctx;
+	const char *out = x->dir ? x->back : x->data;
+	int fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), r;
+
+	assert_true(fd >= 0);
+	if (x->dir == 2) {
+		struct tk_convert_opts o = {.sz = sizeof(o), .version = 7};
+		struct tk_dat *dat = tk_dat_open(x->in);
+
+		r = dat ? tk_convert_dat_to_dat(dat, fd, out, &o, NULL) : -errno;
+		tk_dat_close(dat);
+	} else if (x->dir == 1) {
+		struct tk_perfdata *pd = tk_perfdata_open(x->data);
+
+		r = pd ? tk_convert_perf_to_dat(pd, fd, out, NULL, NULL) : -errno;
+		tk_perfdata_close(pd);
+	} else {
+		struct tk_dat *dat = tk_dat_open(x->in);
+
+		r = dat ? tk_convert_dat_to_perf(dat, fd, out, NULL, NULL) : -errno;
+		tk_dat_close(dat);
+	}
+	close(fd);
+	return r;
+}
+
+static void convert_check(void *ctx)
+{
+	struct convert_ctx *x = ctx;
+
+	if (x->dir)
+		assert_int_equal(dat_records(x->back), x->want);
+	else
+		assert_int_equal(perf_samples(x->data), x->want);
+}
+
+/* .dat (top buffer, instance, latency text) -> perf.data -> .dat, and .dat -> .dat. */
+static void test_convert_oom(void **state)
+{
+	static struct convert_ctx x;
+
+	(void)state;
+	snprintf(x.in, sizeof(x.in), "%s/convert-in.dat", tmpdir);
+	snprintf(x.data, sizeof(x.data), "%s/convert.data", tmpdir);
+	snprintf(x.back, sizeof(x.back), "%s/convert-back.dat", tmpdir);
+	if (write_file(&modes[0], x.in))
+		fail_msg("writing the input: %s", tk_errmsg());
+	x.want = dat_records(x.in);
+	assert_true(x.want > 0);
+	for (x.dir = 0; x.dir < 3; x.dir++) {
+		static const char *const what[] = {"dat -> perf", "perf -> dat", "dat -> dat"};
+
+		assert_true(oom_loop(what[x.dir], convert_op, &x, convert_check, false) >= 5);
+		oom_loop(what[x.dir], convert_op, &x, convert_check, true);
+	}
+	unlink(x.in);
+	unlink(x.data);
+	unlink(x.back);
+}
+
 /* The wrappers themselves: a test that cannot fail proves nothing. */
 static void test_injector(void **state)
 {
@@ -775,10 +876,9 @@ static int group_teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_injector),
-		cmocka_unit_test(test_codec_oom),
-		cmocka_unit_test(test_read_oom),
-		cmocka_unit_test(test_write_oom),
+		cmocka_unit_test(test_injector),    cmocka_unit_test(test_codec_oom),
+		cmocka_unit_test(test_read_oom),    cmocka_unit_test(test_write_oom),
+		cmocka_unit_test(test_convert_oom),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -121,8 +121,6 @@
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
 #define DUMMY_SAMPLE_TYPE                                                                          \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
-/* sample_id_all trailer of TID|TIME|CPU|IDENTIFIER. */
-#define TRAILER_SIZE	  32
 #define MAX_RECORD	  65536
 #define DEFAULT_FREQ	  4000
 #define PENDING_MAX	  65536
@@ -908,23 +906,19 @@ static void track(struct session *s, const unsigned char *rec, const struct perf
 
 /* ------------------------------------------------------------ side band */
 
+/* Count what the writer's add_* call wrote (it returns the record's size). */
+static int added(struct session *s, int r)
+{
+	if (r < 0)
+		return r;
+	s->st->bytes += (uint64_t)r;
+	return 0;
+}
+
+/* A synthesized COMM: time 0, id 0 (a NULL trailer leaves them zero). */
 static int write_comm(struct session *s, uint32_t pid, uint32_t tid, const char *comm)
 {
-	unsigned char rec[8 + 8 + 24 + TRAILER_SIZE] = {0};
-	size_t n = strnlen(comm, 15);
-	size_t name_len = (n + 1 + 7) & ~(size_t)7;
-	size_t size = 16 + name_len + TRAILER_SIZE;
-	uint32_t type = PERF_RECORD_COMM;
-	uint16_t misc = 0, sz = (uint16_t)size;
-
-	memcpy(rec, &type, 4);
-	memcpy(rec + 4, &misc, 2);
-	memcpy(rec + 6, &sz, 2);
-	memcpy(rec + 8, &pid, 4);
-	memcpy(rec + 12, &tid, 4);
-	memcpy(rec + 16, comm, n);
-	/* The trailer stays zero: a synthesized record, time 0, id 0. */
-	return emit(s, rec, size);
+	return added(s, tk_perfdata_writer_add_comm(s->w, pid, tid, comm, false, NULL));
 }
 
 static int read_small(const char *path, char *b, size_t cap)
@@ -943,14 +937,6 @@ static int read_small(const char *path, char *b, size_t cap)
 	return 0;
 }
 
-/* Copy a NUL-terminated name into @rec at @off, padded to 8 bytes; the new end. */
-static size_t put_name(unsigned char *rec, size_t off, const char *name, size_t n)
-{
-	memcpy(rec + off, name, n);
-	memset(rec + off + n, 0, 8 - (n & 7));
-	return off + n + 8 - (n & 7);
-}
-
 /*
  * The kernel map as perf synthesizes it, so that perf relocates kallsyms:
  * MMAP, pid -1, [_text, _etext), pgoff = _text. Without readable kallsyms
@@ -960,13 +946,10 @@ static size_t put_name(unsigned char *rec, size_t off, const char *name, size_t 
 static int synthesize_kernel_mmap(struct session *s)
 {
 	static const char name[] = "[kernel.kallsyms]_text";
-	unsigned char rec[8 + 40 + 24 + TRAILER_SIZE] = {0};
-	uint64_t text = 0, etext = 0, len;
+	uint64_t text = 0, etext = 0;
 	char *line = NULL;
-	size_t cap = 0, off;
+	size_t cap = 0;
 	FILE *f = fopen("/proc/kallsyms", "re");
-	uint32_t type = PERF_RECORD_MMAP, pid = UINT32_MAX;
-	uint16_t misc = PERF_RECORD_MISC_KERNEL, sz;
 
 	if (!f)
 		return 0;
@@ -985,17 +968,8 @@ static int synthesize_kernel_mmap(struct session *s)
 	fclose(f);
 	if (!text || etext <= text)
 		return 0;
-	len = etext - text;
-	memcpy(rec, &type, 4);
-	memcpy(rec + 4, &misc, 2);
-	memcpy(rec + 8, &pid, 4);
-	memcpy(rec + 16, &text, 8);
-	memcpy(rec + 24, &len, 8);
-	memcpy(rec + 32, &text, 8);
-	off = put_name(rec, 40, name, sizeof(name) - 1) + TRAILER_SIZE;
-	sz = (uint16_t)off;
-	memcpy(rec + 6, &sz, 2);
-	return emit(s, rec, off);
+	return added(s, tk_perfdata_writer_add_mmap(s->w, PERF_RECORD_MISC_KERNEL, UINT32_MAX, 0,
+						    text, etext - text, text, name, NULL));
 }
 
 /*
@@ -1005,7 +979,6 @@ static int synthesize_kernel_mmap(struct session *s)
  */
 static int synthesize_maps(struct session *s, unsigned long pid)
 {
-	unsigned char rec[8 + 64 + 4096 + 8 + TRAILER_SIZE];
 	char path[64], *line = NULL;
 	size_t cap = 0;
 	FILE *f;
@@ -1021,10 +994,10 @@ static int synthesize_maps(struct session *s, unsigned long pid)
 		char perms[8];
 		int name_at = 0;
 		const char *name;
-		size_t n, off;
-		uint32_t type = PERF_RECORD_MMAP2, p32 = (uint32_t)pid, prot, flags;
-		uint64_t len, ino64, gen = 0;
-		uint16_t misc = PERF_RECORD_MISC_USER, sz;
+		char nm[4096];
+		size_t n;
+		struct tk_perf_mmap2 m = {
+			.pid = (uint32_t)pid, .tid = (uint32_t)pid, .filename = nm};
 
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
 			   &maj, &min, &ino, &name_at) < 7 ||
@@ -1042,37 +1015,20 @@ static int synthesize_maps(struct session *s, unsigned long pid)
 		}
 		if (n >= 4096)
 			continue;
-		prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-		       PROT_EXEC;
-		flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
-		len = end - start;
-		ino64 = ino;
-		memcpy(rec, &type, 4);
-		memcpy(rec + 4, &misc, 2);
-		memcpy(rec + 8, &p32, 4);
-		memcpy(rec + 12, &p32, 4);
-		memcpy(rec + 16, &start, 8);
-		memcpy(rec + 24, &len, 8);
-		memcpy(rec + 32, &pgoff, 8);
-		memcpy(rec + 40, &maj, 4);
-		memcpy(rec + 44, &min, 4);
-		memcpy(rec + 48, &ino64, 8);
-		memcpy(rec + 56, &gen, 8);
-		memcpy(rec + 64, &prot, 4);
-		memcpy(rec + 68, &flags, 4);
-		off = put_name(rec, 72, name, n);
-		memset(rec + off, 0, TRAILER_SIZE);
-		off += TRAILER_SIZE;
-		sz = (uint16_t)off;
-		memcpy(rec + 6, &sz, 2);
-		r = emit(s, rec, off);
-		if (!r) {
-			char nm[4096];
-
-			memcpy(nm, name, n);
-			nm[n] = 0;
-			add_map(s, (int32_t)pid, start, len, nm);
-		}
+		memcpy(nm, name, n);
+		nm[n] = 0;
+		m.start = start;
+		m.len = end - start;
+		m.pgoff = pgoff;
+		m.maj = maj;
+		m.min = min;
+		m.ino = ino;
+		m.prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+			 PROT_EXEC;
+		m.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		r = added(s, tk_perfdata_writer_add_mmap2(s->w, PERF_RECORD_MISC_USER, &m, NULL));
+		if (!r)
+			add_map(s, (int32_t)pid, m.start, m.len, nm);
 	}
 	free(line);
 	fclose(f);

@@ -1164,6 +1164,28 @@ TK_API int tk_tracefs_probe_parse(const char *def, struct tk_tracefs_probe *pr)
 	return 0;
 }
 
+TK_API int tk_tracefs_probe_rename(struct tk_tracefs_probe *pr, const char *event)
+{
+	size_t len = strlen(event);
+	const char *rest;
+	char *text;
+
+	if (!pr->text || !good_name(event, len))
+		return tk_fail(EINVAL,
+			       "probe event name '%s': letters, digits and '_', at most %d, "
+			       "on a parsed probe",
+			       event, TK_TRACEFS_PROBE_NAME_MAX);
+	/* The text is "KIND:GROUP/EVENT TARGET [ARGS]", as parsing made it. */
+	rest = strchr(pr->text, ' ');
+	if (asprintf(&text, "%.*s:%s/%s%s", (int)strcspn(pr->text, ":"), pr->text, pr->group, event,
+		     rest ? rest : "") < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	free(pr->text);
+	pr->text = text;
+	memcpy(pr->event, event, len + 1);
+	return 0;
+}
+
 TK_API void tk_tracefs_probe_release(struct tk_tracefs_probe *pr)
 {
 	if (!pr)

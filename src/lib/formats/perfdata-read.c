@@ -2642,3 +2642,61 @@ int tk_perfdata_parse_sample(const struct tk_perfdata *pd, const struct tk_perf_
 			       rec->compressed ? " (inside the COMPRESSED record)" : "");
 	return 0;
 }
+
+int tk_perfdata_parse_stat_config(const struct tk_perf_record *rec, struct tk_perf_stat_config *out)
+{
+	uint64_t nr;
+
+	memset(out, 0, sizeof(*out));
+	if (rec->type != TK_PERF_RECORD_STAT_CONFIG)
+		return tk_fail(EINVAL, "a %s record is not STAT_CONFIG",
+			       tk_perf_record_name(rec->type));
+	/* header, nr, then 16 bytes a term; the data includes the header */
+	if (rec->size < 16 || (nr = tk_perf_load_u64(rec->data, 1)) > (rec->size - 16u) / 16)
+		return tk_fail(EBADMSG,
+			       "STAT_CONFIG record of %u bytes at 0x%" PRIx64
+			       " is too short for its terms",
+			       rec->size, rec->offset);
+	out->nr = nr;
+	out->terms = (const uint8_t *)rec->data + 16;
+	return 0;
+}
+
+int tk_perfdata_parse_comm(const struct tk_perf_record *rec, struct tk_perf_comm *out)
+{
+	const uint8_t *d = rec->data;
+
+	memset(out, 0, sizeof(*out));
+	if (rec->type != TK_PERF_RECORD_COMM)
+		return tk_fail(EINVAL, "a %s record is not COMM", tk_perf_record_name(rec->type));
+	/* header, u32 pid, u32 tid, the name (NUL-padded), then any trailer */
+	if (rec->size < 17)
+		return tk_fail(EBADMSG, "COMM record of %u bytes at 0x%" PRIx64 " has no name",
+			       rec->size, rec->offset);
+	memcpy(&out->pid, d + 8, 4);
+	memcpy(&out->tid, d + 12, 4);
+	out->comm = (const char *)d + 16;
+	out->len = strnlen(out->comm, rec->size - 16u);
+	out->exec = rec->misc & 0x2000;
+	return 0;
+}
+
+int tk_perfdata_parse_task(const struct tk_perf_record *rec, struct tk_perf_task *out)
+{
+	const uint8_t *d = rec->data;
+
+	memset(out, 0, sizeof(*out));
+	if (rec->type != TK_PERF_RECORD_FORK && rec->type != TK_PERF_RECORD_EXIT)
+		return tk_fail(EINVAL, "a %s record is not FORK or EXIT",
+			       tk_perf_record_name(rec->type));
+	/* header, u32 pid, ppid, tid, ptid, u64 time, then any trailer */
+	if (rec->size < 32)
+		return tk_fail(EBADMSG, "%s record of %u bytes at 0x%" PRIx64 " is too short",
+			       tk_perf_record_name(rec->type), rec->size, rec->offset);
+	memcpy(&out->pid, d + 8, 4);
+	memcpy(&out->ppid, d + 12, 4);
+	memcpy(&out->tid, d + 16, 4);
+	memcpy(&out->ptid, d + 20, 4);
+	memcpy(&out->time, d + 24, 8);
+	return 0;
+}

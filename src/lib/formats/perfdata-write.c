@@ -1398,3 +1398,274 @@ out:
 	}
 	return w;
 }
+
+/* ------------------------------------------------------------------------
+ * Records from fields: callers describe a sample or a side-band record and
+ * the writer lays out its bytes, so that no caller packs perf records.
+ * A SAMPLE's fields follow its event's sample_type in the kernel's order;
+ * a side-band record (COMM, FORK, EXIT) ends with the sample_id_all trailer
+ * of event 0 (every event shares sample_id_all, add_attr checks it), whose
+ * id is event 0's first kernel id.
+ */
+
+/* The bits add_sample() can lay out; READ, CALLCHAIN, BRANCH... need data it has no field for. */
+#define SAMPLE_BITS_FROM_FIELDS                                                                    \
+	(TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_IP | TK_PERF_SAMPLE_TID |                      \
+	 TK_PERF_SAMPLE_TIME | TK_PERF_SAMPLE_ADDR | TK_PERF_SAMPLE_ID |                           \
+	 TK_PERF_SAMPLE_STREAM_ID | TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_PERIOD |                   \
+	 TK_PERF_SAMPLE_RAW)
+
+/* Records up to this size are built on the stack; bigger ones (large RAW) in the heap. */
+#define SMALL_RECORD 512u
+
+void tk_perfdata_attr_tracepoint(struct tk_perf_attr *attr, uint64_t event_id, uint64_t sample_type)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = 2; /* PERF_TYPE_TRACEPOINT */
+	attr->config = event_id;
+	attr->sample_period = 1;
+	attr->sample_type = sample_type;
+	attr->flags = TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL;
+}
+
+/* What the add_* calls return: the record's size once written, else the error. */
+static int wrote(int r, size_t size)
+{
+	return r < 0 ? r : (int)size;
+}
+
+static uint64_t first_id(const struct w_evsel *e)
+{
+	return e->nr_ids ? e->ids[0] : 0;
+}
+
+static void put_u64(uint8_t *p, size_t *at, uint64_t v)
+{
+	memcpy(p + *at, &v, 8);
+	*at += 8;
+}
+
+static void put_u32x2(uint8_t *p, size_t *at, uint32_t a, uint32_t b)
+{
+	memcpy(p + *at, &a, 4);
+	memcpy(p + *at + 4, &b, 4);
+	*at += 8;
+}
+
+static void put_header(uint8_t *p, uint32_t type, uint16_t misc, size_t size)
+{
+	uint16_t sz = (uint16_t)size;
+
+	memcpy(p, &type, 4);
+	memcpy(p + 4, &misc, 2);
+	memcpy(p + 6, &sz, 2);
+}
+
+int tk_perfdata_writer_add_sample(struct tk_perfdata_writer *w, size_t attr_index,
+				  const struct tk_perf_sample *s)
+{
+	const struct w_evsel *e;
+	uint64_t st, id;
+	uint32_t raw_pad = 0;
+	uint8_t small[SMALL_RECORD], *rec;
+	size_t size = 8, at = 8;
+	int r;
+
+	if (attr_index >= w->nr_evsels)
+		return tk_fail(EINVAL, "%s: sample of unknown event %zu", w->name, attr_index);
+	e = &w->evsels[attr_index];
+	st = e->attr.sample_type;
+	if (st & ~(uint64_t)SAMPLE_BITS_FROM_FIELDS)
+		return tk_fail(ENOTSUP,
+			       "%s: event %zu: sample_type 0x%" PRIx64 " has fields "
+			       "a sample cannot be built from",
+			       w->name, attr_index, st);
+	id = s->id ? s->id : first_id(e);
+	size += 8 * (size_t)__builtin_popcountll(st & ~(uint64_t)TK_PERF_SAMPLE_RAW);
+	if (st & TK_PERF_SAMPLE_RAW) {
+		/* The u32 size and the payload keep the record 8-byte sized. */
+		raw_pad = (uint32_t)(((uint64_t)s->raw_size + 4 + 7) & ~7ull) - 4;
+		size += 4 + (size_t)raw_pad;
+	}
+	if (size > 65535)
+		return tk_fail(E2BIG, "%s: a sample of %zu bytes exceeds perf's 64 KiB records",
+			       w->name, size);
+	rec = size <= sizeof(small) ? small : malloc(size);
+	if (!rec)
+		return tk_fail(ENOMEM, "out of memory");
+	put_header(rec, TK_PERF_RECORD_SAMPLE, 0, size);
+	if (st & TK_PERF_SAMPLE_IDENTIFIER)
+		put_u64(rec, &at, id);
+	if (st & TK_PERF_SAMPLE_IP)
+		put_u64(rec, &at, s->ip);
+	if (st & TK_PERF_SAMPLE_TID)
+		put_u32x2(rec, &at, s->pid, s->tid);
+	if (st & TK_PERF_SAMPLE_TIME)
+		put_u64(rec, &at, s->time);
+	if (st & TK_PERF_SAMPLE_ADDR)
+		put_u64(rec, &at, s->addr);
+	if (st & TK_PERF_SAMPLE_ID)
+		put_u64(rec, &at, id);
+	if (st & TK_PERF_SAMPLE_STREAM_ID)
+		put_u64(rec, &at, s->stream_id);
+	if (st & TK_PERF_SAMPLE_CPU)
+		put_u32x2(rec, &at, s->cpu, 0);
+	if (st & TK_PERF_SAMPLE_PERIOD)
+		put_u64(rec, &at, s->period);
+	if (st & TK_PERF_SAMPLE_RAW) {
+		memcpy(rec + at, &raw_pad, 4);
+		if (s->raw_size)
+			memcpy(rec + at + 4, s->raw, s->raw_size);
+		memset(rec + at + 4 + s->raw_size, 0, raw_pad - s->raw_size);
+	}
+	r = tk_perfdata_writer_write(w, rec, size);
+	if (rec != small)
+		free(rec);
+	return wrote(r, size);
+}
+
+/* Bytes of event 0's sample_id_all trailer (0 when it has none). */
+static size_t trailer_size(const struct tk_perfdata_writer *w)
+{
+	uint64_t st;
+
+	if (!w->nr_evsels || !(w->evsels[0].attr.flags & TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL))
+		return 0;
+	st = w->evsels[0].attr.sample_type;
+	return 8 *
+	       (size_t)__builtin_popcountll(st & (TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME |
+						  TK_PERF_SAMPLE_ID | TK_PERF_SAMPLE_STREAM_ID |
+						  TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_IDENTIFIER));
+}
+
+/* The trailer from @id's fields; a NULL @id leaves the zeros of a synthesized record. */
+static void put_trailer(const struct tk_perfdata_writer *w, uint8_t *rec, size_t at,
+			const struct tk_perf_sample *id)
+{
+	uint64_t st, kid;
+
+	if (!trailer_size(w) || !id)
+		return;
+	st = w->evsels[0].attr.sample_type;
+	kid = id->id ? id->id : first_id(&w->evsels[0]);
+	if (st & TK_PERF_SAMPLE_TID)
+		put_u32x2(rec, &at, id->pid, id->tid);
+	if (st & TK_PERF_SAMPLE_TIME)
+		put_u64(rec, &at, id->time);
+	if (st & TK_PERF_SAMPLE_ID)
+		put_u64(rec, &at, kid);
+	if (st & TK_PERF_SAMPLE_STREAM_ID)
+		put_u64(rec, &at, id->stream_id);
+	if (st & TK_PERF_SAMPLE_CPU)
+		put_u32x2(rec, &at, id->cpu, 0);
+	if (st & TK_PERF_SAMPLE_IDENTIFIER)
+		put_u64(rec, &at, kid);
+}
+
+int tk_perfdata_writer_add_comm(struct tk_perfdata_writer *w, uint32_t pid, uint32_t tid,
+				const char *comm, bool exec, const struct tk_perf_sample *id)
+{
+	/* header, pid, tid, the name NUL-terminated and 8-byte padded, the trailer */
+	uint8_t rec[8 + 8 + 24 + 64] = {0};
+	size_t n = strnlen(comm, 15), body = (n + 1 + 7) & ~(size_t)7;
+	size_t at = 8, size = 16 + body + trailer_size(w);
+
+	put_header(rec, TK_PERF_RECORD_COMM, exec ? 0x2000 /* PERF_RECORD_MISC_COMM_EXEC */ : 0,
+		   size);
+	put_u32x2(rec, &at, pid, tid);
+	memcpy(rec + at, comm, n);
+	put_trailer(w, rec, at + body, id);
+	return wrote(tk_perfdata_writer_write(w, rec, size), size);
+}
+
+/* A file name NUL-terminated and padded to 8 bytes at @rec + @at; the new end. */
+static size_t put_name(uint8_t *rec, size_t at, const char *name, size_t n)
+{
+	size_t padded = (n + 1 + 7) & ~(size_t)7;
+
+	memcpy(rec + at, name, n);
+	memset(rec + at + n, 0, padded - n);
+	return at + padded;
+}
+
+/* Longest file name an MMAP or MMAP2 record takes here (PATH_MAX, as the kernel's). */
+#define MMAP_NAME_MAX 4095u
+
+int tk_perfdata_writer_add_mmap(struct tk_perfdata_writer *w, uint16_t misc, uint32_t pid,
+				uint32_t tid, uint64_t start, uint64_t len, uint64_t pgoff,
+				const char *filename, const struct tk_perf_sample *id)
+{
+	uint8_t rec[8 + 32 + MMAP_NAME_MAX + 1 + 8 + 64] = {0};
+	size_t n = strlen(filename), at = 8;
+
+	if (n > MMAP_NAME_MAX)
+		return tk_fail(ENAMETOOLONG, "%s: mmap file name of %zu bytes", w->name, n);
+	put_u32x2(rec, &at, pid, tid);
+	put_u64(rec, &at, start);
+	put_u64(rec, &at, len);
+	put_u64(rec, &at, pgoff);
+	at = put_name(rec, at, filename, n);
+	put_trailer(w, rec, at, id);
+	at += trailer_size(w);
+	put_header(rec, TK_PERF_RECORD_MMAP, misc, at);
+	return wrote(tk_perfdata_writer_write(w, rec, at), at);
+}
+
+int tk_perfdata_writer_add_mmap2(struct tk_perfdata_writer *w, uint16_t misc,
+				 const struct tk_perf_mmap2 *m, const struct tk_perf_sample *id)
+{
+	uint8_t rec[8 + 64 + MMAP_NAME_MAX + 1 + 8 + 64] = {0};
+	size_t n = strlen(m->filename), at = 8;
+
+	if (n > MMAP_NAME_MAX)
+		return tk_fail(ENAMETOOLONG, "%s: mmap file name of %zu bytes", w->name, n);
+	put_u32x2(rec, &at, m->pid, m->tid);
+	put_u64(rec, &at, m->start);
+	put_u64(rec, &at, m->len);
+	put_u64(rec, &at, m->pgoff);
+	put_u32x2(rec, &at, m->maj, m->min);
+	put_u64(rec, &at, m->ino);
+	put_u64(rec, &at, m->ino_generation);
+	put_u32x2(rec, &at, m->prot, m->flags);
+	at = put_name(rec, at, m->filename, n);
+	put_trailer(w, rec, at, id);
+	at += trailer_size(w);
+	put_header(rec, TK_PERF_RECORD_MMAP2, misc, at);
+	return wrote(tk_perfdata_writer_write(w, rec, at), at);
+}
+
+static int add_task(struct tk_perfdata_writer *w, uint32_t type, uint32_t pid, uint32_t ppid,
+		    uint32_t tid, uint32_t ptid, uint64_t time, const struct tk_perf_sample *id)
+{
+	uint8_t rec[8 + 24 + 64] = {0};
+	size_t at = 8, size = 32 + trailer_size(w);
+
+	put_header(rec, type, 0, size);
+	put_u32x2(rec, &at, pid, ppid);
+	put_u32x2(rec, &at, tid, ptid);
+	put_u64(rec, &at, time);
+	put_trailer(w, rec, at, id);
+	return wrote(tk_perfdata_writer_write(w, rec, size), size);
+}
+
+int tk_perfdata_writer_add_fork(struct tk_perfdata_writer *w, uint32_t pid, uint32_t ppid,
+				uint32_t tid, uint32_t ptid, uint64_t time,
+				const struct tk_perf_sample *id)
+{
+	return add_task(w, TK_PERF_RECORD_FORK, pid, ppid, tid, ptid, time, id);
+}
+
+int tk_perfdata_writer_add_exit(struct tk_perfdata_writer *w, uint32_t pid, uint32_t ppid,
+				uint32_t tid, uint32_t ptid, uint64_t time,
+				const struct tk_perf_sample *id)
+{
+	return add_task(w, TK_PERF_RECORD_EXIT, pid, ppid, tid, ptid, time, id);
+}
+
+int tk_perfdata_writer_add_round(struct tk_perfdata_writer *w)
+{
+	uint8_t rec[8];
+
+	put_header(rec, TK_PERF_RECORD_FINISHED_ROUND, 0, sizeof(rec));
+	return wrote(tk_perfdata_writer_write(w, rec, sizeof(rec)), sizeof(rec));
+}

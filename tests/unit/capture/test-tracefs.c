@@ -593,6 +593,19 @@ static void test_probe_parse(void **state)
 	parse_bad("p sym+1x", "not a number");
 	parse_bad("p +4", "no symbol");
 	parse_bad("p sym%ret", "%return");
+
+	/* A parsed probe renamed: the group and the rest of the line stay. */
+	{
+		struct tk_tracefs_probe pr;
+
+		assert_ok(tk_tracefs_probe_parse("p:sdt_app/ev /bin/app:0x10(0x8) a=%di", &pr));
+		assert_ok(tk_tracefs_probe_rename(&pr, "ev_1"));
+		assert_string_equal(pr.event, "ev_1");
+		assert_string_equal(pr.text, "p:sdt_app/ev_1 /bin/app:0x10(0x8) a=%di");
+		assert_errno(tk_tracefs_probe_rename(&pr, "e-v"), EINVAL);
+		assert_string_equal(pr.text, "p:sdt_app/ev_1 /bin/app:0x10(0x8) a=%di");
+		tk_tracefs_probe_release(&pr);
+	}
 }
 
 /* Whether the tracefs file @rel (from the root) holds a line starting with @prefix. */

@@ -48,6 +48,18 @@ enum tk_output_kind {
  */
 TK_API struct tk_output *tk_output_open(const char *path, const char *input);
 
+/**
+ * tk_output_target_of() - where tk_output_open() would write @path, for a
+ * writer that makes its own files beside the target (record's spools)
+ * @kind: receives how the target is written
+ *
+ * Follows links as tk_output_open() does and refuses the same targets; also
+ * refuses a target whose directory does not exist, naming it.
+ * Return: the target path (malloc'ed, the caller frees it), or NULL with
+ * errno set and tk_errmsg().
+ */
+TK_API char *tk_output_target_of(const char *path, enum tk_output_kind *kind);
+
 /** tk_output_fd() - the descriptor to write to; owned by the handle. */
 TK_API int tk_output_fd(const struct tk_output *out);
 

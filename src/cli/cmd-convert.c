@@ -3,13 +3,15 @@
  * tracekit convert: options, the output file's safe creation and the
  * summary line; the conversion itself is the library's (convert.h).
  *
- * Safety: the output is written to OUT.tmp.XXXXXX beside OUT and renamed
- * over OUT only after the library finished and the data reached the disk,
- * so OUT is either the old file or the complete new one. The temporary
- * file is removed on every failure path and on SIGINT/SIGTERM/SIGHUP.
- * Converting a file onto itself is refused: the rename would replace the
- * input while the reader still streams pages from it, and a failure would
- * leave the user with neither file.
+ * Safety (tk_output_*, output.h): OUT is written to a temporary file
+ * beside it (beside a symlink's target) and renamed over it only after the
+ * library finished and the data reached the disk, so OUT is either the old
+ * file or the complete new one; a character device is written through, a
+ * FIFO refused by the writers (both formats go back to fill in offsets).
+ * The temporary file is removed on every failure path and on
+ * SIGINT/SIGTERM/SIGHUP. Converting a file onto itself is refused: the
+ * rename would replace the input while the reader still streams pages
+ * from it, and a failure would leave the user with neither file.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,9 +24,8 @@
 #include <unistd.h>
 
 #include <tracekit/convert.h>
+#include <tracekit/output.h>
 #include <tracekit/filekind.h>
-
-#include "cli.h"
 
 #include "cli.h"
 
@@ -55,11 +56,11 @@ const char cmd_convert_usage[] =
  * The temporary file to remove if a signal ends the process. Only unlink()
  * and raise() run in the handler, both async-signal-safe.
  */
-static char *volatile cleanup_path;
+static const char *volatile cleanup_path;
 
 static void cleanup_on_signal(int sig)
 {
-	char *p = cleanup_path;
+	const char *p = cleanup_path;
 
 	if (p)
 		unlink(p);
@@ -67,7 +68,7 @@ static void cleanup_on_signal(int sig)
 	raise(sig);
 }
 
-static void install_cleanup(char *path)
+static void install_cleanup(const char *path)
 {
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
 	struct sigaction sa;
@@ -114,94 +115,6 @@ static void show_progress(const struct tk_convert_stats *st, void *ctx)
 	if (pct > 100.0)
 		pct = 100.0;
 	fprintf(stderr, "\rtracekit convert: %5.1f%% %" PRIu64 " pages\033[K", pct, st->pages);
-}
-
-static bool same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	if (!strcmp(a, b))
-		return true;
-	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
-		return false;
-	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/*
- * Every direction writes OUT the same way: under "<OUT>.tmp.XXXXXX" beside
- * it, renamed into place only once complete and on disk, so a failed or
- * interrupted convert never leaves a partial OUT nor replaces a good one;
- * a signal removes the temporary file.
- */
-struct temp_output {
-	char *path;
-	int fd;
-};
-
-static int output_begin(const struct convert *cv, struct temp_output *t)
-{
-	struct stat st;
-	mode_t mask;
-
-	t->path = NULL;
-	t->fd = -1;
-	if (same_file(cv->in, cv->out))
-		return cli_error("%s: input and output are the same file", cv->out);
-	if (stat(cv->out, &st) == 0 && S_ISDIR(st.st_mode))
-		return cli_error("%s: is a directory", cv->out);
-	if (asprintf(&t->path, "%s.tmp.XXXXXX", cv->out) < 0) {
-		t->path = NULL;
-		return cli_error("out of memory");
-	}
-	/* Signals are caught from before the file exists until it is renamed. */
-	install_cleanup(t->path);
-	t->fd = mkstemp(t->path);
-	if (t->fd < 0) {
-		install_cleanup(NULL);
-		free(t->path);
-		t->path = NULL;
-		return cli_error("%s: cannot create a temporary file beside it: %m", cv->out);
-	}
-	/* mkstemp creates 0600; a converted trace gets the usual 0666 & ~umask. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(t->fd, 0666 & ~mask) < 0)
-		return cli_error("%s: %m", t->path);
-	return CLI_OK;
-}
-
-/* Whatever output_begin() left: the temporary file goes unless it was renamed. */
-static void output_end(struct temp_output *t)
-{
-	if (t->fd >= 0)
-		close(t->fd);
-	if (t->path)
-		unlink(t->path);
-	install_cleanup(NULL);
-	free(t->path);
-	t->path = NULL;
-	t->fd = -1;
-}
-
-/* Sync, close and rename into place; @size receives the file's size. */
-static int output_commit(const struct convert *cv, struct temp_output *t, uint64_t *size)
-{
-	struct stat st;
-	int fd = t->fd;
-
-	t->fd = -1;
-	if (fstat(fd, &st) < 0 || fsync(fd) < 0) {
-		close(fd);
-		return cli_error("%s: %m", t->path);
-	}
-	if (close(fd) < 0)
-		return cli_error("%s: %m", t->path);
-	if (rename(t->path, cv->out) < 0)
-		return cli_error("cannot rename %s to %s: %m", t->path, cv->out);
-	free(t->path);
-	t->path = NULL;
-	*size = (uint64_t)st.st_size;
-	return CLI_OK;
 }
 
 enum direction { DAT_TO_DAT, DAT_TO_PERF, PERF_TO_DAT };
@@ -273,16 +186,20 @@ static void print_summary(const struct convert *cv, enum direction dir, uint64_t
 static int run(struct convert *cv, enum direction dir, bool quiet)
 {
 	double start = now_seconds();
-	struct temp_output t;
+	struct tk_output *out;
 	uint64_t size = 0;
 	int r;
 
-	r = output_begin(cv, &t);
-	if (r == CLI_OK)
-		r = convert_into(cv, dir, t.fd);
-	if (r == CLI_OK)
-		r = output_commit(cv, &t, &size);
-	output_end(&t);
+	out = tk_output_open(cv->out, cv->in);
+	if (!out)
+		return cli_lib_error(NULL);
+	/* Signals are caught from before the conversion starts until the rename. */
+	install_cleanup(tk_output_temp_path(out));
+	r = convert_into(cv, dir, tk_output_fd(out));
+	if (r == CLI_OK && tk_output_finish(out, &size) < 0)
+		r = cli_lib_error(NULL);
+	tk_output_close(out);
+	install_cleanup(NULL);
 	if (r != CLI_OK)
 		return r;
 	if (cv->st.skipped_other)

@@ -220,6 +220,10 @@ sample_checks=(
 	"convert of a corrupt page leaves no file" "failed convert keeps an existing OUT"
 	"failed convert to perf.data keeps an existing OUT"
 	"failed convert of a cut perf.data keeps an existing OUT"
+	"convert -o SYMLINK replaces the target, keeps the link"
+	"convert -o DIRECTORY: exit 1, nothing written"
+	"convert -o FIFO: exit 1, the FIFO stays, says why"
+	"convert -o a character device writes through it"
 )
 
 if [ ! -f "$SAMPLE" ]; then
@@ -321,6 +325,29 @@ else
 	head -c 200 "$tmp/whole.data" >"$tmp/cut.data"
 	run convert "$tmp/cut.data" -o "$tmp/keep.dat"
 	check "failed convert of a cut perf.data keeps an existing OUT" eval 'rc_is 1 && [ -s "$tmp/whole.data" ] && cmp -s "$small" "$tmp/keep.dat" && no_temp_files "$tmp/keep.dat"'
+
+	# -o onto what is not a regular file: nothing but a regular file is
+	# ever replaced (the nodes are the test's own, never the system's /dev).
+	mkdir -p "$tmp/o/sub"
+	ln -s sub/target.dat "$tmp/o/link.dat"
+	run convert -q "$SAMPLE" -o "$tmp/o/link.dat"
+	check "convert -o SYMLINK replaces the target, keeps the link" eval 'rc_is 0 && [ -L "$tmp/o/link.dat" ] && [ -s "$tmp/o/sub/target.dat" ] && no_temp_files "$tmp/o/sub/target.dat"'
+	run convert -q "$SAMPLE" -o "$tmp/o/sub"
+	check "convert -o DIRECTORY: exit 1, nothing written" eval 'rc_is 1 && err_lines 1 && err_has "is a directory" && [ "$(ls "$tmp/o/sub")" = target.dat ]'
+	mkfifo "$tmp/o/fifo"
+	# A reader, so that opening the FIFO for writing does not wait.
+	cat "$tmp/o/fifo" >/dev/null 2>&1 &
+	reader=$!
+	run convert -q "$SAMPLE" -o "$tmp/o/fifo"
+	kill $reader 2>/dev/null
+	wait $reader 2>/dev/null
+	check "convert -o FIFO: exit 1, the FIFO stays, says why" eval 'rc_is 1 && err_lines 1 && err_has "needs a regular file" && [ -p "$tmp/o/fifo" ]'
+	if mknod "$tmp/o/null" c 1 3 2>/dev/null; then
+		run convert -q "$SAMPLE" -o "$tmp/o/null"
+		check "convert -o a character device writes through it" eval 'rc_is 0 && [ -c "$tmp/o/null" ] && no_temp_files "$tmp/o/null"'
+	else
+		skip "convert -o a character device writes through it" "mknod needs root"
+	fi
 fi
 
 echo "TK-COUNTS: passed=$passed failed=$failed skipped=$skipped"

@@ -753,6 +753,20 @@ check "reset removes the instance of a dead recorder" eval 'rc_is 0 && [ ! -d "$
 check "reset keeps the instance of a live process" test -d "$TRACEFS/instances/tracekit-$$"
 rmdir "$TRACEFS/instances/tracekit-$$" 2>/dev/null
 rmdir "$TRACEFS/instances/tracekit-$dead" 2>/dev/null
+# ------------------------------------------------ -o onto what is not a file
+# Refused before tracing starts: one line, nothing created, no instance.
+mkdir -p "$tmp/o/sub"
+run record -q -e sched:sched_switch -o "$tmp/o/sub" -- true
+check "record -o DIRECTORY: exit 1, one line, nothing left" eval 'rc_is 1 && err_lines 1 && err_has "is a directory" && [ -z "$(ls "$tmp/o/sub")" ] && no_instances'
+run record -q -e sched:sched_switch -o "$tmp/o/nodir/x.dat" -- true
+check "record into a missing directory names the directory" eval 'rc_is 1 && err_lines 1 && err_has "directory .*/o/nodir does not exist" && no_instances'
+mkfifo "$tmp/o/fifo"
+run record -q -e sched:sched_switch -o "$tmp/o/fifo" -- true
+check "record -o FIFO: exit 1, says why, the FIFO stays" eval 'rc_is 1 && err_lines 1 && err_has "needs a regular file" && [ -p "$tmp/o/fifo" ] && no_spool "$tmp/o/fifo"'
+ln -s sub/real.dat "$tmp/o/link.dat"
+run record -q -e sched:sched_switch -o "$tmp/o/link.dat" -- true
+check "record -o SYMLINK writes the target, keeps the link" eval 'rc_is 0 && [ -L "$tmp/o/link.dat" ] && [ -s "$tmp/o/sub/real.dat" ] && no_spool "$tmp/o/sub/real.dat"'
+
 # ------------------------------------------------ the command's life
 # A command that cannot run is refused before anything is created.
 run record -q -e sched:sched_switch -o "$tmp/noexec.dat" -- /nonexistent/prog

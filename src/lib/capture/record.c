@@ -138,6 +138,7 @@
 
 #include <tracekit/dat.h>
 #include <tracekit/page.h>
+#include <tracekit/output.h>
 #include <tracekit/record.h>
 #include <tracekit/tracefs.h>
 
@@ -719,9 +720,32 @@ TK_API struct tk_record *tk_record_new(const struct tk_record_opts *opts)
 	rec->version = opts->file_version ? opts->file_version : 7;
 	rec->compression = opts->compression;
 	rec->capture = opts->capture;
-	rec->output = strdup(opts->output);
+	/*
+	 * Where the file goes, checked before anything is created: a link's
+	 * target (the spools and the final rename go beside it), never a
+	 * directory or a missing one, never a device or FIFO (a .dat is
+	 * assembled from spools and renamed into place).
+	 */
+	{
+		enum tk_output_kind kind;
+
+		rec->output = tk_output_target_of(opts->output, &kind);
+		if (!rec->output) {
+			r = -errno;
+			goto fail;
+		}
+		if (kind == TK_OUTPUT_STREAM) {
+			r = tk_fail(
+				ESPIPE,
+				"%s: record writes a .dat, which needs a regular file (it is "
+				"assembled beside it and renamed into place); record to a file and "
+				"copy it",
+				opts->output);
+			goto fail;
+		}
+	}
 	rec->tracer_version = strdup(opts->tracer_version ? opts->tracer_version : "tracekit");
-	if (!rec->output || !rec->tracer_version) {
+	if (!rec->tracer_version) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto fail;
 	}

@@ -789,6 +789,14 @@ TK_API struct tk_dat_writer *tk_dat_writer_open_fd(int fd, const char *name,
 		errno = -tk_fail(EBADF, "%s: bad file descriptor %d", name ? name : "(fd)", fd);
 		return NULL;
 	}
+	/* The writer goes back to fill in offsets: a pipe or FIFO cannot hold a .dat. */
+	if (lseek(fd, 0, SEEK_CUR) < 0) {
+		errno = -tk_fail(ESPIPE,
+				 "%s: a .dat needs a regular file (its writer goes back to fill in "
+				 "offsets); write to a file and copy it",
+				 name ? name : "(fd)");
+		return NULL;
+	}
 	return writer_new(fd, false, name ? name : "(fd)", opts);
 }
 

@@ -185,6 +185,43 @@ fail:
 	return NULL;
 }
 
+char *tk_output_target_of(const char *path, enum tk_output_kind *kind)
+{
+	struct stat st;
+	char *target, *dir;
+	int r = 0;
+
+	target = resolve_target(path, &st, &r);
+	if (!target) {
+		errno = -r;
+		return NULL;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		r = tk_fail(EISDIR, "%s: is a directory", path);
+	} else if (st.st_mode && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) &&
+		   !S_ISFIFO(st.st_mode)) {
+		r = tk_fail(ENOTSUP, "%s: not a regular file, character device or FIFO", path);
+	} else if (!st.st_mode) {
+		/* A new file: its directory must exist (named, not a spool file beside it). */
+		const char *slash = strrchr(target, '/');
+
+		if (slash && slash != target &&
+		    asprintf(&dir, "%.*s", (int)(slash - target), target) >= 0) {
+			if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+				r = tk_fail(ENOENT, "%s: directory %s does not exist", path, dir);
+			free(dir);
+		}
+		memset(&st, 0, sizeof(st));
+	}
+	if (r < 0) {
+		free(target);
+		errno = -r;
+		return NULL;
+	}
+	*kind = S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) ? TK_OUTPUT_STREAM : TK_OUTPUT_REPLACE;
+	return target;
+}
+
 int tk_output_fd(const struct tk_output *out)
 {
 	return out->fd;

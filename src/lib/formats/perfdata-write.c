@@ -182,11 +182,27 @@ struct tk_perfdata_writer *tk_perfdata_writer_open(const char *path)
 		errno = e;
 		return NULL;
 	}
+	if (lseek(fd, 0, SEEK_CUR) < 0) {
+		close(fd);
+		errno = -tk_fail(ESPIPE,
+				 "%s: this perf.data writer needs a regular file (it fills in the "
+				 "header last); write to a file and copy it",
+				 path);
+		return NULL;
+	}
 	return writer_new(fd, path, true);
 }
 
 struct tk_perfdata_writer *tk_perfdata_writer_open_fd(int fd, const char *name)
 {
+	/* The header and the feature table are written last, at their places. */
+	if (fd >= 0 && lseek(fd, 0, SEEK_CUR) < 0) {
+		errno = -tk_fail(ESPIPE,
+				 "%s: this perf.data writer needs a regular file (it fills in the "
+				 "header last); write to a file and copy it",
+				 name ? name : "(fd)");
+		return NULL;
+	}
 	return writer_new(fd, name, false);
 }
 
@@ -1304,7 +1320,8 @@ int tk_perfdata_writer_finish(struct tk_perfdata_writer *w)
 			attrs_off += w->evsels[i].nr_ids * 8;
 		end = pos;
 	}
-	if (ftruncate(w->fd, (off_t)end) < 0)
+	/* Cut what an earlier, longer file left; a device written through has no length. */
+	if (ftruncate(w->fd, (off_t)end) < 0 && errno != EINVAL)
 		return wfail(w, errno, "truncate");
 	/* Everything the bitmap announces is on disk: now set it. */
 	if (fdatasync(w->fd) < 0 && errno != EINVAL && errno != EROFS)

@@ -188,11 +188,8 @@ TK_API const struct tk_dat_buffer *tk_dat_buffer_get(const struct tk_dat *dat, s
  */
 TK_API int tk_dat_metadata(const struct tk_dat *dat, uint16_t id, const void **body, uint64_t *len);
 
-/** A piece of text from the metadata; not NUL-terminated. */
-struct tk_dat_text {
-	const char *data;
-	uint64_t len;
-};
+/* A piece of text from the metadata; the one text type of the library. */
+#define tk_dat_text tk_text
 
 /*
  * Parsed views of the metadata (all borrowed until close). Each returns 0

@@ -409,11 +409,8 @@ static inline uint64_t tk_perf_load_u64(const void *base, uint64_t i)
 	return v;
 }
 
-/** A parsed TRACING_DATA blob; texts are borrowed, not NUL-terminated. */
-struct tk_perfdata_text {
-	const char *data;
-	uint64_t len;
-};
+/* A parsed TRACING_DATA blob; texts are borrowed, not NUL-terminated. */
+#define tk_perfdata_text tk_text
 
 struct tk_perfdata_tracing {
 	const char *version; /* "0.6" */

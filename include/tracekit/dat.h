@@ -208,6 +208,20 @@ TK_API int tk_dat_kallsyms(const struct tk_dat *dat, struct tk_dat_text *text);
 TK_API int tk_dat_printk(const struct tk_dat *dat, struct tk_dat_text *text);
 TK_API int tk_dat_cmdlines(const struct tk_dat *dat, struct tk_dat_text *text);
 
+struct tk_tracedata;
+
+/**
+ * tk_dat_get_tracedata() - the metadata sections as one tracedata
+ *
+ * The same texts as the views above, in the model perf.data shares
+ * (tracekit/tracedata.h): tk_tracedata_encode_perf() turns them into a
+ * TRACING_DATA blob. Its layout (byte order, long and page size) is the
+ * file header's.
+ * Context: read-only; safe from several threads while nobody closes @dat.
+ * Return: borrowed until tk_dat_close(); never NULL.
+ */
+TK_API const struct tk_tracedata *tk_dat_get_tracedata(const struct tk_dat *dat);
+
 /**
  * tk_dat_latency_text() - the text of a latency (BUFFER_TEXT or v6
  * "latency") buffer, decompressed

@@ -502,6 +502,21 @@ TK_API int tk_perfdata_tracing(const struct tk_perfdata *pd, struct tk_perfdata_
 TK_API int tk_perfdata_tracing_format(const struct tk_perfdata *pd, uint32_t index,
 				      const char **system, struct tk_perfdata_text *text);
 
+struct tk_tracedata;
+
+/**
+ * tk_perfdata_get_tracedata() - the TRACING_DATA as one tracedata
+ *
+ * The same texts as tk_perfdata_tracing(), in the model a .dat shares
+ * (tracekit/tracedata.h): tk_tracedata_encode_dat_section() turns them
+ * into .dat metadata sections. Pipe mode: the last blob seen so far.
+ * Context: read-only; the handle's one-thread rule applies.
+ * Return: borrowed until tk_perfdata_close() (pipe mode: until the next
+ * tk_perfdata_next() that meets another blob), or NULL when the file has no
+ * tracing data.
+ */
+TK_API const struct tk_tracedata *tk_perfdata_get_tracedata(const struct tk_perfdata *pd);
+
 /**
  * tk_perfdata_next() - the next record of the data section
  * @rec: receives the record; its pointers are borrowed until the next call

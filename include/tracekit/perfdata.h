@@ -682,9 +682,25 @@ TK_API int tk_perfdata_writer_set_string(struct tk_perfdata_writer *w, uint32_t 
 TK_API int tk_perfdata_writer_add_build_id(struct tk_perfdata_writer *w, uint16_t misc, int32_t pid,
 					   const uint8_t *id, size_t len, const char *filename);
 
+struct tk_host;
+
 /**
- * tk_perfdata_writer_set_host() - fill HOSTNAME, OSRELEASE, VERSION, ARCH,
- * NRCPUS, CPUDESC, CPUID, TOTAL_MEM and CMDLINE from this machine
+ * tk_perfdata_writer_set_host_facts() - fill HOSTNAME, OSRELEASE, VERSION,
+ * ARCH, NRCPUS, CPUDESC, CPUID, TOTAL_MEM and CMDLINE from @host
+ * @host: the facts (tracekit/host.h): this machine's from tk_host_new(),
+ *        or those of the machine a converted file was recorded on; a
+ *        NULL string or has_total_mem false leaves its feature out. CMDLINE
+ *        is @host->exe (argv[0] when NULL) and argv[1..], as perf stores it.
+ *
+ * The writer reads nothing from the running machine.
+ * Return: 0, -ENOMEM.
+ */
+TK_API int tk_perfdata_writer_set_host_facts(struct tk_perfdata_writer *w,
+					     const struct tk_host *host);
+
+/**
+ * tk_perfdata_writer_set_host() - the same with this machine's facts
+ * (tk_host_new()), a shorthand for recorders
  * @argc, @argv: the command line for CMDLINE, argv[0] replaced by the
  *               executable path, as perf does; @argv NULL: this process's
  *               own, every word of it (/proc/self/cmdline, which getopt's
@@ -702,6 +718,7 @@ TK_API int tk_perfdata_writer_set_clock(struct tk_perfdata_writer *w, int32_t cl
 
 /**
  * tk_perfdata_tracing_build() - make a TRACING_DATA blob from the live kernel
+ * (tk_tracedata_gather() on the top level, then tk_tracedata_encode_perf())
  * @events, @nr: "system:event" names whose formats go in
  * @blob, @len: receive a malloc'ed blob the caller frees
  * Return: 0, -ENOENT (unknown event), tracefs errors, -ENOMEM.

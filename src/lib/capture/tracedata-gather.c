@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <tracekit/perfdata.h>
 #include <tracekit/tracefs.h>
 
 #include "error.h"
@@ -202,5 +203,19 @@ int tk_tracedata_gather(struct tk_tracedata *td, const struct tk_tracefs *tfs,
 		r = tk_tracedata_gather_printk(td);
 	if (r == 0)
 		r = tk_tracedata_gather_cmdlines(td);
+	return r;
+}
+
+int tk_perfdata_tracing_build(const char *const *events, size_t nr, void **blob, uint64_t *len)
+{
+	struct tk_tracedata *td = tk_tracedata_new();
+	int r;
+
+	if (!td)
+		return -ENOMEM;
+	r = tk_tracedata_gather(td, NULL, events, nr);
+	if (r == 0)
+		r = tk_tracedata_encode_perf(td, blob, len);
+	tk_tracedata_free(td);
 	return r;
 }

@@ -22,7 +22,8 @@ extern "C" {
 
 /**
  * struct tk_host - facts about a machine and the recording command
- * @hostname, @osrelease, @arch: uname's nodename, release and machine
+ * @sysname, @hostname, @osrelease, @arch: uname's sysname, nodename,
+ *                  release and machine
  * @version:        the recording tool ("tracekit 0.1.0")
  * @nr_cpus_avail:  CPUs configured (possible)
  * @nr_cpus_online: CPUs online
@@ -38,7 +39,7 @@ extern "C" {
  * tk_host_new() gather this machine's.
  */
 struct tk_host {
-	const char *hostname, *osrelease, *version, *arch;
+	const char *sysname, *hostname, *osrelease, *version, *arch;
 	uint32_t nr_cpus_avail, nr_cpus_online;
 	const char *cpudesc, *cpuid;
 	bool has_total_mem;

@@ -31,7 +31,7 @@
 
 struct host {
 	struct tk_host pub;
-	char *strings[8]; /* hostname, osrelease, arch, cpudesc, cpuid, exe, cmdline text */
+	char *strings[8]; /* the uname strings, cpudesc, cpuid, exe, cmdline text */
 	size_t nstrings;
 	const char **argv; /* points into the cmdline text or argv_copy */
 	char **argv_copy;
@@ -140,7 +140,8 @@ static int gather(struct host *h, char *text)
 	if (uname(&u) < 0)
 		return tk_fail(errno, "uname: %s", strerror(errno));
 	p->version = "tracekit 0.1.0";
-	if (!(p->hostname = keep(h, strdup(u.nodename))) ||
+	if (!(p->sysname = keep(h, strdup(u.sysname))) ||
+	    !(p->hostname = keep(h, strdup(u.nodename))) ||
 	    !(p->osrelease = keep(h, strdup(u.release))) || !(p->arch = keep(h, strdup(u.machine))))
 		return tk_fail(ENOMEM, "out of memory");
 	p->nr_cpus_avail = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);

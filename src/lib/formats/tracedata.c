@@ -531,11 +531,12 @@ static int parse_part(struct tk_tracedata *td, uint16_t id, struct tk_cursor *c,
 			struct td_system *s;
 
 			if (!tk_cursor_cstr(c, &name, NULL)) {
-				clear_systems(td);
-				return *what = "truncated event system name", -EBADMSG;
+				*what = "truncated event system name";
+				r = -EBADMSG;
+			} else {
+				s = new_system(td, name);
+				r = parse_formats(td, s, c, what);
 			}
-			s = new_system(td, name);
-			r = parse_formats(td, s, c, what);
 			if (r < 0) {
 				clear_systems(td);
 				td->parts &= ~(unsigned int)TK_TRACEDATA_EVENTS;

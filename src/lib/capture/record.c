@@ -1131,11 +1131,10 @@ struct assembly {
 	uint32_t ncpu;
 	const int *spool_fds; /* -1: no spool for that CPU */
 	char *const *spool_paths;
-	char *const *cpustat; /* per CPU stats text or NULL; may be NULL */
-	const char *cmdlines; /* fresher saved_cmdlines, or NULL */
-	size_t cmdlines_len;
-	bool punch;			   /* free spool space behind the copy */
-	struct tk_record_cpu_stats *stats; /* ncpu entries; pages/events/missed filled */
+	char *const *cpustat;		     /* per CPU stats text or NULL; may be NULL */
+	const struct tk_tracedata *cmdlines; /* fresher saved_cmdlines, or NULL */
+	bool punch;			     /* free spool space behind the copy */
+	struct tk_record_cpu_stats *stats;   /* ncpu entries; pages/events/missed filled */
 };
 
 static int copy_spool(const struct assembly *a, struct tk_dat_writer *w,
@@ -1239,6 +1238,18 @@ static int copy_options(const struct assembly *a, struct tk_dat_writer *w)
 	return 0;
 }
 
+/* saved_cmdlines as they are now (the kernel adds tasks while we record), or NULL. */
+static struct tk_tracedata *fresh_cmdlines(void)
+{
+	struct tk_tracedata *td = tk_tracedata_new();
+
+	if (td && tk_tracedata_gather_cmdlines(td) < 0) {
+		tk_tracedata_free(td);
+		td = NULL;
+	}
+	return td;
+}
+
 /*
  * Write the .dat to "<output>.tkpart" from the metadata file and the
  * spools, then rename it over @output: the output name never holds half a
@@ -1279,18 +1290,14 @@ static int assemble(const struct assembly *a)
 	for (uint16_t id = TK_DAT_SECTION_HEADER_INFO; id <= TK_DAT_SECTION_CMDLINES && !r; id++) {
 		const void *body;
 		uint64_t len;
-		uint8_t *own = NULL;
+		void *own = NULL;
 
 		if (id == TK_DAT_SECTION_CMDLINES && a->cmdlines) {
-			own = malloc(8 + a->cmdlines_len);
-			if (!own) {
-				r = tk_fail(ENOMEM, "out of memory");
+			r = tk_tracedata_encode_dat_section(a->cmdlines, id, info->big_endian, &own,
+							    &len);
+			if (r)
 				break;
-			}
-			tk_store_u64(own, a->cmdlines_len, info->big_endian);
-			memcpy(own + 8, a->cmdlines, a->cmdlines_len);
 			body = own;
-			len = 8 + a->cmdlines_len;
 		} else if (tk_dat_metadata(a->meta, id, &body, &len) < 0) {
 			continue;
 		}
@@ -1474,8 +1481,7 @@ TK_API int tk_record_finish(struct tk_record *rec)
 	};
 	int *fds = NULL;
 	char **paths = NULL, **stats = NULL;
-	char *cmdlines = NULL;
-	size_t cmdlines_len;
+	struct tk_tracedata *cmdlines = NULL;
 	uint64_t need;
 	int r;
 
@@ -1505,10 +1511,8 @@ TK_API int tk_record_finish(struct tk_record *rec)
 	a.spool_paths = paths;
 	a.cpustat = stats;
 	/* The commands that ran during the recording are known only now. */
-	if (tk_tracefs_read_top_file("saved_cmdlines", &cmdlines, &cmdlines_len) == 0) {
-		a.cmdlines = cmdlines;
-		a.cmdlines_len = cmdlines_len;
-	}
+	cmdlines = fresh_cmdlines();
+	a.cmdlines = cmdlines;
 	/* The reserve was for this moment. */
 	if (rec->reserve_path)
 		unlink(rec->reserve_path);
@@ -1529,7 +1533,7 @@ TK_API int tk_record_finish(struct tk_record *rec)
 		}
 	}
 out:
-	free(cmdlines);
+	tk_tracedata_free(cmdlines);
 	free(a.stats);
 	free(stats);
 	free(paths);
@@ -1631,8 +1635,7 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
 	struct assembly a = {.output = output};
 	const struct tk_dat_info *info;
 	struct stat msb, osb;
-	char *cmdlines = NULL;
-	size_t cmdlines_len;
+	struct tk_tracedata *cmdlines = NULL;
 	uint64_t total = 0, need;
 	int r;
 
@@ -1736,10 +1739,8 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
 	for (uint32_t i = 0; i < a.ncpu; i++)
 		a.stats[i].cpu = i;
 	/* As trace-cmd extract does: the command lines as the kernel knows them now. */
-	if (tk_tracefs_read_top_file("saved_cmdlines", &cmdlines, &cmdlines_len) == 0) {
-		a.cmdlines = cmdlines;
-		a.cmdlines_len = cmdlines_len;
-	}
+	cmdlines = fresh_cmdlines();
+	a.cmdlines = cmdlines;
 	unlink(rv.reserve_path);
 	need = 0;
 	for (uint16_t id = TK_DAT_SECTION_HEADER_INFO; id <= TK_DAT_SECTION_CMDLINES; id++) {
@@ -1761,11 +1762,11 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
 		tk_dat_close(a.meta);
 		a.meta = NULL;
 		recovery_release(&rv, true);
-		free(cmdlines);
+		tk_tracedata_free(cmdlines);
 		return 0;
 	}
 out:
-	free(cmdlines);
+	tk_tracedata_free(cmdlines);
 	free(a.stats);
 	tk_dat_close(a.meta);
 	recovery_release(&rv, false);

@@ -59,6 +59,11 @@
  *     every 100 ms).
  *   - After an I/O error the writer refuses further work (-EIO).
  *
+ * The writer reads nothing from the running machine: host facts come in
+ * as a struct tk_host (gathered by capture/host.c, or taken from the file
+ * a conversion reads), TRACING_DATA as a blob (the tracedata codec), so a
+ * converted file never carries this machine's facts.
+ *
  * Append keeps the old data where it is: only what follows it (the feature
  * table and payloads) is rewritten, plus ids and attrs, which move behind
  * the features because the old id arrays in front have no room for new

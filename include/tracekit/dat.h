@@ -71,6 +71,7 @@ TK_API const char *tk_dat_option_name(uint16_t id);
 /* ------------------------------------------------------------------ reader */
 
 struct tk_dat;
+struct tk_tracedata;
 
 /** Facts from the file header and the options; all borrowed until close. */
 struct tk_dat_info {
@@ -208,8 +209,6 @@ TK_API int tk_dat_kallsyms(const struct tk_dat *dat, struct tk_dat_text *text);
 TK_API int tk_dat_printk(const struct tk_dat *dat, struct tk_dat_text *text);
 TK_API int tk_dat_cmdlines(const struct tk_dat *dat, struct tk_dat_text *text);
 
-struct tk_tracedata;
-
 /**
  * tk_dat_get_tracedata() - the metadata sections as one tracedata
  *
@@ -339,6 +338,16 @@ TK_API struct tk_dat_writer *tk_dat_writer_open_fd(int fd, const char *name,
  */
 TK_API int tk_dat_writer_add_metadata(struct tk_dat_writer *w, uint16_t id, const void *body,
 				      uint64_t len);
+
+/**
+ * tk_dat_writer_add_tracedata() - write all six metadata sections (16..21)
+ * from a tracedata (tracekit/tracedata.h), in the file's byte order
+ * @td: a part it lacks is written empty
+ *
+ * Same rules as tk_dat_writer_add_metadata() for each section.
+ * Return: 0, -EINVAL, -ENOMEM, I/O errors.
+ */
+TK_API int tk_dat_writer_add_tracedata(struct tk_dat_writer *w, const struct tk_tracedata *td);
 
 /**
  * tk_dat_writer_add_option() - add an option the writer does not make itself

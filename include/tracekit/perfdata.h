@@ -717,6 +717,14 @@ TK_API int tk_perfdata_writer_set_host(struct tk_perfdata_writer *w, int argc,
 TK_API int tk_perfdata_writer_set_clock(struct tk_perfdata_writer *w, int32_t clockid);
 
 /**
+ * tk_perfdata_writer_set_tracedata() - TRACING_DATA from a tracedata
+ * (tracekit/tracedata.h), encoded in its own byte order and layout
+ * Return: 0, -EINVAL (a text too long for the layout), -ENOMEM.
+ */
+TK_API int tk_perfdata_writer_set_tracedata(struct tk_perfdata_writer *w,
+					    const struct tk_tracedata *td);
+
+/**
  * tk_perfdata_tracing_build() - make a TRACING_DATA blob from the live kernel
  * (tk_tracedata_gather() on the top level, then tk_tracedata_encode_perf())
  * @events, @nr: "system:event" names whose formats go in

@@ -825,6 +825,23 @@ TK_API void tk_dat_writer_free(struct tk_dat_writer *w)
 
 /* ------------------------------------------------------------ metadata */
 
+TK_API int tk_dat_writer_add_tracedata(struct tk_dat_writer *w, const struct tk_tracedata *td)
+{
+	struct tk_bytebuf b;
+	int ret = 0;
+
+	tk_bytebuf_init(&b, w->big);
+	for (uint16_t id = TK_DAT_SECTION_HEADER_INFO; id <= TK_DAT_SECTION_CMDLINES && !ret;
+	     id++) {
+		tk_bytebuf_reset(&b);
+		ret = tk_tracedata_put_dat_section(td, id, &b);
+		if (!ret)
+			ret = tk_dat_writer_add_metadata(w, id, b.data, b.len);
+	}
+	tk_bytebuf_release(&b);
+	return ret;
+}
+
 TK_API int tk_dat_writer_add_metadata(struct tk_dat_writer *w, uint16_t id, const void *body,
 				      uint64_t len)
 {

@@ -86,6 +86,7 @@
 #include "bytes.h"
 #include "error.h"
 #include "perfdata-internal.h"
+#include "tracedata-internal.h"
 
 #define BLOCK (1u << 20)
 #define NFEAT TK_PERF_FEAT_LAST
@@ -952,6 +953,20 @@ int tk_perfdata_writer_set_host_facts(struct tk_perfdata_writer *w, const struct
 		r = set_payload(w, TK_PERF_FEAT_CMDLINE, &b);
 	}
 	return r;
+}
+
+int tk_perfdata_writer_set_tracedata(struct tk_perfdata_writer *w, const struct tk_tracedata *td)
+{
+	struct tk_bytebuf b;
+	int r;
+
+	tk_bytebuf_init(&b, td->big_endian);
+	r = tk_tracedata_put_perf(td, &b);
+	if (r < 0) {
+		tk_bytebuf_release(&b);
+		return r;
+	}
+	return set_payload(w, TK_PERF_FEAT_TRACING_DATA, &b);
 }
 
 int tk_perfdata_writer_set_clock(struct tk_perfdata_writer *w, int32_t clockid)

@@ -370,14 +370,18 @@ static void test_dat_reader(void **state)
 	close(fd);
 	w = tk_dat_writer_open(path, &(struct tk_dat_writer_opts){.version = 7, .page_size = 4096});
 	assert_non_null(w);
-	for (uint16_t id = 16; id <= 21; id++) {
-		void *body;
-		uint64_t len;
-
-		assert_int_equal(tk_tracedata_encode_dat_section(src, id, false, &body, &len), 0);
-		assert_int_equal(tk_dat_writer_add_metadata(w, id, body, len), 0);
-		free(body);
-	}
+	assert_int_equal(tk_dat_writer_add_tracedata(w, src), 0);
+	assert_int_equal(tk_dat_writer_finish(w), 0);
+	tk_dat_writer_free(w);
+	d = tk_dat_open(path);
+	assert_non_null(d);
+	check_sample(tk_dat_get_tracedata(d));
+	tk_dat_close(d);
+	/* Big-endian v6: the same model back. */
+	w = tk_dat_writer_open(path, &(struct tk_dat_writer_opts){
+					     .version = 6, .big_endian = true, .page_size = 4096});
+	assert_non_null(w);
+	assert_int_equal(tk_dat_writer_add_tracedata(w, src), 0);
 	assert_int_equal(tk_dat_writer_finish(w), 0);
 	tk_dat_writer_free(w);
 	d = tk_dat_open(path);
@@ -506,8 +510,9 @@ static void test_perf_reader(void **state)
 	struct tk_perfdata *pd;
 	struct tk_text text;
 	const char *sys;
+	const void *raw;
 	void *blob;
-	uint64_t len;
+	uint64_t len, raw_len;
 	int fd = mkstemp(path);
 
 	(void)state;
@@ -517,12 +522,10 @@ static void test_perf_reader(void **state)
 	a.type = 1;
 	a.sample_period = 1;
 	a.sample_type = 1;
-	assert_int_equal(tk_tracedata_encode_perf(src, &blob, &len), 0);
 	w = tk_perfdata_writer_open(path);
 	assert_non_null(w);
 	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), 0);
-	assert_int_equal(tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_TRACING_DATA, blob, len),
-			 0);
+	assert_int_equal(tk_perfdata_writer_set_tracedata(w, src), 0);
 	assert_int_equal(tk_perfdata_writer_finish(w), 0);
 	tk_perfdata_writer_close(w);
 	pd = tk_perfdata_open(path);
@@ -538,6 +541,11 @@ static void test_perf_reader(void **state)
 	assert_string_equal(sys, "sched");
 	assert_text(&text, f_switch);
 	assert_int_equal(tk_perfdata_tracing_format(pd, 4, &sys, &text), -ENOENT);
+	/* The raw blob is what the codec makes. */
+	assert_int_equal(tk_tracedata_encode_perf(src, &blob, &len), 0);
+	assert_int_equal(tk_perfdata_tracing(pd, NULL, &raw, &raw_len), 0);
+	assert_int_equal(raw_len, len);
+	assert_memory_equal(raw, blob, len);
 	tk_perfdata_close(pd);
 	unlink(path);
 	free(blob);

@@ -42,8 +42,9 @@ enum tk_tracedata_part {
 /**
  * tk_tracedata_new() - an empty tracedata
  *
- * Its layout facts start as this machine's: little-endian as the host is,
- * sizeof(long), the system page size, perf's version "0.6".
+ * Its layout starts as this machine's byte order and sizeof(long), with
+ * page size 0 until tk_tracedata_set_layout() or a gatherer sets it. It
+ * reads nothing from the machine.
  * Context: any thread.
  * Return: handle for tk_tracedata_free(), or NULL with errno ENOMEM.
  */

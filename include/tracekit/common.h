@@ -33,6 +33,19 @@ extern "C" {
  */
 TK_API const char *tk_errmsg(void);
 
+/**
+ * struct tk_text - a piece of text (or bytes) held elsewhere
+ * @data: first byte; not NUL-terminated
+ * @len:  bytes at @data
+ *
+ * Who owns @data, and for how long it lives, is said by the call that
+ * hands the text out.
+ */
+struct tk_text {
+	const char *data;
+	uint64_t len;
+};
+
 /** Severity of a message passed to the log handler. */
 enum tk_log_level {
 	TK_LOG_ERROR,

@@ -71,6 +71,7 @@ TK_API const char *tk_dat_option_name(uint16_t id);
 /* ------------------------------------------------------------------ reader */
 
 struct tk_dat;
+struct tk_tracedata;
 
 /** Facts from the file header and the options; all borrowed until close. */
 struct tk_dat_info {
@@ -209,11 +210,8 @@ TK_API const struct tk_dat_buffer *tk_dat_buffer_get(const struct tk_dat *dat, s
  */
 TK_API int tk_dat_metadata(const struct tk_dat *dat, uint16_t id, const void **body, uint64_t *len);
 
-/** A piece of text from the metadata; not NUL-terminated. */
-struct tk_dat_text {
-	const char *data;
-	uint64_t len;
-};
+/* A piece of text from the metadata; the one text type of the library. */
+#define tk_dat_text tk_text
 
 /*
  * Parsed views of the metadata (all borrowed until close). Each returns 0
@@ -231,6 +229,18 @@ TK_API int tk_dat_system_format(const struct tk_dat *dat, size_t system, size_t 
 TK_API int tk_dat_kallsyms(const struct tk_dat *dat, struct tk_dat_text *text);
 TK_API int tk_dat_printk(const struct tk_dat *dat, struct tk_dat_text *text);
 TK_API int tk_dat_cmdlines(const struct tk_dat *dat, struct tk_dat_text *text);
+
+/**
+ * tk_dat_get_tracedata() - the metadata sections as one tracedata
+ *
+ * The same texts as the views above, in the model perf.data shares
+ * (tracekit/tracedata.h): tk_tracedata_encode_perf() turns them into a
+ * TRACING_DATA blob. Its layout (byte order, long and page size) is the
+ * file header's.
+ * Context: read-only; safe from several threads while nobody closes @dat.
+ * Return: borrowed until tk_dat_close(); never NULL.
+ */
+TK_API const struct tk_tracedata *tk_dat_get_tracedata(const struct tk_dat *dat);
 
 /**
  * tk_dat_latency_text() - the text of a latency (BUFFER_TEXT or v6
@@ -393,6 +403,16 @@ TK_API struct tk_dat_writer *tk_dat_writer_open_fd(int fd, const char *name,
  */
 TK_API int tk_dat_writer_add_metadata(struct tk_dat_writer *w, uint16_t id, const void *body,
 				      uint64_t len);
+
+/**
+ * tk_dat_writer_add_tracedata() - write all six metadata sections (16..21)
+ * from a tracedata (tracekit/tracedata.h), in the file's byte order
+ * @td: a part it lacks is written empty
+ *
+ * Same rules as tk_dat_writer_add_metadata() for each section.
+ * Return: 0, -EINVAL, -ENOMEM, I/O errors.
+ */
+TK_API int tk_dat_writer_add_tracedata(struct tk_dat_writer *w, const struct tk_tracedata *td);
 
 /**
  * tk_dat_writer_add_option() - add an option the writer does not make itself

@@ -409,11 +409,8 @@ static inline uint64_t tk_perf_load_u64(const void *base, uint64_t i)
 	return v;
 }
 
-/** A parsed TRACING_DATA blob; texts are borrowed, not NUL-terminated. */
-struct tk_perfdata_text {
-	const char *data;
-	uint64_t len;
-};
+/* A parsed TRACING_DATA blob; texts are borrowed, not NUL-terminated. */
+#define tk_perfdata_text tk_text
 
 struct tk_perfdata_tracing {
 	const char *version; /* "0.6" */
@@ -504,6 +501,21 @@ TK_API int tk_perfdata_tracing(const struct tk_perfdata *pd, struct tk_perfdata_
  */
 TK_API int tk_perfdata_tracing_format(const struct tk_perfdata *pd, uint32_t index,
 				      const char **system, struct tk_perfdata_text *text);
+
+struct tk_tracedata;
+
+/**
+ * tk_perfdata_get_tracedata() - the TRACING_DATA as one tracedata
+ *
+ * The same texts as tk_perfdata_tracing(), in the model a .dat shares
+ * (tracekit/tracedata.h): tk_tracedata_encode_dat_section() turns them
+ * into .dat metadata sections. Pipe mode: the last blob seen so far.
+ * Context: read-only; the handle's one-thread rule applies.
+ * Return: borrowed until tk_perfdata_close() (pipe mode: until the next
+ * tk_perfdata_next() that meets another blob), or NULL when the file has no
+ * tracing data.
+ */
+TK_API const struct tk_tracedata *tk_perfdata_get_tracedata(const struct tk_perfdata *pd);
 
 /**
  * tk_perfdata_next() - the next record of the data section
@@ -720,9 +732,25 @@ TK_API int tk_perfdata_writer_set_string(struct tk_perfdata_writer *w, uint32_t 
 TK_API int tk_perfdata_writer_add_build_id(struct tk_perfdata_writer *w, uint16_t misc, int32_t pid,
 					   const uint8_t *id, size_t len, const char *filename);
 
+struct tk_host;
+
 /**
- * tk_perfdata_writer_set_host() - fill HOSTNAME, OSRELEASE, VERSION, ARCH,
- * NRCPUS, CPUDESC, CPUID, TOTAL_MEM and CMDLINE from this machine
+ * tk_perfdata_writer_set_host_facts() - fill HOSTNAME, OSRELEASE, VERSION,
+ * ARCH, NRCPUS, CPUDESC, CPUID, TOTAL_MEM and CMDLINE from @host
+ * @host: the facts (tracekit/host.h): this machine's from tk_host_new(),
+ *        or those of the machine a converted file was recorded on; a
+ *        NULL string or has_total_mem false leaves its feature out. CMDLINE
+ *        is @host->exe (argv[0] when NULL) and argv[1..], as perf stores it.
+ *
+ * The writer reads nothing from the running machine.
+ * Return: 0, -ENOMEM.
+ */
+TK_API int tk_perfdata_writer_set_host_facts(struct tk_perfdata_writer *w,
+					     const struct tk_host *host);
+
+/**
+ * tk_perfdata_writer_set_host() - the same with this machine's facts
+ * (tk_host_new()), a shorthand for recorders
  * @argc, @argv: the command line for CMDLINE, argv[0] replaced by the
  *               executable path, as perf does; @argv NULL: this process's
  *               own, every word of it (/proc/self/cmdline, which getopt's
@@ -739,7 +767,16 @@ TK_API int tk_perfdata_writer_set_host(struct tk_perfdata_writer *w, int argc,
 TK_API int tk_perfdata_writer_set_clock(struct tk_perfdata_writer *w, int32_t clockid);
 
 /**
+ * tk_perfdata_writer_set_tracedata() - TRACING_DATA from a tracedata
+ * (tracekit/tracedata.h), encoded in its own byte order and layout
+ * Return: 0, -EINVAL (a text too long for the layout), -ENOMEM.
+ */
+TK_API int tk_perfdata_writer_set_tracedata(struct tk_perfdata_writer *w,
+					    const struct tk_tracedata *td);
+
+/**
  * tk_perfdata_tracing_build() - make a TRACING_DATA blob from the live kernel
+ * (tk_tracedata_gather() on the top level, then tk_tracedata_encode_perf())
  * @events, @nr: "system:event" names whose formats go in
  * @blob, @len: receive a malloc'ed blob the caller frees
  * Return: 0, -ENOENT (unknown event), tracefs errors, -ENOMEM.

@@ -5,6 +5,8 @@
 #include <tracekit/common.h>
 #include <tracekit/compress.h>
 #include <tracekit/page.h>
+#include <tracekit/host.h>
+#include <tracekit/tracedata.h>
 #include <tracekit/dat.h>
 #include <tracekit/ring.h>
 #include <tracekit/tracefs.h>

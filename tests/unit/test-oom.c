@@ -2,7 +2,8 @@
 /*
  * Out-of-memory tests: STYLE.md says "out of memory returns -ENOMEM and
  * leaks nothing; tests prove it by failing the Nth allocation". This binary
- * does that for compress.c, page.c, dat-read.c and dat-write.c, in the
+ * does that for compress.c, page.c, dat-read.c, dat-write.c and the
+ * tracing-data model (tracedata.c with bytebuf.c), in the
  * manner of SQLite's OOM loops.
  *
  * How: the binary is linked with --wrap for malloc, calloc, realloc, free,
@@ -359,6 +360,99 @@ static void test_codec_oom(void **state)
 				     false) >= 3);
 		oom_loop(tk_compression_name(x.kind), codec_op, &x, codec_check, true);
 	}
+}
+
+/* ------------------------------------------------ (e) the tracing data */
+
+/*
+ * The tracing-data model (tracedata.c) and its byte buffer (bytebuf.c):
+ * build a tracedata through the adders, encode it as TRACING_DATA, decode
+ * that into a second one and encode its six .dat sections. The result must
+ * equal a clean run's bytes.
+ */
+struct td_ctx {
+	uint8_t *want, *got; /* got is kept only by the first, clean run */
+	uint64_t want_len, got_len;
+	bool same; /* the last run's bytes equal want */
+};
+
+static int td_op(void *ctx)
+{
+	struct td_ctx *x = ctx;
+	struct tk_tracedata *a = tk_tracedata_new(), *b = tk_tracedata_new();
+	void *blob = NULL, *body;
+	uint64_t len, blen;
+	int r = a && b ? 0 : -ENOMEM;
+
+	free(x->got);
+	x->got = NULL;
+	x->got_len = 0;
+	if (!r)
+		r = tk_tracedata_set_header_page(a, "hp", 2);
+	if (!r)
+		r = tk_tracedata_set_header_event(a, "he", 2);
+	for (int i = 0; i < 20 && !r; i++)
+		r = tk_tracedata_add_ftrace_format(a, "name: print\n", 12);
+	for (int i = 0; i < 40 && !r; i++)
+		r = tk_tracedata_add_format(a, i % 3 ? "sched" : "irq", "name: x\n", 8);
+	if (!r)
+		r = tk_tracedata_set_kallsyms(a, "0 T x\n", 6);
+	if (!r)
+		r = tk_tracedata_set_printk(a, "", 0);
+	if (!r)
+		r = tk_tracedata_set_cmdlines(a, "1 init\n", 7);
+	if (!r)
+		r = tk_tracedata_encode_perf(a, &blob, &len);
+	if (!r)
+		r = tk_tracedata_decode_perf(b, blob, len);
+	for (uint16_t id = 16; id <= 21 && !r; id++) {
+		uint8_t *n;
+
+		r = tk_tracedata_encode_dat_section(b, id, false, &body, &blen);
+		if (r)
+			break;
+		n = realloc(x->got, x->got_len + blen);
+		if (!n) {
+			free(body);
+			r = tk_fail(ENOMEM, "out of memory");
+			break;
+		}
+		memcpy(n + x->got_len, body, blen);
+		x->got = n;
+		x->got_len += blen;
+		free(body);
+	}
+	free(blob);
+	tk_tracedata_free(a);
+	tk_tracedata_free(b);
+	x->same = !r && x->want && x->got_len == x->want_len &&
+		  memcmp(x->got, x->want, x->want_len) == 0;
+	if (r || x->want) {
+		free(x->got);
+		x->got = NULL;
+	}
+	return r;
+}
+
+static void td_check(void *ctx)
+{
+	struct td_ctx *x = ctx;
+
+	assert_true(x->same);
+}
+
+static void test_tracedata_oom(void **state)
+{
+	struct td_ctx x = {0};
+
+	(void)state;
+	assert_int_equal(td_op(&x), 0);
+	x.want = x.got;
+	x.want_len = x.got_len;
+	x.got = NULL;
+	assert_true(oom_loop("tracedata", td_op, &x, td_check, false) >= 10);
+	oom_loop("tracedata", td_op, &x, td_check, true);
+	free(x.want);
 }
 
 /* ----------------------------------------------------- (c) the writer */
@@ -878,7 +972,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_injector),    cmocka_unit_test(test_codec_oom),
 		cmocka_unit_test(test_read_oom),    cmocka_unit_test(test_write_oom),
-		cmocka_unit_test(test_convert_oom),
+		cmocka_unit_test(test_convert_oom), cmocka_unit_test(test_tracedata_oom),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

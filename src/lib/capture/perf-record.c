@@ -106,9 +106,11 @@
 #include <unistd.h>
 
 #include <tracekit/command.h>
+#include <tracekit/host.h>
 #include <tracekit/elf.h>
 #include <tracekit/perfdata.h>
 #include <tracekit/perfrecord.h>
+#include <tracekit/tracedata.h>
 #include <tracekit/tracefs.h>
 
 #include "internal/error.h"
@@ -1430,8 +1432,8 @@ static int early_features(struct session *s)
 {
 	const char **names = NULL;
 	size_t nr = 0;
-	void *blob = NULL;
-	uint64_t len = 0;
+	struct tk_tracedata *td;
+	struct tk_host *host;
 	int r;
 
 	/* Without new tracepoints an appended file keeps its TRACING_DATA as it is. */
@@ -1451,12 +1453,12 @@ static int early_features(struct session *s)
 			if (!dup)
 				names[nr++] = s->evs[i].name;
 		}
-		r = tk_perfdata_tracing_build(names, nr, &blob, &len);
+		td = tk_tracedata_new();
+		r = td ? tk_tracedata_gather(td, NULL, names, nr) : -ENOMEM;
 		free(names);
-		if (r < 0)
-			return r;
-		r = tk_perfdata_writer_set_feature(s->w, TK_PERF_FEAT_TRACING_DATA, blob, len);
-		free(blob);
+		if (r == 0)
+			r = tk_perfdata_writer_set_tracedata(s->w, td);
+		tk_tracedata_free(td);
 		if (r < 0)
 			return r;
 	}
@@ -1466,7 +1468,15 @@ static int early_features(struct session *s)
 		if (r < 0)
 			return r;
 	}
-	return tk_perfdata_writer_set_host(s->w, s->o->argc, s->o->argv);
+	/* This machine's facts, with the command line the caller gave (or our own). */
+	host = tk_host_new();
+	if (!host)
+		return -errno;
+	r = s->o->argv ? tk_host_set_cmdline(host, s->o->argc, s->o->argv) : 0;
+	if (r == 0)
+		r = tk_perfdata_writer_set_host_facts(s->w, host);
+	tk_host_free(host);
+	return r;
 }
 
 static int max_sample_rate(uint64_t *rate)

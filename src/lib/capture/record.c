@@ -107,7 +107,8 @@
  * events (print, bprint ...: trace_marker writes are "print" events); the
  * formats of every event of each system that had an event enabled (not all
  * ~100 systems as trace-cmd does: 2 MB saved per file); /proc/kallsyms;
- * printk_formats; saved_cmdlines. Options: TRACECLOCK (the instance's
+ * printk_formats; saved_cmdlines (all gathered by tracedata-gather.c and
+ * encoded by the tracedata codec). Options: TRACECLOCK (the instance's
  * trace_clock text), UNAME, VERSION, one CPUSTAT per CPU ("CPU: N\n" + the
  * stats text), CPUCOUNT and, for the x86-tsc clock, TSC2NSEC with the
  * kernel's perf mult/shift/zero. The data is the top buffer "" of the file
@@ -132,16 +133,19 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <tracekit/dat.h>
+#include <tracekit/host.h>
 #include <tracekit/page.h>
 #include <tracekit/output.h>
+#include <tracekit/tracedata.h>
 #include <tracekit/record.h>
 #include <tracekit/tracefs.h>
 
+#include "formats/tracedata-internal.h"
+#include "internal/bytebuf.h"
 #include "internal/bytes.h"
 #include "internal/error.h"
 
@@ -206,66 +210,6 @@ struct tk_record {
 
 static int write_side_files(struct tk_record *rec);
 static void unlink_side_files(struct tk_record *rec);
-
-/* ----------------------------------------------------------- byte buffer */
-
-struct bbuf {
-	uint8_t *p;
-	size_t len, cap;
-	bool failed;
-};
-
-static void bb_put(struct bbuf *b, const void *data, size_t n)
-{
-	if (b->failed)
-		return;
-	if (n > SIZE_MAX - b->len) {
-		b->failed = true;
-		return;
-	}
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		uint8_t *np;
-
-		while (cap < b->len + n) {
-			if (cap > SIZE_MAX / 2) {
-				b->failed = true;
-				return;
-			}
-			cap *= 2;
-		}
-		np = realloc(b->p, cap);
-		if (!np) {
-			b->failed = true;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-}
-
-static void bb_u32(struct bbuf *b, uint32_t v)
-{
-	uint8_t x[4];
-
-	tk_store_u32(x, v, false);
-	bb_put(b, x, 4);
-}
-
-static void bb_u64(struct bbuf *b, uint64_t v)
-{
-	uint8_t x[8];
-
-	tk_store_u64(x, v, false);
-	bb_put(b, x, 8);
-}
-
-static void bb_str(struct bbuf *b, const char *s)
-{
-	bb_put(b, s, strlen(s) + 1);
-}
 
 /* ------------------------------------------------------------- capture */
 
@@ -947,62 +891,6 @@ TK_API int tk_record_stop(struct tk_record *rec)
 
 /* ------------------------------------------------------------ assembly */
 
-static int add_file_len64(struct tk_record *rec, struct bbuf *b, const char *rel)
-{
-	char *text;
-	size_t len;
-	int r = tk_tracefs_read_file(rec->tfs, rel, &text, &len);
-
-	if (r < 0)
-		return r;
-	bb_u64(b, len);
-	bb_put(b, text, len);
-	free(text);
-	return 0;
-}
-
-/* The format files of the events in @sys, as {u64 len, text} preceded by a u32 count. */
-static int add_system_formats(struct tk_record *rec, struct bbuf *b, const char *sys)
-{
-	struct dirent **list;
-	char *dir;
-	uint32_t count = 0;
-	size_t count_at;
-	int n, r = 0;
-
-	if (asprintf(&dir, "%s/events/%s", tk_tracefs_dir(rec->tfs), sys) < 0)
-		return tk_fail(ENOMEM, "out of memory");
-	n = scandir(dir, &list, NULL, alphasort);
-	if (n < 0) {
-		r = tk_fail(errno, "%s: %s", dir, strerror(errno));
-		free(dir);
-		return r;
-	}
-	count_at = b->len;
-	bb_u32(b, 0);
-	for (int i = 0; i < n; i++) {
-		char *rel = NULL, *abs = NULL;
-		struct stat st;
-
-		if (r == 0 && list[i]->d_name[0] != '.' &&
-		    asprintf(&rel, "events/%s/%s/format", sys, list[i]->d_name) >= 0) {
-			if (asprintf(&abs, "%s/%s", tk_tracefs_dir(rec->tfs), rel) >= 0 &&
-			    stat(abs, &st) == 0) {
-				r = add_file_len64(rec, b, rel);
-				count++;
-			}
-			free(abs);
-			free(rel);
-		}
-		free(list[i]);
-	}
-	free(list);
-	free(dir);
-	if (!b->failed)
-		tk_store_u32(b->p + count_at, count, false);
-	return r;
-}
-
 static int put_section(struct tk_record *rec, struct tk_dat_writer *w, uint16_t id,
 		       const void *body, uint64_t len)
 {
@@ -1010,83 +898,58 @@ static int put_section(struct tk_record *rec, struct tk_dat_writer *w, uint16_t 
 	return tk_dat_writer_add_metadata(w, id, body, len);
 }
 
+/*
+ * kallsyms, printk formats and saved command lines: an unreadable one is
+ * stored empty (kallsyms with a warning: symbols then show as addresses);
+ * only running out of memory stops the recording.
+ */
+static int gather_optional(struct tk_tracedata *td)
+{
+	int r = tk_tracedata_gather_kallsyms(td);
+
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		tk_warn("/proc/kallsyms: %s; the file will show addresses, not symbols",
+			tk_errmsg());
+	r = tk_tracedata_gather_printk(td);
+	if (r == -ENOMEM)
+		return r;
+	r = tk_tracedata_gather_cmdlines(td);
+	return r == -ENOMEM ? r : 0;
+}
+
+/*
+ * The metadata of the recorded instance, gathered through the tracedata
+ * model and encoded as .dat sections 16..21: the headers, every ftrace
+ * event's format, every event of the systems recorded, kallsyms, printk
+ * formats and saved command lines.
+ */
 static int add_metadata(struct tk_record *rec, struct tk_dat_writer *w)
 {
-	struct bbuf b = {0};
-	char *text = NULL;
-	size_t len;
+	struct tk_tracedata *td = tk_tracedata_new();
+	struct tk_bytebuf b;
 	int r;
 
-	/* 16: header_page and header_event of the recorded instance. */
-	bb_str(&b, "header_page");
-	r = add_file_len64(rec, &b, "events/header_page");
-	bb_str(&b, "header_event");
+	if (!td)
+		return -ENOMEM;
+	r = tk_tracedata_gather_headers(td, rec->tfs);
 	if (r == 0)
-		r = add_file_len64(rec, &b, "events/header_event");
-	if (r == 0 && !b.failed)
-		r = put_section(rec, w, TK_DAT_SECTION_HEADER_INFO, b.p, b.len);
-	b.len = 0;
-
-	/* 17: ftrace's own events. */
+		r = tk_tracedata_gather_system(td, rec->tfs, "ftrace");
+	for (size_t i = 0; i < rec->nsystems && r == 0; i++)
+		r = tk_tracedata_gather_system(td, rec->tfs, rec->systems[i]);
 	if (r == 0)
-		r = add_system_formats(rec, &b, "ftrace");
-	if (r == 0 && !b.failed)
-		r = put_section(rec, w, TK_DAT_SECTION_FTRACE_EVENTS, b.p, b.len);
-	b.len = 0;
-
-	/* 18: every event of the systems recorded. */
-	bb_u32(&b, (uint32_t)rec->nsystems);
-	for (size_t i = 0; i < rec->nsystems && r == 0; i++) {
-		bb_str(&b, rec->systems[i]);
-		r = add_system_formats(rec, &b, rec->systems[i]);
+		r = gather_optional(td);
+	tk_bytebuf_init(&b, false);
+	for (uint16_t id = TK_DAT_SECTION_HEADER_INFO; id <= TK_DAT_SECTION_CMDLINES && r == 0;
+	     id++) {
+		tk_bytebuf_reset(&b);
+		r = tk_tracedata_put_dat_section(td, id, &b);
+		if (r == 0)
+			r = put_section(rec, w, id, b.data, b.len);
 	}
-	if (r == 0 && !b.failed)
-		r = put_section(rec, w, TK_DAT_SECTION_EVENT_FORMATS, b.p, b.len);
-	b.len = 0;
-
-	/* 19: kallsyms; an unreadable one is stored empty (symbols then show as addresses). */
-	if (r == 0) {
-		if (tk_tracefs_read_top_file("/proc/kallsyms", &text, &len) < 0 ||
-		    len > UINT32_MAX) {
-			tk_warn("/proc/kallsyms: %s; the file will show addresses, not symbols",
-				tk_errmsg());
-			len = 0;
-		}
-		bb_u32(&b, (uint32_t)len);
-		bb_put(&b, text, len);
-		free(text);
-		text = NULL;
-		if (!b.failed)
-			r = put_section(rec, w, TK_DAT_SECTION_KALLSYMS, b.p, b.len);
-		b.len = 0;
-	}
-
-	/* 20: printk formats. */
-	if (r == 0) {
-		if (tk_tracefs_read_top_file("printk_formats", &text, &len) < 0 || len > UINT32_MAX)
-			len = 0;
-		bb_u32(&b, (uint32_t)len);
-		bb_put(&b, text, len);
-		free(text);
-		text = NULL;
-		if (!b.failed)
-			r = put_section(rec, w, TK_DAT_SECTION_PRINTK, b.p, b.len);
-		b.len = 0;
-	}
-
-	/* 21: saved command lines. */
-	if (r == 0) {
-		if (tk_tracefs_read_top_file("saved_cmdlines", &text, &len) < 0)
-			len = 0;
-		bb_u64(&b, len);
-		bb_put(&b, text, len);
-		free(text);
-		if (!b.failed)
-			r = put_section(rec, w, TK_DAT_SECTION_CMDLINES, b.p, b.len);
-	}
-	if (r == 0 && b.failed)
-		r = tk_fail(ENOMEM, "out of memory building the metadata");
-	free(b.p);
+	tk_bytebuf_release(&b);
+	tk_tracedata_free(td);
 	return r;
 }
 
@@ -1220,7 +1083,7 @@ static int add_tsc2nsec(struct tk_dat_writer *w)
 static int add_options(struct tk_record *rec, struct tk_dat_writer *w, char *clock,
 		       size_t clock_cap)
 {
-	struct utsname u;
+	struct tk_host *host;
 	char *text = NULL, *s = NULL;
 	uint8_t cnt[4];
 	size_t len;
@@ -1238,13 +1101,16 @@ static int add_options(struct tk_record *rec, struct tk_dat_writer *w, char *clo
 	if (r < 0)
 		return r;
 
-	if (uname(&u) == 0 &&
-	    asprintf(&s, "%s %s %s %s", u.sysname, u.nodename, u.release, u.machine) >= 0) {
+	/* Host facts come from one place (host.c); without them the option is left out. */
+	host = tk_host_new();
+	if (host && asprintf(&s, "%s %s %s %s", host->sysname, host->hostname, host->osrelease,
+			     host->arch) >= 0) {
 		r = tk_dat_writer_add_option(w, TK_DAT_OPTION_UNAME, s, (uint32_t)strlen(s) + 1);
 		free(s);
-		if (r < 0)
-			return r;
 	}
+	tk_host_free(host);
+	if (r < 0)
+		return r;
 	r = tk_dat_writer_add_option(w, TK_DAT_OPTION_VERSION, rec->tracer_version,
 				     (uint32_t)strlen(rec->tracer_version) + 1);
 	if (r < 0)
@@ -1301,11 +1167,10 @@ struct assembly {
 	uint32_t ncpu;
 	const int *spool_fds; /* -1: no spool for that CPU */
 	char *const *spool_paths;
-	char *const *cpustat; /* per CPU stats text or NULL; may be NULL */
-	const char *cmdlines; /* fresher saved_cmdlines, or NULL */
-	size_t cmdlines_len;
-	bool punch;			   /* free spool space behind the copy */
-	struct tk_record_cpu_stats *stats; /* ncpu entries; pages/events/missed filled */
+	char *const *cpustat;		     /* per CPU stats text or NULL; may be NULL */
+	const struct tk_tracedata *cmdlines; /* fresher saved_cmdlines, or NULL */
+	bool punch;			     /* free spool space behind the copy */
+	struct tk_record_cpu_stats *stats;   /* ncpu entries; pages/events/missed filled */
 };
 
 static int copy_spool(const struct assembly *a, struct tk_dat_writer *w,
@@ -1409,6 +1274,18 @@ static int copy_options(const struct assembly *a, struct tk_dat_writer *w)
 	return 0;
 }
 
+/* saved_cmdlines as they are now (the kernel adds tasks while we record), or NULL. */
+static struct tk_tracedata *fresh_cmdlines(void)
+{
+	struct tk_tracedata *td = tk_tracedata_new();
+
+	if (td && tk_tracedata_gather_cmdlines(td) < 0) {
+		tk_tracedata_free(td);
+		td = NULL;
+	}
+	return td;
+}
+
 /*
  * Write the .dat to "<output>.tkpart" from the metadata file and the
  * spools, then rename it over @output: the output name never holds half a
@@ -1449,18 +1326,14 @@ static int assemble(const struct assembly *a)
 	for (uint16_t id = TK_DAT_SECTION_HEADER_INFO; id <= TK_DAT_SECTION_CMDLINES && !r; id++) {
 		const void *body;
 		uint64_t len;
-		uint8_t *own = NULL;
+		void *own = NULL;
 
 		if (id == TK_DAT_SECTION_CMDLINES && a->cmdlines) {
-			own = malloc(8 + a->cmdlines_len);
-			if (!own) {
-				r = tk_fail(ENOMEM, "out of memory");
+			r = tk_tracedata_encode_dat_section(a->cmdlines, id, info->big_endian, &own,
+							    &len);
+			if (r)
 				break;
-			}
-			tk_store_u64(own, a->cmdlines_len, info->big_endian);
-			memcpy(own + 8, a->cmdlines, a->cmdlines_len);
 			body = own;
-			len = 8 + a->cmdlines_len;
 		} else if (tk_dat_metadata(a->meta, id, &body, &len) < 0) {
 			continue;
 		}
@@ -1644,8 +1517,7 @@ TK_API int tk_record_finish(struct tk_record *rec)
 	};
 	int *fds = NULL;
 	char **paths = NULL, **stats = NULL;
-	char *cmdlines = NULL;
-	size_t cmdlines_len;
+	struct tk_tracedata *cmdlines = NULL;
 	uint64_t need;
 	int r;
 
@@ -1675,10 +1547,8 @@ TK_API int tk_record_finish(struct tk_record *rec)
 	a.spool_paths = paths;
 	a.cpustat = stats;
 	/* The commands that ran during the recording are known only now. */
-	if (tk_tracefs_read_top_file("saved_cmdlines", &cmdlines, &cmdlines_len) == 0) {
-		a.cmdlines = cmdlines;
-		a.cmdlines_len = cmdlines_len;
-	}
+	cmdlines = fresh_cmdlines();
+	a.cmdlines = cmdlines;
 	/* The reserve was for this moment. */
 	if (rec->reserve_path)
 		unlink(rec->reserve_path);
@@ -1699,7 +1569,7 @@ TK_API int tk_record_finish(struct tk_record *rec)
 		}
 	}
 out:
-	free(cmdlines);
+	tk_tracedata_free(cmdlines);
 	free(a.stats);
 	free(stats);
 	free(paths);
@@ -1801,8 +1671,7 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
 	struct assembly a = {.output = output};
 	const struct tk_dat_info *info;
 	struct stat msb, osb;
-	char *cmdlines = NULL;
-	size_t cmdlines_len;
+	struct tk_tracedata *cmdlines = NULL;
 	uint64_t total = 0, need;
 	int r;
 
@@ -1906,10 +1775,8 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
 	for (uint32_t i = 0; i < a.ncpu; i++)
 		a.stats[i].cpu = i;
 	/* As trace-cmd extract does: the command lines as the kernel knows them now. */
-	if (tk_tracefs_read_top_file("saved_cmdlines", &cmdlines, &cmdlines_len) == 0) {
-		a.cmdlines = cmdlines;
-		a.cmdlines_len = cmdlines_len;
-	}
+	cmdlines = fresh_cmdlines();
+	a.cmdlines = cmdlines;
 	unlink(rv.reserve_path);
 	need = 0;
 	for (uint16_t id = TK_DAT_SECTION_HEADER_INFO; id <= TK_DAT_SECTION_CMDLINES; id++) {
@@ -1931,11 +1798,11 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
 		tk_dat_close(a.meta);
 		a.meta = NULL;
 		recovery_release(&rv, true);
-		free(cmdlines);
+		tk_tracedata_free(cmdlines);
 		return 0;
 	}
 out:
-	free(cmdlines);
+	tk_tracedata_free(cmdlines);
 	free(a.stats);
 	tk_dat_close(a.meta);
 	recovery_release(&rv, false);

@@ -33,7 +33,9 @@
  * give is checked against the section list, so it must name a real section
  * header with the expected id. The metadata (a few MB: kallsyms and the
  * event formats dominate) stays in memory; v6 parts are read raw, so
- * tk_dat_metadata() hands back the same bytes a v7 body holds.
+ * tk_dat_metadata() hands back the same bytes a v7 body holds. The bodies
+ * are decoded by the tracedata codec (tracedata.c), which perf.data's
+ * TRACING_DATA shares; the texts point into them.
  *
  * CPU data is never read at open. A cpu reader pulls uncompressed data in
  * blocks of up to 256 KiB (at most 256 pages) with one pread each, because a
@@ -55,6 +57,7 @@
 #include "bigbuf.h"
 #include "bytes.h"
 #include "error.h"
+#include "tracedata-internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -86,12 +89,6 @@ struct meta_part {
 	bool present;
 	uint64_t option_offset; /* v7: section offset the option names */
 	uint64_t option_where;	/* where that option is, for messages */
-};
-
-struct dat_system {
-	const char *name;
-	struct tk_dat_text *formats;
-	size_t count;
 };
 
 struct dat_option {
@@ -130,12 +127,7 @@ struct tk_dat {
 	size_t nkeep, keep_cap;
 
 	struct meta_part meta[6];
-	struct tk_dat_text header_page, header_event;
-	struct tk_dat_text *ftrace;
-	size_t nftrace;
-	struct dat_system *systems;
-	size_t nsystems;
-	struct tk_dat_text kallsyms, printk, cmdlines;
+	struct tk_tracedata *td; /* texts point into meta[].data */
 
 	struct dat_buffer *buffers;
 	size_t nbuffers, buffers_cap;
@@ -461,6 +453,10 @@ static int parse_header(struct tk_dat *d)
 	if (psize == 0 || psize > MAX_PAGE_SIZE)
 		return tk_fail_at(EBADMSG, d->name, c.pos - 4, "bad page size %" PRIu32, psize);
 	d->info.page_size = psize;
+	/* The tracedata carries the layout too, so it encodes as perf.data alone. */
+	d->td->big_endian = d->info.big_endian;
+	d->td->long_size = lsize;
+	d->td->page_size = psize;
 	d->info.compression = TK_COMPRESS_NONE;
 	d->info.compression_version = "";
 	if (d->info.version == 6) {
@@ -1033,24 +1029,6 @@ static int process_options(struct tk_dat *d)
 
 /* ------------------------------------------------------ metadata bodies */
 
-static int meta_error(struct tk_dat *d, const struct tk_cursor *c, uint64_t where, bool compressed,
-		      const char *what)
-{
-	return tk_fail_at(EBADMSG, d->name, compressed ? where : tk_cursor_offset(c), "%s%s", what,
-			  compressed ? " (in the decompressed body)" : "");
-}
-
-static bool cursor_text(struct tk_cursor *c, uint64_t len, struct tk_dat_text *t)
-{
-	const uint8_t *p;
-
-	if (!tk_cursor_bytes(c, len, &p))
-		return false;
-	t->data = (const char *)p;
-	t->len = len;
-	return true;
-}
-
 /*
  * Parse the body of metadata part @id. @base is the file offset of the
  * body's first byte when it is stored raw; @where names the section when
@@ -1059,88 +1037,15 @@ static bool cursor_text(struct tk_cursor *c, uint64_t len, struct tk_dat_text *t
 static int parse_meta(struct tk_dat *d, uint16_t id, uint64_t base, uint64_t where, bool compressed)
 {
 	struct meta_part *m = &d->meta[id - 16];
-	struct tk_cursor c;
-	const uint8_t *tag;
-	uint64_t len;
-	uint32_t n, len32;
+	const char *what = "";
+	uint64_t at = 0;
+	int ret = tk_tracedata_parse_dat(d->td, id, m->data, m->len, d->info.big_endian, base, &at,
+					 &what);
 
-	tk_cursor_init(&c, m->data, m->len, base, d->info.big_endian);
-	switch (id) {
-	case TK_DAT_SECTION_HEADER_INFO:
-		if (!tk_cursor_bytes(&c, 12, &tag) || memcmp(tag, "header_page", 12) != 0)
-			return meta_error(d, &c, where, compressed, "missing header_page tag");
-		if (!tk_cursor_u64(&c, &len) || !cursor_text(&c, len, &d->header_page))
-			return meta_error(d, &c, where, compressed, "truncated header_page");
-		if (!tk_cursor_bytes(&c, 13, &tag) || memcmp(tag, "header_event", 13) != 0)
-			return meta_error(d, &c, where, compressed, "missing header_event tag");
-		if (!tk_cursor_u64(&c, &len) || !cursor_text(&c, len, &d->header_event))
-			return meta_error(d, &c, where, compressed, "truncated header_event");
-		return 0;
-	case TK_DAT_SECTION_FTRACE_EVENTS:
-		if (!tk_cursor_u32(&c, &n) || n > tk_cursor_left(&c) / 8)
-			return meta_error(d, &c, where, compressed, "bad ftrace format count");
-		if (n) {
-			d->ftrace = calloc(n, sizeof(*d->ftrace));
-			if (!d->ftrace)
-				return tk_fail(ENOMEM, "out of memory");
-		}
-		for (uint32_t i = 0; i < n; i++) {
-			if (!tk_cursor_u64(&c, &len) || !cursor_text(&c, len, &d->ftrace[i]))
-				return meta_error(d, &c, where, compressed,
-						  "truncated ftrace format");
-			d->nftrace = i + 1;
-		}
-		return 0;
-	case TK_DAT_SECTION_EVENT_FORMATS:
-		/* Each system needs at least a NUL name and a u32 count. */
-		if (!tk_cursor_u32(&c, &n) || n > tk_cursor_left(&c) / 5)
-			return meta_error(d, &c, where, compressed, "bad event system count");
-		if (n) {
-			d->systems = calloc(n, sizeof(*d->systems));
-			if (!d->systems)
-				return tk_fail(ENOMEM, "out of memory");
-		}
-		for (uint32_t i = 0; i < n; i++) {
-			struct dat_system *sys = &d->systems[i];
-			uint32_t count;
-
-			d->nsystems = i + 1;
-			if (!tk_cursor_cstr(&c, &sys->name, NULL))
-				return meta_error(d, &c, where, compressed,
-						  "truncated event system name");
-			if (!tk_cursor_u32(&c, &count) || count > tk_cursor_left(&c) / 8)
-				return meta_error(d, &c, where, compressed,
-						  "bad event format count");
-			if (count) {
-				sys->formats = calloc(count, sizeof(*sys->formats));
-				if (!sys->formats)
-					return tk_fail(ENOMEM, "out of memory");
-			}
-			for (uint32_t j = 0; j < count; j++) {
-				if (!tk_cursor_u64(&c, &len) ||
-				    !cursor_text(&c, len, &sys->formats[j]))
-					return meta_error(d, &c, where, compressed,
-							  "truncated event format");
-				sys->count = j + 1;
-			}
-		}
-		return 0;
-	case TK_DAT_SECTION_KALLSYMS:
-	case TK_DAT_SECTION_PRINTK:
-		if (!tk_cursor_u32(&c, &len32) ||
-		    !cursor_text(&c, len32,
-				 id == TK_DAT_SECTION_KALLSYMS ? &d->kallsyms : &d->printk))
-			return meta_error(d, &c, where, compressed,
-					  id == TK_DAT_SECTION_KALLSYMS
-						  ? "truncated kallsyms"
-						  : "truncated printk formats");
-		return 0;
-	case TK_DAT_SECTION_CMDLINES:
-		if (!tk_cursor_u64(&c, &len) || !cursor_text(&c, len, &d->cmdlines))
-			return meta_error(d, &c, where, compressed, "truncated cmdlines");
-		return 0;
-	}
-	return 0;
+	if (ret == -EBADMSG)
+		return tk_fail_at(EBADMSG, d->name, compressed ? where : at, "%s%s", what,
+				  compressed ? " (in the decompressed body)" : "");
+	return ret;
 }
 
 static int load_meta_v7(struct tk_dat *d)
@@ -1530,8 +1435,8 @@ static int finish_buffers(struct tk_dat *d)
 	bool have_base;
 	int ret;
 
-	if (d->meta[0].present && d->header_page.len) {
-		ret = tk_page_format_parse(&base, d->header_page.data, d->header_page.len,
+	if (d->meta[0].present && d->td->header_page.len) {
+		ret = tk_page_format_parse(&base, d->td->header_page.data, d->td->header_page.len,
 					   d->info.big_endian);
 	} else {
 		ret = tk_page_format_init(&base, d->info.page_size, d->info.long_size,
@@ -1603,7 +1508,8 @@ static struct tk_dat *open_common(int fd, bool own_fd, const char *name)
 	d->fd = fd;
 	d->own_fd = own_fd;
 	d->name = strdup(name ? name : "(fd)");
-	if (!d->name) {
+	d->td = tk_tracedata_new();
+	if (!d->name || !d->td) {
 		ret = tk_fail(ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -1672,10 +1578,7 @@ TK_API void tk_dat_close(struct tk_dat *d)
 	free(d->keep);
 	for (int i = 0; i < 6; i++)
 		tk_big_free(d->meta[i].data);
-	free(d->ftrace);
-	for (size_t i = 0; i < d->nsystems; i++)
-		free(d->systems[i].formats);
-	free(d->systems);
+	tk_tracedata_free(d->td);
 	for (size_t i = 0; i < d->nbuffers; i++)
 		free(d->buffers[i].cpus);
 	free(d->buffers);
@@ -1734,75 +1637,78 @@ TK_API int tk_dat_metadata(const struct tk_dat *d, uint16_t id, const void **bod
 	return 0;
 }
 
-static int get_text(const struct tk_dat *d, uint16_t id, const struct tk_dat_text *src,
+static int get_text(const struct tk_dat *d, uint16_t id,
+		    int (*get)(const struct tk_tracedata *, struct tk_text *),
 		    struct tk_dat_text *text)
 {
-	if (!d->meta[id - 16].data)
+	if (!d->meta[id - 16].data || get(d->td, text) < 0)
 		return no_part(d, id);
-	*text = *src;
 	return 0;
 }
 
 TK_API int tk_dat_header_page(const struct tk_dat *d, struct tk_dat_text *text)
 {
-	return get_text(d, TK_DAT_SECTION_HEADER_INFO, &d->header_page, text);
+	return get_text(d, TK_DAT_SECTION_HEADER_INFO, tk_tracedata_header_page, text);
 }
 
 TK_API int tk_dat_header_event(const struct tk_dat *d, struct tk_dat_text *text)
 {
-	return get_text(d, TK_DAT_SECTION_HEADER_INFO, &d->header_event, text);
+	return get_text(d, TK_DAT_SECTION_HEADER_INFO, tk_tracedata_header_event, text);
 }
 
 TK_API size_t tk_dat_ftrace_format_count(const struct tk_dat *d)
 {
-	return d->nftrace;
+	return tk_tracedata_ftrace_count(d->td);
 }
 
 TK_API int tk_dat_ftrace_format(const struct tk_dat *d, size_t index, struct tk_dat_text *text)
 {
-	if (index >= d->nftrace)
+	if (tk_tracedata_ftrace_format(d->td, index, text) < 0)
 		return tk_fail(ENOENT, "%s: no ftrace format %zu", d->name, index);
-	*text = d->ftrace[index];
 	return 0;
 }
 
 TK_API size_t tk_dat_system_count(const struct tk_dat *d)
 {
-	return d->nsystems;
+	return tk_tracedata_system_count(d->td);
 }
 
 TK_API const char *tk_dat_system_name(const struct tk_dat *d, size_t system)
 {
-	return system < d->nsystems ? d->systems[system].name : NULL;
+	return tk_tracedata_system_name(d->td, system);
 }
 
 TK_API size_t tk_dat_system_format_count(const struct tk_dat *d, size_t system)
 {
-	return system < d->nsystems ? d->systems[system].count : 0;
+	return tk_tracedata_system_format_count(d->td, system);
 }
 
 TK_API int tk_dat_system_format(const struct tk_dat *d, size_t system, size_t index,
 				struct tk_dat_text *text)
 {
-	if (system >= d->nsystems || index >= d->systems[system].count)
+	if (tk_tracedata_system_format(d->td, system, index, text) < 0)
 		return tk_fail(ENOENT, "%s: no event format %zu/%zu", d->name, system, index);
-	*text = d->systems[system].formats[index];
 	return 0;
 }
 
 TK_API int tk_dat_kallsyms(const struct tk_dat *d, struct tk_dat_text *text)
 {
-	return get_text(d, TK_DAT_SECTION_KALLSYMS, &d->kallsyms, text);
+	return get_text(d, TK_DAT_SECTION_KALLSYMS, tk_tracedata_kallsyms, text);
 }
 
 TK_API int tk_dat_printk(const struct tk_dat *d, struct tk_dat_text *text)
 {
-	return get_text(d, TK_DAT_SECTION_PRINTK, &d->printk, text);
+	return get_text(d, TK_DAT_SECTION_PRINTK, tk_tracedata_printk, text);
 }
 
 TK_API int tk_dat_cmdlines(const struct tk_dat *d, struct tk_dat_text *text)
 {
-	return get_text(d, TK_DAT_SECTION_CMDLINES, &d->cmdlines, text);
+	return get_text(d, TK_DAT_SECTION_CMDLINES, tk_tracedata_cmdlines, text);
+}
+
+TK_API const struct tk_tracedata *tk_dat_get_tracedata(const struct tk_dat *d)
+{
+	return d->td;
 }
 
 TK_API uint64_t tk_dat_timestamp(const struct tk_dat *d, uint64_t ts)

@@ -73,6 +73,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "internal/bytebuf.h"
+#include "tracedata-internal.h"
 #include "internal/bytes.h"
 #include "internal/error.h"
 
@@ -94,11 +96,8 @@ enum writer_state {
 	ST_BROKEN,     /* a write failed midway */
 };
 
-struct wbuf {
-	uint8_t *data;
-	size_t len;
-	size_t cap;
-};
+/* The library's one growable buffer; the byte order is given per number here. */
+#define wbuf tk_bytebuf
 
 struct cpu_entry {
 	uint32_t cpu;
@@ -187,36 +186,13 @@ static const char *const meta_desc[6] = {
 
 /* ------------------------------------------------------------ utilities */
 
-static int wbuf_reserve(struct wbuf *b, size_t n)
-{
-	size_t cap;
-	uint8_t *p;
-
-	if (n > SIZE_MAX - b->len)
-		return tk_fail(ENOMEM, "buffer size overflow");
-	if (b->len + n <= b->cap)
-		return 0;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + n)
-		cap = cap > SIZE_MAX / 2 ? b->len + n : cap * 2;
-	p = realloc(b->data, cap);
-	if (!p)
-		return tk_fail(ENOMEM, "out of memory growing a %zu byte buffer", cap);
-	b->data = p;
-	b->cap = cap;
-	return 0;
-}
-
 static int wbuf_put(struct wbuf *b, const void *p, size_t n)
 {
-	int ret = wbuf_reserve(b, n);
-
-	if (ret)
-		return ret;
-	if (n)
-		memcpy(b->data + b->len, p, n);
-	b->len += n;
-	return 0;
+	tk_bytebuf_put(b, p, n);
+	if (!b->err)
+		return 0;
+	tk_bytebuf_error(b); /* the message */
+	return -ENOMEM;
 }
 
 static int wbuf_u16(struct wbuf *b, uint16_t v, bool big)
@@ -250,9 +226,7 @@ static int wbuf_cstr(struct wbuf *b, const char *s)
 
 static void wbuf_release(struct wbuf *b)
 {
-	free(b->data);
-	b->data = NULL;
-	b->len = b->cap = 0;
+	tk_bytebuf_release(b);
 }
 
 static int broken(struct tk_dat_writer *w, int ret)
@@ -571,23 +545,19 @@ static int v7_write_options1(struct tk_dat_writer *w)
 
 /* ------------------------------------------------------------------ v6 */
 
+/* A v6 metadata part the caller did not give: the tracedata codec's empty body. */
 static int v6_empty_body(struct tk_dat_writer *w, int id)
 {
+	static const struct tk_tracedata empty;
+	struct tk_bytebuf b;
 	int ret;
 
-	switch (id) {
-	case TK_DAT_SECTION_HEADER_INFO:
-		ret = append(w, "header_page", 12);
-		if (!ret)
-			ret = append_u64(w, 0);
-		if (!ret)
-			ret = append(w, "header_event", 13);
-		return ret ? ret : append_u64(w, 0);
-	case TK_DAT_SECTION_CMDLINES:
-		return append_u64(w, 0);
-	default:
-		return append_u32(w, 0);
-	}
+	tk_bytebuf_init(&b, w->big);
+	ret = tk_tracedata_put_dat_section(&empty, (uint16_t)id, &b);
+	if (!ret)
+		ret = append(w, b.data, b.len);
+	tk_bytebuf_release(&b);
+	return ret;
 }
 
 static int v6_fill_meta(struct tk_dat_writer *w, int upto)
@@ -863,6 +833,23 @@ TK_API void tk_dat_writer_free(struct tk_dat_writer *w)
 
 /* ------------------------------------------------------------ metadata */
 
+TK_API int tk_dat_writer_add_tracedata(struct tk_dat_writer *w, const struct tk_tracedata *td)
+{
+	struct tk_bytebuf b;
+	int ret = 0;
+
+	tk_bytebuf_init(&b, w->big);
+	for (uint16_t id = TK_DAT_SECTION_HEADER_INFO; id <= TK_DAT_SECTION_CMDLINES && !ret;
+	     id++) {
+		tk_bytebuf_reset(&b);
+		ret = tk_tracedata_put_dat_section(td, id, &b);
+		if (!ret)
+			ret = tk_dat_writer_add_metadata(w, id, b.data, b.len);
+	}
+	tk_bytebuf_release(&b);
+	return ret;
+}
+
 TK_API int tk_dat_writer_add_metadata(struct tk_dat_writer *w, uint16_t id, const void *body,
 				      uint64_t len)
 {
@@ -1058,7 +1045,7 @@ TK_API int tk_dat_writer_begin_buffer(struct tk_dat_writer *w, const char *name,
 {
 	struct buffer_rec *b;
 	char *desc;
-	int32_t sid;
+	int32_t sid = -1; /* set by add_string() before use */
 	int ret = check_usable(w);
 
 	if (ret)
@@ -1310,7 +1297,7 @@ static int v7_latency_text(struct tk_dat_writer *w, const char *name, const char
 {
 	struct text_rec *t;
 	uint64_t hdr;
-	int32_t sid;
+	int32_t sid = -1; /* set by add_string() before use */
 	int ret;
 
 	t = realloc(w->texts, (w->ntexts + 1) * sizeof(*t));
@@ -1457,7 +1444,7 @@ static int v7_finish(struct tk_dat_writer *w)
 {
 	struct wbuf body = {0};
 	uint64_t off, done;
-	int32_t sid;
+	int32_t sid = -1; /* set by add_string() before use */
 	int ret;
 
 	ret = v7_write_options1(w);

@@ -56,6 +56,10 @@
  * NRCPUS' avail count long, and BPF functions are named from the BTF of
  * BPF_BTF, which follows BPF_PROG_INFO (names are resolved after either).
  *
+ * TRACING_DATA is decoded by the tracedata codec (tracedata.c), the one
+ * the .dat reader uses for its metadata sections: the texts point into the
+ * kept blob, and tk_perfdata_get_tracedata() hands the model out.
+ *
  * A killed recorder leaves data.size 0 (perf writes it at exit) or a size
  * past EOF. perf 6.1 then misreads the data as the feature table; we warn,
  * ignore the feature bits (there is no table) and read records to the last
@@ -78,6 +82,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "perfdata-internal.h"
+#include "tracedata-internal.h"
 
 #define WINDOW_SIZE	 (256u * 1024)
 #define MAX_FEATURE_SIZE (1ull << 30)	/* refuse payloads above 1 GiB */
@@ -426,11 +431,6 @@ struct pd_id {
 	size_t evsel;
 };
 
-struct pd_format {
-	const char *system;
-	struct tk_perfdata_text text;
-};
-
 struct pd_record_copy {
 	uint8_t *data; /* aligned: allocated with malloc */
 	uint8_t *extra;
@@ -462,8 +462,7 @@ struct tk_perfdata {
 	const uint8_t *tracing_blob;
 	uint64_t tracing_len;
 	struct tk_perfdata_tracing tracing;
-	struct pd_format *formats;
-	size_t nr_formats;
+	struct tk_tracedata *td; /* texts point into tracing_blob */
 
 	/* Input window: buf[start, end) holds the file bytes from pos on. */
 	uint8_t *buf;
@@ -816,99 +815,43 @@ static bool parse_build_ids(struct tk_perfdata *pd, const uint8_t *p, uint64_t l
 	return true;
 }
 
-static bool parse_tracing(struct tk_perfdata *pd, const uint8_t *p, uint64_t len)
+/*
+ * Decode a TRACING_DATA blob (kept by the reader until close) with the
+ * tracedata codec. Return: 0; -EBADMSG when it does not fit the layout
+ * (the earlier tracing data, if any, stays); -ENOMEM.
+ */
+static int parse_tracing(struct tk_perfdata *pd, const uint8_t *p, uint64_t len)
 {
+	struct tk_tracedata *td = tk_tracedata_new();
 	struct tk_perfdata_tracing *t = &pd->tracing;
-	struct tk_cursor c;
-	const char *s;
-	const uint8_t *b;
-	uint8_t endian;
-	uint32_t n32, nsys;
-	uint64_t n64;
-	struct pd_format *f = NULL;
-	size_t nf = 0, cap = 0;
+	const char *what;
+	uint64_t at;
+	int r;
 
+	if (!td)
+		return -ENOMEM;
+	r = tk_tracedata_parse_perf(td, p, len, &at, &what);
+	if (r < 0) {
+		tk_tracedata_free(td);
+		return r;
+	}
+	tk_tracedata_free(pd->td);
+	pd->td = td;
 	memset(t, 0, sizeof(*t));
-	tk_cursor_init(&c, p, len, 0, false);
-	if (!tk_cursor_bytes(&c, 10, &b) || memcmp(b, "\x17\x08\x44tracing", 10) != 0)
-		return false;
-	if (!tk_cursor_cstr(&c, &t->version, NULL) || !tk_cursor_bytes(&c, 1, &b))
-		return false;
-	endian = b[0];
-	if (endian > 1)
-		return false;
-	t->big_endian = endian;
-	c.big = endian;
-	if (!tk_cursor_bytes(&c, 1, &b))
-		return false;
-	t->long_size = b[0];
-	if (!tk_cursor_u32(&c, &t->page_size))
-		return false;
-	if (!tk_cursor_cstr(&c, &s, NULL) || strcmp(s, "header_page") != 0 ||
-	    !tk_cursor_u64(&c, &n64) || !tk_cursor_bytes(&c, n64, &b))
-		return false;
-	t->header_page = (struct tk_perfdata_text){(const char *)b, n64};
-	if (!tk_cursor_cstr(&c, &s, NULL) || strcmp(s, "header_event") != 0 ||
-	    !tk_cursor_u64(&c, &n64) || !tk_cursor_bytes(&c, n64, &b))
-		return false;
-	t->header_event = (struct tk_perfdata_text){(const char *)b, n64};
-
-	/* ftrace formats, then systems: each format {u64 len, text}. */
-	if (!tk_cursor_u32(&c, &n32))
-		return false;
-	t->nr_ftrace = n32;
-	nsys = 0;
-	for (uint64_t sys = 0;; sys++) {
-		const char *system = "ftrace";
-		uint32_t count = n32;
-
-		if (sys > 0) {
-			if (sys == 1) {
-				if (!tk_cursor_u32(&c, &nsys))
-					goto bad;
-			}
-			if (sys > nsys)
-				break;
-			if (!tk_cursor_cstr(&c, &system, NULL) || !tk_cursor_u32(&c, &count))
-				goto bad;
-		}
-		for (uint32_t i = 0; i < count; i++) {
-			if (!tk_cursor_u64(&c, &n64) || !tk_cursor_bytes(&c, n64, &b))
-				goto bad;
-			if (nf == cap) {
-				size_t ncap = cap ? cap * 2 : 16;
-				struct pd_format *nfm = realloc(f, ncap * sizeof(*nfm));
-
-				if (!nfm)
-					goto bad;
-				f = nfm;
-				cap = ncap;
-			}
-			f[nf++] = (struct pd_format){system, {(const char *)b, n64}};
-		}
-	}
-	t->nr_formats = (uint32_t)(nf - t->nr_ftrace);
-	if (!tk_cursor_u32(&c, &n32) || !tk_cursor_bytes(&c, n32, &b))
-		goto bad;
-	t->kallsyms = (struct tk_perfdata_text){(const char *)b, n32};
-	if (!tk_cursor_u32(&c, &n32) || !tk_cursor_bytes(&c, n32, &b))
-		goto bad;
-	t->printk = (struct tk_perfdata_text){(const char *)b, n32};
-	/* Version 0.5 ends here; 0.6 adds the saved cmdlines. */
-	if (tk_cursor_left(&c) >= 8) {
-		if (!tk_cursor_u64(&c, &n64) || !tk_cursor_bytes(&c, n64, &b))
-			goto bad;
-		t->cmdlines = (struct tk_perfdata_text){(const char *)b, n64};
-	}
-	free(pd->formats);
-	pd->formats = f;
-	pd->nr_formats = nf;
+	t->version = td->version;
+	t->big_endian = td->big_endian;
+	t->long_size = td->long_size;
+	t->page_size = td->page_size;
+	tk_tracedata_header_page(td, &t->header_page);
+	tk_tracedata_header_event(td, &t->header_event);
+	tk_tracedata_kallsyms(td, &t->kallsyms);
+	tk_tracedata_printk(td, &t->printk);
+	tk_tracedata_cmdlines(td, &t->cmdlines);
+	t->nr_ftrace = (uint32_t)td->nftrace;
+	t->nr_formats = (uint32_t)(tk_tracedata_format_count(td) - td->nftrace);
 	pd->tracing_blob = p;
 	pd->tracing_len = len;
-	return true;
-bad:
-	free(f);
-	return false;
+	return 0;
 }
 
 static bool parse_event_desc(struct tk_perfdata *pd, struct tk_cursor *c)
@@ -1550,8 +1493,13 @@ static bool parse_feature(struct fparse *f, uint32_t id, const uint8_t *p, uint6
 
 	tk_cursor_init(c, p, len, off, false);
 	switch (id) {
-	case TK_PERF_FEAT_TRACING_DATA:
-		return parse_tracing(pd, p, len);
+	case TK_PERF_FEAT_TRACING_DATA: {
+		int r = parse_tracing(pd, p, len);
+
+		if (r == -ENOMEM)
+			f->err = r;
+		return r == 0;
+	}
 	case TK_PERF_FEAT_BUILD_ID:
 		return parse_build_ids(pd, p, len, &f->err);
 	case TK_PERF_FEAT_HOSTNAME:
@@ -2010,7 +1958,10 @@ static int handle_meta(struct tk_perfdata *pd, const struct tk_perf_record *rec)
 		memcpy(copy, rec->extra, rec->extra_size);
 		if (own(pd, copy) < 0)
 			return tk_fail(ENOMEM, "out of memory");
-		if (!parse_tracing(pd, copy, rec->extra_size)) {
+		err = parse_tracing(pd, copy, rec->extra_size);
+		if (err == -ENOMEM)
+			return tk_fail(ENOMEM, "out of memory");
+		if (err < 0) {
 			if (has_tracepoint(pd))
 				return fail_at(pd, rec->extra_offset,
 					       "tracing data (%" PRIu64 " bytes) is malformed",
@@ -2502,7 +2453,7 @@ void tk_perfdata_close(struct tk_perfdata *pd)
 		free(pd->queue[i].extra);
 	}
 	free(pd->queue);
-	free(pd->formats);
+	tk_tracedata_free(pd->td);
 	free(pd->buf);
 	free(pd->dbuf);
 	ZSTD_freeDCtx(pd->dctx);
@@ -2575,16 +2526,17 @@ int tk_perfdata_tracing(const struct tk_perfdata *pd, struct tk_perfdata_tracing
 	return 0;
 }
 
+const struct tk_tracedata *tk_perfdata_get_tracedata(const struct tk_perfdata *pd)
+{
+	return pd->td;
+}
+
 int tk_perfdata_tracing_format(const struct tk_perfdata *pd, uint32_t index, const char **system,
 			       struct tk_perfdata_text *text)
 {
-	if (index >= pd->nr_formats)
+	if (!pd->td)
 		return -ENOENT;
-	if (system)
-		*system = pd->formats[index].system;
-	if (text)
-		*text = pd->formats[index].text;
-	return 0;
+	return tk_tracedata_format(pd->td, index, system, text);
 }
 
 int tk_perfdata_parse_sample(const struct tk_perfdata *pd, const struct tk_perf_record *rec,

@@ -59,6 +59,11 @@
  *     every 100 ms).
  *   - After an I/O error the writer refuses further work (-EIO).
  *
+ * The writer reads nothing from the running machine: host facts come in
+ * as a struct tk_host (gathered by capture/host.c, or taken from the file
+ * a conversion reads), TRACING_DATA as a blob (the tracedata codec), so a
+ * converted file never carries this machine's facts.
+ *
  * Append keeps the old data where it is: only what follows it (the feature
  * table and payloads) is rewritten, plus ids and attrs, which move behind
  * the features because the old id arrays in front have no room for new
@@ -68,18 +73,20 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <tracekit/tracefs.h>
+#include <tracekit/host.h>
 
+#include "bytebuf.h"
 #include "bytes.h"
 #include "error.h"
 #include "perfdata-internal.h"
+#include "tracedata-internal.h"
 
 #define BLOCK (1u << 20)
 #define NFEAT TK_PERF_FEAT_LAST
@@ -801,88 +808,41 @@ int tk_perfdata_writer_set_feature(struct tk_perfdata_writer *w, uint32_t id, co
 	return 0;
 }
 
-/* A growable byte buffer for building payloads. */
-struct bb {
-	uint8_t *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void bb_put(struct bb *b, const void *d, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->cap - b->len < n) {
-		size_t ncap = b->cap ? b->cap : 256;
-		uint8_t *np;
-
-		while (ncap - b->len < n)
-			ncap *= 2;
-		np = realloc(b->p, ncap);
-		if (!np) {
-			b->oom = true;
-			return;
-		}
-		b->p = np;
-		b->cap = ncap;
-	}
-	if (n)
-		memcpy(b->p + b->len, d, n);
-	b->len += n;
-}
-
-static void bb_u32(struct bb *b, uint32_t v)
-{
-	bb_put(b, &v, 4);
-}
-
-static void bb_u64(struct bb *b, uint64_t v)
-{
-	bb_put(b, &v, 8);
-}
-
-static void bb_zero(struct bb *b, size_t n)
-{
-	static const uint8_t z[64];
-
-	while (n > 0) {
-		size_t k = n < sizeof(z) ? n : sizeof(z);
-
-		bb_put(b, z, k);
-		n -= k;
-	}
-}
-
 /* perf_header_string: u32 len (strlen+1 rounded to 64), string, NUL padding. */
-static void bb_string(struct bb *b, const char *s)
+static void put_string(struct tk_bytebuf *b, const char *s)
 {
 	size_t n = strlen(s);
 	uint32_t len = tk_perf_string_len(n);
 
-	bb_u32(b, len);
-	bb_put(b, s, n);
-	bb_zero(b, len - n);
+	tk_bytebuf_put_u32(b, len);
+	tk_bytebuf_put(b, s, n);
+	tk_bytebuf_put_zeros(b, len - n);
 }
 
-static int set_bb(struct tk_perfdata_writer *w, uint32_t id, struct bb *b)
+/* A payload in host order, as perf writes its own. */
+static void payload_init(struct tk_bytebuf *b)
 {
-	int r;
+	tk_bytebuf_init(b, TK_HOST_BIG_ENDIAN);
+}
 
-	if (b->oom) {
-		free(b->p);
-		return tk_fail(ENOMEM, "out of memory");
-	}
-	r = tk_perfdata_writer_set_feature(w, id, b->p, b->len);
-	free(b->p);
+/* Set feature @id to the payload built in @b, which is released. */
+static int set_payload(struct tk_perfdata_writer *w, uint32_t id, struct tk_bytebuf *b)
+{
+	int r = tk_bytebuf_error(b);
+
+	if (r == 0)
+		r = tk_perfdata_writer_set_feature(w, id, b->data, b->len);
+	tk_bytebuf_release(b);
 	return r;
 }
 
 int tk_perfdata_writer_set_string(struct tk_perfdata_writer *w, uint32_t id, const char *value)
 {
-	struct bb b = {0};
+	struct tk_bytebuf b;
 
-	bb_string(&b, value);
-	return set_bb(w, id, &b);
+	payload_init(&b);
+	put_string(&b, value);
+	return set_payload(w, id, &b);
 }
 
 int tk_perfdata_writer_add_build_id(struct tk_perfdata_writer *w, uint16_t misc, int32_t pid,
@@ -917,10 +877,11 @@ int tk_perfdata_writer_add_build_id(struct tk_perfdata_writer *w, uint16_t misc,
 
 static int build_build_ids(struct tk_perfdata_writer *w)
 {
-	struct bb b = {0};
+	struct tk_bytebuf b;
 
 	if (w->nr_bids == 0)
 		return 0;
+	payload_init(&b);
 	for (size_t i = 0; i < w->nr_bids; i++) {
 		const struct w_buildid *e = &w->bids[i];
 		size_t n = strlen(e->name);
@@ -936,187 +897,92 @@ static int build_build_ids(struct tk_perfdata_writer *w)
 		tk_store_u32(h + 8, (uint32_t)e->pid, false);
 		memcpy(h + 12, e->id, 20);
 		h[32] = e->size;
-		bb_put(&b, h, sizeof(h));
-		bb_put(&b, e->name, n);
-		bb_zero(&b, nlen - n);
+		tk_bytebuf_put(&b, h, sizeof(h));
+		tk_bytebuf_put(&b, e->name, n);
+		tk_bytebuf_put_zeros(&b, nlen - n);
 	}
-	return set_bb(w, TK_PERF_FEAT_BUILD_ID, &b);
+	return set_payload(w, TK_PERF_FEAT_BUILD_ID, &b);
 }
 
 static int build_event_desc(struct tk_perfdata_writer *w)
 {
-	struct bb b = {0};
+	struct tk_bytebuf b;
 	uint8_t a[TK_PERF_ATTR_SIZE];
 
 	for (size_t i = 0; i < w->nr_evsels; i++)
 		if (!w->evsels[i].name)
 			return 0; /* perf pairs names by position: all or none */
-	bb_u32(&b, (uint32_t)w->nr_evsels);
-	bb_u32(&b, TK_PERF_ATTR_SIZE);
+	payload_init(&b);
+	tk_bytebuf_put_u32(&b, (uint32_t)w->nr_evsels);
+	tk_bytebuf_put_u32(&b, TK_PERF_ATTR_SIZE);
 	for (size_t i = 0; i < w->nr_evsels; i++) {
 		tk_perfdata_attr_encode(&w->evsels[i].attr, a);
-		bb_put(&b, a, sizeof(a));
-		bb_u32(&b, (uint32_t)w->evsels[i].nr_ids);
-		bb_string(&b, w->evsels[i].name);
-		bb_put(&b, w->evsels[i].ids, w->evsels[i].nr_ids * 8);
+		tk_bytebuf_put(&b, a, sizeof(a));
+		tk_bytebuf_put_u32(&b, (uint32_t)w->evsels[i].nr_ids);
+		put_string(&b, w->evsels[i].name);
+		tk_bytebuf_put(&b, w->evsels[i].ids, w->evsels[i].nr_ids * 8);
 	}
-	return set_bb(w, TK_PERF_FEAT_EVENT_DESC, &b);
-}
-
-/* Read a small /proc file into @buf (NUL-terminated); 0 or -errno. */
-static int read_small(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < cap) {
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = 0;
-	return 0;
-}
-
-/* Value of "key<spaces>: value" in /proc text; copied to @out with space runs squashed. */
-static bool proc_field(const char *text, const char *key, char *out, size_t cap)
-{
-	size_t kl = strlen(key);
-	const char *p = text;
-
-	while (p && *p) {
-		if (strncmp(p, key, kl) == 0 && (p[kl] == ' ' || p[kl] == '\t' || p[kl] == ':')) {
-			const char *v = strchr(p, ':');
-			size_t o = 0;
-
-			if (!v)
-				return false;
-			v++;
-			while (*v == ' ' || *v == '\t')
-				v++;
-			for (; *v && *v != '\n' && o + 1 < cap; v++) {
-				if (*v == ' ' && o > 0 && out[o - 1] == ' ')
-					continue;
-				out[o++] = *v;
-			}
-			while (o > 0 && out[o - 1] == ' ')
-				o--;
-			out[o] = 0;
-			return true;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return false;
+	return set_payload(w, TK_PERF_FEAT_EVENT_DESC, &b);
 }
 
 /* CMDLINE: u32 count, then @exe (or argv[0] when unknown) and argv[1..]. */
-static int build_cmdline(struct bb *b, const char *exe, int argc, const char *const *argv)
+static void put_cmdline(struct tk_bytebuf *b, const char *exe, int argc, const char *const *argv)
 {
-	bb_u32(b, (uint32_t)(argc > 0 ? argc : 1));
-	bb_string(b, exe ? exe : (argc > 0 ? argv[0] : "tracekit"));
+	tk_bytebuf_put_u32(b, (uint32_t)(argc > 0 ? argc : 1));
+	put_string(b, exe ? exe : (argc > 0 ? argv[0] : "tracekit"));
 	for (int i = 1; i < argc; i++)
-		bb_string(b, argv[i]);
-	return 0;
+		put_string(b, argv[i]);
 }
 
-/*
- * CMDLINE of this process, as perf stores its own: /proc/self/cmdline holds
- * the strings of argv as exec'ed (getopt's reordering of the pointers does
- * not touch them), so every word of "tracekit record --perf ..." is there.
- */
-static int build_own_cmdline(struct bb *b, const char *exe)
+int tk_perfdata_writer_set_host_facts(struct tk_perfdata_writer *w, const struct tk_host *h)
 {
-	const char **argv;
-	char *all;
-	size_t len;
-	int argc = 0, r;
+	static const struct {
+		uint32_t id;
+		size_t field;
+	} strings[] = {
+		{TK_PERF_FEAT_HOSTNAME, offsetof(struct tk_host, hostname)},
+		{TK_PERF_FEAT_OSRELEASE, offsetof(struct tk_host, osrelease)},
+		{TK_PERF_FEAT_VERSION, offsetof(struct tk_host, version)},
+		{TK_PERF_FEAT_ARCH, offsetof(struct tk_host, arch)},
+		{TK_PERF_FEAT_CPUDESC, offsetof(struct tk_host, cpudesc)},
+		{TK_PERF_FEAT_CPUID, offsetof(struct tk_host, cpuid)},
+	};
+	struct tk_bytebuf b;
+	uint32_t nr[2] = {h->nr_cpus_avail, h->nr_cpus_online};
+	int r = 0;
 
-	r = tk_tracefs_read_file(NULL, "/proc/self/cmdline", &all, &len);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < len; i += strlen(all + i) + 1)
-		argc++;
-	argv = malloc((size_t)(argc ? argc : 1) * sizeof(*argv));
-	if (!argv) {
-		free(all);
-		return tk_fail(ENOMEM, "out of memory");
+	/* A fact the host did not give (NULL) is a feature not written. */
+	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]) && r == 0; i++) {
+		const char *v = *(const char *const *)((const char *)h + strings[i].field);
+
+		if (v)
+			r = tk_perfdata_writer_set_string(w, strings[i].id, v);
 	}
-	argc = 0;
-	for (size_t i = 0; i < len; i += strlen(all + i) + 1)
-		argv[argc++] = all + i;
-	r = build_cmdline(b, exe, argc, argv);
-	free(argv);
-	free(all);
-	return r;
-}
-
-int tk_perfdata_writer_set_host(struct tk_perfdata_writer *w, int argc, const char *const *argv)
-{
-	struct utsname u;
-	char *text = malloc(1 << 16);
-	char a[256], b[64], c[64], d[64], line[512];
-	struct bb bb = {0};
-	uint32_t nr[2];
-	int r;
-
-	if (!text)
-		return tk_fail(ENOMEM, "out of memory");
-	if (uname(&u) < 0) {
-		free(text);
-		return tk_fail(errno, "uname: %s", strerror(errno));
-	}
-	r = tk_perfdata_writer_set_string(w, TK_PERF_FEAT_HOSTNAME, u.nodename);
-	if (r == 0)
-		r = tk_perfdata_writer_set_string(w, TK_PERF_FEAT_OSRELEASE, u.release);
-	if (r == 0)
-		r = tk_perfdata_writer_set_string(w, TK_PERF_FEAT_VERSION, "tracekit 0.1.0");
-	if (r == 0)
-		r = tk_perfdata_writer_set_string(w, TK_PERF_FEAT_ARCH, u.machine);
-	nr[0] = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
-	nr[1] = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
 	if (r == 0)
 		r = tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_NRCPUS, nr, sizeof(nr));
-	if (r == 0 && read_small("/proc/cpuinfo", text, 1 << 16) == 0) {
-		if (proc_field(text, "model name", a, sizeof(a)))
-			r = tk_perfdata_writer_set_string(w, TK_PERF_FEAT_CPUDESC, a);
-		if (r == 0 && proc_field(text, "vendor_id", a, sizeof(a)) &&
-		    proc_field(text, "cpu family", b, sizeof(b)) &&
-		    proc_field(text, "model", c, sizeof(c)) &&
-		    proc_field(text, "stepping", d, sizeof(d))) {
-			snprintf(line, sizeof(line), "%s,%s,%s,%s", a, b, c, d);
-			r = tk_perfdata_writer_set_string(w, TK_PERF_FEAT_CPUID, line);
-		}
-	}
-	if (r == 0 && read_small("/proc/meminfo", text, 1 << 16) == 0 &&
-	    proc_field(text, "MemTotal", a, sizeof(a))) {
-		uint64_t kb = strtoull(a, NULL, 10);
-
-		r = tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_TOTAL_MEM, &kb, sizeof(kb));
-	}
+	if (r == 0 && h->has_total_mem)
+		r = tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_TOTAL_MEM, &h->total_mem_kb,
+						   sizeof(h->total_mem_kb));
 	if (r == 0) {
-		ssize_t n = readlink("/proc/self/exe", text, (1 << 16) - 1);
-
-		text[n > 0 ? n : 0] = 0;
-		if (argv)
-			r = build_cmdline(&bb, n > 0 ? text : NULL, argc, argv);
-		else
-			r = build_own_cmdline(&bb, n > 0 ? text : NULL);
-		if (r == 0)
-			r = set_bb(w, TK_PERF_FEAT_CMDLINE, &bb);
-		else
-			free(bb.p);
+		payload_init(&b);
+		put_cmdline(&b, h->exe, h->argc, h->argv);
+		r = set_payload(w, TK_PERF_FEAT_CMDLINE, &b);
 	}
-	free(text);
 	return r;
+}
+
+int tk_perfdata_writer_set_tracedata(struct tk_perfdata_writer *w, const struct tk_tracedata *td)
+{
+	struct tk_bytebuf b;
+	int r;
+
+	tk_bytebuf_init(&b, td->big_endian);
+	r = tk_tracedata_put_perf(td, &b);
+	if (r < 0) {
+		tk_bytebuf_release(&b);
+		return r;
+	}
+	return set_payload(w, TK_PERF_FEAT_TRACING_DATA, &b);
 }
 
 int tk_perfdata_writer_set_clock(struct tk_perfdata_writer *w, int32_t clockid)
@@ -1138,110 +1004,6 @@ int tk_perfdata_writer_set_clock(struct tk_perfdata_writer *w, int32_t clockid)
 	tk_store_u64(cd + 8, (uint64_t)tod.tv_sec * 1000000000u + (uint64_t)tod.tv_nsec, false);
 	tk_store_u64(cd + 16, (uint64_t)clk.tv_sec * 1000000000u + (uint64_t)clk.tv_nsec, false);
 	return tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_CLOCK_DATA, cd, sizeof(cd));
-}
-
-/* ------------------------------------------------------- tracing data */
-
-static int put_file(struct bb *b, const char *path, int width)
-{
-	char *text;
-	size_t len;
-	int r = tk_tracefs_read_top_file(path, &text, &len);
-
-	if (r < 0)
-		return r;
-	if (width == 4)
-		bb_u32(b, (uint32_t)len);
-	else
-		bb_u64(b, len);
-	bb_put(b, text, len);
-	free(text);
-	return 0;
-}
-
-int tk_perfdata_tracing_build(const char *const *events, size_t nr, void **blob, uint64_t *len)
-{
-	struct bb b = {0};
-	uint8_t hdr[6] = {0, 8};
-	uint32_t nsys = 0;
-	char path[512];
-	bool *done = calloc(nr ? nr : 1, sizeof(*done));
-	int r;
-
-	if (!done)
-		return tk_fail(ENOMEM, "out of memory");
-	for (size_t i = 0; i < nr; i++)
-		if (!strchr(events[i], ':') || strchr(events[i], '/') || strlen(events[i]) > 400) {
-			free(done);
-			return tk_fail(EINVAL, "event \"%s\" is not system:name", events[i]);
-		}
-	bb_put(&b, "\x17\x08\x44tracing", 10);
-	bb_put(&b, "0.6", 4);
-	tk_store_u32(hdr + 2, (uint32_t)sysconf(_SC_PAGESIZE), false);
-	bb_put(&b, hdr, sizeof(hdr));
-	bb_put(&b, "header_page", 12);
-	r = put_file(&b, "events/header_page", 8);
-	bb_put(&b, "header_event", 13);
-	if (r == 0)
-		r = put_file(&b, "events/header_event", 8);
-
-	/*
-	 * ftrace formats first, then one group per other system, in the
-	 * order the systems first appear in @events.
-	 */
-	for (int pass = 0; pass < 2 && r == 0; pass++) {
-		size_t count_at = b.len;
-
-		bb_u32(&b, 0);
-		for (size_t i = 0; i < nr && r == 0; i++) {
-			const char *colon = strchr(events[i], ':');
-			size_t sl = (size_t)(colon - events[i]);
-			bool ftrace = sl == 6 && memcmp(events[i], "ftrace", 6) == 0;
-			uint32_t count = 0;
-			size_t sys_count_at = 0;
-
-			if (done[i] || ftrace != (pass == 0))
-				continue;
-			if (pass == 1) {
-				bb_put(&b, events[i], sl);
-				bb_put(&b, "", 1);
-				sys_count_at = b.len;
-				bb_u32(&b, 0);
-				nsys++;
-			}
-			for (size_t j = i; j < nr && r == 0; j++) {
-				if (done[j] || strncmp(events[j], events[i], sl + 1) != 0)
-					continue;
-				snprintf(path, sizeof(path), "events/%.*s/%s/format", (int)sl,
-					 events[j], events[j] + sl + 1);
-				r = put_file(&b, path, 8);
-				done[j] = true;
-				count++;
-			}
-			if (!b.oom)
-				memcpy(b.p + (pass == 0 ? count_at : sys_count_at), &count, 4);
-			if (pass == 1 && !b.oom)
-				memcpy(b.p + count_at, &nsys, 4);
-			if (pass == 0)
-				break;
-		}
-	}
-	/* kallsyms: perf writes none (size 0). */
-	bb_u32(&b, 0);
-	if (r == 0)
-		r = put_file(&b, "printk_formats", 4);
-	if (r == 0)
-		r = put_file(&b, "saved_cmdlines", 8);
-	free(done);
-	if (r == 0 && b.oom)
-		r = tk_fail(ENOMEM, "out of memory");
-	if (r < 0) {
-		free(b.p);
-		return r;
-	}
-	*blob = b.p;
-	*len = b.len;
-	return 0;
 }
 
 /* --------------------------------------------------------------- finish */

@@ -31,7 +31,8 @@
  * Memory: two rounds of records (copied into two arenas) plus the thread and
  * map tables. Symbols: kernel ips through kallsyms, user ips through the
  * process's MMAP/MMAP2 maps and the mapped file's ELF symbols (through the
- * cache module's symbolizer, which loads each file once).
+ * cache module's symbolizer, which loads each file once), each DSO named
+ * only from a file of the build id the BUILD_ID feature recorded for it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -2102,6 +2103,11 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	 */
 	r.cache = tk_cache_open_existing(opts->cache_dir);
 	r.sym = tk_symbolizer_new(r.cache);
+	if (r.sym && (tk_symbolizer_set_symfs(r.sym, opts->symfs) < 0 ||
+		      tk_symbolizer_set_kallsyms(r.sym, opts->kallsyms) < 0)) {
+		rep_release(&r);
+		return -ENOMEM;
+	}
 	r.pool = ppool_new(&r);
 	while ((ret = tk_perfdata_next(pd, &rec)) == 1) {
 		ret = process(&r, &rec);

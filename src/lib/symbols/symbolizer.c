@@ -33,6 +33,9 @@
  *     file for the kernel, and neither does this.
  *   - [vdso]: the cache's "vdso", else this process's own vDSO when its
  *     build id matches.
+ *   - /tmp/perf-PID.map (what perf calls an executable anonymous map, JIT
+ *     code): that file's "START SIZE NAME" lines, keyed by the process
+ *     address; it has no build id.
  * The build-id check is done once per DSO, when its symbols load on the
  * first lookup that lands in it; a sample costs no file access. A
  * symbolizer reading a cache entry is a use of it (the LRU stamp of
@@ -75,6 +78,7 @@ struct dso {
 	size_t nsegs;
 	bool kernel;
 	bool vdso;
+	bool perfmap; /* a JIT's /tmp/perf-PID.map: keyed by process address */
 	bool loaded;
 };
 
@@ -189,6 +193,7 @@ static struct dso *dso_get(struct tk_symbolizer *s, const char *path, const char
 		snprintf(d->bid, sizeof(d->bid), "%s", bid);
 	d->kernel = !strcmp(path, "[kernel.kallsyms]");
 	d->vdso = !strcmp(path, "[vdso]");
+	d->perfmap = !strncmp(path, "/tmp/perf-", 10);
 	s->dsos[s->ndsos++] = d;
 	return d;
 }
@@ -399,6 +404,25 @@ static struct tk_elf *debug_elf(struct tk_symbolizer *s, const char *bid)
 }
 
 /*
+ * A JIT's symbols from its /tmp/perf-PID.map. As perf, a file owned by
+ * another user than root or us is ignored: anyone can write to /tmp, and
+ * the names would be theirs.
+ */
+static void perfmap_load(struct dso *d)
+{
+	struct stat st;
+	char *text;
+	size_t len;
+
+	if (lstat(d->path, &st) < 0 || (st.st_uid && st.st_uid != geteuid()))
+		return;
+	if (tk_read_file(d->path, &text, &len) == 0) {
+		d->st = tk_symtab_new_perfmap(text, len, d->path);
+		free(text);
+	}
+}
+
+/*
  * Load a DSO's symbols the way perf picks its symtab source: the binary's
  * own .symtab when it has one, else a debug file's .symtab, else the
  * binary's .dynsym. Segments always come from the binary (a debug file's
@@ -412,6 +436,10 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 	char *f;
 
 	d->loaded = true;
+	if (d->perfmap) {
+		perfmap_load(d);
+		return;
+	}
 	f = dso_file(s, d);
 	if (!f && d->vdso) {
 		elf = own_vdso(bid);
@@ -509,7 +537,7 @@ static void dso_resolve(struct tk_symbolizer *s, struct dso *d, uint64_t off,
 			struct tk_symbol_info *info)
 {
 	uint64_t vaddr = off;
-	bool mapped = d->kernel;
+	bool mapped = d->kernel || d->perfmap;
 
 	if (!d->loaded)
 		dso_load(s, d);
@@ -549,7 +577,8 @@ TK_API int tk_symbolizer_lookup(struct tk_symbolizer *sym, uint64_t addr,
 	if (!lo || addr >= sym->maps[lo - 1].end)
 		return tk_fail(ENOENT, "address 0x%" PRIx64 " is in no map", addr);
 	m = &sym->maps[lo - 1];
-	dso_resolve(sym, m->dso, m->dso->kernel ? addr : addr - m->start + m->pgoff, info);
+	dso_resolve(sym, m->dso,
+		    m->dso->kernel || m->dso->perfmap ? addr : addr - m->start + m->pgoff, info);
 	return 0;
 }
 

@@ -45,8 +45,9 @@ TK_API void tk_symbolizer_free(struct tk_symbolizer *sym);
 /**
  * tk_symbolizer_set_symfs() - look for binaries below a directory (perf's --symfs)
  * @dir: binaries are read as DIR/PATH (still only when their build id
- *       matches); the kernel is then named from the cache or
- *       tk_symbolizer_set_kallsyms() alone, never from /proc/kallsyms.
+ *       matches); the kernel is then named from
+ *       tk_symbolizer_set_kallsyms()'s file alone (perf tries no kallsyms
+ *       of this machine or the cache then).
  *       NULL or "" undoes it.
  * Context: call before the first lookup (symbols already loaded stay).
  * Return: 0 or -ENOMEM.

@@ -60,7 +60,7 @@ const char cmd_report_usage[] =
 	"      --cache-dir DIR   build-id cache for symbols (default\n"
 	"                        $TRACEKIT_CACHE_DIR, then ~/.debug, as perf's)\n"
 	"      --symfs DIR       perf.data: look for binaries below DIR (perf's\n"
-	"                        --symfs); the kernel then only by build id\n"
+	"                        --symfs); the kernel then only from --kallsyms\n"
 	"      --kallsyms FILE   perf.data: kernel symbols from FILE, whatever\n"
 	"                        the recorded kernel build id (perf's --kallsyms)\n"
 	"  -h, --help            show this help\n";

@@ -29,8 +29,8 @@
  *     as perf trusts --kallsyms), else /proc/kallsyms when the running
  *     kernel's build id (/sys/kernel/notes) is the DSO's or the DSO has
  *     none, else the cache's [kernel.kallsyms]/ID/kallsyms (or its
- *     .build-id/xx/rest/kallsyms). With --symfs set perf tries no local
- *     file for the kernel, and neither does this.
+ *     .build-id/xx/rest/kallsyms). With --symfs set perf tries neither
+ *     this machine's nor the cache's kallsyms, and neither does this.
  *   - [vdso]: the cache's "vdso", else this process's own vDSO when its
  *     build id matches.
  *   - /tmp/perf-PID.map (what perf calls an executable anonymous map, JIT

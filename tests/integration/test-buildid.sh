@@ -9,6 +9,8 @@
 #     named again;
 #   - the file's kernel build id made another kernel's: kernel frames
 #     [unknown]; a kallsyms cached under that id, or --kallsyms: named;
+#   - a stripped binary: named from its debug file in the cache, and not
+#     once rebuilt (the debug file alone places no address, in perf too);
 #   - perf record --no-buildid: the path is used as it is (perf does so);
 #   - JIT code in anonymous executable memory with a /tmp/perf-PID.map,
 #     and an mmap over part of an older one (the rest keeps its map).
@@ -95,6 +97,29 @@ mkdir -p "$dir/symfs$dir"
 cp "$dir/prog.orig" "$dir/symfs$dir/prog"
 compare symfs "$dir/a.data" --symfs "$dir/symfs"
 grep -q 'spin_inner+0x[0-9a-f]* (.*/prog)' "$dir/symfs.tk" || fail "symfs: the program is not named"
+
+# A stripped binary: named from its debug file in the cache while the
+# binary is there; rebuilt, the debug file alone names nothing (perf 6.1).
+build_prog 0
+cp "$dir/prog" "$dir/sprog"
+strip --strip-all "$dir/sprog"
+(cd "$dir" && perf record -q -e cpu-clock -g -N -o "$dir/s.data" ./sprog >/dev/null 2>&1) ||
+	fail "perf record s.data"
+sbid=$("$TRACEKIT" dump "$dir/s.data" | sed -n 's/.* id=\([0-9a-f]*\) file=".*\/sprog"$/\1/p')
+if [ -n "$sbid" ]; then
+	mkdir -p "$HOME/.debug/.build-id/${sbid:0:2}/${sbid:2}"
+	objcopy --only-keep-debug "$dir/prog" "$HOME/.debug/.build-id/${sbid:0:2}/${sbid:2}/debug"
+	compare stripped "$dir/s.data"
+	grep -q 'spin_inner+0x[0-9a-f]* (.*/sprog)' "$dir/stripped.tk" ||
+		fail "stripped: not named from the cached debug file"
+	build_prog 1
+	cp "$dir/prog" "$dir/sprog"
+	compare strippedrebuilt "$dir/s.data"
+	grep -q 'spin_inner' "$dir/strippedrebuilt.tk" && fail "strippedrebuilt: named though rebuilt"
+	rm -rf "$HOME/.debug/.build-id"
+else
+	fail "s.data: no build id recorded for sprog"
+fi
 
 # No build id recorded: perf takes the file at the path as it is, and so do we.
 compare nobid "$dir/n.data"

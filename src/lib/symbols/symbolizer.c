@@ -23,8 +23,10 @@
  *     build id is the DSO's; a DSO without a build id takes the path as it
  *     is, as perf does. Of that file: its .symtab, else the .symtab of a
  *     debug file with the same build id (the entry's "debug", then
- *     $TRACEKIT_DEBUG_DIR/.build-id/xx/rest.debug), else its .dynsym; with
- *     no binary at all, the debug file alone.
+ *     $TRACEKIT_DEBUG_DIR/.build-id/xx/rest.debug), else its .dynsym. A
+ *     debug file without its binary names nothing: its segments carry no
+ *     file offsets to place an address by (perf 6.1 prints [unknown]
+ *     then too, checked with a stripped binary removed or replaced).
  *   - The kernel: a kallsyms file given by the caller (trusted as it is,
  *     as perf trusts --kallsyms), else /proc/kallsyms when the running
  *     kernel's build id (/sys/kernel/notes) is the DSO's or the DSO has
@@ -463,7 +465,7 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 		free(f);
 		return;
 	}
-	/* No binary of this build id: a debug file of it may still name the addresses. */
+	/* No binary of this build id: only a debug file of it is left (see the notes). */
 	elf = f ? tk_elf_open(f) : NULL;
 	free(f);
 	if (elf && !bid) {

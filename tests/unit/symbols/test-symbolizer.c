@@ -204,6 +204,14 @@ static void test_debuginfo(void **state)
 	assert_non_null(info.symbol);
 	assert_string_equal(info.symbol, "__mywork");
 	assert_int_equal(info.offset, 1);
+	/*
+	 * Another binary at the path: not it. The debug file of the recorded
+	 * id alone has no file offsets to place the address by (its segments
+	 * are empty), and perf 6.1 prints [unknown] there too.
+	 */
+	assert_int_equal(tk_symbolizer_lookup_file(s, bin2, bid, off + 1, &info), 0);
+	assert_null(info.symbol);
+	assert_string_equal(info.dso, bin2);
 	tk_symbolizer_free(s);
 
 	/* Cached: the entry's "debug" serves when the debug root is gone. */

@@ -10,7 +10,8 @@
 #   - the file's kernel build id made another kernel's: kernel frames
 #     [unknown]; a kallsyms cached under that id, or --kallsyms: named;
 #   - a stripped binary: named from its debug file in the cache, and not
-#     once rebuilt (the debug file alone places no address, in perf too);
+#     once rebuilt (the debug file alone places no address; perf 6.1
+#     misplaces them there, so that case is checked without it);
 #   - perf record --no-buildid: the path is used as it is (perf does so);
 #   - JIT code in anonymous executable memory with a /tmp/perf-PID.map,
 #     and an mmap over part of an older one (the rest keeps its map).
@@ -112,10 +113,17 @@ if [ -n "$sbid" ]; then
 	compare stripped "$dir/s.data"
 	grep -q 'spin_inner+0x[0-9a-f]* (.*/sprog)' "$dir/stripped.tk" ||
 		fail "stripped: not named from the cached debug file"
+	# Rebuilt: perf 6.1 places the addresses by the debug file's segments,
+	# whose file offsets objcopy zeroed, and prints whatever symbol lands
+	# there (a .bss array, "buf+0xea"). Not a name to copy: [unknown].
 	build_prog 1
 	cp "$dir/prog" "$dir/sprog"
-	compare strippedrebuilt "$dir/s.data"
-	grep -q 'spin_inner' "$dir/strippedrebuilt.tk" && fail "strippedrebuilt: named though rebuilt"
+	"$TRACEKIT" report "$dir/s.data" >"$dir/strippedrebuilt.tk" 2>&1 ||
+		fail "strippedrebuilt: report failed"
+	grep -q '\[unknown\] (.*/sprog)' "$dir/strippedrebuilt.tk" ||
+		fail "strippedrebuilt: no [unknown] frame of the program"
+	grep -q '[a-z_]+0x[0-9a-f]* (.*/sprog)' "$dir/strippedrebuilt.tk" &&
+		fail "strippedrebuilt: named though rebuilt"
 	rm -rf "$HOME/.debug/.build-id"
 else
 	fail "s.data: no build id recorded for sprog"

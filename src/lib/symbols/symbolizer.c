@@ -25,8 +25,9 @@
  *     debug file with the same build id (the entry's "debug", then
  *     $TRACEKIT_DEBUG_DIR/.build-id/xx/rest.debug), else its .dynsym. A
  *     debug file without its binary names nothing: its segments carry no
- *     file offsets to place an address by (perf 6.1 prints [unknown]
- *     then too, checked with a stripped binary removed or replaced).
+ *     file offsets to place an address by. (perf 6.1 then places
+ *     addresses with those zeroed offsets and may print whatever symbol
+ *     lands there, e.g. a .bss array; that is not copied.)
  *   - The kernel: a kallsyms file given by the caller (trusted as it is,
  *     as perf trusts --kallsyms), else /proc/kallsyms when the running
  *     kernel's build id (/sys/kernel/notes) is the DSO's or the DSO has

@@ -207,7 +207,7 @@ static void test_debuginfo(void **state)
 	/*
 	 * Another binary at the path: not it. The debug file of the recorded
 	 * id alone has no file offsets to place the address by (its segments
-	 * are empty), and perf 6.1 prints [unknown] there too.
+	 * are empty): no name rather than a misplaced one.
 	 */
 	assert_int_equal(tk_symbolizer_lookup_file(s, bin2, bid, off + 1, &info), 0);
 	assert_null(info.symbol);

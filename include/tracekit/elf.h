@@ -330,6 +330,17 @@ TK_API struct tk_symtab *tk_symtab_new_dso(struct tk_elf *syms, enum tk_elf_symt
  */
 TK_API struct tk_symtab *tk_symtab_new_kallsyms(const char *text, size_t len, const char *name);
 
+/**
+ * tk_symtab_new_perfmap() - sorted table from a JIT's /tmp/perf-PID.map text
+ * @text, @len: lines "START SIZE NAME" (hex numbers, no 0x), as perf reads
+ *        them; lines too short for a name are skipped
+ * @name: the file, for messages
+ * Symbols keep their sizes (an address past a symbol's end has none) and
+ * are keyed by the process address (a JIT map is not a file).
+ * Return: as tk_symtab_new_elf().
+ */
+TK_API struct tk_symtab *tk_symtab_new_perfmap(const char *text, size_t len, const char *name);
+
 /** tk_symtab_free() - NULL is accepted. */
 TK_API void tk_symtab_free(struct tk_symtab *st);
 

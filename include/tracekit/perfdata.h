@@ -927,6 +927,14 @@ struct tk_perfdata_report_opts {
 	 * the text is the same.
 	 */
 	unsigned int threads;
+	/*
+	 * Where symbols may come from besides the cache, as perf's options of
+	 * the same names: binaries below @symfs (NULL: at their paths), the
+	 * kernel's from the @kallsyms file whatever its build id (NULL: the
+	 * running kernel's when its build id is the recorded one).
+	 */
+	const char *symfs;
+	const char *kallsyms;
 };
 
 /**
@@ -939,7 +947,8 @@ struct tk_perfdata_report_opts {
  * FINISHED_ROUND windows); threads are named from COMM and FORK records.
  * Tracepoint samples print their TRACING_DATA format's text; other samples
  * print period, ip, symbol and dso (kallsyms for the kernel, the mapped
- * file's ELF symbols for user space, as found on this machine).
+ * file's ELF symbols for user space), each named only from a file whose
+ * build id is the one the file recorded, else "[unknown]" as perf prints.
  * Context: blocking I/O; memory holds one round of records.
  * Return: 0, or a negative errno (reader errors, -ENOMEM, write errors)
  * with tk_errmsg() set.

@@ -20,7 +20,13 @@ struct tk_cache;
  * A symbolizer holds the address maps of
  * one process (what perf's MMAP2 records say) and loads each DSO's sorted
  * symbol table once, from the cache by build id when it can (so a binary
- * rebuilt since the recording still resolves), else from the path.
+ * rebuilt since the recording still resolves), else from the path when
+ * the file there has the DSO's build id. A DSO whose build id no file
+ * here has is left without symbols (its addresses print as perf's
+ * [unknown]); a DSO without a build id takes the file at its path, as perf
+ * does. The kernel ("[kernel.kallsyms]") is named from /proc/kallsyms only
+ * when the running kernel's build id is the DSO's (or it has none), else
+ * from the cache's [kernel.kallsyms]/ID/kallsyms.
  *
  * Symbols come from where perf takes them: the binary's .symtab, else the
  * .symtab of a separate debug file with the same build id (the cache
@@ -35,6 +41,27 @@ TK_API struct tk_symbolizer *tk_symbolizer_new(struct tk_cache *cache);
 
 /** tk_symbolizer_free() - NULL is accepted. */
 TK_API void tk_symbolizer_free(struct tk_symbolizer *sym);
+
+/**
+ * tk_symbolizer_set_symfs() - look for binaries below a directory (perf's --symfs)
+ * @dir: binaries are read as DIR/PATH (still only when their build id
+ *       matches); the kernel is then named from
+ *       tk_symbolizer_set_kallsyms()'s file alone (perf tries no kallsyms
+ *       of this machine or the cache then).
+ *       NULL or "" undoes it.
+ * Context: call before the first lookup (symbols already loaded stay).
+ * Return: 0 or -ENOMEM.
+ */
+TK_API int tk_symbolizer_set_symfs(struct tk_symbolizer *sym, const char *dir);
+
+/**
+ * tk_symbolizer_set_kallsyms() - name kernel addresses from this kallsyms file
+ * @path: a file in /proc/kallsyms's format, used whatever build id the
+ *        kernel DSO has (as perf trusts --kallsyms); NULL or "" undoes it
+ * Context: call before the first lookup (symbols already loaded stay).
+ * Return: 0 or -ENOMEM.
+ */
+TK_API int tk_symbolizer_set_kallsyms(struct tk_symbolizer *sym, const char *path);
 
 /**
  * tk_symbolizer_add_map() - a mapping of a file into the address space

@@ -59,6 +59,10 @@ const char cmd_report_usage[] =
 	"                        <sym+0xoff (dso)> (uprobes through the cache)\n"
 	"      --cache-dir DIR   build-id cache for symbols (default\n"
 	"                        $TRACEKIT_CACHE_DIR, then ~/.debug, as perf's)\n"
+	"      --symfs DIR       perf.data: look for binaries below DIR (perf's\n"
+	"                        --symfs); the kernel then only from --kallsyms\n"
+	"      --kallsyms FILE   perf.data: kernel symbols from FILE, whatever\n"
+	"                        the recorded kernel build id (perf's --kallsyms)\n"
 	"  -h, --help            show this help\n";
 
 enum {
@@ -73,6 +77,13 @@ enum {
 	OPT_HEADER,
 	OPT_CACHE_DIR,
 	OPT_SYM,
+	OPT_SYMFS,
+	OPT_KALLSYMS,
+};
+
+/* Where a perf.data report may take symbols from. */
+struct sym_sources {
+	const char *cache_dir, *symfs, *kallsyms;
 };
 
 #define MAX_CPUS 4096
@@ -151,7 +162,7 @@ static int add_str(const char ***list, size_t *n, const char *s)
  * data (printed, or its error reported in @status), 0 for a .dat.
  */
 static int report_perfdata(const char *path, const struct tk_report_opts *opts,
-			   const char *cache_dir, int *status)
+			   const struct sym_sources *src, int *status)
 {
 	static const struct {
 		unsigned int flag;
@@ -176,8 +187,10 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		.has_end = opts->has_end,
 		.start_ns = opts->start_ns,
 		.end_ns = opts->end_ns,
-		.cache_dir = cache_dir,
+		.cache_dir = src->cache_dir,
 		.threads = opts->threads,
+		.symfs = src->symfs,
+		.kallsyms = src->kallsyms,
 	};
 	struct tk_perfdata *pd;
 	struct stat st;
@@ -228,6 +241,8 @@ int cmd_report(int argc, char **argv)
 		{"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
 		{"threads", required_argument, NULL, 'j'},
 		{"sym", no_argument, NULL, OPT_SYM},
+		{"symfs", required_argument, NULL, OPT_SYMFS},
+		{"kallsyms", required_argument, NULL, OPT_KALLSYMS},
 		{"header", no_argument, NULL, OPT_HEADER},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -235,6 +250,7 @@ int cmd_report(int argc, char **argv)
 	static uint8_t mask[MAX_CPUS / 8];
 	struct tk_report_opts opts;
 	const char *path = NULL, *cache_dir = NULL;
+	struct sym_sources src = {NULL, NULL, NULL};
 	const char **events = NULL, **comms = NULL;
 	size_t nevents = 0, ncomms = 0;
 	int *pids = NULL;
@@ -332,6 +348,12 @@ int cmd_report(int argc, char **argv)
 		case OPT_SYM:
 			opts.flags |= TK_REPORT_SYMBOLS;
 			break;
+		case OPT_SYMFS:
+			src.symfs = optarg;
+			break;
+		case OPT_KALLSYMS:
+			src.kallsyms = optarg;
+			break;
 		case 'j': {
 			char *end;
 			long n;
@@ -375,7 +397,8 @@ int cmd_report(int argc, char **argv)
 	opts.comms = comms;
 	opts.ncomms = ncomms;
 
-	if (report_perfdata(path, &opts, cache_dir, &status))
+	src.cache_dir = cache_dir;
+	if (report_perfdata(path, &opts, &src, &status))
 		goto out;
 	dat = tk_dat_open(path);
 	if (!dat) {

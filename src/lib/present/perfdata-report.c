@@ -31,7 +31,8 @@
  * Memory: two rounds of records (copied into two arenas) plus the thread and
  * map tables. Symbols: kernel ips through kallsyms, user ips through the
  * process's MMAP/MMAP2 maps and the mapped file's ELF symbols (through the
- * cache module's symbolizer, which loads each file once).
+ * cache module's symbolizer, which loads each file once), each DSO named
+ * only from a file of the build id the BUILD_ID feature recorded for it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -41,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,6 +63,7 @@
 #define MISC_CPUMODE_MASK 7
 #define MISC_KERNEL	  1
 #define MISC_GUEST_KERNEL 4
+#define MISC_MMAP_DATA	  (1u << 13) /* an MMAP record of data, not code */
 
 enum {
 	F_COMM = 1 << 0,
@@ -132,6 +135,7 @@ struct map {
 	uint64_t start, end, pgoff;
 	char *path;
 	char bid[TK_BUILD_ID_HEX_MAX]; /* the recorded build id of the file, or "" */
+	bool identity; /* anonymous memory: ips are shown and looked up as they are */
 };
 
 struct proc {
@@ -413,19 +417,55 @@ static struct proc *proc_get(struct rep *r, int32_t pid, bool create)
 }
 
 static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t pgoff,
-			const char *path, const char *bid)
+			const char *path, const char *bid, bool identity)
 {
 	struct map *m;
 
 	if (!len || start + len < start)
 		return 0;
-	/* A new map hides what it overlaps, as a new mmap() does. */
+	/*
+	 * A new map hides what it overlaps, as a new mmap() does, and only
+	 * that: the part of an older map before it and the part after it
+	 * stay, the latter with its file offset moved on (perf's
+	 * maps__fixup_overlappings()). Each overlap leaves at most two pieces,
+	 * so room for two more maps than now is enough.
+	 */
+	m = realloc(p->maps, (p->nmaps + 2 + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	p->maps = m;
 	for (size_t i = 0; i < p->nmaps;) {
-		if (p->maps[i].start < start + len && start < p->maps[i].end) {
-			free(p->maps[i].path);
-			p->maps[i] = p->maps[--p->nmaps];
-		} else {
+		struct map *o = &p->maps[i];
+		uint64_t end = start + len;
+
+		if (o->end <= start || end <= o->start) {
 			i++;
+			continue;
+		}
+		if (o->start < start && o->end > end) {
+			/* The new map falls inside: the old one becomes two. */
+			struct map *after = &p->maps[p->nmaps];
+
+			*after = *o;
+			after->path = strdup(o->path);
+			if (!after->path)
+				return -ENOMEM;
+			after->pgoff += end - o->start;
+			after->start = end;
+			o->end = start;
+			p->nmaps++;
+			break; /* no other map can overlap a part of this one */
+		}
+		if (o->start < start) {
+			o->end = start;
+			i++;
+		} else if (o->end > end) {
+			o->pgoff += end - o->start;
+			o->start = end;
+			i++;
+		} else {
+			free(o->path);
+			*o = p->maps[--p->nmaps];
 		}
 	}
 	m = realloc(p->maps, (p->nmaps + 1) * sizeof(*m));
@@ -440,6 +480,7 @@ static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t p
 	m->end = start + len;
 	m->pgoff = pgoff;
 	snprintf(m->bid, sizeof(m->bid), "%s", bid ? bid : "");
+	m->identity = identity;
 	p->nmaps++;
 	return 0;
 }
@@ -457,9 +498,10 @@ static int proc_clone(struct rep *r, int32_t ppid, int32_t pid)
 	if (!child || !parent)
 		return -ENOMEM;
 	for (size_t i = 0; i < parent->nmaps && !ret; i++)
-		ret = proc_add_map(
-			child, parent->maps[i].start, parent->maps[i].end - parent->maps[i].start,
-			parent->maps[i].pgoff, parent->maps[i].path, parent->maps[i].bid);
+		ret = proc_add_map(child, parent->maps[i].start,
+				   parent->maps[i].end - parent->maps[i].start,
+				   parent->maps[i].pgoff, parent->maps[i].path, parent->maps[i].bid,
+				   parent->maps[i].identity);
 	return ret;
 }
 
@@ -651,7 +693,7 @@ static void put_sym(struct rep *r, int32_t pid, uint64_t ip, bool kernel, const 
 			if (ip < m->start || ip >= m->end)
 				continue;
 			dso = m->path;
-			if (relative)
+			if (relative && !m->identity)
 				shown = ip - m->start + m->pgoff;
 			/*
 			 * By the build id the file had when recorded: the cache
@@ -659,7 +701,8 @@ static void put_sym(struct rep *r, int32_t pid, uint64_t ip, bool kernel, const 
 			 */
 			if (r->sym && (m->path[0] == '/' || !strcmp(m->path, "[vdso]")) &&
 			    tk_symbolizer_lookup_file(r->sym, m->path, m->bid,
-						      ip - m->start + m->pgoff, &info) == 0) {
+						      m->identity ? ip : ip - m->start + m->pgoff,
+						      &info) == 0) {
 				symbol = info.symbol;
 				off = info.offset;
 			}
@@ -1751,6 +1794,40 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	return r->out.error;
 }
 
+/*
+ * The name perf gives the map of an MMAP/MMAP2 record (its file name
+ * @*path, malloc'ed, may be replaced) and whether its ips are shown and
+ * looked up as they are (@identity): anonymous memory, the heap and the
+ * stack are no file. Executable anonymous memory is JIT code, whose
+ * symbols a JIT writes to /tmp/perf-PID.map: perf names such a map so.
+ * An MMAP record (no prot) maps code unless flagged as data.
+ */
+static int mmap_path(const struct tk_perf_record *rec, int32_t pid, char **path, bool *identity)
+{
+	const char *f = *path;
+	uint32_t prot = PROT_EXEC, flags = 0;
+	bool anon, no_dso;
+	char *jit;
+
+	if (rec->type == TK_PERF_RECORD_MMAP2 && rec->size >= 72) {
+		memcpy(&prot, rec->data + 64, 4);
+		memcpy(&flags, rec->data + 68, 4);
+	} else if (rec->misc & MISC_MMAP_DATA) {
+		prot = 0;
+	}
+	anon = !strcmp(f, "//anon") || !strncmp(f, "/dev/zero", 9) ||
+	       !strncmp(f, "/anon_hugepage", 14) || (flags & MAP_HUGETLB);
+	no_dso = !strncmp(f, "[stack", 6) || !strncmp(f, "/SYSV", 5) || !strcmp(f, "[heap]");
+	*identity = anon || no_dso;
+	if (!*identity || !(prot & PROT_EXEC))
+		return 0;
+	if (asprintf(&jit, "/tmp/perf-%" PRId32 ".map", pid) < 0)
+		return -ENOMEM;
+	free(*path);
+	*path = jit;
+	return 0;
+}
+
 /* Side-band records: names and maps; samples are printed. */
 static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 {
@@ -1804,6 +1881,7 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 		uint64_t start, len, pgoff;
 		size_t name_off = rec->type == TK_PERF_RECORD_MMAP ? 40 : 72;
 		struct proc *p;
+		bool identity;
 		char *path;
 		int ret;
 
@@ -1821,7 +1899,10 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 		path = strndup((const char *)d + name_off, rec->size - name_off);
 		if (!path)
 			return -ENOMEM;
-		ret = proc_add_map(p, start, len, pgoff, path, recorded_build_id(r, path));
+		ret = mmap_path(rec, (int32_t)pid, &path, &identity);
+		if (ret == 0)
+			ret = proc_add_map(p, start, len, pgoff, path, recorded_build_id(r, path),
+					   identity);
 		free(path);
 		return ret;
 	}
@@ -2102,6 +2183,11 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	 */
 	r.cache = tk_cache_open_existing(opts->cache_dir);
 	r.sym = tk_symbolizer_new(r.cache);
+	if (r.sym && (tk_symbolizer_set_symfs(r.sym, opts->symfs) < 0 ||
+		      tk_symbolizer_set_kallsyms(r.sym, opts->kallsyms) < 0)) {
+		rep_release(&r);
+		return -ENOMEM;
+	}
 	r.pool = ppool_new(&r);
 	while ((ret = tk_perfdata_next(pd, &rec)) == 1) {
 		ret = process(&r, &rec);

@@ -25,6 +25,10 @@
  * and goes on, and the symbolizer warns and takes .dynsym. A broken PLT
  * relocation table costs the .plt names only, with a warning, as in perf.
  *
+ * Sorted tables come from ELF symbols, from kallsyms text, or from a JIT's
+ * /tmp/perf-PID.map ("START SIZE NAME" lines, hex, parsed as perf 6.1's
+ * dso__load_perf_map() does, symbols kept with their sizes, unstretched).
+ *
  * Note layout (both ELF classes; the 4-byte words are in the file's byte
  * order, and sections aligned to 8 pad to 8 instead of 4):
  *
@@ -1744,6 +1748,86 @@ TK_API struct tk_symtab *tk_symtab_new_dso(struct tk_elf *syms, enum tk_elf_symt
 TK_API struct tk_symtab *tk_symtab_new_elf(struct tk_elf *elf)
 {
 	return tk_symtab_new_dso(elf, TK_ELF_ANY, elf);
+}
+
+/* Hex digits at @p into @v, as perf's hex2u64(): the count of digits read. */
+static size_t perfmap_hex(const char *p, const char *end, uint64_t *v)
+{
+	size_t n = 0;
+
+	*v = 0;
+	for (; p + n < end; n++) {
+		char c = p[n];
+		unsigned int d;
+
+		if (c >= '0' && c <= '9')
+			d = (unsigned int)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = (unsigned int)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			d = (unsigned int)(c - 'A' + 10);
+		else
+			break;
+		*v = (*v << 4) | d;
+	}
+	return n;
+}
+
+TK_API struct tk_symtab *tk_symtab_new_perfmap(const char *text, size_t len, const char *name)
+{
+	struct symtab_builder b = {0};
+	const char *p = text, *end = text + len;
+	char *sym = NULL;
+	size_t sym_cap = 0;
+	int r = 0;
+
+	b.st = calloc(1, sizeof(*b.st));
+	if (!b.st) {
+		tk_fail(ENOMEM, "%s: out of memory for symbols", name);
+		errno = ENOMEM;
+		return NULL;
+	}
+	b.st->root = NIL;
+	while (p < end && r == 0) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *line = p;
+		size_t line_len = (size_t)((nl ? nl : end) - p), k;
+		uint64_t start, size;
+
+		p = nl ? nl + 1 : end;
+		/*
+		 * "START SIZE NAME", both numbers hex without 0x, parsed as perf
+		 * does: one separator after each, and a line too short for a
+		 * name after them is skipped.
+		 */
+		k = perfmap_hex(line, line + line_len, &start) + 1;
+		if (k + 2 >= line_len)
+			continue;
+		k += perfmap_hex(line + k, line + line_len, &size) + 1;
+		if (k + 2 >= line_len)
+			continue;
+		if (line_len - k + 1 > sym_cap) {
+			char *ns = realloc(sym, line_len - k + 1);
+
+			if (!ns) {
+				r = -ENOMEM;
+				break;
+			}
+			sym = ns;
+			sym_cap = line_len - k + 1;
+		}
+		memcpy(sym, line + k, line_len - k);
+		sym[line_len - k] = '\0';
+		r = builder_add(&b, sym, start, size, STB_GLOBAL);
+	}
+	free(sym);
+	if (r < 0) {
+		tk_fail(-r, "%s: %s for symbols", name,
+			r == -ENOMEM ? "out of memory" : "names too large");
+		tk_symtab_free(b.st);
+		errno = -r;
+		return NULL;
+	}
+	return b.st;
 }
 
 TK_API struct tk_symtab *tk_symtab_new_kallsyms(const char *text, size_t len, const char *name)

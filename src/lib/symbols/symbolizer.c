@@ -12,13 +12,35 @@
  * address the symbol table is keyed by; the kernel's "offset" is already
  * its address.
  *
- * Where a DSO's symbols come from, in perf 6.1's order: the cache entry of
- * its build id ("elf", "kallsyms" or "vdso" below .build-id/xx/rest, or a
- * pre-2016 entry that is the file itself), else the path itself (for the
- * kernel /proc/kallsyms; for [vdso] this process's own vDSO when its build
- * id matches). Of that file: its .symtab, else the .symtab of a debug file
- * with the same build id (the entry's "debug", then
- * $TRACEKIT_DEBUG_DIR/.build-id/xx/rest.debug), else its .dynsym. A
+ * Where a DSO's symbols come from, in perf 6.1's order, and never from a
+ * file whose build id differs from the DSO's (the recorded one): files
+ * travel between machines, and a binary rebuilt since the recording would
+ * name every address confidently and wrongly. perf prints [unknown]
+ * there, and so do we.
+ *   - A binary: the cache entry of its build id ("elf" below
+ *     .build-id/xx/rest, or a pre-2016 entry that is the file itself),
+ *     else the path (below --symfs DIR when one is set) when that file's
+ *     build id is the DSO's; a DSO without a build id takes the path as it
+ *     is, as perf does. Of that file: its .symtab, else the .symtab of a
+ *     debug file with the same build id (the entry's "debug", then
+ *     $TRACEKIT_DEBUG_DIR/.build-id/xx/rest.debug), else its .dynsym. A
+ *     debug file without its binary names nothing: its segments carry no
+ *     file offsets to place an address by. (perf 6.1 then places
+ *     addresses with those zeroed offsets and may print whatever symbol
+ *     lands there, e.g. a .bss array; that is not copied.)
+ *   - The kernel: a kallsyms file given by the caller (trusted as it is,
+ *     as perf trusts --kallsyms), else /proc/kallsyms when the running
+ *     kernel's build id (/sys/kernel/notes) is the DSO's or the DSO has
+ *     none, else the cache's [kernel.kallsyms]/ID/kallsyms (or its
+ *     .build-id/xx/rest/kallsyms). With --symfs set perf tries neither
+ *     this machine's nor the cache's kallsyms, and neither does this.
+ *   - [vdso]: the cache's "vdso", else this process's own vDSO when its
+ *     build id matches.
+ *   - /tmp/perf-PID.map (what perf calls an executable anonymous map, JIT
+ *     code): that file's "START SIZE NAME" lines, keyed by the process
+ *     address; it has no build id.
+ * The build-id check is done once per DSO, when its symbols load on the
+ * first lookup that lands in it; a sample costs no file access. A
  * symbolizer reading a cache entry is a use of it (the LRU stamp of
  * cache.c is touched).
  *
@@ -59,6 +81,7 @@ struct dso {
 	size_t nsegs;
 	bool kernel;
 	bool vdso;
+	bool perfmap; /* a JIT's /tmp/perf-PID.map: keyed by process address */
 	bool loaded;
 };
 
@@ -77,6 +100,8 @@ struct usite {
 
 struct tk_symbolizer {
 	struct tk_cache *cache;
+	char *symfs;	/* root for the paths of binaries, or NULL */
+	char *kallsyms; /* the kernel's symbols, trusted as they are, or NULL */
 	struct dso **dsos;
 	size_t ndsos;
 	struct smap *maps;
@@ -116,7 +141,34 @@ TK_API void tk_symbolizer_free(struct tk_symbolizer *sym)
 		free(sym->sites[i].path);
 	}
 	free(sym->sites);
+	free(sym->symfs);
+	free(sym->kallsyms);
 	free(sym);
+}
+
+/* Replace *@slot by a copy of @value (NULL or "" clears it). */
+static int set_string(char **slot, const char *value)
+{
+	char *v = NULL;
+
+	if (value && *value) {
+		v = strdup(value);
+		if (!v)
+			return tk_fail(ENOMEM, "out of memory");
+	}
+	free(*slot);
+	*slot = v;
+	return 0;
+}
+
+TK_API int tk_symbolizer_set_symfs(struct tk_symbolizer *sym, const char *dir)
+{
+	return set_string(&sym->symfs, dir);
+}
+
+TK_API int tk_symbolizer_set_kallsyms(struct tk_symbolizer *sym, const char *path)
+{
+	return set_string(&sym->kallsyms, path);
 }
 
 static struct dso *dso_get(struct tk_symbolizer *s, const char *path, const char *bid)
@@ -144,42 +196,106 @@ static struct dso *dso_get(struct tk_symbolizer *s, const char *path, const char
 		snprintf(d->bid, sizeof(d->bid), "%s", bid);
 	d->kernel = !strcmp(path, "[kernel.kallsyms]");
 	d->vdso = !strcmp(path, "[vdso]");
+	d->perfmap = !strncmp(path, "/tmp/perf-", 10);
 	s->dsos[s->ndsos++] = d;
 	return d;
 }
 
-/* The file to read a DSO's symbols from: the cache by build id first. */
-static char *dso_file(struct tk_symbolizer *s, struct dso *d)
+/* Whether the ELF file at @path has build id @bid (hex). */
+static bool file_bid_is(const char *path, const char *bid)
 {
-	char *f = NULL;
+	char hex[TK_BUILD_ID_HEX_MAX];
 
-	if (s->cache && d->bid[0]) {
-		const char *leaf = d->kernel ? "kallsyms" : d->vdso ? "vdso" : "elf";
-		char *link;
+	return tk_cache_file_build_id(path, hex) > 0 && !strcmp(hex, bid);
+}
 
-		if (asprintf(&link, "%s/.build-id/%.2s/%s", tk_cache_dir(s->cache), d->bid,
-			     d->bid + 2) >= 0) {
-			if (asprintf(&f, "%s/%s", link, leaf) >= 0 && access(f, R_OK) < 0) {
-				free(f);
-				/* A pre-2016 entry is the file itself. */
-				struct stat st;
+/* The cache's entry for @d by build id (its "elf", "kallsyms" or "vdso"), or NULL. */
+static char *cache_file(struct tk_symbolizer *s, struct dso *d)
+{
+	const char *leaf = d->kernel ? "kallsyms" : d->vdso ? "vdso" : "elf";
+	char *f = NULL, *link;
 
-				f = stat(link, &st) == 0 && S_ISREG(st.st_mode) ? strdup(link)
-										: NULL;
-			}
-			if (f) {
-				char *dir = realpath(link, NULL);
+	if (!s->cache || !d->bid[0])
+		return NULL;
+	if (asprintf(&link, "%s/.build-id/%.2s/%s", tk_cache_dir(s->cache), d->bid, d->bid + 2) < 0)
+		return NULL;
+	if (asprintf(&f, "%s/%s", link, leaf) >= 0 && access(f, R_OK) < 0) {
+		free(f);
+		/* A pre-2016 entry is the file itself. */
+		struct stat st;
 
-				if (dir) {
-					tk_cache_touch_use(dir);
-					free(dir);
-				}
-			}
-			free(link);
+		f = stat(link, &st) == 0 && S_ISREG(st.st_mode) ? strdup(link) : NULL;
+	}
+	if (f) {
+		char *dir = realpath(link, NULL);
+
+		if (dir) {
+			tk_cache_touch_use(dir);
+			free(dir);
 		}
 	}
-	if (!f && !d->vdso)
-		f = strdup(d->kernel ? "/proc/kallsyms" : d->path);
+	free(link);
+	return f;
+}
+
+/*
+ * The kallsyms to name kernel addresses of @d from, or NULL: the caller's
+ * file, the running kernel's when it is the recorded one (or none is
+ * recorded), else the cache's copy for the recorded build id.
+ */
+static char *kernel_file(struct tk_symbolizer *s, struct dso *d)
+{
+	char hex[TK_BUILD_ID_HEX_MAX];
+	const char *running;
+	char *f = NULL;
+
+	if (s->kallsyms)
+		return strdup(s->kallsyms);
+	if (s->symfs)
+		return NULL;
+	running = s->cache				 ? tk_cache_kernel_bid(s->cache)
+		  : tk_cache_running_kernel_bid(hex) > 0 ? hex
+							 : NULL;
+	if (!d->bid[0] || (running && !strcmp(running, d->bid)))
+		return strdup("/proc/kallsyms");
+	if (s->cache) {
+		/* perf's own place for it, then the .build-id link to the same. */
+		if (asprintf(&f, "%s/[kernel.kallsyms]/%s/kallsyms", tk_cache_dir(s->cache),
+			     d->bid) >= 0 &&
+		    access(f, R_OK) < 0) {
+			free(f);
+			f = NULL;
+		}
+		if (!f)
+			f = cache_file(s, d);
+	}
+	return f;
+}
+
+/*
+ * The file to read a DSO's symbols from: the cache by build id first,
+ * then the path (below symfs) when its build id is the DSO's.
+ */
+static char *dso_file(struct tk_symbolizer *s, struct dso *d)
+{
+	char *f;
+
+	if (d->kernel)
+		return kernel_file(s, d);
+	f = cache_file(s, d);
+	if (f || d->vdso)
+		return f;
+	if (s->symfs && d->path[0] == '/') {
+		if (asprintf(&f, "%s%s", s->symfs, d->path) < 0)
+			return NULL;
+	} else {
+		f = strdup(d->path);
+	}
+	if (f && d->bid[0] && !file_bid_is(f, d->bid)) {
+		/* Rebuilt or replaced since the recording: its symbols would lie. */
+		free(f);
+		f = NULL;
+	}
 	return f;
 }
 
@@ -291,6 +407,25 @@ static struct tk_elf *debug_elf(struct tk_symbolizer *s, const char *bid)
 }
 
 /*
+ * A JIT's symbols from its /tmp/perf-PID.map. As perf, a file owned by
+ * another user than root or us is ignored: anyone can write to /tmp, and
+ * the names would be theirs.
+ */
+static void perfmap_load(struct dso *d)
+{
+	struct stat st;
+	char *text;
+	size_t len;
+
+	if (lstat(d->path, &st) < 0 || (st.st_uid && st.st_uid != geteuid()))
+		return;
+	if (tk_read_file(d->path, &text, &len) == 0) {
+		d->st = tk_symtab_new_perfmap(text, len, d->path);
+		free(text);
+	}
+}
+
+/*
  * Load a DSO's symbols the way perf picks its symtab source: the binary's
  * own .symtab when it has one, else a debug file's .symtab, else the
  * binary's .dynsym. Segments always come from the binary (a debug file's
@@ -304,6 +439,10 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 	char *f;
 
 	d->loaded = true;
+	if (d->perfmap) {
+		perfmap_load(d);
+		return;
+	}
 	f = dso_file(s, d);
 	if (!f && d->vdso) {
 		elf = own_vdso(bid);
@@ -314,7 +453,7 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 		}
 		return;
 	}
-	if (!f)
+	if (!f && (d->kernel || !bid))
 		return;
 	if (d->kernel) {
 		char *text;
@@ -327,7 +466,8 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 		free(f);
 		return;
 	}
-	elf = tk_elf_open(f);
+	/* No binary of this build id: only a debug file of it is left (see the notes). */
+	elf = f ? tk_elf_open(f) : NULL;
 	free(f);
 	if (elf && !bid) {
 		uint8_t id[TK_BUILD_ID_MAX];
@@ -400,7 +540,7 @@ static void dso_resolve(struct tk_symbolizer *s, struct dso *d, uint64_t off,
 			struct tk_symbol_info *info)
 {
 	uint64_t vaddr = off;
-	bool mapped = d->kernel;
+	bool mapped = d->kernel || d->perfmap;
 
 	if (!d->loaded)
 		dso_load(s, d);
@@ -440,7 +580,8 @@ TK_API int tk_symbolizer_lookup(struct tk_symbolizer *sym, uint64_t addr,
 	if (!lo || addr >= sym->maps[lo - 1].end)
 		return tk_fail(ENOENT, "address 0x%" PRIx64 " is in no map", addr);
 	m = &sym->maps[lo - 1];
-	dso_resolve(sym, m->dso, m->dso->kernel ? addr : addr - m->start + m->pgoff, info);
+	dso_resolve(sym, m->dso,
+		    m->dso->kernel || m->dso->perfmap ? addr : addr - m->start + m->pgoff, info);
 	return 0;
 }
 

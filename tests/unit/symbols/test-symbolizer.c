@@ -3,7 +3,9 @@
  * Unit tests of the symbolizer: symbolization through the cache (also
  * after the binary changed on disk), separate debug files for stripped
  * binaries with perf's choice among aliases, process maps from
- * /proc/PID/maps, and the uprobe lookup report uses for .dat events.
+ * /proc/PID/maps, the uprobe lookup report uses for .dat events, symbols
+ * only from files of the recorded build id (binaries, --symfs, the
+ * kernel's kallsyms sources), and JIT perf-PID.map files.
  * Without cc or <sys/sdt.h>: skip (77).
  */
 #include <stdarg.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include <tracekit/cache.h>
+#include <tracekit/elf.h>
 #include <tracekit/symbolizer.h>
 
 static char tmpdir[128], cdir[160], bin[160], bin2[160];
@@ -201,6 +204,14 @@ static void test_debuginfo(void **state)
 	assert_non_null(info.symbol);
 	assert_string_equal(info.symbol, "__mywork");
 	assert_int_equal(info.offset, 1);
+	/*
+	 * Another binary at the path: not it. The debug file of the recorded
+	 * id alone has no file offsets to place the address by (its segments
+	 * are empty): no name rather than a misplaced one.
+	 */
+	assert_int_equal(tk_symbolizer_lookup_file(s, bin2, bid, off + 1, &info), 0);
+	assert_null(info.symbol);
+	assert_string_equal(info.dso, bin2);
 	tk_symbolizer_free(s);
 
 	/* Cached: the entry's "debug" serves when the debug root is gone. */
@@ -283,12 +294,166 @@ static void test_lookup_uprobe(void **state)
 	tk_cache_close(c);
 }
 
+/* @path's build id as hex into @hex. */
+static void file_bid(const char *path, char *hex)
+{
+	uint8_t id[TK_BUILD_ID_MAX];
+	struct tk_elf *elf = tk_elf_open(path);
+	int n;
+
+	assert_non_null(elf);
+	n = tk_elf_build_id(elf, id, sizeof(id));
+	assert_true(n > 0);
+	assert_true(tk_build_id_hex(id, (size_t)n, hex, TK_BUILD_ID_HEX_MAX) > 0);
+	tk_elf_close(elf);
+}
+
+/*
+ * A binary is named only from a file of its build id: the path when its
+ * id matches (or the DSO has none, as perf), else nothing; --symfs moves
+ * the path. Pairs of (path, id) are DSOs of their own.
+ */
+static void test_build_id_mismatch(void **state)
+{
+	char bid[TK_BUILD_ID_HEX_MAX], bid2[TK_BUILD_ID_HEX_MAX], sfs[200], cmd[600];
+	struct tk_symbol_info info;
+	struct tk_symbolizer *s;
+	struct tk_elf *elf;
+	uint64_t work;
+
+	(void)state;
+	file_bid(bin, bid);
+	file_bid(bin2, bid2);
+	elf = tk_elf_open(bin);
+	assert_non_null(elf);
+	/* In a PIE the text's file offset is its address. */
+	work = symbol_value(elf, TK_ELF_SYMTAB, "work");
+	tk_elf_close(elf);
+	assert_true(work > 0);
+
+	s = tk_symbolizer_new(NULL);
+	assert_non_null(s);
+	assert_int_equal(tk_symbolizer_lookup_file(s, bin, bid, work, &info), 0);
+	assert_string_equal(info.symbol, "work");
+	/* Recorded with another build id (bin2's): the file at the path is not that binary. */
+	assert_int_equal(tk_symbolizer_lookup_file(s, bin, bid2, work, &info), -ENOENT);
+	assert_null(info.symbol);
+	assert_string_equal(info.dso, bin);
+	/* And a map of it names nothing either, though the address is mapped. */
+	assert_int_equal(tk_symbolizer_add_map(s, 0x400000, 0x10000, 0, bin, bid2), 0);
+	assert_int_equal(tk_symbolizer_lookup(s, 0x400000 + work, &info), 0);
+	assert_null(info.symbol);
+	/* No recorded build id: the path as it is, as perf does. */
+	assert_int_equal(tk_symbolizer_lookup_file(s, bin, "", work, &info), 0);
+	assert_string_equal(info.symbol, "work");
+	tk_symbolizer_free(s);
+
+	/* --symfs: the binary below DIR, still only of the recorded id. */
+	snprintf(sfs, sizeof(sfs), "%s/symfs", tmpdir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/gone && cp %s %s/gone/sdtdemo", sfs, bin, sfs);
+	assert_int_equal(system(cmd), 0);
+	s = tk_symbolizer_new(NULL);
+	assert_non_null(s);
+	assert_int_equal(tk_symbolizer_set_symfs(s, sfs), 0);
+	assert_int_equal(tk_symbolizer_lookup_file(s, "/gone/sdtdemo", bid, work, &info), 0);
+	assert_string_equal(info.symbol, "work");
+	assert_string_equal(info.dso, "/gone/sdtdemo");
+	assert_int_equal(tk_symbolizer_lookup_file(s, "/gone/sdtdemo", bid2, work, &info), -ENOENT);
+	/* The path outside DIR is not looked at. */
+	assert_int_equal(tk_symbolizer_lookup_file(s, bin, bid, work, &info), -ENOENT);
+	tk_symbolizer_free(s);
+}
+
+/*
+ * The kernel: a given kallsyms is trusted; else this machine's only for
+ * its own build id; else the cache's [kernel.kallsyms]/ID/kallsyms; else
+ * nothing.
+ */
+static void test_kernel_sources(void **state)
+{
+	static const char other[] = "0123456789abcdef0123456789abcdef01234567";
+	static const char text[] = "ffffffff81000000 T fake_entry\n"
+				   "ffffffff81000100 t fake_helper\n"
+				   "ffffffff81000200 T fake_end\n";
+	const uint64_t addr = 0xffffffff81000110ull;
+	char path[300], cmd[600];
+	struct tk_symbol_info info;
+	struct tk_symbolizer *s;
+	struct tk_cache *c;
+
+	(void)state;
+	fresh_cache();
+	snprintf(path, sizeof(path), "%s/kallsyms", tmpdir);
+	put(path, text, sizeof(text) - 1);
+
+	/* Another kernel's id, no cache: [unknown], never this machine's names. */
+	s = tk_symbolizer_new(NULL);
+	assert_non_null(s);
+	assert_int_equal(tk_symbolizer_lookup_file(s, "[kernel.kallsyms]", other, addr, &info),
+			 -ENOENT);
+	assert_null(info.symbol);
+	tk_symbolizer_free(s);
+
+	/* --kallsyms: used whatever the id. */
+	s = tk_symbolizer_new(NULL);
+	assert_non_null(s);
+	assert_int_equal(tk_symbolizer_set_kallsyms(s, path), 0);
+	assert_int_equal(tk_symbolizer_lookup_file(s, "[kernel.kallsyms]", other, addr, &info), 0);
+	assert_string_equal(info.symbol, "fake_helper");
+	assert_int_equal(info.offset, 0x10);
+	tk_symbolizer_free(s);
+
+	/* The cache's kallsyms of that id. */
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p '%s/[kernel.kallsyms]/%s' && cp %s '%s/[kernel.kallsyms]/%s/'", cdir,
+		 other, path, cdir, other);
+	assert_int_equal(system(cmd), 0);
+	s = tk_symbolizer_new(c);
+	assert_non_null(s);
+	assert_int_equal(tk_symbolizer_lookup_file(s, "[kernel.kallsyms]", other, addr, &info), 0);
+	assert_string_equal(info.symbol, "fake_helper");
+	tk_symbolizer_free(s);
+	tk_cache_close(c);
+}
+
+/* A JIT's /tmp/perf-PID.map: "START SIZE NAME" lines, process addresses, sizes kept. */
+static void test_perf_map(void **state)
+{
+	static const char text[] = "1000 10 jit_one\n"
+				   "1020 8 jit two\n"
+				   "zz\n"
+				   "\n";
+	char path[100];
+	struct tk_symbol_info info;
+	struct tk_symbolizer *s;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/perf-tktest%d.map", (int)getpid());
+	put(path, text, sizeof(text) - 1);
+	s = tk_symbolizer_new(NULL);
+	assert_non_null(s);
+	assert_int_equal(tk_symbolizer_add_map(s, 0x1000, 0x1000, 0, path, NULL), 0);
+	assert_int_equal(tk_symbolizer_lookup(s, 0x1008, &info), 0);
+	assert_string_equal(info.symbol, "jit_one");
+	assert_int_equal(info.offset, 8);
+	assert_string_equal(info.dso, path);
+	assert_int_equal(tk_symbolizer_lookup(s, 0x1024, &info), 0);
+	assert_string_equal(info.symbol, "jit two");
+	/* Past a symbol's size: none. */
+	assert_int_equal(tk_symbolizer_lookup(s, 0x1018, &info), 0);
+	assert_null(info.symbol);
+	tk_symbolizer_free(s);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_symbolize),
-		cmocka_unit_test(test_debuginfo),
-		cmocka_unit_test(test_lookup_uprobe),
+		cmocka_unit_test(test_symbolize),      cmocka_unit_test(test_debuginfo),
+		cmocka_unit_test(test_lookup_uprobe),  cmocka_unit_test(test_build_id_mismatch),
+		cmocka_unit_test(test_kernel_sources), cmocka_unit_test(test_perf_map),
 	};
 
 	if (system("command -v cc >/dev/null && (test -e /usr/include/x86_64-linux-gnu/sys/sdt.h"

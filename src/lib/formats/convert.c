@@ -76,8 +76,11 @@
 #include <time.h>
 
 #include <tracekit/convert.h>
+#include <tracekit/host.h>
+#include <tracekit/tracedata.h>
 #include <tracekit/page.h>
 
+#include "internal/bytebuf.h"
 #include "internal/error.h"
 
 /* Pages are handed to the writer in batches of about this many bytes. */
@@ -885,156 +888,14 @@ static int p2d_names(struct p2d *c)
 	return 0;
 }
 
-/* Section 21: the blob's saved command lines, each COMM record's last name overriding. */
 /* ========================================================================
- * Tracing metadata encoders: the .dat's metadata as perf's TRACING_DATA
- * blob (tracing_blob), and the blob as the .dat's sections 16..21
- * (p2d_metadata, p2d_cmdlines). Kept together: they move to the shared
- * tracing-data model (tracedata.c) as one piece.
+ * The tracing metadata. Both containers hold the same texts (tracedata.h):
+ * a conversion copies the input's tracedata into a new one, with the
+ * formats of the events it converts (.dat -> perf.data) or with the command
+ * lines the COMM records imply (perf.data -> .dat), and the writer encodes
+ * it in its own container's layout.
  * ========================================================================
  */
-struct blob {
-	uint8_t *p;
-	size_t len, cap;
-	bool failed;
-};
-
-static void blob_put(struct blob *b, const void *data, size_t len)
-{
-	if (b->failed)
-		return;
-	if (b->len + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 65536;
-		uint8_t *n;
-
-		while (cap < b->len + len)
-			cap *= 2;
-		n = realloc(b->p, cap);
-		if (!n) {
-			b->failed = true;
-			return;
-		}
-		b->p = n;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, len);
-	b->len += len;
-}
-
-static void blob_u32(struct blob *b, uint32_t v)
-{
-	blob_put(b, &v, 4);
-}
-
-static void blob_u64(struct blob *b, uint64_t v)
-{
-	blob_put(b, &v, 8);
-}
-
-/* The value after "@key" at a line start of a format text, copied into @out. */
-static bool format_value(const char *text, size_t len, const char *key, char *out, size_t cap);
-
-/* Whether format @t is of an event the converted file uses (@used by id). */
-static bool format_used(const struct tk_dat_text *t, const int *used)
-{
-	char buf[32];
-	unsigned long id;
-
-	if (!format_value(t->data, t->len, "ID:", buf, sizeof(buf)))
-		return false;
-	id = strtoul(buf, NULL, 10);
-	return id < 65536 && used[id] >= 0;
-}
-
-/*
- * perf's TRACING_DATA ("0.6") from the .dat's parsed metadata, with the
- * formats of the events in @used only, as perf record writes it. Copying
- * every format of the .dat made perf script print parse errors such as
- * "expected type 4 but read 5": perf 6.1 parses formats with its own older
- * copy of libtraceevent, which fails on some formats newer kernels have
- * (ftrace's, kvm's) that trace-cmd's libtraceevent 1.7 reads.
- */
-static int tracing_blob(struct tk_dat *dat, struct blob *b, const int *used)
-{
-	const struct tk_dat_info *info = tk_dat_get_info(dat);
-	struct tk_dat_text t;
-	uint32_t n;
-	size_t at;
-	uint8_t u8;
-
-	blob_put(b, "\x17\x08\x44tracing0.6", 14);
-	u8 = info->big_endian;
-	blob_put(b, &u8, 1);
-	blob_put(b, &info->long_size, 1);
-	blob_u32(b, info->page_size);
-	if (tk_dat_header_page(dat, &t))
-		t.len = 0;
-	blob_put(b, "header_page", 12);
-	blob_u64(b, t.len);
-	blob_put(b, t.data, t.len);
-	if (tk_dat_header_event(dat, &t))
-		t.len = 0;
-	blob_put(b, "header_event", 13);
-	blob_u64(b, t.len);
-	blob_put(b, t.data, t.len);
-	at = b->len;
-	n = 0;
-	blob_u32(b, 0);
-	for (size_t i = 0; i < tk_dat_ftrace_format_count(dat); i++) {
-		if (tk_dat_ftrace_format(dat, i, &t) || !format_used(&t, used))
-			continue;
-		blob_u64(b, t.len);
-		blob_put(b, t.data, t.len);
-		n++;
-	}
-	if (!b->failed)
-		memcpy(b->p + at, &n, 4);
-	{
-		size_t sys_at = b->len;
-		uint32_t nsys = 0;
-
-		blob_u32(b, 0);
-		for (size_t s = 0; s < tk_dat_system_count(dat); s++) {
-			const char *name = tk_dat_system_name(dat, s);
-			bool any = false;
-
-			for (size_t i = 0; i < tk_dat_system_format_count(dat, s) && !any; i++)
-				any = !tk_dat_system_format(dat, s, i, &t) && format_used(&t, used);
-			if (!any)
-				continue;
-			blob_put(b, name, strlen(name) + 1);
-			at = b->len;
-			n = 0;
-			blob_u32(b, 0);
-			for (size_t i = 0; i < tk_dat_system_format_count(dat, s); i++) {
-				if (tk_dat_system_format(dat, s, i, &t) || !format_used(&t, used))
-					continue;
-				blob_u64(b, t.len);
-				blob_put(b, t.data, t.len);
-				n++;
-			}
-			if (!b->failed)
-				memcpy(b->p + at, &n, 4);
-			nsys++;
-		}
-		if (!b->failed)
-			memcpy(b->p + sys_at, &nsys, 4);
-	}
-	if (tk_dat_kallsyms(dat, &t))
-		t.len = 0;
-	blob_u32(b, (uint32_t)t.len);
-	blob_put(b, t.data, t.len);
-	if (tk_dat_printk(dat, &t))
-		t.len = 0;
-	blob_u32(b, (uint32_t)t.len);
-	blob_put(b, t.data, t.len);
-	if (tk_dat_cmdlines(dat, &t))
-		t.len = 0;
-	blob_u64(b, t.len);
-	blob_put(b, t.data, t.len);
-	return b->failed ? -ENOMEM : 0;
-}
-
 /* The value after "@key" at a line start of a format text, copied into @out. */
 static bool format_value(const char *text, size_t len, const char *key, char *out, size_t cap)
 {
@@ -1074,12 +935,87 @@ static bool dat_event_name(struct tk_dat *dat, uint32_t id, char *out, size_t ca
 	}
 	return false;
 }
-static int p2d_cmdlines(struct p2d *c, const struct tk_perfdata_tracing *t, struct blob *b)
-{
-	const char *s = t->cmdlines.data;
-	uint64_t len = t->cmdlines.len;
-	size_t ncomm = c->ncomms;
 
+/* Whether format @t is of an event the converted file uses (@used by id). */
+static bool format_used(const struct tk_text *t, const int *used)
+{
+	char buf[32];
+	unsigned long id;
+
+	if (!format_value(t->data, t->len, "ID:", buf, sizeof(buf)))
+		return false;
+	id = strtoul(buf, NULL, 10);
+	return id < 65536 && used[id] >= 0;
+}
+
+/*
+ * A copy of @src in its layout; with @used, the formats of used events
+ * only, as perf record writes TRACING_DATA. Copying every format of a .dat
+ * made perf script print parse errors such as "expected type 4 but read
+ * 5": perf 6.1 parses formats with its own older copy of libtraceevent,
+ * which fails on some formats newer kernels have (ftrace's, kvm's).
+ * Return: the copy, or NULL (out of memory).
+ */
+static struct tk_tracedata *copy_tracedata(const struct tk_tracedata *src, const int *used)
+{
+	struct tk_tracedata *td = tk_tracedata_new();
+	uint32_t page_size;
+	uint8_t long_size;
+	struct tk_text t;
+	bool big;
+	int r = 0;
+
+	if (!td)
+		return NULL;
+	tk_tracedata_layout(src, &big, &long_size, &page_size);
+	r = tk_tracedata_set_layout(td, big, long_size, page_size);
+	if (!r && !tk_tracedata_header_page(src, &t))
+		r = tk_tracedata_set_header_page(td, t.data, t.len);
+	if (!r && !tk_tracedata_header_event(src, &t))
+		r = tk_tracedata_set_header_event(td, t.data, t.len);
+	for (size_t i = 0; !r && i < tk_tracedata_ftrace_count(src); i++) {
+		if (!tk_tracedata_ftrace_format(src, i, &t) && (!used || format_used(&t, used)))
+			r = tk_tracedata_add_ftrace_format(td, t.data, t.len);
+	}
+	for (size_t s = 0; !r && s < tk_tracedata_system_count(src); s++) {
+		const char *name = tk_tracedata_system_name(src, s);
+
+		for (size_t i = 0; !r && i < tk_tracedata_system_format_count(src, s); i++) {
+			if (!tk_tracedata_system_format(src, s, i, &t) &&
+			    (!used || format_used(&t, used)))
+				r = tk_tracedata_add_format(td, name, t.data, t.len);
+		}
+	}
+	if (!r && !tk_tracedata_kallsyms(src, &t))
+		r = tk_tracedata_set_kallsyms(td, t.data, t.len);
+	if (!r && !tk_tracedata_printk(src, &t))
+		r = tk_tracedata_set_printk(td, t.data, t.len);
+	if (!r && !tk_tracedata_cmdlines(src, &t))
+		r = tk_tracedata_set_cmdlines(td, t.data, t.len);
+	if (r) {
+		tk_tracedata_free(td);
+		return NULL;
+	}
+	return td;
+}
+
+/*
+ * The .dat's command lines: the blob's saved lines, then each thread's
+ * name at its last sample (what perf showed for it last), else its last
+ * name; one line per pid, the last name winning.
+ */
+static int p2d_cmdlines(struct p2d *c, struct tk_tracedata *td)
+{
+	struct tk_bytebuf b;
+	struct tk_text t;
+	const char *s;
+	uint64_t len;
+	int r;
+
+	if (tk_tracedata_cmdlines(td, &t))
+		t.len = 0;
+	s = t.data;
+	len = t.len;
 	for (uint64_t i = 0; i < len;) {
 		uint64_t end = i;
 		char line[64], *sp;
@@ -1100,11 +1036,6 @@ static int p2d_cmdlines(struct p2d *c, const struct tk_perfdata_tracing *t, stru
 		/* Saved lines sort before every COMM record's name of the same pid. */
 		c->comms[c->ncomms - 1].seq = 0;
 	}
-	(void)ncomm;
-	/*
-	 * Then each thread's name at its last sample (what perf showed for
-	 * it last), else its last name.
-	 */
 	for (size_t i = 0; i < c->thread_cap; i++) {
 		const struct pthread *th = &c->threads[i];
 
@@ -1114,7 +1045,7 @@ static int p2d_cmdlines(struct p2d *c, const struct tk_perfdata_tracing *t, stru
 			return -ENOMEM;
 	}
 	qsort(c->comms, c->ncomms, sizeof(*c->comms), pcomm_cmp);
-	blob_u64(b, 0);
+	tk_bytebuf_init(&b, false);
 	for (size_t i = 0; i < c->ncomms; i++) {
 		char line[48];
 		int n;
@@ -1123,124 +1054,33 @@ static int p2d_cmdlines(struct p2d *c, const struct tk_perfdata_tracing *t, stru
 			continue;
 		n = snprintf(line, sizeof(line), "%" PRId32 " %s\n", c->comms[i].pid,
 			     c->comms[i].comm);
-		blob_put(b, line, (size_t)n);
+		tk_bytebuf_put(&b, line, (size_t)n);
 	}
-	if (b->failed)
-		return -ENOMEM;
-	{
-		uint64_t body = b->len - 8;
-
-		memcpy(b->p, &body, 8);
-	}
-	return 0;
-}
-
-static bool text_is(const struct tk_perfdata_text *t, const char *s)
-{
-	return t->len == strlen(s) && !memcmp(t->data, s, t->len);
-}
-
-/* Sections 16..21 from the TRACING_DATA blob. */
-static int p2d_metadata(struct p2d *c, struct tk_dat_writer *w, const struct tk_perfdata_tracing *t)
-{
-	struct blob b = {0};
-	uint32_t count = 0, u;
-	const char *system;
-	struct tk_perfdata_text text;
-	int r = 0;
-
-	(void)text_is;
-	blob_put(&b, "header_page", 12);
-	blob_u64(&b, t->header_page.len);
-	blob_put(&b, t->header_page.data, t->header_page.len);
-	blob_put(&b, "header_event", 13);
-	blob_u64(&b, t->header_event.len);
-	blob_put(&b, t->header_event.data, t->header_event.len);
-	if (b.failed ||
-	    (r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_HEADER_INFO, b.p, b.len)) < 0)
-		goto fail;
-
-	/* 17: the ftrace system's formats. */
-	b.len = 0;
-	blob_u32(&b, 0);
-	for (uint32_t i = 0; tk_perfdata_tracing_format(c->pd, i, &system, &text) == 0; i++) {
-		if (strcmp(system, "ftrace"))
-			continue;
-		blob_u64(&b, text.len);
-		blob_put(&b, text.data, text.len);
-		count++;
-	}
-	if (b.failed)
-		goto fail;
-	memcpy(b.p, &count, 4);
-	if ((r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_FTRACE_EVENTS, b.p, b.len)) < 0)
-		goto fail;
-
-	/* 18: the other systems, each run of formats of one system as a group. */
-	b.len = 0;
-	blob_u32(&b, 0);
-	count = 0;
-	for (uint32_t i = 0; tk_perfdata_tracing_format(c->pd, i, &system, &text) == 0;) {
-		size_t count_at;
-		uint32_t n = 0;
-		const char *sys = system;
-
-		if (!strcmp(sys, "ftrace")) {
-			i++;
-			continue;
-		}
-		blob_put(&b, sys, strlen(sys) + 1);
-		count_at = b.len;
-		blob_u32(&b, 0);
-		while (tk_perfdata_tracing_format(c->pd, i, &system, &text) == 0 &&
-		       !strcmp(system, sys)) {
-			blob_u64(&b, text.len);
-			blob_put(&b, text.data, text.len);
-			n++;
-			i++;
-		}
-		if (b.failed)
-			goto fail;
-		memcpy(b.p + count_at, &n, 4);
-		count++;
-	}
-	if (b.failed)
-		goto fail;
-	memcpy(b.p, &count, 4);
-	if ((r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_EVENT_FORMATS, b.p, b.len)) < 0)
-		goto fail;
-
-	b.len = 0;
-	u = (uint32_t)t->kallsyms.len;
-	blob_u32(&b, u);
-	blob_put(&b, t->kallsyms.data, u);
-	if (b.failed ||
-	    (r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_KALLSYMS, b.p, b.len)) < 0)
-		goto fail;
-	b.len = 0;
-	u = (uint32_t)t->printk.len;
-	blob_u32(&b, u);
-	blob_put(&b, t->printk.data, u);
-	if (b.failed || (r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_PRINTK, b.p, b.len)) < 0)
-		goto fail;
-	b.len = 0;
-	if ((r = p2d_cmdlines(c, t, &b)) < 0 ||
-	    (r = tk_dat_writer_add_metadata(w, TK_DAT_SECTION_CMDLINES, b.p, b.len)) < 0)
-		goto fail;
-	free(b.p);
-	return 0;
-fail:
-	if (b.failed)
-		r = -ENOMEM;
-	else if (r >= 0)
-		r = -EIO;
-	if (r == -ENOMEM)
-		c->oom = true;
-	free(b.p);
+	r = tk_bytebuf_error(&b);
+	if (!r)
+		r = tk_tracedata_set_cmdlines(td, b.data, b.len);
+	tk_bytebuf_release(&b);
 	return r;
 }
 
-/* ======================================== end of the tracing metadata encoders */
+/* Sections 16..21 from the perf.data's TRACING_DATA, with the merged command lines. */
+static int p2d_metadata(struct p2d *c, struct tk_dat_writer *w)
+{
+	struct tk_tracedata *td = copy_tracedata(tk_perfdata_get_tracedata(c->pd), NULL);
+	int r;
+
+	if (!td) {
+		c->oom = true;
+		return -ENOMEM;
+	}
+	r = p2d_cmdlines(c, td);
+	if (r == -ENOMEM)
+		c->oom = true;
+	if (!r)
+		r = tk_dat_writer_add_tracedata(w, td);
+	tk_tracedata_free(td);
+	return r;
+}
 
 /*
  * The trace clocks that are clock_gettime() clocks (tracefs "mono" reads
@@ -1437,6 +1277,41 @@ static int d2p_samples(struct tk_dat *dat, struct tk_perfdata_writer *w, const c
 	return r;
 }
 
+/*
+ * HOSTNAME, OSRELEASE, VERSION, ARCH and NRCPUS of the machine the .dat was
+ * recorded on, from its UNAME option ("sysname nodename release version
+ * machine", the version holding spaces) and CPU count; never this
+ * machine's, which did not record it.
+ */
+static int set_recorded_host(struct tk_perfdata_writer *w, const struct tk_dat *in)
+{
+	const struct tk_dat_info *info = tk_dat_get_info(in);
+	struct tk_host h = {0};
+	char *u = info->uname ? strdup(info->uname) : NULL;
+	int r;
+
+	if (u) {
+		char *f[4], *save = NULL, *last = strrchr(u, ' ');
+
+		f[0] = strtok_r(u, " ", &save);
+		f[1] = f[0] ? strtok_r(NULL, " ", &save) : NULL;
+		f[2] = f[1] ? strtok_r(NULL, " ", &save) : NULL;
+		f[3] = f[2] ? save : NULL;
+		if (f[2] && last && last + 1 > f[2] + strlen(f[2])) {
+			h.sysname = f[0];
+			h.hostname = f[1];
+			h.osrelease = f[2];
+			h.arch = last + 1;
+			*last = '\0';
+			h.version = f[3] && f[3] < last ? f[3] : NULL;
+		}
+	}
+	h.nr_cpus_avail = h.nr_cpus_online = info->cpu_count;
+	r = tk_perfdata_writer_set_host_facts(w, &h);
+	free(u);
+	return r;
+}
+
 int tk_convert_dat_to_perf(struct tk_dat *in, int fd, const char *name,
 			   const struct tk_convert_opts *opts, struct tk_convert_stats *stats)
 {
@@ -1445,7 +1320,7 @@ int tk_convert_dat_to_perf(struct tk_dat *in, int fd, const char *name,
 	const char *path = tk_dat_get_info(in)->path;
 	const struct tk_dat_buffer *buf = clock_buffer(in);
 	struct tk_perfdata_writer *w = NULL;
-	struct blob b = {0};
+	struct tk_tracedata *td = NULL;
 	int *attr_of = NULL;
 	int32_t clockid;
 	int r;
@@ -1482,14 +1357,14 @@ int tk_convert_dat_to_perf(struct tk_dat *in, int fd, const char *name,
 		r = tk_fail(ENOENT, "%s: no events to convert", path);
 		goto out;
 	}
-	r = tracing_blob(in, &b, attr_of);
-	if (r < 0) {
+	td = copy_tracedata(tk_dat_get_tracedata(in), attr_of);
+	if (!td) {
 		r = oom();
 		goto out;
 	}
-	r = tk_perfdata_writer_set_feature(w, TK_PERF_FEAT_TRACING_DATA, b.p, b.len);
+	r = tk_perfdata_writer_set_tracedata(w, td);
 	if (r == 0)
-		r = tk_perfdata_writer_set_host(w, 0, NULL);
+		r = set_recorded_host(w, in);
 	if (r == 0 && clockid >= 0)
 		r = set_clockid_feature(w, clockid);
 	if (r == 0)
@@ -1506,7 +1381,7 @@ int tk_convert_dat_to_perf(struct tk_dat *in, int fd, const char *name,
 	if (r < 0)
 		r = named(r, name);
 out:
-	free(b.p);
+	tk_tracedata_free(td);
 	free(attr_of);
 	tk_perfdata_writer_close(w);
 	return r;
@@ -1647,7 +1522,7 @@ static int perf_into_dat(struct p2d *c, int fd, const struct tk_convert_opts *o,
 	w = tk_dat_writer_open_fd(fd, c->out, &opts);
 	if (!w)
 		return named(-errno, c->out);
-	r = p2d_metadata(c, w, &t);
+	r = p2d_metadata(c, w);
 	if (r == 0 && host->osrelease) {
 		char uname[512];
 		int n = snprintf(uname, sizeof(uname), "Linux %s %s %s",

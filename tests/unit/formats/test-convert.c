@@ -197,6 +197,33 @@ static void test_dat_to_perf_and_back(void **state)
 	got = perf_digest(data);
 	assert_int_equal(got.n, want.n);
 	assert_true(got.h == want.h);
+	/*
+	 * The host facts are those of the machine that recorded the .dat (its
+	 * UNAME option and CPU count), never this machine's.
+	 */
+	pd = tk_perfdata_open(data);
+	assert_non_null(pd);
+	{
+		const struct tk_perfdata_host *h = tk_perfdata_get_host(pd);
+		const struct tk_dat_info *in;
+		struct tk_dat *dat = tk_dat_open(sample);
+		char want_uname[256];
+
+		assert_non_null(dat);
+		in = tk_dat_get_info(dat);
+		assert_non_null(in->uname);
+		assert_non_null(h->hostname);
+		assert_non_null(h->osrelease);
+		assert_non_null(h->arch);
+		snprintf(want_uname, sizeof(want_uname), "Linux %s %s %s", h->hostname,
+			 h->osrelease, h->arch);
+		assert_string_equal(want_uname, in->uname);
+		assert_int_equal(h->nr_cpus_avail, in->cpu_count);
+		assert_null(h->cpudesc);
+		assert_false(h->has_total_mem);
+		tk_dat_close(dat);
+	}
+	tk_perfdata_close(pd);
 
 	path_in(back, sizeof(back), "p2d.dat");
 	pd = tk_perfdata_open(data);

@@ -3,6 +3,7 @@
 #define TRACEKIT_TRACEKIT_H
 
 #include <tracekit/common.h>
+#include <tracekit/version.h>
 #include <tracekit/compress.h>
 #include <tracekit/page.h>
 #include <tracekit/host.h>

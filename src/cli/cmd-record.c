@@ -57,6 +57,7 @@
 #include <tracekit/perfrecord.h>
 #include <tracekit/record.h>
 #include <tracekit/tracefs.h>
+#include <tracekit/version.h>
 
 #include "cli.h"
 
@@ -118,8 +119,6 @@ const char cmd_record_usage[] =
 	"      --append            add this recording to the existing FILE\n"
 	"  -q, --quiet             no summary\n"
 	"  -h, --help              show this help\n";
-
-#define VERSION_TEXT "tracekit 0.1.0"
 
 static double now(void)
 {
@@ -661,7 +660,7 @@ int cmd_record(int argc, char **argv)
 
 	a.opts.output = "trace.dat";
 	a.opts.file_version = 7;
-	a.opts.tracer_version = VERSION_TEXT;
+	a.opts.tracer_version = TK_VERSION_TEXT;
 	a.events = calloc((size_t)argc + 1, sizeof(*a.events));
 	a.pids = calloc((size_t)argc + 1, sizeof(*a.pids));
 	a.probes = calloc((size_t)argc + 1, sizeof(*a.probes));

@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include <tracekit/version.h>
 
-#define TRACEKIT_VERSION "0.1.0"
+#include "cli.h"
 
 struct cli_command {
 	const char *name;
@@ -252,7 +252,7 @@ int main(int argc, char **argv)
 			print_commands(stdout);
 			return cli_finish_stdout(CLI_OK);
 		case 'V':
-			printf("tracekit %s\n", TRACEKIT_VERSION);
+			printf("%s\n", TK_VERSION_TEXT);
 			return cli_finish_stdout(CLI_OK);
 		default:
 			return cli_bad_option(c, argv);

@@ -149,7 +149,9 @@ else
 fi
 
 run --version
-check "--version prints the version" eval 'rc_is 0 && [ "$(cat "$tmp/out")" = "tracekit 0.1.0" ]'
+check "--version prints the version" eval 'rc_is 0 && grep -qx "tracekit [0-9]*\.[0-9]*\.[0-9]*" "$tmp/out"'
+version=$(cat "$tmp/out")
+check "every man page names the version --version prints" eval '! grep -L "^\.TH .*\"$version\"" "$TK_SOURCE_DIR"/docs/man/*.1 | grep -q .'
 
 # ---------------------------------------------------------------- usage errors
 

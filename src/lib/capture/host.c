@@ -24,6 +24,7 @@
 #include <tracekit/host.h>
 #include <tracekit/perfdata.h>
 #include <tracekit/tracefs.h>
+#include <tracekit/version.h>
 
 #include "error.h"
 
@@ -139,7 +140,7 @@ static int gather(struct host *h, char *text)
 
 	if (uname(&u) < 0)
 		return tk_fail(errno, "uname: %s", strerror(errno));
-	p->version = "tracekit 0.1.0";
+	p->version = TK_VERSION_TEXT;
 	if (!(p->sysname = keep(h, strdup(u.sysname))) ||
 	    !(p->hostname = keep(h, strdup(u.nodename))) ||
 	    !(p->osrelease = keep(h, strdup(u.release))) || !(p->arch = keep(h, strdup(u.machine))))

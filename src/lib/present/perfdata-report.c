@@ -1367,7 +1367,7 @@ static int pworker_line(struct pworker *w, struct tk_outbuf *o, const struct pli
 	o->len += e->name_col_len;
 	if ((e->fields & F_TRACE) && raw && e->ev &&
 	    (e->ev->kind == TK_EVENT_SLOW ||
-	     tk_event_run_shared(r->set, e->ev, raw, raw_size, o) == -ENOTSUP))
+	     tk_event_run_shared(r->set, e->ev, raw, raw_size, o, w->memo) == -ENOTSUP))
 		print_slow_locked(w->pool, e->ev, raw, raw_size, cpu, o);
 	put_char(o, '\n');
 	return 0;
@@ -1379,7 +1379,6 @@ static void *pworker_main(void *arg)
 	struct ppool *pool = w->pool;
 	size_t slot;
 
-	tk_ksym_thread_memo = w->memo;
 	tk_jobs_ready(&pool->q);
 	while (tk_jobs_take(&pool->q, w->texts, &slot)) {
 		const struct pjob *j = &pool->jobs[slot];
@@ -1465,7 +1464,6 @@ static void ppool_free(struct ppool *pool)
 	free(pool->jobs);
 	free(pool->workers);
 	free(pool->main_memo);
-	tk_ksym_thread_memo = NULL;
 	tk_jobs_destroy(&pool->q);
 	pthread_mutex_destroy(&pool->slow_lock);
 	free(pool);
@@ -1533,7 +1531,6 @@ static struct ppool *ppool_new(struct rep *r)
 		ppool_free(pool);
 		return NULL;
 	}
-	tk_ksym_thread_memo = pool->main_memo;
 	for (size_t i = 0; i < pool->nworkers; i++) {
 		struct pworker *w = &pool->workers[i];
 
@@ -1612,7 +1609,8 @@ print_shared(struct rep *r, const struct tk_event *ev, const struct psample *s)
 		tk_event_print_info(r->set, ev, s->raw, s->raw_size, (int)s->cpu, 0, &r->out);
 		pthread_mutex_unlock(&pool->slow_lock);
 	} else if (ev->kind == TK_EVENT_SLOW ||
-		   tk_event_run_shared(r->set, ev, s->raw, s->raw_size, &r->out) == -ENOTSUP) {
+		   tk_event_run_shared(r->set, ev, s->raw, s->raw_size, &r->out, pool->main_memo) ==
+			   -ENOTSUP) {
 		print_slow_locked(pool, ev, s->raw, s->raw_size, s->cpu, &r->out);
 	}
 }

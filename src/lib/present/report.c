@@ -195,6 +195,7 @@ struct printer {
 	struct prefix *pcache;	    /* PCACHE_SIZE, by pid */
 	bool shared;		    /* other printers run at the same time */
 	pthread_mutex_t *slow_lock; /* shared: held around libtraceevent */
+	struct tk_ksym_memo *memo;  /* shared: this printer's symbol lookups */
 	uint64_t last_sec;	    /* put_time(): the seconds text last printed */
 	char sec_text[24];
 	uint8_t sec_len;
@@ -1304,7 +1305,7 @@ static size_t probe_place(struct report *r, const struct tk_event *ev, int id, c
 		return m->len < cap ? m->len : 0;
 	}
 	if (r->info->long_size == 8 ? ip >= 0xffff800000000000ull : ip >= 0xc0000000ull) {
-		k = tk_event_ksym_find(r->set, ip);
+		k = tk_event_ksym_find(r->set, NULL, ip);
 		if (k)
 			n = snprintf(buf, cap, "%.*s+0x%" PRIx64 " ([kernel.kallsyms])",
 				     (int)(k->name_len < 256 ? k->name_len : 256),
@@ -1451,7 +1452,7 @@ static inline __attribute__((always_inline)) void put_event_text(struct printer 
 
 	if (__builtin_expect(p->shared, 0)) {
 		if (ev->kind != TK_EVENT_SLOW &&
-		    tk_event_run_shared(r->set, ev, l->data, l->size, p->o) != -ENOTSUP)
+		    tk_event_run_shared(r->set, ev, l->data, l->size, p->o, p->memo) != -ENOTSUP)
 			return;
 		pthread_mutex_lock(p->slow_lock);
 		tk_event_print_slow_shared(r->set, ev, l->data, l->size, (int)l->s->cpu, p->o);
@@ -1870,6 +1871,7 @@ static bool worker_setup(struct worker *w)
 	if (!w->memo || !w->taken || !w->streams || !w->texts ||
 	    printer_init(&w->pr, r, pool->slow_lock))
 		return false;
+	w->pr.memo = w->memo;
 	/* No replica holds a record yet: the first job on each stream seeks. */
 	for (size_t i = 0; i < r->nstreams; i++)
 		w->taken[i] = UINT64_MAX;
@@ -1885,7 +1887,6 @@ static void *worker_main(void *arg)
 	/* Out of memory: this worker takes no job, the others (or the merge) print them. */
 	if (!worker_setup(w))
 		return NULL;
-	tk_ksym_thread_memo = w->memo;
 	tk_jobs_ready(&pool->q);
 	while (tk_jobs_take(&pool->q, w->texts, &slot))
 		tk_jobs_done(&pool->q, slot,
@@ -2011,7 +2012,6 @@ static void pool_free(struct pool *pool)
 	free(pool->jobs);
 	free(pool->workers);
 	free(pool->main_memo);
-	tk_ksym_thread_memo = NULL;
 	tk_jobs_destroy(&pool->q);
 	free(pool);
 }
@@ -2123,7 +2123,7 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 	}
 	r->pr.shared = true;
 	r->pr.slow_lock = slow_lock;
-	tk_ksym_thread_memo = pool->main_memo;
+	r->pr.memo = pool->main_memo;
 	/* Logged jobs wait for the workers that did start: none, no pool. */
 	for (size_t i = 0; i < pool->nworkers; i++) {
 		struct worker *w = &pool->workers[i];
@@ -2136,6 +2136,7 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 	if (!pool->nstarted) {
 		r->pr.shared = false;
 		r->pr.slow_lock = NULL;
+		r->pr.memo = NULL;
 		pool_free(pool);
 		return NULL;
 	}
@@ -2312,6 +2313,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 		pool_free(pool);
 		r.pr.o = &r.out;
 		r.pr.shared = false;
+		r.pr.memo = NULL;
 	}
 	if (!ret && r.nomem)
 		ret = tk_fail(ENOMEM, "cannot parse an event format: out of memory");

@@ -89,6 +89,7 @@
 #include "page-internal.h"
 #include "internal/error.h"
 #include "internal/handoff.h"
+#include "internal/merge-heap.h"
 
 /*
  * A format not parsed yet. A kernel's trace holds ~2300 formats and a
@@ -107,6 +108,8 @@ struct lazy_fmt {
 };
 
 struct stream {
+	/* First: the heap holds pointers to it (internal/merge-heap.h). ts: of rec, as shown. */
+	struct tk_merge_key key;
 	struct tk_dat_cpu_reader *rd;
 	struct tk_page_iter it;
 	struct tk_page_record *recs;	  /* the page's records, decoded in one pass */
@@ -116,8 +119,6 @@ struct stream {
 	const struct tk_dat_buffer *buf;
 	size_t buffer;
 	uint32_t cpu;
-	uint32_t order;
-	uint64_t ts;
 	int64_t page_missed;
 	int64_t missed; /* for rec: 0, -1 (unknown count) or the count */
 	uint64_t page_off;
@@ -216,7 +217,7 @@ struct report {
 	struct tk_outbuf out;
 	struct stream *streams;
 	size_t nstreams;
-	struct stream **heap; /* pointers: no index scaling in the merge */
+	struct tk_merge_key **heap; /* the live streams' keys (internal/merge-heap.h) */
 	size_t nheap;
 	struct printer pr;	     /* the main thread's line printer */
 	struct comm_memo *cmemo;     /* PCACHE_SIZE, by pid */
@@ -332,7 +333,7 @@ static int __attribute__((noinline)) stream_refill(struct report *r, struct stre
 			s->nrecs = (uint32_t)ret;
 			s->irec = 1;
 			s->rec = rec;
-			s->ts = rec->timestamp;
+			s->key.ts = rec->timestamp;
 			/*
 			 * Only a page's first record reports its drops, and it
 			 * is always the first of its page's first batch.
@@ -376,51 +377,11 @@ static inline int stream_next(struct report *r, struct stream *s)
 		const struct tk_page_record *rec = &s->recs[s->irec++];
 
 		s->rec = rec;
-		s->ts = rec->timestamp;
+		s->key.ts = rec->timestamp;
 		s->missed = 0;
 		return 1;
 	}
 	return stream_refill(r, s);
-}
-
-/* Without a branch: which CPU holds the next record changes at random. */
-static inline bool before(const struct stream *x, const struct stream *y)
-{
-	return (x->ts < y->ts) | ((x->ts == y->ts) & (x->order < y->order));
-}
-
-static void heap_down(struct report *r, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-
-		if (l < r->nheap && before(r->heap[l], r->heap[m]))
-			m = l;
-		if (l + 1 < r->nheap && before(r->heap[l + 1], r->heap[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		struct stream *t = r->heap[i];
-
-		r->heap[i] = r->heap[m];
-		r->heap[m] = t;
-		i = m;
-	}
-}
-
-static void heap_up(struct report *r, size_t i)
-{
-	while (i) {
-		size_t p = (i - 1) / 2;
-
-		if (!before(r->heap[i], r->heap[p]))
-			return;
-		struct stream *t = r->heap[i];
-
-		r->heap[i] = r->heap[p];
-		r->heap[p] = t;
-		i = p;
-	}
 }
 
 /* The largest raw time whose shown time is <= @ns (0 when none is). */
@@ -464,7 +425,7 @@ static int stream_start(struct report *r, struct stream *s)
 	}
 	do {
 		ret = stream_next(r, s);
-	} while (ret == 1 && r->opts->has_start && s->ts < r->opts->start_ns);
+	} while (ret == 1 && r->opts->has_start && s->key.ts < r->opts->start_ns);
 	return ret;
 }
 
@@ -510,7 +471,7 @@ static int open_streams(struct report *r)
 			s->buf = buf;
 			s->buffer = b;
 			s->cpu = buf->cpus[c].cpu;
-			s->order = (uint32_t)r->nstreams;
+			s->key.order = (uint32_t)r->nstreams;
 			s->cpu_len = (uint8_t)snprintf(s->cpu_text, sizeof(s->cpu_text), " [%03u]",
 						       s->cpu);
 			s->data_offset = buf->page_format.data_offset;
@@ -533,8 +494,8 @@ static int open_streams(struct report *r)
 				return ret;
 			if (ret == 1) {
 				s->live = true;
-				r->heap[r->nheap++] = s;
-				heap_up(r, r->nheap - 1);
+				r->heap[r->nheap++] = &s->key;
+				tk_merge_heap_up(r->heap, r->nheap);
 			}
 		}
 	}
@@ -1110,8 +1071,8 @@ static void print_json(struct report *r, struct stream *s, const struct tk_event
 	char buf[128];
 	int n;
 
-	n = snprintf(buf, sizeof(buf), "{\"ts\":%" PRIu64 ",\"cpu\":%u,\"pid\":%d,\"comm\":", s->ts,
-		     s->cpu, pid);
+	n = snprintf(buf, sizeof(buf),
+		     "{\"ts\":%" PRIu64 ",\"cpu\":%u,\"pid\":%d,\"comm\":", s->key.ts, s->cpu, pid);
 	tk_outbuf_write(o, buf, (size_t)n);
 	put_json_str(o, comm, strlen(comm));
 	if (s->buf->name[0]) {
@@ -1437,7 +1398,7 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 	l->data = data;
 	l->size = size;
 	l->pid = pid;
-	l->ts = s->ts;
+	l->ts = s->key.ts;
 	l->missed = s->missed;
 	return true;
 }
@@ -1788,7 +1749,7 @@ static int replica_seek(struct report *r, struct stream *s, uint64_t page, uint3
 				continue;
 			s->irec = i + 1;
 			s->rec = &s->recs[i];
-			s->ts = s->rec->timestamp;
+			s->key.ts = s->rec->timestamp;
 			s->missed = off == s->data_offset ? s->page_missed : 0;
 			s->advance = false;
 			return 0;
@@ -1843,7 +1804,7 @@ static int replay_job(struct worker *w, const struct job *j, struct tk_outbuf *o
 		l.data = s->rec->data;
 		l.size = s->rec->size;
 		l.pid = record_pid(r, l.data, l.size);
-		l.ts = s->ts;
+		l.ts = s->key.ts;
 		l.missed = s->missed;
 		pk++;
 		emit_line(p, &l);
@@ -1950,7 +1911,7 @@ pool_take(struct pool *pool, const struct stream *s, const struct line *l)
 			emit_line(&pool->r->pr, l);
 	} else {
 		/* Four takes to a word, little-endian as the worker reads them back. */
-		uint64_t t = s->order | (l ? PRINTED : 0);
+		uint64_t t = s->key.order | (l ? PRINTED : 0);
 
 		pool->take_word |= t << (16 * (j->ntakes % 4));
 		if (j->ntakes % 4 == 3) {
@@ -2047,7 +2008,7 @@ static struct stream *replicas_new(struct report *r)
 		s->buf = m->buf;
 		s->buffer = m->buffer;
 		s->cpu = m->cpu;
-		s->order = m->order;
+		s->key.order = m->key.order;
 		memcpy(s->cpu_text, m->cpu_text, sizeof(s->cpu_text));
 		s->cpu_len = m->cpu_len;
 		s->data_offset = m->data_offset;
@@ -2264,10 +2225,11 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 		pool = pool_new(&r, report_threads(&r), &slow_lock);
 	end_ns = opts->has_end ? opts->end_ns : UINT64_MAX;
 	while (!ret && r.nheap && !r.out.error && !r.nomem) {
-		struct stream *s = r.heap[0];
+		/* The key is the stream's first member. */
+		struct stream *s = (struct stream *)r.heap[0];
 		struct line l;
 
-		if (__builtin_expect(s->ts >= end_ns, 0) && opts->has_end)
+		if (__builtin_expect(s->key.ts >= end_ns, 0) && opts->has_end)
 			break;
 		s->events++;
 		if (pool)
@@ -2277,27 +2239,10 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 		ret = stream_next(&r, s);
 		if (__builtin_expect(ret == 1, 1)) {
 			ret = 0;
-			/*
-			 * Runs of records from one CPU are common: when the top
-			 * still precedes both children, nothing moves.
-			 */
-			if (r.nheap == 2) {
-				/*
-				 * Two streams (a 2-CPU trace, or the last two): a swap,
-				 * made by selects (the top is s).
-				 */
-				struct stream *o = r.heap[1];
-				bool swap = before(o, s);
-
-				r.heap[0] = swap ? o : s;
-				r.heap[1] = swap ? s : o;
-			} else if (r.nheap > 2 && (before(r.heap[1], s) || before(r.heap[2], s))) {
-				heap_down(&r, 0);
-			}
+			tk_merge_heap_fix_top(r.heap, r.nheap);
 		} else if (ret == 0) {
 			s->live = false;
-			r.heap[0] = r.heap[--r.nheap];
-			heap_down(&r, 0);
+			r.nheap = tk_merge_heap_pop(r.heap, r.nheap);
 		}
 		/* Here, where every live stream holds its next record: where the next job starts.
 		 */

@@ -90,6 +90,7 @@
 #include "internal/error.h"
 #include "internal/handoff.h"
 #include "internal/merge-heap.h"
+#include "print-pool.h"
 
 /*
  * A format not parsed yet. A kernel's trace holds ~2300 formats and a
@@ -1685,29 +1686,24 @@ struct job {
 } __attribute__((aligned(128)));
 
 struct worker {
-	struct pool *pool;
 	struct printer pr;
-	struct tk_text_slot *texts; /* njobs */
-	struct tk_ksym_memo *memo;
 	struct stream *streams; /* replicas of the merge's */
 	uint64_t *taken;	/* per stream: records taken from the replica */
-	pthread_t thread;
-	bool started;
 } __attribute__((aligned(128)));
 
+/*
+ * The merge's side of the print pool: the job logs, and the job being
+ * filled. Written per record by the merge: lines of their own, apart from
+ * struct report, which the workers read.
+ */
 struct pool {
 	struct report *r;
-	struct tk_jobs q;
-	struct job *jobs; /* the logs, per slot of q */
-	struct job *cur;  /* the job being filled (merge thread only) */
-	size_t cur_slot;
-	bool cur_inline; /* printed by the merge as it goes: no log */
-	struct worker *workers;
-	size_t nworkers, nstarted;
-	pthread_mutex_t *slow_lock;
-	struct tk_ksym_memo *main_memo;
-	struct tk_outbuf scratch; /* the merge's printer's while the job being filled is logged */
-	uint64_t take_word;	  /* takes not yet stored: four to a word */
+	struct tk_print_pool *pp;
+	struct job *jobs; /* the logs, per slot of pp's ring */
+	struct job *cur;  /* the job being filled */
+	size_t njobs;
+	bool cur_inline;    /* printed by the merge as it goes: no log */
+	uint64_t take_word; /* takes not yet stored: four to a word */
 } __attribute__((aligned(128)));
 
 /* The record @s holds, taken: the one after the last taken. 1, or 0/error. */
@@ -1766,9 +1762,8 @@ static int replica_seek(struct report *r, struct stream *s, uint64_t page, uint3
 }
 
 /* Print job @j into @o from the worker's replicas, after skipping the jobs before it. */
-static int replay_job(struct worker *w, const struct job *j, struct tk_outbuf *o)
+static int replay_job(struct report *r, struct worker *w, const struct job *j, struct tk_outbuf *o)
 {
-	struct report *r = w->pool->r;
 	struct printer *p = &w->pr;
 	const struct pick *pk = j->picks;
 	int ret;
@@ -1814,58 +1809,62 @@ static int replay_job(struct worker *w, const struct job *j, struct tk_outbuf *o
 
 static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *slow_lock);
 static struct stream *replicas_new(struct report *r);
+static void replicas_free(struct stream *streams, size_t n);
+
+static void worker_free(void *engine, void *state)
+{
+	struct pool *pool = engine;
+	struct worker *w = state;
+
+	free(w->pr.pcache);
+	free(w->taken);
+	replicas_free(w->streams, pool->r->nstreams);
+	free(w);
+}
 
 /*
- * A worker's own memory, allocated and first touched on its core while the
- * merge thread goes on printing (inline until a worker is ready). Reads
- * only what the merge set before the pool started.
+ * A worker's own state, made on its thread (print-pool.c) while the merge
+ * goes on printing. Reads only what the merge set before the pool started.
  */
-static bool worker_setup(struct worker *w)
+static void *worker_new(void *engine, struct tk_print_worker *pw)
 {
-	struct pool *pool = w->pool;
+	struct pool *pool = engine;
 	struct report *r = pool->r;
+	struct worker *w = tk_line_calloc(1, sizeof(*w));
 
-	w->memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*w->memo));
+	if (!w)
+		return NULL;
 	w->taken = tk_line_calloc(r->nstreams, sizeof(*w->taken));
 	w->streams = replicas_new(r);
-	w->texts = tk_text_slots_new(pool->q.n, JOB_TEXT);
-	if (!w->memo || !w->taken || !w->streams || !w->texts ||
-	    printer_init(&w->pr, r, pool->slow_lock))
-		return false;
-	w->pr.memo = w->memo;
+	if (!w->taken || !w->streams || printer_init(&w->pr, r, &pool->pp->slow_lock)) {
+		worker_free(pool, w);
+		return NULL;
+	}
+	w->pr.memo = pw->memo;
 	/* No replica holds a record yet: the first job on each stream seeks. */
 	for (size_t i = 0; i < r->nstreams; i++)
 		w->taken[i] = UINT64_MAX;
-	return true;
+	return w;
 }
 
-static void *worker_main(void *arg)
+static int worker_replay(void *engine, struct tk_print_worker *pw, size_t slot,
+			 struct tk_outbuf *text)
 {
-	struct worker *w = arg;
-	struct pool *pool = w->pool;
-	size_t slot;
+	struct pool *pool = engine;
 
-	/* Out of memory: this worker takes no job, the others (or the merge) print them. */
-	if (!worker_setup(w))
-		return NULL;
-	tk_jobs_ready(&pool->q);
-	while (tk_jobs_take(&pool->q, w->texts, &slot))
-		tk_jobs_done(&pool->q, slot,
-			     replay_job(w, &pool->jobs[slot], &pool->q.text[slot]->out));
-	return NULL;
+	return replay_job(pool->r, pw->state, &pool->jobs[slot], text);
 }
 
 /*
- * Start the next job: printed inline when every worker has enough waiting,
+ * A job starts: printed inline when every worker has enough waiting,
  * logged otherwise. The log records where the job starts on each stream.
  */
-static void pool_begin(struct pool *pool)
+static void job_begin(void *engine, size_t slot, bool printed_inline, struct tk_outbuf *merge_out)
 {
+	struct pool *pool = engine;
 	struct report *r = pool->r;
-	struct job *j;
+	struct job *j = &pool->jobs[slot];
 
-	pool->cur_slot = tk_jobs_start(&pool->q, &r->out, JOB_QUEUE, false, &pool->cur_inline);
-	j = &pool->jobs[pool->cur_slot];
 	j->ntakes = 0;
 	j->npicks = 0;
 	for (size_t i = 0; i < r->nstreams; i++) {
@@ -1875,27 +1874,31 @@ static void pool_begin(struct pool *pool)
 		j->at_page[i] = s->live ? s->page_off : UINT64_MAX;
 		j->at_off[i] = s->live ? s->rec->offset : 0;
 	}
-	r->pr.o = pool->cur_inline ? &pool->q.text[pool->cur_slot]->out : &pool->scratch;
+	r->pr.o = merge_out;
 	pool->cur = j;
+	pool->cur_inline = printed_inline;
 }
 
-/* Hand the job being filled over (or finish it, inline) and start the next, when @next. */
-static void __attribute__((noinline)) pool_dispatch(struct pool *pool, bool next)
+/* The job is complete: the last takes of its log. */
+static bool job_end(void *engine, size_t slot, struct tk_outbuf *merge_out)
 {
-	struct job *j = pool->cur;
+	struct pool *pool = engine;
+	struct job *j = &pool->jobs[slot];
 
-	/* The last takes of the log. */
+	(void)merge_out;
 	if (j->ntakes % 4)
 		tk_store_word_past_cache((uint64_t *)j->takes + j->ntakes / 4, pool->take_word);
 	pool->take_word = 0;
-	if (!j->ntakes) {
-		tk_jobs_drop(&pool->q, pool->cur_slot);
-		return;
-	}
-	tk_jobs_hand(&pool->q, pool->cur_slot, pool->cur_inline, &pool->r->out);
-	if (next)
-		pool_begin(pool);
+	return j->ntakes != 0;
 }
+
+static const struct tk_print_ops report_pool_ops = {
+	.job_begin = job_begin,
+	.job_end = job_end,
+	.worker_new = worker_new,
+	.replay = worker_replay,
+	.worker_free = worker_free,
+};
 
 /*
  * One record the merge took from @s, with its line @l (NULL: it prints
@@ -1931,15 +1934,15 @@ pool_take(struct pool *pool, const struct stream *s, const struct line *l)
 	j->ntakes++;
 }
 
-/* Print everything handed over, write it out, and stop the workers. */
-static void pool_finish(struct pool *pool)
+/* Whether the job being filled is to be handed over now (the merge loop asks per record). */
+static inline __attribute__((always_inline)) bool pool_job_full(const struct pool *pool)
 {
-	pool_dispatch(pool, false);
-	tk_jobs_finish(&pool->q, &pool->r->out);
-	for (size_t i = 0; i < pool->nworkers; i++) {
-		if (pool->workers[i].started)
-			pthread_join(pool->workers[i].thread, NULL);
-	}
+	const struct job *j = pool->cur;
+
+	return __builtin_expect(j->ntakes == JOB_RECORDS ||
+					(pool->cur_inline && !(j->ntakes % JOB_CHECK) &&
+					 tk_print_pool_starving(pool->pp)),
+				0);
 }
 
 static void replicas_free(struct stream *streams, size_t n)
@@ -1951,30 +1954,39 @@ static void replicas_free(struct stream *streams, size_t n)
 	free(streams);
 }
 
+/* The merge's printer prints alone again: into the report's output, nothing shared. */
+static void printer_unshare(struct printer *p, struct report *r)
+{
+	p->o = &r->out;
+	p->shared = false;
+	p->slow_lock = NULL;
+	p->memo = NULL;
+}
+
 static void pool_free(struct pool *pool)
 {
 	if (!pool)
 		return;
-	for (size_t i = 0; pool->jobs && i < pool->q.n; i++) {
+	tk_print_pool_free(pool->pp);
+	for (size_t i = 0; pool->jobs && i < pool->njobs; i++) {
 		free(pool->jobs[i].takes);
 		free(pool->jobs[i].picks);
 		free(pool->jobs[i].start);
 		free(pool->jobs[i].at_page);
 		free(pool->jobs[i].at_off);
 	}
-	for (size_t i = 0; pool->workers && i < pool->nworkers; i++) {
-		free(pool->workers[i].pr.pcache);
-		free(pool->workers[i].memo);
-		free(pool->workers[i].taken);
-		tk_text_slots_free(pool->workers[i].texts, pool->q.n);
-		replicas_free(pool->workers[i].streams, pool->r->nstreams);
-	}
-	tk_outbuf_release(&pool->scratch);
 	free(pool->jobs);
-	free(pool->workers);
-	free(pool->main_memo);
-	tk_jobs_destroy(&pool->q);
 	free(pool);
+}
+
+/* Print everything handed over, write it out, stop the workers and free the pool. */
+static void pool_finish(struct pool *pool)
+{
+	struct report *r = pool->r;
+
+	tk_print_pool_finish(pool->pp);
+	pool_free(pool);
+	printer_unshare(&r->pr, r);
 }
 
 /* A printer's own state, for one more thread. */
@@ -2046,10 +2058,10 @@ static bool replayable(const struct report *r)
  * --stat, --json, -l, -R, --slow, --fallbacks, --sym; compressed data; or
  * out of memory or threads, which only costs speed).
  */
-static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mutex_t *slow_lock)
+static struct pool *pool_new(struct report *r, unsigned int threads)
 {
 	struct pool *pool;
-	bool ok = true;
+	bool ok;
 
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
@@ -2059,11 +2071,13 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 	if (!pool)
 		return NULL;
 	pool->r = r;
-	pool->nworkers = threads - 1;
-	ok = !tk_jobs_init(&pool->q, JOB_SLOTS(pool->nworkers), JOB_TEXT);
-	pool->jobs = tk_line_calloc(pool->q.n, sizeof(*pool->jobs));
+	pool->pp = tk_print_pool_new(&report_pool_ops, pool, threads - 1, JOB_SLOTS(threads - 1),
+				     JOB_QUEUE, JOB_TEXT, &r->out);
+	ok = pool->pp != NULL;
+	pool->njobs = ok ? pool->pp->q.n : 0;
+	pool->jobs = ok ? tk_line_calloc(pool->njobs, sizeof(*pool->jobs)) : NULL;
 	ok = ok && pool->jobs;
-	for (size_t i = 0; ok && i < pool->q.n; i++) {
+	for (size_t i = 0; ok && i < pool->njobs; i++) {
 		struct job *j = &pool->jobs[i];
 
 		j->takes = tk_line_alloc(JOB_RECORDS, sizeof(*j->takes));
@@ -2073,35 +2087,19 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 		j->at_off = tk_line_calloc(r->nstreams, sizeof(*j->at_off));
 		ok = j->takes && j->picks && j->start && j->at_page && j->at_off;
 	}
-	ok = ok && !tk_outbuf_init(&pool->scratch, -1, 4096);
-	pool->workers = tk_line_calloc(pool->nworkers, sizeof(*pool->workers));
-	pool->main_memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
-	ok = ok && pool->workers && pool->main_memo;
-	pool->slow_lock = slow_lock;
 	if (!ok) {
 		pool_free(pool);
 		return NULL;
 	}
 	r->pr.shared = true;
-	r->pr.slow_lock = slow_lock;
-	r->pr.memo = pool->main_memo;
+	r->pr.slow_lock = &pool->pp->slow_lock;
+	r->pr.memo = pool->pp->main_memo;
 	/* Logged jobs wait for the workers that did start: none, no pool. */
-	for (size_t i = 0; i < pool->nworkers; i++) {
-		struct worker *w = &pool->workers[i];
-
-		w->pool = pool;
-		w->started = pthread_create(&w->thread, NULL, worker_main, w) == 0;
-		if (w->started)
-			pool->nstarted++;
-	}
-	if (!pool->nstarted) {
-		r->pr.shared = false;
-		r->pr.slow_lock = NULL;
-		r->pr.memo = NULL;
+	if (!tk_print_pool_start(pool->pp)) {
+		printer_unshare(&r->pr, r);
 		pool_free(pool);
 		return NULL;
 	}
-	pool_begin(pool);
 	return pool;
 }
 
@@ -2151,7 +2149,6 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	struct report r;
 	struct tk_report_stats st;
 	struct pool *pool = NULL;
-	pthread_mutex_t slow_lock = PTHREAD_MUTEX_INITIALIZER;
 	pthread_t symbols;
 	bool symbols_started;
 	uint64_t end_ns;
@@ -2222,7 +2219,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	if (!ret)
 		warn_cpustat(&r);
 	if (!ret && r.nheap)
-		pool = pool_new(&r, report_threads(&r), &slow_lock);
+		pool = pool_new(&r, report_threads(&r));
 	end_ns = opts->has_end ? opts->end_ns : UINT64_MAX;
 	while (!ret && r.nheap && !r.out.error && !r.nomem) {
 		/* The key is the stream's first member. */
@@ -2246,20 +2243,11 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 		}
 		/* Here, where every live stream holds its next record: where the next job starts.
 		 */
-		if (pool && __builtin_expect(pool->cur->ntakes == JOB_RECORDS ||
-						     (pool->cur_inline &&
-						      !(pool->cur->ntakes % JOB_CHECK) &&
-						      tk_jobs_starving(&pool->q)),
-					     0))
-			pool_dispatch(pool, true);
+		if (pool && pool_job_full(pool))
+			tk_print_pool_dispatch(pool->pp, false, false);
 	}
-	if (pool) {
+	if (pool)
 		pool_finish(pool);
-		pool_free(pool);
-		r.pr.o = &r.out;
-		r.pr.shared = false;
-		r.pr.memo = NULL;
-	}
 	if (!ret && r.nomem)
 		ret = tk_fail(ENOMEM, "cannot parse an event format: out of memory");
 	if (!ret && (opts->flags & TK_REPORT_STAT))

@@ -1484,7 +1484,7 @@ static unsigned int perf_threads(struct rep *r)
 }
 
 /* Workers for this run, or NULL: one thread prints (see perf_threads()). */
-static struct ppool *ppool_new(struct rep *r)
+static struct ppool *__attribute__((cold, noinline)) ppool_new(struct rep *r)
 {
 	unsigned int threads = perf_threads(r);
 	struct ppool *pool;

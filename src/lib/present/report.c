@@ -2143,6 +2143,198 @@ static bool symbols_early(const struct report *r, pthread_t *thread)
 	       pthread_create(thread, NULL, symbols_main, r->set) == 0;
 }
 
+/* ------------------------------------------------------------ the run */
+
+/*
+ * The run's tables and the event formats: everything before the streams.
+ * Return: 0 or an error (report_release() cleans up either way).
+ */
+static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_report_opts *opts)
+{
+	int ret;
+
+	r->dat = dat;
+	r->opts = opts;
+	r->info = tk_dat_get_info(dat);
+	r->path = r->info->path ? r->info->path : "trace.dat";
+	r->usecs = clock_in_usecs(r->info);
+	/* Unsigned sums wrap as tk_dat_timestamp()'s do, so one addend serves. */
+	r->ts_add = (r->info->has_date ? (uint64_t)r->info->date_offset_us * 1000u : 0) +
+		    (uint64_t)r->info->ts_offset;
+	ret = tk_outbuf_init(&r->out, opts->fd, OUT_BYTES);
+	if (ret)
+		return ret;
+	r->counts = calloc(65536, sizeof(*r->counts));
+	r->cmemo = calloc(PCACHE_SIZE, sizeof(*r->cmemo));
+	r->evs = calloc(65536, sizeof(*r->evs));
+	if (opts->flags & TK_REPORT_SYMBOLS) {
+		/* Without a cache, the live uprobe_events still name the places. */
+		r->cache = tk_cache_open_existing(opts->cache_dir);
+		r->sym = tk_symbolizer_new(r->cache);
+		r->probe_ip = calloc(65536, sizeof(*r->probe_ip));
+		r->probe_memo = malloc(PROBE_MEMO * sizeof(*r->probe_memo));
+		for (size_t i = 0; r->probe_memo && i < PROBE_MEMO; i++)
+			r->probe_memo[i].id = -1;
+	}
+	if (printer_init(&r->pr, r, NULL) || !r->counts || !r->cmemo || !r->evs ||
+	    ((opts->flags & TK_REPORT_SYMBOLS) && (!r->sym || !r->probe_ip || !r->probe_memo)))
+		return tk_fail(ENOMEM, "cannot allocate event counts");
+	return load_events(r);
+}
+
+/*
+ * "cpus=N", the streams at their first record, the kernel's loss counters
+ * and, with --header, the loss lines (a first pass over the page headers).
+ */
+static int report_open(struct report *r)
+{
+	const struct tk_report_opts *opts = r->opts;
+	int ret;
+
+	if (!(opts->flags & TK_REPORT_JSON)) {
+		char line[64];
+		int n = snprintf(line, sizeof(line), "cpus=%u\n", r->info->cpu_count);
+
+		tk_outbuf_write(&r->out, line, (size_t)n);
+	}
+	r->fast_common = r->set->have_common && !r->set->swap && r->set->type_size == 2 &&
+			 r->set->pid_size == 4;
+	r->type_off = r->set->type_off;
+	r->pid_off = r->set->pid_off;
+	if (r->fast_common && (r->pid_off > UINT32_MAX - 4 || r->type_off > UINT32_MAX - 2))
+		r->fast_common = false;
+	else
+		r->common_size =
+			r->pid_off + 4 > r->type_off + 2 ? r->pid_off + 4 : r->type_off + 2;
+	r->filtering = opts->nevents || opts->npids || opts->ncomms;
+	r->special = opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON);
+	ret = open_streams(r);
+	r->room = 512 + 256 + (size_t)r->label_width * 2 + 128;
+	if (ret)
+		return ret;
+	load_cpustat(r);
+	/* JSON has no header: no first pass for it. */
+	if ((opts->flags & TK_REPORT_HEADER) && !(opts->flags & TK_REPORT_JSON)) {
+		for (size_t i = 0; i < r->nstreams; i++) {
+			ret = prescan(r, &r->streams[i]);
+			if (ret)
+				return ret;
+		}
+		print_loss_header(r);
+	}
+	warn_cpustat(r);
+	return 0;
+}
+
+/*
+ * The merge: every record in time order, to the end of the window, each
+ * line printed here or logged for the pool's workers (@pool, or NULL).
+ * Return: 0 or an error; a cut CPU stream is no error here (stream_cut()).
+ */
+static int merge_records(struct report *r, struct pool *pool)
+{
+	const struct tk_report_opts *opts = r->opts;
+	uint64_t end_ns = opts->has_end ? opts->end_ns : UINT64_MAX;
+	int ret = 0;
+
+	while (!ret && r->nheap && !r->out.error && !r->nomem) {
+		/* The key is the stream's first member. */
+		struct stream *s = (struct stream *)r->heap[0];
+		struct line l;
+
+		if (__builtin_expect(s->key.ts >= end_ns, 0) && opts->has_end)
+			break;
+		s->events++;
+		if (pool)
+			pool_take(pool, s, select_record(r, s, &l) ? &l : NULL);
+		else if (select_record(r, s, &l))
+			emit_line(&r->pr, &l);
+		ret = stream_next(r, s);
+		if (__builtin_expect(ret == 1, 1)) {
+			ret = 0;
+			tk_merge_heap_fix_top(r->heap, r->nheap);
+		} else if (ret == 0) {
+			s->live = false;
+			r->nheap = tk_merge_heap_pop(r->heap, r->nheap);
+		}
+		/* Here, where every live stream holds its next record: where the next job starts.
+		 */
+		if (pool && pool_job_full(pool))
+			tk_print_pool_dispatch(pool->pp, false, false);
+	}
+	return ret;
+}
+
+/*
+ * After the merge: --stat and --fallbacks, the statistics, the losses on
+ * stderr, and the error of a CPU whose data ended early. Return: @ret, or
+ * the error the run ends with.
+ */
+static int report_stats(struct report *r, int ret, struct tk_report_stats *st)
+{
+	if (!ret && r->nomem)
+		ret = tk_fail(ENOMEM, "cannot parse an event format: out of memory");
+	if (!ret && (r->opts->flags & TK_REPORT_STAT))
+		print_stat(r);
+	if (!ret && (r->opts->flags & TK_REPORT_FALLBACKS))
+		warn_fallbacks(r);
+	for (size_t i = 0; i < r->nstreams; i++) {
+		struct stream *s = &r->streams[i];
+
+		st->events += s->events;
+		st->lost_events += s->lost;
+		st->drop_marks += s->marks;
+		if (s->has_cpustat) {
+			st->kernel_lost = add_sat(st->kernel_lost, kernel_lost(s));
+			st->unrecorded = add_sat(st->unrecorded, s->entries);
+		}
+		if (s->cut)
+			st->incomplete++;
+		/* The page counts at the end, unless the kernel's counts said the same up front. */
+		if (!ret && (s->lost || s->marks) &&
+		    !(s->has_cpustat && kernel_lost(s) == s->lost && !s->marks))
+			tk_warn("%s: buffer %s cpu %u: %" PRIu64 " events lost%s", r->path,
+				buffer_label(s), s->cpu, s->lost,
+				s->marks ? " (and more: some pages do not count their drops)" : "");
+	}
+	/* A CPU whose data ended early makes the whole run fail, after the rest is printed. */
+	if (!ret && r->cut_msg[0]) {
+		/* The first cut is the error message; any other gets a warning. */
+		for (size_t i = 0; i < r->nstreams; i++) {
+			struct stream *s = &r->streams[i];
+
+			if (s->cut && s != r->cut_first)
+				tk_warn("%s: file is incomplete: buffer %s cpu %u: read 0x%" PRIx64
+					" of 0x%" PRIx64 " bytes of its data",
+					r->path, buffer_label(s), s->cpu, s->cut_at, s->size);
+		}
+		ret = tk_fail(EBADMSG, "%s", r->cut_msg);
+	}
+	st->printed = r->known;
+	return ret;
+}
+
+static void report_release(struct report *r)
+{
+	for (size_t i = 0; i < r->nstreams; i++) {
+		tk_dat_cpu_reader_free(r->streams[i].rd);
+		free(r->streams[i].recs);
+		free(r->streams[i].pre_msg);
+	}
+	free(r->streams);
+	free(r->heap);
+	free(r->counts);
+	free(r->lazy);
+	free(r->order);
+	free(r->cmemo);
+	free(r->pr.pcache);
+	free(r->evs);
+	free(r->probe_ip);
+	free(r->probe_memo);
+	tk_symbolizer_free(r->sym);
+	tk_cache_close(r->cache);
+}
+
 int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 		  struct tk_report_stats *stats)
 {
@@ -2150,168 +2342,30 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	struct tk_report_stats st;
 	struct pool *pool = NULL;
 	pthread_t symbols;
-	bool symbols_started;
-	uint64_t end_ns;
-	char line[64];
-	int ret;
+	bool symbols_started = false;
+	int ret, fret;
 
 	memset(&r, 0, sizeof(r));
 	memset(&st, 0, sizeof(st));
-	r.dat = dat;
-	r.opts = opts;
-	r.info = tk_dat_get_info(dat);
-	r.path = r.info->path ? r.info->path : "trace.dat";
-	r.usecs = clock_in_usecs(r.info);
-	/* Unsigned sums wrap as tk_dat_timestamp()'s do, so one addend serves. */
-	r.ts_add = (r.info->has_date ? (uint64_t)r.info->date_offset_us * 1000u : 0) +
-		   (uint64_t)r.info->ts_offset;
-	ret = tk_outbuf_init(&r.out, opts->fd, OUT_BYTES);
-	if (ret)
+	ret = report_setup(&r, dat, opts);
+	if (ret && !r.out.buf)
 		return ret;
-	r.counts = calloc(65536, sizeof(*r.counts));
-	r.cmemo = calloc(PCACHE_SIZE, sizeof(*r.cmemo));
-	r.evs = calloc(65536, sizeof(*r.evs));
-	if (opts->flags & TK_REPORT_SYMBOLS) {
-		/* Without a cache, the live uprobe_events still name the places. */
-		r.cache = tk_cache_open_existing(opts->cache_dir);
-		r.sym = tk_symbolizer_new(r.cache);
-		r.probe_ip = calloc(65536, sizeof(*r.probe_ip));
-		r.probe_memo = malloc(PROBE_MEMO * sizeof(*r.probe_memo));
-		for (size_t i = 0; r.probe_memo && i < PROBE_MEMO; i++)
-			r.probe_memo[i].id = -1;
-	}
-	if (printer_init(&r.pr, &r, NULL) || !r.counts || !r.cmemo || !r.evs ||
-	    ((opts->flags & TK_REPORT_SYMBOLS) && (!r.sym || !r.probe_ip || !r.probe_memo)))
-		ret = tk_fail(ENOMEM, "cannot allocate event counts");
-	else
-		ret = load_events(&r);
 	symbols_started = !ret && symbols_early(&r, &symbols);
-	if (!ret && !(opts->flags & TK_REPORT_JSON)) {
-		int n = snprintf(line, sizeof(line), "cpus=%u\n", r.info->cpu_count);
-
-		tk_outbuf_write(&r.out, line, (size_t)n);
-	}
-	if (!ret) {
-		r.fast_common = r.set->have_common && !r.set->swap && r.set->type_size == 2 &&
-				r.set->pid_size == 4;
-		r.type_off = r.set->type_off;
-		r.pid_off = r.set->pid_off;
-		if (r.fast_common && (r.pid_off > UINT32_MAX - 4 || r.type_off > UINT32_MAX - 2))
-			r.fast_common = false;
-		else
-			r.common_size =
-				r.pid_off + 4 > r.type_off + 2 ? r.pid_off + 4 : r.type_off + 2;
-		r.filtering = opts->nevents || opts->npids || opts->ncomms;
-		r.special = opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON);
-		ret = open_streams(&r);
-		r.room = 512 + 256 + (size_t)r.label_width * 2 + 128;
-	}
-	if (!ret) {
-		load_cpustat(&r);
-		/* JSON has no header: no first pass for it. */
-		if ((opts->flags & TK_REPORT_HEADER) && !(opts->flags & TK_REPORT_JSON)) {
-			for (size_t i = 0; !ret && i < r.nstreams; i++)
-				ret = prescan(&r, &r.streams[i]);
-			if (!ret)
-				print_loss_header(&r);
-		}
-	}
 	if (!ret)
-		warn_cpustat(&r);
+		ret = report_open(&r);
 	if (!ret && r.nheap)
 		pool = pool_new(&r, report_threads(&r));
-	end_ns = opts->has_end ? opts->end_ns : UINT64_MAX;
-	while (!ret && r.nheap && !r.out.error && !r.nomem) {
-		/* The key is the stream's first member. */
-		struct stream *s = (struct stream *)r.heap[0];
-		struct line l;
-
-		if (__builtin_expect(s->key.ts >= end_ns, 0) && opts->has_end)
-			break;
-		s->events++;
-		if (pool)
-			pool_take(pool, s, select_record(&r, s, &l) ? &l : NULL);
-		else if (select_record(&r, s, &l))
-			emit_line(&r.pr, &l);
-		ret = stream_next(&r, s);
-		if (__builtin_expect(ret == 1, 1)) {
-			ret = 0;
-			tk_merge_heap_fix_top(r.heap, r.nheap);
-		} else if (ret == 0) {
-			s->live = false;
-			r.nheap = tk_merge_heap_pop(r.heap, r.nheap);
-		}
-		/* Here, where every live stream holds its next record: where the next job starts.
-		 */
-		if (pool && pool_job_full(pool))
-			tk_print_pool_dispatch(pool->pp, false, false);
-	}
+	if (!ret)
+		ret = merge_records(&r, pool);
 	if (pool)
 		pool_finish(pool);
-	if (!ret && r.nomem)
-		ret = tk_fail(ENOMEM, "cannot parse an event format: out of memory");
-	if (!ret && (opts->flags & TK_REPORT_STAT))
-		print_stat(&r);
-	if (!ret && (opts->flags & TK_REPORT_FALLBACKS))
-		warn_fallbacks(&r);
-	for (size_t i = 0; i < r.nstreams; i++) {
-		struct stream *s = &r.streams[i];
-
-		st.events += s->events;
-		st.lost_events += s->lost;
-		st.drop_marks += s->marks;
-		if (s->has_cpustat) {
-			st.kernel_lost = add_sat(st.kernel_lost, kernel_lost(s));
-			st.unrecorded = add_sat(st.unrecorded, s->entries);
-		}
-		if (s->cut)
-			st.incomplete++;
-		/* The page counts at the end, unless the kernel's counts said the same up front. */
-		if (!ret && (s->lost || s->marks) &&
-		    !(s->has_cpustat && kernel_lost(s) == s->lost && !s->marks))
-			tk_warn("%s: buffer %s cpu %u: %" PRIu64 " events lost%s", r.path,
-				buffer_label(s), s->cpu, s->lost,
-				s->marks ? " (and more: some pages do not count their drops)" : "");
-	}
-	/* A CPU whose data ended early makes the whole run fail, after the rest is printed. */
-	if (!ret && r.cut_msg[0]) {
-		/* The first cut is the error message; any other gets a warning. */
-		for (size_t i = 0; i < r.nstreams; i++) {
-			struct stream *s = &r.streams[i];
-
-			if (s->cut && s != r.cut_first)
-				tk_warn("%s: file is incomplete: buffer %s cpu %u: read 0x%" PRIx64
-					" of 0x%" PRIx64 " bytes of its data",
-					r.path, buffer_label(s), s->cpu, s->cut_at, s->size);
-		}
-		ret = tk_fail(EBADMSG, "%s", r.cut_msg);
-	}
-	st.printed = r.known;
-	{
-		int fret = tk_outbuf_flush(&r.out);
-
-		if (!ret)
-			ret = fret;
-	}
+	ret = report_stats(&r, ret, &st);
+	fret = tk_outbuf_flush(&r.out);
+	if (!ret)
+		ret = fret;
 	if (stats)
 		*stats = st;
-	for (size_t i = 0; i < r.nstreams; i++) {
-		tk_dat_cpu_reader_free(r.streams[i].rd);
-		free(r.streams[i].recs);
-		free(r.streams[i].pre_msg);
-	}
-	free(r.streams);
-	free(r.heap);
-	free(r.counts);
-	free(r.lazy);
-	free(r.order);
-	free(r.cmemo);
-	free(r.pr.pcache);
-	free(r.evs);
-	free(r.probe_ip);
-	free(r.probe_memo);
-	tk_symbolizer_free(r.sym);
-	tk_cache_close(r.cache);
+	report_release(&r);
 	if (symbols_started)
 		pthread_join(symbols, NULL);
 	tk_event_set_free(r.set);

@@ -1204,22 +1204,21 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
 /* ------------------------------------------------------------ threads */
 
 /*
- * Lines printed on several threads, as the .dat report does (report.c): the
- * merge thread reads, queues, orders and delivers every record, keeps the
- * thread names, applies the filters, and hands tracepoint sample lines to
- * workers as a log: per line where the record is in the file, its line
- * start (from the prefix store, which never changes a text once written)
- * and its event. A worker reads the record from the file through a
- * window of its own (a record the merge copied would cross cores: when the
- * merge reused its arenas, each record cost a transfer, and two threads
- * were slower than one) and prints it. The merge prints a job itself
- * (inline) when every worker has PJOB_QUEUE waiting, or when a line cannot
- * be logged (a record from a COMPRESSED one, a field the log does not
- * carry). Jobs go round the ring of internal/handoff.h, which writes the
- * texts out in order. Only files (all events known at the start) whose
- * events are all tracepoints without callchains use threads: symbols and
- * maps stay in the merge thread. Memory stays bounded: the slots' logs and
- * texts, and a window per worker.
+ * Lines printed on several threads, on the print pool the .dat report uses
+ * too (print-pool.h): the merge thread reads, queues, orders and delivers
+ * every record, keeps the thread names, applies the filters, and hands
+ * tracepoint sample lines to workers as a log: per line where the record
+ * is in the file, its line start (from the prefix store, which never
+ * changes a text once written) and its event. A worker reads the record
+ * from the file through a window of its own, so no record crosses cores
+ * (why: bench/README.md), and prints it with its own kallsyms memo. The
+ * merge prints a job itself (inline) when every worker has PJOB_QUEUE
+ * waiting, or when a line cannot be logged (a record from a COMPRESSED
+ * one, a field the log does not carry); while a job is inline, r->out is
+ * that job's text (pjob_begin()). Only files (all events known at the
+ * start) whose events are all tracepoints without callchains use threads:
+ * symbols and maps stay in the merge thread. Memory stays bounded: the
+ * slots' logs and texts, and a window per worker.
  */
 #define PJOB_LINES   2048
 #define PJOB_TEXT    (256u << 10)

@@ -25,9 +25,10 @@
  * With --cpu, trace-cmd 3.1.6 prints no instance records at all (it knows
  * the CPU count of the top buffer only), and neither do we.
  *
- * Merge: a binary heap of per-CPU streams keyed by (timestamp, stream
- * order), the order being buffer index then CPU index, so ties resolve as
- * trace-cmd's linear scan with "<" resolves them. Each stream holds one
+ * Merge: the k-way merge of internal/merge-heap.h over per-CPU streams
+ * keyed by (timestamp, stream order), the order being buffer index then
+ * CPU index, so ties resolve as trace-cmd's linear scan with "<" resolves
+ * them; each stream embeds its key first. Each stream holds one
  * page (borrowed from its tk_dat_cpu_reader) and that page's records,
  * decoded in one pass by tk_page_iter_fill() into a fixed array of 512
  * (a whole 4 KiB page; bigger pages take several passes) with their
@@ -43,15 +44,17 @@
  * reused while the time rounds to the same microsecond (records come a
  * few hundred ns apart: 4 in 5 hits on the bench file) and otherwise its
  * seconds text while the second is the same, the options that change the
- * line are tested behind one flag each, and the heap (of stream pointers,
- * so no index is scaled) is not touched while the top stream still
- * precedes its children (with two streams left, a reorder is one swap).
- * On the bench file (callgrind, marginal between 30 k and 300 k events,
- * with the same printers): 689 instructions per record, of which ~234 in
- * this driver (merge, page batches, prefix, time, newline); before these
- * changes 787 (~336 in the driver), ~870 with a tk_page_iter_next() call
- * per record, ~1390 before that. The event pointer is one load from a
- * dense table indexed by the 16-bit type.
+ * line are tested behind one flag each, and the heap is not touched while
+ * the top stream still precedes its children (with two streams left, a
+ * reorder is one swap made by selects). The event pointer is one load
+ * from a dense table indexed by the 16-bit type. What each of these saved
+ * is in bench/README.md ("report.c: instructions per record").
+ *
+ * The run goes in steps, each a function: report_setup() (tables, event
+ * formats), report_open() ("cpus=N", the streams, the loss header),
+ * merge_records() (the loop above, on one thread or feeding the print
+ * pool), report_stats() (--stat, the counts, the losses, a cut CPU's
+ * error) and report_release().
  *
  * Losses. Each page flagged with missed events is counted per CPU as it
  * is reached, and the kernel's counters are read from the CPUSTAT options
@@ -1624,27 +1627,24 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * and replays logs on them: it skips the records of the jobs it does not
  * print and prints its own from pages it decoded itself, into a text of
  * its own. So no record and no line crosses cores, only log: 2 bytes a
- * record and 16 a line. The design before this one copied each record and line into
- * the job: on the reference VM a record handed to another core cost about
- * as much as printing it, and two threads were slower than one. Decoding
- * the pages again costs a worker ~5 ns a record.
+ * record and 16 a line (a record handed to another core costs about as
+ * much as printing it: bench/README.md). Decoding the pages again costs a
+ * worker ~5 ns a record.
  *
- * When every worker already has JOB_QUEUE jobs waiting, the merge prints
- * the next job itself, as it merges (inline), so it never idles while the
- * workers are behind, nor lets them idle while it prints. It also writes
- * the texts out in job order. The text is the same as one thread's: every
- * printer keeps its own caches, libtraceevent (the slow path, format
- * parsing, name registration) is serialised by one lock, and symbol
- * lookups use a memo per thread. Texts go out in job order, so a job done
- * early waits for the ones before it: the ring has JOB_SLOTS slots, with
- * room for the queue, each worker's job and a few done ones (with two
- * fewer per worker and two fewer in all, the merge thread waited ~3 ms of
- * a 3 M-event run for a slot).
- *
- * Jobs form the ring of struct tk_jobs (internal/handoff.h), shared with
- * the perf.data report; the logs here are indexed by its slots. Memory
- * stays bounded: the slots' logs and texts, and per worker one reader per
- * CPU stream.
+ * The threads are the print pool (print-pool.h), which the perf.data
+ * report shares: the merge prints a job itself (inline) when every worker
+ * has JOB_QUEUE jobs waiting, so it never idles while the workers are
+ * behind, nor lets them idle while it prints, and the texts go out in job
+ * order. This file gives the pool its logs (struct job, indexed by the
+ * ring's slots) and a worker's replay of them (struct worker: a printer
+ * and the stream replicas). The text is the same as one thread's: every
+ * printer keeps its own caches and its own kallsyms memo (struct
+ * printer's memo, handed to tk_event_run_shared()), and libtraceevent
+ * (the slow path, format parsing, name registration) is serialised by the
+ * pool's lock. A job done early waits for the ones before it: the ring has
+ * JOB_SLOTS slots, room for the queue, each worker's job and a few done
+ * ones. Memory stays bounded: the slots' logs and texts, and per worker
+ * one reader per CPU stream.
  *
  * Only uncompressed data is replayed (a worker would decompress every
  * chunk again), and only when each CPU stream has its own reader for it.

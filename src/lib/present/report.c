@@ -120,9 +120,9 @@ struct stream {
 	const struct tk_page_record *rec; /* the current one; timestamp as shown */
 	uint32_t nrecs, irec;
 	uint32_t data_offset;
+	uint32_t cpu;
 	const struct tk_dat_buffer *buf;
 	size_t buffer;
-	uint32_t cpu;
 	int64_t page_missed;
 	int64_t missed; /* for rec: 0, -1 (unknown count) or the count */
 	uint64_t page_off;

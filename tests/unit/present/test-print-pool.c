@@ -5,7 +5,9 @@
  * jobs) or logs their numbers for the workers, which print the same text.
  * Whatever the split, the output must be every line once, in order; a
  * worker's failure must reach the output's error; every worker's state is
- * freed. Runs again under ThreadSanitizer in make check.
+ * freed. Under ThreadSanitizer (make check's build-tsan builds only what
+ * its Makefile names): ninja -C build-tsan tests/test-print-pool &&
+ * setarch -R build-tsan/tests/test-print-pool
  */
 #include <stdarg.h>
 #include <stddef.h>

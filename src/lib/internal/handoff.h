@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * Memory that one thread writes and another reads, as the report threads
- * hand jobs over (report.c, perfdata-report.c). On the reference VM a
+ * hand jobs over (present/print-pool.c, and the job logs of report.c and
+ * perfdata-report.c). On the reference VM a
  * cache line that the other core holds costs a transfer, and a store into
  * a line the other core read last time costs one more: logging a line for
  * a worker into a reused slot cost more than printing the line. So:
@@ -152,7 +153,8 @@ static inline unsigned int tk_report_threads(unsigned int asked, uint64_t bytes)
 }
 
 /*
- * The ring of jobs both reports share (handoff.c). The merge thread fills
+ * The ring of jobs of the print pool (present/print-pool.c), which both
+ * reports share (handoff.c). The merge thread fills
  * job number k in slot k % n, then either prints it itself (inline) or
  * logs it for the workers; workers take logged jobs oldest first; the
  * merge writes the texts out in job order, and a slot is free again once

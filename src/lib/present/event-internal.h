@@ -275,12 +275,6 @@ struct tk_event_set {
 };
 
 /*
- * A thread that prints with tk_event_run_shared() gives it its own memo of
- * symbol lookups here (TK_KSYM_MEMO entries); NULL: the set's.
- */
-extern __thread struct tk_ksym_memo *tk_ksym_thread_memo;
-
-/*
  * Decimal and hex text without a divide per digit: the length first (from
  * the bit length and a power table), then two digits per step from the
  * back. Both return the end of the digits; tk_put_hex() writes nothing
@@ -411,10 +405,12 @@ int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void
  * tk_event_run() for printers on several threads at once: it registers no
  * command names (the sched mirrors' names are learnt in record order, by
  * one thread, with tk_event_sched_learn()) and looks symbols up through
- * tk_ksym_thread_memo. The set's formats must all be parsed already.
+ * @memo, the calling printer's own (TK_KSYM_MEMO entries; NULL: the set's,
+ * which only one thread may use). The set's formats must all be parsed
+ * already.
  */
 int tk_event_run_shared(struct tk_event_set *set, const struct tk_event *ev, const void *data,
-			uint32_t size, struct tk_outbuf *out);
+			uint32_t size, struct tk_outbuf *out, struct tk_ksym_memo *memo);
 /*
  * The slow printer for printers on several threads: the caller holds the
  * lock that serialises libtraceevent and the set's scratch, and learns the
@@ -462,8 +458,13 @@ void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev
  * (false when tep's sched plugin registered it already).
  */
 int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_t len, bool mirror);
-/* The entry libtraceevent's find_func() returns for @addr, or NULL. */
-const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, uint64_t addr);
+/*
+ * The entry libtraceevent's find_func() returns for @addr, or NULL. @memo:
+ * the calling printer's memo of lookups (TK_KSYM_MEMO entries), or NULL for
+ * the set's, which only one thread may use.
+ */
+const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, struct tk_ksym_memo *memo,
+					 uint64_t addr);
 /*
  * Build the symbol table now, as the first tk_event_ksym_find() would:
  * from a spare thread, while the caller's goes on (a lookup meanwhile

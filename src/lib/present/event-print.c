@@ -2195,10 +2195,10 @@ static inline char *put_sym_name(const struct tk_event_set *set, char *o, const 
 }
 
 /* "name", "name+0xoff" (%pS) or the plugin's "name/0x(addr - val)". */
-static char *put_func(struct tk_event_set *set, char *o, uint64_t v, enum tk_op_kind kind,
-		      bool offset)
+static char *put_func(struct tk_event_set *set, struct tk_ksym_memo *memo, char *o, uint64_t v,
+		      enum tk_op_kind kind, bool offset)
 {
-	const struct tk_ksym *k = tk_event_ksym_find(set, v);
+	const struct tk_ksym *k = tk_event_ksym_find(set, memo, v);
 
 	if (kind == TK_OP_FUNCF) {
 		/* The plugin formats into a 128-byte buffer: keep its cut. */
@@ -2459,7 +2459,8 @@ static inline char *put_hex2(char *o, uint8_t b)
 }
 
 static char *run_kid(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
-		     const uint8_t *d, uint32_t size, char *o, char *end);
+		     const uint8_t *d, uint32_t size, char *o, char *end,
+		     struct tk_ksym_memo *memo);
 static char *run_rare(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
 		      const uint8_t *d, uint32_t size, char *o);
 
@@ -2639,7 +2640,8 @@ static inline char *put_table_value(char *o, const struct tk_op *op, uint64_t v)
 /* One op, whose kind is @kind (a constant @kind leaves one case of the switch). */
 static inline __attribute__((always_inline)) char *
 run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
-	  const uint8_t *d, uint32_t size, char *o, char *end, bool swap, enum tk_op_kind kind)
+	  const uint8_t *d, uint32_t size, char *o, char *end, bool swap, enum tk_op_kind kind,
+	  struct tk_ksym_memo *memo)
 {
 	switch (kind) {
 	case TK_OP_LIT:
@@ -2682,7 +2684,8 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 	}
 	case TK_OP_FUNC:
 	case TK_OP_FUNCF:
-		o = put_func(set, o, op_value_o(set, ev, op, d, size, swap), op->kind, op->offset);
+		o = put_func(set, memo, o, op_value_o(set, ev, op, d, size, swap), op->kind,
+			     op->offset);
 		break;
 	case TK_OP_CSTR: {
 		bool yes = op_value_o(set, ev, op, d, size, swap) != 0;
@@ -2768,7 +2771,7 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 		else if (k->kind == TK_OP_FLAGS)
 			o = put_table_value(o, k, op_value_o(set, ev, k, d, size, swap));
 		else
-			return run_kid(set, ev, k, d, size, o, end);
+			return run_kid(set, ev, k, d, size, o, end, memo);
 		break;
 	}
 	case TK_OP_IP4:
@@ -2791,17 +2794,18 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 
 static inline __attribute__((always_inline)) char *
 run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
-       const uint8_t *d, uint32_t size, char *o, char *end, bool swap)
+       const uint8_t *d, uint32_t size, char *o, char *end, bool swap, struct tk_ksym_memo *memo)
 {
-	return run_op_as(set, ev, op, d, size, o, end, swap, op->kind);
+	return run_op_as(set, ev, op, d, size, o, end, swap, op->kind, memo);
 }
 
 /* One alternative of a string ternary (kept out of line: it recurses). */
 static __attribute__((noinline)) char *run_kid(struct tk_event_set *set, const struct tk_event *ev,
 					       const struct tk_op *op, const uint8_t *d,
-					       uint32_t size, char *o, char *end)
+					       uint32_t size, char *o, char *end,
+					       struct tk_ksym_memo *memo)
 {
-	return run_op(set, ev, op, d, size, o, end, set->swap);
+	return run_op(set, ev, op, d, size, o, end, set->swap, memo);
 }
 
 static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
@@ -2824,7 +2828,7 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
  */
 #define OP_CASE(label, k, swap)                                                                    \
 	label:                                                                                     \
-	next = run_op_as(set, ev, op, d, size, o, end, swap, k);                                   \
+	next = run_op_as(set, ev, op, d, size, o, end, swap, k, memo);                             \
 	if (__builtin_expect(!next, 0))                                                            \
 		failed = true;                                                                     \
 	else                                                                                       \
@@ -2837,7 +2841,7 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 #define DEFINE_RUN_PROGRAM(name, SWAP)                                                             \
 	static __attribute__((noinline, flatten)) int name(                                        \
 		struct tk_event_set *set, const struct tk_event *ev, const uint8_t *d,             \
-		uint32_t size, struct tk_outbuf *out)                                              \
+		uint32_t size, struct tk_outbuf *out, struct tk_ksym_memo *memo)                   \
 	{                                                                                          \
 		static const void *const at[] = {                                                  \
 			[TK_OP_LIT] = &&lit,	  [TK_OP_NUM] = &&num,                             \
@@ -2888,10 +2892,9 @@ DEFINE_RUN_PROGRAM(run_program_swapped, true)
  * own once the code exists twice; the out-of-line ops (run_rare, run_kid)
  * and the op loops themselves stay calls.
  */
-static inline __attribute__((always_inline)) int run_event(struct tk_event_set *set,
-							   const struct tk_event *ev,
-							   const void *data, uint32_t size,
-							   struct tk_outbuf *out, bool learn)
+static inline __attribute__((always_inline)) int
+run_event(struct tk_event_set *set, const struct tk_event *ev, const void *data, uint32_t size,
+	  struct tk_outbuf *out, bool learn, struct tk_ksym_memo *memo)
 {
 	const uint8_t *d = data;
 
@@ -2905,21 +2908,23 @@ static inline __attribute__((always_inline)) int run_event(struct tk_event_set *
 	if (ensure_room(out, ev->max_static + (uint64_t)size * ev->size_mult + 32))
 		return -ENOTSUP;
 	if (set->swap)
-		return run_program_swapped(set, ev, d, size, out);
-	return run_program_native(set, ev, d, size, out);
+		return run_program_swapped(set, ev, d, size, out, memo);
+	return run_program_native(set, ev, d, size, out, memo);
 }
 
 __attribute__((flatten)) int tk_event_run(struct tk_event_set *set, const struct tk_event *ev,
 					  const void *data, uint32_t size, struct tk_outbuf *out)
 {
-	return run_event(set, ev, data, size, out, true);
+	/* One printer: the set's own memo. */
+	return run_event(set, ev, data, size, out, true, NULL);
 }
 
 __attribute__((flatten)) int tk_event_run_shared(struct tk_event_set *set,
 						 const struct tk_event *ev, const void *data,
-						 uint32_t size, struct tk_outbuf *out)
+						 uint32_t size, struct tk_outbuf *out,
+						 struct tk_ksym_memo *memo)
 {
-	return run_event(set, ev, data, size, out, false);
+	return run_event(set, ev, data, size, out, false, memo);
 }
 
 void tk_event_sched_learn(struct tk_event_set *set, const struct tk_event *ev, const void *data,

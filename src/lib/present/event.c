@@ -853,13 +853,12 @@ static const struct tk_ksym *ksym_search(const struct tk_event_set *set, uint64_
 	return NULL;
 }
 
-__thread struct tk_ksym_memo *tk_ksym_thread_memo;
-
 /*
  * Traces print few distinct addresses (timer callbacks, call sites) many
  * times: a direct-mapped memo of the search's answer saves its ~17 probes.
  * The table is built on first use, once even when printers on several
- * threads ask at once; each such thread has its own memo.
+ * threads ask at once; each such printer passes its own memo, the set's
+ * serving the one thread that prints alone.
  */
 void tk_event_ksym_prepare(struct tk_event_set *set)
 {
@@ -869,14 +868,16 @@ void tk_event_ksym_prepare(struct tk_event_set *set)
 	pthread_mutex_unlock(&set->ksym_lock);
 }
 
-const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, uint64_t addr)
+const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, struct tk_ksym_memo *memo,
+					 uint64_t addr)
 {
-	struct tk_ksym_memo *m = NULL, *memo;
+	struct tk_ksym_memo *m = NULL;
 	const struct tk_ksym *k;
 
 	if (__builtin_expect(!__atomic_load_n(&set->ksym_built, __ATOMIC_ACQUIRE), 0))
 		tk_event_ksym_prepare(set);
-	memo = tk_ksym_thread_memo ? tk_ksym_thread_memo : set->ksym_memo;
+	if (!memo)
+		memo = set->ksym_memo;
 	if (memo) {
 		m = &memo[((addr ^ (addr >> 17)) * 0x9e3779b97f4a7c15ull) >> 52];
 		if (m->used && m->addr == addr)

@@ -56,6 +56,7 @@
 #include "perfdata-internal.h"
 #include "internal/error.h"
 #include "internal/handoff.h"
+#include "print-pool.h"
 
 #define CONTEXT_MAX	  ((uint64_t)-4095) /* PERF_CONTEXT_* markers are above this */
 #define CONTEXT_KERNEL	  ((uint64_t)-128)
@@ -1246,22 +1247,21 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
 /* ------------------------------------------------------------ threads */
 
 /*
- * Lines printed on several threads, as the .dat report does (report.c): the
- * merge thread reads, queues, orders and delivers every record, keeps the
- * thread names, applies the filters, and hands tracepoint sample lines to
- * workers as a log: per line where the record is in the file, its line
- * start (from the prefix store, which never changes a text once written)
- * and its event. A worker reads the record from the file through a
- * window of its own (a record the merge copied would cross cores: when the
- * merge reused its arenas, each record cost a transfer, and two threads
- * were slower than one) and prints it. The merge prints a job itself
- * (inline) when every worker has PJOB_QUEUE waiting, or when a line cannot
- * be logged (a record from a COMPRESSED one, a field the log does not
- * carry). Jobs go round the ring of internal/handoff.h, which writes the
- * texts out in order. Only files (all events known at the start) whose
- * events are all tracepoints without callchains use threads: symbols and
- * maps stay in the merge thread. Memory stays bounded: the slots' logs and
- * texts, and a window per worker.
+ * Lines printed on several threads, on the print pool the .dat report uses
+ * too (print-pool.h): the merge thread reads, queues, orders and delivers
+ * every record, keeps the thread names, applies the filters, and hands
+ * tracepoint sample lines to workers as a log: per line where the record
+ * is in the file, its line start (from the prefix store, which never
+ * changes a text once written) and its event. A worker reads the record
+ * from the file through a window of its own, so no record crosses cores
+ * (why: bench/README.md), and prints it with its own kallsyms memo. The
+ * merge prints a job itself (inline) when every worker has PJOB_QUEUE
+ * waiting, or when a line cannot be logged (a record from a COMPRESSED
+ * one, a field the log does not carry); while a job is inline, r->out is
+ * that job's text (pjob_begin()). Only files (all events known at the
+ * start) whose events are all tracepoints without callchains use threads:
+ * symbols and maps stay in the merge thread. Memory stays bounded: the
+ * slots' logs and texts, and a window per worker.
  */
 #define PJOB_LINES   2048
 #define PJOB_TEXT    (256u << 10)
@@ -1288,40 +1288,34 @@ struct pjob {
 	uint32_t nlines;
 } __attribute__((aligned(128)));
 
+/* A worker's own state (print-pool.c makes it on the worker's thread). */
 struct pworker {
-	struct ppool *pool;
-	struct tk_text_slot *texts; /* q.n */
+	const struct ppool *pool;
+	struct tk_ksym_memo *memo; /* the pool's, for this worker */
 	struct time_col tc;
 	uint8_t *win; /* PWINDOW bytes of the file from win_start */
 	uint64_t win_start, win_len;
-	struct tk_ksym_memo *memo;
-	pthread_t thread;
-	bool started;
 } __attribute__((aligned(128)));
 
+/* The merge's side of the print pool: the job logs and the job being filled. */
 struct ppool {
 	struct rep *r;
-	pthread_mutex_t slow_lock;
-	struct tk_jobs q;  /* the ring report.c uses too (internal/handoff.h) */
-	struct pjob *jobs; /* the logs, per slot of q */
-	struct pjob *cur;  /* being filled (merge thread only) */
-	size_t cur_slot;
-	bool cur_inline;	  /* printed by the merge, into r->out */
-	struct tk_outbuf fdout;	  /* the report's output while r->out is a job's */
-	struct tk_outbuf scratch; /* r->out while the job being filled is logged */
-	struct pworker *workers;
-	size_t nworkers, nstarted;
-	struct tk_ksym_memo *main_memo;
-	int fd; /* the file, which workers read records from */
+	struct tk_print_pool *pp;
+	struct pjob *jobs; /* the logs, per slot of pp's ring */
+	size_t njobs;
+	struct pjob *cur;	/* being filled (merge thread only) */
+	bool cur_inline;	/* printed by the merge, into r->out */
+	struct tk_outbuf fdout; /* the report's output while r->out is a job's */
+	int fd;			/* the file, which workers read records from */
 } __attribute__((aligned(128)));
 
 /* The event text through libtraceevent, on a thread that shares the set. */
-static void print_slow_locked(struct ppool *pool, const struct tk_event *ev, const uint8_t *raw,
-			      uint32_t size, uint32_t cpu, struct tk_outbuf *o)
+static void print_slow_locked(const struct ppool *pool, const struct tk_event *ev,
+			      const uint8_t *raw, uint32_t size, uint32_t cpu, struct tk_outbuf *o)
 {
-	pthread_mutex_lock(&pool->slow_lock);
+	pthread_mutex_lock(&pool->pp->slow_lock);
 	tk_event_print_slow_shared(pool->r->set, ev, raw, size, (int)cpu, o);
-	pthread_mutex_unlock(&pool->slow_lock);
+	pthread_mutex_unlock(&pool->pp->slow_lock);
 }
 
 /*
@@ -1410,85 +1404,90 @@ static int pworker_line(struct pworker *w, struct tk_outbuf *o, const struct pli
 	o->len += e->name_col_len;
 	if ((e->fields & F_TRACE) && raw && e->ev &&
 	    (e->ev->kind == TK_EVENT_SLOW ||
-	     tk_event_run_shared(r->set, e->ev, raw, raw_size, o) == -ENOTSUP))
+	     tk_event_run_shared(r->set, e->ev, raw, raw_size, o, w->memo) == -ENOTSUP))
 		print_slow_locked(w->pool, e->ev, raw, raw_size, cpu, o);
 	put_char(o, '\n');
 	return 0;
 }
 
-static void *pworker_main(void *arg)
+static void pworker_free(void *engine, void *state)
 {
-	struct pworker *w = arg;
-	struct ppool *pool = w->pool;
-	size_t slot;
+	struct pworker *w = state;
 
-	tk_ksym_thread_memo = w->memo;
-	tk_jobs_ready(&pool->q);
-	while (tk_jobs_take(&pool->q, w->texts, &slot)) {
-		const struct pjob *j = &pool->jobs[slot];
-		int ret = 0;
+	(void)engine;
+	free(w->win);
+	free(w);
+}
 
-		for (uint32_t i = 0; i < j->nlines && !ret; i++)
-			ret = pworker_line(w, &pool->q.text[slot]->out, &j->lines[i]);
-		tk_jobs_done(&pool->q, slot, ret);
+static void *pworker_new(void *engine, struct tk_print_worker *pw)
+{
+	struct pworker *w = tk_line_calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->pool = engine;
+	w->memo = pw->memo;
+	w->win = malloc(PWINDOW);
+	if (!w->win) {
+		pworker_free(engine, w);
+		return NULL;
 	}
-	return NULL;
+	return w;
+}
+
+static int pworker_replay(void *engine, struct tk_print_worker *pw, size_t slot,
+			  struct tk_outbuf *text)
+{
+	const struct ppool *pool = engine;
+	const struct pjob *j = &pool->jobs[slot];
+	int ret = 0;
+
+	for (uint32_t i = 0; i < j->nlines && !ret; i++)
+		ret = pworker_line(pw->state, text, &j->lines[i]);
+	return ret;
 }
 
 /*
- * Start the next job: inline when @force or every worker has enough
- * waiting. The merge prints into r->out: the job's text when inline, a
- * scratch buffer otherwise (it prints nothing then).
+ * A job starts. The merge prints into r->out: the job's text when inline,
+ * a scratch buffer otherwise (it prints nothing then).
  */
-static void ppool_begin(struct ppool *pool, bool force)
+static void pjob_begin(void *engine, size_t slot, bool printed_inline, struct tk_outbuf *merge_out)
 {
-	struct rep *r = pool->r;
+	struct ppool *pool = engine;
 
-	pool->cur_slot =
-		tk_jobs_start(&pool->q, &pool->fdout, PJOB_QUEUE, force, &pool->cur_inline);
-	pool->cur = &pool->jobs[pool->cur_slot];
+	pool->cur = &pool->jobs[slot];
 	pool->cur->nlines = 0;
-	r->out = pool->cur_inline ? pool->q.text[pool->cur_slot]->out : pool->scratch;
+	pool->cur_inline = printed_inline;
+	pool->r->out = *merge_out;
 }
 
-/*
- * Hand the job being filled over (or finish it, inline), and start the
- * next one (unless @last): inline when @force.
- */
-static void ppool_dispatch(struct ppool *pool, bool force, bool last)
+/* The job is complete: what the merge printed goes back where it came from. */
+static bool pjob_end(void *engine, size_t slot, struct tk_outbuf *merge_out)
 {
-	struct rep *r = pool->r;
-	size_t slot = pool->cur_slot;
+	struct ppool *pool = engine;
 
-	if (pool->cur_inline)
-		pool->q.text[slot]->out = r->out;
-	else
-		pool->scratch = r->out;
-	if (!pool->cur->nlines) {
-		/* Nothing in it yet: the same job goes on, inline if asked. */
-		if (last) {
-			tk_jobs_drop(&pool->q, slot);
-		} else if (force && !pool->cur_inline) {
-			tk_jobs_make_inline(&pool->q, slot);
-			pool->cur_inline = true;
-			r->out = pool->q.text[slot]->out;
-		}
-		return;
-	}
-	tk_jobs_hand(&pool->q, slot, pool->cur_inline, &pool->fdout);
-	if (!last)
-		ppool_begin(pool, force);
+	*merge_out = pool->r->out;
+	return pool->jobs[slot].nlines != 0;
+}
+
+static const struct tk_print_ops perf_pool_ops = {
+	.job_begin = pjob_begin,
+	.job_end = pjob_end,
+	.worker_new = pworker_new,
+	.replay = pworker_replay,
+	.worker_free = pworker_free,
+};
+
+/* Hand the job being filled over and start the next, inline when @force. */
+static void ppool_dispatch(struct ppool *pool, bool force)
+{
+	tk_print_pool_dispatch(pool->pp, force, false);
 }
 
 /* Print everything handed over, write it out, stop the workers; r->out is the report's again. */
 static void ppool_finish(struct ppool *pool)
 {
-	ppool_dispatch(pool, false, true);
-	tk_jobs_finish(&pool->q, &pool->fdout);
-	for (size_t i = 0; i < pool->nworkers; i++) {
-		if (pool->workers[i].started)
-			pthread_join(pool->workers[i].thread, NULL);
-	}
+	tk_print_pool_finish(pool->pp);
 	pool->r->out = pool->fdout;
 	pool->fdout.buf = NULL;
 }
@@ -1497,20 +1496,10 @@ static void ppool_free(struct ppool *pool)
 {
 	if (!pool)
 		return;
-	for (size_t i = 0; pool->jobs && i < pool->q.n; i++)
+	tk_print_pool_free(pool->pp);
+	for (size_t i = 0; pool->jobs && i < pool->njobs; i++)
 		free(pool->jobs[i].lines);
-	for (size_t i = 0; pool->workers && i < pool->nworkers; i++) {
-		free(pool->workers[i].memo);
-		free(pool->workers[i].win);
-		tk_text_slots_free(pool->workers[i].texts, pool->q.n);
-	}
-	tk_outbuf_release(&pool->scratch);
 	free(pool->jobs);
-	free(pool->workers);
-	free(pool->main_memo);
-	tk_ksym_thread_memo = NULL;
-	tk_jobs_destroy(&pool->q);
-	pthread_mutex_destroy(&pool->slow_lock);
 	free(pool);
 }
 
@@ -1537,7 +1526,7 @@ static unsigned int perf_threads(struct rep *r)
 }
 
 /* Workers for this run, or NULL: one thread prints (see perf_threads()). */
-static struct ppool *ppool_new(struct rep *r)
+static struct ppool *__attribute__((cold, noinline)) ppool_new(struct rep *r)
 {
 	unsigned int threads = perf_threads(r);
 	struct ppool *pool;
@@ -1551,45 +1540,27 @@ static struct ppool *ppool_new(struct rep *r)
 		return NULL;
 	pool->r = r;
 	pool->fd = tk_perfdata_fd(r->pd);
-	pthread_mutex_init(&pool->slow_lock, NULL);
-	pool->nworkers = threads - 1;
-	ok = !tk_jobs_init(&pool->q, (PJOB_QUEUE + 2) * pool->nworkers + 2, PJOB_TEXT);
-	pool->jobs = tk_line_calloc(pool->q.n, sizeof(*pool->jobs));
-	pool->workers = tk_line_calloc(pool->nworkers, sizeof(*pool->workers));
-	pool->main_memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
-	ok = ok && pool->jobs && pool->workers && pool->main_memo &&
-	     !tk_outbuf_init(&pool->scratch, -1, 4096);
-	for (size_t i = 0; ok && i < pool->q.n; i++) {
+	pool->pp = tk_print_pool_new(&perf_pool_ops, pool, threads - 1,
+				     (PJOB_QUEUE + 2) * (threads - 1) + 2, PJOB_QUEUE, PJOB_TEXT,
+				     &pool->fdout);
+	ok = pool->pp != NULL;
+	pool->njobs = ok ? pool->pp->q.n : 0;
+	pool->jobs = ok ? tk_line_calloc(pool->njobs, sizeof(*pool->jobs)) : NULL;
+	ok = ok && pool->jobs;
+	for (size_t i = 0; ok && i < pool->njobs; i++) {
 		pool->jobs[i].lines = tk_line_alloc(PJOB_LINES, sizeof(*pool->jobs[i].lines));
 		ok = pool->jobs[i].lines != NULL;
-	}
-	for (size_t i = 0; ok && i < pool->nworkers; i++) {
-		struct pworker *w = &pool->workers[i];
-
-		w->pool = pool;
-		w->memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*w->memo));
-		w->win = malloc(PWINDOW);
-		w->texts = tk_text_slots_new(pool->q.n, PJOB_TEXT);
-		ok = w->memo && w->win && w->texts;
 	}
 	if (!ok) {
 		ppool_free(pool);
 		return NULL;
 	}
-	tk_ksym_thread_memo = pool->main_memo;
-	for (size_t i = 0; i < pool->nworkers; i++) {
-		struct pworker *w = &pool->workers[i];
-
-		w->started = pthread_create(&w->thread, NULL, pworker_main, w) == 0;
-		if (w->started)
-			pool->nstarted++;
-	}
-	if (!pool->nstarted) {
+	/* The first job (started with the workers) takes r->out over. */
+	pool->fdout = r->out;
+	if (!tk_print_pool_start(pool->pp)) {
 		ppool_free(pool);
 		return NULL;
 	}
-	pool->fdout = r->out;
-	ppool_begin(pool, false);
 	return pool;
 }
 
@@ -1613,7 +1584,7 @@ static bool ppool_log(struct rep *r, const struct tk_perf_record *rec, const str
 	    !e->name_col || e->name_col_width != r->name_width ||
 	    (e->ev && e->ev->kind != TK_EVENT_PROGRAM && e->ev->kind != TK_EVENT_SLOW)) {
 		/* This line prints in the merge: from here on, in order, so does the job. */
-		ppool_dispatch(pool, true, false);
+		ppool_dispatch(pool, true);
 		return false;
 	}
 	{
@@ -1629,7 +1600,7 @@ static bool ppool_log(struct rep *r, const struct tk_perf_record *rec, const str
 		tk_store_past_cache(l, &v, sizeof(v));
 	}
 	if (j->nlines == PJOB_LINES)
-		ppool_dispatch(pool, false, false);
+		ppool_dispatch(pool, false);
 	return true;
 }
 
@@ -1638,9 +1609,10 @@ static inline void ppool_printed(struct rep *r)
 {
 	struct ppool *pool = r->pool;
 
-	if (pool->cur_inline && (++pool->cur->nlines == PJOB_LINES ||
-				 (!(pool->cur->nlines % PJOB_CHECK) && tk_jobs_starving(&pool->q))))
-		ppool_dispatch(pool, false, false);
+	if (pool->cur_inline &&
+	    (++pool->cur->nlines == PJOB_LINES ||
+	     (!(pool->cur->nlines % PJOB_CHECK) && tk_print_pool_starving(pool->pp))))
+		ppool_dispatch(pool, false);
 }
 
 /* The event text of @s printed in the merge while workers print too. */
@@ -1651,11 +1623,12 @@ print_shared(struct rep *r, const struct tk_event *ev, const struct psample *s)
 
 	if (ev->kind == TK_EVENT_SCHED_SWITCH || ev->kind == TK_EVENT_SCHED_WAKEUP) {
 		/* Names it learns go to libtraceevent too: under the lock. */
-		pthread_mutex_lock(&pool->slow_lock);
+		pthread_mutex_lock(&pool->pp->slow_lock);
 		tk_event_print_info(r->set, ev, s->raw, s->raw_size, (int)s->cpu, 0, &r->out);
-		pthread_mutex_unlock(&pool->slow_lock);
+		pthread_mutex_unlock(&pool->pp->slow_lock);
 	} else if (ev->kind == TK_EVENT_SLOW ||
-		   tk_event_run_shared(r->set, ev, s->raw, s->raw_size, &r->out) == -ENOTSUP) {
+		   tk_event_run_shared(r->set, ev, s->raw, s->raw_size, &r->out,
+				       pool->pp->main_memo) == -ENOTSUP) {
 		print_slow_locked(pool, ev, s->raw, s->raw_size, s->cpu, &r->out);
 	}
 }

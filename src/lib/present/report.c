@@ -25,9 +25,10 @@
  * With --cpu, trace-cmd 3.1.6 prints no instance records at all (it knows
  * the CPU count of the top buffer only), and neither do we.
  *
- * Merge: a binary heap of per-CPU streams keyed by (timestamp, stream
- * order), the order being buffer index then CPU index, so ties resolve as
- * trace-cmd's linear scan with "<" resolves them. Each stream holds one
+ * Merge: the k-way merge of internal/merge-heap.h over per-CPU streams
+ * keyed by (timestamp, stream order), the order being buffer index then
+ * CPU index, so ties resolve as trace-cmd's linear scan with "<" resolves
+ * them; each stream embeds its key first. Each stream holds one
  * page (borrowed from its tk_dat_cpu_reader) and that page's records,
  * decoded in one pass by tk_page_iter_fill() into a fixed array of 512
  * (a whole 4 KiB page; bigger pages take several passes) with their
@@ -43,15 +44,17 @@
  * reused while the time rounds to the same microsecond (records come a
  * few hundred ns apart: 4 in 5 hits on the bench file) and otherwise its
  * seconds text while the second is the same, the options that change the
- * line are tested behind one flag each, and the heap (of stream pointers,
- * so no index is scaled) is not touched while the top stream still
- * precedes its children (with two streams left, a reorder is one swap).
- * On the bench file (callgrind, marginal between 30 k and 300 k events,
- * with the same printers): 689 instructions per record, of which ~234 in
- * this driver (merge, page batches, prefix, time, newline); before these
- * changes 787 (~336 in the driver), ~870 with a tk_page_iter_next() call
- * per record, ~1390 before that. The event pointer is one load from a
- * dense table indexed by the 16-bit type.
+ * line are tested behind one flag each, and the heap is not touched while
+ * the top stream still precedes its children (with two streams left, a
+ * reorder is one swap made by selects). The event pointer is one load
+ * from a dense table indexed by the 16-bit type. What each of these saved
+ * is in bench/README.md ("report.c: instructions per record").
+ *
+ * The run goes in steps, each a function: report_setup() (tables, event
+ * formats), report_open() ("cpus=N", the streams, the loss header),
+ * merge_records() (the loop above, on one thread or feeding the print
+ * pool), report_stats() (--stat, the counts, the losses, a cut CPU's
+ * error) and report_release().
  *
  * Losses. Each page flagged with missed events is counted per CPU as it
  * is reached, and the kernel's counters are read from the CPUSTAT options
@@ -89,6 +92,8 @@
 #include "page-internal.h"
 #include "internal/error.h"
 #include "internal/handoff.h"
+#include "internal/merge-heap.h"
+#include "print-pool.h"
 
 /*
  * A format not parsed yet. A kernel's trace holds ~2300 formats and a
@@ -107,17 +112,17 @@ struct lazy_fmt {
 };
 
 struct stream {
+	/* First: the heap holds pointers to it (internal/merge-heap.h). ts: of rec, as shown. */
+	struct tk_merge_key key;
 	struct tk_dat_cpu_reader *rd;
 	struct tk_page_iter it;
 	struct tk_page_record *recs;	  /* the page's records, decoded in one pass */
 	const struct tk_page_record *rec; /* the current one; timestamp as shown */
 	uint32_t nrecs, irec;
 	uint32_t data_offset;
+	uint32_t cpu;
 	const struct tk_dat_buffer *buf;
 	size_t buffer;
-	uint32_t cpu;
-	uint32_t order;
-	uint64_t ts;
 	int64_t page_missed;
 	int64_t missed; /* for rec: 0, -1 (unknown count) or the count */
 	uint64_t page_off;
@@ -195,6 +200,7 @@ struct printer {
 	struct prefix *pcache;	    /* PCACHE_SIZE, by pid */
 	bool shared;		    /* other printers run at the same time */
 	pthread_mutex_t *slow_lock; /* shared: held around libtraceevent */
+	struct tk_ksym_memo *memo;  /* shared: this printer's symbol lookups */
 	uint64_t last_sec;	    /* put_time(): the seconds text last printed */
 	char sec_text[24];
 	uint8_t sec_len;
@@ -215,7 +221,7 @@ struct report {
 	struct tk_outbuf out;
 	struct stream *streams;
 	size_t nstreams;
-	struct stream **heap; /* pointers: no index scaling in the merge */
+	struct tk_merge_key **heap; /* the live streams' keys (internal/merge-heap.h) */
 	size_t nheap;
 	struct printer pr;	     /* the main thread's line printer */
 	struct comm_memo *cmemo;     /* PCACHE_SIZE, by pid */
@@ -331,7 +337,7 @@ static int __attribute__((noinline)) stream_refill(struct report *r, struct stre
 			s->nrecs = (uint32_t)ret;
 			s->irec = 1;
 			s->rec = rec;
-			s->ts = rec->timestamp;
+			s->key.ts = rec->timestamp;
 			/*
 			 * Only a page's first record reports its drops, and it
 			 * is always the first of its page's first batch.
@@ -375,51 +381,11 @@ static inline int stream_next(struct report *r, struct stream *s)
 		const struct tk_page_record *rec = &s->recs[s->irec++];
 
 		s->rec = rec;
-		s->ts = rec->timestamp;
+		s->key.ts = rec->timestamp;
 		s->missed = 0;
 		return 1;
 	}
 	return stream_refill(r, s);
-}
-
-/* Without a branch: which CPU holds the next record changes at random. */
-static inline bool before(const struct stream *x, const struct stream *y)
-{
-	return (x->ts < y->ts) | ((x->ts == y->ts) & (x->order < y->order));
-}
-
-static void heap_down(struct report *r, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-
-		if (l < r->nheap && before(r->heap[l], r->heap[m]))
-			m = l;
-		if (l + 1 < r->nheap && before(r->heap[l + 1], r->heap[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		struct stream *t = r->heap[i];
-
-		r->heap[i] = r->heap[m];
-		r->heap[m] = t;
-		i = m;
-	}
-}
-
-static void heap_up(struct report *r, size_t i)
-{
-	while (i) {
-		size_t p = (i - 1) / 2;
-
-		if (!before(r->heap[i], r->heap[p]))
-			return;
-		struct stream *t = r->heap[i];
-
-		r->heap[i] = r->heap[p];
-		r->heap[p] = t;
-		i = p;
-	}
 }
 
 /* The largest raw time whose shown time is <= @ns (0 when none is). */
@@ -463,7 +429,7 @@ static int stream_start(struct report *r, struct stream *s)
 	}
 	do {
 		ret = stream_next(r, s);
-	} while (ret == 1 && r->opts->has_start && s->ts < r->opts->start_ns);
+	} while (ret == 1 && r->opts->has_start && s->key.ts < r->opts->start_ns);
 	return ret;
 }
 
@@ -509,7 +475,7 @@ static int open_streams(struct report *r)
 			s->buf = buf;
 			s->buffer = b;
 			s->cpu = buf->cpus[c].cpu;
-			s->order = (uint32_t)r->nstreams;
+			s->key.order = (uint32_t)r->nstreams;
 			s->cpu_len = (uint8_t)snprintf(s->cpu_text, sizeof(s->cpu_text), " [%03u]",
 						       s->cpu);
 			s->data_offset = buf->page_format.data_offset;
@@ -532,8 +498,8 @@ static int open_streams(struct report *r)
 				return ret;
 			if (ret == 1) {
 				s->live = true;
-				r->heap[r->nheap++] = s;
-				heap_up(r, r->nheap - 1);
+				r->heap[r->nheap++] = &s->key;
+				tk_merge_heap_up(r->heap, r->nheap);
 			}
 		}
 	}
@@ -1109,8 +1075,8 @@ static void print_json(struct report *r, struct stream *s, const struct tk_event
 	char buf[128];
 	int n;
 
-	n = snprintf(buf, sizeof(buf), "{\"ts\":%" PRIu64 ",\"cpu\":%u,\"pid\":%d,\"comm\":", s->ts,
-		     s->cpu, pid);
+	n = snprintf(buf, sizeof(buf),
+		     "{\"ts\":%" PRIu64 ",\"cpu\":%u,\"pid\":%d,\"comm\":", s->key.ts, s->cpu, pid);
 	tk_outbuf_write(o, buf, (size_t)n);
 	put_json_str(o, comm, strlen(comm));
 	if (s->buf->name[0]) {
@@ -1306,7 +1272,7 @@ static size_t probe_place(struct report *r, const struct tk_event *ev, int id, c
 		return m->len < cap ? m->len : 0;
 	}
 	if (r->info->long_size == 8 ? ip >= 0xffff800000000000ull : ip >= 0xc0000000ull) {
-		k = tk_event_ksym_find(r->set, ip);
+		k = tk_event_ksym_find(r->set, NULL, ip);
 		if (k)
 			n = snprintf(buf, cap, "%.*s+0x%" PRIx64 " ([kernel.kallsyms])",
 				     (int)(k->name_len < 256 ? k->name_len : 256),
@@ -1438,7 +1404,7 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 	l->data = data;
 	l->size = size;
 	l->pid = pid;
-	l->ts = s->ts;
+	l->ts = s->key.ts;
 	l->missed = s->missed;
 	return true;
 }
@@ -1453,7 +1419,7 @@ static inline __attribute__((always_inline)) void put_event_text(struct printer 
 
 	if (__builtin_expect(p->shared, 0)) {
 		if (ev->kind != TK_EVENT_SLOW &&
-		    tk_event_run_shared(r->set, ev, l->data, l->size, p->o) != -ENOTSUP)
+		    tk_event_run_shared(r->set, ev, l->data, l->size, p->o, p->memo) != -ENOTSUP)
 			return;
 		pthread_mutex_lock(p->slow_lock);
 		tk_event_print_slow_shared(r->set, ev, l->data, l->size, (int)l->s->cpu, p->o);
@@ -1663,27 +1629,24 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * and replays logs on them: it skips the records of the jobs it does not
  * print and prints its own from pages it decoded itself, into a text of
  * its own. So no record and no line crosses cores, only log: 2 bytes a
- * record and 16 a line. The design before this one copied each record and line into
- * the job: on the reference VM a record handed to another core cost about
- * as much as printing it, and two threads were slower than one. Decoding
- * the pages again costs a worker ~5 ns a record.
+ * record and 16 a line (a record handed to another core costs about as
+ * much as printing it: bench/README.md). Decoding the pages again costs a
+ * worker ~5 ns a record.
  *
- * When every worker already has JOB_QUEUE jobs waiting, the merge prints
- * the next job itself, as it merges (inline), so it never idles while the
- * workers are behind, nor lets them idle while it prints. It also writes
- * the texts out in job order. The text is the same as one thread's: every
- * printer keeps its own caches, libtraceevent (the slow path, format
- * parsing, name registration) is serialised by one lock, and symbol
- * lookups use a memo per thread. Texts go out in job order, so a job done
- * early waits for the ones before it: the ring has JOB_SLOTS slots, with
- * room for the queue, each worker's job and a few done ones (with two
- * fewer per worker and two fewer in all, the merge thread waited ~3 ms of
- * a 3 M-event run for a slot).
- *
- * Jobs form the ring of struct tk_jobs (internal/handoff.h), shared with
- * the perf.data report; the logs here are indexed by its slots. Memory
- * stays bounded: the slots' logs and texts, and per worker one reader per
- * CPU stream.
+ * The threads are the print pool (print-pool.h), which the perf.data
+ * report shares: the merge prints a job itself (inline) when every worker
+ * has JOB_QUEUE jobs waiting, so it never idles while the workers are
+ * behind, nor lets them idle while it prints, and the texts go out in job
+ * order. This file gives the pool its logs (struct job, indexed by the
+ * ring's slots) and a worker's replay of them (struct worker: a printer
+ * and the stream replicas). The text is the same as one thread's: every
+ * printer keeps its own caches and its own kallsyms memo (struct
+ * printer's memo, handed to tk_event_run_shared()), and libtraceevent
+ * (the slow path, format parsing, name registration) is serialised by the
+ * pool's lock. A job done early waits for the ones before it: the ring has
+ * JOB_SLOTS slots, room for the queue, each worker's job and a few done
+ * ones. Memory stays bounded: the slots' logs and texts, and per worker
+ * one reader per CPU stream.
  *
  * Only uncompressed data is replayed (a worker would decompress every
  * chunk again), and only when each CPU stream has its own reader for it.
@@ -1725,29 +1688,24 @@ struct job {
 } __attribute__((aligned(128)));
 
 struct worker {
-	struct pool *pool;
 	struct printer pr;
-	struct tk_text_slot *texts; /* njobs */
-	struct tk_ksym_memo *memo;
 	struct stream *streams; /* replicas of the merge's */
 	uint64_t *taken;	/* per stream: records taken from the replica */
-	pthread_t thread;
-	bool started;
 } __attribute__((aligned(128)));
 
+/*
+ * The merge's side of the print pool: the job logs, and the job being
+ * filled. Written per record by the merge: lines of their own, apart from
+ * struct report, which the workers read.
+ */
 struct pool {
 	struct report *r;
-	struct tk_jobs q;
-	struct job *jobs; /* the logs, per slot of q */
-	struct job *cur;  /* the job being filled (merge thread only) */
-	size_t cur_slot;
-	bool cur_inline; /* printed by the merge as it goes: no log */
-	struct worker *workers;
-	size_t nworkers, nstarted;
-	pthread_mutex_t *slow_lock;
-	struct tk_ksym_memo *main_memo;
-	struct tk_outbuf scratch; /* the merge's printer's while the job being filled is logged */
-	uint64_t take_word;	  /* takes not yet stored: four to a word */
+	struct tk_print_pool *pp;
+	struct job *jobs; /* the logs, per slot of pp's ring */
+	struct job *cur;  /* the job being filled */
+	size_t njobs;
+	bool cur_inline;    /* printed by the merge as it goes: no log */
+	uint64_t take_word; /* takes not yet stored: four to a word */
 } __attribute__((aligned(128)));
 
 /* The record @s holds, taken: the one after the last taken. 1, or 0/error. */
@@ -1789,7 +1747,7 @@ static int replica_seek(struct report *r, struct stream *s, uint64_t page, uint3
 				continue;
 			s->irec = i + 1;
 			s->rec = &s->recs[i];
-			s->ts = s->rec->timestamp;
+			s->key.ts = s->rec->timestamp;
 			s->missed = off == s->data_offset ? s->page_missed : 0;
 			s->advance = false;
 			return 0;
@@ -1806,9 +1764,8 @@ static int replica_seek(struct report *r, struct stream *s, uint64_t page, uint3
 }
 
 /* Print job @j into @o from the worker's replicas, after skipping the jobs before it. */
-static int replay_job(struct worker *w, const struct job *j, struct tk_outbuf *o)
+static int replay_job(struct report *r, struct worker *w, const struct job *j, struct tk_outbuf *o)
 {
-	struct report *r = w->pool->r;
 	struct printer *p = &w->pr;
 	const struct pick *pk = j->picks;
 	int ret;
@@ -1844,7 +1801,7 @@ static int replay_job(struct worker *w, const struct job *j, struct tk_outbuf *o
 		l.data = s->rec->data;
 		l.size = s->rec->size;
 		l.pid = record_pid(r, l.data, l.size);
-		l.ts = s->ts;
+		l.ts = s->key.ts;
 		l.missed = s->missed;
 		pk++;
 		emit_line(p, &l);
@@ -1854,58 +1811,62 @@ static int replay_job(struct worker *w, const struct job *j, struct tk_outbuf *o
 
 static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *slow_lock);
 static struct stream *replicas_new(struct report *r);
+static void replicas_free(struct stream *streams, size_t n);
+
+static void worker_free(void *engine, void *state)
+{
+	struct pool *pool = engine;
+	struct worker *w = state;
+
+	free(w->pr.pcache);
+	free(w->taken);
+	replicas_free(w->streams, pool->r->nstreams);
+	free(w);
+}
 
 /*
- * A worker's own memory, allocated and first touched on its core while the
- * merge thread goes on printing (inline until a worker is ready). Reads
- * only what the merge set before the pool started.
+ * A worker's own state, made on its thread (print-pool.c) while the merge
+ * goes on printing. Reads only what the merge set before the pool started.
  */
-static bool worker_setup(struct worker *w)
+static void *worker_new(void *engine, struct tk_print_worker *pw)
 {
-	struct pool *pool = w->pool;
+	struct pool *pool = engine;
 	struct report *r = pool->r;
+	struct worker *w = tk_line_calloc(1, sizeof(*w));
 
-	w->memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*w->memo));
+	if (!w)
+		return NULL;
 	w->taken = tk_line_calloc(r->nstreams, sizeof(*w->taken));
 	w->streams = replicas_new(r);
-	w->texts = tk_text_slots_new(pool->q.n, JOB_TEXT);
-	if (!w->memo || !w->taken || !w->streams || !w->texts ||
-	    printer_init(&w->pr, r, pool->slow_lock))
-		return false;
+	if (!w->taken || !w->streams || printer_init(&w->pr, r, &pool->pp->slow_lock)) {
+		worker_free(pool, w);
+		return NULL;
+	}
+	w->pr.memo = pw->memo;
 	/* No replica holds a record yet: the first job on each stream seeks. */
 	for (size_t i = 0; i < r->nstreams; i++)
 		w->taken[i] = UINT64_MAX;
-	return true;
+	return w;
 }
 
-static void *worker_main(void *arg)
+static int worker_replay(void *engine, struct tk_print_worker *pw, size_t slot,
+			 struct tk_outbuf *text)
 {
-	struct worker *w = arg;
-	struct pool *pool = w->pool;
-	size_t slot;
+	struct pool *pool = engine;
 
-	/* Out of memory: this worker takes no job, the others (or the merge) print them. */
-	if (!worker_setup(w))
-		return NULL;
-	tk_ksym_thread_memo = w->memo;
-	tk_jobs_ready(&pool->q);
-	while (tk_jobs_take(&pool->q, w->texts, &slot))
-		tk_jobs_done(&pool->q, slot,
-			     replay_job(w, &pool->jobs[slot], &pool->q.text[slot]->out));
-	return NULL;
+	return replay_job(pool->r, pw->state, &pool->jobs[slot], text);
 }
 
 /*
- * Start the next job: printed inline when every worker has enough waiting,
+ * A job starts: printed inline when every worker has enough waiting,
  * logged otherwise. The log records where the job starts on each stream.
  */
-static void pool_begin(struct pool *pool)
+static void job_begin(void *engine, size_t slot, bool printed_inline, struct tk_outbuf *merge_out)
 {
+	struct pool *pool = engine;
 	struct report *r = pool->r;
-	struct job *j;
+	struct job *j = &pool->jobs[slot];
 
-	pool->cur_slot = tk_jobs_start(&pool->q, &r->out, JOB_QUEUE, false, &pool->cur_inline);
-	j = &pool->jobs[pool->cur_slot];
 	j->ntakes = 0;
 	j->npicks = 0;
 	for (size_t i = 0; i < r->nstreams; i++) {
@@ -1915,27 +1876,31 @@ static void pool_begin(struct pool *pool)
 		j->at_page[i] = s->live ? s->page_off : UINT64_MAX;
 		j->at_off[i] = s->live ? s->rec->offset : 0;
 	}
-	r->pr.o = pool->cur_inline ? &pool->q.text[pool->cur_slot]->out : &pool->scratch;
+	r->pr.o = merge_out;
 	pool->cur = j;
+	pool->cur_inline = printed_inline;
 }
 
-/* Hand the job being filled over (or finish it, inline) and start the next, when @next. */
-static void __attribute__((noinline)) pool_dispatch(struct pool *pool, bool next)
+/* The job is complete: the last takes of its log. */
+static bool job_end(void *engine, size_t slot, struct tk_outbuf *merge_out)
 {
-	struct job *j = pool->cur;
+	struct pool *pool = engine;
+	struct job *j = &pool->jobs[slot];
 
-	/* The last takes of the log. */
+	(void)merge_out;
 	if (j->ntakes % 4)
 		tk_store_word_past_cache((uint64_t *)j->takes + j->ntakes / 4, pool->take_word);
 	pool->take_word = 0;
-	if (!j->ntakes) {
-		tk_jobs_drop(&pool->q, pool->cur_slot);
-		return;
-	}
-	tk_jobs_hand(&pool->q, pool->cur_slot, pool->cur_inline, &pool->r->out);
-	if (next)
-		pool_begin(pool);
+	return j->ntakes != 0;
 }
+
+static const struct tk_print_ops report_pool_ops = {
+	.job_begin = job_begin,
+	.job_end = job_end,
+	.worker_new = worker_new,
+	.replay = worker_replay,
+	.worker_free = worker_free,
+};
 
 /*
  * One record the merge took from @s, with its line @l (NULL: it prints
@@ -1951,7 +1916,7 @@ pool_take(struct pool *pool, const struct stream *s, const struct line *l)
 			emit_line(&pool->r->pr, l);
 	} else {
 		/* Four takes to a word, little-endian as the worker reads them back. */
-		uint64_t t = s->order | (l ? PRINTED : 0);
+		uint64_t t = s->key.order | (l ? PRINTED : 0);
 
 		pool->take_word |= t << (16 * (j->ntakes % 4));
 		if (j->ntakes % 4 == 3) {
@@ -1971,15 +1936,15 @@ pool_take(struct pool *pool, const struct stream *s, const struct line *l)
 	j->ntakes++;
 }
 
-/* Print everything handed over, write it out, and stop the workers. */
-static void pool_finish(struct pool *pool)
+/* Whether the job being filled is to be handed over now (the merge loop asks per record). */
+static inline __attribute__((always_inline)) bool pool_job_full(const struct pool *pool)
 {
-	pool_dispatch(pool, false);
-	tk_jobs_finish(&pool->q, &pool->r->out);
-	for (size_t i = 0; i < pool->nworkers; i++) {
-		if (pool->workers[i].started)
-			pthread_join(pool->workers[i].thread, NULL);
-	}
+	const struct job *j = pool->cur;
+
+	return __builtin_expect(j->ntakes == JOB_RECORDS ||
+					(pool->cur_inline && !(j->ntakes % JOB_CHECK) &&
+					 tk_print_pool_starving(pool->pp)),
+				0);
 }
 
 static void replicas_free(struct stream *streams, size_t n)
@@ -1991,31 +1956,39 @@ static void replicas_free(struct stream *streams, size_t n)
 	free(streams);
 }
 
+/* The merge's printer prints alone again: into the report's output, nothing shared. */
+static void printer_unshare(struct printer *p, struct report *r)
+{
+	p->o = &r->out;
+	p->shared = false;
+	p->slow_lock = NULL;
+	p->memo = NULL;
+}
+
 static void pool_free(struct pool *pool)
 {
 	if (!pool)
 		return;
-	for (size_t i = 0; pool->jobs && i < pool->q.n; i++) {
+	tk_print_pool_free(pool->pp);
+	for (size_t i = 0; pool->jobs && i < pool->njobs; i++) {
 		free(pool->jobs[i].takes);
 		free(pool->jobs[i].picks);
 		free(pool->jobs[i].start);
 		free(pool->jobs[i].at_page);
 		free(pool->jobs[i].at_off);
 	}
-	for (size_t i = 0; pool->workers && i < pool->nworkers; i++) {
-		free(pool->workers[i].pr.pcache);
-		free(pool->workers[i].memo);
-		free(pool->workers[i].taken);
-		tk_text_slots_free(pool->workers[i].texts, pool->q.n);
-		replicas_free(pool->workers[i].streams, pool->r->nstreams);
-	}
-	tk_outbuf_release(&pool->scratch);
 	free(pool->jobs);
-	free(pool->workers);
-	free(pool->main_memo);
-	tk_ksym_thread_memo = NULL;
-	tk_jobs_destroy(&pool->q);
 	free(pool);
+}
+
+/* Print everything handed over, write it out, stop the workers and free the pool. */
+static void pool_finish(struct pool *pool)
+{
+	struct report *r = pool->r;
+
+	tk_print_pool_finish(pool->pp);
+	pool_free(pool);
+	printer_unshare(&r->pr, r);
 }
 
 /* A printer's own state, for one more thread. */
@@ -2049,7 +2022,7 @@ static struct stream *replicas_new(struct report *r)
 		s->buf = m->buf;
 		s->buffer = m->buffer;
 		s->cpu = m->cpu;
-		s->order = m->order;
+		s->key.order = m->key.order;
 		memcpy(s->cpu_text, m->cpu_text, sizeof(s->cpu_text));
 		s->cpu_len = m->cpu_len;
 		s->data_offset = m->data_offset;
@@ -2087,10 +2060,10 @@ static bool replayable(const struct report *r)
  * --stat, --json, -l, -R, --slow, --fallbacks, --sym; compressed data; or
  * out of memory or threads, which only costs speed).
  */
-static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mutex_t *slow_lock)
+static struct pool *pool_new(struct report *r, unsigned int threads)
 {
 	struct pool *pool;
-	bool ok = true;
+	bool ok;
 
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
@@ -2100,11 +2073,13 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 	if (!pool)
 		return NULL;
 	pool->r = r;
-	pool->nworkers = threads - 1;
-	ok = !tk_jobs_init(&pool->q, JOB_SLOTS(pool->nworkers), JOB_TEXT);
-	pool->jobs = tk_line_calloc(pool->q.n, sizeof(*pool->jobs));
+	pool->pp = tk_print_pool_new(&report_pool_ops, pool, threads - 1, JOB_SLOTS(threads - 1),
+				     JOB_QUEUE, JOB_TEXT, &r->out);
+	ok = pool->pp != NULL;
+	pool->njobs = ok ? pool->pp->q.n : 0;
+	pool->jobs = ok ? tk_line_calloc(pool->njobs, sizeof(*pool->jobs)) : NULL;
 	ok = ok && pool->jobs;
-	for (size_t i = 0; ok && i < pool->q.n; i++) {
+	for (size_t i = 0; ok && i < pool->njobs; i++) {
 		struct job *j = &pool->jobs[i];
 
 		j->takes = tk_line_alloc(JOB_RECORDS, sizeof(*j->takes));
@@ -2114,34 +2089,19 @@ static struct pool *pool_new(struct report *r, unsigned int threads, pthread_mut
 		j->at_off = tk_line_calloc(r->nstreams, sizeof(*j->at_off));
 		ok = j->takes && j->picks && j->start && j->at_page && j->at_off;
 	}
-	ok = ok && !tk_outbuf_init(&pool->scratch, -1, 4096);
-	pool->workers = tk_line_calloc(pool->nworkers, sizeof(*pool->workers));
-	pool->main_memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*pool->main_memo));
-	ok = ok && pool->workers && pool->main_memo;
-	pool->slow_lock = slow_lock;
 	if (!ok) {
 		pool_free(pool);
 		return NULL;
 	}
 	r->pr.shared = true;
-	r->pr.slow_lock = slow_lock;
-	tk_ksym_thread_memo = pool->main_memo;
+	r->pr.slow_lock = &pool->pp->slow_lock;
+	r->pr.memo = pool->pp->main_memo;
 	/* Logged jobs wait for the workers that did start: none, no pool. */
-	for (size_t i = 0; i < pool->nworkers; i++) {
-		struct worker *w = &pool->workers[i];
-
-		w->pool = pool;
-		w->started = pthread_create(&w->thread, NULL, worker_main, w) == 0;
-		if (w->started)
-			pool->nstarted++;
-	}
-	if (!pool->nstarted) {
-		r->pr.shared = false;
-		r->pr.slow_lock = NULL;
+	if (!tk_print_pool_start(pool->pp)) {
+		printer_unshare(&r->pr, r);
 		pool_free(pool);
 		return NULL;
 	}
-	pool_begin(pool);
 	return pool;
 }
 
@@ -2185,200 +2145,229 @@ static bool symbols_early(const struct report *r, pthread_t *thread)
 	       pthread_create(thread, NULL, symbols_main, r->set) == 0;
 }
 
+/* ------------------------------------------------------------ the run */
+
+/*
+ * The run's tables and the event formats: everything before the streams.
+ * Return: 0 or an error (report_release() cleans up either way).
+ */
+static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_report_opts *opts)
+{
+	int ret;
+
+	r->dat = dat;
+	r->opts = opts;
+	r->info = tk_dat_get_info(dat);
+	r->path = r->info->path ? r->info->path : "trace.dat";
+	r->usecs = clock_in_usecs(r->info);
+	/* Unsigned sums wrap as tk_dat_timestamp()'s do, so one addend serves. */
+	r->ts_add = (r->info->has_date ? (uint64_t)r->info->date_offset_us * 1000u : 0) +
+		    (uint64_t)r->info->ts_offset;
+	ret = tk_outbuf_init(&r->out, opts->fd, OUT_BYTES);
+	if (ret)
+		return ret;
+	r->counts = calloc(65536, sizeof(*r->counts));
+	r->cmemo = calloc(PCACHE_SIZE, sizeof(*r->cmemo));
+	r->evs = calloc(65536, sizeof(*r->evs));
+	if (opts->flags & TK_REPORT_SYMBOLS) {
+		/* Without a cache, the live uprobe_events still name the places. */
+		r->cache = tk_cache_open_existing(opts->cache_dir);
+		r->sym = tk_symbolizer_new(r->cache);
+		r->probe_ip = calloc(65536, sizeof(*r->probe_ip));
+		r->probe_memo = malloc(PROBE_MEMO * sizeof(*r->probe_memo));
+		for (size_t i = 0; r->probe_memo && i < PROBE_MEMO; i++)
+			r->probe_memo[i].id = -1;
+	}
+	if (printer_init(&r->pr, r, NULL) || !r->counts || !r->cmemo || !r->evs ||
+	    ((opts->flags & TK_REPORT_SYMBOLS) && (!r->sym || !r->probe_ip || !r->probe_memo)))
+		return tk_fail(ENOMEM, "cannot allocate event counts");
+	return load_events(r);
+}
+
+/*
+ * "cpus=N", the streams at their first record, the kernel's loss counters
+ * and, with --header, the loss lines (a first pass over the page headers).
+ */
+static int report_open(struct report *r)
+{
+	const struct tk_report_opts *opts = r->opts;
+	int ret;
+
+	if (!(opts->flags & TK_REPORT_JSON)) {
+		char line[64];
+		int n = snprintf(line, sizeof(line), "cpus=%u\n", r->info->cpu_count);
+
+		tk_outbuf_write(&r->out, line, (size_t)n);
+	}
+	r->fast_common = r->set->have_common && !r->set->swap && r->set->type_size == 2 &&
+			 r->set->pid_size == 4;
+	r->type_off = r->set->type_off;
+	r->pid_off = r->set->pid_off;
+	if (r->fast_common && (r->pid_off > UINT32_MAX - 4 || r->type_off > UINT32_MAX - 2))
+		r->fast_common = false;
+	else
+		r->common_size =
+			r->pid_off + 4 > r->type_off + 2 ? r->pid_off + 4 : r->type_off + 2;
+	r->filtering = opts->nevents || opts->npids || opts->ncomms;
+	r->special = opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON);
+	ret = open_streams(r);
+	r->room = 512 + 256 + (size_t)r->label_width * 2 + 128;
+	if (ret)
+		return ret;
+	load_cpustat(r);
+	/* JSON has no header: no first pass for it. */
+	if ((opts->flags & TK_REPORT_HEADER) && !(opts->flags & TK_REPORT_JSON)) {
+		for (size_t i = 0; i < r->nstreams; i++) {
+			ret = prescan(r, &r->streams[i]);
+			if (ret)
+				return ret;
+		}
+		print_loss_header(r);
+	}
+	warn_cpustat(r);
+	return 0;
+}
+
+/*
+ * The merge: every record in time order, to the end of the window, each
+ * line printed here or logged for the pool's workers (@pool, or NULL).
+ * Return: 0 or an error; a cut CPU stream is no error here (stream_cut()).
+ */
+static int merge_records(struct report *r, struct pool *pool)
+{
+	const struct tk_report_opts *opts = r->opts;
+	uint64_t end_ns = opts->has_end ? opts->end_ns : UINT64_MAX;
+	int ret = 0;
+
+	while (!ret && r->nheap && !r->out.error && !r->nomem) {
+		/* The key is the stream's first member. */
+		struct stream *s = (struct stream *)r->heap[0];
+		struct line l;
+
+		if (__builtin_expect(s->key.ts >= end_ns, 0) && opts->has_end)
+			break;
+		s->events++;
+		if (pool)
+			pool_take(pool, s, select_record(r, s, &l) ? &l : NULL);
+		else if (select_record(r, s, &l))
+			emit_line(&r->pr, &l);
+		ret = stream_next(r, s);
+		if (__builtin_expect(ret == 1, 1)) {
+			ret = 0;
+			tk_merge_heap_fix_top(r->heap, r->nheap);
+		} else if (ret == 0) {
+			s->live = false;
+			r->nheap = tk_merge_heap_pop(r->heap, r->nheap);
+		}
+		/* Here, where every live stream holds its next record: where the next job starts.
+		 */
+		if (pool && pool_job_full(pool))
+			tk_print_pool_dispatch(pool->pp, false, false);
+	}
+	return ret;
+}
+
+/*
+ * After the merge: --stat and --fallbacks, the statistics, the losses on
+ * stderr, and the error of a CPU whose data ended early. Return: @ret, or
+ * the error the run ends with.
+ */
+static int report_stats(struct report *r, int ret, struct tk_report_stats *st)
+{
+	if (!ret && r->nomem)
+		ret = tk_fail(ENOMEM, "cannot parse an event format: out of memory");
+	if (!ret && (r->opts->flags & TK_REPORT_STAT))
+		print_stat(r);
+	if (!ret && (r->opts->flags & TK_REPORT_FALLBACKS))
+		warn_fallbacks(r);
+	for (size_t i = 0; i < r->nstreams; i++) {
+		struct stream *s = &r->streams[i];
+
+		st->events += s->events;
+		st->lost_events += s->lost;
+		st->drop_marks += s->marks;
+		if (s->has_cpustat) {
+			st->kernel_lost = add_sat(st->kernel_lost, kernel_lost(s));
+			st->unrecorded = add_sat(st->unrecorded, s->entries);
+		}
+		if (s->cut)
+			st->incomplete++;
+		/* The page counts at the end, unless the kernel's counts said the same up front. */
+		if (!ret && (s->lost || s->marks) &&
+		    !(s->has_cpustat && kernel_lost(s) == s->lost && !s->marks))
+			tk_warn("%s: buffer %s cpu %u: %" PRIu64 " events lost%s", r->path,
+				buffer_label(s), s->cpu, s->lost,
+				s->marks ? " (and more: some pages do not count their drops)" : "");
+	}
+	/* A CPU whose data ended early makes the whole run fail, after the rest is printed. */
+	if (!ret && r->cut_msg[0]) {
+		/* The first cut is the error message; any other gets a warning. */
+		for (size_t i = 0; i < r->nstreams; i++) {
+			struct stream *s = &r->streams[i];
+
+			if (s->cut && s != r->cut_first)
+				tk_warn("%s: file is incomplete: buffer %s cpu %u: read 0x%" PRIx64
+					" of 0x%" PRIx64 " bytes of its data",
+					r->path, buffer_label(s), s->cpu, s->cut_at, s->size);
+		}
+		ret = tk_fail(EBADMSG, "%s", r->cut_msg);
+	}
+	st->printed = r->known;
+	return ret;
+}
+
+static void report_release(struct report *r)
+{
+	for (size_t i = 0; i < r->nstreams; i++) {
+		tk_dat_cpu_reader_free(r->streams[i].rd);
+		free(r->streams[i].recs);
+		free(r->streams[i].pre_msg);
+	}
+	free(r->streams);
+	free(r->heap);
+	free(r->counts);
+	free(r->lazy);
+	free(r->order);
+	free(r->cmemo);
+	free(r->pr.pcache);
+	free(r->evs);
+	free(r->probe_ip);
+	free(r->probe_memo);
+	tk_symbolizer_free(r->sym);
+	tk_cache_close(r->cache);
+}
+
 int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 		  struct tk_report_stats *stats)
 {
 	struct report r;
 	struct tk_report_stats st;
 	struct pool *pool = NULL;
-	pthread_mutex_t slow_lock = PTHREAD_MUTEX_INITIALIZER;
 	pthread_t symbols;
-	bool symbols_started;
-	uint64_t end_ns;
-	char line[64];
-	int ret;
+	bool symbols_started = false;
+	int ret, fret;
 
 	memset(&r, 0, sizeof(r));
 	memset(&st, 0, sizeof(st));
-	r.dat = dat;
-	r.opts = opts;
-	r.info = tk_dat_get_info(dat);
-	r.path = r.info->path ? r.info->path : "trace.dat";
-	r.usecs = clock_in_usecs(r.info);
-	/* Unsigned sums wrap as tk_dat_timestamp()'s do, so one addend serves. */
-	r.ts_add = (r.info->has_date ? (uint64_t)r.info->date_offset_us * 1000u : 0) +
-		   (uint64_t)r.info->ts_offset;
-	ret = tk_outbuf_init(&r.out, opts->fd, OUT_BYTES);
-	if (ret)
+	ret = report_setup(&r, dat, opts);
+	if (ret && !r.out.buf)
 		return ret;
-	r.counts = calloc(65536, sizeof(*r.counts));
-	r.cmemo = calloc(PCACHE_SIZE, sizeof(*r.cmemo));
-	r.evs = calloc(65536, sizeof(*r.evs));
-	if (opts->flags & TK_REPORT_SYMBOLS) {
-		/* Without a cache, the live uprobe_events still name the places. */
-		r.cache = tk_cache_open_existing(opts->cache_dir);
-		r.sym = tk_symbolizer_new(r.cache);
-		r.probe_ip = calloc(65536, sizeof(*r.probe_ip));
-		r.probe_memo = malloc(PROBE_MEMO * sizeof(*r.probe_memo));
-		for (size_t i = 0; r.probe_memo && i < PROBE_MEMO; i++)
-			r.probe_memo[i].id = -1;
-	}
-	if (printer_init(&r.pr, &r, NULL) || !r.counts || !r.cmemo || !r.evs ||
-	    ((opts->flags & TK_REPORT_SYMBOLS) && (!r.sym || !r.probe_ip || !r.probe_memo)))
-		ret = tk_fail(ENOMEM, "cannot allocate event counts");
-	else
-		ret = load_events(&r);
 	symbols_started = !ret && symbols_early(&r, &symbols);
-	if (!ret && !(opts->flags & TK_REPORT_JSON)) {
-		int n = snprintf(line, sizeof(line), "cpus=%u\n", r.info->cpu_count);
-
-		tk_outbuf_write(&r.out, line, (size_t)n);
-	}
-	if (!ret) {
-		r.fast_common = r.set->have_common && !r.set->swap && r.set->type_size == 2 &&
-				r.set->pid_size == 4;
-		r.type_off = r.set->type_off;
-		r.pid_off = r.set->pid_off;
-		if (r.fast_common && (r.pid_off > UINT32_MAX - 4 || r.type_off > UINT32_MAX - 2))
-			r.fast_common = false;
-		else
-			r.common_size =
-				r.pid_off + 4 > r.type_off + 2 ? r.pid_off + 4 : r.type_off + 2;
-		r.filtering = opts->nevents || opts->npids || opts->ncomms;
-		r.special = opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON);
-		ret = open_streams(&r);
-		r.room = 512 + 256 + (size_t)r.label_width * 2 + 128;
-	}
-	if (!ret) {
-		load_cpustat(&r);
-		/* JSON has no header: no first pass for it. */
-		if ((opts->flags & TK_REPORT_HEADER) && !(opts->flags & TK_REPORT_JSON)) {
-			for (size_t i = 0; !ret && i < r.nstreams; i++)
-				ret = prescan(&r, &r.streams[i]);
-			if (!ret)
-				print_loss_header(&r);
-		}
-	}
 	if (!ret)
-		warn_cpustat(&r);
+		ret = report_open(&r);
 	if (!ret && r.nheap)
-		pool = pool_new(&r, report_threads(&r), &slow_lock);
-	end_ns = opts->has_end ? opts->end_ns : UINT64_MAX;
-	while (!ret && r.nheap && !r.out.error && !r.nomem) {
-		struct stream *s = r.heap[0];
-		struct line l;
-
-		if (__builtin_expect(s->ts >= end_ns, 0) && opts->has_end)
-			break;
-		s->events++;
-		if (pool)
-			pool_take(pool, s, select_record(&r, s, &l) ? &l : NULL);
-		else if (select_record(&r, s, &l))
-			emit_line(&r.pr, &l);
-		ret = stream_next(&r, s);
-		if (__builtin_expect(ret == 1, 1)) {
-			ret = 0;
-			/*
-			 * Runs of records from one CPU are common: when the top
-			 * still precedes both children, nothing moves.
-			 */
-			if (r.nheap == 2) {
-				/*
-				 * Two streams (a 2-CPU trace, or the last two): a swap,
-				 * made by selects (the top is s).
-				 */
-				struct stream *o = r.heap[1];
-				bool swap = before(o, s);
-
-				r.heap[0] = swap ? o : s;
-				r.heap[1] = swap ? s : o;
-			} else if (r.nheap > 2 && (before(r.heap[1], s) || before(r.heap[2], s))) {
-				heap_down(&r, 0);
-			}
-		} else if (ret == 0) {
-			s->live = false;
-			r.heap[0] = r.heap[--r.nheap];
-			heap_down(&r, 0);
-		}
-		/* Here, where every live stream holds its next record: where the next job starts.
-		 */
-		if (pool && __builtin_expect(pool->cur->ntakes == JOB_RECORDS ||
-						     (pool->cur_inline &&
-						      !(pool->cur->ntakes % JOB_CHECK) &&
-						      tk_jobs_starving(&pool->q)),
-					     0))
-			pool_dispatch(pool, true);
-	}
-	if (pool) {
+		pool = pool_new(&r, report_threads(&r));
+	if (!ret)
+		ret = merge_records(&r, pool);
+	if (pool)
 		pool_finish(pool);
-		pool_free(pool);
-		r.pr.o = &r.out;
-		r.pr.shared = false;
-	}
-	if (!ret && r.nomem)
-		ret = tk_fail(ENOMEM, "cannot parse an event format: out of memory");
-	if (!ret && (opts->flags & TK_REPORT_STAT))
-		print_stat(&r);
-	if (!ret && (opts->flags & TK_REPORT_FALLBACKS))
-		warn_fallbacks(&r);
-	for (size_t i = 0; i < r.nstreams; i++) {
-		struct stream *s = &r.streams[i];
-
-		st.events += s->events;
-		st.lost_events += s->lost;
-		st.drop_marks += s->marks;
-		if (s->has_cpustat) {
-			st.kernel_lost = add_sat(st.kernel_lost, kernel_lost(s));
-			st.unrecorded = add_sat(st.unrecorded, s->entries);
-		}
-		if (s->cut)
-			st.incomplete++;
-		/* The page counts at the end, unless the kernel's counts said the same up front. */
-		if (!ret && (s->lost || s->marks) &&
-		    !(s->has_cpustat && kernel_lost(s) == s->lost && !s->marks))
-			tk_warn("%s: buffer %s cpu %u: %" PRIu64 " events lost%s", r.path,
-				buffer_label(s), s->cpu, s->lost,
-				s->marks ? " (and more: some pages do not count their drops)" : "");
-	}
-	/* A CPU whose data ended early makes the whole run fail, after the rest is printed. */
-	if (!ret && r.cut_msg[0]) {
-		/* The first cut is the error message; any other gets a warning. */
-		for (size_t i = 0; i < r.nstreams; i++) {
-			struct stream *s = &r.streams[i];
-
-			if (s->cut && s != r.cut_first)
-				tk_warn("%s: file is incomplete: buffer %s cpu %u: read 0x%" PRIx64
-					" of 0x%" PRIx64 " bytes of its data",
-					r.path, buffer_label(s), s->cpu, s->cut_at, s->size);
-		}
-		ret = tk_fail(EBADMSG, "%s", r.cut_msg);
-	}
-	st.printed = r.known;
-	{
-		int fret = tk_outbuf_flush(&r.out);
-
-		if (!ret)
-			ret = fret;
-	}
+	ret = report_stats(&r, ret, &st);
+	fret = tk_outbuf_flush(&r.out);
+	if (!ret)
+		ret = fret;
 	if (stats)
 		*stats = st;
-	for (size_t i = 0; i < r.nstreams; i++) {
-		tk_dat_cpu_reader_free(r.streams[i].rd);
-		free(r.streams[i].recs);
-		free(r.streams[i].pre_msg);
-	}
-	free(r.streams);
-	free(r.heap);
-	free(r.counts);
-	free(r.lazy);
-	free(r.order);
-	free(r.cmemo);
-	free(r.pr.pcache);
-	free(r.evs);
-	free(r.probe_ip);
-	free(r.probe_memo);
-	tk_symbolizer_free(r.sym);
-	tk_cache_close(r.cache);
+	report_release(&r);
 	if (symbols_started)
 		pthread_join(symbols, NULL);
 	tk_event_set_free(r.set);

@@ -1194,7 +1194,7 @@ static void test_ksym_memo(void **state)
 	assert_int_equal(tk_event_set_add_kallsyms(set, syms, strlen(syms)), 0);
 	for (int round = 0; round < 3; round++) {
 		for (size_t i = 0; i < 7; i++) {
-			const struct tk_ksym *k = tk_event_ksym_find(set, addrs[i]);
+			const struct tk_ksym *k = tk_event_ksym_find(set, NULL, addrs[i]);
 
 			if (!round)
 				first[i] = k;
@@ -1211,6 +1211,17 @@ static void test_ksym_memo(void **state)
 	assert_non_null(first[5]);
 	assert_int_equal(set->ksyms[0].addr, 0xffffffff80000000ull);
 	assert_null(first[6]);
+	/* A printer's own memo (threaded reports) gives the same answers. */
+	{
+		struct tk_ksym_memo *memo = calloc(TK_KSYM_MEMO, sizeof(*memo));
+
+		assert_non_null(memo);
+		for (int round = 0; round < 2; round++) {
+			for (size_t i = 0; i < 7; i++)
+				assert_ptr_equal(tk_event_ksym_find(set, memo, addrs[i]), first[i]);
+		}
+		free(memo);
+	}
 	tk_event_set_free(set);
 }
 

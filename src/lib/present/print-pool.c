@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * print-pool: the printer threads both reports share (print-pool.h).
+ *
+ * Jobs are numbered in the order the merge fills them; job k sits in slot
+ * k % n of the ring of internal/handoff.h, which keeps the slots' states,
+ * the queue of logged jobs and the texts, and writes the texts to the
+ * output in job order. This file adds the threads around it:
+ *
+ *   - a worker allocates its memory on its own thread (its text buffers,
+ *     its kallsyms memo, the engine's state), so the pages are first
+ *     touched on the core that uses them, while the merge already prints
+ *     inline; the ring logs no job before some worker is ready, so a
+ *     worker that runs out of memory only costs speed;
+ *   - each printer, the merge included, has its own memo of symbol
+ *     lookups, which the engine hands to tk_event_run_shared();
+ *   - the merge prints a job inline when every ready worker has `depth`
+ *     logged jobs waiting, so it never idles while they are behind;
+ *   - an engine's job_end() says whether a job holds anything: an empty
+ *     one goes on (or, at the end, is dropped) rather than taking a slot.
+ *
+ * Out of memory or threads never fails a run: the pool is not made, or
+ * runs with the workers that did start, and the merge prints the rest.
+ */
+#include "print-pool.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *worker_main(void *arg)
+{
+	struct tk_print_worker *w = arg;
+	struct tk_print_pool *p = w->pool;
+	size_t slot;
+
+	w->memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*w->memo));
+	w->texts = tk_text_slots_new(p->q.n, p->text_cap);
+	if (!w->memo || !w->texts)
+		return NULL;
+	w->state = p->ops->worker_new(p->engine, w);
+	if (!w->state)
+		return NULL;
+	tk_jobs_ready(&p->q);
+	while (tk_jobs_take(&p->q, w->texts, &slot))
+		tk_jobs_done(&p->q, slot,
+			     p->ops->replay(p->engine, w, slot, &p->q.text[slot]->out));
+	return NULL;
+}
+
+struct tk_print_pool *tk_print_pool_new(const struct tk_print_ops *ops, void *engine,
+					unsigned int workers, size_t slots, size_t depth,
+					size_t text_cap, struct tk_outbuf *out)
+{
+	struct tk_print_pool *p;
+	bool ok;
+
+	if (!workers)
+		return NULL;
+	if (workers > TK_PRINT_POOL_MAX_WORKERS)
+		workers = TK_PRINT_POOL_MAX_WORKERS;
+	p = tk_line_calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->ops = ops;
+	p->engine = engine;
+	p->out = out;
+	p->depth = depth;
+	p->text_cap = text_cap;
+	p->nworkers = workers;
+	pthread_mutex_init(&p->slow_lock, NULL);
+	ok = !tk_jobs_init(&p->q, slots, text_cap);
+	p->workers = tk_line_calloc(workers, sizeof(*p->workers));
+	p->main_memo = tk_line_calloc(TK_KSYM_MEMO, sizeof(*p->main_memo));
+	ok = ok && p->workers && p->main_memo && !tk_outbuf_init(&p->scratch, -1, 4096);
+	if (!ok) {
+		tk_print_pool_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* Start job number q.filled: inline when @force or the workers have enough waiting. */
+static void pool_begin(struct tk_print_pool *p, bool force)
+{
+	p->cur_slot = tk_jobs_start(&p->q, p->out, p->depth, force, &p->cur_inline);
+	p->ops->job_begin(p->engine, p->cur_slot, p->cur_inline, tk_print_pool_merge_out(p));
+}
+
+size_t tk_print_pool_start(struct tk_print_pool *p)
+{
+	for (size_t i = 0; i < p->nworkers; i++) {
+		struct tk_print_worker *w = &p->workers[i];
+
+		w->pool = p;
+		w->started = pthread_create(&w->thread, NULL, worker_main, w) == 0;
+		if (w->started)
+			p->nstarted++;
+	}
+	if (p->nstarted)
+		pool_begin(p, false);
+	return p->nstarted;
+}
+
+void tk_print_pool_dispatch(struct tk_print_pool *p, bool force, bool last)
+{
+	size_t slot = p->cur_slot;
+
+	if (!p->ops->job_end(p->engine, slot, tk_print_pool_merge_out(p))) {
+		if (last) {
+			tk_jobs_drop(&p->q, slot);
+		} else if (force && !p->cur_inline) {
+			/* Nothing logged yet: the same job goes on, printed by the merge. */
+			tk_jobs_make_inline(&p->q, slot);
+			p->cur_inline = true;
+			p->ops->job_begin(p->engine, slot, true, tk_print_pool_merge_out(p));
+		}
+		return;
+	}
+	tk_jobs_hand(&p->q, slot, p->cur_inline, p->out);
+	if (!last)
+		pool_begin(p, force);
+}
+
+void tk_print_pool_finish(struct tk_print_pool *p)
+{
+	tk_print_pool_dispatch(p, false, true);
+	tk_jobs_finish(&p->q, p->out);
+	for (size_t i = 0; i < p->nworkers; i++) {
+		if (p->workers[i].started)
+			pthread_join(p->workers[i].thread, NULL);
+	}
+}
+
+void tk_print_pool_free(struct tk_print_pool *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; p->workers && i < p->nworkers; i++) {
+		struct tk_print_worker *w = &p->workers[i];
+
+		if (w->state)
+			p->ops->worker_free(p->engine, w->state);
+		free(w->memo);
+		tk_text_slots_free(w->texts, p->q.n);
+	}
+	tk_outbuf_release(&p->scratch);
+	free(p->workers);
+	free(p->main_memo);
+	tk_jobs_destroy(&p->q);
+	pthread_mutex_destroy(&p->slow_lock);
+	free(p);
+}

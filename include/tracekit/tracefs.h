@@ -360,6 +360,26 @@ TK_API void tk_tracefs_ledger_free(struct tk_tracefs_ledger *ledger, bool drop);
 TK_API int tk_tracefs_ledger_reap(void (*report)(const char *probe, long pid, bool gone, void *ctx),
 				  void *ctx, bool dry_run);
 
+/** What tk_tracefs_list() lists. */
+enum tk_tracefs_list_kind {
+	TK_TRACEFS_LIST_SYSTEMS, /* event systems, once each, in available_events order */
+	TK_TRACEFS_LIST_EVENTS,	 /* "system:event", as available_events lists them */
+	TK_TRACEFS_LIST_CLOCKS,	 /* trace_clock's words, the one in use in brackets */
+	TK_TRACEFS_LIST_TRACERS, /* available_tracers' words */
+};
+
+/**
+ * tk_tracefs_list() - what the kernel offers, from the top level's files
+ * @names, @count: receive a malloc'ed array of malloc'ed strings; free it
+ *                 with tk_tracefs_list_free()
+ * Context: blocking file I/O.
+ * Return: 0, or a negative errno (no tracefs, unreadable file, ENOMEM).
+ */
+TK_API int tk_tracefs_list(enum tk_tracefs_list_kind kind, char ***names, size_t *count);
+
+/** tk_tracefs_list_free() - free what tk_tracefs_list() returned; NULL is accepted. */
+TK_API void tk_tracefs_list_free(char **names, size_t count);
+
 #ifdef __cplusplus
 }
 #endif

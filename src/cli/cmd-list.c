@@ -26,71 +26,19 @@ const char cmd_list_usage[] = "usage: tracekit list [options]\n"
 			      "  -t, --tracers    tracers\n"
 			      "  -h, --help       show this help\n";
 
-/*
- * available_events lists SYSTEM:EVENT lines, not grouped by system on every
- * kernel (6.18 interleaves syscalls with others): each system is printed
- * once, where it first appears.
- */
-static int print_systems(const char *text)
+static int show(enum tk_tracefs_list_kind kind, const char *title, bool with_title)
 {
-	struct {
-		const char *name;
-		size_t len;
-	} *seen = NULL;
-	size_t nseen = 0, cap = 0;
+	char **names;
+	size_t n;
 
-	for (const char *p = text; *p;) {
-		const char *nl = strchrnul(p, '\n');
-		const char *colon = memchr(p, ':', (size_t)(nl - p));
-		size_t i, n = colon ? (size_t)(colon - p) : 0;
-
-		for (i = 0; colon && i < nseen; i++) {
-			if (seen[i].len == n && !memcmp(seen[i].name, p, n))
-				break;
-		}
-		if (colon && i == nseen) {
-			if (nseen == cap) {
-				size_t c = cap ? cap * 2 : 64;
-				void *t = realloc(seen, c * sizeof(*seen));
-
-				if (!t) {
-					free(seen);
-					return cli_error("out of memory");
-				}
-				seen = t;
-				cap = c;
-			}
-			seen[nseen].name = p;
-			seen[nseen++].len = n;
-			printf("%.*s\n", (int)n, p);
-		}
-		p = *nl ? nl + 1 : nl;
-	}
-	free(seen);
-	return CLI_OK;
-}
-
-static int show(const char *file, const char *title, bool with_title, int what)
-{
-	char *text;
-	size_t len;
-	int ret = CLI_OK;
-
-	if (tk_tracefs_read_top_file(file, &text, &len) < 0)
+	if (tk_tracefs_list(kind, &names, &n) < 0)
 		return cli_lib_error(NULL);
 	if (with_title)
 		printf("%s:\n", title);
-	if (what == 's') {
-		ret = print_systems(text);
-	} else if (what == 'e') {
-		fputs(text, stdout);
-	} else {
-		/* One word per line: clocks and tracers come space-separated. */
-		for (char *tok = strtok(text, " \n"); tok; tok = strtok(NULL, " \n"))
-			printf("%s\n", tok);
-	}
-	free(text);
-	return ret;
+	for (size_t i = 0; i < n; i++)
+		printf("%s\n", names[i]);
+	tk_tracefs_list_free(names, n);
+	return CLI_OK;
 }
 
 int cmd_list(int argc, char **argv)
@@ -132,12 +80,12 @@ int cmd_list(int argc, char **argv)
 	if (!tk_tracefs_root())
 		return cli_lib_error(NULL);
 	if (r == CLI_OK && sys)
-		r = show("available_events", "systems", titles, 's');
+		r = show(TK_TRACEFS_LIST_SYSTEMS, "systems", titles);
 	if (r == CLI_OK && ev)
-		r = show("available_events", "events", titles, 'e');
+		r = show(TK_TRACEFS_LIST_EVENTS, "events", titles);
 	if (r == CLI_OK && clk)
-		r = show("trace_clock", "clocks", titles, 'c');
+		r = show(TK_TRACEFS_LIST_CLOCKS, "clocks", titles);
 	if (r == CLI_OK && tr)
-		r = show("available_tracers", "tracers", titles, 't');
+		r = show(TK_TRACEFS_LIST_TRACERS, "tracers", titles);
 	return cli_finish_stdout(r);
 }

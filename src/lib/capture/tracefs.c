@@ -1557,3 +1557,84 @@ TK_API int tk_tracefs_ledger_reap(void (*report)(const char *probe, long pid, bo
 	closedir(d);
 	return first ? first : removed;
 }
+
+/* ---------------------------------------------------------------- listing */
+
+static int list_add(char ***names, size_t *count, size_t *cap, const char *s, size_t n)
+{
+	if (*count == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		char **t = realloc(*names, c * sizeof(*t));
+
+		if (!t)
+			return tk_fail(ENOMEM, "out of memory");
+		*names = t;
+		*cap = c;
+	}
+	(*names)[*count] = strndup(s, n);
+	if (!(*names)[*count])
+		return tk_fail(ENOMEM, "out of memory");
+	(*count)++;
+	return 0;
+}
+
+/* Whether the first @count names hold @s (@n bytes). */
+static bool list_has(char *const *names, size_t count, const char *s, size_t n)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (strlen(names[i]) == n && !memcmp(names[i], s, n))
+			return true;
+	}
+	return false;
+}
+
+TK_API int tk_tracefs_list(enum tk_tracefs_list_kind kind, char ***names, size_t *count)
+{
+	static const char *const file[] = {"available_events", "available_events", "trace_clock",
+					   "available_tracers"};
+	size_t len, cap = 0;
+	char *text;
+	int r;
+
+	*names = NULL;
+	*count = 0;
+	if ((unsigned int)kind > TK_TRACEFS_LIST_TRACERS)
+		return tk_fail(EINVAL, "unknown list kind %d", (int)kind);
+	r = tk_tracefs_read_top_file(file[kind], &text, &len);
+	if (r < 0)
+		return r;
+	for (const char *p = text; !r && *p;) {
+		/* Events and systems: one per line. Clocks and tracers: words. */
+		bool lines = kind <= TK_TRACEFS_LIST_EVENTS;
+		size_t n = lines ? strcspn(p, "\n") : strcspn(p, " \n");
+		const char *colon = memchr(p, ':', n);
+
+		if (kind == TK_TRACEFS_LIST_SYSTEMS) {
+			/*
+			 * Not grouped by system on every kernel (6.18 interleaves
+			 * syscalls with others): each system where it first appears.
+			 */
+			if (colon && !list_has(*names, *count, p, (size_t)(colon - p)))
+				r = list_add(names, count, &cap, p, (size_t)(colon - p));
+		} else if (n) {
+			r = list_add(names, count, &cap, p, n);
+		}
+		p += n;
+		while (*p == '\n' || (!lines && *p == ' '))
+			p++;
+	}
+	free(text);
+	if (r) {
+		tk_tracefs_list_free(*names, *count);
+		*names = NULL;
+		*count = 0;
+	}
+	return r;
+}
+
+TK_API void tk_tracefs_list_free(char **names, size_t count)
+{
+	for (size_t i = 0; names && i < count; i++)
+		free(names[i]);
+	free(names);
+}

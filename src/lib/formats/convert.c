@@ -1281,11 +1281,13 @@ static int d2p_samples(struct tk_dat *dat, struct tk_perfdata_writer *w, const c
  * HOSTNAME, OSRELEASE, VERSION, ARCH and NRCPUS of the machine the .dat was
  * recorded on, from its UNAME option ("sysname nodename release version
  * machine", the version holding spaces) and CPU count; never this
- * machine's, which did not record it.
+ * machine's, which did not record it. CMDLINE is what made the file: this
+ * process's command line, as perf stores its own for a file it writes.
  */
 static int set_recorded_host(struct tk_perfdata_writer *w, const struct tk_dat *in)
 {
 	const struct tk_dat_info *info = tk_dat_get_info(in);
+	struct tk_host *me = tk_host_new();
 	struct tk_host h = {0};
 	char *u = info->uname ? strdup(info->uname) : NULL;
 	int r;
@@ -1307,7 +1309,13 @@ static int set_recorded_host(struct tk_perfdata_writer *w, const struct tk_dat *
 		}
 	}
 	h.nr_cpus_avail = h.nr_cpus_online = info->cpu_count;
+	if (me) {
+		h.exe = me->exe;
+		h.argc = me->argc;
+		h.argv = me->argv;
+	}
 	r = tk_perfdata_writer_set_host_facts(w, &h);
+	tk_host_free(me);
 	free(u);
 	return r;
 }

@@ -722,6 +722,43 @@ static int remove_leftover(void **state)
 
 #define TEST(fn) cmocka_unit_test_teardown(fn, remove_leftover)
 
+/* What list prints: systems once each, events as system:event, one clock in brackets. */
+static void test_list(void **state)
+{
+	char **names;
+	size_t n, bracketed = 0;
+	bool sched = false, switch_ev = false;
+
+	(void)state;
+	need_tracefs();
+	assert_int_equal(tk_tracefs_list(TK_TRACEFS_LIST_SYSTEMS, &names, &n), 0);
+	assert_true(n > 1);
+	for (size_t i = 0; i < n; i++) {
+		assert_null(strchr(names[i], ':'));
+		sched |= !strcmp(names[i], "sched");
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(names[i], names[j]);
+	}
+	assert_true(sched);
+	tk_tracefs_list_free(names, n);
+	assert_int_equal(tk_tracefs_list(TK_TRACEFS_LIST_EVENTS, &names, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		assert_non_null(strchr(names[i], ':'));
+		switch_ev |= !strcmp(names[i], "sched:sched_switch");
+	}
+	assert_true(switch_ev);
+	tk_tracefs_list_free(names, n);
+	assert_int_equal(tk_tracefs_list(TK_TRACEFS_LIST_CLOCKS, &names, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		bracketed += names[i][0] == '[';
+	assert_int_equal(bracketed, 1);
+	tk_tracefs_list_free(names, n);
+	assert_int_equal(tk_tracefs_list(TK_TRACEFS_LIST_TRACERS, &names, &n), 0);
+	assert_true(n >= 1);
+	tk_tracefs_list_free(names, n);
+	assert_errno(tk_tracefs_list((enum tk_tracefs_list_kind)9, &names, &n), EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -731,6 +768,7 @@ int main(void)
 		TEST(test_read_files),	  TEST(test_tracer),
 		TEST(test_event_pids),	  TEST(test_stats_and_pipes),
 		TEST(test_probe_parse),	  TEST(test_probe_add_remove),
+		TEST(test_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1234,7 +1234,8 @@ static void test_error_pipe_and_readonly(void **state)
 	assert_null(w);
 	assert_int_equal(errno, ESPIPE);
 	assert_non_null(strstr(tk_errmsg(), "the-pipe"));
-	assert_non_null(strstr(tk_errmsg(), "offset 0x0"));
+	/* Refused before anything is written: a .dat needs a file it can seek in. */
+	assert_non_null(strstr(tk_errmsg(), "needs a regular file"));
 	close(fds[0]);
 	close(fds[1]);
 

@@ -94,6 +94,8 @@ TK_API struct tk_tracefs *tk_record_tracefs(struct tk_record *rec);
 /**
  * tk_record_set_pids() - record only events of these processes (and, with
  * @follow_fork, of their children); before tk_record_start().
+ * Return: 0, -ESRCH for a pid with no process (nothing would be recorded),
+ * or what tracefs gave.
  */
 TK_API int tk_record_set_pids(struct tk_record *rec, const int *pids, size_t count,
 			      bool follow_fork);

@@ -753,6 +753,10 @@ check "reset removes the instance of a dead recorder" eval 'rc_is 0 && [ ! -d "$
 check "reset keeps the instance of a live process" test -d "$TRACEFS/instances/tracekit-$$"
 rmdir "$TRACEFS/instances/tracekit-$$" 2>/dev/null
 rmdir "$TRACEFS/instances/tracekit-$dead" 2>/dev/null
+# A pid with no process would record nothing: refused, nothing left.
+run record -q -P 999999 -e sched:sched_switch -o "$tmp/nopid.dat" --duration 0.2
+check "record -P 999999: exit 1, one line, nothing left" eval 'rc_is 1 && err_lines 1 && err_has "no process with pid 999999" && [ ! -e "$tmp/nopid.dat" ] && no_spool "$tmp/nopid.dat" && no_instances'
+
 # ------------------------------------------------ -o onto what is not a file
 # Refused before tracing starts: one line, nothing created, no instance.
 mkdir -p "$tmp/o/sub"

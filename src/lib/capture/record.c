@@ -117,6 +117,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
@@ -808,6 +809,11 @@ TK_API int tk_record_set_pids(struct tk_record *rec, const int *pids, size_t cou
 {
 	if (rec->started)
 		return tk_fail(EINVAL, "record: pids must be set before the start");
+	/* A pid that is gone would record nothing, silently: say so before tracing. */
+	for (size_t i = 0; i < count; i++) {
+		if (pids[i] <= 0 || (kill(pids[i], 0) < 0 && errno == ESRCH))
+			return tk_fail(ESRCH, "no process with pid %d", pids[i]);
+	}
 	rec->pids_set = true;
 	return tk_tracefs_set_event_pids(rec->tfs, pids, count, follow_fork);
 }

@@ -757,6 +757,13 @@ rmdir "$TRACEFS/instances/tracekit-$dead" 2>/dev/null
 run record -q -P 999999 -e sched:sched_switch -o "$tmp/nopid.dat" --duration 0.2
 check "record -P 999999: exit 1, one line, nothing left" eval 'rc_is 1 && err_lines 1 && err_has "no process with pid 999999" && [ ! -e "$tmp/nopid.dat" ] && no_spool "$tmp/nopid.dat" && no_instances'
 
+# recover removes only what it knows it wrote: a .tkmeta that is not the
+# start of a .dat stays, and the message says so.
+head -c 3000 /dev/urandom >"$tmp/garbage.dat.tkmeta"
+run recover "$tmp/garbage.dat"
+check "recover of a garbage .tkmeta: exit 1, says it is left, keeps it" eval 'rc_is 1 && err_lines 1 && err_has "left as it is" && [ -s "$tmp/garbage.dat.tkmeta" ]'
+rm -f "$tmp/garbage.dat.tkmeta"
+
 # ------------------------------------------------ -o onto what is not a file
 # Refused before tracing starts: one line, nothing created, no instance.
 mkdir -p "$tmp/o/sub"

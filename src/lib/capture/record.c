@@ -1729,7 +1729,21 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
 	if (!a.meta) {
 		uint32_t n = spool_count(output);
 
+		char head[10] = {0};
+		ssize_t got = pread(rv.meta_fd, head, sizeof(head), 0);
+
 		r = -errno;
+		/*
+		 * Not a .dat header we began (empty, or starting with the magic):
+		 * it is not ours to remove, whatever made it.
+		 */
+		if (got > 0 && memcmp(head, "\x17\x08\x44tracing", (size_t)got)) {
+			r = tk_fail(EBADMSG,
+				    "%s: not the start of a .dat file: left as it is (%s); "
+				    "nothing recovered",
+				    rv.meta_path, tk_errmsg());
+			goto out;
+		}
 		/* Killed while writing it: that is before the capture started. */
 		if (open_spools(&rv, output, n, &total) == 0 && total == 0) {
 			recovery_release(&rv, true);

@@ -82,13 +82,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (pd) {
 		static int null_fd = -1;
 		struct tk_perfdata_report_opts opts = {0};
-		uint64_t printed = 0;
+		struct tk_perfdata_report_stats rst = {0};
 
 		if (null_fd < 0)
 			null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		opts.fd = null_fd;
-		if (null_fd >= 0 && tk_perfdata_report_run(pd, &opts, &printed) == 0)
-			sink += printed;
+		if (null_fd >= 0 && tk_perfdata_report_run(pd, &opts, &rst) == 0)
+			sink += rst.printed;
 		tk_perfdata_close(pd);
 	}
 	/* Convert to .dat, into a memfd that is thrown away. */

@@ -938,10 +938,32 @@ struct tk_perfdata_report_opts {
 };
 
 /**
+ * struct tk_perfdata_report_stats - what a report printed, and the losses
+ * the file records, for the warnings perf script prints at its end
+ * @printed:      samples printed
+ * @records:      records read (perf's "events")
+ * @samples:      SAMPLE records
+ * @lost_records: PERF_RECORD_LOST records (perf's "chunks")
+ * @lost_events:  their lost counts, summed
+ * @lost_samples: PERF_RECORD_LOST_SAMPLES counts, summed
+ * @unknown_id:   samples whose id names no event of the file: not printed
+ *                (a damaged file; perf script refuses it)
+ */
+struct tk_perfdata_report_stats {
+	uint64_t printed;
+	uint64_t records;
+	uint64_t samples;
+	uint64_t lost_records;
+	uint64_t lost_events;
+	uint64_t lost_samples;
+	uint64_t unknown_id;
+};
+
+/**
  * tk_perfdata_report_run() - print the samples as `perf script` 6.1 does
  * @pd:      an open reader, not yet read from (records are consumed)
  * @opts:    output settings
- * @printed: optional; receives the number of samples printed
+ * @stats:   optional; receives what was printed and what the file lost
  *
  * Records are delivered in perf's order (sorted by time within the
  * FINISHED_ROUND windows); threads are named from COMM and FORK records.
@@ -954,7 +976,8 @@ struct tk_perfdata_report_opts {
  * with tk_errmsg() set.
  */
 TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
-				  const struct tk_perfdata_report_opts *opts, uint64_t *printed);
+				  const struct tk_perfdata_report_opts *opts,
+				  struct tk_perfdata_report_stats *stats);
 
 #ifdef __cplusplus
 }

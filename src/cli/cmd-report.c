@@ -12,6 +12,7 @@
  * ends early is printed as far as it reads and the command exits 1.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,30 @@ static int add_str(const char ***list, size_t *n, const char *s)
 }
 
 /*
+ * The losses a perf.data records, as perf script warns of them on stderr
+ * (the same text, so that scripts reading it keep working), and samples of
+ * no event, which perf script refuses: the file is damaged, exit 1.
+ */
+static int report_losses(const char *path, const struct tk_perfdata_report_stats *st)
+{
+	uint64_t offered = st->samples + st->lost_samples;
+
+	if (st->lost_records)
+		fprintf(stderr,
+			"Warning:\nProcessed %" PRIu64 " events and lost %" PRIu64
+			" chunks!\n\nCheck IO/CPU overload!\n\n",
+			st->records, st->lost_records);
+	if (offered && (double)st->lost_samples / (double)offered > 0.05)
+		fprintf(stderr, "Warning:\nProcessed %" PRIu64 " samples and lost %3.2f%%!\n\n",
+			offered, 100.0 * (double)st->lost_samples / (double)offered);
+	if (st->unknown_id)
+		return cli_error("%s: %" PRIu64 " samples name an event id the file does not "
+				 "define: not printed",
+				 path, st->unknown_id);
+	return CLI_OK;
+}
+
+/*
  * A perf.data file is told by tk_file_kind_of(); a stream that cannot seek
  * (standard input as "-", a pipe) can only be perf.data in pipe mode,
  * since .dat files are read by offset. Return: 1 when @path was perf
@@ -164,6 +189,7 @@ static int add_str(const char ***list, size_t *n, const char *s)
 static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 			   const struct sym_sources *src, int *status)
 {
+	struct tk_perfdata_report_stats rst;
 	static const struct {
 		unsigned int flag;
 		const char *name;
@@ -217,8 +243,10 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		return 1;
 	}
 	fflush(stdout);
-	if (tk_perfdata_report_run(pd, &popts, NULL) < 0)
+	if (tk_perfdata_report_run(pd, &popts, &rst) < 0)
 		*status = cli_lib_error(path);
+	else
+		*status = report_losses(path, &rst);
 	tk_perfdata_close(pd);
 	return 1;
 }

@@ -222,6 +222,7 @@ struct rep {
 	size_t runs_cap;
 	uint64_t max_ts, next_flush;
 	uint64_t printed;
+	struct tk_perfdata_report_stats st; /* the file's records and losses */
 
 	struct time_col tc; /* the merge thread's */
 	bool nsec;	    /* --ns */
@@ -2084,8 +2085,11 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 			}
 		}
 		ret = sample_fields(r, rec, idx, &ps);
-		if (ret == -ENOENT)
+		if (ret == -ENOENT) {
+			/* An id of no event: counted, and said at the end. */
+			r->st.unknown_id++;
 			return 0;
+		}
 		if (ret < 0)
 			return ret;
 		if (idx < 0)
@@ -2131,8 +2135,24 @@ static void rep_release(struct rep *r)
 	tk_outbuf_release(&r->out);
 }
 
+/* Count what perf script counts for its warnings about lost events. */
+static void count_record(struct rep *r, const struct tk_perf_record *rec)
+{
+	r->st.records++;
+	if (rec->type == TK_PERF_RECORD_SAMPLE) {
+		r->st.samples++;
+	} else if (rec->type == TK_PERF_RECORD_LOST) {
+		r->st.lost_records++;
+		if (rec->size >= 24)
+			r->st.lost_events += ld64((const uint8_t *)rec->data + 16);
+	} else if (rec->type == TK_PERF_RECORD_LOST_SAMPLES && rec->size >= 16) {
+		r->st.lost_samples += ld64((const uint8_t *)rec->data + 8);
+	}
+}
+
 TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
-				  const struct tk_perfdata_report_opts *opts, uint64_t *printed)
+				  const struct tk_perfdata_report_opts *opts,
+				  struct tk_perfdata_report_stats *stats)
 {
 	struct tk_perf_record rec;
 	struct rep r;
@@ -2163,6 +2183,7 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	}
 	r.pool = ppool_new(&r);
 	while ((ret = tk_perfdata_next(pd, &rec)) == 1) {
+		count_record(&r, &rec);
 		ret = process(&r, &rec);
 		if (ret)
 			break;
@@ -2184,8 +2205,10 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	tk_outbuf_flush(&r.out);
 	if (!ret && r.out.error)
 		ret = r.out.error;
-	if (printed)
-		*printed = r.printed;
+	if (stats) {
+		*stats = r.st;
+		stats->printed = r.printed;
+	}
 	rep_release(&r);
 	return ret < 0 ? ret : 0;
 }

@@ -956,6 +956,7 @@ static void test_report_order(void **state)
 	const uint8_t round[8] = {TK_PERF_RECORD_FINISHED_ROUND, 0, 0, 0, 0, 0, 8, 0};
 	struct tk_perfdata_report_opts opts = {0};
 	struct tk_perfdata *pd;
+	struct tk_perfdata_report_stats rst;
 	uint64_t printed = 0;
 	ssize_t n;
 	int fd;
@@ -991,7 +992,8 @@ static void test_report_order(void **state)
 	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	opts.fd = fd;
-	assert_int_equal(tk_perfdata_report_run(pd, &opts, &printed), 0);
+	assert_int_equal(tk_perfdata_report_run(pd, &opts, &rst), 0);
+	printed = rst.printed;
 	close(fd);
 	tk_perfdata_close(pd);
 	assert_int_equal(printed, 4);

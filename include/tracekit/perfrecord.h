@@ -77,6 +77,36 @@ TK_API int tk_perfrecord_parse_events(const char *arg, struct tk_perfrecord_even
  */
 TK_API void tk_perfrecord_events_free(struct tk_perfrecord_event *events, size_t nr);
 
+/** The largest user stack dump (a record's size is 16 bits). */
+#define TK_PERFRECORD_MAX_STACK 65528u
+/** tk_perfrecord_opts.freq: kernel.perf_event_max_sample_rate (perf's -F max). */
+#define TK_PERFRECORD_FREQ_MAX UINT64_MAX
+
+/**
+ * tk_perfrecord_parse_callgraph() - read a perf --call-graph value
+ * @arg:        "fp", "dwarf", "dwarf,SIZE" or "lbr"
+ * @mode:       receives the mode
+ * @stack_size: receives SIZE rounded up to a multiple of 8, 0 when not given
+ *
+ * Context: any thread.
+ * Return: 0, or -EINVAL with tk_errmsg() set (another mode, a size of 0 or
+ * above TK_PERFRECORD_MAX_STACK).
+ */
+TK_API int tk_perfrecord_parse_callgraph(const char *arg, enum tk_perfrecord_callgraph *mode,
+					 uint32_t *stack_size);
+
+/**
+ * tk_perfrecord_parse_list() - read a list such as perf's -C 0-3,6 or -p 12,34
+ * @arg: comma-separated numbers and ranges LO-HI (non-negative, LO <= HI)
+ * @out: receives a malloc'ed array of the numbers in order; the caller frees
+ * @nr:  receives its length (at least 1)
+ *
+ * Context: any thread.
+ * Return: 0, or -EINVAL (not such a list, a range over 65536 numbers) or
+ * -ENOMEM with tk_errmsg() set; @out is untouched then.
+ */
+TK_API int tk_perfrecord_parse_list(const char *arg, int32_t **out, size_t *nr);
+
 /** What tk_perfrecord_run() records; zero-initialise. */
 struct tk_perfrecord_opts {
 	const char *output; /* perf.data path */

@@ -162,3 +162,92 @@ TK_API void tk_perfrecord_events_free(struct tk_perfrecord_event *events, size_t
 		free((char *)events[i].spec);
 	free(events);
 }
+
+/* "fp", "dwarf", "dwarf,SIZE", "lbr": perf record --call-graph's values. */
+TK_API int tk_perfrecord_parse_callgraph(const char *arg, enum tk_perfrecord_callgraph *mode,
+					 uint32_t *stack_size)
+{
+	const char *comma = arg ? strchr(arg, ',') : NULL;
+	size_t n = comma ? (size_t)(comma - arg) : (arg ? strlen(arg) : 0);
+
+	if (!arg || !mode || !stack_size)
+		return tk_fail(EINVAL, "tk_perfrecord_parse_callgraph: NULL argument");
+	*stack_size = 0;
+	if (n == 2 && !strncmp(arg, "fp", 2) && !comma) {
+		*mode = TK_PERFRECORD_CALLGRAPH_FP;
+	} else if (n == 3 && !strncmp(arg, "lbr", 3) && !comma) {
+		*mode = TK_PERFRECORD_CALLGRAPH_LBR;
+	} else if (n == 5 && !strncmp(arg, "dwarf", 5)) {
+		*mode = TK_PERFRECORD_CALLGRAPH_DWARF;
+		if (comma) {
+			char *end;
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(comma + 1, &end, 0);
+			/* perf rounds the size up to whole u64 words. */
+			v = (v + 7) & ~7ULL;
+			if (errno || end == comma + 1 || *end || comma[1] == '-' || !v ||
+			    v > TK_PERFRECORD_MAX_STACK)
+				return tk_fail(
+					EINVAL,
+					"call graph \"%s\": the stack dump size must be 1 to "
+					"%u bytes",
+					arg, TK_PERFRECORD_MAX_STACK);
+			*stack_size = (uint32_t)v;
+		}
+	} else {
+		return tk_fail(EINVAL, "call graph \"%s\": not fp, dwarf[,SIZE] or lbr", arg);
+	}
+	return 0;
+}
+
+/* "0-3,6": a list of numbers and ranges, as perf takes for -C, -p and -t. */
+TK_API int tk_perfrecord_parse_list(const char *arg, int32_t **out, size_t *nr)
+{
+	int32_t *v = NULL;
+	size_t n = 0;
+	const char *p = arg;
+
+	if (!arg || !out || !nr)
+		return tk_fail(EINVAL, "tk_perfrecord_parse_list: NULL argument");
+	for (;;) {
+		char *end;
+		long lo, hi;
+
+		errno = 0;
+		lo = strtol(p, &end, 10);
+		if (errno || end == p || lo < 0 || lo > INT32_MAX || *p == '-' || *p == '+')
+			goto bad;
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			hi = strtol(p + 1, &end, 10);
+			if (errno || end == p + 1 || p[1] == '-' || p[1] == '+' || hi < lo ||
+			    hi > INT32_MAX || hi - lo > 65535)
+				goto bad;
+			p = end;
+		}
+		for (long x = lo; x <= hi; x++) {
+			int32_t *nv = realloc(v, (n + 1) * sizeof(*nv));
+
+			if (!nv) {
+				free(v);
+				return tk_fail(ENOMEM, "out of memory");
+			}
+			v = nv;
+			v[n++] = (int32_t)x;
+		}
+		if (!*p)
+			break;
+		if (*p != ',' || !p[1])
+			goto bad;
+		p++;
+	}
+	*out = v;
+	*nr = n;
+	return 0;
+bad:
+	free(v);
+	return tk_fail(EINVAL, "\"%s\" is not a list of numbers and ranges (0-3,6)", arg);
+}

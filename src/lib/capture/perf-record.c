@@ -129,7 +129,7 @@
 #define FLUSH_INTERVAL	  0.09 /* s: each 100 ms poll cycle commits, faster wakeups wait */
 #define MISC_CPUMODE_MASK 7
 #define DEFAULT_STACK	  8192
-#define MAX_STACK	  65528 /* the largest multiple of 8 a record's u16 size leaves room for */
+#define MAX_STACK	  TK_PERFRECORD_MAX_STACK
 /* perf's user registers for DWARF unwinding on x86_64: all but the segment registers. */
 #define X86_64_REGS_USER 0xff0fffULL
 
@@ -1712,6 +1712,49 @@ static int old_tracepoints(struct session *s, const char *root)
 }
 
 /*
+ * GROUP_DESC, as perf writes it for -e '{a,b}': u32 nr, then per group the
+ * name as a perf string (u32 len, NUL-padded to 64), u32 leader_idx and
+ * u32 nr_members; members follow their leader in attr order, because
+ * events are added in the order the user listed them. Without it perf
+ * reports the members as lone events. An append keeps the old file's.
+ */
+static int group_desc(struct session *s)
+{
+	static const char name[64] = "{anon_group}";
+	unsigned char *blob, *p;
+	uint32_t nr = 0, len = sizeof(name);
+	int r;
+
+	for (size_t e = 0; e < s->nr_evs; e++)
+		if (s->evs[e].group && s->evs[e].leader == e)
+			nr++;
+	if (!nr || s->o->append)
+		return 0;
+	blob = calloc(1, 4 + (size_t)nr * (4 + sizeof(name) + 8));
+	if (!blob)
+		return tk_fail(ENOMEM, "out of memory");
+	memcpy(blob, &nr, 4);
+	p = blob + 4;
+	for (size_t e = 0; e < s->nr_evs; e++) {
+		uint32_t leader = (uint32_t)e, members = 0;
+
+		if (!s->evs[e].group || s->evs[e].leader != e)
+			continue;
+		for (size_t k = e; k < s->nr_evs; k++)
+			members += s->evs[k].leader == e;
+		memcpy(p, &len, 4);
+		memcpy(p + 4, name, sizeof(name));
+		memcpy(p + 4 + sizeof(name), &leader, 4);
+		memcpy(p + 8 + sizeof(name), &members, 4);
+		p += 12 + sizeof(name);
+	}
+	r = tk_perfdata_writer_set_feature(s->w, TK_PERF_FEAT_GROUP_DESC, blob,
+					   (uint64_t)(p - blob));
+	free(blob);
+	return r;
+}
+
+/*
  * TRACING_DATA, the host features and CMDLINE: everything known before the
  * capture. Set before the first record, the writer puts them ahead of the
  * data and keeps a table of them after it at every flush, so that a killed
@@ -1751,6 +1794,9 @@ static int early_features(struct session *s)
 		if (r < 0)
 			return r;
 	}
+	r = group_desc(s);
+	if (r < 0)
+		return r;
 	/* The reference pair is read now, as recording starts (perf reads it there too). */
 	if (s->o->use_clockid) {
 		r = tk_perfdata_writer_set_clock(s->w, s->o->clockid);
@@ -1798,6 +1844,12 @@ static int record(struct session *s, int sfd)
 	}
 	s->st->nr_tracepoints = (uint32_t)s->nr_tps;
 	s->st->nr_counters = (uint32_t)(s->nr_evs - s->nr_tps);
+	if (s->o->freq == TK_PERFRECORD_FREQ_MAX) {
+		if (max_sample_rate(&max_rate) < 0 || !max_rate)
+			return tk_fail(EIO, "/proc/sys/kernel/perf_event_max_sample_rate: cannot "
+					    "read it");
+		s->freq = max_rate;
+	}
 	if (s->nr_evs > s->nr_tps && !s->o->period && max_sample_rate(&max_rate) == 0 &&
 	    s->freq > max_rate)
 		return tk_fail(EINVAL,

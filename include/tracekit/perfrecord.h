@@ -181,10 +181,13 @@ struct tk_perfrecord_stats {
  * @opts:  what to record and where
  * @stats: receives the counters (also on failure, as far as it got); may be NULL
  *
- * Opens every event once per online CPU (tracepoints: sample_period 1,
- * IDENTIFIER|TID|TIME|CPU|PERIOD|RAW; software and hardware events:
- * IDENTIFIER|IP|TID|TIME|CPU|PERIOD, by frequency or period; CALLCHAIN
- * added with @callchain) plus a dummy event per CPU that carries COMM
+ * Opens every event once per online CPU, or per CPU of @cpus, and per
+ * thread of @pids/@tids when given (tracepoints: sample_period 1,
+ * IDENTIFIER|IP|TID|TIME|CPU|PERIOD|RAW; software and hardware events:
+ * IDENTIFIER|IP|TID|TIME|CPU|PERIOD, by frequency or period; what
+ * @callgraph asks for added; events of one group under their leader, and
+ * GROUP_DESC; a cycles event without a PMU falls back to cpu-clock with a
+ * warning through the log handler) plus a dummy event per CPU that carries COMM
  * (with exec), MMAP2, FORK and EXIT, one ring of @mmap_pages per CPU
  * shared by that CPU's events. System-wide, the file gets a COMM for every
  * thread alive at the start and an MMAP2 for every executable mapping of

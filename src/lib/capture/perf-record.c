@@ -4,14 +4,25 @@
  * perf_event_open into perf.data.
  *
  * Events. An -e spec that names a software or hardware event as perf does
- * ("cpu-clock", "page-faults", "cycles"..., optionally ":u"/":k") is a
- * counter: sampled by frequency (attr.freq, 4000 Hz by default, as perf)
- * or every -c COUNT events, sample_type IDENTIFIER|IP|TID|TIME|CPU|PERIOD
- * (0x10187). Any other spec is expanded against tracefs'
- * events/SYSTEM/EVENT directories (fnmatch on both parts); the
- * tracepoint's attr.config is the number in events/S/E/id, sample_period
- * 1, sample_type IDENTIFIER|TID|TIME|CPU|PERIOD|RAW (0x10586). Callchains
- * (-g) add CALLCHAIN to both. IDENTIFIER puts the id at a fixed place in
+ * ("cpu-clock", "page-faults", "cycles"..., optionally ":u"/":k" and
+ * ":p".. for precise_ip) is a counter: sampled by frequency (attr.freq,
+ * 4000 Hz by default, as perf) or every -c COUNT events, sample_type
+ * IDENTIFIER|IP|TID|TIME|CPU|PERIOD (0x10187). Any other spec is expanded
+ * against tracefs' events/SYSTEM/EVENT directories (fnmatch on both
+ * parts); the tracepoint's attr.config is the number in events/S/E/id,
+ * sample_period 1, sample_type IDENTIFIER|IP|TID|TIME|CPU|PERIOD|RAW
+ * (0x10587): perf's own tracepoint samples carry IP, and perf script
+ * refuses -F ip,sym without it. A cycles event that this machine cannot
+ * count (no PMU: ENOENT/EOPNOTSUPP on its first open) becomes cpu-clock
+ * with a warning, as perf falls back. Call graphs: fp (-g) adds CALLCHAIN;
+ * dwarf adds CALLCHAIN|REGS_USER|STACK_USER with perf's x86_64 register
+ * mask and exclude_callchain_user, and sets mmap_data on the dummy (and
+ * synthesizes file-backed data maps), because perf's unwinder reads
+ * .eh_frame_hdr through the read-only segment's map; lbr adds
+ * BRANCH_STACK with the call-stack branch filter. Groups ({a,b}, the
+ * tk_perfrecord_event.group number): members open with the leader's fd
+ * of the same CPU and task as group_fd, enabled (the leader gates them),
+ * and GROUP_DESC names them for perf report --group. IDENTIFIER puts the id at a fixed place in
  * every record, which is what lets perf tell several events apart. A
  * dummy software event (type 1, config 9) sets comm/comm_exec/task/mmap/
  * mmap2 so that the kernel reports exec, fork, exit and every executable
@@ -20,8 +31,11 @@
  * attr: perf reads the trailer by the first event's layout).
  *
  * Targets. System-wide (-a, or no command): every event once per online
- * CPU with pid -1. Around a command without -a: once per CPU with pid =
- * the held child, inherit (its descendants count too) and enable_on_exec
+ * CPU (or per CPU of the -C list) with pid -1. Existing tasks (-p: every
+ * thread of the process alive at the start; -t: those threads): once per
+ * CPU and thread, inherit, enabled by ioctl; the side band is their COMM
+ * and their processes' maps. fds are laid out [cpu][task][event]. Around a command without -a: once
+ * per CPU with pid = the held child, inherit (its descendants count too) and enable_on_exec
  * (nothing before the exec: the kernel enables the events as the image
  * is replaced, before it names the task, so the exec COMM is recorded).
  * inherit needs per-CPU events to be mmap'ed, hence not one per-task ring.
@@ -632,6 +646,9 @@ static void fill_attr(const struct session *s, size_t e, struct perf_event_attr 
 		a->task = 1;
 		a->mmap = 1;
 		a->mmap2 = 1;
+		/* DWARF unwinding reads .eh_frame from the file's read-only segment: perf
+		 * needs the data maps too to find it (mmap_data, as perf sets it). */
+		a->mmap_data = callgraph(s) == TK_PERFRECORD_CALLGRAPH_DWARF;
 	} else if (s->evs[e].type == PERF_TYPE_TRACEPOINT) {
 		a->type = PERF_TYPE_TRACEPOINT;
 		a->config = s->evs[e].config;
@@ -1258,7 +1275,9 @@ static int synthesize_maps(struct session *s, unsigned long pid)
 			   &maj, &min, &ino, &name_at) < 7 ||
 		    strlen(perms) < 4 || end <= start)
 			continue;
-		if (perms[2] != 'x')
+		/* Data maps only for DWARF unwinding (see fill_attr), and only of files. */
+		if (perms[2] != 'x' && (callgraph(s) != TK_PERFRECORD_CALLGRAPH_DWARF || !name_at ||
+					line[name_at] != '/'))
 			continue;
 		name = name_at ? line + name_at : "";
 		n = strcspn(name, "\n");
@@ -1271,7 +1290,7 @@ static int synthesize_maps(struct session *s, unsigned long pid)
 		if (n >= 4096)
 			continue;
 		prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-		       PROT_EXEC;
+		       (perms[2] == 'x' ? PROT_EXEC : 0);
 		flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 		len = end - start;
 		ino64 = ino;

@@ -320,6 +320,13 @@ for pair in "perf tk" "tk perf"; do
 done >"$dir/top.fails"
 [ -s "$dir/top.fails" ] && { cat "$dir/top.fails"; fail "top ten differ"; cat "$dir/top.perf" "$dir/top.tk"; }
 grep -q 'tk_leaf_work' "$dir/top.tk" || fail "tracekit profile: no tk_leaf_work: $(cat "$dir/top.tk")"
+# The host features perf writes: CPU and NUMA topology and PMU mappings, printed as perf prints its own.
+for f in perf tk; do
+	perf report --header-only -I -i "$dir/$f.data" 2>/dev/null |
+		grep -e '^# sibling' -e '^# CPU [0-9]*: Core ID' -e '^# node[0-9]* cpu list' -e '^# pmu mappings' >"$dir/host.$f"
+done
+[ -s "$dir/host.tk" ] && cmp -s "$dir/host.perf" "$dir/host.tk" ||
+	{ fail "host features differ from perf's"; diff "$dir/host.perf" "$dir/host.tk" | head -5; }
 # Tracepoint samples carry IP, so perf script prints ip and sym.
 "$TRACEKIT" record --perf -q -e sched:sched_switch -o "$dir/tp.data" -- "$dir/busy" 2 2>"$dir/tp.err" ||
 	fail "sched_switch: $(cat "$dir/tp.err")"

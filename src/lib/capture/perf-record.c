@@ -126,6 +126,7 @@
 #include <tracekit/tracefs.h>
 
 #include "internal/error.h"
+#include "perf-host.h"
 
 #define TP_SAMPLE_TYPE                                                                             \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
@@ -1822,7 +1823,11 @@ static int early_features(struct session *s)
 		if (r < 0)
 			return r;
 	}
-	return tk_perfdata_writer_set_host(s->w, s->o->argc, s->o->argv);
+	r = tk_perfdata_writer_set_host(s->w, s->o->argc, s->o->argv);
+	if (r < 0)
+		return r;
+	/* An append keeps the old file's topology: it stays the recording's first machine. */
+	return s->o->append ? 0 : tk_perfhost_set_topology(s->w);
 }
 
 static int max_sample_rate(uint64_t *rate)

@@ -320,10 +320,12 @@ for pair in "perf tk" "tk perf"; do
 done >"$dir/top.fails"
 [ -s "$dir/top.fails" ] && { cat "$dir/top.fails"; fail "top ten differ"; cat "$dir/top.perf" "$dir/top.tk"; }
 grep -q 'tk_leaf_work' "$dir/top.tk" || fail "tracekit profile: no tk_leaf_work: $(cat "$dir/top.tk")"
-# The host features perf writes: CPU and NUMA topology and PMU mappings, printed as perf prints its own.
+# The host features perf writes: CPU and NUMA topology, PMU mappings, caches and memory
+# blocks, printed as perf prints its own.
 for f in perf tk; do
 	perf report --header-only -I -i "$dir/$f.data" 2>/dev/null |
-		grep -e '^# sibling' -e '^# CPU [0-9]*: Core ID' -e '^# node[0-9]* cpu list' -e '^# pmu mappings' >"$dir/host.$f"
+		grep -e '^# sibling' -e '^# CPU [0-9]*: Core ID' -e '^# node[0-9]* cpu list' -e '^# pmu mappings' \
+			-e '^#  L[0-9] ' -e '^# memory nodes' -e '^#  *[0-9]* \[' >"$dir/host.$f"
 done
 [ -s "$dir/host.tk" ] && cmp -s "$dir/host.perf" "$dir/host.tk" ||
 	{ fail "host features differ from perf's"; diff "$dir/host.perf" "$dir/host.tk" | head -5; }

@@ -17,6 +17,15 @@
  *                 u64 MemFree kB (its meminfo), string cpulist.
  *   PMU_MAPPINGS  u32 nr; per PMU of /sys/bus/event_source/devices, in
  *                 directory order as perf scans it: u32 type, string name.
+ *   CACHE         u32 version 1, u32 nr; per cache: u32 level, line size,
+ *                 sets, ways; strings type, size, shared_cpu_list. Every
+ *                 CPU's cache/indexN levels, each distinct one once, in CPU
+ *                 order, then stably by level (perf's sort keeps the CPU
+ *                 order within a level).
+ *   MEM_TOPOLOGY  u64 version 1, u64 block size (memory/block_size_bytes,
+ *                 hex), u64 nr; per node, by number: u64 node, u64 bits
+ *                 (highest memoryN block + 1), bitmap {u64 bits, u64
+ *                 words} of the node's blocks.
  *
  * Host facts are gathered here, in capture, and handed to the writer as
  * payloads: the writer itself never looks at the machine, so converting a
@@ -300,6 +309,160 @@ static int pmu_mappings(struct tk_perfdata_writer *w)
 	return set(w, TK_PERF_FEAT_PMU_MAPPINGS, &b);
 }
 
+struct cache {
+	uint32_t level, line, sets, ways;
+	char type[32], size[32], map[256];
+};
+
+static bool read_cache(int cpu, int idx, struct cache *c)
+{
+	char path[160], v[32];
+	uint32_t *nums[] = {&c->level, &c->line, &c->sets, &c->ways};
+	static const char *const num_names[] = {"level", "coherency_line_size", "number_of_sets",
+						"ways_of_associativity"};
+
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), SYS_CPU "/cpu%d/cache/index%d/%s", cpu, idx,
+			 num_names[i]);
+		if (read_line(path, v, sizeof(v)) < 0)
+			return false;
+		*nums[i] = (uint32_t)strtoul(v, NULL, 10);
+	}
+	snprintf(path, sizeof(path), SYS_CPU "/cpu%d/cache/index%d/type", cpu, idx);
+	if (read_line(path, c->type, sizeof(c->type)) < 0)
+		return false;
+	snprintf(path, sizeof(path), SYS_CPU "/cpu%d/cache/index%d/size", cpu, idx);
+	if (read_line(path, c->size, sizeof(c->size)) < 0)
+		return false;
+	snprintf(path, sizeof(path), SYS_CPU "/cpu%d/cache/index%d/shared_cpu_list", cpu, idx);
+	return read_line(path, c->map, sizeof(c->map)) == 0;
+}
+
+static int caches(struct tk_perfdata_writer *w)
+{
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	int nr = conf > 0 && conf < 65536 ? (int)conf : 0;
+	struct cache *all = calloc((size_t)nr * 4 + 1, sizeof(*all)), c;
+	struct blob b = {0};
+	uint32_t n = 0;
+
+	if (!all)
+		return tk_fail(ENOMEM, "out of memory");
+	/* perf reads four levels (index0..3) per CPU. */
+	for (int cpu = 0; cpu < nr; cpu++) {
+		for (int idx = 0; idx < 4 && read_cache(cpu, idx, &c); idx++) {
+			bool dup = false;
+
+			for (uint32_t i = 0; i < n && !dup; i++)
+				dup = !memcmp(&all[i], &c, sizeof(c));
+			if (!dup) {
+				/* Keep equal levels in the order met: a stable insertion. */
+				uint32_t at = n;
+
+				while (at > 0 && all[at - 1].level > c.level) {
+					all[at] = all[at - 1];
+					at--;
+				}
+				all[at] = c;
+				n++;
+			}
+			memset(&c, 0, sizeof(c));
+		}
+	}
+	if (!n) {
+		free(all);
+		return 0;
+	}
+	put_u32(&b, 1);
+	put_u32(&b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		put_u32(&b, all[i].level);
+		put_u32(&b, all[i].line);
+		put_u32(&b, all[i].sets);
+		put_u32(&b, all[i].ways);
+		put_string(&b, all[i].type);
+		put_string(&b, all[i].size);
+		put_string(&b, all[i].map);
+	}
+	free(all);
+	return set(w, TK_PERF_FEAT_CACHE, &b);
+}
+
+/* A node's memory blocks: the memoryN entries of its sysfs directory. */
+static int node_blocks(struct blob *b, long node)
+{
+	char path[128];
+	struct dirent *e;
+	uint64_t bits = 0, *words;
+	unsigned int phys;
+	DIR *d;
+
+	snprintf(path, sizeof(path), SYS_NODE "/node%ld", node);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (sscanf(e->d_name, "memory%u", &phys) == 1 && phys + 1ULL > bits)
+			bits = phys + 1ULL;
+	if (!bits) {
+		closedir(d);
+		return 0;
+	}
+	words = calloc((size_t)((bits + 63) / 64), 8);
+	if (!words) {
+		closedir(d);
+		b->oom = true;
+		return -1;
+	}
+	rewinddir(d);
+	while ((e = readdir(d)))
+		if (sscanf(e->d_name, "memory%u", &phys) == 1)
+			words[phys / 64] |= 1ULL << (phys % 64);
+	closedir(d);
+	put_u64(b, (uint64_t)node);
+	put_u64(b, bits);
+	put_u64(b, bits);
+	put(b, words, (size_t)((bits + 63) / 64) * 8);
+	free(words);
+	return 1;
+}
+
+static int mem_topology(struct tk_perfdata_writer *w)
+{
+	char online[256], v[32];
+	struct blob b = {0};
+	uint64_t nr = 0, block;
+	const char *p;
+
+	if (read_line("/sys/devices/system/memory/block_size_bytes", v, sizeof(v)) < 0 ||
+	    read_line(SYS_NODE "/online", online, sizeof(online)) < 0)
+		return 0;
+	block = strtoull(v, NULL, 16);
+	put_u64(&b, 1);
+	put_u64(&b, block);
+	put_u64(&b, 0); /* the count, set below */
+	for (p = online; *p;) {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+
+		if (end == p)
+			break;
+		if (*end == '-')
+			hi = strtol(end + 1, &end, 10);
+		for (long n = lo; n <= hi && n - lo < 4096; n++)
+			if (node_blocks(&b, n) > 0)
+				nr++;
+		p = *end == ',' ? end + 1 : end;
+	}
+	if (!nr && !b.oom) {
+		free(b.p);
+		return 0;
+	}
+	if (!b.oom)
+		memcpy(b.p + 16, &nr, 8);
+	return set(w, TK_PERF_FEAT_MEM_TOPOLOGY, &b);
+}
+
 int tk_perfhost_set_topology(struct tk_perfdata_writer *w)
 {
 	int r = cpu_topology(w);
@@ -308,5 +471,9 @@ int tk_perfhost_set_topology(struct tk_perfdata_writer *w)
 		r = numa_topology(w);
 	if (r == 0)
 		r = pmu_mappings(w);
+	if (r == 0)
+		r = caches(w);
+	if (r == 0)
+		r = mem_topology(w);
 	return r;
 }

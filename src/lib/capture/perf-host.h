@@ -6,7 +6,8 @@
 #include <tracekit/perfdata.h>
 
 /*
- * Set CPU_TOPOLOGY, NUMA_TOPOLOGY and PMU_MAPPINGS of the running machine
+ * Set CPU_TOPOLOGY, NUMA_TOPOLOGY, PMU_MAPPINGS, CACHE and MEM_TOPOLOGY of
+ * the running machine
  * on @w (early features when called before the first record). A part
  * whose sysfs files are missing is left out, as perf leaves it out.
  * Return: 0, -ENOMEM or a writer error.

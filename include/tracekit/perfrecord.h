@@ -149,7 +149,8 @@ struct tk_perfrecord_opts {
 	size_t nr_cpus;
 	const int32_t *pids; /* follow these existing processes (all
 				their threads, and children they fork)
-				instead of a command or the whole system */
+				instead of a command or the whole system,
+				until they have all exited */
 	size_t nr_pids;
 	const int32_t *tids; /* idem, these threads only */
 	size_t nr_tids;

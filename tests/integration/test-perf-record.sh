@@ -390,6 +390,16 @@ for f in p t; do
 done
 [ -z "$(perf script -F cpu -i "$dir/cpu.data" 2>/dev/null | grep -v '^ *\[000\] *$')" ] ||
 	fail "-C 0: samples of other CPUs"
+# Without --duration, -p records until the process exits, as perf does.
+"$dir/busy" 300 &
+bg=$!
+busy_pid=$bg
+timeout 30 "$TRACEKIT" record --perf -q -p $busy_pid -e cpu-clock -o "$dir/pe.data" 2>"$dir/pe.err" ||
+	fail "-p until the exit: rc $?: $(cat "$dir/pe.err")"
+wait $bg 2>/dev/null
+bg=
+perf script -F pid,ip,sym -i "$dir/pe.data" 2>/dev/null | grep -q "^ *$busy_pid .*tk_leaf_work" ||
+	fail "-p until the exit: no samples of busy"
 # --call-graph dwarf: user registers and stack, unwound by perf; fp is -g; lbr needs the CPU's LBR.
 "$TRACEKIT" record --perf -q --call-graph dwarf,4096 -e cpu-clock -o "$dir/dw.data" -- "$dir/busy" 20 \
 	2>"$dir/dw.err" || fail "--call-graph dwarf: $(cat "$dir/dw.err")"

@@ -1500,6 +1500,28 @@ static double mono_now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/*
+ * -p/-t: whether a followed task still runs (a zombie is over too). perf
+ * stops when its targets are gone; so does this recorder, checked once per
+ * poll cycle.
+ */
+static bool targets_alive(const struct session *s)
+{
+	for (size_t i = 0; i < s->nr_targets; i++) {
+		char path[64], st[256];
+		const char *close;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->targets[i].pid,
+			 (int)s->targets[i].tid);
+		if (read_small(path, st, sizeof(st)) < 0)
+			continue;
+		close = strrchr(st, ')');
+		if (close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X')
+			return true;
+	}
+	return false;
+}
+
 static int wait_loop(struct session *s, int sfd)
 {
 	double deadline = s->o->duration > 0 ? mono_now() + s->o->duration : 0;
@@ -1540,6 +1562,8 @@ static int wait_loop(struct session *s, int sfd)
 				break;
 			last_flush = mono_now();
 		}
+		if (!s->system_wide && !s->cmd && !targets_alive(s))
+			break;
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			bool stop = false;

@@ -101,17 +101,26 @@ const char cmd_record_usage[] =
 	"                          how pages leave the kernel (default splice; mmap\n"
 	"                          needs kernel 6.10, kept for measurements)\n"
 	"      --perf              record through perf_event_open into a perf.data\n"
-	"                          file (default when FILE ends in .data); -e then\n"
-	"                          also takes software and hardware events by perf's\n"
-	"                          names (cpu-clock, task-clock, page-faults, cycles,\n"
-	"                          instructions...; :u or :k for user or kernel only)\n"
+	"                          file (default when FILE ends in .data); the\n"
+	"                          letters then mean what perf record's do:\n"
 	"  perf.data options (with --perf):\n"
+	"  -e EVENT[,EVENT]...     tracepoints, or software and hardware events by\n"
+	"                          perf's names (cpu-clock, task-clock, page-faults,\n"
+	"                          cycles...; :u, :k, :p...); {A,B} is a group; cycles\n"
+	"                          falls back to cpu-clock without a hardware PMU\n"
 	"  -a, --all-cpus          every task on every CPU (the default without\n"
 	"                          COMMAND; with it, only COMMAND and its children)\n"
-	"      --freq HZ           samples per second of software and hardware events\n"
-	"                          (default 4000)\n"
+	"  -p, --pid PID[,PID]     follow these running processes\n"
+	"  -t, --tid TID[,TID]     follow these running threads\n"
+	"  -C, --cpu CPUS          only these CPUs (0-3,6)\n"
+	"  -F, --freq HZ|max       samples per second of software and hardware\n"
+	"                          events (default 4000)\n"
 	"  -c, --count COUNT       a sample every COUNT events instead (all events)\n"
-	"  -g                      record callchains\n"
+	"  -g                      record callchains (--call-graph fp)\n"
+	"      --call-graph fp|dwarf[,SIZE]|lbr\n"
+	"                          how: frame pointers, a user stack copy of SIZE\n"
+	"                          bytes (default 8192) or last branch records\n"
+	"  -m, --mmap-pages PAGES  ring pages per CPU, a power of two (default 64)\n"
 	"  -k, --clockid CLOCK     sample times from this clock: mono, raw, realtime,\n"
 	"                          boot, tai (as perf spells them) or a clockid\n"
 	"                          number; realtime, boot and tai suit software\n"
@@ -183,11 +192,10 @@ struct record_args {
 	bool follow;
 	double duration;
 	bool quiet;
-	/* --perf only */
+	/* perf.data options, refused here with a hint */
 	bool all_cpus, callchain, append, use_clockid;
 	int32_t clockid;
 	uint64_t freq, count;
-	bool output_set;
 	char **command;
 };
 
@@ -318,36 +326,34 @@ out_mask:
 	return r;
 }
 
+/* What perf mode's options gathered; the events and lists are the library's to free. */
+struct perf_args {
+	struct tk_perfrecord_opts o;
+	struct tk_perfrecord_event *events;
+	size_t nevents;
+	size_t last_e; /* first event of the latest -e, which a following -f filters */
+	int32_t *cpus, *pids, *tids;
+	size_t ncpus, npids, ntids;
+	bool quiet;
+};
+
 /* --perf or an output named *.data: the perf_event_open recorder (tk_perfrecord). */
-static int run_perf(struct record_args *a)
+static int run_perf(struct perf_args *a)
 {
-	struct tk_perfrecord_event *ev = calloc(a->nevents + 1, sizeof(*ev));
-	struct tk_perfrecord_opts o = {0};
+	struct tk_perfrecord_opts *o = &a->o;
 	struct tk_perfrecord_stats st;
 	int r;
 
-	if (!ev)
-		return cli_error("out of memory");
-	for (size_t i = 0; i < a->nevents; i++) {
-		ev[i].spec = a->events[i].spec;
-		ev[i].filter = a->events[i].filter;
-	}
-	/* Without -o, --perf writes perf.data as perf record does. */
-	o.output = a->output_set ? a->opts.output : "perf.data";
-	o.events = ev;
-	o.nr_events = a->nevents;
-	o.duration = a->duration;
-	o.command = a->command;
+	o->events = a->events;
+	o->nr_events = a->nevents;
+	o->cpus = a->cpus;
+	o->nr_cpus = a->ncpus;
+	o->pids = a->pids;
+	o->nr_pids = a->npids;
+	o->tids = a->tids;
+	o->nr_tids = a->ntids;
 	/* CMDLINE: left NULL, the library stores this process's whole command line. */
-	o.freq = a->freq;
-	o.period = a->count;
-	o.callchain = a->callchain;
-	o.system_wide = a->all_cpus;
-	o.append = a->append;
-	o.use_clockid = a->use_clockid;
-	o.clockid = a->clockid;
-	r = tk_perfrecord_run(&o, &st);
-	free(ev);
+	r = tk_perfrecord_run(o, &st);
 	if (r < 0)
 		return cli_lib_error(NULL);
 	if (!a->quiet) {
@@ -355,7 +361,7 @@ static int run_perf(struct record_args *a)
 			"tracekit record: %s%s: %" PRIu64 " samples of %u tracepoints and %u "
 			"other events on %u CPUs, %.2f MB, %u build ids, %" PRIu64
 			" samples lost (%" PRIu64 " LOST records)\n",
-			o.output, o.append ? " (appended)" : "", st.samples, st.nr_tracepoints,
+			o->output, o->append ? " (appended)" : "", st.samples, st.nr_tracepoints,
 			st.nr_counters, st.nr_cpus, (double)st.bytes / 1e6, st.nr_build_ids,
 			st.lost, st.lost_records);
 	}
@@ -608,6 +614,271 @@ static int resolve_cached_events(struct record_args *a)
 	return r;
 }
 
+static bool ends_with_data(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 5 && !strcmp(path + n - 5, ".data");
+}
+
+/* Long options that take a value in either mode: their value is skipped when looking for --perf. */
+static bool long_takes_value(const char *opt)
+{
+	static const char *const with_value[] = {
+		"event", "filter",     "plugin",     "output",	    "buffer-size",  "clock",
+		"pid",	 "instance",   "duration",   "compression", "file-version", "capture",
+		"probe", "cache-dir",  "freq",	     "count",	    "clockid",	    "cpu",
+		"tid",	 "call-graph", "mmap-pages",
+	};
+	size_t n = strcspn(opt, "=");
+
+	if (opt[n] == '=')
+		return false;
+	for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
+		if (strlen(with_value[i]) == n && !strncmp(with_value[i], opt, n))
+			return true;
+	return false;
+}
+
+/*
+ * Whether this is a perf.data recording (--perf, or the last -o names a
+ * *.data file): the option letters then mean what perf record's do (-F
+ * frequency, -p PID, -C CPUs...), so the mode is settled before getopt
+ * reads them. The scan stops where getopt would, at "--" or the command.
+ * -F is the one letter whose value depends on the mode: a number after it
+ * (or "max") is taken as its value, since no command is named that.
+ */
+static bool perf_mode(int argc, char **argv)
+{
+	const char *out = NULL;
+	bool perf = false;
+
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i];
+
+		if (!strcmp(s, "--") || s[0] != '-' || !s[1])
+			break;
+		if (s[1] == '-') {
+			if (!strcmp(s, "--perf"))
+				perf = true;
+			else if (!strncmp(s, "--output=", 9))
+				out = s + 9;
+			else if (!strcmp(s, "--output") && i + 1 < argc)
+				out = argv[++i];
+			else if (long_takes_value(s + 2))
+				i++;
+			continue;
+		}
+		for (const char *c = s + 1; *c; c++) {
+			const char *val = c[1] ? c + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+
+			if (*c == 'F') {
+				if (c[1])
+					break;
+				if (val && (strspn(val, "0123456789") == strlen(val) ||
+					    !strcmp(val, "max")))
+					i++;
+				break;
+			}
+			if (!strchr("efopbCPBkcmt", *c))
+				continue;
+			if (*c == 'o' && val)
+				out = val;
+			if (!c[1])
+				i++;
+			break;
+		}
+	}
+	return perf || (out && ends_with_data(out));
+}
+
+/*
+ * tracekit record in perf mode: perf record's options with perf's letters,
+ * then tk_perfrecord_run(). The .dat letters that mean something else here
+ * (-F, -p, -C) are perf's; the .dat-only long options are refused by name.
+ */
+static int cmd_record_perf(int argc, char **argv)
+{
+	enum {
+		OPT_DURATION = 256,
+		OPT_PERF,
+		OPT_APPEND,
+		OPT_CALL_GRAPH,
+		OPT_DAT_ONLY,
+	};
+	static const struct option longopts[] = {
+		{"event", required_argument, NULL, 'e'},
+		{"filter", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"all-cpus", no_argument, NULL, 'a'},
+		{"cpu", required_argument, NULL, 'C'},
+		{"pid", required_argument, NULL, 'p'},
+		{"tid", required_argument, NULL, 't'},
+		{"freq", required_argument, NULL, 'F'},
+		{"count", required_argument, NULL, 'c'},
+		{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
+		{"mmap-pages", required_argument, NULL, 'm'},
+		{"clockid", required_argument, NULL, 'k'},
+		{"append", no_argument, NULL, OPT_APPEND},
+		{"duration", required_argument, NULL, OPT_DURATION},
+		{"perf", no_argument, NULL, OPT_PERF},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{"plugin", required_argument, NULL, OPT_DAT_ONLY},
+		{"buffer-size", required_argument, NULL, OPT_DAT_ONLY},
+		{"clock", required_argument, NULL, OPT_DAT_ONLY},
+		{"follow", no_argument, NULL, OPT_DAT_ONLY},
+		{"instance", required_argument, NULL, OPT_DAT_ONLY},
+		{"top", no_argument, NULL, OPT_DAT_ONLY},
+		{"compression", required_argument, NULL, OPT_DAT_ONLY},
+		{"file-version", required_argument, NULL, OPT_DAT_ONLY},
+		{"capture", required_argument, NULL, OPT_DAT_ONLY},
+		{"probe", required_argument, NULL, OPT_DAT_ONLY},
+		{"cache-dir", required_argument, NULL, OPT_DAT_ONLY},
+		{NULL, 0, NULL, 0},
+	};
+	struct perf_args a = {0};
+	bool output_set = false;
+	int32_t **list;
+	size_t *nlist;
+	unsigned long long u64;
+	char *end;
+	int c, lib, r = CLI_OK;
+
+	a.o.output = "perf.data";
+	while (r == CLI_OK &&
+	       (c = getopt_long(argc, argv, "+:e:f:o:aC:p:t:F:c:gm:k:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			a.last_e = a.nevents;
+			if (optarg[0] == '%') {
+				r = cli_usage_error(
+					"cached probes (-e %s) record into a .dat file, "
+					"not with --perf",
+					optarg);
+				break;
+			}
+			lib = tk_perfrecord_parse_events(optarg, &a.events, &a.nevents);
+			if (lib < 0)
+				r = lib == -ENOMEM ? cli_lib_error(NULL)
+						   : cli_usage_error("%s", tk_errmsg());
+			break;
+		case 'f':
+			if (!a.nevents) {
+				r = cli_usage_error("-f applies to the events of a preceding -e");
+				break;
+			}
+			for (size_t i = a.last_e; i < a.nevents; i++)
+				a.events[i].filter = optarg;
+			break;
+		case 'o':
+			a.o.output = optarg;
+			output_set = true;
+			break;
+		case 'a':
+			a.o.system_wide = true;
+			break;
+		case 'C':
+		case 'p':
+		case 't':
+			list = c == 'C' ? &a.cpus : c == 'p' ? &a.pids : &a.tids;
+			nlist = c == 'C' ? &a.ncpus : c == 'p' ? &a.npids : &a.ntids;
+			free(*list);
+			*list = NULL;
+			if (tk_perfrecord_parse_list(optarg, list, nlist) < 0)
+				r = cli_usage_error("-%c: %s", c, tk_errmsg());
+			break;
+		case 'g':
+			a.o.callgraph = TK_PERFRECORD_CALLGRAPH_FP;
+			break;
+		case OPT_CALL_GRAPH:
+			if (tk_perfrecord_parse_callgraph(optarg, &a.o.callgraph, &a.o.stack_size) <
+			    0)
+				r = cli_usage_error("%s", tk_errmsg());
+			break;
+		case 'k':
+			if (parse_clockid(optarg, &a.o.clockid) < 0)
+				r = cli_usage_error(
+					"unknown clock '%s' (mono, raw, realtime, boot, "
+					"tai or a clockid number)",
+					optarg);
+			a.o.use_clockid = true;
+			break;
+		case 'm':
+			if (parse_u32(optarg, &a.o.mmap_pages) < 0 ||
+			    (a.o.mmap_pages & (a.o.mmap_pages - 1)))
+				r = cli_usage_error("-m must be a power of two of pages, not '%s'",
+						    optarg);
+			break;
+		case 'F':
+		case 'c':
+			if (c == 'F' && !strcmp(optarg, "max")) {
+				a.o.freq = TK_PERFRECORD_FREQ_MAX;
+				break;
+			}
+			errno = 0;
+			u64 = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || !u64 || optarg[0] == '-') {
+				r = cli_usage_error("%s must be a positive number, not '%s'",
+						    c == 'c' ? "-c" : "-F", optarg);
+				break;
+			}
+			if (c == 'c')
+				a.o.period = u64;
+			else
+				a.o.freq = u64;
+			break;
+		case OPT_APPEND:
+			a.o.append = true;
+			break;
+		case OPT_DURATION:
+			errno = 0;
+			a.o.duration = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(a.o.duration > 0) ||
+			    !isfinite(a.o.duration))
+				r = cli_usage_error(
+					"duration must be a positive number of seconds, "
+					"not '%s'",
+					optarg);
+			break;
+		case OPT_PERF:
+			break;
+		case OPT_DAT_ONLY:
+			r = cli_usage_error("%s records into a .dat file, not with --perf",
+					    argv[optind - 1]);
+			break;
+		case 'q':
+			a.quiet = true;
+			break;
+		case 'h':
+			fputs(cmd_record_usage, stdout);
+			r = cli_finish_stdout(CLI_OK);
+			goto out;
+		default:
+			r = cli_bad_option(c, argv);
+			break;
+		}
+	}
+	if (r != CLI_OK)
+		goto out;
+	if (optind < argc)
+		a.o.command = argv + optind;
+	if (a.o.freq && a.o.period)
+		r = cli_usage_error("-F and -c exclude each other");
+	else if (a.o.append && !output_set)
+		r = cli_usage_error("--append needs the file to add to (-o FILE)");
+	else if ((a.npids || a.ntids) && (a.o.command || a.o.system_wide))
+		r = cli_usage_error("-p and -t follow running tasks: not with -a or a command");
+	else
+		r = run_perf(&a);
+out:
+	tk_perfrecord_events_free(a.events, a.nevents);
+	free(a.cpus);
+	free(a.pids);
+	free(a.tids);
+	return r;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	enum {
@@ -658,6 +929,8 @@ int cmd_record(int argc, char **argv)
 	char *end;
 	int c, r;
 
+	if (perf_mode(argc, argv))
+		return cmd_record_perf(argc, argv);
 	a.opts.output = "trace.dat";
 	a.opts.file_version = 7;
 	a.opts.tracer_version = TK_VERSION_TEXT;
@@ -690,7 +963,6 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'o':
 			a.opts.output = optarg;
-			a.output_set = true;
 			break;
 		case 'b':
 			if (parse_u32(optarg, &v) < 0) {
@@ -840,32 +1112,9 @@ int cmd_record(int argc, char **argv)
 				    "or --file-version 7)");
 		goto out;
 	}
-	if (perf || (strlen(a.opts.output) > 5 &&
-		     !strcmp(a.opts.output + strlen(a.opts.output) - 5, ".data"))) {
-		if (a.nprobes) {
-			r = cli_usage_error("--probe records into a .dat file, not with --perf");
-			goto out;
-		}
-		for (size_t i = 0; i < a.nevents; i++) {
-			/* "sdt_" may also name a probe perf probe left in tracefs. */
-			if (a.events[i].spec[0] != '%')
-				continue;
-			r = cli_usage_error("cached probes (-e %s) record into a .dat file, not "
-					    "with --perf",
-					    a.events[i].spec);
-			goto out;
-		}
-		if (a.npids || a.follow || a.opts.tracer || a.opts.buffer_kb || a.opts.clock ||
-		    a.opts.top || a.opts.instance)
-			r = cli_usage_error(
-				"perf.data recording takes only -e, -f, -o, -a, -c, -g, "
-				"-k, --freq, --append, --duration and -q");
-		else if (a.freq && a.count)
-			r = cli_usage_error("--freq and -c exclude each other");
-		else if (a.append && !a.output_set)
-			r = cli_usage_error("--append needs the file to add to (-o FILE)");
-		else
-			r = run_perf(&a);
+	/* perf_mode() sent every --perf and *.data recording to cmd_record_perf(). */
+	if (perf || ends_with_data(a.opts.output)) {
+		r = cli_usage_error("--perf and -o FILE.data come before the command");
 		goto out;
 	}
 	if (perf_only) {

@@ -188,6 +188,38 @@ check "convert: v6 with zstd exits 2" is_usage "version 6"
 run convert in.dat -o out.dat --compression lz4
 check "convert: unknown codec exits 2" is_usage "lz4"
 
+# record --perf speaks perf: its letters and lists are read as perf reads them, and
+# what they cannot mean is refused before any event opens (so these run anywhere).
+run record --perf -F lots -e cpu-clock -- true
+check "record --perf -F takes perf's frequency" is_usage "-F must be a positive number, not 'lots'"
+run record --perf -F 999 -c 10 -e cpu-clock -- true
+check "record --perf -F with -c exits 2" is_usage "-F and -c exclude each other"
+run record -o x.data -F 999 -c 10 -e cpu-clock -- true
+check "record -o FILE.data is perf mode too" is_usage "-F and -c exclude each other"
+run record --perf -e '{cpu-clock,page-faults' -- true
+check "record --perf -e with an open group exits 2" is_usage "'{' without '}'"
+run record --perf -e 'cpu-clock,,page-faults' -- true
+check "record --perf -e with an empty list element exits 2" is_usage "empty event"
+run record --perf --call-graph frame -e cpu-clock -- true
+check "record --perf --call-graph frame exits 2" is_usage "not fp, dwarf\[,SIZE\] or lbr"
+run record --perf --call-graph dwarf,70000 -e cpu-clock -- true
+check "record --perf --call-graph dwarf,70000 exits 2" is_usage "stack dump size"
+run record --perf -C 1-0 -e cpu-clock --duration 1
+check "record --perf -C 1-0 exits 2" is_usage "-C: \"1-0\" is not a list"
+run record --perf -p 1 -a -e cpu-clock --duration 1
+check "record --perf -p with -a exits 2" is_usage "-p and -t follow running tasks"
+run record --perf -t 1 -e cpu-clock -- true
+check "record --perf -t with a command exits 2" is_usage "-p and -t follow running tasks"
+run record --perf --top -e cpu-clock -- true
+check "record --perf --top exits 2" is_usage "--top records into a .dat file"
+run record --perf -m 3 -e cpu-clock -- true
+check "record --perf -m 3 exits 2" is_usage "power of two"
+# .dat mode keeps trace-cmd's letters: -F follows, so a number after it is the command.
+run record -F -e sched:sched_switch -o "$tmp/f.dat"
+check "record -F without a command still needs one" is_usage "-F needs a command"
+run record -c 10 -e sched:sched_switch -o "$tmp/f.dat" -- true
+check "record -c without --perf exits 2" is_usage "record into perf.data"
+
 # ---------------------------------------------------------------- missing and bad files
 
 run dump "$tmp/nope.dat"

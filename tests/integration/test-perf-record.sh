@@ -301,5 +301,114 @@ grep -q 'use_clockid = 1, clockid = 1$' "$dir/mono2.hdr" && grep -q '^# clockid 
 "$TRACEKIT" record --perf -e cpu-clock -f 'pid == 1' -o "$dir/x.data" -- true 2>"$dir/x.err"
 [ $? = 1 ] && grep -q 'tracepoints only' "$dir/x.err" || fail "filter on cpu-clock: '$(cat "$dir/x.err")'"
 
-[ $fails = 0 ] && echo "PASS: record --perf: counters, callchains, -a, build ids, append, SIGKILL, -k" && exit 0
+# 9. record --perf speaks perf: perf's letters and lists, as a user types them.
+evl() { perf evlist -v -i "$1" 2>/dev/null; }
+# The same cpu-clock profile by perf and by tracekit: every symbol with 2 % or more in
+# one report is among the other's top ten.
+perf record -q -e cpu-clock -o "$dir/perf.data" -- "$dir/busy" 100 >/dev/null 2>&1 || fail "perf record busy"
+"$TRACEKIT" record --perf -q -e cpu-clock -o "$dir/tk.data" -- "$dir/busy" 100 2>"$dir/tk.err" ||
+	fail "cpu-clock profile: $(cat "$dir/tk.err")"
+top() { perf report --stdio --sort comm,dso,sym -i "$1" 2>/dev/null | grep -v -e '^#' -e '^$' | head -10; }
+top "$dir/perf.data" >"$dir/top.perf"
+top "$dir/tk.data" >"$dir/top.tk"
+for pair in "perf tk" "tk perf"; do
+	set -- $pair
+	awk '$1 + 0 >= 2 { $1 = ""; print }' "$dir/top.$1" | while read -r line; do
+		awk '{ $1 = ""; print }' "$dir/top.$2" | grep -qxF " $line" ||
+			echo "FAIL: top symbols: '$line' of $1's recording is not in $2's top ten"
+	done
+done >"$dir/top.fails"
+[ -s "$dir/top.fails" ] && { cat "$dir/top.fails"; fail "top ten differ"; cat "$dir/top.perf" "$dir/top.tk"; }
+grep -q 'tk_leaf_work' "$dir/top.tk" || fail "tracekit profile: no tk_leaf_work: $(cat "$dir/top.tk")"
+# The host features perf writes: CPU and NUMA topology, PMU mappings, caches and memory
+# blocks, printed as perf prints its own.
+for f in perf tk; do
+	perf report --header-only -I -i "$dir/$f.data" 2>/dev/null |
+		grep -e '^# sibling' -e '^# CPU [0-9]*: Core ID' -e '^# node[0-9]* cpu list' -e '^# pmu mappings' \
+			-e '^#  L[0-9] ' -e '^# memory nodes' -e '^#  *[0-9]* \[' >"$dir/host.$f"
+done
+[ -s "$dir/host.tk" ] && cmp -s "$dir/host.perf" "$dir/host.tk" ||
+	{ fail "host features differ from perf's"; diff "$dir/host.perf" "$dir/host.tk" | head -5; }
+# Tracepoint samples carry IP, so perf script prints ip and sym.
+"$TRACEKIT" record --perf -q -e sched:sched_switch -o "$dir/tp.data" -- "$dir/busy" 2 2>"$dir/tp.err" ||
+	fail "sched_switch: $(cat "$dir/tp.err")"
+perf script -F comm,pid,tid,cpu,time,event,ip,sym -i "$dir/tp.data" >"$dir/tp.out" 2>"$dir/tp.perr" ||
+	fail "perf script -F ...,ip,sym: $(head -2 "$dir/tp.perr")"
+grep -q 'sched:sched_switch: *[0-9a-f]\+ [a-z_]' "$dir/tp.out" ||
+	fail "perf script -F ...,ip,sym: no ip and symbol: $(head -2 "$dir/tp.out")"
+evl "$dir/tp.data" | grep -q 'sample_type: IP|TID|TIME|CPU|PERIOD|RAW|IDENTIFIER' ||
+	fail "tracepoint sample_type: $(evl "$dir/tp.data" | head -1)"
+# -F is the frequency and -e takes comma lists.
+"$TRACEKIT" record --perf -q -F 999 -e page-faults,task-clock -o "$dir/fl.data" -- "$dir/busy" 5 \
+	2>"$dir/fl.err" || fail "-F 999 -e page-faults,task-clock: $(cat "$dir/fl.err")"
+[ "$(evl "$dir/fl.data" | grep -c -e '^page-faults: .*sample_freq }: 999,' -e '^task-clock: .*sample_freq }: 999,')" = 2 ] ||
+	fail "-F 999 -e page-faults,task-clock: $(evl "$dir/fl.data")"
+check_counts "$dir/fl.data"
+# -c is the period.
+"$TRACEKIT" record --perf -q -c 50000 -e cpu-clock -o "$dir/c.data" -- "$dir/busy" 5 2>"$dir/c.err" ||
+	fail "-c 50000: $(cat "$dir/c.err")"
+evl "$dir/c.data" | grep -q '^cpu-clock: .*sample_freq }: 50000,' || fail "-c 50000: $(evl "$dir/c.data")"
+evl "$dir/c.data" | grep -q '^cpu-clock: .* freq: 1' && fail "-c 50000: still sampled by frequency"
+# {a,b} is a group: perf's header shows it, the member opens enabled under its leader.
+"$TRACEKIT" record --perf -q -e '{cpu-clock,page-faults}' -o "$dir/grp.data" -- "$dir/busy" 5 \
+	2>"$dir/grp.err" || fail "group: $(cat "$dir/grp.err")"
+perf report --header-only -i "$dir/grp.data" 2>/dev/null | grep -q '^# group: {cpu-clock,page-faults}$' ||
+	fail "group: no '# group' line: $(perf report --header-only -i "$dir/grp.data" 2>&1 | grep -i group)"
+check_counts "$dir/grp.data"
+# cycles without a hardware PMU falls back to cpu-clock, with a note; with one it is cycles.
+"$TRACEKIT" record --perf -q -e cycles -o "$dir/cy.data" -- "$dir/busy" 5 2>"$dir/cy.err" ||
+	fail "cycles: $(cat "$dir/cy.err")"
+if grep -q 'falling back' "$dir/cy.err"; then
+	grep -qx 'tracekit record: warning: the cycles event is not supported, falling back to cpu-clock' "$dir/cy.err" ||
+		fail "cycles fallback note: $(cat "$dir/cy.err")"
+	evl "$dir/cy.data" | grep -q '^cpu-clock: type: 1,' || fail "cycles fallback: $(evl "$dir/cy.data")"
+else
+	evl "$dir/cy.data" | grep -q '^cycles: type: 0,' || fail "cycles: $(evl "$dir/cy.data")"
+fi
+check_counts "$dir/cy.data"
+# -p PID and -t TID follow a running process; -C restricts to CPUs.
+"$dir/busy" 100000 &
+bg=$!
+busy_pid=$bg
+sleep 0.1
+"$TRACEKIT" record --perf -q -p $bg -e cpu-clock -o "$dir/p.data" --duration 0.3 2>"$dir/p.err" ||
+	fail "-p: $(cat "$dir/p.err")"
+"$TRACEKIT" record --perf -q -t $bg -e cpu-clock -o "$dir/t.data" --duration 0.3 2>"$dir/t.err" ||
+	fail "-t: $(cat "$dir/t.err")"
+"$TRACEKIT" record --perf -q -C 0 -e cpu-clock -o "$dir/cpu.data" --duration 0.3 2>"$dir/cpu.err" ||
+	fail "-C 0: $(cat "$dir/cpu.err")"
+kill $bg 2>/dev/null
+wait $bg 2>/dev/null
+bg=
+for f in p t; do
+	perf script -F pid,ip,sym -i "$dir/$f.data" 2>/dev/null >"$dir/$f.out"
+	[ -s "$dir/$f.out" ] || fail "-$f: no samples"
+	[ "$(awk '{ print $1 }' "$dir/$f.out" | sort -u)" = "$busy_pid" ] ||
+		fail "-$f: samples of other processes than $busy_pid: $(awk '{ print $1 }' "$dir/$f.out" | sort -u | head -3)"
+	grep -q tk_leaf_work "$dir/$f.out" || fail "-$f: busy's symbols not resolved: $(head -3 "$dir/$f.out")"
+	check_counts "$dir/$f.data"
+done
+[ -z "$(perf script -F cpu -i "$dir/cpu.data" 2>/dev/null | grep -v '^ *\[000\] *$')" ] ||
+	fail "-C 0: samples of other CPUs"
+# Without --duration, -p records until the process exits, as perf does.
+"$dir/busy" 300 &
+bg=$!
+busy_pid=$bg
+timeout 30 "$TRACEKIT" record --perf -q -p $busy_pid -e cpu-clock -o "$dir/pe.data" 2>"$dir/pe.err" ||
+	fail "-p until the exit: rc $?: $(cat "$dir/pe.err")"
+wait $bg 2>/dev/null
+bg=
+perf script -F pid,ip,sym -i "$dir/pe.data" 2>/dev/null | grep -q "^ *$busy_pid .*tk_leaf_work" ||
+	fail "-p until the exit: no samples of busy"
+# --call-graph dwarf: user registers and stack, unwound by perf; fp is -g; lbr needs the CPU's LBR.
+"$TRACEKIT" record --perf -q --call-graph dwarf,4096 -e cpu-clock -o "$dir/dw.data" -- "$dir/busy" 20 \
+	2>"$dir/dw.err" || fail "--call-graph dwarf: $(cat "$dir/dw.err")"
+evl "$dir/dw.data" | grep -q '^cpu-clock: .*REGS_USER|STACK_USER.*sample_regs_user: 0xff0fff, sample_stack_user: 4096' ||
+	fail "--call-graph dwarf attr: $(evl "$dir/dw.data" | head -1)"
+perf script -i "$dir/dw.data" 2>/dev/null | grep -q 'tk_middle_work' || fail "--call-graph dwarf: perf unwinds no tk_middle_work"
+if ! "$TRACEKIT" record --perf -q --call-graph lbr -e cpu-clock -o "$dir/lbr.data" -- true 2>"$dir/lbr.err"; then
+	grep -q 'lbr needs a hardware event' "$dir/lbr.err" || fail "--call-graph lbr: '$(cat "$dir/lbr.err")'"
+fi
+
+[ $fails = 0 ] && echo "PASS: record --perf: counters, callchains, -a, build ids, append, SIGKILL, -k, perf's options" && exit 0
 exit 1

@@ -908,6 +908,45 @@ static void test_convert_oom(void **state)
 	unlink(x.back);
 }
 
+/*
+ * perf's -e syntax: a list that grows an existing array, and a CPU list.
+ * Whatever fails, the array keeps what it had and nothing leaks.
+ */
+static int perf_events_op(void *ctx)
+{
+	struct tk_perfrecord_event *ev = NULL;
+	size_t n = 0, had;
+	int32_t *cpus = NULL;
+	size_t ncpus = 0;
+	int r;
+
+	(void)ctx;
+	r = tk_perfrecord_parse_events("cpu-clock", &ev, &n);
+	had = n;
+	if (r == 0) {
+		r = tk_perfrecord_parse_events("{cycles,instructions}:u,sched:*", &ev, &n);
+		if (r < 0 && n != had)
+			fail_msg("a failed parse changed the array from %zu to %zu events", had, n);
+	}
+	if (r == 0)
+		r = tk_perfrecord_parse_list("0-3,6", &cpus, &ncpus);
+	free(cpus);
+	tk_perfrecord_events_free(ev, n);
+	return r;
+}
+
+static void perf_events_check(void *ctx)
+{
+	(void)ctx;
+}
+
+static void test_perf_events_oom(void **state)
+{
+	(void)state;
+	assert_true(oom_loop("perf events", perf_events_op, NULL, perf_events_check, false) >= 5);
+	oom_loop("perf events", perf_events_op, NULL, perf_events_check, true);
+}
+
 /* The wrappers themselves: a test that cannot fail proves nothing. */
 static void test_injector(void **state)
 {
@@ -973,6 +1012,7 @@ int main(void)
 		cmocka_unit_test(test_injector),    cmocka_unit_test(test_codec_oom),
 		cmocka_unit_test(test_read_oom),    cmocka_unit_test(test_write_oom),
 		cmocka_unit_test(test_convert_oom), cmocka_unit_test(test_tracedata_oom),
+		cmocka_unit_test(test_perf_events_oom),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -4,14 +4,25 @@
  * perf_event_open into perf.data.
  *
  * Events. An -e spec that names a software or hardware event as perf does
- * ("cpu-clock", "page-faults", "cycles"..., optionally ":u"/":k") is a
- * counter: sampled by frequency (attr.freq, 4000 Hz by default, as perf)
- * or every -c COUNT events, sample_type IDENTIFIER|IP|TID|TIME|CPU|PERIOD
- * (0x10187). Any other spec is expanded against tracefs'
- * events/SYSTEM/EVENT directories (fnmatch on both parts); the
- * tracepoint's attr.config is the number in events/S/E/id, sample_period
- * 1, sample_type IDENTIFIER|TID|TIME|CPU|PERIOD|RAW (0x10586). Callchains
- * (-g) add CALLCHAIN to both. IDENTIFIER puts the id at a fixed place in
+ * ("cpu-clock", "page-faults", "cycles"..., optionally ":u"/":k" and
+ * ":p".. for precise_ip) is a counter: sampled by frequency (attr.freq,
+ * 4000 Hz by default, as perf) or every -c COUNT events, sample_type
+ * IDENTIFIER|IP|TID|TIME|CPU|PERIOD (0x10187). Any other spec is expanded
+ * against tracefs' events/SYSTEM/EVENT directories (fnmatch on both
+ * parts); the tracepoint's attr.config is the number in events/S/E/id,
+ * sample_period 1, sample_type IDENTIFIER|IP|TID|TIME|CPU|PERIOD|RAW
+ * (0x10587): perf's own tracepoint samples carry IP, and perf script
+ * refuses -F ip,sym without it. A cycles event that this machine cannot
+ * count (no PMU: ENOENT/EOPNOTSUPP on its first open) becomes cpu-clock
+ * with a warning, as perf falls back. Call graphs: fp (-g) adds CALLCHAIN;
+ * dwarf adds CALLCHAIN|REGS_USER|STACK_USER with perf's x86_64 register
+ * mask and exclude_callchain_user, and sets mmap_data on the dummy (and
+ * synthesizes file-backed data maps), because perf's unwinder reads
+ * .eh_frame_hdr through the read-only segment's map; lbr adds
+ * BRANCH_STACK with the call-stack branch filter. Groups ({a,b}, the
+ * tk_perfrecord_event.group number): members open with the leader's fd
+ * of the same CPU and task as group_fd, enabled (the leader gates them),
+ * and GROUP_DESC names them for perf report --group. IDENTIFIER puts the id at a fixed place in
  * every record, which is what lets perf tell several events apart. A
  * dummy software event (type 1, config 9) sets comm/comm_exec/task/mmap/
  * mmap2 so that the kernel reports exec, fork, exit and every executable
@@ -20,8 +31,11 @@
  * attr: perf reads the trailer by the first event's layout).
  *
  * Targets. System-wide (-a, or no command): every event once per online
- * CPU with pid -1. Around a command without -a: once per CPU with pid =
- * the held child, inherit (its descendants count too) and enable_on_exec
+ * CPU (or per CPU of the -C list) with pid -1. Existing tasks (-p: every
+ * thread of the process alive at the start; -t: those threads): once per
+ * CPU and thread, inherit, enabled by ioctl; the side band is their COMM
+ * and their processes' maps. fds are laid out [cpu][task][event]. Around a command without -a: once
+ * per CPU with pid = the held child, inherit (its descendants count too) and enable_on_exec
  * (nothing before the exec: the kernel enables the events as the image
  * is replaced, before it names the task, so the exec COMM is recorded).
  * inherit needs per-CPU events to be mmap'ed, hence not one per-task ring.
@@ -114,10 +128,11 @@
 #include <tracekit/tracefs.h>
 
 #include "internal/error.h"
+#include "perf-host.h"
 
 #define TP_SAMPLE_TYPE                                                                             \
-	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |           \
-	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW)
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW)
 #define CTR_SAMPLE_TYPE                                                                            \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
@@ -128,6 +143,10 @@
 #define PENDING_MAX	  65536
 #define FLUSH_INTERVAL	  0.09 /* s: each 100 ms poll cycle commits, faster wakeups wait */
 #define MISC_CPUMODE_MASK 7
+#define DEFAULT_STACK	  8192
+#define MAX_STACK	  TK_PERFRECORD_MAX_STACK
+/* perf's user registers for DWARF unwinding on x86_64: all but the segment registers. */
+#define X86_64_REGS_USER 0xff0fffULL
 
 /* An event to open: a tracepoint or a counter (software or hardware). */
 struct ev {
@@ -136,6 +155,14 @@ struct ev {
 	uint64_t config;
 	const char *filter;
 	bool exclude_user, exclude_kernel;
+	uint8_t precise; /* :p, :pp, :ppp */
+	uint32_t group;	 /* tk_perfrecord_event.group */
+	size_t leader;	 /* index of the group's first event; itself when alone */
+};
+
+/* A task events follow: the held command, or one of -p/-t; pid -1 system-wide. */
+struct target {
+	int32_t pid, tid;
 };
 
 struct ring {
@@ -185,7 +212,9 @@ struct session {
 	uint64_t freq;
 	int *cpus;
 	size_t nr_cpus;
-	int *fds; /* [cpu][nr_evs + 1] */
+	struct target *targets; /* {-1, -1} system-wide, the child, or -p/-t threads */
+	size_t nr_targets;
+	int *fds; /* [cpu][target][nr_evs + 1] */
 	size_t nr_fds;
 	struct idmap *ids; /* sorted by id */
 	size_t nr_ids;
@@ -205,11 +234,6 @@ struct session {
 	bool kernel_hit, vdso_seen;
 	int track_err; /* first failure of the tracking tables (ENOMEM) */
 };
-
-static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
-{
-	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-}
 
 /* Every record goes through here: the data size is reported in the stats. */
 static int emit(struct session *s, const void *rec, size_t size)
@@ -256,14 +280,21 @@ static const struct named_event {
 };
 
 static int add_ev(struct session *s, const char *name, uint32_t type, uint64_t config,
-		  const char *filter, bool excl_user, bool excl_kernel)
+		  const char *filter, bool excl_user, bool excl_kernel, uint8_t precise,
+		  uint32_t group)
 {
+	size_t leader = s->nr_evs;
+
 	for (size_t i = 0; i < s->nr_evs; i++) {
 		const struct ev *e = &s->evs[i];
 
-		if (e->type == type && e->config == config && e->exclude_user == excl_user &&
-		    e->exclude_kernel == excl_kernel)
+		/* The same event twice is opened once, unless a group needs its own copy. */
+		if (!group && !e->group && e->type == type && e->config == config &&
+		    e->exclude_user == excl_user && e->exclude_kernel == excl_kernel &&
+		    e->precise == precise)
 			return 0;
+		if (group && e->group == group && leader == s->nr_evs)
+			leader = i;
 	}
 	if (s->nr_evs == s->cap_evs) {
 		size_t cap = s->cap_evs ? s->cap_evs * 2 : 16;
@@ -281,6 +312,9 @@ static int add_ev(struct session *s, const char *name, uint32_t type, uint64_t c
 		.filter = filter,
 		.exclude_user = excl_user,
 		.exclude_kernel = excl_kernel,
+		.precise = precise,
+		.group = group,
+		.leader = leader,
 	};
 	if (!s->evs[s->nr_evs].name)
 		return tk_fail(ENOMEM, "out of memory");
@@ -291,15 +325,16 @@ static int add_ev(struct session *s, const char *name, uint32_t type, uint64_t c
 }
 
 /*
- * A named counter, with an optional modifier of u (user only) and k
- * (kernel only). Returns 1 when @spec is one, 0 when it is not (then it is
- * a tracepoint spec), or a negative errno.
+ * A named counter, with optional modifiers u (user only), k (kernel only)
+ * and p, pp, ppp (attr.precise_ip, as perf). Returns 1 when @spec is one, 0 when it is not (then it
+ * is a tracepoint spec), or a negative errno.
  */
 static int parse_counter(struct session *s, const struct tk_perfrecord_event *e)
 {
 	const char *colon = strchr(e->spec, ':');
 	size_t n = colon ? (size_t)(colon - e->spec) : strlen(e->spec);
 	bool u = false, k = false;
+	uint8_t p = 0;
 	int r;
 
 	for (size_t i = 0; i < sizeof(named_events) / sizeof(named_events[0]); i++) {
@@ -312,6 +347,8 @@ static int parse_counter(struct session *s, const struct tk_perfrecord_event *e)
 				u = true;
 			} else if (*m == 'k') {
 				k = true;
+			} else if (*m == 'p' && p < 3) {
+				p++;
 			} else {
 				/* "cycles:foo" could only be a tracepoint of a system named cycles.
 				 */
@@ -322,7 +359,7 @@ static int parse_counter(struct session *s, const struct tk_perfrecord_event *e)
 			return tk_fail(EINVAL, "event %s: filters (-f) apply to tracepoints only",
 				       e->spec);
 		/* ":u" excludes the kernel, ":k" the user; both (or none) count both. */
-		r = add_ev(s, e->spec, ne->type, ne->config, NULL, k && !u, u && !k);
+		r = add_ev(s, e->spec, ne->type, ne->config, NULL, k && !u, u && !k, p, e->group);
 		return r < 0 ? r : 1;
 	}
 	return 0;
@@ -393,7 +430,8 @@ static int expand_spec(struct session *s, const char *root, const struct tk_perf
 				continue;
 			matched++;
 			snprintf(name, sizeof(name), "%s:%s", a->d_name, b->d_name);
-			r = add_ev(s, name, PERF_TYPE_TRACEPOINT, id, e->filter, false, false);
+			r = add_ev(s, name, PERF_TYPE_TRACEPOINT, id, e->filter, false, false, 0,
+				   e->group);
 		}
 		closedir(sd);
 	}
@@ -449,6 +487,146 @@ static int online_cpus(struct session *s)
 	return 0;
 }
 
+static enum tk_perfrecord_callgraph callgraph(const struct session *s)
+{
+	if (s->o->callgraph)
+		return s->o->callgraph;
+	return s->o->callchain ? TK_PERFRECORD_CALLGRAPH_FP : TK_PERFRECORD_CALLGRAPH_NONE;
+}
+
+/* What perf record --call-graph sets on every sampling event. */
+static void callgraph_attr(const struct session *s, struct perf_event_attr *a)
+{
+	switch (callgraph(s)) {
+	case TK_PERFRECORD_CALLGRAPH_FP:
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		break;
+	case TK_PERFRECORD_CALLGRAPH_DWARF:
+		/* The kernel part of the chain comes walked, the user part as registers
+		 * and a stack copy that the reader unwinds with the DWARF CFI. */
+		a->sample_type |=
+			PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = X86_64_REGS_USER;
+		a->sample_stack_user = s->o->stack_size ? s->o->stack_size : DEFAULT_STACK;
+		a->exclude_callchain_user = 1;
+		break;
+	case TK_PERFRECORD_CALLGRAPH_LBR:
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_BRANCH_STACK;
+		a->branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK |
+					PERF_SAMPLE_BRANCH_NO_CYCLES | PERF_SAMPLE_BRANCH_NO_FLAGS;
+		break;
+	case TK_PERFRECORD_CALLGRAPH_NONE:
+		break;
+	}
+}
+
+/* -C: the CPUs asked for, each of which must be online, replace the online list. */
+static int pick_cpus(struct session *s)
+{
+	size_t n = 0;
+
+	if (!s->o->cpus)
+		return 0;
+	if (!s->o->nr_cpus)
+		return tk_fail(EINVAL, "an empty CPU list");
+	for (size_t i = 0; i < s->o->nr_cpus; i++) {
+		bool online = false, dup = false;
+
+		for (size_t c = 0; c < s->nr_cpus && !online; c++)
+			online = s->cpus[c] == s->o->cpus[i];
+		if (!online)
+			return tk_fail(EINVAL, "CPU %d is not online", (int)s->o->cpus[i]);
+		for (size_t k = 0; k < i && !dup; k++)
+			dup = s->o->cpus[k] == s->o->cpus[i];
+		if (!dup)
+			s->cpus[n++] = s->o->cpus[i];
+	}
+	s->nr_cpus = n;
+	return 0;
+}
+
+static int add_target(struct session *s, int32_t pid, int32_t tid)
+{
+	struct target *n = realloc(s->targets, (s->nr_targets + 1) * sizeof(*n));
+
+	if (!n)
+		return tk_fail(ENOMEM, "out of memory");
+	s->targets = n;
+	s->targets[s->nr_targets++] = (struct target){.pid = pid, .tid = tid};
+	return 0;
+}
+
+/* The process a thread belongs to (Tgid in /proc/TID/status), or -1. */
+static int32_t thread_group(int32_t tid)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	long tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0)
+		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
+			break;
+	free(line);
+	fclose(f);
+	return tgid > 0 && tgid <= INT32_MAX ? (int32_t)tgid : -1;
+}
+
+/*
+ * Whom the events follow: every task (pid -1) system-wide, the held child,
+ * or the threads of -p (all of a process's threads alive now; inherit adds
+ * those they create) and -t, each opened per CPU as perf does.
+ */
+static int find_targets(struct session *s)
+{
+	int r;
+
+	if (s->system_wide)
+		return add_target(s, -1, -1);
+	if (s->cmd)
+		return add_target(s, s->child, s->child);
+	for (size_t i = 0; i < s->o->nr_pids; i++) {
+		int32_t pid = s->o->pids[i];
+		char path[64];
+		struct dirent *d;
+		size_t before = s->nr_targets;
+		DIR *dir;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		dir = pid > 0 ? opendir(path) : NULL;
+		if (!dir)
+			return tk_fail(ESRCH, "process %d: no such process", (int)pid);
+		r = 0;
+		while (!r && (d = readdir(dir))) {
+			char *end;
+			long tid = strtol(d->d_name, &end, 10);
+
+			if (*end || end == d->d_name || tid <= 0 || tid > INT32_MAX)
+				continue;
+			r = add_target(s, pid, (int32_t)tid);
+		}
+		closedir(dir);
+		if (r)
+			return r;
+		if (s->nr_targets == before)
+			return tk_fail(ESRCH, "process %d: no threads", (int)pid);
+	}
+	for (size_t i = 0; i < s->o->nr_tids; i++) {
+		int32_t tid = s->o->tids[i], pid = tid > 0 ? thread_group(tid) : -1;
+
+		if (pid < 0)
+			return tk_fail(ESRCH, "thread %d: no such thread", (int)tid);
+		r = add_target(s, pid, tid);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 /*
  * The attr of event @e (nr_evs: the dummy), as opened and as stored: the
  * same function for both, so that an append finds equal attrs equal.
@@ -469,6 +647,9 @@ static void fill_attr(const struct session *s, size_t e, struct perf_event_attr 
 		a->task = 1;
 		a->mmap = 1;
 		a->mmap2 = 1;
+		/* DWARF unwinding reads .eh_frame from the file's read-only segment: perf
+		 * needs the data maps too to find it (mmap_data, as perf sets it). */
+		a->mmap_data = callgraph(s) == TK_PERFRECORD_CALLGRAPH_DWARF;
 	} else if (s->evs[e].type == PERF_TYPE_TRACEPOINT) {
 		a->type = PERF_TYPE_TRACEPOINT;
 		a->config = s->evs[e].config;
@@ -486,12 +667,19 @@ static void fill_attr(const struct session *s, size_t e, struct perf_event_attr 
 		}
 		a->exclude_user = s->evs[e].exclude_user;
 		a->exclude_kernel = s->evs[e].exclude_kernel;
+		a->precise_ip = s->evs[e].precise;
 	}
-	if (s->o->callchain && e < s->nr_evs)
-		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-	if (!s->system_wide) {
+	if (e < s->nr_evs)
+		callgraph_attr(s, a);
+	if (!s->system_wide)
 		a->inherit = 1;
+	/* Only the command starts at an exec; -p/-t tasks run already and are enabled by ioctl. */
+	if (s->cmd)
 		a->enable_on_exec = 1;
+	/* A group member counts while its leader does: perf opens members enabled. */
+	if (e < s->nr_evs && s->evs[e].leader != e) {
+		a->disabled = 0;
+		a->enable_on_exec = 0;
 	}
 	/* perf sets the clock on every event, the dummy too: all times on one clock. */
 	if (s->o->use_clockid) {
@@ -520,13 +708,17 @@ static int open_error(const struct session *s, size_t e, int cpu, int err)
 {
 	const char *hint = "";
 
-	if (e < s->nr_evs && s->evs[e].type == PERF_TYPE_HARDWARE &&
-	    (err == ENOENT || err == EOPNOTSUPP || err == ENODEV))
+	if (e < s->nr_evs && callgraph(s) == TK_PERFRECORD_CALLGRAPH_LBR &&
+	    (err == EOPNOTSUPP || err == EINVAL || err == ENOENT))
+		hint = " (--call-graph lbr needs a hardware event on a CPU with last branch "
+		       "records; try fp or dwarf)";
+	else if (e < s->nr_evs && s->evs[e].type == PERF_TYPE_HARDWARE &&
+		 (err == ENOENT || err == EOPNOTSUPP || err == ENODEV))
 		hint = " (this machine has no hardware PMU for it; try cpu-clock)";
 	else if (err == EACCES || err == EPERM)
 		hint = " (needs root or CAP_PERFMON; see kernel.perf_event_paranoid)";
 	else if (err == ESRCH)
-		hint = " (the command is gone)";
+		hint = s->cmd ? " (the command is gone)" : " (the task is gone)";
 	else if (err == EINVAL && s->o->use_clockid && s->o->clockid != CLOCK_MONOTONIC &&
 		 s->o->clockid != CLOCK_MONOTONIC_RAW)
 		hint = " (the kernel takes that clock for software events only: tracepoints "
@@ -535,16 +727,73 @@ static int open_error(const struct session *s, size_t e, int cpu, int err)
 		       strerror(err), hint);
 }
 
+/*
+ * perf's fallback: a cycles event the machine cannot count (no hardware
+ * PMU, as in most VMs) becomes cpu-clock, with the same modifiers. Only
+ * before the event's first fd exists, so every CPU opens the same attr.
+ */
+static bool fall_back(struct session *s, size_t e, int err)
+{
+	struct ev *ev = &s->evs[e];
+	const char *mod;
+	char *name;
+
+	if (ev->type != PERF_TYPE_HARDWARE || ev->config != PERF_COUNT_HW_CPU_CYCLES ||
+	    (err != ENOENT && err != EOPNOTSUPP && err != ENODEV))
+		return false;
+	mod = strchr(ev->name, ':');
+	if (asprintf(&name, "cpu-clock%s", mod ? mod : "") < 0)
+		return false;
+	tk_warn("the %s event is not supported, falling back to %s", ev->name, name);
+	free(ev->name);
+	ev->name = name;
+	ev->type = PERF_TYPE_SOFTWARE;
+	ev->config = PERF_COUNT_SW_CPU_CLOCK;
+	/* cpu-clock is a timer: it has no precise variant to ask for. */
+	ev->precise = 0;
+	s->st->nr_fallbacks++;
+	return true;
+}
+
+static int open_one(struct session *s, size_t c, size_t t, size_t e, uint32_t watermark)
+{
+	size_t per_cpu = s->nr_evs + 1;
+	size_t base = (c * s->nr_targets + t) * per_cpu;
+	struct perf_event_attr a;
+	int group_fd = -1, fd;
+
+	if (e < s->nr_evs && s->evs[e].leader != e)
+		group_fd = s->fds[base + s->evs[e].leader];
+	for (;;) {
+		fill_attr(s, e, &a);
+		a.watermark = 1;
+		a.wakeup_watermark = watermark;
+		fd = (int)syscall(SYS_perf_event_open, &a, s->targets[t].tid, s->cpus[c], group_fd,
+				  PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0)
+			break;
+		if (e < s->nr_evs && c == 0 && t == 0 && fall_back(s, e, errno))
+			continue;
+		return open_error(s, e, s->cpus[c], errno);
+	}
+	s->fds[base + e] = fd;
+	if (e < s->nr_evs && s->evs[e].filter &&
+	    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, s->evs[e].filter) < 0)
+		return tk_fail(errno, "%s: filter \"%s\": %s", s->evs[e].name, s->evs[e].filter,
+			       strerror(errno));
+	return fd;
+}
+
 static int open_events(struct session *s)
 {
 	size_t per_cpu = s->nr_evs + 1;
 	uint32_t pages = s->o->mmap_pages ? s->o->mmap_pages : 64;
 	long psz = sysconf(_SC_PAGESIZE);
-	pid_t pid = s->system_wide ? -1 : s->child;
+	uint32_t watermark = (uint32_t)((uint64_t)pages * (uint64_t)psz / 2);
 
 	if (pages & (pages - 1))
 		return tk_fail(EINVAL, "ring of %u pages: not a power of two", pages);
-	s->nr_fds = s->nr_cpus * per_cpu;
+	s->nr_fds = s->nr_cpus * s->nr_targets * per_cpu;
 	s->fds = malloc(s->nr_fds * sizeof(*s->fds));
 	s->rings = calloc(s->nr_cpus, sizeof(*s->rings));
 	if (!s->fds || !s->rings)
@@ -553,24 +802,24 @@ static int open_events(struct session *s)
 		s->fds[i] = -1;
 	for (size_t c = 0; c < s->nr_cpus; c++) {
 		struct ring *rg = &s->rings[c];
+		int first = -1;
 
 		rg->cpu = s->cpus[c];
-		for (size_t e = 0; e < per_cpu; e++) {
-			struct perf_event_attr a;
-			int fd;
+		for (size_t t = 0; t < s->nr_targets; t++) {
+			for (size_t e = 0; e < per_cpu; e++) {
+				int fd = open_one(s, c, t, e, watermark);
 
-			fill_attr(s, e, &a);
-			a.watermark = 1;
-			a.wakeup_watermark = (uint32_t)((uint64_t)pages * (uint64_t)psz / 2);
-			fd = sys_perf_event_open(&a, pid, rg->cpu);
-			if (fd < 0)
-				return open_error(s, e, rg->cpu, errno);
-			s->fds[c * per_cpu + e] = fd;
-			if (e < s->nr_evs && s->evs[e].filter &&
-			    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, s->evs[e].filter) < 0)
-				return tk_fail(errno, "%s: filter \"%s\": %s", s->evs[e].name,
-					       s->evs[e].filter, strerror(errno));
-			if (e == 0) {
+				if (fd < 0)
+					return fd;
+				if (first >= 0) {
+					if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, first) < 0)
+						return tk_fail(errno,
+							       "PERF_EVENT_IOC_SET_OUTPUT on CPU "
+							       "%d: %s",
+							       rg->cpu, strerror(errno));
+					continue;
+				}
+				first = fd;
 				rg->map_len = (size_t)(pages + 1) * (size_t)psz;
 				rg->base = mmap(NULL, rg->map_len, PROT_READ | PROT_WRITE,
 						MAP_SHARED, fd, 0);
@@ -588,9 +837,6 @@ static int open_events(struct session *s)
 					rg->data = (unsigned char *)rg->base + psz;
 					rg->data_size = (uint64_t)pages * (uint64_t)psz;
 				}
-			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->fds[c * per_cpu]) < 0) {
-				return tk_fail(errno, "PERF_EVENT_IOC_SET_OUTPUT on CPU %d: %s",
-					       rg->cpu, strerror(errno));
 			}
 		}
 	}
@@ -622,10 +868,10 @@ static int add_attrs(struct session *s)
 		idx = tk_perfdata_writer_add_attr(s->w, &t, ev_name(s, e));
 		if (idx < 0)
 			return idx;
-		for (size_t c = 0; c < s->nr_cpus; c++) {
+		for (size_t i = 0; i < s->nr_cpus * s->nr_targets; i++) {
 			uint64_t id;
 
-			if (ioctl(s->fds[c * per_cpu + e], PERF_EVENT_IOC_ID, &id) < 0)
+			if (ioctl(s->fds[i * per_cpu + e], PERF_EVENT_IOC_ID, &id) < 0)
 				return tk_fail(errno, "PERF_EVENT_IOC_ID: %s", strerror(errno));
 			r = tk_perfdata_writer_add_ids(s->w, (size_t)idx, &id, 1);
 			if (r < 0)
@@ -833,8 +1079,8 @@ static void note_sample(struct session *s, const unsigned char *rec, size_t size
 	uint64_t ip;
 	uint32_t pid;
 
-	/* Only counters carry IP: IDENTIFIER, IP, {pid, tid} are their first fields. */
-	if (e >= s->nr_evs || s->evs[e].type == PERF_TYPE_TRACEPOINT || size < 32)
+	/* IDENTIFIER, IP, {pid, tid} are the first fields of every event's samples. */
+	if (e >= s->nr_evs || size < 32)
 		return;
 	memcpy(&ip, rec + 16, 8);
 	memcpy(&pid, rec + 24, 4);
@@ -1005,7 +1251,9 @@ static int synthesize_maps(struct session *s, unsigned long pid)
 			   &maj, &min, &ino, &name_at) < 7 ||
 		    strlen(perms) < 4 || end <= start)
 			continue;
-		if (perms[2] != 'x')
+		/* Data maps only for DWARF unwinding (see fill_attr), and only of files. */
+		if (perms[2] != 'x' && (callgraph(s) != TK_PERFRECORD_CALLGRAPH_DWARF || !name_at ||
+					line[name_at] != '/'))
 			continue;
 		name = name_at ? line + name_at : "";
 		n = strcspn(name, "\n");
@@ -1026,7 +1274,7 @@ static int synthesize_maps(struct session *s, unsigned long pid)
 		m.min = min;
 		m.ino = ino;
 		m.prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-			 PROT_EXEC;
+			 (perms[2] == 'x' ? PROT_EXEC : 0);
 		m.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 		r = added(s, tk_perfdata_writer_add_mmap2(s->w, PERF_RECORD_MISC_USER, &m, NULL));
 		if (!r)
@@ -1040,7 +1288,8 @@ static int synthesize_maps(struct session *s, unsigned long pid)
 /*
  * System-wide: a COMM for every thread alive now and the executable maps
  * of every process; tasks that vanish meanwhile are skipped. Around a
- * command: the held child's COMM (the exec renames it later).
+ * command: the held child's COMM (the exec renames it later). With -p/-t:
+ * the followed threads and their processes' maps.
  */
 static int synthesize_tasks(struct session *s)
 {
@@ -1049,11 +1298,29 @@ static int synthesize_tasks(struct session *s)
 	char path[300], comm[64];
 	int r = 0;
 
-	if (!s->system_wide) {
+	if (s->cmd) {
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)s->child);
 		if (read_small(path, comm, sizeof(comm)) < 0)
 			snprintf(comm, sizeof(comm), "tracekit");
 		return write_comm(s, (uint32_t)s->child, (uint32_t)s->child, comm);
+	}
+	/* -p/-t: the followed threads' names, and the maps of their processes once each. */
+	if (!s->system_wide) {
+		for (size_t i = 0; !r && i < s->nr_targets; i++) {
+			const struct target *tg = &s->targets[i];
+			bool seen = false;
+
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)tg->pid,
+				 (int)tg->tid);
+			if (read_small(path, comm, sizeof(comm)) < 0)
+				continue;
+			r = write_comm(s, (uint32_t)tg->pid, (uint32_t)tg->tid, comm);
+			for (size_t k = 0; k < i && !seen; k++)
+				seen = s->targets[k].pid == tg->pid;
+			if (!r && !seen)
+				r = synthesize_maps(s, (unsigned long)tg->pid);
+		}
+		return r;
 	}
 	proc = opendir("/proc");
 	if (!proc)
@@ -1191,6 +1458,28 @@ static double mono_now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/*
+ * -p/-t: whether a followed task still runs (a zombie is over too). perf
+ * stops when its targets are gone; so does this recorder, checked once per
+ * poll cycle.
+ */
+static bool targets_alive(const struct session *s)
+{
+	for (size_t i = 0; i < s->nr_targets; i++) {
+		char path[64], st[256];
+		const char *close;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->targets[i].pid,
+			 (int)s->targets[i].tid);
+		if (read_small(path, st, sizeof(st)) < 0)
+			continue;
+		close = strrchr(st, ')');
+		if (close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X')
+			return true;
+	}
+	return false;
+}
+
 static int wait_loop(struct session *s, int sfd)
 {
 	double deadline = s->o->duration > 0 ? mono_now() + s->o->duration : 0;
@@ -1203,7 +1492,7 @@ static int wait_loop(struct session *s, int sfd)
 	pfd[0].fd = sfd;
 	pfd[0].events = POLLIN;
 	for (size_t c = 0; c < s->nr_cpus; c++) {
-		pfd[c + 1].fd = s->fds[c * (s->nr_evs + 1)];
+		pfd[c + 1].fd = s->fds[c * s->nr_targets * (s->nr_evs + 1)];
 		pfd[c + 1].events = POLLIN;
 	}
 	for (;;) {
@@ -1231,6 +1520,8 @@ static int wait_loop(struct session *s, int sfd)
 				break;
 			last_flush = mono_now();
 		}
+		if (!s->system_wide && !s->cmd && !targets_alive(s))
+			break;
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			bool stop = false;
@@ -1423,6 +1714,49 @@ static int old_tracepoints(struct session *s, const char *root)
 }
 
 /*
+ * GROUP_DESC, as perf writes it for -e '{a,b}': u32 nr, then per group the
+ * name as a perf string (u32 len, NUL-padded to 64), u32 leader_idx and
+ * u32 nr_members; members follow their leader in attr order, because
+ * events are added in the order the user listed them. Without it perf
+ * reports the members as lone events. An append keeps the old file's.
+ */
+static int group_desc(struct session *s)
+{
+	static const char name[64] = "{anon_group}";
+	unsigned char *blob, *p;
+	uint32_t nr = 0, len = sizeof(name);
+	int r;
+
+	for (size_t e = 0; e < s->nr_evs; e++)
+		if (s->evs[e].group && s->evs[e].leader == e)
+			nr++;
+	if (!nr || s->o->append)
+		return 0;
+	blob = calloc(1, 4 + (size_t)nr * (4 + sizeof(name) + 8));
+	if (!blob)
+		return tk_fail(ENOMEM, "out of memory");
+	memcpy(blob, &nr, 4);
+	p = blob + 4;
+	for (size_t e = 0; e < s->nr_evs; e++) {
+		uint32_t leader = (uint32_t)e, members = 0;
+
+		if (!s->evs[e].group || s->evs[e].leader != e)
+			continue;
+		for (size_t k = e; k < s->nr_evs; k++)
+			members += s->evs[k].leader == e;
+		memcpy(p, &len, 4);
+		memcpy(p + 4, name, sizeof(name));
+		memcpy(p + 4 + sizeof(name), &leader, 4);
+		memcpy(p + 8 + sizeof(name), &members, 4);
+		p += 12 + sizeof(name);
+	}
+	r = tk_perfdata_writer_set_feature(s->w, TK_PERF_FEAT_GROUP_DESC, blob,
+					   (uint64_t)(p - blob));
+	free(blob);
+	return r;
+}
+
+/*
  * TRACING_DATA, the host features and CMDLINE: everything known before the
  * capture. Set before the first record, the writer puts them ahead of the
  * data and keeps a table of them after it at every flush, so that a killed
@@ -1462,6 +1796,9 @@ static int early_features(struct session *s)
 		if (r < 0)
 			return r;
 	}
+	r = group_desc(s);
+	if (r < 0)
+		return r;
 	/* The reference pair is read now, as recording starts (perf reads it there too). */
 	if (s->o->use_clockid) {
 		r = tk_perfdata_writer_set_clock(s->w, s->o->clockid);
@@ -1476,6 +1813,9 @@ static int early_features(struct session *s)
 	if (r == 0)
 		r = tk_perfdata_writer_set_host_facts(s->w, host);
 	tk_host_free(host);
+	/* An append keeps the old file's topology: it stays the recording's first machine. */
+	if (r == 0 && !s->o->append)
+		r = tk_perfhost_set_topology(s->w);
 	return r;
 }
 
@@ -1500,7 +1840,13 @@ static int record(struct session *s, int sfd)
 	if (s->o->freq && s->o->period)
 		return tk_fail(EINVAL, "a frequency and a period exclude each other");
 	s->freq = s->o->freq ? s->o->freq : DEFAULT_FREQ;
-	s->system_wide = s->o->system_wide || !s->o->command;
+	if ((s->o->nr_pids || s->o->nr_tids) && (s->o->command || s->o->system_wide))
+		return tk_fail(EINVAL, "existing tasks (-p/-t) exclude a command and -a");
+	s->system_wide = s->o->system_wide || (!s->o->command && !s->o->nr_pids && !s->o->nr_tids);
+	if (s->o->stack_size > MAX_STACK || s->o->stack_size % 8)
+		return tk_fail(EINVAL,
+			       "a user stack dump of %u bytes: not a multiple of 8 up to %u",
+			       s->o->stack_size, MAX_STACK);
 	root = tk_tracefs_root();
 	if (!root)
 		return -errno;
@@ -1511,6 +1857,12 @@ static int record(struct session *s, int sfd)
 	}
 	s->st->nr_tracepoints = (uint32_t)s->nr_tps;
 	s->st->nr_counters = (uint32_t)(s->nr_evs - s->nr_tps);
+	if (s->o->freq == TK_PERFRECORD_FREQ_MAX) {
+		if (max_sample_rate(&max_rate) < 0 || !max_rate)
+			return tk_fail(EIO, "/proc/sys/kernel/perf_event_max_sample_rate: cannot "
+					    "read it");
+		s->freq = max_rate;
+	}
 	if (s->nr_evs > s->nr_tps && !s->o->period && max_sample_rate(&max_rate) == 0 &&
 	    s->freq > max_rate)
 		return tk_fail(EINVAL,
@@ -1525,6 +1877,9 @@ static int record(struct session *s, int sfd)
 	r = online_cpus(s);
 	if (r < 0)
 		return r;
+	r = pick_cpus(s);
+	if (r < 0)
+		return r;
 	s->st->nr_cpus = (uint32_t)s->nr_cpus;
 	s->buf = malloc(MAX_RECORD);
 	if (!s->buf)
@@ -1536,6 +1891,9 @@ static int record(struct session *s, int sfd)
 			return -errno;
 		s->child = tk_command_pid(s->cmd);
 	}
+	r = find_targets(s);
+	if (r < 0)
+		return r;
 	r = open_events(s);
 	if (r < 0)
 		return r;
@@ -1561,7 +1919,7 @@ static int record(struct session *s, int sfd)
 	if (r < 0)
 		return r;
 	/* Following a command, enable_on_exec turns the events on at its exec. */
-	if (s->system_wide) {
+	if (!s->cmd) {
 		r = set_enabled(s, true);
 		if (r < 0)
 			return r;
@@ -1631,6 +1989,7 @@ static void cleanup(struct session *s)
 	free(s->pend);
 	free(s->ids);
 	free(s->cpus);
+	free(s->targets);
 	free(s->fds);
 	free(s->rings);
 	free(s->buf);

@@ -1009,9 +1009,9 @@ static int group_teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_injector),    cmocka_unit_test(test_codec_oom),
-		cmocka_unit_test(test_read_oom),    cmocka_unit_test(test_write_oom),
-		cmocka_unit_test(test_convert_oom), cmocka_unit_test(test_tracedata_oom),
+		cmocka_unit_test(test_injector),	cmocka_unit_test(test_codec_oom),
+		cmocka_unit_test(test_read_oom),	cmocka_unit_test(test_write_oom),
+		cmocka_unit_test(test_convert_oom),	cmocka_unit_test(test_tracedata_oom),
 		cmocka_unit_test(test_perf_events_oom),
 	};
 

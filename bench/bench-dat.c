@@ -159,6 +159,7 @@ static void open_out(struct out *o, const char *path, enum tk_compression comp,
 		     const struct tk_page_format *fmt, uint64_t page_limit)
 {
 	struct tk_dat_writer_opts opts = {
+		.sz = sizeof(struct tk_dat_writer_opts),
 		.version = 7,
 		.compression = comp,
 		.long_size = 8,

@@ -344,7 +344,9 @@ static uint64_t write_file(const char *sample_path, const char *path, uint64_t e
 {
 	struct tk_dat *sample = tk_dat_open(sample_path);
 	struct tk_dat_writer *w;
-	struct tk_dat_writer_opts wo = {.version = 7, .compression = TK_COMPRESS_NONE};
+	struct tk_dat_writer_opts wo = {.sz = sizeof(struct tk_dat_writer_opts),
+					.version = 7,
+					.compression = TK_COMPRESS_NONE};
 	const struct tk_dat_info *info;
 	struct gen g;
 	unsigned int total_weight = 0;

@@ -81,7 +81,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pd = tk_perfdata_open_fd(fd, "fuzz.data");
 	if (pd) {
 		static int null_fd = -1;
-		struct tk_perfdata_report_opts opts = {0};
+		struct tk_perfdata_report_opts opts = {
+			.sz = sizeof(struct tk_perfdata_report_opts)};
 		struct tk_perfdata_report_stats rst = {0};
 
 		if (null_fd < 0)

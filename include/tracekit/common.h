@@ -19,6 +19,16 @@ extern "C" {
 #define TK_API __attribute__((visibility("default")))
 #endif
 
+/*
+ * Options structs grow without breaking programs built against an older
+ * tracekit (libbpf's scheme): each starts with size_t sz, the size of the
+ * struct the program was compiled with. Declare one with
+ *   TK_OPTS(tk_report_opts, opts, .cpu_mask = mask, .cpu_mask_bits = 64);
+ * A function given sz 0 fails with EINVAL; one given a field it does not
+ * know set (a newer program) fails with E2BIG.
+ */
+#define TK_OPTS(TYPE, NAME, ...) struct TYPE NAME = {.sz = sizeof(struct TYPE), __VA_ARGS__}
+
 /**
  * tk_errmsg() - describe the calling thread's last failure
  *

@@ -367,7 +367,8 @@ TK_API void tk_dat_merge_free(struct tk_dat_merge *m);
 struct tk_dat_writer;
 
 struct tk_dat_writer_opts {
-	int version;			 /* 6 or 7; 0 means 7 */
+	size_t sz;   /* sizeof(struct tk_dat_writer_opts): declare it with TK_OPTS() */
+	int version; /* 6 or 7; 0 means 7 */
 	enum tk_compression compression; /* v7 only; v6 requires NONE */
 	int compression_level;		 /* 0: codec default */
 	bool big_endian;		 /* byte order of the file's numbers */

@@ -905,6 +905,7 @@ enum {
 
 /** What tk_perfdata_report_run() prints; zero-initialise. */
 struct tk_perfdata_report_opts {
+	size_t sz;	    /* sizeof(struct tk_perfdata_report_opts): declare it with TK_OPTS() */
 	int fd;		    /* output descriptor */
 	unsigned int flags; /* TK_PERFDATA_REPORT_* */
 	/* Filters, as in struct tk_report_opts; a sample must pass all that are set. */

@@ -109,6 +109,7 @@ TK_API int tk_perfrecord_parse_list(const char *arg, int32_t **out, size_t *nr);
 
 /** What tk_perfrecord_run() records; zero-initialise. */
 struct tk_perfrecord_opts {
+	size_t sz;	    /* sizeof(struct tk_perfrecord_opts): declare it with TK_OPTS() */
 	const char *output; /* perf.data path */
 	const struct tk_perfrecord_event *events;
 	size_t nr_events;

@@ -45,6 +45,7 @@ enum tk_record_capture {
 };
 
 struct tk_record_opts {
+	size_t sz;		/* sizeof(struct tk_record_opts): declare it with TK_OPTS() */
 	const char *output;	/* .dat path; required */
 	const char *instance;	/* NULL: "tracekit-<pid>", created and removed */
 	bool top;		/* record the top-level buffer instead */
@@ -145,6 +146,7 @@ TK_API const struct tk_record_cpu_stats *tk_record_cpu_stats(const struct tk_rec
 
 /** Output format of tk_record_recover(); a NULL opts means v7, zstd. */
 struct tk_record_recover_opts {
+	size_t sz;	  /* sizeof(struct tk_record_recover_opts): declare it with TK_OPTS() */
 	int file_version; /* 6 or 7; 0 means 7 */
 	enum tk_compression compression;
 };

@@ -32,6 +32,7 @@ enum {
 
 /** What to print; zero-initialise and set what is wanted. */
 struct tk_report_opts {
+	size_t sz;		 /* sizeof(struct tk_report_opts): declare it with TK_OPTS() */
 	int fd;			 /* output descriptor */
 	unsigned int flags;	 /* TK_REPORT_* */
 	const uint8_t *cpu_mask; /* bitmap of CPUs to show; NULL: all */

@@ -737,7 +737,7 @@ static int cmd_record_perf(int argc, char **argv)
 		{"cache-dir", required_argument, NULL, OPT_DAT_ONLY},
 		{NULL, 0, NULL, 0},
 	};
-	struct perf_args a = {0};
+	struct perf_args a = {.o.sz = sizeof(a.o)};
 	bool output_set = false;
 	int32_t **list;
 	size_t *nlist;
@@ -931,6 +931,7 @@ int cmd_record(int argc, char **argv)
 
 	if (perf_mode(argc, argv))
 		return cmd_record_perf(argc, argv);
+	a.opts.sz = sizeof(a.opts);
 	a.opts.output = "trace.dat";
 	a.opts.file_version = 7;
 	a.opts.tracer_version = TK_VERSION_TEXT;

@@ -44,7 +44,8 @@ int cmd_recover(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct tk_record_recover_opts opts = {.file_version = 7};
+	struct tk_record_recover_opts opts = {.sz = sizeof(struct tk_record_recover_opts),
+					      .file_version = 7};
 	struct tk_record_cpu_stats *st;
 	uint64_t pages = 0, events = 0, missed = 0;
 	const char *codec = NULL, *file;

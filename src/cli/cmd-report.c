@@ -200,6 +200,7 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		{TK_REPORT_HEADER, "--header"},
 	};
 	struct tk_perfdata_report_opts popts = {
+		.sz = sizeof(struct tk_perfdata_report_opts),
 		.fd = STDOUT_FILENO,
 		.cpu_mask = opts->cpu_mask,
 		.cpu_mask_bits = opts->cpu_mask_bits,
@@ -287,6 +288,7 @@ int cmd_report(int argc, char **argv)
 	int c, ret, status = CLI_OK;
 
 	memset(&opts, 0, sizeof(opts));
+	opts.sz = sizeof(opts);
 	opts.fd = STDOUT_FILENO;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:F:P:tRlj:h", longopts, NULL)) != -1) {

@@ -498,6 +498,7 @@ static int write_file(const struct file_mode *m, const char *path)
 	static const uint8_t cpucount[4] = {NCPUS, 0, 0, 0};
 	static const char date[] = "0x10";
 	struct tk_dat_writer_opts o = {
+		.sz = sizeof(struct tk_dat_writer_opts),
 		.version = m->version,
 		.compression = m->comp,
 		.page_size = PAGE,

@@ -128,6 +128,7 @@
 #include <tracekit/tracefs.h>
 
 #include "internal/error.h"
+#include "internal/opts.h"
 #include "perf-host.h"
 
 #define TP_SAMPLE_TYPE                                                                             \
@@ -1995,12 +1996,16 @@ static void cleanup(struct session *s)
 	free(s->buf);
 }
 
-int tk_perfrecord_run(const struct tk_perfrecord_opts *opts, struct tk_perfrecord_stats *stats)
+int tk_perfrecord_run(const struct tk_perfrecord_opts *user_opts, struct tk_perfrecord_stats *stats)
 {
 	struct tk_perfrecord_stats local;
-	struct session s = {.o = opts, .child = -1};
+	struct tk_perfrecord_opts opts;
+	struct session s = {.o = &opts, .child = -1};
 	sigset_t set, old;
 	int sfd, r;
+
+	if (tk_opts_copy(&opts, sizeof(opts), user_opts, "tk_perfrecord_opts") < 0)
+		return -EINVAL;
 
 	s.st = stats ? stats : &local;
 	memset(s.st, 0, sizeof(*s.st));

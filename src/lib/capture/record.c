@@ -149,6 +149,7 @@
 #include "internal/bytebuf.h"
 #include "internal/bytes.h"
 #include "internal/error.h"
+#include "internal/opts.h"
 
 #define PIPE_BYTES	 (1u << 20)
 #define POLL_MS		 100
@@ -641,14 +642,20 @@ static void remove_probes(struct tk_record *rec)
 	tk_fail(EINVAL, "%s", msg);
 }
 
-TK_API struct tk_record *tk_record_new(const struct tk_record_opts *opts)
+TK_API struct tk_record *tk_record_new(const struct tk_record_opts *user_opts)
 {
+	struct tk_record_opts opts_copy;
+	const struct tk_record_opts *opts = &opts_copy;
 	struct tk_record *rec;
 	struct tk_page_format fmt;
 	char name[64];
 	int r, n;
 
-	if (!opts || !opts->output || !opts->output[0] ||
+	if (tk_opts_copy(&opts_copy, sizeof(opts_copy), user_opts, "tk_record_opts") < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!user_opts || !opts->output || !opts->output[0] ||
 	    (opts->file_version && opts->file_version != 6 && opts->file_version != 7)) {
 		tk_fail(EINVAL, "record: output path and file version 6 or 7 are required");
 		errno = EINVAL;
@@ -1301,6 +1308,7 @@ static int assemble(const struct assembly *a)
 {
 	const struct tk_dat_info *info = tk_dat_get_info(a->meta);
 	struct tk_dat_writer_opts wo = {
+		.sz = sizeof(struct tk_dat_writer_opts),
 		.version = a->version,
 		.compression = a->compression,
 		.big_endian = info->big_endian,
@@ -1445,6 +1453,7 @@ static int open_excl(const char *path)
 static int write_side_files(struct tk_record *rec)
 {
 	struct tk_dat_writer_opts wo = {
+		.sz = sizeof(struct tk_dat_writer_opts),
 		.version = 7,
 		.compression = TK_COMPRESS_ZSTD,
 		.big_endian = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__,
@@ -1670,9 +1679,11 @@ static uint32_t spool_count(const char *output)
 	return n;
 }
 
-TK_API int tk_record_recover(const char *output, const struct tk_record_recover_opts *opts,
+TK_API int tk_record_recover(const char *output, const struct tk_record_recover_opts *user_opts,
 			     struct tk_record_cpu_stats **stats, uint32_t *count)
 {
+	struct tk_record_recover_opts opts_copy;
+	const struct tk_record_recover_opts *opts = &opts_copy;
 	struct recovery rv = {.meta_fd = -1};
 	struct assembly a = {.output = output};
 	const struct tk_dat_info *info;
@@ -1683,8 +1694,12 @@ TK_API int tk_record_recover(const char *output, const struct tk_record_recover_
 
 	*stats = NULL;
 	*count = 0;
-	a.version = opts && opts->file_version ? opts->file_version : 7;
-	a.compression = opts ? opts->compression : TK_COMPRESS_ZSTD;
+	r = tk_opts_copy(&opts_copy, sizeof(opts_copy), user_opts, "tk_record_recover_opts");
+	if (r < 0)
+		return r;
+	a.version = opts->file_version ? opts->file_version : 7;
+	/* No options at all: v7 and zstd. */
+	a.compression = r == 1 ? TK_COMPRESS_ZSTD : opts->compression;
 	if (!output || !output[0] || (a.version != 6 && a.version != 7) ||
 	    (a.version == 6 && a.compression != TK_COMPRESS_NONE))
 		return tk_fail(EINVAL,

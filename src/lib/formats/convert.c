@@ -82,19 +82,18 @@
 
 #include "internal/bytebuf.h"
 #include "internal/error.h"
+#include "internal/opts.h"
 
 /* Pages are handed to the writer in batches of about this many bytes. */
 #define BATCH_BYTES (1u << 20)
 
 /* The caller's options, with the fields past its struct's size read as zero. */
-static struct tk_convert_opts read_opts(const struct tk_convert_opts *opts)
+/* The caller's options (NULL: defaults); Return: 0, or -EINVAL/-E2BIG (message set). */
+static int read_opts(const struct tk_convert_opts *opts, struct tk_convert_opts *o)
 {
-	struct tk_convert_opts o = {0};
+	int r = tk_opts_copy(o, sizeof(*o), opts, "tk_convert_opts");
 
-	if (opts)
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	o.sz = sizeof(o);
-	return o;
+	return r < 0 ? r : 0;
 }
 
 /*
@@ -464,10 +463,16 @@ int tk_convert_dat_to_dat(struct tk_dat *in, int fd, const char *name,
 		.out = name,
 		.dat = in,
 		.info = tk_dat_get_info(in),
-		.opts = read_opts(opts),
 		.st = stats ? stats : &own,
 	};
-	struct tk_dat_writer_opts wo = {
+	struct tk_dat_writer_opts wo;
+	int r;
+
+	r = read_opts(opts, &cv.opts);
+	if (r < 0)
+		return r;
+	wo = (struct tk_dat_writer_opts){
+		.sz = sizeof(wo),
 		.version = cv.opts.version ? cv.opts.version : 7,
 		.compression = cv.opts.compression,
 		.compression_level = cv.opts.compression_level,
@@ -475,8 +480,6 @@ int tk_convert_dat_to_dat(struct tk_dat *in, int fd, const char *name,
 		.long_size = cv.info->long_size,
 		.page_size = cv.info->page_size,
 	};
-	int r;
-
 	cv.opts.version = wo.version;
 	memset(cv.st, 0, sizeof(*cv.st));
 	for (size_t b = 0; b < tk_dat_buffer_count(in); b++) {
@@ -1323,7 +1326,7 @@ static int set_recorded_host(struct tk_perfdata_writer *w, const struct tk_dat *
 int tk_convert_dat_to_perf(struct tk_dat *in, int fd, const char *name,
 			   const struct tk_convert_opts *opts, struct tk_convert_stats *stats)
 {
-	struct tk_convert_opts o = read_opts(opts);
+	struct tk_convert_opts o;
 	struct tk_convert_stats own = {0}, *st = stats ? stats : &own;
 	const char *path = tk_dat_get_info(in)->path;
 	const struct tk_dat_buffer *buf = clock_buffer(in);
@@ -1333,6 +1336,9 @@ int tk_convert_dat_to_perf(struct tk_dat *in, int fd, const char *name,
 	int32_t clockid;
 	int r;
 
+	r = read_opts(opts, &o);
+	if (r < 0)
+		return r;
 	memset(st, 0, sizeof(*st));
 	if (!buf)
 		return tk_fail(ENOENT, "%s: no per-CPU event data to convert", path);
@@ -1495,7 +1501,7 @@ static int perf_into_dat(struct p2d *c, int fd, const struct tk_convert_opts *o,
 			 struct tk_convert_stats *st)
 {
 	struct tk_perfdata_tracing t;
-	struct tk_dat_writer_opts opts = {0};
+	struct tk_dat_writer_opts opts = {.sz = sizeof(struct tk_dat_writer_opts)};
 	struct tk_page_format fmt;
 	struct tk_dat_writer *w;
 	const struct tk_perfdata_host *host = tk_perfdata_get_host(c->pd);
@@ -1562,11 +1568,14 @@ static int perf_into_dat(struct p2d *c, int fd, const struct tk_convert_opts *o,
 int tk_convert_perf_to_dat(struct tk_perfdata *in, int fd, const char *name,
 			   const struct tk_convert_opts *opts, struct tk_convert_stats *stats)
 {
-	struct tk_convert_opts o = read_opts(opts);
+	struct tk_convert_opts o;
 	struct tk_convert_stats own = {0}, *st = stats ? stats : &own;
 	struct p2d c = {.in = tk_perfdata_get_info(in)->path, .out = name, .pd = in};
 	int r;
 
+	r = read_opts(opts, &o);
+	if (r < 0)
+		return r;
 	memset(st, 0, sizeof(*st));
 	r = perf_into_dat(&c, fd, &o, st);
 	st->samples = c.samples - c.skipped_big;

@@ -77,6 +77,7 @@
 #include "tracedata-internal.h"
 #include "internal/bytes.h"
 #include "internal/error.h"
+#include "internal/opts.h"
 
 /* trace-cmd chunks latency text by ten host pages; the reference is 4 KiB. */
 #define LATENCY_CHUNK_SIZE	   (10u * 4096u)
@@ -753,8 +754,15 @@ fail:
 }
 
 TK_API struct tk_dat_writer *tk_dat_writer_open_fd(int fd, const char *name,
-						   const struct tk_dat_writer_opts *opts)
+						   const struct tk_dat_writer_opts *user_opts)
 {
+	struct tk_dat_writer_opts opts;
+
+	if (!user_opts || tk_opts_copy(&opts, sizeof(opts), user_opts, "tk_dat_writer_opts") < 0) {
+		errno = -tk_fail(EINVAL, "%s: %s", name ? name : "(fd)",
+				 user_opts ? tk_errmsg() : "no writer options");
+		return NULL;
+	}
 	if (fd < 0) {
 		errno = -tk_fail(EBADF, "%s: bad file descriptor %d", name ? name : "(fd)", fd);
 		return NULL;
@@ -767,17 +775,23 @@ TK_API struct tk_dat_writer *tk_dat_writer_open_fd(int fd, const char *name,
 				 name ? name : "(fd)");
 		return NULL;
 	}
-	return writer_new(fd, false, name ? name : "(fd)", opts);
+	return writer_new(fd, false, name ? name : "(fd)", &opts);
 }
 
 TK_API struct tk_dat_writer *tk_dat_writer_open(const char *path,
-						const struct tk_dat_writer_opts *opts)
+						const struct tk_dat_writer_opts *user_opts)
 {
+	struct tk_dat_writer_opts opts;
 	struct tk_dat_writer *w;
 	int fd, err;
 
 	if (!path) {
 		errno = -tk_fail(EINVAL, "no path");
+		return NULL;
+	}
+	if (!user_opts || tk_opts_copy(&opts, sizeof(opts), user_opts, "tk_dat_writer_opts") < 0) {
+		errno = -tk_fail(EINVAL, "%s: %s", path,
+				 user_opts ? tk_errmsg() : "no writer options");
 		return NULL;
 	}
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -786,7 +800,7 @@ TK_API struct tk_dat_writer *tk_dat_writer_open(const char *path,
 		errno = -tk_fail(err, "%s: cannot create: %s", path, strerror(err));
 		return NULL;
 	}
-	w = writer_new(fd, true, path, opts);
+	w = writer_new(fd, true, path, &opts);
 	if (!w) {
 		err = errno;
 		close(fd);

@@ -55,6 +55,7 @@
 #include "event-internal.h"
 #include "perfdata-internal.h"
 #include "internal/error.h"
+#include "internal/opts.h"
 #include "internal/handoff.h"
 #include "print-pool.h"
 
@@ -2151,13 +2152,20 @@ static void count_record(struct rep *r, const struct tk_perf_record *rec)
 }
 
 TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
-				  const struct tk_perfdata_report_opts *opts,
+				  const struct tk_perfdata_report_opts *user_opts,
 				  struct tk_perfdata_report_stats *stats)
 {
+	struct tk_perfdata_report_opts opts_copy;
+	const struct tk_perfdata_report_opts *opts = &opts_copy;
 	struct tk_perf_record rec;
 	struct rep r;
 	int ret;
 
+	if (!user_opts)
+		return tk_fail(EINVAL, "no report options");
+	ret = tk_opts_copy(&opts_copy, sizeof(opts_copy), user_opts, "tk_perfdata_report_opts");
+	if (ret < 0)
+		return ret;
 	memset(&r, 0, sizeof(r));
 	r.pd = pd;
 	for (size_t i = 0; i < IDCACHE_SIZE; i++)

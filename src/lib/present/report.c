@@ -91,6 +91,7 @@
 #include "event-internal.h"
 #include "page-internal.h"
 #include "internal/error.h"
+#include "internal/opts.h"
 #include "internal/handoff.h"
 #include "internal/merge-heap.h"
 #include "print-pool.h"
@@ -2337,9 +2338,11 @@ static void report_release(struct report *r)
 	tk_cache_close(r->cache);
 }
 
-int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
+int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 		  struct tk_report_stats *stats)
 {
+	struct tk_report_opts opts_copy;
+	const struct tk_report_opts *opts = &opts_copy;
 	struct report r;
 	struct tk_report_stats st;
 	struct pool *pool = NULL;
@@ -2347,6 +2350,11 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 	bool symbols_started = false;
 	int ret, fret;
 
+	if (!user_opts)
+		return tk_fail(EINVAL, "no report options");
+	ret = tk_opts_copy(&opts_copy, sizeof(opts_copy), user_opts, "tk_report_opts");
+	if (ret < 0)
+		return ret;
 	memset(&r, 0, sizeof(r));
 	memset(&st, 0, sizeof(st));
 	ret = report_setup(&r, dat, opts);

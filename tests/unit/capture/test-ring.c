@@ -1020,7 +1020,7 @@ static void test_dat_trace_cmd_report(void **state)
 {
 	struct tk_ring *r =
 		new_ring(64 << 10, TK_RING_PRODUCER_CONSUMER, TK_RING_CLOCK_MONOTONIC, 1);
-	struct tk_dat_writer_opts o = {.version = 7};
+	struct tk_dat_writer_opts o = {.sz = sizeof(struct tk_dat_writer_opts), .version = 7};
 	struct tk_page_format fmt;
 	struct blob body[6] = {{0}};
 	char hp[1024], path[] = "/tmp/tk-ring-XXXXXX", cmd[1400], out[600];

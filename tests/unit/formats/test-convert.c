@@ -246,7 +246,7 @@ static void make_instance_only(const char *out)
 	struct tk_dat *dat = tk_dat_open(sample);
 	const struct tk_dat_info *info;
 	const struct tk_dat_buffer *buf;
-	struct tk_dat_writer_opts wo = {.version = 7};
+	struct tk_dat_writer_opts wo = {.sz = sizeof(struct tk_dat_writer_opts), .version = 7};
 	struct tk_dat_writer *w;
 
 	assert_non_null(dat);

@@ -330,6 +330,7 @@ static void write_buffer(struct tk_dat_writer *w, const struct mode *m,
 static void write_file(const char *path, const struct mode *m, struct meta *meta)
 {
 	struct tk_dat_writer_opts o = {
+		.sz = sizeof(struct tk_dat_writer_opts),
 		.version = m->version,
 		.compression = m->comp,
 		.big_endian = m->big,
@@ -1068,7 +1069,8 @@ static bool in_path(const char *prog)
 static void oracle_write(const char *path, int version, enum tk_compression comp, const char *hp,
 			 size_t hp_len, const char *he, size_t he_len, const char *pf, int print_id)
 {
-	struct tk_dat_writer_opts o = {.version = version, .compression = comp};
+	struct tk_dat_writer_opts o = {
+		.sz = sizeof(struct tk_dat_writer_opts), .version = version, .compression = comp};
 	struct tk_page_format fmt;
 	struct tk_dat_writer *w;
 	struct meta meta;
@@ -1219,7 +1221,8 @@ static void test_oracle_trace_cmd(void **state)
 
 /* --------------------------------------------------------------- errors */
 
-static const struct tk_dat_writer_opts basic_opts = {.version = 7, .page_size = PAGE};
+static const struct tk_dat_writer_opts basic_opts = {
+	.sz = sizeof(struct tk_dat_writer_opts), .version = 7, .page_size = PAGE};
 
 static void test_error_pipe_and_readonly(void **state)
 {

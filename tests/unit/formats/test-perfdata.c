@@ -954,7 +954,7 @@ static void test_report_order(void **state)
 	const uint64_t ids[] = {11};
 	uint8_t rec[256];
 	const uint8_t round[8] = {TK_PERF_RECORD_FINISHED_ROUND, 0, 0, 0, 0, 0, 8, 0};
-	struct tk_perfdata_report_opts opts = {0};
+	struct tk_perfdata_report_opts opts = {.sz = sizeof(struct tk_perfdata_report_opts)};
 	struct tk_perfdata *pd;
 	struct tk_perfdata_report_stats rst;
 	uint64_t printed = 0;

@@ -368,7 +368,10 @@ static void test_dat_reader(void **state)
 	(void)state;
 	assert_true(fd >= 0);
 	close(fd);
-	w = tk_dat_writer_open(path, &(struct tk_dat_writer_opts){.version = 7, .page_size = 4096});
+	w = tk_dat_writer_open(path,
+			       &(struct tk_dat_writer_opts){.sz = sizeof(struct tk_dat_writer_opts),
+							    .version = 7,
+							    .page_size = 4096});
 	assert_non_null(w);
 	assert_int_equal(tk_dat_writer_add_tracedata(w, src), 0);
 	assert_int_equal(tk_dat_writer_finish(w), 0);
@@ -378,8 +381,11 @@ static void test_dat_reader(void **state)
 	check_sample(tk_dat_get_tracedata(d));
 	tk_dat_close(d);
 	/* Big-endian v6: the same model back. */
-	w = tk_dat_writer_open(path, &(struct tk_dat_writer_opts){
-					     .version = 6, .big_endian = true, .page_size = 4096});
+	w = tk_dat_writer_open(path,
+			       &(struct tk_dat_writer_opts){.sz = sizeof(struct tk_dat_writer_opts),
+							    .version = 6,
+							    .big_endian = true,
+							    .page_size = 4096});
 	assert_non_null(w);
 	assert_int_equal(tk_dat_writer_add_tracedata(w, src), 0);
 	assert_int_equal(tk_dat_writer_finish(w), 0);

@@ -239,6 +239,13 @@ check "dump: a text file exits 1 with one line" is_error dump "text.dat"
 head -c 16 "$SAMPLE" >"$tmp/short.dat" 2>/dev/null || printf '\027\010Dtracing' >"$tmp/short.dat"
 run dump "$tmp/short.dat"
 check "dump: a truncated header exits 1 with one line" is_error dump "short.dat"
+# A file that is neither format says so, naming both; perf's first format is named.
+head -c 200 /dev/urandom >"$tmp/junk.bin"
+run report "$tmp/junk.bin"
+check "report of a file of neither kind names both formats" eval 'rc_is 1 && err_lines 1 && err_has "junk.bin: offset 0x0: not a trace-cmd .dat or perf.data file"'
+printf 'PERFFILE\0\0\0\0\0\0\0\0' >"$tmp/v1.data"
+run report "$tmp/v1.data"
+check "report of a perf.data version 1 says what it is" eval 'rc_is 1 && err_lines 1 && err_has "perf.data version 1"'
 
 # ---------------------------------------------------------------- with a real trace
 

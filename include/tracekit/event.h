@@ -17,6 +17,7 @@
 #define TRACEKIT_EVENT_H
 
 #include <tracekit/common.h>
+#include <tracekit/outbuf.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,31 +39,6 @@ struct tk_event_field {
 	bool is_string;	  /* char array or dynamic string */
 	bool is_common;	  /* common_type, common_pid, ... */
 };
-
-/**
- * struct tk_outbuf - an output buffer written to a descriptor in big blocks
- *
- * Public so that it can live on the stack. tk_outbuf_init() allocates
- * @cap bytes; text is appended by the printers and written to @fd when the
- * buffer fills; tk_outbuf_flush() writes the rest. A write error is kept in
- * @error (negative errno) and later output is dropped.
- */
-struct tk_outbuf {
-	char *buf;
-	size_t len;
-	size_t cap;
-	int fd;
-	int error;
-};
-
-/** tk_outbuf_init() - allocate @cap bytes (0: 1 MiB). Return: 0 or -ENOMEM. */
-TK_API int tk_outbuf_init(struct tk_outbuf *out, int fd, size_t cap);
-/** tk_outbuf_flush() - write what is buffered. Return: 0 or the first write error. */
-TK_API int tk_outbuf_flush(struct tk_outbuf *out);
-/** tk_outbuf_release() - free the buffer (does not flush). */
-TK_API void tk_outbuf_release(struct tk_outbuf *out);
-/** tk_outbuf_write() - append @len bytes. */
-TK_API void tk_outbuf_write(struct tk_outbuf *out, const void *data, size_t len);
 
 /**
  * tk_event_set_new() - an empty set for one trace

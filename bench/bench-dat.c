@@ -119,33 +119,6 @@ static const char event_format_text[] =
 	"\n"
 	"print fmt: \"value=%lu\", REC->value\n";
 
-struct blob {
-	uint8_t *data;
-	size_t len, cap;
-};
-
-static void blob_put(struct blob *b, const void *p, size_t n)
-{
-	if (b->len + n > b->cap) {
-		b->cap = (b->len + n) * 2;
-		b->data = realloc(b->data, b->cap);
-		if (!b->data)
-			die("realloc");
-	}
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-}
-
-static void blob_u32(struct blob *b, uint32_t v)
-{
-	blob_put(b, &v, 4);
-}
-
-static void blob_u64(struct blob *b, uint64_t v)
-{
-	blob_put(b, &v, 8);
-}
-
 /* Writers fed in lockstep: the v7-none and v7-zstd files, and a slice file
  * holding the first pages of each CPU for trace-cmd report. */
 struct out {
@@ -164,7 +137,7 @@ static void open_out(struct out *o, const char *path, enum tk_compression comp,
 		.long_size = 8,
 		.page_size = PAGE_SIZE,
 	};
-	struct blob b = {0};
+	struct tk_tracedata *td = tk_tracedata_new();
 	char hp[1024];
 	size_t hp_len = tk_page_format_header_text(fmt, hp, sizeof(hp));
 
@@ -174,24 +147,15 @@ static void open_out(struct out *o, const char *path, enum tk_compression comp,
 	if (!o->w)
 		die(path);
 
-	blob_put(&b, "header_page", 12);
-	blob_u64(&b, hp_len);
-	blob_put(&b, hp, hp_len);
-	blob_put(&b, "header_event", 13);
-	blob_u64(&b, sizeof(header_event_text) - 1);
-	blob_put(&b, header_event_text, sizeof(header_event_text) - 1);
-	if (tk_dat_writer_add_metadata(o->w, TK_DAT_SECTION_HEADER_INFO, b.data, b.len) < 0)
-		die("add header info");
-
-	b.len = 0;
-	blob_u32(&b, 1);
-	blob_put(&b, "bench", 6);
-	blob_u32(&b, 1);
-	blob_u64(&b, sizeof(event_format_text) - 1);
-	blob_put(&b, event_format_text, sizeof(event_format_text) - 1);
-	if (tk_dat_writer_add_metadata(o->w, TK_DAT_SECTION_EVENT_FORMATS, b.data, b.len) < 0)
-		die("add event formats");
-	free(b.data);
+	if (!td || tk_tracedata_set_header_page(td, hp, hp_len) < 0 ||
+	    tk_tracedata_set_header_event(td, header_event_text, sizeof(header_event_text) - 1) <
+		    0 ||
+	    tk_tracedata_add_format(td, "bench", event_format_text, sizeof(event_format_text) - 1) <
+		    0)
+		die("tracedata");
+	if (tk_dat_writer_add_tracedata(o->w, td) < 0)
+		die("add metadata");
+	tk_tracedata_free(td);
 
 	if (tk_dat_writer_begin_buffer(o->w, "", "local", PAGE_SIZE, NCPU) < 0)
 		die("begin buffer");

@@ -30,6 +30,7 @@
 
 #include "bytes.h"
 #include "perfdata-internal.h"
+#include "tk-test.h"
 
 static char tmpdir[] = "/tmp/tk-perfdata-XXXXXX";
 
@@ -932,11 +933,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[256];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tk_test_rmtree(tmpdir);
 }
 
 /*

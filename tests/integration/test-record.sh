@@ -21,54 +21,24 @@
 
 set -u
 
-TK_SOURCE_DIR=${TK_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-TRACEKIT=${TRACEKIT:-./build/src/cli/tracekit}
-case $TRACEKIT in
-*/*) [ "${TRACEKIT#/}" = "$TRACEKIT" ] && TRACEKIT=$PWD/$TRACEKIT ;;
-esac
+. "$(dirname "$0")/../lib.sh"
 TRACEFS=/sys/kernel/tracing
 
-passed=0
-failed=0
-skipped=0
-
 if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: not root: recording needs root"
-	echo "TK-COUNTS: passed=0 failed=0 skipped=1"
-	exit 77
+	skip "not root" "recording needs root"
+	finish
 fi
 if [ ! -d $TRACEFS/instances ]; then
 	mount -t tracefs nodev $TRACEFS 2>/dev/null
 	if [ ! -d $TRACEFS/instances ]; then
-		echo "SKIP: no tracefs at $TRACEFS and it cannot be mounted"
-		echo "TK-COUNTS: passed=0 failed=0 skipped=1"
-		exit 77
+		skip "no tracefs at $TRACEFS" "it cannot be mounted"
+		finish
 	fi
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tk-record.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-
-pass() { passed=$((passed + 1)); echo "ok: $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL: $1${2:+: $2}"; }
-skip() { skipped=$((skipped + 1)); echo "SKIP: $1: $2"; }
-
-run() {
-	"$TRACEKIT" "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-}
-last() { printf 'rc=%s stdout=[%s] stderr=[%s]' "$rc" "$(head -c 600 "$tmp/out")" \
-	"$(head -c 900 "$tmp/err")"; }
-check() {
-	local name=$1
-	shift
-	if "$@"; then pass "$name"; else fail "$name" "$(last)"; fi
-}
-rc_is() { [ "$rc" -eq "$1" ]; }
-err_has() { grep -q -e "$1" "$tmp/err"; }
-out_has() { grep -q -e "$1" "$tmp/out"; }
-err_lines() { [ "$(wc -l <"$tmp/err")" -eq "$1" ]; }
 
 # No instance of ours (tracekit-<live or dead pid>) remains.
 no_instances() { ! ls $TRACEFS/instances | grep -q '^tracekit-'; }
@@ -802,11 +772,4 @@ check "--perf: SIGINT to the recorder alone stops the command" eval 'rc_is 0 && 
 
 check "no instance left at the end" no_instances
 
-echo "TK-COUNTS: passed=$passed failed=$failed skipped=$skipped"
-if [ "$failed" -gt 0 ]; then
-	exit 1
-fi
-if [ "$passed" -eq 0 ] && [ "$skipped" -gt 0 ]; then
-	exit 77
-fi
-exit 0
+finish

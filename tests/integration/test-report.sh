@@ -23,16 +23,10 @@
 # failed, 77 if all were skipped, else 0.
 set -u
 
-src=${TK_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-tk=${TRACEKIT:-$src/build/src/cli/tracekit}
+. "$(dirname "$0")/../lib.sh"
+src=$TK_SOURCE_DIR
+tk=$TRACEKIT
 sample=$src/tests/data/sample-v7-zstd.dat
-
-passed=0
-failed=0
-skipped=0
-pass() { passed=$((passed + 1)); echo "ok: $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL: $1${2:+: $2}"; }
-skip() { skipped=$((skipped + 1)); echo "SKIP: $1: $2"; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -41,13 +35,6 @@ trap 'rm -rf "$tmp"' EXIT
 # leak is not ours and must not fail the ASan build.
 echo "leak:libtraceevent.so" > "$tmp/lsan.supp"
 export LSAN_OPTIONS="suppressions=$tmp/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-
-finish() {
-	echo "TK-COUNTS: passed=$passed failed=$failed skipped=$skipped"
-	if [ "$failed" -gt 0 ]; then exit 1; fi
-	if [ "$passed" -eq 0 ]; then exit 77; fi
-	exit 0
-}
 
 if ! command -v trace-cmd >/dev/null 2>&1; then
 	skip "all" "trace-cmd is not installed"

@@ -6,7 +6,6 @@
 #define TRACEKIT_TK_TEST_H
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <tracekit/common.h>
@@ -40,23 +39,6 @@ static inline void tk_test_catch_warning(enum tk_log_level level, const char *ms
 	(void)ctx;
 	tk_test_warnings++;
 	snprintf(tk_test_last_warning, sizeof(tk_test_last_warning), "%s", msg);
-}
-
-/*
- * Remove the temporary directory @dir a test made and all below it; 0, or
- * -1 when rm fails. TK_TEST_KEEP=1 in the environment keeps it (and says
- * where) for a look with trace-cmd, perf or a hex dump afterwards.
- */
-static inline int tk_test_rmtree(const char *dir)
-{
-	char cmd[600];
-
-	if (getenv("TK_TEST_KEEP")) {
-		fprintf(stderr, "kept %s\n", dir);
-		return 0;
-	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
 }
 
 #endif

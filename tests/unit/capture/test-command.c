@@ -22,20 +22,7 @@
 #include <tracekit/command.h>
 
 #include "tk-test.h"
-
-static char dir[] = "/tmp/tk-command-XXXXXX";
-
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return tk_test_rmtree(dir);
-}
+#include "tk-tmpdir.h"
 
 static void test_check(void **state)
 {
@@ -49,9 +36,9 @@ static void test_check(void **state)
 	assert_non_null(strstr(tk_errmsg(), "cannot run '/nonexistent/prog'"));
 	assert_errno(tk_command_check("tk-no-such-command-here"), ENOENT);
 	assert_non_null(strstr(tk_errmsg(), "not found in PATH"));
-	assert_errno(tk_command_check(dir), EISDIR);
+	assert_errno(tk_command_check(tmpdir), EISDIR);
 	assert_errno(tk_command_check(""), ENOENT);
-	snprintf(path, sizeof(path), "%s/not-executable", dir);
+	snprintf(path, sizeof(path), "%s/not-executable", tmpdir);
 	fd = open(path, O_WRONLY | O_CREAT, 0644);
 	assert_true(fd >= 0);
 	close(fd);
@@ -109,7 +96,7 @@ static void test_held_command_never_runs(void **state)
 	struct tk_command *cmd;
 
 	(void)state;
-	snprintf(mark, sizeof(mark), "%s/ran", dir);
+	snprintf(mark, sizeof(mark), "%s/ran", tmpdir);
 	snprintf(script, sizeof(script), "touch %s", mark);
 	cmd = start(script);
 	tk_command_free(cmd);
@@ -125,7 +112,7 @@ static void test_exec_failure_reported(void **state)
 	FILE *f;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/prog", dir);
+	snprintf(path, sizeof(path), "%s/prog", tmpdir);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs("#!/bin/sh\nexit 0\n", f);
@@ -199,5 +186,5 @@ int main(void)
 		cmocka_unit_test(test_stop),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tk_tmpdir_setup, tk_tmpdir_teardown);
 }

@@ -26,8 +26,8 @@
 #include <tracekit/tracekit.h>
 
 #include "tk-test.h"
+#include "tk-tmpdir.h"
 
-static char tmpdir[256];
 static char sample[512];
 
 struct digest {
@@ -523,14 +523,7 @@ static int setup(void **state)
 
 	(void)state;
 	snprintf(sample, sizeof(sample), "%s/tests/data/sample-v7-zstd.dat", src ? src : ".");
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tk-convert-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return tk_test_rmtree(tmpdir);
+	return tk_tmpdir_make();
 }
 
 int main(void)
@@ -546,5 +539,5 @@ int main(void)
 		cmocka_unit_test(test_perf_records_from_fields),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tk_tmpdir_teardown);
 }

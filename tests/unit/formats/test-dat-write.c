@@ -37,12 +37,11 @@
 #include "internal/bytebuf.h"
 #include "internal/bytes.h"
 #include "tk-test.h"
+#include "tk-tmpdir.h"
 
 #define PAGE	 4096u
 #define NCPUS	 4u
 #define PRINT_ID 5
-
-static char tmpdir[256];
 
 /* ------------------------------------------------------------ fixtures */
 
@@ -1382,14 +1381,7 @@ static int setup(void **state)
 {
 	(void)state;
 	tk_log_set_handler(count_warning, NULL, TK_LOG_WARN);
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tk-dat-write-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return tk_test_rmtree(tmpdir);
+	return tk_tmpdir_make();
 }
 
 int main(void)
@@ -1408,5 +1400,5 @@ int main(void)
 		cmocka_unit_test(test_oracle_trace_cmd),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tk_tmpdir_teardown);
 }

@@ -31,8 +31,7 @@
 #include "bytes.h"
 #include "perfdata-internal.h"
 #include "tk-test.h"
-
-static char tmpdir[] = "/tmp/tk-perfdata-XXXXXX";
+#include "tk-tmpdir.h"
 
 static void path_of(char *out, size_t cap, const char *name)
 {
@@ -925,16 +924,10 @@ static void test_perf_oracle_writer(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	if (!mkdtemp(tmpdir))
+	if (tk_tmpdir_make())
 		return -1;
 	tk_log_set_handler(quiet, &warnings, TK_LOG_WARN);
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return tk_test_rmtree(tmpdir);
 }
 
 /*
@@ -1719,5 +1712,5 @@ int main(void)
 		cmocka_unit_test(test_unknown_feature),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tk_tmpdir_teardown);
 }

@@ -5,7 +5,7 @@
  * with cc, one with a USDT probe (tkdemo:start, with a semaphore) and one
  * without. Both binaries have the same code but for the second's extra
  * function, so their build ids differ. Include after <cmocka.h>; the test
- * runs sdt_setup("name") and sdt_teardown as its group setup and teardown.
+ * runs sdt_setup and tk_tmpdir_teardown as its group setup and teardown.
  */
 #ifndef TRACEKIT_SDT_FIXTURE_H
 #define TRACEKIT_SDT_FIXTURE_H
@@ -18,9 +18,10 @@
 #include <tracekit/elf.h>
 
 #include "tk-test.h"
+#include "tk-tmpdir.h"
 
-/* The temporary directory, the cache in it, and the binaries with and without the probe. */
-static char tmpdir[128], cdir[160], bin[160], bin2[160];
+/* The cache in tmpdir, and the binaries with and without the probe. */
+static char cdir[300], bin[300], bin2[300];
 
 static const char sdt_src[] =
 	"#define _SDT_HAS_SEMAPHORES 1\n"
@@ -46,11 +47,11 @@ static inline int sdt_build(const char *out, const char *extra)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-/* Make /tmp/tk-test-@name-XXXXXX and build both binaries in it. */
-static inline int sdt_setup(const char *name)
+/* Make tmpdir and build both binaries in it (the group setup). */
+static inline int sdt_setup(void **state)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tk-test-%s-XXXXXX", name);
-	if (!mkdtemp(tmpdir))
+	(void)state;
+	if (tk_tmpdir_make())
 		return -1;
 	snprintf(cdir, sizeof(cdir), "%s/cache", tmpdir);
 	snprintf(bin, sizeof(bin), "%s/sdtdemo", tmpdir);
@@ -59,12 +60,6 @@ static inline int sdt_setup(const char *name)
 	    sdt_build(bin2, "int other(void); int other(void) { return 7; }\n"))
 		return -1;
 	return 0;
-}
-
-static inline int sdt_teardown(void **state)
-{
-	(void)state;
-	return tk_test_rmtree(tmpdir);
 }
 
 /* Start the next test with no cache directory at all. */

@@ -32,12 +32,6 @@
 #include "sdt-fixture.h"
 #include "tk-test.h"
 
-static int setup(void **state)
-{
-	(void)state;
-	return sdt_setup("cache");
-}
-
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -1019,5 +1013,5 @@ int main(void)
 		printf("skip: needs cc and <sys/sdt.h> (systemtap-sdt-dev)\n");
 		return 77;
 	}
-	return cmocka_run_group_tests(tests, setup, sdt_teardown);
+	return cmocka_run_group_tests(tests, sdt_setup, tk_tmpdir_teardown);
 }

@@ -27,12 +27,6 @@
 #include "sdt-fixture.h"
 #include "tk-test.h"
 
-static int setup(void **state)
-{
-	(void)state;
-	return sdt_setup("symbolizer");
-}
-
 static void test_symbolize(void **state)
 {
 	char bid[TK_BUILD_ID_HEX_MAX], cmd[600], copy[200];
@@ -391,5 +385,5 @@ int main(void)
 		printf("skip: needs cc and <sys/sdt.h> (systemtap-sdt-dev)\n");
 		return 77;
 	}
-	return cmocka_run_group_tests(tests, setup, sdt_teardown);
+	return cmocka_run_group_tests(tests, sdt_setup, tk_tmpdir_teardown);
 }

@@ -878,11 +878,86 @@ static void sanitize(char *s)
 			*s = '_';
 }
 
+/*
+ * A probe spec "[[GROUP:]EVENT=]FUNC[+OFF][%return] [ARGS]" (user-space
+ * and kernel probes share the form), split in place in @s, a copy of
+ * @spec the caller owns and frees. @group and @event are malloc'ed (NULL
+ * when not given) and the caller frees them; the other strings point into
+ * @s. Return: 0, -EINVAL naming @spec, -ENOMEM.
+ */
+struct probe_spec {
+	char *group, *event;
+	const char *func, *args;
+	const char *off; /* OFF as written, or NULL */
+	uint64_t plus;	 /* OFF's value, 0 without */
+	bool ret;	 /* %return */
+	bool named;	 /* EVENT= was given */
+};
+
+static int probe_spec_parse(struct probe_spec *ps, char *s, const char *spec)
+{
+	char *func, *args, *eq, *pct, *plusp;
+
+	func = s + strspn(s, " ");
+	args = func + strcspn(func, " ");
+	if (*args)
+		*args++ = '\0';
+	args += strspn(args, " ");
+	eq = strchr(func, '=');
+	if (eq) {
+		char *colon;
+
+		*eq = '\0';
+		colon = strchr(func, ':');
+		if (colon) {
+			*colon = '\0';
+			ps->group = strdup(func);
+			if (!ps->group)
+				return tk_fail(ENOMEM, "out of memory");
+			ps->event = strdup(colon + 1);
+		} else {
+			ps->event = strdup(func);
+		}
+		if (!ps->event)
+			return tk_fail(ENOMEM, "out of memory");
+		ps->named = true;
+		func = eq + 1;
+	}
+	pct = strstr(func, "%return");
+	if (pct) {
+		if (strcmp(pct, "%return"))
+			return tk_fail(EINVAL, "probe spec '%s': text after %%return", spec);
+		*pct = '\0';
+		ps->ret = true;
+	}
+	plusp = strchr(func, '+');
+	if (plusp) {
+		char *end;
+
+		*plusp = '\0';
+		errno = 0;
+		ps->plus = strtoull(plusp + 1, &end, 0);
+		if (errno || *end || end == plusp + 1)
+			return tk_fail(EINVAL, "probe spec '%s': bad offset", spec);
+		ps->off = plusp + 1;
+	}
+	if (!tk_probe_name_ok(func) || (ps->event && !tk_probe_name_ok(ps->event)) ||
+	    (ps->group && !tk_probe_name_ok(ps->group)))
+		return tk_fail(EINVAL,
+			       "probe spec '%s': want [[GROUP:]EVENT=]FUNC[+OFF][%%return] [ARGS]",
+			       spec);
+	ps->func = func;
+	ps->args = args;
+	return 0;
+}
+
 TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const char *spec)
 {
 	char bid[TK_BUILD_ID_HEX_MAX], *abs = NULL, *dir = NULL, *probes = NULL;
-	char *s = NULL, *group = NULL, *event = NULL, *func, *args, *def = NULL, *marker = NULL;
+	char *s = NULL, *group = NULL, *event = NULL, *def = NULL, *marker = NULL;
+	const char *func, *args;
 	const struct tk_elf_symbol *syms;
+	struct probe_spec ps = {0};
 	struct tk_elf *elf = NULL;
 	uint64_t addr = 0, plus = 0, off;
 	bool ret = false, found = false, named = false;
@@ -899,59 +974,16 @@ TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const ch
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}
-	/* Split "[[GROUP:]EVENT=]FUNC[+OFF][%return] ARGS". */
-	func = s + strspn(s, " ");
-	args = func + strcspn(func, " ");
-	if (*args)
-		*args++ = '\0';
-	args += strspn(args, " ");
-	char *eq = strchr(func, '=');
-
-	if (eq) {
-		char *colon;
-
-		*eq = '\0';
-		colon = strchr(func, ':');
-		if (colon) {
-			*colon = '\0';
-			group = strdup(func);
-			event = strdup(colon + 1);
-		} else {
-			event = strdup(func);
-		}
-		named = true;
-		func = eq + 1;
-	}
-	char *pct = strstr(func, "%return");
-
-	if (pct) {
-		if (strcmp(pct, "%return")) {
-			r = tk_fail(EINVAL, "probe spec '%s': text after %%return", spec);
-			goto out;
-		}
-		*pct = '\0';
-		ret = true;
-	}
-	char *plusp = strchr(func, '+');
-
-	if (plusp) {
-		char *end;
-
-		*plusp = '\0';
-		errno = 0;
-		plus = strtoull(plusp + 1, &end, 0);
-		if (errno || *end || end == plusp + 1) {
-			r = tk_fail(EINVAL, "probe spec '%s': bad offset", spec);
-			goto out;
-		}
-	}
-	if (!tk_probe_name_ok(func) || (event && !tk_probe_name_ok(event)) ||
-	    (group && !tk_probe_name_ok(group))) {
-		r = tk_fail(EINVAL,
-			    "probe spec '%s': want [[GROUP:]EVENT=]FUNC[+OFF][%%return] [ARGS]",
-			    spec);
+	r = probe_spec_parse(&ps, s, spec);
+	group = ps.group; /* freed at out, also after a failed parse */
+	event = ps.event;
+	if (r < 0)
 		goto out;
-	}
+	func = ps.func;
+	args = ps.args;
+	plus = ps.plus;
+	ret = ps.ret;
+	named = ps.named;
 	if (!group) {
 		const char *base = strrchr(abs, '/') ? strrchr(abs, '/') + 1 : abs;
 
@@ -991,7 +1023,7 @@ TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const ch
 		     ret ? "__return" : "", abs, off, *args ? " " : "", args) < 0 ||
 	    asprintf(&marker, "#%s%s%s%s%s%s%s%s%s", named ? group : "", named ? ":" : "",
 		     named ? event : "", named ? "=" : "", func, plus ? "+" : "",
-		     plus ? plusp + 1 : "", ret ? "%return" : "", "") < 0) {
+		     plus ? ps.off : "", ret ? "%return" : "", "") < 0) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1708,9 +1740,11 @@ static uint64_t kallsyms_addr(const char *ks, const char *want)
 TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsyms, const char *bid,
 				     const char *spec)
 {
-	char *s = NULL, *group = NULL, *event = NULL, *func, *args, *eq, *pct, *plusp;
+	char *s = NULL, *group = NULL, *event = NULL;
 	char *dir = NULL, *ks = NULL, *kspath = NULL, *probes = NULL, *def = NULL, *marker = NULL;
+	const char *func, *args;
 	uint64_t plus = 0, text, faddr;
+	struct probe_spec ps = {0};
 	struct tk_pfile pf = {0};
 	bool ret = false;
 	size_t kslen;
@@ -1728,54 +1762,15 @@ TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsym
 	s = strdup(spec);
 	if (!s)
 		return tk_fail(ENOMEM, "out of memory");
-	func = s + strspn(s, " ");
-	args = func + strcspn(func, " ");
-	if (*args)
-		*args++ = '\0';
-	args += strspn(args, " ");
-	eq = strchr(func, '=');
-	if (eq) {
-		char *colon;
-
-		*eq = '\0';
-		colon = strchr(func, ':');
-		if (colon) {
-			*colon = '\0';
-			group = strdup(func);
-			event = strdup(colon + 1);
-		} else {
-			event = strdup(func);
-		}
-		func = eq + 1;
-	}
-	pct = strstr(func, "%return");
-	if (pct) {
-		ret = !strcmp(pct, "%return");
-		*pct = '\0';
-		if (!ret) {
-			r = tk_fail(EINVAL, "probe spec '%s': text after %%return", spec);
-			goto out;
-		}
-	}
-	plusp = strchr(func, '+');
-	if (plusp) {
-		char *end;
-
-		*plusp = '\0';
-		errno = 0;
-		plus = strtoull(plusp + 1, &end, 0);
-		if (errno || *end || end == plusp + 1) {
-			r = tk_fail(EINVAL, "probe spec '%s': bad offset", spec);
-			goto out;
-		}
-	}
-	if (!tk_probe_name_ok(func) || (event && !tk_probe_name_ok(event)) ||
-	    (group && !tk_probe_name_ok(group))) {
-		r = tk_fail(EINVAL,
-			    "probe spec '%s': want [[GROUP:]EVENT=]FUNC[+OFF][%%return] [ARGS]",
-			    spec);
+	r = probe_spec_parse(&ps, s, spec);
+	group = ps.group; /* freed at out, also after a failed parse */
+	event = ps.event;
+	if (r < 0)
 		goto out;
-	}
+	func = ps.func;
+	args = ps.args;
+	plus = ps.plus;
+	ret = ps.ret;
 	r = tk_read_file(kallsyms, &ks, &kslen);
 	if (r < 0)
 		goto out;
@@ -1799,8 +1794,9 @@ TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsym
 		     group ? group : "probe", event ? event : func, ret ? "__return" : "",
 		     faddr + plus - text, *args ? " " : "", args) < 0 ||
 	    asprintf(&marker, "#%s%s%s%s%s%s%s%s%s%s", event ? (group ? group : "probe") : "",
-		     event ? ":" : "", event ? event : "", event ? "=" : "", func, plusp ? "+" : "",
-		     plusp ? plusp + 1 : "", ret ? "%return" : "", *args ? " " : "", args) < 0) {
+		     event ? ":" : "", event ? event : "", event ? "=" : "", func,
+		     ps.off ? "+" : "", ps.off ? ps.off : "", ret ? "%return" : "",
+		     *args ? " " : "", args) < 0) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}

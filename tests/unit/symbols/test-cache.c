@@ -99,6 +99,19 @@ static int count_probe(const struct tk_cache_probe *p, void *ctx)
 	return 0;
 }
 
+/* A fresh cache holding bin and bin2; their build ids go to @bid and @bid2 (either may be NULL). */
+static struct tk_cache *cache_with_bins(char *bid, char *bid2)
+{
+	struct tk_cache *c;
+
+	fresh_cache();
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	assert_int_equal(tk_cache_add(c, bin, bid), 1);
+	assert_int_equal(tk_cache_add(c, bin2, bid2), 1);
+	return c;
+}
+
 static void test_query_resolve(void **state)
 {
 	char bid[TK_BUILD_ID_HEX_MAX], q[200];
@@ -108,11 +121,7 @@ static void test_query_resolve(void **state)
 	int cnt = 0;
 
 	(void)state;
-	fresh_cache();
-	c = tk_cache_open(cdir);
-	assert_non_null(c);
-	assert_int_equal(tk_cache_add(c, bin, bid), 1);
-	assert_int_equal(tk_cache_add(c, bin2, NULL), 1);
+	c = cache_with_bins(bid, NULL);
 	assert_int_equal(tk_cache_add_probe(c, bin, "work"), 0);
 
 	assert_int_equal(tk_cache_query(c, NULL, false, count_probe, &cnt), 3);
@@ -166,11 +175,7 @@ static void test_remove_evict_gc(void **state)
 	int cnt = 0;
 
 	(void)state;
-	fresh_cache();
-	c = tk_cache_open(cdir);
-	assert_non_null(c);
-	assert_int_equal(tk_cache_add(c, bin, bid), 1);
-	assert_int_equal(tk_cache_add(c, bin2, bid2), 1);
+	c = cache_with_bins(bid, bid2);
 	assert_int_equal(tk_cache_for_each(c, false, entry_cb, &cnt), 2);
 	assert_int_equal(cnt, 2);
 	assert_int_equal(tk_cache_stats(c, &st), 0);

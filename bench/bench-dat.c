@@ -50,6 +50,7 @@
 #include <tracekit/tracekit.h>
 
 #include "harness.h"
+#include "tk-test-texts.h"
 
 #ifdef HAVE_LIBTRACEEVENT
 #include <traceevent/kbuffer.h>
@@ -96,25 +97,10 @@ static uint32_t load32(const void *p)
 
 /* ------------------------------------------------------------ generation */
 
-static const char header_event_text[] = "# compressed entry header\n"
-					"\ttype_len    :    5 bits\n"
-					"\ttime_delta  :   27 bits\n"
-					"\tarray       :   32 bits\n"
-					"\n"
-					"\tpadding     : type == 29\n"
-					"\ttime_extend : type == 30\n"
-					"\ttime_stamp : type == 31\n"
-					"\tdata max type_len  == 28\n";
-
 static const char event_format_text[] =
 	"name: bench_event\n"
 	"ID: 1000\n"
-	"format:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-	"\n"
+	"format:\n" TK_TEST_COMMON_FIELDS "\n"
 	"\tfield:unsigned long value;\toffset:8;\tsize:8;\tsigned:0;\n"
 	"\n"
 	"print fmt: \"value=%lu\", REC->value\n";
@@ -148,8 +134,8 @@ static void open_out(struct out *o, const char *path, enum tk_compression comp,
 		die(path);
 
 	if (!td || tk_tracedata_set_header_page(td, hp, hp_len) < 0 ||
-	    tk_tracedata_set_header_event(td, header_event_text, sizeof(header_event_text) - 1) <
-		    0 ||
+	    tk_tracedata_set_header_event(td, tk_test_header_event,
+					  sizeof(tk_test_header_event) - 1) < 0 ||
 	    tk_tracedata_add_format(td, "bench", event_format_text, sizeof(event_format_text) - 1) <
 		    0)
 		die("tracedata");

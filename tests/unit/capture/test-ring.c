@@ -29,6 +29,7 @@
 #include <tracekit/tracedata.h>
 
 #include "internal/bytes.h"
+#include "tk-test-texts.h"
 
 struct ev {
 	uint64_t seq;
@@ -942,19 +943,13 @@ static void test_signal_nesting(void **state)
 /* ------------------------------------------------- .dat and trace-cmd report */
 
 #define SAMPLE_ID 9999
-static const char sample_format[] =
-	"name: sample\n"
-	"ID: 9999\n"
-	"format:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-	"\n"
-	"\tfield:u64 seq;\toffset:8;\tsize:8;\tsigned:0;\n"
-	"\tfield:char msg[16];\toffset:16;\tsize:16;\tsigned:0;\n"
-	"\n"
-	"print fmt: \"seq=%llu msg=%s\", REC->seq, REC->msg\n";
+static const char sample_format[] = "name: sample\n"
+				    "ID: 9999\n"
+				    "format:\n" TK_TEST_COMMON_FIELDS "\n"
+				    "\tfield:u64 seq;\toffset:8;\tsize:8;\tsigned:0;\n"
+				    "\tfield:char msg[16];\toffset:16;\tsize:16;\tsigned:0;\n"
+				    "\n"
+				    "print fmt: \"seq=%llu msg=%s\", REC->seq, REC->msg\n";
 
 struct sample {
 	uint16_t common_type;
@@ -1002,10 +997,6 @@ static void test_dat_trace_cmd_report(void **state)
 	struct tk_page_format fmt;
 	struct tk_tracedata *td;
 	char hp[1024], path[] = "/tmp/tk-ring-XXXXXX", cmd[1400], out[600];
-	static const char he[] = "# compressed entry header\n\ttype_len    :    5 bits\n"
-				 "\ttime_delta  :   27 bits\n\tarray       :   32 bits\n\n"
-				 "\tpadding     : type == 29\n\ttime_extend : type == 30\n"
-				 "\ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
 	static const char cmdlines[] = "4242 tk-ring-test\n";
 	static const char clock[] = "local global counter [mono]\n";
 	struct tk_dat_writer *w;
@@ -1033,7 +1024,9 @@ static void test_dat_trace_cmd_report(void **state)
 	td = tk_tracedata_new();
 	assert_non_null(td);
 	assert_int_equal(tk_tracedata_set_header_page(td, hp, hp_len), 0);
-	assert_int_equal(tk_tracedata_set_header_event(td, he, strlen(he)), 0);
+	assert_int_equal(tk_tracedata_set_header_event(td, tk_test_header_event,
+						       strlen(tk_test_header_event)),
+			 0);
 	assert_int_equal(
 		tk_tracedata_add_format(td, "tracekit_user", sample_format, strlen(sample_format)),
 		0);

@@ -36,6 +36,7 @@
 #include "dat-internal.h"
 #include "internal/bytebuf.h"
 #include "internal/bytes.h"
+#include "tk-test-texts.h"
 #include "tk-test.h"
 #include "tk-tmpdir.h"
 
@@ -58,25 +59,10 @@ struct mode {
 	bool skip_meta;	      /* leave out sections 19 and 20 */
 };
 
-static const char header_event_text[] = "# compressed entry header\n"
-					"\ttype_len    :    5 bits\n"
-					"\ttime_delta  :   27 bits\n"
-					"\tarray       :   32 bits\n"
-					"\n"
-					"\tpadding     : type == 29\n"
-					"\ttime_extend : type == 30\n"
-					"\ttime_stamp : type == 31\n"
-					"\tdata max type_len  == 28\n";
-
-static const char print_format_text[] =
-	"name: print\nID: 5\nformat:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-	"\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
-	"\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:0;\n\n"
-	"print fmt: \"%ps: %s\", (void *)REC->ip, REC->buf\n";
+static const char print_format_text[] = "name: print\nID: 5\nformat:\n" TK_TEST_COMMON_FIELDS "\n"
+					"\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+					"\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:0;\n\n"
+					"print fmt: \"%ps: %s\", (void *)REC->ip, REC->buf\n";
 
 /* Metadata bodies in the v7 layout (tracedat.md 2.7). */
 struct meta {
@@ -315,7 +301,7 @@ static void write_file(const char *path, const struct mode *m, struct meta *meta
 	size_t nopts;
 
 	assert_int_equal(tk_page_format_init(&fmt, PAGE, 8, m->big), 0);
-	meta_build(meta, &fmt, NULL, 0, header_event_text, strlen(header_event_text),
+	meta_build(meta, &fmt, NULL, 0, tk_test_header_event, strlen(tk_test_header_event),
 		   print_format_text, m->big);
 	w = tk_dat_writer_open(path, &o);
 	if (!w)

@@ -407,15 +407,32 @@ static inline void load_header(const uint8_t *p, bool big, uint32_t *type, uint3
 }
 
 /*
- * The clock after a TIME_EXTEND (@a holds the delta's upper bits) or a
- * TIME_STAMP (@a:@delta is the absolute time's low 59 bits; the top 5
- * bits stay those of the clock before).
+ * Step @pos and the clock @ts over a record that carries no event: a
+ * PADDING (a discarded event, @a bytes with its length word; libtraceevent
+ * adds its delta, so do we), a TIME_EXTEND (@a holds the delta's upper
+ * bits) or a TIME_STAMP (@a:@delta is the absolute time's low 59 bits; the
+ * top 5 bits stay those of the clock before). False when a padding's
+ * length is below its own word or runs past the @left bytes.
  */
-static inline uint64_t time_event_clock(uint32_t type, uint32_t a, uint32_t delta, uint64_t ts)
+static inline bool skip_non_event(uint32_t type, uint32_t a, uint32_t delta, uint32_t left,
+				  uint64_t *ts, uint32_t *pos)
 {
-	if (type == TYPE_TIME_EXTEND)
-		return ts + ((uint64_t)a << DELTA_BITS) + delta;
-	return (((uint64_t)a << DELTA_BITS) | delta) | (ts & (0xF8ULL << 56));
+	switch (type) {
+	case TYPE_PADDING:
+		if (__builtin_expect(a < 4 || a > left - 4, 0))
+			return false;
+		*ts += delta;
+		*pos += 4 + a;
+		return true;
+	case TYPE_TIME_EXTEND:
+		*ts += ((uint64_t)a << DELTA_BITS) + delta;
+		break;
+	default: /* TYPE_TIME_STAMP */
+		*ts = (((uint64_t)a << DELTA_BITS) | delta) | (*ts & (0xF8ULL << 56));
+		break;
+	}
+	*pos += 8;
+	return true;
 }
 
 TK_API int tk_page_iter_next(struct tk_page_iter *it, struct tk_page_record *rec)
@@ -470,16 +487,9 @@ TK_API int tk_page_iter_next(struct tk_page_iter *it, struct tk_page_record *rec
 			it->pos = pos + 4 + a;
 			it->timestamp = ts;
 			return 1;
-		case TYPE_PADDING:
-			/* A discarded event; libtraceevent adds its delta, so do we. */
-			if (__builtin_expect(a < 4 || a > left - 4, 0))
+		default: /* TYPE_PADDING, TYPE_TIME_EXTEND, TYPE_TIME_STAMP */
+			if (!skip_non_event(type, a, delta, left, &ts, &pos))
 				return bad_record(it, rec, pos, type, 4 + (uint64_t)a);
-			ts += delta;
-			pos += 4 + a;
-			break;
-		default: /* TYPE_TIME_EXTEND, TYPE_TIME_STAMP */
-			ts = time_event_clock(type, a, delta, ts);
-			pos += 8;
 			break;
 		}
 	}
@@ -547,15 +557,9 @@ int tk_page_iter_fill(struct tk_page_iter *it, struct tk_page_record *recs, uint
 			n++;
 			pos += 4 + a;
 			break;
-		case TYPE_PADDING:
-			if (__builtin_expect(a < 4 || a > left - 4, 0))
+		default: /* TYPE_PADDING, TYPE_TIME_EXTEND, TYPE_TIME_STAMP */
+			if (!skip_non_event(type, a, delta, left, &ts, &pos))
 				goto bad;
-			ts += delta;
-			pos += 4 + a;
-			break;
-		default: /* TYPE_TIME_EXTEND, TYPE_TIME_STAMP */
-			ts = time_event_clock(type, a, delta, ts);
-			pos += 8;
 			break;
 		}
 	}

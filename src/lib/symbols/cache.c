@@ -955,12 +955,11 @@ TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const ch
 {
 	char bid[TK_BUILD_ID_HEX_MAX], *abs = NULL, *dir = NULL, *probes = NULL;
 	char *s = NULL, *group = NULL, *event = NULL, *def = NULL, *marker = NULL;
-	const char *func, *args;
 	const struct tk_elf_symbol *syms;
 	struct probe_spec ps = {0};
 	struct tk_elf *elf = NULL;
-	uint64_t addr = 0, plus = 0, off;
-	bool ret = false, found = false, named = false;
+	uint64_t addr = 0, off;
+	bool found = false;
 	struct tk_pfile pf = {0};
 	size_t n;
 	int r;
@@ -979,11 +978,6 @@ TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const ch
 	event = ps.event;
 	if (r < 0)
 		goto out;
-	func = ps.func;
-	args = ps.args;
-	plus = ps.plus;
-	ret = ps.ret;
-	named = ps.named;
 	if (!group) {
 		const char *base = strrchr(abs, '/') ? strrchr(abs, '/') + 1 : abs;
 
@@ -993,7 +987,7 @@ TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const ch
 			sanitize(group);
 	}
 	if (!event)
-		event = strdup(func);
+		event = strdup(ps.func);
 	if (!group || !event) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
@@ -1008,29 +1002,29 @@ TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const ch
 		goto out;
 	for (size_t i = 0; i < n && !found; i++)
 		if ((syms[i].type == 2 /* STT_FUNC */ || syms[i].type == 10 /* IFUNC */) &&
-		    syms[i].shndx && !strcmp(syms[i].name, func)) {
+		    syms[i].shndx && !strcmp(syms[i].name, ps.func)) {
 			addr = syms[i].value;
 			found = true;
 		}
 	if (!found) {
-		r = tk_fail(ENOENT, "%s: no function '%s'", abs, func);
+		r = tk_fail(ENOENT, "%s: no function '%s'", abs, ps.func);
 		goto out;
 	}
-	r = tk_elf_vaddr_to_offset(elf, addr + plus, &off);
+	r = tk_elf_vaddr_to_offset(elf, addr + ps.plus, &off);
 	if (r < 0)
 		goto out;
-	if (asprintf(&def, "%c:%s/%s%s %s:0x%" PRIx64 "%s%s", ret ? 'r' : 'p', group, event,
-		     ret ? "__return" : "", abs, off, *args ? " " : "", args) < 0 ||
-	    asprintf(&marker, "#%s%s%s%s%s%s%s%s%s", named ? group : "", named ? ":" : "",
-		     named ? event : "", named ? "=" : "", func, plus ? "+" : "",
-		     plus ? ps.off : "", ret ? "%return" : "", "") < 0) {
+	if (asprintf(&def, "%c:%s/%s%s %s:0x%" PRIx64 "%s%s", ps.ret ? 'r' : 'p', group, event,
+		     ps.ret ? "__return" : "", abs, off, *ps.args ? " " : "", ps.args) < 0 ||
+	    asprintf(&marker, "#%s%s%s%s%s%s%s%s%s", ps.named ? group : "", ps.named ? ":" : "",
+		     ps.named ? event : "", ps.named ? "=" : "", ps.func, ps.plus ? "+" : "",
+		     ps.plus ? ps.off : "", ps.ret ? "%return" : "", "") < 0) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}
-	if (*args) {
+	if (*ps.args) {
 		char *m2;
 
-		if (asprintf(&m2, "%s %s", marker, args) < 0) {
+		if (asprintf(&m2, "%s %s", marker, ps.args) < 0) {
 			r = tk_fail(ENOMEM, "out of memory");
 			goto out;
 		}
@@ -1742,11 +1736,9 @@ TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsym
 {
 	char *s = NULL, *group = NULL, *event = NULL;
 	char *dir = NULL, *ks = NULL, *kspath = NULL, *probes = NULL, *def = NULL, *marker = NULL;
-	const char *func, *args;
-	uint64_t plus = 0, text, faddr;
+	uint64_t text, faddr;
 	struct probe_spec ps = {0};
 	struct tk_pfile pf = {0};
-	bool ret = false;
 	size_t kslen;
 	int r;
 
@@ -1767,15 +1759,11 @@ TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsym
 	event = ps.event;
 	if (r < 0)
 		goto out;
-	func = ps.func;
-	args = ps.args;
-	plus = ps.plus;
-	ret = ps.ret;
 	r = tk_read_file(kallsyms, &ks, &kslen);
 	if (r < 0)
 		goto out;
 	text = kallsyms_addr(ks, "_text");
-	faddr = kallsyms_addr(ks, func);
+	faddr = kallsyms_addr(ks, ps.func);
 	if (!text) {
 		r = tk_fail(ENOENT,
 			    "%s: no _text symbol (are kernel addresses hidden? "
@@ -1783,20 +1771,20 @@ TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsym
 			    kallsyms);
 		goto out;
 	}
-	if (!faddr || faddr < text || faddr + plus < faddr) {
-		r = tk_fail(ENOENT, "%s: no kernel function '%s'", kallsyms, func);
+	if (!faddr || faddr < text || faddr + ps.plus < faddr) {
+		r = tk_fail(ENOENT, "%s: no kernel function '%s'", kallsyms, ps.func);
 		goto out;
 	}
 	dir = entry_dir(cache, "[kernel.kallsyms]", bid);
 	if (!dir || asprintf(&kspath, "%s/kallsyms", dir) < 0 ||
 	    asprintf(&probes, "%s/probes", dir) < 0 ||
-	    asprintf(&def, "%c:%s/%s%s _text+%" PRIu64 "%s%s", ret ? 'r' : 'p',
-		     group ? group : "probe", event ? event : func, ret ? "__return" : "",
-		     faddr + plus - text, *args ? " " : "", args) < 0 ||
+	    asprintf(&def, "%c:%s/%s%s _text+%" PRIu64 "%s%s", ps.ret ? 'r' : 'p',
+		     group ? group : "probe", event ? event : ps.func, ps.ret ? "__return" : "",
+		     faddr + ps.plus - text, *ps.args ? " " : "", ps.args) < 0 ||
 	    asprintf(&marker, "#%s%s%s%s%s%s%s%s%s%s", event ? (group ? group : "probe") : "",
-		     event ? ":" : "", event ? event : "", event ? "=" : "", func,
-		     ps.off ? "+" : "", ps.off ? ps.off : "", ret ? "%return" : "",
-		     *args ? " " : "", args) < 0) {
+		     event ? ":" : "", event ? event : "", event ? "=" : "", ps.func,
+		     ps.off ? "+" : "", ps.off ? ps.off : "", ps.ret ? "%return" : "",
+		     *ps.args ? " " : "", ps.args) < 0) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}

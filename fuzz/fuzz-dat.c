@@ -88,8 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tk_dat *d;
 	int fd;
 
-	tk_log_set_handler(quiet, NULL, TK_LOG_WARN);
-	fd = fuzz_memfd("fuzz-dat", data, size);
+	fd = fuzz_input("fuzz-dat", data, size);
 	if (fd < 0)
 		return 0;
 	d = tk_dat_open_fd(fd, "fuzz.dat");

@@ -33,8 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *sys;
 	int fd;
 
-	tk_log_set_handler(quiet, NULL, TK_LOG_WARN);
-	fd = fuzz_memfd("fuzz-perfdata", data, size);
+	fd = fuzz_input("fuzz-perfdata", data, size);
 	if (fd < 0)
 		return 0;
 	pd = tk_perfdata_open_fd(fd, "fuzz.data");

@@ -24,10 +24,13 @@ static void quiet(enum tk_log_level level, const char *msg, void *ctx)
 
 static volatile uint64_t sink;
 
-/* A memfd named @name holding the @size input bytes, or -1. */
-static int fuzz_memfd(const char *name, const uint8_t *data, size_t size)
+/* Quiet the log, and return a memfd named @name holding the @size input bytes, or -1. */
+static int fuzz_input(const char *name, const uint8_t *data, size_t size)
 {
-	int fd = memfd_create(name, MFD_CLOEXEC);
+	int fd;
+
+	tk_log_set_handler(quiet, NULL, TK_LOG_WARN);
+	fd = memfd_create(name, MFD_CLOEXEC);
 
 	if (fd < 0)
 		return -1;

@@ -640,22 +640,21 @@ done
 
 # ------------------------------------------------ -e globs
 
-run record -e 'sched:sched_wak*' -o glob.dat -- sh -c 'for i in 1 2 3 4 5; do sleep 0.01; done'
-check "-e 'sched:sched_wak*': exit 0" rc_is 0
-if $have_tc; then
-	n=$(tc_count glob.dat " sched_wak")
-	m=$(grep -c " sched_switch: " "$tmp/report")
-	check "-e 'sched:sched_wak*': wakeup events recorded ($n), no sched_switch ($m)" \
-		eval '[ "$n" -gt 0 ] && [ "$m" -eq 0 ]'
-fi
-run record -e 'sched_wak*' -o glob2.dat -- sh -c 'for i in 1 2 3; do sleep 0.01; done'
-check "-e 'sched_wak*' (bare event glob, any system): exit 0" rc_is 0
-if $have_tc; then
-	n=$(tc_count glob2.dat " sched_wak")
-	m=$(grep -c " sched_switch: " "$tmp/report")
-	check "-e 'sched_wak*': wakeup events recorded ($n), no sched_switch ($m)" \
-		eval '[ "$n" -gt 0 ] && [ "$m" -eq 0 ]'
-fi
+# glob_record SPEC FILE SLEEPS LABEL: record -e SPEC around SLEEPS short
+# sleeps; the wakeups are in FILE and sched_switch, which SPEC leaves out, is not.
+glob_record() {
+	local n m
+	run record -e "$1" -o "$2" -- sh -c "for i in \$(seq $3); do sleep 0.01; done"
+	check "-e '$1'$4: exit 0" rc_is 0
+	if $have_tc; then
+		n=$(tc_count "$2" " sched_wak")
+		m=$(grep -c " sched_switch: " "$tmp/report")
+		check "-e '$1': wakeup events recorded ($n), no sched_switch ($m)" \
+			eval '[ "$n" -gt 0 ] && [ "$m" -eq 0 ]'
+	fi
+}
+glob_record 'sched:sched_wak*' glob.dat 5 ""
+glob_record 'sched_wak*' glob2.dat 3 " (bare event glob, any system)"
 check "no instance left after the glob runs" no_instances
 
 # ------------------------------------------------ -P PID

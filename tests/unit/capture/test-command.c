@@ -63,30 +63,34 @@ static void wait_exit(struct tk_command *cmd)
 
 static void test_exit_statuses(void **state)
 {
-	struct tk_command *cmd;
+	static const struct {
+		const char *script;
+		bool failed;
+		const char *describe;
+		bool whole; /* @describe is all of it, else it need only appear in it */
+	} ends[] = {
+		{"exit 0", false, "exited with status 0", true},
+		{"exit 3", true, "exited with status 3", true},
+		/* What follows the signal (a core dump note) depends on the system. */
+		{"kill -SEGV $$", true, "killed by signal 11", false},
+	};
 
 	(void)state;
-	cmd = start("exit 0");
-	assert_true(tk_command_pid(cmd) > 0);
-	assert_int_equal(tk_command_release(cmd), 0);
-	wait_exit(cmd);
-	assert_false(tk_command_failed(cmd));
-	assert_string_equal(tk_command_describe(cmd), "exited with status 0");
-	tk_command_free(cmd);
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		struct tk_command *cmd = start(ends[i].script);
+		const char *d;
 
-	cmd = start("exit 3");
-	assert_int_equal(tk_command_release(cmd), 0);
-	wait_exit(cmd);
-	assert_true(tk_command_failed(cmd));
-	assert_string_equal(tk_command_describe(cmd), "exited with status 3");
-	tk_command_free(cmd);
-
-	cmd = start("kill -SEGV $$");
-	assert_int_equal(tk_command_release(cmd), 0);
-	wait_exit(cmd);
-	assert_true(tk_command_failed(cmd));
-	assert_non_null(strstr(tk_command_describe(cmd), "killed by signal 11"));
-	tk_command_free(cmd);
+		assert_true(tk_command_pid(cmd) > 0);
+		assert_int_equal(tk_command_release(cmd), 0);
+		wait_exit(cmd);
+		assert_int_equal(tk_command_failed(cmd), ends[i].failed);
+		d = tk_command_describe(cmd);
+		if (ends[i].whole)
+			assert_string_equal(d, ends[i].describe);
+		else
+			assert_non_null(strstr(d, ends[i].describe));
+		tk_command_free(cmd);
+	}
 }
 
 /* A command that is never released runs nothing. */

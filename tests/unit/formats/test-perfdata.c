@@ -97,6 +97,11 @@ static size_t make_comm(uint8_t *b, uint32_t pid, const char *comm, uint64_t tim
 	return n;
 }
 
+static void write_ok(struct tk_perfdata_writer *w, const void *rec, size_t len)
+{
+	assert_int_equal(tk_perfdata_writer_write(w, rec, len), 0);
+}
+
 static void write_two_event_file(const char *path, int nsamples, bool finish)
 {
 	struct tk_perfdata_writer *w = tk_perfdata_writer_open(path);
@@ -958,21 +963,15 @@ static void test_report_order(void **state)
 	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), 0);
 	assert_int_equal(tk_perfdata_writer_add_ids(w, 0, ids, 1), 0);
 	/* Round 1: t=3000 (pid 7, unnamed), then COMM of 42 at t=1500, sample t=2000. */
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x10, 7, 3000000)),
-			 0);
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "w1", 1500000, 11)),
-			 0);
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x20, 42, 2000000)),
-			 0);
-	assert_int_equal(tk_perfdata_writer_write(w, round, 8), 0);
+	write_ok(w, rec, make_sample(rec, 11, 0x10, 7, 3000000));
+	write_ok(w, rec, make_comm(rec, 42, "w1", 1500000, 11));
+	write_ok(w, rec, make_sample(rec, 11, 0x20, 42, 2000000));
+	write_ok(w, round, 8);
 	/* Round 2: a sample older than round 1's newest, and a rename. */
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x30, 42, 2500000)),
-			 0);
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "w2", 2600000, 11)),
-			 0);
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x40, 42, 4000000)),
-			 0);
-	assert_int_equal(tk_perfdata_writer_write(w, round, 8), 0);
+	write_ok(w, rec, make_sample(rec, 11, 0x30, 42, 2500000));
+	write_ok(w, rec, make_comm(rec, 42, "w2", 2600000, 11));
+	write_ok(w, rec, make_sample(rec, 11, 0x40, 42, 4000000));
+	write_ok(w, round, 8);
 	assert_int_equal(tk_perfdata_writer_finish(w), 0);
 	tk_perfdata_writer_close(w);
 

@@ -183,9 +183,7 @@ static struct tk_cache *cache_open(const char *dir, bool create)
 	if (!abs || !c) {
 		free(abs);
 		free(c);
-		tk_fail(ENOMEM, "out of memory");
-		errno = ENOMEM;
-		return NULL;
+		return tk_fail_null(ENOMEM, "out of memory");
 	}
 	if (create) {
 		r = tk_mkdir_p(abs);

@@ -258,6 +258,31 @@ static void test_perf_round_trip(void **state)
 	free(blob);
 }
 
+/*
+ * Decode the first @cut bytes of @bytes, a section body of @id (16..21) or,
+ * for @id 0, a TRACING_DATA blob, from a copy of exactly that prefix so
+ * that ASan sees a read past it. Return: the decoder's answer; @parts gets
+ * the parts it kept.
+ */
+static int decode_cut(uint16_t id, const void *bytes, uint64_t cut, unsigned int *parts)
+{
+	struct tk_tracedata *td = tk_tracedata_new();
+	void *copy = malloc(cut ? cut : 1);
+	int r;
+
+	assert_non_null(td);
+	assert_non_null(copy);
+	memcpy(copy, bytes, cut);
+	if (id)
+		r = tk_tracedata_decode_dat_section(td, id, copy, cut, false);
+	else
+		r = tk_tracedata_decode_perf(td, copy, cut);
+	*parts = tk_tracedata_parts(td);
+	tk_tracedata_free(td);
+	free(copy);
+	return r;
+}
+
 /* Every prefix of every body and of the blob: a clean answer, never a crash. */
 static void test_truncated(void **state)
 {
@@ -272,38 +297,27 @@ static void test_truncated(void **state)
 
 		assert_int_equal(tk_tracedata_encode_dat_section(src, id, false, &body, &blen), 0);
 		for (uint64_t cut = 0; cut < blen; cut++) {
-			struct tk_tracedata *td = tk_tracedata_new();
-			void *copy = malloc(cut ? cut : 1);
-			int r;
+			unsigned int parts;
+			int r = decode_cut(id, body, cut, &parts);
 
-			/* A copy of exactly the prefix, so ASan sees a read past it. */
-			memcpy(copy, body, cut);
-			r = tk_tracedata_decode_dat_section(td, id, copy, cut, false);
 			if (r != -EBADMSG)
 				fail_msg("section %u cut to %" PRIu64 " of %" PRIu64 ": %d", id,
 					 cut, blen, r);
 			assert_true(strstr(tk_errmsg(), "offset") != NULL);
-			assert_int_equal(tk_tracedata_parts(td), 0);
-			tk_tracedata_free(td);
-			free(copy);
+			assert_int_equal(parts, 0);
 		}
 		free(body);
 	}
 	assert_int_equal(tk_tracedata_encode_perf(src, &blob, &len), 0);
 	for (uint64_t cut = 0; cut < len; cut++) {
-		struct tk_tracedata *td = tk_tracedata_new();
-		void *copy = malloc(cut ? cut : 1);
-		int r;
+		unsigned int parts;
+		int r = decode_cut(0, blob, cut, &parts);
 
-		memcpy(copy, blob, cut);
-		r = tk_tracedata_decode_perf(td, copy, cut);
 		/* Cut inside the cmdlines' size: read as version 0.5. */
 		if (cut >= len - 8 - strlen(cmdlines) && cut < len - strlen(cmdlines))
 			assert_int_equal(r, 0);
 		else
 			assert_int_equal(r, -EBADMSG);
-		tk_tracedata_free(td);
-		free(copy);
 	}
 	tk_tracedata_free(src);
 	free(blob);

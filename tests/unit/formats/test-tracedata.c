@@ -406,6 +406,23 @@ static void test_dat_reader(void **state)
 	tk_tracedata_free(src);
 }
 
+/* A perf.data at @path with one attr @a and the host facts @h, opened for reading. */
+static struct tk_perfdata *write_host(const char *path, const struct tk_perf_attr *a,
+				      const struct tk_host *h)
+{
+	struct tk_perfdata_writer *w = tk_perfdata_writer_open(path);
+	struct tk_perfdata *pd;
+
+	assert_non_null(w);
+	assert_int_equal(tk_perfdata_writer_add_attr(w, a, "cpu-clock"), 0);
+	assert_int_equal(tk_perfdata_writer_set_host_facts(w, h), 0);
+	assert_int_equal(tk_perfdata_writer_finish(w), 0);
+	tk_perfdata_writer_close(w);
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	return pd;
+}
+
 /* A perf.data written with made-up host facts reads them back: nothing of this machine. */
 static void test_host_facts(void **state)
 {
@@ -428,7 +445,6 @@ static void test_host_facts(void **state)
 		.argv = argv,
 	};
 	struct tk_perf_attr a;
-	struct tk_perfdata_writer *w;
 	struct tk_perfdata *pd;
 	const struct tk_perfdata_host *h;
 	int fd = mkstemp(path);
@@ -440,15 +456,7 @@ static void test_host_facts(void **state)
 	a.type = 1;
 	a.sample_period = 1;
 	a.sample_type = 1; /* IP */
-	w = tk_perfdata_writer_open(path);
-	assert_non_null(w);
-	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), 0);
-	assert_int_equal(tk_perfdata_writer_set_host_facts(w, &fake), 0);
-	assert_int_equal(tk_perfdata_writer_finish(w), 0);
-	tk_perfdata_writer_close(w);
-
-	pd = tk_perfdata_open(path);
-	assert_non_null(pd);
+	pd = write_host(path, &a, &fake);
 	h = tk_perfdata_get_host(pd);
 	assert_string_equal(h->hostname, "elsewhere");
 	assert_string_equal(h->osrelease, "9.99.1-test");
@@ -472,14 +480,7 @@ static void test_host_facts(void **state)
 	{
 		const struct tk_host bare = {.hostname = "h", .argc = 0};
 
-		w = tk_perfdata_writer_open(path);
-		assert_non_null(w);
-		assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), 0);
-		assert_int_equal(tk_perfdata_writer_set_host_facts(w, &bare), 0);
-		assert_int_equal(tk_perfdata_writer_finish(w), 0);
-		tk_perfdata_writer_close(w);
-		pd = tk_perfdata_open(path);
-		assert_non_null(pd);
+		pd = write_host(path, &a, &bare);
 		h = tk_perfdata_get_host(pd);
 		assert_string_equal(h->hostname, "h");
 		assert_null(h->osrelease);

@@ -50,6 +50,7 @@
 #include <tracekit/tracekit.h>
 
 #include "harness.h"
+#include "tk-test-texts.h"
 
 #ifdef HAVE_LIBTRACEEVENT
 #include <traceevent/kbuffer.h>
@@ -96,55 +97,13 @@ static uint32_t load32(const void *p)
 
 /* ------------------------------------------------------------ generation */
 
-static const char header_event_text[] = "# compressed entry header\n"
-					"\ttype_len    :    5 bits\n"
-					"\ttime_delta  :   27 bits\n"
-					"\tarray       :   32 bits\n"
-					"\n"
-					"\tpadding     : type == 29\n"
-					"\ttime_extend : type == 30\n"
-					"\ttime_stamp : type == 31\n"
-					"\tdata max type_len  == 28\n";
-
 static const char event_format_text[] =
 	"name: bench_event\n"
 	"ID: 1000\n"
-	"format:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-	"\n"
+	"format:\n" TK_TEST_COMMON_FIELDS "\n"
 	"\tfield:unsigned long value;\toffset:8;\tsize:8;\tsigned:0;\n"
 	"\n"
 	"print fmt: \"value=%lu\", REC->value\n";
-
-struct blob {
-	uint8_t *data;
-	size_t len, cap;
-};
-
-static void blob_put(struct blob *b, const void *p, size_t n)
-{
-	if (b->len + n > b->cap) {
-		b->cap = (b->len + n) * 2;
-		b->data = realloc(b->data, b->cap);
-		if (!b->data)
-			die("realloc");
-	}
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-}
-
-static void blob_u32(struct blob *b, uint32_t v)
-{
-	blob_put(b, &v, 4);
-}
-
-static void blob_u64(struct blob *b, uint64_t v)
-{
-	blob_put(b, &v, 8);
-}
 
 /* Writers fed in lockstep: the v7-none and v7-zstd files, and a slice file
  * holding the first pages of each CPU for trace-cmd report. */
@@ -165,7 +124,7 @@ static void open_out(struct out *o, const char *path, enum tk_compression comp,
 		.long_size = 8,
 		.page_size = PAGE_SIZE,
 	};
-	struct blob b = {0};
+	struct tk_tracedata *td = tk_tracedata_new();
 	char hp[1024];
 	size_t hp_len = tk_page_format_header_text(fmt, hp, sizeof(hp));
 
@@ -175,24 +134,15 @@ static void open_out(struct out *o, const char *path, enum tk_compression comp,
 	if (!o->w)
 		die(path);
 
-	blob_put(&b, "header_page", 12);
-	blob_u64(&b, hp_len);
-	blob_put(&b, hp, hp_len);
-	blob_put(&b, "header_event", 13);
-	blob_u64(&b, sizeof(header_event_text) - 1);
-	blob_put(&b, header_event_text, sizeof(header_event_text) - 1);
-	if (tk_dat_writer_add_metadata(o->w, TK_DAT_SECTION_HEADER_INFO, b.data, b.len) < 0)
-		die("add header info");
-
-	b.len = 0;
-	blob_u32(&b, 1);
-	blob_put(&b, "bench", 6);
-	blob_u32(&b, 1);
-	blob_u64(&b, sizeof(event_format_text) - 1);
-	blob_put(&b, event_format_text, sizeof(event_format_text) - 1);
-	if (tk_dat_writer_add_metadata(o->w, TK_DAT_SECTION_EVENT_FORMATS, b.data, b.len) < 0)
-		die("add event formats");
-	free(b.data);
+	if (!td || tk_tracedata_set_header_page(td, hp, hp_len) < 0 ||
+	    tk_tracedata_set_header_event(td, tk_test_header_event,
+					  sizeof(tk_test_header_event) - 1) < 0 ||
+	    tk_tracedata_add_format(td, "bench", event_format_text, sizeof(event_format_text) - 1) <
+		    0)
+		die("tracedata");
+	if (tk_dat_writer_add_tracedata(o->w, td) < 0)
+		die("add metadata");
+	tk_tracedata_free(td);
 
 	if (tk_dat_writer_begin_buffer(o->w, "", "local", PAGE_SIZE, NCPU) < 0)
 		die("begin buffer");

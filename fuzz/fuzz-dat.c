@@ -15,16 +15,9 @@
 
 #include <tracekit/tracekit.h>
 
+#include "fuzz.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void quiet(enum tk_log_level level, const char *msg, void *ctx)
-{
-	(void)level;
-	(void)msg;
-	(void)ctx;
-}
-
-static volatile uint64_t sink;
 
 static void walk_cpu(struct tk_dat *d, size_t bi, size_t ci, const struct tk_dat_buffer *b)
 {
@@ -95,14 +88,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tk_dat *d;
 	int fd;
 
-	tk_log_set_handler(quiet, NULL, TK_LOG_WARN);
-	fd = memfd_create("fuzz-dat", MFD_CLOEXEC);
+	fd = fuzz_input("fuzz-dat", data, size);
 	if (fd < 0)
 		return 0;
-	if (size && write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		return 0;
-	}
 	d = tk_dat_open_fd(fd, "fuzz.dat");
 	if (!d) {
 		close(fd);

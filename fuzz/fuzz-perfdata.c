@@ -20,16 +20,9 @@
 #include <tracekit/convert.h>
 #include <tracekit/perfdata.h>
 
+#include "fuzz.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void quiet(enum tk_log_level level, const char *msg, void *ctx)
-{
-	(void)level;
-	(void)msg;
-	(void)ctx;
-}
-
-static volatile uint64_t sink;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -40,14 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *sys;
 	int fd;
 
-	tk_log_set_handler(quiet, NULL, TK_LOG_WARN);
-	fd = memfd_create("fuzz-perfdata", MFD_CLOEXEC);
+	fd = fuzz_input("fuzz-perfdata", data, size);
 	if (fd < 0)
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		return 0;
-	}
 	pd = tk_perfdata_open_fd(fd, "fuzz.data");
 	if (pd) {
 		for (size_t i = 0; i < tk_perfdata_evsel_count(pd); i++)

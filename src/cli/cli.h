@@ -72,6 +72,13 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_bad_option(int c, char **argv);
 
 /*
+ * The last cases of a command's option switch: for 'h' print @usage to
+ * stdout and return cli_finish_stdout(CLI_OK); for anything else return
+ * cli_bad_option(@c, @argv).
+ */
+int cli_help_or_bad_option(int c, char **argv, const char *usage);
+
+/*
  * Label a buffer for a message: "(top)" for the top buffer, else its name in
  * double quotes, cut to 64 bytes, with control and non-ASCII bytes shown as
  * '?' (the name comes from the file, and a message must stay one plain line).

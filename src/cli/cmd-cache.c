@@ -268,12 +268,8 @@ int cmd_cache(int argc, char **argv)
 		case 'v':
 			verbose = true;
 			break;
-		case 'h':
-			fputs(cmd_cache_usage, stdout);
-			r = cli_finish_stdout(CLI_OK);
-			goto out;
-		default:
-			r = cli_bad_option(c, argv);
+		default: /* -h, or an option getopt rejected */
+			r = cli_help_or_bad_option(c, argv, cmd_cache_usage);
 			goto out;
 		}
 		if (e) {

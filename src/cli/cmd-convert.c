@@ -273,11 +273,8 @@ int cmd_convert(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
-		case 'h':
-			fputs(cmd_convert_usage, stdout);
-			return cli_finish_stdout(CLI_OK);
-		default:
-			return cli_bad_option(c, argv);
+		default: /* -h, or an option getopt rejected */
+			return cli_help_or_bad_option(c, argv, cmd_convert_usage);
 		}
 	}
 	for (; optind < argc; optind++) {

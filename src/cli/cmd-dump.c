@@ -978,11 +978,8 @@ int cmd_dump(int argc, char **argv)
 						       "cmdlines or 16..21)",
 						       section);
 			break;
-		case 'h':
-			fputs(cmd_dump_usage, stdout);
-			return cli_finish_stdout(CLI_OK);
-		default:
-			return cli_bad_option(c, argv);
+		default: /* -h, or an option getopt rejected */
+			return cli_help_or_bad_option(c, argv, cmd_dump_usage);
 		}
 	}
 	if (optind < argc) {

@@ -65,11 +65,8 @@ int cmd_list(int argc, char **argv)
 		case 't':
 			tr = true;
 			break;
-		case 'h':
-			fputs(cmd_list_usage, stdout);
-			return cli_finish_stdout(CLI_OK);
-		default:
-			return cli_bad_option(c, argv);
+		default: /* -h, or an option getopt rejected */
+			return cli_help_or_bad_option(c, argv, cmd_list_usage);
 		}
 	}
 	if (optind < argc)

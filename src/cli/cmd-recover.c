@@ -70,11 +70,8 @@ int cmd_recover(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
-		case 'h':
-			fputs(cmd_recover_usage, stdout);
-			return cli_finish_stdout(CLI_OK);
-		default:
-			return cli_bad_option(c, argv);
+		default: /* -h, or an option getopt rejected */
+			return cli_help_or_bad_option(c, argv, cmd_recover_usage);
 		}
 	}
 	if (optind + 1 != argc)

@@ -89,11 +89,8 @@ int cmd_reset(int argc, char **argv)
 		case 'q':
 			rc.quiet = true;
 			break;
-		case 'h':
-			fputs(cmd_reset_usage, stdout);
-			return cli_finish_stdout(CLI_OK);
-		default:
-			return cli_bad_option(c, argv);
+		default: /* -h, or an option getopt rejected */
+			return cli_help_or_bad_option(c, argv, cmd_reset_usage);
 		}
 	}
 	if (optind < argc)

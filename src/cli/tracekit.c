@@ -126,6 +126,15 @@ int cli_bad_option(int c, char **argv)
 	return cli_usage_error("unknown option '%s'", arg);
 }
 
+int cli_help_or_bad_option(int c, char **argv, const char *usage)
+{
+	if (c == 'h') {
+		fputs(usage, stdout);
+		return cli_finish_stdout(CLI_OK);
+	}
+	return cli_bad_option(c, argv);
+}
+
 char *cli_buffer_label(const char *name, char *out, size_t cap)
 {
 	size_t n = 0;

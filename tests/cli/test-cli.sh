@@ -5,7 +5,7 @@
 # 1 failure, 2 usage), one-line error messages that name the file, and the
 # dump/convert round trip on a small real trace.
 #
-# Environment: TRACEKIT (the binary; default ./build-cli/src/cli/tracekit),
+# Environment: TRACEKIT (the binary; default ./build/src/cli/tracekit),
 # TK_SOURCE_DIR (the source tree; default: two levels above this script).
 # The checks that need tests/data/sample-v7-zstd.dat are skipped, with a
 # "SKIP:" line, when it is absent.
@@ -15,48 +15,11 @@
 
 set -u
 
-TK_SOURCE_DIR=${TK_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-TRACEKIT=${TRACEKIT:-./build-cli/src/cli/tracekit}
-# Some checks run from another directory: make a relative path absolute.
-case $TRACEKIT in
-*/*) [ "${TRACEKIT#/}" = "$TRACEKIT" ] && TRACEKIT=$PWD/$TRACEKIT ;;
-esac
+. "$(dirname "$0")/../lib.sh"
 SAMPLE=$TK_SOURCE_DIR/tests/data/sample-v7-zstd.dat
-
-passed=0
-failed=0
-skipped=0
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tk-cli.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-
-pass() { passed=$((passed + 1)); echo "ok: $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL: $1${2:+: $2}"; }
-skip() { skipped=$((skipped + 1)); echo "SKIP: $1: $2"; }
-
-# run ARGS...: run tracekit, leaving $rc, $tmp/out and $tmp/err.
-run() {
-	"$TRACEKIT" "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-}
-
-# show what the last command printed, for a failing check
-last() { printf 'rc=%s stdout=[%s] stderr=[%s]' "$rc" "$(head -c 600 "$tmp/out")" \
-	"$(head -c 600 "$tmp/err")"; }
-
-# check NAME CONDITION...: the condition is a command evaluated with the
-# last run's results in place.
-check() {
-	local name=$1
-	shift
-	if "$@"; then pass "$name"; else fail "$name" "$(last)"; fi
-}
-
-rc_is() { [ "$rc" -eq "$1" ]; }
-out_has() { grep -q -e "$1" "$tmp/out"; }
-err_has() { grep -q -e "$1" "$tmp/err"; }
-err_lines() { [ "$(wc -l <"$tmp/err")" -eq "$1" ]; }
-err_empty() { [ ! -s "$tmp/err" ]; }
 
 # An error: exit 1, exactly one stderr line "tracekit CMD: ...", naming $3.
 is_error() {
@@ -391,11 +354,4 @@ else
 	fi
 fi
 
-echo "TK-COUNTS: passed=$passed failed=$failed skipped=$skipped"
-if [ "$failed" -gt 0 ]; then
-	exit 1
-fi
-if [ "$passed" -eq 0 ] && [ "$skipped" -gt 0 ]; then
-	exit 77
-fi
-exit 0
+finish

@@ -33,6 +33,17 @@ ok() { echo "ok - $*"; passed=$((passed + 1)); }
 not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
 skip() { echo "SKIP: $*"; skipped=$((skipped + 1)); }
 note() { sed "s/^/#   /" | head -n "${1:-8}"; }
+# agree NAME CMD...: ok NAME when CMD succeeds, else not ok with what CMD said.
+agree() {
+	local name=$1 why
+	shift
+	if why=$("$@"); then
+		ok "$name"
+	else
+		not_ok "$name"
+		echo "$why" | note
+	fi
+}
 finish() {
 	echo "TK-COUNTS: passed=$passed failed=$failed skipped=$skipped"
 	[ "$failed" -eq 0 ] || exit 1
@@ -208,18 +219,10 @@ for ik in v7-zstd v6 v7-none; do
 	src=$in/sample-$ik.dat
 	dst=$tmp/out/$ik-to-v7-zlib.dat
 	convert "$src" "$dst" v7-zlib || continue
-	if why=$(same_cpus "$src" "$dst"); then
-		ok "tracekit dump: $ik -> v7-zlib keeps per-CPU pages, events and crc32"
-	else
-		not_ok "tracekit dump: $ik -> v7-zlib per-CPU facts differ"
-		echo "$why" | note
-	fi
-	if why=$(same_sections "$src" "$dst"); then
-		ok "tracekit dump --section: $ik -> v7-zlib bodies identical"
-	else
-		not_ok "tracekit dump --section: $ik -> v7-zlib"
-		echo "$why" | note
-	fi
+	agree "tracekit dump: $ik -> v7-zlib keeps per-CPU pages, events and crc32" \
+		same_cpus "$src" "$dst"
+	agree "tracekit dump --section: $ik -> v7-zlib bodies identical" \
+		same_sections "$src" "$dst"
 done
 
 # ---------------------------------------------- 3. round trip through tracekit
@@ -229,18 +232,10 @@ for k in v6 v7-none v7-zlib v7-zstd; do
 	step=$((step + 1))
 	next=$tmp/out/chain-$step-$k.dat
 	convert "$prev" "$next" "$k" || break
-	if why=$(same_sections "$in/sample-v7-zstd.dat" "$next"); then
-		ok "round trip step $step ($k): section bodies identical to the input"
-	else
-		not_ok "round trip step $step ($k): section bodies"
-		echo "$why" | note
-	fi
-	if why=$(same_cpus "$in/sample-v7-zstd.dat" "$next"); then
-		ok "round trip step $step ($k): per-CPU crc32 identical to the input"
-	else
-		not_ok "round trip step $step ($k): per-CPU crc32"
-		echo "$why" | note
-	fi
+	agree "round trip step $step ($k): section bodies identical to the input" \
+		same_sections "$in/sample-v7-zstd.dat" "$next"
+	agree "round trip step $step ($k): per-CPU crc32 identical to the input" \
+		same_cpus "$in/sample-v7-zstd.dat" "$next"
 	prev=$next
 done
 if [ $step -eq 4 ] && [ -e "$prev" ]; then

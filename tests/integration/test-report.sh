@@ -23,16 +23,10 @@
 # failed, 77 if all were skipped, else 0.
 set -u
 
-src=${TK_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-tk=${TRACEKIT:-$src/build/src/cli/tracekit}
+. "$(dirname "$0")/../lib.sh"
+src=$TK_SOURCE_DIR
+tk=$TRACEKIT
 sample=$src/tests/data/sample-v7-zstd.dat
-
-passed=0
-failed=0
-skipped=0
-pass() { passed=$((passed + 1)); echo "ok: $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL: $1${2:+: $2}"; }
-skip() { skipped=$((skipped + 1)); echo "SKIP: $1: $2"; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -42,17 +36,21 @@ trap 'rm -rf "$tmp"' EXIT
 echo "leak:libtraceevent.so" > "$tmp/lsan.supp"
 export LSAN_OPTIONS="suppressions=$tmp/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
-finish() {
-	echo "TK-COUNTS: passed=$passed failed=$failed skipped=$skipped"
-	if [ "$failed" -gt 0 ]; then exit 1; fi
-	if [ "$passed" -eq 0 ]; then exit 77; fi
-	exit 0
-}
-
 if ! command -v trace-cmd >/dev/null 2>&1; then
 	skip "all" "trace-cmd is not installed"
 	finish
 fi
+
+# same_text NAME WANT GOT WHY [LINES]: pass when the two files are equal,
+# else fail saying WHY, with the first LINES (default 20) lines of the diff.
+same_text() {
+	if cmp -s "$2" "$3"; then
+		pass "$1"
+	else
+		fail "$1" "$4"
+		diff -u "$2" "$3" | head -"${5:-20}"
+	fi
+}
 
 # compare NAME FILE ARGS...: trace-cmd report and tracekit report agree
 compare() {
@@ -63,12 +61,8 @@ compare() {
 		fail "$name" "tracekit report failed: $(head -c 300 "$tmp/got.err")"
 		return
 	fi
-	if cmp -s "$tmp/want" "$tmp/got"; then
-		pass "$name ($(wc -l < "$tmp/want") lines)"
-	else
-		fail "$name" "output differs from trace-cmd report"
-		diff -u "$tmp/want" "$tmp/got" | head -20
-	fi
+	same_text "$name ($(wc -l < "$tmp/want") lines)" "$tmp/want" "$tmp/got" \
+		"output differs from trace-cmd report"
 }
 
 # same_as_slow NAME FILE ARGS...: the compiled printer equals libtraceevent's
@@ -77,12 +71,7 @@ same_as_slow() {
 	shift 2
 	"$tk" report "$@" -i "$file" > "$tmp/fast" 2>/dev/null
 	"$tk" report --slow "$@" -i "$file" > "$tmp/slow" 2>/dev/null
-	if cmp -s "$tmp/fast" "$tmp/slow"; then
-		pass "$name"
-	else
-		fail "$name" "compiled and libtraceevent text differ"
-		diff -u "$tmp/slow" "$tmp/fast" | head -20
-	fi
+	same_text "$name" "$tmp/slow" "$tmp/fast" "compiled and libtraceevent text differ"
 }
 
 # sym_adds_nothing NAME FILE: --sym on a file with no probe events prints
@@ -91,11 +80,9 @@ sym_adds_nothing() {
 	"$tk" report -i "$2" > "$tmp/plain" 2>/dev/null
 	if ! "$tk" report --sym -i "$2" > "$tmp/sym" 2> "$tmp/sym.err"; then
 		fail "$1 --sym" "exit $?: $(head -c 300 "$tmp/sym.err")"
-	elif cmp -s "$tmp/plain" "$tmp/sym"; then
-		pass "$1 --sym adds nothing to events that are not probes"
 	else
-		fail "$1 --sym" "text differs from the plain report"
-		diff -u "$tmp/plain" "$tmp/sym" | head -10
+		same_text "$1 --sym adds nothing to events that are not probes" "$tmp/plain" \
+			"$tmp/sym" "text differs from the plain report" 10
 	fi
 }
 

@@ -77,35 +77,6 @@ struct body {
 
 static struct body meta[6]; /* ids 16..21, v7 layout (tracedat.md 2.7) */
 
-static void put(struct body *b, const void *p, size_t n)
-{
-	assert_true(b->len + n <= sizeof(b->data));
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-}
-
-static void put_u32(struct body *b, uint32_t v)
-{
-	uint8_t t[4];
-
-	tk_store_u32(t, v, false);
-	put(b, t, 4);
-}
-
-static void put_u64(struct body *b, uint64_t v)
-{
-	uint8_t t[8];
-
-	tk_store_u64(t, v, false);
-	put(b, t, 8);
-}
-
-static void put_text64(struct body *b, const char *s)
-{
-	put_u64(b, strlen(s));
-	put(b, s, strlen(s));
-}
-
 static const char header_event[] = "# compressed entry header\n"
 				   "\ttype_len    :    5 bits\n"
 				   "\ttime_delta  :   27 bits\n"
@@ -125,32 +96,34 @@ static const char cmdlines[] = "1234 tkproc\n4321 other\n";
 static const char latency[] = "  <idle>-0  0d... 1.000us : line 1\n"
 			      "  <idle>-0  0d... 2.000us : line 2\n";
 
+/* The six metadata bodies, encoded by the tracing-data model before any fault is armed. */
 static void build_meta(void)
 {
+	struct tk_tracedata *td = tk_tracedata_new();
 	char hp[1024];
 	size_t hp_len = tk_page_format_header_text(&fmt, hp, sizeof(hp));
 
+	assert_non_null(td);
 	assert_true(hp_len < sizeof(hp));
-	memset(meta, 0, sizeof(meta));
-	put(&meta[0], "header_page", 12);
-	put_u64(&meta[0], hp_len);
-	put(&meta[0], hp, hp_len);
-	put(&meta[0], "header_event", 13);
-	put_text64(&meta[0], header_event);
+	assert_int_equal(tk_tracedata_set_header_page(td, hp, hp_len), 0);
+	assert_int_equal(tk_tracedata_set_header_event(td, header_event, strlen(header_event)), 0);
+	assert_int_equal(tk_tracedata_add_ftrace_format(td, print_fmt, strlen(print_fmt)), 0);
+	assert_int_equal(tk_tracedata_add_format(td, "tksys", ev_fmt, strlen(ev_fmt)), 0);
+	assert_int_equal(tk_tracedata_set_kallsyms(td, kallsyms, strlen(kallsyms)), 0);
+	assert_int_equal(tk_tracedata_set_printk(td, printk, strlen(printk)), 0);
+	assert_int_equal(tk_tracedata_set_cmdlines(td, cmdlines, strlen(cmdlines)), 0);
+	for (uint16_t id = 16; id <= 21; id++) {
+		struct body *b = &meta[id - 16];
+		uint64_t len;
+		void *body;
 
-	put_u32(&meta[1], 1);
-	put_text64(&meta[1], print_fmt);
-
-	put_u32(&meta[2], 1);
-	put(&meta[2], "tksys", 6);
-	put_u32(&meta[2], 1);
-	put_text64(&meta[2], ev_fmt);
-
-	put_u32(&meta[3], (uint32_t)strlen(kallsyms));
-	put(&meta[3], kallsyms, strlen(kallsyms));
-	put_u32(&meta[4], (uint32_t)strlen(printk));
-	put(&meta[4], printk, strlen(printk));
-	put_text64(&meta[5], cmdlines);
+		assert_int_equal(tk_tracedata_encode_dat_section(td, id, false, &body, &len), 0);
+		assert_true(len <= sizeof(b->data));
+		memcpy(b->data, body, len);
+		b->len = len;
+		free(body);
+	}
+	tk_tracedata_free(td);
 }
 
 static uint64_t page_ts(unsigned buf, unsigned cpu, unsigned page)

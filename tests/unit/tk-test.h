@@ -5,6 +5,7 @@
 #ifndef TRACEKIT_TK_TEST_H
 #define TRACEKIT_TK_TEST_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +40,15 @@ static inline void tk_test_catch_warning(enum tk_log_level level, const char *ms
 	(void)ctx;
 	tk_test_warnings++;
 	snprintf(tk_test_last_warning, sizeof(tk_test_last_warning), "%s", msg);
+}
+
+/* xorshift64: a deterministic stream of test data from the seed in *@state (never 0). */
+static inline uint64_t tk_test_xorshift(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
 }
 
 #endif

@@ -110,11 +110,8 @@ struct tk_command *tk_command_new(char *const *argv, char *const *env)
 	int go[2], err[2];
 	int r;
 
-	if (!argv || !argv[0]) {
-		tk_fail(EINVAL, "no command given");
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!argv || !argv[0])
+		return tk_fail_null(EINVAL, "no command given");
 	r = tk_command_check(argv[0]);
 	if (r < 0) {
 		errno = -r;
@@ -125,9 +122,7 @@ struct tk_command *tk_command_new(char *const *argv, char *const *env)
 		cmd->name = strdup(argv[0]);
 	if (!cmd || !cmd->name) {
 		free(cmd);
-		tk_fail(ENOMEM, "out of memory");
-		errno = ENOMEM;
-		return NULL;
+		return tk_fail_null(ENOMEM, "out of memory");
 	}
 	cmd->go_fd = cmd->err_fd = -1;
 	if (pipe2(go, O_CLOEXEC) < 0) {

@@ -185,9 +185,7 @@ struct tk_host *tk_host_new(void)
 	if (!h || !text) {
 		free(h);
 		free(text);
-		tk_fail(ENOMEM, "out of memory");
-		errno = ENOMEM;
-		return NULL;
+		return tk_fail_null(ENOMEM, "out of memory");
 	}
 	r = gather(h, text);
 	free(text);

@@ -651,22 +651,15 @@ TK_API struct tk_record *tk_record_new(const struct tk_record_opts *user_opts)
 	char name[64];
 	int r, n;
 
-	if (tk_opts_copy(&opts_copy, sizeof(opts_copy), user_opts, "tk_record_opts") < 0) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (tk_opts_copy(&opts_copy, sizeof(opts_copy), user_opts, "tk_record_opts") < 0)
+		return tk_fail_null(EINVAL, "%s", tk_errmsg());
 	if (!user_opts || !opts->output || !opts->output[0] ||
-	    (opts->file_version && opts->file_version != 6 && opts->file_version != 7)) {
-		tk_fail(EINVAL, "record: output path and file version 6 or 7 are required");
-		errno = EINVAL;
-		return NULL;
-	}
+	    (opts->file_version && opts->file_version != 6 && opts->file_version != 7))
+		return tk_fail_null(EINVAL,
+				    "record: output path and file version 6 or 7 are required");
 	rec = calloc(1, sizeof(*rec));
-	if (!rec) {
-		tk_fail(ENOMEM, "out of memory");
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!rec)
+		return tk_fail_null(ENOMEM, "out of memory");
 	rec->stop_fd = -1;
 	rec->meta_fd = -1;
 	rec->version = opts->file_version ? opts->file_version : 7;

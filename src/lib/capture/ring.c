@@ -1358,19 +1358,13 @@ TK_API struct tk_ring *tk_ring_new(const struct tk_ring_opts *user)
 	if (o.page_size < 256 || o.page_size > 65536 || (o.page_size & (o.page_size - 1)) ||
 	    o.mode > TK_RING_PRODUCER_CONSUMER || o.layout > TK_RING_PER_CPU ||
 	    o.clock > TK_RING_CLOCK_CUSTOM || (o.clock == TK_RING_CLOCK_CUSTOM && !o.clock_fn) ||
-	    o.size > (1ULL << 40) || o.nr_buffers > 65536) {
-		tk_fail(EINVAL, "ring: bad options");
-		errno = EINVAL;
-		return NULL;
-	}
+	    o.size > (1ULL << 40) || o.nr_buffers > 65536)
+		return tk_fail_null(EINVAL, "ring: bad options");
 	if (o.clock == TK_RING_CLOCK_DEFAULT)
 		o.clock = have_invariant_tsc() ? TK_RING_CLOCK_TSC : TK_RING_CLOCK_MONOTONIC;
 #if !defined(__x86_64__)
-	if (o.clock == TK_RING_CLOCK_TSC) {
-		tk_fail(ENOTSUP, "ring: no TSC on this architecture");
-		errno = ENOTSUP;
-		return NULL;
-	}
+	if (o.clock == TK_RING_CLOCK_TSC)
+		return tk_fail_null(ENOTSUP, "ring: no TSC on this architecture");
 #endif
 	if (!o.nr_buffers) {
 		long c = sysconf(_SC_NPROCESSORS_CONF);
@@ -1414,9 +1408,8 @@ TK_API struct tk_ring *tk_ring_new(const struct tk_ring_opts *user)
 	n = pages_for(ring, o.size);
 	if (!n) {
 		tk_ring_free(ring);
-		tk_fail(EINVAL, "ring: size %llu needs too many pages", (unsigned long long)o.size);
-		errno = EINVAL;
-		return NULL;
+		return tk_fail_null(EINVAL, "ring: size %llu needs too many pages",
+				    (unsigned long long)o.size);
 	}
 	for (uint32_t i = 0; i < o.nr_buffers; i++) {
 		ring->nr_inited = i + 1;
@@ -1428,9 +1421,7 @@ TK_API struct tk_ring *tk_ring_new(const struct tk_ring_opts *user)
 	return ring;
 nomem:
 	tk_ring_free(ring);
-	tk_fail(ENOMEM, "ring: out of memory");
-	errno = ENOMEM;
-	return NULL;
+	return tk_fail_null(ENOMEM, "ring: out of memory");
 }
 
 TK_API void tk_ring_free(struct tk_ring *ring)
@@ -2122,20 +2113,15 @@ TK_API struct tk_ring_iter *tk_ring_read_start(struct tk_ring *ring, int cpu)
 {
 	struct tk_ring_iter *iter;
 
-	if (!get_cb(ring, cpu)) {
-		tk_fail(EINVAL, "ring: no buffer %d", cpu);
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!get_cb(ring, cpu))
+		return tk_fail_null(EINVAL, "ring: no buffer %d", cpu);
 	iter = calloc(1, sizeof(*iter));
 	if (iter)
 		iter->page = malloc(ring->page_size);
 	if (!iter || !iter->page) {
 		if (iter)
 			free(iter);
-		tk_fail(ENOMEM, "ring: out of memory");
-		errno = ENOMEM;
-		return NULL;
+		return tk_fail_null(ENOMEM, "ring: out of memory");
 	}
 	iter->ring = ring;
 	iter->cpu = cpu;

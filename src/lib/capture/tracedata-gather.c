@@ -135,38 +135,40 @@ int tk_tracedata_gather_system(struct tk_tracedata *td, const struct tk_tracefs 
 	return r;
 }
 
-int tk_tracedata_gather_kallsyms(struct tk_tracedata *td)
+/*
+ * Keep @text (read from @name, or the read's error in @r) as part @which,
+ * which the .dat layout sizes with a u32: more than that is refused here
+ * rather than written truncated.
+ */
+static int take_u32_sized(struct tk_tracedata *td, enum td_text which, const char *name, int r,
+			  char *text, size_t len)
 {
-	char *text;
-	size_t len;
-	int r = tk_tracefs_read_file(NULL, "/proc/kallsyms", &text, &len);
-
 	if (r < 0)
 		return r;
 	if (len > UINT32_MAX) {
 		free(text);
-		return tk_fail(EFBIG,
-			       "/proc/kallsyms: %zu bytes do not fit the u32 size of the layout",
+		return tk_fail(EFBIG, "%s: %zu bytes do not fit the u32 size of the layout", name,
 			       len);
 	}
-	return tk_tracedata_take_text(td, TD_KALLSYMS, text, len);
+	return tk_tracedata_take_text(td, which, text, len);
+}
+
+int tk_tracedata_gather_kallsyms(struct tk_tracedata *td)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int r = tk_tracefs_read_file(NULL, "/proc/kallsyms", &text, &len);
+
+	return take_u32_sized(td, TD_KALLSYMS, "/proc/kallsyms", r, text, len);
 }
 
 int tk_tracedata_gather_printk(struct tk_tracedata *td)
 {
-	char *text;
-	size_t len;
+	char *text = NULL;
+	size_t len = 0;
 	int r = tk_tracefs_read_top_file("printk_formats", &text, &len);
 
-	if (r < 0)
-		return r;
-	if (len > UINT32_MAX) {
-		free(text);
-		return tk_fail(EFBIG,
-			       "printk_formats: %zu bytes do not fit the u32 size of the layout",
-			       len);
-	}
-	return tk_tracedata_take_text(td, TD_PRINTK, text, len);
+	return take_u32_sized(td, TD_PRINTK, "printk_formats", r, text, len);
 }
 
 int tk_tracedata_gather_cmdlines(struct tk_tracedata *td)

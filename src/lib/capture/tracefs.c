@@ -215,11 +215,8 @@ TK_API struct tk_tracefs *tk_tracefs_open(const char *instance, unsigned int fla
 
 	if (!root)
 		return NULL;
-	if (instance && !valid_instance_name(instance)) {
-		tk_fail(EINVAL, "invalid instance name '%s'", instance);
-		errno = EINVAL;
-		return NULL;
-	}
+	if (instance && !valid_instance_name(instance))
+		return tk_fail_null(EINVAL, "invalid instance name '%s'", instance);
 	tfs = calloc(1, sizeof(*tfs));
 	if (!tfs)
 		goto nomem;

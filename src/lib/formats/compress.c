@@ -120,34 +120,24 @@ TK_API struct tk_codec *tk_codec_new(enum tk_compression kind, int level)
 	case TK_COMPRESS_ZSTD:
 		if (level == 0)
 			level = ZSTD_DEFAULT_LEVEL;
-		if (level < ZSTD_minCLevel() || level > ZSTD_maxCLevel()) {
-			tk_fail(EINVAL, "zstd level %d out of range %d..%d", level,
-				ZSTD_minCLevel(), ZSTD_maxCLevel());
-			errno = EINVAL;
-			return NULL;
-		}
+		if (level < ZSTD_minCLevel() || level > ZSTD_maxCLevel())
+			return tk_fail_null(EINVAL, "zstd level %d out of range %d..%d", level,
+					    ZSTD_minCLevel(), ZSTD_maxCLevel());
 		break;
 	case TK_COMPRESS_ZLIB:
 		if (level == 0)
 			level = ZLIB_DEFAULT_LEVEL;
-		if (level < 1 || level > 9) {
-			tk_fail(EINVAL, "zlib level %d out of range 1..9", level);
-			errno = EINVAL;
-			return NULL;
-		}
+		if (level < 1 || level > 9)
+			return tk_fail_null(EINVAL, "zlib level %d out of range 1..9", level);
 		break;
 	default:
-		tk_fail(ENOTSUP, "unknown compression kind %d", (int)kind);
-		errno = ENOTSUP;
-		return NULL;
+		return tk_fail_null(ENOTSUP, "unknown compression kind %d", (int)kind);
 	}
 
 	c = calloc(1, sizeof(*c));
-	if (!c) {
-		tk_fail(ENOMEM, "out of memory allocating a %s codec", tk_compression_name(kind));
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!c)
+		return tk_fail_null(ENOMEM, "out of memory allocating a %s codec",
+				    tk_compression_name(kind));
 	c->kind = kind;
 	c->level = level;
 	return c;

@@ -80,6 +80,7 @@
 #include <tracekit/tracedata.h>
 #include <tracekit/page.h>
 
+#include "internal/array.h"
 #include "internal/bytebuf.h"
 #include "internal/error.h"
 #include "internal/opts.h"
@@ -516,8 +517,7 @@ struct praw {
 
 struct pcpu {
 	uint32_t cpu;
-	uint8_t *bytes;
-	uint64_t len, cap;
+	struct tk_bytebuf raw; /* the records' bytes, in file order */
 	struct praw *ents, *tmp;
 	size_t n, cap_ents;
 	bool unsorted;
@@ -581,32 +581,17 @@ static struct pcpu *p2d_cpu(struct p2d *c, uint32_t cpu)
 
 static int p2d_add(struct pcpu *p, uint64_t time, const void *raw, uint32_t size)
 {
-	if (p->len + size > p->cap) {
-		uint64_t cap = p->cap ? p->cap : 1 << 20;
-		uint8_t *b;
+	struct praw *e = tk_array_grow(p->ents, &p->cap_ents, p->n, sizeof(*e), 4096);
 
-		while (cap < p->len + size)
-			cap *= 2;
-		b = realloc(p->bytes, cap);
-		if (!b)
-			return -ENOMEM;
-		p->bytes = b;
-		p->cap = cap;
-	}
-	if (p->n == p->cap_ents) {
-		size_t cap = p->cap_ents ? p->cap_ents * 2 : 4096;
-		struct praw *e = realloc(p->ents, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		p->ents = e;
-		p->cap_ents = cap;
-	}
+	if (!e)
+		return -ENOMEM;
+	p->ents = e;
+	if (tk_bytebuf_reserve(&p->raw, size) < 0)
+		return -ENOMEM;
 	if (p->n && time < p->ents[p->n - 1].time)
 		p->unsorted = true;
-	memcpy(p->bytes + p->len, raw, size);
-	p->ents[p->n++] = (struct praw){.time = time, .off = p->len, .size = size};
-	p->len += size;
+	p->ents[p->n++] = (struct praw){.time = time, .off = p->raw.len, .size = size};
+	tk_bytebuf_put(&p->raw, raw, size);
 	return 0;
 }
 
@@ -650,15 +635,10 @@ static int p2d_comm(struct p2d *c, int32_t pid, const char *comm, size_t max)
 
 	if (pid <= 0)
 		return 0;
-	if (c->ncomms == c->comm_cap) {
-		size_t cap = c->comm_cap ? c->comm_cap * 2 : 256;
-		struct pcomm *t = realloc(c->comms, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		c->comms = t;
-		c->comm_cap = cap;
-	}
+	e = tk_array_grow(c->comms, &c->comm_cap, c->ncomms, sizeof(*e), 256);
+	if (!e)
+		return -ENOMEM;
+	c->comms = e;
 	e = &c->comms[c->ncomms];
 	e->pid = pid;
 	e->seq = (uint32_t)c->ncomms++;
@@ -738,15 +718,10 @@ static struct psband *p2d_sband(struct p2d *c, uint8_t kind, uint64_t time)
 {
 	struct psband *e;
 
-	if (c->nsband == c->sband_cap) {
-		size_t cap = c->sband_cap ? c->sband_cap * 2 : 1024;
-
-		e = realloc(c->sband, cap * sizeof(*e));
-		if (!e)
-			return NULL;
-		c->sband = e;
-		c->sband_cap = cap;
-	}
+	e = tk_array_grow(c->sband, &c->sband_cap, c->nsband, sizeof(*e), 1024);
+	if (!e)
+		return NULL;
+	c->sband = e;
 	e = &c->sband[c->nsband];
 	memset(e, 0, sizeof(*e));
 	e->kind = kind;
@@ -1435,7 +1410,7 @@ static int p2d_write_cpu(struct p2d *c, struct tk_dat_writer *w, const struct tk
 		const struct praw *e = &p->ents[i];
 
 		if (open) {
-			r = tk_page_writer_add(&pw, e->time, p->bytes + e->off, e->size);
+			r = tk_page_writer_add(&pw, e->time, p->raw.data + e->off, e->size);
 			if (r == 0)
 				continue;
 			if (r != -ENOSPC)
@@ -1454,7 +1429,7 @@ static int p2d_write_cpu(struct p2d *c, struct tk_dat_writer *w, const struct tk
 		if (r < 0)
 			goto fail;
 		open = true;
-		r = tk_page_writer_add(&pw, e->time, p->bytes + e->off, e->size);
+		r = tk_page_writer_add(&pw, e->time, p->raw.data + e->off, e->size);
 		if (r == -ENOSPC) {
 			/* Larger than a page's data area: no ring buffer could hold it. */
 			c->skipped_big++;
@@ -1583,7 +1558,7 @@ int tk_convert_perf_to_dat(struct tk_perfdata *in, int fd, const char *name,
 	st->skipped_other = c.skipped_other;
 	st->skipped_bad = c.skipped_bad + c.skipped_big;
 	for (size_t i = 0; i < c.ncpus; i++) {
-		free(c.cpus[i].bytes);
+		tk_bytebuf_release(&c.cpus[i].raw);
 		free(c.cpus[i].ents);
 	}
 	free(c.cpus);

@@ -108,11 +108,8 @@ struct tk_dat_merge *tk_dat_merge_new(struct tk_dat *dat, const size_t *buffers,
 	struct tk_dat_merge *m = calloc(1, sizeof(*m));
 	int r = 0;
 
-	if (!m) {
-		tk_fail(ENOMEM, "out of memory");
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!m)
+		return tk_fail_null(ENOMEM, "out of memory");
 	m->dat = dat;
 	for (size_t i = 0; i < nb; i++) {
 		size_t b = buffers ? buffers[i] : i;

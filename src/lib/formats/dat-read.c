@@ -1506,9 +1506,7 @@ static struct tk_dat *open_common(int fd, bool own_fd, const char *name)
 	if (!d) {
 		if (own_fd)
 			close(fd);
-		tk_fail(ENOMEM, "out of memory");
-		errno = ENOMEM;
-		return NULL;
+		return tk_fail_null(ENOMEM, "out of memory");
 	}
 	d->fd = fd;
 	d->own_fd = own_fd;
@@ -1963,11 +1961,9 @@ TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t 
 	int ret;
 
 	if (buffer >= d->nbuffers || d->buffers[buffer].pub.latency_text ||
-	    cpu_index >= d->buffers[buffer].pub.cpu_count) {
-		tk_fail(EINVAL, "%s: no CPU %zu in buffer %zu", d->name, cpu_index, buffer);
-		errno = EINVAL;
-		return NULL;
-	}
+	    cpu_index >= d->buffers[buffer].pub.cpu_count)
+		return tk_fail_null(EINVAL, "%s: no CPU %zu in buffer %zu", d->name, cpu_index,
+				    buffer);
 	b = &d->buffers[buffer];
 	cpu = &b->cpus[cpu_index];
 	r = calloc(1, sizeof(*r));

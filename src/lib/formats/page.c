@@ -386,6 +386,55 @@ bad_record(struct tk_page_iter *it, struct tk_page_record *rec, uint32_t pos, ui
 		       rec->offset, type, len, it->size);
 }
 
+/*
+ * The type (low 5 bits) and time delta (high 27 bits) of the record header
+ * word at @p. A big-endian kernel lays the bitfield out from the top, so
+ * its type is the word's top 5 bits: rotating puts them at the bottom.
+ * Shared by tk_page_iter_next() and tk_page_iter_fill(), and inlined into
+ * both, so the fast loop pays no call.
+ */
+static inline void load_header(const uint8_t *p, bool big, uint32_t *type, uint32_t *delta)
+{
+	uint32_t w;
+
+	memcpy(&w, p, 4);
+	if (big) {
+		w = __builtin_bswap32(w);
+		w = (w << 5) | (w >> 27);
+	}
+	*type = w & 31;
+	*delta = w >> 5;
+}
+
+/*
+ * Step @pos and the clock @ts over a record that carries no event: a
+ * PADDING (a discarded event, @a bytes with its length word; libtraceevent
+ * adds its delta, so do we), a TIME_EXTEND (@a holds the delta's upper
+ * bits) or a TIME_STAMP (@a:@delta is the absolute time's low 59 bits; the
+ * top 5 bits stay those of the clock before). False when a padding's
+ * length is below its own word or runs past the @left bytes.
+ */
+static inline bool skip_non_event(uint32_t type, uint32_t a, uint32_t delta, uint32_t left,
+				  uint64_t *ts, uint32_t *pos)
+{
+	switch (type) {
+	case TYPE_PADDING:
+		if (__builtin_expect(a < 4 || a > left - 4, 0))
+			return false;
+		*ts += delta;
+		*pos += 4 + a;
+		return true;
+	case TYPE_TIME_EXTEND:
+		*ts += ((uint64_t)a << DELTA_BITS) + delta;
+		break;
+	default: /* TYPE_TIME_STAMP */
+		*ts = (((uint64_t)a << DELTA_BITS) | delta) | (*ts & (0xF8ULL << 56));
+		break;
+	}
+	*pos += 8;
+	return true;
+}
+
 TK_API int tk_page_iter_next(struct tk_page_iter *it, struct tk_page_record *rec)
 {
 	const uint8_t *d = it->data;
@@ -395,17 +444,11 @@ TK_API int tk_page_iter_next(struct tk_page_iter *it, struct tk_page_record *rec
 	uint64_t ts = it->timestamp;
 
 	while (pos < size) {
-		uint32_t w, type, delta, left = size - pos, a, len;
+		uint32_t type, delta, left = size - pos, a, len;
 
 		if (__builtin_expect(left < 4, 0))
 			return bad_record(it, rec, pos, 0, 4);
-		memcpy(&w, d + pos, 4);
-		if (big) {
-			w = __builtin_bswap32(w);
-			w = (w << 5) | (w >> 27);
-		}
-		type = w & 31;
-		delta = w >> 5;
+		load_header(d + pos, big, &type, &delta);
 
 		if (__builtin_expect(type - 1 < 28, 1)) {
 			len = type * 4;
@@ -444,20 +487,9 @@ TK_API int tk_page_iter_next(struct tk_page_iter *it, struct tk_page_record *rec
 			it->pos = pos + 4 + a;
 			it->timestamp = ts;
 			return 1;
-		case TYPE_PADDING:
-			/* A discarded event; libtraceevent adds its delta, so do we. */
-			if (__builtin_expect(a < 4 || a > left - 4, 0))
+		default: /* TYPE_PADDING, TYPE_TIME_EXTEND, TYPE_TIME_STAMP */
+			if (!skip_non_event(type, a, delta, left, &ts, &pos))
 				return bad_record(it, rec, pos, type, 4 + (uint64_t)a);
-			ts += delta;
-			pos += 4 + a;
-			break;
-		case TYPE_TIME_EXTEND:
-			ts += ((uint64_t)a << DELTA_BITS) + delta;
-			pos += 8;
-			break;
-		default: /* TYPE_TIME_STAMP */
-			ts = (((uint64_t)a << DELTA_BITS) | delta) | (ts & (0xF8ULL << 56));
-			pos += 8;
 			break;
 		}
 	}
@@ -486,17 +518,11 @@ int tk_page_iter_fill(struct tk_page_iter *it, struct tk_page_record *recs, uint
 	uint64_t ts = it->timestamp;
 
 	while (pos < size && n < cap) {
-		uint32_t w, type, delta, left = size - pos, a, len;
+		uint32_t type, delta, left = size - pos, a, len;
 
 		if (__builtin_expect(left < 4, 0))
 			goto bad;
-		memcpy(&w, d + pos, 4);
-		if (big) {
-			w = __builtin_bswap32(w);
-			w = (w << 5) | (w >> 27);
-		}
-		type = w & 31;
-		delta = w >> 5;
+		load_header(d + pos, big, &type, &delta);
 
 		if (__builtin_expect(type - 1 < 28, 1)) {
 			len = type * 4;
@@ -531,19 +557,9 @@ int tk_page_iter_fill(struct tk_page_iter *it, struct tk_page_record *recs, uint
 			n++;
 			pos += 4 + a;
 			break;
-		case TYPE_PADDING:
-			if (__builtin_expect(a < 4 || a > left - 4, 0))
+		default: /* TYPE_PADDING, TYPE_TIME_EXTEND, TYPE_TIME_STAMP */
+			if (!skip_non_event(type, a, delta, left, &ts, &pos))
 				goto bad;
-			ts += delta;
-			pos += 4 + a;
-			break;
-		case TYPE_TIME_EXTEND:
-			ts += ((uint64_t)a << DELTA_BITS) + delta;
-			pos += 8;
-			break;
-		default: /* TYPE_TIME_STAMP */
-			ts = (((uint64_t)a << DELTA_BITS) | delta) | (ts & (0xF8ULL << 56));
-			pos += 8;
 			break;
 		}
 	}

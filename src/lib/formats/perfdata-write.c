@@ -169,9 +169,7 @@ static struct tk_perfdata_writer *writer_new(int fd, const char *name, bool own_
 		}
 		if (own_fd)
 			close(fd);
-		tk_fail(ENOMEM, "out of memory");
-		errno = ENOMEM;
-		return NULL;
+		return tk_fail_null(ENOMEM, "out of memory");
 	}
 	w->fd = fd;
 	w->own_fd = own_fd;

@@ -57,11 +57,8 @@ struct tk_tracedata *tk_tracedata_new(void)
 {
 	struct tk_tracedata *td = calloc(1, sizeof(*td));
 
-	if (!td) {
-		tk_fail(ENOMEM, "out of memory");
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!td)
+		return tk_fail_null(ENOMEM, "out of memory");
 	td->big_endian = TK_HOST_BIG_ENDIAN;
 	td->long_size = sizeof(long);
 	td->version = "0.6";

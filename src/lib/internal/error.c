@@ -47,6 +47,17 @@ int tk_fail(int err, const char *fmt, ...)
 	return ret;
 }
 
+void *tk_fail_null(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	set_error(err, "", fmt, ap);
+	va_end(ap);
+	errno = err;
+	return NULL;
+}
+
 int tk_fail_at(int err, const char *name, uint64_t offset, const char *fmt, ...)
 {
 	char prefix[256];

@@ -15,6 +15,13 @@
 int tk_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
+ * The same for constructors, which return NULL and set errno: records the
+ * message, sets errno to @err and returns NULL, so a constructor can write
+ * "return tk_fail_null(ENOMEM, "out of memory");".
+ */
+void *tk_fail_null(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
  * Same, for input errors: the message becomes "NAME: offset 0xOFF: msg".
  */
 int tk_fail_at(int err, const char *name, uint64_t offset, const char *fmt, ...)

@@ -35,6 +35,14 @@ static inline bool tk_merge_before(const struct tk_merge_key *x, const struct tk
 	return (x->ts < y->ts) | ((x->ts == y->ts) & (x->order < y->order));
 }
 
+static inline void tk_merge_swap(struct tk_merge_key **heap, size_t i, size_t j)
+{
+	struct tk_merge_key *t = heap[i];
+
+	heap[i] = heap[j];
+	heap[j] = t;
+}
+
 static inline void tk_merge_heap_down(struct tk_merge_key **heap, size_t n, size_t i)
 {
 	for (;;) {
@@ -46,10 +54,7 @@ static inline void tk_merge_heap_down(struct tk_merge_key **heap, size_t n, size
 			m = l + 1;
 		if (m == i)
 			return;
-		struct tk_merge_key *t = heap[i];
-
-		heap[i] = heap[m];
-		heap[m] = t;
+		tk_merge_swap(heap, i, m);
 		i = m;
 	}
 }
@@ -64,10 +69,7 @@ static inline void tk_merge_heap_up(struct tk_merge_key **heap, size_t n)
 
 		if (!tk_merge_before(heap[i], heap[p]))
 			return;
-		struct tk_merge_key *t = heap[i];
-
-		heap[i] = heap[p];
-		heap[p] = t;
+		tk_merge_swap(heap, i, p);
 		i = p;
 	}
 }

@@ -183,9 +183,7 @@ static struct tk_cache *cache_open(const char *dir, bool create)
 	if (!abs || !c) {
 		free(abs);
 		free(c);
-		tk_fail(ENOMEM, "out of memory");
-		errno = ENOMEM;
-		return NULL;
+		return tk_fail_null(ENOMEM, "out of memory");
 	}
 	if (create) {
 		r = tk_mkdir_p(abs);
@@ -878,14 +876,88 @@ static void sanitize(char *s)
 			*s = '_';
 }
 
+/*
+ * A probe spec "[[GROUP:]EVENT=]FUNC[+OFF][%return] [ARGS]" (user-space
+ * and kernel probes share the form), split in place in @s, a copy of
+ * @spec the caller owns and frees. @group and @event are malloc'ed (NULL
+ * when not given) and the caller frees them; the other strings point into
+ * @s. Return: 0, -EINVAL naming @spec, -ENOMEM.
+ */
+struct probe_spec {
+	char *group, *event;
+	const char *func, *args;
+	const char *off; /* OFF as written, or NULL */
+	uint64_t plus;	 /* OFF's value, 0 without */
+	bool ret;	 /* %return */
+	bool named;	 /* EVENT= was given */
+};
+
+static int probe_spec_parse(struct probe_spec *ps, char *s, const char *spec)
+{
+	char *func, *args, *eq, *pct, *plusp;
+
+	func = s + strspn(s, " ");
+	args = func + strcspn(func, " ");
+	if (*args)
+		*args++ = '\0';
+	args += strspn(args, " ");
+	eq = strchr(func, '=');
+	if (eq) {
+		char *colon;
+
+		*eq = '\0';
+		colon = strchr(func, ':');
+		if (colon) {
+			*colon = '\0';
+			ps->group = strdup(func);
+			if (!ps->group)
+				return tk_fail(ENOMEM, "out of memory");
+			ps->event = strdup(colon + 1);
+		} else {
+			ps->event = strdup(func);
+		}
+		if (!ps->event)
+			return tk_fail(ENOMEM, "out of memory");
+		ps->named = true;
+		func = eq + 1;
+	}
+	pct = strstr(func, "%return");
+	if (pct) {
+		if (strcmp(pct, "%return"))
+			return tk_fail(EINVAL, "probe spec '%s': text after %%return", spec);
+		*pct = '\0';
+		ps->ret = true;
+	}
+	plusp = strchr(func, '+');
+	if (plusp) {
+		char *end;
+
+		*plusp = '\0';
+		errno = 0;
+		ps->plus = strtoull(plusp + 1, &end, 0);
+		if (errno || *end || end == plusp + 1)
+			return tk_fail(EINVAL, "probe spec '%s': bad offset", spec);
+		ps->off = plusp + 1;
+	}
+	if (!tk_probe_name_ok(func) || (ps->event && !tk_probe_name_ok(ps->event)) ||
+	    (ps->group && !tk_probe_name_ok(ps->group)))
+		return tk_fail(EINVAL,
+			       "probe spec '%s': want [[GROUP:]EVENT=]FUNC[+OFF][%%return] [ARGS]",
+			       spec);
+	ps->func = func;
+	ps->args = args;
+	return 0;
+}
+
 TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const char *spec)
 {
 	char bid[TK_BUILD_ID_HEX_MAX], *abs = NULL, *dir = NULL, *probes = NULL;
-	char *s = NULL, *group = NULL, *event = NULL, *func, *args, *def = NULL, *marker = NULL;
+	char *s = NULL, *group = NULL, *event = NULL, *def = NULL, *marker = NULL;
 	const struct tk_elf_symbol *syms;
+	struct probe_spec ps = {0};
 	struct tk_elf *elf = NULL;
-	uint64_t addr = 0, plus = 0, off;
-	bool ret = false, found = false, named = false;
+	uint64_t addr = 0, off;
+	bool found = false;
 	struct tk_pfile pf = {0};
 	size_t n;
 	int r;
@@ -899,59 +971,11 @@ TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const ch
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}
-	/* Split "[[GROUP:]EVENT=]FUNC[+OFF][%return] ARGS". */
-	func = s + strspn(s, " ");
-	args = func + strcspn(func, " ");
-	if (*args)
-		*args++ = '\0';
-	args += strspn(args, " ");
-	char *eq = strchr(func, '=');
-
-	if (eq) {
-		char *colon;
-
-		*eq = '\0';
-		colon = strchr(func, ':');
-		if (colon) {
-			*colon = '\0';
-			group = strdup(func);
-			event = strdup(colon + 1);
-		} else {
-			event = strdup(func);
-		}
-		named = true;
-		func = eq + 1;
-	}
-	char *pct = strstr(func, "%return");
-
-	if (pct) {
-		if (strcmp(pct, "%return")) {
-			r = tk_fail(EINVAL, "probe spec '%s': text after %%return", spec);
-			goto out;
-		}
-		*pct = '\0';
-		ret = true;
-	}
-	char *plusp = strchr(func, '+');
-
-	if (plusp) {
-		char *end;
-
-		*plusp = '\0';
-		errno = 0;
-		plus = strtoull(plusp + 1, &end, 0);
-		if (errno || *end || end == plusp + 1) {
-			r = tk_fail(EINVAL, "probe spec '%s': bad offset", spec);
-			goto out;
-		}
-	}
-	if (!tk_probe_name_ok(func) || (event && !tk_probe_name_ok(event)) ||
-	    (group && !tk_probe_name_ok(group))) {
-		r = tk_fail(EINVAL,
-			    "probe spec '%s': want [[GROUP:]EVENT=]FUNC[+OFF][%%return] [ARGS]",
-			    spec);
+	r = probe_spec_parse(&ps, s, spec);
+	group = ps.group; /* freed at out, also after a failed parse */
+	event = ps.event;
+	if (r < 0)
 		goto out;
-	}
 	if (!group) {
 		const char *base = strrchr(abs, '/') ? strrchr(abs, '/') + 1 : abs;
 
@@ -961,7 +985,7 @@ TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const ch
 			sanitize(group);
 	}
 	if (!event)
-		event = strdup(func);
+		event = strdup(ps.func);
 	if (!group || !event) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
@@ -976,29 +1000,29 @@ TK_API int tk_cache_add_probe(struct tk_cache *cache, const char *path, const ch
 		goto out;
 	for (size_t i = 0; i < n && !found; i++)
 		if ((syms[i].type == 2 /* STT_FUNC */ || syms[i].type == 10 /* IFUNC */) &&
-		    syms[i].shndx && !strcmp(syms[i].name, func)) {
+		    syms[i].shndx && !strcmp(syms[i].name, ps.func)) {
 			addr = syms[i].value;
 			found = true;
 		}
 	if (!found) {
-		r = tk_fail(ENOENT, "%s: no function '%s'", abs, func);
+		r = tk_fail(ENOENT, "%s: no function '%s'", abs, ps.func);
 		goto out;
 	}
-	r = tk_elf_vaddr_to_offset(elf, addr + plus, &off);
+	r = tk_elf_vaddr_to_offset(elf, addr + ps.plus, &off);
 	if (r < 0)
 		goto out;
-	if (asprintf(&def, "%c:%s/%s%s %s:0x%" PRIx64 "%s%s", ret ? 'r' : 'p', group, event,
-		     ret ? "__return" : "", abs, off, *args ? " " : "", args) < 0 ||
-	    asprintf(&marker, "#%s%s%s%s%s%s%s%s%s", named ? group : "", named ? ":" : "",
-		     named ? event : "", named ? "=" : "", func, plus ? "+" : "",
-		     plus ? plusp + 1 : "", ret ? "%return" : "", "") < 0) {
+	if (asprintf(&def, "%c:%s/%s%s %s:0x%" PRIx64 "%s%s", ps.ret ? 'r' : 'p', group, event,
+		     ps.ret ? "__return" : "", abs, off, *ps.args ? " " : "", ps.args) < 0 ||
+	    asprintf(&marker, "#%s%s%s%s%s%s%s%s%s", ps.named ? group : "", ps.named ? ":" : "",
+		     ps.named ? event : "", ps.named ? "=" : "", ps.func, ps.plus ? "+" : "",
+		     ps.plus ? ps.off : "", ps.ret ? "%return" : "", "") < 0) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}
-	if (*args) {
+	if (*ps.args) {
 		char *m2;
 
-		if (asprintf(&m2, "%s %s", marker, args) < 0) {
+		if (asprintf(&m2, "%s %s", marker, ps.args) < 0) {
 			r = tk_fail(ENOMEM, "out of memory");
 			goto out;
 		}
@@ -1708,11 +1732,11 @@ static uint64_t kallsyms_addr(const char *ks, const char *want)
 TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsyms, const char *bid,
 				     const char *spec)
 {
-	char *s = NULL, *group = NULL, *event = NULL, *func, *args, *eq, *pct, *plusp;
+	char *s = NULL, *group = NULL, *event = NULL;
 	char *dir = NULL, *ks = NULL, *kspath = NULL, *probes = NULL, *def = NULL, *marker = NULL;
-	uint64_t plus = 0, text, faddr;
+	uint64_t text, faddr;
+	struct probe_spec ps = {0};
 	struct tk_pfile pf = {0};
-	bool ret = false;
 	size_t kslen;
 	int r;
 
@@ -1728,59 +1752,16 @@ TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsym
 	s = strdup(spec);
 	if (!s)
 		return tk_fail(ENOMEM, "out of memory");
-	func = s + strspn(s, " ");
-	args = func + strcspn(func, " ");
-	if (*args)
-		*args++ = '\0';
-	args += strspn(args, " ");
-	eq = strchr(func, '=');
-	if (eq) {
-		char *colon;
-
-		*eq = '\0';
-		colon = strchr(func, ':');
-		if (colon) {
-			*colon = '\0';
-			group = strdup(func);
-			event = strdup(colon + 1);
-		} else {
-			event = strdup(func);
-		}
-		func = eq + 1;
-	}
-	pct = strstr(func, "%return");
-	if (pct) {
-		ret = !strcmp(pct, "%return");
-		*pct = '\0';
-		if (!ret) {
-			r = tk_fail(EINVAL, "probe spec '%s': text after %%return", spec);
-			goto out;
-		}
-	}
-	plusp = strchr(func, '+');
-	if (plusp) {
-		char *end;
-
-		*plusp = '\0';
-		errno = 0;
-		plus = strtoull(plusp + 1, &end, 0);
-		if (errno || *end || end == plusp + 1) {
-			r = tk_fail(EINVAL, "probe spec '%s': bad offset", spec);
-			goto out;
-		}
-	}
-	if (!tk_probe_name_ok(func) || (event && !tk_probe_name_ok(event)) ||
-	    (group && !tk_probe_name_ok(group))) {
-		r = tk_fail(EINVAL,
-			    "probe spec '%s': want [[GROUP:]EVENT=]FUNC[+OFF][%%return] [ARGS]",
-			    spec);
+	r = probe_spec_parse(&ps, s, spec);
+	group = ps.group; /* freed at out, also after a failed parse */
+	event = ps.event;
+	if (r < 0)
 		goto out;
-	}
 	r = tk_read_file(kallsyms, &ks, &kslen);
 	if (r < 0)
 		goto out;
 	text = kallsyms_addr(ks, "_text");
-	faddr = kallsyms_addr(ks, func);
+	faddr = kallsyms_addr(ks, ps.func);
 	if (!text) {
 		r = tk_fail(ENOENT,
 			    "%s: no _text symbol (are kernel addresses hidden? "
@@ -1788,19 +1769,20 @@ TK_API int tk_cache_add_kernel_probe(struct tk_cache *cache, const char *kallsym
 			    kallsyms);
 		goto out;
 	}
-	if (!faddr || faddr < text || faddr + plus < faddr) {
-		r = tk_fail(ENOENT, "%s: no kernel function '%s'", kallsyms, func);
+	if (!faddr || faddr < text || faddr + ps.plus < faddr) {
+		r = tk_fail(ENOENT, "%s: no kernel function '%s'", kallsyms, ps.func);
 		goto out;
 	}
 	dir = entry_dir(cache, "[kernel.kallsyms]", bid);
 	if (!dir || asprintf(&kspath, "%s/kallsyms", dir) < 0 ||
 	    asprintf(&probes, "%s/probes", dir) < 0 ||
-	    asprintf(&def, "%c:%s/%s%s _text+%" PRIu64 "%s%s", ret ? 'r' : 'p',
-		     group ? group : "probe", event ? event : func, ret ? "__return" : "",
-		     faddr + plus - text, *args ? " " : "", args) < 0 ||
+	    asprintf(&def, "%c:%s/%s%s _text+%" PRIu64 "%s%s", ps.ret ? 'r' : 'p',
+		     group ? group : "probe", event ? event : ps.func, ps.ret ? "__return" : "",
+		     faddr + ps.plus - text, *ps.args ? " " : "", ps.args) < 0 ||
 	    asprintf(&marker, "#%s%s%s%s%s%s%s%s%s%s", event ? (group ? group : "probe") : "",
-		     event ? ":" : "", event ? event : "", event ? "=" : "", func, plusp ? "+" : "",
-		     plusp ? plusp + 1 : "", ret ? "%return" : "", *args ? " " : "", args) < 0) {
+		     event ? ":" : "", event ? event : "", event ? "=" : "", ps.func,
+		     ps.off ? "+" : "", ps.off ? ps.off : "", ps.ret ? "%return" : "",
+		     *ps.args ? " " : "", ps.args) < 0) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}

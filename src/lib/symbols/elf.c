@@ -233,11 +233,8 @@ static struct tk_elf *elf_open_file(const char *path, Elf_Cmd how)
 	struct stat st;
 	int ret;
 
-	if (!elf) {
-		tk_fail(ENOMEM, "%s: out of memory", path);
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!elf)
+		return tk_fail_null(ENOMEM, "%s: out of memory", path);
 	elf->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (elf->fd < 0) {
 		ret = tk_fail(errno, "%s: %s", path, strerror(errno));
@@ -280,11 +277,8 @@ TK_API struct tk_elf *tk_elf_open_mem(const void *data, size_t len, const char *
 	struct tk_elf *elf = elf_new(name ? name : "(memory)");
 	int ret;
 
-	if (!elf) {
-		tk_fail(ENOMEM, "out of memory");
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!elf)
+		return tk_fail_null(ENOMEM, "out of memory");
 	elf->mem = malloc(len ? len : 1);
 	if (!elf->mem) {
 		ret = tk_fail(ENOMEM, "%s: out of memory", elf->name);
@@ -1716,17 +1710,11 @@ TK_API struct tk_symtab *tk_symtab_new_dso(struct tk_elf *syms, enum tk_elf_symt
 	struct symtab_builder b = {0};
 	int r;
 
-	if ((unsigned)kind > TK_ELF_ANY) {
-		tk_fail(EINVAL, "bad symbol table kind %d", (int)kind);
-		errno = EINVAL;
-		return NULL;
-	}
+	if ((unsigned)kind > TK_ELF_ANY)
+		return tk_fail_null(EINVAL, "bad symbol table kind %d", (int)kind);
 	b.st = calloc(1, sizeof(*b.st));
-	if (!b.st) {
-		tk_fail(ENOMEM, "%s: out of memory for symbols", syms->name);
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!b.st)
+		return tk_fail_null(ENOMEM, "%s: out of memory for symbols", syms->name);
 	b.st->root = NIL;
 	r = elf_symbols_add(&b, syms, kind);
 	/* perf stretches and folds the table's symbols before it adds the PLT's. */
@@ -1782,11 +1770,8 @@ TK_API struct tk_symtab *tk_symtab_new_perfmap(const char *text, size_t len, con
 	int r = 0;
 
 	b.st = calloc(1, sizeof(*b.st));
-	if (!b.st) {
-		tk_fail(ENOMEM, "%s: out of memory for symbols", name);
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!b.st)
+		return tk_fail_null(ENOMEM, "%s: out of memory for symbols", name);
 	b.st->root = NIL;
 	while (p < end && r == 0) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p)), *line = p;

@@ -115,11 +115,8 @@ TK_API struct tk_symbolizer *tk_symbolizer_new(struct tk_cache *cache)
 {
 	struct tk_symbolizer *s = calloc(1, sizeof(*s));
 
-	if (!s) {
-		tk_fail(ENOMEM, "out of memory");
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!s)
+		return tk_fail_null(ENOMEM, "out of memory");
 	s->cache = cache;
 	return s;
 }

@@ -26,8 +26,10 @@
 #include <tracekit/dat.h>
 #include <tracekit/page.h>
 #include <tracekit/ring.h>
+#include <tracekit/tracedata.h>
 
 #include "internal/bytes.h"
+#include "tk-test-texts.h"
 
 struct ev {
 	uint64_t seq;
@@ -940,43 +942,14 @@ static void test_signal_nesting(void **state)
 
 /* ------------------------------------------------- .dat and trace-cmd report */
 
-struct blob {
-	uint8_t *data;
-	size_t len;
-};
-
-static void blob_put(struct blob *b, const void *p, size_t n)
-{
-	b->data = realloc(b->data, b->len + n + 1);
-	assert_non_null(b->data);
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-}
-
-static void blob_u32(struct blob *b, uint32_t v)
-{
-	blob_put(b, &v, 4);
-}
-
-static void blob_u64(struct blob *b, uint64_t v)
-{
-	blob_put(b, &v, 8);
-}
-
 #define SAMPLE_ID 9999
-static const char sample_format[] =
-	"name: sample\n"
-	"ID: 9999\n"
-	"format:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-	"\n"
-	"\tfield:u64 seq;\toffset:8;\tsize:8;\tsigned:0;\n"
-	"\tfield:char msg[16];\toffset:16;\tsize:16;\tsigned:0;\n"
-	"\n"
-	"print fmt: \"seq=%llu msg=%s\", REC->seq, REC->msg\n";
+static const char sample_format[] = "name: sample\n"
+				    "ID: 9999\n"
+				    "format:\n" TK_TEST_COMMON_FIELDS "\n"
+				    "\tfield:u64 seq;\toffset:8;\tsize:8;\tsigned:0;\n"
+				    "\tfield:char msg[16];\toffset:16;\tsize:16;\tsigned:0;\n"
+				    "\n"
+				    "print fmt: \"seq=%llu msg=%s\", REC->seq, REC->msg\n";
 
 struct sample {
 	uint16_t common_type;
@@ -1022,12 +995,8 @@ static void test_dat_trace_cmd_report(void **state)
 		new_ring(64 << 10, TK_RING_PRODUCER_CONSUMER, TK_RING_CLOCK_MONOTONIC, 1);
 	struct tk_dat_writer_opts o = {.sz = sizeof(struct tk_dat_writer_opts), .version = 7};
 	struct tk_page_format fmt;
-	struct blob body[6] = {{0}};
+	struct tk_tracedata *td;
 	char hp[1024], path[] = "/tmp/tk-ring-XXXXXX", cmd[1400], out[600];
-	static const char he[] = "# compressed entry header\n\ttype_len    :    5 bits\n"
-				 "\ttime_delta  :   27 bits\n\tarray       :   32 bits\n\n"
-				 "\tpadding     : type == 29\n\ttime_extend : type == 30\n"
-				 "\ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
 	static const char cmdlines[] = "4242 tk-ring-test\n";
 	static const char clock[] = "local global counter [mono]\n";
 	struct tk_dat_writer *w;
@@ -1051,22 +1020,17 @@ static void test_dat_trace_cmd_report(void **state)
 	tk_ring_page_format(r, &fmt);
 	hp_len = tk_page_format_header_text(&fmt, hp, sizeof(hp));
 	assert_true(hp_len < sizeof(hp));
-	blob_put(&body[0], "header_page", 12);
-	blob_u64(&body[0], hp_len);
-	blob_put(&body[0], hp, hp_len);
-	blob_put(&body[0], "header_event", 13);
-	blob_u64(&body[0], strlen(he));
-	blob_put(&body[0], he, strlen(he));
-	blob_u32(&body[1], 0);
-	blob_u32(&body[2], 1);
-	blob_put(&body[2], "tracekit_user", 14);
-	blob_u32(&body[2], 1);
-	blob_u64(&body[2], strlen(sample_format));
-	blob_put(&body[2], sample_format, strlen(sample_format));
-	blob_u32(&body[3], 0);
-	blob_u32(&body[4], 0);
-	blob_u64(&body[5], strlen(cmdlines));
-	blob_put(&body[5], cmdlines, strlen(cmdlines));
+	/* The metadata trace-cmd needs: headers, the sample event's format, the comm. */
+	td = tk_tracedata_new();
+	assert_non_null(td);
+	assert_int_equal(tk_tracedata_set_header_page(td, hp, hp_len), 0);
+	assert_int_equal(tk_tracedata_set_header_event(td, tk_test_header_event,
+						       strlen(tk_test_header_event)),
+			 0);
+	assert_int_equal(
+		tk_tracedata_add_format(td, "tracekit_user", sample_format, strlen(sample_format)),
+		0);
+	assert_int_equal(tk_tracedata_set_cmdlines(td, cmdlines, strlen(cmdlines)), 0);
 
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
@@ -1074,10 +1038,7 @@ static void test_dat_trace_cmd_report(void **state)
 	o.page_size = fmt.page_size;
 	w = tk_dat_writer_open(path, &o);
 	assert_non_null(w);
-	for (uint16_t id = 16; id <= 21; id++)
-		assert_int_equal(
-			tk_dat_writer_add_metadata(w, id, body[id - 16].data, body[id - 16].len),
-			0);
+	assert_int_equal(tk_dat_writer_add_tracedata(w, td), 0);
 	assert_int_equal(
 		tk_dat_writer_add_option(w, TK_DAT_OPTION_TRACECLOCK, clock, sizeof(clock)), 0);
 	assert_int_equal(tk_dat_writer_begin_buffer(w, "", "mono", fmt.page_size, 1), 0);
@@ -1121,8 +1082,7 @@ static void test_dat_trace_cmd_report(void **state)
 	free(page);
 	unlink(out);
 	unlink(path);
-	for (int i = 0; i < 6; i++)
-		free(body[i].data);
+	tk_tracedata_free(td);
 	tk_ring_free(r);
 }
 

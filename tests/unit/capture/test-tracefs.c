@@ -28,15 +28,7 @@
 
 #include <tracekit/tracefs.h>
 
-#define assert_errno(ret, err)                                                                     \
-	do {                                                                                       \
-		long long r_ = (ret);                                                              \
-		if (r_ != -(long long)(err))                                                       \
-			fail_msg("%s returned %lld (%s), expected -%s: %s", #ret, r_,              \
-				 r_ < 0 ? strerrorname_np((int)-r_) : "ok", strerrorname_np(err),  \
-				 tk_errmsg());                                                     \
-		assert_true(tk_errmsg()[0] != '\0');                                               \
-	} while (0)
+#include "tk-test.h"
 
 #define assert_ok(ret)                                                                             \
 	do {                                                                                       \

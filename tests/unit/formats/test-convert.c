@@ -26,8 +26,8 @@
 #include <tracekit/tracekit.h>
 
 #include "tk-test.h"
+#include "tk-tmpdir.h"
 
-static char tmpdir[256];
 static char sample[512];
 
 struct digest {
@@ -523,17 +523,7 @@ static int setup(void **state)
 
 	(void)state;
 	snprintf(sample, sizeof(sample), "%s/tests/data/sample-v7-zstd.dat", src ? src : ".");
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tk-convert-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[300];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tk_tmpdir_make();
 }
 
 int main(void)
@@ -549,5 +539,5 @@ int main(void)
 		cmocka_unit_test(test_perf_records_from_fields),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tk_tmpdir_teardown);
 }

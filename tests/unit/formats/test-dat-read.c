@@ -29,6 +29,7 @@
 #include "dat-internal.h"
 #include "dat-read-internal.h"
 #include "tk-test.h"
+#include "tk-tmpdir.h"
 
 /* ------------------------------------------------------------ byte builder */
 
@@ -681,8 +682,6 @@ static struct built build(const struct bopts *o)
 }
 
 /* ------------------------------------------------------------ file helpers */
-
-static char tmpdir[] = "/tmp/tk-dat-read-XXXXXX";
 
 static const char *write_tmp(const char *name, const void *data, size_t len)
 {
@@ -1667,21 +1666,6 @@ static void test_corpus_seeds_open(void **state)
 		write_corpus(dir);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[300];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1702,5 +1686,5 @@ int main(void)
 		cmocka_unit_test(test_corpus_seeds_open),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tk_tmpdir_setup, tk_tmpdir_teardown);
 }

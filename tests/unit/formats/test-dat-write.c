@@ -34,13 +34,15 @@
 #include <tracekit/tracekit.h>
 
 #include "dat-internal.h"
+#include "internal/bytebuf.h"
 #include "internal/bytes.h"
+#include "tk-test-texts.h"
+#include "tk-test.h"
+#include "tk-tmpdir.h"
 
 #define PAGE	 4096u
 #define NCPUS	 4u
 #define PRINT_ID 5
-
-static char tmpdir[256];
 
 /* ------------------------------------------------------------ fixtures */
 
@@ -57,58 +59,14 @@ struct mode {
 	bool skip_meta;	      /* leave out sections 19 and 20 */
 };
 
-static const char header_event_text[] = "# compressed entry header\n"
-					"\ttype_len    :    5 bits\n"
-					"\ttime_delta  :   27 bits\n"
-					"\tarray       :   32 bits\n"
-					"\n"
-					"\tpadding     : type == 29\n"
-					"\ttime_extend : type == 30\n"
-					"\ttime_stamp : type == 31\n"
-					"\tdata max type_len  == 28\n";
-
-static const char print_format_text[] =
-	"name: print\nID: 5\nformat:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-	"\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
-	"\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:0;\n\n"
-	"print fmt: \"%ps: %s\", (void *)REC->ip, REC->buf\n";
-
-struct blob {
-	uint8_t *data;
-	size_t len;
-};
-
-static void blob_put(struct blob *b, const void *p, size_t n)
-{
-	b->data = realloc(b->data, b->len + n + 1);
-	assert_non_null(b->data);
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-}
-
-static void blob_u32(struct blob *b, uint32_t v, bool big)
-{
-	uint8_t t[4];
-
-	tk_store_u32(t, v, big);
-	blob_put(b, t, 4);
-}
-
-static void blob_u64(struct blob *b, uint64_t v, bool big)
-{
-	uint8_t t[8];
-
-	tk_store_u64(t, v, big);
-	blob_put(b, t, 8);
-}
+static const char print_format_text[] = "name: print\nID: 5\nformat:\n" TK_TEST_COMMON_FIELDS "\n"
+					"\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+					"\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:0;\n\n"
+					"print fmt: \"%ps: %s\", (void *)REC->ip, REC->buf\n";
 
 /* Metadata bodies in the v7 layout (tracedat.md 2.7). */
 struct meta {
-	struct blob body[6];
+	struct tk_bytebuf body[6];
 };
 
 static void meta_build(struct meta *m, const struct tk_page_format *fmt, const char *hp,
@@ -123,69 +81,70 @@ static void meta_build(struct meta *m, const struct tk_page_format *fmt, const c
 		"name: tkev\nID: 900\nformat:\n"
 		"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
 		"print fmt: \"x\"\n";
-	struct blob *b;
+	struct tk_bytebuf *b;
 
-	memset(m, 0, sizeof(*m));
+	for (int i = 0; i < 6; i++)
+		tk_bytebuf_init(&m->body[i], big);
 	if (!hp) {
 		hp_len = tk_page_format_header_text(fmt, hpbuf, sizeof(hpbuf));
 		assert_true(hp_len < sizeof(hpbuf));
 		hp = hpbuf;
 	}
 	b = &m->body[0];
-	blob_put(b, "header_page", 12);
-	blob_u64(b, hp_len, big);
-	blob_put(b, hp, hp_len);
-	blob_put(b, "header_event", 13);
-	blob_u64(b, he_len, big);
-	blob_put(b, he, he_len);
+	tk_bytebuf_put(b, "header_page", 12);
+	tk_bytebuf_put_u64(b, hp_len);
+	tk_bytebuf_put(b, hp, hp_len);
+	tk_bytebuf_put(b, "header_event", 13);
+	tk_bytebuf_put_u64(b, he_len);
+	tk_bytebuf_put(b, he, he_len);
 
 	b = &m->body[1];
-	blob_u32(b, 1, big);
-	blob_u64(b, strlen(print_fmt), big);
-	blob_put(b, print_fmt, strlen(print_fmt));
+	tk_bytebuf_put_u32(b, 1);
+	tk_bytebuf_put_u64(b, strlen(print_fmt));
+	tk_bytebuf_put(b, print_fmt, strlen(print_fmt));
 
 	b = &m->body[2];
-	blob_u32(b, 1, big);
-	blob_put(b, "tksys", 6);
-	blob_u32(b, 1, big);
-	blob_u64(b, strlen(evfmt), big);
-	blob_put(b, evfmt, strlen(evfmt));
+	tk_bytebuf_put_u32(b, 1);
+	tk_bytebuf_put(b, "tksys", 6);
+	tk_bytebuf_put_u32(b, 1);
+	tk_bytebuf_put_u64(b, strlen(evfmt));
+	tk_bytebuf_put(b, evfmt, strlen(evfmt));
 
 	b = &m->body[3];
-	blob_u32(b, (uint32_t)strlen(kallsyms), big);
-	blob_put(b, kallsyms, strlen(kallsyms));
+	tk_bytebuf_put_u32(b, (uint32_t)strlen(kallsyms));
+	tk_bytebuf_put(b, kallsyms, strlen(kallsyms));
 
 	b = &m->body[4];
-	blob_u32(b, (uint32_t)strlen(printk), big);
-	blob_put(b, printk, strlen(printk));
+	tk_bytebuf_put_u32(b, (uint32_t)strlen(printk));
+	tk_bytebuf_put(b, printk, strlen(printk));
 
 	b = &m->body[5];
-	blob_u64(b, strlen(cmdlines), big);
-	blob_put(b, cmdlines, strlen(cmdlines));
+	tk_bytebuf_put_u64(b, strlen(cmdlines));
+	tk_bytebuf_put(b, cmdlines, strlen(cmdlines));
 }
 
 static void meta_release(struct meta *m)
 {
 	for (int i = 0; i < 6; i++)
-		free(m->body[i].data);
+		tk_bytebuf_release(&m->body[i]);
 }
 
 /* The body v6 writes for a skipped id. */
-static void empty_body(int id, struct blob *b, bool big)
+static void empty_body(int id, struct tk_bytebuf *b, bool big)
 {
-	memset(b, 0, sizeof(*b));
+	tk_bytebuf_init(b, big);
 	switch (id) {
 	case 16:
-		blob_put(b, "header_page", 12);
-		blob_u64(b, 0, big);
-		blob_put(b, "header_event", 13);
-		blob_u64(b, 0, big);
+		tk_bytebuf_put(b, "header_page", 12);
+		tk_bytebuf_put_u64(b, 0);
+		tk_bytebuf_put(b, "header_event", 13);
+		tk_bytebuf_put_u64(b, 0);
 		break;
 	case 21:
-		blob_u64(b, 0, big);
+		tk_bytebuf_put_u64(b, 0);
 		break;
 	default:
-		blob_u32(b, 0, big);
+		tk_bytebuf_put_u32(b, 0);
 	}
 }
 
@@ -343,7 +302,7 @@ static void write_file(const char *path, const struct mode *m, struct meta *meta
 	size_t nopts;
 
 	assert_int_equal(tk_page_format_init(&fmt, PAGE, 8, m->big), 0);
-	meta_build(meta, &fmt, NULL, 0, header_event_text, strlen(header_event_text),
+	meta_build(meta, &fmt, NULL, 0, tk_test_header_event, strlen(tk_test_header_event),
 		   print_format_text, m->big);
 	w = tk_dat_writer_open(path, &o);
 	if (!w)
@@ -765,8 +724,8 @@ static void check_v6_bytes(const char *path, const struct mode *m, const struct 
 	assert_memory_equal(f.data, "\x17\x08\x44tracing6", 12);
 	assert_int_equal(tk_load_u32(f.data + 14, big), PAGE);
 	for (int id = 16; id <= 21; id++) {
-		struct blob e;
-		const struct blob *want = &meta->body[id - 16];
+		struct tk_bytebuf e;
+		const struct tk_bytebuf *want = &meta->body[id - 16];
 
 		if (m->skip_meta && (id == 19 || id == 20)) {
 			empty_body(id, &e, big);
@@ -873,8 +832,8 @@ static void check_with_reader(const char *path, const struct mode *m, const stru
 	for (uint16_t id = 16; id <= 21; id++) {
 		const void *body;
 		uint64_t len;
-		struct blob e;
-		const struct blob *w = &meta->body[id - 16];
+		struct tk_bytebuf e;
+		const struct tk_bytebuf *w = &meta->body[id - 16];
 		int ret = tk_dat_metadata(dat, id, &body, &len);
 
 		if (m->skip_meta && (id == 19 || id == 20)) {
@@ -1412,22 +1371,7 @@ static int setup(void **state)
 {
 	(void)state;
 	tk_log_set_handler(count_warning, NULL, TK_LOG_WARN);
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tk-dat-write-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[300];
-
-	(void)state;
-	/* TK_TEST_KEEP=1 leaves the files for trace-cmd dump and friends. */
-	if (getenv("TK_TEST_KEEP")) {
-		fprintf(stderr, "kept %s\n", tmpdir);
-		return 0;
-	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tk_tmpdir_make();
 }
 
 int main(void)
@@ -1446,5 +1390,5 @@ int main(void)
 		cmocka_unit_test(test_oracle_trace_cmd),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tk_tmpdir_teardown);
 }

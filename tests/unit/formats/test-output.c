@@ -22,8 +22,7 @@
 #include <tracekit/output.h>
 
 #include "tk-test.h"
-
-static char dir[] = "/tmp/tk-output-XXXXXX";
+#include "tk-tmpdir.h"
 
 static char *in_dir(const char *name)
 {
@@ -31,7 +30,7 @@ static char *in_dir(const char *name)
 	static int next;
 	char *p = path[next++ % 4];
 
-	snprintf(p, sizeof(path[0]), "%s/%s", dir, name);
+	snprintf(p, sizeof(path[0]), "%s/%s", tmpdir, name);
 	return p;
 }
 
@@ -68,27 +67,12 @@ static void expect_entries(int n)
 	FILE *p;
 	int count = 0;
 
-	snprintf(cmd, sizeof(cmd), "ls -A %s | wc -l", dir);
+	snprintf(cmd, sizeof(cmd), "ls -A %s | wc -l", tmpdir);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	assert_int_equal(fscanf(p, "%d", &count), 1);
 	pclose(p);
 	assert_int_equal(count, n);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[300];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
 }
 
 static void test_new_file(void **state)
@@ -203,7 +187,7 @@ static void test_link_loop_refused(void **state)
 static void test_directory_refused(void **state)
 {
 	(void)state;
-	assert_null(tk_output_open(dir, NULL));
+	assert_null(tk_output_open(tmpdir, NULL));
 	assert_int_equal(errno, EISDIR);
 	assert_non_null(strstr(tk_errmsg(), "is a directory"));
 	expect_entries(0);
@@ -304,5 +288,5 @@ int main(void)
 	};
 
 	umask(022);
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tk_tmpdir_setup, tk_tmpdir_teardown);
 }

@@ -31,8 +31,8 @@
 
 #include "bytes.h"
 #include "perfdata-internal.h"
-
-static char tmpdir[] = "/tmp/tk-perfdata-XXXXXX";
+#include "tk-test.h"
+#include "tk-tmpdir.h"
 
 static void path_of(char *out, size_t cap, const char *name)
 {
@@ -96,6 +96,11 @@ static size_t make_comm(uint8_t *b, uint32_t pid, const char *comm, uint64_t tim
 	tk_store_u64(b + 40, time, false);
 	tk_store_u64(b + 56, id, false);
 	return n;
+}
+
+static void write_ok(struct tk_perfdata_writer *w, const void *rec, size_t len)
+{
+	assert_int_equal(tk_perfdata_writer_write(w, rec, len), 0);
 }
 
 static void write_two_event_file(const char *path, int nsamples, bool finish)
@@ -925,19 +930,10 @@ static void test_perf_oracle_writer(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	if (!mkdtemp(tmpdir))
+	if (tk_tmpdir_make())
 		return -1;
 	tk_log_set_handler(quiet, &warnings, TK_LOG_WARN);
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[256];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
 }
 
 /*
@@ -969,21 +965,15 @@ static void test_report_order(void **state)
 	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), 0);
 	assert_int_equal(tk_perfdata_writer_add_ids(w, 0, ids, 1), 0);
 	/* Round 1: t=3000 (pid 7, unnamed), then COMM of 42 at t=1500, sample t=2000. */
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x10, 7, 3000000)),
-			 0);
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "w1", 1500000, 11)),
-			 0);
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x20, 42, 2000000)),
-			 0);
-	assert_int_equal(tk_perfdata_writer_write(w, round, 8), 0);
+	write_ok(w, rec, make_sample(rec, 11, 0x10, 7, 3000000));
+	write_ok(w, rec, make_comm(rec, 42, "w1", 1500000, 11));
+	write_ok(w, rec, make_sample(rec, 11, 0x20, 42, 2000000));
+	write_ok(w, round, 8);
 	/* Round 2: a sample older than round 1's newest, and a rename. */
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x30, 42, 2500000)),
-			 0);
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_comm(rec, 42, "w2", 2600000, 11)),
-			 0);
-	assert_int_equal(tk_perfdata_writer_write(w, rec, make_sample(rec, 11, 0x40, 42, 4000000)),
-			 0);
-	assert_int_equal(tk_perfdata_writer_write(w, round, 8), 0);
+	write_ok(w, rec, make_sample(rec, 11, 0x30, 42, 2500000));
+	write_ok(w, rec, make_comm(rec, 42, "w2", 2600000, 11));
+	write_ok(w, rec, make_sample(rec, 11, 0x40, 42, 4000000));
+	write_ok(w, round, 8);
 	assert_int_equal(tk_perfdata_writer_finish(w), 0);
 	tk_perfdata_writer_close(w);
 
@@ -1724,5 +1714,5 @@ int main(void)
 		cmocka_unit_test(test_unknown_feature),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tk_tmpdir_teardown);
 }

@@ -258,6 +258,31 @@ static void test_perf_round_trip(void **state)
 	free(blob);
 }
 
+/*
+ * Decode the first @cut bytes of @bytes, a section body of @id (16..21) or,
+ * for @id 0, a TRACING_DATA blob, from a copy of exactly that prefix so
+ * that ASan sees a read past it. Return: the decoder's answer; @parts gets
+ * the parts it kept.
+ */
+static int decode_cut(uint16_t id, const void *bytes, uint64_t cut, unsigned int *parts)
+{
+	struct tk_tracedata *td = tk_tracedata_new();
+	void *copy = malloc(cut ? cut : 1);
+	int r;
+
+	assert_non_null(td);
+	assert_non_null(copy);
+	memcpy(copy, bytes, cut);
+	if (id)
+		r = tk_tracedata_decode_dat_section(td, id, copy, cut, false);
+	else
+		r = tk_tracedata_decode_perf(td, copy, cut);
+	*parts = tk_tracedata_parts(td);
+	tk_tracedata_free(td);
+	free(copy);
+	return r;
+}
+
 /* Every prefix of every body and of the blob: a clean answer, never a crash. */
 static void test_truncated(void **state)
 {
@@ -272,38 +297,27 @@ static void test_truncated(void **state)
 
 		assert_int_equal(tk_tracedata_encode_dat_section(src, id, false, &body, &blen), 0);
 		for (uint64_t cut = 0; cut < blen; cut++) {
-			struct tk_tracedata *td = tk_tracedata_new();
-			void *copy = malloc(cut ? cut : 1);
-			int r;
+			unsigned int parts;
+			int r = decode_cut(id, body, cut, &parts);
 
-			/* A copy of exactly the prefix, so ASan sees a read past it. */
-			memcpy(copy, body, cut);
-			r = tk_tracedata_decode_dat_section(td, id, copy, cut, false);
 			if (r != -EBADMSG)
 				fail_msg("section %u cut to %" PRIu64 " of %" PRIu64 ": %d", id,
 					 cut, blen, r);
 			assert_true(strstr(tk_errmsg(), "offset") != NULL);
-			assert_int_equal(tk_tracedata_parts(td), 0);
-			tk_tracedata_free(td);
-			free(copy);
+			assert_int_equal(parts, 0);
 		}
 		free(body);
 	}
 	assert_int_equal(tk_tracedata_encode_perf(src, &blob, &len), 0);
 	for (uint64_t cut = 0; cut < len; cut++) {
-		struct tk_tracedata *td = tk_tracedata_new();
-		void *copy = malloc(cut ? cut : 1);
-		int r;
+		unsigned int parts;
+		int r = decode_cut(0, blob, cut, &parts);
 
-		memcpy(copy, blob, cut);
-		r = tk_tracedata_decode_perf(td, copy, cut);
 		/* Cut inside the cmdlines' size: read as version 0.5. */
 		if (cut >= len - 8 - strlen(cmdlines) && cut < len - strlen(cmdlines))
 			assert_int_equal(r, 0);
 		else
 			assert_int_equal(r, -EBADMSG);
-		tk_tracedata_free(td);
-		free(copy);
 	}
 	tk_tracedata_free(src);
 	free(blob);
@@ -398,6 +412,23 @@ static void test_dat_reader(void **state)
 	tk_tracedata_free(src);
 }
 
+/* A perf.data at @path with one attr @a and the host facts @h, opened for reading. */
+static struct tk_perfdata *write_host(const char *path, const struct tk_perf_attr *a,
+				      const struct tk_host *h)
+{
+	struct tk_perfdata_writer *w = tk_perfdata_writer_open(path);
+	struct tk_perfdata *pd;
+
+	assert_non_null(w);
+	assert_int_equal(tk_perfdata_writer_add_attr(w, a, "cpu-clock"), 0);
+	assert_int_equal(tk_perfdata_writer_set_host_facts(w, h), 0);
+	assert_int_equal(tk_perfdata_writer_finish(w), 0);
+	tk_perfdata_writer_close(w);
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	return pd;
+}
+
 /* A perf.data written with made-up host facts reads them back: nothing of this machine. */
 static void test_host_facts(void **state)
 {
@@ -420,7 +451,6 @@ static void test_host_facts(void **state)
 		.argv = argv,
 	};
 	struct tk_perf_attr a;
-	struct tk_perfdata_writer *w;
 	struct tk_perfdata *pd;
 	const struct tk_perfdata_host *h;
 	int fd = mkstemp(path);
@@ -432,15 +462,7 @@ static void test_host_facts(void **state)
 	a.type = 1;
 	a.sample_period = 1;
 	a.sample_type = 1; /* IP */
-	w = tk_perfdata_writer_open(path);
-	assert_non_null(w);
-	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), 0);
-	assert_int_equal(tk_perfdata_writer_set_host_facts(w, &fake), 0);
-	assert_int_equal(tk_perfdata_writer_finish(w), 0);
-	tk_perfdata_writer_close(w);
-
-	pd = tk_perfdata_open(path);
-	assert_non_null(pd);
+	pd = write_host(path, &a, &fake);
 	h = tk_perfdata_get_host(pd);
 	assert_string_equal(h->hostname, "elsewhere");
 	assert_string_equal(h->osrelease, "9.99.1-test");
@@ -464,14 +486,7 @@ static void test_host_facts(void **state)
 	{
 		const struct tk_host bare = {.hostname = "h", .argc = 0};
 
-		w = tk_perfdata_writer_open(path);
-		assert_non_null(w);
-		assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), 0);
-		assert_int_equal(tk_perfdata_writer_set_host_facts(w, &bare), 0);
-		assert_int_equal(tk_perfdata_writer_finish(w), 0);
-		tk_perfdata_writer_close(w);
-		pd = tk_perfdata_open(path);
-		assert_non_null(pd);
+		pd = write_host(path, &a, &bare);
 		h = tk_perfdata_get_host(pd);
 		assert_string_equal(h->hostname, "h");
 		assert_null(h->osrelease);

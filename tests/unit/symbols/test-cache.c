@@ -29,63 +29,8 @@
 
 #include <tracekit/cache.h>
 
+#include "sdt-fixture.h"
 #include "tk-test.h"
-
-static char tmpdir[128], cdir[160], bin[160], bin2[160];
-
-static const char src[] =
-	"#define _SDT_HAS_SEMAPHORES 1\n"
-	"#include <sys/sdt.h>\n"
-	"unsigned short tkdemo_start_semaphore __attribute__((section(\".probes\")));\n"
-	"int work(int x, long y);\n"
-	"int work(int x, long y) { STAP_PROBE2(tkdemo, start, x, y); return x + (int)y; }\n"
-	"int main(int argc, char **argv) { (void)argv; return work(argc, 3) == 12345; }\n";
-
-static int build(const char *out, const char *extra)
-{
-	char cmd[600];
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "%s/src.c", tmpdir);
-	f = fopen(cmd, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "%s%s", src, extra);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "cc -O1 -o %s %s/src.c 2>/dev/null", out, tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tk-test-cache-XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -1;
-	snprintf(cdir, sizeof(cdir), "%s/cache", tmpdir);
-	snprintf(bin, sizeof(bin), "%s/sdtdemo", tmpdir);
-	snprintf(bin2, sizeof(bin2), "%s/other", tmpdir);
-	if (build(bin, "") || build(bin2, "int other(void); int other(void) { return 7; }\n"))
-		return -1;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[200];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static void fresh_cache(void)
-{
-	char cmd[200];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", cdir);
-	assert_int_equal(system(cmd), 0);
-}
 
 static char *slurp(const char *path)
 {
@@ -154,6 +99,19 @@ static int count_probe(const struct tk_cache_probe *p, void *ctx)
 	return 0;
 }
 
+/* A fresh cache holding bin and bin2; their build ids go to @bid and @bid2 (either may be NULL). */
+static struct tk_cache *cache_with_bins(char *bid, char *bid2)
+{
+	struct tk_cache *c;
+
+	fresh_cache();
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	assert_int_equal(tk_cache_add(c, bin, bid), 1);
+	assert_int_equal(tk_cache_add(c, bin2, bid2), 1);
+	return c;
+}
+
 static void test_query_resolve(void **state)
 {
 	char bid[TK_BUILD_ID_HEX_MAX], q[200];
@@ -163,11 +121,7 @@ static void test_query_resolve(void **state)
 	int cnt = 0;
 
 	(void)state;
-	fresh_cache();
-	c = tk_cache_open(cdir);
-	assert_non_null(c);
-	assert_int_equal(tk_cache_add(c, bin, bid), 1);
-	assert_int_equal(tk_cache_add(c, bin2, NULL), 1);
+	c = cache_with_bins(bid, NULL);
 	assert_int_equal(tk_cache_add_probe(c, bin, "work"), 0);
 
 	assert_int_equal(tk_cache_query(c, NULL, false, count_probe, &cnt), 3);
@@ -221,11 +175,7 @@ static void test_remove_evict_gc(void **state)
 	int cnt = 0;
 
 	(void)state;
-	fresh_cache();
-	c = tk_cache_open(cdir);
-	assert_non_null(c);
-	assert_int_equal(tk_cache_add(c, bin, bid), 1);
-	assert_int_equal(tk_cache_add(c, bin2, bid2), 1);
+	c = cache_with_bins(bid, bid2);
 	assert_int_equal(tk_cache_for_each(c, false, entry_cb, &cnt), 2);
 	assert_int_equal(cnt, 2);
 	assert_int_equal(tk_cache_stats(c, &st), 0);
@@ -288,7 +238,7 @@ static void lru_setup(void)
 		/* Different code, not only different symbols: ld hashes the code into the id. */
 		snprintf(extra, sizeof(extra), "int tkx(void); int tkx(void) { return %d; }\n",
 			 1000 + i);
-		assert_int_equal(build(lru_bin[i], extra), 0);
+		assert_int_equal(sdt_build(lru_bin[i], extra), 0);
 		elf = tk_elf_open(lru_bin[i]);
 		assert_non_null(elf);
 		n = tk_elf_build_id(elf, id, sizeof(id));
@@ -608,30 +558,6 @@ static void test_gzip_probes(void **state)
 	assert_int_equal(tk_cache_query(c, NULL, false, NULL, NULL), -EBADMSG);
 	assert_non_null(strstr(tk_errmsg(), "probes.gz"));
 	tk_cache_close(c);
-}
-
-/* Write @len bytes of @data to @path. */
-/* The value of the last symbol named NAME in ELF's table KIND, 0 when there is none. */
-static uint64_t symbol_value(struct tk_elf *elf, enum tk_elf_symtab_kind kind, const char *name)
-{
-	const struct tk_elf_symbol *syms;
-	uint64_t value = 0;
-	size_t n;
-
-	assert_int_equal(tk_elf_symbols(elf, kind, &syms, &n), 0);
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(syms[i].name, name))
-			value = syms[i].value;
-	return value;
-}
-
-static void put(const char *path, const void *data, size_t len)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, len, f), len);
-	fclose(f);
 }
 
 static void st16(uint8_t *p, uint16_t v)
@@ -1092,5 +1018,5 @@ int main(void)
 		printf("skip: needs cc and <sys/sdt.h> (systemtap-sdt-dev)\n");
 		return 77;
 	}
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, sdt_setup, tk_tmpdir_teardown);
 }

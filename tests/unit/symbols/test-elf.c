@@ -24,8 +24,8 @@
 #include <tracekit/elf.h>
 
 #include "tk-test.h"
+#include "tk-tmpdir.h"
 
-static char tmpdir[256];
 static char sdt_bin[300], plain_bin[300], sdt32_bin[300];
 static bool have_32;
 
@@ -95,8 +95,7 @@ static int compile(const char *src, const char *out, const char *flags)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tk-test-elf-XXXXXX");
-	if (!mkdtemp(tmpdir))
+	if (tk_tmpdir_make())
 		return -1;
 	snprintf(sdt_bin, sizeof(sdt_bin), "%s/sdtdemo", tmpdir);
 	snprintf(plain_bin, sizeof(plain_bin), "%s/plain", tmpdir);
@@ -105,15 +104,6 @@ static int setup(void **state)
 		return -1;
 	have_32 = compile(sdt_src, sdt32_bin, "-m32") == 0;
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[300];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
 }
 
 static void check_build_id(const char *bin)
@@ -1074,5 +1064,5 @@ int main(void)
 		printf("skip: needs cc, readelf, nm and <sys/sdt.h> (systemtap-sdt-dev)\n");
 		return 77;
 	}
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tk_tmpdir_teardown);
 }

@@ -24,84 +24,8 @@
 #include <tracekit/elf.h>
 #include <tracekit/symbolizer.h>
 
-static char tmpdir[128], cdir[160], bin[160], bin2[160];
-
-static const char src[] =
-	"#define _SDT_HAS_SEMAPHORES 1\n"
-	"#include <sys/sdt.h>\n"
-	"unsigned short tkdemo_start_semaphore __attribute__((section(\".probes\")));\n"
-	"int work(int x, long y);\n"
-	"int work(int x, long y) { STAP_PROBE2(tkdemo, start, x, y); return x + (int)y; }\n"
-	"int main(int argc, char **argv) { (void)argv; return work(argc, 3) == 12345; }\n";
-
-static int build(const char *out, const char *extra)
-{
-	char cmd[600];
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "%s/src.c", tmpdir);
-	f = fopen(cmd, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "%s%s", src, extra);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "cc -O1 -o %s %s/src.c 2>/dev/null", out, tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tk-test-symbolizer-XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -1;
-	snprintf(cdir, sizeof(cdir), "%s/cache", tmpdir);
-	snprintf(bin, sizeof(bin), "%s/sdtdemo", tmpdir);
-	snprintf(bin2, sizeof(bin2), "%s/other", tmpdir);
-	if (build(bin, "") || build(bin2, "int other(void); int other(void) { return 7; }\n"))
-		return -1;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[200];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static void fresh_cache(void)
-{
-	char cmd[200];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", cdir);
-	assert_int_equal(system(cmd), 0);
-}
-
-/* The value of the last symbol named NAME in ELF's table KIND, 0 when there is none. */
-static uint64_t symbol_value(struct tk_elf *elf, enum tk_elf_symtab_kind kind, const char *name)
-{
-	const struct tk_elf_symbol *syms;
-	uint64_t value = 0;
-	size_t n;
-
-	assert_int_equal(tk_elf_symbols(elf, kind, &syms, &n), 0);
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(syms[i].name, name))
-			value = syms[i].value;
-	return value;
-}
-
-static void put(const char *path, const void *data, size_t len)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, len, f), len);
-	fclose(f);
-}
+#include "sdt-fixture.h"
+#include "tk-test.h"
 
 static void test_symbolize(void **state)
 {
@@ -461,5 +385,5 @@ int main(void)
 		printf("skip: needs cc and <sys/sdt.h> (systemtap-sdt-dev)\n");
 		return 77;
 	}
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, sdt_setup, tk_tmpdir_teardown);
 }

@@ -428,8 +428,9 @@ static int parse_header(struct tk_dat *d)
 		return ret;
 	/* Commands send whatever is not perf.data here: name both formats. */
 	if (!memcmp(buf, "PERFFILE", 8))
-		return tk_fail_at(ENOTSUP, d->name, 0,
-				  "perf.data version 1 (PERFFILE magic, perf before 2.6.38): not read");
+		return tk_fail_at(
+			ENOTSUP, d->name, 0,
+			"perf.data version 1 (PERFFILE magic, perf before 2.6.38): not read");
 	if (memcmp(buf, TK_DAT_MAGIC, TK_DAT_MAGIC_LEN) != 0)
 		return tk_fail_at(EBADMSG, d->name, 0,
 				  "not a trace-cmd .dat or perf.data file (bad magic)");

@@ -7,7 +7,7 @@
  * "perf buildid-cache --add" (one perf process for the whole list, its
  * fastest form), each in its own directory, several rounds; median and
  * spread of the wall time are printed. Case 2 measures symbol lookups per
- * second through tk_symtab_lookup() on the largest of those binaries'
+ * second through tk_elf_symtab_lookup() on the largest of those binaries'
  * symbol tables, at random addresses inside its text.
  */
 #include <dirent.h>
@@ -129,18 +129,18 @@ int main(int argc, char **argv)
 	/* Lookups on the biggest symbol table among the files. */
 	for (size_t i = 0; i < n; i++) {
 		struct tk_elf *elf = tk_elf_open(files[i]);
-		struct tk_symtab *st = elf ? tk_symtab_new_elf(elf) : NULL;
+		struct tk_elf_symtab *st = elf ? tk_elf_symtab_new_elf(elf) : NULL;
 
-		if (st && tk_symtab_count(st) > best_count) {
-			best_count = tk_symtab_count(st);
+		if (st && tk_elf_symtab_count(st) > best_count) {
+			best_count = tk_elf_symtab_count(st);
 			biggest = i;
 		}
-		tk_symtab_free(st);
+		tk_elf_symtab_free(st);
 		tk_elf_close(elf);
 	}
 	if (best_count) {
 		struct tk_elf *elf = tk_elf_open(files[biggest]);
-		struct tk_symtab *st = tk_symtab_new_elf(elf);
+		struct tk_elf_symtab *st = tk_elf_symtab_new_elf(elf);
 		uint64_t lo = UINT64_MAX, hi = 0, found = 0, iters = quick ? 100000 : 10000000;
 		const struct tk_elf_symbol *syms;
 		size_t ns;
@@ -157,15 +157,15 @@ int main(int argc, char **argv)
 
 			for (uint64_t i = 0; i < iters; i++) {
 				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-				found += tk_symtab_lookup(st, lo + x % (hi - lo + 1), NULL, NULL) !=
-					 NULL;
+				found += tk_elf_symtab_lookup(st, lo + x % (hi - lo + 1), NULL,
+							      NULL) != NULL;
 			}
 			lk[r] = (double)iters / (now() - t0);
 		}
 		printf("lookups in %s (%zu symbols), %" PRIu64 " hits:\n", files[biggest],
-		       tk_symtab_count(st), found);
+		       tk_elf_symtab_count(st), found);
 		report("symbol lookups", lk, rounds, "M/s", 1e-6);
-		tk_symtab_free(st);
+		tk_elf_symtab_free(st);
 		tk_elf_close(elf);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);

@@ -161,7 +161,7 @@ static void close_out(struct out *o)
 {
 	if (tk_dat_writer_end_buffer(o->w) < 0 || tk_dat_writer_finish(o->w) < 0)
 		die(o->path);
-	tk_dat_writer_free(o->w);
+	tk_dat_writer_close(o->w);
 }
 
 static const char *const comms[] = {"kworker/0:1",     "sshd",		"bash",

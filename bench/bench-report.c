@@ -420,7 +420,7 @@ static uint64_t write_file(const char *sample_path, const char *path, uint64_t e
 	}
 	if (tk_dat_writer_end_buffer(w) < 0 || tk_dat_writer_finish(w) < 0)
 		die(path);
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 	free(batch);
 	tk_event_set_free(g.set);
 	tk_dat_close(sample);

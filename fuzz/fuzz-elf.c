@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct tk_elf_sdt *notes;
 	uint8_t id[TK_BUILD_ID_MAX];
 	struct bounds b = {data, data + size};
-	struct tk_symtab *st;
+	struct tk_elf_symtab *st;
 	struct tk_elf *elf;
 	size_t n;
 
@@ -66,17 +66,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_error(tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n));
 	check_error(tk_elf_symbols(elf, TK_ELF_DYNSYM, &syms, &n));
 	check_error(tk_elf_sdt_notes(elf, &notes, &n));
-	st = tk_symtab_new_elf(elf);
+	st = tk_elf_symtab_new_elf(elf);
 	if (st && tk_elf_symbols(elf, TK_ELF_ANY, &syms, &n) == 0) {
 		for (size_t i = 0; i < n && i < 4096; i++) {
 			uint64_t off, start;
-			const char *name = tk_symtab_lookup(st, syms[i].value, &off, &start);
+			const char *name = tk_elf_symtab_lookup(st, syms[i].value, &off, &start);
 
 			if (name && (start > syms[i].value || syms[i].value - start != off))
 				abort();
 		}
 	}
-	tk_symtab_free(st);
+	tk_elf_symtab_free(st);
 	tk_elf_close(elf);
 	return 0;
 }

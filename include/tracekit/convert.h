@@ -17,7 +17,7 @@
 #define TRACEKIT_CONVERT_H
 
 #include <tracekit/common.h>
-#include <tracekit/compress.h>
+#include <tracekit/codec.h>
 #include <tracekit/dat.h>
 #include <tracekit/perfdata.h>
 

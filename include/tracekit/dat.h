@@ -22,7 +22,7 @@
 #define TRACEKIT_DAT_H
 
 #include <tracekit/common.h>
-#include <tracekit/compress.h>
+#include <tracekit/codec.h>
 #include <tracekit/page.h>
 
 #ifdef __cplusplus
@@ -487,8 +487,8 @@ TK_API int tk_dat_writer_add_latency_text(struct tk_dat_writer *w, const char *n
  */
 TK_API int tk_dat_writer_finish(struct tk_dat_writer *w);
 
-/** tk_dat_writer_free() - free the writer (closes the file it opened). */
-TK_API void tk_dat_writer_free(struct tk_dat_writer *w);
+/** tk_dat_writer_close() - free the writer (closes the file it opened). */
+TK_API void tk_dat_writer_close(struct tk_dat_writer *w);
 
 #ifdef __cplusplus
 }

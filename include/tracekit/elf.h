@@ -97,12 +97,12 @@ TK_API int tk_elf_notes_build_id(const void *notes, size_t len, bool big, const 
 TK_API int tk_elf_kernel_build_id(uint8_t *id, size_t cap);
 
 /**
- * tk_build_id_hex() - format a build id as lowercase hex
+ * tk_elf_build_id_hex() - format a build id as lowercase hex
  * @out: at least 2 * @len + 1 bytes (TK_BUILD_ID_HEX_MAX always fits)
  * Return: number of characters written (without the NUL), -EINVAL when
  * @len is 0 or larger than TK_BUILD_ID_MAX, or @out is too small.
  */
-TK_API int tk_build_id_hex(const uint8_t *id, size_t len, char *out, size_t cap);
+TK_API int tk_elf_build_id_hex(const uint8_t *id, size_t len, char *out, size_t cap);
 
 /** Which symbol table tk_elf_symbols() reads. */
 enum tk_elf_symtab_kind {
@@ -296,68 +296,70 @@ TK_API int tk_elf_segments(struct tk_elf *elf, struct tk_elf_segment *out, size_
  * Demangling loads libstdc++.so.6 with dlopen() at first need and uses its
  * __cxa_demangle(); without it C++ names stay mangled.
  */
-struct tk_symtab;
+struct tk_elf_symtab;
 
 /**
- * tk_symtab_new_elf() - sorted table of @elf's symbols (.symtab, else .dynsym) and PLT entries
+ * tk_elf_symtab_new_elf() - sorted table of @elf's symbols (.symtab, else .dynsym) and PLT entries
  * Context: may dlopen() libstdc++ once per process (thread-safe).
- * Return: table for tk_symtab_free(), or NULL with errno (ENOENT when the
+ * Return: table for tk_elf_symtab_free(), or NULL with errno (ENOENT when the
  * file has no symbols, EBADMSG for a symbol table outside the file or
  * malformed, ENOMEM).
  */
-TK_API struct tk_symtab *tk_symtab_new_elf(struct tk_elf *elf);
+TK_API struct tk_elf_symtab *tk_elf_symtab_new_elf(struct tk_elf *elf);
 
 /**
- * tk_symtab_new_dso() - sorted table of a DSO whose symbols may live elsewhere
+ * tk_elf_symtab_new_dso() - sorted table of a DSO whose symbols may live elsewhere
  * @syms:    the file to read symbols from: the binary, or its separate
  *           debug file (perf's choice of symbol source)
  * @kind:    which table of @syms: TK_ELF_ANY for .symtab, else .dynsym
  * @runtime: the binary itself, whose .plt and .rela.plt name the PLT
  *           entries (a debug file has no bytes for them), or NULL for none
  *
- * tk_symtab_new_elf(elf) is tk_symtab_new_dso(elf, TK_ELF_ANY, elf).
- * Context: as tk_symtab_new_elf().
- * Return: as tk_symtab_new_elf(); -EINVAL (errno) for a bad @kind.
+ * tk_elf_symtab_new_elf(elf) is tk_elf_symtab_new_dso(elf, TK_ELF_ANY, elf).
+ * Context: as tk_elf_symtab_new_elf().
+ * Return: as tk_elf_symtab_new_elf(); -EINVAL (errno) for a bad @kind.
  */
-TK_API struct tk_symtab *tk_symtab_new_dso(struct tk_elf *syms, enum tk_elf_symtab_kind kind,
-					   struct tk_elf *runtime);
+TK_API struct tk_elf_symtab *
+tk_elf_symtab_new_dso(struct tk_elf *syms, enum tk_elf_symtab_kind kind, struct tk_elf *runtime);
 
 /**
- * tk_symtab_new_kallsyms() - sorted table from /proc/kallsyms text
+ * tk_elf_symtab_new_kallsyms() - sorted table from /proc/kallsyms text
  * @text, @len: "ADDR TYPE NAME [module]" lines; malformed lines are errors
  * @name: for messages
- * Return: as tk_symtab_new_elf().
+ * Return: as tk_elf_symtab_new_elf().
  */
-TK_API struct tk_symtab *tk_symtab_new_kallsyms(const char *text, size_t len, const char *name);
+TK_API struct tk_elf_symtab *tk_elf_symtab_new_kallsyms(const char *text, size_t len,
+							const char *name);
 
 /**
- * tk_symtab_new_perfmap() - sorted table from a JIT's /tmp/perf-PID.map text
+ * tk_elf_symtab_new_perfmap() - sorted table from a JIT's /tmp/perf-PID.map text
  * @text, @len: lines "START SIZE NAME" (hex numbers, no 0x), as perf reads
  *        them; lines too short for a name are skipped
  * @name: the file, for messages
  * Symbols keep their sizes (an address past a symbol's end has none) and
  * are keyed by the process address (a JIT map is not a file).
- * Return: as tk_symtab_new_elf().
+ * Return: as tk_elf_symtab_new_elf().
  */
-TK_API struct tk_symtab *tk_symtab_new_perfmap(const char *text, size_t len, const char *name);
+TK_API struct tk_elf_symtab *tk_elf_symtab_new_perfmap(const char *text, size_t len,
+						       const char *name);
 
-/** tk_symtab_free() - NULL is accepted. */
-TK_API void tk_symtab_free(struct tk_symtab *st);
+/** tk_elf_symtab_free() - NULL is accepted. */
+TK_API void tk_elf_symtab_free(struct tk_elf_symtab *st);
 
 /** Number of symbols in the table. */
-TK_API size_t tk_symtab_count(const struct tk_symtab *st);
+TK_API size_t tk_elf_symtab_count(const struct tk_elf_symtab *st);
 
 /**
- * tk_symtab_lookup() - the symbol holding @addr (binary search)
+ * tk_elf_symtab_lookup() - the symbol holding @addr (binary search)
  * @addr:   link-time virtual address (for kallsyms: kernel address)
  * @offset: receives @addr minus the symbol's start (may be NULL)
  * @start:  receives the symbol's start (may be NULL)
  * Context: the table is read-only: any number of threads may look up.
- * Return: borrowed name (until tk_symtab_free()), or NULL when no symbol
+ * Return: borrowed name (until tk_elf_symtab_free()), or NULL when no symbol
  * covers @addr.
  */
-TK_API const char *tk_symtab_lookup(const struct tk_symtab *st, uint64_t addr, uint64_t *offset,
-				    uint64_t *start);
+TK_API const char *tk_elf_symtab_lookup(const struct tk_elf_symtab *st, uint64_t addr,
+					uint64_t *offset, uint64_t *start);
 
 #ifdef __cplusplus
 }

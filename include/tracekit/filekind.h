@@ -12,32 +12,32 @@
 extern "C" {
 #endif
 
-enum tk_file_kind {
+enum tk_filekind {
 	TK_FILE_OTHER = 0,	   /* none of the below (or too short to tell) */
 	TK_FILE_DAT = 1,	   /* trace-cmd .dat ("\x17\x08\x44tracing") */
 	TK_FILE_PERFDATA = 2,	   /* perf.data, file mode ("PERFILE2", header size > 16) */
 	TK_FILE_PERFDATA_PIPE = 3, /* perf.data, pipe mode ("PERFILE2", header size 16) */
 };
 
-/** The number of leading bytes tk_file_kind_of_header() needs to tell every kind. */
-#define TK_FILE_KIND_HEADER_BYTES 16
+/** The number of leading bytes tk_filekind_of_header() needs to tell every kind. */
+#define TK_FILEKIND_HEADER_BYTES 16
 
 /**
- * tk_file_kind_of_header() - the kind of a file from its first bytes
+ * tk_filekind_of_header() - the kind of a file from its first bytes
  * @buf: the file's first bytes
- * @len: how many (TK_FILE_KIND_HEADER_BYTES suffice; fewer may give OTHER)
+ * @len: how many (TK_FILEKIND_HEADER_BYTES suffice; fewer may give OTHER)
  * Context: any.
  * Return: the kind.
  */
-TK_API enum tk_file_kind tk_file_kind_of_header(const void *buf, size_t len);
+TK_API enum tk_filekind tk_filekind_of_header(const void *buf, size_t len);
 
 /**
- * tk_file_kind_of() - the kind of the file at @path, read from its start
+ * tk_filekind_of() - the kind of the file at @path, read from its start
  * @path: a file ("-" and unreadable files give TK_FILE_OTHER)
  * Context: blocking I/O (one small read).
  * Return: the kind; TK_FILE_OTHER with errno set when it cannot be read.
  */
-TK_API enum tk_file_kind tk_file_kind_of(const char *path);
+TK_API enum tk_filekind tk_filekind_of(const char *path);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,7 @@
  * Writer: writes a file front to back: ids, attrs, a provisional header
  * whose data size is kept current at every flush and whose feature bitmap
  * stays zero until the feature sections exist, the records, and at finish
- * the feature table with its payloads. tk_perfdata_append_open() reopens
+ * the feature table with its payloads. tk_perfdata_writer_open_append() reopens
  * an existing file to add a recording after its data.
  *
  * Layout facts: shared/specs/perfdata.md. Files are read in host byte
@@ -423,10 +423,10 @@ struct tk_perfdata_tracing {
 };
 
 /** Name of a record type ("SAMPLE", "FINISHED_ROUND"...); "UNKNOWN" otherwise. */
-TK_API const char *tk_perf_record_name(uint32_t type);
+TK_API const char *tk_perfdata_record_name(uint32_t type);
 
 /** Name of a feature bit ("HOSTNAME"...); "UNKNOWN" otherwise. */
-TK_API const char *tk_perf_feature_name(uint32_t id);
+TK_API const char *tk_perfdata_feature_name(uint32_t id);
 
 /* ------------------------------------------------------------------ reader */
 
@@ -617,7 +617,7 @@ TK_API struct tk_perfdata_writer *tk_perfdata_writer_open(const char *path);
 TK_API struct tk_perfdata_writer *tk_perfdata_writer_open_fd(int fd, const char *name);
 
 /**
- * tk_perfdata_append_open() - reopen a perf.data file to append a recording
+ * tk_perfdata_writer_open_append() - reopen a perf.data file to append a recording
  * @path: an existing, finished file-mode perf.data
  *
  * The file's events come back as indexes 0..n-1; tk_perfdata_writer_add_attr()
@@ -636,7 +636,7 @@ TK_API struct tk_perfdata_writer *tk_perfdata_writer_open_fd(int fd, const char 
  * Return: handle, or NULL with errno (EINVAL for a file that was never
  * finished, EBADMSG/ENOTSUP for a file that cannot be read).
  */
-TK_API struct tk_perfdata_writer *tk_perfdata_append_open(const char *path);
+TK_API struct tk_perfdata_writer *tk_perfdata_writer_open_append(const char *path);
 
 /** tk_perfdata_writer_close() - free the writer (without finishing); NULL is accepted. */
 TK_API void tk_perfdata_writer_close(struct tk_perfdata_writer *w);

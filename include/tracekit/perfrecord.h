@@ -132,7 +132,7 @@ struct tk_perfrecord_opts {
 						   inherit, enabled at its exec) */
 	bool append;				/* add a recording to @output, a
 						   finished perf.data
-						   (tk_perfdata_append_open()) */
+						   (tk_perfdata_writer_open_append()) */
 	bool use_clockid;			/* sample times from @clockid
 						   (attr.use_clockid), with the
 						   CLOCKID and CLOCK_DATA features;

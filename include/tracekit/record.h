@@ -25,7 +25,7 @@
 #define TRACEKIT_RECORD_H
 
 #include <tracekit/common.h>
-#include <tracekit/compress.h>
+#include <tracekit/codec.h>
 #include <tracekit/tracefs.h>
 
 #ifdef __cplusplus

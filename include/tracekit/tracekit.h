@@ -4,7 +4,7 @@
 
 #include <tracekit/common.h>
 #include <tracekit/version.h>
-#include <tracekit/compress.h>
+#include <tracekit/codec.h>
 #include <tracekit/page.h>
 #include <tracekit/host.h>
 #include <tracekit/tracedata.h>

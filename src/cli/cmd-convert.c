@@ -168,8 +168,8 @@ static void print_summary(const struct convert *cv, enum direction dir, uint64_t
 		fprintf(stderr,
 			"tracekit convert: %s (v%d, %s) -> %s (v%d, %s): %" PRIu64
 			" pages, %" PRIu64 " buffers, %.2f MB -> %.2f MB in %.2f s\n",
-			cv->in, cv->in_version, tk_compression_name(cv->in_compression), cv->out,
-			cv->opts.version, tk_compression_name(cv->opts.compression), st->pages,
+			cv->in, cv->in_version, tk_codec_name(cv->in_compression), cv->out,
+			cv->opts.version, tk_codec_name(cv->opts.compression), st->pages,
 			st->buffers, (double)cv->in_size / 1e6, (double)out_size / 1e6, seconds);
 	else if (dir == DAT_TO_PERF)
 		fprintf(stderr,
@@ -239,7 +239,7 @@ int cmd_convert(int argc, char **argv)
 	};
 	struct convert cv = {.opts = {.sz = sizeof(cv.opts), .version = 7}};
 	const char *codec = NULL, *to = NULL;
-	enum tk_file_kind kind;
+	enum tk_filekind kind;
 	enum direction dir;
 	bool quiet = false;
 	int c;
@@ -286,7 +286,7 @@ int cmd_convert(int argc, char **argv)
 		return cli_usage_error("no input file");
 	if (!cv.out)
 		return cli_usage_error("no output file (-o OUT)");
-	kind = tk_file_kind_of(cv.in);
+	kind = tk_filekind_of(cv.in);
 	if (kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE) {
 		if (to && !strcmp(to, "perf"))
 			return cli_usage_error("%s is already a perf.data file", cv.in);
@@ -298,7 +298,7 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (!codec) {
 		cv.opts.compression = cv.opts.version == 6 ? TK_COMPRESS_NONE : TK_COMPRESS_ZSTD;
-	} else if (tk_compression_from_name(codec, &cv.opts.compression) < 0) {
+	} else if (tk_codec_from_name(codec, &cv.opts.compression) < 0) {
 		return cli_usage_error("unknown compression '%s' (zstd, zlib or none)", codec);
 	}
 	if (cv.opts.version == 6 && cv.opts.compression != TK_COMPRESS_NONE)

@@ -182,7 +182,7 @@ static void print_header(const struct tk_dat *dat, const struct tk_dat_info *inf
 	printf("  page size: %u\n", info->page_size);
 	printf("  page header: %u bytes (commit word %u bytes)\n", info->page_format.data_offset,
 	       info->page_format.long_size);
-	printf("  compression: %s", tk_compression_name(info->compression));
+	printf("  compression: %s", tk_codec_name(info->compression));
 	if (info->compression_version && info->compression_version[0]) {
 		const char *v = info->compression_version;
 
@@ -688,7 +688,7 @@ static void print_perf_feature(const struct tk_perfdata *pd, const struct tk_per
 	const char *s = NULL;
 
 	printf("  feature %u %s: offset=0x%" PRIx64 " size=%" PRIu64 "%s", f->id,
-	       tk_perf_feature_name(f->id), f->offset, f->size, f->valid ? "" : " (malformed)");
+	       tk_perfdata_feature_name(f->id), f->offset, f->size, f->valid ? "" : " (malformed)");
 	if (!f->valid) {
 		putchar('\n');
 		return;
@@ -921,7 +921,7 @@ static int dump_perfdata(const char *path, bool summary)
 	for (uint32_t t = 0; t < 128; t++)
 		if (counts[t])
 			printf("  %s%s: %" PRIu64 "\n", t == 127 ? ">=" : "",
-			       tk_perf_record_name(t), counts[t]);
+			       tk_perfdata_record_name(t), counts[t]);
 	if (in->nr_compressed)
 		printf("compressed: records=%" PRIu64 " bytes=%" PRIu64 " decompressed=%" PRIu64
 		       "\n",
@@ -952,7 +952,7 @@ int cmd_dump(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *path = NULL, *section = NULL;
-	enum tk_file_kind kind;
+	enum tk_filekind kind;
 	const struct tk_dat_info *info;
 	struct totals tot = {0};
 	bool summary = false;
@@ -992,7 +992,7 @@ int cmd_dump(int argc, char **argv)
 	if (section && summary)
 		return cli_usage_error("--section and --summary cannot be combined");
 
-	kind = tk_file_kind_of(path);
+	kind = tk_filekind_of(path);
 	if (kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE) {
 		if (section)
 			return cli_usage_error("--section applies to .dat files only");

@@ -168,7 +168,7 @@ static void print_summary(struct tk_record *rec, const char *out, int version,
 	fprintf(stderr,
 		"tracekit record: %s (v%d, %s): %" PRIu64 " events, %" PRIu64
 		" pages, %.2f MB in %.2f s (recorder CPU %.2f s), %" PRIu64 " events lost\n",
-		out, version, tk_compression_name(codec), events, pages,
+		out, version, tk_codec_name(codec), events, pages,
 		stat(out, &sb) == 0 ? (double)sb.st_size / 1e6 : 0.0, seconds, cpu, lost);
 	if (lost)
 		fprintf(stderr,
@@ -1104,7 +1104,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!codec) {
 		a.opts.compression = a.opts.file_version == 6 ? TK_COMPRESS_NONE : TK_COMPRESS_ZSTD;
-	} else if (tk_compression_from_name(codec, &a.opts.compression) < 0) {
+	} else if (tk_codec_from_name(codec, &a.opts.compression) < 0) {
 		r = cli_usage_error("unknown compression '%s' (zstd, zlib or none)", codec);
 		goto out;
 	}

@@ -80,7 +80,7 @@ int cmd_recover(int argc, char **argv)
 	file = argv[optind];
 	if (!codec) {
 		opts.compression = opts.file_version == 6 ? TK_COMPRESS_NONE : TK_COMPRESS_ZSTD;
-	} else if (tk_compression_from_name(codec, &opts.compression) < 0) {
+	} else if (tk_codec_from_name(codec, &opts.compression) < 0) {
 		return cli_usage_error("unknown compression '%s' (zstd, zlib or none)", codec);
 	}
 	if (opts.file_version == 6 && opts.compression != TK_COMPRESS_NONE)
@@ -112,7 +112,7 @@ int cmd_recover(int argc, char **argv)
 	if (!quiet)
 		printf("recovered %s (v%d, %s): %" PRIu64 " events in %" PRIu64 " pages, %" PRIu64
 		       " events known lost\n",
-		       file, opts.file_version, tk_compression_name(opts.compression), events,
-		       pages, missed);
+		       file, opts.file_version, tk_codec_name(opts.compression), events, pages,
+		       missed);
 	return cli_finish_stdout(CLI_OK);
 }

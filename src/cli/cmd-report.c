@@ -181,7 +181,7 @@ static int report_losses(const char *path, const struct tk_perfdata_report_stats
 }
 
 /*
- * A perf.data file is told by tk_file_kind_of(); a stream that cannot seek
+ * A perf.data file is told by tk_filekind_of(); a stream that cannot seek
  * (standard input as "-", a pipe) can only be perf.data in pipe mode,
  * since .dat files are read by offset. Return: 1 when @path was perf
  * data (printed, or its error reported in @status), 0 for a .dat.
@@ -223,7 +223,7 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 	struct stat st;
 
 	if (strcmp(path, "-") && (stat(path, &st) || S_ISREG(st.st_mode))) {
-		enum tk_file_kind kind = tk_file_kind_of(path);
+		enum tk_filekind kind = tk_filekind_of(path);
 
 		if (kind != TK_FILE_PERFDATA && kind != TK_FILE_PERFDATA_PIPE)
 			return 0;

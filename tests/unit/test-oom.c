@@ -2,7 +2,7 @@
 /*
  * Out-of-memory tests: STYLE.md says "out of memory returns -ENOMEM and
  * leaks nothing; tests prove it by failing the Nth allocation". This binary
- * does that for compress.c, page.c, dat-read.c, dat-write.c and the
+ * does that for codec.c, page.c, dat-read.c, dat-write.c and the
  * tracing-data model (tracedata.c with bytebuf.c), in the
  * manner of SQLite's OOM loops.
  *
@@ -329,9 +329,8 @@ static void test_codec_oom(void **state)
 	for (size_t k = 0; k < 2; k++) {
 		x.kind = kinds[k];
 		/* codec, compression context, decompression context at least */
-		assert_true(oom_loop(tk_compression_name(x.kind), codec_op, &x, codec_check,
-				     false) >= 3);
-		oom_loop(tk_compression_name(x.kind), codec_op, &x, codec_check, true);
+		assert_true(oom_loop(tk_codec_name(x.kind), codec_op, &x, codec_check, false) >= 3);
+		oom_loop(tk_codec_name(x.kind), codec_op, &x, codec_check, true);
 	}
 }
 
@@ -514,7 +513,7 @@ static int write_file(const struct file_mode *m, const char *path)
 finish:
 	if (!ret)
 		ret = tk_dat_writer_finish(w);
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 	return ret;
 }
 

@@ -89,7 +89,7 @@
  * out), the kernel's from /sys/kernel/notes, and [vdso]'s from our own
  * vdso image whenever a process mapped one (perf always lists it).
  *
- * Append. The file is opened with tk_perfdata_append_open(): equal attrs
+ * Append. The file is opened with tk_perfdata_writer_open_append(): equal attrs
  * get the new ids, a changed attr is refused before anything is written.
  * TRACING_DATA is rebuilt from the old file's tracepoints and the new ones
  * (an old tracepoint whose id the running kernel gives to another event,
@@ -1898,7 +1898,7 @@ static int record(struct session *s, int sfd)
 	r = open_events(s);
 	if (r < 0)
 		return r;
-	s->w = s->o->append ? tk_perfdata_append_open(s->o->output)
+	s->w = s->o->append ? tk_perfdata_writer_open_append(s->o->output)
 			    : tk_perfdata_writer_open(s->o->output);
 	if (!s->w)
 		return -errno;

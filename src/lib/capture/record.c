@@ -1362,7 +1362,7 @@ static int assemble(const struct assembly *a)
 	if (r == 0 && rename(part, a->output) < 0)
 		r = tk_fail(errno, "%s: cannot rename to %s: %s", part, a->output, strerror(errno));
 out:
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 	free(buf);
 	if (fd >= 0)
 		close(fd);
@@ -1478,7 +1478,7 @@ static int write_side_files(struct tk_record *rec)
 		r = add_options(rec, w, clock, sizeof(clock));
 	if (r == 0)
 		r = tk_dat_writer_finish(w);
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 	if (r < 0)
 		return r;
 	if (fstat(rec->meta_fd, &sb) < 0)

@@ -502,7 +502,7 @@ int tk_convert_dat_to_dat(struct tk_dat *in, int fd, const char *name,
 		if (r < 0)
 			r = named(r, name);
 	}
-	tk_dat_writer_free(cv.w);
+	tk_dat_writer_close(cv.w);
 	return r;
 }
 
@@ -1534,7 +1534,7 @@ static int perf_into_dat(struct p2d *c, int fd, const struct tk_convert_opts *o,
 		r = tk_dat_writer_end_buffer(w);
 	if (r == 0)
 		r = tk_dat_writer_finish(w);
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 	if (r < 0)
 		return c->oom ? oom() : named(r, c->out);
 	return 0;

@@ -472,7 +472,7 @@ static int parse_header(struct tk_dat *d)
 	if (!tk_cursor_cstr(&c, &cname, NULL) || !tk_cursor_cstr(&c, &cver, NULL))
 		return tk_fail_at(EBADMSG, d->name, tk_cursor_offset(&c),
 				  "truncated compression header");
-	if (tk_compression_from_name(cname, &d->info.compression) < 0)
+	if (tk_codec_from_name(cname, &d->info.compression) < 0)
 		return tk_fail_at(ENOTSUP, d->name, 18, "unknown compression '%s'", cname);
 	d->info.compression_version = keep_str(d, cver, strlen(cver));
 	if (!d->info.compression_version)

@@ -653,7 +653,7 @@ static int validate_opts(const struct tk_dat_writer_opts *o, int *version, uint8
 		return tk_fail(EINVAL, "unsupported .dat version %d (6 or 7)", o->version);
 	if (*version == 6 && o->compression != TK_COMPRESS_NONE)
 		return tk_fail(EINVAL, ".dat version 6 cannot be compressed (asked for %s)",
-			       tk_compression_name(o->compression));
+			       tk_codec_name(o->compression));
 	*long_size = o->long_size ? o->long_size : 8;
 	if (*long_size != 4 && *long_size != 8)
 		return tk_fail(EINVAL, "long size %u is not 4 or 8", o->long_size);
@@ -685,10 +685,9 @@ static int write_header(struct tk_dat_writer *w, enum tk_compression comp)
 		ret = wbuf_u32(&h, w->page_size, w->big);
 	if (w->version == 7) {
 		if (!ret)
-			ret = wbuf_cstr(&h, tk_compression_name(comp));
+			ret = wbuf_cstr(&h, tk_codec_name(comp));
 		if (!ret)
-			ret = wbuf_cstr(
-				&h, comp == TK_COMPRESS_NONE ? "" : tk_compression_version(comp));
+			ret = wbuf_cstr(&h, comp == TK_COMPRESS_NONE ? "" : tk_codec_version(comp));
 		w->first_options_patch = h.len;
 		if (!ret)
 			ret = wbuf_u64(&h, 0, w->big);
@@ -817,7 +816,7 @@ static void buffer_rec_release(struct buffer_rec *b)
 	memset(b, 0, sizeof(*b));
 }
 
-TK_API void tk_dat_writer_free(struct tk_dat_writer *w)
+TK_API void tk_dat_writer_close(struct tk_dat_writer *w)
 {
 	if (!w)
 		return;

@@ -91,7 +91,7 @@
 
 /* ------------------------------------------------------------------ names */
 
-const char *tk_perf_record_name(uint32_t type)
+const char *tk_perfdata_record_name(uint32_t type)
 {
 	static const char *const kernel[] = {
 		NULL,		"MMAP",
@@ -135,7 +135,7 @@ const char *tk_perf_record_name(uint32_t type)
 	return "UNKNOWN";
 }
 
-const char *tk_perf_feature_name(uint32_t id)
+const char *tk_perfdata_feature_name(uint32_t id)
 {
 	static const char *const names[] = {
 		"RESERVED",	   "TRACING_DATA", "BUILD_ID",	   "HOSTNAME",	   "OSRELEASE",
@@ -1709,12 +1709,12 @@ static int add_feature(struct tk_perfdata *pd, uint32_t id, uint64_t id_off, uin
 		if (fp.why[0])
 			tk_warn("%s: offset 0x%" PRIx64 ": feature %s (%" PRIu64
 				" bytes at 0x%" PRIx64 ") is malformed: %s: skipped",
-				pd->name, off + fp.bad_at, tk_perf_feature_name(id), size, off,
+				pd->name, off + fp.bad_at, tk_perfdata_feature_name(id), size, off,
 				fp.why);
 		else
 			tk_warn("%s: offset 0x%" PRIx64 ": feature %s (%" PRIu64
 				" bytes) is malformed: skipped",
-				pd->name, off, tk_perf_feature_name(id), size);
+				pd->name, off, tk_perfdata_feature_name(id), size);
 	}
 	return 0;
 }
@@ -1876,8 +1876,8 @@ static int read_features(struct tk_perfdata *pd)
 			}
 			tk_warn("%s: offset 0x%" PRIx64 ": feature %s {0x%" PRIx64 ", %" PRIu64
 				"} lies outside the file: skipped",
-				pd->name, table + (slot - 1) * 16, tk_perf_feature_name(bit), off,
-				size);
+				pd->name, table + (slot - 1) * 16, tk_perfdata_feature_name(bit),
+				off, size);
 			continue;
 		}
 		if (size) {
@@ -2060,7 +2060,7 @@ static int next_decompressed(struct tk_perfdata *pd, struct tk_perf_record *rec)
 	if (type == TK_PERF_RECORD_HEADER_TRACING_DATA || type == TK_PERF_RECORD_AUXTRACE ||
 	    type == TK_PERF_RECORD_COMPRESSED)
 		return fail_at(pd, pd->doff, "%s record inside a COMPRESSED record",
-			       tk_perf_record_name(type));
+			       tk_perfdata_record_name(type));
 	memset(rec, 0, sizeof(*rec));
 	set_record(pd, rec, p, size);
 	rec->offset = pd->doff;
@@ -2563,7 +2563,7 @@ int tk_perfdata_parse_sample(const struct tk_perfdata *pd, const struct tk_perf_
 			return tk_fail_at(ENOENT, pd->name, rec->offset,
 					  "%s record carries no "
 					  "event id in a file of %zu events",
-					  tk_perf_record_name(rec->type), pd->nr_evsels);
+					  tk_perfdata_record_name(rec->type), pd->nr_evsels);
 		id = tk_load_u64(p + off, false);
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
@@ -2576,7 +2576,7 @@ int tk_perfdata_parse_sample(const struct tk_perfdata *pd, const struct tk_perf_
 		if (lo == pd->nr_idmap || pd->idmap[lo].id != id)
 			return tk_fail_at(ENOENT, pd->name, rec->offset,
 					  "%s record has id %" PRIu64 " of no event",
-					  tk_perf_record_name(rec->type), id);
+					  tk_perfdata_record_name(rec->type), id);
 		idx = pd->idmap[lo].evsel;
 	}
 	if (rec->type == TK_PERF_RECORD_SAMPLE)
@@ -2589,7 +2589,7 @@ int tk_perfdata_parse_sample(const struct tk_perfdata *pd, const struct tk_perf_
 		return fail_at(pd, rec->offset,
 			       "%s record of %u bytes is too short for its "
 			       "sample fields (sample_type 0x%" PRIx64 ", stopped at +%zu)%s",
-			       tk_perf_record_name(rec->type), rec->size,
+			       tk_perfdata_record_name(rec->type), rec->size,
 			       pd->evsels[idx]->pub.attr.sample_type, bad,
 			       rec->compressed ? " (inside the COMPRESSED record)" : "");
 	return 0;
@@ -2602,7 +2602,7 @@ int tk_perfdata_parse_stat_config(const struct tk_perf_record *rec, struct tk_pe
 	memset(out, 0, sizeof(*out));
 	if (rec->type != TK_PERF_RECORD_STAT_CONFIG)
 		return tk_fail(EINVAL, "a %s record is not STAT_CONFIG",
-			       tk_perf_record_name(rec->type));
+			       tk_perfdata_record_name(rec->type));
 	/* header, nr, then 16 bytes a term; the data includes the header */
 	if (rec->size < 16 || (nr = tk_perf_load_u64(rec->data, 1)) > (rec->size - 16u) / 16)
 		return tk_fail(EBADMSG,
@@ -2620,7 +2620,8 @@ int tk_perfdata_parse_comm(const struct tk_perf_record *rec, struct tk_perf_comm
 
 	memset(out, 0, sizeof(*out));
 	if (rec->type != TK_PERF_RECORD_COMM)
-		return tk_fail(EINVAL, "a %s record is not COMM", tk_perf_record_name(rec->type));
+		return tk_fail(EINVAL, "a %s record is not COMM",
+			       tk_perfdata_record_name(rec->type));
 	/* header, u32 pid, u32 tid, the name (NUL-padded), then any trailer */
 	if (rec->size < 17)
 		return tk_fail(EBADMSG, "COMM record of %u bytes at 0x%" PRIx64 " has no name",
@@ -2640,11 +2641,11 @@ int tk_perfdata_parse_task(const struct tk_perf_record *rec, struct tk_perf_task
 	memset(out, 0, sizeof(*out));
 	if (rec->type != TK_PERF_RECORD_FORK && rec->type != TK_PERF_RECORD_EXIT)
 		return tk_fail(EINVAL, "a %s record is not FORK or EXIT",
-			       tk_perf_record_name(rec->type));
+			       tk_perfdata_record_name(rec->type));
 	/* header, u32 pid, ppid, tid, ptid, u64 time, then any trailer */
 	if (rec->size < 32)
 		return tk_fail(EBADMSG, "%s record of %u bytes at 0x%" PRIx64 " is too short",
-			       tk_perf_record_name(rec->type), rec->size, rec->offset);
+			       tk_perfdata_record_name(rec->type), rec->size, rec->offset);
 	memcpy(&out->pid, d + 8, 4);
 	memcpy(&out->ppid, d + 12, 4);
 	memcpy(&out->tid, d + 16, 4);

@@ -1098,7 +1098,7 @@ fail:
 
 /* --------------------------------------------------------------- append */
 
-struct tk_perfdata_writer *tk_perfdata_append_open(const char *path)
+struct tk_perfdata_writer *tk_perfdata_writer_open_append(const char *path)
 {
 	struct tk_perfdata *pd = tk_perfdata_open(path);
 	const struct tk_perfdata_info *in;

@@ -650,7 +650,7 @@ static const char *recorded_build_id(struct rep *r, const char *path)
 		for (size_t i = 0; i < n; i++) {
 			const struct tk_perfdata_build_id *b = tk_perfdata_build_id_get(r->pd, i);
 
-			if (tk_build_id_hex(b->id, b->size, t[i], sizeof(t[i])) <= 0)
+			if (tk_elf_build_id_hex(b->id, b->size, t[i], sizeof(t[i])) <= 0)
 				t[i][0] = '\0';
 		}
 		r->nbids = n;

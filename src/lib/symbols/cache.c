@@ -248,7 +248,7 @@ int tk_cache_running_kernel_bid(char *hex)
 	uint8_t id[TK_BUILD_ID_MAX];
 	int n = tk_elf_kernel_build_id(id, sizeof(id));
 
-	return n > 0 ? tk_build_id_hex(id, (size_t)n, hex, TK_BUILD_ID_HEX_MAX) : n;
+	return n > 0 ? tk_elf_build_id_hex(id, (size_t)n, hex, TK_BUILD_ID_HEX_MAX) : n;
 }
 
 const char *tk_cache_kernel_bid(struct tk_cache *c)
@@ -270,7 +270,7 @@ int tk_cache_file_build_id(const char *path, char *hex)
 	tk_elf_close(elf);
 	if (n < 0)
 		return n;
-	return tk_build_id_hex(id, (size_t)n, hex, TK_BUILD_ID_HEX_MAX);
+	return tk_elf_build_id_hex(id, (size_t)n, hex, TK_BUILD_ID_HEX_MAX);
 }
 
 /* ---- entries ---- */
@@ -835,7 +835,7 @@ TK_API int tk_cache_add(struct tk_cache *cache, const char *path, char *bid_out)
 			    n);
 		goto out;
 	}
-	tk_build_id_hex(id, (size_t)n, bid, sizeof(bid));
+	tk_elf_build_id_hex(id, (size_t)n, bid, sizeof(bid));
 	/*
 	 * The entry needs the build id and the SDT notes, which are sound; a
 	 * broken symbol table only costs the symbols of what is cached. Cache

@@ -322,7 +322,7 @@ TK_API bool tk_elf_is_64(const struct tk_elf *elf)
 	return elf->is64;
 }
 
-TK_API int tk_build_id_hex(const uint8_t *id, size_t len, char *out, size_t cap)
+TK_API int tk_elf_build_id_hex(const uint8_t *id, size_t len, char *out, size_t cap)
 {
 	static const char hex[] = "0123456789abcdef";
 
@@ -960,7 +960,7 @@ struct tk_sym {
 	bool module; /* kallsyms: a module's symbol ("\t[mod]") */
 };
 
-struct tk_symtab {
+struct tk_elf_symtab {
 	struct tk_sym *syms; /* in insertion order; erased ones stay, unlinked */
 	size_t count;	     /* slots used */
 	size_t live;	     /* symbols in the tree */
@@ -980,18 +980,18 @@ struct tk_symtab {
  * insertion and deletion fix-ups, which Linux's lib/rbtree.c implements
  * case for case. Lookups walk the tree the way symbols__find() does.
  */
-static struct tk_sym *rbn(struct tk_symtab *st, uint32_t i)
+static struct tk_sym *rbn(struct tk_elf_symtab *st, uint32_t i)
 {
 	return &st->syms[i];
 }
 
-static bool is_red(struct tk_symtab *st, uint32_t i)
+static bool is_red(struct tk_elf_symtab *st, uint32_t i)
 {
 	return i != NIL && st->syms[i].red;
 }
 
 /* Make @to take @from's place under @from's parent. */
-static void rb_replace_child(struct tk_symtab *st, uint32_t from, uint32_t to)
+static void rb_replace_child(struct tk_elf_symtab *st, uint32_t from, uint32_t to)
 {
 	uint32_t p = rbn(st, from)->parent;
 
@@ -1006,7 +1006,7 @@ static void rb_replace_child(struct tk_symtab *st, uint32_t from, uint32_t to)
 }
 
 /* Rotate at @x: its right child takes its place when @left, its left child otherwise. */
-static void rb_rotate(struct tk_symtab *st, uint32_t x, bool left)
+static void rb_rotate(struct tk_elf_symtab *st, uint32_t x, bool left)
 {
 	uint32_t y = left ? rbn(st, x)->right : rbn(st, x)->left;
 	uint32_t inner = left ? rbn(st, y)->left : rbn(st, y)->right;
@@ -1025,7 +1025,7 @@ static void rb_rotate(struct tk_symtab *st, uint32_t x, bool left)
 	rbn(st, x)->parent = y;
 }
 
-static void rb_insert(struct tk_symtab *st, uint32_t z)
+static void rb_insert(struct tk_elf_symtab *st, uint32_t z)
 {
 	uint32_t y = NIL, x = st->root;
 
@@ -1066,14 +1066,14 @@ static void rb_insert(struct tk_symtab *st, uint32_t z)
 	st->live++;
 }
 
-static uint32_t rb_first(struct tk_symtab *st, uint32_t n)
+static uint32_t rb_first(struct tk_elf_symtab *st, uint32_t n)
 {
 	while (n != NIL && rbn(st, n)->left != NIL)
 		n = rbn(st, n)->left;
 	return n;
 }
 
-static uint32_t rb_next(struct tk_symtab *st, uint32_t n)
+static uint32_t rb_next(struct tk_elf_symtab *st, uint32_t n)
 {
 	uint32_t p;
 
@@ -1085,7 +1085,7 @@ static uint32_t rb_next(struct tk_symtab *st, uint32_t n)
 }
 
 /* Deletion fix-up: @x (maybe NIL) under @xp is one black short. */
-static void rb_erase_fixup(struct tk_symtab *st, uint32_t x, uint32_t xp)
+static void rb_erase_fixup(struct tk_elf_symtab *st, uint32_t x, uint32_t xp)
 {
 	while (x != st->root && !is_red(st, x)) {
 		bool left = rbn(st, xp)->left == x;
@@ -1119,7 +1119,7 @@ static void rb_erase_fixup(struct tk_symtab *st, uint32_t x, uint32_t xp)
 		rbn(st, x)->red = false;
 }
 
-static void rb_erase(struct tk_symtab *st, uint32_t z)
+static void rb_erase(struct tk_elf_symtab *st, uint32_t z)
 {
 	uint32_t y = z, x, xp;
 	bool y_red = rbn(st, y)->red;
@@ -1170,7 +1170,8 @@ static size_t leading_underscores(const char *s)
  * leading underscores win, then the longer name, and on a full tie the one
  * earlier in the tree (x86's rule against "SyS" syscall aliases included).
  */
-static bool sym_better(const struct tk_symtab *st, const struct tk_sym *a, const struct tk_sym *b)
+static bool sym_better(const struct tk_elf_symtab *st, const struct tk_sym *a,
+		       const struct tk_sym *b)
 {
 	const char *na = st->names + a->name, *nb = st->names + b->name;
 	size_t ua, ub, la, lb;
@@ -1204,7 +1205,7 @@ static uint64_t page_up(uint64_t v)
  * the next page), the last to the end of the next page; then of symbols
  * at one address the best stays, compared pairwise as they come.
  */
-static void symtab_fixup(struct tk_symtab *st, bool kallsyms)
+static void symtab_fixup(struct tk_elf_symtab *st, bool kallsyms)
 {
 	uint32_t prev = rb_first(st, st->root), cur;
 
@@ -1461,7 +1462,7 @@ static char *demangle(const char *mangled)
 /* ---- building a sorted table ---- */
 
 struct symtab_builder {
-	struct tk_symtab *st;
+	struct tk_elf_symtab *st;
 	size_t cap;	  /* of st->syms */
 	size_t names_cap; /* of st->names */
 	size_t pos;	  /* bytes of st->names used */
@@ -1471,7 +1472,7 @@ struct symtab_builder {
 static int builder_add(struct symtab_builder *b, const char *name, uint64_t start, uint64_t size,
 		       uint8_t bind)
 {
-	struct tk_symtab *st = b->st;
+	struct tk_elf_symtab *st = b->st;
 	size_t l = strlen(name) + 1;
 
 	if (st->count == b->cap) {
@@ -1704,8 +1705,8 @@ static int elf_symbols_add(struct symtab_builder *b, struct tk_elf *elf,
 	return r;
 }
 
-TK_API struct tk_symtab *tk_symtab_new_dso(struct tk_elf *syms, enum tk_elf_symtab_kind kind,
-					   struct tk_elf *runtime)
+TK_API struct tk_elf_symtab *
+tk_elf_symtab_new_dso(struct tk_elf *syms, enum tk_elf_symtab_kind kind, struct tk_elf *runtime)
 {
 	struct symtab_builder b = {0};
 	int r;
@@ -1726,16 +1727,16 @@ TK_API struct tk_symtab *tk_symtab_new_dso(struct tk_elf *syms, enum tk_elf_symt
 		if (r == -ENOMEM || r == -EFBIG)
 			tk_fail(-r, "%s: %s for symbols", syms->name,
 				r == -ENOMEM ? "out of memory" : "names too large");
-		tk_symtab_free(b.st);
+		tk_elf_symtab_free(b.st);
 		errno = -r;
 		return NULL;
 	}
 	return b.st;
 }
 
-TK_API struct tk_symtab *tk_symtab_new_elf(struct tk_elf *elf)
+TK_API struct tk_elf_symtab *tk_elf_symtab_new_elf(struct tk_elf *elf)
 {
-	return tk_symtab_new_dso(elf, TK_ELF_ANY, elf);
+	return tk_elf_symtab_new_dso(elf, TK_ELF_ANY, elf);
 }
 
 /* Hex digits at @p into @v, as perf's hex2u64(): the count of digits read. */
@@ -1761,7 +1762,8 @@ static size_t perfmap_hex(const char *p, const char *end, uint64_t *v)
 	return n;
 }
 
-TK_API struct tk_symtab *tk_symtab_new_perfmap(const char *text, size_t len, const char *name)
+TK_API struct tk_elf_symtab *tk_elf_symtab_new_perfmap(const char *text, size_t len,
+						       const char *name)
 {
 	struct symtab_builder b = {0};
 	const char *p = text, *end = text + len;
@@ -1808,16 +1810,17 @@ TK_API struct tk_symtab *tk_symtab_new_perfmap(const char *text, size_t len, con
 	if (r < 0) {
 		tk_fail(-r, "%s: %s for symbols", name,
 			r == -ENOMEM ? "out of memory" : "names too large");
-		tk_symtab_free(b.st);
+		tk_elf_symtab_free(b.st);
 		errno = -r;
 		return NULL;
 	}
 	return b.st;
 }
 
-TK_API struct tk_symtab *tk_symtab_new_kallsyms(const char *text, size_t len, const char *name)
+TK_API struct tk_elf_symtab *tk_elf_symtab_new_kallsyms(const char *text, size_t len,
+							const char *name)
 {
-	struct tk_symtab *st = calloc(1, sizeof(*st));
+	struct tk_elf_symtab *st = calloc(1, sizeof(*st));
 	size_t lines = 0, pos = 0, i = 0;
 	int err = ENOMEM;
 
@@ -1886,12 +1889,12 @@ TK_API struct tk_symtab *tk_symtab_new_kallsyms(const char *text, size_t len, co
 fail_oom:
 	tk_fail(ENOMEM, "%s: out of memory for symbols", name);
 fail:
-	tk_symtab_free(st);
+	tk_elf_symtab_free(st);
 	errno = err;
 	return NULL;
 }
 
-TK_API void tk_symtab_free(struct tk_symtab *st)
+TK_API void tk_elf_symtab_free(struct tk_elf_symtab *st)
 {
 	if (!st)
 		return;
@@ -1900,13 +1903,13 @@ TK_API void tk_symtab_free(struct tk_symtab *st)
 	free(st);
 }
 
-TK_API size_t tk_symtab_count(const struct tk_symtab *st)
+TK_API size_t tk_elf_symtab_count(const struct tk_elf_symtab *st)
 {
 	return st->live;
 }
 
-TK_API const char *tk_symtab_lookup(const struct tk_symtab *st, uint64_t addr, uint64_t *offset,
-				    uint64_t *start)
+TK_API const char *tk_elf_symtab_lookup(const struct tk_elf_symtab *st, uint64_t addr,
+					uint64_t *offset, uint64_t *start)
 {
 	uint32_t n = st->root;
 

@@ -466,7 +466,7 @@ TK_API int tk_cache_add_kcore(struct tk_cache *cache, const char *path, bool for
 			free(nb);
 		}
 		if (r > 0)
-			r = tk_build_id_hex(id, (size_t)r, bid, sizeof(bid));
+			r = tk_elf_build_id_hex(id, (size_t)r, bid, sizeof(bid));
 		if (r < 0)
 			goto out;
 	} else if (kcore_vmcoreinfo_bid(&k, bid) < 0) {

@@ -19,7 +19,7 @@
  * entry.
  *
  * Compression (tk_cache_set_gzip()): "probes.gz" beside "probes" holds
- * every entry in gzip framing (compress.c's tk_gzip_*), and "probes" is
+ * every entry in gzip framing (codec.c's tk_codec_gzip_*), and "probes" is
  * left empty, so perf (which cannot read gzip) sees an empty probe cache
  * rather than a file it fails to parse; loading reads both and merges
  * them, so perf's own later writes to "probes" are kept. A gzip "probes"
@@ -45,7 +45,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <tracekit/compress.h>
+#include <tracekit/codec.h>
 
 #include "error.h"
 #include "fsutil.h"
@@ -132,7 +132,7 @@ static int pfile_parse(const char *path, struct tk_pfile *pf)
 	r = tk_read_file(path, &data, &len);
 	if (r < 0)
 		return r;
-	if (tk_gzip_detect(data, len)) {
+	if (tk_codec_gzip_detect(data, len)) {
 		void *plain = NULL;
 		uint64_t plen = 0;
 
@@ -141,7 +141,7 @@ static int pfile_parse(const char *path, struct tk_pfile *pf)
 			return tk_fail(EFBIG, "%s: %zu bytes: too large for a probe cache", path,
 				       len);
 		}
-		r = tk_gzip_decompress(data, len, PROBES_MAX_BYTES, path, &plain, &plen);
+		r = tk_codec_gzip_decompress(data, len, PROBES_MAX_BYTES, path, &plain, &plen);
 		free(data);
 		if (r < 0)
 			return r;
@@ -235,7 +235,7 @@ int tk_pfile_store(const char *path, const struct tk_pfile *pf, bool gz)
 			free(buf);
 			return tk_fail(ENOMEM, "out of memory");
 		}
-		r = tk_gzip_compress(buf, pos, 9, &zbuf, &zlen);
+		r = tk_codec_gzip_compress(buf, pos, 9, &zbuf, &zlen);
 		if (r < 0)
 			tk_fail_prefix(-r, gzpath);
 		if (r == 0) {

@@ -6,7 +6,7 @@
  * A symbolizer keeps one process's maps (start, end, file offset, DSO),
  * sorted by start on the first lookup after a change and searched by
  * bisection, and one record per DSO (path + build id) whose symbol table
- * (elf.c's tk_symtab, perf's tree shape) and PT_LOAD segments load on the
+ * (elf.c's tk_elf_symtab, perf's tree shape) and PT_LOAD segments load on the
  * first lookup that lands in it. A map's address becomes a file offset
  * (address - start + pgoff), the segments turn that into the link-time
  * address the symbol table is keyed by; the kernel's "offset" is already
@@ -76,7 +76,7 @@ struct seg {
 struct dso {
 	char *path;
 	char bid[TK_BUILD_ID_HEX_MAX];
-	struct tk_symtab *st;
+	struct tk_elf_symtab *st;
 	struct seg *segs;
 	size_t nsegs;
 	bool kernel;
@@ -126,7 +126,7 @@ TK_API void tk_symbolizer_free(struct tk_symbolizer *sym)
 	if (!sym)
 		return;
 	for (size_t i = 0; i < sym->ndsos; i++) {
-		tk_symtab_free(sym->dsos[i]->st);
+		tk_elf_symtab_free(sym->dsos[i]->st);
 		free(sym->dsos[i]->segs);
 		free(sym->dsos[i]->path);
 		free(sym->dsos[i]);
@@ -322,7 +322,7 @@ static struct tk_elf *own_vdso(const char *bid)
 	free(maps);
 	if (elf && bid &&
 	    ((n = tk_elf_build_id(elf, id, sizeof(id))) <= 0 ||
-	     tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)) <= 0 || strcmp(hex, bid))) {
+	     tk_elf_build_id_hex(id, (size_t)n, hex, sizeof(hex)) <= 0 || strcmp(hex, bid))) {
 		tk_elf_close(elf);
 		elf = NULL;
 	}
@@ -392,7 +392,7 @@ static struct tk_elf *debug_elf(struct tk_symbolizer *s, const char *bid)
 		if (!e)
 			continue;
 		n = tk_elf_build_id(e, id, sizeof(id));
-		if (n > 0 && tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)) > 0 &&
+		if (n > 0 && tk_elf_build_id_hex(id, (size_t)n, hex, sizeof(hex)) > 0 &&
 		    !strcmp(hex, bid) && has_symtab(e))
 			found = e;
 		else
@@ -417,7 +417,7 @@ static void perfmap_load(struct dso *d)
 	if (lstat(d->path, &st) < 0 || (st.st_uid && st.st_uid != geteuid()))
 		return;
 	if (tk_read_file(d->path, &text, &len) == 0) {
-		d->st = tk_symtab_new_perfmap(text, len, d->path);
+		d->st = tk_elf_symtab_new_perfmap(text, len, d->path);
 		free(text);
 	}
 }
@@ -444,7 +444,7 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 	if (!f && d->vdso) {
 		elf = own_vdso(bid);
 		if (elf) {
-			d->st = tk_symtab_new_elf(elf);
+			d->st = tk_elf_symtab_new_elf(elf);
 			dso_take_segments(d, elf);
 			tk_elf_close(elf);
 		}
@@ -457,7 +457,7 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 		size_t len;
 
 		if (tk_read_file(f, &text, &len) == 0) {
-			d->st = tk_symtab_new_kallsyms(text, len, f);
+			d->st = tk_elf_symtab_new_kallsyms(text, len, f);
 			free(text);
 		}
 		free(f);
@@ -470,22 +470,22 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 		uint8_t id[TK_BUILD_ID_MAX];
 		int n = tk_elf_build_id(elf, id, sizeof(id));
 
-		if (n > 0 && tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)) > 0)
+		if (n > 0 && tk_elf_build_id_hex(id, (size_t)n, hex, sizeof(hex)) > 0)
 			bid = hex;
 	}
 	if (elf && tk_cache_table_broken(elf, TK_ELF_SYMTAB)) {
 		/* Say why this DSO's frames will be poorer; its .dynsym still serves. */
 		tk_warn("%s; symbols from its .dynsym instead", tk_errmsg());
-		d->st = tk_symtab_new_dso(elf, TK_ELF_DYNSYM, elf);
+		d->st = tk_elf_symtab_new_dso(elf, TK_ELF_DYNSYM, elf);
 	} else if (elf && has_symtab(elf)) {
-		d->st = tk_symtab_new_elf(elf);
+		d->st = tk_elf_symtab_new_elf(elf);
 	} else {
 		dbg = debug_elf(s, bid);
 		/* The PLT entries come from the binary: a debug file has no bytes for them. */
 		if (dbg)
-			d->st = tk_symtab_new_dso(dbg, TK_ELF_ANY, elf);
+			d->st = tk_elf_symtab_new_dso(dbg, TK_ELF_ANY, elf);
 		else if (elf)
-			d->st = tk_symtab_new_elf(elf);
+			d->st = tk_elf_symtab_new_elf(elf);
 	}
 	if (elf)
 		dso_take_segments(d, elf);
@@ -551,7 +551,7 @@ static void dso_resolve(struct tk_symbolizer *s, struct dso *d, uint64_t off,
 			mapped = true;
 		}
 	if (mapped && d->st)
-		info->symbol = tk_symtab_lookup(d->st, vaddr, &info->offset, NULL);
+		info->symbol = tk_elf_symtab_lookup(d->st, vaddr, &info->offset, NULL);
 }
 
 TK_API int tk_symbolizer_lookup(struct tk_symbolizer *sym, uint64_t addr,

@@ -1052,7 +1052,7 @@ static void test_dat_trace_cmd_report(void **state)
 	assert_int_equal(tk_dat_writer_end_cpu(w), 0);
 	assert_int_equal(tk_dat_writer_end_buffer(w), 0);
 	assert_int_equal(tk_dat_writer_finish(w), 0);
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 
 	snprintf(out, sizeof(out), "%s.report", path);
 	snprintf(cmd, sizeof(cmd), "trace-cmd report -i '%s' >'%s' 2>&1", path, out);

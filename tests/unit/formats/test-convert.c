@@ -280,7 +280,7 @@ static void make_instance_only(const char *out)
 	}
 	assert_int_equal(tk_dat_writer_end_buffer(w), 0);
 	assert_int_equal(tk_dat_writer_finish(w), 0);
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 	tk_dat_close(dat);
 }
 
@@ -367,15 +367,14 @@ static void test_file_kind(void **state)
 
 	(void)state;
 	path_in(data, sizeof(data), "d2p.data");
-	assert_int_equal(tk_file_kind_of(sample), TK_FILE_DAT);
-	assert_int_equal(tk_file_kind_of(data), TK_FILE_PERFDATA);
-	assert_int_equal(tk_file_kind_of_header("PERFILE2\x10\0\0\0\0\0\0\0", 16),
+	assert_int_equal(tk_filekind_of(sample), TK_FILE_DAT);
+	assert_int_equal(tk_filekind_of(data), TK_FILE_PERFDATA);
+	assert_int_equal(tk_filekind_of_header("PERFILE2\x10\0\0\0\0\0\0\0", 16),
 			 TK_FILE_PERFDATA_PIPE);
-	assert_int_equal(tk_file_kind_of_header("PERFILE2\x68\0\0\0\0\0\0\0", 16),
-			 TK_FILE_PERFDATA);
-	assert_int_equal(tk_file_kind_of_header("PERFILE", 7), TK_FILE_OTHER);
-	assert_int_equal(tk_file_kind_of_header("hello, world", 12), TK_FILE_OTHER);
-	assert_int_equal(tk_file_kind_of("/nonexistent/x"), TK_FILE_OTHER);
+	assert_int_equal(tk_filekind_of_header("PERFILE2\x68\0\0\0\0\0\0\0", 16), TK_FILE_PERFDATA);
+	assert_int_equal(tk_filekind_of_header("PERFILE", 7), TK_FILE_OTHER);
+	assert_int_equal(tk_filekind_of_header("hello, world", 12), TK_FILE_OTHER);
+	assert_int_equal(tk_filekind_of("/nonexistent/x"), TK_FILE_OTHER);
 }
 
 /* The dat module decodes option payloads for dump: whole, cut to fit, and malformed. */

@@ -422,8 +422,8 @@ static struct built build_v7(const struct bopts *o)
 	bb_u8(&b, 0);
 	bb_u8(&b, 8);
 	bb_u32(&b, fmt.page_size);
-	bb_cstr(&b, o->codec_name ? o->codec_name : tk_compression_name(o->comp));
-	bb_cstr(&b, tk_compression_version(o->comp));
+	bb_cstr(&b, o->codec_name ? o->codec_name : tk_codec_name(o->comp));
+	bb_cstr(&b, tk_codec_version(o->comp));
 	first_field = b.len;
 	bb_u64(&b, 0);
 
@@ -828,7 +828,7 @@ static void check_v7_common(struct tk_dat *d, const struct bopts *o, const struc
 	assert_int_equal(info->long_size, 8);
 	assert_int_equal(info->page_size, PAGE);
 	assert_int_equal(info->compression, o->comp);
-	assert_string_equal(info->compression_version, tk_compression_version(o->comp));
+	assert_string_equal(info->compression_version, tk_codec_version(o->comp));
 	assert_int_equal(info->file_size, r->len);
 	assert_int_equal(info->page_format.page_size, PAGE);
 	assert_int_equal(info->page_format.long_size, 8);

@@ -339,7 +339,7 @@ static void write_file(const char *path, const struct mode *m, struct meta *meta
 	}
 	if (tk_dat_writer_finish(w))
 		fail_msg("finish %s: %s", path, tk_errmsg());
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 }
 
 struct file {
@@ -476,12 +476,12 @@ static void check_v7_bytes(const char *path, const struct mode *m, const struct 
 	assert_int_equal(f.data[13], 8);
 	assert_int_equal(tk_load_u32(f.data + 14, big), PAGE);
 	pos = 18;
-	assert_string_equal((char *)f.data + pos, tk_compression_name(m->comp));
+	assert_string_equal((char *)f.data + pos, tk_codec_name(m->comp));
 	pos += strlen((char *)f.data + pos) + 1;
 	if (m->comp == TK_COMPRESS_NONE)
 		assert_string_equal((char *)f.data + pos, "");
 	else
-		assert_string_equal((char *)f.data + pos, tk_compression_version(m->comp));
+		assert_string_equal((char *)f.data + pos, tk_codec_version(m->comp));
 	pos += strlen((char *)f.data + pos) + 1;
 	first_opt = tk_load_u64(f.data + pos, big);
 	pos += 8;
@@ -1085,7 +1085,7 @@ static void oracle_write(const char *path, int version, enum tk_compression comp
 	}
 	assert_int_equal(tk_dat_writer_end_buffer(w), 0);
 	assert_int_equal(tk_dat_writer_finish(w), 0);
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 	meta_release(&meta);
 }
 
@@ -1256,7 +1256,7 @@ static void test_error_midstream(void **state)
 	/* The writer refuses to go on with a half-written file. */
 	assert_int_equal(tk_dat_writer_end_cpu(w), -EIO);
 	assert_int_equal(tk_dat_writer_finish(w), -EIO);
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 	free(pages);
 }
 
@@ -1325,7 +1325,7 @@ static void test_error_state_machine(void **state)
 	assert_int_equal(tk_dat_writer_begin_buffer(w, "", "local", PAGE, 2), -EINVAL);
 	assert_int_equal(tk_dat_writer_finish(w), 0);
 	assert_int_equal(tk_dat_writer_finish(w), -EINVAL);
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 
 	/* v6 ordering rules. */
 	o = basic_opts;
@@ -1347,7 +1347,7 @@ static void test_error_state_machine(void **state)
 	assert_int_equal(tk_dat_writer_add_latency_text(w, "", "local", "x", 1), -EINVAL);
 	/* "a" never gets data: finish still writes the table its option points at. */
 	assert_int_equal(tk_dat_writer_finish(w), 0);
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 
 	/* v6 latency text and TRACECLOCK have no layout trace-cmd reads back. */
 	w = tk_dat_writer_open(path, &o);
@@ -1355,7 +1355,7 @@ static void test_error_state_machine(void **state)
 	assert_int_equal(tk_dat_writer_add_option(w, TK_DAT_OPTION_TRACECLOCK, "[local]", 8), 0);
 	assert_int_equal(tk_dat_writer_add_latency_text(w, "", "local", "x", 1), -EINVAL);
 	assert_non_null(strstr(tk_errmsg(), "TRACECLOCK"));
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 }
 
 /* A writer with no buffers at all still makes a well-formed v7 file. */

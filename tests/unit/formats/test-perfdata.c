@@ -630,7 +630,7 @@ static void test_append_mismatch(void **state)
 	path_of(path, sizeof(path), "app.data");
 	write_two_event_file(path, 4, true);
 	assert_int_equal(stat(path, &before), 0);
-	w = tk_perfdata_append_open(path);
+	w = tk_perfdata_writer_open_append(path);
 	assert_non_null(w);
 	a.sample_type |= TK_PERF_SAMPLE_ADDR;
 	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), -EINVAL);
@@ -659,7 +659,7 @@ static void test_append_mismatch(void **state)
 	assert_int_equal(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
 
 	/* Same attr merges; a new one with IDENTIFIER is added with new ids. */
-	w = tk_perfdata_append_open(path);
+	w = tk_perfdata_writer_open_append(path);
 	assert_non_null(w);
 	a = sw_attr(0);
 	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), 0);
@@ -756,7 +756,7 @@ static void check_counts(const char *path)
 		if (sscanf(line, " %63s events: %llu", name, &n) != 2 || !strcmp(name, "TOTAL"))
 			continue;
 		for (t = 1; t < 128; t++) {
-			const char *ours = tk_perf_record_name(t);
+			const char *ours = tk_perfdata_record_name(t);
 			size_t ol = strlen(ours);
 
 			/* perf shortens HEADER_ATTR to ATTR, HEADER_FEATURE to FEATURE ... */
@@ -906,7 +906,7 @@ static void test_perf_oracle_writer(void **state)
 	free(b);
 
 	/* Append the samples of the same recording once more. */
-	w = tk_perfdata_append_open(dst);
+	w = tk_perfdata_writer_open_append(dst);
 	assert_non_null(w);
 	pd = tk_perfdata_open(src);
 	assert_non_null(pd);
@@ -1433,7 +1433,7 @@ static void expect_malformed(const char *name, uint32_t id, const struct pl *p, 
 	assert_non_null(ft);
 	assert_false(ft->valid);
 	snprintf(want, sizeof(want), "offset 0x%" PRIx64 ": feature %s", ft->offset + bad_at,
-		 tk_perf_feature_name(id));
+		 tk_perfdata_feature_name(id));
 	if (!strstr(last_warning, path) || !strstr(last_warning, want) ||
 	    !strstr(last_warning, "is malformed"))
 		fail_msg("warning \"%s\" lacks \"%s\" or \"%s\"", last_warning, path, want);

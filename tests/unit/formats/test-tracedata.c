@@ -389,7 +389,7 @@ static void test_dat_reader(void **state)
 	assert_non_null(w);
 	assert_int_equal(tk_dat_writer_add_tracedata(w, src), 0);
 	assert_int_equal(tk_dat_writer_finish(w), 0);
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 	d = tk_dat_open(path);
 	assert_non_null(d);
 	check_sample(tk_dat_get_tracedata(d));
@@ -403,7 +403,7 @@ static void test_dat_reader(void **state)
 	assert_non_null(w);
 	assert_int_equal(tk_dat_writer_add_tracedata(w, src), 0);
 	assert_int_equal(tk_dat_writer_finish(w), 0);
-	tk_dat_writer_free(w);
+	tk_dat_writer_close(w);
 	d = tk_dat_open(path);
 	assert_non_null(d);
 	check_sample(tk_dat_get_tracedata(d));

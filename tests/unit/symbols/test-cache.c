@@ -243,7 +243,7 @@ static void lru_setup(void)
 		assert_non_null(elf);
 		n = tk_elf_build_id(elf, id, sizeof(id));
 		assert_true(n > 0);
-		tk_build_id_hex(id, (size_t)n, lru_bid[i], sizeof(lru_bid[i]));
+		tk_elf_build_id_hex(id, (size_t)n, lru_bid[i], sizeof(lru_bid[i]));
 		tk_elf_close(elf);
 	}
 	for (int i = 0; i < 3; i++)

@@ -125,7 +125,7 @@ static void check_build_id(const char *bin)
 	assert_non_null(elf);
 	n = tk_elf_build_id(elf, id, sizeof(id));
 	assert_int_equal(n, 20);
-	assert_int_equal(tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)), 40);
+	assert_int_equal(tk_elf_build_id_hex(id, (size_t)n, hex, sizeof(hex)), 40);
 	assert_string_equal(hex, p);
 	tk_elf_close(elf);
 	free(out);
@@ -304,7 +304,7 @@ static void test_sdt_vs_readelf(void **state)
 static void test_symtab_lookup(void **state)
 {
 	const struct tk_elf_symbol *syms;
-	struct tk_symtab *st;
+	struct tk_elf_symtab *st;
 	struct tk_elf *elf;
 	uint64_t work = 0, work_size = 0, off, start;
 	size_t n;
@@ -319,30 +319,30 @@ static void test_symtab_lookup(void **state)
 			work_size = syms[i].size;
 		}
 	assert_int_not_equal(work, 0);
-	st = tk_symtab_new_elf(elf);
+	st = tk_elf_symtab_new_elf(elf);
 	assert_non_null(st);
 	tk_elf_close(elf); /* the table owns its names */
-	assert_true(tk_symtab_count(st) > 3);
-	assert_string_equal(tk_symtab_lookup(st, work, &off, &start), "work");
+	assert_true(tk_elf_symtab_count(st) > 3);
+	assert_string_equal(tk_elf_symtab_lookup(st, work, &off, &start), "work");
 	assert_int_equal(off, 0);
-	assert_string_equal(tk_symtab_lookup(st, work + work_size - 1, &off, &start), "work");
+	assert_string_equal(tk_elf_symtab_lookup(st, work + work_size - 1, &off, &start), "work");
 	assert_int_equal(off, work_size - 1);
 	assert_int_equal(start, work);
-	assert_null(tk_symtab_lookup(st, 1, NULL, NULL));
-	tk_symtab_free(st);
+	assert_null(tk_elf_symtab_lookup(st, 1, NULL, NULL));
+	tk_elf_symtab_free(st);
 
 	static const char ks[] = "ffffffff81000000 T _text\n"
 				 "ffffffff81000100 t helper\t[mod]\n"
 				 "ffffffff81000200 D some_data\n"
 				 "0000000000000000 A zero\n";
-	st = tk_symtab_new_kallsyms(ks, sizeof(ks) - 1, "kallsyms");
+	st = tk_elf_symtab_new_kallsyms(ks, sizeof(ks) - 1, "kallsyms");
 	assert_non_null(st);
-	assert_int_equal(tk_symtab_count(st), 3);
-	assert_string_equal(tk_symtab_lookup(st, 0xffffffff81000104, &off, NULL), "helper");
+	assert_int_equal(tk_elf_symtab_count(st), 3);
+	assert_string_equal(tk_elf_symtab_lookup(st, 0xffffffff81000104, &off, NULL), "helper");
 	assert_int_equal(off, 4);
-	assert_string_equal(tk_symtab_lookup(st, 0xffffffff810000ff, NULL, NULL), "_text");
-	tk_symtab_free(st);
-	st = tk_symtab_new_kallsyms("zz T x\n", 7, "bad-kallsyms");
+	assert_string_equal(tk_elf_symtab_lookup(st, 0xffffffff810000ff, NULL, NULL), "_text");
+	tk_elf_symtab_free(st);
+	st = tk_elf_symtab_new_kallsyms("zz T x\n", 7, "bad-kallsyms");
 	assert_null(st);
 	assert_int_equal(errno, EBADMSG);
 	assert_non_null(strstr(tk_errmsg(), "bad-kallsyms: offset 0x0"));
@@ -479,7 +479,7 @@ static void test_malformed(void **state)
 		uint64_t shoff, off = 0, size = 0x7fffffffffffull;
 		uint16_t shnum;
 		const struct tk_elf_symbol *syms;
-		struct tk_symtab *st;
+		struct tk_elf_symtab *st;
 		char msg[300];
 
 		free(img);
@@ -505,14 +505,14 @@ static void test_malformed(void **state)
 			 off, size, len);
 		assert_string_equal(tk_errmsg(), msg);
 		assert_int_equal(tk_elf_symbols(elf, TK_ELF_ANY, &syms, &n), -EBADMSG);
-		assert_null(tk_symtab_new_elf(elf));
+		assert_null(tk_elf_symtab_new_elf(elf));
 		assert_int_equal(errno, EBADMSG);
 		assert_int_equal(tk_elf_build_id(elf, id, sizeof(id)), 20);
 		assert_int_equal(tk_elf_symbols(elf, TK_ELF_DYNSYM, &syms, &n), 0);
 		assert_true(n > 0);
-		st = tk_symtab_new_dso(elf, TK_ELF_DYNSYM, elf);
+		st = tk_elf_symtab_new_dso(elf, TK_ELF_DYNSYM, elf);
 		assert_non_null(st);
-		tk_symtab_free(st);
+		tk_elf_symtab_free(st);
 		tk_elf_close(elf);
 	}
 
@@ -562,7 +562,7 @@ static void test_raw_notes(void **state)
 			 -EBADMSG);
 	assert_int_equal(tk_elf_notes_build_id(md5, sizeof(md5), false, "notes", 0, id, sizeof(id)),
 			 16);
-	assert_int_equal(tk_build_id_hex(id, 16, hex, sizeof(hex)), 32);
+	assert_int_equal(tk_elf_build_id_hex(id, 16, hex, sizeof(hex)), 32);
 	assert_string_equal(hex, "0102030405060708090a0b0c0d0e0f10");
 	assert_int_equal(tk_elf_notes_build_id(md5, 12, false, "notes", 0, id, sizeof(id)),
 			 -EBADMSG);
@@ -591,24 +591,25 @@ static void test_alias_choice(void **state)
 				 "ffffffff81004000 T first\n" /* full tie */
 				 "ffffffff81004000 T other\n"
 				 "ffffffff81005000 T end\n";
-	struct tk_symtab *st;
+	struct tk_elf_symtab *st;
 	uint64_t off;
 
 	(void)state;
-	st = tk_symtab_new_kallsyms(ks, strlen(ks), "test-kallsyms");
+	st = tk_elf_symtab_new_kallsyms(ks, strlen(ks), "test-kallsyms");
 	assert_non_null(st);
-	assert_int_equal(tk_symtab_count(st), 6);
-	assert_string_equal(tk_symtab_lookup(st, 0xffffffff81000010ull, NULL, NULL), "__brk");
-	assert_string_equal(tk_symtab_lookup(st, 0xffffffff81001000ull, NULL, NULL), "local_one");
-	assert_string_equal(tk_symtab_lookup(st, 0xffffffff81002000ull, NULL, NULL), "__two");
-	assert_string_equal(tk_symtab_lookup(st, 0xffffffff81003000ull, NULL, NULL), "abc");
-	assert_string_equal(tk_symtab_lookup(st, 0xffffffff81004fffull, &off, NULL), "other");
+	assert_int_equal(tk_elf_symtab_count(st), 6);
+	assert_string_equal(tk_elf_symtab_lookup(st, 0xffffffff81000010ull, NULL, NULL), "__brk");
+	assert_string_equal(tk_elf_symtab_lookup(st, 0xffffffff81001000ull, NULL, NULL),
+			    "local_one");
+	assert_string_equal(tk_elf_symtab_lookup(st, 0xffffffff81002000ull, NULL, NULL), "__two");
+	assert_string_equal(tk_elf_symtab_lookup(st, 0xffffffff81003000ull, NULL, NULL), "abc");
+	assert_string_equal(tk_elf_symtab_lookup(st, 0xffffffff81004fffull, &off, NULL), "other");
 	assert_int_equal(off, 0xfff);
 	/* The last symbol reaches one page past its page's start (perf: roundup + 4096). */
-	assert_non_null(tk_symtab_lookup(st, 0xffffffff81005fffull, NULL, NULL));
-	assert_string_equal(tk_symtab_lookup(st, 0xffffffff81005fffull, NULL, NULL), "end");
-	assert_null(tk_symtab_lookup(st, 0xffffffff81006000ull, NULL, NULL));
-	tk_symtab_free(st);
+	assert_non_null(tk_elf_symtab_lookup(st, 0xffffffff81005fffull, NULL, NULL));
+	assert_string_equal(tk_elf_symtab_lookup(st, 0xffffffff81005fffull, NULL, NULL), "end");
+	assert_null(tk_elf_symtab_lookup(st, 0xffffffff81006000ull, NULL, NULL));
+	tk_elf_symtab_free(st);
 }
 
 /* Address of @name in @elf's .symtab (0 when absent). */
@@ -646,7 +647,7 @@ static void test_labels(void **state)
 	const char *ldso = "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2";
 	uint8_t id[TK_BUILD_ID_MAX];
 	struct tk_elf *elf, *d;
-	struct tk_symtab *st;
+	struct tk_elf_symtab *st;
 	int n;
 
 	(void)state;
@@ -659,26 +660,26 @@ static void test_labels(void **state)
 	hidden = sym_value(elf, "tk_lbl_hidden");
 	data = sym_value(elf, "tk_lbl_data");
 	assert_true(outer && inner == outer + 4 && hidden == inner + 2 && data);
-	st = tk_symtab_new_elf(elf);
+	st = tk_elf_symtab_new_elf(elf);
 	assert_non_null(st);
-	assert_string_equal(tk_symtab_lookup(st, outer, &off, NULL), "tk_lbl_outer");
+	assert_string_equal(tk_elf_symtab_lookup(st, outer, &off, NULL), "tk_lbl_outer");
 	assert_int_equal(off, 0);
-	assert_string_equal(tk_symtab_lookup(st, outer + 3, &off, NULL), "tk_lbl_outer");
+	assert_string_equal(tk_elf_symtab_lookup(st, outer + 3, &off, NULL), "tk_lbl_outer");
 	assert_int_equal(off, 3);
-	assert_string_equal(tk_symtab_lookup(st, inner + 1, &off, NULL), "tk_lbl_inner");
+	assert_string_equal(tk_elf_symtab_lookup(st, inner + 1, &off, NULL), "tk_lbl_inner");
 	assert_int_equal(off, 1);
 	/* A hidden label is not kept: the label before it reaches over it. */
-	assert_string_equal(tk_symtab_lookup(st, hidden, &off, NULL), "tk_lbl_inner");
+	assert_string_equal(tk_elf_symtab_lookup(st, hidden, &off, NULL), "tk_lbl_inner");
 	assert_int_equal(off, 2);
-	assert_true(!tk_symtab_lookup(st, data, NULL, NULL) ||
-		    strcmp(tk_symtab_lookup(st, data, NULL, NULL), "tk_lbl_data"));
-	tk_symtab_free(st);
+	assert_true(!tk_elf_symtab_lookup(st, data, NULL, NULL) ||
+		    strcmp(tk_elf_symtab_lookup(st, data, NULL, NULL), "tk_lbl_data"));
+	tk_elf_symtab_free(st);
 	tk_elf_close(elf);
 
 	/* ld.so with libc6-dbg's debug file, the case seen in perf.data reports. */
 	elf = tk_elf_open(ldso);
 	n = elf ? tk_elf_build_id(elf, id, sizeof(id)) : -1;
-	if (n <= 0 || tk_build_id_hex(id, (size_t)n, hex, sizeof(hex)) <= 0) {
+	if (n <= 0 || tk_elf_build_id_hex(id, (size_t)n, hex, sizeof(hex)) <= 0) {
 		tk_elf_close(elf);
 		printf("note: %s unreadable, its labels not checked\n", ldso);
 		return;
@@ -693,13 +694,13 @@ static void test_labels(void **state)
 	a = sym_value(d, "_start");
 	b = sym_value(d, "_dl_start_user");
 	assert_true(a && b);
-	st = tk_symtab_new_dso(d, TK_ELF_ANY, elf);
+	st = tk_elf_symtab_new_dso(d, TK_ELF_ANY, elf);
 	assert_non_null(st);
-	assert_string_equal(tk_symtab_lookup(st, a, &off, NULL), "_start");
+	assert_string_equal(tk_elf_symtab_lookup(st, a, &off, NULL), "_start");
 	assert_int_equal(off, 0);
-	assert_string_equal(tk_symtab_lookup(st, b, &off, NULL), "_dl_start_user");
+	assert_string_equal(tk_elf_symtab_lookup(st, b, &off, NULL), "_dl_start_user");
 	assert_int_equal(off, 0);
-	tk_symtab_free(st);
+	tk_elf_symtab_free(st);
 	tk_elf_close(d);
 	tk_elf_close(elf);
 }
@@ -723,7 +724,7 @@ static void test_plt(void **state)
 	char bin[300], sec[300], dbg[320], cmd[900], *out, *line, *save = NULL;
 	uint64_t plt, size, off;
 	struct tk_elf *elf, *d;
-	struct tk_symtab *st;
+	struct tk_elf_symtab *st;
 	size_t i = 0;
 
 	(void)state;
@@ -734,7 +735,7 @@ static void test_plt(void **state)
 	section_addr_off(bin, ".plt", &plt, &off, &size);
 	elf = tk_elf_open(bin);
 	assert_non_null(elf);
-	st = tk_symtab_new_elf(elf);
+	st = tk_elf_symtab_new_elf(elf);
 	assert_non_null(st);
 	snprintf(cmd, sizeof(cmd),
 		 "readelf -rW %s | sed -n '/.rela.plt/,$p' | "
@@ -746,28 +747,29 @@ static void test_plt(void **state)
 		char want[300];
 
 		snprintf(want, sizeof(want), "%s@plt", line);
-		assert_string_equal(tk_symtab_lookup(st, plt + 16 + 16 * i + 6, &off, NULL), want);
+		assert_string_equal(tk_elf_symtab_lookup(st, plt + 16 + 16 * i + 6, &off, NULL),
+				    want);
 		assert_int_equal(off, 6);
 	}
 	free(out);
 	assert_true(i >= 2);
 	assert_int_equal(size, 16 * (i + 1));
-	tk_symtab_free(st);
+	tk_elf_symtab_free(st);
 
 	/* Symbols from a debug file, PLT entries from the binary (or none without it). */
 	snprintf(cmd, sizeof(cmd), "objcopy --only-keep-debug %s %s", bin, dbg);
 	assert_int_equal(system(cmd), 0);
 	d = tk_elf_open(dbg);
 	assert_non_null(d);
-	st = tk_symtab_new_dso(d, TK_ELF_ANY, elf);
+	st = tk_elf_symtab_new_dso(d, TK_ELF_ANY, elf);
 	assert_non_null(st);
-	assert_non_null(strstr(tk_symtab_lookup(st, plt + 16, NULL, NULL), "@plt"));
-	tk_symtab_free(st);
-	st = tk_symtab_new_dso(d, TK_ELF_ANY, NULL);
+	assert_non_null(strstr(tk_elf_symtab_lookup(st, plt + 16, NULL, NULL), "@plt"));
+	tk_elf_symtab_free(st);
+	st = tk_elf_symtab_new_dso(d, TK_ELF_ANY, NULL);
 	assert_non_null(st);
-	assert_null(tk_symtab_lookup(st, plt + 16, NULL, NULL));
-	tk_symtab_free(st);
-	assert_null(tk_symtab_new_dso(d, (enum tk_elf_symtab_kind)7, NULL));
+	assert_null(tk_elf_symtab_lookup(st, plt + 16, NULL, NULL));
+	tk_elf_symtab_free(st);
+	assert_null(tk_elf_symtab_new_dso(d, (enum tk_elf_symtab_kind)7, NULL));
 	assert_int_equal(errno, EINVAL);
 	tk_elf_close(d);
 	tk_elf_close(elf);
@@ -782,11 +784,11 @@ static void test_plt(void **state)
 	section_addr_off(sec, ".plt.sec", &plt, &off, &size);
 	elf = tk_elf_open(sec);
 	assert_non_null(elf);
-	st = tk_symtab_new_elf(elf);
+	st = tk_elf_symtab_new_elf(elf);
 	assert_non_null(st);
 	for (uint64_t a = plt; a < plt + size; a += 4)
-		assert_null(tk_symtab_lookup(st, a, NULL, NULL));
-	tk_symtab_free(st);
+		assert_null(tk_elf_symtab_lookup(st, a, NULL, NULL));
+	tk_elf_symtab_free(st);
 	tk_elf_close(elf);
 }
 
@@ -826,7 +828,7 @@ static void check_demangled(const char *bin, enum tk_elf_symtab_kind kind, size_
 {
 	const struct tk_elf_symbol *syms;
 	char names[300], cmd[700], *out, *line, *save = NULL;
-	struct tk_symtab *st;
+	struct tk_elf_symtab *st;
 	struct tk_elf *elf;
 	size_t n, checked = 0, k = 0;
 	FILE *f;
@@ -834,7 +836,7 @@ static void check_demangled(const char *bin, enum tk_elf_symtab_kind kind, size_
 	elf = tk_elf_open(bin);
 	assert_non_null(elf);
 	assert_int_equal(tk_elf_symbols(elf, kind, &syms, &n), 0);
-	st = tk_symtab_new_elf(elf);
+	st = tk_elf_symtab_new_elf(elf);
 	assert_non_null(st);
 	snprintf(names, sizeof(names), "%s/mangled.txt", tmpdir);
 	f = fopen(names, "w");
@@ -860,7 +862,7 @@ static void check_demangled(const char *bin, enum tk_elf_symtab_kind kind, size_
 			alone = j == i || syms[j].value != syms[i].value || !syms[j].shndx;
 		if (!alone)
 			continue;
-		got = tk_symtab_lookup(st, syms[i].value, NULL, NULL);
+		got = tk_elf_symtab_lookup(st, syms[i].value, NULL, NULL);
 		assert_non_null(got);
 		if (strcmp(got, line))
 			fail_msg("%s: %s shows as '%s', c++filt -p -i says '%s'", bin, syms[i].name,
@@ -869,14 +871,14 @@ static void check_demangled(const char *bin, enum tk_elf_symtab_kind kind, size_
 	}
 	free(out);
 	assert_true(checked >= min);
-	tk_symtab_free(st);
+	tk_elf_symtab_free(st);
 	tk_elf_close(elf);
 }
 
 static void test_demangle(void **state)
 {
 	char bin[300], path[320], cmd[800];
-	struct tk_symtab *st;
+	struct tk_elf_symtab *st;
 	struct tk_elf *elf;
 	FILE *f;
 
@@ -899,17 +901,18 @@ static void test_demangle(void **state)
 	/* The names the audit found: the function without its parameters. */
 	elf = tk_elf_open(bin);
 	assert_non_null(elf);
-	st = tk_symtab_new_elf(elf);
+	st = tk_elf_symtab_new_elf(elf);
 	assert_non_null(st);
 	assert_string_equal(
-		tk_symtab_lookup(st, sym_value(elf, "_Z9rtx_alloc8rtx_code") + 1, NULL, NULL),
+		tk_elf_symtab_lookup(st, sym_value(elf, "_Z9rtx_alloc8rtx_code") + 1, NULL, NULL),
 		"rtx_alloc");
 	assert_string_equal(
-		tk_symtab_lookup(st, sym_value(elf, "_ZNK2ns6Widget5twiceEi"), NULL, NULL),
+		tk_elf_symtab_lookup(st, sym_value(elf, "_ZNK2ns6Widget5twiceEi"), NULL, NULL),
 		"ns::Widget::twice");
-	assert_string_equal(tk_symtab_lookup(st, sym_value(elf, "_Z5maxofIlET_S0_S0_"), NULL, NULL),
-			    "maxof<long>");
-	tk_symtab_free(st);
+	assert_string_equal(
+		tk_elf_symtab_lookup(st, sym_value(elf, "_Z5maxofIlET_S0_S0_"), NULL, NULL),
+		"maxof<long>");
+	tk_elf_symtab_free(st);
 	tk_elf_close(elf);
 }
 

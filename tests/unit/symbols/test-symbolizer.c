@@ -105,7 +105,7 @@ static void test_debuginfo(void **state)
 	assert_int_equal(tk_elf_vaddr_to_offset(elf, vaddr, &off), 0);
 	idn = tk_elf_build_id(elf, id, sizeof(id));
 	assert_true(idn > 0);
-	tk_build_id_hex(id, (size_t)idn, bid, sizeof(bid));
+	tk_elf_build_id_hex(id, (size_t)idn, bid, sizeof(bid));
 	tk_elf_close(elf);
 
 	/* Stripped, no debug file: no .symtab, nothing covers the function. */
@@ -160,7 +160,7 @@ static void test_debuginfo(void **state)
 	elf = tk_elf_open("/lib/x86_64-linux-gnu/libc.so.6");
 	if (elf) {
 		idn = tk_elf_build_id(elf, id, sizeof(id));
-		tk_build_id_hex(id, (size_t)idn, bid, sizeof(bid));
+		tk_elf_build_id_hex(id, (size_t)idn, bid, sizeof(bid));
 		vaddr = symbol_value(elf, TK_ELF_DYNSYM, "brk");
 		snprintf(cmd, sizeof(cmd), "/usr/lib/debug/.build-id/%.2s/%s.debug", bid, bid + 2);
 		if (vaddr && access(cmd, R_OK) == 0 &&
@@ -228,7 +228,7 @@ static void file_bid(const char *path, char *hex)
 	assert_non_null(elf);
 	n = tk_elf_build_id(elf, id, sizeof(id));
 	assert_true(n > 0);
-	assert_true(tk_build_id_hex(id, (size_t)n, hex, TK_BUILD_ID_HEX_MAX) > 0);
+	assert_true(tk_elf_build_id_hex(id, (size_t)n, hex, TK_BUILD_ID_HEX_MAX) > 0);
 	tk_elf_close(elf);
 }
 

@@ -34,13 +34,13 @@
  * header (1f 8b, method 8, flags, mtime, xfl, os), the deflate data, then
  * CRC-32 and the input size mod 2^32, little-endian. A file may hold
  * several such members back to back, and "gzip -d" inflates them all, so
- * tk_gzip_decompress() does too. It serves whole files (the probe caches
+ * tk_codec_gzip_decompress() does too. It serves whole files (the probe caches
  * of the build-id cache), where nothing stores the inflated size: unlike
  * a block, the output grows as it comes, up to a limit the caller sets,
  * so a small bomb cannot take all memory. We write no name and a zero
  * mtime (zlib's default header) so that equal text gives equal files.
  */
-#include <tracekit/compress.h>
+#include <tracekit/codec.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -68,7 +68,7 @@ struct tk_codec {
 	bool inflate_ready;
 };
 
-TK_API int tk_compression_from_name(const char *name, enum tk_compression *out)
+TK_API int tk_codec_from_name(const char *name, enum tk_compression *out)
 {
 	if (!name)
 		return tk_fail(EINVAL, "no compression name given");
@@ -84,7 +84,7 @@ TK_API int tk_compression_from_name(const char *name, enum tk_compression *out)
 	return 0;
 }
 
-TK_API const char *tk_compression_name(enum tk_compression kind)
+TK_API const char *tk_codec_name(enum tk_compression kind)
 {
 	switch (kind) {
 	case TK_COMPRESS_NONE:
@@ -97,7 +97,7 @@ TK_API const char *tk_compression_name(enum tk_compression kind)
 	return "unknown";
 }
 
-TK_API const char *tk_compression_version(enum tk_compression kind)
+TK_API const char *tk_codec_version(enum tk_compression kind)
 {
 	switch (kind) {
 	case TK_COMPRESS_NONE:
@@ -137,7 +137,7 @@ TK_API struct tk_codec *tk_codec_new(enum tk_compression kind, int level)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return tk_fail_null(ENOMEM, "out of memory allocating a %s codec",
-				    tk_compression_name(kind));
+				    tk_codec_name(kind));
 	c->kind = kind;
 	c->level = level;
 	return c;
@@ -416,15 +416,15 @@ TK_API int64_t tk_codec_decompress(struct tk_codec *c, void *dst, uint64_t dst_c
 
 /* ---- gzip framing, for whole files ---- */
 
-TK_API bool tk_gzip_detect(const void *data, uint64_t len)
+TK_API bool tk_codec_gzip_detect(const void *data, uint64_t len)
 {
 	const uint8_t *p = data;
 
 	return len >= 2 && p[0] == 0x1f && p[1] == 0x8b;
 }
 
-TK_API int tk_gzip_compress(const void *src, uint64_t src_size, int level, void **dst,
-			    uint64_t *dst_size)
+TK_API int tk_codec_gzip_compress(const void *src, uint64_t src_size, int level, void **dst,
+				  uint64_t *dst_size)
 {
 	const uint8_t *pos = src;
 	uint64_t left = src_size, cap;
@@ -468,8 +468,8 @@ TK_API int tk_gzip_compress(const void *src, uint64_t src_size, int level, void 
 	return 0;
 }
 
-TK_API int tk_gzip_decompress(const void *src, uint64_t src_size, uint64_t max_size,
-			      const char *name, void **dst, uint64_t *dst_size)
+TK_API int tk_codec_gzip_decompress(const void *src, uint64_t src_size, uint64_t max_size,
+				    const char *name, void **dst, uint64_t *dst_size)
 {
 	uint64_t cap, n = 0, consumed = 0, left = src_size;
 	const uint8_t *pos = src;

@@ -19,7 +19,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include <tracekit/compress.h>
+#include <tracekit/codec.h>
 
 #include "tk-test.h"
 
@@ -95,7 +95,7 @@ static void round_trip(enum tk_compression kind, int level, const uint8_t *src, 
 	assert_non_null(out);
 	r = tk_codec_decompress(c, out, n, block, csize);
 	if (r < 0)
-		fail_msg("%s: decompress %zu bytes: %s", tk_compression_name(kind), n, tk_errmsg());
+		fail_msg("%s: decompress %zu bytes: %s", tk_codec_name(kind), n, tk_errmsg());
 	assert_int_equal(r, n);
 	assert_memory_equal(out, src, n);
 	/* A second round through the same handle reuses its contexts. */
@@ -112,19 +112,19 @@ static void test_names(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < NKINDS; i++) {
-		assert_int_equal(tk_compression_from_name(tk_compression_name(kinds[i]), &k), 0);
+		assert_int_equal(tk_codec_from_name(tk_codec_name(kinds[i]), &k), 0);
 		assert_int_equal(k, kinds[i]);
 	}
-	assert_string_equal(tk_compression_name(TK_COMPRESS_ZSTD), "zstd");
-	assert_string_equal(tk_compression_name((enum tk_compression)42), "unknown");
-	assert_string_equal(tk_compression_version(TK_COMPRESS_NONE), "");
-	assert_string_equal(tk_compression_version(TK_COMPRESS_ZSTD), ZSTD_versionString());
-	assert_string_equal(tk_compression_version(TK_COMPRESS_ZLIB), zlibVersion());
+	assert_string_equal(tk_codec_name(TK_COMPRESS_ZSTD), "zstd");
+	assert_string_equal(tk_codec_name((enum tk_compression)42), "unknown");
+	assert_string_equal(tk_codec_version(TK_COMPRESS_NONE), "");
+	assert_string_equal(tk_codec_version(TK_COMPRESS_ZSTD), ZSTD_versionString());
+	assert_string_equal(tk_codec_version(TK_COMPRESS_ZLIB), zlibVersion());
 
-	assert_errno(tk_compression_from_name("lz4", &k), ENOTSUP);
+	assert_errno(tk_codec_from_name("lz4", &k), ENOTSUP);
 	assert_non_null(strstr(tk_errmsg(), "lz4"));
-	assert_errno(tk_compression_from_name("ZSTD", &k), ENOTSUP);
-	assert_errno(tk_compression_from_name("", &k), ENOTSUP);
+	assert_errno(tk_codec_from_name("ZSTD", &k), ENOTSUP);
+	assert_errno(tk_codec_from_name("", &k), ENOTSUP);
 }
 
 static void test_new_errors(void **state)
@@ -445,29 +445,31 @@ static void test_gzip(void **state)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		uint8_t *in = i == 1 ? (uint8_t *)strdup(text) : random_data(sizes[i]), *ref;
 
-		assert_int_equal(tk_gzip_compress(in, sizes[i], 0, &gz, &gzlen), 0);
-		assert_true(tk_gzip_detect(gz, gzlen));
+		assert_int_equal(tk_codec_gzip_compress(in, sizes[i], 0, &gz, &gzlen), 0);
+		assert_true(tk_codec_gzip_detect(gz, gzlen));
 		ref = zlib_gunzip(gz, gzlen, sizes[i]);
 		assert_memory_equal(ref, in, sizes[i]);
 		free(ref);
-		assert_int_equal(tk_gzip_decompress(gz, gzlen, 1 << 20, "f.gz", &plain, &plen), 0);
+		assert_int_equal(
+			tk_codec_gzip_decompress(gz, gzlen, 1 << 20, "f.gz", &plain, &plen), 0);
 		assert_int_equal(plen, sizes[i]);
 		assert_memory_equal(plain, in, sizes[i]);
 		assert_int_equal(((char *)plain)[plen], '\0');
 		free(plain);
 		/* A limit below the inflated size. */
 		if (sizes[i] > 1000) {
-			assert_errno(tk_gzip_decompress(gz, gzlen, 1000, "f.gz", &plain, &plen),
-				     EFBIG);
+			assert_errno(
+				tk_codec_gzip_decompress(gz, gzlen, 1000, "f.gz", &plain, &plen),
+				EFBIG);
 			assert_null(plain);
 			assert_non_null(strstr(tk_errmsg(), "f.gz"));
 		}
 		free(gz);
 		free(in);
 	}
-	assert_false(tk_gzip_detect("\x1f", 1));
-	assert_false(tk_gzip_detect("ab", 2));
-	assert_errno(tk_gzip_compress(text, 4, 10, &gz, &gzlen), EINVAL);
+	assert_false(tk_codec_gzip_detect("\x1f", 1));
+	assert_false(tk_codec_gzip_detect("ab", 2));
+	assert_errno(tk_codec_gzip_compress(text, 4, 10, &gz, &gzlen), EINVAL);
 
 	/* Two members back to back inflate to both texts, as gzip -d does. */
 	{
@@ -475,19 +477,21 @@ static void test_gzip(void **state)
 		uint64_t al, bl;
 		uint8_t *both;
 
-		assert_int_equal(tk_gzip_compress("one\n", 4, 1, &a, &al), 0);
-		assert_int_equal(tk_gzip_compress("two\n", 4, 9, &b, &bl), 0);
+		assert_int_equal(tk_codec_gzip_compress("one\n", 4, 1, &a, &al), 0);
+		assert_int_equal(tk_codec_gzip_compress("two\n", 4, 9, &b, &bl), 0);
 		both = malloc(al + bl);
 		assert_non_null(both);
 		memcpy(both, a, al);
 		memcpy(both + al, b, bl);
-		assert_int_equal(tk_gzip_decompress(both, al + bl, 100, NULL, &plain, &plen), 0);
+		assert_int_equal(tk_codec_gzip_decompress(both, al + bl, 100, NULL, &plain, &plen),
+				 0);
 		assert_int_equal(plen, 8);
 		assert_string_equal(plain, "one\ntwo\n");
 		free(plain);
 		/* Cut inside the second member: truncated, past the first member's end. */
-		assert_errno(tk_gzip_decompress(both, al + bl - 3, 100, "two.gz", &plain, &plen),
-			     EBADMSG);
+		assert_errno(
+			tk_codec_gzip_decompress(both, al + bl - 3, 100, "two.gz", &plain, &plen),
+			EBADMSG);
 		assert_null(plain);
 		assert_non_null(strstr(tk_errmsg(), "two.gz"));
 		assert_non_null(strstr(tk_errmsg(), "truncated"));
@@ -496,11 +500,11 @@ static void test_gzip(void **state)
 		free(b);
 	}
 	/* A gzip header followed by garbage, and an empty input. */
-	assert_errno(
-		tk_gzip_decompress("\x1f\x8b\x08\x00garbage", 11, 100, "bad.gz", &plain, &plen),
-		EBADMSG);
+	assert_errno(tk_codec_gzip_decompress("\x1f\x8b\x08\x00garbage", 11, 100, "bad.gz", &plain,
+					      &plen),
+		     EBADMSG);
 	assert_non_null(strstr(tk_errmsg(), "bad.gz: offset 0x"));
-	assert_errno(tk_gzip_decompress("", 0, 100, "empty.gz", &plain, &plen), EBADMSG);
+	assert_errno(tk_codec_gzip_decompress("", 0, 100, "empty.gz", &plain, &plen), EBADMSG);
 }
 
 int main(void)

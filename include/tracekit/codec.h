@@ -9,8 +9,8 @@
  * writes frames without it) or a zlib-wrapped deflate stream (compress2).
  *
  * Whole files in gzip framing (RFC 1952), whose inflated size nothing
- * stores, have their own two calls: tk_gzip_compress() and
- * tk_gzip_decompress(), which grow the output as it comes.
+ * stores, have their own two calls: tk_codec_gzip_compress() and
+ * tk_codec_gzip_decompress(), which grow the output as it comes.
  */
 #ifndef TRACEKIT_COMPRESS_H
 #define TRACEKIT_COMPRESS_H
@@ -30,28 +30,28 @@ enum tk_compression {
 struct tk_codec;
 
 /**
- * tk_compression_from_name() - parse "none", "zstd" or "zlib"
+ * tk_codec_from_name() - parse "none", "zstd" or "zlib"
  * @name: the name as written in a .dat header or on a command line
  * @out:  receives the kind
  *
  * Return: 0, or -ENOTSUP for an unknown name (message names it).
  */
-TK_API int tk_compression_from_name(const char *name, enum tk_compression *out);
+TK_API int tk_codec_from_name(const char *name, enum tk_compression *out);
 
 /**
- * tk_compression_name() - "none", "zstd" or "zlib"
+ * tk_codec_name() - "none", "zstd" or "zlib"
  * Return: static string; "unknown" for an out-of-range value.
  */
-TK_API const char *tk_compression_name(enum tk_compression kind);
+TK_API const char *tk_codec_name(enum tk_compression kind);
 
 /**
- * tk_compression_version() - version string of the linked codec library
+ * tk_codec_version() - version string of the linked codec library
  *
  * What a .dat v7 header stores after the codec name: "" for none,
  * ZSTD_versionString() for zstd, zlibVersion() for zlib.
  * Return: static string.
  */
-TK_API const char *tk_compression_version(enum tk_compression kind);
+TK_API const char *tk_codec_version(enum tk_compression kind);
 
 /**
  * tk_codec_new() - create a codec handle
@@ -106,16 +106,16 @@ TK_API int64_t tk_codec_decompress(struct tk_codec *codec, void *dst, uint64_t d
 				   const void *src, uint64_t src_size);
 
 /**
- * tk_gzip_detect() - whether @data starts with the gzip magic (1f 8b)
+ * tk_codec_gzip_detect() - whether @data starts with the gzip magic (1f 8b)
  * @data, @len: the first bytes of a file (fewer than 2 are never gzip)
  *
  * Context: any thread.
  * Return: true for gzip data.
  */
-TK_API bool tk_gzip_detect(const void *data, uint64_t len);
+TK_API bool tk_codec_gzip_detect(const void *data, uint64_t len);
 
 /**
- * tk_gzip_compress() - compress a buffer into one gzip member (RFC 1952)
+ * tk_codec_gzip_compress() - compress a buffer into one gzip member (RFC 1952)
  * @src, @src_size: input
  * @level: zlib level 1-9; 0 picks 9 (best ratio)
  * @dst: receives a malloc'ed buffer, for the caller to free()
@@ -127,11 +127,11 @@ TK_API bool tk_gzip_detect(const void *data, uint64_t len);
  * Return: 0, -EINVAL for a bad level, -EIO on a zlib failure, -ENOMEM;
  * tk_errmsg() says which. On failure *@dst is NULL.
  */
-TK_API int tk_gzip_compress(const void *src, uint64_t src_size, int level, void **dst,
-			    uint64_t *dst_size);
+TK_API int tk_codec_gzip_compress(const void *src, uint64_t src_size, int level, void **dst,
+				  uint64_t *dst_size);
 
 /**
- * tk_gzip_decompress() - inflate gzip data: one member or several concatenated
+ * tk_codec_gzip_decompress() - inflate gzip data: one member or several concatenated
  * @src, @src_size: the whole gzip image
  * @max_size: the largest inflated size accepted
  * @name: what the data is called in messages (a file name); NULL for "gzip data"
@@ -145,8 +145,8 @@ TK_API int tk_gzip_compress(const void *src, uint64_t src_size, int level, void 
  * @name and the offset of the input where decoding failed); -EFBIG when
  * the output would exceed @max_size; -ENOMEM. On failure *@dst is NULL.
  */
-TK_API int tk_gzip_decompress(const void *src, uint64_t src_size, uint64_t max_size,
-			      const char *name, void **dst, uint64_t *dst_size);
+TK_API int tk_codec_gzip_decompress(const void *src, uint64_t src_size, uint64_t max_size,
+				    const char *name, void **dst, uint64_t *dst_size);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * file-kind: tell a .dat from a perf.data (file or pipe mode) by the first
+ * filekind: tell a .dat from a perf.data (file or pipe mode) by the first
  * 16 bytes. A .dat opens with 0x17 0x08 0x44 "tracing"; perf.data with the
  * magic "PERFILE2" and then its header's size as a little-endian u64: 16
  * for the pipe mode's short header, the full header's size (104, or 72 in
@@ -14,7 +14,7 @@
 
 #include <tracekit/filekind.h>
 
-enum tk_file_kind tk_file_kind_of_header(const void *buf, size_t len)
+enum tk_filekind tk_filekind_of_header(const void *buf, size_t len)
 {
 	static const char dat_magic[10] = "\x17\x08\x44tracing";
 	uint64_t size;
@@ -29,9 +29,9 @@ enum tk_file_kind tk_file_kind_of_header(const void *buf, size_t len)
 	return size == 16 ? TK_FILE_PERFDATA_PIPE : TK_FILE_PERFDATA;
 }
 
-enum tk_file_kind tk_file_kind_of(const char *path)
+enum tk_filekind tk_filekind_of(const char *path)
 {
-	unsigned char head[TK_FILE_KIND_HEADER_BYTES];
+	unsigned char head[TK_FILEKIND_HEADER_BYTES];
 	size_t got = 0;
 	int fd, saved;
 
@@ -54,5 +54,5 @@ enum tk_file_kind tk_file_kind_of(const char *path)
 	saved = errno;
 	close(fd);
 	errno = saved;
-	return tk_file_kind_of_header(head, got);
+	return tk_filekind_of_header(head, got);
 }

@@ -147,11 +147,20 @@ static bool field_line(struct cursor *c)
  * one line, except that a literal may hold a raw newline (ext4's fsmap
  * events have one in their format string). Only blank lines follow.
  */
+/* What the last token of a print format's arguments was, for adjacency. */
+enum tok { TOK_OP, TOK_WORD, TOK_STRING, TOK_CLOSE };
+
+static bool word_char(char ch)
+{
+	return name_char(ch) && ch != '-' && ch != '.';
+}
+
 static bool print_fmt(struct cursor *c)
 {
 	char stack[64];
 	size_t depth = 0;
 	bool first = true;
+	enum tok prev = TOK_OP;
 
 	skip_blanks(c);
 	if (c->p == c->end || *c->p != '"')
@@ -159,13 +168,20 @@ static bool print_fmt(struct cursor *c)
 	while (c->p < c->end && *c->p != '\n') {
 		char ch = *c->p++;
 
-		if (ch == '\t')
+		if (ch == '\t' || ch == ' ')
 			continue;
 		if ((unsigned char)ch < 0x20 || (unsigned char)ch > 0x7e)
 			return false;
 		if (ch == '"' || ch == '\'') {
 			char quote = ch;
 
+			/*
+			 * A literal follows an operator, a bracket or another
+			 * literal, never a name or a closing bracket: libtraceevent
+			 * 1.7.1 crashes on "REC->f"|"".
+			 */
+			if (prev == TOK_WORD || prev == TOK_CLOSE)
+				return false;
 			while (c->p < c->end && *c->p != quote) {
 				unsigned char in = (unsigned char)*c->p;
 
@@ -181,13 +197,25 @@ static bool print_fmt(struct cursor *c)
 				return false;
 			c->p++;
 			first = false;
+			prev = TOK_STRING;
+		} else if (word_char(ch)) {
+			/* A name or number does not follow a literal. */
+			if (prev == TOK_STRING)
+				return false;
+			while (c->p < c->end && word_char(*c->p))
+				c->p++;
+			prev = TOK_WORD;
 		} else if (ch == '(' || ch == '[' || ch == '{') {
 			if (depth == sizeof(stack))
 				return false;
 			stack[depth++] = ch == '(' ? ')' : ch == '[' ? ']' : '}';
+			prev = TOK_OP;
 		} else if (ch == ')' || ch == ']' || ch == '}') {
 			if (!depth || stack[--depth] != ch)
 				return false;
+			prev = TOK_CLOSE;
+		} else {
+			prev = TOK_OP;
 		}
 	}
 	if (first || depth)

@@ -38,8 +38,9 @@ const char cmd_report_usage[] =
 	"options:\n"
 	"  -i, --input FILE      file to read (same as the FILE argument)\n"
 	"      --cpu LIST        only these CPUs (\"0,2-3\")\n"
-	"  -F, --filter EVENT    only these events: NAME, SYSTEM, SYSTEM:NAME;\n"
-	"                        globs allowed; repeat for more\n"
+	"  -F, --filter SPEC     only these events; .dat: trace-cmd's EVENT[,EVENT][:FILTER]\n"
+	"                        (e.g. 'sched_switch:prev_pid>0'); perf.data: NAME,\n"
+	"                        SYSTEM or SYSTEM:NAME with globs; repeat for more\n"
 	"  -P, --pid PID         only events of this pid; repeat for more\n"
 	"      --comm NAME       only events of this command name (glob); repeat\n"
 	"      --start SECONDS   skip events before this time (as printed)\n"
@@ -190,6 +191,7 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 			   const struct sym_sources *src, int *status)
 {
 	struct tk_perfdata_report_stats rst;
+	int ret;
 	static const struct {
 		unsigned int flag;
 		const char *name;
@@ -244,7 +246,11 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		return 1;
 	}
 	fflush(stdout);
-	if (tk_perfdata_report_run(pd, &popts, &rst) < 0)
+	ret = tk_perfdata_report_run(pd, &popts, &rst);
+	/* An -F that names no event of the file is a usage error. */
+	if (ret == -EINVAL)
+		*status = cli_usage_error("%s", tk_errmsg());
+	else if (ret < 0)
 		*status = cli_lib_error(path);
 	else
 		*status = report_losses(path, &rst);
@@ -437,7 +443,10 @@ int cmd_report(int argc, char **argv)
 	}
 	fflush(stdout);
 	ret = tk_report_run(dat, &opts, NULL);
-	if (ret < 0)
+	/* A filter that does not parse, or names no event, is a usage error. */
+	if (ret == -EINVAL)
+		status = cli_usage_error("%s: %s", path, tk_errmsg());
+	else if (ret < 0)
 		status = cli_lib_error(path);
 	tk_dat_close(dat);
 	goto out;

@@ -366,3 +366,85 @@ bool tk_event_stars_ok(const struct tk_event_set *set, const struct tk_event *ev
 	}
 	return true;
 }
+
+/*
+ * Filters (report -F "EVENT[,EVENT]:FILTER"). libtraceevent 1.7.1's
+ * tep_filter_add_filter_str() crashes on some texts a user types by
+ * mistake ("prev_pid>", trace-cmd 3.1.6 segfaults on it too), so the
+ * filter's shape is checked first: operands and operators alternate,
+ * brackets match, literals close. What this lets through, libtraceevent
+ * parses or refuses with a message.
+ */
+static const char *const filter_ops[] = {
+	"&&", "||", "==", "!=", "<=", ">=", "=~", "!~", "<<", ">>", "<",
+	">",  "~",  "+",  "-",	"*",  "/",  "%",  "&",	"|",  "^",
+};
+
+int tk_event_filter_check(const char *spec)
+{
+	const char *p = strchr(spec, ':');
+	int depth = 0;
+	bool want_operand = true;
+
+	if (!p)
+		return 0; /* event names only */
+	if (p == spec)
+		return tk_fail(EINVAL, "-F '%s': no event before ':'", spec);
+	for (p++; *p;) {
+		size_t n = 0;
+
+		if (*p == ' ' || *p == '\t') {
+			p++;
+			continue;
+		}
+		if (want_operand) {
+			if (*p == '(') {
+				depth++;
+				p++;
+			} else if (*p == '!' || *p == '-' || *p == '~') {
+				p++; /* unary */
+			} else if (*p == '"' || *p == '\'') {
+				char quote = *p++;
+
+				while (*p && *p != quote)
+					p += p[0] == '\\' && p[1] ? 2 : 1;
+				if (!*p)
+					return tk_fail(EINVAL, "-F '%s': a string is not closed",
+						       spec);
+				p++;
+				want_operand = false;
+			} else if (word_char(*p)) {
+				while (word_char(*p) || *p == '.')
+					p++;
+				want_operand = false;
+			} else {
+				return tk_fail(EINVAL,
+					       "-F '%s': a field or value is missing at '%s'", spec,
+					       p);
+			}
+			continue;
+		}
+		if (*p == ')') {
+			if (!depth--)
+				return tk_fail(EINVAL, "-F '%s': ')' without '('", spec);
+			p++;
+			continue;
+		}
+		for (size_t i = 0; i < sizeof(filter_ops) / sizeof(filter_ops[0]) && !n; i++) {
+			size_t len = strlen(filter_ops[i]);
+
+			if (!strncmp(p, filter_ops[i], len))
+				n = len;
+		}
+		if (!n)
+			return tk_fail(EINVAL, "-F '%s': an operator is missing at '%s'", spec, p);
+		p += n;
+		want_operand = true;
+	}
+	if (want_operand)
+		return tk_fail(EINVAL, "-F '%s': the filter ends where a field or value is due",
+			       spec);
+	if (depth)
+		return tk_fail(EINVAL, "-F '%s': '(' without ')'", spec);
+	return 0;
+}

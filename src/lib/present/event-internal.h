@@ -502,4 +502,11 @@ bool tk_event_stars_ok(const struct tk_event_set *set, const struct tk_event *ev
  */
 int tk_event_pointer_suffix(const char *s);
 
+/*
+ * tk_event_filter_check() - a -F filter ("EVENT:FILTER") has the shape
+ * libtraceevent's filter parser survives (event-check.c)
+ * Return: 0, or -EINVAL with a one-line message naming the spec.
+ */
+int tk_event_filter_check(const char *spec);
+
 #endif

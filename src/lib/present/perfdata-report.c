@@ -983,6 +983,34 @@ static bool event_wanted(const struct tk_perfdata_report_opts *o, const char *na
 	return false;
 }
 
+/*
+ * Every -F spec names an event of the file: one that names none would
+ * select nothing, and an empty report is no answer to a typo (nor to perf
+ * script's field list, "-F comm,pid,time", which is not what -F means here).
+ */
+static int check_event_specs(struct tk_perfdata *pd, const struct tk_perfdata_report_opts *o)
+{
+	for (size_t i = 0; i < o->nevents; i++) {
+		bool found = false;
+
+		for (size_t k = 0; k < tk_perfdata_evsel_count(pd) && !found; k++) {
+			const struct tk_perfdata_evsel *e = tk_perfdata_evsel_get(pd, k);
+			struct tk_perfdata_report_opts one = {.nevents = 1,
+							      .events = &o->events[i]};
+
+			/* A file without EVENT_DESC names its events later: not checked here. */
+			found = e && (!e->name || event_wanted(&one, e->name));
+		}
+		if (!found)
+			return tk_fail(EINVAL, "-F '%s': no event of %s is named so%s",
+				       o->events[i], tk_perfdata_get_info(pd)->path,
+				       strchr(o->events[i], ',')
+					       ? " (for perf script's fields, see --help)"
+					       : "");
+	}
+	return 0;
+}
+
 /* The filters other than the event's: CPU, pid or tid, time window, thread name. */
 static bool sample_wanted(struct rep *r, const struct psample *s)
 {
@@ -2164,6 +2192,9 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	if (!user_opts)
 		return tk_fail(EINVAL, "no report options");
 	ret = tk_opts_copy(&opts_copy, sizeof(opts_copy), user_opts, "tk_perfdata_report_opts");
+	if (ret < 0)
+		return ret;
+	ret = check_event_specs(pd, opts);
 	if (ret < 0)
 		return ret;
 	memset(&r, 0, sizeof(r));

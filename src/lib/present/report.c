@@ -88,6 +88,8 @@
 #include <tracekit/event.h>
 #include <tracekit/report.h>
 
+#include <traceevent/event-parse.h>
+
 #include "event-internal.h"
 #include "page-internal.h"
 #include "internal/error.h"
@@ -234,9 +236,13 @@ struct report {
 	uint64_t *counts; /* per event id (0..65535) */
 	uint64_t known;	  /* their sum (summing 64 Ki slots faulted in 512 KiB) */
 	bool usecs;
-	uint64_t ts_add;			 /* tk_dat_timestamp() without TSC2NSEC: a sum */
-	bool fast_common;			 /* type: 2 bytes, pid: 4, host order */
-	bool filtering;				 /* -F, -P or --comm given */
+	uint64_t ts_add;  /* tk_dat_timestamp() without TSC2NSEC: a sum */
+	bool fast_common; /* type: 2 bytes, pid: 4, host order */
+	bool filtering;	  /* -F, -P or --comm given */
+	/* -F: libtraceevent's filter (what trace-cmd itself runs), and a padded copy of the record.
+	 */
+	struct tep_event_filter *filter;
+	uint8_t *fscratch;
 	bool special;				 /* --stat or --json: no text lines */
 	size_t room;				 /* bytes free before a line that need no flush */
 	uint32_t type_off, pid_off, common_size; /* fast_common: where type and pid are */
@@ -803,8 +809,6 @@ static int add_lazy(struct report *r, const char *system, const struct tk_dat_te
 	return 0;
 }
 
-static bool spec_matches(const char *spec, const struct tk_event *ev);
-
 /* The event of type @id, parsing its format on first use; NULL if none. */
 static const struct tk_event *event_get(struct report *r, int id)
 {
@@ -844,13 +848,8 @@ static bool event_selected(struct report *r, int id, const struct tk_event *ev)
 	if (!ev || id < 0 || (size_t)id >= r->nlazy)
 		return !ev;
 	l = &r->lazy[id];
-	if (l->selected < 0) {
-		bool ok = false;
-
-		for (size_t k = 0; k < r->opts->nevents && !ok; k++)
-			ok = spec_matches(r->opts->events[k], ev);
-		l->selected = ok;
-	}
+	if (l->selected < 0)
+		l->selected = r->filter && tep_event_filtered(r->filter, id);
 	return l->selected;
 }
 
@@ -910,9 +909,119 @@ static int load_events(struct report *r)
 	return 0;
 }
 
-static bool spec_matches(const char *spec, const struct tk_event *ev)
+/*
+ * -F as trace-cmd reads it: "EVENT[,EVENT]:FILTER" in libtraceevent's filter
+ * language, the code trace-cmd itself runs, so that a filter selects the
+ * same records and a bad one fails the same way. Names match only events
+ * libtraceevent has parsed, so every format is parsed first (lazily parsed
+ * formats are otherwise parsed when a record needs them). An event no -F
+ * names is not shown, as in trace-cmd.
+ */
+#define FSCRATCH_BYTES (64u << 10)
+#define FSCRATCH_PAD   4096u
+
+/*
+ * A field name of @spec's filter that no filtered event has (its name in
+ * @name): libtraceevent takes such a comparison as false and the report
+ * would be silently empty. COMM and CPU are libtraceevent's own names.
+ */
+static bool unknown_field(struct report *r, const char *spec, char *name, size_t cap)
 {
-	return tk_event_spec_match(spec, tk_event_system(ev), tk_event_name(ev));
+	const char *p = strchr(spec, ':');
+
+	for (p = p ? p + 1 : ""; *p;) {
+		bool found = false;
+		size_t n = 0;
+
+		if (*p == '"' || *p == '\'') {
+			char quote = *p++;
+
+			while (*p && *p != quote)
+				p += p[0] == '\\' && p[1] ? 2 : 1;
+			p += *p != '\0';
+			continue;
+		}
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_')) {
+			p++;
+			continue;
+		}
+		while ((p[n] >= 'a' && p[n] <= 'z') || (p[n] >= 'A' && p[n] <= 'Z') ||
+		       p[n] == '_' || (p[n] >= '0' && p[n] <= '9'))
+			n++;
+		snprintf(name, cap, "%.*s", (int)n, p);
+		p += n;
+		if (!strcmp(name, "COMM") || !strcmp(name, "CPU"))
+			continue;
+		for (size_t i = 0; i < r->norder && !found; i++) {
+			const struct tk_event *ev = r->lazy[r->order[i]].ev;
+
+			found = ev && tep_event_filtered(r->filter, r->order[i]) &&
+				tk_event_field_find(ev, name);
+		}
+		if (!found)
+			return true;
+	}
+	return false;
+}
+
+static int load_filter(struct report *r)
+{
+	if (!r->opts->nevents)
+		return 0;
+	for (size_t i = 0; i < r->norder; i++)
+		event_get(r, r->order[i]);
+	if (r->nomem)
+		return tk_fail(ENOMEM, "cannot parse an event format: out of memory");
+	r->filter = tep_filter_alloc(r->set->tep);
+	r->fscratch = calloc(FSCRATCH_BYTES + FSCRATCH_PAD, 1);
+	if (!r->filter || !r->fscratch)
+		return tk_fail(ENOMEM, "cannot allocate an event filter");
+	for (size_t k = 0; k < r->opts->nevents; k++) {
+		const char *spec = r->opts->events[k];
+		enum tep_errno e;
+		char why[256];
+
+		if (tk_event_filter_check(spec))
+			return -EINVAL;
+		e = tep_filter_add_filter_str(r->filter, spec);
+		if (e == TEP_ERRNO__SUCCESS) {
+			if (unknown_field(r, spec, why, sizeof(why)))
+				return tk_fail(EINVAL,
+					       "-F '%s': no event it names has a field '%s'", spec,
+					       why);
+			continue;
+		}
+		if (tep_filter_strerror(r->filter, e, why, sizeof(why)) < 0)
+			snprintf(why, sizeof(why), "not understood");
+		/* libtraceevent's message can point at the error on a second line: one line. */
+		for (char *c = why; *c; c++)
+			if (*c == '\n')
+				*c = ' ';
+		return tk_fail(EINVAL, "-F '%s': %s", spec, why);
+	}
+	return 0;
+}
+
+/*
+ * Whether the record passes its event's -F filter. libtraceevent reads
+ * fields at their format offsets whatever the record's size: it gets a
+ * copy followed by zeroes, as the slow printer does.
+ */
+static bool __attribute__((noinline))
+filter_match(struct report *r, const struct stream *s, const void *data, uint32_t size)
+{
+	struct tep_record rec;
+
+	if (size > FSCRATCH_BYTES)
+		size = FSCRATCH_BYTES;
+	memcpy(r->fscratch, data, size);
+	memset(r->fscratch + size, 0, FSCRATCH_PAD);
+	memset(&rec, 0, sizeof(rec));
+	rec.ts = s->key.ts;
+	rec.cpu = (int)s->cpu;
+	rec.data = r->fscratch;
+	rec.size = (int)size;
+	return tep_filter_match(r->filter, &rec) == TEP_ERRNO__FILTER_MATCH;
 }
 
 /* ------------------------------------------------------------ printing */
@@ -1366,6 +1475,8 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 
 	if (__builtin_expect(r->filtering, 0)) {
 		if (!event_selected(r, id, ev))
+			return false;
+		if (r->filter && ev && !filter_match(r, s, data, size))
 			return false;
 		if (opts->npids && !pid_wanted(opts, pid))
 			return false;
@@ -2182,7 +2293,10 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
 	if (printer_init(&r->pr, r, NULL) || !r->counts || !r->cmemo || !r->evs ||
 	    ((opts->flags & TK_REPORT_SYMBOLS) && (!r->sym || !r->probe_ip || !r->probe_memo)))
 		return tk_fail(ENOMEM, "cannot allocate event counts");
-	return load_events(r);
+	ret = load_events(r);
+	if (ret)
+		return ret;
+	return load_filter(r);
 }
 
 /*
@@ -2326,6 +2440,9 @@ static void report_release(struct report *r)
 	}
 	free(r->streams);
 	free(r->heap);
+	if (r->filter)
+		tep_filter_free(r->filter);
+	free(r->fscratch);
 	free(r->counts);
 	free(r->lazy);
 	free(r->order);

@@ -199,8 +199,13 @@ static bool print_fmt(struct cursor *c)
 			first = false;
 			prev = TOK_STRING;
 		} else if (word_char(ch)) {
-			/* A name or number does not follow a literal. */
-			if (prev == TOK_STRING)
+			/*
+			 * A name or number does not follow a literal, nor another
+			 * name outside brackets: two names in a row are a type
+			 * ("(unsigned long)x", "sizeof(struct s)"), which only a
+			 * bracket holds ("REC->f rint f" crashes libtraceevent).
+			 */
+			if (prev == TOK_STRING || (prev == TOK_WORD && !depth))
 				return false;
 			while (c->p < c->end && word_char(*c->p))
 				c->p++;

@@ -79,6 +79,7 @@
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,7 @@ struct lazy_fmt {
 	uint64_t len;
 	int8_t state;		   /* 0: not parsed, 1: parsed, -1: failed */
 	int8_t selected;	   /* -1: not decided yet */
+	bool named;		   /* an -F without a filter names it: no record test */
 	const struct tk_event *ev; /* once found: the set never replaces an id's event */
 };
 
@@ -849,7 +851,7 @@ static bool event_selected(struct report *r, int id, const struct tk_event *ev)
 		return !ev;
 	l = &r->lazy[id];
 	if (l->selected < 0)
-		l->selected = r->filter && tep_event_filtered(r->filter, id);
+		l->selected = l->named || (r->filter && tep_event_filtered(r->filter, id));
 	return l->selected;
 }
 
@@ -964,9 +966,112 @@ static bool unknown_field(struct report *r, const char *spec, char *name, size_t
 	return false;
 }
 
+/*
+ * The name of a lazily parsed format ("name: X" line), without parsing it:
+ * an -F of names alone selects events without libtraceevent's filter.
+ */
+static bool format_name(const char *t, uint64_t len, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (len < 5 || memcmp(t, "name:", 5))
+		return false;
+	t += 5;
+	len -= 5;
+	while (len && (*t == ' ' || *t == '\t')) {
+		t++;
+		len--;
+	}
+	while (len && *t != '\n' && n + 1 < cap) {
+		out[n++] = *t++;
+		len--;
+	}
+	out[n] = '\0';
+	return n > 0;
+}
+
+/*
+ * One name of an -F without a filter, matched as libtraceevent matches
+ * event names in a filter: "SYSTEM/EVENT", or a name that is the event's or
+ * its system's, each an anchored, case-blind regular expression.
+ */
+static int name_spec(struct report *r, const char *part)
+{
+	const char *slash = strchr(part, '/');
+	char *ev_re = NULL, *sys_re = NULL;
+	regex_t ev, sys;
+	bool found = false;
+	int ret = 0;
+
+	if (asprintf(&ev_re, "^%s$", slash ? slash + 1 : part) < 0)
+		ev_re = NULL;
+	if (slash && asprintf(&sys_re, "^%.*s$", (int)(slash - part), part) < 0)
+		sys_re = NULL;
+	if (!ev_re || (slash && !sys_re)) {
+		free(ev_re);
+		free(sys_re);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	if (regcomp(&ev, ev_re, REG_ICASE | REG_NOSUB)) {
+		ret = tk_fail(EINVAL, "-F '%s': not a regular expression", part);
+		goto out_free;
+	}
+	if (regcomp(&sys, slash ? sys_re : ev_re, REG_ICASE | REG_NOSUB)) {
+		ret = tk_fail(EINVAL, "-F '%s': not a regular expression", part);
+		goto out_ev;
+	}
+	for (size_t i = 0; i < r->norder; i++) {
+		struct lazy_fmt *l = &r->lazy[r->order[i]];
+		char name[256];
+		bool ok;
+
+		if (!format_name(l->text, l->len, name, sizeof(name)))
+			continue;
+		ok = slash ? !regexec(&sys, l->system, 0, NULL, 0) &&
+				     !regexec(&ev, name, 0, NULL, 0)
+			   : !regexec(&ev, name, 0, NULL, 0) ||
+				     !regexec(&sys, l->system, 0, NULL, 0);
+		if (ok)
+			l->named = found = true;
+	}
+	if (!found)
+		ret = tk_fail(EINVAL, "-F '%s': no event found", part);
+	regfree(&sys);
+out_ev:
+	regfree(&ev);
+out_free:
+	free(ev_re);
+	free(sys_re);
+	return ret;
+}
+
 static int load_filter(struct report *r)
 {
+	bool filters = false;
+
 	if (!r->opts->nevents)
+		return 0;
+	/* Names alone: matched here, records of those events all shown. */
+	for (size_t k = 0; k < r->opts->nevents; k++) {
+		const char *spec = r->opts->events[k];
+		char *copy, *save = NULL;
+		int ret = 0;
+
+		if (strchr(spec, ':')) {
+			filters = true;
+			continue;
+		}
+		copy = strdup(spec);
+		if (!copy)
+			return tk_fail(ENOMEM, "out of memory");
+		for (char *part = strtok_r(copy, ",", &save); part && !ret;
+		     part = strtok_r(NULL, ",", &save))
+			ret = name_spec(r, part);
+		free(copy);
+		if (ret)
+			return ret;
+	}
+	if (!filters)
 		return 0;
 	for (size_t i = 0; i < r->norder; i++)
 		event_get(r, r->order[i]);
@@ -981,6 +1086,8 @@ static int load_filter(struct report *r)
 		enum tep_errno e;
 		char why[256];
 
+		if (!strchr(spec, ':'))
+			continue;
 		if (tk_event_filter_check(spec))
 			return -EINVAL;
 		e = tep_filter_add_filter_str(r->filter, spec);
@@ -1476,7 +1583,7 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 	if (__builtin_expect(r->filtering, 0)) {
 		if (!event_selected(r, id, ev))
 			return false;
-		if (r->filter && ev && !filter_match(r, s, data, size))
+		if (r->filter && ev && !r->lazy[id].named && !filter_match(r, s, data, size))
 			return false;
 		if (opts->npids && !pid_wanted(opts, pid))
 			return false;

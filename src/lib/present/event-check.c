@@ -158,6 +158,7 @@ static bool word_char(char ch)
 static bool print_fmt(struct cursor *c)
 {
 	char stack[64];
+	uint16_t ternaries[65] = {0}; /* '?' waiting for their ':' per depth */
 	size_t depth = 0;
 	bool first = true;
 	enum tok prev = TOK_OP;
@@ -214,11 +215,30 @@ static bool print_fmt(struct cursor *c)
 			if (depth == sizeof(stack))
 				return false;
 			stack[depth++] = ch == '(' ? ')' : ch == '[' ? ']' : '}';
+			ternaries[depth] = 0;
 			prev = TOK_OP;
 		} else if (ch == ')' || ch == ']' || ch == '}') {
 			if (!depth || stack[--depth] != ch)
 				return false;
 			prev = TOK_CLOSE;
+		} else if (ch == '?') {
+			ternaries[depth]++;
+			prev = TOK_OP;
+		} else if (ch == ':') {
+			/* Only a ternary's: "REC->x % d:" made libtraceevent divide by zero. */
+			if (!ternaries[depth])
+				return false;
+			ternaries[depth]--;
+			prev = TOK_OP;
+		} else if ((ch == '/' || ch == '%') && prev != TOK_STRING) {
+			const char *q = c->p;
+
+			/* Division by a literal zero: libtraceevent folds it at parse time. */
+			while (q < c->end && (*q == ' ' || *q == '\t'))
+				q++;
+			if (q < c->end && *q == '0' && (q + 1 == c->end || !word_char(q[1])))
+				return false;
+			prev = TOK_OP;
 		} else {
 			prev = TOK_OP;
 		}

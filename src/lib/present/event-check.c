@@ -253,6 +253,63 @@ static bool print_fmt(struct cursor *c)
 	return true;
 }
 
+/*
+ * Whether the field lines before @end declare a field @name (@n bytes):
+ * the last name of a declaration, before its ';' or its '['.
+ */
+static bool field_declared(const char *text, const char *end, const char *name, size_t n)
+{
+	for (const char *p = text; p < end;) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *decl = eol ? eol : end;
+		const char *f = memmem(p, (size_t)(decl - p), "field:", 6);
+
+		if (f) {
+			const char *semi = memchr(f, ';', (size_t)(decl - f));
+			const char *stop = semi,
+				   *br = semi ? memchr(f, '[', (size_t)(semi - f)) : NULL;
+
+			if (br)
+				stop = br;
+			if (stop && (size_t)(stop - f) > n && !memcmp(stop - n, name, n) &&
+			    !word_char(stop[-(long)n - 1]))
+				return true;
+		}
+		p = eol ? eol + 1 : end;
+	}
+	return false;
+}
+
+/*
+ * Every REC->NAME of the print format's arguments is a declared field:
+ * libtraceevent 1.7.1 dereferences NULL for an unknown one inside
+ * __print_symbolic().
+ */
+static bool fields_known(const char *text, const char *args, const char *end)
+{
+	const char *fmt_line = args;
+
+	for (const char *p = args; p + 5 < end; p++) {
+		size_t n = 0;
+
+		if (*p == '"' || *p == '\'') {
+			char quote = *p++;
+
+			while (p < end && *p != quote)
+				p += *p == '\\' ? 2 : 1;
+			continue;
+		}
+		if (memcmp(p, "REC->", 5))
+			continue;
+		p += 5;
+		while (p + n < end && word_char(p[n]))
+			n++;
+		if (!n || !field_declared(text, fmt_line, p, n))
+			return false;
+	}
+	return true;
+}
+
 int tk_event_format_check(const char *system, const char *text, size_t len)
 {
 	struct cursor c = {text, text + len, 1};
@@ -294,8 +351,12 @@ int tk_event_format_check(const char *system, const char *text, size_t len)
 				goto bad;
 			continue;
 		}
-		if (starts(&c, "print fmt:") && print_fmt(&c))
-			return 0;
+		if (starts(&c, "print fmt:")) {
+			const char *args = c.p;
+
+			if (print_fmt(&c) && fields_known(text, args, c.end))
+				return 0;
+		}
 		goto bad;
 	}
 bad:

@@ -7,11 +7,12 @@
 #      small command, with tracekit record (root and tracefs needed); when
 #      tracing is not permitted, say why and use the committed
 #      tests/data/sample-v7-zstd.dat instead;
-#   2. a summary of it: tracekit report --stat (per-event counts, per-CPU
+#   2. the first lines of its text: tracekit report;
+#   3. a summary of it: tracekit report --stat (per-event counts, per-CPU
 #      lost events), or tracekit dump --summary when report lacks --stat;
-#   3. tracekit convert to v6 and to v7 without compression;
-#   4. tracekit dump of the v6 copy: same events, same page checksums;
-#   5. trace-cmd report on the converted file, when trace-cmd is installed:
+#   4. tracekit convert to v6 and to v7 without compression;
+#   5. tracekit dump of the v6 copy: same events, same page checksums;
+#   6. trace-cmd report on the converted file, when trace-cmd is installed:
 #      the rest of the ecosystem reads what tracekit writes.
 #
 # Exit status: 0 when every step worked, 1 otherwise.
@@ -85,15 +86,24 @@ if [ -n "$fallback_reason" ]; then
 	cp "$bundled" "$sample" || die "cannot copy $bundled"
 fi
 
+# ------------------------------------------------------------------ 2. the events
+
+heading "2. The events: tracekit report (the first 20 lines)"
+say "The text trace-cmd report prints for the same file, line for line."
+echo
+tracekit report "$sample" 2>/dev/null | head -20 | sed 's/^/    /'
+tracekit report -F 'sched_switch:prev_pid>0' "$sample" >/dev/null 2>&1 &&
+	say "(-F takes trace-cmd's filters too: tracekit report -F 'sched_switch:prev_pid>0' FILE)"
+
 # ------------------------------------------------------------------ 2. summary
 
 if tracekit report --help 2>/dev/null | grep -q -e '--stat'; then
-	heading "2. What happened: tracekit report --stat"
+	heading "3. What happened: tracekit report --stat"
 	say "Events per type, and per CPU the events and the events the kernel lost."
 	echo
 	show tracekit report --stat "$sample" || die "report --stat failed"
 else
-	heading "2. What the file holds: tracekit dump --summary"
+	heading "3. What the file holds: tracekit dump --summary"
 	say "The header facts, how big each metadata part is, and per buffer its pages,"
 	say "events and lost events. Every page of every CPU is decompressed and decoded"
 	say "to get these counts: exit status 0 means the whole trace is readable."
@@ -103,7 +113,7 @@ fi
 
 # ------------------------------------------------------------------ 3. convert
 
-heading "3. Converting: to v6, and to v7 without compression"
+heading "4. Converting: to v6, and to v7 without compression"
 say "trace-cmd 3.x writes v7 (sections, zstd). Older tools read only v6, and an"
 say "uncompressed v7 can be read page by page without decompression. convert"
 say "streams the pages, writes a temporary file and renames it when complete."
@@ -116,7 +126,7 @@ show tracekit convert "$sample" -o "$v7none" --compression none ||
 
 # ------------------------------------------------------------------ 4. dump v6
 
-heading "4. The v6 copy, in full (first 40 lines)"
+heading "5. The v6 copy, in full (first 40 lines)"
 say "Sections, options and per-CPU lines. The crc32 of each CPU's pages and of"
 say "each metadata body is the same as in the original: nothing was lost."
 echo
@@ -143,7 +153,7 @@ fi
 
 # ------------------------------------------------------------------ 5. trace-cmd
 
-heading "5. trace-cmd reads the converted file"
+heading "6. trace-cmd reads the converted file"
 if command -v trace-cmd >/dev/null 2>&1; then
 	say "The real trace-cmd decodes the events of the v6 copy tracekit wrote:"
 	echo

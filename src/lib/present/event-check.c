@@ -394,13 +394,80 @@ static void add_star(struct tk_event *ev, const struct tep_print_arg *arg)
  * conversion; d, i, u, x, X, o, s and p (with its suffix) take an
  * argument, a '*' takes one before it, and any other letter takes none.
  */
+/* A hex dump's or an array's length: a constant, a field or a __data_loc's length. */
+static void add_len(struct tk_event *ev, const struct tep_print_arg *arg, uint32_t unit)
+{
+	const size_t cap = sizeof(ev->len_fields) / sizeof(ev->len_fields[0]);
+
+	while (arg && arg->type == TEP_PRINT_TYPE)
+		arg = arg->typecast.item;
+	if (arg && arg->type == TEP_PRINT_ATOM) {
+		unsigned long v = strtoul(arg->atom.atom, NULL, 0);
+
+		if (!unit || v > STAR_MAX / unit)
+			ev->star_unsafe = true;
+	} else if (arg && unit && arg->type == TEP_PRINT_FIELD && arg->field.field &&
+		   ev->nlen < cap) {
+		ev->len_fields[ev->nlen] = arg->field.field;
+		ev->len_unit[ev->nlen++] = unit;
+	} else if (arg && arg->type == TEP_PRINT_DYNAMIC_ARRAY_LEN) {
+		/* A __data_loc's own length: libtraceevent checks it against the record. */
+	} else {
+		ev->star_unsafe = true;
+	}
+}
+
+/* Every hex dump and array of the arguments, wherever a ternary or cast put it. */
+static void find_lens(struct tk_event *ev, const struct tep_print_arg *arg, int depth)
+{
+	if (!arg || depth > 32)
+		return;
+	switch (arg->type) {
+	case TEP_PRINT_HEX:
+	case TEP_PRINT_HEX_STR:
+		add_len(ev, arg->hex.size, 1);
+		find_lens(ev, arg->hex.field, depth + 1);
+		break;
+	case TEP_PRINT_INT_ARRAY: {
+		const struct tep_print_arg *el = arg->int_array.el_size;
+		unsigned long unit =
+			el && el->type == TEP_PRINT_ATOM ? strtoul(el->atom.atom, NULL, 0) : 0;
+
+		if (!unit || unit > 8)
+			ev->star_unsafe = true;
+		else
+			add_len(ev, arg->int_array.count, (uint32_t)unit);
+		find_lens(ev, arg->int_array.field, depth + 1);
+		break;
+	}
+	case TEP_PRINT_OP:
+		find_lens(ev, arg->op.left, depth + 1);
+		find_lens(ev, arg->op.right, depth + 1);
+		break;
+	case TEP_PRINT_TYPE:
+		find_lens(ev, arg->typecast.item, depth + 1);
+		break;
+	case TEP_PRINT_FLAGS:
+		find_lens(ev, arg->flags.field, depth + 1);
+		break;
+	case TEP_PRINT_SYMBOL:
+		find_lens(ev, arg->symbol.field, depth + 1);
+		break;
+	default:
+		break;
+	}
+}
+
 void tk_event_find_stars(struct tk_event *ev)
 {
 	const char *p = ev->tev->print_fmt.format;
 	const struct tep_print_arg *arg = ev->tev->print_fmt.args;
 
 	ev->nstar = 0;
+	ev->nlen = 0;
 	ev->star_unsafe = false;
+	for (const struct tep_print_arg *a = arg; a; a = a->next)
+		find_lens(ev, a, 0);
 	if (!p || !strchr(p, '*'))
 		return;
 	while (*p) {
@@ -448,6 +515,17 @@ bool tk_event_stars_ok(const struct tk_event_set *set, const struct tk_event *ev
 		/* libtraceevent passes the width as an int. */
 		v = (int)tep_read_number(set->tep, (const uint8_t *)data + f->offset, f->size);
 		if (v < 0 || v > STAR_MAX)
+			return false;
+	}
+	for (uint8_t i = 0; i < ev->nlen; i++) {
+		const struct tep_format_field *f = ev->len_fields[i];
+		uint64_t v;
+
+		if (f->size < 1 || f->size > 8 || (uint64_t)f->offset + (uint64_t)f->size > size)
+			return false;
+		v = tep_read_number(set->tep, (const uint8_t *)data + f->offset, f->size);
+		/* More bytes than the whole record holds. */
+		if (v > size / ev->len_unit[i])
 			return false;
 	}
 	return true;

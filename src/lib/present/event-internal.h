@@ -195,6 +195,13 @@ struct tk_event {
 	const struct tep_format_field *star_fields[8];
 	uint8_t nstar;
 	bool star_unsafe;
+	/*
+	 * Lengths of hex dumps and arrays read from a field of the record
+	 * (__print_hex, __print_array): the field, and the bytes per unit.
+	 */
+	const struct tep_format_field *len_fields[8];
+	uint32_t len_unit[8];
+	uint8_t nlen;
 	/* sched plugin mirrors */
 	const struct tk_event_field *f_pid, *f_comm, *f_prio, *f_success, *f_target;
 	const struct tk_event_field *f_prev_pid, *f_prev_comm, *f_prev_prio, *f_prev_state;

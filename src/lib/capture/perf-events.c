@@ -23,6 +23,7 @@
 
 #include <tracekit/perfrecord.h>
 
+#include "internal/array.h"
 #include "internal/error.h"
 
 /* The specs being built; on failure they are freed and the caller's array is left alone. */
@@ -38,14 +39,12 @@ static int push(struct list *l, const char *spec, size_t len, const char *mod, s
 
 	if (len == 0)
 		return tk_fail(EINVAL, "empty event in the -e list");
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 8;
-		struct tk_perfrecord_event *n = realloc(l->ev, cap * sizeof(*n));
+	{
+		struct tk_perfrecord_event *n = tk_array_grow(l->ev, &l->cap, l->n, sizeof(*n), 8);
 
 		if (!n)
 			return tk_fail(ENOMEM, "out of memory");
 		l->ev = n;
-		l->cap = cap;
 	}
 	/* A member with modifiers of its own joins the group's with no second colon. */
 	s = malloc(len + mlen + 2);

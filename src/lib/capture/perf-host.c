@@ -40,59 +40,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <tracekit/perfrecord.h>
+
+#include "internal/bytebuf.h"
 #include "internal/error.h"
+#include "perfdata-internal.h"
 #include "perf-host.h"
 
 #define SYS_CPU	 "/sys/devices/system/cpu"
 #define SYS_NODE "/sys/devices/system/node"
-
-struct blob {
-	unsigned char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void put(struct blob *b, const void *d, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 1024;
-		unsigned char *np;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		np = realloc(b->p, cap);
-		if (!np) {
-			b->oom = true;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, d, n);
-	b->len += n;
-}
-
-static void put_u32(struct blob *b, uint32_t v)
-{
-	put(b, &v, 4);
-}
-
-static void put_u64(struct blob *b, uint64_t v)
-{
-	put(b, &v, 8);
-}
-
-static void put_string(struct blob *b, const char *s)
-{
-	static const unsigned char zero[64];
-	size_t n = strlen(s) + 1, len = (n + 63) & ~(size_t)63;
-
-	put_u32(b, (uint32_t)len);
-	put(b, s, n - 1);
-	put(b, zero, len - n + 1);
-}
 
 /* The first line of a small sysfs file, without its newline; -1 when absent. */
 static int read_line(const char *path, char *out, size_t cap)
@@ -122,7 +78,7 @@ static uint32_t read_id(int cpu, const char *name)
 }
 
 /* The distinct @name lists of the online CPUs, in CPU order; false when sysfs lacks them. */
-static bool sibling_lists(struct blob *b, const bool *online, int nr, const char *name,
+static bool sibling_lists(struct tk_bytebuf *b, const bool *online, int nr, const char *name,
 			  const char *alt)
 {
 	char(*seen)[256] = calloc((size_t)nr, sizeof(*seen));
@@ -130,7 +86,7 @@ static bool sibling_lists(struct blob *b, const bool *online, int nr, const char
 	bool ok = true;
 
 	if (!seen) {
-		b->oom = true;
+		b->err = -ENOMEM;
 		return false;
 	}
 	for (int c = 0; c < nr && ok; c++) {
@@ -153,21 +109,20 @@ static bool sibling_lists(struct blob *b, const bool *online, int nr, const char
 			memcpy(seen[n++], v, sizeof(v));
 	}
 	if (ok) {
-		put_u32(b, n);
+		tk_bytebuf_put_u32(b, n);
 		for (uint32_t i = 0; i < n; i++)
-			put_string(b, seen[i]);
+			tk_perf_put_string(b, seen[i]);
 	}
 	free(seen);
 	return ok;
 }
 
-static int set(struct tk_perfdata_writer *w, uint32_t id, struct blob *b)
+static int set(struct tk_perfdata_writer *w, uint32_t id, struct tk_bytebuf *b)
 {
-	int r = b->oom ? tk_fail(ENOMEM, "out of memory")
-		       : tk_perfdata_writer_set_feature(w, id, b->p, b->len);
+	int r = b->err ? tk_fail(ENOMEM, "out of memory")
+		       : tk_perfdata_writer_set_feature(w, id, b->data, b->len);
 
-	free(b->p);
-	*b = (struct blob){0};
+	tk_bytebuf_release(b);
 	return r;
 }
 
@@ -175,7 +130,7 @@ static int cpu_topology(struct tk_perfdata_writer *w)
 {
 	long conf = sysconf(_SC_NPROCESSORS_CONF);
 	int nr = conf > 0 && conf < 65536 ? (int)conf : 0;
-	struct blob b = {0};
+	struct tk_bytebuf b = {.big = TK_HOST_BIG_ENDIAN};
 	bool *online;
 	bool dies;
 
@@ -194,12 +149,12 @@ static int cpu_topology(struct tk_perfdata_writer *w)
 	if (!sibling_lists(&b, online, nr, "package_cpus_list", "core_siblings_list") ||
 	    !sibling_lists(&b, online, nr, "core_cpus_list", "thread_siblings_list")) {
 		free(online);
-		free(b.p);
-		return b.oom ? tk_fail(ENOMEM, "out of memory") : 0;
+		tk_bytebuf_release(&b);
+		return b.err ? tk_fail(ENOMEM, "out of memory") : 0;
 	}
 	for (int c = 0; c < nr; c++) {
-		put_u32(&b, online[c] ? read_id(c, "core_id") : UINT32_MAX);
-		put_u32(&b, online[c] ? read_id(c, "physical_package_id") : UINT32_MAX);
+		tk_bytebuf_put_u32(&b, online[c] ? read_id(c, "core_id") : UINT32_MAX);
+		tk_bytebuf_put_u32(&b, online[c] ? read_id(c, "physical_package_id") : UINT32_MAX);
 	}
 	/* The die part is optional: perf reads a section that ends here as one without dies. */
 	{
@@ -210,7 +165,7 @@ static int cpu_topology(struct tk_perfdata_writer *w)
 			b.len = before;
 	}
 	for (int c = 0; dies && c < nr; c++)
-		put_u32(&b, online[c] ? read_id(c, "die_id") : UINT32_MAX);
+		tk_bytebuf_put_u32(&b, online[c] ? read_id(c, "die_id") : UINT32_MAX);
 	free(online);
 	return set(w, TK_PERF_FEAT_CPU_TOPOLOGY, &b);
 }
@@ -226,9 +181,10 @@ static int numa_topology(struct tk_perfdata_writer *w)
 {
 	char online[256], path[128], cpus[256];
 	char *text = malloc(4096);
-	struct blob b = {0};
+	struct tk_bytebuf b = {.big = TK_HOST_BIG_ENDIAN};
 	uint32_t nr = 0;
-	const char *p;
+	int32_t *nodes = NULL;
+	size_t nnodes = 0;
 
 	if (!text)
 		return tk_fail(ENOMEM, "out of memory");
@@ -236,57 +192,51 @@ static int numa_topology(struct tk_perfdata_writer *w)
 		free(text);
 		return 0;
 	}
-	put_u32(&b, 0); /* the count, set below */
-	for (p = online; *p;) {
-		char *end;
-		long lo = strtol(p, &end, 10), hi = lo;
+	tk_bytebuf_put_u32(&b, 0); /* the count, set below */
+	/* The online nodes, a list such as "0-1,3": perf's -C syntax, one parser. */
+	if (tk_perfrecord_parse_list(online, &nodes, &nnodes) < 0)
+		nnodes = 0;
+	for (size_t i = 0; i < nnodes; i++) {
+		long n = nodes[i];
+		int fd;
+		ssize_t len;
 
-		if (end == p)
-			break;
-		if (*end == '-')
-			hi = strtol(end + 1, &end, 10);
-		for (long n = lo; n <= hi && n - lo < 4096; n++) {
-			int fd;
-			ssize_t len;
-
-			snprintf(path, sizeof(path), SYS_NODE "/node%ld/meminfo", n);
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			len = read(fd, text, 4095);
-			close(fd);
-			text[len > 0 ? len : 0] = 0;
-			snprintf(path, sizeof(path), SYS_NODE "/node%ld/cpulist", n);
-			if (read_line(path, cpus, sizeof(cpus)) < 0)
-				cpus[0] = 0;
-			put_u32(&b, (uint32_t)n);
-			put_u64(&b, meminfo_kb(text, "MemTotal:"));
-			put_u64(&b, meminfo_kb(text, "MemFree:"));
-			put_string(&b, cpus);
-			nr++;
-		}
-		p = *end == ',' ? end + 1 : end;
+		snprintf(path, sizeof(path), SYS_NODE "/node%ld/meminfo", n);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, text, 4095);
+		close(fd);
+		text[len > 0 ? len : 0] = 0;
+		snprintf(path, sizeof(path), SYS_NODE "/node%ld/cpulist", n);
+		if (read_line(path, cpus, sizeof(cpus)) < 0)
+			cpus[0] = 0;
+		tk_bytebuf_put_u32(&b, (uint32_t)n);
+		tk_bytebuf_put_u64(&b, meminfo_kb(text, "MemTotal:"));
+		tk_bytebuf_put_u64(&b, meminfo_kb(text, "MemFree:"));
+		tk_perf_put_string(&b, cpus);
+		nr++;
 	}
+	free(nodes);
 	free(text);
 	if (!nr) {
-		free(b.p);
+		tk_bytebuf_release(&b);
 		return 0;
 	}
-	if (!b.oom)
-		memcpy(b.p, &nr, 4);
+	tk_bytebuf_patch_u32(&b, 0, nr);
 	return set(w, TK_PERF_FEAT_NUMA_TOPOLOGY, &b);
 }
 
 static int pmu_mappings(struct tk_perfdata_writer *w)
 {
 	DIR *d = opendir("/sys/bus/event_source/devices");
-	struct blob b = {0};
+	struct tk_bytebuf b = {.big = TK_HOST_BIG_ENDIAN};
 	struct dirent *e;
 	uint32_t nr = 0;
 
 	if (!d)
 		return 0;
-	put_u32(&b, 0);
+	tk_bytebuf_put_u32(&b, 0);
 	while ((e = readdir(d))) {
 		char path[512], v[32];
 
@@ -295,17 +245,16 @@ static int pmu_mappings(struct tk_perfdata_writer *w)
 		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", e->d_name);
 		if (read_line(path, v, sizeof(v)) < 0)
 			continue;
-		put_u32(&b, (uint32_t)strtoul(v, NULL, 10));
-		put_string(&b, e->d_name);
+		tk_bytebuf_put_u32(&b, (uint32_t)strtoul(v, NULL, 10));
+		tk_perf_put_string(&b, e->d_name);
 		nr++;
 	}
 	closedir(d);
 	if (!nr) {
-		free(b.p);
+		tk_bytebuf_release(&b);
 		return 0;
 	}
-	if (!b.oom)
-		memcpy(b.p, &nr, 4);
+	tk_bytebuf_patch_u32(&b, 0, nr);
 	return set(w, TK_PERF_FEAT_PMU_MAPPINGS, &b);
 }
 
@@ -343,7 +292,7 @@ static int caches(struct tk_perfdata_writer *w)
 	long conf = sysconf(_SC_NPROCESSORS_CONF);
 	int nr = conf > 0 && conf < 65536 ? (int)conf : 0;
 	struct cache *all = calloc((size_t)nr * 4 + 1, sizeof(*all)), c;
-	struct blob b = {0};
+	struct tk_bytebuf b = {.big = TK_HOST_BIG_ENDIAN};
 	uint32_t n = 0;
 
 	if (!all)
@@ -373,23 +322,23 @@ static int caches(struct tk_perfdata_writer *w)
 		free(all);
 		return 0;
 	}
-	put_u32(&b, 1);
-	put_u32(&b, n);
+	tk_bytebuf_put_u32(&b, 1);
+	tk_bytebuf_put_u32(&b, n);
 	for (uint32_t i = 0; i < n; i++) {
-		put_u32(&b, all[i].level);
-		put_u32(&b, all[i].line);
-		put_u32(&b, all[i].sets);
-		put_u32(&b, all[i].ways);
-		put_string(&b, all[i].type);
-		put_string(&b, all[i].size);
-		put_string(&b, all[i].map);
+		tk_bytebuf_put_u32(&b, all[i].level);
+		tk_bytebuf_put_u32(&b, all[i].line);
+		tk_bytebuf_put_u32(&b, all[i].sets);
+		tk_bytebuf_put_u32(&b, all[i].ways);
+		tk_perf_put_string(&b, all[i].type);
+		tk_perf_put_string(&b, all[i].size);
+		tk_perf_put_string(&b, all[i].map);
 	}
 	free(all);
 	return set(w, TK_PERF_FEAT_CACHE, &b);
 }
 
 /* A node's memory blocks: the memoryN entries of its sysfs directory. */
-static int node_blocks(struct blob *b, long node)
+static int node_blocks(struct tk_bytebuf *b, long node)
 {
 	char path[128];
 	struct dirent *e;
@@ -411,7 +360,7 @@ static int node_blocks(struct blob *b, long node)
 	words = calloc((size_t)((bits + 63) / 64), 8);
 	if (!words) {
 		closedir(d);
-		b->oom = true;
+		b->err = -ENOMEM;
 		return -1;
 	}
 	rewinddir(d);
@@ -419,10 +368,10 @@ static int node_blocks(struct blob *b, long node)
 		if (sscanf(e->d_name, "memory%u", &phys) == 1)
 			words[phys / 64] |= 1ULL << (phys % 64);
 	closedir(d);
-	put_u64(b, (uint64_t)node);
-	put_u64(b, bits);
-	put_u64(b, bits);
-	put(b, words, (size_t)((bits + 63) / 64) * 8);
+	tk_bytebuf_put_u64(b, (uint64_t)node);
+	tk_bytebuf_put_u64(b, bits);
+	tk_bytebuf_put_u64(b, bits);
+	tk_bytebuf_put(b, words, (size_t)((bits + 63) / 64) * 8);
 	free(words);
 	return 1;
 }
@@ -430,36 +379,29 @@ static int node_blocks(struct blob *b, long node)
 static int mem_topology(struct tk_perfdata_writer *w)
 {
 	char online[256], v[32];
-	struct blob b = {0};
+	struct tk_bytebuf b = {.big = TK_HOST_BIG_ENDIAN};
 	uint64_t nr = 0, block;
-	const char *p;
+	int32_t *nodes = NULL;
+	size_t nnodes = 0;
 
 	if (read_line("/sys/devices/system/memory/block_size_bytes", v, sizeof(v)) < 0 ||
 	    read_line(SYS_NODE "/online", online, sizeof(online)) < 0)
 		return 0;
 	block = strtoull(v, NULL, 16);
-	put_u64(&b, 1);
-	put_u64(&b, block);
-	put_u64(&b, 0); /* the count, set below */
-	for (p = online; *p;) {
-		char *end;
-		long lo = strtol(p, &end, 10), hi = lo;
-
-		if (end == p)
-			break;
-		if (*end == '-')
-			hi = strtol(end + 1, &end, 10);
-		for (long n = lo; n <= hi && n - lo < 4096; n++)
-			if (node_blocks(&b, n) > 0)
-				nr++;
-		p = *end == ',' ? end + 1 : end;
-	}
-	if (!nr && !b.oom) {
-		free(b.p);
+	tk_bytebuf_put_u64(&b, 1);
+	tk_bytebuf_put_u64(&b, block);
+	tk_bytebuf_put_u64(&b, 0); /* the count, set below */
+	if (tk_perfrecord_parse_list(online, &nodes, &nnodes) < 0)
+		nnodes = 0;
+	for (size_t i = 0; i < nnodes; i++)
+		if (node_blocks(&b, nodes[i]) > 0)
+			nr++;
+	free(nodes);
+	if (!nr && !b.err) {
+		tk_bytebuf_release(&b);
 		return 0;
 	}
-	if (!b.oom)
-		memcpy(b.p + 16, &nr, 8);
+	tk_bytebuf_patch_u64(&b, 16, nr);
 	return set(w, TK_PERF_FEAT_MEM_TOPOLOGY, &b);
 }
 

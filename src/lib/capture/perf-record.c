@@ -127,6 +127,7 @@
 #include <tracekit/tracedata.h>
 #include <tracekit/tracefs.h>
 
+#include "internal/array.h"
 #include "internal/error.h"
 #include "internal/opts.h"
 #include "perf-host.h"
@@ -297,14 +298,12 @@ static int add_ev(struct session *s, const char *name, uint32_t type, uint64_t c
 		if (group && e->group == group && leader == s->nr_evs)
 			leader = i;
 	}
-	if (s->nr_evs == s->cap_evs) {
-		size_t cap = s->cap_evs ? s->cap_evs * 2 : 16;
-		struct ev *n = realloc(s->evs, cap * sizeof(*n));
+	{
+		struct ev *n = tk_array_grow(s->evs, &s->cap_evs, s->nr_evs, sizeof(*n), 16);
 
 		if (!n)
 			return tk_fail(ENOMEM, "out of memory");
 		s->evs = n;
-		s->cap_evs = cap;
 	}
 	s->evs[s->nr_evs] = (struct ev){
 		.name = strdup(name),

@@ -60,4 +60,13 @@ static inline uint32_t tk_perf_string_len(size_t n)
 	return (uint32_t)((n + 1 + 63) & ~(size_t)63);
 }
 
+struct tk_bytebuf;
+
+/*
+ * tk_perf_put_string() - a perf_header_string: u32 length (the string's
+ * bytes and NUL rounded up to 64), the string, NUL padding (perfdata-write.c;
+ * the perf recorder's topology features use it too).
+ */
+void tk_perf_put_string(struct tk_bytebuf *b, const char *s);
+
 #endif

@@ -807,7 +807,7 @@ int tk_perfdata_writer_set_feature(struct tk_perfdata_writer *w, uint32_t id, co
 }
 
 /* perf_header_string: u32 len (strlen+1 rounded to 64), string, NUL padding. */
-static void put_string(struct tk_bytebuf *b, const char *s)
+void tk_perf_put_string(struct tk_bytebuf *b, const char *s)
 {
 	size_t n = strlen(s);
 	uint32_t len = tk_perf_string_len(n);
@@ -839,7 +839,7 @@ int tk_perfdata_writer_set_string(struct tk_perfdata_writer *w, uint32_t id, con
 	struct tk_bytebuf b;
 
 	payload_init(&b);
-	put_string(&b, value);
+	tk_perf_put_string(&b, value);
 	return set_payload(w, id, &b);
 }
 
@@ -917,7 +917,7 @@ static int build_event_desc(struct tk_perfdata_writer *w)
 		tk_perfdata_attr_encode(&w->evsels[i].attr, a);
 		tk_bytebuf_put(&b, a, sizeof(a));
 		tk_bytebuf_put_u32(&b, (uint32_t)w->evsels[i].nr_ids);
-		put_string(&b, w->evsels[i].name);
+		tk_perf_put_string(&b, w->evsels[i].name);
 		tk_bytebuf_put(&b, w->evsels[i].ids, w->evsels[i].nr_ids * 8);
 	}
 	return set_payload(w, TK_PERF_FEAT_EVENT_DESC, &b);
@@ -927,9 +927,9 @@ static int build_event_desc(struct tk_perfdata_writer *w)
 static void put_cmdline(struct tk_bytebuf *b, const char *exe, int argc, const char *const *argv)
 {
 	tk_bytebuf_put_u32(b, (uint32_t)(argc > 0 ? argc : 1));
-	put_string(b, exe ? exe : (argc > 0 ? argv[0] : "tracekit"));
+	tk_perf_put_string(b, exe ? exe : (argc > 0 ? argv[0] : "tracekit"));
 	for (int i = 1; i < argc; i++)
-		put_string(b, argv[i]);
+		tk_perf_put_string(b, argv[i]);
 }
 
 int tk_perfdata_writer_set_host_facts(struct tk_perfdata_writer *w, const struct tk_host *h)

@@ -394,27 +394,59 @@ static void add_star(struct tk_event *ev, const struct tep_print_arg *arg)
  * conversion; d, i, u, x, X, o, s and p (with its suffix) take an
  * argument, a '*' takes one before it, and any other letter takes none.
  */
-/* A hex dump's or an array's length: a constant, a field or a __data_loc's length. */
-static void add_len(struct tk_event *ev, const struct tep_print_arg *arg, uint32_t unit)
+/*
+ * A hex dump's or an array's bytes: where they start and how many. The
+ * printer takes the start from a plain field or a __data_loc
+ * (libtraceevent reads any other argument there as a field: a type
+ * confusion), and the count from a constant, a field or a __data_loc's own
+ * length; anything else cannot be bounded.
+ */
+static void add_len(struct tk_event *ev, const struct tep_print_arg *base,
+		    const struct tep_print_arg *arg, uint32_t unit)
 {
 	const size_t cap = sizeof(ev->len_fields) / sizeof(ev->len_fields[0]);
+	const struct tep_format_field *start;
+	bool dynamic;
 
-	while (arg && arg->type == TEP_PRINT_TYPE)
-		arg = arg->typecast.item;
-	if (arg && arg->type == TEP_PRINT_ATOM) {
-		unsigned long v = strtoul(arg->atom.atom, NULL, 0);
-
-		if (!unit || v > STAR_MAX / unit)
-			ev->star_unsafe = true;
-	} else if (arg && unit && arg->type == TEP_PRINT_FIELD && arg->field.field &&
-		   ev->nlen < cap) {
-		ev->len_fields[ev->nlen] = arg->field.field;
-		ev->len_unit[ev->nlen++] = unit;
-	} else if (arg && arg->type == TEP_PRINT_DYNAMIC_ARRAY_LEN) {
-		/* A __data_loc's own length: libtraceevent checks it against the record. */
+	if (base && base->type == TEP_PRINT_FIELD && base->field.field) {
+		start = base->field.field;
+		dynamic = false;
+	} else if (base && base->type == TEP_PRINT_DYNAMIC_ARRAY && base->dynarray.field) {
+		start = base->dynarray.field;
+		dynamic = true;
 	} else {
 		ev->star_unsafe = true;
+		return;
 	}
+	while (arg && arg->type == TEP_PRINT_TYPE)
+		arg = arg->typecast.item;
+	if (!unit || ev->nlen >= cap) {
+		ev->star_unsafe = true;
+	} else if (arg && arg->type == TEP_PRINT_ATOM) {
+		unsigned long v = strtoul(arg->atom.atom, NULL, 0);
+
+		if (v > STAR_MAX / unit) {
+			ev->star_unsafe = true;
+			return;
+		}
+		ev->len_fields[ev->nlen] = NULL;
+		ev->len_dynamic[ev->nlen] = false;
+		ev->len_const[ev->nlen] = (uint32_t)v;
+	} else if (arg && arg->type == TEP_PRINT_FIELD && arg->field.field) {
+		ev->len_fields[ev->nlen] = arg->field.field;
+		ev->len_dynamic[ev->nlen] = false;
+	} else if (arg && arg->type == TEP_PRINT_DYNAMIC_ARRAY_LEN && arg->dynarray.field &&
+		   arg->dynarray.field->size == 4) {
+		/* A __data_loc's length: the high 16 bits of its word. */
+		ev->len_fields[ev->nlen] = arg->dynarray.field;
+		ev->len_dynamic[ev->nlen] = true;
+	} else {
+		ev->star_unsafe = true;
+		return;
+	}
+	ev->len_base[ev->nlen] = start;
+	ev->len_base_dynamic[ev->nlen] = dynamic;
+	ev->len_unit[ev->nlen++] = unit;
 }
 
 /* Every hex dump and array of the arguments, wherever a ternary or cast put it. */
@@ -425,8 +457,7 @@ static void find_lens(struct tk_event *ev, const struct tep_print_arg *arg, int 
 	switch (arg->type) {
 	case TEP_PRINT_HEX:
 	case TEP_PRINT_HEX_STR:
-		add_len(ev, arg->hex.size, 1);
-		find_lens(ev, arg->hex.field, depth + 1);
+		add_len(ev, arg->hex.field, arg->hex.size, 1);
 		break;
 	case TEP_PRINT_INT_ARRAY: {
 		const struct tep_print_arg *el = arg->int_array.el_size;
@@ -436,8 +467,7 @@ static void find_lens(struct tk_event *ev, const struct tep_print_arg *arg, int 
 		if (!unit || unit > 8)
 			ev->star_unsafe = true;
 		else
-			add_len(ev, arg->int_array.count, (uint32_t)unit);
-		find_lens(ev, arg->int_array.field, depth + 1);
+			add_len(ev, arg->int_array.field, arg->int_array.count, (uint32_t)unit);
 		break;
 	}
 	case TEP_PRINT_OP:
@@ -519,13 +549,33 @@ bool tk_event_stars_ok(const struct tk_event_set *set, const struct tk_event *ev
 	}
 	for (uint8_t i = 0; i < ev->nlen; i++) {
 		const struct tep_format_field *f = ev->len_fields[i];
-		uint64_t v;
+		const struct tep_format_field *b = ev->len_base[i];
+		uint64_t v = ev->len_const[i], start = b->offset;
 
-		if (f->size < 1 || f->size > 8 || (uint64_t)f->offset + (uint64_t)f->size > size)
-			return false;
-		v = tep_read_number(set->tep, (const uint8_t *)data + f->offset, f->size);
-		/* More bytes than the whole record holds. */
-		if (v > size / ev->len_unit[i])
+		if (f) {
+			if (f->size < 1 || f->size > 8 ||
+			    (uint64_t)f->offset + (uint64_t)f->size > size)
+				return false;
+			v = tep_read_number(set->tep, (const uint8_t *)data + f->offset, f->size);
+			/* A __data_loc's length, zero when it runs past the record (as
+			 * libtraceevent reads it). */
+			if (ev->len_dynamic[i])
+				v = (v & 0xffff) + (v >> 16 & 0xffff) > size ? 0 : v >> 16 & 0xffff;
+		}
+		if (ev->len_base_dynamic[i]) {
+			/* A __data_loc: the low 16 bits of its word are the offset. */
+			if (b->size != 4 || (uint64_t)b->offset + 4 > size)
+				return false;
+			start = tep_read_number(set->tep, (const uint8_t *)data + b->offset, 4) &
+				0xffff;
+			if (start > size)
+				start = 0; /* libtraceevent's reading of an offset past the record
+					    */
+			if (b->flags & TEP_FIELD_IS_RELATIVE)
+				start += (uint64_t)b->offset + 4;
+		}
+		/* The bytes the printer reads must lie in the record. */
+		if (v > size / ev->len_unit[i] || start + v * ev->len_unit[i] > size)
 			return false;
 	}
 	return true;

@@ -196,10 +196,16 @@ struct tk_event {
 	uint8_t nstar;
 	bool star_unsafe;
 	/*
-	 * Lengths of hex dumps and arrays read from a field of the record
-	 * (__print_hex, __print_array): the field, and the bytes per unit.
+	 * Hex dumps and arrays (__print_hex, __print_array): where the bytes
+	 * start (a fixed field, or the __data_loc field whose offset the
+	 * record holds), their count (a field of the record, or len_const
+	 * when len_fields is NULL) and the bytes per unit.
 	 */
+	const struct tep_format_field *len_base[8];
+	bool len_base_dynamic[8];
 	const struct tep_format_field *len_fields[8];
+	bool len_dynamic[8]; /* len_fields is a __data_loc: its length */
+	uint32_t len_const[8];
 	uint32_t len_unit[8];
 	uint8_t nlen;
 	/* sched plugin mirrors */

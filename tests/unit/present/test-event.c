@@ -1323,6 +1323,48 @@ static void test_slow_path_star_bounded(void **state)
 	tk_event_set_free(set);
 }
 
+/*
+ * Hex dumps on the slow path: the bytes a record's length asks for must lie
+ * in the record, and a dump of anything but a field or a __data_loc never
+ * reaches libtraceevent's printer (it reads such an argument as a field).
+ */
+static void test_slow_path_hex_bounded(void **state)
+{
+	static const char fmt_hex[] =
+		"name: thex\nID: 33\nformat:\n" COMMON
+		"\tfield:int n;\toffset:8;\tsize:4;\tsigned:1;\n"
+		"\tfield:u8 b[4];\toffset:12;\tsize:4;\tsigned:0;\n\n"
+		"print fmt: \"h=%s q=%ls\", __print_hex(REC->b, REC->n), REC->n\n";
+	static const char fmt_expr[] =
+		"name: thexpr\nID: 34\nformat:\n" COMMON
+		"\tfield:int n;\toffset:8;\tsize:4;\tsigned:1;\n"
+		"\tfield:u8 b[4];\toffset:12;\tsize:4;\tsigned:0;\n\n"
+		"print fmt: \"h=%s q=%ls\", __print_hex_str(REC->n - REC->n, 2), REC->n\n";
+	struct tk_event_set *set = tk_event_set_new(8, false, 4096);
+	uint8_t rec[16] = {0};
+	uint16_t type = 33;
+	int32_t n = 4;
+
+	(void)state;
+	assert_non_null(set);
+	assert_int_equal(tk_event_set_add_format(set, "t", fmt_hex, strlen(fmt_hex)), 33);
+	assert_int_equal(tk_event_set_add_format(set, "t", fmt_expr, strlen(fmt_expr)), 34);
+	assert_false(tk_event_is_compiled(tk_event_find(set, 33)));
+	memcpy(rec, &type, 2);
+	memcpy(rec + 8, &n, 4);
+	memcpy(rec + 12, "\x01\x02\x03\x04", 4);
+	assert_non_null(strstr(print(set, rec, sizeof(rec), 0), "h=01 02 03 04"));
+	/* Four bytes asked from offset 12 of a 15-byte record. */
+	assert_string_equal(print(set, rec, 15, 0), "[truncated record]");
+	n = 5;
+	memcpy(rec + 8, &n, 4);
+	assert_string_equal(print(set, rec, sizeof(rec), 0), "[truncated record]");
+	type = 34;
+	memcpy(rec, &type, 2);
+	assert_string_equal(print(set, rec, sizeof(rec), 0), "[truncated record]");
+	tk_event_set_free(set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1350,6 +1392,7 @@ int main(void)
 		cmocka_unit_test(test_ksym_sorted_borrowed),
 		cmocka_unit_test(test_format_shape_checked),
 		cmocka_unit_test(test_slow_path_star_bounded),
+		cmocka_unit_test(test_slow_path_hex_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

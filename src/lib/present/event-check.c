@@ -37,6 +37,7 @@
  * constant cannot be bounded: such an event's records never reach the
  * slow printer.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -155,6 +156,53 @@ static bool word_char(char ch)
 	return name_char(ch) && ch != '-' && ch != '.';
 }
 
+/*
+ * What may follow '/' or '%' in a print format's arguments. libtraceevent
+ * folds an operation of two constants while it parses, and any name that
+ * is not a field is a constant to it, worth 0: "R/EC", "x / (0)" divided
+ * by zero inside tep_parse_format(). Kernels divide by a number, a
+ * sizeof() of a type, or a field (which the printer checks per record,
+ * tk_event_stars_ok()); a bracket is taken when a field is in it, which
+ * keeps it from folding.
+ */
+static bool divisor_ok(const char *q, const char *end)
+{
+	while (q < end && (*q == ' ' || *q == '\t'))
+		q++;
+	if (end - q >= 5 && !memcmp(q, "REC->", 5))
+		return true;
+	if (end - q >= 7 && !memcmp(q, "sizeof", 6)) {
+		for (q += 6; q < end && (*q == ' ' || *q == '\t'); q++)
+			;
+		return q < end && *q == '(' && !(end - q >= 4 && !memcmp(q + 1, "REC", 3));
+	}
+	if (q < end && *q >= '0' && *q <= '9') {
+		bool nonzero = false;
+
+		/* Decimal, octal or hex; a U or L suffix. */
+		if (end - q >= 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
+			q += 2;
+		for (; q < end && isxdigit((unsigned char)*q); q++)
+			nonzero |= *q != '0';
+		while (q < end && strchr("uUlL", *q))
+			q++;
+		return nonzero && (q == end || !word_char(*q));
+	}
+	if (q < end && *q == '(') {
+		int depth = 0;
+
+		for (const char *r = q; r < end && *r != '\n'; r++) {
+			if (*r == '(')
+				depth++;
+			else if (*r == ')' && !--depth)
+				return false;
+			else if (end - r >= 5 && !memcmp(r, "REC->", 5))
+				return true;
+		}
+	}
+	return false;
+}
+
 static bool print_fmt(struct cursor *c)
 {
 	char stack[64];
@@ -231,12 +279,7 @@ static bool print_fmt(struct cursor *c)
 			ternaries[depth]--;
 			prev = TOK_OP;
 		} else if ((ch == '/' || ch == '%') && prev != TOK_STRING) {
-			const char *q = c->p;
-
-			/* Division by a literal zero: libtraceevent folds it at parse time. */
-			while (q < c->end && (*q == ' ' || *q == '\t'))
-				q++;
-			if (q < c->end && *q == '0' && (q + 1 == c->end || !word_char(q[1])))
+			if (!divisor_ok(c->p, c->end))
 				return false;
 			prev = TOK_OP;
 		} else {
@@ -449,6 +492,25 @@ static void add_len(struct tk_event *ev, const struct tep_print_arg *base,
 	ev->len_unit[ev->nlen++] = unit;
 }
 
+/*
+ * A divisor: libtraceevent's printer divides without looking, so a field
+ * is read from each record first, and a constant must not be 0.
+ */
+static void add_divisor(struct tk_event *ev, const struct tep_print_arg *arg)
+{
+	while (arg && arg->type == TEP_PRINT_TYPE)
+		arg = arg->typecast.item;
+	if (arg && arg->type == TEP_PRINT_ATOM) {
+		if (!strtoull(arg->atom.atom, NULL, 0))
+			ev->star_unsafe = true;
+	} else if (arg && arg->type == TEP_PRINT_FIELD && arg->field.field &&
+		   ev->ndiv < sizeof(ev->div_fields) / sizeof(ev->div_fields[0])) {
+		ev->div_fields[ev->ndiv++] = arg->field.field;
+	} else {
+		ev->star_unsafe = true;
+	}
+}
+
 /* Every hex dump and array of the arguments, wherever a ternary or cast put it. */
 static void find_lens(struct tk_event *ev, const struct tep_print_arg *arg, int depth)
 {
@@ -471,6 +533,8 @@ static void find_lens(struct tk_event *ev, const struct tep_print_arg *arg, int 
 		break;
 	}
 	case TEP_PRINT_OP:
+		if (arg->op.op && (!strcmp(arg->op.op, "/") || !strcmp(arg->op.op, "%")))
+			add_divisor(ev, arg->op.right);
 		find_lens(ev, arg->op.left, depth + 1);
 		find_lens(ev, arg->op.right, depth + 1);
 		break;
@@ -495,6 +559,7 @@ void tk_event_find_stars(struct tk_event *ev)
 
 	ev->nstar = 0;
 	ev->nlen = 0;
+	ev->ndiv = 0;
 	ev->star_unsafe = false;
 	for (const struct tep_print_arg *a = arg; a; a = a->next)
 		find_lens(ev, a, 0);
@@ -576,6 +641,13 @@ bool tk_event_stars_ok(const struct tk_event_set *set, const struct tk_event *ev
 		}
 		/* The bytes the printer reads must lie in the record. */
 		if (v > size / ev->len_unit[i] || start + v * ev->len_unit[i] > size)
+			return false;
+	}
+	for (uint8_t i = 0; i < ev->ndiv; i++) {
+		const struct tep_format_field *f = ev->div_fields[i];
+
+		if (f->size < 1 || f->size > 8 || (uint64_t)f->offset + (uint64_t)f->size > size ||
+		    !tep_read_number(set->tep, (const uint8_t *)data + f->offset, f->size))
 			return false;
 	}
 	return true;

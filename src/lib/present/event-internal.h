@@ -208,6 +208,9 @@ struct tk_event {
 	uint32_t len_const[8];
 	uint32_t len_unit[8];
 	uint8_t nlen;
+	/* Fields the print format divides by: a record where one is 0 is not printed. */
+	const struct tep_format_field *div_fields[8];
+	uint8_t ndiv;
 	/* sched plugin mirrors */
 	const struct tk_event_field *f_pid, *f_comm, *f_prio, *f_success, *f_target;
 	const struct tk_event_field *f_prev_pid, *f_prev_comm, *f_prev_prio, *f_prev_state;

@@ -1365,6 +1365,44 @@ static void test_slow_path_hex_bounded(void **state)
 	tk_event_set_free(set);
 }
 
+/*
+ * Division: libtraceevent folds two constants while parsing (a name that
+ * is not a field is a constant 0 to it) and divides by a field without
+ * looking when printing. Formats that would divide by zero while parsing
+ * are refused; a record whose divisor field is 0 is not printed.
+ */
+static void test_division_by_zero(void **state)
+{
+#define DIV_FMT(id, args)                                                                          \
+	"name: tdiv\nID: " #id "\nformat:\n" COMMON                                                \
+	"\tfield:int n;\toffset:8;\tsize:4;\tsigned:1;\n"                                          \
+	"\tfield:int w;\toffset:12;\tsize:4;\tsigned:1;\n\n"                                       \
+	"print fmt: \"d=%d q=%ls\", " args ", REC->n\n"
+	static const char *const refused[] = {
+		DIV_FMT(40, "R/EC->w"), DIV_FMT(41, "REC->n / (0)"), DIV_FMT(42, "REC->n % 0x0"),
+		DIV_FMT(43, "REC->n / 00"), DIV_FMT(44, "REC->n / x")};
+	static const char fmt_ok[] = DIV_FMT(45, "REC->n / REC->w + REC->n / 8");
+	struct tk_event_set *set = tk_event_set_new(8, false, 4096);
+	uint8_t rec[16] = {0};
+	uint16_t type = 45;
+	int32_t n = 64, w = 4;
+
+	(void)state;
+	assert_non_null(set);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		assert_true(tk_event_set_add_format(set, "t", refused[i], strlen(refused[i])) < 0);
+	assert_int_equal(tk_event_set_add_format(set, "t", fmt_ok, strlen(fmt_ok)), 45);
+	memcpy(rec, &type, 2);
+	memcpy(rec + 8, &n, 4);
+	memcpy(rec + 12, &w, 4);
+	assert_non_null(strstr(print(set, rec, sizeof(rec), 0), "d=24 "));
+	w = 0;
+	memcpy(rec + 12, &w, 4);
+	assert_string_equal(print(set, rec, sizeof(rec), 0), "[truncated record]");
+	tk_event_set_free(set);
+#undef DIV_FMT
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1393,6 +1431,7 @@ int main(void)
 		cmocka_unit_test(test_format_shape_checked),
 		cmocka_unit_test(test_slow_path_star_bounded),
 		cmocka_unit_test(test_slow_path_hex_bounded),
+		cmocka_unit_test(test_division_by_zero),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

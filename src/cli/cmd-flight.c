@@ -208,8 +208,10 @@ int cmd_start(int argc, char **argv)
 			opts.top = true;
 			break;
 		default:
-			r = cli_help_or_bad_option(c, argv, cmd_start_usage);
-			break;
+			/* --help ends the command too, with status 0. */
+			free(events);
+			free(pids);
+			return cli_help_or_bad_option(c, argv, cmd_start_usage);
 		}
 	}
 	if (r == CLI_OK && optind < argc)

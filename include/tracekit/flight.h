@@ -59,8 +59,8 @@ struct tk_flight_opts {
  * Return: 0; -EEXIST when the instance exists already (a flight recorder
  * runs, or the name is someone else's); -EINVAL for nothing to trace or
  * @top with @instance; -ESRCH for a pid with no process; tracefs errors.
- * On failure a created instance is removed again. The message names the
- * file the kernel refused.
+ * On failure a created instance is removed again (the top buffer is left
+ * with tracing off). The message names the file the kernel refused.
  */
 TK_API int tk_flight_start(const struct tk_flight_opts *opts);
 

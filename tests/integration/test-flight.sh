@@ -82,6 +82,10 @@ check "stat names the instance, the events, the size, tracing on" \
 	eval 'rc_is 0 && out_has "^Instance: tracekit" && out_has "^ Individual systems:" &&
 	      out_has "^   sched$" && out_has "^Buffer size in kilobytes (per cpu):" &&
 	      out_has "^Tracing is enabled"'
+if $have_tc; then
+	trace-cmd stat -B tracekit >tc-stat.txt 2>&1
+	check "stat prints what trace-cmd stat -B tracekit prints" cmp -s tc-stat.txt "$tmp/out"
+fi
 
 # Each mark is ~60 bytes: 4000 of them fill a 64 KiB buffer several times
 # over. The recorder is stopped right after the last mark, as a user stops
@@ -157,12 +161,18 @@ check "extract after reset: one-line error, exit 1" \
 
 # -B NAME: another instance, removed by reset -B NAME only.
 b=tk-flight-b-$$
-run start -B "$b" -e sched:sched_switch -f 'prev_pid != 0'
+run start -B "$b" -e sched:sched_switch -f 'prev_pid != 0' -e irq -C mono -P $$
 check "start -B NAME makes that instance" eval 'rc_is 0 && [ -d $TRACEFS/instances/$b ] && [ ! -d "$INST" ]'
 run stat -B "$b"
-check "stat -B shows the single event and its filter" \
+check "stat -B shows the systems, the single event, its filter, clock and pids" \
 	eval 'rc_is 0 && out_has "^ Individual events:" && out_has "^        sched_switch" &&
-	      out_has "sched:sched_switch \"prev_pid != 0\""'
+	      out_has "sched:sched_switch \"prev_pid != 0\"" && out_has "^Clock: mono" &&
+	      out_has "^Filtered event PIDs:" && out_has "^$$\$"'
+if $have_tc; then
+	trace-cmd stat -B "$b" >tc-stat-b.txt 2>&1
+	check "stat -B prints what trace-cmd stat -B prints (filters, clock, pids)" \
+		cmp -s tc-stat-b.txt "$tmp/out"
+fi
 run reset -B "$b"
 check "reset -B NAME removes it" eval 'rc_is 0 && [ ! -d $TRACEFS/instances/$b ]'
 state >after-b

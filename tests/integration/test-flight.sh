@@ -105,6 +105,10 @@ check "stat after stop says tracing is disabled" eval 'rc_is 0 && out_has "^Trac
 run show
 check "show prints the kernel's text with the last mark, not the first" \
 	eval 'rc_is 0 && out_has "^# tracer: nop" && out_has "flight-last" && ! out_has "flight-first"'
+if $have_tc; then
+	trace-cmd show -B tracekit >tc-show.txt 2>&1
+	check "show prints what trace-cmd show -B tracekit prints" cmp -s tc-show.txt "$tmp/out"
+fi
 run show -c 0
 check "show -c 0 prints CPU 0" eval 'rc_is 0 && out_has "flight-last"'
 run show -c 1

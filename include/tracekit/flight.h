@@ -9,6 +9,7 @@
  *                        buffer_size_kb per CPU
  *   tk_flight_extract()  write what the buffer holds now as a .dat
  *   tk_flight_stop()     tracing_on 0, the buffer and its set-up stay
+ *   tk_flight_restart()  tracing_on 1 again
  *   tk_flight_show()     copy the buffer's "trace" text to a descriptor
  *   tk_flight_stat()     describe the buffer as "trace-cmd stat" does
  *   tk_flight_reset()    remove the instance (or put the top buffer back)
@@ -100,6 +101,12 @@ TK_API int tk_flight_extract(const struct tk_flight_extract_opts *opts,
  * Return: 0; -ENOENT when the buffer does not exist; write errors.
  */
 TK_API int tk_flight_stop(const char *instance, bool top);
+
+/**
+ * tk_flight_restart() - write tracing_on 1 again after tk_flight_stop()
+ * Return: 0; -ENOENT when the buffer does not exist; write errors.
+ */
+TK_API int tk_flight_restart(const char *instance, bool top);
 
 /**
  * tk_flight_show() - copy the buffer's "trace" file (the kernel's text

@@ -36,6 +36,7 @@ int cmd_cache(int argc, char **argv);
 int cmd_start(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
+int cmd_restart(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 
@@ -51,6 +52,7 @@ extern const char cmd_cache_usage[];
 extern const char cmd_start_usage[];
 extern const char cmd_extract_usage[];
 extern const char cmd_stop_usage[];
+extern const char cmd_restart_usage[];
 extern const char cmd_show_usage[];
 extern const char cmd_stat_usage[];
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * tracekit start, extract, stop, show, stat: trace-cmd's flight-recorder
+ * tracekit start, extract, stop, restart, show, stat: trace-cmd's flight-recorder
  * workflow, one entry point per command.
  *
  * "tracekit start" leaves a buffer recording in overwrite mode with no
  * process attached; "extract" writes what it holds as a .dat; "stop" turns
- * it off; "show" and "stat" look at it; "tracekit reset" removes it. The
+ * it off and "restart" on again; "show" and "stat" look at it; "tracekit reset" removes it. The
  * work is the library's (flight.h); this file parses options and prints.
  *
  * The buffer is tracekit's own instance ("tracekit") unless -B names
@@ -73,6 +73,14 @@ const char cmd_stop_usage[] = "usage: tracekit stop [options]\n"
 			      "\n"
 			      "options:\n" BUFFER_HELP "  -h, --help              show this help\n";
 
+const char cmd_restart_usage[] =
+	"usage: tracekit restart [options]\n"
+	"\n"
+	"Turn the flight recorder on again after 'tracekit stop'\n"
+	"(tracing_on 1), with the set-up it had.\n"
+	"\n"
+	"options:\n" BUFFER_HELP "  -h, --help              show this help\n";
+
 const char cmd_show_usage[] =
 	"usage: tracekit show [options]\n"
 	"\n"
@@ -108,7 +116,7 @@ static int parse_u32(const char *s, uint32_t *out)
 }
 
 /*
- * Options of stop and stat: -B, --top, -h. Returns -1 with the buffer
+ * Options of stop, restart and stat: -B, --top, -h. Returns -1 with the buffer
  * chosen, or the exit code to end with (a usage error, or --help printed).
  */
 static int parse_buffer_only(int argc, char **argv, const char *usage, const char **instance,
@@ -333,6 +341,19 @@ int cmd_stop(int argc, char **argv)
 	if (r >= 0)
 		return r;
 	if (tk_flight_stop(instance, top) < 0)
+		return cli_lib_error(NULL);
+	return CLI_OK;
+}
+
+int cmd_restart(int argc, char **argv)
+{
+	const char *instance = NULL;
+	bool top = false;
+	int r = parse_buffer_only(argc, argv, cmd_restart_usage, &instance, &top);
+
+	if (r >= 0)
+		return r;
+	if (tk_flight_restart(instance, top) < 0)
 		return cli_lib_error(NULL);
 	return CLI_OK;
 }

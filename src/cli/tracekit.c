@@ -47,6 +47,7 @@ static const struct cli_command commands[] = {
 	{"extract", cmd_extract, "write what the flight recorder's buffer holds as a .dat",
 	 cmd_extract_usage},
 	{"stop", cmd_stop, "stop the flight recorder (its buffer stays)", cmd_stop_usage},
+	{"restart", cmd_restart, "turn the stopped flight recorder on again", cmd_restart_usage},
 	{"show", cmd_show, "print the flight recorder's buffer as the kernel's text",
 	 cmd_show_usage},
 	{"stat", cmd_stat, "show how the flight recorder is set up, as trace-cmd stat",

@@ -30,7 +30,7 @@ is_usage() { rc_is 2 && head -1 "$tmp/err" | grep -q "^tracekit $1: " && err_has
 # An error: exit 1, exactly one stderr line "tracekit CMD: ..." naming $2.
 is_error() { rc_is 1 && err_lines 1 && grep -q "^tracekit $1: " "$tmp/err" && err_has "$2"; }
 
-for cmd in start extract stop show stat; do
+for cmd in start extract stop restart show stat; do
 	run "$cmd" --help
 	check "$cmd --help prints its usage" \
 		eval "rc_is 0 && out_has '^usage: tracekit $cmd' && out_has '--top' && err_empty"
@@ -71,7 +71,7 @@ check "no output file was made by the usage errors" eval '[ ! -e trace.dat ]'
 # Nothing started under this name: one line, exit 1, tracefs untouched.
 if [ "$(id -u)" = 0 ] && [ -d /sys/kernel/tracing/instances ]; then
 	none=tk-flight-none-$$
-	for cmd in extract stop show stat; do
+	for cmd in extract stop restart show stat; do
 		run "$cmd" -B "$none"
 		check "$cmd of an instance never started: one-line error, exit 1" \
 			is_error "$cmd" "instance $none does not exist"

@@ -138,9 +138,10 @@ else
 	skip "trace-cmd report of the extract" "trace-cmd is not installed"
 fi
 
-# On again (as trace-cmd restart does it). Extract consumes: a second one
-# has only what came after the first, and leaves a running recorder running.
-echo 1 >$INST/tracing_on
+# On again. Extract consumes: a second one has only what came after the
+# first, and leaves a running recorder running.
+run restart
+check "restart: exit 0, tracing on" eval 'rc_is 0 && err_empty && [ "$(cat $INST/tracing_on)" = 1 ]'
 echo flight-second >$INST/trace_marker
 run extract -o second.dat --file-version 6
 check "a second extract (v6) works" eval 'rc_is 0 && err_has "second.dat (v6, none)"'

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * flight: trace-cmd's flight-recorder workflow (start, extract, stop, show,
- * stat, reset) on one tracefs buffer.
+ * flight: trace-cmd's flight-recorder workflow (start, extract, stop,
+ * restart, show, stat, reset) on one tracefs buffer.
  *
  * Design notes.
  *
@@ -242,16 +242,26 @@ TK_API int tk_flight_extract(const struct tk_flight_extract_opts *user_opts,
 	return 0;
 }
 
-TK_API int tk_flight_stop(const char *instance, bool top)
+static int set_on(const char *instance, bool top, bool on)
 {
 	struct tk_tracefs *tfs = open_existing(instance, top);
 	int r;
 
 	if (!tfs)
 		return -errno;
-	r = tk_tracefs_set_tracing_on(tfs, false);
+	r = tk_tracefs_set_tracing_on(tfs, on);
 	tk_tracefs_close(tfs);
 	return r;
+}
+
+TK_API int tk_flight_stop(const char *instance, bool top)
+{
+	return set_on(instance, top, false);
+}
+
+TK_API int tk_flight_restart(const char *instance, bool top)
+{
+	return set_on(instance, top, true);
 }
 
 /* Copy @path to @fd in large reads: a trace file of a big buffer runs to megabytes. */

@@ -126,6 +126,7 @@ static void test_never_started(void **state)
 	assert_has(tk_errmsg(), name);
 	assert_int_equal(access(out, F_OK), -1);
 	assert_errno(tk_flight_stop(name, false), ENOENT);
+	assert_errno(tk_flight_restart(name, false), ENOENT);
 	assert_errno(tk_flight_show(name, false, -1, STDOUT_FILENO), ENOENT);
 	assert_errno(tk_flight_stat(name, false, &text), ENOENT);
 	assert_errno(tk_flight_reset(name, false), ENOENT);
@@ -236,6 +237,10 @@ static void test_round_trip(void **state)
 	assert_ok(tk_flight_extract(&xo, NULL, NULL));
 	text = read_inst(name, "tracing_on");
 	assert_string_equal(text, "0");
+	free(text);
+	assert_ok(tk_flight_restart(name, false));
+	text = read_inst(name, "tracing_on");
+	assert_string_equal(text, "1");
 	free(text);
 
 	assert_ok(tk_flight_reset(name, false));

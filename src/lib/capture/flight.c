@@ -340,6 +340,13 @@ static char *read_text(const struct tk_tracefs *tfs, const char *rel)
 	return text;
 }
 
+static void free_names(char **names, size_t count)
+{
+	for (size_t i = 0; names && i < count; i++)
+		free(names[i]);
+	free(names);
+}
+
 /* The directory entries of events/ or events/@sys/ that are directories, sorted. */
 static int list_dirs(const struct tk_tracefs *tfs, const char *sys, char ***names, size_t *count)
 {
@@ -362,27 +369,29 @@ static int list_dirs(const struct tk_tracefs *tfs, const char *sys, char ***name
 	free(dir);
 	*names = calloc((size_t)n + 1, sizeof(**names));
 	for (int i = 0; i < n; i++) {
-		/* Directories only; eventfs may not fill d_type, so ask for an enable file. */
+		/*
+		 * Directories only. eventfs may leave d_type unset, so the few
+		 * files these directories hold (enable, filter, header_*) are
+		 * left out by name; anything else fails its read later and is
+		 * skipped there.
+		 */
 		if (*names && list[i]->d_name[0] != '.' && strcmp(list[i]->d_name, "enable") &&
 		    strncmp(list[i]->d_name, "header_", 7) && strcmp(list[i]->d_name, "filter"))
 			(*names)[(*count)++] = strdup(list[i]->d_name);
 		free(list[i]);
 	}
 	free(list);
-	if (!*names)
+	for (size_t i = 0; *names && i < *count; i++) {
+		if (!(*names)[i]) {
+			free_names(*names, *count);
+			*names = NULL;
+		}
+	}
+	if (!*names) {
+		*count = 0;
 		return tk_fail(ENOMEM, "out of memory");
-	for (size_t i = 0; i < *count; i++) {
-		if (!(*names)[i])
-			return tk_fail(ENOMEM, "out of memory");
 	}
 	return 0;
-}
-
-static void free_names(char **names, size_t count)
-{
-	for (size_t i = 0; names && i < count; i++)
-		free(names[i]);
-	free(names);
 }
 
 /* Read events/@sys[/@ev]/@file. */

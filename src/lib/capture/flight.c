@@ -327,14 +327,23 @@ TK_API int tk_flight_show(const char *instance, bool top, int cpu, int fd)
 
 /* ------------------------------------------------------------------ stat */
 
-/* A control file's text without its final newline, or NULL when unreadable. */
-static char *read_text(const struct tk_tracefs *tfs, const char *rel)
+/*
+ * A control file's text without its final newline, or NULL when it cannot
+ * be read: the section is then left out, as trace-cmd does. Running out of
+ * memory is no such absence: it goes to *@err (the first one stays), and
+ * the caller fails with it.
+ */
+static char *read_text(const struct tk_tracefs *tfs, const char *rel, int *err)
 {
 	char *text;
 	size_t len;
+	int r = tk_tracefs_read_file(tfs, rel, &text, &len);
 
-	if (tk_tracefs_read_file(tfs, rel, &text, &len) < 0)
+	if (r < 0) {
+		if (r == -ENOMEM && !*err)
+			*err = r;
 		return NULL;
+	}
 	while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
 		text[--len] = '\0';
 	return text;
@@ -394,158 +403,169 @@ static int list_dirs(const struct tk_tracefs *tfs, const char *sys, char ***name
 	return 0;
 }
 
+/* What stat writes to, what it printed of the Events section, and its first ENOMEM. */
+struct stat_ctx {
+	const struct tk_tracefs *tfs;
+	FILE *out;
+	int err;
+	bool any_system, any_event, any_filter;
+};
+
 /* Read events/@sys[/@ev]/@file. */
-static char *event_file(const struct tk_tracefs *tfs, const char *sys, const char *ev,
-			const char *file)
+static char *event_file(struct stat_ctx *sc, const char *sys, const char *ev, const char *file)
 {
 	char *rel, *text;
 
-	if (asprintf(&rel, "events/%s%s%s/%s", sys, ev ? "/" : "", ev ? ev : "", file) < 0)
+	if (asprintf(&rel, "events/%s%s%s/%s", sys, ev ? "/" : "", ev ? ev : "", file) < 0) {
+		if (!sc->err)
+			sc->err = tk_fail(ENOMEM, "out of memory");
 		return NULL;
-	text = read_text(tfs, rel);
+	}
+	text = read_text(sc->tfs, rel, &sc->err);
 	free(rel);
 	return text;
 }
 
-/* The Events and Filters sections. */
-static int stat_events(const struct tk_tracefs *tfs, FILE *out)
+/* The first character of events/@sys/enable: '0', '1', 'X' (some), or 0 unreadable. */
+static char system_state(struct stat_ctx *sc, const char *sys)
 {
-	char **systems = NULL, *all = read_text(tfs, "events/enable");
+	char *en = event_file(sc, sys, NULL, "enable");
+	char c = en ? en[0] : '\0';
+
+	free(en);
+	return c;
+}
+
+/*
+ * The enabled events of a system with some on (under trace-cmd's
+ * " Individual events:" heading, printed once, each system named once), or
+ * with @filters the filters of every event of the system.
+ */
+static int system_events(struct stat_ctx *sc, const char *sys, bool filters)
+{
+	char **events = NULL;
+	size_t nev = 0;
+	bool named = false;
+	int r = list_dirs(sc->tfs, sys, &events, &nev);
+
+	for (size_t j = 0; j < nev && r == 0 && !sc->err; j++) {
+		char *text = event_file(sc, sys, events[j], filters ? "filter" : "enable");
+
+		if (text && filters && strcmp(text, "none")) {
+			if (!sc->any_filter)
+				fprintf(sc->out, "\nFilters:\n");
+			fprintf(sc->out, "  %s:%s \"%s\"\n", sys, events[j], text);
+			sc->any_filter = true;
+		} else if (text && !filters && text[0] == '1') {
+			if (!sc->any_event)
+				fprintf(sc->out, " Individual events:\n");
+			if (!named)
+				fprintf(sc->out, "    %s\n", sys);
+			fprintf(sc->out, "        %s\n", events[j]);
+			sc->any_event = named = true;
+		}
+		free(text);
+	}
+	free_names(events, nev);
+	return r ? r : sc->err;
+}
+
+/* The Events and Filters sections. */
+static int stat_events(struct stat_ctx *sc)
+{
+	char **systems = NULL, *all = read_text(sc->tfs, "events/enable", &sc->err);
 	size_t nsys = 0;
-	bool any_sys = false, any_ev = false, any_filter = false;
 	int r;
 
-	fprintf(out, "\nEvents:\n");
+	fprintf(sc->out, "\nEvents:\n");
 	if (all && (all[0] == '0' || all[0] == '1')) {
-		fprintf(out, all[0] == '1' ? " All enabled\n" : " All disabled\n");
+		fprintf(sc->out, all[0] == '1' ? " All enabled\n" : " All disabled\n");
 		free(all);
 		return 0;
 	}
 	free(all);
-	r = list_dirs(tfs, NULL, &systems, &nsys);
-	if (r < 0)
-		return r;
+	if (sc->err)
+		return sc->err;
+	r = list_dirs(sc->tfs, NULL, &systems, &nsys);
 	/* trace-cmd lists the whole systems first, then the events of the mixed ones. */
-	for (size_t i = 0; i < nsys; i++) {
-		char *en = event_file(tfs, systems[i], NULL, "enable");
-
-		if (en && en[0] == '1') {
-			if (!any_sys)
-				fprintf(out, " Individual systems:\n");
-			fprintf(out, "   %s\n", systems[i]);
-			any_sys = true;
+	for (size_t i = 0; i < nsys && r == 0 && !sc->err; i++) {
+		if (system_state(sc, systems[i]) == '1') {
+			if (!sc->any_system)
+				fprintf(sc->out, " Individual systems:\n");
+			fprintf(sc->out, "   %s\n", systems[i]);
+			sc->any_system = true;
 		}
-		free(en);
 	}
-	for (size_t i = 0; i < nsys && r == 0; i++) {
-		char *en = event_file(tfs, systems[i], NULL, "enable");
-		char **events = NULL;
-		size_t nev = 0;
-		bool sys_named = false;
-
-		if (!en || en[0] != 'X') {
-			free(en);
-			continue;
-		}
-		free(en);
-		r = list_dirs(tfs, systems[i], &events, &nev);
-		for (size_t j = 0; j < nev && r == 0; j++) {
-			char *e = event_file(tfs, systems[i], events[j], "enable");
-
-			if (e && e[0] == '1') {
-				if (!any_ev)
-					fprintf(out, " Individual events:\n");
-				if (!sys_named)
-					fprintf(out, "    %s\n", systems[i]);
-				fprintf(out, "        %s\n", events[j]);
-				any_ev = sys_named = true;
-			}
-			free(e);
-		}
-		free_names(events, nev);
+	for (size_t i = 0; i < nsys && r == 0 && !sc->err; i++) {
+		if (system_state(sc, systems[i]) == 'X')
+			r = system_events(sc, systems[i], false);
 	}
-	if (!any_sys && !any_ev)
-		fprintf(out, "  (none enabled)\n");
+	if (r == 0 && !sc->err && !sc->any_system && !sc->any_event)
+		fprintf(sc->out, "  (none enabled)\n");
 	/* Filters of the systems that record something. */
-	for (size_t i = 0; i < nsys && r == 0; i++) {
-		char *en = event_file(tfs, systems[i], NULL, "enable");
-		char **events = NULL;
-		size_t nev = 0;
+	for (size_t i = 0; i < nsys && r == 0 && !sc->err; i++) {
+		char state = system_state(sc, systems[i]);
 
-		if (!en || en[0] == '0') {
-			free(en);
-			continue;
-		}
-		free(en);
-		r = list_dirs(tfs, systems[i], &events, &nev);
-		for (size_t j = 0; j < nev && r == 0; j++) {
-			char *f = event_file(tfs, systems[i], events[j], "filter");
-
-			if (f && strcmp(f, "none")) {
-				if (!any_filter)
-					fprintf(out, "\nFilters:\n");
-				fprintf(out, "  %s:%s \"%s\"\n", systems[i], events[j], f);
-				any_filter = true;
-			}
-			free(f);
-		}
-		free_names(events, nev);
+		if (state == '1' || state == 'X')
+			r = system_events(sc, systems[i], true);
 	}
 	free_names(systems, nsys);
-	return r;
+	return r ? r : sc->err;
 }
 
 /* "Description" + the file's text, when it is neither empty nor @def. */
-static void stat_file(const struct tk_tracefs *tfs, FILE *out, const char *rel, const char *def,
-		      const char *what)
+static void stat_file(struct stat_ctx *sc, const char *rel, const char *def, const char *what)
 {
-	char *text = read_text(tfs, rel);
+	char *text = read_text(sc->tfs, rel, &sc->err);
 
 	if (text && text[0] && strcmp(text, def))
-		fprintf(out, "\n%s%s\n", what, text);
+		fprintf(sc->out, "\n%s%s\n", what, text);
 	free(text);
 }
 
 TK_API int tk_flight_stat(const char *instance, bool top, char **text)
 {
 	struct tk_tracefs *tfs = open_existing(instance, top);
+	struct stat_ctx sc = {.tfs = tfs};
 	char *buf = NULL, *s, clock[64];
 	size_t len = 0;
-	FILE *out;
 	int r, on;
 
 	*text = NULL;
 	if (!tfs)
 		return -errno;
-	out = open_memstream(&buf, &len);
-	if (!out) {
+	sc.out = open_memstream(&buf, &len);
+	if (!sc.out) {
 		tk_tracefs_close(tfs);
 		return tk_fail(ENOMEM, "out of memory");
 	}
 	if (tk_tracefs_name(tfs)[0])
-		fprintf(out, "Instance: %s\n", tk_tracefs_name(tfs));
-	stat_file(tfs, out, "current_tracer", "nop", "Tracer: ");
-	r = stat_events(tfs, out);
+		fprintf(sc.out, "Instance: %s\n", tk_tracefs_name(tfs));
+	stat_file(&sc, "current_tracer", "nop", "Tracer: ");
+	r = sc.err ? sc.err : stat_events(&sc);
 	if (r == 0) {
-		s = read_text(tfs, "buffer_size_kb");
+		s = read_text(tfs, "buffer_size_kb", &sc.err);
 		if (s)
-			fprintf(out, "\nBuffer size in kilobytes (per cpu):\n   %s\n", s);
+			fprintf(sc.out, "\nBuffer size in kilobytes (per cpu):\n   %s\n", s);
 		free(s);
-		s = read_text(tfs, "buffer_total_size_kb");
+		s = read_text(tfs, "buffer_total_size_kb", &sc.err);
 		if (s)
-			fprintf(out, "\nBuffer total size in kilobytes:\n   %s\n", s);
+			fprintf(sc.out, "\nBuffer total size in kilobytes:\n   %s\n", s);
 		free(s);
-		if (tk_tracefs_get_clock(tfs, clock, sizeof(clock)) == 0 && strcmp(clock, "local"))
-			fprintf(out, "\nClock: %s\n", clock);
-		stat_file(tfs, out, "set_event_pid", "", "Filtered event PIDs:\n");
+		r = tk_tracefs_get_clock(tfs, clock, sizeof(clock));
+		if (r == 0 && strcmp(clock, "local"))
+			fprintf(sc.out, "\nClock: %s\n", clock);
+		else if (r == -ENOMEM && !sc.err)
+			sc.err = r;
+		stat_file(&sc, "set_event_pid", "", "Filtered event PIDs:\n");
 		on = tk_tracefs_get_tracing_on(tfs);
-		if (on < 0)
-			r = on;
-		else
-			fprintf(out, on ? "\nTracing is enabled\n\n" : "\nTracing is disabled\n\n");
+		r = on < 0 ? on : sc.err;
+		if (r == 0)
+			fprintf(sc.out,
+				on ? "\nTracing is enabled\n\n" : "\nTracing is disabled\n\n");
 	}
 	tk_tracefs_close(tfs);
-	if (fclose(out) != 0 && r == 0)
+	if (fclose(sc.out) != 0 && r == 0)
 		r = tk_fail(ENOMEM, "out of memory");
 	if (r < 0) {
 		free(buf);
@@ -571,10 +591,13 @@ TK_API int tk_flight_reset(const char *instance, bool top)
 	if (r == 0)
 		r = tk_tracefs_set_event_pids(tfs, NULL, 0, false);
 	if (r == 0) {
-		char *tracer = read_text(tfs, "current_tracer");
+		int err = 0;
+		char *tracer = read_text(tfs, "current_tracer", &err);
 
 		/* Writing nop where nop runs already is skipped: some kernels refuse the file. */
-		if (!tracer || strcmp(tracer, "nop"))
+		if (err)
+			r = err;
+		else if (!tracer || strcmp(tracer, "nop"))
 			r = tk_tracefs_write_file(tfs, "current_tracer", "nop");
 		free(tracer);
 	}

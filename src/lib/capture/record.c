@@ -548,24 +548,34 @@ static int note_enabled_systems(struct tk_record *rec)
 		const char *sys = list[i]->d_name;
 		char *rel = NULL, *text = NULL;
 		size_t len;
+		int rr;
 
 		/*
 		 * Files (header_page, enable ...) have no enable file below
-		 * them, nor has ftrace: neither is a system to switch.
+		 * them, nor has ftrace: neither is a system to switch. Only
+		 * running out of memory is an error: a system left out would
+		 * leave its events undecodable.
 		 */
-		if (sys[0] != '.' && asprintf(&rel, "events/%s/enable", sys) >= 0) {
-			if (tk_tracefs_read_file(rec->tfs, rel, &text, &len) == 0 && text[0] != '0')
-				note_system(rec, sys);
-			free(text);
-			free(rel);
+		if (r == 0 && sys[0] != '.') {
+			if (asprintf(&rel, "events/%s/enable", sys) < 0) {
+				r = tk_fail(ENOMEM, "out of memory");
+			} else {
+				rr = tk_tracefs_read_file(rec->tfs, rel, &text, &len);
+				if (rr == 0 && text[0] != '0')
+					note_system(rec, sys);
+				else if (rr == -ENOMEM)
+					r = rr;
+				free(text);
+				free(rel);
+			}
 		}
 		free(list[i]);
 	}
 	free(list);
 	free(dir);
-	if (rec->add_error)
-		return tk_fail(ENOMEM, "out of memory");
-	return 0;
+	if (r == 0 && rec->add_error)
+		r = tk_fail(ENOMEM, "out of memory");
+	return r;
 }
 
 static int read_page_format(struct tk_record *rec, struct tk_page_format *fmt)

@@ -67,6 +67,18 @@ struct tk_record_opts {
 	 */
 	const char *const *probes;
 	size_t probe_count;
+	/*
+	 * Take what an existing buffer holds now instead of recording from
+	 * now on (tk_flight_extract(), "tracekit extract"): needs @top or
+	 * @instance with @existing_instance; @events, @buffer_kb, @clock,
+	 * @tracer and @probes must be unset, since the buffer's own set-up is
+	 * what the file describes (the formats of every system with an
+	 * enabled event). tk_record_new() turns tracing off so that the file
+	 * ends at that instant, tk_record_start() leaves it off, and
+	 * tk_record_free() puts back only tracing_on: the buffer's events,
+	 * filters and tracer stay as they were.
+	 */
+	bool extract;
 };
 
 /** Per-CPU results, filled by tk_record_stop() and tk_record_finish(). */

@@ -12,6 +12,7 @@
 #include <tracekit/ring.h>
 #include <tracekit/tracefs.h>
 #include <tracekit/record.h>
+#include <tracekit/flight.h>
 #include <tracekit/outbuf.h>
 #include <tracekit/event.h>
 #include <tracekit/report.h>

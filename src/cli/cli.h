@@ -33,6 +33,12 @@ int cmd_list(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
+int cmd_start(int argc, char **argv);
+int cmd_extract(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+int cmd_restart(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
 
 /* Usage texts printed by "tracekit CMD --help" and "tracekit help CMD". */
 extern const char cmd_dump_usage[];
@@ -43,6 +49,12 @@ extern const char cmd_list_usage[];
 extern const char cmd_reset_usage[];
 extern const char cmd_recover_usage[];
 extern const char cmd_cache_usage[];
+extern const char cmd_start_usage[];
+extern const char cmd_extract_usage[];
+extern const char cmd_stop_usage[];
+extern const char cmd_restart_usage[];
+extern const char cmd_show_usage[];
+extern const char cmd_stat_usage[];
 
 /* Name of the running command ("dump"); set by main() before dispatch. */
 extern const char *cli_cmd_name;

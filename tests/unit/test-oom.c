@@ -2,9 +2,10 @@
 /*
  * Out-of-memory tests: STYLE.md says "out of memory returns -ENOMEM and
  * leaks nothing; tests prove it by failing the Nth allocation". This binary
- * does that for codec.c, page.c, dat-read.c, dat-write.c and the
- * tracing-data model (tracedata.c with bytebuf.c), in the
- * manner of SQLite's OOM loops.
+ * does that for codec.c, page.c, dat-read.c, dat-write.c, the
+ * tracing-data model (tracedata.c with bytebuf.c) and, as root, the
+ * flight recorder's stat (flight.c with tracefs.c), in the manner of
+ * SQLite's OOM loops.
  *
  * How: the binary is linked with --wrap for malloc, calloc, realloc, free,
  * strdup, strndup, asprintf and the codec constructors (ZSTD_createCCtx,
@@ -920,6 +921,67 @@ static void test_perf_events_oom(void **state)
 	oom_loop("perf events", perf_events_op, NULL, perf_events_check, true);
 }
 
+/*
+ * tk_flight_stat() on a private instance with a system, a single event, a
+ * filter and a pid (every section it prints): each allocation it makes
+ * fails in turn. It reads many files whose absence only drops a section,
+ * so an ENOMEM mistaken for absence would show as a "survived" run with a
+ * different text. Needs root and tracefs.
+ */
+struct flight_ctx {
+	char name[64];
+	char *want;
+	bool same;
+};
+
+static int flight_stat_op(void *ctx)
+{
+	struct flight_ctx *x = ctx;
+	char *text;
+	int r = tk_flight_stat(x->name, false, &text);
+
+	if (r == 0) {
+		x->same = x->want && !strcmp(text, x->want);
+		if (!x->want)
+			x->want = text;
+		else
+			free(text);
+	}
+	return r;
+}
+
+static void flight_stat_check(void *ctx)
+{
+	struct flight_ctx *x = ctx;
+
+	assert_true(x->same);
+}
+
+static void test_flight_stat_oom(void **state)
+{
+	struct tk_record_event ev[] = {{.spec = "irq"},
+				       {.spec = "sched:sched_switch", .filter = "prev_pid != 0"}};
+	struct flight_ctx x = {0};
+	int self = (int)getpid();
+	TK_OPTS(tk_flight_opts, o, .instance = x.name, .events = ev, .event_count = 2,
+		.pids = &self, .pid_count = 1);
+
+	(void)state;
+	if (geteuid() != 0 || !tk_tracefs_root()) {
+		print_message("SKIP: flight stat needs root and tracefs\n");
+		skip();
+	}
+	snprintf(x.name, sizeof(x.name), "tk-unit-oom-%d", (int)getpid());
+	if (tk_flight_start(&o) < 0)
+		fail_msg("start %s: %s", x.name, tk_errmsg());
+	assert_int_equal(flight_stat_op(&x), 0);
+	assert_non_null(strstr(x.want, "Filters:"));
+	assert_true(oom_loop("flight stat", flight_stat_op, &x, flight_stat_check, false) >= 10);
+	oom_loop("flight stat", flight_stat_op, &x, flight_stat_check, true);
+	free(x.want);
+	assert_int_equal(tk_flight_reset(x.name, false), 0);
+}
+
 /* The wrappers themselves: a test that cannot fail proves nothing. */
 static void test_injector(void **state)
 {
@@ -985,7 +1047,7 @@ int main(void)
 		cmocka_unit_test(test_injector),	cmocka_unit_test(test_codec_oom),
 		cmocka_unit_test(test_read_oom),	cmocka_unit_test(test_write_oom),
 		cmocka_unit_test(test_convert_oom),	cmocka_unit_test(test_tracedata_oom),
-		cmocka_unit_test(test_perf_events_oom),
+		cmocka_unit_test(test_perf_events_oom), cmocka_unit_test(test_flight_stat_oom),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

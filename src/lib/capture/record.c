@@ -102,6 +102,18 @@
  * A SIGKILL leaves them behind, under the names given, and noted in the
  * ledger (tracefs.h) from which `tracekit reset` removes them.
  *
+ * Extract (opts->extract, the flight recorder's "tracekit extract"). The
+ * buffer was set up and filled earlier, with no process of ours attached,
+ * so the same engine takes what it holds instead: tk_record_new() turns
+ * tracing off (the file then ends at one instant, and a writer in
+ * overwrite mode cannot rotate pages under the reader) and learns the
+ * systems to describe from the buffer's events/SYS/enable files rather than
+ * from -e; tk_record_start() starts the threads without turning tracing
+ * on, and the caller stops at once: the threads drain every whole page by
+ * splice and the partial last one by read(), which consumes them, exactly
+ * as a recording's stop does. tk_record_free() puts back tracing_on and
+ * nothing else, so the flight recorder keeps its events and filters.
+ *
  * The file (shared/specs/tracedat.md §2.7, §5.1): header_page and
  * header_event of the recorded instance; the formats of all of ftrace's own
  * events (print, bprint ...: trace_marker writes are "print" events); the
@@ -189,6 +201,7 @@ struct tk_record {
 	atomic_bool stopping;
 	atomic_int error;
 	bool started, stopped;
+	bool extract;	/* opts->extract: take what the buffer holds, change nothing else */
 	char **systems; /* systems with enabled events, ftrace excluded */
 	size_t nsystems;
 	int add_error;
@@ -513,6 +526,58 @@ static void on_event(const char *system, const char *event, void *ctx)
 	note_system(ctx, system);
 }
 
+/*
+ * Extract: the systems with an enabled event, from each events/SYS/enable
+ * ("0", "1", or "X" when only some of its events are on).
+ */
+static int note_enabled_systems(struct tk_record *rec)
+{
+	struct dirent **list = NULL;
+	char *dir;
+	int n, r = 0;
+
+	if (asprintf(&dir, "%s/events", tk_tracefs_dir(rec->tfs)) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	n = scandir(dir, &list, NULL, alphasort);
+	if (n < 0) {
+		r = tk_fail(errno, "%s: %s", dir, strerror(errno));
+		free(dir);
+		return r;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *sys = list[i]->d_name;
+		char *rel = NULL, *text = NULL;
+		size_t len;
+		int rr;
+
+		/*
+		 * Files (header_page, enable ...) have no enable file below
+		 * them, nor has ftrace: neither is a system to switch. Only
+		 * running out of memory is an error: a system left out would
+		 * leave its events undecodable.
+		 */
+		if (r == 0 && sys[0] != '.') {
+			if (asprintf(&rel, "events/%s/enable", sys) < 0) {
+				r = tk_fail(ENOMEM, "out of memory");
+			} else {
+				rr = tk_tracefs_read_file(rec->tfs, rel, &text, &len);
+				if (rr == 0 && text[0] != '0')
+					note_system(rec, sys);
+				else if (rr == -ENOMEM)
+					r = rr;
+				free(text);
+				free(rel);
+			}
+		}
+		free(list[i]);
+	}
+	free(list);
+	free(dir);
+	if (r == 0 && rec->add_error)
+		r = tk_fail(ENOMEM, "out of memory");
+	return r;
+}
+
 static int read_page_format(struct tk_record *rec, struct tk_page_format *fmt)
 {
 	char *text;
@@ -665,6 +730,13 @@ TK_API struct tk_record *tk_record_new(const struct tk_record_opts *user_opts)
 	rec->version = opts->file_version ? opts->file_version : 7;
 	rec->compression = opts->compression;
 	rec->capture = opts->capture;
+	rec->extract = opts->extract;
+	if (opts->extract &&
+	    ((!opts->top && !(opts->instance && opts->existing_instance)) || opts->event_count ||
+	     opts->buffer_kb || opts->clock || opts->tracer || opts->probe_count)) {
+		r = tk_fail(EINVAL, "record: extract takes an existing buffer as it is set up");
+		goto fail;
+	}
 	/*
 	 * Where the file goes, checked before anything is created: a link's
 	 * target (the spools and the final rename go beside it), never a
@@ -745,6 +817,8 @@ TK_API struct tk_record *tk_record_new(const struct tk_record_opts *user_opts)
 	}
 	r = add_probes(rec, opts);
 	if (r < 0)
+		goto fail;
+	if (rec->extract && (r = note_enabled_systems(rec)) < 0)
 		goto fail;
 	for (size_t i = 0; i < opts->event_count; i++) {
 		r = tk_tracefs_enable_events(rec->tfs, opts->events[i].spec, opts->events[i].filter,
@@ -841,7 +915,8 @@ TK_API int tk_record_start(struct tk_record *rec)
 		c->thread_running = true;
 	}
 	rec->started = true;
-	r = tk_tracefs_set_tracing_on(rec->tfs, true);
+	/* Extract reads what is there: tracing stays off until tk_record_free(). */
+	r = rec->extract ? 0 : tk_tracefs_set_tracing_on(rec->tfs, true);
 	if (r < 0) {
 		char msg[1024];
 
@@ -1857,7 +1932,8 @@ static void restore_shared(struct tk_record *rec)
 	char msg[1024];
 
 	snprintf(msg, sizeof(msg), "%s", tk_errmsg());
-	if (tk_tracefs_disable_all_events(rec->tfs) < 0)
+	/* Extract changed nothing but tracing_on: the flight recorder keeps its events. */
+	if (!rec->extract && tk_tracefs_disable_all_events(rec->tfs) < 0)
 		tk_warn("%s", tk_errmsg());
 	if (rec->pids_set && tk_tracefs_set_event_pids(rec->tfs, NULL, 0, false) < 0)
 		tk_warn("%s", tk_errmsg());

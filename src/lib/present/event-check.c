@@ -210,8 +210,11 @@ static bool print_fmt(struct cursor *c)
 	size_t depth = 0;
 	bool first = true;
 	enum tok prev = TOK_OP;
+	const char *word = NULL; /* the last name or number */
+	const char *begin;
 
 	skip_blanks(c);
+	begin = c->p;
 	if (c->p == c->end || *c->p != '"')
 		return false;
 	while (c->p < c->end && *c->p != '\n') {
@@ -256,6 +259,7 @@ static bool print_fmt(struct cursor *c)
 			 */
 			if (prev == TOK_STRING || (prev == TOK_WORD && !depth))
 				return false;
+			word = c->p - 1;
 			while (c->p < c->end && word_char(*c->p))
 				c->p++;
 			prev = TOK_WORD;
@@ -277,6 +281,21 @@ static bool print_fmt(struct cursor *c)
 			if (!ternaries[depth])
 				return false;
 			ternaries[depth]--;
+			prev = TOK_OP;
+		} else if (ch == '-' && c->p < c->end && *c->p == '>') {
+			/*
+			 * Only REC has members: libtraceevent 1.7.1 dereferences
+			 * NULL on "x ? a :C->f".
+			 */
+			bool rec =
+				prev == TOK_WORD && c->p - 1 - word == 3 && !memcmp(word, "REC", 3);
+
+			/* "(REC)->f", as func_repeats writes it. */
+			rec |= prev == TOK_CLOSE && c->p - 6 >= begin &&
+			       !memcmp(c->p - 6, "(REC)", 5);
+			if (!rec)
+				return false;
+			c->p++;
 			prev = TOK_OP;
 		} else if ((ch == '/' || ch == '%') && prev != TOK_STRING) {
 			if (!divisor_ok(c->p, c->end))

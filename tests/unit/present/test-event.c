@@ -1380,8 +1380,11 @@ static void test_division_by_zero(void **state)
 	"print fmt: \"d=%d q=%ls\", " args ", REC->n\n"
 	static const char *const refused[] = {
 		DIV_FMT(40, "R/EC->w"), DIV_FMT(41, "REC->n / (0)"), DIV_FMT(42, "REC->n % 0x0"),
-		DIV_FMT(43, "REC->n / 00"), DIV_FMT(44, "REC->n / x")};
+		DIV_FMT(43, "REC->n / 00"), DIV_FMT(44, "REC->n / x"),
+		/* Not a division, the other parse-time NULL dereference: a member of a non-REC. */
+		DIV_FMT(46, "REC->n ? REC->w :C->w")};
 	static const char fmt_ok[] = DIV_FMT(45, "REC->n / REC->w + REC->n / 8");
+	static const char fmt_paren[] = DIV_FMT(47, "(REC)->n / 2");
 	struct tk_event_set *set = tk_event_set_new(8, false, 4096);
 	uint8_t rec[16] = {0};
 	uint16_t type = 45;
@@ -1392,6 +1395,7 @@ static void test_division_by_zero(void **state)
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		assert_true(tk_event_set_add_format(set, "t", refused[i], strlen(refused[i])) < 0);
 	assert_int_equal(tk_event_set_add_format(set, "t", fmt_ok, strlen(fmt_ok)), 45);
+	assert_int_equal(tk_event_set_add_format(set, "t", fmt_paren, strlen(fmt_paren)), 47);
 	memcpy(rec, &type, 2);
 	memcpy(rec + 8, &n, 4);
 	memcpy(rec + 12, &w, 4);

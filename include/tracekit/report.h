@@ -28,6 +28,10 @@ enum {
 	TK_REPORT_FALLBACKS = 1 << 6, /* log, per event, records libtraceevent printed */
 	TK_REPORT_HEADER = 1 << 7,    /* "# events lost" / "# file is incomplete" header lines */
 	TK_REPORT_SYMBOLS = 1 << 8,   /* probe events: the probed place as " <sym+0xoff (dso)>" */
+	TK_REPORT_TS_DIFF = 1 << 9, /* --ts-diff: "(+N)" since the previous line, after the time */
+	/* --first-event / --last-event: per CPU of the top buffer, that event's time, no events */
+	TK_REPORT_FIRST_EVENT = 1 << 10,
+	TK_REPORT_LAST_EVENT = 1 << 11,
 };
 
 /** What to print; zero-initialise and set what is wanted. */
@@ -39,7 +43,13 @@ struct tk_report_opts {
 	uint32_t cpu_mask_bits;
 	const char *const *events; /* "name", "system", "system:name"; globs; NULL: all */
 	size_t nevents;
-	const int *pids; /* only these pids; NULL: all */
+	/*
+	 * Only events of these pids (NULL: all), as trace-cmd's --pid: the
+	 * record's common_pid, or its "pid" or "next_pid" field, is one of
+	 * them. Like trace-cmd, an event shown by -F is shown whatever its
+	 * pid and one of these pids is shown whatever -F says (the two add).
+	 */
+	const int *pids;
 	size_t npids;
 	const char *const *comms; /* only these command names (globs) */
 	size_t ncomms;
@@ -55,6 +65,12 @@ struct tk_report_opts {
 	unsigned int threads;
 	/* TK_REPORT_SYMBOLS: the build-id cache; NULL: $TRACEKIT_CACHE_DIR, then ~/.debug. */
 	const char *cache_dir;
+	/*
+	 * trace-cmd's "-v -F SPEC": records these specs (the syntax of
+	 * @events) match are not shown, whatever else selects them.
+	 */
+	const char *const *neg_events;
+	size_t nneg_events;
 };
 
 /** What a run saw. */
@@ -86,6 +102,12 @@ struct tk_report_stats {
  * incomplete: ..."); to know them up front every page header is read
  * once before the records (compressed data is decompressed twice).
  * TK_REPORT_JSON has no header and ignores it.
+ *
+ * TK_REPORT_FIRST_EVENT and TK_REPORT_LAST_EVENT print, instead of the
+ * events, trace-cmd's "List of CPUs in FILE with data:" and one line per
+ * CPU of the top buffer that has records, with the time of its first
+ * and/or last record ("  C\tFirst event: T\tLast event: T"); the filters
+ * and the time window do not apply.
  *
  * When one CPU's data ends early (truncated or corrupt chunk, bad page
  * header, a record past its page), that CPU stops, the others are printed

@@ -81,6 +81,9 @@ enum {
 	OPT_SYM,
 	OPT_SYMFS,
 	OPT_KALLSYMS,
+	OPT_TS_DIFF,
+	OPT_FIRST_EVENT,
+	OPT_LAST_EVENT,
 };
 
 /* Where a perf.data report may take symbols from. */
@@ -196,10 +199,16 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		unsigned int flag;
 		const char *name;
 	} dat_only[] = {
-		{TK_REPORT_RAW, "-R"},		{TK_REPORT_LATENCY, "-l"},
-		{TK_REPORT_STAT, "--stat"},	{TK_REPORT_JSON, "--json"},
-		{TK_REPORT_SLOW, "--slow"},	{TK_REPORT_FALLBACKS, "--fallbacks"},
+		{TK_REPORT_RAW, "-R"},
+		{TK_REPORT_LATENCY, "-l"},
+		{TK_REPORT_STAT, "--stat"},
+		{TK_REPORT_JSON, "--json"},
+		{TK_REPORT_SLOW, "--slow"},
+		{TK_REPORT_FALLBACKS, "--fallbacks"},
 		{TK_REPORT_HEADER, "--header"},
+		{TK_REPORT_TS_DIFF, "--ts-diff"},
+		{TK_REPORT_FIRST_EVENT, "--first-event"},
+		{TK_REPORT_LAST_EVENT, "--last-event"},
 	};
 	struct tk_perfdata_report_opts popts = {
 		.sz = sizeof(struct tk_perfdata_report_opts),
@@ -229,6 +238,10 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 
 		if (kind != TK_FILE_PERFDATA && kind != TK_FILE_PERFDATA_PIPE)
 			return 0;
+	}
+	if (opts->nneg_events) {
+		*status = cli_usage_error("-v is for .dat files; %s is perf data", path);
+		return 1;
 	}
 	for (size_t i = 0; i < sizeof(dat_only) / sizeof(dat_only[0]); i++) {
 		if (opts->flags & dat_only[i].flag) {
@@ -279,6 +292,9 @@ int cmd_report(int argc, char **argv)
 		{"symfs", required_argument, NULL, OPT_SYMFS},
 		{"kallsyms", required_argument, NULL, OPT_KALLSYMS},
 		{"header", no_argument, NULL, OPT_HEADER},
+		{"ts-diff", no_argument, NULL, OPT_TS_DIFF},
+		{"first-event", no_argument, NULL, OPT_FIRST_EVENT},
+		{"last-event", no_argument, NULL, OPT_LAST_EVENT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -286,8 +302,9 @@ int cmd_report(int argc, char **argv)
 	struct tk_report_opts opts;
 	const char *path = NULL, *cache_dir = NULL;
 	struct sym_sources src = {NULL, NULL, NULL};
-	const char **events = NULL, **comms = NULL;
-	size_t nevents = 0, ncomms = 0;
+	const char **events = NULL, **comms = NULL, **neg_events = NULL;
+	size_t nevents = 0, ncomms = 0, nneg_events = 0;
+	bool negate = false;
 	int *pids = NULL;
 	size_t npids = 0;
 	struct tk_dat *dat;
@@ -297,7 +314,7 @@ int cmd_report(int argc, char **argv)
 	opts.sz = sizeof(opts);
 	opts.fd = STDOUT_FILENO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:F:P:tRlj:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:F:P:tRlj:hvq", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			path = optarg;
@@ -311,25 +328,55 @@ int cmd_report(int argc, char **argv)
 			opts.cpu_mask_bits = MAX_CPUS;
 			break;
 		case 'F':
-			if (add_str(&events, &nevents, optarg))
+			/* trace-cmd's -v turns every -F after it into one that hides. */
+			if (negate ? add_str(&neg_events, &nneg_events, optarg)
+				   : add_str(&events, &nevents, optarg))
 				goto nomem;
 			break;
-		case 'P': {
-			char *end;
-			long pid;
-			int *t;
-
-			errno = 0;
-			pid = strtol(optarg, &end, 10);
-			if (end == optarg || *end || errno || pid < 0 || pid > 0x7fffffff) {
-				status = cli_usage_error("bad pid '%s'", optarg);
+		case 'v':
+			if (negate) {
+				status = cli_usage_error("only one -v can be used (it applies to "
+							 "every -F after it)");
 				goto out;
 			}
-			t = realloc(pids, (npids + 1) * sizeof(*t));
-			if (!t)
-				goto nomem;
-			pids = t;
-			pids[npids++] = (int)pid;
+			negate = true;
+			break;
+		case 'q':
+			/* trace-cmd's -q: no warnings, the events and errors stay. */
+			tk_log_set_handler(NULL, NULL, TK_LOG_ERROR);
+			break;
+		case OPT_TS_DIFF:
+			opts.flags |= TK_REPORT_TS_DIFF;
+			break;
+		case OPT_FIRST_EVENT:
+			opts.flags |= TK_REPORT_FIRST_EVENT;
+			break;
+		case OPT_LAST_EVENT:
+			opts.flags |= TK_REPORT_LAST_EVENT;
+			break;
+		case 'P': {
+			/* A comma-separated list, as trace-cmd's --pid takes. */
+			const char *p = optarg;
+
+			do {
+				char *end;
+				long pid;
+				int *t;
+
+				errno = 0;
+				pid = strtol(p, &end, 10);
+				if (end == p || (*end && *end != ',') || errno || pid < 0 ||
+				    pid > 0x7fffffff) {
+					status = cli_usage_error("bad pid '%s'", optarg);
+					goto out;
+				}
+				t = realloc(pids, (npids + 1) * sizeof(*t));
+				if (!t)
+					goto nomem;
+				pids = t;
+				pids[npids++] = (int)pid;
+				p = *end ? end + 1 : end;
+			} while (*p);
 			break;
 		}
 		case OPT_COMM:
@@ -432,6 +479,8 @@ int cmd_report(int argc, char **argv)
 	opts.npids = npids;
 	opts.comms = comms;
 	opts.ncomms = ncomms;
+	opts.neg_events = neg_events;
+	opts.nneg_events = nneg_events;
 
 	src.cache_dir = cache_dir;
 	if (report_perfdata(path, &opts, &src, &status))
@@ -454,6 +503,7 @@ nomem:
 	status = cli_error("out of memory");
 out:
 	free(events);
+	free(neg_events);
 	free(comms);
 	free(pids);
 	return status;

@@ -113,7 +113,11 @@ struct lazy_fmt {
 	int8_t state;		   /* 0: not parsed, 1: parsed, -1: failed */
 	int8_t selected;	   /* -1: not decided yet */
 	bool named;		   /* an -F without a filter names it: no record test */
+	int8_t negsel;		   /* -v: -1 not decided, 1 a -v -F names it, 0 none does */
+	bool pid_fields_known;	   /* --pid: the two fields below were looked up */
 	const struct tk_event *ev; /* once found: the set never replaces an id's event */
+	/* --pid: the "pid" and "next_pid" fields trace-cmd's pid filter also compares. */
+	const struct tk_event_field *pid_field, *next_pid_field;
 };
 
 struct stream {
@@ -216,6 +220,7 @@ struct printer {
 	uint64_t t_lo, t_span;
 	char t_text[32];
 	uint8_t t_len;
+	uint64_t diff_last;	 /* --ts-diff: the previous line's time, in the unit of the diff */
 } __attribute__((aligned(128))); /* written per line: lines of its own (see struct job) */
 
 struct report {
@@ -244,9 +249,11 @@ struct report {
 	/* -F: libtraceevent's filter (what trace-cmd itself runs), and a padded copy of the record.
 	 */
 	struct tep_event_filter *filter;
+	struct tep_event_filter *negfilter; /* -v -F: records it matches are not shown */
 	uint8_t *fscratch;
-	bool special;				 /* --stat or --json: no text lines */
-	size_t room;				 /* bytes free before a line that need no flush */
+	bool diff_us; /* --ts-diff in microseconds (trace-cmd: a trace clock, no -t) */
+	bool special; /* --stat or --json: no text lines */
+	size_t room;  /* bytes free before a line that need no flush */
 	uint32_t type_off, pid_off, common_size; /* fast_common: where type and pid are */
 	bool instances;
 	bool nomem;
@@ -800,6 +807,7 @@ static int add_lazy(struct report *r, const char *system, const struct tk_dat_te
 	r->lazy[id].text = t->data;
 	r->lazy[id].len = t->len;
 	r->lazy[id].selected = -1;
+	r->lazy[id].negsel = -1;
 	{
 		int *o = realloc(r->order, (r->norder + 1) * sizeof(*o));
 
@@ -927,7 +935,8 @@ static int load_events(struct report *r)
  * @name): libtraceevent takes such a comparison as false and the report
  * would be silently empty. COMM and CPU are libtraceevent's own names.
  */
-static bool unknown_field(struct report *r, const char *spec, char *name, size_t cap)
+static bool unknown_field(struct report *r, struct tep_event_filter *filter, const char *spec,
+			  char *name, size_t cap)
 {
 	const char *p = strchr(spec, ':');
 
@@ -957,7 +966,7 @@ static bool unknown_field(struct report *r, const char *spec, char *name, size_t
 		for (size_t i = 0; i < r->norder && !found; i++) {
 			const struct tk_event *ev = r->lazy[r->order[i]].ev;
 
-			found = ev && tep_event_filtered(r->filter, r->order[i]) &&
+			found = ev && tep_event_filtered(filter, r->order[i]) &&
 				tk_event_field_find(ev, name);
 		}
 		if (!found)
@@ -1092,7 +1101,7 @@ static int load_filter(struct report *r)
 			return -EINVAL;
 		e = tep_filter_add_filter_str(r->filter, spec);
 		if (e == TEP_ERRNO__SUCCESS) {
-			if (unknown_field(r, spec, why, sizeof(why)))
+			if (unknown_field(r, r->filter, spec, why, sizeof(why)))
 				return tk_fail(EINVAL,
 					       "-F '%s': no event it names has a field '%s'", spec,
 					       why);
@@ -1110,12 +1119,57 @@ static int load_filter(struct report *r)
 }
 
 /*
+ * -v -F: trace-cmd hands each spec, names alone included, to
+ * libtraceevent's filter and hides the records it matches; an event no
+ * spec names is not touched. The same checks as -F's make a spec that
+ * names nothing, or a field no named event has, a usage error.
+ */
+static int load_neg_filter(struct report *r)
+{
+	if (!r->opts->nneg_events)
+		return 0;
+	for (size_t i = 0; i < r->norder; i++)
+		event_get(r, r->order[i]);
+	if (r->nomem)
+		return tk_fail(ENOMEM, "cannot parse an event format: out of memory");
+	r->negfilter = tep_filter_alloc(r->set->tep);
+	if (!r->fscratch)
+		r->fscratch = calloc(FSCRATCH_BYTES + FSCRATCH_PAD, 1);
+	if (!r->negfilter || !r->fscratch)
+		return tk_fail(ENOMEM, "cannot allocate an event filter");
+	for (size_t k = 0; k < r->opts->nneg_events; k++) {
+		const char *spec = r->opts->neg_events[k];
+		enum tep_errno e;
+		char why[256];
+
+		if (strchr(spec, ':') && tk_event_filter_check(spec))
+			return -EINVAL;
+		e = tep_filter_add_filter_str(r->negfilter, spec);
+		if (e == TEP_ERRNO__SUCCESS) {
+			if (unknown_field(r, r->negfilter, spec, why, sizeof(why)))
+				return tk_fail(EINVAL,
+					       "-v -F '%s': no event it names has a field '%s'",
+					       spec, why);
+			continue;
+		}
+		if (tep_filter_strerror(r->negfilter, e, why, sizeof(why)) < 0)
+			snprintf(why, sizeof(why), "not understood");
+		for (char *c = why; *c; c++)
+			if (*c == '\n')
+				*c = ' ';
+		return tk_fail(EINVAL, "-v -F '%s': %s", spec, why);
+	}
+	return 0;
+}
+
+/*
  * Whether the record passes its event's -F filter. libtraceevent reads
  * fields at their format offsets whatever the record's size: it gets a
  * copy followed by zeroes, as the slow printer does.
  */
 static bool __attribute__((noinline))
-filter_match(struct report *r, const struct stream *s, const void *data, uint32_t size)
+filter_match(struct report *r, struct tep_event_filter *filter, const struct stream *s,
+	     const void *data, uint32_t size)
 {
 	struct tep_record rec;
 
@@ -1128,7 +1182,7 @@ filter_match(struct report *r, const struct stream *s, const void *data, uint32_
 	rec.cpu = (int)s->cpu;
 	rec.data = r->fscratch;
 	rec.size = (int)size;
-	return tep_filter_match(r->filter, &rec) == TEP_ERRNO__FILTER_MATCH;
+	return tep_filter_match(filter, &rec) == TEP_ERRNO__FILTER_MATCH;
 }
 
 /* ------------------------------------------------------------ printing */
@@ -1252,6 +1306,28 @@ static inline void put_time(struct printer *p, uint64_t ts)
 	put_u_width(o, t % p10, prec, '0');
 	o->buf[o->len++] = ':';
 	o->buf[o->len++] = ' ';
+}
+
+/*
+ * --ts-diff: trace-cmd's " %-8s" of "(+N)" after the time column (which
+ * here already ends in a blank), N the time since the previous line in
+ * microseconds when the file names its trace clock and -t is not given,
+ * else in the shown unit; the first line, and any after a time of 0, has
+ * none. Lines only: the merge prints them in one thread (POOL_NEVER).
+ */
+static void __attribute__((noinline)) put_ts_diff(struct printer *p, uint64_t ts)
+{
+	char buf[48], text[64];
+	int n;
+
+	if (p->r->diff_us)
+		ts = (ts + 500) / 1000;
+	buf[0] = '\0';
+	if (p->diff_last)
+		snprintf(buf, sizeof(buf), "(+%lld)", (long long)(ts - p->diff_last));
+	p->diff_last = ts;
+	n = snprintf(text, sizeof(text), "%-8s ", buf);
+	put(p->o, text, (size_t)n);
 }
 
 static void put_signed(struct tk_outbuf *o, int v)
@@ -1529,6 +1605,73 @@ static void __attribute__((noinline)) put_probe_place(struct printer *p, const s
 	put(p->o, ">", 1);
 }
 
+/*
+ * --pid as trace-cmd builds it: "common_pid==P || pid==P || next_pid==P"
+ * on every event, a field the event lacks comparing false. So a wakeup of
+ * P and a switch to P show too.
+ */
+static bool pid_match(struct report *r, int id, const struct tk_event *ev, int pid,
+		      const void *data, uint32_t size)
+{
+	struct lazy_fmt *l;
+	uint64_t v;
+
+	if (pid_wanted(r->opts, pid))
+		return true;
+	if (!ev || id < 0 || (size_t)id >= r->nlazy)
+		return false;
+	l = &r->lazy[id];
+	if (!l->pid_fields_known) {
+		l->pid_field = tk_event_field_find(ev, "pid");
+		l->next_pid_field = tk_event_field_find(ev, "next_pid");
+		l->pid_fields_known = true;
+	}
+	if (l->pid_field && !tk_event_field_read(r->set, l->pid_field, data, size, &v) &&
+	    pid_wanted(r->opts, (int)v))
+		return true;
+	return l->next_pid_field &&
+	       !tk_event_field_read(r->set, l->next_pid_field, data, size, &v) &&
+	       pid_wanted(r->opts, (int)v);
+}
+
+/* Whether a -v -F spec names events of type @id (decided once per id). */
+static bool neg_selected(struct report *r, int id)
+{
+	struct lazy_fmt *l;
+
+	if (id < 0 || (size_t)id >= r->nlazy)
+		return false;
+	l = &r->lazy[id];
+	if (l->negsel < 0)
+		l->negsel = tep_event_filtered(r->negfilter, id) ? 1 : 0;
+	return l->negsel;
+}
+
+/*
+ * -F, --pid and -v -F as trace-cmd combines them: the record is shown when
+ * no -F or --pid is given or one of them matches it (they add up, as
+ * trace-cmd's filters do), and no -v -F matches it. --comm is tested
+ * later, once the name is known.
+ */
+static inline bool record_wanted(struct report *r, const struct stream *s, int id,
+				 const struct tk_event *ev, int pid)
+{
+	const struct tk_report_opts *opts = r->opts;
+	const void *data = s->rec->data;
+	uint32_t size = s->rec->size;
+
+	if (opts->nevents || opts->npids) {
+		bool shown = opts->nevents && event_selected(r, id, ev) &&
+			     !(r->filter && ev && !r->lazy[id].named &&
+			       !filter_match(r, r->filter, s, data, size));
+
+		if (!shown && !(opts->npids && pid_match(r, id, ev, pid, data, size)))
+			return false;
+	}
+	return !(r->negfilter && ev && neg_selected(r, id) &&
+		 filter_match(r, r->negfilter, s, data, size));
+}
+
 /* common_pid of a record (the workers read it again rather than from the log). */
 static inline __attribute__((always_inline)) int record_pid(const struct report *r,
 							    const void *data, uint32_t size)
@@ -1580,14 +1723,8 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 	if (__builtin_expect(!ev, 0))
 		ev = event_get(r, id);
 
-	if (__builtin_expect(r->filtering, 0)) {
-		if (!event_selected(r, id, ev))
-			return false;
-		if (r->filter && ev && !r->lazy[id].named && !filter_match(r, s, data, size))
-			return false;
-		if (opts->npids && !pid_wanted(opts, pid))
-			return false;
-	}
+	if (__builtin_expect(r->filtering, 0) && !record_wanted(r, s, id, ev, pid))
+		return false;
 	cm = &r->cmemo[(uint32_t)pid & (PCACHE_SIZE - 1)];
 	if (__builtin_expect(ev && cm->pid == pid && cm->comm && cm->gen == ct->gen && ct->sorted,
 			     1)) {
@@ -1710,6 +1847,8 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 		o->len += s->cpu_len;
 	}
 	put_time(p, l->ts);
+	if (__builtin_expect(r->opts->flags & TK_REPORT_TS_DIFF, 0))
+		put_ts_diff(p, l->ts);
 	if (__builtin_expect(ev->col_len != 0, 1)) {
 		memcpy(o->buf + o->len, ev->col, sizeof(ev->col));
 		o->len += ev->col_len;
@@ -1879,7 +2018,7 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
 /* Modes that print in the merge thread (see pool_new()). */
 #define POOL_NEVER                                                                                 \
 	(TK_REPORT_STAT | TK_REPORT_JSON | TK_REPORT_LATENCY | TK_REPORT_RAW | TK_REPORT_SLOW |    \
-	 TK_REPORT_FALLBACKS | TK_REPORT_SYMBOLS)
+	 TK_REPORT_FALLBACKS | TK_REPORT_SYMBOLS | TK_REPORT_TS_DIFF)
 #define MAX_THREADS	   16
 #define PRINTED		   0x8000u
 #define MAX_REPLAY_STREAMS 0x7fffu
@@ -2403,7 +2542,10 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
 	ret = load_events(r);
 	if (ret)
 		return ret;
-	return load_filter(r);
+	ret = load_filter(r);
+	if (ret)
+		return ret;
+	return load_neg_filter(r);
 }
 
 /*
@@ -2430,10 +2572,11 @@ static int report_open(struct report *r)
 	else
 		r->common_size =
 			r->pid_off + 4 > r->type_off + 2 ? r->pid_off + 4 : r->type_off + 2;
-	r->filtering = opts->nevents || opts->npids || opts->ncomms;
+	r->filtering = opts->nevents || opts->npids || opts->ncomms || opts->nneg_events;
+	r->diff_us = r->info->clock && !(opts->flags & TK_REPORT_NSEC);
 	r->special = opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON);
 	ret = open_streams(r);
-	r->room = 512 + 256 + (size_t)r->label_width * 2 + 128;
+	r->room = 512 + 256 + (size_t)r->label_width * 2 + 128 + 32;
 	if (ret)
 		return ret;
 	load_cpustat(r);
@@ -2538,6 +2681,64 @@ static int report_stats(struct report *r, int ret, struct tk_report_stats *st)
 	return ret;
 }
 
+/* A time as trace-cmd's --first-event prints it: the time column without its blanks and colon. */
+static int time_text(const struct report *r, uint64_t ts, char *out, size_t cap)
+{
+	if (!r->usecs)
+		return snprintf(out, cap, "%5" PRIu64 ".%012" PRIu64, ts / (uint64_t)1000000000000,
+				ts % (uint64_t)1000000000000);
+	if (r->opts->flags & TK_REPORT_NSEC)
+		return snprintf(out, cap, "%5" PRIu64 ".%09" PRIu64, ts / (uint64_t)1000000000,
+				ts % (uint64_t)1000000000);
+	ts = (ts + 500) / 1000;
+	return snprintf(out, cap, "%5" PRIu64 ".%06" PRIu64, ts / (uint64_t)1000000,
+			ts % (uint64_t)1000000);
+}
+
+/*
+ * --first-event / --last-event, as trace-cmd prints them: the CPUs of the
+ * top buffer that hold records, each with the time of its first and/or
+ * last one. The last is found by reading the CPU to its end.
+ */
+static int report_cpu_times(struct report *r)
+{
+	unsigned int flags = r->opts->flags;
+	char line[256];
+	int n, ret;
+
+	n = snprintf(line, sizeof(line), "List of CPUs in %s with data:\n", r->path);
+	tk_outbuf_write(&r->out, line, n < (int)sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	ret = open_streams(r);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < r->nstreams; i++) {
+		struct stream *s = &r->streams[i];
+		uint64_t last;
+
+		if (s->buf->name[0] || !s->live)
+			continue;
+		n = snprintf(line, sizeof(line), "  %u", s->cpu);
+		if (flags & TK_REPORT_FIRST_EVENT) {
+			n += snprintf(line + n, sizeof(line) - (size_t)n, "\tFirst event:");
+			n += time_text(r, s->key.ts, line + n, sizeof(line) - (size_t)n);
+		}
+		if (flags & TK_REPORT_LAST_EVENT) {
+			do
+				last = s->key.ts;
+			while ((ret = stream_next(r, s)) == 1);
+			if (ret < 0)
+				return ret;
+			if (s->cut)
+				return tk_fail(EBADMSG, "%s", r->cut_msg);
+			n += snprintf(line + n, sizeof(line) - (size_t)n, "\tLast event:");
+			n += time_text(r, last, line + n, sizeof(line) - (size_t)n);
+		}
+		line[n++] = '\n';
+		tk_outbuf_write(&r->out, line, (size_t)n);
+	}
+	return 0;
+}
+
 static void report_release(struct report *r)
 {
 	for (size_t i = 0; i < r->nstreams; i++) {
@@ -2549,6 +2750,8 @@ static void report_release(struct report *r)
 	free(r->heap);
 	if (r->filter)
 		tep_filter_free(r->filter);
+	if (r->negfilter)
+		tep_filter_free(r->negfilter);
 	free(r->fscratch);
 	free(r->counts);
 	free(r->lazy);
@@ -2584,6 +2787,16 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	ret = report_setup(&r, dat, opts);
 	if (ret && !r.out.buf)
 		return ret;
+	if (!ret && (opts->flags & (TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT))) {
+		if (stats)
+			*stats = st;
+		ret = report_cpu_times(&r);
+		fret = tk_outbuf_flush(&r.out);
+		report_release(&r);
+		tk_event_set_free(r.set);
+		tk_outbuf_release(&r.out);
+		return ret ? ret : fret;
+	}
 	symbols_started = !ret && symbols_early(&r, &symbols);
 	if (!ret)
 		ret = report_open(&r);

@@ -41,13 +41,21 @@ const char cmd_report_usage[] =
 	"  -F, --filter SPEC     only these events; .dat: trace-cmd's EVENT[,EVENT][:FILTER]\n"
 	"                        (e.g. 'sched_switch:prev_pid>0'); perf.data: NAME,\n"
 	"                        SYSTEM or SYSTEM:NAME with globs; repeat for more\n"
-	"  -P, --pid PID         only events of this pid; repeat for more\n"
+	"  -v                    every -F after it hides what it matches (.dat)\n"
+	"  -P, --pid PID[,PID]   only events of these pids; repeat for more. .dat:\n"
+	"                        as trace-cmd's --pid, common_pid or a pid or\n"
+	"                        next_pid field, and added to what -F shows\n"
+	"                        (trace-cmd's -P lists printk formats instead)\n"
 	"      --comm NAME       only events of this command name (glob); repeat\n"
 	"      --start SECONDS   skip events before this time (as printed)\n"
 	"      --end SECONDS     stop at this time\n"
 	"  -t, --ns              nanosecond timestamps\n"
 	"  -R                    raw field values\n"
 	"  -l                    latency format (irq, resched and preempt columns)\n"
+	"      --ts-diff         \"(+N)\" after the time: since the line before\n"
+	"      --first-event     per CPU, the time of its first event (no events)\n"
+	"      --last-event      per CPU, the time of its last event (no events)\n"
+	"  -q                    quiet: no warnings on stderr (errors stay)\n"
 	"      --header          add \"# events lost\" and \"# file is incomplete\"\n"
 	"                        lines after cpus=N (reads the page headers first)\n"
 	"      --stat            per-event counts and per-CPU lost events\n"
@@ -365,8 +373,8 @@ int cmd_report(int argc, char **argv)
 
 				errno = 0;
 				pid = strtol(p, &end, 10);
-				if (end == p || (*end && *end != ',') || errno || pid < 0 ||
-				    pid > 0x7fffffff) {
+				if (end == p || (*end && (*end != ',' || !end[1])) || errno ||
+				    pid < 0 || pid > 0x7fffffff) {
 					status = cli_usage_error("bad pid '%s'", optarg);
 					goto out;
 				}

@@ -61,6 +61,20 @@ for f in "$SAMPLE" "$TC34/v7-zstd.dat" "$TC34/v6.dat"; do
 	same_as_tc "$b: -q keeps the text (and cpus=N)" "$f" -q
 done
 
+# --stat: the counts, most first, then (from the first blank line) what
+# trace-cmd report --stat prints after cpus=N, byte for byte.
+for f in "$SAMPLE" "$TC34/v7-zstd.dat" "$TC34/v6.dat" "$TC34/inst-v7-zstd.dat"; do
+	b=$(basename "$f")
+	run report --stat "$f"
+	check "$b: --stat counts come most first" eval 'rc_is 0 && sed -n "2,/^$/p" "$tmp/out" | awk "/^ *[0-9]+  /" | sort -s -k1,1nr | cmp -s - <(sed -n "2,/^$/p" "$tmp/out" | awk "/^ *[0-9]+  /")'
+	if [ -n "$oracle" ]; then
+		trace-cmd report --stat "$f" 2>/dev/null | tail -n +2 >"$tmp/tc"
+		check "$b: --stat ends with trace-cmd's buffer statistics" eval 'sed -n "/^$/,\$p" "$tmp/out" | cmp -s - "$tmp/tc"'
+	else
+		skip "$b: --stat ends with trace-cmd's buffer statistics" "trace-cmd 3.1.x is not installed"
+	fi
+done
+
 # --pid: the pids the sample's own lines name, busiest first.
 pids=$("$TRACEKIT" report "$SAMPLE" 2>/dev/null | sed -n 's/^ *[^ ].*-\([0-9][0-9]*\) *\[[0-9]*\].*/\1/p' |
 	sort | uniq -c | sort -rn | awk 'NR <= 3 {print $2}')

@@ -1966,21 +1966,108 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 	o->buf[o->len++] = '\n';
 }
 
+/* --stat's order: most records first, ties in the event set's order. */
+struct stat_row {
+	uint64_t count;
+	size_t index;
+};
+
+static int stat_row_cmp(const void *a, const void *b)
+{
+	const struct stat_row *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * What trace-cmd report --stat prints after "cpus=N", byte for byte: its
+ * note, every CPUSTAT option's text as the file holds it (its final NUL
+ * printed as a newline, then one more newline), or " No stats in this
+ * file", then where each CPU's data of the top buffer is. For compressed
+ * data trace-cmd names the place in its decompressed copy: offsets from
+ * one page in, each CPU's uncompressed size rounded up to a page.
+ */
+static void print_tc_stat(struct report *r)
+{
+	static const char note[] =
+		"\nKernel buffer statistics:\n"
+		"  Note: \"entries\" are the entries left in the kernel ring buffer and are not\n"
+		"        recorded in the trace data. They should all be zero.\n\n";
+	size_t nbuf = tk_dat_buffer_count(r->dat);
+	uint64_t next = r->info->page_size;
+	bool any = false;
+	char line[160];
+	int n;
+
+	tk_outbuf_write(&r->out, note, sizeof(note) - 1);
+	for (size_t i = 0; i < tk_dat_option_count(r->dat); i++) {
+		const struct tk_dat_option *o = tk_dat_option_get(r->dat, i);
+
+		if (o->id != TK_DAT_OPTION_CPUSTAT || !o->data || !o->size)
+			continue;
+		tk_outbuf_write(&r->out, o->data, o->size - 1);
+		tk_outbuf_write(&r->out, "\n", 1);
+		any = true;
+	}
+	if (any)
+		tk_outbuf_write(&r->out, "\n", 1);
+	else
+		tk_outbuf_write(&r->out, " No stats in this file\n", 23);
+	for (size_t b = 0; b < nbuf; b++) {
+		const struct tk_dat_buffer *buf = tk_dat_buffer_get(r->dat, b);
+
+		if (buf->name[0] || buf->latency_text)
+			continue;
+		for (uint32_t c = 0; c < buf->cpu_count; c++) {
+			uint64_t off = buf->cpus[c].offset, size = buf->cpus[c].size;
+
+			if (buf->compressed) {
+				struct tk_dat_cpu_reader *rd = tk_dat_cpu_reader_new(r->dat, b, c);
+
+				size = rd ? tk_dat_cpu_reader_size(rd) : 0;
+				tk_dat_cpu_reader_free(rd);
+				off = next;
+				next = (next + size + r->info->page_size - 1) &
+				       ~((uint64_t)r->info->page_size - 1);
+			}
+			n = snprintf(line, sizeof(line),
+				     "CPU%u data recorded at offset=0x%" PRIx64 "\n    %" PRIu64
+				     " bytes in size\n",
+				     c, off, size);
+			tk_outbuf_write(&r->out, line, (size_t)n);
+		}
+		break;
+	}
+}
+
 static void print_stat(struct report *r)
 {
+	size_t nev = tk_event_set_count(r->set), nrows = 0;
+	struct stat_row *rows = calloc(nev ? nev : 1, sizeof(*rows));
 	char line[512];
 	int n;
 
-	for (size_t i = 0; i < tk_event_set_count(r->set); i++) {
-		const struct tk_event *ev = tk_event_set_get(r->set, i);
-		int id = tk_event_id(ev);
+	if (!rows) {
+		r->nomem = true;
+		return;
+	}
+	for (size_t i = 0; i < nev; i++) {
+		int id = tk_event_id(tk_event_set_get(r->set, i));
 
-		if (!r->counts[id])
-			continue;
-		n = snprintf(line, sizeof(line), "%12" PRIu64 "  %s:%s\n", r->counts[id],
+		if (r->counts[id])
+			rows[nrows++] = (struct stat_row){r->counts[id], i};
+	}
+	qsort(rows, nrows, sizeof(*rows), stat_row_cmp);
+	for (size_t i = 0; i < nrows; i++) {
+		const struct tk_event *ev = tk_event_set_get(r->set, rows[i].index);
+
+		n = snprintf(line, sizeof(line), "%12" PRIu64 "  %s:%s\n", rows[i].count,
 			     tk_event_system(ev), tk_event_name(ev));
 		tk_outbuf_write(&r->out, line, (size_t)(n < (int)sizeof(line) ? n : 0));
 	}
+	free(rows);
 	for (size_t i = 0; i < r->nstreams; i++) {
 		struct stream *s = &r->streams[i];
 
@@ -2011,6 +2098,7 @@ static void print_stat(struct report *r)
 		tk_outbuf_write(&r->out, line, len);
 		tk_outbuf_write(&r->out, "\n", 1);
 	}
+	print_tc_stat(r);
 }
 
 /*

@@ -71,6 +71,15 @@ struct tk_report_opts {
 	 */
 	const char *const *neg_events;
 	size_t nneg_events;
+	/*
+	 * trace-cmd's -O: libtraceevent plugin options, "[PLUGIN:]OPTION[=VALUE]"
+	 * ("function:parent=0"). They are set process-wide before the plugins
+	 * load (libtraceevent keeps them globally), each must name an option a
+	 * loaded plugin has (else -EINVAL), and every event is then printed by
+	 * libtraceevent, where the options act.
+	 */
+	const char *const *plugin_options;
+	size_t nplugin_options;
 };
 
 /** What a run saw. */

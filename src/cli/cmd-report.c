@@ -56,6 +56,8 @@ const char cmd_report_usage[] =
 	"      --first-event     per CPU, the time of its first event (no events)\n"
 	"      --last-event      per CPU, the time of its last event (no events)\n"
 	"  -q                    quiet: no warnings on stderr (errors stay)\n"
+	"  -O [PLUGIN:]OPT[=VAL] a libtraceevent plugin option, as trace-cmd's -O\n"
+	"                        (e.g. function:parent=0); an unknown one is an error\n"
 	"      --header          add \"# events lost\" and \"# file is incomplete\"\n"
 	"                        lines after cpus=N (reads the page headers first)\n"
 	"      --stat            per-event counts (most first), per-CPU lost events,\n"
@@ -248,8 +250,9 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		if (kind != TK_FILE_PERFDATA && kind != TK_FILE_PERFDATA_PIPE)
 			return 0;
 	}
-	if (opts->nneg_events) {
-		*status = cli_usage_error("-v is for .dat files; %s is perf data", path);
+	if (opts->nneg_events || opts->nplugin_options) {
+		*status = cli_usage_error("%s is for .dat files; %s is perf data",
+					  opts->nneg_events ? "-v" : "-O", path);
 		return 1;
 	}
 	for (size_t i = 0; i < sizeof(dat_only) / sizeof(dat_only[0]); i++) {
@@ -311,8 +314,8 @@ int cmd_report(int argc, char **argv)
 	struct tk_report_opts opts;
 	const char *path = NULL, *cache_dir = NULL;
 	struct sym_sources src = {NULL, NULL, NULL};
-	const char **events = NULL, **comms = NULL, **neg_events = NULL;
-	size_t nevents = 0, ncomms = 0, nneg_events = 0;
+	const char **events = NULL, **comms = NULL, **neg_events = NULL, **plugin_opts = NULL;
+	size_t nevents = 0, ncomms = 0, nneg_events = 0, nplugin_opts = 0;
 	bool negate = false;
 	int *pids = NULL;
 	size_t npids = 0;
@@ -323,7 +326,7 @@ int cmd_report(int argc, char **argv)
 	opts.sz = sizeof(opts);
 	opts.fd = STDOUT_FILENO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:F:P:tRlj:hvq", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:F:P:tRlj:hvqO:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			path = optarg;
@@ -349,6 +352,10 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			}
 			negate = true;
+			break;
+		case 'O':
+			if (add_str(&plugin_opts, &nplugin_opts, optarg))
+				goto nomem;
 			break;
 		case 'q':
 			/* trace-cmd's -q: no warnings, the events and errors stay. */
@@ -490,6 +497,8 @@ int cmd_report(int argc, char **argv)
 	opts.ncomms = ncomms;
 	opts.neg_events = neg_events;
 	opts.nneg_events = nneg_events;
+	opts.plugin_options = plugin_opts;
+	opts.nplugin_options = nplugin_opts;
 
 	src.cache_dir = cache_dir;
 	if (report_perfdata(path, &opts, &src, &status))
@@ -513,6 +522,7 @@ nomem:
 out:
 	free(events);
 	free(neg_events);
+	free(plugin_opts);
 	free(comms);
 	free(pids);
 	return status;

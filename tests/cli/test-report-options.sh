@@ -61,6 +61,16 @@ for f in "$SAMPLE" "$TC34/v7-zstd.dat" "$TC34/v6.dat"; do
 	same_as_tc "$b: -q keeps the text (and cpus=N)" "$f" -q
 done
 
+# -O: libtraceevent's plugin options, the same text as trace-cmd's; an
+# option no plugin has is an error (trace-cmd ignores it).
+for o in ftrace:parent=0 parent=1 ftrace:indent=0 ftrace:offset; do
+	same_as_tc "sample: -O $o" "$SAMPLE" -O "$o"
+done
+run report -O nosuch:opt "$SAMPLE"
+check "-O of an unknown option is a usage error naming the known ones" eval 'rc_is 2 && err_has "nosuch:opt" && err_has "ftrace:parent" && [ ! -s "$tmp/out" ]'
+run report -O fgraph:tailprint "$SAMPLE"
+check "-O fgraph:tailprint (trace-cmd's own plugin) is refused" eval 'rc_is 2 && err_has "fgraph:tailprint"'
+
 # --stat: the counts, most first, then (from the first blank line) what
 # trace-cmd report --stat prints after cpus=N, byte for byte.
 for f in "$SAMPLE" "$TC34/v7-zstd.dat" "$TC34/v6.dat" "$TC34/inst-v7-zstd.dat"; do
@@ -113,9 +123,9 @@ check "-q: no warnings, the same text" eval 'rc_is 0 && err_empty && cmp -s "$tm
 
 # The options are in --help and the man page.
 run report --help
-check "report --help lists the new options" eval 'rc_is 0 && out_has "^  -v  " && out_has -- "--ts-diff" && out_has -- "--first-event" && out_has -- "--last-event" && out_has "^  -q  "'
+check "report --help lists the new options" eval 'rc_is 0 && out_has "^  -v  " && out_has -- "--ts-diff" && out_has -- "--first-event" && out_has -- "--last-event" && out_has "^  -q  " && out_has "^  -O "'
 man=$TK_SOURCE_DIR/docs/man/tracekit-report.1
-check "the man page has them" eval 'grep -q "ts\\\\-diff" "$man" && grep -q "first\\\\-event" "$man" && grep -q "^\.B \\\\-v$" "$man" && grep -q "^\.B \\\\-q$" "$man"'
+check "the man page has them" eval 'grep -q "ts\\\\-diff" "$man" && grep -q "first\\\\-event" "$man" && grep -q "^\.B \\\\-v$" "$man" && grep -q "^\.B \\\\-q$" "$man" && grep -q "^\.BI \\\\-O " "$man"'
 
 # dump --section: the text sections without their binary length.
 run dump --section cmdlines "$SAMPLE"

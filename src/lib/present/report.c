@@ -2693,6 +2693,114 @@ static bool symbols_early(const struct report *r, pthread_t *thread)
  * The run's tables and the event formats: everything before the streams.
  * Return: 0 or an error (report_release() cleans up either way).
  */
+/*
+ * -O as trace-cmd passes it: "NAME[=VALUE]" to tep_plugin_add_option(),
+ * which libtraceevent applies as each plugin loads (so this comes first).
+ */
+static int set_plugin_options(const struct tk_report_opts *opts)
+{
+	for (size_t i = 0; i < opts->nplugin_options; i++) {
+		char *name = strdup(opts->plugin_options[i]), *eq;
+		int ret;
+
+		if (!name)
+			return tk_fail(ENOMEM, "out of memory");
+		eq = strchr(name, '=');
+		if (eq)
+			*eq++ = '\0';
+		ret = tep_plugin_add_option(name, eq);
+		free(name);
+		if (ret < 0)
+			return tk_fail(ENOMEM, "-O '%s': out of memory", opts->plugin_options[i]);
+	}
+	return 0;
+}
+
+/*
+ * Whether @opt ("[PLUGIN:]NAME[=VALUE]") names an option in @list, the
+ * text of tep_plugin_print_options(): "  plugin:\tP" and "  option:\tO"
+ * lines per option. (tep_plugin_list_options() of libtraceevent 1.7
+ * sizes its array in bytes, not pointers, and corrupts the heap.)
+ */
+static bool plugin_option_known(const char *list, const char *opt)
+{
+	size_t n = strcspn(opt, "="), np = 0;
+	const char *colon = memchr(opt, ':', n), *plugin = "";
+
+	for (const char *l = list; *l;) {
+		size_t len = strcspn(l, "\n");
+		const char *v = memchr(l, '\t', len);
+
+		if (v) {
+			size_t vlen = len - (size_t)(v + 1 - l);
+
+			v++;
+			if (len > 9 && !memcmp(l, "  plugin:", 9)) {
+				plugin = v;
+				np = vlen;
+			} else if (len > 9 && !memcmp(l, "  option:", 9)) {
+				if (!colon && vlen == n && !memcmp(v, opt, n))
+					return true;
+				if (colon && (size_t)(colon - opt) == np &&
+				    !memcmp(plugin, opt, np) && vlen == n - np - 1 &&
+				    !memcmp(v, colon + 1, vlen))
+					return true;
+			}
+		}
+		l += len + (l[len] == '\n');
+	}
+	return false;
+}
+
+/*
+ * trace-cmd takes any -O and silently ignores a name no plugin has; here
+ * that is an error naming the options the loaded plugins do have.
+ */
+static int check_plugin_options(const struct tk_report_opts *opts)
+{
+	struct trace_seq seq;
+	int ret = 0;
+
+	if (!opts->nplugin_options)
+		return 0;
+	trace_seq_init(&seq);
+	tep_plugin_print_options(&seq);
+	trace_seq_terminate(&seq);
+	if (!seq.buffer || seq.state != TRACE_SEQ__GOOD) {
+		trace_seq_destroy(&seq);
+		return tk_fail(ENOMEM, "cannot list the plugin options");
+	}
+	for (size_t i = 0; i < opts->nplugin_options && !ret; i++) {
+		const char *opt = opts->plugin_options[i];
+		char known[512];
+		size_t len = 0;
+		const char *plugin = "";
+		int np = 0;
+
+		if (plugin_option_known(seq.buffer, opt))
+			continue;
+		known[0] = '\0';
+		for (const char *l = seq.buffer; *l && len + 2 < sizeof(known);) {
+			int w = (int)strcspn(l, "\n");
+
+			if (w > 10 && !memcmp(l, "  plugin:\t", 10)) {
+				plugin = l + 10;
+				np = w - 10;
+			} else if (w > 10 && !memcmp(l, "  option:\t", 10)) {
+				int k = snprintf(known + len, sizeof(known) - len, "%s%.*s:%.*s",
+						 len ? ", " : "", np, plugin, w - 10, l + 10);
+
+				len += k > 0 ? (size_t)k : 0;
+			}
+			l += w + (l[w] == '\n');
+		}
+		ret = tk_fail(EINVAL, "-O '%.*s': no plugin has that option (the plugins have: %s)",
+			      (int)strcspn(opt, "="), opt, known[0] ? known : "none");
+	}
+	trace_seq_destroy(&seq);
+	return ret;
+}
+
 static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_report_opts *opts)
 {
 	int ret;
@@ -2723,7 +2831,11 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
 	if (printer_init(&r->pr, r, NULL) || !r->counts || !r->cmemo || !r->evs ||
 	    ((opts->flags & TK_REPORT_SYMBOLS) && (!r->sym || !r->probe_ip || !r->probe_memo)))
 		return tk_fail(ENOMEM, "cannot allocate event counts");
-	ret = load_events(r);
+	ret = set_plugin_options(opts);
+	if (!ret)
+		ret = load_events(r);
+	if (!ret)
+		ret = check_plugin_options(opts);
 	if (ret)
 		return ret;
 	ret = load_filter(r);
@@ -2966,6 +3078,9 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	ret = tk_opts_copy(&opts_copy, sizeof(opts_copy), user_opts, "tk_report_opts");
 	if (ret < 0)
 		return ret;
+	/* Plugin options act in libtraceevent's printers, not in the compiled ones. */
+	if (opts_copy.nplugin_options)
+		opts_copy.flags |= TK_REPORT_SLOW;
 	memset(&r, 0, sizeof(r));
 	memset(&st, 0, sizeof(st));
 	ret = report_setup(&r, dat, opts);

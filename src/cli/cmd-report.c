@@ -56,6 +56,9 @@ const char cmd_report_usage[] =
 	"      --first-event     per CPU, the time of its first event (no events)\n"
 	"      --last-event      per CPU, the time of its last event (no events)\n"
 	"  -q                    quiet: no warnings on stderr (errors stay)\n"
+	"      --fields LIST     perf.data: perf script -F's fields, e.g.\n"
+	"                        comm,tid,pid,time,cpu,event,trace,ip,sym,symoff,\n"
+	"                        dso,period (printed in perf's order)\n"
 	"  -O [PLUGIN:]OPT[=VAL] a libtraceevent plugin option, as trace-cmd's -O\n"
 	"                        (e.g. function:parent=0); an unknown one is an error\n"
 	"      --header          add \"# events lost\" and \"# file is incomplete\"\n"
@@ -95,11 +98,65 @@ enum {
 	OPT_TS_DIFF,
 	OPT_FIRST_EVENT,
 	OPT_LAST_EVENT,
+	OPT_FIELDS,
 };
 
-/* Where a perf.data report may take symbols from. */
+/*
+ * perf script -F's field names tracekit prints, for --fields (perf's -F
+ * is taken by trace-cmd's filter here).
+ */
+static int parse_fields(const char *list, unsigned int *mask)
+{
+	static const struct {
+		const char *name;
+		unsigned int bit;
+	} names[] = {
+		{"comm", TK_PERFDATA_FIELD_COMM},   {"tid", TK_PERFDATA_FIELD_TID},
+		{"pid", TK_PERFDATA_FIELD_PID},	    {"time", TK_PERFDATA_FIELD_TIME},
+		{"cpu", TK_PERFDATA_FIELD_CPU},	    {"event", TK_PERFDATA_FIELD_EVENT},
+		{"trace", TK_PERFDATA_FIELD_TRACE}, {"ip", TK_PERFDATA_FIELD_IP},
+		{"sym", TK_PERFDATA_FIELD_SYM},	    {"symoff", TK_PERFDATA_FIELD_SYMOFF},
+		{"dso", TK_PERFDATA_FIELD_DSO},	    {"period", TK_PERFDATA_FIELD_PERIOD},
+	};
+	const char *p = list;
+
+	*mask = 0;
+	while (*p) {
+		size_t n = strcspn(p, ","), i;
+
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strlen(names[i].name) == n && !strncmp(p, names[i].name, n))
+				break;
+		if (i == sizeof(names) / sizeof(names[0])) {
+			cli_usage_error("--fields: invalid field requested: '%.*s' (known: comm, "
+					"tid, pid, time, cpu, event, trace, ip, sym, symoff, dso, "
+					"period)",
+					(int)n, p);
+			return -1;
+		}
+		*mask |= names[i].bit;
+		p += n;
+		if (*p == ',' && *++p == '\0') {
+			cli_usage_error("--fields: empty field name in '%s'", list);
+			return -1;
+		}
+	}
+	if (!*mask) {
+		cli_usage_error("--fields: no field given");
+		return -1;
+	}
+	if ((*mask & TK_PERFDATA_FIELD_SYMOFF) && !(*mask & TK_PERFDATA_FIELD_SYM)) {
+		cli_usage_error("--fields: display of offsets requested but symbol is not "
+				"selected (add sym)");
+		return -1;
+	}
+	return 0;
+}
+
+/* Where a perf.data report may take symbols from, and the perf-only --fields. */
 struct sym_sources {
 	const char *cache_dir, *symfs, *kallsyms;
+	unsigned int fields;
 };
 
 #define MAX_CPUS 4096
@@ -240,6 +297,7 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		.threads = opts->threads,
 		.symfs = src->symfs,
 		.kallsyms = src->kallsyms,
+		.fields = src->fields,
 	};
 	struct tk_perfdata *pd;
 	struct stat st;
@@ -247,8 +305,14 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 	if (strcmp(path, "-") && (stat(path, &st) || S_ISREG(st.st_mode))) {
 		enum tk_filekind kind = tk_filekind_of(path);
 
-		if (kind != TK_FILE_PERFDATA && kind != TK_FILE_PERFDATA_PIPE)
-			return 0;
+		if (kind != TK_FILE_PERFDATA && kind != TK_FILE_PERFDATA_PIPE) {
+			if (src->fields)
+				*status =
+					cli_usage_error("--fields is for perf.data files; %s is a "
+							".dat file",
+							path);
+			return src->fields ? 1 : 0;
+		}
 	}
 	if (opts->nneg_events || opts->nplugin_options) {
 		*status = cli_usage_error("%s is for .dat files; %s is perf data",
@@ -307,13 +371,14 @@ int cmd_report(int argc, char **argv)
 		{"ts-diff", no_argument, NULL, OPT_TS_DIFF},
 		{"first-event", no_argument, NULL, OPT_FIRST_EVENT},
 		{"last-event", no_argument, NULL, OPT_LAST_EVENT},
+		{"fields", required_argument, NULL, OPT_FIELDS},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static uint8_t mask[MAX_CPUS / 8];
 	struct tk_report_opts opts;
 	const char *path = NULL, *cache_dir = NULL;
-	struct sym_sources src = {NULL, NULL, NULL};
+	struct sym_sources src = {NULL, NULL, NULL, 0};
 	const char **events = NULL, **comms = NULL, **neg_events = NULL, **plugin_opts = NULL;
 	size_t nevents = 0, ncomms = 0, nneg_events = 0, nplugin_opts = 0;
 	bool negate = false;
@@ -369,6 +434,12 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_LAST_EVENT:
 			opts.flags |= TK_REPORT_LAST_EVENT;
+			break;
+		case OPT_FIELDS:
+			if (parse_fields(optarg, &src.fields)) {
+				status = CLI_USAGE;
+				goto out;
+			}
 			break;
 		case 'P': {
 			/* A comma-separated list, as trace-cmd's --pid takes. */

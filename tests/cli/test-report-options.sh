@@ -123,9 +123,29 @@ check "-q: no warnings, the same text" eval 'rc_is 0 && err_empty && cmp -s "$tm
 
 # The options are in --help and the man page.
 run report --help
-check "report --help lists the new options" eval 'rc_is 0 && out_has "^  -v  " && out_has -- "--ts-diff" && out_has -- "--first-event" && out_has -- "--last-event" && out_has "^  -q  " && out_has "^  -O "'
+check "report --help lists the new options" eval 'rc_is 0 && out_has "^  -v  " && out_has -- "--ts-diff" && out_has -- "--first-event" && out_has -- "--last-event" && out_has "^  -q  " && out_has "^  -O " && out_has -- "--fields LIST"'
 man=$TK_SOURCE_DIR/docs/man/tracekit-report.1
 check "the man page has them" eval 'grep -q "ts\\\\-diff" "$man" && grep -q "first\\\\-event" "$man" && grep -q "^\.B \\\\-v$" "$man" && grep -q "^\.B \\\\-q$" "$man" && grep -q "^\.BI \\\\-O " "$man"'
+
+# perf.data --fields: perf script -F's fields, on the cpu-clock perf.data in
+# the tree (kernel samples) when perf is there to compare with.
+PDATA=$TK_SOURCE_DIR/c.data
+if command -v perf >/dev/null 2>&1 && [ -s "$PDATA" ] && perf script -i "$PDATA" >/dev/null 2>&1; then
+	for f in comm,tid,pid,time,cpu,event,ip,sym,dso,period comm,ip,sym,symoff,dso \
+		pid,comm time,cpu,comm event,period comm,sym dso,sym,ip,comm trace tid,ip; do
+		perf script -i "$PDATA" -F "$f" >"$tmp/perf" 2>/dev/null
+		run report --fields "$f" "$PDATA"
+		check "perf.data --fields $f is perf script -F $f" eval 'rc_is 0 && cmp -s "$tmp/perf" "$tmp/out"'
+	done
+else
+	skip "perf.data --fields against perf script -F" "perf or $PDATA missing"
+fi
+run report --fields comm,bogus "$PDATA"
+check "--fields of an unknown field is a usage error" eval 'rc_is 2 && err_has "invalid field requested: .bogus."'
+run report --fields ip,symoff "$PDATA"
+check "--fields symoff without sym is a usage error" eval 'rc_is 2 && err_has "symbol is not selected"'
+run report --fields comm "$SAMPLE"
+check "--fields on a .dat file is a usage error" eval 'rc_is 2 && err_has "perf.data"'
 
 # dump --section: the text sections without their binary length.
 run dump --section cmdlines "$SAMPLE"

@@ -129,6 +129,27 @@ struct tk_report_stats {
 TK_API int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 			 struct tk_report_stats *stats);
 
+/**
+ * tk_report_run_files() - print several files merged by time
+ * @dats:  the open files
+ * @names: their paths; each line is prefixed with the base name
+ * @n:     how many
+ * @opts:  as for tk_report_run(), without TK_REPORT_STAT, JSON, HEADER,
+ *         FIRST_EVENT, LAST_EVENT, SYMBOLS and FALLBACKS; printed in one thread
+ * @stats: optional, the sums over the files
+ *
+ * What trace-cmd report -i A -i B prints: each file's "NAME: cpus=N",
+ * then the records of all files in time order (ties go to the earlier
+ * file), each line after its file's base name right-aligned to the
+ * longest and ": ". Each file's times are its own shown times (its clock,
+ * offsets and TSC conversion). A file with buffer instances is refused.
+ * Context: blocking I/O.
+ * Return: 0, or as tk_report_run(); -EINVAL for an option above or a file
+ * with instances.
+ */
+TK_API int tk_report_run_files(struct tk_dat *const *dats, const char *const *names, size_t n,
+			       const struct tk_report_opts *opts, struct tk_report_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

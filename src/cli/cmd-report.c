@@ -36,7 +36,8 @@ const char cmd_report_usage[] =
 	"for .dat files.\n"
 	"\n"
 	"options:\n"
-	"  -i, --input FILE      file to read (same as the FILE argument)\n"
+	"  -i, --input FILE      file to read (same as the FILE argument); repeat\n"
+	"                        to merge .dat files by time, as trace-cmd does\n"
 	"      --cpu LIST        only these CPUs (\"0,2-3\")\n"
 	"  -F, --filter SPEC     only these events; .dat: trace-cmd's EVENT[,EVENT][:FILTER]\n"
 	"                        (e.g. 'sched_switch:prev_pid>0'); perf.data: NAME,\n"
@@ -347,6 +348,45 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 	return 1;
 }
 
+/*
+ * -i A -i B: .dat files merged by time, each line after its file's name,
+ * as trace-cmd report prints several inputs.
+ */
+static int report_files(const char **paths, size_t n, const struct tk_report_opts *opts)
+{
+	struct tk_dat **dats = calloc(n, sizeof(*dats));
+	int status = CLI_OK, ret;
+	size_t open = 0;
+
+	if (!dats)
+		return cli_error("out of memory");
+	for (; open < n; open++) {
+		enum tk_filekind kind = tk_filekind_of(paths[open]);
+
+		if (kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE) {
+			status = cli_usage_error("%s: several inputs are for .dat files",
+						 paths[open]);
+			goto out;
+		}
+		dats[open] = tk_dat_open(paths[open]);
+		if (!dats[open]) {
+			status = cli_lib_error(paths[open]);
+			goto out;
+		}
+	}
+	fflush(stdout);
+	ret = tk_report_run_files(dats, paths, n, opts, NULL);
+	if (ret == -EINVAL)
+		status = cli_usage_error("%s", tk_errmsg());
+	else if (ret < 0)
+		status = cli_error("%s", tk_errmsg());
+out:
+	for (size_t i = 0; i < open; i++)
+		tk_dat_close(dats[i]);
+	free(dats);
+	return status;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -380,7 +420,8 @@ int cmd_report(int argc, char **argv)
 	const char *path = NULL, *cache_dir = NULL;
 	struct sym_sources src = {NULL, NULL, NULL, 0};
 	const char **events = NULL, **comms = NULL, **neg_events = NULL, **plugin_opts = NULL;
-	size_t nevents = 0, ncomms = 0, nneg_events = 0, nplugin_opts = 0;
+	size_t nevents = 0, ncomms = 0, nneg_events = 0, nplugin_opts = 0, ninputs = 0;
+	const char **inputs = NULL;
 	bool negate = false;
 	int *pids = NULL;
 	size_t npids = 0;
@@ -394,6 +435,9 @@ int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":i:F:P:tRlj:hvqO:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
+			/* Repeated, trace-cmd merges the files (report_files()). */
+			if (path && add_str(&inputs, &ninputs, path))
+				goto nomem;
 			path = optarg;
 			break;
 		case OPT_CPU:
@@ -572,6 +616,12 @@ int cmd_report(int argc, char **argv)
 	opts.nplugin_options = nplugin_opts;
 
 	src.cache_dir = cache_dir;
+	if (ninputs) {
+		if (add_str(&inputs, &ninputs, path))
+			goto nomem;
+		status = report_files(inputs, ninputs, &opts);
+		goto out;
+	}
 	if (report_perfdata(path, &opts, &src, &status))
 		goto out;
 	dat = tk_dat_open(path);
@@ -593,6 +643,7 @@ nomem:
 out:
 	free(events);
 	free(neg_events);
+	free(inputs);
 	free(plugin_opts);
 	free(comms);
 	free(pids);

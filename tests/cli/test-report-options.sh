@@ -4,9 +4,11 @@
 # report-options: the trace-cmd report options a trace-cmd user types
 # (issue 17), each run as a user runs it and compared with what Debian's
 # trace-cmd report 3.1.6 prints on the same file: -v -F, --pid (and -P),
-# --ts-diff, --first-event, --last-event, -q, and their usage errors. Then
-# the smaller promises of the same issue: dump --section writes a text
-# section without its length field, cache --add names what it added.
+# --ts-diff, --first-event, --last-event, -q, -O, several -i, --stat's
+# buffer statistics, and their usage errors; perf.data --fields against
+# perf script -F. Then the smaller promises of the same issue: dump
+# --section writes a text section without its length field, cache --add
+# names what it added.
 #
 # The golden files are the committed samples (tests/data/README.md): the
 # make-sample.sh trace and trace-cmd 3.4's v7-zstd.dat and v6.dat (top
@@ -36,8 +38,9 @@ same_as_tc() {
 		skip "$name" "trace-cmd 3.1.x is not installed"
 		return
 	fi
-	trace-cmd report "$@" "$file" >"$tmp/tc" 2>/dev/null
-	run report "$@" "$file"
+	# FILE "" : the arguments name the files (-i A -i B).
+	trace-cmd report "$@" ${file:+"$file"} >"$tmp/tc" 2>/dev/null
+	run report "$@" ${file:+"$file"}
 	if [ "$rc" -eq 0 ] && cmp -s "$tmp/tc" "$tmp/out" && [ -s "$tmp/out" ]; then
 		pass "$name"
 	else
@@ -70,6 +73,25 @@ run report -O nosuch:opt "$SAMPLE"
 check "-O of an unknown option is a usage error naming the known ones" eval 'rc_is 2 && err_has "nosuch:opt" && err_has "ftrace:parent" && [ ! -s "$tmp/out" ]'
 run report -O fgraph:tailprint "$SAMPLE"
 check "-O fgraph:tailprint (trace-cmd's own plugin) is refused" eval 'rc_is 2 && err_has "fgraph:tailprint"'
+
+# Several -i: merged by time, each line after the file's base name, as
+# trace-cmd prints two files (here trace-cmd 3.4's sample and the
+# make-sample.sh one, recorded apart: the merge puts one after the other,
+# and trace-cmd 3.4's v6 copy of the first, which interleaves with it).
+A=$SAMPLE B=$TC34/v7-zstd.dat C=$TC34/v6.dat
+same_as_tc "-i A -i B merges two files" "" -i "$A" -i "$B"
+same_as_tc "-i B -i A (the other order)" "" -i "$B" -i "$A"
+same_as_tc "-i B -i C (same events: ties go to the first)" "" -i "$B" -i "$C"
+same_as_tc "three files" "" -i "$A" -i "$C" -i "$B"
+same_as_tc "two files -t -l" "" -i "$A" -i "$B" -t -l
+same_as_tc "two files -R" "" -i "$A" -i "$B" -R
+same_as_tc "two files --ts-diff (across files)" "" -i "$A" -i "$B" --ts-diff
+run report -i "$A" -i "$TC34/inst-v7-zstd.dat"
+check "two files, one with instances: usage error, nothing printed" eval 'rc_is 2 && err_has "instances" && [ ! -s "$tmp/out" ]'
+run report --stat -i "$A" -i "$B"
+check "two files --stat: usage error" eval 'rc_is 2 && [ ! -s "$tmp/out" ]'
+run report -i "$A" -i "$TK_SOURCE_DIR/c.data"
+check "a .dat and a perf.data: usage error" eval 'rc_is 2 && err_has "c.data"'
 
 # --stat: the counts, most first, then (from the first blank line) what
 # trace-cmd report --stat prints after cpus=N, byte for byte.

@@ -68,6 +68,15 @@
  * does, and the run then fails naming how far that CPU was read: output
  * is never cut silently, and one bad chunk does not hide the other CPUs.
  *
+ * Filters combine as trace-cmd's: -F specs and --pid (common_pid, or a
+ * "pid" or "next_pid" field) each select, and a record any of them selects
+ * is shown unless a -v -F spec (a second libtraceevent filter) matches it;
+ * a filter parses only the formats its event list names. --ts-diff and
+ * -O print in the merge thread (each line depends on the one before; the
+ * plugin options act in libtraceevent's printers only).
+ * tk_report_run_files() runs one report per file and merges their heaps'
+ * tops by time, every printer writing into the first file's buffer.
+ *
  * The time window is found by seeking each CPU to the page holding the
  * start (tk_dat_cpu_reader_seek_time(), a binary search), then skipping
  * records before it; the run ends at the first merged record at or past
@@ -259,6 +268,9 @@ struct report {
 	bool instances;
 	bool nomem;
 	int label_width;
+	/* Several files (tk_report_run_files()): this file's name, right-aligned to file_width. */
+	const char *file_label;
+	int file_width;
 	const char *path;
 	bool any_cpustat; /* the file has CPUSTAT options at all */
 	/* --sym: where probe events fired (uprobes through the build-id cache, kprobes kallsyms).
@@ -1905,6 +1917,13 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 	/* Room for everything but the event text, which ensures its own (names cut at 256). */
 	if (__builtin_expect(o->cap - o->len < r->room, 0))
 		tk_outbuf_flush(o);
+	if (__builtin_expect(r->file_label != NULL, 0)) {
+		size_t n = strnlen(r->file_label, 256);
+
+		put_pad(o, (size_t)r->file_width > n ? (size_t)r->file_width - n : 0);
+		put(o, r->file_label, n);
+		put(o, ": ", 2);
+	}
 	if (__builtin_expect(r->instances, 0)) {
 		size_t n = strnlen(s->buf->name, 256);
 
@@ -2857,7 +2876,14 @@ static int report_open(struct report *r)
 		char line[64];
 		int n = snprintf(line, sizeof(line), "cpus=%u\n", r->info->cpu_count);
 
-		tk_outbuf_write(&r->out, line, (size_t)n);
+		if (r->file_label) {
+			char label[300];
+			int k = snprintf(label, sizeof(label), "%*.256s: ", r->file_width,
+					 r->file_label);
+
+			tk_outbuf_write(r->pr.o, label, k < (int)sizeof(label) ? (size_t)k : 0);
+		}
+		tk_outbuf_write(r->pr.o, line, (size_t)n);
 	}
 	r->fast_common = r->set->have_common && !r->set->swap && r->set->type_size == 2 &&
 			 r->set->pid_size == 4;
@@ -3116,5 +3142,138 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 		pthread_join(symbols, NULL);
 	tk_event_set_free(r.set);
 	tk_outbuf_release(&r.out);
+	return ret;
+}
+
+/*
+ * Several files, as trace-cmd report -i A -i B prints them: each file's
+ * "NAME: cpus=N" first, then every record of all files in one time order
+ * (ties to the earlier file, then as within a file), each line after its
+ * file's base name right-aligned to the longest. Each file keeps its own
+ * report (event formats, names, filters); all print into the first
+ * one's output buffer, in one thread.
+ */
+int tk_report_run_files(struct tk_dat *const *dats, const char *const *names, size_t n,
+			const struct tk_report_opts *user_opts, struct tk_report_stats *stats)
+{
+	const unsigned int alone = TK_REPORT_STAT | TK_REPORT_JSON | TK_REPORT_HEADER |
+				   TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT |
+				   TK_REPORT_SYMBOLS | TK_REPORT_FALLBACKS;
+	struct tk_report_opts opts;
+	struct tk_report_stats st;
+	struct report *rs;
+	int ret, width = 0;
+	size_t ready = 0;
+
+	if (!user_opts || !dats || !names || !n)
+		return tk_fail(EINVAL, "no files or no report options");
+	ret = tk_opts_copy(&opts, sizeof(opts), user_opts, "tk_report_opts");
+	if (ret < 0)
+		return ret;
+	if (opts.flags & alone)
+		return tk_fail(EINVAL, "--stat, --json, --header, --first-event, --last-event, "
+				       "--sym and --fallbacks read one file");
+	if (opts.nplugin_options)
+		opts.flags |= TK_REPORT_SLOW;
+	opts.threads = 1;
+	rs = calloc(n, sizeof(*rs));
+	if (!rs)
+		return tk_fail(ENOMEM, "out of memory");
+	memset(&st, 0, sizeof(st));
+	for (size_t i = 0; i < n; i++) {
+		const char *base = strrchr(names[i], '/');
+		int w;
+
+		base = base ? base + 1 : names[i];
+		w = (int)strnlen(base, 256);
+		if (w > width)
+			width = w;
+	}
+	for (size_t i = 0; i < n && !ret; i++) {
+		struct report *r = &rs[i];
+		const char *base = strrchr(names[i], '/');
+
+		ret = report_setup(r, dats[i], &opts);
+		ready = i + 1;
+		if (ret)
+			break;
+		/* Refused before anything prints: trace-cmd's labels for those are its own mix. */
+		for (size_t b = 0; b < tk_dat_buffer_count(dats[i]) && !ret; b++)
+			if (tk_dat_buffer_get(dats[i], b)->name[0])
+				ret = tk_fail(EINVAL, "%s: has buffer instances: read it alone",
+					      r->path);
+		if (ret)
+			break;
+		r->file_label = base ? base + 1 : names[i];
+		r->file_width = width;
+		r->pr.o = &rs[0].out;
+	}
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = report_open(&rs[i]);
+	while (!ret) {
+		struct report *r = NULL;
+		struct stream *s;
+		struct line l;
+
+		for (size_t i = 0; i < n; i++) {
+			const struct tk_merge_key *k;
+
+			if (!rs[i].nheap || rs[i].nomem)
+				continue;
+			k = rs[i].heap[0];
+			if (!r || k->ts < r->heap[0]->ts)
+				r = &rs[i];
+		}
+		if (!r || rs[0].out.error)
+			break;
+		s = (struct stream *)r->heap[0];
+		if (opts.has_end && s->key.ts >= opts.end_ns)
+			break;
+		s->events++;
+		if (select_record(r, s, &l)) {
+			emit_line(&r->pr, &l);
+			/* --ts-diff counts from the line before, whichever file printed it. */
+			for (size_t i = 0; i < n; i++)
+				rs[i].pr.diff_last = r->pr.diff_last;
+		}
+		ret = stream_next(r, s);
+		if (ret == 1) {
+			ret = 0;
+			tk_merge_heap_fix_top(r->heap, r->nheap);
+		} else if (ret == 0) {
+			s->live = false;
+			r->nheap = tk_merge_heap_pop(r->heap, r->nheap);
+		}
+	}
+	for (size_t i = 0; i < ready; i++) {
+		struct tk_report_stats one;
+		int r2;
+
+		memset(&one, 0, sizeof(one));
+		r2 = report_stats(&rs[i], ret, &one);
+		if (!ret)
+			ret = r2;
+		st.events += one.events;
+		st.printed += one.printed;
+		st.lost_events += one.lost_events;
+		st.drop_marks += one.drop_marks;
+		st.kernel_lost = add_sat(st.kernel_lost, one.kernel_lost);
+		st.unrecorded = add_sat(st.unrecorded, one.unrecorded);
+		st.incomplete += one.incomplete;
+	}
+	if (rs[0].out.buf) {
+		int fret = tk_outbuf_flush(&rs[0].out);
+
+		if (!ret)
+			ret = fret;
+	}
+	if (stats)
+		*stats = st;
+	for (size_t i = 0; i < ready; i++) {
+		report_release(&rs[i]);
+		tk_event_set_free(rs[i].set);
+		tk_outbuf_release(&rs[i].out);
+	}
+	free(rs);
 	return ret;
 }

@@ -2963,8 +2963,11 @@ static int report_stats(struct report *r, int ret, struct tk_report_stats *st)
 {
 	if (!ret && r->nomem)
 		ret = tk_fail(ENOMEM, "cannot parse an event format: out of memory");
-	if (!ret && (r->opts->flags & TK_REPORT_STAT))
+	if (!ret && (r->opts->flags & TK_REPORT_STAT)) {
 		print_stat(r);
+		if (r->nomem)
+			ret = tk_fail(ENOMEM, "cannot sort the event counts: out of memory");
+	}
 	if (!ret && (r->opts->flags & TK_REPORT_FALLBACKS))
 		warn_fallbacks(r);
 	for (size_t i = 0; i < r->nstreams; i++) {

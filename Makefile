@@ -32,11 +32,15 @@ check: all
 	ninja -C $(ASAN_BUILD)
 	ninja -C $(TSAN_BUILD) tests/test-ring tests/test-print-pool tests/test-cache src/cli/tracekit \
 		bench/bench-report
-	@$(MESON) test -C $(ASAN_BUILD) --print-errorlogs --num-processes 2 >$(ASAN_BUILD)/test-output.txt 2>&1; \
-		status=$$?; \
-		$(MESON) test -C $(TSAN_BUILD) --no-rebuild --suite tsan --print-errorlogs >$(TSAN_BUILD)/test-output.txt 2>&1 \
-			|| status=1; \
-		grep -hE '^ *[0-9]+/[0-9]+ ' $(ASAN_BUILD)/test-output.txt $(TSAN_BUILD)/test-output.txt; \
+	@# Each test's "N/M name OK" line shows as it ends (progress); the full log stays in the file.
+	@{ $(MESON) test -C $(ASAN_BUILD) --print-errorlogs --num-processes 2 2>&1; \
+		echo $$? >$(ASAN_BUILD)/test-status; } | tee $(ASAN_BUILD)/test-output.txt | \
+		grep --line-buffered -E '^ *[0-9]+/[0-9]+ '; \
+		status=$$(cat $(ASAN_BUILD)/test-status); \
+		{ $(MESON) test -C $(TSAN_BUILD) --no-rebuild --suite tsan --print-errorlogs 2>&1; \
+		echo $$? >$(TSAN_BUILD)/test-status; } | tee $(TSAN_BUILD)/test-output.txt | \
+		grep --line-buffered -E '^ *[0-9]+/[0-9]+ '; \
+		[ "$$(cat $(TSAN_BUILD)/test-status)" -eq 0 ] || status=1; \
 		[ $$status -eq 0 ] || sed -n '/^--- /,$$p' $(ASAN_BUILD)/test-output.txt $(TSAN_BUILD)/test-output.txt | head -200; \
 		python3 tests/summary.py $(ASAN_BUILD)/meson-logs/testlog.json $(TSAN_BUILD)/meson-logs/testlog.json
 

@@ -491,7 +491,7 @@ int main(int argc, char **argv)
 	int reps = 3, tc_reps = 3;
 	double pairs_ratio = 0, pairs_lo = 0, pairs_hi = 0;
 	char dir[] = "/tmp/bench-report-XXXXXX", path[4200], out_tk[4200], out_tc[4200];
-	double times[32], btimes[32], stimes[32];
+	double times[32], btimes[32], stimes[32], ftimes[2][32];
 	struct run tk = {0}, tc = {0}, bk = {0}, one = {0};
 	int status = 0;
 
@@ -561,6 +561,35 @@ int main(int argc, char **argv)
 		print_median("tracekit report  > /dev/null:", times, reps, written, &tk, "");
 		print_median("tracekit report -j 1 > /dev/null:", stimes, reps, written, &one,
 			     "  (one thread)");
+		/*
+		 * Filters, timed over the same rounds' file: a field filter that
+		 * keeps few lines, and -v of one that hides few (most records
+		 * still print, and every sched_switch goes through libtraceevent's
+		 * filter): the figures say what a filter costs beside the plain run.
+		 */
+		{
+			char *argv_f[2][8] = {
+				{(char *)tracekit, "report", "-F", "sched_switch:prev_pid>0", "-i",
+				 path, NULL},
+				{(char *)tracekit, "report", "-v", "-F", "sched_switch:prev_pid==0",
+				 "-i", path, NULL},
+			};
+			static const char *const label[2] = {
+				"tracekit report -F 'sched_switch:prev_pid>0':",
+				"tracekit report -v -F 'sched_switch:prev_pid==0':",
+			};
+
+			for (int k = 0; k < 2; k++) {
+				struct run fr = {0};
+
+				for (int i = 0; i < reps; i++)
+					if (timed_run(argv_f[k], NULL, &ftimes[k][i], &fr))
+						return 1;
+				print_median(label[k], ftimes[k], reps, written, &fr, "");
+				printf("  filtered/unfiltered speed: %.0f%%\n",
+				       100.0 * tk.seconds / fr.seconds);
+			}
+		}
 		if (before) {
 			printf("before: %s\n", before);
 			print_median("tracekit (before) > /dev/null:", btimes, reps, written, &bk,

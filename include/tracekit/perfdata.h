@@ -903,6 +903,22 @@ enum {
 	TK_PERFDATA_REPORT_NSEC = 1 << 0, /* times with nanoseconds (perf script --ns) */
 };
 
+/* The fields of perf script -F, for tk_perfdata_report_opts.fields. */
+enum {
+	TK_PERFDATA_FIELD_COMM = 1 << 0,
+	TK_PERFDATA_FIELD_TID = 1 << 1,
+	TK_PERFDATA_FIELD_PID = 1 << 2,
+	TK_PERFDATA_FIELD_TIME = 1 << 3,
+	TK_PERFDATA_FIELD_CPU = 1 << 4,
+	TK_PERFDATA_FIELD_EVENT = 1 << 5,
+	TK_PERFDATA_FIELD_TRACE = 1 << 6,
+	TK_PERFDATA_FIELD_IP = 1 << 7,
+	TK_PERFDATA_FIELD_SYM = 1 << 8,
+	TK_PERFDATA_FIELD_SYMOFF = 1 << 9,
+	TK_PERFDATA_FIELD_DSO = 1 << 10,
+	TK_PERFDATA_FIELD_PERIOD = 1 << 11,
+};
+
 /** What tk_perfdata_report_run() prints; zero-initialise. */
 struct tk_perfdata_report_opts {
 	size_t sz;	    /* sizeof(struct tk_perfdata_report_opts): declare it with TK_OPTS() */
@@ -936,6 +952,14 @@ struct tk_perfdata_report_opts {
 	 */
 	const char *symfs;
 	const char *kallsyms;
+	/*
+	 * TK_PERFDATA_FIELD_* to print, as perf script -F with the same names
+	 * prints them, for every event (0: perf script's default per event
+	 * type). sym, symoff and dso show with ip only, as in perf. A field
+	 * the samples do not carry (cpu without PERF_SAMPLE_CPU, ...) makes
+	 * the run fail with -EINVAL and perf's message. Printed in one thread.
+	 */
+	unsigned int fields;
 };
 
 /**

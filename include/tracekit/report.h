@@ -28,6 +28,10 @@ enum {
 	TK_REPORT_FALLBACKS = 1 << 6, /* log, per event, records libtraceevent printed */
 	TK_REPORT_HEADER = 1 << 7,    /* "# events lost" / "# file is incomplete" header lines */
 	TK_REPORT_SYMBOLS = 1 << 8,   /* probe events: the probed place as " <sym+0xoff (dso)>" */
+	TK_REPORT_TS_DIFF = 1 << 9, /* --ts-diff: "(+N)" since the previous line, after the time */
+	/* --first-event / --last-event: per CPU of the top buffer, that event's time, no events */
+	TK_REPORT_FIRST_EVENT = 1 << 10,
+	TK_REPORT_LAST_EVENT = 1 << 11,
 };
 
 /** What to print; zero-initialise and set what is wanted. */
@@ -39,7 +43,13 @@ struct tk_report_opts {
 	uint32_t cpu_mask_bits;
 	const char *const *events; /* "name", "system", "system:name"; globs; NULL: all */
 	size_t nevents;
-	const int *pids; /* only these pids; NULL: all */
+	/*
+	 * Only events of these pids (NULL: all), as trace-cmd's --pid: the
+	 * record's common_pid, or its "pid" or "next_pid" field, is one of
+	 * them. Like trace-cmd, an event shown by -F is shown whatever its
+	 * pid and one of these pids is shown whatever -F says (the two add).
+	 */
+	const int *pids;
 	size_t npids;
 	const char *const *comms; /* only these command names (globs) */
 	size_t ncomms;
@@ -55,6 +65,21 @@ struct tk_report_opts {
 	unsigned int threads;
 	/* TK_REPORT_SYMBOLS: the build-id cache; NULL: $TRACEKIT_CACHE_DIR, then ~/.debug. */
 	const char *cache_dir;
+	/*
+	 * trace-cmd's "-v -F SPEC": records these specs (the syntax of
+	 * @events) match are not shown, whatever else selects them.
+	 */
+	const char *const *neg_events;
+	size_t nneg_events;
+	/*
+	 * trace-cmd's -O: libtraceevent plugin options, "[PLUGIN:]OPTION[=VALUE]"
+	 * ("function:parent=0"). They are set process-wide before the plugins
+	 * load (libtraceevent keeps them globally), each must name an option a
+	 * loaded plugin has (else -EINVAL), and every event is then printed by
+	 * libtraceevent, where the options act.
+	 */
+	const char *const *plugin_options;
+	size_t nplugin_options;
 };
 
 /** What a run saw. */
@@ -87,6 +112,12 @@ struct tk_report_stats {
  * once before the records (compressed data is decompressed twice).
  * TK_REPORT_JSON has no header and ignores it.
  *
+ * TK_REPORT_FIRST_EVENT and TK_REPORT_LAST_EVENT print, instead of the
+ * events, trace-cmd's "List of CPUs in FILE with data:" and one line per
+ * CPU of the top buffer that has records, with the time of its first
+ * and/or last record ("  C\tFirst event: T\tLast event: T"); the filters
+ * and the time window do not apply.
+ *
  * When one CPU's data ends early (truncated or corrupt chunk, bad page
  * header, a record past its page), that CPU stops, the others are printed
  * to their end, and the run returns -EBADMSG: "file is incomplete: buffer
@@ -97,6 +128,27 @@ struct tk_report_stats {
  */
 TK_API int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 			 struct tk_report_stats *stats);
+
+/**
+ * tk_report_run_files() - print several files merged by time
+ * @dats:  the open files
+ * @names: their paths; each line is prefixed with the base name
+ * @n:     how many
+ * @opts:  as for tk_report_run(), without TK_REPORT_STAT, JSON, HEADER,
+ *         FIRST_EVENT, LAST_EVENT, SYMBOLS and FALLBACKS; printed in one thread
+ * @stats: optional, the sums over the files
+ *
+ * What trace-cmd report -i A -i B prints: each file's "NAME: cpus=N",
+ * then the records of all files in time order (ties go to the earlier
+ * file), each line after its file's base name right-aligned to the
+ * longest and ": ". Each file's times are its own shown times (its clock,
+ * offsets and TSC conversion). A file with buffer instances is refused.
+ * Context: blocking I/O.
+ * Return: 0, or as tk_report_run(); -EINVAL for an option above or a file
+ * with instances.
+ */
+TK_API int tk_report_run_files(struct tk_dat *const *dats, const char *const *names, size_t n,
+			       const struct tk_report_opts *opts, struct tk_report_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -29,7 +29,7 @@ const char cmd_cache_usage[] =
 	"\n"
 	"options:\n"
 	"  -a, --add FILES          cache ELF files (comma-separated or repeated) and\n"
-	"                           their SDT probes\n"
+	"                           their SDT probes; prints \"BUILD-ID PATH\" per file\n"
 	"  -p, --probe SPEC         cache a probe [[GROUP:]EVENT=]FUNC[+OFF][%return] [ARGS]:\n"
 	"                           with --add a uprobe on each file, with --kcore a\n"
 	"                           kprobe on that kernel, alone on the running kernel\n"
@@ -310,9 +310,13 @@ int cmd_cache(int argc, char **argv)
 			r = cli_lib_error(add.v[i]);
 			continue;
 		}
+		/* One line per file, as a user checking what went in wants it; -v adds the probes.
+		 */
 		if (verbose)
 			printf("added %s %s: %d SDT probe%s\n", bid, add.v[i], n,
 			       n == 1 ? "" : "s");
+		else
+			printf("%s %s\n", bid, add.v[i]);
 		for (size_t k = 0; k < probes.n; k++) {
 			if (tk_cache_add_probe(cache, add.v[i], probes.v[k]) < 0)
 				r = cli_lib_error(add.v[i]);

@@ -44,7 +44,9 @@ const char cmd_convert_usage[] =
 	"      --file-version 6|7  version of OUT (default 7)\n"
 	"      --compression zstd|zlib|none\n"
 	"                          codec of OUT (default zstd for v7, none for v6;\n"
-	"                          v6 cannot be compressed)\n"
+	"                          v6 cannot be compressed). trace-cmd reads v7 from\n"
+	"                          3.0 on, each codec only if built with it: Debian\n"
+	"                          12's 3.1.6 has zstd but no zlib\n"
 	"      --to perf|dat       output format (default: perf for OUT named *.data)\n"
 	"  -q, --quiet             do not print the summary line\n"
 	"  -h, --help              show this help\n";

@@ -55,7 +55,8 @@ const char cmd_dump_usage[] =
 	"      --section NAME|ID write the uncompressed body of metadata section\n"
 	"                        NAME to standard output: headers (16),\n"
 	"                        ftrace-events (17), events (18), kallsyms (19),\n"
-	"                        printk (20), cmdlines (21)\n"
+	"                        printk (20), cmdlines (21); kallsyms, printk and\n"
+	"                        cmdlines as their text alone (no length field)\n"
 	"  -h, --help            show this help\n";
 
 /* ------------------------------------------------------------ byte helpers */
@@ -162,6 +163,23 @@ static int write_section(const struct tk_dat *dat, const char *path, uint16_t id
 				 tk_dat_section_name(id), id);
 	if (r < 0)
 		return cli_lib_error(path);
+	/*
+	 * kallsyms, printk and cmdlines are one text after a binary length:
+	 * the text alone is what a user pipes into grep or diff. The other
+	 * three are lists of named parts, which only their layout delimits.
+	 */
+	if (id == TK_DAT_SECTION_KALLSYMS || id == TK_DAT_SECTION_PRINTK ||
+	    id == TK_DAT_SECTION_CMDLINES) {
+		struct tk_dat_text t;
+
+		r = id == TK_DAT_SECTION_KALLSYMS ? tk_dat_kallsyms(dat, &t)
+		    : id == TK_DAT_SECTION_PRINTK ? tk_dat_printk(dat, &t)
+						  : tk_dat_cmdlines(dat, &t);
+		if (r < 0)
+			return cli_lib_error(path);
+		body = t.data;
+		len = t.len;
+	}
 	if (len > 0 && fwrite(body, 1, len, stdout) != len)
 		return cli_error("cannot write standard output: %m");
 	return cli_finish_stdout(CLI_OK);

@@ -36,21 +36,36 @@ const char cmd_report_usage[] =
 	"for .dat files.\n"
 	"\n"
 	"options:\n"
-	"  -i, --input FILE      file to read (same as the FILE argument)\n"
+	"  -i, --input FILE      file to read (same as the FILE argument); repeat\n"
+	"                        to merge .dat files by time, as trace-cmd does\n"
 	"      --cpu LIST        only these CPUs (\"0,2-3\")\n"
 	"  -F, --filter SPEC     only these events; .dat: trace-cmd's EVENT[,EVENT][:FILTER]\n"
 	"                        (e.g. 'sched_switch:prev_pid>0'); perf.data: NAME,\n"
 	"                        SYSTEM or SYSTEM:NAME with globs; repeat for more\n"
-	"  -P, --pid PID         only events of this pid; repeat for more\n"
+	"  -v                    every -F after it hides what it matches (.dat)\n"
+	"  -P, --pid PID[,PID]   only events of these pids; repeat for more. .dat:\n"
+	"                        as trace-cmd's --pid, common_pid or a pid or\n"
+	"                        next_pid field, and added to what -F shows\n"
+	"                        (trace-cmd's -P lists printk formats instead)\n"
 	"      --comm NAME       only events of this command name (glob); repeat\n"
 	"      --start SECONDS   skip events before this time (as printed)\n"
 	"      --end SECONDS     stop at this time\n"
 	"  -t, --ns              nanosecond timestamps\n"
 	"  -R                    raw field values\n"
 	"  -l                    latency format (irq, resched and preempt columns)\n"
+	"      --ts-diff         \"(+N)\" after the time: since the line before\n"
+	"      --first-event     per CPU, the time of its first event (no events)\n"
+	"      --last-event      per CPU, the time of its last event (no events)\n"
+	"  -q                    quiet: no warnings on stderr (errors stay)\n"
+	"      --fields LIST     perf.data: perf script -F's fields, e.g.\n"
+	"                        comm,tid,pid,time,cpu,event,trace,ip,sym,symoff,\n"
+	"                        dso,period (printed in perf's order)\n"
+	"  -O [PLUGIN:]OPT[=VAL] a libtraceevent plugin option, as trace-cmd's -O\n"
+	"                        (e.g. function:parent=0); an unknown one is an error\n"
 	"      --header          add \"# events lost\" and \"# file is incomplete\"\n"
 	"                        lines after cpus=N (reads the page headers first)\n"
-	"      --stat            per-event counts and per-CPU lost events\n"
+	"      --stat            per-event counts (most first), per-CPU lost events,\n"
+	"                        then trace-cmd report --stat's buffer statistics\n"
 	"      --json            one JSON object per event, with typed fields\n"
 	"      --slow            print every event with libtraceevent (for checks)\n"
 	"      --fallbacks       list on stderr the events printed by the slow path\n"
@@ -81,11 +96,68 @@ enum {
 	OPT_SYM,
 	OPT_SYMFS,
 	OPT_KALLSYMS,
+	OPT_TS_DIFF,
+	OPT_FIRST_EVENT,
+	OPT_LAST_EVENT,
+	OPT_FIELDS,
 };
 
-/* Where a perf.data report may take symbols from. */
+/*
+ * perf script -F's field names tracekit prints, for --fields (perf's -F
+ * is taken by trace-cmd's filter here).
+ */
+static int parse_fields(const char *list, unsigned int *mask)
+{
+	static const struct {
+		const char *name;
+		unsigned int bit;
+	} names[] = {
+		{"comm", TK_PERFDATA_FIELD_COMM},   {"tid", TK_PERFDATA_FIELD_TID},
+		{"pid", TK_PERFDATA_FIELD_PID},	    {"time", TK_PERFDATA_FIELD_TIME},
+		{"cpu", TK_PERFDATA_FIELD_CPU},	    {"event", TK_PERFDATA_FIELD_EVENT},
+		{"trace", TK_PERFDATA_FIELD_TRACE}, {"ip", TK_PERFDATA_FIELD_IP},
+		{"sym", TK_PERFDATA_FIELD_SYM},	    {"symoff", TK_PERFDATA_FIELD_SYMOFF},
+		{"dso", TK_PERFDATA_FIELD_DSO},	    {"period", TK_PERFDATA_FIELD_PERIOD},
+	};
+	const char *p = list;
+
+	*mask = 0;
+	while (*p) {
+		size_t n = strcspn(p, ","), i;
+
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strlen(names[i].name) == n && !strncmp(p, names[i].name, n))
+				break;
+		if (i == sizeof(names) / sizeof(names[0])) {
+			cli_usage_error("--fields: invalid field requested: '%.*s' (known: comm, "
+					"tid, pid, time, cpu, event, trace, ip, sym, symoff, dso, "
+					"period)",
+					(int)n, p);
+			return -1;
+		}
+		*mask |= names[i].bit;
+		p += n;
+		if (*p == ',' && *++p == '\0') {
+			cli_usage_error("--fields: empty field name in '%s'", list);
+			return -1;
+		}
+	}
+	if (!*mask) {
+		cli_usage_error("--fields: no field given");
+		return -1;
+	}
+	if ((*mask & TK_PERFDATA_FIELD_SYMOFF) && !(*mask & TK_PERFDATA_FIELD_SYM)) {
+		cli_usage_error("--fields: display of offsets requested but symbol is not "
+				"selected (add sym)");
+		return -1;
+	}
+	return 0;
+}
+
+/* Where a perf.data report may take symbols from, and the perf-only --fields. */
 struct sym_sources {
 	const char *cache_dir, *symfs, *kallsyms;
+	unsigned int fields;
 };
 
 #define MAX_CPUS 4096
@@ -196,10 +268,16 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		unsigned int flag;
 		const char *name;
 	} dat_only[] = {
-		{TK_REPORT_RAW, "-R"},		{TK_REPORT_LATENCY, "-l"},
-		{TK_REPORT_STAT, "--stat"},	{TK_REPORT_JSON, "--json"},
-		{TK_REPORT_SLOW, "--slow"},	{TK_REPORT_FALLBACKS, "--fallbacks"},
+		{TK_REPORT_RAW, "-R"},
+		{TK_REPORT_LATENCY, "-l"},
+		{TK_REPORT_STAT, "--stat"},
+		{TK_REPORT_JSON, "--json"},
+		{TK_REPORT_SLOW, "--slow"},
+		{TK_REPORT_FALLBACKS, "--fallbacks"},
 		{TK_REPORT_HEADER, "--header"},
+		{TK_REPORT_TS_DIFF, "--ts-diff"},
+		{TK_REPORT_FIRST_EVENT, "--first-event"},
+		{TK_REPORT_LAST_EVENT, "--last-event"},
 	};
 	struct tk_perfdata_report_opts popts = {
 		.sz = sizeof(struct tk_perfdata_report_opts),
@@ -220,6 +298,7 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		.threads = opts->threads,
 		.symfs = src->symfs,
 		.kallsyms = src->kallsyms,
+		.fields = src->fields,
 	};
 	struct tk_perfdata *pd;
 	struct stat st;
@@ -227,8 +306,19 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 	if (strcmp(path, "-") && (stat(path, &st) || S_ISREG(st.st_mode))) {
 		enum tk_filekind kind = tk_filekind_of(path);
 
-		if (kind != TK_FILE_PERFDATA && kind != TK_FILE_PERFDATA_PIPE)
-			return 0;
+		if (kind != TK_FILE_PERFDATA && kind != TK_FILE_PERFDATA_PIPE) {
+			if (src->fields)
+				*status =
+					cli_usage_error("--fields is for perf.data files; %s is a "
+							".dat file",
+							path);
+			return src->fields ? 1 : 0;
+		}
+	}
+	if (opts->nneg_events || opts->nplugin_options) {
+		*status = cli_usage_error("%s is for .dat files; %s is perf data",
+					  opts->nneg_events ? "-v" : "-O", path);
+		return 1;
 	}
 	for (size_t i = 0; i < sizeof(dat_only) / sizeof(dat_only[0]); i++) {
 		if (opts->flags & dat_only[i].flag) {
@@ -258,6 +348,45 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 	return 1;
 }
 
+/*
+ * -i A -i B: .dat files merged by time, each line after its file's name,
+ * as trace-cmd report prints several inputs.
+ */
+static int report_files(const char **paths, size_t n, const struct tk_report_opts *opts)
+{
+	struct tk_dat **dats = calloc(n, sizeof(*dats));
+	int status = CLI_OK, ret;
+	size_t open = 0;
+
+	if (!dats)
+		return cli_error("out of memory");
+	for (; open < n; open++) {
+		enum tk_filekind kind = tk_filekind_of(paths[open]);
+
+		if (kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE) {
+			status = cli_usage_error("%s: several inputs are for .dat files",
+						 paths[open]);
+			goto out;
+		}
+		dats[open] = tk_dat_open(paths[open]);
+		if (!dats[open]) {
+			status = cli_lib_error(paths[open]);
+			goto out;
+		}
+	}
+	fflush(stdout);
+	ret = tk_report_run_files(dats, paths, n, opts, NULL);
+	if (ret == -EINVAL)
+		status = cli_usage_error("%s", tk_errmsg());
+	else if (ret < 0)
+		status = cli_error("%s", tk_errmsg());
+out:
+	for (size_t i = 0; i < open; i++)
+		tk_dat_close(dats[i]);
+	free(dats);
+	return status;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -279,15 +408,21 @@ int cmd_report(int argc, char **argv)
 		{"symfs", required_argument, NULL, OPT_SYMFS},
 		{"kallsyms", required_argument, NULL, OPT_KALLSYMS},
 		{"header", no_argument, NULL, OPT_HEADER},
+		{"ts-diff", no_argument, NULL, OPT_TS_DIFF},
+		{"first-event", no_argument, NULL, OPT_FIRST_EVENT},
+		{"last-event", no_argument, NULL, OPT_LAST_EVENT},
+		{"fields", required_argument, NULL, OPT_FIELDS},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static uint8_t mask[MAX_CPUS / 8];
 	struct tk_report_opts opts;
 	const char *path = NULL, *cache_dir = NULL;
-	struct sym_sources src = {NULL, NULL, NULL};
-	const char **events = NULL, **comms = NULL;
-	size_t nevents = 0, ncomms = 0;
+	struct sym_sources src = {NULL, NULL, NULL, 0};
+	const char **events = NULL, **comms = NULL, **neg_events = NULL, **plugin_opts = NULL;
+	size_t nevents = 0, ncomms = 0, nneg_events = 0, nplugin_opts = 0, ninputs = 0;
+	const char **inputs = NULL;
+	bool negate = false;
 	int *pids = NULL;
 	size_t npids = 0;
 	struct tk_dat *dat;
@@ -297,9 +432,12 @@ int cmd_report(int argc, char **argv)
 	opts.sz = sizeof(opts);
 	opts.fd = STDOUT_FILENO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:F:P:tRlj:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:F:P:tRlj:hvqO:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
+			/* Repeated, trace-cmd merges the files (report_files()). */
+			if (path && add_str(&inputs, &ninputs, path))
+				goto nomem;
 			path = optarg;
 			break;
 		case OPT_CPU:
@@ -311,25 +449,65 @@ int cmd_report(int argc, char **argv)
 			opts.cpu_mask_bits = MAX_CPUS;
 			break;
 		case 'F':
-			if (add_str(&events, &nevents, optarg))
+			/* trace-cmd's -v turns every -F after it into one that hides. */
+			if (negate ? add_str(&neg_events, &nneg_events, optarg)
+				   : add_str(&events, &nevents, optarg))
 				goto nomem;
 			break;
-		case 'P': {
-			char *end;
-			long pid;
-			int *t;
-
-			errno = 0;
-			pid = strtol(optarg, &end, 10);
-			if (end == optarg || *end || errno || pid < 0 || pid > 0x7fffffff) {
-				status = cli_usage_error("bad pid '%s'", optarg);
+		case 'v':
+			if (negate) {
+				status = cli_usage_error("only one -v can be used (it applies to "
+							 "every -F after it)");
 				goto out;
 			}
-			t = realloc(pids, (npids + 1) * sizeof(*t));
-			if (!t)
+			negate = true;
+			break;
+		case 'O':
+			if (add_str(&plugin_opts, &nplugin_opts, optarg))
 				goto nomem;
-			pids = t;
-			pids[npids++] = (int)pid;
+			break;
+		case 'q':
+			/* trace-cmd's -q: no warnings, the events and errors stay. */
+			tk_log_set_handler(NULL, NULL, TK_LOG_ERROR);
+			break;
+		case OPT_TS_DIFF:
+			opts.flags |= TK_REPORT_TS_DIFF;
+			break;
+		case OPT_FIRST_EVENT:
+			opts.flags |= TK_REPORT_FIRST_EVENT;
+			break;
+		case OPT_LAST_EVENT:
+			opts.flags |= TK_REPORT_LAST_EVENT;
+			break;
+		case OPT_FIELDS:
+			if (parse_fields(optarg, &src.fields)) {
+				status = CLI_USAGE;
+				goto out;
+			}
+			break;
+		case 'P': {
+			/* A comma-separated list, as trace-cmd's --pid takes. */
+			const char *p = optarg;
+
+			do {
+				char *end;
+				long pid;
+				int *t;
+
+				errno = 0;
+				pid = strtol(p, &end, 10);
+				if (end == p || (*end && (*end != ',' || !end[1])) || errno ||
+				    pid < 0 || pid > 0x7fffffff) {
+					status = cli_usage_error("bad pid '%s'", optarg);
+					goto out;
+				}
+				t = realloc(pids, (npids + 1) * sizeof(*t));
+				if (!t)
+					goto nomem;
+				pids = t;
+				pids[npids++] = (int)pid;
+				p = *end ? end + 1 : end;
+			} while (*p);
 			break;
 		}
 		case OPT_COMM:
@@ -432,8 +610,18 @@ int cmd_report(int argc, char **argv)
 	opts.npids = npids;
 	opts.comms = comms;
 	opts.ncomms = ncomms;
+	opts.neg_events = neg_events;
+	opts.nneg_events = nneg_events;
+	opts.plugin_options = plugin_opts;
+	opts.nplugin_options = nplugin_opts;
 
 	src.cache_dir = cache_dir;
+	if (ninputs) {
+		if (add_str(&inputs, &ninputs, path))
+			goto nomem;
+		status = report_files(inputs, ninputs, &opts);
+		goto out;
+	}
 	if (report_perfdata(path, &opts, &src, &status))
 		goto out;
 	dat = tk_dat_open(path);
@@ -454,6 +642,9 @@ nomem:
 	status = cli_error("out of memory");
 out:
 	free(events);
+	free(neg_events);
+	free(inputs);
+	free(plugin_opts);
 	free(comms);
 	free(pids);
 	return status;

@@ -193,6 +193,7 @@ struct rep {
 	struct tk_outbuf out;
 	struct tk_event_set *set;
 	bool set_tried;
+	bool fields_checked; /* --fields: check_fields() passed */
 	struct rep_evsel *evs;
 	size_t nevs;
 	int name_width;
@@ -669,8 +670,30 @@ static const char *recorded_build_id(struct rep *r, const char *path)
  * writes it; callchain entries (@relative) show a user ip as its offset in
  * the mapped file.
  */
+/* What put_sym_parts() shows of an ip (perf script's ip, sym, symoff and dso fields). */
+enum {
+	SYM_IP = 1 << 0,
+	SYM_NAME = 1 << 1,
+	SYM_OFF = 1 << 2,
+	SYM_DSO = 1 << 3,
+	SYM_ALL = SYM_IP | SYM_NAME | SYM_OFF | SYM_DSO,
+};
+
+static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, const char *prefix,
+			  bool relative, unsigned int show);
+
 static void put_sym(struct rep *r, int32_t pid, uint64_t ip, bool kernel, const char *prefix,
 		    bool relative)
+{
+	put_sym_parts(r, pid, ip, kernel, prefix, relative, SYM_ALL);
+}
+
+/*
+ * @prefix, then as perf's sample__fprintf_sym() with @show: "%16lx", " sym"
+ * ("+0xoff" with SYM_OFF), " (dso)"; unknown ones as "[unknown]".
+ */
+static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, const char *prefix,
+			  bool relative, unsigned int show)
 {
 	uint64_t shown = ip;
 	struct tk_symbol_info info;
@@ -712,18 +735,28 @@ static void put_sym(struct rep *r, int32_t pid, uint64_t ip, bool kernel, const 
 			break;
 		}
 	}
-	snprintf(buf, sizeof(buf), "%s%16" PRIx64 " ", prefix, shown);
-	put_str(&r->out, buf);
-	if (symbol) {
-		put_str(&r->out, symbol);
-		snprintf(buf, sizeof(buf), "+0x%" PRIx64, off);
+	put_str(&r->out, prefix);
+	if (show & SYM_IP) {
+		snprintf(buf, sizeof(buf), "%16" PRIx64, shown);
 		put_str(&r->out, buf);
-	} else {
-		put_str(&r->out, "[unknown]");
 	}
-	put_str(&r->out, " (");
-	put_str(&r->out, dso ? dso : "[unknown]");
-	put_char(&r->out, ')');
+	if (show & SYM_NAME) {
+		put_char(&r->out, ' ');
+		if (symbol) {
+			put_str(&r->out, symbol);
+			if (show & SYM_OFF) {
+				snprintf(buf, sizeof(buf), "+0x%" PRIx64, off);
+				put_str(&r->out, buf);
+			}
+		} else {
+			put_str(&r->out, "[unknown]");
+		}
+	}
+	if (show & SYM_DSO) {
+		put_str(&r->out, " (");
+		put_str(&r->out, dso ? dso : "[unknown]");
+		put_char(&r->out, ')');
+	}
 }
 
 /* ------------------------------------------------------------ events */
@@ -1543,7 +1576,7 @@ static unsigned int perf_threads(struct rep *r)
 	size_t n = tk_perfdata_evsel_count(r->pd);
 	unsigned int threads;
 
-	if (info->pipe || !n || r->opts->threads == 1)
+	if (info->pipe || !n || r->opts->threads == 1 || r->opts->fields)
 		return 1;
 	for (size_t i = 0; i < n; i++) {
 		const struct tk_perf_attr *a = &tk_perfdata_evsel_get(r->pd, i)->attr;
@@ -1663,6 +1696,121 @@ print_shared(struct rep *r, const struct tk_event *ev, const struct psample *s)
 	}
 }
 
+/*
+ * --fields: a line as perf script -F prints the fields asked for, in
+ * perf's order whatever the order given: comm ("%16s ", "%s " when ip
+ * shows a callchain), pid/tid ("%5d/%-5d ", or either "%5d "), "[%03d] ",
+ * the time, "%10lu " period, the event name padded as by default, the
+ * tracepoint text, then the ip: " ip sym+off (dso)", or a newline and one
+ * "\t..." line per callchain entry.
+ */
+static int print_fields(struct rep *r, const struct tk_perf_record *rec, struct rep_evsel *e,
+			const struct psample *s)
+{
+	unsigned int f = r->opts->fields, show = 0;
+	bool chain;
+	char buf[48];
+
+	/* perf drops trace from events that are no tracepoint, and prints none left with nothing.
+	 */
+	if (!(e->fields & F_TRACE))
+		f &= ~(unsigned int)TK_PERFDATA_FIELD_TRACE;
+	if (!f)
+		return 0;
+	chain = (f & TK_PERFDATA_FIELD_IP) && e->callchain && s->callchain_nr;
+
+	if (f & TK_PERFDATA_FIELD_COMM) {
+		const char *comm = thread_comm(r, (int32_t)s->tid, buf, sizeof(buf));
+
+		put_padded(&r->out, comm, (f & TK_PERFDATA_FIELD_IP) && e->callchain ? 0 : 16, " ");
+	}
+	if ((f & TK_PERFDATA_FIELD_PID) && (f & TK_PERFDATA_FIELD_TID)) {
+		snprintf(buf, sizeof(buf), "%5" PRId32 "/%-5" PRId32 " ", (int32_t)s->pid,
+			 (int32_t)s->tid);
+		put_str(&r->out, buf);
+	} else if (f & (TK_PERFDATA_FIELD_PID | TK_PERFDATA_FIELD_TID)) {
+		snprintf(buf, sizeof(buf), "%5" PRId32 " ",
+			 (int32_t)((f & TK_PERFDATA_FIELD_PID) ? s->pid : s->tid));
+		put_str(&r->out, buf);
+	}
+	if (f & TK_PERFDATA_FIELD_CPU) {
+		snprintf(buf, sizeof(buf), "[%03" PRIu32 "] ", (uint32_t)s->cpu);
+		put_str(&r->out, buf);
+	}
+	if (f & TK_PERFDATA_FIELD_TIME)
+		put_time(&r->tc, &r->out, r->nsec, s->time);
+	if (f & TK_PERFDATA_FIELD_PERIOD) {
+		put_u64(&r->out, (s->fields & TK_PERF_SAMPLE_PERIOD) ? s->period : e->attr_period,
+			10, false);
+		put_char(&r->out, ' ');
+	}
+	if (f & TK_PERFDATA_FIELD_EVENT)
+		put_padded(&r->out, e->name, r->name_width, ": ");
+	if ((f & TK_PERFDATA_FIELD_TRACE) && s->raw && e->ev)
+		tk_event_print_info(r->set, e->ev, s->raw, s->raw_size, (int)s->cpu, 0, &r->out);
+	if (f & TK_PERFDATA_FIELD_IP) {
+		bool kernel = (rec->misc & MISC_CPUMODE_MASK) == MISC_KERNEL ||
+			      (rec->misc & MISC_CPUMODE_MASK) == MISC_GUEST_KERNEL;
+
+		show = SYM_IP | ((f & TK_PERFDATA_FIELD_SYM) ? SYM_NAME : 0) |
+		       ((f & TK_PERFDATA_FIELD_SYMOFF) ? SYM_NAME | SYM_OFF : 0) |
+		       ((f & TK_PERFDATA_FIELD_DSO) ? SYM_DSO : 0);
+		if (chain) {
+			put_char(&r->out, '\n');
+			for (uint64_t i = 0; i < s->callchain_nr; i++) {
+				uint64_t ip = tk_perf_load_u64(s->callchain, i);
+
+				if (ip >= CONTEXT_MAX) {
+					kernel = ip == CONTEXT_KERNEL;
+					continue;
+				}
+				put_sym_parts(r, (int32_t)s->pid, ip, kernel, "\t", true, show);
+				put_char(&r->out, '\n');
+			}
+		} else {
+			put_sym_parts(r, (int32_t)s->pid, s->ip, kernel, " ", false, show);
+		}
+	}
+	put_char(&r->out, '\n');
+	r->printed++;
+	return r->out.error;
+}
+
+/*
+ * perf refuses an -F field its samples cannot fill, naming the event; the
+ * same words, as a usage error.
+ */
+static int check_fields(struct rep *r)
+{
+	static const struct {
+		unsigned int field;
+		uint64_t bit;
+		const char *attr, *name;
+	} need[] = {
+		{TK_PERFDATA_FIELD_TID, TK_PERF_SAMPLE_TID, "TID", "tid"},
+		{TK_PERFDATA_FIELD_PID, TK_PERF_SAMPLE_TID, "TID", "pid"},
+		{TK_PERFDATA_FIELD_TIME, TK_PERF_SAMPLE_TIME, "TIME", "time"},
+		{TK_PERFDATA_FIELD_CPU, TK_PERF_SAMPLE_CPU, "CPU", "cpu"},
+		{TK_PERFDATA_FIELD_IP, TK_PERF_SAMPLE_IP, "IP", "ip"},
+	};
+
+	for (size_t i = 0; i < tk_perfdata_evsel_count(r->pd); i++) {
+		const struct tk_perfdata_evsel *es = tk_perfdata_evsel_get(r->pd, i);
+
+		for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++) {
+			if ((r->opts->fields & need[k].field) &&
+			    !(es->attr.sample_type & need[k].bit))
+				return tk_fail(
+					EINVAL,
+					"Samples for '%s' event do not have %s attribute set. "
+					"Cannot print '%s' field.",
+					i < r->nevs && r->evs[i].name ? r->evs[i].name : "?",
+					need[k].attr, need[k].name);
+		}
+	}
+	return 0;
+}
+
 static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 {
 	struct psample s;
@@ -1695,6 +1843,15 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	fields = e->fields;
 	if (r->filtering && (!e->wanted || !sample_wanted(r, &s)))
 		return 0;
+	if (__builtin_expect(r->opts->fields != 0, 0)) {
+		if (!r->fields_checked) {
+			ret = check_fields(r);
+			if (ret)
+				return ret;
+			r->fields_checked = true;
+		}
+		return print_fields(r, rec, e, &s);
+	}
 	/*
 	 * The usual line start, comm and tid, comes whole from the thread
 	 * (which is also what lets a worker print the line).

@@ -68,6 +68,15 @@
  * does, and the run then fails naming how far that CPU was read: output
  * is never cut silently, and one bad chunk does not hide the other CPUs.
  *
+ * Filters combine as trace-cmd's: -F specs and --pid (common_pid, or a
+ * "pid" or "next_pid" field) each select, and a record any of them selects
+ * is shown unless a -v -F spec (a second libtraceevent filter) matches it;
+ * a filter parses only the formats its event list names. --ts-diff and
+ * -O print in the merge thread (each line depends on the one before; the
+ * plugin options act in libtraceevent's printers only).
+ * tk_report_run_files() runs one report per file and merges their heaps'
+ * tops by time, every printer writing into the first file's buffer.
+ *
  * The time window is found by seeking each CPU to the page holding the
  * start (tk_dat_cpu_reader_seek_time(), a binary search), then skipping
  * records before it; the run ends at the first merged record at or past
@@ -113,7 +122,11 @@ struct lazy_fmt {
 	int8_t state;		   /* 0: not parsed, 1: parsed, -1: failed */
 	int8_t selected;	   /* -1: not decided yet */
 	bool named;		   /* an -F without a filter names it: no record test */
+	int8_t negsel;		   /* -v: -1 not decided, 1 a -v -F names it, 0 none does */
+	bool pid_fields_known;	   /* --pid: the two fields below were looked up */
 	const struct tk_event *ev; /* once found: the set never replaces an id's event */
+	/* --pid: the "pid" and "next_pid" fields trace-cmd's pid filter also compares. */
+	const struct tk_event_field *pid_field, *next_pid_field;
 };
 
 struct stream {
@@ -216,6 +229,7 @@ struct printer {
 	uint64_t t_lo, t_span;
 	char t_text[32];
 	uint8_t t_len;
+	uint64_t diff_last;	 /* --ts-diff: the previous line's time, in the unit of the diff */
 } __attribute__((aligned(128))); /* written per line: lines of its own (see struct job) */
 
 struct report {
@@ -244,13 +258,19 @@ struct report {
 	/* -F: libtraceevent's filter (what trace-cmd itself runs), and a padded copy of the record.
 	 */
 	struct tep_event_filter *filter;
+	struct tep_event_filter *negfilter; /* -v -F: records it matches are not shown */
 	uint8_t *fscratch;
-	bool special;				 /* --stat or --json: no text lines */
-	size_t room;				 /* bytes free before a line that need no flush */
+	uint32_t fscratch_used; /* bytes of fscratch the last record wrote; the rest is zero */
+	bool diff_us;		/* --ts-diff in microseconds (trace-cmd: a trace clock, no -t) */
+	bool special;		/* --stat or --json: no text lines */
+	size_t room;		/* bytes free before a line that need no flush */
 	uint32_t type_off, pid_off, common_size; /* fast_common: where type and pid are */
 	bool instances;
 	bool nomem;
 	int label_width;
+	/* Several files (tk_report_run_files()): this file's name, right-aligned to file_width. */
+	const char *file_label;
+	int file_width;
 	const char *path;
 	bool any_cpustat; /* the file has CPUSTAT options at all */
 	/* --sym: where probe events fired (uprobes through the build-id cache, kprobes kallsyms).
@@ -800,6 +820,7 @@ static int add_lazy(struct report *r, const char *system, const struct tk_dat_te
 	r->lazy[id].text = t->data;
 	r->lazy[id].len = t->len;
 	r->lazy[id].selected = -1;
+	r->lazy[id].negsel = -1;
 	{
 		int *o = realloc(r->order, (r->norder + 1) * sizeof(*o));
 
@@ -927,7 +948,8 @@ static int load_events(struct report *r)
  * @name): libtraceevent takes such a comparison as false and the report
  * would be silently empty. COMM and CPU are libtraceevent's own names.
  */
-static bool unknown_field(struct report *r, const char *spec, char *name, size_t cap)
+static bool unknown_field(struct report *r, struct tep_event_filter *filter, const char *spec,
+			  char *name, size_t cap)
 {
 	const char *p = strchr(spec, ':');
 
@@ -957,7 +979,7 @@ static bool unknown_field(struct report *r, const char *spec, char *name, size_t
 		for (size_t i = 0; i < r->norder && !found; i++) {
 			const struct tk_event *ev = r->lazy[r->order[i]].ev;
 
-			found = ev && tep_event_filtered(r->filter, r->order[i]) &&
+			found = ev && tep_event_filtered(filter, r->order[i]) &&
 				tk_event_field_find(ev, name);
 		}
 		if (!found)
@@ -1045,6 +1067,93 @@ out_free:
 	return ret;
 }
 
+/* @s without the blanks around it, in place (libtraceevent trims event names so). */
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = '\0';
+	return s;
+}
+
+/*
+ * Parse the formats the event list of @spec (before its ':') can name, so
+ * that libtraceevent's filter, which only sees parsed events, finds them:
+ * each "SYSTEM/EVENT" or NAME (an event's or a system's) as libtraceevent
+ * matches it, an anchored case-blind regular expression. Parsing every
+ * format instead cost 0.3 to 1 s on a kernel's 2300 formats before the
+ * first line, whatever the file's size. A part that is no regular
+ * expression, or a format without a "name:" line, has everything parsed,
+ * so libtraceevent still decides (and words the error).
+ */
+static void parse_spec_events(struct report *r, const char *spec)
+{
+	const char *colon = strchr(spec, ':');
+	char *list = strndup(spec, colon ? (size_t)(colon - spec) : strlen(spec));
+	char *save = NULL;
+
+	if (!list) {
+		r->nomem = true;
+		return;
+	}
+	for (char *part = strtok_r(list, ",", &save); part; part = strtok_r(NULL, ",", &save)) {
+		char *slash = strchr(part, '/'), *ev_re = NULL, *sys_re = NULL;
+		const char *ev_name, *sys_name;
+		regex_t ev, sys;
+		bool all = false;
+
+		if (slash)
+			*slash = '\0';
+		ev_name = trim(slash ? slash + 1 : part);
+		sys_name = slash ? trim(part) : ev_name;
+		if (asprintf(&ev_re, "^%s$", ev_name) < 0)
+			ev_re = NULL;
+		if (asprintf(&sys_re, "^%s$", sys_name) < 0)
+			sys_re = NULL;
+		if (!ev_re || !sys_re) {
+			free(ev_re);
+			free(sys_re);
+			r->nomem = true;
+			break;
+		}
+		if (regcomp(&ev, ev_re, REG_ICASE | REG_NOSUB)) {
+			all = true;
+		} else if (regcomp(&sys, sys_re, REG_ICASE | REG_NOSUB)) {
+			regfree(&ev);
+			all = true;
+		}
+		for (size_t i = 0; i < r->norder; i++) {
+			struct lazy_fmt *l = &r->lazy[r->order[i]];
+			char name[256];
+			bool ok;
+
+			if (l->state)
+				continue;
+			if (all || !format_name(l->text, l->len, name, sizeof(name)))
+				ok = true;
+			else if (slash)
+				ok = !regexec(&sys, l->system, 0, NULL, 0) &&
+				     !regexec(&ev, name, 0, NULL, 0);
+			else
+				ok = !regexec(&ev, name, 0, NULL, 0) ||
+				     !regexec(&sys, l->system, 0, NULL, 0);
+			if (ok)
+				event_get(r, r->order[i]);
+		}
+		if (!all) {
+			regfree(&ev);
+			regfree(&sys);
+		}
+		free(ev_re);
+		free(sys_re);
+	}
+	free(list);
+}
+
 static int load_filter(struct report *r)
 {
 	bool filters = false;
@@ -1073,8 +1182,9 @@ static int load_filter(struct report *r)
 	}
 	if (!filters)
 		return 0;
-	for (size_t i = 0; i < r->norder; i++)
-		event_get(r, r->order[i]);
+	for (size_t k = 0; k < r->opts->nevents; k++)
+		if (strchr(r->opts->events[k], ':'))
+			parse_spec_events(r, r->opts->events[k]);
 	if (r->nomem)
 		return tk_fail(ENOMEM, "cannot parse an event format: out of memory");
 	r->filter = tep_filter_alloc(r->set->tep);
@@ -1092,7 +1202,7 @@ static int load_filter(struct report *r)
 			return -EINVAL;
 		e = tep_filter_add_filter_str(r->filter, spec);
 		if (e == TEP_ERRNO__SUCCESS) {
-			if (unknown_field(r, spec, why, sizeof(why)))
+			if (unknown_field(r, r->filter, spec, why, sizeof(why)))
 				return tk_fail(EINVAL,
 					       "-F '%s': no event it names has a field '%s'", spec,
 					       why);
@@ -1110,25 +1220,77 @@ static int load_filter(struct report *r)
 }
 
 /*
+ * -v -F: trace-cmd hands each spec, names alone included, to
+ * libtraceevent's filter and hides the records it matches; an event no
+ * spec names is not touched. The same checks as -F's make a spec that
+ * names nothing, or a field no named event has, a usage error.
+ */
+static int load_neg_filter(struct report *r)
+{
+	if (!r->opts->nneg_events)
+		return 0;
+	for (size_t k = 0; k < r->opts->nneg_events; k++)
+		parse_spec_events(r, r->opts->neg_events[k]);
+	if (r->nomem)
+		return tk_fail(ENOMEM, "cannot parse an event format: out of memory");
+	r->negfilter = tep_filter_alloc(r->set->tep);
+	if (!r->fscratch)
+		r->fscratch = calloc(FSCRATCH_BYTES + FSCRATCH_PAD, 1);
+	if (!r->negfilter || !r->fscratch)
+		return tk_fail(ENOMEM, "cannot allocate an event filter");
+	for (size_t k = 0; k < r->opts->nneg_events; k++) {
+		const char *spec = r->opts->neg_events[k];
+		enum tep_errno e;
+		char why[256];
+
+		if (strchr(spec, ':') && tk_event_filter_check(spec))
+			return -EINVAL;
+		e = tep_filter_add_filter_str(r->negfilter, spec);
+		if (e == TEP_ERRNO__SUCCESS) {
+			if (unknown_field(r, r->negfilter, spec, why, sizeof(why)))
+				return tk_fail(EINVAL,
+					       "-v -F '%s': no event it names has a field '%s'",
+					       spec, why);
+			continue;
+		}
+		if (tep_filter_strerror(r->negfilter, e, why, sizeof(why)) < 0)
+			snprintf(why, sizeof(why), "not understood");
+		for (char *c = why; *c; c++)
+			if (*c == '\n')
+				*c = ' ';
+		return tk_fail(EINVAL, "-v -F '%s': %s", spec, why);
+	}
+	return 0;
+}
+
+/*
  * Whether the record passes its event's -F filter. libtraceevent reads
  * fields at their format offsets whatever the record's size: it gets a
  * copy followed by zeroes, as the slow printer does.
  */
 static bool __attribute__((noinline))
-filter_match(struct report *r, const struct stream *s, const void *data, uint32_t size)
+filter_match(struct report *r, struct tep_event_filter *filter, const struct stream *s,
+	     const void *data, uint32_t size)
 {
 	struct tep_record rec;
 
 	if (size > FSCRATCH_BYTES)
 		size = FSCRATCH_BYTES;
+	/*
+	 * The bytes past @size must read as zero: only those an earlier,
+	 * longer record wrote are cleared (clearing the whole pad cost a
+	 * quarter of the run when most records are filtered).
+	 */
 	memcpy(r->fscratch, data, size);
-	memset(r->fscratch + size, 0, FSCRATCH_PAD);
+	if (r->fscratch_used > size)
+		memset(r->fscratch + size, 0, r->fscratch_used - size);
+	r->fscratch_used = size;
 	memset(&rec, 0, sizeof(rec));
 	rec.ts = s->key.ts;
 	rec.cpu = (int)s->cpu;
 	rec.data = r->fscratch;
 	rec.size = (int)size;
-	return tep_filter_match(r->filter, &rec) == TEP_ERRNO__FILTER_MATCH;
+	return tep_filter_match(filter, &rec) == TEP_ERRNO__FILTER_MATCH;
 }
 
 /* ------------------------------------------------------------ printing */
@@ -1252,6 +1414,28 @@ static inline void put_time(struct printer *p, uint64_t ts)
 	put_u_width(o, t % p10, prec, '0');
 	o->buf[o->len++] = ':';
 	o->buf[o->len++] = ' ';
+}
+
+/*
+ * --ts-diff: trace-cmd's " %-8s" of "(+N)" after the time column (which
+ * here already ends in a blank), N the time since the previous line in
+ * microseconds when the file names its trace clock and -t is not given,
+ * else in the shown unit; the first line, and any after a time of 0, has
+ * none. Lines only: the merge prints them in one thread (POOL_NEVER).
+ */
+static void __attribute__((noinline)) put_ts_diff(struct printer *p, uint64_t ts)
+{
+	char buf[48], text[64];
+	int n;
+
+	if (p->r->diff_us)
+		ts = (ts + 500) / 1000;
+	buf[0] = '\0';
+	if (p->diff_last)
+		snprintf(buf, sizeof(buf), "(+%lld)", (long long)(ts - p->diff_last));
+	p->diff_last = ts;
+	n = snprintf(text, sizeof(text), "%-8s ", buf);
+	put(p->o, text, (size_t)n);
 }
 
 static void put_signed(struct tk_outbuf *o, int v)
@@ -1529,6 +1713,73 @@ static void __attribute__((noinline)) put_probe_place(struct printer *p, const s
 	put(p->o, ">", 1);
 }
 
+/*
+ * --pid as trace-cmd builds it: "common_pid==P || pid==P || next_pid==P"
+ * on every event, a field the event lacks comparing false. So a wakeup of
+ * P and a switch to P show too.
+ */
+static bool pid_match(struct report *r, int id, const struct tk_event *ev, int pid,
+		      const void *data, uint32_t size)
+{
+	struct lazy_fmt *l;
+	uint64_t v;
+
+	if (pid_wanted(r->opts, pid))
+		return true;
+	if (!ev || id < 0 || (size_t)id >= r->nlazy)
+		return false;
+	l = &r->lazy[id];
+	if (!l->pid_fields_known) {
+		l->pid_field = tk_event_field_find(ev, "pid");
+		l->next_pid_field = tk_event_field_find(ev, "next_pid");
+		l->pid_fields_known = true;
+	}
+	if (l->pid_field && !tk_event_field_read(r->set, l->pid_field, data, size, &v) &&
+	    pid_wanted(r->opts, (int)v))
+		return true;
+	return l->next_pid_field &&
+	       !tk_event_field_read(r->set, l->next_pid_field, data, size, &v) &&
+	       pid_wanted(r->opts, (int)v);
+}
+
+/* Whether a -v -F spec names events of type @id (decided once per id). */
+static bool neg_selected(struct report *r, int id)
+{
+	struct lazy_fmt *l;
+
+	if (id < 0 || (size_t)id >= r->nlazy)
+		return false;
+	l = &r->lazy[id];
+	if (l->negsel < 0)
+		l->negsel = tep_event_filtered(r->negfilter, id) ? 1 : 0;
+	return l->negsel;
+}
+
+/*
+ * -F, --pid and -v -F as trace-cmd combines them: the record is shown when
+ * no -F or --pid is given or one of them matches it (they add up, as
+ * trace-cmd's filters do), and no -v -F matches it. --comm is tested
+ * later, once the name is known.
+ */
+static inline bool record_wanted(struct report *r, const struct stream *s, int id,
+				 const struct tk_event *ev, int pid)
+{
+	const struct tk_report_opts *opts = r->opts;
+	const void *data = s->rec->data;
+	uint32_t size = s->rec->size;
+
+	if (opts->nevents || opts->npids) {
+		bool shown = opts->nevents && event_selected(r, id, ev) &&
+			     !(r->filter && ev && !r->lazy[id].named &&
+			       !filter_match(r, r->filter, s, data, size));
+
+		if (!shown && !(opts->npids && pid_match(r, id, ev, pid, data, size)))
+			return false;
+	}
+	return !(r->negfilter && ev && neg_selected(r, id) &&
+		 filter_match(r, r->negfilter, s, data, size));
+}
+
 /* common_pid of a record (the workers read it again rather than from the log). */
 static inline __attribute__((always_inline)) int record_pid(const struct report *r,
 							    const void *data, uint32_t size)
@@ -1580,14 +1831,8 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 	if (__builtin_expect(!ev, 0))
 		ev = event_get(r, id);
 
-	if (__builtin_expect(r->filtering, 0)) {
-		if (!event_selected(r, id, ev))
-			return false;
-		if (r->filter && ev && !r->lazy[id].named && !filter_match(r, s, data, size))
-			return false;
-		if (opts->npids && !pid_wanted(opts, pid))
-			return false;
-	}
+	if (__builtin_expect(r->filtering, 0) && !record_wanted(r, s, id, ev, pid))
+		return false;
 	cm = &r->cmemo[(uint32_t)pid & (PCACHE_SIZE - 1)];
 	if (__builtin_expect(ev && cm->pid == pid && cm->comm && cm->gen == ct->gen && ct->sorted,
 			     1)) {
@@ -1672,6 +1917,13 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 	/* Room for everything but the event text, which ensures its own (names cut at 256). */
 	if (__builtin_expect(o->cap - o->len < r->room, 0))
 		tk_outbuf_flush(o);
+	if (__builtin_expect(r->file_label != NULL, 0)) {
+		size_t n = strnlen(r->file_label, 256);
+
+		put_pad(o, (size_t)r->file_width > n ? (size_t)r->file_width - n : 0);
+		put(o, r->file_label, n);
+		put(o, ": ", 2);
+	}
 	if (__builtin_expect(r->instances, 0)) {
 		size_t n = strnlen(s->buf->name, 256);
 
@@ -1710,6 +1962,8 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 		o->len += s->cpu_len;
 	}
 	put_time(p, l->ts);
+	if (__builtin_expect(r->opts->flags & TK_REPORT_TS_DIFF, 0))
+		put_ts_diff(p, l->ts);
 	if (__builtin_expect(ev->col_len != 0, 1)) {
 		memcpy(o->buf + o->len, ev->col, sizeof(ev->col));
 		o->len += ev->col_len;
@@ -1731,21 +1985,108 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 	o->buf[o->len++] = '\n';
 }
 
+/* --stat's order: most records first, ties in the event set's order. */
+struct stat_row {
+	uint64_t count;
+	size_t index;
+};
+
+static int stat_row_cmp(const void *a, const void *b)
+{
+	const struct stat_row *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * What trace-cmd report --stat prints after "cpus=N", byte for byte: its
+ * note, every CPUSTAT option's text as the file holds it (its final NUL
+ * printed as a newline, then one more newline), or " No stats in this
+ * file", then where each CPU's data of the top buffer is. For compressed
+ * data trace-cmd names the place in its decompressed copy: offsets from
+ * one page in, each CPU's uncompressed size rounded up to a page.
+ */
+static void print_tc_stat(struct report *r)
+{
+	static const char note[] =
+		"\nKernel buffer statistics:\n"
+		"  Note: \"entries\" are the entries left in the kernel ring buffer and are not\n"
+		"        recorded in the trace data. They should all be zero.\n\n";
+	size_t nbuf = tk_dat_buffer_count(r->dat);
+	uint64_t next = r->info->page_size;
+	bool any = false;
+	char line[160];
+	int n;
+
+	tk_outbuf_write(&r->out, note, sizeof(note) - 1);
+	for (size_t i = 0; i < tk_dat_option_count(r->dat); i++) {
+		const struct tk_dat_option *o = tk_dat_option_get(r->dat, i);
+
+		if (o->id != TK_DAT_OPTION_CPUSTAT || !o->data || !o->size)
+			continue;
+		tk_outbuf_write(&r->out, o->data, o->size - 1);
+		tk_outbuf_write(&r->out, "\n", 1);
+		any = true;
+	}
+	if (any)
+		tk_outbuf_write(&r->out, "\n", 1);
+	else
+		tk_outbuf_write(&r->out, " No stats in this file\n", 23);
+	for (size_t b = 0; b < nbuf; b++) {
+		const struct tk_dat_buffer *buf = tk_dat_buffer_get(r->dat, b);
+
+		if (buf->name[0] || buf->latency_text)
+			continue;
+		for (uint32_t c = 0; c < buf->cpu_count; c++) {
+			uint64_t off = buf->cpus[c].offset, size = buf->cpus[c].size;
+
+			if (buf->compressed) {
+				struct tk_dat_cpu_reader *rd = tk_dat_cpu_reader_new(r->dat, b, c);
+
+				size = rd ? tk_dat_cpu_reader_size(rd) : 0;
+				tk_dat_cpu_reader_free(rd);
+				off = next;
+				next = (next + size + r->info->page_size - 1) &
+				       ~((uint64_t)r->info->page_size - 1);
+			}
+			n = snprintf(line, sizeof(line),
+				     "CPU%u data recorded at offset=0x%" PRIx64 "\n    %" PRIu64
+				     " bytes in size\n",
+				     c, off, size);
+			tk_outbuf_write(&r->out, line, (size_t)n);
+		}
+		break;
+	}
+}
+
 static void print_stat(struct report *r)
 {
+	size_t nev = tk_event_set_count(r->set), nrows = 0;
+	struct stat_row *rows = calloc(nev ? nev : 1, sizeof(*rows));
 	char line[512];
 	int n;
 
-	for (size_t i = 0; i < tk_event_set_count(r->set); i++) {
-		const struct tk_event *ev = tk_event_set_get(r->set, i);
-		int id = tk_event_id(ev);
+	if (!rows) {
+		r->nomem = true;
+		return;
+	}
+	for (size_t i = 0; i < nev; i++) {
+		int id = tk_event_id(tk_event_set_get(r->set, i));
 
-		if (!r->counts[id])
-			continue;
-		n = snprintf(line, sizeof(line), "%12" PRIu64 "  %s:%s\n", r->counts[id],
+		if (r->counts[id])
+			rows[nrows++] = (struct stat_row){r->counts[id], i};
+	}
+	qsort(rows, nrows, sizeof(*rows), stat_row_cmp);
+	for (size_t i = 0; i < nrows; i++) {
+		const struct tk_event *ev = tk_event_set_get(r->set, rows[i].index);
+
+		n = snprintf(line, sizeof(line), "%12" PRIu64 "  %s:%s\n", rows[i].count,
 			     tk_event_system(ev), tk_event_name(ev));
 		tk_outbuf_write(&r->out, line, (size_t)(n < (int)sizeof(line) ? n : 0));
 	}
+	free(rows);
 	for (size_t i = 0; i < r->nstreams; i++) {
 		struct stream *s = &r->streams[i];
 
@@ -1776,6 +2117,7 @@ static void print_stat(struct report *r)
 		tk_outbuf_write(&r->out, line, len);
 		tk_outbuf_write(&r->out, "\n", 1);
 	}
+	print_tc_stat(r);
 }
 
 /*
@@ -1879,7 +2221,7 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
 /* Modes that print in the merge thread (see pool_new()). */
 #define POOL_NEVER                                                                                 \
 	(TK_REPORT_STAT | TK_REPORT_JSON | TK_REPORT_LATENCY | TK_REPORT_RAW | TK_REPORT_SLOW |    \
-	 TK_REPORT_FALLBACKS | TK_REPORT_SYMBOLS)
+	 TK_REPORT_FALLBACKS | TK_REPORT_SYMBOLS | TK_REPORT_TS_DIFF)
 #define MAX_THREADS	   16
 #define PRINTED		   0x8000u
 #define MAX_REPLAY_STREAMS 0x7fffu
@@ -2370,6 +2712,114 @@ static bool symbols_early(const struct report *r, pthread_t *thread)
  * The run's tables and the event formats: everything before the streams.
  * Return: 0 or an error (report_release() cleans up either way).
  */
+/*
+ * -O as trace-cmd passes it: "NAME[=VALUE]" to tep_plugin_add_option(),
+ * which libtraceevent applies as each plugin loads (so this comes first).
+ */
+static int set_plugin_options(const struct tk_report_opts *opts)
+{
+	for (size_t i = 0; i < opts->nplugin_options; i++) {
+		char *name = strdup(opts->plugin_options[i]), *eq;
+		int ret;
+
+		if (!name)
+			return tk_fail(ENOMEM, "out of memory");
+		eq = strchr(name, '=');
+		if (eq)
+			*eq++ = '\0';
+		ret = tep_plugin_add_option(name, eq);
+		free(name);
+		if (ret < 0)
+			return tk_fail(ENOMEM, "-O '%s': out of memory", opts->plugin_options[i]);
+	}
+	return 0;
+}
+
+/*
+ * Whether @opt ("[PLUGIN:]NAME[=VALUE]") names an option in @list, the
+ * text of tep_plugin_print_options(): "  plugin:\tP" and "  option:\tO"
+ * lines per option. (tep_plugin_list_options() of libtraceevent 1.7
+ * sizes its array in bytes, not pointers, and corrupts the heap.)
+ */
+static bool plugin_option_known(const char *list, const char *opt)
+{
+	size_t n = strcspn(opt, "="), np = 0;
+	const char *colon = memchr(opt, ':', n), *plugin = "";
+
+	for (const char *l = list; *l;) {
+		size_t len = strcspn(l, "\n");
+		const char *v = memchr(l, '\t', len);
+
+		if (v) {
+			size_t vlen = len - (size_t)(v + 1 - l);
+
+			v++;
+			if (len > 9 && !memcmp(l, "  plugin:", 9)) {
+				plugin = v;
+				np = vlen;
+			} else if (len > 9 && !memcmp(l, "  option:", 9)) {
+				if (!colon && vlen == n && !memcmp(v, opt, n))
+					return true;
+				if (colon && (size_t)(colon - opt) == np &&
+				    !memcmp(plugin, opt, np) && vlen == n - np - 1 &&
+				    !memcmp(v, colon + 1, vlen))
+					return true;
+			}
+		}
+		l += len + (l[len] == '\n');
+	}
+	return false;
+}
+
+/*
+ * trace-cmd takes any -O and silently ignores a name no plugin has; here
+ * that is an error naming the options the loaded plugins do have.
+ */
+static int check_plugin_options(const struct tk_report_opts *opts)
+{
+	struct trace_seq seq;
+	int ret = 0;
+
+	if (!opts->nplugin_options)
+		return 0;
+	trace_seq_init(&seq);
+	tep_plugin_print_options(&seq);
+	trace_seq_terminate(&seq);
+	if (!seq.buffer || seq.state != TRACE_SEQ__GOOD) {
+		trace_seq_destroy(&seq);
+		return tk_fail(ENOMEM, "cannot list the plugin options");
+	}
+	for (size_t i = 0; i < opts->nplugin_options && !ret; i++) {
+		const char *opt = opts->plugin_options[i];
+		char known[512];
+		size_t len = 0;
+		const char *plugin = "";
+		int np = 0;
+
+		if (plugin_option_known(seq.buffer, opt))
+			continue;
+		known[0] = '\0';
+		for (const char *l = seq.buffer; *l && len + 2 < sizeof(known);) {
+			int w = (int)strcspn(l, "\n");
+
+			if (w > 10 && !memcmp(l, "  plugin:\t", 10)) {
+				plugin = l + 10;
+				np = w - 10;
+			} else if (w > 10 && !memcmp(l, "  option:\t", 10)) {
+				int k = snprintf(known + len, sizeof(known) - len, "%s%.*s:%.*s",
+						 len ? ", " : "", np, plugin, w - 10, l + 10);
+
+				len += k > 0 ? (size_t)k : 0;
+			}
+			l += w + (l[w] == '\n');
+		}
+		ret = tk_fail(EINVAL, "-O '%.*s': no plugin has that option (the plugins have: %s)",
+			      (int)strcspn(opt, "="), opt, known[0] ? known : "none");
+	}
+	trace_seq_destroy(&seq);
+	return ret;
+}
+
 static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_report_opts *opts)
 {
 	int ret;
@@ -2400,10 +2850,17 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
 	if (printer_init(&r->pr, r, NULL) || !r->counts || !r->cmemo || !r->evs ||
 	    ((opts->flags & TK_REPORT_SYMBOLS) && (!r->sym || !r->probe_ip || !r->probe_memo)))
 		return tk_fail(ENOMEM, "cannot allocate event counts");
-	ret = load_events(r);
+	ret = set_plugin_options(opts);
+	if (!ret)
+		ret = load_events(r);
+	if (!ret)
+		ret = check_plugin_options(opts);
 	if (ret)
 		return ret;
-	return load_filter(r);
+	ret = load_filter(r);
+	if (ret)
+		return ret;
+	return load_neg_filter(r);
 }
 
 /*
@@ -2419,7 +2876,14 @@ static int report_open(struct report *r)
 		char line[64];
 		int n = snprintf(line, sizeof(line), "cpus=%u\n", r->info->cpu_count);
 
-		tk_outbuf_write(&r->out, line, (size_t)n);
+		if (r->file_label) {
+			char label[300];
+			int k = snprintf(label, sizeof(label), "%*.256s: ", r->file_width,
+					 r->file_label);
+
+			tk_outbuf_write(r->pr.o, label, k < (int)sizeof(label) ? (size_t)k : 0);
+		}
+		tk_outbuf_write(r->pr.o, line, (size_t)n);
 	}
 	r->fast_common = r->set->have_common && !r->set->swap && r->set->type_size == 2 &&
 			 r->set->pid_size == 4;
@@ -2430,10 +2894,11 @@ static int report_open(struct report *r)
 	else
 		r->common_size =
 			r->pid_off + 4 > r->type_off + 2 ? r->pid_off + 4 : r->type_off + 2;
-	r->filtering = opts->nevents || opts->npids || opts->ncomms;
+	r->filtering = opts->nevents || opts->npids || opts->ncomms || opts->nneg_events;
+	r->diff_us = r->info->clock && !(opts->flags & TK_REPORT_NSEC);
 	r->special = opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON);
 	ret = open_streams(r);
-	r->room = 512 + 256 + (size_t)r->label_width * 2 + 128;
+	r->room = 512 + 256 + (size_t)r->label_width * 2 + 128 + 32;
 	if (ret)
 		return ret;
 	load_cpustat(r);
@@ -2498,8 +2963,11 @@ static int report_stats(struct report *r, int ret, struct tk_report_stats *st)
 {
 	if (!ret && r->nomem)
 		ret = tk_fail(ENOMEM, "cannot parse an event format: out of memory");
-	if (!ret && (r->opts->flags & TK_REPORT_STAT))
+	if (!ret && (r->opts->flags & TK_REPORT_STAT)) {
 		print_stat(r);
+		if (r->nomem)
+			ret = tk_fail(ENOMEM, "cannot sort the event counts: out of memory");
+	}
 	if (!ret && (r->opts->flags & TK_REPORT_FALLBACKS))
 		warn_fallbacks(r);
 	for (size_t i = 0; i < r->nstreams; i++) {
@@ -2538,6 +3006,64 @@ static int report_stats(struct report *r, int ret, struct tk_report_stats *st)
 	return ret;
 }
 
+/* A time as trace-cmd's --first-event prints it: the time column without its blanks and colon. */
+static int time_text(const struct report *r, uint64_t ts, char *out, size_t cap)
+{
+	if (!r->usecs)
+		return snprintf(out, cap, "%5" PRIu64 ".%012" PRIu64, ts / (uint64_t)1000000000000,
+				ts % (uint64_t)1000000000000);
+	if (r->opts->flags & TK_REPORT_NSEC)
+		return snprintf(out, cap, "%5" PRIu64 ".%09" PRIu64, ts / (uint64_t)1000000000,
+				ts % (uint64_t)1000000000);
+	ts = (ts + 500) / 1000;
+	return snprintf(out, cap, "%5" PRIu64 ".%06" PRIu64, ts / (uint64_t)1000000,
+			ts % (uint64_t)1000000);
+}
+
+/*
+ * --first-event / --last-event, as trace-cmd prints them: the CPUs of the
+ * top buffer that hold records, each with the time of its first and/or
+ * last one. The last is found by reading the CPU to its end.
+ */
+static int report_cpu_times(struct report *r)
+{
+	unsigned int flags = r->opts->flags;
+	char line[256];
+	int n, ret;
+
+	n = snprintf(line, sizeof(line), "List of CPUs in %s with data:\n", r->path);
+	tk_outbuf_write(&r->out, line, n < (int)sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	ret = open_streams(r);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < r->nstreams; i++) {
+		struct stream *s = &r->streams[i];
+		uint64_t last;
+
+		if (s->buf->name[0] || !s->live)
+			continue;
+		n = snprintf(line, sizeof(line), "  %u", s->cpu);
+		if (flags & TK_REPORT_FIRST_EVENT) {
+			n += snprintf(line + n, sizeof(line) - (size_t)n, "\tFirst event:");
+			n += time_text(r, s->key.ts, line + n, sizeof(line) - (size_t)n);
+		}
+		if (flags & TK_REPORT_LAST_EVENT) {
+			do
+				last = s->key.ts;
+			while ((ret = stream_next(r, s)) == 1);
+			if (ret < 0)
+				return ret;
+			if (s->cut)
+				return tk_fail(EBADMSG, "%s", r->cut_msg);
+			n += snprintf(line + n, sizeof(line) - (size_t)n, "\tLast event:");
+			n += time_text(r, last, line + n, sizeof(line) - (size_t)n);
+		}
+		line[n++] = '\n';
+		tk_outbuf_write(&r->out, line, (size_t)n);
+	}
+	return 0;
+}
+
 static void report_release(struct report *r)
 {
 	for (size_t i = 0; i < r->nstreams; i++) {
@@ -2549,6 +3075,8 @@ static void report_release(struct report *r)
 	free(r->heap);
 	if (r->filter)
 		tep_filter_free(r->filter);
+	if (r->negfilter)
+		tep_filter_free(r->negfilter);
 	free(r->fscratch);
 	free(r->counts);
 	free(r->lazy);
@@ -2579,11 +3107,24 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	ret = tk_opts_copy(&opts_copy, sizeof(opts_copy), user_opts, "tk_report_opts");
 	if (ret < 0)
 		return ret;
+	/* Plugin options act in libtraceevent's printers, not in the compiled ones. */
+	if (opts_copy.nplugin_options)
+		opts_copy.flags |= TK_REPORT_SLOW;
 	memset(&r, 0, sizeof(r));
 	memset(&st, 0, sizeof(st));
 	ret = report_setup(&r, dat, opts);
 	if (ret && !r.out.buf)
 		return ret;
+	if (!ret && (opts->flags & (TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT))) {
+		if (stats)
+			*stats = st;
+		ret = report_cpu_times(&r);
+		fret = tk_outbuf_flush(&r.out);
+		report_release(&r);
+		tk_event_set_free(r.set);
+		tk_outbuf_release(&r.out);
+		return ret ? ret : fret;
+	}
 	symbols_started = !ret && symbols_early(&r, &symbols);
 	if (!ret)
 		ret = report_open(&r);
@@ -2604,5 +3145,138 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 		pthread_join(symbols, NULL);
 	tk_event_set_free(r.set);
 	tk_outbuf_release(&r.out);
+	return ret;
+}
+
+/*
+ * Several files, as trace-cmd report -i A -i B prints them: each file's
+ * "NAME: cpus=N" first, then every record of all files in one time order
+ * (ties to the earlier file, then as within a file), each line after its
+ * file's base name right-aligned to the longest. Each file keeps its own
+ * report (event formats, names, filters); all print into the first
+ * one's output buffer, in one thread.
+ */
+int tk_report_run_files(struct tk_dat *const *dats, const char *const *names, size_t n,
+			const struct tk_report_opts *user_opts, struct tk_report_stats *stats)
+{
+	const unsigned int alone = TK_REPORT_STAT | TK_REPORT_JSON | TK_REPORT_HEADER |
+				   TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT |
+				   TK_REPORT_SYMBOLS | TK_REPORT_FALLBACKS;
+	struct tk_report_opts opts;
+	struct tk_report_stats st;
+	struct report *rs;
+	int ret, width = 0;
+	size_t ready = 0;
+
+	if (!user_opts || !dats || !names || !n)
+		return tk_fail(EINVAL, "no files or no report options");
+	ret = tk_opts_copy(&opts, sizeof(opts), user_opts, "tk_report_opts");
+	if (ret < 0)
+		return ret;
+	if (opts.flags & alone)
+		return tk_fail(EINVAL, "--stat, --json, --header, --first-event, --last-event, "
+				       "--sym and --fallbacks read one file");
+	if (opts.nplugin_options)
+		opts.flags |= TK_REPORT_SLOW;
+	opts.threads = 1;
+	rs = calloc(n, sizeof(*rs));
+	if (!rs)
+		return tk_fail(ENOMEM, "out of memory");
+	memset(&st, 0, sizeof(st));
+	for (size_t i = 0; i < n; i++) {
+		const char *base = strrchr(names[i], '/');
+		int w;
+
+		base = base ? base + 1 : names[i];
+		w = (int)strnlen(base, 256);
+		if (w > width)
+			width = w;
+	}
+	for (size_t i = 0; i < n && !ret; i++) {
+		struct report *r = &rs[i];
+		const char *base = strrchr(names[i], '/');
+
+		ret = report_setup(r, dats[i], &opts);
+		ready = i + 1;
+		if (ret)
+			break;
+		/* Refused before anything prints: trace-cmd's labels for those are its own mix. */
+		for (size_t b = 0; b < tk_dat_buffer_count(dats[i]) && !ret; b++)
+			if (tk_dat_buffer_get(dats[i], b)->name[0])
+				ret = tk_fail(EINVAL, "%s: has buffer instances: read it alone",
+					      r->path);
+		if (ret)
+			break;
+		r->file_label = base ? base + 1 : names[i];
+		r->file_width = width;
+		r->pr.o = &rs[0].out;
+	}
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = report_open(&rs[i]);
+	while (!ret) {
+		struct report *r = NULL;
+		struct stream *s;
+		struct line l;
+
+		for (size_t i = 0; i < n; i++) {
+			const struct tk_merge_key *k;
+
+			if (!rs[i].nheap || rs[i].nomem)
+				continue;
+			k = rs[i].heap[0];
+			if (!r || k->ts < r->heap[0]->ts)
+				r = &rs[i];
+		}
+		if (!r || rs[0].out.error)
+			break;
+		s = (struct stream *)r->heap[0];
+		if (opts.has_end && s->key.ts >= opts.end_ns)
+			break;
+		s->events++;
+		if (select_record(r, s, &l)) {
+			emit_line(&r->pr, &l);
+			/* --ts-diff counts from the line before, whichever file printed it. */
+			for (size_t i = 0; i < n; i++)
+				rs[i].pr.diff_last = r->pr.diff_last;
+		}
+		ret = stream_next(r, s);
+		if (ret == 1) {
+			ret = 0;
+			tk_merge_heap_fix_top(r->heap, r->nheap);
+		} else if (ret == 0) {
+			s->live = false;
+			r->nheap = tk_merge_heap_pop(r->heap, r->nheap);
+		}
+	}
+	for (size_t i = 0; i < ready; i++) {
+		struct tk_report_stats one;
+		int r2;
+
+		memset(&one, 0, sizeof(one));
+		r2 = report_stats(&rs[i], ret, &one);
+		if (!ret)
+			ret = r2;
+		st.events += one.events;
+		st.printed += one.printed;
+		st.lost_events += one.lost_events;
+		st.drop_marks += one.drop_marks;
+		st.kernel_lost = add_sat(st.kernel_lost, one.kernel_lost);
+		st.unrecorded = add_sat(st.unrecorded, one.unrecorded);
+		st.incomplete += one.incomplete;
+	}
+	if (rs[0].out.buf) {
+		int fret = tk_outbuf_flush(&rs[0].out);
+
+		if (!ret)
+			ret = fret;
+	}
+	if (stats)
+		*stats = st;
+	for (size_t i = 0; i < ready; i++) {
+		report_release(&rs[i]);
+		tk_event_set_free(rs[i].set);
+		tk_outbuf_release(&rs[i].out);
+	}
+	free(rs);
 	return ret;
 }

@@ -468,6 +468,18 @@ TK_API size_t tk_perfdata_evsel_count(const struct tk_perfdata *pd);
 TK_API const struct tk_perfdata_evsel *tk_perfdata_evsel_get(const struct tk_perfdata *pd,
 							     size_t index);
 
+/**
+ * tk_perfdata_evsel_of_id() - the event a sample id belongs to
+ * @pd: the file
+ * @id: an id of the file's attr id arrays (a sample's ID/IDENTIFIER, or a
+ *      member id of a PERF_SAMPLE_READ group)
+ *
+ * Context: any thread, as long as no other call uses @pd (pipe mode adds ids).
+ * Return: the event's index for tk_perfdata_evsel_get(), or -ENOENT when no
+ * event of the file has @id.
+ */
+TK_API int tk_perfdata_evsel_of_id(const struct tk_perfdata *pd, uint64_t id);
+
 /** Feature sections in bit order (pipe mode: in stream order); borrowed until close. */
 TK_API size_t tk_perfdata_feature_count(const struct tk_perfdata *pd);
 TK_API const struct tk_perfdata_feature *tk_perfdata_feature_get(const struct tk_perfdata *pd,

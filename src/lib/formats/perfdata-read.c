@@ -2487,6 +2487,23 @@ const struct tk_perfdata_evsel *tk_perfdata_evsel_get(const struct tk_perfdata *
 	return i < pd->nr_evsels ? &pd->evsels[i]->pub : NULL;
 }
 
+int tk_perfdata_evsel_of_id(const struct tk_perfdata *pd, uint64_t id)
+{
+	size_t lo = 0, hi = pd->nr_idmap;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pd->idmap[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == pd->nr_idmap || pd->idmap[lo].id != id)
+		return -ENOENT;
+	return (int)pd->idmap[lo].evsel;
+}
+
 size_t tk_perfdata_feature_count(const struct tk_perfdata *pd)
 {
 	return pd->nr_features;

@@ -114,6 +114,8 @@ struct psample {
 	const void *raw;
 	uint64_t callchain_nr;
 	const void *callchain;
+	const void *read; /* PERF_SAMPLE_READ block, read_size bytes */
+	uint64_t read_size;
 	bool fixed; /* read at the event's fixed offsets (fast_sample()) */
 };
 
@@ -176,6 +178,12 @@ struct qent {
 	bool compressed;
 };
 
+/* The counter value a PERF_SAMPLE_READ id had at its previous sample. */
+struct read_last {
+	uint64_t id, value;
+	bool used;
+};
+
 /* A direct-mapped memo of event id -> evsel index. */
 #define IDCACHE_SIZE 64
 
@@ -230,9 +238,11 @@ struct rep {
 
 	char **pfx_chunks; /* the prefix store (struct thread) */
 	size_t npfx_chunks, pfx_used;
-	size_t file_evsels;   /* evsels of the file (pipe mode: so far) */
-	size_t sample_id_off; /* where a SAMPLE's id is (perf puts it alike for all); 0: none */
-	bool filtering;	      /* some filter of the options is set */
+	size_t file_evsels;	 /* evsels of the file (pipe mode: so far) */
+	size_t sample_id_off;	 /* where a SAMPLE's id is (perf puts it alike for all); 0: none */
+	struct read_last *rlast; /* PERF_SAMPLE_READ: the last value per id (open addressing) */
+	size_t rlast_cap, rlast_n;
+	bool filtering; /* some filter of the options is set */
 	struct idcache_ent idcache[IDCACHE_SIZE];
 };
 
@@ -1252,6 +1262,8 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
 		ps->raw = f->raw ? d + f->raw + 4 : NULL;
 		ps->callchain_nr = 0;
 		ps->callchain = NULL;
+		ps->read = NULL;
+		ps->read_size = 0;
 		ps->fixed = true;
 		return 0;
 	}
@@ -1270,6 +1282,8 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
 	ps->raw = s.raw;
 	ps->callchain_nr = s.callchain_nr;
 	ps->callchain = s.callchain;
+	ps->read = s.read;
+	ps->read_size = s.read_size;
 	ps->fixed = false;
 	return s.attr_index;
 }
@@ -1663,29 +1677,17 @@ print_shared(struct rep *r, const struct tk_event *ev, const struct psample *s)
 	}
 }
 
-static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
+/* The line of sample @s as event @idx (a known index): perf script's default fields. */
+static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, int32_t idx,
+			     const struct psample *ps)
 {
-	struct psample s;
+	struct psample s = *ps;
 	struct rep_evsel *e;
 	struct thread *t;
 	unsigned int fields;
 	char cbuf[24];
 	int ret;
 
-	if (!r->name_width || (idx >= 0 && (size_t)idx >= r->nevs)) {
-		ret = evsels_ready(r);
-		if (ret)
-			return ret;
-	}
-	ret = sample_fields(r, rec, idx, &s);
-	if (ret == -ENOENT)
-		return 0;
-	if (ret < 0)
-		return ret;
-	if (idx < 0)
-		idx = ret;
-	if ((size_t)idx >= r->nevs)
-		return 0;
 	e = &r->evs[idx];
 	if (!e->ready) {
 		ret = evsels_ready(r);
@@ -1795,6 +1797,136 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	if (r->pool)
 		ppool_printed(r);
 	return r->out.error;
+}
+
+/*
+ * The change of counter @id since its previous sample, which perf prints as
+ * the period of a PERF_SAMPLE_READ sample (the first sample of an id counts
+ * from 0). Return: false when out of memory.
+ */
+static bool read_delta(struct rep *r, uint64_t id, uint64_t value, uint64_t *delta)
+{
+	struct read_last *e;
+	size_t mask;
+
+	if (r->rlast_n * 2 >= r->rlast_cap) {
+		size_t cap = r->rlast_cap ? r->rlast_cap * 2 : 64;
+		struct read_last *t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return false;
+		for (size_t i = 0; i < r->rlast_cap; i++) {
+			size_t h;
+
+			if (!r->rlast[i].used)
+				continue;
+			h = (size_t)(hash32((uint32_t)(r->rlast[i].id ^ r->rlast[i].id >> 32)));
+			while (t[h & (cap - 1)].used)
+				h++;
+			t[h & (cap - 1)] = r->rlast[i];
+		}
+		free(r->rlast);
+		r->rlast = t;
+		r->rlast_cap = cap;
+	}
+	mask = r->rlast_cap - 1;
+	for (size_t h = hash32((uint32_t)(id ^ id >> 32));; h++) {
+		e = &r->rlast[h & mask];
+		if (!e->used || e->id == id)
+			break;
+	}
+	if (!e->used) {
+		e->used = true;
+		e->id = id;
+		e->value = 0;
+		r->rlast_n++;
+	}
+	*delta = value - e->value;
+	e->value = value;
+	return true;
+}
+
+/*
+ * A sample that carries counter values (PERF_SAMPLE_READ) prints as perf
+ * script 6.1 prints it: one line per value, each as the event its id
+ * belongs to, with the value's change since that id's previous sample as
+ * the period. A value of an unknown id, or one that did not change, prints
+ * nothing; without PERF_FORMAT_ID no value has an id, and nothing prints.
+ */
+static int print_read_members(struct rep *r, const struct tk_perf_record *rec, int32_t idx,
+			      const struct psample *ps)
+{
+	const struct tk_perf_attr *a = &tk_perfdata_evsel_get(r->pd, (size_t)idx)->attr;
+	uint64_t rf = a->read_format, nwords = ps->read_size / 8, nr = 1, pos = 0, stride;
+	bool group = rf & TK_PERF_READ_GROUP;
+	struct psample s = *ps;
+	int ret;
+
+	if (!(rf & TK_PERF_READ_ID))
+		return 0;
+	stride = 2 + !!(rf & TK_PERF_READ_LOST);
+	if (group) {
+		if (!nwords)
+			return 0;
+		nr = tk_perf_load_u64(ps->read, 0);
+		pos = 1 + !!(rf & TK_PERF_READ_TOTAL_TIME_ENABLED) +
+		      !!(rf & TK_PERF_READ_TOTAL_TIME_RUNNING);
+	}
+	s.fields |= TK_PERF_SAMPLE_PERIOD;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t value, id, at = pos + i * stride, idpos;
+		int member;
+
+		/* Alone: value, [enabled], [running], id, [lost]. */
+		idpos = at + 1;
+		if (!group)
+			idpos += (uint64_t) !!(rf & TK_PERF_READ_TOTAL_TIME_ENABLED) +
+				 (uint64_t) !!(rf & TK_PERF_READ_TOTAL_TIME_RUNNING);
+		if (at >= nwords || idpos >= nwords)
+			break;
+		value = tk_perf_load_u64(ps->read, at);
+		id = tk_perf_load_u64(ps->read, idpos);
+		member = tk_perfdata_evsel_of_id(r->pd, id);
+		if (member < 0 || (size_t)member >= r->nevs)
+			continue;
+		if (!read_delta(r, id, value, &s.period))
+			return -ENOMEM;
+		if (!s.period)
+			continue;
+		ret = print_sample_line(r, rec, member, &s);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
+{
+	struct psample s;
+	int ret;
+
+	if (!r->name_width || (idx >= 0 && (size_t)idx >= r->nevs)) {
+		ret = evsels_ready(r);
+		if (ret)
+			return ret;
+	}
+	ret = sample_fields(r, rec, idx, &s);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	if (idx < 0)
+		idx = ret;
+	if ((size_t)idx >= r->nevs)
+		return 0;
+	if (!r->evs[idx].ready) {
+		ret = evsels_ready(r);
+		if (ret)
+			return ret;
+	}
+	if (r->evs[idx].sample_type & TK_PERF_SAMPLE_READ)
+		return print_read_members(r, rec, idx, &s);
+	return print_sample_line(r, rec, idx, &s);
 }
 
 /*
@@ -2157,6 +2289,7 @@ static void rep_release(struct rep *r)
 	free(r->q);
 	free(r->qtmp);
 	free(r->runs);
+	free(r->rlast);
 	tk_symbolizer_free(r->sym);
 	tk_cache_close(r->cache);
 	free(r->bids);

@@ -62,6 +62,8 @@
 #define CONTEXT_MAX	  ((uint64_t)-4095) /* PERF_CONTEXT_* markers are above this */
 #define CONTEXT_KERNEL	  ((uint64_t)-128)
 #define CONTEXT_USER	  ((uint64_t)-512)
+#define CONTEXT_HV	  ((uint64_t)-32)
+#define MAX_STACK_DEFAULT 127 /* perf's when kernel.perf_event_max_stack cannot be read */
 #define MISC_CPUMODE_MASK 7
 #define MISC_KERNEL	  1
 #define MISC_GUEST_KERNEL 4
@@ -241,6 +243,7 @@ struct rep {
 	size_t file_evsels;	 /* evsels of the file (pipe mode: so far) */
 	size_t sample_id_off;	 /* where a SAMPLE's id is (perf puts it alike for all); 0: none */
 	struct read_last *rlast; /* PERF_SAMPLE_READ: the last value per id (open addressing) */
+	uint64_t max_stack;	 /* callchain entries printed at most (perf's --max-stack) */
 	size_t rlast_cap, rlast_n;
 	bool filtering; /* some filter of the options is set */
 	struct idcache_ent idcache[IDCACHE_SIZE];
@@ -1677,6 +1680,54 @@ print_shared(struct rep *r, const struct tk_event *ev, const struct psample *s)
 	}
 }
 
+/*
+ * The callchain of @s, one "\t%16lx sym+0xoff (dso)\n" line per entry after
+ * a newline, as perf 6.1's thread__resolve_callchain_sample() and
+ * sample__fprintf_callchain() print it (@kernel: the sample's own mode):
+ *   - PERF_CONTEXT_KERNEL/USER/HV markers switch the mode of the entries
+ *     after them; hypervisor ips have no map ("[unknown] ([unknown])");
+ *   - any other value from PERF_CONTEXT_MAX up (the guest markers, and ~0,
+ *     which unwinders write for a frame they could not read) makes perf
+ *     discard the whole chain as corrupt: the line then ends at the newline,
+ *     as does a chain of no entries;
+ *   - at most r->max_stack entries (markers not counted) print: perf cuts at
+ *     --max-stack, which defaults to the reading machine's
+ *     kernel.perf_event_max_stack, and looks at no marker after the cut.
+ */
+static void put_callchain(struct rep *r, const struct psample *s, bool kernel)
+{
+	uint64_t end = 0, kept = 0;
+	bool hv = false;
+
+	put_char(&r->out, '\n');
+	for (; end < s->callchain_nr && kept < r->max_stack; end++) {
+		uint64_t ip = tk_perf_load_u64(s->callchain, end);
+
+		if (ip < CONTEXT_MAX)
+			kept++;
+		else if (ip != CONTEXT_KERNEL && ip != CONTEXT_USER && ip != CONTEXT_HV)
+			return;
+	}
+	for (uint64_t i = 0; i < end; i++) {
+		uint64_t ip = tk_perf_load_u64(s->callchain, i);
+		char buf[40];
+
+		if (ip >= CONTEXT_MAX) {
+			kernel = ip == CONTEXT_KERNEL;
+			hv = ip == CONTEXT_HV;
+			continue;
+		}
+		if (hv) {
+			snprintf(buf, sizeof(buf), "\t%16" PRIx64 " ", ip);
+			put_str(&r->out, buf);
+			put_str(&r->out, "[unknown] ([unknown])\n");
+			continue;
+		}
+		put_sym(r, (int32_t)s->pid, ip, kernel, "\t", true);
+		put_char(&r->out, '\n');
+	}
+}
+
 /* The line of sample @s as event @idx (a known index): perf script's default fields. */
 static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, int32_t idx,
 			     const struct psample *ps)
@@ -1776,18 +1827,8 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 		bool kernel = (rec->misc & MISC_CPUMODE_MASK) == MISC_KERNEL ||
 			      (rec->misc & MISC_CPUMODE_MASK) == MISC_GUEST_KERNEL;
 
-		if (e->callchain && s.callchain_nr) {
-			put_char(&r->out, '\n');
-			for (uint64_t i = 0; i < s.callchain_nr; i++) {
-				uint64_t ip = tk_perf_load_u64(s.callchain, i);
-
-				if (ip >= CONTEXT_MAX) {
-					kernel = ip == CONTEXT_KERNEL;
-					continue;
-				}
-				put_sym(r, (int32_t)s.pid, ip, kernel, "\t", true);
-				put_char(&r->out, '\n');
-			}
+		if (e->callchain) {
+			put_callchain(r, &s, kernel);
 		} else {
 			put_sym(r, (int32_t)s.pid, s.ip, kernel, " ", false);
 		}
@@ -2265,6 +2306,20 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 	return deliver(r, rec, -1);
 }
 
+/* perf's default --max-stack: this machine's kernel.perf_event_max_stack. */
+static uint64_t read_max_stack(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "re");
+	unsigned long long v = MAX_STACK_DEFAULT;
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = MAX_STACK_DEFAULT;
+		fclose(f);
+	}
+	return v;
+}
+
 static void rep_release(struct rep *r)
 {
 	for (size_t i = 0; i < r->nevs; i++) {
@@ -2335,6 +2390,7 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	for (size_t i = 0; i < IDCACHE_SIZE; i++)
 		r.idcache[i].evsel = -1;
 	r.opts = opts;
+	r.max_stack = read_max_stack();
 	r.nsec = opts->flags & TK_PERFDATA_REPORT_NSEC;
 	r.filtering = opts->cpu_mask || opts->nevents || opts->npids || opts->ncomms ||
 		      opts->has_start || opts->has_end;

@@ -72,6 +72,7 @@ enum tk_perf_record_type {
 	TK_PERF_RECORD_HEADER_FEATURE = 80,
 	TK_PERF_RECORD_COMPRESSED = 81,
 	TK_PERF_RECORD_FINISHED_INIT = 82,
+	TK_PERF_RECORD_COMPRESSED2 = 83, /* perf 6.16: COMPRESSED with a data size, 8-aligned */
 };
 
 /* Feature bits (HEADER_* of perf 6.1); 32 = HEADER_LAST_FEATURE. */

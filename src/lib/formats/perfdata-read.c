@@ -24,6 +24,8 @@
  * Two record types carry bytes after header.size: HEADER_TRACING_DATA (66)
  * and AUXTRACE (71, u64 size at +8). COMPRESSED (81) records are chunks of
  * one zstd stream that spans them all; each chunk decompresses to records.
+ * COMPRESSED2 (83, perf 6.16) carries the same chunks as {u64 data_size,
+ * data, zero padding to 8 bytes}.
  *
  * Invariants:
  *   - Every offset and size from the file is checked against the file size
@@ -126,6 +128,7 @@ const char *tk_perfdata_record_name(uint32_t type)
 		"HEADER_FEATURE",
 		"COMPRESSED",
 		"FINISHED_INIT",
+		"COMPRESSED2",
 	};
 
 	if (type < sizeof(kernel) / sizeof(kernel[0]) && kernel[type])
@@ -2025,6 +2028,28 @@ static int decompress(struct tk_perfdata *pd, const uint8_t *src, size_t len, ui
 	return 0;
 }
 
+/*
+ * COMPRESSED2 (perf 6.16): {header, u64 data_size, data_size bytes of the
+ * zstd stream, zeros up to the 8-byte aligned header.size}. The stream is
+ * the same one COMPRESSED records carry; only the padding is new, so that
+ * the records after it stay 8-aligned.
+ */
+static int compressed2(struct tk_perfdata *pd, const uint8_t *p, uint16_t size, uint64_t off)
+{
+	uint64_t len;
+
+	if (size < 16)
+		return fail_at(pd, off, "COMPRESSED2 record of %u bytes has no data size", size);
+	len = tk_load_u64(p + 8, false);
+	if (len > size - 16u)
+		return fail_at(pd, off + 8,
+			       "COMPRESSED2 data size %" PRIu64 " exceeds the record's %u bytes",
+			       len, size - 16u);
+	pd->info.nr_compressed++;
+	pd->info.compressed_bytes += len;
+	return decompress(pd, p + 16, (size_t)len, off);
+}
+
 /* Hand out @p (size bytes) as @rec, copying it when it is not 8-aligned. */
 static void set_record(struct tk_perfdata *pd, struct tk_perf_record *rec, const uint8_t *p,
 		       uint16_t size)
@@ -2058,7 +2083,7 @@ static int next_decompressed(struct tk_perfdata *pd, struct tk_perf_record *rec)
 	if (have < size)
 		return 0;
 	if (type == TK_PERF_RECORD_HEADER_TRACING_DATA || type == TK_PERF_RECORD_AUXTRACE ||
-	    type == TK_PERF_RECORD_COMPRESSED)
+	    type == TK_PERF_RECORD_COMPRESSED || type == TK_PERF_RECORD_COMPRESSED2)
 		return fail_at(pd, pd->doff, "%s record inside a COMPRESSED record",
 			       tk_perfdata_record_name(type));
 	memset(rec, 0, sizeof(*rec));
@@ -2129,6 +2154,13 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 			in->nr_compressed++;
 			in->compressed_bytes += size - 8u;
 			r = decompress(pd, p + 8, size - 8u, off);
+			if (r < 0)
+				return r;
+			in_consume(pd, size);
+			continue;
+		}
+		if (tk_load_u32(p, false) == TK_PERF_RECORD_COMPRESSED2) {
+			r = compressed2(pd, p, size, off);
 			if (r < 0)
 				return r;
 			in_consume(pd, size);
@@ -2254,6 +2286,7 @@ static int prime_pipe(struct tk_perfdata *pd)
 
 			if (type < 64 || type == TK_PERF_RECORD_FINISHED_ROUND ||
 			    type == TK_PERF_RECORD_COMPRESSED ||
+			    type == TK_PERF_RECORD_COMPRESSED2 ||
 			    type == TK_PERF_RECORD_FINISHED_INIT || type == TK_PERF_RECORD_AUXTRACE)
 				return 0;
 		}

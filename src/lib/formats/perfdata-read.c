@@ -7,6 +7,7 @@
  *
  * File mode:
  *   0   u64 magic "PERFILE2" | u64 size (104, or 72: no bitmap) | u64 attr_size
+ *       (version 1, magic "PERFFILE": the same layout, attr_size 80..120)
  *   24  {u64 offset, u64 size} attrs | data | event_types (ignored)
  *   72  u64 adds_features[4]: bit n set = feature n present
  *   attrs: size/attr_size entries of {perf_event_attr (attr_size-16 bytes),
@@ -2321,6 +2322,47 @@ static int prime_pipe(struct tk_perfdata *pd)
 
 /* ---------------------------------------------------------------- open */
 
+/*
+ * perf.data version 1 (magic "PERFFILE", perf before 2.6.37ish) has the
+ * layout of version 2 (same header, attrs, data and feature table); only
+ * its byte order is not in the magic. perf (header.c, check_magic_endian()
+ * and try_all_file_abis()) takes it from attr_size, which must be one of
+ * the attr sizes perf knew then (64, 72, 80, 96, 104) plus the 16 bytes of
+ * the ids section, and a pipe's header size, which must be 16. The same is
+ * done here; a byte-swapped size means the other byte order, which is
+ * refused as for version 2.
+ */
+static int check_v1(struct tk_perfdata *pd, uint64_t hsize, int64_t have)
+{
+	static const uint64_t abi[] = {64, 72, 80, 96, 104};
+	uint64_t asz;
+
+	if (hsize == 16)
+		return 0;
+	if (hsize != TK_PERF_HEADER_SIZE && hsize != 72)
+		return tk_fail_at(ENOTSUP, pd->name, 8,
+				  "perf.data version 1 (PERFFILE) with header size %" PRIu64
+				  ": not 104, 72 or 16 (pipe), which perf wrote",
+				  hsize);
+	if (have < 24)
+		return tk_fail_at(EBADMSG, pd->name, 16,
+				  "perf.data version 1 (PERFFILE) is too short for its header");
+	asz = tk_load_u64(pd->buf + pd->start + 16, false);
+	for (size_t i = 0; i < sizeof(abi) / sizeof(abi[0]); i++) {
+		if (asz == abi[i] + 16)
+			return 0;
+		if (asz == __builtin_bswap64(abi[i] + 16))
+			return tk_fail_at(ENOTSUP, pd->name, 16,
+					  "perf.data version 1 (PERFFILE) in the other byte "
+					  "order: only files of this machine's byte order "
+					  "are supported");
+	}
+	return tk_fail_at(ENOTSUP, pd->name, 16,
+			  "perf.data version 1 (PERFFILE) with attr_size %" PRIu64
+			  ": not one perf wrote (64, 72, 80, 96 or 104, + 16)",
+			  asz);
+}
+
 static struct tk_perfdata *open_fd(int fd, const char *name, bool own_fd)
 {
 	struct tk_perfdata *pd = calloc(1, sizeof(*pd));
@@ -2385,12 +2427,10 @@ static struct tk_perfdata *open_fd(int fd, const char *name, bool own_fd)
 		goto fail;
 	}
 	if (memcmp(pd->buf + pd->start, "PERFFILE", 8) == 0) {
-		r = tk_fail_at(ENOTSUP, pd->name, 0,
-			       "legacy perf.data version 1 (PERFFILE) is not "
-			       "supported");
-		goto fail;
-	}
-	if (magic != TK_PERF_MAGIC) {
+		r = check_v1(pd, hsize, have);
+		if (r < 0)
+			goto fail;
+	} else if (magic != TK_PERF_MAGIC) {
 		r = fail_at(pd, 0, "not a perf.data file (no PERFILE2 magic)");
 		goto fail;
 	}

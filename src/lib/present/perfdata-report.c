@@ -203,6 +203,7 @@ struct rep {
 	struct tk_outbuf out;
 	struct tk_event_set *set;
 	bool set_tried;
+	bool set_live; /* set holds this machine's formats (the file has no TRACING_DATA) */
 	struct rep_evsel *evs;
 	size_t nevs;
 	int name_width;
@@ -922,6 +923,7 @@ static int load_live_tracing(struct rep *r)
 	r->set = tk_event_set_new(sizeof(long), false, (uint32_t)sysconf(_SC_PAGESIZE));
 	if (!r->set)
 		return -errno;
+	r->set_live = true;
 	if (tk_tracefs_read_top_file("events/header_page", &text, &len) == 0) {
 		tk_event_set_add_header_page(r->set, text, len);
 		free(text);
@@ -1054,6 +1056,27 @@ static bool sample_wanted(struct rep *r, const struct psample *s)
 	return true;
 }
 
+/*
+ * Whether this machine's format @ev (found by the recorded id @id) is the
+ * event the file names @name ("sys:name", from EVENT_DESC). Ids are handed
+ * out anew at boot and as probes come and go: a kprobe recorded as id 1195
+ * may be some ext4 tracepoint here, whose fields would decode its payload
+ * as garbage. Such an event prints by its recorded name without fields.
+ */
+static bool live_format_fits(const struct rep *r, const struct tk_event *ev, const char *name,
+			     uint64_t id)
+{
+	const char *sys = tk_event_system(ev), *ename = tk_event_name(ev);
+	size_t slen = strlen(sys);
+
+	if (!strncmp(name, sys, slen) && name[slen] == ':' && !strcmp(name + slen + 1, ename))
+		return true;
+	tk_warn("%s: tracepoint %s was recorded with id %" PRIu64 ", which is %s:%s on this "
+		"machine: printed without its fields",
+		tk_perfdata_get_info(r->pd)->path, name, id, sys, ename);
+	return false;
+}
+
 static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 {
 	const struct tk_perfdata_evsel *es = tk_perfdata_evsel_get(r->pd, index);
@@ -1069,6 +1092,8 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 			return -ENOMEM;
 		if (r->set)
 			e->ev = tk_event_find(r->set, (int)a->config);
+		if (e->ev && r->set_live && name && !live_format_fits(r, e->ev, name, a->config))
+			e->ev = NULL;
 		if (!name && e->ev) {
 			snprintf(buf, sizeof(buf), "%s:%s", tk_event_system(e->ev),
 				 tk_event_name(e->ev));

@@ -1077,6 +1077,54 @@ static bool live_format_fits(const struct rep *r, const struct tk_event *ev, con
 	return false;
 }
 
+/* perf_event_attr flag bits the event modifiers come from. */
+#define ATTR_EXCLUDE_USER   (1ull << 4)
+#define ATTR_EXCLUDE_KERNEL (1ull << 5)
+#define ATTR_EXCLUDE_HV	    (1ull << 6)
+#define ATTR_PRECISE_SHIFT  15 /* 2 bits */
+#define ATTR_EXCLUDE_HOST   (1ull << 19)
+#define ATTR_EXCLUDE_GUEST  (1ull << 20)
+
+/*
+ * @base with the modifiers perf derives from the attr when the file does not
+ * name the event (no EVENT_DESC, no EVENT_UPDATE): perf 6.1's evsel__name()
+ * for hardware and software events. The contexts counted (k, u, h) are
+ * listed when any is excluded, then one p per precise_ip level; both make
+ * excluding the guest the default, and H and G (the host and guest counted)
+ * follow when the attr departs from that default or excludes the host. So
+ * `-e cpu-clock:u` reads back as "cpu-clock:uH", as perf script prints it.
+ */
+static void add_modifiers(char *buf, size_t size, const char *base, uint64_t flags)
+{
+	unsigned int precise = (unsigned int)(flags >> ATTR_PRECISE_SHIFT) & 3;
+	bool guest_default = false;
+	char mod[16];
+	size_t n = 0;
+
+	if (flags & (ATTR_EXCLUDE_KERNEL | ATTR_EXCLUDE_USER | ATTR_EXCLUDE_HV)) {
+		if (!(flags & ATTR_EXCLUDE_KERNEL))
+			mod[n++] = 'k';
+		if (!(flags & ATTR_EXCLUDE_USER))
+			mod[n++] = 'u';
+		if (!(flags & ATTR_EXCLUDE_HV))
+			mod[n++] = 'h';
+		guest_default = true;
+	}
+	if (precise) {
+		for (unsigned int i = 0; i < precise; i++)
+			mod[n++] = 'p';
+		guest_default = true;
+	}
+	if ((flags & ATTR_EXCLUDE_HOST) || !!(flags & ATTR_EXCLUDE_GUEST) == guest_default) {
+		if (!(flags & ATTR_EXCLUDE_HOST))
+			mod[n++] = 'H';
+		if (!(flags & ATTR_EXCLUDE_GUEST))
+			mod[n++] = 'G';
+	}
+	mod[n] = '\0';
+	snprintf(buf, size, "%s%s%s", base, n ? ":" : "", mod);
+}
+
 static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 {
 	const struct tk_perfdata_evsel *es = tk_perfdata_evsel_get(r->pd, index);
@@ -1105,6 +1153,10 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 			name = sw_names[a->config];
 		if (!name && a->type == 0 && a->config < sizeof(hw_names) / sizeof(hw_names[0]))
 			name = hw_names[a->config];
+	}
+	if (name && !es->name && (a->type == 0 || a->type == 1)) {
+		add_modifiers(buf, sizeof(buf), name, a->flags);
+		name = buf;
 	}
 	if (!name) {
 		snprintf(buf, sizeof(buf), "unknown-%" PRIu32 ":%" PRIu64, a->type, a->config);

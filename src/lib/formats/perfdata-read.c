@@ -130,6 +130,9 @@ const char *tk_perfdata_record_name(uint32_t type)
 		"COMPRESSED",
 		"FINISHED_INIT",
 		"COMPRESSED2",
+		"BPF_METADATA",	    /* perf 6.16 */
+		"SCHEDSTAT_CPU",    /* perf sched stats */
+		"SCHEDSTAT_DOMAIN", /* perf sched stats */
 	};
 
 	if (type < sizeof(kernel) / sizeof(kernel[0]) && kernel[type])

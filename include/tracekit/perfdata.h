@@ -949,6 +949,12 @@ struct tk_perfdata_report_opts {
 	 */
 	const char *symfs;
 	const char *kallsyms;
+	/*
+	 * Callchain entries printed at most per sample, as perf's
+	 * --max-stack; 0: this machine's kernel.perf_event_max_stack (127
+	 * when unreadable), perf's default.
+	 */
+	unsigned int max_stack;
 };
 
 /**

@@ -8,7 +8,8 @@
 # 0. Files perf 6.1 cannot read are compared with the file they were made
 # from: pipe-compressed2 (perf 6.16's COMPRESSED2) with pipe-z. dwarf.data
 # is only opened: DWARF unwinding is checked elsewhere. The count of
-# identical files out of all is printed at the end.
+# identical files out of all is printed. --max-stack N prints what perf
+# script --max-stack N prints.
 #
 # Then, when tracefs can be read: a tracepoint file without TRACING_DATA
 # whose second event's recorded id is the first one's decodes the first
@@ -62,6 +63,19 @@ for f in "$data"/*.data; do
 	fi
 done
 echo "identical: $same / $((total - 1)) (dwarf.data only opened)"
+
+# --max-stack cuts as perf's does; a ~0 past the cut (chain-neg1 has it at
+# entry 3) is not looked at, so the chain stays.
+for f in g chain-neg1 group-read-g; do
+	for n in 1 3; do
+		perf script --max-stack "$n" -i "$data/$f.data" >"$tmp/perf.out" 2>/dev/null
+		run report --max-stack "$n" "$data/$f.data"
+		check "$f --max-stack $n: report prints what perf script prints" \
+			eval 'rc_is 0 && cmp -s "$tmp/perf.out" "$tmp/out"'
+	done
+done
+run report --max-stack 0 "$data/g.data"
+check "--max-stack 0 is a usage error" eval 'rc_is 2 && err_has "max-stack"'
 
 # A recorded id that names another event here.
 root=

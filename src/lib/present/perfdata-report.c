@@ -2467,7 +2467,7 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	for (size_t i = 0; i < IDCACHE_SIZE; i++)
 		r.idcache[i].evsel = -1;
 	r.opts = opts;
-	r.max_stack = read_max_stack();
+	r.max_stack = opts->max_stack ? opts->max_stack : read_max_stack();
 	r.nsec = opts->flags & TK_PERFDATA_REPORT_NSEC;
 	r.filtering = opts->cpu_mask || opts->nevents || opts->npids || opts->ncomms ||
 		      opts->has_start || opts->has_end;

@@ -6,7 +6,8 @@
 # made). For each FILE.data `tracekit report FILE.data` must print byte for
 # byte what `perf script -i FILE.data` (Debian's perf 6.1) prints, and exit
 # 0. Files perf 6.1 cannot read are compared with the file they were made
-# from: pipe-compressed2 (perf 6.16's COMPRESSED2) with pipe-z. dwarf.data
+# from: pipe-compressed2 (perf 6.16's COMPRESSED2) with pipe-z, attr136 and
+# pipe-attr152 (attrs longer than perf 6.1's) with theirs. dwarf.data
 # is only opened: DWARF unwinding is checked elsewhere. The count of
 # identical files out of all is printed. --max-stack N prints what perf
 # script --max-stack N prints.
@@ -35,6 +36,8 @@ mkdir -p "$HOME/.debug"
 oracle_of() {
 	case $1 in
 	pipe-compressed2) echo pipe-z ;;
+	attr136) echo plain ;;
+	pipe-attr152) echo pipe-group-read ;;
 	*) echo "$1" ;;
 	esac
 }

@@ -69,6 +69,8 @@ python3 "$here/to-v1.py" "$out/plain.data" "$out/v1-attr72.data" 72
 python3 "$here/strip-feature.py" "$out/mod-u.data" "$out/no-desc-mod-u.data" 12
 python3 "$here/strip-feature.py" "$out/mod-ppH.data" "$out/no-desc-mod-ppH.data" 12
 python3 "$here/strip-feature.py" "$out/mod-k.data" "$out/no-desc-mod-k.data" 12
+python3 "$here/grow-attr.py" "$out/plain.data" "$out/attr136.data" 8
+python3 "$here/grow-attr.py" "$out/pipe-group-read.data" "$out/pipe-attr152.data" 24
 for m in neg1 guest hv zero; do
 	python3 "$here/chain-edit.py" "$out/g.data" "$out/chain-$m.data" "$m"
 done

@@ -27,6 +27,12 @@
  *   ("%10lu "), event name, then " %16lx sym+0xoff (dso)" for the ip, or a
  *   newline and one "\t%16lx sym+0xoff (dso)\n" line per callchain entry.
  *   A field whose sample_type bit is missing (CPU when not -a) is left out.
+ *   Callchains are cut at --max-stack and dropped whole when they hold a
+ *   context value perf does not know (put_callchain()). A sample with
+ *   counter values (PERF_SAMPLE_READ) prints a line per value, as the
+ *   event of the value's id, its period the change since that id's last
+ *   sample (print_read_members()). Events the file does not name take
+ *   perf's name with modifiers from the attr ("cpu-clock:uH").
  *
  * Memory: two rounds of records (copied into two arenas) plus the thread and
  * map tables. Symbols: kernel ips through kallsyms, user ips through the
@@ -241,13 +247,16 @@ struct rep {
 
 	char **pfx_chunks; /* the prefix store (struct thread) */
 	size_t npfx_chunks, pfx_used;
-	size_t file_evsels;	 /* evsels of the file (pipe mode: so far) */
-	size_t sample_id_off;	 /* where a SAMPLE's id is (perf puts it alike for all); 0: none */
-	struct read_last *rlast; /* PERF_SAMPLE_READ: the last value per id (open addressing) */
-	uint64_t max_stack;	 /* callchain entries printed at most (perf's --max-stack) */
-	size_t rlast_cap, rlast_n;
-	bool filtering; /* some filter of the options is set */
+	size_t file_evsels;   /* evsels of the file (pipe mode: so far) */
+	size_t sample_id_off; /* where a SAMPLE's id is (perf puts it alike for all); 0: none */
+	bool filtering;	      /* some filter of the options is set */
 	struct idcache_ent idcache[IDCACHE_SIZE];
+
+	/* PERF_SAMPLE_READ: the last value per id (open addressing, power-of-2 cap). */
+	struct read_last *rlast;
+	size_t rlast_cap, rlast_n;
+	/* Callchain entries printed at most (perf's --max-stack). */
+	uint64_t max_stack;
 };
 
 /* ------------------------------------------------------------ threads */

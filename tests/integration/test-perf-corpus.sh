@@ -80,6 +80,16 @@ done
 run report --max-stack 0 "$data/g.data"
 check "--max-stack 0 is a usage error" eval 'rc_is 2 && err_has "max-stack"'
 
+# Kernel modules: "[usbnet]" as dso, its symbols from kallsyms only once
+# the kernel's were loaded (kmod-kernel-first), addresses past it unknown.
+for f in kmod kmod-kernel-first; do
+	perf script --kallsyms "$data/kallsyms-usbnet.txt" -i "$data/$f.data" >"$tmp/perf.out" 2>/dev/null
+	run report --kallsyms "$data/kallsyms-usbnet.txt" "$data/$f.data"
+	check "$f --kallsyms: report prints what perf script prints" \
+		eval 'rc_is 0 && cmp -s "$tmp/perf.out" "$tmp/out"'
+done
+check "kmod-kernel-first names the module's symbol" grep -q 'usbnet_probe+0x234 (\[usbnet\])' "$tmp/out"
+
 # A recorded id that names another event here.
 root=
 for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do

@@ -32,7 +32,9 @@
  *   counter values (PERF_SAMPLE_READ) prints a line per value, as the
  *   event of the value's id, its period the change since that id's last
  *   sample (print_read_members()). Events the file does not name take
- *   perf's name with modifiers from the attr ("cpu-clock:uH").
+ *   perf's name with modifiers from the attr ("cpu-clock:uH"). Kernel
+ *   addresses in a module the file mapped (a kernel MMAP record) print
+ *   with the dso "[module]" (add_kernel_module()).
  *
  * Memory: two rounds of records (copied into two arenas) plus the thread and
  * map tables. Symbols: kernel ips through kallsyms, user ips through the
@@ -257,6 +259,9 @@ struct rep {
 	size_t rlast_cap, rlast_n;
 	/* Callchain entries printed at most (perf's --max-stack). */
 	uint64_t max_stack;
+	/* Kernel modules from the file's kernel MMAP records, paths "[name]". */
+	struct proc kmods;
+	bool kernel_loaded; /* kallsyms named a kernel address (perf loaded the kernel) */
 };
 
 /* ------------------------------------------------------------ threads */
@@ -688,6 +693,23 @@ static const char *recorded_build_id(struct rep *r, const char *path)
 }
 
 /*
+ * The "[name]" of the kernel module whose map holds @ip, or NULL; @*outside
+ * tells an ip in the modules' area (from the lowest module up) that no
+ * module holds: perf finds no map for it ("[unknown] ([unknown])").
+ */
+static const char *kernel_module_at(const struct rep *r, uint64_t ip, bool *outside)
+{
+	*outside = false;
+	for (size_t i = 0; i < r->kmods.nmaps; i++) {
+		if (ip >= r->kmods.maps[i].start && ip < r->kmods.maps[i].end)
+			return r->kmods.maps[i].path;
+		if (ip >= r->kmods.maps[i].start)
+			*outside = true;
+	}
+	return NULL;
+}
+
+/*
  * "@prefix%16lx sym+0xoff (dso)" of @ip, as perf's sample__fprintf_sym()
  * writes it; callchain entries (@relative) show a user ip as its offset in
  * the mapped file.
@@ -703,13 +725,23 @@ static void put_sym(struct rep *r, int32_t pid, uint64_t ip, bool kernel, const 
 
 	if (kernel) {
 		const char *kbid = recorded_build_id(r, "[kernel.kallsyms]");
+		bool outside;
+		const char *mod = kernel_module_at(r, ip, &outside);
 
-		if (r->sym && tk_symbolizer_lookup_file(r->sym, "[kernel.kallsyms]",
-							kbid[0] ? kbid : NULL, ip, &info) == 0) {
+		/*
+		 * perf names a module's addresses from kallsyms only once it
+		 * has loaded the kernel's symbols, which it splits among the
+		 * modules: before the first kernel address, a module's are
+		 * [unknown] (when its .ko is not found, as here).
+		 */
+		if (r->sym && !outside && (!mod || r->kernel_loaded) &&
+		    tk_symbolizer_lookup_file(r->sym, "[kernel.kallsyms]", kbid[0] ? kbid : NULL,
+					      ip, &info) == 0) {
 			symbol = info.symbol;
 			off = info.offset;
+			r->kernel_loaded = true;
 		}
-		dso = "[kernel.kallsyms]";
+		dso = mod ? mod : outside ? NULL : "[kernel.kallsyms]";
 	} else {
 		struct proc *p = proc_get(r, pid, false);
 
@@ -2090,6 +2122,42 @@ static int mmap_path(const struct tk_perf_record *rec, int32_t pid, char **path,
 	return 0;
 }
 
+/*
+ * A kernel MMAP record (pid -1) of a module, as perf record writes one per
+ * loaded module: its addresses print with the dso "[name]" (perf's
+ * kmod_path__parse_name(): the file name without ".ko..." in brackets,
+ * '-' as '_'; a name already in brackets stays). The kernel's own text
+ * ("[kernel.kallsyms]_text") is named through kallsyms instead.
+ */
+static int add_kernel_module(struct rep *r, const char *name, size_t max, uint64_t start,
+			     uint64_t len)
+{
+	size_t n = strnlen(name, max);
+	const char *base, *ko;
+	char *mod;
+	int ret;
+
+	if ((n >= 17 && !strncmp(name, "[kernel.kallsyms]", 17)) ||
+	    (n >= 22 && !strncmp(name, "[guest.kernel.kallsyms", 22)) ||
+	    (name[0] != '/' && name[0] != '['))
+		return 0;
+	base = memrchr(name, '/', n);
+	base = base ? base + 1 : name;
+	ko = strstr(base, ".ko");
+	if (name[0] == '[' || !ko || (ko[3] && ko[3] != '.'))
+		mod = strndup(name, n);
+	else if (asprintf(&mod, "[%.*s]", (int)(ko - base), base) < 0)
+		mod = NULL;
+	if (!mod)
+		return -ENOMEM;
+	for (char *c = mod; name[0] != '[' && *c; c++)
+		if (*c == '-')
+			*c = '_';
+	ret = proc_add_map(&r->kmods, start, len, 0, mod, "", true);
+	free(mod);
+	return ret;
+}
+
 /* Side-band records: names and maps; samples are printed. */
 static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 {
@@ -2154,7 +2222,8 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 		memcpy(&len, d + 24, 8);
 		memcpy(&pgoff, d + 32, 8);
 		if ((int32_t)pid < 0)
-			return 0; /* kernel maps: kallsyms covers them */
+			return add_kernel_module(r, (const char *)d + name_off,
+						 rec->size - name_off, start, len);
 		p = proc_get(r, (int32_t)pid, true);
 		if (!p)
 			return -ENOMEM;
@@ -2421,6 +2490,9 @@ static void rep_release(struct rep *r)
 		free(r->procs[i].maps);
 	}
 	free(r->procs);
+	for (size_t j = 0; j < r->kmods.nmaps; j++)
+		free(r->kmods.maps[j].path);
+	free(r->kmods.maps);
 	free(r->threads);
 	for (size_t i = 0; i < r->npfx_chunks; i++)
 		free(r->pfx_chunks[i]);

@@ -71,6 +71,8 @@ python3 "$here/strip-feature.py" "$out/mod-ppH.data" "$out/no-desc-mod-ppH.data"
 python3 "$here/strip-feature.py" "$out/mod-k.data" "$out/no-desc-mod-k.data" 12
 python3 "$here/grow-attr.py" "$out/plain.data" "$out/attr136.data" 8
 python3 "$here/grow-attr.py" "$out/pipe-group-read.data" "$out/pipe-attr152.data" 24
+python3 "$here/kernel-module.py" "$out/mod-k.data" "$out/kmod.data"
+python3 "$here/kernel-module.py" "$out/mod-k.data" "$out/kmod-kernel-first.data" kernel-first
 for m in neg1 guest hv zero; do
 	python3 "$here/chain-edit.py" "$out/g.data" "$out/chain-$m.data" "$m"
 done

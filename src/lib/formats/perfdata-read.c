@@ -2071,12 +2071,14 @@ static void set_record(struct tk_perfdata *pd, struct tk_perf_record *rec, const
 static int next_decompressed(struct tk_perfdata *pd, struct tk_perf_record *rec)
 {
 	size_t have = pd->dend - pd->dstart;
-	const uint8_t *p = pd->dbuf + pd->dstart;
+	const uint8_t *p;
 	uint16_t size;
 	uint32_t type;
 
+	/* Before the first COMPRESSED record dbuf is NULL, and NULL + 0 is undefined. */
 	if (have < 8)
 		return 0;
+	p = pd->dbuf + pd->dstart;
 	size = tk_load_u16(p + 6, false);
 	type = tk_load_u32(p, false);
 	if (size < 8)

@@ -66,6 +66,8 @@ pipe pipe-group-read -e '{cpu-clock,task-clock}:S'
 python3 "$here/to-compressed2.py" "$out/pipe-z.data" "$out/pipe-compressed2.data"
 python3 "$here/to-v1.py" "$out/plain.data" "$out/v1-attr64.data" 64
 python3 "$here/to-v1.py" "$out/plain.data" "$out/v1-attr72.data" 72
+python3 "$here/to-v1.py" "$out/two-events.data" "$out/attr64.data" 64 PERFILE2
+python3 "$here/to-v1.py" "$out/two-events.data" "$out/attr96.data" 96 PERFILE2
 python3 "$here/strip-feature.py" "$out/mod-u.data" "$out/no-desc-mod-u.data" 12
 python3 "$here/strip-feature.py" "$out/mod-ppH.data" "$out/no-desc-mod-ppH.data" 12
 python3 "$here/strip-feature.py" "$out/mod-k.data" "$out/no-desc-mod-k.data" 12

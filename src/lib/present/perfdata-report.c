@@ -110,6 +110,7 @@ struct rep_evsel {
 	const struct tk_event *ev;
 	unsigned int fields;
 	bool callchain;
+	bool bare_chain; /* callchain entries print "ip sym" alone (put_callchain()) */
 	uint64_t sample_type;
 	uint64_t attr_period;
 	struct fast_layout fast;
@@ -1217,6 +1218,7 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 	/* Tracepoints recorded with -g: perf script adds the callchain after the text. */
 	if (a->type == 2 && e->callchain)
 		e->fields |= F_IP;
+	e->bare_chain = a->type == 2 && e->callchain && tk_perfdata_get_info(r->pd)->pipe;
 	e->sample_type = st;
 	e->attr_period = a->sample_period;
 	fast_layout_init(&e->fast, st);
@@ -1799,6 +1801,32 @@ print_shared(struct rep *r, const struct tk_event *ev, const struct psample *s)
 }
 
 /*
+ * Cut a "sym+0xoff (dso)" that put_sym() wrote from @from on to "sym": the
+ * last " (" starts the dso, and a "+0x" before it the offset ("[unknown]"
+ * has none).
+ */
+static void trim_to_symbol(struct tk_outbuf *o, size_t from)
+{
+	size_t n = o->len;
+
+	if (o->error || n <= from)
+		return;
+	for (size_t i = n - 1; i > from; i--) {
+		if (o->buf[i] == '(' && o->buf[i - 1] == ' ') {
+			n = i - 1;
+			break;
+		}
+	}
+	for (size_t i = n; i-- > from + 2;) {
+		if (o->buf[i - 2] == '+' && o->buf[i - 1] == '0' && o->buf[i] == 'x') {
+			n = i - 2;
+			break;
+		}
+	}
+	o->len = n;
+}
+
+/*
  * The callchain of @s, one "\t%16lx sym+0xoff (dso)\n" line per entry after
  * a newline, as perf 6.1's thread__resolve_callchain_sample() and
  * sample__fprintf_callchain() print it (@kernel: the sample's own mode):
@@ -1810,12 +1838,16 @@ print_shared(struct rep *r, const struct tk_event *ev, const struct psample *s)
  *     as does a chain of no entries;
  *   - at most r->max_stack entries (markers not counted) print: perf cuts at
  *     --max-stack, which defaults to the reading machine's
- *     kernel.perf_event_max_stack, and looks at no marker after the cut.
+ *     kernel.perf_event_max_stack, and looks at no marker after the cut;
+ *   - @bare entries are "\t%16lx sym\n": perf script reading a pipe turns
+ *     on only the ip and sym fields for a tracepoint's callchain
+ *     (process_attr()), where a file gets symoff and dso too.
  */
-static void put_callchain(struct rep *r, const struct psample *s, bool kernel)
+static void put_callchain(struct rep *r, const struct psample *s, bool kernel, bool bare)
 {
 	uint64_t end = 0, kept = 0;
 	bool hv = false;
+	size_t start;
 
 	put_char(&r->out, '\n');
 	for (; end < s->callchain_nr && kept < r->max_stack; end++) {
@@ -1838,10 +1870,16 @@ static void put_callchain(struct rep *r, const struct psample *s, bool kernel)
 		if (hv) {
 			snprintf(buf, sizeof(buf), "\t%16" PRIx64 " ", ip);
 			put_str(&r->out, buf);
-			put_str(&r->out, "[unknown] ([unknown])\n");
+			put_str(&r->out, bare ? "[unknown]\n" : "[unknown] ([unknown])\n");
 			continue;
 		}
+		/* Room first, so that no flush moves the line start while it is written. */
+		if (bare)
+			room(&r->out, 8192);
+		start = r->out.len;
 		put_sym(r, (int32_t)s->pid, ip, kernel, "\t", true);
+		if (bare && r->out.len > start)
+			trim_to_symbol(&r->out, start + 18);
 		put_char(&r->out, '\n');
 	}
 }
@@ -1946,7 +1984,7 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 			      (rec->misc & MISC_CPUMODE_MASK) == MISC_GUEST_KERNEL;
 
 		if (e->callchain) {
-			put_callchain(r, &s, kernel);
+			put_callchain(r, &s, kernel, e->bare_chain);
 		} else {
 			put_sym(r, (int32_t)s.pid, s.ip, kernel, " ", false);
 		}

@@ -62,6 +62,7 @@ pipe pipe-g -g -e cpu-clock
 pipe pipe-mod -e cpu-clock:u -e task-clock:k
 pipe pipe-z -z -e cpu-clock
 pipe pipe-group-read -e '{cpu-clock,task-clock}:S'
+pipe pipe-tracepoint-g -g -e cpu-clock -e sched:sched_process_exit
 # Derived: what perf 6.1 does not write, made from the files above.
 python3 "$here/to-compressed2.py" "$out/pipe-z.data" "$out/pipe-compressed2.data"
 python3 "$here/to-v1.py" "$out/plain.data" "$out/v1-attr64.data" 64

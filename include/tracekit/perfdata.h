@@ -72,6 +72,7 @@ enum tk_perf_record_type {
 	TK_PERF_RECORD_HEADER_FEATURE = 80,
 	TK_PERF_RECORD_COMPRESSED = 81,
 	TK_PERF_RECORD_FINISHED_INIT = 82,
+	TK_PERF_RECORD_COMPRESSED2 = 83, /* perf 6.16: COMPRESSED with a data size, 8-aligned */
 };
 
 /* Feature bits (HEADER_* of perf 6.1); 32 = HEADER_LAST_FEATURE. */
@@ -467,6 +468,18 @@ TK_API const struct tk_perfdata_info *tk_perfdata_get_info(const struct tk_perfd
 TK_API size_t tk_perfdata_evsel_count(const struct tk_perfdata *pd);
 TK_API const struct tk_perfdata_evsel *tk_perfdata_evsel_get(const struct tk_perfdata *pd,
 							     size_t index);
+
+/**
+ * tk_perfdata_evsel_of_id() - the event a sample id belongs to
+ * @pd: the file
+ * @id: an id of the file's attr id arrays (a sample's ID/IDENTIFIER, or a
+ *      member id of a PERF_SAMPLE_READ group)
+ *
+ * Context: any thread, as long as no other call uses @pd (pipe mode adds ids).
+ * Return: the event's index for tk_perfdata_evsel_get(), or -ENOENT when no
+ * event of the file has @id.
+ */
+TK_API int tk_perfdata_evsel_of_id(const struct tk_perfdata *pd, uint64_t id);
 
 /** Feature sections in bit order (pipe mode: in stream order); borrowed until close. */
 TK_API size_t tk_perfdata_feature_count(const struct tk_perfdata *pd);
@@ -960,6 +973,12 @@ struct tk_perfdata_report_opts {
 	 * the run fail with -EINVAL and perf's message. Printed in one thread.
 	 */
 	unsigned int fields;
+	/*
+	 * Callchain entries printed at most per sample, as perf's
+	 * --max-stack; 0: this machine's kernel.perf_event_max_stack (127
+	 * when unreadable), perf's default.
+	 */
+	unsigned int max_stack;
 };
 
 /**

@@ -80,6 +80,8 @@ const char cmd_report_usage[] =
 	"                        --symfs); the kernel then only from --kallsyms\n"
 	"      --kallsyms FILE   perf.data: kernel symbols from FILE, whatever\n"
 	"                        the recorded kernel build id (perf's --kallsyms)\n"
+	"      --max-stack N     perf.data: print at most N callchain entries\n"
+	"                        (default: kernel.perf_event_max_stack, as perf)\n"
 	"  -h, --help            show this help\n";
 
 enum {
@@ -100,6 +102,7 @@ enum {
 	OPT_FIRST_EVENT,
 	OPT_LAST_EVENT,
 	OPT_FIELDS,
+	OPT_MAX_STACK,
 };
 
 /*
@@ -154,10 +157,12 @@ static int parse_fields(const char *list, unsigned int *mask)
 	return 0;
 }
 
-/* Where a perf.data report may take symbols from, and the perf-only --fields. */
+/* Where a perf.data report may take symbols from, its perf-only --fields, how deep its callchains
+ * go. */
 struct sym_sources {
 	const char *cache_dir, *symfs, *kallsyms;
 	unsigned int fields;
+	unsigned int max_stack; /* 0: perf's default */
 };
 
 #define MAX_CPUS 4096
@@ -299,6 +304,7 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		.symfs = src->symfs,
 		.kallsyms = src->kallsyms,
 		.fields = src->fields,
+		.max_stack = src->max_stack,
 	};
 	struct tk_perfdata *pd;
 	struct stat st;
@@ -407,6 +413,7 @@ int cmd_report(int argc, char **argv)
 		{"sym", no_argument, NULL, OPT_SYM},
 		{"symfs", required_argument, NULL, OPT_SYMFS},
 		{"kallsyms", required_argument, NULL, OPT_KALLSYMS},
+		{"max-stack", required_argument, NULL, OPT_MAX_STACK},
 		{"header", no_argument, NULL, OPT_HEADER},
 		{"ts-diff", no_argument, NULL, OPT_TS_DIFF},
 		{"first-event", no_argument, NULL, OPT_FIRST_EVENT},
@@ -418,7 +425,7 @@ int cmd_report(int argc, char **argv)
 	static uint8_t mask[MAX_CPUS / 8];
 	struct tk_report_opts opts;
 	const char *path = NULL, *cache_dir = NULL;
-	struct sym_sources src = {NULL, NULL, NULL, 0};
+	struct sym_sources src = {NULL, NULL, NULL, 0, 0};
 	const char **events = NULL, **comms = NULL, **neg_events = NULL, **plugin_opts = NULL;
 	size_t nevents = 0, ncomms = 0, nneg_events = 0, nplugin_opts = 0, ninputs = 0;
 	const char **inputs = NULL;
@@ -568,6 +575,20 @@ int cmd_report(int argc, char **argv)
 		case OPT_KALLSYMS:
 			src.kallsyms = optarg;
 			break;
+		case OPT_MAX_STACK: {
+			char *end;
+			long n;
+
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || n < 1 || n > 65535) {
+				status = cli_usage_error("bad --max-stack '%s' (1 to 65535)",
+							 optarg);
+				goto out;
+			}
+			src.max_stack = (unsigned int)n;
+			break;
+		}
 		case 'j': {
 			char *end;
 			long n;

@@ -4,7 +4,8 @@
  * 16 bytes. A .dat opens with 0x17 0x08 0x44 "tracing"; perf.data with the
  * magic "PERFILE2" and then its header's size as a little-endian u64: 16
  * for the pipe mode's short header, the full header's size (104, or 72 in
- * old files) otherwise. Only the magic and that size are looked at: the
+ * old files) otherwise; version 1 files open with "PERFFILE" and the same
+ * layout. Only the magic and that size are looked at: the
  * readers check everything else.
  */
 #include <errno.h>
@@ -21,7 +22,8 @@ enum tk_filekind tk_filekind_of_header(const void *buf, size_t len)
 
 	if (len >= sizeof(dat_magic) && !memcmp(buf, dat_magic, sizeof(dat_magic)))
 		return TK_FILE_DAT;
-	if (len < 8 || memcmp(buf, "PERFILE2", 8))
+	/* "PERFFILE": perf.data version 1, which the perf.data reader takes too. */
+	if (len < 8 || (memcmp(buf, "PERFILE2", 8) && memcmp(buf, "PERFFILE", 8)))
 		return TK_FILE_OTHER;
 	if (len < 16)
 		return TK_FILE_PERFDATA;

@@ -7,6 +7,7 @@
  *
  * File mode:
  *   0   u64 magic "PERFILE2" | u64 size (104, or 72: no bitmap) | u64 attr_size
+ *       (version 1, magic "PERFFILE": the same layout, attr_size 80..120)
  *   24  {u64 offset, u64 size} attrs | data | event_types (ignored)
  *   72  u64 adds_features[4]: bit n set = feature n present
  *   attrs: size/attr_size entries of {perf_event_attr (attr_size-16 bytes),
@@ -24,6 +25,8 @@
  * Two record types carry bytes after header.size: HEADER_TRACING_DATA (66)
  * and AUXTRACE (71, u64 size at +8). COMPRESSED (81) records are chunks of
  * one zstd stream that spans them all; each chunk decompresses to records.
+ * COMPRESSED2 (83, perf 6.16) carries the same chunks as {u64 data_size,
+ * data, zero padding to 8 bytes}.
  *
  * Invariants:
  *   - Every offset and size from the file is checked against the file size
@@ -126,6 +129,10 @@ const char *tk_perfdata_record_name(uint32_t type)
 		"HEADER_FEATURE",
 		"COMPRESSED",
 		"FINISHED_INIT",
+		"COMPRESSED2",
+		"BPF_METADATA",	    /* perf 6.16 */
+		"SCHEDSTAT_CPU",    /* perf sched stats */
+		"SCHEDSTAT_DOMAIN", /* perf sched stats */
 	};
 
 	if (type < sizeof(kernel) / sizeof(kernel[0]) && kernel[type])
@@ -2025,6 +2032,28 @@ static int decompress(struct tk_perfdata *pd, const uint8_t *src, size_t len, ui
 	return 0;
 }
 
+/*
+ * COMPRESSED2 (perf 6.16): {header, u64 data_size, data_size bytes of the
+ * zstd stream, zeros up to the 8-byte aligned header.size}. The stream is
+ * the same one COMPRESSED records carry; only the padding is new, so that
+ * the records after it stay 8-aligned.
+ */
+static int compressed2(struct tk_perfdata *pd, const uint8_t *p, uint16_t size, uint64_t off)
+{
+	uint64_t len;
+
+	if (size < 16)
+		return fail_at(pd, off, "COMPRESSED2 record of %u bytes has no data size", size);
+	len = tk_load_u64(p + 8, false);
+	if (len > size - 16u)
+		return fail_at(pd, off + 8,
+			       "COMPRESSED2 data size %" PRIu64 " exceeds the record's %u bytes",
+			       len, size - 16u);
+	pd->info.nr_compressed++;
+	pd->info.compressed_bytes += len;
+	return decompress(pd, p + 16, (size_t)len, off);
+}
+
 /* Hand out @p (size bytes) as @rec, copying it when it is not 8-aligned. */
 static void set_record(struct tk_perfdata *pd, struct tk_perf_record *rec, const uint8_t *p,
 		       uint16_t size)
@@ -2042,12 +2071,14 @@ static void set_record(struct tk_perfdata *pd, struct tk_perf_record *rec, const
 static int next_decompressed(struct tk_perfdata *pd, struct tk_perf_record *rec)
 {
 	size_t have = pd->dend - pd->dstart;
-	const uint8_t *p = pd->dbuf + pd->dstart;
+	const uint8_t *p;
 	uint16_t size;
 	uint32_t type;
 
+	/* Before the first COMPRESSED record dbuf is NULL, and NULL + 0 is undefined. */
 	if (have < 8)
 		return 0;
+	p = pd->dbuf + pd->dstart;
 	size = tk_load_u16(p + 6, false);
 	type = tk_load_u32(p, false);
 	if (size < 8)
@@ -2058,7 +2089,7 @@ static int next_decompressed(struct tk_perfdata *pd, struct tk_perf_record *rec)
 	if (have < size)
 		return 0;
 	if (type == TK_PERF_RECORD_HEADER_TRACING_DATA || type == TK_PERF_RECORD_AUXTRACE ||
-	    type == TK_PERF_RECORD_COMPRESSED)
+	    type == TK_PERF_RECORD_COMPRESSED || type == TK_PERF_RECORD_COMPRESSED2)
 		return fail_at(pd, pd->doff, "%s record inside a COMPRESSED record",
 			       tk_perfdata_record_name(type));
 	memset(rec, 0, sizeof(*rec));
@@ -2129,6 +2160,13 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 			in->nr_compressed++;
 			in->compressed_bytes += size - 8u;
 			r = decompress(pd, p + 8, size - 8u, off);
+			if (r < 0)
+				return r;
+			in_consume(pd, size);
+			continue;
+		}
+		if (tk_load_u32(p, false) == TK_PERF_RECORD_COMPRESSED2) {
+			r = compressed2(pd, p, size, off);
 			if (r < 0)
 				return r;
 			in_consume(pd, size);
@@ -2254,6 +2292,7 @@ static int prime_pipe(struct tk_perfdata *pd)
 
 			if (type < 64 || type == TK_PERF_RECORD_FINISHED_ROUND ||
 			    type == TK_PERF_RECORD_COMPRESSED ||
+			    type == TK_PERF_RECORD_COMPRESSED2 ||
 			    type == TK_PERF_RECORD_FINISHED_INIT || type == TK_PERF_RECORD_AUXTRACE)
 				return 0;
 		}
@@ -2287,6 +2326,47 @@ static int prime_pipe(struct tk_perfdata *pd)
 }
 
 /* ---------------------------------------------------------------- open */
+
+/*
+ * perf.data version 1 (magic "PERFFILE", perf before 2.6.37ish) has the
+ * layout of version 2 (same header, attrs, data and feature table); only
+ * its byte order is not in the magic. perf (header.c, check_magic_endian()
+ * and try_all_file_abis()) takes it from attr_size, which must be one of
+ * the attr sizes perf knew then (64, 72, 80, 96, 104) plus the 16 bytes of
+ * the ids section, and a pipe's header size, which must be 16. The same is
+ * done here; a byte-swapped size means the other byte order, which is
+ * refused as for version 2.
+ */
+static int check_v1(struct tk_perfdata *pd, uint64_t hsize, int64_t have)
+{
+	static const uint64_t abi[] = {64, 72, 80, 96, 104};
+	uint64_t asz;
+
+	if (hsize == 16)
+		return 0;
+	if (hsize != TK_PERF_HEADER_SIZE && hsize != 72)
+		return tk_fail_at(ENOTSUP, pd->name, 8,
+				  "perf.data version 1 (PERFFILE) with header size %" PRIu64
+				  ": not 104, 72 or 16 (pipe), which perf wrote",
+				  hsize);
+	if (have < 24)
+		return tk_fail_at(EBADMSG, pd->name, 16,
+				  "perf.data version 1 (PERFFILE) is too short for its header");
+	asz = tk_load_u64(pd->buf + pd->start + 16, false);
+	for (size_t i = 0; i < sizeof(abi) / sizeof(abi[0]); i++) {
+		if (asz == abi[i] + 16)
+			return 0;
+		if (asz == __builtin_bswap64(abi[i] + 16))
+			return tk_fail_at(ENOTSUP, pd->name, 16,
+					  "perf.data version 1 (PERFFILE) in the other byte "
+					  "order: only files of this machine's byte order "
+					  "are supported");
+	}
+	return tk_fail_at(ENOTSUP, pd->name, 16,
+			  "perf.data version 1 (PERFFILE) with attr_size %" PRIu64
+			  ": not one perf wrote (64, 72, 80, 96 or 104, + 16)",
+			  asz);
+}
 
 static struct tk_perfdata *open_fd(int fd, const char *name, bool own_fd)
 {
@@ -2352,12 +2432,10 @@ static struct tk_perfdata *open_fd(int fd, const char *name, bool own_fd)
 		goto fail;
 	}
 	if (memcmp(pd->buf + pd->start, "PERFFILE", 8) == 0) {
-		r = tk_fail_at(ENOTSUP, pd->name, 0,
-			       "legacy perf.data version 1 (PERFFILE) is not "
-			       "supported");
-		goto fail;
-	}
-	if (magic != TK_PERF_MAGIC) {
+		r = check_v1(pd, hsize, have);
+		if (r < 0)
+			goto fail;
+	} else if (magic != TK_PERF_MAGIC) {
 		r = fail_at(pd, 0, "not a perf.data file (no PERFILE2 magic)");
 		goto fail;
 	}
@@ -2485,6 +2563,23 @@ size_t tk_perfdata_evsel_count(const struct tk_perfdata *pd)
 const struct tk_perfdata_evsel *tk_perfdata_evsel_get(const struct tk_perfdata *pd, size_t i)
 {
 	return i < pd->nr_evsels ? &pd->evsels[i]->pub : NULL;
+}
+
+int tk_perfdata_evsel_of_id(const struct tk_perfdata *pd, uint64_t id)
+{
+	size_t lo = 0, hi = pd->nr_idmap;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pd->idmap[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == pd->nr_idmap || pd->idmap[lo].id != id)
+		return -ENOENT;
+	return (int)pd->idmap[lo].evsel;
 }
 
 size_t tk_perfdata_feature_count(const struct tk_perfdata *pd)

@@ -27,6 +27,14 @@
  *   ("%10lu "), event name, then " %16lx sym+0xoff (dso)" for the ip, or a
  *   newline and one "\t%16lx sym+0xoff (dso)\n" line per callchain entry.
  *   A field whose sample_type bit is missing (CPU when not -a) is left out.
+ *   Callchains are cut at --max-stack and dropped whole when they hold a
+ *   context value perf does not know (put_callchain()). A sample with
+ *   counter values (PERF_SAMPLE_READ) prints a line per value, as the
+ *   event of the value's id, its period the change since that id's last
+ *   sample (print_read_members()). Events the file does not name take
+ *   perf's name with modifiers from the attr ("cpu-clock:uH"). Kernel
+ *   addresses in a module the file mapped (a kernel MMAP record) print
+ *   with the dso "[module]" (add_kernel_module()).
  *
  * Memory: two rounds of records (copied into two arenas) plus the thread and
  * map tables. Symbols: kernel ips through kallsyms, user ips through the
@@ -62,6 +70,8 @@
 #define CONTEXT_MAX	  ((uint64_t)-4095) /* PERF_CONTEXT_* markers are above this */
 #define CONTEXT_KERNEL	  ((uint64_t)-128)
 #define CONTEXT_USER	  ((uint64_t)-512)
+#define CONTEXT_HV	  ((uint64_t)-32)
+#define MAX_STACK_DEFAULT 127 /* perf's when kernel.perf_event_max_stack cannot be read */
 #define MISC_CPUMODE_MASK 7
 #define MISC_KERNEL	  1
 #define MISC_GUEST_KERNEL 4
@@ -100,6 +110,7 @@ struct rep_evsel {
 	const struct tk_event *ev;
 	unsigned int fields;
 	bool callchain;
+	bool bare_chain; /* callchain entries print "ip sym" alone (put_callchain()) */
 	uint64_t sample_type;
 	uint64_t attr_period;
 	struct fast_layout fast;
@@ -114,6 +125,8 @@ struct psample {
 	const void *raw;
 	uint64_t callchain_nr;
 	const void *callchain;
+	const void *read; /* PERF_SAMPLE_READ block, read_size bytes */
+	uint64_t read_size;
 	bool fixed; /* read at the event's fixed offsets (fast_sample()) */
 };
 
@@ -176,6 +189,12 @@ struct qent {
 	bool compressed;
 };
 
+/* The counter value a PERF_SAMPLE_READ id had at its previous sample. */
+struct read_last {
+	uint64_t id, value;
+	bool used;
+};
+
 /* A direct-mapped memo of event id -> evsel index. */
 #define IDCACHE_SIZE 64
 
@@ -194,6 +213,7 @@ struct rep {
 	struct tk_event_set *set;
 	bool set_tried;
 	bool fields_checked; /* --fields: check_fields() passed */
+	bool set_live;	     /* set holds this machine's formats (the file has no TRACING_DATA) */
 	struct rep_evsel *evs;
 	size_t nevs;
 	int name_width;
@@ -235,6 +255,15 @@ struct rep {
 	size_t sample_id_off; /* where a SAMPLE's id is (perf puts it alike for all); 0: none */
 	bool filtering;	      /* some filter of the options is set */
 	struct idcache_ent idcache[IDCACHE_SIZE];
+
+	/* PERF_SAMPLE_READ: the last value per id (open addressing, power-of-2 cap). */
+	struct read_last *rlast;
+	size_t rlast_cap, rlast_n;
+	/* Callchain entries printed at most (perf's --max-stack). */
+	uint64_t max_stack;
+	/* Kernel modules from the file's kernel MMAP records, paths "[name]". */
+	struct proc kmods;
+	bool kernel_loaded; /* kallsyms named a kernel address (perf loaded the kernel) */
 };
 
 /* ------------------------------------------------------------ threads */
@@ -666,6 +695,23 @@ static const char *recorded_build_id(struct rep *r, const char *path)
 }
 
 /*
+ * The "[name]" of the kernel module whose map holds @ip, or NULL; @*outside
+ * tells an ip in the modules' area (from the lowest module up) that no
+ * module holds: perf finds no map for it ("[unknown] ([unknown])").
+ */
+static const char *kernel_module_at(const struct rep *r, uint64_t ip, bool *outside)
+{
+	*outside = false;
+	for (size_t i = 0; i < r->kmods.nmaps; i++) {
+		if (ip >= r->kmods.maps[i].start && ip < r->kmods.maps[i].end)
+			return r->kmods.maps[i].path;
+		if (ip >= r->kmods.maps[i].start)
+			*outside = true;
+	}
+	return NULL;
+}
+
+/*
  * "@prefix%16lx sym+0xoff (dso)" of @ip, as perf's sample__fprintf_sym()
  * writes it; callchain entries (@relative) show a user ip as its offset in
  * the mapped file.
@@ -703,13 +749,23 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 
 	if (kernel) {
 		const char *kbid = recorded_build_id(r, "[kernel.kallsyms]");
+		bool outside;
+		const char *mod = kernel_module_at(r, ip, &outside);
 
-		if (r->sym && tk_symbolizer_lookup_file(r->sym, "[kernel.kallsyms]",
-							kbid[0] ? kbid : NULL, ip, &info) == 0) {
+		/*
+		 * perf names a module's addresses from kallsyms only once it
+		 * has loaded the kernel's symbols, which it splits among the
+		 * modules: before the first kernel address, a module's are
+		 * [unknown] (when its .ko is not found, as here).
+		 */
+		if (r->sym && !outside && (!mod || r->kernel_loaded) &&
+		    tk_symbolizer_lookup_file(r->sym, "[kernel.kallsyms]", kbid[0] ? kbid : NULL,
+					      ip, &info) == 0) {
 			symbol = info.symbol;
 			off = info.offset;
+			r->kernel_loaded = true;
 		}
-		dso = "[kernel.kallsyms]";
+		dso = mod ? mod : outside ? NULL : "[kernel.kallsyms]";
 	} else {
 		struct proc *p = proc_get(r, pid, false);
 
@@ -942,6 +998,7 @@ static int load_live_tracing(struct rep *r)
 	r->set = tk_event_set_new(sizeof(long), false, (uint32_t)sysconf(_SC_PAGESIZE));
 	if (!r->set)
 		return -errno;
+	r->set_live = true;
 	if (tk_tracefs_read_top_file("events/header_page", &text, &len) == 0) {
 		tk_event_set_add_header_page(r->set, text, len);
 		free(text);
@@ -1074,6 +1131,75 @@ static bool sample_wanted(struct rep *r, const struct psample *s)
 	return true;
 }
 
+/*
+ * Whether this machine's format @ev (found by the recorded id @id) is the
+ * event the file names @name ("sys:name", from EVENT_DESC). Ids are handed
+ * out anew at boot and as probes come and go: a kprobe recorded as id 1195
+ * may be some ext4 tracepoint here, whose fields would decode its payload
+ * as garbage. Such an event prints by its recorded name without fields.
+ */
+static bool live_format_fits(const struct rep *r, const struct tk_event *ev, const char *name,
+			     uint64_t id)
+{
+	const char *sys = tk_event_system(ev), *ename = tk_event_name(ev);
+	size_t slen = strlen(sys);
+
+	if (!strncmp(name, sys, slen) && name[slen] == ':' && !strcmp(name + slen + 1, ename))
+		return true;
+	tk_warn("%s: tracepoint %s was recorded with id %" PRIu64 ", which is %s:%s on this "
+		"machine: printed without its fields",
+		tk_perfdata_get_info(r->pd)->path, name, id, sys, ename);
+	return false;
+}
+
+/* perf_event_attr flag bits the event modifiers come from. */
+#define ATTR_EXCLUDE_USER   (1ull << 4)
+#define ATTR_EXCLUDE_KERNEL (1ull << 5)
+#define ATTR_EXCLUDE_HV	    (1ull << 6)
+#define ATTR_PRECISE_SHIFT  15 /* 2 bits */
+#define ATTR_EXCLUDE_HOST   (1ull << 19)
+#define ATTR_EXCLUDE_GUEST  (1ull << 20)
+
+/*
+ * @base with the modifiers perf derives from the attr when the file does not
+ * name the event (no EVENT_DESC, no EVENT_UPDATE): perf 6.1's evsel__name()
+ * for hardware and software events. The contexts counted (k, u, h) are
+ * listed when any is excluded, then one p per precise_ip level; both make
+ * excluding the guest the default, and H and G (the host and guest counted)
+ * follow when the attr departs from that default or excludes the host. So
+ * `-e cpu-clock:u` reads back as "cpu-clock:uH", as perf script prints it.
+ */
+static void add_modifiers(char *buf, size_t size, const char *base, uint64_t flags)
+{
+	unsigned int precise = (unsigned int)(flags >> ATTR_PRECISE_SHIFT) & 3;
+	bool guest_default = false;
+	char mod[16];
+	size_t n = 0;
+
+	if (flags & (ATTR_EXCLUDE_KERNEL | ATTR_EXCLUDE_USER | ATTR_EXCLUDE_HV)) {
+		if (!(flags & ATTR_EXCLUDE_KERNEL))
+			mod[n++] = 'k';
+		if (!(flags & ATTR_EXCLUDE_USER))
+			mod[n++] = 'u';
+		if (!(flags & ATTR_EXCLUDE_HV))
+			mod[n++] = 'h';
+		guest_default = true;
+	}
+	if (precise) {
+		for (unsigned int i = 0; i < precise; i++)
+			mod[n++] = 'p';
+		guest_default = true;
+	}
+	if ((flags & ATTR_EXCLUDE_HOST) || !!(flags & ATTR_EXCLUDE_GUEST) == guest_default) {
+		if (!(flags & ATTR_EXCLUDE_HOST))
+			mod[n++] = 'H';
+		if (!(flags & ATTR_EXCLUDE_GUEST))
+			mod[n++] = 'G';
+	}
+	mod[n] = '\0';
+	snprintf(buf, size, "%s%s%s", base, n ? ":" : "", mod);
+}
+
 static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 {
 	const struct tk_perfdata_evsel *es = tk_perfdata_evsel_get(r->pd, index);
@@ -1089,6 +1215,8 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 			return -ENOMEM;
 		if (r->set)
 			e->ev = tk_event_find(r->set, (int)a->config);
+		if (e->ev && r->set_live && name && !live_format_fits(r, e->ev, name, a->config))
+			e->ev = NULL;
 		if (!name && e->ev) {
 			snprintf(buf, sizeof(buf), "%s:%s", tk_event_system(e->ev),
 				 tk_event_name(e->ev));
@@ -1100,6 +1228,10 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 			name = sw_names[a->config];
 		if (!name && a->type == 0 && a->config < sizeof(hw_names) / sizeof(hw_names[0]))
 			name = hw_names[a->config];
+	}
+	if (name && !es->name && (a->type == 0 || a->type == 1)) {
+		add_modifiers(buf, sizeof(buf), name, a->flags);
+		name = buf;
 	}
 	if (!name) {
 		snprintf(buf, sizeof(buf), "unknown-%" PRIu32 ":%" PRIu64, a->type, a->config);
@@ -1119,6 +1251,7 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 	/* Tracepoints recorded with -g: perf script adds the callchain after the text. */
 	if (a->type == 2 && e->callchain)
 		e->fields |= F_IP;
+	e->bare_chain = a->type == 2 && e->callchain && tk_perfdata_get_info(r->pd)->pipe;
 	e->sample_type = st;
 	e->attr_period = a->sample_period;
 	fast_layout_init(&e->fast, st);
@@ -1285,6 +1418,8 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
 		ps->raw = f->raw ? d + f->raw + 4 : NULL;
 		ps->callchain_nr = 0;
 		ps->callchain = NULL;
+		ps->read = NULL;
+		ps->read_size = 0;
 		ps->fixed = true;
 		return 0;
 	}
@@ -1303,6 +1438,8 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
 	ps->raw = s.raw;
 	ps->callchain_nr = s.callchain_nr;
 	ps->callchain = s.callchain;
+	ps->read = s.read;
+	ps->read_size = s.read_size;
 	ps->fixed = false;
 	return s.attr_index;
 }
@@ -1811,29 +1948,101 @@ static int check_fields(struct rep *r)
 	return 0;
 }
 
-static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
+/*
+ * Cut a "sym+0xoff (dso)" that put_sym() wrote from @from on to "sym": the
+ * last " (" starts the dso, and a "+0x" before it the offset ("[unknown]"
+ * has none).
+ */
+static void trim_to_symbol(struct tk_outbuf *o, size_t from)
 {
-	struct psample s;
+	size_t n = o->len;
+
+	if (o->error || n <= from)
+		return;
+	for (size_t i = n - 1; i > from; i--) {
+		if (o->buf[i] == '(' && o->buf[i - 1] == ' ') {
+			n = i - 1;
+			break;
+		}
+	}
+	for (size_t i = n; i-- > from + 2;) {
+		if (o->buf[i - 2] == '+' && o->buf[i - 1] == '0' && o->buf[i] == 'x') {
+			n = i - 2;
+			break;
+		}
+	}
+	o->len = n;
+}
+
+/*
+ * The callchain of @s, one "\t%16lx sym+0xoff (dso)\n" line per entry after
+ * a newline, as perf 6.1's thread__resolve_callchain_sample() and
+ * sample__fprintf_callchain() print it (@kernel: the sample's own mode):
+ *   - PERF_CONTEXT_KERNEL/USER/HV markers switch the mode of the entries
+ *     after them; hypervisor ips have no map ("[unknown] ([unknown])");
+ *   - any other value from PERF_CONTEXT_MAX up (the guest markers, and ~0,
+ *     which unwinders write for a frame they could not read) makes perf
+ *     discard the whole chain as corrupt: the line then ends at the newline,
+ *     as does a chain of no entries;
+ *   - at most r->max_stack entries (markers not counted) print: perf cuts at
+ *     --max-stack, which defaults to the reading machine's
+ *     kernel.perf_event_max_stack, and looks at no marker after the cut;
+ *   - @bare entries are "\t%16lx sym\n": perf script reading a pipe turns
+ *     on only the ip and sym fields for a tracepoint's callchain
+ *     (process_attr()), where a file gets symoff and dso too.
+ */
+static void put_callchain(struct rep *r, const struct psample *s, bool kernel, bool bare)
+{
+	uint64_t end = 0, kept = 0;
+	bool hv = false;
+	size_t start;
+
+	put_char(&r->out, '\n');
+	for (; end < s->callchain_nr && kept < r->max_stack; end++) {
+		uint64_t ip = tk_perf_load_u64(s->callchain, end);
+
+		if (ip < CONTEXT_MAX)
+			kept++;
+		else if (ip != CONTEXT_KERNEL && ip != CONTEXT_USER && ip != CONTEXT_HV)
+			return;
+	}
+	for (uint64_t i = 0; i < end; i++) {
+		uint64_t ip = tk_perf_load_u64(s->callchain, i);
+		char buf[40];
+
+		if (ip >= CONTEXT_MAX) {
+			kernel = ip == CONTEXT_KERNEL;
+			hv = ip == CONTEXT_HV;
+			continue;
+		}
+		if (hv) {
+			snprintf(buf, sizeof(buf), "\t%16" PRIx64 " ", ip);
+			put_str(&r->out, buf);
+			put_str(&r->out, bare ? "[unknown]\n" : "[unknown] ([unknown])\n");
+			continue;
+		}
+		/* Room first, so that no flush moves the line start while it is written. */
+		if (bare)
+			room(&r->out, 8192);
+		start = r->out.len;
+		put_sym(r, (int32_t)s->pid, ip, kernel, "\t", true);
+		if (bare && r->out.len > start)
+			trim_to_symbol(&r->out, start + 18);
+		put_char(&r->out, '\n');
+	}
+}
+
+/* The line of sample @s as event @idx (a known index): perf script's default fields. */
+static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, int32_t idx,
+			     const struct psample *ps)
+{
+	struct psample s = *ps;
 	struct rep_evsel *e;
 	struct thread *t;
 	unsigned int fields;
 	char cbuf[24];
 	int ret;
 
-	if (!r->name_width || (idx >= 0 && (size_t)idx >= r->nevs)) {
-		ret = evsels_ready(r);
-		if (ret)
-			return ret;
-	}
-	ret = sample_fields(r, rec, idx, &s);
-	if (ret == -ENOENT)
-		return 0;
-	if (ret < 0)
-		return ret;
-	if (idx < 0)
-		idx = ret;
-	if ((size_t)idx >= r->nevs)
-		return 0;
 	e = &r->evs[idx];
 	if (!e->ready) {
 		ret = evsels_ready(r);
@@ -1931,18 +2140,8 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 		bool kernel = (rec->misc & MISC_CPUMODE_MASK) == MISC_KERNEL ||
 			      (rec->misc & MISC_CPUMODE_MASK) == MISC_GUEST_KERNEL;
 
-		if (e->callchain && s.callchain_nr) {
-			put_char(&r->out, '\n');
-			for (uint64_t i = 0; i < s.callchain_nr; i++) {
-				uint64_t ip = tk_perf_load_u64(s.callchain, i);
-
-				if (ip >= CONTEXT_MAX) {
-					kernel = ip == CONTEXT_KERNEL;
-					continue;
-				}
-				put_sym(r, (int32_t)s.pid, ip, kernel, "\t", true);
-				put_char(&r->out, '\n');
-			}
+		if (e->callchain) {
+			put_callchain(r, &s, kernel, e->bare_chain);
 		} else {
 			put_sym(r, (int32_t)s.pid, s.ip, kernel, " ", false);
 		}
@@ -1952,6 +2151,136 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	if (r->pool)
 		ppool_printed(r);
 	return r->out.error;
+}
+
+/*
+ * The change of counter @id since its previous sample, which perf prints as
+ * the period of a PERF_SAMPLE_READ sample (the first sample of an id counts
+ * from 0). Return: false when out of memory.
+ */
+static bool read_delta(struct rep *r, uint64_t id, uint64_t value, uint64_t *delta)
+{
+	struct read_last *e;
+	size_t mask;
+
+	if (r->rlast_n * 2 >= r->rlast_cap) {
+		size_t cap = r->rlast_cap ? r->rlast_cap * 2 : 64;
+		struct read_last *t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return false;
+		for (size_t i = 0; i < r->rlast_cap; i++) {
+			size_t h;
+
+			if (!r->rlast[i].used)
+				continue;
+			h = (size_t)(hash32((uint32_t)(r->rlast[i].id ^ r->rlast[i].id >> 32)));
+			while (t[h & (cap - 1)].used)
+				h++;
+			t[h & (cap - 1)] = r->rlast[i];
+		}
+		free(r->rlast);
+		r->rlast = t;
+		r->rlast_cap = cap;
+	}
+	mask = r->rlast_cap - 1;
+	for (size_t h = hash32((uint32_t)(id ^ id >> 32));; h++) {
+		e = &r->rlast[h & mask];
+		if (!e->used || e->id == id)
+			break;
+	}
+	if (!e->used) {
+		e->used = true;
+		e->id = id;
+		e->value = 0;
+		r->rlast_n++;
+	}
+	*delta = value - e->value;
+	e->value = value;
+	return true;
+}
+
+/*
+ * A sample that carries counter values (PERF_SAMPLE_READ) prints as perf
+ * script 6.1 prints it: one line per value, each as the event its id
+ * belongs to, with the value's change since that id's previous sample as
+ * the period. A value of an unknown id, or one that did not change, prints
+ * nothing; without PERF_FORMAT_ID no value has an id, and nothing prints.
+ */
+static int print_read_members(struct rep *r, const struct tk_perf_record *rec, int32_t idx,
+			      const struct psample *ps)
+{
+	const struct tk_perf_attr *a = &tk_perfdata_evsel_get(r->pd, (size_t)idx)->attr;
+	uint64_t rf = a->read_format, nwords = ps->read_size / 8, nr = 1, pos = 0, stride;
+	bool group = rf & TK_PERF_READ_GROUP;
+	struct psample s = *ps;
+	int ret;
+
+	if (!(rf & TK_PERF_READ_ID))
+		return 0;
+	stride = 2 + !!(rf & TK_PERF_READ_LOST);
+	if (group) {
+		if (!nwords)
+			return 0;
+		nr = tk_perf_load_u64(ps->read, 0);
+		pos = 1 + !!(rf & TK_PERF_READ_TOTAL_TIME_ENABLED) +
+		      !!(rf & TK_PERF_READ_TOTAL_TIME_RUNNING);
+	}
+	s.fields |= TK_PERF_SAMPLE_PERIOD;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t value, id, at = pos + i * stride, idpos;
+		int member;
+
+		/* Alone: value, [enabled], [running], id, [lost]. */
+		idpos = at + 1;
+		if (!group)
+			idpos += (uint64_t) !!(rf & TK_PERF_READ_TOTAL_TIME_ENABLED) +
+				 (uint64_t) !!(rf & TK_PERF_READ_TOTAL_TIME_RUNNING);
+		if (at >= nwords || idpos >= nwords)
+			break;
+		value = tk_perf_load_u64(ps->read, at);
+		id = tk_perf_load_u64(ps->read, idpos);
+		member = tk_perfdata_evsel_of_id(r->pd, id);
+		if (member < 0 || (size_t)member >= r->nevs)
+			continue;
+		if (!read_delta(r, id, value, &s.period))
+			return -ENOMEM;
+		if (!s.period)
+			continue;
+		ret = print_sample_line(r, rec, member, &s);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
+{
+	struct psample s;
+	int ret;
+
+	if (!r->name_width || (idx >= 0 && (size_t)idx >= r->nevs)) {
+		ret = evsels_ready(r);
+		if (ret)
+			return ret;
+	}
+	ret = sample_fields(r, rec, idx, &s);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	if (idx < 0)
+		idx = ret;
+	if ((size_t)idx >= r->nevs)
+		return 0;
+	if (!r->evs[idx].ready) {
+		ret = evsels_ready(r);
+		if (ret)
+			return ret;
+	}
+	if (r->evs[idx].sample_type & TK_PERF_SAMPLE_READ)
+		return print_read_members(r, rec, idx, &s);
+	return print_sample_line(r, rec, idx, &s);
 }
 
 /*
@@ -1986,6 +2315,42 @@ static int mmap_path(const struct tk_perf_record *rec, int32_t pid, char **path,
 	free(*path);
 	*path = jit;
 	return 0;
+}
+
+/*
+ * A kernel MMAP record (pid -1) of a module, as perf record writes one per
+ * loaded module: its addresses print with the dso "[name]" (perf's
+ * kmod_path__parse_name(): the file name without ".ko..." in brackets,
+ * '-' as '_'; a name already in brackets stays). The kernel's own text
+ * ("[kernel.kallsyms]_text") is named through kallsyms instead.
+ */
+static int add_kernel_module(struct rep *r, const char *name, size_t max, uint64_t start,
+			     uint64_t len)
+{
+	size_t n = strnlen(name, max);
+	const char *base, *ko;
+	char *mod;
+	int ret;
+
+	if ((n >= 17 && !strncmp(name, "[kernel.kallsyms]", 17)) ||
+	    (n >= 22 && !strncmp(name, "[guest.kernel.kallsyms", 22)) ||
+	    (name[0] != '/' && name[0] != '['))
+		return 0;
+	base = memrchr(name, '/', n);
+	base = base ? base + 1 : name;
+	ko = strstr(base, ".ko");
+	if (name[0] == '[' || !ko || (ko[3] && ko[3] != '.'))
+		mod = strndup(name, n);
+	else if (asprintf(&mod, "[%.*s]", (int)(ko - base), base) < 0)
+		mod = NULL;
+	if (!mod)
+		return -ENOMEM;
+	for (char *c = mod; name[0] != '[' && *c; c++)
+		if (*c == '-')
+			*c = '_';
+	ret = proc_add_map(&r->kmods, start, len, 0, mod, "", true);
+	free(mod);
+	return ret;
 }
 
 /* Side-band records: names and maps; samples are printed. */
@@ -2052,7 +2417,8 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 		memcpy(&len, d + 24, 8);
 		memcpy(&pgoff, d + 32, 8);
 		if ((int32_t)pid < 0)
-			return 0; /* kernel maps: kallsyms covers them */
+			return add_kernel_module(r, (const char *)d + name_off,
+						 rec->size - name_off, start, len);
 		p = proc_get(r, (int32_t)pid, true);
 		if (!p)
 			return -ENOMEM;
@@ -2290,6 +2656,20 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 	return deliver(r, rec, -1);
 }
 
+/* perf's default --max-stack: this machine's kernel.perf_event_max_stack. */
+static uint64_t read_max_stack(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "re");
+	unsigned long long v = MAX_STACK_DEFAULT;
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = MAX_STACK_DEFAULT;
+		fclose(f);
+	}
+	return v;
+}
+
 static void rep_release(struct rep *r)
 {
 	for (size_t i = 0; i < r->nevs; i++) {
@@ -2305,6 +2685,9 @@ static void rep_release(struct rep *r)
 		free(r->procs[i].maps);
 	}
 	free(r->procs);
+	for (size_t j = 0; j < r->kmods.nmaps; j++)
+		free(r->kmods.maps[j].path);
+	free(r->kmods.maps);
 	free(r->threads);
 	for (size_t i = 0; i < r->npfx_chunks; i++)
 		free(r->pfx_chunks[i]);
@@ -2314,6 +2697,7 @@ static void rep_release(struct rep *r)
 	free(r->q);
 	free(r->qtmp);
 	free(r->runs);
+	free(r->rlast);
 	tk_symbolizer_free(r->sym);
 	tk_cache_close(r->cache);
 	free(r->bids);
@@ -2359,6 +2743,7 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	for (size_t i = 0; i < IDCACHE_SIZE; i++)
 		r.idcache[i].evsel = -1;
 	r.opts = opts;
+	r.max_stack = opts->max_stack ? opts->max_stack : read_max_stack();
 	r.nsec = opts->flags & TK_PERFDATA_REPORT_NSEC;
 	r.filtering = opts->cpu_mask || opts->nevents || opts->npids || opts->ncomms ||
 		      opts->has_start || opts->has_end;

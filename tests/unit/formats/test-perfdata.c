@@ -157,6 +157,12 @@ static void test_roundtrip(void **state)
 	assert_int_equal(tk_perfdata_evsel_get(pd, 0)->nr_ids, 2);
 	assert_int_equal(tk_perfdata_evsel_get(pd, 1)->ids[0], 21);
 	assert_string_equal(tk_perfdata_evsel_get(pd, 1)->name, "dummy");
+	/* The id -> event map a READ sample's members are found by. */
+	assert_int_equal(tk_perfdata_evsel_of_id(pd, 11), 0);
+	assert_int_equal(tk_perfdata_evsel_of_id(pd, 12), 0);
+	assert_int_equal(tk_perfdata_evsel_of_id(pd, 21), 1);
+	assert_int_equal(tk_perfdata_evsel_of_id(pd, 13), -ENOENT);
+	assert_int_equal(tk_perfdata_evsel_of_id(pd, 0), -ENOENT);
 	h = tk_perfdata_get_host(pd);
 	assert_non_null(h->hostname);
 	assert_true(h->has_nrcpus);

@@ -263,7 +263,15 @@ struct rep {
 	uint64_t max_stack;
 	/* Kernel modules from the file's kernel MMAP records, paths "[name]". */
 	struct proc kmods;
-	bool kernel_loaded; /* kallsyms named a kernel address (perf loaded the kernel) */
+	bool kernel_loaded;
+	bool kernel_mapped;
+		/* the file has the kernel's MMAP record ([kernel.kallsyms]_text) */ /* kallsyms
+											named a
+											kernel
+											address
+											(perf loaded
+											the kernel)
+										      */
 };
 
 /* ------------------------------------------------------------ threads */
@@ -758,6 +766,8 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 		 * modules: before the first kernel address, a module's are
 		 * [unknown] (when its .ko is not found, as here).
 		 */
+		/* No kernel map in the file: perf prints "[unknown] ([unknown])". */
+		outside |= !mod && !r->kernel_mapped;
 		if (r->sym && !outside && (!mod || r->kernel_loaded) &&
 		    tk_symbolizer_lookup_file(r->sym, "[kernel.kallsyms]", kbid[0] ? kbid : NULL,
 					      ip, &info) == 0) {
@@ -2416,9 +2426,18 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 		memcpy(&start, d + 16, 8);
 		memcpy(&len, d + 24, 8);
 		memcpy(&pgoff, d + 32, 8);
-		if ((int32_t)pid < 0)
+		if ((int32_t)pid < 0) {
+			/*
+			 * The kernel's own map: without it (perf record
+			 * could not read kallsyms, e.g. as a user with
+			 * kptr_restrict) perf has no map for kernel ips.
+			 */
+			if (rec->size - name_off >= 17 &&
+			    !strncmp((const char *)d + name_off, "[kernel.kallsyms]", 17))
+				r->kernel_mapped = true;
 			return add_kernel_module(r, (const char *)d + name_off,
 						 rec->size - name_off, start, len);
+		}
 		p = proc_get(r, (int32_t)pid, true);
 		if (!p)
 			return -ENOMEM;

@@ -92,6 +92,7 @@
 #include <traceevent/event-parse.h>
 
 #include "event-internal.h"
+#include "funcgraph.h"
 #include "page-internal.h"
 #include "internal/error.h"
 #include "internal/opts.h"
@@ -173,6 +174,10 @@ struct comm_memo {
 struct report;
 
 #define PROBE_MEMO 256
+/* Funcgraph records bigger than this are never leaves (theirs are 24 to 72 bytes). */
+#define FG_COPY 256
+/* fgraph_take(): the record was taken and the heap is in order already. */
+#define FG_HEAP_DONE 2
 
 /* The text --sym printed for one (event, address). */
 struct probe_memo {
@@ -216,6 +221,10 @@ struct printer {
 	uint64_t t_lo, t_span;
 	char t_text[32];
 	uint8_t t_len;
+	/* A leaf funcgraph entry being printed: its return (fg_exit, or NULL) and the copies. */
+	const void *fg_exit;
+	uint32_t fg_exit_size;
+	uint8_t fg_entry_copy[FG_COPY], fg_exit_copy[FG_COPY];
 } __attribute__((aligned(128))); /* written per line: lines of its own (see struct job) */
 
 struct report {
@@ -261,6 +270,14 @@ struct report {
 	struct probe_memo *probe_memo;
 	char cut_msg[512];		/* the first "file is incomplete" message */
 	const struct stream *cut_first; /* the stream it is about */
+	/*
+	 * ftrace:funcgraph_entry and _exit (funcgraph.c): their ids (-1: none)
+	 * and, so that other lines pay one test, the range [fg_lo, fg_lo +
+	 * fg_span] holding both; the exit's event once a look-ahead met one.
+	 */
+	int fg_entry_id, fg_exit_id;
+	uint32_t fg_lo, fg_span;
+	const struct tk_event *fg_exit_ev;
 }
 __attribute__((aligned(128))); /* read per line by workers: no neighbour of its lines is written */
 
@@ -990,6 +1007,33 @@ static bool format_name(const char *t, uint64_t len, char *out, size_t cap)
 	return n > 0;
 }
 
+/* The ids of ftrace's funcgraph events, when the file has their formats. */
+static void fgraph_ids(struct report *r)
+{
+	for (size_t i = 0; i < r->norder; i++) {
+		const struct lazy_fmt *f = &r->lazy[r->order[i]];
+		char name[32];
+
+		if (strcmp(f->system, "ftrace") ||
+		    !format_name(f->text, f->len, name, sizeof(name)))
+			continue;
+		if (!strcmp(name, "funcgraph_entry") && r->fg_entry_id < 0)
+			r->fg_entry_id = r->order[i];
+		else if (!strcmp(name, "funcgraph_exit") && r->fg_exit_id < 0)
+			r->fg_exit_id = r->order[i];
+	}
+	if (r->fg_entry_id >= 0 || r->fg_exit_id >= 0) {
+		int lo = r->fg_entry_id, hi = r->fg_exit_id;
+
+		if (lo < 0 || (hi >= 0 && hi < lo))
+			lo = hi, hi = r->fg_entry_id;
+		if (hi < 0)
+			hi = lo;
+		r->fg_lo = (uint32_t)lo;
+		r->fg_span = (uint32_t)(hi - lo);
+	}
+}
+
 /*
  * One name of an -F without a filter, matched as libtraceevent matches
  * event names in a filter: "SYSTEM/EVENT", or a name that is the event's or
@@ -1628,6 +1672,19 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 	return true;
 }
 
+/* A funcgraph record as trace-cmd prints it (funcgraph.c). Return: 0, or -ENOTSUP. */
+static int __attribute__((noinline)) put_fgraph(struct printer *p, const struct line *l)
+{
+	const struct report *r = p->r;
+
+	if (l->ev->id == r->fg_exit_id)
+		return tk_fgraph_put_exit(l->ev, l->data, l->size, p->o);
+	if (l->ev->id == r->fg_entry_id)
+		return tk_fgraph_put_entry(r->set, p->memo, l->ev, l->data, l->size, r->fg_exit_ev,
+					   p->fg_exit, p->fg_exit_size, p->o);
+	return -ENOTSUP;
+}
+
 /* The event text, through the compiled printer when it can. */
 static inline __attribute__((always_inline)) void put_event_text(struct printer *p,
 								 const struct line *l)
@@ -1636,6 +1693,9 @@ static inline __attribute__((always_inline)) void put_event_text(struct printer 
 	const struct tk_event *ev = l->ev;
 	unsigned int flags = r->opts->flags;
 
+	if (__builtin_expect((uint32_t)ev->id - r->fg_lo <= r->fg_span, 0) &&
+	    !(flags & TK_REPORT_RAW) && put_fgraph(p, l) == 0)
+		return;
 	if (__builtin_expect(p->shared, 0)) {
 		if (ev->kind != TK_EVENT_SLOW &&
 		    tk_event_run_shared(r->set, ev, l->data, l->size, p->o, p->memo) != -ENOTSUP)
@@ -1982,6 +2042,59 @@ static int replica_seek(struct report *r, struct stream *s, uint64_t page, uint3
 	}
 }
 
+/* Whether @rec is the return of line @l's funcgraph entry (tk_fgraph_is_leaf()). */
+static bool fgraph_exit_of(const struct report *r, const struct line *l,
+			   const struct tk_page_record *rec)
+{
+	int type;
+
+	if (rec->size > FG_COPY || !r->fg_exit_ev)
+		return false;
+	if (r->fast_common && rec->size >= r->common_size) {
+		uint16_t t;
+
+		memcpy(&t, (const uint8_t *)rec->data + r->type_off, 2);
+		type = t;
+	} else {
+		type = tk_event_record_type(r->set, rec->data, rec->size);
+	}
+	return type == r->fg_exit_id &&
+	       tk_fgraph_is_leaf(l->ev, l->data, l->size, l->pid, r->fg_exit_ev, rec->data,
+				 rec->size, record_pid(r, rec->data, rec->size));
+}
+
+/*
+ * A worker about to print a funcgraph entry whose next take is @next: the
+ * merge took a leaf's exit right after its entry, not printed
+ * (fgraph_take()), and only then, so a next take that is not printed,
+ * comes from the entry's buffer and is its exit means a leaf here too.
+ * That take is made now (the entry's record copied first: it may share
+ * the page). Return: 1 when it was made, 0, or an error.
+ */
+static int fgraph_replay(struct report *r, struct worker *w, uint32_t next, struct line *l)
+{
+	struct printer *p = &w->pr;
+	struct stream *n = &w->streams[next & ~PRINTED];
+	int ret;
+
+	if ((next & PRINTED) || n->buffer != l->s->buffer || l->size > FG_COPY)
+		return 0;
+	memcpy(p->fg_entry_copy, l->data, l->size);
+	l->data = p->fg_entry_copy;
+	ret = replica_take(r, n);
+	if (ret != 1)
+		return ret < 0 ? ret
+			       : tk_fail(ENODATA,
+					 "report threads: a CPU stream ended before its log");
+	w->taken[next & ~PRINTED]++;
+	if (fgraph_exit_of(r, l, n->rec)) {
+		memcpy(p->fg_exit_copy, n->rec->data, n->rec->size);
+		p->fg_exit = p->fg_exit_copy;
+		p->fg_exit_size = n->rec->size;
+	}
+	return 1;
+}
+
 /* Print job @j into @o from the worker's replicas, after skipping the jobs before it. */
 static int replay_job(struct report *r, struct worker *w, const struct job *j, struct tk_outbuf *o)
 {
@@ -2023,7 +2136,14 @@ static int replay_job(struct report *r, struct worker *w, const struct job *j, s
 		l.ts = s->key.ts;
 		l.missed = s->missed;
 		pk++;
+		if (__builtin_expect(l.ev && l.ev->id == r->fg_entry_id, 0) && i + 1 < j->ntakes) {
+			ret = fgraph_replay(r, w, j->takes[i + 1], &l);
+			if (ret < 0)
+				return ret;
+			i += (uint32_t)ret;
+		}
 		emit_line(p, &l);
+		p->fg_exit = NULL;
 	}
 	return 0;
 }
@@ -2378,6 +2498,9 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
 	r->opts = opts;
 	r->info = tk_dat_get_info(dat);
 	r->path = r->info->path ? r->info->path : "trace.dat";
+	r->fg_entry_id = -1;
+	r->fg_exit_id = -1;
+	r->fg_lo = UINT32_MAX;
 	r->usecs = clock_in_usecs(r->info);
 	/* Unsigned sums wrap as tk_dat_timestamp()'s do, so one addend serves. */
 	r->ts_add = (r->info->has_date ? (uint64_t)r->info->date_offset_us * 1000u : 0) +
@@ -2403,6 +2526,7 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
 	ret = load_events(r);
 	if (ret)
 		return ret;
+	fgraph_ids(r);
 	return load_filter(r);
 }
 
@@ -2451,6 +2575,83 @@ static int report_open(struct report *r)
 }
 
 /*
+ * The merge's half of a funcgraph entry's line, in place of the usual
+ * take (merge_records()): trace-cmd prints an entry as a leaf when the
+ * next record of its buffer is its return, which it then takes without
+ * printing it. That record is the earliest of the buffer's streams, @s
+ * having moved past the entry (its record is copied first: the move may
+ * replace the page). The entry is printed, or logged for the workers
+ * followed by the exit's take, which fgraph_replay() recognises.
+ * Return: as stream_next() for @s; or FG_HEAP_DONE when the exit came
+ * from another stream and the heap has been restored here.
+ */
+static int __attribute__((noinline))
+fgraph_take(struct report *r, struct pool *pool, struct stream *s, struct line *l)
+{
+	struct printer *p = &r->pr;
+	struct stream *n = NULL;
+	bool leaf = false, moved = l->size <= FG_COPY;
+	int ret = 0, nret;
+
+	if (!r->fg_exit_ev && r->fg_exit_id >= 0)
+		r->fg_exit_ev = event_get(r, r->fg_exit_id);
+	if (moved) {
+		memcpy(p->fg_entry_copy, l->data, l->size);
+		l->data = p->fg_entry_copy;
+		ret = stream_next(r, s);
+		for (size_t i = 0; ret >= 0 && i < r->nstreams; i++) {
+			struct stream *t = &r->streams[i];
+
+			if (t->buffer != s->buffer || (t == s ? ret != 1 : !t->live))
+				continue;
+			if (!n || tk_merge_before(&t->key, &n->key))
+				n = t;
+		}
+		leaf = n && fgraph_exit_of(r, l, n->rec);
+		if (leaf) {
+			memcpy(p->fg_exit_copy, n->rec->data, n->rec->size);
+			p->fg_exit = p->fg_exit_copy;
+			p->fg_exit_size = n->rec->size;
+		}
+	}
+	if (pool) {
+		pool_take(pool, s, l);
+		if (leaf)
+			pool_take(pool, n, NULL);
+	} else {
+		emit_line(p, l);
+	}
+	p->fg_exit = NULL;
+	if (!moved)
+		return stream_next(r, s);
+	if (!leaf || ret < 0)
+		return ret;
+	n->events++;
+	if (n == s)
+		return stream_next(r, s);
+	/* The exit came from another CPU: restore the heap for @s, then for @n (rare). */
+	nret = stream_next(r, n);
+	if (ret == 1) {
+		tk_merge_heap_fix_top(r->heap, r->nheap);
+	} else {
+		s->live = false;
+		r->nheap = tk_merge_heap_pop(r->heap, r->nheap);
+	}
+	if (nret == 0) {
+		n->live = false;
+		for (size_t i = 0; i < r->nheap; i++) {
+			if (r->heap[i] == &n->key) {
+				r->heap[i] = r->heap[--r->nheap];
+				break;
+			}
+		}
+	}
+	for (size_t i = r->nheap / 2; i-- > 0;)
+		tk_merge_heap_down(r->heap, r->nheap, i);
+	return nret < 0 ? nret : FG_HEAP_DONE;
+}
+
+/*
  * The merge: every record in time order, to the end of the window, each
  * line printed here or logged for the pool's workers (@pool, or NULL).
  * Return: 0 or an error; a cut CPU stream is no error here (stream_cut()).
@@ -2465,21 +2666,29 @@ static int merge_records(struct report *r, struct pool *pool)
 		/* The key is the stream's first member. */
 		struct stream *s = (struct stream *)r->heap[0];
 		struct line l;
+		bool shown;
 
 		if (__builtin_expect(s->key.ts >= end_ns, 0) && opts->has_end)
 			break;
 		s->events++;
-		if (pool)
-			pool_take(pool, s, select_record(r, s, &l) ? &l : NULL);
-		else if (select_record(r, s, &l))
-			emit_line(&r->pr, &l);
-		ret = stream_next(r, s);
+		shown = select_record(r, s, &l);
+		if (__builtin_expect(shown && l.ev && l.ev->id == r->fg_entry_id, 0)) {
+			ret = fgraph_take(r, pool, s, &l);
+		} else {
+			if (pool)
+				pool_take(pool, s, shown ? &l : NULL);
+			else if (shown)
+				emit_line(&r->pr, &l);
+			ret = stream_next(r, s);
+		}
 		if (__builtin_expect(ret == 1, 1)) {
 			ret = 0;
 			tk_merge_heap_fix_top(r->heap, r->nheap);
 		} else if (ret == 0) {
 			s->live = false;
 			r->nheap = tk_merge_heap_pop(r->heap, r->nheap);
+		} else if (ret == FG_HEAP_DONE) {
+			ret = 0;
 		}
 		/* Here, where every live stream holds its next record: where the next job starts.
 		 */

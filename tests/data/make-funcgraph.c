@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * make-funcgraph OUT.dat: write a small .dat of function-tracer events
+ * make-funcgraph [--big N | --migrate] OUT.dat: write a small .dat of function-tracer events
  * (ftrace:function, funcgraph_entry, funcgraph_exit) with tracekit's own
  * writer, for the public-files test (tests/data/public/README.md).
  *
@@ -11,7 +11,16 @@
  * text: it decides leaf against nested by the next record of the whole
  * buffer (all CPUs merged by time, the lower CPU first on equal times),
  * so the interleavings below test that rule.
+ *
+ * --big N writes N pseudo-random call trees' worth of records over four
+ * CPUs instead (the same N, the same file), enough for the print pool's
+ * jobs to cut between entries and their exits; pids differ per CPU, so
+ * trace-cmd's report of it is exact. --migrate adds exits taken on
+ * another CPU than their entry's (a task moved while in a call), which
+ * trace-cmd 3.1.6 mishandles (it frees a record it still compares), so
+ * only tracekit's own runs are compared on it.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +28,10 @@
 
 #include <tracekit/tracekit.h>
 
-#define PAGE  4096u
-#define NCPUS 2
+#define PAGE	 4096u
+#define MAX_CPUS 4
+
+static unsigned ncpus = 2;
 
 #define COMMON                                                                                     \
 	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"                     \
@@ -80,7 +91,7 @@ struct cpu_data {
 	uint64_t now; /* the last record's time */
 };
 
-static struct cpu_data cpus[NCPUS];
+static struct cpu_data cpus[MAX_CPUS];
 
 static void put_common(uint8_t *p, uint16_t type, int32_t pid)
 {
@@ -237,8 +248,62 @@ static void make_records(void)
 	entry(1, s + 900100, 200, SYM(SCHEDULE), 0);
 }
 
+static uint64_t rnd_state = 88172645463325252ull;
+
+static uint32_t rnd(uint32_t n)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return (uint32_t)(rnd_state % n);
+}
+
+/*
+ * @n steps of four CPUs' call stacks, one random CPU a step; the clock
+ * moves 0 to 300 ns a step, so CPUs often share a time. With @migrate,
+ * CPUs 2 and 3 run the same pid and a call begun on one may return on
+ * the other.
+ */
+static void make_big(unsigned n, bool migrate)
+{
+	struct {
+		uint64_t func[16], start[16];
+		unsigned depth;
+	} st[MAX_CPUS];
+	uint64_t now = 2000000000ull;
+
+	memset(st, 0, sizeof(st));
+	for (unsigned i = 0; i < n; i++) {
+		unsigned c = rnd(4), k = rnd(10);
+		int32_t pid = migrate && c >= 2 ? 500 : 1000 + (int32_t)c;
+		uint64_t f = SYM(1 + rnd(9)) + (rnd(8) ? 0 : 0x10);
+
+		now += rnd(4) * 100;
+		if (migrate && c >= 2 && st[5 - c].depth && !rnd(4))
+			c = 5 - c; /* the other CPU's stack: a return after moving */
+		if (k < 4 && st[c].depth < 16) {
+			st[c].func[st[c].depth] = f;
+			st[c].start[st[c].depth++] = now;
+			entry(c, now, pid, f, st[c].depth - 1);
+		} else if (k < 7 && st[c].depth) {
+			unsigned d = --st[c].depth;
+			uint64_t dur = (now - st[c].start[d]) << rnd(24);
+
+			exit_(c, now, pid, st[c].func[d], d, dur);
+		} else if (k < 9) {
+			entry(c, now, pid, f, st[c].depth);
+			exit_(c, now + rnd(3) * 50, pid, f, st[c].depth, rnd(3000000));
+			now += 100;
+		} else {
+			function(c, now, pid, f + 4, SYM(1 + rnd(9)));
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
+	unsigned big = 0;
+	bool migrate = false;
 	TK_OPTS(tk_dat_writer_opts, o, .version = 6, .compression = TK_COMPRESS_NONE,
 		.page_size = PAGE);
 	struct tk_tracedata *td;
@@ -246,17 +311,34 @@ int main(int argc, char **argv)
 	char hp[1024];
 	size_t hp_len;
 
+	if (argc == 4 && !strcmp(argv[1], "--big")) {
+		big = (unsigned)strtoul(argv[2], NULL, 10);
+		argv += 2;
+		argc -= 2;
+	} else if (argc == 3 && !strcmp(argv[1], "--migrate")) {
+		big = 20000;
+		migrate = true;
+		argv++;
+		argc--;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: make-funcgraph OUT.dat\n");
+		fprintf(stderr, "usage: make-funcgraph [--big N | --migrate] OUT.dat\n");
 		return 2;
 	}
-	for (unsigned c = 0; c < NCPUS; c++) {
+	if (big)
+		ncpus = 4;
+	for (unsigned c = 0; c < ncpus; c++) {
 		if (tk_page_format_init(&cpus[c].fmt, PAGE, 8, false))
 			return 1;
 	}
-	make_records();
-	for (unsigned c = 0; c < NCPUS; c++)
-		tk_page_writer_finish(&cpus[c].pw);
+	if (big)
+		make_big(big, migrate);
+	else
+		make_records();
+	for (unsigned c = 0; c < ncpus; c++) {
+		if (cpus[c].npages)
+			tk_page_writer_finish(&cpus[c].pw);
+	}
 	hp_len = tk_page_format_header_text(&cpus[0].fmt, hp, sizeof(hp));
 	td = tk_tracedata_new();
 	if (!td || tk_tracedata_set_layout(td, false, 8, PAGE) ||
@@ -270,9 +352,9 @@ int main(int argc, char **argv)
 		return 1;
 	w = tk_dat_writer_open(argv[1], &o);
 	if (!w || tk_dat_writer_add_tracedata(w, td) ||
-	    tk_dat_writer_begin_buffer(w, "", "local", PAGE, NCPUS))
+	    tk_dat_writer_begin_buffer(w, "", "local", PAGE, ncpus))
 		goto fail;
-	for (unsigned c = 0; c < NCPUS; c++) {
+	for (unsigned c = 0; c < ncpus; c++) {
 		if (tk_dat_writer_begin_cpu(w, c) ||
 		    tk_dat_writer_write_pages(w, cpus[c].pages, cpus[c].npages * PAGE) ||
 		    tk_dat_writer_end_cpu(w))

@@ -46,6 +46,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <traceevent/event-parse.h>
@@ -109,21 +110,25 @@ static void put_duration(struct tk_outbuf *o, unsigned long long d)
 	tk_outbuf_write(o, "|  ", 3);
 }
 
-static void put_indent(struct tk_outbuf *o, unsigned long long depth)
+static void put_spaces(struct tk_outbuf *o, size_t n)
 {
 	static const char sp[64] =
 		"                                                                ";
+
+	while (n > 0) {
+		size_t k = n < sizeof(sp) ? n : sizeof(sp);
+
+		tk_outbuf_write(o, sp, k);
+		n -= k;
+	}
+}
+
+static void put_indent(struct tk_outbuf *o, unsigned long long depth)
+{
 	/* trace-cmd's (int)(depth * 2): a negative int prints nothing. */
 	int n = (int)(depth * 2);
 
-	if (n > MAX_INDENT)
-		n = MAX_INDENT;
-	while (n > 0) {
-		int k = n < (int)sizeof(sp) ? n : (int)sizeof(sp);
-
-		tk_outbuf_write(o, sp, (size_t)k);
-		n -= k;
-	}
+	put_spaces(o, n < 0 ? 0 : n > MAX_INDENT ? MAX_INDENT : (size_t)n);
 }
 
 static void put_func(struct tk_event_set *set, struct tk_ksym_memo *memo, struct tk_outbuf *o,
@@ -179,5 +184,138 @@ int tk_fgraph_put_exit(const struct tk_event *exit, const void *data, uint32_t s
 	put_duration(o, ret - call);
 	put_indent(o, depth);
 	tk_outbuf_write(o, "}", 1);
+	return 0;
+}
+
+/*
+ * ftrace:function. libtraceevent's function plugin indents each function
+ * 3 columns per place its parent holds in a per-CPU stack of names the
+ * plugin keeps from every function record it printed before (on any
+ * buffer: the stacks are global, by CPU number). That makes a line depend
+ * on all the lines before it, which the print pool's workers do not see,
+ * so the merge keeps the stacks here (tk_fn_indent_next(), in record
+ * order) and hands each line its index; the text is then put by
+ * tk_fn_put() on any thread. The plugin's rules, kept exactly:
+ *   - no parent name (kallsyms does not know it): index 0, nothing kept;
+ *   - else the first slot from the bottom holding the parent's name (up to
+ *     the first empty slot) gives the index i, and slot i + 1 takes the
+ *     function's name (slots above it stay as they were);
+ *   - not found: slot 0 takes the parent, slot 1 the function; index 0;
+ *   - a function kallsyms does not name leaves its slot as it was.
+ * Names are compared as strings, as the plugin's strcmp() does.
+ */
+struct fn_name {
+	const char *s; /* in the set's kallsyms text; NULL: empty slot */
+	uint32_t len;
+};
+
+struct fn_stack {
+	struct fn_name *slot;
+	size_t n;
+};
+
+struct tk_fn_indent {
+	struct fn_stack *cpu;
+	size_t ncpu;
+};
+
+struct tk_fn_indent *tk_fn_indent_new(void)
+{
+	return calloc(1, sizeof(struct tk_fn_indent));
+}
+
+void tk_fn_indent_free(struct tk_fn_indent *fi)
+{
+	if (!fi)
+		return;
+	for (size_t i = 0; i < fi->ncpu; i++)
+		free(fi->cpu[i].slot);
+	free(fi->cpu);
+	free(fi);
+}
+
+static struct fn_name ksym_name(struct tk_event_set *set, struct tk_ksym_memo *memo, uint64_t addr)
+{
+	const struct tk_ksym *k = tk_event_ksym_find(set, memo, addr);
+	struct fn_name n = {NULL, 0};
+
+	if (k) {
+		n.s = set->ksym_text + k->name_off;
+		n.len = k->name_len;
+	}
+	return n;
+}
+
+/* The plugin's add_child(): a slot past the top grows the stack by 10 empty slots. */
+static void fn_set(struct fn_stack *st, size_t pos, struct fn_name name)
+{
+	if (!name.s)
+		return;
+	if (pos >= st->n) {
+		struct fn_name *p = realloc(st->slot, (st->n + 10) * sizeof(*p));
+
+		/* The plugin warns and keeps its stack; the index is what it was. */
+		if (!p)
+			return;
+		memset(p + st->n, 0, 10 * sizeof(*p));
+		st->slot = p;
+		st->n += 10;
+	}
+	st->slot[pos] = name;
+}
+
+int tk_fn_indent_next(struct tk_fn_indent *fi, struct tk_event_set *set, struct tk_ksym_memo *memo,
+		      const struct tk_event *ev, const void *data, uint32_t size, uint32_t cpu)
+{
+	unsigned long long ip, parent_ip;
+	struct fn_name fn, parent;
+	struct fn_stack *st;
+
+	if (!field_u64(ev, "ip", data, size, &ip) ||
+	    !field_u64(ev, "parent_ip", data, size, &parent_ip))
+		return -ENOTSUP;
+	parent = ksym_name(set, memo, parent_ip);
+	if (!parent.s)
+		return 0;
+	fn = ksym_name(set, memo, ip);
+	if (cpu >= fi->ncpu) {
+		struct fn_stack *p = realloc(fi->cpu, ((size_t)cpu + 1) * sizeof(*p));
+
+		if (!p)
+			return 0;
+		memset(p + fi->ncpu, 0, ((size_t)cpu + 1 - fi->ncpu) * sizeof(*p));
+		fi->cpu = p;
+		fi->ncpu = (size_t)cpu + 1;
+	}
+	st = &fi->cpu[cpu];
+	for (size_t i = 0; i < st->n && st->slot[i].s; i++) {
+		if (st->slot[i].len == parent.len && !memcmp(st->slot[i].s, parent.s, parent.len)) {
+			fn_set(st, i + 1, fn);
+			return i > INT32_MAX ? INT32_MAX : (int)i;
+		}
+	}
+	fn_set(st, 0, parent);
+	fn_set(st, 1, fn);
+	return 0;
+}
+
+int tk_fn_put(struct tk_event_set *set, struct tk_ksym_memo *memo, const struct tk_event *ev,
+	      const void *data, uint32_t size, int index, struct tk_outbuf *o)
+{
+	unsigned long long ip;
+	struct fn_name fn;
+
+	if (index < 0 || !field_u64(ev, "ip", data, size, &ip))
+		return -ENOTSUP;
+	put_spaces(o, (size_t)index * 3);
+	fn = ksym_name(set, memo, ip);
+	if (fn.s) {
+		tk_outbuf_write(o, fn.s, fn.len);
+	} else {
+		char t[24];
+		int n = snprintf(t, sizeof(t), "0x%llx", ip);
+
+		tk_outbuf_write(o, t, (size_t)n);
+	}
 	return 0;
 }

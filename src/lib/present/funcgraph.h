@@ -42,4 +42,34 @@ int tk_fgraph_put_entry(struct tk_event_set *set, struct tk_ksym_memo *memo,
 int tk_fgraph_put_exit(const struct tk_event *exit, const void *data, uint32_t size,
 		       struct tk_outbuf *o);
 
+/*
+ * ftrace:function lines as libtraceevent's function plugin prints them
+ * (funcgraph.c): the indentation depends on every function record before,
+ * so the merge computes it in record order with tk_fn_indent_next() and
+ * any printer puts the line with tk_fn_put().
+ */
+struct tk_fn_indent;
+
+/* Return: the per-CPU stacks, empty; NULL when out of memory. */
+struct tk_fn_indent *tk_fn_indent_new(void);
+void tk_fn_indent_free(struct tk_fn_indent *fi);
+
+/*
+ * tk_fn_indent_next() - the plugin's indentation index of the function
+ * record @data (@size bytes, recorded on CPU @cpu), updating the stacks
+ * Context: the merge thread only; @memo as for tk_fgraph_put_entry().
+ * Return: the index (>= 0), or -ENOTSUP when the record lacks "ip" or
+ * "parent_ip" (the plugin prints it then).
+ */
+int tk_fn_indent_next(struct tk_fn_indent *fi, struct tk_event_set *set, struct tk_ksym_memo *memo,
+		      const struct tk_event *ev, const void *data, uint32_t size, uint32_t cpu);
+
+/*
+ * tk_fn_put() - the text of a function record: 3 * @index spaces, then
+ * the function's name, or "0x%llx" of its address when kallsyms has none.
+ * Return: 0, or -ENOTSUP (@index negative, or no "ip" field).
+ */
+int tk_fn_put(struct tk_event_set *set, struct tk_ksym_memo *memo, const struct tk_event *ev,
+	      const void *data, uint32_t size, int index, struct tk_outbuf *o);
+
 #endif

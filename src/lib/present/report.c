@@ -68,6 +68,16 @@
  * does, and the run then fails naming how far that CPU was read: output
  * is never cut silently, and one bad chunk does not hide the other CPUs.
  *
+ * Function-tracer events print as trace-cmd's own handlers and
+ * libtraceevent's function plugin print them (funcgraph.c), which depend
+ * on more than their record: a funcgraph entry is a leaf when the next
+ * record of its buffer is its return (taken with it, never printed), and
+ * a function line's indentation depends on every function record before.
+ * Both are decided by the merge, in record order (fgraph_take(): one
+ * record of look-ahead over the buffer's streams; fn_take()), and reach
+ * the print pool's workers through the job log. The three event ids lie
+ * in one small range, so every other line pays one compare for them.
+ *
  * The time window is found by seeking each CPU to the page holding the
  * start (tk_dat_cpu_reader_seek_time(), a binary search), then skipping
  * records before it; the run ends at the first merged record at or past
@@ -224,6 +234,7 @@ struct printer {
 	/* A leaf funcgraph entry being printed: its return (fg_exit, or NULL) and the copies. */
 	const void *fg_exit;
 	uint32_t fg_exit_size;
+	uint32_t fn_slot; /* an ftrace:function line: its indent + 1 (0: the plugin prints it) */
 	uint8_t fg_entry_copy[FG_COPY], fg_exit_copy[FG_COPY];
 } __attribute__((aligned(128))); /* written per line: lines of its own (see struct job) */
 
@@ -275,9 +286,10 @@ struct report {
 	 * and, so that other lines pay one test, the range [fg_lo, fg_lo +
 	 * fg_span] holding both; the exit's event once a look-ahead met one.
 	 */
-	int fg_entry_id, fg_exit_id;
+	int fg_entry_id, fg_exit_id, fg_fn_id;
 	uint32_t fg_lo, fg_span;
 	const struct tk_event *fg_exit_ev;
+	struct tk_fn_indent *fn_indent; /* ftrace:function's indentation, kept by the merge */
 }
 __attribute__((aligned(128))); /* read per line by workers: no neighbour of its lines is written */
 
@@ -1007,28 +1019,31 @@ static bool format_name(const char *t, uint64_t len, char *out, size_t cap)
 	return n > 0;
 }
 
-/* The ids of ftrace's funcgraph events, when the file has their formats. */
+/* The ids of ftrace's function and funcgraph events, when the file has their formats. */
 static void fgraph_ids(struct report *r)
 {
+	int lo = INT32_MAX, hi = -1;
+
 	for (size_t i = 0; i < r->norder; i++) {
 		const struct lazy_fmt *f = &r->lazy[r->order[i]];
+		int id = r->order[i];
 		char name[32];
 
 		if (strcmp(f->system, "ftrace") ||
 		    !format_name(f->text, f->len, name, sizeof(name)))
 			continue;
 		if (!strcmp(name, "funcgraph_entry") && r->fg_entry_id < 0)
-			r->fg_entry_id = r->order[i];
+			r->fg_entry_id = id;
 		else if (!strcmp(name, "funcgraph_exit") && r->fg_exit_id < 0)
-			r->fg_exit_id = r->order[i];
+			r->fg_exit_id = id;
+		else if (!strcmp(name, "function") && r->fg_fn_id < 0)
+			r->fg_fn_id = id;
+		else
+			continue;
+		lo = id < lo ? id : lo;
+		hi = id > hi ? id : hi;
 	}
-	if (r->fg_entry_id >= 0 || r->fg_exit_id >= 0) {
-		int lo = r->fg_entry_id, hi = r->fg_exit_id;
-
-		if (lo < 0 || (hi >= 0 && hi < lo))
-			lo = hi, hi = r->fg_entry_id;
-		if (hi < 0)
-			hi = lo;
+	if (hi >= 0) {
 		r->fg_lo = (uint32_t)lo;
 		r->fg_span = (uint32_t)(hi - lo);
 	}
@@ -1677,6 +1692,9 @@ static int __attribute__((noinline)) put_fgraph(struct printer *p, const struct 
 {
 	const struct report *r = p->r;
 
+	if (l->ev->id == r->fg_fn_id)
+		return tk_fn_put(r->set, p->memo, l->ev, l->data, l->size, (int)p->fn_slot - 1,
+				 p->o);
 	if (l->ev->id == r->fg_exit_id)
 		return tk_fgraph_put_exit(l->ev, l->data, l->size, p->o);
 	if (l->ev->id == r->fg_entry_id)
@@ -1963,6 +1981,7 @@ struct job {
 	uint64_t *start;    /* per stream: records taken before this job */
 	uint64_t *at_page;  /* per stream: the page of its next record; MAX: none */
 	uint32_t *at_off;   /* and that record's offset in the page */
+	uint32_t *fn_slots; /* per line of an ftrace:function record: its indent + 1 */
 	uint32_t ntakes, npicks;
 } __attribute__((aligned(128)));
 
@@ -2135,8 +2154,11 @@ static int replay_job(struct report *r, struct worker *w, const struct job *j, s
 		l.pid = record_pid(r, l.data, l.size);
 		l.ts = s->key.ts;
 		l.missed = s->missed;
+		if (__builtin_expect(l.ev && l.ev->id == r->fg_fn_id, 0))
+			p->fn_slot = j->fn_slots[pk - j->picks];
 		pk++;
-		if (__builtin_expect(l.ev && l.ev->id == r->fg_entry_id, 0) && i + 1 < j->ntakes) {
+		if (__builtin_expect(l.ev && l.ev->id == r->fg_entry_id, 0) && i + 1 < j->ntakes &&
+		    !(r->opts->flags & TK_REPORT_RAW)) {
 			ret = fgraph_replay(r, w, j->takes[i + 1], &l);
 			if (ret < 0)
 				return ret;
@@ -2144,6 +2166,7 @@ static int replay_job(struct report *r, struct worker *w, const struct job *j, s
 		}
 		emit_line(p, &l);
 		p->fg_exit = NULL;
+		p->fn_slot = 0;
 	}
 	return 0;
 }
@@ -2280,7 +2303,7 @@ static inline __attribute__((always_inline)) bool pool_job_full(const struct poo
 {
 	const struct job *j = pool->cur;
 
-	return __builtin_expect(j->ntakes == JOB_RECORDS ||
+	return __builtin_expect(j->ntakes >= JOB_RECORDS ||
 					(pool->cur_inline && !(j->ntakes % JOB_CHECK) &&
 					 tk_print_pool_starving(pool->pp)),
 				0);
@@ -2315,6 +2338,7 @@ static void pool_free(struct pool *pool)
 		free(pool->jobs[i].start);
 		free(pool->jobs[i].at_page);
 		free(pool->jobs[i].at_off);
+		free(pool->jobs[i].fn_slots);
 	}
 	free(pool->jobs);
 	free(pool);
@@ -2421,12 +2445,15 @@ static struct pool *pool_new(struct report *r, unsigned int threads)
 	for (size_t i = 0; ok && i < pool->njobs; i++) {
 		struct job *j = &pool->jobs[i];
 
-		j->takes = tk_line_alloc(JOB_RECORDS, sizeof(*j->takes));
+		/* A funcgraph leaf takes its exit too: one record past JOB_RECORDS, four to a word.
+		 */
+		j->takes = tk_line_alloc(JOB_RECORDS + 4, sizeof(*j->takes));
+		j->fn_slots = tk_line_alloc(JOB_RECORDS, sizeof(*j->fn_slots));
 		j->picks = tk_line_alloc(JOB_RECORDS, sizeof(*j->picks));
 		j->start = tk_line_calloc(r->nstreams, sizeof(*j->start));
 		j->at_page = tk_line_calloc(r->nstreams, sizeof(*j->at_page));
 		j->at_off = tk_line_calloc(r->nstreams, sizeof(*j->at_off));
-		ok = j->takes && j->picks && j->start && j->at_page && j->at_off;
+		ok = j->takes && j->picks && j->start && j->at_page && j->at_off && j->fn_slots;
 	}
 	if (!ok) {
 		pool_free(pool);
@@ -2500,6 +2527,7 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
 	r->path = r->info->path ? r->info->path : "trace.dat";
 	r->fg_entry_id = -1;
 	r->fg_exit_id = -1;
+	r->fg_fn_id = -1;
 	r->fg_lo = UINT32_MAX;
 	r->usecs = clock_in_usecs(r->info);
 	/* Unsigned sums wrap as tk_dat_timestamp()'s do, so one addend serves. */
@@ -2575,6 +2603,37 @@ static int report_open(struct report *r)
 }
 
 /*
+ * The usual take of a record fgraph_take() does not look ahead for; for an
+ * ftrace:function line, with its indentation worked out here, in record
+ * order (funcgraph.c). Return: as stream_next().
+ */
+static int fn_take(struct report *r, struct pool *pool, struct stream *s, struct line *l)
+{
+	struct printer *p = &r->pr;
+	int idx = -1;
+
+	if (l->ev->id == r->fg_fn_id && !(r->opts->flags & TK_REPORT_RAW)) {
+		if (!r->fn_indent)
+			r->fn_indent = tk_fn_indent_new();
+		if (r->fn_indent)
+			idx = tk_fn_indent_next(r->fn_indent, r->set, p->memo, l->ev, l->data,
+						l->size, s->cpu);
+		else
+			r->nomem = true;
+	}
+	p->fn_slot = idx >= 0 ? (uint32_t)idx + 1 : 0;
+	if (pool) {
+		pool_take(pool, s, l);
+		if (!pool->cur_inline)
+			pool->cur->fn_slots[pool->cur->npicks - 1] = p->fn_slot;
+	} else {
+		emit_line(p, l);
+	}
+	p->fn_slot = 0;
+	return stream_next(r, s);
+}
+
+/*
  * The merge's half of a funcgraph entry's line, in place of the usual
  * take (merge_records()): trace-cmd prints an entry as a leaf when the
  * next record of its buffer is its return, which it then takes without
@@ -2593,6 +2652,10 @@ fgraph_take(struct report *r, struct pool *pool, struct stream *s, struct line *
 	bool leaf = false, moved = l->size <= FG_COPY;
 	int ret = 0, nret;
 
+	/* -R prints the raw fields: trace-cmd calls no handler, so nothing is looked ahead. */
+	if (l->ev->id == r->fg_fn_id || l->ev->id != r->fg_entry_id ||
+	    (r->opts->flags & TK_REPORT_RAW))
+		return fn_take(r, pool, s, l);
 	if (!r->fg_exit_ev && r->fg_exit_id >= 0)
 		r->fg_exit_ev = event_get(r, r->fg_exit_id);
 	if (moved) {
@@ -2672,7 +2735,8 @@ static int merge_records(struct report *r, struct pool *pool)
 			break;
 		s->events++;
 		shown = select_record(r, s, &l);
-		if (__builtin_expect(shown && l.ev && l.ev->id == r->fg_entry_id, 0)) {
+		if (__builtin_expect(shown && l.ev && (uint32_t)l.ev->id - r->fg_lo <= r->fg_span,
+				     0)) {
 			ret = fgraph_take(r, pool, s, &l);
 		} else {
 			if (pool)
@@ -2769,6 +2833,7 @@ static void report_release(struct report *r)
 	free(r->probe_memo);
 	tk_symbolizer_free(r->sym);
 	tk_cache_close(r->cache);
+	tk_fn_indent_free(r->fn_indent);
 }
 
 int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,

@@ -282,12 +282,14 @@ struct report {
 	char cut_msg[512];		/* the first "file is incomplete" message */
 	const struct stream *cut_first; /* the stream it is about */
 	/*
-	 * ftrace:funcgraph_entry and _exit (funcgraph.c): their ids (-1: none)
-	 * and, so that other lines pay one test, the range [fg_lo, fg_lo +
-	 * fg_span] holding both; the exit's event once a look-ahead met one.
+	 * ftrace:function, funcgraph_entry and _exit (funcgraph.c): their ids
+	 * (-1: none) and, so that other lines pay one test (fg_event()), the
+	 * range [fg_lo, fg_lo + fg_span] holding them; the exit's event once a
+	 * look-ahead met one.
 	 */
 	int fg_entry_id, fg_exit_id, fg_fn_id;
 	uint32_t fg_lo, fg_span;
+	uint64_t fg_mask; /* bit id - fg_lo of each (all set when the span passes 63) */
 	const struct tk_event *fg_exit_ev;
 	struct tk_fn_indent *fn_indent; /* ftrace:function's indentation, kept by the merge */
 }
@@ -1046,6 +1048,13 @@ static void fgraph_ids(struct report *r)
 	if (hi >= 0) {
 		r->fg_lo = (uint32_t)lo;
 		r->fg_span = (uint32_t)(hi - lo);
+		r->fg_mask = r->fg_span > 63 ? UINT64_MAX : 0;
+		for (int i = 0; i < 3 && r->fg_span <= 63; i++) {
+			int id = i == 0 ? r->fg_fn_id : i == 1 ? r->fg_entry_id : r->fg_exit_id;
+
+			if (id >= 0)
+				r->fg_mask |= 1ull << (id - lo);
+		}
 	}
 }
 
@@ -1687,6 +1696,14 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 	return true;
 }
 
+/* Whether events of type @id are ftrace's function or funcgraph events (a few ALU ops). */
+static inline __attribute__((always_inline)) bool fg_event(const struct report *r, int id)
+{
+	uint32_t u = (uint32_t)id - r->fg_lo;
+
+	return u <= r->fg_span && ((r->fg_mask >> (u & 63)) & 1);
+}
+
 /* A funcgraph record as trace-cmd prints it (funcgraph.c). Return: 0, or -ENOTSUP. */
 static int __attribute__((noinline)) put_fgraph(struct printer *p, const struct line *l)
 {
@@ -1705,14 +1722,13 @@ static int __attribute__((noinline)) put_fgraph(struct printer *p, const struct 
 
 /* The event text, through the compiled printer when it can. */
 static inline __attribute__((always_inline)) void put_event_text(struct printer *p,
-								 const struct line *l)
+								 const struct line *l, bool fg)
 {
 	const struct report *r = p->r;
 	const struct tk_event *ev = l->ev;
 	unsigned int flags = r->opts->flags;
 
-	if (__builtin_expect((uint32_t)ev->id - r->fg_lo <= r->fg_span, 0) &&
-	    !(flags & TK_REPORT_RAW) && put_fgraph(p, l) == 0)
+	if (fg && !(flags & TK_REPORT_RAW) && put_fgraph(p, l) == 0)
 		return;
 	if (__builtin_expect(p->shared, 0)) {
 		if (ev->kind != TK_EVENT_SLOW &&
@@ -1740,7 +1756,8 @@ static inline __attribute__((always_inline)) void put_event_text(struct printer 
  * the time (usually a cached copy), the name column and the compiled
  * printer.
  */
-static inline __attribute__((always_inline)) void emit_line(struct printer *p, const struct line *l)
+static inline __attribute__((always_inline)) void emit_line(struct printer *p, const struct line *l,
+							    bool fg)
 {
 	const struct report *r = p->r;
 	struct tk_outbuf *o = p->o;
@@ -1798,7 +1815,7 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 		put(o, ": ", 2);
 		put_pad(o, nlen < 20 ? 20 - nlen : 0);
 	}
-	put_event_text(p, l);
+	put_event_text(p, l, fg);
 	/* One final newline of the text is dropped (a flush may have emptied the buffer). */
 	if (o->len && o->buf[o->len - 1] == '\n')
 		o->len--;
@@ -1807,6 +1824,16 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 	if (__builtin_expect(o->len == o->cap, 0))
 		tk_outbuf_flush(o);
 	o->buf[o->len++] = '\n';
+}
+
+/*
+ * A line of an ftrace function or funcgraph record (fg_event()): the only
+ * caller of emit_line() with fg set, so that the other lines' printer has
+ * no test for them.
+ */
+static void __attribute__((noinline)) emit_fg_line(struct printer *p, const struct line *l)
+{
+	emit_line(p, l, true);
 }
 
 static void print_stat(struct report *r)
@@ -2114,6 +2141,30 @@ static int fgraph_replay(struct report *r, struct worker *w, uint32_t next, stru
 	return 1;
 }
 
+/*
+ * A worker's line of an ftrace function or funcgraph record, take @i and
+ * line @pick of job @j: the indentation the merge logged, or the leaf's
+ * exit (fgraph_replay()). Return: the takes made beyond @i (0 or 1), or
+ * an error.
+ */
+static int __attribute__((noinline))
+replay_fg_line(struct report *r, struct worker *w, const struct job *j, uint32_t i, size_t pick,
+	       struct line *l)
+{
+	struct printer *p = &w->pr;
+	int ret = 0;
+
+	if (l->ev->id == r->fg_fn_id)
+		p->fn_slot = j->fn_slots[pick];
+	if (l->ev->id == r->fg_entry_id && i + 1 < j->ntakes && !(r->opts->flags & TK_REPORT_RAW))
+		ret = fgraph_replay(r, w, j->takes[i + 1], l);
+	if (ret >= 0)
+		emit_fg_line(p, l);
+	p->fg_exit = NULL;
+	p->fn_slot = 0;
+	return ret;
+}
+
 /* Print job @j into @o from the worker's replicas, after skipping the jobs before it. */
 static int replay_job(struct report *r, struct worker *w, const struct job *j, struct tk_outbuf *o)
 {
@@ -2154,19 +2205,16 @@ static int replay_job(struct report *r, struct worker *w, const struct job *j, s
 		l.pid = record_pid(r, l.data, l.size);
 		l.ts = s->key.ts;
 		l.missed = s->missed;
-		if (__builtin_expect(l.ev && l.ev->id == r->fg_fn_id, 0))
-			p->fn_slot = j->fn_slots[pk - j->picks];
-		pk++;
-		if (__builtin_expect(l.ev && l.ev->id == r->fg_entry_id, 0) && i + 1 < j->ntakes &&
-		    !(r->opts->flags & TK_REPORT_RAW)) {
-			ret = fgraph_replay(r, w, j->takes[i + 1], &l);
+		if (__builtin_expect(l.ev && fg_event(r, l.ev->id), 0)) {
+			ret = replay_fg_line(r, w, j, i, (size_t)(pk - j->picks), &l);
 			if (ret < 0)
 				return ret;
 			i += (uint32_t)ret;
+			pk++;
+			continue;
 		}
-		emit_line(p, &l);
-		p->fg_exit = NULL;
-		p->fn_slot = 0;
+		pk++;
+		emit_line(p, &l, false);
 	}
 	return 0;
 }
@@ -2269,13 +2317,13 @@ static const struct tk_print_ops report_pool_ops = {
  * none). The merge loop hands a full job over once the stream has moved on.
  */
 static inline __attribute__((always_inline)) void
-pool_take(struct pool *pool, const struct stream *s, const struct line *l)
+pool_take(struct pool *pool, const struct stream *s, const struct line *l, bool fg)
 {
 	struct job *j = pool->cur;
 
 	if (pool->cur_inline) {
 		if (l)
-			emit_line(&pool->r->pr, l);
+			emit_line(&pool->r->pr, l, fg);
 	} else {
 		/* Four takes to a word, little-endian as the worker reads them back. */
 		uint64_t t = s->key.order | (l ? PRINTED : 0);
@@ -2623,11 +2671,11 @@ static int fn_take(struct report *r, struct pool *pool, struct stream *s, struct
 	}
 	p->fn_slot = idx >= 0 ? (uint32_t)idx + 1 : 0;
 	if (pool) {
-		pool_take(pool, s, l);
+		pool_take(pool, s, l, true);
 		if (!pool->cur_inline)
 			pool->cur->fn_slots[pool->cur->npicks - 1] = p->fn_slot;
 	} else {
-		emit_line(p, l);
+		emit_fg_line(p, l);
 	}
 	p->fn_slot = 0;
 	return stream_next(r, s);
@@ -2678,11 +2726,11 @@ fgraph_take(struct report *r, struct pool *pool, struct stream *s, struct line *
 		}
 	}
 	if (pool) {
-		pool_take(pool, s, l);
+		pool_take(pool, s, l, true);
 		if (leaf)
-			pool_take(pool, n, NULL);
+			pool_take(pool, n, NULL, false);
 	} else {
-		emit_line(p, l);
+		emit_fg_line(p, l);
 	}
 	p->fg_exit = NULL;
 	if (!moved)
@@ -2735,14 +2783,13 @@ static int merge_records(struct report *r, struct pool *pool)
 			break;
 		s->events++;
 		shown = select_record(r, s, &l);
-		if (__builtin_expect(shown && l.ev && (uint32_t)l.ev->id - r->fg_lo <= r->fg_span,
-				     0)) {
+		if (__builtin_expect(shown && l.ev && fg_event(r, l.ev->id), 0)) {
 			ret = fgraph_take(r, pool, s, &l);
 		} else {
 			if (pool)
-				pool_take(pool, s, shown ? &l : NULL);
+				pool_take(pool, s, shown ? &l : NULL, false);
 			else if (shown)
-				emit_line(&r->pr, &l);
+				emit_line(&r->pr, &l, false);
 			ret = stream_next(r, s);
 		}
 		if (__builtin_expect(ret == 1, 1)) {

@@ -29,7 +29,13 @@
  * the merge's (report.c, fgraph_take()); this file only decides and
  * prints. trace-cmd compares the entry's pid as an int with the exit's as
  * an unsigned 32-bit number widened to 64 bits, so a negative pid is
- * never a leaf, and neither is it here.
+ * never a leaf, and neither is it here. The look-ahead sees the CPUs the
+ * report reads: with --cpu, trace-cmd 3.1.6 still peeks at the others (it
+ * filters after reading), so an entry followed by another CPU's record
+ * can print nested there and as a leaf here. When the return comes from
+ * another CPU than the entry (a task moved during the call), trace-cmd
+ * frees that record while its merge still holds it; here it is simply
+ * taken, and the merge goes on in order.
  *
  * Fields are found by name in the event's format (libtraceevent's
  * tep_find_field(), as trace-cmd does) and read only when they lie inside

@@ -77,6 +77,16 @@
  * tk_report_run_files() runs one report per file and merges their heaps'
  * tops by time, every printer writing into the first file's buffer.
  *
+ * Function-tracer events print as trace-cmd's own handlers and
+ * libtraceevent's function plugin print them (funcgraph.c), which depend
+ * on more than their record: a funcgraph entry is a leaf when the next
+ * record of its buffer is its return (taken with it, never printed), and
+ * a function line's indentation depends on every function record before.
+ * Both are decided by the merge, in record order (fgraph_take(): one
+ * record of look-ahead over the buffer's streams; fn_take()), and reach
+ * the print pool's workers through the job log. The three event ids lie
+ * in one small range, so every other line pays one compare for them.
+ *
  * The time window is found by seeking each CPU to the page holding the
  * start (tk_dat_cpu_reader_seek_time(), a binary search), then skipping
  * records before it; the run ends at the first merged record at or past
@@ -101,6 +111,7 @@
 #include <traceevent/event-parse.h>
 
 #include "event-internal.h"
+#include "funcgraph.h"
 #include "page-internal.h"
 #include "internal/error.h"
 #include "internal/opts.h"
@@ -186,6 +197,10 @@ struct comm_memo {
 struct report;
 
 #define PROBE_MEMO 256
+/* Funcgraph records bigger than this are never leaves (theirs are 24 to 72 bytes). */
+#define FG_COPY 256
+/* fgraph_take(): the record was taken and the heap is in order already. */
+#define FG_HEAP_DONE 2
 
 /* The text --sym printed for one (event, address). */
 struct probe_memo {
@@ -229,7 +244,12 @@ struct printer {
 	uint64_t t_lo, t_span;
 	char t_text[32];
 	uint8_t t_len;
-	uint64_t diff_last;	 /* --ts-diff: the previous line's time, in the unit of the diff */
+	uint64_t diff_last; /* --ts-diff: the previous line's time, in the unit of the diff */
+	/* A leaf funcgraph entry being printed: its return (fg_exit, or NULL) and the copies. */
+	const void *fg_exit;
+	uint32_t fg_exit_size;
+	uint32_t fn_slot; /* an ftrace:function line: its indent + 1 (0: the plugin prints it) */
+	uint8_t fg_entry_copy[FG_COPY], fg_exit_copy[FG_COPY];
 } __attribute__((aligned(128))); /* written per line: lines of its own (see struct job) */
 
 struct report {
@@ -281,6 +301,17 @@ struct report {
 	struct probe_memo *probe_memo;
 	char cut_msg[512];		/* the first "file is incomplete" message */
 	const struct stream *cut_first; /* the stream it is about */
+	/*
+	 * ftrace:function, funcgraph_entry and _exit (funcgraph.c): their ids
+	 * (-1: none) and, so that other lines pay one test (fg_event()), the
+	 * range [fg_lo, fg_lo + fg_span] holding them; the exit's event once a
+	 * look-ahead met one.
+	 */
+	int fg_entry_id, fg_exit_id, fg_fn_id;
+	uint32_t fg_lo, fg_span;
+	uint64_t fg_mask; /* bit id - fg_lo of each (all set when the span passes 63) */
+	const struct tk_event *fg_exit_ev;
+	struct tk_fn_indent *fn_indent; /* ftrace:function's indentation, kept by the merge */
 }
 __attribute__((aligned(128))); /* read per line by workers: no neighbour of its lines is written */
 
@@ -1010,6 +1041,43 @@ static bool format_name(const char *t, uint64_t len, char *out, size_t cap)
 	}
 	out[n] = '\0';
 	return n > 0;
+}
+
+/* The ids of ftrace's function and funcgraph events, when the file has their formats. */
+static void fgraph_ids(struct report *r)
+{
+	int lo = INT32_MAX, hi = -1;
+
+	for (size_t i = 0; i < r->norder; i++) {
+		const struct lazy_fmt *f = &r->lazy[r->order[i]];
+		int id = r->order[i];
+		char name[32];
+
+		if (strcmp(f->system, "ftrace") ||
+		    !format_name(f->text, f->len, name, sizeof(name)))
+			continue;
+		if (!strcmp(name, "funcgraph_entry") && r->fg_entry_id < 0)
+			r->fg_entry_id = id;
+		else if (!strcmp(name, "funcgraph_exit") && r->fg_exit_id < 0)
+			r->fg_exit_id = id;
+		else if (!strcmp(name, "function") && r->fg_fn_id < 0)
+			r->fg_fn_id = id;
+		else
+			continue;
+		lo = id < lo ? id : lo;
+		hi = id > hi ? id : hi;
+	}
+	if (hi >= 0) {
+		r->fg_lo = (uint32_t)lo;
+		r->fg_span = (uint32_t)(hi - lo);
+		r->fg_mask = r->fg_span > 63 ? UINT64_MAX : 0;
+		for (int i = 0; i < 3 && r->fg_span <= 63; i++) {
+			int id = i == 0 ? r->fg_fn_id : i == 1 ? r->fg_entry_id : r->fg_exit_id;
+
+			if (id >= 0)
+				r->fg_mask |= 1ull << (id - lo);
+		}
+	}
 }
 
 /*
@@ -1873,14 +1941,40 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 	return true;
 }
 
+/* Whether events of type @id are ftrace's function or funcgraph events (a few ALU ops). */
+static inline __attribute__((always_inline)) bool fg_event(const struct report *r, int id)
+{
+	uint32_t u = (uint32_t)id - r->fg_lo;
+
+	return u <= r->fg_span && ((r->fg_mask >> (u & 63)) & 1);
+}
+
+/* A funcgraph record as trace-cmd prints it (funcgraph.c). Return: 0, or -ENOTSUP. */
+static int __attribute__((noinline)) put_fgraph(struct printer *p, const struct line *l)
+{
+	const struct report *r = p->r;
+
+	if (l->ev->id == r->fg_fn_id)
+		return tk_fn_put(r->set, p->memo, l->ev, l->data, l->size, (int)p->fn_slot - 1,
+				 p->o);
+	if (l->ev->id == r->fg_exit_id)
+		return tk_fgraph_put_exit(l->ev, l->data, l->size, p->o);
+	if (l->ev->id == r->fg_entry_id)
+		return tk_fgraph_put_entry(r->set, p->memo, l->ev, l->data, l->size, r->fg_exit_ev,
+					   p->fg_exit, p->fg_exit_size, p->o);
+	return -ENOTSUP;
+}
+
 /* The event text, through the compiled printer when it can. */
 static inline __attribute__((always_inline)) void put_event_text(struct printer *p,
-								 const struct line *l)
+								 const struct line *l, bool fg)
 {
 	const struct report *r = p->r;
 	const struct tk_event *ev = l->ev;
 	unsigned int flags = r->opts->flags;
 
+	if (fg && !(flags & TK_REPORT_RAW) && put_fgraph(p, l) == 0)
+		return;
 	if (__builtin_expect(p->shared, 0)) {
 		if (ev->kind != TK_EVENT_SLOW &&
 		    tk_event_run_shared(r->set, ev, l->data, l->size, p->o, p->memo) != -ENOTSUP)
@@ -1907,7 +2001,8 @@ static inline __attribute__((always_inline)) void put_event_text(struct printer 
  * the time (usually a cached copy), the name column and the compiled
  * printer.
  */
-static inline __attribute__((always_inline)) void emit_line(struct printer *p, const struct line *l)
+static inline __attribute__((always_inline)) void emit_line(struct printer *p, const struct line *l,
+							    bool fg)
 {
 	const struct report *r = p->r;
 	struct tk_outbuf *o = p->o;
@@ -1974,7 +2069,7 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 		put(o, ": ", 2);
 		put_pad(o, nlen < 20 ? 20 - nlen : 0);
 	}
-	put_event_text(p, l);
+	put_event_text(p, l, fg);
 	/* One final newline of the text is dropped (a flush may have emptied the buffer). */
 	if (o->len && o->buf[o->len - 1] == '\n')
 		o->len--;
@@ -2059,6 +2154,16 @@ static void print_tc_stat(struct report *r)
 		}
 		break;
 	}
+}
+
+/*
+ * A line of an ftrace function or funcgraph record (fg_event()): the only
+ * caller of emit_line() with fg set, so that the other lines' printer has
+ * no test for them.
+ */
+static void __attribute__((noinline)) emit_fg_line(struct printer *p, const struct line *l)
+{
+	emit_line(p, l, true);
 }
 
 static void print_stat(struct report *r)
@@ -2245,6 +2350,7 @@ struct job {
 	uint64_t *start;    /* per stream: records taken before this job */
 	uint64_t *at_page;  /* per stream: the page of its next record; MAX: none */
 	uint32_t *at_off;   /* and that record's offset in the page */
+	uint32_t *fn_slots; /* per line of an ftrace:function record: its indent + 1 */
 	uint32_t ntakes, npicks;
 } __attribute__((aligned(128)));
 
@@ -2324,6 +2430,83 @@ static int replica_seek(struct report *r, struct stream *s, uint64_t page, uint3
 	}
 }
 
+/* Whether @rec is the return of line @l's funcgraph entry (tk_fgraph_is_leaf()). */
+static bool fgraph_exit_of(const struct report *r, const struct line *l,
+			   const struct tk_page_record *rec)
+{
+	int type;
+
+	if (rec->size > FG_COPY || !r->fg_exit_ev)
+		return false;
+	if (r->fast_common && rec->size >= r->common_size) {
+		uint16_t t;
+
+		memcpy(&t, (const uint8_t *)rec->data + r->type_off, 2);
+		type = t;
+	} else {
+		type = tk_event_record_type(r->set, rec->data, rec->size);
+	}
+	return type == r->fg_exit_id &&
+	       tk_fgraph_is_leaf(l->ev, l->data, l->size, l->pid, r->fg_exit_ev, rec->data,
+				 rec->size, record_pid(r, rec->data, rec->size));
+}
+
+/*
+ * A worker about to print a funcgraph entry whose next take is @next: the
+ * merge took a leaf's exit right after its entry, not printed
+ * (fgraph_take()), and only then, so a next take that is not printed,
+ * comes from the entry's buffer and is its exit means a leaf here too.
+ * That take is made now (the entry's record copied first: it may share
+ * the page). Return: 1 when it was made, 0, or an error.
+ */
+static int fgraph_replay(struct report *r, struct worker *w, uint32_t next, struct line *l)
+{
+	struct printer *p = &w->pr;
+	struct stream *n = &w->streams[next & ~PRINTED];
+	int ret;
+
+	if ((next & PRINTED) || n->buffer != l->s->buffer || l->size > FG_COPY)
+		return 0;
+	memcpy(p->fg_entry_copy, l->data, l->size);
+	l->data = p->fg_entry_copy;
+	ret = replica_take(r, n);
+	if (ret != 1)
+		return ret < 0 ? ret
+			       : tk_fail(ENODATA,
+					 "report threads: a CPU stream ended before its log");
+	w->taken[next & ~PRINTED]++;
+	if (fgraph_exit_of(r, l, n->rec)) {
+		memcpy(p->fg_exit_copy, n->rec->data, n->rec->size);
+		p->fg_exit = p->fg_exit_copy;
+		p->fg_exit_size = n->rec->size;
+	}
+	return 1;
+}
+
+/*
+ * A worker's line of an ftrace function or funcgraph record, take @i and
+ * line @pick of job @j: the indentation the merge logged, or the leaf's
+ * exit (fgraph_replay()). Return: the takes made beyond @i (0 or 1), or
+ * an error.
+ */
+static int __attribute__((noinline))
+replay_fg_line(struct report *r, struct worker *w, const struct job *j, uint32_t i, size_t pick,
+	       struct line *l)
+{
+	struct printer *p = &w->pr;
+	int ret = 0;
+
+	if (l->ev->id == r->fg_fn_id)
+		p->fn_slot = j->fn_slots[pick];
+	if (l->ev->id == r->fg_entry_id && i + 1 < j->ntakes && !(r->opts->flags & TK_REPORT_RAW))
+		ret = fgraph_replay(r, w, j->takes[i + 1], l);
+	if (ret >= 0)
+		emit_fg_line(p, l);
+	p->fg_exit = NULL;
+	p->fn_slot = 0;
+	return ret;
+}
+
 /* Print job @j into @o from the worker's replicas, after skipping the jobs before it. */
 static int replay_job(struct report *r, struct worker *w, const struct job *j, struct tk_outbuf *o)
 {
@@ -2364,8 +2547,16 @@ static int replay_job(struct report *r, struct worker *w, const struct job *j, s
 		l.pid = record_pid(r, l.data, l.size);
 		l.ts = s->key.ts;
 		l.missed = s->missed;
+		if (__builtin_expect(l.ev && fg_event(r, l.ev->id), 0)) {
+			ret = replay_fg_line(r, w, j, i, (size_t)(pk - j->picks), &l);
+			if (ret < 0)
+				return ret;
+			i += (uint32_t)ret;
+			pk++;
+			continue;
+		}
 		pk++;
-		emit_line(p, &l);
+		emit_line(p, &l, false);
 	}
 	return 0;
 }
@@ -2468,13 +2659,13 @@ static const struct tk_print_ops report_pool_ops = {
  * none). The merge loop hands a full job over once the stream has moved on.
  */
 static inline __attribute__((always_inline)) void
-pool_take(struct pool *pool, const struct stream *s, const struct line *l)
+pool_take(struct pool *pool, const struct stream *s, const struct line *l, bool fg)
 {
 	struct job *j = pool->cur;
 
 	if (pool->cur_inline) {
 		if (l)
-			emit_line(&pool->r->pr, l);
+			emit_line(&pool->r->pr, l, fg);
 	} else {
 		/* Four takes to a word, little-endian as the worker reads them back. */
 		uint64_t t = s->key.order | (l ? PRINTED : 0);
@@ -2502,7 +2693,7 @@ static inline __attribute__((always_inline)) bool pool_job_full(const struct poo
 {
 	const struct job *j = pool->cur;
 
-	return __builtin_expect(j->ntakes == JOB_RECORDS ||
+	return __builtin_expect(j->ntakes >= JOB_RECORDS ||
 					(pool->cur_inline && !(j->ntakes % JOB_CHECK) &&
 					 tk_print_pool_starving(pool->pp)),
 				0);
@@ -2537,6 +2728,7 @@ static void pool_free(struct pool *pool)
 		free(pool->jobs[i].start);
 		free(pool->jobs[i].at_page);
 		free(pool->jobs[i].at_off);
+		free(pool->jobs[i].fn_slots);
 	}
 	free(pool->jobs);
 	free(pool);
@@ -2643,12 +2835,15 @@ static struct pool *pool_new(struct report *r, unsigned int threads)
 	for (size_t i = 0; ok && i < pool->njobs; i++) {
 		struct job *j = &pool->jobs[i];
 
-		j->takes = tk_line_alloc(JOB_RECORDS, sizeof(*j->takes));
+		/* A funcgraph leaf takes its exit too: one record past JOB_RECORDS, four to a word.
+		 */
+		j->takes = tk_line_alloc(JOB_RECORDS + 4, sizeof(*j->takes));
+		j->fn_slots = tk_line_alloc(JOB_RECORDS, sizeof(*j->fn_slots));
 		j->picks = tk_line_alloc(JOB_RECORDS, sizeof(*j->picks));
 		j->start = tk_line_calloc(r->nstreams, sizeof(*j->start));
 		j->at_page = tk_line_calloc(r->nstreams, sizeof(*j->at_page));
 		j->at_off = tk_line_calloc(r->nstreams, sizeof(*j->at_off));
-		ok = j->takes && j->picks && j->start && j->at_page && j->at_off;
+		ok = j->takes && j->picks && j->start && j->at_page && j->at_off && j->fn_slots;
 	}
 	if (!ok) {
 		pool_free(pool);
@@ -2828,6 +3023,10 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
 	r->opts = opts;
 	r->info = tk_dat_get_info(dat);
 	r->path = r->info->path ? r->info->path : "trace.dat";
+	r->fg_entry_id = -1;
+	r->fg_exit_id = -1;
+	r->fg_fn_id = -1;
+	r->fg_lo = UINT32_MAX;
 	r->usecs = clock_in_usecs(r->info);
 	/* Unsigned sums wrap as tk_dat_timestamp()'s do, so one addend serves. */
 	r->ts_add = (r->info->has_date ? (uint64_t)r->info->date_offset_us * 1000u : 0) +
@@ -2857,6 +3056,7 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
 		ret = check_plugin_options(opts);
 	if (ret)
 		return ret;
+	fgraph_ids(r);
 	ret = load_filter(r);
 	if (ret)
 		return ret;
@@ -2916,6 +3116,118 @@ static int report_open(struct report *r)
 }
 
 /*
+ * The usual take of a record fgraph_take() does not look ahead for; for an
+ * ftrace:function line, with its indentation worked out here, in record
+ * order (funcgraph.c). Return: as stream_next().
+ */
+static int fn_take(struct report *r, struct pool *pool, struct stream *s, struct line *l)
+{
+	struct printer *p = &r->pr;
+	int idx = -1;
+
+	if (l->ev->id == r->fg_fn_id && !(r->opts->flags & TK_REPORT_RAW)) {
+		if (!r->fn_indent)
+			r->fn_indent = tk_fn_indent_new();
+		if (r->fn_indent)
+			idx = tk_fn_indent_next(r->fn_indent, r->set, p->memo, l->ev, l->data,
+						l->size, s->cpu);
+		else
+			r->nomem = true;
+	}
+	p->fn_slot = idx >= 0 ? (uint32_t)idx + 1 : 0;
+	if (pool) {
+		pool_take(pool, s, l, true);
+		if (!pool->cur_inline)
+			pool->cur->fn_slots[pool->cur->npicks - 1] = p->fn_slot;
+	} else {
+		emit_fg_line(p, l);
+	}
+	p->fn_slot = 0;
+	return stream_next(r, s);
+}
+
+/*
+ * The merge's half of a funcgraph entry's line, in place of the usual
+ * take (merge_records()): trace-cmd prints an entry as a leaf when the
+ * next record of its buffer is its return, which it then takes without
+ * printing it. That record is the earliest of the buffer's streams, @s
+ * having moved past the entry (its record is copied first: the move may
+ * replace the page). The entry is printed, or logged for the workers
+ * followed by the exit's take, which fgraph_replay() recognises.
+ * Return: as stream_next() for @s; or FG_HEAP_DONE when the exit came
+ * from another stream and the heap has been restored here.
+ */
+static int __attribute__((noinline))
+fgraph_take(struct report *r, struct pool *pool, struct stream *s, struct line *l)
+{
+	struct printer *p = &r->pr;
+	struct stream *n = NULL;
+	bool leaf = false, moved = l->size <= FG_COPY;
+	int ret = 0, nret;
+
+	/* -R prints the raw fields: trace-cmd calls no handler, so nothing is looked ahead. */
+	if (l->ev->id == r->fg_fn_id || l->ev->id != r->fg_entry_id ||
+	    (r->opts->flags & TK_REPORT_RAW))
+		return fn_take(r, pool, s, l);
+	if (!r->fg_exit_ev && r->fg_exit_id >= 0)
+		r->fg_exit_ev = event_get(r, r->fg_exit_id);
+	if (moved) {
+		memcpy(p->fg_entry_copy, l->data, l->size);
+		l->data = p->fg_entry_copy;
+		ret = stream_next(r, s);
+		for (size_t i = 0; ret >= 0 && i < r->nstreams; i++) {
+			struct stream *t = &r->streams[i];
+
+			if (t->buffer != s->buffer || (t == s ? ret != 1 : !t->live))
+				continue;
+			if (!n || tk_merge_before(&t->key, &n->key))
+				n = t;
+		}
+		leaf = n && fgraph_exit_of(r, l, n->rec);
+		if (leaf) {
+			memcpy(p->fg_exit_copy, n->rec->data, n->rec->size);
+			p->fg_exit = p->fg_exit_copy;
+			p->fg_exit_size = n->rec->size;
+		}
+	}
+	if (pool) {
+		pool_take(pool, s, l, true);
+		if (leaf)
+			pool_take(pool, n, NULL, false);
+	} else {
+		emit_fg_line(p, l);
+	}
+	p->fg_exit = NULL;
+	if (!moved)
+		return stream_next(r, s);
+	if (!leaf || ret < 0)
+		return ret;
+	n->events++;
+	if (n == s)
+		return stream_next(r, s);
+	/* The exit came from another CPU: restore the heap for @s, then for @n (rare). */
+	nret = stream_next(r, n);
+	if (ret == 1) {
+		tk_merge_heap_fix_top(r->heap, r->nheap);
+	} else {
+		s->live = false;
+		r->nheap = tk_merge_heap_pop(r->heap, r->nheap);
+	}
+	if (nret == 0) {
+		n->live = false;
+		for (size_t i = 0; i < r->nheap; i++) {
+			if (r->heap[i] == &n->key) {
+				r->heap[i] = r->heap[--r->nheap];
+				break;
+			}
+		}
+	}
+	for (size_t i = r->nheap / 2; i-- > 0;)
+		tk_merge_heap_down(r->heap, r->nheap, i);
+	return nret < 0 ? nret : FG_HEAP_DONE;
+}
+
+/*
  * The merge: every record in time order, to the end of the window, each
  * line printed here or logged for the pool's workers (@pool, or NULL).
  * Return: 0 or an error; a cut CPU stream is no error here (stream_cut()).
@@ -2930,21 +3242,29 @@ static int merge_records(struct report *r, struct pool *pool)
 		/* The key is the stream's first member. */
 		struct stream *s = (struct stream *)r->heap[0];
 		struct line l;
+		bool shown;
 
 		if (__builtin_expect(s->key.ts >= end_ns, 0) && opts->has_end)
 			break;
 		s->events++;
-		if (pool)
-			pool_take(pool, s, select_record(r, s, &l) ? &l : NULL);
-		else if (select_record(r, s, &l))
-			emit_line(&r->pr, &l);
-		ret = stream_next(r, s);
+		shown = select_record(r, s, &l);
+		if (__builtin_expect(shown && l.ev && fg_event(r, l.ev->id), 0)) {
+			ret = fgraph_take(r, pool, s, &l);
+		} else {
+			if (pool)
+				pool_take(pool, s, shown ? &l : NULL, false);
+			else if (shown)
+				emit_line(&r->pr, &l, false);
+			ret = stream_next(r, s);
+		}
 		if (__builtin_expect(ret == 1, 1)) {
 			ret = 0;
 			tk_merge_heap_fix_top(r->heap, r->nheap);
 		} else if (ret == 0) {
 			s->live = false;
 			r->nheap = tk_merge_heap_pop(r->heap, r->nheap);
+		} else if (ret == FG_HEAP_DONE) {
+			ret = 0;
 		}
 		/* Here, where every live stream holds its next record: where the next job starts.
 		 */
@@ -3088,6 +3408,7 @@ static void report_release(struct report *r)
 	free(r->probe_memo);
 	tk_symbolizer_free(r->sym);
 	tk_cache_close(r->cache);
+	tk_fn_indent_free(r->fn_indent);
 }
 
 int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
@@ -3234,7 +3555,7 @@ int tk_report_run_files(struct tk_dat *const *dats, const char *const *names, si
 			break;
 		s->events++;
 		if (select_record(r, s, &l)) {
-			emit_line(&r->pr, &l);
+			emit_line(&r->pr, &l, false);
 			/* --ts-diff counts from the line before, whichever file printed it. */
 			for (size_t i = 0; i < n; i++)
 				rs[i].pr.diff_last = r->pr.diff_last;

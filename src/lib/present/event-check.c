@@ -301,8 +301,12 @@ static bool print_fmt(struct cursor *c)
 			if (!divisor_ok(c->p, c->end))
 				return false;
 			prev = TOK_OP;
-		} else {
+		} else if (strchr("+-*&|^~!<>=,.", ch) || (ch == ';' && depth)) {
 			prev = TOK_OP;
+		} else {
+			/* No C operator ('$', '@', '#', ';'...): libtraceevent 1.7.1 crashes on
+			 * "x)$ y". */
+			return false;
 		}
 	}
 	if (first || depth)

@@ -1782,16 +1782,10 @@ static int add_feature(struct tk_perfdata *pd, uint32_t id, uint64_t id_off, uin
 					       "events",
 					       size),
 				       off, size, 0);
-		/* Salvaging, a payload that does not parse is a damaged region like any. */
-		if (!pd->strict && fp.why[0])
-			return add_damage(pd, off + fp.bad_at, size, 0,
-					  "feature %s (%" PRIu64 " bytes at 0x%" PRIx64
-					  ") is malformed: %s",
-					  tk_perfdata_feature_name(id), size, off, fp.why);
-		if (!pd->strict)
-			return add_damage(pd, off, size, 0,
-					  "feature %s (%" PRIu64 " bytes) is malformed",
-					  tk_perfdata_feature_name(id), size);
+		/*
+		 * A payload that does not parse loses no record: it stays a
+		 * warning (exit 0), salvaging or not, as before issue 21.
+		 */
 		if (fp.why[0])
 			tk_warn("%s: offset 0x%" PRIx64 ": feature %s (%" PRIu64
 				" bytes at 0x%" PRIx64 ") is malformed: %s: skipped",

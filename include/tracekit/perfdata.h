@@ -706,17 +706,22 @@ struct tk_perfdata_writer;
 
 /**
  * tk_perfdata_writer_open() - create (truncate) a perf.data file
- * @path: output file
+ * @path: output file; a FIFO or character device is opened write-only and
+ *        never truncated, and "-" is standard output: those get perf's
+ *        pipe format (perf record -o -), streamed front to back
  *
  * Nothing is written until the first record or tk_perfdata_writer_begin():
- * attrs must be added first.
+ * attrs must be added first. In pipe mode the metadata goes out at begin
+ * (features set later, such as SAMPLE_TIME, are not sent; build ids go out
+ * as HEADER_BUILD_ID records at finish).
  * Return: handle, or NULL with errno set.
  */
 TK_API struct tk_perfdata_writer *tk_perfdata_writer_open(const char *path);
 
 /**
- * tk_perfdata_writer_open_fd() - same on an empty seekable descriptor,
- * which the writer does not close
+ * tk_perfdata_writer_open_fd() - same on an empty descriptor, which the
+ * writer does not close: a regular file gets file mode, anything else (or
+ * @name "-") pipe mode
  */
 TK_API struct tk_perfdata_writer *tk_perfdata_writer_open_fd(int fd, const char *name);
 

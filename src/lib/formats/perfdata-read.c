@@ -64,6 +64,41 @@
  * past EOF. perf 6.1 then misreads the data as the feature table; we warn,
  * ignore the feature bits (there is no table) and read records to the last
  * complete one.
+ *
+ * Salvage (issue 21; tk_perfdata_open_opts() without .strict). Damage is
+ * listed as regions {offset, what, bytes skipped, records lost if known}
+ * instead of failing; a region that starts where the last one ended
+ * extends it. What counts as damage:
+ *   - header: a data size past EOF (file cut short: features lost, records
+ *     read to the last whole one). Size 0 stays the killed recorder above.
+ *   - attrs: ids outside the file (the attr keeps no ids), a size unlike
+ *     attr_size, sample_id_all unlike attr 0's. Only a header whose attrs
+ *     cannot be placed at all stays fatal: no sample could be decoded.
+ *   - features: a table past EOF (all ignored), an entry outside the file,
+ *     a malformed TRACING_DATA of a tracepoint file (samples then print
+ *     unnamed). A payload that does not parse stays a warning: it loses
+ *     no record.
+ *   - records: a size below 8, a type perf 6.1 never writes (not 1..21 or
+ *     64..82), a TRACING_DATA/AUXTRACE header too short for its fields, a
+ *     record running past the data, and a SAMPLE whose fields decode from
+ *     8 bytes fewer than its size (the kernel sizes samples exactly, padded
+ *     to 8; such a size is otherwise plausible and could step over whole
+ *     records unseen). A COMPRESSED record zstd refuses, or whose output
+ *     does not split into records, loses its own output only: the decoder
+ *     restarts at the next frame (perf ends a frame at every flush).
+ * Resync: from the byte after a damaged record's offset, every offset is a
+ * candidate (records after a COMPRESSED one need not be 8-aligned, and a
+ * damaged size misaligns the walk), and the first where three headers in
+ * a row are plausible (or fewer that end exactly at the end of the data)
+ * ends the region. Plausible: a known type, misc bits 3..10 clear, a size
+ * of at least 8 that fits (kernel records a multiple of 8), and for a
+ * SAMPLE an id that names an event and a time within a day of the last
+ * sample read whole (one far time is taken only when three in a row
+ * agree). Each candidate reads at most three headers inside a window of
+ * 3 x 64 KiB + 8 that slides forward without rescanning, so the scan is
+ * linear in the bytes skipped. On the test campaign (tests/integration/
+ * test-damage-perf.sh: 400 damaged copies) no sample was lost silently
+ * and no copy printed fewer samples than perf script where perf read it.
  */
 #include <errno.h>
 #include <fcntl.h>

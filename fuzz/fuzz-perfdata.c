@@ -8,11 +8,16 @@
  * tk_perfdata_report_run() into /dev/null, which reaches the report's own
  * fixed-layout sample decoding, id memo and queue sorting, and once more
  * converted to a .dat (tk_convert_perf_to_dat) into a memfd.
+ * The first pass reads strictly (the first damage is an error); the
+ * report, the conversion and tk_perfdata_check() salvage (issue 21), which
+ * reaches the resync scan, the damage list and zstd recovery; the damage
+ * list is walked.
  * The target only needs to not crash, hang or leak; errors are expected.
  */
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -30,12 +35,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tk_perf_record rec;
 	struct tk_perfdata_tracing t;
 	struct tk_perfdata_text text;
+	struct tk_perfdata_check_result res = {.sz = sizeof(res)};
 	const char *sys;
+	char path[64];
 	int fd;
 
 	fd = fuzz_input("fuzz-perfdata", data, size);
 	if (fd < 0)
 		return 0;
+	/* The salvaging opens go by name: a new open file of the same memfd. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	pd = tk_perfdata_open_fd(fd, "fuzz.data");
 	if (pd) {
 		for (size_t i = 0; i < tk_perfdata_evsel_count(pd); i++)
@@ -66,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		tk_perfdata_close(pd);
 	}
-	pd = tk_perfdata_open_fd(fd, "fuzz.data");
+	pd = tk_perfdata_open_opts(path, NULL);
 	if (pd) {
 		static int null_fd = -1;
 		struct tk_perfdata_report_opts opts = {
@@ -78,10 +87,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		opts.fd = null_fd;
 		if (null_fd >= 0 && tk_perfdata_report_run(pd, &opts, &rst) == 0)
 			sink += rst.printed;
+		for (size_t i = 0; i < tk_perfdata_damage_count(pd); i++)
+			sink += tk_perfdata_damage_get(pd, i)->skipped +
+				(uint8_t)tk_perfdata_damage_get(pd, i)->what[0];
 		tk_perfdata_close(pd);
 	}
 	/* Convert to .dat, into a memfd that is thrown away. */
-	pd = tk_perfdata_open_fd(fd, "fuzz.data");
+	pd = tk_perfdata_open_opts(path, NULL);
 	if (pd) {
 		int out = memfd_create("fuzz-perfdata-out", MFD_CLOEXEC);
 
@@ -90,6 +102,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (out >= 0)
 			close(out);
 		tk_perfdata_close(pd);
+	}
+	if (tk_perfdata_check(path, NULL, &res) >= 0) {
+		sink += res.samples + res.nr_damage;
+		free(res.damage);
 	}
 	close(fd);
 	return 0;

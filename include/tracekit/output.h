@@ -8,10 +8,10 @@
  * only once complete and on disk, so the name holds either the old file or
  * the whole new one. A symbolic link is followed and its final target is
  * replaced that way, in the target's own directory; the link stays a link.
- * A character device or a FIFO (-o /dev/null, a pipe to another program) is
- * written through: nothing is unlinked or renamed, and the caller must
- * write a format that streams. A directory, a block device or a socket is
- * refused. Nothing but a regular file is ever unlinked or renamed over.
+ * A character device or a FIFO (-o /dev/null, a pipe to another program),
+ * or "-" for standard output, is written through: nothing is unlinked or renamed, and the caller
+ * must write a format that streams. A directory, a block device or a socket is refused. Nothing but
+ * a regular file is ever unlinked or renamed over.
  */
 #ifndef TRACEKIT_OUTPUT_H
 #define TRACEKIT_OUTPUT_H
@@ -32,7 +32,8 @@ enum tk_output_kind {
 
 /**
  * tk_output_open() - prepare to write @path
- * @path:  the name the user gave
+ * @path:  the name the user gave; "-" is standard output (a duplicate of
+ *         descriptor 1, closed by the handle), written through as a stream
  * @input: optional; a file being read at the same time. Writing onto it is
  *         refused (the rename would replace the input while it is read).
  *

@@ -458,6 +458,110 @@ TK_API struct tk_perfdata *tk_perfdata_open(const char *path);
  */
 TK_API struct tk_perfdata *tk_perfdata_open_fd(int fd, const char *name);
 
+/**
+ * struct tk_perfdata_open_opts - how a reader treats a damaged file
+ * @sz:     sizeof(struct tk_perfdata_open_opts): declare it with TK_OPTS()
+ * @strict: stop at the first damage with an error (tk_perfdata_open()'s
+ *          behaviour); false (the default) salvages: the damage is listed
+ *          (tk_perfdata_damage_get()) and reading goes on after it
+ */
+struct tk_perfdata_open_opts {
+	size_t sz;
+	bool strict;
+};
+
+/**
+ * struct tk_perfdata_damage - one damaged region of a file
+ * @offset:     where the damage starts (file or stream offset)
+ * @skipped:    bytes passed over without being read as records
+ * @lost:       records lost, when @lost_known
+ * @lost_known: whether @lost is a count (false: unknown)
+ * @what:       what is wrong, one line, no file name or offset
+ */
+struct tk_perfdata_damage {
+	uint64_t offset;
+	uint64_t skipped;
+	uint64_t lost;
+	bool lost_known;
+	char what[160];
+};
+
+/**
+ * tk_perfdata_open_opts() - open a perf.data file, salvaging damage
+ * @path: as tk_perfdata_open()
+ * @opts: NULL or zero-initialised: salvage
+ *
+ * Without @opts->strict a damaged file is read as far as it can be: an
+ * unreadable feature table or feature payload (TRACING_DATA included) is
+ * skipped; an attr whose ids lie outside the file keeps no ids; in the
+ * data section a record whose size is below 8 or runs past the data end,
+ * or whose type no perf writes, starts a damaged region that ends at the
+ * next plausible record; a COMPRESSED record that does not decompress is
+ * lost alone; a file or stream cut short is read to its last complete
+ * record. Each region is listed for tk_perfdata_damage_get() as it is met
+ * (the data section's while tk_perfdata_next() reads). Only a header or
+ * attr section from which no sample could be decoded is fatal.
+ * Context: blocking I/O.
+ * Return: as tk_perfdata_open().
+ */
+TK_API struct tk_perfdata *tk_perfdata_open_opts(const char *path,
+						 const struct tk_perfdata_open_opts *opts);
+
+/**
+ * tk_perfdata_damage_count() - damaged regions met so far
+ * @pd: reader
+ * Return: their count; it grows while tk_perfdata_next() reads.
+ */
+TK_API size_t tk_perfdata_damage_count(const struct tk_perfdata *pd);
+
+/**
+ * tk_perfdata_damage_get() - one damaged region, in the order met
+ * @pd: reader
+ * @i:  below tk_perfdata_damage_count()
+ * Return: borrowed until close, or NULL when @i is out of range.
+ */
+TK_API const struct tk_perfdata_damage *tk_perfdata_damage_get(const struct tk_perfdata *pd,
+							       size_t i);
+
+/**
+ * struct tk_perfdata_check_result - what tk_perfdata_check() found
+ * @sz:          sizeof(struct tk_perfdata_check_result): declare it with TK_OPTS()
+ * @records:     records read (those inside COMPRESSED records counted)
+ * @samples:     SAMPLE records
+ * @samples_bad: samples whose fields do not fit their record
+ * @unknown_id:  samples whose id names no event of the file
+ * @damage:      the damaged regions (each bad sample is one too); the
+ *               caller frees the array with free()
+ * @nr_damage:   their count
+ */
+struct tk_perfdata_check_result {
+	size_t sz;
+	uint64_t records;
+	uint64_t samples;
+	uint64_t samples_bad;
+	uint64_t unknown_id;
+	struct tk_perfdata_damage *damage;
+	size_t nr_damage;
+};
+
+/**
+ * tk_perfdata_check() - read a whole perf.data file and report its damage
+ * @path:   file to check ("-": standard input)
+ * @opts:   NULL (salvage), or strict: stop at the first damage
+ * @result: filled; @result->damage is allocated even when empty
+ *
+ * Reads every record, decodes every sample by its attr and lists each
+ * damaged region as tk_perfdata_open_opts() does, plus samples that do not
+ * decode. Nothing is printed.
+ * Context: blocking I/O; memory as one reader.
+ * Return: the number of damaged regions plus samples of unknown ids (0: the
+ * file is whole), or a negative errno when the file cannot be opened or
+ * read at all (strict: at the first damage), with tk_errmsg() set and
+ * @result->damage NULL.
+ */
+TK_API int tk_perfdata_check(const char *path, const struct tk_perfdata_open_opts *opts,
+			     struct tk_perfdata_check_result *result);
+
 /** tk_perfdata_close() - free a reader; NULL is accepted. */
 TK_API void tk_perfdata_close(struct tk_perfdata *pd);
 
@@ -615,17 +719,22 @@ struct tk_perfdata_writer;
 
 /**
  * tk_perfdata_writer_open() - create (truncate) a perf.data file
- * @path: output file
+ * @path: output file; a FIFO or character device is opened write-only and
+ *        never truncated, and "-" is standard output: those get perf's
+ *        pipe format (perf record -o -), streamed front to back
  *
  * Nothing is written until the first record or tk_perfdata_writer_begin():
- * attrs must be added first.
+ * attrs must be added first. In pipe mode the metadata goes out at begin
+ * (features set later, such as SAMPLE_TIME, are not sent; build ids go out
+ * as HEADER_BUILD_ID records at finish).
  * Return: handle, or NULL with errno set.
  */
 TK_API struct tk_perfdata_writer *tk_perfdata_writer_open(const char *path);
 
 /**
- * tk_perfdata_writer_open_fd() - same on an empty seekable descriptor,
- * which the writer does not close
+ * tk_perfdata_writer_open_fd() - same on an empty descriptor, which the
+ * writer does not close: a regular file gets file mode, anything else (or
+ * @name "-") pipe mode
  */
 TK_API struct tk_perfdata_writer *tk_perfdata_writer_open_fd(int fd, const char *name);
 

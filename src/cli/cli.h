@@ -109,4 +109,12 @@ int cli_cpu_error(const char *path, const char *buffer_name, uint32_t cpu);
 /* Flush stdout and report a write error (full disk, closed pipe) as a failure. */
 int cli_finish_stdout(int status);
 
+struct tk_perfdata;
+
+/*
+ * Print one warning line per damaged region a perf.data reader met
+ * (perfdata-damage.c). Returns CLI_FAIL when there was one, else CLI_OK.
+ */
+int cli_perf_damage(const char *path, const struct tk_perfdata *pd);
+
 #endif

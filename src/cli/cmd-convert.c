@@ -49,6 +49,9 @@ const char cmd_convert_usage[] =
 	"                          12's 3.1.6 has zstd but no zlib\n"
 	"      --to perf|dat       output format (default: perf for OUT named *.data)\n"
 	"  -q, --quiet             do not print the summary line\n"
+	"      --strict            perf.data IN: stop at the first damage (exit 1, no\n"
+	"                          OUT); by default damaged parts are skipped with one\n"
+	"                          warning line each, OUT holds the rest, exit 1\n"
 	"  -h, --help              show this help\n";
 
 /* Inputs larger than this get a progress line when stderr is a terminal. */
@@ -91,6 +94,8 @@ struct convert {
 	int in_version;
 	enum tk_compression in_compression;
 	uint64_t in_size;
+	bool strict;  /* --strict: damage in a perf.data IN is an error */
+	bool damaged; /* the warnings for damaged regions of IN were printed */
 };
 
 static double now_seconds(void)
@@ -129,10 +134,13 @@ static int convert_into(struct convert *cv, enum direction dir, int fd)
 	int r;
 
 	if (dir == PERF_TO_DAT) {
-		pd = tk_perfdata_open(cv->in);
+		TK_OPTS(tk_perfdata_open_opts, oopts, .strict = cv->strict);
+
+		pd = tk_perfdata_open_opts(cv->in, &oopts);
 		if (!pd)
 			return cli_lib_error(cv->in);
 		r = tk_convert_perf_to_dat(pd, fd, cv->out, &cv->opts, &cv->st);
+		cv->damaged = cli_perf_damage(cv->in, pd) != CLI_OK;
 		tk_perfdata_close(pd);
 		return r < 0 ? cli_lib_error(NULL) : CLI_OK;
 	}
@@ -216,7 +224,7 @@ static int run(struct convert *cv, enum direction dir, bool quiet)
 			cv->in, cv->st.skipped_bad);
 	if (!quiet)
 		print_summary(cv, dir, size, now_seconds() - start);
-	return CLI_OK;
+	return cv->damaged ? CLI_FAIL : CLI_OK;
 }
 
 static bool ends_with(const char *s, const char *tail)
@@ -228,7 +236,7 @@ static bool ends_with(const char *s, const char *tail)
 
 int cmd_convert(int argc, char **argv)
 {
-	enum { OPT_FILE_VERSION = 256, OPT_COMPRESSION, OPT_TO };
+	enum { OPT_FILE_VERSION = 256, OPT_COMPRESSION, OPT_TO, OPT_STRICT };
 	static const struct option longopts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"output", required_argument, NULL, 'o'},
@@ -236,6 +244,7 @@ int cmd_convert(int argc, char **argv)
 		{"compression", required_argument, NULL, OPT_COMPRESSION},
 		{"quiet", no_argument, NULL, 'q'},
 		{"to", required_argument, NULL, OPT_TO},
+		{"strict", no_argument, NULL, OPT_STRICT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -274,6 +283,9 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case OPT_STRICT:
+			cv.strict = true;
 			break;
 		default: /* -h, or an option getopt rejected */
 			return cli_help_or_bad_option(c, argv, cmd_convert_usage);

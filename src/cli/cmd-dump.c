@@ -57,6 +57,9 @@ const char cmd_dump_usage[] =
 	"                        ftrace-events (17), events (18), kallsyms (19),\n"
 	"                        printk (20), cmdlines (21); kallsyms, printk and\n"
 	"                        cmdlines as their text alone (no length field)\n"
+	"      --strict          stop at the first damage in the file (exit 1); by\n"
+	"                        default damaged parts are skipped with one warning\n"
+	"                        line each, and the exit status is 1\n"
 	"  -h, --help            show this help\n";
 
 /* ------------------------------------------------------------ byte helpers */
@@ -860,9 +863,10 @@ static void print_stat_config(const struct tk_perf_record *rec)
  * ids, the records counted by type (every record is read, so exit 0 means
  * the whole data section was readable) and a stat file's STAT_CONFIG.
  */
-static int dump_perfdata(const char *path, bool summary)
+static int dump_perfdata(const char *path, bool summary, bool strict)
 {
-	struct tk_perfdata *pd = tk_perfdata_open(path);
+	TK_OPTS(tk_perfdata_open_opts, oopts, .strict = strict);
+	struct tk_perfdata *pd = tk_perfdata_open_opts(path, &oopts);
 	const struct tk_perfdata_info *in;
 	struct tk_perf_record rec;
 	uint64_t counts[128] = {0}, total = 0, samples_bad = 0;
@@ -932,6 +936,7 @@ static int dump_perfdata(const char *path, bool summary)
 		}
 	}
 	if (r < 0) {
+		cli_perf_damage(path, pd);
 		r = cli_lib_error(path);
 		goto out;
 	}
@@ -946,11 +951,11 @@ static int dump_perfdata(const char *path, bool summary)
 		       in->nr_compressed, in->compressed_bytes, in->decompressed_bytes);
 	if (stat_copy)
 		print_stat_config(&stat_config);
-	if (samples_bad) {
-		r = cli_error("%s: %" PRIu64 " samples could not be decoded", path, samples_bad);
-		goto out;
-	}
 	r = cli_finish_stdout(CLI_OK);
+	if (cli_perf_damage(path, pd) != CLI_OK && r == CLI_OK)
+		r = CLI_FAIL;
+	if (samples_bad)
+		r = cli_error("%s: %" PRIu64 " samples could not be decoded", path, samples_bad);
 out:
 	free(stat_copy);
 	tk_perfdata_close(pd);
@@ -961,11 +966,12 @@ out:
 
 int cmd_dump(int argc, char **argv)
 {
-	enum { OPT_SUMMARY = 256, OPT_SECTION };
+	enum { OPT_SUMMARY = 256, OPT_SECTION, OPT_STRICT };
 	static const struct option longopts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"summary", no_argument, NULL, OPT_SUMMARY},
 		{"section", required_argument, NULL, OPT_SECTION},
+		{"strict", no_argument, NULL, OPT_STRICT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -973,7 +979,7 @@ int cmd_dump(int argc, char **argv)
 	enum tk_filekind kind;
 	const struct tk_dat_info *info;
 	struct totals tot = {0};
-	bool summary = false;
+	bool summary = false, strict = false;
 	struct tk_dat *dat;
 	uint16_t section_id = 0;
 	int c, r = CLI_OK;
@@ -987,6 +993,9 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case OPT_SUMMARY:
 			summary = true;
+			break;
+		case OPT_STRICT:
+			strict = true;
 			break;
 		case OPT_SECTION:
 			section = optarg;
@@ -1014,7 +1023,7 @@ int cmd_dump(int argc, char **argv)
 	if (kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE) {
 		if (section)
 			return cli_usage_error("--section applies to .dat files only");
-		return dump_perfdata(path, summary);
+		return dump_perfdata(path, summary, strict);
 	}
 	dat = tk_dat_open(path);
 	if (!dat)

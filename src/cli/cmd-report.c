@@ -82,6 +82,10 @@ const char cmd_report_usage[] =
 	"                        the recorded kernel build id (perf's --kallsyms)\n"
 	"      --max-stack N     perf.data: print at most N callchain entries\n"
 	"                        (default: kernel.perf_event_max_stack, as perf)\n"
+	"      --strict          stop at the first damage in the file (exit 1, no\n"
+	"                        events printed from past it); by default damaged\n"
+	"                        parts are skipped with one warning line each, and\n"
+	"                        the exit status is 1\n"
 	"  -h, --help            show this help\n";
 
 enum {
@@ -103,6 +107,7 @@ enum {
 	OPT_LAST_EVENT,
 	OPT_FIELDS,
 	OPT_MAX_STACK,
+	OPT_STRICT,
 };
 
 /*
@@ -265,8 +270,9 @@ static int report_losses(const char *path, const struct tk_perfdata_report_stats
  * data (printed, or its error reported in @status), 0 for a .dat.
  */
 static int report_perfdata(const char *path, const struct tk_report_opts *opts,
-			   const struct sym_sources *src, int *status)
+			   const struct sym_sources *src, bool strict, int *status)
 {
+	TK_OPTS(tk_perfdata_open_opts, oopts, .strict = strict);
 	struct tk_perfdata_report_stats rst;
 	int ret;
 	static const struct {
@@ -336,20 +342,23 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 	}
 	if (opts->flags & TK_REPORT_NSEC)
 		popts.flags |= TK_PERFDATA_REPORT_NSEC;
-	pd = tk_perfdata_open(path);
+	pd = tk_perfdata_open_opts(path, &oopts);
 	if (!pd) {
 		*status = cli_lib_error(path);
 		return 1;
 	}
 	fflush(stdout);
 	ret = tk_perfdata_report_run(pd, &popts, &rst);
+	/* Damage met before a failure is news too: its lines come first. */
+	if (cli_perf_damage(path, pd) != CLI_OK)
+		*status = CLI_FAIL;
 	/* An -F that names no event of the file is a usage error. */
 	if (ret == -EINVAL)
 		*status = cli_usage_error("%s", tk_errmsg());
 	else if (ret < 0)
 		*status = cli_lib_error(path);
-	else
-		*status = report_losses(path, &rst);
+	else if (report_losses(path, &rst) != CLI_OK)
+		*status = CLI_FAIL;
 	tk_perfdata_close(pd);
 	return 1;
 }
@@ -419,6 +428,7 @@ int cmd_report(int argc, char **argv)
 		{"first-event", no_argument, NULL, OPT_FIRST_EVENT},
 		{"last-event", no_argument, NULL, OPT_LAST_EVENT},
 		{"fields", required_argument, NULL, OPT_FIELDS},
+		{"strict", no_argument, NULL, OPT_STRICT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -433,6 +443,7 @@ int cmd_report(int argc, char **argv)
 	int *pids = NULL;
 	size_t npids = 0;
 	struct tk_dat *dat;
+	bool strict = false;
 	int c, ret, status = CLI_OK;
 
 	memset(&opts, 0, sizeof(opts));
@@ -563,6 +574,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_HEADER:
 			opts.flags |= TK_REPORT_HEADER;
 			break;
+		case OPT_STRICT:
+			strict = true;
+			break;
 		case OPT_CACHE_DIR:
 			cache_dir = optarg;
 			break;
@@ -643,7 +657,7 @@ int cmd_report(int argc, char **argv)
 		status = report_files(inputs, ninputs, &opts);
 		goto out;
 	}
-	if (report_perfdata(path, &opts, &src, &status))
+	if (report_perfdata(path, &opts, &src, strict, &status))
 		goto out;
 	dat = tk_dat_open(path);
 	if (!dat) {

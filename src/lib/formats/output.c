@@ -15,6 +15,8 @@
  *     through. Unlinking /dev/null (as root) or a FIFO another program
  *     reads would break the system or the pipeline; the caller writes a
  *     format that streams (or refuses, saying why).
+ *   - "-": standard output (a duplicate of descriptor 1), written through
+ *     like a stream whatever it is, as perf's "-o -".
  *   - a directory, block device or socket: refused.
  *
  * The temporary file is made with open(O_EXCL) and a random suffix rather
@@ -158,6 +160,18 @@ struct tk_output *tk_output_open(const char *path, const char *input)
 		return NULL;
 	}
 	out->fd = -1;
+	if (strcmp(path, "-") == 0) {
+		out->kind = TK_OUTPUT_STREAM;
+		out->target = strdup("-");
+		out->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (!out->target)
+			r = tk_fail(ENOMEM, "out of memory");
+		else if (out->fd < 0)
+			r = tk_fail(errno, "standard output: %s", strerror(errno));
+		if (r < 0)
+			goto fail;
+		return out;
+	}
 	out->target = resolve_target(path, &st, &r);
 	if (!out->target)
 		goto fail;
@@ -191,6 +205,13 @@ char *tk_output_target_of(const char *path, enum tk_output_kind *kind)
 	char *target, *dir;
 	int r = 0;
 
+	if (strcmp(path, "-") == 0) {
+		*kind = TK_OUTPUT_STREAM;
+		target = strdup("-");
+		if (!target)
+			errno = -tk_fail(ENOMEM, "out of memory");
+		return target;
+	}
 	target = resolve_target(path, &st, &r);
 	if (!target) {
 		errno = -r;

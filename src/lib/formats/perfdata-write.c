@@ -68,6 +68,27 @@
  * table and payloads) is rewritten, plus ids and attrs, which move behind
  * the features because the old id arrays in front have no room for new
  * ids. perf 6.1 reads attrs and ids wherever the header points.
+ *
+ * Pipe mode. Onto anything but a regular file (a FIFO, a character device,
+ * standard output as "-") nothing can be filled in later, so the writer
+ * streams perf's pipe format front to back, as `perf record -o -` does:
+ *
+ *   0   u64 magic | u64 16
+ *   16  per event HEADER_ATTR {header 64; attr (128 bytes); u64 ids[]}
+ *       per feature set at begin HEADER_FEATURE {header 80; u64 id;
+ *       payload}, then the end mark {header 80; u64 32}
+ *       (TRACING_DATA) HEADER_TRACING_DATA {header 66, size 16; u32 size
+ *       rounded up to 8; u32 0}, the blob and its zero padding after it
+ *   the records as the caller gives them; at finish one HEADER_BUILD_ID
+ *       {header 67; s32 pid; u8 id[20]; u8 size; 3 pad; name} per build id
+ *
+ * The order is perf 6.1's (measured on `perf record -o -`): attrs first,
+ * so that EVENT_DESC's names find their events in perf (which names
+ * events by id) and in tracekit's reader (by position) alike. Features set after
+ * begin (SAMPLE_TIME, known only at the end) are not sent: perf's pipe
+ * files lack them too. TRACING_DATA and BUILD_ID travel as their own
+ * records, never as HEADER_FEATURE, because perf 6.1 reads those two
+ * features from a file descriptor that pipe mode does not have.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +98,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -128,6 +150,7 @@ struct tk_perfdata_writer {
 	size_t len;
 	bool have_time;
 	uint64_t t_first, t_last;
+	bool pipe; /* not a regular file: perf's pipe format, written front to back */
 };
 
 static int wfail(struct tk_perfdata_writer *w, int err, const char *what)
@@ -153,9 +176,28 @@ static int pwrite_full(struct tk_perfdata_writer *w, const void *p, size_t n, ui
 	return 0;
 }
 
+/* Pipe mode: append @n bytes to the stream. */
+static int write_stream(struct tk_perfdata_writer *w, const void *p, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = write(w->fd, (const char *)p + done, n - done);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return wfail(w, errno, "write");
+		}
+		done += (size_t)r;
+	}
+	return 0;
+}
+
 static struct tk_perfdata_writer *writer_new(int fd, const char *name, bool own_fd)
 {
 	struct tk_perfdata_writer *w = calloc(1, sizeof(*w));
+	struct stat st;
 
 	if (w) {
 		w->name = strdup(name ? name : "perf.data");
@@ -173,12 +215,42 @@ static struct tk_perfdata_writer *writer_new(int fd, const char *name, bool own_
 	}
 	w->fd = fd;
 	w->own_fd = own_fd;
+	/* "-" is standard output in pipe mode whatever it is, as perf's -o -. */
+	w->pipe = (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) || (name && !strcmp(name, "-"));
 	return w;
+}
+
+/* A FIFO, a character device or "-" (standard output): opened for pipe mode. */
+static struct tk_perfdata_writer *open_stream(const char *path)
+{
+	int fd;
+
+	if (strcmp(path, "-") == 0) {
+		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	} else {
+		/* Write only: a reader that goes away must end the writer (EPIPE). */
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		int e = errno;
+
+		tk_fail(e, "%s: %s", path, strerror(e));
+		errno = e;
+		return NULL;
+	}
+	return writer_new(fd, path, true);
 }
 
 struct tk_perfdata_writer *tk_perfdata_writer_open(const char *path)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	struct stat st;
+	int fd;
+
+	/* Never truncated or replaced: they are written through, in pipe mode. */
+	if (strcmp(path, "-") == 0 ||
+	    (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))))
+		return open_stream(path);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
 	if (fd < 0) {
 		int e = errno;
@@ -200,14 +272,7 @@ struct tk_perfdata_writer *tk_perfdata_writer_open(const char *path)
 
 struct tk_perfdata_writer *tk_perfdata_writer_open_fd(int fd, const char *name)
 {
-	/* The header and the feature table are written last, at their places. */
-	if (fd >= 0 && lseek(fd, 0, SEEK_CUR) < 0) {
-		errno = -tk_fail(ESPIPE,
-				 "%s: this perf.data writer needs a regular file (it fills in the "
-				 "header last); write to a file and copy it",
-				 name ? name : "(fd)");
-		return NULL;
-	}
+	/* Anything but a regular file gets pipe mode (writer_new()). */
 	return writer_new(fd, name, false);
 }
 
@@ -620,6 +685,145 @@ static int write_early_features(struct tk_perfdata_writer *w, uint64_t pos, uint
 	return pwrite_full(w, w->tab, w->tab_len, w->data_offset);
 }
 
+/* A record header for pipe mode's metadata records. */
+static void put_rec_header(uint8_t *p, uint32_t type, size_t size)
+{
+	tk_store_u32(p, type, false);
+	tk_store_u16(p + 4, 0, false);
+	tk_store_u16(p + 6, (uint16_t)size, false);
+}
+
+/*
+ * Pipe mode's HEADER_TRACING_DATA. perf 6.1 passes over the kallsyms of
+ * tracing data with lseek(), which fails on a pipe, and then reads the
+ * symbols as what follows them; its own pipe streams carry none. So the
+ * blob goes out with an empty kallsyms (perf names symbols from its own
+ * sources anyway).
+ */
+static int pipe_tracing_data(struct tk_perfdata_writer *w)
+{
+	static const uint8_t zero[8];
+	const uint8_t *blob = w->feat[TK_PERF_FEAT_TRACING_DATA];
+	uint64_t len = w->feat_size[TK_PERF_FEAT_TRACING_DATA], cut_at = len, cut = 0, aligned;
+	struct tk_tracedata *td = tk_tracedata_new();
+	const char *what;
+	struct tk_text k;
+	uint8_t h[16];
+	uint64_t bad;
+	int r;
+
+	if (!td)
+		return tk_fail(ENOMEM, "out of memory");
+	if (tk_tracedata_parse_perf(td, blob, len, &bad, &what) == 0 &&
+	    tk_tracedata_kallsyms(td, &k) == 0 && k.len && (const uint8_t *)k.data >= blob + 4 &&
+	    (const uint8_t *)k.data + k.len <= blob + len) {
+		/* The kallsyms text sits in the blob after its u32 size. */
+		cut_at = (uint64_t)((const uint8_t *)k.data - blob) - 4;
+		cut = k.len;
+	}
+	tk_tracedata_free(td);
+	aligned = (len - cut + 7) & ~7ull;
+	if (aligned > UINT32_MAX)
+		return tk_fail(E2BIG, "%s: tracing data too large", w->name);
+	put_rec_header(h, TK_PERF_RECORD_HEADER_TRACING_DATA, 16);
+	tk_store_u32(h + 8, (uint32_t)aligned, false);
+	tk_store_u32(h + 12, 0, false);
+	r = write_stream(w, h, 16);
+	if (r == 0)
+		r = write_stream(w, blob, cut_at);
+	if (r == 0 && cut_at < len) {
+		r = write_stream(w, zero, 4);
+		if (r == 0)
+			r = write_stream(w, blob + cut_at + 4 + cut, len - cut_at - 4 - cut);
+	}
+	if (r == 0)
+		r = write_stream(w, zero, aligned - (len - cut));
+	return r;
+}
+
+/* Pipe mode's start: header, HEADER_ATTRs, HEADER_FEATUREs, tracing data. */
+static int pipe_begin(struct tk_perfdata_writer *w)
+{
+	uint8_t h[TK_PERF_ATTR_SIZE + 16];
+	uint64_t len;
+	int r;
+
+	tk_store_u64(h, TK_PERF_MAGIC, false);
+	tk_store_u64(h + 8, 16, false);
+	r = write_stream(w, h, 16);
+	for (size_t i = 0; i < w->nr_evsels && r == 0; i++) {
+		len = 8 + TK_PERF_ATTR_SIZE + 8 * (uint64_t)w->evsels[i].nr_ids;
+		if (len > 65535)
+			return tk_fail(E2BIG,
+				       "%s: event %zu has %zu ids, more than a pipe-mode "
+				       "HEADER_ATTR record holds",
+				       w->name, i, w->evsels[i].nr_ids);
+		put_rec_header(h, TK_PERF_RECORD_HEADER_ATTR, len);
+		tk_perfdata_attr_encode(&w->evsels[i].attr, h + 8);
+		r = write_stream(w, h, 8 + TK_PERF_ATTR_SIZE);
+		if (r == 0)
+			r = write_stream(w, w->evsels[i].ids, w->evsels[i].nr_ids * 8);
+	}
+	if (r == 0 && !w->evdesc_done && !w->feat_set[TK_PERF_FEAT_EVENT_DESC]) {
+		r = build_event_desc(w);
+		w->evdesc_done = true;
+	}
+	for (uint32_t id = 1; id < NFEAT && r == 0; id++) {
+		if (!w->feat_set[id] || id == TK_PERF_FEAT_TRACING_DATA ||
+		    id == TK_PERF_FEAT_BUILD_ID)
+			continue;
+		if (w->feat_size[id] > 65535 - 16) {
+			tk_warn("%s: feature %s (%" PRIu64 " bytes) does not fit a pipe-mode "
+				"record: not written",
+				w->name, tk_perfdata_feature_name(id), w->feat_size[id]);
+			continue;
+		}
+		put_rec_header(h, TK_PERF_RECORD_HEADER_FEATURE, 16 + w->feat_size[id]);
+		tk_store_u64(h + 8, id, false);
+		r = write_stream(w, h, 16);
+		if (r == 0)
+			r = write_stream(w, w->feat[id], w->feat_size[id]);
+	}
+	if (r == 0) {
+		put_rec_header(h, TK_PERF_RECORD_HEADER_FEATURE, 16);
+		tk_store_u64(h + 8, TK_PERF_FEAT_LAST, false);
+		r = write_stream(w, h, 16);
+	}
+	if (r == 0 && w->feat_set[TK_PERF_FEAT_TRACING_DATA])
+		r = pipe_tracing_data(w);
+	return r;
+}
+
+/* Pipe mode's end: one HEADER_BUILD_ID record per build id. */
+static int pipe_build_ids(struct tk_perfdata_writer *w)
+{
+	static const uint8_t zero[64];
+	int r = 0;
+
+	for (size_t i = 0; i < w->nr_bids && r == 0; i++) {
+		const struct w_buildid *e = &w->bids[i];
+		size_t n = strlen(e->name);
+		uint32_t nlen = tk_perf_string_len(n);
+		uint8_t h[36];
+
+		if (36 + nlen > 65535)
+			continue;
+		memset(h, 0, sizeof(h));
+		tk_store_u32(h, TK_PERF_RECORD_HEADER_BUILD_ID, false);
+		tk_store_u16(h + 4, e->misc, false);
+		tk_store_u16(h + 6, (uint16_t)(36 + nlen), false);
+		tk_store_u32(h + 8, (uint32_t)e->pid, false);
+		memcpy(h + 12, e->id, 20);
+		h[32] = e->size;
+		r = write_stream(w, h, sizeof(h));
+		if (r == 0)
+			r = write_stream(w, e->name, n);
+		if (r == 0)
+			r = write_stream(w, zero, nlen - n);
+	}
+	return r;
+}
+
 int tk_perfdata_writer_begin(struct tk_perfdata_writer *w)
 {
 	uint64_t feats[4] = {0}, attrs_off, end;
@@ -641,6 +845,10 @@ int tk_perfdata_writer_begin(struct tk_perfdata_writer *w)
 	if (w->append) {
 		w->begun = true;
 		return 0; /* nothing is written before the first flush */
+	}
+	if (w->pipe) {
+		w->begun = true;
+		return pipe_begin(w);
 	}
 	/*
 	 * Every name is known now: EVENT_DESC joins the early features, if the
@@ -713,7 +921,15 @@ static void note_time(struct tk_perfdata_writer *w, const uint8_t *rec, size_t s
 static int write_pending(struct tk_perfdata_writer *w, bool with_tab)
 {
 	uint64_t off = w->data_offset + w->data_size + (w->tab ? w->tab_len : 0);
-	int r = pwrite_full(w, w->buf, w->len, off);
+	int r;
+
+	if (w->pipe) {
+		r = write_stream(w, w->buf, w->len);
+		w->data_size += w->len;
+		w->len = 0;
+		return r;
+	}
+	r = pwrite_full(w, w->buf, w->len, off);
 
 	if (r == 0 && with_tab && w->tab)
 		r = pwrite_full(w, w->tab, w->tab_len, off + w->len);
@@ -749,6 +965,8 @@ int tk_perfdata_writer_flush(struct tk_perfdata_writer *w)
 	if (w->len == 0)
 		return 0;
 	r = write_pending(w, true);
+	if (r < 0 || w->pipe)
+		return r;
 	if (r < 0)
 		return r;
 	tk_store_u64(b, w->data_size, false);
@@ -1022,6 +1240,15 @@ int tk_perfdata_writer_finish(struct tk_perfdata_writer *w)
 		if (r < 0)
 			return r;
 	}
+	if (w->pipe) {
+		r = tk_perfdata_writer_flush(w);
+		if (r == 0)
+			r = pipe_build_ids(w);
+		if (r < 0)
+			goto fail;
+		w->finished = true;
+		return 0;
+	}
 	if (w->tab) {
 		/*
 		 * The last records and the final table go after the committed T
@@ -1100,12 +1327,20 @@ fail:
 
 struct tk_perfdata_writer *tk_perfdata_writer_open_append(const char *path)
 {
-	struct tk_perfdata *pd = tk_perfdata_open(path);
+	struct tk_perfdata *pd;
 	const struct tk_perfdata_info *in;
 	const struct tk_perfdata_host *h;
 	struct tk_perfdata_writer *w = NULL;
+	struct stat st;
 	int fd = -1, r = 0;
 
+	/* Reading a FIFO to append to it would wait for a writer that never comes. */
+	if (strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
+		errno = -tk_fail(ESPIPE, "%s: cannot append to a stream (not a regular file)",
+				 path);
+		return NULL;
+	}
+	pd = tk_perfdata_open(path);
 	if (!pd)
 		return NULL;
 	in = tk_perfdata_get_info(pd);

@@ -137,6 +137,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tracekit/codec.h>
 #include <tracekit/dat.h>
 #include <tracekit/host.h>
 #include <tracekit/page.h>
@@ -145,6 +146,7 @@
 #include <tracekit/record.h>
 #include <tracekit/tracefs.h>
 
+#include "formats/dat-internal.h"
 #include "formats/tracedata-internal.h"
 #include "internal/bytebuf.h"
 #include "internal/bytes.h"
@@ -156,6 +158,23 @@
 #define COPY_BATCH	 (1u << 20)
 #define RESERVE_SLACK	 (256u << 10)
 #define MAX_RECOVER_CPUS 4096u
+/* Chunks a compressor thread reads and compresses per round (8 x 40 KiB). */
+#define ZBATCH_CHUNKS 8u
+#define ZIDLE_NS      (5 * 1000 * 1000)
+
+/*
+ * What a compressor thread made of one spool while recording: @chunks
+ * codec blocks of whole chunks, stored back to back in @fd (an unnamed
+ * O_TMPFILE beside the output) as {u32 csize, u32 usize, block} in host
+ * order, covering spool bytes [0, @upto).
+ */
+struct rec_zspool {
+	int fd;
+	uint64_t bytes;			  /* of @fd */
+	uint64_t upto;			  /* spool bytes compressed */
+	uint32_t chunks;		  /* in @fd */
+	struct tk_record_cpu_stats stats; /* pages, events, missed of [0, upto) */
+};
 
 struct rec_cpu {
 	struct tk_record *rec;
@@ -167,8 +186,12 @@ struct rec_cpu {
 	pthread_t thread;
 	bool thread_running;
 	bool use_read;
-	uint64_t bytes; /* written to the spool */
-	int err;	/* first failure of the thread */
+	uint64_t bytes;		    /* written to the spool */
+	_Atomic uint64_t published; /* @bytes, for the compressor thread */
+	pthread_t zthread;
+	bool zthread_running;
+	struct rec_zspool z; /* the compressor's until it is joined */
+	int err;	     /* first failure of the thread */
 	char errmsg[512];
 	struct tk_record_cpu_stats stats;
 	char *stats_text;
@@ -185,6 +208,9 @@ struct tk_record {
 	uint32_t ncpu;
 	struct rec_cpu *cpus;
 	uint32_t page_size;
+	struct tk_page_format page_fmt;
+	uint64_t chunk_bytes; /* of the output's compressed chunks; 0: no compressor threads */
+	atomic_bool zdrain;   /* the spools are final: compress every whole chunk, then exit */
 	int stop_fd;
 	atomic_bool stopping;
 	atomic_int error;
@@ -211,6 +237,9 @@ struct tk_record {
 };
 
 static int write_side_files(struct tk_record *rec);
+static bool hole_page(const uint8_t *p);
+static void count_pages(const struct tk_page_format *fmt, struct tk_record_cpu_stats *st,
+			const uint8_t *buf, size_t len);
 static void unlink_side_files(struct tk_record *rec);
 
 /* ------------------------------------------------------------- capture */
@@ -242,6 +271,7 @@ static int spool_write(struct rec_cpu *c, const void *buf, size_t n)
 		n -= (size_t)w;
 		c->bytes += (uint64_t)w;
 	}
+	atomic_store_explicit(&c->published, c->bytes, memory_order_release);
 	return 0;
 }
 
@@ -319,6 +349,7 @@ static int move_by_splice(struct rec_cpu *c)
 			n -= m;
 			c->bytes += (uint64_t)m;
 		}
+		atomic_store_explicit(&c->published, c->bytes, memory_order_release);
 	}
 }
 
@@ -482,6 +513,187 @@ static void *capture_thread(void *arg)
 	}
 	free(page);
 	return NULL;
+}
+
+/* ---------------------------------------------------------- compression */
+
+static int pread_all(int fd, uint8_t *buf, size_t n, uint64_t off)
+{
+	while (n) {
+		ssize_t r = pread(fd, buf, n, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		buf += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+static int pwrite_all(int fd, const uint8_t *buf, size_t n, uint64_t off)
+{
+	while (n) {
+		ssize_t r = pwrite(fd, buf, n, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		buf += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+/*
+ * Compress the whole chunks of [z->upto, z->upto + len) of the spool, read
+ * into @in, and append them to z->fd. Any failure (no room for the
+ * compressed file, a page of zeros the finish step would skip) leaves what
+ * was done so far valid: the finish step compresses the rest itself.
+ */
+static int compress_batch(struct rec_cpu *c, struct tk_codec *codec, const uint8_t *in, size_t len,
+			  uint8_t *out, size_t out_cap)
+{
+	struct tk_record *rec = c->rec;
+	struct rec_zspool *z = &c->z;
+	struct tk_record_cpu_stats st = {0};
+	size_t fill = 0;
+	uint32_t chunks = 0;
+
+	for (size_t off = 0; off < len; off += rec->chunk_bytes) {
+		int64_t n;
+
+		for (size_t p = 0; p < rec->chunk_bytes; p += rec->page_size) {
+			if (hole_page(in + off + p))
+				return -1;
+		}
+		n = tk_codec_compress(codec, out + fill + 8, out_cap - fill - 8, in + off,
+				      rec->chunk_bytes);
+		if (n <= 0 || n > UINT32_MAX)
+			return -1;
+		tk_store_u32(out + fill, (uint32_t)n, false);
+		tk_store_u32(out + fill + 4, (uint32_t)rec->chunk_bytes, false);
+		fill += 8 + (size_t)n;
+		chunks++;
+	}
+	count_pages(&rec->page_fmt, &st, in, len);
+	if (pwrite_all(z->fd, out, fill, z->bytes) < 0)
+		return -1;
+	z->bytes += fill;
+	z->upto += len;
+	z->chunks += chunks;
+	z->stats.pages += len / rec->page_size;
+	z->stats.events += st.events;
+	z->stats.missed_pages += st.missed_pages;
+	z->stats.missed_events += st.missed_events;
+	return 0;
+}
+
+/*
+ * One per CPU while recording to a compressed file: compresses the spool's
+ * whole chunks as the capture thread writes them, so that the finish step
+ * only copies them. It reads the spool through the page cache (pread at
+ * its own offsets), never the ring buffer, so a slow compressor costs CPU
+ * time but never events. After the stop it compresses every whole chunk
+ * left (zdrain) and exits; the finish step compresses the last partial one.
+ */
+static void *compress_thread(void *arg)
+{
+	struct rec_cpu *c = arg;
+	struct tk_record *rec = c->rec;
+	struct tk_codec *codec = tk_codec_new(rec->compression, 0);
+	size_t batch = ZBATCH_CHUNKS * (size_t)rec->chunk_bytes, out_cap;
+	uint8_t *in = malloc(batch), *out = NULL;
+
+	if (codec) {
+		out_cap = ZBATCH_CHUNKS * (8 + (size_t)tk_codec_bound(codec, rec->chunk_bytes));
+		out = malloc(out_cap);
+	}
+	while (codec && in && out) {
+		bool last = atomic_load(&rec->zdrain);
+		uint64_t avail =
+			atomic_load_explicit(&c->published, memory_order_acquire) - c->z.upto;
+		size_t n = avail > batch ? batch
+					 : (size_t)(avail / rec->chunk_bytes * rec->chunk_bytes);
+
+		if (!n) {
+			struct timespec nap = {.tv_nsec = ZIDLE_NS};
+
+			if (last)
+				break;
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		if (pread_all(c->spool_fd, in, n, c->z.upto) < 0 ||
+		    compress_batch(c, codec, in, n, out, out_cap) < 0)
+			break;
+	}
+	tk_codec_free(codec);
+	free(out);
+	free(in);
+	return NULL;
+}
+
+/* An unnamed file beside the output for a CPU's compressed chunks, or -1. */
+static int open_zspool(const char *output)
+{
+	char *dir = strdup(output), *slash;
+	int fd;
+
+	if (!dir)
+		return -1;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		slash[1] = 0;
+	else
+		*slash = 0;
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	free(dir);
+	return fd;
+}
+
+/*
+ * Compressor threads for a compressed v7 output. Where one cannot start
+ * (no O_TMPFILE on that filesystem, no thread) that CPU is compressed by
+ * the finish step as before: slower, never wrong.
+ */
+static void start_compressors(struct tk_record *rec)
+{
+	if (rec->version != 7 || rec->compression == TK_COMPRESS_NONE)
+		return;
+	rec->chunk_bytes = (uint64_t)TK_DAT_DEFAULT_CHUNK_PAGES * rec->page_size;
+	for (uint32_t i = 0; i < rec->ncpu; i++) {
+		struct rec_cpu *c = &rec->cpus[i];
+
+		c->z.fd = open_zspool(rec->output);
+		if (c->z.fd < 0)
+			continue;
+		if (pthread_create(&c->zthread, NULL, compress_thread, c) == 0) {
+			c->zthread_running = true;
+		} else {
+			close(c->z.fd);
+			c->z.fd = -1;
+		}
+	}
+}
+
+static void join_compressors(struct tk_record *rec)
+{
+	atomic_store(&rec->zdrain, true);
+	for (uint32_t i = 0; i < rec->ncpu; i++) {
+		struct rec_cpu *c = &rec->cpus[i];
+
+		if (c->zthread_running) {
+			pthread_join(c->zthread, NULL);
+			c->zthread_running = false;
+		}
+	}
 }
 
 /* --------------------------------------------------------------- setup */
@@ -761,6 +973,7 @@ TK_API struct tk_record *tk_record_new(const struct tk_record_opts *user_opts)
 	if (r < 0)
 		goto fail;
 	rec->page_size = fmt.page_size;
+	rec->page_fmt = fmt;
 	n = tk_tracefs_cpu_count(rec->tfs);
 	if (n < 0) {
 		r = n;
@@ -779,7 +992,7 @@ TK_API struct tk_record *tk_record_new(const struct tk_record_opts *user_opts)
 		c->rec = rec;
 		c->cpu = i;
 		c->stats.cpu = i;
-		c->raw_fd = c->pipe_r = c->pipe_w = c->spool_fd = -1;
+		c->raw_fd = c->pipe_r = c->pipe_w = c->spool_fd = c->z.fd = -1;
 	}
 	for (uint32_t i = 0; i < rec->ncpu; i++) {
 		r = open_cpu(rec, &rec->cpus[i]);
@@ -840,6 +1053,7 @@ TK_API int tk_record_start(struct tk_record *rec)
 		}
 		c->thread_running = true;
 	}
+	start_compressors(rec);
 	rec->started = true;
 	r = tk_tracefs_set_tracing_on(rec->tfs, true);
 	if (r < 0) {
@@ -878,6 +1092,8 @@ TK_API int tk_record_stop(struct tk_record *rec)
 			c->thread_running = false;
 		}
 	}
+	/* The spools are final: what is left of them is compressed on every core at once. */
+	join_compressors(rec);
 	for (uint32_t i = 0; i < rec->ncpu; i++) {
 		struct rec_cpu *c = &rec->cpus[i];
 		struct tk_tracefs_cpu_stats st;
@@ -1176,8 +1392,57 @@ struct assembly {
 	char *const *cpustat;		     /* per CPU stats text or NULL; may be NULL */
 	const struct tk_tracedata *cmdlines; /* fresher saved_cmdlines, or NULL */
 	bool punch;			     /* free spool space behind the copy */
-	struct tk_record_cpu_stats *stats;   /* ncpu entries; pages/events/missed filled */
+	const struct rec_zspool *const
+		*pre;			   /* per CPU chunks compressed while recording, or NULL */
+	struct tk_record_cpu_stats *stats; /* ncpu entries; pages/events/missed filled */
 };
+
+/*
+ * Put the chunks a compressor thread made into the open CPU. They are our
+ * own file's, still checked: a chunk that does not fit is an error, not a
+ * crash. Return: spool bytes they cover, or a negative errno.
+ */
+static int64_t put_precompressed(const struct assembly *a, struct tk_dat_writer *w,
+				 const struct rec_zspool *z, struct tk_record_cpu_stats *st)
+{
+	uint8_t *map;
+	uint64_t off = 0, covered = 0;
+	int r = 0;
+
+	if (!z || z->fd < 0 || !z->chunks || z->bytes > SIZE_MAX)
+		return 0;
+	map = mmap(NULL, (size_t)z->bytes, PROT_READ, MAP_PRIVATE, z->fd, 0);
+	if (map == MAP_FAILED)
+		return 0; /* the spool still holds every page: compress them here */
+	for (uint32_t i = 0; i < z->chunks && r == 0; i++) {
+		uint32_t csize, usize;
+
+		if (z->bytes - off < 8) {
+			r = tk_fail(EIO, "%s: compressed chunks cut short", a->output);
+			break;
+		}
+		csize = tk_load_u32(map + off, false);
+		usize = tk_load_u32(map + off + 4, false);
+		if (z->bytes - off - 8 < csize) {
+			r = tk_fail(EIO, "%s: compressed chunks cut short", a->output);
+			break;
+		}
+		r = tk_dat_writer_put_chunk(w, map + off + 8, csize, usize);
+		off += 8 + (uint64_t)csize;
+		covered += usize;
+	}
+	munmap(map, (size_t)z->bytes);
+	if (r < 0)
+		return r;
+	if (covered != z->upto)
+		return tk_fail(EIO, "%s: compressed chunks cover %" PRIu64 " bytes, not %" PRIu64,
+			       a->output, covered, z->upto);
+	st->pages += z->stats.pages;
+	st->events += z->stats.events;
+	st->missed_pages += z->stats.missed_pages;
+	st->missed_events += z->stats.missed_events;
+	return (int64_t)covered;
+}
 
 static int copy_spool(const struct assembly *a, struct tk_dat_writer *w,
 		      const struct tk_page_format *fmt, uint32_t cpu, uint8_t *buf)
@@ -1198,6 +1463,22 @@ static int copy_spool(const struct assembly *a, struct tk_dat_writer *w,
 		return tk_fail(errno, "%s: %s", path, strerror(errno));
 	/* A spool cut by a full disk or a kill ends in part of a page: keep the whole ones. */
 	size = (uint64_t)sb.st_size / ps * ps;
+	if (a->pre && a->pre[cpu] && a->pre[cpu]->chunks && a->pre[cpu]->upto <= size &&
+	    tk_dat_writer_chunk_bytes(w) == (uint64_t)TK_DAT_DEFAULT_CHUNK_PAGES * ps) {
+		int64_t got;
+
+		r = tk_dat_writer_begin_cpu(w, cpu);
+		if (r < 0)
+			return r;
+		begun = true;
+		got = put_precompressed(a, w, a->pre[cpu], st);
+		if (got < 0)
+			return (int)got;
+		if (got && punch &&
+		    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)got) < 0)
+			punch = false;
+		done = (uint64_t)got;
+	}
 	while (done < size) {
 		size_t want = size - done > COPY_BATCH ? COPY_BATCH : (size_t)(size - done);
 		ssize_t n = pread(fd, buf, want, (off_t)done);
@@ -1525,6 +1806,7 @@ TK_API int tk_record_finish(struct tk_record *rec)
 	};
 	int *fds = NULL;
 	char **paths = NULL, **stats = NULL;
+	const struct rec_zspool **pre = NULL;
 	struct tk_tracedata *cmdlines = NULL;
 	uint64_t need;
 	int r;
@@ -1542,7 +1824,8 @@ TK_API int tk_record_finish(struct tk_record *rec)
 	paths = calloc(rec->ncpu, sizeof(*paths));
 	stats = calloc(rec->ncpu, sizeof(*stats));
 	a.stats = calloc(rec->ncpu, sizeof(*a.stats));
-	if (!fds || !paths || !stats || !a.stats) {
+	pre = calloc(rec->ncpu, sizeof(*pre));
+	if (!fds || !paths || !stats || !a.stats || !pre) {
 		r = tk_fail(ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1550,7 +1833,9 @@ TK_API int tk_record_finish(struct tk_record *rec)
 		fds[i] = rec->cpus[i].spool_fd;
 		paths[i] = rec->cpus[i].spool_path;
 		stats[i] = rec->cpus[i].stats_text;
+		pre[i] = &rec->cpus[i].z;
 	}
+	a.pre = pre;
 	a.spool_fds = fds;
 	a.spool_paths = paths;
 	a.cpustat = stats;
@@ -1579,6 +1864,7 @@ TK_API int tk_record_finish(struct tk_record *rec)
 out:
 	tk_tracedata_free(cmdlines);
 	free(a.stats);
+	free(pre);
 	free(stats);
 	free(paths);
 	free(fds);
@@ -1915,6 +2201,8 @@ TK_API void tk_record_free(struct tk_record *rec)
 			close(c->pipe_w);
 		if (c->spool_fd >= 0)
 			close(c->spool_fd);
+		if (c->z.fd >= 0)
+			close(c->z.fd);
 		free(c->spool_path);
 		free(c->stats_text);
 	}

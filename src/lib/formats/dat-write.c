@@ -1232,6 +1232,51 @@ TK_API int tk_dat_writer_write_pages(struct tk_dat_writer *w, const void *pages,
 	return 0;
 }
 
+/*
+ * A chunk compressed elsewhere (the recorder's compressor threads, convert's
+ * worker) goes in as it is: the bytes equal what write_pages() would have
+ * produced for the same pages with the same codec, so a file assembled from
+ * such chunks is the file a single-threaded writer makes. Only whole chunks
+ * may precede one, which keeps the chunking of the CPU's data regular.
+ */
+int tk_dat_writer_put_chunk(struct tk_dat_writer *w, const void *block, uint32_t csize,
+			    uint32_t usize)
+{
+	int ret = check_usable(w);
+
+	if (ret)
+		return ret;
+	if (w->state != ST_CPU)
+		return invalid(w, "chunk written outside a CPU");
+	if (!w->codec)
+		return invalid(w, "compressed chunk for an uncompressed file");
+	if (w->chunk_fill)
+		return invalid(w, "compressed chunk after a partial chunk");
+	if (!usize || usize % w->cur.page_size ||
+	    usize > (uint64_t)w->chunk_pages * w->cur.page_size || !csize || !block)
+		return tk_fail(EINVAL, "%s: chunk of %u bytes for %u-byte pages in %u-page chunks",
+			       w->name, usize, w->cur.page_size, w->chunk_pages);
+	if (!w->cpu_started && (ret = start_cpu_data(w)))
+		return ret;
+	if (w->cpu_chunks == UINT32_MAX)
+		return broken(w, tk_fail(EFBIG, "%s: too many chunks", w->name));
+	ret = append_u32(w, csize);
+	if (!ret)
+		ret = append_u32(w, usize);
+	if (!ret)
+		ret = append(w, block, csize);
+	if (ret)
+		return ret;
+	w->cpu_chunks++;
+	w->cpu_size += 8 + (uint64_t)csize;
+	return 0;
+}
+
+uint64_t tk_dat_writer_chunk_bytes(const struct tk_dat_writer *w)
+{
+	return w->codec ? (uint64_t)w->chunk_pages * w->page_size : 0;
+}
+
 TK_API int tk_dat_writer_end_cpu(struct tk_dat_writer *w)
 {
 	struct cpu_entry *e;

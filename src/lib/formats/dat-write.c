@@ -909,6 +909,50 @@ TK_API int tk_dat_writer_add_metadata(struct tk_dat_writer *w, uint16_t id, cons
 	return 0;
 }
 
+/*
+ * A metadata section compressed elsewhere with the writer's codec and level
+ * (the recorder compresses its metadata once, for its side file and the
+ * output): the same bytes add_metadata() would write for its body.
+ */
+int tk_dat_writer_put_metadata(struct tk_dat_writer *w, uint16_t id, const void *block,
+			       uint32_t csize, uint32_t usize)
+{
+	int32_t sid = -1;
+	uint64_t off;
+	int ret = check_usable(w);
+
+	if (ret)
+		return ret;
+	if (id < TK_DAT_SECTION_HEADER_INFO || id > TK_DAT_SECTION_CMDLINES)
+		return tk_fail(EINVAL, "%s: section %u is not a metadata section (16..21)", w->name,
+			       id);
+	if (w->state != ST_META || w->version != 7 || !w->codec)
+		return tk_fail(EINVAL,
+			       "%s: compressed metadata section %u needs a compressed v7 "
+			       "file before its data",
+			       w->name, id);
+	if (w->meta_written[id - TK_DAT_SECTION_HEADER_INFO])
+		return tk_fail(EINVAL, "%s: metadata section %u added twice", w->name, id);
+	if (!block || !csize)
+		return invalid(w, "compressed metadata block is empty");
+	off = w->pos;
+	ret = add_string(w, meta_desc[id - TK_DAT_SECTION_HEADER_INFO], &sid);
+	if (!ret)
+		ret = append_section_header(w, id, TK_DAT_SECTION_FL_COMPRESS, sid,
+					    8 + (uint64_t)csize);
+	if (!ret)
+		ret = append_u32(w, csize);
+	if (!ret)
+		ret = append_u32(w, usize);
+	if (!ret)
+		ret = append(w, block, csize);
+	if (ret)
+		return broken(w, ret);
+	w->meta_offset[id - TK_DAT_SECTION_HEADER_INFO] = off;
+	w->meta_written[id - TK_DAT_SECTION_HEADER_INFO] = true;
+	return 0;
+}
+
 TK_API int tk_dat_writer_add_option(struct tk_dat_writer *w, uint16_t id, const void *data,
 				    uint32_t size)
 {

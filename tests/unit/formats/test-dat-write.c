@@ -1369,17 +1369,21 @@ static void test_v7_metadata_only(void **state)
 
 /*
  * Chunks and metadata compressed outside the writer (record's compressor
- * threads, convert's worker) give the file the writer makes alone, byte for
- * byte; a chunk is refused after a partial one and in an uncompressed file.
+ * threads) and chunks compressed by the writer's own threads (convert) give
+ * the file the writer makes alone, byte for byte; a chunk is refused after a
+ * partial one and in an uncompressed file. 255 pages are 25 whole chunks
+ * and a half, more than the 12 slots of 3 threads: the ring wraps.
  */
-static void write_precompressed(const char *path, bool pre, const struct meta *meta,
-				const uint8_t *pages, unsigned n)
+static void write_precompressed(const char *path, enum tk_compression comp, bool pre,
+				uint32_t threads, const struct meta *meta, const uint8_t *pages,
+				unsigned n)
 {
 	struct tk_dat_writer_opts o = {
 		.sz = sizeof(struct tk_dat_writer_opts),
 		.version = 7,
-		.compression = TK_COMPRESS_ZSTD,
+		.compression = comp,
 		.page_size = PAGE,
+		.compress_threads = threads,
 	};
 	struct tk_codec *codec = tk_codec_new(TK_COMPRESS_ZSTD, 0);
 	uint64_t chunk = (uint64_t)TK_DAT_DEFAULT_CHUNK_PAGES * PAGE, done = 0;
@@ -1391,7 +1395,7 @@ static void write_precompressed(const char *path, bool pre, const struct meta *m
 	assert_non_null(block);
 	if (!w)
 		fail_msg("open %s: %s", path, tk_errmsg());
-	assert_int_equal(tk_dat_writer_chunk_bytes(w), chunk);
+	assert_int_equal(tk_dat_writer_chunk_bytes(w), comp == TK_COMPRESS_NONE ? 0 : chunk);
 	for (int id = 16; id <= 21; id++) {
 		const struct tk_bytebuf *b = &meta->body[id - 16];
 
@@ -1437,7 +1441,7 @@ static void test_precompressed_chunks(void **state)
 	char a[512], b[512], c[512];
 	size_t alen, blen;
 	char *fa, *fb;
-	unsigned n = 25; /* two whole chunks and half of one */
+	unsigned n = 255;
 	uint8_t *pages;
 	struct tk_dat_writer *w;
 	struct tk_dat_writer_opts o = basic_opts;
@@ -1449,8 +1453,19 @@ static void test_precompressed_chunks(void **state)
 	pages = make_pages(&fmt, 0, 0, n);
 	snprintf(a, sizeof(a), "%s/pre-writer.dat", tmpdir);
 	snprintf(b, sizeof(b), "%s/pre-outside.dat", tmpdir);
-	write_precompressed(a, false, &meta, pages, n);
-	write_precompressed(b, true, &meta, pages, n);
+	write_precompressed(a, TK_COMPRESS_ZSTD, false, 0, &meta, pages, n);
+	fa = slurp(a, &alen);
+	for (int v = 1; v < 4; v++) {
+		write_precompressed(b, TK_COMPRESS_ZSTD, v & 1, v & 2 ? 3 : 0, &meta, pages, n);
+		fb = slurp(b, &blen);
+		assert_int_equal(alen, blen);
+		assert_memory_equal(fa, fb, alen);
+		free(fb);
+	}
+	free(fa);
+	/* Uncompressed, a writer thread puts the page batches in place: the same file. */
+	write_precompressed(a, TK_COMPRESS_NONE, false, 0, &meta, pages, n);
+	write_precompressed(b, TK_COMPRESS_NONE, false, 2, &meta, pages, n);
 	fa = slurp(a, &alen);
 	fb = slurp(b, &blen);
 	assert_int_equal(alen, blen);

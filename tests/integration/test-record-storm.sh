@@ -12,6 +12,10 @@
 # report reads the file and finds as many getppid events as the summary
 # counted.
 #
+# The wall-time check needs a release build: under ASan or TSan (make check)
+# the recorder's own code runs several times slower, so there it is skipped
+# with that reason and `meson test -C build record-storm` is what times it.
+#
 # TK_STORM_TSAN=1 (the tsan suite, a ThreadSanitizer tracekit): one second,
 # no timing and no trace-cmd checks; what counts there is that the capture
 # and compressor threads run their course without a report (halt_on_error).
@@ -109,8 +113,8 @@ echo "record --duration $SECONDS_REC under the storm: ${ms} ms"
 grep "tracekit record: $tmp" "$tmp/err"
 
 check "record under a getppid storm: exit 0" rc_is 0
-if [ "$TSAN_RUN" = 1 ]; then
-	skip "wall time" "ThreadSanitizer build"
+if [ "$TSAN_RUN" = 1 ] || ldd "$TRACEKIT" 2>/dev/null | grep -q 'lib[at]san'; then
+	skip "wall time" "sanitizer build (${ms} ms); the release build is timed"
 else
 	check "record --duration $SECONDS_REC returns within $((SECONDS_REC + 1)) s (took ${ms} ms)" \
 		[ "$ms" -le $(((SECONDS_REC + 1) * 1000)) ]

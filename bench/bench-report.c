@@ -37,6 +37,15 @@
  * smoke test in make check is also a golden test of the compiled
  * printers on many records.
  *
+ * Then the convert part, on the same file: it is made v6 and v7 zstd once
+ * by tracekit, untimed, then `tracekit convert` and `trace-cmd convert`
+ * each turn v6 into v7 zstd and v7 zstd into v6, in interleaved pairs
+ * (--tc-reps rounds); each line gives both medians and the median of the
+ * pairs' ratios. tracekit compresses on every CPU (the .dat writer's
+ * compressor threads) while its main thread reads the next pages. Left out
+ * with --no-trace-cmd; --quick converts once each way with tracekit only
+ * (and trace-cmd when present), checking only that the tools succeed.
+ *
  * Then, unless --no-perf, the perf.data part: bench-perf's run (see
  * bench-perf.c), `tracekit report` against `perf script` on 2 M
  * tracepoint samples (20 k with --quick), with the same --tracekit and
@@ -473,6 +482,93 @@ static int perf_part(const char *tracekit, bool quick, int reps)
 	return rc == 77 ? 0 : rc;
 }
 
+/* One direction of convert: tracekit against trace-cmd on @from, in pairs. */
+static int convert_case(const char *label, const char *tracekit, const char *from,
+			const char *to_tk, const char *to_tc, const char *version, bool quick,
+			int rounds)
+{
+	const char *codec = !strcmp(version, "7") ? "zstd" : "none";
+	char *argv_tk[] = {(char *)tracekit,
+			   "convert",
+			   "-q",
+			   (char *)from,
+			   "-o",
+			   (char *)to_tk,
+			   "--file-version",
+			   (char *)version,
+			   "--compression",
+			   (char *)codec,
+			   NULL};
+	char *argv_tc[] = {"trace-cmd",
+			   "convert",
+			   "-i",
+			   (char *)from,
+			   "-o",
+			   (char *)to_tc,
+			   "--file-version",
+			   (char *)version,
+			   "--compression",
+			   (char *)codec,
+			   NULL};
+	struct pairs p;
+
+	if (quick) {
+		struct run r = run_tool(argv_tk, NULL);
+
+		if (!WIFEXITED(r.status) || WEXITSTATUS(r.status)) {
+			fprintf(stderr, "bench-report: tracekit convert %s failed\n", label);
+			return 1;
+		}
+		printf("tracekit convert %s: %8.3f s (1 run)\n", label, r.seconds);
+		return 0;
+	}
+	p = run_pairs(argv_tk, argv_tc, rounds);
+	if (!p.rounds) {
+		printf("trace-cmd convert %s: failed or not installed, skipped\n", label);
+		return 0;
+	}
+	printf("convert %s: tracekit %7.3f s, trace-cmd %7.3f s (medians of %d); ratio: "
+	       "tracekit %.2fx faster (median of %d interleaved pairs, %.2f-%.2f)\n",
+	       label, p.ours, p.theirs, p.rounds, p.ratio, p.rounds, p.ratio_lo, p.ratio_hi);
+	return 0;
+}
+
+/* tracekit convert against trace-cmd convert, v6 <-> v7 zstd, on bench-report's file. */
+static int convert_part(const char *tracekit, const char *path, const char *dir, bool quick,
+			int rounds)
+{
+	char v6[600], v7z[600], out_tk[600], out_tc[600];
+	char *mk6[] = {(char *)tracekit, "convert", "-q", (char *)path, "-o", v6,
+		       "--file-version", "6",	    NULL};
+	char *mk7[] = {(char *)tracekit, "convert", "-q", (char *)path, "-o", v7z, NULL};
+	struct run a, b;
+	int status = 0;
+
+	snprintf(v6, sizeof(v6), "%s/convert-v6.dat", dir);
+	snprintf(v7z, sizeof(v7z), "%s/convert-v7z.dat", dir);
+	snprintf(out_tk, sizeof(out_tk), "%s/convert-tk.dat", dir);
+	snprintf(out_tc, sizeof(out_tc), "%s/convert-tc.dat", dir);
+	a = run_tool(mk6, NULL);
+	b = run_tool(mk7, NULL);
+	if (!WIFEXITED(a.status) || WEXITSTATUS(a.status) || !WIFEXITED(b.status) ||
+	    WEXITSTATUS(b.status)) {
+		fprintf(stderr, "bench-report: tracekit convert could not make the inputs\n");
+		status = 1;
+	} else {
+		settle_file(v6);
+		settle_file(v7z);
+		status |= convert_case("v6 -> v7 zstd", tracekit, v6, out_tk, out_tc, "7", quick,
+				       rounds);
+		status |= convert_case("v7 zstd -> v6", tracekit, v7z, out_tk, out_tc, "6", quick,
+				       rounds);
+	}
+	unlink(v6);
+	unlink(v7z);
+	unlink(out_tk);
+	unlink(out_tc);
+	return status;
+}
+
 static void usage(void)
 {
 	fputs("usage: bench-report [--quick] [--events N] [--reps N] [--tc-reps N] [--tracekit "
@@ -631,6 +727,8 @@ int main(int argc, char **argv)
 			       (double)tk.maxrss_kb / (double)tc.maxrss_kb);
 		}
 	}
+	if (with_tc)
+		status |= convert_part(tracekit, path, dir, quick, tc_reps);
 	if (quick && with_tc) {
 		if (files_equal(out_tk, out_tc)) {
 			printf("texts identical\n");

@@ -375,6 +375,12 @@ struct tk_dat_writer_opts {
 	uint8_t long_size;		 /* header byte; 0 means 8 */
 	uint32_t page_size;		 /* top buffer's page size; required */
 	uint32_t chunk_pages;		 /* pages per compressed chunk; 0 means 10 */
+	/*
+	 * Threads that compress CPU data chunks while the caller goes on
+	 * (0 or 1: the caller's thread does it). The file is the same byte
+	 * for byte; the handle is still used by one thread at a time.
+	 */
+	uint32_t compress_threads;
 };
 
 /**

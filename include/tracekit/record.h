@@ -52,7 +52,8 @@ struct tk_record_opts {
 	bool existing_instance; /* @instance exists already: use it, never remove it */
 	const struct tk_record_event *events;
 	size_t event_count;
-	uint32_t buffer_kb; /* per CPU; 0: leave the kernel's */
+	uint32_t buffer_kb; /* per CPU; 0: a created instance gets tk_record_buffer_kb()'s
+			     * default, a shared buffer keeps its size */
 	const char *clock;  /* NULL: leave the kernel's */
 	int file_version;   /* 6 or 7; 0 means 7 */
 	enum tk_compression compression;
@@ -155,6 +156,36 @@ TK_API void tk_record_discard(struct tk_record *rec);
 /** Per-CPU results; @count receives the number of entries. Borrowed until free. */
 TK_API const struct tk_record_cpu_stats *tk_record_cpu_stats(const struct tk_record *rec,
 							     uint32_t *count);
+
+/**
+ * tk_record_buffer_kb() - the ring buffer size per CPU being recorded
+ * @rec: the recording
+ *
+ * What the kernel reported after tk_record_new() set it up: opts->buffer_kb,
+ * or for a buffer tk_record_new() created without one, the size it chose
+ * (16 MiB per CPU, at most 1/256 of the memory over all CPUs, never below
+ * the kernel's default); a shared buffer's own size otherwise.
+ * Context: any time after tk_record_new(); reads no file.
+ * Return: KiB per CPU, or 0 when the kernel's file could not be read.
+ */
+TK_API uint32_t tk_record_buffer_kb(const struct tk_record *rec);
+
+/**
+ * tk_record_suggest_buffer_kb() - a buffer size that would have avoided
+ * the losses of one CPU
+ * @rec: after tk_record_finish() (the advice uses the pages and events it
+ *       counted; after tk_record_stop() only, it assumes 64-byte events)
+ * @cpu: CPU number
+ *
+ * A heuristic: each page flagged with lost events before it is one time the
+ * capture fell a buffer behind; the size suggested is the current one plus
+ * four times the average bytes lost per such time, at least four times the
+ * current, rounded up to a power of two.
+ * Context: reads no file.
+ * Return: KiB per CPU to pass as opts->buffer_kb ("-b"), or 0 when @cpu lost
+ * nothing (or the current size is unknown).
+ */
+TK_API uint32_t tk_record_suggest_buffer_kb(const struct tk_record *rec, uint32_t cpu);
 
 /** Output format of tk_record_recover(); a NULL opts means v7, zstd. */
 struct tk_record_recover_opts {

@@ -89,7 +89,8 @@ const char cmd_record_usage[] =
 	"  -o, --output FILE       output file (default trace.dat); with --perf, \"-\"\n"
 	"                          (standard output), a FIFO or a character device\n"
 	"                          get perf's pipe format, as perf record -o -\n"
-	"  -b, --buffer-size KB    ring buffer size per CPU, in KiB\n"
+	"  -b, --buffer-size KB    ring buffer size per CPU, in KiB (default for an own\n"
+	"                          instance: 16384, at most 1/256 of memory in all)\n"
 	"  -C, --clock CLOCK       trace clock (see 'tracekit list --clocks')\n"
 	"  -P, --pid PID           record only events of this process (repeatable)\n"
 	"  -F, --follow            record only events of COMMAND and its children\n"
@@ -140,6 +141,21 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* 1234567 -> "1,234,567": loss counts are read at a glance. */
+static void group_digits(char *buf, size_t cap, uint64_t v)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
+	size_t o = 0;
+
+	for (int i = 0; i < len && o + 2 < cap; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = 0;
+}
+
 static void print_summary(struct tk_record *rec, const char *out, int version,
 			  enum tk_compression codec, double seconds)
 {
@@ -178,6 +194,23 @@ static void print_summary(struct tk_record *rec, const char *out, int version,
 			"tracekit record: warning: %" PRIu64
 			" events were lost: use a larger buffer (-b) or fewer events\n",
 			lost);
+	/* Which size would have kept them, per CPU, so the next run can be right. */
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t l = st[i].overrun + st[i].commit_overrun + st[i].dropped_events;
+		uint32_t kb = tk_record_suggest_buffer_kb(rec, st[i].cpu);
+		char num[32];
+
+		if (!l)
+			continue;
+		group_digits(num, sizeof(num), l);
+		if (kb)
+			fprintf(stderr,
+				"tracekit record: lost %s events on CPU %u with -b %u: try -b %u\n",
+				num, st[i].cpu, tk_record_buffer_kb(rec), kb);
+		else
+			fprintf(stderr, "tracekit record: lost %s events on CPU %u\n", num,
+				st[i].cpu);
+	}
 }
 
 struct record_args {

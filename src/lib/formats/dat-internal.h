@@ -22,4 +22,28 @@
 /* Largest metadata body we accept decompressed, against zip bombs. */
 #define TK_DAT_MAX_METADATA_SIZE (1ULL << 32)
 
+/*
+ * tk_dat_writer_put_chunk() - append one chunk of the open CPU's data that
+ * was compressed elsewhere with the writer's codec and level: @block is the
+ * codec block of @usize bytes of pages (at most one chunk, a whole number of
+ * pages), @csize long. Only whole chunks may come before it in this CPU.
+ * Lets threads other than the writer's compress (record, convert).
+ * Return: 0 or a negative errno (message set).
+ */
+int tk_dat_writer_put_chunk(struct tk_dat_writer *w, const void *block, uint32_t csize,
+			    uint32_t usize);
+
+/*
+ * tk_dat_writer_put_metadata() - add metadata section @id (16..21) whose
+ * body of @usize bytes was compressed elsewhere into @block (@csize bytes)
+ * with the writer's codec and level; compressed v7 writers only.
+ * Return: 0 or a negative errno (message set).
+ */
+int tk_dat_writer_put_metadata(struct tk_dat_writer *w, uint16_t id, const void *block,
+			       uint32_t csize, uint32_t usize);
+
+/* Bytes of pages in one compressed chunk (page size of the header times chunk pages); 0 when
+ * the writer does not compress. */
+uint64_t tk_dat_writer_chunk_bytes(const struct tk_dat_writer *w);
+
 #endif

@@ -50,6 +50,14 @@
  *     the file as they arrive; compressed data waits only until a chunk of
  *     chunk_pages pages is full. A whole-chunk write is compressed straight
  *     from the caller's memory without a copy.
+ *   - With opts->compress_threads > 1, whole chunks are copied into a ring
+ *     of slots that worker threads compress, and written from the
+ *     caller's thread strictly in order (every file write and every field
+ *     of the handle stays the caller's), so the file is byte for byte the
+ *     single-threaded one; end_cpu waits for all of them. Chunks compressed
+ *     elsewhere (tk_dat_writer_put_chunk(), the recorder's compressors) and
+ *     metadata likewise (tk_dat_writer_put_metadata()) are written as given.
+ *     Memory then adds 4 slots per thread (chunk + its zstd bound).
  *   - A CPU's data starts (and its padding is written) at its first page,
  *     so a CPU without pages leaves no bytes and no BUFFER entry.
  *   - After an I/O or allocation failure in the middle of a write the
@@ -68,6 +76,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +95,10 @@
 #define MAX_CPUS		   (1u << 20)
 #define V7_OPTION_ID_FIRST_SECTION 16
 #define V7_OPTION_ID_LAST_SECTION  21
+/* Most compressor threads a writer starts, and chunks in flight per thread. */
+#define MAX_COMPRESS_THREADS 64u
+#define SLOTS_PER_THREAD     4u
+#define IO_SLOT_BYTES	     (1u << 20)
 
 enum writer_state {
 	ST_META,       /* header written, metadata may follow */
@@ -177,6 +190,42 @@ struct tk_dat_writer {
 	uint64_t chunk_fill;
 	uint8_t *cbuf;
 	uint64_t cbuf_cap;
+	struct zpool *zp; /* compressor threads, or NULL: compress in the caller's thread */
+};
+
+/*
+ * Compressor threads (opts->compress_threads). The caller's thread keeps
+ * all of the writer's state: it copies each whole chunk into the next slot
+ * of a ring, and writes finished slots to the file strictly in order, so
+ * the file is byte for byte the one the single-threaded path writes. The
+ * workers only take a queued slot, compress it with their own codec
+ * context and mark it done. Memory: nslots x (chunk + its bound).
+ */
+enum zslot_state { ZS_FREE, ZS_QUEUED, ZS_BUSY, ZS_DONE };
+
+struct zslot {
+	uint8_t *in, *out;
+	uint64_t usize;
+	uint64_t off;  /* I/O slots: where @in goes in the file */
+	int64_t csize; /* or a negative errno, with errmsg */
+	enum zslot_state state;
+	char errmsg[256];
+};
+
+struct zpool {
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	pthread_t *threads;
+	uint32_t nthreads;
+	struct zslot *slots;
+	uint32_t nslots;
+	uint64_t head, take, tail; /* next chunk to queue, to compress, to write */
+	bool quit;
+	bool io; /* an uncompressed file: one thread writes the slots, at @off */
+	int fd;
+	enum tk_compression kind;
+	int level;
+	uint64_t in_cap, out_cap;
 };
 
 static const uint8_t zeros[4096];
@@ -412,6 +461,259 @@ static int append_chunk(struct tk_dat_writer *w, const void *src, uint64_t len)
 		return ret;
 	w->cpu_chunks++;
 	w->cpu_size += 8 + (uint64_t)c;
+	return 0;
+}
+
+/* An I/O slot's bytes to the file; 0 or a negative errno with the slot's message set. */
+static int64_t write_slot(int fd, struct zslot *sl)
+{
+	const uint8_t *p = sl->in;
+	uint64_t off = sl->off, len = sl->usize;
+
+	while (len) {
+		ssize_t r = pwrite(fd, p, (size_t)len, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			int err = r < 0 ? errno : EIO;
+
+			snprintf(sl->errmsg, sizeof(sl->errmsg),
+				 "cannot write %" PRIu64 " bytes: %s", sl->usize,
+				 r < 0 ? strerror(err) : "write made no progress");
+			return -err;
+		}
+		p += r;
+		off += (uint64_t)r;
+		len -= (uint64_t)r;
+	}
+	return 0;
+}
+
+static void *zpool_worker(void *arg)
+{
+	struct zpool *zp = arg;
+	struct tk_codec *codec = zp->io ? NULL : tk_codec_new(zp->kind, zp->level);
+	const char *why = codec ? NULL : tk_errmsg();
+
+	pthread_mutex_lock(&zp->mu);
+	for (;;) {
+		struct zslot *sl;
+		int64_t c;
+
+		while (!zp->quit && zp->take == zp->head)
+			pthread_cond_wait(&zp->work, &zp->mu);
+		if (zp->take == zp->head)
+			break;
+		sl = &zp->slots[zp->take++ % zp->nslots];
+		sl->state = ZS_BUSY;
+		pthread_mutex_unlock(&zp->mu);
+		if (zp->io)
+			c = write_slot(zp->fd, sl);
+		else if (codec)
+			c = tk_codec_compress(codec, sl->out, zp->out_cap, sl->in, sl->usize);
+		else
+			c = -ENOMEM;
+		if (c < 0 && !zp->io)
+			snprintf(sl->errmsg, sizeof(sl->errmsg), "%s", why ? why : tk_errmsg());
+		pthread_mutex_lock(&zp->mu);
+		sl->csize = c;
+		sl->state = ZS_DONE;
+		pthread_cond_broadcast(&zp->done);
+	}
+	pthread_mutex_unlock(&zp->mu);
+	tk_codec_free(codec);
+	return NULL;
+}
+
+static void zpool_free(struct zpool *zp)
+{
+	if (!zp)
+		return;
+	pthread_mutex_lock(&zp->mu);
+	zp->quit = true;
+	pthread_cond_broadcast(&zp->work);
+	pthread_mutex_unlock(&zp->mu);
+	for (uint32_t i = 0; i < zp->nthreads; i++)
+		pthread_join(zp->threads[i], NULL);
+	for (uint32_t i = 0; zp->slots && i < zp->nslots; i++) {
+		free(zp->slots[i].in);
+		free(zp->slots[i].out);
+	}
+	free(zp->slots);
+	free(zp->threads);
+	pthread_cond_destroy(&zp->work);
+	pthread_cond_destroy(&zp->done);
+	pthread_mutex_destroy(&zp->mu);
+	free(zp);
+}
+
+/* Start @n compressor threads for chunks of @chunk bytes; NULL on failure (message set). */
+static struct zpool *zpool_new(struct tk_dat_writer *w, uint32_t n, enum tk_compression kind,
+			       int level, uint64_t chunk)
+{
+	struct zpool *zp = calloc(1, sizeof(*zp));
+
+	if (!zp) {
+		tk_fail(ENOMEM, "%s: out of memory", w->name);
+		return NULL;
+	}
+	pthread_mutex_init(&zp->mu, NULL);
+	pthread_cond_init(&zp->work, NULL);
+	pthread_cond_init(&zp->done, NULL);
+	zp->kind = kind;
+	zp->level = level;
+	zp->in_cap = chunk;
+	zp->io = !w->codec;
+	zp->fd = w->fd;
+	zp->out_cap = zp->io ? 1 : tk_codec_bound(w->codec, chunk);
+	zp->nslots = n * SLOTS_PER_THREAD;
+	zp->slots = calloc(zp->nslots, sizeof(*zp->slots));
+	zp->threads = calloc(n, sizeof(*zp->threads));
+	if (!zp->slots || !zp->threads || zp->out_cap > SIZE_MAX || chunk > SIZE_MAX)
+		goto oom;
+	for (uint32_t i = 0; i < zp->nslots; i++) {
+		zp->slots[i].in = malloc((size_t)chunk);
+		zp->slots[i].out = malloc((size_t)zp->out_cap);
+		if (!zp->slots[i].in || !zp->slots[i].out)
+			goto oom;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		int r = pthread_create(&zp->threads[i], NULL, zpool_worker, zp);
+
+		if (r) {
+			zpool_free(zp);
+			tk_fail(r, "%s: cannot start a compressor thread: %s", w->name,
+				strerror(r));
+			return NULL;
+		}
+		zp->nthreads++;
+	}
+	return zp;
+oom:
+	zpool_free(zp);
+	tk_fail(ENOMEM, "%s: out of memory for compressor buffers", w->name);
+	return NULL;
+}
+
+/* Wait for the oldest chunk in flight and write it. */
+static int zpool_write_one(struct tk_dat_writer *w)
+{
+	struct zpool *zp = w->zp;
+	struct zslot *sl = &zp->slots[zp->tail % zp->nslots];
+	int ret;
+
+	pthread_mutex_lock(&zp->mu);
+	while (sl->state != ZS_DONE)
+		pthread_cond_wait(&zp->done, &zp->mu);
+	pthread_mutex_unlock(&zp->mu);
+	zp->tail++;
+	sl->state = ZS_FREE;
+	if (zp->io && sl->csize < 0)
+		return broken(w, tk_fail_at((int)-sl->csize, w->name, sl->off, "%s", sl->errmsg));
+	if (zp->io)
+		return 0;
+	if (sl->csize < 0)
+		return broken(w, tk_fail((int)-sl->csize, "%s: %s", w->name, sl->errmsg));
+	if (sl->csize > UINT32_MAX)
+		return broken(w,
+			      tk_fail(EFBIG, "%s: compressed block of %" PRId64 " bytes too large",
+				      w->name, sl->csize));
+	if (w->cpu_chunks == UINT32_MAX)
+		return broken(w, tk_fail(EFBIG, "%s: too many chunks", w->name));
+	ret = append_u32(w, (uint32_t)sl->csize);
+	if (!ret)
+		ret = append_u32(w, (uint32_t)sl->usize);
+	if (!ret)
+		ret = append(w, sl->out, (uint64_t)sl->csize);
+	if (ret)
+		return ret;
+	w->cpu_chunks++;
+	w->cpu_size += 8 + (uint64_t)sl->csize;
+	return 0;
+}
+
+/* Write every chunk in flight, in order. */
+static int zpool_drain(struct tk_dat_writer *w)
+{
+	while (w->zp && w->zp->tail < w->zp->head) {
+		int ret = zpool_write_one(w);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Uncompressed CPU data: copied into I/O slots that the writer thread puts
+ * at their offsets while the caller goes on; without one, written here.
+ */
+static int put_data_bytes(struct tk_dat_writer *w, const uint8_t *p, uint64_t len)
+{
+	struct zpool *zp = w->zp;
+
+	if (!zp || !zp->io)
+		return append(w, p, len);
+	if (len > (uint64_t)INT64_MAX - w->pos)
+		return broken(w, tk_fail_at(EFBIG, w->name, w->pos,
+					    "write of %" PRIu64
+					    " bytes exceeds the largest file offset",
+					    len));
+	while (len) {
+		uint64_t n = len > zp->in_cap ? zp->in_cap : len;
+		struct zslot *sl;
+
+		if (zp->head - zp->tail == zp->nslots) {
+			int ret = zpool_write_one(w);
+
+			if (ret)
+				return ret;
+		}
+		sl = &zp->slots[zp->head % zp->nslots];
+		memcpy(sl->in, p, (size_t)n);
+		sl->usize = n;
+		sl->off = w->pos;
+		w->pos += n;
+		pthread_mutex_lock(&zp->mu);
+		sl->state = ZS_QUEUED;
+		zp->head++;
+		pthread_cond_signal(&zp->work);
+		pthread_mutex_unlock(&zp->mu);
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* A chunk of CPU data: to a compressor thread when there are any, else compressed here. */
+static int put_data_chunk(struct tk_dat_writer *w, const void *src, uint64_t len)
+{
+	struct zpool *zp = w->zp;
+	struct zslot *sl;
+
+	if (!zp)
+		return append_chunk(w, src, len);
+	if (len > zp->in_cap) {
+		/* An instance with larger pages than the file's: compressed here, in order. */
+		int ret = zpool_drain(w);
+
+		return ret ? ret : append_chunk(w, src, len);
+	}
+	if (zp->head - zp->tail == zp->nslots) {
+		int ret = zpool_write_one(w);
+
+		if (ret)
+			return ret;
+	}
+	sl = &zp->slots[zp->head % zp->nslots];
+	memcpy(sl->in, src, len);
+	sl->usize = len;
+	pthread_mutex_lock(&zp->mu);
+	sl->state = ZS_QUEUED;
+	zp->head++;
+	pthread_cond_signal(&zp->work);
+	pthread_mutex_unlock(&zp->mu);
 	return 0;
 }
 
@@ -738,6 +1040,19 @@ static struct tk_dat_writer *writer_new(int fd, bool own_fd, const char *name,
 			goto fail;
 		}
 	}
+	if (opts->compress_threads > 1) {
+		uint32_t n = opts->compress_threads > MAX_COMPRESS_THREADS ? MAX_COMPRESS_THREADS
+									   : opts->compress_threads;
+
+		/* Uncompressed: one thread writes 1 MiB batches while the caller reads on. */
+		w->zp = w->codec ? zpool_new(w, n, opts->compression, opts->compression_level,
+					     (uint64_t)w->chunk_pages * w->page_size)
+				 : zpool_new(w, 1, opts->compression, 0, IO_SLOT_BYTES);
+		if (!w->zp) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+	}
 	ret = write_header(w, opts->compression);
 	if (ret)
 		goto fail;
@@ -745,6 +1060,7 @@ static struct tk_dat_writer *writer_new(int fd, bool own_fd, const char *name,
 	w->own_fd = own_fd;
 	return w;
 fail:
+	zpool_free(w->zp);
 	tk_codec_free(w->codec);
 	free(w->name);
 	free(w);
@@ -822,6 +1138,7 @@ TK_API void tk_dat_writer_close(struct tk_dat_writer *w)
 		return;
 	if (w->own_fd)
 		close(w->fd);
+	zpool_free(w->zp);
 	tk_codec_free(w->codec);
 	wbuf_release(&w->strings);
 	wbuf_release(&w->early_options);
@@ -906,6 +1223,50 @@ TK_API int tk_dat_writer_add_metadata(struct tk_dat_writer *w, uint16_t id, cons
 		w->cbuf = NULL;
 		w->cbuf_cap = 0;
 	}
+	return 0;
+}
+
+/*
+ * A metadata section compressed elsewhere with the writer's codec and level
+ * (the recorder compresses its metadata once, for its side file and the
+ * output): the same bytes add_metadata() would write for its body.
+ */
+int tk_dat_writer_put_metadata(struct tk_dat_writer *w, uint16_t id, const void *block,
+			       uint32_t csize, uint32_t usize)
+{
+	int32_t sid = -1;
+	uint64_t off;
+	int ret = check_usable(w);
+
+	if (ret)
+		return ret;
+	if (id < TK_DAT_SECTION_HEADER_INFO || id > TK_DAT_SECTION_CMDLINES)
+		return tk_fail(EINVAL, "%s: section %u is not a metadata section (16..21)", w->name,
+			       id);
+	if (w->state != ST_META || w->version != 7 || !w->codec)
+		return tk_fail(EINVAL,
+			       "%s: compressed metadata section %u needs a compressed v7 "
+			       "file before its data",
+			       w->name, id);
+	if (w->meta_written[id - TK_DAT_SECTION_HEADER_INFO])
+		return tk_fail(EINVAL, "%s: metadata section %u added twice", w->name, id);
+	if (!block || !csize)
+		return invalid(w, "compressed metadata block is empty");
+	off = w->pos;
+	ret = add_string(w, meta_desc[id - TK_DAT_SECTION_HEADER_INFO], &sid);
+	if (!ret)
+		ret = append_section_header(w, id, TK_DAT_SECTION_FL_COMPRESS, sid,
+					    8 + (uint64_t)csize);
+	if (!ret)
+		ret = append_u32(w, csize);
+	if (!ret)
+		ret = append_u32(w, usize);
+	if (!ret)
+		ret = append(w, block, csize);
+	if (ret)
+		return broken(w, ret);
+	w->meta_offset[id - TK_DAT_SECTION_HEADER_INFO] = off;
+	w->meta_written[id - TK_DAT_SECTION_HEADER_INFO] = true;
 	return 0;
 }
 
@@ -1198,7 +1559,7 @@ TK_API int tk_dat_writer_write_pages(struct tk_dat_writer *w, const void *pages,
 	if (!w->cpu_started && (ret = start_cpu_data(w)))
 		return ret;
 	if (!w->codec) {
-		ret = append(w, p, len);
+		ret = put_data_bytes(w, p, len);
 		if (!ret)
 			w->cpu_size += len;
 		return ret;
@@ -1208,7 +1569,7 @@ TK_API int tk_dat_writer_write_pages(struct tk_dat_writer *w, const void *pages,
 		uint64_t n;
 
 		if (!w->chunk_fill && len >= chunk_bytes) {
-			ret = append_chunk(w, p, chunk_bytes);
+			ret = put_data_chunk(w, p, chunk_bytes);
 			if (ret)
 				return ret;
 			p += chunk_bytes;
@@ -1223,13 +1584,61 @@ TK_API int tk_dat_writer_write_pages(struct tk_dat_writer *w, const void *pages,
 		p += n;
 		len -= n;
 		if (w->chunk_fill == chunk_bytes) {
-			ret = append_chunk(w, w->chunk, chunk_bytes);
+			ret = put_data_chunk(w, w->chunk, chunk_bytes);
 			if (ret)
 				return ret;
 			w->chunk_fill = 0;
 		}
 	}
 	return 0;
+}
+
+/*
+ * A chunk compressed elsewhere (the recorder's compressor threads, convert's
+ * worker) goes in as it is: the bytes equal what write_pages() would have
+ * produced for the same pages with the same codec, so a file assembled from
+ * such chunks is the file a single-threaded writer makes. Only whole chunks
+ * may precede one, which keeps the chunking of the CPU's data regular.
+ */
+int tk_dat_writer_put_chunk(struct tk_dat_writer *w, const void *block, uint32_t csize,
+			    uint32_t usize)
+{
+	int ret = check_usable(w);
+
+	if (ret)
+		return ret;
+	if (w->state != ST_CPU)
+		return invalid(w, "chunk written outside a CPU");
+	if (!w->codec)
+		return invalid(w, "compressed chunk for an uncompressed file");
+	if (w->chunk_fill)
+		return invalid(w, "compressed chunk after a partial chunk");
+	ret = zpool_drain(w);
+	if (ret)
+		return ret;
+	if (!usize || usize % w->cur.page_size ||
+	    usize > (uint64_t)w->chunk_pages * w->cur.page_size || !csize || !block)
+		return tk_fail(EINVAL, "%s: chunk of %u bytes for %u-byte pages in %u-page chunks",
+			       w->name, usize, w->cur.page_size, w->chunk_pages);
+	if (!w->cpu_started && (ret = start_cpu_data(w)))
+		return ret;
+	if (w->cpu_chunks == UINT32_MAX)
+		return broken(w, tk_fail(EFBIG, "%s: too many chunks", w->name));
+	ret = append_u32(w, csize);
+	if (!ret)
+		ret = append_u32(w, usize);
+	if (!ret)
+		ret = append(w, block, csize);
+	if (ret)
+		return ret;
+	w->cpu_chunks++;
+	w->cpu_size += 8 + (uint64_t)csize;
+	return 0;
+}
+
+uint64_t tk_dat_writer_chunk_bytes(const struct tk_dat_writer *w)
+{
+	return w->codec ? (uint64_t)w->chunk_pages * w->page_size : 0;
 }
 
 TK_API int tk_dat_writer_end_cpu(struct tk_dat_writer *w)
@@ -1247,15 +1656,22 @@ TK_API int tk_dat_writer_end_cpu(struct tk_dat_writer *w)
 	}
 	if (w->codec) {
 		if (w->chunk_fill) {
-			ret = append_chunk(w, w->chunk, w->chunk_fill);
+			ret = put_data_chunk(w, w->chunk, w->chunk_fill);
 			if (ret)
 				return ret;
 			w->chunk_fill = 0;
 		}
+		ret = zpool_drain(w);
+		if (ret)
+			return ret;
 		ret = patch_u32(w, w->cpu_offset, w->cpu_chunks);
 		if (ret)
 			return ret;
 	}
+	/* The page batches an uncompressed file has in flight are in it after this. */
+	ret = zpool_drain(w);
+	if (ret)
+		return ret;
 	if (w->version == 6) {
 		uint64_t slot = w->v6_table + (uint64_t)w->cpu * 16;
 

@@ -1367,6 +1367,126 @@ static void test_v7_metadata_only(void **state)
 	run_mode(&m);
 }
 
+/*
+ * Chunks and metadata compressed outside the writer (record's compressor
+ * threads) and chunks compressed by the writer's own threads (convert) give
+ * the file the writer makes alone, byte for byte; a chunk is refused after a
+ * partial one and in an uncompressed file. 255 pages are 25 whole chunks
+ * and a half, more than the 12 slots of 3 threads: the ring wraps.
+ */
+static void write_precompressed(const char *path, enum tk_compression comp, bool pre,
+				uint32_t threads, const struct meta *meta, const uint8_t *pages,
+				unsigned n)
+{
+	struct tk_dat_writer_opts o = {
+		.sz = sizeof(struct tk_dat_writer_opts),
+		.version = 7,
+		.compression = comp,
+		.page_size = PAGE,
+		.compress_threads = threads,
+	};
+	struct tk_codec *codec = tk_codec_new(TK_COMPRESS_ZSTD, 0);
+	uint64_t chunk = (uint64_t)TK_DAT_DEFAULT_CHUNK_PAGES * PAGE, done = 0;
+	uint64_t cap = tk_codec_bound(codec, 1u << 20);
+	uint8_t *block = malloc(cap);
+	struct tk_dat_writer *w = tk_dat_writer_open(path, &o);
+
+	assert_non_null(codec);
+	assert_non_null(block);
+	if (!w)
+		fail_msg("open %s: %s", path, tk_errmsg());
+	assert_int_equal(tk_dat_writer_chunk_bytes(w), comp == TK_COMPRESS_NONE ? 0 : chunk);
+	for (int id = 16; id <= 21; id++) {
+		const struct tk_bytebuf *b = &meta->body[id - 16];
+
+		if (pre && b->len) {
+			int64_t c = tk_codec_compress(codec, block, cap, b->data, b->len);
+
+			assert_true(c > 0);
+			assert_int_equal(tk_dat_writer_put_metadata(w, (uint16_t)id, block,
+								    (uint32_t)c, (uint32_t)b->len),
+					 0);
+		} else {
+			assert_int_equal(
+				tk_dat_writer_add_metadata(w, (uint16_t)id, b->data, b->len), 0);
+		}
+	}
+	assert_int_equal(tk_dat_writer_begin_buffer(w, "", "local", PAGE, 1), 0);
+	assert_int_equal(tk_dat_writer_begin_cpu(w, 0), 0);
+	while (pre && (n * (uint64_t)PAGE) - done >= chunk) {
+		int64_t c = tk_codec_compress(codec, block, cap, pages + done, chunk);
+
+		assert_true(c > 0);
+		assert_int_equal(tk_dat_writer_put_chunk(w, block, (uint32_t)c, (uint32_t)chunk),
+				 0);
+		done += chunk;
+	}
+	assert_int_equal(tk_dat_writer_write_pages(w, pages + done, n * (uint64_t)PAGE - done), 0);
+	if (pre) {
+		/* The tail left a partial chunk open: a whole one may not follow it. */
+		assert_int_equal(tk_dat_writer_put_chunk(w, block, 1, PAGE), -EINVAL);
+	}
+	assert_int_equal(tk_dat_writer_end_cpu(w), 0);
+	assert_int_equal(tk_dat_writer_end_buffer(w), 0);
+	assert_int_equal(tk_dat_writer_finish(w), 0);
+	tk_dat_writer_close(w);
+	tk_codec_free(codec);
+	free(block);
+}
+
+static void test_precompressed_chunks(void **state)
+{
+	struct tk_page_format fmt;
+	struct meta meta;
+	char a[512], b[512], c[512];
+	size_t alen, blen;
+	char *fa, *fb;
+	unsigned n = 255;
+	uint8_t *pages;
+	struct tk_dat_writer *w;
+	struct tk_dat_writer_opts o = basic_opts;
+
+	(void)state;
+	assert_int_equal(tk_page_format_init(&fmt, PAGE, 8, false), 0);
+	meta_build(&meta, &fmt, NULL, 0, tk_test_header_event, strlen(tk_test_header_event),
+		   print_format_text, false);
+	pages = make_pages(&fmt, 0, 0, n);
+	snprintf(a, sizeof(a), "%s/pre-writer.dat", tmpdir);
+	snprintf(b, sizeof(b), "%s/pre-outside.dat", tmpdir);
+	write_precompressed(a, TK_COMPRESS_ZSTD, false, 0, &meta, pages, n);
+	fa = slurp(a, &alen);
+	for (int v = 1; v < 4; v++) {
+		write_precompressed(b, TK_COMPRESS_ZSTD, v & 1, v & 2 ? 3 : 0, &meta, pages, n);
+		fb = slurp(b, &blen);
+		assert_int_equal(alen, blen);
+		assert_memory_equal(fa, fb, alen);
+		free(fb);
+	}
+	free(fa);
+	/* Uncompressed, a writer thread puts the page batches in place: the same file. */
+	write_precompressed(a, TK_COMPRESS_NONE, false, 0, &meta, pages, n);
+	write_precompressed(b, TK_COMPRESS_NONE, false, 2, &meta, pages, n);
+	fa = slurp(a, &alen);
+	fb = slurp(b, &blen);
+	assert_int_equal(alen, blen);
+	assert_memory_equal(fa, fb, alen);
+	free(fa);
+	free(fb);
+
+	/* An uncompressed writer has no chunks to take. */
+	snprintf(c, sizeof(c), "%s/pre-none.dat", tmpdir);
+	w = tk_dat_writer_open(c, &o);
+	assert_non_null(w);
+	assert_int_equal(tk_dat_writer_chunk_bytes(w), 0);
+	assert_int_equal(tk_dat_writer_put_metadata(w, 16, pages, 8, 8), -EINVAL);
+	assert_int_equal(tk_dat_writer_begin_buffer(w, "", "local", PAGE, 1), 0);
+	assert_int_equal(tk_dat_writer_begin_cpu(w, 0), 0);
+	assert_int_equal(tk_dat_writer_put_chunk(w, pages, 8, PAGE), -EINVAL);
+	tk_dat_writer_close(w);
+	meta_release(&meta);
+	free(pages);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -1388,6 +1508,7 @@ int main(void)
 		cmocka_unit_test(test_error_midstream),
 		cmocka_unit_test(test_error_state_machine),
 		cmocka_unit_test(test_oracle_trace_cmd),
+		cmocka_unit_test(test_precompressed_chunks),
 	};
 
 	return cmocka_run_group_tests(tests, setup, tk_tmpdir_teardown);

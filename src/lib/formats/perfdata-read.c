@@ -2317,7 +2317,8 @@ static int plausible_chain(const struct tk_perfdata *pd, const uint8_t *p, size_
 /*
  * Whether a SAMPLE's size field is too large: the kernel sizes a sample to
  * its fields rounded up to 8 bytes, so one whose fields still decode from
- * 8 bytes fewer has a damaged size. Such a size is plausible to the walk
+ * 8 bytes fewer, and whose rest holds plausible records, has a damaged
+ * size. Such a size is plausible to the walk
  * and could step over whole records unseen; this one extra decode per
  * sample is what catching it costs.
  */
@@ -2338,7 +2339,20 @@ static bool sample_too_long(const struct tk_perfdata *pd, const uint8_t *p, uint
 		if (e < 0)
 			return false;
 	}
-	return tk_perf_sample_decode(&pd->evsels[e]->pub.attr, p, size - 8u, &s, &bad) == 0;
+	if (tk_perf_sample_decode(&pd->evsels[e]->pub.attr, p, size - 8u, &s, &bad) != 0)
+		return false;
+	/*
+	 * perf itself reads such a sample and ignores the rest (a callchain
+	 * cut short by an editor leaves it, tests/data/perf/chain-zero.data):
+	 * only records hidden in the rest make it damage.
+	 */
+	for (uint16_t rest = 8; rest <= size - 16u; rest += 8) {
+		if (tk_perf_sample_decode(&pd->evsels[e]->pub.attr, p, size - rest, &s, &bad) != 0)
+			break;
+		if (plausible_chain(pd, p + size - rest, rest, true) == 1)
+			return true;
+	}
+	return false;
 }
 
 /*

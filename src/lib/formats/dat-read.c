@@ -58,10 +58,13 @@
 #include "bytes.h"
 #include "error.h"
 #include "tracedata-internal.h"
+#include "opts.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +112,7 @@ struct dat_buffer {
 struct tk_dat {
 	int fd;
 	bool own_fd;
+	bool strict;
 	char *name;
 	struct tk_dat_info info;
 	struct tk_codec *codec;
@@ -134,6 +138,11 @@ struct tk_dat {
 
 	bool cpucount_set;
 	bool traceclock_seen;
+
+	/* Salvage mode's damage list; readers on other threads add to it. */
+	pthread_mutex_t damage_lock;
+	struct tk_dat_damage *damage;
+	size_t ndamage, damage_cap;
 };
 
 /* ------------------------------------------------------------ utilities */
@@ -186,6 +195,115 @@ static const char *keep_str(struct tk_dat *d, const void *data, size_t len)
 	if (keep(d, s) < 0)
 		return NULL;
 	return s;
+}
+
+/* ------------------------------------------------------------- damage */
+
+/*
+ * Record a damaged region, unless the same one (offset and text) is known:
+ * a page is read again by a second reader (report's header pass, seeks),
+ * and must still be one line. Return: 0 or -ENOMEM.
+ */
+static int __attribute__((format(printf, 5, 6)))
+add_damage(struct tk_dat *d, uint64_t off, uint64_t skipped, int64_t lost, const char *fmt, ...)
+{
+	struct tk_dat_damage *dm;
+	char *what = NULL;
+	va_list ap;
+	int ret = 0, n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&what, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	pthread_mutex_lock(&d->damage_lock);
+	for (size_t i = 0; i < d->ndamage; i++) {
+		if (d->damage[i].offset == off && !strcmp(d->damage[i].what, what))
+			goto out;
+	}
+	if (d->ndamage == d->damage_cap) {
+		size_t cap = d->damage_cap ? d->damage_cap * 2 : 8;
+
+		dm = realloc(d->damage, cap * sizeof(*dm));
+		if (!dm) {
+			ret = tk_fail(ENOMEM, "out of memory");
+			goto out;
+		}
+		d->damage = dm;
+		d->damage_cap = cap;
+	}
+	dm = &d->damage[d->ndamage++];
+	dm->offset = off;
+	dm->skipped = skipped;
+	dm->events_lost = lost;
+	dm->what = what;
+	what = NULL;
+out:
+	pthread_mutex_unlock(&d->damage_lock);
+	free(what);
+	return ret;
+}
+
+/*
+ * The salvage decision for an error @err just raised with tk_fail_at():
+ * strict readers, and errors that are not damage (I/O, memory), return it;
+ * in salvage mode corrupt input (-EBADMSG) becomes a damaged region with
+ * the offset and text of the message, and 0 is returned so the caller
+ * skips what it was reading. @off is used when the message has none.
+ */
+static int salvage(struct tk_dat *d, int err, uint64_t off, uint64_t skipped, int64_t lost)
+{
+	const char *msg = tk_errmsg();
+	size_t nlen = strlen(d->name);
+	int ret;
+
+	if (d->strict || err != -EBADMSG)
+		return err;
+	if (!strncmp(msg, d->name, nlen) && !strncmp(msg + nlen, ": offset 0x", 11)) {
+		char *end;
+		unsigned long long v = strtoull(msg + nlen + 11, &end, 16);
+
+		if (!strncmp(end, ": ", 2)) {
+			off = v;
+			msg = end + 2;
+		}
+	} else if (!strncmp(msg, d->name, nlen) && !strncmp(msg + nlen, ": ", 2)) {
+		msg += nlen + 2;
+	}
+	ret = add_damage(d, off, skipped, lost, "%s", msg);
+	return ret < 0 ? ret : 0;
+}
+
+int tk_dat_salvage(struct tk_dat *d, int err, uint64_t offset, uint64_t skipped)
+{
+	return salvage(d, err, offset, skipped, -1);
+}
+
+TK_API size_t tk_dat_damage_count(const struct tk_dat *d)
+{
+	struct tk_dat *w = (struct tk_dat *)d;
+	size_t n;
+
+	/* The lock is the only thing written through a const reader. */
+	pthread_mutex_lock(&w->damage_lock);
+	n = d->ndamage;
+	pthread_mutex_unlock(&w->damage_lock);
+	return n;
+}
+
+TK_API int tk_dat_damage_get(const struct tk_dat *d, size_t index, struct tk_dat_damage *out)
+{
+	struct tk_dat *w = (struct tk_dat *)d;
+	int ret = 0;
+
+	pthread_mutex_lock(&w->damage_lock);
+	if (index < d->ndamage)
+		*out = d->damage[index];
+	else
+		ret = tk_fail(ERANGE, "%s: no damaged region %zu", d->name, index);
+	pthread_mutex_unlock(&w->damage_lock);
+	return ret;
 }
 
 static int read_at(const struct tk_dat *d, void *buf, uint64_t len, uint64_t off)
@@ -550,10 +668,19 @@ static int walk_sections(struct tk_dat *d)
 		struct tk_dat_section s = {0};
 		uint8_t h[TK_DAT_SECTION_HEADER_SIZE];
 
-		if (fsize - pos < TK_DAT_SECTION_HEADER_SIZE)
-			return tk_fail_at(EBADMSG, d->name, pos,
-					  "truncated section header (%" PRIu64 " bytes left)",
-					  fsize - pos);
+		/*
+		 * Salvage: a cut or overlong section ends the walk. The options
+		 * name their sections by offset, so the sections before it serve.
+		 */
+		if (fsize - pos < TK_DAT_SECTION_HEADER_SIZE) {
+			ret = tk_fail_at(EBADMSG, d->name, pos,
+					 "truncated section header (%" PRIu64 " bytes left)",
+					 fsize - pos);
+			ret = salvage(d, ret, pos, fsize - pos, -1);
+			if (ret < 0)
+				return ret;
+			break;
+		}
 		ret = read_at(d, h, sizeof(h), pos);
 		if (ret < 0)
 			return ret;
@@ -563,21 +690,33 @@ static int walk_sections(struct tk_dat *d)
 		s.size = tk_load_u64(h + 8, d->info.big_endian);
 		s.offset = pos;
 		s.body_size = s.size;
-		if (s.size > fsize - pos - TK_DAT_SECTION_HEADER_SIZE)
-			return tk_fail_at(EBADMSG, d->name, pos,
-					  "section %u size %" PRIu64 " exceeds file size %" PRIu64,
-					  s.id, s.size, fsize);
+		if (s.size > fsize - pos - TK_DAT_SECTION_HEADER_SIZE) {
+			ret = tk_fail_at(EBADMSG, d->name, pos,
+					 "section %u size %" PRIu64 " exceeds file size %" PRIu64,
+					 s.id, s.size, fsize);
+			ret = salvage(d, ret, pos, fsize - pos, -1);
+			if (ret < 0)
+				return ret;
+			break;
+		}
 		if ((s.flags & TK_DAT_SECTION_FL_COMPRESS) &&
 		    (s.id == TK_DAT_SECTION_OPTIONS ||
 		     (s.id >= TK_DAT_SECTION_STRINGS && s.id <= TK_DAT_SECTION_CMDLINES) ||
 		     s.id == DAT_ID_BTF_FILE || s.id == DAT_ID_MODULES_FILE)) {
 			uint8_t pre[8];
 
-			if (s.size < 8)
-				return tk_fail_at(EBADMSG, d->name, pos,
-						  "compressed section %u"
-						  " of %" PRIu64 " bytes lacks its size header",
-						  s.id, s.size);
+			if (s.size < 8) {
+				ret = tk_fail_at(EBADMSG, d->name, pos,
+						 "compressed section %u"
+						 " of %" PRIu64 " bytes lacks its size header",
+						 s.id, s.size);
+				ret = salvage(d, ret, pos, TK_DAT_SECTION_HEADER_SIZE + s.size, -1);
+				if (ret < 0)
+					return ret;
+				/* Not listed: nothing may load it. */
+				pos += TK_DAT_SECTION_HEADER_SIZE + s.size;
+				continue;
+			}
 			ret = read_at(d, pre, 8, pos + TK_DAT_SECTION_HEADER_SIZE);
 			if (ret < 0)
 				return ret;
@@ -587,7 +726,10 @@ static int walk_sections(struct tk_dat *d)
 		if (ret < 0)
 			return ret;
 		if (s.id == TK_DAT_SECTION_STRINGS) {
+			/* Salvage: without the strings only descriptions are missing. */
 			ret = append_strings(d, &s);
+			if (ret < 0)
+				ret = salvage(d, ret, pos, TK_DAT_SECTION_HEADER_SIZE + s.size, -1);
 			if (ret < 0)
 				return ret;
 		} else if (!known_section(s.id)) {
@@ -700,6 +842,12 @@ static int parse_options_v7(struct tk_dat *d)
 		index++;
 	}
 out:
+	/*
+	 * Salvage: the options read so far stay, and the chain ends at the
+	 * damage (what follows it is unreachable).
+	 */
+	if (ret < 0)
+		ret = salvage(d, ret, where, 0, -1);
 	free(visited);
 	return ret;
 }
@@ -744,6 +892,47 @@ static int buffer_from_option(struct tk_dat *d, const struct dat_option *o, uint
 	if (!b->pub.name || !b->pub.clock)
 		return -ENOMEM;
 	*out = b;
+	return 0;
+}
+
+/*
+ * Salvage for a CPU whose data runs past the end of the file (a truncated
+ * file): keep the whole pages that are there (compressed: all of it, the
+ * chunk walk stops at the cut chunk) and record the rest as damage. Strict
+ * readers leave the entry for the caller's error.
+ */
+static int salvage_cpu(struct tk_dat *d, const struct dat_buffer *b, struct tk_dat_cpu_data *cpu,
+		       uint64_t where, uint64_t end_extra)
+{
+	uint64_t fsize = d->info.file_size, keep_bytes;
+
+	if (d->strict || (cpu->offset <= fsize && end_extra <= fsize - cpu->offset &&
+			  cpu->size <= fsize - cpu->offset))
+		return 0;
+	if (cpu->offset > fsize || end_extra > fsize - cpu->offset) {
+		int ret = add_damage(d, cpu->offset, cpu->size, -1,
+				     "buffer '%s' CPU %" PRIu32 " data starts past the end of the"
+				     " file (size %" PRIu64 "; BUFFER option at 0x%" PRIx64 ")",
+				     b->pub.name ? b->pub.name : "", cpu->cpu, fsize, where);
+
+		cpu->offset = fsize;
+		cpu->size = 0;
+		return ret;
+	}
+	keep_bytes = fsize - cpu->offset;
+	if (!b->pub.compressed && b->page_size)
+		keep_bytes -= keep_bytes % b->page_size;
+	if (!b->pub.compressed) {
+		int ret = add_damage(d, cpu->offset + keep_bytes, cpu->size - keep_bytes, -1,
+				     "buffer '%s' CPU %" PRIu32 " data of %" PRIu64
+				     " bytes is cut by the end of the file: %" PRIu64
+				     " whole pages read",
+				     b->pub.name ? b->pub.name : "", cpu->cpu, cpu->size,
+				     keep_bytes / b->page_size);
+		if (ret < 0)
+			return ret;
+	}
+	cpu->size = keep_bytes;
 	return 0;
 }
 
@@ -798,6 +987,11 @@ static int parse_buffer_v7(struct tk_dat *d, const struct dat_option *o)
 		tk_cursor_u64(&c, &cpu->size);
 		ids[i] = cpu->cpu;
 		b->pub.cpu_count = i + 1;
+		ret = salvage_cpu(d, b, cpu, o->where, end_extra);
+		if (ret < 0) {
+			free(ids);
+			return ret;
+		}
 		if (cpu->offset > d->info.file_size ||
 		    end_extra > d->info.file_size - cpu->offset ||
 		    cpu->size > d->info.file_size - cpu->offset) {
@@ -905,6 +1099,7 @@ static int process_options(struct tk_dat *d)
 	for (size_t i = 0; i < d->noptions && ret >= 0; i++) {
 		const struct dat_option *o = &d->options[i];
 		const uint8_t *p = o->pub.data;
+		size_t nbuffers = d->nbuffers;
 		int64_t v = 0;
 
 		switch (o->pub.id) {
@@ -1029,6 +1224,15 @@ static int process_options(struct tk_dat *d)
 				o->where, o->pub.id);
 			break;
 		}
+		/*
+		 * Salvage: a damaged option is skipped whole; a buffer it half
+		 * built goes with it.
+		 */
+		if (ret == -EBADMSG && !d->strict) {
+			while (d->nbuffers > nbuffers)
+				free(d->buffers[--d->nbuffers].cpus);
+			ret = salvage(d, ret, o->where, 6 + (uint64_t)o->pub.size, -1);
+		}
 	}
 	return ret;
 }
@@ -1058,21 +1262,28 @@ static int load_meta_v7(struct tk_dat *d)
 {
 	for (uint16_t id = 16; id <= 21; id++) {
 		struct meta_part *m = &d->meta[id - 16];
-		const struct tk_dat_section *s;
+		const struct tk_dat_section *s = NULL;
 		int ret;
 
 		if (!m->present)
 			continue;
 		ret = section_at(d, m->option_offset, id, m->option_where, &s);
-		if (ret < 0)
-			return ret;
-		ret = load_section(d, s, &m->data, &m->len, true);
-		if (ret < 0)
-			return ret;
-		ret = parse_meta(d, id, s->offset + TK_DAT_SECTION_HEADER_SIZE, s->offset,
-				 s->flags & TK_DAT_SECTION_FL_COMPRESS);
-		if (ret < 0)
-			return ret;
+		if (ret >= 0)
+			ret = load_section(d, s, &m->data, &m->len, true);
+		if (ret >= 0)
+			ret = parse_meta(d, id, s->offset + TK_DAT_SECTION_HEADER_SIZE, s->offset,
+					 s->flags & TK_DAT_SECTION_FL_COMPRESS);
+		if (ret < 0) {
+			/*
+			 * Salvage: the part is missing, as if the file lacked it
+			 * (the tracedata drops a part that fails to parse).
+			 */
+			ret = salvage(d, ret, m->option_where,
+				      s ? TK_DAT_SECTION_HEADER_SIZE + s->size : 0, -1);
+			if (ret < 0)
+				return ret;
+			m->present = false;
+		}
 	}
 	return 0;
 }
@@ -1252,6 +1463,14 @@ static int v6_table(struct tk_dat *d, struct fr *f, struct dat_buffer *b, uint32
 			return ret;
 		if (off == 0 && size == 0)
 			continue;
+		b->cpus[b->pub.cpu_count].cpu = i;
+		b->cpus[b->pub.cpu_count].offset = off;
+		b->cpus[b->pub.cpu_count].size = size;
+		ret = salvage_cpu(d, b, &b->cpus[b->pub.cpu_count], where, 0);
+		if (ret < 0)
+			return ret;
+		off = b->cpus[b->pub.cpu_count].offset;
+		size = b->cpus[b->pub.cpu_count].size;
 		if (off > fsize || size > fsize - off)
 			return tk_fail_at(EBADMSG, d->name, where,
 					  "CPU %" PRIu32 " data at 0x%" PRIx64 " size %" PRIu64
@@ -1293,7 +1512,12 @@ static int parse_v6(struct tk_dat *d)
 			goto out;
 		m->len = f->pos - start;
 		m->present = true;
+		/* Salvage: the lengths held, so only this part is lost. */
 		ret = parse_meta(d, id, start, start, false);
+		if (ret < 0) {
+			ret = salvage(d, ret, start, f->pos - start, -1);
+			m->present = false;
+		}
 		if (ret < 0)
 			goto out;
 	}
@@ -1415,16 +1639,19 @@ static int parse_v6(struct tk_dat *d)
 		ret = fr_read(f, tag, sizeof(tag), "instance flyrecord tag");
 		if (ret < 0) {
 			ret = prefix_at(ret, d->name, b->where, "BUFFER option");
-			goto out;
-		}
-		if (strncmp(tag, "flyrecord", 9) != 0) {
+		} else if (strncmp(tag, "flyrecord", 9) != 0) {
 			ret = tk_fail_at(EBADMSG, d->name, b->where,
 					 "BUFFER '%s' offset 0x%" PRIx64
 					 " does not point at a \"flyrecord\" tag",
 					 b->pub.name, b->pub.section_offset);
-			goto out;
+		} else {
+			ret = v6_table(d, f, b, count);
 		}
-		ret = v6_table(d, f, b, count);
+		if (ret < 0) {
+			/* Salvage: the instance keeps no CPUs; the others print. */
+			b->pub.cpu_count = 0;
+			ret = salvage(d, ret, b->where, 0, -1);
+		}
 		if (ret < 0)
 			goto out;
 	}
@@ -1498,7 +1725,7 @@ static int finish_buffers(struct tk_dat *d)
 	return 0;
 }
 
-static struct tk_dat *open_common(int fd, bool own_fd, const char *name)
+static struct tk_dat *open_common(int fd, bool own_fd, const char *name, bool strict)
 {
 	struct tk_dat *d = calloc(1, sizeof(*d));
 	struct stat st;
@@ -1511,6 +1738,8 @@ static struct tk_dat *open_common(int fd, bool own_fd, const char *name)
 	}
 	d->fd = fd;
 	d->own_fd = own_fd;
+	d->strict = strict;
+	pthread_mutex_init(&d->damage_lock, NULL);
 	d->name = strdup(name ? name : "(fd)");
 	d->td = tk_tracedata_new();
 	if (!d->name || !d->td) {
@@ -1548,7 +1777,7 @@ fail:
 	return NULL;
 }
 
-TK_API struct tk_dat *tk_dat_open(const char *path)
+static struct tk_dat *open_path(const char *path, bool strict)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
@@ -1559,12 +1788,54 @@ TK_API struct tk_dat *tk_dat_open(const char *path)
 		errno = err;
 		return NULL;
 	}
-	return open_common(fd, true, path);
+	return open_common(fd, true, path, strict);
+}
+
+TK_API struct tk_dat *tk_dat_open(const char *path)
+{
+	return open_path(path, true);
 }
 
 TK_API struct tk_dat *tk_dat_open_fd(int fd, const char *name)
 {
-	return open_common(fd, false, name);
+	return open_common(fd, false, name, true);
+}
+
+/* The opts' strict flag; a bad opts struct is -EINVAL or -E2BIG. */
+static int open_strict(const struct tk_dat_open_opts *opts, bool *strict)
+{
+	struct tk_dat_open_opts o;
+	int ret = tk_opts_copy(&o, sizeof(o), opts, "tk_dat_open_opts");
+
+	if (ret < 0)
+		return ret;
+	*strict = o.strict;
+	return 0;
+}
+
+TK_API struct tk_dat *tk_dat_open_with(const char *path, const struct tk_dat_open_opts *opts)
+{
+	bool strict;
+	int ret = open_strict(opts, &strict);
+
+	if (ret < 0) {
+		errno = -ret;
+		return NULL;
+	}
+	return open_path(path, strict);
+}
+
+TK_API struct tk_dat *tk_dat_open_fd_with(int fd, const char *name,
+					  const struct tk_dat_open_opts *opts)
+{
+	bool strict;
+	int ret = open_strict(opts, &strict);
+
+	if (ret < 0) {
+		errno = -ret;
+		return NULL;
+	}
+	return open_common(fd, false, name, strict);
 }
 
 TK_API void tk_dat_close(struct tk_dat *d)
@@ -1586,6 +1857,10 @@ TK_API void tk_dat_close(struct tk_dat *d)
 	for (size_t i = 0; i < d->nbuffers; i++)
 		free(d->buffers[i].cpus);
 	free(d->buffers);
+	for (size_t i = 0; i < d->ndamage; i++)
+		free((char *)d->damage[i].what);
+	free(d->damage);
+	pthread_mutex_destroy(&d->damage_lock);
 	free(d->name);
 	free(d);
 }
@@ -1751,13 +2026,21 @@ struct chunk {
  * or the file's end, whichever is nearer, and the size is then accepted
  * only if the chunks end exactly where one of the two readings says. The
  * two readings differ by 4 bytes, so at most one can match.
+ *
+ * CPU data (@size_may_count) is salvaged when the reader is not strict: the
+ * walk keeps the chunks before the first bad header or the cut, and the
+ * rest is one damaged region.
  */
-static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, uint64_t off,
+static int build_chunks(const struct tk_dat *cd, const struct tk_codec *codec, uint64_t off,
 			uint64_t size, uint32_t page_size, bool size_may_count, struct chunk **out,
 			size_t *nout, uint64_t *total)
 {
+	/* Only the damage list is written; it has its own lock. */
+	struct tk_dat *d = (struct tk_dat *)cd;
+	bool salvaging = size_may_count && !d->strict;
 	uint64_t fsize = d->info.file_size, pos, end, stream = 0;
 	struct chunk *chunks = NULL;
+	uint32_t kept = 0;
 	uint8_t b[8] = {0};
 	uint32_t count;
 	int ret;
@@ -1766,18 +2049,28 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 	*nout = 0;
 	*total = 0;
 	/* A 3.2+ size that counts the count may end exactly at the end of the file. */
-	if (off > fsize || fsize - off < 4 || size > fsize - off - (size_may_count ? 0 : 4))
-		return tk_fail_at(
-			EBADMSG, d->name, off,
-			"compressed data of %" PRIu64 " bytes runs past the end of the file", size);
+	if (off > fsize || fsize - off < 4 || size > fsize - off - (size_may_count ? 0 : 4)) {
+		ret = tk_fail_at(EBADMSG, d->name, off,
+				 "compressed data of %" PRIu64 " bytes runs past the end of the file",
+				 size);
+		return salvaging ? salvage(d, ret, off, size, -1) : ret;
+	}
 	ret = read_at(d, b, 4, off);
 	if (ret < 0)
 		return ret;
 	count = tk_load_u32(b, d->info.big_endian);
-	if (count > size / 8)
-		return tk_fail_at(EBADMSG, d->name, off,
-				  "chunk count %" PRIu32 " cannot fit in %" PRIu64 " bytes", count,
-				  size);
+	if (count > size / 8) {
+		ret = tk_fail_at(EBADMSG, d->name, off,
+				 "chunk count %" PRIu32 " cannot fit in %" PRIu64 " bytes", count,
+				 size);
+		if (!salvaging)
+			return ret;
+		/* Salvage: walk what can fit; the walk finds where it ends. */
+		ret = salvage(d, ret, off, 0, -1);
+		if (ret < 0)
+			return ret;
+		count = (uint32_t)(size / 8);
+	}
 	if (count) {
 		chunks = calloc(count, sizeof(*chunks));
 		if (!chunks)
@@ -1787,7 +2080,7 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 	/* The walk's bound: @size after the count, or the file's end if nearer. */
 	end = size > fsize - off - 4 ? fsize : off + 4 + size;
 	for (uint32_t i = 0; i < count; i++) {
-		struct chunk *c = &chunks[i];
+		struct chunk *c = &chunks[kept];
 		uint64_t cap;
 
 		if (end - pos < 8) {
@@ -1795,11 +2088,11 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 					 "chunk %" PRIu32 " header runs past"
 					 " the data (ends at 0x%" PRIx64 ")",
 					 i, end);
-			goto fail;
+			goto cut;
 		}
 		ret = read_at(d, b, 8, pos);
 		if (ret < 0)
-			goto fail;
+			goto cut;
 		c->file_offset = pos;
 		c->csize = tk_load_u32(b, d->info.big_endian);
 		c->usize = tk_load_u32(b + 4, d->info.big_endian);
@@ -1814,7 +2107,7 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 					 "chunk %" PRIu32 " size %" PRIu32
 					 " runs past the data (ends at 0x%" PRIx64 ")",
 					 i, c->csize, end);
-			goto fail;
+			goto cut;
 		}
 		if (c->usize == 0 || (page_size && c->usize % page_size) || c->usize > cap ||
 		    c->csize == 0 || c->csize > tk_codec_bound(codec, c->usize)) {
@@ -1822,10 +2115,27 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 				EBADMSG, d->name, pos,
 				"chunk %" PRIu32 " sizes %" PRIu32 "/%" PRIu32 " are invalid%s", i,
 				c->csize, c->usize, page_size ? " (must be whole pages)" : "");
-			goto fail;
+			if (!salvaging)
+				goto fail;
+			/* Salvage: the size still says where the next chunk starts. */
+			ret = salvage(d, ret, pos, 8 + (uint64_t)c->csize, -1);
+			if (ret < 0)
+				goto fail;
+			pos += 8 + c->csize;
+			continue;
 		}
 		stream += c->usize;
 		pos += 8 + c->csize;
+		kept++;
+		continue;
+cut:
+		/* Salvage: the chunks before this one are read; the rest is lost. */
+		if (!salvaging || ret != -EBADMSG)
+			goto fail;
+		ret = salvage(d, ret, pos, end - pos, -1);
+		if (ret < 0)
+			goto fail;
+		goto done;
 	}
 	/* trace-cmd 3.2+ counted the 4-byte chunk count in the size. */
 	if (pos != off + 4 + size && !(size_may_count && size >= 4 && pos == off + size)) {
@@ -1839,10 +2149,15 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 					 "chunks fill %" PRIu64 " bytes but the"
 					 " buffer says %" PRIu64,
 					 pos - off - 4, size);
-		goto fail;
+		/* Salvage: every chunk decoded its header; the size alone is off. */
+		if (salvaging)
+			ret = salvage(d, ret, off, 0, -1);
+		if (ret < 0)
+			goto fail;
 	}
+done:
 	*out = chunks;
-	*nout = count;
+	*nout = kept;
 	*total = stream;
 	return 0;
 fail:
@@ -1987,20 +2302,30 @@ TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t 
 	if (!r->compressed) {
 		size_t pages = BLOCK_BYTES / r->page_size;
 
+		/*
+		 * Salvage: data off the page grid is read as it lies (the pages
+		 * are whole all the same); a partial last page is dropped.
+		 */
 		if (r->offset % r->page_size) {
 			ret = tk_fail_at(EBADMSG, d->name, r->offset,
 					 "CPU %" PRIu32 " data offset"
 					 " 0x%" PRIx64
 					 " is not a multiple of the page size %" PRIu32,
 					 r->cpu, r->offset, r->page_size);
-			goto fail;
+			ret = salvage(d, ret, r->offset, 0, -1);
+			if (ret < 0)
+				goto fail;
 		}
 		if (r->size % r->page_size) {
 			ret = tk_fail_at(EBADMSG, d->name, r->offset,
 					 "CPU %" PRIu32 " data size %" PRIu64
 					 " is not a multiple of the page size %" PRIu32,
 					 r->cpu, r->size, r->page_size);
-			goto fail;
+			ret = salvage(d, ret, r->offset + r->size - r->size % r->page_size,
+				      r->size % r->page_size, -1);
+			if (ret < 0)
+				goto fail;
+			r->size -= r->size % r->page_size;
 		}
 		if (pages == 0)
 			pages = 1;
@@ -2175,21 +2500,101 @@ static int check_page(struct tk_dat_cpu_reader *r, const uint8_t *page, uint64_t
 	return prefix_at(ret, r->dat->name, r->offset + off, what);
 }
 
+/*
+ * Salvage for a page whose header reads: walk its records, and when one
+ * runs past the data, shorten the page (in the reader's own copy) to the
+ * records before it, so that every consumer sees a page that decodes. A
+ * stored missed-events count moves with the end of the data. Return: 0 or
+ * -ENOMEM.
+ */
+static int trim_page(struct tk_dat_cpu_reader *r, uint8_t *page, uint64_t off,
+		     const struct tk_page_header *hdr)
+{
+	const struct tk_page_format *f = &r->fmt;
+	struct tk_page_record rec;
+	struct tk_page_iter it;
+	uint64_t commit, where;
+	uint32_t keep;
+	int ret;
+
+	if (tk_page_iter_init(&it, f, page, r->page_size, NULL) < 0)
+		return 0;
+	while ((ret = tk_page_iter_next(&it, &rec)) == 1)
+		;
+	if (ret == 0)
+		return 0;
+	keep = rec.offset > f->data_offset ? rec.offset - f->data_offset : 0;
+	commit = keep | (hdr->missed_events ? 1u << 31 : 0) | (hdr->missed_stored ? 1u << 30 : 0);
+	if (f->long_size == 8)
+		tk_store_u64(page + 8, commit, f->big_endian);
+	else
+		tk_store_u32(page + 8, (uint32_t)commit, f->big_endian);
+	if (hdr->missed_stored) {
+		if (f->long_size == 8)
+			tk_store_u64(page + f->data_offset + keep, hdr->missed_count, f->big_endian);
+		else
+			tk_store_u32(page + f->data_offset + keep, (uint32_t)hdr->missed_count,
+				     f->big_endian);
+	}
+	if (r->compressed) {
+		const struct chunk *c = &r->chunks[r->block_chunk];
+
+		where = c->file_offset;
+		return add_damage(r->dat, where, hdr->data_size - keep, -1,
+				  "CPU %" PRIu32 " chunk %zu page %" PRIu64
+				  ": record at page offset 0x%" PRIx32 " runs past the page data",
+				  r->cpu, r->block_chunk, (off - c->stream_offset) / r->page_size,
+				  rec.offset);
+	}
+	where = r->offset + off + rec.offset;
+	return add_damage(r->dat, where, hdr->data_size - keep, -1,
+			  "CPU %" PRIu32 " page: record runs past the page data", r->cpu);
+}
+
 TK_API int tk_dat_cpu_reader_next_page(struct tk_dat_cpu_reader *r, const void **page,
 				       uint64_t *offset)
 {
+	bool salvaging = !r->dat->strict;
 	struct tk_page_header hdr;
 	const uint8_t *p;
 	int ret;
 
-	if (r->pos >= r->stream_size)
-		return 0;
-	ret = get_page(r, r->pos, &p);
-	if (ret < 0)
-		return ret;
-	ret = check_page(r, p, r->pos, &hdr);
-	if (ret < 0)
-		return ret;
+	for (;;) {
+		if (r->pos >= r->stream_size)
+			return 0;
+		ret = get_page(r, r->pos, &p);
+		if (ret == -EBADMSG && salvaging && r->compressed) {
+			/* Salvage: a chunk that does not decompress loses itself only. */
+			size_t i = find_chunk(r, r->pos);
+			const struct chunk *c = &r->chunks[i];
+
+			ret = salvage(r->dat, ret, c->file_offset, 8 + (uint64_t)c->csize, -1);
+			if (ret < 0)
+				return ret;
+			r->pos = i + 1 < r->nchunks ? r->chunks[i + 1].stream_offset
+						    : r->stream_size;
+			continue;
+		}
+		if (ret < 0)
+			return ret;
+		ret = check_page(r, p, r->pos, &hdr);
+		if (ret < 0 && salvaging) {
+			/* Salvage: a page whose header does not fit is skipped whole. */
+			ret = salvage(r->dat, ret, r->offset + r->pos, r->page_size, -1);
+			if (ret < 0)
+				return ret;
+			r->pos += r->page_size;
+			continue;
+		}
+		if (ret < 0)
+			return ret;
+		if (salvaging) {
+			ret = trim_page(r, r->block + (p - r->block), r->pos, &hdr);
+			if (ret < 0)
+				return ret;
+		}
+		break;
+	}
 	*page = p;
 	if (offset)
 		*offset = r->pos;
@@ -2225,6 +2630,9 @@ static int probe_raw_page(struct tk_dat_cpu_reader *r, size_t unit, uint64_t *ts
 	if (ret < 0)
 		return ret;
 	ret = tk_page_read_header(&r->fmt, r->probe, r->page_size, &hdr);
+	/* Salvage: a damaged page is passed over as empty; reading records it. */
+	if (ret < 0 && !r->dat->strict)
+		return 0;
 	if (ret < 0) {
 		char what[64];
 
@@ -2243,6 +2651,8 @@ static int probe_block_page(struct tk_dat_cpu_reader *r, size_t unit, uint64_t *
 	int ret;
 
 	ret = check_page(r, r->block + (uint64_t)unit * r->page_size, off, &hdr);
+	if (ret == -EBADMSG && !r->dat->strict)
+		return 0;
 	if (ret < 0)
 		return ret;
 	*ts = hdr.timestamp;
@@ -2254,6 +2664,8 @@ static int probe_chunk(struct tk_dat_cpu_reader *r, size_t unit, uint64_t *ts)
 	int ret = load_chunk(r, unit);
 	size_t pages;
 
+	if (ret == -EBADMSG && !r->dat->strict)
+		return 0;
 	if (ret < 0)
 		return ret;
 	pages = r->block_len / r->page_size;

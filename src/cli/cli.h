@@ -33,6 +33,7 @@ int cmd_list(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 /* Usage texts printed by "tracekit CMD --help" and "tracekit help CMD". */
 extern const char cmd_dump_usage[];
@@ -43,9 +44,18 @@ extern const char cmd_list_usage[];
 extern const char cmd_reset_usage[];
 extern const char cmd_recover_usage[];
 extern const char cmd_cache_usage[];
+extern const char cmd_check_usage[];
 
 /* Name of the running command ("dump"); set by main() before dispatch. */
 extern const char *cli_cmd_name;
+
+/*
+ * The damaged regions a salvaging .dat reader recorded (tk_dat_damage_*),
+ * one stderr line each: "tracekit <cmd>: FILE: offset 0xOFF: WHAT (skipped
+ * N bytes, M events lost)" ("events lost unknown" when the count is not
+ * known). Returns CLI_FAIL when there was any, else @status.
+ */
+int cli_dat_damage(const struct tk_dat *dat, const char *path, int status);
 
 /* Print "tracekit <cmd>: <message>" to stderr; returns CLI_FAIL. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -12,6 +12,11 @@
  * SIGINT/SIGTERM/SIGHUP. Converting a file onto itself is refused: the
  * rename would replace the input while the reader still streams pages
  * from it, and a failure would leave the user with neither file.
+ *
+ * A damaged .dat is read in salvage mode: OUT gets what could be read
+ * (never a page that does not decode), each damaged region is one stderr
+ * line and the exit status is 1. --strict makes the first damage the
+ * error, and OUT is not written.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -47,6 +52,9 @@ const char cmd_convert_usage[] =
 	"                          v6 cannot be compressed)\n"
 	"      --to perf|dat       output format (default: perf for OUT named *.data)\n"
 	"  -q, --quiet             do not print the summary line\n"
+	"      --strict            fail at the first damage in IN instead of writing\n"
+	"                          what can be read (each damaged region is otherwise\n"
+	"                          one warning line on stderr, and the exit status is 1)\n"
 	"  -h, --help              show this help\n";
 
 /* Inputs larger than this get a progress line when stderr is a terminal. */
@@ -89,6 +97,8 @@ struct convert {
 	int in_version;
 	enum tk_compression in_compression;
 	uint64_t in_size;
+	bool strict;  /* --strict: for the .dat reader's and the perf.data reader's opts */
+	bool damaged; /* salvage found damage: OUT is written, the exit status is 1 */
 };
 
 static double now_seconds(void)
@@ -134,7 +144,8 @@ static int convert_into(struct convert *cv, enum direction dir, int fd)
 		tk_perfdata_close(pd);
 		return r < 0 ? cli_lib_error(NULL) : CLI_OK;
 	}
-	dat = tk_dat_open(cv->in);
+	TK_OPTS(tk_dat_open_opts, dopts, .strict = cv->strict);
+	dat = tk_dat_open_with(cv->in, &dopts);
 	if (!dat)
 		return cli_lib_error(cv->in);
 	if (dir == DAT_TO_PERF) {
@@ -155,8 +166,11 @@ static int convert_into(struct convert *cv, enum direction dir, int fd)
 		if (progress)
 			fputs("\r\033[K", stderr);
 	}
+	r = r < 0 ? cli_lib_error(NULL) : CLI_OK;
+	if (r == CLI_OK && cli_dat_damage(dat, cv->in, CLI_OK) != CLI_OK)
+		cv->damaged = true;
 	tk_dat_close(dat);
-	return r < 0 ? cli_lib_error(NULL) : CLI_OK;
+	return r;
 }
 
 static void print_summary(const struct convert *cv, enum direction dir, uint64_t out_size,
@@ -214,7 +228,7 @@ static int run(struct convert *cv, enum direction dir, bool quiet)
 			cv->in, cv->st.skipped_bad);
 	if (!quiet)
 		print_summary(cv, dir, size, now_seconds() - start);
-	return CLI_OK;
+	return cv->damaged ? CLI_FAIL : CLI_OK;
 }
 
 static bool ends_with(const char *s, const char *tail)
@@ -226,7 +240,7 @@ static bool ends_with(const char *s, const char *tail)
 
 int cmd_convert(int argc, char **argv)
 {
-	enum { OPT_FILE_VERSION = 256, OPT_COMPRESSION, OPT_TO };
+	enum { OPT_FILE_VERSION = 256, OPT_COMPRESSION, OPT_TO, OPT_STRICT };
 	static const struct option longopts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"output", required_argument, NULL, 'o'},
@@ -234,6 +248,7 @@ int cmd_convert(int argc, char **argv)
 		{"compression", required_argument, NULL, OPT_COMPRESSION},
 		{"quiet", no_argument, NULL, 'q'},
 		{"to", required_argument, NULL, OPT_TO},
+		{"strict", no_argument, NULL, OPT_STRICT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -272,6 +287,9 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case OPT_STRICT:
+			cv.strict = true;
 			break;
 		default: /* -h, or an option getopt rejected */
 			return cli_help_or_bad_option(c, argv, cmd_convert_usage);

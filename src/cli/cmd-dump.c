@@ -23,6 +23,10 @@
  * Option payloads are decoded by the dat module (tk_dat_option_describe),
  * which shows a payload too short for its id as "(malformed)". Strings from
  * the file are printed quoted, with control and non-ASCII bytes escaped.
+ *
+ * A damaged file is read in salvage mode: what is intact is shown, each
+ * damaged region is one stderr line and the exit status is 1 (--strict:
+ * the first damage is the error, with no further output).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -56,6 +60,9 @@ const char cmd_dump_usage[] =
 	"                        NAME to standard output: headers (16),\n"
 	"                        ftrace-events (17), events (18), kallsyms (19),\n"
 	"                        printk (20), cmdlines (21)\n"
+	"      --strict          fail at the first damage instead of showing what\n"
+	"                        can be read (each damaged region is otherwise one\n"
+	"                        warning line on stderr, and the exit status is 1)\n"
 	"  -h, --help            show this help\n";
 
 /* ------------------------------------------------------------ byte helpers */
@@ -943,11 +950,12 @@ out:
 
 int cmd_dump(int argc, char **argv)
 {
-	enum { OPT_SUMMARY = 256, OPT_SECTION };
+	enum { OPT_SUMMARY = 256, OPT_SECTION, OPT_STRICT };
 	static const struct option longopts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"summary", no_argument, NULL, OPT_SUMMARY},
 		{"section", required_argument, NULL, OPT_SECTION},
+		{"strict", no_argument, NULL, OPT_STRICT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -955,7 +963,7 @@ int cmd_dump(int argc, char **argv)
 	enum tk_filekind kind;
 	const struct tk_dat_info *info;
 	struct totals tot = {0};
-	bool summary = false;
+	bool summary = false, strict = false;
 	struct tk_dat *dat;
 	uint16_t section_id = 0;
 	int c, r = CLI_OK;
@@ -969,6 +977,9 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case OPT_SUMMARY:
 			summary = true;
+			break;
+		case OPT_STRICT:
+			strict = true;
 			break;
 		case OPT_SECTION:
 			section = optarg;
@@ -998,7 +1009,8 @@ int cmd_dump(int argc, char **argv)
 			return cli_usage_error("--section applies to .dat files only");
 		return dump_perfdata(path, summary);
 	}
-	dat = tk_dat_open(path);
+	TK_OPTS(tk_dat_open_opts, dopts, .strict = strict);
+	dat = tk_dat_open_with(path, &dopts);
 	if (!dat)
 		return cli_lib_error(path);
 
@@ -1021,6 +1033,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	r = cli_finish_stdout(r);
 out:
+	r = cli_dat_damage(dat, path, r);
 	tk_dat_close(dat);
 	return r;
 }

@@ -10,6 +10,11 @@
  * output stays comparable with trace-cmd's; --header adds them (and an
  * incomplete file) as "# ..." lines after "cpus=N". A file whose CPU data
  * ends early is printed as far as it reads and the command exits 1.
+ *
+ * Damage (issue 21): a .dat is opened in salvage mode, so every intact
+ * part is printed and each damaged region is one stderr line with its
+ * offset, what was skipped and the events lost, and the command exits 1;
+ * --strict makes the first damage the error, as before salvage existed.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -50,6 +55,9 @@ const char cmd_report_usage[] =
 	"  -l                    latency format (irq, resched and preempt columns)\n"
 	"      --header          add \"# events lost\" and \"# file is incomplete\"\n"
 	"                        lines after cpus=N (reads the page headers first)\n"
+	"      --strict          fail at the first damage instead of printing what\n"
+	"                        can be read (each damaged region is otherwise one\n"
+	"                        warning line on stderr, and the exit status is 1)\n"
 	"      --stat            per-event counts and per-CPU lost events\n"
 	"      --json            one JSON object per event, with typed fields\n"
 	"      --slow            print every event with libtraceevent (for checks)\n"
@@ -81,11 +89,13 @@ enum {
 	OPT_SYM,
 	OPT_SYMFS,
 	OPT_KALLSYMS,
+	OPT_STRICT,
 };
 
-/* Where a perf.data report may take symbols from. */
+/* Where a perf.data report may take symbols from, and how it treats damage. */
 struct sym_sources {
 	const char *cache_dir, *symfs, *kallsyms;
+	bool strict; /* --strict: for the perf.data reader's opts */
 };
 
 #define MAX_CPUS 4096
@@ -279,13 +289,14 @@ int cmd_report(int argc, char **argv)
 		{"symfs", required_argument, NULL, OPT_SYMFS},
 		{"kallsyms", required_argument, NULL, OPT_KALLSYMS},
 		{"header", no_argument, NULL, OPT_HEADER},
+		{"strict", no_argument, NULL, OPT_STRICT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static uint8_t mask[MAX_CPUS / 8];
 	struct tk_report_opts opts;
 	const char *path = NULL, *cache_dir = NULL;
-	struct sym_sources src = {NULL, NULL, NULL};
+	struct sym_sources src = {NULL, NULL, NULL, false};
 	const char **events = NULL, **comms = NULL;
 	size_t nevents = 0, ncomms = 0;
 	int *pids = NULL;
@@ -378,6 +389,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_HEADER:
 			opts.flags |= TK_REPORT_HEADER;
 			break;
+		case OPT_STRICT:
+			src.strict = true;
+			break;
 		case OPT_CACHE_DIR:
 			cache_dir = optarg;
 			break;
@@ -436,7 +450,8 @@ int cmd_report(int argc, char **argv)
 	src.cache_dir = cache_dir;
 	if (report_perfdata(path, &opts, &src, &status))
 		goto out;
-	dat = tk_dat_open(path);
+	TK_OPTS(tk_dat_open_opts, dopts, .strict = src.strict);
+	dat = tk_dat_open_with(path, &dopts);
 	if (!dat) {
 		status = cli_lib_error(path);
 		goto out;
@@ -448,6 +463,8 @@ int cmd_report(int argc, char **argv)
 		status = cli_usage_error("%s: %s", path, tk_errmsg());
 	else if (ret < 0)
 		status = cli_lib_error(path);
+	if (status != CLI_USAGE)
+		status = cli_dat_damage(dat, path, status);
 	tk_dat_close(dat);
 	goto out;
 nomem:

@@ -42,8 +42,8 @@ static int check_cpu(struct tk_dat *dat, size_t b, size_t c, uint64_t *events)
 			(*events)++;
 		if (ret < 0) {
 			ret = tk_fail(EBADMSG, "%s: buffer '%s' CPU %u: %s",
-				      tk_dat_get_info(dat)->path, buf->name,
-				      buf->cpus[c].cpu, "record runs past the page data");
+				      tk_dat_get_info(dat)->path, buf->name, buf->cpus[c].cpu,
+				      "record runs past the page data");
 			break;
 		}
 	}

@@ -54,6 +54,7 @@
  */
 #include "dat-internal.h"
 #include "dat-read-internal.h"
+#include "codec-internal.h"
 #include "bigbuf.h"
 #include "bytes.h"
 #include "error.h"
@@ -245,6 +246,17 @@ out:
 	return ret;
 }
 
+static bool has_damage_at(struct tk_dat *d, uint64_t off)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&d->damage_lock);
+	for (size_t i = 0; i < d->ndamage && !found; i++)
+		found = d->damage[i].offset == off;
+	pthread_mutex_unlock(&d->damage_lock);
+	return found;
+}
+
 /*
  * The salvage decision for an error @err just raised with tk_fail_at():
  * strict readers, and errors that are not damage (I/O, memory), return it;
@@ -408,11 +420,22 @@ static int decompress_block(struct tk_dat *d, uint64_t where, const uint8_t *bod
 				  len);
 	csize = tk_load_u32(body, d->info.big_endian);
 	usize = tk_load_u32(body + 4, d->info.big_endian);
-	if (csize != len - 8)
-		return tk_fail_at(EBADMSG, d->name, where,
-				  "compressed size %" PRIu32
-				  " does not match the section size %" PRIu64,
-				  csize, len);
+	if (csize != len - 8) {
+		int ret = tk_fail_at(EBADMSG, d->name, where,
+				     "compressed size %" PRIu32
+				     " does not match the section size %" PRIu64,
+				     csize, len);
+
+		/*
+		 * Salvage: a block inside the section is read as trace-cmd reads
+		 * it; a section size the walk already found damaged is no news.
+		 */
+		if (d->strict || csize > len - 8)
+			return ret;
+		ret = has_damage_at(d, where) ? 0 : salvage(d, ret, where, 0, -1);
+		if (ret < 0)
+			return ret;
+	}
 	cap = (uint64_t)csize * META_RATIO;
 	if (cap < META_FLOOR)
 		cap = META_FLOOR;
@@ -426,7 +449,23 @@ static int decompress_block(struct tk_dat *d, uint64_t where, const uint8_t *bod
 	buf = big ? tk_big_alloc((size_t)usize + 1) : malloc((size_t)usize + 1);
 	if (!buf)
 		return tk_fail(ENOMEM, "%s: out of memory for %" PRIu32 " bytes", d->name, usize);
-	n = tk_codec_decompress(d->codec, buf, usize, body + 8, csize);
+	n = d->strict ? tk_codec_decompress(d->codec, buf, usize, body + 8, csize)
+		      : tk_codec_decompress_upto(d->codec, buf, usize, body + 8, csize);
+	if (n >= 0 && (uint64_t)n < usize && !d->strict) {
+		/* Salvage: the block is whole; only its stated size is wrong. */
+		int ret = tk_fail_at(EBADMSG, d->name, where,
+				     "decompressed %" PRId64 " bytes, expected %" PRIu32, n, usize);
+
+		ret = salvage(d, ret, where, 0, -1);
+		if (ret < 0) {
+			if (big)
+				tk_big_free(buf);
+			else
+				free(buf);
+			return ret;
+		}
+		usize = (uint32_t)n;
+	}
 	if (n < 0 || (uint64_t)n != usize) {
 		if (big)
 			tk_big_free(buf);
@@ -486,11 +525,52 @@ static const struct tk_dat_section *find_section(const struct tk_dat *d, uint64_
 	return NULL;
 }
 
+static int add_section(struct tk_dat *d, const struct tk_dat_section *s);
+
+/*
+ * Salvage: a section the walk did not reach (it stopped at a damaged
+ * section header) is read where an option points, as trace-cmd reads it:
+ * its header must hold @id, and a size past the end of the file is cut to
+ * the file (the walk recorded that damage). It joins the sorted list.
+ */
+static const struct tk_dat_section *section_unwalked(struct tk_dat *d, uint64_t off, uint16_t id)
+{
+	uint64_t fsize = d->info.file_size;
+	uint8_t h[TK_DAT_SECTION_HEADER_SIZE];
+	struct tk_dat_section s = {0};
+	size_t i;
+
+	if (d->strict || d->info.version != 7 || off < d->header_end || off > fsize ||
+	    fsize - off < TK_DAT_SECTION_HEADER_SIZE || read_at(d, h, sizeof(h), off) < 0)
+		return NULL;
+	s.id = tk_load_u16(h, d->info.big_endian);
+	if (s.id != id)
+		return NULL;
+	s.flags = tk_load_u16(h + 2, d->info.big_endian);
+	s.string_id = (int32_t)tk_load_u32(h + 4, d->info.big_endian);
+	s.size = tk_load_u64(h + 8, d->info.big_endian);
+	s.offset = off;
+	if (s.size > fsize - off - TK_DAT_SECTION_HEADER_SIZE)
+		s.size = fsize - off - TK_DAT_SECTION_HEADER_SIZE;
+	s.body_size = s.size;
+	if (add_section(d, &s) < 0)
+		return NULL;
+	for (i = d->nsections - 1; i > 0 && d->sections[i - 1].offset > off; i--) {
+		struct tk_dat_section t = d->sections[i];
+
+		d->sections[i] = d->sections[i - 1];
+		d->sections[i - 1] = t;
+	}
+	return &d->sections[i];
+}
+
 static int section_at(struct tk_dat *d, uint64_t off, uint16_t id, uint64_t where,
 		      const struct tk_dat_section **out)
 {
 	const struct tk_dat_section *s = find_section(d, off);
 
+	if (!s)
+		s = section_unwalked(d, off, id);
 	if (!s)
 		return tk_fail_at(EBADMSG, d->name, where,
 				  "%s offset 0x%" PRIx64
@@ -559,10 +639,24 @@ static int parse_header(struct tk_dat *d)
 	if (strspn(ver, "0123456789") != vlen)
 		return tk_fail_at(EBADMSG, d->name, TK_DAT_MAGIC_LEN, "bad version string '%s'",
 				  ver);
-	if (strcmp(ver, "6") != 0 && strcmp(ver, "7") != 0)
+	if (!d->strict && vlen == 1 && ver[0] < '6') {
+		/*
+		 * Salvage: trace-cmd reads every version before 7 with the v6
+		 * layout, so a damaged version digit is read that way too.
+		 */
+		ret = add_damage(d, TK_DAT_MAGIC_LEN, 0, 0,
+				 "unsupported file version %s (only 6 and 7 are known): read as"
+				 " version 6",
+				 ver);
+		if (ret < 0)
+			return ret;
+		d->info.version = 6;
+	} else if (strcmp(ver, "6") != 0 && strcmp(ver, "7") != 0) {
 		return tk_fail_at(ENOTSUP, d->name, TK_DAT_MAGIC_LEN,
 				  "unsupported file version %s (only 6 and 7 are known)", ver);
-	d->info.version = ver[0] - '0';
+	} else {
+		d->info.version = ver[0] - '0';
+	}
 	if (tk_cursor_left(&c) < 6)
 		return tk_fail_at(EBADMSG, d->name, tk_cursor_offset(&c), "truncated file header");
 	endian = c.data[c.pos];
@@ -694,7 +788,8 @@ static int walk_sections(struct tk_dat *d)
 			ret = tk_fail_at(EBADMSG, d->name, pos,
 					 "section %u size %" PRIu64 " exceeds file size %" PRIu64,
 					 s.id, s.size, fsize);
-			ret = salvage(d, ret, pos, fsize - pos, -1);
+			/* Nothing is skipped yet: options still reach what follows. */
+			ret = salvage(d, ret, pos, 0, -1);
 			if (ret < 0)
 				return ret;
 			break;
@@ -1606,16 +1701,16 @@ static int parse_v6(struct tk_dat *d)
 		uint8_t *blob;
 
 		ret = fr_u64(f, &len, "clock length");
-		if (ret < 0)
-			goto out;
-		if (len > 4096) {
+		if (ret >= 0 && len > 4096)
 			ret = tk_fail_at(EBADMSG, d->name, where,
 					 "clock length %" PRIu64 " is implausible", len);
-			goto out;
+		if (ret >= 0)
+			ret = read_alloc(d, f->pos, len, &blob);
+		if (ret < 0) {
+			/* Salvage: the clock is the TRACECLOCK option's, or unknown. */
+			ret = salvage(d, ret, where, 0, -1);
+			goto instances;
 		}
-		ret = read_alloc(d, f->pos, len, &blob);
-		if (ret < 0)
-			goto out;
 		ret = keep(d, blob);
 		if (ret < 0)
 			goto out;
@@ -1629,8 +1724,9 @@ static int parse_v6(struct tk_dat *d)
 			goto out;
 		}
 	}
+instances:
 	/* Instance tables: each BUFFER points at its own "flyrecord\0" tag. */
-	for (size_t i = 0; i + 1 < d->nbuffers; i++) {
+	for (size_t i = 0; ret >= 0 && i + 1 < d->nbuffers; i++) {
 		struct dat_buffer *b = &d->buffers[i];
 		uint32_t count = b->v6_cpus == UINT32_MAX ? d->info.cpu_count : b->v6_cpus;
 
@@ -2050,9 +2146,9 @@ static int build_chunks(const struct tk_dat *cd, const struct tk_codec *codec, u
 	*total = 0;
 	/* A 3.2+ size that counts the count may end exactly at the end of the file. */
 	if (off > fsize || fsize - off < 4 || size > fsize - off - (size_may_count ? 0 : 4)) {
-		ret = tk_fail_at(EBADMSG, d->name, off,
-				 "compressed data of %" PRIu64 " bytes runs past the end of the file",
-				 size);
+		ret = tk_fail_at(
+			EBADMSG, d->name, off,
+			"compressed data of %" PRIu64 " bytes runs past the end of the file", size);
 		return salvaging ? salvage(d, ret, off, size, -1) : ret;
 	}
 	ret = read_at(d, b, 4, off);
@@ -2109,6 +2205,13 @@ static int build_chunks(const struct tk_dat *cd, const struct tk_codec *codec, u
 					 i, c->csize, end);
 			goto cut;
 		}
+		/*
+		 * Salvage: a size off the page grid is rounded up; the chunk's
+		 * decompression tells its real size (load_chunk()).
+		 */
+		if (salvaging && page_size && c->usize % page_size &&
+		    c->usize <= cap - cap % page_size)
+			c->usize += page_size - c->usize % page_size;
 		if (c->usize == 0 || (page_size && c->usize % page_size) || c->usize > cap ||
 		    c->csize == 0 || c->csize > tk_codec_bound(codec, c->usize)) {
 			ret = tk_fail_at(
@@ -2128,7 +2231,7 @@ static int build_chunks(const struct tk_dat *cd, const struct tk_codec *codec, u
 		pos += 8 + c->csize;
 		kept++;
 		continue;
-cut:
+	cut:
 		/* Salvage: the chunks before this one are read; the rest is lost. */
 		if (!salvaging || ret != -EBADMSG)
 			goto fail;
@@ -2420,7 +2523,24 @@ static int load_chunk(struct tk_dat_cpu_reader *r, size_t i)
 	if (ret < 0)
 		return ret;
 	r->chunks_decoded++;
-	n = tk_codec_decompress(r->codec, r->block, c->usize, r->cbuf, c->csize);
+	n = r->dat->strict
+		    ? tk_codec_decompress(r->codec, r->block, c->usize, r->cbuf, c->csize)
+		    : tk_codec_decompress_upto(r->codec, r->block, c->usize, r->cbuf, c->csize);
+	if (n >= 0 && (uint64_t)n < c->usize && !r->dat->strict) {
+		/*
+		 * Salvage: a chunk that decodes to less than its stated size
+		 * keeps its pages; the missing tail reads as empty pages (a
+		 * zero page header holds no records).
+		 */
+		ret = add_damage(r->dat, c->file_offset, 0, -1,
+				 "CPU %" PRIu32 " chunk %zu decompressed to %" PRId64
+				 " bytes, expected %" PRIu32,
+				 r->cpu, i, n, c->usize);
+		if (ret < 0)
+			return ret;
+		memset(r->block + n, 0, c->usize - (uint64_t)n);
+		n = c->usize;
+	}
 	if (n < 0) {
 		char what[64];
 
@@ -2500,21 +2620,58 @@ static int check_page(struct tk_dat_cpu_reader *r, const uint8_t *page, uint64_t
 	return prefix_at(ret, r->dat->name, r->offset + off, what);
 }
 
+/* Write a page's commit word (bits 30 and 31 from @hdr) in the page's own layout. */
+static void store_commit(const struct tk_page_format *f, uint8_t *page, uint32_t size,
+			 const struct tk_page_header *hdr)
+{
+	uint64_t commit =
+		size | (hdr->missed_events ? 1u << 31 : 0) | (hdr->missed_stored ? 1u << 30 : 0);
+
+	if (f->long_size == 8)
+		tk_store_u64(page + 8, commit, f->big_endian);
+	else
+		tk_store_u32(page + 8, (uint32_t)commit, f->big_endian);
+}
+
+/*
+ * Salvage for a page whose header claims more data than the page holds
+ * (or a missed count that does not fit): the data is taken to fill the
+ * page, without a stored count, so trim_page() keeps the records that do
+ * decode. trace-cmd reads such a page too. Return: 0 when the header now
+ * reads, else the error.
+ */
+static int clamp_page(struct tk_dat_cpu_reader *r, uint8_t *page, struct tk_page_header *hdr)
+{
+	const struct tk_page_format *f = &r->fmt;
+	struct tk_page_header h = {0};
+
+	if (tk_page_read_header(f, page, r->page_size, &h) >= 0)
+		return 0;
+	/* The header read failed after filling what it could; redo it by hand. */
+	h.missed_events =
+		tk_load_u32(page + (f->big_endian && f->long_size == 8 ? 12 : 8), f->big_endian) >>
+		31;
+	h.missed_stored = false;
+	store_commit(f, page, r->page_size - f->data_offset, &h);
+	return tk_page_read_header(f, page, r->page_size, hdr);
+}
+
 /*
  * Salvage for a page whose header reads: walk its records, and when one
  * runs past the data, shorten the page (in the reader's own copy) to the
  * records before it, so that every consumer sees a page that decodes. A
- * stored missed-events count moves with the end of the data. Return: 0 or
- * -ENOMEM.
+ * stored missed-events count moves with the end of the data. @quiet: the
+ * page's damage is already recorded. Return: 0 or -ENOMEM.
  */
 static int trim_page(struct tk_dat_cpu_reader *r, uint8_t *page, uint64_t off,
-		     const struct tk_page_header *hdr)
+		     const struct tk_page_header *hdr, bool quiet)
 {
 	const struct tk_page_format *f = &r->fmt;
 	struct tk_page_record rec;
 	struct tk_page_iter it;
-	uint64_t commit, where;
-	uint32_t keep;
+	uint32_t keep, bad;
+	uint64_t where, skipped;
+	bool stored;
 	int ret;
 
 	if (tk_page_iter_init(&it, f, page, r->page_size, NULL) < 0)
@@ -2524,37 +2681,68 @@ static int trim_page(struct tk_dat_cpu_reader *r, uint8_t *page, uint64_t off,
 	if (ret == 0)
 		return 0;
 	keep = rec.offset > f->data_offset ? rec.offset - f->data_offset : 0;
-	commit = keep | (hdr->missed_events ? 1u << 31 : 0) | (hdr->missed_stored ? 1u << 30 : 0);
-	if (f->long_size == 8)
-		tk_store_u64(page + 8, commit, f->big_endian);
-	else
-		tk_store_u32(page + 8, (uint32_t)commit, f->big_endian);
-	if (hdr->missed_stored) {
+	bad = rec.offset;
+	if (keep < hdr->data_size) {
+		/*
+		 * A record that starts inside the data but ends past it is
+		 * decoded whole when it fits in the page, as trace-cmd's reader
+		 * does (it checks where a record starts, not where it ends).
+		 */
+		struct tk_page_header wide = *hdr;
+
+		wide.missed_stored = false;
+		store_commit(f, page, r->page_size - f->data_offset, &wide);
+		if (tk_page_iter_init(&it, f, page, r->page_size, NULL) >= 0) {
+			while (tk_page_iter_next(&it, &rec) == 1) {
+				if (rec.offset == bad) {
+					keep = (uint32_t)((const uint8_t *)rec.data -
+							  (page + f->data_offset)) +
+					       rec.size;
+					break;
+				}
+				if (rec.offset > bad)
+					break;
+			}
+		}
+	}
+	stored = hdr->missed_stored &&
+		 (uint64_t)keep + f->long_size <= r->page_size - f->data_offset;
+	{
+		struct tk_page_header h = *hdr;
+
+		h.missed_stored = stored;
+		store_commit(f, page, keep, &h);
+	}
+	if (stored) {
 		if (f->long_size == 8)
-			tk_store_u64(page + f->data_offset + keep, hdr->missed_count, f->big_endian);
+			tk_store_u64(page + f->data_offset + keep, hdr->missed_count,
+				     f->big_endian);
 		else
 			tk_store_u32(page + f->data_offset + keep, (uint32_t)hdr->missed_count,
 				     f->big_endian);
 	}
+	if (quiet)
+		return 0;
+	skipped = keep < hdr->data_size ? hdr->data_size - keep : 0;
 	if (r->compressed) {
 		const struct chunk *c = &r->chunks[r->block_chunk];
 
 		where = c->file_offset;
-		return add_damage(r->dat, where, hdr->data_size - keep, -1,
+		return add_damage(r->dat, where, skipped, -1,
 				  "CPU %" PRIu32 " chunk %zu page %" PRIu64
 				  ": record at page offset 0x%" PRIx32 " runs past the page data",
 				  r->cpu, r->block_chunk, (off - c->stream_offset) / r->page_size,
-				  rec.offset);
+				  bad);
 	}
-	where = r->offset + off + rec.offset;
-	return add_damage(r->dat, where, hdr->data_size - keep, -1,
+	where = r->offset + off + bad;
+	return add_damage(r->dat, where, skipped, -1,
 			  "CPU %" PRIu32 " page: record runs past the page data", r->cpu);
 }
 
 TK_API int tk_dat_cpu_reader_next_page(struct tk_dat_cpu_reader *r, const void **page,
 				       uint64_t *offset)
 {
-	bool salvaging = !r->dat->strict;
+	bool salvaging = !r->dat->strict, quiet = false;
 	struct tk_page_header hdr;
 	const uint8_t *p;
 	int ret;
@@ -2578,21 +2766,32 @@ TK_API int tk_dat_cpu_reader_next_page(struct tk_dat_cpu_reader *r, const void *
 		if (ret < 0)
 			return ret;
 		ret = check_page(r, p, r->pos, &hdr);
-		if (ret < 0 && salvaging) {
-			/* Salvage: a page whose header does not fit is skipped whole. */
-			ret = salvage(r->dat, ret, r->offset + r->pos, r->page_size, -1);
+		if (ret < 0 && !salvaging)
+			return ret;
+		if (ret < 0) {
+			/*
+			 * Salvage: a page whose header does not fit is read as
+			 * a full page, keeping the records that decode; one
+			 * region either way.
+			 */
+			char msg[512];
+			bool clamped;
+
+			snprintf(msg, sizeof(msg), "%s", tk_errmsg());
+			clamped = clamp_page(r, r->block + (p - r->block), &hdr) >= 0;
+			ret = salvage(r->dat, tk_fail(EBADMSG, "%s", msg), r->offset + r->pos,
+				      clamped ? 0 : r->page_size, -1);
 			if (ret < 0)
 				return ret;
-			r->pos += r->page_size;
-			continue;
+			if (!clamped) {
+				r->pos += r->page_size;
+				continue;
+			}
+			quiet = true;
 		}
+		ret = trim_page(r, r->block + (p - r->block), r->pos, &hdr, quiet);
 		if (ret < 0)
 			return ret;
-		if (salvaging) {
-			ret = trim_page(r, r->block + (p - r->block), r->pos, &hdr);
-			if (ret < 0)
-				return ret;
-		}
 		break;
 	}
 	*page = p;

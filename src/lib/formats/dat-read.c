@@ -2663,23 +2663,82 @@ static int clamp_page(struct tk_dat_cpu_reader *r, uint8_t *page, struct tk_page
  * stored missed-events count moves with the end of the data. @quiet: the
  * page's damage is already recorded. Return: 0 or -ENOMEM.
  */
-static int trim_page(struct tk_dat_cpu_reader *r, uint8_t *page, uint64_t off,
-		     const struct tk_page_header *hdr, bool quiet)
+/* The damage of page @off (stream offset) at @in_page, named as the reader names pages. */
+static int page_damage(struct tk_dat_cpu_reader *r, uint64_t off, uint32_t in_page,
+		       uint64_t skipped, const char *what)
+{
+	if (r->compressed) {
+		const struct chunk *c = &r->chunks[r->block_chunk];
+
+		return add_damage(r->dat, c->file_offset, skipped, -1,
+				  "CPU %" PRIu32 " chunk %zu page %" PRIu64
+				  ": %s at page offset 0x%" PRIx32,
+				  r->cpu, r->block_chunk, (off - c->stream_offset) / r->page_size,
+				  what, in_page);
+	}
+	return add_damage(r->dat, r->offset + off + in_page, skipped, -1, "CPU %" PRIu32 " page: %s",
+			  r->cpu, what);
+}
+
+/*
+ * Where a record should start, a run of zero words (a zeroed range) is cut
+ * out of the page: records are chained by time deltas and a zero word adds
+ * none, so the records after the run decode with the times trace-cmd's
+ * reader gives them (it passes over zero words one by one). Return: 1 when
+ * a run was cut (and @hdr's data size shrank), 0 when there is none at
+ * @bad, or -ENOMEM.
+ */
+static int cut_zero_run(struct tk_dat_cpu_reader *r, uint8_t *page, uint64_t off, uint32_t bad,
+			struct tk_page_header *hdr, bool quiet)
 {
 	const struct tk_page_format *f = &r->fmt;
+	uint8_t *data = page + f->data_offset;
+	uint32_t x = bad - f->data_offset, z = x;
+	static const uint8_t zero[4];
+	int ret;
+
+	while (z + 4 <= hdr->data_size && !memcmp(data + z, zero, 4))
+		z += 4;
+	if (z == x || z + 4 > hdr->data_size)
+		return 0;
+	memmove(data + x, data + z, hdr->data_size - z);
+	hdr->data_size -= z - x;
+	hdr->missed_stored = false;
+	store_commit(f, page, hdr->data_size, hdr);
+	if (quiet)
+		return 1;
+	ret = page_damage(r, off, bad, z - x, "zeroed bytes where a record should start");
+	return ret < 0 ? ret : 1;
+}
+
+static int trim_page(struct tk_dat_cpu_reader *r, uint8_t *page, uint64_t off,
+		     const struct tk_page_header *orig, bool quiet)
+{
+	const struct tk_page_format *f = &r->fmt;
+	struct tk_page_header cur = *orig, *hdr = &cur;
 	struct tk_page_record rec;
 	struct tk_page_iter it;
 	uint32_t keep, bad;
-	uint64_t where, skipped;
+	uint64_t skipped;
 	bool stored;
 	int ret;
 
-	if (tk_page_iter_init(&it, f, page, r->page_size, NULL) < 0)
-		return 0;
-	while ((ret = tk_page_iter_next(&it, &rec)) == 1)
-		;
-	if (ret == 0)
-		return 0;
+	/* A page holds at most page_size / 4 zero runs; each pass cuts one. */
+	for (;;) {
+		if (tk_page_iter_init(&it, f, page, r->page_size, NULL) < 0)
+			return 0;
+		while ((ret = tk_page_iter_next(&it, &rec)) == 1)
+			;
+		if (ret == 0)
+			return 0;
+		if (rec.offset < f->data_offset)
+			break;
+		ret = cut_zero_run(r, page, off, rec.offset, hdr, quiet);
+		if (ret < 0)
+			return ret;
+		if (ret == 0)
+			break;
+	}
 	keep = rec.offset > f->data_offset ? rec.offset - f->data_offset : 0;
 	bad = rec.offset;
 	if (keep < hdr->data_size) {
@@ -2705,7 +2764,7 @@ static int trim_page(struct tk_dat_cpu_reader *r, uint8_t *page, uint64_t off,
 			}
 		}
 	}
-	stored = hdr->missed_stored &&
+	stored = orig->missed_stored && hdr->missed_stored &&
 		 (uint64_t)keep + f->long_size <= r->page_size - f->data_offset;
 	{
 		struct tk_page_header h = *hdr;
@@ -2715,28 +2774,16 @@ static int trim_page(struct tk_dat_cpu_reader *r, uint8_t *page, uint64_t off,
 	}
 	if (stored) {
 		if (f->long_size == 8)
-			tk_store_u64(page + f->data_offset + keep, hdr->missed_count,
+			tk_store_u64(page + f->data_offset + keep, orig->missed_count,
 				     f->big_endian);
 		else
-			tk_store_u32(page + f->data_offset + keep, (uint32_t)hdr->missed_count,
+			tk_store_u32(page + f->data_offset + keep, (uint32_t)orig->missed_count,
 				     f->big_endian);
 	}
 	if (quiet)
 		return 0;
 	skipped = keep < hdr->data_size ? hdr->data_size - keep : 0;
-	if (r->compressed) {
-		const struct chunk *c = &r->chunks[r->block_chunk];
-
-		where = c->file_offset;
-		return add_damage(r->dat, where, skipped, -1,
-				  "CPU %" PRIu32 " chunk %zu page %" PRIu64
-				  ": record at page offset 0x%" PRIx32 " runs past the page data",
-				  r->cpu, r->block_chunk, (off - c->stream_offset) / r->page_size,
-				  bad);
-	}
-	where = r->offset + off + bad;
-	return add_damage(r->dat, where, skipped, -1,
-			  "CPU %" PRIu32 " page: record runs past the page data", r->cpu);
+	return page_damage(r, off, bad, skipped, "record runs past the page data");
 }
 
 TK_API int tk_dat_cpu_reader_next_page(struct tk_dat_cpu_reader *r, const void **page,

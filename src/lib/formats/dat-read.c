@@ -283,7 +283,18 @@ static int salvage(struct tk_dat *d, int err, uint64_t off, uint64_t skipped, in
 	} else if (!strncmp(msg, d->name, nlen) && !strncmp(msg + nlen, ": ", 2)) {
 		msg += nlen + 2;
 	}
-	ret = add_damage(d, off, skipped, lost, "%s", msg);
+	{
+		/* A message nested in another names the file again: once is enough. */
+		char what[512], *hit;
+		size_t mlen;
+
+		snprintf(what, sizeof(what), "%s", msg);
+		while (nlen && (hit = strstr(what, d->name)) && !strncmp(hit + nlen, ": ", 2)) {
+			mlen = strlen(hit + nlen + 2);
+			memmove(hit, hit + nlen + 2, mlen + 1);
+		}
+		ret = add_damage(d, off, skipped, lost, "%s", what);
+	}
 	return ret < 0 ? ret : 0;
 }
 
@@ -2676,8 +2687,8 @@ static int page_damage(struct tk_dat_cpu_reader *r, uint64_t off, uint32_t in_pa
 				  r->cpu, r->block_chunk, (off - c->stream_offset) / r->page_size,
 				  what, in_page);
 	}
-	return add_damage(r->dat, r->offset + off + in_page, skipped, -1, "CPU %" PRIu32 " page: %s",
-			  r->cpu, what);
+	return add_damage(r->dat, r->offset + off + in_page, skipped, -1,
+			  "CPU %" PRIu32 " page: %s", r->cpu, what);
 }
 
 /*
@@ -2836,7 +2847,7 @@ TK_API int tk_dat_cpu_reader_next_page(struct tk_dat_cpu_reader *r, const void *
 			}
 			quiet = true;
 		}
-		ret = trim_page(r, r->block + (p - r->block), r->pos, &hdr, quiet);
+		ret = salvaging ? trim_page(r, r->block + (p - r->block), r->pos, &hdr, quiet) : 0;
 		if (ret < 0)
 			return ret;
 		break;

@@ -147,7 +147,8 @@ struct tk_dat_buffer {
  *
  * Parses everything but the CPU data and checks every offset and size
  * against the file. Unknown option and section ids are skipped with a
- * warning. Corrupt input is an error naming the file and offset.
+ * warning. Corrupt input is an error naming the file and offset: this is
+ * a strict reader (tk_dat_open_with() salvages damage instead).
  * Context: blocking I/O.
  * Return: handle for tk_dat_close(), or NULL with errno set (ENOENT,
  * EBADMSG for malformed files, ENOTSUP for unknown versions or codecs,

@@ -51,6 +51,41 @@
  * Every count read from the file is checked against the bytes that could
  * hold it before anything is allocated, and decompressed sizes are capped
  * (absolute and by ratio) so that a small file cannot ask for gigabytes.
+ *
+ * Damage (issue 21). A reader is strict (tk_dat_open(), or opts.strict):
+ * the first corrupt byte is the error. Or it salvages (tk_dat_open_with()
+ * by default): every check above still runs, and where it fails on input
+ * (-EBADMSG; never on I/O or memory) salvage() turns the message into a
+ * damaged region {offset, what, bytes skipped, events lost or -1} on the
+ * handle's list and the caller passes over the part. What is passed over:
+ * a cut or overlong section ends the walk, and a section the walk did not
+ * reach is then read where an option points (section_unwalked(), as
+ * trace-cmd reads it); a bad OPTIONS section ends the chain after the
+ * options read; a bad option is skipped with the buffer it half built; a
+ * bad metadata section is left out (the tracedata drops a part that fails
+ * to parse, so nothing points into it); CPU data past the end of the file
+ * is cut to its whole pages (salvage_cpu()); a chunk directory stops at
+ * the first cut chunk header and skips one whose sizes are absurd but whose
+ * compressed size still says where the next starts; a chunk that does not
+ * decompress loses itself only, and one that decodes short keeps its pages
+ * (the rest read as zero pages, which hold no records); a version digit
+ * below 6 reads as 6, as trace-cmd reads it.
+ *
+ * Pages are salvaged in the reader's own copy, so every consumer (report,
+ * merge, convert, dump, check) sees pages that decode and none needs a
+ * salvage path of its own: a header whose commit overruns the page is
+ * taken to fill the page (clamp_page()), runs of zero words where a record
+ * should start are cut out (cut_zero_run(); records are chained by time
+ * deltas and a zero word adds none), and the commit is then shortened to
+ * the records that decode, a record that straddles the commit kept whole
+ * when it fits in the page (trim_page()). Those are the rules trace-cmd's
+ * reader follows by accident of its checks, which is why salvage reads at
+ * least the events trace-cmd reads (tests/integration/test-damage-dat.sh
+ * measures it). The walk that finds a bad record costs one pass over each
+ * page's record headers, within the noise of report's timing. A region is
+ * recorded once however often it is read (report's header pass, seeks,
+ * threads), under a mutex, since readers of one handle may run on several
+ * threads.
  */
 #include "dat-internal.h"
 #include "dat-read-internal.h"

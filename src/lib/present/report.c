@@ -67,6 +67,9 @@
  * record) stops there while the others print to their end, as trace-cmd
  * does, and the run then fails naming how far that CPU was read: output
  * is never cut silently, and one bad chunk does not hide the other CPUs.
+ * That is a strict reader's damage; a salvaging one (tk_dat_open_with())
+ * hands out only pages that decode and keeps its damage in the file's
+ * list, so the run goes on past it and the caller reports the list.
  *
  * The time window is found by seeking each CPU to the page holding the
  * start (tk_dat_cpu_reader_seek_time(), a binary search), then skipping

@@ -12,7 +12,8 @@ them in the CPU data, half anywhere), a zeroed range, and two pages swapped
 report` (salvage, the default) and, when $TK_TRACE_CMD names it, `trace-cmd
 report -i`. A case fails on:
 
-  crash          exit status 128 or more, or a sanitizer report
+  crash          exit status 128 or more, or a sanitizer report (but for
+                 libtraceevent's known leaks, tests/lsan-libtraceevent.supp)
   hang           no exit within $TK_TIMEOUT seconds (default 20)
   silent loss    exit 0 with fewer records printed (event lines and
                  "[UNKNOWN EVENT]" lines: a flipped type id still prints
@@ -102,6 +103,33 @@ def report(argv, timeout):
     return r.returncode, events, unknown, r.stderr.decode("utf-8", "replace")
 
 
+def sanitized(err):
+    return any(w in err for w in ("runtime error", "Sanitizer"))
+
+
+SUPP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lsan-libtraceevent.supp")
+
+
+def libtraceevent_leak_only(tracekit, path, timeout):
+    """Under ASan: is the report only libtraceevent 1.7's known leaks in format parsing?
+
+    A garbage type id can make report parse a format that libtraceevent
+    leaks a few bytes on (tests/lsan-libtraceevent.supp, as test-report.sh
+    uses). Finding the library in the stacks needs the slow unwinder, so
+    only a run that reported a leak runs again with it and the suppressions.
+    """
+    env = dict(os.environ)
+    env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":fast_unwind_on_malloc=0"
+    env["LSAN_OPTIONS"] = env.get("LSAN_OPTIONS", "") + ":suppressions=" + SUPP
+    try:
+        r = subprocess.run([tracekit, "report", path], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                           timeout=timeout * 20)
+    except subprocess.TimeoutExpired:
+        return False
+    return r.returncode < 128 and not sanitized(r.stderr.decode("utf-8", "replace"))
+
+
 def genuine(events, intact):
     return sum((events & intact).values())
 
@@ -114,8 +142,11 @@ def one_case(tracekit, trace_cmd, path, intact, timeout):
         return "hang", f"no exit within {timeout} s", 0, None
     rc, events, unknown, err = got
     n = genuine(events, intact)
-    if rc >= 128 or rc < 0 or any(w in err for w in ("runtime error", "Sanitizer")):
-        return "crash", f"exit {rc}: {err.splitlines()[:3]}", n, None
+    if sanitized(err) and libtraceevent_leak_only(tracekit, path, timeout):
+        err = ""
+    if rc >= 128 or rc < 0 or sanitized(err):
+        return "crash", f"exit {rc}: {[l for l in err.splitlines() if 'tracekit' not in l][:4]}", \
+            n, None
     printed = sum(events.values()) + unknown
     tc = tc_printed = None
     if trace_cmd:

@@ -6,9 +6,17 @@
  * decoded), a seek and a time seek, latency text, option texts, the time
  * merge, and conversions to perf.data and v6. Any crash, sanitizer
  * report, hang or leak is a bug; errors are expected and ignored.
+ *
+ * Each input is read twice: strict (tk_dat_open_fd(), the first damage is
+ * an error) and salvaging (tk_dat_open_fd_with(), damage becomes a list of
+ * regions), where tk_dat_check() also runs and the salvage promise is
+ * checked: every page a salvaging reader hands out decodes to its end, and
+ * every damaged region has a description. A broken promise aborts.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -19,7 +27,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void walk_cpu(struct tk_dat *d, size_t bi, size_t ci, const struct tk_dat_buffer *b)
+static void walk_cpu(struct tk_dat *d, size_t bi, size_t ci, const struct tk_dat_buffer *b,
+		     bool salvage)
 {
 	struct tk_dat_cpu_reader *r = tk_dat_cpu_reader_new(d, bi, ci);
 	const void *page;
@@ -33,12 +42,17 @@ static void walk_cpu(struct tk_dat *d, size_t bi, size_t ci, const struct tk_dat
 		struct tk_page_record rec;
 
 		if (tk_page_iter_init(&it, &b->page_format, page, b->page_format.page_size, NULL) <
-		    0)
+		    0) {
+			if (salvage)
+				abort(); /* a salvaged page's header must read */
 			continue;
-		while (tk_page_iter_next(&it, &rec) == 1) {
+		}
+		while ((ret = tk_page_iter_next(&it, &rec)) == 1) {
 			last_ts = rec.timestamp;
 			sink += tk_dat_timestamp(d, rec.timestamp) + rec.size;
 		}
+		if (ret < 0 && salvage)
+			abort(); /* a salvaged page must decode to its end */
 	}
 	if (tk_dat_cpu_reader_size(r) > 0 &&
 	    tk_dat_cpu_reader_seek(r, tk_dat_cpu_reader_size(r) / 2) == 0)
@@ -80,22 +94,17 @@ static void convert(struct tk_dat *d)
 	}
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void run(int fd, bool salvage)
 {
+	TK_OPTS(tk_dat_open_opts, opts, .strict = !salvage);
 	struct tk_dat_text t;
 	const void *body;
 	uint64_t len;
 	struct tk_dat *d;
-	int fd;
 
-	fd = fuzz_input("fuzz-dat", data, size);
-	if (fd < 0)
-		return 0;
-	d = tk_dat_open_fd(fd, "fuzz.dat");
-	if (!d) {
-		close(fd);
-		return 0;
-	}
+	d = salvage ? tk_dat_open_fd_with(fd, "fuzz.dat", &opts) : tk_dat_open_fd(fd, "fuzz.dat");
+	if (!d)
+		return;
 	for (size_t i = 0; i < tk_dat_section_count(d); i++) {
 		const struct tk_dat_section *s = tk_dat_section_get(d, i);
 
@@ -146,11 +155,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		}
 		for (size_t ci = 0; ci < b->cpu_count; ci++)
-			walk_cpu(d, bi, ci, b);
+			walk_cpu(d, bi, ci, b, salvage);
 	}
 	walk_merge(d);
 	convert(d);
+	if (salvage) {
+		uint64_t events = 0;
+
+		(void)tk_dat_check(d, &events);
+		sink += events;
+		for (size_t i = 0; i < tk_dat_damage_count(d); i++) {
+			struct tk_dat_damage dm;
+
+			if (tk_dat_damage_get(d, i, &dm) < 0 || !dm.what || !dm.what[0])
+				abort(); /* every region is described */
+			sink += dm.offset + dm.skipped + strlen(dm.what);
+		}
+	} else if (tk_dat_damage_count(d)) {
+		abort(); /* a strict reader records nothing */
+	}
 	tk_dat_close(d);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	int fd = fuzz_input("fuzz-dat", data, size);
+
+	if (fd < 0)
+		return 0;
+	run(fd, false);
+	run(fd, true);
 	close(fd);
 	tk_log_set_handler(NULL, NULL, TK_LOG_WARN);
 	return 0;

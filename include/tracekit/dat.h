@@ -147,7 +147,8 @@ struct tk_dat_buffer {
  *
  * Parses everything but the CPU data and checks every offset and size
  * against the file. Unknown option and section ids are skipped with a
- * warning. Corrupt input is an error naming the file and offset.
+ * warning. Corrupt input is an error naming the file and offset: this is
+ * a strict reader (tk_dat_open_with() salvages damage instead).
  * Context: blocking I/O.
  * Return: handle for tk_dat_close(), or NULL with errno set (ENOENT,
  * EBADMSG for malformed files, ENOTSUP for unknown versions or codecs,
@@ -161,6 +162,85 @@ TK_API struct tk_dat *tk_dat_open(const char *path);
  * @name: used in messages
  */
 TK_API struct tk_dat *tk_dat_open_fd(int fd, const char *name);
+
+/** How tk_dat_open_with() treats damage; zero-initialise with TK_OPTS(). */
+struct tk_dat_open_opts {
+	size_t sz; /* sizeof(struct tk_dat_open_opts): declare it with TK_OPTS() */
+	/*
+	 * false (the default): salvage. Metadata that parses is used and a
+	 * damaged part (an option, an OPTIONS or STRINGS section, a metadata
+	 * section, a BUFFER's CPU table entry) is skipped; each CPU's pages are
+	 * read up to the damage and after it (a page whose header does not fit
+	 * is skipped, a page whose records do not decode keeps the records
+	 * before the bad one, a chunk that does not decompress loses that chunk
+	 * only), and a truncated file is read up to its last complete page.
+	 * Each damaged region is recorded (tk_dat_damage_get()) and nothing
+	 * fails for it. true: the first damage is an error, as tk_dat_open()
+	 * and the readers report it.
+	 */
+	bool strict;
+};
+
+/**
+ * tk_dat_open_with() - open a .dat file, salvaging damage unless told not to
+ * @path: file to read
+ * @opts: NULL for the defaults (salvage)
+ *
+ * Like tk_dat_open(), but in salvage mode (the default) damage found at
+ * open and later by the file's per-CPU readers, merges and reports is
+ * recorded as a list of regions instead of failing. A file whose header,
+ * v6 metadata lengths or CPU layout cannot be read at all still fails.
+ * Context: blocking I/O.
+ * Return: as tk_dat_open(); also EINVAL/E2BIG for a bad @opts.
+ */
+TK_API struct tk_dat *tk_dat_open_with(const char *path, const struct tk_dat_open_opts *opts);
+
+/** tk_dat_open_fd_with() - same on an open descriptor (not closed by close). */
+TK_API struct tk_dat *tk_dat_open_fd_with(int fd, const char *name,
+					  const struct tk_dat_open_opts *opts);
+
+/** One damaged region of a file read in salvage mode. */
+struct tk_dat_damage {
+	uint64_t offset;     /* file offset where the damage starts */
+	uint64_t skipped;    /* bytes passed over (0 when nothing could be measured) */
+	int64_t events_lost; /* events lost with it, or -1 when unknown */
+	const char *what;    /* what is wrong, without file name or offset;
+				borrowed until tk_dat_close() */
+};
+
+/**
+ * tk_dat_damage_count() - damaged regions found so far
+ *
+ * The list grows while the file is read: open adds the metadata's damage,
+ * per-CPU readers add their pages' (each region once, however often it is
+ * read). A file opened with strict set never has any.
+ * Context: safe while other threads read @dat with their own readers.
+ * Return: the number of regions.
+ */
+TK_API size_t tk_dat_damage_count(const struct tk_dat *dat);
+
+/**
+ * tk_dat_damage_get() - one damaged region, in the order found
+ * @index: below tk_dat_damage_count()
+ * @out:   receives the region
+ * Context: as tk_dat_damage_count().
+ * Return: 0, or -ERANGE for a bad @index.
+ */
+TK_API int tk_dat_damage_get(const struct tk_dat *dat, size_t index, struct tk_dat_damage *out);
+
+/**
+ * tk_dat_check() - read a whole file: every buffer, page and record
+ * @events: optional, receives the number of records read
+ *
+ * Every CPU's pages are read and every record on them decoded; latency
+ * text is decompressed. In salvage mode damage goes to the damage list
+ * (the file is intact when tk_dat_damage_count() stays 0); with strict
+ * set, the first damage is the error.
+ * Context: blocking I/O.
+ * Return: 0, or a negative errno (-EBADMSG in strict mode, read errors,
+ * -ENOMEM) with tk_errmsg() naming file and offset.
+ */
+TK_API int tk_dat_check(struct tk_dat *dat, uint64_t *events);
 
 /** tk_dat_close() - free a reader; NULL is accepted. */
 TK_API void tk_dat_close(struct tk_dat *dat);

@@ -121,7 +121,9 @@ struct tk_report_stats {
  * When one CPU's data ends early (truncated or corrupt chunk, bad page
  * header, a record past its page), that CPU stops, the others are printed
  * to their end, and the run returns -EBADMSG: "file is incomplete: buffer
- * B cpu C: read X of Y bytes of its data: <the error>".
+ * B cpu C: read X of Y bytes of its data: <the error>". That is for a
+ * strict @dat; one opened to salvage (tk_dat_open_with()) passes over its
+ * damage, which tk_dat_damage_get() lists after the run.
  * Context: blocking I/O.
  * Return: 0, or a negative errno (-EBADMSG for corrupt or incomplete data,
  * write errors, -ENOMEM) with tk_errmsg() explaining.

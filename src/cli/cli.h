@@ -39,6 +39,7 @@ int cmd_stop(int argc, char **argv);
 int cmd_restart(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 /* Usage texts printed by "tracekit CMD --help" and "tracekit help CMD". */
 extern const char cmd_dump_usage[];
@@ -55,9 +56,18 @@ extern const char cmd_stop_usage[];
 extern const char cmd_restart_usage[];
 extern const char cmd_show_usage[];
 extern const char cmd_stat_usage[];
+extern const char cmd_check_usage[];
 
 /* Name of the running command ("dump"); set by main() before dispatch. */
 extern const char *cli_cmd_name;
+
+/*
+ * The damaged regions a salvaging .dat reader recorded (tk_dat_damage_*),
+ * one stderr line each: "tracekit <cmd>: FILE: offset 0xOFF: WHAT (skipped
+ * N bytes, M events lost)" ("events lost unknown" when the count is not
+ * known). Returns CLI_FAIL when there was any, else @status.
+ */
+int cli_dat_damage(const struct tk_dat *dat, const char *path, int status);
 
 /* Print "tracekit <cmd>: <message>" to stderr; returns CLI_FAIL. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

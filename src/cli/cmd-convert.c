@@ -12,6 +12,11 @@
  * SIGINT/SIGTERM/SIGHUP. Converting a file onto itself is refused: the
  * rename would replace the input while the reader still streams pages
  * from it, and a failure would leave the user with neither file.
+ *
+ * A damaged .dat is read in salvage mode: OUT gets what could be read
+ * (never a page that does not decode), each damaged region is one stderr
+ * line and the exit status is 1. --strict makes the first damage the
+ * error, and OUT is not written.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -49,9 +54,9 @@ const char cmd_convert_usage[] =
 	"                          12's 3.1.6 has zstd but no zlib\n"
 	"      --to perf|dat       output format (default: perf for OUT named *.data)\n"
 	"  -q, --quiet             do not print the summary line\n"
-	"      --strict            perf.data IN: stop at the first damage (exit 1, no\n"
-	"                          OUT); by default damaged parts are skipped with one\n"
-	"                          warning line each, OUT holds the rest, exit 1\n"
+	"      --strict            fail at the first damage in IN instead of writing\n"
+	"                          what can be read (each damaged region is otherwise\n"
+	"                          one warning line on stderr, and the exit status is 1)\n"
 	"  -h, --help              show this help\n";
 
 /* Inputs larger than this get a progress line when stderr is a terminal. */
@@ -94,8 +99,8 @@ struct convert {
 	int in_version;
 	enum tk_compression in_compression;
 	uint64_t in_size;
-	bool strict;  /* --strict: damage in a perf.data IN is an error */
-	bool damaged; /* the warnings for damaged regions of IN were printed */
+	bool strict;  /* --strict: for the .dat reader's and the perf.data reader's opts */
+	bool damaged; /* salvage found damage: OUT is written, the exit status is 1 */
 };
 
 static double now_seconds(void)
@@ -144,7 +149,8 @@ static int convert_into(struct convert *cv, enum direction dir, int fd)
 		tk_perfdata_close(pd);
 		return r < 0 ? cli_lib_error(NULL) : CLI_OK;
 	}
-	dat = tk_dat_open(cv->in);
+	TK_OPTS(tk_dat_open_opts, dopts, .strict = cv->strict);
+	dat = tk_dat_open_with(cv->in, &dopts);
 	if (!dat)
 		return cli_lib_error(cv->in);
 	if (dir == DAT_TO_PERF) {
@@ -165,8 +171,11 @@ static int convert_into(struct convert *cv, enum direction dir, int fd)
 		if (progress)
 			fputs("\r\033[K", stderr);
 	}
+	r = r < 0 ? cli_lib_error(NULL) : CLI_OK;
+	if (r == CLI_OK && cli_dat_damage(dat, cv->in, CLI_OK) != CLI_OK)
+		cv->damaged = true;
 	tk_dat_close(dat);
-	return r < 0 ? cli_lib_error(NULL) : CLI_OK;
+	return r;
 }
 
 static void print_summary(const struct convert *cv, enum direction dir, uint64_t out_size,

@@ -23,6 +23,10 @@
  * Option payloads are decoded by the dat module (tk_dat_option_describe),
  * which shows a payload too short for its id as "(malformed)". Strings from
  * the file are printed quoted, with control and non-ASCII bytes escaped.
+ *
+ * A damaged file is read in salvage mode: what is intact is shown, each
+ * damaged region is one stderr line and the exit status is 1 (--strict:
+ * the first damage is the error, with no further output).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -1025,7 +1029,8 @@ int cmd_dump(int argc, char **argv)
 			return cli_usage_error("--section applies to .dat files only");
 		return dump_perfdata(path, summary, strict);
 	}
-	dat = tk_dat_open(path);
+	TK_OPTS(tk_dat_open_opts, dopts, .strict = strict);
+	dat = tk_dat_open_with(path, &dopts);
 	if (!dat)
 		return cli_lib_error(path);
 
@@ -1048,6 +1053,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	r = cli_finish_stdout(r);
 out:
+	r = cli_dat_damage(dat, path, r);
 	tk_dat_close(dat);
 	return r;
 }

@@ -10,6 +10,11 @@
  * output stays comparable with trace-cmd's; --header adds them (and an
  * incomplete file) as "# ..." lines after "cpus=N". A file whose CPU data
  * ends early is printed as far as it reads and the command exits 1.
+ *
+ * Damage (issue 21): a .dat is opened in salvage mode, so every intact
+ * part is printed and each damaged region is one stderr line with its
+ * offset, what was skipped and the events lost, and the command exits 1;
+ * --strict makes the first damage the error, as before salvage existed.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -168,6 +173,7 @@ struct sym_sources {
 	const char *cache_dir, *symfs, *kallsyms;
 	unsigned int fields;
 	unsigned int max_stack; /* 0: perf's default */
+	bool strict;		/* --strict: for the readers' opts */
 };
 
 #define MAX_CPUS 4096
@@ -435,7 +441,7 @@ int cmd_report(int argc, char **argv)
 	static uint8_t mask[MAX_CPUS / 8];
 	struct tk_report_opts opts;
 	const char *path = NULL, *cache_dir = NULL;
-	struct sym_sources src = {NULL, NULL, NULL, 0, 0};
+	struct sym_sources src = {NULL, NULL, NULL, 0, 0, false};
 	const char **events = NULL, **comms = NULL, **neg_events = NULL, **plugin_opts = NULL;
 	size_t nevents = 0, ncomms = 0, nneg_events = 0, nplugin_opts = 0, ninputs = 0;
 	const char **inputs = NULL;
@@ -576,6 +582,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_STRICT:
 			strict = true;
+			src.strict = true;
 			break;
 		case OPT_CACHE_DIR:
 			cache_dir = optarg;
@@ -659,7 +666,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (report_perfdata(path, &opts, &src, strict, &status))
 		goto out;
-	dat = tk_dat_open(path);
+	TK_OPTS(tk_dat_open_opts, dopts, .strict = src.strict);
+	dat = tk_dat_open_with(path, &dopts);
 	if (!dat) {
 		status = cli_lib_error(path);
 		goto out;
@@ -671,6 +679,8 @@ int cmd_report(int argc, char **argv)
 		status = cli_usage_error("%s: %s", path, tk_errmsg());
 	else if (ret < 0)
 		status = cli_lib_error(path);
+	if (status != CLI_USAGE)
+		status = cli_dat_damage(dat, path, status);
 	tk_dat_close(dat);
 	goto out;
 nomem:

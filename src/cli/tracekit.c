@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,8 @@ static const struct cli_command commands[] = {
 	{"recover", cmd_recover, "write the .dat of a killed recording", cmd_recover_usage},
 	{"cache", cmd_cache, "manage the build-id and probe cache shared with perf (~/.debug)",
 	 cmd_cache_usage},
+	{"check", cmd_check, "verify that every part of a .dat decodes; list what is damaged",
+	 cmd_check_usage},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -107,6 +110,26 @@ int cli_lib_error(const char *path)
 	if (path && !strstr(msg, path))
 		return cli_error("%s: %s", path, msg);
 	return cli_error("%s", msg);
+}
+
+int cli_dat_damage(const struct tk_dat *dat, const char *path, int status)
+{
+	size_t n = tk_dat_damage_count(dat);
+
+	for (size_t i = 0; i < n; i++) {
+		struct tk_dat_damage dm;
+		char lost[48];
+
+		if (tk_dat_damage_get(dat, i, &dm) < 0)
+			break;
+		if (dm.events_lost >= 0)
+			snprintf(lost, sizeof(lost), "%" PRId64 " events lost", dm.events_lost);
+		else
+			snprintf(lost, sizeof(lost), "events lost unknown");
+		cli_error("%s: offset 0x%" PRIx64 ": %s (skipped %" PRIu64 " bytes, %s)", path,
+			  dm.offset, dm.what, dm.skipped, lost);
+	}
+	return n ? CLI_FAIL : status;
 }
 
 int cli_usage_error(const char *fmt, ...)

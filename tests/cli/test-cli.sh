@@ -316,14 +316,14 @@ else
 	fi
 	run dump "$bad"
 	check "dump of a corrupt page names file, cpu and offset" eval '[ -n "$off" ] && is_error dump "bad.dat" && grep -qi "cpu 0" "$tmp/err" && err_has "offset"'
-	run convert "$bad" -o "$tmp/bad-out.dat"
+	run convert --strict "$bad" -o "$tmp/bad-out.dat"
 	check "convert of a corrupt page leaves no file" eval 'is_error convert "bad.dat" && [ ! -e "$tmp/bad-out.dat" ] && no_temp_files "$tmp/bad-out.dat"'
 	cp "$small" "$tmp/keep.dat"
-	run convert "$bad" -o "$tmp/keep.dat"
+	run convert --strict "$bad" -o "$tmp/keep.dat"
 	check "failed convert keeps an existing OUT" eval 'rc_is 1 && cmp -s "$small" "$tmp/keep.dat" && no_temp_files "$tmp/keep.dat"'
 	printf 'an older recording\n' >"$tmp/keep.data"
 	cp "$tmp/keep.data" "$tmp/keep.orig"
-	run convert "$bad" -o "$tmp/keep.data"
+	run convert --strict "$bad" -o "$tmp/keep.data"
 	check "failed convert to perf.data keeps an existing OUT" eval 'rc_is 1 && cmp -s "$tmp/keep.orig" "$tmp/keep.data" && no_temp_files "$tmp/keep.data"'
 	"$TRACEKIT" convert -q "$small" -o "$tmp/whole.data" 2>/dev/null
 	head -c 200 "$tmp/whole.data" >"$tmp/cut.data"

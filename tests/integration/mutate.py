@@ -4,7 +4,9 @@
 
     mutate.py list  FILE             print the mutation names for FILE
     mutate.py write FILE NAME OUT    write one broken copy
-    mutate.py check TRACEKIT FILE... run `tracekit dump` on every broken copy of each FILE
+    mutate.py check TRACEKIT FILE... run `tracekit dump --strict` on every broken copy of each FILE
+    mutate.py salvage TRACEKIT FILE... run `tracekit report` (salvage) on every broken copy,
+                                      beside `trace-cmd report` when TK_TRACE_CMD names it
 
 The file is parsed here, independently of tracekit, from the layout in
 shared/specs/tracedat.md (v7: header, compression header, sections tiling the
@@ -21,9 +23,21 @@ starts with "tracekit dump: " and holds the file name and "offset 0x", no
 sanitizer report, and completion within the timeout. It prints one TAP-like
 line per copy and a final "# mutate-counts: passed=N failed=N skipped=N".
 Copies that fail are kept in $TK_KEEP_DIR (when set) to reproduce them.
+
+`salvage` expects for each copy that `tracekit report` (salvage, the
+default) exits 0 or 1 within the timeout without a sanitizer report; that on
+exit 1 at least one stderr line names the file and "offset 0x"; that
+exit 0 never comes with fewer events than the intact file (a silent loss);
+and, when $TK_TRACE_CMD is set, that it prints at least as many event lines
+as `trace-cmd report -i` whenever trace-cmd prints events, counting lines
+the same way for both (lines with "[CPU] SECONDS: ", so "cpus=N" and
+trace-cmd's "File possibly truncated" notes are not events). trace-cmd decodes records
+a damaged page header lets run past the page, which yields garbage events
+beyond the intact file's count, so its count is capped at the intact one.
 """
 import concurrent.futures
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -411,7 +425,7 @@ def mutations(lay):
 def run_check(tracekit, path, timeout):
     """Return None when tracekit dump rejects @path properly, else the reason."""
     try:
-        r = subprocess.run([tracekit, "dump", path], stdin=subprocess.DEVNULL,
+        r = subprocess.run([tracekit, "dump", "--strict", path], stdin=subprocess.DEVNULL,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout)
     except subprocess.TimeoutExpired:
         return f"no exit within {timeout} s"
@@ -432,6 +446,106 @@ def run_check(tracekit, path, timeout):
     if "offset 0x" not in line:
         return f"message has no 'offset 0x': {line}"
     return None
+
+
+EVENT_LINE = re.compile(rb"\[\d+\]\s+\d+\.\d+: ")
+
+
+def event_lines(out):
+    """Event lines of a report ("comm-pid [cpu] secs.usecs: ..."), not headers or notes."""
+    return sum(1 for line in out.splitlines() if EVENT_LINE.search(line))
+
+
+def run_report(argv, timeout):
+    """(exit status, event lines, stderr text), or None on a timeout."""
+    try:
+        r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    return r.returncode, event_lines(r.stdout), r.stderr.decode("utf-8", "replace")
+
+
+def run_salvage(tracekit, trace_cmd, path, intact, timeout):
+    """Return (None or the reason it fails, tracekit's events, trace-cmd's or None)."""
+    got = run_report([tracekit, "report", path], timeout)
+    if got is None:
+        return f"no exit within {timeout} s", 0, None
+    rc, n, err = got
+    for bad in ("runtime error", "AddressSanitizer", "LeakSanitizer", "Sanitizer"):
+        if bad in err:
+            return f"sanitizer report ({bad}): {err.splitlines()[:3]}", n, None
+    if rc not in (0, 1):
+        return f"exit status {rc} (want 0 or 1); stderr {err.splitlines()[:2]}", n, None
+    name = os.path.basename(path)
+    if rc == 1 and not any(name in line and "offset 0x" in line for line in err.splitlines()):
+        return f"exit 1 without a warning naming the file and 'offset 0x': " \
+               f"{err.splitlines()[:2]}", n, None
+    if rc == 0 and n < intact:
+        return f"silent loss: exit 0 with {n} of {intact} events", n, None
+    tc = None
+    if trace_cmd:
+        # trace-cmd hangs on some copies (sizes near 2^64): it gets less time.
+        got = run_report([trace_cmd, "report", "-i", path], min(timeout, 3))
+        tc = got[1] if got else None
+        if tc and n < min(tc, intact):
+            return f"{n} events, trace-cmd prints {tc} (intact {intact}); " \
+                   f"stderr {err.splitlines()[:2]}", n, tc
+    return None, n, tc
+
+
+def salvage(tracekit, files):
+    timeout = float(os.environ.get("TK_TIMEOUT", "20"))
+    keep = os.environ.get("TK_KEEP_DIR")
+    trace_cmd = os.environ.get("TK_TRACE_CMD") or None
+    jobs = int(os.environ.get("TK_JOBS", os.cpu_count() or 2))
+    passed = failed = skipped = 0
+    tk_total = tc_total = 0
+    tmp = tempfile.mkdtemp(prefix="tk-salvage-")
+    try:
+        for src in files:
+            data = open(src, "rb").read()
+            lay = Layout(data)
+            kind = os.path.basename(src).rsplit(".", 1)[0]
+            muts = mutations(lay)
+            got = run_report([tracekit, "report", src], timeout)
+            intact = got[1] if got else 0
+
+            def one(item):
+                name, fn = item
+                path = os.path.join(tmp, f"{kind}--{name}.dat")
+                broken = fn()
+                if broken == data:
+                    return name, "skip", "mutation left the file unchanged", 0, None
+                with open(path, "wb") as f:
+                    f.write(broken)
+                why, n, tc = run_salvage(tracekit, trace_cmd, path, intact, timeout)
+                if why and keep:
+                    os.makedirs(keep, exist_ok=True)
+                    shutil.copy(path, keep)
+                os.unlink(path)
+                return name, "fail" if why else "pass", why, n, tc
+
+            with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+                for name, res, why, n, tc in pool.map(one, sorted(muts.items())):
+                    tk_total += n
+                    tc_total += tc or 0
+                    vs = f" (trace-cmd {tc})" if tc is not None else ""
+                    if res == "pass":
+                        passed += 1
+                        print(f"ok - report salvages {kind} {name}: {n} events{vs}")
+                    elif res == "skip":
+                        skipped += 1
+                        print(f"ok - {kind} {name} # SKIP {why}")
+                    else:
+                        failed += 1
+                        print(f"not ok - report salvages {kind} {name}: {why}")
+                    sys.stdout.flush()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"# salvage-totals: tracekit={tk_total} trace-cmd={tc_total}")
+    print(f"# mutate-counts: passed={passed} failed={failed} skipped={skipped}")
+    return 1 if failed else 0
 
 
 def check(tracekit, files):
@@ -495,6 +609,8 @@ def main(argv):
         return 0
     if len(argv) >= 4 and argv[1] == "check":
         return check(argv[2], argv[3:])
+    if len(argv) >= 4 and argv[1] == "salvage":
+        return salvage(argv[2], argv[3:])
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -11,10 +11,11 @@
 # --cpu N -F sched_switch, and with --slow (every event through
 # libtraceevent), which must equal the compiled printer's text. A failing
 # comparison shows the head of a unified diff. Also checks that --stat and
-# --json run and that corrupt input fails cleanly; that a file whose CPU
-# data ends early prints what trace-cmd prints, exits 1 and says "file is
-# incomplete" (stderr, --header, --stat); that a truncated file exits 1
-# with nothing printed; and that a lossy recording (`tracekit record -b 4`)
+# --json run and that corrupt input fails cleanly; that with --strict a
+# file whose CPU data ends early prints what trace-cmd prints, exits 1 and
+# says "file is incomplete" (stderr, --header, --stat), and a truncated file
+# exits 1 with nothing printed (without --strict both are salvaged: see
+# test-dat-bad-input.sh and test-damage-dat.sh); and that a lossy recording (`tracekit record -b 4`)
 # keeps trace-cmd's text while stderr, --header and --stat give the lost
 # counts per CPU.
 #
@@ -168,7 +169,7 @@ check_incomplete() {
 	printf '\xff\xff\x00\x00' |
 		dd of="$tmp/cut.dat" bs=1 seek=$((off + 4 * 4096 + 8)) conv=notrunc 2>/dev/null
 	trace-cmd report -i "$tmp/cut.dat" > "$tmp/cut.want" 2>/dev/null
-	"$tk" report -i "$tmp/cut.dat" > "$tmp/cut.got" 2> "$tmp/cut.err"
+	"$tk" report --strict -i "$tmp/cut.dat" > "$tmp/cut.got" 2> "$tmp/cut.err"
 	rc=$?
 	if [ "$rc" -eq 1 ] && cmp -s "$tmp/cut.want" "$tmp/cut.got" &&
 	   grep -q "file is incomplete: buffer (top) cpu 1: read 0x4000 of 0x8000 bytes" \
@@ -180,7 +181,7 @@ check_incomplete() {
 		fail "cut CPU data" "exit $rc: $(head -c 300 "$tmp/cut.err"; diff "$tmp/cut.want" \
 			"$tmp/cut.got" | head -5)"
 	fi
-	"$tk" report --header -i "$tmp/cut.dat" > "$tmp/cut.hdr" 2>/dev/null
+	"$tk" report --strict --header -i "$tmp/cut.dat" > "$tmp/cut.hdr" 2>/dev/null
 	if [ "$(sed -n 2p "$tmp/cut.hdr" | cut -c1-60)" = \
 	     "# file is incomplete: buffer (top) cpu 1: read 0x4000 of 0x8" ] &&
 	   cmp -s <(tail -n +3 "$tmp/cut.hdr") <(tail -n +2 "$tmp/cut.want")
@@ -189,16 +190,17 @@ check_incomplete() {
 	else
 		fail "cut CPU data --header" "$(head -3 "$tmp/cut.hdr")"
 	fi
-	if "$tk" report --stat -i "$tmp/cut.dat" 2>/dev/null |
+	if "$tk" report --strict --stat -i "$tmp/cut.dat" 2>/dev/null |
 	   grep -q "^cpu 1: .*; incomplete: read 0x4000 of 0x8000 bytes"; then
 		pass "cut CPU data: --stat says so"
 	else
-		fail "cut CPU data --stat" "$("$tk" report --stat -i "$tmp/cut.dat" 2>&1 | tail -3)"
+		fail "cut CPU data --stat" "$("$tk" report --strict --stat -i "$tmp/cut.dat" 2>&1 |
+			tail -3)"
 	fi
 	# A file cut in half: its CPU table points past the end. trace-cmd 3.1.6
-	# prints nothing and exits 0 for v7; we refuse it with the offset.
+	# prints nothing and exits 0 for v7; --strict refuses it with the offset.
 	head -c $(($(stat -c %s "$good") / 2)) "$good" > "$tmp/half.dat"
-	"$tk" report -i "$tmp/half.dat" > "$tmp/half.got" 2> "$tmp/half.err"
+	"$tk" report --strict -i "$tmp/half.dat" > "$tmp/half.got" 2> "$tmp/half.err"
 	rc=$?
 	if [ "$rc" -eq 1 ] && [ ! -s "$tmp/half.got" ] &&
 	   grep -q "half.dat: offset 0x[0-9a-f]*: .*exceeds file size" "$tmp/half.err"; then

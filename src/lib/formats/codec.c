@@ -17,7 +17,10 @@
  *     a second frame or any trailing byte after the stream is corrupt input
  *     (-EBADMSG): in a .dat file the expected size is stored beside every
  *     block, so a mismatch always means a damaged file, and catching it here
- *     means no caller can silently use a half-filled buffer.
+ *     means no caller can silently use a half-filled buffer. The one
+ *     exception is tk_codec_decompress_upto() (codec-internal.h), for the
+ *     .dat reader's salvage mode, which accepts a whole block that is
+ *     shorter than its damaged stated size.
  *   - Nothing is ever written past dst_cap. zlib's one-shot uncompress()
  *     takes its capacity as an in/out uLongf and reports a too-small buffer
  *     only as Z_BUF_ERROR, which it also uses for truncated input; the stream
@@ -51,6 +54,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "codec-internal.h"
 #include "internal/error.h"
 
 #define ZSTD_DEFAULT_LEVEL 3
@@ -223,7 +227,7 @@ static int64_t zstd_compress(struct tk_codec *c, void *dst, uint64_t dst_cap, co
 }
 
 static int64_t zstd_decompress(struct tk_codec *c, void *dst, uint64_t dst_cap, const void *src,
-			       uint64_t src_size)
+			       uint64_t src_size, bool exact)
 {
 	size_t frame, r;
 
@@ -255,7 +259,7 @@ static int64_t zstd_decompress(struct tk_codec *c, void *dst, uint64_t dst_cap, 
 				       dst_cap);
 		return tk_fail(EBADMSG, "zstd: corrupt block: %s", ZSTD_getErrorName(r));
 	}
-	if (r != dst_cap)
+	if (r != dst_cap && exact)
 		return tk_fail(EBADMSG, "zstd: block decompresses to %zu bytes, expected %" PRIu64,
 			       r, dst_cap);
 	return (int64_t)r;
@@ -304,7 +308,7 @@ static int64_t zlib_compress(struct tk_codec *c, void *dst, uint64_t dst_cap, co
 }
 
 static int64_t zlib_decompress(struct tk_codec *c, void *dst, uint64_t dst_cap, const void *src,
-			       uint64_t src_size)
+			       uint64_t src_size, bool exact)
 {
 	const uint8_t *in = src, *out = dst;
 	uint64_t in_left = src_size, out_left = dst_cap, produced;
@@ -362,7 +366,7 @@ static int64_t zlib_decompress(struct tk_codec *c, void *dst, uint64_t dst_cap, 
 		return tk_fail(EBADMSG, "zlib: %" PRIu64 " trailing bytes after the stream",
 			       (uint64_t)s->avail_in + in_left);
 	produced = dst_cap - out_left - s->avail_out;
-	if (produced != dst_cap)
+	if (produced != dst_cap && exact)
 		return tk_fail(EBADMSG,
 			       "zlib: block decompresses to %" PRIu64 " bytes, expected %" PRIu64,
 			       produced, dst_cap);
@@ -392,19 +396,19 @@ TK_API int64_t tk_codec_compress(struct tk_codec *c, void *dst, uint64_t dst_cap
 	}
 }
 
-TK_API int64_t tk_codec_decompress(struct tk_codec *c, void *dst, uint64_t dst_cap, const void *src,
-				   uint64_t src_size)
+static int64_t decompress(struct tk_codec *c, void *dst, uint64_t dst_cap, const void *src,
+			  uint64_t src_size, bool exact)
 {
 	if (dst_cap > INT64_MAX)
 		return tk_fail(EINVAL, "output of %" PRIu64 " bytes is too large", dst_cap);
 	switch (c->kind) {
 	case TK_COMPRESS_ZSTD:
-		return zstd_decompress(c, dst, dst_cap, src, src_size);
+		return zstd_decompress(c, dst, dst_cap, src, src_size, exact);
 	case TK_COMPRESS_ZLIB:
-		return zlib_decompress(c, dst, dst_cap, src, src_size);
+		return zlib_decompress(c, dst, dst_cap, src, src_size, exact);
 	case TK_COMPRESS_NONE:
 	default:
-		if (src_size != dst_cap)
+		if (src_size > dst_cap || (exact && src_size != dst_cap))
 			return tk_fail(EBADMSG,
 				       "uncompressed block of %" PRIu64 " bytes, expected %" PRIu64,
 				       src_size, dst_cap);
@@ -412,6 +416,18 @@ TK_API int64_t tk_codec_decompress(struct tk_codec *c, void *dst, uint64_t dst_c
 			memcpy(dst, src, src_size);
 		return (int64_t)src_size;
 	}
+}
+
+TK_API int64_t tk_codec_decompress(struct tk_codec *c, void *dst, uint64_t dst_cap, const void *src,
+				   uint64_t src_size)
+{
+	return decompress(c, dst, dst_cap, src, src_size, true);
+}
+
+int64_t tk_codec_decompress_upto(struct tk_codec *c, void *dst, uint64_t dst_cap, const void *src,
+				 uint64_t src_size)
+{
+	return decompress(c, dst, dst_cap, src, src_size, false);
 }
 
 /* ---- gzip framing, for whole files ---- */

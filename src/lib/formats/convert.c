@@ -438,10 +438,16 @@ static int v6_prepare(struct convert *cv)
 		if (r < 0)
 			return named(r, cv->out);
 	}
-	if (have_top || !first)
+	if (have_top || (!first && n))
 		return 0;
-	r = tk_dat_writer_begin_buffer(cv->w, "", buffer_clock(cv, first), cv->info->page_size,
-				       cv->v6_table);
+	/*
+	 * No page buffer, or only instances: v6 still needs the top table. A
+	 * file without any buffer (a salvaged one that lost its BUFFER
+	 * options) gets an empty one as wide as its CPU count says, so the
+	 * count and the table agree.
+	 */
+	r = tk_dat_writer_begin_buffer(cv->w, "", first ? buffer_clock(cv, first) : "local",
+				       cv->info->page_size, cv->v6_table);
 	if (r == 0)
 		r = tk_dat_writer_end_buffer(cv->w);
 	return r < 0 ? named(r, cv->out) : 0;

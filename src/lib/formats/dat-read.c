@@ -51,17 +51,56 @@
  * Every count read from the file is checked against the bytes that could
  * hold it before anything is allocated, and decompressed sizes are capped
  * (absolute and by ratio) so that a small file cannot ask for gigabytes.
+ *
+ * Damage (issue 21). A reader is strict (tk_dat_open(), or opts.strict):
+ * the first corrupt byte is the error. Or it salvages (tk_dat_open_with()
+ * by default): every check above still runs, and where it fails on input
+ * (-EBADMSG; never on I/O or memory) salvage() turns the message into a
+ * damaged region {offset, what, bytes skipped, events lost or -1} on the
+ * handle's list and the caller passes over the part. What is passed over:
+ * a cut or overlong section ends the walk, and a section the walk did not
+ * reach is then read where an option points (section_unwalked(), as
+ * trace-cmd reads it); a bad OPTIONS section ends the chain after the
+ * options read; a bad option is skipped with the buffer it half built; a
+ * bad metadata section is left out (the tracedata drops a part that fails
+ * to parse, so nothing points into it); CPU data past the end of the file
+ * is cut to its whole pages (salvage_cpu()); a chunk directory stops at
+ * the first cut chunk header and skips one whose sizes are absurd but whose
+ * compressed size still says where the next starts; a chunk that does not
+ * decompress loses itself only, and one that decodes short keeps its pages
+ * (the rest read as zero pages, which hold no records); a version digit
+ * below 6 reads as 6, as trace-cmd reads it.
+ *
+ * Pages are salvaged in the reader's own copy, so every consumer (report,
+ * merge, convert, dump, check) sees pages that decode and none needs a
+ * salvage path of its own: a header whose commit overruns the page is
+ * taken to fill the page (clamp_page()), runs of zero words where a record
+ * should start are cut out (cut_zero_run(); records are chained by time
+ * deltas and a zero word adds none), and the commit is then shortened to
+ * the records that decode, a record that straddles the commit kept whole
+ * when it fits in the page (trim_page()). Those are the rules trace-cmd's
+ * reader follows by accident of its checks, which is why salvage reads at
+ * least the events trace-cmd reads (tests/integration/test-damage-dat.sh
+ * measures it). The walk that finds a bad record costs one pass over each
+ * page's record headers, within the noise of report's timing. A region is
+ * recorded once however often it is read (report's header pass, seeks,
+ * threads), under a mutex, since readers of one handle may run on several
+ * threads.
  */
 #include "dat-internal.h"
 #include "dat-read-internal.h"
+#include "codec-internal.h"
 #include "bigbuf.h"
 #include "bytes.h"
 #include "error.h"
 #include "tracedata-internal.h"
+#include "opts.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +148,7 @@ struct dat_buffer {
 struct tk_dat {
 	int fd;
 	bool own_fd;
+	bool strict;
 	char *name;
 	struct tk_dat_info info;
 	struct tk_codec *codec;
@@ -134,6 +174,11 @@ struct tk_dat {
 
 	bool cpucount_set;
 	bool traceclock_seen;
+
+	/* Salvage mode's damage list; readers on other threads add to it. */
+	pthread_mutex_t damage_lock;
+	struct tk_dat_damage *damage;
+	size_t ndamage, damage_cap;
 };
 
 /* ------------------------------------------------------------ utilities */
@@ -186,6 +231,137 @@ static const char *keep_str(struct tk_dat *d, const void *data, size_t len)
 	if (keep(d, s) < 0)
 		return NULL;
 	return s;
+}
+
+/* ------------------------------------------------------------- damage */
+
+/*
+ * Record a damaged region, unless the same one (offset and text) is known:
+ * a page is read again by a second reader (report's header pass, seeks),
+ * and must still be one line. Return: 0 or -ENOMEM.
+ */
+static int __attribute__((format(printf, 5, 6)))
+add_damage(struct tk_dat *d, uint64_t off, uint64_t skipped, int64_t lost, const char *fmt, ...)
+{
+	struct tk_dat_damage *dm;
+	char *what = NULL;
+	va_list ap;
+	int ret = 0, n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&what, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	pthread_mutex_lock(&d->damage_lock);
+	for (size_t i = 0; i < d->ndamage; i++) {
+		if (d->damage[i].offset == off && !strcmp(d->damage[i].what, what))
+			goto out;
+	}
+	if (d->ndamage == d->damage_cap) {
+		size_t cap = d->damage_cap ? d->damage_cap * 2 : 8;
+
+		dm = realloc(d->damage, cap * sizeof(*dm));
+		if (!dm) {
+			ret = tk_fail(ENOMEM, "out of memory");
+			goto out;
+		}
+		d->damage = dm;
+		d->damage_cap = cap;
+	}
+	dm = &d->damage[d->ndamage++];
+	dm->offset = off;
+	dm->skipped = skipped;
+	dm->events_lost = lost;
+	dm->what = what;
+	what = NULL;
+out:
+	pthread_mutex_unlock(&d->damage_lock);
+	free(what);
+	return ret;
+}
+
+static bool has_damage_at(struct tk_dat *d, uint64_t off)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&d->damage_lock);
+	for (size_t i = 0; i < d->ndamage && !found; i++)
+		found = d->damage[i].offset == off;
+	pthread_mutex_unlock(&d->damage_lock);
+	return found;
+}
+
+/*
+ * The salvage decision for an error @err just raised with tk_fail_at():
+ * strict readers, and errors that are not damage (I/O, memory), return it;
+ * in salvage mode corrupt input (-EBADMSG) becomes a damaged region with
+ * the offset and text of the message, and 0 is returned so the caller
+ * skips what it was reading. @off is used when the message has none.
+ */
+static int salvage(struct tk_dat *d, int err, uint64_t off, uint64_t skipped, int64_t lost)
+{
+	const char *msg = tk_errmsg();
+	size_t nlen = strlen(d->name);
+	int ret;
+
+	if (d->strict || err != -EBADMSG)
+		return err;
+	if (!strncmp(msg, d->name, nlen) && !strncmp(msg + nlen, ": offset 0x", 11)) {
+		char *end;
+		unsigned long long v = strtoull(msg + nlen + 11, &end, 16);
+
+		if (!strncmp(end, ": ", 2)) {
+			off = v;
+			msg = end + 2;
+		}
+	} else if (!strncmp(msg, d->name, nlen) && !strncmp(msg + nlen, ": ", 2)) {
+		msg += nlen + 2;
+	}
+	{
+		/* A message nested in another names the file again: once is enough. */
+		char what[512], *hit;
+		size_t mlen;
+
+		snprintf(what, sizeof(what), "%s", msg);
+		while (nlen && (hit = strstr(what, d->name)) && !strncmp(hit + nlen, ": ", 2)) {
+			mlen = strlen(hit + nlen + 2);
+			memmove(hit, hit + nlen + 2, mlen + 1);
+		}
+		ret = add_damage(d, off, skipped, lost, "%s", what);
+	}
+	return ret < 0 ? ret : 0;
+}
+
+int tk_dat_salvage(struct tk_dat *d, int err, uint64_t offset, uint64_t skipped)
+{
+	return salvage(d, err, offset, skipped, -1);
+}
+
+TK_API size_t tk_dat_damage_count(const struct tk_dat *d)
+{
+	struct tk_dat *w = (struct tk_dat *)d;
+	size_t n;
+
+	/* The lock is the only thing written through a const reader. */
+	pthread_mutex_lock(&w->damage_lock);
+	n = d->ndamage;
+	pthread_mutex_unlock(&w->damage_lock);
+	return n;
+}
+
+TK_API int tk_dat_damage_get(const struct tk_dat *d, size_t index, struct tk_dat_damage *out)
+{
+	struct tk_dat *w = (struct tk_dat *)d;
+	int ret = 0;
+
+	pthread_mutex_lock(&w->damage_lock);
+	if (index < d->ndamage)
+		*out = d->damage[index];
+	else
+		ret = tk_fail(ERANGE, "%s: no damaged region %zu", d->name, index);
+	pthread_mutex_unlock(&w->damage_lock);
+	return ret;
 }
 
 static int read_at(const struct tk_dat *d, void *buf, uint64_t len, uint64_t off)
@@ -290,11 +466,22 @@ static int decompress_block(struct tk_dat *d, uint64_t where, const uint8_t *bod
 				  len);
 	csize = tk_load_u32(body, d->info.big_endian);
 	usize = tk_load_u32(body + 4, d->info.big_endian);
-	if (csize != len - 8)
-		return tk_fail_at(EBADMSG, d->name, where,
-				  "compressed size %" PRIu32
-				  " does not match the section size %" PRIu64,
-				  csize, len);
+	if (csize != len - 8) {
+		int ret = tk_fail_at(EBADMSG, d->name, where,
+				     "compressed size %" PRIu32
+				     " does not match the section size %" PRIu64,
+				     csize, len);
+
+		/*
+		 * Salvage: a block inside the section is read as trace-cmd reads
+		 * it; a section size the walk already found damaged is no news.
+		 */
+		if (d->strict || csize > len - 8)
+			return ret;
+		ret = has_damage_at(d, where) ? 0 : salvage(d, ret, where, 0, -1);
+		if (ret < 0)
+			return ret;
+	}
 	cap = (uint64_t)csize * META_RATIO;
 	if (cap < META_FLOOR)
 		cap = META_FLOOR;
@@ -308,7 +495,23 @@ static int decompress_block(struct tk_dat *d, uint64_t where, const uint8_t *bod
 	buf = big ? tk_big_alloc((size_t)usize + 1) : malloc((size_t)usize + 1);
 	if (!buf)
 		return tk_fail(ENOMEM, "%s: out of memory for %" PRIu32 " bytes", d->name, usize);
-	n = tk_codec_decompress(d->codec, buf, usize, body + 8, csize);
+	n = d->strict ? tk_codec_decompress(d->codec, buf, usize, body + 8, csize)
+		      : tk_codec_decompress_upto(d->codec, buf, usize, body + 8, csize);
+	if (n >= 0 && (uint64_t)n < usize && !d->strict) {
+		/* Salvage: the block is whole; only its stated size is wrong. */
+		int ret = tk_fail_at(EBADMSG, d->name, where,
+				     "decompressed %" PRId64 " bytes, expected %" PRIu32, n, usize);
+
+		ret = salvage(d, ret, where, 0, -1);
+		if (ret < 0) {
+			if (big)
+				tk_big_free(buf);
+			else
+				free(buf);
+			return ret;
+		}
+		usize = (uint32_t)n;
+	}
 	if (n < 0 || (uint64_t)n != usize) {
 		if (big)
 			tk_big_free(buf);
@@ -368,11 +571,52 @@ static const struct tk_dat_section *find_section(const struct tk_dat *d, uint64_
 	return NULL;
 }
 
+static int add_section(struct tk_dat *d, const struct tk_dat_section *s);
+
+/*
+ * Salvage: a section the walk did not reach (it stopped at a damaged
+ * section header) is read where an option points, as trace-cmd reads it:
+ * its header must hold @id, and a size past the end of the file is cut to
+ * the file (the walk recorded that damage). It joins the sorted list.
+ */
+static const struct tk_dat_section *section_unwalked(struct tk_dat *d, uint64_t off, uint16_t id)
+{
+	uint64_t fsize = d->info.file_size;
+	uint8_t h[TK_DAT_SECTION_HEADER_SIZE];
+	struct tk_dat_section s = {0};
+	size_t i;
+
+	if (d->strict || d->info.version != 7 || off < d->header_end || off > fsize ||
+	    fsize - off < TK_DAT_SECTION_HEADER_SIZE || read_at(d, h, sizeof(h), off) < 0)
+		return NULL;
+	s.id = tk_load_u16(h, d->info.big_endian);
+	if (s.id != id)
+		return NULL;
+	s.flags = tk_load_u16(h + 2, d->info.big_endian);
+	s.string_id = (int32_t)tk_load_u32(h + 4, d->info.big_endian);
+	s.size = tk_load_u64(h + 8, d->info.big_endian);
+	s.offset = off;
+	if (s.size > fsize - off - TK_DAT_SECTION_HEADER_SIZE)
+		s.size = fsize - off - TK_DAT_SECTION_HEADER_SIZE;
+	s.body_size = s.size;
+	if (add_section(d, &s) < 0)
+		return NULL;
+	for (i = d->nsections - 1; i > 0 && d->sections[i - 1].offset > off; i--) {
+		struct tk_dat_section t = d->sections[i];
+
+		d->sections[i] = d->sections[i - 1];
+		d->sections[i - 1] = t;
+	}
+	return &d->sections[i];
+}
+
 static int section_at(struct tk_dat *d, uint64_t off, uint16_t id, uint64_t where,
 		      const struct tk_dat_section **out)
 {
 	const struct tk_dat_section *s = find_section(d, off);
 
+	if (!s)
+		s = section_unwalked(d, off, id);
 	if (!s)
 		return tk_fail_at(EBADMSG, d->name, where,
 				  "%s offset 0x%" PRIx64
@@ -441,10 +685,24 @@ static int parse_header(struct tk_dat *d)
 	if (strspn(ver, "0123456789") != vlen)
 		return tk_fail_at(EBADMSG, d->name, TK_DAT_MAGIC_LEN, "bad version string '%s'",
 				  ver);
-	if (strcmp(ver, "6") != 0 && strcmp(ver, "7") != 0)
+	if (!d->strict && vlen == 1 && ver[0] < '6') {
+		/*
+		 * Salvage: trace-cmd reads every version before 7 with the v6
+		 * layout, so a damaged version digit is read that way too.
+		 */
+		ret = add_damage(d, TK_DAT_MAGIC_LEN, 0, 0,
+				 "unsupported file version %s (only 6 and 7 are known): read as"
+				 " version 6",
+				 ver);
+		if (ret < 0)
+			return ret;
+		d->info.version = 6;
+	} else if (strcmp(ver, "6") != 0 && strcmp(ver, "7") != 0) {
 		return tk_fail_at(ENOTSUP, d->name, TK_DAT_MAGIC_LEN,
 				  "unsupported file version %s (only 6 and 7 are known)", ver);
-	d->info.version = ver[0] - '0';
+	} else {
+		d->info.version = ver[0] - '0';
+	}
 	if (tk_cursor_left(&c) < 6)
 		return tk_fail_at(EBADMSG, d->name, tk_cursor_offset(&c), "truncated file header");
 	endian = c.data[c.pos];
@@ -550,10 +808,19 @@ static int walk_sections(struct tk_dat *d)
 		struct tk_dat_section s = {0};
 		uint8_t h[TK_DAT_SECTION_HEADER_SIZE];
 
-		if (fsize - pos < TK_DAT_SECTION_HEADER_SIZE)
-			return tk_fail_at(EBADMSG, d->name, pos,
-					  "truncated section header (%" PRIu64 " bytes left)",
-					  fsize - pos);
+		/*
+		 * Salvage: a cut or overlong section ends the walk. The options
+		 * name their sections by offset, so the sections before it serve.
+		 */
+		if (fsize - pos < TK_DAT_SECTION_HEADER_SIZE) {
+			ret = tk_fail_at(EBADMSG, d->name, pos,
+					 "truncated section header (%" PRIu64 " bytes left)",
+					 fsize - pos);
+			ret = salvage(d, ret, pos, fsize - pos, -1);
+			if (ret < 0)
+				return ret;
+			break;
+		}
 		ret = read_at(d, h, sizeof(h), pos);
 		if (ret < 0)
 			return ret;
@@ -563,21 +830,34 @@ static int walk_sections(struct tk_dat *d)
 		s.size = tk_load_u64(h + 8, d->info.big_endian);
 		s.offset = pos;
 		s.body_size = s.size;
-		if (s.size > fsize - pos - TK_DAT_SECTION_HEADER_SIZE)
-			return tk_fail_at(EBADMSG, d->name, pos,
-					  "section %u size %" PRIu64 " exceeds file size %" PRIu64,
-					  s.id, s.size, fsize);
+		if (s.size > fsize - pos - TK_DAT_SECTION_HEADER_SIZE) {
+			ret = tk_fail_at(EBADMSG, d->name, pos,
+					 "section %u size %" PRIu64 " exceeds file size %" PRIu64,
+					 s.id, s.size, fsize);
+			/* Nothing is skipped yet: options still reach what follows. */
+			ret = salvage(d, ret, pos, 0, -1);
+			if (ret < 0)
+				return ret;
+			break;
+		}
 		if ((s.flags & TK_DAT_SECTION_FL_COMPRESS) &&
 		    (s.id == TK_DAT_SECTION_OPTIONS ||
 		     (s.id >= TK_DAT_SECTION_STRINGS && s.id <= TK_DAT_SECTION_CMDLINES) ||
 		     s.id == DAT_ID_BTF_FILE || s.id == DAT_ID_MODULES_FILE)) {
 			uint8_t pre[8];
 
-			if (s.size < 8)
-				return tk_fail_at(EBADMSG, d->name, pos,
-						  "compressed section %u"
-						  " of %" PRIu64 " bytes lacks its size header",
-						  s.id, s.size);
+			if (s.size < 8) {
+				ret = tk_fail_at(EBADMSG, d->name, pos,
+						 "compressed section %u"
+						 " of %" PRIu64 " bytes lacks its size header",
+						 s.id, s.size);
+				ret = salvage(d, ret, pos, TK_DAT_SECTION_HEADER_SIZE + s.size, -1);
+				if (ret < 0)
+					return ret;
+				/* Not listed: nothing may load it. */
+				pos += TK_DAT_SECTION_HEADER_SIZE + s.size;
+				continue;
+			}
 			ret = read_at(d, pre, 8, pos + TK_DAT_SECTION_HEADER_SIZE);
 			if (ret < 0)
 				return ret;
@@ -587,7 +867,10 @@ static int walk_sections(struct tk_dat *d)
 		if (ret < 0)
 			return ret;
 		if (s.id == TK_DAT_SECTION_STRINGS) {
+			/* Salvage: without the strings only descriptions are missing. */
 			ret = append_strings(d, &s);
+			if (ret < 0)
+				ret = salvage(d, ret, pos, TK_DAT_SECTION_HEADER_SIZE + s.size, -1);
 			if (ret < 0)
 				return ret;
 		} else if (!known_section(s.id)) {
@@ -700,6 +983,12 @@ static int parse_options_v7(struct tk_dat *d)
 		index++;
 	}
 out:
+	/*
+	 * Salvage: the options read so far stay, and the chain ends at the
+	 * damage (what follows it is unreachable).
+	 */
+	if (ret < 0)
+		ret = salvage(d, ret, where, 0, -1);
 	free(visited);
 	return ret;
 }
@@ -744,6 +1033,47 @@ static int buffer_from_option(struct tk_dat *d, const struct dat_option *o, uint
 	if (!b->pub.name || !b->pub.clock)
 		return -ENOMEM;
 	*out = b;
+	return 0;
+}
+
+/*
+ * Salvage for a CPU whose data runs past the end of the file (a truncated
+ * file): keep the whole pages that are there (compressed: all of it, the
+ * chunk walk stops at the cut chunk) and record the rest as damage. Strict
+ * readers leave the entry for the caller's error.
+ */
+static int salvage_cpu(struct tk_dat *d, const struct dat_buffer *b, struct tk_dat_cpu_data *cpu,
+		       uint64_t where, uint64_t end_extra)
+{
+	uint64_t fsize = d->info.file_size, keep_bytes;
+
+	if (d->strict || (cpu->offset <= fsize && end_extra <= fsize - cpu->offset &&
+			  cpu->size <= fsize - cpu->offset))
+		return 0;
+	if (cpu->offset > fsize || end_extra > fsize - cpu->offset) {
+		int ret = add_damage(d, cpu->offset, cpu->size, -1,
+				     "buffer '%s' CPU %" PRIu32 " data starts past the end of the"
+				     " file (size %" PRIu64 "; BUFFER option at 0x%" PRIx64 ")",
+				     b->pub.name ? b->pub.name : "", cpu->cpu, fsize, where);
+
+		cpu->offset = fsize;
+		cpu->size = 0;
+		return ret;
+	}
+	keep_bytes = fsize - cpu->offset;
+	if (!b->pub.compressed && b->page_size)
+		keep_bytes -= keep_bytes % b->page_size;
+	if (!b->pub.compressed) {
+		int ret = add_damage(d, cpu->offset + keep_bytes, cpu->size - keep_bytes, -1,
+				     "buffer '%s' CPU %" PRIu32 " data of %" PRIu64
+				     " bytes is cut by the end of the file: %" PRIu64
+				     " whole pages read",
+				     b->pub.name ? b->pub.name : "", cpu->cpu, cpu->size,
+				     keep_bytes / b->page_size);
+		if (ret < 0)
+			return ret;
+	}
+	cpu->size = keep_bytes;
 	return 0;
 }
 
@@ -798,6 +1128,11 @@ static int parse_buffer_v7(struct tk_dat *d, const struct dat_option *o)
 		tk_cursor_u64(&c, &cpu->size);
 		ids[i] = cpu->cpu;
 		b->pub.cpu_count = i + 1;
+		ret = salvage_cpu(d, b, cpu, o->where, end_extra);
+		if (ret < 0) {
+			free(ids);
+			return ret;
+		}
 		if (cpu->offset > d->info.file_size ||
 		    end_extra > d->info.file_size - cpu->offset ||
 		    cpu->size > d->info.file_size - cpu->offset) {
@@ -905,6 +1240,7 @@ static int process_options(struct tk_dat *d)
 	for (size_t i = 0; i < d->noptions && ret >= 0; i++) {
 		const struct dat_option *o = &d->options[i];
 		const uint8_t *p = o->pub.data;
+		size_t nbuffers = d->nbuffers;
 		int64_t v = 0;
 
 		switch (o->pub.id) {
@@ -1029,6 +1365,15 @@ static int process_options(struct tk_dat *d)
 				o->where, o->pub.id);
 			break;
 		}
+		/*
+		 * Salvage: a damaged option is skipped whole; a buffer it half
+		 * built goes with it.
+		 */
+		if (ret == -EBADMSG && !d->strict) {
+			while (d->nbuffers > nbuffers)
+				free(d->buffers[--d->nbuffers].cpus);
+			ret = salvage(d, ret, o->where, 6 + (uint64_t)o->pub.size, -1);
+		}
 	}
 	return ret;
 }
@@ -1058,21 +1403,28 @@ static int load_meta_v7(struct tk_dat *d)
 {
 	for (uint16_t id = 16; id <= 21; id++) {
 		struct meta_part *m = &d->meta[id - 16];
-		const struct tk_dat_section *s;
+		const struct tk_dat_section *s = NULL;
 		int ret;
 
 		if (!m->present)
 			continue;
 		ret = section_at(d, m->option_offset, id, m->option_where, &s);
-		if (ret < 0)
-			return ret;
-		ret = load_section(d, s, &m->data, &m->len, true);
-		if (ret < 0)
-			return ret;
-		ret = parse_meta(d, id, s->offset + TK_DAT_SECTION_HEADER_SIZE, s->offset,
-				 s->flags & TK_DAT_SECTION_FL_COMPRESS);
-		if (ret < 0)
-			return ret;
+		if (ret >= 0)
+			ret = load_section(d, s, &m->data, &m->len, true);
+		if (ret >= 0)
+			ret = parse_meta(d, id, s->offset + TK_DAT_SECTION_HEADER_SIZE, s->offset,
+					 s->flags & TK_DAT_SECTION_FL_COMPRESS);
+		if (ret < 0) {
+			/*
+			 * Salvage: the part is missing, as if the file lacked it
+			 * (the tracedata drops a part that fails to parse).
+			 */
+			ret = salvage(d, ret, m->option_where,
+				      s ? TK_DAT_SECTION_HEADER_SIZE + s->size : 0, -1);
+			if (ret < 0)
+				return ret;
+			m->present = false;
+		}
 	}
 	return 0;
 }
@@ -1252,6 +1604,14 @@ static int v6_table(struct tk_dat *d, struct fr *f, struct dat_buffer *b, uint32
 			return ret;
 		if (off == 0 && size == 0)
 			continue;
+		b->cpus[b->pub.cpu_count].cpu = i;
+		b->cpus[b->pub.cpu_count].offset = off;
+		b->cpus[b->pub.cpu_count].size = size;
+		ret = salvage_cpu(d, b, &b->cpus[b->pub.cpu_count], where, 0);
+		if (ret < 0)
+			return ret;
+		off = b->cpus[b->pub.cpu_count].offset;
+		size = b->cpus[b->pub.cpu_count].size;
 		if (off > fsize || size > fsize - off)
 			return tk_fail_at(EBADMSG, d->name, where,
 					  "CPU %" PRIu32 " data at 0x%" PRIx64 " size %" PRIu64
@@ -1293,7 +1653,12 @@ static int parse_v6(struct tk_dat *d)
 			goto out;
 		m->len = f->pos - start;
 		m->present = true;
+		/* Salvage: the lengths held, so only this part is lost. */
 		ret = parse_meta(d, id, start, start, false);
+		if (ret < 0) {
+			ret = salvage(d, ret, start, f->pos - start, -1);
+			m->present = false;
+		}
 		if (ret < 0)
 			goto out;
 	}
@@ -1382,16 +1747,16 @@ static int parse_v6(struct tk_dat *d)
 		uint8_t *blob;
 
 		ret = fr_u64(f, &len, "clock length");
-		if (ret < 0)
-			goto out;
-		if (len > 4096) {
+		if (ret >= 0 && len > 4096)
 			ret = tk_fail_at(EBADMSG, d->name, where,
 					 "clock length %" PRIu64 " is implausible", len);
-			goto out;
+		if (ret >= 0)
+			ret = read_alloc(d, f->pos, len, &blob);
+		if (ret < 0) {
+			/* Salvage: the clock is the TRACECLOCK option's, or unknown. */
+			ret = salvage(d, ret, where, 0, -1);
+			goto instances;
 		}
-		ret = read_alloc(d, f->pos, len, &blob);
-		if (ret < 0)
-			goto out;
 		ret = keep(d, blob);
 		if (ret < 0)
 			goto out;
@@ -1405,8 +1770,9 @@ static int parse_v6(struct tk_dat *d)
 			goto out;
 		}
 	}
+instances:
 	/* Instance tables: each BUFFER points at its own "flyrecord\0" tag. */
-	for (size_t i = 0; i + 1 < d->nbuffers; i++) {
+	for (size_t i = 0; ret >= 0 && i + 1 < d->nbuffers; i++) {
 		struct dat_buffer *b = &d->buffers[i];
 		uint32_t count = b->v6_cpus == UINT32_MAX ? d->info.cpu_count : b->v6_cpus;
 
@@ -1415,16 +1781,19 @@ static int parse_v6(struct tk_dat *d)
 		ret = fr_read(f, tag, sizeof(tag), "instance flyrecord tag");
 		if (ret < 0) {
 			ret = prefix_at(ret, d->name, b->where, "BUFFER option");
-			goto out;
-		}
-		if (strncmp(tag, "flyrecord", 9) != 0) {
+		} else if (strncmp(tag, "flyrecord", 9) != 0) {
 			ret = tk_fail_at(EBADMSG, d->name, b->where,
 					 "BUFFER '%s' offset 0x%" PRIx64
 					 " does not point at a \"flyrecord\" tag",
 					 b->pub.name, b->pub.section_offset);
-			goto out;
+		} else {
+			ret = v6_table(d, f, b, count);
 		}
-		ret = v6_table(d, f, b, count);
+		if (ret < 0) {
+			/* Salvage: the instance keeps no CPUs; the others print. */
+			b->pub.cpu_count = 0;
+			ret = salvage(d, ret, b->where, 0, -1);
+		}
 		if (ret < 0)
 			goto out;
 	}
@@ -1498,7 +1867,7 @@ static int finish_buffers(struct tk_dat *d)
 	return 0;
 }
 
-static struct tk_dat *open_common(int fd, bool own_fd, const char *name)
+static struct tk_dat *open_common(int fd, bool own_fd, const char *name, bool strict)
 {
 	struct tk_dat *d = calloc(1, sizeof(*d));
 	struct stat st;
@@ -1511,6 +1880,8 @@ static struct tk_dat *open_common(int fd, bool own_fd, const char *name)
 	}
 	d->fd = fd;
 	d->own_fd = own_fd;
+	d->strict = strict;
+	pthread_mutex_init(&d->damage_lock, NULL);
 	d->name = strdup(name ? name : "(fd)");
 	d->td = tk_tracedata_new();
 	if (!d->name || !d->td) {
@@ -1548,7 +1919,7 @@ fail:
 	return NULL;
 }
 
-TK_API struct tk_dat *tk_dat_open(const char *path)
+static struct tk_dat *open_path(const char *path, bool strict)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
@@ -1559,12 +1930,54 @@ TK_API struct tk_dat *tk_dat_open(const char *path)
 		errno = err;
 		return NULL;
 	}
-	return open_common(fd, true, path);
+	return open_common(fd, true, path, strict);
+}
+
+TK_API struct tk_dat *tk_dat_open(const char *path)
+{
+	return open_path(path, true);
 }
 
 TK_API struct tk_dat *tk_dat_open_fd(int fd, const char *name)
 {
-	return open_common(fd, false, name);
+	return open_common(fd, false, name, true);
+}
+
+/* The opts' strict flag; a bad opts struct is -EINVAL or -E2BIG. */
+static int open_strict(const struct tk_dat_open_opts *opts, bool *strict)
+{
+	struct tk_dat_open_opts o;
+	int ret = tk_opts_copy(&o, sizeof(o), opts, "tk_dat_open_opts");
+
+	if (ret < 0)
+		return ret;
+	*strict = o.strict;
+	return 0;
+}
+
+TK_API struct tk_dat *tk_dat_open_with(const char *path, const struct tk_dat_open_opts *opts)
+{
+	bool strict;
+	int ret = open_strict(opts, &strict);
+
+	if (ret < 0) {
+		errno = -ret;
+		return NULL;
+	}
+	return open_path(path, strict);
+}
+
+TK_API struct tk_dat *tk_dat_open_fd_with(int fd, const char *name,
+					  const struct tk_dat_open_opts *opts)
+{
+	bool strict;
+	int ret = open_strict(opts, &strict);
+
+	if (ret < 0) {
+		errno = -ret;
+		return NULL;
+	}
+	return open_common(fd, false, name, strict);
 }
 
 TK_API void tk_dat_close(struct tk_dat *d)
@@ -1586,6 +1999,10 @@ TK_API void tk_dat_close(struct tk_dat *d)
 	for (size_t i = 0; i < d->nbuffers; i++)
 		free(d->buffers[i].cpus);
 	free(d->buffers);
+	for (size_t i = 0; i < d->ndamage; i++)
+		free((char *)d->damage[i].what);
+	free(d->damage);
+	pthread_mutex_destroy(&d->damage_lock);
 	free(d->name);
 	free(d);
 }
@@ -1751,13 +2168,21 @@ struct chunk {
  * or the file's end, whichever is nearer, and the size is then accepted
  * only if the chunks end exactly where one of the two readings says. The
  * two readings differ by 4 bytes, so at most one can match.
+ *
+ * CPU data (@size_may_count) is salvaged when the reader is not strict: the
+ * walk keeps the chunks before the first bad header or the cut, and the
+ * rest is one damaged region.
  */
-static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, uint64_t off,
+static int build_chunks(const struct tk_dat *cd, const struct tk_codec *codec, uint64_t off,
 			uint64_t size, uint32_t page_size, bool size_may_count, struct chunk **out,
 			size_t *nout, uint64_t *total)
 {
+	/* Only the damage list is written; it has its own lock. */
+	struct tk_dat *d = (struct tk_dat *)cd;
+	bool salvaging = size_may_count && !d->strict;
 	uint64_t fsize = d->info.file_size, pos, end, stream = 0;
 	struct chunk *chunks = NULL;
+	uint32_t kept = 0;
 	uint8_t b[8] = {0};
 	uint32_t count;
 	int ret;
@@ -1766,18 +2191,28 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 	*nout = 0;
 	*total = 0;
 	/* A 3.2+ size that counts the count may end exactly at the end of the file. */
-	if (off > fsize || fsize - off < 4 || size > fsize - off - (size_may_count ? 0 : 4))
-		return tk_fail_at(
+	if (off > fsize || fsize - off < 4 || size > fsize - off - (size_may_count ? 0 : 4)) {
+		ret = tk_fail_at(
 			EBADMSG, d->name, off,
 			"compressed data of %" PRIu64 " bytes runs past the end of the file", size);
+		return salvaging ? salvage(d, ret, off, size, -1) : ret;
+	}
 	ret = read_at(d, b, 4, off);
 	if (ret < 0)
 		return ret;
 	count = tk_load_u32(b, d->info.big_endian);
-	if (count > size / 8)
-		return tk_fail_at(EBADMSG, d->name, off,
-				  "chunk count %" PRIu32 " cannot fit in %" PRIu64 " bytes", count,
-				  size);
+	if (count > size / 8) {
+		ret = tk_fail_at(EBADMSG, d->name, off,
+				 "chunk count %" PRIu32 " cannot fit in %" PRIu64 " bytes", count,
+				 size);
+		if (!salvaging)
+			return ret;
+		/* Salvage: walk what can fit; the walk finds where it ends. */
+		ret = salvage(d, ret, off, 0, -1);
+		if (ret < 0)
+			return ret;
+		count = (uint32_t)(size / 8);
+	}
 	if (count) {
 		chunks = calloc(count, sizeof(*chunks));
 		if (!chunks)
@@ -1787,7 +2222,7 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 	/* The walk's bound: @size after the count, or the file's end if nearer. */
 	end = size > fsize - off - 4 ? fsize : off + 4 + size;
 	for (uint32_t i = 0; i < count; i++) {
-		struct chunk *c = &chunks[i];
+		struct chunk *c = &chunks[kept];
 		uint64_t cap;
 
 		if (end - pos < 8) {
@@ -1795,11 +2230,11 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 					 "chunk %" PRIu32 " header runs past"
 					 " the data (ends at 0x%" PRIx64 ")",
 					 i, end);
-			goto fail;
+			goto cut;
 		}
 		ret = read_at(d, b, 8, pos);
 		if (ret < 0)
-			goto fail;
+			goto cut;
 		c->file_offset = pos;
 		c->csize = tk_load_u32(b, d->info.big_endian);
 		c->usize = tk_load_u32(b + 4, d->info.big_endian);
@@ -1814,18 +2249,42 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 					 "chunk %" PRIu32 " size %" PRIu32
 					 " runs past the data (ends at 0x%" PRIx64 ")",
 					 i, c->csize, end);
-			goto fail;
+			goto cut;
 		}
+		/*
+		 * Salvage: a size off the page grid is rounded up; the chunk's
+		 * decompression tells its real size (load_chunk()).
+		 */
+		if (salvaging && page_size && c->usize % page_size &&
+		    c->usize <= cap - cap % page_size)
+			c->usize += page_size - c->usize % page_size;
 		if (c->usize == 0 || (page_size && c->usize % page_size) || c->usize > cap ||
 		    c->csize == 0 || c->csize > tk_codec_bound(codec, c->usize)) {
 			ret = tk_fail_at(
 				EBADMSG, d->name, pos,
 				"chunk %" PRIu32 " sizes %" PRIu32 "/%" PRIu32 " are invalid%s", i,
 				c->csize, c->usize, page_size ? " (must be whole pages)" : "");
-			goto fail;
+			if (!salvaging)
+				goto fail;
+			/* Salvage: the size still says where the next chunk starts. */
+			ret = salvage(d, ret, pos, 8 + (uint64_t)c->csize, -1);
+			if (ret < 0)
+				goto fail;
+			pos += 8 + c->csize;
+			continue;
 		}
 		stream += c->usize;
 		pos += 8 + c->csize;
+		kept++;
+		continue;
+	cut:
+		/* Salvage: the chunks before this one are read; the rest is lost. */
+		if (!salvaging || ret != -EBADMSG)
+			goto fail;
+		ret = salvage(d, ret, pos, end - pos, -1);
+		if (ret < 0)
+			goto fail;
+		goto done;
 	}
 	/* trace-cmd 3.2+ counted the 4-byte chunk count in the size. */
 	if (pos != off + 4 + size && !(size_may_count && size >= 4 && pos == off + size)) {
@@ -1839,10 +2298,15 @@ static int build_chunks(const struct tk_dat *d, const struct tk_codec *codec, ui
 					 "chunks fill %" PRIu64 " bytes but the"
 					 " buffer says %" PRIu64,
 					 pos - off - 4, size);
-		goto fail;
+		/* Salvage: every chunk decoded its header; the size alone is off. */
+		if (salvaging)
+			ret = salvage(d, ret, off, 0, -1);
+		if (ret < 0)
+			goto fail;
 	}
+done:
 	*out = chunks;
-	*nout = count;
+	*nout = kept;
 	*total = stream;
 	return 0;
 fail:
@@ -1987,20 +2451,30 @@ TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t 
 	if (!r->compressed) {
 		size_t pages = BLOCK_BYTES / r->page_size;
 
+		/*
+		 * Salvage: data off the page grid is read as it lies (the pages
+		 * are whole all the same); a partial last page is dropped.
+		 */
 		if (r->offset % r->page_size) {
 			ret = tk_fail_at(EBADMSG, d->name, r->offset,
 					 "CPU %" PRIu32 " data offset"
 					 " 0x%" PRIx64
 					 " is not a multiple of the page size %" PRIu32,
 					 r->cpu, r->offset, r->page_size);
-			goto fail;
+			ret = salvage(d, ret, r->offset, 0, -1);
+			if (ret < 0)
+				goto fail;
 		}
 		if (r->size % r->page_size) {
 			ret = tk_fail_at(EBADMSG, d->name, r->offset,
 					 "CPU %" PRIu32 " data size %" PRIu64
 					 " is not a multiple of the page size %" PRIu32,
 					 r->cpu, r->size, r->page_size);
-			goto fail;
+			ret = salvage(d, ret, r->offset + r->size - r->size % r->page_size,
+				      r->size % r->page_size, -1);
+			if (ret < 0)
+				goto fail;
+			r->size -= r->size % r->page_size;
 		}
 		if (pages == 0)
 			pages = 1;
@@ -2095,7 +2569,24 @@ static int load_chunk(struct tk_dat_cpu_reader *r, size_t i)
 	if (ret < 0)
 		return ret;
 	r->chunks_decoded++;
-	n = tk_codec_decompress(r->codec, r->block, c->usize, r->cbuf, c->csize);
+	n = r->dat->strict
+		    ? tk_codec_decompress(r->codec, r->block, c->usize, r->cbuf, c->csize)
+		    : tk_codec_decompress_upto(r->codec, r->block, c->usize, r->cbuf, c->csize);
+	if (n >= 0 && (uint64_t)n < c->usize && !r->dat->strict) {
+		/*
+		 * Salvage: a chunk that decodes to less than its stated size
+		 * keeps its pages; the missing tail reads as empty pages (a
+		 * zero page header holds no records).
+		 */
+		ret = add_damage(r->dat, c->file_offset, 0, -1,
+				 "CPU %" PRIu32 " chunk %zu decompressed to %" PRId64
+				 " bytes, expected %" PRIu32,
+				 r->cpu, i, n, c->usize);
+		if (ret < 0)
+			return ret;
+		memset(r->block + n, 0, c->usize - (uint64_t)n);
+		n = c->usize;
+	}
 	if (n < 0) {
 		char what[64];
 
@@ -2175,21 +2666,227 @@ static int check_page(struct tk_dat_cpu_reader *r, const uint8_t *page, uint64_t
 	return prefix_at(ret, r->dat->name, r->offset + off, what);
 }
 
+/* Write a page's commit word (bits 30 and 31 from @hdr) in the page's own layout. */
+static void store_commit(const struct tk_page_format *f, uint8_t *page, uint32_t size,
+			 const struct tk_page_header *hdr)
+{
+	uint64_t commit =
+		size | (hdr->missed_events ? 1u << 31 : 0) | (hdr->missed_stored ? 1u << 30 : 0);
+
+	if (f->long_size == 8)
+		tk_store_u64(page + 8, commit, f->big_endian);
+	else
+		tk_store_u32(page + 8, (uint32_t)commit, f->big_endian);
+}
+
+/*
+ * Salvage for a page whose header claims more data than the page holds
+ * (or a missed count that does not fit): the data is taken to fill the
+ * page, without a stored count, so trim_page() keeps the records that do
+ * decode. trace-cmd reads such a page too. Return: 0 when the header now
+ * reads, else the error.
+ */
+static int clamp_page(struct tk_dat_cpu_reader *r, uint8_t *page, struct tk_page_header *hdr)
+{
+	const struct tk_page_format *f = &r->fmt;
+	struct tk_page_header h = {0};
+
+	if (tk_page_read_header(f, page, r->page_size, &h) >= 0)
+		return 0;
+	/* The header read failed after filling what it could; redo it by hand. */
+	h.missed_events =
+		tk_load_u32(page + (f->big_endian && f->long_size == 8 ? 12 : 8), f->big_endian) >>
+		31;
+	h.missed_stored = false;
+	store_commit(f, page, r->page_size - f->data_offset, &h);
+	return tk_page_read_header(f, page, r->page_size, hdr);
+}
+
+/*
+ * Salvage for a page whose header reads: walk its records, and when one
+ * runs past the data, shorten the page (in the reader's own copy) to the
+ * records before it, so that every consumer sees a page that decodes. A
+ * stored missed-events count moves with the end of the data. @quiet: the
+ * page's damage is already recorded. Return: 0 or -ENOMEM.
+ */
+/* The damage of page @off (stream offset) at @in_page, named as the reader names pages. */
+static int page_damage(struct tk_dat_cpu_reader *r, uint64_t off, uint32_t in_page,
+		       uint64_t skipped, const char *what)
+{
+	if (r->compressed) {
+		const struct chunk *c = &r->chunks[r->block_chunk];
+
+		return add_damage(r->dat, c->file_offset, skipped, -1,
+				  "CPU %" PRIu32 " chunk %zu page %" PRIu64
+				  ": %s at page offset 0x%" PRIx32,
+				  r->cpu, r->block_chunk, (off - c->stream_offset) / r->page_size,
+				  what, in_page);
+	}
+	return add_damage(r->dat, r->offset + off + in_page, skipped, -1,
+			  "CPU %" PRIu32 " page: %s", r->cpu, what);
+}
+
+/*
+ * Where a record should start, a run of zero words (a zeroed range) is cut
+ * out of the page: records are chained by time deltas and a zero word adds
+ * none, so the records after the run decode with the times trace-cmd's
+ * reader gives them (it passes over zero words one by one). Return: 1 when
+ * a run was cut (and @hdr's data size shrank), 0 when there is none at
+ * @bad, or -ENOMEM.
+ */
+static int cut_zero_run(struct tk_dat_cpu_reader *r, uint8_t *page, uint64_t off, uint32_t bad,
+			struct tk_page_header *hdr, bool quiet)
+{
+	const struct tk_page_format *f = &r->fmt;
+	uint8_t *data = page + f->data_offset;
+	uint32_t x = bad - f->data_offset, z = x;
+	static const uint8_t zero[4];
+	int ret;
+
+	while (z + 4 <= hdr->data_size && !memcmp(data + z, zero, 4))
+		z += 4;
+	if (z == x || z + 4 > hdr->data_size)
+		return 0;
+	memmove(data + x, data + z, hdr->data_size - z);
+	hdr->data_size -= z - x;
+	hdr->missed_stored = false;
+	store_commit(f, page, hdr->data_size, hdr);
+	if (quiet)
+		return 1;
+	ret = page_damage(r, off, bad, z - x, "zeroed bytes where a record should start");
+	return ret < 0 ? ret : 1;
+}
+
+static int trim_page(struct tk_dat_cpu_reader *r, uint8_t *page, uint64_t off,
+		     const struct tk_page_header *orig, bool quiet)
+{
+	const struct tk_page_format *f = &r->fmt;
+	struct tk_page_header cur = *orig, *hdr = &cur;
+	struct tk_page_record rec;
+	struct tk_page_iter it;
+	uint32_t keep, bad;
+	uint64_t skipped;
+	bool stored;
+	int ret;
+
+	/* A page holds at most page_size / 4 zero runs; each pass cuts one. */
+	for (;;) {
+		if (tk_page_iter_init(&it, f, page, r->page_size, NULL) < 0)
+			return 0;
+		while ((ret = tk_page_iter_next(&it, &rec)) == 1)
+			;
+		if (ret == 0)
+			return 0;
+		if (rec.offset < f->data_offset)
+			break;
+		ret = cut_zero_run(r, page, off, rec.offset, hdr, quiet);
+		if (ret < 0)
+			return ret;
+		if (ret == 0)
+			break;
+	}
+	keep = rec.offset > f->data_offset ? rec.offset - f->data_offset : 0;
+	bad = rec.offset;
+	if (keep < hdr->data_size) {
+		/*
+		 * A record that starts inside the data but ends past it is
+		 * decoded whole when it fits in the page, as trace-cmd's reader
+		 * does (it checks where a record starts, not where it ends).
+		 */
+		struct tk_page_header wide = *hdr;
+
+		wide.missed_stored = false;
+		store_commit(f, page, r->page_size - f->data_offset, &wide);
+		if (tk_page_iter_init(&it, f, page, r->page_size, NULL) >= 0) {
+			while (tk_page_iter_next(&it, &rec) == 1) {
+				if (rec.offset == bad) {
+					keep = (uint32_t)((const uint8_t *)rec.data -
+							  (page + f->data_offset)) +
+					       rec.size;
+					break;
+				}
+				if (rec.offset > bad)
+					break;
+			}
+		}
+	}
+	stored = orig->missed_stored && hdr->missed_stored &&
+		 (uint64_t)keep + f->long_size <= r->page_size - f->data_offset;
+	{
+		struct tk_page_header h = *hdr;
+
+		h.missed_stored = stored;
+		store_commit(f, page, keep, &h);
+	}
+	if (stored) {
+		if (f->long_size == 8)
+			tk_store_u64(page + f->data_offset + keep, orig->missed_count,
+				     f->big_endian);
+		else
+			tk_store_u32(page + f->data_offset + keep, (uint32_t)orig->missed_count,
+				     f->big_endian);
+	}
+	if (quiet)
+		return 0;
+	skipped = keep < hdr->data_size ? hdr->data_size - keep : 0;
+	return page_damage(r, off, bad, skipped, "record runs past the page data");
+}
+
 TK_API int tk_dat_cpu_reader_next_page(struct tk_dat_cpu_reader *r, const void **page,
 				       uint64_t *offset)
 {
+	bool salvaging = !r->dat->strict, quiet = false;
 	struct tk_page_header hdr;
 	const uint8_t *p;
 	int ret;
 
-	if (r->pos >= r->stream_size)
-		return 0;
-	ret = get_page(r, r->pos, &p);
-	if (ret < 0)
-		return ret;
-	ret = check_page(r, p, r->pos, &hdr);
-	if (ret < 0)
-		return ret;
+	for (;;) {
+		if (r->pos >= r->stream_size)
+			return 0;
+		ret = get_page(r, r->pos, &p);
+		if (ret == -EBADMSG && salvaging && r->compressed) {
+			/* Salvage: a chunk that does not decompress loses itself only. */
+			size_t i = find_chunk(r, r->pos);
+			const struct chunk *c = &r->chunks[i];
+
+			ret = salvage(r->dat, ret, c->file_offset, 8 + (uint64_t)c->csize, -1);
+			if (ret < 0)
+				return ret;
+			r->pos = i + 1 < r->nchunks ? r->chunks[i + 1].stream_offset
+						    : r->stream_size;
+			continue;
+		}
+		if (ret < 0)
+			return ret;
+		ret = check_page(r, p, r->pos, &hdr);
+		if (ret < 0 && !salvaging)
+			return ret;
+		if (ret < 0) {
+			/*
+			 * Salvage: a page whose header does not fit is read as
+			 * a full page, keeping the records that decode; one
+			 * region either way.
+			 */
+			char msg[512];
+			bool clamped;
+
+			snprintf(msg, sizeof(msg), "%s", tk_errmsg());
+			clamped = clamp_page(r, r->block + (p - r->block), &hdr) >= 0;
+			ret = salvage(r->dat, tk_fail(EBADMSG, "%s", msg), r->offset + r->pos,
+				      clamped ? 0 : r->page_size, -1);
+			if (ret < 0)
+				return ret;
+			if (!clamped) {
+				r->pos += r->page_size;
+				continue;
+			}
+			quiet = true;
+		}
+		ret = salvaging ? trim_page(r, r->block + (p - r->block), r->pos, &hdr, quiet) : 0;
+		if (ret < 0)
+			return ret;
+		break;
+	}
 	*page = p;
 	if (offset)
 		*offset = r->pos;
@@ -2225,6 +2922,9 @@ static int probe_raw_page(struct tk_dat_cpu_reader *r, size_t unit, uint64_t *ts
 	if (ret < 0)
 		return ret;
 	ret = tk_page_read_header(&r->fmt, r->probe, r->page_size, &hdr);
+	/* Salvage: a damaged page is passed over as empty; reading records it. */
+	if (ret < 0 && !r->dat->strict)
+		return 0;
 	if (ret < 0) {
 		char what[64];
 
@@ -2243,6 +2943,8 @@ static int probe_block_page(struct tk_dat_cpu_reader *r, size_t unit, uint64_t *
 	int ret;
 
 	ret = check_page(r, r->block + (uint64_t)unit * r->page_size, off, &hdr);
+	if (ret == -EBADMSG && !r->dat->strict)
+		return 0;
 	if (ret < 0)
 		return ret;
 	*ts = hdr.timestamp;
@@ -2254,6 +2956,8 @@ static int probe_chunk(struct tk_dat_cpu_reader *r, size_t unit, uint64_t *ts)
 	int ret = load_chunk(r, unit);
 	size_t pages;
 
+	if (ret == -EBADMSG && !r->dat->strict)
+		return 0;
 	if (ret < 0)
 		return ret;
 	pages = r->block_len / r->page_size;

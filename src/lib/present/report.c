@@ -67,6 +67,9 @@
  * record) stops there while the others print to their end, as trace-cmd
  * does, and the run then fails naming how far that CPU was read: output
  * is never cut silently, and one bad chunk does not hide the other CPUs.
+ * That is a strict reader's damage; a salvaging one (tk_dat_open_with())
+ * hands out only pages that decode and keeps its damage in the file's
+ * list, so the run goes on past it and the caller reports the list.
  *
  * Filters combine as trace-cmd's: -F specs and --pid (common_pid, or a
  * "pid" or "next_pid" field) each select, and a record any of them selects

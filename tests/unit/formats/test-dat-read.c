@@ -1504,6 +1504,125 @@ static void test_bad_page_header(void **state)
 	free(r.data);
 }
 
+/* Open @path salvaging; NULL on failure (errno set). */
+static struct tk_dat *open_salvage(const char *path)
+{
+	TK_OPTS(tk_dat_open_opts, opts, .strict = false);
+
+	return tk_dat_open_with(path, &opts);
+}
+
+static void test_salvage_bad_page(void **state)
+{
+	struct bopts o = {.version = 7, .ncpus = 1, .pages = 3, .recs = 1};
+	struct built r = build(&o);
+	TK_OPTS(tk_dat_open_opts, strict, .strict = true);
+	struct tk_dat_damage dm;
+	struct tk_dat_cpu_reader *rd;
+	const void *page;
+	const char *path;
+	uint64_t off, events = 0;
+	struct tk_dat *d;
+
+	(void)state;
+	/* Page 1's commit claims more than the page holds: read as a full page. */
+	tk_store_u64(r.data + r.cpu0_data + PAGE + 8, PAGE * 2, false);
+	path = write_tmp("salvage-page.dat", r.data, r.len);
+	d = open_salvage(path);
+	assert_non_null(d);
+	assert_int_equal(tk_dat_damage_count(d), 0);
+	rd = tk_dat_cpu_reader_new(d, 0, 0);
+	assert_non_null(rd);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(tk_dat_cpu_reader_next_page(rd, &page, &off), 1);
+	assert_int_equal(tk_dat_cpu_reader_next_page(rd, &page, &off), 0);
+	tk_dat_cpu_reader_free(rd);
+	assert_int_equal(tk_dat_damage_count(d), 1);
+	assert_int_equal(tk_dat_damage_get(d, 0, &dm), 0);
+	assert_int_equal(dm.offset, r.cpu0_data + PAGE);
+	assert_int_equal(dm.events_lost, -1);
+	assert_non_null(strstr(dm.what, "CPU 0 page"));
+	assert_null(strstr(dm.what, "salvage-page.dat"));
+	assert_errno(tk_dat_damage_get(d, 1, &dm), ERANGE);
+	/* Read again (check): the region stays one. */
+	assert_int_equal(tk_dat_check(d, &events), 0);
+	assert_true(events >= 2);
+	assert_int_equal(tk_dat_damage_count(d), 1);
+	tk_dat_close(d);
+	/* Strict through the opts: the old error, and no damage list. */
+	d = tk_dat_open_with(path, &strict);
+	assert_non_null(d);
+	assert_errno(tk_dat_check(d, NULL), EBADMSG);
+	assert_int_equal(tk_dat_damage_count(d), 0);
+	tk_dat_close(d);
+	free(r.data);
+}
+
+static void test_salvage_truncation(void **state)
+{
+	struct bopts opts[] = {
+		{.version = 7, .ncpus = 2, .pages = 4, .recs = 2},
+		{.version = 7, .comp = TK_COMPRESS_ZSTD, .ncpus = 2, .pages = 4, .recs = 2},
+		{.version = 6, .ncpus = 2, .pages = 4, .recs = 2},
+	};
+
+	(void)state;
+	for (size_t v = 0; v < sizeof(opts) / sizeof(opts[0]); v++) {
+		struct built r = build(&opts[v]);
+
+		/*
+		 * Cut anywhere after the header: salvage either opens, with the
+		 * cut recorded, and reads the rest to its end, or fails as
+		 * strict does (a v6 file whose metadata lengths are cut).
+		 */
+		for (size_t n = r.bounds[0] + 1; n < r.len; n += 97) {
+			const char *path = write_tmp("salvage-cut.dat", r.data, n);
+			struct tk_dat *d = open_salvage(path);
+			uint64_t events = 0;
+
+			if (!d) {
+				assert_errno(-errno, EBADMSG);
+				continue;
+			}
+			assert_int_equal(tk_dat_check(d, &events), 0);
+			if (!tk_dat_damage_count(d))
+				fail_msg("v%d cut at %zu: opened without damage", opts[v].version,
+					 n);
+			tk_dat_close(d);
+		}
+		/* v6 keeps its CPU table before the data: a cut in CPU 1 keeps CPU 0. */
+		if (opts[v].version == 6) {
+			const char *path = write_tmp("salvage-cpu.dat", r.data, r.len - PAGE - 1);
+			struct tk_dat *d = open_salvage(path);
+			uint64_t events = 0;
+
+			assert_non_null(d);
+			assert_int_equal(tk_dat_check(d, &events), 0);
+			assert_true(events >= 4 * 2 + 2 * 2);
+			tk_dat_close(d);
+		}
+		free(r.data);
+	}
+}
+
+static void test_salvage_opts(void **state)
+{
+	struct tk_dat_open_opts bad = {0};
+	struct bopts o = {.version = 7, .ncpus = 1, .pages = 1, .recs = 1};
+	struct built r = build(&o);
+	const char *path = write_tmp("opts.dat", r.data, r.len);
+	struct tk_dat *d;
+
+	(void)state;
+	assert_null(tk_dat_open_with(path, &bad));
+	assert_errno(-errno, EINVAL);
+	d = tk_dat_open_with(path, NULL);
+	assert_non_null(d);
+	assert_int_equal(tk_dat_damage_count(d), 0);
+	tk_dat_close(d);
+	free(r.data);
+}
+
 static void test_open_fd(void **state)
 {
 	struct bopts o = {.version = 7, .ncpus = 1, .pages = 2, .recs = 2};
@@ -1681,6 +1800,9 @@ int main(void)
 		cmocka_unit_test(test_header_errors),
 		cmocka_unit_test(test_layout_errors),
 		cmocka_unit_test(test_bad_page_header),
+		cmocka_unit_test(test_salvage_bad_page),
+		cmocka_unit_test(test_salvage_truncation),
+		cmocka_unit_test(test_salvage_opts),
 		cmocka_unit_test(test_open_fd),
 		cmocka_unit_test(test_real_file),
 		cmocka_unit_test(test_corpus_seeds_open),

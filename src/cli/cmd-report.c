@@ -65,6 +65,8 @@ const char cmd_report_usage[] =
 	"                        --symfs); the kernel then only from --kallsyms\n"
 	"      --kallsyms FILE   perf.data: kernel symbols from FILE, whatever\n"
 	"                        the recorded kernel build id (perf's --kallsyms)\n"
+	"      --no-inline       perf.data: --call-graph dwarf frames without the\n"
+	"                        functions inlined there (perf script --no-inline)\n"
 	"  -h, --help            show this help\n";
 
 enum {
@@ -81,11 +83,13 @@ enum {
 	OPT_SYM,
 	OPT_SYMFS,
 	OPT_KALLSYMS,
+	OPT_NO_INLINE,
 };
 
 /* Where a perf.data report may take symbols from. */
 struct sym_sources {
 	const char *cache_dir, *symfs, *kallsyms;
+	bool no_inline;
 };
 
 #define MAX_CPUS 4096
@@ -240,6 +244,8 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 	}
 	if (opts->flags & TK_REPORT_NSEC)
 		popts.flags |= TK_PERFDATA_REPORT_NSEC;
+	if (src->no_inline)
+		popts.flags |= TK_PERFDATA_REPORT_NO_INLINE;
 	pd = tk_perfdata_open(path);
 	if (!pd) {
 		*status = cli_lib_error(path);
@@ -278,6 +284,7 @@ int cmd_report(int argc, char **argv)
 		{"sym", no_argument, NULL, OPT_SYM},
 		{"symfs", required_argument, NULL, OPT_SYMFS},
 		{"kallsyms", required_argument, NULL, OPT_KALLSYMS},
+		{"no-inline", no_argument, NULL, OPT_NO_INLINE},
 		{"header", no_argument, NULL, OPT_HEADER},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -285,7 +292,7 @@ int cmd_report(int argc, char **argv)
 	static uint8_t mask[MAX_CPUS / 8];
 	struct tk_report_opts opts;
 	const char *path = NULL, *cache_dir = NULL;
-	struct sym_sources src = {NULL, NULL, NULL};
+	struct sym_sources src = {NULL, NULL, NULL, false};
 	const char **events = NULL, **comms = NULL;
 	size_t nevents = 0, ncomms = 0;
 	int *pids = NULL;
@@ -389,6 +396,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_KALLSYMS:
 			src.kallsyms = optarg;
+			break;
+		case OPT_NO_INLINE:
+			src.no_inline = true;
 			break;
 		case 'j': {
 			char *end;

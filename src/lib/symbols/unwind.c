@@ -533,6 +533,77 @@ static int inl_add(struct inl *e, const char *name)
 }
 
 /*
+ * A function's name as addr2line prints it: its linkage name when it has
+ * one (glibc's __GI___qsort_r for __qsort_r, a C++ mangled name), else
+ * its name.
+ */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	return name ? name : dwarf_diename(die);
+}
+
+/*
+ * Code with line information but no function DIE (assembly): addr2line
+ * names it from the symbol table, by the function symbol starting
+ * closest below @ip that covers it; of symbols at one address the larger,
+ * and of equal ones the later in the table
+ * (__memcpy_avx512_unaligned_erms, where perf names the address
+ * __memmove_avx512_unaligned_erms).
+ */
+static const char *symtab_name(Dwfl_Module *mod, uint64_t ip)
+{
+	const char *best = NULL;
+	GElf_Addr best_addr = 0;
+	GElf_Xword best_size = 0;
+	int n = dwfl_module_getsymtab(mod);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || (type != STT_FUNC && type != STT_GNU_IFUNC) || addr > ip ||
+		    (sym.st_size && ip - addr >= sym.st_size))
+			continue;
+		if (!best || addr > best_addr || (addr == best_addr && sym.st_size >= best_size)) {
+			best = name;
+			best_addr = addr;
+			best_size = sym.st_size;
+		}
+	}
+	return best;
+}
+
+/*
+ * The name addr2line gives the innermost function @die: of several
+ * function DIEs with the same range (an assembly unit gives each alias of
+ * a function one: __getppid, __GI___getppid, getppid, __GI_getppid), the
+ * last one's.
+ */
+static const char *inner_name(Dwarf_Die *die)
+{
+	Dwarf_Addr lo, hi, lo2, hi2;
+	Dwarf_Die cur = *die, next;
+	const char *name = die_name(die);
+
+	if (dwarf_lowpc(die, &lo) || dwarf_highpc(die, &hi))
+		return name;
+	while (dwarf_siblingof(&cur, &next) == 0 && dwarf_tag(&next) == DW_TAG_subprogram &&
+	       !dwarf_lowpc(&next, &lo2) && !dwarf_highpc(&next, &hi2) && lo2 == lo && hi2 == hi) {
+		if (die_name(&next))
+			name = die_name(&next);
+		cur = next;
+	}
+	return name;
+}
+
+/*
  * The names of the functions whose code holds @ip in @mod, innermost
  * first, into @e. dwarf_getscopes() finds the innermost function scope
  * at the address; for an inlined subroutine its scopes then continue in
@@ -544,12 +615,15 @@ static int inl_add(struct inl *e, const char *name)
 static int inl_scan(Dwfl_Module *mod, uint64_t ip, struct inl *e)
 {
 	Dwarf_Die *scopes = NULL, *chain = NULL, *cu;
+	const char *name;
 	Dwarf_Addr bias;
 	int ns, nc, i, ret = 0;
 
 	cu = dwfl_module_addrdie(mod, ip, &bias);
-	if (!cu)
-		return 0;
+	if (!cu) {
+		name = dwfl_module_getsrc(mod, ip) ? symtab_name(mod, ip) : NULL;
+		return name ? inl_add(e, name) : 0;
+	}
 	ns = dwarf_getscopes(cu, ip - bias, &scopes);
 	for (i = 0; i < ns; i++) {
 		int tag = dwarf_tag(&scopes[i]);
@@ -557,12 +631,14 @@ static int inl_scan(Dwfl_Module *mod, uint64_t ip, struct inl *e)
 		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
 			break;
 	}
-	if (i == ns) {
+	if (i >= ns) {
 		free(scopes);
-		return 0;
+		/* A compile unit holds @ip, none of its functions does. */
+		name = symtab_name(mod, ip);
+		return name ? inl_add(e, name) : 0;
 	}
 	if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-		ret = inl_add(e, dwarf_diename(&scopes[i]));
+		ret = inl_add(e, inner_name(&scopes[i]));
 		free(scopes);
 		return ret;
 	}
@@ -572,7 +648,7 @@ static int inl_scan(Dwfl_Module *mod, uint64_t ip, struct inl *e)
 
 		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
 			continue;
-		ret = inl_add(e, dwarf_diename(&chain[k]));
+		ret = inl_add(e, e->n ? die_name(&chain[k]) : inner_name(&chain[k]));
 		if (tag == DW_TAG_subprogram)
 			break;
 	}

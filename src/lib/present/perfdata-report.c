@@ -28,6 +28,13 @@
  *   newline and one "\t%16lx sym+0xoff (dso)\n" line per callchain entry.
  *   A field whose sample_type bit is missing (CPU when not -a) is left out.
  *
+ *   DWARF callchains. A sample of an event with REGS_USER and STACK_USER
+ *   (--call-graph dwarf) always prints the multi-line form: its kernel
+ *   callchain, then the user frames unwound from its registers and stack
+ *   copy (unwind.c), each preceded by one "name+0xoff (inlined)" line per
+ *   function inlined at it unless TK_PERFDATA_REPORT_NO_INLINE, which is
+ *   what perf script 6.1 adds through addr2line -i (put_unwound()).
+ *
  * Memory: two rounds of records (copied into two arenas) plus the thread and
  * map tables. Symbols: kernel ips through kallsyms, user ips through the
  * process's MMAP/MMAP2 maps and the mapped file's ELF symbols (through the

@@ -53,6 +53,7 @@ bench: all
 	@$(BUILD)/bench/bench-report --tracekit $(BUILD)/src/cli/tracekit
 	@$(BUILD)/bench/bench-record --tracekit $(BUILD)/src/cli/tracekit || [ $$? -eq 77 ]
 	@$(BUILD)/bench/bench-cache || [ $$? -eq 77 ]
+	@$(BUILD)/bench/bench-dwarf --tracekit $(BUILD)/src/cli/tracekit || [ $$? -eq 77 ]
 
 fuzz: deps
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang $(MESON) setup $(FUZZ_BUILD) \

@@ -1023,6 +1023,13 @@ TK_API int tk_perfdata_writer_add_round(struct tk_perfdata_writer *w);
 
 enum {
 	TK_PERFDATA_REPORT_NSEC = 1 << 0, /* times with nanoseconds (perf script --ns) */
+	/*
+	 * Frames unwound from a --call-graph dwarf sample's stack without
+	 * the functions inlined at them (perf script --no-inline); by
+	 * default each frame is preceded by one "name+0xoff (inlined)" line
+	 * per function inlined there, as perf script 6.1 prints them.
+	 */
+	TK_PERFDATA_REPORT_NO_INLINE = 1 << 8,
 };
 
 /* The fields of perf script -F, for tk_perfdata_report_opts.fields. */

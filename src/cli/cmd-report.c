@@ -91,6 +91,8 @@ const char cmd_report_usage[] =
 	"                        events printed from past it); by default damaged\n"
 	"                        parts are skipped with one warning line each, and\n"
 	"                        the exit status is 1\n"
+	"      --no-inline       perf.data: --call-graph dwarf frames without the\n"
+	"                        functions inlined there (perf script --no-inline)\n"
 	"  -h, --help            show this help\n";
 
 enum {
@@ -113,6 +115,7 @@ enum {
 	OPT_FIELDS,
 	OPT_MAX_STACK,
 	OPT_STRICT,
+	OPT_NO_INLINE,
 };
 
 /*
@@ -174,6 +177,7 @@ struct sym_sources {
 	unsigned int fields;
 	unsigned int max_stack; /* 0: perf's default */
 	bool strict;		/* --strict: for the readers' opts */
+	bool no_inline;
 };
 
 #define MAX_CPUS 4096
@@ -348,6 +352,8 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 	}
 	if (opts->flags & TK_REPORT_NSEC)
 		popts.flags |= TK_PERFDATA_REPORT_NSEC;
+	if (src->no_inline)
+		popts.flags |= TK_PERFDATA_REPORT_NO_INLINE;
 	pd = tk_perfdata_open_opts(path, &oopts);
 	if (!pd) {
 		*status = cli_lib_error(path);
@@ -429,6 +435,7 @@ int cmd_report(int argc, char **argv)
 		{"symfs", required_argument, NULL, OPT_SYMFS},
 		{"kallsyms", required_argument, NULL, OPT_KALLSYMS},
 		{"max-stack", required_argument, NULL, OPT_MAX_STACK},
+		{"no-inline", no_argument, NULL, OPT_NO_INLINE},
 		{"header", no_argument, NULL, OPT_HEADER},
 		{"ts-diff", no_argument, NULL, OPT_TS_DIFF},
 		{"first-event", no_argument, NULL, OPT_FIRST_EVENT},
@@ -441,7 +448,7 @@ int cmd_report(int argc, char **argv)
 	static uint8_t mask[MAX_CPUS / 8];
 	struct tk_report_opts opts;
 	const char *path = NULL, *cache_dir = NULL;
-	struct sym_sources src = {NULL, NULL, NULL, 0, 0, false};
+	struct sym_sources src = {NULL, NULL, NULL, 0, 0, false, false};
 	const char **events = NULL, **comms = NULL, **neg_events = NULL, **plugin_opts = NULL;
 	size_t nevents = 0, ncomms = 0, nneg_events = 0, nplugin_opts = 0, ninputs = 0;
 	const char **inputs = NULL;
@@ -610,6 +617,9 @@ int cmd_report(int argc, char **argv)
 			src.max_stack = (unsigned int)n;
 			break;
 		}
+		case OPT_NO_INLINE:
+			src.no_inline = true;
+			break;
 		case 'j': {
 			char *end;
 			long n;

@@ -36,6 +36,13 @@
  *   addresses in a module the file mapped (a kernel MMAP record) print
  *   with the dso "[module]" (add_kernel_module()).
  *
+ *   DWARF callchains. A sample of an event with REGS_USER and STACK_USER
+ *   (--call-graph dwarf) always prints the multi-line form: its kernel
+ *   callchain, then the user frames unwound from its registers and stack
+ *   copy (unwind.c), each preceded by one "name+0xoff (inlined)" line per
+ *   function inlined at it unless TK_PERFDATA_REPORT_NO_INLINE, which is
+ *   what perf script 6.1 adds through addr2line -i (put_unwound()).
+ *
  * Memory: two rounds of records (copied into two arenas) plus the thread and
  * map tables. Symbols: kernel ips through kallsyms, user ips through the
  * process's MMAP/MMAP2 maps and the mapped file's ELF symbols (through the
@@ -66,6 +73,7 @@
 #include "internal/opts.h"
 #include "internal/handoff.h"
 #include "print-pool.h"
+#include "unwind-internal.h"
 
 #define CONTEXT_MAX	  ((uint64_t)-4095) /* PERF_CONTEXT_* markers are above this */
 #define CONTEXT_KERNEL	  ((uint64_t)-128)
@@ -128,6 +136,9 @@ struct psample {
 	const void *read; /* PERF_SAMPLE_READ block, read_size bytes */
 	uint64_t read_size;
 	bool fixed; /* read at the event's fixed offsets (fast_sample()) */
+	/* --call-graph dwarf: user registers and stack (full decoder only) */
+	uint64_t regs_abi, regs_nr, stack_size;
+	const void *regs, *stack;
 };
 
 /*
@@ -157,6 +168,7 @@ struct proc {
 	int32_t pid; /* -1: free slot */
 	struct map *maps;
 	size_t nmaps;
+	uint64_t gen; /* a new value whenever the maps change (the unwinder's caches) */
 };
 
 /*
@@ -224,6 +236,10 @@ struct rep {
 	size_t proc_cap, nprocs;
 
 	struct tk_symbolizer *sym;
+	struct tk_unwind *unwind;	 /* made for the first --call-graph dwarf sample */
+	struct tk_unwind_map unwind_map; /* the map unwind_find_map() found */
+	struct proc *unwind_proc;	 /* the process being unwound */
+	uint64_t maps_gen;
 	struct tk_cache *cache;
 	char (*bids)[TK_BUILD_ID_HEX_MAX]; /* the BUILD_ID feature's ids as hex */
 	size_t nbids;
@@ -265,13 +281,13 @@ struct rep {
 	struct proc kmods;
 	bool kernel_loaded;
 	bool kernel_mapped;
-		/* the file has the kernel's MMAP record ([kernel.kallsyms]_text) */ /* kallsyms
-											named a
-											kernel
-											address
-											(perf loaded
-											the kernel)
-										      */
+	/* the file has the kernel's MMAP record ([kernel.kallsyms]_text) */ /* kallsyms
+										named a
+										kernel
+										address
+										(perf loaded
+										the kernel)
+									      */
 };
 
 /* ------------------------------------------------------------ threads */
@@ -453,6 +469,7 @@ static struct proc *proc_get(struct rep *r, int32_t pid, bool create)
 	r->procs[j].pid = pid;
 	r->procs[j].maps = NULL;
 	r->procs[j].nmaps = 0;
+	r->procs[j].gen = 0;
 	r->nprocs++;
 	return &r->procs[j];
 }
@@ -460,10 +477,12 @@ static struct proc *proc_get(struct rep *r, int32_t pid, bool create)
 static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t pgoff,
 			const char *path, const char *bid, bool identity)
 {
+	static uint64_t gens;
 	struct map *m;
 
 	if (!len || start + len < start)
 		return 0;
+	p->gen = __atomic_add_fetch(&gens, 1, __ATOMIC_RELAXED);
 	/*
 	 * A new map hides what it overlaps, as a new mmap() does, and only
 	 * that: the part of an older map before it and the part after it
@@ -823,6 +842,117 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 		put_str(&r->out, dso ? dso : "[unknown]");
 		put_char(&r->out, ')');
 	}
+}
+
+/* ------------------------------------------------------------ DWARF unwinding */
+
+#define DWARF_FIELDS  (TK_PERF_SAMPLE_REGS_USER | TK_PERF_SAMPLE_STACK_USER)
+#define UNWIND_FRAMES 127 /* perf script's --max-stack default */
+
+/* The file map of the process being unwound that holds @addr (tk_unwind_find_map_fn). */
+static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
+{
+	struct rep *r = ctx;
+	const struct proc *p = r->unwind_proc;
+
+	for (size_t i = 0; p && i < p->nmaps; i++) {
+		const struct map *m = &p->maps[i];
+
+		if (addr < m->start || addr >= m->end)
+			continue;
+		if (m->identity || (m->path[0] != '/' && strcmp(m->path, "[vdso]")))
+			return NULL;
+		r->unwind_map.start = m->start;
+		r->unwind_map.end = m->end;
+		r->unwind_map.pgoff = m->pgoff;
+		r->unwind_map.path = m->path;
+		r->unwind_map.build_id = m->bid;
+		return &r->unwind_map;
+	}
+	return NULL;
+}
+
+/*
+ * One unwound frame as perf script prints a callchain entry: a line per
+ * function inlined at @ip (innermost first), then the frame's own. perf
+ * takes the names from addr2line -i: a name that is the symbol's own
+ * prints as the frame (sym+0xoff (dso)), any other as "name+0xoff
+ * (inlined)", at the symbol's offset; a frame without a symbol gets no
+ * inline lines.
+ */
+static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
+{
+	const char *const *names = NULL;
+	const struct proc *p = r->unwind_proc;
+	struct tk_symbol_info info;
+	char buf[64];
+	int n = 0;
+
+	if (!(r->opts->flags & TK_PERFDATA_REPORT_NO_INLINE))
+		n = tk_unwind_inlines(r->unwind, ip, &names);
+	for (size_t i = 0; n > 0 && p && i < p->nmaps; i++) {
+		const struct map *m = &p->maps[i];
+
+		if (ip < m->start || ip >= m->end)
+			continue;
+		if (m->identity || !r->sym ||
+		    tk_symbolizer_lookup_file(r->sym, m->path, m->bid, ip - m->start + m->pgoff,
+					      &info) ||
+		    !info.symbol)
+			break;
+		for (int k = 0; k < n; k++) {
+			if (!strcmp(names[k], info.symbol)) {
+				put_sym(r, pid, ip, false, "\t", true);
+			} else {
+				snprintf(buf, sizeof(buf), "\t%16" PRIx64 " ",
+					 ip - m->start + m->pgoff);
+				put_str(&r->out, buf);
+				put_str(&r->out, names[k]);
+				snprintf(buf, sizeof(buf), "+0x%" PRIx64 " (inlined)", info.offset);
+				put_str(&r->out, buf);
+			}
+			put_char(&r->out, '\n');
+		}
+		return;
+	}
+	put_sym(r, pid, ip, false, "\t", true);
+	put_char(&r->out, '\n');
+}
+
+/*
+ * The user frames of a --call-graph dwarf sample, after its kernel
+ * callchain: unwound from the recorded registers and stack (unwind.c), as
+ * perf script adds them.
+ */
+static void __attribute__((noinline))
+put_unwound(struct rep *r, const struct psample *s, int32_t idx)
+{
+	const struct tk_perfdata_evsel *es = tk_perfdata_evsel_get(r->pd, (size_t)idx);
+	uint64_t ips[UNWIND_FRAMES];
+	struct tk_unwind_sample us;
+	int n;
+
+	if (!s->regs || !s->stack_size || !r->sym)
+		return;
+	if (!r->unwind) {
+		r->unwind = tk_unwind_new(r->sym);
+		if (!r->unwind)
+			return;
+	}
+	r->unwind_proc = proc_get(r, (int32_t)s->pid, false);
+	memset(&us, 0, sizeof(us));
+	us.pid = (int32_t)s->pid;
+	us.tid = (int32_t)s->tid;
+	us.maps_gen = r->unwind_proc ? r->unwind_proc->gen : 0;
+	us.regs_abi = s->regs_abi;
+	us.regs_mask = es ? es->attr.sample_regs_user : 0;
+	us.regs_nr = s->regs_nr;
+	us.regs = s->regs;
+	us.stack_size = s->stack_size;
+	us.stack = s->stack;
+	n = tk_unwind_sample(r->unwind, &us, unwind_find_map, r, ips, UNWIND_FRAMES);
+	for (int i = 0; i < n; i++)
+		put_unwound_frame(r, (int32_t)s->pid, ips[i]);
 }
 
 /* ------------------------------------------------------------ events */
@@ -1431,6 +1561,8 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
 		ps->read = NULL;
 		ps->read_size = 0;
 		ps->fixed = true;
+		ps->regs = ps->stack = NULL;
+		ps->regs_abi = ps->regs_nr = ps->stack_size = 0;
 		return 0;
 	}
 	/* No fixed layout, or a record too short for it: the full decoder names the problem. */
@@ -1451,6 +1583,13 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
 	ps->read = s.read;
 	ps->read_size = s.read_size;
 	ps->fixed = false;
+	ps->regs_abi = s.regs_user_abi;
+	ps->regs_nr = s.regs_user_nr;
+	ps->regs = s.regs_user;
+	/* Only the dynamic size was written; a larger one would read past the copy. */
+	ps->stack_size = s.stack_user_dyn_size < s.stack_user_size ? s.stack_user_dyn_size
+								   : s.stack_user_size;
+	ps->stack = s.stack_user;
 	return s.attr_index;
 }
 
@@ -2149,9 +2288,12 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 	if (e->fields & F_IP) {
 		bool kernel = (rec->misc & MISC_CPUMODE_MASK) == MISC_KERNEL ||
 			      (rec->misc & MISC_CPUMODE_MASK) == MISC_GUEST_KERNEL;
+		bool dwarf = e->callchain && (e->sample_type & DWARF_FIELDS) == DWARF_FIELDS;
 
 		if (e->callchain) {
 			put_callchain(r, &s, kernel, e->bare_chain);
+			if (dwarf)
+				put_unwound(r, &s, idx);
 		} else {
 			put_sym(r, (int32_t)s.pid, s.ip, kernel, " ", false);
 		}
@@ -2717,6 +2859,7 @@ static void rep_release(struct rep *r)
 	free(r->qtmp);
 	free(r->runs);
 	free(r->rlast);
+	tk_unwind_free(r->unwind);
 	tk_symbolizer_free(r->sym);
 	tk_cache_close(r->cache);
 	free(r->bids);

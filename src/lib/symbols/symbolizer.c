@@ -66,6 +66,7 @@
 #include <tracekit/symbolizer.h>
 
 #include "cache-internal.h"
+#include "symbolizer-internal.h"
 #include "error.h"
 #include "fsutil.h"
 
@@ -493,6 +494,39 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 		dso_take_segments(d, dbg);
 	tk_elf_close(dbg);
 	tk_elf_close(elf);
+}
+
+char *tk_symbolizer_binary_file(struct tk_symbolizer *sym, const char *path, const char *build_id)
+{
+	struct dso *d;
+
+	if (!strcmp(path, "[kernel.kallsyms]") || !strncmp(path, "/tmp/perf-", 10))
+		return NULL;
+	d = dso_get(sym, path, build_id && *build_id ? build_id : NULL);
+	return d ? dso_file(sym, d) : NULL;
+}
+
+char *tk_symbolizer_debug_file(struct tk_symbolizer *sym, const char *build_id)
+{
+	char *cand[2] = {NULL, NULL}, *found = NULL;
+
+	if (!build_id || strlen(build_id) < 3)
+		return NULL;
+	if (sym->cache && asprintf(&cand[0], "%s/.build-id/%.2s/%s/debug", tk_cache_dir(sym->cache),
+				   build_id, build_id + 2) < 0)
+		cand[0] = NULL;
+	if (asprintf(&cand[1], "%s/.build-id/%.2s/%s.debug", tk_cache_debug_root(), build_id,
+		     build_id + 2) < 0)
+		cand[1] = NULL;
+	for (size_t i = 0; i < 2 && !found; i++) {
+		if (cand[i] && access(cand[i], R_OK) == 0 && file_bid_is(cand[i], build_id)) {
+			found = cand[i];
+			cand[i] = NULL;
+		}
+	}
+	free(cand[0]);
+	free(cand[1]);
+	return found;
 }
 
 static int smap_cmp(const void *a, const void *b)

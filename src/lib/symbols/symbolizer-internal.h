@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * What the symbolizer (symbolizer.c) shares with the DWARF unwinder
+ * (unwind.c): which file on this machine holds a mapped binary of a given
+ * build id, so that the unwinder reads call frame information and inline
+ * scopes from exactly the file the symbols come from. Private to the
+ * library.
+ */
+#ifndef TRACEKIT_SYMBOLIZER_INTERNAL_H
+#define TRACEKIT_SYMBOLIZER_INTERNAL_H
+
+#include <tracekit/symbolizer.h>
+
+/*
+ * The file to read the binary mapped from @path from: the cache entry of
+ * @build_id (hex, or NULL when none was recorded), else the path (below
+ * --symfs) when that file has the build id; the path as it is when no id
+ * is given. Malloc'ed, or NULL when no file here has that build id (or on
+ * ENOMEM). The kernel and JIT maps have no such file.
+ */
+char *tk_symbolizer_binary_file(struct tk_symbolizer *sym, const char *path, const char *build_id);
+
+/*
+ * A separate debug file of @build_id (the cache entry's "debug", then the
+ * debug root's .build-id/xx/rest.debug) whose own build id is that one;
+ * malloc'ed, or NULL.
+ */
+char *tk_symbolizer_debug_file(struct tk_symbolizer *sym, const char *build_id);
+
+#endif

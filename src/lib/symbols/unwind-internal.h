@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * unwind: the user-space frames of a perf sample recorded with
+ * --call-graph dwarf (PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER),
+ * from its registers and stack copy and the call frame information of the
+ * mapped binaries; and the functions inlined at a frame's address. Private
+ * to the library: perfdata-report.c is its one user.
+ */
+#ifndef TRACEKIT_UNWIND_INTERNAL_H
+#define TRACEKIT_UNWIND_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tk_symbolizer;
+struct tk_unwind;
+
+/* A mapping of a file into the sampled process, as its MMAP2 record says. */
+struct tk_unwind_map {
+	uint64_t start, end, pgoff;
+	const char *path;
+	const char *build_id; /* hex as recorded, or NULL / "" when none was */
+};
+
+/*
+ * The map of the sampled process that holds @addr, or NULL (anonymous
+ * memory, or no map). Called during tk_unwind_sample(); the map is only
+ * read during the call.
+ */
+typedef const struct tk_unwind_map *(*tk_unwind_find_map_fn)(void *ctx, uint64_t addr);
+
+/* One sample's user state, pointers into the record (unaligned is fine). */
+struct tk_unwind_sample {
+	int32_t pid, tid;
+	uint64_t maps_gen;  /* changes whenever the process's maps change */
+	uint64_t regs_abi;  /* PERF_SAMPLE_REGS_ABI_*: only 64 (2) unwinds, on x86-64 */
+	uint64_t regs_mask; /* the attr's sample_regs_user */
+	uint64_t regs_nr;
+	const void *regs;
+	uint64_t stack_size; /* bytes of @stack that hold data (the dynamic size) */
+	const void *stack;
+};
+
+/*
+ * tk_unwind_new() - an unwinder that finds binaries through @sym
+ * (build-id cache, --symfs, paths whose build id matches), borrowed until
+ * tk_unwind_free(). NULL with errno on failure.
+ */
+struct tk_unwind *tk_unwind_new(struct tk_symbolizer *sym);
+
+/* tk_unwind_free() - NULL is accepted. */
+void tk_unwind_free(struct tk_unwind *uw);
+
+/*
+ * tk_unwind_sample() - the user frames of @s, innermost first, into @ips
+ * (at most @max): the sampled ip, then each caller's return address - 1
+ * (the call instruction, which is what names and inline scopes belong
+ * to). Unwinding stops at the stack's end, at a frame it cannot step
+ * (no CFI, memory outside the copy) and after a frame whose binary has no
+ * file of its recorded build id here (printed as [unknown]).
+ * Return: the number of frames (0 when the sample has no usable state),
+ * or -ENOMEM.
+ */
+int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
+		     tk_unwind_find_map_fn find, void *ctx, uint64_t *ips, size_t max);
+
+/*
+ * tk_unwind_inlines() - the names of the functions at @ip (a frame of the
+ * last tk_unwind_sample()), innermost inlined one first, the containing
+ * function last, from the DWARF of the binary (or its debug file).
+ * @names is borrowed until tk_unwind_free().
+ * Return: the number of names, 0 when there is no DWARF for @ip.
+ */
+int tk_unwind_inlines(struct tk_unwind *uw, uint64_t ip, const char *const **names);
+
+#endif

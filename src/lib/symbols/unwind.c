@@ -1,0 +1,695 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * unwind: user stacks of `perf record --call-graph dwarf` samples.
+ *
+ * Such a sample carries no user callchain: the kernel copies the user
+ * registers (PERF_SAMPLE_REGS_USER: a u64 ABI, then one u64 per bit of
+ * the attr's sample_regs_user, in bit order) and the top of the user stack
+ * (PERF_SAMPLE_STACK_USER: the bytes from the stack pointer up, of which
+ * the dynamic size is valid). The frames are recovered afterwards by
+ * running the call frame information (.eh_frame, else .debug_frame) of
+ * the mapped binaries over that copy, as perf does. elfutils' libdwfl
+ * does the stepping: each process gets a Dwfl with thread callbacks that
+ * hand it the sample's registers (x86-64 only: perf's register numbers
+ * mapped to DWARF's) and read memory from the stack copy, or from the
+ * mapped binary for addresses inside one.
+ *
+ * Which binary: the one the symbolizer names symbols from, found through
+ * tk_symbolizer_binary_file() (the build-id cache, --symfs, the path when
+ * its build id is the recorded one). A binary without such a file here
+ * gives no CFI, so unwinding stops at its frame, which still prints (as
+ * [unknown], since no symbols come from it either). perf 6.1 opens the
+ * file at the path whatever its build id, and so steps through a rebuilt
+ * binary with the new binary's tables; we do not trust them.
+ *
+ * Frames: the sampled ip, then for each caller its return address - 1,
+ * the call instruction's last byte, which is where its names and inline
+ * scopes are (libdwfl's "activation" flag says which frames are the
+ * interrupted ones, e.g. a signal frame, and keep their exact ip). At most
+ * the caller's count, perf's 127 by default.
+ *
+ * Caches: the Dwfl of a process (its modules, each with its ELF, CFI and
+ * DWARF, loaded on first use by libdwfl) lives while the process's maps
+ * do not change (the caller's maps_gen), up to UPROCS processes, the least
+ * recently used dropped first; each is attached once, with the current
+ * sample handed to the callbacks through the handle. Per binary (shared
+ * across processes): its resolved file, and the inline names of every
+ * address asked for. A sample then costs the stepping and hash lookups.
+ */
+#include <dwarf.h>
+#include <elf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracekit/symbolizer.h>
+
+#include "error.h"
+#include "symbolizer-internal.h"
+#include "unwind-internal.h"
+
+#define UPROCS		16
+#define REGS_ABI_64	2
+#define INLINE_MAX_NEST 64
+
+/* A mapped binary: path and recorded build id, and what was found for them. */
+struct bin {
+	struct tk_unwind *uw;
+	char *path;
+	char *bid;  /* "" when none was recorded */
+	char *file; /* the file of that build id here; NULL: none */
+	char *debug;
+	bool debug_tried;
+};
+
+/* The inline names of one address of one binary. */
+struct inl {
+	const struct bin *bin; /* NULL: empty slot */
+	uint64_t addr;	       /* relative to the module's start */
+	uint32_t n;
+	char **names;
+};
+
+/* A process: its Dwfl, valid for one generation of its maps. */
+struct uproc {
+	int32_t pid;
+	uint64_t gen, used;
+	Dwfl *dwfl; /* NULL: free slot */
+};
+
+struct tk_unwind {
+	struct tk_symbolizer *sym;
+	Elf *machine; /* a bare x86-64 ELF header: what libdwfl takes the machine from */
+	struct bin **bins;
+	size_t nbins;
+	struct inl *inls;
+	size_t inl_cap, ninls;
+	struct uproc procs[UPROCS];
+	uint64_t clock;
+	struct uproc *cur; /* the process of the last sample */
+
+	/* The sample being unwound, for the callbacks. */
+	const struct tk_unwind_sample *s;
+	tk_unwind_find_map_fn find;
+	void *ctx;
+	uint64_t sp;
+	uint64_t *ips;
+	size_t n, max;
+};
+
+static unsigned char machine_ehdr[sizeof(Elf64_Ehdr)];
+
+struct tk_unwind *tk_unwind_new(struct tk_symbolizer *sym)
+{
+	struct tk_unwind *uw = calloc(1, sizeof(*uw));
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)machine_ehdr;
+
+	if (!uw)
+		return tk_fail_null(ENOMEM, "out of memory");
+	uw->sym = sym;
+	elf_version(EV_CURRENT);
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_EXEC;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_ehsize = sizeof(*eh);
+	uw->machine = elf_memory((char *)machine_ehdr, sizeof(machine_ehdr));
+	if (!uw->machine) {
+		free(uw);
+		return tk_fail_null(ENOMEM, "libelf: %s", elf_errmsg(-1));
+	}
+	return uw;
+}
+
+void tk_unwind_free(struct tk_unwind *uw)
+{
+	if (!uw)
+		return;
+	for (size_t i = 0; i < UPROCS; i++)
+		if (uw->procs[i].dwfl)
+			dwfl_end(uw->procs[i].dwfl);
+	for (size_t i = 0; i < uw->nbins; i++) {
+		free(uw->bins[i]->path);
+		free(uw->bins[i]->bid);
+		free(uw->bins[i]->file);
+		free(uw->bins[i]->debug);
+		free(uw->bins[i]);
+	}
+	free(uw->bins);
+	for (size_t i = 0; i < uw->inl_cap; i++) {
+		if (!uw->inls[i].bin)
+			continue;
+		for (uint32_t k = 0; k < uw->inls[i].n; k++)
+			free(uw->inls[i].names[k]);
+		free(uw->inls[i].names);
+	}
+	free(uw->inls);
+	elf_end(uw->machine);
+	free(uw);
+}
+
+/* ------------------------------------------------------------ binaries */
+
+static struct bin *bin_get(struct tk_unwind *uw, const char *path, const char *bid)
+{
+	struct bin *b, **nv;
+
+	if (!bid)
+		bid = "";
+	for (size_t i = 0; i < uw->nbins; i++) {
+		b = uw->bins[i];
+		if (!strcmp(b->path, path) && !strcmp(b->bid, bid))
+			return b;
+	}
+	nv = realloc(uw->bins, (uw->nbins + 1) * sizeof(*nv));
+	if (!nv)
+		return NULL;
+	uw->bins = nv;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->uw = uw;
+	b->path = strdup(path);
+	b->bid = strdup(bid);
+	if (!b->path || !b->bid) {
+		free(b->path);
+		free(b->bid);
+		free(b);
+		return NULL;
+	}
+	b->file = tk_symbolizer_binary_file(uw->sym, path, *bid ? bid : NULL);
+	uw->bins[uw->nbins++] = b;
+	return b;
+}
+
+/*
+ * libdwfl asks for DWARF when the binary has none of its own (a stripped
+ * library): the debug file of the same build id, as the symbolizer finds
+ * it. Only a file whose build id is the binary's is ever handed over.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct bin *b = *userdata;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int fd, n;
+
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	(void)debuglink_file;
+	(void)debuglink_crc;
+	if (!b)
+		return -1;
+	if (!b->debug_tried) {
+		char hex[2 * 64 + 1];
+
+		b->debug_tried = true;
+		n = dwfl_module_build_id(mod, &id, &vaddr);
+		if (n > 0 && n <= 64) {
+			for (int i = 0; i < n; i++)
+				snprintf(hex + 2 * i, 3, "%02x", id[i]);
+			b->debug = tk_symbolizer_debug_file(b->uw->sym, hex);
+		}
+	}
+	if (!b->debug)
+		return -1;
+	fd = open(b->debug, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		*debuginfo_file_name = strdup(b->debug);
+		if (!*debuginfo_file_name) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/*
+ * The module of @addr in @p's Dwfl, reported from the map holding it when
+ * it is not yet. NULL when no map holds @addr (*@nofile false) or its
+ * binary has no file here (*@nofile true).
+ */
+static Dwfl_Module *module_at(struct tk_unwind *uw, struct uproc *p, uint64_t addr, bool *nofile)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, addr);
+	const struct tk_unwind_map *m;
+	void **userdata;
+	struct bin *b;
+
+	*nofile = false;
+	if (mod)
+		return mod;
+	m = uw->find(uw->ctx, addr);
+	if (!m)
+		return NULL;
+	b = bin_get(uw, m->path, m->build_id);
+	if (!b || !b->file) {
+		*nofile = true;
+		return NULL;
+	}
+	/* A file's first byte is mapped at start - pgoff: libdwfl places its segments from there.
+	 */
+	mod = dwfl_report_elf(p->dwfl, b->path, b->file, -1, m->start - m->pgoff, false);
+	if (!mod || dwfl_addrmodule(p->dwfl, addr) != mod) {
+		*nofile = true;
+		return NULL;
+	}
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = b;
+	return mod;
+}
+
+/* ------------------------------------------------------------ libdwfl's thread callbacks */
+
+static int reg_index(uint64_t mask, unsigned int bit)
+{
+	if (!(mask & (1ull << bit)))
+		return -1;
+	return __builtin_popcountll(mask & ((1ull << bit) - 1));
+}
+
+static bool reg_value(const struct tk_unwind_sample *s, unsigned int bit, uint64_t *v)
+{
+	int i = reg_index(s->regs_mask, bit);
+
+	if (i < 0 || (uint64_t)i >= s->regs_nr)
+		return false;
+	memcpy(v, (const uint8_t *)s->regs + 8 * (size_t)i, 8);
+	return true;
+}
+
+/* perf's x86 register numbers (arch/x86 perf_regs.h) of DWARF registers 0..16. */
+static const unsigned char x86_64_dwarf_to_perf[17] = {
+	0 /* ax */, 3 /* dx */, 2 /* cx */,  1 /* bx */,   4 /* si */, 5 /* di */,
+	6 /* bp */, 7 /* sp */, 16 /* r8 */, 17,	   18,	       19,
+	20,	    21,		22,	     23 /* r15 */, 8 /* ip */,
+};
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct tk_unwind *uw = arg;
+
+	(void)dwfl;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = uw;
+	return uw->s->tid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	struct tk_unwind *uw = arg;
+
+	(void)dwfl;
+	(void)tid;
+	*thread_argp = uw;
+	return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct tk_unwind *uw = arg;
+	Dwarf_Word regs[17];
+
+	for (unsigned int i = 0; i < 17; i++) {
+		uint64_t v;
+
+		if (!reg_value(uw->s, x86_64_dwarf_to_perf[i], &v))
+			return false;
+		regs[i] = v;
+	}
+	return dwfl_thread_state_registers(thread, 0, 17, regs);
+}
+
+/* Read a word of a binary's file image at process address @addr. */
+static bool read_binary(Dwfl *dwfl, uint64_t addr, Dwarf_Word *result)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
+	Dwarf_Addr bias;
+	GElf_Phdr ph;
+	size_t nph, size;
+	const char *raw;
+	Elf *elf;
+
+	if (!mod || !(elf = dwfl_module_getelf(mod, &bias)) || elf_getphdrnum(elf, &nph) < 0)
+		return false;
+	raw = elf_rawfile(elf, &size);
+	if (!raw)
+		return false;
+	for (size_t i = 0; i < nph; i++) {
+		uint64_t va = addr - bias, off;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || va < ph.p_vaddr ||
+		    va - ph.p_vaddr + 8 > ph.p_filesz)
+			continue;
+		off = ph.p_offset + (va - ph.p_vaddr);
+		if (off + 8 > size)
+			return false;
+		memcpy(result, raw + off, 8);
+		return true;
+	}
+	return false;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct tk_unwind *uw = arg;
+
+	if (addr + 8 < addr)
+		return false;
+	if (addr >= uw->sp && addr + 8 <= uw->sp + uw->s->stack_size) {
+		memcpy(result, (const uint8_t *)uw->s->stack + (addr - uw->sp), 8);
+		return true;
+	}
+	return read_binary(dwfl, addr, result);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+/* ------------------------------------------------------------ unwinding */
+
+/* The Dwfl of @pid for maps generation @gen: the kept one, or a new one. */
+static struct uproc *uproc_get(struct tk_unwind *uw, int32_t pid, uint64_t gen)
+{
+	struct uproc *p = NULL, *lru = &uw->procs[0];
+
+	for (size_t i = 0; i < UPROCS; i++) {
+		if (uw->procs[i].dwfl && uw->procs[i].pid == pid) {
+			p = &uw->procs[i];
+			break;
+		}
+		if (!uw->procs[i].dwfl || (lru->dwfl && uw->procs[i].used < lru->used))
+			lru = &uw->procs[i];
+	}
+	if (p && p->gen != gen) {
+		dwfl_end(p->dwfl);
+		p->dwfl = NULL;
+	}
+	if (!p) {
+		p = lru;
+		if (p->dwfl)
+			dwfl_end(p->dwfl);
+		p->dwfl = NULL;
+	}
+	if (!p->dwfl) {
+		p->dwfl = dwfl_begin(&dwfl_callbacks);
+		if (!p->dwfl)
+			return NULL;
+		if (!dwfl_attach_state(p->dwfl, uw->machine, pid, &thread_callbacks, uw)) {
+			dwfl_end(p->dwfl);
+			p->dwfl = NULL;
+			return NULL;
+		}
+		p->pid = pid;
+		p->gen = gen;
+	}
+	p->used = ++uw->clock;
+	return p;
+}
+
+static void add_frame(struct tk_unwind *uw, uint64_t ip)
+{
+	if (uw->n < uw->max)
+		uw->ips[uw->n++] = ip;
+}
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct tk_unwind *uw = arg;
+	Dwarf_Addr pc;
+	bool activation, nofile;
+
+	if (!dwfl_frame_pc(state, &pc, NULL))
+		return DWARF_CB_ABORT;
+	/* The module must be known before libdwfl asks whether this is an activation. */
+	module_at(uw, uw->cur, pc, &nofile);
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (!activation)
+		pc--;
+	add_frame(uw, pc);
+	/* No binary of the recorded build id: its frame is shown, its CFI is not trusted. */
+	if (nofile || uw->n >= uw->max)
+		return DWARF_CB_ABORT;
+	return DWARF_CB_OK;
+}
+
+int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
+		     tk_unwind_find_map_fn find, void *ctx, uint64_t *ips, size_t max)
+{
+	uint64_t ip;
+	struct uproc *p;
+
+	if (!max || s->regs_abi != REGS_ABI_64 || !s->regs || !s->stack_size ||
+	    !reg_value(s, 8, &ip) || !reg_value(s, 7, &uw->sp))
+		return 0;
+	uw->s = s;
+	uw->find = find;
+	uw->ctx = ctx;
+	uw->ips = ips;
+	uw->n = 0;
+	uw->max = max;
+	p = uproc_get(uw, s->pid, s->maps_gen);
+	uw->cur = p;
+	if (!p)
+		return -ENOMEM;
+	dwfl_getthread_frames(p->dwfl, s->tid, frame_cb, uw);
+	uw->s = NULL;
+	return (int)uw->n;
+}
+
+/* ------------------------------------------------------------ inline scopes */
+
+static uint64_t inl_hash(const struct bin *b, uint64_t addr)
+{
+	uint64_t h = (uint64_t)(uintptr_t)b * 0x9e3779b97f4a7c15ull ^ addr * 0xff51afd7ed558ccdull;
+
+	return h ^ (h >> 29);
+}
+
+static int inl_grow(struct tk_unwind *uw)
+{
+	size_t cap = uw->inl_cap ? uw->inl_cap * 2 : 1024;
+	struct inl *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < uw->inl_cap; i++) {
+		size_t j;
+
+		if (!uw->inls[i].bin)
+			continue;
+		j = inl_hash(uw->inls[i].bin, uw->inls[i].addr) & (cap - 1);
+		while (t[j].bin)
+			j = (j + 1) & (cap - 1);
+		t[j] = uw->inls[i];
+	}
+	free(uw->inls);
+	uw->inls = t;
+	uw->inl_cap = cap;
+	return 0;
+}
+
+/* Append @name (or "??") to @e's names. */
+static int inl_add(struct inl *e, const char *name)
+{
+	char **nv = realloc(e->names, (e->n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	e->names = nv;
+	e->names[e->n] = strdup(name ? name : "??");
+	if (!e->names[e->n])
+		return -ENOMEM;
+	e->n++;
+	return 0;
+}
+
+/*
+ * A function's name as addr2line prints it: its linkage name when it has
+ * one (glibc's __GI___qsort_r for __qsort_r, a C++ mangled name), else
+ * its name.
+ */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	return name ? name : dwarf_diename(die);
+}
+
+/*
+ * Code with line information but no function DIE (assembly): addr2line
+ * names it from the symbol table, by the function symbol starting
+ * closest below @ip that covers it; of symbols at one address the larger,
+ * and of equal ones the later in the table
+ * (__memcpy_avx512_unaligned_erms, where perf names the address
+ * __memmove_avx512_unaligned_erms).
+ */
+static const char *symtab_name(Dwfl_Module *mod, uint64_t ip)
+{
+	const char *best = NULL;
+	GElf_Addr best_addr = 0;
+	GElf_Xword best_size = 0;
+	int n = dwfl_module_getsymtab(mod);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || (type != STT_FUNC && type != STT_GNU_IFUNC) || addr > ip ||
+		    (sym.st_size && ip - addr >= sym.st_size))
+			continue;
+		if (!best || addr > best_addr || (addr == best_addr && sym.st_size >= best_size)) {
+			best = name;
+			best_addr = addr;
+			best_size = sym.st_size;
+		}
+	}
+	return best;
+}
+
+/*
+ * The name addr2line gives the innermost function @die: of several
+ * function DIEs with the same range (an assembly unit gives each alias of
+ * a function one: __getppid, __GI___getppid, getppid, __GI_getppid), the
+ * last one's.
+ */
+static const char *inner_name(Dwarf_Die *die)
+{
+	Dwarf_Addr lo, hi, lo2, hi2;
+	Dwarf_Die cur = *die, next;
+	const char *name = die_name(die);
+
+	if (dwarf_lowpc(die, &lo) || dwarf_highpc(die, &hi))
+		return name;
+	while (dwarf_siblingof(&cur, &next) == 0 && dwarf_tag(&next) == DW_TAG_subprogram &&
+	       !dwarf_lowpc(&next, &lo2) && !dwarf_highpc(&next, &hi2) && lo2 == lo && hi2 == hi) {
+		if (die_name(&next))
+			name = die_name(&next);
+		cur = next;
+	}
+	return name;
+}
+
+/*
+ * The names of the functions whose code holds @ip in @mod, innermost
+ * first, into @e. dwarf_getscopes() finds the innermost function scope
+ * at the address; for an inlined subroutine its scopes then continue in
+ * the inlined function's abstract definition, so the callers come from
+ * the DIE's place in the concrete tree instead (dwarf_getscopes_die()):
+ * each enclosing inlined subroutine, up to the subprogram that holds
+ * them all.
+ */
+static int inl_scan(Dwfl_Module *mod, uint64_t ip, struct inl *e)
+{
+	Dwarf_Die *scopes = NULL, *chain = NULL, *cu;
+	const char *name;
+	Dwarf_Addr bias;
+	int ns, nc, i, ret = 0;
+
+	cu = dwfl_module_addrdie(mod, ip, &bias);
+	if (!cu) {
+		name = dwfl_module_getsrc(mod, ip) ? symtab_name(mod, ip) : NULL;
+		return name ? inl_add(e, name) : 0;
+	}
+	ns = dwarf_getscopes(cu, ip - bias, &scopes);
+	for (i = 0; i < ns; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
+			break;
+	}
+	if (i >= ns) {
+		free(scopes);
+		/* A compile unit holds @ip, none of its functions does. */
+		name = symtab_name(mod, ip);
+		return name ? inl_add(e, name) : 0;
+	}
+	if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+		ret = inl_add(e, inner_name(&scopes[i]));
+		free(scopes);
+		return ret;
+	}
+	nc = dwarf_getscopes_die(&scopes[i], &chain);
+	for (int k = 0; k < nc && e->n < INLINE_MAX_NEST && !ret; k++) {
+		int tag = dwarf_tag(&chain[k]);
+
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		ret = inl_add(e, e->n ? die_name(&chain[k]) : inner_name(&chain[k]));
+		if (tag == DW_TAG_subprogram)
+			break;
+	}
+	free(chain);
+	free(scopes);
+	return ret;
+}
+
+int tk_unwind_inlines(struct tk_unwind *uw, uint64_t ip, const char *const **names)
+{
+	Dwfl_Module *mod;
+	const struct bin *b;
+	void **userdata;
+	Dwarf_Addr start;
+	size_t j;
+
+	*names = NULL;
+	if (!uw->cur || !uw->cur->dwfl)
+		return 0;
+	mod = dwfl_addrmodule(uw->cur->dwfl, ip);
+	if (!mod)
+		return 0;
+	dwfl_module_info(mod, &userdata, &start, NULL, NULL, NULL, NULL, NULL);
+	b = *userdata;
+	if (!b)
+		return 0;
+	if ((uw->ninls + 1) * 2 > uw->inl_cap && inl_grow(uw) < 0)
+		return 0;
+	j = inl_hash(b, ip - start) & (uw->inl_cap - 1);
+	while (uw->inls[j].bin) {
+		if (uw->inls[j].bin == b && uw->inls[j].addr == ip - start) {
+			*names = (const char *const *)uw->inls[j].names;
+			return (int)uw->inls[j].n;
+		}
+		j = (j + 1) & (uw->inl_cap - 1);
+	}
+	uw->inls[j].bin = b;
+	uw->inls[j].addr = ip - start;
+	uw->ninls++;
+	/* A lookup that ran out of memory keeps what it found: the frame prints, maybe poorer. */
+	inl_scan(mod, ip, &uw->inls[j]);
+	*names = (const char *const *)uw->inls[j].names;
+	return (int)uw->inls[j].n;
+}

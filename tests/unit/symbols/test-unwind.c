@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Unit tests of the DWARF unwinder: a stack captured from this test's own
+ * functions (registers as perf's x86-64 user registers, the stack from the
+ * stack pointer up, the maps of /proc/self/maps) unwinds through them by
+ * their CFI; a binary of another build id stops the unwinding after its
+ * frame; samples without usable state give no frames. x86-64 only (the
+ * unwinder's one architecture): skipped elsewhere.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracekit/symbolizer.h>
+
+#include "tk-test.h"
+#include "unwind-internal.h"
+
+#define STACK_COPY 16384
+#define MAPS_MAX   256
+
+/* A captured user state, laid out as a perf sample's (perf's x86 register numbers). */
+struct snap {
+	uint64_t regs[24];
+	uint8_t stack[STACK_COPY];
+	uint64_t stack_size;
+};
+
+struct maps {
+	struct tk_unwind_map m[MAPS_MAX];
+	char *paths[MAPS_MAX];
+	size_t n;
+	const char *force_bid; /* a build id to give every map, or NULL */
+};
+
+static volatile unsigned long sink;
+
+/* The stack above @sp up to its end: ASan's redzones in it are no error here. */
+__attribute__((noinline, no_sanitize_address)) static void copy_stack(struct snap *sn, uint64_t sp)
+{
+	unsigned long long start, end;
+	uint64_t n = STACK_COPY;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "[stack]") && sscanf(line, "%llx-%llx", &start, &end) == 2 &&
+		    sp >= start && sp < end && end - sp < n)
+			n = end - sp;
+	}
+	if (f)
+		fclose(f);
+	for (uint64_t i = 0; i < n; i++)
+		sn->stack[i] = ((const volatile uint8_t *)(uintptr_t)sp)[i];
+	sn->stack_size = n;
+}
+
+#if defined(__x86_64__)
+__attribute__((noinline, noclone)) static void capture(struct snap *sn)
+{
+	uint64_t *r = sn->regs;
+
+	/* perf's order: ax bx cx dx si di bp sp ip flags cs ss ds es fs gs r8..r15. */
+	__asm__ volatile("movq %%rax, 0(%0)\n\t"
+			 "movq %%rbx, 8(%0)\n\t"
+			 "movq %%rcx, 16(%0)\n\t"
+			 "movq %%rdx, 24(%0)\n\t"
+			 "movq %%rsi, 32(%0)\n\t"
+			 "movq %%rdi, 40(%0)\n\t"
+			 "movq %%rbp, 48(%0)\n\t"
+			 "movq %%rsp, 56(%0)\n\t"
+			 "leaq 0(%%rip), %%rax\n\t"
+			 "movq %%rax, 64(%0)\n\t"
+			 "movq %%r8, 128(%0)\n\t"
+			 "movq %%r9, 136(%0)\n\t"
+			 "movq %%r10, 144(%0)\n\t"
+			 "movq %%r11, 152(%0)\n\t"
+			 "movq %%r12, 160(%0)\n\t"
+			 "movq %%r13, 168(%0)\n\t"
+			 "movq %%r14, 176(%0)\n\t"
+			 "movq %%r15, 184(%0)\n\t"
+			 :
+			 : "r"(r)
+			 : "rax", "memory");
+	copy_stack(sn, r[7]);
+}
+
+__attribute__((noinline, noclone)) static void level2(struct snap *sn)
+{
+	capture(sn);
+	sink++; /* no tail call: level2 stays on the stack */
+}
+
+__attribute__((noinline, noclone)) static void level1(struct snap *sn)
+{
+	level2(sn);
+	sink++;
+}
+#endif
+
+static int load_maps(struct maps *mp)
+{
+	unsigned long long start, end, pgoff;
+	char line[1024];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -1;
+	while (mp->n < MAPS_MAX && fgets(line, sizeof(line), f)) {
+		int pos = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start, &end, &pgoff, &pos) < 3 ||
+		    !pos || line[pos] != '/')
+			continue;
+		mp->paths[mp->n] = strdup(line + pos);
+		mp->m[mp->n].start = start;
+		mp->m[mp->n].end = end;
+		mp->m[mp->n].pgoff = pgoff;
+		mp->m[mp->n].path = mp->paths[mp->n];
+		mp->m[mp->n].build_id = mp->force_bid;
+		mp->n++;
+	}
+	fclose(f);
+	return 0;
+}
+
+static void free_maps(struct maps *mp)
+{
+	for (size_t i = 0; i < mp->n; i++)
+		free(mp->paths[i]);
+}
+
+static const struct tk_unwind_map *find_map(void *ctx, uint64_t addr)
+{
+	struct maps *mp = ctx;
+
+	for (size_t i = 0; i < mp->n; i++)
+		if (addr >= mp->m[i].start && addr < mp->m[i].end)
+			return &mp->m[i];
+	return NULL;
+}
+
+static void sample_of(const struct snap *sn, struct tk_unwind_sample *us)
+{
+	memset(us, 0, sizeof(*us));
+	us->pid = us->tid = getpid();
+	us->maps_gen = 1;
+	us->regs_abi = 2;
+	us->regs_mask = (1ull << 24) - 1;
+	us->regs_nr = 24;
+	us->regs = sn->regs;
+	us->stack_size = sn->stack_size;
+	us->stack = sn->stack;
+}
+
+/* The symbol @ip is in, or "" (through the symbolizer, as report names frames). */
+static const char *name_of(struct tk_symbolizer *s, uint64_t ip)
+{
+	struct tk_symbol_info info;
+
+	if (tk_symbolizer_lookup(s, ip, &info) || !info.symbol)
+		return "";
+	return info.symbol;
+}
+
+static void test_unwind_self(void **state)
+{
+#if defined(__x86_64__)
+	struct snap *sn = calloc(1, sizeof(*sn));
+	struct maps mp = {.n = 0};
+	struct tk_unwind_sample us;
+	struct tk_symbolizer *s;
+	struct tk_unwind *uw;
+	uint64_t ips[32];
+	const char *const *names;
+	int n, k;
+
+	(void)state;
+	assert_non_null(sn);
+	level1(sn);
+	assert_int_equal(load_maps(&mp), 0);
+	s = tk_symbolizer_new(NULL);
+	assert_non_null(s);
+	assert_true(tk_symbolizer_add_pid(s, getpid()) > 0);
+	uw = tk_unwind_new(s);
+	assert_non_null(uw);
+	sample_of(sn, &us);
+	n = tk_unwind_sample(uw, &us, find_map, &mp, ips, 32);
+	assert_true(n >= 4);
+	assert_string_equal(name_of(s, ips[0]), "capture");
+	assert_string_equal(name_of(s, ips[1]), "level2");
+	assert_string_equal(name_of(s, ips[2]), "level1");
+	assert_string_equal(name_of(s, ips[3]), "test_unwind_self");
+	/* With DWARF (a -g build), the frame's function is the last of its names. */
+	k = tk_unwind_inlines(uw, ips[1], &names);
+	if (k > 0)
+		assert_string_equal(names[k - 1], "level2");
+	/* Again, from the kept process state and caches: the same frames. */
+	uint64_t again[32];
+
+	assert_int_equal(tk_unwind_sample(uw, &us, find_map, &mp, again, 32), n);
+	assert_memory_equal(again, ips, (size_t)n * sizeof(ips[0]));
+	/* At most what the caller has room for. */
+	assert_int_equal(tk_unwind_sample(uw, &us, find_map, &mp, again, 2), 2);
+	tk_unwind_free(uw);
+	tk_symbolizer_free(s);
+	free_maps(&mp);
+	free(sn);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
+static void test_unwind_other_build_id(void **state)
+{
+#if defined(__x86_64__)
+	struct snap *sn = calloc(1, sizeof(*sn));
+	struct maps mp = {.n = 0, .force_bid = "00112233445566778899aabbccddeeff00112233"};
+	struct tk_unwind_sample us;
+	struct tk_symbolizer *s;
+	struct tk_unwind *uw;
+	uint64_t ips[32];
+
+	(void)state;
+	assert_non_null(sn);
+	level1(sn);
+	assert_int_equal(load_maps(&mp), 0);
+	s = tk_symbolizer_new(NULL);
+	uw = tk_unwind_new(s);
+	assert_non_null(uw);
+	sample_of(sn, &us);
+	/* No file of that build id: the sampled frame, and no CFI to go further by. */
+	assert_int_equal(tk_unwind_sample(uw, &us, find_map, &mp, ips, 32), 1);
+	assert_int_equal(ips[0], sn->regs[8]);
+	tk_unwind_free(uw);
+	tk_symbolizer_free(s);
+	free_maps(&mp);
+	free(sn);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
+static void test_unwind_no_state(void **state)
+{
+	static struct snap sn;
+	struct maps mp = {.n = 0};
+	struct tk_unwind_sample us;
+	struct tk_symbolizer *s = tk_symbolizer_new(NULL);
+	struct tk_unwind *uw = tk_unwind_new(s);
+	uint64_t ips[4];
+
+	(void)state;
+	assert_non_null(uw);
+	sn.stack_size = 64;
+	sample_of(&sn, &us);
+	us.regs_abi = 0; /* a kernel thread: no user registers */
+	assert_int_equal(tk_unwind_sample(uw, &us, find_map, &mp, ips, 4), 0);
+	sample_of(&sn, &us);
+	us.stack_size = 0;
+	assert_int_equal(tk_unwind_sample(uw, &us, find_map, &mp, ips, 4), 0);
+	sample_of(&sn, &us);
+	us.regs_mask = 0xff; /* no IP among the registers */
+	us.regs_nr = 8;
+	assert_int_equal(tk_unwind_sample(uw, &us, find_map, &mp, ips, 4), 0);
+	tk_unwind_free(uw);
+	tk_unwind_free(NULL);
+	tk_symbolizer_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unwind_self),
+		cmocka_unit_test(test_unwind_other_build_id),
+		cmocka_unit_test(test_unwind_no_state),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -301,11 +301,19 @@ static bool print_fmt(struct cursor *c)
 			if (!divisor_ok(c->p, c->end))
 				return false;
 			prev = TOK_OP;
-		} else if (strchr("+-*&|^~!<>=,.", ch) || (ch == ';' && depth)) {
+		} else if (strchr("+-*&|^~!<>=,", ch) || (ch == ';' && depth) ||
+			   (ch == '.' && prev == TOK_WORD)) {
+			/*
+			 * '.' only as a member of a name ("role.word" in the
+			 * kvmmmu formats): libtraceevent crashes on "(x). y".
+			 */
 			prev = TOK_OP;
 		} else {
-			/* No C operator ('$', '@', '#', ';'...): libtraceevent 1.7.1 crashes on
-			 * "x)$ y". */
+			/*
+			 * No C operator ('$', '@', '#'; ';' only inside a
+			 * statement expression's braces): libtraceevent 1.7.1
+			 * crashes on "(x)$ y".
+			 */
 			return false;
 		}
 	}

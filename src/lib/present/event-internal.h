@@ -37,6 +37,7 @@ enum tk_op_kind {
 	TK_OP_BITMASK, /* __get_bitmask(): hex words, a comma every 4 bytes */
 	TK_OP_HEXBUF,  /* %*ph[CDN]: up to lenexpr (default 1) bytes of a dynamic array */
 	TK_OP_DEC4,    /* NUM of a 4-byte field, plain %d / %u: made by the last compile pass */
+	TK_OP_PRINTK,  /* %s of a long-sized field: its printk format's text, else "%llx" */
 };
 
 /*
@@ -51,6 +52,8 @@ enum tk_expr_kind {
 	TK_EXPR_BIN,	/* op: operator character(s), a, b */
 	TK_EXPR_COND,	/* a ? b : c */
 	TK_EXPR_DYNLEN, /* __get_dynamic_array_len(): off, size: the field; val: 1 if rel */
+	TK_EXPR_KSYM,	/* a name (jiffies, vmemmap_base): val its kallsyms address or 0;
+			 * off: the name's offset in tk_event.atom_names */
 };
 
 struct tk_expr {
@@ -187,6 +190,12 @@ struct tk_event {
 	uint8_t size_mult;    /* worst text per record byte (hex, arrays, masks) */
 	const char *why_slow; /* what kept the print format from compiling (static text) */
 	/*
+	 * The names of TK_EXPR_KSYM nodes, each NUL-ended: their addresses
+	 * are looked up again when the set's kallsyms change.
+	 */
+	char *atom_names;
+	bool has_printk; /* a TK_OP_PRINTK: compiled again when printk formats come */
+	/*
 	 * The print format's '*' widths and precisions, for the slow path to
 	 * bound (event-check.c): the fields they read (at most 8), or
 	 * star_unsafe when one is anything else and no record may reach
@@ -255,6 +264,13 @@ static inline bool tk_comm_settled(const struct tk_comm_table *t, int pid)
 	return t->sorted && (!pid || (c->gen == t->gen && c->pid == pid && c->comm));
 }
 
+/* A printk format as libtraceevent keeps it (quotes and a final "\n" stripped). */
+struct tk_printk {
+	uint64_t addr;
+	char *text;
+	uint32_t len;
+};
+
 struct tk_event_set {
 	struct tep_handle *tep;
 	struct tep_plugin_list *plugins;
@@ -285,6 +301,10 @@ struct tk_event_set {
 	struct tk_ksym *ksyms;
 	size_t nksyms;
 	struct tk_ksym_memo *ksym_memo; /* NULL until built (or when out of memory) */
+	/* printk formats, sorted by address, for TK_OP_PRINTK; the longest text */
+	struct tk_printk *printks;
+	size_t nprintks;
+	uint32_t printk_max;
 };
 
 /*
@@ -470,6 +490,9 @@ void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev
  * Register @pid's name as tep_register_comm() does; @mirror: also tell tep
  * (false when tep's sched plugin registered it already).
  */
+const struct tk_printk *tk_event_printk_find(const struct tk_event_set *set, uint64_t addr);
+uint64_t tk_event_ksym_addr(struct tk_event_set *set, const char *name);
+void tk_event_ksym_atoms_resolve(struct tk_event_set *set, struct tk_event *ev);
 int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_t len, bool mirror);
 /*
  * The entry libtraceevent's find_func() returns for @addr, or NULL. @memo:

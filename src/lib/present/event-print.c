@@ -19,10 +19,18 @@
  * (CSTR for two texts, else COND with two one-op alternatives); %p, %ps/
  * %pS/%pf/%pF, %pI4/%pi4/%pI6/%pi6/%pI6c, %pM/%pm/%pMF/%pMR, %pU[bBlL],
  * %*ph[CDN]; __print_hex(), __print_hex_str(), __print_array() of fixed
- * fields or dynamic arrays; __get_bitmask(). The rest (cpumasks,
- * sockaddrs, function calls like jiffies_to_msecs(), bprint, pointer-
- * sized %s printk addresses, plugin handlers) uses the slow printer:
- * tk_event_compile() leaves the reason in ev->why_slow.
+ * fields or dynamic arrays; __get_bitmask(); a name where a number goes
+ * (writeback's jiffies, kmem's vmemmap_base: the address of the kallsyms
+ * entry of that name, as test_for_symbol() finds it, looked up again
+ * when the kallsyms change); %s of a long-sized field (bputs,
+ * suspend_resume: the text of the printk format at that address, else
+ * the address in hex; programs with one are compiled again when printk
+ * formats come, to size their room by the longest). The rest (cpumasks,
+ * sockaddrs, function calls like jiffies_to_msecs(), bprint, plugin
+ * handlers) uses the slow printer: tk_event_compile() leaves the reason
+ * in ev->why_slow. tests/unit/present/test-event-families.c compiles
+ * every format of the families people record most from the running
+ * kernel's tracefs and compares both printers on synthetic records.
  *
  * Lengths from the record. Hex dumps, arrays and masks print 3-4 bytes of
  * text per record byte: the room asked per record is max_static + size *
@@ -73,6 +81,7 @@
 #define SYM_MAX 4096u
 
 struct compiler {
+	struct tk_event_set *set;
 	struct tk_event *ev;
 	struct tk_op *ops;
 	size_t nops, cap;
@@ -86,6 +95,8 @@ struct compiler {
 	bool failed;
 	bool child;	 /* compiling one alternative of a string ternary: exactly one op */
 	const char *why; /* the first reason compiling failed */
+	char *names;	 /* TK_EXPR_KSYM names, for ev->atom_names */
+	size_t names_len;
 };
 
 static void fail(struct compiler *c, const char *why)
@@ -324,6 +335,43 @@ static int32_t fold(struct compiler *c, int32_t e)
 	return e;
 }
 
+/*
+ * A C identifier where a number goes ("jiffies", "vmemmap_base": the
+ * kernel's macros expand to variables). libtraceevent's eval_num_arg()
+ * takes strtoull() of it, 0, and then test_for_symbol(): the address of
+ * the kallsyms entry of that name, or 0. The address depends on the
+ * set's kallsyms, which a .dat file holds after its formats: the name is
+ * kept and looked up again whenever they change (tk_event_ksym_atoms_resolve()).
+ */
+static int32_t compile_ksym_atom(struct compiler *c, const char *atom)
+{
+	size_t n = strlen(atom);
+	char *t;
+	int32_t e;
+
+	if (!(isalpha((unsigned char)atom[0]) || atom[0] == '_'))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)atom[i]) && atom[i] != '_')
+			return -1;
+	if (c->names_len + n + 1 > UINT32_MAX)
+		return -1;
+	t = realloc(c->names, c->names_len + n + 1);
+	if (!t) {
+		fail(c, "out of memory");
+		return -1;
+	}
+	c->names = t;
+	e = new_expr(c, TK_EXPR_KSYM);
+	if (e < 0)
+		return -1;
+	memcpy(t + c->names_len, atom, n + 1);
+	c->exprs[e].off = (uint32_t)c->names_len;
+	c->exprs[e].val = tk_event_ksym_addr(c->set, atom);
+	c->names_len += n + 1;
+	return e;
+}
+
 /* Compile a numeric argument into an expression; -1 when we cannot. */
 static int32_t compile_expr(struct compiler *c, struct tep_print_arg *arg, int depth)
 {
@@ -344,7 +392,7 @@ static int32_t compile_expr(struct compiler *c, struct tep_print_arg *arg, int d
 		 * may resolve) starts with a letter and is not compiled.
 		 */
 		if (!parse_number(arg->atom.atom, &v))
-			return -1;
+			return compile_ksym_atom(c, arg->atom.atom);
 		e = new_expr(c, TK_EXPR_CONST);
 		if (e >= 0)
 			c->exprs[e].val = v;
@@ -464,6 +512,7 @@ static bool expr_is_const(const struct compiler *c, int32_t e)
 		return true;
 	case TK_EXPR_FIELD:
 	case TK_EXPR_DYNLEN:
+	case TK_EXPR_KSYM: /* its value changes with the set's kallsyms */
 		return false;
 	case TK_EXPR_MASK:
 		return expr_is_const(c, x->a);
@@ -965,10 +1014,24 @@ static void compile_str(struct compiler *c, struct tep_print_arg *arg, const cha
 		return;
 	case TEP_PRINT_FIELD:
 		f = plain_field(ev, arg);
-		/* A long-sized non-array is taken as a pointer or printk address. */
-		if (!f || f->size < 0 || f->size > 4096 ||
-		    (!(f->flags & TEP_FIELD_IS_ARRAY) && f->size == c->long_size)) {
+		if (!f || f->size < 0 || f->size > 4096) {
 			fail(c, "a %s field that is a pointer, printk address or dynamic");
+			return;
+		}
+		/*
+		 * A long-sized non-array is taken as the address of a printk
+		 * format (trace_printk()'s, suspend_resume's action): its text
+		 * whatever the conversion says, else the address in hex.
+		 */
+		if (!(f->flags & TEP_FIELD_IS_ARRAY) && f->size == c->long_size) {
+			op = value_op(c, TK_OP_PRINTK);
+			if (!op)
+				return;
+			op->off = (uint32_t)f->offset;
+			op->size = (uint32_t)f->size;
+			use_field(c, op->off, op->size);
+			c->max_static += c->set->printk_max + 24;
+			ev->has_printk = true;
 			return;
 		}
 		op = value_op(c, TK_OP_STR);
@@ -1479,6 +1542,8 @@ void tk_event_free_program(struct tk_event *ev)
 		free_op(&ev->ops[i]);
 	free(ev->ops);
 	free(ev->exprs);
+	free(ev->atom_names);
+	ev->atom_names = NULL;
 	ev->ops = NULL;
 	ev->nops = 0;
 	ev->exprs = NULL;
@@ -1695,6 +1760,7 @@ void tk_event_compile(struct tk_event_set *set, struct tk_event *ev)
 	ev->size_mult = 1;
 
 	memset(&c, 0, sizeof(c));
+	c.set = set;
 	c.ev = ev;
 	c.long_size = set->long_size;
 	if (ev->tev->handler) {
@@ -1725,9 +1791,11 @@ void tk_event_compile(struct tk_event_set *set, struct tk_event *ev)
 			free_op(&c.ops[i]);
 		free(c.ops);
 		free(c.exprs);
+		free(c.names);
 		return;
 	}
 	ev->why_slow = NULL;
+	ev->atom_names = c.names;
 	ev->ops = c.ops;
 	ev->nops = c.nops;
 	ev->exprs = c.exprs;
@@ -2073,6 +2141,7 @@ uint64_t tk_event_eval(const struct tk_event_set *set, const struct tk_expr *x, 
 
 	switch (e->kind) {
 	case TK_EXPR_CONST:
+	case TK_EXPR_KSYM:
 		return e->val;
 	case TK_EXPR_FIELD:
 		return rd(set, d + e->off, e->size);
@@ -2590,6 +2659,24 @@ static __attribute__((noinline)) char *run_rare(struct tk_event_set *set, const 
 		}
 		break;
 	}
+	case TK_OP_PRINTK: {
+		/* Read as libtraceevent reads it: in the host's byte order. */
+		uint64_t a = 0;
+		const struct tk_printk *pk;
+
+		if (op->size == 8) {
+			memcpy(&a, d + op->off, 8);
+		} else {
+			uint32_t a4;
+
+			memcpy(&a4, d + op->off, 4);
+			a = a4;
+		}
+		pk = tk_event_printk_find(set, a);
+		if (pk)
+			return put_str(o, pk->text, pk->len);
+		return put_hex(o, a);
+	}
 	case TK_OP_MAC: {
 		const uint8_t *b = d + op->off;
 
@@ -2854,6 +2941,7 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 			[TK_OP_MAC] = &&other,	  [TK_OP_HEX] = &&other,                           \
 			[TK_OP_ARRAY] = &&other,  [TK_OP_BITMASK] = &&other,                       \
 			[TK_OP_HEXBUF] = &&other, [TK_OP_DEC4] = &&dec4,                           \
+			[TK_OP_PRINTK] = &&other,                                                  \
 		};                                                                                 \
 		char *o = out->buf + out->len, *end = out->buf + out->cap, *next = NULL;           \
 		const struct tk_op *op = ev->ops, *last = ev->ops + ev->nops;                      \

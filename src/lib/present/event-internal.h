@@ -23,21 +23,23 @@ enum tk_op_kind {
 	TK_OP_DSTR, /* __data_loc / __rel_loc string */
 	TK_OP_FLAGS,
 	TK_OP_SYMBOL,
-	TK_OP_PTR,     /* %p: "0x..." or "(nil)" */
-	TK_OP_FUNC,    /* %ps / %pS: kallsyms name (+0xoff), else 0x... */
-	TK_OP_FUNCF,   /* plugin form "name/0x(addr - val)", else "0x%08llx" */
-	TK_OP_CSTR,    /* cond ? "a" : "b" for %s */
-	TK_OP_IP4,     /* %pI4 / %pi4 (zero: "%03d" parts) of a 4-byte field */
-	TK_OP_IP6,     /* %pI6 / %pi6 (zero: no colons) / %pI6c (offset) of a 16-byte field */
-	TK_OP_COND,    /* %s of cond ? x : y: runs kids[0] or kids[1] (one op each) */
-	TK_OP_UUID,    /* %pU[bBlL] of a 16-byte field: left: GUID order, zero: upper case */
-	TK_OP_MAC,     /* %pM %pm [RF] of a 6-byte field: lit[0] separator, left: reversed */
-	TK_OP_HEX,     /* __print_hex (delim ' ') / __print_hex_str: expr counts the bytes */
-	TK_OP_ARRAY,   /* __print_array: expr counts elements of elsize bytes, "%u" each */
-	TK_OP_BITMASK, /* __get_bitmask(): hex words, a comma every 4 bytes */
-	TK_OP_HEXBUF,  /* %*ph[CDN]: up to lenexpr (default 1) bytes of a dynamic array */
-	TK_OP_DEC4,    /* NUM of a 4-byte field, plain %d / %u: made by the last compile pass */
-	TK_OP_PRINTK,  /* %s of a long-sized field: its printk format's text, else "%llx" */
+	TK_OP_PTR,	/* %p: "0x..." or "(nil)" */
+	TK_OP_FUNC,	/* %ps / %pS: kallsyms name (+0xoff), else 0x... */
+	TK_OP_FUNCF,	/* plugin form "name/0x(addr - val)", else "0x%08llx" */
+	TK_OP_CSTR,	/* cond ? "a" : "b" for %s */
+	TK_OP_IP4,	/* %pI4 / %pi4 (zero: "%03d" parts) of a 4-byte field */
+	TK_OP_IP6,	/* %pI6 / %pi6 (zero: no colons) / %pI6c (offset) of a 16-byte field */
+	TK_OP_COND,	/* %s of cond ? x : y: runs kids[0] or kids[1] (one op each) */
+	TK_OP_UUID,	/* %pU[bBlL] of a 16-byte field: left: GUID order, zero: upper case */
+	TK_OP_MAC,	/* %pM %pm [RF] of a 6-byte field: lit[0] separator, left: reversed */
+	TK_OP_HEX,	/* __print_hex (delim ' ') / __print_hex_str: expr counts the bytes */
+	TK_OP_ARRAY,	/* __print_array: expr counts elements of elsize bytes, "%u" each */
+	TK_OP_BITMASK,	/* __get_bitmask(): hex words, a comma every 4 bytes */
+	TK_OP_HEXBUF,	/* %*ph[CDN]: up to lenexpr (default 1) bytes of a dynamic array */
+	TK_OP_DEC4,	/* NUM of a 4-byte field, plain %d / %u: made by the last compile pass */
+	TK_OP_PRINTK,	/* %s of a long-sized field: its printk format's text, else "%llx" */
+	TK_OP_CALLSITE, /* the kmem plugin's "(func+0xoff) " of call_site, or nothing */
+	TK_OP_FUTEX,	/* the futex plugin's text: expr is the first of six fields */
 };
 
 /*

@@ -1386,6 +1386,99 @@ static bool setup_hrtimer(struct compiler *c)
 	return add_field_num(c, "function", TK_NUM_PRINTF) && !c->failed;
 }
 
+/* A field as a plugin reads it (tep_find_field(): not the common ones), -1 if unreadable. */
+static int32_t plugin_field(struct compiler *c, const char *name)
+{
+	struct tep_format_field *f = tep_find_field(c->ev->tev, name);
+	int32_t e;
+
+	if (!f || (f->flags & TEP_FIELD_IS_DYNAMIC) || !numeric_size(f->size) || f->offset < 0)
+		return -1;
+	e = new_expr(c, TK_EXPR_FIELD);
+	if (e < 0)
+		return -1;
+	c->exprs[e].off = (uint32_t)f->offset;
+	c->exprs[e].size = (uint32_t)f->size;
+	use_field(c, (uint32_t)f->offset, (uint32_t)f->size);
+	return e;
+}
+
+static bool plain_format(struct compiler *c)
+{
+	if (c->ev->tev->flags &
+	    (TEP_EVENT_FL_FAILED | TEP_EVENT_FL_ISBPRINT | TEP_EVENT_FL_PRINTRAW))
+		return false;
+	compile_format(c);
+	return !c->failed;
+}
+
+/*
+ * libtraceevent's kmem plugin (kfree, kmalloc, kmalloc_node,
+ * kmem_cache_alloc, kmem_cache_alloc_node, kmem_cache_free): "(%s+0x%x) "
+ * of call_site's function and (int) offset when kallsyms has one, then
+ * the print format as usual (its handler returns 1).
+ */
+static bool setup_kmem(struct compiler *c)
+{
+	static const char *const names[] = {"kfree",
+					    "kmalloc",
+					    "kmalloc_node",
+					    "kmem_cache_alloc",
+					    "kmem_cache_alloc_node",
+					    "kmem_cache_free"};
+	struct tk_op *op;
+	bool ours = false;
+	int32_t e;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		ours |= !strcmp(c->ev->name, names[i]);
+	if (!ours)
+		return false;
+	/* Without a readable call_site the handler prints nothing. */
+	e = plugin_field(c, "call_site");
+	if (e >= 0) {
+		op = new_op(c);
+		if (!op)
+			return false;
+		op->kind = TK_OP_CALLSITE;
+		op->expr = e;
+		c->max_static += SYM_MAX + 32;
+	}
+	return plain_format(c);
+}
+
+/*
+ * libtraceevent's futex plugin (syscalls:sys_enter_futex): "op=NAME"
+ * with |FUTEX_PRIVATE_FLAG and |FUTEX_CLOCK_REALTIME, then uaddr and the
+ * arguments that command uses. A command past its table (13 and up)
+ * makes the plugin fall back to the print format: the run then returns
+ * -ENOTSUP and the slow path prints it.
+ */
+static bool setup_futex(struct compiler *c)
+{
+	static const char *const args[] = {"uaddr", "op", "val", "utime", "uaddr2", "val3"};
+	struct tk_op *op;
+	int32_t first = -1;
+
+	if (strcmp(c->ev->name, "sys_enter_futex"))
+		return false;
+	for (int i = 0; i < 6; i++) {
+		int32_t e = plugin_field(c, args[i]);
+
+		if (e < 0 || (i && e != first + i))
+			return false;
+		if (!i)
+			first = e;
+	}
+	op = new_op(c);
+	if (!op)
+		return false;
+	op->kind = TK_OP_FUTEX;
+	op->expr = first;
+	c->max_static += 256;
+	return !c->failed;
+}
+
 /* ------------------------------------------------------ sched plugins */
 
 static const struct tk_event_field *find_num(struct tk_event *ev, const char *name)
@@ -1768,9 +1861,14 @@ void tk_event_compile(struct tk_event_set *set, struct tk_event *ev)
 			return;
 		ev->why_slow = "a plugin handler not mirrored";
 		/* A plugin handler we do not mirror: the slow path runs it. */
-		if (strcmp(ev->system, "timer"))
+		if (!strcmp(ev->system, "kmem"))
+			ok = setup_kmem(&c);
+		else if (!strcmp(ev->system, "syscalls"))
+			ok = setup_futex(&c);
+		else if (!strcmp(ev->system, "timer"))
+			ok = setup_hrtimer(&c);
+		else
 			return;
-		ok = setup_hrtimer(&c);
 	} else {
 		if (ev->tev->flags & TEP_EVENT_FL_FAILED)
 			ev->why_slow = "libtraceevent failed to parse it";
@@ -2263,6 +2361,32 @@ static inline char *put_sym_name(const struct tk_event_set *set, char *o, const 
 	return put_str(o, name, n);
 }
 
+/* The kmem plugin's "(name+0xoff) ", the offset as an int through "%x"; nothing unknown. */
+static char *put_callsite(struct tk_event_set *set, struct tk_ksym_memo *memo, char *o, uint64_t v)
+{
+	const struct tk_ksym *k = tk_event_ksym_find(set, memo, v);
+
+	if (!k)
+		return o;
+	*o++ = '(';
+	o = put_sym_name(set, o, k, k->name_len < SYM_MAX ? k->name_len : SYM_MAX);
+	o = put_str(o, "+0x", 3);
+	o = put_hex(o, (uint32_t)(v - k->addr));
+	return put_str(o, ") ", 2);
+}
+
+/* "%08llx": hex digits, zero-padded to eight. */
+static inline char *put_hex08(char *o, uint64_t v)
+{
+	char tmp[24];
+	char *t = put_hex(tmp, v);
+	size_t n;
+
+	for (n = (size_t)(t - tmp); n < 8; n++)
+		*o++ = '0';
+	return put_str(o, tmp, (size_t)(t - tmp));
+}
+
 /* "name", "name+0xoff" (%pS) or the plugin's "name/0x(addr - val)". */
 static char *put_func(struct tk_event_set *set, struct tk_ksym_memo *memo, char *o, uint64_t v,
 		      enum tk_op_kind kind, bool offset)
@@ -2659,6 +2783,55 @@ static __attribute__((noinline)) char *run_rare(struct tk_event_set *set, const 
 		}
 		break;
 	}
+	case TK_OP_FUTEX: {
+		static const struct {
+			const char *name;
+			uint8_t hex_val, utime, val2, uaddr2, val3;
+		} tbl[13] = {
+			{"FUTEX_WAIT", 2, 1, 0, 0, 0},
+			{"FUTEX_WAKE", 1, 0, 0, 0, 0},
+			{"FUTEX_FD", 1, 0, 0, 0, 0},
+			{"FUTEX_REQUEUE", 1, 0, 1, 1, 0},
+			{"FUTEX_CMP_REQUEUE", 1, 0, 1, 1, 1},
+			{"FUTEX_WAKE_OP", 1, 0, 1, 1, 1},
+			{"FUTEX_LOCK_PI", 0, 1, 0, 0, 0},
+			{"FUTEX_UNLOCK_PI", 0, 0, 0, 0, 0},
+			{"FUTEX_TRYLOCK_PI", 0, 0, 0, 0, 0},
+			{"FUTEX_WAIT_BITSET", 2, 1, 0, 0, 1},
+			{"FUTEX_WAKE_BITSET", 1, 0, 0, 0, 1},
+			{"FUTEX_WAIT_REQUEUE_PI", 2, 1, 0, 1, 1},
+			{"FUTEX_CMP_REQUEUE_PI", 1, 0, 1, 1, 1},
+		};
+		uint64_t a[6], cmd;
+
+		for (int i = 0; i < 6; i++)
+			a[i] = tk_event_eval(set, ev->exprs, op->expr + i, d, size);
+		/* FUTEX_CMD_MASK: all but FUTEX_PRIVATE_FLAG (128) and FUTEX_CLOCK_REALTIME (256).
+		 */
+		cmd = a[1] & ~(uint64_t)384;
+		if (cmd >= 13)
+			return NULL; /* the plugin prints the format: the slow path */
+		o = put_str(o, "op=", 3);
+		o = put_str(o, tbl[cmd].name, strlen(tbl[cmd].name));
+		if (a[1] & 128)
+			o = put_str(o, "|FUTEX_PRIVATE_FLAG", 19);
+		if (a[1] & 256)
+			o = put_str(o, "|FUTEX_CLOCK_REALTIME", 21);
+		o = put_hex08(put_str(o, " uaddr=0x", 9), a[0]);
+		if (tbl[cmd].hex_val == 2)
+			o = put_hex08(put_str(o, " val=0x", 7), a[2]);
+		else if (tbl[cmd].hex_val)
+			o = put_u64(put_str(o, " val=", 5), a[2]);
+		if (tbl[cmd].utime)
+			o = put_hex08(put_str(o, " utime=0x", 9), a[3]);
+		if (tbl[cmd].val2)
+			o = put_u64(put_str(o, " val2=", 6), a[3]);
+		if (tbl[cmd].uaddr2)
+			o = put_hex08(put_str(o, " uaddr2=0x", 10), a[4]);
+		if (tbl[cmd].val3)
+			o = put_hex08(put_str(o, " val3=0x", 8), a[5]);
+		break;
+	}
 	case TK_OP_PRINTK: {
 		/* Read as libtraceevent reads it: in the host's byte order. */
 		uint64_t a = 0;
@@ -2773,6 +2946,9 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 	case TK_OP_FUNCF:
 		o = put_func(set, memo, o, op_value_o(set, ev, op, d, size, swap), op->kind,
 			     op->offset);
+		break;
+	case TK_OP_CALLSITE:
+		o = put_callsite(set, memo, o, op_value_o(set, ev, op, d, size, swap));
 		break;
 	case TK_OP_CSTR: {
 		bool yes = op_value_o(set, ev, op, d, size, swap) != 0;
@@ -2941,7 +3117,8 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 			[TK_OP_MAC] = &&other,	  [TK_OP_HEX] = &&other,                           \
 			[TK_OP_ARRAY] = &&other,  [TK_OP_BITMASK] = &&other,                       \
 			[TK_OP_HEXBUF] = &&other, [TK_OP_DEC4] = &&dec4,                           \
-			[TK_OP_PRINTK] = &&other,                                                  \
+			[TK_OP_PRINTK] = &&other, [TK_OP_CALLSITE] = &&other,                      \
+			[TK_OP_FUTEX] = &&other,                                                   \
 		};                                                                                 \
 		char *o = out->buf + out->len, *end = out->buf + out->cap, *next = NULL;           \
 		const struct tk_op *op = ev->ops, *last = ev->ops + ev->nops;                      \

@@ -27,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ const char *__lsan_default_suppressions(void)
 }
 
 #define EVENTS_DIR "/sys/kernel/tracing/events"
-#define RECORDS	   12
+#define RECORDS	   24
 #define REC_MAX	   1024
 
 static const char *const families[] = {
@@ -271,6 +272,10 @@ static uint32_t make_record(const struct tk_event *ev, uint8_t *rec, int round)
 		} else if (f->is_array) {
 			for (uint32_t k = 0; k < f->size; k++)
 				p[k] = (uint8_t)(rng() % 4 ? rng() % 8 : rng());
+		} else if (!strcmp(f->name, "op")) {
+			/* futex's command: one the plugin names, with its flag bits, or past them.
+			 */
+			put_le(p, f->size, rng() % 15 | (rng() % 4) << 7);
 		} else {
 			put_le(p, f->size, pick_value(f->size));
 		}
@@ -318,6 +323,7 @@ static void test_families(void **state)
 	struct tk_event_set *set;
 	static uint8_t rec[REC_MAX];
 	size_t len, nslow = 0, ndiff = 0, total;
+	uint64_t fallbacks = 0;
 	char *text;
 
 	(void)state;
@@ -342,6 +348,8 @@ static void test_families(void **state)
 	assert_int_equal(tk_event_set_add_format(set, "uprobes", fmt_uprobe, strlen(fmt_uprobe)),
 			 9003);
 
+	/* As `tracekit report` runs: libtraceevent's plugins loaded (kmem, futex, hrtimer...). */
+	assert_int_equal(tk_event_set_load_plugins(set), 0);
 	total = tk_event_set_count(set);
 	for (size_t i = 0; i < total; i++) {
 		const struct tk_event *ev = tk_event_set_get(set, i);
@@ -364,7 +372,17 @@ static void test_families(void **state)
 			uint32_t n = make_record(ev, rec, r);
 			char fast[8192];
 
-			snprintf(fast, sizeof(fast), "%s", print(set, ev, rec, n, 0));
+			/* The compiled printer alone: count the records it hands on. */
+			struct tk_outbuf out;
+
+			assert_int_equal(tk_outbuf_init(&out, -1, 0), 0);
+			if (tk_event_run(set, ev, rec, n, &out) == -ENOTSUP) {
+				fallbacks++;
+				snprintf(fast, sizeof(fast), "%s", print(set, ev, rec, n, 0));
+			} else {
+				snprintf(fast, sizeof(fast), "%.*s", (int)out.len, out.buf);
+			}
+			tk_outbuf_release(&out);
 			if (strcmp(fast, print(set, ev, rec, n, TK_EVENT_PRINT_SLOW))) {
 				print_message("differs: %s:%s\n  compiled: %s\n  slow:     %s\n",
 					      tk_event_system(ev), tk_event_name(ev), fast,
@@ -374,7 +392,10 @@ static void test_families(void **state)
 			}
 		}
 	}
-	print_message("%zu formats, %zu not compiled, %zu differ\n", total, nslow, ndiff);
+	/* Records the compiled printer hands to the slow path (too short, futex 13+...). */
+	print_message("%zu formats, %zu not compiled, %zu differ, %" PRIu64
+		      " of %zu records slow\n",
+		      total, nslow, ndiff, fallbacks, total * RECORDS);
 	tk_event_set_free(set);
 	assert_int_equal(nslow, 0);
 	assert_int_equal(ndiff, 0);

@@ -69,23 +69,34 @@ struct family {
 	const char *events[5]; /* -e arguments for tracekit record, NULL-ended */
 	const char *perf;      /* perf record -e argument, NULL: no perf.data */
 	double steps_per_mevent;
+	/*
+	 * Only the workload's own events (-F, perf without -a): the machine
+	 * is shared, and other tasks' syscalls would swamp the count. Events
+	 * of interrupts and kernel threads need the whole system.
+	 */
+	bool follow;
 };
 
 static const struct family families[] = {
-	{"sched", {"sched", NULL}, "sched:*", 110000},
-	{"syscalls", {"syscalls", NULL}, "syscalls:*", 120000},
-	{"raw_syscalls", {"raw_syscalls", NULL}, "raw_syscalls:*", 240000},
-	{"irq-timer", {"irq", "timer", NULL}, "irq:*,timer:*", 90000},
-	{"block", {"block", "writeback", "filemap", NULL}, "block:*,writeback:*,filemap:*", 20000},
-	{"kmem", {"kmem", NULL}, "kmem:*", 25000},
-	{"net", {"net", "skb", NULL}, "net:*,skb:*", 90000},
-	{"workqueue", {"workqueue", NULL}, "workqueue:*", 200000},
-	{"power", {"power", NULL}, "power:*", 250000},
-	{"marker", {NULL}, NULL, 1000000},
+	{"sched", {"sched", NULL}, "sched:*", 110000, false},
+	{"syscalls", {"syscalls", NULL}, "syscalls:*", 125000, true},
+	{"raw_syscalls", {"raw_syscalls", NULL}, "raw_syscalls:*", 250000, true},
+	{"irq-timer", {"irq", "timer", NULL}, "irq:*,timer:*", 90000, false},
+	{"block",
+	 {"block", "writeback", "filemap", NULL},
+	 "block:*,writeback:*,filemap:*",
+	 20000,
+	 false},
+	{"kmem", {"kmem", NULL}, "kmem:*", 25000, false},
+	{"net", {"net", "skb", NULL}, "net:*,skb:*", 90000, false},
+	{"workqueue", {"workqueue", NULL}, "workqueue:*", 200000, false},
+	{"power", {"power", NULL}, "power:*", 250000, false},
+	{"marker", {NULL}, NULL, 1000000, false},
 	{"mixed",
 	 {"sched", "irq", "timer", "syscalls", NULL},
 	 "sched:*,irq:*,timer:*,syscalls:*",
-	 40000},
+	 40000,
+	 false},
 };
 
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
@@ -362,6 +373,8 @@ static bool record_dat(const struct family *fam, long steps, const char *out)
 		argv[a++] = "-e";
 		argv[a++] = "ftrace:print";
 	}
+	if (fam->follow)
+		argv[a++] = "-F";
 	argv[a++] = "-b";
 	argv[a++] = "32768";
 	argv[a++] = "-o";

@@ -41,8 +41,10 @@
  * Usage: bench-families --tracekit PATH [--family NAME] [--events N]
  * [--reps N] [--keep DIR] [--no-perf] [--quick]. --events is the rough
  * count of workload steps to aim ~1 M events (the default); --quick
- * records ~20 k and runs each tool once. Without root or tracefs it prints
- * "SKIP: reason" and exits 77.
+ * records ~20 k and runs each tool once, and exits 1 unless every text is
+ * the other tool's byte for byte (make check runs it on one family,
+ * with --no-lock: make check runs under the lock). Without root or
+ * tracefs it prints "SKIP: reason" and exits 77.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -312,10 +314,17 @@ static int run_load(const char *name, long n)
 static const char *tracekit = "tracekit";
 static char self[4096];
 static int lock_fd = -1;
+static bool no_lock;
 
-/* The tests' lock on the kernel's tracing state, held while recording. */
+/*
+ * The tests' lock on the kernel's tracing state, held while recording
+ * (--no-lock: the caller holds it, as make check's smoke test runs under
+ * `flock /tmp/tracefs.lock make check`; taking it again would wait for ever).
+ */
 static void lock_tracefs(bool on)
 {
+	if (no_lock)
+		return;
 	if (lock_fd < 0)
 		lock_fd = open("/tmp/tracefs.lock", O_RDWR | O_CREAT, 0666);
 	if (lock_fd >= 0 && flock(lock_fd, on ? LOCK_EX : LOCK_UN))
@@ -411,7 +420,8 @@ static bool record_perf(const struct family *fam, long steps, const char *out)
 	return ok;
 }
 
-static void compare(const char *what, const char *file, char *const ours[], char *const theirs[],
+/* Time @ours against @theirs; false when the two texts differ. */
+static bool compare(const char *what, const char *file, char *const ours[], char *const theirs[],
 		    const char *tool, int reps, const char *dir)
 {
 	char out_a[4200], out_b[4200];
@@ -428,7 +438,7 @@ static void compare(const char *what, const char *file, char *const ours[], char
 	/* tracekit exits 1 on a damaged file (it prints what it can): still timed. */
 	if (!WIFEXITED(a.status) || WEXITSTATUS(a.status) > 1) {
 		printf("%-13s %-5s tracekit report failed (status %d)\n", what, file, a.status);
-		return;
+		return false;
 	}
 	events = count_lines(out_a);
 	same = files_equal(out_a, out_b);
@@ -439,7 +449,7 @@ static void compare(const char *what, const char *file, char *const ours[], char
 	if (!p.rounds) {
 		printf("%-13s %-5s %8" PRIu64 " lines  tracekit %.3f s  %s failed\n", what, file,
 		       events, a.seconds, tool);
-		return;
+		return false;
 	}
 	printf("%-13s %-5s %8" PRIu64 " lines %6.1f MB  tracekit %.3f s %5.1f M/s %4ld MB  "
 	       "%s %.2f s %4ld MB  %5.1fx (%.1f-%.1f)  text %s\n",
@@ -447,12 +457,13 @@ static void compare(const char *what, const char *file, char *const ours[], char
 	       p.ours_rss_kb / 1024, tool, p.theirs, p.theirs_rss_kb / 1024, p.ratio, p.ratio_lo,
 	       p.ratio_hi, same ? "identical" : "differs");
 	fflush(stdout);
+	return same;
 }
 
 static void usage(void)
 {
 	fputs("usage: bench-families --tracekit PATH [--family NAME] [--events N] [--reps N]\n"
-	      "                      [--keep DIR] [--no-perf] [--no-dat] [--quick]\n"
+	      "                      [--keep DIR] [--no-perf] [--no-dat] [--no-lock] [--quick]\n"
 	      "       bench-families --load FAMILY STEPS   (the recorded workload)\n",
 	      stderr);
 	exit(2);
@@ -463,7 +474,7 @@ int main(int argc, char **argv)
 	const char *only = NULL, *keep = NULL;
 	double mevents = 1.0;
 	int reps = 3;
-	bool quick = false, no_perf = false, no_dat = false, perf_ok, tc_ok;
+	bool quick = false, no_perf = false, no_dat = false, perf_ok, tc_ok, same = true;
 	char tmp[] = "/tmp/bench-families-XXXXXX";
 	const char *dir;
 
@@ -484,6 +495,8 @@ int main(int argc, char **argv)
 			no_perf = true;
 		else if (!strcmp(argv[i], "--no-dat"))
 			no_dat = true;
+		else if (!strcmp(argv[i], "--no-lock"))
+			no_lock = true;
 		else if (!strcmp(argv[i], "--quick"))
 			quick = true;
 		else
@@ -540,8 +553,10 @@ int main(int argc, char **argv)
 			if (!run_ok(conv, NULL))
 				die("tracekit convert");
 			if (tc_ok) {
-				compare(fam->name, "zstd", tk_z, tc_z, "trace-cmd", reps, dir);
-				compare(fam->name, "none", tk_n, tc_n, "trace-cmd", reps, dir);
+				same &= compare(fam->name, "zstd", tk_z, tc_z, "trace-cmd", reps,
+						dir);
+				same &= compare(fam->name, "none", tk_n, tc_n, "trace-cmd", reps,
+						dir);
 			} else {
 				printf("%-13s trace-cmd is not installed: nothing to compare "
 				       "with\n",
@@ -560,12 +575,13 @@ int main(int argc, char **argv)
 				printf("%-13s perf record failed\n", fam->name);
 				continue;
 			}
-			compare(fam->name, "perf", tk_p, ps, "perf script", reps, dir);
+			same &= compare(fam->name, "perf", tk_p, ps, "perf script", reps, dir);
 			if (!keep)
 				unlink(pd);
 		}
 	}
 	if (!keep)
 		rmdir(dir);
-	return 0;
+	/* --quick is the smoke test: its texts must be the other tools' byte for byte. */
+	return quick && !same ? 1 : 0;
 }

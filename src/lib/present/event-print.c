@@ -3008,18 +3008,24 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 			n = op->size == 16 ? strnlen16(s)
 					   : strnlen(s, op->size ? op->size : size - op->off);
 		} else {
-			uint32_t off, len;
+			/*
+			 * tk_event_dyn_loc(), inline (sched_stat_runtime's comm
+			 * is a __data_loc on 6.18: a call and a strnlen() call
+			 * per record were ~45 instructions).
+			 */
+			uint32_t word = (uint32_t)rd_o(d + op->off, 4, swap), len = word >> 16;
+			uint64_t off =
+				(word & 0xffff) + (op->rel ? (uint64_t)op->off + op->size : 0);
 
-			if (tk_event_dyn_loc(set, op->off, op->size, op->rel, d, size, &off,
-					     &len)) {
-				/* Let the slow path print what trace-cmd prints. */
-				return NULL;
-			}
+			if ((uint64_t)op->off + 4 > size || off + len > size)
+				return NULL; /* the slow path prints what trace-cmd prints */
 			/* An empty string prints nothing, padding included. */
 			if (!len)
 				break;
 			s = (const char *)d + off;
-			n = strnlen(s, size - off);
+			n = off + 16 <= size ? strnlen16(s) : 0;
+			if (n == 16 || off + 16 > size)
+				n = strnlen(s, size - (uint32_t)off);
 		}
 		if (op->plain && op->size == 16) {
 			/*

@@ -3013,12 +3013,16 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 			 * is a __data_loc on 6.18: a call and a strnlen() call
 			 * per record were ~45 instructions).
 			 */
-			uint32_t word = (uint32_t)rd_o(d + op->off, 4, swap), len = word >> 16;
-			uint64_t off =
-				(word & 0xffff) + (op->rel ? (uint64_t)op->off + op->size : 0);
+			uint32_t word, len;
+			uint64_t off;
 
-			if ((uint64_t)op->off + 4 > size || off + len > size)
+			if ((uint64_t)op->off + 4 > size)
 				return NULL; /* the slow path prints what trace-cmd prints */
+			word = (uint32_t)rd_o(d + op->off, 4, swap);
+			len = word >> 16;
+			off = (word & 0xffff) + (op->rel ? (uint64_t)op->off + op->size : 0);
+			if (off + len > size)
+				return NULL;
 			/* An empty string prints nothing, padding included. */
 			if (!len)
 				break;

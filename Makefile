@@ -12,7 +12,7 @@ TSAN_BUILD ?= build-tsan
 SANITIZE_ARGS = -Db_sanitize=address,undefined -Db_lundef=false \
 	-Dc_args=-fno-sanitize-recover=all -Dc_link_args=-fno-sanitize-recover=all
 
-.PHONY: all deps demo check bench fuzz clean
+.PHONY: all deps demo check bench bench-families fuzz clean
 
 all: deps
 	@test -f $(BUILD)/build.ninja || $(MESON) setup $(BUILD) --buildtype=release -Db_ndebug=if-release -Dwerror=true >/dev/null
@@ -54,6 +54,11 @@ bench: all
 	@$(BUILD)/bench/bench-record --tracekit $(BUILD)/src/cli/tracekit || [ $$? -eq 77 ]
 	@$(BUILD)/bench/bench-cache || [ $$? -eq 77 ]
 	@$(BUILD)/bench/bench-dwarf --tracekit $(BUILD)/src/cli/tracekit || [ $$? -eq 77 ]
+
+# One real recording per event family against trace-cmd report and perf script
+# (root; records under /tmp/tracefs.lock; ~20 minutes): see bench/bench-families.c.
+bench-families: all
+	@$(BUILD)/bench/bench-families --tracekit $(BUILD)/src/cli/tracekit || [ $$? -eq 77 ]
 
 fuzz: deps
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang $(MESON) setup $(FUZZ_BUILD) \

@@ -8,7 +8,11 @@
  * compiled printer (every op kind: numbers, strings, symbols, %pU/%pM,
  * '*' widths, hex dumps, arrays, bitmasks, ternaries), by libtraceevent's
  * printer and as JSON-style field reads: none may crash or read outside
- * the record.
+ * the record. The set has a few kallsyms (jiffies among them, for names
+ * in print formats) and printk formats (for %s of a long); a format named
+ * like a kmem call_site event or sys_enter_futex is added to its real
+ * system with libtraceevent's plugins loaded, so the compiled mirrors of
+ * those plugins run too.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -26,8 +30,40 @@ const char *__lsan_default_suppressions(void)
 	return "leak:libtraceevent.so\n";
 }
 
+static const char kallsyms[] = "ffffffff81000000 T _stext\n"
+			       "ffffffff81001000 T kmalloc_trace\n"
+			       "ffffffff82000000 D jiffies\n";
+static const char printk[] = "0xffffffff83000000 : \"hello %d\\n\"\n"
+			     "0xffffffff83000100 : \"suspend_enter\"\n";
+
+/* The system a plugin handles the format's event in, else "fuzz". */
+static const char *plugin_system(const char *text, size_t n)
+{
+	static const char *const kmem[] = {"kfree",
+					   "kmalloc",
+					   "kmalloc_node",
+					   "kmem_cache_alloc",
+					   "kmem_cache_alloc_node",
+					   "kmem_cache_free"};
+	char name[32];
+	size_t i = 0;
+
+	if (n < 6 || memcmp(text, "name: ", 6))
+		return "fuzz";
+	for (; i + 6 < n && i < sizeof(name) - 1 && text[i + 6] != '\n'; i++)
+		name[i] = text[i + 6];
+	name[i] = '\0';
+	if (!strcmp(name, "sys_enter_futex"))
+		return "syscalls";
+	for (i = 0; i < sizeof(kmem) / sizeof(kmem[0]); i++)
+		if (!strcmp(name, kmem[i]))
+			return "kmem";
+	return "fuzz";
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	const char *system;
 	struct tk_event_set *set;
 	struct tk_outbuf out;
 	const struct tk_event *ev;
@@ -42,7 +78,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	set = tk_event_set_new(8, false, 4096);
 	if (!set)
 		return 0;
-	id = tk_event_set_add_format(set, "fuzz", (const char *)data + 2, n);
+	system = plugin_system((const char *)data + 2, n);
+	tk_event_set_add_kallsyms(set, kallsyms, sizeof(kallsyms) - 1);
+	tk_event_set_add_printk(set, printk, sizeof(printk) - 1);
+	if (strcmp(system, "fuzz"))
+		tk_event_set_load_plugins(set);
+	id = tk_event_set_add_format(set, system, (const char *)data + 2, n);
 	if (id >= 0 && tk_outbuf_init(&out, -1, 1 << 16) == 0) {
 		const uint8_t *rec = data + 2 + n;
 		uint32_t len = (uint32_t)(size - 2 - n);

@@ -23,20 +23,23 @@ enum tk_op_kind {
 	TK_OP_DSTR, /* __data_loc / __rel_loc string */
 	TK_OP_FLAGS,
 	TK_OP_SYMBOL,
-	TK_OP_PTR,     /* %p: "0x..." or "(nil)" */
-	TK_OP_FUNC,    /* %ps / %pS: kallsyms name (+0xoff), else 0x... */
-	TK_OP_FUNCF,   /* plugin form "name/0x(addr - val)", else "0x%08llx" */
-	TK_OP_CSTR,    /* cond ? "a" : "b" for %s */
-	TK_OP_IP4,     /* %pI4 / %pi4 (zero: "%03d" parts) of a 4-byte field */
-	TK_OP_IP6,     /* %pI6 / %pi6 (zero: no colons) / %pI6c (offset) of a 16-byte field */
-	TK_OP_COND,    /* %s of cond ? x : y: runs kids[0] or kids[1] (one op each) */
-	TK_OP_UUID,    /* %pU[bBlL] of a 16-byte field: left: GUID order, zero: upper case */
-	TK_OP_MAC,     /* %pM %pm [RF] of a 6-byte field: lit[0] separator, left: reversed */
-	TK_OP_HEX,     /* __print_hex (delim ' ') / __print_hex_str: expr counts the bytes */
-	TK_OP_ARRAY,   /* __print_array: expr counts elements of elsize bytes, "%u" each */
-	TK_OP_BITMASK, /* __get_bitmask(): hex words, a comma every 4 bytes */
-	TK_OP_HEXBUF,  /* %*ph[CDN]: up to lenexpr (default 1) bytes of a dynamic array */
-	TK_OP_DEC4,    /* NUM of a 4-byte field, plain %d / %u: made by the last compile pass */
+	TK_OP_PTR,	/* %p: "0x..." or "(nil)" */
+	TK_OP_FUNC,	/* %ps / %pS: kallsyms name (+0xoff), else 0x... */
+	TK_OP_FUNCF,	/* plugin form "name/0x(addr - val)", else "0x%08llx" */
+	TK_OP_CSTR,	/* cond ? "a" : "b" for %s */
+	TK_OP_IP4,	/* %pI4 / %pi4 (zero: "%03d" parts) of a 4-byte field */
+	TK_OP_IP6,	/* %pI6 / %pi6 (zero: no colons) / %pI6c (offset) of a 16-byte field */
+	TK_OP_COND,	/* %s of cond ? x : y: runs kids[0] or kids[1] (one op each) */
+	TK_OP_UUID,	/* %pU[bBlL] of a 16-byte field: left: GUID order, zero: upper case */
+	TK_OP_MAC,	/* %pM %pm [RF] of a 6-byte field: lit[0] separator, left: reversed */
+	TK_OP_HEX,	/* __print_hex (delim ' ') / __print_hex_str: expr counts the bytes */
+	TK_OP_ARRAY,	/* __print_array: expr counts elements of elsize bytes, "%u" each */
+	TK_OP_BITMASK,	/* __get_bitmask(): hex words, a comma every 4 bytes */
+	TK_OP_HEXBUF,	/* %*ph[CDN]: up to lenexpr (default 1) bytes of a dynamic array */
+	TK_OP_DEC4,	/* NUM of a 4-byte field, plain %d / %u: made by the last compile pass */
+	TK_OP_PRINTK,	/* %s of a long-sized field: its printk format's text, else "%llx" */
+	TK_OP_CALLSITE, /* the kmem plugin's "(func+0xoff) " of call_site, or nothing */
+	TK_OP_FUTEX,	/* the futex plugin's text: expr is the first of six fields */
 };
 
 /*
@@ -51,6 +54,8 @@ enum tk_expr_kind {
 	TK_EXPR_BIN,	/* op: operator character(s), a, b */
 	TK_EXPR_COND,	/* a ? b : c */
 	TK_EXPR_DYNLEN, /* __get_dynamic_array_len(): off, size: the field; val: 1 if rel */
+	TK_EXPR_KSYM,	/* a name (jiffies, vmemmap_base): val its kallsyms address or 0;
+			 * off: the name's offset in tk_event.atom_names */
 };
 
 struct tk_expr {
@@ -187,6 +192,12 @@ struct tk_event {
 	uint8_t size_mult;    /* worst text per record byte (hex, arrays, masks) */
 	const char *why_slow; /* what kept the print format from compiling (static text) */
 	/*
+	 * The names of TK_EXPR_KSYM nodes, each NUL-ended: their addresses
+	 * are looked up again when the set's kallsyms change.
+	 */
+	char *atom_names;
+	bool has_printk; /* a TK_OP_PRINTK: compiled again when printk formats come */
+	/*
 	 * The print format's '*' widths and precisions, for the slow path to
 	 * bound (event-check.c): the fields they read (at most 8), or
 	 * star_unsafe when one is anything else and no record may reach
@@ -258,6 +269,13 @@ static inline bool tk_comm_settled(const struct tk_comm_table *t, int pid)
 	return t->sorted && (!pid || (c->gen == t->gen && c->pid == pid && c->comm));
 }
 
+/* A printk format as libtraceevent keeps it (quotes and a final "\n" stripped). */
+struct tk_printk {
+	uint64_t addr;
+	char *text;
+	uint32_t len;
+};
+
 struct tk_event_set {
 	struct tep_handle *tep;
 	struct tep_plugin_list *plugins;
@@ -288,6 +306,10 @@ struct tk_event_set {
 	struct tk_ksym *ksyms;
 	size_t nksyms;
 	struct tk_ksym_memo *ksym_memo; /* NULL until built (or when out of memory) */
+	/* printk formats, sorted by address, for TK_OP_PRINTK; the longest text */
+	struct tk_printk *printks;
+	size_t nprintks;
+	uint32_t printk_max;
 };
 
 /*
@@ -330,6 +352,28 @@ static inline char *tk_put_u64(char *o, uint64_t v)
 		word = ((uint32_t)hi | (uint32_t)lo << 16) >> (8 * (4 - len));
 		__builtin_memcpy(o, &word, 4);
 		return o + len;
+	}
+	/*
+	 * Below 10^8 (real pids are five digits on a machine that has run a
+	 * while, sched_stat_runtime's nanoseconds six or seven): the high
+	 * group as above, the low four digits as one word. Writes nothing
+	 * past the end.
+	 */
+	if (v < 100000000u) {
+		uint32_t x = (uint32_t)v, h = x / 10000u, l = x % 10000u;
+		uint32_t len = 1u + (h >= 10u) + (h >= 100u) + (h >= 1000u);
+		uint16_t a, b;
+		uint32_t word;
+
+		__builtin_memcpy(&a, tk_dec_pairs + 2 * (h / 100u), 2);
+		__builtin_memcpy(&b, tk_dec_pairs + 2 * (h % 100u), 2);
+		word = ((uint32_t)a | (uint32_t)b << 16) >> (8 * (4 - len));
+		__builtin_memcpy(o, &word, 4);
+		__builtin_memcpy(&a, tk_dec_pairs + 2 * (l / 100u), 2);
+		__builtin_memcpy(&b, tk_dec_pairs + 2 * (l % 100u), 2);
+		word = (uint32_t)a | (uint32_t)b << 16;
+		__builtin_memcpy(o + len, &word, 4);
+		return o + len + 4;
 	}
 #endif
 	e = o + tk_dec_len(v);
@@ -473,6 +517,9 @@ void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev
  * Register @pid's name as tep_register_comm() does; @mirror: also tell tep
  * (false when tep's sched plugin registered it already).
  */
+const struct tk_printk *tk_event_printk_find(const struct tk_event_set *set, uint64_t addr);
+uint64_t tk_event_ksym_addr(struct tk_event_set *set, const char *name);
+void tk_event_ksym_atoms_resolve(struct tk_event_set *set, struct tk_event *ev);
 int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_t len, bool mirror);
 /*
  * The entry libtraceevent's find_func() returns for @addr, or NULL. @memo:

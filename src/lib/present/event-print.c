@@ -19,10 +19,18 @@
  * (CSTR for two texts, else COND with two one-op alternatives); %p, %ps/
  * %pS/%pf/%pF, %pI4/%pi4/%pI6/%pi6/%pI6c, %pM/%pm/%pMF/%pMR, %pU[bBlL],
  * %*ph[CDN]; __print_hex(), __print_hex_str(), __print_array() of fixed
- * fields or dynamic arrays; __get_bitmask(). The rest (cpumasks,
- * sockaddrs, function calls like jiffies_to_msecs(), bprint, pointer-
- * sized %s printk addresses, plugin handlers) uses the slow printer:
- * tk_event_compile() leaves the reason in ev->why_slow.
+ * fields or dynamic arrays; __get_bitmask(); a name where a number goes
+ * (writeback's jiffies, kmem's vmemmap_base: the address of the kallsyms
+ * entry of that name, as test_for_symbol() finds it, looked up again
+ * when the kallsyms change); %s of a long-sized field (bputs,
+ * suspend_resume: the text of the printk format at that address, else
+ * the address in hex; programs with one are compiled again when printk
+ * formats come, to size their room by the longest). The rest (cpumasks,
+ * sockaddrs, function calls like jiffies_to_msecs(), bprint, plugin
+ * handlers) uses the slow printer: tk_event_compile() leaves the reason
+ * in ev->why_slow. tests/unit/present/test-event-families.c compiles
+ * every format of the families people record most from the running
+ * kernel's tracefs and compares both printers on synthetic records.
  *
  * Lengths from the record. Hex dumps, arrays and masks print 3-4 bytes of
  * text per record byte: the room asked per record is max_static + size *
@@ -73,6 +81,7 @@
 #define SYM_MAX 4096u
 
 struct compiler {
+	struct tk_event_set *set;
 	struct tk_event *ev;
 	struct tk_op *ops;
 	size_t nops, cap;
@@ -86,6 +95,8 @@ struct compiler {
 	bool failed;
 	bool child;	 /* compiling one alternative of a string ternary: exactly one op */
 	const char *why; /* the first reason compiling failed */
+	char *names;	 /* TK_EXPR_KSYM names, for ev->atom_names */
+	size_t names_len;
 };
 
 static void fail(struct compiler *c, const char *why)
@@ -324,6 +335,43 @@ static int32_t fold(struct compiler *c, int32_t e)
 	return e;
 }
 
+/*
+ * A C identifier where a number goes ("jiffies", "vmemmap_base": the
+ * kernel's macros expand to variables). libtraceevent's eval_num_arg()
+ * takes strtoull() of it, 0, and then test_for_symbol(): the address of
+ * the kallsyms entry of that name, or 0. The address depends on the
+ * set's kallsyms, which a .dat file holds after its formats: the name is
+ * kept and looked up again whenever they change (tk_event_ksym_atoms_resolve()).
+ */
+static int32_t compile_ksym_atom(struct compiler *c, const char *atom)
+{
+	size_t n = strlen(atom);
+	char *t;
+	int32_t e;
+
+	if (!(isalpha((unsigned char)atom[0]) || atom[0] == '_'))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)atom[i]) && atom[i] != '_')
+			return -1;
+	if (c->names_len + n + 1 > UINT32_MAX)
+		return -1;
+	t = realloc(c->names, c->names_len + n + 1);
+	if (!t) {
+		fail(c, "out of memory");
+		return -1;
+	}
+	c->names = t;
+	e = new_expr(c, TK_EXPR_KSYM);
+	if (e < 0)
+		return -1;
+	memcpy(t + c->names_len, atom, n + 1);
+	c->exprs[e].off = (uint32_t)c->names_len;
+	c->exprs[e].val = tk_event_ksym_addr(c->set, atom);
+	c->names_len += n + 1;
+	return e;
+}
+
 /* Compile a numeric argument into an expression; -1 when we cannot. */
 static int32_t compile_expr(struct compiler *c, struct tep_print_arg *arg, int depth)
 {
@@ -344,7 +392,7 @@ static int32_t compile_expr(struct compiler *c, struct tep_print_arg *arg, int d
 		 * may resolve) starts with a letter and is not compiled.
 		 */
 		if (!parse_number(arg->atom.atom, &v))
-			return -1;
+			return compile_ksym_atom(c, arg->atom.atom);
 		e = new_expr(c, TK_EXPR_CONST);
 		if (e >= 0)
 			c->exprs[e].val = v;
@@ -380,6 +428,16 @@ static int32_t compile_expr(struct compiler *c, struct tep_print_arg *arg, int d
 		a = compile_expr(c, arg->typecast.item, depth + 1);
 		if (a < 0)
 			return -1;
+		/*
+		 * A cast that keeps every bit is no node: the syscalls'
+		 * "((unsigned long)(REC->fd))" then stays a plain field, read
+		 * by a direct load instead of the expression walk (69 of ~720
+		 * instructions a record on a syscalls recording).
+		 */
+		v = cast_mask(arg->typecast.type);
+		if (v == UINT64_MAX || (c->exprs[a].kind == TK_EXPR_FIELD && c->exprs[a].size < 8 &&
+					v >= (1ull << (8 * c->exprs[a].size)) - 1))
+			return a;
 		e = new_expr(c, TK_EXPR_MASK);
 		if (e < 0)
 			return -1;
@@ -464,6 +522,7 @@ static bool expr_is_const(const struct compiler *c, int32_t e)
 		return true;
 	case TK_EXPR_FIELD:
 	case TK_EXPR_DYNLEN:
+	case TK_EXPR_KSYM: /* its value changes with the set's kallsyms */
 		return false;
 	case TK_EXPR_MASK:
 		return expr_is_const(c, x->a);
@@ -965,10 +1024,24 @@ static void compile_str(struct compiler *c, struct tep_print_arg *arg, const cha
 		return;
 	case TEP_PRINT_FIELD:
 		f = plain_field(ev, arg);
-		/* A long-sized non-array is taken as a pointer or printk address. */
-		if (!f || f->size < 0 || f->size > 4096 ||
-		    (!(f->flags & TEP_FIELD_IS_ARRAY) && f->size == c->long_size)) {
+		if (!f || f->size < 0 || f->size > 4096) {
 			fail(c, "a %s field that is a pointer, printk address or dynamic");
+			return;
+		}
+		/*
+		 * A long-sized non-array is taken as the address of a printk
+		 * format (trace_printk()'s, suspend_resume's action): its text
+		 * whatever the conversion says, else the address in hex.
+		 */
+		if (!(f->flags & TEP_FIELD_IS_ARRAY) && f->size == c->long_size) {
+			op = value_op(c, TK_OP_PRINTK);
+			if (!op)
+				return;
+			op->off = (uint32_t)f->offset;
+			op->size = (uint32_t)f->size;
+			use_field(c, op->off, op->size);
+			c->max_static += c->set->printk_max + 24;
+			ev->has_printk = true;
 			return;
 		}
 		op = value_op(c, TK_OP_STR);
@@ -1323,6 +1396,99 @@ static bool setup_hrtimer(struct compiler *c)
 	return add_field_num(c, "function", TK_NUM_PRINTF) && !c->failed;
 }
 
+/* A field as a plugin reads it (tep_find_field(): not the common ones), -1 if unreadable. */
+static int32_t plugin_field(struct compiler *c, const char *name)
+{
+	struct tep_format_field *f = tep_find_field(c->ev->tev, name);
+	int32_t e;
+
+	if (!f || (f->flags & TEP_FIELD_IS_DYNAMIC) || !numeric_size(f->size) || f->offset < 0)
+		return -1;
+	e = new_expr(c, TK_EXPR_FIELD);
+	if (e < 0)
+		return -1;
+	c->exprs[e].off = (uint32_t)f->offset;
+	c->exprs[e].size = (uint32_t)f->size;
+	use_field(c, (uint32_t)f->offset, (uint32_t)f->size);
+	return e;
+}
+
+static bool plain_format(struct compiler *c)
+{
+	if (c->ev->tev->flags &
+	    (TEP_EVENT_FL_FAILED | TEP_EVENT_FL_ISBPRINT | TEP_EVENT_FL_PRINTRAW))
+		return false;
+	compile_format(c);
+	return !c->failed;
+}
+
+/*
+ * libtraceevent's kmem plugin (kfree, kmalloc, kmalloc_node,
+ * kmem_cache_alloc, kmem_cache_alloc_node, kmem_cache_free): "(%s+0x%x) "
+ * of call_site's function and (int) offset when kallsyms has one, then
+ * the print format as usual (its handler returns 1).
+ */
+static bool setup_kmem(struct compiler *c)
+{
+	static const char *const names[] = {"kfree",
+					    "kmalloc",
+					    "kmalloc_node",
+					    "kmem_cache_alloc",
+					    "kmem_cache_alloc_node",
+					    "kmem_cache_free"};
+	struct tk_op *op;
+	bool ours = false;
+	int32_t e;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		ours |= !strcmp(c->ev->name, names[i]);
+	if (!ours)
+		return false;
+	/* Without a readable call_site the handler prints nothing. */
+	e = plugin_field(c, "call_site");
+	if (e >= 0) {
+		op = new_op(c);
+		if (!op)
+			return false;
+		op->kind = TK_OP_CALLSITE;
+		op->expr = e;
+		c->max_static += SYM_MAX + 32;
+	}
+	return plain_format(c);
+}
+
+/*
+ * libtraceevent's futex plugin (syscalls:sys_enter_futex): "op=NAME"
+ * with |FUTEX_PRIVATE_FLAG and |FUTEX_CLOCK_REALTIME, then uaddr and the
+ * arguments that command uses. A command past its table (13 and up)
+ * makes the plugin fall back to the print format: the run then returns
+ * -ENOTSUP and the slow path prints it.
+ */
+static bool setup_futex(struct compiler *c)
+{
+	static const char *const args[] = {"uaddr", "op", "val", "utime", "uaddr2", "val3"};
+	struct tk_op *op;
+	int32_t first = -1;
+
+	if (strcmp(c->ev->name, "sys_enter_futex"))
+		return false;
+	for (int i = 0; i < 6; i++) {
+		int32_t e = plugin_field(c, args[i]);
+
+		if (e < 0 || (i && e != first + i))
+			return false;
+		if (!i)
+			first = e;
+	}
+	op = new_op(c);
+	if (!op)
+		return false;
+	op->kind = TK_OP_FUTEX;
+	op->expr = first;
+	c->max_static += 256;
+	return !c->failed;
+}
+
 /* ------------------------------------------------------ sched plugins */
 
 static const struct tk_event_field *find_num(struct tk_event *ev, const char *name)
@@ -1479,6 +1645,8 @@ void tk_event_free_program(struct tk_event *ev)
 		free_op(&ev->ops[i]);
 	free(ev->ops);
 	free(ev->exprs);
+	free(ev->atom_names);
+	ev->atom_names = NULL;
 	ev->ops = NULL;
 	ev->nops = 0;
 	ev->exprs = NULL;
@@ -1695,6 +1863,7 @@ void tk_event_compile(struct tk_event_set *set, struct tk_event *ev)
 	ev->size_mult = 1;
 
 	memset(&c, 0, sizeof(c));
+	c.set = set;
 	c.ev = ev;
 	c.long_size = set->long_size;
 	if (ev->tev->handler) {
@@ -1702,9 +1871,14 @@ void tk_event_compile(struct tk_event_set *set, struct tk_event *ev)
 			return;
 		ev->why_slow = "a plugin handler not mirrored";
 		/* A plugin handler we do not mirror: the slow path runs it. */
-		if (strcmp(ev->system, "timer"))
+		if (!strcmp(ev->system, "kmem"))
+			ok = setup_kmem(&c);
+		else if (!strcmp(ev->system, "syscalls"))
+			ok = setup_futex(&c);
+		else if (!strcmp(ev->system, "timer"))
+			ok = setup_hrtimer(&c);
+		else
 			return;
-		ok = setup_hrtimer(&c);
 	} else {
 		if (ev->tev->flags & TEP_EVENT_FL_FAILED)
 			ev->why_slow = "libtraceevent failed to parse it";
@@ -1725,9 +1899,11 @@ void tk_event_compile(struct tk_event_set *set, struct tk_event *ev)
 			free_op(&c.ops[i]);
 		free(c.ops);
 		free(c.exprs);
+		free(c.names);
 		return;
 	}
 	ev->why_slow = NULL;
+	ev->atom_names = c.names;
 	ev->ops = c.ops;
 	ev->nops = c.nops;
 	ev->exprs = c.exprs;
@@ -2073,6 +2249,7 @@ uint64_t tk_event_eval(const struct tk_event_set *set, const struct tk_expr *x, 
 
 	switch (e->kind) {
 	case TK_EXPR_CONST:
+	case TK_EXPR_KSYM:
 		return e->val;
 	case TK_EXPR_FIELD:
 		return rd(set, d + e->off, e->size);
@@ -2169,6 +2346,26 @@ static inline char *put_num(char *o, const struct tk_op *op, uint64_t v)
 			return put_hex(o, v);
 		}
 	}
+	if (op->form == TK_NUM_HEX && op->zero && !op->left && op->width <= 16) {
+		/*
+		 * "%08lx", every syscall argument: the digits written at the
+		 * padded length, high zero digits being the padding; no fill,
+		 * no copy (~90 -> ~40 instructions a number).
+		 */
+		unsigned int n = (64u - (unsigned int)__builtin_clzll(v | 1) + 3) / 4;
+		char *p;
+
+		n = n > op->width ? n : op->width;
+		e = p = o + n;
+		for (; n >= 2; n -= 2) {
+			p -= 2;
+			memcpy(p, tk_hex_pairs + 2 * (v & 0xff), 2);
+			v >>= 8;
+		}
+		if (n)
+			p[-1] = tk_hex_pairs[2 * v + 1];
+		return e;
+	}
 	if (op->form == TK_NUM_DEC && (int64_t)v < 0) {
 		neg = true;
 		v = (uint64_t)0 - v;
@@ -2192,6 +2389,32 @@ static inline char *put_sym_name(const struct tk_event_set *set, char *o, const 
 		return o + n;
 	}
 	return put_str(o, name, n);
+}
+
+/* The kmem plugin's "(name+0xoff) ", the offset as an int through "%x"; nothing unknown. */
+static char *put_callsite(struct tk_event_set *set, struct tk_ksym_memo *memo, char *o, uint64_t v)
+{
+	const struct tk_ksym *k = tk_event_ksym_find(set, memo, v);
+
+	if (!k)
+		return o;
+	*o++ = '(';
+	o = put_sym_name(set, o, k, k->name_len < SYM_MAX ? k->name_len : SYM_MAX);
+	o = put_str(o, "+0x", 3);
+	o = put_hex(o, (uint32_t)(v - k->addr));
+	return put_str(o, ") ", 2);
+}
+
+/* "%08llx": hex digits, zero-padded to eight. */
+static inline char *put_hex08(char *o, uint64_t v)
+{
+	char tmp[24];
+	char *t = put_hex(tmp, v);
+	size_t n;
+
+	for (n = (size_t)(t - tmp); n < 8; n++)
+		*o++ = '0';
+	return put_str(o, tmp, (size_t)(t - tmp));
 }
 
 /* "name", "name+0xoff" (%pS) or the plugin's "name/0x(addr - val)". */
@@ -2590,6 +2813,73 @@ static __attribute__((noinline)) char *run_rare(struct tk_event_set *set, const 
 		}
 		break;
 	}
+	case TK_OP_FUTEX: {
+		static const struct {
+			const char *name;
+			uint8_t hex_val, utime, val2, uaddr2, val3;
+		} tbl[13] = {
+			{"FUTEX_WAIT", 2, 1, 0, 0, 0},
+			{"FUTEX_WAKE", 1, 0, 0, 0, 0},
+			{"FUTEX_FD", 1, 0, 0, 0, 0},
+			{"FUTEX_REQUEUE", 1, 0, 1, 1, 0},
+			{"FUTEX_CMP_REQUEUE", 1, 0, 1, 1, 1},
+			{"FUTEX_WAKE_OP", 1, 0, 1, 1, 1},
+			{"FUTEX_LOCK_PI", 0, 1, 0, 0, 0},
+			{"FUTEX_UNLOCK_PI", 0, 0, 0, 0, 0},
+			{"FUTEX_TRYLOCK_PI", 0, 0, 0, 0, 0},
+			{"FUTEX_WAIT_BITSET", 2, 1, 0, 0, 1},
+			{"FUTEX_WAKE_BITSET", 1, 0, 0, 0, 1},
+			{"FUTEX_WAIT_REQUEUE_PI", 2, 1, 0, 1, 1},
+			{"FUTEX_CMP_REQUEUE_PI", 1, 0, 1, 1, 1},
+		};
+		uint64_t a[6], cmd;
+
+		for (int i = 0; i < 6; i++)
+			a[i] = tk_event_eval(set, ev->exprs, op->expr + i, d, size);
+		/* FUTEX_CMD_MASK: all but FUTEX_PRIVATE_FLAG (128) and FUTEX_CLOCK_REALTIME (256).
+		 */
+		cmd = a[1] & ~(uint64_t)384;
+		if (cmd >= 13)
+			return NULL; /* the plugin prints the format: the slow path */
+		o = put_str(o, "op=", 3);
+		o = put_str(o, tbl[cmd].name, strlen(tbl[cmd].name));
+		if (a[1] & 128)
+			o = put_str(o, "|FUTEX_PRIVATE_FLAG", 19);
+		if (a[1] & 256)
+			o = put_str(o, "|FUTEX_CLOCK_REALTIME", 21);
+		o = put_hex08(put_str(o, " uaddr=0x", 9), a[0]);
+		if (tbl[cmd].hex_val == 2)
+			o = put_hex08(put_str(o, " val=0x", 7), a[2]);
+		else if (tbl[cmd].hex_val)
+			o = put_u64(put_str(o, " val=", 5), a[2]);
+		if (tbl[cmd].utime)
+			o = put_hex08(put_str(o, " utime=0x", 9), a[3]);
+		if (tbl[cmd].val2)
+			o = put_u64(put_str(o, " val2=", 6), a[3]);
+		if (tbl[cmd].uaddr2)
+			o = put_hex08(put_str(o, " uaddr2=0x", 10), a[4]);
+		if (tbl[cmd].val3)
+			o = put_hex08(put_str(o, " val3=0x", 8), a[5]);
+		break;
+	}
+	case TK_OP_PRINTK: {
+		/* Read as libtraceevent reads it: in the host's byte order. */
+		uint64_t a = 0;
+		const struct tk_printk *pk;
+
+		if (op->size == 8) {
+			memcpy(&a, d + op->off, 8);
+		} else {
+			uint32_t a4;
+
+			memcpy(&a4, d + op->off, 4);
+			a = a4;
+		}
+		pk = tk_event_printk_find(set, a);
+		if (pk)
+			return put_str(o, pk->text, pk->len);
+		return put_hex(o, a);
+	}
 	case TK_OP_MAC: {
 		const uint8_t *b = d + op->off;
 
@@ -2687,6 +2977,9 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 		o = put_func(set, memo, o, op_value_o(set, ev, op, d, size, swap), op->kind,
 			     op->offset);
 		break;
+	case TK_OP_CALLSITE:
+		o = put_callsite(set, memo, o, op_value_o(set, ev, op, d, size, swap));
+		break;
 	case TK_OP_CSTR: {
 		bool yes = op_value_o(set, ev, op, d, size, swap) != 0;
 		const char *t = yes ? op->lit : op->alt;
@@ -2715,18 +3008,28 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 			n = op->size == 16 ? strnlen16(s)
 					   : strnlen(s, op->size ? op->size : size - op->off);
 		} else {
-			uint32_t off, len;
+			/*
+			 * tk_event_dyn_loc(), inline (sched_stat_runtime's comm
+			 * is a __data_loc on 6.18: a call and a strnlen() call
+			 * per record were ~45 instructions).
+			 */
+			uint32_t word, len;
+			uint64_t off;
 
-			if (tk_event_dyn_loc(set, op->off, op->size, op->rel, d, size, &off,
-					     &len)) {
-				/* Let the slow path print what trace-cmd prints. */
+			if ((uint64_t)op->off + 4 > size)
+				return NULL; /* the slow path prints what trace-cmd prints */
+			word = (uint32_t)rd_o(d + op->off, 4, swap);
+			len = word >> 16;
+			off = (word & 0xffff) + (op->rel ? (uint64_t)op->off + op->size : 0);
+			if (off + len > size)
 				return NULL;
-			}
 			/* An empty string prints nothing, padding included. */
 			if (!len)
 				break;
 			s = (const char *)d + off;
-			n = strnlen(s, size - off);
+			n = off + 16 <= size ? strnlen16(s) : 0;
+			if (n == 16 || off + 16 > size)
+				n = strnlen(s, size - (uint32_t)off);
 		}
 		if (op->plain && op->size == 16) {
 			/*
@@ -2854,6 +3157,8 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 			[TK_OP_MAC] = &&other,	  [TK_OP_HEX] = &&other,                           \
 			[TK_OP_ARRAY] = &&other,  [TK_OP_BITMASK] = &&other,                       \
 			[TK_OP_HEXBUF] = &&other, [TK_OP_DEC4] = &&dec4,                           \
+			[TK_OP_PRINTK] = &&other, [TK_OP_CALLSITE] = &&other,                      \
+			[TK_OP_FUTEX] = &&other,                                                   \
 		};                                                                                 \
 		char *o = out->buf + out->len, *end = out->buf + out->cap, *next = NULL;           \
 		const struct tk_op *op = ev->ops, *last = ev->ops + ev->nops;                      \

@@ -400,6 +400,9 @@ void tk_event_set_free(struct tk_event_set *set)
 		free(set->ksym_text);
 	tk_big_free(set->ksyms);
 	free(set->ksym_memo);
+	for (size_t i = 0; i < set->nprintks; i++)
+		free(set->printks[i].text);
+	free(set->printks);
 	pthread_mutex_destroy(&set->ksym_lock);
 	free(set);
 }
@@ -434,6 +437,8 @@ static void ksym_reset(struct tk_event_set *set, const char *text, size_t len, b
 		set->ksym_tep_loaded = false;
 		tk_event_ksym_load_tep(set);
 	}
+	for (size_t i = 0; i < set->count; i++)
+		tk_event_ksym_atoms_resolve(set, set->events[i]);
 }
 
 int tk_event_set_add_kallsyms(struct tk_event_set *set, const char *text, size_t len)
@@ -789,6 +794,39 @@ void tk_event_ksym_prepare(struct tk_event_set *set)
 	pthread_mutex_unlock(&set->ksym_lock);
 }
 
+/*
+ * The address libtraceevent's test_for_symbol() gives a name in a print
+ * format: the first entry of that name in its address-sorted table (ours
+ * is sorted the same way), 0 without one. Linear, as there: it runs once
+ * per name and set, at compile time and when the kallsyms change.
+ */
+uint64_t tk_event_ksym_addr(struct tk_event_set *set, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!set->ksym_text)
+		return 0;
+	tk_event_ksym_prepare(set);
+	for (size_t i = 0; i < set->nksyms; i++) {
+		const struct tk_ksym *k = &set->ksyms[i];
+
+		if (k->name_len == n && !memcmp(set->ksym_text + k->name_off, name, n))
+			return k->addr;
+	}
+	return 0;
+}
+
+/* Look the names of @ev's program up again, in the set's kallsyms as they are now. */
+void tk_event_ksym_atoms_resolve(struct tk_event_set *set, struct tk_event *ev)
+{
+	if (!ev->atom_names)
+		return;
+	for (size_t i = 0; i < ev->nexprs; i++)
+		if (ev->exprs[i].kind == TK_EXPR_KSYM)
+			ev->exprs[i].val =
+				tk_event_ksym_addr(set, ev->atom_names + ev->exprs[i].off);
+}
+
 const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, struct tk_ksym_memo *memo,
 					 uint64_t addr)
 {
@@ -811,6 +849,74 @@ const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, struct tk_ksy
 		m->idx = k ? (uint32_t)(k - set->ksyms) + 1 : 0;
 	}
 	return k;
+}
+
+/*
+ * Our copy of what tep_register_print_string() keeps: the text without
+ * a leading quote, then (only when a closing quote was cut) without a
+ * final "\n". The caller has checked the text is 3 characters or more.
+ */
+static int printk_keep(struct tk_event_set *set, const char *fmt, uint64_t addr)
+{
+	struct tk_printk *t;
+	size_t n;
+	char *text;
+
+	if (fmt[0] == '"')
+		fmt++;
+	n = strlen(fmt);
+	if (n > UINT32_MAX / 2)
+		return -1;
+	text = strndup(fmt, n);
+	if (!text)
+		return -1;
+	if (n && text[n - 1] == '"') {
+		text[--n] = '\0';
+		if (n >= 2 && !strcmp(text + n - 2, "\\n"))
+			text[n -= 2] = '\0';
+	}
+	t = realloc(set->printks, (set->nprintks + 1) * sizeof(*t));
+	if (!t) {
+		free(text);
+		return -1;
+	}
+	set->printks = t;
+	t[set->nprintks].addr = addr;
+	t[set->nprintks].text = text;
+	t[set->nprintks].len = (uint32_t)n;
+	set->nprintks++;
+	if (n > set->printk_max)
+		set->printk_max = (uint32_t)n;
+	return 0;
+}
+
+static int printk_cmp(const void *a, const void *b)
+{
+	const struct tk_printk *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * libtraceevent's find_printk(): a bsearch() for the exact address.
+ * (A kernel has one format per address; with two, the one found may
+ * differ from libtraceevent's.)
+ */
+const struct tk_printk *tk_event_printk_find(const struct tk_event_set *set, uint64_t addr)
+{
+	size_t l = 0, u = set->nprintks;
+
+	while (l < u) {
+		size_t m = l + (u - l) / 2;
+
+		if (set->printks[m].addr == addr)
+			return &set->printks[m];
+		if (set->printks[m].addr < addr)
+			l = m + 1;
+		else
+			u = m;
+	}
+	return NULL;
 }
 
 /*
@@ -865,7 +971,8 @@ int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t l
 			continue;
 		}
 		*colon = '\0';
-		if (tep_register_print_string(set->tep, fmt, strtoull(line + a, NULL, 16))) {
+		if (printk_keep(set, fmt, strtoull(line + a, NULL, 16)) ||
+		    tep_register_print_string(set->tep, fmt, strtoull(line + a, NULL, 16))) {
 			ret = tk_fail(ENOMEM, "cannot register printk formats");
 			break;
 		}
@@ -873,6 +980,11 @@ int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t l
 	free(copy);
 	if (!ret && bad)
 		tk_warn("%zu printk format lines are not \"ADDR : FORMAT\": ignored", bad);
+	qsort(set->printks, set->nprintks, sizeof(*set->printks), printk_cmp);
+	/* Programs that print printk texts size their room by the longest. */
+	for (size_t i = 0; i < set->count; i++)
+		if (set->events[i]->has_printk)
+			tk_event_compile(set, set->events[i]);
 	return ret;
 }
 

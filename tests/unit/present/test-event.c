@@ -1409,6 +1409,50 @@ static void test_division_by_zero(void **state)
 #undef DIV_FMT
 }
 
+/*
+ * A .dat file holds its kallsyms and printk formats after the event
+ * formats: a name in a print format (writeback's jiffies) takes its
+ * address from kallsyms added later, and a %s of a long (bputs,
+ * suspend_resume) the text of printk formats added later; both printed
+ * as libtraceevent prints them.
+ */
+static void test_late_kallsyms_and_printk(void **state)
+{
+	static const char fmt[] =
+		"name: t_late\nID: 30\nformat:\n" COMMON
+		"\tfield:unsigned long when;\toffset:8;\tsize:8;\tsigned:0;\n"
+		"\tfield:const char * str;\toffset:16;\tsize:8;\tsigned:0;\n\n"
+		"print fmt: \"age=%lu s=%s\", (jiffies - REC->when) / 250, REC->str\n";
+	static const char syms[] = "ffffffff81000000 T _stext\nffffffff82000000 D jiffies\n";
+	static const char printk[] = "0xffffffff83000000 : \"hello %d\\n\"\n"
+				     "0xffffffff83000100 : \"plain\"\n";
+	struct tk_event_set *set = tk_event_set_new(8, false, 4096);
+	uint8_t d[24] = {30, 0};
+	uint64_t when = 1000, str = 0xffffffff83000000ull;
+	char slow[256];
+
+	(void)state;
+	assert_non_null(set);
+	add_compiled(set, "test", fmt, 30);
+	memcpy(d + 8, &when, 8);
+	memcpy(d + 16, &str, 8);
+	/* Neither yet: jiffies is 0, the address prints in hex. */
+	assert_string_equal(print(set, d, sizeof(d), 0),
+			    "age=73786976294838202 s=ffffffff83000000");
+	assert_int_equal(tk_event_set_add_kallsyms(set, syms, strlen(syms)), 0);
+	assert_int_equal(tk_event_set_add_printk(set, printk, strlen(printk)), 0);
+	assert_true(tk_event_is_compiled(tk_event_find(set, 30)));
+	snprintf(slow, sizeof(slow), "%s", print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW));
+	assert_string_equal(slow, "age=73786976286382485 s=hello %d");
+	assert_string_equal(print(set, d, sizeof(d), 0), slow);
+	str = 0xffffffff83000100ull;
+	memcpy(d + 16, &str, 8);
+	assert_string_equal(print(set, d, sizeof(d), 0), "age=73786976286382485 s=plain");
+	assert_string_equal(print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW),
+			    "age=73786976286382485 s=plain");
+	tk_event_set_free(set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1438,6 +1482,7 @@ int main(void)
 		cmocka_unit_test(test_slow_path_star_bounded),
 		cmocka_unit_test(test_slow_path_hex_bounded),
 		cmocka_unit_test(test_division_by_zero),
+		cmocka_unit_test(test_late_kallsyms_and_printk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

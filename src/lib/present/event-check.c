@@ -264,7 +264,12 @@ static bool print_fmt(struct cursor *c)
 				c->p++;
 			prev = TOK_WORD;
 		} else if (ch == '(' || ch == '[' || ch == '{') {
-			if (depth == sizeof(stack))
+			/*
+			 * A brace opens a statement expression, a symbol table
+			 * entry or a compound literal: never right after a name
+			 * ("REC->f{ 1, "one" }" crashes libtraceevent 1.7.1).
+			 */
+			if (depth == sizeof(stack) || (ch == '{' && prev == TOK_WORD))
 				return false;
 			stack[depth++] = ch == '(' ? ')' : ch == '[' ? ']' : '}';
 			ternaries[depth] = 0;
@@ -340,11 +345,14 @@ static bool field_declared(const char *text, const char *end, const char *name, 
 
 		if (f) {
 			const char *semi = memchr(f, ';', (size_t)(decl - f));
-			const char *stop = semi,
-				   *br = semi ? memchr(f, '[', (size_t)(semi - f)) : NULL;
+			const char *stop = semi;
 
-			if (br)
-				stop = br;
+			/* "u8 uuid[16];": the name is before the last '['; "char[] name;" ends in
+			 * it. */
+			while (stop && stop > f && stop[-1] == ' ')
+				stop--;
+			if (stop && stop > f && stop[-1] == ']')
+				stop = memrchr(f, '[', (size_t)(stop - f));
 			if (stop && (size_t)(stop - f) > n && !memcmp(stop - n, name, n) &&
 			    !word_char(stop[-(long)n - 1]))
 				return true;

@@ -1384,7 +1384,9 @@ static void test_division_by_zero(void **state)
 		/* Not a division, the other parse-time NULL dereference: a member of a non-REC. */
 		DIV_FMT(46, "REC->n ? REC->w :C->w"),
 		/* No C operator. */
-		DIV_FMT(48, "(REC->n)$ REC->w"), DIV_FMT(49, "(REC->n). REC->w")};
+		DIV_FMT(48, "(REC->n)$ REC->w"), DIV_FMT(49, "(REC->n). REC->w"),
+		/* A brace right after a name; a field named like a __data_loc's type. */
+		DIV_FMT(50, "__print_symbolic(REC->n{ 1, \"one\" })"), DIV_FMT(51, "REC->char")};
 	static const char fmt_ok[] = DIV_FMT(45, "REC->n / REC->w + REC->n / 8");
 	static const char fmt_paren[] = DIV_FMT(47, "(REC)->n / 2");
 	struct tk_event_set *set = tk_event_set_new(8, false, 4096);

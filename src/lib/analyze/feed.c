@@ -267,22 +267,32 @@ static int rec_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Deliver the queued records at or before @limit, oldest first. */
+/*
+ * Deliver the queued records at or before @limit, oldest first. The queue
+ * is nearly always in order already (one CPU's records, or CPUs drained in
+ * turn make a few runs): a pass that finds it sorted skips the sort, and
+ * the records left for the next round move once, not per delivery.
+ */
 static int flush_queue(struct feed *f, uint64_t limit, bool all)
 {
 	size_t n = 0;
+	bool sorted = true;
 	int ret = 0;
 
 	if (!f->qlen)
 		return 0;
-	qsort(f->q, f->qlen, sizeof(*f->q), rec_cmp);
+	for (size_t i = 1; i < f->qlen && sorted; i++)
+		sorted = rec_cmp(&f->q[i - 1], &f->q[i]) <= 0;
+	if (!sorted)
+		qsort(f->q, f->qlen, sizeof(*f->q), rec_cmp);
 	while (n < f->qlen && (all || f->q[n].time <= limit)) {
 		ret = deliver(f, &f->q[n]);
 		n++;
 		if (ret)
 			break;
 	}
-	memmove(f->q, f->q + n, (f->qlen - n) * sizeof(*f->q));
+	if (n < f->qlen)
+		memmove(f->q, f->q + n, (f->qlen - n) * sizeof(*f->q));
 	f->qlen -= n;
 	return ret;
 }

@@ -587,11 +587,11 @@ static void print_extra_text(struct tk_outbuf *out, struct task *t, unsigned int
 			memset(bar, '#', (size_t)w);
 			bar[w] = 0;
 			if (b == 0)
-				out_printf(out, "%26s %12s ns %9" PRIu64 " |%s\n", "", "0", hist[b],
-					   bar);
+				out_printf(out, "%26s %10s   %-10s ns %9" PRIu64 " |%s\n", "", "0",
+					   "", hist[b], bar);
 			else
 				out_printf(out,
-					   "%26s %5" PRIu64 " - %-5" PRIu64 " ns %9" PRIu64
+					   "%26s %10" PRIu64 " - %-10" PRIu64 " ns %9" PRIu64
 					   " |%s\n",
 					   "", (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1,
 					   hist[b], bar);

@@ -54,6 +54,7 @@
 #include <tracekit/tracedata.h>
 
 #include "feed.h"
+#include "perfdata-fixed.h"
 #include "internal/error.h"
 
 /* A wanted event resolved against the file's formats. */
@@ -77,6 +78,7 @@ struct feed {
 	struct tk_feed_rec *q;
 	size_t qlen, qcap;
 	uint64_t max_ts, next_flush;
+	struct tk_perf_fixed *fixed; /* NULL: every sample through tk_perfdata_parse_sample */
 };
 
 static struct tk_event_set *set_from_tracedata(const struct tk_tracedata *td)
@@ -323,7 +325,18 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 
 	memset(&r, 0, sizeof(r));
 	switch (rec->type) {
-	case TK_PERF_RECORD_SAMPLE:
+	case TK_PERF_RECORD_SAMPLE: {
+		struct tk_perf_fixed_sample fs;
+
+		if (f->fixed && tk_perf_fixed_read(f->fixed, rec, &fs) == 0) {
+			if (!fs.raw || !decode(f, fs.raw, fs.raw_size, &r))
+				return 0;
+			r.time = fs.time;
+			r.cpu = fs.cpu;
+			r.pid = (int32_t)fs.pid;
+			r.tid = (int32_t)fs.tid;
+			break;
+		}
 		if (tk_perfdata_parse_sample(pd, rec, &s) || !s.raw)
 			return 0;
 		if (!decode(f, s.raw, s.raw_size, &r))
@@ -333,6 +346,7 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 		r.pid = (int32_t)s.pid;
 		r.tid = (int32_t)s.tid;
 		break;
+	}
 	case TK_PERF_RECORD_COMM: {
 		struct tk_perf_comm c;
 
@@ -405,6 +419,9 @@ static int run_perf(struct feed *f, const char *path)
 	ret = bind_wants(f);
 	if (ret)
 		goto out;
+	/* Fixed offsets when the layout allows (not in pipe mode: events arrive late). */
+	if (!tk_perfdata_get_info(pd)->pipe)
+		f->fixed = tk_perf_fixed_new(pd);
 	while ((ret = tk_perfdata_next(pd, &rec)) > 0) {
 		f->st->nr_records++;
 		ret = perf_record(f, pd, &rec);
@@ -415,6 +432,7 @@ static int run_perf(struct feed *f, const char *path)
 		ret = flush_queue(f, 0, true);
 out:
 	free(f->q);
+	tk_perf_fixed_free(f->fixed);
 	tk_perfdata_close(pd);
 	return ret;
 }

@@ -3,7 +3,7 @@
  * analyze: answers computed from a trace (.dat or perf.data) in one pass,
  * printed as the tools users know print them.
  *
- * Today: the scheduler latency table of `perf sched latency` (perf 6.1).
+ * Today: `perf sched latency` and `perf sched map` (perf 6.1).
  * Each analysis reads only the events and fields it needs, in time order,
  * and keeps per-task state only.
  */
@@ -58,6 +58,21 @@ struct tk_sched_opts {
  * with tk_errmsg() naming the file.
  */
 TK_API int tk_sched_latency_run(const char *path, const struct tk_sched_opts *opts);
+
+/**
+ * tk_sched_map_run() - `perf sched map` of a .dat or perf.data
+ * @path: the file
+ * @opts: @fd only (sort, cpu and flags are ignored)
+ *
+ * One line per sched_switch, in time order: a column per CPU with the
+ * two-character name of the task it runs ('*' on the switching CPU), the
+ * time, and "NAME => comm:tid" when a task first runs or was renamed. As
+ * perf does, the columns are the analysing machine's configured CPUs (or
+ * up to the highest CPU seen, without it).
+ * Context: blocking I/O; memory is per task.
+ * Return: 0, or as tk_sched_latency_run().
+ */
+TK_API int tk_sched_map_run(const char *path, const struct tk_sched_opts *opts);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,8 @@
  * tracekit sched: scheduler analyses of a .dat or perf.data, printed as
  * `perf sched` (perf 6.1) prints them.
  *
- * Only "latency" exists so far; the work is tk_sched_latency_run()'s. This
+ * "latency" and "map"; the work is tk_sched_latency_run()'s and
+ * tk_sched_map_run()'s. This
  * file parses the command line, perf's options first (-i, -s, -p, -C), then
  * ours (--json, --percentiles, --hist).
  */
@@ -19,12 +20,15 @@
 
 const char cmd_sched_usage[] =
 	"usage: tracekit sched latency [options] [FILE]\n"
+	"       tracekit sched map [-i FILE | FILE]\n"
 	"\n"
 	"Scheduling latency per task of a .dat or perf.data holding sched events\n"
 	"(perf sched record, or tracekit record -e sched), printed as 'perf sched\n"
 	"latency' prints it: run time, switches, average and maximum delay between\n"
 	"a task becoming runnable and running, and when the largest delay began and\n"
 	"ended. Threads of one command are merged unless -p is given.\n"
+	"'map' prints one line per context switch with what each CPU runs, as\n"
+	"'perf sched map' does.\n"
 	"\n"
 	"options:\n"
 	"  -i, --input FILE        the trace (default: FILE, else perf.data)\n"
@@ -54,6 +58,7 @@ int cmd_sched(int argc, char **argv)
 	struct tk_sched_opts opts = {.fd = STDOUT_FILENO, .cpu = -1};
 	const char *input = NULL;
 	char *end;
+	bool map = false;
 	int c, r;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -61,8 +66,11 @@ int cmd_sched(int argc, char **argv)
 			return cli_help_or_bad_option('h', argv, cmd_sched_usage);
 		return cli_usage_error("which analysis? 'latency'");
 	}
-	if (strncmp(argv[1], "lat", 3) || strncmp(argv[1], "latency", strlen(argv[1])))
-		return cli_usage_error("unknown sched analysis '%s' (latency)", argv[1]);
+	if (!strcmp(argv[1], "map")) {
+		map = true;
+	} else if (strncmp(argv[1], "lat", 3) || strncmp(argv[1], "latency", strlen(argv[1]))) {
+		return cli_usage_error("unknown sched analysis '%s' (latency, map)", argv[1]);
+	}
 	argc--;
 	argv++;
 	while ((c = getopt_long(argc, argv, ":i:s:pC:h", longopts, NULL)) != -1) {
@@ -102,7 +110,9 @@ int cmd_sched(int argc, char **argv)
 	}
 	if (!input)
 		input = "perf.data";
-	r = tk_sched_latency_run(input, &opts);
+	if (map && (opts.sort || opts.flags || opts.cpu != -1))
+		return cli_usage_error("map takes only -i FILE or FILE");
+	r = map ? tk_sched_map_run(input, &opts) : tk_sched_latency_run(input, &opts);
 	if (r < 0) {
 		if (r == -EINVAL && strstr(tk_errmsg(), "sort key"))
 			return cli_usage_error("%s", tk_errmsg());

@@ -24,6 +24,10 @@ if command -v perf >/dev/null; then
 		check "sched latency $o = perf sched latency $o on the converted file" \
 			eval 'rc_is 0 && cmp -s "$tmp/out" "$tmp/p.txt"'
 	done
+	perf sched map -i "$tmp/s.perf" >"$tmp/p.txt" 2>/dev/null
+	run sched map "$dat"
+	check "sched map = perf sched map on the converted file" \
+		eval 'rc_is 0 && cmp -s "$tmp/out" "$tmp/p.txt"'
 else
 	skip "sched latency against perf" "perf is not installed"
 fi
@@ -44,6 +48,8 @@ check "missing file exits 1 naming it" eval 'rc_is 1 && err_has "none.dat"'
 printf 'not a trace' >"$tmp/junk"
 run sched latency "$tmp/junk"
 check "a file that is no trace exits 1" eval 'rc_is 1 && err_has "junk"'
+run sched map -s max "$dat"
+check "map refuses latency's options" eval 'rc_is 2'
 run sched --help
 check "sched --help prints its usage" eval 'rc_is 0 && out_has "^usage: tracekit sched"'
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-# tracekit sched latency against perf sched latency (perf 6.1), byte for byte:
+# tracekit sched latency and map against perf sched (perf 6.1), byte for byte:
 #   1. a perf.data recorded by 'perf sched record' around 'perf bench sched
 #      messaging' (threads that wait and wake each other), with perf's
 #      default options and the common ones (-p, -s KEYS, -C CPU);
@@ -57,6 +57,14 @@ same "perf.data -s pid" "$dir/ps.data" -s pid
 same "perf.data -C 0" "$dir/ps.data" -C 0
 same "perf.data -C 1 -p -s switch" "$dir/ps.data" -C 1 -p -s switch
 
+if perf sched map -i "$dir/ps.data" >"$dir/pm.txt" 2>/dev/null &&
+	"$TRACEKIT" sched map "$dir/ps.data" >"$dir/tm.txt"; then
+	cmp -s "$dir/pm.txt" "$dir/tm.txt" && echo "ok: perf.data map ($(wc -l <"$dir/tm.txt") lines)" ||
+		{ fail "perf.data map differs from perf's"; diff "$dir/pm.txt" "$dir/tm.txt" | head; }
+else
+	fail "sched map failed"
+fi
+
 # FILE as an argument, as perf's -i
 "$TRACEKIT" sched latency "$dir/ps.data" >"$dir/t2.txt" 2>&1
 cmp -s "$dir/t2.txt" "$dir/t.txt" || true
@@ -91,6 +99,10 @@ if "$TRACEKIT" record -q -e sched -o "$dir/s.dat" -- perf bench sched messaging 
 				diff "$dir/p.txt" "$dir/t.txt" | head -20
 			fi
 		done
+		perf sched map -i "$dir/s.perf" >"$dir/p.txt" 2>/dev/null
+		"$TRACEKIT" sched map "$dir/s.dat" >"$dir/t.txt" 2>"$dir/t.err"
+		cmp -s "$dir/p.txt" "$dir/t.txt" && echo "ok: .dat map = perf on its conversion" ||
+			{ fail ".dat map differs"; diff "$dir/p.txt" "$dir/t.txt" | head; }
 	else
 		fail "convert --to perf failed: $(head -2 "$dir/conv.err")"
 	fi

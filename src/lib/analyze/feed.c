@@ -198,6 +198,7 @@ static int dat_cmdlines(struct feed *f, const struct tk_tracedata *td)
 			if (len > TK_FEED_COMM_LEN - 1)
 				len = TK_FEED_COMM_LEN - 1;
 			r.pid = r.tid = (int32_t)pid;
+			r.val[0] = (uint64_t)pid;
 			memcpy(r.comm, name, len);
 			r.seq = f->seq++;
 			ret = deliver(f, &r);
@@ -358,8 +359,10 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 		memcpy(r.comm, c.comm,
 		       strnlen(c.comm,
 			       c.len < TK_FEED_COMM_LEN - 1 ? c.len : TK_FEED_COMM_LEN - 1));
-		if (tk_perfdata_parse_sample(pd, rec, &s) == 0)
+		if (tk_perfdata_parse_sample(pd, rec, &s) == 0) {
 			r.time = s.time;
+			r.val[0] = s.tid;
+		}
 		break;
 	}
 	case TK_PERF_RECORD_FORK:

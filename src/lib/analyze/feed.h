@@ -16,7 +16,8 @@
 
 enum tk_feed_kind {
 	TK_FEED_EVENT = 0, /* a tracepoint record of one of the wanted events */
-	TK_FEED_COMM = 1,  /* a thread's name: tid, comm */
+	TK_FEED_COMM = 1,  /* a thread's name: tid, comm; val[0] the tid of its
+			      sample_id_all trailer (0 when it has none) */
 	TK_FEED_FORK = 2,  /* pid/tid: the child; val[0] ppid, val[1] ptid */
 	TK_FEED_EXIT = 3,  /* pid/tid: the thread that ended */
 };

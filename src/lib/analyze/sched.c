@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tracekit/analyze.h>
 #include <tracekit/outbuf.h>
@@ -65,8 +66,10 @@ static const struct tk_feed_want wants[] = {
 struct task {
 	int32_t tid;
 	bool comm_set;
-	bool has_atoms; /* perf created its work_atoms */
-	bool has_atom;	/* its list has an atom */
+	bool comm_changed; /* map: a COMM named it since its last "=>" */
+	char shortname[3]; /* map: "A0", ". " for swapper */
+	bool has_atoms;	   /* perf created its work_atoms */
+	bool has_atom;	   /* its list has an atom */
 	uint8_t state;
 	char comm[TK_FEED_COMM_LEN];
 	uint64_t sched_out, wake_up;
@@ -91,6 +94,12 @@ struct sched {
 	uint64_t nr_timestamps, nr_unordered, nr_switch_bugs;
 	bool keep_delays;
 	int error;
+	/* map */
+	bool map;
+	struct tk_outbuf *out;
+	struct task *curr[MAX_CPUS];
+	int max_cpu;
+	char next1, next2;
 };
 
 static size_t slot_of(const struct sched *s, int32_t tid)
@@ -311,6 +320,69 @@ static int on_migrate(struct sched *s, const struct tk_feed_rec *r)
 	return 0;
 }
 
+static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void usec_str(char *buf, size_t len, uint64_t ts);
+
+/*
+ * perf sched map: one line per switch. A column per CPU up to the highest
+ * seen or the analysing host's configured CPUs (perf counts this machine's,
+ * not the traced one's, and leaves out the column of a CPU above them the
+ * first time it shows); '*' marks the switching CPU; each thread gets a
+ * two-character name (A0..Z0, A1.., swapper "."), announced with "=>" when
+ * first switched in or after a COMM.
+ */
+static int map_switch(struct sched *s, const struct tk_feed_rec *r)
+{
+	int cpu = (int)r->cpu, cpus_nr;
+	struct task *in;
+	bool fresh = false;
+	char ts[32];
+
+	if (r->cpu >= MAX_CPUS)
+		return tk_fail(EBADMSG, "sched_switch on cpu %" PRIu32 ": more than %d CPUs",
+			       r->cpu, MAX_CPUS);
+	if (cpu > s->max_cpu)
+		s->max_cpu = cpu;
+	cpus_nr = s->max_cpu;
+	in = findnew(s, (int32_t)r->val[2]);
+	if (!in)
+		return tk_fail(ENOMEM, "out of memory");
+	s->curr[cpu] = in;
+	tk_outbuf_write(s->out, "  ", 2);
+	if (!in->shortname[0]) {
+		if (!strcmp(in->comm, "swapper")) {
+			in->shortname[0] = '.';
+			in->shortname[1] = ' ';
+		} else {
+			in->shortname[0] = s->next1;
+			in->shortname[1] = s->next2;
+			if (s->next1 < 'Z') {
+				s->next1++;
+			} else {
+				s->next1 = 'A';
+				s->next2 = s->next2 < '9' ? (char)(s->next2 + 1) : '0';
+			}
+		}
+		fresh = true;
+	}
+	for (int i = 0; i < cpus_nr && i < MAX_CPUS; i++) {
+		tk_outbuf_write(s->out, i == cpu ? "*" : " ", 1);
+		if (s->curr[i])
+			out_printf(s->out, "%2s ", s->curr[i]->shortname);
+		else
+			tk_outbuf_write(s->out, "   ", 3);
+	}
+	usec_str(ts, sizeof(ts), r->time);
+	out_printf(s->out, "  %12s secs ", ts);
+	if (fresh || in->comm_changed) {
+		out_printf(s->out, "%s => %s:%" PRId32, in->shortname, in->comm, in->tid);
+		in->comm_changed = false;
+	}
+	tk_outbuf_write(s->out, "\n", 1);
+	return s->out->error;
+}
+
 static int on_rec(void *ctx, const struct tk_feed_rec *r)
 {
 	struct sched *s = ctx;
@@ -324,6 +396,11 @@ static int on_rec(void *ctx, const struct tk_feed_rec *r)
 		memcpy(t->comm, r->comm, sizeof(t->comm));
 		t->comm[sizeof(t->comm) - 1] = 0;
 		t->comm_set = true;
+		/* perf marks the thread of the record's trailer, not the one renamed. */
+		t = findnew(s, (int32_t)r->val[0]);
+		if (!t)
+			return tk_fail(ENOMEM, "out of memory");
+		t->comm_changed = true;
 		return 0;
 	case TK_FEED_FORK:
 		parent = findnew(s, (int32_t)r->val[1]);
@@ -340,6 +417,16 @@ static int on_rec(void *ctx, const struct tk_feed_rec *r)
 		return 0;
 	case TK_FEED_EXIT:
 		return 0;
+	}
+	if (s->map) {
+		if (r->want != W_SWITCH)
+			return 0;
+		if (r->cpu < MAX_CPUS && s->curr_pid[r->cpu] != -1 &&
+		    s->curr_pid[r->cpu] != (int32_t)r->val[0])
+			s->nr_switch_bugs++;
+		if (r->cpu < MAX_CPUS)
+			s->curr_pid[r->cpu] = (int32_t)r->val[2];
+		return map_switch(s, r);
 	}
 	switch (r->want) {
 	case W_SWITCH:
@@ -489,9 +576,6 @@ static void sort_by_name(struct task **v, struct task **tmp, size_t n)
 	}
 	memcpy(v, tmp, n * sizeof(*v));
 }
-
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
 {
@@ -851,6 +935,56 @@ int tk_sched_latency_run(const char *path, const struct tk_sched_opts *opts)
 			ret = tk_fail(ENOMEM, "out of memory");
 		}
 	}
+	for (size_t i = 0; i < s->ntasks; i++) {
+		free(s->tasks[i]->delays);
+		free(s->tasks[i]);
+	}
+	free(s->tasks);
+	free(s->slot_tid);
+	free(s->slot_idx);
+	free(s);
+	return ret;
+}
+
+int tk_sched_map_run(const char *path, const struct tk_sched_opts *opts)
+{
+	struct sched *s;
+	struct tk_feed_stats st;
+	struct tk_outbuf out;
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	int ret, fr;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return tk_fail(ENOMEM, "out of memory");
+	if (tk_outbuf_init(&out, opts->fd, 0)) {
+		free(s);
+		return tk_fail(ENOMEM, "out of memory");
+	}
+	s->o = opts;
+	s->map = true;
+	s->out = &out;
+	s->next1 = 'A';
+	s->next2 = '0';
+	s->max_cpu = ncpu > 0 && ncpu < MAX_CPUS ? (int)ncpu : 1;
+	for (size_t i = 0; i < MAX_CPUS; i++)
+		s->curr_pid[i] = -1;
+	ret = tk_feed_run(path, wants, 1, TK_FEED_SIDEBAND, on_rec, s, &st);
+	if (ret == 0 && !(st.present & (1u << W_SWITCH)))
+		ret = tk_fail(ENOENT,
+			      "%s: no sched:sched_switch events (record with 'perf sched "
+			      "record' or 'tracekit record -e sched')",
+			      path);
+	if (ret == 0 && st.nr_lost && st.nr_records)
+		out_printf(&out,
+			   "  INFO: %.3f%% lost events (%" PRIu64 " out of %" PRIu64 ", in %" PRIu64
+			   " chunks)\n",
+			   (double)st.nr_lost / (double)st.nr_records * 100.0, st.nr_lost,
+			   st.nr_records, st.nr_lost_chunks);
+	fr = tk_outbuf_flush(&out);
+	if (!ret && fr)
+		ret = tk_fail(-fr, "write: %s", strerror(-fr));
+	tk_outbuf_release(&out);
 	for (size_t i = 0; i < s->ntasks; i++) {
 		free(s->tasks[i]->delays);
 		free(s->tasks[i]);

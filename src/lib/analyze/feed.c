@@ -6,7 +6,8 @@
  * report --profile next) says which tracepoints it needs and which of their
  * fields, and whether it wants the thread side-band (COMM, FORK, EXIT).
  * The feed opens the file, builds one event set from its tracing metadata
- * (the tk_tracedata model both containers share), resolves each wanted
+ * (the tk_tracedata model both containers share; only the wanted events'
+ * formats are parsed), resolves each wanted
  * event to its id and each wanted field to its format entry once, then
  * reads the records in time order and hands the analysis a small fixed
  * record with the numbers already read. Nothing is formatted as text and
@@ -81,7 +82,30 @@ struct feed {
 	struct tk_perf_fixed *fixed; /* NULL: every sample through tk_perfdata_parse_sample */
 };
 
-static struct tk_event_set *set_from_tracedata(const struct tk_tracedata *td)
+/* The "name: X" of a format text, compared with @name. */
+static bool format_named(const struct tk_text *t, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (t->len < 6 + n || memcmp(t->data, "name: ", 6) || memcmp(t->data + 6, name, n))
+		return false;
+	return t->len == 6 + n || t->data[6 + n] == '\n' || t->data[6 + n] == '\r';
+}
+
+static bool format_wanted(const struct feed *f, const char *system, const struct tk_text *t)
+{
+	for (size_t w = 0; w < f->nwants; w++)
+		if (!strcmp(f->wants[w].system, system) && format_named(t, f->wants[w].name))
+			return true;
+	return false;
+}
+
+/*
+ * Only the wanted events' formats are parsed: a kernel has ~2000, and
+ * parsing them all cost more than a small file's whole pass (and some
+ * leak inside libtraceevent).
+ */
+static struct tk_event_set *set_from_tracedata(const struct feed *f, const struct tk_tracedata *td)
 {
 	struct tk_event_set *set;
 	struct tk_text text;
@@ -97,6 +121,8 @@ static struct tk_event_set *set_from_tracedata(const struct tk_tracedata *td)
 	if (tk_tracedata_header_page(td, &text) == 0 && text.len)
 		tk_event_set_add_header_page(set, text.data, text.len);
 	for (size_t i = 0; tk_tracedata_format(td, i, &system, &text) == 0; i++) {
+		if (!format_wanted(f, system, &text))
+			continue;
 		/* A format that does not parse leaves its event unknown, as in perf. */
 		if (tk_event_set_add_format(set, system, text.data, text.len) == -ENOMEM) {
 			tk_event_set_free(set);
@@ -221,7 +247,7 @@ static int run_dat(struct feed *f, const char *path)
 	if (!dat)
 		return -errno;
 	td = tk_dat_get_tracedata(dat);
-	f->set = set_from_tracedata(td);
+	f->set = set_from_tracedata(f, td);
 	if (!f->set) {
 		ret = tk_fail(ENOMEM, "out of memory");
 		goto out;
@@ -414,7 +440,7 @@ static int run_perf(struct feed *f, const char *path)
 		ret = tk_fail(ENOENT, "%s: no tracing data: not a recording of tracepoints", path);
 		goto out;
 	}
-	f->set = set_from_tracedata(td);
+	f->set = set_from_tracedata(f, td);
 	if (!f->set) {
 		ret = tk_fail(ENOMEM, "out of memory");
 		goto out;

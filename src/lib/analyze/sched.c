@@ -615,7 +615,8 @@ static uint64_t *line_delays(struct task *t, size_t *n)
 	if (!v)
 		return NULL;
 	for (struct task *m = t; m; m = m->merged_next) {
-		memcpy(v + k, m->delays, m->ndelays * sizeof(*v));
+		if (m->ndelays)
+			memcpy(v + k, m->delays, m->ndelays * sizeof(*v));
 		k += m->ndelays;
 	}
 	qsort(v, total, sizeof(*v), u64_cmp);

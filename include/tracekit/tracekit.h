@@ -25,5 +25,6 @@
 #include <tracekit/command.h>
 #include <tracekit/convert.h>
 #include <tracekit/filekind.h>
+#include <tracekit/analyze.h>
 
 #endif

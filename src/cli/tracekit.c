@@ -40,6 +40,8 @@ static const struct cli_command commands[] = {
 	 cmd_convert_usage},
 	{"report", cmd_report, "print a .dat as trace-cmd report does, a perf.data as perf script",
 	 cmd_report_usage},
+	{"sched", cmd_sched, "scheduler latency and CPU map of a .dat or perf.data, as perf sched",
+	 cmd_sched_usage},
 	{"record", cmd_record, "record events into a .dat, or with --perf into a perf.data",
 	 cmd_record_usage},
 	{"list", cmd_list, "list the events, clocks and tracers the kernel offers", cmd_list_usage},

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * analyze: answers computed from a trace (.dat or perf.data) in one pass,
+ * printed as the tools users know print them.
+ *
+ * Today: `perf sched latency` and `perf sched map` (perf 6.1).
+ * Each analysis reads only the events and fields it needs, in time order,
+ * and keeps per-task state only.
+ */
+#ifndef TRACEKIT_ANALYZE_H
+#define TRACEKIT_ANALYZE_H
+
+#include <tracekit/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Flags of struct tk_sched_opts. */
+enum {
+	TK_SCHED_JSON = 1 << 0,	       /* one JSON document instead of perf's text */
+	TK_SCHED_PER_PID = 1 << 1,     /* one line per thread (perf sched latency -p) */
+	TK_SCHED_PERCENTILES = 1 << 2, /* add p50/p90/p99/p99.9/max of the delays per task */
+	TK_SCHED_HIST = 1 << 3,	       /* add a log2 histogram of the delays per task */
+};
+
+/**
+ * struct tk_sched_opts - what tk_sched_latency_run() prints, and where
+ * @fd:    where the text goes
+ * @sort:  perf's sort keys, comma or space separated, from "pid", "avg",
+ *         "max", "switch", "runtime"; NULL: "avg, max, switch, runtime"
+ * @cpu:   perf's -C: the CPU whose migrations count, or -1
+ * @flags: TK_SCHED_*
+ */
+struct tk_sched_opts {
+	int fd;
+	const char *sort;
+	int cpu;
+	unsigned int flags;
+};
+
+/**
+ * tk_sched_latency_run() - `perf sched latency` of a .dat or perf.data
+ * @path: the file; its kind is read from its first bytes
+ * @opts: as above
+ *
+ * Per task (threads of one command merged, as perf does, unless
+ * TK_SCHED_PER_PID): run time from sched_stat_runtime, the number of times
+ * it was switched in after waiting to run, the average and largest
+ * scheduling delay (wake-up or preemption to switch-in) and when the
+ * largest began and ended; then perf's TOTAL and INFO lines. A .dat's
+ * threads are named from its saved command lines, as `tracekit convert
+ * --to perf` names them, so the text equals perf's on the converted file.
+ * Context: blocking I/O; memory is per task (plus every delay with
+ * TK_SCHED_PERCENTILES).
+ * Return: 0; -EINVAL for an unknown sort key; -ENOENT when the file has no
+ * sched:sched_switch; read errors, -EBADMSG, -ENOMEM, write errors; each
+ * with tk_errmsg() naming the file.
+ */
+TK_API int tk_sched_latency_run(const char *path, const struct tk_sched_opts *opts);
+
+/**
+ * tk_sched_map_run() - `perf sched map` of a .dat or perf.data
+ * @path: the file
+ * @opts: @fd only (sort, cpu and flags are ignored)
+ *
+ * One line per sched_switch, in time order: a column per CPU with the
+ * two-character name of the task it runs ('*' on the switching CPU), the
+ * time, and "NAME => comm:tid" when a task first runs or was renamed. As
+ * perf does, the columns are the analysing machine's configured CPUs (or
+ * up to the highest CPU seen, without it).
+ * Context: blocking I/O; memory is per task.
+ * Return: 0, or as tk_sched_latency_run().
+ */
+TK_API int tk_sched_map_run(const char *path, const struct tk_sched_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -111,8 +111,8 @@ grep -q '(inlined)' "$dir/noinline.tk" && fail "noinline: an inlined frame is pr
 cc -O2 -g -fomit-frame-pointer -Wl,--build-id=0x0123456789abcdef0123456789abcdef01234567 \
 	-o "$dir/prog" "$dir/prog.c" || fail "cannot rebuild the test program"
 perf script -i "$dir/d.data" >"$dir/rebuilt.perf" 2>/dev/null || fail "rebuilt: perf script failed"
-"$TRACEKIT" report --cache-dir "$HOME/.debug" "$dir/d.data" >"$dir/rebuilt.tk" 2>&1 ||
-	fail "rebuilt: tracekit report failed"
+"$TRACEKIT" report --cache-dir "$HOME/.debug" "$dir/d.data" >"$dir/rebuilt.tk" \
+	2>"$dir/rebuilt.err" || fail "rebuilt: tracekit report failed" "$(head -3 "$dir/rebuilt.err")"
 grep -q '[a-z]+0x[0-9a-f]* (.*/prog)' "$dir/rebuilt.tk" && fail "rebuilt: named from a binary of another build id"
 grep -q '\[unknown\] (.*/prog)' "$dir/rebuilt.tk" || fail "rebuilt: no [unknown] frame of the program"
 samples "$dir/rebuilt.perf" >"$dir/rebuilt.perf.s"
@@ -123,6 +123,9 @@ if [ "$(wc -l <"$dir/rebuilt.perf.s")" -gt 0 ] &&
 	pass "rebuilt: every sample is the start of perf script's, the program's frames [unknown]"
 else
 	fail "rebuilt: a sample is not the start of perf script's" \
-		"$(diff "$dir/rebuilt.perf" "$dir/rebuilt.tk" | head -20)"
+		"$(paste -d '\n' "$dir/rebuilt.perf.s" "$dir/rebuilt.tk.s" |
+			awk 'NR % 2 { a = $0; next } substr(a, 1, length($0)) != $0 {
+				print "perf:     " a; print "tracekit: " $0; exit }')" \
+		"$(head -3 "$dir/rebuilt.err")"
 fi
 finish

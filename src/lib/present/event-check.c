@@ -136,6 +136,14 @@ static bool field_line(struct cursor *c)
 		return false;
 	if (offset + size > FIELD_END_MAX)
 		return false;
+	/*
+	 * A __data_loc/__rel_loc is a 32-bit offset and length: libtraceevent
+	 * 1.7.1 takes a 2-byte one as an offset alone and prints "the rest of
+	 * the record" from it, a negative length when it lies past the end.
+	 */
+	if (size != 4 && (memmem(decl, (size_t)(c->p - decl), "__data_loc", 10) ||
+			  memmem(decl, (size_t)(c->p - decl), "__rel_loc", 9)))
+		return false;
 	skip_blanks(c);
 	if (starts(c, "signed:") && (!number(c, 1, NULL) || !starts(c, ";")))
 		return false;

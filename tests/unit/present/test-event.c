@@ -340,6 +340,11 @@ static void test_bad_format(void **state)
 	assert_int_equal(tk_event_set_add_format(set, "x", "", 0), -EBADMSG);
 	assert_int_equal(tk_event_set_add_format(set, "test", fmt_t, strlen(fmt_t)), 7);
 	assert_int_equal(tk_event_set_add_format(set, "test", fmt_t, strlen(fmt_t)), -EEXIST);
+	/* A __data_loc of 2 bytes: libtraceevent would print "the rest of the record" from it. */
+	static const char loc2[] = "name: tloc\nID: 60\nformat:\n" COMMON
+				   "\tfield:__data_loc char[] s;\toffset:8;\tsize:2;\tsigned:0;\n\n"
+				   "print fmt: \"%s\", __get_str(s)\n";
+	assert_int_equal(tk_event_set_add_format(set, "test", loc2, strlen(loc2)), -EBADMSG);
 	tk_event_set_free(set);
 	assert_null(tk_event_set_new(3, false, 4096));
 }

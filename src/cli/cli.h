@@ -118,6 +118,15 @@ char *cli_buffer_label(const char *name, char *out, size_t cap);
  */
 int cli_cpu_error(const char *path, const char *buffer_name, uint32_t cpu);
 
+/* A positive number that fits in 32 bits, as the user typed it: 0, or -1 for anything else. */
+int cli_parse_u32(const char *s, uint32_t *out);
+
+/*
+ * --file-version's argument into @*version (6 or 7); anything else is a
+ * usage error (printed). Returns CLI_OK or CLI_USAGE.
+ */
+int cli_parse_file_version(const char *arg, int *version);
+
 /* Flush stdout and report a write error (full disk, closed pipe) as a failure. */
 int cli_finish_stdout(int status);
 

@@ -277,10 +277,8 @@ int cmd_convert(int argc, char **argv)
 			cv.out = optarg;
 			break;
 		case OPT_FILE_VERSION:
-			if (strcmp(optarg, "6") && strcmp(optarg, "7"))
-				return cli_usage_error("file version must be 6 or 7, not '%s'",
-						       optarg);
-			cv.opts.version = optarg[0] - '0';
+			if (cli_parse_file_version(optarg, &cv.opts.version))
+				return CLI_USAGE;
 			break;
 		case OPT_COMPRESSION:
 			codec = optarg;

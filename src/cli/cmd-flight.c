@@ -101,20 +101,6 @@ const char cmd_stat_usage[] =
 
 enum { OPT_TOP = 256, OPT_COMPRESSION, OPT_FILE_VERSION };
 
-/* A positive number that fits in 32 bits, as the user typed it. */
-static int parse_u32(const char *s, uint32_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || v == 0 || v > UINT32_MAX || s[0] == '-')
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
 /*
  * Options of stop, restart and stat: -B, --top, -h. Returns -1 with the buffer
  * chosen, or the exit code to end with (a usage error, or --help printed).
@@ -192,7 +178,7 @@ int cmd_start(int argc, char **argv)
 			opts.tracer = optarg;
 			break;
 		case 'b':
-			if (parse_u32(optarg, &v) < 0)
+			if (cli_parse_u32(optarg, &v) < 0)
 				r = cli_usage_error("buffer size must be a positive number of KiB, "
 						    "not '%s'",
 						    optarg);
@@ -202,7 +188,7 @@ int cmd_start(int argc, char **argv)
 			opts.clock = optarg;
 			break;
 		case 'P':
-			if (parse_u32(optarg, &v) < 0 || v > INT32_MAX)
+			if (cli_parse_u32(optarg, &v) < 0 || v > INT32_MAX)
 				r = cli_usage_error("invalid pid '%s'", optarg);
 			pids[npids++] = (int)v;
 			break;
@@ -280,13 +266,8 @@ int cmd_extract(int argc, char **argv)
 			codec = optarg;
 			break;
 		case OPT_FILE_VERSION:
-			if (!strcmp(optarg, "6"))
-				opts.file_version = 6;
-			else if (!strcmp(optarg, "7"))
-				opts.file_version = 7;
-			else
-				return cli_usage_error("file version must be 6 or 7, not '%s'",
-						       optarg);
+			if (cli_parse_file_version(optarg, &opts.file_version))
+				return CLI_USAGE;
 			break;
 		case 'q':
 			quiet = true;
@@ -384,7 +365,7 @@ int cmd_show(int argc, char **argv)
 			/* parse_u32 refuses 0, which is a CPU. */
 			if (!strcmp(optarg, "0"))
 				v = 0;
-			else if (parse_u32(optarg, &v) < 0 || v > INT32_MAX)
+			else if (cli_parse_u32(optarg, &v) < 0 || v > INT32_MAX)
 				return cli_usage_error("invalid CPU '%s'", optarg);
 			cpu = (int)v;
 			break;

@@ -450,19 +450,6 @@ static int parse_clockid(const char *s, int32_t *out)
 	return -1;
 }
 
-static int parse_u32(const char *s, uint32_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || v == 0 || v > UINT32_MAX || s[0] == '-')
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
 /* The spellings tk_cache_resolve() takes; anything else is a tracefs event glob. */
 static bool is_cache_spec(const char *spec)
 {
@@ -841,7 +828,7 @@ static int cmd_record_perf(int argc, char **argv)
 			a.o.use_clockid = true;
 			break;
 		case 'm':
-			if (parse_u32(optarg, &a.o.mmap_pages) < 0 ||
+			if (cli_parse_u32(optarg, &a.o.mmap_pages) < 0 ||
 			    (a.o.mmap_pages & (a.o.mmap_pages - 1)))
 				r = cli_usage_error("-m must be a power of two of pages, not '%s'",
 						    optarg);
@@ -1002,7 +989,7 @@ int cmd_record(int argc, char **argv)
 			a.opts.output = optarg;
 			break;
 		case 'b':
-			if (parse_u32(optarg, &v) < 0) {
+			if (cli_parse_u32(optarg, &v) < 0) {
 				r = cli_usage_error("buffer size must be a positive number of KiB, "
 						    "not '%s'",
 						    optarg);
@@ -1014,7 +1001,7 @@ int cmd_record(int argc, char **argv)
 			a.opts.clock = optarg;
 			break;
 		case 'P':
-			if (parse_u32(optarg, &v) < 0 || v > INT32_MAX) {
+			if (cli_parse_u32(optarg, &v) < 0 || v > INT32_MAX) {
 				r = cli_usage_error("invalid pid '%s'", optarg);
 				goto out;
 			}
@@ -1045,15 +1032,9 @@ int cmd_record(int argc, char **argv)
 			codec = optarg;
 			break;
 		case OPT_FILE_VERSION:
-			if (!strcmp(optarg, "6")) {
-				a.opts.file_version = 6;
-			} else if (!strcmp(optarg, "7")) {
-				a.opts.file_version = 7;
-			} else {
-				r = cli_usage_error("file version must be 6 or 7, not '%s'",
-						    optarg);
+			r = cli_parse_file_version(optarg, &a.opts.file_version);
+			if (r)
 				goto out;
-			}
 			break;
 		case OPT_CAPTURE:
 			if (!strcmp(optarg, "splice")) {

@@ -59,13 +59,8 @@ int cmd_recover(int argc, char **argv)
 			codec = optarg;
 			break;
 		case OPT_FILE_VERSION:
-			if (!strcmp(optarg, "6"))
-				opts.file_version = 6;
-			else if (!strcmp(optarg, "7"))
-				opts.file_version = 7;
-			else
-				return cli_usage_error("file version must be 6 or 7, not '%s'",
-						       optarg);
+			if (cli_parse_file_version(optarg, &opts.file_version))
+				return CLI_USAGE;
 			break;
 		case 'q':
 			quiet = true;

@@ -196,6 +196,27 @@ char *cli_buffer_label(const char *name, char *out, size_t cap)
 	return out;
 }
 
+int cli_parse_u32(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || v == 0 || v > UINT32_MAX || s[0] == '-')
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cli_parse_file_version(const char *arg, int *version)
+{
+	if (strcmp(arg, "6") && strcmp(arg, "7"))
+		return cli_usage_error("file version must be 6 or 7, not '%s'", arg);
+	*version = arg[0] - '0';
+	return CLI_OK;
+}
+
 int cli_cpu_error(const char *path, const char *buffer_name, uint32_t cpu)
 {
 	const char *msg = tk_errmsg();

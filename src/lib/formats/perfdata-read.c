@@ -2218,17 +2218,9 @@ static bool known_type(uint32_t t)
 /* The evsel of event id @id, or -1. */
 static long find_id(const struct tk_perfdata *pd, uint64_t id)
 {
-	size_t lo = 0, hi = pd->nr_idmap;
+	int e = tk_perfdata_evsel_of_id(pd, id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pd->idmap[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < pd->nr_idmap && pd->idmap[lo].id == id ? (long)pd->idmap[lo].evsel : -1;
+	return e < 0 ? -1 : e;
 }
 
 /* Where a SAMPLE of sample_type @st keeps its time, and whether it has one. */

@@ -897,8 +897,15 @@ static bool parse_build_id_entry(struct tk_perfdata *pd, const uint8_t *p, size_
 	if (size < name_at + 1)
 		return false;
 	nul = memchr(p + name_at, 0, size - name_at);
-	if (!nul)
+	if (!nul || nul == p + name_at)
 		return false;
+	/*
+	 * A file name is text: a damaged record whose type became
+	 * HEADER_BUILD_ID (a flipped bit of a SAMPLE) is not taken for one.
+	 */
+	for (const uint8_t *c = p + name_at; c < nul; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return false;
 	*err = add_build_id(pd, pid, misc, id, legacy ? 20 : p[32], (const char *)p + name_at,
 			    (size_t)(nul - (p + name_at)));
 	return true;

@@ -2622,7 +2622,8 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 				if (r < 0)
 					return r;
 				pd->dstart = pd->dend = 0;
-				ZSTD_DCtx_reset(pd->dctx, ZSTD_reset_session_only);
+				if (pd->dctx) /* NULL: it failed before decompressing */
+					ZSTD_DCtx_reset(pd->dctx, ZSTD_reset_session_only);
 			}
 			in_consume(pd, size);
 			continue;
@@ -2630,13 +2631,13 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 		if (type == TK_PERF_RECORD_COMPRESSED2) {
 			r = compressed2(pd, p, size, off);
 			if (r < 0) {
-				/* As for COMPRESSED: salvaging, only this record's output
-				 * is lost. */
+				/* As for COMPRESSED: only this record's output is lost. */
 				r = salvage(pd, r, off, size, -1);
 				if (r < 0)
 					return r;
 				pd->dstart = pd->dend = 0;
-				ZSTD_DCtx_reset(pd->dctx, ZSTD_reset_session_only);
+				if (pd->dctx) /* NULL: it failed before decompressing */
+					ZSTD_DCtx_reset(pd->dctx, ZSTD_reset_session_only);
 			}
 			in_consume(pd, size);
 			continue;

@@ -608,6 +608,18 @@ void tk_event_find_stars(struct tk_event *ev)
 	ev->nlen = 0;
 	ev->ndiv = 0;
 	ev->star_unsafe = false;
+	/*
+	 * A field of size 0 is "the rest of the record" to libtraceevent's
+	 * printer, which allocates size - offset bytes for it: a record
+	 * shorter than the offset would ask for nearly 4 GiB.
+	 */
+	ev->has_rest = false;
+	for (const struct tep_format_field *f = ev->tev->format.fields; f; f = f->next) {
+		if (f->size == 0 && (!ev->has_rest || (uint32_t)f->offset < ev->rest_at)) {
+			ev->rest_at = (uint32_t)f->offset;
+			ev->has_rest = true;
+		}
+	}
 	for (const struct tep_print_arg *a = arg; a; a = a->next)
 		find_lens(ev, a, 0);
 	if (!p || !strchr(p, '*'))
@@ -646,7 +658,7 @@ void tk_event_find_stars(struct tk_event *ev)
 bool tk_event_stars_ok(const struct tk_event_set *set, const struct tk_event *ev, const void *data,
 		       uint32_t size)
 {
-	if (ev->star_unsafe)
+	if (ev->star_unsafe || (ev->has_rest && size < ev->rest_at))
 		return false;
 	for (uint8_t i = 0; i < ev->nstar; i++) {
 		const struct tep_format_field *f = ev->star_fields[i];

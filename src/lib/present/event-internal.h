@@ -219,6 +219,9 @@ struct tk_event {
 	uint32_t len_const[8];
 	uint32_t len_unit[8];
 	uint8_t nlen;
+	/* The lowest offset of a 0-sized field ("the rest of the record"), 0: none. */
+	uint32_t rest_at;
+	bool has_rest;
 	/* Fields the print format divides by: a record where one is 0 is not printed. */
 	const struct tep_format_field *div_fields[8];
 	uint8_t ndiv;

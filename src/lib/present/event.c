@@ -1326,7 +1326,8 @@ void tk_event_print_slow_shared(struct tk_event_set *set, const struct tk_event 
 				const void *data, uint32_t size, int cpu, struct tk_outbuf *out)
 {
 	((struct tk_event *)ev)->fallbacks++;
-	if (__builtin_expect(ev->nstar || ev->nlen || ev->ndiv || ev->star_unsafe, 0) &&
+	if (__builtin_expect(ev->nstar || ev->nlen || ev->ndiv || ev->has_rest || ev->star_unsafe,
+			     0) &&
 	    !tk_event_stars_ok(set, ev, data, size)) {
 		/* The compiled printer's marker for a record it cannot print whole. */
 		tk_outbuf_write(out, "[truncated record]", 18);

@@ -313,30 +313,29 @@ int cmd_extract(int argc, char **argv)
 	return CLI_OK;
 }
 
-int cmd_stop(int argc, char **argv)
+/* stop and restart: a buffer's options, then one library call. */
+static int buffer_command(int argc, char **argv, const char *usage,
+			  int (*act)(const char *instance, bool top))
 {
 	const char *instance = NULL;
 	bool top = false;
-	int r = parse_buffer_only(argc, argv, cmd_stop_usage, &instance, &top);
+	int r = parse_buffer_only(argc, argv, usage, &instance, &top);
 
 	if (r >= 0)
 		return r;
-	if (tk_flight_stop(instance, top) < 0)
+	if (act(instance, top) < 0)
 		return cli_lib_error(NULL);
 	return CLI_OK;
 }
 
+int cmd_stop(int argc, char **argv)
+{
+	return buffer_command(argc, argv, cmd_stop_usage, tk_flight_stop);
+}
+
 int cmd_restart(int argc, char **argv)
 {
-	const char *instance = NULL;
-	bool top = false;
-	int r = parse_buffer_only(argc, argv, cmd_restart_usage, &instance, &top);
-
-	if (r >= 0)
-		return r;
-	if (tk_flight_restart(instance, top) < 0)
-		return cli_lib_error(NULL);
-	return CLI_OK;
+	return buffer_command(argc, argv, cmd_restart_usage, tk_flight_restart);
 }
 
 int cmd_show(int argc, char **argv)

@@ -240,6 +240,16 @@ static int sched_in(struct sched *s, struct task *t, uint64_t ts)
 	return s->keep_delays ? keep_delay(s, t, d) : 0;
 }
 
+/* perf creates a task's work atoms on the first event that needs them, as if it had just left a
+ * CPU. */
+static void first_atom(struct task *t, bool runnable, uint64_t ts)
+{
+	if (!t->has_atoms) {
+		t->has_atoms = true;
+		sched_out_atom(t, runnable, ts);
+	}
+}
+
 static int on_switch(struct sched *s, const struct tk_feed_rec *r)
 {
 	int32_t prev = (int32_t)r->val[0], next = (int32_t)r->val[2];
@@ -259,10 +269,7 @@ static int on_switch(struct sched *s, const struct tk_feed_rec *r)
 		return tk_fail(ENOMEM, "out of memory");
 	out->has_atoms = true;
 	sched_out_atom(out, r->val[1] == 0, r->time);
-	if (!in->has_atoms) {
-		in->has_atoms = true;
-		sched_out_atom(in, true, r->time);
-	}
+	first_atom(in, true, r->time);
 	return sched_in(s, in, r->time);
 }
 
@@ -272,10 +279,7 @@ static int on_runtime(struct sched *s, const struct tk_feed_rec *r)
 
 	if (!t)
 		return tk_fail(ENOMEM, "out of memory");
-	if (!t->has_atoms) {
-		t->has_atoms = true;
-		sched_out_atom(t, true, r->time);
-	}
+	first_atom(t, true, r->time);
 	t->total_runtime += r->val[1];
 	return 0;
 }
@@ -286,10 +290,7 @@ static int on_wakeup(struct sched *s, const struct tk_feed_rec *r)
 
 	if (!t)
 		return tk_fail(ENOMEM, "out of memory");
-	if (!t->has_atoms) {
-		t->has_atoms = true;
-		sched_out_atom(t, false, r->time);
-	}
+	first_atom(t, false, r->time);
 	if (s->o->cpu == -1 && t->state != SLEEPING)
 		return 0;
 	s->nr_timestamps++;
@@ -311,10 +312,7 @@ static int on_migrate(struct sched *s, const struct tk_feed_rec *r)
 	t = findnew(s, (int32_t)r->val[0]);
 	if (!t)
 		return tk_fail(ENOMEM, "out of memory");
-	if (!t->has_atoms) {
-		t->has_atoms = true;
-		sched_out_atom(t, true, r->time);
-	}
+	first_atom(t, true, r->time);
 	t->sched_out = t->wake_up = r->time;
 	s->nr_timestamps++;
 	return 0;

@@ -85,6 +85,7 @@
 #include <tracekit/tracedata.h>
 #include <tracekit/page.h>
 
+#include "perfdata-internal.h"
 #include "internal/array.h"
 #include "internal/bytebuf.h"
 #include "internal/error.h"
@@ -805,6 +806,13 @@ static int p2d_collect(struct p2d *c)
 		r = tk_perfdata_parse_sample(c->pd, &rec, &s);
 		if (r == -ENOENT) {
 			c->skipped_other++;
+			continue;
+		}
+		if (r == -EBADMSG) {
+			/* Too short for its fields: one sample lost, listed as damage. */
+			r = tk_perfdata_note_damage(c->pd, rec.offset, rec.size, 1, tk_errmsg());
+			if (r < 0)
+				return r;
 			continue;
 		}
 		if (r < 0)

@@ -51,6 +51,20 @@ static inline bool tk_perf_has_trailer(uint32_t type)
  */
 bool tk_perf_id_offset(uint32_t type, uint64_t sample_type, size_t size, size_t *off);
 
+/*
+ * List damage a later reader of the records or texts finds (a sample too
+ * short for its fields, an event format that does not parse) as the
+ * reader lists its own: @off where it starts, @skipped bytes, @lost events
+ * or -1 when unknown, @what says what is wrong (a fail_at() message works:
+ * its "NAME: offset 0x...: " prefix is dropped). Return: 0, -ENOMEM; a
+ * strict reader fails instead: -EBADMSG, the message naming file and offset.
+ */
+int tk_perfdata_note_damage(struct tk_perfdata *pd, uint64_t off, uint64_t skipped, int64_t lost,
+			    const char *what);
+
+/* The file or stream offset of @at, a pointer into the TRACING_DATA blob. */
+uint64_t tk_perfdata_tracing_offset(const struct tk_perfdata *pd, const void *at);
+
 /* The descriptor a reader reads (records of a file sit at their offsets in it). */
 int tk_perfdata_fd(const struct tk_perfdata *pd);
 

@@ -504,6 +504,7 @@ struct tk_perfdata {
 
 	const uint8_t *tracing_blob;
 	uint64_t tracing_len;
+	uint64_t tracing_off; /* where the blob starts in the file or stream */
 	struct tk_perfdata_tracing tracing;
 	struct tk_tracedata *td; /* texts point into tracing_blob */
 
@@ -941,7 +942,7 @@ static bool parse_build_ids(struct tk_perfdata *pd, const uint8_t *p, uint64_t l
  * tracedata codec. Return: 0; -EBADMSG when it does not fit the layout
  * (the earlier tracing data, if any, stays); -ENOMEM.
  */
-static int parse_tracing(struct tk_perfdata *pd, const uint8_t *p, uint64_t len)
+static int parse_tracing(struct tk_perfdata *pd, const uint8_t *p, uint64_t len, uint64_t off)
 {
 	struct tk_tracedata *td = tk_tracedata_new();
 	struct tk_perfdata_tracing *t = &pd->tracing;
@@ -972,6 +973,7 @@ static int parse_tracing(struct tk_perfdata *pd, const uint8_t *p, uint64_t len)
 	t->nr_formats = (uint32_t)(tk_tracedata_format_count(td) - td->nftrace);
 	pd->tracing_blob = p;
 	pd->tracing_len = len;
+	pd->tracing_off = off;
 	return 0;
 }
 
@@ -1615,7 +1617,7 @@ static bool parse_feature(struct fparse *f, uint32_t id, const uint8_t *p, uint6
 	tk_cursor_init(c, p, len, off, false);
 	switch (id) {
 	case TK_PERF_FEAT_TRACING_DATA: {
-		int r = parse_tracing(pd, p, len);
+		int r = parse_tracing(pd, p, len, off);
 
 		if (r == -ENOMEM)
 			f->err = r;
@@ -2120,7 +2122,7 @@ static int handle_meta(struct tk_perfdata *pd, const struct tk_perf_record *rec)
 		memcpy(copy, rec->extra, rec->extra_size);
 		if (own(pd, copy) < 0)
 			return tk_fail(ENOMEM, "out of memory");
-		err = parse_tracing(pd, copy, rec->extra_size);
+		err = parse_tracing(pd, copy, rec->extra_size, rec->extra_offset);
 		if (err == -ENOMEM)
 			return tk_fail(ENOMEM, "out of memory");
 		if (err < 0) {
@@ -3167,6 +3169,32 @@ int tk_perfdata_tracing(const struct tk_perfdata *pd, struct tk_perfdata_tracing
 const struct tk_tracedata *tk_perfdata_get_tracedata(const struct tk_perfdata *pd)
 {
 	return pd->td;
+}
+
+int tk_perfdata_note_damage(struct tk_perfdata *pd, uint64_t off, uint64_t skipped, int64_t lost,
+			    const char *what)
+{
+	const char *p;
+	char copy[512];
+
+	/* A message from fail_at() keeps only what follows its "NAME: offset 0x...: ". */
+	p = strstr(what, ": offset 0x");
+	if (p && (p = strstr(p + 11, ": ")))
+		what = p + 2;
+	snprintf(copy, sizeof(copy), "%s", what); /* @what may be tk_errmsg()'s buffer */
+	what = copy;
+	if (pd->strict)
+		return fail_at(pd, off, "%s", what);
+	return add_damage(pd, off, skipped, lost, "%s", what);
+}
+
+uint64_t tk_perfdata_tracing_offset(const struct tk_perfdata *pd, const void *at)
+{
+	const uint8_t *p = at;
+
+	if (pd->tracing_blob && p >= pd->tracing_blob && p < pd->tracing_blob + pd->tracing_len)
+		return pd->tracing_off + (uint64_t)(p - pd->tracing_blob);
+	return pd->tracing_off;
 }
 
 int tk_perfdata_tracing_format(const struct tk_perfdata *pd, uint32_t index, const char **system,

@@ -245,9 +245,14 @@ static bool print_fmt(struct cursor *c)
 			while (c->p < c->end && *c->p != quote) {
 				unsigned char in = (unsigned char)*c->p;
 
+				/*
+				 * Control characters are only text to libtraceevent
+				 * inside a literal (perf prints them); a byte above
+				 * 0x7e is not: 0xff reads as its end of input.
+				 */
 				if (in == '\n')
 					c->line++;
-				else if (in != '\t' && (in < 0x20 || in > 0x7e))
+				else if (in == 0 || in > 0x7e)
 					return false;
 				if (in == '\\' && c->p + 1 < c->end)
 					c->p++;

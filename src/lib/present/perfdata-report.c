@@ -1183,7 +1183,20 @@ static int load_tracing(struct rep *r)
 		ret = tk_event_set_add_format(r->set, system, text.data, text.len);
 		if (ret == -ENOMEM)
 			return ret;
-		/* A format that does not parse leaves its event without text, as in perf. */
+		/*
+		 * A format that does not parse leaves its event without text, as
+		 * in perf; the file says so rather than printing empty events.
+		 */
+		if (ret < 0) {
+			char what[400];
+
+			snprintf(what, sizeof(what), "%s (its events print without fields)",
+				 tk_errmsg());
+			ret = tk_perfdata_note_damage(
+				r->pd, tk_perfdata_tracing_offset(r->pd, text.data), 0, -1, what);
+			if (ret < 0)
+				return ret;
+		}
 	}
 	if (t.kallsyms.len &&
 	    tk_event_set_add_kallsyms_borrowed(r->set, t.kallsyms.data, t.kallsyms.len))
@@ -1351,8 +1364,10 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 	e->ready = true;
 	if (a->type == 2) {
 		e->fields = F_COMM | F_TID | F_CPU | F_TIME | F_EVNAME | F_TRACE;
-		if (load_tracing(r) == -ENOMEM)
-			return -ENOMEM;
+		int ret = load_tracing(r);
+
+		if (ret == -ENOMEM || ret == -EBADMSG) /* -EBADMSG: --strict */
+			return ret;
 		if (r->set)
 			e->ev = tk_event_find(r->set, (int)a->config);
 		if (e->ev && r->set_live && name && !live_format_fits(r, e->ev, name, a->config))
@@ -2419,6 +2434,8 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	ret = sample_fields(r, rec, idx, &s);
 	if (ret == -ENOENT)
 		return 0;
+	if (ret == -EBADMSG)
+		return tk_perfdata_note_damage(r->pd, rec->offset, rec->size, 1, tk_errmsg());
 	if (ret < 0)
 		return ret;
 	if (idx < 0)
@@ -2803,6 +2820,9 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 			r->st.unknown_id++;
 			return 0;
 		}
+		if (ret == -EBADMSG) /* one sample lost, the rest read on */
+			return tk_perfdata_note_damage(r->pd, rec->offset, rec->size, 1,
+						       tk_errmsg());
 		if (ret < 0)
 			return ret;
 		if (idx < 0)

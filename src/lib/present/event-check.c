@@ -220,6 +220,13 @@ static bool print_fmt(struct cursor *c)
 	enum tok prev = TOK_OP;
 	const char *word = NULL; /* the last name or number */
 	const char *begin;
+	/*
+	 * The last token was an operator that needs an operand after it: a
+	 * ',', a closing bracket or the end there is refused (libtraceevent
+	 * 1.7.1 dereferences NULL on "\"none\"=, REC->n"). Not '*': "(char *)"
+	 * closes a cast.
+	 */
+	bool needs_operand = false;
 
 	skip_blanks(c);
 	begin = c->p;
@@ -232,6 +239,9 @@ static bool print_fmt(struct cursor *c)
 			continue;
 		if ((unsigned char)ch < 0x20 || (unsigned char)ch > 0x7e)
 			return false;
+		if (needs_operand && (ch == ',' || ch == ')' || ch == ']' || ch == '}'))
+			return false;
+		needs_operand = strchr("+-&|^~!<>=/%?:", ch) != NULL;
 		if (ch == '"' || ch == '\'') {
 			char quote = ch;
 
@@ -335,7 +345,7 @@ static bool print_fmt(struct cursor *c)
 			return false;
 		}
 	}
-	if (first || depth)
+	if (first || depth || needs_operand)
 		return false;
 	/* Nothing follows but blank lines. */
 	for (; c->p < c->end; c->p++) {

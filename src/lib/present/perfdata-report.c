@@ -72,6 +72,7 @@
 #include "internal/error.h"
 #include "internal/opts.h"
 #include "internal/handoff.h"
+#include "perf-mem.h"
 #include "print-pool.h"
 #include "unwind-internal.h"
 
@@ -94,6 +95,16 @@ enum {
 	F_EVNAME = 1 << 5,
 	F_TRACE = 1 << 6,
 	F_IP = 1 << 7,
+	/* A raw PMU event's memory sample fields (perf script's defaults for attr.type 4). */
+	F_ADDR = 1 << 8,
+	F_DATA_SRC = 1 << 9,
+	F_WEIGHT = 1 << 10,
+	F_INS_LAT = 1 << 11,
+	F_PHYS_ADDR = 1 << 12,
+	F_DATA_PAGE_SIZE = 1 << 13,
+	F_CODE_PAGE_SIZE = 1 << 14,
+	F_MEM = F_ADDR | F_DATA_SRC | F_WEIGHT | F_INS_LAT | F_PHYS_ADDR | F_DATA_PAGE_SIZE |
+		F_CODE_PAGE_SIZE,
 };
 
 /*
@@ -139,6 +150,8 @@ struct psample {
 	/* --call-graph dwarf: user registers and stack (full decoder only) */
 	uint64_t regs_abi, regs_nr, stack_size;
 	const void *regs, *stack;
+	/* memory samples (full decoder only) */
+	uint64_t addr, weight, data_src, phys_addr, data_page_size, code_page_size;
 };
 
 /*
@@ -229,6 +242,7 @@ struct rep {
 	struct rep_evsel *evs;
 	size_t nevs;
 	int name_width;
+	size_t mem_width; /* the widest data source text so far (perf pads to it) */
 
 	struct thread *threads;
 	size_t thread_cap, nthreads;
@@ -1353,6 +1367,43 @@ static void add_modifiers(char *buf, size_t size, const char *base, uint64_t fla
 	snprintf(buf, size, "%s%s%s", base, n ? ":" : "", mod);
 }
 
+#define PERF_TYPE_RAW 4
+
+/*
+ * The memory fields perf script prints by default for raw PMU events (perf
+ * mem, numatop): each unless some raw event of the file lacks its sample
+ * bit, since perf keeps one field list per event type and drops a default
+ * field from it for the first event that cannot fill it.
+ */
+static unsigned int raw_mem_fields(const struct tk_perfdata *pd)
+{
+	static const struct {
+		unsigned int field;
+		uint64_t bits;
+	} need[] = {
+		{F_ADDR, TK_PERF_SAMPLE_ADDR},
+		{F_DATA_SRC, TK_PERF_SAMPLE_DATA_SRC},
+		{F_WEIGHT, TK_PERF_SAMPLE_WEIGHT | TK_PERF_SAMPLE_WEIGHT_STRUCT},
+		{F_INS_LAT, TK_PERF_SAMPLE_WEIGHT_STRUCT},
+		{F_PHYS_ADDR, TK_PERF_SAMPLE_PHYS_ADDR},
+		{F_DATA_PAGE_SIZE, TK_PERF_SAMPLE_DATA_PAGE_SIZE},
+		{F_CODE_PAGE_SIZE, TK_PERF_SAMPLE_CODE_PAGE_SIZE},
+	};
+	unsigned int fields = F_MEM;
+
+	for (size_t i = 0; i < tk_perfdata_evsel_count(pd); i++) {
+		const struct tk_perf_attr *a = &tk_perfdata_evsel_get(pd, i)->attr;
+
+		if (a->type != PERF_TYPE_RAW)
+			continue;
+		for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++) {
+			if (!(a->sample_type & need[k].bits))
+				fields &= ~need[k].field;
+		}
+	}
+	return fields;
+}
+
 static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 {
 	const struct tk_perfdata_evsel *es = tk_perfdata_evsel_get(r->pd, index);
@@ -1402,6 +1453,8 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 	/* PERIOD stays: without the bit perf shows the attr's fixed period. */
 	if (!(st & TK_PERF_SAMPLE_IP))
 		e->fields &= ~(unsigned int)F_IP;
+	if (a->type == PERF_TYPE_RAW)
+		e->fields |= raw_mem_fields(r->pd);
 	e->callchain = st & TK_PERF_SAMPLE_CALLCHAIN;
 	/* Tracepoints recorded with -g: perf script adds the callchain after the text. */
 	if (a->type == 2 && e->callchain)
@@ -1558,7 +1611,8 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
 	struct tk_perf_sample s;
 	int ret;
 
-	if (idx >= 0 && (size_t)idx < r->nevs && fast_sample(&r->evs[idx], rec)) {
+	if (idx >= 0 && (size_t)idx < r->nevs && !(r->evs[idx].fields & F_MEM) &&
+	    fast_sample(&r->evs[idx], rec)) {
 		const struct fast_layout *f = &r->evs[idx].fast;
 		const uint8_t *d = rec->data;
 
@@ -1605,6 +1659,12 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
 	ps->stack_size = s.stack_user_dyn_size < s.stack_user_size ? s.stack_user_dyn_size
 								   : s.stack_user_size;
 	ps->stack = s.stack_user;
+	ps->addr = s.addr;
+	ps->weight = s.weight;
+	ps->data_src = s.data_src;
+	ps->phys_addr = s.phys_addr;
+	ps->data_page_size = s.data_page_size;
+	ps->code_page_size = s.code_page_size;
 	return s.attr_index;
 }
 
@@ -2196,6 +2256,71 @@ static void put_callchain(struct rep *r, const struct psample *s, bool kernel, b
 	}
 }
 
+/*
+ * A memory sample's fields before the ip, as perf script prints them:
+ * "%16lx" address, "%16lx %s" data source and its text, cut to 99
+ * characters and padded to the longest such text so far (perf keeps one
+ * width for the whole run), "%16lu" weight, "%16u" instruction latency.
+ */
+static void put_mem_before_ip(struct rep *r, const struct rep_evsel *e, const struct psample *s)
+{
+	char text[160], buf[32];
+	int n;
+
+	if (e->fields & F_ADDR) {
+		n = snprintf(buf, sizeof(buf), "%16" PRIx64, s->addr);
+		tk_outbuf_write(&r->out, buf, (size_t)n);
+	}
+	if (e->fields & F_DATA_SRC) {
+		size_t len;
+
+		n = snprintf(text, sizeof(text), "%16" PRIx64 " ", s->data_src);
+		tk_perf_mem_describe(s->data_src, text + n, sizeof(text) - (size_t)n);
+		len = strlen(text);
+		if (len > 99) /* perf's 100-byte buffer */
+			len = 99;
+		if (r->mem_width < len)
+			r->mem_width = len;
+		tk_outbuf_write(&r->out, text, len);
+		for (; len < r->mem_width; len++)
+			put_char(&r->out, ' ');
+	}
+	if (e->fields & F_WEIGHT) {
+		/* WEIGHT_STRUCT: the weight is its low 32 bits, the latency the next 16. */
+		uint64_t w = (e->sample_type & TK_PERF_SAMPLE_WEIGHT_STRUCT) ? (uint32_t)s->weight
+									     : s->weight;
+
+		n = snprintf(buf, sizeof(buf), "%16" PRIu64, w);
+		tk_outbuf_write(&r->out, buf, (size_t)n);
+	}
+	if (e->fields & F_INS_LAT) {
+		n = snprintf(buf, sizeof(buf), "%16u", (unsigned int)(uint16_t)(s->weight >> 32));
+		tk_outbuf_write(&r->out, buf, (size_t)n);
+	}
+}
+
+/* After the ip: "%16lx" physical address, then " 4K"-style page sizes. */
+static void put_mem_after_ip(struct rep *r, const struct rep_evsel *e, const struct psample *s)
+{
+	char buf[32];
+	int n;
+
+	if (e->fields & F_PHYS_ADDR) {
+		n = snprintf(buf, sizeof(buf), "%16" PRIx64, s->phys_addr);
+		tk_outbuf_write(&r->out, buf, (size_t)n);
+	}
+	if (e->fields & F_DATA_PAGE_SIZE) {
+		tk_perf_page_size_name(s->data_page_size, buf + 1);
+		buf[0] = ' ';
+		put_str(&r->out, buf);
+	}
+	if (e->fields & F_CODE_PAGE_SIZE) {
+		tk_perf_page_size_name(s->code_page_size, buf + 1);
+		buf[0] = ' ';
+		put_str(&r->out, buf);
+	}
+}
+
 /* The line of sample @s as event @idx (a known index): perf script's default fields. */
 static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, int32_t idx,
 			     const struct psample *ps)
@@ -2300,6 +2425,8 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 		print_shared(r, e->ev, &s);
 	else if ((e->fields & F_TRACE) && s.raw && e->ev)
 		tk_event_print_info(r->set, e->ev, s.raw, s.raw_size, (int)s.cpu, 0, &r->out);
+	if (e->fields & F_MEM)
+		put_mem_before_ip(r, e, &s);
 	if (e->fields & F_IP) {
 		bool kernel = (rec->misc & MISC_CPUMODE_MASK) == MISC_KERNEL ||
 			      (rec->misc & MISC_CPUMODE_MASK) == MISC_GUEST_KERNEL;
@@ -2313,6 +2440,8 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 			put_sym(r, (int32_t)s.pid, s.ip, kernel, " ", false);
 		}
 	}
+	if (e->fields & F_MEM)
+		put_mem_after_ip(r, e, &s);
 	put_char(&r->out, '\n');
 	r->printed++;
 	if (r->pool)

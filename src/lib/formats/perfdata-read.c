@@ -2119,7 +2119,8 @@ static int handle_meta(struct tk_perfdata *pd, const struct tk_perf_record *rec)
 		copy = malloc(rec->extra_size ? rec->extra_size : 1);
 		if (!copy)
 			return tk_fail(ENOMEM, "out of memory");
-		memcpy(copy, rec->extra, rec->extra_size);
+		if (rec->extra_size) /* an empty one has no payload pointer */
+			memcpy(copy, rec->extra, rec->extra_size);
 		if (own(pd, copy) < 0)
 			return tk_fail(ENOMEM, "out of memory");
 		err = parse_tracing(pd, copy, rec->extra_size, rec->extra_offset);

@@ -4,6 +4,8 @@
 # script 6.1 as the oracle: tracekit report must print what perf script
 # prints on the same perf.data, and name nothing from a binary rebuilt
 # since the recording or from another kernel's kallsyms.
+#   - tracepoints with a %ps argument: named from the recorded kernel
+#     only, as perf names them;
 #   - a small program recorded with -g: named; rebuilt at the same path
 #     (another build id): its frames [unknown]; --symfs with the old copy:
 #     named again;
@@ -164,6 +166,33 @@ EOF
 	grep -q '[a-z_]+0x[0-9a-f]* (\[kernel.kallsyms\])' "$dir/cachedkernel.tk" ||
 		fail "cachedkernel: kernel frames not named from the cache"
 	rm -rf "$HOME/.debug/[kernel.kallsyms]"
+fi
+
+# A tracepoint's %ps argument (a timer's function) is named from the
+# recorded kernel as perf script names it (perf.data carries no kallsyms),
+# and from no other kernel: with another kernel's build id perf and
+# tracekit print the address.
+perf record -q -N -e timer:hrtimer_start -e timer:hrtimer_expire_entry -a -o "$dir/t.data" \
+	-- sleep 0.3 2>/dev/null || fail "perf record t.data"
+tbid=$(perf buildid-list -i "$dir/t.data" 2>/dev/null | awk '$2 == "[kernel.kallsyms]" { print $1 }')
+compare timers "$dir/t.data"
+grep -q ' function=[a-z_]' "$dir/timers.tk" || fail "timers: no function named"
+if [ -n "$tbid" ]; then
+	python3 - "$dir/t.data" "$dir/t-other.data" "$tbid" "$(echo "$tbid" | tr '0-9a-f' '1-9a-f0')" <<'EOF' ||
+import sys
+d = open(sys.argv[1], 'rb').read()
+old, new = bytes.fromhex(sys.argv[3]), bytes.fromhex(sys.argv[4])
+assert d.count(old) == 1
+open(sys.argv[2], 'wb').write(d.replace(old, new))
+EOF
+		fail "cannot edit t.data's kernel build id"
+	compare timers-otherkernel "$dir/t-other.data"
+	grep -q ' function=[a-z_]' "$dir/timers-otherkernel.tk" &&
+		fail "timers-otherkernel: a function named from this machine's kernel"
+	grep -q ' function=0x' "$dir/timers-otherkernel.tk" ||
+		fail "timers-otherkernel: no function printed as an address"
+else
+	fail "t.data has no kernel build id"
 fi
 
 # JIT code: anonymous executable memory is /tmp/perf-PID.map, named from

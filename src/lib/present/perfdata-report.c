@@ -70,10 +70,12 @@
 #include "event-internal.h"
 #include "perfdata-internal.h"
 #include "internal/error.h"
+#include "internal/fsutil.h"
 #include "internal/opts.h"
 #include "internal/handoff.h"
 #include "perf-mem.h"
 #include "print-pool.h"
+#include "symbolizer-internal.h"
 #include "unwind-internal.h"
 
 #define CONTEXT_MAX	  ((uint64_t)-4095) /* PERF_CONTEXT_* markers are above this */
@@ -295,6 +297,8 @@ struct rep {
 	struct proc kmods;
 	bool kernel_loaded;
 	bool kernel_mapped;
+	bool tracing_kallsyms; /* TRACING_DATA carries kallsyms (perf's never does) */
+	bool ksyms_decided;    /* add_kernel_symbols() ran */
 	/* the file has the kernel's MMAP record ([kernel.kallsyms]_text) */ /* kallsyms
 										named a
 										kernel
@@ -1175,6 +1179,56 @@ static int load_live_tracing(struct rep *r)
 	return 0;
 }
 
+/* Whether a format of TRACING_DATA prints a kernel symbol (%ps, %pS, %pF, %pf, %pB). */
+static bool formats_print_symbols(const struct tk_perfdata *pd)
+{
+	const char *system;
+	struct tk_perfdata_text text;
+
+	for (uint32_t i = 0; tk_perfdata_tracing_format(pd, i, &system, &text) == 0; i++) {
+		const char *p = text.data, *end = p + text.len;
+
+		while ((p = memchr(p, '%', (size_t)(end - p))) && end - p >= 3) {
+			if (p[1] == 'p' && strchr("sSfFB", p[2]))
+				return true;
+			p++;
+		}
+	}
+	return false;
+}
+
+/*
+ * perf's TRACING_DATA carries no kallsyms: perf script names a %ps
+ * argument (a timer's function, a call site) from the kernel the file
+ * recorded, through its own kernel map. The same kallsyms kernel ips are
+ * named from (the recorded build id's: this machine's only when it runs
+ * that kernel) goes to the event set; none, and the address prints as a
+ * number, as perf prints it without symbols.
+ */
+static void add_kernel_symbols(struct rep *r)
+{
+	const char *kbid;
+	char *path, *text;
+	size_t len;
+
+	/*
+	 * Decided once, at the first tracepoint sample delivered: no line
+	 * printer runs yet, and the kernel's MMAP (time 0) is in, without
+	 * which perf has no kernel map to name anything from.
+	 */
+	r->ksyms_decided = true;
+	if (!r->set || !r->sym || r->tracing_kallsyms || !r->kernel_mapped ||
+	    !formats_print_symbols(r->pd))
+		return;
+	kbid = recorded_build_id(r, "[kernel.kallsyms]");
+	path = tk_symbolizer_kernel_file(r->sym, kbid[0] ? kbid : NULL);
+	if (path && tk_read_file(path, &text, &len) == 0) {
+		tk_event_set_add_kallsyms(r->set, text, len);
+		free(text);
+	}
+	free(path);
+}
+
 /* The event set from TRACING_DATA; built once, when a tracepoint first needs it. */
 static int load_tracing(struct rep *r)
 {
@@ -1215,6 +1269,7 @@ static int load_tracing(struct rep *r)
 	if (t.kallsyms.len &&
 	    tk_event_set_add_kallsyms_borrowed(r->set, t.kallsyms.data, t.kallsyms.len))
 		return -ENOMEM;
+	r->tracing_kallsyms = t.kallsyms.len != 0;
 	if (t.printk.len && tk_event_set_add_printk(r->set, t.printk.data, t.printk.len))
 		return -ENOMEM;
 	return 0;
@@ -2576,6 +2631,8 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 		if (ret)
 			return ret;
 	}
+	if (!r->ksyms_decided && r->evs[idx].ev)
+		add_kernel_symbols(r);
 	if (r->evs[idx].sample_type & TK_PERF_SAMPLE_READ)
 		return print_read_members(r, rec, idx, &s);
 	return print_sample_line(r, rec, idx, &s);

@@ -27,4 +27,13 @@ char *tk_symbolizer_binary_file(struct tk_symbolizer *sym, const char *path, con
  */
 char *tk_symbolizer_debug_file(struct tk_symbolizer *sym, const char *build_id);
 
+/*
+ * The kallsyms file that names the kernel of @build_id (hex, or NULL when
+ * the file recorded none), by the rule kernel addresses follow: the
+ * caller's --kallsyms, this machine's /proc/kallsyms when its kernel is
+ * that one, else the cache's copy. Malloc'ed, or NULL when no kallsyms
+ * here is that kernel's (or on ENOMEM).
+ */
+char *tk_symbolizer_kernel_file(struct tk_symbolizer *sym, const char *build_id);
+
 #endif

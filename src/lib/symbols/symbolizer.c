@@ -270,6 +270,15 @@ static char *kernel_file(struct tk_symbolizer *s, struct dso *d)
 	return f;
 }
 
+char *tk_symbolizer_kernel_file(struct tk_symbolizer *sym, const char *build_id)
+{
+	struct dso d = {.path = (char *)"[kernel.kallsyms]", .kernel = true};
+
+	if (build_id)
+		snprintf(d.bid, sizeof(d.bid), "%s", build_id);
+	return kernel_file(sym, &d);
+}
+
 /*
  * The file to read a DSO's symbols from: the cache by build id first,
  * then the path (below symfs) when its build id is the DSO's.

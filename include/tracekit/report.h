@@ -152,6 +152,31 @@ TK_API int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *opts,
 TK_API int tk_report_run_files(struct tk_dat *const *dats, const char *const *names, size_t n,
 			       const struct tk_report_opts *opts, struct tk_report_stats *stats);
 
+/**
+ * struct tk_report_file_filter - one file's own -F lists
+ * @events, @nevents, @neg_events, @nneg_events: as in struct tk_report_opts
+ */
+struct tk_report_file_filter {
+	const char *const *events;
+	size_t nevents;
+	const char *const *neg_events;
+	size_t nneg_events;
+};
+
+/**
+ * tk_report_run_files_filtered() - tk_report_run_files() with a filter per file
+ * @filters: @n entries, the i-th replacing @opts' event lists for @dats[i];
+ *           NULL: @opts' lists for every file
+ *
+ * trace-cmd report -i A -F X -i B -F Y filters A with X and B with Y (3.1.6
+ * gives the -F before the first input to the first file as well).
+ * Return: as tk_report_run_files().
+ */
+TK_API int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *const *names,
+					size_t n, const struct tk_report_opts *opts,
+					const struct tk_report_file_filter *filters,
+					struct tk_report_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,7 +42,8 @@ const char cmd_report_usage[] =
 	"\n"
 	"options:\n"
 	"  -i, --input FILE      file to read (same as the FILE argument); repeat\n"
-	"                        to merge .dat files by time, as trace-cmd does\n"
+	"                        to merge .dat files by time, as trace-cmd does; each -F\n"
+	"                        then filters the -i before it (before any: the first)\n"
 	"      --cpu LIST        only these CPUs (\"0,2-3\")\n"
 	"  -F, --filter SPEC     only these events; .dat: trace-cmd's EVENT[,EVENT][:FILTER]\n"
 	"                        (e.g. 'sched_switch:prev_pid>0'); perf.data: NAME,\n"
@@ -238,6 +239,51 @@ static int parse_time(const char *s, uint64_t *ns)
 	return 0;
 }
 
+static int add_str(const char ***list, size_t *n, const char *s);
+
+static int add_index(size_t **list, size_t *n, size_t v)
+{
+	size_t *t = realloc(*list, (*n + 1) * sizeof(*t));
+
+	if (!t)
+		return -1;
+	t[(*n)++] = v;
+	*list = t;
+	return 0;
+}
+
+/* @n inputs' own -F lists, from every -F and the input each belongs to. NULL: ENOMEM. */
+static struct tk_report_file_filter *file_filters(size_t n, const char **events,
+						  const size_t *event_input, size_t nevents,
+						  const char **neg, const size_t *neg_input,
+						  size_t nneg)
+{
+	struct tk_report_file_filter *f = calloc(n, sizeof(*f));
+	bool ok = f != NULL;
+
+	for (size_t i = 0; ok && i < n; i++) {
+		const char **ev = NULL, **ng = NULL;
+		size_t nev = 0, nng = 0;
+
+		for (size_t k = 0; ok && k < nevents; k++)
+			if (event_input[k] == i)
+				ok = !add_str(&ev, &nev, events[k]);
+		for (size_t k = 0; ok && k < nneg; k++)
+			if (neg_input[k] == i)
+				ok = !add_str(&ng, &nng, neg[k]);
+		f[i] = (struct tk_report_file_filter){ev, nev, ng, nng};
+	}
+	if (!ok && f) {
+		for (size_t i = 0; i < n; i++) {
+			free((void *)f[i].events);
+			free((void *)f[i].neg_events);
+		}
+		free(f);
+		f = NULL;
+	}
+	return f;
+}
+
 static int add_str(const char ***list, size_t *n, const char *s)
 {
 	const char **t = realloc(*list, (*n + 1) * sizeof(*t));
@@ -379,7 +425,8 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
  * -i A -i B: .dat files merged by time, each line after its file's name,
  * as trace-cmd report prints several inputs.
  */
-static int report_files(const char **paths, size_t n, const struct tk_report_opts *opts)
+static int report_files(const char **paths, size_t n, const struct tk_report_opts *opts,
+			const struct tk_report_file_filter *filters)
 {
 	struct tk_dat **dats = calloc(n, sizeof(*dats));
 	int status = CLI_OK, ret;
@@ -402,7 +449,7 @@ static int report_files(const char **paths, size_t n, const struct tk_report_opt
 		}
 	}
 	fflush(stdout);
-	ret = tk_report_run_files(dats, paths, n, opts, NULL);
+	ret = tk_report_run_files_filtered(dats, paths, n, opts, filters, NULL);
 	if (ret == -EINVAL)
 		status = cli_usage_error("%s", tk_errmsg());
 	else if (ret < 0)
@@ -452,6 +499,10 @@ int cmd_report(int argc, char **argv)
 	const char **events = NULL, **comms = NULL, **neg_events = NULL, **plugin_opts = NULL;
 	size_t nevents = 0, ncomms = 0, nneg_events = 0, nplugin_opts = 0, ninputs = 0;
 	const char **inputs = NULL;
+	/* The input each -F belongs to (trace-cmd 3.1.6: the one before it, the first for those
+	 * before any). */
+	size_t *event_input = NULL, *neg_input = NULL, nevent_input = 0, nneg_input = 0;
+	struct tk_report_file_filter *filters = NULL;
 	bool negate = false;
 	int *pids = NULL;
 	size_t npids = 0;
@@ -479,12 +530,18 @@ int cmd_report(int argc, char **argv)
 			opts.cpu_mask = mask;
 			opts.cpu_mask_bits = MAX_CPUS;
 			break;
-		case 'F':
+		case 'F': {
+			size_t input = ninputs + (path != NULL);
+
+			input = input ? input - 1 : 0;
 			/* trace-cmd's -v turns every -F after it into one that hides. */
-			if (negate ? add_str(&neg_events, &nneg_events, optarg)
-				   : add_str(&events, &nevents, optarg))
+			if (negate ? add_str(&neg_events, &nneg_events, optarg) ||
+					     add_index(&neg_input, &nneg_input, input)
+				   : add_str(&events, &nevents, optarg) ||
+					     add_index(&event_input, &nevent_input, input))
 				goto nomem;
 			break;
+		}
 		case 'v':
 			if (negate) {
 				status = cli_usage_error("only one -v can be used (it applies to "
@@ -671,7 +728,11 @@ int cmd_report(int argc, char **argv)
 	if (ninputs) {
 		if (add_str(&inputs, &ninputs, path))
 			goto nomem;
-		status = report_files(inputs, ninputs, &opts);
+		filters = file_filters(ninputs, events, event_input, nevents, neg_events, neg_input,
+				       nneg_events);
+		if (!filters)
+			goto nomem;
+		status = report_files(inputs, ninputs, &opts, filters);
 		goto out;
 	}
 	if (report_perfdata(path, &opts, &src, strict, &status))
@@ -696,6 +757,15 @@ int cmd_report(int argc, char **argv)
 nomem:
 	status = cli_error("out of memory");
 out:
+	if (filters) {
+		for (size_t i = 0; i < ninputs; i++) {
+			free((void *)filters[i].events);
+			free((void *)filters[i].neg_events);
+		}
+		free(filters);
+	}
+	free(event_input);
+	free(neg_input);
 	free(events);
 	free(neg_events);
 	free(inputs);

@@ -3483,10 +3483,18 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 int tk_report_run_files(struct tk_dat *const *dats, const char *const *names, size_t n,
 			const struct tk_report_opts *user_opts, struct tk_report_stats *stats)
 {
+	return tk_report_run_files_filtered(dats, names, n, user_opts, NULL, stats);
+}
+
+int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *const *names, size_t n,
+				 const struct tk_report_opts *user_opts,
+				 const struct tk_report_file_filter *filters,
+				 struct tk_report_stats *stats)
+{
 	const unsigned int alone = TK_REPORT_STAT | TK_REPORT_JSON | TK_REPORT_HEADER |
 				   TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT |
 				   TK_REPORT_SYMBOLS | TK_REPORT_FALLBACKS;
-	struct tk_report_opts opts;
+	struct tk_report_opts opts, *fopts;
 	struct tk_report_stats st;
 	struct report *rs;
 	int ret, width = 0;
@@ -3504,8 +3512,22 @@ int tk_report_run_files(struct tk_dat *const *dats, const char *const *names, si
 		opts.flags |= TK_REPORT_SLOW;
 	opts.threads = 1;
 	rs = calloc(n, sizeof(*rs));
-	if (!rs)
+	/* Each file's options: the shared ones with its own -F lists. */
+	fopts = calloc(n, sizeof(*fopts));
+	if (!rs || !fopts) {
+		free(rs);
+		free(fopts);
 		return tk_fail(ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		fopts[i] = opts;
+		if (filters) {
+			fopts[i].events = filters[i].events;
+			fopts[i].nevents = filters[i].nevents;
+			fopts[i].neg_events = filters[i].neg_events;
+			fopts[i].nneg_events = filters[i].nneg_events;
+		}
+	}
 	memset(&st, 0, sizeof(st));
 	for (size_t i = 0; i < n; i++) {
 		const char *base = strrchr(names[i], '/');
@@ -3520,7 +3542,7 @@ int tk_report_run_files(struct tk_dat *const *dats, const char *const *names, si
 		struct report *r = &rs[i];
 		const char *base = strrchr(names[i], '/');
 
-		ret = report_setup(r, dats[i], &opts);
+		ret = report_setup(r, dats[i], &fopts[i]);
 		ready = i + 1;
 		if (ret)
 			break;
@@ -3602,5 +3624,6 @@ int tk_report_run_files(struct tk_dat *const *dats, const char *const *names, si
 		tk_outbuf_release(&rs[i].out);
 	}
 	free(rs);
+	free(fopts);
 	return ret;
 }

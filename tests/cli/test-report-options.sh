@@ -71,8 +71,8 @@ for o in ftrace:parent=0 parent=1 ftrace:indent=0 ftrace:offset; do
 done
 run report -O nosuch:opt "$SAMPLE"
 check "-O of an unknown option is a usage error naming the known ones" eval 'rc_is 2 && err_has "nosuch:opt" && err_has "ftrace:parent" && [ ! -s "$tmp/out" ]'
-run report -O fgraph:tailprint "$SAMPLE"
-check "-O fgraph:tailprint (trace-cmd's own plugin) is refused" eval 'rc_is 2 && err_has "fgraph:tailprint"'
+# trace-cmd's own fgraph:tailprint and fgraph:depth: test-report-tc.sh.
+same_as_tc "sample: -O fgraph:tailprint" "$SAMPLE" -O fgraph:tailprint
 
 # Several -i: merged by time, each line after the file's base name, as
 # trace-cmd prints two files (here trace-cmd 3.4's sample and the

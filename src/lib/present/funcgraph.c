@@ -40,8 +40,10 @@
  * Fields are found by name in the event's format (libtraceevent's
  * tep_find_field(), as trace-cmd does) and read only when they lie inside
  * the record: libtraceevent would read past a short record, here the
- * event's own print format is used instead (-ENOTSUP). trace-cmd's
- * -O fgraph:tailprint and fgraph:depth are not offered. The indentation
+ * event's own print format is used instead (-ENOTSUP). trace-cmd's own
+ * options, -O fgraph:tailprint (the function's name in a C comment after
+ * an exit's "}", when kallsyms names it) and fgraph:depth (" (DEPTH)" after every
+ * entry and exit), come as flags (tk_fgraph_option()). The indentation
  * is cut at MAX_INDENT columns: trace-cmd prints (int)(2 * depth) spaces,
  * up to 2^31 for a damaged depth, and no real call graph is 2048 deep.
  *
@@ -54,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <traceevent/event-parse.h>
 
@@ -153,10 +156,43 @@ static void put_func(struct tk_event_set *set, struct tk_ksym_memo *memo, struct
 	tk_outbuf_write(o, tail, strlen(tail));
 }
 
+bool tk_fgraph_option(const char *opt, unsigned int *flags)
+{
+	static const struct {
+		const char *name;
+		unsigned int flag;
+	} opts[] = {{"fgraph:tailprint", TK_FGRAPH_TAILPRINT}, {"fgraph:depth", TK_FGRAPH_DEPTH}};
+	size_t n = strcspn(opt, "=");
+
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		const char *v = opt + n + 1;
+
+		if (strlen(opts[i].name) != n || memcmp(opts[i].name, opt, n))
+			continue;
+		if (!opt[n] || !strcmp(v, "1") || !strcasecmp(v, "true"))
+			*flags |= opts[i].flag;
+		else if (!strcmp(v, "0") || !strcasecmp(v, "false"))
+			*flags &= ~opts[i].flag;
+		return true;
+	}
+	return false;
+}
+
+static void put_depth(struct tk_outbuf *o, unsigned long long depth, unsigned int flags)
+{
+	char t[32];
+	int n;
+
+	if (!(flags & TK_FGRAPH_DEPTH))
+		return;
+	n = snprintf(t, sizeof(t), " (%lld)", (long long)depth);
+	tk_outbuf_write(o, t, (size_t)n);
+}
+
 int tk_fgraph_put_entry(struct tk_event_set *set, struct tk_ksym_memo *memo,
 			const struct tk_event *entry, const void *data, uint32_t size,
 			const struct tk_event *exit, const void *xdata, uint32_t xsize,
-			struct tk_outbuf *o)
+			unsigned int flags, struct tk_outbuf *o)
 {
 	unsigned long long func, depth, call = 0, ret = 0;
 
@@ -174,13 +210,15 @@ int tk_fgraph_put_entry(struct tk_event_set *set, struct tk_ksym_memo *memo,
 	}
 	put_indent(o, depth);
 	put_func(set, memo, o, func, xdata ? "();" : "() {");
+	put_depth(o, depth, flags);
 	return 0;
 }
 
-int tk_fgraph_put_exit(const struct tk_event *exit, const void *data, uint32_t size,
-		       struct tk_outbuf *o)
+int tk_fgraph_put_exit(struct tk_event_set *set, struct tk_ksym_memo *memo,
+		       const struct tk_event *exit, const void *data, uint32_t size,
+		       unsigned int flags, struct tk_outbuf *o)
 {
-	unsigned long long depth, call, ret;
+	unsigned long long depth, call, ret, func;
 
 	if (!field_u64(exit, "calltime", data, size, &call) ||
 	    !field_u64(exit, "rettime", data, size, &ret) ||
@@ -190,6 +228,22 @@ int tk_fgraph_put_exit(const struct tk_event *exit, const void *data, uint32_t s
 	put_duration(o, ret - call);
 	put_indent(o, depth);
 	tk_outbuf_write(o, "}", 1);
+	/*
+	 * trace-cmd names the function only when kallsyms does (no hex), and
+	 * when it cannot, ends the line there: no depth either.
+	 */
+	if (flags & TK_FGRAPH_TAILPRINT) {
+		const struct tk_ksym *k = NULL;
+
+		if (field_u64(exit, "func", data, size, &func))
+			k = tk_event_ksym_find(set, memo, func);
+		if (!k)
+			return 0;
+		tk_outbuf_write(o, " /* ", 4);
+		tk_outbuf_write(o, set->ksym_text + k->name_off, k->name_len);
+		tk_outbuf_write(o, " */", 3);
+	}
+	put_depth(o, depth, flags);
 	return 0;
 }
 

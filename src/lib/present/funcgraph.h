@@ -33,14 +33,32 @@ bool tk_fgraph_is_leaf(const struct tk_event *entry, const void *edata, uint32_t
  * Return: 0, or -ENOTSUP when a field is missing or lies past the record
  * (the caller prints the event's own format instead).
  */
+/* trace-cmd's own -O options of the function graph (its plugin alias "fgraph"). */
+enum {
+	TK_FGRAPH_TAILPRINT = 1 << 0, /* fgraph:tailprint: the function named after an exit's "}" */
+	TK_FGRAPH_DEPTH = 1 << 1,     /* fgraph:depth: " (DEPTH)" after each line's text */
+};
+
+/*
+ * tk_fgraph_option() - apply one -O option if it is trace-cmd's function
+ * graph option ("fgraph:tailprint", "fgraph:depth"; no value, "=1" or
+ * "=true" sets it, "=0" or "=false" clears it) to *@flags.
+ * Return: whether @opt was one.
+ */
+bool tk_fgraph_option(const char *opt, unsigned int *flags);
+
 int tk_fgraph_put_entry(struct tk_event_set *set, struct tk_ksym_memo *memo,
 			const struct tk_event *entry, const void *data, uint32_t size,
 			const struct tk_event *exit, const void *xdata, uint32_t xsize,
-			struct tk_outbuf *o);
+			unsigned int flags, struct tk_outbuf *o);
 
-/* tk_fgraph_put_exit() - the text of a funcgraph_exit record: the duration and "}". */
-int tk_fgraph_put_exit(const struct tk_event *exit, const void *data, uint32_t size,
-		       struct tk_outbuf *o);
+/*
+ * tk_fgraph_put_exit() - the text of a funcgraph_exit record: the duration
+ * and "}" (with TK_FGRAPH_TAILPRINT the function's name when kallsyms has it)
+ */
+int tk_fgraph_put_exit(struct tk_event_set *set, struct tk_ksym_memo *memo,
+		       const struct tk_event *exit, const void *data, uint32_t size,
+		       unsigned int flags, struct tk_outbuf *o);
 
 /*
  * ftrace:function lines as libtraceevent's function plugin prints them

@@ -314,6 +314,7 @@ struct report {
 	uint32_t fg_lo, fg_span;
 	uint64_t fg_mask; /* bit id - fg_lo of each (all set when the span passes 63) */
 	const struct tk_event *fg_exit_ev;
+	unsigned int fg_flags; /* TK_FGRAPH_*: trace-cmd's -O fgraph:tailprint, fgraph:depth */
 	struct tk_fn_indent *fn_indent; /* ftrace:function's indentation, kept by the merge */
 }
 __attribute__((aligned(128))); /* read per line by workers: no neighbour of its lines is written */
@@ -1961,10 +1962,11 @@ static int __attribute__((noinline)) put_fgraph(struct printer *p, const struct 
 		return tk_fn_put(r->set, p->memo, l->ev, l->data, l->size, (int)p->fn_slot - 1,
 				 p->o);
 	if (l->ev->id == r->fg_exit_id)
-		return tk_fgraph_put_exit(l->ev, l->data, l->size, p->o);
+		return tk_fgraph_put_exit(r->set, p->memo, l->ev, l->data, l->size, r->fg_flags,
+					  p->o);
 	if (l->ev->id == r->fg_entry_id)
 		return tk_fgraph_put_entry(r->set, p->memo, l->ev, l->data, l->size, r->fg_exit_ev,
-					   p->fg_exit, p->fg_exit_size, p->o);
+					   p->fg_exit, p->fg_exit_size, r->fg_flags, p->o);
 	return -ENOTSUP;
 }
 
@@ -2914,12 +2916,16 @@ static bool symbols_early(const struct report *r, pthread_t *thread)
  * -O as trace-cmd passes it: "NAME[=VALUE]" to tep_plugin_add_option(),
  * which libtraceevent applies as each plugin loads (so this comes first).
  */
-static int set_plugin_options(const struct tk_report_opts *opts)
+static int set_plugin_options(struct report *r, const struct tk_report_opts *opts)
 {
 	for (size_t i = 0; i < opts->nplugin_options; i++) {
-		char *name = strdup(opts->plugin_options[i]), *eq;
+		char *name, *eq;
 		int ret;
 
+		/* trace-cmd's own options (its function graph printer's), not a plugin's. */
+		if (tk_fgraph_option(opts->plugin_options[i], &r->fg_flags))
+			continue;
+		name = strdup(opts->plugin_options[i]);
 		if (!name)
 			return tk_fail(ENOMEM, "out of memory");
 		eq = strchr(name, '=');
@@ -2993,8 +2999,9 @@ static int check_plugin_options(const struct tk_report_opts *opts)
 		size_t len = 0;
 		const char *plugin = "";
 		int np = 0;
+		unsigned int scratch = 0;
 
-		if (plugin_option_known(seq.buffer, opt))
+		if (plugin_option_known(seq.buffer, opt) || tk_fgraph_option(opt, &scratch))
 			continue;
 		known[0] = '\0';
 		for (const char *l = seq.buffer; *l && len + 2 < sizeof(known);) {
@@ -3011,6 +3018,8 @@ static int check_plugin_options(const struct tk_report_opts *opts)
 			}
 			l += w + (l[w] == '\n');
 		}
+		snprintf(known + len, sizeof(known) - len, "%sfgraph:tailprint, fgraph:depth",
+			 len ? ", " : "");
 		ret = tk_fail(EINVAL, "-O '%.*s': no plugin has that option (the plugins have: %s)",
 			      (int)strcspn(opt, "="), opt, known[0] ? known : "none");
 	}
@@ -3052,7 +3061,7 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
 	if (printer_init(&r->pr, r, NULL) || !r->counts || !r->cmemo || !r->evs ||
 	    ((opts->flags & TK_REPORT_SYMBOLS) && (!r->sym || !r->probe_ip || !r->probe_memo)))
 		return tk_fail(ENOMEM, "cannot allocate event counts");
-	ret = set_plugin_options(opts);
+	ret = set_plugin_options(r, opts);
 	if (!ret)
 		ret = load_events(r);
 	if (!ret)

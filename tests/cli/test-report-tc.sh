@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# report-tc: command lines of trace-cmd report that tracekit report takes
+# as they are (issue 17), with Debian's trace-cmd 3.1.6 on the same
+# command line as the oracle:
+#   - several -i inputs with filters: each -F belongs to the input before
+#     it, those before any -i to the first (3.1.6 hands them to it; 3.2
+#     made them global); -v turns every -F after it into one that hides;
+#   - trace-cmd's own function graph options, -O fgraph:tailprint and
+#     fgraph:depth, on the function_graph files of tests/data/public.
+set -u
+. "$(dirname "$0")/../lib.sh"
+
+command -v trace-cmd >/dev/null 2>&1 || { echo "SKIP: trace-cmd is not installed"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tk-report-multi.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+cp "$TK_SOURCE_DIR/tests/data/sample-v7-zstd.dat" "$tmp/a.dat"
+cp "$TK_SOURCE_DIR/tests/data/sample-v7-zstd.dat" "$tmp/c.dat"
+cd "$tmp" || exit 1
+
+while IFS= read -r args; do
+	# shellcheck disable=SC2086 # the options are words
+	trace-cmd report $args >"$tmp/tc.out" 2>&1
+	# shellcheck disable=SC2086
+	run report $args
+	check "report $args: as trace-cmd report" \
+		eval 'rc_is 0 && [ -s "$tmp/out" ] && cmp -s "$tmp/tc.out" "$tmp/out"'
+done <<'CASES'
+-i a.dat -F sched_switch -i c.dat
+-F sched_switch -i a.dat -F sched_wakeup -i c.dat
+-v -F sched_switch -i a.dat -i c.dat -F sched_wakeup
+-i a.dat -F sched_switch -i c.dat -v -F sched_switch
+-F sched_switch -i a.dat -i c.dat -F sched_wakeup
+-i a.dat -i c.dat
+CASES
+
+for f in "$TK_SOURCE_DIR"/tests/data/public/*.dat; do
+	for o in "-O fgraph:tailprint" "-O fgraph:depth" "-O fgraph:depth -O fgraph:tailprint" \
+		"-O fgraph:depth=1 -O fgraph:depth=false" "-O fgraph:tailprint -j 1"; do
+		# shellcheck disable=SC2086
+		trace-cmd report ${o% -j 1} "$f" >"$tmp/tc.out" 2>&1
+		# shellcheck disable=SC2086
+		run report $o "$f"
+		check "report $o $(basename "$f"): as trace-cmd report" \
+			eval 'rc_is 0 && [ -s "$tmp/out" ] && cmp -s "$tmp/tc.out" "$tmp/out"'
+	done
+done
+run report -O fgraph:bogus "$TK_SOURCE_DIR/tests/data/public/funcgraph-made.dat"
+check "report -O fgraph:bogus: a usage error naming the fgraph options (trace-cmd ignores it)" \
+	eval 'rc_is 2 && err_has "fgraph:tailprint, fgraph:depth"'
+
+finish

@@ -7,8 +7,12 @@
 #   - several -i inputs with filters: each -F belongs to the input before
 #     it, those before any -i to the first (3.1.6 hands them to it; 3.2
 #     made them global); -v turns every -F after it into one that hides;
+#   - function_graph files read together (each entry looks ahead in its
+#     own file), --ts-diff in the unit trace-cmd picks per file (us only
+#     with a TRACECLOCK option);
 #   - trace-cmd's own function graph options, -O fgraph:tailprint and
-#     fgraph:depth, on the function_graph files of tests/data/public.
+#     fgraph:depth, on the function_graph files of tests/data/public (and
+#     not applied when several files are read, as in trace-cmd 3.1.6).
 set -u
 . "$(dirname "$0")/../lib.sh"
 
@@ -17,6 +21,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/tk-report-multi.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 cp "$TK_SOURCE_DIR/tests/data/sample-v7-zstd.dat" "$tmp/a.dat"
 cp "$TK_SOURCE_DIR/tests/data/sample-v7-zstd.dat" "$tmp/c.dat"
+cp "$TK_SOURCE_DIR/tests/data/public/funcgraph-made.dat" "$tmp/f1.dat"
+cp "$TK_SOURCE_DIR/tests/data/public/wsdias-LabSisOp-trace.dat" "$tmp/f2.dat"
 cd "$tmp" || exit 1
 
 while IFS= read -r args; do
@@ -33,6 +39,11 @@ done <<'CASES'
 -i a.dat -F sched_switch -i c.dat -v -F sched_switch
 -F sched_switch -i a.dat -i c.dat -F sched_wakeup
 -i a.dat -i c.dat
+-i f1.dat -i f2.dat
+-i f1.dat -i a.dat --ts-diff
+-i f1.dat --ts-diff
+-t -i f1.dat --ts-diff
+-i f1.dat -i f2.dat -O fgraph:depth
 CASES
 
 for f in "$TK_SOURCE_DIR"/tests/data/public/*.dat; do

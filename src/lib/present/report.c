@@ -3107,7 +3107,9 @@ static int report_open(struct report *r)
 		r->common_size =
 			r->pid_off + 4 > r->type_off + 2 ? r->pid_off + 4 : r->type_off + 2;
 	r->filtering = opts->nevents || opts->npids || opts->ncomms || opts->nneg_events;
-	r->diff_us = r->info->clock && !(opts->flags & TK_REPORT_NSEC);
+	/* trace-cmd 3.1.6 rounds to microseconds only with a TRACECLOCK option (use_trace_clock).
+	 */
+	r->diff_us = r->info->trace_clock && !(opts->flags & TK_REPORT_NSEC);
 	r->special = opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON);
 	ret = open_streams(r);
 	r->room = 512 + 256 + (size_t)r->label_width * 2 + 128 + 32;
@@ -3564,6 +3566,8 @@ int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *const *
 			break;
 		r->file_label = base ? base + 1 : names[i];
 		r->file_width = width;
+		/* trace-cmd 3.1.6 applies no -O fgraph:* option when it reads several files. */
+		r->fg_flags = 0;
 		r->pr.o = &rs[0].out;
 	}
 	for (size_t i = 0; i < n && !ret; i++)
@@ -3572,6 +3576,7 @@ int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *const *
 		struct report *r = NULL;
 		struct stream *s;
 		struct line l;
+		bool shown;
 
 		for (size_t i = 0; i < n; i++) {
 			const struct tk_merge_key *k;
@@ -3588,19 +3593,28 @@ int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *const *
 		if (opts.has_end && s->key.ts >= opts.end_ns)
 			break;
 		s->events++;
-		if (select_record(r, s, &l)) {
-			emit_line(&r->pr, &l, false);
-			/* --ts-diff counts from the line before, whichever file printed it. */
+		shown = select_record(r, s, &l);
+		if (shown && l.ev && fg_event(r, l.ev->id)) {
+			/* Function graph leaves look ahead in their own file, as trace-cmd's peek
+			 * does. */
+			ret = fgraph_take(r, NULL, s, &l);
+		} else {
+			if (shown)
+				emit_line(&r->pr, &l, false);
+			ret = stream_next(r, s);
+		}
+		/* --ts-diff counts from the line before, whichever file printed it. */
+		if (shown)
 			for (size_t i = 0; i < n; i++)
 				rs[i].pr.diff_last = r->pr.diff_last;
-		}
-		ret = stream_next(r, s);
 		if (ret == 1) {
 			ret = 0;
 			tk_merge_heap_fix_top(r->heap, r->nheap);
 		} else if (ret == 0) {
 			s->live = false;
 			r->nheap = tk_merge_heap_pop(r->heap, r->nheap);
+		} else if (ret == FG_HEAP_DONE) {
+			ret = 0;
 		}
 	}
 	for (size_t i = 0; i < ready; i++) {

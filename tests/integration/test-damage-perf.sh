@@ -66,7 +66,13 @@ put_byte() { printf "\\$(printf %03o "$3")" | dd of="$1" bs=1 seek="$2" conv=not
 cases=0 crashes=0 hangs=0 silent=0 below=0 damaged=0
 for in in "${inputs[@]}"; do
 	"$TRACEKIT" report "$in" >"$tmp/intact.out" 2>"$tmp/intact.err"
-	if [ $? != 0 ]; then
+	rc=$?
+	# A live recording on a busy machine may have lost events: perf's own
+	# warning, exit 1, and no damaged region (no "offset 0x" line).
+	if [ "$rc" = 1 ] && grep -q 'lost' "$tmp/intact.err" && ! grep -q 'offset 0x' "$tmp/intact.err"; then
+		rc=0
+	fi
+	if [ "$rc" != 0 ]; then
 		fail "$(basename "$in"): the intact file does not report cleanly" "$(head -3 "$tmp/intact.err")"
 		continue
 	fi

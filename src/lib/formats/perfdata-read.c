@@ -480,6 +480,13 @@ struct pd_record_copy {
 	struct tk_perf_record rec;
 };
 
+#define ID_CACHE 256
+
+struct id_slot {
+	uint64_t id;
+	int32_t evsel;
+};
+
 struct tk_perfdata {
 	char *name;
 	int fd;
@@ -501,6 +508,11 @@ struct tk_perfdata {
 
 	struct tk_perfdata_build_id **build_ids;
 	size_t nr_build_ids;
+
+	bool one_layout; /* every evsel that samples has evsel 0's sample_type and read_format */
+	struct id_slot *idcache;	    /* find_id()'s: ID_CACHE slots, evsel -1 when empty */
+	bool fixed_ok;			    /* evsel 0's fields but RAW have fixed sizes: */
+	uint32_t fixed_before, fixed_after; /* their bytes before RAW and after it */
 
 	const uint8_t *tracing_blob;
 	uint64_t tracing_len;
@@ -567,6 +579,8 @@ static int own(struct tk_perfdata *pd, void *p)
 	n[pd->nr_owned++] = p;
 	return 0;
 }
+
+static bool fixed_layout(const struct tk_perf_attr *a, uint32_t *before, uint32_t *after);
 
 /*
  * Note a damaged region. One that starts where the last one ended (the
@@ -795,6 +809,18 @@ static int add_evsel(struct tk_perfdata *pd, const uint8_t *attr, size_t attr_le
 	e->pub.attr_offset = attr_off;
 	e->pub.ids_offset = ids_off;
 	pd->evsels[pd->nr_evsels++] = e;
+	/*
+	 * A dummy event (software, PERF_COUNT_SW_DUMMY) never counts, so it
+	 * never samples: perf adds one for side-band records.
+	 */
+	if (pd->nr_evsels == 1) {
+		pd->one_layout = true;
+		pd->fixed_ok = fixed_layout(&e->pub.attr, &pd->fixed_before, &pd->fixed_after);
+	} else if (!(e->pub.attr.type == 1 && e->pub.attr.config == 9))
+		pd->one_layout = pd->one_layout &&
+				 e->pub.attr.sample_type == pd->evsels[0]->pub.attr.sample_type &&
+				 e->pub.attr.read_format == pd->evsels[0]->pub.attr.read_format;
+
 	return 0;
 }
 
@@ -2226,11 +2252,27 @@ static bool known_type(uint32_t t)
 }
 
 /* The evsel of event id @id, or -1. */
+/*
+ * The evsel of sample id @id, or -1. The reader asks twice per sample (the
+ * too-long check, the time kept for resync()): a direct-mapped cache of
+ * found ids saves the binary search (ids never change their event; ids not
+ * found are not cached, pipe mode may add them later).
+ */
 static long find_id(const struct tk_perfdata *pd, uint64_t id)
 {
-	int e = tk_perfdata_evsel_of_id(pd, id);
+	struct id_slot *c = pd->idcache ? &pd->idcache[(id ^ id >> 9) & (ID_CACHE - 1)] : NULL;
+	int e;
 
-	return e < 0 ? -1 : e;
+	if (c && c->evsel >= 0 && c->id == id)
+		return c->evsel;
+	e = tk_perfdata_evsel_of_id(pd, id);
+	if (e < 0)
+		return -1;
+	if (c) {
+		c->id = id;
+		c->evsel = e;
+	}
+	return e;
 }
 
 /* Where a SAMPLE of sample_type @st keeps its time, and whether it has one. */
@@ -2324,6 +2366,45 @@ static int plausible_chain(const struct tk_perfdata *pd, const uint8_t *p, size_
  * and could step over whole records unseen; this one extra decode per
  * sample is what catching it costs.
  */
+/*
+ * The bytes of @a's sample fields before RAW (all of them without RAW)
+ * and after it, when every field but RAW has a fixed size; false when
+ * another field varies (a callchain, registers, a group read...).
+ */
+static bool fixed_layout(const struct tk_perf_attr *a, uint32_t *before, uint32_t *after)
+{
+	const uint64_t varies = TK_PERF_SAMPLE_CALLCHAIN | TK_PERF_SAMPLE_BRANCH_STACK |
+				TK_PERF_SAMPLE_REGS_USER | TK_PERF_SAMPLE_STACK_USER |
+				TK_PERF_SAMPLE_REGS_INTR | TK_PERF_SAMPLE_AUX;
+	const uint64_t ahead = TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_IP | TK_PERF_SAMPLE_TID |
+			       TK_PERF_SAMPLE_TIME | TK_PERF_SAMPLE_ADDR | TK_PERF_SAMPLE_ID |
+			       TK_PERF_SAMPLE_STREAM_ID | TK_PERF_SAMPLE_CPU |
+			       TK_PERF_SAMPLE_PERIOD;
+	const uint64_t behind = TK_PERF_SAMPLE_WEIGHT | TK_PERF_SAMPLE_WEIGHT_STRUCT |
+				TK_PERF_SAMPLE_DATA_SRC | TK_PERF_SAMPLE_TRANSACTION |
+				TK_PERF_SAMPLE_PHYS_ADDR | TK_PERF_SAMPLE_CGROUP |
+				TK_PERF_SAMPLE_DATA_PAGE_SIZE | TK_PERF_SAMPLE_CODE_PAGE_SIZE;
+	uint64_t t = a->sample_type;
+	uint32_t read = 0;
+
+	if ((t & varies) || ((t & TK_PERF_SAMPLE_READ) && (a->read_format & TK_PERF_READ_GROUP)))
+		return false;
+	if (t & TK_PERF_SAMPLE_READ)
+		read = 8u * (1u + (uint32_t)__builtin_popcountll(
+					  a->read_format & (TK_PERF_READ_TOTAL_TIME_ENABLED |
+							    TK_PERF_READ_TOTAL_TIME_RUNNING |
+							    TK_PERF_READ_ID | TK_PERF_READ_LOST)));
+	/* WEIGHT and WEIGHT_STRUCT share one u64. */
+	*before = 8u * (uint32_t)__builtin_popcountll(t & ahead) + read;
+	*after =
+		8u * (uint32_t)__builtin_popcountll(t & behind & ~(uint64_t)TK_PERF_SAMPLE_WEIGHT) +
+		((t & (TK_PERF_SAMPLE_WEIGHT | TK_PERF_SAMPLE_WEIGHT_STRUCT)) &&
+				 !(t & TK_PERF_SAMPLE_WEIGHT_STRUCT)
+			 ? 8u
+			 : 0u);
+	return true;
+}
+
 static bool sample_too_long(const struct tk_perfdata *pd, const uint8_t *p, uint16_t size)
 {
 	const struct tk_perf_attr *a;
@@ -2334,6 +2415,22 @@ static bool sample_too_long(const struct tk_perfdata *pd, const uint8_t *p, uint
 	if (pd->nr_evsels == 0 || size < 16)
 		return false;
 	a = &pd->evsels[0]->pub.attr;
+	/*
+	 * Most samples have a size their fields fix (a tracepoint's: all
+	 * but RAW, whose length is in the record): exactly that size is no
+	 * damage, and the decodes below are not needed. Every event of a
+	 * file shares evsel 0's layout when pd->one_layout says so.
+	 */
+	if (pd->one_layout && pd->fixed_ok) {
+		uint32_t before = pd->fixed_before;
+		uint64_t want = 8u + before + pd->fixed_after;
+
+		if (a->sample_type & TK_PERF_SAMPLE_RAW)
+			want += 4u + (8u + before + 4u <= size ? tk_load_u32(p + 8 + before, false)
+							       : UINT32_MAX);
+		if (want == size)
+			return false;
+	}
 	if (pd->nr_evsels > 1) {
 		if (!tk_perf_id_offset(TK_PERF_RECORD_SAMPLE, a->sample_type, size, &off))
 			return false;
@@ -2905,6 +3002,10 @@ static struct tk_perfdata *open_fd(int fd, const char *name, bool own_fd, bool s
 			close(fd);
 		return NULL;
 	}
+	/* Without it (no memory) every lookup searches: slower, the same answers. */
+	pd->idcache = malloc(ID_CACHE * sizeof(*pd->idcache));
+	for (size_t i = 0; pd->idcache && i < ID_CACHE; i++)
+		pd->idcache[i].evsel = -1;
 	pd->fd = fd;
 	pd->own_fd = own_fd;
 	pd->strict = strict;
@@ -3051,6 +3152,7 @@ void tk_perfdata_close(struct tk_perfdata *pd)
 		free(pd->evsels[i]);
 	}
 	free(pd->evsels);
+	free(pd->idcache);
 	free(pd->idmap);
 	for (size_t i = 0; i < pd->nr_features; i++)
 		free(pd->features[i]);

@@ -74,6 +74,56 @@ TK_API int tk_sched_latency_run(const char *path, const struct tk_sched_opts *op
  */
 TK_API int tk_sched_map_run(const char *path, const struct tk_sched_opts *opts);
 
+/* Flags of struct tk_timehist_opts. */
+enum {
+	TK_TIMEHIST_SUMMARY = 1 << 0,	   /* -S: the events, then the runtime summary */
+	TK_TIMEHIST_SUMMARY_ONLY = 1 << 1, /* -s: the summary only */
+	TK_TIMEHIST_WAKEUPS = 1 << 2,	   /* -w: a line per wake-up */
+	TK_TIMEHIST_MIGRATIONS = 1 << 3,   /* -M: a line per migration, counted in the summary */
+	TK_TIMEHIST_CPU_VISUAL = 1 << 4,   /* -V: a column per CPU */
+	TK_TIMEHIST_STATE = 1 << 5,	   /* --state: the state left in; wait-time summary */
+	TK_TIMEHIST_JSON = 1 << 6,	   /* one JSON document instead of perf's text */
+	TK_TIMEHIST_PERCENTILES = 1 << 7,  /* p50..max of wait, delay and run over all lines */
+	TK_TIMEHIST_HIST = 1 << 8,	   /* log2 histograms of the same */
+};
+
+/**
+ * struct tk_timehist_opts - what tk_sched_timehist_run() prints, and where
+ * @fd:    where the text goes
+ * @flags: TK_TIMEHIST_*
+ * @pids, @npids: perf's -p: only threads of these processes (none: all)
+ * @tids, @ntids: perf's -t: only these threads
+ * @cpus, @ncpus: perf's -C: cpus[i] true for a CPU to show (NULL: all)
+ */
+struct tk_timehist_opts {
+	int fd;
+	unsigned int flags;
+	const int32_t *pids;
+	size_t npids;
+	const int32_t *tids;
+	size_t ntids;
+	const bool *cpus;
+	size_t ncpus;
+};
+
+/**
+ * tk_sched_timehist_run() - `perf sched timehist` of a .dat or perf.data
+ * @path: the file
+ * @opts: as above
+ *
+ * One line per sched_switch for the task leaving the CPU: time, CPU, task,
+ * wait time (off the CPU before its last run), scheduling delay (wake-up
+ * to that run) and run time, as perf 6.1 prints them; with the flags,
+ * wake-up and migration lines, a CPU column map, the state left in, and
+ * the per-thread summary with perf's idle and total lines. A .dat prints
+ * what perf prints on its `tracekit convert --to perf` conversion.
+ * Context: blocking I/O; memory is per thread (plus three numbers per line
+ * with TK_TIMEHIST_PERCENTILES or TK_TIMEHIST_HIST).
+ * Return: 0; -ENOENT when the file has no sched:sched_switch; read errors,
+ * -EBADMSG, -ENOMEM, write errors; each with tk_errmsg() naming the file.
+ */
+TK_API int tk_sched_timehist_run(const char *path, const struct tk_timehist_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -247,6 +247,7 @@ static int run_dat(struct feed *f, const char *path)
 	if (!dat)
 		return -errno;
 	td = tk_dat_get_tracedata(dat);
+	f->st->nr_cpus_online = tk_dat_get_info(dat)->cpu_count;
 	f->set = set_from_tracedata(f, td);
 	if (!f->set) {
 		ret = tk_fail(ENOMEM, "out of memory");
@@ -435,6 +436,8 @@ static int run_perf(struct feed *f, const char *path)
 	if (!pd)
 		return -errno;
 	f->st->perfdata = true;
+	if (tk_perfdata_get_host(pd) && tk_perfdata_get_host(pd)->has_nrcpus)
+		f->st->nr_cpus_online = tk_perfdata_get_host(pd)->nr_cpus_online;
 	td = tk_perfdata_get_tracedata(pd);
 	if (!td) {
 		ret = tk_fail(ENOENT, "%s: no tracing data: not a recording of tracepoints", path);

@@ -124,6 +124,54 @@ struct tk_timehist_opts {
  */
 TK_API int tk_sched_timehist_run(const char *path, const struct tk_timehist_opts *opts);
 
+/* Flags of struct tk_syscalls_opts. */
+enum {
+	TK_SYSCALLS_JSON = 1 << 0,	  /* one JSON document instead of perf's text */
+	TK_SYSCALLS_PERCENTILES = 1 << 1, /* p50..max of the durations per thread and syscall */
+	TK_SYSCALLS_HIST = 1 << 2,	  /* a log2 histogram of the same */
+};
+
+/**
+ * struct tk_syscalls_opts - what tk_syscalls_run() prints, and where
+ * @fd:    where the text goes
+ * @flags: TK_SYSCALLS_*
+ */
+struct tk_syscalls_opts {
+	int fd;
+	unsigned int flags;
+};
+
+/**
+ * tk_syscalls_run() - `perf trace -s` of a .dat or perf.data
+ * @path: the file, holding raw_syscalls:sys_enter and sys_exit
+ * @opts: as above
+ *
+ * Per thread (perf 6.1's order) the number of events and their share, then
+ * per syscall the calls, errors (negative returns), total, smallest,
+ * average and largest duration in ms and the relative standard deviation,
+ * as perf trace -s prints them (perf prints them on stderr; this writes
+ * @opts->fd). Names come from tables generated from the kernel's uapi
+ * headers for the file's architecture (x86_64, i386).
+ * Context: blocking I/O; memory is per thread and syscall (plus every
+ * duration with TK_SYSCALLS_PERCENTILES or TK_SYSCALLS_HIST).
+ * Return: 0; -ENOENT when the file has no raw_syscalls:sys_exit; read
+ * errors, -EBADMSG, -ENOMEM, write errors; each with tk_errmsg() set.
+ */
+TK_API int tk_syscalls_run(const char *path, const struct tk_syscalls_opts *opts);
+
+/**
+ * tk_syscalls_compare_run() - two traces' syscalls side by side
+ * @a, @b: the files (each as tk_syscalls_run() reads them)
+ * @opts: @fd, and TK_SYSCALLS_JSON (the other flags are ignored)
+ *
+ * Per syscall over all threads: calls, errors and total time in A and in
+ * B, and the change of the total ("+12.5%", "new", "gone"), largest first.
+ * Context: blocking I/O; memory is per thread and syscall of both files.
+ * Return: 0, or as tk_syscalls_run() for either file.
+ */
+TK_API int tk_syscalls_compare_run(const char *a, const char *b,
+				   const struct tk_syscalls_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -45,6 +45,7 @@
  *   keeping per-task or per-symbol state only, so memory stays flat.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -248,6 +249,12 @@ static int run_dat(struct feed *f, const char *path)
 		return -errno;
 	td = tk_dat_get_tracedata(dat);
 	f->st->nr_cpus_online = tk_dat_get_info(dat)->cpu_count;
+	if (tk_dat_get_info(dat)->uname) {
+		/* UNAME is "sysname nodename release version machine": the machine is last. */
+		const char *u = tk_dat_get_info(dat)->uname, *sp = strrchr(u, ' ');
+
+		snprintf(f->st->arch, sizeof(f->st->arch), "%s", sp ? sp + 1 : u);
+	}
 	f->set = set_from_tracedata(f, td);
 	if (!f->set) {
 		ret = tk_fail(ENOMEM, "out of memory");
@@ -438,6 +445,8 @@ static int run_perf(struct feed *f, const char *path)
 	f->st->perfdata = true;
 	if (tk_perfdata_get_host(pd) && tk_perfdata_get_host(pd)->has_nrcpus)
 		f->st->nr_cpus_online = tk_perfdata_get_host(pd)->nr_cpus_online;
+	if (tk_perfdata_get_host(pd) && tk_perfdata_get_host(pd)->arch)
+		snprintf(f->st->arch, sizeof(f->st->arch), "%s", tk_perfdata_get_host(pd)->arch);
 	td = tk_perfdata_get_tracedata(pd);
 	if (!td) {
 		ret = tk_fail(ENOENT, "%s: no tracing data: not a recording of tracepoints", path);

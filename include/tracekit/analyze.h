@@ -172,6 +172,91 @@ TK_API int tk_syscalls_run(const char *path, const struct tk_syscalls_opts *opts
 TK_API int tk_syscalls_compare_run(const char *a, const char *b,
 				   const struct tk_syscalls_opts *opts);
 
+/* Flags of struct tk_taskprofile_opts. */
+enum {
+	TK_TASKPROFILE_JSON = 1 << 0, /* one JSON document instead of trace-cmd's text */
+};
+
+/**
+ * struct tk_taskprofile_opts - what tk_taskprofile_run() prints, and where
+ * @fd:    where the text goes
+ * @flags: TK_TASKPROFILE_*
+ */
+struct tk_taskprofile_opts {
+	int fd;
+	unsigned int flags;
+};
+
+/**
+ * tk_taskprofile_run() - `trace-cmd report --profile` of a .dat
+ * @path: the .dat
+ * @opts: as above
+ *
+ * trace-cmd 3.1.6's task profile: "cpus=N", then per task ("task:
+ * comm-pid") its events with their counts and, for the paired ones
+ * (sched_switch out to in or to wake-up, sched_wakeup to switch in,
+ * sys_enter to sys_exit, irq and softirq entry to exit, softirq raise to
+ * entry), the total, average, largest and smallest time in ns and when
+ * the largest and smallest ended. Tasks come in trace-cmd's order; events
+ * within a task too, except that ties trace-cmd breaks by heap addresses
+ * are broken by value. Function-graph timings and stack traces (trace-cmd
+ * record --profile's function tracing) are not profiled.
+ * Context: blocking I/O; memory is per task and event (plus the starts
+ * still waiting for their ends).
+ * Return: 0; read errors, -EBADMSG, -ENOMEM, write errors, with
+ * tk_errmsg() naming the file.
+ */
+TK_API int tk_taskprofile_run(const char *path, const struct tk_taskprofile_opts *opts);
+
+struct tk_event_set;
+struct tk_event;
+struct tk_outbuf;
+
+/* Flags of tk_wakeup_new(). */
+enum {
+	TK_WAKEUP_PERCENTILES = 1 << 0, /* after the summary: p50..max of the latencies */
+	TK_WAKEUP_HIST = 1 << 1,	/* after the summary: their log2 histogram */
+};
+
+/**
+ * tk_wakeup_new() - `trace-cmd report -w` wake-up latency, as a report line hook
+ * @flags: TK_WAKEUP_*
+ *
+ * Give tk_wakeup_line() and the handle to tk_report_run() as its
+ * line_hook and line_hook_ctx: each printed sched_switch that switches in
+ * a task with a pending wake-up gets trace-cmd 3.1.6's " Latency: U.UUU
+ * usecs". tk_wakeup_finish() then prints trace-cmd's summary.
+ * Return: the handle (free with tk_wakeup_free()), or NULL with errno
+ * ENOMEM.
+ */
+TK_API struct tk_wakeup *tk_wakeup_new(unsigned int flags);
+
+/**
+ * tk_wakeup_line() - the line hook (struct tk_report_opts.line_hook)
+ * @ctx: the tk_wakeup handle
+ * @set, @ev, @data, @size, @ts: the printed record
+ * @out: the line being printed; the latency is appended to it
+ * Context: called by the report, in time order, on one thread.
+ */
+TK_API void tk_wakeup_line(void *ctx, const struct tk_event_set *set, const struct tk_event *ev,
+			   const void *data, uint32_t size, uint64_t ts, struct tk_outbuf *out);
+
+/**
+ * tk_wakeup_finish() - print the summary to @fd
+ * @w: the handle, after the report ran
+ * @fd: where
+ *
+ * "Average wakeup latency", "Maximum Latency" and "Minimum Latency" (and
+ * the same after "RT task timings:" for tasks of priority below 100), as
+ * trace-cmd prints them after the events; nothing when no latency was
+ * measured. With the flags, our percentiles and histogram follow.
+ * Return: 0, -ENOMEM (a latency could not be kept), or a write error.
+ */
+TK_API int tk_wakeup_finish(struct tk_wakeup *w, int fd);
+
+/** tk_wakeup_free() - free the handle; NULL is ignored. */
+TK_API void tk_wakeup_free(struct tk_wakeup *w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,8 +29,9 @@
  * total: the counted-only lines) by a hash of its heap addresses, which no
  * other program can reproduce; we order them by value. Function-graph
  * entries pair with their exits by function ("func: name()"), function
- * events are counted by ip. Not reproduced: kernel_stack call chains,
- * missed-event resets, -G (global irq events), user hooks, and what
+ * events are counted by ip. Where the kernel lost events, the starts that
+ * may have lost their ends are dropped, as trace-cmd drops them. Not
+ * reproduced: kernel_stack call chains, -G (global irq events), user hooks, and what
  * trace-cmd prints for a file with sched_switch but no sched_wakeup (it
  * reads uninitialised pids there).
  */
@@ -68,8 +69,9 @@ struct edata {
 	const struct tk_event *ev;
 	enum kind kind;
 	int id;
-	int start; /* index of the start event this one ends, or -1 */
-	int end;   /* index of the end event this one starts, or -1 */
+	int start;    /* index of the start event this one ends, or -1 */
+	int end;      /* index of the end event this one starts, or -1 */
+	bool migrate; /* its pairs may span CPUs */
 	const struct tk_event_field *start_match, *end_match, *data;
 };
 
@@ -81,6 +83,7 @@ struct ehash {
 
 struct start {
 	int ed;
+	uint32_t cpu;
 	uint64_t search, val, ts;
 	uint32_t next; /* index of the next older start with the same key, or UINT32_MAX */
 };
@@ -324,6 +327,8 @@ static struct sthead *find_head(struct task *t, int ed, uint64_t search, bool cr
 	return &t->heads[h];
 }
 
+static uint32_t cur_cpu; /* the CPU of the record being read (add_start's) */
+
 static int add_start(struct task *t, int ed, uint64_t search, uint64_t val, uint64_t ts)
 {
 	struct sthead *hd = find_head(t, ed, search, true);
@@ -349,6 +354,7 @@ static int add_start(struct task *t, int ed, uint64_t search, uint64_t val, uint
 	t->st[i].search = search;
 	t->st[i].val = val;
 	t->st[i].ts = ts;
+	t->st[i].cpu = cur_cpu;
 	t->st[i].next = hd->head;
 	hd->head = i;
 	return 0;
@@ -395,6 +401,46 @@ static int end_start(struct task *t, int ed, uint64_t search, uint64_t ts)
 		t->freecap = cap;
 	}
 	t->free_st[t->nfree++] = i;
+	return 0;
+}
+
+/*
+ * Events were lost before this record: trace-cmd drops every start that
+ * may span CPUs (switch, wake-up, syscall, function graph) and those of
+ * this CPU (irq, softirq), since their ends may be among the lost.
+ */
+static int drop_starts(struct prof *p, uint32_t cpu)
+{
+	for (size_t i = 0; i < p->ntasks; i++) {
+		struct task *t = p->tasks[i];
+
+		for (size_t h = 0; h < t->headcap; h++) {
+			uint32_t *link;
+
+			if (t->heads[h].ed < 0)
+				continue;
+			link = &t->heads[h].head;
+			while (*link != UINT32_MAX) {
+				struct start *st = &t->st[*link];
+
+				if (!p->eds[st->ed].migrate && st->cpu != cpu) {
+					link = &st->next;
+					continue;
+				}
+				if (t->nfree == t->freecap) {
+					size_t cap = t->freecap ? t->freecap * 2 : 8;
+					uint32_t *v = realloc(t->free_st, cap * sizeof(*v));
+
+					if (!v)
+						return -ENOMEM;
+					t->free_st = v;
+					t->freecap = cap;
+				}
+				t->free_st[t->nfree++] = *link;
+				*link = st->next;
+			}
+		}
+	}
 	return 0;
 }
 
@@ -501,10 +547,12 @@ static int find_ed(const struct prof *p, const char *system, const char *name)
 	return p->by_id[tk_event_id(ev)];
 }
 
-static void mate(struct prof *p, int start, const char *end_match, int end, const char *start_match)
+static void mate(struct prof *p, int start, const char *end_match, int end, const char *start_match,
+		 bool migrate)
 {
 	if (start < 0 || end < 0)
 		return;
+	p->eds[start].migrate = p->eds[end].migrate = migrate;
 	p->eds[start].end = end;
 	p->eds[end].start = start;
 	p->eds[start].end_match = tk_event_field_find(p->eds[start].ev, end_match);
@@ -588,6 +636,10 @@ static int setup(struct prof *p, struct tk_dat *dat)
 	}
 	p->ed_switch = find_ed(p, "sched", "sched_switch");
 	p->ed_wakeup = find_ed(p, "sched", "sched_wakeup");
+	if (p->ed_switch >= 0)
+		p->eds[p->ed_switch].migrate = true;
+	if (p->ed_wakeup >= 0)
+		p->eds[p->ed_wakeup].migrate = true;
 	e = find_ed(p, "sched", "sched_process_exec");
 	if (e >= 0)
 		p->eds[e].data = tk_event_field_find(p->eds[e].ev, "old_pid");
@@ -615,15 +667,15 @@ static int setup(struct prof *p, struct tk_dat *dat)
 	 * and reads garbage; we read them, and only the wake-up pairing is lost.
 	 */
 	mate(p, find_ed(p, "irq", "irq_handler_entry"), "irq",
-	     find_ed(p, "irq", "irq_handler_exit"), "irq");
-	mate(p, find_ed(p, "irq", "softirq_entry"), "vec", find_ed(p, "irq", "softirq_exit"),
-	     "vec");
+	     find_ed(p, "irq", "irq_handler_exit"), "irq", false);
+	mate(p, find_ed(p, "irq", "softirq_entry"), "vec", find_ed(p, "irq", "softirq_exit"), "vec",
+	     false);
 	mate(p, find_ed(p, "irq", "softirq_raise"), "vec", find_ed(p, "irq", "softirq_entry"),
-	     "vec");
+	     "vec", false);
 	mate(p, find_ed(p, "raw_syscalls", "sys_enter"), "id",
-	     find_ed(p, "raw_syscalls", "sys_exit"), "id");
+	     find_ed(p, "raw_syscalls", "sys_exit"), "id", true);
 	mate(p, find_ed(p, "ftrace", "funcgraph_entry"), "func",
-	     find_ed(p, "ftrace", "funcgraph_exit"), "func");
+	     find_ed(p, "ftrace", "funcgraph_exit"), "func", true);
 	if (tk_dat_kallsyms(dat, &kt) == 0 && kt.len &&
 	    tk_event_set_add_kallsyms(p->set, kt.data, kt.len) == -ENOMEM)
 		return tk_fail(ENOMEM, "out of memory");
@@ -857,6 +909,9 @@ int tk_taskprofile_run(const char *path, const struct tk_taskprofile_opts *opts)
 		int id = tk_event_record_type(p.set, data, size), e, pid;
 
 		ret = 0;
+		cur_cpu = mr.cpu;
+		if (mr.missed && (ret = drop_starts(&p, mr.cpu)) != 0)
+			break;
 		if (id < 0 || (size_t)id >= p.nids || (e = p.by_id[id]) < 0)
 			continue;
 		pid = tk_event_record_pid(p.set, data, size);

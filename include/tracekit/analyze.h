@@ -74,6 +74,20 @@ TK_API int tk_sched_latency_run(const char *path, const struct tk_sched_opts *op
  */
 TK_API int tk_sched_map_run(const char *path, const struct tk_sched_opts *opts);
 
+/**
+ * tk_sched_latency_compare_run() - two captures' `perf sched latency` side by side
+ * @a, @b: the files
+ * @opts: as for tk_sched_latency_run() (sort, -p, -C; TK_SCHED_JSON)
+ *
+ * Per task (matched by name, and tid with TK_SCHED_PER_PID; A's order,
+ * then B's new tasks): switches, average and largest scheduling delay in
+ * A and in B, and the change of the average ("+12.5%", "new", "gone").
+ * Context: blocking I/O; memory is both tables.
+ * Return: 0, or as tk_sched_latency_run() for either file.
+ */
+TK_API int tk_sched_latency_compare_run(const char *a, const char *b,
+					const struct tk_sched_opts *opts);
+
 /* Flags of struct tk_timehist_opts. */
 enum {
 	TK_TIMEHIST_SUMMARY = 1 << 0,	   /* -S: the events, then the runtime summary */

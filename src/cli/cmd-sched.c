@@ -22,6 +22,7 @@
 
 const char cmd_sched_usage[] =
 	"usage: tracekit sched latency [options] [FILE]\n"
+	"       tracekit sched latency --compare [options] A B\n"
 	"       tracekit sched map [-i FILE | FILE]\n"
 	"       tracekit sched timehist [options] [FILE]\n"
 	"\n"
@@ -44,6 +45,8 @@ const char cmd_sched_usage[] =
 	"      --json              print JSON instead of perf's table\n"
 	"      --percentiles       add p50, p90, p99, p99.9 and max of the delays per task\n"
 	"      --hist              add a log2 histogram of the delays per task\n"
+	"      --compare           two traces A and B side by side per task: switches,\n"
+	"                          average and largest delay, change of the average\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"timehist options:\n"
@@ -207,9 +210,10 @@ static int cmd_sched_timehist(int argc, char **argv)
 
 int cmd_sched(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_PCT, OPT_HIST };
+	enum { OPT_JSON = 256, OPT_PCT, OPT_HIST, OPT_COMPARE };
 	static const struct option longopts[] = {
 		{"input", required_argument, NULL, 'i'},
+		{"compare", no_argument, NULL, OPT_COMPARE},
 		{"sort", required_argument, NULL, 's'},
 		{"pids", no_argument, NULL, 'p'},
 		{"CPU", required_argument, NULL, 'C'},
@@ -222,7 +226,7 @@ int cmd_sched(int argc, char **argv)
 	struct tk_sched_opts opts = {.fd = STDOUT_FILENO, .cpu = -1};
 	const char *input = NULL;
 	char *end;
-	bool map = false;
+	bool map = false, compare = false;
 	int c, r;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -266,9 +270,22 @@ int cmd_sched(int argc, char **argv)
 		case OPT_HIST:
 			opts.flags |= TK_SCHED_HIST;
 			break;
+		case OPT_COMPARE:
+			compare = true;
+			break;
 		default:
 			return cli_help_or_bad_option(c, argv, cmd_sched_usage);
 		}
+	}
+	if (compare) {
+		if (map || input || optind + 2 != argc)
+			return cli_usage_error("latency --compare takes two files, A and B");
+		if (opts.flags & (TK_SCHED_PERCENTILES | TK_SCHED_HIST))
+			return cli_usage_error("--compare does not take --percentiles or --hist");
+		r = tk_sched_latency_compare_run(argv[optind], argv[optind + 1], &opts);
+		if (r == -EINVAL && strstr(tk_errmsg(), "sort key"))
+			return cli_usage_error("%s", tk_errmsg());
+		return r < 0 ? cli_lib_error(argv[optind]) : CLI_OK;
 	}
 	if (optind < argc) {
 		if (input || optind + 1 < argc)

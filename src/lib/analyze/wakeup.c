@@ -39,7 +39,7 @@ struct pending {
 struct tk_wakeup {
 	unsigned int flags;
 	const struct tk_event_set *set; /* the set the ids below belong to */
-	uint8_t seen[65536 / 8]; /* event ids already looked at */
+	uint8_t seen[65536 / 8];	/* event ids already looked at */
 	int wakeup_id, wakeup_new_id, switch_id;
 	const struct tk_event_field *wk_pid, *wk_success, *wn_pid, *wn_success, *sw_pid, *sw_prio;
 	struct pending *tab;

@@ -271,6 +271,73 @@ TK_API int tk_wakeup_finish(struct tk_wakeup *w, int fd);
 /** tk_wakeup_free() - free the handle; NULL is ignored. */
 TK_API void tk_wakeup_free(struct tk_wakeup *w);
 
+/* Flags of struct tk_irq_opts. */
+enum {
+	TK_IRQ_JSON = 1 << 0,	     /* one JSON document instead of the tables */
+	TK_IRQ_PERCENTILES = 1 << 1, /* p50, p90, p99, p99.9 columns per vector */
+	TK_IRQ_HIST = 1 << 2,	     /* a log2 histogram under each vector */
+};
+
+/**
+ * struct tk_irq_opts - what tk_irq_run() prints, and where
+ * @fd:    where the text goes
+ * @flags: TK_IRQ_*
+ */
+struct tk_irq_opts {
+	int fd;
+	unsigned int flags;
+};
+
+/**
+ * tk_irq_run() - interrupt time by vector of a .dat or perf.data
+ * @path: the file, holding irq:irq_handler_entry/exit and/or
+ *        irq:softirq_entry/exit (and softirq_raise)
+ * @opts: as above
+ *
+ * Three tables: hard irq handler runs by irq number, softirq runs by vector
+ * (TIMER, NET_RX, ...), and softirq raise-to-run latency by vector, each
+ * with count, total, average, smallest and largest time (entry and exit
+ * paired per CPU), largest total first.
+ * Context: blocking I/O; memory per vector (plus every duration with
+ * TK_IRQ_PERCENTILES or TK_IRQ_HIST).
+ * Return: 0; -ENOENT when the file has no irq entry events; read errors,
+ * -EBADMSG, -ENOMEM, write errors; each with tk_errmsg() set.
+ */
+TK_API int tk_irq_run(const char *path, const struct tk_irq_opts *opts);
+
+/* Flags of struct tk_balance_opts. */
+enum {
+	TK_BALANCE_JSON = 1 << 0, /* one JSON document instead of the table */
+};
+
+/**
+ * struct tk_balance_opts - what tk_sched_balance_run() prints, and where
+ * @fd:          where the text goes
+ * @flags:       TK_BALANCE_*
+ * @interval_ns: the window (0: 100 ms)
+ */
+struct tk_balance_opts {
+	int fd;
+	unsigned int flags;
+	uint64_t interval_ns;
+};
+
+/**
+ * tk_sched_balance_run() - per-CPU run-queue balance over time
+ * @path: a .dat or perf.data with sched_switch and wake-up events
+ * @opts: as above
+ *
+ * Per window of @opts->interval_ns and CPU: the average number of tasks
+ * waiting to run on it (from wake-ups to their target CPU, preemptions,
+ * migrations and switch-ins) and the share of time it ran a task; per
+ * window the imbalance (largest average queue minus smallest), and the
+ * mean and worst imbalance.
+ * Context: blocking I/O; memory per task and per window.
+ * Return: 0; -ENOENT without sched_switch; read errors, -EBADMSG, -ENOMEM,
+ * write errors; each with tk_errmsg() set.
+ */
+TK_API int tk_sched_balance_run(const char *path, const struct tk_balance_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif

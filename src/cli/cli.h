@@ -42,6 +42,7 @@ int cmd_stat(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_sched(int argc, char **argv);
 int cmd_syscalls(int argc, char **argv);
+int cmd_irq(int argc, char **argv);
 
 /* Usage texts printed by "tracekit CMD --help" and "tracekit help CMD". */
 extern const char cmd_dump_usage[];
@@ -61,6 +62,7 @@ extern const char cmd_stat_usage[];
 extern const char cmd_check_usage[];
 extern const char cmd_sched_usage[];
 extern const char cmd_syscalls_usage[];
+extern const char cmd_irq_usage[];
 
 /* Name of the running command ("dump"); set by main() before dispatch. */
 extern const char *cli_cmd_name;

@@ -25,6 +25,7 @@ const char cmd_sched_usage[] =
 	"       tracekit sched latency --compare [options] A B\n"
 	"       tracekit sched map [-i FILE | FILE]\n"
 	"       tracekit sched timehist [options] [FILE]\n"
+	"       tracekit sched balance [--interval MS] [--json] [FILE]\n"
 	"\n"
 	"Scheduling latency per task of a .dat or perf.data holding sched events\n"
 	"(perf sched record, or tracekit record -e sched), printed as 'perf sched\n"
@@ -34,7 +35,8 @@ const char cmd_sched_usage[] =
 	"'map' prints one line per context switch with what each CPU runs, as\n"
 	"'perf sched map' does. 'timehist' prints one line per context switch for\n"
 	"the task leaving the CPU: wait time, scheduling delay and run time, as\n"
-	"'perf sched timehist' does.\n"
+	"'perf sched timehist' does. 'balance' shows per-CPU run-queue length and\n"
+	"busy time per window, and their imbalance (ours).\n"
 	"\n"
 	"options:\n"
 	"  -i, --input FILE        the trace (default: FILE, else perf.data)\n"
@@ -64,7 +66,12 @@ const char cmd_sched_usage[] =
 	"      --json              print JSON instead of perf's text\n"
 	"      --percentiles       add p50, p90, p99, p99.9 and max of wait, delay\n"
 	"                          and run time over all lines\n"
-	"      --hist              add log2 histograms of the same\n";
+	"      --hist              add log2 histograms of the same\n"
+	"\n"
+	"balance options:\n"
+	"  -i, --input FILE        the trace (default: FILE, else perf.data)\n"
+	"      --interval MS       the window (default 100)\n"
+	"      --json              print JSON instead of the table\n";
 
 /* "1,2,5" into @v (at most @cap); false on a bad list. */
 static bool parse_ids(const char *s, int32_t *v, size_t cap, size_t *n)
@@ -114,6 +121,53 @@ static bool parse_cpus(const char *s, bool *cpus, size_t cap, size_t *ncpus)
 		s = *end ? end + 1 : end;
 	}
 	return *ncpus > 0;
+}
+
+static int cmd_sched_balance(int argc, char **argv)
+{
+	enum { OPT_JSON = 256, OPT_INTERVAL };
+	static const struct option longopts[] = {
+		{"input", required_argument, NULL, 'i'},
+		{"interval", required_argument, NULL, OPT_INTERVAL},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct tk_balance_opts opts = {.fd = STDOUT_FILENO};
+	const char *input = NULL;
+	char *end;
+	double ms;
+	int c;
+
+	while ((c = getopt_long(argc, argv, ":i:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			input = optarg;
+			break;
+		case OPT_INTERVAL:
+			errno = 0;
+			ms = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(ms >= 0.001) || ms > 3.6e6)
+				return cli_usage_error("bad interval '%s' (ms)", optarg);
+			opts.interval_ns = (uint64_t)(ms * 1e6);
+			break;
+		case OPT_JSON:
+			opts.flags |= TK_BALANCE_JSON;
+			break;
+		default:
+			return cli_help_or_bad_option(c, argv, cmd_sched_usage);
+		}
+	}
+	if (optind < argc) {
+		if (input || optind + 1 < argc)
+			return cli_usage_error("one input file only");
+		input = argv[optind];
+	}
+	if (!input)
+		input = "perf.data";
+	if (tk_sched_balance_run(input, &opts) < 0)
+		return cli_lib_error(input);
+	return CLI_OK;
 }
 
 static int cmd_sched_timehist(int argc, char **argv)
@@ -236,11 +290,13 @@ int cmd_sched(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "timehist"))
 		return cmd_sched_timehist(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "balance"))
+		return cmd_sched_balance(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "map")) {
 		map = true;
 	} else if (strncmp(argv[1], "lat", 3) || strncmp(argv[1], "latency", strlen(argv[1]))) {
-		return cli_usage_error("unknown sched analysis '%s' (latency, map, timehist)",
-				       argv[1]);
+		return cli_usage_error(
+			"unknown sched analysis '%s' (latency, map, timehist, balance)", argv[1]);
 	}
 	argc--;
 	argv++;

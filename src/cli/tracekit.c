@@ -42,6 +42,7 @@ static const struct cli_command commands[] = {
 	 cmd_report_usage},
 	{"sched", cmd_sched, "scheduler latency and CPU map of a .dat or perf.data, as perf sched",
 	 cmd_sched_usage},
+	{"irq", cmd_irq, "hard irq and softirq time by vector", cmd_irq_usage},
 	{"syscalls", cmd_syscalls, "per-syscall counts and durations, as perf trace -s",
 	 cmd_syscalls_usage},
 	{"record", cmd_record, "record events into a .dat, or with --perf into a perf.data",

@@ -110,8 +110,16 @@ struct task {
 struct prof {
 	struct tk_event_set *set;
 	struct edata *eds;
-	size_t neds;
-	int *by_id;
+	int *by_id; /* event id -> id when the file has its format, else -1 */
+	/* The formats, parsed when a record of theirs appears (libtraceevent leaks on some). */
+	struct fmtref {
+		const char *system;
+		struct tk_text text;
+		int id;
+		bool loaded;
+	} * fmts;
+	size_t nfmts;
+	int *fmt_of; /* event id -> index in fmts */
 	size_t nids;
 	int ed_switch, ed_wakeup;
 	const struct tk_event_field *f_prev_pid, *f_prev_state, *f_next_pid, *f_prev_comm,
@@ -538,13 +546,67 @@ static int on_event(struct prof *p, int e, int pid, const void *data, uint32_t s
 
 /* ---------------------------------------------------------------- setup */
 
-static int find_ed(const struct prof *p, const char *system, const char *name)
+/* The value of "KEY: value" at a line start of a format text, or NULL. */
+static const char *format_line(const struct tk_text *t, const char *key, size_t *len)
 {
-	const struct tk_event *ev = tk_event_find_by_name(p->set, system, name);
+	size_t kl = strlen(key);
 
-	if (!ev || tk_event_id(ev) < 0 || (size_t)tk_event_id(ev) >= p->nids)
-		return -1;
-	return p->by_id[tk_event_id(ev)];
+	for (uint64_t i = 0; i + kl <= t->len; i++) {
+		if ((i == 0 || t->data[i - 1] == '\n') && !memcmp(t->data + i, key, kl)) {
+			uint64_t e = i + kl;
+
+			while (e < t->len && t->data[e] != '\n' && t->data[e] != '\r')
+				e++;
+			*len = (size_t)(e - i - kl);
+			return t->data + i + kl;
+		}
+	}
+	return NULL;
+}
+
+/* Parse the format of event @id into the set (once); false when it does not parse. */
+static bool load_ed(struct prof *p, int id)
+{
+	struct edata *ed = &p->eds[id];
+	struct fmtref *f = &p->fmts[p->fmt_of[id]];
+	const struct tk_event *ev;
+
+	if (f->loaded)
+		return ed->ev != NULL;
+	f->loaded = true;
+	if (tk_event_set_add_format(p->set, f->system, f->text.data, f->text.len) < 0)
+		return false;
+	ev = tk_event_find(p->set, id);
+	if (!ev)
+		return false;
+	ed->ev = ev;
+	/* An event trace-cmd does not know is counted by its first field's value. */
+	if (ed->kind == K_UNDEF) {
+		for (size_t k = 0; k < tk_event_field_count(ev); k++) {
+			const struct tk_event_field *fl = tk_event_field_get(ev, k);
+
+			if (!fl->is_common) {
+				ed->data = fl;
+				break;
+			}
+		}
+	}
+	return true;
+}
+
+static int find_ed(struct prof *p, const char *system, const char *name)
+{
+	size_t nl = strlen(name);
+
+	for (size_t i = 0; i < p->nfmts; i++) {
+		size_t len;
+		const char *n = format_line(&p->fmts[i].text, "name: ", &len);
+
+		if (n && len == nl && !memcmp(n, name, nl) && !strcmp(p->fmts[i].system, system) &&
+		    p->fmts[i].id >= 0)
+			return load_ed(p, p->fmts[i].id) ? p->fmts[i].id : -1;
+	}
+	return -1;
 }
 
 static void mate(struct prof *p, int start, const char *end_match, int end, const char *start_match,
@@ -577,43 +639,48 @@ static int setup(struct prof *p, struct tk_dat *dat)
 		return tk_fail(ENOMEM, "out of memory");
 	if (tk_tracedata_header_page(td, &text) == 0 && text.len)
 		tk_event_set_add_header_page(p->set, text.data, text.len);
-	for (size_t i = 0; tk_tracedata_format(td, i, &system, &text) == 0; i++)
-		if (tk_event_set_add_format(p->set, system, text.data, text.len) == -ENOMEM)
-			return tk_fail(ENOMEM, "out of memory");
 	if (tk_tracedata_cmdlines(td, &text) == 0 && text.len &&
 	    tk_event_set_add_cmdlines(p->set, text.data, text.len) == -ENOMEM)
 		return tk_fail(ENOMEM, "out of memory");
-	p->neds = tk_event_set_count(p->set);
-	p->eds = calloc(p->neds + 1, sizeof(*p->eds));
-	if (!p->eds)
+	p->nfmts = tk_tracedata_format_count(td);
+	p->fmts = calloc(p->nfmts + 1, sizeof(*p->fmts));
+	if (!p->fmts)
 		return tk_fail(ENOMEM, "out of memory");
-	for (size_t i = 0; i < p->neds; i++)
-		if (tk_event_id(tk_event_set_get(p->set, i)) > maxid)
-			maxid = tk_event_id(tk_event_set_get(p->set, i));
-	p->nids = (size_t)(maxid + 1);
-	p->by_id = malloc((p->nids ? p->nids : 1) * sizeof(*p->by_id));
-	if (!p->by_id)
-		return tk_fail(ENOMEM, "out of memory");
-	for (size_t i = 0; i < p->nids; i++)
-		p->by_id[i] = -1;
-	for (size_t i = 0; i < p->neds; i++) {
-		const struct tk_event *ev = tk_event_set_get(p->set, i);
-		struct edata *ed = &p->eds[i];
+	for (size_t i = 0; i < p->nfmts && tk_tracedata_format(td, i, &system, &text) == 0; i++) {
+		size_t len;
+		const char *v = format_line(&text, "ID: ", &len);
+		long id = -1;
 
-		ed->ev = ev;
-		ed->id = tk_event_id(ev);
-		ed->start = ed->end = -1;
-		if (ed->id >= 0)
-			p->by_id[ed->id] = (int)i;
-		/* An event trace-cmd does not know is counted by its first field's value. */
-		for (size_t k = 0; k < tk_event_field_count(ev); k++) {
-			const struct tk_event_field *f = tk_event_field_get(ev, k);
+		if (v && len && len < 12) {
+			char num[16];
 
-			if (!f->is_common) {
-				ed->data = f;
-				break;
-			}
+			memcpy(num, v, len);
+			num[len] = 0;
+			id = strtol(num, NULL, 10);
 		}
+		p->fmts[i].system = system;
+		p->fmts[i].text = text;
+		p->fmts[i].id = id >= 0 && id < 65536 ? (int)id : -1;
+		if (p->fmts[i].id > maxid)
+			maxid = p->fmts[i].id;
+	}
+	p->nids = (size_t)(maxid + 1);
+	p->eds = calloc(p->nids + 1, sizeof(*p->eds));
+	p->by_id = malloc((p->nids + 1) * sizeof(*p->by_id));
+	p->fmt_of = malloc((p->nids + 1) * sizeof(*p->fmt_of));
+	if (!p->eds || !p->by_id || !p->fmt_of)
+		return tk_fail(ENOMEM, "out of memory");
+	for (size_t i = 0; i < p->nids; i++) {
+		p->by_id[i] = -1;
+		p->eds[i].id = (int)i;
+		p->eds[i].start = p->eds[i].end = -1;
+	}
+	/* A later format of the same id wins, as in the event set. */
+	for (size_t i = 0; i < p->nfmts; i++) {
+		if (p->fmts[i].id < 0)
+			continue;
+		p->by_id[p->fmts[i].id] = p->fmts[i].id;
+		p->fmt_of[p->fmts[i].id] = (int)i;
 	}
 	static const struct {
 		const char *system, *name;
@@ -879,6 +946,8 @@ static void prof_free(struct prof *p)
 	free(p->slot_idx);
 	free(p->eds);
 	free(p->by_id);
+	free(p->fmts);
+	free(p->fmt_of);
 	tk_event_set_free(p->set);
 }
 
@@ -914,6 +983,10 @@ int tk_taskprofile_run(const char *path, const struct tk_taskprofile_opts *opts)
 			break;
 		if (id < 0 || (size_t)id >= p.nids || (e = p.by_id[id]) < 0)
 			continue;
+		if (!p.eds[e].ev && !load_ed(&p, e)) {
+			p.by_id[e] = -1;
+			continue;
+		}
 		pid = tk_event_record_pid(p.set, data, size);
 		if (!find_task(&p, pid)) {
 			ret = -ENOMEM;

@@ -230,6 +230,7 @@ struct tk_outbuf;
 enum {
 	TK_WAKEUP_PERCENTILES = 1 << 0, /* after the summary: p50..max of the latencies */
 	TK_WAKEUP_HIST = 1 << 1,	/* after the summary: their log2 histogram */
+	TK_WAKEUP_JSON = 1 << 2,	/* tk_wakeup_finish() prints the summary as JSON */
 };
 
 /**

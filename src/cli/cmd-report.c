@@ -17,6 +17,7 @@
  * --strict makes the first damage the error, as before salvage existed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -99,7 +100,8 @@ const char cmd_report_usage[] =
 	"                        spent per event pair (switch, wakeup, syscall,\n"
 	"                        irq, softirq) and event counts (.dat; with --json)\n"
 	"  -w                    trace-cmd report -w: the wake-up latency after each\n"
-	"                        sched_switch, and its summary at the end\n"
+	"                        sched_switch, and its summary at the end (with\n"
+	"                        --json: the summary alone, as JSON)\n"
 	"      --percentiles     with -w: p50..max of the latencies after the summary\n"
 	"      --hist            with -w: a log2 histogram of the latencies\n"
 	"  -h, --help            show this help\n";
@@ -414,8 +416,12 @@ static int report_analysis(const char *path, const struct tk_report_opts *opts, 
 	kind = tk_filekind_of(path);
 	if (!strcmp(path, "-") || kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE)
 		return cli_usage_error("%s: --profile and -w read a .dat file", path);
-	if (!profile)
+	if (!profile) {
+		if (opts->flags & (TK_REPORT_STAT | TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT))
+			return cli_usage_error(
+				"-w prints events: not with --stat or --first/last-event");
 		return -1;
+	}
 	if (opts->nevents || opts->npids || opts->ncomms || opts->cpu_mask || opts->has_start ||
 	    opts->has_end || opts->nneg_events || (opts->flags & ~TK_REPORT_JSON))
 		return cli_usage_error("--profile takes only --json");
@@ -753,6 +759,17 @@ int cmd_report(int argc, char **argv)
 	}
 	fflush(stdout);
 	if (wakeup_flags) {
+		/* -w --json: the summary alone, as JSON (the event lines go nowhere). */
+		if (opts.flags & TK_REPORT_JSON) {
+			opts.flags &= ~(unsigned int)TK_REPORT_JSON;
+			wakeup_flags |= TK_WAKEUP_JSON;
+			opts.fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			if (opts.fd < 0) {
+				tk_dat_close(dat);
+				status = cli_error("/dev/null: %s", strerror(errno));
+				goto out;
+			}
+		}
 		wakeup = tk_wakeup_new(wakeup_flags & ~WAKEUP_ON);
 		if (!wakeup) {
 			tk_dat_close(dat);
@@ -765,6 +782,8 @@ int cmd_report(int argc, char **argv)
 	if (wakeup && ret >= 0 && tk_wakeup_finish(wakeup, STDOUT_FILENO) < 0)
 		ret = -1;
 	tk_wakeup_free(wakeup);
+	if (opts.fd != STDOUT_FILENO)
+		close(opts.fd);
 	/* A filter that does not parse, or names no event, is a usage error. */
 	if (ret == -EINVAL)
 		status = cli_usage_error("%s: %s", path, tk_errmsg());

@@ -89,6 +89,9 @@ check "syscalls --compare A A" eval 'rc_is 0 && out_has "^   syscall " && ! grep
 run report -w "$sample"
 check "report -w prints latencies and the summary" \
 	eval 'rc_is 0 && out_has " Latency: " && out_has "^Average wakeup latency"'
+run report -w --json --percentiles "$sample"
+check "report -w --json is the summary as JSON" \
+	eval 'rc_is 0 && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"all\"][\"count\"] > 0 and \"p99\" in d[\"percentiles_ns\"]" "$tmp/out"'
 run sched timehist -s -w "$sample"
 check "sched timehist -s -w is a usage error, as in perf" rc_is 2
 

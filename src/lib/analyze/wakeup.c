@@ -332,6 +332,67 @@ static uint64_t pct(const uint64_t *v, size_t n, double p)
 	return v[rank - 1];
 }
 
+static void json_timings(struct tk_outbuf *out, const char *name, uint64_t total, uint64_t count,
+			 uint64_t max, uint64_t max_time, uint64_t min, uint64_t min_time)
+{
+	out_printf(out,
+		   "  \"%s\": {\"count\": %" PRIu64 ", \"avg_ns\": %" PRIu64
+		   ", \"max_ns\": %" PRIu64 ", \"max_ts_ns\": %" PRIu64 ", \"min_ns\": %" PRIu64
+		   ", \"min_ts_ns\": %" PRIu64 "}",
+		   name, count, count ? total / count : 0, max, max_time, count ? min : 0,
+		   min_time);
+}
+
+/* The summary as one JSON document (report -w --json: no event lines). */
+static int finish_json(struct tk_wakeup *w, int fd)
+{
+	struct tk_outbuf out;
+	int ret = 0, fr;
+
+	if (tk_outbuf_init(&out, fd, 0))
+		return tk_fail(ENOMEM, "out of memory");
+	out_printf(&out, "{\n");
+	json_timings(&out, "all", w->total, w->count, w->max, w->max_time, w->min, w->min_time);
+	out_printf(&out, ",\n");
+	json_timings(&out, "rt", w->rt_total, w->rt_count, w->rt_max, w->rt_max_time, w->rt_min,
+		     w->rt_min_time);
+	if (w->nlat) {
+		size_t n = w->nlat;
+
+		qsort(w->lat, n, sizeof(*w->lat), u64_cmp);
+		if (w->flags & TK_WAKEUP_PERCENTILES)
+			out_printf(&out,
+				   ",\n  \"percentiles_ns\": {\"p50\": %" PRIu64
+				   ", \"p90\": %" PRIu64 ", \"p99\": %" PRIu64
+				   ", \"p99.9\": %" PRIu64 ", \"max\": %" PRIu64 "}",
+				   pct(w->lat, n, 50), pct(w->lat, n, 90), pct(w->lat, n, 99),
+				   pct(w->lat, n, 99.9), w->lat[n - 1]);
+		if (w->flags & TK_WAKEUP_HIST) {
+			uint64_t hist[65] = {0};
+			bool any = false;
+
+			for (size_t i = 0; i < n; i++)
+				hist[w->lat[i] ? 64 - __builtin_clzll(w->lat[i]) : 0]++;
+			out_printf(&out, ",\n  \"log2_hist\": [");
+			for (int b = 0; b < 65; b++) {
+				if (!hist[b])
+					continue;
+				out_printf(
+					&out, "%s{\"lo_ns\": %" PRIu64 ", \"count\": %" PRIu64 "}",
+					any ? ", " : "", b ? (uint64_t)1 << (b - 1) : 0, hist[b]);
+				any = true;
+			}
+			out_printf(&out, "]");
+		}
+	}
+	out_printf(&out, "\n}\n");
+	fr = tk_outbuf_flush(&out);
+	if (fr)
+		ret = tk_fail(-fr, "write: %s", strerror(-fr));
+	tk_outbuf_release(&out);
+	return ret;
+}
+
 int tk_wakeup_finish(struct tk_wakeup *w, int fd)
 {
 	struct tk_outbuf out;
@@ -339,6 +400,8 @@ int tk_wakeup_finish(struct tk_wakeup *w, int fd)
 
 	if (w->error)
 		return tk_fail(-w->error, "out of memory");
+	if (w->flags & TK_WAKEUP_JSON)
+		return finish_json(w, fd);
 	if (!w->count)
 		return 0;
 	if (tk_outbuf_init(&out, fd, 0))

@@ -409,6 +409,8 @@ struct tk_dat_merge_record {
 	uint32_t cpu;		   /* the CPU id */
 	size_t buffer;		   /* buffer index */
 	size_t cpu_index;	   /* index into that buffer's cpus[] */
+	int64_t missed;		   /* events lost before it (the first record of a page
+				      the kernel flagged): 0, -1 count unknown, or the count */
 };
 
 /**

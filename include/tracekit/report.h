@@ -14,6 +14,10 @@
 #include <tracekit/common.h>
 #include <tracekit/dat.h>
 
+struct tk_event_set;
+struct tk_event;
+struct tk_outbuf;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -80,6 +84,15 @@ struct tk_report_opts {
 	 */
 	const char *const *plugin_options;
 	size_t nplugin_options;
+	/*
+	 * Called for every printed line of a single .dat, in time order, after
+	 * the line's text and before its newline, with the record and the
+	 * file's event set; it may append text to @out (report -w's latency,
+	 * tk_wakeup_line()). A run with a hook prints in one thread.
+	 */
+	void (*line_hook)(void *ctx, const struct tk_event_set *set, const struct tk_event *ev,
+			  const void *data, uint32_t size, uint64_t ts, struct tk_outbuf *out);
+	void *line_hook_ctx;
 };
 
 /** What a run saw. */

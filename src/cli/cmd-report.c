@@ -17,6 +17,7 @@
  * --strict makes the first damage the error, as before salvage existed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include <tracekit/analyze.h>
+#include <tracekit/filekind.h>
 #include <tracekit/perfdata.h>
 #include <tracekit/report.h>
 
@@ -95,6 +98,14 @@ const char cmd_report_usage[] =
 	"                        the exit status is 1\n"
 	"      --no-inline       perf.data: --call-graph dwarf frames without the\n"
 	"                        functions inlined there (perf script --no-inline)\n"
+	"      --profile         trace-cmd report --profile: per task, the time\n"
+	"                        spent per event pair (switch, wakeup, syscall,\n"
+	"                        irq, softirq) and event counts (.dat; with --json)\n"
+	"  -w                    trace-cmd report -w: the wake-up latency after each\n"
+	"                        sched_switch, and its summary at the end (with\n"
+	"                        --json: the summary alone, as JSON)\n"
+	"      --percentiles     with -w: p50..max of the latencies after the summary\n"
+	"      --hist            with -w: a log2 histogram of the latencies\n"
 	"  -h, --help            show this help\n";
 
 enum {
@@ -118,6 +129,9 @@ enum {
 	OPT_MAX_STACK,
 	OPT_STRICT,
 	OPT_NO_INLINE,
+	OPT_PROFILE,
+	OPT_PERCENTILES,
+	OPT_HIST,
 };
 
 /*
@@ -422,6 +436,44 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 	return 1;
 }
 
+/* -w given (a flag beside TK_WAKEUP_*). */
+#define WAKEUP_ON (1u << 16)
+
+/*
+ * --profile and -w (trace-cmd's analyses, .dat only): --profile runs here
+ * (analyze/taskprofile.c); -w returns -1 to print the report with the
+ * wake-up hook (analyze/wakeup.c). Otherwise the exit status.
+ */
+static int report_analysis(const char *path, const struct tk_report_opts *opts, bool profile,
+			   unsigned int wakeup_flags, size_t ninputs)
+{
+	struct tk_taskprofile_opts popts = {.fd = STDOUT_FILENO};
+	enum tk_filekind kind;
+
+	if (ninputs)
+		return cli_usage_error("--profile and -w read one .dat file");
+	if (profile && wakeup_flags)
+		return cli_usage_error("--profile and -w do not go together");
+	if (wakeup_flags && !(wakeup_flags & WAKEUP_ON))
+		return cli_usage_error("--percentiles and --hist go with -w");
+	kind = tk_filekind_of(path);
+	if (!strcmp(path, "-") || kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE)
+		return cli_usage_error("%s: --profile and -w read a .dat file", path);
+	if (!profile) {
+		if (opts->flags & (TK_REPORT_STAT | TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT))
+			return cli_usage_error(
+				"-w prints events: not with --stat or --first/last-event");
+		return -1;
+	}
+	if (opts->nevents || opts->npids || opts->ncomms || opts->cpu_mask || opts->has_start ||
+	    opts->has_end || opts->nneg_events || (opts->flags & ~TK_REPORT_JSON))
+		return cli_usage_error("--profile takes only --json");
+	popts.flags = (opts->flags & TK_REPORT_JSON) ? TK_TASKPROFILE_JSON : 0;
+	if (tk_taskprofile_run(path, &popts) < 0)
+		return cli_lib_error(path);
+	return CLI_OK;
+}
+
 /*
  * -i A -i B: .dat files merged by time, each line after its file's name,
  * as trace-cmd report prints several inputs.
@@ -490,6 +542,9 @@ int cmd_report(int argc, char **argv)
 		{"last-event", no_argument, NULL, OPT_LAST_EVENT},
 		{"fields", required_argument, NULL, OPT_FIELDS},
 		{"strict", no_argument, NULL, OPT_STRICT},
+		{"profile", no_argument, NULL, OPT_PROFILE},
+		{"percentiles", no_argument, NULL, OPT_PERCENTILES},
+		{"hist", no_argument, NULL, OPT_HIST},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -508,14 +563,16 @@ int cmd_report(int argc, char **argv)
 	int *pids = NULL;
 	size_t npids = 0;
 	struct tk_dat *dat;
-	bool strict = false;
+	bool strict = false, profile = false;
+	unsigned int wakeup_flags = 0;
+	struct tk_wakeup *wakeup = NULL;
 	int c, ret, status = CLI_OK;
 
 	memset(&opts, 0, sizeof(opts));
 	opts.sz = sizeof(opts);
 	opts.fd = STDOUT_FILENO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:F:P:tRlj:hvqO:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:F:P:tRlj:hvqO:w", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			/* Repeated, trace-cmd merges the files (report_files()). */
@@ -691,6 +748,18 @@ int cmd_report(int argc, char **argv)
 			opts.threads = (unsigned int)n;
 			break;
 		}
+		case OPT_PROFILE:
+			profile = true;
+			break;
+		case 'w':
+			wakeup_flags |= WAKEUP_ON;
+			break;
+		case OPT_PERCENTILES:
+			wakeup_flags |= TK_WAKEUP_PERCENTILES;
+			break;
+		case OPT_HIST:
+			wakeup_flags |= TK_WAKEUP_HIST;
+			break;
 		case 'h':
 			fputs(cmd_report_usage, stdout);
 			status = cli_finish_stdout(CLI_OK);
@@ -726,6 +795,12 @@ int cmd_report(int argc, char **argv)
 	opts.nplugin_options = nplugin_opts;
 
 	src.cache_dir = cache_dir;
+	if (profile || wakeup_flags) {
+		status = report_analysis(path, &opts, profile, wakeup_flags, ninputs);
+		if (status != -1)
+			goto out;
+		status = CLI_OK;
+	}
 	if (ninputs) {
 		if (add_str(&inputs, &ninputs, path))
 			goto nomem;
@@ -745,7 +820,32 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	fflush(stdout);
+	if (wakeup_flags) {
+		/* -w --json: the summary alone, as JSON (the event lines go nowhere). */
+		if (opts.flags & TK_REPORT_JSON) {
+			opts.flags &= ~(unsigned int)TK_REPORT_JSON;
+			wakeup_flags |= TK_WAKEUP_JSON;
+			opts.fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			if (opts.fd < 0) {
+				tk_dat_close(dat);
+				status = cli_error("/dev/null: %s", strerror(errno));
+				goto out;
+			}
+		}
+		wakeup = tk_wakeup_new(wakeup_flags & ~WAKEUP_ON);
+		if (!wakeup) {
+			tk_dat_close(dat);
+			goto nomem;
+		}
+		opts.line_hook = tk_wakeup_line;
+		opts.line_hook_ctx = wakeup;
+	}
 	ret = tk_report_run(dat, &opts, NULL);
+	if (wakeup && ret >= 0 && tk_wakeup_finish(wakeup, STDOUT_FILENO) < 0)
+		ret = -1;
+	tk_wakeup_free(wakeup);
+	if (opts.fd != STDOUT_FILENO)
+		close(opts.fd);
 	/* A filter that does not parse, or names no event, is a usage error. */
 	if (ret == -EINVAL)
 		status = cli_usage_error("%s: %s", path, tk_errmsg());

@@ -45,6 +45,7 @@
  *   keeping per-task or per-symbol state only, so memory stays flat.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,10 @@
 /* A wanted event resolved against the file's formats. */
 struct bound {
 	const struct tk_event_field *fields[TK_FEED_MAX_FIELDS];
+	/* The same, for the inline reader of host-order files: size 0 when absent. */
+	uint32_t off[TK_FEED_MAX_FIELDS];
+	uint8_t size[TK_FEED_MAX_FIELDS];
+	bool sign[TK_FEED_MAX_FIELDS];
 };
 
 struct feed {
@@ -80,6 +85,7 @@ struct feed {
 	size_t qlen, qcap;
 	uint64_t max_ts, next_flush;
 	struct tk_perf_fixed *fixed; /* NULL: every sample through tk_perfdata_parse_sample */
+	bool host_order;	     /* the file's byte order is the host's: fields read inline */
 };
 
 /* The "name: X" of a format text, compared with @name. */
@@ -105,7 +111,7 @@ static bool format_wanted(const struct feed *f, const char *system, const struct
  * parsing them all cost more than a small file's whole pass (and some
  * leak inside libtraceevent).
  */
-static struct tk_event_set *set_from_tracedata(const struct feed *f, const struct tk_tracedata *td)
+static struct tk_event_set *set_from_tracedata(struct feed *f, const struct tk_tracedata *td)
 {
 	struct tk_event_set *set;
 	struct tk_text text;
@@ -115,6 +121,7 @@ static struct tk_event_set *set_from_tracedata(const struct feed *f, const struc
 	uint32_t psize;
 
 	tk_tracedata_layout(td, &big, &lsize, &psize);
+	f->host_order = big == (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
 	set = tk_event_set_new(lsize == 4 ? 4 : 8, big, psize ? psize : 4096);
 	if (!set)
 		return NULL;
@@ -160,9 +167,17 @@ static int bind_wants(struct feed *f)
 		f->st->present |= 1u << w;
 		f->by_id[tk_event_id(ev)] = (int16_t)w;
 		for (int k = 0; k < TK_FEED_MAX_FIELDS && f->wants[w].fields[k]; k++) {
-			f->bound[w].fields[k] = tk_event_field_find(ev, f->wants[w].fields[k]);
-			if (!f->bound[w].fields[k])
+			const struct tk_event_field *fl =
+				tk_event_field_find(ev, f->wants[w].fields[k]);
+
+			f->bound[w].fields[k] = fl;
+			if (!fl)
 				f->st->missing |= 1u << w;
+			else if (fl->size == 1 || fl->size == 2 || fl->size == 4 || fl->size == 8) {
+				f->bound[w].off[k] = fl->offset;
+				f->bound[w].size[k] = (uint8_t)fl->size;
+				f->bound[w].sign[k] = fl->is_signed;
+			}
 		}
 	}
 	return 0;
@@ -180,10 +195,41 @@ static bool decode(struct feed *f, const void *data, uint32_t size, struct tk_fe
 	r->want = (uint16_t)f->by_id[id];
 	b = &f->bound[r->want];
 	for (int k = 0; k < TK_FEED_MAX_FIELDS; k++) {
+		const uint8_t *p = (const uint8_t *)data + b->off[k];
+		uint64_t v = 0;
+
 		r->val[k] = 0;
 		/* A record too short for a field reads it as 0: analyses count, not crash. */
-		if (b->fields[k])
+		if (!b->fields[k])
+			continue;
+		if (!f->host_order || !b->size[k] || (uint64_t)b->off[k] + b->size[k] > size) {
 			tk_event_field_read(f->set, b->fields[k], data, size, &r->val[k]);
+			continue;
+		}
+		/* tk_event_field_read()'s result, without the call (most of a record's cost). */
+		switch (b->size[k]) {
+		case 1:
+			v = b->sign[k] ? (uint64_t)(int64_t)(int8_t)*p : *p;
+			break;
+		case 2: {
+			uint16_t x;
+
+			memcpy(&x, p, 2);
+			v = b->sign[k] ? (uint64_t)(int64_t)(int16_t)x : x;
+			break;
+		}
+		case 4: {
+			uint32_t x;
+
+			memcpy(&x, p, 4);
+			v = b->sign[k] ? (uint64_t)(int64_t)(int32_t)x : x;
+			break;
+		}
+		default:
+			memcpy(&v, p, 8);
+			break;
+		}
+		r->val[k] = v;
 	}
 	return true;
 }
@@ -247,6 +293,13 @@ static int run_dat(struct feed *f, const char *path)
 	if (!dat)
 		return -errno;
 	td = tk_dat_get_tracedata(dat);
+	f->st->nr_cpus_online = tk_dat_get_info(dat)->cpu_count;
+	if (tk_dat_get_info(dat)->uname) {
+		/* UNAME is "sysname nodename release version machine": the machine is last. */
+		const char *u = tk_dat_get_info(dat)->uname, *sp = strrchr(u, ' ');
+
+		snprintf(f->st->arch, sizeof(f->st->arch), "%s", sp ? sp + 1 : u);
+	}
 	f->set = set_from_tracedata(f, td);
 	if (!f->set) {
 		ret = tk_fail(ENOMEM, "out of memory");
@@ -297,6 +350,61 @@ static int rec_cmp(const void *a, const void *b)
 }
 
 /*
+ * A round holds a few sorted runs (perf drains each CPU's buffer in turn),
+ * so merging the runs pairwise (a natural merge sort) costs n log(runs)
+ * where qsort cost n log n: a third of `syscalls` went to the sort. Returns
+ * nonzero when out of memory (the caller sorts in place instead).
+ */
+static int merge_runs(struct feed *f)
+{
+	struct tk_feed_rec *a = f->q, *b;
+	size_t n = f->qlen, runs = 1;
+
+	for (size_t i = 1; i < n; i++)
+		runs += rec_cmp(&a[i - 1], &a[i]) > 0;
+	if (runs > 64)
+		return 1;
+	b = malloc(n * sizeof(*b));
+	if (!b)
+		return 1;
+	while (runs > 1) {
+		size_t i = 0, o = 0;
+
+		runs = 0;
+		while (i < n) {
+			size_t m = i + 1, e;
+
+			while (m < n && rec_cmp(&a[m - 1], &a[m]) <= 0)
+				m++;
+			e = m;
+			if (e < n)
+				while (++e < n && rec_cmp(&a[e - 1], &a[e]) <= 0)
+					;
+			/* Merge [i, m) and [m, e); the left wins ties: stable. */
+			for (size_t x = i, y = m; x < m || y < e;) {
+				if (y == e || (x < m && rec_cmp(&a[x], &a[y]) <= 0))
+					b[o++] = a[x++];
+				else
+					b[o++] = a[y++];
+			}
+			runs++;
+			i = e;
+		}
+		struct tk_feed_rec *t = a;
+
+		a = b;
+		b = t;
+	}
+	if (a != f->q) {
+		memcpy(f->q, a, n * sizeof(*a));
+		free(a);
+	} else {
+		free(b);
+	}
+	return 0;
+}
+
+/*
  * Deliver the queued records at or before @limit, oldest first. The queue
  * is nearly always in order already (one CPU's records, or CPUs drained in
  * turn make a few runs): a pass that finds it sorted skips the sort, and
@@ -312,7 +420,7 @@ static int flush_queue(struct feed *f, uint64_t limit, bool all)
 		return 0;
 	for (size_t i = 1; i < f->qlen && sorted; i++)
 		sorted = rec_cmp(&f->q[i - 1], &f->q[i]) <= 0;
-	if (!sorted)
+	if (!sorted && merge_runs(f))
 		qsort(f->q, f->qlen, sizeof(*f->q), rec_cmp);
 	while (n < f->qlen && (all || f->q[n].time <= limit)) {
 		ret = deliver(f, &f->q[n]);
@@ -435,6 +543,10 @@ static int run_perf(struct feed *f, const char *path)
 	if (!pd)
 		return -errno;
 	f->st->perfdata = true;
+	if (tk_perfdata_get_host(pd) && tk_perfdata_get_host(pd)->has_nrcpus)
+		f->st->nr_cpus_online = tk_perfdata_get_host(pd)->nr_cpus_online;
+	if (tk_perfdata_get_host(pd) && tk_perfdata_get_host(pd)->arch)
+		snprintf(f->st->arch, sizeof(f->st->arch), "%s", tk_perfdata_get_host(pd)->arch);
 	td = tk_perfdata_get_tracedata(pd);
 	if (!td) {
 		ret = tk_fail(ENOENT, "%s: no tracing data: not a recording of tracepoints", path);

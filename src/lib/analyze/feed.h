@@ -57,6 +57,8 @@ struct tk_feed_stats {
 	uint32_t present;	 /* bit i: want i exists in the file */
 	uint32_t missing;	 /* bit i: want i lacks one of its fields */
 	bool perfdata;		 /* the input was a perf.data */
+	uint32_t nr_cpus_online; /* perf.data NRCPUS online, .dat CPU count; 0 unknown */
+	char arch[32];		 /* perf.data ARCH, .dat UNAME's machine; "" unknown */
 };
 
 typedef int (*tk_feed_fn)(void *ctx, const struct tk_feed_rec *rec);

@@ -49,6 +49,7 @@
 #include <tracekit/outbuf.h>
 
 #include "feed.h"
+#include "sched-internal.h"
 #include "internal/error.h"
 
 enum { SLEEPING = 0, WAIT_CPU, SCHED_IN, IGNORE };
@@ -94,6 +95,8 @@ struct sched {
 	uint64_t nr_timestamps, nr_unordered, nr_switch_bugs;
 	bool keep_delays;
 	int error;
+	/* tk_sched_latency_rows(): the table's lines, not its text */
+	struct tk_lat_rows *rows;
 	/* map */
 	bool map;
 	struct tk_outbuf *out;
@@ -807,7 +810,9 @@ static int print_table(struct sched *s, const struct tk_feed_stats *st, struct t
 	}
 	sort_tasks(v, tmp, n, &keys);
 
-	if (json) {
+	if (s->rows) {
+		/* Only the lines, in the table's order (tk_sched_latency_rows()). */
+	} else if (json) {
 		out_printf(out, "{\n  \"tasks\": [");
 	} else {
 		out_printf(out,
@@ -832,6 +837,14 @@ static int print_table(struct sched *s, const struct tk_feed_stats *st, struct t
 			continue;
 		all_runtime += t->total_runtime;
 		all_count += t->nb_atoms;
+		if (s->rows) {
+			ret = lat_rows_add(s->rows, t->comm, t->num_merged > 1 ? -1 : t->tid,
+					   t->num_merged, t->total_runtime, t->nb_atoms,
+					   t->total_lat / t->nb_atoms, t->max_lat);
+			if (ret)
+				goto out;
+			continue;
+		}
 		if (json) {
 			print_json_task(out, t, first, o->flags);
 			first = false;
@@ -854,6 +867,8 @@ static int print_table(struct sched *s, const struct tk_feed_stats *st, struct t
 		if (o->flags & (TK_SCHED_PERCENTILES | TK_SCHED_HIST))
 			print_extra_text(out, t, o->flags);
 	}
+	if (s->rows)
+		goto out;
 	if (json) {
 		out_printf(out,
 			   "\n  ],\n  \"total\": {\"runtime_ns\": %" PRIu64
@@ -896,7 +911,21 @@ out:
 	return ret;
 }
 
+static int latency_run(const char *path, const struct tk_sched_opts *opts,
+		       struct tk_lat_rows *rows);
+
 int tk_sched_latency_run(const char *path, const struct tk_sched_opts *opts)
+{
+	return latency_run(path, opts, NULL);
+}
+
+int tk_sched_latency_rows(const char *path, const struct tk_sched_opts *opts,
+			  struct tk_lat_rows *rows)
+{
+	return latency_run(path, opts, rows);
+}
+
+static int latency_run(const char *path, const struct tk_sched_opts *opts, struct tk_lat_rows *rows)
 {
 	struct sched *s;
 	struct tk_feed_stats st;
@@ -911,6 +940,7 @@ int tk_sched_latency_run(const char *path, const struct tk_sched_opts *opts)
 	if (!s)
 		return tk_fail(ENOMEM, "out of memory");
 	s->o = opts;
+	s->rows = rows;
 	s->keep_delays = opts->flags & (TK_SCHED_PERCENTILES | TK_SCHED_HIST);
 	for (size_t i = 0; i < MAX_CPUS; i++)
 		s->curr_pid[i] = -1;

@@ -33,6 +33,7 @@ struct stream {
 	struct tk_page_record rec;
 	size_t buffer, cpu_index;
 	bool in_page;
+	int64_t page_missed; /* the page's missed events: 0, -1 (count unknown) or the count */
 };
 
 struct tk_dat_merge {
@@ -79,6 +80,9 @@ static int stream_next(struct tk_dat *dat, struct stream *s)
 			if (r < 0)
 				return stream_fail(s, r);
 			s->in_page = true;
+			s->page_missed = !h.missed_events  ? 0
+					 : h.missed_stored ? (int64_t)h.missed_count
+							   : -1;
 		}
 		r = tk_page_iter_next(&s->it, &s->rec);
 		if (r == 1) {
@@ -186,5 +190,7 @@ int tk_dat_merge_next(struct tk_dat_merge *m, struct tk_dat_merge_record *out)
 	out->buffer = s->buffer;
 	out->cpu_index = s->cpu_index;
 	out->cpu = s->buf->cpus[s->cpu_index].cpu;
+	/* As trace-cmd reports them: on the page's first record. */
+	out->missed = s->rec.offset == s->buf->page_format.data_offset ? s->page_missed : 0;
 	return 1;
 }

@@ -2080,6 +2080,8 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 		o->len--;
 	if (__builtin_expect(r->opts->flags & TK_REPORT_SYMBOLS, 0))
 		put_probe_place(p, l);
+	if (__builtin_expect(r->opts->line_hook != NULL, 0))
+		r->opts->line_hook(r->opts->line_hook_ctx, r->set, ev, l->data, l->size, l->ts, o);
 	if (__builtin_expect(o->len == o->cap, 0))
 		tk_outbuf_flush(o);
 	o->buf[o->len++] = '\n';
@@ -2825,7 +2827,7 @@ static struct pool *pool_new(struct report *r, unsigned int threads)
 
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
-	if (threads < 2 || (r->opts->flags & POOL_NEVER) || !replayable(r))
+	if (threads < 2 || (r->opts->flags & POOL_NEVER) || r->opts->line_hook || !replayable(r))
 		return NULL;
 	pool = tk_line_calloc(1, sizeof(*pool));
 	if (!pool)

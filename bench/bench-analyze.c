@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * bench-analyze: tracekit's analyses beside the commands they replace, in
+ * the same run: `sched timehist` (perf sched timehist), `report --profile`
+ * and `report -w` (trace-cmd's), `syscalls` (perf trace -s).
+ *
+ * The scheduler file is bench-perf's (sched_switch and sched_wakeup samples
+ * with the running kernel's formats, 3 M by default): bench-analyze runs
+ * `bench-perf --quick --events N --keep FILE`, converts it to a .dat with
+ * `tracekit convert` for the trace-cmd pair, and times interleaved pairs
+ * of each command (stdout to /dev/null), reporting the medians, the ratio
+ * and each one's peak RSS. The syscalls pair needs a `perf trace record`
+ * file: --syscalls FILE, else one is recorded around `perf bench sched
+ * messaging` under /tmp/tracefs.lock (root and perf needed; otherwise the
+ * pair is skipped and says so; --no-record skips it, as the smoke test
+ * does, which may run under that lock already). --quick (20 k samples, one pair each) exits
+ * 1 unless each pair printed the same text (the profile compared as
+ * sorted lines: trace-cmd orders ties by heap address). Without perf or
+ * tracefs access it prints "SKIP: reason" and exits 77.
+ */
+#include <inttypes.h>
+#include <sys/stat.h>
+
+#include "harness.h"
+
+static void usage(void)
+{
+	fputs("usage: bench-analyze [--quick] [--events N] [--reps N] [--tracekit PATH] "
+	      "[--bench-perf PATH] [--keep DIR] [--syscalls FILE] [--no-record] [--only NAME]\n",
+	      stderr);
+	exit(2);
+}
+
+static bool sorted_equal(const char *a, const char *b)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "cmp -s <(sort '%s') <(sort '%s')", a, b);
+	char *argv[] = {"bash", "-c", cmd, NULL};
+	struct run r = run_tool(argv, NULL);
+
+	return WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0;
+}
+
+static int pair(const char *name, char **ours, char **theirs, bool quick, int reps, uint64_t events,
+		const char *dir, bool stderr_theirs, bool sorted)
+{
+	char out_tk[160], out_th[160];
+
+	if (quick) {
+		snprintf(out_tk, sizeof(out_tk), "%s/%s.tk.txt", dir, name);
+		snprintf(out_th, sizeof(out_th), "%s/%s.theirs.txt", dir, name);
+		struct run tk = run_tool(ours, out_tk), th;
+
+		if (!WIFEXITED(tk.status) || WEXITSTATUS(tk.status)) {
+			printf("%s: tracekit failed\n", name);
+			return 1;
+		}
+		if (stderr_theirs) {
+			/* perf trace prints its summary on stderr. */
+			char cmd[1024];
+			size_t n = 0;
+
+			for (int i = 0; theirs[i]; i++)
+				n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, "'%s' ", theirs[i]);
+			snprintf(cmd + n, sizeof(cmd) - n, "2>'%s' >/dev/null", out_th);
+			char *argv[] = {"bash", "-c", cmd, NULL};
+
+			th = run_tool(argv, NULL);
+		} else {
+			th = run_tool(theirs, out_th);
+		}
+		if (!WIFEXITED(th.status) || WEXITSTATUS(th.status)) {
+			printf("%s: %s failed\n", name, theirs[0]);
+			return 1;
+		}
+		bool same = sorted ? sorted_equal(out_tk, out_th) : files_equal(out_tk, out_th);
+
+		printf("%-22s tracekit %8.3f s, %s %8.3f s, outputs %s\n", name, tk.seconds,
+		       theirs[0], th.seconds, same ? "identical" : "DIFFER");
+		if (same) {
+			unlink(out_tk);
+			unlink(out_th);
+		}
+		return same ? 0 : 1;
+	}
+	struct pairs p = run_pairs(ours, theirs, reps);
+
+	if (!p.rounds) {
+		printf("%s: %s failed\n", name, theirs[0]);
+		return 1;
+	}
+	printf("%-22s tracekit %7.3f s %10.0f ev/s %5ld MB | %-10s %7.3f s %9.0f ev/s %6ld MB | "
+	       "%5.1fx (%.1f-%.1f, %d pairs)\n",
+	       name, p.ours, (double)events / p.ours, p.ours_rss_kb / 1024, theirs[0], p.theirs,
+	       (double)events / p.theirs, p.theirs_rss_kb / 1024, p.ratio, p.ratio_lo, p.ratio_hi,
+	       p.rounds);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *tracekit = "tracekit", *bench_perf = BENCH_PERF, *keep = NULL, *sysfile = NULL,
+		   *only = NULL;
+	uint64_t events = 3000000;
+	unsigned int reps = 3;
+	bool quick = false, record = true;
+	char tmpdir[] = "/tmp/bench-analyze-XXXXXX";
+	char file[160], dat[160], sys[160], nbuf[32];
+	const char *dir;
+	struct stat sb;
+	int rc = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick")) {
+			quick = true;
+			events = 20000;
+			reps = 1;
+		} else if (!strcmp(argv[i], "--events") && i + 1 < argc) {
+			events = strtoull(argv[++i], NULL, 10);
+		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+			reps = (unsigned int)strtoul(argv[++i], NULL, 10);
+		} else if (!strcmp(argv[i], "--tracekit") && i + 1 < argc) {
+			tracekit = argv[++i];
+		} else if (!strcmp(argv[i], "--bench-perf") && i + 1 < argc) {
+			bench_perf = argv[++i];
+		} else if (!strcmp(argv[i], "--keep") && i + 1 < argc) {
+			keep = argv[++i];
+		} else if (!strcmp(argv[i], "--syscalls") && i + 1 < argc) {
+			sysfile = argv[++i];
+		} else if (!strcmp(argv[i], "--no-record")) {
+			record = false;
+		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+			only = argv[++i];
+		} else {
+			usage();
+		}
+	}
+	if (!events || !reps || reps > 16)
+		usage();
+	if (keep) {
+		mkdir(keep, 0755);
+		dir = keep;
+	} else {
+		if (!mkdtemp(tmpdir))
+			die("mkdtemp");
+		dir = tmpdir;
+	}
+	snprintf(file, sizeof(file), "%s/sched.data", dir);
+	snprintf(dat, sizeof(dat), "%s/sched.dat", dir);
+	snprintf(sys, sizeof(sys), "%s/syscalls.data", dir);
+	snprintf(nbuf, sizeof(nbuf), "%" PRIu64, events);
+
+	if (stat(file, &sb) < 0 || !keep) {
+		char *gen_argv[] = {
+			(char *)bench_perf, "--quick",	      "--events", nbuf, "--keep", file,
+			"--tracekit",	    (char *)tracekit, NULL};
+		struct run g = run_tool(gen_argv, NULL);
+
+		if (WIFEXITED(g.status) && WEXITSTATUS(g.status) == 77) {
+			printf("SKIP: bench-perf cannot write the file (no tracefs access or no "
+			       "perf)\n");
+			return 77;
+		}
+		if (!WIFEXITED(g.status) || WEXITSTATUS(g.status) || stat(file, &sb) < 0) {
+			errno = 0;
+			die("bench-perf failed to write the file");
+		}
+		char *conv_argv[] = {(char *)tracekit, "convert", "-o", dat, file, NULL};
+		struct run c = run_tool(conv_argv, NULL);
+
+		if (!WIFEXITED(c.status) || WEXITSTATUS(c.status)) {
+			errno = 0;
+			die("tracekit convert failed");
+		}
+	}
+	settle_file(file);
+	settle_file(dat);
+	stat(file, &sb);
+	printf("file: %" PRIu64 " samples (sched_switch/sched_wakeup), perf.data %.1f MB", events,
+	       (double)sb.st_size / 1e6);
+	stat(dat, &sb);
+	printf(", .dat %.1f MB\n", (double)sb.st_size / 1e6);
+
+	char *th_tk[] = {(char *)tracekit, "sched", "timehist", "-i", file, NULL};
+	char *th_pf[] = {"perf", "sched", "timehist", "-i", file, NULL};
+	char *thS_tk[] = {(char *)tracekit, "sched", "timehist", "-s", "-i", file, NULL};
+	char *thS_pf[] = {"perf", "sched", "timehist", "-s", "-i", file, NULL};
+	char *pr_tk[] = {(char *)tracekit, "report", "--profile", dat, NULL};
+	char *pr_tc[] = {"trace-cmd", "report", "--profile", "-i", dat, NULL};
+	char *w_tk[] = {(char *)tracekit, "report", "-w", dat, NULL};
+	char *w_tc[] = {"trace-cmd", "report", "-w", "-i", dat, NULL};
+
+	if (!only || !strcmp(only, "timehist"))
+		rc |= pair("sched timehist", th_tk, th_pf, quick, (int)reps, events, dir, false,
+			   false);
+	if (!only || !strcmp(only, "timehist-s"))
+		rc |= pair("sched timehist -s", thS_tk, thS_pf, quick, (int)reps, events, dir,
+			   false, false);
+	if (!only || !strcmp(only, "profile"))
+		rc |= pair("report --profile", pr_tk, pr_tc, quick, (int)reps, events, dir, false,
+			   true);
+	if (!only || !strcmp(only, "wakeup"))
+		rc |= pair("report -w", w_tk, w_tc, quick, (int)reps, events, dir, false, false);
+
+	if (!only || !strcmp(only, "syscalls")) {
+		if (!sysfile && !record) {
+			printf("syscalls: skipped (--no-record and no --syscalls FILE)\n");
+		} else if (!sysfile) {
+			char cmd[512];
+
+			snprintf(cmd, sizeof(cmd),
+				 "flock /tmp/tracefs.lock perf trace record -o '%s' -- perf bench "
+				 "sched messaging -g 2 -l %d >/dev/null 2>&1",
+				 sys, quick ? 10 : 600);
+			char *rec_argv[] = {"bash", "-c", cmd, NULL};
+			struct run r = run_tool(rec_argv, NULL);
+
+			if (WIFEXITED(r.status) && !WEXITSTATUS(r.status))
+				sysfile = sys;
+			else
+				printf("syscalls: skipped (perf trace record failed: needs root "
+				       "and "
+				       "tracefs)\n");
+		}
+		if (sysfile) {
+			char *sy_tk[] = {(char *)tracekit, "syscalls", (char *)sysfile, NULL};
+			char *sy_pf[] = {"perf", "trace", "-s", "-i", (char *)sysfile, NULL};
+			char cnt[64] = "0";
+			uint64_t n = 0;
+			char cmdn[512];
+
+			/* The pair's event count: perf trace -s's "N events" of each thread. */
+			snprintf(cmdn, sizeof(cmdn),
+				 "%s syscalls --json '%s' | python3 -c 'import json,sys; "
+				 "print(json.load(sys.stdin)[\"events\"])' > '%s/n.txt'",
+				 tracekit, sysfile, dir);
+			char *n_argv[] = {"bash", "-c", cmdn, NULL};
+
+			run_tool(n_argv, NULL);
+			snprintf(cmdn, sizeof(cmdn), "%s/n.txt", dir);
+			FILE *fn = fopen(cmdn, "r");
+
+			if (fn) {
+				if (fgets(cnt, sizeof(cnt), fn))
+					n = strtoull(cnt, NULL, 10);
+				fclose(fn);
+				unlink(cmdn);
+			}
+			stat(sysfile, &sb);
+			printf("syscalls file: %" PRIu64 " events, %.1f MB\n", n,
+			       (double)sb.st_size / 1e6);
+			rc |= pair("syscalls", sy_tk, sy_pf, quick, (int)reps, n ? n : 1, dir, true,
+				   false);
+		}
+	}
+	if (!rc && !keep) {
+		unlink(file);
+		unlink(dat);
+		unlink(sys);
+		rmdir(dir);
+	}
+	return rc;
+}

@@ -861,7 +861,8 @@ static int p2d_names(struct p2d *c)
 		/* After every side-band record of the same time, like a sample queued last. */
 		e->seq = UINT32_MAX;
 	}
-	qsort(c->sband, c->nsband, sizeof(*c->sband), psband_cmp);
+	if (c->nsband > 1) /* qsort() of a NULL array is undefined, even of none */
+		qsort(c->sband, c->nsband, sizeof(*c->sband), psband_cmp);
 	for (size_t i = 0; i < c->nsband; i++) {
 		const struct psband *e = &c->sband[i];
 		struct pthread *th, *parent;
@@ -1053,7 +1054,8 @@ static int p2d_cmdlines(struct p2d *c, struct tk_tracedata *td)
 		if (p2d_comm(c, th->tid, th->has_sampled ? th->sampled : th->cur, 17))
 			return -ENOMEM;
 	}
-	qsort(c->comms, c->ncomms, sizeof(*c->comms), pcomm_cmp);
+	if (c->ncomms > 1) /* qsort() of a NULL array is undefined, even of none */
+		qsort(c->comms, c->ncomms, sizeof(*c->comms), pcomm_cmp);
 	tk_bytebuf_init(&b, false);
 	for (size_t i = 0; i < c->ncomms; i++) {
 		char line[48];

@@ -3161,7 +3161,8 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 			[TK_OP_FUTEX] = &&other,                                                   \
 		};                                                                                 \
 		char *o = out->buf + out->len, *end = out->buf + out->cap, *next = NULL;           \
-		const struct tk_op *op = ev->ops, *last = ev->ops + ev->nops;                      \
+		/* An empty print format compiles to no ops (and no array). */                     \
+		const struct tk_op *op = ev->ops, *last = op ? op + ev->nops : op;                 \
 		bool failed = false;                                                               \
                                                                                                    \
 		if (op == last)                                                                    \

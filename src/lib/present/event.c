@@ -980,7 +980,8 @@ int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t l
 	free(copy);
 	if (!ret && bad)
 		tk_warn("%zu printk format lines are not \"ADDR : FORMAT\": ignored", bad);
-	qsort(set->printks, set->nprintks, sizeof(*set->printks), printk_cmp);
+	if (set->nprintks > 1) /* qsort() of a NULL array is undefined, even of none */
+		qsort(set->printks, set->nprintks, sizeof(*set->printks), printk_cmp);
 	/* Programs that print printk texts size their room by the longest. */
 	for (size_t i = 0; i < set->count; i++)
 		if (set->events[i]->has_printk)

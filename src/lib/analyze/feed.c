@@ -27,8 +27,13 @@
  *   time with ties in arrival order, those at or before the highest time
  *   seen when the previous round ended; the end of the file delivers the
  *   rest. Records without a time (perf's synthesized COMMs) go out at once.
- *   The queue holds decoded tk_feed_recs (72 bytes), not raw records, so a
- *   round of 4096 samples costs ~300 KB whatever the payload size.
+ *   The queue holds decoded tk_feed_recs (88 bytes), not raw records, so a
+ *   round of 4096 samples costs ~360 KB whatever the payload size.
+ *
+ * Everything (TK_FEED_ALL_EVENTS, for the table export of src/lib/export/):
+ *   every format is parsed and every tracepoint record delivered, named by
+ *   its tk_event; perf.data's other samples come as TK_FEED_SAMPLE, and a
+ *   perf.data without tracing data is read for its samples and side-band.
  *
  * What lands here next (the plan of src/lib/analyze/):
  *   syscalls.c   perf trace -s: raw_syscalls:sys_enter/exit (id, ret) or
@@ -45,6 +50,7 @@
  *   keeping per-task or per-symbol state only, so memory stays flat.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +100,8 @@ static bool format_named(const struct tk_text *t, const char *name)
 
 static bool format_wanted(const struct feed *f, const char *system, const struct tk_text *t)
 {
+	if (f->flags & TK_FEED_ALL_EVENTS)
+		return true;
 	for (size_t w = 0; w < f->nwants; w++)
 		if (!strcmp(f->wants[w].system, system) && format_named(t, f->wants[w].name))
 			return true;
@@ -174,9 +182,17 @@ static bool decode(struct feed *f, const void *data, uint32_t size, struct tk_fe
 	int id = tk_event_record_type(f->set, data, size);
 	const struct bound *b;
 
-	if (id < 0 || (size_t)id >= f->nids || f->by_id[id] < 0)
-		return false;
+	if (id < 0 || (size_t)id >= f->nids || f->by_id[id] < 0) {
+		if (!(f->flags & TK_FEED_ALL_EVENTS) || id < 0)
+			return false;
+		r->kind = TK_FEED_EVENT;
+		r->want = TK_FEED_NOT_WANTED;
+		r->event = tk_event_find(f->set, id);
+		memset(r->val, 0, sizeof(r->val));
+		return true;
+	}
 	r->kind = TK_FEED_EVENT;
+	r->event = tk_event_find(f->set, id);
 	r->want = (uint16_t)f->by_id[id];
 	b = &f->bound[r->want];
 	for (int k = 0; k < TK_FEED_MAX_FIELDS; k++) {
@@ -194,6 +210,21 @@ static int deliver(struct feed *f, struct tk_feed_rec *r)
 }
 
 /* ------------------------------------------------------------------ .dat */
+
+/* trace-cmd's UNAME option is "sysname nodename release version machine". */
+static void host_from_uname(struct feed *f, const char *uname)
+{
+	const char *p = uname ? strchr(uname, ' ') : NULL;
+	size_t n = 0;
+
+	if (!p)
+		return;
+	p++;
+	while (p[n] && p[n] != ' ' && n < sizeof(f->st->host) - 1)
+		n++;
+	memcpy(f->st->host, p, n);
+	f->st->host[n] = 0;
+}
 
 static int dat_cmdlines(struct feed *f, const struct tk_tracedata *td)
 {
@@ -247,6 +278,7 @@ static int run_dat(struct feed *f, const char *path)
 	if (!dat)
 		return -errno;
 	td = tk_dat_get_tracedata(dat);
+	host_from_uname(f, tk_dat_get_info(dat)->uname);
 	f->set = set_from_tracedata(f, td);
 	if (!f->set) {
 		ret = tk_fail(ENOMEM, "out of memory");
@@ -355,7 +387,8 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 	case TK_PERF_RECORD_SAMPLE: {
 		struct tk_perf_fixed_sample fs;
 
-		if (f->fixed && tk_perf_fixed_read(f->fixed, rec, &fs) == 0) {
+		if (f->fixed && tk_perf_fixed_read(f->fixed, rec, &fs) == 0 &&
+		    (fs.raw || !(f->flags & TK_FEED_ALL_EVENTS))) {
 			if (!fs.raw || !decode(f, fs.raw, fs.raw_size, &r))
 				return 0;
 			r.time = fs.time;
@@ -364,9 +397,20 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 			r.tid = (int32_t)fs.tid;
 			break;
 		}
-		if (tk_perfdata_parse_sample(pd, rec, &s) || !s.raw)
+		if (tk_perfdata_parse_sample(pd, rec, &s))
 			return 0;
-		if (!decode(f, s.raw, s.raw_size, &r))
+		if (!s.raw && (f->flags & TK_FEED_ALL_EVENTS)) {
+			r.kind = TK_FEED_SAMPLE;
+			r.val[0] = s.ip;
+			r.val[1] = s.period;
+			r.val[2] = (uint64_t)s.attr_index;
+			r.time = s.time;
+			r.cpu = s.cpu;
+			r.pid = (int32_t)s.pid;
+			r.tid = (int32_t)s.tid;
+			break;
+		}
+		if (!s.raw || !decode(f, s.raw, s.raw_size, &r))
 			return 0;
 		r.time = s.time;
 		r.cpu = s.cpu;
@@ -435,12 +479,19 @@ static int run_perf(struct feed *f, const char *path)
 	if (!pd)
 		return -errno;
 	f->st->perfdata = true;
+	if (tk_perfdata_get_host(pd) && tk_perfdata_get_host(pd)->hostname)
+		snprintf(f->st->host, sizeof(f->st->host), "%s",
+			 tk_perfdata_get_host(pd)->hostname);
 	td = tk_perfdata_get_tracedata(pd);
-	if (!td) {
+	if (!td && (f->flags & TK_FEED_ALL_EVENTS)) {
+		/* Samples and side-band only: an empty event set decodes nothing. */
+		f->set = tk_event_set_new(8, false, 4096);
+	} else if (!td) {
 		ret = tk_fail(ENOENT, "%s: no tracing data: not a recording of tracepoints", path);
 		goto out;
+	} else {
+		f->set = set_from_tracedata(f, td);
 	}
-	f->set = set_from_tracedata(f, td);
 	if (!f->set) {
 		ret = tk_fail(ENOMEM, "out of memory");
 		goto out;

@@ -15,12 +15,18 @@
 #define TK_FEED_COMM_LEN   16
 
 enum tk_feed_kind {
-	TK_FEED_EVENT = 0, /* a tracepoint record of one of the wanted events */
-	TK_FEED_COMM = 1,  /* a thread's name: tid, comm; val[0] the tid of its
-			      sample_id_all trailer (0 when it has none) */
-	TK_FEED_FORK = 2,  /* pid/tid: the child; val[0] ppid, val[1] ptid */
-	TK_FEED_EXIT = 3,  /* pid/tid: the thread that ended */
+	TK_FEED_EVENT = 0,  /* a tracepoint record of one of the wanted events */
+	TK_FEED_COMM = 1,   /* a thread's name: tid, comm; val[0] the tid of its
+			       sample_id_all trailer (0 when it has none) */
+	TK_FEED_FORK = 2,   /* pid/tid: the child; val[0] ppid, val[1] ptid */
+	TK_FEED_EXIT = 3,   /* pid/tid: the thread that ended */
+	TK_FEED_SAMPLE = 4, /* TK_FEED_ALL_EVENTS, perf.data: a sample without a
+			       tracepoint payload; val[0] ip, val[1] period,
+			       val[2] the event's attr index */
 };
+
+/* tk_feed_rec.want of an event no want named (TK_FEED_ALL_EVENTS). */
+#define TK_FEED_NOT_WANTED 0xffff
 
 /*
  * One wanted event: "sched" and "sched_switch", and the fields to read
@@ -38,16 +44,25 @@ struct tk_feed_rec {
 	uint64_t time; /* ns, the time perf / trace-cmd show */
 	uint64_t val[TK_FEED_MAX_FIELDS];
 	uint32_t cpu;
-	int32_t pid, tid;	     /* the sample's (perf.data) or common_pid (.dat) */
-	uint16_t kind;		     /* enum tk_feed_kind */
-	uint16_t want;		     /* TK_FEED_EVENT: index into the wants */
-	uint32_t seq;		     /* arrival order, the tie-break of equal times */
-	char comm[TK_FEED_COMM_LEN]; /* TK_FEED_COMM: NUL-padded */
+	int32_t pid, tid;	      /* the sample's (perf.data) or common_pid (.dat) */
+	uint16_t kind;		      /* enum tk_feed_kind */
+	uint16_t want;		      /* TK_FEED_EVENT: index into the wants */
+	uint32_t seq;		      /* arrival order, the tie-break of equal times */
+	char comm[TK_FEED_COMM_LEN];  /* TK_FEED_COMM: NUL-padded */
+	const struct tk_event *event; /* TK_FEED_EVENT: its format (NULL when the
+					 file has none for its id); lives until
+					 tk_feed_run() returns */
 };
 
 /* Flags of tk_feed_run(). */
 enum {
 	TK_FEED_SIDEBAND = 1 << 0, /* deliver COMM, FORK and EXIT as well */
+	/*
+	 * Every tracepoint record, wanted or not (want TK_FEED_NOT_WANTED),
+	 * and perf.data's other samples as TK_FEED_SAMPLE; a perf.data
+	 * without tracing data is then read too. Every format is parsed.
+	 */
+	TK_FEED_ALL_EVENTS = 1 << 1,
 };
 
 struct tk_feed_stats {
@@ -57,6 +72,9 @@ struct tk_feed_stats {
 	uint32_t present;	 /* bit i: want i exists in the file */
 	uint32_t missing;	 /* bit i: want i lacks one of its fields */
 	bool perfdata;		 /* the input was a perf.data */
+	/* The recording machine's name (.dat UNAME, perf.data HEADER_HOSTNAME),
+	   "" when absent; set before the first record is delivered. */
+	char host[65];
 };
 
 typedef int (*tk_feed_fn)(void *ctx, const struct tk_feed_rec *rec);

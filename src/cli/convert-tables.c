@@ -74,6 +74,7 @@ int cmd_convert_tables(int argc, char **argv)
 	TK_OPTS(tk_tables_opts, opts);
 	struct tk_tables_stats st;
 	const char *out = NULL, *to = NULL, *trace_id = NULL;
+	const char *ids[1];
 	struct timespec t0, t1;
 	bool quiet = false;
 	uint64_t jobs = 0, total = 0;
@@ -131,8 +132,9 @@ int cmd_convert_tables(int argc, char **argv)
 	if (trace_id && argc - optind > 1)
 		return cli_usage_error("--trace-id names one input's trace; with many inputs "
 				       "each takes its file name");
+	ids[0] = trace_id;
 	if (trace_id)
-		opts.trace_ids = (const char *const[]){trace_id};
+		opts.trace_ids = ids;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (!strcmp(to, "parquet"))
 		ret = tk_tables_write_parquet((const char *const *)argv + optind,

@@ -386,32 +386,39 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 	switch (rec->type) {
 	case TK_PERF_RECORD_SAMPLE: {
 		struct tk_perf_fixed_sample fs;
+		bool all = f->flags & TK_FEED_ALL_EVENTS;
 
-		if (f->fixed && tk_perf_fixed_read(f->fixed, rec, &fs) == 0 &&
-		    (fs.raw || !(f->flags & TK_FEED_ALL_EVENTS))) {
-			if (!fs.raw || !decode(f, fs.raw, fs.raw_size, &r))
+		if (f->fixed && tk_perf_fixed_read(f->fixed, rec, &fs) == 0) {
+			if (fs.raw && decode(f, fs.raw, fs.raw_size, &r)) {
+				r.time = fs.time;
+				r.cpu = fs.cpu;
+				r.pid = (int32_t)fs.pid;
+				r.tid = (int32_t)fs.tid;
+				break;
+			}
+			/* Not a tracepoint: only ALL_EVENTS reads it (below, in full). */
+			if (!all)
 				return 0;
-			r.time = fs.time;
-			r.cpu = fs.cpu;
-			r.pid = (int32_t)fs.pid;
-			r.tid = (int32_t)fs.tid;
-			break;
 		}
 		if (tk_perfdata_parse_sample(pd, rec, &s))
 			return 0;
-		if (!s.raw && (f->flags & TK_FEED_ALL_EVENTS)) {
-			r.kind = TK_FEED_SAMPLE;
-			r.val[0] = s.ip;
-			r.val[1] = s.period;
-			r.val[2] = (uint64_t)s.attr_index;
+		if (s.raw && decode(f, s.raw, s.raw_size, &r)) {
 			r.time = s.time;
 			r.cpu = s.cpu;
 			r.pid = (int32_t)s.pid;
 			r.tid = (int32_t)s.tid;
 			break;
 		}
-		if (!s.raw || !decode(f, s.raw, s.raw_size, &r))
+		/*
+		 * A sample of any other event; its RAW payload, when it has one
+		 * (perf record -R), is not a tracepoint the file describes.
+		 */
+		if (!all)
 			return 0;
+		r.kind = TK_FEED_SAMPLE;
+		r.val[0] = s.ip;
+		r.val[1] = s.period;
+		r.val[2] = (uint64_t)s.attr_index;
 		r.time = s.time;
 		r.cpu = s.cpu;
 		r.pid = (int32_t)s.pid;

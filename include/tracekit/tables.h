@@ -32,7 +32,7 @@ struct tk_tables_opts {
 	const char *host;	      /* NULL: each file's own (.dat uname, perf.data
 					 hostname), "" when it has none */
 	const char *boot_id;	      /* NULL: "" */
-	uint64_t row_group_rows;      /* Parquet: rows per row group; 0: 1048576 */
+	uint64_t row_group_rows;      /* Parquet: rows per row group; 0: 131072 */
 	uint64_t file_rows;	      /* Parquet: rows per file; 0: no limit */
 	unsigned int threads;	      /* Parquet: inputs read at once; 0: one per
 					 online CPU (never more than the inputs) */

@@ -35,7 +35,7 @@ const char cmd_convert_tables_usage[] =
 	"      --host NAME         the host column (default: the file's own\n"
 	"                          uname / hostname, else empty)\n"
 	"      --boot-id ID        the boot_id column (default: empty)\n"
-	"      --row-group-rows N  Parquet rows per row group (default 1048576)\n"
+	"      --row-group-rows N  Parquet rows per row group (default 131072)\n"
 	"      --file-rows N       Parquet rows per file (default: no limit)\n"
 	"  -j, --jobs N            Parquet: inputs converted at once (default:\n"
 	"                          one per CPU)\n"

@@ -83,7 +83,12 @@ struct tk_parquet_col {
 	enum tk_parquet_type type;
 };
 
-/* One cell: @i for the integer types, @s/@len for strings (copied). */
+/*
+ * One cell: @i for the integer types, @s/@len for strings (copied). A
+ * string at the same address and of the same length as the previous row's
+ * in its column is taken to be the same string without a look: a caller
+ * that rewrites a buffer between rows must pass it at another address.
+ */
 struct tk_parquet_val {
 	int64_t i;
 	const char *s;

@@ -35,7 +35,7 @@
 #include "internal/error.h"
 #include "internal/opts.h"
 
-#define DEFAULT_ROW_GROUP_ROWS (1u << 20)
+#define DEFAULT_ROW_GROUP_ROWS (1u << 17)
 #define ERRMSG_LEN	       512
 
 _Static_assert(TK_TABLES_COUNT == TK_TABLE_COUNT, "public and internal table counts differ");

@@ -121,7 +121,7 @@ static const struct tk_feed_want wants[] = {
 };
 
 #define NO_CPU	  UINT32_MAX
-#define STATE_LEN 16
+#define STATE_LEN 20 /* "S|D|T|t|X|Z|P|I+" and its NUL: 17 */
 #define MAX_CPUS  4096
 #define NOT_ENDED (-1)
 
@@ -132,7 +132,7 @@ struct thread {
 	uint64_t state_ts; /* start of the open thread_state */
 	uint32_t cpu;	   /* NO_CPU unless running */
 	bool has_state;
-	char state[STATE_LEN];
+	const char *state; /* interned: one of tables.states, or a literal */
 	char comm[TK_FEED_COMM_LEN];
 };
 
@@ -155,12 +155,20 @@ struct tables {
 	struct cpu_slice *cpus;
 	uint32_t ncpus;
 	struct tk_parquet_val v[16];
+	struct tk_parquet_val identv[TK_TABLE_IDENT_COLS];
+	/*
+	 * Every prev_state text (low 9 bits), made once: the writers take a
+	 * string at the address of the previous row's as the same string.
+	 */
+	char states[512][STATE_LEN];
 };
 
-static void ident_vals(const struct tables *t, struct tk_parquet_val *v)
+/* The ident cells, once the feed has read the file's host. */
+static void ident_vals(struct tables *t)
 {
 	const char *host = t->ident->host ? t->ident->host : t->st->host;
 	const char *boot = t->ident->boot_id ? t->ident->boot_id : "";
+	struct tk_parquet_val *v = t->identv;
 
 	v[0].s = t->ident->trace_id;
 	v[0].len = (uint32_t)strlen(v[0].s);
@@ -174,7 +182,9 @@ static int emit(struct tables *t, enum tk_table_id table, struct tk_parquet_val 
 {
 	const struct tk_table_def *d = &tk_table_defs[table];
 
-	ident_vals(t, v + d->ncols - TK_TABLE_IDENT_COLS);
+	if (!t->identv[0].s)
+		ident_vals(t);
+	memcpy(v + d->ncols - TK_TABLE_IDENT_COLS, t->identv, sizeof(t->identv));
 	if (t->rows)
 		t->rows[table]++;
 	return t->sink->row(t->sink->ctx, table, v);
@@ -256,7 +266,7 @@ static struct cpu_slice *cpu_get(struct tables *t, uint32_t cpu)
 }
 
 /* prev_state as the kernel prints it: the letters of the low bits, "+" when preempted. */
-static void state_text(uint64_t v, char *out)
+static void state_text(unsigned int v, char *out)
 {
 	static const char letters[] = "SDTtXZPI";
 	size_t n = 0;
@@ -296,7 +306,7 @@ static int thread_state_to(struct tables *t, struct thread *th, uint64_t ts, con
 	th->has_state = true;
 	th->state_ts = ts;
 	th->cpu = cpu;
-	snprintf(th->state, sizeof(th->state), "%s", state);
+	th->state = state;
 	return 0;
 }
 
@@ -319,11 +329,10 @@ static int on_switch(struct tables *t, const struct tk_feed_rec *r)
 {
 	int32_t prev = (int32_t)r->val[0], next = (int32_t)r->val[2];
 	struct cpu_slice *s = cpu_get(t, r->cpu);
+	const char *state = t->states[r->val[1] & 511];
 	struct thread *pt, *nt;
-	char state[STATE_LEN];
 	int ret;
 
-	state_text(r->val[1], state);
 	if (!s)
 		return r->cpu >= MAX_CPUS ? 0 : tk_fail(ENOMEM, "out of memory");
 	if (s->open) {
@@ -590,19 +599,29 @@ int tk_tables_run(const char *path, const struct tk_table_ident *ident,
 		  const struct tk_table_sink *sink, uint64_t *rows)
 {
 	struct tk_feed_stats st;
-	struct tables t = {.sink = sink, .ident = ident, .st = &st, .rows = rows};
+	struct tables *t = calloc(1, sizeof(*t));
 	int ret;
+
+	if (!t)
+		return tk_fail(ENOMEM, "out of memory");
+	t->sink = sink;
+	t->ident = ident;
+	t->st = &st;
+	t->rows = rows;
+	for (unsigned int v = 0; v < 512; v++)
+		state_text(v, t->states[v]);
 
 	if (rows)
 		memset(rows, 0, TK_TABLE_COUNT * sizeof(*rows));
 	memset(&st, 0, sizeof(st));
 	ret = tk_feed_run(path, wants, sizeof(wants) / sizeof(wants[0]),
-			  TK_FEED_SIDEBAND | TK_FEED_ALL_EVENTS, on_record, &t, &st);
+			  TK_FEED_SIDEBAND | TK_FEED_ALL_EVENTS, on_record, t, &st);
 	if (!ret)
-		ret = finish_open(&t);
+		ret = finish_open(t);
 	if (!ret)
-		ret = finish_threads(&t);
-	free(t.threads);
-	free(t.cpus);
+		ret = finish_threads(t);
+	free(t->threads);
+	free(t->cpus);
+	free(t);
 	return ret;
 }

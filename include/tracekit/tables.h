@@ -20,6 +20,18 @@ extern "C" {
 #define TK_TABLES_COUNT 6
 
 /**
+ * typedef tk_tables_damage_fn - one damaged region of an input that was
+ * read as far as it goes (tk_tables_opts.strict false)
+ * @input: the input's path as given
+ * @offset: where the damage starts in the file
+ * @what: what is wrong, one line without file name or offset
+ * @skipped: bytes passed over
+ * @events_lost: events lost with it, -1 when unknown
+ */
+typedef void (*tk_tables_damage_fn)(void *ctx, const char *input, uint64_t offset, const char *what,
+				    uint64_t skipped, int64_t events_lost);
+
+/**
  * struct tk_tables_opts - what to tag the rows with and how to cut files
  *
  * Growable as libbpf's opts are: set @sz to sizeof(struct tk_tables_opts)
@@ -36,6 +48,11 @@ struct tk_tables_opts {
 	uint64_t file_rows;	      /* Parquet: rows per file; 0: no limit */
 	unsigned int threads;	      /* Parquet: inputs read at once; 0: one per
 					 online CPU (never more than the inputs) */
+	bool strict;		      /* the first damage in an input is its error;
+					 false: its intact parts are written and
+					 each damaged region goes to @damage */
+	tk_tables_damage_fn damage;   /* NULL: damage is counted only */
+	void *damage_ctx;
 };
 
 /** What an export wrote. */
@@ -43,6 +60,7 @@ struct tk_tables_stats {
 	uint64_t rows[TK_TABLES_COUNT]; /* per table, in tk_tables_name() order */
 	uint64_t files;			/* Parquet files written */
 	uint64_t bytes;			/* bytes written (Parquet files, or the database) */
+	uint64_t damaged;		/* damaged regions met (see tk_tables_opts.strict) */
 };
 
 /**
@@ -63,7 +81,8 @@ TK_API const char *tk_tables_name(unsigned int i);
  *
  * Inputs are read by up to @opts->threads threads at once, each input by
  * one thread. Trace ids must be distinct; a file of the same name is
- * replaced.
+ * replaced. @opts->damage is called from the calling thread once the
+ * inputs are done, in input order.
  *
  * Context: blocking; starts and joins its threads.
  * Return: 0, or a negative errno with tk_errmsg() naming the first input

@@ -40,7 +40,26 @@ const char cmd_convert_tables_usage[] =
 	"  -j, --jobs N            Parquet: inputs converted at once (default:\n"
 	"                          one per CPU)\n"
 	"  -q, --quiet             do not print the summary line\n"
+	"      --strict            fail at the first damage in an input instead of\n"
+	"                          writing what can be read (each damaged region is\n"
+	"                          otherwise one warning line on stderr, and the exit\n"
+	"                          status is 1)\n"
 	"  -h, --help              show this help\n";
+
+/* One warning line per damaged region, as the other commands print them. */
+static void print_damage(void *ctx, const char *input, uint64_t offset, const char *what,
+			 uint64_t skipped, int64_t lost)
+{
+	char n[48];
+
+	(void)ctx;
+	if (lost >= 0)
+		snprintf(n, sizeof(n), "%" PRId64 " events lost", lost);
+	else
+		snprintf(n, sizeof(n), "events lost unknown");
+	cli_error("%s: offset 0x%" PRIx64 ": %s (skipped %" PRIu64 " bytes, %s)", input, offset,
+		  what, skipped, n);
+}
 
 static int parse_rows(const char *arg, const char *opt, uint64_t *out)
 {
@@ -57,7 +76,15 @@ static int parse_rows(const char *arg, const char *opt, uint64_t *out)
 
 int cmd_convert_tables(int argc, char **argv)
 {
-	enum { OPT_TO = 256, OPT_TRACE_ID, OPT_HOST, OPT_BOOT_ID, OPT_RG_ROWS, OPT_FILE_ROWS };
+	enum {
+		OPT_TO = 256,
+		OPT_TRACE_ID,
+		OPT_HOST,
+		OPT_BOOT_ID,
+		OPT_RG_ROWS,
+		OPT_FILE_ROWS,
+		OPT_STRICT
+	};
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"to", required_argument, NULL, OPT_TO},
@@ -68,10 +95,11 @@ int cmd_convert_tables(int argc, char **argv)
 		{"file-rows", required_argument, NULL, OPT_FILE_ROWS},
 		{"jobs", required_argument, NULL, 'j'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"strict", no_argument, NULL, OPT_STRICT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	TK_OPTS(tk_tables_opts, opts);
+	TK_OPTS(tk_tables_opts, opts, .damage = print_damage);
 	struct tk_tables_stats st;
 	const char *out = NULL, *to = NULL, *trace_id = NULL;
 	const char *ids[1];
@@ -119,6 +147,9 @@ int cmd_convert_tables(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case OPT_STRICT:
+			opts.strict = true;
+			break;
 		default:
 			return cli_help_or_bad_option(c, argv, cmd_convert_tables_usage);
 		}
@@ -155,5 +186,5 @@ int cmd_convert_tables(int argc, char **argv)
 		fprintf(stderr, ", %.2f MB in %.2f s\n", (double)st.bytes / 1e6,
 			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	}
-	return CLI_OK;
+	return st.damaged ? CLI_FAIL : CLI_OK;
 }

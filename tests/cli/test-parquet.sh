@@ -209,6 +209,19 @@ run convert --to sqlite --trace-id mine --host h1 --boot-id b1 "$data/sample-v7-
 check "sqlite: --trace-id, --host and --boot-id convert" rc_is 0
 check "  every row carries them" test "$(sqlite3 "$tmp/one.db" \
 	"SELECT DISTINCT trace_id, host, boot_id FROM sched_slice")" = "mine|h1|b1"
+# A damaged input: what is intact is written, one warning per region, exit 1.
+sz=$(stat -c %s "$data/tc34/v7-zstd.dat")
+head -c $((sz - 3000)) "$data/tc34/v7-zstd.dat" >"$tmp/trunc.dat"
+run convert -q --to parquet "$tmp/trunc.dat" -o "$tmp/dmg"
+check "damaged input: exit 1, warnings in the shared form" \
+	eval 'rc_is 1 && err_has "^tracekit convert: $tmp/trunc.dat: offset 0x[0-9a-f]*: .*(skipped [0-9]* bytes, "'
+check "  and its tables are written" test -e "$tmp/dmg/thread/trunc-0000.parquet"
+run convert -q --strict --to parquet "$tmp/trunc.dat" -o "$tmp/dmg2"
+check "--strict: the first damage is the error, no table written" \
+	eval 'rc_is 1 && err_lines 1 && [ -z "$(find "$tmp/dmg2" -name "*.parquet")" ]'
+run convert -q --to sqlite "$tmp/trunc.dat" -o "$tmp/dmg.db"
+check "sqlite: damaged input exits 1 with its warnings" \
+	eval 'rc_is 1 && err_has "^tracekit convert: $tmp/trunc.dat: offset 0x"'
 run convert --to parquet --help
 check "convert --to parquet --help shows the table options" out_has "--row-group-rows"
 run convert --to parquet /nonexistent.dat -o "$tmp/x"

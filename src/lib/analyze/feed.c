@@ -267,9 +267,33 @@ static int dat_cmdlines(struct feed *f, const struct tk_tracedata *td)
 	return 0;
 }
 
+/* The damaged regions of a salvaged .dat, as TK_FEED_DAMAGE records. */
+static int dat_damage(struct feed *f, const struct tk_dat *dat)
+{
+	for (size_t i = 0; i < tk_dat_damage_count(dat); i++) {
+		struct tk_feed_rec r = {.kind = TK_FEED_DAMAGE};
+		struct tk_dat_damage d;
+		int ret;
+
+		if (tk_dat_damage_get(dat, i, &d) < 0)
+			break;
+		r.val[0] = d.offset;
+		r.val[1] = d.skipped;
+		r.val[2] = d.events_lost < 0 ? UINT64_MAX : (uint64_t)d.events_lost;
+		r.what = d.what;
+		r.seq = f->seq++;
+		ret = deliver(f, &r);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int run_dat(struct feed *f, const char *path)
 {
-	struct tk_dat *dat = tk_dat_open(path);
+	TK_OPTS(tk_dat_open_opts, oopts, .strict = !(f->flags & TK_FEED_SALVAGE));
+	struct tk_dat *dat =
+		f->flags & TK_FEED_SALVAGE ? tk_dat_open_with(path, &oopts) : tk_dat_open(path);
 	struct tk_dat_merge *m = NULL;
 	struct tk_dat_merge_record mr;
 	const struct tk_tracedata *td;
@@ -311,6 +335,8 @@ static int run_dat(struct feed *f, const char *path)
 		if (ret)
 			break;
 	}
+	if (ret == 0 && (f->flags & TK_FEED_SALVAGE))
+		ret = dat_damage(f, dat);
 out:
 	tk_dat_merge_free(m);
 	tk_dat_close(dat);
@@ -476,9 +502,31 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 	return queue(f, &r);
 }
 
+/* The damaged regions of a perf.data, as TK_FEED_DAMAGE records. */
+static int perf_damage(struct feed *f, const struct tk_perfdata *pd)
+{
+	for (size_t i = 0; i < tk_perfdata_damage_count(pd); i++) {
+		const struct tk_perfdata_damage *d = tk_perfdata_damage_get(pd, i);
+		struct tk_feed_rec r = {.kind = TK_FEED_DAMAGE};
+		int ret;
+
+		r.val[0] = d->offset;
+		r.val[1] = d->skipped;
+		r.val[2] = d->lost_known ? d->lost : UINT64_MAX;
+		r.what = d->what;
+		r.seq = f->seq++;
+		ret = deliver(f, &r);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int run_perf(struct feed *f, const char *path)
 {
-	struct tk_perfdata *pd = tk_perfdata_open(path);
+	TK_OPTS(tk_perfdata_open_opts, oopts, .strict = !(f->flags & TK_FEED_SALVAGE));
+	struct tk_perfdata *pd = f->flags & TK_FEED_SALVAGE ? tk_perfdata_open_opts(path, &oopts)
+							    : tk_perfdata_open(path);
 	const struct tk_tracedata *td;
 	struct tk_perf_record rec;
 	int ret;
@@ -517,6 +565,8 @@ static int run_perf(struct feed *f, const char *path)
 	}
 	if (ret == 0)
 		ret = flush_queue(f, 0, true);
+	if (ret == 0 && (f->flags & TK_FEED_SALVAGE))
+		ret = perf_damage(f, pd);
 out:
 	free(f->q);
 	tk_perf_fixed_free(f->fixed);

@@ -23,6 +23,9 @@ enum tk_feed_kind {
 	TK_FEED_SAMPLE = 4, /* TK_FEED_ALL_EVENTS, perf.data: a sample without a
 			       tracepoint payload; val[0] ip, val[1] period,
 			       val[2] the event's attr index */
+	TK_FEED_DAMAGE = 5, /* TK_FEED_SALVAGE: a damaged region, after the records;
+			       val[0] offset, val[1] bytes skipped, val[2] events
+			       lost (UINT64_MAX: unknown), what: the text */
 };
 
 /* tk_feed_rec.want of an event no want named (TK_FEED_ALL_EVENTS). */
@@ -52,6 +55,7 @@ struct tk_feed_rec {
 	const struct tk_event *event; /* TK_FEED_EVENT: its format (NULL when the
 					 file has none for its id); lives until
 					 tk_feed_run() returns */
+	const char *what;	      /* TK_FEED_DAMAGE: during the callback only */
 };
 
 /* Flags of tk_feed_run(). */
@@ -63,6 +67,12 @@ enum {
 	 * without tracing data is then read too. Every format is parsed.
 	 */
 	TK_FEED_ALL_EVENTS = 1 << 1,
+	/*
+	 * Read a damaged file as far as it goes (the readers' salvage modes)
+	 * and deliver each damaged region as TK_FEED_DAMAGE after the last
+	 * record; without it the first damage is the run's error.
+	 */
+	TK_FEED_SALVAGE = 1 << 2,
 };
 
 struct tk_feed_stats {

@@ -31,7 +31,22 @@ struct sq {
 	sqlite3 *db;
 	const char *path;
 	sqlite3_stmt *ins[TK_TABLE_COUNT];
+	const struct tk_tables_opts *opts;
+	const char *input;
+	struct tk_tables_stats *stats;
 };
+
+static int sqlite_damage(void *ctx, uint64_t offset, const char *what, uint64_t skipped,
+			 int64_t lost)
+{
+	struct sq *s = ctx;
+
+	if (s->stats)
+		s->stats->damaged++;
+	if (s->opts->damage)
+		s->opts->damage(s->opts->damage_ctx, s->input, offset, what, skipped, lost);
+	return 0;
+}
 
 static int sq_fail(struct sq *s, const char *what)
 {
@@ -103,7 +118,7 @@ int tk_tables_write_sqlite(const char *const *inputs, size_t n, const char *db,
 			   const struct tk_tables_opts *opts, struct tk_tables_stats *stats)
 {
 	struct tk_tables_opts o;
-	struct sq s = {.path = db};
+	struct sq s = {.path = db, .opts = &o, .stats = stats};
 	struct tk_table_sink sink = {.row = sqlite_row, .ctx = &s};
 	char(*ids)[256] = NULL;
 	bool in_tx = false;
@@ -121,6 +136,8 @@ int tk_tables_write_sqlite(const char *const *inputs, size_t n, const char *db,
 	ret = tk_tables_trace_ids(inputs, n, &o, ids);
 	if (ret)
 		goto out;
+	if (!o.strict)
+		sink.damage = sqlite_damage;
 	if (sqlite3_open_v2(db, &s.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
 	    SQLITE_OK) {
 		ret = s.db ? sq_fail(&s, "open") : tk_fail(ENOMEM, "%s: open: out of memory", db);
@@ -135,6 +152,7 @@ int tk_tables_write_sqlite(const char *const *inputs, size_t n, const char *db,
 			.trace_id = ids[i], .host = o.host, .boot_id = o.boot_id};
 		uint64_t rows[TK_TABLE_COUNT];
 
+		s.input = inputs[i];
 		ret = tk_tables_run(inputs[i], &ident, &sink, rows);
 		for (int t = 0; stats && t < TK_TABLE_COUNT; t++)
 			stats->rows[t] += rows[t];

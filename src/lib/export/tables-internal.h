@@ -30,9 +30,15 @@ struct tk_table_def {
 
 extern const struct tk_table_def tk_table_defs[TK_TABLE_COUNT];
 
-/* Where rows go; @row's @vals hold the table's ncols cells (strings borrowed). */
+/*
+ * Where rows go; @row's @vals hold the table's ncols cells (strings
+ * borrowed). @damage gets each damaged region of a salvaged input (@what
+ * during the call only); NULL when the run is strict.
+ */
 struct tk_table_sink {
 	int (*row)(void *ctx, enum tk_table_id table, const struct tk_parquet_val *vals);
+	int (*damage)(void *ctx, uint64_t offset, const char *what, uint64_t skipped,
+		      int64_t events_lost);
 	void *ctx;
 };
 
@@ -45,6 +51,7 @@ struct tk_table_ident {
 /*
  * tk_tables_run() - read the .dat or perf.data @path once and send every
  * table's rows to @sink; @rows[t] gets the count of table t (may be NULL).
+ * The input is salvaged when @sink has a damage callback, else read strictly.
  * Return: 0 or a negative errno with tk_errmsg() set (or the sink's error).
  */
 int tk_tables_run(const char *path, const struct tk_table_ident *ident,

@@ -54,8 +54,16 @@ struct table_out {
 	char path[4096], tmp[4104];
 };
 
+struct damage {
+	uint64_t offset, skipped;
+	int64_t lost;
+	char what[160];
+};
+
 struct job {
 	const char *input;
+	struct damage *damage;
+	size_t ndamage;
 	char trace_id[256]; /* as given, for the rows */
 	char file_id[256];  /* safe for a file name */
 	int ret;
@@ -151,6 +159,24 @@ static int parquet_row(void *ctx, enum tk_table_id t, const struct tk_parquet_va
 	return tk_parquet_writer_add(o->w, vals);
 }
 
+static int parquet_damage(void *ctx, uint64_t offset, const char *what, uint64_t skipped,
+			  int64_t lost)
+{
+	struct worker *wk = ctx;
+	struct job *job = wk->job;
+	struct damage *d = realloc(job->damage, (job->ndamage + 1) * sizeof(*d));
+
+	if (!d)
+		return tk_fail(ENOMEM, "out of memory");
+	job->damage = d;
+	d += job->ndamage++;
+	d->offset = offset;
+	d->skipped = skipped;
+	d->lost = lost;
+	snprintf(d->what, sizeof(d->what), "%s", what);
+	return 0;
+}
+
 static void abandon(struct worker *wk)
 {
 	for (int t = 0; t < TK_TABLE_COUNT; t++) {
@@ -168,7 +194,8 @@ static void abandon(struct worker *wk)
 static int run_job(struct pool *p, struct job *job)
 {
 	struct worker wk = {.pool = p, .job = job};
-	struct tk_table_sink sink = {.row = parquet_row, .ctx = &wk};
+	struct tk_table_sink sink = {
+		.row = parquet_row, .damage = p->opts.strict ? NULL : parquet_damage, .ctx = &wk};
 	struct tk_table_ident ident = {
 		.trace_id = job->trace_id, .host = p->opts.host, .boot_id = p->opts.boot_id};
 	int ret;
@@ -323,10 +350,21 @@ int tk_tables_write_parquet(const char *const *inputs, size_t n, const char *dir
 			stats->files += p.jobs[i].st.files;
 			stats->bytes += p.jobs[i].st.bytes;
 		}
+		for (size_t k = 0; k < p.jobs[i].ndamage; k++) {
+			const struct damage *d = &p.jobs[i].damage[k];
+
+			if (stats)
+				stats->damaged++;
+			if (p.opts.damage)
+				p.opts.damage(p.opts.damage_ctx, inputs[i], d->offset, d->what,
+					      d->skipped, d->lost);
+		}
 		if (p.jobs[i].ret && !ret)
 			ret = tk_fail(-p.jobs[i].ret, "%s", p.jobs[i].errmsg);
 	}
 out:
+	for (size_t i = 0; p.jobs && i < n; i++)
+		free(p.jobs[i].damage);
 	free(p.jobs);
 	free(ids);
 	return ret;

@@ -404,6 +404,9 @@ static int on_record(void *ctx, const struct tk_feed_rec *r)
 		return 0;
 	case TK_FEED_EXIT:
 		return 0;
+	case TK_FEED_DAMAGE:
+		return t->sink->damage(t->sink->ctx, r->val[0], r->what, r->val[1],
+				       r->val[2] == UINT64_MAX ? -1 : (int64_t)r->val[2]);
 	case TK_FEED_SAMPLE:
 		th = thread_get(t, r->tid);
 		if (!th)
@@ -615,7 +618,9 @@ int tk_tables_run(const char *path, const struct tk_table_ident *ident,
 		memset(rows, 0, TK_TABLE_COUNT * sizeof(*rows));
 	memset(&st, 0, sizeof(st));
 	ret = tk_feed_run(path, wants, sizeof(wants) / sizeof(wants[0]),
-			  TK_FEED_SIDEBAND | TK_FEED_ALL_EVENTS, on_record, t, &st);
+			  TK_FEED_SIDEBAND | TK_FEED_ALL_EVENTS |
+				  (sink->damage ? TK_FEED_SALVAGE : 0),
+			  on_record, t, &st);
 	if (!ret)
 		ret = finish_open(t);
 	if (!ret)

@@ -21,6 +21,8 @@ trap 'rm -rf "$tmp"' EXIT
 data=$TK_SOURCE_DIR/tests/data
 doc=$TK_SOURCE_DIR/docs/fleet.md
 build=${TK_BUILD_DIR:-$TK_SOURCE_DIR/build}
+# The queries of docs/fleet.md, by the name each has there.
+queries="events-per-name runtime-per-task args-per-key switches-per-comm samples-per-trace"
 
 # ------------------------------------------------------------ the traces
 mkdir "$tmp/traces"
@@ -35,7 +37,7 @@ done
 run convert -q --to parquet "$tmp"/traces/* -o "$tmp/fleet"
 check "parquet: 100 traces convert" rc_is 0
 check "parquet: one file per table and trace" \
-	test "$(find "$tmp/fleet" -name '*.parquet' | wc -l)" -eq 600
+	test "$(find "$tmp/fleet" -name '*.parquet' | wc -l)" -eq 700
 check "parquet: no temporary file left" \
 	test "$(find "$tmp/fleet" -name '*.tmp' | wc -l)" -eq 0
 run convert -q --to sqlite "$tmp"/traces/* -o "$tmp/fleet.db"
@@ -49,6 +51,8 @@ python3 - "$TRACEKIT" "$tmp" <<'EOF' || fail "expected results" "python failed"
 import collections, json, os, re, subprocess, sys
 tk, tmp = sys.argv[1], sys.argv[2]
 names = collections.Counter()
+keys = collections.Counter()
+comms = collections.Counter()
 runtime = {}
 samples = {}
 cache = {}
@@ -60,6 +64,8 @@ def report(path, *args):
 def analyse(path):
     ev = collections.Counter()
     rt = collections.Counter()
+    ak = collections.Counter()
+    nc = collections.Counter()
     ns = 0
     if path.endswith(".dat"):
         for line in report(path, "--stat").splitlines():
@@ -69,8 +75,11 @@ def analyse(path):
         last = {}
         for line in report(path, "--json").splitlines():
             r = json.loads(line)
+            for k in r.get("fields", {}):
+                ak[(r["event"], k)] += 1
             if r.get("event") != "sched_switch":
                 continue
+            nc[r["fields"]["next_comm"]] += 1
             cpu, ts = r["cpu"], r["ts"]
             if cpu in last:
                 rt[last[cpu][1]] += ts - last[cpu][0]
@@ -79,6 +88,12 @@ def analyse(path):
         # A tracepoint is SYSTEM:NAME; other events print their modifiers
         # (cpu-clock:u). A group read prints a line per member, at one time.
         prev = None
+        # Its fields: "SYSTEM:NAME: key=value key=value ..."
+        for line in report(path, "--fields", "event,trace").splitlines():
+            parts = line.split()
+            if parts and re.fullmatch(r"[a-z0-9_]+:[a-z0-9_]+:", parts[0]):
+                for kv in parts[1:]:
+                    ak[(parts[0].rstrip(":").split(":")[-1], kv.split("=")[0])] += 1
         for line in report(path, "-t", "--fields", "tid,time,event").splitlines():
             parts = line.split()
             if len(parts) != 3:
@@ -89,13 +104,15 @@ def analyse(path):
             elif (parts[0], parts[1]) != prev:
                 ns += 1
             prev = (parts[0], parts[1])
-    return ev, rt, ns
+    return ev, rt, ns, ak, nc
 
 for link in sorted(os.listdir(tmp + "/traces")):
     target = os.path.realpath(tmp + "/traces/" + link)
     if target not in cache:
         cache[target] = analyse(target)
-    ev, rt, ns = cache[target]
+    ev, rt, ns, ak, nc = cache[target]
+    keys.update(ak)
+    comms.update(nc)
     trace = link.rsplit(".", 1)[0]
     names.update(ev)
     for tid, v in rt.items():
@@ -109,11 +126,17 @@ with open(tmp + "/expect-events-per-name", "w") as f:
 with open(tmp + "/expect-runtime-per-task", "w") as f:
     for k in sorted(runtime):
         f.write("%s|%d|%d\n" % (k[0], k[1], runtime[k]))
+with open(tmp + "/expect-args-per-key", "w") as f:
+    for k in sorted(keys):
+        f.write("%s|%s|%d\n" % (k[0], k[1], keys[k]))
+with open(tmp + "/expect-switches-per-comm", "w") as f:
+    for c in sorted(comms, key=lambda c: (-comms[c], c.encode())):
+        f.write("%s|%d\n" % (c, comms[c]))
 with open(tmp + "/expect-samples-per-trace", "w") as f:
     for t in sorted(samples):
         f.write("%s|%d\n" % (t, samples[t]))
 EOF
-for q in events-per-name runtime-per-task samples-per-trace; do
+for q in $queries; do
 	check "expected $q is not empty" test -s "$tmp/expect-$q"
 done
 
@@ -126,7 +149,7 @@ doc_query() {
 		inside && /^```/ { exit }
 		inside { print }' "$doc"
 }
-for q in events-per-name runtime-per-task samples-per-trace; do
+for q in $queries; do
 	for engine in duckdb sqlite; do
 		doc_query $engine $q >"$tmp/$engine-$q.sql"
 		check "docs/fleet.md shows the $engine query $q" test -s "$tmp/$engine-$q.sql"
@@ -134,7 +157,7 @@ for q in events-per-name runtime-per-task samples-per-trace; do
 done
 
 # SQLite
-for q in events-per-name runtime-per-task samples-per-trace; do
+for q in $queries; do
 	sqlite3 "$tmp/fleet.db" <"$tmp/sqlite-$q.sql" >"$tmp/sqlite-$q.out" 2>"$tmp/err"
 	if cmp -s "$tmp/expect-$q" "$tmp/sqlite-$q.out"; then
 		pass "sqlite: $q equals tracekit report's"
@@ -165,7 +188,7 @@ const con = await (await DuckDBInstance.create(':memory:')).connect();
 const r = await con.runAndReadAll(readFileSync(process.argv[2], 'utf8'));
 for (const row of r.getRows()) console.log(row.map(String).join('|'));
 EOF
-	for q in events-per-name runtime-per-task samples-per-trace; do
+	for q in $queries; do
 		# The page's queries name the directory "fleet", relative: run them beside it.
 		(cd "$tmp" && node duck.mjs "duckdb-$q.sql") >"$tmp/duckdb-$q.out" 2>"$tmp/err"
 		if cmp -s "$tmp/expect-$q" "$tmp/duckdb-$q.out"; then

@@ -62,6 +62,7 @@
 
 #include "feed.h"
 #include "perfdata-fixed.h"
+#include "internal/bytebuf.h"
 #include "internal/error.h"
 
 /* A wanted event resolved against the file's formats. */
@@ -84,6 +85,11 @@ struct feed {
 	/* perf.data ordered queue */
 	struct tk_feed_rec *q;
 	size_t qlen, qcap;
+	/*
+	 * TK_FEED_PAYLOAD: the queued records' payloads, back to back; a
+	 * queued record's raw holds its offset here until it is delivered.
+	 */
+	struct tk_bytebuf arena, arena2;
 	uint64_t max_ts, next_flush;
 	struct tk_perf_fixed *fixed; /* NULL: every sample through tk_perfdata_parse_sample */
 };
@@ -304,6 +310,7 @@ static int run_dat(struct feed *f, const char *path)
 	td = tk_dat_get_tracedata(dat);
 	host_from_uname(f, tk_dat_get_info(dat)->uname);
 	f->set = set_from_tracedata(f, td);
+	f->st->set = f->set;
 	if (!f->set) {
 		ret = tk_fail(ENOMEM, "out of memory");
 		goto out;
@@ -329,6 +336,8 @@ static int run_dat(struct feed *f, const char *path)
 			continue;
 		r.time = mr.ts;
 		r.cpu = mr.cpu;
+		r.raw = mr.rec.data;
+		r.raw_size = mr.rec.size;
 		r.pid = r.tid = tk_event_record_pid(f->set, mr.rec.data, mr.rec.size);
 		r.seq = f->seq++;
 		ret = deliver(f, &r);
@@ -355,6 +364,33 @@ static int rec_cmp(const void *a, const void *b)
 }
 
 /*
+ * After a round: the payloads of the records still queued move to the front
+ * of a fresh arena (usually a few; the rest were delivered), so the arena
+ * holds one round's payloads, not the file's.
+ */
+static int compact_arena(struct feed *f)
+{
+	struct tk_bytebuf t;
+
+	tk_bytebuf_reset(&f->arena2);
+	for (size_t i = 0; i < f->qlen; i++) {
+		size_t off = f->arena2.len;
+
+		if (!f->q[i].raw_size)
+			continue;
+		tk_bytebuf_put(&f->arena2, f->arena.data + (uintptr_t)f->q[i].raw,
+			       f->q[i].raw_size);
+		f->q[i].raw = (const void *)(uintptr_t)off;
+	}
+	if (tk_bytebuf_error(&f->arena2))
+		return tk_fail(ENOMEM, "out of memory");
+	t = f->arena;
+	f->arena = f->arena2;
+	f->arena2 = t;
+	return 0;
+}
+
+/*
  * Deliver the queued records at or before @limit, oldest first. The queue
  * is nearly always in order already (one CPU's records, or CPUs drained in
  * turn make a few runs): a pass that finds it sorted skips the sort, and
@@ -373,6 +409,8 @@ static int flush_queue(struct feed *f, uint64_t limit, bool all)
 	if (!sorted)
 		qsort(f->q, f->qlen, sizeof(*f->q), rec_cmp);
 	while (n < f->qlen && (all || f->q[n].time <= limit)) {
+		if (f->q[n].raw_size)
+			f->q[n].raw = f->arena.data + (uintptr_t)f->q[n].raw;
 		ret = deliver(f, &f->q[n]);
 		n++;
 		if (ret)
@@ -381,13 +419,23 @@ static int flush_queue(struct feed *f, uint64_t limit, bool all)
 	if (n < f->qlen)
 		memmove(f->q, f->q + n, (f->qlen - n) * sizeof(*f->q));
 	f->qlen -= n;
+	if ((f->flags & TK_FEED_PAYLOAD) && !ret)
+		ret = compact_arena(f);
 	return ret;
 }
 
-static int queue(struct feed *f, const struct tk_feed_rec *r)
+static int queue(struct feed *f, struct tk_feed_rec *r)
 {
 	if (!r->time)
-		return deliver(f, (struct tk_feed_rec *)r);
+		return deliver(f, r);
+	if (r->raw_size) {
+		size_t off = f->arena.len;
+
+		tk_bytebuf_put(&f->arena, r->raw, r->raw_size);
+		if (tk_bytebuf_error(&f->arena))
+			return tk_fail(ENOMEM, "out of memory");
+		r->raw = (const void *)(uintptr_t)off;
+	}
 	if (f->qlen == f->qcap) {
 		size_t cap = f->qcap ? f->qcap * 2 : 8192;
 		struct tk_feed_rec *q = realloc(f->q, cap * sizeof(*q));
@@ -416,6 +464,10 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 
 		if (f->fixed && tk_perf_fixed_read(f->fixed, rec, &fs) == 0) {
 			if (fs.raw && decode(f, fs.raw, fs.raw_size, &r)) {
+				if (f->flags & TK_FEED_PAYLOAD) {
+					r.raw = fs.raw;
+					r.raw_size = fs.raw_size;
+				}
 				r.time = fs.time;
 				r.cpu = fs.cpu;
 				r.pid = (int32_t)fs.pid;
@@ -429,6 +481,10 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 		if (tk_perfdata_parse_sample(pd, rec, &s))
 			return 0;
 		if (s.raw && decode(f, s.raw, s.raw_size, &r)) {
+			if (f->flags & TK_FEED_PAYLOAD) {
+				r.raw = s.raw;
+				r.raw_size = s.raw_size;
+			}
 			r.time = s.time;
 			r.cpu = s.cpu;
 			r.pid = (int32_t)s.pid;
@@ -547,6 +603,7 @@ static int run_perf(struct feed *f, const char *path)
 	} else {
 		f->set = set_from_tracedata(f, td);
 	}
+	f->st->set = f->set;
 	if (!f->set) {
 		ret = tk_fail(ENOMEM, "out of memory");
 		goto out;
@@ -569,6 +626,8 @@ static int run_perf(struct feed *f, const char *path)
 		ret = perf_damage(f, pd);
 out:
 	free(f->q);
+	tk_bytebuf_release(&f->arena);
+	tk_bytebuf_release(&f->arena2);
 	tk_perf_fixed_free(f->fixed);
 	tk_perfdata_close(pd);
 	return ret;

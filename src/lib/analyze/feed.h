@@ -56,6 +56,9 @@ struct tk_feed_rec {
 					 file has none for its id); lives until
 					 tk_feed_run() returns */
 	const char *what;	      /* TK_FEED_DAMAGE: during the callback only */
+	const void *raw;	      /* TK_FEED_PAYLOAD, TK_FEED_EVENT: the record's
+					 payload (raw_size bytes), during the callback */
+	uint32_t raw_size;
 };
 
 /* Flags of tk_feed_run(). */
@@ -73,6 +76,12 @@ enum {
 	 * record; without it the first damage is the run's error.
 	 */
 	TK_FEED_SALVAGE = 1 << 2,
+	/*
+	 * Hand each tracepoint record's payload to the analysis (raw,
+	 * raw_size), for reading fields no want named. perf.data's records
+	 * wait for their round in the queue: their payloads are copied there.
+	 */
+	TK_FEED_PAYLOAD = 1 << 3,
 };
 
 struct tk_feed_stats {
@@ -85,6 +94,9 @@ struct tk_feed_stats {
 	/* The recording machine's name (.dat UNAME, perf.data HEADER_HOSTNAME),
 	   "" when absent; set before the first record is delivered. */
 	char host[65];
+	/* The file's event formats (tk_event_field_read() of a payload), set
+	   before the first record; valid until tk_feed_run() returns. */
+	const struct tk_event_set *set;
 };
 
 typedef int (*tk_feed_fn)(void *ctx, const struct tk_feed_rec *rec);

@@ -93,6 +93,7 @@ struct tk_parquet_val {
 	int64_t i;
 	const char *s;
 	uint32_t len;
+	bool transient; /* @s may change at the same address: never matched by address */
 };
 
 struct tk_parquet_writer;

@@ -459,7 +459,8 @@ int tk_parquet_writer_add(struct tk_parquet_writer *w, const struct tk_parquet_v
 			 * event's name from its format): by pointer, skipping the hash
 			 * and the compare that were 40% of an export's time.
 			 */
-			if (w->n && str == col->last_s && vals[c].len == col->last_len) {
+			if (w->n && str == col->last_s && vals[c].len == col->last_len &&
+			    !vals[c].transient) {
 				col->idx[w->n] = col->last_idx;
 				continue;
 			}

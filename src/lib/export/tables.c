@@ -27,10 +27,17 @@
  *   thread        utid, tid, name, upid      one row per thread seen
  *   process       upid, pid, name            perf.data's processes (a .dat
  *                 carries no thread-group ids: its threads have upid -1)
- *   ftrace_event  ts, cpu, utid, tid, name   every tracepoint record of
- *                 the file (a perf.data's tracepoint samples too), named
- *                 by its event ("unknown" when the file has no format for
- *                 its id)
+ *   ftrace_event  ts, cpu, utid, tid, name, arg_set_id   every tracepoint
+ *                 record of the file (a perf.data's tracepoint samples
+ *                 too), named by its event ("unknown" when the file has no
+ *                 format for its id; arg_set_id -1 then)
+ *   args          arg_set_id, key, int_value, string_value, value_type
+ *                 one row per field of an ftrace_event but the common_
+ *                 ones, read from the record's payload (the feed's
+ *                 TK_FEED_PAYLOAD): "int", "string", or "bytes" (other
+ *                 arrays, in hex). Perfetto's args has these columns and
+ *                 more; every column here is required, so the value column
+ *                 not used holds 0 or "".
  *   perf_sample   ts, cpu, utid, tid, callsite_id   perf.data samples of
  *                 other events; callsite_id is -1 (callstacks are not
  *                 exported yet)
@@ -89,8 +96,18 @@ static const struct tk_parquet_col process_cols[] = {
 	IDENT_COLS,
 };
 static const struct tk_parquet_col ftrace_event_cols[] = {
-	{"ts", TK_PARQUET_INT64},  {"cpu", TK_PARQUET_INT32},	{"utid", TK_PARQUET_INT64},
-	{"tid", TK_PARQUET_INT64}, {"name", TK_PARQUET_STRING}, IDENT_COLS,
+	{"ts", TK_PARQUET_INT64},
+	{"cpu", TK_PARQUET_INT32},
+	{"utid", TK_PARQUET_INT64},
+	{"tid", TK_PARQUET_INT64},
+	{"name", TK_PARQUET_STRING},
+	{"arg_set_id", TK_PARQUET_INT64},
+	IDENT_COLS,
+};
+static const struct tk_parquet_col args_cols[] = {
+	{"arg_set_id", TK_PARQUET_INT64},  {"key", TK_PARQUET_STRING},
+	{"int_value", TK_PARQUET_INT64},   {"string_value", TK_PARQUET_STRING},
+	{"value_type", TK_PARQUET_STRING}, IDENT_COLS,
 };
 static const struct tk_parquet_col perf_sample_cols[] = {
 	{"ts", TK_PARQUET_INT64},  {"cpu", TK_PARQUET_INT32},	      {"utid", TK_PARQUET_INT64},
@@ -109,6 +126,7 @@ const struct tk_table_def tk_table_defs[TK_TABLE_COUNT] = {
 	[TK_TABLE_PROCESS] = DEF("process", process_cols),
 	[TK_TABLE_FTRACE_EVENT] = DEF("ftrace_event", ftrace_event_cols),
 	[TK_TABLE_PERF_SAMPLE] = DEF("perf_sample", perf_sample_cols),
+	[TK_TABLE_ARGS] = DEF("args", args_cols),
 };
 
 enum { W_SWITCH, W_WAKING, W_WAKEUP, W_WAKEUP_NEW };
@@ -155,6 +173,9 @@ struct tables {
 	struct cpu_slice *cpus;
 	uint32_t ncpus;
 	struct tk_parquet_val v[16];
+	struct tk_parquet_val av[16]; /* an args row, made while v holds its event's */
+	int64_t next_arg_set;
+	char hex[2048];
 	struct tk_parquet_val identv[TK_TABLE_IDENT_COLS];
 	/*
 	 * Every prev_state text (low 9 bits), made once: the writers take a
@@ -190,10 +211,98 @@ static int emit(struct tables *t, enum tk_table_id table, struct tk_parquet_val 
 	return t->sink->row(t->sink->ctx, table, v);
 }
 
+/* A string that stays unchanged at its address for the whole run. */
 static void set_str(struct tk_parquet_val *v, const char *s)
 {
 	v->s = s;
 	v->len = (uint32_t)strlen(s);
+	v->transient = false;
+}
+
+/*
+ * The bytes of an array field that is not a string (fixed, or __data_loc /
+ * __rel_loc: a 32-bit word of offset | length << 16); false when they lie
+ * outside the record.
+ */
+static bool field_bytes(const struct tk_event_set *set, const struct tk_event_field *fl,
+			const struct tk_feed_rec *r, const uint8_t **p, uint32_t *len)
+{
+	uint64_t word, off, n;
+
+	if (!fl->is_dynamic) {
+		off = fl->offset;
+		n = fl->size;
+	} else {
+		if (tk_event_field_read(set, fl, r->raw, r->raw_size, &word))
+			return false;
+		off = (word & 0xffff) + (fl->is_relative ? (uint64_t)fl->offset + fl->size : 0);
+		n = (word >> 16) & 0xffff;
+	}
+	if (off + n > r->raw_size)
+		return false;
+	*p = (const uint8_t *)r->raw + off;
+	*len = (uint32_t)n;
+	return true;
+}
+
+/*
+ * One args row per field of the record that is not a common field:
+ * numbers as int_value (value_type "int"), strings as string_value
+ * ("string"), other arrays as their bytes in hex ("bytes"). The rows share
+ * the event's arg_set_id.
+ */
+static int emit_args(struct tables *t, const struct tk_feed_rec *r, int64_t set_id)
+{
+	size_t n = tk_event_field_count(r->event);
+	struct tk_parquet_val *v = t->av;
+	int ret;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tk_event_field *fl = tk_event_field_get(r->event, i);
+		const char *s;
+		uint32_t len;
+		uint64_t num;
+
+		if (fl->is_common)
+			continue;
+		v[0].i = set_id;
+		set_str(&v[1], fl->name);
+		if (fl->is_string) {
+			if (tk_event_field_string(t->st->set, fl, r->raw, r->raw_size, &s, &len))
+				continue;
+			v[2].i = 0;
+			v[3].s = s;
+			v[3].len = len;
+			v[3].transient = true;
+			set_str(&v[4], "string");
+		} else if (fl->is_array || fl->is_dynamic) {
+			const uint8_t *p;
+			uint32_t k;
+
+			if (!field_bytes(t->st->set, fl, r, &p, &len))
+				continue;
+			/* Two hex digits a byte; longer arrays are cut (a row stays small). */
+			for (k = 0; k < len && k < sizeof(t->hex) / 2; k++) {
+				t->hex[2 * k] = "0123456789abcdef"[p[k] >> 4];
+				t->hex[2 * k + 1] = "0123456789abcdef"[p[k] & 15];
+			}
+			v[2].i = 0;
+			v[3].s = t->hex;
+			v[3].len = 2 * k;
+			v[3].transient = true;
+			set_str(&v[4], "bytes");
+		} else {
+			if (tk_event_field_read(t->st->set, fl, r->raw, r->raw_size, &num))
+				continue;
+			v[2].i = (int64_t)num;
+			set_str(&v[3], "");
+			set_str(&v[4], "int");
+		}
+		ret = emit(t, TK_TABLE_ARGS, v);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static uint32_t tid_hash(int32_t tid)
@@ -433,7 +542,10 @@ static int on_record(void *ctx, const struct tk_feed_rec *r)
 	v[2].i = th->utid;
 	v[3].i = r->tid;
 	set_str(&v[4], r->event ? tk_event_name(r->event) : "unknown");
+	v[5].i = r->event && r->raw ? t->next_arg_set++ : -1;
 	ret = emit(t, TK_TABLE_FTRACE_EVENT, v);
+	if (!ret && v[5].i >= 0)
+		ret = emit_args(t, r, v[5].i);
 	if (ret)
 		return ret;
 	switch (r->want) {
@@ -618,7 +730,7 @@ int tk_tables_run(const char *path, const struct tk_table_ident *ident,
 		memset(rows, 0, TK_TABLE_COUNT * sizeof(*rows));
 	memset(&st, 0, sizeof(st));
 	ret = tk_feed_run(path, wants, sizeof(wants) / sizeof(wants[0]),
-			  TK_FEED_SIDEBAND | TK_FEED_ALL_EVENTS |
+			  TK_FEED_SIDEBAND | TK_FEED_ALL_EVENTS | TK_FEED_PAYLOAD |
 				  (sink->damage ? TK_FEED_SALVAGE : 0),
 			  on_record, t, &st);
 	if (!ret)

@@ -184,7 +184,8 @@ static int str_cmp(const char *a, uint32_t alen, const char *b, uint32_t blen)
 
 static const char *dict_str(const struct column *col, uint32_t i)
 {
-	return (const char *)col->dbytes.data + col->doff[i];
+	/* A dictionary of empty strings has no bytes at all. */
+	return col->dbytes.data ? (const char *)col->dbytes.data + col->doff[i] : "";
 }
 
 static int dict_grow_slots(struct column *col)

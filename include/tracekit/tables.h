@@ -3,7 +3,8 @@
  * tables: traces as tables for the engines a fleet's traces go to. Each
  * input (.dat or perf.data) becomes the tables Perfetto's trace processor
  * names (sched_slice, thread_state, thread, process, ftrace_event and its
- * args, perf_sample), every row tagged with trace_id, host and boot_id, written
+ * args, perf_sample and the stack_profile mapping, frame and callsite
+ * tables of its call stacks), every row tagged with trace_id, host and boot_id, written
  * as Parquet files (DuckDB, Spark, Trino, BigQuery) or into one SQLite
  * database. docs/fleet.md shows the columns and the queries.
  */
@@ -17,7 +18,7 @@ extern "C" {
 #endif
 
 /* The number of tables written per trace. */
-#define TK_TABLES_COUNT 7
+#define TK_TABLES_COUNT 10
 
 /**
  * typedef tk_tables_damage_fn - one damaged region of an input that was

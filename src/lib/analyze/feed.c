@@ -65,6 +65,9 @@
 #include "internal/bytebuf.h"
 #include "internal/error.h"
 
+/* What TK_FEED_MMAP and TK_FEED_BUILD_ID records need. */
+#define MMAP_FLAGS (TK_FEED_ALL_EVENTS | TK_FEED_SIDEBAND | TK_FEED_PAYLOAD)
+
 /* A wanted event resolved against the file's formats. */
 struct bound {
 	const struct tk_event_field *fields[TK_FEED_MAX_FIELDS];
@@ -498,6 +501,10 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 		if (!all)
 			return 0;
 		r.kind = TK_FEED_SAMPLE;
+		if ((f->flags & TK_FEED_PAYLOAD) && s.callchain_nr && s.callchain_nr < (1u << 20)) {
+			r.raw = s.callchain;
+			r.raw_size = (uint32_t)(s.callchain_nr * 8);
+		}
 		r.val[0] = s.ip;
 		r.val[1] = s.period;
 		r.val[2] = (uint64_t)s.attr_index;
@@ -522,6 +529,39 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 			r.time = s.time;
 			r.val[0] = s.tid;
 		}
+		break;
+	}
+	case TK_PERF_RECORD_MMAP:
+	case TK_PERF_RECORD_MMAP2: {
+		uint32_t name_off = rec->type == TK_PERF_RECORD_MMAP ? 40 : 72;
+		const uint8_t *d = rec->data;
+		uint8_t blob[21 + 4096];
+		size_t n = 0;
+		uint32_t pid, tid;
+
+		if ((f->flags & MMAP_FLAGS) != MMAP_FLAGS || rec->size <= name_off)
+			return 0;
+		memcpy(&pid, d + 8, 4);
+		memcpy(&tid, d + 12, 4);
+		memcpy(&r.val[0], d + 16, 8);
+		memcpy(&r.val[1], d + 24, 8);
+		memcpy(&r.val[2], d + 32, 8);
+		memset(blob, 0, 21);
+		/* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID: u8 size, 3 pad, 20 id bytes. */
+		if (rec->type == TK_PERF_RECORD_MMAP2 && (rec->misc & (1u << 14)) && d[40] <= 20) {
+			blob[0] = d[40];
+			memcpy(blob + 1, d + 44, 20);
+		}
+		while (name_off + n < rec->size && d[name_off + n] && n < 4096)
+			n++;
+		memcpy(blob + 21, d + name_off, n);
+		r.kind = TK_FEED_MMAP;
+		r.pid = (int32_t)pid;
+		r.tid = (int32_t)tid;
+		r.raw = blob;
+		r.raw_size = (uint32_t)(21 + n);
+		if (tk_perfdata_parse_sample(pd, rec, &s) == 0)
+			r.time = s.time;
 		break;
 	}
 	case TK_PERF_RECORD_FORK:
@@ -556,6 +596,31 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 	}
 	r.seq = f->seq++;
 	return queue(f, &r);
+}
+
+/* The BUILD_ID feature's entries, as TK_FEED_BUILD_ID records at time 0. */
+static int perf_build_ids(struct feed *f, const struct tk_perfdata *pd)
+{
+	for (size_t i = 0; i < tk_perfdata_build_id_count(pd); i++) {
+		const struct tk_perfdata_build_id *b = tk_perfdata_build_id_get(pd, i);
+		struct tk_feed_rec r = {.kind = TK_FEED_BUILD_ID};
+		uint8_t blob[21 + 4096];
+		size_t n = b->filename ? strnlen(b->filename, 4096) : 0;
+		int ret;
+
+		blob[0] = b->size <= 20 ? b->size : 20;
+		memcpy(blob + 1, b->id, 20);
+		if (n)
+			memcpy(blob + 21, b->filename, n);
+		r.pid = r.tid = b->pid;
+		r.raw = blob;
+		r.raw_size = (uint32_t)(21 + n);
+		r.seq = f->seq++;
+		ret = deliver(f, &r);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* The damaged regions of a perf.data, as TK_FEED_DAMAGE records. */
@@ -614,6 +679,10 @@ static int run_perf(struct feed *f, const char *path)
 	/* Fixed offsets when the layout allows (not in pipe mode: events arrive late). */
 	if (!tk_perfdata_get_info(pd)->pipe)
 		f->fixed = tk_perf_fixed_new(pd);
+	if ((f->flags & MMAP_FLAGS) == MMAP_FLAGS)
+		ret = perf_build_ids(f, pd);
+	if (ret)
+		goto out;
 	while ((ret = tk_perfdata_next(pd, &rec)) > 0) {
 		f->st->nr_records++;
 		ret = perf_record(f, pd, &rec);

@@ -26,6 +26,16 @@ enum tk_feed_kind {
 	TK_FEED_DAMAGE = 5, /* TK_FEED_SALVAGE: a damaged region, after the records;
 			       val[0] offset, val[1] bytes skipped, val[2] events
 			       lost (UINT64_MAX: unknown), what: the text */
+	/*
+	 * With TK_FEED_ALL_EVENTS, TK_FEED_SIDEBAND and TK_FEED_PAYLOAD,
+	 * perf.data only: an MMAP / MMAP2 (pid, tid; val[0] start, val[1]
+	 * length, val[2] file offset) and a BUILD_ID feature entry (pid). Both
+	 * carry in raw: one byte of build id size, 20 bytes of id, then the
+	 * file name (raw_size - 21 bytes, no NUL). A BUILD_ID comes at time 0,
+	 * before any record.
+	 */
+	TK_FEED_MMAP = 6,
+	TK_FEED_BUILD_ID = 7,
 };
 
 /* tk_feed_rec.want of an event no want named (TK_FEED_ALL_EVENTS). */
@@ -57,7 +67,9 @@ struct tk_feed_rec {
 					 tk_feed_run() returns */
 	const char *what;	      /* TK_FEED_DAMAGE: during the callback only */
 	const void *raw;	      /* TK_FEED_PAYLOAD, TK_FEED_EVENT: the record's
-					 payload (raw_size bytes), during the callback */
+					 payload (raw_size bytes), during the callback;
+					 TK_FEED_SAMPLE: its callchain (u64s), if any;
+					 TK_FEED_MMAP, TK_FEED_BUILD_ID: see there */
 	uint32_t raw_size;
 };
 

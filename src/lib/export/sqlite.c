@@ -77,7 +77,8 @@ static int prepare(struct sq *s, enum tk_table_id t)
 			      d->name);
 	i += (size_t)snprintf(insert + i, sizeof(insert) - i, "INSERT INTO %s VALUES (", d->name);
 	for (size_t k = 0; k < d->ncols; k++) {
-		c += (size_t)snprintf(create + c, sizeof(create) - c, "%s%s %s", k ? ", " : "",
+		/* Quoted: Perfetto's column names include "end". */
+		c += (size_t)snprintf(create + c, sizeof(create) - c, "%s\"%s\" %s", k ? ", " : "",
 				      d->cols[k].name,
 				      d->cols[k].type == TK_PARQUET_STRING ? "TEXT" : "INTEGER");
 		i += (size_t)snprintf(insert + i, sizeof(insert) - i, "%s?", k ? ", " : "");

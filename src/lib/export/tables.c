@@ -59,6 +59,7 @@
 
 #include "feed.h"
 #include "tables-internal.h"
+#include "tables-stack.h"
 #include "internal/error.h"
 
 #define IDENT_COLS                                                                                 \
@@ -114,6 +115,30 @@ static const struct tk_parquet_col perf_sample_cols[] = {
 	{"tid", TK_PARQUET_INT64}, {"callsite_id", TK_PARQUET_INT64}, IDENT_COLS,
 };
 
+static const struct tk_parquet_col mapping_cols[] = {
+	{"id", TK_PARQUET_INT64},
+	{"build_id", TK_PARQUET_STRING},
+	{"exact_offset", TK_PARQUET_INT64},
+	{"start", TK_PARQUET_INT64},
+	{"end", TK_PARQUET_INT64},
+	{"name", TK_PARQUET_STRING},
+	IDENT_COLS,
+};
+static const struct tk_parquet_col frame_cols[] = {
+	{"id", TK_PARQUET_INT64},
+	{"name", TK_PARQUET_STRING},
+	{"mapping", TK_PARQUET_INT64},
+	{"rel_pc", TK_PARQUET_INT64},
+	IDENT_COLS,
+};
+static const struct tk_parquet_col callsite_cols[] = {
+	{"id", TK_PARQUET_INT64},
+	{"depth", TK_PARQUET_INT32},
+	{"parent_id", TK_PARQUET_INT64},
+	{"frame_id", TK_PARQUET_INT64},
+	IDENT_COLS,
+};
+
 #define DEF(name, cols)                                                                            \
 	{                                                                                          \
 		name, cols, sizeof(cols) / sizeof(cols[0])                                         \
@@ -127,6 +152,9 @@ const struct tk_table_def tk_table_defs[TK_TABLE_COUNT] = {
 	[TK_TABLE_FTRACE_EVENT] = DEF("ftrace_event", ftrace_event_cols),
 	[TK_TABLE_PERF_SAMPLE] = DEF("perf_sample", perf_sample_cols),
 	[TK_TABLE_ARGS] = DEF("args", args_cols),
+	[TK_TABLE_STACK_MAPPING] = DEF("stack_profile_mapping", mapping_cols),
+	[TK_TABLE_STACK_FRAME] = DEF("stack_profile_frame", frame_cols),
+	[TK_TABLE_STACK_CALLSITE] = DEF("stack_profile_callsite", callsite_cols),
 };
 
 enum { W_SWITCH, W_WAKING, W_WAKEUP, W_WAKEUP_NEW };
@@ -175,6 +203,8 @@ struct tables {
 	struct tk_parquet_val v[16];
 	struct tk_parquet_val av[16]; /* an args row, made while v holds its event's */
 	int64_t next_arg_set;
+	struct tk_stack *stack;
+	struct tk_parquet_val sv[16]; /* a stack_profile row, made inside a sample's */
 	char hex[2048];
 	struct tk_parquet_val identv[TK_TABLE_IDENT_COLS];
 	/*
@@ -516,18 +546,29 @@ static int on_record(void *ctx, const struct tk_feed_rec *r)
 	case TK_FEED_DAMAGE:
 		return t->sink->damage(t->sink->ctx, r->val[0], r->what, r->val[1],
 				       r->val[2] == UINT64_MAX ? -1 : (int64_t)r->val[2]);
-	case TK_FEED_SAMPLE:
+	case TK_FEED_SAMPLE: {
+		int64_t cs;
+
 		th = thread_get(t, r->tid);
 		if (!th)
 			return tk_fail(ENOMEM, "out of memory");
 		if (th->pid < 0)
 			th->pid = r->pid;
+		cs = tk_stack_sample(t->stack, r->pid, r->val[0], r->raw, r->raw_size);
+		if (cs < -1)
+			return (int)cs;
 		v[0].i = (int64_t)r->time;
 		v[1].i = r->cpu;
 		v[2].i = th->utid;
 		v[3].i = r->tid;
-		v[4].i = -1;
+		v[4].i = cs;
 		return emit(t, TK_TABLE_PERF_SAMPLE, v);
+	}
+	case TK_FEED_MMAP:
+		return tk_stack_mmap(t->stack, r->pid, r->val[0], r->val[1], r->val[2], r->raw,
+				     r->raw_size);
+	case TK_FEED_BUILD_ID:
+		return tk_stack_build_id(t->stack, r->raw, r->raw_size);
 	default:
 		break;
 	}
@@ -558,6 +599,46 @@ static int on_record(void *ctx, const struct tk_feed_rec *r)
 	default:
 		return 0;
 	}
+}
+
+static int stack_mapping(void *ctx, int64_t id, const char *build_id, uint64_t exact_offset,
+			 uint64_t start, uint64_t end, const char *name)
+{
+	struct tables *t = ctx;
+	struct tk_parquet_val *v = t->sv;
+
+	v[0].i = id;
+	set_str(&v[1], build_id);
+	v[2].i = (int64_t)exact_offset;
+	v[3].i = (int64_t)start;
+	v[4].i = (int64_t)end;
+	set_str(&v[5], name);
+	return emit(t, TK_TABLE_STACK_MAPPING, v);
+}
+
+static int stack_frame(void *ctx, int64_t id, int64_t mapping, uint64_t rel_pc)
+{
+	struct tables *t = ctx;
+	struct tk_parquet_val *v = t->sv;
+
+	v[0].i = id;
+	set_str(&v[1], "");
+	v[2].i = mapping;
+	v[3].i = (int64_t)rel_pc;
+	return emit(t, TK_TABLE_STACK_FRAME, v);
+}
+
+static int stack_callsite(void *ctx, int64_t id, uint32_t depth, int64_t parent_id,
+			  int64_t frame_id)
+{
+	struct tables *t = ctx;
+	struct tk_parquet_val *v = t->sv;
+
+	v[0].i = id;
+	v[1].i = depth;
+	v[2].i = parent_id;
+	v[3].i = frame_id;
+	return emit(t, TK_TABLE_STACK_CALLSITE, v);
 }
 
 /* The open slices and states at the end of the trace: dur -1, as Perfetto has them. */
@@ -725,6 +806,14 @@ int tk_tables_run(const char *path, const struct tk_table_ident *ident,
 	t->rows = rows;
 	for (unsigned int v = 0; v < 512; v++)
 		state_text(v, t->states[v]);
+	t->stack = tk_stack_new(&(struct tk_stack_sink){.mapping = stack_mapping,
+							.frame = stack_frame,
+							.callsite = stack_callsite,
+							.ctx = t});
+	if (!t->stack) {
+		free(t);
+		return -ENOMEM;
+	}
 
 	if (rows)
 		memset(rows, 0, TK_TABLE_COUNT * sizeof(*rows));
@@ -739,6 +828,7 @@ int tk_tables_run(const char *path, const struct tk_table_ident *ident,
 		ret = finish_threads(t);
 	free(t->threads);
 	free(t->cpus);
+	tk_stack_free(t->stack);
 	free(t);
 	return ret;
 }

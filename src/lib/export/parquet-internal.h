@@ -70,6 +70,16 @@ void tk_thrift_elem_struct_begin(struct tk_thrift *t);
  */
 void tk_parquet_rle_hybrid(struct tk_bytebuf *out, const uint32_t *vals, size_t n, int bit_width);
 
+/*
+ * Append @n (at least 1) values in DELTA_BINARY_PACKED: a header (block
+ * size, miniblocks per block, count, first value), then per block of
+ * DELTA_BLOCK deltas their minimum and, per miniblock, the deltas less
+ * that minimum bit-packed at the miniblock's width.
+ */
+#define DELTA_BLOCK	 128
+#define DELTA_MINIBLOCKS 4
+void tk_parquet_delta(struct tk_bytebuf *out, const int64_t *vals, size_t n);
+
 /* --------------------------------------------------------- the writer */
 
 enum tk_parquet_type {

@@ -26,6 +26,17 @@
  *   significant bit of each byte. Runs of at least 8 equal values become
  *   RLE runs, the rest are bit-packed; a page's last group is padded with
  *   zeros (the page header says how many values count).
+ *
+ * DELTA_BINARY_PACKED (integer columns that are not dictionary-encoded,
+ * when it is smaller than PLAIN: timestamps, ids that count up):
+ *   header    ULEB128 block size (128), miniblocks per block (4), value
+ *             count, then the first value as a zigzag ULEB128
+ *   block     the least of its (up to 128) deltas as a zigzag ULEB128, one
+ *             byte of bit width per miniblock, then each miniblock that
+ *             holds deltas: its 32 deltas less the least, bit-packed LSB
+ *             first at its width (the last padded with zeros; unused
+ *             miniblocks have width 0 and no bytes). Deltas wrap as
+ *             unsigned 64-bit numbers.
  */
 #include <string.h>
 
@@ -213,4 +224,72 @@ void tk_parquet_rle_hybrid(struct tk_bytebuf *out, const uint32_t *vals, size_t 
 	}
 	if (n > pending)
 		put_packed(out, vals + pending, n - pending, bit_width);
+}
+
+/* ------------------------------------------------------------- delta */
+
+struct bitw {
+	struct tk_bytebuf *out;
+	uint8_t cur;
+	int nbits;
+};
+
+static void put_bits(struct bitw *b, uint64_t v, int width)
+{
+	while (width > 0) {
+		int k = 8 - b->nbits < width ? 8 - b->nbits : width;
+
+		b->cur |= (uint8_t)((v & ((1u << k) - 1)) << b->nbits);
+		b->nbits += k;
+		v >>= k;
+		width -= k;
+		if (b->nbits == 8) {
+			tk_bytebuf_put_u8(b->out, b->cur);
+			b->cur = 0;
+			b->nbits = 0;
+		}
+	}
+}
+
+static int width_of(uint64_t v)
+{
+	return v ? 64 - __builtin_clzll(v) : 0;
+}
+
+void tk_parquet_delta(struct tk_bytebuf *out, const int64_t *vals, size_t n)
+{
+	tk_thrift_varint(out, DELTA_BLOCK);
+	tk_thrift_varint(out, DELTA_MINIBLOCKS);
+	tk_thrift_varint(out, n);
+	tk_thrift_varint(out, n ? zigzag(vals[0]) : 0);
+	/* n - 1 deltas, a block of DELTA_BLOCK at a time. */
+	for (size_t at = 1; at < n; at += DELTA_BLOCK) {
+		size_t cnt = n - at < DELTA_BLOCK ? n - at : DELTA_BLOCK;
+		size_t per = DELTA_BLOCK / DELTA_MINIBLOCKS;
+		uint64_t d[DELTA_BLOCK];
+		int64_t min = INT64_MAX;
+		uint8_t widths[DELTA_MINIBLOCKS] = {0};
+		struct bitw b = {.out = out};
+
+		for (size_t i = 0; i < cnt; i++) {
+			d[i] = (uint64_t)vals[at + i] - (uint64_t)vals[at + i - 1];
+			if ((int64_t)d[i] < min)
+				min = (int64_t)d[i];
+		}
+		for (size_t i = 0; i < cnt; i++)
+			d[i] -= (uint64_t)min;
+		for (size_t m = 0; m * per < cnt; m++) {
+			uint64_t all = 0;
+
+			for (size_t i = m * per; i < cnt && i < (m + 1) * per; i++)
+				all |= d[i];
+			widths[m] = (uint8_t)width_of(all);
+		}
+		tk_thrift_varint(out, zigzag(min));
+		tk_bytebuf_put(out, widths, sizeof(widths));
+		/* Only the miniblocks that hold values; the last one padded with zeros. */
+		for (size_t m = 0; m * per < cnt; m++)
+			for (size_t i = m * per; i < (m + 1) * per; i++)
+				put_bits(&b, i < cnt ? d[i] : 0, widths[m]);
+	}
 }

@@ -195,16 +195,95 @@ static void test_hybrid_round_trip(void **state)
 	free(back);
 }
 
+static int64_t zz(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* Decode DELTA_BINARY_PACKED as the format describes it; returns the count. */
+static size_t delta_decode(const uint8_t *p, size_t len, int64_t *out, size_t max)
+{
+	const uint8_t *end = p + len;
+	uint64_t block = get_uleb(&p, end), minis = get_uleb(&p, end);
+	uint64_t total = get_uleb(&p, end);
+	uint64_t per = block / minis;
+	int64_t last = zz(get_uleb(&p, end));
+	size_t n = 0;
+
+	if (total && n < max)
+		out[n++] = last;
+	while (n < total && n < max) {
+		int64_t min = zz(get_uleb(&p, end));
+		const uint8_t *widths = p;
+
+		p += minis;
+		for (uint64_t m = 0; m < minis && n < total; m++) {
+			uint64_t acc_bits = 0;
+
+			for (uint64_t i = 0; i < per; i++) {
+				uint64_t d = 0;
+
+				for (int b = 0; b < widths[m]; b++, acc_bits++)
+					d |= (uint64_t)((p[acc_bits / 8] >> (acc_bits % 8)) & 1)
+					     << b;
+				if (n < total && n < max) {
+					last = (int64_t)((uint64_t)last + d + (uint64_t)min);
+					out[n++] = last;
+				}
+			}
+			p += per * widths[m] / 8;
+		}
+	}
+	return n;
+}
+
+static void test_delta_round_trip(void **state)
+{
+	uint64_t seed = 0x2545f4914f6cdd1dull;
+	int64_t *vals = malloc(3000 * sizeof(*vals));
+	int64_t *back = malloc(3000 * sizeof(*back));
+	struct tk_bytebuf b;
+
+	(void)state;
+	assert_non_null(vals);
+	assert_non_null(back);
+	tk_bytebuf_init(&b, false);
+	for (int shape = 0; shape < 5; shape++) {
+		for (size_t n = 1; n < 3000; n += 1 + n / 3) {
+			for (size_t i = 0; i < n; i++) {
+				uint64_t r = tk_test_xorshift(&seed);
+
+				/* times, a constant, extremes, random 64-bit, counting down */
+				vals[i] = shape == 0   ? (int64_t)(1000000 + i * 300 + r % 200)
+					  : shape == 1 ? 42
+					  : shape == 2 ? (i % 2 ? INT64_MAX : INT64_MIN)
+					  : shape == 3 ? (int64_t)r
+						       : -(int64_t)i;
+			}
+			tk_bytebuf_reset(&b);
+			tk_parquet_delta(&b, vals, n);
+			assert_int_equal(tk_bytebuf_error(&b), 0);
+			assert_int_equal(delta_decode(b.data, b.len, back, n), n);
+			assert_memory_equal(vals, back, n * sizeof(*vals));
+		}
+	}
+	/* 129 counting values: a header, then one block of min delta 1 and width 0 */
+	for (int i = 0; i < 129; i++)
+		vals[i] = 5 + i;
+	tk_bytebuf_reset(&b);
+	tk_parquet_delta(&b, vals, 129);
+	assert_int_equal(b.len, 4 + 2 + 1 + 4);
+	assert_memory_equal(b.data, "\x80\x01\x04\x81\x01\x0a\x02\x00\x00\x00\x00", 11);
+	tk_bytebuf_release(&b);
+	free(vals);
+	free(back);
+}
+
 /* ------------------------------------------------- compact reader */
 
 struct rd {
 	const uint8_t *p, *end;
 };
-
-static int64_t zz(uint64_t v)
-{
-	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
 
 /* What the walk collects from a FileMetaData and the pages it points at. */
 struct seen {
@@ -502,14 +581,24 @@ static void test_writer_file(void **state)
 	assert_memory_equal(s.min[1][2], "irq", 3);
 	assert_int_equal(s.maxlen[1][2], 12);
 	assert_memory_equal(s.max[1][2], "sched_waking", 12);
-	/* row group 0's ts page: PLAIN int64 */
-	n = read_page(file, len, s.data_page_offset[0][0], &pg, body, sizeof(body));
-	assert_int_equal(pg.type, 0);
+	/* row group 0's ts: 4 distinct values, a dictionary of them, then indices 0..3 */
+	n = read_page(file, len, s.dict_offset[0][0], &pg, body, sizeof(body));
+	assert_int_equal(pg.type, 2);
 	assert_int_equal(pg.nvalues, 4);
-	assert_int_equal(pg.encoding, 0);
 	assert_int_equal(n, 32);
 	memcpy(&v, body + 24, 8);
 	assert_int_equal(v, 1003);
+	n = read_page(file, len, s.data_page_offset[0][0], &pg, body, sizeof(body));
+	assert_int_equal(pg.type, 0);
+	assert_int_equal(pg.encoding, 8);
+	{
+		uint32_t idx[4];
+
+		assert_int_equal(body[0], 2);
+		assert_int_equal(hybrid_decode(body + 1, n - 1, 2, idx, 4), 4);
+		for (uint32_t i = 0; i < 4; i++)
+			assert_int_equal(idx[i], i);
+	}
 	/* its name column: a dictionary of first appearances, then the indices */
 	n = read_page(file, len, s.dict_offset[0][2], &pg, body, sizeof(body));
 	assert_int_equal(pg.type, 2);
@@ -530,6 +619,55 @@ static void test_writer_file(void **state)
 		assert_int_equal(idx[2], 2);
 		assert_int_equal(idx[3], 0);
 	}
+	free(file);
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* Past the dictionary's limit a row group's integers go PLAIN or DELTA, per page. */
+static void test_writer_plain_fallback(void **state)
+{
+	static const struct tk_parquet_col cols[] = {{"ts", TK_PARQUET_INT64},
+						     {"v", TK_PARQUET_INT64}};
+	char dir[] = "/tmp/tk-parquet-XXXXXX";
+	char path[64];
+	struct tk_parquet_writer *w;
+	uint64_t seed = 7;
+	struct seen s;
+	struct page pg;
+	static uint8_t body[1 << 20];
+	uint8_t *file;
+	size_t len, n;
+	int64_t ts[5000], back[5000];
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f.parquet", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	w = tk_parquet_writer_new(fd, path, cols, 2, 5000, 1);
+	assert_non_null(w);
+	for (int i = 0; i < 5000; i++) {
+		struct tk_parquet_val vals[2] = {{.i = 1000 * i + 7}, {.i = 0}};
+
+		vals[1].i = (int64_t)tk_test_xorshift(&seed);
+		ts[i] = vals[0].i;
+		assert_int_equal(tk_parquet_writer_add(w, vals), 0);
+	}
+	assert_int_equal(tk_parquet_writer_finish(w, NULL), 0);
+	tk_parquet_writer_free(w);
+	file = read_back(fd, &len, &s);
+	assert_int_equal(s.nrg, 1);
+	assert_int_equal(s.dict_offset[0][0], 0); /* no dictionary */
+	n = read_page(file, len, s.data_page_offset[0][0], &pg, body, sizeof(body));
+	assert_int_equal(pg.encoding, 5); /* times count up: DELTA_BINARY_PACKED */
+	assert_int_equal(delta_decode(body, n, back, 5000), 5000);
+	assert_memory_equal(ts, back, sizeof(ts));
+	n = read_page(file, len, s.data_page_offset[0][1], &pg, body, sizeof(body));
+	assert_int_equal(pg.encoding, 0); /* random values: PLAIN */
+	assert_int_equal(n, 5000 * 8);
 	free(file);
 	close(fd);
 	unlink(path);
@@ -587,9 +725,14 @@ static void test_writer_write_error(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_thrift_fields),	   cmocka_unit_test(test_thrift_lists),
-		cmocka_unit_test(test_hybrid_bytes),	   cmocka_unit_test(test_hybrid_round_trip),
-		cmocka_unit_test(test_writer_file),	   cmocka_unit_test(test_writer_empty),
+		cmocka_unit_test(test_thrift_fields),
+		cmocka_unit_test(test_thrift_lists),
+		cmocka_unit_test(test_hybrid_bytes),
+		cmocka_unit_test(test_hybrid_round_trip),
+		cmocka_unit_test(test_delta_round_trip),
+		cmocka_unit_test(test_writer_file),
+		cmocka_unit_test(test_writer_plain_fallback),
+		cmocka_unit_test(test_writer_empty),
 		cmocka_unit_test(test_writer_write_error),
 	};
 

@@ -39,8 +39,8 @@
  *                 more; every column here is required, so the value column
  *                 not used holds 0 or "".
  *   perf_sample   ts, cpu, utid, tid, callsite_id   perf.data samples of
- *                 other events; callsite_id is -1 (callstacks are not
- *                 exported yet)
+ *                 other events; callsite_id names the stack in the
+ *                 stack_profile tables (tables-stack.c), -1 when none
  *
  * utid and upid number threads and processes in order of appearance
  * within one trace (a .dat's saved command lines come first): they

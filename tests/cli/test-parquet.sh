@@ -215,6 +215,21 @@ for q in $queries; do
 	fi
 done
 
+# The tables agree with each other: every sample's stack ends at a callsite
+# of its own trace, every thread's process is there, each CPU has its own
+# idle thread (tid 0, "swapper/N") in a trace with switches.
+check "sqlite: every callsite_id names a callsite" test "$(sqlite3 "$tmp/fleet.db" "
+	SELECT count(*) FROM perf_sample s LEFT JOIN stack_profile_callsite c
+	ON c.trace_id = s.trace_id AND c.id = s.callsite_id
+	WHERE s.callsite_id >= 0 AND c.id IS NULL")" = 0
+check "sqlite: every thread's upid names a process of its trace" test "$(sqlite3 "$tmp/fleet.db" "
+	SELECT count(*) FROM thread t LEFT JOIN process p USING (trace_id, upid)
+	WHERE t.upid >= 0 AND p.pid IS NULL")" = 0
+check "sqlite: sample-v7-zstd has one idle thread per CPU" test "$(sqlite3 "$tmp/fleet.db" "
+	SELECT group_concat(name, ' ') FROM (SELECT name FROM thread
+	WHERE trace_id LIKE '%-sample-v7-zstd' AND tid = 0 GROUP BY name ORDER BY name)")" = \
+	"swapper/0 swapper/1"
+
 # DuckDB, installed once per build directory.
 duck=$build/duckdb-node
 duckdb_ready() { [ -f "$duck/node_modules/@duckdb/node-api/lib/index.js" ]; }

@@ -42,6 +42,9 @@
  *                 other events; callsite_id names the stack in the
  *                 stack_profile tables (tables-stack.c), -1 when none
  *
+ * Each CPU's idle task (tid 0) is a thread of its own, "swapper/N", as in
+ * Perfetto: tid 0 runs on every CPU at once, and one thread could not be
+ * Running on two.
  * utid and upid number threads and processes in order of appearance
  * within one trace (a .dat's saved command lines come first): they
  * join tables of the same trace_id, never across traces.
@@ -387,6 +390,31 @@ static struct thread *thread_get(struct tables *t, int32_t tid)
 	return &t->threads[h];
 }
 
+/*
+ * Each CPU's idle task (tid 0 on every CPU at once) is a thread of its own,
+ * "swapper/N", as in Perfetto: one thread_state per CPU's idle time. Its key
+ * in the table is IDLE_KEY + cpu, below every real tid.
+ */
+#define IDLE_KEY INT32_MIN
+
+static int32_t thread_tid(const struct thread *th)
+{
+	return th->tid < IDLE_KEY + MAX_CPUS ? 0 : th->tid;
+}
+
+/* The thread of @tid as seen on @cpu: the CPU's idle thread for tid 0. */
+static struct thread *thread_on(struct tables *t, int32_t tid, uint32_t cpu)
+{
+	struct thread *th;
+
+	if (tid != 0 || cpu >= MAX_CPUS)
+		return thread_get(t, tid);
+	th = thread_get(t, IDLE_KEY + (int32_t)cpu);
+	if (th && !th->comm[0])
+		snprintf(th->comm, sizeof(th->comm), "swapper/%u", cpu);
+	return th;
+}
+
 static struct cpu_slice *cpu_get(struct tables *t, uint32_t cpu)
 {
 	if (cpu >= MAX_CPUS)
@@ -435,7 +463,7 @@ static int thread_state_to(struct tables *t, struct thread *th, uint64_t ts, con
 		v[1].i = (int64_t)(ts - th->state_ts);
 		v[2].i = th->cpu == NO_CPU ? -1 : (int64_t)th->cpu;
 		v[3].i = th->utid;
-		v[4].i = th->tid;
+		v[4].i = thread_tid(th);
 		set_str(&v[5], th->state);
 		int ret = emit(t, TK_TABLE_THREAD_STATE, v);
 
@@ -479,13 +507,13 @@ static int on_switch(struct tables *t, const struct tk_feed_rec *r)
 		if (ret)
 			return ret;
 	}
-	pt = thread_get(t, prev);
+	pt = thread_on(t, prev, r->cpu);
 	if (!pt)
 		return tk_fail(ENOMEM, "out of memory");
 	ret = thread_state_to(t, pt, r->time, state, NO_CPU);
 	if (ret)
 		return ret;
-	nt = thread_get(t, next);
+	nt = thread_on(t, next, r->cpu);
 	if (!nt)
 		return tk_fail(ENOMEM, "out of memory");
 	ret = thread_state_to(t, nt, r->time, "Running", r->cpu);
@@ -501,8 +529,12 @@ static int on_switch(struct tables *t, const struct tk_feed_rec *r)
 
 static int on_wakeup(struct tables *t, const struct tk_feed_rec *r)
 {
-	struct thread *th = thread_get(t, (int32_t)r->val[0]);
+	struct thread *th;
 
+	/* The idle tasks are never woken. */
+	if (!r->val[0])
+		return 0;
+	th = thread_get(t, (int32_t)r->val[0]);
 	if (!th)
 		return tk_fail(ENOMEM, "out of memory");
 	/* A running or already runnable thread stays as it is. */
@@ -549,7 +581,7 @@ static int on_record(void *ctx, const struct tk_feed_rec *r)
 	case TK_FEED_SAMPLE: {
 		int64_t cs;
 
-		th = thread_get(t, r->tid);
+		th = thread_on(t, r->tid, r->cpu);
 		if (!th)
 			return tk_fail(ENOMEM, "out of memory");
 		if (th->pid < 0)
@@ -573,7 +605,7 @@ static int on_record(void *ctx, const struct tk_feed_rec *r)
 		break;
 	}
 	/* A tracepoint record: first its ftrace_event row, then what it means. */
-	th = thread_get(t, r->tid);
+	th = thread_on(t, r->tid, r->cpu);
 	if (!th)
 		return tk_fail(ENOMEM, "out of memory");
 	if (t->st->perfdata && th->pid < 0)
@@ -663,7 +695,7 @@ static int finish_open(struct tables *t)
 		v[1].i = NOT_ENDED;
 		v[2].i = th->cpu == NO_CPU ? -1 : (int64_t)th->cpu;
 		v[3].i = th->utid;
-		v[4].i = th->tid;
+		v[4].i = thread_tid(th);
 		set_str(&v[5], th->state);
 		ret = emit(t, TK_TABLE_THREAD_STATE, v);
 		if (ret)
@@ -705,7 +737,7 @@ static int cmp_proc_utid(const void *a, const void *b)
 
 static const char *thread_name(const struct thread *th)
 {
-	if (!th->comm[0] && th->tid == 0)
+	if (!th->comm[0] && thread_tid(th) == 0)
 		return "swapper";
 	return th->comm;
 }
@@ -780,7 +812,7 @@ static int finish_threads(struct tables *t)
 				hi = mid;
 		}
 		v[0].i = th->utid;
-		v[1].i = th->tid;
+		v[1].i = thread_tid(th);
 		set_str(&v[2], thread_name(th));
 		v[3].i = p ? p->upid : -1;
 		ret = emit(t, TK_TABLE_THREAD, v);

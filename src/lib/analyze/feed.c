@@ -50,6 +50,7 @@
  *   keeping per-task or per-symbol state only, so memory stays flat.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,11 +119,19 @@ static bool format_wanted(const struct feed *f, const char *system, const struct
 }
 
 /*
+ * libtraceevent's format parser keeps its tokenizer's input in static
+ * variables (event-parse.c: input_buf, input_buf_ptr): feeds running in
+ * several threads at once (the table export's, one per input) parse one
+ * set at a time.
+ */
+static pthread_mutex_t parse_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
  * Only the wanted events' formats are parsed: a kernel has ~2000, and
  * parsing them all cost more than a small file's whole pass (and some
  * leak inside libtraceevent).
  */
-static struct tk_event_set *set_from_tracedata(const struct feed *f, const struct tk_tracedata *td)
+static struct tk_event_set *parse_set(const struct feed *f, const struct tk_tracedata *td)
 {
 	struct tk_event_set *set;
 	struct tk_text text;
@@ -147,6 +156,19 @@ static struct tk_event_set *set_from_tracedata(const struct feed *f, const struc
 			return NULL;
 		}
 	}
+	return set;
+}
+
+static struct tk_event_set *set_from_tracedata(const struct feed *f, const struct tk_tracedata *td)
+{
+	struct tk_event_set *set;
+	int err;
+
+	pthread_mutex_lock(&parse_lock);
+	set = parse_set(f, td);
+	err = errno;
+	pthread_mutex_unlock(&parse_lock);
+	errno = err;
 	return set;
 }
 

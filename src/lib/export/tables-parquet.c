@@ -14,7 +14,9 @@
  * *.parquet never sees half a file.
  *
  * Threads: each input is read, modelled and written by one thread (the
- * feed and the writers are single-threaded and share nothing); a shared
+ * feed and the writers share nothing but libtraceevent's format parser,
+ * which the feed runs under a lock, as it keeps its state in statics); a
+ * shared
  * counter hands out the inputs. Throughput then scales with the cores for
  * many inputs, and a thread's memory is one row group per column of the
  * six tables (row_group_rows x 8 bytes x ~40 columns at most).

@@ -12,6 +12,7 @@ packages=(
 	liblttng-ust-dev lttng-tools babeltrace2
 	libc6-dbg groff-base
 	linux-libc-dev
+	libsqlite3-dev sqlite3
 )
 
 missing=()

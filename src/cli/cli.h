@@ -27,6 +27,7 @@ enum {
 /* Entry points: argv[0] is the command name; the return value is the exit code. */
 int cmd_dump(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_convert_tables(int argc, char **argv); /* --to parquet|sqlite (convert-tables.c) */
 int cmd_report(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_list(int argc, char **argv);
@@ -47,6 +48,7 @@ int cmd_irq(int argc, char **argv);
 /* Usage texts printed by "tracekit CMD --help" and "tracekit help CMD". */
 extern const char cmd_dump_usage[];
 extern const char cmd_convert_usage[];
+extern const char cmd_convert_tables_usage[];
 extern const char cmd_report_usage[];
 extern const char cmd_record_usage[];
 extern const char cmd_list_usage[];

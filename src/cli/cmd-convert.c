@@ -53,6 +53,7 @@ const char cmd_convert_usage[] =
 	"                          3.0 on, each codec only if built with it: Debian\n"
 	"                          12's 3.1.6 has zstd but no zlib\n"
 	"      --to perf|dat       output format (default: perf for OUT named *.data)\n"
+	"      --to parquet|sqlite tables of many inputs: see --to parquet --help\n"
 	"  -q, --quiet             do not print the summary line\n"
 	"      --strict            fail at the first damage in IN instead of writing\n"
 	"                          what can be read (each damaged region is otherwise\n"
@@ -264,6 +265,12 @@ int cmd_convert(int argc, char **argv)
 	bool quiet = false;
 	int c;
 
+	/* The table exports take other options and many inputs (convert-tables.c). */
+	for (int i = 1; i < argc; i++)
+		if ((!strcmp(argv[i], "--to") && i + 1 < argc &&
+		     (!strcmp(argv[i + 1], "parquet") || !strcmp(argv[i + 1], "sqlite"))) ||
+		    !strcmp(argv[i], "--to=parquet") || !strcmp(argv[i], "--to=sqlite"))
+			return cmd_convert_tables(argc, argv);
 	while ((c = getopt_long(argc, argv, ":i:o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':

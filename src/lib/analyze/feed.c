@@ -27,8 +27,13 @@
  *   time with ties in arrival order, those at or before the highest time
  *   seen when the previous round ended; the end of the file delivers the
  *   rest. Records without a time (perf's synthesized COMMs) go out at once.
- *   The queue holds decoded tk_feed_recs (72 bytes), not raw records, so a
- *   round of 4096 samples costs ~300 KB whatever the payload size.
+ *   The queue holds decoded tk_feed_recs (88 bytes), not raw records, so a
+ *   round of 4096 samples costs ~360 KB whatever the payload size.
+ *
+ * Everything (TK_FEED_ALL_EVENTS, for the table export of src/lib/export/):
+ *   every format is parsed and every tracepoint record delivered, named by
+ *   its tk_event; perf.data's other samples come as TK_FEED_SAMPLE, and a
+ *   perf.data without tracing data is read for its samples and side-band.
  *
  * What lands here next (the plan of src/lib/analyze/):
  *   syscalls.c   perf trace -s: raw_syscalls:sys_enter/exit (id, ret) or
@@ -45,6 +50,7 @@
  *   keeping per-task or per-symbol state only, so memory stays flat.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +63,11 @@
 
 #include "feed.h"
 #include "perfdata-fixed.h"
+#include "internal/bytebuf.h"
 #include "internal/error.h"
+
+/* What TK_FEED_MMAP and TK_FEED_BUILD_ID records need. */
+#define MMAP_FLAGS (TK_FEED_ALL_EVENTS | TK_FEED_SIDEBAND | TK_FEED_PAYLOAD)
 
 /* A wanted event resolved against the file's formats. */
 struct bound {
@@ -83,6 +93,11 @@ struct feed {
 	/* perf.data ordered queue */
 	struct tk_feed_rec *q;
 	size_t qlen, qcap;
+	/*
+	 * TK_FEED_PAYLOAD: the queued records' payloads, back to back; a
+	 * queued record's raw holds its offset here until it is delivered.
+	 */
+	struct tk_bytebuf arena, arena2;
 	uint64_t max_ts, next_flush;
 	struct tk_perf_fixed *fixed; /* NULL: every sample through tk_perfdata_parse_sample */
 	bool host_order;	     /* the file's byte order is the host's: fields read inline */
@@ -100,6 +115,8 @@ static bool format_named(const struct tk_text *t, const char *name)
 
 static bool format_wanted(const struct feed *f, const char *system, const struct tk_text *t)
 {
+	if (f->flags & TK_FEED_ALL_EVENTS)
+		return true;
 	for (size_t w = 0; w < f->nwants; w++)
 		if (!strcmp(f->wants[w].system, system) && format_named(t, f->wants[w].name))
 			return true;
@@ -107,11 +124,19 @@ static bool format_wanted(const struct feed *f, const char *system, const struct
 }
 
 /*
+ * libtraceevent's format parser keeps its tokenizer's input in static
+ * variables (event-parse.c: input_buf, input_buf_ptr): feeds running in
+ * several threads at once (the table export's, one per input) parse one
+ * set at a time.
+ */
+static pthread_mutex_t parse_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
  * Only the wanted events' formats are parsed: a kernel has ~2000, and
  * parsing them all cost more than a small file's whole pass (and some
  * leak inside libtraceevent).
  */
-static struct tk_event_set *set_from_tracedata(struct feed *f, const struct tk_tracedata *td)
+static struct tk_event_set *parse_set(struct feed *f, const struct tk_tracedata *td)
 {
 	struct tk_event_set *set;
 	struct tk_text text;
@@ -137,6 +162,19 @@ static struct tk_event_set *set_from_tracedata(struct feed *f, const struct tk_t
 			return NULL;
 		}
 	}
+	return set;
+}
+
+static struct tk_event_set *set_from_tracedata(struct feed *f, const struct tk_tracedata *td)
+{
+	struct tk_event_set *set;
+	int err;
+
+	pthread_mutex_lock(&parse_lock);
+	set = parse_set(f, td);
+	err = errno;
+	pthread_mutex_unlock(&parse_lock);
+	errno = err;
 	return set;
 }
 
@@ -189,9 +227,17 @@ static bool decode(struct feed *f, const void *data, uint32_t size, struct tk_fe
 	int id = tk_event_record_type(f->set, data, size);
 	const struct bound *b;
 
-	if (id < 0 || (size_t)id >= f->nids || f->by_id[id] < 0)
-		return false;
+	if (id < 0 || (size_t)id >= f->nids || f->by_id[id] < 0) {
+		if (!(f->flags & TK_FEED_ALL_EVENTS) || id < 0)
+			return false;
+		r->kind = TK_FEED_EVENT;
+		r->want = TK_FEED_NOT_WANTED;
+		r->event = tk_event_find(f->set, id);
+		memset(r->val, 0, sizeof(r->val));
+		return true;
+	}
 	r->kind = TK_FEED_EVENT;
+	r->event = tk_event_find(f->set, id);
 	r->want = (uint16_t)f->by_id[id];
 	b = &f->bound[r->want];
 	for (int k = 0; k < TK_FEED_MAX_FIELDS; k++) {
@@ -241,6 +287,21 @@ static int deliver(struct feed *f, struct tk_feed_rec *r)
 
 /* ------------------------------------------------------------------ .dat */
 
+/* trace-cmd's UNAME option is "sysname nodename release version machine". */
+static void host_from_uname(struct feed *f, const char *uname)
+{
+	const char *p = uname ? strchr(uname, ' ') : NULL;
+	size_t n = 0;
+
+	if (!p)
+		return;
+	p++;
+	while (p[n] && p[n] != ' ' && n < sizeof(f->st->host) - 1)
+		n++;
+	memcpy(f->st->host, p, n);
+	f->st->host[n] = 0;
+}
+
 static int dat_cmdlines(struct feed *f, const struct tk_tracedata *td)
 {
 	struct tk_text t;
@@ -282,9 +343,33 @@ static int dat_cmdlines(struct feed *f, const struct tk_tracedata *td)
 	return 0;
 }
 
+/* The damaged regions of a salvaged .dat, as TK_FEED_DAMAGE records. */
+static int dat_damage(struct feed *f, const struct tk_dat *dat)
+{
+	for (size_t i = 0; i < tk_dat_damage_count(dat); i++) {
+		struct tk_feed_rec r = {.kind = TK_FEED_DAMAGE};
+		struct tk_dat_damage d;
+		int ret;
+
+		if (tk_dat_damage_get(dat, i, &d) < 0)
+			break;
+		r.val[0] = d.offset;
+		r.val[1] = d.skipped;
+		r.val[2] = d.events_lost < 0 ? UINT64_MAX : (uint64_t)d.events_lost;
+		r.what = d.what;
+		r.seq = f->seq++;
+		ret = deliver(f, &r);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int run_dat(struct feed *f, const char *path)
 {
-	struct tk_dat *dat = tk_dat_open(path);
+	TK_OPTS(tk_dat_open_opts, oopts, .strict = !(f->flags & TK_FEED_SALVAGE));
+	struct tk_dat *dat =
+		f->flags & TK_FEED_SALVAGE ? tk_dat_open_with(path, &oopts) : tk_dat_open(path);
 	struct tk_dat_merge *m = NULL;
 	struct tk_dat_merge_record mr;
 	const struct tk_tracedata *td;
@@ -300,7 +385,9 @@ static int run_dat(struct feed *f, const char *path)
 
 		snprintf(f->st->arch, sizeof(f->st->arch), "%s", sp ? sp + 1 : u);
 	}
+	host_from_uname(f, tk_dat_get_info(dat)->uname);
 	f->set = set_from_tracedata(f, td);
+	f->st->set = f->set;
 	if (!f->set) {
 		ret = tk_fail(ENOMEM, "out of memory");
 		goto out;
@@ -326,12 +413,16 @@ static int run_dat(struct feed *f, const char *path)
 			continue;
 		r.time = mr.ts;
 		r.cpu = mr.cpu;
+		r.raw = mr.rec.data;
+		r.raw_size = mr.rec.size;
 		r.pid = r.tid = tk_event_record_pid(f->set, mr.rec.data, mr.rec.size);
 		r.seq = f->seq++;
 		ret = deliver(f, &r);
 		if (ret)
 			break;
 	}
+	if (ret == 0 && (f->flags & TK_FEED_SALVAGE))
+		ret = dat_damage(f, dat);
 out:
 	tk_dat_merge_free(m);
 	tk_dat_close(dat);
@@ -405,6 +496,33 @@ static int merge_runs(struct feed *f)
 }
 
 /*
+ * After a round: the payloads of the records still queued move to the front
+ * of a fresh arena (usually a few; the rest were delivered), so the arena
+ * holds one round's payloads, not the file's.
+ */
+static int compact_arena(struct feed *f)
+{
+	struct tk_bytebuf t;
+
+	tk_bytebuf_reset(&f->arena2);
+	for (size_t i = 0; i < f->qlen; i++) {
+		size_t off = f->arena2.len;
+
+		if (!f->q[i].raw_size)
+			continue;
+		tk_bytebuf_put(&f->arena2, f->arena.data + (uintptr_t)f->q[i].raw,
+			       f->q[i].raw_size);
+		f->q[i].raw = (const void *)(uintptr_t)off;
+	}
+	if (tk_bytebuf_error(&f->arena2))
+		return tk_fail(ENOMEM, "out of memory");
+	t = f->arena;
+	f->arena = f->arena2;
+	f->arena2 = t;
+	return 0;
+}
+
+/*
  * Deliver the queued records at or before @limit, oldest first. The queue
  * is nearly always in order already (one CPU's records, or CPUs drained in
  * turn make a few runs): a pass that finds it sorted skips the sort, and
@@ -423,6 +541,8 @@ static int flush_queue(struct feed *f, uint64_t limit, bool all)
 	if (!sorted && merge_runs(f))
 		qsort(f->q, f->qlen, sizeof(*f->q), rec_cmp);
 	while (n < f->qlen && (all || f->q[n].time <= limit)) {
+		if (f->q[n].raw_size)
+			f->q[n].raw = f->arena.data + (uintptr_t)f->q[n].raw;
 		ret = deliver(f, &f->q[n]);
 		n++;
 		if (ret)
@@ -431,13 +551,23 @@ static int flush_queue(struct feed *f, uint64_t limit, bool all)
 	if (n < f->qlen)
 		memmove(f->q, f->q + n, (f->qlen - n) * sizeof(*f->q));
 	f->qlen -= n;
+	if ((f->flags & TK_FEED_PAYLOAD) && !ret)
+		ret = compact_arena(f);
 	return ret;
 }
 
-static int queue(struct feed *f, const struct tk_feed_rec *r)
+static int queue(struct feed *f, struct tk_feed_rec *r)
 {
 	if (!r->time)
-		return deliver(f, (struct tk_feed_rec *)r);
+		return deliver(f, r);
+	if (r->raw_size) {
+		size_t off = f->arena.len;
+
+		tk_bytebuf_put(&f->arena, r->raw, r->raw_size);
+		if (tk_bytebuf_error(&f->arena))
+			return tk_fail(ENOMEM, "out of memory");
+		r->raw = (const void *)(uintptr_t)off;
+	}
 	if (f->qlen == f->qcap) {
 		size_t cap = f->qcap ? f->qcap * 2 : 8192;
 		struct tk_feed_rec *q = realloc(f->q, cap * sizeof(*q));
@@ -462,20 +592,51 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 	switch (rec->type) {
 	case TK_PERF_RECORD_SAMPLE: {
 		struct tk_perf_fixed_sample fs;
+		bool all = f->flags & TK_FEED_ALL_EVENTS;
 
 		if (f->fixed && tk_perf_fixed_read(f->fixed, rec, &fs) == 0) {
-			if (!fs.raw || !decode(f, fs.raw, fs.raw_size, &r))
+			if (fs.raw && decode(f, fs.raw, fs.raw_size, &r)) {
+				if (f->flags & TK_FEED_PAYLOAD) {
+					r.raw = fs.raw;
+					r.raw_size = fs.raw_size;
+				}
+				r.time = fs.time;
+				r.cpu = fs.cpu;
+				r.pid = (int32_t)fs.pid;
+				r.tid = (int32_t)fs.tid;
+				break;
+			}
+			/* Not a tracepoint: only ALL_EVENTS reads it (below, in full). */
+			if (!all)
 				return 0;
-			r.time = fs.time;
-			r.cpu = fs.cpu;
-			r.pid = (int32_t)fs.pid;
-			r.tid = (int32_t)fs.tid;
+		}
+		if (tk_perfdata_parse_sample(pd, rec, &s))
+			return 0;
+		if (s.raw && decode(f, s.raw, s.raw_size, &r)) {
+			if (f->flags & TK_FEED_PAYLOAD) {
+				r.raw = s.raw;
+				r.raw_size = s.raw_size;
+			}
+			r.time = s.time;
+			r.cpu = s.cpu;
+			r.pid = (int32_t)s.pid;
+			r.tid = (int32_t)s.tid;
 			break;
 		}
-		if (tk_perfdata_parse_sample(pd, rec, &s) || !s.raw)
+		/*
+		 * A sample of any other event; its RAW payload, when it has one
+		 * (perf record -R), is not a tracepoint the file describes.
+		 */
+		if (!all)
 			return 0;
-		if (!decode(f, s.raw, s.raw_size, &r))
-			return 0;
+		r.kind = TK_FEED_SAMPLE;
+		if ((f->flags & TK_FEED_PAYLOAD) && s.callchain_nr && s.callchain_nr < (1u << 20)) {
+			r.raw = s.callchain;
+			r.raw_size = (uint32_t)(s.callchain_nr * 8);
+		}
+		r.val[0] = s.ip;
+		r.val[1] = s.period;
+		r.val[2] = (uint64_t)s.attr_index;
 		r.time = s.time;
 		r.cpu = s.cpu;
 		r.pid = (int32_t)s.pid;
@@ -497,6 +658,39 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 			r.time = s.time;
 			r.val[0] = s.tid;
 		}
+		break;
+	}
+	case TK_PERF_RECORD_MMAP:
+	case TK_PERF_RECORD_MMAP2: {
+		uint32_t name_off = rec->type == TK_PERF_RECORD_MMAP ? 40 : 72;
+		const uint8_t *d = rec->data;
+		uint8_t blob[21 + 4096];
+		size_t n = 0;
+		uint32_t pid, tid;
+
+		if ((f->flags & MMAP_FLAGS) != MMAP_FLAGS || rec->size <= name_off)
+			return 0;
+		memcpy(&pid, d + 8, 4);
+		memcpy(&tid, d + 12, 4);
+		memcpy(&r.val[0], d + 16, 8);
+		memcpy(&r.val[1], d + 24, 8);
+		memcpy(&r.val[2], d + 32, 8);
+		memset(blob, 0, 21);
+		/* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID: u8 size, 3 pad, 20 id bytes. */
+		if (rec->type == TK_PERF_RECORD_MMAP2 && (rec->misc & (1u << 14)) && d[40] <= 20) {
+			blob[0] = d[40];
+			memcpy(blob + 1, d + 44, 20);
+		}
+		while (name_off + n < rec->size && d[name_off + n] && n < 4096)
+			n++;
+		memcpy(blob + 21, d + name_off, n);
+		r.kind = TK_FEED_MMAP;
+		r.pid = (int32_t)pid;
+		r.tid = (int32_t)tid;
+		r.raw = blob;
+		r.raw_size = (uint32_t)(21 + n);
+		if (tk_perfdata_parse_sample(pd, rec, &s) == 0)
+			r.time = s.time;
 		break;
 	}
 	case TK_PERF_RECORD_FORK:
@@ -533,9 +727,56 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 	return queue(f, &r);
 }
 
+/* The BUILD_ID feature's entries, as TK_FEED_BUILD_ID records at time 0. */
+static int perf_build_ids(struct feed *f, const struct tk_perfdata *pd)
+{
+	for (size_t i = 0; i < tk_perfdata_build_id_count(pd); i++) {
+		const struct tk_perfdata_build_id *b = tk_perfdata_build_id_get(pd, i);
+		struct tk_feed_rec r = {.kind = TK_FEED_BUILD_ID};
+		uint8_t blob[21 + 4096];
+		size_t n = b->filename ? strnlen(b->filename, 4096) : 0;
+		int ret;
+
+		blob[0] = b->size <= 20 ? b->size : 20;
+		memcpy(blob + 1, b->id, 20);
+		if (n)
+			memcpy(blob + 21, b->filename, n);
+		r.pid = r.tid = b->pid;
+		r.raw = blob;
+		r.raw_size = (uint32_t)(21 + n);
+		r.seq = f->seq++;
+		ret = deliver(f, &r);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The damaged regions of a perf.data, as TK_FEED_DAMAGE records. */
+static int perf_damage(struct feed *f, const struct tk_perfdata *pd)
+{
+	for (size_t i = 0; i < tk_perfdata_damage_count(pd); i++) {
+		const struct tk_perfdata_damage *d = tk_perfdata_damage_get(pd, i);
+		struct tk_feed_rec r = {.kind = TK_FEED_DAMAGE};
+		int ret;
+
+		r.val[0] = d->offset;
+		r.val[1] = d->skipped;
+		r.val[2] = d->lost_known ? d->lost : UINT64_MAX;
+		r.what = d->what;
+		r.seq = f->seq++;
+		ret = deliver(f, &r);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int run_perf(struct feed *f, const char *path)
 {
-	struct tk_perfdata *pd = tk_perfdata_open(path);
+	TK_OPTS(tk_perfdata_open_opts, oopts, .strict = !(f->flags & TK_FEED_SALVAGE));
+	struct tk_perfdata *pd = f->flags & TK_FEED_SALVAGE ? tk_perfdata_open_opts(path, &oopts)
+							    : tk_perfdata_open(path);
 	const struct tk_tracedata *td;
 	struct tk_perf_record rec;
 	int ret;
@@ -547,12 +788,20 @@ static int run_perf(struct feed *f, const char *path)
 		f->st->nr_cpus_online = tk_perfdata_get_host(pd)->nr_cpus_online;
 	if (tk_perfdata_get_host(pd) && tk_perfdata_get_host(pd)->arch)
 		snprintf(f->st->arch, sizeof(f->st->arch), "%s", tk_perfdata_get_host(pd)->arch);
+	if (tk_perfdata_get_host(pd) && tk_perfdata_get_host(pd)->hostname)
+		snprintf(f->st->host, sizeof(f->st->host), "%s",
+			 tk_perfdata_get_host(pd)->hostname);
 	td = tk_perfdata_get_tracedata(pd);
-	if (!td) {
+	if (!td && (f->flags & TK_FEED_ALL_EVENTS)) {
+		/* Samples and side-band only: an empty event set decodes nothing. */
+		f->set = tk_event_set_new(8, false, 4096);
+	} else if (!td) {
 		ret = tk_fail(ENOENT, "%s: no tracing data: not a recording of tracepoints", path);
 		goto out;
+	} else {
+		f->set = set_from_tracedata(f, td);
 	}
-	f->set = set_from_tracedata(f, td);
+	f->st->set = f->set;
 	if (!f->set) {
 		ret = tk_fail(ENOMEM, "out of memory");
 		goto out;
@@ -563,6 +812,10 @@ static int run_perf(struct feed *f, const char *path)
 	/* Fixed offsets when the layout allows (not in pipe mode: events arrive late). */
 	if (!tk_perfdata_get_info(pd)->pipe)
 		f->fixed = tk_perf_fixed_new(pd);
+	if ((f->flags & MMAP_FLAGS) == MMAP_FLAGS)
+		ret = perf_build_ids(f, pd);
+	if (ret)
+		goto out;
 	while ((ret = tk_perfdata_next(pd, &rec)) > 0) {
 		f->st->nr_records++;
 		ret = perf_record(f, pd, &rec);
@@ -571,8 +824,12 @@ static int run_perf(struct feed *f, const char *path)
 	}
 	if (ret == 0)
 		ret = flush_queue(f, 0, true);
+	if (ret == 0 && (f->flags & TK_FEED_SALVAGE))
+		ret = perf_damage(f, pd);
 out:
 	free(f->q);
+	tk_bytebuf_release(&f->arena);
+	tk_bytebuf_release(&f->arena2);
 	tk_perf_fixed_free(f->fixed);
 	tk_perfdata_close(pd);
 	return ret;

@@ -15,7 +15,6 @@ SEED=${TK_DAMAGE_SEED:-21}
 PER_FILE=${TK_DAMAGE_CASES:-40}
 tmp=$(mktemp -d /tmp/tk-damage-perf.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-RANDOM=$SEED
 
 inputs=()
 for f in tracepoint callchain cpu-clock compressed printk-no-colon; do
@@ -60,7 +59,14 @@ record_offsets() {
 
 # TK_DAMAGE_KEEP=DIR keeps the copies that fail a check there.
 keep() { [ -n "${TK_DAMAGE_KEEP:-}" ] && cp "$c" "$TK_DAMAGE_KEEP/case-$cases.data"; }
-rnd() { echo $(((RANDOM * 32768 + RANDOM) % $1)); }
+# rnd N: R becomes a number below N. Not $RANDOM in $(...): bash 5.1+
+# seeds each subshell afresh, so a campaign drawn that way differs from
+# run to run and its cases do not replay.
+rng=$SEED
+rnd() {
+	rng=$(((rng * 1103515245 + 12345) % 2147483648))
+	R=$((rng / 16 % $1))
+}
 put_byte() { printf "\\$(printf %03o "$3")" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null; }
 
 cases=0 crashes=0 hangs=0 silent=0 below=0 damaged=0
@@ -84,18 +90,19 @@ for in in "${inputs[@]}"; do
 		cp "$in" "$c"
 		kind=$((k % 4))
 		case $kind in
-		0) at=$((16 + $(rnd $((size - 16))))); truncate -s "$at" "$c"; what="truncate at $at" ;;
+		0) rnd $((size - 16)); at=$((16 + R)); truncate -s "$at" "$c"; what="truncate at $at" ;;
 		1) what="flip"
-		   for ((j = 0; j <= $(rnd 4); j++)); do
-			at=$(rnd "$size"); v=$((1 + $(rnd 255)))
+		   rnd 4; nflips=$R
+		   for ((j = 0; j <= nflips; j++)); do
+			rnd "$size"; at=$R; rnd 255; v=$((1 + R))
 			old=$(od -A n -t u1 -j "$at" -N 1 "$c")
 			put_byte "$c" "$at" $((old ^ v)); what="$what $at^$v"
 		   done ;;
-		2) at=$(rnd "$size"); len=$((1 + $(rnd 256)))
+		2) rnd "$size"; at=$R; rnd 256; len=$((1 + R))
 		   dd if=/dev/zero of="$c" bs=1 seek="$at" count="$len" conv=notrunc 2>/dev/null
 		   what="zero $len at $at" ;;
-		3) if [ ${#recs[@]} -eq 0 ]; then at=$(rnd "$size"); else at=$((${recs[$(rnd ${#recs[@]})]} + 6)); fi
-		   v=$(rnd 65536); [ $((k % 8)) = 3 ] && v=$(((v % 4) * 4))
+		3) if [ ${#recs[@]} -eq 0 ]; then rnd "$size"; at=$R; else rnd ${#recs[@]}; at=$((${recs[$R]} + 6)); fi
+		   rnd 65536; v=$R; [ $((k % 8)) = 3 ] && v=$(((v % 4) * 4))
 		   put_byte "$c" "$at" $((v % 256)); put_byte "$c" $((at + 1)) $((v / 256))
 		   what="size $v at $at" ;;
 		esac

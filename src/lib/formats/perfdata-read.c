@@ -2405,6 +2405,56 @@ static bool fixed_layout(const struct tk_perf_attr *a, uint32_t *before, uint32_
 	return true;
 }
 
+/*
+ * Whether a side-band record's size field is too large: MMAP, MMAP2 and
+ * COMM end in a name the kernel (and perf, synthesizing them) pads to 8
+ * bytes, FORK and EXIT have fixed fields, and each then has the
+ * sample_id_all trailer. A size larger than that, whose rest holds
+ * plausible records, hides those records (one damaged size byte made an
+ * MMAP2 swallow the sample after it, silently).
+ */
+static bool sideband_too_long(const struct tk_perfdata *pd, const uint8_t *p, uint32_t type,
+			      uint16_t size)
+{
+	const uint64_t trailer_bits = TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME | TK_PERF_SAMPLE_ID |
+				      TK_PERF_SAMPLE_STREAM_ID | TK_PERF_SAMPLE_CPU |
+				      TK_PERF_SAMPLE_IDENTIFIER;
+	const struct tk_perf_attr *a;
+	size_t fixed, want;
+
+	switch (type) {
+	case TK_PERF_RECORD_MMAP:
+		fixed = 8 + 8 + 24;
+		break;
+	case TK_PERF_RECORD_MMAP2:
+		fixed = 8 + 8 + 24 + 24 + 8;
+		break;
+	case TK_PERF_RECORD_COMM:
+		fixed = 8 + 8;
+		break;
+	case TK_PERF_RECORD_FORK:
+	case TK_PERF_RECORD_EXIT:
+		fixed = 8 + 16 + 8;
+		break;
+	default:
+		return false;
+	}
+	if (pd->nr_evsels == 0 || size <= fixed)
+		return false;
+	want = fixed;
+	if (type != TK_PERF_RECORD_FORK && type != TK_PERF_RECORD_EXIT) {
+		const uint8_t *nul = memchr(p + fixed, 0, size - fixed);
+
+		if (!nul)
+			return false;
+		want += ((size_t)(nul - (p + fixed)) + 1 + 7) & ~(size_t)7;
+	}
+	a = &pd->evsels[0]->pub.attr;
+	if (a->flags & TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL)
+		want += 8 * (size_t)__builtin_popcountll(a->sample_type & trailer_bits);
+	return want + 8 <= size && plausible_chain(pd, p + want, size - want, true) == 1;
+}
+
 static bool sample_too_long(const struct tk_perfdata *pd, const uint8_t *p, uint16_t size)
 {
 	const struct tk_perf_attr *a;
@@ -2701,6 +2751,17 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 				       "record of %u bytes crosses the end of the data "
 				       "section at 0x%" PRIx64,
 				       size, in->data_end);
+		}
+		if (!pd->strict && type != TK_PERF_RECORD_SAMPLE && type < 64 &&
+		    sideband_too_long(pd, p, type, size)) {
+			snprintf(why, sizeof(why),
+				 "%s record size %u is 8 or more bytes longer than its fields, "
+				 "and records hide in the rest",
+				 tk_perfdata_record_name(type), size);
+			r = resync(pd, off, why);
+			if (r > 0)
+				continue;
+			return r;
 		}
 		if (!pd->strict && type == TK_PERF_RECORD_SAMPLE && sample_too_long(pd, p, size)) {
 			snprintf(why, sizeof(why),

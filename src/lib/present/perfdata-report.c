@@ -568,7 +568,7 @@ static int proc_clone(struct rep *r, int32_t ppid, int32_t pid)
 	struct proc *parent = proc_get(r, ppid, false), *child;
 	int ret = 0;
 
-	if (!parent || !parent->nmaps)
+	if (!parent || !parent->nmaps || pid < 0) /* a negative pid: damaged, no process */
 		return 0;
 	child = proc_get(r, pid, true);
 	/* The table may have moved: look the parent up again. */
@@ -2723,8 +2723,8 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 			return 0;
 		memcpy(&tid, d + 12, 4);
 		t = thread_get(r, (int32_t)tid, true);
-		if (!t)
-			return -ENOMEM;
+		if (!t) /* a negative tid (damaged) names no thread */
+			return (int32_t)tid < 0 ? 0 : -ENOMEM;
 		thread_set_comm(t, (const char *)d + 16, rec->size - 16u);
 		return 0;
 	case TK_PERF_RECORD_FORK: {
@@ -2746,8 +2746,8 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 			has = true;
 		}
 		t = thread_get(r, (int32_t)tid, true);
-		if (!t)
-			return -ENOMEM;
+		if (!t) /* a negative tid (damaged) names no thread */
+			return (int32_t)tid < 0 ? 0 : -ENOMEM;
 		t->comm_set = false;
 		t->prefix_len = 0;
 		if (has)

@@ -26,5 +26,6 @@
 #include <tracekit/convert.h>
 #include <tracekit/filekind.h>
 #include <tracekit/analyze.h>
+#include <tracekit/pftrace.h>
 
 #endif

@@ -66,6 +66,8 @@ struct map {
 	int32_t pid; /* -1: the kernel's */
 	uint64_t start, end, pgoff;
 	char *path;
+	uint8_t bid[20]; /* MMAP2's own build id, when it carries one */
+	uint8_t bid_size;
 	uint64_t iid; /* 0: not interned in this piece */
 };
 
@@ -84,7 +86,8 @@ struct perf {
 	size_t last_map;
 	struct itab frames, stacks;
 	uint64_t next_iid;
-	bool cleared; /* the next sample packet clears the sequence's state */
+	uint64_t unknown_iid; /* the empty mapping of addresses in no mapping */
+	bool cleared;	      /* the next sample packet clears the sequence's state */
 	struct tk_bytebuf idata;
 	uint64_t stack[MAX_STACK];
 };
@@ -159,11 +162,12 @@ static void on_piece(struct pft_session *s)
 	itab_release(&p->frames);
 	itab_release(&p->stacks);
 	p->next_iid = 1;
+	p->unknown_iid = 0;
 	p->cleared = true;
 }
 
 static int map_add(struct perf *p, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-		   const char *path, size_t plen)
+		   const char *path, size_t plen, const uint8_t *bid, uint8_t bid_size)
 {
 	struct map *m;
 
@@ -185,6 +189,9 @@ static int map_add(struct perf *p, int32_t pid, uint64_t start, uint64_t len, ui
 	m->end = start + len;
 	m->pgoff = pgoff;
 	m->iid = 0;
+	m->bid_size = bid_size <= 20 ? bid_size : 20;
+	if (m->bid_size)
+		memcpy(m->bid, bid, m->bid_size);
 	p->nmaps++;
 	return 0;
 }
@@ -258,10 +265,11 @@ static uint64_t map_intern(struct perf *p, struct map *m)
 		return m->iid;
 	path_iid = p->next_iid++;
 	put_istr(&p->idata, ID_MAPPING_PATHS, path_iid, m->path, strlen(m->path));
-	bid = build_id_of(p, m->path);
-	if (bid && bid->size) {
+	bid = m->bid_size ? NULL : build_id_of(p, m->path);
+	if (m->bid_size || (bid && bid->size)) {
 		bid_iid = p->next_iid++;
-		put_istr(&p->idata, ID_BUILD_IDS, bid_iid, bid->id, bid->size);
+		put_istr(&p->idata, ID_BUILD_IDS, bid_iid, m->bid_size ? m->bid : bid->id,
+			 m->bid_size ? m->bid_size : bid->size);
 	}
 	m->iid = p->next_iid++;
 	e = pb_begin(&p->idata, ID_MAPPINGS);
@@ -276,11 +284,33 @@ static uint64_t map_intern(struct perf *p, struct map *m)
 	return m->iid;
 }
 
+/*
+ * Addresses in no known mapping go to one empty mapping named [unknown]
+ * (Perfetto keeps frames of an empty range as they are), so that no frame
+ * refers to mapping 0, which Perfetto rejects.
+ */
+static uint64_t unknown_intern(struct perf *p)
+{
+	uint64_t path_iid;
+	size_t e;
+
+	if (p->unknown_iid)
+		return p->unknown_iid;
+	path_iid = p->next_iid++;
+	put_istr(&p->idata, ID_MAPPING_PATHS, path_iid, "[unknown]", 9);
+	p->unknown_iid = p->next_iid++;
+	e = pb_begin(&p->idata, ID_MAPPINGS);
+	pb_uint(&p->idata, 1, p->unknown_iid);
+	pb_uint(&p->idata, 7, path_iid);
+	pb_end(&p->idata, e);
+	return p->unknown_iid;
+}
+
 /* Frame: iid 1, mapping_id 3, rel_pc 4 */
 static int frame_intern(struct perf *p, int32_t pid, uint64_t ip, bool kernel, uint64_t *out)
 {
 	struct map *m = map_lookup(p, pid, ip, kernel);
-	uint64_t mapping = m ? map_intern(p, m) : 0;
+	uint64_t mapping = m ? map_intern(p, m) : unknown_intern(p);
 	uint64_t rel = m ? ip - m->start + m->pgoff : ip;
 	uint64_t h = mix(mix(0x6672616d65ull, mapping), rel), iid;
 	size_t e;
@@ -295,8 +325,7 @@ static int frame_intern(struct perf *p, int32_t pid, uint64_t ip, bool kernel, u
 	*out = p->next_iid++;
 	e = pb_begin(&p->idata, ID_FRAMES);
 	pb_uint(&p->idata, 1, *out);
-	if (mapping)
-		pb_uint(&p->idata, 3, mapping);
+	pb_uint(&p->idata, 3, mapping);
 	pb_uint(&p->idata, 4, rel);
 	pb_end(&p->idata, e);
 	return 0;
@@ -434,9 +463,15 @@ static int perf_record(struct perf *p, const struct tk_perf_record *rec)
 	}
 	case TK_PERF_RECORD_MMAP:
 	case TK_PERF_RECORD_MMAP2: {
-		/* MMAP: pid, tid, start, len, pgoff, filename; MMAP2 adds 24 bytes of ids. */
+		/*
+		 * MMAP: pid, tid, start, len, pgoff, filename. MMAP2 puts 32
+		 * bytes before the filename: maj, min, ino, ino_generation
+		 * (or, with PERF_RECORD_MISC_MMAP_BUILD_ID, the build id's
+		 * size byte, 3 reserved, 20 id bytes), prot, flags.
+		 */
 		const uint8_t *d = (const uint8_t *)rec->data + 8;
-		size_t head = rec->type == TK_PERF_RECORD_MMAP ? 32 : 56, left;
+		size_t head = rec->type == TK_PERF_RECORD_MMAP ? 32 : 64, left;
+		bool has_bid = rec->type == TK_PERF_RECORD_MMAP2 && (rec->misc & (1u << 14));
 		uint32_t pid;
 		uint64_t start, len, pgoff;
 
@@ -448,7 +483,8 @@ static int perf_record(struct perf *p, const struct tk_perf_record *rec)
 		memcpy(&pgoff, d + 24, 8);
 		left = rec->size - 8 - head;
 		return map_add(p, (rec->misc & 7) == 1 ? -1 : (int32_t)pid, start, len, pgoff,
-			       (const char *)d + head, strnlen((const char *)d + head, left));
+			       (const char *)d + head, strnlen((const char *)d + head, left),
+			       has_bid ? d + 36 : NULL, has_bid ? d[32] : 0);
 	}
 	case TK_PERF_RECORD_LOST:
 		if (tk_perfdata_parse_sample(p->pd, rec, &sm) == 0 &&

@@ -60,11 +60,12 @@ typedef int (*tk_pftrace_piece_fn)(void *ctx, unsigned int index);
 /**
  * struct tk_pftrace_opts - how to write
  * @sz:          sizeof(struct tk_pftrace_opts); declare it with TK_OPTS()
- * @compression: TK_COMPRESS_ZLIB: packets deflated in TracePacket
- *               compressed_packets (every Perfetto since 2019);
- *               TK_COMPRESS_ZSTD: zstd_compressed_packets (Perfetto from
- *               mid-2026); TK_COMPRESS_NONE: plain packets
- * @level:       the codec's level; 0: its default
+ * @compression: TK_COMPRESS_ZSTD: packets compressed in TracePacket
+ *               zstd_compressed_packets (Perfetto from mid-2026);
+ *               TK_COMPRESS_ZLIB: deflated in compressed_packets (every
+ *               Perfetto since 2019); TK_COMPRESS_NONE: plain packets
+ * @level:       the codec's level; 0: level 1 (fast, and within 3% of
+ *               the best ratio on traces)
  * @split_size:  0, or cut the output by time into pieces of at most this
  *               many bytes (at least 1 MiB); needs @next_piece
  * @next_piece:  called when a piece is full

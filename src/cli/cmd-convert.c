@@ -67,9 +67,10 @@ const char cmd_convert_usage[] =
 	"      --split-size SIZE   perfetto: cut OUT by time into pieces of at most\n"
 	"                          SIZE bytes (K, M, G suffixes; at least 1M), named\n"
 	"                          OUT-0001.pftrace, OUT-0002.pftrace, ...\n"
-	"                          perfetto: --compression zlib (the default: deflated\n"
-	"                          packets, every Perfetto reads them), zstd (Perfetto\n"
-	"                          from mid-2026) or none\n"
+	"                          perfetto: --compression zstd (the default:\n"
+	"                          zstd_compressed_packets, Perfetto from mid-2026,\n"
+	"                          as ui.perfetto.dev), zlib (deflated packets, every\n"
+	"                          Perfetto since 2019) or none\n"
 	"  -q, --quiet             do not print the summary line\n"
 	"      --strict            fail at the first damage in IN instead of writing\n"
 	"                          what can be read (each damaged region is otherwise\n"
@@ -503,7 +504,7 @@ int cmd_convert(int argc, char **argv)
 	if (!cv.out)
 		return cli_usage_error("no output file (-o OUT)");
 	if (to ? !strcmp(to, "perfetto") : ends_with(cv.out, ".pftrace")) {
-		TK_OPTS(tk_pftrace_opts, po, .compression = TK_COMPRESS_ZLIB, .split_size = split);
+		TK_OPTS(tk_pftrace_opts, po, .compression = TK_COMPRESS_ZSTD, .split_size = split);
 
 		if (cv.opts.version != 7)
 			return cli_usage_error("--file-version is for .dat output");

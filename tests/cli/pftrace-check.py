@@ -10,7 +10,8 @@ into a plain Trace, which `protoc --decode_raw` must read (exit 0, one
 script thinks of them. Then the wire format is walked here (protoc's text
 cannot tell packed arrays from nested messages) and compared with the
 report:
-  .dat       per CPU: the number of events, their names, their times (in
+  .dat       per CPU: the number of events, their names (typed, generic,
+             or self-described through the bundle's descriptors), their times (in
              the report's microseconds) and pids (common_pid; for the
              compact sched_switch and sched_waking, which carry no
              common_pid, the next_pid and the woken pid instead)
@@ -80,18 +81,27 @@ def s64(v):
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def packets(data):
-    """The TracePackets, compressed ones opened up."""
+def packets(data, zstd_frames=None):
+    """The TracePackets, compressed ones opened up (the zstd ones by the
+    zstd command, all frames in one run: the checks do not depend on the
+    packets' order)."""
+    top = zstd_frames is None
+    if top:
+        zstd_frames = []
     for f, w, v in fields(data):
         if f != 1 or w != 2:
             raise ValueError("top-level field %d is not a packet" % f)
         inner = dict((ff, vv) for ff, ww, vv in fields(v) if ff in (50, 133))
         if 133 in inner:
-            raise ValueError("zstd_compressed_packets: check a zlib or plain trace")
-        if 50 in inner:
-            yield from packets(zlib.decompress(inner[50]))
+            zstd_frames.append(inner[133])
+        elif 50 in inner:
+            yield from packets(zlib.decompress(inner[50]), zstd_frames)
         else:
             yield v
+    if top and zstd_frames:
+        r = subprocess.run(["zstd", "-dc"], input=b"".join(zstd_frames), capture_output=True,
+                           check=True)
+        yield from packets(r.stdout, [])
 
 
 def us(ns):
@@ -135,6 +145,13 @@ def main():
         for bundle in pf.get(1, []):
             cpu, cs = 0, None
             evs = []
+            # Self-described events (FtraceEvent fields 65536 and up) are
+            # named by the bundle's GenericEventDescriptors (field 11).
+            described = {}
+            for f, w, v in fields(bundle):
+                if f == 11:
+                    d = dict((a, b) for a, _, b in fields(v))
+                    described[d[1]] = dict((a, b) for a, _, b in fields(d[2]))[1].decode()
             for f, w, v in fields(bundle):
                 if f == 1:
                     cpu = v
@@ -148,6 +165,8 @@ def main():
                             name = TYPED[num]
                         elif num == 327:
                             name = dict((a, b) for a, _, b in fields(e[327]))[1].decode()
+                        elif num >= 65536:
+                            name = described.get(num, "undescribed field %d" % num)
                     evs.append((us(e[1]), e.get(2, 0), name))
                 elif f == 4:
                     cs = defaultdict(list)

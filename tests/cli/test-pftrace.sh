@@ -56,8 +56,10 @@ for f in tracepoints pipe-tracepoint-g g pipe-g plain z pipe-z two-events k1 sam
 	same "$data/perf/$f.data" perf
 done
 
-# The codecs: uncompressed and deflated packets hold the same events.
+# The codecs: plain, deflated and zstd packets (the default) hold the same events.
 same "$data/sample-v7-zstd.dat" dat --compression none
+same "$data/sample-v7-zstd.dat" dat --compression zlib
+same "$data/tc34/inst-v7-zlib.dat" dat --compression zlib
 run convert -q "$data/sample-v7-zstd.dat" -o "$tmp/z.pftrace" --compression zstd
 check "--compression zstd" rc_is 0
 check "zstd packets are field 133" python3 -c "

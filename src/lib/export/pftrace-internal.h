@@ -64,7 +64,8 @@ struct pft_session {
 	int32_t *fmt_of_id; /* event id -> tracedata format index, -1 */
 	size_t nfmt_ids;
 	uint8_t long_size;
-	struct pft_cpu **cpus; /* by CPU id */
+	uint32_t next_field_id; /* of the self-described events, from 65536 */
+	struct pft_cpu **cpus;	/* by CPU id */
 	size_t ncpus;
 
 	/* threads */

@@ -55,9 +55,17 @@ static inline size_t pb_put_varint_at(uint8_t *p, uint64_t v)
 	return n;
 }
 
+/* Room for @n more bytes: a compare, and a call only when the buffer grows. */
+static inline int pb_room(struct tk_bytebuf *b, size_t n)
+{
+	if (__builtin_expect(b->cap - b->len >= n && !b->err, 1))
+		return 0;
+	return tk_bytebuf_reserve(b, n);
+}
+
 static inline void pb_varint(struct tk_bytebuf *b, uint64_t v)
 {
-	if (tk_bytebuf_reserve(b, 10))
+	if (pb_room(b, 10))
 		return;
 	b->len += pb_put_varint_at(b->data + b->len, v);
 }
@@ -70,7 +78,7 @@ static inline void pb_key(struct tk_bytebuf *b, uint32_t field, unsigned int wir
 /* A varint field: unsigned, or a signed value already sign-extended to 64 bits. */
 static inline void pb_uint(struct tk_bytebuf *b, uint32_t field, uint64_t v)
 {
-	if (tk_bytebuf_reserve(b, 15))
+	if (pb_room(b, 15))
 		return;
 	b->len += pb_put_varint_at(b->data + b->len, (uint64_t)field << 3 | PB_VARINT);
 	b->len += pb_put_varint_at(b->data + b->len, v);
@@ -83,9 +91,12 @@ static inline void pb_int(struct tk_bytebuf *b, uint32_t field, int64_t v)
 
 static inline void pb_bytes(struct tk_bytebuf *b, uint32_t field, const void *data, size_t len)
 {
-	pb_key(b, field, PB_LEN);
-	pb_varint(b, len);
-	tk_bytebuf_put(b, data, len);
+	if (pb_room(b, 15 + len))
+		return;
+	b->len += pb_put_varint_at(b->data + b->len, (uint64_t)field << 3 | PB_LEN);
+	b->len += pb_put_varint_at(b->data + b->len, len);
+	memcpy(b->data + b->len, data, len);
+	b->len += len;
 }
 
 static inline void pb_str(struct tk_bytebuf *b, uint32_t field, const char *s)
@@ -96,8 +107,10 @@ static inline void pb_str(struct tk_bytebuf *b, uint32_t field, const char *s)
 /* Open a nested message: returns where its body starts, for pb_end(). */
 static inline size_t pb_begin(struct tk_bytebuf *b, uint32_t field)
 {
-	pb_key(b, field, PB_LEN);
-	tk_bytebuf_put_u8(b, 0);
+	if (pb_room(b, 6))
+		return b->len;
+	b->len += pb_put_varint_at(b->data + b->len, (uint64_t)field << 3 | PB_LEN);
+	b->data[b->len++] = 0;
 	return b->len;
 }
 
@@ -113,7 +126,7 @@ static inline void pb_end(struct tk_bytebuf *b, size_t start)
 		return;
 	}
 	extra = pb_varint_size(len) - 1;
-	if (tk_bytebuf_reserve(b, extra))
+	if (pb_room(b, extra))
 		return;
 	memmove(b->data + start + extra, b->data + start, len);
 	pb_put_varint_at(b->data + start - 1, len);
@@ -123,8 +136,11 @@ static inline void pb_end(struct tk_bytebuf *b, size_t start)
 /* The padded four-byte form of the length, for messages that may be long. */
 static inline size_t pb_begin_long(struct tk_bytebuf *b, uint32_t field)
 {
-	pb_key(b, field, PB_LEN);
-	tk_bytebuf_put_zeros(b, 4);
+	if (pb_room(b, 9))
+		return b->len;
+	b->len += pb_put_varint_at(b->data + b->len, (uint64_t)field << 3 | PB_LEN);
+	memset(b->data + b->len, 0, 4);
+	b->len += 4;
 	return b->len;
 }
 

@@ -73,6 +73,29 @@ check "--to perfetto" rc_is 0
 check "summary line" err_has "events on 2 CPUs"
 check "--to perfetto output decodes" sh -c "protoc --decode_raw <'$tmp/out.bin' >/dev/null"
 
+# Damaged input (the shared policy): what reads is written, one line per
+# damaged region, exit 1; --strict fails at the first damage and writes nothing.
+MUTATE=$TK_SOURCE_DIR/tests/integration/mutate.py
+"$TRACEKIT" convert -q "$data/sample-v7-zstd.dat" -o "$tmp/good.dat" --compression none
+python3 "$MUTATE" write "$tmp/good.dat" cpu0-page0-commit-cuts-record "$tmp/cut.dat" >/dev/null
+damage_re='^tracekit convert: .*: offset 0x[0-9a-f]*: .* (skipped [0-9]* bytes, \(events lost unknown\|[0-9]* events lost\))$'
+run convert -q "$tmp/cut.dat" -o "$tmp/cut.pftrace"
+check "damaged .dat: exit 1, one line per region" eval 'rc_is 1 && err_has "$damage_re" && [ -s "$tmp/cut.pftrace" ]'
+"$TRACEKIT" report "$tmp/cut.dat" >"$tmp/cut.rep" 2>/dev/null
+check "damaged .dat: the trace holds what report reads" \
+	python3 "$checker" "$tmp/cut.pftrace" "$tmp/cut.rep" dat
+run convert -q --strict "$tmp/cut.dat" -o "$tmp/strict.pftrace"
+check "damaged .dat --strict: exit 1, no output" eval 'rc_is 1 && err_lines 1 && [ ! -e "$tmp/strict.pftrace" ]'
+head -c 3000 "$data/perf/plain.data" >"$tmp/cut.data"
+run convert -q "$tmp/cut.data" -o "$tmp/cutp.pftrace"
+check "damaged perf.data: exit 1, one line per region" eval 'rc_is 1 && err_has "$damage_re" && [ -s "$tmp/cutp.pftrace" ]'
+# (--strict on a perf.data follows the reader: a cut last record is a
+# warning there, as for report --strict.)
+"$TRACEKIT" report --strict "$tmp/cut.data" >/dev/null 2>&1
+want=$?
+run convert -q --strict "$tmp/cut.data" -o "$tmp/strictp.pftrace"
+check "cut perf.data --strict: the exit status of report --strict ($want)" rc_is "$want"
+
 # Usage errors.
 run convert "$data/sample-v7-zstd.dat" -o "$tmp/x.pftrace" --split-size 1000
 check "--split-size under 1M is a usage error" rc_is 2

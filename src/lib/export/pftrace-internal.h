@@ -71,7 +71,8 @@ struct pft_session {
 	/* threads */
 	struct pft_thread *threads;
 	size_t nthreads, cap_threads;
-	bool threads_dirty; /* names changed since the last ProcessTree */
+	uint32_t *thread_hash; /* open addressing: index + 1 into threads[], 2 x cap_threads */
+	bool threads_dirty;    /* names changed since the last ProcessTree */
 
 	/* the file's facts, for every piece's head */
 	const char *uname;

@@ -71,6 +71,14 @@ struct map {
 	uint64_t iid; /* 0: not interned in this piece */
 };
 
+/* One process's mappings: indexes into perf.maps, oldest first. */
+struct pidmap {
+	int32_t pid;
+	bool used;
+	uint32_t n, cap;
+	uint32_t *idx;
+};
+
 /* Open-addressing table of 64-bit hashes to iids, with the key bytes kept. */
 struct itab {
 	uint64_t *hash;
@@ -84,6 +92,8 @@ struct perf {
 	struct map *maps;
 	size_t nmaps, cap_maps;
 	size_t last_map;
+	struct pidmap *pm; /* by pid, open addressing */
+	size_t pm_cap, pm_n;
 	struct itab frames, stacks;
 	uint64_t next_iid;
 	uint64_t unknown_iid; /* the empty mapping of addresses in no mapping */
@@ -166,11 +176,64 @@ static void on_piece(struct pft_session *s)
 	p->cleared = true;
 }
 
+static size_t pid_slot(int32_t pid, size_t cap)
+{
+	return ((uint32_t)pid * 2654435761u) & (cap - 1);
+}
+
+static struct pidmap *pidmap_get(struct perf *p, int32_t pid, bool add)
+{
+	size_t k;
+
+	if (p->pm_cap) {
+		for (k = pid_slot(pid, p->pm_cap); p->pm[k].used; k = (k + 1) & (p->pm_cap - 1))
+			if (p->pm[k].pid == pid)
+				return &p->pm[k];
+	}
+	if (!add)
+		return NULL;
+	if ((p->pm_n + 1) * 2 > p->pm_cap) {
+		size_t cap = p->pm_cap ? p->pm_cap * 2 : 256;
+		struct pidmap *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < p->pm_cap; i++) {
+			if (!p->pm[i].used)
+				continue;
+			for (k = pid_slot(p->pm[i].pid, cap); n[k].used; k = (k + 1) & (cap - 1))
+				;
+			n[k] = p->pm[i];
+		}
+		free(p->pm);
+		p->pm = n;
+		p->pm_cap = cap;
+	}
+	for (k = pid_slot(pid, p->pm_cap); p->pm[k].used; k = (k + 1) & (p->pm_cap - 1))
+		;
+	p->pm[k].used = true;
+	p->pm[k].pid = pid;
+	p->pm_n++;
+	return &p->pm[k];
+}
+
 static int map_add(struct perf *p, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		   const char *path, size_t plen, const uint8_t *bid, uint8_t bid_size)
 {
+	struct pidmap *pm = pidmap_get(p, pid, true);
 	struct map *m;
 
+	if (!pm)
+		return tk_fail(ENOMEM, "out of memory");
+	if (pm->n == pm->cap) {
+		uint32_t cap = pm->cap ? pm->cap * 2 : 16;
+		uint32_t *n = realloc(pm->idx, cap * sizeof(*n));
+
+		if (!n)
+			return tk_fail(ENOMEM, "out of memory");
+		pm->idx = n;
+		pm->cap = cap;
+	}
 	if (p->nmaps == p->cap_maps) {
 		size_t cap = p->cap_maps ? p->cap_maps * 2 : 256;
 		struct map *n = realloc(p->maps, cap * sizeof(*n));
@@ -192,6 +255,7 @@ static int map_add(struct perf *p, int32_t pid, uint64_t start, uint64_t len, ui
 	m->bid_size = bid_size <= 20 ? bid_size : 20;
 	if (m->bid_size)
 		memcpy(m->bid, bid, m->bid_size);
+	pm->idx[pm->n++] = (uint32_t)p->nmaps;
 	p->nmaps++;
 	return 0;
 }
@@ -200,13 +264,15 @@ static int map_add(struct perf *p, int32_t pid, uint64_t start, uint64_t len, ui
 static struct map *map_find(struct perf *p, int32_t pid, uint64_t addr)
 {
 	struct map *m = p->nmaps ? &p->maps[p->last_map] : NULL;
+	const struct pidmap *pm;
 
 	if (m && m->pid == pid && addr >= m->start && addr < m->end)
 		return m;
-	for (size_t i = p->nmaps; i-- > 0;) {
-		m = &p->maps[i];
-		if (m->pid == pid && addr >= m->start && addr < m->end) {
-			p->last_map = i;
+	pm = pidmap_get(p, pid, false);
+	for (uint32_t i = pm ? pm->n : 0; i-- > 0;) {
+		m = &p->maps[pm->idx[i]];
+		if (addr >= m->start && addr < m->end) {
+			p->last_map = pm->idx[i];
 			return m;
 		}
 	}
@@ -449,16 +515,21 @@ static int perf_record(struct perf *p, const struct tk_perf_record *rec)
 	case TK_PERF_RECORD_FORK: {
 		struct tk_perf_task t;
 		const struct pft_thread *parent;
+		char comm[16] = "";
 		int r;
 
 		if (tk_perfdata_parse_task(rec, &t))
 			return 0;
-		/* A new thread takes its parent's name until it execs. */
+		/*
+		 * A new thread takes its parent's name until it execs (copied
+		 * first: adding the thread may move the table).
+		 */
 		parent = pft_thread_get(s, (int32_t)t.ptid);
-		r = pft_thread_set(
-			s, (int32_t)t.tid, (int32_t)t.pid, t.pid == t.tid ? (int32_t)t.ppid : 0,
-			parent && !pft_thread_get(s, (int32_t)t.tid) ? parent->comm : NULL,
-			parent ? strnlen(parent->comm, 16) : 0);
+		if (parent && !pft_thread_get(s, (int32_t)t.tid))
+			memcpy(comm, parent->comm, sizeof(comm));
+		r = pft_thread_set(s, (int32_t)t.tid, (int32_t)t.pid,
+				   t.pid == t.tid ? (int32_t)t.ppid : 0, comm[0] ? comm : NULL,
+				   strnlen(comm, 16));
 		return r ? r : pft_thread_emit(s, (int32_t)t.tid, t.time);
 	}
 	case TK_PERF_RECORD_MMAP:
@@ -541,6 +612,9 @@ out:
 	for (size_t i = 0; i < p.nmaps; i++)
 		free(p.maps[i].path);
 	free(p.maps);
+	for (size_t i = 0; i < p.pm_cap; i++)
+		free(p.pm[i].idx);
+	free(p.pm);
 	itab_release(&p.frames);
 	itab_release(&p.stacks);
 	tk_bytebuf_release(&p.idata);

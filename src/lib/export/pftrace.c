@@ -897,23 +897,48 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 
 /* ------------------------------------------------------------- threads */
 
+static size_t tid_slot(int32_t tid, size_t cap)
+{
+	return ((uint32_t)tid * 2654435761u) & (cap - 1);
+}
+
+/* The thread @tid (adding it when @add), through a hash of twice the array's capacity. */
 static struct pft_thread *thread_find(struct pft_session *s, int32_t tid, bool add)
 {
-	/* Threads are few (thousands) and looked up at COMM/FORK records only. */
-	for (size_t i = s->nthreads; i-- > 0;)
-		if (s->threads[i].tid == tid)
-			return &s->threads[i];
+	size_t hcap = s->cap_threads * 2, k;
+
+	if (hcap) {
+		for (k = tid_slot(tid, hcap); s->thread_hash[k]; k = (k + 1) & (hcap - 1))
+			if (s->threads[s->thread_hash[k] - 1].tid == tid)
+				return &s->threads[s->thread_hash[k] - 1];
+	}
 	if (!add)
 		return NULL;
 	if (s->nthreads == s->cap_threads) {
 		size_t n = s->cap_threads ? s->cap_threads * 2 : 256;
 		struct pft_thread *p = realloc(s->threads, n * sizeof(*p));
+		uint32_t *h = calloc(n * 2, sizeof(*h));
 
-		if (!p)
+		if (!p || !h) {
+			if (p)
+				s->threads = p;
+			free(h);
 			return NULL;
+		}
 		s->threads = p;
 		s->cap_threads = n;
+		free(s->thread_hash);
+		s->thread_hash = h;
+		hcap = n * 2;
+		for (size_t i = 0; i < s->nthreads; i++) {
+			for (k = tid_slot(p[i].tid, hcap); h[k]; k = (k + 1) & (hcap - 1))
+				;
+			h[k] = (uint32_t)i + 1;
+		}
 	}
+	for (k = tid_slot(tid, hcap); s->thread_hash[k]; k = (k + 1) & (hcap - 1))
+		;
+	s->thread_hash[k] = (uint32_t)s->nthreads + 1;
 	memset(&s->threads[s->nthreads], 0, sizeof(s->threads[0]));
 	s->threads[s->nthreads].tid = tid;
 	return &s->threads[s->nthreads++];
@@ -1223,6 +1248,7 @@ void pft_session_release(struct pft_session *s)
 	free(s->evs);
 	free(s->fmt_of_id);
 	free(s->threads);
+	free(s->thread_hash);
 	free(s->cbuf);
 	tk_bytebuf_release(&s->chunk);
 	tk_codec_free(s->codec);

@@ -511,6 +511,15 @@ int cmd_convert(int argc, char **argv)
 		if (codec && tk_codec_from_name(codec, &po.compression) < 0)
 			return cli_usage_error("unknown compression '%s' (zstd, zlib or none)",
 					       codec);
+		if (split) {
+			struct stat sb;
+
+			/* The pieces are named after OUT: it must be a file's name. */
+			if (!strcmp(cv.out, "-") ||
+			    (stat(cv.out, &sb) == 0 && !S_ISREG(sb.st_mode)))
+				return cli_usage_error("--split-size names the pieces after OUT, "
+						       "which must be a regular file's name");
+		}
 		return run_pftrace(&cv, &po, quiet);
 	}
 	if (split)

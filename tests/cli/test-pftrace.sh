@@ -101,6 +101,13 @@ run convert "$data/sample-v7-zstd.dat" -o "$tmp/x.pftrace" --split-size 1000
 check "--split-size under 1M is a usage error" rc_is 2
 run convert "$data/sample-v7-zstd.dat" -o "$tmp/x.dat" --split-size 4M
 check "--split-size needs Perfetto output" rc_is 2
+(cd "$tmp" && "$TRACEKIT" convert "$data/sample-v7-zstd.dat" -o - --to perfetto --split-size 1M \
+	>"$tmp/out" 2>"$tmp/err")
+rc=$?
+check "--split-size onto standard output is a usage error" \
+	eval 'rc_is 2 && [ -z "$(ls "$tmp" | grep -e "^-")" ]'
+run convert "$data/sample-v7-zstd.dat" -o - --to perfetto
+check "-o - writes the trace to standard output" eval 'rc_is 0 && protoc --decode_raw <"$tmp/out" >/dev/null'
 run convert "$data/sample-v7-zstd.dat" -o "$tmp/x.pftrace" --file-version 6
 check "--file-version is for .dat" rc_is 2
 run convert "$data/sample-v7-zstd.dat" -o "$tmp/x.pftrace" --compression lz4

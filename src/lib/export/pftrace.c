@@ -1312,6 +1312,97 @@ static void put_dat_facts(struct pft_session *s, struct tk_dat *dat)
 	s->ncpus_file = info->cpu_count;
 }
 
+/* The number after "KEY:" on a line of a per_cpu/cpuN/stats text, or 0. */
+static uint64_t stat_u64(const char *t, size_t n, const char *key, double *dbl)
+{
+	size_t k = strlen(key);
+
+	for (size_t pos = 0; pos < n;) {
+		size_t end = pos;
+
+		while (end < n && t[end] != '\n' && t[end] != '\0')
+			end++;
+		if (end - pos > k + 1 && !memcmp(t + pos, key, k) && t[pos + k] == ':') {
+			char num[32];
+			size_t i = pos + k + 1, m = 0;
+
+			while (i < end && t[i] == ' ')
+				i++;
+			while (i < end && m < sizeof(num) - 1)
+				num[m++] = t[i++];
+			num[m] = 0;
+			if (dbl)
+				*dbl = strtod(num, NULL);
+			return strtoull(num, NULL, 10);
+		}
+		pos = end + 1;
+	}
+	return 0;
+}
+
+/*
+ * FtraceStats (phase END_OF_TRACE 2, cpu_stats 2) of the top buffer's
+ * CPUSTAT options, the kernel's per_cpu/cpuN/stats when the recording
+ * stopped: FtraceCpuStats {cpu 1, entries 2, overrun 3, commit_overrun 4,
+ * bytes_read 5, oldest_event_ts 6, now_ts 7 (seconds, doubles),
+ * dropped_events 8, read_events 9}. Perfetto counts the losses from them.
+ * An instance's options follow a "\nBuffer: NAME" one and are left out
+ * (Perfetto's stats are per CPU).
+ */
+static int put_ftrace_stats(struct pft_session *s, struct tk_dat *dat)
+{
+	size_t pkt = 0, st = 0;
+	bool top = true, any = false;
+
+	for (size_t i = 0; i < tk_dat_option_count(dat); i++) {
+		const struct tk_dat_option *o = tk_dat_option_get(dat, i);
+		const char *t = o->data;
+		size_t n = o->size, k;
+		uint64_t cpu = 0;
+		double oldest = 0, now = 0;
+		uint64_t bits;
+		size_t m;
+
+		if (o->id != TK_DAT_OPTION_CPUSTAT || !t)
+			continue;
+		if (n > 9 && !memcmp(t, "\nBuffer: ", 9))
+			top = false;
+		if (!top || n < 6 || memcmp(t, "CPU: ", 5))
+			continue;
+		for (k = 5; k < n && t[k] >= '0' && t[k] <= '9' && cpu < 1u << 30; k++)
+			cpu = cpu * 10 + (uint64_t)(t[k] - '0');
+		if (!any) {
+			pkt = pft_packet_begin(s);
+			st = pb_begin_long(&s->chunk, PF_PKT_FTRACE_STATS);
+			pb_uint(&s->chunk, 1, 2);
+			any = true;
+		}
+		m = pb_begin(&s->chunk, 2);
+		pb_uint(&s->chunk, 1, cpu);
+		pb_uint(&s->chunk, 2, stat_u64(t + k, n - k, "entries", NULL));
+		pb_uint(&s->chunk, 3, stat_u64(t + k, n - k, "overrun", NULL));
+		pb_uint(&s->chunk, 4, stat_u64(t + k, n - k, "commit overrun", NULL));
+		pb_uint(&s->chunk, 5, stat_u64(t + k, n - k, "bytes", NULL));
+		stat_u64(t + k, n - k, "oldest event ts", &oldest);
+		stat_u64(t + k, n - k, "now ts", &now);
+		/* fixed64 fields: the doubles' bits, little-endian (the chunk's order) */
+		memcpy(&bits, &oldest, 8);
+		pb_key(&s->chunk, 6, PB_I64);
+		tk_bytebuf_put_u64(&s->chunk, bits);
+		memcpy(&bits, &now, 8);
+		pb_key(&s->chunk, 7, PB_I64);
+		tk_bytebuf_put_u64(&s->chunk, bits);
+		pb_uint(&s->chunk, 8, stat_u64(t + k, n - k, "dropped events", NULL));
+		pb_uint(&s->chunk, 9, stat_u64(t + k, n - k, "read events", NULL));
+		pb_end(&s->chunk, m);
+	}
+	if (!any)
+		return 0;
+	pb_end_long(&s->chunk, st);
+	pb_uint(&s->chunk, PF_PKT_SEQUENCE_ID, PFT_SEQ_FTRACE);
+	return pft_packet_end(s, pkt);
+}
+
 /* The saved command lines ("PID COMM" lines) as threads. */
 static int dat_threads(struct pft_session *s, const struct tk_tracedata *td)
 {
@@ -1423,6 +1514,8 @@ int tk_pftrace_write_dat(struct tk_dat *dat, int fd, const char *name,
 		if (nheap)
 			tk_merge_heap_down(heap, nheap, 0);
 	}
+	if (!r)
+		r = put_ftrace_stats(&s, dat);
 	if (!r)
 		r = pft_session_finish(&s);
 out:

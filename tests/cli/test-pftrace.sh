@@ -56,6 +56,15 @@ for f in tracepoints pipe-tracepoint-g g pipe-g plain z pipe-z two-events k1 sam
 	same "$data/perf/$f.data" perf
 done
 
+# A perf.data of scheduler tracepoints (what perf sched record writes), made
+# from the sample .dat: sched_switch and sched_waking go to the compact
+# encoding of their CPU's bundles, the CPU tracks.
+"$TRACEKIT" convert -q "$data/sample-v7-zstd.dat" -o "$tmp/sched.data" --to perf
+same "$tmp/sched.data" perf
+run convert -q "$tmp/sched.data" -o "$tmp/sched.pftrace" --compression none
+check "perf sched tracepoints in CompactSched" eval \
+	'protoc --decode_raw <"$tmp/sched.pftrace" | grep -q "^    4 {"'
+
 # The codecs: plain, deflated and zstd packets (the default) hold the same events.
 same "$data/sample-v7-zstd.dat" dat --compression none
 same "$data/sample-v7-zstd.dat" dat --compression zlib

@@ -95,7 +95,8 @@ static inline void pb_bytes(struct tk_bytebuf *b, uint32_t field, const void *da
 		return;
 	b->len += pb_put_varint_at(b->data + b->len, (uint64_t)field << 3 | PB_LEN);
 	b->len += pb_put_varint_at(b->data + b->len, len);
-	memcpy(b->data + b->len, data, len);
+	if (len) /* an empty field may come with no pointer */
+		memcpy(b->data + b->len, data, len);
 	b->len += len;
 }
 

@@ -499,6 +499,10 @@ static int describe(struct pft_session *s, struct pft_ev *e)
 		pb_uint(&d, 5, type);
 		pb_end(&d, f);
 	}
+	if (tk_bytebuf_error(&d) < 0) {
+		tk_bytebuf_release(&d);
+		return -ENOMEM;
+	}
 	e->field_id = s->next_field_id ? s->next_field_id : FIRST_FIELD_ID;
 	s->next_field_id = e->field_id + 1;
 	pb_uint(&m, 1, e->field_id);
@@ -1185,8 +1189,10 @@ int pft_session_init(struct pft_session *s, int fd, const char *name,
 	if (s->opts.compression != TK_COMPRESS_NONE) {
 		s->codec = tk_codec_new(s->opts.compression, s->opts.level ? s->opts.level : 1);
 		if (!s->codec)
-			return tk_fail(errno, "%s: cannot compress with %s", s->name,
-				       tk_codec_name(s->opts.compression));
+			return errno == ENOMEM
+				       ? tk_fail(ENOMEM, "out of memory")
+				       : tk_fail(errno, "%s: cannot compress with %s: %s", s->name,
+						 tk_codec_name(s->opts.compression), tk_errmsg());
 	}
 	return 0;
 }

@@ -12,7 +12,8 @@
  *                        that lost events starts a bundle with lost_events
  *   perf tracepoints     the same, from the samples' raw payloads
  *   perf samples         PerfSample packets; callchains as interned
- *                        callstacks, frames and mappings (with build ids)
+ *                        callstacks, frames (named when asked) and
+ *                        mappings (with build ids)
  *   threads              ProcessTree packets from saved cmdlines and
  *                        perf's COMM/FORK/EXIT records
  *   the file's facts     ClockSnapshot, SystemInfo (uname)
@@ -70,6 +71,9 @@ typedef int (*tk_pftrace_piece_fn)(void *ctx, unsigned int index);
  *               many bytes (at least 1 MiB); needs @next_piece
  * @next_piece:  called when a piece is full
  * @piece_ctx:   its context
+ * @symbolize:   perf.data: name the frames of samples from the binaries
+ *               and kallsyms of this machine that have the recorded build
+ *               ids (as perf report does); others stay unnamed
  */
 struct tk_pftrace_opts {
 	size_t sz;
@@ -78,6 +82,7 @@ struct tk_pftrace_opts {
 	uint64_t split_size;
 	tk_pftrace_piece_fn next_piece;
 	void *piece_ctx;
+	bool symbolize;
 };
 
 /**

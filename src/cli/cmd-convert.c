@@ -504,7 +504,8 @@ int cmd_convert(int argc, char **argv)
 	if (!cv.out)
 		return cli_usage_error("no output file (-o OUT)");
 	if (to ? !strcmp(to, "perfetto") : ends_with(cv.out, ".pftrace")) {
-		TK_OPTS(tk_pftrace_opts, po, .compression = TK_COMPRESS_ZSTD, .split_size = split);
+		TK_OPTS(tk_pftrace_opts, po, .compression = TK_COMPRESS_ZSTD, .split_size = split,
+			.symbolize = true);
 
 		if (cv.opts.version != 7)
 			return cli_usage_error("--file-version is for .dat output");

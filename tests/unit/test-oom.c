@@ -1034,7 +1034,7 @@ struct pftrace_ctx {
 static int pftrace_op(void *ctx)
 {
 	struct pftrace_ctx *x = ctx;
-	TK_OPTS(tk_pftrace_opts, opts, .compression = TK_COMPRESS_ZSTD);
+	TK_OPTS(tk_pftrace_opts, opts, .compression = TK_COMPRESS_ZSTD, .symbolize = x->perf);
 	int fd = open(x->out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), r;
 
 	assert_true(fd >= 0);

@@ -31,15 +31,19 @@
  * every piece of a split (the piece's first sample packet says so with
  * SEQ_INCREMENTAL_STATE_CLEARED), so each piece opens alone.
  *
- * Frames carry no function names: Perfetto symbolizes by build id
- * (trace_processor's symbolizer, `traceconv symbolize`), which keeps the
- * export independent of the binaries on this machine.
+ * With tk_pftrace_opts.symbolize, a frame is named (InternedData
+ * function_names) the first time it is met, from the file or kallsyms
+ * with the build id perf recorded, as perf report names it; a frame of a
+ * binary not here stays unnamed for Perfetto's own symbolizer (by build
+ * id, `traceconv symbolize`). Names are per distinct frame, not per sample.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <tracekit/elf.h>
 #include <tracekit/perfdata.h>
+#include <tracekit/symbolizer.h>
 #include <tracekit/tracedata.h>
 
 #include "pftrace-internal.h"
@@ -48,6 +52,7 @@
 
 /* InternedData's fields */
 enum {
+	ID_FUNCTION_NAMES = 5,
 	ID_FRAMES = 6,
 	ID_CALLSTACKS = 7,
 	ID_BUILD_IDS = 16,
@@ -94,7 +99,8 @@ struct perf {
 	size_t last_map;
 	struct pidmap *pm; /* by pid, open addressing */
 	size_t pm_cap, pm_n;
-	struct itab frames, stacks;
+	struct itab frames, stacks, names;
+	struct tk_symbolizer *sym; /* NULL: frames go without names */
 	uint64_t next_iid;
 	uint64_t unknown_iid; /* the empty mapping of addresses in no mapping */
 	bool cleared;	      /* the next sample packet clears the sequence's state */
@@ -171,6 +177,7 @@ static void on_piece(struct pft_session *s)
 		p->maps[i].iid = 0;
 	itab_release(&p->frames);
 	itab_release(&p->stacks);
+	itab_release(&p->names);
 	p->next_iid = 1;
 	p->unknown_iid = 0;
 	p->cleared = true;
@@ -372,7 +379,46 @@ static uint64_t unknown_intern(struct perf *p)
 	return p->unknown_iid;
 }
 
-/* Frame: iid 1, mapping_id 3, rel_pc 4 */
+/*
+ * The function a frame is in, by the build id perf recorded: the kernel's
+ * (and its modules') from kallsyms, a file's from its symbol table, when a
+ * file with that build id is on this machine (as perf report names them).
+ * Return: the interned name's iid, 0 when unnamed.
+ */
+static uint64_t name_intern(struct perf *p, const struct map *m, uint64_t ip, uint64_t rel)
+{
+	const struct tk_perfdata_build_id *b;
+	struct tk_symbol_info info;
+	char hex[TK_BUILD_ID_HEX_MAX] = "";
+	const char *path = m->path;
+	uint64_t h = 0x6e616d65ull, iid;
+	int r;
+
+	if (m->pid == -1) {
+		path = "[kernel.kallsyms]";
+		rel = ip;
+	} else if (path[0] != '/' && strcmp(path, "[vdso]")) {
+		return 0;
+	}
+	b = m->bid_size ? NULL : build_id_of(p, path);
+	if (m->bid_size)
+		tk_elf_build_id_hex(m->bid, m->bid_size, hex, sizeof(hex));
+	else if (b && b->size)
+		tk_elf_build_id_hex(b->id, b->size, hex, sizeof(hex));
+	if (tk_symbolizer_lookup_file(p->sym, path, hex[0] ? hex : NULL, rel, &info) ||
+	    !info.symbol)
+		return 0;
+	for (const char *c = info.symbol; *c; c++)
+		h = mix(h, (uint8_t)*c);
+	r = itab_get(&p->names, h, p->next_iid, &iid);
+	if (r || iid)
+		return r ? 0 : iid;
+	iid = p->next_iid++;
+	put_istr(&p->idata, ID_FUNCTION_NAMES, iid, info.symbol, strlen(info.symbol));
+	return iid;
+}
+
+/* Frame: iid 1, function_name_id 2, mapping_id 3, rel_pc 4 */
 static int frame_intern(struct perf *p, int32_t pid, uint64_t ip, bool kernel, uint64_t *out)
 {
 	struct map *m = map_lookup(p, pid, ip, kernel);
@@ -389,8 +435,14 @@ static int frame_intern(struct perf *p, int32_t pid, uint64_t ip, bool kernel, u
 		return 0;
 	}
 	*out = p->next_iid++;
-	e = pb_begin(&p->idata, ID_FRAMES);
-	pb_uint(&p->idata, 1, *out);
+	{
+		uint64_t name = m && p->sym ? name_intern(p, m, ip, rel) : 0;
+
+		e = pb_begin(&p->idata, ID_FRAMES);
+		pb_uint(&p->idata, 1, *out);
+		if (name)
+			pb_uint(&p->idata, 2, name);
+	}
 	pb_uint(&p->idata, 3, mapping);
 	pb_uint(&p->idata, 4, rel);
 	pb_end(&p->idata, e);
@@ -584,6 +636,13 @@ int tk_pftrace_write_perf(struct tk_perfdata *pd, int fd, const char *name,
 		goto out;
 	s.perf = &p;
 	s.on_piece = on_piece;
+	if (s.opts.symbolize) {
+		p.sym = tk_symbolizer_new(NULL);
+		if (!p.sym) {
+			r = tk_fail(ENOMEM, "out of memory");
+			goto out;
+		}
+	}
 	if (td) {
 		r = pft_session_set_tracedata(&s, td);
 		if (r)
@@ -617,6 +676,8 @@ out:
 	free(p.pm);
 	itab_release(&p.frames);
 	itab_release(&p.stacks);
+	itab_release(&p.names);
+	tk_symbolizer_free(p.sym);
 	tk_bytebuf_release(&p.idata);
 	pft_session_release(&s);
 	return r;

@@ -79,6 +79,9 @@ struct pft_session {
 	const char *uname;
 	const char *hostname, *release, *version, *machine; /* perf.data's */
 	const char *clock;				    /* trace clock name, or NULL */
+	uint32_t clock_id; /* Perfetto's builtin id of the trace clock, 0: from @clock */
+	bool has_realtime; /* wall-clock time = trace time + realtime_offset */
+	int64_t realtime_offset;
 	uint64_t first_ts;
 	uint32_t ncpus_file;
 

@@ -659,6 +659,19 @@ int tk_pftrace_write_perf(struct tk_perfdata *pd, int fd, const char *name,
 			s.first_ts = host->sample_time_first;
 	}
 	s.clock = "perf";
+	if (host && host->has_clock_data) {
+		/*
+		 * perf record -k CLOCK: the samples' clock and one reading of
+		 * it beside the time of day. Linux clock ids to Perfetto's:
+		 * REALTIME 0, MONOTONIC 1, MONOTONIC_RAW 4, BOOTTIME 7.
+		 */
+		static const uint32_t builtin[8] = {1, 3, 0, 0, 5, 0, 0, 6};
+
+		if (host->clock_data_clockid < 8 && builtin[host->clock_data_clockid])
+			s.clock_id = builtin[host->clock_data_clockid];
+		s.has_realtime = true;
+		s.realtime_offset = (int64_t)(host->clock_tod_ns - host->clock_clockid_ns);
+	}
 	r = pft_session_begin(&s);
 	while (!r && (r = tk_perfdata_next(pd, &rec)) > 0) {
 		r = pft_session_check_split(&s);

@@ -1075,15 +1075,21 @@ static const char *put_word(struct tk_bytebuf *b, uint32_t field, const char *p)
 static int put_head(struct pft_session *s)
 {
 	size_t pkt, m, u;
-	uint32_t id = builtin_clock(s->clock);
+	uint32_t id = s->clock_id ? s->clock_id : builtin_clock(s->clock);
 	int r;
 
-	/* ClockSnapshot: clocks 1 {clock_id 1, timestamp 2}, primary_trace_clock 2 */
+	/*
+	 * ClockSnapshot: clocks 1 {clock_id 1, timestamp 2}, primary_trace_clock 2.
+	 * The wall-clock time when the file knows it (a .dat's DATE option,
+	 * perf's CLOCK_DATA), so that Perfetto can show it.
+	 */
 	pkt = pft_packet_begin(s);
 	m = pb_begin(&s->chunk, PF_PKT_CLOCK_SNAPSHOT);
 	put_clock(&s->chunk, 6, s->first_ts);
-	if (id && id != 6)
+	if (id && id != 6 && id != 1)
 		put_clock(&s->chunk, id, s->first_ts);
+	if (s->has_realtime && (int64_t)s->first_ts + s->realtime_offset > 0)
+		put_clock(&s->chunk, 1, (uint64_t)((int64_t)s->first_ts + s->realtime_offset));
 	pb_uint(&s->chunk, 2, 6);
 	pb_end(&s->chunk, m);
 	pb_uint(&s->chunk, PF_PKT_SEQUENCE_ID, PFT_SEQ_FTRACE);
@@ -1315,6 +1321,9 @@ static void put_dat_facts(struct pft_session *s, struct tk_dat *dat)
 
 	s->uname = info->uname;
 	s->clock = info->clock;
+	/* trace-cmd record --date: the offset of gettimeofday() from the trace clock, in us */
+	s->has_realtime = info->has_date;
+	s->realtime_offset = info->date_offset_us * 1000;
 	s->ncpus_file = info->cpu_count;
 }
 

@@ -1280,7 +1280,9 @@ struct dstream {
 	struct tk_page_iter it;
 	struct tk_page_record recs[BATCH];
 	uint32_t nrecs, irec;
-	bool lost; /* the page just opened lost events before it */
+	bool lost;	 /* the page just opened lost events before it */
+	bool scaled;	 /* TSC2NSEC: tk_dat_timestamp() per record */
+	uint64_t ts_add; /* otherwise tk_dat_timestamp(0), added (it wraps alike) */
 };
 
 static int dstream_refill(struct tk_dat *dat, struct dstream *d)
@@ -1292,8 +1294,15 @@ static int dstream_refill(struct tk_dat *dat, struct dstream *d)
 		uint64_t off;
 
 		if (n > 0) {
-			for (int i = 0; i < n; i++)
-				d->recs[i].timestamp = tk_dat_timestamp(dat, d->recs[i].timestamp);
+			/* The shown time: without TSC2NSEC a sum, one addend for all. */
+			if (d->scaled) {
+				for (int i = 0; i < n; i++)
+					d->recs[i].timestamp =
+						tk_dat_timestamp(dat, d->recs[i].timestamp);
+			} else {
+				for (int i = 0; i < n; i++)
+					d->recs[i].timestamp += d->ts_add;
+			}
 			d->nrecs = (uint32_t)n;
 			d->irec = 0;
 			d->key.ts = d->recs[0].timestamp;
@@ -1321,9 +1330,12 @@ static void put_dat_facts(struct pft_session *s, struct tk_dat *dat)
 
 	s->uname = info->uname;
 	s->clock = info->clock;
-	/* trace-cmd record --date: the offset of gettimeofday() from the trace clock, in us */
+	/*
+	 * trace-cmd record --date: the times (as report shows them, as we
+	 * write them) are already shifted to the time of day.
+	 */
 	s->has_realtime = info->has_date;
-	s->realtime_offset = info->date_offset_us * 1000;
+	s->realtime_offset = 0;
 	s->ncpus_file = info->cpu_count;
 }
 
@@ -1484,6 +1496,8 @@ int tk_pftrace_write_dat(struct tk_dat *dat, int fd, const char *name,
 
 			d->buf = buf;
 			d->cpu = buf->cpus[c].cpu;
+			d->scaled = tk_dat_get_info(dat)->has_tsc2nsec;
+			d->ts_add = tk_dat_timestamp(dat, 0);
 			d->key.order = (uint32_t)nds;
 			d->rd = tk_dat_cpu_reader_new(dat, b, c);
 			if (!d->rd) {

@@ -42,6 +42,7 @@ struct tk_pftrace_stats {
 	uint64_t compact; /* of them, in the compact scheduler encoding */
 	uint64_t generic; /* of them, as GenericFtraceEvent */
 	uint64_t samples; /* perf samples written as PerfSample */
+	uint64_t skipped; /* perf tracepoint samples without a payload or formats to read it */
 	uint64_t lost;	  /* bundles flagged with lost events */
 	uint64_t packets; /* TracePackets, before compression */
 	uint64_t bytes;	  /* bytes written, all pieces */

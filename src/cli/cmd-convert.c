@@ -420,6 +420,11 @@ out:
 	tk_dat_close(dat);
 	if (r != CLI_OK)
 		return r;
+	if (st.skipped)
+		fprintf(stderr,
+			"tracekit convert: %s: %" PRIu64 " tracepoint samples without a usable raw "
+			"payload skipped\n",
+			cv->in, st.skipped);
 	if (!quiet)
 		fprintf(stderr,
 			"tracekit convert: %s -> %s: %" PRIu64 " events on %u CPUs, %" PRIu64

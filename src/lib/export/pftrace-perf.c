@@ -545,8 +545,10 @@ static int perf_record(struct perf *p, const struct tk_perf_record *rec)
 			return 0;
 		ev = tk_perfdata_evsel_get(p->pd, (size_t)sm.attr_index);
 		if (ev && ev->attr.type == 2) {
-			if (!sm.raw || !s->set)
+			if (!sm.raw || !s->set) {
+				s->st->skipped++;
 				return 0;
+			}
 			return pft_ftrace_record(s, sm.cpu, sm.time, sm.raw, sm.raw_size);
 		}
 		return put_sample(p, rec, &sm);

@@ -14,22 +14,28 @@
  *                   time: the records keep the time `tracekit report`
  *                   shows, which Perfetto takes as BOOTTIME (a .dat holds
  *                   no pair of clocks to place them better; the snapshot
- *                   says which clock they were read from)
+ *                   says which clock they were read from), and REALTIME
+ *                   when the file knows the time of day
  *   SystemInfo      utsname from the .dat's UNAME option or perf's
  *                   HOSTNAME/OSRELEASE/ARCH, the CPU count
  *   ProcessTree     every thread known so far (saved cmdlines; perf's
- *                   COMM/FORK/EXIT); later ones as names change
+ *                   COMM and FORK records, each also a ProcessTree of its
+ *                   one thread at its time)
  *   FtraceEventBundle, per CPU, the CPU's records in time order: one
  *                   FtraceEvent (timestamp 1, pid 2, the event) each, but
  *                   sched_switch and sched_waking in the bundle's
  *                   CompactSched arrays (delta times, comms interned per
  *                   bundle). Typed messages for the events listed in
- *                   typed[] below, GenericFtraceEvent (name, fields) for
- *                   every other, so nothing recorded is dropped. A page
+ *                   typed[] below; every other event self-described
+ *                   (describe(): its fields as a message of its own under
+ *                   an FtraceEvent field from 65536, its descriptor once
+ *                   per bundle), or as GenericFtraceEvent (named fields)
+ *                   past 31 fields, so nothing recorded is dropped. A page
  *                   flagged with lost events closes its CPU's bundle and
  *                   flags the next one lost_events (a bundle holds
  *                   contiguous data only).
  *   PerfSample      and its InternedData (pftrace-perf.c).
+ *   FtraceStats     at the end, the kernel's per-CPU counters (CPUSTAT).
  *
  * Level 1 of either codec unless asked: on the 3 M-event bench file it
  * compresses to the size of the zstd .dat (39 MB against 40; zstd 3 and

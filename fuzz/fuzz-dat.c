@@ -4,7 +4,7 @@
  * with tk_dat_open_fd() and everything reachable is walked: sections,
  * options, metadata views, every CPU of every buffer page by page (records
  * decoded), a seek and a time seek, latency text, option texts, the time
- * merge, and conversions to perf.data and v6. Any crash, sanitizer
+ * merge, and conversions to perf.data, v6 and Perfetto. Any crash, sanitizer
  * report, hang or leak is a bug; errors are expected and ignored.
  *
  * Each input is read twice: strict (tk_dat_open_fd(), the first damage is
@@ -89,6 +89,13 @@ static void convert(struct tk_dat *d)
 	out = memfd_create("fuzz-dat-v6", MFD_CLOEXEC);
 	if (out >= 0) {
 		if (tk_convert_dat_to_dat(d, out, "fuzz-v6.dat", &o, NULL) == 0)
+			sink += (uint64_t)lseek(out, 0, SEEK_END);
+		close(out);
+	}
+	/* And to Perfetto: every event through the typed, compact and generic encoders. */
+	out = memfd_create("fuzz-dat-pftrace", MFD_CLOEXEC);
+	if (out >= 0) {
+		if (tk_pftrace_write_dat(d, out, "fuzz.pftrace", NULL, NULL) == 0)
 			sink += (uint64_t)lseek(out, 0, SEEK_END);
 		close(out);
 	}

@@ -24,6 +24,7 @@
 
 #include <tracekit/convert.h>
 #include <tracekit/perfdata.h>
+#include <tracekit/pftrace.h>
 
 #include "fuzz.h"
 
@@ -134,6 +135,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int out = memfd_create("fuzz-perfdata-out", MFD_CLOEXEC);
 
 		if (out >= 0 && tk_convert_perf_to_dat(pd, out, "fuzz-out.dat", NULL, NULL) == 0)
+			sink += (uint64_t)lseek(out, 0, SEEK_END);
+		if (out >= 0)
+			close(out);
+		tk_perfdata_close(pd);
+	}
+	/* And to Perfetto: samples, callchains, mappings, tracepoints. */
+	pd = tk_perfdata_open_opts(path, NULL);
+	if (pd) {
+		int out = memfd_create("fuzz-perfdata-pftrace", MFD_CLOEXEC);
+
+		if (out >= 0 && tk_pftrace_write_perf(pd, out, "fuzz.pftrace", NULL, NULL) == 0)
 			sink += (uint64_t)lseek(out, 0, SEEK_END);
 		if (out >= 0)
 			close(out);

@@ -13,6 +13,7 @@ packages=(
 	libc6-dbg groff-base
 	linux-libc-dev
 	libsqlite3-dev sqlite3
+	protobuf-compiler
 )
 
 missing=()

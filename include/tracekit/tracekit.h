@@ -27,5 +27,6 @@
 #include <tracekit/filekind.h>
 #include <tracekit/analyze.h>
 #include <tracekit/tables.h>
+#include <tracekit/pftrace.h>
 
 #endif

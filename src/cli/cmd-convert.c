@@ -17,6 +17,12 @@
  * (never a page that does not decode), each damaged region is one stderr
  * line and the exit status is 1. --strict makes the first damage the
  * error, and OUT is not written.
+ *
+ * A Perfetto OUT (--to perfetto, or OUT named *.pftrace) is the library's
+ * tk_pftrace_write_*() of either input; with --split-size the pieces are
+ * OUT-0001.pftrace, OUT-0002.pftrace, ... (the number before the last
+ * extension), each written as OUT is: a temporary file renamed into place
+ * once complete.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -31,6 +37,7 @@
 #include <tracekit/convert.h>
 #include <tracekit/output.h>
 #include <tracekit/filekind.h>
+#include <tracekit/pftrace.h>
 
 #include "cli.h"
 
@@ -41,7 +48,9 @@ const char cmd_convert_usage[] =
 	"the compression. Metadata, options and every CPU page are copied\n"
 	"unchanged; OUT appears only when it is complete. A perf.data IN becomes\n"
 	"a .dat OUT (tracepoint samples only); a .dat IN becomes perf.data with\n"
-	"--to perf or an OUT named *.data.\n"
+	"--to perf or an OUT named *.data. Either becomes a Perfetto trace (for\n"
+	"ui.perfetto.dev and trace_processor) with --to perfetto or an OUT named\n"
+	"*.pftrace.\n"
 	"\n"
 	"options:\n"
 	"  -i, --input IN          file to read (same as the IN argument)\n"
@@ -52,8 +61,17 @@ const char cmd_convert_usage[] =
 	"                          v6 cannot be compressed). trace-cmd reads v7 from\n"
 	"                          3.0 on, each codec only if built with it: Debian\n"
 	"                          12's 3.1.6 has zstd but no zlib\n"
-	"      --to perf|dat       output format (default: perf for OUT named *.data)\n"
+	"      --to perf|dat|perfetto\n"
+	"                          output format (default: perf for OUT named *.data,\n"
+	"                          perfetto for OUT named *.pftrace, else dat)\n"
 	"      --to parquet|sqlite tables of many inputs: see --to parquet --help\n"
+	"      --split-size SIZE   perfetto: cut OUT by time into pieces of at most\n"
+	"                          SIZE bytes (K, M, G suffixes; at least 1M), named\n"
+	"                          OUT-0001.pftrace, OUT-0002.pftrace, ...\n"
+	"                          perfetto: --compression zstd (the default:\n"
+	"                          zstd_compressed_packets, Perfetto from mid-2026,\n"
+	"                          as ui.perfetto.dev), zlib (deflated packets, every\n"
+	"                          Perfetto since 2019) or none\n"
 	"  -q, --quiet             do not print the summary line\n"
 	"      --strict            fail at the first damage in IN instead of writing\n"
 	"                          what can be read (each damaged region is otherwise\n"
@@ -244,9 +262,182 @@ static bool ends_with(const char *s, const char *tail)
 	return n >= t && !strcmp(s + n - t, tail);
 }
 
+static int parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -1;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		shift = 10, end++;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20, end++;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30, end++;
+		break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* The pieces of a split Perfetto output: OUT-0001.pftrace, ... */
+struct pieces {
+	const char *out, *in;
+	struct tk_output *cur;
+	char **done; /* pieces renamed into place, removed if a later one fails */
+	unsigned int ndone;
+	uint64_t bytes;
+};
+
+static char *piece_name(const char *out, unsigned int index)
+{
+	const char *slash = strrchr(out, '/'), *dot = strrchr(out, '.');
+	size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - out) : strlen(out);
+	char *name = NULL;
+
+	if (asprintf(&name, "%.*s-%04u%s", (int)stem, out, index, out + stem) < 0)
+		return NULL;
+	return name;
+}
+
+static int piece_finish(struct pieces *p)
+{
+	uint64_t size = 0;
+	char **done;
+	int r;
+
+	if (!p->cur)
+		return 0;
+	r = tk_output_finish(p->cur, &size);
+	done = realloc(p->done, (p->ndone + 1) * sizeof(*done));
+	if (r == 0 && done) {
+		p->done = done;
+		p->done[p->ndone] = strdup(tk_output_target(p->cur));
+		if (p->done[p->ndone])
+			p->ndone++;
+	} else if (done) {
+		p->done = done;
+	}
+	p->bytes += size;
+	tk_output_close(p->cur);
+	p->cur = NULL;
+	install_cleanup(NULL);
+	return r;
+}
+
+static int piece_open(struct pieces *p, unsigned int index)
+{
+	char *name = piece_name(p->out, index);
+
+	if (!name)
+		return -ENOMEM;
+	p->cur = tk_output_open(name, p->in);
+	free(name);
+	if (!p->cur)
+		return -errno;
+	install_cleanup(tk_output_temp_path(p->cur));
+	return tk_output_fd(p->cur);
+}
+
+/* tk_pftrace_piece_fn: the previous piece is complete, open the next. */
+static int next_piece(void *ctx, unsigned int index)
+{
+	struct pieces *p = ctx;
+	int r = piece_finish(p);
+
+	return r < 0 ? r : piece_open(p, index);
+}
+
+static int run_pftrace(struct convert *cv, struct tk_pftrace_opts *po, bool quiet)
+{
+	enum tk_filekind kind = tk_filekind_of(cv->in);
+	bool perf = kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE;
+	struct pieces pc = {.out = cv->out, .in = cv->in};
+	struct tk_pftrace_stats st;
+	struct tk_perfdata *pd = NULL;
+	struct tk_dat *dat = NULL;
+	double start = now_seconds();
+	int fd, r;
+
+	if (perf) {
+		TK_OPTS(tk_perfdata_open_opts, oopts, .strict = cv->strict);
+
+		pd = tk_perfdata_open_opts(cv->in, &oopts);
+		if (!pd)
+			return cli_lib_error(cv->in);
+	} else {
+		TK_OPTS(tk_dat_open_opts, dopts, .strict = cv->strict);
+
+		dat = tk_dat_open_with(cv->in, &dopts);
+		if (!dat)
+			return cli_lib_error(cv->in);
+	}
+	if (po->split_size) {
+		po->next_piece = next_piece;
+		po->piece_ctx = &pc;
+		fd = piece_open(&pc, 1);
+	} else {
+		pc.cur = tk_output_open(cv->out, cv->in);
+		fd = pc.cur ? tk_output_fd(pc.cur) : -errno;
+		if (pc.cur)
+			install_cleanup(tk_output_temp_path(pc.cur));
+	}
+	if (fd < 0) {
+		r = cli_lib_error(NULL);
+		goto out;
+	}
+	r = perf ? tk_pftrace_write_perf(pd, fd, cv->out, po, &st)
+		 : tk_pftrace_write_dat(dat, fd, cv->out, po, &st);
+	r = r < 0 ? cli_lib_error(NULL) : CLI_OK;
+	if (r == CLI_OK)
+		cv->damaged = perf ? cli_perf_damage(cv->in, pd) != CLI_OK
+				   : cli_dat_damage(dat, cv->in, CLI_OK) != CLI_OK;
+	if (r == CLI_OK && piece_finish(&pc) < 0)
+		r = cli_lib_error(NULL);
+out:
+	tk_output_close(pc.cur);
+	install_cleanup(NULL);
+	for (unsigned int i = 0; i < pc.ndone; i++) {
+		if (r != CLI_OK)
+			unlink(pc.done[i]);
+		free(pc.done[i]);
+	}
+	free(pc.done);
+	tk_perfdata_close(pd);
+	tk_dat_close(dat);
+	if (r != CLI_OK)
+		return r;
+	if (st.skipped)
+		fprintf(stderr,
+			"tracekit convert: %s: %" PRIu64 " tracepoint samples without a usable raw "
+			"payload skipped\n",
+			cv->in, st.skipped);
+	if (!quiet)
+		fprintf(stderr,
+			"tracekit convert: %s -> %s: %" PRIu64 " events on %u CPUs, %" PRIu64
+			" samples, %u piece%s, %.2f MB in %.2f s\n",
+			cv->in, cv->out, st.events, st.cpus, st.samples, st.pieces,
+			st.pieces == 1 ? "" : "s", (double)pc.bytes / 1e6, now_seconds() - start);
+	return cv->damaged ? CLI_FAIL : CLI_OK;
+}
+
 int cmd_convert(int argc, char **argv)
 {
-	enum { OPT_FILE_VERSION = 256, OPT_COMPRESSION, OPT_TO, OPT_STRICT };
+	enum { OPT_FILE_VERSION = 256, OPT_COMPRESSION, OPT_TO, OPT_STRICT, OPT_SPLIT };
 	static const struct option longopts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"output", required_argument, NULL, 'o'},
@@ -255,6 +446,7 @@ int cmd_convert(int argc, char **argv)
 		{"quiet", no_argument, NULL, 'q'},
 		{"to", required_argument, NULL, OPT_TO},
 		{"strict", no_argument, NULL, OPT_STRICT},
+		{"split-size", required_argument, NULL, OPT_SPLIT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -263,6 +455,7 @@ int cmd_convert(int argc, char **argv)
 	enum tk_filekind kind;
 	enum direction dir;
 	bool quiet = false;
+	uint64_t split = 0;
 	int c;
 
 	/* The table exports take other options and many inputs (convert-tables.c). */
@@ -291,8 +484,10 @@ int cmd_convert(int argc, char **argv)
 			codec = optarg;
 			break;
 		case OPT_TO:
-			if (strcmp(optarg, "perf") && strcmp(optarg, "dat"))
-				return cli_usage_error("--to takes perf or dat, not '%s'", optarg);
+			if (strcmp(optarg, "perf") && strcmp(optarg, "dat") &&
+			    strcmp(optarg, "perfetto"))
+				return cli_usage_error("--to takes perf, dat or perfetto, not '%s'",
+						       optarg);
 			to = optarg;
 			break;
 		case 'q':
@@ -300,6 +495,12 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case OPT_STRICT:
 			cv.strict = true;
+			break;
+		case OPT_SPLIT:
+			if (parse_size(optarg, &split) || split < (1u << 20))
+				return cli_usage_error(
+					"--split-size takes a size of at least 1M, not '%s'",
+					optarg);
 			break;
 		default: /* -h, or an option getopt rejected */
 			return cli_help_or_bad_option(c, argv, cmd_convert_usage);
@@ -314,6 +515,28 @@ int cmd_convert(int argc, char **argv)
 		return cli_usage_error("no input file");
 	if (!cv.out)
 		return cli_usage_error("no output file (-o OUT)");
+	if (to ? !strcmp(to, "perfetto") : ends_with(cv.out, ".pftrace")) {
+		TK_OPTS(tk_pftrace_opts, po, .compression = TK_COMPRESS_ZSTD, .split_size = split,
+			.symbolize = true);
+
+		if (cv.opts.version != 7)
+			return cli_usage_error("--file-version is for .dat output");
+		if (codec && tk_codec_from_name(codec, &po.compression) < 0)
+			return cli_usage_error("unknown compression '%s' (zstd, zlib or none)",
+					       codec);
+		if (split) {
+			struct stat sb;
+
+			/* The pieces are named after OUT: it must be a file's name. */
+			if (!strcmp(cv.out, "-") ||
+			    (stat(cv.out, &sb) == 0 && !S_ISREG(sb.st_mode)))
+				return cli_usage_error("--split-size names the pieces after OUT, "
+						       "which must be a regular file's name");
+		}
+		return run_pftrace(&cv, &po, quiet);
+	}
+	if (split)
+		return cli_usage_error("--split-size is for Perfetto output");
 	kind = tk_filekind_of(cv.in);
 	if (kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE) {
 		if (to && !strcmp(to, "perf"))

@@ -36,7 +36,8 @@ struct cli_command {
 static const struct cli_command commands[] = {
 	{"dump", cmd_dump, "show the structure of a .dat (checking every page) or perf.data",
 	 cmd_dump_usage},
-	{"convert", cmd_convert, "rewrite a .dat as another version or codec; .dat <-> perf.data",
+	{"convert", cmd_convert,
+	 "rewrite a .dat as another version or codec; .dat <-> perf.data; Perfetto",
 	 cmd_convert_usage},
 	{"report", cmd_report, "print a .dat as trace-cmd report does, a perf.data as perf script",
 	 cmd_report_usage},

@@ -321,7 +321,13 @@ size_t __wrap_ZSTD_freeDCtx(ZSTD_DCtx *c)
 	return __real_ZSTD_freeDCtx(c);
 }
 
-/* A zlib stream is remembered by its internal state, which End frees. */
+/*
+ * A zlib stream is remembered by its internal state, which End frees. The
+ * zlib wrappers are visible: libelf (linked once the symbolizer is) calls
+ * zlib too, and the linker binds a shared library's reference to a
+ * wrapped symbol only to a wrapper it can see.
+ */
+#pragma GCC visibility push(default)
 int __wrap_deflateInit_(z_streamp s, int level, const char *version, int stream_size)
 {
 	int r;
@@ -357,3 +363,4 @@ int __wrap_inflateEnd(z_streamp s)
 	untrack(s->state);
 	return __real_inflateEnd(s);
 }
+#pragma GCC visibility pop

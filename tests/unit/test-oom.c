@@ -1019,6 +1019,67 @@ static void test_injector(void **state)
 	assert_int_equal(alloc_fail_live(), live);
 }
 
+/*
+ * The Perfetto export of a .dat (every event kind of the sample, zstd
+ * packets) and of a perf.data with callchains (interned stacks): whatever
+ * allocation fails, -ENOMEM, a message, nothing leaked, no descriptor left.
+ */
+struct pftrace_ctx {
+	char in[4200], out[4200];
+	bool perf;
+	uint64_t want;
+	struct tk_pftrace_stats st;
+};
+
+static int pftrace_op(void *ctx)
+{
+	struct pftrace_ctx *x = ctx;
+	TK_OPTS(tk_pftrace_opts, opts, .compression = TK_COMPRESS_ZSTD, .symbolize = x->perf);
+	int fd = open(x->out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), r;
+
+	assert_true(fd >= 0);
+	if (x->perf) {
+		struct tk_perfdata *pd = tk_perfdata_open(x->in);
+
+		r = pd ? tk_pftrace_write_perf(pd, fd, x->out, &opts, &x->st) : -errno;
+		tk_perfdata_close(pd);
+	} else {
+		struct tk_dat *dat = tk_dat_open(x->in);
+
+		r = dat ? tk_pftrace_write_dat(dat, fd, x->out, &opts, &x->st) : -errno;
+		tk_dat_close(dat);
+	}
+	close(fd);
+	return r;
+}
+
+static void pftrace_check(void *ctx)
+{
+	struct pftrace_ctx *x = ctx;
+
+	assert_int_equal(x->perf ? x->st.samples : x->st.events, x->want);
+}
+
+static void test_pftrace_oom(void **state)
+{
+	static struct pftrace_ctx x;
+	const char *src = getenv("TK_SOURCE_DIR") ?: ".";
+
+	(void)state;
+	snprintf(x.out, sizeof(x.out), "%s/oom.pftrace", tmpdir);
+	snprintf(x.in, sizeof(x.in), "%s/tests/data/sample-v7-zstd.dat", src);
+	x.perf = false;
+	x.want = 1748;
+	assert_true(oom_loop("pftrace .dat", pftrace_op, &x, pftrace_check, false) >= 5);
+	oom_loop("pftrace .dat", pftrace_op, &x, pftrace_check, true);
+	snprintf(x.in, sizeof(x.in), "%s/tests/data/perf/g.data", src);
+	x.perf = true;
+	x.want = 68;
+	assert_true(oom_loop("pftrace perf.data", pftrace_op, &x, pftrace_check, false) >= 5);
+	oom_loop("pftrace perf.data", pftrace_op, &x, pftrace_check, true);
+	unlink(x.out);
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -1048,6 +1109,7 @@ int main(void)
 		cmocka_unit_test(test_read_oom),	cmocka_unit_test(test_write_oom),
 		cmocka_unit_test(test_convert_oom),	cmocka_unit_test(test_tracedata_oom),
 		cmocka_unit_test(test_perf_events_oom), cmocka_unit_test(test_flight_stat_oom),
+		cmocka_unit_test(test_pftrace_oom),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

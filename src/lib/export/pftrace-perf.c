@@ -1,0 +1,699 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * pftrace-perf: a perf.data into the Perfetto writer session (pftrace.c).
+ *
+ * Records are taken in file order; Perfetto sorts what it reads, and each
+ * CPU's records are in time order in a perf.data already (one ring per
+ * CPU), which is what the per-CPU bundles need.
+ *   SAMPLE of a tracepoint  its raw payload is an ftrace record: it goes to
+ *                           its CPU's bundle like a .dat record, so a
+ *                           `perf sched record` file gets CPU tracks
+ *   other SAMPLE            a PerfSample packet (cpu, pid, tid, cpu_mode,
+ *                           period as timebase_count) whose callstack_iid
+ *                           names an interned callstack
+ *   COMM, FORK              the thread's name, process and parent: one
+ *                           small ProcessTree packet each, at its time
+ *   MMAP, MMAP2             the mappings frames point into
+ *   LOST                    lost_events on the next bundle of its CPU
+ *
+ * PerfSample rather than StreamingProfilePacket: it is what Perfetto's own
+ * perf profiler (traced_perf) writes, ui.perfetto.dev draws it as per-thread
+ * sample marks and a flame graph of any selected range, and it carries the
+ * CPU, the mode and the period; the streaming packet has none of those.
+ *
+ * Interning (InternedData on packet sequence 2): a mapping is interned the
+ * first time a frame lands in it (path string, build id as its raw bytes
+ * from perf's HEADER_BUILD_ID, start, end, file offset), a frame per
+ * (mapping, offset in the mapping's file), a callstack per distinct list of
+ * frames, root first as Perfetto wants it (perf's callchains are leaf
+ * first). New entries ride in the packet of the sample that first needs
+ * them. The tables hold distinct stacks, not samples, and are cleared at
+ * every piece of a split (the piece's first sample packet says so with
+ * SEQ_INCREMENTAL_STATE_CLEARED), so each piece opens alone.
+ *
+ * With tk_pftrace_opts.symbolize, a frame is named (InternedData
+ * function_names) the first time it is met, from the file or kallsyms
+ * with the build id perf recorded, as perf report names it; a frame of a
+ * binary not here stays unnamed for Perfetto's own symbolizer (by build
+ * id, `traceconv symbolize`). Names are per distinct frame, not per sample.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tracekit/elf.h>
+#include <tracekit/perfdata.h>
+#include <tracekit/symbolizer.h>
+#include <tracekit/tracedata.h>
+
+#include "pftrace-internal.h"
+#include "pftrace-proto.h"
+#include "internal/error.h"
+
+/* InternedData's fields */
+enum {
+	ID_FUNCTION_NAMES = 5,
+	ID_FRAMES = 6,
+	ID_CALLSTACKS = 7,
+	ID_BUILD_IDS = 16,
+	ID_MAPPING_PATHS = 17,
+	ID_MAPPINGS = 19,
+};
+/* PerfSample's */
+enum { PS_CPU = 1, PS_PID = 2, PS_TID = 3, PS_CALLSTACK = 4, PS_MODE = 5, PS_COUNT = 6 };
+
+#define PERF_CONTEXT_MAX    ((uint64_t)-4095)
+#define PERF_CONTEXT_KERNEL ((uint64_t)-128)
+#define PERF_CONTEXT_USER   ((uint64_t)-512)
+#define MAX_STACK	    256
+
+struct map {
+	int32_t pid; /* -1: the kernel's */
+	uint64_t start, end, pgoff;
+	char *path;
+	uint8_t bid[20]; /* MMAP2's own build id, when it carries one */
+	uint8_t bid_size;
+	uint64_t iid; /* 0: not interned in this piece */
+};
+
+/* One process's mappings: indexes into perf.maps, oldest first. */
+struct pidmap {
+	int32_t pid;
+	bool used;
+	uint32_t n, cap;
+	uint32_t *idx;
+};
+
+/* Open-addressing table of 64-bit hashes to iids, with the key bytes kept. */
+struct itab {
+	uint64_t *hash;
+	uint64_t *iid;
+	size_t cap, n;
+};
+
+struct perf {
+	struct pft_session *s;
+	struct tk_perfdata *pd;
+	struct map *maps;
+	size_t nmaps, cap_maps;
+	size_t last_map;
+	struct pidmap *pm; /* by pid, open addressing */
+	size_t pm_cap, pm_n;
+	struct itab frames, stacks, names;
+	struct tk_symbolizer *sym; /* NULL: frames go without names */
+	uint64_t next_iid;
+	uint64_t unknown_iid; /* the empty mapping of addresses in no mapping */
+	bool cleared;	      /* the next sample packet clears the sequence's state */
+	struct tk_bytebuf idata;
+	uint64_t stack[MAX_STACK];
+};
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static void itab_release(struct itab *t)
+{
+	free(t->hash);
+	free(t->iid);
+	memset(t, 0, sizeof(*t));
+}
+
+/*
+ * The iid of @h, or 0 after adding it with @iid. Keys are 64-bit hashes of
+ * the frame or stack: a collision (2^-64 per pair) would merge two stacks.
+ */
+static int itab_get(struct itab *t, uint64_t h, uint64_t iid, uint64_t *out)
+{
+	if (!h)
+		h = 1;
+	if (t->n * 2 >= t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		uint64_t *nh = calloc(cap, sizeof(*nh)), *ni = calloc(cap, sizeof(*ni));
+
+		if (!nh || !ni) {
+			free(nh);
+			free(ni);
+			return tk_fail(ENOMEM, "out of memory");
+		}
+		for (size_t i = 0; i < t->cap; i++) {
+			size_t j;
+
+			if (!t->hash[i])
+				continue;
+			for (j = t->hash[i] & (cap - 1); nh[j]; j = (j + 1) & (cap - 1))
+				;
+			nh[j] = t->hash[i];
+			ni[j] = t->iid[i];
+		}
+		free(t->hash);
+		free(t->iid);
+		t->hash = nh;
+		t->iid = ni;
+		t->cap = cap;
+	}
+	for (size_t j = h & (t->cap - 1);; j = (j + 1) & (t->cap - 1)) {
+		if (t->hash[j] == h) {
+			*out = t->iid[j];
+			return 0;
+		}
+		if (!t->hash[j]) {
+			t->hash[j] = h;
+			t->iid[j] = iid;
+			t->n++;
+			*out = 0;
+			return 0;
+		}
+	}
+}
+
+static void on_piece(struct pft_session *s)
+{
+	struct perf *p = s->perf;
+
+	for (size_t i = 0; i < p->nmaps; i++)
+		p->maps[i].iid = 0;
+	itab_release(&p->frames);
+	itab_release(&p->stacks);
+	itab_release(&p->names);
+	p->next_iid = 1;
+	p->unknown_iid = 0;
+	p->cleared = true;
+}
+
+static size_t pid_slot(int32_t pid, size_t cap)
+{
+	return ((uint32_t)pid * 2654435761u) & (cap - 1);
+}
+
+static struct pidmap *pidmap_get(struct perf *p, int32_t pid, bool add)
+{
+	size_t k;
+
+	if (p->pm_cap) {
+		for (k = pid_slot(pid, p->pm_cap); p->pm[k].used; k = (k + 1) & (p->pm_cap - 1))
+			if (p->pm[k].pid == pid)
+				return &p->pm[k];
+	}
+	if (!add)
+		return NULL;
+	if ((p->pm_n + 1) * 2 > p->pm_cap) {
+		size_t cap = p->pm_cap ? p->pm_cap * 2 : 256;
+		struct pidmap *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < p->pm_cap; i++) {
+			if (!p->pm[i].used)
+				continue;
+			for (k = pid_slot(p->pm[i].pid, cap); n[k].used; k = (k + 1) & (cap - 1))
+				;
+			n[k] = p->pm[i];
+		}
+		free(p->pm);
+		p->pm = n;
+		p->pm_cap = cap;
+	}
+	for (k = pid_slot(pid, p->pm_cap); p->pm[k].used; k = (k + 1) & (p->pm_cap - 1))
+		;
+	p->pm[k].used = true;
+	p->pm[k].pid = pid;
+	p->pm_n++;
+	return &p->pm[k];
+}
+
+static int map_add(struct perf *p, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		   const char *path, size_t plen, const uint8_t *bid, uint8_t bid_size)
+{
+	struct pidmap *pm = pidmap_get(p, pid, true);
+	struct map *m;
+
+	if (!pm)
+		return tk_fail(ENOMEM, "out of memory");
+	if (pm->n == pm->cap) {
+		uint32_t cap = pm->cap ? pm->cap * 2 : 16;
+		uint32_t *n = realloc(pm->idx, cap * sizeof(*n));
+
+		if (!n)
+			return tk_fail(ENOMEM, "out of memory");
+		pm->idx = n;
+		pm->cap = cap;
+	}
+	if (p->nmaps == p->cap_maps) {
+		size_t cap = p->cap_maps ? p->cap_maps * 2 : 256;
+		struct map *n = realloc(p->maps, cap * sizeof(*n));
+
+		if (!n)
+			return tk_fail(ENOMEM, "out of memory");
+		p->maps = n;
+		p->cap_maps = cap;
+	}
+	m = &p->maps[p->nmaps];
+	m->path = strndup(path, plen);
+	if (!m->path)
+		return tk_fail(ENOMEM, "out of memory");
+	m->pid = pid;
+	m->start = start;
+	m->end = start + len;
+	m->pgoff = pgoff;
+	m->iid = 0;
+	m->bid_size = bid_size <= 20 ? bid_size : 20;
+	if (m->bid_size)
+		memcpy(m->bid, bid, m->bid_size);
+	pm->idx[pm->n++] = (uint32_t)p->nmaps;
+	p->nmaps++;
+	return 0;
+}
+
+/* The newest mapping of @pid holding @addr (a later mmap over a range wins). */
+static struct map *map_find(struct perf *p, int32_t pid, uint64_t addr)
+{
+	struct map *m = p->nmaps ? &p->maps[p->last_map] : NULL;
+	const struct pidmap *pm;
+
+	if (m && m->pid == pid && addr >= m->start && addr < m->end)
+		return m;
+	pm = pidmap_get(p, pid, false);
+	for (uint32_t i = pm ? pm->n : 0; i-- > 0;) {
+		m = &p->maps[pm->idx[i]];
+		if (addr >= m->start && addr < m->end) {
+			p->last_map = pm->idx[i];
+			return m;
+		}
+	}
+	return NULL;
+}
+
+/* A thread's own maps, else its process's, its parent's, else the kernel's. */
+static struct map *map_lookup(struct perf *p, int32_t pid, uint64_t addr, bool kernel)
+{
+	struct map *m = NULL;
+
+	if (!kernel) {
+		const struct pft_thread *t;
+
+		m = map_find(p, pid, addr);
+		for (int depth = 0; !m && depth < 8; depth++) {
+			t = pft_thread_get(p->s, pid);
+			if (!t || !t->ppid || t->ppid == pid)
+				break;
+			pid = t->ppid;
+			m = map_find(p, pid, addr);
+		}
+	}
+	return m ? m : map_find(p, -1, addr);
+}
+
+static void put_istr(struct tk_bytebuf *b, uint32_t field, uint64_t iid, const void *str, size_t n)
+{
+	size_t m = pb_begin(b, field);
+
+	pb_uint(b, 1, iid);
+	pb_bytes(b, 2, str, n);
+	pb_end(b, m);
+}
+
+/* The build id perf recorded for @path, or NULL. */
+static const struct tk_perfdata_build_id *build_id_of(struct perf *p, const char *path)
+{
+	for (size_t i = 0; i < tk_perfdata_build_id_count(p->pd); i++) {
+		const struct tk_perfdata_build_id *b = tk_perfdata_build_id_get(p->pd, i);
+
+		if (b && b->filename && !strcmp(b->filename, path))
+			return b;
+	}
+	return NULL;
+}
+
+/* Mapping: iid 1, build_id 2, start_offset 3, start 4, end 5, path_string_ids 7 */
+static uint64_t map_intern(struct perf *p, struct map *m)
+{
+	const struct tk_perfdata_build_id *bid;
+	uint64_t path_iid, bid_iid = 0;
+	size_t e;
+
+	if (m->iid)
+		return m->iid;
+	path_iid = p->next_iid++;
+	put_istr(&p->idata, ID_MAPPING_PATHS, path_iid, m->path, strlen(m->path));
+	bid = m->bid_size ? NULL : build_id_of(p, m->path);
+	if (m->bid_size || (bid && bid->size)) {
+		bid_iid = p->next_iid++;
+		put_istr(&p->idata, ID_BUILD_IDS, bid_iid, m->bid_size ? m->bid : bid->id,
+			 m->bid_size ? m->bid_size : bid->size);
+	}
+	m->iid = p->next_iid++;
+	e = pb_begin(&p->idata, ID_MAPPINGS);
+	pb_uint(&p->idata, 1, m->iid);
+	if (bid_iid)
+		pb_uint(&p->idata, 2, bid_iid);
+	pb_uint(&p->idata, 3, m->pgoff);
+	pb_uint(&p->idata, 4, m->start);
+	pb_uint(&p->idata, 5, m->end);
+	pb_uint(&p->idata, 7, path_iid);
+	pb_end(&p->idata, e);
+	return m->iid;
+}
+
+/*
+ * Addresses in no known mapping go to one empty mapping named [unknown]
+ * (Perfetto keeps frames of an empty range as they are), so that no frame
+ * refers to mapping 0, which Perfetto rejects.
+ */
+static uint64_t unknown_intern(struct perf *p)
+{
+	uint64_t path_iid;
+	size_t e;
+
+	if (p->unknown_iid)
+		return p->unknown_iid;
+	path_iid = p->next_iid++;
+	put_istr(&p->idata, ID_MAPPING_PATHS, path_iid, "[unknown]", 9);
+	p->unknown_iid = p->next_iid++;
+	e = pb_begin(&p->idata, ID_MAPPINGS);
+	pb_uint(&p->idata, 1, p->unknown_iid);
+	pb_uint(&p->idata, 7, path_iid);
+	pb_end(&p->idata, e);
+	return p->unknown_iid;
+}
+
+/*
+ * The function a frame is in, by the build id perf recorded: the kernel's
+ * (and its modules') from kallsyms, a file's from its symbol table, when a
+ * file with that build id is on this machine (as perf report names them).
+ * Return: the interned name's iid, 0 when unnamed.
+ */
+static uint64_t name_intern(struct perf *p, const struct map *m, uint64_t ip, uint64_t rel)
+{
+	const struct tk_perfdata_build_id *b;
+	struct tk_symbol_info info;
+	char hex[TK_BUILD_ID_HEX_MAX] = "";
+	const char *path = m->path;
+	uint64_t h = 0x6e616d65ull, iid;
+	int r;
+
+	if (m->pid == -1) {
+		path = "[kernel.kallsyms]";
+		rel = ip;
+	} else if (path[0] != '/' && strcmp(path, "[vdso]")) {
+		return 0;
+	}
+	b = m->bid_size ? NULL : build_id_of(p, path);
+	if (m->bid_size)
+		tk_elf_build_id_hex(m->bid, m->bid_size, hex, sizeof(hex));
+	else if (b && b->size)
+		tk_elf_build_id_hex(b->id, b->size, hex, sizeof(hex));
+	if (tk_symbolizer_lookup_file(p->sym, path, hex[0] ? hex : NULL, rel, &info) ||
+	    !info.symbol)
+		return 0;
+	for (const char *c = info.symbol; *c; c++)
+		h = mix(h, (uint8_t)*c);
+	r = itab_get(&p->names, h, p->next_iid, &iid);
+	if (r || iid)
+		return r ? 0 : iid;
+	iid = p->next_iid++;
+	put_istr(&p->idata, ID_FUNCTION_NAMES, iid, info.symbol, strlen(info.symbol));
+	return iid;
+}
+
+/* Frame: iid 1, function_name_id 2, mapping_id 3, rel_pc 4 */
+static int frame_intern(struct perf *p, int32_t pid, uint64_t ip, bool kernel, uint64_t *out)
+{
+	struct map *m = map_lookup(p, pid, ip, kernel);
+	uint64_t mapping = m ? map_intern(p, m) : unknown_intern(p);
+	uint64_t rel = m ? ip - m->start + m->pgoff : ip;
+	uint64_t h = mix(mix(0x6672616d65ull, mapping), rel), iid;
+	size_t e;
+	int r = itab_get(&p->frames, h, p->next_iid, &iid);
+
+	if (r)
+		return r;
+	if (iid) {
+		*out = iid;
+		return 0;
+	}
+	*out = p->next_iid++;
+	{
+		uint64_t name = m && p->sym ? name_intern(p, m, ip, rel) : 0;
+
+		e = pb_begin(&p->idata, ID_FRAMES);
+		pb_uint(&p->idata, 1, *out);
+		if (name)
+			pb_uint(&p->idata, 2, name);
+	}
+	pb_uint(&p->idata, 3, mapping);
+	pb_uint(&p->idata, 4, rel);
+	pb_end(&p->idata, e);
+	return 0;
+}
+
+/* The callstack of a sample: perf's callchain (or the ip alone), root first. */
+static int stack_intern(struct perf *p, const struct tk_perf_sample *sm, bool kernel_ip,
+			uint64_t *out)
+{
+	uint64_t h = 0x737461636bull, iid;
+	size_t n = 0, e;
+	bool kernel = kernel_ip;
+	int r;
+
+	if (sm->callchain && sm->callchain_nr) {
+		for (uint64_t i = 0; i < sm->callchain_nr && n < MAX_STACK; i++) {
+			uint64_t ip = tk_perf_load_u64(sm->callchain, i);
+
+			if (ip >= PERF_CONTEXT_MAX) {
+				kernel = ip == PERF_CONTEXT_KERNEL;
+				if (ip != PERF_CONTEXT_KERNEL && ip != PERF_CONTEXT_USER)
+					kernel = false;
+				continue;
+			}
+			r = frame_intern(p, (int32_t)sm->pid, ip, kernel, &p->stack[n]);
+			if (r)
+				return r;
+			n++;
+		}
+	} else {
+		r = frame_intern(p, (int32_t)sm->pid, sm->ip, kernel, &p->stack[n]);
+		if (r)
+			return r;
+		n++;
+	}
+	for (size_t i = 0; i < n; i++)
+		h = mix(h, p->stack[i]);
+	r = itab_get(&p->stacks, mix(h, n), p->next_iid, &iid);
+	if (r)
+		return r;
+	if (iid) {
+		*out = iid;
+		return 0;
+	}
+	*out = p->next_iid++;
+	e = pb_begin(&p->idata, ID_CALLSTACKS);
+	pb_uint(&p->idata, 1, *out);
+	for (size_t i = n; i-- > 0;)
+		pb_uint(&p->idata, 2, p->stack[i]);
+	pb_end(&p->idata, e);
+	return 0;
+}
+
+static int put_sample(struct perf *p, const struct tk_perf_record *rec,
+		      const struct tk_perf_sample *sm)
+{
+	struct pft_session *s = p->s;
+	unsigned int mode = rec->misc & 7;
+	uint64_t stack = 0;
+	size_t pkt, m;
+	int r;
+
+	tk_bytebuf_reset(&p->idata);
+	r = stack_intern(p, sm, mode == 1 || mode == 3 || mode == 4, &stack);
+	if (!r)
+		r = tk_bytebuf_error(&p->idata);
+	if (r)
+		return r;
+	pkt = pft_packet_begin(s);
+	pb_uint(&s->chunk, PF_PKT_TIMESTAMP, sm->time);
+	m = pb_begin(&s->chunk, PF_PKT_PERF_SAMPLE);
+	pb_uint(&s->chunk, PS_CPU, sm->cpu);
+	pb_uint(&s->chunk, PS_PID, sm->pid);
+	pb_uint(&s->chunk, PS_TID, sm->tid);
+	pb_uint(&s->chunk, PS_CALLSTACK, stack);
+	pb_uint(&s->chunk, PS_MODE, mode <= 5 ? mode : 0);
+	if (sm->period)
+		pb_uint(&s->chunk, PS_COUNT, sm->period);
+	pb_end(&s->chunk, m);
+	pb_uint(&s->chunk, PF_PKT_SEQUENCE_ID, PFT_SEQ_PERF);
+	pb_uint(&s->chunk, PF_PKT_SEQUENCE_FLAGS, p->cleared ? PF_SEQ_CLEARED : PF_SEQ_NEEDS);
+	p->cleared = false;
+	if (p->idata.len)
+		pb_bytes(&s->chunk, PF_PKT_INTERNED_DATA, p->idata.data, p->idata.len);
+	s->st->samples++;
+	return pft_packet_end(s, pkt);
+}
+
+static int perf_record(struct perf *p, const struct tk_perf_record *rec)
+{
+	struct pft_session *s = p->s;
+	struct tk_perf_sample sm;
+
+	switch (rec->type) {
+	case TK_PERF_RECORD_SAMPLE: {
+		const struct tk_perfdata_evsel *ev;
+
+		if (tk_perfdata_parse_sample(p->pd, rec, &sm))
+			return 0;
+		ev = tk_perfdata_evsel_get(p->pd, (size_t)sm.attr_index);
+		if (ev && ev->attr.type == 2) {
+			if (!sm.raw || !s->set) {
+				s->st->skipped++;
+				return 0;
+			}
+			return pft_ftrace_record(s, sm.cpu, sm.time, sm.raw, sm.raw_size);
+		}
+		return put_sample(p, rec, &sm);
+	}
+	case TK_PERF_RECORD_COMM: {
+		struct tk_perf_comm c;
+		uint64_t ts = 0;
+		int r;
+
+		if (tk_perfdata_parse_comm(rec, &c))
+			return 0;
+		if (tk_perfdata_parse_sample(p->pd, rec, &sm) == 0)
+			ts = sm.time;
+		r = pft_thread_set(s, (int32_t)c.tid, (int32_t)c.pid, 0, c.comm,
+				   strnlen(c.comm, c.len));
+		return r ? r : pft_thread_emit(s, (int32_t)c.tid, ts);
+	}
+	case TK_PERF_RECORD_FORK: {
+		struct tk_perf_task t;
+		const struct pft_thread *parent;
+		char comm[16] = "";
+		int r;
+
+		if (tk_perfdata_parse_task(rec, &t))
+			return 0;
+		/*
+		 * A new thread takes its parent's name until it execs (copied
+		 * first: adding the thread may move the table).
+		 */
+		parent = pft_thread_get(s, (int32_t)t.ptid);
+		if (parent && !pft_thread_get(s, (int32_t)t.tid))
+			memcpy(comm, parent->comm, sizeof(comm));
+		r = pft_thread_set(s, (int32_t)t.tid, (int32_t)t.pid,
+				   t.pid == t.tid ? (int32_t)t.ppid : 0, comm[0] ? comm : NULL,
+				   strnlen(comm, 16));
+		return r ? r : pft_thread_emit(s, (int32_t)t.tid, t.time);
+	}
+	case TK_PERF_RECORD_MMAP:
+	case TK_PERF_RECORD_MMAP2: {
+		/*
+		 * MMAP: pid, tid, start, len, pgoff, filename. MMAP2 puts 32
+		 * bytes before the filename: maj, min, ino, ino_generation
+		 * (or, with PERF_RECORD_MISC_MMAP_BUILD_ID, the build id's
+		 * size byte, 3 reserved, 20 id bytes), prot, flags.
+		 */
+		const uint8_t *d = (const uint8_t *)rec->data + 8;
+		size_t head = rec->type == TK_PERF_RECORD_MMAP ? 32 : 64, left;
+		bool has_bid = rec->type == TK_PERF_RECORD_MMAP2 && (rec->misc & (1u << 14));
+		uint32_t pid;
+		uint64_t start, len, pgoff;
+
+		if (rec->size < 8 + head + 1)
+			return 0;
+		memcpy(&pid, d, 4);
+		memcpy(&start, d + 8, 8);
+		memcpy(&len, d + 16, 8);
+		memcpy(&pgoff, d + 24, 8);
+		left = rec->size - 8 - head;
+		return map_add(p, (rec->misc & 7) == 1 ? -1 : (int32_t)pid, start, len, pgoff,
+			       (const char *)d + head, strnlen((const char *)d + head, left),
+			       has_bid ? d + 36 : NULL, has_bid ? d[32] : 0);
+	}
+	case TK_PERF_RECORD_LOST:
+		if (tk_perfdata_parse_sample(p->pd, rec, &sm) == 0 &&
+		    (sm.fields & (1u << 7)) /* PERF_SAMPLE_CPU */)
+			return pft_ftrace_lost(s, sm.cpu);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+int tk_pftrace_write_perf(struct tk_perfdata *pd, int fd, const char *name,
+			  const struct tk_pftrace_opts *opts, struct tk_pftrace_stats *st)
+{
+	struct tk_pftrace_stats local;
+	struct pft_session s;
+	struct perf p = {.s = &s, .pd = pd, .next_iid = 1, .cleared = true};
+	const struct tk_perfdata_host *host = tk_perfdata_get_host(pd);
+	const struct tk_tracedata *td = tk_perfdata_get_tracedata(pd);
+	struct tk_perf_record rec;
+	int r;
+
+	tk_bytebuf_init(&p.idata, false);
+	r = pft_session_init(&s, fd, name, opts, st ? st : &local);
+	if (r)
+		goto out;
+	s.perf = &p;
+	s.on_piece = on_piece;
+	if (s.opts.symbolize) {
+		p.sym = tk_symbolizer_new(NULL);
+		if (!p.sym) {
+			r = tk_fail(ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	if (td) {
+		r = pft_session_set_tracedata(&s, td);
+		if (r)
+			goto out;
+	}
+	if (host) {
+		s.hostname = host->hostname;
+		s.release = host->osrelease;
+		s.version = host->version;
+		s.machine = host->arch;
+		if (host->has_nrcpus)
+			s.ncpus_file = host->nr_cpus_avail;
+		if (host->has_sample_time)
+			s.first_ts = host->sample_time_first;
+	}
+	s.clock = "perf";
+	if (host && host->has_clock_data) {
+		/*
+		 * perf record -k CLOCK: the samples' clock and one reading of
+		 * it beside the time of day. Linux clock ids to Perfetto's:
+		 * REALTIME 0, MONOTONIC 1, MONOTONIC_RAW 4, BOOTTIME 7.
+		 */
+		static const uint32_t builtin[8] = {1, 3, 0, 0, 5, 0, 0, 6};
+
+		if (host->clock_data_clockid < 8 && builtin[host->clock_data_clockid])
+			s.clock_id = builtin[host->clock_data_clockid];
+		s.has_realtime = true;
+		s.realtime_offset = (int64_t)(host->clock_tod_ns - host->clock_clockid_ns);
+	}
+	r = pft_session_begin(&s);
+	while (!r && (r = tk_perfdata_next(pd, &rec)) > 0) {
+		r = pft_session_check_split(&s);
+		if (!r)
+			r = perf_record(&p, &rec);
+	}
+	if (!r)
+		r = pft_session_finish(&s);
+out:
+	for (size_t i = 0; i < p.nmaps; i++)
+		free(p.maps[i].path);
+	free(p.maps);
+	for (size_t i = 0; i < p.pm_cap; i++)
+		free(p.pm[i].idx);
+	free(p.pm);
+	itab_release(&p.frames);
+	itab_release(&p.stacks);
+	itab_release(&p.names);
+	tk_symbolizer_free(p.sym);
+	tk_bytebuf_release(&p.idata);
+	pft_session_release(&s);
+	return r;
+}

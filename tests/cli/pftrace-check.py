@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+"""Check a .pftrace against `tracekit report` of the file it was made from.
+
+usage: pftrace-check.py PFTRACE REPORT_TEXT dat|perf
+
+The trace is first opened up: compressed_packets (deflate) are inflated
+into a plain Trace, which `protoc --decode_raw` must read (exit 0, one
+"1 {" per packet), so the bytes are well-formed protobuf whatever this
+script thinks of them. Then the wire format is walked here (protoc's text
+cannot tell packed arrays from nested messages) and compared with the
+report:
+  .dat       per CPU: the number of events, their names (typed, generic,
+             or self-described through the bundle's descriptors), their times (in
+             the report's microseconds) and pids (common_pid; for the
+             compact sched_switch and sched_waking, which carry no
+             common_pid, the next_pid and the woken pid instead)
+  perf.data  tracepoint samples as above per CPU; other samples: their
+             number, times and tids, and the frames of each callstack
+             against the callchain lines perf script prints
+Prints one line per difference and exits 1 when there is one.
+"""
+import re
+import subprocess
+import sys
+import tempfile
+import zlib
+from collections import Counter, defaultdict
+
+TYPED = {3: "print", 4: "sched_switch", 11: "cpu_frequency", 13: "cpu_idle", 17: "sched_wakeup",
+         20: "sched_waking", 24: "softirq_entry", 25: "softirq_exit", 26: "softirq_raise",
+         36: "irq_handler_entry", 37: "irq_handler_exit", 114: "sched_wakeup_new",
+         235: "task_newtask", 236: "task_rename", 237: "sched_process_exec",
+         238: "sched_process_exit", 239: "sched_process_fork", 240: "sched_process_free",
+         242: "sched_process_wait", 329: "sys_enter", 330: "sys_exit"}
+
+
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7f) << s
+        s += 7
+        if c < 0x80:
+            return v, i
+
+
+def fields(b):
+    """(field, wire type, value) of a message; value is an int or bytes."""
+    i, n = 0, len(b)
+    while i < n:
+        k, i = varint(b, i)
+        f, w = k >> 3, k & 7
+        if w == 0:
+            v, i = varint(b, i)
+        elif w == 2:
+            ln, i = varint(b, i)
+            v = b[i:i + ln]
+            i += ln
+            if i > n:
+                raise ValueError("field %d runs past its message" % f)
+        elif w == 1:
+            v, i = int.from_bytes(b[i:i + 8], "little"), i + 8
+        elif w == 5:
+            v, i = int.from_bytes(b[i:i + 4], "little"), i + 4
+        else:
+            raise ValueError("wire type %d" % w)
+        yield f, w, v
+
+
+def packed(b):
+    out, i = [], 0
+    while i < len(b):
+        v, i = varint(b, i)
+        out.append(v)
+    return out
+
+
+def s64(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def packets(data, zstd_frames=None):
+    """The TracePackets, compressed ones opened up (the zstd ones by the
+    zstd command, all frames in one run: the checks do not depend on the
+    packets' order)."""
+    top = zstd_frames is None
+    if top:
+        zstd_frames = []
+    for f, w, v in fields(data):
+        if f != 1 or w != 2:
+            raise ValueError("top-level field %d is not a packet" % f)
+        inner = dict((ff, vv) for ff, ww, vv in fields(v) if ff in (50, 133))
+        if 133 in inner:
+            zstd_frames.append(inner[133])
+        elif 50 in inner:
+            yield from packets(zlib.decompress(inner[50]), zstd_frames)
+        else:
+            yield v
+    if top and zstd_frames:
+        r = subprocess.run(["zstd", "-dc"], input=b"".join(zstd_frames), capture_output=True,
+                           check=True)
+        yield from packets(r.stdout, [])
+
+
+def us(ns):
+    return (ns + 500) // 1000
+
+
+def main():
+    path, report, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+    pkts = list(packets(open(path, "rb").read()))
+    plain = b"".join(b"\x0a" + bytes(bytearray(enc_varint(len(p)))) + p for p in pkts)
+    with tempfile.NamedTemporaryFile() as t:
+        t.write(plain)
+        t.flush()
+        r = subprocess.run(["protoc", "--decode_raw"], stdin=open(t.name, "rb"),
+                           capture_output=True)
+    errors = []
+    if r.returncode != 0:
+        errors.append("protoc --decode_raw: " + r.stderr.decode(errors="replace")[:300])
+    elif r.stdout.decode(errors="replace").count("\n1 {") + \
+            r.stdout.decode(errors="replace").startswith("1 {") != len(pkts):
+        errors.append("protoc --decode_raw shows another packet count than %d" % len(pkts))
+
+    # What the trace holds.
+    ev = defaultdict(list)  # cpu -> [(us, pid, name)]
+    samples = []            # (us, tid, frames)
+    frames_of = {}          # callstack iid -> number of frames
+    for p in pkts:
+        pf = defaultdict(list)
+        for f, w, v in fields(p):
+            pf[f].append(v)
+        for idata in pf.get(12, []):
+            for f, w, v in fields(idata):
+                if f == 7:
+                    d = defaultdict(list)
+                    for ff, ww, vv in fields(v):
+                        d[ff].append(vv)
+                    frames_of[d[1][0]] = len(d.get(2, []))
+        if 66 in pf:
+            d = dict((ff, vv) for ff, ww, vv in fields(pf[66][0]))
+            samples.append((us(pf[8][0]), d.get(3, 0), frames_of.get(d.get(4, 0), -1)))
+        for bundle in pf.get(1, []):
+            cpu, cs = 0, None
+            evs = []
+            # Self-described events (FtraceEvent fields 65536 and up) are
+            # named by the bundle's GenericEventDescriptors (field 11).
+            described = {}
+            for f, w, v in fields(bundle):
+                if f == 11:
+                    d = dict((a, b) for a, _, b in fields(v))
+                    described[d[1]] = dict((a, b) for a, _, b in fields(d[2]))[1].decode()
+            for f, w, v in fields(bundle):
+                if f == 1:
+                    cpu = v
+                elif f == 2:
+                    e = {}
+                    for ff, ww, vv in fields(v):
+                        e[ff] = vv
+                    name = None
+                    for num in e:
+                        if num in TYPED:
+                            name = TYPED[num]
+                        elif num == 327:
+                            name = dict((a, b) for a, _, b in fields(e[327]))[1].decode()
+                        elif num >= 65536:
+                            name = described.get(num, "undescribed field %d" % num)
+                    evs.append((us(e[1]), e.get(2, 0), name))
+                elif f == 4:
+                    cs = defaultdict(list)
+                    for ff, ww, vv in fields(v):
+                        cs[ff].append(vv)
+            if cs:
+                for tsf, pidf, name in ((1, 3, "sched_switch"), (7, 8, "sched_waking")):
+                    ts = 0
+                    pids = [pid for b in cs.get(pidf, []) for pid in packed(b)]
+                    deltas = [x for b in cs.get(tsf, []) for x in packed(b)]
+                    for k, d in enumerate(deltas):
+                        ts = (ts + d) & ((1 << 64) - 1)
+                        evs.append((us(ts), s64(pids[k]), name))
+            ev[cpu].extend(evs)
+
+    # What the report says.
+    want = defaultdict(list)
+    want_samples = []
+    line_re = re.compile(r"^(.*?)-?\s*(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{6}):\s+(\S+:)?(\S+?):\s?(.*)$")
+    sample_re = re.compile(r"^\s*(.*?)\s+(\d+)\s+(?:\[\d+\]\s+)?(\d+)\.(\d{6}):\s+\d+\s+\S+:(.*)$")
+    cur = None
+    for line in open(report, errors="replace"):
+        line = line.rstrip("\n")
+        if line.startswith("\t"):
+            if cur is not None:
+                cur[2] += 1
+            continue
+        cur = None
+        m = line_re.match(line)
+        if m:
+            cpu, t, pid, name, rest = int(m[3]), int(m[4]) * 1000000 + int(m[5]), int(m[2]), m[7], m[8]
+            # perf names a tracepoint it has no name for "unknown:ID" (the
+            # ftrace events of a converted .dat): its name is not compared.
+            if m[6] == "unknown:":
+                name = "*"
+            # trace-cmd's handlers print "prev:pid [prio] S ==> next:pid [prio]"
+            # and "comm:pid [prio] CPU:nnn"; perf script the fields.
+            if name == "sched_switch":
+                m = re.search(r"next_pid=(\d+)", rest) or re.search(r"==> .*:(\d+) \[", rest)
+                pid = int(m[1])
+            elif name == "sched_waking":
+                m = re.search(r"\bpid=(\d+)", rest) or re.search(r":(\d+) \[-?\d+\]", rest)
+                pid = int(m[1])
+            want[cpu].append((t, pid, name))
+            continue
+        m = sample_re.match(line)
+        if m and kind == "perf":
+            # The ip on the sample's line, or the callchain on the lines below.
+            cur = [int(m[3]) * 1000000 + int(m[4]), int(m[2]), 1 if m[5].strip() else 0]
+            want_samples.append(cur)
+            if m[5].strip():
+                cur = None
+
+    # A compact event's pid column holds next_pid / the woken pid; the
+    # names of typed/generic events are compared as they are. trace-cmd
+    # prints a function-graph entry and its return as one line: those two
+    # events are left out on both sides.
+    for d in (ev, want):
+        for cpu in d:
+            d[cpu] = [x for x in d[cpu] if x[2] not in ("funcgraph_entry", "funcgraph_exit")]
+    for cpu in sorted(set(ev) | set(want)):
+        got, exp = ev.get(cpu, []), want.get(cpu, [])
+        # Events whose names the report never shows on this CPU are the
+        # ones it calls "unknown:ID" when it does so.
+        names = set(e[2] for e in exp)
+        if "*" in names:
+            got = [(g[0], g[1], "*") if g[2] not in names else g for g in got]
+        got = sorted(got)
+        exp = sorted(exp)
+        if len(got) != len(exp):
+            errors.append("CPU %d: %d events, the report has %d" % (cpu, len(got), len(exp)))
+            continue
+        # perf script truncates the time where trace-cmd rounds: allow 1 us.
+        bad = [(g, e) for g, e in zip(got, exp)
+               if abs(g[0] - e[0]) > 1 or g[1] != e[1] or g[2] != e[2]]
+        if bad and Counter((g[1], g[2]) for g in got) != Counter((e[1], e[2]) for e in exp):
+            errors.append("CPU %d: events differ, first %s != %s" % (cpu, bad[0][0], bad[0][1]))
+        elif bad and any(abs(g - e) > 1 for g, e in zip(sorted(x[0] for x in got),
+                                                        sorted(x[0] for x in exp))):
+            errors.append("CPU %d: times differ" % cpu)
+    if kind == "perf":
+        got = sorted(samples)
+        exp = sorted(tuple(x) for x in want_samples)
+        if len(got) != len(exp):
+            errors.append("%d samples, the report has %d" % (len(got), len(exp)))
+        else:
+            for g, e in zip(got, exp):
+                if abs(g[0] - e[0]) > 1 or g[1] != e[1]:
+                    errors.append("sample %s != %s" % (g, e))
+                    break
+            # Callstacks: perf script prints one line per callchain entry
+            # (none when it holds only context marks), or the ip alone on
+            # the sample's line.
+            gf = Counter(g[2] for g in got)
+            ef = Counter(e[2] for e in exp)
+            if gf != ef:
+                errors.append("frames per sample %s, the report's %s" % (dict(gf), dict(ef)))
+    for e in errors:
+        print("pftrace-check: %s: %s" % (path, e))
+    n = sum(len(v) for v in ev.values())
+    print("pftrace-check: %s: %d events on %d CPUs, %d samples, %d packets%s" %
+          (path, n, len(ev), len(samples), len(pkts), "" if not errors else ": FAILED"))
+    return 1 if errors else 0
+
+
+def enc_varint(v):
+    out = []
+    while v >= 0x80:
+        out.append(v & 0x7f | 0x80)
+        v >>= 7
+    out.append(v)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

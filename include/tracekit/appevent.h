@@ -22,12 +22,12 @@
  * there.
  *
  * Cost: a disabled event is one relaxed load of tk_appevent_on and one
- * predictable branch. An enabled one is a call that reads CLOCK_MONOTONIC
- * (vDSO), writes the record into the calling thread's own buffer and
- * publishes it with one release store: no lock, no allocation, no system
- * call, no atomic read-modify-write. A thread's first event (and a signal
- * handler's first nested one) creates its buffer: memfd_create, mmap and
- * one sendmsg to the recorder, all async-signal-safe system calls.
+ * predictable branch. An enabled one is a call that reads the recorder's
+ * clock (the TSC, or CLOCK_MONOTONIC through the vDSO), writes the record into the calling thread's
+ * own buffer and publishes it with one release store: no lock, no allocation, no system call, no
+ * atomic read-modify-write. A thread's first event (and a signal handler's first nested one)
+ * creates its buffer: memfd_create, mmap and one sendmsg to the recorder, all async-signal-safe
+ * system calls.
  *
  * Recording: events are on only when the process runs under
  * "tracekit record --user" (the recorder puts TRACEKIT_SESSION=PATH in the
@@ -174,11 +174,19 @@ enum tk_appevent_mode {
 	TK_APPEVENT_OVERWRITE = 1,   /* the oldest unread page is overwritten */
 };
 
+/** The clock applications stamp their events with; the recording's must be the same. */
+enum tk_appevent_clock {
+	TK_APPEVENT_CLOCK_AUTO = 0, /* TSC when invariant on x86-64, else MONO */
+	TK_APPEVENT_CLOCK_MONO = 1, /* CLOCK_MONOTONIC: trace clock "mono" */
+	TK_APPEVENT_CLOCK_TSC = 2,  /* rdtsc: trace clock "x86-tsc" (with TSC2NSEC) */
+};
+
 struct tk_appevent_opts {
 	size_t sz;	    /* sizeof(struct tk_appevent_opts) */
 	const char *dir;    /* socket and spool directory; NULL: $TMPDIR or /tmp */
 	uint32_t buffer_kb; /* per thread and level; 0 means 1024 */
 	enum tk_appevent_mode mode;
+	enum tk_appevent_clock clock;
 };
 
 /** Counters of one application buffer (one thread at one nesting level). */
@@ -201,6 +209,13 @@ struct tk_appevent_buffer_stats {
  * (EINVAL, ENOMEM, socket errors) and tk_errmsg().
  */
 TK_API struct tk_appevent_session *tk_appevent_session_new(const struct tk_appevent_opts *opts);
+
+/**
+ * tk_appevent_session_clock() - the trace clock the recording must use so
+ * that the applications' stamps and the kernel's share one timeline:
+ * "x86-tsc" or "mono"
+ */
+TK_API const char *tk_appevent_session_clock(const struct tk_appevent_session *s);
 
 /** tk_appevent_session_path() - the socket path, for $TRACEKIT_SESSION. */
 TK_API const char *tk_appevent_session_path(const struct tk_appevent_session *s);

@@ -107,7 +107,8 @@ const char cmd_record_usage[] =
 	"                          needs kernel 6.10, kept for measurements)\n"
 	"      --user              also record COMMAND's application events\n"
 	"                          (tracekit/appevent.h) into the buffer instance\n"
-	"                          'user'; sets the trace clock to mono unless -C\n"
+	"                          'user'; sets the trace clock to x86-tsc (invariant\n"
+	"                          TSC) or mono, unless -C names one of them\n"
 	"      --user-buffer KB    buffer per application thread, in KiB (default\n"
 	"                          1024)\n"
 	"      --user-mode drop|overwrite\n"
@@ -331,17 +332,37 @@ static int run(struct record_args *a)
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, &old);
 
-	/* Application events share the kernel's timeline: CLOCK_MONOTONIC is "mono". */
-	if (a->user && !a->opts.clock)
-		a->opts.clock = "mono";
+	/*
+	 * Application events share the kernel's timeline when both use one
+	 * clock: the session picks x86-tsc (invariant TSC) or mono, unless -C
+	 * chose one of them.
+	 */
+	if (a->user) {
+		const char *c = a->opts.clock;
+
+		if (c && !strcmp(c, "mono"))
+			a->user_opts.clock = TK_APPEVENT_CLOCK_MONO;
+		else if (c && !strcmp(c, "x86-tsc"))
+			a->user_opts.clock = TK_APPEVENT_CLOCK_TSC;
+		else if (c)
+			a->user_opts.clock = TK_APPEVENT_CLOCK_MONO;
+		user = tk_appevent_session_new(&a->user_opts);
+		if (!user) {
+			r = cli_lib_error(NULL);
+			goto out_mask;
+		}
+		if (c && strcmp(c, tk_appevent_session_clock(user)))
+			fprintf(stderr,
+				"tracekit record: warning: application events are stamped with "
+				"the mono clock, not %s: their times will not match the kernel's\n",
+				c);
+		if (!c)
+			a->opts.clock = tk_appevent_session_clock(user);
+	}
 	rec = tk_record_new(&a->opts);
 	if (!rec) {
 		r = cli_lib_error(NULL);
-		goto out_mask;
-	}
-	if (a->user && !(user = tk_appevent_session_new(&a->user_opts))) {
-		r = cli_lib_error(NULL);
-		goto out;
+		goto out_user;
 	}
 	if (a->command) {
 		char *env[3] = {NULL, NULL, NULL};
@@ -414,8 +435,9 @@ static int run(struct record_args *a)
 out:
 	/* Before the instance goes: the command holds its trace_pipe_raw descriptors. */
 	tk_command_free(cmd);
-	tk_appevent_session_free(user);
 	tk_record_free(rec);
+out_user:
+	tk_appevent_session_free(user);
 out_mask:
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return r;

@@ -7,7 +7,8 @@
 #      around each: the file holds exactly K, each payload right, none lost,
 #      and each event sits after its thread's getppid sys_exit and before
 #      its next getppid sys_enter, in 'tracekit report' and in
-#      'trace-cmd report' alike (the two print the same lines);
+#      'trace-cmd report' alike (the two print the same lines); with -C mono
+#      and with the clock --user picks (x86-tsc where the TSC is invariant);
 #   2. 'tracekit convert --to perf' carries them (perf script shows them);
 #   3. --user-mode overwrite records too;
 #   4. the application SIGKILLed mid-run: what it had committed is in the
@@ -70,45 +71,53 @@ check() {
 	}' "$1"
 }
 
-# 1. threads and a signal handler, raw_syscalls around each event
+# 1. threads and a signal handler, raw_syscalls around each event; the
+# clock --user picks (x86-tsc with an invariant TSC), then mono.
 threads=3 per=400
-if ! "$TRACEKIT" record -e raw_syscalls -e sched:sched_switch --user -o "$dir/a.dat" -- \
-	"$LOAD" $threads $per >"$dir/load.out" 2>"$dir/rec.err"; then
-	fail "record --user failed: $(tail -3 "$dir/rec.err")"
-	exit 1
-fi
-read -r _ k _ lost <"$dir/load.out"
-if [ "${lost:-x}" != 0 ]; then fail "the application lost $lost events"; fi
-if ! grep -q "application events: .* 0 events lost" "$dir/rec.err" ||
-	! grep -q ", 0 events lost$" "$dir/rec.err"; then
-	fail "events lost while recording: $(grep lost "$dir/rec.err" | tail -3)"
-fi
-handler=$((k - threads * per))
-[ "$handler" -gt 0 ] || fail "no event came from the signal handler (K=$k)"
-"$TRACEKIT" report "$dir/a.dat" >"$dir/tk.txt" 2>"$dir/tk.err" || fail "tracekit report failed: $(head -3 "$dir/tk.err")"
-read -r n nbad dups < <(check "$dir/tk.txt" $per)
-if [ "$n" = "$k" ] && [ "$nbad" = 0 ] && [ "$dups" = 0 ]; then
-	ok "tracekit report: $n application events ($handler from the handler), payloads and getppid pairs right"
-else
-	fail "tracekit report: $n events of $k, $nbad wrong, $dups repeated"
-fi
-if command -v trace-cmd >/dev/null; then
-	trace-cmd report -i "$dir/a.dat" >"$dir/tc.txt" 2>"$dir/tc.err" || fail "trace-cmd report failed: $(head -3 "$dir/tc.err")"
-	read -r n nbad dups < <(check "$dir/tc.txt" $per)
+one_clock() { # CLOCK-OPTION...: record a.dat and check both reports
+	local name=${*:-default clock}
+	if ! "$TRACEKIT" record -e raw_syscalls -e sched:sched_switch --user "$@" -o "$dir/a.dat" -- \
+		"$LOAD" $threads $per >"$dir/load.out" 2>"$dir/rec.err"; then
+		fail "record --user $*: $(tail -3 "$dir/rec.err")"
+		return
+	fi
+	read -r _ k _ lost <"$dir/load.out"
+	if [ "${lost:-x}" != 0 ]; then fail "$name: the application lost $lost events"; fi
+	if ! grep -q "application events: .* 0 events lost" "$dir/rec.err" ||
+		! grep -q ", 0 events lost$" "$dir/rec.err"; then
+		fail "$name: events lost while recording: $(grep lost "$dir/rec.err" | tail -3)"
+	fi
+	handler=$((k - threads * per))
+	[ "$handler" -gt 0 ] || fail "$name: no event came from the signal handler (K=$k)"
+	"$TRACEKIT" report "$dir/a.dat" >"$dir/tk.txt" 2>"$dir/tk.err" ||
+		fail "$name: tracekit report failed: $(head -3 "$dir/tk.err")"
+	read -r n nbad dups < <(check "$dir/tk.txt" $per)
 	if [ "$n" = "$k" ] && [ "$nbad" = 0 ] && [ "$dups" = 0 ]; then
-		ok "trace-cmd report: $n application events, payloads and getppid pairs right"
+		ok "$name: tracekit report: $n application events ($handler from the handler), payloads and getppid pairs right"
 	else
-		fail "trace-cmd report: $n events of $k, $nbad wrong, $dups repeated"
+		fail "$name: tracekit report: $n events of $k, $nbad wrong, $dups repeated"
 	fi
-	if grep '^user:' "$dir/tc.txt" | cmp -s - <(grep '^user:' "$dir/tk.txt"); then
-		ok "tracekit report prints the application events as trace-cmd report does"
+	if command -v trace-cmd >/dev/null; then
+		trace-cmd report -i "$dir/a.dat" >"$dir/tc.txt" 2>"$dir/tc.err" ||
+			fail "$name: trace-cmd report failed: $(head -3 "$dir/tc.err")"
+		read -r n nbad dups < <(check "$dir/tc.txt" $per)
+		if [ "$n" = "$k" ] && [ "$nbad" = 0 ] && [ "$dups" = 0 ]; then
+			ok "$name: trace-cmd report: $n application events, payloads and getppid pairs right"
+		else
+			fail "$name: trace-cmd report: $n events of $k, $nbad wrong, $dups repeated"
+		fi
+		if grep '^user:' "$dir/tc.txt" | cmp -s - <(grep '^user:' "$dir/tk.txt"); then
+			ok "$name: tracekit report prints the application events as trace-cmd report does"
+		else
+			fail "$name: tracekit report and trace-cmd report differ on the application events"
+			diff <(grep '^user:' "$dir/tc.txt") <(grep '^user:' "$dir/tk.txt") | head -5
+		fi
 	else
-		fail "tracekit report and trace-cmd report differ on the application events"
-		diff <(grep '^user:' "$dir/tc.txt") <(grep '^user:' "$dir/tk.txt") | head -5
+		echo "SKIP: trace-cmd is not installed (trace-cmd report part)"
 	fi
-else
-	echo "SKIP: trace-cmd is not installed (trace-cmd report part)"
-fi
+}
+one_clock -C mono
+one_clock
 
 # 2. perf.data conversion
 if "$TRACEKIT" convert --to perf "$dir/a.dat" -o "$dir/a.data" >/dev/null 2>"$dir/cv.err"; then

@@ -60,6 +60,7 @@ struct ae_msg_welcome {
 	struct ae_msg_head h;
 	uint32_t id_base, id_count;
 	uint32_t nr_pages, mode;
+	uint32_t clock, pad; /* enum tk_appevent_clock */
 };
 
 /* Followed by the format text ("name: ...\nID: ...\nformat:\n..."), NUL-terminated. */

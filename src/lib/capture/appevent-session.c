@@ -100,7 +100,7 @@ struct tk_appevent_session {
 	size_t nbufs;
 	struct sformat *fmts;
 	size_t nfmts;
-	uint32_t nr_pages, mode;
+	uint32_t nr_pages, mode, clock;
 	int err;
 	uint8_t page[AE_PAGE_SIZE];
 	char msg[AE_MSG_MAX];
@@ -117,7 +117,8 @@ static void conn_close(struct tk_appevent_session *s, size_t i)
 static void on_hello(struct tk_appevent_session *s, struct sconn *c, const void *msg, size_t n)
 {
 	const struct ae_msg_hello *h = msg;
-	struct ae_msg_welcome w = {{AE_MAGIC, AE_MSG_WELCOME}, 0, 0, s->nr_pages, s->mode};
+	struct ae_msg_welcome w = {
+		{AE_MAGIC, AE_MSG_WELCOME}, 0, 0, s->nr_pages, s->mode, s->clock, 0};
 
 	if (n < sizeof(*h))
 		return;
@@ -394,6 +395,23 @@ static void *session_thread(void *arg)
 
 /* ------------------------------------------------------------ API */
 
+/* The TSC runs at a constant rate through sleep states (CPUID 0x80000007 EDX bit 8). */
+static bool invariant_tsc(void)
+{
+#if defined(__x86_64__)
+	unsigned int a = 0x80000000, b, c, d;
+
+	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "=c"(c), "=d"(d));
+	if (a < 0x80000007)
+		return false;
+	a = 0x80000007;
+	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "=c"(c), "=d"(d) : "c"(0));
+	return d & (1U << 8);
+#else
+	return false;
+#endif
+}
+
 TK_API struct tk_appevent_session *tk_appevent_session_new(const struct tk_appevent_opts *opts_in)
 {
 	TK_OPTS(tk_appevent_opts, opts);
@@ -407,6 +425,10 @@ TK_API struct tk_appevent_session *tk_appevent_session_new(const struct tk_appev
 		return NULL;
 	if (opts.mode != TK_APPEVENT_DROP_NEWEST && opts.mode != TK_APPEVENT_OVERWRITE)
 		return tk_fail_null(EINVAL, "appevent: unknown buffer mode %d", (int)opts.mode);
+	if (opts.clock > TK_APPEVENT_CLOCK_TSC)
+		return tk_fail_null(EINVAL, "appevent: unknown clock %d", (int)opts.clock);
+	if (opts.clock == TK_APPEVENT_CLOCK_TSC && !invariant_tsc())
+		return tk_fail_null(ENOTSUP, "appevent: this CPU has no invariant TSC");
 	pages = (opts.buffer_kb ? opts.buffer_kb : 1024) * 1024ULL / AE_PAGE_SIZE;
 	if (pages < AE_MIN_PAGES || pages > AE_MAX_PAGES)
 		return tk_fail_null(EINVAL,
@@ -419,6 +441,9 @@ TK_API struct tk_appevent_session *tk_appevent_session_new(const struct tk_appev
 	s->lfd = s->stopfd = -1;
 	s->nr_pages = (uint32_t)pages;
 	s->mode = opts.mode;
+	s->clock = opts.clock;
+	if (s->clock == TK_APPEVENT_CLOCK_AUTO)
+		s->clock = invariant_tsc() ? TK_APPEVENT_CLOCK_TSC : TK_APPEVENT_CLOCK_MONO;
 	pthread_mutex_init(&s->lock, NULL);
 	base = opts.dir ? opts.dir : getenv("TMPDIR");
 	if (!base || !*base)
@@ -461,6 +486,11 @@ TK_API struct tk_appevent_session *tk_appevent_session_new(const struct tk_appev
 	}
 	s->running = true;
 	return s;
+}
+
+TK_API const char *tk_appevent_session_clock(const struct tk_appevent_session *s)
+{
+	return s->clock == TK_APPEVENT_CLOCK_TSC ? "x86-tsc" : "mono";
 }
 
 TK_API const char *tk_appevent_session_path(const struct tk_appevent_session *s)

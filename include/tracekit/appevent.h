@@ -60,10 +60,15 @@ extern "C" {
 #define TK_APPEVENT_MAX_NEST 4
 /* Name of the environment variable that carries the recorder's socket path. */
 #define TK_APPEVENT_ENV "TRACEKIT_SESSION"
-/* Event ids of application events start here (the kernel's stay far below). */
-#define TK_APPEVENT_ID_BASE 49152
-/* Ids the recorder gives each connected process. */
-#define TK_APPEVENT_IDS_PER_PROCESS 128
+/*
+ * Event ids of application events: 28672 up to 32767. The kernel numbers
+ * its events from ~30 up (~2300 here); KernelShark keeps an id in an
+ * int16_t, so ids from 32768 on would show there without a name.
+ */
+#define TK_APPEVENT_ID_BASE 28672
+#define TK_APPEVENT_ID_END  32768
+/* Ids the recorder gives each connected process (so 64 processes). */
+#define TK_APPEVENT_IDS_PER_PROCESS 64
 
 /** What kind of field a descriptor describes. */
 enum tk_appevent_kind {

@@ -59,7 +59,7 @@
 #include "internal/opts.h"
 
 #define POLL_MS	      5
-#define MAX_CONNS     (((65536u - TK_APPEVENT_ID_BASE) / TK_APPEVENT_IDS_PER_PROCESS))
+#define MAX_CONNS     ((TK_APPEVENT_ID_END - TK_APPEVENT_ID_BASE) / TK_APPEVENT_IDS_PER_PROCESS)
 #define COMMIT_MISSED (1ULL << 31)
 #define COMMIT_STORED (1ULL << 30)
 

@@ -294,7 +294,7 @@ static int connect_locked(const char *path)
 	n = recv(fd, &w, sizeof(w), 0);
 	if (n != sizeof(w) || w.h.magic != AE_MAGIC || w.h.kind != AE_MSG_WELCOME ||
 	    w.nr_pages < AE_MIN_PAGES || w.nr_pages > AE_MAX_PAGES || w.id_count == 0 ||
-	    w.id_base + w.id_count > 65536)
+	    w.id_base + w.id_count > TK_APPEVENT_ID_END)
 		goto refused;
 	g_id_base = w.id_base;
 	g_id_count = w.id_count;

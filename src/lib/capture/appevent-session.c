@@ -10,7 +10,12 @@
  * TK_APPEVENT_IDS_PER_PROCESS of them from TK_APPEVENT_ID_BASE up per
  * connection, so that two programs (or a parent and its forked child) never
  * share an id; the buffer size and the mode. Then come FORMAT messages,
- * kept as text, and BUFFER messages whose memfd the thread maps.
+ * kept as text, and BUFFER messages whose memfd the thread maps, once it
+ * has checked that the memfd is sealed against shrinking (an application
+ * that could truncate it would make our reads fault). Any local process
+ * that finds the socket may connect; what it sends is treated as input:
+ * sizes are checked, pages whose commit does not fit are not copied, and
+ * the .dat readers check every record.
  *
  * Draining (see appevent.c for the buffer's protocol): every 5 ms, or
  * every 1 ms while the last pass found pages (a writer at 5 M events/s
@@ -172,8 +177,14 @@ static void on_buffer(struct tk_appevent_session *s, struct sconn *c, const void
 	struct stat st;
 	void *p;
 
+	/*
+	 * Only a sealed memfd: a buffer its sender could still shrink would
+	 * turn our reads into SIGBUS.
+	 */
 	if (n < sizeof(*b) || fstat(fd, &st) < 0 || (uint64_t)st.st_size < b->size ||
-	    b->size < AE_HDR_SIZE + AE_MIN_PAGES * AE_PAGE_SIZE)
+	    b->size < AE_HDR_SIZE + AE_MIN_PAGES * AE_PAGE_SIZE ||
+	    (fcntl(fd, F_GET_SEALS) & (F_SEAL_SHRINK | F_SEAL_SEAL)) !=
+		    (F_SEAL_SHRINK | F_SEAL_SEAL))
 		return;
 	p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)

@@ -67,6 +67,7 @@
 #include <tracekit/appevent.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -471,10 +472,12 @@ static int ring_open(struct ae_thread *t, struct ae_ring *r, uint32_t level)
 	ring_close(r);
 	if (sock < 0 || nr < AE_MIN_PAGES)
 		return -1;
-	fd = (int)syscall(SYS_memfd_create, "tracekit-appevent", MFD_CLOEXEC);
+	fd = (int)syscall(SYS_memfd_create, "tracekit-appevent", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -1;
-	if (ftruncate(fd, (off_t)len) < 0)
+	/* Sealed against shrinking: the recorder refuses a buffer that could SIGBUS it. */
+	if (ftruncate(fd, (off_t)len) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
 		goto fail;
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)

@@ -36,8 +36,12 @@
  * the recorder; the recorder copies whole pages out as it copies the
  * kernel's and writes them into the .dat as the buffer instance "user".
  * Without a recorder events stay off and the application runs normally;
- * a recorder that goes away only makes events drop (counted), never
- * blocks or signals the application.
+ * a recorder that goes away turns events off, never blocks or signals the
+ * application. A process that defines event types runs one small watcher
+ * thread (TRACEKIT_ATTACH=0 in its environment keeps it off): it notices a
+ * recorder that hangs up, and connects to one that attaches by pid
+ * ("tracekit record --user-pid PID": TK_APPEVENT_ATTACH_DIR/PID.sock,
+ * looked for every 100 ms).
  *
  * Signal handlers and fork: an event emitted from a signal handler that
  * interrupted an event of the same thread goes to a buffer of its own
@@ -60,6 +64,8 @@ extern "C" {
 #define TK_APPEVENT_MAX_NEST 4
 /* Name of the environment variable that carries the recorder's socket path. */
 #define TK_APPEVENT_ENV "TRACEKIT_SESSION"
+/* Where a recorder attaching to a running process puts its socket: DIR/PID.sock. */
+#define TK_APPEVENT_ATTACH_DIR "/run/tracekit"
 /*
  * Event ids of application events: 28672 up to 32767. The kernel numbers
  * its events from ~30 up (~2300 here); KernelShark keeps an id in an
@@ -247,6 +253,19 @@ TK_API int tk_appevent_session_stop(struct tk_appevent_session *s);
  * Return: 0, or a negative errno with tk_errmsg() naming the file.
  */
 TK_API int tk_appevent_session_write(struct tk_appevent_session *s, const char *path);
+
+/**
+ * tk_appevent_session_attach() - invite a running process
+ * @pid: the process; it connects within ~100 ms if it defines event types
+ *       and its watcher runs
+ *
+ * Makes TK_APPEVENT_ATTACH_DIR/@pid.sock, a link to the session's socket
+ * (created 0755 if needed); tk_appevent_session_free() removes it.
+ * Context: any thread; blocking.
+ * Return: 0, -EINVAL (bad pid), -EEXIST (another recorder's link is there),
+ * or the file system's negative errno.
+ */
+TK_API int tk_appevent_session_attach(struct tk_appevent_session *s, int pid);
 
 /** tk_appevent_session_buffers() - buffers received so far. */
 TK_API size_t tk_appevent_session_buffers(const struct tk_appevent_session *s);

@@ -109,6 +109,8 @@ const char cmd_record_usage[] =
 	"                          (tracekit/appevent.h) into the buffer instance\n"
 	"                          'user'; sets the trace clock to x86-tsc (invariant\n"
 	"                          TSC) or mono, unless -C names one of them\n"
+	"      --user-pid PID      also record the application events of this running\n"
+	"                          process (it connects within ~100 ms)\n"
 	"      --user-buffer KB    buffer per application thread, in KiB (default\n"
 	"                          1024)\n"
 	"      --user-mode drop|overwrite\n"
@@ -274,6 +276,7 @@ struct record_args {
 	char **command;
 	/* --user: application events */
 	bool user;
+	int user_pid; /* --user-pid */
 	struct tk_appevent_opts user_opts;
 };
 
@@ -358,6 +361,10 @@ static int run(struct record_args *a)
 				c);
 		if (!c)
 			a->opts.clock = tk_appevent_session_clock(user);
+		if (a->user_pid && tk_appevent_session_attach(user, a->user_pid) < 0) {
+			r = cli_lib_error(NULL);
+			goto out_user;
+		}
 	}
 	rec = tk_record_new(&a->opts);
 	if (!rec) {
@@ -998,7 +1005,8 @@ int cmd_record(int argc, char **argv)
 		OPT_APPEND,
 		OPT_USER,
 		OPT_USER_BUFFER,
-		OPT_USER_MODE
+		OPT_USER_MODE,
+		OPT_USER_PID
 	};
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
@@ -1026,6 +1034,7 @@ int cmd_record(int argc, char **argv)
 		{"user", no_argument, NULL, OPT_USER},
 		{"user-buffer", required_argument, NULL, OPT_USER_BUFFER},
 		{"user-mode", required_argument, NULL, OPT_USER_MODE},
+		{"user-pid", required_argument, NULL, OPT_USER_PID},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -1191,6 +1200,14 @@ int cmd_record(int argc, char **argv)
 		case OPT_USER:
 			a.user = true;
 			break;
+		case OPT_USER_PID:
+			if (cli_parse_u32(optarg, &v) < 0 || !v || v > INT32_MAX) {
+				r = cli_usage_error("invalid pid '%s'", optarg);
+				goto out;
+			}
+			a.user_pid = (int)v;
+			a.user = true;
+			break;
 		case OPT_USER_BUFFER:
 			if (cli_parse_u32(optarg, &v) < 0 || v < 8 || v > 3968) {
 				r = cli_usage_error("--user-buffer must be 8..3968 KiB, not '%s'",
@@ -1223,9 +1240,9 @@ int cmd_record(int argc, char **argv)
 	}
 	if (optind < argc)
 		a.command = argv + optind;
-	if (a.user && !a.command) {
+	if (a.user && !a.command && !a.user_pid) {
 		r = cli_usage_error("--user needs the command whose events to record "
-				    "(-- COMMAND ARGS...)");
+				    "(-- COMMAND ARGS...) or --user-pid PID");
 		goto out;
 	}
 	if (a.follow && !a.command) {

@@ -12,7 +12,8 @@
 #   2. 'tracekit convert --to perf' carries them (perf script shows them);
 #   3. --user-mode overwrite records too;
 #   4. the application SIGKILLed mid-run: what it had committed is in the
-#      file (its progress file says how far each thread got).
+#      file (its progress file says how far each thread got);
+#   5. --user-pid attaches to a running process, which runs on after.
 # Needs root and tracefs; otherwise prints "SKIP: reason", exits 77.
 set -u
 TRACEKIT=${TRACEKIT:-tracekit}
@@ -161,6 +162,25 @@ if "$TRACEKIT" record -e sched:sched_switch --user -o "$dir/k.dat" -- sh -c \
 else
 	fail "record around a SIGKILLed application failed: $(tail -3 "$dir/rec.err")"
 fi
+
+# 5. attach to a running process by pid; it outlives the recorder
+"$LOAD" 2 0 "$dir/progress2" &
+app=$!
+sleep 0.3
+if "$TRACEKIT" record -e sched:sched_switch --user-pid $app --duration 1 -o "$dir/p.dat" \
+	>/dev/null 2>"$dir/rec.err"; then
+	sleep 0.3
+	n=$("$TRACEKIT" report "$dir/p.dat" 2>/dev/null | grep -c '^user:')
+	if [ "$n" -gt 0 ] && kill -0 $app 2>/dev/null && [ ! -e /run/tracekit/$app.sock ]; then
+		ok "--user-pid: $n application events of a running process, which runs on"
+	else
+		fail "--user-pid: $n events, process alive: $(kill -0 $app 2>/dev/null && echo yes || echo no), link left: $(ls /run/tracekit/$app.sock 2>/dev/null)"
+	fi
+else
+	fail "record --user-pid failed: $(tail -3 "$dir/rec.err")"
+fi
+kill $app 2>/dev/null
+wait $app 2>/dev/null
 
 [ $fails -eq 0 ] || exit 1
 echo "PASS: application events"

@@ -96,6 +96,7 @@ struct sformat {
 struct tk_appevent_session {
 	char dir[PATH_MAX];
 	char path[PATH_MAX];
+	char link[sizeof(TK_APPEVENT_ATTACH_DIR) + 32]; /* attach rendezvous, or "" */
 	int lfd, stopfd;
 	pthread_t thread;
 	bool running, stopped;
@@ -542,6 +543,39 @@ TK_API int tk_appevent_session_stop(struct tk_appevent_session *s)
 	return s->err;
 }
 
+TK_API int tk_appevent_session_attach(struct tk_appevent_session *s, int pid)
+{
+	char link[sizeof(s->link)], old[PATH_MAX];
+	ssize_t n;
+
+	if (pid <= 0 || s->link[0])
+		return tk_fail(EINVAL, "appevent: cannot attach to pid %d", pid);
+	if (mkdir(TK_APPEVENT_ATTACH_DIR, 0755) < 0 && errno != EEXIST)
+		return tk_fail(errno, "%s: %s", TK_APPEVENT_ATTACH_DIR, strerror(errno));
+	snprintf(link, sizeof(link), "%s/%d.sock", TK_APPEVENT_ATTACH_DIR, pid);
+	/* A link left by a recorder that died points at a socket nobody listens on. */
+	n = readlink(link, old, sizeof(old) - 1);
+	if (n > 0) {
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		bool live;
+
+		old[n] = 0;
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", old);
+		live = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		if (fd >= 0)
+			close(fd);
+		if (live)
+			return tk_fail(EEXIST, "%s: another recorder is attached to pid %d", link,
+				       pid);
+		unlink(link);
+	}
+	if (symlink(s->path, link) < 0)
+		return tk_fail(errno, "%s: %s", link, strerror(errno));
+	memcpy(s->link, link, sizeof(link));
+	return 0;
+}
+
 TK_API size_t tk_appevent_session_buffers(const struct tk_appevent_session *s)
 {
 	return s->nbufs;
@@ -586,6 +620,8 @@ TK_API void tk_appevent_session_free(struct tk_appevent_session *s)
 		close(s->lfd);
 	if (s->stopfd >= 0)
 		close(s->stopfd);
+	if (s->link[0])
+		unlink(s->link);
 	if (s->path[0])
 		unlink(s->path);
 	if (s->dir[0])

@@ -56,6 +56,9 @@
  * off), never a SIGPIPE or a block. Without a recorder events stay off and
  * TK_APPEVENT is one load and one not-taken branch.
  *
+ * Attaching. A watcher thread (see watch_main()) notices a recorder that
+ * hangs up, and finds one that attaches to a running process by pid.
+ *
  * Threads, signals and fork. The thread's state is found through an
  * initial-exec TLS pointer; it and the buffers are mmap'ed (no malloc, so
  * that a signal handler's first event can create them). A thread's exit
@@ -68,6 +71,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -366,9 +370,63 @@ static void atfork_child(void)
 	pthread_mutex_unlock(&g_lock);
 }
 
+/*
+ * The watcher: one thread per instrumented process (started with the first
+ * event type, never in a process that defines none, such as tracekit
+ * itself; TRACEKIT_ATTACH=0 keeps it off). Connected, it waits for the
+ * recorder to hang up and then turns events off at once, so that a dead
+ * recorder costs nothing at all; unconnected, it looks every 100 ms for
+ * the rendezvous socket a recorder attaching by pid makes
+ * (TK_APPEVENT_ATTACH_DIR/PID.sock, "tracekit record --user-pid PID") and
+ * connects to it.
+ */
+static void hang_up(int fd)
+{
+	pthread_mutex_lock(&g_lock);
+	if (g_sock == fd) {
+		WR(tk_appevent_on, 0);
+		close(fd);
+		WR(g_sock, -1);
+		WR(g_gen, g_gen + 1);
+	}
+	pthread_mutex_unlock(&g_lock);
+}
+
+static void *watch_main(void *arg)
+{
+	char path[sizeof(TK_APPEVENT_ATTACH_DIR) + 32];
+	sigset_t all;
+
+	(void)arg;
+	/* Signals are the application's business, not this thread's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (;;) {
+		int fd = RD(g_sock);
+
+		if (fd >= 0) {
+			struct pollfd p = {.fd = fd, .events = POLLIN};
+			char c;
+
+			if (poll(&p, 1, 250) > 0 &&
+			    ((p.revents & (POLLHUP | POLLERR | POLLNVAL)) ||
+			     ((p.revents & POLLIN) && recv(fd, &c, 1, MSG_DONTWAIT) == 0)))
+				hang_up(fd);
+			continue;
+		}
+		usleep(100 * 1000);
+		snprintf(path, sizeof(path), "%s/%d.sock", TK_APPEVENT_ATTACH_DIR, (int)getpid());
+		if (access(path, F_OK) == 0)
+			tk_appevent_connect(path);
+	}
+	return NULL;
+}
+
 static void init_once(void)
 {
 	const char *path = getenv(TK_APPEVENT_ENV);
+	const char *attach = getenv("TRACEKIT_ATTACH");
+	pthread_t th;
 
 	pthread_key_create(&g_key, thread_exit);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
@@ -378,6 +436,17 @@ static void init_once(void)
 			tk_warn("appevent: %s: %s; application events are off", TK_APPEVENT_ENV,
 				tk_errmsg());
 		pthread_mutex_unlock(&g_lock);
+	}
+	if (!attach || strcmp(attach, "0")) {
+		pthread_attr_t at;
+
+		pthread_attr_init(&at);
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&at, 64 * 1024);
+		if (pthread_create(&th, &at, watch_main, NULL) != 0)
+			tk_warn("appevent: cannot start the watcher thread; attaching by pid "
+				"will not work");
+		pthread_attr_destroy(&at);
 	}
 }
 

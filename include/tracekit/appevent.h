@@ -371,10 +371,13 @@ static inline uint32_t tk__ae_putstr(void *rec, uint32_t *off, const char *s)
  * @...:   the fields, TK_AE_FIELD / TK_AE_ARRAY / TK_AE_STRING
  *
  * Makes the record layout, the type descriptor, a constructor that
- * registers it, and the emitter TK_APPEVENT() calls.
+ * registers it, and the emitter TK_APPEVENT() calls. The record is packed
+ * (fields follow each other without padding, as the format file then
+ * says) and 4-byte aligned, as records in the kernel's pages are: the
+ * emitter's stores are unaligned-safe.
  */
 #define TK_APPEVENT_DEFINE(system, name, print, ...)                                               \
-	struct tk__ae_rec_##system##_##name {                                                      \
+	struct __attribute__((packed, aligned(4))) tk__ae_rec_##system##_##name {                  \
 		struct tk_appevent_common tk__common;                                              \
 		TK__AE_EACH(TK__AE_MEMBER, TK__AE_NOTHING, __VA_ARGS__)                            \
 	};                                                                                         \

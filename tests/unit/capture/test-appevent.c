@@ -37,7 +37,8 @@ TK_APPEVENT_DEFINE(tktest, str, TK_APPEVENT_PRINT("seq=%u s=%s", REC->seq, __get
 TK_APPEVENT_DEFINE(tktest, arr, TK_APPEVENT_PRINT("seq=%u", REC->seq), TK_AE_FIELD(uint32_t, seq),
 		   TK_AE_ARRAY(uint16_t, a, 5));
 
-struct rec_ints {
+/* The layout TK_APPEVENT_DEFINE makes of tktest:ints: packed, 4-byte aligned. */
+struct __attribute__((packed, aligned(4))) rec_ints {
 	struct tk_appevent_common c;
 	uint32_t seq;
 	int64_t v;
@@ -197,6 +198,8 @@ static void test_off_without_recorder(void **state)
 	assert_int_equal(tk__ae_type_tktest_arr.fields[1].size, 10);
 	assert_int_equal(tk__ae_type_tktest_ints.fields[1].is_signed, 1);
 	assert_int_equal(tk__ae_type_tktest_ints.fields[0].is_signed, 0);
+	assert_int_equal(tk__ae_type_tktest_ints.fields[1].offset, 12);
+	assert_int_equal(tk__ae_type_tktest_ints.fixed_size, sizeof(struct rec_ints));
 	emit(1);
 	assert_int_equal(tk_appevent_lost(), 0);
 	assert_int_equal(tk_appevent_connect(NULL), -ENOENT);

@@ -214,7 +214,8 @@ struct tk_appevent_buffer_stats {
  *
  * Creates a unix socket (SOCK_SEQPACKET) in a fresh private directory and
  * a thread that accepts applications, receives their formats and buffers
- * and copies their whole pages into spool files every 20 ms.
+ * and copies their whole pages into spool files (every 5 ms, 1 ms while
+ * pages keep coming).
  * Context: any thread; blocking.
  * Return: the session for tk_appevent_session_free(), or NULL with errno
  * (EINVAL, ENOMEM, socket errors) and tk_errmsg().

@@ -32,9 +32,9 @@
  * memfd outlives a killed application, so everything it committed is kept.
  *
  * Writing: tk_appevent_session_write() rewrites the recorder's finished
- * .dat with the applications' formats added to the event formats section
- * and one more buffer, "user", whose CPUs are the application buffers in
- * the order they arrived, on the top buffer's clock. The rewrite copies the
+ * .dat with the applications' formats added to the event formats section,
+ * their threads added to the saved command lines, and one more buffer, "user", whose CPUs are the
+ * application buffers in the order they arrived, on the top buffer's clock. The rewrite copies the
  * existing buffers page by page through the reader (re-compressing with
  * the file's codec): record.c stays as it is and the step can be skipped
  * when no application connected. The cost is one more copy of the file.
@@ -660,6 +660,72 @@ static int formats_section(struct tk_appevent_session *s, struct tk_dat *dat, vo
 	return r;
 }
 
+/*
+ * The saved command lines with a line for every application thread the
+ * file does not name yet (a recording without the threads' kernel events
+ * would print them as "<...>").
+ */
+static int cmdlines_section(struct tk_appevent_session *s, struct tk_dat *dat, void **body,
+			    uint64_t *len)
+{
+	const struct tk_dat_info *info = tk_dat_get_info(dat);
+	struct tk_tracedata *td = tk_tracedata_new();
+	const void *old = NULL;
+	uint64_t old_len = 0;
+	struct tk_text text = {0};
+	char *all = NULL;
+	size_t size = 0;
+	FILE *f;
+	int r = 0;
+
+	if (!td)
+		return tk_fail(ENOMEM, "out of memory");
+	if (tk_dat_metadata(dat, TK_DAT_SECTION_CMDLINES, &old, &old_len) == 0)
+		r = tk_tracedata_decode_dat_section(td, TK_DAT_SECTION_CMDLINES, old, old_len,
+						    info->big_endian);
+	if (r == 0 && tk_tracedata_cmdlines(td, &text) < 0)
+		text = (struct tk_text){"", 0};
+	f = r == 0 ? open_memstream(&all, &size) : NULL;
+	if (r == 0 && !f)
+		r = tk_fail(ENOMEM, "out of memory");
+	if (f) {
+		fwrite(text.data, 1, (size_t)text.len, f);
+		if (text.len && text.data[text.len - 1] != '\n')
+			fputc('\n', f);
+		for (size_t i = 0; i < s->nbufs; i++) {
+			char key[24];
+			int k = snprintf(key, sizeof(key), "%d ", (int)s->bufs[i].tid);
+			bool known = false;
+
+			/* A line "TID comm" at the start of the text or after a newline. */
+			for (const char *p = text.data, *end = text.data + text.len;
+			     p && p < end;) {
+				if ((size_t)(end - p) >= (size_t)k && !memcmp(p, key, (size_t)k)) {
+					known = true;
+					break;
+				}
+				p = memchr(p, '\n', (size_t)(end - p));
+				if (p)
+					p++;
+			}
+			for (size_t j = 0; j < i && !known; j++)
+				known = s->bufs[j].tid == s->bufs[i].tid;
+			if (!known && s->bufs[i].comm[0])
+				fprintf(f, "%d %s\n", (int)s->bufs[i].tid, s->bufs[i].comm);
+		}
+		if (fclose(f) != 0 || !all)
+			r = tk_fail(ENOMEM, "out of memory");
+	}
+	if (r == 0)
+		r = tk_tracedata_set_cmdlines(td, all, size);
+	if (r == 0)
+		r = tk_tracedata_encode_dat_section(td, TK_DAT_SECTION_CMDLINES, info->big_endian,
+						    body, len);
+	tk_tracedata_free(td);
+	free(all);
+	return r;
+}
+
 static int copy_buffer(struct tk_dat *dat, struct tk_dat_writer *w, size_t bi)
 {
 	const struct tk_dat_buffer *b = tk_dat_buffer_get(dat, bi);
@@ -767,6 +833,9 @@ TK_API int tk_appevent_session_write(struct tk_appevent_session *s, const char *
 
 		if (id == TK_DAT_SECTION_EVENT_FORMATS) {
 			r = formats_section(s, dat, &own, &len);
+			body = own;
+		} else if (id == TK_DAT_SECTION_CMDLINES) {
+			r = cmdlines_section(s, dat, &own, &len);
 			body = own;
 		} else if (tk_dat_metadata(dat, id, &body, &len) < 0) {
 			continue;

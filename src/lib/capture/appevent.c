@@ -73,6 +73,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,7 @@ static int g_sock = -1;
 static uint64_t g_gen; /* bumped on each connection; 0: never connected */
 static uint32_t g_id_base, g_id_count, g_nr_pages, g_mode, g_clock;
 static uint64_t g_lost;
+static uint32_t g_senders; /* ring_open()s using g_sock right now */
 
 static uint64_t mono_ns(void)
 {
@@ -258,6 +260,26 @@ static void send_format(int fd, const struct tk_appevent_type *t)
 	send_msg(fd, buf, sizeof(*m) + n + 1, -1);
 }
 
+/*
+ * Replace the connection (with g_lock held) and close the old one once no
+ * ring_open() can still be sending on it: a thread or a signal handler
+ * that creates a buffer reads g_sock without the lock, so closing at once
+ * could let the number be reused under its sendmsg. Both sides use
+ * sequentially consistent accesses (a sender counts itself, then reads the
+ * socket; we store the socket, then read the count), so either the sender
+ * sees the new socket or we see the sender.
+ */
+static void replace_sock(int fd)
+{
+	int old = __atomic_exchange_n(&g_sock, fd, __ATOMIC_SEQ_CST);
+
+	if (old < 0)
+		return;
+	while (__atomic_load_n(&g_senders, __ATOMIC_SEQ_CST))
+		sched_yield();
+	close(old);
+}
+
 /* Turn events off for good on this connection: the recorder is gone. */
 static void lose_recorder(void)
 {
@@ -273,7 +295,7 @@ static int connect_locked(const char *path)
 	struct ae_msg_welcome w;
 	uint32_t i = 0;
 	ssize_t n;
-	int fd, old;
+	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return tk_fail(ENAMETOOLONG, "%s: socket path too long", path);
@@ -310,11 +332,8 @@ static int connect_locked(const char *path)
 		WR(t->id, (uint16_t)(i < g_id_count ? g_id_base + i : 0));
 		send_format(fd, t);
 	}
-	old = g_sock;
-	WR(g_sock, fd);
+	replace_sock(fd);
 	WR(g_gen, g_gen + 1);
-	if (old >= 0)
-		close(old);
 	WR(tk_appevent_on, 1);
 	return 0;
 refused:
@@ -361,9 +380,8 @@ static void atfork_child(void)
 
 	t_self = NULL; /* the parent's; left mapped, never written again */
 	WR(tk_appevent_on, 0);
-	if (g_sock >= 0)
-		close(g_sock);
-	g_sock = -1;
+	g_senders = 0; /* the only thread now; none of the parent's is sending */
+	replace_sock(-1);
 	WR(g_gen, g_gen + 1);
 	if (was_on && path && *path)
 		connect_locked(path);
@@ -383,10 +401,9 @@ static void atfork_child(void)
 static void hang_up(int fd)
 {
 	pthread_mutex_lock(&g_lock);
-	if (g_sock == fd) {
+	if (RD(g_sock) == fd) {
 		WR(tk_appevent_on, 0);
-		close(fd);
-		WR(g_sock, -1);
+		replace_sock(-1);
 		WR(g_gen, g_gen + 1);
 	}
 	pthread_mutex_unlock(&g_lock);
@@ -491,9 +508,7 @@ TK_API void tk_appevent_disconnect(void)
 	pthread_once(&g_once, init_once);
 	pthread_mutex_lock(&g_lock);
 	WR(tk_appevent_on, 0);
-	if (g_sock >= 0)
-		close(g_sock);
-	WR(g_sock, -1);
+	replace_sock(-1);
 	WR(g_gen, g_gen + 1);
 	pthread_mutex_unlock(&g_lock);
 }
@@ -532,25 +547,29 @@ static void ring_close(struct ae_ring *r)
 static int ring_open(struct ae_thread *t, struct ae_ring *r, uint32_t level)
 {
 	uint64_t gen = RD(g_gen);
-	int sock = RD(g_sock), fd, err;
+	int sock, fd, err, rc = -1;
 	uint32_t nr = RD(g_nr_pages);
 	size_t len = AE_HDR_SIZE + (size_t)nr * AE_PAGE_SIZE;
 	struct ae_msg_buffer m = {{AE_MAGIC, AE_MSG_BUFFER}, t->tid, level, len};
 	void *p;
 
 	ring_close(r);
-	if (sock < 0 || nr < AE_MIN_PAGES)
+	if (nr < AE_MIN_PAGES)
 		return -1;
 	fd = (int)syscall(SYS_memfd_create, "tracekit-appevent", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -1;
-	/* Sealed against shrinking: the recorder refuses a buffer that could SIGBUS it. */
+	/* Sealed against resizing: the recorder refuses a buffer that could SIGBUS it. */
 	if (ftruncate(fd, (off_t)len) < 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
-		goto fail;
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		close(fd);
+		return -1;
+	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		goto fail;
+	if (p == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
 	r->sh = p;
 	r->map_len = len;
 	r->pages = (uint8_t *)p + AE_HDR_SIZE;
@@ -574,19 +593,24 @@ static int ring_open(struct ae_thread *t, struct ae_ring *r, uint32_t level)
 	r->sh->tid = t->tid;
 	r->sh->level = level;
 	r->sh->mode = r->mode;
-	if (send_msg(sock, &m, sizeof(m), fd) < 0) {
+	/* Counted as a sender while we use the socket: see replace_sock(). */
+	__atomic_add_fetch(&g_senders, 1, __ATOMIC_SEQ_CST);
+	sock = __atomic_load_n(&g_sock, __ATOMIC_SEQ_CST);
+	if (sock >= 0 && send_msg(sock, &m, sizeof(m), fd) == 0) {
+		rc = 0;
+	} else {
 		err = errno;
-		if (err == EPIPE || err == ECONNRESET || err == ENOTCONN || err == ECONNREFUSED)
+		if (sock >= 0 &&
+		    (err == EPIPE || err == ECONNRESET || err == ENOTCONN || err == ECONNREFUSED))
 			lose_recorder();
+	}
+	__atomic_sub_fetch(&g_senders, 1, __ATOMIC_RELEASE);
+	close(fd);
+	if (rc < 0) {
 		munmap(p, len);
 		r->sh = NULL;
-		goto fail;
 	}
-	close(fd);
-	return 0;
-fail:
-	close(fd);
-	return -1;
+	return rc;
 }
 
 /*

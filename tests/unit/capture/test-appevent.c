@@ -45,6 +45,12 @@ struct __attribute__((packed, aligned(4))) rec_ints {
 	uint8_t b;
 };
 
+/* The watcher thread writes the word: read it as TK_APPEVENT does. */
+static uint32_t events_on(void)
+{
+	return __atomic_load_n(&tk_appevent_on, __ATOMIC_RELAXED);
+}
+
 #define THREADS	   4
 #define PER_THREAD 3000
 #define NESTED	   50
@@ -88,7 +94,7 @@ static struct tk_appevent_session *session(uint32_t kb, enum tk_appevent_mode mo
 		fail_msg("session: %s", tk_errmsg());
 	if (tk_appevent_connect(tk_appevent_session_path(s)) < 0)
 		fail_msg("connect: %s", tk_errmsg());
-	assert_int_equal(tk_appevent_on, 1);
+	assert_int_equal(events_on(), 1);
 	return s;
 }
 
@@ -190,7 +196,7 @@ static void test_off_without_recorder(void **state)
 {
 	(void)state;
 	assert_null(getenv(TK_APPEVENT_ENV));
-	assert_int_equal(tk_appevent_on, 0);
+	assert_int_equal(events_on(), 0);
 	/* Registered by the constructors, with an id even without a recorder. */
 	assert_non_null(tk__ae_type_tktest_ints.fields);
 	assert_int_equal(tk__ae_type_tktest_ints.nr_fields, 3);
@@ -334,7 +340,7 @@ static void test_fork(void **state)
 	if (pid == 0) {
 		for (uint32_t i = 0; i < 300; i++)
 			emit(i);
-		_exit(tk_appevent_on == 1 ? 0 : 3);
+		_exit(events_on() == 1 ? 0 : 3);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -365,7 +371,7 @@ static void test_recorder_gone(void **state)
 	pthread_join(th, NULL);
 	for (uint32_t i = 0; i < 5000; i++)
 		emit(i);
-	assert_int_equal(tk_appevent_on, 0);
+	assert_int_equal(events_on(), 0);
 	tk_appevent_disconnect();
 }
 

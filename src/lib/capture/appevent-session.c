@@ -726,13 +726,13 @@ static int cmdlines_section(struct tk_appevent_session *s, struct tk_dat *dat, v
 	return r;
 }
 
-static int copy_buffer(struct tk_dat *dat, struct tk_dat_writer *w, size_t bi)
+static int copy_buffer(struct tk_dat *dat, struct tk_dat_writer *w, size_t bi, uint32_t ncpu)
 {
 	const struct tk_dat_buffer *b = tk_dat_buffer_get(dat, bi);
 	int r;
 
 	r = tk_dat_writer_begin_buffer(w, b->name, b->clock ? b->clock : "local",
-				       b->page_format.page_size, b->cpu_count);
+				       b->page_format.page_size, ncpu ? ncpu : b->cpu_count);
 	for (uint32_t i = 0; i < b->cpu_count && r == 0; i++) {
 		struct tk_dat_cpu_reader *rd = tk_dat_cpu_reader_new(dat, bi, i);
 		const void *page;
@@ -754,7 +754,12 @@ static int copy_buffer(struct tk_dat *dat, struct tk_dat_writer *w, size_t bi)
 	return r;
 }
 
-static int copy_spools(struct tk_appevent_session *s, struct tk_dat_writer *w, const char *clock)
+/*
+ * @ncpu: CPUs the buffer declares: the application buffers, or in a v6
+ * file (one CPU count for every buffer) the file's count.
+ */
+static int copy_spools(struct tk_appevent_session *s, struct tk_dat_writer *w, const char *clock,
+		       uint32_t ncpu)
 {
 	const size_t cap = 64 * AE_PAGE_SIZE;
 	uint8_t *batch = malloc(cap);
@@ -762,7 +767,7 @@ static int copy_spools(struct tk_appevent_session *s, struct tk_dat_writer *w, c
 
 	if (!batch)
 		return tk_fail(ENOMEM, "out of memory");
-	r = tk_dat_writer_begin_buffer(w, "user", clock, AE_PAGE_SIZE, (uint32_t)s->nbufs);
+	r = tk_dat_writer_begin_buffer(w, "user", clock, AE_PAGE_SIZE, ncpu);
 
 	for (size_t i = 0; i < s->nbufs && r == 0; i++) {
 		uint64_t off = 0;
@@ -799,6 +804,7 @@ TK_API int tk_appevent_session_write(struct tk_appevent_session *s, const char *
 	struct tk_dat *dat;
 	const struct tk_dat_info *info;
 	struct tk_dat_writer *w = NULL;
+	uint32_t v6_cpus;
 	char *part = NULL;
 	int r = 0;
 
@@ -857,11 +863,18 @@ TK_API int tk_appevent_session_write(struct tk_appevent_session *s, const char *
 			r = tk_dat_writer_declare_buffer(w, tk_dat_buffer_get(dat, i)->name);
 	if (!r)
 		r = tk_dat_writer_declare_buffer(w, "user");
+	/* v6 has one CPU count for all buffers: the file's, which must hold ours. */
+	v6_cpus = info->version == 6 ? info->cpu_count : 0;
+	if (!r && v6_cpus && s->nbufs > v6_cpus)
+		r = tk_fail(EINVAL,
+			    "%s: a version 6 file holds at most %u application buffers (its CPU "
+			    "count), not %zu: record version 7",
+			    path, v6_cpus, s->nbufs);
 	for (size_t i = 0; i < tk_dat_buffer_count(dat) && !r; i++)
 		if (!tk_dat_buffer_get(dat, i)->latency_text)
-			r = copy_buffer(dat, w, i);
+			r = copy_buffer(dat, w, i, v6_cpus);
 	if (!r)
-		r = copy_spools(s, w, info->clock);
+		r = copy_spools(s, w, info->clock, v6_cpus ? v6_cpus : (uint32_t)s->nbufs);
 	if (!r)
 		r = tk_dat_writer_finish(w);
 	if (!r && rename(part, path) < 0)

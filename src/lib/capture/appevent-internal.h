@@ -21,6 +21,12 @@
 #define AE_MAX_RECORD (AE_PAGE_SIZE - AE_PAGE_DATA - 16u)
 
 /*
+ * Event pages carry the kernel's u64 commit word: data bytes in bits 0-26.
+ * The writer also puts in bits 32-63 the number of events it dropped
+ * (drop-newest) between the previous page and this one; the recorder
+ * turns that, and the overwritten events, into the kernel's missed-events
+ * flags (bits 30-31) and clears the rest.
+ *
  * The control page of a shared buffer (a memfd: this page, then nr_pages
  * pages in the kernel's page format). Page s (a sequence number that only
  * grows) lives in slot s % nr_pages.
@@ -30,11 +36,12 @@ struct ae_shm {
 	uint32_t page_size, nr_pages;
 	int32_t pid, tid;
 	uint32_t level, mode;
-	uint64_t tail;	 /* writer: the page it writes; release store */
-	uint64_t head;	 /* oldest unread page: reader cmpxchg; overwrite writer too */
-	uint64_t lost;	 /* writer: events dropped or overwritten */
-	uint64_t closed; /* the thread exited */
-	uint8_t pad[128 - 64];
+	uint64_t tail;	  /* writer: the page it writes; release store */
+	uint64_t head;	  /* oldest unread page: reader cmpxchg; overwrite writer too */
+	uint64_t lost;	  /* writer: events dropped or overwritten */
+	uint64_t closed;  /* the thread exited */
+	uint64_t overrun; /* writer: events of pages it overwrote (part of lost) */
+	uint8_t pad[128 - 72];
 	uint32_t page_events[]; /* writer: events in each slot's page */
 };
 

@@ -24,10 +24,11 @@
  * buffer's spool file, an unlinked file in the session directory, exactly
  * as record.c moves the kernel's whole pages into its spools. A copy counts
  * only if the cmpxchg of head succeeds afterwards (an overwriting writer
- * may have taken the slot meanwhile). Events the writer lost since the
- * previous copy set the copied page's missed-events flag (commit bit 31,
- * and the count after the data with bit 30 when it fits), as the kernel
- * marks its pages. tk_appevent_session_stop() drains once more and then
+ * may have taken the slot meanwhile). Events lost right before a page (the
+ * writer's drops, carried in the page's commit word, and pages it
+ * overwrote since the previous copy) set that page's missed-events flag
+ * (commit bit 31, and the count after the data with bit 30 when it fits),
+ * as the kernel marks its pages. tk_appevent_session_stop() drains once more and then
  * copies the page each writer is still on, up to its commit word: the
  * memfd outlives a killed application, so everything it committed is kept.
  *
@@ -74,7 +75,9 @@ struct sbuf {
 	uint8_t *pages;
 	uint32_t nr_pages;
 	int spool;
-	uint64_t pages_out, lost_seen;
+	uint64_t pages_out, overrun_seen;
+	uint64_t drops_marked; /* drops the pages copied so far carried */
+	uint64_t last_ts;      /* timestamp of the last page copied */
 	int32_t pid, tid;
 	uint32_t level;
 	char comm[16];
@@ -303,22 +306,28 @@ static void read_all(struct tk_appevent_session *s)
 
 static int spool_page(struct tk_appevent_session *s, struct sbuf *b, uint8_t *page)
 {
-	uint64_t commit, lost = __atomic_load_n(&b->sh->lost, __ATOMIC_ACQUIRE);
+	uint64_t raw, commit, n, ov = __atomic_load_n(&b->sh->overrun, __ATOMIC_ACQUIRE);
 	size_t done = 0;
 
-	memcpy(&commit, page + 8, 8);
-	commit &= (1ULL << 27) - 1;
+	memcpy(&raw, page + 8, 8);
+	commit = raw & ((1ULL << 27) - 1);
 	if (commit > AE_PAGE_SIZE - AE_PAGE_DATA)
 		return 0; /* a torn or foreign page: never into the file */
-	if (lost != b->lost_seen) {
-		uint64_t n = lost - b->lost_seen;
-
+	/*
+	 * Lost right before this page: what the writer dropped while the page
+	 * before it was full (in the high half), and the pages it overwrote
+	 * since our last copy (their events were older than this page's).
+	 */
+	n = (raw >> 32) + (ov - b->overrun_seen);
+	b->overrun_seen = ov;
+	b->drops_marked += raw >> 32;
+	memcpy(&b->last_ts, page, 8);
+	if (n) {
 		if (commit + 8 <= AE_PAGE_SIZE - AE_PAGE_DATA) {
 			memcpy(page + AE_PAGE_DATA + commit, &n, 8);
 			commit |= COMMIT_STORED;
 		}
 		commit |= COMMIT_MISSED;
-		b->lost_seen = lost;
 	}
 	memcpy(page + 8, &commit, 8);
 	while (done < AE_PAGE_SIZE) {
@@ -336,6 +345,27 @@ static int spool_page(struct tk_appevent_session *s, struct sbuf *b, uint8_t *pa
 	}
 	b->pages_out++;
 	return 0;
+}
+
+/*
+ * Drops after the last page began (the writer never got to another page to
+ * carry them): one more page, without events, whose missed-events count
+ * says so, stamped with the last page's time.
+ */
+static void final_drops(struct tk_appevent_session *s, struct sbuf *b)
+{
+	uint64_t lost = __atomic_load_n(&b->sh->lost, __ATOMIC_ACQUIRE);
+	uint64_t ov = __atomic_load_n(&b->sh->overrun, __ATOMIC_ACQUIRE);
+	uint64_t drops = lost - ov, pending, word;
+
+	if (drops <= b->drops_marked || !b->pages_out)
+		return;
+	pending = drops - b->drops_marked;
+	memset(s->page, 0, AE_PAGE_SIZE);
+	memcpy(s->page, &b->last_ts, 8);
+	word = pending << 32; /* spool_page() turns it into the kernel's flags */
+	memcpy(s->page + 8, &word, 8);
+	spool_page(s, b, s->page);
 }
 
 /* Copy @b's complete pages; with @final, the page its writer is on too. */
@@ -373,6 +403,7 @@ static void drain(struct tk_appevent_session *s, struct sbuf *b, bool final)
 			memcpy(s->page + AE_PAGE_DATA, src + AE_PAGE_DATA, n);
 			spool_page(s, b, s->page);
 		}
+		final_drops(s, b);
 	}
 }
 

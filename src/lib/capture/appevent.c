@@ -41,9 +41,10 @@
  * cmpxchg at page boundaries only) before it reuses the slot, so a reader
  * whose cmpxchg fails knows its copy may be torn and drops it. In
  * drop-newest mode the writer drops the event when the next slot is still
- * unread. Drops and overwritten events are counted in the control page
- * (the reader turns them into the pages' missed-events flag) and in
- * tk_appevent_lost(). A killed application leaves its pages in the memfd,
+ * unread. Drops and overwritten events are counted in the control page and
+ * in tk_appevent_lost(); the drops before a page also ride in its commit
+ * word's high half, so that the recorder marks exactly the page after the
+ * gap with the kernel's missed-events flag. A killed application leaves its pages in the memfd,
  * which the recorder still maps: its last committed record is readable.
  *
  * Session. A recorder ("tracekit record --user") owns a unix SOCK_SEQPACKET
@@ -108,6 +109,8 @@ struct ae_ring {
 	uint32_t nr_pages, off, pend_end, mode;
 	uint32_t slot;	 /* seq % nr_pages, kept: a division per event cost ~10 ns */
 	uint32_t events; /* in the current page; stored in page_events when it is left */
+	uint32_t missed; /* events dropped since the current page began */
+	uint64_t hi;	 /* the current page's commit word bits 32-63: drops before it */
 	bool tsc;	 /* stamp with rdtsc, else CLOCK_MONOTONIC */
 };
 
@@ -578,6 +581,8 @@ static int ring_open(struct ae_thread *t, struct ae_ring *r, uint32_t level)
 	r->seq = 0;
 	r->slot = 0;
 	r->events = 0;
+	r->missed = 0;
+	r->hi = 0;
 	r->off = 0;
 	r->last_ts = 0;
 	r->mode = RD(g_mode);
@@ -640,6 +645,7 @@ static bool next_page(struct ae_ring *r)
 		if (__atomic_compare_exchange_n(&sh->head, &head, head + 1, false, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
 			WR(sh->lost, RD(sh->lost) + lost);
+			WR(sh->overrun, RD(sh->overrun) + lost);
 			__atomic_fetch_add(&g_lost, lost, __ATOMIC_RELAXED);
 			head++;
 		}
@@ -650,7 +656,10 @@ static bool next_page(struct ae_ring *r)
 	r->events = 0;
 	prefetch_page(r->page);
 	prefetch_page(r->pages + (size_t)((slot + 1) % r->nr_pages) * AE_PAGE_SIZE);
-	__atomic_store_n((uint64_t *)(r->page + 8), 0, __ATOMIC_RELAXED);
+	/* Drops while the previous page was full are lost before this one. */
+	r->hi = (uint64_t)r->missed << 32;
+	r->missed = 0;
+	__atomic_store_n((uint64_t *)(r->page + 8), r->hi, __ATOMIC_RELAXED);
 	r->seq = next;
 	r->slot = slot;
 	r->off = 0;
@@ -661,8 +670,10 @@ static bool next_page(struct ae_ring *r)
 
 static void drop(struct ae_ring *r)
 {
-	if (r && r->sh)
+	if (r && r->sh) {
 		WR(r->sh->lost, RD(r->sh->lost) + 1);
+		r->missed++;
+	}
 	__atomic_fetch_add(&g_lost, 1, __ATOMIC_RELAXED);
 }
 
@@ -754,7 +765,7 @@ TK_API void tk_appevent_commit(void *record)
 	(void)record;
 	r->off = r->pend_end;
 	r->events++;
-	__atomic_store_n((uint64_t *)(r->page + 8), (uint64_t)r->off, __ATOMIC_RELEASE);
+	__atomic_store_n((uint64_t *)(r->page + 8), (uint64_t)r->off | r->hi, __ATOMIC_RELEASE);
 	barrier();
 	t->nest = level;
 }

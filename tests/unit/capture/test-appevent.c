@@ -101,6 +101,7 @@ static struct tk_appevent_session *session(uint32_t kb, enum tk_appevent_mode mo
 /* What a file's "user" buffer holds, per event type. */
 struct counts {
 	uint64_t ints, str, arr, bad, total, last_ts;
+	uint64_t missed; /* the pages' stored missed-events counts */
 	bool ordered;
 };
 
@@ -168,6 +169,22 @@ static void read_user(const char *path, struct counts *c, int32_t only_pid)
 	}
 	assert_int_equal(r, 0);
 	tk_dat_merge_free(m);
+	for (size_t i = 0; i < tk_dat_buffer_get(dat, user)->cpu_count; i++) {
+		const struct tk_dat_buffer *b = tk_dat_buffer_get(dat, user);
+		struct tk_dat_cpu_reader *rd = tk_dat_cpu_reader_new(dat, user, i);
+		struct tk_page_header h;
+		const void *page;
+
+		assert_non_null(rd);
+		while (tk_dat_cpu_reader_next_page(rd, &page, NULL) > 0) {
+			assert_int_equal(tk_page_read_header(&b->page_format, page,
+							     b->page_format.page_size, &h),
+					 0);
+			if (h.missed_events && h.missed_stored)
+				c->missed += h.missed_count;
+		}
+		tk_dat_cpu_reader_free(rd);
+	}
 	tk_dat_close(dat);
 }
 
@@ -302,6 +319,8 @@ static void check_loss(enum tk_appevent_mode mode)
 	assert_true(tk_appevent_lost() - lost0 > 0);
 	assert_int_equal(tk_appevent_lost() - lost0, lost_buffers);
 	assert_int_equal(c.total + lost_buffers, n);
+	/* Every loss is marked in the pages, as the kernel marks its own. */
+	assert_int_equal(c.missed, lost_buffers);
 	tk_appevent_session_free(s);
 	tk_appevent_disconnect();
 }

@@ -381,7 +381,9 @@ static void atfork_child(void)
 	const char *path = getenv(TK_APPEVENT_ENV);
 	bool was_on = RD(tk_appevent_on);
 
-	t_self = NULL; /* the parent's; left mapped, never written again */
+	/* The parent's, left mapped and never written again, nor closed at our exit. */
+	t_self = NULL;
+	pthread_setspecific(g_key, NULL);
 	WR(tk_appevent_on, 0);
 	g_senders = 0; /* the only thread now; none of the parent's is sending */
 	replace_sock(-1);

@@ -762,8 +762,15 @@ static int copy_buffer(struct tk_dat *dat, struct tk_dat_writer *w, size_t bi, u
 	const struct tk_dat_buffer *b = tk_dat_buffer_get(dat, bi);
 	int r;
 
+	/* A v7 buffer lists only the CPUs that had data: declare up to the highest id. */
+	if (!ncpu) {
+		ncpu = tk_dat_get_info(dat)->cpu_count;
+		for (uint32_t i = 0; i < b->cpu_count; i++)
+			if (b->cpus[i].cpu >= ncpu)
+				ncpu = b->cpus[i].cpu + 1;
+	}
 	r = tk_dat_writer_begin_buffer(w, b->name, b->clock ? b->clock : "local",
-				       b->page_format.page_size, ncpu ? ncpu : b->cpu_count);
+				       b->page_format.page_size, ncpu);
 	for (uint32_t i = 0; i < b->cpu_count && r == 0; i++) {
 		struct tk_dat_cpu_reader *rd = tk_dat_cpu_reader_new(dat, bi, i);
 		const void *page;

@@ -61,6 +61,9 @@ static int base_dat(char *path, size_t cap)
 	static const char clock[] = "local global counter [mono]\n";
 	struct tk_page_format fmt;
 	struct tk_tracedata *td = tk_tracedata_new();
+	static const uint8_t kernel_rec[12] = {7, 0, 0, 0, 42, 0, 0, 0, 1, 2, 3, 4};
+	static uint8_t page[4096];
+	struct tk_page_writer pw;
 	struct tk_dat_writer *w;
 	char hp[1024];
 	size_t hp_len;
@@ -77,7 +80,17 @@ static int base_dat(char *path, size_t cap)
 	assert_int_equal(tk_dat_writer_add_tracedata(w, td), 0);
 	assert_int_equal(
 		tk_dat_writer_add_option(w, TK_DAT_OPTION_TRACECLOCK, clock, sizeof(clock)), 0);
-	assert_int_equal(tk_dat_writer_begin_buffer(w, "", "mono", 4096, 1), 0);
+	/*
+	 * The kernel's part: two CPUs, data on CPU 1 only (a v7 buffer then
+	 * lists CPU 1 alone), which the rewrite must keep as it is.
+	 */
+	assert_int_equal(tk_dat_writer_begin_buffer(w, "", "mono", 4096, 2), 0);
+	assert_int_equal(tk_dat_writer_begin_cpu(w, 1), 0);
+	assert_int_equal(tk_page_writer_init(&pw, &fmt, page, 1000), 0);
+	assert_int_equal(tk_page_writer_add(&pw, 1000, kernel_rec, sizeof(kernel_rec)), 0);
+	tk_page_writer_finish(&pw);
+	assert_int_equal(tk_dat_writer_write_pages(w, page, sizeof(page)), 0);
+	assert_int_equal(tk_dat_writer_end_cpu(w), 0);
 	assert_int_equal(tk_dat_writer_end_buffer(w), 0);
 	assert_int_equal(tk_dat_writer_finish(w), 0);
 	tk_dat_writer_close(w);
@@ -119,6 +132,10 @@ static void read_user(const char *path, struct counts *c, int32_t only_pid)
 		if (!strcmp(tk_dat_buffer_get(dat, i)->name, "user"))
 			user = i;
 	assert_true(user != SIZE_MAX);
+	/* The kernel's buffer came through the rewrite as base_dat() wrote it. */
+	assert_int_equal(tk_dat_buffer_get(dat, 0)->name[0], 0);
+	assert_int_equal(tk_dat_buffer_get(dat, 0)->cpu_count, 1);
+	assert_int_equal(tk_dat_buffer_get(dat, 0)->cpus[0].cpu, 1);
 	m = tk_dat_merge_new(dat, &user, 1);
 	assert_non_null(m);
 	memset(c, 0, sizeof(*c));

@@ -30,7 +30,7 @@ check: all
 	@test -f $(TSAN_BUILD)/build.ninja || $(MESON) setup $(TSAN_BUILD) --buildtype=debug \
 		-Dwerror=true -Db_sanitize=thread -Db_lundef=false >/dev/null
 	ninja -C $(ASAN_BUILD)
-	ninja -C $(TSAN_BUILD) tests/test-ring tests/test-print-pool tests/test-cache \
+	ninja -C $(TSAN_BUILD) tests/test-ring tests/test-appevent tests/test-print-pool tests/test-cache \
 		tests/test-dat-write src/cli/tracekit \
 		bench/bench-report
 	@# Each test's "N/M name OK" line shows as it ends (progress); the full log stays in the file.

@@ -79,8 +79,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <tracekit/appevent.h>
 #include <tracekit/page.h>
 #include <tracekit/ring.h>
+
+/* The same 16-byte payload as an application event (tracekit/appevent.h). */
+TK_APPEVENT_DEFINE(tk_bench, ae16, TK_APPEVENT_PRINT("seq=%llu val=%llu", REC->seq, REC->val),
+		   TK_AE_FIELD(uint64_t, seq), TK_AE_FIELD(uint64_t, val));
 
 #ifdef HAVE_LTTNG_UST
 #include <dlfcn.h>
@@ -104,7 +112,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-enum kind { K_TK, K_LTTNG, K_RDTSC };
+enum kind { K_TK, K_LTTNG, K_RDTSC, K_AE, K_AE_PACED, K_MARKER };
 
 /* One per writer thread, each on its own cache lines. */
 struct worker {
@@ -114,6 +122,7 @@ struct worker {
 	enum kind kind;
 	struct tk_ring *ring;
 	uint64_t n;
+	double rate; /* K_AE_PACED: events per second */
 	bool active;
 	/* results */
 	double ns;
@@ -163,6 +172,52 @@ static void run_lttng(struct worker *w)
 #endif
 }
 
+/* TK_APPEVENT with a recorder (an appevent session) draining. */
+static void run_ae(struct worker *w)
+{
+	uint64_t n = w->n, t0 = now_ns();
+
+	for (uint64_t i = 0; i < n; i++)
+		TK_APPEVENT(tk_bench, ae16, i, 42);
+	w->ns = (double)(now_ns() - t0) / (double)n;
+}
+
+/*
+ * The same at a set rate: bursts of 1000 events, each burst due 1000 /
+ * rate seconds after the previous one (w->n events at w->rate per second),
+ * sleeping in between as an application would, not spinning.
+ */
+static void run_ae_paced(struct worker *w)
+{
+	uint64_t n = w->n, t0 = now_ns(), due = t0;
+	uint64_t gap = (uint64_t)(1000.0 * 1e9 / w->rate);
+
+	for (uint64_t i = 0; i < n; i += 1000) {
+		struct timespec ts = {.tv_sec = (time_t)(due / 1000000000ULL),
+				      .tv_nsec = (long)(due % 1000000000ULL)};
+
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		for (uint64_t k = i; k < i + 1000 && k < n; k++)
+			TK_APPEVENT(tk_bench, ae16, k, 42);
+		due += gap;
+	}
+	w->ns = (double)(now_ns() - t0) / (double)n;
+}
+
+/* A trace_marker write of the same 16 bytes (a system call per event). */
+static int marker_fd = -1;
+
+static void run_marker(struct worker *w)
+{
+	uint64_t n = w->n, t0 = now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		if (write(marker_fd, "0123456789abcdef", 16) != 16)
+			w->errors++;
+	}
+	w->ns = (double)(now_ns() - t0) / (double)n;
+}
+
 /* The clock read alone: the floor of a TSC-stamped event. */
 static void run_rdtsc(struct worker *w)
 {
@@ -193,6 +248,12 @@ static void *worker_main(void *arg)
 				run_tk(w);
 			else if (w->kind == K_RDTSC)
 				run_rdtsc(w);
+			else if (w->kind == K_AE)
+				run_ae(w);
+			else if (w->kind == K_AE_PACED)
+				run_ae_paced(w);
+			else if (w->kind == K_MARKER)
+				run_marker(w);
 			else
 				run_lttng(w);
 		}
@@ -545,9 +606,96 @@ static void lttng_teardown(void)
 
 /* ------------------------------------------------------------ main */
 
-enum { TK1, TK1MONO, TK2, DRAIN, LT1, LT2, RDTSC, NCASE };
+enum { TK1, TK1MONO, TK2, DRAIN, LT1, LT2, RDTSC, AE1, AE2, MARKER, NCASE };
 static const char *const names[NCASE] = {"tk-1t-tsc", "tk-1t-mono", "tk-2t-tsc", "drain",
-					 "lttng-1t",  "lttng-2t",   "rdtsc"};
+					 "lttng-1t",  "lttng-2t",   "rdtsc",	 "ae-1t",
+					 "ae-2t",     "marker"};
+
+/* ------------------------------------------------------------ app events */
+
+static struct tk_appevent_session *ae_session(enum tk_appevent_mode mode)
+{
+	TK_OPTS(tk_appevent_opts, o, .mode = mode);
+	struct tk_appevent_session *s = tk_appevent_session_new(&o);
+
+	if (!s || tk_appevent_connect(tk_appevent_session_path(s)) < 0) {
+		fprintf(stderr, "bench-ring: appevent session: %s\n", tk_errmsg());
+		exit(1);
+	}
+	return s;
+}
+
+/* Lost events and drained pages of a stopped session. */
+static void ae_totals(struct tk_appevent_session *s, uint64_t *lost, uint64_t *pages)
+{
+	struct tk_appevent_buffer_stats st;
+
+	*lost = *pages = 0;
+	for (size_t i = 0; i < tk_appevent_session_buffers(s); i++) {
+		if (tk_appevent_session_buffer_stats(s, i, &st) == 0) {
+			*lost += st.lost;
+			*pages += st.pages;
+		}
+	}
+}
+
+/*
+ * Zero loss at a rate: two threads at rate/2 each into a drop-newest
+ * session (the default of record --user) for n events in all. Prints one
+ * line; returns 1 when anything was lost.
+ */
+static int ae_rate_check(uint64_t n, double rate)
+{
+	struct tk_appevent_session *s = ae_session(TK_APPEVENT_DROP_NEWEST);
+	uint64_t lost, pages, t0 = now_ns();
+	double secs;
+
+	for (int i = 0; i < 2; i++) {
+		workers[i].kind = K_AE_PACED;
+		workers[i].n = n / 2;
+		workers[i].rate = rate / 2;
+		workers[i].active = true;
+	}
+	pthread_barrier_wait(&start_b);
+	pthread_barrier_wait(&end_b);
+	secs = (double)(now_ns() - t0) / 1e9;
+	tk_appevent_session_stop(s);
+	ae_totals(s, &lost, &pages);
+	tk_appevent_disconnect();
+	tk_appevent_session_free(s);
+	printf("ae-rate     %" PRIu64 " events in %.2f s (%.1f M/s, 2 threads, recorder draining): "
+	       "%" PRIu64 " lost, %" PRIu64 " pages drained: %s\n",
+	       n, secs, (double)n / secs / 1e6, lost, pages, lost ? "LOST EVENTS" : "ok");
+	return lost != 0;
+}
+
+/* trace_marker of an instance of our own with tracing on; NULL, or why not. */
+static char marker_dir[128];
+
+static const char *marker_setup(void)
+{
+	char path[192];
+
+	if (geteuid() != 0)
+		return "not root";
+	snprintf(marker_dir, sizeof(marker_dir), "/sys/kernel/tracing/instances/tkbench-%d",
+		 (int)getpid());
+	if (mkdir(marker_dir, 0755) < 0) {
+		marker_dir[0] = 0;
+		return "no tracefs instance could be made";
+	}
+	snprintf(path, sizeof(path), "%s/trace_marker", marker_dir);
+	marker_fd = open(path, O_WRONLY | O_CLOEXEC);
+	return marker_fd < 0 ? "trace_marker cannot be opened" : NULL;
+}
+
+static void marker_teardown(void)
+{
+	if (marker_fd >= 0)
+		close(marker_fd);
+	if (marker_dir[0])
+		rmdir(marker_dir);
+}
 
 static void print_case(const char *name, double *v, int n, const char *unit)
 {
@@ -561,8 +709,11 @@ int main(int argc, char **argv)
 	uint64_t n = 2000000, drain_size = 64 << 20, drained = 0;
 	int rounds = 21, errors = 0;
 	bool quick = argc > 1 && !strcmp(argv[1], "--quick");
-	bool lttng = false;
+	bool lttng = false, marker = false;
 	const char *no_lttng = "not built (liblttng-ust-dev not found at configure time)";
+	const char *no_marker = "skipped in --quick mode";
+	struct tk_appevent_session *ae;
+	uint64_t ae_lost, ae_pages;
 
 	if (quick) {
 		n = 200000;
@@ -576,9 +727,17 @@ int main(int argc, char **argv)
 		lttng = !no_lttng;
 	}
 #endif
+	if (!quick) {
+		no_marker = marker_setup();
+		marker = !no_marker;
+	}
 	double *res[NCASE], *scale = calloc((size_t)rounds, sizeof(double));
 	double *ratio1 = calloc((size_t)rounds, sizeof(double));
 	double *ratio2 = calloc((size_t)rounds, sizeof(double));
+	double *ae_scale = calloc((size_t)rounds, sizeof(double));
+	double *ae_lt1 = calloc((size_t)rounds, sizeof(double));
+	double *ae_lt2 = calloc((size_t)rounds, sizeof(double));
+	double *ae_mk = calloc((size_t)rounds, sizeof(double));
 
 	for (int c = 0; c < NCASE; c++)
 		res[c] = calloc((size_t)rounds, sizeof(double));
@@ -594,7 +753,10 @@ int main(int argc, char **argv)
 	printf("bench-ring: %" PRIu64 " events x %d rounds, 16-byte payload, clock %s, "
 	       "%ld CPUs\n",
 	       n, rounds, tk_ring_clock_name(tsc), sysconf(_SC_NPROCESSORS_ONLN));
+	/* Application events: overwrite mode, as the rings above, a recorder draining. */
+	ae = ae_session(TK_APPEVENT_OVERWRITE);
 	/* Warm-up: claim buffers, fault pages in, register with LTTng. */
+	run_round(K_AE, NULL, 2, n / 4);
 	run_round(K_TK, tsc, 2, n / 4);
 	run_round(K_TK, mono, 1, n / 4);
 	if (lttng)
@@ -625,27 +787,56 @@ int main(int argc, char **argv)
 			case RDTSC:
 				res[c][r] = run_round(K_RDTSC, NULL, 1, n);
 				break;
+			case AE1:
+				res[c][r] = run_round(K_AE, NULL, 1, n);
+				break;
+			case AE2:
+				res[c][r] = run_round(K_AE, NULL, 2, n);
+				break;
+			case MARKER:
+				/* A system call per event: a tenth of the events is plenty. */
+				res[c][r] = marker ? run_round(K_MARKER, NULL, 1, n / 10) : 0;
+				break;
 			}
 		}
 		scale[r] = 2.0 * res[TK1][r] / res[TK2][r];
+		ae_scale[r] = 2.0 * res[AE1][r] / res[AE2][r];
+		ae_lt1[r] = lttng ? res[LT1][r] / res[AE1][r] : 0;
+		ae_lt2[r] = lttng ? res[LT2][r] / res[AE2][r] : 0;
+		ae_mk[r] = marker ? res[MARKER][r] / res[AE1][r] : 0;
 		ratio1[r] = lttng ? res[LT1][r] / res[TK1][r] : 0;
 		ratio2[r] = lttng ? res[LT2][r] / res[TK2][r] : 0;
 	}
 
+	tk_appevent_session_stop(ae);
+	ae_totals(ae, &ae_lost, &ae_pages);
+	tk_appevent_disconnect();
+	tk_appevent_session_free(ae);
 	for (int c = 0; c < NCASE; c++) {
-		if ((c == LT1 || c == LT2) && !lttng)
+		if (((c == LT1 || c == LT2) && !lttng) || (c == MARKER && !marker))
 			continue;
 		print_case(names[c], res[c], rounds, c == DRAIN ? "GB/s    " : "ns/event");
 	}
 	print_case("tk-2t-scale", scale, rounds, "x 1t    ");
+	print_case("ae-2t-scale", ae_scale, rounds, "x 1t    ");
+	printf("ae          clock %s, overwrite mode, recorder draining: %" PRIu64
+	       " pages drained, %" PRIu64 " events overwritten\n",
+	       tk_appevent_session_clock(ae), ae_pages, ae_lost);
+	if (marker)
+		print_case("marker/ae", ae_mk, rounds, "x       ");
+	else
+		printf("marker: trace_marker NOT measured: %s\n", no_marker);
 	printf("drain       %" PRIu64 " events per pass (%.0f M events/s at the median)\n", drained,
 	       res[DRAIN][rounds / 2] * 1e9 / ((double)drain_size / (double)drained) / 1e6);
 	if (lttng) {
 		print_case("lttng/tk-1t", ratio1, rounds, "x       ");
 		print_case("lttng/tk-2t", ratio2, rounds, "x       ");
+		print_case("lttng/ae-1t", ae_lt1, rounds, "x       ");
+		print_case("lttng/ae-2t", ae_lt2, rounds, "x       ");
 	} else {
 		printf("lttng-ust: enabled baseline NOT measured: %s\n", no_lttng);
 	}
+	errors += ae_rate_check(quick ? 400000 : 10000000, 10e6);
 	/* The verification writes from worker 0, so it runs before the workers quit. */
 	fflush(stdout);
 #ifdef HAVE_LTTNG_UST
@@ -664,6 +855,7 @@ int main(int argc, char **argv)
 #ifdef HAVE_LTTNG_UST
 	lttng_teardown();
 #endif
+	marker_teardown();
 	tk_ring_free(tsc);
 	tk_ring_free(mono);
 	for (int c = 0; c < NCASE; c++)
@@ -671,6 +863,10 @@ int main(int argc, char **argv)
 	free(scale);
 	free(ratio1);
 	free(ratio2);
+	free(ae_scale);
+	free(ae_lt1);
+	free(ae_lt2);
+	free(ae_mk);
 	if (errors) {
 		fprintf(stderr, "bench-ring: %d consistency errors\n", errors);
 		return 1;

@@ -37,6 +37,8 @@ show() { printf '%s$ %s%s\n' "$bold" "$*" "$plain"; "$@"; }
 
 [ -x "$tracekit" ] || die "$tracekit not found: build first (make, or ninja -C $builddir)"
 case $tracekit in /*) ;; *) tracekit=$PWD/$tracekit ;; esac
+app=$builddir/examples/app-events
+case $app in /*) ;; *) app=$PWD/$app ;; esac
 # The commands below are shown as a user types them, with "tracekit" on PATH.
 tracekit() { "$tracekit" "$@"; }
 
@@ -164,6 +166,25 @@ if command -v trace-cmd >/dev/null 2>&1; then
 	[ "$(wc -l <"$tmp/report")" -gt 1 ] || die "trace-cmd report printed no events"
 else
 	say "trace-cmd is not installed: skipping this step."
+fi
+
+# ------------------------------------------------------------------ 7. app events
+
+heading "7. Application events between the kernel's: tracekit record --user"
+if [ -n "$fallback_reason" ] || [ ! -x "$app" ]; then
+	say "Skipped: ${fallback_reason:-$app was not built}."
+else
+	say "examples/app-events emits events of its own (tracekit/appevent.h) from two"
+	say "threads, with getppid() around each; the recorder takes them through shared"
+	say "memory, no daemon, into the buffer instance 'user' of the same file:"
+	echo
+	printf '%s$ tracekit record -e raw_syscalls --user -o app.dat -- app-events 6%s\n' \
+		"$bold" "$plain"
+	tracekit record -e raw_syscalls --user -q -o app.dat -- "$app" 6 >/dev/null ||
+		die "tracekit record --user failed"
+	printf '%s$ tracekit report app.dat | grep -A2 -B2 -m2 step:%s\n' "$bold" "$plain"
+	tracekit report app.dat 2>/dev/null | grep -v 'NR 230\|NR 202' |
+		grep -A2 -B2 -m2 'step:' || die "no application event in app.dat"
 fi
 
 heading "Done"

@@ -10,6 +10,7 @@
 #include <tracekit/tracedata.h>
 #include <tracekit/dat.h>
 #include <tracekit/ring.h>
+#include <tracekit/appevent.h>
 #include <tracekit/tracefs.h>
 #include <tracekit/record.h>
 #include <tracekit/flight.h>

@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tracekit/appevent.h>
 #include <tracekit/cache.h>
 #include <tracekit/command.h>
 #include <tracekit/perfrecord.h>
@@ -104,6 +105,17 @@ const char cmd_record_usage[] =
 	"      --capture splice|mmap\n"
 	"                          how pages leave the kernel (default splice; mmap\n"
 	"                          needs kernel 6.10, kept for measurements)\n"
+	"      --user              also record COMMAND's application events\n"
+	"                          (tracekit/appevent.h) into the buffer instance\n"
+	"                          'user'; sets the trace clock to x86-tsc (invariant\n"
+	"                          TSC) or mono, unless -C names one of them\n"
+	"      --user-pid PID      also record the application events of this running\n"
+	"                          process (it connects within ~100 ms)\n"
+	"      --user-buffer KB    buffer per application thread, in KiB (default\n"
+	"                          1024)\n"
+	"      --user-mode drop|overwrite\n"
+	"                          a full application buffer drops the newest event\n"
+	"                          (default) or overwrites the oldest page\n"
 	"      --perf              record through perf_event_open into a perf.data\n"
 	"                          file (default when FILE ends in .data); the\n"
 	"                          letters then mean what perf record's do:\n"
@@ -213,6 +225,35 @@ static void print_summary(struct tk_record *rec, const char *out, int version,
 	}
 }
 
+/* One line per application buffer, and the total. */
+static void print_user_summary(const struct tk_appevent_session *s)
+{
+	struct tk_appevent_buffer_stats st;
+	uint64_t pages = 0, lost = 0;
+	size_t n = tk_appevent_session_buffers(s);
+
+	for (size_t i = 0; i < n; i++) {
+		if (tk_appevent_session_buffer_stats(s, i, &st) < 0)
+			continue;
+		fprintf(stderr,
+			"tracekit record: user buffer %zu: %s pid %d tid %d%s: %" PRIu64
+			" pages, %" PRIu64 " events lost\n",
+			i, st.comm, st.pid, st.tid, st.level ? " (signal handler)" : "", st.pages,
+			st.lost);
+		pages += st.pages;
+		lost += st.lost;
+	}
+	fprintf(stderr,
+		"tracekit record: application events: %zu buffers, %" PRIu64 " pages, %" PRIu64
+		" events lost\n",
+		n, pages, lost);
+	if (lost)
+		fprintf(stderr,
+			"tracekit record: warning: %" PRIu64
+			" application events were lost: use a larger --user-buffer\n",
+			lost);
+}
+
 struct record_args {
 	struct tk_record_opts opts;
 	struct tk_record_event *events;
@@ -233,6 +274,10 @@ struct record_args {
 	int32_t clockid;
 	uint64_t freq, count;
 	char **command;
+	/* --user: application events */
+	bool user;
+	int user_pid; /* --user-pid */
+	struct tk_appevent_opts user_opts;
 };
 
 /*
@@ -274,6 +319,7 @@ static int wait_loop(struct tk_record *rec, struct record_args *a, struct tk_com
 static int run(struct record_args *a)
 {
 	struct tk_command *cmd = NULL;
+	struct tk_appevent_session *user = NULL;
 	sigset_t set, old;
 	struct tk_record *rec;
 	double start;
@@ -289,22 +335,56 @@ static int run(struct record_args *a)
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, &old);
 
+	/*
+	 * Application events share the kernel's timeline when both use one
+	 * clock: the session picks x86-tsc (invariant TSC) or mono, unless -C
+	 * chose one of them.
+	 */
+	if (a->user) {
+		const char *c = a->opts.clock;
+
+		if (c && !strcmp(c, "mono"))
+			a->user_opts.clock = TK_APPEVENT_CLOCK_MONO;
+		else if (c && !strcmp(c, "x86-tsc"))
+			a->user_opts.clock = TK_APPEVENT_CLOCK_TSC;
+		else if (c)
+			a->user_opts.clock = TK_APPEVENT_CLOCK_MONO;
+		user = tk_appevent_session_new(&a->user_opts);
+		if (!user) {
+			r = cli_lib_error(NULL);
+			goto out_mask;
+		}
+		if (c && strcmp(c, tk_appevent_session_clock(user)))
+			fprintf(stderr,
+				"tracekit record: warning: application events are stamped with "
+				"the mono clock, not %s: their times will not match the kernel's\n",
+				c);
+		if (!c)
+			a->opts.clock = tk_appevent_session_clock(user);
+		if (a->user_pid && tk_appevent_session_attach(user, a->user_pid) < 0) {
+			r = cli_lib_error(NULL);
+			goto out_user;
+		}
+	}
 	rec = tk_record_new(&a->opts);
 	if (!rec) {
 		r = cli_lib_error(NULL);
-		goto out_mask;
+		goto out_user;
 	}
 	if (a->command) {
-		char *env[2] = {NULL, NULL};
+		char *env[3] = {NULL, NULL, NULL};
 
 		if (asprintf(&env[0], "TRACEKIT_INSTANCE=%s",
-			     tk_tracefs_dir(tk_record_tracefs(rec))) < 0) {
+			     tk_tracefs_dir(tk_record_tracefs(rec))) < 0 ||
+		    (user && asprintf(&env[1], "%s=%s", TK_APPEVENT_ENV,
+				      tk_appevent_session_path(user)) < 0)) {
 			r = cli_error("out of memory");
 			goto out;
 		}
 		cmd = tk_command_new(a->command, env);
 		/* The child has its own copy of the environment now. */
 		free(env[0]);
+		free(env[1]);
 		if (!cmd) {
 			r = cli_lib_error(NULL);
 			goto out;
@@ -343,11 +423,17 @@ static int run(struct record_args *a)
 	lib = tk_record_stop(rec);
 	if (sig < 0 || lib < 0)
 		r = cli_lib_error(NULL);
+	if (user && tk_appevent_session_stop(user) < 0)
+		r = cli_lib_error(NULL);
 	if (tk_record_finish(rec) < 0) {
+		r = cli_lib_error(a->opts.output);
+	} else if (user && tk_appevent_session_write(user, a->opts.output) < 0) {
 		r = cli_lib_error(a->opts.output);
 	} else if (!a->quiet) {
 		print_summary(rec, a->opts.output, a->opts.file_version, a->opts.compression,
 			      now() - start);
+		if (user)
+			print_user_summary(user);
 	}
 	if (r == CLI_OK && cmd && tk_command_failed(cmd)) {
 		fprintf(stderr, "tracekit record: command %s\n", tk_command_describe(cmd));
@@ -357,6 +443,8 @@ out:
 	/* Before the instance goes: the command holds its trace_pipe_raw descriptors. */
 	tk_command_free(cmd);
 	tk_record_free(rec);
+out_user:
+	tk_appevent_session_free(user);
 out_mask:
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return r;
@@ -914,7 +1002,11 @@ int cmd_record(int argc, char **argv)
 		OPT_PROBE,
 		OPT_CACHE_DIR,
 		OPT_FREQ,
-		OPT_APPEND
+		OPT_APPEND,
+		OPT_USER,
+		OPT_USER_BUFFER,
+		OPT_USER_MODE,
+		OPT_USER_PID
 	};
 	static const struct option longopts[] = {
 		{"event", required_argument, NULL, 'e'},
@@ -939,6 +1031,10 @@ int cmd_record(int argc, char **argv)
 		{"count", required_argument, NULL, 'c'},
 		{"append", no_argument, NULL, OPT_APPEND},
 		{"clockid", required_argument, NULL, 'k'},
+		{"user", no_argument, NULL, OPT_USER},
+		{"user-buffer", required_argument, NULL, OPT_USER_BUFFER},
+		{"user-mode", required_argument, NULL, OPT_USER_MODE},
+		{"user-pid", required_argument, NULL, OPT_USER_PID},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -955,6 +1051,7 @@ int cmd_record(int argc, char **argv)
 	if (perf_mode(argc, argv))
 		return cmd_record_perf(argc, argv);
 	a.opts.sz = sizeof(a.opts);
+	a.user_opts.sz = sizeof(a.user_opts);
 	a.opts.output = "trace.dat";
 	a.opts.file_version = 7;
 	a.opts.tracer_version = TK_VERSION_TEXT;
@@ -1100,6 +1197,38 @@ int cmd_record(int argc, char **argv)
 				a.freq = u64;
 			perf_only = true;
 			break;
+		case OPT_USER:
+			a.user = true;
+			break;
+		case OPT_USER_PID:
+			if (cli_parse_u32(optarg, &v) < 0 || !v || v > INT32_MAX) {
+				r = cli_usage_error("invalid pid '%s'", optarg);
+				goto out;
+			}
+			a.user_pid = (int)v;
+			a.user = true;
+			break;
+		case OPT_USER_BUFFER:
+			if (cli_parse_u32(optarg, &v) < 0 || v < 8 || v > 3968) {
+				r = cli_usage_error("--user-buffer must be 8..3968 KiB, not '%s'",
+						    optarg);
+				goto out;
+			}
+			a.user_opts.buffer_kb = v;
+			a.user = true;
+			break;
+		case OPT_USER_MODE:
+			if (!strcmp(optarg, "drop")) {
+				a.user_opts.mode = TK_APPEVENT_DROP_NEWEST;
+			} else if (!strcmp(optarg, "overwrite")) {
+				a.user_opts.mode = TK_APPEVENT_OVERWRITE;
+			} else {
+				r = cli_usage_error(
+					"--user-mode must be drop or overwrite, not '%s'", optarg);
+				goto out;
+			}
+			a.user = true;
+			break;
 		case 'h':
 			fputs(cmd_record_usage, stdout);
 			r = cli_finish_stdout(CLI_OK);
@@ -1111,6 +1240,11 @@ int cmd_record(int argc, char **argv)
 	}
 	if (optind < argc)
 		a.command = argv + optind;
+	if (a.user && !a.command && !a.user_pid) {
+		r = cli_usage_error("--user needs the command whose events to record "
+				    "(-- COMMAND ARGS...) or --user-pid PID");
+		goto out;
+	}
 	if (a.follow && !a.command) {
 		r = cli_usage_error("-F needs a command to follow (-- COMMAND ARGS...)");
 		goto out;

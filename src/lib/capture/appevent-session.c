@@ -1,0 +1,932 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * appevent-session: the recorder side of application events.
+ *
+ * A session owns a unix SOCK_SEQPACKET socket in a private directory
+ * (mkdtemp, mode 0700 but the socket 0777 so that a command run as another
+ * user can still connect) and one thread. The thread polls the socket, the
+ * connected applications and a stop eventfd (timeouts below). An
+ * application says HELLO; the answer (WELCOME) gives it ids of its own,
+ * TK_APPEVENT_IDS_PER_PROCESS of them from TK_APPEVENT_ID_BASE up per
+ * connection, so that two programs (or a parent and its forked child) never
+ * share an id; the buffer size and the mode. Then come FORMAT messages,
+ * kept as text, and BUFFER messages whose memfd the thread maps, once it
+ * has checked that the memfd is sealed against shrinking (an application
+ * that could truncate it would make our reads fault). Any local process
+ * that finds the socket may connect; what it sends is treated as input:
+ * sizes are checked, pages whose commit does not fit are not copied, and
+ * the .dat readers check every record.
+ *
+ * Draining (see appevent.c for the buffer's protocol): every 5 ms, or
+ * every 1 ms while the last pass found pages (a writer at 5 M events/s
+ * fills 1 MiB in ~7 ms), the thread copies each buffer's complete pages
+ * (head < tail) into the
+ * buffer's spool file, an unlinked file in the session directory, exactly
+ * as record.c moves the kernel's whole pages into its spools. A copy counts
+ * only if the cmpxchg of head succeeds afterwards (an overwriting writer
+ * may have taken the slot meanwhile). Events lost right before a page (the
+ * writer's drops, carried in the page's commit word, and pages it
+ * overwrote since the previous copy) set that page's missed-events flag
+ * (commit bit 31, and the count after the data with bit 30 when it fits),
+ * as the kernel marks its pages. tk_appevent_session_stop() drains once more and then
+ * copies the page each writer is still on, up to its commit word: the
+ * memfd outlives a killed application, so everything it committed is kept.
+ *
+ * Writing: tk_appevent_session_write() rewrites the recorder's finished
+ * .dat with the applications' formats added to the event formats section,
+ * their threads added to the saved command lines, and one more buffer, "user", whose CPUs are the
+ * application buffers in the order they arrived, on the top buffer's clock. The rewrite copies the
+ * existing buffers page by page through the reader (re-compressing with
+ * the file's codec): record.c stays as it is and the step can be skipped
+ * when no application connected. The cost is one more copy of the file.
+ */
+#include <tracekit/appevent.h>
+#include <tracekit/dat.h>
+#include <tracekit/tracedata.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "capture/appevent-internal.h"
+#include "internal/error.h"
+#include "internal/opts.h"
+
+#define POLL_MS	      5
+#define MAX_CONNS     ((TK_APPEVENT_ID_END - TK_APPEVENT_ID_BASE) / TK_APPEVENT_IDS_PER_PROCESS)
+#define COMMIT_MISSED (1ULL << 31)
+#define COMMIT_STORED (1ULL << 30)
+
+struct sbuf {
+	struct ae_shm *sh;
+	size_t map_len;
+	uint8_t *pages;
+	uint32_t nr_pages;
+	int spool;
+	uint64_t pages_out, overrun_seen;
+	uint64_t drops_marked; /* drops the pages copied so far carried */
+	uint64_t last_ts;      /* timestamp of the last page copied */
+	int32_t pid, tid;
+	uint32_t level;
+	char comm[16];
+	bool final_done;
+};
+
+struct sconn {
+	int fd;
+	int32_t pid;
+	char comm[16];
+};
+
+struct sformat {
+	uint32_t id;
+	char *system;
+	char *text;
+};
+
+struct tk_appevent_session {
+	char dir[PATH_MAX];
+	char path[PATH_MAX];
+	char link[sizeof(TK_APPEVENT_ATTACH_DIR) + 32]; /* attach rendezvous, or "" */
+	int lfd, stopfd;
+	pthread_t thread;
+	bool running, stopped;
+	pthread_mutex_t lock; /* bufs, for the stats calls while the thread runs */
+	struct sconn *conns;
+	size_t nconns;
+	uint32_t conns_ever;
+	struct sbuf *bufs;
+	size_t nbufs;
+	struct sformat *fmts;
+	size_t nfmts;
+	uint32_t nr_pages, mode, clock;
+	int err;
+	uint8_t page[AE_PAGE_SIZE];
+	char msg[AE_MSG_MAX];
+};
+
+/* ------------------------------------------------------------ messages */
+
+static void conn_close(struct tk_appevent_session *s, size_t i)
+{
+	close(s->conns[i].fd);
+	s->conns[i] = s->conns[--s->nconns];
+}
+
+static void on_hello(struct tk_appevent_session *s, struct sconn *c, const void *msg, size_t n)
+{
+	const struct ae_msg_hello *h = msg;
+	struct ae_msg_welcome w = {
+		{AE_MAGIC, AE_MSG_WELCOME}, 0, 0, s->nr_pages, s->mode, s->clock, 0};
+
+	if (n < sizeof(*h))
+		return;
+	c->pid = h->pid;
+	memcpy(c->comm, h->comm, sizeof(c->comm));
+	c->comm[sizeof(c->comm) - 1] = 0;
+	if (s->conns_ever < MAX_CONNS) {
+		w.id_base = TK_APPEVENT_ID_BASE + s->conns_ever * TK_APPEVENT_IDS_PER_PROCESS;
+		w.id_count = TK_APPEVENT_IDS_PER_PROCESS;
+		s->conns_ever++;
+	}
+	/* id_count 0 refuses the application: it keeps its events off. */
+	send(c->fd, &w, sizeof(w), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+static void on_format(struct tk_appevent_session *s, const void *msg, size_t n)
+{
+	const struct ae_msg_format *f = msg;
+	struct sformat *nf;
+	char *sys, *text;
+
+	if (n <= sizeof(*f) || ((const char *)msg)[n - 1] != 0 ||
+	    memchr(f->system, 0, sizeof(f->system)) == NULL || !f->system[0])
+		return;
+	for (size_t i = 0; i < s->nfmts; i++)
+		if (s->fmts[i].id == f->id)
+			return; /* an id is given once; a repeat is a reconnect of the same process
+				 */
+	nf = realloc(s->fmts, (s->nfmts + 1) * sizeof(*nf));
+	if (!nf)
+		return;
+	s->fmts = nf;
+	sys = strdup(f->system);
+	text = strdup((const char *)msg + sizeof(*f));
+	if (!sys || !text) {
+		free(sys);
+		free(text);
+		return;
+	}
+	s->fmts[s->nfmts++] = (struct sformat){f->id, sys, text};
+}
+
+static void on_buffer(struct tk_appevent_session *s, struct sconn *c, const void *msg, size_t n,
+		      int fd)
+{
+	const struct ae_msg_buffer *b = msg;
+	struct sbuf nb = {.spool = -1};
+	struct sbuf *grown;
+	struct stat st;
+	void *p;
+
+	/*
+	 * Only a sealed memfd: a buffer its sender could still shrink would
+	 * turn our reads into SIGBUS.
+	 */
+	if (n < sizeof(*b) || fstat(fd, &st) < 0 || (uint64_t)st.st_size < b->size ||
+	    b->size < AE_HDR_SIZE + AE_MIN_PAGES * AE_PAGE_SIZE ||
+	    (fcntl(fd, F_GET_SEALS) & (F_SEAL_SHRINK | F_SEAL_SEAL)) !=
+		    (F_SEAL_SHRINK | F_SEAL_SEAL))
+		return;
+	p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return;
+	nb.sh = p;
+	nb.map_len = b->size;
+	if (nb.sh->magic != AE_MAGIC || nb.sh->page_size != AE_PAGE_SIZE ||
+	    nb.sh->nr_pages < AE_MIN_PAGES || nb.sh->nr_pages > AE_MAX_PAGES ||
+	    AE_HDR_SIZE + (uint64_t)nb.sh->nr_pages * AE_PAGE_SIZE > b->size)
+		goto bad;
+	nb.nr_pages = nb.sh->nr_pages;
+	nb.pages = (uint8_t *)p + AE_HDR_SIZE;
+	nb.pid = c->pid;
+	nb.tid = b->tid;
+	nb.level = b->level;
+	memcpy(nb.comm, c->comm, sizeof(nb.comm));
+	nb.spool = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (nb.spool < 0)
+		goto bad;
+	pthread_mutex_lock(&s->lock);
+	grown = realloc(s->bufs, (s->nbufs + 1) * sizeof(*grown));
+	if (grown) {
+		s->bufs = grown;
+		s->bufs[s->nbufs++] = nb;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (grown)
+		return;
+	close(nb.spool);
+bad:
+	munmap(p, b->size);
+}
+
+/* Read every message waiting on connection @i; false when it closed. */
+static bool conn_read(struct tk_appevent_session *s, size_t i)
+{
+	char *msg = s->msg;
+
+	for (;;) {
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(4 * sizeof(int))];
+		} ctl;
+		struct iovec iov = {.iov_base = msg, .iov_len = AE_MSG_MAX};
+		struct msghdr mh = {.msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = ctl.buf,
+				    .msg_controllen = sizeof(ctl.buf)};
+		const struct ae_msg_head *h = (const void *)msg;
+		int fd = -1;
+		ssize_t n = recvmsg(s->conns[i].fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return true;
+		if (n <= 0)
+			return false;
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+				size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+				int fds[4];
+
+				memcpy(fds, CMSG_DATA(cm), k * sizeof(int));
+				for (size_t j = 0; j < k; j++) {
+					if (fd < 0)
+						fd = fds[j];
+					else
+						close(fds[j]);
+				}
+			}
+		}
+		if ((size_t)n >= sizeof(*h) && h->magic == AE_MAGIC) {
+			if (h->kind == AE_MSG_HELLO)
+				on_hello(s, &s->conns[i], msg, (size_t)n);
+			else if (h->kind == AE_MSG_FORMAT)
+				on_format(s, msg, (size_t)n);
+			else if (h->kind == AE_MSG_BUFFER && fd >= 0)
+				on_buffer(s, &s->conns[i], msg, (size_t)n, fd);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+static void accept_all(struct tk_appevent_session *s)
+{
+	for (;;) {
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct sconn *nc;
+
+		if (fd < 0)
+			return;
+		nc = realloc(s->conns, (s->nconns + 1) * sizeof(*nc));
+		if (!nc) {
+			close(fd);
+			return;
+		}
+		s->conns = nc;
+		s->conns[s->nconns++] = (struct sconn){.fd = fd};
+	}
+}
+
+static void read_all(struct tk_appevent_session *s)
+{
+	for (size_t i = 0; i < s->nconns;) {
+		if (conn_read(s, i))
+			i++;
+		else
+			conn_close(s, i);
+	}
+}
+
+/* ------------------------------------------------------------ draining */
+
+static int spool_page(struct tk_appevent_session *s, struct sbuf *b, uint8_t *page)
+{
+	uint64_t raw, commit, n, ov = __atomic_load_n(&b->sh->overrun, __ATOMIC_ACQUIRE);
+	size_t done = 0;
+
+	memcpy(&raw, page + 8, 8);
+	commit = raw & ((1ULL << 27) - 1);
+	if (commit > AE_PAGE_SIZE - AE_PAGE_DATA)
+		return 0; /* a torn or foreign page: never into the file */
+	/*
+	 * Lost right before this page: what the writer dropped while the page
+	 * before it was full (in the high half), and the pages it overwrote
+	 * since our last copy (their events were older than this page's).
+	 */
+	n = (raw >> 32) + (ov - b->overrun_seen);
+	b->overrun_seen = ov;
+	b->drops_marked += raw >> 32;
+	memcpy(&b->last_ts, page, 8);
+	if (n) {
+		if (commit + 8 <= AE_PAGE_SIZE - AE_PAGE_DATA) {
+			memcpy(page + AE_PAGE_DATA + commit, &n, 8);
+			commit |= COMMIT_STORED;
+		}
+		commit |= COMMIT_MISSED;
+	}
+	memcpy(page + 8, &commit, 8);
+	while (done < AE_PAGE_SIZE) {
+		ssize_t w = write(b->spool, page + done, AE_PAGE_SIZE - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (!s->err)
+				s->err = tk_fail(w < 0 ? errno : EIO, "appevent spool: %s",
+						 strerror(w < 0 ? errno : EIO));
+			return -1;
+		}
+		done += (size_t)w;
+	}
+	b->pages_out++;
+	return 0;
+}
+
+/*
+ * Drops after the last page began (the writer never got to another page to
+ * carry them): one more page, without events, whose missed-events count
+ * says so, stamped with the last page's time.
+ */
+static void final_drops(struct tk_appevent_session *s, struct sbuf *b)
+{
+	uint64_t lost = __atomic_load_n(&b->sh->lost, __ATOMIC_ACQUIRE);
+	uint64_t ov = __atomic_load_n(&b->sh->overrun, __ATOMIC_ACQUIRE);
+	uint64_t drops = lost - ov, pending, word;
+
+	if (drops <= b->drops_marked || !b->pages_out)
+		return;
+	pending = drops - b->drops_marked;
+	memset(s->page, 0, AE_PAGE_SIZE);
+	memcpy(s->page, &b->last_ts, 8);
+	word = pending << 32; /* spool_page() turns it into the kernel's flags */
+	memcpy(s->page + 8, &word, 8);
+	spool_page(s, b, s->page);
+}
+
+/* Copy @b's complete pages; with @final, the page its writer is on too. */
+static void drain(struct tk_appevent_session *s, struct sbuf *b, bool final)
+{
+	struct ae_shm *sh = b->sh;
+	uint64_t head = __atomic_load_n(&sh->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = __atomic_load_n(&sh->tail, __ATOMIC_ACQUIRE);
+
+	while (head < tail) {
+		const uint8_t *src = b->pages + (size_t)(head % b->nr_pages) * AE_PAGE_SIZE;
+
+		memcpy(s->page, src, AE_PAGE_SIZE);
+		if (!__atomic_compare_exchange_n(&sh->head, &head, head + 1, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue; /* overwritten while we copied: head moved on */
+		head++;
+		if (spool_page(s, b, s->page) < 0)
+			return;
+	}
+	if (final && !b->final_done) {
+		const uint8_t *src = b->pages + (size_t)(tail % b->nr_pages) * AE_PAGE_SIZE;
+		uint64_t commit = __atomic_load_n((const uint64_t *)(src + 8), __ATOMIC_ACQUIRE);
+
+		b->final_done = true;
+		if (head == tail && commit) {
+			uint64_t n = commit & ((1ULL << 27) - 1);
+
+			/* Only what is committed: a live writer may be filling the rest. */
+			if (n > AE_PAGE_SIZE - AE_PAGE_DATA)
+				n = AE_PAGE_SIZE - AE_PAGE_DATA;
+			memset(s->page, 0, AE_PAGE_SIZE);
+			memcpy(s->page, src, 8);
+			memcpy(s->page + 8, &commit, 8);
+			memcpy(s->page + AE_PAGE_DATA, src + AE_PAGE_DATA, n);
+			spool_page(s, b, s->page);
+		}
+		final_drops(s, b);
+	}
+}
+
+static void *session_thread(void *arg)
+{
+	struct tk_appevent_session *s = arg;
+	struct pollfd *pfd = NULL;
+	uint64_t before, after;
+	bool busy = false;
+
+	for (;;) {
+		size_t n = s->nconns + 2;
+		struct pollfd *np = realloc(pfd, n * sizeof(*np));
+		bool stop;
+
+		if (np)
+			pfd = np;
+		if (!pfd)
+			break;
+		pfd[0] = (struct pollfd){.fd = s->stopfd, .events = POLLIN};
+		pfd[1] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
+		for (size_t i = 0; np && i < s->nconns; i++)
+			pfd[i + 2] = (struct pollfd){.fd = s->conns[i].fd, .events = POLLIN};
+		poll(pfd, np ? n : 2, busy ? 1 : POLL_MS);
+		stop = pfd[0].revents & POLLIN;
+		accept_all(s);
+		read_all(s);
+		before = 0;
+		after = 0;
+		for (size_t i = 0; i < s->nbufs; i++) {
+			before += s->bufs[i].pages_out;
+			drain(s, &s->bufs[i], false);
+			after += s->bufs[i].pages_out;
+		}
+		/* Pages came: the writers are busy, come back after 1 ms rather than 20. */
+		busy = after != before;
+		if (stop)
+			break;
+	}
+	free(pfd);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ API */
+
+/* The TSC runs at a constant rate through sleep states (CPUID 0x80000007 EDX bit 8). */
+static bool invariant_tsc(void)
+{
+#if defined(__x86_64__)
+	unsigned int a = 0x80000000, b, c, d;
+
+	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "=c"(c), "=d"(d));
+	if (a < 0x80000007)
+		return false;
+	a = 0x80000007;
+	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "=c"(c), "=d"(d) : "c"(0));
+	return d & (1U << 8);
+#else
+	return false;
+#endif
+}
+
+TK_API struct tk_appevent_session *tk_appevent_session_new(const struct tk_appevent_opts *opts_in)
+{
+	TK_OPTS(tk_appevent_opts, opts);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct tk_appevent_session *s;
+	const char *base;
+	uint64_t pages;
+	int r;
+
+	if (opts_in && tk_opts_copy(&opts, sizeof(opts), opts_in, "tk_appevent_opts") < 0)
+		return NULL;
+	if (opts.mode != TK_APPEVENT_DROP_NEWEST && opts.mode != TK_APPEVENT_OVERWRITE)
+		return tk_fail_null(EINVAL, "appevent: unknown buffer mode %d", (int)opts.mode);
+	if (opts.clock > TK_APPEVENT_CLOCK_TSC)
+		return tk_fail_null(EINVAL, "appevent: unknown clock %d", (int)opts.clock);
+	if (opts.clock == TK_APPEVENT_CLOCK_TSC && !invariant_tsc())
+		return tk_fail_null(ENOTSUP, "appevent: this CPU has no invariant TSC");
+	pages = (opts.buffer_kb ? opts.buffer_kb : 1024) * 1024ULL / AE_PAGE_SIZE;
+	if (pages < AE_MIN_PAGES || pages > AE_MAX_PAGES)
+		return tk_fail_null(EINVAL,
+				    "appevent: buffer size %u KiB out of range (%u..%u KiB)",
+				    opts.buffer_kb, AE_MIN_PAGES * AE_PAGE_SIZE / 1024,
+				    AE_MAX_PAGES * AE_PAGE_SIZE / 1024);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return tk_fail_null(ENOMEM, "out of memory");
+	s->lfd = s->stopfd = -1;
+	s->nr_pages = (uint32_t)pages;
+	s->mode = opts.mode;
+	s->clock = opts.clock;
+	if (s->clock == TK_APPEVENT_CLOCK_AUTO)
+		s->clock = invariant_tsc() ? TK_APPEVENT_CLOCK_TSC : TK_APPEVENT_CLOCK_MONO;
+	pthread_mutex_init(&s->lock, NULL);
+	base = opts.dir ? opts.dir : getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/tmp";
+	if (snprintf(s->dir, sizeof(s->dir), "%s/tracekit-user-XXXXXX", base) >=
+		    (int)sizeof(s->dir) ||
+	    !mkdtemp(s->dir)) {
+		r = errno ? errno : ENAMETOOLONG;
+		s->dir[0] = 0;
+		tk_appevent_session_free(s);
+		return tk_fail_null(r, "%s: cannot make the session directory: %s", base,
+				    strerror(r));
+	}
+	chmod(s->dir, 0711);
+	if ((size_t)snprintf(s->path, sizeof(s->path), "%s/socket", s->dir) >=
+	    sizeof(sa.sun_path)) {
+		tk_appevent_session_free(s);
+		return tk_fail_null(ENAMETOOLONG, "%s: socket path too long", base);
+	}
+	memcpy(sa.sun_path, s->path, strlen(s->path) + 1);
+	s->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(s->lfd, 64) < 0) {
+		r = errno;
+		tk_appevent_session_free(s);
+		return tk_fail_null(r, "%s: %s", sa.sun_path, strerror(r));
+	}
+	chmod(s->path, 0777);
+	s->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->stopfd < 0) {
+		r = errno;
+		tk_appevent_session_free(s);
+		return tk_fail_null(r, "eventfd: %s", strerror(r));
+	}
+	r = pthread_create(&s->thread, NULL, session_thread, s);
+	if (r) {
+		tk_appevent_session_free(s);
+		return tk_fail_null(r, "appevent: cannot start the session thread: %s",
+				    strerror(r));
+	}
+	s->running = true;
+	return s;
+}
+
+TK_API const char *tk_appevent_session_clock(const struct tk_appevent_session *s)
+{
+	return s->clock == TK_APPEVENT_CLOCK_TSC ? "x86-tsc" : "mono";
+}
+
+TK_API const char *tk_appevent_session_path(const struct tk_appevent_session *s)
+{
+	return s->path;
+}
+
+TK_API int tk_appevent_session_stop(struct tk_appevent_session *s)
+{
+	uint64_t one = 1;
+
+	if (s->stopped)
+		return s->err;
+	if (s->running) {
+		if (write(s->stopfd, &one, sizeof(one)) < 0) {
+			/* an eventfd write fails only on overflow: the thread is told already */
+		}
+		pthread_join(s->thread, NULL);
+		s->running = false;
+	}
+	/* Messages sent just before the applications ended, then every committed event. */
+	accept_all(s);
+	read_all(s);
+	for (size_t i = 0; i < s->nbufs; i++)
+		drain(s, &s->bufs[i], true);
+	s->stopped = true;
+	return s->err;
+}
+
+TK_API int tk_appevent_session_attach(struct tk_appevent_session *s, int pid)
+{
+	char link[sizeof(s->link)], old[PATH_MAX];
+	ssize_t n;
+
+	if (pid <= 0 || s->link[0])
+		return tk_fail(EINVAL, "appevent: cannot attach to pid %d", pid);
+	if (mkdir(TK_APPEVENT_ATTACH_DIR, 0755) < 0 && errno != EEXIST)
+		return tk_fail(errno, "%s: %s", TK_APPEVENT_ATTACH_DIR, strerror(errno));
+	snprintf(link, sizeof(link), "%s/%d.sock", TK_APPEVENT_ATTACH_DIR, pid);
+	/* A link left by a recorder that died points at a socket nobody listens on. */
+	n = readlink(link, old, sizeof(old) - 1);
+	if (n > 0) {
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		bool live;
+
+		old[n] = 0;
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", old);
+		live = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		if (fd >= 0)
+			close(fd);
+		if (live)
+			return tk_fail(EEXIST, "%s: another recorder is attached to pid %d", link,
+				       pid);
+		unlink(link);
+	}
+	if (symlink(s->path, link) < 0)
+		return tk_fail(errno, "%s: %s", link, strerror(errno));
+	memcpy(s->link, link, sizeof(link));
+	return 0;
+}
+
+TK_API size_t tk_appevent_session_buffers(const struct tk_appevent_session *s)
+{
+	return s->nbufs;
+}
+
+TK_API int tk_appevent_session_buffer_stats(const struct tk_appevent_session *s, size_t index,
+					    struct tk_appevent_buffer_stats *out)
+{
+	const struct sbuf *b;
+
+	if (index >= s->nbufs)
+		return tk_fail(EINVAL, "appevent: no buffer %zu", index);
+	b = &s->bufs[index];
+	memset(out, 0, sizeof(*out));
+	out->pid = b->pid;
+	out->tid = b->tid;
+	out->level = b->level;
+	memcpy(out->comm, b->comm, sizeof(out->comm));
+	out->pages = b->pages_out;
+	out->lost = __atomic_load_n(&b->sh->lost, __ATOMIC_RELAXED);
+	return 0;
+}
+
+TK_API void tk_appevent_session_free(struct tk_appevent_session *s)
+{
+	if (!s)
+		return;
+	if (s->running)
+		tk_appevent_session_stop(s);
+	for (size_t i = 0; i < s->nconns; i++)
+		close(s->conns[i].fd);
+	for (size_t i = 0; i < s->nbufs; i++) {
+		munmap(s->bufs[i].sh, s->bufs[i].map_len);
+		if (s->bufs[i].spool >= 0)
+			close(s->bufs[i].spool);
+	}
+	for (size_t i = 0; i < s->nfmts; i++) {
+		free(s->fmts[i].system);
+		free(s->fmts[i].text);
+	}
+	if (s->lfd >= 0)
+		close(s->lfd);
+	if (s->stopfd >= 0)
+		close(s->stopfd);
+	if (s->link[0])
+		unlink(s->link);
+	if (s->path[0])
+		unlink(s->path);
+	if (s->dir[0])
+		rmdir(s->dir);
+	pthread_mutex_destroy(&s->lock);
+	free(s->conns);
+	free(s->bufs);
+	free(s->fmts);
+	free(s);
+}
+
+/* ------------------------------------------------------------ the .dat */
+
+/* The event formats section with the applications' formats added. */
+static int formats_section(struct tk_appevent_session *s, struct tk_dat *dat, void **body,
+			   uint64_t *len)
+{
+	const struct tk_dat_info *info = tk_dat_get_info(dat);
+	struct tk_tracedata *td = tk_tracedata_new();
+	const void *old = NULL;
+	uint64_t old_len = 0;
+	int r = 0;
+
+	if (!td)
+		return tk_fail(ENOMEM, "out of memory");
+	if (tk_dat_metadata(dat, TK_DAT_SECTION_EVENT_FORMATS, &old, &old_len) == 0)
+		r = tk_tracedata_decode_dat_section(td, TK_DAT_SECTION_EVENT_FORMATS, old, old_len,
+						    info->big_endian);
+	for (size_t i = 0; i < s->nfmts && r == 0; i++)
+		r = tk_tracedata_add_format(td, s->fmts[i].system, s->fmts[i].text,
+					    strlen(s->fmts[i].text));
+	if (r == 0)
+		r = tk_tracedata_encode_dat_section(td, TK_DAT_SECTION_EVENT_FORMATS,
+						    info->big_endian, body, len);
+	tk_tracedata_free(td);
+	return r;
+}
+
+/*
+ * The saved command lines with a line for every application thread the
+ * file does not name yet (a recording without the threads' kernel events
+ * would print them as "<...>").
+ */
+static int cmdlines_section(struct tk_appevent_session *s, struct tk_dat *dat, void **body,
+			    uint64_t *len)
+{
+	const struct tk_dat_info *info = tk_dat_get_info(dat);
+	struct tk_tracedata *td = tk_tracedata_new();
+	const void *old = NULL;
+	uint64_t old_len = 0;
+	struct tk_text text = {0};
+	char *all = NULL;
+	size_t size = 0;
+	FILE *f;
+	int r = 0;
+
+	if (!td)
+		return tk_fail(ENOMEM, "out of memory");
+	if (tk_dat_metadata(dat, TK_DAT_SECTION_CMDLINES, &old, &old_len) == 0)
+		r = tk_tracedata_decode_dat_section(td, TK_DAT_SECTION_CMDLINES, old, old_len,
+						    info->big_endian);
+	if (r == 0 && tk_tracedata_cmdlines(td, &text) < 0)
+		text = (struct tk_text){"", 0};
+	f = r == 0 ? open_memstream(&all, &size) : NULL;
+	if (r == 0 && !f)
+		r = tk_fail(ENOMEM, "out of memory");
+	if (f) {
+		fwrite(text.data, 1, (size_t)text.len, f);
+		if (text.len && text.data[text.len - 1] != '\n')
+			fputc('\n', f);
+		for (size_t i = 0; i < s->nbufs; i++) {
+			char key[24];
+			int k = snprintf(key, sizeof(key), "%d ", (int)s->bufs[i].tid);
+			bool known = false;
+
+			/* A line "TID comm" at the start of the text or after a newline. */
+			for (const char *p = text.data, *end = text.data + text.len;
+			     p && p < end;) {
+				if ((size_t)(end - p) >= (size_t)k && !memcmp(p, key, (size_t)k)) {
+					known = true;
+					break;
+				}
+				p = memchr(p, '\n', (size_t)(end - p));
+				if (p)
+					p++;
+			}
+			for (size_t j = 0; j < i && !known; j++)
+				known = s->bufs[j].tid == s->bufs[i].tid;
+			if (!known && s->bufs[i].comm[0])
+				fprintf(f, "%d %s\n", (int)s->bufs[i].tid, s->bufs[i].comm);
+		}
+		if (fclose(f) != 0 || !all)
+			r = tk_fail(ENOMEM, "out of memory");
+	}
+	if (r == 0)
+		r = tk_tracedata_set_cmdlines(td, all, size);
+	if (r == 0)
+		r = tk_tracedata_encode_dat_section(td, TK_DAT_SECTION_CMDLINES, info->big_endian,
+						    body, len);
+	tk_tracedata_free(td);
+	free(all);
+	return r;
+}
+
+static int copy_buffer(struct tk_dat *dat, struct tk_dat_writer *w, size_t bi, uint32_t ncpu)
+{
+	const struct tk_dat_buffer *b = tk_dat_buffer_get(dat, bi);
+	int r;
+
+	/* A v7 buffer lists only the CPUs that had data: declare up to the highest id. */
+	if (!ncpu) {
+		ncpu = tk_dat_get_info(dat)->cpu_count;
+		for (uint32_t i = 0; i < b->cpu_count; i++)
+			if (b->cpus[i].cpu >= ncpu)
+				ncpu = b->cpus[i].cpu + 1;
+	}
+	r = tk_dat_writer_begin_buffer(w, b->name, b->clock ? b->clock : "local",
+				       b->page_format.page_size, ncpu);
+	for (uint32_t i = 0; i < b->cpu_count && r == 0; i++) {
+		struct tk_dat_cpu_reader *rd = tk_dat_cpu_reader_new(dat, bi, i);
+		const void *page;
+		int k;
+
+		if (!rd)
+			return -errno;
+		r = tk_dat_writer_begin_cpu(w, b->cpus[i].cpu);
+		while (r == 0 && (k = tk_dat_cpu_reader_next_page(rd, &page, NULL)) > 0)
+			r = tk_dat_writer_write_pages(w, page, b->page_format.page_size);
+		if (r == 0 && k < 0)
+			r = k;
+		if (r == 0)
+			r = tk_dat_writer_end_cpu(w);
+		tk_dat_cpu_reader_free(rd);
+	}
+	if (r == 0)
+		r = tk_dat_writer_end_buffer(w);
+	return r;
+}
+
+/*
+ * @ncpu: CPUs the buffer declares: the application buffers, or in a v6
+ * file (one CPU count for every buffer) the file's count.
+ */
+static int copy_spools(struct tk_appevent_session *s, struct tk_dat_writer *w, const char *clock,
+		       uint32_t ncpu)
+{
+	const size_t cap = 64 * AE_PAGE_SIZE;
+	uint8_t *batch = malloc(cap);
+	int r;
+
+	if (!batch)
+		return tk_fail(ENOMEM, "out of memory");
+	r = tk_dat_writer_begin_buffer(w, "user", clock, AE_PAGE_SIZE, ncpu);
+
+	for (size_t i = 0; i < s->nbufs && r == 0; i++) {
+		uint64_t off = 0;
+
+		if (!s->bufs[i].pages_out)
+			continue;
+		r = tk_dat_writer_begin_cpu(w, (uint32_t)i);
+		while (r == 0) {
+			ssize_t n = pread(s->bufs[i].spool, batch, cap, (off_t)off);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				r = tk_fail(errno, "appevent spool: %s", strerror(errno));
+			if (n <= 0)
+				break;
+			n -= n % AE_PAGE_SIZE;
+			if (!n)
+				break;
+			r = tk_dat_writer_write_pages(w, batch, (uint64_t)n);
+			off += (uint64_t)n;
+		}
+		if (r == 0)
+			r = tk_dat_writer_end_cpu(w);
+	}
+	if (r == 0)
+		r = tk_dat_writer_end_buffer(w);
+	free(batch);
+	return r;
+}
+
+TK_API int tk_appevent_session_write(struct tk_appevent_session *s, const char *path)
+{
+	struct tk_dat *dat;
+	const struct tk_dat_info *info;
+	struct tk_dat_writer *w = NULL;
+	uint32_t v6_cpus;
+	char *part = NULL;
+	int r = 0;
+
+	if (!s->stopped && (r = tk_appevent_session_stop(s)) < 0)
+		return r;
+	if (!s->nbufs && !s->nfmts)
+		return 0;
+	dat = tk_dat_open(path);
+	if (!dat)
+		return -errno;
+	info = tk_dat_get_info(dat);
+	if (asprintf(&part, "%s.tkpart", path) < 0) {
+		part = NULL;
+		r = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	{
+		TK_OPTS(tk_dat_writer_opts, wo, .version = info->version,
+			.compression = info->compression, .big_endian = info->big_endian,
+			.long_size = info->long_size, .page_size = info->page_size);
+
+		w = tk_dat_writer_open(part, &wo);
+	}
+	if (!w) {
+		r = -errno;
+		goto out;
+	}
+	for (uint16_t id = TK_DAT_SECTION_HEADER_INFO; id <= TK_DAT_SECTION_CMDLINES && !r; id++) {
+		const void *body;
+		void *own = NULL;
+		uint64_t len;
+
+		if (id == TK_DAT_SECTION_EVENT_FORMATS) {
+			r = formats_section(s, dat, &own, &len);
+			body = own;
+		} else if (id == TK_DAT_SECTION_CMDLINES) {
+			r = cmdlines_section(s, dat, &own, &len);
+			body = own;
+		} else if (tk_dat_metadata(dat, id, &body, &len) < 0) {
+			continue;
+		}
+		if (r == 0)
+			r = tk_dat_writer_add_metadata(w, id, body, len);
+		free(own);
+	}
+	for (size_t i = 0; i < tk_dat_option_count(dat) && !r; i++) {
+		const struct tk_dat_option *o = tk_dat_option_get(dat, i);
+
+		if (o->id == TK_DAT_OPTION_DONE || o->id == TK_DAT_OPTION_BUFFER ||
+		    (o->id >= TK_DAT_SECTION_HEADER_INFO && o->id <= TK_DAT_OPTION_BUFFER_TEXT))
+			continue;
+		r = tk_dat_writer_add_option(w, o->id, o->data, o->size);
+	}
+	for (size_t i = 0; i < tk_dat_buffer_count(dat) && !r; i++)
+		if (!tk_dat_buffer_get(dat, i)->latency_text && tk_dat_buffer_get(dat, i)->name[0])
+			r = tk_dat_writer_declare_buffer(w, tk_dat_buffer_get(dat, i)->name);
+	if (!r)
+		r = tk_dat_writer_declare_buffer(w, "user");
+	/* v6 has one CPU count for all buffers: the file's, which must hold ours. */
+	v6_cpus = info->version == 6 ? info->cpu_count : 0;
+	if (!r && v6_cpus && s->nbufs > v6_cpus)
+		r = tk_fail(EINVAL,
+			    "%s: a version 6 file holds at most %u application buffers (its CPU "
+			    "count), not %zu: record version 7",
+			    path, v6_cpus, s->nbufs);
+	for (size_t i = 0; i < tk_dat_buffer_count(dat) && !r; i++)
+		if (!tk_dat_buffer_get(dat, i)->latency_text)
+			r = copy_buffer(dat, w, i, v6_cpus);
+	if (!r)
+		r = copy_spools(s, w, info->clock, v6_cpus ? v6_cpus : (uint32_t)s->nbufs);
+	if (!r)
+		r = tk_dat_writer_finish(w);
+	if (!r && rename(part, path) < 0)
+		r = tk_fail(errno, "%s: cannot rename to %s: %s", part, path, strerror(errno));
+out:
+	tk_dat_writer_close(w);
+	if (r < 0 && part) {
+		char msg[1024];
+
+		snprintf(msg, sizeof(msg), "%s", tk_errmsg());
+		unlink(part);
+		r = tk_fail(-r, "%s", msg);
+	}
+	free(part);
+	tk_dat_close(dat);
+	return r;
+}

@@ -41,6 +41,8 @@ int cmd_show(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_sched(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
 
 /* Usage texts printed by "tracekit CMD --help" and "tracekit help CMD". */
 extern const char cmd_dump_usage[];
@@ -59,6 +61,8 @@ extern const char cmd_show_usage[];
 extern const char cmd_stat_usage[];
 extern const char cmd_check_usage[];
 extern const char cmd_sched_usage[];
+extern const char cmd_profile_usage[];
+extern const char cmd_flamegraph_usage[];
 
 /* Name of the running command ("dump"); set by main() before dispatch. */
 extern const char *cli_cmd_name;

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * tracekit profile: the sample profile of a perf.data, printed as
+ * `perf report --stdio` (perf 6.1) prints it.
+ *
+ * The work is tk_profile_run()'s. This file parses perf report's options
+ * (-i, -s/--sort, --percent-limit, -g, --children/--no-children, --symfs,
+ * --kallsyms) and ours (--json). As in perf, children are on by default
+ * when the file's samples carry callchains; perf then draws caller graphs,
+ * which this does not: the text equals perf's with -g none.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracekit/analyze.h>
+
+#include "cli.h"
+
+const char cmd_profile_usage[] =
+	"usage: tracekit profile [options] [FILE]\n"
+	"\n"
+	"Where the samples of a perf.data went, printed as 'perf report --stdio'\n"
+	"prints it: the sample periods summed per command, shared object and\n"
+	"symbol (or the --sort keys), as percentages of each event's total.\n"
+	"Symbols come from the binaries (or the build-id cache) whose build id the\n"
+	"file recorded; others show as addresses. Callchain graphs are not drawn:\n"
+	"the text is perf's with -g none.\n"
+	"\n"
+	"options:\n"
+	"  -i, --input FILE        the perf.data (default: FILE, else perf.data)\n"
+	"  -s, --sort KEYS         group by keys, from comm, pid, dso, sym, cpu\n"
+	"                          (default: comm,dso,sym)\n"
+	"      --percent-limit PCT hide entries below PCT percent\n"
+	"      --children          add the callers' totals (default with callchains)\n"
+	"      --no-children       only the sampled functions' own periods\n"
+	"  -g, --call-graph none   accepted for perf's command lines (no graph is drawn)\n"
+	"      --stdio             accepted for perf's command lines\n"
+	"      --symfs DIR         look for binaries below DIR\n"
+	"      --kallsyms FILE     name kernel addresses from FILE\n"
+	"      --json              print JSON instead of perf's table\n"
+	"  -h, --help              show this help\n";
+
+int cmd_profile(int argc, char **argv)
+{
+	enum {
+		OPT_JSON = 256,
+		OPT_PCT,
+		OPT_CHILDREN,
+		OPT_NO_CHILDREN,
+		OPT_STDIO,
+		OPT_SYMFS,
+		OPT_KALLSYMS
+	};
+	static const struct option longopts[] = {
+		{"input", required_argument, NULL, 'i'},
+		{"sort", required_argument, NULL, 's'},
+		{"percent-limit", required_argument, NULL, OPT_PCT},
+		{"children", no_argument, NULL, OPT_CHILDREN},
+		{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
+		{"call-graph", required_argument, NULL, 'g'},
+		{"stdio", no_argument, NULL, OPT_STDIO},
+		{"symfs", required_argument, NULL, OPT_SYMFS},
+		{"kallsyms", required_argument, NULL, OPT_KALLSYMS},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct tk_profile_opts opts = {.fd = STDOUT_FILENO};
+	const char *input = NULL;
+	int children = -1;
+	char *end;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, ":i:s:g:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			input = optarg;
+			break;
+		case 's':
+			opts.sort = optarg;
+			break;
+		case OPT_PCT:
+			errno = 0;
+			opts.percent_limit = strtod(optarg, &end);
+			if (errno || end == optarg || (*end && strcmp(end, "%")) ||
+			    opts.percent_limit < 0)
+				return cli_usage_error("bad percent limit '%s'", optarg);
+			break;
+		case OPT_CHILDREN:
+			children = 1;
+			break;
+		case OPT_NO_CHILDREN:
+			children = 0;
+			break;
+		case 'g':
+			/* Only "none" (perf's mode name, with or without its other fields). */
+			if (strncmp(optarg, "none", 4) || (optarg[4] && optarg[4] != ','))
+				return cli_usage_error("-g %s: only 'none' (no callchain graph)",
+						       optarg);
+			break;
+		case OPT_STDIO:
+			break;
+		case OPT_SYMFS:
+			opts.symfs = optarg;
+			break;
+		case OPT_KALLSYMS:
+			opts.kallsyms = optarg;
+			break;
+		case OPT_JSON:
+			opts.flags |= TK_PROFILE_JSON;
+			break;
+		default:
+			return cli_help_or_bad_option(c, argv, cmd_profile_usage);
+		}
+	}
+	if (optind < argc) {
+		if (input || optind + 1 < argc)
+			return cli_usage_error("one input file only");
+		input = argv[optind];
+	}
+	if (!input)
+		input = "perf.data";
+	if (children < 0) {
+		children = tk_profile_has_callchains(input);
+		if (children < 0)
+			return cli_lib_error(input);
+	}
+	if (children)
+		opts.flags |= TK_PROFILE_CHILDREN;
+	r = tk_profile_run(input, &opts);
+	if (r < 0) {
+		if (r == -EINVAL && strstr(tk_errmsg(), "sort key"))
+			return cli_usage_error("%s", tk_errmsg());
+		return cli_lib_error(input);
+	}
+	return CLI_OK;
+}

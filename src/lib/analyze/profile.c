@@ -1,0 +1,770 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * profile: `perf report --stdio` (perf 6.1) of a perf.data's samples.
+ *
+ * The samples come from samples.c in perf's order, each with its thread's
+ * name and its ip and callchain as interned frames. Per event, a hash
+ * table keyed by the sort keys (comm, pid, cpu, dso, sym; any order)
+ * sums the periods: "self" is the period of the samples whose own ip is
+ * the entry's; with children (perf's default when the samples have
+ * callchains) every entry of a sample's callchain also gets the sample's
+ * period in its "children" total, once per sample however often it
+ * recurs (perf's he_cache). Memory is one entry per distinct key.
+ *
+ * Text, as perf's hists__fprintf() writes it:
+ *   - "# To display the perf.data header info...", "#", then
+ *     "#\n# Total Lost Samples: N\n#\n" once; per event with samples
+ *     "# Samples: N[KMG] of event 'NAME'" (the count divided by 1000 while
+ *     above 1000, the unit letter or a space), "# Event count (approx.):
+ *     TOTAL", "#"; the column titles and dots; "#"; one line per entry;
+ *     two newlines. perf then prints a random tip ("# (Tip: ...)"), which
+ *     is not reproduced.
+ *   - Columns are two spaces apart; percentages "%7.2f%%" of the event's
+ *     total period; comm, dso and "Pid:Command" ("%7d:%-*s") are padded to
+ *     their width, the symbol ("[k] name", or "[.] 0x%016lx" of the
+ *     address in the file when no symbol covers it) only when a column
+ *     follows. A column's width is the longest of its title and its values
+ *     over all entries, also those --percent-limit hides; a "Pid:Command"
+ *     and "Command" value is as long as the thread's last name (perf's
+ *     thread__comm_len()); an unresolved symbol makes the dso column at
+ *     least 16 wide.
+ *   - Order: children, then self period, descending; ties by each sort key
+ *     in turn: names ascending (entries without a dso or symbol after),
+ *     pid and cpu ascending; then by address as a signed number (perf's
+ *     collapsed order).
+ *
+ * Callchain graphs (perf's -g graph/caller, the default when callchains
+ * exist) are not drawn: the caller asks for `-g none` text, or JSON.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tracekit/analyze.h>
+#include <tracekit/filekind.h>
+#include <tracekit/outbuf.h>
+#include <tracekit/perfdata.h>
+
+#include "samples.h"
+#include "internal/array.h"
+#include "internal/error.h"
+
+enum key { K_COMM, K_PID, K_DSO, K_SYM, K_CPU };
+
+static const struct {
+	const char *name;
+	const char *title;
+} key_info[] = {
+	[K_COMM] = {"comm", "Command"},	    [K_PID] = {"pid", "    Pid:Command"},
+	[K_DSO] = {"dso", "Shared Object"}, [K_SYM] = {"sym", "Symbol"},
+	[K_CPU] = {"cpu", "CPU"},
+};
+
+#define MAX_KEYS 8
+
+/* An entry's key: the fields of the unused sort keys stay zero. */
+struct hkey {
+	const char *dso;
+	const char *sym;
+	uint64_t addr;
+	int32_t tid;
+	int32_t cpu;
+	uint32_t comm;
+	uint32_t pad;
+};
+
+struct hent {
+	struct hkey k;
+	uint64_t self, acc, nr;
+	uint32_t shown_comm; /* the comm shown: sample time (comm key) */
+	int32_t thread;	     /* the first sample's tid: its last name sets the width */
+	char level;
+	bool unresolved;
+};
+
+struct hists {
+	struct hent *v;
+	size_t n, cap;
+	uint32_t *slots;
+	size_t nslots;
+	uint64_t nr_samples, total;
+};
+
+/* A tid's last name, for perf's thread__comm_len() and the Pid:Command column. */
+struct tcomm {
+	int32_t tid;
+	uint32_t comm;
+};
+
+struct prof {
+	const struct tk_profile_opts *o;
+	struct tk_samples *s;
+	enum key keys[MAX_KEYS];
+	size_t nkeys;
+	unsigned int used; /* bit per enum key */
+	bool children;
+	struct hists *h;
+	size_t nh;
+	struct tcomm *tc;
+	size_t ntc, tccap;
+	size_t *seen; /* entry indexes of the current sample (children) */
+	size_t seen_cap;
+	struct tk_outbuf out;
+};
+
+static uint64_t hkey_hash(const struct hkey *k)
+{
+	uint64_t h = (uint64_t)(uintptr_t)k->dso * 0x9e3779b97f4a7c15ULL;
+
+	h ^= (uint64_t)(uintptr_t)k->sym * 0xc2b2ae3d27d4eb4fULL;
+	h ^= k->addr * 0x165667b19e3779f9ULL;
+	h ^= ((uint64_t)(uint32_t)k->tid << 32 | (uint32_t)k->cpu) * 0x27d4eb2f165667c5ULL;
+	h ^= (uint64_t)k->comm * 0x94d049bb133111ebULL;
+	h ^= h >> 31;
+	return h;
+}
+
+static int hists_find(struct hists *h, const struct hkey *k, size_t *idx, bool *created)
+{
+	size_t j;
+
+	*created = false;
+	if ((h->n + 1) * 2 > h->nslots) {
+		size_t ns = h->nslots ? h->nslots * 2 : 1024;
+		uint32_t *sl = calloc(ns, sizeof(*sl));
+
+		if (!sl)
+			return -ENOMEM;
+		for (size_t i = 0; i < h->n; i++) {
+			j = hkey_hash(&h->v[i].k) & (ns - 1);
+			while (sl[j])
+				j = (j + 1) & (ns - 1);
+			sl[j] = (uint32_t)i + 1;
+		}
+		free(h->slots);
+		h->slots = sl;
+		h->nslots = ns;
+	}
+	j = hkey_hash(k) & (h->nslots - 1);
+	while (h->slots[j]) {
+		if (!memcmp(&h->v[h->slots[j] - 1].k, k, sizeof(*k))) {
+			*idx = h->slots[j] - 1;
+			return 0;
+		}
+		j = (j + 1) & (h->nslots - 1);
+	}
+	{
+		struct hent *v = tk_array_grow(h->v, &h->cap, h->n, sizeof(*v), 256);
+
+		if (!v)
+			return -ENOMEM;
+		h->v = v;
+	}
+	memset(&h->v[h->n], 0, sizeof(h->v[h->n]));
+	h->v[h->n].k = *k;
+	h->slots[j] = (uint32_t)h->n + 1;
+	*idx = h->n++;
+	*created = true;
+	return 0;
+}
+
+/*
+ * The key of frame @f of sample @s. Without a symbol, perf keys the
+ * sample's own ip by its address in the file but a callchain entry
+ * (@chain) by the ip itself.
+ */
+static void make_key(const struct prof *p, const struct tk_samples_sample *s,
+		     const struct tk_samples_frame *f, bool chain, struct hkey *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (p->used & (1u << K_COMM))
+		k->comm = s->comm;
+	if (p->used & (1u << K_PID))
+		k->tid = (int32_t)s->tid;
+	if (p->used & (1u << K_CPU))
+		k->cpu = s->cpu;
+	if (p->used & (1u << K_DSO))
+		k->dso = f->dso;
+	if (p->used & (1u << K_SYM)) {
+		k->sym = f->sym;
+		if (!f->sym)
+			k->addr = chain ? f->ip : f->addr;
+	}
+}
+
+static int add_entry(struct prof *p, struct hists *h, const struct tk_samples_sample *s,
+		     uint32_t frame, bool self, size_t *idx)
+{
+	const struct tk_samples_frame *f = tk_samples_frame(p->s, frame);
+	struct hkey k;
+	bool created;
+	struct hent *e;
+	int ret;
+
+	make_key(p, s, f, false, &k);
+	ret = hists_find(h, &k, idx, &created);
+	if (ret)
+		return ret;
+	e = &h->v[*idx];
+	if (created) {
+		e->shown_comm = s->comm;
+		e->thread = (int32_t)s->tid;
+		e->level = f->level;
+		e->unresolved = !f->sym;
+	}
+	if (self) {
+		e->self += s->period;
+		e->nr++;
+	}
+	if (p->children)
+		e->acc += s->period;
+	return 0;
+}
+
+static int on_sample(void *ctx, const struct tk_samples_sample *s)
+{
+	struct prof *p = ctx;
+	struct hists *h;
+	size_t idx, nseen = 0;
+	int ret;
+
+	if (s->evsel >= p->nh) {
+		struct hists *nh = realloc(p->h, (s->evsel + 1) * sizeof(*nh));
+
+		if (!nh)
+			return -ENOMEM;
+		memset(nh + p->nh, 0, (s->evsel + 1 - p->nh) * sizeof(*nh));
+		p->h = nh;
+		p->nh = s->evsel + 1;
+	}
+	h = &p->h[s->evsel];
+	h->nr_samples++;
+	h->total += s->period;
+	ret = add_entry(p, h, s, s->ip, true, &idx);
+	if (ret || !p->children)
+		return ret;
+	if (p->seen_cap < s->nchain + 1) {
+		size_t *n = realloc(p->seen, (s->nchain + 1) * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->seen = n;
+		p->seen_cap = s->nchain + 1;
+	}
+	p->seen[nseen++] = idx;
+	for (uint32_t i = 0; i < s->nchain; i++) {
+		const struct tk_samples_frame *f = tk_samples_frame(p->s, s->chain[i]);
+		struct hkey k;
+		bool created, dup = false;
+
+		make_key(p, s, f, true, &k);
+		ret = hists_find(h, &k, &idx, &created);
+		if (ret)
+			return ret;
+		for (size_t j = 0; j < nseen && !dup; j++)
+			dup = p->seen[j] == idx;
+		if (dup)
+			continue;
+		if (created) {
+			h->v[idx].shown_comm = s->comm;
+			h->v[idx].thread = (int32_t)s->tid;
+			h->v[idx].level = f->level;
+			h->v[idx].unresolved = !f->sym;
+		}
+		h->v[idx].acc += s->period;
+		p->seen[nseen++] = idx;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ sort keys */
+
+static int parse_keys(struct prof *p, const char *spec)
+{
+	const char *c = spec && *spec ? spec : "comm,dso,sym";
+
+	while (*c) {
+		size_t n = strcspn(c, ", ");
+		size_t k;
+
+		if (!n) {
+			c++;
+			continue;
+		}
+		for (k = 0; k < sizeof(key_info) / sizeof(key_info[0]); k++)
+			if (strlen(key_info[k].name) == n && !strncmp(c, key_info[k].name, n))
+				break;
+		/* perf takes "symbol" for sym too */
+		if (k == sizeof(key_info) / sizeof(key_info[0]) && n == 6 &&
+		    !strncmp(c, "symbol", 6))
+			k = K_SYM;
+		if (k == sizeof(key_info) / sizeof(key_info[0]))
+			return tk_fail(EINVAL, "unknown sort key '%.*s' (comm, pid, dso, sym, cpu)",
+				       (int)n, c);
+		if (!(p->used & (1u << k))) {
+			if (p->nkeys == MAX_KEYS)
+				return tk_fail(EINVAL, "too many sort keys");
+			p->keys[p->nkeys++] = (enum key)k;
+			p->used |= 1u << k;
+		}
+		c += n;
+	}
+	if (!p->nkeys)
+		return tk_fail(EINVAL, "no sort key");
+	return 0;
+}
+
+/* ------------------------------------------------------------ output */
+
+static struct prof *sort_ctx; /* qsort has no context argument */
+
+static int32_t tid_comm(const struct prof *p, int32_t tid);
+
+static int cmp_str(const char *a, const char *b)
+{
+	/* An entry without the name sorts after those with one. */
+	if (!a || !b)
+		return a ? -1 : b ? 1 : 0;
+	return strcmp(a, b);
+}
+
+static int ent_cmp(const void *x, const void *y)
+{
+	const struct hent *a = x, *b = y;
+	const struct prof *p = sort_ctx;
+	int c;
+
+	if (p->children && a->acc != b->acc)
+		return a->acc > b->acc ? -1 : 1;
+	if (a->self != b->self)
+		return a->self > b->self ? -1 : 1;
+	for (size_t i = 0; i < p->nkeys; i++) {
+		switch (p->keys[i]) {
+		case K_COMM:
+			c = strcmp(tk_samples_comm(p->s, a->k.comm),
+				   tk_samples_comm(p->s, b->k.comm));
+			break;
+		case K_PID:
+			c = a->k.tid < b->k.tid ? -1 : a->k.tid > b->k.tid;
+			break;
+		case K_CPU:
+			c = a->k.cpu < b->k.cpu ? -1 : a->k.cpu > b->k.cpu;
+			break;
+		case K_DSO:
+			c = cmp_str(a->k.dso, b->k.dso);
+			break;
+		case K_SYM:
+			c = cmp_str(a->k.sym, b->k.sym);
+			break;
+		default:
+			c = 0;
+		}
+		if (c)
+			return c;
+	}
+	/* perf's collapsed order: addresses compared as signed (a difference of u64s). */
+	if (a->k.addr != b->k.addr)
+		return (int64_t)a->k.addr < (int64_t)b->k.addr ? -1 : 1;
+	return memcmp(&a->k, &b->k, sizeof(a->k));
+}
+
+static void put(struct prof *p, const char *s)
+{
+	tk_outbuf_write(&p->out, s, strlen(s));
+}
+
+static void putf(struct prof *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(struct prof *p, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(buf)) {
+		tk_outbuf_write(&p->out, buf, (size_t)n);
+		return;
+	}
+	{
+		char *big = malloc((size_t)n + 1);
+
+		if (!big)
+			return;
+		va_start(ap, fmt);
+		vsnprintf(big, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+		tk_outbuf_write(&p->out, big, (size_t)n);
+		free(big);
+	}
+}
+
+static int tcomm_cmp(const void *a, const void *b)
+{
+	const struct tcomm *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int32_t tid_comm(const struct prof *p, int32_t tid)
+{
+	struct tcomm key = {.tid = tid}, *f;
+
+	f = bsearch(&key, p->tc, p->ntc, sizeof(*p->tc), tcomm_cmp);
+	return f ? (int32_t)f->comm : -1;
+}
+
+/* The name a thread's entry shows: its last (perf's thread__comm_str()). */
+static const char *thread_name(const struct prof *p, const struct hent *e)
+{
+	int32_t c = tid_comm(p, e->thread);
+
+	return tk_samples_comm(p->s, c >= 0 ? (uint32_t)c : e->shown_comm);
+}
+
+static void column_widths(const struct prof *p, const struct hists *h, int *w)
+{
+	for (size_t i = 0; i < p->nkeys; i++)
+		w[i] = (int)strlen(key_info[p->keys[i]].title);
+	for (size_t e = 0; e < h->n; e++) {
+		const struct hent *en = &h->v[e];
+
+		for (size_t i = 0; i < p->nkeys; i++) {
+			int len = 0;
+
+			switch (p->keys[i]) {
+			case K_COMM:
+				len = (int)strlen(thread_name(p, en));
+				break;
+			case K_PID:
+				len = (int)strlen(thread_name(p, en)) + 8;
+				break;
+			case K_CPU:
+				len = 3;
+				break;
+			case K_DSO:
+				len = en->k.dso ? (int)strlen(en->k.dso) : 0;
+				if (en->unresolved && (p->used & (1u << K_SYM)) && len < 16)
+					len = 16;
+				break;
+			case K_SYM:
+				len = en->k.sym ? (int)strlen(en->k.sym) + 4 : 16 + 4 + 2;
+				break;
+			}
+			if (len > w[i])
+				w[i] = len;
+		}
+	}
+	/* An unresolved symbol widens the dso column to 16 even when no entry has that dso. */
+	for (size_t e = 0; e < h->n; e++) {
+		if (!h->v[e].unresolved || !(p->used & (1u << K_SYM)))
+			continue;
+		for (size_t i = 0; i < p->nkeys; i++)
+			if (p->keys[i] == K_DSO && w[i] < 16)
+				w[i] = 16;
+		break;
+	}
+}
+
+static void print_entry(struct prof *p, const struct hists *h, const struct hent *e, const int *w)
+{
+	char buf[64];
+
+	if (p->children)
+		putf(p, "  %7.2f%%", h->total ? 100.0 * (double)e->acc / (double)h->total : 0.0);
+	putf(p, "  %7.2f%%", h->total ? 100.0 * (double)e->self / (double)h->total : 0.0);
+	for (size_t i = 0; i < p->nkeys; i++) {
+		bool last = i + 1 == p->nkeys;
+
+		put(p, "  ");
+		switch (p->keys[i]) {
+		case K_COMM:
+			putf(p, "%-*.*s", w[i], w[i], tk_samples_comm(p->s, e->k.comm));
+			break;
+		case K_PID:
+			putf(p, "%7d:%-*.*s", e->k.tid, w[i] - 8, w[i] - 8, thread_name(p, e));
+			break;
+		case K_CPU:
+			putf(p, "%*.*d", w[i], 3, e->k.cpu);
+			break;
+		case K_DSO:
+			putf(p, "%-*.*s", w[i], w[i], e->k.dso ? e->k.dso : "[unknown]");
+			break;
+		case K_SYM: {
+			int n;
+
+			if (e->k.sym)
+				n = snprintf(buf, sizeof(buf), "[%c] ", e->level);
+			else
+				n = snprintf(buf, sizeof(buf), "[%c] %-#.*" PRIx64, e->level, 16,
+					     e->k.addr);
+			put(p, buf);
+			if (e->k.sym) {
+				put(p, e->k.sym);
+				n += (int)strlen(e->k.sym);
+			}
+			if (!last && n < w[i])
+				putf(p, "%*s", w[i] - n, "");
+			break;
+		}
+		}
+	}
+	put(p, "\n");
+}
+
+static void json_str(struct prof *p, const char *s)
+{
+	put(p, "\"");
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			putf(p, "\\%c", c);
+		else if (c < 0x20)
+			putf(p, "\\u%04x", c);
+		else
+			tk_outbuf_write(&p->out, s, 1);
+	}
+	put(p, "\"");
+}
+
+static bool shown(const struct prof *p, const struct hists *h, const struct hent *e)
+{
+	double v = (double)(p->children ? e->acc : e->self);
+	float pct = h->total ? (float)(v * 100.0 / (double)h->total) : 0.0f;
+
+	return pct >= (float)p->o->percent_limit;
+}
+
+static void print_json(struct prof *p)
+{
+	bool first_ev = true;
+
+	putf(p, "{\"lost_samples\":%" PRIu64 ",\"children\":%s,\"sort\":[", tk_samples_lost(p->s),
+	     p->children ? "true" : "false");
+	for (size_t i = 0; i < p->nkeys; i++)
+		putf(p, "%s\"%s\"", i ? "," : "", key_info[p->keys[i]].name);
+	put(p, "],\"events\":[");
+	for (size_t ev = 0; ev < p->nh; ev++) {
+		const struct hists *h = &p->h[ev];
+		bool first = true;
+
+		if (!h->nr_samples)
+			continue;
+		putf(p, "%s{\"name\":", first_ev ? "" : ",");
+		first_ev = false;
+		json_str(p, tk_samples_evsel_name(p->s, ev));
+		putf(p, ",\"samples\":%" PRIu64 ",\"event_count\":%" PRIu64 ",\"entries\":[",
+		     h->nr_samples, h->total);
+		for (size_t i = 0; i < h->n; i++) {
+			const struct hent *e = &h->v[i];
+
+			if (!shown(p, h, e))
+				continue;
+			putf(p, "%s{", first ? "" : ",");
+			first = false;
+			if (p->children)
+				putf(p, "\"children\":%.4f,\"children_period\":%" PRIu64 ",",
+				     100.0 * (double)e->acc / (double)h->total, e->acc);
+			putf(p, "\"overhead\":%.4f,\"period\":%" PRIu64 ",\"samples\":%" PRIu64,
+			     100.0 * (double)e->self / (double)h->total, e->self, e->nr);
+			for (size_t k = 0; k < p->nkeys; k++) {
+				switch (p->keys[k]) {
+				case K_COMM:
+					put(p, ",\"comm\":");
+					json_str(p, tk_samples_comm(p->s, e->k.comm));
+					break;
+				case K_PID:
+					putf(p, ",\"pid\":%d,\"thread_comm\":", e->k.tid);
+					json_str(p, thread_name(p, e));
+					break;
+				case K_CPU:
+					putf(p, ",\"cpu\":%d", e->k.cpu);
+					break;
+				case K_DSO:
+					put(p, ",\"dso\":");
+					if (e->k.dso)
+						json_str(p, e->k.dso);
+					else
+						put(p, "null");
+					break;
+				case K_SYM:
+					putf(p, ",\"kernel\":%s,\"symbol\":",
+					     e->level == 'k' ? "true" : "false");
+					if (e->k.sym)
+						json_str(p, e->k.sym);
+					else
+						putf(p, "null,\"address\":\"0x%" PRIx64 "\"",
+						     e->k.addr);
+					break;
+				}
+			}
+			put(p, "}");
+		}
+		put(p, "]}");
+	}
+	put(p, "]}\n");
+}
+
+static void print_text(struct prof *p)
+{
+	put(p, "# To display the perf.data header info, please use --header/--header-only "
+	       "options.\n#\n");
+	putf(p, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", tk_samples_lost(p->s));
+	for (size_t ev = 0; ev < p->nh; ev++) {
+		const struct hists *h = &p->h[ev];
+		uint64_t n = h->nr_samples;
+		char unit = ' ';
+		int w[MAX_KEYS];
+
+		if (!n)
+			continue;
+		/* perf's convert_unit() */
+		if (n > 1000) {
+			n /= 1000;
+			unit = 'K';
+		}
+		if (n > 1000) {
+			n /= 1000;
+			unit = 'M';
+		}
+		if (n > 1000) {
+			n /= 1000;
+			unit = 'G';
+		}
+		putf(p, "# Samples: %" PRIu64 "%c of event '%s'\n", n, unit,
+		     tk_samples_evsel_name(p->s, ev));
+		putf(p, "# Event count (approx.): %" PRIu64 "\n#\n", h->total);
+		column_widths(p, h, w);
+		put(p, p->children ? "# Children      Self" : "# Overhead");
+		for (size_t i = 0; i < p->nkeys; i++)
+			putf(p, "  %-*s", w[i], key_info[p->keys[i]].title);
+		put(p, p->children ? "\n# ........  ........" : "\n# ........");
+		for (size_t i = 0; i < p->nkeys; i++) {
+			put(p, "  ");
+			for (int d = 0; d < w[i]; d++)
+				put(p, ".");
+		}
+		put(p, "\n#\n");
+		for (size_t i = 0; i < h->n; i++)
+			if (shown(p, h, &h->v[i]))
+				print_entry(p, h, &h->v[i], w);
+		put(p, "\n\n");
+	}
+}
+
+static int tc_collect(struct prof *p)
+{
+	/* The last name of every thread that has an entry. */
+	for (size_t ev = 0; ev < p->nh; ev++) {
+		for (size_t i = 0; i < p->h[ev].n; i++) {
+			struct tcomm *t = tk_array_grow(p->tc, &p->tccap, p->ntc, sizeof(*t), 256);
+
+			if (!t)
+				return -ENOMEM;
+			p->tc = t;
+			p->tc[p->ntc].tid = p->h[ev].v[i].thread;
+			p->tc[p->ntc].comm = 0;
+			p->ntc++;
+		}
+	}
+	qsort(p->tc, p->ntc, sizeof(*p->tc), tcomm_cmp);
+	{
+		size_t k = 0;
+
+		for (size_t i = 0; i < p->ntc; i++)
+			if (!k || p->tc[k - 1].tid != p->tc[i].tid)
+				p->tc[k++] = p->tc[i];
+		p->ntc = k;
+	}
+	for (size_t i = 0; i < p->ntc; i++) {
+		int64_t c = tk_samples_thread_comm(p->s, p->tc[i].tid);
+
+		if (c < 0)
+			return (int)c;
+		p->tc[i].comm = (uint32_t)c;
+	}
+	return 0;
+}
+
+int tk_profile_run(const char *path, const struct tk_profile_opts *opts)
+{
+	struct tk_samples_opts so = {0};
+	struct prof p;
+	int ret;
+
+	if (!opts)
+		return tk_fail(EINVAL, "no profile options");
+	memset(&p, 0, sizeof(p));
+	p.o = opts;
+	ret = parse_keys(&p, opts->sort);
+	if (ret)
+		return ret;
+	if (tk_filekind_of(path) == TK_FILE_DAT)
+		return tk_fail(ENOENT,
+			       "%s: a trace-cmd .dat holds no samples: profile reads a perf.data "
+			       "(flamegraph reads a .dat's stack traces)",
+			       path);
+	so.symfs = opts->symfs;
+	so.kallsyms = opts->kallsyms;
+	p.s = tk_samples_new(&so);
+	if (!p.s)
+		return -errno;
+	ret = tk_outbuf_init(&p.out, opts->fd, 0);
+	if (ret) {
+		tk_samples_free(p.s);
+		return ret;
+	}
+	p.children = opts->flags & TK_PROFILE_CHILDREN;
+	ret = tk_samples_read(p.s, path, on_sample, &p);
+	if (ret == 0)
+		ret = tc_collect(&p);
+	if (ret == 0) {
+		sort_ctx = &p;
+		for (size_t ev = 0; ev < p.nh; ev++)
+			qsort(p.h[ev].v, p.h[ev].n, sizeof(*p.h[ev].v), ent_cmp);
+		sort_ctx = NULL;
+		if (opts->flags & TK_PROFILE_JSON)
+			print_json(&p);
+		else
+			print_text(&p);
+		tk_outbuf_flush(&p.out);
+		ret = p.out.error;
+	}
+	if (ret == -ENOMEM)
+		tk_fail(ENOMEM, "out of memory");
+	tk_outbuf_release(&p.out);
+	for (size_t ev = 0; ev < p.nh; ev++) {
+		free(p.h[ev].v);
+		free(p.h[ev].slots);
+	}
+	free(p.h);
+	free(p.tc);
+	free(p.seen);
+	tk_samples_free(p.s);
+	return ret;
+}
+
+int tk_profile_has_callchains(const char *path)
+{
+	/* perf turns children on by default when an event records callchains. */
+	struct tk_perfdata *pd;
+	int ret = 0;
+
+	if (tk_filekind_of(path) == TK_FILE_DAT)
+		return 0;
+	pd = tk_perfdata_open(path);
+	if (!pd)
+		return -errno;
+	for (size_t i = 0; i < tk_perfdata_evsel_count(pd); i++)
+		if (tk_perfdata_evsel_get(pd, i)->attr.sample_type & TK_PERF_SAMPLE_CALLCHAIN)
+			ret = 1;
+	tk_perfdata_close(pd);
+	return ret;
+}

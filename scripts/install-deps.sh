@@ -11,6 +11,7 @@ packages=(
 	trace-cmd linux-perf zstd
 	liblttng-ust-dev lttng-tools babeltrace2
 	libc6-dbg groff-base
+	chromium
 )
 
 missing=()

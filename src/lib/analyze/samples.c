@@ -735,6 +735,8 @@ static int on_sample(struct tk_samples *s, const struct tk_perf_record *rec)
 	out.cpu = (ps.fields & TK_PERF_SAMPLE_CPU) ? (int32_t)ps.cpu : -1;
 	out.time = ps.time;
 	out.period = ps.period;
+	out.raw = ps.raw;
+	out.raw_size = ps.raw_size;
 	if (!(ps.fields & TK_PERF_SAMPLE_PERIOD))
 		out.period = es && !(es->attr.flags & (1u << 10)) ? es->attr.sample_period : 1;
 	id = thread_comm(s, (int32_t)ps.tid);

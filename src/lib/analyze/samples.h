@@ -31,6 +31,8 @@ struct tk_samples_sample {
 	uint32_t nchain;
 	const uint32_t *chain; /* callchain frames, the sampled function first, markers dropped */
 	bool has_chain;	       /* the event records callchains */
+	const void *raw;       /* a tracepoint's payload (PERF_SAMPLE_RAW), or NULL */
+	uint32_t raw_size;
 };
 
 typedef int (*tk_samples_fn)(void *ctx, const struct tk_samples_sample *s);

@@ -78,6 +78,9 @@ TK_API int tk_sched_map_run(const char *path, const struct tk_sched_opts *opts);
 enum {
 	TK_PROFILE_JSON = 1 << 0,     /* one JSON document instead of perf's text */
 	TK_PROFILE_CHILDREN = 1 << 1, /* add the children column (perf's --children) */
+	TK_PROFILE_GRAPH = 1 << 2,    /* draw each entry's callchain graph (perf's -g graph) */
+	TK_PROFILE_CALLER = 1 << 3,   /* graph from callers to callees (perf's -g caller) */
+	TK_PROFILE_CALLEE = 1 << 4,   /* graph from the sampled function out (-g callee) */
 };
 
 /**
@@ -86,7 +89,8 @@ enum {
  * @sort:          perf's --sort keys, comma separated, from "comm", "pid",
  *                 "dso", "sym", "cpu"; NULL: "comm,dso,sym"
  * @percent_limit: entries below this percentage are not printed (perf's
- *                 --percent-limit; of the children total with children)
+ *                 --percent-limit; of the children total with children);
+ *                 also the graph's threshold (else 0.5%)
  * @flags:         TK_PROFILE_*
  * @symfs:         perf's --symfs, or NULL
  * @kallsyms:      perf's --kallsyms, or NULL
@@ -101,7 +105,7 @@ struct tk_profile_opts {
 };
 
 /**
- * tk_profile_run() - `perf report --stdio -g none` of a perf.data
+ * tk_profile_run() - `perf report --stdio` of a perf.data
  * @path: the perf.data
  * @opts: as above
  *
@@ -112,6 +116,9 @@ struct tk_profile_opts {
  * rules (a file whose build id differs from the recorded one gives no
  * symbol: perf's address form). With TK_PROFILE_CHILDREN every function
  * of a sample's callchain is credited its period once ("Children").
+ * With TK_PROFILE_GRAPH each entry is followed by perf's callchain graph
+ * (graph mode, absolute percentages; callers first by default with
+ * children, else the sampled function first).
  * Context: blocking I/O; memory is per distinct entry and symbol table.
  * Return: 0; -EINVAL for an unknown sort key; -ENOENT for a .dat; read
  * errors, -EBADMSG, -ENOMEM, write errors; each with tk_errmsg() set.

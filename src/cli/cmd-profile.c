@@ -6,8 +6,8 @@
  * The work is tk_profile_run()'s. This file parses perf report's options
  * (-i, -s/--sort, --percent-limit, -g, --children/--no-children, --symfs,
  * --kallsyms) and ours (--json). As in perf, children are on by default
- * when the file's samples carry callchains; perf then draws caller graphs,
- * which this does not: the text equals perf's with -g none.
+ * when the file's samples carry callchains, and so is the callchain graph
+ * (callers first with children).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,8 +26,9 @@ const char cmd_profile_usage[] =
 	"prints it: the sample periods summed per command, shared object and\n"
 	"symbol (or the --sort keys), as percentages of each event's total.\n"
 	"Symbols come from the binaries (or the build-id cache) whose build id the\n"
-	"file recorded; others show as addresses. Callchain graphs are not drawn:\n"
-	"the text is perf's with -g none.\n"
+	"file recorded; others show as addresses. With callchains (perf record -g),\n"
+	"each entry is followed by its call graph, and the children column credits\n"
+	"every caller, as perf does.\n"
 	"\n"
 	"options:\n"
 	"  -i, --input FILE        the perf.data (default: FILE, else perf.data)\n"
@@ -36,12 +37,43 @@ const char cmd_profile_usage[] =
 	"      --percent-limit PCT hide entries below PCT percent\n"
 	"      --children          add the callers' totals (default with callchains)\n"
 	"      --no-children       only the sampled functions' own periods\n"
-	"  -g, --call-graph none   accepted for perf's command lines (no graph is drawn)\n"
+	"  -g, --call-graph SPEC   none (no graph), or graph with caller / callee order\n"
+	"                          (default with callchains: graph,0.5,caller with\n"
+	"                          children, graph,0.5,callee without)\n"
 	"      --stdio             accepted for perf's command lines\n"
 	"      --symfs DIR         look for binaries below DIR\n"
 	"      --kallsyms FILE     name kernel addresses from FILE\n"
 	"      --json              print JSON instead of perf's table\n"
 	"  -h, --help              show this help\n";
+
+/*
+ * perf's -g: comma-separated, from none, graph, caller, callee, function
+ * and a minimum percentage (which perf's --percent-limit overrides; only
+ * 0.5 is taken). The other modes (flat, fractal, folded) are not drawn.
+ * @*graph: -1 none, else TK_PROFILE_GRAPH with CALLER or CALLEE.
+ */
+static int parse_graph(const char *spec, int *graph)
+{
+	char buf[128], *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	*graph = TK_PROFILE_GRAPH;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "none"))
+			*graph = -1;
+		else if (!strcmp(tok, "graph") || !strcmp(tok, "function") || !strcmp(tok, "0.5"))
+			continue;
+		else if (!strcmp(tok, "caller") && *graph > 0)
+			*graph = TK_PROFILE_GRAPH | TK_PROFILE_CALLER;
+		else if (!strcmp(tok, "callee") && *graph > 0)
+			*graph = TK_PROFILE_GRAPH | TK_PROFILE_CALLEE;
+		else
+			return cli_usage_error(
+				"-g %s: '%s' is not drawn (none, graph, caller, callee)", spec,
+				tok);
+	}
+	return 0;
+}
 
 int cmd_profile(int argc, char **argv)
 {
@@ -70,7 +102,7 @@ int cmd_profile(int argc, char **argv)
 	};
 	struct tk_profile_opts opts = {.fd = STDOUT_FILENO};
 	const char *input = NULL;
-	int children = -1;
+	int children = -1, graph = 0;
 	char *end;
 	int c, r;
 
@@ -96,10 +128,9 @@ int cmd_profile(int argc, char **argv)
 			children = 0;
 			break;
 		case 'g':
-			/* Only "none" (perf's mode name, with or without its other fields). */
-			if (strncmp(optarg, "none", 4) || (optarg[4] && optarg[4] != ','))
-				return cli_usage_error("-g %s: only 'none' (no callchain graph)",
-						       optarg);
+			r = parse_graph(optarg, &graph);
+			if (r)
+				return r;
 			break;
 		case OPT_STDIO:
 			break;
@@ -130,6 +161,11 @@ int cmd_profile(int argc, char **argv)
 	}
 	if (children)
 		opts.flags |= TK_PROFILE_CHILDREN;
+	/* perf's default: a graph when the samples have callchains. */
+	if (graph > 0)
+		opts.flags |= (unsigned int)graph;
+	else if (graph == 0)
+		opts.flags |= TK_PROFILE_GRAPH;
 	r = tk_profile_run(input, &opts);
 	if (r < 0) {
 		if (r == -EINVAL && strstr(tk_errmsg(), "sort key"))

@@ -83,6 +83,8 @@ struct hent {
 	int32_t thread;	     /* the first sample's tid: its last name sets the width */
 	char level;
 	bool unresolved;
+	uint32_t tree;	    /* root of its callchain trie (graph mode), 0: none */
+	uint32_t max_depth; /* the longest chain appended to it (graph mode) */
 };
 
 struct hists {
@@ -92,6 +94,46 @@ struct hists {
 	size_t nslots;
 	uint64_t nr_samples, total;
 };
+
+/*
+ * Graph mode. The samples are first summed per distinct (event, thread,
+ * cpu, ip, callchain): far fewer than samples, and the tallies add up the
+ * same. Then each such stack is appended, with its summed period, to the
+ * callchain trie of every entry it credits (perf's callchain_append()), a
+ * trie node per frame. perf keeps a radix tree (runs of frames per node);
+ * the same runs come out of the trie: a node continues its parent's run
+ * when the parent has no chain ending at it and no other child.
+ */
+struct ustack {
+	uint32_t off, len; /* ids: evsel, comm, tid, cpu, ip, chain... */
+	uint64_t period, nr;
+};
+
+struct ustacks {
+	uint32_t *ids;
+	size_t nids, idcap;
+	struct ustack *v;
+	size_t n, cap;
+	uint32_t *slots;
+	size_t nslots;
+};
+
+struct tnode {
+	uint32_t frame;	      /* a frame id (samples.c) of the place */
+	uint32_t parent;      /* 0: a root */
+	uint32_t first, next; /* children list */
+	uint32_t nchildren;
+	uint64_t cumul, hit; /* periods through or ending at it; ending at it */
+};
+
+struct trie {
+	struct tnode *v; /* v[0] unused */
+	size_t n, cap;
+	uint32_t *slots; /* (parent, place) -> node */
+	size_t nslots;
+};
+
+#define US_HEAD 5 /* evsel, comm, tid, cpu, ip */
 
 /* A tid's last name, for perf's thread__comm_len() and the Pid:Command column. */
 struct tcomm {
@@ -113,7 +155,47 @@ struct prof {
 	size_t *seen; /* entry indexes of the current sample (children) */
 	size_t seen_cap;
 	struct tk_outbuf out;
+	/* graph mode */
+	bool graph, caller;
+	struct ustacks us;
+	struct trie t;
+	uint32_t *order;
+	size_t order_cap;
 };
+
+static void put(struct prof *p, const char *s)
+{
+	tk_outbuf_write(&p->out, s, strlen(s));
+}
+
+static void putf(struct prof *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(struct prof *p, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(buf)) {
+		tk_outbuf_write(&p->out, buf, (size_t)n);
+		return;
+	}
+	{
+		char *big = malloc((size_t)n + 1);
+
+		if (!big)
+			return;
+		va_start(ap, fmt);
+		vsnprintf(big, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+		tk_outbuf_write(&p->out, big, (size_t)n);
+		free(big);
+	}
+}
 
 static uint64_t hkey_hash(const struct hkey *k)
 {
@@ -195,6 +277,8 @@ static void make_key(const struct prof *p, const struct tk_samples_sample *s,
 	}
 }
 
+static int remember_stack(struct prof *p, const struct tk_samples_sample *s);
+
 static int add_entry(struct prof *p, struct hists *h, const struct tk_samples_sample *s,
 		     uint32_t frame, bool self, size_t *idx)
 {
@@ -243,6 +327,11 @@ static int on_sample(void *ctx, const struct tk_samples_sample *s)
 	h = &p->h[s->evsel];
 	h->nr_samples++;
 	h->total += s->period;
+	if (p->graph && s->has_chain) {
+		ret = remember_stack(p, s);
+		if (ret)
+			return ret;
+	}
 	ret = add_entry(p, h, s, s->ip, true, &idx);
 	if (ret || !p->children)
 		return ret;
@@ -277,6 +366,438 @@ static int on_sample(void *ctx, const struct tk_samples_sample *s)
 		h->v[idx].acc += s->period;
 		p->seen[nseen++] = idx;
 	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ graph */
+
+static uint64_t ids_hash(const uint32_t *v, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ v[i]) * 1099511628211ULL;
+	return h ^ (h >> 29);
+}
+
+static int ustack_add(struct ustacks *u, const uint32_t *seq, size_t n, uint64_t period)
+{
+	size_t j;
+
+	if ((u->n + 1) * 2 > u->nslots) {
+		size_t ns = u->nslots ? u->nslots * 2 : 4096;
+		uint32_t *sl = calloc(ns, sizeof(*sl));
+
+		if (!sl)
+			return -ENOMEM;
+		for (size_t i = 0; i < u->n; i++) {
+			j = ids_hash(u->ids + u->v[i].off, u->v[i].len) & (ns - 1);
+			while (sl[j])
+				j = (j + 1) & (ns - 1);
+			sl[j] = (uint32_t)i + 1;
+		}
+		free(u->slots);
+		u->slots = sl;
+		u->nslots = ns;
+	}
+	j = ids_hash(seq, n) & (u->nslots - 1);
+	while (u->slots[j]) {
+		struct ustack *e = &u->v[u->slots[j] - 1];
+
+		if (e->len == n && !memcmp(u->ids + e->off, seq, n * sizeof(*seq))) {
+			e->period += period;
+			e->nr++;
+			return 0;
+		}
+		j = (j + 1) & (u->nslots - 1);
+	}
+	while (u->nids + n > u->idcap) {
+		size_t cap = u->idcap ? u->idcap * 2 : 65536;
+		uint32_t *v = realloc(u->ids, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		u->ids = v;
+		u->idcap = cap;
+	}
+	{
+		struct ustack *v = tk_array_grow(u->v, &u->cap, u->n, sizeof(*v), 1024);
+
+		if (!v)
+			return -ENOMEM;
+		u->v = v;
+	}
+	memcpy(u->ids + u->nids, seq, n * sizeof(*seq));
+	u->v[u->n] = (struct ustack){
+		.off = (uint32_t)u->nids, .len = (uint32_t)n, .period = period, .nr = 1};
+	u->nids += n;
+	u->slots[j] = (uint32_t)u->n + 1;
+	u->n++;
+	return 0;
+}
+
+static int remember_stack(struct prof *p, const struct tk_samples_sample *s)
+{
+	size_t n = US_HEAD + s->nchain;
+	int ret;
+
+	if (p->order_cap < n) {
+		uint32_t *v = realloc(p->order, n * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->order = v;
+		p->order_cap = n;
+	}
+	p->order[0] = (uint32_t)s->evsel;
+	p->order[1] = s->comm;
+	p->order[2] = s->tid;
+	p->order[3] = (uint32_t)s->cpu;
+	p->order[4] = s->ip;
+	memcpy(p->order + US_HEAD, s->chain, s->nchain * sizeof(*s->chain));
+	ret = ustack_add(&p->us, p->order, n, s->period);
+	return ret;
+}
+
+/* Two frames are one place of a callchain: same symbol, or same dso and ip (perf's CCKEY_FUNCTION).
+ */
+static bool same_place(const struct prof *p, uint32_t a, uint32_t b)
+{
+	const struct tk_samples_frame *x = tk_samples_frame(p->s, a),
+				      *y = tk_samples_frame(p->s, b);
+
+	if (a == b)
+		return true;
+	if (x->sym || y->sym)
+		return x->sym == y->sym && x->dso == y->dso;
+	return x->dso == y->dso && x->ip == y->ip;
+}
+
+static uint64_t place_hash(const struct prof *p, uint32_t parent, uint32_t frame)
+{
+	const struct tk_samples_frame *f = tk_samples_frame(p->s, frame);
+	uint64_t h = (uint64_t)parent * 0x9e3779b97f4a7c15ULL;
+
+	h ^= (uint64_t)(uintptr_t)f->dso * 0xc2b2ae3d27d4eb4fULL;
+	h ^= f->sym ? (uint64_t)(uintptr_t)f->sym * 0x165667b19e3779f9ULL : f->ip * 31;
+	return h ^ (h >> 31);
+}
+
+static int64_t trie_child(struct prof *p, uint32_t parent, uint32_t frame)
+{
+	struct trie *t = &p->t;
+	size_t j;
+
+	if ((t->n + 1) * 2 > t->nslots) {
+		size_t ns = t->nslots ? t->nslots * 2 : 8192;
+		uint32_t *sl = calloc(ns, sizeof(*sl));
+
+		if (!sl)
+			return -ENOMEM;
+		for (size_t i = 1; i < t->n; i++) {
+			if (!t->v[i].parent)
+				continue; /* a root: no place */
+			j = place_hash(p, t->v[i].parent, t->v[i].frame) & (ns - 1);
+			while (sl[j])
+				j = (j + 1) & (ns - 1);
+			sl[j] = (uint32_t)i;
+		}
+		free(t->slots);
+		t->slots = sl;
+		t->nslots = ns;
+	}
+	j = place_hash(p, parent, frame) & (t->nslots - 1);
+	while (t->slots[j]) {
+		struct tnode *nd = &t->v[t->slots[j]];
+
+		if (nd->parent == parent && same_place(p, nd->frame, frame))
+			return t->slots[j];
+		j = (j + 1) & (t->nslots - 1);
+	}
+	{
+		struct tnode *v = tk_array_grow(t->v, &t->cap, t->n, sizeof(*v), 4096);
+
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+	}
+	t->v[t->n] = (struct tnode){.frame = frame, .parent = parent};
+	if (parent) {
+		t->v[t->n].next = t->v[parent].first;
+		t->v[parent].first = (uint32_t)t->n;
+		t->v[parent].nchildren++;
+	}
+	t->slots[j] = (uint32_t)t->n;
+	return (int64_t)t->n++;
+}
+
+/* Append @frames (in the printed order) with @period to the trie of entry @e. */
+static int trie_append(struct prof *p, struct hent *e, const uint32_t *frames, size_t n,
+		       uint64_t period)
+{
+	uint32_t node;
+
+	if (!p->t.n)
+		p->t.n = 1; /* node 0 means none */
+	if (!e->tree) {
+		struct tnode *v = tk_array_grow(p->t.v, &p->t.cap, p->t.n, sizeof(*v), 4096);
+
+		if (!v)
+			return -ENOMEM;
+		p->t.v = v;
+		p->t.v[p->t.n] = (struct tnode){.frame = UINT32_MAX};
+		e->tree = (uint32_t)p->t.n++;
+	}
+	node = e->tree;
+	p->t.v[node].cumul += period;
+	for (size_t i = 0; i < n; i++) {
+		int64_t c = trie_child(p, node, frames[i]);
+
+		if (c < 0)
+			return (int)c;
+		node = (uint32_t)c;
+		p->t.v[node].cumul += period;
+	}
+	p->t.v[node].hit += period;
+	return 0;
+}
+
+static bool shown(const struct prof *p, const struct hists *h, const struct hent *e);
+
+static int build_graphs(struct prof *p)
+{
+	uint32_t *seq = NULL;
+	size_t seqcap = 0, *seen = NULL;
+	int ret = 0;
+
+	for (size_t i = 0; i < p->us.n && !ret; i++) {
+		const struct ustack *u = &p->us.v[i];
+		const uint32_t *id = p->us.ids + u->off;
+		size_t nchain = u->len - US_HEAD, nseen = 0, idx;
+		struct tk_samples_sample s = {
+			.evsel = id[0],
+			.comm = id[1],
+			.tid = id[2],
+			.cpu = (int32_t)id[3],
+			.ip = id[4],
+			.period = u->period,
+		};
+		struct hists *h = &p->h[s.evsel];
+		struct hkey k;
+		bool created;
+
+		if (seqcap < nchain + 1) {
+			uint32_t *v = realloc(seq, (nchain + 1) * sizeof(*v));
+			size_t *w = realloc(seen, (nchain + 1) * sizeof(*w));
+
+			if (v)
+				seq = v;
+			if (w)
+				seen = w;
+			if (!v || !w) {
+				ret = -ENOMEM;
+				break;
+			}
+			seqcap = nchain + 1;
+		}
+		/* The chain in the printed order: callers first, or the sampled function first. */
+		for (size_t j = 0; j < nchain; j++)
+			seq[j] = p->caller ? id[US_HEAD + nchain - 1 - j] : id[US_HEAD + j];
+		/* The sample's own entry gets the whole chain. */
+		make_key(p, &s, tk_samples_frame(p->s, s.ip), false, &k);
+		ret = hists_find(h, &k, &idx, &created);
+		if (ret)
+			break;
+		seen[nseen++] = idx;
+		if (shown(p, h, &h->v[idx]))
+			ret = trie_append(p, &h->v[idx], seq, nchain, u->period);
+		if (nchain > h->v[idx].max_depth)
+			h->v[idx].max_depth = (uint32_t)nchain;
+		if (!p->children)
+			continue;
+		/* Each other entry of the chain: the chain from it on, at its first place. */
+		for (size_t j = 0; j < nchain && !ret; j++) {
+			bool dup = false;
+
+			make_key(p, &s, tk_samples_frame(p->s, seq[j]), true, &k);
+			ret = hists_find(h, &k, &idx, &created);
+			for (size_t q = 0; q < nseen && !dup; q++)
+				dup = seen[q] == idx;
+			if (ret || dup)
+				continue;
+			seen[nseen++] = idx;
+			if (shown(p, h, &h->v[idx]))
+				ret = trie_append(p, &h->v[idx], seq + j, nchain - j, u->period);
+			if (nchain - j > h->v[idx].max_depth)
+				h->v[idx].max_depth = (uint32_t)(nchain - j);
+		}
+	}
+	free(seq);
+	free(seen);
+	return ret;
+}
+
+/*
+ * perf's order of siblings: larger total first; ties in its children
+ * tree's order, which is descending by dso (object order, those without
+ * a map last), then by symbol start (or ip without a symbol).
+ */
+static int child_cmp(const void *x, const void *y, void *ctx)
+{
+	const struct prof *p = ctx;
+	const struct tnode *a = &p->t.v[*(const uint32_t *)x], *b = &p->t.v[*(const uint32_t *)y];
+	const struct tk_samples_frame *fa = tk_samples_frame(p->s, a->frame);
+	const struct tk_samples_frame *fb = tk_samples_frame(p->s, b->frame);
+	uint64_t ka, kb;
+
+	if (a->cumul != b->cumul)
+		return a->cumul > b->cumul ? -1 : 1;
+	if ((fa->dso != NULL) != (fb->dso != NULL))
+		return fa->dso ? -1 : 1;
+	if (fa->dso_rank != fb->dso_rank)
+		return fa->dso_rank > fb->dso_rank ? -1 : 1;
+	ka = fa->sym && fb->sym ? fa->start : fa->ip;
+	kb = fa->sym && fb->sym ? fb->start : fb->ip;
+	return ka > kb ? -1 : ka < kb;
+}
+
+/* The children of @node above @min, in print order; *@n of them. NULL on ENOMEM. */
+static uint32_t *sorted_children(struct prof *p, uint32_t node, uint64_t min, size_t *n)
+{
+	uint32_t *v = malloc((p->t.v[node].nchildren + 1) * sizeof(*v));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (uint32_t c = p->t.v[node].first; c; c = p->t.v[c].next)
+		if (p->t.v[c].cumul >= min)
+			v[(*n)++] = c;
+	qsort_r(v, *n, sizeof(*v), child_cmp, p);
+	return v;
+}
+
+/* The last node of the run that starts at @node (perf's callchain_node). */
+static uint32_t run_end(const struct prof *p, uint32_t node)
+{
+	while (!p->t.v[node].hit && p->t.v[node].nchildren == 1)
+		node = p->t.v[node].first;
+	return node;
+}
+
+static void put_frame_name(struct prof *p, uint32_t frame)
+{
+	const struct tk_samples_frame *f = tk_samples_frame(p->s, frame);
+
+	if (f->sym)
+		put(p, f->sym);
+	else
+		putf(p, "%#" PRIx64, f->ip);
+}
+
+static void put_margin(struct prof *p, int left)
+{
+	putf(p, "            %*s", left, "");
+}
+
+static int graph_level(struct prof *p, uint32_t parent, uint64_t total, uint64_t min, int depth,
+		       int mask, int left)
+{
+	size_t n;
+	uint32_t *kids = sorted_children(p, parent, min, &n);
+	int new_mask = mask, ret = 0;
+
+	if (!kids)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && !ret; i++) {
+		uint32_t end = run_end(p, kids[i]), nd = kids[i];
+		bool first = true;
+
+		if (i + 1 == n)
+			new_mask &= ~(1 << (depth - 1));
+		/* the separator line keeps the pipes of the older mask */
+		put_margin(p, left);
+		for (int d = 0; d < depth; d++)
+			put(p, (mask & (1 << d)) ? "|          " : "           ");
+		put(p, "\n");
+		for (;;) {
+			put_margin(p, left);
+			for (int d = 0; d < depth; d++) {
+				put(p, (new_mask & (1 << d)) ? "|" : " ");
+				if (first && d == depth - 1)
+					putf(p, "--%.2f%%--",
+					     total ? p->t.v[kids[i]].cumul * 100.0 / (double)total
+						   : 0.0);
+				else
+					put(p, "          ");
+			}
+			put_frame_name(p, p->t.v[nd].frame);
+			put(p, "\n");
+			first = false;
+			if (nd == end)
+				break;
+			nd = p->t.v[nd].first;
+		}
+		if (depth < 30)
+			ret = graph_level(p, end, total, min, depth + 1, new_mask | (1 << depth),
+					  left);
+	}
+	free(kids);
+	return ret;
+}
+
+/* perf's callchain__fprintf_graph() of entry @e: the graph and a blank line, or nothing. */
+static int print_graph(struct prof *p, const struct hists *h, const struct hent *e)
+{
+	double minp = p->o->percent_limit > 0 ? p->o->percent_limit : 0.5;
+	uint64_t min = (uint64_t)((double)h->total * (minp / 100));
+	uint64_t parent = p->children ? e->acc : e->self;
+	uint32_t root = e->tree, *kids;
+	bool printed = false;
+	size_t n;
+	int left = 0, ret;
+
+	if (!root)
+		return 0;
+	kids = sorted_children(p, root, min, &n);
+	if (!kids)
+		return -ENOMEM;
+	/* One branch holding all of the entry: its run is printed bare, after "---". */
+	if (n == 1 && p->t.v[kids[0]].cumul == parent) {
+		uint32_t nd = kids[0], end = run_end(p, nd);
+		/* With a sort starting at sym, the first frame is the entry itself. */
+		bool skip = p->o->sort && !strncmp(p->o->sort, "sym", 3);
+
+		for (;;) {
+			if (skip) {
+				skip = false;
+			} else {
+				put_margin(p, left);
+				if (!printed) {
+					put(p, "|\n");
+					put_margin(p, left);
+					put(p, "---");
+					left += 3;
+					printed = true;
+				}
+				put_frame_name(p, p->t.v[nd].frame);
+				put(p, "\n");
+			}
+			if (nd == end)
+				break;
+			nd = p->t.v[nd].first;
+		}
+		root = end;
+		free(kids);
+		kids = sorted_children(p, root, min, &n);
+		if (!kids)
+			return -ENOMEM;
+	}
+	free(kids);
+	ret = graph_level(p, root, h->total, min, 1, 1, left);
+	if (ret)
+		return ret;
+	if (printed || n)
+		put(p, "\n");
 	return 0;
 }
 
@@ -319,8 +840,6 @@ static int parse_keys(struct prof *p, const char *spec)
 
 /* ------------------------------------------------------------ output */
 
-static struct prof *sort_ctx; /* qsort has no context argument */
-
 static int32_t tid_comm(const struct prof *p, int32_t tid);
 
 static int cmp_str(const char *a, const char *b)
@@ -331,14 +850,20 @@ static int cmp_str(const char *a, const char *b)
 	return strcmp(a, b);
 }
 
-static int ent_cmp(const void *x, const void *y)
+static int ent_cmp(const void *x, const void *y, void *ctx)
 {
 	const struct hent *a = x, *b = y;
-	const struct prof *p = sort_ctx;
+	const struct prof *p = ctx;
 	int c;
 
 	if (p->children && a->acc != b->acc)
 		return a->acc > b->acc ? -1 : 1;
+	/*
+	 * perf puts a caller above its callee at equal children totals: for
+	 * entries of one thread, by the longest chain each holds (graph mode).
+	 */
+	if (p->children && p->graph && a->thread == b->thread && a->max_depth != b->max_depth)
+		return (a->max_depth > b->max_depth) == p->caller ? -1 : 1;
 	if (a->self != b->self)
 		return a->self > b->self ? -1 : 1;
 	for (size_t i = 0; i < p->nkeys; i++) {
@@ -369,40 +894,6 @@ static int ent_cmp(const void *x, const void *y)
 	if (a->k.addr != b->k.addr)
 		return (int64_t)a->k.addr < (int64_t)b->k.addr ? -1 : 1;
 	return memcmp(&a->k, &b->k, sizeof(a->k));
-}
-
-static void put(struct prof *p, const char *s)
-{
-	tk_outbuf_write(&p->out, s, strlen(s));
-}
-
-static void putf(struct prof *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void putf(struct prof *p, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(buf)) {
-		tk_outbuf_write(&p->out, buf, (size_t)n);
-		return;
-	}
-	{
-		char *big = malloc((size_t)n + 1);
-
-		if (!big)
-			return;
-		va_start(ap, fmt);
-		vsnprintf(big, (size_t)n + 1, fmt, ap);
-		va_end(ap);
-		tk_outbuf_write(&p->out, big, (size_t)n);
-		free(big);
-	}
 }
 
 static int tcomm_cmp(const void *a, const void *b)
@@ -612,7 +1103,7 @@ static void print_json(struct prof *p)
 	put(p, "]}\n");
 }
 
-static void print_text(struct prof *p)
+static int print_text(struct prof *p)
 {
 	put(p, "# To display the perf.data header info, please use --header/--header-only "
 	       "options.\n#\n");
@@ -652,11 +1143,20 @@ static void print_text(struct prof *p)
 				put(p, ".");
 		}
 		put(p, "\n#\n");
-		for (size_t i = 0; i < h->n; i++)
-			if (shown(p, h, &h->v[i]))
-				print_entry(p, h, &h->v[i], w);
+		for (size_t i = 0; i < h->n; i++) {
+			if (!shown(p, h, &h->v[i]))
+				continue;
+			print_entry(p, h, &h->v[i], w);
+			if (p->graph) {
+				int ret = print_graph(p, h, &h->v[i]);
+
+				if (ret)
+					return ret;
+			}
+		}
 		put(p, "\n\n");
 	}
+	return 0;
 }
 
 static int tc_collect(struct prof *p)
@@ -722,20 +1222,28 @@ int tk_profile_run(const char *path, const struct tk_profile_opts *opts)
 		return ret;
 	}
 	p.children = opts->flags & TK_PROFILE_CHILDREN;
+	p.graph = (opts->flags & TK_PROFILE_GRAPH) && !(opts->flags & TK_PROFILE_JSON);
+	/* perf's default order: callers with children, the sampled function first without. */
+	p.caller = opts->flags & TK_PROFILE_CALLER   ? true
+		   : opts->flags & TK_PROFILE_CALLEE ? false
+						     : p.children;
 	ret = tk_samples_read(p.s, path, on_sample, &p);
 	if (ret == 0)
 		ret = tc_collect(&p);
 	if (ret == 0) {
-		sort_ctx = &p;
+		if (p.graph)
+			ret = build_graphs(&p);
+	}
+	if (ret == 0) {
 		for (size_t ev = 0; ev < p.nh; ev++)
-			qsort(p.h[ev].v, p.h[ev].n, sizeof(*p.h[ev].v), ent_cmp);
-		sort_ctx = NULL;
+			qsort_r(p.h[ev].v, p.h[ev].n, sizeof(*p.h[ev].v), ent_cmp, &p);
 		if (opts->flags & TK_PROFILE_JSON)
 			print_json(&p);
 		else
-			print_text(&p);
+			ret = print_text(&p);
 		tk_outbuf_flush(&p.out);
-		ret = p.out.error;
+		if (!ret)
+			ret = p.out.error;
 	}
 	if (ret == -ENOMEM)
 		tk_fail(ENOMEM, "out of memory");
@@ -747,6 +1255,12 @@ int tk_profile_run(const char *path, const struct tk_profile_opts *opts)
 	free(p.h);
 	free(p.tc);
 	free(p.seen);
+	free(p.order);
+	free(p.us.ids);
+	free(p.us.v);
+	free(p.us.slots);
+	free(p.t.v);
+	free(p.t.slots);
 	tk_samples_free(p.s);
 	return ret;
 }

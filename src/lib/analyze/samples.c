@@ -524,6 +524,19 @@ static const char *recorded_build_id(struct tk_samples *s, const char *path)
 
 /* ------------------------------------------------------------ frames */
 
+/* A dso's place in the order dsos were first named (its interning order). */
+static uint32_t dso_rank(const struct tk_samples *s, const char *dso)
+{
+	size_t j = hash_bytes(dso, strlen(dso)) & (s->dsos.nslots - 1);
+
+	while (s->dsos.slots[j]) {
+		if (s->dsos.strs[s->dsos.slots[j] - 1] == dso)
+			return s->dsos.slots[j] - 1;
+		j = (j + 1) & (s->dsos.nslots - 1);
+	}
+	return UINT32_MAX;
+}
+
 /*
  * Resolve @ip of process @pid (@kernel: a kernel address) to a frame
  * id; @level is used when no map holds the ip. Return: id or -ENOMEM.
@@ -549,6 +562,8 @@ static int64_t resolve(struct tk_samples *s, int32_t pid, uint64_t ip, bool kern
 		for (size_t i = 0; i < s->kmods.nmaps; i++) {
 			if (ip >= s->kmods.maps[i].start && ip < s->kmods.maps[i].end) {
 				mod = s->kmods.maps[i].dso;
+				/* perf shows a module's unnamed address within the module */
+				f.addr = ip - s->kmods.maps[i].start;
 				break;
 			}
 			if (ip >= s->kmods.maps[i].start)
@@ -562,6 +577,7 @@ static int64_t resolve(struct tk_samples *s, int32_t pid, uint64_t ip, bool kern
 		    tk_symbolizer_lookup_file(s->sym, "[kernel.kallsyms]", kbid[0] ? kbid : NULL,
 					      ip, &info) == 0) {
 			f.sym = info.symbol;
+			f.start = ip - info.offset;
 			s->kernel_loaded = true;
 		}
 		if (!outside) {
@@ -579,14 +595,20 @@ static int64_t resolve(struct tk_samples *s, int32_t pid, uint64_t ip, bool kern
 			if (!m->identity)
 				f.addr = ip - m->start + m->pgoff;
 			if (s->sym && (m->path[0] == '/' || !strcmp(m->path, "[vdso]")) &&
-			    tk_symbolizer_lookup_file(s->sym, m->path, m->bid, f.addr, &info) == 0)
+			    tk_symbolizer_lookup_file(s->sym, m->path, m->bid, f.addr, &info) ==
+				    0 &&
+			    info.symbol) {
 				f.sym = info.symbol;
+				f.start = f.addr - info.offset;
+			}
 			break;
 		}
 	}
 	/* A symbol's frame is one whatever the ip in it; an address is its own frame. */
 	if (f.sym)
 		f.addr = f.ip = 0;
+	if (f.dso)
+		f.dso_rank = dso_rank(s, f.dso);
 	id = frame_add(&s->frames, &f);
 	if (id < 0)
 		return id;
@@ -975,6 +997,79 @@ static uint64_t read_max_stack(void)
 	return v ? v : 127;
 }
 
+/* ------------------------------------------------------------ event names */
+
+#define ATTR_EXCLUDE_USER   (1ull << 4)
+#define ATTR_EXCLUDE_KERNEL (1ull << 5)
+#define ATTR_EXCLUDE_HV	    (1ull << 6)
+#define ATTR_PRECISE_SHIFT  15
+#define ATTR_EXCLUDE_HOST   (1ull << 19)
+#define ATTR_EXCLUDE_GUEST  (1ull << 20)
+
+static const char *const sw_names[] = {
+	"cpu-clock",	    "task-clock",   "page-faults",  "context-switches",
+	"cpu-migrations",   "minor-faults", "major-faults", "alignment-faults",
+	"emulation-faults", "dummy",	    "bpf-output",   "cgroup-switches",
+};
+static const char *const hw_names[] = {
+	"cycles",
+	"instructions",
+	"cache-references",
+	"cache-misses",
+	"branches",
+	"branch-misses",
+	"bus-cycles",
+	"stalled-cycles-frontend",
+	"stalled-cycles-backend",
+	"ref-cycles",
+};
+
+/*
+ * The name perf gives an event the file does not name (no EVENT_DESC):
+ * the hardware or software event's, with the modifiers its attr implies
+ * (":u", ":ppH"...), as perf report and script print it.
+ */
+static char *event_name(const struct tk_perfdata_evsel *e)
+{
+	const struct tk_perf_attr *a = &e->attr;
+	const char *base = NULL;
+	unsigned int precise = (unsigned int)(a->flags >> ATTR_PRECISE_SHIFT) & 3;
+	bool guest_default = false;
+	char mod[16], *out;
+	size_t n = 0;
+
+	if (e->name)
+		return strdup(e->name);
+	if (a->type == 1 && a->config < sizeof(sw_names) / sizeof(sw_names[0]))
+		base = sw_names[a->config];
+	if (a->type == 0 && a->config < sizeof(hw_names) / sizeof(hw_names[0]))
+		base = hw_names[a->config];
+	if (!base)
+		return asprintf(&out, "unknown-%" PRIu32 ":%" PRIu64, a->type, a->config) < 0 ? NULL
+											      : out;
+	if (a->flags & (ATTR_EXCLUDE_KERNEL | ATTR_EXCLUDE_USER | ATTR_EXCLUDE_HV)) {
+		if (!(a->flags & ATTR_EXCLUDE_KERNEL))
+			mod[n++] = 'k';
+		if (!(a->flags & ATTR_EXCLUDE_USER))
+			mod[n++] = 'u';
+		if (!(a->flags & ATTR_EXCLUDE_HV))
+			mod[n++] = 'h';
+		guest_default = true;
+	}
+	for (unsigned int i = 0; i < precise; i++)
+		mod[n++] = 'p';
+	if (precise)
+		guest_default = true;
+	if ((a->flags & ATTR_EXCLUDE_HOST) || !!(a->flags & ATTR_EXCLUDE_GUEST) == guest_default) {
+		if (!(a->flags & ATTR_EXCLUDE_HOST))
+			mod[n++] = 'H';
+		if (!(a->flags & ATTR_EXCLUDE_GUEST))
+			mod[n++] = 'G';
+	}
+	mod[n] = '\0';
+	return asprintf(&out, "%s%s%s", base, n ? ":" : "", mod) < 0 ? NULL : out;
+}
+
 /* ------------------------------------------------------------ API */
 
 struct tk_samples *tk_samples_new(const struct tk_samples_opts *opts)
@@ -988,6 +1083,11 @@ struct tk_samples *tk_samples_new(const struct tk_samples_opts *opts)
 	if (!s->opts.max_stack)
 		s->opts.max_stack = read_max_stack();
 	s->kmods.pid = -1;
+	/* perf makes the kernel's dso before any other: it ranks first. */
+	if (strset_add(&s->dsos, "[kernel.kallsyms]", 17) < 0) {
+		tk_samples_free(s);
+		return tk_fail_null(ENOMEM, "out of memory");
+	}
 	s->fcache = calloc((size_t)1 << CACHE_BITS, sizeof(*s->fcache));
 	if (!s->fcache) {
 		free(s);
@@ -1055,7 +1155,7 @@ int tk_samples_read(struct tk_samples *s, const char *path, tk_samples_fn fn, vo
 	for (size_t i = 0; i < s->nevsels; i++) {
 		const struct tk_perfdata_evsel *e = tk_perfdata_evsel_get(s->pd, i);
 
-		s->evnames[i] = strdup(e && e->name ? e->name : "unknown");
+		s->evnames[i] = e ? event_name(e) : strdup("unknown");
 		if (!s->evnames[i]) {
 			ret = tk_fail(ENOMEM, "out of memory");
 			goto out;

@@ -12,12 +12,14 @@
 
 /* A place in the code, interned: equal frames have one id. */
 struct tk_samples_frame {
-	const char *dso; /* perf's short name ("libc.so.6", "[kernel.kallsyms]"); NULL: no map */
-	const char *sym; /* NULL: no symbol covers the address */
-	uint64_t addr;	 /* what perf shows without a symbol: the address in the dso's file
-			    (user maps), else the ip */
-	uint64_t ip;	 /* without a symbol: the ip as recorded (0 with one) */
-	char level;	 /* 'k' kernel, '.' user (perf's [k] / [.]) */
+	const char *dso;   /* perf's short name ("libc.so.6", "[kernel.kallsyms]"); NULL: no map */
+	const char *sym;   /* NULL: no symbol covers the address */
+	uint64_t addr;	   /* what perf shows without a symbol: the address in the dso's file
+			      (user maps), else the ip */
+	uint64_t ip;	   /* without a symbol: the ip as recorded (0 with one) */
+	char level;	   /* 'k' kernel, '.' user (perf's [k] / [.]) */
+	uint64_t start;	   /* the symbol's start (kernel: address; user: in the file), or 0 */
+	uint32_t dso_rank; /* order of the dso's first appearance (perf's dso object order) */
 };
 
 /* One sample, valid during the callback only. */

@@ -129,7 +129,8 @@ TK_API int tk_profile_run(const char *path, const struct tk_profile_opts *opts);
  * tk_profile_has_callchains() - whether an event of a perf.data records callchains
  * @path: the file (a .dat gives 0)
  *
- * perf report turns children on by default exactly then.
+ * perf report turns children and graphs on by default exactly then (a
+ * pipe-mode file gives 0: perf decides before its events arrive).
  * Return: 1, 0, or a negative errno with tk_errmsg() set.
  */
 TK_API int tk_profile_has_callchains(const char *path);

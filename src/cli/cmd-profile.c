@@ -102,7 +102,7 @@ int cmd_profile(int argc, char **argv)
 	};
 	struct tk_profile_opts opts = {.fd = STDOUT_FILENO};
 	const char *input = NULL;
-	int children = -1, graph = 0;
+	int children = -1, graph = 0, chains;
 	char *end;
 	int c, r;
 
@@ -154,17 +154,17 @@ int cmd_profile(int argc, char **argv)
 	}
 	if (!input)
 		input = "perf.data";
-	if (children < 0) {
-		children = tk_profile_has_callchains(input);
-		if (children < 0)
-			return cli_lib_error(input);
-	}
+	chains = tk_profile_has_callchains(input);
+	if (chains < 0)
+		return cli_lib_error(input);
+	if (children < 0)
+		children = chains;
 	if (children)
 		opts.flags |= TK_PROFILE_CHILDREN;
 	/* perf's default: a graph when the samples have callchains. */
 	if (graph > 0)
 		opts.flags |= (unsigned int)graph;
-	else if (graph == 0)
+	else if (graph == 0 && chains)
 		opts.flags |= TK_PROFILE_GRAPH;
 	r = tk_profile_run(input, &opts);
 	if (r < 0) {

@@ -1276,7 +1276,8 @@ int tk_profile_has_callchains(const char *path)
 	pd = tk_perfdata_open(path);
 	if (!pd)
 		return -errno;
-	for (size_t i = 0; i < tk_perfdata_evsel_count(pd); i++)
+	/* perf reading a pipe decides before the events arrive: no children, no graph. */
+	for (size_t i = 0; !tk_perfdata_get_info(pd)->pipe && i < tk_perfdata_evsel_count(pd); i++)
 		if (tk_perfdata_evsel_get(pd, i)->attr.sample_type & TK_PERF_SAMPLE_CALLCHAIN)
 			ret = 1;
 	tk_perfdata_close(pd);

@@ -162,8 +162,9 @@ struct tk_flamegraph_opts {
  *
  * Stacks: a perf.data's sample callchains (symbols as tk_profile_run()
  * names them), or a .dat's kernel stack traces (ftrace's kernel_stack
- * records, trace-cmd record -T, each joined to the event before it on its
- * CPU); each weighted by its sample count. With TK_FLAMEGRAPH_OFF_CPU the
+ * records, trace-cmd record -T: one stack per record, under its task's
+ * saved command line, names from the file's kallsyms); each weighted by
+ * its sample count. With TK_FLAMEGRAPH_OFF_CPU the
  * weight is instead the time, in microseconds, each task spent switched
  * out (sched:sched_switch to its next switch-in), with the stack of the
  * switch-out where the file records one. Folded output is

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * tracekit flamegraph: folded stacks (stackcollapse-perf's format) or a
- * self-contained interactive SVG flame graph of a perf.data's callchains,
- * or of off-CPU time from sched_switch.
+ * self-contained interactive SVG flame graph of a perf.data's callchains
+ * or a .dat's kernel stack traces, or of off-CPU time from sched_switch.
  *
  * The work is tk_flamegraph_run()'s; this file parses -i/FILE, -o,
  * --folded, --off-cpu, --title and --width, and writes to -o's file
@@ -22,14 +22,15 @@
 const char cmd_flamegraph_usage[] =
 	"usage: tracekit flamegraph [options] [FILE]\n"
 	"\n"
-	"A flame graph of the callchains of a perf.data (perf record -g): an SVG\n"
+	"A flame graph of the callchains of a perf.data (perf record -g), or of the\n"
+	"kernel stack traces of a .dat (trace-cmd record -T): an SVG\n"
 	"page with no outside parts (hover for a frame's count, click to zoom,\n"
 	"Search or Ctrl-F to highlight by regular expression), or with --folded\n"
 	"the stacks as 'perf script | stackcollapse-perf.pl' prints them:\n"
 	"\"comm;outermost;...;innermost COUNT\".\n"
 	"\n"
 	"options:\n"
-	"  -i, --input FILE        the perf.data (default: FILE, else perf.data)\n"
+	"  -i, --input FILE        the perf.data or .dat (default: FILE, else perf.data)\n"
 	"  -o, --output OUT        write to OUT instead of stdout\n"
 	"      --folded            print folded stacks instead of the SVG\n"
 	"      --off-cpu           weigh by time switched out (microseconds) from\n"

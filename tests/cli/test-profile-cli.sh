@@ -87,7 +87,7 @@ check "profile of a .dat: error naming the file" eval 'rc_is 1 && err_has "sampl
 run profile "$tmp/none"
 check "missing file: error" eval 'rc_is 1 && err_lines 1'
 run flamegraph "$dat"
-check "flamegraph of a .dat without --off-cpu: error" eval 'rc_is 1 && err_lines 1'
+check "flamegraph of a .dat without stack traces: error" eval 'rc_is 1 && err_has "stack traces"'
 run flamegraph --width 5 "$g"
 check "bad width: usage error" eval 'rc_is 2'
 run flamegraph a b

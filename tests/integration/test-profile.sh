@@ -15,6 +15,8 @@
 #   4. --off-cpu on 'perf record -a -e sched:sched_switch -g' around sleep
 #      (system-wide: a task's switch-in is recorded in its successor's
 #      switch-out): the sleeping task's stack holds about the time it slept;
+#   4b. a .dat recorded with kernel stack traces (options/stacktrace, as
+#      trace-cmd record -T sets it): --folded vs trace-cmd report's stacks;
 #   5. --json parses and its periods add up to perf's event count; the SVG
 #      parses as XML.
 # Needs root and perf; otherwise prints "SKIP: reason", exits 77.
@@ -122,6 +124,24 @@ if perf record -q -a -e sched:sched_switch -g -o "$tmp/off.data" -- \
 	check "--off-cpu: stacks end in the scheduler" eval 'grep -q "schedule" "$tmp/out"'
 else
 	skip "--off-cpu" "perf record -e sched:sched_switch failed: $(tail -1 "$tmp/rec.err")"
+fi
+
+# 4b. a .dat's kernel stack traces (the stacktrace option: trace-cmd record -T)
+# vs trace-cmd report's "=> name" lines, folded by stackcollapse-tracecmd.awk
+opt=/sys/kernel/tracing/options/stacktrace
+if [ -w "$opt" ] && command -v trace-cmd >/dev/null; then
+	old=$(cat "$opt")
+	echo 1 >"$opt"
+	"$TRACEKIT" record --top -e sched:sched_switch -o "$tmp/st.dat" -- \
+		sh -c 'sleep 0.05; ls /usr >/dev/null' >/dev/null 2>"$tmp/rec.err"
+	echo "$old" >"$opt"
+	trace-cmd report -i "$tmp/st.dat" 2>/dev/null |
+		LC_ALL=C awk -f "$here/stackcollapse-tracecmd.awk" | LC_ALL=C sort >"$tmp/tc.txt"
+	run flamegraph --folded "$tmp/st.dat"
+	check ".dat stack traces = trace-cmd report's, folded ($(wc -l <"$tmp/tc.txt") stacks)" \
+		eval 'rc_is 0 && [ -s "$tmp/tc.txt" ] && cmp -s "$tmp/out" "$tmp/tc.txt"'
+else
+	skip ".dat stack traces" "no writable $opt or no trace-cmd"
 fi
 
 # 5. JSON

@@ -33,6 +33,11 @@
  * "#search=RE&zoom=NAME" does the same on load, which is how the
  * browser test drives it (chromium --dump-dom).
  *
+ * A .dat has no callchains; its kernel stack traces (ftrace's
+ * kernel_stack records after each event, trace-cmd record -T) are the
+ * stacks instead: one per record, the task first (saved command lines),
+ * then the callers from the outermost in, named from the file's kallsyms.
+ *
  * Off-CPU (TK_FLAMEGRAPH_OFF_CPU): from sched:sched_switch samples, a
  * task switched out at t0 with the sample's callchain (perf record -e
  * sched:sched_switch -g: the stack that blocked) and switched in at t1
@@ -48,10 +53,12 @@
 #include <string.h>
 
 #include <tracekit/analyze.h>
+#include <tracekit/dat.h>
 #include <tracekit/event.h>
 #include <tracekit/filekind.h>
 #include <tracekit/outbuf.h>
 #include <tracekit/perfdata.h>
+#include <tracekit/tracedata.h>
 
 #include "feed.h"
 #include "samples.h"
@@ -532,6 +539,265 @@ static int offcpu_dat(struct fg *g, const char *path)
 	return ret;
 }
 
+/* ------------------------------------------------------------ .dat stack traces */
+
+struct ksym {
+	uint64_t addr;
+	const char *name; /* into the kallsyms text, ended by its length */
+	uint32_t len;
+	uint32_t line; /* aliases at one address keep their file order */
+};
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* The symbols of a kallsyms text ("ADDR TYPE NAME [module]" lines), sorted by address. */
+static int ksyms_load(const char *t, uint64_t len, struct ksym **out, size_t *n)
+{
+	struct ksym *v = NULL;
+	size_t cap = 0;
+	uint64_t i = 0;
+
+	*n = 0;
+	while (i < len) {
+		uint64_t end = i, addr = 0;
+		const char *p = t + i, *name;
+		size_t nl;
+
+		while (end < len && t[end] != '\n')
+			end++;
+		while (p < t + end && ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) {
+			addr = addr * 16 + (uint64_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+			p++;
+		}
+		/* " T name" */
+		if (p + 3 < t + end && p[0] == ' ' && p[2] == ' ') {
+			name = p + 3;
+			nl = strcspn(name, " \t\n");
+			if (name + nl > t + end)
+				nl = (size_t)(t + end - name);
+			v = tk_array_grow(v, &cap, *n, sizeof(*v), 4096);
+			if (!v)
+				return -ENOMEM;
+			v[*n].addr = addr;
+			v[*n].name = name;
+			v[*n].len = (uint32_t)nl;
+			v[*n].line = (uint32_t)*n;
+			(*n)++;
+		}
+		i = end + 1;
+	}
+	qsort(v, *n, sizeof(*v), ksym_cmp);
+	*out = v;
+	return 0;
+}
+
+static const struct ksym *ksym_find(const struct ksym *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	/* the last symbol at or below @addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	/* Of aliases, the first in the file: the name trace-cmd (libtraceevent) prints. */
+	lo--;
+	while (lo && v[lo - 1].addr == v[lo].addr)
+		lo--;
+	return &v[lo];
+}
+
+static const struct tk_feed_want stack_want[] = {
+	{"ftrace", "kernel_stack", {"size", "caller", NULL, NULL}},
+};
+
+/* Name the pids of a .dat from its saved command lines ("PID COMM" lines). */
+static int dat_names(struct fg *g, const char *t, uint64_t len)
+{
+	uint64_t i = 0;
+
+	while (i < len) {
+		uint64_t end = i;
+		char *endp;
+		long pid;
+
+		while (end < len && t[end] != '\n')
+			end++;
+		pid = strtol(t + i, &endp, 10);
+		if (endp > t + i && endp < t + end && *endp == ' ' && pid > 0) {
+			struct pending *p = pending_get(g, (int32_t)pid);
+			char comm[64];
+			size_t n = (size_t)(t + end - endp - 1);
+			int64_t id;
+
+			if (!p)
+				return -ENOMEM;
+			if (n >= sizeof(comm))
+				n = sizeof(comm) - 1;
+			memcpy(comm, endp + 1, n);
+			comm[n] = '\0';
+			id = comm_name(g, comm);
+			if (id < 0)
+				return (int)id;
+			p->name = (int32_t)id;
+		}
+		i = end + 1;
+	}
+	return 0;
+}
+
+/*
+ * A .dat's kernel stack traces (ftrace's kernel_stack records: trace-cmd
+ * record -T, or the stacktrace option), one stack per record: the task
+ * (common_pid, named by the saved command lines) then the callers from
+ * the outermost in, named from the file's kallsyms.
+ */
+static int dat_stacks(struct fg *g, const char *path)
+{
+	struct tk_dat *dat = tk_dat_open(path);
+	struct tk_dat_merge *m = NULL;
+	struct tk_dat_merge_record mr;
+	struct tk_dat_text text;
+	const struct tk_event *ev;
+	const struct tk_event_field *size_f, *caller_f;
+	struct ksym *ks = NULL;
+	size_t nks = 0;
+	uint8_t lsize = 8;
+	bool big = false;
+	int id, ret;
+
+	if (!dat)
+		return -errno;
+	tk_tracedata_layout(tk_dat_get_tracedata(dat), &big, &lsize, NULL);
+	g->set = tk_feed_event_set(tk_dat_get_tracedata(dat), stack_want, 1);
+	if (!g->set) {
+		ret = tk_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	ev = tk_event_find_by_name(g->set, "ftrace", "kernel_stack");
+	size_f = ev ? tk_event_field_find(ev, "size") : NULL;
+	caller_f = ev ? tk_event_field_find(ev, "caller") : NULL;
+	if (!size_f || !caller_f || big || lsize != 8) {
+		ret = tk_fail(ENOENT,
+			      "%s: no kernel stack traces (record with trace-cmd record -T, or use "
+			      "--off-cpu)",
+			      path);
+		goto out;
+	}
+	id = tk_event_id(ev);
+	if (tk_dat_kallsyms(dat, &text) == 0) {
+		ret = ksyms_load(text.data, text.len, &ks, &nks);
+		if (ret)
+			goto out;
+	}
+	if (tk_dat_cmdlines(dat, &text) == 0) {
+		ret = dat_names(g, text.data, text.len);
+		if (ret)
+			goto out;
+	}
+	m = tk_dat_merge_new(dat, NULL, 0);
+	if (!m) {
+		ret = -errno;
+		goto out;
+	}
+	while ((ret = tk_dat_merge_next(m, &mr)) > 0) {
+		const uint8_t *d = mr.rec.data;
+		uint64_t n = 0;
+		size_t k = 0;
+		int pid;
+		int64_t nid;
+		struct pending *p;
+
+		if (tk_event_record_type(g->set, d, mr.rec.size) != id)
+			continue;
+		tk_event_field_read(g->set, size_f, d, mr.rec.size, &n);
+		if (caller_f->offset + n * 8 > mr.rec.size)
+			n = (mr.rec.size - caller_f->offset) / 8;
+		if (g->seqcap < n + 1) {
+			uint32_t *v = realloc(g->seq, (n + 1) * sizeof(*v));
+
+			if (!v) {
+				ret = -ENOMEM;
+				break;
+			}
+			g->seq = v;
+			g->seqcap = n + 1;
+		}
+		pid = tk_event_record_pid(g->set, d, mr.rec.size);
+		p = pending_get(g, pid);
+		if (!p) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (p->name >= 0) {
+			nid = p->name;
+		} else {
+			char name[24];
+
+			snprintf(name, sizeof(name), pid ? "<...>-%d" : "<idle>", pid);
+			nid = name_add(&g->names, name, strlen(name));
+		}
+		if (nid < 0) {
+			ret = (int)nid;
+			break;
+		}
+		g->seq[k++] = (uint32_t)nid;
+		for (uint64_t i = n; i-- > 0;) {
+			uint64_t addr;
+			const struct ksym *sym;
+			char hex[24];
+
+			memcpy(&addr, d + caller_f->offset + i * 8, 8);
+			if (!addr || addr == UINT64_MAX)
+				continue;
+			sym = ksym_find(ks, nks, addr);
+			if (sym) {
+				nid = name_add(&g->names, sym->name, sym->len);
+			} else {
+				snprintf(hex, sizeof(hex), "0x%" PRIx64, addr);
+				nid = name_add(&g->names, hex, strlen(hex));
+			}
+			if (nid < 0)
+				break;
+			g->seq[k++] = (uint32_t)nid;
+		}
+		if (nid < 0) {
+			ret = (int)nid;
+			break;
+		}
+		{
+			uint32_t idx;
+
+			ret = stack_add(g, g->seq, k, 1, &idx);
+			if (ret)
+				break;
+		}
+	}
+	if (ret == 0 && !g->nst)
+		ret = tk_fail(ENOENT,
+			      "%s: no kernel stack traces (record with trace-cmd record -T, or use "
+			      "--off-cpu)",
+			      path);
+out:
+	free(ks);
+	tk_dat_merge_free(m);
+	tk_dat_close(dat);
+	return ret;
+}
+
 /* ------------------------------------------------------------ output */
 
 static void put(struct fg *g, const char *s)
@@ -872,11 +1138,6 @@ int tk_flamegraph_run(const char *path, const struct tk_flamegraph_opts *opts)
 	memset(&g, 0, sizeof(g));
 	g.o = opts;
 	dat = tk_filekind_of(path) == TK_FILE_DAT;
-	if (dat && !(opts->flags & TK_FLAMEGRAPH_OFF_CPU))
-		return tk_fail(ENOENT,
-			       "%s: a .dat's stack traces are not drawn yet: use a perf.data "
-			       "(perf record -g), or --off-cpu",
-			       path);
 	so.no_symbols = dat;
 	g.s = tk_samples_new(&so);
 	if (!g.s)
@@ -888,6 +1149,8 @@ int tk_flamegraph_run(const char *path, const struct tk_flamegraph_opts *opts)
 	}
 	if (opts->flags & TK_FLAMEGRAPH_OFF_CPU)
 		ret = dat ? offcpu_dat(&g, path) : offcpu_perf(&g, path);
+	else if (dat)
+		ret = dat_stacks(&g, path);
 	else
 		ret = tk_samples_read(g.s, path, on_sample, &g);
 	if (ret == 0 && !g.nst)

@@ -354,7 +354,7 @@ static int on_sample(void *ctx, const struct tk_samples_sample *s)
 	ret = sample_seq(g, s, &n);
 	if (ret)
 		return ret;
-	return stack_add(g, g->seq, n, 1, &idx);
+	return stack_add(g, g->seq, n, s->count, &idx);
 }
 
 /* ------------------------------------------------------------ off-CPU */
@@ -1139,6 +1139,8 @@ int tk_flamegraph_run(const char *path, const struct tk_flamegraph_opts *opts)
 	g.o = opts;
 	dat = tk_filekind_of(path) == TK_FILE_DAT;
 	so.no_symbols = dat;
+	/* Stacks add up: each distinct one is resolved once (off-CPU needs every switch). */
+	so.aggregate = !(opts->flags & TK_FLAMEGRAPH_OFF_CPU);
 	g.s = tk_samples_new(&so);
 	if (!g.s)
 		return -errno;

@@ -31,10 +31,25 @@
  *   - Order: children, then self period, descending; ties by each sort key
  *     in turn: names ascending (entries without a dso or symbol after),
  *     pid and cpu ascending; then by address as a signed number (perf's
- *     collapsed order).
+ *     collapsed order). With graphs and children, perf first puts a
+ *     caller above its callee at equal children totals (entries of one
+ *     thread, by the longest chain each holds).
  *
- * Callchain graphs (perf's -g graph/caller, the default when callchains
- * exist) are not drawn: the caller asks for `-g none` text, or JSON.
+ * Graphs (perf's default "graph,0.5,caller" with children, callee order
+ * without): each shown entry is followed by its callchain tree, as perf's
+ * callchain__fprintf_graph() draws it: a single branch holding all of the
+ * entry prints bare after "---"; otherwise each branch, largest first
+ * (ties in perf's children-tree order: dso, then symbol start, both
+ * descending), opens with "--P%--" (P of the event's total) and runs down
+ * its frames while no chain ends or forks; "|" columns link the siblings
+ * still to come; branches under 0.5% (or --percent-limit) are left out;
+ * a blank line ends the graph.
+ *
+ * Limits: perf orders entries of equal totals by rb-tree insertion with a
+ * comparison that is not an order (children with graphs, keys without
+ * dso); the same entries and graphs then come out, at times in another
+ * order. PERF_SAMPLE_READ groups, "Trace output" for tracepoint-only
+ * files and -g callee with children are not perf's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -301,7 +316,7 @@ static int add_entry(struct prof *p, struct hists *h, const struct tk_samples_sa
 	}
 	if (self) {
 		e->self += s->period;
-		e->nr++;
+		e->nr += s->count;
 	}
 	if (p->children)
 		e->acc += s->period;
@@ -325,7 +340,7 @@ static int on_sample(void *ctx, const struct tk_samples_sample *s)
 		p->nh = s->evsel + 1;
 	}
 	h = &p->h[s->evsel];
-	h->nr_samples++;
+	h->nr_samples += s->count;
 	h->total += s->period;
 	if (p->graph && s->has_chain) {
 		ret = remember_stack(p, s);
@@ -1213,6 +1228,10 @@ int tk_profile_run(const char *path, const struct tk_profile_opts *opts)
 			       path);
 	so.symfs = opts->symfs;
 	so.kallsyms = opts->kallsyms;
+	so.aggregate = true;
+	/* Without children or graphs only the sampled ips matter, as perf reads them then. */
+	so.ip_only = !(opts->flags & TK_PROFILE_CHILDREN) &&
+		     (!(opts->flags & TK_PROFILE_GRAPH) || (opts->flags & TK_PROFILE_JSON));
 	p.s = tk_samples_new(&so);
 	if (!p.s)
 		return -errno;

@@ -19,6 +19,17 @@
  * "swapper", an unknown thread ":TID". Names are interned (an id per
  * distinct string) so an analysis keys on a number.
  *
+ * Aggregation. Profiles repeat themselves: millions of samples, a few
+ * thousand distinct stacks. With opts.aggregate a sample is first keyed
+ * by its raw words (event, thread and name, cpu, cpumode, the generation
+ * of its process's maps and of the kernel's, ip, callchain): a key met
+ * before only adds its period and count; a new one is resolved then, with
+ * the maps of that moment, and kept. The distinct samples go to the
+ * analysis at the end, in the order each was first met, so an entry is
+ * first made by the same sample as in a pass over every one. Resolving
+ * and the analysis's own work then cost per distinct stack; per sample
+ * remain the read, the ordering queue and one hash of the raw words.
+ *
  * Frames. An ip resolves as perf's thread__find_symbol() does, with the
  * rules of perfdata-report.c (perf script's columns): kernel ips through
  * kallsyms (only with the kernel's MMAP record in the file; module ips
@@ -144,10 +155,31 @@ struct tk_samples {
 	int cur;
 	uint32_t seq;
 	uint64_t max_ts, next_flush;
+	size_t time_off, time_off_evsels; /* sample_time_offset() */
 
 	char **evnames;
 	size_t nevsels;
 	uint64_t lost;
+
+	/* aggregate mode: distinct samples, keyed by their raw words */
+	struct agg *agg;
+	size_t nagg, aggcap;
+	uint64_t *keys; /* the keys' words */
+	size_t nkeys, keycap;
+	uint32_t *aframes; /* the resolved chains */
+	size_t naframes, aframecap;
+	uint32_t *aslots;
+	size_t naslots;
+	uint64_t *key; /* scratch */
+	size_t key_cap;
+};
+
+/* A distinct sample (aggregate mode). */
+struct agg {
+	uint64_t key_off, frames_off;
+	uint32_t key_len, nchain;
+	uint64_t period, count;
+	struct tk_samples_sample s; /* chain pointer filled at delivery */
 };
 
 static uint32_t hash32(uint32_t x)
@@ -738,48 +770,23 @@ static int on_fork(struct tk_samples *s, const struct tk_perf_record *rec)
 	return 0;
 }
 
-static int on_sample(struct tk_samples *s, const struct tk_perf_record *rec)
+/* Resolve @ps's ip and callchain into @out (its chain in s->chain). */
+static int resolve_sample(struct tk_samples *s, const struct tk_perf_sample *ps, bool kernel,
+			  struct tk_samples_sample *out)
 {
-	struct tk_samples_sample out;
-	struct tk_perf_sample ps;
-	const struct tk_perfdata_evsel *es;
-	bool kernel = (rec->misc & MISC_CPUMODE_MASK) == MISC_KERNEL;
 	char level = kernel ? 'k' : '.';
-	int64_t id;
+	int64_t id = resolve(s, (int32_t)ps->pid, ps->ip, kernel, level);
 
-	if (tk_perfdata_parse_sample(s->pd, rec, &ps) || ps.attr_index < 0)
-		return 0;
-	es = tk_perfdata_evsel_get(s->pd, (size_t)ps.attr_index);
-	memset(&out, 0, sizeof(out));
-	out.evsel = (size_t)ps.attr_index;
-	out.pid = ps.pid;
-	out.tid = ps.tid;
-	out.cpu = (ps.fields & TK_PERF_SAMPLE_CPU) ? (int32_t)ps.cpu : -1;
-	out.time = ps.time;
-	out.period = ps.period;
-	out.raw = ps.raw;
-	out.raw_size = ps.raw_size;
-	if (!(ps.fields & TK_PERF_SAMPLE_PERIOD))
-		out.period = es && !(es->attr.flags & (1u << 10)) ? es->attr.sample_period : 1;
-	id = thread_comm(s, (int32_t)ps.tid);
 	if (id < 0)
 		return (int)id;
-	out.comm = (uint32_t)id;
-	if (s->opts.no_symbols)
-		return s->fn(s->ctx, &out);
-	id = resolve(s, (int32_t)ps.pid, ps.ip, kernel, level);
-	if (id < 0)
-		return (int)id;
-	out.ip = (uint32_t)id;
-	out.has_chain = ps.fields & TK_PERF_SAMPLE_CALLCHAIN;
-	if (out.has_chain) {
+	out->ip = (uint32_t)id;
+	if (out->has_chain && !s->opts.ip_only) {
 		uint64_t end = 0, kept = 0;
 		bool ok = true, k = kernel, hv = false;
-
 		char lvl = level;
 
-		for (; end < ps.callchain_nr && kept < s->opts.max_stack; end++) {
-			uint64_t ip = tk_perf_load_u64(ps.callchain, end);
+		for (; end < ps->callchain_nr && kept < s->opts.max_stack; end++) {
+			uint64_t ip = tk_perf_load_u64(ps->callchain, end);
 
 			if (ip < CONTEXT_MAX)
 				kept++;
@@ -800,38 +807,222 @@ static int on_sample(struct tk_samples *s, const struct tk_perf_record *rec)
 		}
 		/* The mode of each entry first (0 user, 1 kernel, 2 hypervisor)... */
 		for (uint64_t i = 0; ok && i < end; i++) {
-			uint64_t ip = tk_perf_load_u64(ps.callchain, i);
+			uint64_t ip = tk_perf_load_u64(ps->callchain, i);
 
 			if (ip >= CONTEXT_MAX) {
 				k = ip == CONTEXT_KERNEL;
 				hv = ip == CONTEXT_HV;
 				continue;
 			}
-			s->chain_mode[out.nchain] = hv ? 2 : k;
-			s->chain[out.nchain++] = (uint32_t)i;
+			s->chain_mode[out->nchain] = hv ? 2 : k;
+			s->chain[out->nchain++] = (uint32_t)i;
 		}
 		/*
 		 * ...then the frames from the outermost in: perf walks them in
 		 * caller order for the children, and an ip without a map keeps
 		 * the level of the frame walked before it.
 		 */
-		for (uint32_t n = out.nchain; n-- > 0;) {
-			uint64_t ip = tk_perf_load_u64(ps.callchain, s->chain[n]);
+		for (uint32_t n = out->nchain; n-- > 0;) {
+			uint64_t ip = tk_perf_load_u64(ps->callchain, s->chain[n]);
 
 			if (s->chain_mode[n] == 2) {
 				struct tk_samples_frame f = {.ip = ip, .addr = ip, .level = lvl};
 
 				id = frame_add(&s->frames, &f);
 			} else {
-				id = resolve(s, (int32_t)ps.pid, ip, s->chain_mode[n], lvl);
+				id = resolve(s, (int32_t)ps->pid, ip, s->chain_mode[n], lvl);
 			}
 			if (id < 0)
 				return (int)id;
 			lvl = s->frames.v[id].level;
 			s->chain[n] = (uint32_t)id;
 		}
-		out.chain = s->chain;
+		out->chain = s->chain;
 	}
+	return 0;
+}
+
+static uint64_t words_hash(const uint64_t *w, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= w[i];
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	return h;
+}
+
+/*
+ * The key of a sample in aggregate mode: what its resolution and its
+ * entries depend on. The maps enter through their generation (a new map
+ * gives a new key), the kernel's through the module maps' and whether
+ * kallsyms was loaded yet (perf's module quirk, see resolve()).
+ */
+static size_t agg_key(struct tk_samples *s, const struct tk_perf_sample *ps,
+		      const struct tk_samples_sample *out, uint16_t misc)
+{
+	const struct proc *p = proc_get(s, (int32_t)ps->pid, false);
+	size_t n = 7, chain = out->has_chain && !s->opts.ip_only ? ps->callchain_nr : 0;
+
+	if (s->key_cap < n + chain) {
+		uint64_t *k = realloc(s->key, (n + chain) * sizeof(*k));
+
+		if (!k)
+			return 0;
+		s->key = k;
+		s->key_cap = n + chain;
+	}
+	s->key[0] = (uint64_t)out->evsel << 32 | out->comm;
+	s->key[1] = (uint64_t)ps->pid << 32 | ps->tid;
+	s->key[2] = (uint64_t)(uint32_t)out->cpu << 32 | misc | (uint64_t)out->has_chain << 16 |
+		    (uint64_t)s->kernel_loaded << 17;
+	s->key[3] = p ? p->gen : 0;
+	s->key[4] = s->kmods.gen;
+	s->key[5] = ps->ip;
+	s->key[6] = chain;
+	for (size_t i = 0; i < chain; i++)
+		s->key[n + i] = tk_perf_load_u64(ps->callchain, i);
+	return n + chain;
+}
+
+static int agg_add(struct tk_samples *s, const struct tk_perf_sample *ps,
+		   struct tk_samples_sample *out, bool kernel, uint16_t misc)
+{
+	size_t n = agg_key(s, ps, out, misc), j;
+	struct agg *a;
+	int ret;
+
+	if (!n)
+		return -ENOMEM;
+	if ((s->nagg + 1) * 2 > s->naslots) {
+		size_t ns = s->naslots ? s->naslots * 2 : 4096;
+		uint32_t *sl = calloc(ns, sizeof(*sl));
+
+		if (!sl)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->nagg; i++) {
+			j = words_hash(s->keys + s->agg[i].key_off, s->agg[i].key_len) & (ns - 1);
+			while (sl[j])
+				j = (j + 1) & (ns - 1);
+			sl[j] = (uint32_t)i + 1;
+		}
+		free(s->aslots);
+		s->aslots = sl;
+		s->naslots = ns;
+	}
+	j = words_hash(s->key, n) & (s->naslots - 1);
+	while (s->aslots[j]) {
+		a = &s->agg[s->aslots[j] - 1];
+		if (a->key_len == n && !memcmp(s->keys + a->key_off, s->key, n * sizeof(*s->key))) {
+			a->period += out->period;
+			a->count++;
+			return 0;
+		}
+		j = (j + 1) & (s->naslots - 1);
+	}
+	/* First of its kind: resolved now, with the maps as they are at this sample. */
+	ret = resolve_sample(s, ps, kernel, out);
+	if (ret)
+		return ret;
+	while (s->nkeys + n > s->keycap || s->naframes + out->nchain > s->aframecap) {
+		if (s->nkeys + n > s->keycap) {
+			size_t cap = s->keycap ? s->keycap * 2 : 65536;
+			uint64_t *v = realloc(s->keys, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			s->keys = v;
+			s->keycap = cap;
+		}
+		if (s->naframes + out->nchain > s->aframecap) {
+			size_t cap = s->aframecap ? s->aframecap * 2 : 65536;
+			uint32_t *v = realloc(s->aframes, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			s->aframes = v;
+			s->aframecap = cap;
+		}
+	}
+	a = tk_array_grow(s->agg, &s->aggcap, s->nagg, sizeof(*a), 1024);
+	if (!a)
+		return -ENOMEM;
+	s->agg = a;
+	a = &s->agg[s->nagg];
+	memcpy(s->keys + s->nkeys, s->key, n * sizeof(*s->key));
+	memcpy(s->aframes + s->naframes, out->chain, out->nchain * sizeof(*out->chain));
+	a->key_off = s->nkeys;
+	a->key_len = (uint32_t)n;
+	a->frames_off = s->naframes;
+	a->nchain = out->nchain;
+	a->period = out->period;
+	a->count = 1;
+	a->s = *out;
+	a->s.chain = NULL;
+	a->s.raw = NULL;
+	a->s.raw_size = 0;
+	a->s.time = 0;
+	s->nkeys += n;
+	s->naframes += out->nchain;
+	s->aslots[j] = (uint32_t)++s->nagg;
+	return 0;
+}
+
+static int agg_deliver(struct tk_samples *s)
+{
+	for (size_t i = 0; i < s->nagg; i++) {
+		struct tk_samples_sample out = s->agg[i].s;
+		int ret;
+
+		out.period = s->agg[i].period;
+		out.count = s->agg[i].count;
+		out.chain = s->aframes + s->agg[i].frames_off;
+		out.nchain = s->agg[i].nchain;
+		ret = s->fn(s->ctx, &out);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int on_sample(struct tk_samples *s, const struct tk_perf_record *rec)
+{
+	struct tk_samples_sample out;
+	struct tk_perf_sample ps;
+	const struct tk_perfdata_evsel *es;
+	bool kernel = (rec->misc & MISC_CPUMODE_MASK) == MISC_KERNEL;
+	int64_t id;
+	int ret;
+
+	if (tk_perfdata_parse_sample(s->pd, rec, &ps) || ps.attr_index < 0)
+		return 0;
+	es = tk_perfdata_evsel_get(s->pd, (size_t)ps.attr_index);
+	memset(&out, 0, sizeof(out));
+	out.evsel = (size_t)ps.attr_index;
+	out.pid = ps.pid;
+	out.tid = ps.tid;
+	out.cpu = (ps.fields & TK_PERF_SAMPLE_CPU) ? (int32_t)ps.cpu : -1;
+	out.time = ps.time;
+	out.period = ps.period;
+	out.count = 1;
+	out.raw = ps.raw;
+	out.raw_size = ps.raw_size;
+	if (!(ps.fields & TK_PERF_SAMPLE_PERIOD))
+		out.period = es && !(es->attr.flags & (1u << 10)) ? es->attr.sample_period : 1;
+	id = thread_comm(s, (int32_t)ps.tid);
+	if (id < 0)
+		return (int)id;
+	out.comm = (uint32_t)id;
+	if (s->opts.no_symbols)
+		return s->fn(s->ctx, &out);
+	out.has_chain = ps.fields & TK_PERF_SAMPLE_CALLCHAIN;
+	if (s->opts.aggregate)
+		return agg_add(s, &ps, &out, kernel, rec->misc & MISC_CPUMODE_MASK);
+	ret = resolve_sample(s, &ps, kernel, &out);
+	if (ret)
+		return ret;
 	return s->fn(s->ctx, &out);
 }
 
@@ -953,14 +1144,54 @@ static int enqueue(struct tk_samples *s, const struct tk_perf_record *rec, uint6
 	return 0;
 }
 
+/*
+ * Where every event's samples hold their time, when that is one offset
+ * (the fields before TIME are alike in all events): a sample's time is
+ * then one load, not a decode (a sample is decoded once, when delivered).
+ * 0: decode to find it.
+ */
+static size_t sample_time_offset(struct tk_samples *s)
+{
+	const uint64_t before = TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_IP | TK_PERF_SAMPLE_TID |
+				TK_PERF_SAMPLE_TIME;
+	size_t n = tk_perfdata_evsel_count(s->pd);
+	uint64_t st0;
+
+	if (n == s->time_off_evsels)
+		return s->time_off;
+	s->time_off_evsels = n;
+	s->time_off = 0;
+	if (!n)
+		return 0;
+	st0 = tk_perfdata_evsel_get(s->pd, 0)->attr.sample_type & before;
+	for (size_t i = 1; i < n; i++)
+		if ((tk_perfdata_evsel_get(s->pd, i)->attr.sample_type & before) != st0)
+			return 0;
+	if (!(st0 & TK_PERF_SAMPLE_TIME))
+		return 0;
+	s->time_off = 8 + 8 * (size_t)__builtin_popcountll(st0 & (TK_PERF_SAMPLE_IDENTIFIER |
+								  TK_PERF_SAMPLE_IP |
+								  TK_PERF_SAMPLE_TID));
+	return s->time_off;
+}
+
 static int process(struct tk_samples *s, const struct tk_perf_record *rec)
 {
 	struct tk_perf_sample ps;
 	uint64_t time = 0;
+	size_t off;
 	int ret;
 
 	switch (rec->type) {
 	case TK_PERF_RECORD_SAMPLE:
+		off = sample_time_offset(s);
+		if (off && rec->size >= off + 8) {
+			memcpy(&time, (const uint8_t *)rec->data + off, 8);
+			if (!time)
+				return deliver(s, rec);
+			return enqueue(s, rec, time);
+		}
+		/* fall through */
 	case TK_PERF_RECORD_COMM:
 	case TK_PERF_RECORD_FORK:
 	case TK_PERF_RECORD_EXIT:
@@ -1125,6 +1356,11 @@ void tk_samples_free(struct tk_samples *s)
 	free(s->fcache);
 	free(s->chain);
 	free(s->chain_mode);
+	free(s->agg);
+	free(s->keys);
+	free(s->aframes);
+	free(s->aslots);
+	free(s->key);
 	free(s->q);
 	free(s->arenas[0].buf);
 	free(s->arenas[1].buf);
@@ -1168,6 +1404,8 @@ int tk_samples_read(struct tk_samples *s, const char *path, tk_samples_fn fn, vo
 	}
 	if (ret == 0)
 		ret = flush_queue(s, 0, true);
+	if (ret == 0 && s->opts.aggregate)
+		ret = agg_deliver(s);
 	if (ret == -ENOMEM)
 		tk_fail(ENOMEM, "out of memory");
 out:

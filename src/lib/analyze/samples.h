@@ -26,10 +26,11 @@ struct tk_samples_frame {
 struct tk_samples_sample {
 	size_t evsel; /* index of its event in the file */
 	uint32_t pid, tid;
-	int32_t cpu; /* -1 when the samples carry no CPU */
-	uint64_t time, period;
-	uint32_t comm; /* interned thread name at the time of the sample */
-	uint32_t ip;   /* the frame of the sample's ip */
+	int32_t cpu;	       /* -1 when the samples carry no CPU */
+	uint64_t time, period; /* aggregated: the sum of the periods, time 0 */
+	uint64_t count;	       /* samples it stands for (1 unless aggregated) */
+	uint32_t comm;	       /* interned thread name at the time of the sample */
+	uint32_t ip;	       /* the frame of the sample's ip */
 	uint32_t nchain;
 	const uint32_t *chain; /* callchain frames, the sampled function first, markers dropped */
 	bool has_chain;	       /* the event records callchains */
@@ -43,13 +44,19 @@ struct tk_samples_opts {
 	const char *symfs, *kallsyms; /* as perf's --symfs and --kallsyms; NULL: none */
 	uint64_t max_stack;	      /* callchain entries kept; 0: kernel.perf_event_max_stack */
 	bool no_symbols;	      /* do not resolve (the off-CPU pass needs none of it) */
+	bool ip_only;		      /* resolve the sample's ip, not its callchain */
+	bool aggregate;		      /* deliver each distinct sample once, at the end */
 };
 
 struct tk_samples;
 
 struct tk_samples *tk_samples_new(const struct tk_samples_opts *opts);
 void tk_samples_free(struct tk_samples *s);
-/* Read @path (a perf.data) and call @fn for every sample, in perf's order. */
+/*
+ * Read @path (a perf.data) and call @fn for every sample, in perf's order;
+ * with opts.aggregate, once per distinct sample (event, thread and its
+ * name, cpu, maps, ip and callchain) after the last, in first-seen order.
+ */
 int tk_samples_read(struct tk_samples *s, const char *path, tk_samples_fn fn, void *ctx);
 const struct tk_samples_frame *tk_samples_frame(const struct tk_samples *s, uint32_t id);
 const char *tk_samples_comm(const struct tk_samples *s, uint32_t id);

@@ -724,7 +724,10 @@ static int dat_stacks(struct fg *g, const char *path)
 		if (tk_event_record_type(g->set, d, mr.rec.size) != id)
 			continue;
 		tk_event_field_read(g->set, size_f, d, mr.rec.size, &n);
-		if (caller_f->offset + n * 8 > mr.rec.size)
+		/* A damaged size (or a cut record) gives the entries the record holds. */
+		if (mr.rec.size < caller_f->offset)
+			n = 0;
+		else if (n > (mr.rec.size - caller_f->offset) / 8)
 			n = (mr.rec.size - caller_f->offset) / 8;
 		if (g->seqcap < n + 1) {
 			uint32_t *v = realloc(g->seq, (n + 1) * sizeof(*v));

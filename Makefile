@@ -54,6 +54,7 @@ bench: all
 	@$(BUILD)/bench/bench-record --tracekit $(BUILD)/src/cli/tracekit || [ $$? -eq 77 ]
 	@$(BUILD)/bench/bench-cache || [ $$? -eq 77 ]
 	@$(BUILD)/bench/bench-dwarf --tracekit $(BUILD)/src/cli/tracekit || [ $$? -eq 77 ]
+	@$(BUILD)/bench/bench-profile --tracekit $(BUILD)/src/cli/tracekit || [ $$? -eq 77 ]
 
 # One real recording per event family against trace-cmd report and perf script
 # (root; records under /tmp/tracefs.lock; ~20 minutes): see bench/bench-families.c.

@@ -469,7 +469,8 @@ static int remember_stack(struct prof *p, const struct tk_samples_sample *s)
 	p->order[2] = s->tid;
 	p->order[3] = (uint32_t)s->cpu;
 	p->order[4] = s->ip;
-	memcpy(p->order + US_HEAD, s->chain, s->nchain * sizeof(*s->chain));
+	if (s->nchain)
+		memcpy(p->order + US_HEAD, s->chain, s->nchain * sizeof(*s->chain));
 	ret = ustack_add(&p->us, p->order, n, s->period);
 	return ret;
 }

@@ -952,7 +952,8 @@ static int agg_add(struct tk_samples *s, const struct tk_perf_sample *ps,
 	s->agg = a;
 	a = &s->agg[s->nagg];
 	memcpy(s->keys + s->nkeys, s->key, n * sizeof(*s->key));
-	memcpy(s->aframes + s->naframes, out->chain, out->nchain * sizeof(*out->chain));
+	if (out->nchain)
+		memcpy(s->aframes + s->naframes, out->chain, out->nchain * sizeof(*out->chain));
 	a->key_off = s->nkeys;
 	a->key_len = (uint32_t)n;
 	a->frames_off = s->naframes;
@@ -978,7 +979,7 @@ static int agg_deliver(struct tk_samples *s)
 
 		out.period = s->agg[i].period;
 		out.count = s->agg[i].count;
-		out.chain = s->aframes + s->agg[i].frames_off;
+		out.chain = s->agg[i].nchain ? s->aframes + s->agg[i].frames_off : NULL;
 		out.nchain = s->agg[i].nchain;
 		ret = s->fn(s->ctx, &out);
 		if (ret)

@@ -196,6 +196,8 @@ int main(int argc, char **argv)
 	}
 	if (!want || !reps || reps > 16)
 		usage();
+	/* Each line as soon as it is measured: a full run takes minutes. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (geteuid() != 0 || system("perf --version >/dev/null 2>&1") != 0) {
 		printf("SKIP: needs root and perf\n");
 		return 77;

@@ -129,9 +129,10 @@ TK_API int tk_profile_run(const char *path, const struct tk_profile_opts *opts);
  * tk_profile_has_callchains() - whether an event of a perf.data records callchains
  * @path: the file (a .dat gives 0)
  *
- * perf report turns children and graphs on by default exactly then (a
- * pipe-mode file gives 0: perf decides before its events arrive).
- * Return: 1, 0, or a negative errno with tk_errmsg() set.
+ * perf report turns children and graphs on by default exactly then. A
+ * pipe-mode file gives 2: perf decides before its events arrive, and then
+ * draws caller-ordered graphs without children.
+ * Return: 1, 0, 2, or a negative errno with tk_errmsg() set.
  */
 TK_API int tk_profile_has_callchains(const char *path);
 

@@ -158,14 +158,16 @@ int cmd_profile(int argc, char **argv)
 	if (chains < 0)
 		return cli_lib_error(input);
 	if (children < 0)
-		children = chains;
+		children = chains == 1;
 	if (children)
 		opts.flags |= TK_PROFILE_CHILDREN;
 	/* perf's default: a graph when the samples have callchains. */
 	if (graph > 0)
 		opts.flags |= (unsigned int)graph;
-	else if (graph == 0 && chains)
+	else if (graph == 0 && chains == 1)
 		opts.flags |= TK_PROFILE_GRAPH;
+	else if (graph == 0 && chains == 2 && !children)
+		opts.flags |= TK_PROFILE_GRAPH | TK_PROFILE_CALLER;
 	r = tk_profile_run(input, &opts);
 	if (r < 0) {
 		if (r == -EINVAL && strstr(tk_errmsg(), "sort key"))

@@ -4,11 +4,11 @@
 #   1. 'perf record -F 999 -g -e cpu-clock' around a shell loop (dash and
 #      libc symbols) and dd | md5sum (a stripped binary: addresses only):
 #      'perf report --stdio OPTS' vs 'tracekit profile OPTS', byte for byte,
-#      without perf's last three lines (a random "# (Tip: ...)"). Where
-#      perf's order of entries with equal totals comes from its rb-tree
-#      insertion with a comparator that is not an order (children mode with
-#      graphs, sort keys without dso), the check falls back to the same
-#      entries, each with the same graph, in any order, and says so;
+#      without perf's last three lines (a random "# (Tip: ...)"). With sort
+#      keys that leave out dso, perf can split an entry in two (its lookup
+#      tree compares by a rule that is not an order) and order the rest
+#      otherwise: there the check falls back to the same entries and graphs
+#      in any order, and says so (it never does for the other keys here);
 #   2. the same without callchains (perf record -F 999 -e cpu-clock);
 #   3. 'tracekit flamegraph --folded' vs 'perf script | stackcollapse.awk'
 #      (stackcollapse-perf.pl's rules, in awk beside this file);
@@ -70,7 +70,8 @@ same() { # NAME FILE OPTS...: perf report --stdio OPTS vs tracekit profile OPTS
 		fail "$name" "$(last)"
 	elif cmp -s "$tmp/p.txt" "$tmp/out"; then
 		pass "$name ($(grep -c '%' "$tmp/out") lines with a percentage)"
-	elif [ "$(blocks "$tmp/p.txt")" = "$(blocks "$tmp/out")" ]; then
+	elif [[ "$*" == *--sort* && "$*" != *dso* ]] &&
+		[ "$(blocks "$tmp/p.txt")" = "$(blocks "$tmp/out")" ]; then
 		pass "$name (same entries and graphs; perf orders some equal entries otherwise)"
 	else
 		fail "$name" "text differs from perf's"
@@ -89,6 +90,7 @@ same "-g none" "$tmp/g.data" -g none
 same "--no-children -g none" "$tmp/g.data" --no-children -g none
 same "--no-children -g none --sort sym,comm" "$tmp/g.data" --no-children -g none --sort sym,comm
 same "--no-children -g none --sort pid" "$tmp/g.data" --no-children -g none --sort pid
+same "--sort comm,dso" "$tmp/g.data" --sort comm,dso
 same "--no-children -g none --sort cpu,comm" "$tmp/g.data" --no-children -g none --sort cpu,comm
 same "--children -g none --sort dso,sym" "$tmp/g.data" --children -g none --sort dso,sym
 same "--no-children -g caller" "$tmp/g.data" --no-children -g caller
@@ -114,13 +116,20 @@ assert len([g for g in r.iter() if g.get(\"class\") == \"f\"]) > 10
 " "$tmp/g.svg"'
 
 # 4. off-CPU time: sleep 0.3 s shows as ~300000 us under the sleeping task
-if perf record -q -a -e sched:sched_switch -g -o "$tmp/off.data" -- \
+if perf record -q -a -m 1024 -e sched:sched_switch -g -o "$tmp/off.data" -- \
 	sh -c 'sleep 0.3; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done' \
 	>/dev/null 2>"$tmp/rec.err"; then
+	lost=$("$TRACEKIT" profile --json -g none "$tmp/off.data" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["lost_samples"])')
 	run flamegraph --off-cpu --folded "$tmp/off.data"
 	us=$(awk '$0 ~ /^sleep;/ { s += $NF } END { print s + 0 }' "$tmp/out")
-	check "--off-cpu: sleep 0.3 s gives 250000..1000000 us under sleep (got $us)" \
-		eval 'rc_is 0 && [ "$us" -ge 250000 ] && [ "$us" -le 1000000 ]'
+	if [ "${lost:-1}" != 0 ]; then
+		# a busy machine overflows the buffers: the switches of sleep may be lost
+		skip "--off-cpu time of sleep" "perf lost $lost samples system-wide (got $us us)"
+	else
+		check "--off-cpu: sleep 0.3 s gives 250000..1000000 us under sleep (got $us)" \
+			eval 'rc_is 0 && [ "$us" -ge 250000 ] && [ "$us" -le 1000000 ]'
+	fi
 	check "--off-cpu: stacks end in the scheduler" eval 'grep -q "schedule" "$tmp/out"'
 else
 	skip "--off-cpu" "perf record -e sched:sched_switch failed: $(tail -1 "$tmp/rec.err")"
@@ -158,7 +167,7 @@ assert sum(e[\"period\"] for e in ev[\"entries\"]) == ev[\"event_count\"] == int
 
 # 6. the recorded corpus (tests/data/perf): files whose events profile reads
 for f in plain g mod-u mod-k mod-ppH two-events page-faults z k1 W d s R T kmod \
-	no-desc-mod-k no-desc-mod-u chain-zero chain-neg1 chain-hv; do
+	no-desc-mod-k no-desc-mod-u chain-zero chain-neg1 chain-hv pipe pipe-g pipe-z; do
 	file=$TK_SOURCE_DIR/tests/data/perf/$f.data
 	[ -f "$file" ] || continue
 	same "corpus $f.data" "$file"

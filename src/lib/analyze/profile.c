@@ -30,10 +30,11 @@
  *     least 16 wide.
  *   - Order: children, then self period, descending; ties by each sort key
  *     in turn: names ascending (entries without a dso or symbol after),
- *     pid and cpu ascending; then by address as a signed number (perf's
- *     collapsed order). With graphs and children, perf first puts a
+ *     pid and cpu ascending. With graphs and children, perf first puts a
  *     caller above its callee at equal children totals (entries of one
- *     thread, by the longest chain each holds).
+ *     thread, by the longest chain each holds). Since these comparisons
+ *     are not an order, the entries take it from the same three red-black
+ *     tree insertions perf makes (perf_order() below).
  *
  * Graphs (perf's default "graph,0.5,caller" with children, callee order
  * without): each shown entry is followed by its callchain tree, as perf's
@@ -45,11 +46,11 @@
  * still to come; branches under 0.5% (or --percent-limit) are left out;
  * a blank line ends the graph.
  *
- * Limits: perf orders entries of equal totals by rb-tree insertion with a
- * comparison that is not an order (children with graphs, keys without
- * dso); the same entries and graphs then come out, at times in another
- * order. PERF_SAMPLE_READ groups, "Trace output" for tracepoint-only
- * files and -g callee with children are not perf's.
+ * Limits: with sort keys without dso, perf's entries_in tree, searched
+ * with a comparison that is not an order, can miss an existing entry and
+ * make a second one (an address seen in two dsos); the entries then
+ * differ from perf's there. PERF_SAMPLE_READ groups, "Trace output" for
+ * tracepoint-only files and -g callee with children are not perf's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -99,6 +100,7 @@ struct hent {
 	char level;
 	bool unresolved;
 	uint32_t tree;	    /* root of its callchain trie (graph mode), 0: none */
+	uint32_t frame;	    /* the frame that made it (its dso and symbol start) */
 	uint32_t max_depth; /* the longest chain appended to it (graph mode) */
 };
 
@@ -176,6 +178,9 @@ struct prof {
 	struct trie t;
 	uint32_t *order;
 	size_t order_cap;
+	/* perf_order() */
+	struct hists *cur_h;
+	struct tk_samples_frame *sym_frame;
 };
 
 static void put(struct prof *p, const char *s)
@@ -313,6 +318,7 @@ static int add_entry(struct prof *p, struct hists *h, const struct tk_samples_sa
 		e->thread = (int32_t)s->tid;
 		e->level = f->level;
 		e->unresolved = !f->sym;
+		e->frame = frame;
 	}
 	if (self) {
 		e->self += s->period;
@@ -359,7 +365,9 @@ static int on_sample(void *ctx, const struct tk_samples_sample *s)
 		p->seen_cap = s->nchain + 1;
 	}
 	p->seen[nseen++] = idx;
-	for (uint32_t i = 0; i < s->nchain; i++) {
+	/* perf walks the chain in its graph order (callers first by default with children). */
+	for (uint32_t n = 0; n < s->nchain; n++) {
+		uint32_t i = p->caller ? s->nchain - 1 - n : n;
 		const struct tk_samples_frame *f = tk_samples_frame(p->s, s->chain[i]);
 		struct hkey k;
 		bool created, dup = false;
@@ -377,6 +385,7 @@ static int on_sample(void *ctx, const struct tk_samples_sample *s)
 			h->v[idx].thread = (int32_t)s->tid;
 			h->v[idx].level = f->level;
 			h->v[idx].unresolved = !f->sym;
+			h->v[idx].frame = s->chain[i];
 		}
 		h->v[idx].acc += s->period;
 		p->seen[nseen++] = idx;
@@ -854,63 +863,270 @@ static int parse_keys(struct prof *p, const char *spec)
 	return 0;
 }
 
-/* ------------------------------------------------------------ output */
+/* ------------------------------------------------------------ perf's order */
 
-static int32_t tid_comm(const struct prof *p, int32_t tid);
+/*
+ * perf orders the entries by inserting them into red-black trees three
+ * times: into hists->entries_in as samples create them (hist_entry__cmp),
+ * from there into the collapsed tree (the same comparisons), and from
+ * there into the output tree (hist_entry__sort: totals, then the sort
+ * keys). Its comparisons are not an order (an entry without a symbol is
+ * compared by address with another without one, but by dso and presence
+ * with one that has a symbol; at equal children totals two entries of one
+ * thread compare by chain depth, two of different threads are equal), so
+ * where an entry lands depends on the path down the tree. The same trees,
+ * with the same insertion and rebalancing (the classic red-black insert,
+ * as the kernel's rbtree does it), put the entries in perf's order.
+ */
+struct rbt {
+	uint32_t *l, *r, *up; /* node i+1 is entry i; 0 is nil */
+	bool *red;
+	uint32_t root;
+};
 
-static int cmp_str(const char *a, const char *b)
+static void rb_rotate(struct rbt *t, uint32_t x, bool left)
 {
-	/* An entry without the name sorts after those with one. */
-	if (!a || !b)
-		return a ? -1 : b ? 1 : 0;
-	return strcmp(a, b);
+	uint32_t *a = left ? t->l : t->r, *b = left ? t->r : t->l;
+	uint32_t y = b[x];
+
+	b[x] = a[y];
+	if (a[y])
+		t->up[a[y]] = x;
+	t->up[y] = t->up[x];
+	if (!t->up[x])
+		t->root = y;
+	else if (x == t->l[t->up[x]])
+		t->l[t->up[x]] = y;
+	else
+		t->r[t->up[x]] = y;
+	a[y] = x;
+	t->up[x] = y;
 }
 
-static int ent_cmp(const void *x, const void *y, void *ctx)
+static void rb_fix(struct rbt *t, uint32_t z)
 {
-	const struct hent *a = x, *b = y;
-	const struct prof *p = ctx;
-	int c;
+	while (t->up[z] && t->red[t->up[z]]) {
+		uint32_t pz = t->up[z], g = t->up[pz];
+		bool pleft = pz == t->l[g];
+		uint32_t u = pleft ? t->r[g] : t->l[g];
 
-	if (p->children && a->acc != b->acc)
-		return a->acc > b->acc ? -1 : 1;
-	/*
-	 * perf puts a caller above its callee at equal children totals: for
-	 * entries of one thread, by the longest chain each holds (graph mode).
-	 */
-	if (p->children && p->graph && a->thread == b->thread && a->max_depth != b->max_depth)
-		return (a->max_depth > b->max_depth) == p->caller ? -1 : 1;
-	if (a->self != b->self)
-		return a->self > b->self ? -1 : 1;
-	for (size_t i = 0; i < p->nkeys; i++) {
+		if (u && t->red[u]) {
+			t->red[pz] = t->red[u] = false;
+			t->red[g] = true;
+			z = g;
+			continue;
+		}
+		if (z == (pleft ? t->r[pz] : t->l[pz])) {
+			z = pz;
+			rb_rotate(t, z, pleft);
+			pz = t->up[z];
+			g = t->up[pz];
+		}
+		t->red[pz] = false;
+		t->red[g] = true;
+		rb_rotate(t, g, !pleft);
+	}
+	t->red[t->root] = false;
+}
+
+static int64_t cmp_null(const void *l, const void *r)
+{
+	if (!l && !r)
+		return 0;
+	return !l ? -1 : 1;
+}
+
+/* _sort__dso_cmp(map_l, map_r) on the dsos' short names */
+static int64_t dso_cmp(const char *l, const char *r)
+{
+	if (!l || !r)
+		return cmp_null(r, l);
+	return strcmp(l, r);
+}
+
+/* hist_entry__cmp(@x, @y): the sort keys' se_cmp, as perf 6.1 has them. */
+static int64_t perf_cmp(const struct prof *p, const struct hent *x, const struct hent *y)
+{
+	int64_t c = 0;
+
+	for (size_t i = 0; i < p->nkeys && !c; i++) {
 		switch (p->keys[i]) {
 		case K_COMM:
-			c = strcmp(tk_samples_comm(p->s, a->k.comm),
-				   tk_samples_comm(p->s, b->k.comm));
+			c = strcmp(tk_samples_comm(p->s, y->k.comm),
+				   tk_samples_comm(p->s, x->k.comm));
 			break;
 		case K_PID:
-			c = a->k.tid < b->k.tid ? -1 : a->k.tid > b->k.tid;
+			c = (int64_t)y->k.tid - x->k.tid;
 			break;
 		case K_CPU:
-			c = a->k.cpu < b->k.cpu ? -1 : a->k.cpu > b->k.cpu;
+			c = (int64_t)y->k.cpu - x->k.cpu;
 			break;
 		case K_DSO:
-			c = cmp_str(a->k.dso, b->k.dso);
+			c = dso_cmp(y->k.dso, x->k.dso);
+			break;
+		case K_SYM: {
+			const struct tk_samples_frame *fx = &p->sym_frame[x - p->cur_h->v];
+			const struct tk_samples_frame *fy = &p->sym_frame[y - p->cur_h->v];
+
+			if (!x->k.sym && !y->k.sym) {
+				c = (int64_t)(y->k.addr - x->k.addr);
+				break;
+			}
+			/* perf compares the dsos here whatever the keys */
+			c = dso_cmp(y->k.dso ? y->k.dso : fy->dso, x->k.dso ? x->k.dso : fx->dso);
+			if (c)
+				break;
+			if (!x->k.sym || !y->k.sym)
+				c = cmp_null(x->k.sym, y->k.sym);
+			else if (x->k.sym != y->k.sym)
+				c = (int64_t)(fy->start - fx->start);
+			break;
+		}
+		}
+	}
+	return c;
+}
+
+/* hist_entry__sort(@a, @b): > 0 puts @a (the new entry) before @b. */
+static int64_t perf_sort(const struct prof *p, const struct hent *a, const struct hent *b)
+{
+	if (p->children) {
+		if (a->acc != b->acc)
+			return a->acc > b->acc ? 1 : -1;
+		if (p->graph && a->thread == b->thread && a->max_depth != b->max_depth) {
+			int64_t d = (int64_t)b->max_depth - a->max_depth;
+
+			return p->caller ? -d : d;
+		}
+	}
+	if (a->self != b->self)
+		return a->self > b->self ? 1 : -1;
+	for (size_t i = 0; i < p->nkeys; i++) {
+		int64_t c = 0;
+
+		switch (p->keys[i]) {
+		case K_COMM:
+			c = strcmp(tk_samples_comm(p->s, b->k.comm),
+				   tk_samples_comm(p->s, a->k.comm));
+			break;
+		case K_PID:
+			c = (int64_t)b->k.tid - a->k.tid;
+			break;
+		case K_CPU:
+			c = (int64_t)b->k.cpu - a->k.cpu;
+			break;
+		case K_DSO:
+			c = dso_cmp(b->k.dso, a->k.dso);
 			break;
 		case K_SYM:
-			c = cmp_str(a->k.sym, b->k.sym);
+			if (!a->k.sym || !b->k.sym)
+				c = cmp_null(a->k.sym, b->k.sym);
+			else
+				c = strcmp(b->k.sym, a->k.sym);
 			break;
-		default:
-			c = 0;
 		}
 		if (c)
 			return c;
 	}
-	/* perf's collapsed order: addresses compared as signed (a difference of u64s). */
-	if (a->k.addr != b->k.addr)
-		return (int64_t)a->k.addr < (int64_t)b->k.addr ? -1 : 1;
-	return memcmp(&a->k, &b->k, sizeof(a->k));
+	return 0;
 }
+
+/* Insert @n entries in the order @in into a fresh tree; their in-order into @out. */
+static void rb_pass(struct prof *p, struct rbt *t, const uint32_t *in, uint32_t *out, size_t n,
+		    bool output)
+{
+	const struct hent *v = p->cur_h->v;
+	size_t k = 0;
+	uint32_t x;
+
+	memset(t->l, 0, (n + 1) * sizeof(*t->l));
+	memset(t->r, 0, (n + 1) * sizeof(*t->r));
+	memset(t->up, 0, (n + 1) * sizeof(*t->up));
+	t->root = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t z = in[i] + 1, y = 0;
+		bool left = false;
+
+		x = t->root;
+		while (x) {
+			y = x;
+			left = output ? perf_sort(p, &v[z - 1], &v[x - 1]) > 0
+				      : perf_cmp(p, &v[x - 1], &v[z - 1]) < 0;
+			x = left ? t->l[x] : t->r[x];
+		}
+		t->up[z] = y;
+		t->red[z] = true;
+		if (!y)
+			t->root = z;
+		else if (left)
+			t->l[y] = z;
+		else
+			t->r[y] = z;
+		rb_fix(t, z);
+	}
+	/* in-order walk without a stack: down left, then successor by parent links */
+	x = t->root;
+	while (x && t->l[x])
+		x = t->l[x];
+	while (x) {
+		out[k++] = x - 1;
+		if (t->r[x]) {
+			x = t->r[x];
+			while (t->l[x])
+				x = t->l[x];
+		} else {
+			while (t->up[x] && x == t->r[t->up[x]])
+				x = t->up[x];
+			x = t->up[x];
+		}
+	}
+}
+
+/* Reorder @h's entries as perf prints them. */
+static int perf_order(struct prof *p, struct hists *h)
+{
+	size_t n = h->n;
+	struct rbt t = {0};
+	uint32_t *a = malloc((n + 1) * sizeof(*a)), *b = malloc((n + 1) * sizeof(*b));
+	struct hent *sorted = malloc((n + 1) * sizeof(*sorted));
+	int ret = -ENOMEM;
+
+	t.l = calloc(n + 1, sizeof(*t.l));
+	t.r = calloc(n + 1, sizeof(*t.r));
+	t.up = calloc(n + 1, sizeof(*t.up));
+	t.red = calloc(n + 1, sizeof(*t.red));
+	p->sym_frame = calloc(n + 1, sizeof(*p->sym_frame));
+	if (!a || !b || !sorted || !t.l || !t.r || !t.up || !t.red || !p->sym_frame)
+		goto out;
+	p->cur_h = h;
+	for (size_t i = 0; i < n; i++) {
+		a[i] = (uint32_t)i;
+		p->sym_frame[i] = *tk_samples_frame(p->s, h->v[i].frame);
+	}
+	rb_pass(p, &t, a, b, n, false); /* entries_in, in creation order */
+	rb_pass(p, &t, b, a, n, false); /* the collapsed tree */
+	rb_pass(p, &t, a, b, n, true);	/* the output tree */
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = h->v[b[i]];
+	memcpy(h->v, sorted, n * sizeof(*sorted));
+	ret = 0;
+out:
+	free(a);
+	free(b);
+	free(sorted);
+	free(t.l);
+	free(t.r);
+	free(t.up);
+	free(t.red);
+	free(p->sym_frame);
+	p->sym_frame = NULL;
+	p->cur_h = NULL;
+	return ret;
+}
+
+/* ------------------------------------------------------------ output */
+
+static int32_t tid_comm(const struct prof *p, int32_t tid);
 
 static int tcomm_cmp(const void *a, const void *b)
 {
@@ -1255,8 +1471,10 @@ int tk_profile_run(const char *path, const struct tk_profile_opts *opts)
 			ret = build_graphs(&p);
 	}
 	if (ret == 0) {
-		for (size_t ev = 0; ev < p.nh; ev++)
-			qsort_r(p.h[ev].v, p.h[ev].n, sizeof(*p.h[ev].v), ent_cmp, &p);
+		for (size_t ev = 0; ev < p.nh && !ret; ev++)
+			ret = perf_order(&p, &p.h[ev]);
+	}
+	if (ret == 0) {
 		if (opts->flags & TK_PROFILE_JSON)
 			print_json(&p);
 		else
@@ -1296,8 +1514,10 @@ int tk_profile_has_callchains(const char *path)
 	pd = tk_perfdata_open(path);
 	if (!pd)
 		return -errno;
-	/* perf reading a pipe decides before the events arrive: no children, no graph. */
-	for (size_t i = 0; !tk_perfdata_get_info(pd)->pipe && i < tk_perfdata_evsel_count(pd); i++)
+	/* perf reading a pipe decides before the events arrive (see analyze.h). */
+	if (tk_perfdata_get_info(pd)->pipe)
+		ret = 2;
+	for (size_t i = 0; !ret && i < tk_perfdata_evsel_count(pd); i++)
 		if (tk_perfdata_evsel_get(pd, i)->attr.sample_type & TK_PERF_SAMPLE_CALLCHAIN)
 			ret = 1;
 	tk_perfdata_close(pd);

@@ -593,7 +593,8 @@ static int ksyms_load(const char *t, uint64_t len, struct ksym **out, size_t *n)
 		}
 		i = end + 1;
 	}
-	qsort(v, *n, sizeof(*v), ksym_cmp);
+	if (*n)
+		qsort(v, *n, sizeof(*v), ksym_cmp);
 	*out = v;
 	return 0;
 }

@@ -1139,7 +1139,7 @@ static int32_t tid_comm(const struct prof *p, int32_t tid)
 {
 	struct tcomm key = {.tid = tid}, *f;
 
-	f = bsearch(&key, p->tc, p->ntc, sizeof(*p->tc), tcomm_cmp);
+	f = p->ntc ? bsearch(&key, p->tc, p->ntc, sizeof(*p->tc), tcomm_cmp) : NULL;
 	return f ? (int32_t)f->comm : -1;
 }
 
@@ -1406,7 +1406,8 @@ static int tc_collect(struct prof *p)
 			p->ntc++;
 		}
 	}
-	qsort(p->tc, p->ntc, sizeof(*p->tc), tcomm_cmp);
+	if (p->ntc)
+		qsort(p->tc, p->ntc, sizeof(*p->tc), tcomm_cmp);
 	{
 		size_t k = 0;
 

@@ -57,6 +57,7 @@ bench: all
 	@$(BUILD)/bench/bench-analyze --tracekit $(BUILD)/src/cli/tracekit || [ $$? -eq 77 ]
 	@$(BUILD)/bench/bench-parquet --tracekit $(BUILD)/src/cli/tracekit
 	@$(BUILD)/bench/bench-pftrace --tracekit $(BUILD)/src/cli/tracekit
+	@$(BUILD)/bench/bench-profile --tracekit $(BUILD)/src/cli/tracekit || [ $$? -eq 77 ]
 
 # One real recording per event family against trace-cmd report and perf script
 # (root; records under /tmp/tracefs.lock; ~20 minutes): see bench/bench-families.c.

@@ -14,6 +14,7 @@ packages=(
 	linux-libc-dev
 	libsqlite3-dev sqlite3
 	protobuf-compiler
+	chromium
 )
 
 missing=()

@@ -44,6 +44,8 @@ int cmd_check(int argc, char **argv);
 int cmd_sched(int argc, char **argv);
 int cmd_syscalls(int argc, char **argv);
 int cmd_irq(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
 
 /* Usage texts printed by "tracekit CMD --help" and "tracekit help CMD". */
 extern const char cmd_dump_usage[];
@@ -65,6 +67,8 @@ extern const char cmd_check_usage[];
 extern const char cmd_sched_usage[];
 extern const char cmd_syscalls_usage[];
 extern const char cmd_irq_usage[];
+extern const char cmd_profile_usage[];
+extern const char cmd_flamegraph_usage[];
 
 /* Name of the running command ("dump"); set by main() before dispatch. */
 extern const char *cli_cmd_name;

@@ -861,3 +861,11 @@ int tk_feed_run(const char *path, const struct tk_feed_want *wants, size_t nwant
 	free(f.by_id);
 	return ret;
 }
+
+struct tk_event_set *tk_feed_event_set(const struct tk_tracedata *td,
+				       const struct tk_feed_want *wants, size_t nwants)
+{
+	struct feed f = {.wants = wants, .nwants = nwants};
+
+	return set_from_tracedata(&f, td);
+}

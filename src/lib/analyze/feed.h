@@ -125,4 +125,14 @@ typedef int (*tk_feed_fn)(void *ctx, const struct tk_feed_rec *rec);
 int tk_feed_run(const char *path, const struct tk_feed_want *wants, size_t nwants,
 		unsigned int flags, tk_feed_fn fn, void *ctx, struct tk_feed_stats *stats);
 
+/*
+ * tk_feed_event_set() - the event set of @td's formats of @wants only, for
+ * an analysis that reads tracepoint payloads itself (flamegraph.c's
+ * off-CPU pass, whose samples come with callchains).
+ * Return: the set (tk_event_set_free()), or NULL with errno ENOMEM.
+ */
+struct tk_tracedata;
+struct tk_event_set *tk_feed_event_set(const struct tk_tracedata *td,
+				       const struct tk_feed_want *wants, size_t nwants);
+
 #endif

@@ -587,6 +587,8 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 {
 	struct tk_feed_rec r;
 	struct tk_perf_sample s;
+	/* An MMAP's build id and name: r.raw points here until queue() copied it. */
+	uint8_t blob[21 + 4096];
 
 	memset(&r, 0, sizeof(r));
 	switch (rec->type) {
@@ -664,7 +666,6 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 	case TK_PERF_RECORD_MMAP2: {
 		uint32_t name_off = rec->type == TK_PERF_RECORD_MMAP ? 40 : 72;
 		const uint8_t *d = rec->data;
-		uint8_t blob[21 + 4096];
 		size_t n = 0;
 		uint32_t pid, tid;
 

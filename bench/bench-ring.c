@@ -714,6 +714,7 @@ int main(int argc, char **argv)
 	const char *no_marker = "skipped in --quick mode";
 	struct tk_appevent_session *ae;
 	uint64_t ae_lost, ae_pages;
+	char ae_clock[32];
 
 	if (quick) {
 		n = 200000;
@@ -810,6 +811,8 @@ int main(int argc, char **argv)
 
 	tk_appevent_session_stop(ae);
 	ae_totals(ae, &ae_lost, &ae_pages);
+	/* The session's clock name lives in the session: kept before it goes. */
+	snprintf(ae_clock, sizeof(ae_clock), "%s", tk_appevent_session_clock(ae));
 	tk_appevent_disconnect();
 	tk_appevent_session_free(ae);
 	for (int c = 0; c < NCASE; c++) {
@@ -821,7 +824,7 @@ int main(int argc, char **argv)
 	print_case("ae-2t-scale", ae_scale, rounds, "x 1t    ");
 	printf("ae          clock %s, overwrite mode, recorder draining: %" PRIu64
 	       " pages drained, %" PRIu64 " events overwritten\n",
-	       tk_appevent_session_clock(ae), ae_pages, ae_lost);
+	       ae_clock, ae_pages, ae_lost);
 	if (marker)
 		print_case("marker/ae", ae_mk, rounds, "x       ");
 	else

@@ -32,6 +32,7 @@
 #include <tracekit/analyze.h>
 #include <tracekit/outbuf.h>
 
+#include "analyze-util.h"
 #include "feed.h"
 #include "internal/error.h"
 
@@ -246,22 +247,6 @@ static int on_rec(void *ctx, const struct tk_feed_rec *r)
 	return 0;
 }
 
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		tk_outbuf_write(out, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
-
 static void print(struct bal *b, struct tk_outbuf *out)
 {
 	bool json = b->o->flags & TK_BALANCE_JSON;
@@ -269,18 +254,18 @@ static void print(struct bal *b, struct tk_outbuf *out)
 	size_t worst_at = 0;
 
 	if (json)
-		out_printf(out,
-			   "{\n  \"interval_ns\": %" PRIu64 ", \"cpus\": %" PRIu32
-			   ", \"start_ns\": %" PRIu64 ",\n  \"windows\": [",
-			   b->interval, b->ncpus, b->t0);
+		tk_an_printf(out,
+			     "{\n  \"interval_ns\": %" PRIu64 ", \"cpus\": %" PRIu32
+			     ", \"start_ns\": %" PRIu64 ",\n  \"windows\": [",
+			     b->interval, b->ncpus, b->t0);
 	else {
-		out_printf(out, "\nRun-queue balance: %zu windows of %.3f ms, %" PRIu32 " CPUs\n",
-			   b->nwin, b->interval / 1e6, b->ncpus);
-		out_printf(out, "  (per CPU: average tasks waiting to run / busy %%)\n\n");
-		out_printf(out, "  %14s ", "start s");
+		tk_an_printf(out, "\nRun-queue balance: %zu windows of %.3f ms, %" PRIu32 " CPUs\n",
+			     b->nwin, b->interval / 1e6, b->ncpus);
+		tk_an_printf(out, "  (per CPU: average tasks waiting to run / busy %%)\n\n");
+		tk_an_printf(out, "  %14s ", "start s");
 		for (uint32_t c = 0; c < b->ncpus; c++)
-			out_printf(out, "  %5s%-6" PRIu32 "      ", "cpu", c);
-		out_printf(out, "  imbalance\n");
+			tk_an_printf(out, "  %5s%-6" PRIu32 "      ", "cpu", c);
+		tk_an_printf(out, "  imbalance\n");
 	}
 	for (size_t i = 0; i < b->nwin; i++) {
 		uint64_t ws = b->t0 + i * b->interval, we = ws + b->interval;
@@ -289,11 +274,11 @@ static void print(struct bal *b, struct tk_outbuf *out)
 		if (len <= 0)
 			len = 1;
 		if (json)
-			out_printf(out, "%s\n    {\"start_ns\": %" PRIu64 ", \"cpus\": [",
-				   i ? "," : "", ws);
+			tk_an_printf(out, "%s\n    {\"start_ns\": %" PRIu64 ", \"cpus\": [",
+				     i ? "," : "", ws);
 		else
-			out_printf(out, "  %7" PRIu64 ".%06" PRIu64 " ", ws / 1000000000u,
-				   ws / 1000u % 1000000u);
+			tk_an_printf(out, "  %7" PRIu64 ".%06" PRIu64 " ", ws / 1000000000u,
+				     ws / 1000u % 1000000u);
 		for (uint32_t c = 0; c < b->ncpus; c++) {
 			const struct win *w = &b->w[i * b->stride + c];
 			double q = w->q / len, busy = 100.0 * (double)w->busy / len;
@@ -303,10 +288,10 @@ static void print(struct bal *b, struct tk_outbuf *out)
 			if (c == 0 || q > qmax)
 				qmax = q;
 			if (json)
-				out_printf(out, "%s{\"rq\": %.3f, \"busy_pct\": %.1f}",
-					   c ? ", " : "", q, busy);
+				tk_an_printf(out, "%s{\"rq\": %.3f, \"busy_pct\": %.1f}",
+					     c ? ", " : "", q, busy);
 			else
-				out_printf(out, "  %7.2f /%5.1f%% ", q, busy);
+				tk_an_printf(out, "  %7.2f /%5.1f%% ", q, busy);
 		}
 		sum_imb += qmax - qmin;
 		if (qmax - qmin > worst) {
@@ -314,23 +299,23 @@ static void print(struct bal *b, struct tk_outbuf *out)
 			worst_at = i;
 		}
 		if (json)
-			out_printf(out, "], \"imbalance\": %.3f}", qmax - qmin);
+			tk_an_printf(out, "], \"imbalance\": %.3f}", qmax - qmin);
 		else
-			out_printf(out, "  %9.2f\n", qmax - qmin);
+			tk_an_printf(out, "  %9.2f\n", qmax - qmin);
 	}
 	if (json) {
-		out_printf(out, "\n  ],\n  \"mean_imbalance\": %.3f, \"worst_window\": %zu\n}\n",
-			   b->nwin ? sum_imb / (double)b->nwin : 0.0, worst_at);
+		tk_an_printf(out, "\n  ],\n  \"mean_imbalance\": %.3f, \"worst_window\": %zu\n}\n",
+			     b->nwin ? sum_imb / (double)b->nwin : 0.0, worst_at);
 		return;
 	}
 	if (b->nwin) {
 		uint64_t ws = b->t0 + worst_at * b->interval;
 
-		out_printf(out,
-			   "\n  mean imbalance %.2f tasks; worst %.2f in the window at %" PRIu64
-			   ".%06" PRIu64 " s\n",
-			   sum_imb / (double)b->nwin, worst, ws / 1000000000u,
-			   ws / 1000u % 1000000u);
+		tk_an_printf(out,
+			     "\n  mean imbalance %.2f tasks; worst %.2f in the window at %" PRIu64
+			     ".%06" PRIu64 " s\n",
+			     sum_imb / (double)b->nwin, worst, ws / 1000000000u,
+			     ws / 1000u % 1000000u);
 	}
 }
 

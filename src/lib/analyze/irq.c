@@ -27,6 +27,7 @@
 #include <tracekit/analyze.h>
 #include <tracekit/outbuf.h>
 
+#include "analyze-util.h"
 #include "feed.h"
 #include "internal/error.h"
 
@@ -168,40 +169,6 @@ static int on_rec(void *ctx, const struct tk_feed_rec *r)
 	return 0;
 }
 
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		tk_outbuf_write(out, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
-
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t pct(const uint64_t *v, size_t n, double p)
-{
-	size_t rank = (size_t)((p / 100.0) * (double)n + 0.999999999);
-
-	if (rank < 1)
-		rank = 1;
-	if (rank > n)
-		rank = n;
-	return v[rank - 1];
-}
-
 static int vec_cmp(const void *a, const void *b)
 {
 	const struct vec *x = a, *y = b;
@@ -234,7 +201,7 @@ static void print(struct irqs *s, struct tk_outbuf *out, const struct tk_feed_st
 
 	qsort(s->v, s->nv, sizeof(*s->v), vec_cmp);
 	if (json)
-		out_printf(out, "{\n  \"vectors\": [");
+		tk_an_printf(out, "{\n  \"vectors\": [");
 	for (int k = 0; k < K_N; k++) {
 		bool head = false;
 
@@ -246,64 +213,68 @@ static void print(struct irqs *s, struct tk_outbuf *out, const struct tk_feed_st
 				continue;
 			vec_name(v, name, sizeof(name));
 			if (v->nd)
-				qsort(v->d, v->nd, sizeof(*v->d), u64_cmp);
+				qsort(v->d, v->nd, sizeof(*v->d), tk_an_u64_cmp);
 			if (json) {
-				out_printf(out,
-					   "%s\n    {\"kind\": \"%s\", \"vector\": %" PRId64
-					   ", \"name\": \"%s\", \"count\": %" PRIu64
-					   ", \"total_ns\": %" PRIu64 ", \"avg_ns\": %" PRIu64
-					   ", \"min_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64,
-					   first ? "" : ",", keys[k], v->nr, name, v->count,
-					   v->total, v->total / v->count, v->min, v->max);
+				tk_an_printf(out,
+					     "%s\n    {\"kind\": \"%s\", \"vector\": %" PRId64
+					     ", \"name\": \"%s\", \"count\": %" PRIu64
+					     ", \"total_ns\": %" PRIu64 ", \"avg_ns\": %" PRIu64
+					     ", \"min_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64,
+					     first ? "" : ",", keys[k], v->nr, name, v->count,
+					     v->total, v->total / v->count, v->min, v->max);
 				first = false;
 				if (v->nd && (f & TK_IRQ_PERCENTILES))
-					out_printf(out,
-						   ", \"percentiles_ns\": {\"p50\": %" PRIu64
-						   ", \"p90\": %" PRIu64 ", \"p99\": %" PRIu64
-						   ", \"p99.9\": %" PRIu64 "}",
-						   pct(v->d, v->nd, 50), pct(v->d, v->nd, 90),
-						   pct(v->d, v->nd, 99), pct(v->d, v->nd, 99.9));
+					tk_an_printf(out,
+						     ", \"percentiles_ns\": {\"p50\": %" PRIu64
+						     ", \"p90\": %" PRIu64 ", \"p99\": %" PRIu64
+						     ", \"p99.9\": %" PRIu64 "}",
+						     tk_an_percentile(v->d, v->nd, 50),
+						     tk_an_percentile(v->d, v->nd, 90),
+						     tk_an_percentile(v->d, v->nd, 99),
+						     tk_an_percentile(v->d, v->nd, 99.9));
 				if (v->nd && (f & TK_IRQ_HIST)) {
 					uint64_t hist[65] = {0};
 					bool any = false;
 
 					for (size_t j = 0; j < v->nd; j++)
 						hist[v->d[j] ? 64 - __builtin_clzll(v->d[j]) : 0]++;
-					out_printf(out, ", \"log2_hist\": [");
+					tk_an_printf(out, ", \"log2_hist\": [");
 					for (int b = 0; b < 65; b++) {
 						if (!hist[b])
 							continue;
-						out_printf(out,
-							   "%s{\"lo_ns\": %" PRIu64
-							   ", \"count\": %" PRIu64 "}",
-							   any ? ", " : "",
-							   b ? (uint64_t)1 << (b - 1) : 0, hist[b]);
+						tk_an_printf(out,
+							     "%s{\"lo_ns\": %" PRIu64
+							     ", \"count\": %" PRIu64 "}",
+							     any ? ", " : "",
+							     b ? (uint64_t)1 << (b - 1) : 0,
+							     hist[b]);
 						any = true;
 					}
-					out_printf(out, "]");
+					tk_an_printf(out, "]");
 				}
-				out_printf(out, "}");
+				tk_an_printf(out, "}");
 				continue;
 			}
 			if (!head) {
-				out_printf(out, "\n%s\n", titles[k]);
-				out_printf(out, "  %-10s %10s %12s %10s %10s %10s", "vector",
-					   "count", "total ms", "avg us", "min us", "max us");
+				tk_an_printf(out, "\n%s\n", titles[k]);
+				tk_an_printf(out, "  %-10s %10s %12s %10s %10s %10s", "vector",
+					     "count", "total ms", "avg us", "min us", "max us");
 				if (f & TK_IRQ_PERCENTILES)
-					out_printf(out, " %10s %10s %10s %10s", "p50 us", "p90 us",
-						   "p99 us", "p99.9 us");
-				out_printf(out, "\n");
+					tk_an_printf(out, " %10s %10s %10s %10s", "p50 us",
+						     "p90 us", "p99 us", "p99.9 us");
+				tk_an_printf(out, "\n");
 				head = true;
 			}
-			out_printf(out, "  %-10s %10" PRIu64 " %12.3f %10.3f %10.3f %10.3f", name,
-				   v->count, v->total / 1e6, (double)v->total / v->count / 1e3,
-				   v->min / 1e3, v->max / 1e3);
+			tk_an_printf(out, "  %-10s %10" PRIu64 " %12.3f %10.3f %10.3f %10.3f", name,
+				     v->count, v->total / 1e6, (double)v->total / v->count / 1e3,
+				     v->min / 1e3, v->max / 1e3);
 			if ((f & TK_IRQ_PERCENTILES) && v->nd)
-				out_printf(out, " %10.3f %10.3f %10.3f %10.3f",
-					   pct(v->d, v->nd, 50) / 1e3, pct(v->d, v->nd, 90) / 1e3,
-					   pct(v->d, v->nd, 99) / 1e3,
-					   pct(v->d, v->nd, 99.9) / 1e3);
-			out_printf(out, "\n");
+				tk_an_printf(out, " %10.3f %10.3f %10.3f %10.3f",
+					     tk_an_percentile(v->d, v->nd, 50) / 1e3,
+					     tk_an_percentile(v->d, v->nd, 90) / 1e3,
+					     tk_an_percentile(v->d, v->nd, 99) / 1e3,
+					     tk_an_percentile(v->d, v->nd, 99.9) / 1e3);
+			tk_an_printf(out, "\n");
 			if ((f & TK_IRQ_HIST) && v->nd) {
 				uint64_t hist[65] = {0}, most = 0;
 
@@ -321,28 +292,28 @@ static void print(struct irqs *s, struct tk_outbuf *out, const struct tk_feed_st
 					memset(bar, '#', (size_t)w);
 					bar[w] = 0;
 					if (b == 0)
-						out_printf(out,
-							   "%14s   %-10s ns %9" PRIu64 " |%s\n",
-							   "0", "", hist[b], bar);
+						tk_an_printf(out,
+							     "%14s   %-10s ns %9" PRIu64 " |%s\n",
+							     "0", "", hist[b], bar);
 					else
-						out_printf(out,
-							   "%14" PRIu64 " - %-10" PRIu64
-							   " ns %9" PRIu64 " |%s\n",
-							   (uint64_t)1 << (b - 1),
-							   ((uint64_t)1 << b) - 1, hist[b], bar);
+						tk_an_printf(out,
+							     "%14" PRIu64 " - %-10" PRIu64
+							     " ns %9" PRIu64 " |%s\n",
+							     (uint64_t)1 << (b - 1),
+							     ((uint64_t)1 << b) - 1, hist[b], bar);
 				}
 			}
 		}
 	}
 	if (json) {
-		out_printf(out, "\n  ],\n  \"lost_events\": %" PRIu64 "\n}\n", st->nr_lost);
+		tk_an_printf(out, "\n  ],\n  \"lost_events\": %" PRIu64 "\n}\n", st->nr_lost);
 		return;
 	}
 	if (!s->nv)
-		out_printf(out, "no interrupt ran from entry to exit in the trace\n");
+		tk_an_printf(out, "no interrupt ran from entry to exit in the trace\n");
 	if (st->nr_lost)
-		out_printf(out, "\n  INFO: %" PRIu64 " events lost: some runs are missing\n",
-			   st->nr_lost);
+		tk_an_printf(out, "\n  INFO: %" PRIu64 " events lost: some runs are missing\n",
+			     st->nr_lost);
 }
 
 int tk_irq_run(const char *path, const struct tk_irq_opts *opts)

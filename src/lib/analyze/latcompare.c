@@ -21,6 +21,7 @@
 #include <tracekit/analyze.h>
 #include <tracekit/outbuf.h>
 
+#include "analyze-util.h"
 #include "sched-internal.h"
 #include "internal/error.h"
 
@@ -50,22 +51,6 @@ int lat_rows_add(struct tk_lat_rows *rows, const char *comm, int32_t tid, uint32
 	return 0;
 }
 
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		tk_outbuf_write(out, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
-
 static void json_str(struct tk_outbuf *out, const char *s)
 {
 	tk_outbuf_write(out, "\"", 1);
@@ -73,9 +58,9 @@ static void json_str(struct tk_outbuf *out, const char *s)
 		unsigned char c = (unsigned char)*s;
 
 		if (c == '"' || c == '\\')
-			out_printf(out, "\\%c", c);
+			tk_an_printf(out, "\\%c", c);
 		else if (c < 0x20)
-			out_printf(out, "\\u%04x", c);
+			tk_an_printf(out, "\\u%04x", c);
 		else
 			tk_outbuf_write(out, s, 1);
 	}
@@ -109,27 +94,27 @@ static void line(struct tk_outbuf *out, const struct tk_lat_row *a, const struct
 
 	change(ch, sizeof(ch), a, b);
 	if (json) {
-		out_printf(out, "%s\n    {\"comm\": ", first ? "" : ",");
+		tk_an_printf(out, "%s\n    {\"comm\": ", first ? "" : ",");
 		json_str(out, r->comm);
 		if (r->tid >= 0)
-			out_printf(out, ", \"tid\": %" PRId32, r->tid);
-		out_printf(out,
-			   ", \"switches\": [%" PRIu64 ", %" PRIu64 "], \"avg_delay_ns\": [%" PRIu64
-			   ", %" PRIu64 "], \"max_delay_ns\": [%" PRIu64 ", %" PRIu64
-			   "], \"runtime_ns\": [%" PRIu64 ", %" PRIu64 "], \"change\": \"%s\"}",
-			   a ? a->switches : 0, b ? b->switches : 0, a ? a->avg : 0, b ? b->avg : 0,
-			   a ? a->max : 0, b ? b->max : 0, a ? a->runtime : 0, b ? b->runtime : 0,
-			   ch);
+			tk_an_printf(out, ", \"tid\": %" PRId32, r->tid);
+		tk_an_printf(
+			out,
+			", \"switches\": [%" PRIu64 ", %" PRIu64 "], \"avg_delay_ns\": [%" PRIu64
+			", %" PRIu64 "], \"max_delay_ns\": [%" PRIu64 ", %" PRIu64
+			"], \"runtime_ns\": [%" PRIu64 ", %" PRIu64 "], \"change\": \"%s\"}",
+			a ? a->switches : 0, b ? b->switches : 0, a ? a->avg : 0, b ? b->avg : 0,
+			a ? a->max : 0, b ? b->max : 0, a ? a->runtime : 0, b ? b->runtime : 0, ch);
 		return;
 	}
 	if (r->tid < 0)
 		len = snprintf(name, sizeof(name), "  %s:(%" PRIu32 ") ", r->comm, r->merged);
 	else
 		len = snprintf(name, sizeof(name), "  %s:%" PRId32 " ", r->comm, r->tid);
-	out_printf(out, "%s%*s", name, len < 24 ? 24 - len : 0, "");
-	out_printf(out, "|%9" PRIu64 " |%9" PRIu64 " |%10.3f |%10.3f |%10.3f |%10.3f | %9s\n",
-		   a ? a->switches : 0, b ? b->switches : 0, a ? a->avg / 1e6 : 0.0,
-		   b ? b->avg / 1e6 : 0.0, a ? a->max / 1e6 : 0.0, b ? b->max / 1e6 : 0.0, ch);
+	tk_an_printf(out, "%s%*s", name, len < 24 ? 24 - len : 0, "");
+	tk_an_printf(out, "|%9" PRIu64 " |%9" PRIu64 " |%10.3f |%10.3f |%10.3f |%10.3f | %9s\n",
+		     a ? a->switches : 0, b ? b->switches : 0, a ? a->avg / 1e6 : 0.0,
+		     b ? b->avg / 1e6 : 0.0, a ? a->max / 1e6 : 0.0, b ? b->max / 1e6 : 0.0, ch);
 }
 
 int tk_sched_latency_compare_run(const char *a, const char *b, const struct tk_sched_opts *opts)
@@ -155,19 +140,19 @@ int tk_sched_latency_compare_run(const char *a, const char *b, const struct tk_s
 		goto out;
 	}
 	if (json) {
-		out_printf(&out, "{\n  \"a\": ");
+		tk_an_printf(&out, "{\n  \"a\": ");
 		json_str(&out, a);
-		out_printf(&out, ",\n  \"b\": ");
+		tk_an_printf(&out, ",\n  \"b\": ");
 		json_str(&out, b);
-		out_printf(&out, ",\n  \"tasks\": [");
+		tk_an_printf(&out, ",\n  \"tasks\": [");
 	} else {
-		out_printf(&out, "\n A: %s\n B: %s\n\n", a, b);
-		out_printf(&out,
-			   "  Task                  | Switch A | Switch B | Avg ms A  | Avg ms B "
-			   " | Max ms A  | Max ms B  | avg change\n");
-		out_printf(&out,
-			   " -------------------------------------------------------------------"
-			   "-----------------------------------------\n");
+		tk_an_printf(&out, "\n A: %s\n B: %s\n\n", a, b);
+		tk_an_printf(&out,
+			     "  Task                  | Switch A | Switch B | Avg ms A  | Avg ms B "
+			     " | Max ms A  | Max ms B  | avg change\n");
+		tk_an_printf(&out,
+			     " -------------------------------------------------------------------"
+			     "-----------------------------------------\n");
 	}
 	for (size_t i = 0; i < ra.n; i++) {
 		const struct tk_lat_row *m = NULL;
@@ -188,7 +173,7 @@ int tk_sched_latency_compare_run(const char *a, const char *b, const struct tk_s
 		line(&out, NULL, &rb.v[j], json, first);
 		first = false;
 	}
-	out_printf(&out, json ? "\n  ]\n}\n" : "\n");
+	tk_an_printf(&out, json ? "\n  ]\n}\n" : "\n");
 	fr = tk_outbuf_flush(&out);
 	if (fr)
 		ret = tk_fail(-fr, "write: %s", strerror(-fr));

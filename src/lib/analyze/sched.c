@@ -48,6 +48,7 @@
 #include <tracekit/analyze.h>
 #include <tracekit/outbuf.h>
 
+#include "analyze-util.h"
 #include "feed.h"
 #include "sched-internal.h"
 #include "internal/error.h"
@@ -321,8 +322,6 @@ static int on_migrate(struct sched *s, const struct tk_feed_rec *r)
 	return 0;
 }
 
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 static void usec_str(char *buf, size_t len, uint64_t ts);
 
 /*
@@ -370,14 +369,14 @@ static int map_switch(struct sched *s, const struct tk_feed_rec *r)
 	for (int i = 0; i < cpus_nr && i < MAX_CPUS; i++) {
 		tk_outbuf_write(s->out, i == cpu ? "*" : " ", 1);
 		if (s->curr[i])
-			out_printf(s->out, "%2s ", s->curr[i]->shortname);
+			tk_an_printf(s->out, "%2s ", s->curr[i]->shortname);
 		else
 			tk_outbuf_write(s->out, "   ", 3);
 	}
 	usec_str(ts, sizeof(ts), r->time);
-	out_printf(s->out, "  %12s secs ", ts);
+	tk_an_printf(s->out, "  %12s secs ", ts);
 	if (fresh || in->comm_changed) {
-		out_printf(s->out, "%s => %s:%" PRId32, in->shortname, in->comm, in->tid);
+		tk_an_printf(s->out, "%s => %s:%" PRId32, in->shortname, in->comm, in->tid);
 		in->comm_changed = false;
 	}
 	tk_outbuf_write(s->out, "\n", 1);
@@ -578,27 +577,9 @@ static void sort_by_name(struct task **v, struct task **tmp, size_t n)
 	memcpy(v, tmp, n * sizeof(*v));
 }
 
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		tk_outbuf_write(out, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
-
 static void usec_str(char *buf, size_t len, uint64_t ts)
 {
 	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, ts / 1000000000u, ts / 1000u % 1000000u);
-}
-
-static int u64_cmp(const void *a, const void *b)
-{
-	return cmp_u64(*(const uint64_t *)a, *(const uint64_t *)b);
 }
 
 /* The delays of a merged line, sorted; NULL when none. */
@@ -620,29 +601,11 @@ static uint64_t *line_delays(struct task *t, size_t *n)
 			memcpy(v + k, m->delays, m->ndelays * sizeof(*v));
 		k += m->ndelays;
 	}
-	qsort(v, total, sizeof(*v), u64_cmp);
+	qsort(v, total, sizeof(*v), tk_an_u64_cmp);
 	return v;
 }
 
 /* Nearest-rank percentile: the smallest delay with at least p% at or below it. */
-static uint64_t pct(const uint64_t *v, size_t n, double p)
-{
-	size_t rank = (size_t)((p / 100.0) * (double)n + 0.999999999);
-
-	if (rank < 1)
-		rank = 1;
-	if (rank > n)
-		rank = n;
-	return v[rank - 1];
-}
-
-static void hist_of(const uint64_t *v, size_t n, uint64_t hist[65])
-{
-	memset(hist, 0, 65 * sizeof(hist[0]));
-	for (size_t i = 0; i < n; i++)
-		hist[v[i] ? 64 - __builtin_clzll(v[i]) : 0]++;
-}
-
 static void print_extra_text(struct tk_outbuf *out, struct task *t, unsigned int flags)
 {
 	size_t n;
@@ -651,16 +614,17 @@ static void print_extra_text(struct tk_outbuf *out, struct task *t, unsigned int
 	if (!v)
 		return;
 	if (flags & TK_SCHED_PERCENTILES) {
-		out_printf(
+		tk_an_printf(
 			out,
 			"%26s delay ms: p50 %.3f | p90 %.3f | p99 %.3f | p99.9 %.3f | max %.3f\n",
-			"", pct(v, n, 50) / 1e6, pct(v, n, 90) / 1e6, pct(v, n, 99) / 1e6,
-			pct(v, n, 99.9) / 1e6, v[n - 1] / 1e6);
+			"", tk_an_percentile(v, n, 50) / 1e6, tk_an_percentile(v, n, 90) / 1e6,
+			tk_an_percentile(v, n, 99) / 1e6, tk_an_percentile(v, n, 99.9) / 1e6,
+			v[n - 1] / 1e6);
 	}
 	if (flags & TK_SCHED_HIST) {
 		uint64_t hist[65], most = 0;
 
-		hist_of(v, n, hist);
+		tk_an_log2_hist(v, n, hist);
 		for (int b = 0; b < 65; b++)
 			most = hist[b] > most ? hist[b] : most;
 		for (int b = 0; b < 65; b++) {
@@ -673,14 +637,14 @@ static void print_extra_text(struct tk_outbuf *out, struct task *t, unsigned int
 			memset(bar, '#', (size_t)w);
 			bar[w] = 0;
 			if (b == 0)
-				out_printf(out, "%26s %10s   %-10s ns %9" PRIu64 " |%s\n", "", "0",
-					   "", hist[b], bar);
+				tk_an_printf(out, "%26s %10s   %-10s ns %9" PRIu64 " |%s\n", "",
+					     "0", "", hist[b], bar);
 			else
-				out_printf(out,
-					   "%26s %10" PRIu64 " - %-10" PRIu64 " ns %9" PRIu64
-					   " |%s\n",
-					   "", (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1,
-					   hist[b], bar);
+				tk_an_printf(out,
+					     "%26s %10" PRIu64 " - %-10" PRIu64 " ns %9" PRIu64
+					     " |%s\n",
+					     "", (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1,
+					     hist[b], bar);
 		}
 	}
 	free(v);
@@ -693,9 +657,9 @@ static void json_str(struct tk_outbuf *out, const char *s)
 		unsigned char c = (unsigned char)*s;
 
 		if (c == '"' || c == '\\')
-			out_printf(out, "\\%c", c);
+			tk_an_printf(out, "\\%c", c);
 		else if (c < 0x20)
-			out_printf(out, "\\u%04x", c);
+			tk_an_printf(out, "\\u%04x", c);
 		else
 			tk_outbuf_write(out, s, 1);
 	}
@@ -704,48 +668,49 @@ static void json_str(struct tk_outbuf *out, const char *s)
 
 static void print_json_task(struct tk_outbuf *out, struct task *t, bool first, unsigned int flags)
 {
-	out_printf(out, "%s\n    {\"comm\": ", first ? "" : ",");
+	tk_an_printf(out, "%s\n    {\"comm\": ", first ? "" : ",");
 	json_str(out, t->comm);
 	if (t->num_merged > 1)
-		out_printf(out, ", \"threads\": %" PRIu32, t->num_merged);
+		tk_an_printf(out, ", \"threads\": %" PRIu32, t->num_merged);
 	else
-		out_printf(out, ", \"tid\": %" PRId32, t->tid);
-	out_printf(out,
-		   ", \"runtime_ns\": %" PRIu64 ", \"switches\": %" PRIu64
-		   ", \"avg_delay_ns\": %" PRIu64 ", \"max_delay_ns\": %" PRIu64
-		   ", \"max_delay_start_ns\": %" PRIu64 ", \"max_delay_end_ns\": %" PRIu64,
-		   t->total_runtime, t->nb_atoms, t->total_lat / t->nb_atoms, t->max_lat,
-		   t->max_start, t->max_end);
+		tk_an_printf(out, ", \"tid\": %" PRId32, t->tid);
+	tk_an_printf(out,
+		     ", \"runtime_ns\": %" PRIu64 ", \"switches\": %" PRIu64
+		     ", \"avg_delay_ns\": %" PRIu64 ", \"max_delay_ns\": %" PRIu64
+		     ", \"max_delay_start_ns\": %" PRIu64 ", \"max_delay_end_ns\": %" PRIu64,
+		     t->total_runtime, t->nb_atoms, t->total_lat / t->nb_atoms, t->max_lat,
+		     t->max_start, t->max_end);
 	if (flags & (TK_SCHED_PERCENTILES | TK_SCHED_HIST)) {
 		size_t n;
 		uint64_t *v = line_delays(t, &n);
 
 		if (v && (flags & TK_SCHED_PERCENTILES))
-			out_printf(out,
-				   ", \"delay_percentiles_ns\": {\"p50\": %" PRIu64
-				   ", \"p90\": %" PRIu64 ", \"p99\": %" PRIu64
-				   ", \"p99.9\": %" PRIu64 ", \"max\": %" PRIu64 "}",
-				   pct(v, n, 50), pct(v, n, 90), pct(v, n, 99), pct(v, n, 99.9),
-				   v[n - 1]);
+			tk_an_printf(out,
+				     ", \"delay_percentiles_ns\": {\"p50\": %" PRIu64
+				     ", \"p90\": %" PRIu64 ", \"p99\": %" PRIu64
+				     ", \"p99.9\": %" PRIu64 ", \"max\": %" PRIu64 "}",
+				     tk_an_percentile(v, n, 50), tk_an_percentile(v, n, 90),
+				     tk_an_percentile(v, n, 99), tk_an_percentile(v, n, 99.9),
+				     v[n - 1]);
 		if (v && (flags & TK_SCHED_HIST)) {
 			uint64_t hist[65];
 			bool any = false;
 
-			hist_of(v, n, hist);
-			out_printf(out, ", \"delay_log2_hist\": [");
+			tk_an_log2_hist(v, n, hist);
+			tk_an_printf(out, ", \"delay_log2_hist\": [");
 			for (int b = 0; b < 65; b++) {
 				if (!hist[b])
 					continue;
-				out_printf(
+				tk_an_printf(
 					out, "%s{\"lo_ns\": %" PRIu64 ", \"count\": %" PRIu64 "}",
 					any ? ", " : "", b ? (uint64_t)1 << (b - 1) : 0, hist[b]);
 				any = true;
 			}
-			out_printf(out, "]");
+			tk_an_printf(out, "]");
 		}
 		free(v);
 	}
-	out_printf(out, "}");
+	tk_an_printf(out, "}");
 }
 
 static int print_table(struct sched *s, const struct tk_feed_stats *st, struct tk_outbuf *out)
@@ -813,20 +778,20 @@ static int print_table(struct sched *s, const struct tk_feed_stats *st, struct t
 	if (s->rows) {
 		/* Only the lines, in the table's order (tk_sched_latency_rows()). */
 	} else if (json) {
-		out_printf(out, "{\n  \"tasks\": [");
+		tk_an_printf(out, "{\n  \"tasks\": [");
 	} else {
-		out_printf(out,
-			   "\n ---------------------------------------------------------------"
-			   "--------------------------------------------------------------------"
-			   "--------\n");
-		out_printf(out,
-			   "  Task                  |   Runtime ms  | Switches | Avg delay ms    "
-			   "| Max delay ms    | Max delay start           | Max delay end      "
-			   "    |\n");
-		out_printf(out,
-			   " ---------------------------------------------------------------"
-			   "--------------------------------------------------------------------"
-			   "--------\n");
+		tk_an_printf(out,
+			     "\n ---------------------------------------------------------------"
+			     "--------------------------------------------------------------------"
+			     "--------\n");
+		tk_an_printf(out,
+			     "  Task                  |   Runtime ms  | Switches | Avg delay ms    "
+			     "| Max delay ms    | Max delay start           | Max delay end      "
+			     "    |\n");
+		tk_an_printf(out,
+			     " ---------------------------------------------------------------"
+			     "--------------------------------------------------------------------"
+			     "--------\n");
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct task *t = v[i];
@@ -855,56 +820,57 @@ static int print_table(struct sched *s, const struct tk_feed_stats *st, struct t
 				       t->num_merged);
 		else
 			len = snprintf(name, sizeof(name), "  %s:%" PRId32 " ", t->comm, t->tid);
-		out_printf(out, "%s%*s", name, len < 24 ? 24 - len : 0, "");
+		tk_an_printf(out, "%s%*s", name, len < 24 ? 24 - len : 0, "");
 		usec_str(st1, sizeof(st1), t->max_start);
 		usec_str(st2, sizeof(st2), t->max_end);
-		out_printf(out,
-			   "|%11.3f ms |%9" PRIu64 " | avg:%8.3f ms | max:%8.3f ms | max start: "
-			   "%12s s | max end: %12s s\n",
-			   (double)t->total_runtime / 1e6, t->nb_atoms,
-			   (double)(t->total_lat / t->nb_atoms) / 1e6, (double)t->max_lat / 1e6,
-			   st1, st2);
+		tk_an_printf(out,
+			     "|%11.3f ms |%9" PRIu64 " | avg:%8.3f ms | max:%8.3f ms | max start: "
+			     "%12s s | max end: %12s s\n",
+			     (double)t->total_runtime / 1e6, t->nb_atoms,
+			     (double)(t->total_lat / t->nb_atoms) / 1e6, (double)t->max_lat / 1e6,
+			     st1, st2);
 		if (o->flags & (TK_SCHED_PERCENTILES | TK_SCHED_HIST))
 			print_extra_text(out, t, o->flags);
 	}
 	if (s->rows)
 		goto out;
 	if (json) {
-		out_printf(out,
-			   "\n  ],\n  \"total\": {\"runtime_ns\": %" PRIu64
-			   ", \"switches\": %" PRIu64 "},\n  \"unordered_timestamps\": %" PRIu64
-			   ", \"timestamps\": %" PRIu64 ", \"lost_events\": %" PRIu64
-			   ", \"context_switch_bugs\": %" PRIu64 "\n}\n",
-			   all_runtime, all_count, s->nr_unordered, s->nr_timestamps, st->nr_lost,
-			   s->nr_switch_bugs);
+		tk_an_printf(out,
+			     "\n  ],\n  \"total\": {\"runtime_ns\": %" PRIu64
+			     ", \"switches\": %" PRIu64 "},\n  \"unordered_timestamps\": %" PRIu64
+			     ", \"timestamps\": %" PRIu64 ", \"lost_events\": %" PRIu64
+			     ", \"context_switch_bugs\": %" PRIu64 "\n}\n",
+			     all_runtime, all_count, s->nr_unordered, s->nr_timestamps, st->nr_lost,
+			     s->nr_switch_bugs);
 		goto out;
 	}
-	out_printf(out, " -----------------------------------------------------------------------"
-			"------------------------------------------\n");
-	out_printf(out, "  TOTAL:                |%11.3f ms |%9" PRIu64 " |\n",
-		   (double)all_runtime / 1e6, all_count);
-	out_printf(out, " ---------------------------------------------------\n");
+	tk_an_printf(out, " -----------------------------------------------------------------------"
+			  "------------------------------------------\n");
+	tk_an_printf(out, "  TOTAL:                |%11.3f ms |%9" PRIu64 " |\n",
+		     (double)all_runtime / 1e6, all_count);
+	tk_an_printf(out, " ---------------------------------------------------\n");
 	if (s->nr_unordered && s->nr_timestamps)
-		out_printf(out,
-			   "  INFO: %.3f%% unordered timestamps (%" PRIu64 " out of %" PRIu64 ")\n",
-			   (double)s->nr_unordered / (double)s->nr_timestamps * 100.0,
-			   s->nr_unordered, s->nr_timestamps);
+		tk_an_printf(out,
+			     "  INFO: %.3f%% unordered timestamps (%" PRIu64 " out of %" PRIu64
+			     ")\n",
+			     (double)s->nr_unordered / (double)s->nr_timestamps * 100.0,
+			     s->nr_unordered, s->nr_timestamps);
 	if (st->nr_lost && st->nr_records)
-		out_printf(out,
-			   "  INFO: %.3f%% lost events (%" PRIu64 " out of %" PRIu64 ", in %" PRIu64
-			   " chunks)\n",
-			   (double)st->nr_lost / (double)st->nr_records * 100.0, st->nr_lost,
-			   st->nr_records, st->nr_lost_chunks);
+		tk_an_printf(out,
+			     "  INFO: %.3f%% lost events (%" PRIu64 " out of %" PRIu64
+			     ", in %" PRIu64 " chunks)\n",
+			     (double)st->nr_lost / (double)st->nr_records * 100.0, st->nr_lost,
+			     st->nr_records, st->nr_lost_chunks);
 	if (s->nr_switch_bugs && s->nr_timestamps) {
-		out_printf(out,
-			   "  INFO: %.3f%% context switch bugs (%" PRIu64 " out of %" PRIu64 ")",
-			   (double)s->nr_switch_bugs / (double)s->nr_timestamps * 100.0,
-			   s->nr_switch_bugs, s->nr_timestamps);
+		tk_an_printf(out,
+			     "  INFO: %.3f%% context switch bugs (%" PRIu64 " out of %" PRIu64 ")",
+			     (double)s->nr_switch_bugs / (double)s->nr_timestamps * 100.0,
+			     s->nr_switch_bugs, s->nr_timestamps);
 		if (st->nr_lost)
-			out_printf(out, " (due to lost events?)");
-		out_printf(out, "\n");
+			tk_an_printf(out, " (due to lost events?)");
+		tk_an_printf(out, "\n");
 	}
-	out_printf(out, "\n");
+	tk_an_printf(out, "\n");
 out:
 	free(v);
 	free(tmp);
@@ -1005,11 +971,11 @@ int tk_sched_map_run(const char *path, const struct tk_sched_opts *opts)
 			      "record' or 'tracekit record -e sched')",
 			      path);
 	if (ret == 0 && st.nr_lost && st.nr_records)
-		out_printf(&out,
-			   "  INFO: %.3f%% lost events (%" PRIu64 " out of %" PRIu64 ", in %" PRIu64
-			   " chunks)\n",
-			   (double)st.nr_lost / (double)st.nr_records * 100.0, st.nr_lost,
-			   st.nr_records, st.nr_lost_chunks);
+		tk_an_printf(&out,
+			     "  INFO: %.3f%% lost events (%" PRIu64 " out of %" PRIu64
+			     ", in %" PRIu64 " chunks)\n",
+			     (double)st.nr_lost / (double)st.nr_records * 100.0, st.nr_lost,
+			     st.nr_records, st.nr_lost_chunks);
 	fr = tk_outbuf_flush(&out);
 	if (!ret && fr)
 		ret = tk_fail(-fr, "write: %s", strerror(-fr));

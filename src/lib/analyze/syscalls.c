@@ -40,6 +40,7 @@
 #include <tracekit/analyze.h>
 #include <tracekit/outbuf.h>
 
+#include "analyze-util.h"
 #include "feed.h"
 #include "syscall-names.h"
 #include "internal/error.h"
@@ -89,60 +90,16 @@ struct sys {
 	bool keep;
 };
 
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		tk_outbuf_write(out, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
-
 /* ---------------------------------------------------------------- threads */
 
 static size_t slot_of(const struct sys *s, int32_t tid)
 {
-	size_t i = ((uint32_t)tid * 2654435761u) & (s->nslots - 1);
-
-	while (s->slot_tid[i] != tid && s->slot_tid[i] != INT32_MIN)
-		i = (i + 1) & (s->nslots - 1);
-	return i;
+	return tk_an_slot_of(s->slot_tid, s->nslots, tid);
 }
 
 static int grow_slots(struct sys *s)
 {
-	size_t n = s->nslots ? s->nslots * 2 : 1024, on = s->nslots;
-	int32_t *t = malloc(n * sizeof(*t)), *ot = s->slot_tid;
-	uint32_t *ix = malloc(n * sizeof(*ix)), *oi = s->slot_idx;
-
-	if (!t || !ix) {
-		free(t);
-		free(ix);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++)
-		t[i] = INT32_MIN;
-	s->slot_tid = t;
-	s->slot_idx = ix;
-	s->nslots = n;
-	for (size_t i = 0; i < on; i++) {
-		if (ot[i] != INT32_MIN) {
-			size_t j = slot_of(s, ot[i]);
-
-			t[j] = ot[i];
-			ix[j] = oi[i];
-		}
-	}
-	free(ot);
-	free(oi);
-	return 0;
+	return tk_an_slots_grow(&s->slot_tid, &s->slot_idx, &s->nslots);
 }
 
 static struct thread *thread_new(struct sys *s, int32_t pid, int32_t tid)
@@ -360,31 +317,6 @@ static double sc_msecs(const struct sc *c)
 	return (double)(uint64_t)c->st.n * (c->st.mean / 1e6);
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t pct(const uint64_t *v, size_t n, double p)
-{
-	size_t rank = (size_t)((p / 100.0) * (double)n + 0.999999999);
-
-	if (rank < 1)
-		rank = 1;
-	if (rank > n)
-		rank = n;
-	return v[rank - 1];
-}
-
-static void log2_hist(const uint64_t *v, size_t n, uint64_t hist[65])
-{
-	memset(hist, 0, 65 * sizeof(hist[0]));
-	for (size_t i = 0; i < n; i++)
-		hist[v[i] ? 64 - __builtin_clzll(v[i]) : 0]++;
-}
-
 static void print_hist_text(struct tk_outbuf *out, const uint64_t hist[65], const char *indent)
 {
 	uint64_t most = 0;
@@ -401,12 +333,12 @@ static void print_hist_text(struct tk_outbuf *out, const uint64_t hist[65], cons
 		memset(bar, '#', (size_t)w);
 		bar[w] = 0;
 		if (b == 0)
-			out_printf(out, "%s%10s   %-10s ns %9" PRIu64 " |%s\n", indent, "0", "",
-				   hist[b], bar);
+			tk_an_printf(out, "%s%10s   %-10s ns %9" PRIu64 " |%s\n", indent, "0", "",
+				     hist[b], bar);
 		else
-			out_printf(out, "%s%10" PRIu64 " - %-10" PRIu64 " ns %9" PRIu64 " |%s\n",
-				   indent, (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1, hist[b],
-				   bar);
+			tk_an_printf(out, "%s%10" PRIu64 " - %-10" PRIu64 " ns %9" PRIu64 " |%s\n",
+				     indent, (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1,
+				     hist[b], bar);
 	}
 }
 
@@ -417,9 +349,9 @@ static void json_str(struct tk_outbuf *out, const char *s)
 		unsigned char c = (unsigned char)*s;
 
 		if (c == '"' || c == '\\')
-			out_printf(out, "\\%c", c);
+			tk_an_printf(out, "\\%c", c);
 		else if (c < 0x20)
-			out_printf(out, "\\u%04x", c);
+			tk_an_printf(out, "\\u%04x", c);
 		else
 			tk_outbuf_write(out, s, 1);
 	}
@@ -464,37 +396,41 @@ static void print_sc_extra(struct tk_outbuf *out, struct sc *c, unsigned int fla
 
 	if (!n)
 		return;
-	qsort(c->durs, n, sizeof(*c->durs), u64_cmp);
-	log2_hist(c->durs, n, hist);
+	qsort(c->durs, n, sizeof(*c->durs), tk_an_u64_cmp);
+	tk_an_log2_hist(c->durs, n, hist);
 	if (json) {
 		bool any = false;
 
 		if (flags & TK_SYSCALLS_PERCENTILES)
-			out_printf(out,
-				   ", \"percentiles_ns\": {\"p50\": %" PRIu64 ", \"p90\": %" PRIu64
-				   ", \"p99\": %" PRIu64 ", \"p99.9\": %" PRIu64
-				   ", \"max\": %" PRIu64 "}",
-				   pct(c->durs, n, 50), pct(c->durs, n, 90), pct(c->durs, n, 99),
-				   pct(c->durs, n, 99.9), c->durs[n - 1]);
+			tk_an_printf(out,
+				     ", \"percentiles_ns\": {\"p50\": %" PRIu64
+				     ", \"p90\": %" PRIu64 ", \"p99\": %" PRIu64
+				     ", \"p99.9\": %" PRIu64 ", \"max\": %" PRIu64 "}",
+				     tk_an_percentile(c->durs, n, 50),
+				     tk_an_percentile(c->durs, n, 90),
+				     tk_an_percentile(c->durs, n, 99),
+				     tk_an_percentile(c->durs, n, 99.9), c->durs[n - 1]);
 		if (flags & TK_SYSCALLS_HIST) {
-			out_printf(out, ", \"log2_hist\": [");
+			tk_an_printf(out, ", \"log2_hist\": [");
 			for (int b = 0; b < 65; b++) {
 				if (!hist[b])
 					continue;
-				out_printf(
+				tk_an_printf(
 					out, "%s{\"lo_ns\": %" PRIu64 ", \"count\": %" PRIu64 "}",
 					any ? ", " : "", b ? (uint64_t)1 << (b - 1) : 0, hist[b]);
 				any = true;
 			}
-			out_printf(out, "]");
+			tk_an_printf(out, "]");
 		}
 		return;
 	}
 	if (flags & TK_SYSCALLS_PERCENTILES)
-		out_printf(out, "%19s ms: p50 %.3f | p90 %.3f | p99 %.3f | p99.9 %.3f | max %.3f\n",
-			   "", pct(c->durs, n, 50) / 1e6, pct(c->durs, n, 90) / 1e6,
-			   pct(c->durs, n, 99) / 1e6, pct(c->durs, n, 99.9) / 1e6,
-			   c->durs[n - 1] / 1e6);
+		tk_an_printf(out,
+			     "%19s ms: p50 %.3f | p90 %.3f | p99 %.3f | p99.9 %.3f | max %.3f\n",
+			     "", tk_an_percentile(c->durs, n, 50) / 1e6,
+			     tk_an_percentile(c->durs, n, 90) / 1e6,
+			     tk_an_percentile(c->durs, n, 99) / 1e6,
+			     tk_an_percentile(c->durs, n, 99.9) / 1e6, c->durs[n - 1] / 1e6);
 	if (flags & TK_SYSCALLS_HIST)
 		print_hist_text(out, hist, "                   ");
 }
@@ -512,9 +448,9 @@ static int print_summary(struct sys *s, struct tk_outbuf *out)
 			v[n++] = s->threads[i];
 	qsort(v, n, sizeof(*v), thread_order);
 	if (json)
-		out_printf(out, "{\n  \"events\": %" PRIu64 ",\n  \"threads\": [", s->nr_events);
+		tk_an_printf(out, "{\n  \"events\": %" PRIu64 ",\n  \"threads\": [", s->nr_events);
 	else
-		out_printf(out, "\n Summary of events:\n\n");
+		tk_an_printf(out, "\n Summary of events:\n\n");
 	for (size_t i = 0; i < n; i++) {
 		struct thread *t = v[i];
 		double ratio = (double)t->nr_events / (double)s->nr_events * 100.0;
@@ -528,23 +464,24 @@ static int print_summary(struct sys *s, struct tk_outbuf *out)
 			order[k] = &t->scs[k];
 		sort_scs(order, order + t->nscs + 1, t->nscs);
 		if (json) {
-			out_printf(out, "%s\n    {\"comm\": ", first ? "" : ",");
+			tk_an_printf(out, "%s\n    {\"comm\": ", first ? "" : ",");
 			json_str(out, t->comm);
-			out_printf(out,
-				   ", \"tid\": %d, \"events\": %" PRIu64
-				   ", \"events_pct\": %.1f, \"syscalls\": [",
-				   t->tid, t->nr_events, ratio);
+			tk_an_printf(out,
+				     ", \"tid\": %d, \"events\": %" PRIu64
+				     ", \"events_pct\": %.1f, \"syscalls\": [",
+				     t->tid, t->nr_events, ratio);
 			first = false;
 		} else {
-			out_printf(out, " %s (%d), %" PRIu64 " events, %.1f%%\n", t->comm, t->tid,
-				   t->nr_events, ratio);
-			out_printf(out,
-				   "\n   syscall            calls  errors  total       min       "
-				   "avg       max       stddev\n");
-			out_printf(out, "                                     (msec)    (msec)    "
-					"(msec)    (msec)        (%%)\n");
-			out_printf(out, "   --------------- --------  ------ -------- --------- "
-					"--------- ---------     ------\n");
+			tk_an_printf(out, " %s (%d), %" PRIu64 " events, %.1f%%\n", t->comm, t->tid,
+				     t->nr_events, ratio);
+			tk_an_printf(out,
+				     "\n   syscall            calls  errors  total       min       "
+				     "avg       max       stddev\n");
+			tk_an_printf(out,
+				     "                                     (msec)    (msec)    "
+				     "(msec)    (msec)        (%%)\n");
+			tk_an_printf(out, "   --------------- --------  ------ -------- --------- "
+					  "--------- ---------     ------\n");
 		}
 		for (size_t k = 0; k < t->nscs; k++) {
 			struct sc *c = order[k];
@@ -552,32 +489,32 @@ static int print_summary(struct sys *s, struct tk_outbuf *out)
 			double min = (double)c->st.min / 1e6, max = (double)c->st.max / 1e6;
 
 			if (json) {
-				out_printf(out, "%s\n      {\"name\": ", k ? "," : "");
+				tk_an_printf(out, "%s\n      {\"name\": ", k ? "," : "");
 				json_str(out, name);
-				out_printf(out,
-					   ", \"id\": %" PRId64 ", \"calls\": %" PRIu64
-					   ", \"errors\": %" PRIu64 ", \"total_ns\": %.0f"
-					   ", \"min_ns\": %" PRIu64 ", \"avg_ns\": %.0f"
-					   ", \"max_ns\": %" PRIu64 ", \"stddev_pct\": %.2f",
-					   c->id, (uint64_t)c->st.n, c->failures,
-					   c->st.n * c->st.mean, c->st.min, c->st.mean, c->st.max,
-					   stddev_pct(&c->st));
+				tk_an_printf(out,
+					     ", \"id\": %" PRId64 ", \"calls\": %" PRIu64
+					     ", \"errors\": %" PRIu64 ", \"total_ns\": %.0f"
+					     ", \"min_ns\": %" PRIu64 ", \"avg_ns\": %.0f"
+					     ", \"max_ns\": %" PRIu64 ", \"stddev_pct\": %.2f",
+					     c->id, (uint64_t)c->st.n, c->failures,
+					     c->st.n * c->st.mean, c->st.min, c->st.mean, c->st.max,
+					     stddev_pct(&c->st));
 				print_sc_extra(out, c, s->flags, true);
-				out_printf(out, "}");
+				tk_an_printf(out, "}");
 				continue;
 			}
-			out_printf(out, "   %-15s", name);
-			out_printf(out, " %8" PRIu64 " %6" PRIu64 " %9.3f %9.3f %9.3f",
-				   (uint64_t)c->st.n, c->failures, sc_msecs(c), min,
-				   c->st.mean / 1e6);
-			out_printf(out, " %9.3f %9.2f%%\n", max, stddev_pct(&c->st));
+			tk_an_printf(out, "   %-15s", name);
+			tk_an_printf(out, " %8" PRIu64 " %6" PRIu64 " %9.3f %9.3f %9.3f",
+				     (uint64_t)c->st.n, c->failures, sc_msecs(c), min,
+				     c->st.mean / 1e6);
+			tk_an_printf(out, " %9.3f %9.2f%%\n", max, stddev_pct(&c->st));
 			print_sc_extra(out, c, s->flags, false);
 		}
 		free(order);
-		out_printf(out, json ? "\n    ]}" : "\n\n");
+		tk_an_printf(out, json ? "\n    ]}" : "\n\n");
 	}
 	if (json)
-		out_printf(out, "\n  ]\n}\n");
+		tk_an_printf(out, "\n  ]\n}\n");
 	free(v);
 	return 0;
 }
@@ -730,22 +667,23 @@ int tk_syscalls_compare_run(const char *a, const char *b, const struct tk_syscal
 		goto out;
 	}
 	if (json) {
-		out_printf(&out, "{\n  \"a\": ");
+		tk_an_printf(&out, "{\n  \"a\": ");
 		json_str(&out, a);
-		out_printf(&out, ",\n  \"b\": ");
+		tk_an_printf(&out, ",\n  \"b\": ");
 		json_str(&out, b);
-		out_printf(&out, ",\n  \"syscalls\": [");
+		tk_an_printf(&out, ",\n  \"syscalls\": [");
 	} else {
-		out_printf(&out, "\n A: %s\n B: %s\n\n", a, b);
-		out_printf(&out,
-			   "   syscall          calls A   calls B  errors A  errors B    total A "
-			   "   total B     change\n");
-		out_printf(&out,
-			   "                                                             (msec)"
-			   "     (msec)\n");
-		out_printf(&out,
-			   "   --------------- --------- --------- --------- --------- ---------- "
-			   "---------- ----------\n");
+		tk_an_printf(&out, "\n A: %s\n B: %s\n\n", a, b);
+		tk_an_printf(&out,
+			     "   syscall          calls A   calls B  errors A  errors B    total A "
+			     "   total B     change\n");
+		tk_an_printf(&out,
+			     "                                                             (msec)"
+			     "     (msec)\n");
+		tk_an_printf(
+			&out,
+			"   --------------- --------- --------- --------- --------- ---------- "
+			"---------- ----------\n");
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct agg *g = &v[i];
@@ -756,23 +694,23 @@ int tk_syscalls_compare_run(const char *a, const char *b, const struct tk_syscal
 			name = sc_name(s[1], g->id);
 		change_str(ch, sizeof(ch), g->total[0], g->total[1]);
 		if (json) {
-			out_printf(&out, "%s\n    {\"name\": ", i ? "," : "");
+			tk_an_printf(&out, "%s\n    {\"name\": ", i ? "," : "");
 			json_str(&out, name ? name : "?");
-			out_printf(&out,
-				   ", \"id\": %" PRId64 ", \"calls\": [%" PRIu64 ", %" PRIu64
-				   "], \"errors\": [%" PRIu64 ", %" PRIu64
-				   "], \"total_ns\": [%.0f, %.0f], \"change\": \"%s\"}",
-				   g->id, g->calls[0], g->calls[1], g->errors[0], g->errors[1],
-				   g->total[0], g->total[1], ch);
+			tk_an_printf(&out,
+				     ", \"id\": %" PRId64 ", \"calls\": [%" PRIu64 ", %" PRIu64
+				     "], \"errors\": [%" PRIu64 ", %" PRIu64
+				     "], \"total_ns\": [%.0f, %.0f], \"change\": \"%s\"}",
+				     g->id, g->calls[0], g->calls[1], g->errors[0], g->errors[1],
+				     g->total[0], g->total[1], ch);
 			continue;
 		}
-		out_printf(&out,
-			   "   %-15s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
-			   " %10.3f %10.3f %10s\n",
-			   name ? name : "?", g->calls[0], g->calls[1], g->errors[0], g->errors[1],
-			   g->total[0] / 1e6, g->total[1] / 1e6, ch);
+		tk_an_printf(&out,
+			     "   %-15s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
+			     " %10.3f %10.3f %10s\n",
+			     name ? name : "?", g->calls[0], g->calls[1], g->errors[0],
+			     g->errors[1], g->total[0] / 1e6, g->total[1] / 1e6, ch);
 	}
-	out_printf(&out, json ? "\n  ]\n}\n" : "\n");
+	tk_an_printf(&out, json ? "\n  ]\n}\n" : "\n");
 	fr = tk_outbuf_flush(&out);
 	if (!ret && fr)
 		ret = tk_fail(-fr, "write: %s", strerror(-fr));

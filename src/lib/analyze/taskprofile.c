@@ -48,6 +48,7 @@
 #include <tracekit/outbuf.h>
 #include <tracekit/tracedata.h>
 
+#include "analyze-util.h"
 #include "event-internal.h"
 #include "internal/error.h"
 
@@ -131,22 +132,6 @@ struct prof {
 	size_t nslots;
 	struct task *last;
 };
-
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		tk_outbuf_write(out, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
 
 /* libtraceevent's tep_read_number_field(): unsigned, 1/2/4/8 bytes, else untouched. */
 static bool read_num(const struct prof *p, const struct tk_event_field *f, const void *data,
@@ -844,9 +829,9 @@ static void json_str(struct tk_outbuf *out, const char *s)
 		unsigned char c = (unsigned char)*s;
 
 		if (c == '"' || c == '\\')
-			out_printf(out, "\\%c", c);
+			tk_an_printf(out, "\\%c", c);
 		else if (c < 0x20 || c >= 0x7f)
-			out_printf(out, "\\u%04x", c);
+			tk_an_printf(out, "\\u%04x", c);
 		else
 			tk_outbuf_write(out, s, 1);
 	}
@@ -863,9 +848,9 @@ static int print_profile(struct prof *p, uint32_t cpus, struct tk_outbuf *out, b
 	memcpy(v, p->tasks, p->ntasks * sizeof(*v));
 	qsort(v, p->ntasks, sizeof(*v), task_cmp);
 	if (json)
-		out_printf(out, "{\n  \"cpus\": %" PRIu32 ",\n  \"tasks\": [", cpus);
+		tk_an_printf(out, "{\n  \"cpus\": %" PRIu32 ",\n  \"tasks\": [", cpus);
 	else
-		out_printf(out, "cpus=%" PRIu32 "\n", cpus);
+		tk_an_printf(out, "cpus=%" PRIu32 "\n", cpus);
 	sort_prof = p;
 	for (size_t i = 0; i < p->ntasks; i++) {
 		struct task *t = v[i];
@@ -882,23 +867,23 @@ static int print_profile(struct prof *p, uint32_t cpus, struct tk_outbuf *out, b
 				e[n++] = &t->ev[k];
 		qsort(e, n, sizeof(*e), ev_cmp);
 		if (json) {
-			out_printf(out, "%s\n    {\"comm\": ", first ? "" : ",");
+			tk_an_printf(out, "%s\n    {\"comm\": ", first ? "" : ",");
 			json_str(out, comm);
-			out_printf(out, ", \"pid\": %d, \"events\": [", t->pid);
+			tk_an_printf(out, ", \"pid\": %d, \"events\": [", t->pid);
 			first = false;
 		} else {
-			out_printf(out, "\ntask: %s-%d\n", comm, t->pid);
+			tk_an_printf(out, "\ntask: %s-%d\n", comm, t->pid);
 		}
 		for (size_t k = 0; k < n; k++) {
 			char name[128];
 
 			event_name(p, e[k], name, sizeof(name));
 			if (json) {
-				out_printf(out, "%s\n      {\"event\": ", k ? "," : "");
+				tk_an_printf(out, "%s\n      {\"event\": ", k ? "," : "");
 				json_str(out, name);
-				out_printf(out, ", \"count\": %" PRIu64, e[k]->count);
+				tk_an_printf(out, ", \"count\": %" PRIu64, e[k]->count);
 				if (e[k]->total)
-					out_printf(
+					tk_an_printf(
 						out,
 						", \"total_ns\": %" PRIu64 ", \"avg_ns\": %" PRIu64
 						", \"max_ns\": %" PRIu64 ", \"max_ts_ns\": %" PRIu64
@@ -906,28 +891,28 @@ static int print_profile(struct prof *p, uint32_t cpus, struct tk_outbuf *out, b
 						", \"min_ts_ns\": %" PRIu64,
 						e[k]->total, e[k]->total / e[k]->count, e[k]->max,
 						e[k]->ts_max, e[k]->min, e[k]->ts_min);
-				out_printf(out, "}");
+				tk_an_printf(out, "}");
 				continue;
 			}
-			out_printf(out, "  Event: %s (%" PRIu64 ")", name, e[k]->count);
+			tk_an_printf(out, "  Event: %s (%" PRIu64 ")", name, e[k]->count);
 			if (e[k]->total)
-				out_printf(out,
-					   " Total: %" PRIu64 " Avg: %" PRIu64 " Max: %" PRIu64
-					   "(ts:%" PRIu64 ".%06" PRIu64 ") Min:%" PRIu64
-					   "(ts:%" PRIu64 ".%06" PRIu64 ")",
-					   e[k]->total, e[k]->total / e[k]->count, e[k]->max,
-					   e[k]->ts_max / 1000000000u,
-					   (e[k]->ts_max % 1000000000u + 500) / 1000, e[k]->min,
-					   e[k]->ts_min / 1000000000u,
-					   (e[k]->ts_min % 1000000000u + 500) / 1000);
-			out_printf(out, "\n");
+				tk_an_printf(out,
+					     " Total: %" PRIu64 " Avg: %" PRIu64 " Max: %" PRIu64
+					     "(ts:%" PRIu64 ".%06" PRIu64 ") Min:%" PRIu64
+					     "(ts:%" PRIu64 ".%06" PRIu64 ")",
+					     e[k]->total, e[k]->total / e[k]->count, e[k]->max,
+					     e[k]->ts_max / 1000000000u,
+					     (e[k]->ts_max % 1000000000u + 500) / 1000, e[k]->min,
+					     e[k]->ts_min / 1000000000u,
+					     (e[k]->ts_min % 1000000000u + 500) / 1000);
+			tk_an_printf(out, "\n");
 		}
 		if (json)
-			out_printf(out, "\n    ]}");
+			tk_an_printf(out, "\n    ]}");
 		free(e);
 	}
 	if (json)
-		out_printf(out, "\n  ]\n}\n");
+		tk_an_printf(out, "\n  ]\n}\n");
 	free(v);
 	return out->error;
 }

@@ -48,6 +48,7 @@
 #include <tracekit/analyze.h>
 #include <tracekit/outbuf.h>
 
+#include "analyze-util.h"
 #include "feed.h"
 #include "internal/error.h"
 
@@ -109,60 +110,16 @@ struct th {
 	size_t nlat, latcap;
 };
 
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		tk_outbuf_write(out, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
-
 /* ---------------------------------------------------------------- threads */
 
 static size_t slot_of(const struct th *h, int32_t tid)
 {
-	size_t i = ((uint32_t)tid * 2654435761u) & (h->nslots - 1);
-
-	while (h->slot_tid[i] != tid && h->slot_tid[i] != INT32_MIN)
-		i = (i + 1) & (h->nslots - 1);
-	return i;
+	return tk_an_slot_of(h->slot_tid, h->nslots, tid);
 }
 
 static int grow_slots(struct th *h)
 {
-	size_t n = h->nslots ? h->nslots * 2 : 1024, on = h->nslots;
-	int32_t *t = malloc(n * sizeof(*t)), *ot = h->slot_tid;
-	uint32_t *ix = malloc(n * sizeof(*ix)), *oi = h->slot_idx;
-
-	if (!t || !ix) {
-		free(t);
-		free(ix);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++)
-		t[i] = INT32_MIN;
-	h->slot_tid = t;
-	h->slot_idx = ix;
-	h->nslots = n;
-	for (size_t i = 0; i < on; i++) {
-		if (ot[i] != INT32_MIN) {
-			size_t j = slot_of(h, ot[i]);
-
-			t[j] = ot[i];
-			ix[j] = oi[i];
-		}
-	}
-	free(ot);
-	free(oi);
-	return 0;
+	return tk_an_slots_grow(&h->slot_tid, &h->slot_idx, &h->nslots);
 }
 
 static void stats_init(struct stats *s)
@@ -335,7 +292,8 @@ static void time_str(char *buf, size_t len, uint64_t ts)
 /* perf's print_sched_time: msec.usec, then a space. */
 static void sched_time(struct tk_outbuf *out, uint64_t ns, int width)
 {
-	out_printf(out, "%*" PRIu64 ".%03" PRIu64 " ", width, ns / 1000000u, ns % 1000000u / 1000u);
+	tk_an_printf(out, "%*" PRIu64 ".%03" PRIu64 " ", width, ns / 1000000u,
+		     ns % 1000000u / 1000u);
 }
 
 static char state_char(const struct thread *t, int64_t state)
@@ -357,31 +315,31 @@ static void header(struct th *h)
 	uint32_t ncpus = h->max_cpu + 1, i;
 	unsigned int f = h->o->flags;
 
-	out_printf(out, "%15s %6s ", "time", "cpu");
+	tk_an_printf(out, "%15s %6s ", "time", "cpu");
 	if (f & TK_TIMEHIST_CPU_VISUAL) {
-		out_printf(out, " ");
+		tk_an_printf(out, " ");
 		for (i = 0; i < ncpus; ++i)
-			out_printf(out, "%x", i % 16);
-		out_printf(out, " ");
+			tk_an_printf(out, "%x", i % 16);
+		tk_an_printf(out, " ");
 	}
-	out_printf(out, " %-*s  %9s  %9s  %9s", h->comm_width, "task name", "wait time",
-		   "sch delay", "run time");
+	tk_an_printf(out, " %-*s  %9s  %9s  %9s", h->comm_width, "task name", "wait time",
+		     "sch delay", "run time");
 	if (f & TK_TIMEHIST_STATE)
-		out_printf(out, "  %s", "state");
-	out_printf(out, "\n%15s %-6s ", "", "");
+		tk_an_printf(out, "  %s", "state");
+	tk_an_printf(out, "\n%15s %-6s ", "", "");
 	if (f & TK_TIMEHIST_CPU_VISUAL)
-		out_printf(out, " %*s ", (int)ncpus, "");
-	out_printf(out, " %-*s  %9s  %9s  %9s", h->comm_width, "[tid/pid]", "(msec)", "(msec)",
-		   "(msec)");
+		tk_an_printf(out, " %*s ", (int)ncpus, "");
+	tk_an_printf(out, " %-*s  %9s  %9s  %9s", h->comm_width, "[tid/pid]", "(msec)", "(msec)",
+		     "(msec)");
 	if (f & TK_TIMEHIST_STATE)
-		out_printf(out, "  %5s", "");
-	out_printf(out, "\n%.15s %.6s ", dots, dots);
+		tk_an_printf(out, "  %5s", "");
+	tk_an_printf(out, "\n%.15s %.6s ", dots, dots);
 	if (f & TK_TIMEHIST_CPU_VISUAL)
-		out_printf(out, " %.*s ", (int)ncpus, dots);
-	out_printf(out, " %.*s  %.9s  %.9s  %.9s", h->comm_width, dots, dots, dots, dots);
+		tk_an_printf(out, " %.*s ", (int)ncpus, dots);
+	tk_an_printf(out, " %.*s  %.9s  %.9s  %.9s", h->comm_width, dots, dots, dots, dots);
 	if (f & TK_TIMEHIST_STATE)
-		out_printf(out, "  %.5s", dots);
-	out_printf(out, "\n");
+		tk_an_printf(out, "  %.5s", dots);
+	tk_an_printf(out, "\n");
 }
 
 static void json_str(struct tk_outbuf *out, const char *s)
@@ -391,9 +349,9 @@ static void json_str(struct tk_outbuf *out, const char *s)
 		unsigned char c = (unsigned char)*s;
 
 		if (c == '"' || c == '\\')
-			out_printf(out, "\\%c", c);
+			tk_an_printf(out, "\\%c", c);
 		else if (c < 0x20)
-			out_printf(out, "\\u%04x", c);
+			tk_an_printf(out, "\\u%04x", c);
 		else
 			tk_outbuf_write(out, s, 1);
 	}
@@ -402,7 +360,7 @@ static void json_str(struct tk_outbuf *out, const char *s)
 
 static void json_sep(struct th *h)
 {
-	out_printf(h->out, "%s\n    ", h->first_json ? "" : ",");
+	tk_an_printf(h->out, "%s\n    ", h->first_json ? "" : ",");
 	h->first_json = false;
 }
 
@@ -550,35 +508,35 @@ static int print_switch(struct th *h, const struct tk_feed_rec *r, struct thread
 	commstr(h, t, cs, sizeof(cs));
 	if (f & TK_TIMEHIST_JSON) {
 		json_sep(h);
-		out_printf(out,
-			   "{\"type\": \"switch\", \"time_ns\": %" PRIu64 ", \"cpu\": %" PRIu32
-			   ", \"comm\": ",
-			   ts, r->cpu);
+		tk_an_printf(out,
+			     "{\"type\": \"switch\", \"time_ns\": %" PRIu64 ", \"cpu\": %" PRIu32
+			     ", \"comm\": ",
+			     ts, r->cpu);
 		json_str(out, t->comm);
-		out_printf(out,
-			   ", \"tid\": %d, \"pid\": %d, \"wait_ns\": %" PRIu64
-			   ", \"delay_ns\": %" PRIu64 ", \"run_ns\": %" PRIu64
-			   ", \"state\": \"%c\"}",
-			   t->tid, t->pid, wait, t->dt_delay, t->dt_run, state_char(t, state));
+		tk_an_printf(out,
+			     ", \"tid\": %d, \"pid\": %d, \"wait_ns\": %" PRIu64
+			     ", \"delay_ns\": %" PRIu64 ", \"run_ns\": %" PRIu64
+			     ", \"state\": \"%c\"}",
+			     t->tid, t->pid, wait, t->dt_delay, t->dt_run, state_char(t, state));
 		return out->error;
 	}
 	time_str(tstr, sizeof(tstr), ts);
-	out_printf(out, "%15s [%04" PRIu32 "] ", tstr, r->cpu);
+	tk_an_printf(out, "%15s [%04" PRIu32 "] ", tstr, r->cpu);
 	if (f & TK_TIMEHIST_CPU_VISUAL) {
-		out_printf(out, " ");
+		tk_an_printf(out, " ");
 		for (uint32_t i = 0; i < h->max_cpu + 1; ++i)
-			out_printf(out, "%c", i == r->cpu ? (t->tid == 0 ? 'i' : 's') : ' ');
-		out_printf(out, " ");
+			tk_an_printf(out, "%c", i == r->cpu ? (t->tid == 0 ? 'i' : 's') : ' ');
+		tk_an_printf(out, " ");
 	}
-	out_printf(out, " %-*s ", h->comm_width, cs);
+	tk_an_printf(out, " %-*s ", h->comm_width, cs);
 	sched_time(out, wait, 6);
 	sched_time(out, t->dt_delay, 6);
 	sched_time(out, t->dt_run, 6);
 	if (f & TK_TIMEHIST_STATE)
-		out_printf(out, " %5c ", state_char(t, state));
+		tk_an_printf(out, " %5c ", state_char(t, state));
 	if (f & TK_TIMEHIST_WAKEUPS)
-		out_printf(out, "  %-*s", h->comm_width, "");
-	out_printf(out, "\n");
+		tk_an_printf(out, "  %-*s", h->comm_width, "");
+	tk_an_printf(out, "\n");
 	return out->error;
 }
 
@@ -663,40 +621,40 @@ static int print_side(struct th *h, const struct tk_feed_rec *r, struct thread *
 	commstr(h, target, cs2, sizeof(cs2));
 	if (h->o->flags & TK_TIMEHIST_JSON) {
 		json_sep(h);
-		out_printf(out,
-			   "{\"type\": \"%s\", \"time_ns\": %" PRIu64 ", \"cpu\": %" PRIu32
-			   ", \"comm\": ",
-			   what, r->time, r->cpu);
+		tk_an_printf(out,
+			     "{\"type\": \"%s\", \"time_ns\": %" PRIu64 ", \"cpu\": %" PRIu32
+			     ", \"comm\": ",
+			     what, r->time, r->cpu);
 		json_str(out, t->comm);
-		out_printf(out, ", \"tid\": %d, \"pid\": %d, \"target_comm\": ", t->tid, t->pid);
+		tk_an_printf(out, ", \"tid\": %d, \"pid\": %d, \"target_comm\": ", t->tid, t->pid);
 		json_str(out, target->comm);
-		out_printf(out, ", \"target_tid\": %d, \"target_pid\": %d", target->tid,
-			   target->pid);
+		tk_an_printf(out, ", \"target_tid\": %d, \"target_pid\": %d", target->tid,
+			     target->pid);
 		if (visual == 'm')
-			out_printf(out, ", \"orig_cpu\": %" PRIu64 ", \"dest_cpu\": %" PRIu64,
-				   r->val[1], r->val[2]);
-		out_printf(out, "}");
+			tk_an_printf(out, ", \"orig_cpu\": %" PRIu64 ", \"dest_cpu\": %" PRIu64,
+				     r->val[1], r->val[2]);
+		tk_an_printf(out, "}");
 		return out->error;
 	}
 	time_str(tstr, sizeof(tstr), r->time);
-	out_printf(out, "%15s [%04" PRIu32 "] ", tstr, r->cpu);
+	tk_an_printf(out, "%15s [%04" PRIu32 "] ", tstr, r->cpu);
 	if (h->o->flags & TK_TIMEHIST_CPU_VISUAL) {
 		if (visual == 'm') {
-			out_printf(out, "  ");
+			tk_an_printf(out, "  ");
 			for (uint32_t i = 0; i < h->max_cpu + 1; ++i)
-				out_printf(out, "%c", i == r->cpu ? 'm' : ' ');
-			out_printf(out, "  ");
+				tk_an_printf(out, "%c", i == r->cpu ? 'm' : ' ');
+			tk_an_printf(out, "  ");
 		} else {
-			out_printf(out, " %*s ", (int)(h->max_cpu + 1), "");
+			tk_an_printf(out, " %*s ", (int)(h->max_cpu + 1), "");
 		}
 	}
-	out_printf(out, " %-*s ", h->comm_width, cs);
-	out_printf(out, "  %9s  %9s  %9s ", "", "", "");
+	tk_an_printf(out, " %-*s ", h->comm_width, cs);
+	tk_an_printf(out, "  %9s  %9s  %9s ", "", "", "");
 	if (visual == 'm')
-		out_printf(out, "migrated: %s cpu %" PRIu64 " => %" PRIu64 "\n", cs2, r->val[1],
-			   r->val[2]);
+		tk_an_printf(out, "migrated: %s cpu %" PRIu64 " => %" PRIu64 "\n", cs2, r->val[1],
+			     r->val[2]);
 	else
-		out_printf(out, "awakened: %s\n", cs2);
+		tk_an_printf(out, "awakened: %s\n", cs2);
 	return out->error;
 }
 
@@ -840,41 +798,42 @@ static void summary_line(struct th *h, const struct thread *t)
 	commstr(h, t, cs, sizeof(cs));
 	if (h->o->flags & TK_TIMEHIST_JSON) {
 		json_sep(h);
-		out_printf(out, "{\"comm\": ");
+		tk_an_printf(out, "{\"comm\": ");
 		json_str(out, t->comm);
-		out_printf(out,
-			   ", \"tid\": %d, \"pid\": %d, \"ppid\": %d, \"exited\": %s, "
-			   "\"switches\": %" PRIu64 ", \"run_ns\": %" PRIu64
-			   ", \"min_run_ns\": %" PRIu64 ", \"avg_run_ns\": %" PRIu64
-			   ", \"max_run_ns\": %" PRIu64
-			   ", \"stddev_pct\": %.2f, \"migrations\": %" PRIu64
-			   ", \"sleep_ns\": %" PRIu64 ", \"iowait_ns\": %" PRIu64
-			   ", \"preempt_ns\": %" PRIu64 ", \"delay_ns\": %" PRIu64 "}",
-			   t->tid, t->pid, t->ppid, t->exited ? "true" : "false",
-			   (uint64_t)t->run.n, t->total_run, t->run.min, (uint64_t)t->run.mean,
-			   t->run.max, (float)rel_stddev(&t->run), t->migrations, t->total_sleep,
-			   t->total_iowait, t->total_preempt, t->total_delay);
+		tk_an_printf(out,
+			     ", \"tid\": %d, \"pid\": %d, \"ppid\": %d, \"exited\": %s, "
+			     "\"switches\": %" PRIu64 ", \"run_ns\": %" PRIu64
+			     ", \"min_run_ns\": %" PRIu64 ", \"avg_run_ns\": %" PRIu64
+			     ", \"max_run_ns\": %" PRIu64
+			     ", \"stddev_pct\": %.2f, \"migrations\": %" PRIu64
+			     ", \"sleep_ns\": %" PRIu64 ", \"iowait_ns\": %" PRIu64
+			     ", \"preempt_ns\": %" PRIu64 ", \"delay_ns\": %" PRIu64 "}",
+			     t->tid, t->pid, t->ppid, t->exited ? "true" : "false",
+			     (uint64_t)t->run.n, t->total_run, t->run.min, (uint64_t)t->run.mean,
+			     t->run.max, (float)rel_stddev(&t->run), t->migrations, t->total_sleep,
+			     t->total_iowait, t->total_preempt, t->total_delay);
 		return;
 	}
-	out_printf(out, "%*s   %5d  %9" PRIu64 " ", h->comm_width, cs, t->ppid, (uint64_t)t->run.n);
+	tk_an_printf(out, "%*s   %5d  %9" PRIu64 " ", h->comm_width, cs, t->ppid,
+		     (uint64_t)t->run.n);
 	sched_time(out, t->total_run, 8);
 	if (h->o->flags & TK_TIMEHIST_STATE) {
 		sched_time(out, t->total_sleep, 6);
-		out_printf(out, " ");
+		tk_an_printf(out, " ");
 		sched_time(out, t->total_iowait, 6);
-		out_printf(out, " ");
+		tk_an_printf(out, " ");
 		sched_time(out, t->total_preempt, 6);
-		out_printf(out, " ");
+		tk_an_printf(out, " ");
 		sched_time(out, t->total_delay, 6);
-		out_printf(out, "\n");
+		tk_an_printf(out, "\n");
 		return;
 	}
 	sched_time(out, t->run.min, 6);
-	out_printf(out, " ");
+	tk_an_printf(out, " ");
 	sched_time(out, (uint64_t)t->run.mean, 6);
-	out_printf(out, " ");
+	tk_an_printf(out, " ");
 	sched_time(out, t->run.max, 6);
-	out_printf(out, "  %5.2f   %5" PRIu64 "\n", (float)rel_stddev(&t->run), t->migrations);
+	tk_an_printf(out, "  %5.2f   %5" PRIu64 "\n", (float)rel_stddev(&t->run), t->migrations);
 }
 
 static int summary(struct th *h)
@@ -893,21 +852,22 @@ static int summary(struct th *h)
 			v[n++] = h->threads[i];
 	qsort(v, n, sizeof(*v), bucket_cmp);
 	if (json) {
-		out_printf(out, "\n  ],\n  \"summary\": [");
+		tk_an_printf(out, "\n  ],\n  \"summary\": [");
 		h->first_json = true;
 	} else {
-		out_printf(out, "\n%s summary\n", state ? "Wait-time" : "Runtime");
-		out_printf(out, "%*s  parent   sched-in  ", h->comm_width, "comm");
+		tk_an_printf(out, "\n%s summary\n", state ? "Wait-time" : "Runtime");
+		tk_an_printf(out, "%*s  parent   sched-in  ", h->comm_width, "comm");
 		if (state)
-			out_printf(out,
-				   "   run-time      sleep      iowait     preempt       delay\n");
+			tk_an_printf(
+				out,
+				"   run-time      sleep      iowait     preempt       delay\n");
 		else
-			out_printf(out, "   run-time    min-run     avg-run     max-run  stddev  "
-					"migrations\n");
-		out_printf(out, "%*s            (count)  ", h->comm_width, "");
-		out_printf(out, "     (msec)     (msec)      (msec)      (msec)       %s\n",
-			   state ? "(msec)" : "%");
-		out_printf(out, "%.117s\n", dots);
+			tk_an_printf(out, "   run-time    min-run     avg-run     max-run  stddev  "
+					  "migrations\n");
+		tk_an_printf(out, "%*s            (count)  ", h->comm_width, "");
+		tk_an_printf(out, "     (msec)     (msec)      (msec)      (msec)       %s\n",
+			     state ? "(msec)" : "%");
+		tk_an_printf(out, "%.117s\n", dots);
 	}
 	/* Live threads first, then those that exited, each in perf's table order. */
 	for (int pass = 0; pass < 2; pass++) {
@@ -923,23 +883,23 @@ static int summary(struct th *h)
 		}
 		if (pass == 0 && !json) {
 			if (!tasks)
-				out_printf(out, "<no still running tasks>\n");
-			out_printf(out, "\nTerminated tasks:\n");
+				tk_an_printf(out, "<no still running tasks>\n");
+			tk_an_printf(out, "\nTerminated tasks:\n");
 			live = tasks;
 		}
 	}
 	if (!json && tasks == live)
-		out_printf(out, "<no terminated tasks>\n");
+		tk_an_printf(out, "<no terminated tasks>\n");
 	free(v);
 	if (json) {
-		out_printf(out, "\n  ],\n  \"idle\": [");
+		tk_an_printf(out, "\n  ],\n  \"idle\": [");
 		h->first_json = true;
 	}
 	/* perf leaves out the idle figures when a filter skipped samples. */
 	if (h->skipped)
 		goto totals;
 	if (!json)
-		out_printf(out, "\nIdle stats:\n");
+		tk_an_printf(out, "\nIdle stats:\n");
 	for (uint32_t i = 0; i < h->idle_max && i < MAX_CPUS; ++i) {
 		struct thread *t = h->idle[i];
 
@@ -949,59 +909,41 @@ static int summary(struct th *h)
 			scheds += (uint64_t)t->run.n;
 		if (json) {
 			json_sep(h);
-			out_printf(out, "{\"cpu\": %" PRIu32 ", \"idle_ns\": %" PRIu64 "}", i,
-				   t->total_run);
+			tk_an_printf(out, "{\"cpu\": %" PRIu32 ", \"idle_ns\": %" PRIu64 "}", i,
+				     t->total_run);
 		} else if (t->run.n) {
-			out_printf(out, "    CPU %2" PRIu32 " idle for ", i);
+			tk_an_printf(out, "    CPU %2" PRIu32 " idle for ", i);
 			sched_time(out, t->total_run, 6);
-			out_printf(out, " msec  (%6.2f%%)\n",
-				   100.0 * (double)t->total_run / (double)hist);
+			tk_an_printf(out, " msec  (%6.2f%%)\n",
+				     100.0 * (double)t->total_run / (double)hist);
 		} else {
-			out_printf(out, "    CPU %2" PRIu32 " idle entire time window\n", i);
+			tk_an_printf(out, "    CPU %2" PRIu32 " idle entire time window\n", i);
 		}
 	}
 totals:
 	if (json) {
-		out_printf(out,
-			   "\n  ],\n  \"tasks\": %" PRIu64 ", \"switches\": %" PRIu64
-			   ", \"run_ns\": %" PRIu64 ", \"span_ns\": %" PRIu64
-			   ", \"cpus\": %" PRIu32,
-			   tasks, scheds, run, hist, h->max_cpu);
+		tk_an_printf(out,
+			     "\n  ],\n  \"tasks\": %" PRIu64 ", \"switches\": %" PRIu64
+			     ", \"run_ns\": %" PRIu64 ", \"span_ns\": %" PRIu64
+			     ", \"cpus\": %" PRIu32,
+			     tasks, scheds, run, hist, h->max_cpu);
 		return 0;
 	}
 	if (h->skipped)
 		return 0;
-	out_printf(out,
-		   "\n    Total number of unique tasks: %" PRIu64
-		   "\nTotal number of context switches: %" PRIu64 "\n",
-		   tasks, scheds);
-	out_printf(out, "           Total run time (msec): ");
+	tk_an_printf(out,
+		     "\n    Total number of unique tasks: %" PRIu64
+		     "\nTotal number of context switches: %" PRIu64 "\n",
+		     tasks, scheds);
+	tk_an_printf(out, "           Total run time (msec): ");
 	sched_time(out, run, 2);
-	out_printf(out, "\n    Total scheduling time (msec): ");
+	tk_an_printf(out, "\n    Total scheduling time (msec): ");
 	sched_time(out, hist, 2);
-	out_printf(out, " (x %" PRIu32 ")\n", h->max_cpu);
+	tk_an_printf(out, " (x %" PRIu32 ")\n", h->max_cpu);
 	return 0;
 }
 
 /* ------------------------------------------------------- percentiles, hist */
-
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t pct(const uint64_t *v, size_t n, double p)
-{
-	size_t rank = (size_t)((p / 100.0) * (double)n + 0.999999999);
-
-	if (rank < 1)
-		rank = 1;
-	if (rank > n)
-		rank = n;
-	return v[rank - 1];
-}
 
 static void print_dists(struct th *h)
 {
@@ -1013,57 +955,60 @@ static void print_dists(struct th *h)
 	size_t n = h->nlat;
 
 	if (json)
-		out_printf(out, ",\n  \"distributions\": {");
+		tk_an_printf(out, ",\n  \"distributions\": {");
 	else
-		out_printf(out, "\nDistributions over %zu switches\n", n);
+		tk_an_printf(out, "\nDistributions over %zu switches\n", n);
 	for (int k = 0; k < 3; k++) {
 		uint64_t *v = h->lat[k], hist[65] = {0}, most = 0;
 
 		if (n)
-			qsort(v, n, sizeof(*v), u64_cmp);
+			qsort(v, n, sizeof(*v), tk_an_u64_cmp);
 		for (size_t i = 0; i < n; i++)
 			hist[v[i] ? 64 - __builtin_clzll(v[i]) : 0]++;
 		if (json) {
 			bool any = false;
 
-			out_printf(out, "%s\n    \"%s\": {\"count\": %zu", k ? "," : "", keys[k],
-				   n);
+			tk_an_printf(out, "%s\n    \"%s\": {\"count\": %zu", k ? "," : "", keys[k],
+				     n);
 			if (n && (f & TK_TIMEHIST_PERCENTILES))
-				out_printf(out,
-					   ", \"percentiles_ns\": {\"p50\": %" PRIu64
-					   ", \"p90\": %" PRIu64 ", \"p99\": %" PRIu64
-					   ", \"p99.9\": %" PRIu64 ", \"max\": %" PRIu64 "}",
-					   pct(v, n, 50), pct(v, n, 90), pct(v, n, 99),
-					   pct(v, n, 99.9), v[n - 1]);
+				tk_an_printf(out,
+					     ", \"percentiles_ns\": {\"p50\": %" PRIu64
+					     ", \"p90\": %" PRIu64 ", \"p99\": %" PRIu64
+					     ", \"p99.9\": %" PRIu64 ", \"max\": %" PRIu64 "}",
+					     tk_an_percentile(v, n, 50), tk_an_percentile(v, n, 90),
+					     tk_an_percentile(v, n, 99),
+					     tk_an_percentile(v, n, 99.9), v[n - 1]);
 			if (f & TK_TIMEHIST_HIST) {
-				out_printf(out, ", \"log2_hist\": [");
+				tk_an_printf(out, ", \"log2_hist\": [");
 				for (int b = 0; b < 65; b++) {
 					if (!hist[b])
 						continue;
-					out_printf(out,
-						   "%s{\"lo_ns\": %" PRIu64 ", \"count\": %" PRIu64
-						   "}",
-						   any ? ", " : "", b ? (uint64_t)1 << (b - 1) : 0,
-						   hist[b]);
+					tk_an_printf(out,
+						     "%s{\"lo_ns\": %" PRIu64
+						     ", \"count\": %" PRIu64 "}",
+						     any ? ", " : "",
+						     b ? (uint64_t)1 << (b - 1) : 0, hist[b]);
 					any = true;
 				}
-				out_printf(out, "]");
+				tk_an_printf(out, "]");
 			}
-			out_printf(out, "}");
+			tk_an_printf(out, "}");
 			continue;
 		}
 		if (!n)
 			continue;
 		if (f & TK_TIMEHIST_PERCENTILES)
-			out_printf(out,
-				   "  %-9s ms: p50 %.3f | p90 %.3f | p99 %.3f | p99.9 %.3f | max "
-				   "%.3f\n",
-				   names[k], pct(v, n, 50) / 1e6, pct(v, n, 90) / 1e6,
-				   pct(v, n, 99) / 1e6, pct(v, n, 99.9) / 1e6, v[n - 1] / 1e6);
+			tk_an_printf(out,
+				     "  %-9s ms: p50 %.3f | p90 %.3f | p99 %.3f | p99.9 %.3f | max "
+				     "%.3f\n",
+				     names[k], tk_an_percentile(v, n, 50) / 1e6,
+				     tk_an_percentile(v, n, 90) / 1e6,
+				     tk_an_percentile(v, n, 99) / 1e6,
+				     tk_an_percentile(v, n, 99.9) / 1e6, v[n - 1] / 1e6);
 		if (!(f & TK_TIMEHIST_HIST))
 			continue;
 		if (!(f & TK_TIMEHIST_PERCENTILES))
-			out_printf(out, "  %s:\n", names[k]);
+			tk_an_printf(out, "  %s:\n", names[k]);
 		for (int b = 0; b < 65; b++)
 			most = hist[b] > most ? hist[b] : most;
 		for (int b = 0; b < 65; b++) {
@@ -1076,18 +1021,18 @@ static void print_dists(struct th *h)
 			memset(bar, '#', (size_t)w);
 			bar[w] = 0;
 			if (b == 0)
-				out_printf(out, "    %10s   %-10s ns %9" PRIu64 " |%s\n", "0", "",
-					   hist[b], bar);
+				tk_an_printf(out, "    %10s   %-10s ns %9" PRIu64 " |%s\n", "0", "",
+					     hist[b], bar);
 			else
-				out_printf(out,
-					   "    %10" PRIu64 " - %-10" PRIu64 " ns %9" PRIu64
-					   " |%s\n",
-					   (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1, hist[b],
-					   bar);
+				tk_an_printf(out,
+					     "    %10" PRIu64 " - %-10" PRIu64 " ns %9" PRIu64
+					     " |%s\n",
+					     (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1,
+					     hist[b], bar);
 		}
 	}
 	if (json)
-		out_printf(out, "\n  }");
+		tk_an_printf(out, "\n  }");
 }
 
 /*
@@ -1106,7 +1051,7 @@ static int start(struct th *h)
 			return tk_fail(ENOMEM, "out of memory");
 	h->idle_max = h->max_cpu;
 	if (h->o->flags & TK_TIMEHIST_JSON)
-		out_printf(h->out, "{\n  \"events\": [");
+		tk_an_printf(h->out, "{\n  \"events\": [");
 	else if (!(h->o->flags & TK_TIMEHIST_SUMMARY_ONLY))
 		header(h);
 	return h->out->error;
@@ -1159,10 +1104,10 @@ int tk_sched_timehist_run(const char *path, const struct tk_timehist_opts *opts)
 			if (f & (TK_TIMEHIST_SUMMARY | TK_TIMEHIST_SUMMARY_ONLY))
 				ret = summary(h);
 			else
-				out_printf(&out, "\n  ]");
+				tk_an_printf(&out, "\n  ]");
 			if (ret == 0 && (f & (TK_TIMEHIST_PERCENTILES | TK_TIMEHIST_HIST)))
 				print_dists(h);
-			out_printf(&out, "\n}\n");
+			tk_an_printf(&out, "\n}\n");
 		} else {
 			if (f & (TK_TIMEHIST_SUMMARY | TK_TIMEHIST_SUMMARY_ONLY))
 				ret = summary(h);

@@ -28,6 +28,7 @@
 #include <tracekit/event.h>
 #include <tracekit/outbuf.h>
 
+#include "analyze-util.h"
 #include "internal/error.h"
 
 struct pending {
@@ -281,66 +282,32 @@ void tk_wakeup_line(void *ctx, const struct tk_event_set *set, const struct tk_e
 	}
 }
 
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void out_printf(struct tk_outbuf *out, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		tk_outbuf_write(out, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
-
 static void timings(struct tk_outbuf *out, uint64_t total, uint64_t count, uint64_t max,
 		    uint64_t max_time, uint64_t min, uint64_t min_time)
 {
 	total /= count;
-	out_printf(out, "\nAverage wakeup latency: %" PRIu64 ".%03" PRIu64 " usecs\n", total / 1000,
-		   total % 1000);
-	out_printf(out, "Maximum Latency: %" PRIu64 ".%03" PRIu64 " usecs at ", max / 1000,
-		   max % 1000);
+	tk_an_printf(out, "\nAverage wakeup latency: %" PRIu64 ".%03" PRIu64 " usecs\n",
+		     total / 1000, total % 1000);
+	tk_an_printf(out, "Maximum Latency: %" PRIu64 ".%03" PRIu64 " usecs at ", max / 1000,
+		     max % 1000);
 	/* trace-cmd rounds the sub-second part only, as it prints it. */
-	out_printf(out, "timestamp: %" PRIu64 ".%06" PRIu64 "\n", max_time / 1000000000u,
-		   ((max_time + 500) % 1000000000u) / 1000);
-	out_printf(out, "Minimum Latency: %" PRIu64 ".%03" PRIu64 " usecs at ", min / 1000,
-		   min % 1000);
-	out_printf(out, "timestamp: %" PRIu64 ".%06" PRIu64 "\n\n", min_time / 1000000000u,
-		   ((min_time + 500) % 1000000000u) / 1000);
-}
-
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t pct(const uint64_t *v, size_t n, double p)
-{
-	size_t rank = (size_t)((p / 100.0) * (double)n + 0.999999999);
-
-	if (rank < 1)
-		rank = 1;
-	if (rank > n)
-		rank = n;
-	return v[rank - 1];
+	tk_an_printf(out, "timestamp: %" PRIu64 ".%06" PRIu64 "\n", max_time / 1000000000u,
+		     ((max_time + 500) % 1000000000u) / 1000);
+	tk_an_printf(out, "Minimum Latency: %" PRIu64 ".%03" PRIu64 " usecs at ", min / 1000,
+		     min % 1000);
+	tk_an_printf(out, "timestamp: %" PRIu64 ".%06" PRIu64 "\n\n", min_time / 1000000000u,
+		     ((min_time + 500) % 1000000000u) / 1000);
 }
 
 static void json_timings(struct tk_outbuf *out, const char *name, uint64_t total, uint64_t count,
 			 uint64_t max, uint64_t max_time, uint64_t min, uint64_t min_time)
 {
-	out_printf(out,
-		   "  \"%s\": {\"count\": %" PRIu64 ", \"avg_ns\": %" PRIu64
-		   ", \"max_ns\": %" PRIu64 ", \"max_ts_ns\": %" PRIu64 ", \"min_ns\": %" PRIu64
-		   ", \"min_ts_ns\": %" PRIu64 "}",
-		   name, count, count ? total / count : 0, max, max_time, count ? min : 0,
-		   min_time);
+	tk_an_printf(out,
+		     "  \"%s\": {\"count\": %" PRIu64 ", \"avg_ns\": %" PRIu64
+		     ", \"max_ns\": %" PRIu64 ", \"max_ts_ns\": %" PRIu64 ", \"min_ns\": %" PRIu64
+		     ", \"min_ts_ns\": %" PRIu64 "}",
+		     name, count, count ? total / count : 0, max, max_time, count ? min : 0,
+		     min_time);
 }
 
 /* The summary as one JSON document (report -w --json: no event lines). */
@@ -351,41 +318,43 @@ static int finish_json(struct tk_wakeup *w, int fd)
 
 	if (tk_outbuf_init(&out, fd, 0))
 		return tk_fail(ENOMEM, "out of memory");
-	out_printf(&out, "{\n");
+	tk_an_printf(&out, "{\n");
 	json_timings(&out, "all", w->total, w->count, w->max, w->max_time, w->min, w->min_time);
-	out_printf(&out, ",\n");
+	tk_an_printf(&out, ",\n");
 	json_timings(&out, "rt", w->rt_total, w->rt_count, w->rt_max, w->rt_max_time, w->rt_min,
 		     w->rt_min_time);
 	if (w->nlat) {
 		size_t n = w->nlat;
 
-		qsort(w->lat, n, sizeof(*w->lat), u64_cmp);
+		qsort(w->lat, n, sizeof(*w->lat), tk_an_u64_cmp);
 		if (w->flags & TK_WAKEUP_PERCENTILES)
-			out_printf(&out,
-				   ",\n  \"percentiles_ns\": {\"p50\": %" PRIu64
-				   ", \"p90\": %" PRIu64 ", \"p99\": %" PRIu64
-				   ", \"p99.9\": %" PRIu64 ", \"max\": %" PRIu64 "}",
-				   pct(w->lat, n, 50), pct(w->lat, n, 90), pct(w->lat, n, 99),
-				   pct(w->lat, n, 99.9), w->lat[n - 1]);
+			tk_an_printf(&out,
+				     ",\n  \"percentiles_ns\": {\"p50\": %" PRIu64
+				     ", \"p90\": %" PRIu64 ", \"p99\": %" PRIu64
+				     ", \"p99.9\": %" PRIu64 ", \"max\": %" PRIu64 "}",
+				     tk_an_percentile(w->lat, n, 50),
+				     tk_an_percentile(w->lat, n, 90),
+				     tk_an_percentile(w->lat, n, 99),
+				     tk_an_percentile(w->lat, n, 99.9), w->lat[n - 1]);
 		if (w->flags & TK_WAKEUP_HIST) {
 			uint64_t hist[65] = {0};
 			bool any = false;
 
 			for (size_t i = 0; i < n; i++)
 				hist[w->lat[i] ? 64 - __builtin_clzll(w->lat[i]) : 0]++;
-			out_printf(&out, ",\n  \"log2_hist\": [");
+			tk_an_printf(&out, ",\n  \"log2_hist\": [");
 			for (int b = 0; b < 65; b++) {
 				if (!hist[b])
 					continue;
-				out_printf(
+				tk_an_printf(
 					&out, "%s{\"lo_ns\": %" PRIu64 ", \"count\": %" PRIu64 "}",
 					any ? ", " : "", b ? (uint64_t)1 << (b - 1) : 0, hist[b]);
 				any = true;
 			}
-			out_printf(&out, "]");
+			tk_an_printf(&out, "]");
 		}
 	}
-	out_printf(&out, "\n}\n");
+	tk_an_printf(&out, "\n}\n");
 	fr = tk_outbuf_flush(&out);
 	if (fr)
 		ret = tk_fail(-fr, "write: %s", strerror(-fr));
@@ -408,7 +377,7 @@ int tk_wakeup_finish(struct tk_wakeup *w, int fd)
 		return tk_fail(ENOMEM, "out of memory");
 	timings(&out, w->total, w->count, w->max, w->max_time, w->min, w->min_time);
 	if (w->rt_count) {
-		out_printf(&out, "RT task timings:\n");
+		tk_an_printf(&out, "RT task timings:\n");
 		timings(&out, w->rt_total, w->rt_count, w->rt_max, w->rt_max_time, w->rt_min,
 			w->rt_min_time);
 	}
@@ -416,20 +385,21 @@ int tk_wakeup_finish(struct tk_wakeup *w, int fd)
 		uint64_t hist[65] = {0}, most = 0;
 		size_t n = w->nlat;
 
-		qsort(w->lat, n, sizeof(*w->lat), u64_cmp);
+		qsort(w->lat, n, sizeof(*w->lat), tk_an_u64_cmp);
 		if (w->flags & TK_WAKEUP_PERCENTILES)
-			out_printf(&out,
-				   "Wakeup latency usecs: p50 %.3f | p90 %.3f | p99 %.3f | p99.9 "
-				   "%.3f | max %.3f\n",
-				   pct(w->lat, n, 50) / 1e3, pct(w->lat, n, 90) / 1e3,
-				   pct(w->lat, n, 99) / 1e3, pct(w->lat, n, 99.9) / 1e3,
-				   w->lat[n - 1] / 1e3);
+			tk_an_printf(&out,
+				     "Wakeup latency usecs: p50 %.3f | p90 %.3f | p99 %.3f | p99.9 "
+				     "%.3f | max %.3f\n",
+				     tk_an_percentile(w->lat, n, 50) / 1e3,
+				     tk_an_percentile(w->lat, n, 90) / 1e3,
+				     tk_an_percentile(w->lat, n, 99) / 1e3,
+				     tk_an_percentile(w->lat, n, 99.9) / 1e3, w->lat[n - 1] / 1e3);
 		if (w->flags & TK_WAKEUP_HIST) {
 			for (size_t i = 0; i < n; i++)
 				hist[w->lat[i] ? 64 - __builtin_clzll(w->lat[i]) : 0]++;
 			for (int b = 0; b < 65; b++)
 				most = hist[b] > most ? hist[b] : most;
-			out_printf(&out, "Wakeup latency histogram:\n");
+			tk_an_printf(&out, "Wakeup latency histogram:\n");
 			for (int b = 0; b < 65; b++) {
 				char bar[41];
 				int wd;
@@ -440,14 +410,14 @@ int tk_wakeup_finish(struct tk_wakeup *w, int fd)
 				memset(bar, '#', (size_t)wd);
 				bar[wd] = 0;
 				if (b == 0)
-					out_printf(&out, "  %10s   %-10s ns %9" PRIu64 " |%s\n",
-						   "0", "", hist[b], bar);
+					tk_an_printf(&out, "  %10s   %-10s ns %9" PRIu64 " |%s\n",
+						     "0", "", hist[b], bar);
 				else
-					out_printf(&out,
-						   "  %10" PRIu64 " - %-10" PRIu64 " ns %9" PRIu64
-						   " |%s\n",
-						   (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1,
-						   hist[b], bar);
+					tk_an_printf(&out,
+						     "  %10" PRIu64 " - %-10" PRIu64 " ns %9" PRIu64
+						     " |%s\n",
+						     (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1,
+						     hist[b], bar);
 			}
 		}
 	}

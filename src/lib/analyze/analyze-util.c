@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * analyze-util: the helpers every analysis had a copy of (analyze-util.h).
+ * Percentiles are nearest-rank, so every reported value is one that was
+ * measured; histograms are by bit length, the buckets perf and bpftrace
+ * users read ("[2^k, 2^(k+1))").
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze-util.h"
+
+void tk_an_printf(struct tk_outbuf *out, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		tk_outbuf_write(out, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+int tk_an_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+uint64_t tk_an_percentile(const uint64_t *sorted, size_t n, double p)
+{
+	size_t rank = (size_t)((p / 100.0) * (double)n + 0.999999999);
+
+	if (rank < 1)
+		rank = 1;
+	if (rank > n)
+		rank = n;
+	return sorted[rank - 1];
+}
+
+void tk_an_log2_hist(const uint64_t *v, size_t n, uint64_t hist[65])
+{
+	memset(hist, 0, 65 * sizeof(hist[0]));
+	for (size_t i = 0; i < n; i++)
+		hist[v[i] ? 64 - __builtin_clzll(v[i]) : 0]++;
+}
+
+size_t tk_an_slot_of(const int32_t *slot_tid, size_t n, int32_t tid)
+{
+	size_t i = ((uint32_t)tid * 2654435761u) & (n - 1);
+
+	while (slot_tid[i] != tid && slot_tid[i] != INT32_MIN)
+		i = (i + 1) & (n - 1);
+	return i;
+}
+
+int tk_an_slots_grow(int32_t **slot_tid, uint32_t **slot_idx, size_t *n)
+{
+	size_t nn = *n ? *n * 2 : 1024, on = *n;
+	int32_t *t = malloc(nn * sizeof(*t)), *ot = *slot_tid;
+	uint32_t *ix = malloc(nn * sizeof(*ix)), *oi = *slot_idx;
+
+	if (!t || !ix) {
+		free(t);
+		free(ix);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nn; i++)
+		t[i] = INT32_MIN;
+	for (size_t i = 0; i < on; i++) {
+		if (ot[i] != INT32_MIN) {
+			size_t j = tk_an_slot_of(t, nn, ot[i]);
+
+			t[j] = ot[i];
+			ix[j] = oi[i];
+		}
+	}
+	free(ot);
+	free(oi);
+	*slot_tid = t;
+	*slot_idx = ix;
+	*n = nn;
+	return 0;
+}

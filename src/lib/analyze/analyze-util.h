@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * analyze-util: what the analyses of src/lib/analyze/ share beside the
+ * feed: formatted output, the percentiles and log2 histograms of
+ * --percentiles/--hist, and the tid -> index map the per-thread tables
+ * use. Private to the library.
+ */
+#ifndef TRACEKIT_ANALYZE_UTIL_H
+#define TRACEKIT_ANALYZE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tracekit/outbuf.h>
+
+/* printf into @out (a line is at most 511 bytes: longer text is cut). */
+void tk_an_printf(struct tk_outbuf *out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* qsort() comparator of uint64_t, ascending. */
+int tk_an_u64_cmp(const void *a, const void *b);
+
+/*
+ * The @p-th percentile (0 < p <= 100) of @n sorted values by the nearest
+ * rank (the smallest value with at least p% of them at or below it).
+ */
+uint64_t tk_an_percentile(const uint64_t *sorted, size_t n, double p);
+
+/* @hist[b] counts the values of bit length b (0 for 0): a log2 histogram. */
+void tk_an_log2_hist(const uint64_t *v, size_t n, uint64_t hist[65]);
+
+/*
+ * An open-addressing map from tid to an index: @tid slots hold INT32_MIN
+ * when empty, @n is a power of two (0 before the first grow).
+ * tk_an_slot_of() is @tid's slot or the empty one it would take;
+ * tk_an_slots_grow() doubles the table (1024 at first). Return: 0, -ENOMEM.
+ */
+size_t tk_an_slot_of(const int32_t *slot_tid, size_t n, int32_t tid);
+int tk_an_slots_grow(int32_t **slot_tid, uint32_t **slot_idx, size_t *n);
+
+#endif

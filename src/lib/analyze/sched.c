@@ -108,43 +108,12 @@ struct sched {
 
 static size_t slot_of(const struct sched *s, int32_t tid)
 {
-	size_t h = ((uint32_t)tid * 2654435761u) & (s->nslots - 1);
-
-	while (s->slot_tid[h] != tid && s->slot_tid[h] != INT32_MIN)
-		h = (h + 1) & (s->nslots - 1);
-	return h;
+	return tk_an_slot_of(s->slot_tid, s->nslots, tid);
 }
 
 static int grow_map(struct sched *s)
 {
-	size_t n = s->nslots ? s->nslots * 2 : 1024;
-	int32_t *t = malloc(n * sizeof(*t));
-	uint32_t *ix = malloc(n * sizeof(*ix));
-	int32_t *ot = s->slot_tid;
-	uint32_t *oi = s->slot_idx;
-	size_t on = s->nslots;
-
-	if (!t || !ix) {
-		free(t);
-		free(ix);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++)
-		t[i] = INT32_MIN;
-	s->slot_tid = t;
-	s->slot_idx = ix;
-	s->nslots = n;
-	for (size_t i = 0; i < on; i++) {
-		if (ot[i] != INT32_MIN) {
-			size_t h = slot_of(s, ot[i]);
-
-			t[h] = ot[i];
-			ix[h] = oi[i];
-		}
-	}
-	free(ot);
-	free(oi);
-	return 0;
+	return tk_an_slots_grow(&s->slot_tid, &s->slot_idx, &s->nslots);
 }
 
 /* A new thread object for @tid, replacing the current one in the map. */

@@ -59,6 +59,7 @@
 #include <tracekit/symbolizer.h>
 
 #include "samples.h"
+#include "formats/perfdata-maps.h"
 #include "internal/array.h"
 #include "internal/error.h"
 
@@ -68,7 +69,6 @@
 #define CONTEXT_HV	  ((uint64_t)-32)
 #define MISC_CPUMODE_MASK 7
 #define MISC_KERNEL	  1
-#define MISC_MMAP_DATA	  (1u << 13)
 #define CACHE_BITS	  16
 
 struct map {
@@ -653,58 +653,15 @@ static int64_t resolve(struct tk_samples *s, int32_t pid, uint64_t ip, bool kern
 
 /* ------------------------------------------------------------ side-band */
 
-static int mmap_path(const struct tk_perf_record *rec, int32_t pid, char **path, bool *identity)
-{
-	const char *f = *path;
-	uint32_t prot = PROT_EXEC, flags = 0;
-	bool anon, no_dso;
-	char *jit;
-
-	if (rec->type == TK_PERF_RECORD_MMAP2 && rec->size >= 72) {
-		memcpy(&prot, (const uint8_t *)rec->data + 64, 4);
-		memcpy(&flags, (const uint8_t *)rec->data + 68, 4);
-	} else if (rec->misc & MISC_MMAP_DATA) {
-		prot = 0;
-	}
-	anon = !strcmp(f, "//anon") || !strncmp(f, "/dev/zero", 9) ||
-	       !strncmp(f, "/anon_hugepage", 14) || (flags & MAP_HUGETLB);
-	no_dso = !strncmp(f, "[stack", 6) || !strncmp(f, "/SYSV", 5) || !strcmp(f, "[heap]");
-	*identity = anon || no_dso;
-	if (!*identity || !(prot & PROT_EXEC))
-		return 0;
-	/* Executable anonymous memory is JIT code: perf names it by the JIT's map file. */
-	if (asprintf(&jit, "/tmp/perf-%" PRId32 ".map", pid) < 0)
-		return -ENOMEM;
-	free(*path);
-	*path = jit;
-	return 0;
-}
-
 /* A kernel module's MMAP record: its addresses belong to "[name]" (as perf names it). */
 static int add_kernel_module(struct tk_samples *s, const char *name, size_t max, uint64_t start,
 			     uint64_t len)
 {
-	size_t n = strnlen(name, max);
-	const char *base, *ko;
 	char *mod;
-	int ret;
+	int ret = tk_perf_map_module_name(name, max, &mod);
 
-	if ((n >= 17 && !strncmp(name, "[kernel.kallsyms]", 17)) ||
-	    (n >= 22 && !strncmp(name, "[guest.kernel.kallsyms", 22)) ||
-	    (name[0] != '/' && name[0] != '['))
-		return 0;
-	base = memrchr(name, '/', n);
-	base = base ? base + 1 : name;
-	ko = strstr(base, ".ko");
-	if (name[0] == '[' || !ko || (ko[3] && ko[3] != '.'))
-		mod = strndup(name, n);
-	else if (asprintf(&mod, "[%.*s]", (int)(ko - base), base) < 0)
-		mod = NULL;
-	if (!mod)
-		return -ENOMEM;
-	for (char *c = mod; name[0] != '[' && *c; c++)
-		if (*c == '-')
-			*c = '_';
+	if (ret < 0 || !mod)
+		return ret;
 	ret = proc_add_map(s, &s->kmods, start, len, 0, mod, short_dso(s, mod), "", true);
 	free(mod);
 	return ret;
@@ -737,7 +694,7 @@ static int on_mmap(struct tk_samples *s, const struct tk_perf_record *rec)
 	path = strndup((const char *)d + name_off, rec->size - name_off);
 	if (!path)
 		return -ENOMEM;
-	ret = mmap_path(rec, (int32_t)pid, &path, &identity);
+	ret = tk_perf_map_path(rec, (int32_t)pid, &path, &identity);
 	p = proc_get(s, (int32_t)pid, true);
 	if (!p)
 		ret = -ENOMEM;

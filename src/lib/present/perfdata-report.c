@@ -69,6 +69,7 @@
 
 #include "event-internal.h"
 #include "perfdata-internal.h"
+#include "perfdata-maps.h"
 #include "internal/error.h"
 #include "internal/fsutil.h"
 #include "internal/opts.h"
@@ -86,7 +87,6 @@
 #define MISC_CPUMODE_MASK 7
 #define MISC_KERNEL	  1
 #define MISC_GUEST_KERNEL 4
-#define MISC_MMAP_DATA	  (1u << 13) /* an MMAP record of data, not code */
 
 enum {
 	F_COMM = 1 << 0,
@@ -2639,70 +2639,19 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 }
 
 /*
- * The name perf gives the map of an MMAP/MMAP2 record (its file name
- * @*path, malloc'ed, may be replaced) and whether its ips are shown and
- * looked up as they are (@identity): anonymous memory, the heap and the
- * stack are no file. Executable anonymous memory is JIT code, whose
- * symbols a JIT writes to /tmp/perf-PID.map: perf names such a map so.
- * An MMAP record (no prot) maps code unless flagged as data.
- */
-static int mmap_path(const struct tk_perf_record *rec, int32_t pid, char **path, bool *identity)
-{
-	const char *f = *path;
-	uint32_t prot = PROT_EXEC, flags = 0;
-	bool anon, no_dso;
-	char *jit;
-
-	if (rec->type == TK_PERF_RECORD_MMAP2 && rec->size >= 72) {
-		memcpy(&prot, rec->data + 64, 4);
-		memcpy(&flags, rec->data + 68, 4);
-	} else if (rec->misc & MISC_MMAP_DATA) {
-		prot = 0;
-	}
-	anon = !strcmp(f, "//anon") || !strncmp(f, "/dev/zero", 9) ||
-	       !strncmp(f, "/anon_hugepage", 14) || (flags & MAP_HUGETLB);
-	no_dso = !strncmp(f, "[stack", 6) || !strncmp(f, "/SYSV", 5) || !strcmp(f, "[heap]");
-	*identity = anon || no_dso;
-	if (!*identity || !(prot & PROT_EXEC))
-		return 0;
-	if (asprintf(&jit, "/tmp/perf-%" PRId32 ".map", pid) < 0)
-		return -ENOMEM;
-	free(*path);
-	*path = jit;
-	return 0;
-}
-
-/*
  * A kernel MMAP record (pid -1) of a module, as perf record writes one per
- * loaded module: its addresses print with the dso "[name]" (perf's
- * kmod_path__parse_name(): the file name without ".ko..." in brackets,
- * '-' as '_'; a name already in brackets stays). The kernel's own text
- * ("[kernel.kallsyms]_text") is named through kallsyms instead.
+ * loaded module: its addresses print with the dso "[name]"
+ * (tk_perf_map_module_name()). The kernel's own text is named through
+ * kallsyms instead.
  */
 static int add_kernel_module(struct rep *r, const char *name, size_t max, uint64_t start,
 			     uint64_t len)
 {
-	size_t n = strnlen(name, max);
-	const char *base, *ko;
 	char *mod;
-	int ret;
+	int ret = tk_perf_map_module_name(name, max, &mod);
 
-	if ((n >= 17 && !strncmp(name, "[kernel.kallsyms]", 17)) ||
-	    (n >= 22 && !strncmp(name, "[guest.kernel.kallsyms", 22)) ||
-	    (name[0] != '/' && name[0] != '['))
-		return 0;
-	base = memrchr(name, '/', n);
-	base = base ? base + 1 : name;
-	ko = strstr(base, ".ko");
-	if (name[0] == '[' || !ko || (ko[3] && ko[3] != '.'))
-		mod = strndup(name, n);
-	else if (asprintf(&mod, "[%.*s]", (int)(ko - base), base) < 0)
-		mod = NULL;
-	if (!mod)
-		return -ENOMEM;
-	for (char *c = mod; name[0] != '[' && *c; c++)
-		if (*c == '-')
-			*c = '_';
+	if (ret < 0 || !mod)
+		return ret;
 	ret = proc_add_map(&r->kmods, start, len, 0, mod, "", true);
 	free(mod);
 	return ret;
@@ -2789,7 +2738,7 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 		path = strndup((const char *)d + name_off, rec->size - name_off);
 		if (!path)
 			return -ENOMEM;
-		ret = mmap_path(rec, (int32_t)pid, &path, &identity);
+		ret = tk_perf_map_path(rec, (int32_t)pid, &path, &identity);
 		if (ret == 0)
 			ret = proc_add_map(p, start, len, pgoff, path, recorded_build_id(r, path),
 					   identity);

@@ -14,6 +14,7 @@
 #ifndef TRACEKIT_CLI_H
 #define TRACEKIT_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <tracekit/tracekit.h>
@@ -111,6 +112,14 @@ int cli_bad_option(int c, char **argv);
  * cli_bad_option(@c, @argv).
  */
 int cli_help_or_bad_option(int c, char **argv, const char *usage);
+
+/*
+ * The one input file of an analysis command, after its options: a lone
+ * operand (when no -i gave one) or @fallback (perf's perf.data, trace-cmd's
+ * trace.dat) into @*input. Prints a usage error and returns false when
+ * there are two.
+ */
+bool cli_single_input(int argc, char **argv, const char **input, const char *fallback);
 
 /*
  * Label a buffer for a message: "(top)" for the top buffer, else its name in

@@ -87,13 +87,8 @@ int cmd_flamegraph(int argc, char **argv)
 			return cli_help_or_bad_option(c, argv, cmd_flamegraph_usage);
 		}
 	}
-	if (optind < argc) {
-		if (input || optind + 1 < argc)
-			return cli_usage_error("one input file only");
-		input = argv[optind];
-	}
-	if (!input)
-		input = "perf.data";
+	if (!cli_single_input(argc, argv, &input, "perf.data"))
+		return CLI_USAGE;
 	if (output) {
 		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0)

@@ -61,13 +61,8 @@ int cmd_irq(int argc, char **argv)
 			return cli_help_or_bad_option(c, argv, cmd_irq_usage);
 		}
 	}
-	if (optind < argc) {
-		if (input || optind + 1 < argc)
-			return cli_usage_error("one input file only");
-		input = argv[optind];
-	}
-	if (!input)
-		input = "trace.dat";
+	if (!cli_single_input(argc, argv, &input, "trace.dat"))
+		return CLI_USAGE;
 	if (tk_irq_run(input, &opts) < 0)
 		return cli_lib_error(input);
 	return CLI_OK;

@@ -147,13 +147,8 @@ int cmd_profile(int argc, char **argv)
 			return cli_help_or_bad_option(c, argv, cmd_profile_usage);
 		}
 	}
-	if (optind < argc) {
-		if (input || optind + 1 < argc)
-			return cli_usage_error("one input file only");
-		input = argv[optind];
-	}
-	if (!input)
-		input = "perf.data";
+	if (!cli_single_input(argc, argv, &input, "perf.data"))
+		return CLI_USAGE;
 	chains = tk_profile_has_callchains(input);
 	if (chains < 0)
 		return cli_lib_error(input);

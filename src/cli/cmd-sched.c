@@ -158,13 +158,8 @@ static int cmd_sched_balance(int argc, char **argv)
 			return cli_help_or_bad_option(c, argv, cmd_sched_usage);
 		}
 	}
-	if (optind < argc) {
-		if (input || optind + 1 < argc)
-			return cli_usage_error("one input file only");
-		input = argv[optind];
-	}
-	if (!input)
-		input = "perf.data";
+	if (!cli_single_input(argc, argv, &input, "perf.data"))
+		return CLI_USAGE;
 	if (tk_sched_balance_run(input, &opts) < 0)
 		return cli_lib_error(input);
 	return CLI_OK;
@@ -247,13 +242,8 @@ static int cmd_sched_timehist(int argc, char **argv)
 			return cli_help_or_bad_option(c, argv, cmd_sched_usage);
 		}
 	}
-	if (optind < argc) {
-		if (input || optind + 1 < argc)
-			return cli_usage_error("one input file only");
-		input = argv[optind];
-	}
-	if (!input)
-		input = "perf.data";
+	if (!cli_single_input(argc, argv, &input, "perf.data"))
+		return CLI_USAGE;
 	if ((opts.flags & TK_TIMEHIST_SUMMARY_ONLY) && (opts.flags & TK_TIMEHIST_WAKEUPS))
 		return cli_usage_error("-s and -w are mutually exclusive");
 	r = tk_sched_timehist_run(input, &opts);
@@ -343,13 +333,8 @@ int cmd_sched(int argc, char **argv)
 			return cli_usage_error("%s", tk_errmsg());
 		return r < 0 ? cli_lib_error(argv[optind]) : CLI_OK;
 	}
-	if (optind < argc) {
-		if (input || optind + 1 < argc)
-			return cli_usage_error("one input file only");
-		input = argv[optind];
-	}
-	if (!input)
-		input = "perf.data";
+	if (!cli_single_input(argc, argv, &input, "perf.data"))
+		return CLI_USAGE;
 	if (map && (opts.sort || opts.flags || opts.cpu != -1))
 		return cli_usage_error("map takes only -i FILE or FILE");
 	r = map ? tk_sched_map_run(input, &opts) : tk_sched_latency_run(input, &opts);

@@ -82,13 +82,8 @@ int cmd_syscalls(int argc, char **argv)
 		r = tk_syscalls_compare_run(argv[optind], argv[optind + 1], &opts);
 		return r < 0 ? cli_lib_error(argv[optind]) : CLI_OK;
 	}
-	if (optind < argc) {
-		if (input || optind + 1 < argc)
-			return cli_usage_error("one input file only");
-		input = argv[optind];
-	}
-	if (!input)
-		input = "perf.data";
+	if (!cli_single_input(argc, argv, &input, "perf.data"))
+		return CLI_USAGE;
 	r = tk_syscalls_run(input, &opts);
 	if (r < 0)
 		return cli_lib_error(input);

@@ -180,6 +180,20 @@ int cli_help_or_bad_option(int c, char **argv, const char *usage)
 	return cli_bad_option(c, argv);
 }
 
+bool cli_single_input(int argc, char **argv, const char **input, const char *fallback)
+{
+	if (optind < argc) {
+		if (*input || optind + 1 < argc) {
+			cli_usage_error("one input file only");
+			return false;
+		}
+		*input = argv[optind];
+	}
+	if (!*input)
+		*input = fallback;
+	return true;
+}
+
 char *cli_buffer_label(const char *name, char *out, size_t cap)
 {
 	size_t n = 0;

@@ -95,4 +95,15 @@ check "report -w --json is the summary as JSON" \
 run sched timehist -s -w "$sample"
 check "sched timehist -s -w is a usage error, as in perf" rc_is 2
 
+# Two input files where an analysis reads one: a usage error naming it, for
+# every analysis command (one helper parses the operand for all of them).
+for cmd in "irq" "syscalls" "profile" "flamegraph" "sched latency" "sched timehist" \
+	"sched balance"; do
+	run $cmd "$sample" "$sample"
+	check "$cmd with two input files is a usage error" \
+		eval 'rc_is 2 && err_has "one input file only" && [ ! -s "$tmp/out" ]'
+	run $cmd -i "$sample" "$sample"
+	check "$cmd -i A B is a usage error" eval 'rc_is 2 && err_has "one input file only"'
+done
+
 finish

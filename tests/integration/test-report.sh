@@ -102,11 +102,12 @@ sym_adds_nothing() {
 }
 
 # A filter tracekit cannot take is one line and exit 2, never an empty report
-# (trace-cmd crashes on the last one).
+# (trace-cmd crashes on prev_pid> and aborts on a bracketed group compared).
 bad_filters() {
 	local f
 	for f in nosuchevent 'sched_switch:nofield>1' 'sched_switch:prev_pid>' \
-		'sched_switch:(prev_pid>0' 'sched_switch:"open'; do
+		'sched_switch:(prev_pid>0' 'sched_switch:"open' 'sched_switch:(prev_pid & 3) == 1' \
+		'sched_switch:(prev_pid == 1) == 1'; do
 		"${filter_env[@]}" "$tk" report -F "$f" -i "$1" >"$tmp/bf.out" 2>"$tmp/bf.err"
 		rc=$?
 		if [ $rc = 2 ] && [ "$(grep -c "^tracekit report:" "$tmp/bf.err")" = 1 ] &&

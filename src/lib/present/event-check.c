@@ -730,9 +730,11 @@ bool tk_event_stars_ok(const struct tk_event_set *set, const struct tk_event *ev
 /*
  * Filters (report -F "EVENT[,EVENT]:FILTER"). libtraceevent 1.7.1's
  * tep_filter_add_filter_str() crashes on some texts a user types by
- * mistake ("prev_pid>", trace-cmd 3.1.6 segfaults on it too), so the
+ * mistake ("prev_pid>", trace-cmd 3.1.6 segfaults on it too) and frees
+ * memory twice when a bracketed group is an operand of a comparison or of
+ * arithmetic ("(vec & 3) == 1", "(a == 1) == 1": trace-cmd aborts), so the
  * filter's shape is checked first: operands and operators alternate,
- * brackets match, literals close. What this lets through, libtraceevent
+ * brackets match, literals close, only && or || follow a ')'. What this lets through, libtraceevent
  * parses or refuses with a message.
  */
 static const char *const filter_ops[] = {
@@ -744,7 +746,7 @@ int tk_event_filter_check(const char *spec)
 {
 	const char *p = strchr(spec, ':');
 	int depth = 0;
-	bool want_operand = true;
+	bool want_operand = true, after_group = false;
 
 	if (!p)
 		return 0; /* event names only */
@@ -788,6 +790,7 @@ int tk_event_filter_check(const char *spec)
 			if (!depth--)
 				return tk_fail(EINVAL, "-F '%s': ')' without '('", spec);
 			p++;
+			after_group = true;
 			continue;
 		}
 		for (size_t i = 0; i < sizeof(filter_ops) / sizeof(filter_ops[0]) && !n; i++) {
@@ -798,8 +801,13 @@ int tk_event_filter_check(const char *spec)
 		}
 		if (!n)
 			return tk_fail(EINVAL, "-F '%s': an operator is missing at '%s'", spec, p);
+		/* libtraceevent frees a bracketed operand twice when it is compared or computed. */
+		if (after_group && strncmp(p, "&&", 2) && strncmp(p, "||", 2))
+			return tk_fail(EINVAL, "-F '%s': only && or || can follow ')' (at '%s')",
+				       spec, p);
 		p += n;
 		want_operand = true;
+		after_group = false;
 	}
 	if (want_operand)
 		return tk_fail(EINVAL, "-F '%s': the filter ends where a field or value is due",

@@ -15,7 +15,7 @@
 
 #include <tracekit/common.h>
 
-static void quiet(enum tk_log_level level, const char *msg, void *ctx)
+static inline void quiet(enum tk_log_level level, const char *msg, void *ctx)
 {
 	(void)level;
 	(void)msg;
@@ -25,7 +25,7 @@ static void quiet(enum tk_log_level level, const char *msg, void *ctx)
 static volatile uint64_t sink;
 
 /* Quiet the log, and return a memfd named @name holding the @size input bytes, or -1. */
-static int fuzz_input(const char *name, const uint8_t *data, size_t size)
+static inline int fuzz_input(const char *name, const uint8_t *data, size_t size)
 {
 	int fd;
 

@@ -732,9 +732,11 @@ bool tk_event_stars_ok(const struct tk_event_set *set, const struct tk_event *ev
  * tep_filter_add_filter_str() crashes on some texts a user types by
  * mistake ("prev_pid>", trace-cmd 3.1.6 segfaults on it too) and frees
  * memory twice when a bracketed group is an operand of a comparison or of
- * arithmetic ("(vec & 3) == 1", "(a == 1) == 1": trace-cmd aborts), so the
- * filter's shape is checked first: operands and operators alternate,
- * brackets match, literals close, only && or || follow a ')'. What this lets through, libtraceevent
+ * arithmetic ("(vec & 3) == 1", "(a == 1) == 1": trace-cmd aborts) or when
+ * && or || joins a lone field or value ("a > 5 || b", "a > 5 || !b"), so
+ * the filter's shape is checked first: operands and operators alternate,
+ * brackets match, literals close, only && or || follow a ')', and every
+ * term is a comparison, arithmetic, or a (negated) group. What this lets through, libtraceevent
  * parses or refuses with a message.
  */
 static const char *const filter_ops[] = {
@@ -742,10 +744,21 @@ static const char *const filter_ops[] = {
 	">",  "~",  "+",  "-",	"*",  "/",  "%",  "&",	"|",  "^",
 };
 
+/* A term a logical operator joins is a comparison, arithmetic, a negation or a group. */
+static int bare_term(const char *spec, const char *at)
+{
+	if (!*at)
+		return tk_fail(EINVAL, "-F '%s': a field or value alone is not a condition", spec);
+	return tk_fail(EINVAL, "-F '%s': a field or value alone is not a condition (before '%s')",
+		       spec, at);
+}
+
 int tk_event_filter_check(const char *spec)
 {
 	const char *p = strchr(spec, ':');
 	int depth = 0;
+	/* @term_ops: operators in the term so far; @after_group: it is a (...) */
+	unsigned int term_ops = 0;
 	bool want_operand = true, after_group = false;
 
 	if (!p)
@@ -754,6 +767,7 @@ int tk_event_filter_check(const char *spec)
 		return tk_fail(EINVAL, "-F '%s': no event before ':'", spec);
 	for (p++; *p;) {
 		size_t n = 0;
+		bool logical;
 
 		if (*p == ' ' || *p == '\t') {
 			p++;
@@ -763,6 +777,7 @@ int tk_event_filter_check(const char *spec)
 			if (*p == '(') {
 				depth++;
 				p++;
+				term_ops = 0;
 			} else if (*p == '!' || *p == '-' || *p == '~') {
 				p++; /* unary */
 			} else if (*p == '"' || *p == '\'') {
@@ -789,6 +804,8 @@ int tk_event_filter_check(const char *spec)
 		if (*p == ')') {
 			if (!depth--)
 				return tk_fail(EINVAL, "-F '%s': ')' without '('", spec);
+			if (!after_group && !term_ops)
+				return bare_term(spec, p);
 			p++;
 			after_group = true;
 			continue;
@@ -801,10 +818,18 @@ int tk_event_filter_check(const char *spec)
 		}
 		if (!n)
 			return tk_fail(EINVAL, "-F '%s': an operator is missing at '%s'", spec, p);
-		/* libtraceevent frees a bracketed operand twice when it is compared or computed. */
-		if (after_group && strncmp(p, "&&", 2) && strncmp(p, "||", 2))
+		logical = !strncmp(p, "&&", 2) || !strncmp(p, "||", 2);
+		/*
+		 * libtraceevent frees memory twice or follows a NULL pointer when a
+		 * bracketed group is compared or computed, or when a term joined by
+		 * && or || is a lone field or value.
+		 */
+		if (after_group && !logical)
 			return tk_fail(EINVAL, "-F '%s': only && or || can follow ')' (at '%s')",
 				       spec, p);
+		if (logical && !after_group && !term_ops)
+			return bare_term(spec, p);
+		term_ops = logical ? 0 : term_ops + 1;
 		p += n;
 		want_operand = true;
 		after_group = false;
@@ -814,5 +839,7 @@ int tk_event_filter_check(const char *spec)
 			       spec);
 	if (depth)
 		return tk_fail(EINVAL, "-F '%s': '(' without ')'", spec);
+	if (!after_group && !term_ops)
+		return bare_term(spec, p);
 	return 0;
 }

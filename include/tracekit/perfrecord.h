@@ -102,7 +102,7 @@ TK_API int tk_perfrecord_parse_callgraph(const char *arg, enum tk_perfrecord_cal
  * @nr:  receives its length (at least 1)
  *
  * Context: any thread.
- * Return: 0, or -EINVAL (not such a list, a range over 65536 numbers) or
+ * Return: 0, or -EINVAL (not such a list, more than 65536 numbers in all) or
  * -ENOMEM with tk_errmsg() set; @out is untouched then.
  */
 TK_API int tk_perfrecord_parse_list(const char *arg, int32_t **out, size_t *nr);

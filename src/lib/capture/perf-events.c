@@ -205,7 +205,7 @@ TK_API int tk_perfrecord_parse_callgraph(const char *arg, enum tk_perfrecord_cal
 TK_API int tk_perfrecord_parse_list(const char *arg, int32_t **out, size_t *nr)
 {
 	int32_t *v = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	const char *p = arg;
 
 	if (!arg || !out || !nr)
@@ -227,16 +227,25 @@ TK_API int tk_perfrecord_parse_list(const char *arg, int32_t **out, size_t *nr)
 				goto bad;
 			p = end;
 		}
-		for (long x = lo; x <= hi; x++) {
-			int32_t *nv = realloc(v, (n + 1) * sizeof(*nv));
+		/* The whole list is bounded as one range is: a CPU or pid list, not a table. */
+		if (n + (size_t)(hi - lo) + 1 > 65536)
+			goto bad;
+		if (n + (size_t)(hi - lo) + 1 > cap) {
+			size_t want = cap ? cap : 16;
+			int32_t *nv;
 
+			while (want < n + (size_t)(hi - lo) + 1)
+				want *= 2;
+			nv = realloc(v, want * sizeof(*nv));
 			if (!nv) {
 				free(v);
 				return tk_fail(ENOMEM, "out of memory");
 			}
 			v = nv;
-			v[n++] = (int32_t)x;
+			cap = want;
 		}
+		for (long x = lo; x <= hi; x++)
+			v[n++] = (int32_t)x;
 		if (!*p)
 			break;
 		if (*p != ',' || !p[1])
@@ -248,5 +257,6 @@ TK_API int tk_perfrecord_parse_list(const char *arg, int32_t **out, size_t *nr)
 	return 0;
 bad:
 	free(v);
-	return tk_fail(EINVAL, "\"%s\" is not a list of numbers and ranges (0-3,6)", arg);
+	return tk_fail(EINVAL, "\"%s\" is not a list of at most 65536 numbers and ranges (0-3,6)",
+		       arg);
 }

@@ -110,8 +110,10 @@ static void test_callgraph(void **state)
 
 static void test_number_lists(void **state)
 {
-	static const char *const bad[] = {"",	"x",	"1,",	",1",	  "3-1",
-					  "-1", "1--2", "1,,2", "0-70000"};
+	static const char *const bad[] = {"", "x", "1,", ",1", "3-1", "-1", "1--2", "1,,2",
+					  "0-70000",
+					  /* 65536 numbers in all at the most, however split */
+					  "0-65535,7", "0-40000,0-40000"};
 	int32_t *v = NULL;
 	size_t n = 0;
 
@@ -125,6 +127,12 @@ static void test_number_lists(void **state)
 	assert_int_equal(tk_perfrecord_parse_list("1234", &v, &n), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(v[0], 1234);
+	free(v);
+	assert_int_equal(tk_perfrecord_parse_list("7,0-32767,0-32766", &v, &n), 0);
+	assert_int_equal(n, 65536);
+	assert_int_equal(v[0], 7);
+	assert_int_equal(v[32768], 32767);
+	assert_int_equal(v[65535], 32766);
 	free(v);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_errno(tk_perfrecord_parse_list(bad[i], &v, &n), EINVAL);

@@ -733,11 +733,13 @@ bool tk_event_stars_ok(const struct tk_event_set *set, const struct tk_event *ev
  * mistake ("prev_pid>", trace-cmd 3.1.6 segfaults on it too) and frees
  * memory twice when a bracketed group is an operand of a comparison or of
  * arithmetic ("(vec & 3) == 1", "(a == 1) == 1": trace-cmd aborts) or when
- * && or || joins a lone field or value ("a > 5 || b", "a > 5 || !b"), so
- * the filter's shape is checked first: operands and operators alternate,
- * brackets match, literals close, only && or || follow a ')', and every
- * term is a comparison, arithmetic, or a (negated) group. What this lets through, libtraceevent
- * parses or refuses with a message.
+ * && or || joins a lone field or value ("a > 5 || b", "a > 5 || !b") or a
+ * chain ("a > 0 || b == c == 1"), so the filter's shape is checked first:
+ * operands and operators alternate, brackets match, literals close, only
+ * && or || follow a ')', and every term is one comparison or operation
+ * ("vec & 3"), or a (negated) group. (Chains libtraceevent does not
+ * crash on, it refuses as a syntax error: nothing that worked is lost.) What this lets through,
+ * libtraceevent parses or refuses with a message.
  */
 static const char *const filter_ops[] = {
 	"&&", "||", "==", "!=", "<=", ">=", "=~", "!~", "<<", ">>", "<",
@@ -822,13 +824,19 @@ int tk_event_filter_check(const char *spec)
 		/*
 		 * libtraceevent frees memory twice or follows a NULL pointer when a
 		 * bracketed group is compared or computed, or when a term joined by
-		 * && or || is a lone field or value.
+		 * && or || is a lone field or value or a chain of operations.
 		 */
 		if (after_group && !logical)
 			return tk_fail(EINVAL, "-F '%s': only && or || can follow ')' (at '%s')",
 				       spec, p);
 		if (logical && !after_group && !term_ops)
 			return bare_term(spec, p);
+		if (!logical && term_ops)
+			return tk_fail(
+				EINVAL,
+				"-F '%s': one comparison or operation per term, joined by && "
+				"or || (at '%s')",
+				spec, p);
 		term_ops = logical ? 0 : term_ops + 1;
 		p += n;
 		want_operand = true;

@@ -29,11 +29,13 @@
  * AUX, COMPRESSED records and CPU maps as bitmasks; these need layouts no
  * file of the test corpus holds (tests/data/perf/make-bigendian.py makes the
  * corpus's big-endian files and refuses the same things).
- * Damage: a record whose size does not fit ends the swapping of records;
- * the rest stays in the file's order, where the reader's salvage sees it as
- * damage (types and sizes read in the wrong order are implausible), so the
- * policy of issue 21 applies to the other order as to ours. Every field is
- * swapped only inside the record or section that holds it.
+ * Damage: at a record whose size does not fit, swapping goes on from the
+ * next 8-aligned offset where three plausible headers follow one another
+ * (the reader's own resync test); the bytes skipped stay in the file's
+ * order, where the reader's salvage lists them as damage and resyncs to the
+ * swapped records after them, so the policy of issue 21 applies to the
+ * other order as to ours. Every field is swapped only inside the record or
+ * section that holds it.
  *
  * Cost: the whole file is copied once into an anonymous memory file
  * (memfd) and swapped there in one pass before the reader starts: memory of
@@ -543,6 +545,39 @@ static int check_attrs(struct swapper *s, uint64_t aoff)
 	return 0;
 }
 
+/* A header of the file's order perf could have written at @q (as the reader's resync judges). */
+static bool plausible(struct swapper *s, uint64_t q, uint64_t dend, uint64_t *size)
+{
+	uint64_t type = get(s, q, 4), misc = get(s, q + 4, 2);
+
+	*size = get(s, q + 6, 2);
+	return !s->bad && ((type >= 1 && type <= 21) || (type >= 64 && type <= 82)) &&
+	       !(misc & 0x7f8) && *size >= 8 && *size % 8 == 0 && *size <= dend - q;
+}
+
+/*
+ * After a record whose size does not fit: the next 8-aligned offset from
+ * which three headers in a row (or fewer ending at @dend) are plausible,
+ * or @dend. The bytes between stay in the file's order: the reader lists
+ * them as damage and finds the swapped records after them.
+ */
+static uint64_t resync(struct swapper *s, uint64_t p, uint64_t doff, uint64_t dend)
+{
+	for (uint64_t q = p + 8 - (p - doff) % 8; q + 8 <= dend; q += 8) {
+		uint64_t r = q, size;
+		unsigned k = 0;
+
+		while (k < 3 && r + 8 <= dend && plausible(s, r, dend, &size)) {
+			r += size;
+			k++;
+		}
+		s->bad = false;
+		if (k == 3 || (k > 0 && r == dend))
+			return q;
+	}
+	return dend;
+}
+
 static int swap_records(struct swapper *s, uint64_t doff, uint64_t dend)
 {
 	uint64_t p = doff;
@@ -557,9 +592,10 @@ static int swap_records(struct swapper *s, uint64_t doff, uint64_t dend)
 		type = (uint32_t)get(s, p, 4);
 		misc = (uint16_t)get(s, p + 4, 2);
 		size = get(s, p + 6, 2);
-		/* Damage: the rest stays in the file's order for the reader's salvage. */
-		if (size < 8 || size > dend - p)
-			break;
+		if (size < 8 || size > dend - p) {
+			p = resync(s, p, doff, dend);
+			continue;
+		}
 		rev(s, p, 4);
 		rev_many(s, p + 4, 2, 2);
 		if (type == TK_PERF_RECORD_AUXTRACE) {

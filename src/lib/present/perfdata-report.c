@@ -2778,8 +2778,11 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 			 * kptr_restrict) perf has no map for kernel ips.
 			 */
 			if (rec->size - name_off >= 17 &&
-			    !strncmp((const char *)d + name_off, "[kernel.kallsyms]", 17))
+			    !strncmp((const char *)d + name_off, "[kernel.kallsyms]", 17)) {
 				r->kernel_mapped = true;
+				/* Where a --vmlinux's symbols move to (KASLR). */
+				tk_symbolizer_set_kernel_text(r->sym, pgoff);
+			}
 			return add_kernel_module(r, (const char *)d + name_off,
 						 rec->size - name_off, start, len);
 		}
@@ -3126,7 +3129,8 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	r.cache = tk_cache_open_existing(opts->cache_dir);
 	r.sym = tk_symbolizer_new(r.cache);
 	if (r.sym && (tk_symbolizer_set_symfs(r.sym, opts->symfs) < 0 ||
-		      tk_symbolizer_set_kallsyms(r.sym, opts->kallsyms) < 0)) {
+		      tk_symbolizer_set_kallsyms(r.sym, opts->kallsyms) < 0 ||
+		      tk_symbolizer_set_vmlinux(r.sym, opts->vmlinux) < 0)) {
 		rep_release(&r);
 		return -ENOMEM;
 	}

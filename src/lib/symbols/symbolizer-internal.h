@@ -36,4 +36,11 @@ char *tk_symbolizer_debug_file(struct tk_symbolizer *sym, const char *build_id);
  */
 char *tk_symbolizer_kernel_file(struct tk_symbolizer *sym, const char *build_id);
 
+/*
+ * The recording's _text (the pgoff of its [kernel.kallsyms]_text MMAP
+ * record), which a vmlinux's symbols are relocated to; the first nonzero
+ * value is kept. @sym may be NULL.
+ */
+void tk_symbolizer_set_kernel_text(struct tk_symbolizer *sym, uint64_t text);
+
 #endif

@@ -7,7 +7,8 @@
 # address prints [unknown] and one warning says why. The ELFs are made
 # here with as and ld --build-id=0x...: a NOBITS .text at the recorded
 # _text holding the kernel functions that mod-k.data and group-read-g.data
-# sample (addresses of the kernel they were recorded on, listed below;
+# sample and tracepoints-long.data's %ps argument names (addresses of the
+# kernel they were recorded on, listed below;
 # handle_softirqs is left out so that one address stays unnamed), once
 # with the recorded build id, once with another, and once linked 16 MiB
 # lower (a KASLR kernel's vmlinux: its symbols move by the recorded _text
@@ -40,6 +41,7 @@ kbid=4a5a9b0affb66c437abcd455d2738af879985fa9 # [kernel.kallsyms] in both files
 ffffffff810000ba 7e entry_SYSCALL_64_after_hwframe
 ffffffff81000df0 20 asm_sysvec_apic_timer_interrupt
 ffffffff813a4380 2b0 finish_task_switch.isra.0
+ffffffff814204b0 30 hrtimer_wakeup
 ffffffff8158e5e0 810 filemap_map_pages
 ffffffff816c4040 160 vfs_statx
 ffffffff816c47e0 b0 vfs_fstatat
@@ -96,8 +98,15 @@ check "report --help shows --vmlinux" out_has "--vmlinux FILE"
 run profile --help
 check "profile --help shows --vmlinux" out_has "--vmlinux FILE"
 
+# A tracepoint's %ps argument (hrtimer_start's function) is named from it too.
+run report --vmlinux "$tmp/vmlinux-ok" "$data/tracepoints-long.data"
+check "a %ps argument is named from the vmlinux" out_has "function=hrtimer_wakeup expires="
+run report --vmlinux "$tmp/vmlinux-other" "$data/tracepoints-long.data"
+check "a %ps argument of another build id's vmlinux stays a number" \
+	out_has "function=0xffffffff814204b0 expires="
+
 if command -v perf >/dev/null; then
-	for f in mod-k group-read-g g; do
+	for f in mod-k group-read-g g tracepoints-long; do
 		for v in ok other kaslr; do
 			perf script --vmlinux "$tmp/vmlinux-$v" -i "$data/$f.data" >"$tmp/perf.out" 2>/dev/null
 			run report --vmlinux "$tmp/vmlinux-$v" "$data/$f.data"

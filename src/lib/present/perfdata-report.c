@@ -1208,7 +1208,7 @@ static bool formats_print_symbols(const struct tk_perfdata *pd)
 static void add_kernel_symbols(struct rep *r)
 {
 	const char *kbid;
-	char *path, *text;
+	char *text;
 	size_t len;
 
 	/*
@@ -1221,12 +1221,11 @@ static void add_kernel_symbols(struct rep *r)
 	    !formats_print_symbols(r->pd))
 		return;
 	kbid = recorded_build_id(r, "[kernel.kallsyms]");
-	path = tk_symbolizer_kernel_file(r->sym, kbid[0] ? kbid : NULL);
-	if (path && tk_read_file(path, &text, &len) == 0) {
+	/* kallsyms, or a --vmlinux's functions in its format */
+	if (tk_symbolizer_kernel_text(r->sym, kbid[0] ? kbid : NULL, &text, &len) == 0) {
 		tk_event_set_add_kallsyms(r->set, text, len);
 		free(text);
 	}
-	free(path);
 }
 
 /* The event set from TRACING_DATA; built once, when a tracepoint first needs it. */

@@ -39,7 +39,12 @@
  *     only when its build id is the recorded one (else every kernel address
  *     is [unknown], with one warning), moved by the recording's _text
  *     (the kernel MMAP's pgoff, tk_symbolizer_set_kernel_text()) minus the
- *     vmlinux's own _text, perf's relocation for a KASLR kernel.
+ *     vmlinux's own _text, perf's relocation for a KASLR kernel. Its
+ *     functions, relocated, also go in kallsyms's format to the event
+ *     printer for tracepoints' %ps arguments (tk_symbolizer_kernel_text()),
+ *     as perf names those from its kernel map; that format has no sizes, so
+ *     an address between two functions takes the lower one's name where
+ *     perf prints a number (a function pointer is never there).
  *   - [vdso]: the cache's "vdso", else this process's own vDSO when its
  *     build id matches.
  *   - /tmp/perf-PID.map (what perf calls an executable anonymous map, JIT
@@ -297,6 +302,66 @@ static char *kernel_file(struct tk_symbolizer *s, struct dso *d)
 			f = cache_file(s, d);
 	}
 	return f;
+}
+
+static void dso_load(struct tk_symbolizer *s, struct dso *d);
+
+int tk_symbolizer_kernel_text(struct tk_symbolizer *sym, const char *build_id, char **text,
+			      size_t *len)
+{
+	const struct tk_elf_symbol *syms;
+	struct tk_elf *elf;
+	struct dso *d;
+	char *path, *t = NULL;
+	size_t n, cap = 0, used = 0;
+	int r;
+
+	if (!sym->vmlinux) {
+		path = tk_symbolizer_kernel_file(sym, build_id);
+		if (!path)
+			return -ENOENT;
+		r = tk_read_file(path, text, len);
+		free(path);
+		return r;
+	}
+	/* The vmlinux's functions, where its symbols name kernel addresses from. */
+	d = dso_get(sym, "[kernel.kallsyms]", build_id);
+	if (!d)
+		return tk_fail(ENOMEM, "out of memory");
+	if (!d->loaded)
+		dso_load(sym, d);
+	if (!d->st)
+		return -ENOENT; /* another build id: warned about once */
+	elf = tk_elf_open(sym->vmlinux);
+	if (!elf)
+		return -ENOENT;
+	r = tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		size_t need;
+
+		if (syms[i].type != 2 /* STT_FUNC */ || !syms[i].shndx || !syms[i].name[0])
+			continue;
+		need = strlen(syms[i].name) + 24;
+		if (used + need + 1 > cap) {
+			char *nt = realloc(t, cap = (used + need + 1) * 2);
+
+			if (!nt) {
+				r = tk_fail(ENOMEM, "out of memory");
+				break;
+			}
+			t = nt;
+		}
+		used += (size_t)snprintf(t + used, cap - used, "%016" PRIx64 " t %s\n",
+					 syms[i].value + d->reloc, syms[i].name);
+	}
+	tk_elf_close(elf);
+	if (r < 0 || !t) {
+		free(t);
+		return r < 0 ? r : -ENOENT;
+	}
+	*text = t;
+	*len = used;
+	return 0;
 }
 
 char *tk_symbolizer_kernel_file(struct tk_symbolizer *sym, const char *build_id)

@@ -3100,7 +3100,7 @@ static struct tk_perfdata *open_fd(int fd, const char *name, bool own_fd, bool s
 	}
 	magic = tk_load_u64(pd->buf + pd->start, false);
 	hsize = tk_load_u64(pd->buf + pd->start + 8, false);
-	if (magic == TK_PERF_MAGIC_SWAPPED && pd->seekable && hsize != __builtin_bswap64(16)) {
+	if (magic == TK_PERF_MAGIC_SWAPPED && pd->seekable) {
 		/*
 		 * The other byte order: read a copy swapped to ours instead
 		 * (perfdata-swap.c), from the start, as if it were the file.
@@ -3127,14 +3127,15 @@ static struct tk_perfdata *open_fd(int fd, const char *name, bool own_fd, bool s
 	}
 	if (magic == TK_PERF_MAGIC_SWAPPED) {
 		/*
-		 * A pipe of the other byte order: its records would have to be
-		 * swapped as they stream in; refuse clearly instead.
+		 * A stream of the other byte order that cannot be read twice
+		 * (a pipe): its records would have to be swapped as they come
+		 * in; refuse clearly instead (from a file it reads).
 		 */
 		r = tk_fail_at(
 			ENOTSUP, pd->name, 0,
 			"perf.data %sin %s byte order (magic reads "
-			"\"2ELIFREP\"): only files of this machine's byte order (%s) are "
-			"supported",
+			"\"2ELIFREP\"): a stream of another byte order than this machine's (%s) "
+			"is read from a file, not a pipe",
 			hsize == 0x1000000000000000ull ? "pipe stream " : "",
 			__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "big-endian" : "little-endian",
 			__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "little-endian" : "big-endian");

@@ -24,9 +24,14 @@
  * decoder reads them in that order (as libtraceevent does for perf). BPF
  * program info and BTF are not swappable (perf refuses them too): a file
  * with programs in them reads as if it had none, with a warning.
- * Refused with a one-line error (never decoded wrong): pipe mode (the
- * reader refuses it before this is called), samples with BRANCH_STACK or
- * AUX, COMPRESSED records and CPU maps as bitmasks; these need layouts no
+ * Pipe mode saved to a file (perf record -o - > FILE) is swapped the same
+ * way, its metadata records too: HEADER_ATTR (attr, then its ids),
+ * HEADER_FEATURE (u64 id, then the payload as in a file's feature
+ * section), HEADER_BUILD_ID, and HEADER_TRACING_DATA's u32 size (its blob,
+ * after the record, stays as it is). A stream that cannot be read twice
+ * (a real pipe) is refused by the reader before this is called.
+ * Refused with a one-line error (never decoded wrong): samples with
+ * BRANCH_STACK or AUX, COMPRESSED records and CPU maps as bitmasks; these need layouts no
  * file of the test corpus holds (tests/data/perf/make-bigendian.py makes the
  * corpus's big-endian files and refuses the same things).
  * Damage: at a record whose size does not fit, swapping goes on from the
@@ -79,6 +84,7 @@ struct swapper {
 	size_t nr_attrs;
 	struct swap_id *ids;
 	size_t nr_ids;
+	uint32_t nr_cpus; /* NRCPUS' avail count, for CPU_TOPOLOGY */
 };
 
 /* A u64 already swapped to host order. */
@@ -186,6 +192,30 @@ static int cmp_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* Take the attr at @a (swapped already into *@at) with @n ids at @ioff (swapped). */
+static int add_attr(struct swapper *s, const struct swap_attr *at, uint64_t ioff, uint64_t n)
+{
+	struct swap_attr *na = realloc(s->attrs, (s->nr_attrs + 1) * sizeof(*na));
+	struct swap_id *ni;
+
+	if (!na)
+		return tk_fail(ENOMEM, "out of memory");
+	s->attrs = na;
+	na[s->nr_attrs] = *at;
+	ni = realloc(s->ids, (s->nr_ids + n + 1) * sizeof(*ni));
+	if (!ni)
+		return tk_fail(ENOMEM, "out of memory");
+	s->ids = ni;
+	for (uint64_t k = 0; k < n; k++) {
+		s->ids[s->nr_ids].id = host_u64(s->p + ioff + 8 * k);
+		s->ids[s->nr_ids++].attr = s->nr_attrs;
+	}
+	s->nr_attrs++;
+	if (s->nr_ids)
+		qsort(s->ids, s->nr_ids, sizeof(*s->ids), cmp_id);
+	return 0;
+}
+
 static int swap_attrs(struct swapper *s, uint64_t attr_size, uint64_t aoff, uint64_t asize)
 {
 	size_t n = attr_size ? (size_t)(asize / attr_size) : 0;
@@ -193,36 +223,26 @@ static int swap_attrs(struct swapper *s, uint64_t attr_size, uint64_t aoff, uint
 	s->lim = s->size;
 	if (attr_size < 16 || !fits(s, aoff, asize))
 		return 0; /* the reader says what is wrong with them */
-	s->attrs = calloc(n ? n : 1, sizeof(*s->attrs));
-	if (!s->attrs)
-		return tk_fail(ENOMEM, "out of memory");
-	s->nr_attrs = n;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t a = aoff + i * attr_size, size, ioff, isz;
-		struct swap_id *ni;
+		uint64_t a = aoff + i * attr_size, size, ioff = 0, isz = 0;
+		struct swap_attr at;
+		int r;
 
 		s->lim = a + attr_size;
-		size = swap_attr(s, a, &s->attrs[i]);
-		if (!fits(s, a + size, 16))
-			continue;
-		rev_many(s, a + size, 8, 2);
-		ioff = host_u64(s->p + a + size);
-		isz = host_u64(s->p + a + size + 8);
+		size = swap_attr(s, a, &at);
+		if (fits(s, a + size, 16)) {
+			rev_many(s, a + size, 8, 2);
+			ioff = host_u64(s->p + a + size);
+			isz = host_u64(s->p + a + size + 8);
+		}
 		s->lim = s->size;
 		if (!fits(s, ioff, isz))
-			continue;
+			ioff = isz = 0;
 		rev_many(s, ioff, 8, isz / 8);
-		ni = realloc(s->ids, (s->nr_ids + isz / 8 + 1) * sizeof(*ni));
-		if (!ni)
-			return tk_fail(ENOMEM, "out of memory");
-		s->ids = ni;
-		for (uint64_t k = 0; k < isz / 8; k++) {
-			s->ids[s->nr_ids].id = host_u64(s->p + ioff + 8 * k);
-			s->ids[s->nr_ids++].attr = i;
-		}
+		r = add_attr(s, &at, ioff, isz / 8);
+		if (r < 0)
+			return r;
 	}
-	if (s->nr_ids)
-		qsort(s->ids, s->nr_ids, sizeof(*s->ids), cmp_id);
 	s->bad = false;
 	return 0;
 }
@@ -275,10 +295,12 @@ static int swap_sample(struct swapper *s, uint64_t rec, uint64_t end)
 		TK_PERF_SAMPLE_DATA_PAGE_SIZE,
 		TK_PERF_SAMPLE_CODE_PAGE_SIZE,
 	};
-	const struct swap_attr *a = &s->attrs[0];
+	const struct swap_attr *a = s->attrs;
 	uint64_t p = rec + 8, st;
 	size_t idoff;
 
+	if (!a)
+		return 0; /* no attr yet (a pipe): the reader reports the record */
 	if (s->nr_attrs > 1) {
 		if (!tk_perf_id_offset(TK_PERF_RECORD_SAMPLE, a->sample_type, end - rec, &idoff))
 			return 0;
@@ -348,9 +370,11 @@ static uint64_t swap_trailer(struct swapper *s, uint64_t rec, uint64_t end)
 		TK_PERF_SAMPLE_TID,	  TK_PERF_SAMPLE_TIME, TK_PERF_SAMPLE_ID,
 		TK_PERF_SAMPLE_STREAM_ID, TK_PERF_SAMPLE_CPU,  TK_PERF_SAMPLE_IDENTIFIER,
 	};
-	const struct swap_attr *a = &s->attrs[0];
+	const struct swap_attr *a = s->attrs;
 	uint64_t st, p;
 
+	if (!a)
+		return end;
 	if (s->nr_attrs > 1 && (a->sample_type & TK_PERF_SAMPLE_IDENTIFIER) && a->sample_id_all &&
 	    end - rec >= 16) {
 		const struct swap_attr *b = attr_by_id(s, get(s, end - 8, 8));
@@ -392,6 +416,25 @@ static int swap_cpu_map(struct swapper *s, uint64_t p, uint64_t rec)
 	else
 		return unsupported(s, rec, "a CPU_MAP record as a bitmask");
 	return 0;
+}
+
+static void swap_feature(struct swapper *s, uint64_t bit, uint64_t off, uint64_t end);
+
+/* A pipe's HEADER_ATTR: the attr, then its ids to the end of the record. */
+static int swap_header_attr(struct swapper *s, uint64_t b, uint64_t end)
+{
+	struct swap_attr at;
+	uint64_t size = swap_attr(s, b, &at), n;
+
+	if (s->bad || size > end - b)
+		return 0; /* the reader says what is wrong with it */
+	n = (end - b - size) / 8;
+	rev_many(s, b + size, 8, n);
+	if (at.sample_type & TK_PERF_SAMPLE_BRANCH_STACK)
+		return unsupported(s, b - 8, "sampling BRANCH_STACK");
+	if (at.sample_type & TK_PERF_SAMPLE_AUX)
+		return unsupported(s, b - 8, "sampling AUX");
+	return add_attr(s, &at, b + size, n);
 }
 
 static int swap_record(struct swapper *s, uint64_t rec, uint32_t type, uint16_t misc, uint64_t end)
@@ -511,6 +554,20 @@ static int swap_record(struct swapper *s, uint64_t rec, uint32_t type, uint16_t 
 		rev_many(s, b, 8, n < 5 ? n : 5);
 		break;
 	}
+	case TK_PERF_RECORD_HEADER_ATTR:
+		return swap_header_attr(s, b, end);
+	case TK_PERF_RECORD_HEADER_FEATURE: {
+		uint64_t id = get(s, b, 8);
+
+		rev(s, b, 8);
+		if (!s->bad)
+			swap_feature(s, id, b + 8, end);
+		break;
+	}
+	case TK_PERF_RECORD_HEADER_BUILD_ID: /* s32 pid; u8 id[20], size, pad; u16 pad */
+		rev(s, b, 4);
+		rev(s, b + 26, 2);
+		break;
 	case TK_PERF_RECORD_AUXTRACE_ERROR:
 		rev_many(s, b, 4, 6);
 		rev_many(s, b + 24, 8, 2);
@@ -598,6 +655,17 @@ static int swap_records(struct swapper *s, uint64_t doff, uint64_t dend)
 		}
 		rev(s, p, 4);
 		rev_many(s, p + 4, 2, 2);
+		if (type == TK_PERF_RECORD_HEADER_TRACING_DATA && size >= 12) {
+			/* u32 size; the blob follows the record, padded to 8, as it is. */
+			uint64_t n = (get(s, p + 8, 4) + 7) & ~7ull;
+
+			s->lim = p + size;
+			rev(s, p + 8, 4);
+			if (n > dend - p - size)
+				break;
+			p += size + n;
+			continue;
+		}
 		if (type == TK_PERF_RECORD_AUXTRACE) {
 			uint64_t n = get(s, p + 8, 8);
 
@@ -648,9 +716,9 @@ static uint64_t swap_str_list(struct swapper *s, uint64_t p)
 	return swap_strs(s, p + 4, n);
 }
 
-static void swap_feature(struct swapper *s, unsigned bit, uint64_t off, uint64_t end,
-			 uint32_t nr_cpus)
+static void swap_feature(struct swapper *s, uint64_t bit, uint64_t off, uint64_t end)
 {
+	uint32_t nr_cpus = s->nr_cpus;
 	uint64_t p = off, nr;
 
 	s->lim = end;
@@ -679,6 +747,7 @@ static void swap_feature(struct swapper *s, unsigned bit, uint64_t off, uint64_t
 		swap_str(s, p);
 		break;
 	case TK_PERF_FEAT_NRCPUS:
+		s->nr_cpus = (uint32_t)get(s, p, 4);
 		rev_many(s, p, 4, 2);
 		break;
 	case TK_PERF_FEAT_TOTAL_MEM:
@@ -797,7 +866,7 @@ static void swap_feature(struct swapper *s, unsigned bit, uint64_t off, uint64_t
 			p = swap_strs(s, p + 4, caps < UINT64_MAX / 4 ? 2 * caps + 1 : caps);
 		}
 		break;
-	default: /* BRANCH_STACK, STAT: empty; bits past 31: unknown to the reader */
+	default: /* BRANCH_STACK, STAT: empty; 32 ends a pipe's; past it: unknown */
 		break;
 	}
 	s->bad = false;
@@ -823,13 +892,14 @@ static void swap_features(struct swapper *s, const uint64_t bitmap[4], uint64_t 
 		if (bits[i] == TK_PERF_FEAT_NRCPUS && fits(s, off, sz) && sz >= 4)
 			nr_cpus = tk_load_u32(s->p + off, s->big);
 	}
+	s->nr_cpus = nr_cpus;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t off = host_u64(s->p + toff + 16 * i);
 		uint64_t sz = host_u64(s->p + toff + 16 * i + 8);
 
 		s->lim = s->size;
 		if (fits(s, off, sz))
-			swap_feature(s, bits[i], off, off + sz, nr_cpus);
+			swap_feature(s, bits[i], off, off + sz);
 	}
 }
 
@@ -842,10 +912,17 @@ static int swap_file(struct swapper *s)
 
 	s->lim = s->size;
 	hsize = get(s, 8, 8);
+	if (hsize == 16) {
+		/* A pipe's stream saved to a file: the metadata comes in records. */
+		rev_many(s, 0, 8, 2);
+		return swap_records(s, 16, s->size);
+	}
+	/* As the reader refuses a version 1 header size perf never wrote. */
 	if (hsize != TK_PERF_HEADER_SIZE && hsize != 72)
-		return tk_fail_at(EBADMSG, s->name, 8,
-				  "header size %" PRIu64 " is not 104 or 72 (read %s-endian)",
-				  hsize, s->big ? "big" : "little");
+		return tk_fail_at(ENOTSUP, s->name, 8,
+				  "perf.data in %s-endian byte order with header size %" PRIu64
+				  ": not 104, 72 or 16 (pipe), which perf wrote",
+				  s->big ? "big" : "little", hsize);
 	if (s->size < hsize)
 		return tk_fail_at(EBADMSG, s->name, 0, "file is shorter than its header");
 	attr_size = get(s, 16, 8);

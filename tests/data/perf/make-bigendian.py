@@ -46,13 +46,16 @@ def sw_many(off, n, count):
 
 
 if d[:8] != b'PERFILE2':
-    die('not a little-endian file-mode perf.data')
+    die('not a little-endian perf.data')
 hsize = le(8, 8)
-if hsize == 16:
-    die('pipe mode is not converted')
+pipe = hsize == 16
 sw_many(0, 8, hsize // 8)
-attr_size, aoff, asize, doff, dsize = le(16, 8), le(24, 8), le(32, 8), le(40, 8), le(48, 8)
-feat_bits = le(72, 32) if hsize >= 104 else 0
+if not pipe:
+    attr_size, aoff, asize, doff, dsize = le(16, 8), le(24, 8), le(32, 8), le(40, 8), le(48, 8)
+    feat_bits = le(72, 32) if hsize >= 104 else 0
+else:
+    attr_size = aoff = asize = feat_bits = 0
+    doff, dsize = 16, len(d) - 16
 
 # Sizes of the attr fields after the flags, by offset (perf_event_attr).
 ATTR_FIELDS = [(0, 4), (4, 4), (8, 8), (16, 8), (24, 8), (32, 8), (48, 4), (52, 4), (56, 8),
@@ -73,20 +76,26 @@ def sw_attr(off):
 
 attrs = []
 id2attr = {}
-for i in range(asize // attr_size):
-    a = aoff + i * attr_size
-    size = sw_attr(a)
-    sw_many(a + size, 8, 2)
-    ioff, isz = le(a + size, 8), le(a + size + 8, 8)
-    sw_many(ioff, 8, isz // 8)
+
+
+def register_attr(a, size, ids):
     flags = le(a + 40, 8)
     at = dict(type=le(a, 4), config=le(a + 8, 8), st=le(a + 24, 8), rf=le(a + 32, 8),
               sid=bool(flags >> 18 & 1), regs_user=le(a + 80, 8),
               regs_intr=le(a + 96, 8) if size >= 104 else 0,
               bst=le(a + 72, 8))
     attrs.append(at)
-    for k in range(isz // 8):
-        id2attr[le(ioff + 8 * k, 8)] = at
+    for i in ids:
+        id2attr[i] = at
+
+
+for i in range(asize // attr_size if attr_size else 0):
+    a = aoff + i * attr_size
+    size = sw_attr(a)
+    sw_many(a + size, 8, 2)
+    ioff, isz = le(a + size, 8), le(a + size + 8, 8)
+    sw_many(ioff, 8, isz // 8)
+    register_attr(a, size, [le(ioff + 8 * k, 8) for k in range(isz // 8)])
 
 # sample_type bits
 IP, TID, TIME, ADDR, READ, CALLCHAIN, ID, CPU, PERIOD, STREAM_ID, RAW, BRANCH_STACK, \
@@ -224,10 +233,11 @@ def sw_u32_strs(p):
     return sw_strs(p + 4, n)
 
 
-for bit, (off, size) in sections.items():
+def sw_feature(bit, off, size):
+    global nr_cpus
     end = off + size
     if bit == 1:
-        continue
+        return
     elif bit == 2:  # BUILD_ID: perf_record_header_build_id records
         p = off
         while p < end:
@@ -243,6 +253,7 @@ for bit, (off, size) in sections.items():
     elif bit in (3, 4, 5, 6, 8, 9):
         sw_str(off)
     elif bit == 7:
+        nr_cpus = le(off, 4)
         sw_many(off, 4, 2)
     elif bit in (10, 21, 23, 24, 18, 22):  # all u64
         sw_many(off, 8, size // 8)
@@ -277,7 +288,7 @@ for bit, (off, size) in sections.items():
             sw(p, 4)
             sw_many(p + 4, 8, 2)
             p = sw_str(p + 20)
-    elif bit in (15, 19):
+    elif bit in (15, 19, 32):  # empty; 32 ends a pipe's features (perf 6.1)
         pass
     elif bit == 16:  # PMU_MAPPINGS
         nr = le(off, 4)
@@ -325,11 +336,15 @@ for bit, (off, size) in sections.items():
     else:
         die('feature %d is not converted' % bit)
 
+
+for bit, (off, size) in sections.items():
+    sw_feature(bit, off, size)
+
 # ------------------------------------------------------------ records
-first = attrs[0]
 
 
 def attr_of_sample(p, end):
+    first = attrs[0]
     if len(attrs) == 1:
         return first
     st = first['st']
@@ -348,6 +363,7 @@ def trailer_size(at):
 
 
 def sw_trailer(rec, end):
+    first = attrs[0]
     at = first
     if len(attrs) > 1 and first['st'] & IDENTIFIER and first['sid']:
         at = id2attr.get(le(end - 8, 8), first)
@@ -515,6 +531,23 @@ while p < dend:
             die('record at 0x%x: type %d is not converted' % (p, typ))
     elif typ in (68, 82):  # FINISHED_ROUND, FINISHED_INIT
         pass
+    elif typ == 64:  # HEADER_ATTR: attr, then its ids
+        asz = sw_attr(b)
+        n = (end - b - asz) // 8
+        sw_many(b + asz, 8, n)
+        register_attr(b, asz, [le(b + asz + 8 * k, 8) for k in range(n)])
+    elif typ == 80:  # HEADER_FEATURE: u64 id, then the payload as in a file
+        fid = le(b, 8)
+        sw(b, 8)
+        sw_feature(fid, b + 8, end - b - 8)
+    elif typ == 66:  # HEADER_TRACING_DATA: u32 size, the blob after the record
+        n = le(b, 4)
+        sw(b, 4)
+        convert_tracing_data(end, n)
+        end += (n + 7) & ~7
+    elif typ == 67:  # HEADER_BUILD_ID
+        sw(b, 4)
+        sw(b + 26, 2)
     elif typ in (69, 75, 77):  # ID_INDEX, STAT_CONFIG, STAT_ROUND: u64s
         sw_many(b, 8, (end - b) // 8)
     elif typ == 73:  # THREAD_MAP

@@ -358,6 +358,8 @@ enum {
  * @flags:         TK_PROFILE_*
  * @symfs:         perf's --symfs, or NULL
  * @kallsyms:      perf's --kallsyms, or NULL
+ * @vmlinux:       perf's --vmlinux (used only when its build id is the
+ *                 recorded kernel's), or NULL
  */
 struct tk_profile_opts {
 	int fd;
@@ -366,6 +368,7 @@ struct tk_profile_opts {
 	unsigned int flags;
 	const char *symfs;
 	const char *kallsyms;
+	const char *vmlinux;
 };
 
 /**

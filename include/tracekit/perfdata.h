@@ -1095,6 +1095,13 @@ struct tk_perfdata_report_opts {
 	 * when unreadable), perf's default.
 	 */
 	unsigned int max_stack;
+	/*
+	 * The kernel's symbols from this ELF instead of any kallsyms, only
+	 * when its build id is the recorded kernel's (perf's --vmlinux);
+	 * otherwise kernel addresses print [unknown] and one warning is
+	 * logged. NULL: none.
+	 */
+	const char *vmlinux;
 };
 
 /**

@@ -64,6 +64,20 @@ TK_API int tk_symbolizer_set_symfs(struct tk_symbolizer *sym, const char *dir);
 TK_API int tk_symbolizer_set_kallsyms(struct tk_symbolizer *sym, const char *path);
 
 /**
+ * tk_symbolizer_set_vmlinux() - name kernel addresses from this ELF (perf's --vmlinux)
+ * @path: an uncompressed vmlinux (or any ELF with the kernel's .symtab);
+ *        used instead of every kallsyms (tk_symbolizer_set_kallsyms()'s
+ *        too), and only when its build id is the one recorded for the
+ *        kernel (or none was recorded): otherwise kernel addresses stay
+ *        unnamed and one warning says why. Its symbols move by the
+ *        recording's _text minus its own _text (a KASLR kernel), as
+ *        perf's do. NULL or "" undoes it.
+ * Context: call before the first lookup (symbols already loaded stay).
+ * Return: 0 or -ENOMEM.
+ */
+TK_API int tk_symbolizer_set_vmlinux(struct tk_symbolizer *sym, const char *path);
+
+/**
  * tk_symbolizer_add_map() - a mapping of a file into the address space
  * @start, @len, @pgoff: as in /proc/PID/maps and PERF_RECORD_MMAP2
  * @path: the file; "[kernel.kallsyms]" maps the kernel (kallsyms by build id)

@@ -43,6 +43,8 @@ const char cmd_profile_usage[] =
 	"      --stdio             accepted for perf's command lines\n"
 	"      --symfs DIR         look for binaries below DIR\n"
 	"      --kallsyms FILE     name kernel addresses from FILE\n"
+	"      --vmlinux FILE      name kernel addresses from the ELF FILE, only when\n"
+	"                          its build id is the recorded kernel's (perf's -k)\n"
 	"      --json              print JSON instead of perf's table\n"
 	"  -h, --help              show this help\n";
 
@@ -84,7 +86,8 @@ int cmd_profile(int argc, char **argv)
 		OPT_NO_CHILDREN,
 		OPT_STDIO,
 		OPT_SYMFS,
-		OPT_KALLSYMS
+		OPT_KALLSYMS,
+		OPT_VMLINUX
 	};
 	static const struct option longopts[] = {
 		{"input", required_argument, NULL, 'i'},
@@ -96,6 +99,7 @@ int cmd_profile(int argc, char **argv)
 		{"stdio", no_argument, NULL, OPT_STDIO},
 		{"symfs", required_argument, NULL, OPT_SYMFS},
 		{"kallsyms", required_argument, NULL, OPT_KALLSYMS},
+		{"vmlinux", required_argument, NULL, OPT_VMLINUX},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -139,6 +143,9 @@ int cmd_profile(int argc, char **argv)
 			break;
 		case OPT_KALLSYMS:
 			opts.kallsyms = optarg;
+			break;
+		case OPT_VMLINUX:
+			opts.vmlinux = optarg;
 			break;
 		case OPT_JSON:
 			opts.flags |= TK_PROFILE_JSON;

@@ -90,6 +90,9 @@ const char cmd_report_usage[] =
 	"                        --symfs); the kernel then only from --kallsyms\n"
 	"      --kallsyms FILE   perf.data: kernel symbols from FILE, whatever\n"
 	"                        the recorded kernel build id (perf's --kallsyms)\n"
+	"      --vmlinux FILE    perf.data: kernel symbols from the ELF FILE alone,\n"
+	"                        only when its build id is the recorded kernel's\n"
+	"                        (else [unknown], with a warning; perf's -k)\n"
 	"      --max-stack N     perf.data: print at most N callchain entries\n"
 	"                        (default: kernel.perf_event_max_stack, as perf)\n"
 	"      --strict          stop at the first damage in the file (exit 1, no\n"
@@ -122,6 +125,7 @@ enum {
 	OPT_SYM,
 	OPT_SYMFS,
 	OPT_KALLSYMS,
+	OPT_VMLINUX,
 	OPT_TS_DIFF,
 	OPT_FIRST_EVENT,
 	OPT_LAST_EVENT,
@@ -190,6 +194,7 @@ static int parse_fields(const char *list, unsigned int *mask)
  * go. */
 struct sym_sources {
 	const char *cache_dir, *symfs, *kallsyms;
+	const char *vmlinux;
 	unsigned int fields;
 	unsigned int max_stack; /* 0: perf's default */
 	bool strict;		/* --strict: for the readers' opts */
@@ -380,6 +385,7 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		.threads = opts->threads,
 		.symfs = src->symfs,
 		.kallsyms = src->kallsyms,
+		.vmlinux = src->vmlinux,
 		.fields = src->fields,
 		.max_stack = src->max_stack,
 	};
@@ -534,6 +540,7 @@ int cmd_report(int argc, char **argv)
 		{"sym", no_argument, NULL, OPT_SYM},
 		{"symfs", required_argument, NULL, OPT_SYMFS},
 		{"kallsyms", required_argument, NULL, OPT_KALLSYMS},
+		{"vmlinux", required_argument, NULL, OPT_VMLINUX},
 		{"max-stack", required_argument, NULL, OPT_MAX_STACK},
 		{"no-inline", no_argument, NULL, OPT_NO_INLINE},
 		{"header", no_argument, NULL, OPT_HEADER},
@@ -551,7 +558,7 @@ int cmd_report(int argc, char **argv)
 	static uint8_t mask[MAX_CPUS / 8];
 	struct tk_report_opts opts;
 	const char *path = NULL, *cache_dir = NULL;
-	struct sym_sources src = {NULL, NULL, NULL, 0, 0, false, false};
+	struct sym_sources src = {NULL, NULL, NULL, NULL, 0, 0, false, false};
 	const char **events = NULL, **comms = NULL, **neg_events = NULL, **plugin_opts = NULL;
 	size_t nevents = 0, ncomms = 0, nneg_events = 0, nplugin_opts = 0, ninputs = 0;
 	const char **inputs = NULL;
@@ -717,6 +724,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_KALLSYMS:
 			src.kallsyms = optarg;
+			break;
+		case OPT_VMLINUX:
+			src.vmlinux = optarg;
 			break;
 		case OPT_MAX_STACK: {
 			char *end;

@@ -1446,6 +1446,7 @@ int tk_profile_run(const char *path, const struct tk_profile_opts *opts)
 			       path);
 	so.symfs = opts->symfs;
 	so.kallsyms = opts->kallsyms;
+	so.vmlinux = opts->vmlinux;
 	so.aggregate = true;
 	/* Without children or graphs only the sampled ips matter, as perf reads them then. */
 	so.ip_only = !(opts->flags & TK_PROFILE_CHILDREN) &&

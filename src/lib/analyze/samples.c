@@ -58,6 +58,8 @@
 #include <tracekit/perfdata.h>
 #include <tracekit/symbolizer.h>
 
+#include "symbolizer-internal.h"
+
 #include "samples.h"
 #include "formats/perfdata-maps.h"
 #include "internal/array.h"
@@ -611,6 +613,9 @@ static int64_t resolve(struct tk_samples *s, int32_t pid, uint64_t ip, bool kern
 			f.sym = info.symbol;
 			f.start = ip - info.offset;
 			s->kernel_loaded = true;
+			/* perf report shows an unnamed address as a vmlinux's file offset. */
+			if (!mod)
+				f.addr = info.file_offset;
 		}
 		if (!outside) {
 			f.dso = mod ? mod : short_dso(s, "[kernel.kallsyms]");
@@ -686,8 +691,11 @@ static int on_mmap(struct tk_samples *s, const struct tk_perf_record *rec)
 	memcpy(&pgoff, d + 32, 8);
 	if ((int32_t)pid < 0) {
 		if (rec->size - name_off >= 17 &&
-		    !strncmp((const char *)d + name_off, "[kernel.kallsyms]", 17))
+		    !strncmp((const char *)d + name_off, "[kernel.kallsyms]", 17)) {
 			s->kernel_mapped = true;
+			/* Where a --vmlinux's symbols move to (KASLR). */
+			tk_symbolizer_set_kernel_text(s->sym, pgoff);
+		}
 		return add_kernel_module(s, (const char *)d + name_off, rec->size - name_off, start,
 					 len);
 	}
@@ -1288,7 +1296,8 @@ struct tk_samples *tk_samples_new(const struct tk_samples_opts *opts)
 		s->cache = tk_cache_open_existing(NULL);
 		s->sym = tk_symbolizer_new(s->cache);
 		if (s->sym && (tk_symbolizer_set_symfs(s->sym, s->opts.symfs) < 0 ||
-			       tk_symbolizer_set_kallsyms(s->sym, s->opts.kallsyms) < 0)) {
+			       tk_symbolizer_set_kallsyms(s->sym, s->opts.kallsyms) < 0 ||
+			       tk_symbolizer_set_vmlinux(s->sym, s->opts.vmlinux) < 0)) {
 			tk_samples_free(s);
 			return tk_fail_null(ENOMEM, "out of memory");
 		}

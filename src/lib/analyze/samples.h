@@ -42,6 +42,7 @@ typedef int (*tk_samples_fn)(void *ctx, const struct tk_samples_sample *s);
 
 struct tk_samples_opts {
 	const char *symfs, *kallsyms; /* as perf's --symfs and --kallsyms; NULL: none */
+	const char *vmlinux;	      /* as perf's --vmlinux (by build id only); NULL: none */
 	uint64_t max_stack;	      /* callchain entries kept; 0: kernel.perf_event_max_stack */
 	bool no_symbols;	      /* do not resolve (the off-CPU pass needs none of it) */
 	bool ip_only;		      /* resolve the sample's ip, not its callchain */

@@ -5,7 +5,8 @@
  * magic "PERFILE2" and then its header's size as a little-endian u64: 16
  * for the pipe mode's short header, the full header's size (104, or 72 in
  * old files) otherwise; version 1 files open with "PERFFILE" and the same
- * layout. Only the magic and that size are looked at: the
+ * layout; a big-endian machine's perf.data reads "2ELIFREP" and its size
+ * is big-endian. Only the magic and that size are looked at: the
  * readers check everything else.
  */
 #include <errno.h>
@@ -23,6 +24,13 @@ enum tk_filekind tk_filekind_of_header(const void *buf, size_t len)
 	if (len >= sizeof(dat_magic) && !memcmp(buf, dat_magic, sizeof(dat_magic)))
 		return TK_FILE_DAT;
 	/* "PERFFILE": perf.data version 1, which the perf.data reader takes too. */
+	if (len >= 8 && !memcmp(buf, "2ELIFREP", 8)) {
+		/* A big-endian machine's perf.data: the size is big-endian too. */
+		if (len < 16)
+			return TK_FILE_PERFDATA;
+		memcpy(&size, (const char *)buf + 8, 8);
+		return __builtin_bswap64(size) == 16 ? TK_FILE_PERFDATA_PIPE : TK_FILE_PERFDATA;
+	}
 	if (len < 8 || (memcmp(buf, "PERFILE2", 8) && memcmp(buf, "PERFFILE", 8)))
 		return TK_FILE_OTHER;
 	if (len < 16)

@@ -39,6 +39,16 @@ int tk_perf_sample_decode(const struct tk_perf_attr *attr, const uint8_t *rec, s
 int tk_perf_trailer_decode(uint64_t sample_type, const uint8_t *rec, size_t size,
 			   struct tk_perf_sample *s, size_t *bad);
 
+/*
+ * A file-mode perf.data of the other byte order (@fd, @size bytes), copied
+ * into an anonymous memory file and swapped there to host order
+ * (perfdata-swap.c says what is swapped and what is not). On success *out
+ * is the new fd, which the caller owns and reads like a native file.
+ * Return: 0; -ENOTSUP (a part not supported yet), -EBADMSG, -ENOMEM or an
+ * I/O errno, with a message naming @name and the offset.
+ */
+int tk_perfdata_swap_to_host(int fd, const char *name, uint64_t size, int *out);
+
 /* Kernel record types (1..21) carry a sample_id_all trailer. */
 static inline bool tk_perf_has_trailer(uint32_t type)
 {

@@ -3,7 +3,8 @@
  * perfdata-read: read a perf.data file (perf 6.1, file and pipe mode).
  *
  * Byte layout read (facts in shared/specs/perfdata.md; all numbers in host
- * order, which is the only order accepted):
+ * order: a file of the other order is read from a copy that
+ * perfdata-swap.c swapped to ours, a pipe of it is refused):
  *
  * File mode:
  *   0   u64 magic "PERFILE2" | u64 size (104, or 72: no bitmap) | u64 attr_size
@@ -3099,17 +3100,42 @@ static struct tk_perfdata *open_fd(int fd, const char *name, bool own_fd, bool s
 	}
 	magic = tk_load_u64(pd->buf + pd->start, false);
 	hsize = tk_load_u64(pd->buf + pd->start + 8, false);
+	if (magic == TK_PERF_MAGIC_SWAPPED && pd->seekable) {
+		/*
+		 * The other byte order: read a copy swapped to ours instead
+		 * (perfdata-swap.c), from the start, as if it were the file.
+		 */
+		int nfd;
+
+		r = tk_perfdata_swap_to_host(fd, pd->name, pd->info.file_size, &nfd);
+		if (r < 0)
+			goto fail;
+		if (pd->own_fd)
+			close(pd->fd);
+		pd->fd = nfd;
+		pd->own_fd = true;
+		pd->start = pd->end = 0;
+		pd->pos = 0;
+		pd->eof = false;
+		have = in_fill(pd, 16);
+		if (have < 0) {
+			r = (int)have;
+			goto fail;
+		}
+		magic = tk_load_u64(pd->buf + pd->start, false);
+		hsize = tk_load_u64(pd->buf + pd->start + 8, false);
+	}
 	if (magic == TK_PERF_MAGIC_SWAPPED) {
 		/*
-		 * Reading it would mean swapping every record by type, with
-		 * perf's bitfield and u32-pair fix-ups (spec section 3); no
-		 * tool here writes such files, so refuse clearly instead.
+		 * A stream of the other byte order that cannot be read twice
+		 * (a pipe): its records would have to be swapped as they come
+		 * in; refuse clearly instead (from a file it reads).
 		 */
 		r = tk_fail_at(
 			ENOTSUP, pd->name, 0,
 			"perf.data %sin %s byte order (magic reads "
-			"\"2ELIFREP\"): only files of this machine's byte order (%s) are "
-			"supported",
+			"\"2ELIFREP\"): a stream of another byte order than this machine's (%s) "
+			"is read from a file, not a pipe",
 			hsize == 0x1000000000000000ull ? "pipe stream " : "",
 			__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "big-endian" : "little-endian",
 			__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "little-endian" : "big-endian");

@@ -1208,7 +1208,7 @@ static bool formats_print_symbols(const struct tk_perfdata *pd)
 static void add_kernel_symbols(struct rep *r)
 {
 	const char *kbid;
-	char *path, *text;
+	char *text;
 	size_t len;
 
 	/*
@@ -1221,12 +1221,11 @@ static void add_kernel_symbols(struct rep *r)
 	    !formats_print_symbols(r->pd))
 		return;
 	kbid = recorded_build_id(r, "[kernel.kallsyms]");
-	path = tk_symbolizer_kernel_file(r->sym, kbid[0] ? kbid : NULL);
-	if (path && tk_read_file(path, &text, &len) == 0) {
+	/* kallsyms, or a --vmlinux's functions in its format */
+	if (tk_symbolizer_kernel_text(r->sym, kbid[0] ? kbid : NULL, &text, &len) == 0) {
 		tk_event_set_add_kallsyms(r->set, text, len);
 		free(text);
 	}
-	free(path);
 }
 
 /* The event set from TRACING_DATA; built once, when a tracepoint first needs it. */
@@ -2727,8 +2726,11 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 			 * kptr_restrict) perf has no map for kernel ips.
 			 */
 			if (rec->size - name_off >= 17 &&
-			    !strncmp((const char *)d + name_off, "[kernel.kallsyms]", 17))
+			    !strncmp((const char *)d + name_off, "[kernel.kallsyms]", 17)) {
 				r->kernel_mapped = true;
+				/* Where a --vmlinux's symbols move to (KASLR). */
+				tk_symbolizer_set_kernel_text(r->sym, pgoff);
+			}
 			return add_kernel_module(r, (const char *)d + name_off,
 						 rec->size - name_off, start, len);
 		}
@@ -3075,7 +3077,8 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	r.cache = tk_cache_open_existing(opts->cache_dir);
 	r.sym = tk_symbolizer_new(r.cache);
 	if (r.sym && (tk_symbolizer_set_symfs(r.sym, opts->symfs) < 0 ||
-		      tk_symbolizer_set_kallsyms(r.sym, opts->kallsyms) < 0)) {
+		      tk_symbolizer_set_kallsyms(r.sym, opts->kallsyms) < 0 ||
+		      tk_symbolizer_set_vmlinux(r.sym, opts->vmlinux) < 0)) {
 		rep_release(&r);
 		return -ENOMEM;
 	}

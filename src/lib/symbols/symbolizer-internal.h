@@ -36,4 +36,22 @@ char *tk_symbolizer_debug_file(struct tk_symbolizer *sym, const char *build_id);
  */
 char *tk_symbolizer_kernel_file(struct tk_symbolizer *sym, const char *build_id);
 
+/*
+ * The text of that kallsyms (malloc'ed in *@text, *@len bytes), or, with a
+ * vmlinux set (tk_symbolizer_set_vmlinux()) whose build id is @build_id's,
+ * its functions in kallsyms's format at their relocated addresses: what a
+ * tracepoint's %ps arguments are named from, as perf names them from its
+ * kernel map. Return: 0, -ENOENT (none here is that kernel's), -ENOMEM or
+ * a read error.
+ */
+int tk_symbolizer_kernel_text(struct tk_symbolizer *sym, const char *build_id, char **text,
+			      size_t *len);
+
+/*
+ * The recording's _text (the pgoff of its [kernel.kallsyms]_text MMAP
+ * record), which a vmlinux's symbols are relocated to; the first nonzero
+ * value is kept. @sym may be NULL.
+ */
+void tk_symbolizer_set_kernel_text(struct tk_symbolizer *sym, uint64_t text);
+
 #endif

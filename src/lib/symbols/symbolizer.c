@@ -34,6 +34,17 @@
  *     none, else the cache's [kernel.kallsyms]/ID/kallsyms (or its
  *     .build-id/xx/rest/kallsyms). With --symfs set perf tries neither
  *     this machine's nor the cache's kallsyms, and neither does this.
+ *     A vmlinux given by the caller (perf's --vmlinux) comes before all
+ *     of these and excludes them, as in perf: its .symtab names the kernel
+ *     only when its build id is the recorded one (else every kernel address
+ *     is [unknown], with one warning), moved by the recording's _text
+ *     (the kernel MMAP's pgoff, tk_symbolizer_set_kernel_text()) minus the
+ *     vmlinux's own _text, perf's relocation for a KASLR kernel. Its
+ *     functions, relocated, also go in kallsyms's format to the event
+ *     printer for tracepoints' %ps arguments (tk_symbolizer_kernel_text()),
+ *     as perf names those from its kernel map; that format has no sizes, so
+ *     an address between two functions takes the lower one's name where
+ *     perf prints a number (a function pointer is never there).
  *   - [vdso]: the cache's "vdso", else this process's own vDSO when its
  *     build id matches.
  *   - /tmp/perf-PID.map (what perf calls an executable anonymous map, JIT
@@ -54,7 +65,10 @@
  * mapping's load bias is whole pages), is the one that fired.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
+#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +96,9 @@ struct dso {
 	size_t nsegs;
 	bool kernel;
 	bool vdso;
+	uint64_t reloc; /* the kernel's: recorded _text - the vmlinux's _text */
+	/* A vmlinux's .text: sh_addr + reloc, sh_size, sh_offset (perf's map_ip). */
+	uint64_t text_addr, text_size, text_off;
 	bool perfmap; /* a JIT's /tmp/perf-PID.map: keyed by process address */
 	bool loaded;
 };
@@ -101,8 +118,10 @@ struct usite {
 
 struct tk_symbolizer {
 	struct tk_cache *cache;
-	char *symfs;	/* root for the paths of binaries, or NULL */
-	char *kallsyms; /* the kernel's symbols, trusted as they are, or NULL */
+	char *symfs;	      /* root for the paths of binaries, or NULL */
+	char *kallsyms;	      /* the kernel's symbols, trusted as they are, or NULL */
+	char *vmlinux;	      /* the kernel's ELF (perf's --vmlinux), by build id, or NULL */
+	uint64_t kernel_text; /* _text of the recording (its kernel MMAP's pgoff), or 0 */
 	struct dso **dsos;
 	size_t ndsos;
 	struct smap *maps;
@@ -141,6 +160,7 @@ TK_API void tk_symbolizer_free(struct tk_symbolizer *sym)
 	free(sym->sites);
 	free(sym->symfs);
 	free(sym->kallsyms);
+	free(sym->vmlinux);
 	free(sym);
 }
 
@@ -167,6 +187,17 @@ TK_API int tk_symbolizer_set_symfs(struct tk_symbolizer *sym, const char *dir)
 TK_API int tk_symbolizer_set_kallsyms(struct tk_symbolizer *sym, const char *path)
 {
 	return set_string(&sym->kallsyms, path);
+}
+
+TK_API int tk_symbolizer_set_vmlinux(struct tk_symbolizer *sym, const char *path)
+{
+	return set_string(&sym->vmlinux, path);
+}
+
+void tk_symbolizer_set_kernel_text(struct tk_symbolizer *sym, uint64_t text)
+{
+	if (sym && text && !sym->kernel_text)
+		sym->kernel_text = text;
 }
 
 static struct dso *dso_get(struct tk_symbolizer *s, const char *path, const char *bid)
@@ -247,6 +278,9 @@ static char *kernel_file(struct tk_symbolizer *s, struct dso *d)
 	const char *running;
 	char *f = NULL;
 
+	/* perf reads no kallsyms when given a vmlinux. */
+	if (s->vmlinux)
+		return NULL;
 	if (s->kallsyms)
 		return strdup(s->kallsyms);
 	if (s->symfs)
@@ -268,6 +302,66 @@ static char *kernel_file(struct tk_symbolizer *s, struct dso *d)
 			f = cache_file(s, d);
 	}
 	return f;
+}
+
+static void dso_load(struct tk_symbolizer *s, struct dso *d);
+
+int tk_symbolizer_kernel_text(struct tk_symbolizer *sym, const char *build_id, char **text,
+			      size_t *len)
+{
+	const struct tk_elf_symbol *syms;
+	struct tk_elf *elf;
+	struct dso *d;
+	char *path, *t = NULL;
+	size_t n, cap = 0, used = 0;
+	int r;
+
+	if (!sym->vmlinux) {
+		path = tk_symbolizer_kernel_file(sym, build_id);
+		if (!path)
+			return -ENOENT;
+		r = tk_read_file(path, text, len);
+		free(path);
+		return r;
+	}
+	/* The vmlinux's functions, where its symbols name kernel addresses from. */
+	d = dso_get(sym, "[kernel.kallsyms]", build_id);
+	if (!d)
+		return tk_fail(ENOMEM, "out of memory");
+	if (!d->loaded)
+		dso_load(sym, d);
+	if (!d->st)
+		return -ENOENT; /* another build id: warned about once */
+	elf = tk_elf_open(sym->vmlinux);
+	if (!elf)
+		return -ENOENT;
+	r = tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		size_t need;
+
+		if (syms[i].type != 2 /* STT_FUNC */ || !syms[i].shndx || !syms[i].name[0])
+			continue;
+		need = strlen(syms[i].name) + 24;
+		if (used + need + 1 > cap) {
+			char *nt = realloc(t, cap = (used + need + 1) * 2);
+
+			if (!nt) {
+				r = tk_fail(ENOMEM, "out of memory");
+				break;
+			}
+			t = nt;
+		}
+		used += (size_t)snprintf(t + used, cap - used, "%016" PRIx64 " t %s\n",
+					 syms[i].value + d->reloc, syms[i].name);
+	}
+	tk_elf_close(elf);
+	if (r < 0 || !t) {
+		free(t);
+		return r < 0 ? r : -ENOENT;
+	}
+	*text = t;
+	*len = used;
+	return 0;
 }
 
 char *tk_symbolizer_kernel_file(struct tk_symbolizer *sym, const char *build_id)
@@ -432,6 +526,84 @@ static void perfmap_load(struct dso *d)
 	}
 }
 
+/* The .text section header of the ELF at @path; false when it has none. */
+static bool text_section(const char *path, GElf_Shdr *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	size_t shstrndx;
+	Elf *e;
+
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e && elf_getshdrstrndx(e, &shstrndx) == 0) {
+		while (!found && (scn = elf_nextscn(e, scn)) != NULL) {
+			const char *name;
+
+			if (gelf_getshdr(scn, out) &&
+			    (name = elf_strptr(e, shstrndx, out->sh_name)) &&
+			    !strcmp(name, ".text"))
+				found = true;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return found;
+}
+
+/*
+ * The kernel's symbols from the caller's vmlinux (perf's --vmlinux), only
+ * when its build id is the one recorded for the kernel (or none was): one
+ * warning otherwise, and the kernel's addresses stay unnamed.
+ */
+static void vmlinux_load(struct tk_symbolizer *s, struct dso *d)
+{
+	char hex[TK_BUILD_ID_HEX_MAX] = "";
+	const struct tk_elf_symbol *syms;
+	uint8_t id[TK_BUILD_ID_MAX];
+	struct tk_elf *elf = tk_elf_open(s->vmlinux);
+	size_t n;
+	int len;
+
+	if (!elf) {
+		tk_warn("vmlinux %s: %s: kernel symbols [unknown]", s->vmlinux, tk_errmsg());
+		return;
+	}
+	len = tk_elf_build_id(elf, id, sizeof(id));
+	if (len > 0)
+		tk_elf_build_id_hex(id, (size_t)len, hex, sizeof(hex));
+	if (d->bid[0] && strcmp(hex, d->bid)) {
+		tk_warn("vmlinux %s: build id %s is not the recorded kernel's %s: kernel "
+			"symbols [unknown]",
+			s->vmlinux, hex[0] ? hex : "(none)", d->bid);
+		tk_elf_close(elf);
+		return;
+	}
+	d->st = tk_elf_symtab_new_elf(elf);
+	if (s->kernel_text && tk_elf_symbols(elf, TK_ELF_ANY, &syms, &n) == 0) {
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(syms[i].name, "_text") && syms[i].shndx) {
+				d->reloc = s->kernel_text - syms[i].value;
+				break;
+			}
+	}
+	tk_elf_close(elf);
+	/*
+	 * perf then maps the kernel by the vmlinux's .text: an address it
+	 * cannot name shows (perf report) as its offset in that file.
+	 */
+	GElf_Shdr text;
+
+	if (d->st && text_section(s->vmlinux, &text)) {
+		d->text_addr = text.sh_addr + d->reloc;
+		d->text_size = text.sh_size;
+		d->text_off = text.sh_offset;
+	}
+}
+
 /*
  * Load a DSO's symbols the way perf picks its symtab source: the binary's
  * own .symtab when it has one, else a debug file's .symtab, else the
@@ -448,6 +620,10 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 	d->loaded = true;
 	if (d->perfmap) {
 		perfmap_load(d);
+		return;
+	}
+	if (d->kernel && s->vmlinux) {
+		vmlinux_load(s, d);
 		return;
 	}
 	f = dso_file(s, d);
@@ -584,10 +760,13 @@ static void dso_resolve(struct tk_symbolizer *s, struct dso *d, uint64_t off,
 
 	if (!d->loaded)
 		dso_load(s, d);
+	vaddr -= d->reloc;
 	info->dso = d->path;
 	info->symbol = NULL;
 	info->offset = 0;
 	info->file_offset = off;
+	if (d->text_size && off - d->text_addr < d->text_size)
+		info->file_offset = off - d->text_addr + d->text_off;
 	for (size_t i = 0; i < d->nsegs && !mapped; i++)
 		if (off >= d->segs[i].offset && off - d->segs[i].offset < d->segs[i].filesz) {
 			vaddr = off - d->segs[i].offset + d->segs[i].vaddr;

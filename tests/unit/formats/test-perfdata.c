@@ -528,11 +528,13 @@ static void expect_bad(const char *name, const void *p, size_t n, int err, const
 }
 
 /*
- * A whole file as a big-endian machine would write it: a valid file of
- * ours with every header field and the feature bitmap byte-swapped (perf's
- * magic then reads "2ELIFREP"), and the same for a pipe header. Both are
- * refused as another byte order, naming the file and offset 0, and nothing
- * is read past the header.
+ * A header as a big-endian machine would write it: a valid file of ours
+ * with every header field and the feature bitmap byte-swapped (perf's
+ * magic then reads "2ELIFREP"), and the same for a pipe header. Files of
+ * the other byte order are read since issue 16 (perfdata-swap.c, whose
+ * own tests read whole big-endian files): here the rest of the file is
+ * still little-endian, which reads as damage (its attrs do not parse),
+ * and the empty big-endian pipe opens with no events.
  */
 static void test_swapped_file(void)
 {
@@ -565,13 +567,16 @@ static void test_swapped_file(void)
 		assert_int_equal(pread(fd, all, (size_t)st.st_size, 0), st.st_size);
 		close(fd);
 		memcpy(all, h, sizeof(h));
-		expect_bad("big-endian.data", all, (size_t)st.st_size, ENOTSUP, "big-endian");
+		expect_bad("big-endian.data", all, (size_t)st.st_size, EBADMSG, NULL);
 		free(all);
 	}
-	assert_non_null(strstr(tk_errmsg(), "offset 0x0"));
 	tk_store_u64(pipe, TK_PERF_MAGIC_SWAPPED, false);
 	tk_store_u64(pipe + 8, __builtin_bswap64(16), false);
-	expect_bad("big-endian-pipe.data", pipe, sizeof(pipe), ENOTSUP, "pipe stream");
+	path_of(bepath, sizeof(bepath), "big-endian-pipe.data");
+	write_file(bepath, pipe, sizeof(pipe));
+	pd = tk_perfdata_open(bepath);
+	assert_non_null(pd);
+	tk_perfdata_close(pd);
 }
 
 static void test_bad_headers(void **state)

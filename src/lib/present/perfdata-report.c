@@ -208,9 +208,11 @@ struct arena {
 #define ARENA_OF(off)  ((off) >> 63)
 #define ARENA_OFF(off) ((off) & ~ARENA_BIT)
 
+#define QENT_MAPPED UINT64_MAX /* qent.off: the record is in the file's mapping, at file_offset */
+
 struct qent {
 	uint64_t time;
-	uint64_t off;
+	uint64_t off; /* in an arena, or QENT_MAPPED */
 	uint64_t file_offset;
 	int32_t evsel; /* -1: not known (side-band record without ids) */
 	bool compressed;
@@ -270,6 +272,8 @@ struct rep {
 	 */
 	struct arena arenas[2];
 	int cur;
+	const uint8_t *map; /* the reader's mapping of the file: records there are not copied */
+	uint64_t map_len;
 	struct qent *q, *qtmp;
 	size_t qlen, qcap, qtmp_cap;
 	size_t *runs;
@@ -2880,12 +2884,18 @@ static int sort_queue(struct rep *r)
 
 static int deliver_queued(struct rep *r, const struct qent *q)
 {
-	struct arena *a = &r->arenas[ARENA_OF(q->off)];
-	const uint8_t *d = a->buf + ARENA_OFF(q->off);
+	const uint8_t *d;
 	struct tk_perf_record rec;
 
-	if (!--a->live)
-		a->len = 0;
+	if (q->off == QENT_MAPPED) {
+		d = r->map + q->file_offset;
+	} else {
+		struct arena *a = &r->arenas[ARENA_OF(q->off)];
+
+		d = a->buf + ARENA_OFF(q->off);
+		if (!--a->live)
+			a->len = 0;
+	}
 	memset(&rec, 0, sizeof(rec));
 	rec.type = ld32(d);
 	memcpy(&rec.misc, d + 4, 2);
@@ -2920,12 +2930,41 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
 	return 0;
 }
 
+/* Queue a record read in place: the entry points at it in the mapping. */
+static inline int enqueue_mapped(struct rep *r, const struct tk_perf_record *rec, uint64_t time,
+				 int32_t idx)
+{
+	struct qent *e;
+
+	if (__builtin_expect(r->qlen == r->qcap, 0)) {
+		size_t cap = r->qcap ? r->qcap * 2 : 4096;
+		struct qent *q = realloc(r->q, cap * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		r->q = q;
+		r->qcap = cap;
+	}
+	e = &r->q[r->qlen++];
+	e->time = time;
+	e->off = QENT_MAPPED;
+	e->file_offset = rec->offset;
+	e->evsel = idx;
+	e->compressed = false;
+	if (time > r->max_ts)
+		r->max_ts = time;
+	return 0;
+}
+
 static int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t idx)
 {
 	uint64_t need = ((uint64_t)rec->size + 7u) & ~7ull;
 	struct arena *a = &r->arenas[r->cur];
 	struct qent *e;
 
+	/* The reader's mapping keeps it until close: no copy (a copy's data lies elsewhere). */
+	if (r->map && !rec->compressed && (const uint8_t *)rec->data == r->map + rec->offset)
+		return enqueue_mapped(r, rec, time, idx);
 	if (a->len + need > a->cap) {
 		uint64_t cap = a->cap ? a->cap : 1 << 20;
 		uint8_t *b;
@@ -2963,6 +3002,17 @@ static int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t tim
 	return 0;
 }
 
+/* Tell the reader which pages of its mapping the queue still reads. */
+static void keep_queued(struct rep *r)
+{
+	uint64_t low = UINT64_MAX;
+
+	for (size_t i = 0; i < r->qlen; i++)
+		if (r->q[i].off == QENT_MAPPED && r->q[i].file_offset < low)
+			low = r->q[i].file_offset;
+	tk_perfdata_keep_from(r->pd, low);
+}
+
 static int process(struct rep *r, const struct tk_perf_record *rec)
 {
 	struct tk_perf_sample s;
@@ -2972,6 +3022,8 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 	if (rec->type == TK_PERF_RECORD_FINISHED_ROUND) {
 		ret = flush_queue(r, r->next_flush, false);
 		r->next_flush = r->max_ts;
+		if (r->map)
+			keep_queued(r);
 		/* The next round goes where the round before this one was, if it is all out. */
 		if (!r->arenas[!r->cur].live)
 			r->cur = !r->cur;
@@ -3130,6 +3182,9 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 		rep_release(&r);
 		return -ENOMEM;
 	}
+	r.map = tk_perfdata_mapping(pd, &r.map_len);
+	if (r.map) /* queued records stay where the reader mapped them */
+		tk_perfdata_keep_from(pd, 0);
 	r.pool = ppool_new(&r);
 	while ((ret = tk_perfdata_next(pd, &rec)) == 1) {
 		count_record(&r, &rec);

@@ -78,15 +78,17 @@
 #include "symbolizer-internal.h"
 #include "unwind-internal.h"
 
-#define CONTEXT_MAX	  ((uint64_t)-4095) /* PERF_CONTEXT_* markers are above this */
-#define CONTEXT_KERNEL	  ((uint64_t)-128)
-#define CONTEXT_USER	  ((uint64_t)-512)
-#define CONTEXT_HV	  ((uint64_t)-32)
-#define MAX_STACK_DEFAULT 127 /* perf's when kernel.perf_event_max_stack cannot be read */
-#define MISC_CPUMODE_MASK 7
-#define MISC_KERNEL	  1
-#define MISC_GUEST_KERNEL 4
-#define MISC_MMAP_DATA	  (1u << 13) /* an MMAP record of data, not code */
+#define CONTEXT_MAX	    ((uint64_t)-4095) /* PERF_CONTEXT_* markers are above this */
+#define CONTEXT_KERNEL	    ((uint64_t)-128)
+#define CONTEXT_USER	    ((uint64_t)-512)
+#define CONTEXT_HV	    ((uint64_t)-32)
+#define MAX_STACK_DEFAULT   127 /* perf's when kernel.perf_event_max_stack cannot be read */
+#define MISC_CPUMODE_MASK   7
+#define MISC_KERNEL	    1
+#define MISC_GUEST_KERNEL   4
+#define MISC_MMAP_DATA	    (1u << 13) /* an MMAP record of data, not code */
+#define PERF_TYPE_SOFTWARE  1
+#define PERF_COUNT_SW_DUMMY 9
 
 enum {
 	F_COMM = 1 << 0,
@@ -1810,6 +1812,16 @@ static const uint8_t *pworker_record(struct pworker *w, uint64_t off, uint32_t s
 {
 	uint64_t done = 0;
 
+	/* Read in place where the reader maps the file (the merge read this record there). */
+	if (w->pool->r->map) {
+		if (off > w->pool->r->map_len || size > w->pool->r->map_len - off) {
+			tk_fail(EBADMSG,
+				"the record at 0x%" PRIx64 " ends past the end of the file", off);
+			return NULL;
+		}
+		return w->pool->r->map + off;
+	}
+
 	if (off >= w->win_start && off - w->win_start + size <= w->win_len)
 		return w->win + (off - w->win_start);
 	w->win_len = 0;
@@ -1910,8 +1922,8 @@ static void *pworker_new(void *engine, struct tk_print_worker *pw)
 		return NULL;
 	w->pool = engine;
 	w->memo = pw->memo;
-	w->win = malloc(PWINDOW);
-	if (!w->win) {
+	w->win = w->pool->r->map ? NULL : malloc(PWINDOW);
+	if (!w->win && !w->pool->r->map) {
 		pworker_free(engine, w);
 		return NULL;
 	}
@@ -2001,6 +2013,13 @@ static unsigned int perf_threads(struct rep *r)
 	for (size_t i = 0; i < n; i++) {
 		const struct tk_perf_attr *a = &tk_perfdata_evsel_get(r->pd, i)->attr;
 
+		/*
+		 * perf record adds a dummy event for its side-band records
+		 * (COMM, MMAP, FORK: the merge reads them); it never samples,
+		 * and a sample of it would print in the merge (ppool_log()).
+		 */
+		if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY)
+			continue;
 		if (a->type != 2 || (a->sample_type & TK_PERF_SAMPLE_CALLCHAIN))
 			return 1;
 	}

@@ -468,6 +468,7 @@ struct pd_evsel {
 	struct tk_perfdata_evsel pub;
 	uint64_t *ids;
 	char *name;
+	uint32_t time_off; /* where a sample's time is (sample_time_at()); 0: none */
 };
 
 struct pd_id {
@@ -511,8 +512,9 @@ struct tk_perfdata {
 	size_t nr_build_ids;
 
 	bool one_layout; /* every evsel that samples has evsel 0's sample_type and read_format */
-	struct id_slot *idcache;	    /* find_id()'s: ID_CACHE slots, evsel -1 when empty */
-	bool fixed_ok;			    /* evsel 0's fields but RAW have fixed sizes: */
+	size_t sample_id_off;	 /* a SAMPLE's id by evsel 0 (tk_perf_id_offset()); 0: none */
+	struct id_slot *idcache; /* find_id()'s: ID_CACHE slots, evsel -1 when empty */
+	bool fixed_ok;		 /* evsel 0's fields but RAW have fixed sizes: */
 	uint32_t fixed_before, fixed_after; /* their bytes before RAW and after it */
 
 	const uint8_t *tracing_blob;
@@ -836,10 +838,13 @@ static int rebuild_idmap(struct tk_perfdata *pd)
 	return 0;
 }
 
+static bool sample_time_at(uint64_t st, size_t *off);
+
 static int add_evsel(struct tk_perfdata *pd, const uint8_t *attr, size_t attr_len,
 		     const uint8_t *ids, uint64_t nr_ids, uint64_t attr_off, uint64_t ids_off)
 {
 	struct pd_evsel *e, **n;
+	size_t at;
 
 	if (nr_ids > SIZE_MAX / 8)
 		return fail_at(pd, ids_off, "too many ids");
@@ -864,6 +869,20 @@ static int add_evsel(struct tk_perfdata *pd, const uint8_t *attr, size_t attr_le
 	e->pub.attr_offset = attr_off;
 	e->pub.ids_offset = ids_off;
 	pd->evsels[pd->nr_evsels++] = e;
+	/* Where note_time() finds a sample's id and time, worked out once. */
+	if (sample_time_at(e->pub.attr.sample_type, &at))
+		e->time_off = (uint32_t)at;
+	if (pd->nr_evsels == 1) {
+		uint64_t st = e->pub.attr.sample_type;
+
+		if (st & TK_PERF_SAMPLE_IDENTIFIER)
+			pd->sample_id_off = 8;
+		else if (st & TK_PERF_SAMPLE_ID)
+			pd->sample_id_off =
+				8 + 8 * (size_t)__builtin_popcountll(
+						st & (TK_PERF_SAMPLE_IP | TK_PERF_SAMPLE_TID |
+						      TK_PERF_SAMPLE_TIME | TK_PERF_SAMPLE_ADDR));
+	}
 	/*
 	 * A dummy event (software, PERF_COUNT_SW_DUMMY) never counts, so it
 	 * never samples: perf adds one for side-band records.
@@ -2941,22 +2960,25 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 /* Keep the time of the sample handed out, for plausible_sample(). */
 static void note_time(struct tk_perfdata *pd, const struct tk_perf_record *rec)
 {
-	const struct tk_perf_attr *a;
+	const struct pd_evsel *ev;
 	size_t off;
 	long e;
 
 	if (pd->nr_evsels == 0)
 		return;
-	a = &pd->evsels[0]->pub.attr;
+	ev = pd->evsels[0];
 	if (pd->nr_evsels > 1) {
-		if (!tk_perf_id_offset(rec->type, a->sample_type, rec->size, &off))
+		/* As tk_perf_id_offset() places it by evsel 0, without its popcount. */
+		off = pd->sample_id_off;
+		if (!off || off + 8 > rec->size)
 			return;
 		e = find_id(pd, tk_load_u64((const uint8_t *)rec->data + off, false));
 		if (e < 0)
 			return;
-		a = &pd->evsels[e]->pub.attr;
+		ev = pd->evsels[e];
 	}
-	if (sample_time_at(a->sample_type, &off) && off + 8 <= rec->size) {
+	off = ev->time_off;
+	if (off && off + 8 <= rec->size) {
 		uint64_t t = tk_load_u64((const uint8_t *)rec->data + off, false);
 
 		/*

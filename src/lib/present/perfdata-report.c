@@ -166,6 +166,9 @@ struct psample {
 #define PREFIX_BYTES 40
 #define PREFIX_CHUNK 1024 /* prefixes per chunk of the store */
 
+/* A direct-mapped memo in front of the thread table: a hit is a load and a compare. */
+#define TMEMO_SIZE 64
+
 struct thread {
 	int32_t tid; /* -1: free slot */
 	bool comm_set;
@@ -252,6 +255,7 @@ struct rep {
 
 	struct thread *threads;
 	size_t thread_cap, nthreads;
+	struct thread *tmemo[TMEMO_SIZE]; /* by tid's low bits: threads found lately */
 	struct proc *procs;
 	size_t proc_cap, nprocs;
 
@@ -348,14 +352,19 @@ static int threads_grow(struct rep *r)
 	free(r->threads);
 	r->threads = t;
 	r->thread_cap = cap;
+	memset(r->tmemo, 0, sizeof(r->tmemo)); /* they pointed into the old table */
 	return 0;
 }
 
 /* The thread of @tid, created (unnamed) when new; NULL on ENOMEM or tid < 0. */
 static struct thread *thread_get(struct rep *r, int32_t tid, bool create)
 {
+	struct thread **m = &r->tmemo[(uint32_t)tid % TMEMO_SIZE];
 	size_t j;
 
+	/* Slots are never freed, so a memo stays right until the table grows. */
+	if (*m && (*m)->tid == tid)
+		return *m;
 	if (tid < 0 || (!r->thread_cap && !create))
 		return NULL;
 	if (!r->thread_cap && threads_grow(r))
@@ -363,7 +372,7 @@ static struct thread *thread_get(struct rep *r, int32_t tid, bool create)
 	j = hash32((uint32_t)tid) & (r->thread_cap - 1);
 	while (r->threads[j].tid >= 0) {
 		if (r->threads[j].tid == tid)
-			return &r->threads[j];
+			return *m = &r->threads[j];
 		j = (j + 1) & (r->thread_cap - 1);
 	}
 	if (!create)
@@ -378,7 +387,7 @@ static struct thread *thread_get(struct rep *r, int32_t tid, bool create)
 	r->threads[j].prefix_len = 0;
 	r->threads[j].comm[0] = 0;
 	r->nthreads++;
-	return &r->threads[j];
+	return *m = &r->threads[j];
 }
 
 static void thread_set_comm(struct thread *t, const char *comm, size_t max)
@@ -642,6 +651,23 @@ static void put_u64(struct tk_outbuf *out, uint64_t v, int width, bool zero)
 	while (n)
 		*p++ = tmp[--n];
 	out->len = (size_t)(p - out->buf);
+}
+
+/*
+ * An event's name column (rep_evsel.name_col, allocated to whole chunks):
+ * copied in fixed chunks, not by a memcpy() of its length, which cost
+ * ~40 instructions a line.
+ */
+#define NAME_CHUNK 16
+
+static inline void put_name_col(struct tk_outbuf *out, const char *col, uint32_t len)
+{
+	uint32_t n = (len + NAME_CHUNK - 1) & ~(uint32_t)(NAME_CHUNK - 1);
+	char *o = room(out, n);
+
+	for (uint32_t i = 0; i < n; i += NAME_CHUNK)
+		memcpy(o + i, col + i, NAME_CHUNK);
+	out->len += len;
 }
 
 static void put_char(struct tk_outbuf *out, char c)
@@ -1587,13 +1613,23 @@ static int evsels_ready(struct rep *r)
 		/* Names from the file can be long: those print through put_padded(). */
 		if (width + len + 3 > 4096)
 			continue;
-		e->name_col = malloc(width + len + 3);
+		/* Zeroed to whole NAME_CHUNKs: put_name_col() copies whole ones. */
+		e->name_col =
+			calloc(1, (width + len + 3 + NAME_CHUNK - 1) & ~(size_t)(NAME_CHUNK - 1));
 		if (!e->name_col)
 			return -ENOMEM;
 		n = snprintf(e->name_col, width + len + 3, "%*s: ", r->name_width, e->name);
 		e->name_col_len = n > 0 ? (uint32_t)n : 0;
 	}
 	return 0;
+}
+
+static inline uint16_t ld16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return v;
 }
 
 static inline uint32_t ld32(const uint8_t *p)
@@ -1894,9 +1930,7 @@ static int pworker_line(struct pworker *w, struct tk_outbuf *o, const struct pli
 	}
 	if (e->fields & F_TIME)
 		put_time(&w->tc, o, r->nsec, f->time ? ld64(rec + f->time) : 0);
-	p = room(o, e->name_col_len);
-	memcpy(p, e->name_col, e->name_col_len);
-	o->len += e->name_col_len;
+	put_name_col(o, e->name_col, e->name_col_len);
 	if ((e->fields & F_TRACE) && raw && e->ev &&
 	    (e->ev->kind == TK_EVENT_SLOW ||
 	     tk_event_run_shared(r->set, e->ev, raw, raw_size, o, w->memo) == -ENOTSUP))
@@ -2401,9 +2435,8 @@ static void put_mem_after_ip(struct rep *r, const struct rep_evsel *e, const str
 
 /* The line of sample @s as event @idx (a known index): perf script's default fields. */
 static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, int32_t idx,
-			     const struct psample *ps)
+			     const struct psample *s)
 {
-	struct psample s = *ps;
 	struct rep_evsel *e;
 	struct thread *t;
 	unsigned int fields;
@@ -2417,7 +2450,7 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 			return ret;
 	}
 	fields = e->fields;
-	if (r->filtering && (!e->wanted || !sample_wanted(r, &s)))
+	if (r->filtering && (!e->wanted || !sample_wanted(r, s)))
 		return 0;
 	if (__builtin_expect(r->opts->fields != 0, 0)) {
 		if (!r->fields_checked) {
@@ -2426,7 +2459,7 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 				return ret;
 			r->fields_checked = true;
 		}
-		return print_fields(r, rec, e, &s);
+		return print_fields(r, rec, e, s);
 	}
 	/*
 	 * The usual line start, comm and tid, comes whole from the thread
@@ -2435,11 +2468,11 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 	t = NULL;
 	if ((e->fields & (F_COMM | F_TID)) == (F_COMM | F_TID) &&
 	    !((e->fields & F_IP) && e->callchain)) {
-		t = thread_get(r, (int32_t)s.tid, true);
+		t = thread_get(r, (int32_t)s->tid, true);
 		if (t && !thread_prefix(r, t))
 			t = NULL;
 	}
-	if (r->pool && ppool_log(r, rec, e, t, &s, idx)) {
+	if (r->pool && ppool_log(r, rec, e, t, s, idx)) {
 		r->printed++;
 		return 0;
 	}
@@ -2451,7 +2484,7 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 		fields &= ~(unsigned int)(F_COMM | F_TID);
 	}
 	if (fields & F_COMM) {
-		const char *comm = thread_comm(r, (int32_t)s.tid, cbuf, sizeof(cbuf));
+		const char *comm = thread_comm(r, (int32_t)s->tid, cbuf, sizeof(cbuf));
 
 		if ((e->fields & F_IP) && e->callchain)
 			put_padded(&r->out, comm, 0, " ");
@@ -2459,67 +2492,64 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 			put_padded(&r->out, comm, 16, " ");
 	}
 	if (fields & F_TID) {
-		if ((int32_t)s.tid < 0) {
-			snprintf(cbuf, sizeof(cbuf), "%" PRId32, (int32_t)s.tid);
+		if ((int32_t)s->tid < 0) {
+			snprintf(cbuf, sizeof(cbuf), "%" PRId32, (int32_t)s->tid);
 			put_padded(&r->out, cbuf, 5, " ");
 		} else {
-			put_u64(&r->out, s.tid, 5, false);
+			put_u64(&r->out, s->tid, 5, false);
 			put_char(&r->out, ' ');
 		}
 	}
 	if (e->fields & F_CPU) {
 		char *o = room(&r->out, 8);
 
-		if (s.cpu < 1000) {
+		if (s->cpu < 1000) {
 			o[0] = '[';
-			o[1] = (char)('0' + s.cpu / 100);
-			o[2] = (char)('0' + s.cpu / 10 % 10);
-			o[3] = (char)('0' + s.cpu % 10);
+			o[1] = (char)('0' + s->cpu / 100);
+			o[2] = (char)('0' + s->cpu / 10 % 10);
+			o[3] = (char)('0' + s->cpu % 10);
 			o[4] = ']';
 			o[5] = ' ';
 			r->out.len += 6;
 		} else {
 			put_char(&r->out, '[');
-			put_u64(&r->out, s.cpu, 3, true);
+			put_u64(&r->out, s->cpu, 3, true);
 			put_str(&r->out, "] ");
 		}
 	}
 	if (e->fields & F_TIME)
-		put_time(&r->tc, &r->out, r->nsec, s.time);
+		put_time(&r->tc, &r->out, r->nsec, s->time);
 	if (e->fields & F_PERIOD) {
-		put_u64(&r->out, (s.fields & TK_PERF_SAMPLE_PERIOD) ? s.period : e->attr_period, 10,
-			false);
+		put_u64(&r->out, (s->fields & TK_PERF_SAMPLE_PERIOD) ? s->period : e->attr_period,
+			10, false);
 		put_char(&r->out, ' ');
 	}
 	if ((e->fields & F_EVNAME) && e->name_col && e->name_col_width == r->name_width) {
-		char *o = room(&r->out, e->name_col_len);
-
-		memcpy(o, e->name_col, e->name_col_len);
-		r->out.len += e->name_col_len;
+		put_name_col(&r->out, e->name_col, e->name_col_len);
 	} else if (e->fields & F_EVNAME) {
 		put_padded(&r->out, e->name, r->name_width, ": ");
 	}
-	if ((e->fields & F_TRACE) && s.raw && e->ev && r->pool)
-		print_shared(r, e->ev, &s);
-	else if ((e->fields & F_TRACE) && s.raw && e->ev)
-		tk_event_print_info(r->set, e->ev, s.raw, s.raw_size, (int)s.cpu, 0, &r->out);
+	if ((e->fields & F_TRACE) && s->raw && e->ev && r->pool)
+		print_shared(r, e->ev, s);
+	else if ((e->fields & F_TRACE) && s->raw && e->ev)
+		tk_event_print_info(r->set, e->ev, s->raw, s->raw_size, (int)s->cpu, 0, &r->out);
 	if (e->fields & F_MEM)
-		put_mem_before_ip(r, e, &s);
+		put_mem_before_ip(r, e, s);
 	if (e->fields & F_IP) {
 		bool kernel = (rec->misc & MISC_CPUMODE_MASK) == MISC_KERNEL ||
 			      (rec->misc & MISC_CPUMODE_MASK) == MISC_GUEST_KERNEL;
 		bool dwarf = e->callchain && (e->sample_type & DWARF_FIELDS) == DWARF_FIELDS;
 
 		if (e->callchain) {
-			put_callchain(r, &s, kernel, e->bare_chain);
+			put_callchain(r, s, kernel, e->bare_chain);
 			if (dwarf)
-				put_unwound(r, &s, idx);
+				put_unwound(r, s, idx);
 		} else {
-			put_sym(r, (int32_t)s.pid, s.ip, kernel, " ", false);
+			put_sym(r, (int32_t)s->pid, s->ip, kernel, " ", false);
 		}
 	}
 	if (e->fields & F_MEM)
-		put_mem_after_ip(r, e, &s);
+		put_mem_after_ip(r, e, s);
 	put_char(&r->out, '\n');
 	r->printed++;
 	if (r->pool)
@@ -2915,13 +2945,15 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 		if (!--a->live)
 			a->len = 0;
 	}
-	memset(&rec, 0, sizeof(rec));
-	rec.type = ld32(d);
-	memcpy(&rec.misc, d + 4, 2);
-	memcpy(&rec.size, d + 6, 2);
-	rec.offset = q->file_offset;
-	rec.compressed = q->compressed;
-	rec.data = d;
+	/* An initializer, not memset() and stores: a tenth of the queue's cost went there. */
+	rec = (struct tk_perf_record){
+		.type = ld32(d),
+		.misc = ld16(d + 4),
+		.size = ld16(d + 6),
+		.offset = q->file_offset,
+		.compressed = q->compressed,
+		.data = d,
+	};
 	return deliver(r, &rec, q->evsel);
 }
 
@@ -3021,6 +3053,29 @@ static int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t tim
 	return 0;
 }
 
+/* A sample whose time the fixed layout does not give: decoded in full, then queued. */
+static int __attribute__((noinline))
+process_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
+{
+	struct psample ps = {0};
+	int ret = sample_fields(r, rec, idx, &ps);
+
+	if (ret == -ENOENT) {
+		/* An id of no event: counted, and said at the end. */
+		r->st.unknown_id++;
+		return 0;
+	}
+	if (ret == -EBADMSG) /* one sample lost, the rest read on */
+		return tk_perfdata_note_damage(r->pd, rec->offset, rec->size, 1, tk_errmsg());
+	if (ret < 0)
+		return ret;
+	if (idx < 0)
+		idx = ret;
+	if ((ps.fields & TK_PERF_SAMPLE_TIME) && ps.time && ps.time != UINT64_MAX)
+		return enqueue(r, rec, ps.time, idx);
+	return deliver(r, rec, idx);
+}
+
 /* Tell the reader which pages of its mapping the queue still reads. */
 static void keep_queued(struct rep *r)
 {
@@ -3053,8 +3108,6 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 	if (tk_perfdata_evsel_count(r->pd) != r->file_evsels && ensure_evsels(r))
 		return -ENOMEM;
 	if (rec->type == TK_PERF_RECORD_SAMPLE) {
-		struct psample ps = {0};
-
 		/* Samples: the time through the memo and the fixed layout when they can. */
 		idx = rec_evsel(r, rec);
 		if (idx >= 0 && !r->evs[idx].ready &&
@@ -3071,22 +3124,7 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 					return enqueue(r, rec, t, idx);
 			}
 		}
-		ret = sample_fields(r, rec, idx, &ps);
-		if (ret == -ENOENT) {
-			/* An id of no event: counted, and said at the end. */
-			r->st.unknown_id++;
-			return 0;
-		}
-		if (ret == -EBADMSG) /* one sample lost, the rest read on */
-			return tk_perfdata_note_damage(r->pd, rec->offset, rec->size, 1,
-						       tk_errmsg());
-		if (ret < 0)
-			return ret;
-		if (idx < 0)
-			idx = ret;
-		if ((ps.fields & TK_PERF_SAMPLE_TIME) && ps.time && ps.time != UINT64_MAX)
-			return enqueue(r, rec, ps.time, idx);
-		return deliver(r, rec, idx);
+		return process_sample(r, rec, idx);
 	}
 	ret = tk_perfdata_parse_sample(r->pd, rec, &s);
 	if (ret == 0 && (s.fields & TK_PERF_SAMPLE_TIME) && s.time && s.time != UINT64_MAX)

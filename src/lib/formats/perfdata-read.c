@@ -2332,13 +2332,22 @@ static bool known_type(uint32_t t)
  * found ids saves the binary search (ids never change their event; ids not
  * found are not cached, pipe mode may add them later).
  */
-static long find_id(const struct tk_perfdata *pd, uint64_t id)
+static long __attribute__((noinline))
+find_id_slow(const struct tk_perfdata *pd, uint64_t id, struct id_slot *c);
+
+static inline long find_id(const struct tk_perfdata *pd, uint64_t id)
 {
 	struct id_slot *c = pd->idcache ? &pd->idcache[(id ^ id >> 9) & (ID_CACHE - 1)] : NULL;
-	int e;
 
 	if (c && c->evsel >= 0 && c->id == id)
 		return c->evsel;
+	return find_id_slow(pd, id, c);
+}
+
+static long find_id_slow(const struct tk_perfdata *pd, uint64_t id, struct id_slot *c)
+{
+	int e;
+
 	e = tk_perfdata_evsel_of_id(pd, id);
 	if (e < 0)
 		return -1;
@@ -2527,6 +2536,23 @@ static bool sideband_too_long(const struct tk_perfdata *pd, const uint8_t *p, ui
 	if (a->flags & TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL)
 		want += 8 * (size_t)__builtin_popcountll(a->sample_type & trailer_bits);
 	return want + 8 <= size && plausible_chain(pd, p + want, size - want, true) == 1;
+}
+
+/*
+ * sample_too_long()'s first test, inline for the reader's fast path: the
+ * sample has exactly the size its fixed fields and RAW length give.
+ */
+static inline bool sample_size_exact(const struct tk_perfdata *pd, const uint8_t *p, uint16_t size)
+{
+	uint32_t before = pd->fixed_before;
+	uint64_t want = 8u + before + pd->fixed_after;
+
+	if (!pd->one_layout || !pd->fixed_ok || pd->nr_evsels == 0)
+		return false;
+	if (pd->evsels[0]->pub.attr.sample_type & TK_PERF_SAMPLE_RAW)
+		want += 4u + (8u + before + 4u <= size ? tk_load_u32(p + 8 + before, false)
+						       : UINT32_MAX);
+	return want == size;
 }
 
 static bool sample_too_long(const struct tk_perfdata *pd, const uint8_t *p, uint16_t size)
@@ -2958,7 +2984,7 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 }
 
 /* Keep the time of the sample handed out, for plausible_sample(). */
-static void note_time(struct tk_perfdata *pd, const struct tk_perf_record *rec)
+static inline void note_time(struct tk_perfdata *pd, const struct tk_perf_record *rec)
 {
 	const struct pd_evsel *ev;
 	size_t off;
@@ -3006,6 +3032,32 @@ int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec)
 
 		*rec = q->rec;
 		return 1;
+	}
+	/*
+	 * Most records are whole, aligned SAMPLEs in the window (always so
+	 * in a mapped file): handed out here with next_raw()'s checks for
+	 * them and nothing else, ~80 instructions instead of ~215.
+	 */
+	if (pd->dend == pd->dstart && pd->end - pd->start >= 8) {
+		const uint8_t *p = pd->buf + pd->start;
+		uint16_t size = tk_load_u16(p + 6, false);
+
+		if (tk_load_u32(p, false) == TK_PERF_RECORD_SAMPLE && size >= 8 &&
+		    size <= pd->end - pd->start && !((uintptr_t)p % 8) &&
+		    (pd->strict || sample_size_exact(pd, p, size) ||
+		     !sample_too_long(pd, p, size))) {
+			*rec = (struct tk_perf_record){
+				.type = TK_PERF_RECORD_SAMPLE,
+				.misc = tk_load_u16(p + 4, false),
+				.size = size,
+				.offset = pd->pos,
+				.data = p,
+			};
+			in_consume(pd, size);
+			if (!pd->strict)
+				note_time(pd, rec);
+			return 1;
+		}
 	}
 	r = next_raw(pd, rec);
 	if (r <= 0) {

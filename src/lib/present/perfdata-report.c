@@ -2100,6 +2100,37 @@ static struct ppool *__attribute__((cold, noinline)) ppool_new(struct rep *r)
 	return pool;
 }
 
+/* Whether a worker can print the line of @rec (event @e, thread @t; @fixed: fixed layout). */
+static inline bool ppool_can_log(const struct rep *r, const struct tk_perf_record *rec,
+				 const struct rep_evsel *e, const struct thread *t, bool fixed)
+{
+	return !rec->compressed && t && t->prefix_len && fixed &&
+	       !(e->fields & (F_IP | F_PERIOD)) &&
+	       (e->fields & (F_COMM | F_TID | F_EVNAME)) == (F_COMM | F_TID | F_EVNAME) &&
+	       e->name_col && e->name_col_width == r->name_width &&
+	       (!e->ev || e->ev->kind == TK_EVENT_PROGRAM || e->ev->kind == TK_EVENT_SLOW);
+}
+
+/* Log that line in the job being filled (ppool_can_log() said yes). */
+static inline void ppool_add(struct rep *r, const struct tk_perf_record *rec,
+			     const struct thread *t, int32_t idx)
+{
+	struct ppool *pool = r->pool;
+	struct pjob *j = pool->cur;
+	struct pline v, *l;
+
+	memset(&v, 0, sizeof(v));
+	v.rec_off = rec->offset;
+	v.rec_size = rec->size;
+	v.prefix = t->prefix;
+	v.prefix_len = t->prefix_len;
+	v.evsel = idx;
+	l = &j->lines[j->nlines++];
+	tk_store_past_cache(l, &v, sizeof(v));
+	if (j->nlines == PJOB_LINES)
+		ppool_dispatch(pool, false);
+}
+
 /*
  * Log the line of sample @s (record @rec) of event @e (thread @t) for a
  * worker, when the job being filled is logged and a worker can print it.
@@ -2108,35 +2139,14 @@ static struct ppool *__attribute__((cold, noinline)) ppool_new(struct rep *r)
 static bool ppool_log(struct rep *r, const struct tk_perf_record *rec, const struct rep_evsel *e,
 		      const struct thread *t, const struct psample *s, int32_t idx)
 {
-	struct ppool *pool = r->pool;
-	struct pjob *j = pool->cur;
-	struct pline *l;
-
-	if (pool->cur_inline)
+	if (r->pool->cur_inline)
 		return false;
-	if (rec->compressed || !t || !t->prefix_len || !s->fixed ||
-	    (e->fields & (F_IP | F_PERIOD)) ||
-	    (e->fields & (F_COMM | F_TID | F_EVNAME)) != (F_COMM | F_TID | F_EVNAME) ||
-	    !e->name_col || e->name_col_width != r->name_width ||
-	    (e->ev && e->ev->kind != TK_EVENT_PROGRAM && e->ev->kind != TK_EVENT_SLOW)) {
+	if (!ppool_can_log(r, rec, e, t, s->fixed)) {
 		/* This line prints in the merge: from here on, in order, so does the job. */
-		ppool_dispatch(pool, true);
+		ppool_dispatch(r->pool, true);
 		return false;
 	}
-	{
-		struct pline v;
-
-		memset(&v, 0, sizeof(v));
-		v.rec_off = rec->offset;
-		v.rec_size = rec->size;
-		v.prefix = t->prefix;
-		v.prefix_len = t->prefix_len;
-		v.evsel = idx;
-		l = &j->lines[j->nlines++];
-		tk_store_past_cache(l, &v, sizeof(v));
-	}
-	if (j->nlines == PJOB_LINES)
-		ppool_dispatch(pool, false);
+	ppool_add(r, rec, t, idx);
 	return true;
 }
 
@@ -2658,10 +2668,38 @@ static int print_read_members(struct rep *r, const struct tk_perf_record *rec, i
 	return 0;
 }
 
+/*
+ * The line of @rec (event @idx) handed to a worker with no more than its
+ * thread looked up: what print_sample() and print_sample_line() would do
+ * for it when the job being filled is logged, no filter or --fields is set
+ * and the sample has its event's fixed layout. Return: false when any of
+ * that does not hold (nothing was done but naming the thread).
+ */
+static inline bool print_pooled(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
+{
+	const struct rep_evsel *e = &r->evs[idx];
+	const uint8_t *d = rec->data;
+	struct thread *t;
+
+	if (!e->ready || (e->fields & F_MEM) || (e->sample_type & TK_PERF_SAMPLE_READ) ||
+	    (e->fields & (F_COMM | F_TID)) != (F_COMM | F_TID) || !fast_sample(e, rec))
+		return false;
+	t = thread_get(r, e->fast.tid ? (int32_t)ld32(d + e->fast.tid + 4) : 0, true);
+	if (!t || !thread_prefix(r, t) || !ppool_can_log(r, rec, e, t, true))
+		return false;
+	ppool_add(r, rec, t, idx);
+	r->printed++;
+	return true;
+}
+
 static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 {
 	struct psample s;
 	int ret;
+
+	if (r->pool && !r->pool->cur_inline && idx >= 0 && (size_t)idx < r->nevs && r->name_width &&
+	    !r->filtering && !r->opts->fields && r->ksyms_decided && print_pooled(r, rec, idx))
+		return 0;
 
 	if (!r->name_width || (idx >= 0 && (size_t)idx >= r->nevs)) {
 		ret = evsels_ready(r);
@@ -3007,15 +3045,14 @@ static inline int enqueue_mapped(struct rep *r, const struct tk_perf_record *rec
 	return 0;
 }
 
-static int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t idx)
+/* Queue a copy of a record the reader will reuse the memory of. */
+static int __attribute__((noinline))
+enqueue_copy(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t idx)
 {
 	uint64_t need = ((uint64_t)rec->size + 7u) & ~7ull;
 	struct arena *a = &r->arenas[r->cur];
 	struct qent *e;
 
-	/* The reader's mapping keeps it until close: no copy (a copy's data lies elsewhere). */
-	if (r->map && !rec->compressed && (const uint8_t *)rec->data == r->map + rec->offset)
-		return enqueue_mapped(r, rec, time, idx);
 	if (a->len + need > a->cap) {
 		uint64_t cap = a->cap ? a->cap : 1 << 20;
 		uint8_t *b;
@@ -3051,6 +3088,15 @@ static int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t tim
 	if (time > r->max_ts)
 		r->max_ts = time;
 	return 0;
+}
+
+static inline int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time,
+			  int32_t idx)
+{
+	/* The reader's mapping keeps it until close: no copy (a copy's data lies elsewhere). */
+	if (r->map && !rec->compressed && (const uint8_t *)rec->data == r->map + rec->offset)
+		return enqueue_mapped(r, rec, time, idx);
+	return enqueue_copy(r, rec, time, idx);
 }
 
 /* A sample whose time the fixed layout does not give: decoded in full, then queued. */

@@ -69,6 +69,7 @@
 
 #include "event-internal.h"
 #include "perfdata-internal.h"
+#include "internal/bigbuf.h"
 #include "internal/error.h"
 #include "internal/fsutil.h"
 #include "internal/opts.h"
@@ -2926,10 +2927,11 @@ static int sort_queue(struct rep *r)
 	if (!nruns)
 		return 0;
 	if (r->qtmp_cap < r->qcap) {
-		struct qent *t = realloc(r->qtmp, r->qcap * sizeof(*t));
+		struct qent *t = tk_big_alloc(r->qcap * sizeof(*t));
 
 		if (!t)
 			return -ENOMEM;
+		tk_big_free(r->qtmp);
 		r->qtmp = t;
 		r->qtmp_cap = r->qcap;
 	}
@@ -3019,21 +3021,35 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
 	return 0;
 }
 
+/*
+ * Room for twice the entries. The queue holds two of perf's rounds, often
+ * 100 k records and more (a few MB): its arrays come from tk_big_alloc(),
+ * whose huge pages fault in a few times where 4 KiB pages faulted ~4000
+ * times a run (a third of a report's system time).
+ */
+static int __attribute__((noinline)) queue_grow(struct rep *r)
+{
+	size_t cap = r->qcap ? r->qcap * 2 : 4096;
+	struct qent *q = tk_big_alloc(cap * sizeof(*q));
+
+	if (!q)
+		return -ENOMEM;
+	if (r->qlen)
+		memcpy(q, r->q, r->qlen * sizeof(*q));
+	tk_big_free(r->q);
+	r->q = q;
+	r->qcap = cap;
+	return 0;
+}
+
 /* Queue a record read in place: the entry points at it in the mapping. */
 static inline int enqueue_mapped(struct rep *r, const struct tk_perf_record *rec, uint64_t time,
 				 int32_t idx)
 {
 	struct qent *e;
 
-	if (__builtin_expect(r->qlen == r->qcap, 0)) {
-		size_t cap = r->qcap ? r->qcap * 2 : 4096;
-		struct qent *q = realloc(r->q, cap * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		r->q = q;
-		r->qcap = cap;
-	}
+	if (__builtin_expect(r->qlen == r->qcap, 0) && queue_grow(r))
+		return -ENOMEM;
 	e = &r->q[r->qlen++];
 	e->time = time;
 	e->off = QENT_MAPPED;
@@ -3067,15 +3083,8 @@ enqueue_copy(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int
 		a->buf = b;
 		a->cap = cap;
 	}
-	if (r->qlen == r->qcap) {
-		size_t cap = r->qcap ? r->qcap * 2 : 4096;
-		struct qent *q = realloc(r->q, cap * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		r->q = q;
-		r->qcap = cap;
-	}
+	if (__builtin_expect(r->qlen == r->qcap, 0) && queue_grow(r))
+		return -ENOMEM;
 	memcpy(a->buf + a->len, rec->data, rec->size);
 	e = &r->q[r->qlen++];
 	e->time = time;
@@ -3216,8 +3225,8 @@ static void rep_release(struct rep *r)
 	free(r->pfx_chunks);
 	free(r->arenas[0].buf);
 	free(r->arenas[1].buf);
-	free(r->q);
-	free(r->qtmp);
+	tk_big_free(r->q);
+	tk_big_free(r->qtmp);
 	free(r->runs);
 	free(r->rlast);
 	tk_unwind_free(r->unwind);

@@ -138,6 +138,7 @@ struct rep_evsel {
 	uint64_t sample_type;
 	uint64_t attr_period;
 	struct fast_layout fast;
+	bool ksyms; /* its text may name kernel symbols (event_reads_kallsyms()) */
 };
 
 /* The sample fields the printer uses; a subset of struct tk_perf_sample. */
@@ -309,7 +310,9 @@ struct rep {
 	bool kernel_loaded;
 	bool kernel_mapped;
 	bool tracing_kallsyms; /* TRACING_DATA carries kallsyms (perf's never does) */
-	bool ksyms_decided;    /* add_kernel_symbols() ran */
+	bool ksyms_decided;    /* decide_kernel_symbols() ran */
+	bool ksyms_pending;    /* it wants kallsyms, which no event printed has needed yet */
+	char *ksym_text;       /* the kallsyms the event set borrows */
 	/* the file has the kernel's MMAP record ([kernel.kallsyms]_text) */ /* kallsyms
 										named a
 										kernel
@@ -1237,29 +1240,87 @@ static bool formats_print_symbols(const struct tk_perfdata *pd)
  * named from (the recorded build id's: this machine's only when it runs
  * that kernel) goes to the event set; none, and the address prints as a
  * number, as perf prints it without symbols.
+ *
+ * Whether to is decided once, at the first tracepoint sample delivered:
+ * the kernel's MMAP (time 0) is in by then, without which perf has no
+ * kernel map to name anything from. Reading them (5 MB of /proc/kallsyms,
+ * ~25 ms, a fifth of a report of 730 k sched samples) waits for the first
+ * sample of an event whose text can name a symbol (load_kernel_symbols()):
+ * a file of every sched event has the kthread_work ones, which print
+ * "function=%ps", and seldom a sample of them.
  */
-static void add_kernel_symbols(struct rep *r)
+static void decide_kernel_symbols(struct rep *r)
+{
+	r->ksyms_decided = true;
+	r->ksyms_pending = r->set && r->sym && !r->tracing_kallsyms && r->kernel_mapped &&
+			   formats_print_symbols(r->pd);
+}
+
+static void read_kernel_symbols(struct rep *r)
 {
 	const char *kbid;
 	char *path, *text;
 	size_t len;
 
-	/*
-	 * Decided once, at the first tracepoint sample delivered: no line
-	 * printer runs yet, and the kernel's MMAP (time 0) is in, without
-	 * which perf has no kernel map to name anything from.
-	 */
-	r->ksyms_decided = true;
-	if (!r->set || !r->sym || r->tracing_kallsyms || !r->kernel_mapped ||
-	    !formats_print_symbols(r->pd))
-		return;
 	kbid = recorded_build_id(r, "[kernel.kallsyms]");
 	path = tk_symbolizer_kernel_file(r->sym, kbid[0] ? kbid : NULL);
 	if (path && tk_read_file(path, &text, &len) == 0) {
-		tk_event_set_add_kallsyms(r->set, text, len);
-		free(text);
+		/* Lent, not copied (a 5 MB copy): freed after the set. */
+		tk_event_set_add_kallsyms_borrowed(r->set, text, len);
+		free(r->ksym_text);
+		r->ksym_text = text;
 	}
 	free(path);
+}
+
+static struct ppool *ppool_new(struct rep *r);
+static void ppool_finish(struct ppool *pool);
+static void ppool_free(struct ppool *pool);
+
+/*
+ * Load the kallsyms decide_kernel_symbols() wanted, now that an event
+ * prints that may name a symbol. Adding them changes every event's symbol
+ * atoms, which workers read: the pool prints all it was handed and stops
+ * first, and a new one starts after (the text is written in order).
+ */
+static int __attribute__((noinline)) load_kernel_symbols(struct rep *r)
+{
+	int werr = 0;
+
+	r->ksyms_pending = false;
+	if (r->pool) {
+		ppool_finish(r->pool);
+		werr = r->out.error;
+		ppool_free(r->pool);
+		r->pool = NULL;
+	}
+	read_kernel_symbols(r);
+	if (werr)
+		return werr;
+	r->pool = ppool_new(r);
+	return 0;
+}
+
+/*
+ * Whether @ev's text may name a kernel symbol: a %ps-like conversion, the
+ * kmem plugin's call site, an expression that reads a kernel symbol's
+ * address (jiffies, vmemmap_base), or libtraceevent printing it (its
+ * plugins may look functions up).
+ */
+static bool op_reads_kallsyms(const struct tk_op *op)
+{
+	return op->kind == TK_OP_FUNC || op->kind == TK_OP_FUNCF || op->kind == TK_OP_CALLSITE ||
+	       (op->kids && (op_reads_kallsyms(&op->kids[0]) || op_reads_kallsyms(&op->kids[1])));
+}
+
+static bool event_reads_kallsyms(const struct tk_event *ev)
+{
+	if (ev->kind == TK_EVENT_SLOW || ev->atom_names)
+		return true;
+	for (size_t i = 0; i < ev->nops; i++)
+		if (op_reads_kallsyms(&ev->ops[i]))
+			return true;
+	return false;
 }
 
 /* The event set from TRACING_DATA; built once, when a tracepoint first needs it. */
@@ -1511,6 +1572,7 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 			e->ev = tk_event_find(r->set, (int)a->config);
 		if (e->ev && r->set_live && name && !live_format_fits(r, e->ev, name, a->config))
 			e->ev = NULL;
+		e->ksyms = e->ev && event_reads_kallsyms(e->ev);
 		if (!name && e->ev) {
 			snprintf(buf, sizeof(buf), "%s:%s", tk_event_system(e->ev),
 				 tk_event_name(e->ev));
@@ -2699,7 +2761,8 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	int ret;
 
 	if (r->pool && !r->pool->cur_inline && idx >= 0 && (size_t)idx < r->nevs && r->name_width &&
-	    !r->filtering && !r->opts->fields && r->ksyms_decided && print_pooled(r, rec, idx))
+	    !r->filtering && !r->opts->fields && r->ksyms_decided &&
+	    !(r->ksyms_pending && r->evs[idx].ksyms) && print_pooled(r, rec, idx))
 		return 0;
 
 	if (!r->name_width || (idx >= 0 && (size_t)idx >= r->nevs)) {
@@ -2724,7 +2787,9 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 			return ret;
 	}
 	if (!r->ksyms_decided && r->evs[idx].ev)
-		add_kernel_symbols(r);
+		decide_kernel_symbols(r);
+	if (r->ksyms_pending && r->evs[idx].ksyms && (ret = load_kernel_symbols(r)))
+		return ret;
 	if (r->evs[idx].sample_type & TK_PERF_SAMPLE_READ)
 		return print_read_members(r, rec, idx, &s);
 	return print_sample_line(r, rec, idx, &s);
@@ -3234,6 +3299,7 @@ static void rep_release(struct rep *r)
 	tk_cache_close(r->cache);
 	free(r->bids);
 	tk_event_set_free(r->set);
+	free(r->ksym_text); /* after the set, which borrowed it */
 	tk_outbuf_release(&r->out);
 }
 

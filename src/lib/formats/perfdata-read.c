@@ -32,11 +32,27 @@
  *   - Every offset and size from the file is checked against the file size
  *     (or the record that holds it) before use; sizes are uint64_t and sums
  *     are checked for overflow.
- *   - Memory while streaming is one read window (grown only to the largest
- *     record, 64 KiB, or a tracing-data blob), one decompressed chunk and one
- *     aligned copy of a record: the data section is never loaded whole.
+ *   - A regular file in file mode is read in place: map_data() maps it
+ *     read-only (MAP_PRIVATE, its size at open) and the mapping is the
+ *     window, so a record handed out is the file's bytes, where they stay
+ *     until close (tk_perfdata_mapping(): the report queues them without a
+ *     copy). Nothing past the size fstat() gave at open is touched; a file
+ *     truncated while it is read is out of scope (its pages would raise
+ *     SIGBUS, as they would for perf, which maps it too). The resident part
+ *     slides with the reader (map_slide()): a few MB ahead, populated in
+ *     one call per MiB, and nothing more than MAP_LAG below the oldest
+ *     record the caller still holds (tk_perfdata_keep_from()).
+ *   - Pipes, and files mmap() refuses (or TK_PERFDATA_NO_MMAP in the
+ *     environment, which tests use to compare both paths), stream through
+ *     one read window grown only to the largest record (64 KiB) or a
+ *     tracing-data blob. Either way memory holds one decompressed chunk and
+ *     one aligned copy of a record: the data section is never loaded whole.
  *   - Records handed out are 8-byte aligned (copied when the file puts them
  *     at an odd offset), so callers may read them with aligned loads.
+ *   - The common record, a whole aligned SAMPLE in the window, is handed
+ *     out by tk_perfdata_next() itself with next_raw()'s checks for it
+ *     (the exact-size test that catches a damaged size, the time kept for
+ *     resync()); everything else goes through next_raw().
  *   - Metadata objects (evsels, features, build ids) are allocated one by
  *     one and never moved, so pointers handed out stay valid until close
  *     even while pipe mode adds more.

@@ -43,8 +43,12 @@
  *   function inlined at it unless TK_PERFDATA_REPORT_NO_INLINE, which is
  *   what perf script 6.1 adds through addr2line -i (put_unwound()).
  *
- * Memory: two rounds of records (copied into two arenas) plus the thread and
- * map tables. Symbols: kernel ips through kallsyms, user ips through the
+ * Memory: two rounds of queue entries, and the records they name: read in
+ * place from the reader's mapping of the file (which keeps the pages from
+ * the oldest queued record on resident, tk_perfdata_keep_from()), or
+ * copied into two arenas when the reader's bytes do not stay (a pipe, a
+ * COMPRESSED record's output, an odd offset); plus the thread and map
+ * tables. Symbols: kernel ips through kallsyms, user ips through the
  * process's MMAP/MMAP2 maps and the mapped file's ELF symbols (through the
  * cache module's symbolizer, which loads each file once), each DSO named
  * only from a file of the build id the BUILD_ID feature recorded for it.
@@ -1837,14 +1841,17 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
  * tracepoint sample lines to workers as a log: per line where the record
  * is in the file, its line start (from the prefix store, which never
  * changes a text once written) and its event. A worker reads the record
- * from the file through a window of its own, so no record crosses cores
- * (why: bench/README.md), and prints it with its own kallsyms memo. The
+ * where the reader mapped the file (else through a pread() window of its
+ * own), so nothing the merge wrote crosses cores (why: bench/README.md),
+ * and prints it with its own kallsyms memo. Such a line costs the merge
+ * its thread lookup and the log entry (print_direct()). The
  * merge prints a job itself (inline) when every worker has PJOB_QUEUE
  * waiting, or when a line cannot be logged (a record from a COMPRESSED
  * one, a field the log does not carry); while a job is inline, r->out is
  * that job's text (pjob_begin()). Only files (all events known at the
- * start) whose events are all tracepoints without callchains use threads:
- * symbols and maps stay in the merge thread. Memory stays bounded: the
+ * start) whose events are all tracepoints without callchains use threads,
+ * perf record's dummy event for side-band records aside: symbols and maps
+ * stay in the merge thread. Memory stays bounded: the
  * slots' logs and texts, and a window per worker.
  */
 #define PJOB_LINES   2048
@@ -2225,20 +2232,20 @@ static inline void ppool_printed(struct rep *r)
 }
 
 /* The event text of @s printed in the merge while workers print too. */
-static void __attribute__((noinline))
-print_shared(struct rep *r, const struct tk_event *ev, const struct psample *s)
+static void __attribute__((noinline)) print_shared(struct rep *r, const struct tk_event *ev,
+						   const void *raw, uint32_t raw_size, uint32_t cpu)
 {
 	struct ppool *pool = r->pool;
 
 	if (ev->kind == TK_EVENT_SCHED_SWITCH || ev->kind == TK_EVENT_SCHED_WAKEUP) {
 		/* Names it learns go to libtraceevent too: under the lock. */
 		pthread_mutex_lock(&pool->pp->slow_lock);
-		tk_event_print_info(r->set, ev, s->raw, s->raw_size, (int)s->cpu, 0, &r->out);
+		tk_event_print_info(r->set, ev, raw, raw_size, (int)cpu, 0, &r->out);
 		pthread_mutex_unlock(&pool->pp->slow_lock);
 	} else if (ev->kind == TK_EVENT_SLOW ||
-		   tk_event_run_shared(r->set, ev, s->raw, s->raw_size, &r->out,
-				       pool->pp->main_memo) == -ENOTSUP) {
-		print_slow_locked(pool, ev, s->raw, s->raw_size, s->cpu, &r->out);
+		   tk_event_run_shared(r->set, ev, raw, raw_size, &r->out, pool->pp->main_memo) ==
+			   -ENOTSUP) {
+		print_slow_locked(pool, ev, raw, raw_size, cpu, &r->out);
 	}
 }
 
@@ -2603,7 +2610,7 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 		put_padded(&r->out, e->name, r->name_width, ": ");
 	}
 	if ((e->fields & F_TRACE) && s->raw && e->ev && r->pool)
-		print_shared(r, e->ev, s);
+		print_shared(r, e->ev, s->raw, s->raw_size, s->cpu);
 	else if ((e->fields & F_TRACE) && s->raw && e->ev)
 		tk_event_print_info(r->set, e->ev, s->raw, s->raw_size, (int)s->cpu, 0, &r->out);
 	if (e->fields & F_MEM)
@@ -2731,28 +2738,82 @@ static int print_read_members(struct rep *r, const struct tk_perf_record *rec, i
 	return 0;
 }
 
+/* "[CPU] " as perf prints it: "[%03d] ". */
+static inline void put_cpu(struct tk_outbuf *out, uint32_t cpu)
+{
+	char *o = room(out, 8);
+
+	if (cpu < 1000) {
+		o[0] = '[';
+		o[1] = (char)('0' + cpu / 100);
+		o[2] = (char)('0' + cpu / 10 % 10);
+		o[3] = (char)('0' + cpu % 10);
+		o[4] = ']';
+		o[5] = ' ';
+		out->len += 6;
+	} else {
+		put_char(out, '[');
+		put_u64(out, cpu, 3, true);
+		put_str(out, "] ");
+	}
+}
+
 /*
- * The line of @rec (event @idx) handed to a worker with no more than its
- * thread looked up: what print_sample() and print_sample_line() would do
- * for it when the job being filled is logged, no filter or --fields is set
- * and the sample has its event's fixed layout. Return: false when any of
- * that does not hold (nothing was done but naming the thread).
+ * The line of @rec (event @idx) straight from the record: what
+ * print_sample_line() prints for the usual tracepoint line (thread prefix,
+ * CPU, time, name column, event text) when no filter, --fields, ip or
+ * period is involved and the sample has its event's fixed layout, without
+ * decoding it into a struct psample first (~100 instructions a line). A
+ * line a worker can print costs the merge its thread lookup and the log
+ * entry. Return: 1 when done, 0 when print_sample() must do it, or an
+ * output error.
  */
-static inline bool print_pooled(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
+static inline int print_direct(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 {
 	const struct rep_evsel *e = &r->evs[idx];
+	const struct fast_layout *f = &e->fast;
 	const uint8_t *d = rec->data;
+	const void *raw = NULL;
+	uint32_t cpu, raw_size = 0;
 	struct thread *t;
 
-	if (!e->ready || (e->fields & F_MEM) || (e->sample_type & TK_PERF_SAMPLE_READ) ||
-	    (e->fields & (F_COMM | F_TID)) != (F_COMM | F_TID) || !fast_sample(e, rec))
-		return false;
-	t = thread_get(r, e->fast.tid ? (int32_t)ld32(d + e->fast.tid + 4) : 0, true);
-	if (!t || !thread_prefix(r, t) || !ppool_can_log(r, rec, e, t, true))
-		return false;
-	ppool_add(r, rec, t, idx);
+	if (!e->ready || (e->fields & (F_MEM | F_IP | F_PERIOD)) ||
+	    (e->sample_type & TK_PERF_SAMPLE_READ) ||
+	    (e->fields & (F_COMM | F_TID | F_EVNAME)) != (F_COMM | F_TID | F_EVNAME) ||
+	    !e->name_col || e->name_col_width != r->name_width || !fast_sample(e, rec))
+		return 0;
+	t = thread_get(r, f->tid ? (int32_t)ld32(d + f->tid + 4) : 0, true);
+	if (!t || !thread_prefix(r, t))
+		return 0;
+	if (r->pool && !r->pool->cur_inline) {
+		/* Else print_sample_line()'s ppool_log() makes the job inline first. */
+		if (!ppool_can_log(r, rec, e, t, true))
+			return 0;
+		ppool_add(r, rec, t, idx);
+		r->printed++;
+		return 1;
+	}
+	cpu = f->cpu ? ld32(d + f->cpu) : 0;
+	if (f->raw) {
+		raw_size = ld32(d + f->raw);
+		raw = d + f->raw + 4;
+	}
+	memcpy(room(&r->out, PREFIX_BYTES), t->prefix, PREFIX_BYTES);
+	r->out.len += t->prefix_len;
+	if (e->fields & F_CPU)
+		put_cpu(&r->out, cpu);
+	if (e->fields & F_TIME)
+		put_time(&r->tc, &r->out, r->nsec, f->time ? ld64(d + f->time) : 0);
+	put_name_col(&r->out, e->name_col, e->name_col_len);
+	if ((e->fields & F_TRACE) && raw && e->ev && r->pool)
+		print_shared(r, e->ev, raw, raw_size, cpu);
+	else if ((e->fields & F_TRACE) && raw && e->ev)
+		tk_event_print_info(r->set, e->ev, raw, raw_size, (int)cpu, 0, &r->out);
+	put_char(&r->out, '\n');
 	r->printed++;
-	return true;
+	if (r->pool)
+		ppool_printed(r);
+	return r->out.error ? r->out.error : 1;
 }
 
 static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
@@ -2760,10 +2821,12 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	struct psample s;
 	int ret;
 
-	if (r->pool && !r->pool->cur_inline && idx >= 0 && (size_t)idx < r->nevs && r->name_width &&
-	    !r->filtering && !r->opts->fields && r->ksyms_decided &&
-	    !(r->ksyms_pending && r->evs[idx].ksyms) && print_pooled(r, rec, idx))
-		return 0;
+	if (idx >= 0 && (size_t)idx < r->nevs && r->name_width && !r->filtering &&
+	    !r->opts->fields && r->ksyms_decided && !(r->ksyms_pending && r->evs[idx].ksyms)) {
+		ret = print_direct(r, rec, idx);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
 
 	if (!r->name_width || (idx >= 0 && (size_t)idx >= r->nevs)) {
 		ret = evsels_ready(r);

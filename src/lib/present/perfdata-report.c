@@ -668,7 +668,8 @@ static void put_u64(struct tk_outbuf *out, uint64_t v, int width, bool zero)
  */
 #define NAME_CHUNK 16
 
-static inline void put_name_col(struct tk_outbuf *out, const char *col, uint32_t len)
+static inline __attribute__((always_inline)) void put_name_col(struct tk_outbuf *out,
+							       const char *col, uint32_t len)
 {
 	uint32_t n = (len + NAME_CHUNK - 1) & ~(uint32_t)(NAME_CHUNK - 1);
 	char *o = room(out, n);

@@ -205,7 +205,7 @@ struct proc {
 struct time_col {
 	uint64_t lo, span, secs, sec_ns;
 	uint8_t len;
-	char text[40]; /* 20 digits of seconds, 9 of fraction: always fits */
+	char text[40]; /* 20 digits of seconds, 9 of fraction: always fits (copy40()) */
 };
 
 /* A queued record: its bytes live in arena ARENA_OF(@off) at ARENA_OFF(@off). */
@@ -608,6 +608,33 @@ static int proc_clone(struct rep *r, int32_t ppid, int32_t pid)
 
 /* ------------------------------------------------------------ output */
 
+/*
+ * Copy a line start or time column (40 bytes) as five 8-byte moves. GCC
+ * turned memcpy() of these into `rep movsl`, whose start-up cost made the
+ * two copies a line ~20% of a report's CPU time (perf record -e cpu-clock
+ * on raw_syscalls: 10% in print_direct()'s, 11% in put_time()'s).
+ */
+static inline __attribute__((always_inline)) void copy40(void *dst, const void *src)
+{
+	const char *s = src;
+	char *d = dst;
+	uint64_t a, b, c, e, f;
+
+	memcpy(&a, s, 8);
+	memcpy(&b, s + 8, 8);
+	memcpy(&c, s + 16, 8);
+	memcpy(&e, s + 24, 8);
+	memcpy(&f, s + 32, 8);
+	memcpy(d, &a, 8);
+	memcpy(d + 8, &b, 8);
+	memcpy(d + 16, &c, 8);
+	memcpy(d + 24, &e, 8);
+	memcpy(d + 32, &f, 8);
+}
+
+_Static_assert(PREFIX_BYTES == 40 && sizeof(((struct time_col *)0)->text) == 40,
+	       "copy40() copies line starts and time columns");
+
 /* Room for one field; longer texts go through tk_outbuf_write(). */
 static char *room(struct tk_outbuf *out, size_t n)
 {
@@ -732,7 +759,7 @@ put_time_miss(struct time_col *tc, struct tk_outbuf *out, bool nsec, uint64_t t)
 	tc->lo = nsec ? t : t - t % 1000u;
 	tc->span = nsec ? 1 : 1000;
 	p = room(out, sizeof(tc->text));
-	memcpy(p, tc->text, sizeof(tc->text));
+	copy40(p, tc->text);
 	out->len += tc->len;
 }
 
@@ -741,7 +768,7 @@ static inline void put_time(struct time_col *tc, struct tk_outbuf *out, bool nse
 	if (t - tc->lo < tc->span) {
 		char *o = room(out, sizeof(tc->text));
 
-		memcpy(o, tc->text, sizeof(tc->text));
+		copy40(o, tc->text);
 		out->len += tc->len;
 		return;
 	}
@@ -1981,7 +2008,7 @@ static int pworker_line(struct pworker *w, struct tk_outbuf *o, const struct pli
 	}
 	p = room(o, PREFIX_BYTES + 8);
 
-	memcpy(p, l->prefix, PREFIX_BYTES);
+	copy40(p, l->prefix);
 	o->len += l->prefix_len;
 	if (e->fields & F_CPU) {
 		p = room(o, 8);
@@ -2560,7 +2587,7 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 	if (t) {
 		char *o = room(&r->out, PREFIX_BYTES);
 
-		memcpy(o, t->prefix, PREFIX_BYTES);
+		copy40(o, t->prefix);
 		r->out.len += t->prefix_len;
 		fields &= ~(unsigned int)(F_COMM | F_TID);
 	}
@@ -2799,7 +2826,7 @@ static inline int print_direct(struct rep *r, const struct tk_perf_record *rec, 
 		raw_size = ld32(d + f->raw);
 		raw = d + f->raw + 4;
 	}
-	memcpy(room(&r->out, PREFIX_BYTES), t->prefix, PREFIX_BYTES);
+	copy40(room(&r->out, PREFIX_BYTES), t->prefix);
 	r->out.len += t->prefix_len;
 	if (e->fields & F_CPU)
 		put_cpu(&r->out, cpu);

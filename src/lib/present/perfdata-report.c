@@ -3127,6 +3127,9 @@ static int sort_queue(struct rep *r)
 	return 0;
 }
 
+/* deliver_queued() sets every field: a new one must be set there too. */
+_Static_assert(sizeof(struct tk_perf_record) == 56, "deliver_queued() sets each field");
+
 static int deliver_queued(struct rep *r, const struct qent *q)
 {
 	const uint8_t *d;
@@ -3141,15 +3144,19 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 		if (!--a->live)
 			a->len = 0;
 	}
-	/* An initializer, not memset() and stores: a tenth of the queue's cost went there. */
-	rec = (struct tk_perf_record){
-		.type = ld32(d),
-		.misc = ld16(d + 4),
-		.size = ld16(d + 6),
-		.offset = q->file_offset,
-		.compressed = q->compressed,
-		.data = d,
-	};
+	/*
+	 * Field by field: a memset() or an initializer (zeroing with rep stos)
+	 * of the whole record cost ~9% of a report's CPU time.
+	 */
+	rec.type = ld32(d);
+	rec.misc = ld16(d + 4);
+	rec.size = ld16(d + 6);
+	rec.offset = q->file_offset;
+	rec.compressed = q->compressed;
+	rec.data = d;
+	rec.extra = NULL;
+	rec.extra_size = 0;
+	rec.extra_offset = 0;
 	return deliver(r, &rec, q->evsel);
 }
 

@@ -713,6 +713,32 @@ static void put_char(struct tk_outbuf *out, char c)
 }
 
 /*
+ * "[CPU] " as perf prints it: "[%03d] ". The digits by multiplication:
+ * GCC divided by 10 with two div instructions here (~16% of the time of
+ * the line printer on raw_syscalls); exact for every value below 1000.
+ */
+static inline void put_cpu(struct tk_outbuf *out, uint32_t cpu)
+{
+	char *o = room(out, 8);
+
+	if (cpu < 1000) {
+		uint32_t h = cpu * 41 >> 12, t = cpu * 205 >> 11;
+
+		o[0] = '[';
+		o[1] = (char)('0' + h);
+		o[2] = (char)('0' + t - 10 * h);
+		o[3] = (char)('0' + cpu - 10 * t);
+		o[4] = ']';
+		o[5] = ' ';
+		out->len += 6;
+	} else {
+		put_char(out, '[');
+		put_u64(out, cpu, 3, true);
+		put_str(out, "] ");
+	}
+}
+
+/*
  * "SECS.USECS: " right-aligned in 12 columns (nanoseconds in 15). The
  * text is kept: the other samples of the same microsecond (perf truncates
  * to it) copy it whole, and those of the same second rewrite its fraction.
@@ -2010,22 +2036,8 @@ static int pworker_line(struct pworker *w, struct tk_outbuf *o, const struct pli
 
 	copy40(p, l->prefix);
 	o->len += l->prefix_len;
-	if (e->fields & F_CPU) {
-		p = room(o, 8);
-		if (cpu < 1000) {
-			p[0] = '[';
-			p[1] = (char)('0' + cpu / 100);
-			p[2] = (char)('0' + cpu / 10 % 10);
-			p[3] = (char)('0' + cpu % 10);
-			p[4] = ']';
-			p[5] = ' ';
-			o->len += 6;
-		} else {
-			put_char(o, '[');
-			put_u64(o, cpu, 3, true);
-			put_str(o, "] ");
-		}
-	}
+	if (e->fields & F_CPU)
+		put_cpu(o, cpu);
 	if (e->fields & F_TIME)
 		put_time(&w->tc, o, r->nsec, f->time ? ld64(rec + f->time) : 0);
 	put_name_col(o, e->name_col, e->name_col_len);
@@ -2608,23 +2620,8 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 			put_char(&r->out, ' ');
 		}
 	}
-	if (e->fields & F_CPU) {
-		char *o = room(&r->out, 8);
-
-		if (s->cpu < 1000) {
-			o[0] = '[';
-			o[1] = (char)('0' + s->cpu / 100);
-			o[2] = (char)('0' + s->cpu / 10 % 10);
-			o[3] = (char)('0' + s->cpu % 10);
-			o[4] = ']';
-			o[5] = ' ';
-			r->out.len += 6;
-		} else {
-			put_char(&r->out, '[');
-			put_u64(&r->out, s->cpu, 3, true);
-			put_str(&r->out, "] ");
-		}
-	}
+	if (e->fields & F_CPU)
+		put_cpu(&r->out, s->cpu);
 	if (e->fields & F_TIME)
 		put_time(&r->tc, &r->out, r->nsec, s->time);
 	if (e->fields & F_PERIOD) {
@@ -2764,26 +2761,6 @@ static int print_read_members(struct rep *r, const struct tk_perf_record *rec, i
 			return ret;
 	}
 	return 0;
-}
-
-/* "[CPU] " as perf prints it: "[%03d] ". */
-static inline void put_cpu(struct tk_outbuf *out, uint32_t cpu)
-{
-	char *o = room(out, 8);
-
-	if (cpu < 1000) {
-		o[0] = '[';
-		o[1] = (char)('0' + cpu / 100);
-		o[2] = (char)('0' + cpu / 10 % 10);
-		o[3] = (char)('0' + cpu % 10);
-		o[4] = ']';
-		o[5] = ' ';
-		out->len += 6;
-	} else {
-		put_char(out, '[');
-		put_u64(out, cpu, 3, true);
-		put_str(out, "] ");
-	}
 }
 
 /*

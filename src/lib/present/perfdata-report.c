@@ -2143,6 +2143,33 @@ static void ppool_free(struct ppool *pool)
 }
 
 /*
+ * Of @want printers, those that would have a core of their own now: a
+ * worker that takes turns with the merge on a busy machine costs ~20% more
+ * CPU than printing on one thread and gains nothing (bench/README.md,
+ * "perf.data read in place"). The runnable tasks of /proc/loadavg (its
+ * fourth field, this one included) tell, at the moment of the start; -j N
+ * asks for N whatever the load. At least 1; @want when it cannot be read.
+ */
+static unsigned int cores_free(unsigned int want)
+{
+	FILE *f = fopen("/proc/loadavg", "re");
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int running = 0;
+	int n;
+
+	if (!f)
+		return want;
+	n = fscanf(f, "%*s %*s %*s %u/", &running);
+	fclose(f);
+	if (n != 1 || ncpu < 1 || running < 1)
+		return want;
+	/* This process runs the merge: the others leave ncpu - (running - 1) - 1 cores. */
+	if ((long)running - 1 >= ncpu - 1)
+		return 1;
+	return (long)want > ncpu - (long)running + 1 ? (unsigned int)(ncpu - running + 1) : want;
+}
+
+/*
  * Printers to run: tk_report_threads() when every event is a tracepoint
  * without callchains and the file is no pipe, else 1 (see the notes above).
  */
@@ -2168,6 +2195,8 @@ static unsigned int perf_threads(struct rep *r)
 			return 1;
 	}
 	threads = tk_report_threads(r->opts->threads, info->data_size);
+	if (!r->opts->threads && threads > 1)
+		threads = cores_free(threads);
 	return threads > PMAX_THREADS ? PMAX_THREADS : threads;
 }
 

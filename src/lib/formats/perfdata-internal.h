@@ -78,6 +78,25 @@ uint64_t tk_perfdata_tracing_offset(const struct tk_perfdata *pd, const void *at
 /* The descriptor a reader reads (records of a file sit at their offsets in it). */
 int tk_perfdata_fd(const struct tk_perfdata *pd);
 
+/*
+ * The file as the reader maps it (file mode: the whole file, @len bytes,
+ * its size at open), or NULL (a pipe, or no mapping: records are copies).
+ * A record whose data lies inside it sits at its file offset there and
+ * stays readable until tk_perfdata_close(); records the reader copied
+ * (compressed ones, ones at an odd offset) lie outside it and live until
+ * the next tk_perfdata_next() only.
+ */
+const uint8_t *tk_perfdata_mapping(const struct tk_perfdata *pd, uint64_t *len);
+
+/*
+ * The caller still reads records at file offset @off and after (UINT64_MAX:
+ * none it was handed): the reader keeps their pages of the mapping resident
+ * and hands back only those well below the lower of @off and its position.
+ * Records below stay readable (a touch faults them in again); this is
+ * about memory and speed, not validity.
+ */
+void tk_perfdata_keep_from(struct tk_perfdata *pd, uint64_t off);
+
 /* perf_header_string length for @s: strlen + NUL rounded up to 64. */
 static inline uint32_t tk_perf_string_len(size_t n)
 {

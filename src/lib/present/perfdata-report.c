@@ -43,8 +43,12 @@
  *   function inlined at it unless TK_PERFDATA_REPORT_NO_INLINE, which is
  *   what perf script 6.1 adds through addr2line -i (put_unwound()).
  *
- * Memory: two rounds of records (copied into two arenas) plus the thread and
- * map tables. Symbols: kernel ips through kallsyms, user ips through the
+ * Memory: two rounds of queue entries, and the records they name: read in
+ * place from the reader's mapping of the file (which keeps the pages from
+ * the oldest queued record on resident, tk_perfdata_keep_from()), or
+ * copied into two arenas when the reader's bytes do not stay (a pipe, a
+ * COMPRESSED record's output, an odd offset); plus the thread and map
+ * tables. Symbols: kernel ips through kallsyms, user ips through the
  * process's MMAP/MMAP2 maps and the mapped file's ELF symbols (through the
  * cache module's symbolizer, which loads each file once), each DSO named
  * only from a file of the build id the BUILD_ID feature recorded for it.
@@ -70,6 +74,7 @@
 #include "event-internal.h"
 #include "perfdata-internal.h"
 #include "perfdata-maps.h"
+#include "internal/bigbuf.h"
 #include "internal/error.h"
 #include "internal/fsutil.h"
 #include "internal/opts.h"
@@ -79,14 +84,16 @@
 #include "symbolizer-internal.h"
 #include "unwind-internal.h"
 
-#define CONTEXT_MAX	  ((uint64_t)-4095) /* PERF_CONTEXT_* markers are above this */
-#define CONTEXT_KERNEL	  ((uint64_t)-128)
-#define CONTEXT_USER	  ((uint64_t)-512)
-#define CONTEXT_HV	  ((uint64_t)-32)
-#define MAX_STACK_DEFAULT 127 /* perf's when kernel.perf_event_max_stack cannot be read */
-#define MISC_CPUMODE_MASK 7
-#define MISC_KERNEL	  1
-#define MISC_GUEST_KERNEL 4
+#define CONTEXT_MAX	    ((uint64_t)-4095) /* PERF_CONTEXT_* markers are above this */
+#define CONTEXT_KERNEL	    ((uint64_t)-128)
+#define CONTEXT_USER	    ((uint64_t)-512)
+#define CONTEXT_HV	    ((uint64_t)-32)
+#define MAX_STACK_DEFAULT   127 /* perf's when kernel.perf_event_max_stack cannot be read */
+#define MISC_CPUMODE_MASK   7
+#define MISC_KERNEL	    1
+#define MISC_GUEST_KERNEL   4
+#define PERF_TYPE_SOFTWARE  1
+#define PERF_COUNT_SW_DUMMY 9
 
 enum {
 	F_COMM = 1 << 0,
@@ -135,6 +142,7 @@ struct rep_evsel {
 	uint64_t sample_type;
 	uint64_t attr_period;
 	struct fast_layout fast;
+	bool ksyms; /* its text may name kernel symbols (event_reads_kallsyms()) */
 };
 
 /* The sample fields the printer uses; a subset of struct tk_perf_sample. */
@@ -163,6 +171,9 @@ struct psample {
  */
 #define PREFIX_BYTES 40
 #define PREFIX_CHUNK 1024 /* prefixes per chunk of the store */
+
+/* A direct-mapped memo in front of the thread table: a hit is a load and a compare. */
+#define TMEMO_SIZE 64
 
 struct thread {
 	int32_t tid; /* -1: free slot */
@@ -194,7 +205,7 @@ struct proc {
 struct time_col {
 	uint64_t lo, span, secs, sec_ns;
 	uint8_t len;
-	char text[40]; /* 20 digits of seconds, 9 of fraction: always fits */
+	char text[40]; /* 20 digits of seconds, 9 of fraction: always fits (copy40()) */
 };
 
 /* A queued record: its bytes live in arena ARENA_OF(@off) at ARENA_OFF(@off). */
@@ -208,9 +219,11 @@ struct arena {
 #define ARENA_OF(off)  ((off) >> 63)
 #define ARENA_OFF(off) ((off) & ~ARENA_BIT)
 
+#define QENT_MAPPED UINT64_MAX /* qent.off: the record is in the file's mapping, at file_offset */
+
 struct qent {
 	uint64_t time;
-	uint64_t off;
+	uint64_t off; /* in an arena, or QENT_MAPPED */
 	uint64_t file_offset;
 	int32_t evsel; /* -1: not known (side-band record without ids) */
 	bool compressed;
@@ -248,6 +261,7 @@ struct rep {
 
 	struct thread *threads;
 	size_t thread_cap, nthreads;
+	struct thread *tmemo[TMEMO_SIZE]; /* by tid's low bits: threads found lately */
 	struct proc *procs;
 	size_t proc_cap, nprocs;
 
@@ -270,6 +284,8 @@ struct rep {
 	 */
 	struct arena arenas[2];
 	int cur;
+	const uint8_t *map; /* the reader's mapping of the file: records there are not copied */
+	uint64_t map_len;
 	struct qent *q, *qtmp;
 	size_t qlen, qcap, qtmp_cap;
 	size_t *runs;
@@ -298,7 +314,9 @@ struct rep {
 	bool kernel_loaded;
 	bool kernel_mapped;
 	bool tracing_kallsyms; /* TRACING_DATA carries kallsyms (perf's never does) */
-	bool ksyms_decided;    /* add_kernel_symbols() ran */
+	bool ksyms_decided;    /* decide_kernel_symbols() ran */
+	bool ksyms_pending;    /* it wants kallsyms, which no event printed has needed yet */
+	char *ksym_text;       /* the kallsyms the event set borrows */
 	/* the file has the kernel's MMAP record ([kernel.kallsyms]_text) */ /* kallsyms
 										named a
 										kernel
@@ -342,14 +360,19 @@ static int threads_grow(struct rep *r)
 	free(r->threads);
 	r->threads = t;
 	r->thread_cap = cap;
+	memset(r->tmemo, 0, sizeof(r->tmemo)); /* they pointed into the old table */
 	return 0;
 }
 
 /* The thread of @tid, created (unnamed) when new; NULL on ENOMEM or tid < 0. */
 static struct thread *thread_get(struct rep *r, int32_t tid, bool create)
 {
+	struct thread **m = &r->tmemo[(uint32_t)tid % TMEMO_SIZE];
 	size_t j;
 
+	/* Slots are never freed, so a memo stays right until the table grows. */
+	if (*m && (*m)->tid == tid)
+		return *m;
 	if (tid < 0 || (!r->thread_cap && !create))
 		return NULL;
 	if (!r->thread_cap && threads_grow(r))
@@ -357,7 +380,7 @@ static struct thread *thread_get(struct rep *r, int32_t tid, bool create)
 	j = hash32((uint32_t)tid) & (r->thread_cap - 1);
 	while (r->threads[j].tid >= 0) {
 		if (r->threads[j].tid == tid)
-			return &r->threads[j];
+			return *m = &r->threads[j];
 		j = (j + 1) & (r->thread_cap - 1);
 	}
 	if (!create)
@@ -372,7 +395,7 @@ static struct thread *thread_get(struct rep *r, int32_t tid, bool create)
 	r->threads[j].prefix_len = 0;
 	r->threads[j].comm[0] = 0;
 	r->nthreads++;
-	return &r->threads[j];
+	return *m = &r->threads[j];
 }
 
 static void thread_set_comm(struct thread *t, const char *comm, size_t max)
@@ -585,6 +608,33 @@ static int proc_clone(struct rep *r, int32_t ppid, int32_t pid)
 
 /* ------------------------------------------------------------ output */
 
+/*
+ * Copy a line start or time column (40 bytes) as five 8-byte moves. GCC
+ * turned memcpy() of these into `rep movsl`, whose start-up cost made the
+ * two copies a line ~20% of a report's CPU time (perf record -e cpu-clock
+ * on raw_syscalls: 10% in print_direct()'s, 11% in put_time()'s).
+ */
+static inline __attribute__((always_inline)) void copy40(void *dst, const void *src)
+{
+	const char *s = src;
+	char *d = dst;
+	uint64_t a, b, c, e, f;
+
+	memcpy(&a, s, 8);
+	memcpy(&b, s + 8, 8);
+	memcpy(&c, s + 16, 8);
+	memcpy(&e, s + 24, 8);
+	memcpy(&f, s + 32, 8);
+	memcpy(d, &a, 8);
+	memcpy(d + 8, &b, 8);
+	memcpy(d + 16, &c, 8);
+	memcpy(d + 24, &e, 8);
+	memcpy(d + 32, &f, 8);
+}
+
+_Static_assert(PREFIX_BYTES == 40 && sizeof(((struct time_col *)0)->text) == 40,
+	       "copy40() copies line starts and time columns");
+
 /* Room for one field; longer texts go through tk_outbuf_write(). */
 static char *room(struct tk_outbuf *out, size_t n)
 {
@@ -638,10 +688,54 @@ static void put_u64(struct tk_outbuf *out, uint64_t v, int width, bool zero)
 	out->len = (size_t)(p - out->buf);
 }
 
+/*
+ * An event's name column (rep_evsel.name_col, allocated to whole chunks):
+ * copied in fixed chunks, not by a memcpy() of its length, which cost
+ * ~40 instructions a line.
+ */
+#define NAME_CHUNK 16
+
+static inline __attribute__((always_inline)) void put_name_col(struct tk_outbuf *out,
+							       const char *col, uint32_t len)
+{
+	uint32_t n = (len + NAME_CHUNK - 1) & ~(uint32_t)(NAME_CHUNK - 1);
+	char *o = room(out, n);
+
+	for (uint32_t i = 0; i < n; i += NAME_CHUNK)
+		memcpy(o + i, col + i, NAME_CHUNK);
+	out->len += len;
+}
+
 static void put_char(struct tk_outbuf *out, char c)
 {
 	*room(out, 1) = c;
 	out->len++;
+}
+
+/*
+ * "[CPU] " as perf prints it: "[%03d] ". The digits by multiplication:
+ * GCC divided by 10 with two div instructions here (~16% of the time of
+ * the line printer on raw_syscalls); exact for every value below 1000.
+ */
+static inline void put_cpu(struct tk_outbuf *out, uint32_t cpu)
+{
+	char *o = room(out, 8);
+
+	if (cpu < 1000) {
+		uint32_t h = cpu * 41 >> 12, t = cpu * 205 >> 11;
+
+		o[0] = '[';
+		o[1] = (char)('0' + h);
+		o[2] = (char)('0' + t - 10 * h);
+		o[3] = (char)('0' + cpu - 10 * t);
+		o[4] = ']';
+		o[5] = ' ';
+		out->len += 6;
+	} else {
+		put_char(out, '[');
+		put_u64(out, cpu, 3, true);
+		put_str(out, "] ");
+	}
 }
 
 /*
@@ -691,7 +785,7 @@ put_time_miss(struct time_col *tc, struct tk_outbuf *out, bool nsec, uint64_t t)
 	tc->lo = nsec ? t : t - t % 1000u;
 	tc->span = nsec ? 1 : 1000;
 	p = room(out, sizeof(tc->text));
-	memcpy(p, tc->text, sizeof(tc->text));
+	copy40(p, tc->text);
 	out->len += tc->len;
 }
 
@@ -700,7 +794,7 @@ static inline void put_time(struct time_col *tc, struct tk_outbuf *out, bool nse
 	if (t - tc->lo < tc->span) {
 		char *o = room(out, sizeof(tc->text));
 
-		memcpy(o, tc->text, sizeof(tc->text));
+		copy40(o, tc->text);
 		out->len += tc->len;
 		return;
 	}
@@ -1204,28 +1298,86 @@ static bool formats_print_symbols(const struct tk_perfdata *pd)
  * named from (the recorded build id's: this machine's only when it runs
  * that kernel) goes to the event set; none, and the address prints as a
  * number, as perf prints it without symbols.
+ *
+ * Whether to is decided once, at the first tracepoint sample delivered:
+ * the kernel's MMAP (time 0) is in by then, without which perf has no
+ * kernel map to name anything from. Reading them (5 MB of /proc/kallsyms,
+ * ~25 ms, a fifth of a report of 730 k sched samples) waits for the first
+ * sample of an event whose text can name a symbol (load_kernel_symbols()):
+ * a file of every sched event has the kthread_work ones, which print
+ * "function=%ps", and seldom a sample of them.
  */
-static void add_kernel_symbols(struct rep *r)
+static void decide_kernel_symbols(struct rep *r)
+{
+	r->ksyms_decided = true;
+	r->ksyms_pending = r->set && r->sym && !r->tracing_kallsyms && r->kernel_mapped &&
+			   formats_print_symbols(r->pd);
+}
+
+static void read_kernel_symbols(struct rep *r)
 {
 	const char *kbid;
 	char *text;
 	size_t len;
 
-	/*
-	 * Decided once, at the first tracepoint sample delivered: no line
-	 * printer runs yet, and the kernel's MMAP (time 0) is in, without
-	 * which perf has no kernel map to name anything from.
-	 */
-	r->ksyms_decided = true;
-	if (!r->set || !r->sym || r->tracing_kallsyms || !r->kernel_mapped ||
-	    !formats_print_symbols(r->pd))
-		return;
 	kbid = recorded_build_id(r, "[kernel.kallsyms]");
 	/* kallsyms, or a --vmlinux's functions in its format */
 	if (tk_symbolizer_kernel_text(r->sym, kbid[0] ? kbid : NULL, &text, &len) == 0) {
-		tk_event_set_add_kallsyms(r->set, text, len);
-		free(text);
+		/* Lent, not copied (a 5 MB copy): freed after the set. */
+		tk_event_set_add_kallsyms_borrowed(r->set, text, len);
+		free(r->ksym_text);
+		r->ksym_text = text;
 	}
+}
+
+static struct ppool *ppool_new(struct rep *r);
+static void ppool_finish(struct ppool *pool);
+static void ppool_free(struct ppool *pool);
+
+/*
+ * Load the kallsyms decide_kernel_symbols() wanted, now that an event
+ * prints that may name a symbol. Adding them changes every event's symbol
+ * atoms, which workers read: the pool prints all it was handed and stops
+ * first, and a new one starts after (the text is written in order).
+ */
+static int __attribute__((noinline)) load_kernel_symbols(struct rep *r)
+{
+	int werr = 0;
+
+	r->ksyms_pending = false;
+	if (r->pool) {
+		ppool_finish(r->pool);
+		werr = r->out.error;
+		ppool_free(r->pool);
+		r->pool = NULL;
+	}
+	read_kernel_symbols(r);
+	if (werr)
+		return werr;
+	r->pool = ppool_new(r);
+	return 0;
+}
+
+/*
+ * Whether @ev's text may name a kernel symbol: a %ps-like conversion, the
+ * kmem plugin's call site, an expression that reads a kernel symbol's
+ * address (jiffies, vmemmap_base), or libtraceevent printing it (its
+ * plugins may look functions up).
+ */
+static bool op_reads_kallsyms(const struct tk_op *op)
+{
+	return op->kind == TK_OP_FUNC || op->kind == TK_OP_FUNCF || op->kind == TK_OP_CALLSITE ||
+	       (op->kids && (op_reads_kallsyms(&op->kids[0]) || op_reads_kallsyms(&op->kids[1])));
+}
+
+static bool event_reads_kallsyms(const struct tk_event *ev)
+{
+	if (ev->kind == TK_EVENT_SLOW || ev->atom_names)
+		return true;
+	for (size_t i = 0; i < ev->nops; i++)
+		if (op_reads_kallsyms(&ev->ops[i]))
+			return true;
+	return false;
 }
 
 /* The event set from TRACING_DATA; built once, when a tracepoint first needs it. */
@@ -1477,6 +1629,7 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 			e->ev = tk_event_find(r->set, (int)a->config);
 		if (e->ev && r->set_live && name && !live_format_fits(r, e->ev, name, a->config))
 			e->ev = NULL;
+		e->ksyms = e->ev && event_reads_kallsyms(e->ev);
 		if (!name && e->ev) {
 			snprintf(buf, sizeof(buf), "%s:%s", tk_event_system(e->ev),
 				 tk_event_name(e->ev));
@@ -1580,13 +1733,23 @@ static int evsels_ready(struct rep *r)
 		/* Names from the file can be long: those print through put_padded(). */
 		if (width + len + 3 > 4096)
 			continue;
-		e->name_col = malloc(width + len + 3);
+		/* Zeroed to whole NAME_CHUNKs: put_name_col() copies whole ones. */
+		e->name_col =
+			calloc(1, (width + len + 3 + NAME_CHUNK - 1) & ~(size_t)(NAME_CHUNK - 1));
 		if (!e->name_col)
 			return -ENOMEM;
 		n = snprintf(e->name_col, width + len + 3, "%*s: ", r->name_width, e->name);
 		e->name_col_len = n > 0 ? (uint32_t)n : 0;
 	}
 	return 0;
+}
+
+static inline uint16_t ld16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return v;
 }
 
 static inline uint32_t ld32(const uint8_t *p)
@@ -1731,14 +1894,17 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
  * tracepoint sample lines to workers as a log: per line where the record
  * is in the file, its line start (from the prefix store, which never
  * changes a text once written) and its event. A worker reads the record
- * from the file through a window of its own, so no record crosses cores
- * (why: bench/README.md), and prints it with its own kallsyms memo. The
+ * where the reader mapped the file (else through a pread() window of its
+ * own), so nothing the merge wrote crosses cores (why: bench/README.md),
+ * and prints it with its own kallsyms memo. Such a line costs the merge
+ * its thread lookup and the log entry (print_direct()). The
  * merge prints a job itself (inline) when every worker has PJOB_QUEUE
  * waiting, or when a line cannot be logged (a record from a COMPRESSED
  * one, a field the log does not carry); while a job is inline, r->out is
  * that job's text (pjob_begin()). Only files (all events known at the
- * start) whose events are all tracepoints without callchains use threads:
- * symbols and maps stay in the merge thread. Memory stays bounded: the
+ * start) whose events are all tracepoints without callchains use threads,
+ * perf record's dummy event for side-band records aside: symbols and maps
+ * stay in the merge thread. Memory stays bounded: the
  * slots' logs and texts, and a window per worker.
  */
 #define PJOB_LINES   2048
@@ -1805,6 +1971,16 @@ static const uint8_t *pworker_record(struct pworker *w, uint64_t off, uint32_t s
 {
 	uint64_t done = 0;
 
+	/* Read in place where the reader maps the file (the merge read this record there). */
+	if (w->pool->r->map) {
+		if (off > w->pool->r->map_len || size > w->pool->r->map_len - off) {
+			tk_fail(EBADMSG,
+				"the record at 0x%" PRIx64 " ends past the end of the file", off);
+			return NULL;
+		}
+		return w->pool->r->map + off;
+	}
+
 	if (off >= w->win_start && off - w->win_start + size <= w->win_len)
 		return w->win + (off - w->win_start);
 	w->win_len = 0;
@@ -1857,29 +2033,13 @@ static int pworker_line(struct pworker *w, struct tk_outbuf *o, const struct pli
 	}
 	p = room(o, PREFIX_BYTES + 8);
 
-	memcpy(p, l->prefix, PREFIX_BYTES);
+	copy40(p, l->prefix);
 	o->len += l->prefix_len;
-	if (e->fields & F_CPU) {
-		p = room(o, 8);
-		if (cpu < 1000) {
-			p[0] = '[';
-			p[1] = (char)('0' + cpu / 100);
-			p[2] = (char)('0' + cpu / 10 % 10);
-			p[3] = (char)('0' + cpu % 10);
-			p[4] = ']';
-			p[5] = ' ';
-			o->len += 6;
-		} else {
-			put_char(o, '[');
-			put_u64(o, cpu, 3, true);
-			put_str(o, "] ");
-		}
-	}
+	if (e->fields & F_CPU)
+		put_cpu(o, cpu);
 	if (e->fields & F_TIME)
 		put_time(&w->tc, o, r->nsec, f->time ? ld64(rec + f->time) : 0);
-	p = room(o, e->name_col_len);
-	memcpy(p, e->name_col, e->name_col_len);
-	o->len += e->name_col_len;
+	put_name_col(o, e->name_col, e->name_col_len);
 	if ((e->fields & F_TRACE) && raw && e->ev &&
 	    (e->ev->kind == TK_EVENT_SLOW ||
 	     tk_event_run_shared(r->set, e->ev, raw, raw_size, o, w->memo) == -ENOTSUP))
@@ -1905,8 +2065,8 @@ static void *pworker_new(void *engine, struct tk_print_worker *pw)
 		return NULL;
 	w->pool = engine;
 	w->memo = pw->memo;
-	w->win = malloc(PWINDOW);
-	if (!w->win) {
+	w->win = w->pool->r->map ? NULL : malloc(PWINDOW);
+	if (!w->win && !w->pool->r->map) {
 		pworker_free(engine, w);
 		return NULL;
 	}
@@ -1982,6 +2142,33 @@ static void ppool_free(struct ppool *pool)
 }
 
 /*
+ * Of @want printers, those that would have a core of their own now: a
+ * worker that takes turns with the merge on a busy machine costs ~20% more
+ * CPU than printing on one thread and gains nothing (bench/README.md,
+ * "perf.data read in place"). The runnable tasks of /proc/loadavg (its
+ * fourth field, this one included) tell, at the moment of the start; -j N
+ * asks for N whatever the load. At least 1; @want when it cannot be read.
+ */
+static unsigned int cores_free(unsigned int want)
+{
+	FILE *f = fopen("/proc/loadavg", "re");
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int running = 0;
+	int n;
+
+	if (!f)
+		return want;
+	n = fscanf(f, "%*s %*s %*s %u/", &running);
+	fclose(f);
+	if (n != 1 || ncpu < 1 || running < 1)
+		return want;
+	/* This process runs the merge: the others leave ncpu - (running - 1) - 1 cores. */
+	if ((long)running - 1 >= ncpu - 1)
+		return 1;
+	return (long)want > ncpu - (long)running + 1 ? (unsigned int)(ncpu - running + 1) : want;
+}
+
+/*
  * Printers to run: tk_report_threads() when every event is a tracepoint
  * without callchains and the file is no pipe, else 1 (see the notes above).
  */
@@ -1996,10 +2183,19 @@ static unsigned int perf_threads(struct rep *r)
 	for (size_t i = 0; i < n; i++) {
 		const struct tk_perf_attr *a = &tk_perfdata_evsel_get(r->pd, i)->attr;
 
+		/*
+		 * perf record adds a dummy event for its side-band records
+		 * (COMM, MMAP, FORK: the merge reads them); it never samples,
+		 * and a sample of it would print in the merge (ppool_log()).
+		 */
+		if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY)
+			continue;
 		if (a->type != 2 || (a->sample_type & TK_PERF_SAMPLE_CALLCHAIN))
 			return 1;
 	}
 	threads = tk_report_threads(r->opts->threads, info->data_size);
+	if (!r->opts->threads && threads > 1)
+		threads = cores_free(threads);
 	return threads > PMAX_THREADS ? PMAX_THREADS : threads;
 }
 
@@ -2042,6 +2238,37 @@ static struct ppool *__attribute__((cold, noinline)) ppool_new(struct rep *r)
 	return pool;
 }
 
+/* Whether a worker can print the line of @rec (event @e, thread @t; @fixed: fixed layout). */
+static inline bool ppool_can_log(const struct rep *r, const struct tk_perf_record *rec,
+				 const struct rep_evsel *e, const struct thread *t, bool fixed)
+{
+	return !rec->compressed && t && t->prefix_len && fixed &&
+	       !(e->fields & (F_IP | F_PERIOD)) &&
+	       (e->fields & (F_COMM | F_TID | F_EVNAME)) == (F_COMM | F_TID | F_EVNAME) &&
+	       e->name_col && e->name_col_width == r->name_width &&
+	       (!e->ev || e->ev->kind == TK_EVENT_PROGRAM || e->ev->kind == TK_EVENT_SLOW);
+}
+
+/* Log that line in the job being filled (ppool_can_log() said yes). */
+static inline void ppool_add(struct rep *r, const struct tk_perf_record *rec,
+			     const struct thread *t, int32_t idx)
+{
+	struct ppool *pool = r->pool;
+	struct pjob *j = pool->cur;
+	struct pline v, *l;
+
+	memset(&v, 0, sizeof(v));
+	v.rec_off = rec->offset;
+	v.rec_size = rec->size;
+	v.prefix = t->prefix;
+	v.prefix_len = t->prefix_len;
+	v.evsel = idx;
+	l = &j->lines[j->nlines++];
+	tk_store_past_cache(l, &v, sizeof(v));
+	if (j->nlines == PJOB_LINES)
+		ppool_dispatch(pool, false);
+}
+
 /*
  * Log the line of sample @s (record @rec) of event @e (thread @t) for a
  * worker, when the job being filled is logged and a worker can print it.
@@ -2050,35 +2277,14 @@ static struct ppool *__attribute__((cold, noinline)) ppool_new(struct rep *r)
 static bool ppool_log(struct rep *r, const struct tk_perf_record *rec, const struct rep_evsel *e,
 		      const struct thread *t, const struct psample *s, int32_t idx)
 {
-	struct ppool *pool = r->pool;
-	struct pjob *j = pool->cur;
-	struct pline *l;
-
-	if (pool->cur_inline)
+	if (r->pool->cur_inline)
 		return false;
-	if (rec->compressed || !t || !t->prefix_len || !s->fixed ||
-	    (e->fields & (F_IP | F_PERIOD)) ||
-	    (e->fields & (F_COMM | F_TID | F_EVNAME)) != (F_COMM | F_TID | F_EVNAME) ||
-	    !e->name_col || e->name_col_width != r->name_width ||
-	    (e->ev && e->ev->kind != TK_EVENT_PROGRAM && e->ev->kind != TK_EVENT_SLOW)) {
+	if (!ppool_can_log(r, rec, e, t, s->fixed)) {
 		/* This line prints in the merge: from here on, in order, so does the job. */
-		ppool_dispatch(pool, true);
+		ppool_dispatch(r->pool, true);
 		return false;
 	}
-	{
-		struct pline v;
-
-		memset(&v, 0, sizeof(v));
-		v.rec_off = rec->offset;
-		v.rec_size = rec->size;
-		v.prefix = t->prefix;
-		v.prefix_len = t->prefix_len;
-		v.evsel = idx;
-		l = &j->lines[j->nlines++];
-		tk_store_past_cache(l, &v, sizeof(v));
-	}
-	if (j->nlines == PJOB_LINES)
-		ppool_dispatch(pool, false);
+	ppool_add(r, rec, t, idx);
 	return true;
 }
 
@@ -2094,20 +2300,20 @@ static inline void ppool_printed(struct rep *r)
 }
 
 /* The event text of @s printed in the merge while workers print too. */
-static void __attribute__((noinline))
-print_shared(struct rep *r, const struct tk_event *ev, const struct psample *s)
+static void __attribute__((noinline)) print_shared(struct rep *r, const struct tk_event *ev,
+						   const void *raw, uint32_t raw_size, uint32_t cpu)
 {
 	struct ppool *pool = r->pool;
 
 	if (ev->kind == TK_EVENT_SCHED_SWITCH || ev->kind == TK_EVENT_SCHED_WAKEUP) {
 		/* Names it learns go to libtraceevent too: under the lock. */
 		pthread_mutex_lock(&pool->pp->slow_lock);
-		tk_event_print_info(r->set, ev, s->raw, s->raw_size, (int)s->cpu, 0, &r->out);
+		tk_event_print_info(r->set, ev, raw, raw_size, (int)cpu, 0, &r->out);
 		pthread_mutex_unlock(&pool->pp->slow_lock);
 	} else if (ev->kind == TK_EVENT_SLOW ||
-		   tk_event_run_shared(r->set, ev, s->raw, s->raw_size, &r->out,
-				       pool->pp->main_memo) == -ENOTSUP) {
-		print_slow_locked(pool, ev, s->raw, s->raw_size, s->cpu, &r->out);
+		   tk_event_run_shared(r->set, ev, raw, raw_size, &r->out, pool->pp->main_memo) ==
+			   -ENOTSUP) {
+		print_slow_locked(pool, ev, raw, raw_size, cpu, &r->out);
 	}
 }
 
@@ -2377,9 +2583,8 @@ static void put_mem_after_ip(struct rep *r, const struct rep_evsel *e, const str
 
 /* The line of sample @s as event @idx (a known index): perf script's default fields. */
 static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, int32_t idx,
-			     const struct psample *ps)
+			     const struct psample *s)
 {
-	struct psample s = *ps;
 	struct rep_evsel *e;
 	struct thread *t;
 	unsigned int fields;
@@ -2393,7 +2598,7 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 			return ret;
 	}
 	fields = e->fields;
-	if (r->filtering && (!e->wanted || !sample_wanted(r, &s)))
+	if (r->filtering && (!e->wanted || !sample_wanted(r, s)))
 		return 0;
 	if (__builtin_expect(r->opts->fields != 0, 0)) {
 		if (!r->fields_checked) {
@@ -2402,7 +2607,7 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 				return ret;
 			r->fields_checked = true;
 		}
-		return print_fields(r, rec, e, &s);
+		return print_fields(r, rec, e, s);
 	}
 	/*
 	 * The usual line start, comm and tid, comes whole from the thread
@@ -2411,23 +2616,23 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 	t = NULL;
 	if ((e->fields & (F_COMM | F_TID)) == (F_COMM | F_TID) &&
 	    !((e->fields & F_IP) && e->callchain)) {
-		t = thread_get(r, (int32_t)s.tid, true);
+		t = thread_get(r, (int32_t)s->tid, true);
 		if (t && !thread_prefix(r, t))
 			t = NULL;
 	}
-	if (r->pool && ppool_log(r, rec, e, t, &s, idx)) {
+	if (r->pool && ppool_log(r, rec, e, t, s, idx)) {
 		r->printed++;
 		return 0;
 	}
 	if (t) {
 		char *o = room(&r->out, PREFIX_BYTES);
 
-		memcpy(o, t->prefix, PREFIX_BYTES);
+		copy40(o, t->prefix);
 		r->out.len += t->prefix_len;
 		fields &= ~(unsigned int)(F_COMM | F_TID);
 	}
 	if (fields & F_COMM) {
-		const char *comm = thread_comm(r, (int32_t)s.tid, cbuf, sizeof(cbuf));
+		const char *comm = thread_comm(r, (int32_t)s->tid, cbuf, sizeof(cbuf));
 
 		if ((e->fields & F_IP) && e->callchain)
 			put_padded(&r->out, comm, 0, " ");
@@ -2435,67 +2640,49 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 			put_padded(&r->out, comm, 16, " ");
 	}
 	if (fields & F_TID) {
-		if ((int32_t)s.tid < 0) {
-			snprintf(cbuf, sizeof(cbuf), "%" PRId32, (int32_t)s.tid);
+		if ((int32_t)s->tid < 0) {
+			snprintf(cbuf, sizeof(cbuf), "%" PRId32, (int32_t)s->tid);
 			put_padded(&r->out, cbuf, 5, " ");
 		} else {
-			put_u64(&r->out, s.tid, 5, false);
+			put_u64(&r->out, s->tid, 5, false);
 			put_char(&r->out, ' ');
 		}
 	}
-	if (e->fields & F_CPU) {
-		char *o = room(&r->out, 8);
-
-		if (s.cpu < 1000) {
-			o[0] = '[';
-			o[1] = (char)('0' + s.cpu / 100);
-			o[2] = (char)('0' + s.cpu / 10 % 10);
-			o[3] = (char)('0' + s.cpu % 10);
-			o[4] = ']';
-			o[5] = ' ';
-			r->out.len += 6;
-		} else {
-			put_char(&r->out, '[');
-			put_u64(&r->out, s.cpu, 3, true);
-			put_str(&r->out, "] ");
-		}
-	}
+	if (e->fields & F_CPU)
+		put_cpu(&r->out, s->cpu);
 	if (e->fields & F_TIME)
-		put_time(&r->tc, &r->out, r->nsec, s.time);
+		put_time(&r->tc, &r->out, r->nsec, s->time);
 	if (e->fields & F_PERIOD) {
-		put_u64(&r->out, (s.fields & TK_PERF_SAMPLE_PERIOD) ? s.period : e->attr_period, 10,
-			false);
+		put_u64(&r->out, (s->fields & TK_PERF_SAMPLE_PERIOD) ? s->period : e->attr_period,
+			10, false);
 		put_char(&r->out, ' ');
 	}
 	if ((e->fields & F_EVNAME) && e->name_col && e->name_col_width == r->name_width) {
-		char *o = room(&r->out, e->name_col_len);
-
-		memcpy(o, e->name_col, e->name_col_len);
-		r->out.len += e->name_col_len;
+		put_name_col(&r->out, e->name_col, e->name_col_len);
 	} else if (e->fields & F_EVNAME) {
 		put_padded(&r->out, e->name, r->name_width, ": ");
 	}
-	if ((e->fields & F_TRACE) && s.raw && e->ev && r->pool)
-		print_shared(r, e->ev, &s);
-	else if ((e->fields & F_TRACE) && s.raw && e->ev)
-		tk_event_print_info(r->set, e->ev, s.raw, s.raw_size, (int)s.cpu, 0, &r->out);
+	if ((e->fields & F_TRACE) && s->raw && e->ev && r->pool)
+		print_shared(r, e->ev, s->raw, s->raw_size, s->cpu);
+	else if ((e->fields & F_TRACE) && s->raw && e->ev)
+		tk_event_print_info(r->set, e->ev, s->raw, s->raw_size, (int)s->cpu, 0, &r->out);
 	if (e->fields & F_MEM)
-		put_mem_before_ip(r, e, &s);
+		put_mem_before_ip(r, e, s);
 	if (e->fields & F_IP) {
 		bool kernel = (rec->misc & MISC_CPUMODE_MASK) == MISC_KERNEL ||
 			      (rec->misc & MISC_CPUMODE_MASK) == MISC_GUEST_KERNEL;
 		bool dwarf = e->callchain && (e->sample_type & DWARF_FIELDS) == DWARF_FIELDS;
 
 		if (e->callchain) {
-			put_callchain(r, &s, kernel, e->bare_chain);
+			put_callchain(r, s, kernel, e->bare_chain);
 			if (dwarf)
-				put_unwound(r, &s, idx);
+				put_unwound(r, s, idx);
 		} else {
-			put_sym(r, (int32_t)s.pid, s.ip, kernel, " ", false);
+			put_sym(r, (int32_t)s->pid, s->ip, kernel, " ", false);
 		}
 	}
 	if (e->fields & F_MEM)
-		put_mem_after_ip(r, e, &s);
+		put_mem_after_ip(r, e, s);
 	put_char(&r->out, '\n');
 	r->printed++;
 	if (r->pool)
@@ -2604,10 +2791,75 @@ static int print_read_members(struct rep *r, const struct tk_perf_record *rec, i
 	return 0;
 }
 
+/*
+ * The line of @rec (event @idx) straight from the record: what
+ * print_sample_line() prints for the usual tracepoint line (thread prefix,
+ * CPU, time, name column, event text) when no filter, --fields, ip or
+ * period is involved and the sample has its event's fixed layout, without
+ * decoding it into a struct psample first (~100 instructions a line). A
+ * line a worker can print costs the merge its thread lookup and the log
+ * entry. Return: 1 when done, 0 when print_sample() must do it, or an
+ * output error.
+ */
+static inline int print_direct(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
+{
+	const struct rep_evsel *e = &r->evs[idx];
+	const struct fast_layout *f = &e->fast;
+	const uint8_t *d = rec->data;
+	const void *raw = NULL;
+	uint32_t cpu, raw_size = 0;
+	struct thread *t;
+
+	if (!e->ready || (e->fields & (F_MEM | F_IP | F_PERIOD)) ||
+	    (e->sample_type & TK_PERF_SAMPLE_READ) ||
+	    (e->fields & (F_COMM | F_TID | F_EVNAME)) != (F_COMM | F_TID | F_EVNAME) ||
+	    !e->name_col || e->name_col_width != r->name_width || !fast_sample(e, rec))
+		return 0;
+	t = thread_get(r, f->tid ? (int32_t)ld32(d + f->tid + 4) : 0, true);
+	if (!t || !thread_prefix(r, t))
+		return 0;
+	if (r->pool && !r->pool->cur_inline) {
+		/* Else print_sample_line()'s ppool_log() makes the job inline first. */
+		if (!ppool_can_log(r, rec, e, t, true))
+			return 0;
+		ppool_add(r, rec, t, idx);
+		r->printed++;
+		return 1;
+	}
+	cpu = f->cpu ? ld32(d + f->cpu) : 0;
+	if (f->raw) {
+		raw_size = ld32(d + f->raw);
+		raw = d + f->raw + 4;
+	}
+	copy40(room(&r->out, PREFIX_BYTES), t->prefix);
+	r->out.len += t->prefix_len;
+	if (e->fields & F_CPU)
+		put_cpu(&r->out, cpu);
+	if (e->fields & F_TIME)
+		put_time(&r->tc, &r->out, r->nsec, f->time ? ld64(d + f->time) : 0);
+	put_name_col(&r->out, e->name_col, e->name_col_len);
+	if ((e->fields & F_TRACE) && raw && e->ev && r->pool)
+		print_shared(r, e->ev, raw, raw_size, cpu);
+	else if ((e->fields & F_TRACE) && raw && e->ev)
+		tk_event_print_info(r->set, e->ev, raw, raw_size, (int)cpu, 0, &r->out);
+	put_char(&r->out, '\n');
+	r->printed++;
+	if (r->pool)
+		ppool_printed(r);
+	return r->out.error ? r->out.error : 1;
+}
+
 static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 {
 	struct psample s;
 	int ret;
+
+	if (idx >= 0 && (size_t)idx < r->nevs && r->name_width && !r->filtering &&
+	    !r->opts->fields && r->ksyms_decided && !(r->ksyms_pending && r->evs[idx].ksyms)) {
+		ret = print_direct(r, rec, idx);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
 
 	if (!r->name_width || (idx >= 0 && (size_t)idx >= r->nevs)) {
 		ret = evsels_ready(r);
@@ -2631,7 +2883,9 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 			return ret;
 	}
 	if (!r->ksyms_decided && r->evs[idx].ev)
-		add_kernel_symbols(r);
+		decide_kernel_symbols(r);
+	if (r->ksyms_pending && r->evs[idx].ksyms && (ret = load_kernel_symbols(r)))
+		return ret;
 	if (r->evs[idx].sample_type & TK_PERF_SAMPLE_READ)
 		return print_read_members(r, rec, idx, &s);
 	return print_sample_line(r, rec, idx, &s);
@@ -2786,10 +3040,11 @@ static int sort_queue(struct rep *r)
 	if (!nruns)
 		return 0;
 	if (r->qtmp_cap < r->qcap) {
-		struct qent *t = realloc(r->qtmp, r->qcap * sizeof(*t));
+		struct qent *t = tk_big_alloc(r->qcap * sizeof(*t));
 
 		if (!t)
 			return -ENOMEM;
+		tk_big_free(r->qtmp);
 		r->qtmp = t;
 		r->qtmp_cap = r->qcap;
 	}
@@ -2829,21 +3084,36 @@ static int sort_queue(struct rep *r)
 	return 0;
 }
 
+/* deliver_queued() sets every field: a new one must be set there too. */
+_Static_assert(sizeof(struct tk_perf_record) == 56, "deliver_queued() sets each field");
+
 static int deliver_queued(struct rep *r, const struct qent *q)
 {
-	struct arena *a = &r->arenas[ARENA_OF(q->off)];
-	const uint8_t *d = a->buf + ARENA_OFF(q->off);
+	const uint8_t *d;
 	struct tk_perf_record rec;
 
-	if (!--a->live)
-		a->len = 0;
-	memset(&rec, 0, sizeof(rec));
+	if (q->off == QENT_MAPPED) {
+		d = r->map + q->file_offset;
+	} else {
+		struct arena *a = &r->arenas[ARENA_OF(q->off)];
+
+		d = a->buf + ARENA_OFF(q->off);
+		if (!--a->live)
+			a->len = 0;
+	}
+	/*
+	 * Field by field: a memset() or an initializer (zeroing with rep stos)
+	 * of the whole record cost ~9% of a report's CPU time.
+	 */
 	rec.type = ld32(d);
-	memcpy(&rec.misc, d + 4, 2);
-	memcpy(&rec.size, d + 6, 2);
+	rec.misc = ld16(d + 4);
+	rec.size = ld16(d + 6);
 	rec.offset = q->file_offset;
 	rec.compressed = q->compressed;
 	rec.data = d;
+	rec.extra = NULL;
+	rec.extra_size = 0;
+	rec.extra_offset = 0;
 	return deliver(r, &rec, q->evsel);
 }
 
@@ -2871,7 +3141,49 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
 	return 0;
 }
 
-static int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t idx)
+/*
+ * Room for twice the entries. The queue holds two of perf's rounds, often
+ * 100 k records and more (a few MB): its arrays come from tk_big_alloc(),
+ * whose huge pages fault in a few times where 4 KiB pages faulted ~4000
+ * times a run (a third of a report's system time).
+ */
+static int __attribute__((noinline)) queue_grow(struct rep *r)
+{
+	size_t cap = r->qcap ? r->qcap * 2 : 4096;
+	struct qent *q = tk_big_alloc(cap * sizeof(*q));
+
+	if (!q)
+		return -ENOMEM;
+	if (r->qlen)
+		memcpy(q, r->q, r->qlen * sizeof(*q));
+	tk_big_free(r->q);
+	r->q = q;
+	r->qcap = cap;
+	return 0;
+}
+
+/* Queue a record read in place: the entry points at it in the mapping. */
+static inline int enqueue_mapped(struct rep *r, const struct tk_perf_record *rec, uint64_t time,
+				 int32_t idx)
+{
+	struct qent *e;
+
+	if (__builtin_expect(r->qlen == r->qcap, 0) && queue_grow(r))
+		return -ENOMEM;
+	e = &r->q[r->qlen++];
+	e->time = time;
+	e->off = QENT_MAPPED;
+	e->file_offset = rec->offset;
+	e->evsel = idx;
+	e->compressed = false;
+	if (time > r->max_ts)
+		r->max_ts = time;
+	return 0;
+}
+
+/* Queue a copy of a record the reader will reuse the memory of. */
+static int __attribute__((noinline))
+enqueue_copy(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t idx)
 {
 	uint64_t need = ((uint64_t)rec->size + 7u) & ~7ull;
 	struct arena *a = &r->arenas[r->cur];
@@ -2891,15 +3203,8 @@ static int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t tim
 		a->buf = b;
 		a->cap = cap;
 	}
-	if (r->qlen == r->qcap) {
-		size_t cap = r->qcap ? r->qcap * 2 : 4096;
-		struct qent *q = realloc(r->q, cap * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		r->q = q;
-		r->qcap = cap;
-	}
+	if (__builtin_expect(r->qlen == r->qcap, 0) && queue_grow(r))
+		return -ENOMEM;
 	memcpy(a->buf + a->len, rec->data, rec->size);
 	e = &r->q[r->qlen++];
 	e->time = time;
@@ -2914,6 +3219,49 @@ static int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t tim
 	return 0;
 }
 
+static inline int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time,
+			  int32_t idx)
+{
+	/* The reader's mapping keeps it until close: no copy (a copy's data lies elsewhere). */
+	if (r->map && !rec->compressed && (const uint8_t *)rec->data == r->map + rec->offset)
+		return enqueue_mapped(r, rec, time, idx);
+	return enqueue_copy(r, rec, time, idx);
+}
+
+/* A sample whose time the fixed layout does not give: decoded in full, then queued. */
+static int __attribute__((noinline))
+process_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
+{
+	struct psample ps = {0};
+	int ret = sample_fields(r, rec, idx, &ps);
+
+	if (ret == -ENOENT) {
+		/* An id of no event: counted, and said at the end. */
+		r->st.unknown_id++;
+		return 0;
+	}
+	if (ret == -EBADMSG) /* one sample lost, the rest read on */
+		return tk_perfdata_note_damage(r->pd, rec->offset, rec->size, 1, tk_errmsg());
+	if (ret < 0)
+		return ret;
+	if (idx < 0)
+		idx = ret;
+	if ((ps.fields & TK_PERF_SAMPLE_TIME) && ps.time && ps.time != UINT64_MAX)
+		return enqueue(r, rec, ps.time, idx);
+	return deliver(r, rec, idx);
+}
+
+/* Tell the reader which pages of its mapping the queue still reads. */
+static void keep_queued(struct rep *r)
+{
+	uint64_t low = UINT64_MAX;
+
+	for (size_t i = 0; i < r->qlen; i++)
+		if (r->q[i].off == QENT_MAPPED && r->q[i].file_offset < low)
+			low = r->q[i].file_offset;
+	tk_perfdata_keep_from(r->pd, low);
+}
+
 static int process(struct rep *r, const struct tk_perf_record *rec)
 {
 	struct tk_perf_sample s;
@@ -2923,6 +3271,8 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 	if (rec->type == TK_PERF_RECORD_FINISHED_ROUND) {
 		ret = flush_queue(r, r->next_flush, false);
 		r->next_flush = r->max_ts;
+		if (r->map)
+			keep_queued(r);
 		/* The next round goes where the round before this one was, if it is all out. */
 		if (!r->arenas[!r->cur].live)
 			r->cur = !r->cur;
@@ -2933,8 +3283,6 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 	if (tk_perfdata_evsel_count(r->pd) != r->file_evsels && ensure_evsels(r))
 		return -ENOMEM;
 	if (rec->type == TK_PERF_RECORD_SAMPLE) {
-		struct psample ps = {0};
-
 		/* Samples: the time through the memo and the fixed layout when they can. */
 		idx = rec_evsel(r, rec);
 		if (idx >= 0 && !r->evs[idx].ready &&
@@ -2951,22 +3299,7 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 					return enqueue(r, rec, t, idx);
 			}
 		}
-		ret = sample_fields(r, rec, idx, &ps);
-		if (ret == -ENOENT) {
-			/* An id of no event: counted, and said at the end. */
-			r->st.unknown_id++;
-			return 0;
-		}
-		if (ret == -EBADMSG) /* one sample lost, the rest read on */
-			return tk_perfdata_note_damage(r->pd, rec->offset, rec->size, 1,
-						       tk_errmsg());
-		if (ret < 0)
-			return ret;
-		if (idx < 0)
-			idx = ret;
-		if ((ps.fields & TK_PERF_SAMPLE_TIME) && ps.time && ps.time != UINT64_MAX)
-			return enqueue(r, rec, ps.time, idx);
-		return deliver(r, rec, idx);
+		return process_sample(r, rec, idx);
 	}
 	ret = tk_perfdata_parse_sample(r->pd, rec, &s);
 	if (ret == 0 && (s.fields & TK_PERF_SAMPLE_TIME) && s.time && s.time != UINT64_MAX)
@@ -3012,8 +3345,8 @@ static void rep_release(struct rep *r)
 	free(r->pfx_chunks);
 	free(r->arenas[0].buf);
 	free(r->arenas[1].buf);
-	free(r->q);
-	free(r->qtmp);
+	tk_big_free(r->q);
+	tk_big_free(r->qtmp);
 	free(r->runs);
 	free(r->rlast);
 	tk_unwind_free(r->unwind);
@@ -3021,6 +3354,7 @@ static void rep_release(struct rep *r)
 	tk_cache_close(r->cache);
 	free(r->bids);
 	tk_event_set_free(r->set);
+	free(r->ksym_text); /* after the set, which borrowed it */
 	tk_outbuf_release(&r->out);
 }
 
@@ -3082,6 +3416,9 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 		rep_release(&r);
 		return -ENOMEM;
 	}
+	r.map = tk_perfdata_mapping(pd, &r.map_len);
+	if (r.map) /* queued records stay where the reader mapped them */
+		tk_perfdata_keep_from(pd, 0);
 	r.pool = ppool_new(&r);
 	while ((ret = tk_perfdata_next(pd, &rec)) == 1) {
 		count_record(&r, &rec);

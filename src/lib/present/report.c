@@ -102,6 +102,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <regex.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "dat-read-internal.h"
 #include "event-internal.h"
 #include "funcgraph.h"
 #include "page-internal.h"
@@ -261,6 +263,7 @@ struct report {
 	const struct tk_report_opts *opts;
 	struct tk_event_set *set;
 	struct tk_outbuf out;
+	struct tk_dat_prefetch *pf; /* compressed streams' chunks decoded ahead, or NULL */
 	struct stream *streams;
 	size_t nstreams;
 	struct tk_merge_key **heap; /* the live streams' keys (internal/merge-heap.h) */
@@ -2868,14 +2871,67 @@ static struct pool *pool_new(struct report *r, unsigned int threads)
 	return pool;
 }
 
-/* Printers to run (tk_report_threads()) for the CPU data of the streams shown. */
+/*
+ * CPUs this process may run on (sched_getaffinity(): a taskset or cgroup
+ * cpuset gives fewer than are online), at least 1.
+ */
+static unsigned int usable_cpus(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return 1;
+	n = CPU_COUNT(&set);
+	return n < 1 ? 1 : (unsigned int)n;
+}
+
+/*
+ * Threads to run (tk_report_threads()) for the CPU data of the streams
+ * shown; by default no more than the CPUs this process may use.
+ */
 static unsigned int report_threads(const struct report *r)
 {
+	unsigned int n, cpus;
 	uint64_t bytes = 0;
 
 	for (size_t i = 0; i < r->nstreams; i++)
 		bytes += r->streams[i].size;
-	return tk_report_threads(r->opts->threads, bytes);
+	n = tk_report_threads(r->opts->threads, bytes);
+	if (!r->opts->threads && n > 1) {
+		cpus = usable_cpus();
+		if (n > cpus)
+			n = cpus;
+	}
+	return n;
+}
+
+/*
+ * Compressed streams with a second thread to spare: their chunks are
+ * decoded ahead on it (see the notes on threads). Anything that fails
+ * here only costs speed: the readers then decode alone.
+ */
+static void decode_ahead(struct report *r, unsigned int threads)
+{
+	size_t lanes = 0;
+
+	if (threads < 2)
+		return;
+	for (size_t i = 0; i < r->nstreams; i++)
+		lanes += r->streams[i].buf->compressed;
+	if (!lanes)
+		return;
+	r->pf = tk_dat_prefetch_new(r->dat, lanes);
+	if (!r->pf)
+		return;
+	for (size_t i = 0; i < r->nstreams; i++) {
+		if (r->streams[i].buf->compressed && r->streams[i].live)
+			(void)tk_dat_prefetch_attach(r->pf, r->streams[i].rd);
+	}
+	if (tk_dat_prefetch_start(r->pf) < 0) {
+		tk_dat_prefetch_free(r->pf);
+		r->pf = NULL;
+	}
 }
 
 static void *symbols_main(void *set)
@@ -3407,6 +3463,8 @@ static void report_release(struct report *r)
 		free(r->streams[i].recs);
 		free(r->streams[i].pre_msg);
 	}
+	/* After the readers, which hold its slots. */
+	tk_dat_prefetch_free(r->pf);
 	free(r->streams);
 	free(r->heap);
 	if (r->filter)
@@ -3465,8 +3523,13 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	symbols_started = !ret && symbols_early(&r, &symbols);
 	if (!ret)
 		ret = report_open(&r);
-	if (!ret && r.nheap)
-		pool = pool_new(&r, report_threads(&r));
+	if (!ret && r.nheap) {
+		unsigned int threads = report_threads(&r);
+
+		pool = pool_new(&r, threads);
+		if (!pool)
+			decode_ahead(&r, threads);
+	}
 	if (!ret)
 		ret = merge_records(&r, pool);
 	if (pool)

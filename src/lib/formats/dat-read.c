@@ -42,11 +42,14 @@
  * syscall per 4 KiB page costs more than decoding the page at 100 M
  * events/s, and no bigger, because each fresh 4 KiB page of a buffer costs
  * a fault (~11 us on the reference VM: 1 MiB blocks made a 3 M-event
- * report's start-up 5 ms slower, for no faster reading). Compressed data gets a chunk directory (24
- * bytes per chunk, built by seeking over the chunk headers) and one reusable buffer holding the
- * decoded chunk, so memory stays bounded by the largest chunk whatever the trace size. Seeking by
- * time is a binary search over page (or chunk) timestamps; empty pages carry no records and may
- * carry stale or zero stamps, so the search skips them.
+ * report's start-up 5 ms slower, for no faster reading). Compressed data
+ * gets a chunk directory (24 bytes per chunk, built by seeking over the
+ * chunk headers) and one reusable buffer holding the decoded chunk, so
+ * memory stays bounded by the largest chunk whatever the trace size (a
+ * reader attached to a prefetch takes its chunks decoded ahead on another
+ * thread instead: "decode ahead" below, bounded too). Seeking by time is a
+ * binary search over page (or chunk) timestamps; empty pages carry no
+ * records and may carry stale or zero stamps, so the search skips them.
  *
  * Every count read from the file is checked against the bytes that could
  * hold it before anything is allocated, and decompressed sizes are capped

@@ -2326,6 +2326,23 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  *
  * Only uncompressed data is replayed (a worker would decompress every
  * chunk again), and only when each CPU stream has its own reader for it.
+ *
+ * Compressed data gets the second thread another way: its chunks are
+ * decoded ahead of the merge (decode_ahead(): the prefetch of dat-read.c,
+ * a decoder thread keeping up to 8 decoded chunks per CPU ready, 16 MiB in
+ * all), and the merge thread prints every line, as with -j 1. Decoding is
+ * about 40% of a one-thread run on zstd (3 M events: 0.29 s of CPU against
+ * 0.17 s uncompressed), so the decoder keeps ahead and the merge runs at
+ * the speed of an uncompressed -j 1 run. Workers replaying decoded chunks
+ * as well would not help on two CPUs: the decoder already takes most of
+ * the second one (measured in bench/README.md, "Compressed files on both
+ * cores"). A decoder that does not help (starved of CPU: the merge found
+ * fewer than 1 chunk in 8 decoded ahead) is stopped, and the merge decodes
+ * alone as with -j 1, which also prints the same text and damage.
+ *
+ * The thread count: -j N, or by default tk_report_threads() (one per
+ * online CPU up to 4, for 4 MiB of CPU data or more) but no more than the
+ * CPUs sched_getaffinity() leaves this process (taskset, cpusets).
  */
 #define JOB_RECORDS 2048
 #define JOB_TEXT    (256u << 10)

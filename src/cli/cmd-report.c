@@ -81,7 +81,7 @@ const char cmd_report_usage[] =
 	"      --fallbacks       list on stderr the events printed by the slow path\n"
 	"  -j, --threads N       print with N threads (default: one per usable CPU\n"
 	"                        up to 4 for data of 4 MiB or more, else 1;\n"
-	"                        compressed data: one prints, one decompresses;\n"
+	"                        compressed data: one of them decompresses;\n"
 	"                        the text is the same)\n"
 	"      --sym             after each probe event, where it fired:\n"
 	"                        <sym+0xoff (dso)> (uprobes through the cache)\n"

@@ -15,9 +15,12 @@
  *     at a time; pages are gathered into ~1 MiB batches so that the writer
  *     sees few large writes (the compressor still cuts them into chunks of
  *     its own size). The writer compresses those chunks on one thread per
- *     online CPU (opts compress_threads) while this thread reads and
+ *     CPU it may use (opts compress_threads) while this thread reads and
  *     decodes the next batch: v6 -> v7 zstd of bench-report's 3 M-event
  *     file went from trace-cmd convert's speed to about twice it.
+ *     Compressed input is decoded ahead on a thread of its own
+ *     (dat-read.c's prefetch), so a v7 zstd -> v6 convert decompresses on
+ *     one CPU while this thread gathers pages and the writer writes.
  *     Memory stays bounded by one batch plus the reader's and writer's
  *     own chunk buffers (4 per compressor thread), whatever the file size;
  *   - latency (text) buffers through tk_dat_latency_text.

@@ -2324,21 +2324,21 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * ones. Memory stays bounded: the slots' logs and texts, and per worker
  * one reader per CPU stream.
  *
- * Only uncompressed data is replayed (a worker would decompress every
- * chunk again), and only when each CPU stream has its own reader for it.
+ * Workers replay only when each CPU stream has its own reader for them.
  *
- * Compressed data gets the second thread another way: its chunks are
+ * Compressed data gets one of the threads another way: its chunks are
  * decoded ahead of the merge (decode_ahead(): the prefetch of dat-read.c,
  * a decoder thread keeping up to 8 decoded chunks per CPU ready, 16 MiB in
- * all), and the merge thread prints every line, as with -j 1. Decoding is
- * about 40% of a one-thread run on zstd (3 M events: 0.29 s of CPU against
- * 0.17 s uncompressed), so the decoder keeps ahead and the merge runs at
- * the speed of an uncompressed -j 1 run. Workers replaying decoded chunks
- * as well would not help on two CPUs: the decoder already takes most of
- * the second one (measured in bench/README.md, "Compressed files on both
- * cores"). A decoder that does not help (starved of CPU: the merge found
- * fewer than 1 chunk in 8 decoded ahead) is stopped, and the merge decodes
- * alone as with -j 1, which also prints the same text and damage.
+ * all), and the other threads print as above, so -j 2 is the merge and
+ * the decoder, and -j 3 adds one worker. Decoding is about 40% of a
+ * one-thread run on zstd (3 M events: 0.29 s of CPU against 0.17 s
+ * uncompressed), so with two CPUs the decoder keeps ahead and the merge,
+ * printing every line, runs at the speed of an uncompressed -j 1 run; a
+ * worker beside them would find no CPU left (it decodes the chunks of its
+ * own jobs again, from its own readers). A decoder that does not help
+ * (starved of CPU: the merge found fewer than 1 chunk in 8 decoded ahead)
+ * is stopped, and the merge decodes alone as with -j 1. The text and the
+ * damage found are the same either way (dat-read.c's notes say why).
  *
  * The thread count: -j N, or by default tk_report_threads() (one per
  * online CPU up to 4, for 4 MiB of CPU data or more) but no more than the
@@ -2825,13 +2825,7 @@ fail:
 /* Whether workers can replay this run's streams (see the notes on threads). */
 static bool replayable(const struct report *r)
 {
-	if (r->nstreams > MAX_REPLAY_STREAMS)
-		return false;
-	for (size_t i = 0; i < r->nstreams; i++) {
-		if (r->streams[i].buf->compressed)
-			return false;
-	}
-	return true;
+	return r->nstreams <= MAX_REPLAY_STREAMS;
 }
 
 /*
@@ -3543,9 +3537,9 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	if (!ret && r.nheap) {
 		unsigned int threads = report_threads(&r);
 
-		pool = pool_new(&r, threads);
-		if (!pool)
-			decode_ahead(&r, threads);
+		/* Compressed data: one of the threads decodes ahead, the rest print. */
+		decode_ahead(&r, threads);
+		pool = pool_new(&r, r.pf ? threads - 1 : threads);
 	}
 	if (!ret)
 		ret = merge_records(&r, pool);

@@ -3417,6 +3417,9 @@ static int prefetch_load(struct tk_dat_cpu_reader *r, size_t i)
 	l->at = i;
 	pf->st.loads++;
 	s = lane_find(l, i);
+	/* Held before any wait: a slot nobody holds may be taken for another chunk. */
+	if (s)
+		s->refs++;
 	if (s && s->state == PF_DECODING) {
 		pf->st.waits++;
 		while (s->state == PF_DECODING)
@@ -3431,11 +3434,10 @@ static int prefetch_load(struct tk_dat_cpu_reader *r, size_t i)
 		if (s) {
 			s->chunk = i;
 			s->state = PF_DECODING;
+			s->refs++;
 			mine = true;
 		}
 	}
-	if (s)
-		s->refs++;
 	r->held = s;
 	if (pf->started && !pf->stop)
 		pthread_cond_signal(&pf->work);

@@ -68,6 +68,8 @@ same "$z" "zstd -F sched" -F sched
 same "$z" "zstd --stat" --stat
 same "$z" "zstd -R" -R
 same "$z" "zstd --header" --header
+# --header's first pass left the streams unplaced for the workers' first job (a crash, found here).
+same "$tmp/t.dat" "uncompressed --header" --header
 
 # Without -j, a compressed report of 4 MiB of CPU data or more decodes
 # ahead when the process may use two CPUs: the same text again.

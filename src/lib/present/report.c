@@ -674,7 +674,11 @@ static uint64_t kernel_lost(const struct stream *s)
 static int prescan(struct report *r, struct stream *s)
 {
 	struct tk_dat_cpu_reader *rd = tk_dat_cpu_reader_new(r->dat, s->buffer, s->cpu_index);
-	uint64_t off = 0, good = 0;
+	/*
+	 * The stream already holds its first page: page_error() names the
+	 * scanned one, and the first job's log must still find the stream's.
+	 */
+	uint64_t off = 0, good = 0, page_off = s->page_off;
 	const void *page;
 	int ret;
 
@@ -700,7 +704,7 @@ static int prescan(struct report *r, struct stream *s)
 		}
 	}
 	tk_dat_cpu_reader_free(rd);
-	s->page_off = UINT64_MAX;
+	s->page_off = page_off;
 	if (ret < 0) {
 		s->pre_cut = true;
 		s->pre_cut_at = good;

@@ -2976,6 +2976,7 @@ static bool symbols_early(const struct report *r, pthread_t *thread)
 			bytes += buf->cpus[c].size;
 	}
 	return tk_report_threads(r->opts->threads, bytes) > 1 &&
+	       (r->opts->threads || usable_cpus() > 1) &&
 	       pthread_create(thread, NULL, symbols_main, r->set) == 0;
 }
 

@@ -87,6 +87,17 @@ else
 	ok "big file: the default thread count prints what -j 1 prints ($(wc -l <"$tmp/one") lines)"
 fi
 
+# One allowed CPU (taskset): the default is one thread, the same text.
+if command -v taskset >/dev/null 2>&1 && [ -s "$tmp/one" ]; then
+	if ! taskset -c 0 "$TRACEKIT" report "$tmp/bigz.dat" >"$tmp/many" 2>"$tmp/many.err"; then
+		fail "taskset -c 0: report failed: $(head -c 600 "$tmp/many.err")"
+	elif ! cmp -s "$tmp/one" "$tmp/many"; then
+		fail "taskset -c 0: the default prints other text than -j 1"
+	else
+		ok "taskset -c 0: the default prints what -j 1 prints"
+	fi
+fi
+
 # Damaged chunks (tests/integration/mutate.py derives them from the layout).
 if command -v python3 >/dev/null 2>&1; then
 	MUTATE=$TK_SOURCE_DIR/tests/integration/mutate.py

@@ -108,6 +108,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Largest sub-buffer we accept; kernels allow far less. */
@@ -3123,17 +3124,24 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * [PF_MIN_SLOTS, PF_MAX_SLOTS]; 16 MiB in all unless a file has more than
  * ~130 CPUs (then 3 chunks a CPU).
  *
- * The decoder helps only when it runs beside the reader. Every PF_PERIOD
- * loads the reader counts how many chunks it found decoded ahead; when
- * fewer than one in PF_MIN_HITS were (the decoder is starved of CPU, or
- * slower than the reader by far), the decoder stops and the reader
- * decodes alone, as one thread would.
+ * The decoder helps only when it runs beside the reader, on a CPU of its
+ * own. Every PF_PERIOD loads (~5 ms of a report) the reader judges the
+ * period: it counts how many chunks it found decoded ahead, and how much
+ * CPU time the process got against the wall time that passed. Fewer than
+ * one hit in PF_MIN_HITS (the decoder is starved, or slower than the
+ * reader by far), or PF_STRIKES periods in a row in which the process got
+ * less than one CPU's worth of time (so the two threads took turns on one
+ * CPU: a busy machine, where the scheduler's autogroups give a session a
+ * share, not a CPU per thread, and the handover only costs), and the
+ * decoder stops; the reader then decodes alone, as one thread would. On
+ * a free second CPU a report runs at 1.3-1.6 CPUs' worth.
  */
 #define PF_BUDGET    (16u << 20)
 #define PF_MIN_SLOTS 3u
 #define PF_MAX_SLOTS 10u
 #define PF_PERIOD    64u
 #define PF_MIN_HITS  8u
+#define PF_STRIKES   2u
 
 enum { PF_EMPTY, PF_DECODING, PF_READY };
 
@@ -3171,6 +3179,8 @@ struct tk_dat_prefetch {
 	size_t cbuf_cap;
 	struct tk_dat_prefetch_stats st;
 	uint64_t period_loads, period_hits;
+	uint64_t period_wall, period_cpu; /* ns at the period's start; 0: not yet */
+	unsigned int strikes;
 };
 
 struct tk_dat_prefetch *tk_dat_prefetch_new(struct tk_dat *d, size_t lanes)
@@ -3385,17 +3395,36 @@ static void slot_put(struct tk_dat_cpu_reader *r)
 }
 
 /* The stats window of tk_dat_prefetch's notes: stop a decoder that does not help. */
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void prefetch_judge(struct tk_dat_prefetch *pf, bool hit)
 {
+	uint64_t wall, cpu;
+	bool one_cpu;
+
 	pf->period_loads++;
 	pf->period_hits += hit;
-	if (pf->period_loads < PF_PERIOD)
+	if (pf->period_loads < PF_PERIOD || pf->stop)
 		return;
-	if (pf->period_hits < PF_PERIOD / PF_MIN_HITS && !pf->stop) {
+	wall = clock_ns(CLOCK_MONOTONIC);
+	cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	one_cpu = pf->started && pf->period_wall && wall > pf->period_wall &&
+		  cpu - pf->period_cpu < wall - pf->period_wall;
+	pf->strikes = one_cpu ? pf->strikes + 1 : 0;
+	if (pf->period_hits < PF_PERIOD / PF_MIN_HITS || pf->strikes >= PF_STRIKES) {
 		pf->stop = true;
 		pf->st.stopped = true;
 		pthread_cond_signal(&pf->work);
 	}
+	pf->period_wall = wall;
+	pf->period_cpu = cpu;
 	pf->period_loads = 0;
 	pf->period_hits = 0;
 }

@@ -2340,8 +2340,10 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * printing every line, runs at the speed of an uncompressed -j 1 run; a
  * worker beside them would find no CPU left (it decodes the chunks of its
  * own jobs again, from its own readers). A decoder that does not help
- * (starved of CPU: the merge found fewer than 1 chunk in 8 decoded ahead)
- * is stopped, and the merge decodes alone as with -j 1. The text and the
+ * is stopped, and the merge decodes alone as with -j 1: when the merge
+ * found fewer than 1 chunk in 8 decoded ahead, or the process got less
+ * than one CPU's worth of time for ~10 ms (the two threads took turns on
+ * one CPU, as on a busy machine: dat-read.c's notes). The text and the
  * damage found are the same either way (dat-read.c's notes say why).
  *
  * The thread count: -j N, or by default tk_report_threads() (one per

@@ -569,12 +569,167 @@ static int convert_part(const char *tracekit, const char *path, const char *dir,
 	return status;
 }
 
+/* One run of the compressed-file part: wall and CPU seconds, peak RSS. */
+struct zrun {
+	double wall, cpu;
+	long rss_kb;
+};
+
+/* run_tool() with the child's CPU time (user + system) as well. */
+static struct zrun zrun_tool(char *const argv[], const char *out)
+{
+	struct zrun z = {0};
+	struct rusage ru;
+	int status;
+	double t0 = now_s();
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		int fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int null = open("/dev/null", O_WRONLY);
+
+		if (fd < 0 || null < 0)
+			_exit(126);
+		dup2(fd, 1);
+		dup2(null, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (wait4(pid, &status, 0, &ru) < 0)
+		die("wait4");
+	z.wall = now_s() - t0;
+	z.cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+		(double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	z.rss_kb = ru.ru_maxrss;
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		z.wall = -1;
+	return z;
+}
+
+static double zmedian(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return v[n / 2];
+}
+
+/*
+ * The same events as v7 zstd beside the uncompressed file, in the same
+ * rounds: tracekit report (default threads, and -j 1) and trace-cmd
+ * report on each file in turn, each line with its median wall and CPU
+ * time and peak RSS, and the median of each round's trace-cmd/tracekit
+ * ratio. --quick: one tracekit run on the zstd file, whose text must be
+ * the uncompressed file's.
+ */
+static int zstd_part(const char *tracekit, const char *path, const char *dir, bool quick,
+		     bool with_tc, int rounds, uint64_t events)
+{
+	enum { TK, TK1, TC, NTOOLS };
+	static const char *const tool[NTOOLS] = {"tracekit report", "tracekit report -j 1",
+						 "trace-cmd report"};
+	char z[600], out_a[600], out_b[600];
+	char *mk[] = {(char *)tracekit, "convert", "-q", (char *)path, "-o", z, NULL};
+	const char *files[2] = {path, z}, *names[2] = {"v7 none", "v7 zstd"};
+	double wall[2][NTOOLS][32], cpu[2][NTOOLS][32], ratio[2][32];
+	long rss[2][NTOOLS] = {{0}};
+	struct run mk_run;
+	int status = 0;
+
+	snprintf(z, sizeof(z), "%s/bench-zstd.dat", dir);
+	snprintf(out_a, sizeof(out_a), "%s/zstd-none.txt", dir);
+	snprintf(out_b, sizeof(out_b), "%s/zstd-zstd.txt", dir);
+	mk_run = run_tool(mk, NULL);
+	if (!WIFEXITED(mk_run.status) || WEXITSTATUS(mk_run.status)) {
+		fprintf(stderr, "bench-report: tracekit convert could not make the zstd file\n");
+		return 1;
+	}
+	settle_file(z);
+	printf("\ncompressed: the same events as v7 zstd (%s), in the same rounds\n", z);
+	if (quick) {
+		char *a[] = {(char *)tracekit, "report", "-i", (char *)path, NULL};
+		char *b[] = {(char *)tracekit, "report", "-i", z, NULL};
+		struct zrun ra = zrun_tool(a, out_a), rb = zrun_tool(b, out_b);
+
+		if (ra.wall < 0 || rb.wall < 0 || !files_equal(out_a, out_b)) {
+			fprintf(stderr, "bench-report: the zstd file's text differs: diff %s %s\n",
+				out_a, out_b);
+			status = 1;
+		} else {
+			printf("zstd text identical to the uncompressed file's (%.3f s)\n",
+			       rb.wall);
+		}
+		goto out;
+	}
+	if (rounds > 32)
+		rounds = 32;
+	for (int i = 0; i < rounds; i++) {
+		for (int f = 0; f < 2; f++) {
+			char *argv[NTOOLS][8] = {
+				{(char *)tracekit, "report", "-i", (char *)files[f], NULL},
+				{(char *)tracekit, "report", "-j", "1", "-i", (char *)files[f],
+				 NULL},
+				{"trace-cmd", "report", "-i", (char *)files[f], NULL},
+			};
+
+			for (int t = 0; t < NTOOLS; t++) {
+				struct zrun r;
+
+				if (t == TC && !with_tc)
+					continue;
+				r = zrun_tool(argv[t], NULL);
+				if (r.wall < 0) {
+					fprintf(stderr, "bench-report: %s -i %s failed\n", tool[t],
+						files[f]);
+					status = 1;
+					goto out;
+				}
+				wall[f][t][i] = r.wall;
+				cpu[f][t][i] = r.cpu;
+				if (r.rss_kb > rss[f][t])
+					rss[f][t] = r.rss_kb;
+			}
+			if (with_tc)
+				ratio[f][i] = wall[f][TC][i] / wall[f][TK][i];
+		}
+	}
+	for (int f = 0; f < 2; f++) {
+		for (int t = 0; t < NTOOLS; t++) {
+			double w, c;
+
+			if (t == TC && !with_tc)
+				continue;
+			w = zmedian(wall[f][t], rounds);
+			c = zmedian(cpu[f][t], rounds);
+			printf("%s, %-21s %8.3f s wall, %.3f s CPU (medians of %d)  %7.2f M "
+			       "events/s  peak RSS %6.1f MB\n",
+			       names[f], tool[t], w, c, rounds, (double)events / w / 1e6,
+			       rss[f][t] / 1024.0);
+		}
+		if (with_tc) {
+			double lo, hi, m;
+
+			m = zmedian(ratio[f], rounds);
+			lo = ratio[f][0];
+			hi = ratio[f][rounds - 1];
+			printf("%s ratio: tracekit %.1fx faster (median of %d interleaved pairs, "
+			       "%.1f-%.1f)\n",
+			       names[f], m, rounds, lo, hi);
+		}
+	}
+out:
+	unlink(z);
+	unlink(out_a);
+	unlink(out_b);
+	return status;
+}
+
 static void usage(void)
 {
 	fputs("usage: bench-report [--quick] [--events N] [--reps N] [--tc-reps N] [--tracekit "
 	      "PATH]\n"
 	      "                    [--before PATH] [--sample FILE] [--keep FILE]\n"
-	      "                    [--no-trace-cmd] [--no-perf]\n",
+	      "                    [--no-trace-cmd] [--no-perf] [--no-zstd]\n",
 	      stderr);
 	exit(2);
 }
@@ -583,7 +738,7 @@ int main(int argc, char **argv)
 {
 	const char *tracekit = "tracekit", *sample = NULL, *keep = NULL, *before = NULL;
 	uint64_t events = DEFAULT_EVENTS, written;
-	bool quick = false, with_tc = true, with_perf = true;
+	bool quick = false, with_tc = true, with_perf = true, with_zstd = true;
 	int reps = 3, tc_reps = 3;
 	double pairs_ratio = 0, pairs_lo = 0, pairs_hi = 0;
 	char dir[] = "/tmp/bench-report-XXXXXX", path[4200], out_tk[4200], out_tc[4200];
@@ -598,6 +753,8 @@ int main(int argc, char **argv)
 			with_tc = false;
 		else if (!strcmp(argv[i], "--no-perf"))
 			with_perf = false;
+		else if (!strcmp(argv[i], "--no-zstd"))
+			with_zstd = false;
 		else if (i + 1 < argc && !strcmp(argv[i], "--events"))
 			events = strtoull(argv[++i], NULL, 0);
 		else if (i + 1 < argc && !strcmp(argv[i], "--reps"))
@@ -727,6 +884,8 @@ int main(int argc, char **argv)
 			       (double)tk.maxrss_kb / (double)tc.maxrss_kb);
 		}
 	}
+	if (with_zstd && (with_tc || quick))
+		status |= zstd_part(tracekit, path, dir, quick, with_tc, tc_reps, written);
 	if (with_tc)
 		status |= convert_part(tracekit, path, dir, quick, tc_reps);
 	if (quick && with_tc) {

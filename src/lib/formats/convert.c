@@ -15,9 +15,12 @@
  *     at a time; pages are gathered into ~1 MiB batches so that the writer
  *     sees few large writes (the compressor still cuts them into chunks of
  *     its own size). The writer compresses those chunks on one thread per
- *     online CPU (opts compress_threads) while this thread reads and
+ *     CPU it may use (opts compress_threads) while this thread reads and
  *     decodes the next batch: v6 -> v7 zstd of bench-report's 3 M-event
  *     file went from trace-cmd convert's speed to about twice it.
+ *     Compressed input is decoded ahead on a thread of its own
+ *     (dat-read.c's prefetch), so a v7 zstd -> v6 convert decompresses on
+ *     one CPU while this thread gathers pages and the writer writes.
  *     Memory stays bounded by one batch plus the reader's and writer's
  *     own chunk buffers (4 per compressor thread), whatever the file size;
  *   - latency (text) buffers through tk_dat_latency_text.
@@ -74,6 +77,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +89,7 @@
 #include <tracekit/tracedata.h>
 #include <tracekit/page.h>
 
+#include "dat-read-internal.h"
 #include "perfdata-internal.h"
 #include "internal/array.h"
 #include "internal/bytebuf.h"
@@ -100,8 +105,12 @@
  */
 static uint32_t compress_threads(void)
 {
+	cpu_set_t set;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
+	/* The CPUs this process may use (taskset, cpusets), when it says. */
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) < n)
+		n = CPU_COUNT(&set);
 	return n > 1 ? (uint32_t)n : 0;
 }
 
@@ -275,6 +284,7 @@ static int copy_cpu(struct convert *cv, size_t b, size_t ci, const struct tk_dat
 	uint32_t page_size = buf->page_format.page_size;
 	const struct tk_dat_cpu_data *cpu = &buf->cpus[ci];
 	struct tk_dat_cpu_reader *reader;
+	struct tk_dat_prefetch *pf = NULL;
 	uint64_t stream_size;
 	size_t used = 0;
 	const void *page;
@@ -288,6 +298,24 @@ static int copy_cpu(struct convert *cv, size_t b, size_t ci, const struct tk_dat
 	if (!reader)
 		return cpu_failed(-errno, cv->in, buf->name, cpu->cpu);
 	stream_size = tk_dat_cpu_reader_size(reader);
+	/*
+	 * Compressed input with a second CPU: its chunks are decoded ahead on
+	 * a thread of their own (dat-read.c's prefetch) while this one copies
+	 * pages and the writer writes or compresses them. Failing only costs
+	 * speed.
+	 */
+	if (buf->compressed && compress_threads() > 1) {
+		pf = tk_dat_prefetch_new(cv->dat, 1);
+		if (pf &&
+		    (tk_dat_prefetch_attach(pf, reader) < 0 || tk_dat_prefetch_start(pf) < 0)) {
+			tk_dat_cpu_reader_free(reader);
+			tk_dat_prefetch_free(pf);
+			pf = NULL;
+			reader = tk_dat_cpu_reader_new(cv->dat, b, ci);
+			if (!reader)
+				return cpu_failed(-errno, cv->in, buf->name, cpu->cpu);
+		}
+	}
 
 	while ((r = tk_dat_cpu_reader_next_page(reader, &page, &off)) > 0) {
 		memcpy(batch + used, page, page_size);
@@ -322,6 +350,7 @@ static int copy_cpu(struct convert *cv, size_t b, size_t ci, const struct tk_dat
 	cv->st->bytes_done += cpu->size;
 out:
 	tk_dat_cpu_reader_free(reader);
+	tk_dat_prefetch_free(pf);
 	return r;
 }
 

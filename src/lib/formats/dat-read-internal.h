@@ -7,6 +7,9 @@
 
 #include <tracekit/dat.h>
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /*
  * Chunks this reader has decompressed since it was created, so tests can
  * prove that a seek touched one chunk and not the whole stream.
@@ -22,5 +25,45 @@ size_t tk_dat_cpu_reader_chunk_count(const struct tk_dat_cpu_reader *reader);
  * otherwise the region is added to the damage list and 0 returned.
  */
 int tk_dat_salvage(struct tk_dat *dat, int err, uint64_t offset, uint64_t skipped);
+
+/*
+ * Decode ahead (dat-read.c's notes on it): chunks of compressed CPU data
+ * decoded on a thread of their own ahead of the readers attached, which
+ * take them in place. Used by report's merge; internal, since its shape
+ * follows report's needs.
+ */
+struct tk_dat_prefetch;
+
+struct tk_dat_prefetch_stats {
+	uint64_t loads;	  /* chunk loads by the attached readers */
+	uint64_t hits;	  /* of which found decoded (or being decoded) ahead */
+	uint64_t waits;	  /* of which waited for the decoder to finish the chunk */
+	uint64_t decoded; /* chunks the decoder thread decoded */
+	bool stopped;	  /* the decoder was stopped for not helping */
+};
+
+/*
+ * A prefetch for the compressed CPU data of @dat, sized for @lanes
+ * readers (its memory: dat-read.c's notes). No thread runs yet. Return:
+ * the handle, or NULL with errno set.
+ */
+struct tk_dat_prefetch *tk_dat_prefetch_new(struct tk_dat *dat, size_t lanes);
+
+/*
+ * Read @reader's chunks through @pf from now on. Call before
+ * tk_dat_prefetch_start(); @reader must be compressed data of @pf's file.
+ * Afterwards @reader is used by one thread as before, and must be freed
+ * before @pf. Return: 0, -EINVAL or -ENOMEM (the reader then reads alone).
+ */
+int tk_dat_prefetch_attach(struct tk_dat_prefetch *pf, struct tk_dat_cpu_reader *reader);
+
+/* Start the decoder thread (none when no reader is attached). Return: 0 or an error. */
+int tk_dat_prefetch_start(struct tk_dat_prefetch *pf);
+
+/* How the decoder did so far (thread-safe). */
+void tk_dat_prefetch_get_stats(struct tk_dat_prefetch *pf, struct tk_dat_prefetch_stats *out);
+
+/* Stop and join the decoder and free @pf (NULL accepted); free the readers first. */
+void tk_dat_prefetch_free(struct tk_dat_prefetch *pf);
 
 #endif

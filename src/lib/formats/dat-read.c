@@ -42,11 +42,14 @@
  * syscall per 4 KiB page costs more than decoding the page at 100 M
  * events/s, and no bigger, because each fresh 4 KiB page of a buffer costs
  * a fault (~11 us on the reference VM: 1 MiB blocks made a 3 M-event
- * report's start-up 5 ms slower, for no faster reading). Compressed data gets a chunk directory (24
- * bytes per chunk, built by seeking over the chunk headers) and one reusable buffer holding the
- * decoded chunk, so memory stays bounded by the largest chunk whatever the trace size. Seeking by
- * time is a binary search over page (or chunk) timestamps; empty pages carry no records and may
- * carry stale or zero stamps, so the search skips them.
+ * report's start-up 5 ms slower, for no faster reading). Compressed data
+ * gets a chunk directory (24 bytes per chunk, built by seeking over the
+ * chunk headers) and one reusable buffer holding the decoded chunk, so
+ * memory stays bounded by the largest chunk whatever the trace size (a
+ * reader attached to a prefetch takes its chunks decoded ahead on another
+ * thread instead: "decode ahead" below, bounded too). Seeking by time is a
+ * binary search over page (or chunk) timestamps; empty pages carry no
+ * records and may carry stale or zero stamps, so the search skips them.
  *
  * Every count read from the file is checked against the bytes that could
  * hold it before anything is allocated, and decompressed sizes are capped
@@ -105,6 +108,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Largest sub-buffer we accept; kernels allow far less. */
@@ -2415,7 +2419,18 @@ struct tk_dat_cpu_reader {
 	uint8_t *cbuf;
 	size_t cbuf_cap;
 	uint64_t chunks_decoded;
+	/*
+	 * Compressed data read through a prefetch (tk_dat_prefetch_attach()):
+	 * block then points into the lane slot held, or at own (a chunk
+	 * decoded here because no slot could take it).
+	 */
+	uint8_t *own;
+	struct tk_dat_prefetch *pf;
+	struct pf_lane *lane;
+	struct pf_slot *held;
 };
+
+static void prefetch_detach(struct tk_dat_cpu_reader *r);
 
 TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t buffer,
 						       size_t cpu_index)
@@ -2521,6 +2536,7 @@ TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t 
 			goto fail;
 		}
 	}
+	r->own = r->block;
 	return r;
 fail:
 	tk_dat_cpu_reader_free(r);
@@ -2532,9 +2548,10 @@ TK_API void tk_dat_cpu_reader_free(struct tk_dat_cpu_reader *r)
 {
 	if (!r)
 		return;
+	prefetch_detach(r);
 	tk_codec_free(r->codec);
 	free(r->chunks);
-	free(r->block);
+	free(r->own);
 	free(r->cbuf);
 	free(r->probe);
 	free(r);
@@ -2555,49 +2572,85 @@ size_t tk_dat_cpu_reader_chunk_count(const struct tk_dat_cpu_reader *r)
 	return r->nchunks;
 }
 
+/*
+ * Decompress chunk @i (@c) of CPU @cpu into @out (c->usize bytes) through
+ * @codec and @cbuf. Salvage mode accepts a chunk that decodes short: the
+ * tail is zeroed and its length returned in *@short_len (else c->usize),
+ * for the caller to record (add_damage() must run in the reader's order,
+ * not the decoder thread's). Safe on any thread with its own @codec and
+ * @cbuf. Return: 0 or an error (the message set on this thread).
+ */
+static int decode_chunk(struct tk_dat *d, struct tk_codec *codec, uint32_t cpu,
+			const struct chunk *c, size_t i, uint8_t *cbuf, uint8_t *out,
+			int64_t *short_len)
+{
+	int64_t n;
+	int ret;
+
+	*short_len = c->usize;
+	ret = read_at(d, cbuf, c->csize, c->file_offset + 8);
+	if (ret < 0)
+		return ret;
+	n = d->strict ? tk_codec_decompress(codec, out, c->usize, cbuf, c->csize)
+		      : tk_codec_decompress_upto(codec, out, c->usize, cbuf, c->csize);
+	if (n >= 0 && (uint64_t)n < c->usize && !d->strict) {
+		/*
+		 * Salvage: a chunk that decodes to less than its stated size
+		 * keeps its pages; the missing tail reads as empty pages (a
+		 * zero page header holds no records).
+		 */
+		memset(out + n, 0, c->usize - (uint64_t)n);
+		*short_len = n;
+		n = c->usize;
+	}
+	if (n < 0) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "CPU %" PRIu32 " chunk %zu", cpu, i);
+		return prefix_at((int)n, d->name, c->file_offset, what);
+	}
+	if ((uint64_t)n != c->usize)
+		return tk_fail_at(EBADMSG, d->name, c->file_offset,
+				  "CPU %" PRIu32 " chunk %zu "
+				  "decompressed to %" PRId64 " bytes, expected %" PRIu32,
+				  cpu, i, n, c->usize);
+	return 0;
+}
+
+/* The damage of a chunk that decoded short (decode_chunk()'s *short_len). */
+static int short_chunk(struct tk_dat_cpu_reader *r, size_t i, int64_t n)
+{
+	const struct chunk *c = &r->chunks[i];
+
+	if ((uint64_t)n >= c->usize)
+		return 0;
+	return add_damage(r->dat, c->file_offset, 0, -1,
+			  "CPU %" PRIu32 " chunk %zu decompressed to %" PRId64
+			  " bytes, expected %" PRIu32,
+			  r->cpu, i, n, c->usize);
+}
+
+static int prefetch_load(struct tk_dat_cpu_reader *r, size_t i);
+
 static int load_chunk(struct tk_dat_cpu_reader *r, size_t i)
 {
 	const struct chunk *c = &r->chunks[i];
-	const char *name = r->dat->name;
 	int64_t n;
 	int ret;
 
 	if (r->block_len && r->block_chunk == i)
 		return 0;
 	r->block_len = 0;
-	ret = read_at(r->dat, r->cbuf, c->csize, c->file_offset + 8);
+	if (r->lane)
+		return prefetch_load(r, i);
+	r->chunks_decoded++;
+	ret = decode_chunk(r->dat, r->codec, r->cpu, c, i, r->cbuf, r->own, &n);
 	if (ret < 0)
 		return ret;
-	r->chunks_decoded++;
-	n = r->dat->strict
-		    ? tk_codec_decompress(r->codec, r->block, c->usize, r->cbuf, c->csize)
-		    : tk_codec_decompress_upto(r->codec, r->block, c->usize, r->cbuf, c->csize);
-	if (n >= 0 && (uint64_t)n < c->usize && !r->dat->strict) {
-		/*
-		 * Salvage: a chunk that decodes to less than its stated size
-		 * keeps its pages; the missing tail reads as empty pages (a
-		 * zero page header holds no records).
-		 */
-		ret = add_damage(r->dat, c->file_offset, 0, -1,
-				 "CPU %" PRIu32 " chunk %zu decompressed to %" PRId64
-				 " bytes, expected %" PRIu32,
-				 r->cpu, i, n, c->usize);
-		if (ret < 0)
-			return ret;
-		memset(r->block + n, 0, c->usize - (uint64_t)n);
-		n = c->usize;
-	}
-	if (n < 0) {
-		char what[64];
-
-		snprintf(what, sizeof(what), "CPU %" PRIu32 " chunk %zu", r->cpu, i);
-		return prefix_at((int)n, name, c->file_offset, what);
-	}
-	if ((uint64_t)n != c->usize)
-		return tk_fail_at(EBADMSG, name, c->file_offset,
-				  "CPU %" PRIu32 " chunk %zu "
-				  "decompressed to %" PRId64 " bytes, expected %" PRIu32,
-				  r->cpu, i, n, c->usize);
+	ret = short_chunk(r, i, n);
+	if (ret < 0)
+		return ret;
+	r->block = r->own;
 	r->block_start = c->stream_offset;
 	r->block_len = c->usize;
 	r->block_chunk = i;
@@ -3041,4 +3094,461 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
 		return ret;
 	r->pos = r->chunks[best].stream_offset + (uint64_t)page * r->page_size;
 	return 0;
+}
+
+/* ------------------------------------------------------- decode ahead */
+
+/*
+ * Chunks decoded ahead of a reader on another thread (tk_dat_prefetch_*,
+ * for report's merge). Each attached reader gets a lane: a few slots, each
+ * holding one decoded chunk of that CPU's data. A decoder thread keeps the
+ * chunks after the reader's current one decoded, up to the lane's depth,
+ * filling the lane that is least far ahead first; the reader takes a slot
+ * under the lock and reads its pages in place. A slot is the reader's
+ * (held, refs 1) from the load of its chunk until the load of the next,
+ * which is as long as a page the reader handed out stays valid; the
+ * decoder only reuses a slot nobody holds that lies outside the window
+ * ahead of the reader, so the reader's pages are never written under it.
+ *
+ * A chunk not decoded yet when the reader needs it is decoded by the
+ * reader itself, into a free slot (or its own block), as without a
+ * prefetch; a chunk the decoder is working on is waited for (the wait
+ * frees this core for it). Errors are raised in the reader in its order:
+ * the decoder keeps a failed chunk's error and message in the slot, and a
+ * short chunk's length, and the reader re-raises the one and records the
+ * damage of the other when it reaches the chunk, as it would have decoding
+ * it itself, so output and damage lists do not depend on the thread.
+ *
+ * Memory: per lane, slots x the CPU's largest decoded chunk (trace-cmd
+ * writes 10 pages: 40 KiB), slots = PF_BUDGET / lanes / chunk, within
+ * [PF_MIN_SLOTS, PF_MAX_SLOTS]; 16 MiB in all unless a file has more than
+ * ~130 CPUs (then 3 chunks a CPU).
+ *
+ * The decoder helps only when it runs beside the reader, on a CPU of its
+ * own. Every PF_PERIOD loads (~5 ms of a report) the reader judges the
+ * period: it counts how many chunks it found decoded ahead, and how much
+ * CPU time the process got against the wall time that passed. Fewer than
+ * one hit in PF_MIN_HITS (the decoder is starved, or slower than the
+ * reader by far), or PF_STRIKES periods in a row in which the process got
+ * less than one CPU's worth of time (so the two threads took turns on one
+ * CPU: a busy machine, where the scheduler's autogroups give a session a
+ * share, not a CPU per thread, and the handover only costs), and the
+ * decoder stops; the reader then decodes alone, as one thread would. On
+ * a free second CPU a report runs at 1.3-1.6 CPUs' worth.
+ */
+#define PF_BUDGET    (16u << 20)
+#define PF_MIN_SLOTS 3u
+#define PF_MAX_SLOTS 10u
+#define PF_PERIOD    64u
+#define PF_MIN_HITS  8u
+#define PF_STRIKES   2u
+
+enum { PF_EMPTY, PF_DECODING, PF_READY };
+
+struct pf_slot {
+	size_t chunk;
+	int state;
+	int refs;
+	int err;	   /* the decode's error, re-raised by the reader */
+	int64_t short_len; /* decode_chunk()'s */
+	char *msg;	   /* err's message (malloc'ed; NULL: out of memory) */
+	uint8_t *data;
+};
+
+struct pf_lane {
+	struct tk_dat_cpu_reader *r; /* NULL once detached */
+	struct chunk *chunks;	     /* a copy of the reader's directory */
+	size_t nchunks;
+	uint32_t cpu;
+	size_t at; /* the reader's current chunk; SIZE_MAX before the first */
+	struct pf_slot *slots;
+	size_t nslots;
+};
+
+struct tk_dat_prefetch {
+	struct tk_dat *dat;
+	pthread_mutex_t lock;
+	pthread_cond_t work; /* to the decoder: a reader moved, or stop */
+	pthread_cond_t done; /* to readers: a slot is decoded */
+	struct pf_lane **lanes;
+	size_t nlanes, lanes_hint;
+	pthread_t thread;
+	bool started, stop;
+	struct tk_codec *codec;
+	uint8_t *cbuf;
+	size_t cbuf_cap;
+	struct tk_dat_prefetch_stats st;
+	uint64_t period_loads, period_hits;
+	uint64_t period_wall, period_cpu; /* ns at the period's start; 0: not yet */
+	unsigned int strikes;
+};
+
+struct tk_dat_prefetch *tk_dat_prefetch_new(struct tk_dat *d, size_t lanes)
+{
+	struct tk_dat_prefetch *pf = calloc(1, sizeof(*pf));
+
+	if (!pf) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pf->dat = d;
+	pf->lanes_hint = lanes ? lanes : 1;
+	pthread_mutex_init(&pf->lock, NULL);
+	pthread_cond_init(&pf->work, NULL);
+	pthread_cond_init(&pf->done, NULL);
+	return pf;
+}
+
+static void lane_free(struct pf_lane *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; l->slots && i < l->nslots; i++) {
+		free(l->slots[i].data);
+		free(l->slots[i].msg);
+	}
+	free(l->slots);
+	free(l->chunks);
+	free(l);
+}
+
+int tk_dat_prefetch_attach(struct tk_dat_prefetch *pf, struct tk_dat_cpu_reader *r)
+{
+	struct pf_lane *l, **lanes;
+	size_t max_u = r->block_cap, slots;
+
+	if (!r->compressed || r->lane || pf->started || r->dat != pf->dat)
+		return tk_fail(EINVAL, "%s: CPU %" PRIu32 " cannot be read ahead", r->dat->name,
+			       r->cpu);
+	if (!r->nchunks || !max_u)
+		return 0;
+	slots = PF_BUDGET / pf->lanes_hint / max_u;
+	slots = slots < PF_MIN_SLOTS ? PF_MIN_SLOTS : slots > PF_MAX_SLOTS ? PF_MAX_SLOTS : slots;
+	lanes = realloc(pf->lanes, (pf->nlanes + 1) * sizeof(*lanes));
+	if (!lanes)
+		return tk_fail(ENOMEM, "out of memory");
+	pf->lanes = lanes;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return tk_fail(ENOMEM, "out of memory");
+	l->chunks = malloc(r->nchunks * sizeof(*l->chunks));
+	l->slots = calloc(slots, sizeof(*l->slots));
+	if (!l->chunks || !l->slots)
+		goto nomem;
+	memcpy(l->chunks, r->chunks, r->nchunks * sizeof(*l->chunks));
+	l->nchunks = r->nchunks;
+	l->nslots = slots;
+	for (size_t i = 0; i < slots; i++) {
+		l->slots[i].data = malloc(max_u);
+		if (!l->slots[i].data)
+			goto nomem;
+	}
+	if (r->cbuf_cap > pf->cbuf_cap) {
+		uint8_t *cbuf = realloc(pf->cbuf, r->cbuf_cap);
+
+		if (!cbuf)
+			goto nomem;
+		pf->cbuf = cbuf;
+		pf->cbuf_cap = r->cbuf_cap;
+	}
+	l->r = r;
+	l->cpu = r->cpu;
+	/* A chunk the reader holds already (in its own block) is where it is. */
+	l->at = r->block_len ? r->block_chunk : SIZE_MAX;
+	r->pf = pf;
+	r->lane = l;
+	pf->lanes[pf->nlanes++] = l;
+	return 0;
+nomem:
+	lane_free(l);
+	return tk_fail(ENOMEM, "out of memory");
+}
+
+/* The slot of lane @l holding (or decoding) chunk @i, or NULL. Under the lock. */
+static struct pf_slot *lane_find(const struct pf_lane *l, size_t i)
+{
+	for (size_t k = 0; k < l->nslots; k++) {
+		if (l->slots[k].state != PF_EMPTY && l->slots[k].chunk == i)
+			return &l->slots[k];
+	}
+	return NULL;
+}
+
+/* The chunks lane @l reads ahead: [*lo, *hi). */
+static void lane_window(const struct pf_lane *l, size_t *lo, size_t *hi)
+{
+	*lo = l->at == SIZE_MAX ? 0 : l->at + 1;
+	/* One slot for the chunk held, one that may be waiting to be given back. */
+	*hi = *lo + l->nslots - 2;
+	if (*hi > l->nchunks)
+		*hi = l->nchunks;
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+/* A slot of @l that nobody holds or needs soon (outside [lo, hi)), or NULL. Under the lock. */
+static struct pf_slot *lane_free_slot(const struct pf_lane *l, size_t lo, size_t hi)
+{
+	struct pf_slot *best = NULL;
+
+	for (size_t k = 0; k < l->nslots; k++) {
+		struct pf_slot *s = &l->slots[k];
+
+		if (s->state == PF_EMPTY)
+			return s;
+		if (s->state != PF_READY || s->refs || (s->chunk >= lo && s->chunk < hi))
+			continue;
+		if (!best || s->chunk < best->chunk)
+			best = s;
+	}
+	return best;
+}
+
+/* Store decode_chunk()'s outcome in @s and mark it ready. Under the lock. */
+static void slot_done(struct pf_slot *s, int ret, int64_t short_len, const char *msg)
+{
+	free(s->msg);
+	s->msg = ret < 0 ? strdup(msg) : NULL;
+	s->err = ret;
+	s->short_len = short_len;
+	s->state = PF_READY;
+}
+
+static void *prefetch_main(void *arg)
+{
+	struct tk_dat_prefetch *pf = arg;
+
+	pthread_mutex_lock(&pf->lock);
+	while (!pf->stop) {
+		struct pf_lane *pick = NULL;
+		struct pf_slot *slot = NULL;
+		size_t pick_i = 0, pick_ahead = SIZE_MAX;
+		struct chunk c;
+		uint32_t cpu;
+		int64_t short_len;
+		int ret;
+
+		/* The lane least far ahead of its reader, and its next chunk. */
+		for (size_t k = 0; k < pf->nlanes; k++) {
+			struct pf_lane *l = pf->lanes[k];
+			struct pf_slot *free_slot;
+			size_t lo, hi, i;
+
+			if (!l->r)
+				continue;
+			lane_window(l, &lo, &hi);
+			for (i = lo; i < hi && lane_find(l, i); i++)
+				;
+			if (i == hi || i - lo >= pick_ahead)
+				continue;
+			free_slot = lane_free_slot(l, lo, hi);
+			if (!free_slot)
+				continue;
+			pick = l;
+			slot = free_slot;
+			pick_i = i;
+			pick_ahead = i - lo;
+		}
+		if (!pick) {
+			pthread_cond_wait(&pf->work, &pf->lock);
+			continue;
+		}
+		slot->chunk = pick_i;
+		slot->state = PF_DECODING;
+		c = pick->chunks[pick_i];
+		cpu = pick->cpu;
+		pthread_mutex_unlock(&pf->lock);
+		ret = decode_chunk(pf->dat, pf->codec, cpu, &c, pick_i, pf->cbuf, slot->data,
+				   &short_len);
+		pthread_mutex_lock(&pf->lock);
+		slot_done(slot, ret, short_len, ret < 0 ? tk_errmsg() : NULL);
+		pf->st.decoded++;
+		pthread_cond_broadcast(&pf->done);
+	}
+	pthread_mutex_unlock(&pf->lock);
+	return NULL;
+}
+
+int tk_dat_prefetch_start(struct tk_dat_prefetch *pf)
+{
+	int ret;
+
+	if (pf->started || !pf->nlanes)
+		return 0;
+	pf->codec = tk_codec_new(pf->dat->info.compression, 0);
+	if (!pf->codec)
+		return -errno;
+	ret = pthread_create(&pf->thread, NULL, prefetch_main, pf);
+	if (ret)
+		return tk_fail(ret, "cannot start the decoder thread");
+	pf->started = true;
+	return 0;
+}
+
+/* Give back the slot @r holds. Under the lock. */
+static void slot_put(struct tk_dat_cpu_reader *r)
+{
+	if (r->held) {
+		r->held->refs--;
+		r->held = NULL;
+	}
+}
+
+/* The stats window of tk_dat_prefetch's notes: stop a decoder that does not help. */
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void prefetch_judge(struct tk_dat_prefetch *pf, bool hit)
+{
+	uint64_t wall, cpu;
+	bool one_cpu;
+
+	pf->period_loads++;
+	pf->period_hits += hit;
+	if (pf->period_loads < PF_PERIOD || pf->stop)
+		return;
+	wall = clock_ns(CLOCK_MONOTONIC);
+	cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	one_cpu = pf->started && pf->period_wall && wall > pf->period_wall &&
+		  cpu - pf->period_cpu < wall - pf->period_wall;
+	pf->strikes = one_cpu ? pf->strikes + 1 : 0;
+	if (pf->period_hits < PF_PERIOD / PF_MIN_HITS || pf->strikes >= PF_STRIKES) {
+		pf->stop = true;
+		pf->st.stopped = true;
+		pthread_cond_signal(&pf->work);
+	}
+	pf->period_wall = wall;
+	pf->period_cpu = cpu;
+	pf->period_loads = 0;
+	pf->period_hits = 0;
+}
+
+/* load_chunk() for a reader with a lane: take chunk @i from a slot, or decode it here. */
+static int prefetch_load(struct tk_dat_cpu_reader *r, size_t i)
+{
+	struct tk_dat_prefetch *pf = r->pf;
+	struct pf_lane *l = r->lane;
+	const struct chunk *c = &r->chunks[i];
+	struct pf_slot *s;
+	size_t lo, hi;
+	bool mine = false;
+	int64_t short_len;
+	int ret;
+
+	pthread_mutex_lock(&pf->lock);
+	slot_put(r);
+	l->at = i;
+	pf->st.loads++;
+	s = lane_find(l, i);
+	/* Held before any wait: a slot nobody holds may be taken for another chunk. */
+	if (s)
+		s->refs++;
+	if (s && s->state == PF_DECODING) {
+		pf->st.waits++;
+		while (s->state == PF_DECODING)
+			pthread_cond_wait(&pf->done, &pf->lock);
+	}
+	prefetch_judge(pf, s != NULL);
+	if (s) {
+		pf->st.hits++;
+	} else {
+		lane_window(l, &lo, &hi);
+		s = lane_free_slot(l, lo, hi);
+		if (s) {
+			s->chunk = i;
+			s->state = PF_DECODING;
+			s->refs++;
+			mine = true;
+		}
+	}
+	r->held = s;
+	if (pf->started && !pf->stop)
+		pthread_cond_signal(&pf->work);
+	pthread_mutex_unlock(&pf->lock);
+
+	if (!s || mine) {
+		r->chunks_decoded++;
+		ret = decode_chunk(r->dat, r->codec, r->cpu, c, i, r->cbuf, s ? s->data : r->own,
+				   &short_len);
+		if (s) {
+			pthread_mutex_lock(&pf->lock);
+			slot_done(s, ret, short_len, ret < 0 ? tk_errmsg() : NULL);
+			pthread_cond_broadcast(&pf->done);
+			pthread_mutex_unlock(&pf->lock);
+		}
+	} else {
+		/* The decoder's outcome, raised here as decoding here would have. */
+		ret = s->err;
+		short_len = s->short_len;
+		if (ret < 0)
+			ret = s->msg ? tk_fail(-ret, "%s", s->msg) : tk_fail(-ret, "out of memory");
+	}
+	if (ret < 0)
+		return ret;
+	ret = short_chunk(r, i, short_len);
+	if (ret < 0)
+		return ret;
+	r->block = s ? s->data : r->own;
+	r->block_start = c->stream_offset;
+	r->block_len = c->usize;
+	r->block_chunk = i;
+	return 0;
+}
+
+static void prefetch_detach(struct tk_dat_cpu_reader *r)
+{
+	struct tk_dat_prefetch *pf = r->pf;
+
+	if (!pf)
+		return;
+	pthread_mutex_lock(&pf->lock);
+	slot_put(r);
+	r->lane->r = NULL;
+	pthread_mutex_unlock(&pf->lock);
+	r->lane = NULL;
+	r->pf = NULL;
+	/* Pages of the own block stay valid; a slot's go with the prefetch. */
+	if (r->block != r->own) {
+		r->block = r->own;
+		r->block_len = 0;
+	}
+}
+
+void tk_dat_prefetch_get_stats(struct tk_dat_prefetch *pf, struct tk_dat_prefetch_stats *out)
+{
+	pthread_mutex_lock(&pf->lock);
+	*out = pf->st;
+	pthread_mutex_unlock(&pf->lock);
+}
+
+void tk_dat_prefetch_free(struct tk_dat_prefetch *pf)
+{
+	if (!pf)
+		return;
+	if (pf->started) {
+		pthread_mutex_lock(&pf->lock);
+		pf->stop = true;
+		pthread_cond_signal(&pf->work);
+		pthread_mutex_unlock(&pf->lock);
+		pthread_join(pf->thread, NULL);
+	}
+	for (size_t i = 0; i < pf->nlanes; i++) {
+		/* A reader still attached keeps reading alone from its own block. */
+		if (pf->lanes[i]->r)
+			prefetch_detach(pf->lanes[i]->r);
+		lane_free(pf->lanes[i]);
+	}
+	free(pf->lanes);
+	tk_codec_free(pf->codec);
+	free(pf->cbuf);
+	pthread_cond_destroy(&pf->work);
+	pthread_cond_destroy(&pf->done);
+	pthread_mutex_destroy(&pf->lock);
+	free(pf);
 }

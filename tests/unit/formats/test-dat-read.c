@@ -1623,6 +1623,218 @@ static void test_salvage_opts(void **state)
 	free(r.data);
 }
 
+/* ------------------------------------------------------------ decode ahead */
+
+/* Pages read from @rd, copied end to end into *@out; returns the page count or an error. */
+static int read_all_pages(struct tk_dat_cpu_reader *rd, uint8_t **out, size_t *len)
+{
+	const void *page;
+	uint64_t off;
+	int ret, n = 0;
+
+	*out = NULL;
+	*len = 0;
+	while ((ret = tk_dat_cpu_reader_next_page(rd, &page, &off)) == 1) {
+		*out = realloc(*out, *len + PAGE);
+		assert_non_null(*out);
+		memcpy(*out + *len, page, PAGE);
+		*len += PAGE;
+		n++;
+	}
+	return ret < 0 ? ret : n;
+}
+
+/*
+ * Two CPUs read side by side through a started prefetch: every page is the
+ * plain reader's, seeks work, and the decoder did decode chunks ahead.
+ */
+static void test_prefetch(void **state)
+{
+	struct bopts o = {.version = 7,
+			  .comp = TK_COMPRESS_ZSTD,
+			  .ncpus = 2,
+			  .pages = 300,
+			  .recs = 4,
+			  .chunk_pages = 2};
+	struct built r = build(&o);
+	struct tk_dat *d = open_built(&r, "prefetch.dat");
+	struct tk_dat_cpu_reader *rd[2], *ref[2];
+	struct tk_dat_prefetch *pf = tk_dat_prefetch_new(d, 2);
+	struct tk_dat_prefetch_stats st;
+	bool more[2] = {true, true};
+	const void *page;
+	uint64_t off;
+
+	(void)state;
+	assert_non_null(pf);
+	for (int c = 0; c < 2; c++) {
+		rd[c] = tk_dat_cpu_reader_new(d, 0, (size_t)c);
+		ref[c] = tk_dat_cpu_reader_new(d, 0, (size_t)c);
+		assert_non_null(rd[c]);
+		assert_non_null(ref[c]);
+		assert_int_equal(tk_dat_prefetch_attach(pf, rd[c]), 0);
+	}
+	/* Attaching twice, or data that is not compressed, is refused. */
+	assert_errno(tk_dat_prefetch_attach(pf, rd[0]), EINVAL);
+	assert_int_equal(tk_dat_prefetch_start(pf), 0);
+	while (more[0] || more[1]) {
+		for (int c = 0; c < 2; c++) {
+			const void *want;
+			uint64_t woff;
+			int a, b;
+
+			if (!more[c])
+				continue;
+			a = tk_dat_cpu_reader_next_page(rd[c], &page, &off);
+			b = tk_dat_cpu_reader_next_page(ref[c], &want, &woff);
+			assert_int_equal(a, b);
+			if (a != 1) {
+				more[c] = false;
+				continue;
+			}
+			assert_int_equal(off, woff);
+			assert_memory_equal(page, want, PAGE);
+		}
+	}
+	/* Seeks on a reader that reads ahead land where a plain reader's do. */
+	for (uint32_t k = 0; k < 300; k += 37) {
+		assert_int_equal(tk_dat_cpu_reader_seek_time(rd[1], rec_ts(1, k, 1)), 0);
+		assert_int_equal(tk_dat_cpu_reader_next_page(rd[1], &page, &off), 1);
+		assert_int_equal(off, (uint64_t)k * PAGE);
+	}
+	tk_dat_prefetch_get_stats(pf, &st);
+	assert_true(st.loads >= 300);
+	assert_true(st.hits <= st.loads);
+	assert_true(st.decoded > 0 || st.stopped);
+	for (int c = 0; c < 2; c++) {
+		tk_dat_cpu_reader_free(rd[c]);
+		tk_dat_cpu_reader_free(ref[c]);
+	}
+	tk_dat_prefetch_free(pf);
+	tk_dat_prefetch_free(NULL);
+	tk_dat_close(d);
+	free(r.data);
+}
+
+/*
+ * A decoder that never runs (not started: as one starved of CPU) is given
+ * up after a period of loads it did not help; the reader reads on alone.
+ */
+static void test_prefetch_starved(void **state)
+{
+	struct bopts o = {.version = 7,
+			  .comp = TK_COMPRESS_ZSTD,
+			  .ncpus = 1,
+			  .pages = 300,
+			  .recs = 2,
+			  .chunk_pages = 1};
+	struct built r = build(&o);
+	struct tk_dat *d = open_built(&r, "prefetch-starved.dat");
+	struct tk_dat_cpu_reader *rd = tk_dat_cpu_reader_new(d, 0, 0);
+	struct tk_dat_prefetch *pf = tk_dat_prefetch_new(d, 1);
+	struct tk_dat_prefetch_stats st;
+	uint8_t *pages;
+	size_t len;
+
+	(void)state;
+	assert_non_null(rd);
+	assert_non_null(pf);
+	assert_int_equal(tk_dat_prefetch_attach(pf, rd), 0);
+	assert_int_equal(read_all_pages(rd, &pages, &len), 300);
+	tk_dat_prefetch_get_stats(pf, &st);
+	assert_int_equal(st.loads, 300);
+	assert_int_equal(st.hits, 0);
+	assert_true(st.stopped);
+	free(pages);
+	/* Freed in the wrong order, the reader keeps its own block and reads on. */
+	tk_dat_prefetch_free(pf);
+	assert_int_equal(tk_dat_cpu_reader_seek(rd, 0), 0);
+	assert_int_equal(read_all_pages(rd, &pages, &len), 300);
+	free(pages);
+	tk_dat_cpu_reader_free(rd);
+	tk_dat_close(d);
+	free(r.data);
+}
+
+/* Read CPU 0 of @path (salvaging unless @strict), through a prefetch when @ahead. */
+static int read_damaged(const char *path, bool strict, bool ahead, char *damage, size_t cap)
+{
+	TK_OPTS(tk_dat_open_opts, opts, .strict = strict);
+	struct tk_dat *d = tk_dat_open_with(path, &opts);
+	struct tk_dat_cpu_reader *rd;
+	struct tk_dat_prefetch *pf = NULL;
+	struct tk_dat_damage dm;
+	uint8_t *pages;
+	size_t len, used = 0;
+	int n;
+
+	assert_non_null(d);
+	rd = tk_dat_cpu_reader_new(d, 0, 0);
+	assert_non_null(rd);
+	if (ahead) {
+		pf = tk_dat_prefetch_new(d, 1);
+		assert_non_null(pf);
+		assert_int_equal(tk_dat_prefetch_attach(pf, rd), 0);
+		assert_int_equal(tk_dat_prefetch_start(pf), 0);
+	}
+	n = read_all_pages(rd, &pages, &len);
+	damage[0] = '\0';
+	if (n < 0)
+		used += (size_t)snprintf(damage, cap, "error %d: %s\n", n, tk_errmsg());
+	for (size_t i = 0; i < tk_dat_damage_count(d) && used < cap; i++) {
+		assert_int_equal(tk_dat_damage_get(d, i, &dm), 0);
+		used += (size_t)snprintf(damage + used, cap - used, "0x%" PRIx64 " %s\n", dm.offset,
+					 dm.what);
+	}
+	free(pages);
+	tk_dat_cpu_reader_free(rd);
+	tk_dat_prefetch_free(pf);
+	tk_dat_close(d);
+	return n;
+}
+
+/*
+ * A chunk that does not decompress: read ahead or not, the same pages, the
+ * same damage (salvaging) and the same error (strict).
+ */
+static void test_prefetch_damage(void **state)
+{
+	struct bopts o = {.version = 7,
+			  .comp = TK_COMPRESS_ZSTD,
+			  .ncpus = 1,
+			  .pages = 40,
+			  .recs = 3,
+			  .chunk_pages = 2};
+	struct built r = build(&o);
+	uint64_t at = r.cpu0_data + 4;
+	char plain[2048], ahead[2048];
+	const char *path;
+	int n1, n2;
+
+	(void)state;
+	/* Chunk 5 of CPU 0: skip five {csize, usize, block}, then garble the block. */
+	for (int i = 0; i < 5; i++) {
+		uint32_t csize;
+
+		memcpy(&csize, r.data + at, 4);
+		at += 8 + csize;
+	}
+	memset(r.data + at + 8, 0x5a, 12);
+	path = write_tmp("prefetch-damage.dat", r.data, r.len);
+	n1 = read_damaged(path, false, false, plain, sizeof(plain));
+	n2 = read_damaged(path, false, true, ahead, sizeof(ahead));
+	assert_int_equal(n1, 38);
+	assert_int_equal(n2, n1);
+	assert_non_null(strstr(plain, "chunk 5"));
+	assert_string_equal(ahead, plain);
+	n1 = read_damaged(path, true, false, plain, sizeof(plain));
+	n2 = read_damaged(path, true, true, ahead, sizeof(ahead));
+	assert_int_equal(n1, -EBADMSG);
+	assert_int_equal(n2, n1);
+	assert_string_equal(ahead, plain);
+	free(r.data);
+}
+
 static void test_open_fd(void **state)
 {
 	struct bopts o = {.version = 7, .ncpus = 1, .pages = 2, .recs = 2};
@@ -1803,6 +2015,9 @@ int main(void)
 		cmocka_unit_test(test_salvage_bad_page),
 		cmocka_unit_test(test_salvage_truncation),
 		cmocka_unit_test(test_salvage_opts),
+		cmocka_unit_test(test_prefetch),
+		cmocka_unit_test(test_prefetch_starved),
+		cmocka_unit_test(test_prefetch_damage),
 		cmocka_unit_test(test_open_fd),
 		cmocka_unit_test(test_real_file),
 		cmocka_unit_test(test_corpus_seeds_open),

@@ -36,6 +36,7 @@ enum {
 	/* --first-event / --last-event: per CPU of the top buffer, that event's time, no events */
 	TK_REPORT_FIRST_EVENT = 1 << 10,
 	TK_REPORT_LAST_EVENT = 1 << 11,
+	TK_REPORT_CPUS = 1 << 12, /* --cpus: the CPUs of the top buffer with records, no events */
 };
 
 /** What to print; zero-initialise and set what is wanted. */
@@ -129,7 +130,8 @@ struct tk_report_stats {
  * events, trace-cmd's "List of CPUs in FILE with data:" and one line per
  * CPU of the top buffer that has records, with the time of its first
  * and/or last record ("  C\tFirst event: T\tLast event: T"); the filters
- * and the time window do not apply.
+ * and the time window do not apply. TK_REPORT_CPUS alone prints that list
+ * without the times (trace-cmd's --cpus).
  *
  * When one CPU's data ends early (truncated or corrupt chunk, bad page
  * header, a record past its page), that CPU stops, the others are printed
@@ -189,6 +191,64 @@ TK_API int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *
 					size_t n, const struct tk_report_opts *opts,
 					const struct tk_report_file_filter *filters,
 					struct tk_report_stats *stats);
+
+/* ------------------------------------------------- listings (report-info.c) */
+
+struct tk_tracedata;
+
+/** What trace-cmd report lists instead of the events (tk_report_list_dat()). */
+enum tk_report_list {
+	TK_REPORT_LIST_ENDIAN = 1, /* -e: "file is E endian and host is E endian" */
+	TK_REPORT_LIST_PRINTK,	   /* -P: the printk formats, "%016llx TEXT", by address */
+	TK_REPORT_LIST_FUNCS,	   /* -f: the kallsyms functions, "%016llx NAME[ [MODULE]]" */
+	TK_REPORT_LIST_EVENTS,	   /* -E: the event formats stored, "system:name", sorted */
+	TK_REPORT_LIST_UNAME,	   /* --uname: "cpus=N", the recorded uname and version */
+	TK_REPORT_LIST_VERSION,	   /* --version: "cpus=N", the recording tool's version */
+};
+
+/**
+ * tk_report_list_dat() - print one of trace-cmd report's listings of @dat
+ * @what: the listing
+ * @fd:   where to write it
+ *
+ * The text is trace-cmd report 3.1.6's (with libtraceevent 1.7.1) for the
+ * same option, byte for byte: printk formats and functions as
+ * libtraceevent keeps them (quotes and a final "\n" of a format cut;
+ * absolute and '$' symbols left out; ties of one address in reverse file
+ * order), events sorted by system, name and id. A part the file lacks
+ * lists nothing; --uname and --version say " ... was not recorded in this
+ * file" as trace-cmd does.
+ * Context: blocking I/O; -E parses every event format (~0.1 s for a whole
+ * kernel's).
+ * Return: 0, -EINVAL (an unknown @what), -ENOMEM, or a write error, with
+ * tk_errmsg() explaining.
+ */
+TK_API int tk_report_list_dat(struct tk_dat *dat, enum tk_report_list what, int fd);
+
+/**
+ * tk_report_list_tracedata() - the same from tracing metadata alone
+ * @td: e.g. a perf.data file's TRACING_DATA (tk_perfdata_get_tracedata())
+ *
+ * TK_REPORT_LIST_ENDIAN, _PRINTK, _FUNCS and _EVENTS only: the others need
+ * a .dat file's options.
+ * Context: as tk_report_list_dat().
+ * Return: 0, -EINVAL (a NULL @td, a listing it cannot give), -ENOMEM, or a
+ * write error.
+ */
+TK_API int tk_report_list_tracedata(const struct tk_tracedata *td, enum tk_report_list what,
+				    int fd);
+
+/**
+ * tk_report_check_formats() - do all event formats of @td parse?
+ * @failed: optional, receives how many do not
+ *
+ * trace-cmd report --check-events: every format is parsed as the report
+ * parses it; a second format with an id already taken is not a failure.
+ * Context: no I/O; ~0.1 s for a whole kernel's formats.
+ * Return: 0 when all parse, 1 when some do not, -EINVAL (NULL @td) or
+ * -ENOMEM.
+ */
+TK_API int tk_report_check_formats(const struct tk_tracedata *td, size_t *failed);
 
 #ifdef __cplusplus
 }

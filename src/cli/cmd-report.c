@@ -29,6 +29,7 @@
 #include <tracekit/filekind.h>
 #include <tracekit/perfdata.h>
 #include <tracekit/report.h>
+#include <tracekit/tracedata.h>
 
 #include "cli.h"
 
@@ -39,7 +40,7 @@ const char cmd_report_usage[] =
 	"`trace-cmd report` prints them, or the samples of a perf.data file as\n"
 	"`perf script` prints them (the file's magic decides; \"-\" or a pipe is\n"
 	"read as perf.data in pipe mode, e.g. `perf record -o - ... | tracekit\n"
-	"report -`). FILE defaults to trace.dat. On perf.data --cpu, -F, -P (pid\n"
+	"report -`). FILE defaults to trace.dat. On perf.data --cpu, -F, --pid (pid\n"
 	"or tid), --comm, --start, --end, -t and -j apply; the other options are\n"
 	"for .dat files.\n"
 	"\n"
@@ -52,10 +53,9 @@ const char cmd_report_usage[] =
 	"                        (e.g. 'sched_switch:prev_pid>0'); perf.data: NAME,\n"
 	"                        SYSTEM or SYSTEM:NAME with globs; repeat for more\n"
 	"  -v                    every -F after it hides what it matches (.dat)\n"
-	"  -P, --pid PID[,PID]   only events of these pids; repeat for more. .dat:\n"
+	"      --pid PID[,PID]   only events of these pids; repeat for more. .dat:\n"
 	"                        as trace-cmd's --pid, common_pid or a pid or\n"
 	"                        next_pid field, and added to what -F shows\n"
-	"                        (trace-cmd's -P lists printk formats instead)\n"
 	"      --comm NAME       only events of this command name (glob); repeat\n"
 	"      --start SECONDS   skip events before this time (as printed)\n"
 	"      --end SECONDS     stop at this time\n"
@@ -106,6 +106,20 @@ const char cmd_report_usage[] =
 	"                        --json: the summary alone, as JSON)\n"
 	"      --percentiles     with -w: p50..max of the latencies after the summary\n"
 	"      --hist            with -w: a log2 histogram of the latencies\n"
+	"\n"
+	"listings, as trace-cmd report prints them (no events; one at a time):\n"
+	"  -e                    the file's byte order and the host's\n"
+	"  -P                    the printk formats, by address (-P used to be\n"
+	"                        --pid; it is trace-cmd's -P now)\n"
+	"  -f                    the kernel functions (kallsyms), by address\n"
+	"  -E                    the event formats stored, as system:name\n"
+	"      --cpus            the CPUs that hold records\n"
+	"      --uname           the recorded uname (and --version's line)\n"
+	"      --version         the version of the tool that wrote the file\n"
+	"      --check-events    exit 0 when every event format parses, else 1\n"
+	"                        with one line on stderr (trace-cmd exits 22)\n"
+	"                        -e, -P, -f, -E and --check-events also read a\n"
+	"                        perf.data's TRACING_DATA\n"
 	"  -h, --help            show this help\n";
 
 enum {
@@ -132,6 +146,11 @@ enum {
 	OPT_PROFILE,
 	OPT_PERCENTILES,
 	OPT_HIST,
+	OPT_PID,
+	OPT_CPUS,
+	OPT_UNAME,
+	OPT_VERSION,
+	OPT_CHECK_EVENTS,
 };
 
 /*
@@ -514,13 +533,146 @@ out:
 	return status;
 }
 
+/* The option that asked for listing @c, for messages. */
+static const char *listing_name(int c)
+{
+	switch (c) {
+	case 'e':
+		return "-e";
+	case 'P':
+		return "-P";
+	case 'f':
+		return "-f";
+	case 'E':
+		return "-E";
+	case OPT_CPUS:
+		return "--cpus";
+	case OPT_UNAME:
+		return "--uname";
+	case OPT_VERSION:
+		return "--version";
+	default:
+		return "--check-events";
+	}
+}
+
+/*
+ * trace-cmd report's listings (-e, -P, -f, -E, --cpus, --uname,
+ * --version, --check-events): facts of the file, no events. On perf.data
+ * those that need only the tracing metadata read its TRACING_DATA.
+ */
+static int report_listing(const char *path, int listing, const struct tk_report_opts *opts,
+			  size_t ninputs)
+{
+	enum tk_report_list what = 0;
+	enum tk_filekind kind;
+	const struct tk_tracedata *td;
+	struct tk_perfdata *pd = NULL;
+	struct tk_dat *dat = NULL;
+	size_t failed = 0;
+	int ret, status = CLI_OK;
+
+	if (ninputs)
+		return cli_usage_error("%s reads one file", listing_name(listing));
+	if (opts->flags & ~(unsigned int)(TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT))
+		return cli_usage_error("%s lists, it prints no events: no other output option "
+				       "goes with it",
+				       listing_name(listing));
+	if ((opts->flags & (TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT)) && listing != OPT_CPUS)
+		return cli_usage_error("--first-event and --last-event go with --cpus only, of "
+				       "the listings");
+	switch (listing) {
+	case 'e':
+		what = TK_REPORT_LIST_ENDIAN;
+		break;
+	case 'P':
+		what = TK_REPORT_LIST_PRINTK;
+		break;
+	case 'f':
+		what = TK_REPORT_LIST_FUNCS;
+		break;
+	case 'E':
+		what = TK_REPORT_LIST_EVENTS;
+		break;
+	case OPT_UNAME:
+		what = TK_REPORT_LIST_UNAME;
+		break;
+	case OPT_VERSION:
+		what = TK_REPORT_LIST_VERSION;
+		break;
+	default:
+		break;
+	}
+	kind = strcmp(path, "-") ? tk_filekind_of(path) : TK_FILE_PERFDATA_PIPE;
+	if (kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE) {
+		if (listing == OPT_CPUS || listing == OPT_UNAME || listing == OPT_VERSION)
+			return cli_usage_error("%s is for .dat files; %s is perf data",
+					       listing_name(listing), path);
+		pd = tk_perfdata_open(path);
+		if (!pd)
+			return cli_lib_error(path);
+		td = tk_perfdata_get_tracedata(pd);
+		if (!td) {
+			tk_perfdata_close(pd);
+			return cli_usage_error(
+				"%s: %s reads the tracing metadata, and this perf.data "
+				"has no TRACING_DATA (no tracepoint events)",
+				path, listing_name(listing));
+		}
+		/* perf record stores no kallsyms (and may store no printk formats): say so. */
+		if (listing == 'P' || listing == 'f') {
+			struct tk_text t = {NULL, 0};
+
+			if ((listing == 'P' ? tk_tracedata_printk(td, &t)
+					    : tk_tracedata_kallsyms(td, &t)) < 0 ||
+			    !t.len) {
+				tk_perfdata_close(pd);
+				return cli_usage_error(
+					"%s: the TRACING_DATA of this perf.data holds no "
+					"%s: %s has nothing to list",
+					path, listing == 'P' ? "printk formats" : "kallsyms",
+					listing_name(listing));
+			}
+		}
+	} else {
+		dat = tk_dat_open(path);
+		if (!dat)
+			return cli_lib_error(path);
+		td = tk_dat_get_tracedata(dat);
+	}
+	fflush(stdout);
+	if (listing == OPT_CPUS) {
+		struct tk_report_opts copts = *opts;
+
+		copts.flags |= TK_REPORT_CPUS;
+		ret = tk_report_run(dat, &copts, NULL);
+	} else if (listing == OPT_CHECK_EVENTS) {
+		ret = tk_report_check_formats(td, &failed);
+		if (ret > 0)
+			status = cli_error("%s: %zu event formats do not parse", path, failed);
+	} else if (dat) {
+		ret = tk_report_list_dat(dat, what, STDOUT_FILENO);
+	} else {
+		ret = tk_report_list_tracedata(td, what, STDOUT_FILENO);
+	}
+	if (ret < 0)
+		status = cli_lib_error(path);
+	tk_dat_close(dat);
+	tk_perfdata_close(pd);
+	return status;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"cpu", required_argument, NULL, OPT_CPU},
 		{"filter", required_argument, NULL, 'F'},
-		{"pid", required_argument, NULL, 'P'},
+		{"pid", required_argument, NULL, OPT_PID},
+		{"cpus", no_argument, NULL, OPT_CPUS},
+		{"uname", no_argument, NULL, OPT_UNAME},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{"check-events", no_argument, NULL, OPT_CHECK_EVENTS},
 		{"comm", required_argument, NULL, OPT_COMM},
 		{"start", required_argument, NULL, OPT_START},
 		{"end", required_argument, NULL, OPT_END},
@@ -566,13 +718,13 @@ int cmd_report(int argc, char **argv)
 	bool strict = false, profile = false;
 	unsigned int wakeup_flags = 0;
 	struct tk_wakeup *wakeup = NULL;
-	int c, ret, status = CLI_OK;
+	int c, ret, status = CLI_OK, listing = 0;
 
 	memset(&opts, 0, sizeof(opts));
 	opts.sz = sizeof(opts);
 	opts.fd = STDOUT_FILENO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:F:P:tRlj:hvqO:w", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:F:tRlj:hvqO:wPefE", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			/* Repeated, trace-cmd merges the files (report_files()). */
@@ -631,7 +783,25 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			}
 			break;
-		case 'P': {
+		case 'e':
+		case 'P':
+		case 'f':
+		case 'E':
+		case OPT_CPUS:
+		case OPT_UNAME:
+		case OPT_VERSION:
+		case OPT_CHECK_EVENTS:
+			/* trace-cmd's listings: one at a time (it would pick one silently). */
+			if (listing && listing != c) {
+				status =
+					cli_usage_error("%s and %s do not go together (one listing "
+							"at a time)",
+							listing_name(listing), listing_name(c));
+				goto out;
+			}
+			listing = c;
+			break;
+		case OPT_PID: {
 			/* A comma-separated list, as trace-cmd's --pid takes. */
 			const char *p = optarg;
 
@@ -795,6 +965,10 @@ int cmd_report(int argc, char **argv)
 	opts.nplugin_options = nplugin_opts;
 
 	src.cache_dir = cache_dir;
+	if (listing) {
+		status = report_listing(path, listing, &opts, ninputs);
+		goto out;
+	}
 	if (profile || wakeup_flags) {
 		status = report_analysis(path, &opts, profile, wakeup_flags, ninputs);
 		if (status != -1)

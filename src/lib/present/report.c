@@ -3452,7 +3452,8 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	ret = report_setup(&r, dat, opts);
 	if (ret && !r.out.buf)
 		return ret;
-	if (!ret && (opts->flags & (TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT))) {
+	if (!ret &&
+	    (opts->flags & (TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT | TK_REPORT_CPUS))) {
 		if (stats)
 			*stats = st;
 		ret = report_cpu_times(&r);

@@ -37,6 +37,11 @@ enum {
 	TK_REPORT_FIRST_EVENT = 1 << 10,
 	TK_REPORT_LAST_EVENT = 1 << 11,
 	TK_REPORT_CPUS = 1 << 12, /* --cpus: the CPUs of the top buffer with records, no events */
+	/* -I / -S: hide records in hard / soft irq context (their common_flags say so) */
+	TK_REPORT_NO_HARDIRQ = 1 << 13,
+	TK_REPORT_NO_SOFTIRQ = 1 << 14,
+	/* -N: no libtraceevent plugins; every event printed by libtraceevent from its format */
+	TK_REPORT_NO_PLUGINS = 1 << 15,
 };
 
 /** What to print; zero-initialise and set what is wanted. */
@@ -249,6 +254,21 @@ TK_API int tk_report_list_tracedata(const struct tk_tracedata *td, enum tk_repor
  * -ENOMEM.
  */
 TK_API int tk_report_check_formats(const struct tk_tracedata *td, size_t *failed);
+
+/**
+ * tk_report_filter_test() - trace-cmd report -T: the filters as libtraceevent reads them
+ * @opts: the filters of a report: @events, @neg_events and @pids
+ * @fd:   where to write
+ *
+ * For each -F string, then each -v -F string, then the string trace-cmd
+ * makes of the pids, one " 'EVENT: FILTER'" line per event it names, in
+ * trace-cmd 3.1.6's order and text (libtraceevent's
+ * tep_filter_make_string()). Nothing else is printed.
+ * Context: blocking I/O; parses every event format.
+ * Return: 0, -EINVAL for a filter that does not parse (tk_errmsg() names
+ * it) or with @comms set, -ENOMEM, or a write error.
+ */
+TK_API int tk_report_filter_test(struct tk_dat *dat, const struct tk_report_opts *opts, int fd);
 
 #ifdef __cplusplus
 }

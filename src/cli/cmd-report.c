@@ -16,6 +16,7 @@
  * offset, what was skipped and the events lost, and the command exits 1;
  * --strict makes the first damage the error, as before salvage existed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -57,6 +58,17 @@ const char cmd_report_usage[] =
 	"                        as trace-cmd's --pid, common_pid or a pid or\n"
 	"                        next_pid field, and added to what -F shows\n"
 	"      --comm NAME       only events of this command name (glob); repeat\n"
+	"  -I                    hide events in hard irq context (common_flags)\n"
+	"  -S                    hide events in soft irq context (common_flags)\n"
+	"  -T                    print the filter strings of -F, -v -F and --pid as\n"
+	"                        libtraceevent reads them, one per event, and exit\n"
+	"                        (no filter: the report, as trace-cmd prints it)\n"
+	"  -N                    no plugins: every event printed from its format\n"
+	"                        by libtraceevent, as trace-cmd -N prints it\n"
+	"  -L                    only the user's own plugins: as -N while\n"
+	"                        ~/.trace-cmd/plugins holds none (else an error)\n"
+	"  -V, --verbose[=LEVEL] more messages on stderr (LEVEL 0-6 or none, crit,\n"
+	"                        err, warn, info, debug, all; default all)\n"
 	"      --start SECONDS   skip events before this time (as printed)\n"
 	"      --end SECONDS     stop at this time\n"
 	"  -t, --ns              nanosecond timestamps\n"
@@ -379,6 +391,9 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		{TK_REPORT_TS_DIFF, "--ts-diff"},
 		{TK_REPORT_FIRST_EVENT, "--first-event"},
 		{TK_REPORT_LAST_EVENT, "--last-event"},
+		{TK_REPORT_NO_HARDIRQ, "-I"},
+		{TK_REPORT_NO_SOFTIRQ, "-S"},
+		{TK_REPORT_NO_PLUGINS, "-N (or -L)"},
 	};
 	struct tk_perfdata_report_opts popts = {
 		.sz = sizeof(struct tk_perfdata_report_opts),
@@ -533,6 +548,81 @@ out:
 	return status;
 }
 
+/*
+ * trace-cmd's -V / --verbose[=LEVEL]: its levels 0-6 or names, onto
+ * tracekit's log levels (errors always show). Return: 0, -1 for a bad one.
+ */
+static int set_verbose(const char *level)
+{
+	static const char *const names[] = {"none", "crit", "err", "warn", "info", "debug", "all"};
+	static const enum tk_log_level map[] = {TK_LOG_ERROR, TK_LOG_ERROR, TK_LOG_ERROR,
+						TK_LOG_WARN,  TK_LOG_INFO,  TK_LOG_DEBUG,
+						TK_LOG_DEBUG};
+	int n = 6;
+
+	if (level) {
+		for (n = 0; n < 7; n++)
+			if (!strcmp(level, names[n]) || (level[0] == '0' + n && !level[1]))
+				break;
+		if (n == 7)
+			return -1;
+	}
+	tk_log_set_handler(NULL, NULL, map[n]);
+	return 0;
+}
+
+/* The first user plugin directory trace-cmd's -L would load from that has a plugin, or NULL. */
+static const char *local_plugins(void)
+{
+	static char dir[4096];
+	const char *home = getenv("HOME");
+	static const char *const subdirs[] = {".trace-cmd/plugins",
+					      ".local/lib/traceevent/plugins"};
+
+	for (size_t i = 0; home && i < 2; i++) {
+		DIR *d;
+		struct dirent *e;
+		bool any = false;
+
+		snprintf(dir, sizeof(dir), "%s/%s", home, subdirs[i]);
+		d = opendir(dir);
+		if (!d)
+			continue;
+		while (!any && (e = readdir(d)))
+			any = strlen(e->d_name) > 3 &&
+			      !strcmp(e->d_name + strlen(e->d_name) - 3, ".so");
+		closedir(d);
+		if (any)
+			return dir;
+	}
+	return NULL;
+}
+
+/* -T: the filter strings, as libtraceevent reads them; no events. */
+static int report_filter_test(const char *path, const struct tk_report_opts *opts, size_t ninputs)
+{
+	enum tk_filekind kind;
+	struct tk_dat *dat;
+	int ret, status = CLI_OK;
+
+	if (ninputs)
+		return cli_usage_error("-T reads one file");
+	kind = strcmp(path, "-") ? tk_filekind_of(path) : TK_FILE_PERFDATA_PIPE;
+	if (kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE)
+		return cli_usage_error("-T is for .dat files; %s is perf data", path);
+	dat = tk_dat_open(path);
+	if (!dat)
+		return cli_lib_error(path);
+	fflush(stdout);
+	ret = tk_report_filter_test(dat, opts, STDOUT_FILENO);
+	if (ret == -EINVAL)
+		status = cli_usage_error("%s: %s", path, tk_errmsg());
+	else if (ret < 0)
+		status = cli_lib_error(path);
+	tk_dat_close(dat);
+	return status;
+}
+
 /* The option that asked for listing @c, for messages. */
 static const char *listing_name(int c)
 {
@@ -673,6 +763,8 @@ int cmd_report(int argc, char **argv)
 		{"uname", no_argument, NULL, OPT_UNAME},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{"check-events", no_argument, NULL, OPT_CHECK_EVENTS},
+		{"verbose", optional_argument, NULL, 'V'},
+		{"filter-test", no_argument, NULL, 'T'},
 		{"comm", required_argument, NULL, OPT_COMM},
 		{"start", required_argument, NULL, OPT_START},
 		{"end", required_argument, NULL, OPT_END},
@@ -711,7 +803,7 @@ int cmd_report(int argc, char **argv)
 	 * before any). */
 	size_t *event_input = NULL, *neg_input = NULL, nevent_input = 0, nneg_input = 0;
 	struct tk_report_file_filter *filters = NULL;
-	bool negate = false;
+	bool negate = false, filter_test = false;
 	int *pids = NULL;
 	size_t npids = 0;
 	struct tk_dat *dat;
@@ -724,7 +816,8 @@ int cmd_report(int argc, char **argv)
 	opts.sz = sizeof(opts);
 	opts.fd = STDOUT_FILENO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:F:tRlj:hvqO:wPefE", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:F:tRlj:hvqO:wPefEISTNLV::", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'i':
 			/* Repeated, trace-cmd merges the files (report_files()). */
@@ -800,6 +893,39 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			}
 			listing = c;
+			break;
+		case 'I':
+			opts.flags |= TK_REPORT_NO_HARDIRQ;
+			break;
+		case 'S':
+			opts.flags |= TK_REPORT_NO_SOFTIRQ;
+			break;
+		case 'T':
+			filter_test = true;
+			break;
+		case 'N':
+			opts.flags |= TK_REPORT_NO_PLUGINS;
+			break;
+		case 'L':
+			/* Only the plugins of the user's own directories: tracekit loads none from
+			 * there, so the meaning is -N's while those directories hold no plugin. */
+			if (local_plugins()) {
+				status = cli_usage_error(
+					"-L: %s holds plugins, which tracekit does not "
+					"load (use -N for none)",
+					local_plugins());
+				goto out;
+			}
+			opts.flags |= TK_REPORT_NO_PLUGINS;
+			break;
+		case 'V':
+			if (set_verbose(optarg)) {
+				status = cli_usage_error(
+					"invalid verbose level '%s' (0-6, none, crit, "
+					"err, warn, info, debug, all)",
+					optarg);
+				goto out;
+			}
 			break;
 		case OPT_PID: {
 			/* A comma-separated list, as trace-cmd's --pid takes. */
@@ -967,6 +1093,11 @@ int cmd_report(int argc, char **argv)
 	src.cache_dir = cache_dir;
 	if (listing) {
 		status = report_listing(path, listing, &opts, ninputs);
+		goto out;
+	}
+	/* -T with no filter prints the report, as trace-cmd does. */
+	if (filter_test && (nevents || nneg_events || npids || ncomms)) {
+		status = report_filter_test(path, &opts, ninputs);
 		goto out;
 	}
 	if (profile || wakeup_flags) {

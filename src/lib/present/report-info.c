@@ -46,6 +46,18 @@
  * counts the formats that did not parse, as trace-cmd's --check-events.
  * Parsing ~2300 formats of a full kernel costs ~0.1 s, which is fine for
  * a listing.
+ *
+ * -T (tk_report_filter_test()) prints what trace-cmd's -T prints: for each
+ * filter string (the -F ones, then the -v -F ones, then the one trace-cmd
+ * builds from --pid, ".*:(common_pid==P)||(pid==P)||(next_pid==P)||..."
+ * with the last pid given first), one " 'EVENT: FILTER'" line per event it
+ * names, the filter as libtraceevent's tep_filter_make_string() writes it.
+ * libtraceevent prints them while it adds the filter, walking a list it
+ * built by prepending, for each comma-separated event name in turn, the
+ * matching events in id order: so the lines come in the reverse of that
+ * sequence. The sequence is found here by matching each name alone. Like
+ * trace-cmd, the set also holds the "ftrace:blktrace" event it makes up
+ * when it readies the data (add_blktrace()), so ".*" filters name it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -470,4 +482,193 @@ int tk_report_check_formats(const struct tk_tracedata *td, size_t *failed)
 	if (failed)
 		*failed = n;
 	return n ? 1 : 0;
+}
+
+/* The events @name (one comma-separated part of a filter's event list) matches, by id. */
+static int part_ids(struct tep_handle *tep, const char *name, size_t len, int **ids, size_t *n)
+{
+	struct tep_event_filter *f = tep_filter_alloc(tep);
+	char *part = strndup(name, len);
+	int ret = 0;
+
+	if (!f || !part) {
+		ret = tk_fail(ENOMEM, "cannot test a filter: out of memory");
+	} else if (tep_filter_add_filter_str(f, part) >= 0) {
+		int *t = realloc(*ids, (*n + (size_t)f->filters + 1) * sizeof(*t));
+
+		if (!t) {
+			ret = tk_fail(ENOMEM, "cannot test a filter: out of memory");
+		} else {
+			*ids = t;
+			for (int i = 0; i < f->filters; i++)
+				t[(*n)++] = f->event_filters[i].event_id;
+		}
+	}
+	free(part);
+	if (f)
+		tep_filter_free(f);
+	return ret;
+}
+
+static int test_one(struct tep_handle *tep, const char *spec, struct tk_outbuf *o)
+{
+	struct tep_event_filter *f = tep_filter_alloc(tep);
+	const char *colon = strchr(spec, ':'), *p = spec;
+	int *ids = NULL;
+	size_t n = 0;
+	int ret = 0;
+
+	if (!f)
+		return tk_fail(ENOMEM, "cannot test a filter: out of memory");
+	if (tep_filter_add_filter_str(f, spec) < 0) {
+		tep_filter_free(f);
+		return tk_fail(EINVAL, "failed to create event filter: %s", spec);
+	}
+	/* The event names, as libtraceevent splits them: at ',' before the ':'. */
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len;
+
+		if (comma && (!colon || comma < colon))
+			len = (size_t)(comma - p);
+		else
+			len = colon ? (size_t)(colon - p) : strlen(p);
+		ret = part_ids(tep, p, len, &ids, &n);
+		if (ret || !comma || (colon && comma > colon))
+			break;
+		p = comma + 1;
+	}
+	while (!ret && n--) {
+		struct tep_event *ev = tep_find_event(tep, ids[n]);
+		char *text = tep_filter_make_string(f, ids[n]);
+
+		if (ev && text) {
+			tk_outbuf_write(o, " '", 2);
+			tk_outbuf_write(o, ev->name, strlen(ev->name));
+			tk_outbuf_write(o, ": ", 2);
+			tk_outbuf_write(o, text, strlen(text));
+			tk_outbuf_write(o, "'\n", 2);
+		}
+		free(text);
+	}
+	free(ids);
+	tep_filter_free(f);
+	return ret;
+}
+
+/* trace-cmd's --pid filter string: the last pid given first. NULL: ENOMEM. */
+static char *pid_filter(const int *pids, size_t npids)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&s, &len);
+
+	if (!m)
+		return NULL;
+	fputs(".*:", m);
+	for (size_t i = npids; i--;)
+		fprintf(m, "%s(common_pid==%d)||(pid==%d)||(next_pid==%d)",
+			i + 1 < npids ? "||" : "", pids[i], pids[i], pids[i]);
+	if (fclose(m)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/*
+ * trace-cmd adds an "ftrace:blktrace" event when it readies a file's data
+ * (the kernel exports no format for it): the id after ftrace's power,
+ * kmem_free or user_stack event, whichever it finds first, the common
+ * fields of that event (when they have their usual places), the fields of
+ * struct blk_io_trace after them. Filters name it, so -T lists it.
+ */
+static void add_blktrace(struct tk_event_set *set)
+{
+	static const char *const after[] = {"power", "kmem_free", "user_stack"};
+	static const struct {
+		const char *decl, *name;
+		int offset, size;
+	} common[] = {
+		{"unsigned short", "common_type", 0, 2},
+		{"unsigned char", "common_flags", 2, 1},
+		{"unsigned char", "common_preempt_count", 3, 1},
+		{"int", "common_pid", 4, 4},
+	};
+	struct tep_event *ev = NULL;
+	struct tep_format_field *lock;
+	char text[1536];
+	int n;
+
+	for (size_t i = 0; !ev && i < 3; i++)
+		ev = tep_find_event_by_name(set->tep, "ftrace", after[i]);
+	if (!ev)
+		return;
+	n = snprintf(text, sizeof(text), "name: blktrace\nID: %d\nformat:\n", ev->id + 1);
+	for (size_t i = 0; i < 4; i++) {
+		struct tep_format_field *f = tep_find_common_field(ev, common[i].name);
+
+		if (!f || f->offset != common[i].offset || f->size != common[i].size)
+			return;
+		n += snprintf(text + n, sizeof(text) - (size_t)n,
+			      "\tfield:%s %s;\toffset:%d;\tsize:%d;\n", common[i].decl,
+			      common[i].name, common[i].offset, common[i].size);
+	}
+	lock = tep_find_common_field(ev, "common_lock_depth");
+	if (lock && (lock->offset != 8 || lock->size != 4))
+		return;
+	if (lock)
+		n += snprintf(text + n, sizeof(text) - (size_t)n,
+			      "\tfield:int common_lock_depth;\toffset:8;\tsize:4;\n");
+	n += snprintf(text + n, sizeof(text) - (size_t)n,
+		      "\n\tfield:u64 sector;\toffset:16;\tsize:8;\n"
+		      "\tfield:int bytes;\toffset:24;\tsize:4;\n"
+		      "\tfield:int action;\toffset:28;\tsize:4;\n"
+		      "\tfield:int pid;\toffset:32;\tsize:4;\n"
+		      "\tfield:int device;\toffset:36;\tsize:4;\n"
+		      "\tfield:int cpu;\toffset:40;\tsize:4;\n"
+		      "\tfield:short error;\toffset:44;\tsize:2;\n"
+		      "\tfield:short pdu_len;\toffset:46;\tsize:2;\n"
+		      "\tfield:void data;\toffset:48;\tsize:0;\n"
+		      "\nprint fmt: \"%%d\", REC->pid\n");
+	if (n > 0 && (size_t)n < sizeof(text))
+		tk_event_set_add_format(set, "ftrace", text, (size_t)n);
+}
+
+int tk_report_filter_test(struct tk_dat *dat, const struct tk_report_opts *opts, int fd)
+{
+	struct tk_outbuf o;
+	size_t failed;
+	struct tk_event_set *set;
+	char *pids = NULL;
+	int ret = 0, fret;
+
+	if (!dat || !opts)
+		return tk_fail(EINVAL, "no file or no options to test filters of");
+	if (opts->ncomms)
+		return tk_fail(EINVAL, "-T shows the -F and --pid filters; --comm is not one");
+	set = parse_all(tk_dat_get_tracedata(dat), &failed);
+	if (!set)
+		return -ENOMEM;
+	add_blktrace(set);
+	if (tk_outbuf_init(&o, fd, 64u << 10)) {
+		tk_event_set_free(set);
+		return tk_fail(ENOMEM, "cannot allocate the output buffer");
+	}
+	for (size_t i = 0; !ret && i < opts->nevents; i++)
+		ret = test_one(set->tep, opts->events[i], &o);
+	for (size_t i = 0; !ret && i < opts->nneg_events; i++)
+		ret = test_one(set->tep, opts->neg_events[i], &o);
+	if (!ret && opts->npids) {
+		pids = pid_filter(opts->pids, opts->npids);
+		ret = pids ? test_one(set->tep, pids, &o)
+			   : tk_fail(ENOMEM, "cannot test a filter: out of memory");
+		free(pids);
+	}
+	fret = tk_outbuf_flush(&o);
+	tk_outbuf_release(&o);
+	tk_event_set_free(set);
+	if (!ret && fret)
+		ret = tk_fail(-fret, "cannot write the filters: %s", strerror(-fret));
+	return ret;
 }

@@ -74,7 +74,8 @@
  * Filters combine as trace-cmd's: -F specs and --pid (common_pid, or a
  * "pid" or "next_pid" field) each select, and a record any of them selects
  * is shown unless a -v -F spec (a second libtraceevent filter) matches it;
- * a filter parses only the formats its event list names. --ts-diff and
+ * a filter parses only the formats its event list names. -I and -S hide
+ * records whose common_flags has the hard or soft irq bit, before the rest. --ts-diff and
  * -O print in the merge thread (each line depends on the one before; the
  * plugin options act in libtraceevent's printers only).
  * tk_report_run_files() runs one report per file and merges their heaps'
@@ -277,7 +278,7 @@ struct report {
 	bool usecs;
 	uint64_t ts_add;  /* tk_dat_timestamp() without TSC2NSEC: a sum */
 	bool fast_common; /* type: 2 bytes, pid: 4, host order */
-	bool filtering;	  /* -F, -P or --comm given */
+	bool filtering;	  /* -F, --pid, --comm, -I or -S given */
 	/* -F: libtraceevent's filter (what trace-cmd itself runs), and a padded copy of the record.
 	 */
 	struct tep_event_filter *filter;
@@ -922,8 +923,8 @@ static int load_events(struct report *r)
 		return -errno;
 	if (!tk_dat_header_page(r->dat, &t) && t.len)
 		tk_event_set_add_header_page(r->set, t.data, t.len);
-	/* Handlers attach to formats parsed later, by name. */
-	ret = tk_event_set_load_plugins(r->set);
+	/* Handlers attach to formats parsed later, by name. -N: libtraceevent prints without. */
+	ret = r->opts->flags & TK_REPORT_NO_PLUGINS ? 0 : tk_event_set_load_plugins(r->set);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < tk_dat_ftrace_format_count(r->dat); i++) {
@@ -1833,6 +1834,22 @@ static bool neg_selected(struct report *r, int id)
  * trace-cmd's filters do), and no -v -F matches it. --comm is tested
  * later, once the name is known.
  */
+/*
+ * TRACE_FLAG_HARDIRQ (0x08) and TRACE_FLAG_SOFTIRQ (0x10) of the record's
+ * common_flags, one byte in every kernel's common fields.
+ */
+static bool irq_hidden(const struct report *r, const void *data, uint32_t size)
+{
+	const struct tk_event_set *set = r->set;
+	uint8_t f;
+
+	if (!set->flags_size || set->flags_off >= size)
+		return false;
+	f = ((const uint8_t *)data)[set->flags_off];
+	return ((r->opts->flags & TK_REPORT_NO_HARDIRQ) && (f & 0x08)) ||
+	       ((r->opts->flags & TK_REPORT_NO_SOFTIRQ) && (f & 0x10));
+}
+
 static inline bool record_wanted(struct report *r, const struct stream *s, int id,
 				 const struct tk_event *ev, int pid)
 {
@@ -1840,6 +1857,10 @@ static inline bool record_wanted(struct report *r, const struct stream *s, int i
 	const void *data = s->rec->data;
 	uint32_t size = s->rec->size;
 
+	/* -I, -S: trace-cmd hides records whose common_flags say hard or soft irq context. */
+	if ((opts->flags & (TK_REPORT_NO_HARDIRQ | TK_REPORT_NO_SOFTIRQ)) &&
+	    irq_hidden(r, data, size))
+		return false;
 	if (opts->nevents || opts->npids) {
 		bool shown = opts->nevents && event_selected(r, id, ev) &&
 			     !(r->filter && ev && !r->lazy[id].named &&
@@ -3070,7 +3091,9 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
 		ret = check_plugin_options(opts);
 	if (ret)
 		return ret;
-	fgraph_ids(r);
+	/* trace-cmd's own function graph printers come with the plugins (not with -N). */
+	if (!(opts->flags & TK_REPORT_NO_PLUGINS))
+		fgraph_ids(r);
 	ret = load_filter(r);
 	if (ret)
 		return ret;
@@ -3108,7 +3131,8 @@ static int report_open(struct report *r)
 	else
 		r->common_size =
 			r->pid_off + 4 > r->type_off + 2 ? r->pid_off + 4 : r->type_off + 2;
-	r->filtering = opts->nevents || opts->npids || opts->ncomms || opts->nneg_events;
+	r->filtering = opts->nevents || opts->npids || opts->ncomms || opts->nneg_events ||
+		       (opts->flags & (TK_REPORT_NO_HARDIRQ | TK_REPORT_NO_SOFTIRQ));
 	/* trace-cmd 3.1.6 rounds to microseconds only with a TRACECLOCK option (use_trace_clock).
 	 */
 	r->diff_us = r->info->trace_clock && !(opts->flags & TK_REPORT_NSEC);
@@ -3445,7 +3469,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	if (ret < 0)
 		return ret;
 	/* Plugin options act in libtraceevent's printers, not in the compiled ones. */
-	if (opts_copy.nplugin_options)
+	if (opts_copy.nplugin_options || (opts_copy.flags & TK_REPORT_NO_PLUGINS))
 		opts_copy.flags |= TK_REPORT_SLOW;
 	memset(&r, 0, sizeof(r));
 	memset(&st, 0, sizeof(st));
@@ -3522,7 +3546,7 @@ int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *const *
 	if (opts.flags & alone)
 		return tk_fail(EINVAL, "--stat, --json, --header, --first-event, --last-event, "
 				       "--sym and --fallbacks read one file");
-	if (opts.nplugin_options)
+	if (opts.nplugin_options || (opts.flags & TK_REPORT_NO_PLUGINS))
 		opts.flags |= TK_REPORT_SLOW;
 	opts.threads = 1;
 	rs = calloc(n, sizeof(*rs));

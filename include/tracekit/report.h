@@ -99,6 +99,17 @@ struct tk_report_opts {
 	void (*line_hook)(void *ctx, const struct tk_event_set *set, const struct tk_event *ev,
 			  const void *data, uint32_t size, uint64_t ts, struct tk_outbuf *out);
 	void *line_hook_ctx;
+	/*
+	 * trace-cmd's -r and -n: events whose name or system matches one of
+	 * these (a basic regex, anchored, case ignored) print as raw
+	 * "field=value" text (@raw_events) or from their print format without
+	 * a plugin's handler (@nohandle_events). Either makes libtraceevent
+	 * print every event, in one thread.
+	 */
+	const char *const *raw_events;
+	size_t nraw_events;
+	const char *const *nohandle_events;
+	size_t nnohandle_events;
 };
 
 /** What a run saw. */

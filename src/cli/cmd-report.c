@@ -67,6 +67,10 @@ const char cmd_report_usage[] =
 	"                        by libtraceevent, as trace-cmd -N prints it\n"
 	"  -L                    only the user's own plugins: as -N while\n"
 	"                        ~/.trace-cmd/plugins holds none (else an error)\n"
+	"  -r EVENTS             print these events raw (field=value), as -R does;\n"
+	"                        a regex on the name or system, case ignored; repeat\n"
+	"  -n EVENTS             print these events from their format, without a\n"
+	"                        plugin's handler (same matching); repeat\n"
 	"  -V, --verbose[=LEVEL] more messages on stderr (LEVEL 0-6 or none, crit,\n"
 	"                        err, warn, info, debug, all; default all)\n"
 	"      --start SECONDS   skip events before this time (as printed)\n"
@@ -432,9 +436,14 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 			return src->fields ? 1 : 0;
 		}
 	}
-	if (opts->nneg_events || opts->nplugin_options) {
+	if (opts->nneg_events || opts->nplugin_options || opts->nraw_events ||
+	    opts->nnohandle_events) {
 		*status = cli_usage_error("%s is for .dat files; %s is perf data",
-					  opts->nneg_events ? "-v" : "-O", path);
+					  opts->nneg_events	  ? "-v"
+					  : opts->nplugin_options ? "-O"
+					  : opts->nraw_events	  ? "-r"
+								  : "-n",
+					  path);
 		return 1;
 	}
 	for (size_t i = 0; i < sizeof(dat_only) / sizeof(dat_only[0]); i++) {
@@ -798,7 +807,8 @@ int cmd_report(int argc, char **argv)
 	struct sym_sources src = {NULL, NULL, NULL, 0, 0, false, false};
 	const char **events = NULL, **comms = NULL, **neg_events = NULL, **plugin_opts = NULL;
 	size_t nevents = 0, ncomms = 0, nneg_events = 0, nplugin_opts = 0, ninputs = 0;
-	const char **inputs = NULL;
+	const char **inputs = NULL, **raw_events = NULL, **nohandle_events = NULL;
+	size_t nraw_events = 0, nnohandle_events = 0;
 	/* The input each -F belongs to (trace-cmd 3.1.6: the one before it, the first for those
 	 * before any). */
 	size_t *event_input = NULL, *neg_input = NULL, nevent_input = 0, nneg_input = 0;
@@ -816,7 +826,7 @@ int cmd_report(int argc, char **argv)
 	opts.sz = sizeof(opts);
 	opts.fd = STDOUT_FILENO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:F:tRlj:hvqO:wPefEISTNLV::", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, ":i:F:tRlj:hvqO:wPefEISTNLV::r:n:", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'i':
@@ -893,6 +903,14 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			}
 			listing = c;
+			break;
+		case 'r':
+			if (add_str(&raw_events, &nraw_events, optarg))
+				goto nomem;
+			break;
+		case 'n':
+			if (add_str(&nohandle_events, &nnohandle_events, optarg))
+				goto nomem;
 			break;
 		case 'I':
 			opts.flags |= TK_REPORT_NO_HARDIRQ;
@@ -1089,6 +1107,10 @@ int cmd_report(int argc, char **argv)
 	opts.nneg_events = nneg_events;
 	opts.plugin_options = plugin_opts;
 	opts.nplugin_options = nplugin_opts;
+	opts.raw_events = raw_events;
+	opts.nraw_events = nraw_events;
+	opts.nohandle_events = nohandle_events;
+	opts.nnohandle_events = nnohandle_events;
 
 	src.cache_dir = cache_dir;
 	if (listing) {
@@ -1176,6 +1198,8 @@ out:
 	free(neg_events);
 	free(inputs);
 	free(plugin_opts);
+	free(raw_events);
+	free(nohandle_events);
 	free(comms);
 	free(pids);
 	return status;

@@ -75,7 +75,11 @@
  * "pid" or "next_pid" field) each select, and a record any of them selects
  * is shown unless a -v -F spec (a second libtraceevent filter) matches it;
  * a filter parses only the formats its event list names. -I and -S hide
- * records whose common_flags has the hard or soft irq bit, before the rest. --ts-diff and
+ * records whose common_flags has the hard or soft irq bit, before the rest.
+ * -r and -n set libtraceevent's PRINTRAW and NOHANDLE flags on the events
+ * they name as each is parsed, and make every event print slowly (rare
+ * options: the loop stays as it is); trace-cmd's own function graph and
+ * function printers then step aside for the events named, as its do. --ts-diff and
  * -O print in the merge thread (each line depends on the one before; the
  * plugin options act in libtraceevent's printers only).
  * tk_report_run_files() runs one report per file and merges their heaps'
@@ -868,6 +872,36 @@ static int add_lazy(struct report *r, const char *system, const struct tk_dat_te
 	return 0;
 }
 
+/* Whether -r or -n pattern @pat matches @name or @system, as trace-cmd matches them. */
+static bool event_pattern(const char *pat, const char *system, const char *name)
+{
+	char *re = NULL;
+	regex_t reg;
+	bool hit = false;
+
+	if (asprintf(&re, "^%s$", pat) < 0)
+		return false;
+	if (!regcomp(&reg, re, REG_ICASE | REG_NOSUB)) {
+		hit = !regexec(&reg, name, 0, NULL, 0) || !regexec(&reg, system, 0, NULL, 0);
+		regfree(&reg);
+	}
+	free(re);
+	return hit;
+}
+
+/* -r, -n: libtraceevent's flags on a newly parsed event (which they make print slowly). */
+static void __attribute__((noinline)) event_flags(const struct report *r, const struct tk_event *ev)
+{
+	const struct tk_report_opts *opts = r->opts;
+
+	for (size_t i = 0; i < opts->nraw_events; i++)
+		if (event_pattern(opts->raw_events[i], ev->system, ev->name))
+			ev->tev->flags |= TEP_EVENT_FL_PRINTRAW;
+	for (size_t i = 0; i < opts->nnohandle_events; i++)
+		if (event_pattern(opts->nohandle_events[i], ev->system, ev->name))
+			ev->tev->flags |= TEP_EVENT_FL_NOHANDLE;
+}
+
 /* The event of type @id, parsing its format on first use; NULL if none. */
 static const struct tk_event *event_get(struct report *r, int id)
 {
@@ -894,6 +928,8 @@ static const struct tk_event *event_get(struct report *r, int id)
 	l->ev = tk_event_find(r->set, id);
 	if (l->ev)
 		r->evs[id] = l->ev;
+	if (l->ev && (r->opts->nraw_events || r->opts->nnohandle_events))
+		event_flags(r, l->ev);
 	return l->ev;
 }
 
@@ -1048,6 +1084,20 @@ static bool format_name(const char *t, uint64_t len, char *out, size_t cap)
 	return n > 0;
 }
 
+/* -r or -n names ftrace event @name: trace-cmd's own printer for it is then bypassed too. */
+static bool fgraph_flagged(const struct report *r, const char *name)
+{
+	const struct tk_report_opts *opts = r->opts;
+
+	for (size_t i = 0; i < opts->nraw_events; i++)
+		if (event_pattern(opts->raw_events[i], "ftrace", name))
+			return true;
+	for (size_t i = 0; i < opts->nnohandle_events; i++)
+		if (event_pattern(opts->nohandle_events[i], "ftrace", name))
+			return true;
+	return false;
+}
+
 /* The ids of ftrace's function and funcgraph events, when the file has their formats. */
 static void fgraph_ids(struct report *r)
 {
@@ -1059,7 +1109,8 @@ static void fgraph_ids(struct report *r)
 		char name[32];
 
 		if (strcmp(f->system, "ftrace") ||
-		    !format_name(f->text, f->len, name, sizeof(name)))
+		    !format_name(f->text, f->len, name, sizeof(name)) ||
+		    (strcmp(name, "funcgraph_exit") && fgraph_flagged(r, name)))
 			continue;
 		if (!strcmp(name, "funcgraph_entry") && r->fg_entry_id < 0)
 			r->fg_entry_id = id;
@@ -1982,7 +2033,9 @@ static int __attribute__((noinline)) put_fgraph(struct printer *p, const struct 
 	if (l->ev->id == r->fg_fn_id)
 		return tk_fn_put(r->set, p->memo, l->ev, l->data, l->size, (int)p->fn_slot - 1,
 				 p->o);
-	if (l->ev->id == r->fg_exit_id)
+	/* -r or -n on the exit alone: the entries still take their leaf's exit, as trace-cmd's. */
+	if (l->ev->id == r->fg_exit_id &&
+	    !(l->ev->tev->flags & (TEP_EVENT_FL_PRINTRAW | TEP_EVENT_FL_NOHANDLE)))
 		return tk_fgraph_put_exit(r->set, p->memo, l->ev, l->data, l->size, r->fg_flags,
 					  p->o);
 	if (l->ev->id == r->fg_entry_id)
@@ -3469,7 +3522,8 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	if (ret < 0)
 		return ret;
 	/* Plugin options act in libtraceevent's printers, not in the compiled ones. */
-	if (opts_copy.nplugin_options || (opts_copy.flags & TK_REPORT_NO_PLUGINS))
+	if (opts_copy.nplugin_options || (opts_copy.flags & TK_REPORT_NO_PLUGINS) ||
+	    opts_copy.nraw_events || opts_copy.nnohandle_events)
 		opts_copy.flags |= TK_REPORT_SLOW;
 	memset(&r, 0, sizeof(r));
 	memset(&st, 0, sizeof(st));
@@ -3546,7 +3600,8 @@ int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *const *
 	if (opts.flags & alone)
 		return tk_fail(EINVAL, "--stat, --json, --header, --first-event, --last-event, "
 				       "--sym and --fallbacks read one file");
-	if (opts.nplugin_options || (opts.flags & TK_REPORT_NO_PLUGINS))
+	if (opts.nplugin_options || (opts.flags & TK_REPORT_NO_PLUGINS) || opts.nraw_events ||
+	    opts.nnohandle_events)
 		opts.flags |= TK_REPORT_SLOW;
 	opts.threads = 1;
 	rs = calloc(n, sizeof(*rs));

@@ -42,6 +42,13 @@ enum {
 	TK_REPORT_NO_SOFTIRQ = 1 << 14,
 	/* -N: no libtraceevent plugins; every event printed by libtraceevent from its format */
 	TK_REPORT_NO_PLUGINS = 1 << 15,
+	/* trace-cmd's time options: --raw-ts (the ring buffer's counts, no conversion, no
+	 * offsets), --nodate (the DATE option left out), --align-ts (times from the first event
+	 * of the top buffer), --ts-check (warn when a CPU's time goes backwards) */
+	TK_REPORT_RAW_TS = 1 << 16,
+	TK_REPORT_NODATE = 1 << 17,
+	TK_REPORT_ALIGN_TS = 1 << 18,
+	TK_REPORT_TS_CHECK = 1 << 19,
 };
 
 /** What to print; zero-initialise and set what is wanted. */
@@ -110,6 +117,15 @@ struct tk_report_opts {
 	size_t nraw_events;
 	const char *const *nohandle_events;
 	size_t nnohandle_events;
+	/*
+	 * trace-cmd's --ts-offset (nanoseconds added to every shown time) and
+	 * --ts2secs (the counts' frequency: counts times 1e9 / HZ, in double
+	 * precision as trace-cmd computes it, replace the file's conversion);
+	 * 0: none. A run with these, or with the time flags above, seeks
+	 * --start by reading from the beginning.
+	 */
+	int64_t ts_offset;
+	uint64_t ts2secs_hz;
 };
 
 /** What a run saw. */
@@ -186,12 +202,16 @@ TK_API int tk_report_run_files(struct tk_dat *const *dats, const char *const *na
 /**
  * struct tk_report_file_filter - one file's own -F lists
  * @events, @nevents, @neg_events, @nneg_events: as in struct tk_report_opts
+ * @ts_offset, @ts2secs_hz: the file's own time options (trace-cmd's
+ *	--ts-offset and --ts2secs after its -i)
  */
 struct tk_report_file_filter {
 	const char *const *events;
 	size_t nevents;
 	const char *const *neg_events;
 	size_t nneg_events;
+	int64_t ts_offset;   /* this file's --ts-offset, added to @opts' */
+	uint64_t ts2secs_hz; /* this file's --ts2secs; 0: @opts' */
 };
 
 /**

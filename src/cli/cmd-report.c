@@ -67,6 +67,15 @@ const char cmd_report_usage[] =
 	"                        by libtraceevent, as trace-cmd -N prints it\n"
 	"  -L                    only the user's own plugins: as -N while\n"
 	"                        ~/.trace-cmd/plugins holds none (else an error)\n"
+	"      --ts-offset NS    add NS nanoseconds to the times of the -i file before\n"
+	"                        it (trace-cmd 3.1.6 ignores it on the first file)\n"
+	"      --ts2secs HZ      the counts tick HZ times a second: times are\n"
+	"                        counts * 1e9 / HZ (after an -i other than the first:\n"
+	"                        that file's; else every file's)\n"
+	"      --raw-ts          the ring buffer's counts, unconverted, no offsets\n"
+	"      --align-ts        times from the first event of the top buffer(s)\n"
+	"      --nodate          leave out the offset of record --date\n"
+	"      --ts-check        warn when a CPU's time goes backwards\n"
 	"  -r EVENTS             print these events raw (field=value), as -R does;\n"
 	"                        a regex on the name or system, case ignored; repeat\n"
 	"  -n EVENTS             print these events from their format, without a\n"
@@ -167,6 +176,12 @@ enum {
 	OPT_UNAME,
 	OPT_VERSION,
 	OPT_CHECK_EVENTS,
+	OPT_TS_OFFSET,
+	OPT_TS2SECS,
+	OPT_RAW_TS,
+	OPT_ALIGN_TS,
+	OPT_NODATE,
+	OPT_TS_CHECK,
 };
 
 /*
@@ -291,6 +306,33 @@ static int parse_time(const char *s, uint64_t *ns)
 
 static int add_str(const char ***list, size_t *n, const char *s);
 
+/* Input @input's --ts-offset (added) or --ts2secs (@hz, when not 0). Return: 0, -1 ENOMEM. */
+static int set_input_time(int64_t **off, uint64_t **hz, size_t *n, size_t input, int64_t add,
+			  uint64_t freq)
+{
+	if (input >= *n) {
+		int64_t *o = realloc(*off, (input + 1) * sizeof(*o));
+		uint64_t *h;
+
+		if (!o)
+			return -1;
+		*off = o;
+		h = realloc(*hz, (input + 1) * sizeof(*h));
+		if (!h)
+			return -1;
+		*hz = h;
+		for (size_t i = *n; i <= input; i++) {
+			o[i] = 0;
+			h[i] = 0;
+		}
+		*n = input + 1;
+	}
+	(*off)[input] += add;
+	if (freq)
+		(*hz)[input] = freq;
+	return 0;
+}
+
 static int add_index(size_t **list, size_t *n, size_t v)
 {
 	size_t *t = realloc(*list, (*n + 1) * sizeof(*t));
@@ -321,7 +363,7 @@ static struct tk_report_file_filter *file_filters(size_t n, const char **events,
 		for (size_t k = 0; ok && k < nneg; k++)
 			if (neg_input[k] == i)
 				ok = !add_str(&ng, &nng, neg[k]);
-		f[i] = (struct tk_report_file_filter){ev, nev, ng, nng};
+		f[i] = (struct tk_report_file_filter){ev, nev, ng, nng, 0, 0};
 	}
 	if (!ok && f) {
 		for (size_t i = 0; i < n; i++) {
@@ -398,6 +440,10 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		{TK_REPORT_NO_HARDIRQ, "-I"},
 		{TK_REPORT_NO_SOFTIRQ, "-S"},
 		{TK_REPORT_NO_PLUGINS, "-N (or -L)"},
+		{TK_REPORT_RAW_TS, "--raw-ts"},
+		{TK_REPORT_NODATE, "--nodate"},
+		{TK_REPORT_ALIGN_TS, "--align-ts"},
+		{TK_REPORT_TS_CHECK, "--ts-check"},
 	};
 	struct tk_perfdata_report_opts popts = {
 		.sz = sizeof(struct tk_perfdata_report_opts),
@@ -435,6 +481,11 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 							path);
 			return src->fields ? 1 : 0;
 		}
+	}
+	if (opts->ts_offset || opts->ts2secs_hz) {
+		*status = cli_usage_error("%s is for .dat files; %s is perf data",
+					  opts->ts_offset ? "--ts-offset" : "--ts2secs", path);
+		return 1;
 	}
 	if (opts->nneg_events || opts->nplugin_options || opts->nraw_events ||
 	    opts->nnohandle_events) {
@@ -773,6 +824,12 @@ int cmd_report(int argc, char **argv)
 		{"version", no_argument, NULL, OPT_VERSION},
 		{"check-events", no_argument, NULL, OPT_CHECK_EVENTS},
 		{"verbose", optional_argument, NULL, 'V'},
+		{"ts-offset", required_argument, NULL, OPT_TS_OFFSET},
+		{"ts2secs", required_argument, NULL, OPT_TS2SECS},
+		{"raw-ts", no_argument, NULL, OPT_RAW_TS},
+		{"align-ts", no_argument, NULL, OPT_ALIGN_TS},
+		{"nodate", no_argument, NULL, OPT_NODATE},
+		{"ts-check", no_argument, NULL, OPT_TS_CHECK},
 		{"filter-test", no_argument, NULL, 'T'},
 		{"comm", required_argument, NULL, OPT_COMM},
 		{"start", required_argument, NULL, OPT_START},
@@ -814,6 +871,10 @@ int cmd_report(int argc, char **argv)
 	size_t *event_input = NULL, *neg_input = NULL, nevent_input = 0, nneg_input = 0;
 	struct tk_report_file_filter *filters = NULL;
 	bool negate = false, filter_test = false;
+	/* --ts-offset and --ts2secs per input (trace-cmd's), ntimes of them. */
+	int64_t *in_offset = NULL;
+	uint64_t *in_hz = NULL;
+	size_t ntimes = 0;
 	int *pids = NULL;
 	size_t npids = 0;
 	struct tk_dat *dat;
@@ -911,6 +972,56 @@ int cmd_report(int argc, char **argv)
 		case 'n':
 			if (add_str(&nohandle_events, &nnohandle_events, optarg))
 				goto nomem;
+			break;
+		case OPT_TS_OFFSET:
+		case OPT_TS2SECS: {
+			/* Each belongs to the -i before it (--ts2secs before the second: all). */
+			size_t input = ninputs;
+			char *end;
+
+			errno = 0;
+			if (c == OPT_TS_OFFSET) {
+				long long v = strtoll(optarg, &end, 10);
+
+				if (!path) {
+					status = cli_usage_error(
+						"--ts-offset must come after -i (it "
+						"shifts the file before it)");
+					goto out;
+				}
+				if (end == optarg || *end || errno) {
+					status = cli_usage_error(
+						"bad --ts-offset '%s' (nanoseconds)", optarg);
+					goto out;
+				}
+				if (set_input_time(&in_offset, &in_hz, &ntimes, input, v, 0))
+					goto nomem;
+			} else {
+				unsigned long long v = strtoull(optarg, &end, 10);
+
+				if (end == optarg || *end || errno || !v || optarg[0] == '-') {
+					status = cli_usage_error(
+						"bad --ts2secs '%s' (counts per second)", optarg);
+					goto out;
+				}
+				if (!path || !input)
+					opts.ts2secs_hz = v;
+				else if (set_input_time(&in_offset, &in_hz, &ntimes, input, 0, v))
+					goto nomem;
+			}
+			break;
+		}
+		case OPT_RAW_TS:
+			opts.flags |= TK_REPORT_RAW_TS;
+			break;
+		case OPT_ALIGN_TS:
+			opts.flags |= TK_REPORT_ALIGN_TS;
+			break;
+		case OPT_NODATE:
+			opts.flags |= TK_REPORT_NODATE;
+			break;
+		case OPT_TS_CHECK:
+			opts.flags |= TK_REPORT_TS_CHECK;
 			break;
 		case 'I':
 			opts.flags |= TK_REPORT_NO_HARDIRQ;
@@ -1107,6 +1218,11 @@ int cmd_report(int argc, char **argv)
 	opts.nneg_events = nneg_events;
 	opts.plugin_options = plugin_opts;
 	opts.nplugin_options = nplugin_opts;
+	if (ntimes) {
+		opts.ts_offset = in_offset[0];
+		if (in_hz[0])
+			opts.ts2secs_hz = in_hz[0];
+	}
 	opts.raw_events = raw_events;
 	opts.nraw_events = nraw_events;
 	opts.nohandle_events = nohandle_events;
@@ -1135,6 +1251,12 @@ int cmd_report(int argc, char **argv)
 				       nneg_events);
 		if (!filters)
 			goto nomem;
+		/* Each file's own time options; @opts' are the first file's and the default. */
+		opts.ts_offset = 0;
+		for (size_t i = 0; i < ntimes && i < ninputs; i++) {
+			filters[i].ts_offset = in_offset[i];
+			filters[i].ts2secs_hz = in_hz[i];
+		}
 		status = report_files(inputs, ninputs, &opts, filters);
 		goto out;
 	}
@@ -1200,6 +1322,8 @@ out:
 	free(plugin_opts);
 	free(raw_events);
 	free(nohandle_events);
+	free(in_offset);
+	free(in_hz);
 	free(comms);
 	free(pids);
 	return status;

@@ -280,9 +280,14 @@ struct report {
 	uint64_t *counts; /* per event id (0..65535) */
 	uint64_t known;	  /* their sum (summing 64 Ki slots faulted in 512 KiB) */
 	bool usecs;
-	uint64_t ts_add;  /* tk_dat_timestamp() without TSC2NSEC: a sum */
-	bool fast_common; /* type: 2 bytes, pid: 4, host order */
-	bool filtering;	  /* -F, --pid, --comm, -I or -S given */
+	uint64_t ts_add; /* tk_dat_timestamp() without TSC2NSEC: a sum */
+	/* trace-cmd's time options: shown_ts() makes every time (ts_custom set). */
+	bool ts_custom;
+	double ts2secs;	   /* --ts2secs: ns per count; 0: the file's conversion */
+	uint64_t ts_plus;  /* added after the conversion (wrapping) */
+	uint64_t ts_check; /* --ts-check: the previous shown record's time */
+	bool fast_common;  /* type: 2 bytes, pid: 4, host order */
+	bool filtering;	   /* -F, --pid, --comm, -I or -S given */
 	/* -F: libtraceevent's filter (what trace-cmd itself runs), and a padded copy of the record.
 	 */
 	struct tep_event_filter *filter;
@@ -383,6 +388,27 @@ static int stream_cut(struct report *r, struct stream *s, int err, uint64_t at)
 	return 0;
 }
 
+/*
+ * A raw time as trace-cmd shows it with its time options: the counts as
+ * they are (--raw-ts), or converted (--ts2secs's factor in double, as
+ * trace-cmd multiplies, else the file's TSC2NSEC) and offset by ts_plus
+ * (the DATE and OFFSET options, --ts-offset, --align-ts).
+ */
+static uint64_t shown_ts(const struct report *r, uint64_t raw)
+{
+	uint64_t ts;
+
+	if (r->opts->flags & TK_REPORT_RAW_TS)
+		return raw;
+	if (r->ts2secs)
+		ts = (uint64_t)((double)raw * r->ts2secs);
+	else if (r->info->has_tsc2nsec)
+		ts = tk_dat_timestamp(r->dat, raw) - r->ts_add;
+	else
+		ts = raw;
+	return ts + r->ts_plus;
+}
+
 /* The next page's records (or the next batch of a big page): 1, 0 at the end, or an error. */
 static int __attribute__((noinline)) stream_refill(struct report *r, struct stream *s)
 {
@@ -395,7 +421,10 @@ static int __attribute__((noinline)) stream_refill(struct report *r, struct stre
 			struct tk_page_record *rec = s->recs;
 
 			/* The shown time, for the whole batch in one loop. */
-			if (r->info->has_tsc2nsec) {
+			if (__builtin_expect(r->ts_custom, 0)) {
+				for (int i = 0; i < ret; i++)
+					rec[i].timestamp = shown_ts(r, rec[i].timestamp);
+			} else if (r->info->has_tsc2nsec) {
 				for (int i = 0; i < ret; i++)
 					rec[i].timestamp =
 						tk_dat_timestamp(r->dat, rec[i].timestamp);
@@ -491,7 +520,8 @@ static int stream_start(struct report *r, struct stream *s)
 {
 	int ret;
 
-	if (r->opts->has_start) {
+	/* The seek inverts tk_dat_timestamp(); other shown times read from the start. */
+	if (r->opts->has_start && !r->ts_custom) {
 		ret = tk_dat_cpu_reader_seek_time(s->rd, raw_for_time(r->dat, r->opts->start_ns));
 		if (ret < 0)
 			return ret;
@@ -1518,6 +1548,13 @@ static inline void put_time(struct printer *p, uint64_t ts)
 		return;
 	}
 
+	if (!r->usecs && (r->opts->flags & TK_REPORT_RAW_TS)) {
+		/* libtraceevent's "%12d": its int power of ten overflows, so "%12llu". */
+		put_u_width(o, ts, 12, ' ');
+		o->buf[o->len++] = ':';
+		o->buf[o->len++] = ' ';
+		return;
+	}
 	if (!r->usecs) {
 		prec = 12;
 		p10 = 1000000000000ull;
@@ -1901,6 +1938,18 @@ static bool irq_hidden(const struct report *r, const void *data, uint32_t size)
 	       ((r->opts->flags & TK_REPORT_NO_SOFTIRQ) && (f & 0x10));
 }
 
+/* --ts-check: trace-cmd's warning when a shown record is older than the one before. */
+static void __attribute__((noinline)) ts_check(struct report *r, const struct stream *s)
+{
+	uint64_t ts = s->key.ts;
+
+	if (r->ts_check > ts)
+		tk_warn("%s: record on cpu %u went backwards: %" PRIu64 " to %" PRIu64
+			" delta: -%" PRIu64,
+			r->path, s->cpu, r->ts_check, ts, r->ts_check - ts);
+	r->ts_check = ts;
+}
+
 static inline bool record_wanted(struct report *r, const struct stream *s, int id,
 				 const struct tk_event *ev, int pid)
 {
@@ -1920,8 +1969,12 @@ static inline bool record_wanted(struct report *r, const struct stream *s, int i
 		if (!shown && !(opts->npids && pid_match(r, id, ev, pid, data, size)))
 			return false;
 	}
-	return !(r->negfilter && ev && neg_selected(r, id) &&
-		 filter_match(r, r->negfilter, s, data, size));
+	if (r->negfilter && ev && neg_selected(r, id) &&
+	    filter_match(r, r->negfilter, s, data, size))
+		return false;
+	if (opts->flags & TK_REPORT_TS_CHECK)
+		ts_check(r, s);
+	return true;
 }
 
 /* common_pid of a record (the workers read it again rather than from the log). */
@@ -3103,6 +3156,39 @@ static int check_plugin_options(const struct tk_report_opts *opts)
 	return ret;
 }
 
+/* trace-cmd's time options, made into shown_ts()'s parameters. */
+static void time_options(struct report *r)
+{
+	const struct tk_report_opts *opts = r->opts;
+
+	r->ts_custom = opts->ts_offset || opts->ts2secs_hz ||
+		       (opts->flags & (TK_REPORT_RAW_TS | TK_REPORT_NODATE | TK_REPORT_ALIGN_TS));
+	if (!r->ts_custom)
+		return;
+	if (opts->ts2secs_hz)
+		r->ts2secs = 1e9 / (double)opts->ts2secs_hz;
+	r->ts_plus = r->ts_add + (uint64_t)opts->ts_offset;
+	if ((opts->flags & TK_REPORT_NODATE) && r->info->has_date)
+		r->ts_plus -= (uint64_t)r->info->date_offset_us * 1000u;
+	/*
+	 * --raw-ts: counts, shown as libtraceevent's "%12d" shows them, when
+	 * the file names its clock (trace-cmd drops microseconds as it reads
+	 * the clock's name; without one they stay).
+	 */
+	if (opts->flags & TK_REPORT_RAW_TS) {
+		bool named = r->info->trace_clock != NULL;
+
+		for (size_t b = 0; b < tk_dat_buffer_count(r->dat); b++) {
+			const struct tk_dat_buffer *buf = tk_dat_buffer_get(r->dat, b);
+
+			if (!buf->name[0] && buf->clock)
+				named = true;
+		}
+		if (named)
+			r->usecs = false;
+	}
+}
+
 static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_report_opts *opts)
 {
 	int ret;
@@ -3119,6 +3205,7 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
 	/* Unsigned sums wrap as tk_dat_timestamp()'s do, so one addend serves. */
 	r->ts_add = (r->info->has_date ? (uint64_t)r->info->date_offset_us * 1000u : 0) +
 		    (uint64_t)r->info->ts_offset;
+	time_options(r);
 	ret = tk_outbuf_init(&r->out, opts->fd, OUT_BYTES);
 	if (ret)
 		return ret;
@@ -3157,6 +3244,47 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
  * "cpus=N", the streams at their first record, the kernel's loss counters
  * and, with --header, the loss lines (a first pass over the page headers).
  */
+/*
+ * --align-ts: every time less the first one of the top buffer (trace-cmd's
+ * tracecmd_get_first_ts(): the earliest CPU's first event; 0 when the top
+ * buffer is empty). The streams hold their first batch already.
+ */
+static uint64_t first_time(const struct report *r)
+{
+	uint64_t first = 0;
+	bool any = false;
+
+	for (size_t i = 0; i < r->nstreams; i++) {
+		const struct stream *s = &r->streams[i];
+
+		if (!s->buf->name[0] && s->live && (!any || s->key.ts < first)) {
+			first = s->key.ts;
+			any = true;
+		}
+	}
+	return first;
+}
+
+/* Every time of @r less @first, the records the streams hold already included. */
+static void align_times(struct report *r, uint64_t first)
+{
+	if (!first)
+		return;
+	r->ts_plus -= first;
+	for (size_t i = 0; i < r->nstreams; i++) {
+		struct stream *s = &r->streams[i];
+
+		if (!s->live)
+			continue;
+		for (uint32_t k = s->irec ? s->irec - 1 : 0; k < s->nrecs; k++)
+			s->recs[k].timestamp -= first;
+		s->key.ts -= first;
+	}
+	/* Times before @first wrap to the end, as trace-cmd's do: the heap's order changes. */
+	for (size_t i = r->nheap / 2; i-- > 0;)
+		tk_merge_heap_down(r->heap, r->nheap, i);
+}
+
 static int report_open(struct report *r)
 {
 	const struct tk_report_opts *opts = r->opts;
@@ -3184,13 +3312,17 @@ static int report_open(struct report *r)
 	else
 		r->common_size =
 			r->pid_off + 4 > r->type_off + 2 ? r->pid_off + 4 : r->type_off + 2;
-	r->filtering = opts->nevents || opts->npids || opts->ncomms || opts->nneg_events ||
-		       (opts->flags & (TK_REPORT_NO_HARDIRQ | TK_REPORT_NO_SOFTIRQ));
+	r->filtering =
+		opts->nevents || opts->npids || opts->ncomms || opts->nneg_events ||
+		(opts->flags & (TK_REPORT_NO_HARDIRQ | TK_REPORT_NO_SOFTIRQ | TK_REPORT_TS_CHECK));
 	/* trace-cmd 3.1.6 rounds to microseconds only with a TRACECLOCK option (use_trace_clock).
 	 */
-	r->diff_us = r->info->trace_clock && !(opts->flags & TK_REPORT_NSEC);
+	r->diff_us = r->info->trace_clock && !(opts->flags & TK_REPORT_NSEC) && !opts->ts2secs_hz;
 	r->special = opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON);
 	ret = open_streams(r);
+	/* Several files align on the earliest of them all (tk_report_run_files_filtered()). */
+	if (!ret && (opts->flags & TK_REPORT_ALIGN_TS) && !r->file_label)
+		align_times(r, first_time(r));
 	r->room = 512 + 256 + (size_t)r->label_width * 2 + 128 + 32;
 	if (ret)
 		return ret;
@@ -3422,6 +3554,8 @@ static int report_stats(struct report *r, int ret, struct tk_report_stats *st)
 /* A time as trace-cmd's --first-event prints it: the time column without its blanks and colon. */
 static int time_text(const struct report *r, uint64_t ts, char *out, size_t cap)
 {
+	if (!r->usecs && (r->opts->flags & TK_REPORT_RAW_TS))
+		return snprintf(out, cap, "%12" PRIu64, ts);
 	if (!r->usecs)
 		return snprintf(out, cap, "%5" PRIu64 ".%012" PRIu64, ts / (uint64_t)1000000000000,
 				ts % (uint64_t)1000000000000);
@@ -3619,6 +3753,9 @@ int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *const *
 			fopts[i].nevents = filters[i].nevents;
 			fopts[i].neg_events = filters[i].neg_events;
 			fopts[i].nneg_events = filters[i].nneg_events;
+			fopts[i].ts_offset += filters[i].ts_offset;
+			if (filters[i].ts2secs_hz)
+				fopts[i].ts2secs_hz = filters[i].ts2secs_hz;
 		}
 	}
 	memset(&st, 0, sizeof(st));
@@ -3654,6 +3791,14 @@ int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *const *
 	}
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = report_open(&rs[i]);
+	if (!ret && (opts.flags & TK_REPORT_ALIGN_TS)) {
+		uint64_t first = first_time(&rs[0]);
+
+		for (size_t i = 1; i < n; i++)
+			first = first_time(&rs[i]) < first ? first_time(&rs[i]) : first;
+		for (size_t i = 0; i < n; i++)
+			align_times(&rs[i], first);
+	}
 	while (!ret) {
 		struct report *r = NULL;
 		struct stream *s;

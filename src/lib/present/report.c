@@ -1530,6 +1530,14 @@ static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64
 	}
 }
 
+/* --raw-ts: libtraceevent's "%12d", whose int power of ten overflows, so "%12llu". */
+static void __attribute__((noinline)) put_time_raw(struct tk_outbuf *o, uint64_t ts)
+{
+	put_u_width(o, ts, 12, ' ');
+	o->buf[o->len++] = ':';
+	o->buf[o->len++] = ' ';
+}
+
 /* The time column and the blank after it. */
 static inline void put_time(struct printer *p, uint64_t ts)
 {
@@ -1548,14 +1556,11 @@ static inline void put_time(struct printer *p, uint64_t ts)
 		return;
 	}
 
-	if (!r->usecs && (r->opts->flags & TK_REPORT_RAW_TS)) {
-		/* libtraceevent's "%12d": its int power of ten overflows, so "%12llu". */
-		put_u_width(o, ts, 12, ' ');
-		o->buf[o->len++] = ':';
-		o->buf[o->len++] = ' ';
-		return;
-	}
 	if (!r->usecs) {
+		if (__builtin_expect(r->opts->flags & TK_REPORT_RAW_TS, 0)) {
+			put_time_raw(o, ts);
+			return;
+		}
 		prec = 12;
 		p10 = 1000000000000ull;
 		t = ts;

@@ -280,14 +280,9 @@ struct report {
 	uint64_t *counts; /* per event id (0..65535) */
 	uint64_t known;	  /* their sum (summing 64 Ki slots faulted in 512 KiB) */
 	bool usecs;
-	uint64_t ts_add; /* tk_dat_timestamp() without TSC2NSEC: a sum */
-	/* trace-cmd's time options: shown_ts() makes every time (ts_custom set). */
-	bool ts_custom;
-	double ts2secs;	   /* --ts2secs: ns per count; 0: the file's conversion */
-	uint64_t ts_plus;  /* added after the conversion (wrapping) */
-	uint64_t ts_check; /* --ts-check: the previous shown record's time */
-	bool fast_common;  /* type: 2 bytes, pid: 4, host order */
-	bool filtering;	   /* -F, --pid, --comm, -I or -S given */
+	uint64_t ts_add;  /* tk_dat_timestamp() without TSC2NSEC: a sum */
+	bool fast_common; /* type: 2 bytes, pid: 4, host order */
+	bool filtering;	  /* -F, --pid, --comm, -I or -S given */
 	/* -F: libtraceevent's filter (what trace-cmd itself runs), and a padded copy of the record.
 	 */
 	struct tep_event_filter *filter;
@@ -326,6 +321,11 @@ struct report {
 	const struct tk_event *fg_exit_ev;
 	unsigned int fg_flags; /* TK_FGRAPH_*: trace-cmd's -O fgraph:tailprint, fgraph:depth */
 	struct tk_fn_indent *fn_indent; /* ftrace:function's indentation, kept by the merge */
+	/* trace-cmd's time options: shown_ts() makes every time (ts_custom set). */
+	bool ts_custom;
+	double ts2secs;	   /* --ts2secs: ns per count; 0: the file's conversion */
+	uint64_t ts_plus;  /* added after the conversion (wrapping) */
+	uint64_t ts_check; /* --ts-check: the previous shown record's time */
 }
 __attribute__((aligned(128))); /* read per line by workers: no neighbour of its lines is written */
 

@@ -3,9 +3,12 @@
  * tracekit report: print a .dat file as trace-cmd report does.
  *
  * The default text is line for line what `trace-cmd report` 3.1.6 prints;
- * the options keep trace-cmd's spelling where it has one (-i, --cpu, -t,
- * -R, -l, -F). The work is the library's tk_report_run(); this file only
- * turns the command line into tk_report_opts. Lost events are shown where
+ * the options keep trace-cmd's letters and meanings where it has them (-i,
+ * --cpu, -t, -R, -l, -F, -v, -I, -S, -r, -n, -N, -L, -V, -T, -w, -O and
+ * the time options; -e, -P, -f, -E, --cpus, --uname, --version and
+ * --check-events list facts of the file instead of its events, through
+ * report-info.c). The work is the library's tk_report_run(); this file
+ * only turns the command line into tk_report_opts. Lost events are shown where
  * trace-cmd shows them and summarised per CPU on stderr, so the standard
  * output stays comparable with trace-cmd's; --header adds them (and an
  * incomplete file) as "# ..." lines after "cpus=N". A file whose CPU data

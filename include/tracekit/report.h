@@ -36,6 +36,19 @@ enum {
 	/* --first-event / --last-event: per CPU of the top buffer, that event's time, no events */
 	TK_REPORT_FIRST_EVENT = 1 << 10,
 	TK_REPORT_LAST_EVENT = 1 << 11,
+	TK_REPORT_CPUS = 1 << 12, /* --cpus: the CPUs of the top buffer with records, no events */
+	/* -I / -S: hide records in hard / soft irq context (their common_flags say so) */
+	TK_REPORT_NO_HARDIRQ = 1 << 13,
+	TK_REPORT_NO_SOFTIRQ = 1 << 14,
+	/* -N: no libtraceevent plugins; every event printed by libtraceevent from its format */
+	TK_REPORT_NO_PLUGINS = 1 << 15,
+	/* trace-cmd's time options: --raw-ts (the ring buffer's counts, no conversion, no
+	 * offsets), --nodate (the DATE option left out), --align-ts (times from the first event
+	 * of the top buffer), --ts-check (warn when a CPU's time goes backwards) */
+	TK_REPORT_RAW_TS = 1 << 16,
+	TK_REPORT_NODATE = 1 << 17,
+	TK_REPORT_ALIGN_TS = 1 << 18,
+	TK_REPORT_TS_CHECK = 1 << 19,
 };
 
 /** What to print; zero-initialise and set what is wanted. */
@@ -93,6 +106,26 @@ struct tk_report_opts {
 	void (*line_hook)(void *ctx, const struct tk_event_set *set, const struct tk_event *ev,
 			  const void *data, uint32_t size, uint64_t ts, struct tk_outbuf *out);
 	void *line_hook_ctx;
+	/*
+	 * trace-cmd's -r and -n: events whose name or system matches one of
+	 * these (a basic regex, anchored, case ignored) print as raw
+	 * "field=value" text (@raw_events) or from their print format without
+	 * a plugin's handler (@nohandle_events). Either makes libtraceevent
+	 * print every event, in one thread.
+	 */
+	const char *const *raw_events;
+	size_t nraw_events;
+	const char *const *nohandle_events;
+	size_t nnohandle_events;
+	/*
+	 * trace-cmd's --ts-offset (nanoseconds added to every shown time) and
+	 * --ts2secs (the counts' frequency: counts times 1e9 / HZ, in double
+	 * precision as trace-cmd computes it, replace the file's conversion);
+	 * 0: none. A run with these, or with the time flags above, seeks
+	 * --start by reading from the beginning.
+	 */
+	int64_t ts_offset;
+	uint64_t ts2secs_hz;
 };
 
 /** What a run saw. */
@@ -129,7 +162,8 @@ struct tk_report_stats {
  * events, trace-cmd's "List of CPUs in FILE with data:" and one line per
  * CPU of the top buffer that has records, with the time of its first
  * and/or last record ("  C\tFirst event: T\tLast event: T"); the filters
- * and the time window do not apply.
+ * and the time window do not apply. TK_REPORT_CPUS alone prints that list
+ * without the times (trace-cmd's --cpus).
  *
  * When one CPU's data ends early (truncated or corrupt chunk, bad page
  * header, a record past its page), that CPU stops, the others are printed
@@ -168,12 +202,16 @@ TK_API int tk_report_run_files(struct tk_dat *const *dats, const char *const *na
 /**
  * struct tk_report_file_filter - one file's own -F lists
  * @events, @nevents, @neg_events, @nneg_events: as in struct tk_report_opts
+ * @ts_offset, @ts2secs_hz: the file's own time options (trace-cmd's
+ *	--ts-offset and --ts2secs after its -i)
  */
 struct tk_report_file_filter {
 	const char *const *events;
 	size_t nevents;
 	const char *const *neg_events;
 	size_t nneg_events;
+	int64_t ts_offset;   /* this file's --ts-offset, added to @opts' */
+	uint64_t ts2secs_hz; /* this file's --ts2secs; 0: @opts' */
 };
 
 /**
@@ -189,6 +227,79 @@ TK_API int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *
 					size_t n, const struct tk_report_opts *opts,
 					const struct tk_report_file_filter *filters,
 					struct tk_report_stats *stats);
+
+/* ------------------------------------------------- listings (report-info.c) */
+
+struct tk_tracedata;
+
+/** What trace-cmd report lists instead of the events (tk_report_list_dat()). */
+enum tk_report_list {
+	TK_REPORT_LIST_ENDIAN = 1, /* -e: "file is E endian and host is E endian" */
+	TK_REPORT_LIST_PRINTK,	   /* -P: the printk formats, "%016llx TEXT", by address */
+	TK_REPORT_LIST_FUNCS,	   /* -f: the kallsyms functions, "%016llx NAME[ [MODULE]]" */
+	TK_REPORT_LIST_EVENTS,	   /* -E: the event formats stored, "system:name", sorted */
+	TK_REPORT_LIST_UNAME,	   /* --uname: "cpus=N", the recorded uname and version */
+	TK_REPORT_LIST_VERSION,	   /* --version: "cpus=N", the recording tool's version */
+};
+
+/**
+ * tk_report_list_dat() - print one of trace-cmd report's listings of @dat
+ * @what: the listing
+ * @fd:   where to write it
+ *
+ * The text is trace-cmd report 3.1.6's (with libtraceevent 1.7.1) for the
+ * same option, byte for byte: printk formats and functions as
+ * libtraceevent keeps them (quotes and a final "\n" of a format cut;
+ * absolute and '$' symbols left out; ties of one address in reverse file
+ * order), events sorted by system, name and id. A part the file lacks
+ * lists nothing; --uname and --version say " ... was not recorded in this
+ * file" as trace-cmd does.
+ * Context: blocking I/O; -E parses every event format (~0.1 s for a whole
+ * kernel's).
+ * Return: 0, -EINVAL (an unknown @what), -ENOMEM, or a write error, with
+ * tk_errmsg() explaining.
+ */
+TK_API int tk_report_list_dat(struct tk_dat *dat, enum tk_report_list what, int fd);
+
+/**
+ * tk_report_list_tracedata() - the same from tracing metadata alone
+ * @td: e.g. a perf.data file's TRACING_DATA (tk_perfdata_get_tracedata())
+ *
+ * TK_REPORT_LIST_ENDIAN, _PRINTK, _FUNCS and _EVENTS only: the others need
+ * a .dat file's options.
+ * Context: as tk_report_list_dat().
+ * Return: 0, -EINVAL (a NULL @td, a listing it cannot give), -ENOMEM, or a
+ * write error.
+ */
+TK_API int tk_report_list_tracedata(const struct tk_tracedata *td, enum tk_report_list what,
+				    int fd);
+
+/**
+ * tk_report_check_formats() - do all event formats of @td parse?
+ * @failed: optional, receives how many do not
+ *
+ * trace-cmd report --check-events: every format is parsed as the report
+ * parses it; a second format with an id already taken is not a failure.
+ * Context: no I/O; ~0.1 s for a whole kernel's formats.
+ * Return: 0 when all parse, 1 when some do not, -EINVAL (NULL @td) or
+ * -ENOMEM.
+ */
+TK_API int tk_report_check_formats(const struct tk_tracedata *td, size_t *failed);
+
+/**
+ * tk_report_filter_test() - trace-cmd report -T: the filters as libtraceevent reads them
+ * @opts: the filters of a report: @events, @neg_events and @pids
+ * @fd:   where to write
+ *
+ * For each -F string, then each -v -F string, then the string trace-cmd
+ * makes of the pids, one " 'EVENT: FILTER'" line per event it names, in
+ * trace-cmd 3.1.6's order and text (libtraceevent's
+ * tep_filter_make_string()). Nothing else is printed.
+ * Context: blocking I/O; parses every event format.
+ * Return: 0, -EINVAL for a filter that does not parse (tk_errmsg() names
+ * it) or with @comms set, -ENOMEM, or a write error.
+ */
+TK_API int tk_report_filter_test(struct tk_dat *dat, const struct tk_report_opts *opts, int fd);
 
 #ifdef __cplusplus
 }

@@ -3,9 +3,12 @@
  * tracekit report: print a .dat file as trace-cmd report does.
  *
  * The default text is line for line what `trace-cmd report` 3.1.6 prints;
- * the options keep trace-cmd's spelling where it has one (-i, --cpu, -t,
- * -R, -l, -F). The work is the library's tk_report_run(); this file only
- * turns the command line into tk_report_opts. Lost events are shown where
+ * the options keep trace-cmd's letters and meanings where it has them (-i,
+ * --cpu, -t, -R, -l, -F, -v, -I, -S, -r, -n, -N, -L, -V, -T, -w, -O and
+ * the time options; -e, -P, -f, -E, --cpus, --uname, --version and
+ * --check-events list facts of the file instead of its events, through
+ * report-info.c). The work is the library's tk_report_run(); this file
+ * only turns the command line into tk_report_opts. Lost events are shown where
  * trace-cmd shows them and summarised per CPU on stderr, so the standard
  * output stays comparable with trace-cmd's; --header adds them (and an
  * incomplete file) as "# ..." lines after "cpus=N". A file whose CPU data
@@ -16,6 +19,7 @@
  * offset, what was skipped and the events lost, and the command exits 1;
  * --strict makes the first damage the error, as before salvage existed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -29,6 +33,7 @@
 #include <tracekit/filekind.h>
 #include <tracekit/perfdata.h>
 #include <tracekit/report.h>
+#include <tracekit/tracedata.h>
 
 #include "cli.h"
 
@@ -39,7 +44,7 @@ const char cmd_report_usage[] =
 	"`trace-cmd report` prints them, or the samples of a perf.data file as\n"
 	"`perf script` prints them (the file's magic decides; \"-\" or a pipe is\n"
 	"read as perf.data in pipe mode, e.g. `perf record -o - ... | tracekit\n"
-	"report -`). FILE defaults to trace.dat. On perf.data --cpu, -F, -P (pid\n"
+	"report -`). FILE defaults to trace.dat. On perf.data --cpu, -F, --pid (pid\n"
 	"or tid), --comm, --start, --end, -t and -j apply; the other options are\n"
 	"for .dat files.\n"
 	"\n"
@@ -52,11 +57,34 @@ const char cmd_report_usage[] =
 	"                        (e.g. 'sched_switch:prev_pid>0'); perf.data: NAME,\n"
 	"                        SYSTEM or SYSTEM:NAME with globs; repeat for more\n"
 	"  -v                    every -F after it hides what it matches (.dat)\n"
-	"  -P, --pid PID[,PID]   only events of these pids; repeat for more. .dat:\n"
+	"      --pid PID[,PID]   only events of these pids; repeat for more. .dat:\n"
 	"                        as trace-cmd's --pid, common_pid or a pid or\n"
 	"                        next_pid field, and added to what -F shows\n"
-	"                        (trace-cmd's -P lists printk formats instead)\n"
 	"      --comm NAME       only events of this command name (glob); repeat\n"
+	"  -I                    hide events in hard irq context (common_flags)\n"
+	"  -S                    hide events in soft irq context (common_flags)\n"
+	"  -T                    print the filter strings of -F, -v -F and --pid as\n"
+	"                        libtraceevent reads them, one per event, and exit\n"
+	"                        (no filter: the report, as trace-cmd prints it)\n"
+	"  -N                    no plugins: every event printed from its format\n"
+	"                        by libtraceevent, as trace-cmd -N prints it\n"
+	"  -L                    only the user's own plugins: as -N while\n"
+	"                        ~/.trace-cmd/plugins holds none (else an error)\n"
+	"      --ts-offset NS    add NS nanoseconds to the times of the -i file before\n"
+	"                        it (trace-cmd 3.1.6 ignores it on the first file)\n"
+	"      --ts2secs HZ      the counts tick HZ times a second: times are\n"
+	"                        counts * 1e9 / HZ (after an -i other than the first:\n"
+	"                        that file's; else every file's)\n"
+	"      --raw-ts          the ring buffer's counts, unconverted, no offsets\n"
+	"      --align-ts        times from the first event of the top buffer(s)\n"
+	"      --nodate          leave out the offset of record --date\n"
+	"      --ts-check        warn when a CPU's time goes backwards\n"
+	"  -r EVENTS             print these events raw (field=value), as -R does;\n"
+	"                        a regex on the name or system, case ignored; repeat\n"
+	"  -n EVENTS             print these events from their format, without a\n"
+	"                        plugin's handler (same matching); repeat\n"
+	"  -V, --verbose[=LEVEL] more messages on stderr (LEVEL 0-6 or none, crit,\n"
+	"                        err, warn, info, debug, all; default all)\n"
 	"      --start SECONDS   skip events before this time (as printed)\n"
 	"      --end SECONDS     stop at this time\n"
 	"  -t, --ns              nanosecond timestamps\n"
@@ -110,6 +138,20 @@ const char cmd_report_usage[] =
 	"                        --json: the summary alone, as JSON)\n"
 	"      --percentiles     with -w: p50..max of the latencies after the summary\n"
 	"      --hist            with -w: a log2 histogram of the latencies\n"
+	"\n"
+	"listings, as trace-cmd report prints them (no events; one at a time):\n"
+	"  -e                    the file's byte order and the host's\n"
+	"  -P                    the printk formats, by address (-P used to be\n"
+	"                        --pid; it is trace-cmd's -P now)\n"
+	"  -f                    the kernel functions (kallsyms), by address\n"
+	"  -E                    the event formats stored, as system:name\n"
+	"      --cpus            the CPUs that hold records\n"
+	"      --uname           the recorded uname (and --version's line)\n"
+	"      --version         the version of the tool that wrote the file\n"
+	"      --check-events    exit 0 when every event format parses, else 1\n"
+	"                        with one line on stderr (trace-cmd exits 22)\n"
+	"                        -e, -P, -f, -E and --check-events also read a\n"
+	"                        perf.data's TRACING_DATA\n"
 	"  -h, --help            show this help\n";
 
 enum {
@@ -137,6 +179,17 @@ enum {
 	OPT_PROFILE,
 	OPT_PERCENTILES,
 	OPT_HIST,
+	OPT_PID,
+	OPT_CPUS,
+	OPT_UNAME,
+	OPT_VERSION,
+	OPT_CHECK_EVENTS,
+	OPT_TS_OFFSET,
+	OPT_TS2SECS,
+	OPT_RAW_TS,
+	OPT_ALIGN_TS,
+	OPT_NODATE,
+	OPT_TS_CHECK,
 };
 
 /*
@@ -262,6 +315,33 @@ static int parse_time(const char *s, uint64_t *ns)
 
 static int add_str(const char ***list, size_t *n, const char *s);
 
+/* Input @input's --ts-offset (added) or --ts2secs (@hz, when not 0). Return: 0, -1 ENOMEM. */
+static int set_input_time(int64_t **off, uint64_t **hz, size_t *n, size_t input, int64_t add,
+			  uint64_t freq)
+{
+	if (input >= *n) {
+		int64_t *o = realloc(*off, (input + 1) * sizeof(*o));
+		uint64_t *h;
+
+		if (!o)
+			return -1;
+		*off = o;
+		h = realloc(*hz, (input + 1) * sizeof(*h));
+		if (!h)
+			return -1;
+		*hz = h;
+		for (size_t i = *n; i <= input; i++) {
+			o[i] = 0;
+			h[i] = 0;
+		}
+		*n = input + 1;
+	}
+	(*off)[input] += add;
+	if (freq)
+		(*hz)[input] = freq;
+	return 0;
+}
+
 static int add_index(size_t **list, size_t *n, size_t v)
 {
 	size_t *t = realloc(*list, (*n + 1) * sizeof(*t));
@@ -292,7 +372,7 @@ static struct tk_report_file_filter *file_filters(size_t n, const char **events,
 		for (size_t k = 0; ok && k < nneg; k++)
 			if (neg_input[k] == i)
 				ok = !add_str(&ng, &nng, neg[k]);
-		f[i] = (struct tk_report_file_filter){ev, nev, ng, nng};
+		f[i] = (struct tk_report_file_filter){ev, nev, ng, nng, 0, 0};
 	}
 	if (!ok && f) {
 		for (size_t i = 0; i < n; i++) {
@@ -366,6 +446,13 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		{TK_REPORT_TS_DIFF, "--ts-diff"},
 		{TK_REPORT_FIRST_EVENT, "--first-event"},
 		{TK_REPORT_LAST_EVENT, "--last-event"},
+		{TK_REPORT_NO_HARDIRQ, "-I"},
+		{TK_REPORT_NO_SOFTIRQ, "-S"},
+		{TK_REPORT_NO_PLUGINS, "-N (or -L)"},
+		{TK_REPORT_RAW_TS, "--raw-ts"},
+		{TK_REPORT_NODATE, "--nodate"},
+		{TK_REPORT_ALIGN_TS, "--align-ts"},
+		{TK_REPORT_TS_CHECK, "--ts-check"},
 	};
 	struct tk_perfdata_report_opts popts = {
 		.sz = sizeof(struct tk_perfdata_report_opts),
@@ -405,9 +492,19 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 			return src->fields ? 1 : 0;
 		}
 	}
-	if (opts->nneg_events || opts->nplugin_options) {
+	if (opts->ts_offset || opts->ts2secs_hz) {
 		*status = cli_usage_error("%s is for .dat files; %s is perf data",
-					  opts->nneg_events ? "-v" : "-O", path);
+					  opts->ts_offset ? "--ts-offset" : "--ts2secs", path);
+		return 1;
+	}
+	if (opts->nneg_events || opts->nplugin_options || opts->nraw_events ||
+	    opts->nnohandle_events) {
+		*status = cli_usage_error("%s is for .dat files; %s is perf data",
+					  opts->nneg_events	  ? "-v"
+					  : opts->nplugin_options ? "-O"
+					  : opts->nraw_events	  ? "-r"
+								  : "-n",
+					  path);
 		return 1;
 	}
 	for (size_t i = 0; i < sizeof(dat_only) / sizeof(dat_only[0]); i++) {
@@ -521,13 +618,229 @@ out:
 	return status;
 }
 
+/*
+ * trace-cmd's -V / --verbose[=LEVEL]: its levels 0-6 or names, onto
+ * tracekit's log levels (errors always show). Return: 0, -1 for a bad one.
+ */
+static int set_verbose(const char *level)
+{
+	static const char *const names[] = {"none", "crit", "err", "warn", "info", "debug", "all"};
+	static const enum tk_log_level map[] = {TK_LOG_ERROR, TK_LOG_ERROR, TK_LOG_ERROR,
+						TK_LOG_WARN,  TK_LOG_INFO,  TK_LOG_DEBUG,
+						TK_LOG_DEBUG};
+	int n = 6;
+
+	if (level) {
+		for (n = 0; n < 7; n++)
+			if (!strcmp(level, names[n]) || (level[0] == '0' + n && !level[1]))
+				break;
+		if (n == 7)
+			return -1;
+	}
+	tk_log_set_handler(NULL, NULL, map[n]);
+	return 0;
+}
+
+/* The first user plugin directory trace-cmd's -L would load from that has a plugin, or NULL. */
+static const char *local_plugins(void)
+{
+	static char dir[4096];
+	const char *home = getenv("HOME");
+	static const char *const subdirs[] = {".trace-cmd/plugins",
+					      ".local/lib/traceevent/plugins"};
+
+	for (size_t i = 0; home && i < 2; i++) {
+		DIR *d;
+		struct dirent *e;
+		bool any = false;
+
+		snprintf(dir, sizeof(dir), "%s/%s", home, subdirs[i]);
+		d = opendir(dir);
+		if (!d)
+			continue;
+		while (!any && (e = readdir(d)))
+			any = strlen(e->d_name) > 3 &&
+			      !strcmp(e->d_name + strlen(e->d_name) - 3, ".so");
+		closedir(d);
+		if (any)
+			return dir;
+	}
+	return NULL;
+}
+
+/* -T: the filter strings, as libtraceevent reads them; no events. */
+static int report_filter_test(const char *path, const struct tk_report_opts *opts, size_t ninputs)
+{
+	enum tk_filekind kind;
+	struct tk_dat *dat;
+	int ret, status = CLI_OK;
+
+	if (ninputs)
+		return cli_usage_error("-T reads one file");
+	kind = strcmp(path, "-") ? tk_filekind_of(path) : TK_FILE_PERFDATA_PIPE;
+	if (kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE)
+		return cli_usage_error("-T is for .dat files; %s is perf data", path);
+	dat = tk_dat_open(path);
+	if (!dat)
+		return cli_lib_error(path);
+	fflush(stdout);
+	ret = tk_report_filter_test(dat, opts, STDOUT_FILENO);
+	if (ret == -EINVAL)
+		status = cli_usage_error("%s: %s", path, tk_errmsg());
+	else if (ret < 0)
+		status = cli_lib_error(path);
+	tk_dat_close(dat);
+	return status;
+}
+
+/* The option that asked for listing @c, for messages. */
+static const char *listing_name(int c)
+{
+	switch (c) {
+	case 'e':
+		return "-e";
+	case 'P':
+		return "-P";
+	case 'f':
+		return "-f";
+	case 'E':
+		return "-E";
+	case OPT_CPUS:
+		return "--cpus";
+	case OPT_UNAME:
+		return "--uname";
+	case OPT_VERSION:
+		return "--version";
+	default:
+		return "--check-events";
+	}
+}
+
+/*
+ * trace-cmd report's listings (-e, -P, -f, -E, --cpus, --uname,
+ * --version, --check-events): facts of the file, no events. On perf.data
+ * those that need only the tracing metadata read its TRACING_DATA.
+ */
+static int report_listing(const char *path, int listing, const struct tk_report_opts *opts,
+			  size_t ninputs)
+{
+	enum tk_report_list what = 0;
+	enum tk_filekind kind;
+	const struct tk_tracedata *td;
+	struct tk_perfdata *pd = NULL;
+	struct tk_dat *dat = NULL;
+	size_t failed = 0;
+	int ret, status = CLI_OK;
+
+	if (ninputs)
+		return cli_usage_error("%s reads one file", listing_name(listing));
+	if (opts->flags & ~(unsigned int)(TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT))
+		return cli_usage_error("%s lists, it prints no events: no other output option "
+				       "goes with it",
+				       listing_name(listing));
+	if ((opts->flags & (TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT)) && listing != OPT_CPUS)
+		return cli_usage_error("--first-event and --last-event go with --cpus only, of "
+				       "the listings");
+	switch (listing) {
+	case 'e':
+		what = TK_REPORT_LIST_ENDIAN;
+		break;
+	case 'P':
+		what = TK_REPORT_LIST_PRINTK;
+		break;
+	case 'f':
+		what = TK_REPORT_LIST_FUNCS;
+		break;
+	case 'E':
+		what = TK_REPORT_LIST_EVENTS;
+		break;
+	case OPT_UNAME:
+		what = TK_REPORT_LIST_UNAME;
+		break;
+	case OPT_VERSION:
+		what = TK_REPORT_LIST_VERSION;
+		break;
+	default:
+		break;
+	}
+	kind = strcmp(path, "-") ? tk_filekind_of(path) : TK_FILE_PERFDATA_PIPE;
+	if (kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE) {
+		if (listing == OPT_CPUS || listing == OPT_UNAME || listing == OPT_VERSION)
+			return cli_usage_error("%s is for .dat files; %s is perf data",
+					       listing_name(listing), path);
+		pd = tk_perfdata_open(path);
+		if (!pd)
+			return cli_lib_error(path);
+		td = tk_perfdata_get_tracedata(pd);
+		if (!td) {
+			tk_perfdata_close(pd);
+			return cli_usage_error(
+				"%s: %s reads the tracing metadata, and this perf.data "
+				"has no TRACING_DATA (no tracepoint events)",
+				path, listing_name(listing));
+		}
+		/* perf record stores no kallsyms (and may store no printk formats): say so. */
+		if (listing == 'P' || listing == 'f') {
+			struct tk_text t = {NULL, 0};
+
+			if ((listing == 'P' ? tk_tracedata_printk(td, &t)
+					    : tk_tracedata_kallsyms(td, &t)) < 0 ||
+			    !t.len) {
+				tk_perfdata_close(pd);
+				return cli_usage_error(
+					"%s: the TRACING_DATA of this perf.data holds no "
+					"%s: %s has nothing to list",
+					path, listing == 'P' ? "printk formats" : "kallsyms",
+					listing_name(listing));
+			}
+		}
+	} else {
+		dat = tk_dat_open(path);
+		if (!dat)
+			return cli_lib_error(path);
+		td = tk_dat_get_tracedata(dat);
+	}
+	fflush(stdout);
+	if (listing == OPT_CPUS) {
+		struct tk_report_opts copts = *opts;
+
+		copts.flags |= TK_REPORT_CPUS;
+		ret = tk_report_run(dat, &copts, NULL);
+	} else if (listing == OPT_CHECK_EVENTS) {
+		ret = tk_report_check_formats(td, &failed);
+		if (ret > 0)
+			status = cli_error("%s: %zu event formats do not parse", path, failed);
+	} else if (dat) {
+		ret = tk_report_list_dat(dat, what, STDOUT_FILENO);
+	} else {
+		ret = tk_report_list_tracedata(td, what, STDOUT_FILENO);
+	}
+	if (ret < 0)
+		status = cli_lib_error(path);
+	tk_dat_close(dat);
+	tk_perfdata_close(pd);
+	return status;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"cpu", required_argument, NULL, OPT_CPU},
 		{"filter", required_argument, NULL, 'F'},
-		{"pid", required_argument, NULL, 'P'},
+		{"pid", required_argument, NULL, OPT_PID},
+		{"cpus", no_argument, NULL, OPT_CPUS},
+		{"uname", no_argument, NULL, OPT_UNAME},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{"check-events", no_argument, NULL, OPT_CHECK_EVENTS},
+		{"verbose", optional_argument, NULL, 'V'},
+		{"ts-offset", required_argument, NULL, OPT_TS_OFFSET},
+		{"ts2secs", required_argument, NULL, OPT_TS2SECS},
+		{"raw-ts", no_argument, NULL, OPT_RAW_TS},
+		{"align-ts", no_argument, NULL, OPT_ALIGN_TS},
+		{"nodate", no_argument, NULL, OPT_NODATE},
+		{"ts-check", no_argument, NULL, OPT_TS_CHECK},
+		{"filter-test", no_argument, NULL, 'T'},
 		{"comm", required_argument, NULL, OPT_COMM},
 		{"start", required_argument, NULL, OPT_START},
 		{"end", required_argument, NULL, OPT_END},
@@ -562,25 +875,31 @@ int cmd_report(int argc, char **argv)
 	struct sym_sources src = {NULL, NULL, NULL, NULL, 0, 0, false, false};
 	const char **events = NULL, **comms = NULL, **neg_events = NULL, **plugin_opts = NULL;
 	size_t nevents = 0, ncomms = 0, nneg_events = 0, nplugin_opts = 0, ninputs = 0;
-	const char **inputs = NULL;
+	const char **inputs = NULL, **raw_events = NULL, **nohandle_events = NULL;
+	size_t nraw_events = 0, nnohandle_events = 0;
 	/* The input each -F belongs to (trace-cmd 3.1.6: the one before it, the first for those
 	 * before any). */
 	size_t *event_input = NULL, *neg_input = NULL, nevent_input = 0, nneg_input = 0;
 	struct tk_report_file_filter *filters = NULL;
-	bool negate = false;
+	bool negate = false, filter_test = false;
+	/* --ts-offset and --ts2secs per input (trace-cmd's), ntimes of them. */
+	int64_t *in_offset = NULL;
+	uint64_t *in_hz = NULL;
+	size_t ntimes = 0;
 	int *pids = NULL;
 	size_t npids = 0;
 	struct tk_dat *dat;
 	bool strict = false, profile = false;
 	unsigned int wakeup_flags = 0;
 	struct tk_wakeup *wakeup = NULL;
-	int c, ret, status = CLI_OK;
+	int c, ret, status = CLI_OK, listing = 0;
 
 	memset(&opts, 0, sizeof(opts));
 	opts.sz = sizeof(opts);
 	opts.fd = STDOUT_FILENO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:F:P:tRlj:hvqO:w", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:F:tRlj:hvqO:wPefEISTNLV::r:n:", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'i':
 			/* Repeated, trace-cmd merges the files (report_files()). */
@@ -639,7 +958,116 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			}
 			break;
-		case 'P': {
+		case 'e':
+		case 'P':
+		case 'f':
+		case 'E':
+		case OPT_CPUS:
+		case OPT_UNAME:
+		case OPT_VERSION:
+		case OPT_CHECK_EVENTS:
+			/* trace-cmd's listings: one at a time (it would pick one silently). */
+			if (listing && listing != c) {
+				status =
+					cli_usage_error("%s and %s do not go together (one listing "
+							"at a time)",
+							listing_name(listing), listing_name(c));
+				goto out;
+			}
+			listing = c;
+			break;
+		case 'r':
+			if (add_str(&raw_events, &nraw_events, optarg))
+				goto nomem;
+			break;
+		case 'n':
+			if (add_str(&nohandle_events, &nnohandle_events, optarg))
+				goto nomem;
+			break;
+		case OPT_TS_OFFSET:
+		case OPT_TS2SECS: {
+			/* Each belongs to the -i before it (--ts2secs before the second: all). */
+			size_t input = ninputs;
+			char *end;
+
+			errno = 0;
+			if (c == OPT_TS_OFFSET) {
+				long long v = strtoll(optarg, &end, 10);
+
+				if (!path) {
+					status = cli_usage_error(
+						"--ts-offset must come after -i (it "
+						"shifts the file before it)");
+					goto out;
+				}
+				if (end == optarg || *end || errno) {
+					status = cli_usage_error(
+						"bad --ts-offset '%s' (nanoseconds)", optarg);
+					goto out;
+				}
+				if (set_input_time(&in_offset, &in_hz, &ntimes, input, v, 0))
+					goto nomem;
+			} else {
+				unsigned long long v = strtoull(optarg, &end, 10);
+
+				if (end == optarg || *end || errno || !v || optarg[0] == '-') {
+					status = cli_usage_error(
+						"bad --ts2secs '%s' (counts per second)", optarg);
+					goto out;
+				}
+				if (!path || !input)
+					opts.ts2secs_hz = v;
+				else if (set_input_time(&in_offset, &in_hz, &ntimes, input, 0, v))
+					goto nomem;
+			}
+			break;
+		}
+		case OPT_RAW_TS:
+			opts.flags |= TK_REPORT_RAW_TS;
+			break;
+		case OPT_ALIGN_TS:
+			opts.flags |= TK_REPORT_ALIGN_TS;
+			break;
+		case OPT_NODATE:
+			opts.flags |= TK_REPORT_NODATE;
+			break;
+		case OPT_TS_CHECK:
+			opts.flags |= TK_REPORT_TS_CHECK;
+			break;
+		case 'I':
+			opts.flags |= TK_REPORT_NO_HARDIRQ;
+			break;
+		case 'S':
+			opts.flags |= TK_REPORT_NO_SOFTIRQ;
+			break;
+		case 'T':
+			filter_test = true;
+			break;
+		case 'N':
+			opts.flags |= TK_REPORT_NO_PLUGINS;
+			break;
+		case 'L':
+			/* Only the plugins of the user's own directories: tracekit loads none from
+			 * there, so the meaning is -N's while those directories hold no plugin. */
+			if (local_plugins()) {
+				status = cli_usage_error(
+					"-L: %s holds plugins, which tracekit does not "
+					"load (use -N for none)",
+					local_plugins());
+				goto out;
+			}
+			opts.flags |= TK_REPORT_NO_PLUGINS;
+			break;
+		case 'V':
+			if (set_verbose(optarg)) {
+				status = cli_usage_error(
+					"invalid verbose level '%s' (0-6, none, crit, "
+					"err, warn, info, debug, all)",
+					optarg);
+				goto out;
+			}
+			break;
+		case OPT_PID: {
 			/* A comma-separated list, as trace-cmd's --pid takes. */
 			const char *p = optarg;
 
@@ -804,8 +1232,26 @@ int cmd_report(int argc, char **argv)
 	opts.nneg_events = nneg_events;
 	opts.plugin_options = plugin_opts;
 	opts.nplugin_options = nplugin_opts;
+	if (ntimes) {
+		opts.ts_offset = in_offset[0];
+		if (in_hz[0])
+			opts.ts2secs_hz = in_hz[0];
+	}
+	opts.raw_events = raw_events;
+	opts.nraw_events = nraw_events;
+	opts.nohandle_events = nohandle_events;
+	opts.nnohandle_events = nnohandle_events;
 
 	src.cache_dir = cache_dir;
+	if (listing) {
+		status = report_listing(path, listing, &opts, ninputs);
+		goto out;
+	}
+	/* -T with no filter prints the report, as trace-cmd does. */
+	if (filter_test && (nevents || nneg_events || npids || ncomms)) {
+		status = report_filter_test(path, &opts, ninputs);
+		goto out;
+	}
 	if (profile || wakeup_flags) {
 		status = report_analysis(path, &opts, profile, wakeup_flags, ninputs);
 		if (status != -1)
@@ -819,6 +1265,12 @@ int cmd_report(int argc, char **argv)
 				       nneg_events);
 		if (!filters)
 			goto nomem;
+		/* Each file's own time options; @opts' are the first file's and the default. */
+		opts.ts_offset = 0;
+		for (size_t i = 0; i < ntimes && i < ninputs; i++) {
+			filters[i].ts_offset = in_offset[i];
+			filters[i].ts2secs_hz = in_hz[i];
+		}
 		status = report_files(inputs, ninputs, &opts, filters);
 		goto out;
 	}
@@ -882,6 +1334,10 @@ out:
 	free(neg_events);
 	free(inputs);
 	free(plugin_opts);
+	free(raw_events);
+	free(nohandle_events);
+	free(in_offset);
+	free(in_hz);
 	free(comms);
 	free(pids);
 	return status;

@@ -74,7 +74,12 @@
  * Filters combine as trace-cmd's: -F specs and --pid (common_pid, or a
  * "pid" or "next_pid" field) each select, and a record any of them selects
  * is shown unless a -v -F spec (a second libtraceevent filter) matches it;
- * a filter parses only the formats its event list names. --ts-diff and
+ * a filter parses only the formats its event list names. -I and -S hide
+ * records whose common_flags has the hard or soft irq bit, before the rest.
+ * -r and -n set libtraceevent's PRINTRAW and NOHANDLE flags on the events
+ * they name as each is parsed, and make every event print slowly (rare
+ * options: the loop stays as it is); trace-cmd's own function graph and
+ * function printers then step aside for the events named, as its do. --ts-diff and
  * -O print in the merge thread (each line depends on the one before; the
  * plugin options act in libtraceevent's printers only).
  * tk_report_run_files() runs one report per file and merges their heaps'
@@ -280,7 +285,7 @@ struct report {
 	bool usecs;
 	uint64_t ts_add;  /* tk_dat_timestamp() without TSC2NSEC: a sum */
 	bool fast_common; /* type: 2 bytes, pid: 4, host order */
-	bool filtering;	  /* -F, -P or --comm given */
+	bool filtering;	  /* -F, --pid, --comm, -I or -S given */
 	/* -F: libtraceevent's filter (what trace-cmd itself runs), and a padded copy of the record.
 	 */
 	struct tep_event_filter *filter;
@@ -319,6 +324,11 @@ struct report {
 	const struct tk_event *fg_exit_ev;
 	unsigned int fg_flags; /* TK_FGRAPH_*: trace-cmd's -O fgraph:tailprint, fgraph:depth */
 	struct tk_fn_indent *fn_indent; /* ftrace:function's indentation, kept by the merge */
+	/* trace-cmd's time options: shown_ts() makes every time (ts_custom set). */
+	bool ts_custom;
+	double ts2secs;	   /* --ts2secs: ns per count; 0: the file's conversion */
+	uint64_t ts_plus;  /* added after the conversion (wrapping) */
+	uint64_t ts_check; /* --ts-check: the previous shown record's time */
 }
 __attribute__((aligned(128))); /* read per line by workers: no neighbour of its lines is written */
 
@@ -381,6 +391,27 @@ static int stream_cut(struct report *r, struct stream *s, int err, uint64_t at)
 	return 0;
 }
 
+/*
+ * A raw time as trace-cmd shows it with its time options: the counts as
+ * they are (--raw-ts), or converted (--ts2secs's factor in double, as
+ * trace-cmd multiplies, else the file's TSC2NSEC) and offset by ts_plus
+ * (the DATE and OFFSET options, --ts-offset, --align-ts).
+ */
+static uint64_t shown_ts(const struct report *r, uint64_t raw)
+{
+	uint64_t ts;
+
+	if (r->opts->flags & TK_REPORT_RAW_TS)
+		return raw;
+	if (r->ts2secs)
+		ts = (uint64_t)((double)raw * r->ts2secs);
+	else if (r->info->has_tsc2nsec)
+		ts = tk_dat_timestamp(r->dat, raw) - r->ts_add;
+	else
+		ts = raw;
+	return ts + r->ts_plus;
+}
+
 /* The next page's records (or the next batch of a big page): 1, 0 at the end, or an error. */
 static int __attribute__((noinline)) stream_refill(struct report *r, struct stream *s)
 {
@@ -393,7 +424,10 @@ static int __attribute__((noinline)) stream_refill(struct report *r, struct stre
 			struct tk_page_record *rec = s->recs;
 
 			/* The shown time, for the whole batch in one loop. */
-			if (r->info->has_tsc2nsec) {
+			if (__builtin_expect(r->ts_custom, 0)) {
+				for (int i = 0; i < ret; i++)
+					rec[i].timestamp = shown_ts(r, rec[i].timestamp);
+			} else if (r->info->has_tsc2nsec) {
 				for (int i = 0; i < ret; i++)
 					rec[i].timestamp =
 						tk_dat_timestamp(r->dat, rec[i].timestamp);
@@ -489,7 +523,8 @@ static int stream_start(struct report *r, struct stream *s)
 {
 	int ret;
 
-	if (r->opts->has_start) {
+	/* The seek inverts tk_dat_timestamp(); other shown times read from the start. */
+	if (r->opts->has_start && !r->ts_custom) {
 		ret = tk_dat_cpu_reader_seek_time(s->rd, raw_for_time(r->dat, r->opts->start_ns));
 		if (ret < 0)
 			return ret;
@@ -874,6 +909,36 @@ static int add_lazy(struct report *r, const char *system, const struct tk_dat_te
 	return 0;
 }
 
+/* Whether -r or -n pattern @pat matches @name or @system, as trace-cmd matches them. */
+static bool event_pattern(const char *pat, const char *system, const char *name)
+{
+	char *re = NULL;
+	regex_t reg;
+	bool hit = false;
+
+	if (asprintf(&re, "^%s$", pat) < 0)
+		return false;
+	if (!regcomp(&reg, re, REG_ICASE | REG_NOSUB)) {
+		hit = !regexec(&reg, name, 0, NULL, 0) || !regexec(&reg, system, 0, NULL, 0);
+		regfree(&reg);
+	}
+	free(re);
+	return hit;
+}
+
+/* -r, -n: libtraceevent's flags on a newly parsed event (which they make print slowly). */
+static void __attribute__((noinline)) event_flags(const struct report *r, const struct tk_event *ev)
+{
+	const struct tk_report_opts *opts = r->opts;
+
+	for (size_t i = 0; i < opts->nraw_events; i++)
+		if (event_pattern(opts->raw_events[i], ev->system, ev->name))
+			ev->tev->flags |= TEP_EVENT_FL_PRINTRAW;
+	for (size_t i = 0; i < opts->nnohandle_events; i++)
+		if (event_pattern(opts->nohandle_events[i], ev->system, ev->name))
+			ev->tev->flags |= TEP_EVENT_FL_NOHANDLE;
+}
+
 /* The event of type @id, parsing its format on first use; NULL if none. */
 static const struct tk_event *event_get(struct report *r, int id)
 {
@@ -900,6 +965,8 @@ static const struct tk_event *event_get(struct report *r, int id)
 	l->ev = tk_event_find(r->set, id);
 	if (l->ev)
 		r->evs[id] = l->ev;
+	if (l->ev && (r->opts->nraw_events || r->opts->nnohandle_events))
+		event_flags(r, l->ev);
 	return l->ev;
 }
 
@@ -929,8 +996,8 @@ static int load_events(struct report *r)
 		return -errno;
 	if (!tk_dat_header_page(r->dat, &t) && t.len)
 		tk_event_set_add_header_page(r->set, t.data, t.len);
-	/* Handlers attach to formats parsed later, by name. */
-	ret = tk_event_set_load_plugins(r->set);
+	/* Handlers attach to formats parsed later, by name. -N: libtraceevent prints without. */
+	ret = r->opts->flags & TK_REPORT_NO_PLUGINS ? 0 : tk_event_set_load_plugins(r->set);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < tk_dat_ftrace_format_count(r->dat); i++) {
@@ -1054,6 +1121,20 @@ static bool format_name(const char *t, uint64_t len, char *out, size_t cap)
 	return n > 0;
 }
 
+/* -r or -n names ftrace event @name: trace-cmd's own printer for it is then bypassed too. */
+static bool fgraph_flagged(const struct report *r, const char *name)
+{
+	const struct tk_report_opts *opts = r->opts;
+
+	for (size_t i = 0; i < opts->nraw_events; i++)
+		if (event_pattern(opts->raw_events[i], "ftrace", name))
+			return true;
+	for (size_t i = 0; i < opts->nnohandle_events; i++)
+		if (event_pattern(opts->nohandle_events[i], "ftrace", name))
+			return true;
+	return false;
+}
+
 /* The ids of ftrace's function and funcgraph events, when the file has their formats. */
 static void fgraph_ids(struct report *r)
 {
@@ -1065,7 +1146,8 @@ static void fgraph_ids(struct report *r)
 		char name[32];
 
 		if (strcmp(f->system, "ftrace") ||
-		    !format_name(f->text, f->len, name, sizeof(name)))
+		    !format_name(f->text, f->len, name, sizeof(name)) ||
+		    (strcmp(name, "funcgraph_exit") && fgraph_flagged(r, name)))
 			continue;
 		if (!strcmp(name, "funcgraph_entry") && r->fg_entry_id < 0)
 			r->fg_entry_id = id;
@@ -1455,6 +1537,14 @@ static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64
 	}
 }
 
+/* --raw-ts: libtraceevent's "%12d", whose int power of ten overflows, so "%12llu". */
+static void __attribute__((noinline)) put_time_raw(struct tk_outbuf *o, uint64_t ts)
+{
+	put_u_width(o, ts, 12, ' ');
+	o->buf[o->len++] = ':';
+	o->buf[o->len++] = ' ';
+}
+
 /* The time column and the blank after it. */
 static inline void put_time(struct printer *p, uint64_t ts)
 {
@@ -1474,6 +1564,10 @@ static inline void put_time(struct printer *p, uint64_t ts)
 	}
 
 	if (!r->usecs) {
+		if (__builtin_expect(r->opts->flags & TK_REPORT_RAW_TS, 0)) {
+			put_time_raw(o, ts);
+			return;
+		}
 		prec = 12;
 		p10 = 1000000000000ull;
 		t = ts;
@@ -1840,6 +1934,34 @@ static bool neg_selected(struct report *r, int id)
  * trace-cmd's filters do), and no -v -F matches it. --comm is tested
  * later, once the name is known.
  */
+/*
+ * TRACE_FLAG_HARDIRQ (0x08) and TRACE_FLAG_SOFTIRQ (0x10) of the record's
+ * common_flags, one byte in every kernel's common fields.
+ */
+static bool irq_hidden(const struct report *r, const void *data, uint32_t size)
+{
+	const struct tk_event_set *set = r->set;
+	uint8_t f;
+
+	if (!set->flags_size || set->flags_off >= size)
+		return false;
+	f = ((const uint8_t *)data)[set->flags_off];
+	return ((r->opts->flags & TK_REPORT_NO_HARDIRQ) && (f & 0x08)) ||
+	       ((r->opts->flags & TK_REPORT_NO_SOFTIRQ) && (f & 0x10));
+}
+
+/* --ts-check: trace-cmd's warning when a shown record is older than the one before. */
+static void __attribute__((noinline)) ts_check(struct report *r, const struct stream *s)
+{
+	uint64_t ts = s->key.ts;
+
+	if (r->ts_check > ts)
+		tk_warn("%s: record on cpu %u went backwards: %" PRIu64 " to %" PRIu64
+			" delta: -%" PRIu64,
+			r->path, s->cpu, r->ts_check, ts, r->ts_check - ts);
+	r->ts_check = ts;
+}
+
 static inline bool record_wanted(struct report *r, const struct stream *s, int id,
 				 const struct tk_event *ev, int pid)
 {
@@ -1847,6 +1969,10 @@ static inline bool record_wanted(struct report *r, const struct stream *s, int i
 	const void *data = s->rec->data;
 	uint32_t size = s->rec->size;
 
+	/* -I, -S: trace-cmd hides records whose common_flags say hard or soft irq context. */
+	if ((opts->flags & (TK_REPORT_NO_HARDIRQ | TK_REPORT_NO_SOFTIRQ)) &&
+	    irq_hidden(r, data, size))
+		return false;
 	if (opts->nevents || opts->npids) {
 		bool shown = opts->nevents && event_selected(r, id, ev) &&
 			     !(r->filter && ev && !r->lazy[id].named &&
@@ -1855,8 +1981,12 @@ static inline bool record_wanted(struct report *r, const struct stream *s, int i
 		if (!shown && !(opts->npids && pid_match(r, id, ev, pid, data, size)))
 			return false;
 	}
-	return !(r->negfilter && ev && neg_selected(r, id) &&
-		 filter_match(r, r->negfilter, s, data, size));
+	if (r->negfilter && ev && neg_selected(r, id) &&
+	    filter_match(r, r->negfilter, s, data, size))
+		return false;
+	if (opts->flags & TK_REPORT_TS_CHECK)
+		ts_check(r, s);
+	return true;
 }
 
 /* common_pid of a record (the workers read it again rather than from the log). */
@@ -1968,7 +2098,9 @@ static int __attribute__((noinline)) put_fgraph(struct printer *p, const struct 
 	if (l->ev->id == r->fg_fn_id)
 		return tk_fn_put(r->set, p->memo, l->ev, l->data, l->size, (int)p->fn_slot - 1,
 				 p->o);
-	if (l->ev->id == r->fg_exit_id)
+	/* -r or -n on the exit alone: the entries still take their leaf's exit, as trace-cmd's. */
+	if (l->ev->id == r->fg_exit_id &&
+	    !(l->ev->tev->flags & (TEP_EVENT_FL_PRINTRAW | TEP_EVENT_FL_NOHANDLE)))
 		return tk_fgraph_put_exit(r->set, p->memo, l->ev, l->data, l->size, r->fg_flags,
 					  p->o);
 	if (l->ev->id == r->fg_entry_id)
@@ -3103,6 +3235,39 @@ static int check_plugin_options(const struct tk_report_opts *opts)
 	return ret;
 }
 
+/* trace-cmd's time options, made into shown_ts()'s parameters. */
+static void time_options(struct report *r)
+{
+	const struct tk_report_opts *opts = r->opts;
+
+	r->ts_custom = opts->ts_offset || opts->ts2secs_hz ||
+		       (opts->flags & (TK_REPORT_RAW_TS | TK_REPORT_NODATE | TK_REPORT_ALIGN_TS));
+	if (!r->ts_custom)
+		return;
+	if (opts->ts2secs_hz)
+		r->ts2secs = 1e9 / (double)opts->ts2secs_hz;
+	r->ts_plus = r->ts_add + (uint64_t)opts->ts_offset;
+	if ((opts->flags & TK_REPORT_NODATE) && r->info->has_date)
+		r->ts_plus -= (uint64_t)r->info->date_offset_us * 1000u;
+	/*
+	 * --raw-ts: counts, shown as libtraceevent's "%12d" shows them, when
+	 * the file names its clock (trace-cmd drops microseconds as it reads
+	 * the clock's name; without one they stay).
+	 */
+	if (opts->flags & TK_REPORT_RAW_TS) {
+		bool named = r->info->trace_clock != NULL;
+
+		for (size_t b = 0; b < tk_dat_buffer_count(r->dat); b++) {
+			const struct tk_dat_buffer *buf = tk_dat_buffer_get(r->dat, b);
+
+			if (!buf->name[0] && buf->clock)
+				named = true;
+		}
+		if (named)
+			r->usecs = false;
+	}
+}
+
 static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_report_opts *opts)
 {
 	int ret;
@@ -3119,6 +3284,7 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
 	/* Unsigned sums wrap as tk_dat_timestamp()'s do, so one addend serves. */
 	r->ts_add = (r->info->has_date ? (uint64_t)r->info->date_offset_us * 1000u : 0) +
 		    (uint64_t)r->info->ts_offset;
+	time_options(r);
 	ret = tk_outbuf_init(&r->out, opts->fd, OUT_BYTES);
 	if (ret)
 		return ret;
@@ -3144,7 +3310,9 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
 		ret = check_plugin_options(opts);
 	if (ret)
 		return ret;
-	fgraph_ids(r);
+	/* trace-cmd's own function graph printers come with the plugins (not with -N). */
+	if (!(opts->flags & TK_REPORT_NO_PLUGINS))
+		fgraph_ids(r);
 	ret = load_filter(r);
 	if (ret)
 		return ret;
@@ -3155,6 +3323,47 @@ static int report_setup(struct report *r, struct tk_dat *dat, const struct tk_re
  * "cpus=N", the streams at their first record, the kernel's loss counters
  * and, with --header, the loss lines (a first pass over the page headers).
  */
+/*
+ * --align-ts: every time less the first one of the top buffer (trace-cmd's
+ * tracecmd_get_first_ts(): the earliest CPU's first event; 0 when the top
+ * buffer is empty). The streams hold their first batch already.
+ */
+static uint64_t first_time(const struct report *r)
+{
+	uint64_t first = 0;
+	bool any = false;
+
+	for (size_t i = 0; i < r->nstreams; i++) {
+		const struct stream *s = &r->streams[i];
+
+		if (!s->buf->name[0] && s->live && (!any || s->key.ts < first)) {
+			first = s->key.ts;
+			any = true;
+		}
+	}
+	return first;
+}
+
+/* Every time of @r less @first, the records the streams hold already included. */
+static void align_times(struct report *r, uint64_t first)
+{
+	if (!first)
+		return;
+	r->ts_plus -= first;
+	for (size_t i = 0; i < r->nstreams; i++) {
+		struct stream *s = &r->streams[i];
+
+		if (!s->live)
+			continue;
+		for (uint32_t k = s->irec ? s->irec - 1 : 0; k < s->nrecs; k++)
+			s->recs[k].timestamp -= first;
+		s->key.ts -= first;
+	}
+	/* Times before @first wrap to the end, as trace-cmd's do: the heap's order changes. */
+	for (size_t i = r->nheap / 2; i-- > 0;)
+		tk_merge_heap_down(r->heap, r->nheap, i);
+}
+
 static int report_open(struct report *r)
 {
 	const struct tk_report_opts *opts = r->opts;
@@ -3182,12 +3391,17 @@ static int report_open(struct report *r)
 	else
 		r->common_size =
 			r->pid_off + 4 > r->type_off + 2 ? r->pid_off + 4 : r->type_off + 2;
-	r->filtering = opts->nevents || opts->npids || opts->ncomms || opts->nneg_events;
+	r->filtering =
+		opts->nevents || opts->npids || opts->ncomms || opts->nneg_events ||
+		(opts->flags & (TK_REPORT_NO_HARDIRQ | TK_REPORT_NO_SOFTIRQ | TK_REPORT_TS_CHECK));
 	/* trace-cmd 3.1.6 rounds to microseconds only with a TRACECLOCK option (use_trace_clock).
 	 */
-	r->diff_us = r->info->trace_clock && !(opts->flags & TK_REPORT_NSEC);
+	r->diff_us = r->info->trace_clock && !(opts->flags & TK_REPORT_NSEC) && !opts->ts2secs_hz;
 	r->special = opts->flags & (TK_REPORT_STAT | TK_REPORT_JSON);
 	ret = open_streams(r);
+	/* Several files align on the earliest of them all (tk_report_run_files_filtered()). */
+	if (!ret && (opts->flags & TK_REPORT_ALIGN_TS) && !r->file_label)
+		align_times(r, first_time(r));
 	r->room = 512 + 256 + (size_t)r->label_width * 2 + 128 + 32;
 	if (ret)
 		return ret;
@@ -3419,6 +3633,8 @@ static int report_stats(struct report *r, int ret, struct tk_report_stats *st)
 /* A time as trace-cmd's --first-event prints it: the time column without its blanks and colon. */
 static int time_text(const struct report *r, uint64_t ts, char *out, size_t cap)
 {
+	if (!r->usecs && (r->opts->flags & TK_REPORT_RAW_TS))
+		return snprintf(out, cap, "%12" PRIu64, ts);
 	if (!r->usecs)
 		return snprintf(out, cap, "%5" PRIu64 ".%012" PRIu64, ts / (uint64_t)1000000000000,
 				ts % (uint64_t)1000000000000);
@@ -3521,14 +3737,16 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	if (ret < 0)
 		return ret;
 	/* Plugin options act in libtraceevent's printers, not in the compiled ones. */
-	if (opts_copy.nplugin_options)
+	if (opts_copy.nplugin_options || (opts_copy.flags & TK_REPORT_NO_PLUGINS) ||
+	    opts_copy.nraw_events || opts_copy.nnohandle_events)
 		opts_copy.flags |= TK_REPORT_SLOW;
 	memset(&r, 0, sizeof(r));
 	memset(&st, 0, sizeof(st));
 	ret = report_setup(&r, dat, opts);
 	if (ret && !r.out.buf)
 		return ret;
-	if (!ret && (opts->flags & (TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT))) {
+	if (!ret &&
+	    (opts->flags & (TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT | TK_REPORT_CPUS))) {
 		if (stats)
 			*stats = st;
 		ret = report_cpu_times(&r);
@@ -3602,7 +3820,8 @@ int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *const *
 	if (opts.flags & alone)
 		return tk_fail(EINVAL, "--stat, --json, --header, --first-event, --last-event, "
 				       "--sym and --fallbacks read one file");
-	if (opts.nplugin_options)
+	if (opts.nplugin_options || (opts.flags & TK_REPORT_NO_PLUGINS) || opts.nraw_events ||
+	    opts.nnohandle_events)
 		opts.flags |= TK_REPORT_SLOW;
 	opts.threads = 1;
 	rs = calloc(n, sizeof(*rs));
@@ -3620,6 +3839,9 @@ int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *const *
 			fopts[i].nevents = filters[i].nevents;
 			fopts[i].neg_events = filters[i].neg_events;
 			fopts[i].nneg_events = filters[i].nneg_events;
+			fopts[i].ts_offset += filters[i].ts_offset;
+			if (filters[i].ts2secs_hz)
+				fopts[i].ts2secs_hz = filters[i].ts2secs_hz;
 		}
 	}
 	memset(&st, 0, sizeof(st));
@@ -3655,6 +3877,14 @@ int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *const *
 	}
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = report_open(&rs[i]);
+	if (!ret && (opts.flags & TK_REPORT_ALIGN_TS)) {
+		uint64_t first = first_time(&rs[0]);
+
+		for (size_t i = 1; i < n; i++)
+			first = first_time(&rs[i]) < first ? first_time(&rs[i]) : first;
+		for (size_t i = 0; i < n; i++)
+			align_times(&rs[i], first);
+	}
 	while (!ret) {
 		struct report *r = NULL;
 		struct stream *s;

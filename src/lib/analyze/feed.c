@@ -50,10 +50,14 @@
  *   keeping per-task or per-symbol state only, so memory stays flat.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <tracekit/dat.h>
 #include <tracekit/event.h>
@@ -101,6 +105,25 @@ struct feed {
 	uint64_t max_ts, next_flush;
 	struct tk_perf_fixed *fixed; /* NULL: every sample through tk_perfdata_parse_sample */
 	bool host_order;	     /* the file's byte order is the host's: fields read inline */
+};
+
+/*
+ * A perf.data's data section read in place through a read-only mapping
+ * (see "Reading perf.data in place" above run_perf()).
+ */
+struct perfmap {
+	const uint8_t *base;	/* the file from offset 0 */
+	size_t len;		/* bytes mapped: the end of the data section */
+	uint64_t pos, end;	/* file offsets of the next record and of the end */
+	uint64_t dropped;	/* page-aligned: the mapping below is dropped from RSS */
+	int32_t tid, time, cpu; /* sample field offsets after the header; -1: absent */
+	uint32_t before;	/* sample bytes before RAW's size word */
+	uint32_t trailer;	/* a side-band record's sample_id_all trailer bytes */
+	int32_t id;		/* where a sample's event id is; -1: one event only */
+	uint64_t *ids;		/* every event id of the file, sorted */
+	size_t nids;
+	uint64_t last_id;  /* the id found last (ids repeat in runs) */
+	uint64_t *scratch; /* 64 KiB: an unaligned side-band record, copied */
 };
 
 /* The "name: X" of a format text, compared with @name. */
@@ -773,13 +796,336 @@ static int perf_damage(struct feed *f, const struct tk_perfdata *pd)
 	return 0;
 }
 
+/*
+ * Reading perf.data in place. tk_perfdata_next() copies every record out of
+ * a pread() block (a fifth of an analysis's time went to the kernel's copy);
+ * a read-only mapping of the file hands the records out where they lie.
+ * The reader also judges damage (salvage, resync, records too long for
+ * their fields), and that judgement must not change: the mapped walk
+ * therefore takes only records it can prove the reader would take as they
+ * are (a known type that carries no metadata, a size that is a multiple of
+ * 8 inside the data section, a sample exactly as long as its fields, a
+ * side-band record without 8 spare bytes), and stops at the first other
+ * one. From there a fresh reader goes on: it is opened again, skips the
+ * records before that offset (the mapped walk took them all, so the reader
+ * met no damage there) and hands out the rest as before, damage and errors
+ * included. Only files whose events share one sample layout with RAW and
+ * no READ or CALLCHAIN (what perf sched record, perf trace record and
+ * tracekit convert write) are walked so; the rest go through the reader.
+ * The mapping's pages are dropped behind the walk every few MB, so peak RSS
+ * does not grow with the file (the data stays in the page cache).
+ */
+#define MAP_DROP (4u << 20)
+
+static const uint64_t map_fixed_bits =
+	TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_IP | TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME |
+	TK_PERF_SAMPLE_ADDR | TK_PERF_SAMPLE_ID | TK_PERF_SAMPLE_STREAM_ID | TK_PERF_SAMPLE_CPU |
+	TK_PERF_SAMPLE_PERIOD;
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void perfmap_close(struct perfmap *m)
+{
+	if (m->base)
+		munmap((void *)m->base, m->len);
+	free(m->ids);
+	free(m->scratch);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Map @path's data section; false (and nothing mapped) when it does not qualify. */
+static bool perfmap_open(struct perfmap *m, const struct tk_perfdata *pd, const char *path)
+{
+	const struct tk_perfdata_info *in = tk_perfdata_get_info(pd);
+	size_t nev = tk_perfdata_evsel_count(pd);
+	const struct tk_perf_attr *a0;
+	uint64_t st, bit;
+	uint32_t off = 0;
+	struct stat sb;
+	void *base;
+	int fd;
+
+	memset(m, 0, sizeof(*m));
+	if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__ || in->pipe || in->data_size_repaired ||
+	    in->data_end < in->data_offset || !nev || in->nr_compressed)
+		return false;
+	a0 = &tk_perfdata_evsel_get(pd, 0)->attr;
+	st = a0->sample_type;
+	if (!(st & TK_PERF_SAMPLE_RAW) || (st & ~(map_fixed_bits | TK_PERF_SAMPLE_RAW)))
+		return false;
+	for (size_t i = 1; i < nev; i++)
+		if (tk_perfdata_evsel_get(pd, i)->attr.sample_type != st)
+			return false;
+	if (nev > 1 && !(st & (TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_ID)))
+		return false;
+	/* The fields up to RAW, one u64 each, in perf_event.h's order. */
+	m->tid = m->time = m->cpu = m->id = -1;
+	for (bit = 1; bit < TK_PERF_SAMPLE_RAW; bit <<= 1) {
+		uint64_t b = bit;
+
+		if (!(st & b))
+			continue;
+		if (b == TK_PERF_SAMPLE_TID)
+			m->tid = (int32_t)off;
+		else if (b == TK_PERF_SAMPLE_TIME)
+			m->time = (int32_t)off;
+		else if (b == TK_PERF_SAMPLE_CPU)
+			m->cpu = (int32_t)off;
+		else if (b == TK_PERF_SAMPLE_ID && !(st & TK_PERF_SAMPLE_IDENTIFIER))
+			m->id = (int32_t)off;
+		off += 8;
+	}
+	if (st & TK_PERF_SAMPLE_IDENTIFIER) {
+		/* IDENTIFIER (bit 16) comes first of all. */
+		m->tid += m->tid >= 0 ? 8 : 0;
+		m->time += m->time >= 0 ? 8 : 0;
+		m->cpu += m->cpu >= 0 ? 8 : 0;
+		m->id = 0;
+		off += 8;
+	}
+	if (nev == 1)
+		m->id = -1;
+	m->before = off;
+	if (a0->flags & TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL)
+		m->trailer = 8u * (uint32_t)__builtin_popcountll(
+					  st & (TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME |
+						TK_PERF_SAMPLE_ID | TK_PERF_SAMPLE_STREAM_ID |
+						TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_IDENTIFIER));
+	if (m->id >= 0) {
+		for (size_t i = 0; i < nev; i++)
+			m->nids += tk_perfdata_evsel_get(pd, i)->nr_ids;
+		m->ids = malloc((m->nids ? m->nids : 1) * sizeof(*m->ids));
+		if (!m->ids)
+			return false;
+		m->nids = 0;
+		for (size_t i = 0; i < nev; i++) {
+			const struct tk_perfdata_evsel *ev = tk_perfdata_evsel_get(pd, i);
+
+			memcpy(m->ids + m->nids, ev->ids, ev->nr_ids * sizeof(*m->ids));
+			m->nids += ev->nr_ids;
+		}
+		qsort(m->ids, m->nids, sizeof(*m->ids), u64_cmp);
+		m->last_id = m->nids ? m->ids[0] : 0;
+	}
+	m->scratch = malloc(1u << 16);
+	fd = m->scratch ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		goto fail;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size < in->data_end ||
+	    in->data_end < 8) {
+		close(fd);
+		goto fail;
+	}
+	base = mmap(NULL, in->data_end, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (base == MAP_FAILED)
+		goto fail;
+	/* The magic as this host stores it: a file of the other byte order is the reader's. */
+	if (memcmp(base, "PERFILE2", 8)) {
+		munmap(base, in->data_end);
+		goto fail;
+	}
+	madvise(base, in->data_end, MADV_SEQUENTIAL);
+	m->base = base;
+	m->len = in->data_end;
+	m->pos = in->data_offset;
+	m->end = in->data_end;
+	m->dropped = 0;
+	return true;
+fail:
+	perfmap_close(m);
+	return false;
+}
+
+static bool perfmap_known_id(struct perfmap *m, uint64_t id)
+{
+	size_t lo = 0, hi = m->nids;
+
+	if (id == m->last_id && m->nids)
+		return true;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->nids && m->ids[lo] == id) {
+		m->last_id = id;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Whether the reader might call this side-band record too long: it has 8
+ * bytes to spare after its fields and they could start a record (the
+ * reader's sideband_too_long() then asks more; such a record is left to it).
+ */
+static bool perfmap_spare(const struct perfmap *m, const uint8_t *p, uint32_t type, uint32_t size)
+{
+	uint32_t fixed, want, t;
+	uint16_t sz;
+
+	switch (type) {
+	case TK_PERF_RECORD_MMAP:
+		fixed = 40;
+		break;
+	case TK_PERF_RECORD_MMAP2:
+		fixed = 72;
+		break;
+	case TK_PERF_RECORD_COMM:
+		fixed = 16;
+		break;
+	case TK_PERF_RECORD_FORK:
+	case TK_PERF_RECORD_EXIT:
+		fixed = 32;
+		break;
+	default:
+		return false;
+	}
+	if (size <= fixed)
+		return false;
+	want = fixed;
+	if (type != TK_PERF_RECORD_FORK && type != TK_PERF_RECORD_EXIT) {
+		const uint8_t *nul = memchr(p + fixed, 0, size - fixed);
+
+		if (!nul)
+			return false;
+		want += ((uint32_t)(nul - (p + fixed)) + 1 + 7) & ~7u;
+	}
+	want += m->trailer;
+	if (want + 8 > size)
+		return false;
+	/* The reader looks for records in the rest: the first needs a known type and a size. */
+	memcpy(&t, p + want, 4);
+	memcpy(&sz, p + want + 6, 2);
+	return ((t >= 1 && t <= 21) || (t >= 64 && t <= 83)) && sz >= 8;
+}
+
+/* The record types the reader hands out as they are, metadata and compression aside. */
+static bool perfmap_plain_type(uint32_t t)
+{
+	return (t >= 1 && t <= 21) || t == TK_PERF_RECORD_HEADER_EVENT_TYPE ||
+	       t == TK_PERF_RECORD_FINISHED_ROUND || t == TK_PERF_RECORD_ID_INDEX ||
+	       t == TK_PERF_RECORD_THREAD_MAP || t == TK_PERF_RECORD_CPU_MAP ||
+	       t == TK_PERF_RECORD_TIME_CONV || t == TK_PERF_RECORD_FINISHED_INIT;
+}
+
+/*
+ * Walk the mapping from m->pos. Returns 0, or @fn's value / an error; on 0,
+ * m->pos below m->end is the record left to the reader.
+ */
+static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *m)
+{
+	const uint8_t *base = m->base;
+	uint64_t pos = m->pos, end = m->end;
+	bool all = f->flags & TK_FEED_ALL_EVENTS;
+	int ret = 0;
+
+	while (pos < end) {
+		const uint8_t *p = base + pos;
+		struct tk_perf_record rec;
+		uint32_t type, size;
+		uint16_t sz16;
+
+		if (end - pos < 8)
+			break;
+		memcpy(&type, p, 4);
+		memcpy(&sz16, p + 6, 2);
+		size = sz16;
+		if (size < 8 || size > end - pos)
+			break;
+		if (type == TK_PERF_RECORD_SAMPLE) {
+			struct tk_feed_rec r;
+			uint32_t raw_size;
+			uint64_t id;
+
+			if (size < 8 + m->before + 4)
+				break;
+			memcpy(&raw_size, p + 8 + m->before, 4);
+			if ((uint64_t)8 + m->before + 4 + raw_size != size)
+				break;
+			f->st->nr_records++;
+			if (m->id >= 0) {
+				memcpy(&id, p + 8 + m->id, 8);
+				if (!perfmap_known_id(m, id))
+					goto general;
+			}
+			memset(&r, 0, sizeof(r));
+			if (!raw_size || !decode(f, p + 8 + m->before + 4, raw_size, &r)) {
+				if (all)
+					goto general;
+				pos += size;
+				goto next;
+			}
+			if (f->flags & TK_FEED_PAYLOAD) {
+				r.raw = p + 8 + m->before + 4;
+				r.raw_size = raw_size;
+			}
+			if (m->time >= 0)
+				memcpy(&r.time, p + 8 + m->time, 8);
+			if (m->cpu >= 0)
+				memcpy(&r.cpu, p + 8 + m->cpu, 4);
+			if (m->tid >= 0) {
+				memcpy(&r.pid, p + 8 + m->tid, 4);
+				memcpy(&r.tid, p + 8 + m->tid + 4, 4);
+			}
+			r.seq = f->seq++;
+			ret = queue(f, &r);
+			pos += size;
+			if (ret)
+				break;
+			goto next;
+		} else if (!perfmap_plain_type(type) || perfmap_spare(m, p, type, size)) {
+			break;
+		}
+		f->st->nr_records++;
+	general:
+		memset(&rec, 0, sizeof(rec));
+		rec.type = type;
+		memcpy(&rec.misc, p + 4, 2);
+		rec.size = (uint16_t)size;
+		rec.offset = pos;
+		rec.data = p;
+		if ((uintptr_t)p % 8) {
+			/* The reader hands records out 8-byte aligned; so does the walk. */
+			memcpy(m->scratch, p, size);
+			rec.data = m->scratch;
+		}
+		ret = perf_record(f, pd, &rec);
+		pos += size;
+		if (ret)
+			break;
+	next:
+		if (pos - m->dropped >= 2 * (uint64_t)MAP_DROP) {
+			/* Dropped pages come back from the page cache if touched again. */
+			uint64_t to = (pos - MAP_DROP) & ~(uint64_t)0xfffff;
+
+			madvise((void *)(base + m->dropped), to - m->dropped, MADV_DONTNEED);
+			m->dropped = to;
+		}
+	}
+	m->pos = pos;
+	return ret;
+}
+
 static int run_perf(struct feed *f, const char *path)
 {
 	TK_OPTS(tk_perfdata_open_opts, oopts, .strict = !(f->flags & TK_FEED_SALVAGE));
 	struct tk_perfdata *pd = f->flags & TK_FEED_SALVAGE ? tk_perfdata_open_opts(path, &oopts)
 							    : tk_perfdata_open(path);
+	struct tk_perfdata *pd2 = NULL, *rd;
 	const struct tk_tracedata *td;
 	struct tk_perf_record rec;
+	struct perfmap m;
+	bool walked = false;
 	int ret;
 
 	if (!pd)
@@ -817,17 +1163,48 @@ static int run_perf(struct feed *f, const char *path)
 		ret = perf_build_ids(f, pd);
 	if (ret)
 		goto out;
-	while ((ret = tk_perfdata_next(pd, &rec)) > 0) {
+	if (ret == 0 && perfmap_open(&m, pd, path)) {
+		uint64_t at;
+		bool left;
+
+		ret = perfmap_walk(f, pd, &m);
+		at = m.pos;
+		left = m.pos < m.end;
+		perfmap_close(&m);
+		if (ret)
+			goto out;
+		walked = true;
+		if (left) {
+			/* A fresh reader takes over at the record the walk left. */
+
+			pd2 = f->flags & TK_FEED_SALVAGE ? tk_perfdata_open_opts(path, &oopts)
+							 : tk_perfdata_open(path);
+			if (!pd2) {
+				ret = -errno;
+				goto out;
+			}
+			while ((ret = tk_perfdata_next(pd2, &rec)) > 0 && rec.offset < at)
+				;
+			if (ret > 0) {
+				f->st->nr_records++;
+				ret = perf_record(f, pd2, &rec);
+				walked = ret != 0;
+			}
+		}
+	}
+	rd = pd2 ? pd2 : pd;
+	while (!walked && (ret = tk_perfdata_next(rd, &rec)) > 0) {
 		f->st->nr_records++;
-		ret = perf_record(f, pd, &rec);
+		ret = perf_record(f, rd, &rec);
 		if (ret)
 			break;
 	}
 	if (ret == 0)
 		ret = flush_queue(f, 0, true);
 	if (ret == 0 && (f->flags & TK_FEED_SALVAGE))
-		ret = perf_damage(f, pd);
+		ret = perf_damage(f, rd);
 out:
+	tk_perfdata_close(pd2);
 	free(f->q);
 	tk_bytebuf_release(&f->arena);
 	tk_bytebuf_release(&f->arena2);

@@ -96,7 +96,7 @@ struct feed {
 	uint32_t seq;
 	/* perf.data ordered queue */
 	struct tk_feed_rec *q;
-	size_t qlen, qcap;
+	size_t q0, qlen, qcap; /* the queued records are q[q0 .. qlen) */
 	/*
 	 * TK_FEED_PAYLOAD: the queued records' payloads, back to back; a
 	 * queued record's raw holds its offset here until it is delivered.
@@ -469,10 +469,10 @@ static int rec_cmp(const void *a, const void *b)
  * where qsort cost n log n: a third of `syscalls` went to the sort. Returns
  * nonzero when out of memory (the caller sorts in place instead).
  */
-static int merge_runs(struct feed *f)
+static int merge_runs(struct tk_feed_rec *q, size_t n)
 {
-	struct tk_feed_rec *a = f->q, *b;
-	size_t n = f->qlen, runs = 1;
+	struct tk_feed_rec *a = q, *b;
+	size_t runs = 1;
 
 	for (size_t i = 1; i < n; i++)
 		runs += rec_cmp(&a[i - 1], &a[i]) > 0;
@@ -509,8 +509,8 @@ static int merge_runs(struct feed *f)
 		a = b;
 		b = t;
 	}
-	if (a != f->q) {
-		memcpy(f->q, a, n * sizeof(*a));
+	if (a != q) {
+		memcpy(q, a, n * sizeof(*a));
 		free(a);
 	} else {
 		free(b);
@@ -528,7 +528,7 @@ static int compact_arena(struct feed *f)
 	struct tk_bytebuf t;
 
 	tk_bytebuf_reset(&f->arena2);
-	for (size_t i = 0; i < f->qlen; i++) {
+	for (size_t i = f->q0; i < f->qlen; i++) {
 		size_t off = f->arena2.len;
 
 		if (!f->q[i].raw_size)
@@ -545,41 +545,142 @@ static int compact_arena(struct feed *f)
 	return 0;
 }
 
+/* Runs a k-way merge takes; a queue of more runs is sorted instead. */
+#define MERGE_MAX_RUNS 16
+
+static inline bool rec_before(const struct tk_feed_rec *x, const struct tk_feed_rec *y)
+{
+	return x->time < y->time || (x->time == y->time && x->seq < y->seq);
+}
+
+static int deliver_queued(struct feed *f, struct tk_feed_rec *r)
+{
+	if (r->raw_size)
+		r->raw = f->arena.data + (uintptr_t)r->raw;
+	return deliver(f, r);
+}
+
 /*
- * Deliver the queued records at or before @limit, oldest first. The queue
- * is nearly always in order already (one CPU's records, or CPUs drained in
- * turn make a few runs): a pass that finds it sorted skips the sort, and
- * the records left for the next round move once, not per delivery.
+ * Deliver the queued records at or before @limit (all of them with @all),
+ * oldest first, ties in arrival order. The queue is a few runs in time
+ * order (perf drains each CPU's buffer in turn): the runs are merged as
+ * they are delivered, each record handed out where it lies, and only what
+ * stays for the next round moves, to the front. Delivering by (time, seq)
+ * from the heads of the runs gives exactly the order of sorting the whole
+ * queue, whatever order the leftovers are then kept in (each flush orders
+ * them again). A queue of many runs is sorted first, as one run.
  */
 static int flush_queue(struct feed *f, uint64_t limit, bool all)
 {
-	size_t n = 0;
-	bool sorted = true;
+	size_t start[MERGE_MAX_RUNS + 1], head[MERGE_MAX_RUNS], nruns = 1, e;
+	struct tk_feed_rec *q = f->q + f->q0;
+	size_t qn = f->qlen - f->q0;
 	int ret = 0;
 
-	if (!f->qlen)
+	if (!qn)
 		return 0;
-	for (size_t i = 1; i < f->qlen && sorted; i++)
-		sorted = rec_cmp(&f->q[i - 1], &f->q[i]) <= 0;
-	if (!sorted && merge_runs(f))
-		qsort(f->q, f->qlen, sizeof(*f->q), rec_cmp);
-	while (n < f->qlen && (all || f->q[n].time <= limit)) {
-		if (f->q[n].raw_size)
-			f->q[n].raw = f->arena.data + (uintptr_t)f->q[n].raw;
-		ret = deliver(f, &f->q[n]);
-		n++;
-		if (ret)
+	start[0] = 0;
+	for (size_t i = 1; i < qn; i++) {
+		if (!rec_before(&q[i], &q[i - 1]))
+			continue;
+		if (nruns == MERGE_MAX_RUNS) {
+			if (merge_runs(q, qn))
+				qsort(q, qn, sizeof(*q), rec_cmp);
+			nruns = 1;
 			break;
+		}
+		start[nruns++] = i;
 	}
-	if (n < f->qlen)
-		memmove(f->q, f->q + n, (f->qlen - n) * sizeof(*f->q));
-	f->qlen -= n;
+	start[nruns] = qn;
+	for (size_t k = 0; k < nruns; k++)
+		head[k] = start[k];
+	if (nruns == 1) {
+		size_t n = 0;
+
+		while (n < qn && (all || q[n].time <= limit)) {
+			ret = deliver_queued(f, &q[n]);
+			n++;
+			if (ret)
+				break;
+		}
+		head[0] = n;
+	} else {
+		for (;;) {
+			size_t best = MERGE_MAX_RUNS;
+
+			for (size_t k = 0; k < nruns; k++)
+				if (head[k] < start[k + 1] &&
+				    (best == MERGE_MAX_RUNS ||
+				     rec_before(&q[head[k]], &q[head[best]])))
+					best = k;
+			if (best == MERGE_MAX_RUNS || (!all && q[head[best]].time > limit))
+				break;
+			ret = deliver_queued(f, &q[head[best]++]);
+			if (ret)
+				break;
+		}
+	}
+	/*
+	 * What is left of each run closes up towards the end of the queue (the
+	 * last run's rest stays where it is; memmove never moves backwards
+	 * here), and the queue then starts after the delivered records.
+	 */
+	e = qn;
+	for (size_t k = nruns; k-- > 0;) {
+		size_t n = start[k + 1] - head[k];
+
+		if (n && e - n != head[k])
+			memmove(q + e - n, q + head[k], n * sizeof(*q));
+		e -= n;
+	}
+	f->q0 += e;
+	if (f->q0 == f->qlen)
+		f->q0 = f->qlen = 0;
 	if ((f->flags & TK_FEED_PAYLOAD) && !ret)
 		ret = compact_arena(f);
 	return ret;
 }
 
-static int queue(struct feed *f, struct tk_feed_rec *r)
+#define QUEUE_ROOMY (8u << 20)
+
+/* Room for one more queued record; NULL when out of memory (tk_errmsg() set). */
+static struct tk_feed_rec *queue_slot(struct feed *f)
+{
+	bool moved = false;
+
+	if (f->qlen == f->qcap && f->q0) {
+		/*
+		 * The delivered records before q0 make room. When the queue is
+		 * still more than a quarter full it also grows (half, past
+		 * QUEUE_ROOMY bytes): a record then moves at most once for
+		 * every three (one) queued. perf's rounds leave about a
+		 * round's records waiting, so this matters.
+		 */
+		memmove(f->q, f->q + f->q0, (f->qlen - f->q0) * sizeof(*f->q));
+		f->qlen -= f->q0;
+		f->q0 = 0;
+		moved = true;
+	}
+	if (f->qlen == f->qcap ||
+	    (moved && f->qlen > f->qcap / (f->qcap * sizeof(*f->q) < QUEUE_ROOMY ? 4 : 2))) {
+		size_t cap = f->qcap ? f->qcap * 2 : 8192;
+		struct tk_feed_rec *q = realloc(f->q, cap * sizeof(*q));
+
+		if (!q) {
+			tk_fail(ENOMEM, "out of memory");
+			return NULL;
+		}
+		f->q = q;
+		f->qcap = cap;
+	}
+	return &f->q[f->qlen];
+}
+
+/*
+ * Queue the record built in queue_slot()'s slot @r, or deliver it at once
+ * when it has no time (perf's synthesized records).
+ */
+static int queue_commit(struct feed *f, struct tk_feed_rec *r)
 {
 	if (!r->time)
 		return deliver(f, r);
@@ -591,19 +692,23 @@ static int queue(struct feed *f, struct tk_feed_rec *r)
 			return tk_fail(ENOMEM, "out of memory");
 		r->raw = (const void *)(uintptr_t)off;
 	}
-	if (f->qlen == f->qcap) {
-		size_t cap = f->qcap ? f->qcap * 2 : 8192;
-		struct tk_feed_rec *q = realloc(f->q, cap * sizeof(*q));
-
-		if (!q)
-			return tk_fail(ENOMEM, "out of memory");
-		f->q = q;
-		f->qcap = cap;
-	}
-	f->q[f->qlen++] = *r;
+	f->qlen++;
 	if (r->time > f->max_ts)
 		f->max_ts = r->time;
 	return 0;
+}
+
+static int queue(struct feed *f, struct tk_feed_rec *r)
+{
+	struct tk_feed_rec *slot;
+
+	if (!r->time)
+		return deliver(f, r);
+	slot = queue_slot(f);
+	if (!slot)
+		return -ENOMEM;
+	*slot = *r;
+	return queue_commit(f, slot);
 }
 
 static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_perf_record *rec)
@@ -1043,7 +1148,7 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
 		if (size < 8 || size > end - pos)
 			break;
 		if (type == TK_PERF_RECORD_SAMPLE) {
-			struct tk_feed_rec r;
+			struct tk_feed_rec *r;
 			uint32_t raw_size;
 			uint64_t id;
 
@@ -1058,27 +1163,32 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
 				if (!perfmap_known_id(m, id))
 					goto general;
 			}
-			memset(&r, 0, sizeof(r));
-			if (!raw_size || !decode(f, p + 8 + m->before + 4, raw_size, &r)) {
+			r = queue_slot(f);
+			if (!r) {
+				ret = -ENOMEM;
+				break;
+			}
+			memset(r, 0, sizeof(*r));
+			if (!raw_size || !decode(f, p + 8 + m->before + 4, raw_size, r)) {
 				if (all)
 					goto general;
 				pos += size;
 				goto next;
 			}
 			if (f->flags & TK_FEED_PAYLOAD) {
-				r.raw = p + 8 + m->before + 4;
-				r.raw_size = raw_size;
+				r->raw = p + 8 + m->before + 4;
+				r->raw_size = raw_size;
 			}
 			if (m->time >= 0)
-				memcpy(&r.time, p + 8 + m->time, 8);
+				memcpy(&r->time, p + 8 + m->time, 8);
 			if (m->cpu >= 0)
-				memcpy(&r.cpu, p + 8 + m->cpu, 4);
+				memcpy(&r->cpu, p + 8 + m->cpu, 4);
 			if (m->tid >= 0) {
-				memcpy(&r.pid, p + 8 + m->tid, 4);
-				memcpy(&r.tid, p + 8 + m->tid + 4, 4);
+				memcpy(&r->pid, p + 8 + m->tid, 4);
+				memcpy(&r->tid, p + 8 + m->tid + 4, 4);
 			}
-			r.seq = f->seq++;
-			ret = queue(f, &r);
+			r->seq = f->seq++;
+			ret = queue_commit(f, r);
 			pos += size;
 			if (ret)
 				break;

@@ -134,8 +134,10 @@ struct perfmap {
 	int32_t id;		/* where a sample's event id is; -1: one event only */
 	uint64_t *ids;		/* every event id of the file, sorted */
 	size_t nids;
-	uint64_t last_id;  /* the id found last (ids repeat in runs) */
-	uint64_t *scratch; /* 64 KiB: an unaligned side-band record, copied */
+	uint64_t last_id;    /* the id found last (ids repeat in runs) */
+	uint64_t idhash[64]; /* the first ids, by hash: the common case without a search */
+	uint8_t idbits;	     /* log2 of the slots used of idhash; 0: unused */
+	uint64_t *scratch;   /* 64 KiB: an unaligned side-band record, copied */
 };
 
 /* The "name: X" of a format text, compared with @name. */
@@ -277,7 +279,8 @@ static int bind_wants(struct feed *f)
 }
 
 /* Fill @r from a tracepoint payload; false when it is not wanted. */
-static bool decode(struct feed *f, const void *data, uint32_t size, struct tk_feed_rec *r)
+static inline __attribute__((always_inline)) bool decode(struct feed *f, const void *data,
+							 uint32_t size, struct tk_feed_rec *r)
 {
 	int id = tk_event_record_type(f->set, data, size);
 	const struct bound *b;
@@ -975,6 +978,11 @@ static const uint64_t map_fixed_bits =
 	TK_PERF_SAMPLE_ADDR | TK_PERF_SAMPLE_ID | TK_PERF_SAMPLE_STREAM_ID | TK_PERF_SAMPLE_CPU |
 	TK_PERF_SAMPLE_PERIOD;
 
+static inline size_t id_hash(uint64_t id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 58);
+}
+
 static int u64_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -1064,6 +1072,22 @@ static bool perfmap_open(struct perfmap *m, const struct tk_perfdata *pd, const 
 		}
 		qsort(m->ids, m->nids, sizeof(*m->ids), u64_cmp);
 		m->last_id = m->nids ? m->ids[0] : 0;
+		/*
+		 * Up to 16 ids also sit in a table of 64 by hash (linear
+		 * probing, at most a quarter full); a miss there searches.
+		 */
+		if (m->nids && m->nids <= 16) {
+			m->idbits = 6;
+			for (size_t i = 0; i < 64; i++)
+				m->idhash[i] = m->ids[0];
+			for (size_t i = 0; i < m->nids; i++) {
+				size_t h = id_hash(m->ids[i]);
+
+				while (m->idhash[h] != m->ids[0])
+					h = (h + 1) & 63;
+				m->idhash[h] = m->ids[i];
+			}
+		}
 	}
 	m->scratch = malloc(1u << 16);
 	fd = m->scratch ? open(path, O_RDONLY | O_CLOEXEC) : -1;
@@ -1101,6 +1125,15 @@ static bool perfmap_known_id(struct perfmap *m, uint64_t id)
 
 	if (id == m->last_id && m->nids)
 		return true;
+	if (m->idbits) {
+		/* Empty slots hold ids[0], which the first compare answers. */
+		for (size_t h = id_hash(id);; h = (h + 1) & 63) {
+			if (m->idhash[h] == id)
+				return true;
+			if (m->idhash[h] == m->ids[0])
+				break;
+		}
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 

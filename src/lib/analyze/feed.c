@@ -971,17 +971,19 @@ static int perf_damage(struct feed *f, const struct tk_perfdata *pd)
  * The reader also judges damage (salvage, resync, records too long for
  * their fields), and that judgement must not change: the mapped walk
  * therefore takes only records it can prove the reader would take as they
- * are (a known type that carries no metadata, a size that is a multiple of
- * 8 inside the data section, a sample exactly as long as its fields, a
- * side-band record without 8 spare bytes), and stops at the first other
- * one. From there a fresh reader goes on: it is opened again, skips the
- * records before that offset (the mapped walk took them all, so the reader
- * met no damage there) and hands out the rest as before, damage and errors
- * included. Only files whose events share one sample layout with RAW and
- * no READ or CALLCHAIN (what perf sched record, perf trace record and
- * tracekit convert write) are walked so; the rest go through the reader.
- * The mapping's pages are dropped behind the walk every few MB, so peak RSS
- * does not grow with the file (the data stays in the page cache).
+ * are (a known type that carries no metadata, a size inside the data
+ * section, a sample exactly as long as its fields, a side-band record whose
+ * spare bytes cannot start a record), and stops at the first other one.
+ * From there the reader goes on: it has read no record yet, so it reads
+ * from the first, skips the records before that offset (the mapped walk
+ * took them all, so the reader meets no damage there) and hands out the
+ * rest as before, damage, warnings and errors included. A file in the
+ * other byte order, a pipe, a repaired data size or COMPRESSED records
+ * never map. A file cut short while it is mapped would raise SIGBUS: the
+ * files read here are finished recordings. Only files whose events share one sample layout with RAW
+ * and no READ or CALLCHAIN (what perf sched record, perf trace record and tracekit convert write)
+ * are walked so; the rest go through the reader. The mapping's pages are dropped behind the walk
+ * every few MB, so peak RSS does not grow with the file (the data stays in the page cache).
  */
 #define MAP_DROP (4u << 20)
 /*
@@ -1340,7 +1342,6 @@ static int run_perf(struct feed *f, const char *path)
 	TK_OPTS(tk_perfdata_open_opts, oopts, .strict = !(f->flags & TK_FEED_SALVAGE));
 	struct tk_perfdata *pd = f->flags & TK_FEED_SALVAGE ? tk_perfdata_open_opts(path, &oopts)
 							    : tk_perfdata_open(path);
-	struct tk_perfdata *pd2 = NULL, *rd;
 	const struct tk_tracedata *td;
 	struct tk_perf_record rec;
 	struct perfmap m;
@@ -1394,36 +1395,32 @@ static int run_perf(struct feed *f, const char *path)
 			goto out;
 		walked = true;
 		if (left) {
-			/* A fresh reader takes over at the record the walk left. */
-
-			pd2 = f->flags & TK_FEED_SALVAGE ? tk_perfdata_open_opts(path, &oopts)
-							 : tk_perfdata_open(path);
-			if (!pd2) {
-				ret = -errno;
-				goto out;
-			}
-			while ((ret = tk_perfdata_next(pd2, &rec)) > 0 && rec.offset < at)
+			/*
+			 * The reader takes over at the record the walk left: it
+			 * has read no record yet, so it reads the file from its
+			 * first record and skips those the walk took (a second
+			 * open would repeat the warnings of the first).
+			 */
+			while ((ret = tk_perfdata_next(pd, &rec)) > 0 && rec.offset < at)
 				;
 			if (ret > 0) {
 				f->st->nr_records++;
-				ret = perf_record(f, pd2, &rec);
+				ret = perf_record(f, pd, &rec);
 				walked = ret != 0;
 			}
 		}
 	}
-	rd = pd2 ? pd2 : pd;
-	while (!walked && (ret = tk_perfdata_next(rd, &rec)) > 0) {
+	while (!walked && (ret = tk_perfdata_next(pd, &rec)) > 0) {
 		f->st->nr_records++;
-		ret = perf_record(f, rd, &rec);
+		ret = perf_record(f, pd, &rec);
 		if (ret)
 			break;
 	}
 	if (ret == 0)
 		ret = flush_queue(f, 0, true);
 	if (ret == 0 && (f->flags & TK_FEED_SALVAGE))
-		ret = perf_damage(f, rd);
+		ret = perf_damage(f, pd);
 out:
-	tk_perfdata_close(pd2);
 	free(f->q);
 	tk_bytebuf_release(&f->arena);
 	tk_bytebuf_release(&f->arena2);

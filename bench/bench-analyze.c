@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * bench-analyze: tracekit's analyses beside the commands they replace, in
- * the same run: `sched timehist` (perf sched timehist), `report --profile`
+ * the same run: `sched timehist` (perf sched timehist), `sched latency`
+ * (perf sched latency), `report --profile`
  * and `report -w` (trace-cmd's), `syscalls` (perf trace -s).
  *
  * The scheduler file is bench-perf's (sched_switch and sched_wakeup samples
@@ -16,9 +17,14 @@
  * does, which may run under that lock already). --quick (20 k samples, one pair each) exits
  * 1 unless each pair printed the same text (the profile compared as
  * sorted lines: trace-cmd orders ties by heap address). Without perf or
- * tracefs access it prints "SKIP: reason" and exits 77.
+ * tracefs access it prints "SKIP: reason" and exits 77. Each pair's line
+ * gives wall and CPU time (user + system, from wait4) of both sides and
+ * the median ratio of each: on a VM shared with other work the CPU time is
+ * the steadier one. --only NAME runs one pair: timehist, timehist-s,
+ * latency, profile, wakeup, syscalls.
  */
 #include <inttypes.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "harness.h"
@@ -29,6 +35,85 @@ static void usage(void)
 	      "[--bench-perf PATH] [--keep DIR] [--syscalls FILE] [--no-record] [--only NAME]\n",
 	      stderr);
 	exit(2);
+}
+
+/* run_tool() plus the child's CPU time (user + system), the steadier figure on a shared VM. */
+static struct run run_cpu(char *const argv[], double *cpu)
+{
+	struct run r = {0};
+	struct rusage ru;
+	double t0 = now_s();
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null < 0)
+			_exit(126);
+		dup2(null, 1);
+		dup2(null, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (wait4(pid, &r.status, 0, &ru) < 0)
+		die("wait4");
+	r.seconds = now_s() - t0;
+	r.maxrss_kb = ru.ru_maxrss;
+	*cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	return r;
+}
+
+/* run_pairs() with CPU times: medians of wall and CPU time, ratios of each round's pair. */
+struct cpairs {
+	struct pairs p;
+	double ours_cpu, theirs_cpu, cpu_ratio;
+};
+
+static struct cpairs run_cpu_pairs(char *const ours[], char *const theirs[], int rounds)
+{
+	double o[32], t[32], q[32], oc[32], tc[32], qc[32];
+	struct cpairs c = {0};
+
+	if (rounds > 32)
+		rounds = 32;
+	for (int i = 0; i < rounds; i++) {
+		struct run a = run_cpu(ours, &oc[i]), b;
+
+		if (!WIFEXITED(a.status) || WEXITSTATUS(a.status)) {
+			errno = 0;
+			die(ours[0]);
+		}
+		b = run_cpu(theirs, &tc[i]);
+		if (!WIFEXITED(b.status) || WEXITSTATUS(b.status))
+			return c;
+		o[i] = a.seconds;
+		t[i] = b.seconds;
+		q[i] = b.seconds / a.seconds;
+		qc[i] = oc[i] > 0 ? tc[i] / oc[i] : 0;
+		if (a.maxrss_kb > c.p.ours_rss_kb)
+			c.p.ours_rss_kb = a.maxrss_kb;
+		if (b.maxrss_kb > c.p.theirs_rss_kb)
+			c.p.theirs_rss_kb = b.maxrss_kb;
+	}
+	qsort(o, (size_t)rounds, sizeof(o[0]), cmp_double);
+	qsort(t, (size_t)rounds, sizeof(t[0]), cmp_double);
+	qsort(q, (size_t)rounds, sizeof(q[0]), cmp_double);
+	qsort(oc, (size_t)rounds, sizeof(oc[0]), cmp_double);
+	qsort(tc, (size_t)rounds, sizeof(tc[0]), cmp_double);
+	qsort(qc, (size_t)rounds, sizeof(qc[0]), cmp_double);
+	c.p.ours = o[rounds / 2];
+	c.p.theirs = t[rounds / 2];
+	c.p.ratio = q[rounds / 2];
+	c.p.ratio_lo = q[0];
+	c.p.ratio_hi = q[rounds - 1];
+	c.p.rounds = rounds;
+	c.ours_cpu = oc[rounds / 2];
+	c.theirs_cpu = tc[rounds / 2];
+	c.cpu_ratio = qc[rounds / 2];
+	return c;
 }
 
 static bool sorted_equal(const char *a, const char *b)
@@ -84,17 +169,18 @@ static int pair(const char *name, char **ours, char **theirs, bool quick, int re
 		}
 		return same ? 0 : 1;
 	}
-	struct pairs p = run_pairs(ours, theirs, reps);
+	struct cpairs c = run_cpu_pairs(ours, theirs, reps);
+	struct pairs p = c.p;
 
 	if (!p.rounds) {
 		printf("%s: %s failed\n", name, theirs[0]);
 		return 1;
 	}
-	printf("%-22s tracekit %7.3f s %10.0f ev/s %5ld MB | %-10s %7.3f s %9.0f ev/s %6ld MB | "
-	       "%5.1fx (%.1f-%.1f, %d pairs)\n",
-	       name, p.ours, (double)events / p.ours, p.ours_rss_kb / 1024, theirs[0], p.theirs,
-	       (double)events / p.theirs, p.theirs_rss_kb / 1024, p.ratio, p.ratio_lo, p.ratio_hi,
-	       p.rounds);
+	printf("%-22s tracekit %7.3f s (cpu %6.3f) %10.0f ev/s %5ld MB | %-10s %7.3f s (cpu %6.3f) "
+	       "%6ld MB | %5.1fx (%.1f-%.1f, %d pairs), cpu %5.1fx\n",
+	       name, p.ours, c.ours_cpu, (double)events / p.ours, p.ours_rss_kb / 1024, theirs[0],
+	       p.theirs, c.theirs_cpu, p.theirs_rss_kb / 1024, p.ratio, p.ratio_lo, p.ratio_hi,
+	       p.rounds, c.cpu_ratio);
 	return 0;
 }
 
@@ -186,6 +272,8 @@ int main(int argc, char **argv)
 	char *th_pf[] = {"perf", "sched", "timehist", "-i", file, NULL};
 	char *thS_tk[] = {(char *)tracekit, "sched", "timehist", "-s", "-i", file, NULL};
 	char *thS_pf[] = {"perf", "sched", "timehist", "-s", "-i", file, NULL};
+	char *lat_tk[] = {(char *)tracekit, "sched", "latency", "-i", file, NULL};
+	char *lat_pf[] = {"perf", "sched", "latency", "-i", file, NULL};
 	char *pr_tk[] = {(char *)tracekit, "report", "--profile", dat, NULL};
 	char *pr_tc[] = {"trace-cmd", "report", "--profile", "-i", dat, NULL};
 	char *w_tk[] = {(char *)tracekit, "report", "-w", dat, NULL};
@@ -197,6 +285,9 @@ int main(int argc, char **argv)
 	if (!only || !strcmp(only, "timehist-s"))
 		rc |= pair("sched timehist -s", thS_tk, thS_pf, quick, (int)reps, events, dir,
 			   false, false);
+	if (!only || !strcmp(only, "latency"))
+		rc |= pair("sched latency", lat_tk, lat_pf, quick, (int)reps, events, dir, false,
+			   false);
 	if (!only || !strcmp(only, "profile"))
 		rc |= pair("report --profile", pr_tk, pr_tc, quick, (int)reps, events, dir, false,
 			   true);

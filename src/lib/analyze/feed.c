@@ -28,7 +28,19 @@
  *   seen when the previous round ended; the end of the file delivers the
  *   rest. Records without a time (perf's synthesized COMMs) go out at once.
  *   The queue holds decoded tk_feed_recs (88 bytes), not raw records, so a
- *   round of 4096 samples costs ~360 KB whatever the payload size.
+ *   round of 4096 samples costs ~360 KB whatever the payload size. A round
+ *   is a few runs in time order (one per CPU buffer drained): a flush
+ *   merges the runs from their heads as it delivers, and what waits for the
+ *   next round closes up at the end of the queue, not moved each round.
+ *   The records come from a read-only mapping of the file where they can
+ *   (see "Reading perf.data in place" below), else from tk_perfdata_next().
+ *
+ * Per record: one type lookup, then, for a want whose fields are all
+ * numbers ending at byte 8 or later in a host-order file, one bounds check
+ * for all of them; any other want reads field by field as
+ * tk_event_field_read() does. On the 3 M-sample bench file sched latency
+ * costs ~470 instructions a record, the feed ~300 of them (stop 17 in
+ * bench/README.md).
  *
  * Everything (TK_FEED_ALL_EVENTS, for the table export of src/lib/export/):
  *   every format is parsed and every tracepoint record delivered, named by
@@ -50,10 +62,14 @@
  *   keeping per-task or per-symbol state only, so memory stays flat.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <tracekit/dat.h>
 #include <tracekit/event.h>
@@ -76,6 +92,18 @@ struct bound {
 	uint32_t off[TK_FEED_MAX_FIELDS];
 	uint8_t size[TK_FEED_MAX_FIELDS];
 	bool sign[TK_FEED_MAX_FIELDS];
+	const struct tk_event *event;
+	/*
+	 * The one-check path: every named field is a number of 1, 2, 4 or 8
+	 * bytes ending at 8 or later, in a host-order file. A record of @end
+	 * bytes or more then has them all: each is the top bytes of the u64
+	 * that ends where the field ends, shifted down by @shift.
+	 */
+	bool fast;
+	uint8_t nfast;			   /* fields named (the rest read 0) */
+	uint32_t end;			   /* the largest offset + size */
+	uint32_t last[TK_FEED_MAX_FIELDS]; /* offset + size - 8 */
+	uint8_t shift[TK_FEED_MAX_FIELDS]; /* 64 - 8 * size */
 };
 
 struct feed {
@@ -92,7 +120,7 @@ struct feed {
 	uint32_t seq;
 	/* perf.data ordered queue */
 	struct tk_feed_rec *q;
-	size_t qlen, qcap;
+	size_t q0, qlen, qcap; /* the queued records are q[q0 .. qlen) */
 	/*
 	 * TK_FEED_PAYLOAD: the queued records' payloads, back to back; a
 	 * queued record's raw holds its offset here until it is delivered.
@@ -101,6 +129,27 @@ struct feed {
 	uint64_t max_ts, next_flush;
 	struct tk_perf_fixed *fixed; /* NULL: every sample through tk_perfdata_parse_sample */
 	bool host_order;	     /* the file's byte order is the host's: fields read inline */
+};
+
+/*
+ * A perf.data's data section read in place through a read-only mapping
+ * (see "Reading perf.data in place" above run_perf()).
+ */
+struct perfmap {
+	const uint8_t *base;	/* the file from offset 0 */
+	size_t len;		/* bytes mapped: the end of the data section */
+	uint64_t pos, end;	/* file offsets of the next record and of the end */
+	uint64_t dropped;	/* page-aligned: the mapping below is dropped from RSS */
+	int32_t tid, time, cpu; /* sample field offsets after the header; -1: absent */
+	uint32_t before;	/* sample bytes before RAW's size word */
+	uint32_t trailer;	/* a side-band record's sample_id_all trailer bytes */
+	int32_t id;		/* where a sample's event id is; -1: one event only */
+	uint64_t *ids;		/* every event id of the file, sorted */
+	size_t nids;
+	uint64_t last_id;    /* the id found last (ids repeat in runs) */
+	uint64_t idhash[64]; /* the first ids, by hash: the common case without a search */
+	uint8_t idbits;	     /* log2 of the slots used of idhash; 0: unused */
+	uint64_t *scratch;   /* 64 KiB: an unaligned side-band record, copied */
 };
 
 /* The "name: X" of a format text, compared with @name. */
@@ -178,6 +227,23 @@ static struct tk_event_set *set_from_tracedata(struct feed *f, const struct tk_t
 	return set;
 }
 
+/* Field @k of @b for the one-check path, or the path off for @b. */
+static void bind_fast(struct bound *b, int k, const struct tk_event_field *fl)
+{
+	uint32_t sz = fl ? fl->size : 0;
+
+	if (!fl || (sz != 1 && sz != 2 && sz != 4 && sz != 8) || fl->offset + sz < 8 ||
+	    fl->offset > UINT32_MAX - 8 || b->nfast != k) {
+		b->fast = false;
+		return;
+	}
+	b->last[k] = fl->offset + sz - 8;
+	b->shift[k] = (uint8_t)(64 - 8 * sz);
+	if (fl->offset + sz > b->end)
+		b->end = fl->offset + sz;
+	b->nfast = (uint8_t)(k + 1);
+}
+
 /* Resolve the wants: event ids and field entries, once per file. */
 static int bind_wants(struct feed *f)
 {
@@ -204,6 +270,8 @@ static int bind_wants(struct feed *f)
 			continue;
 		f->st->present |= 1u << w;
 		f->by_id[tk_event_id(ev)] = (int16_t)w;
+		f->bound[w].event = ev;
+		f->bound[w].fast = f->host_order;
 		for (int k = 0; k < TK_FEED_MAX_FIELDS && f->wants[w].fields[k]; k++) {
 			const struct tk_event_field *fl =
 				tk_event_field_find(ev, f->wants[w].fields[k]);
@@ -216,13 +284,15 @@ static int bind_wants(struct feed *f)
 				f->bound[w].size[k] = (uint8_t)fl->size;
 				f->bound[w].sign[k] = fl->is_signed;
 			}
+			bind_fast(&f->bound[w], k, fl);
 		}
 	}
 	return 0;
 }
 
 /* Fill @r from a tracepoint payload; false when it is not wanted. */
-static bool decode(struct feed *f, const void *data, uint32_t size, struct tk_feed_rec *r)
+static inline __attribute__((always_inline)) bool decode(struct feed *f, const void *data,
+							 uint32_t size, struct tk_feed_rec *r)
 {
 	int id = tk_event_record_type(f->set, data, size);
 	const struct bound *b;
@@ -237,9 +307,25 @@ static bool decode(struct feed *f, const void *data, uint32_t size, struct tk_fe
 		return true;
 	}
 	r->kind = TK_FEED_EVENT;
-	r->event = tk_event_find(f->set, id);
 	r->want = (uint16_t)f->by_id[id];
 	b = &f->bound[r->want];
+	r->event = b->event;
+	if (b->fast && size >= b->end) {
+		/* One bounds check for all fields: what nearly every record takes. */
+		const uint8_t *d = data;
+		int k = 0;
+
+		for (; k < b->nfast; k++) {
+			uint64_t x;
+
+			memcpy(&x, d + b->last[k], 8);
+			r->val[k] = b->sign[k] ? (uint64_t)((int64_t)x >> b->shift[k])
+					       : x >> b->shift[k];
+		}
+		for (; k < TK_FEED_MAX_FIELDS; k++)
+			r->val[k] = 0;
+		return true;
+	}
 	for (int k = 0; k < TK_FEED_MAX_FIELDS; k++) {
 		const uint8_t *p = (const uint8_t *)data + b->off[k];
 		uint64_t v = 0;
@@ -446,10 +532,10 @@ static int rec_cmp(const void *a, const void *b)
  * where qsort cost n log n: a third of `syscalls` went to the sort. Returns
  * nonzero when out of memory (the caller sorts in place instead).
  */
-static int merge_runs(struct feed *f)
+static int merge_runs(struct tk_feed_rec *q, size_t n)
 {
-	struct tk_feed_rec *a = f->q, *b;
-	size_t n = f->qlen, runs = 1;
+	struct tk_feed_rec *a = q, *b;
+	size_t runs = 1;
 
 	for (size_t i = 1; i < n; i++)
 		runs += rec_cmp(&a[i - 1], &a[i]) > 0;
@@ -486,8 +572,8 @@ static int merge_runs(struct feed *f)
 		a = b;
 		b = t;
 	}
-	if (a != f->q) {
-		memcpy(f->q, a, n * sizeof(*a));
+	if (a != q) {
+		memcpy(q, a, n * sizeof(*a));
 		free(a);
 	} else {
 		free(b);
@@ -505,7 +591,7 @@ static int compact_arena(struct feed *f)
 	struct tk_bytebuf t;
 
 	tk_bytebuf_reset(&f->arena2);
-	for (size_t i = 0; i < f->qlen; i++) {
+	for (size_t i = f->q0; i < f->qlen; i++) {
 		size_t off = f->arena2.len;
 
 		if (!f->q[i].raw_size)
@@ -522,41 +608,142 @@ static int compact_arena(struct feed *f)
 	return 0;
 }
 
+/* Runs a k-way merge takes; a queue of more runs is sorted instead. */
+#define MERGE_MAX_RUNS 16
+
+static inline bool rec_before(const struct tk_feed_rec *x, const struct tk_feed_rec *y)
+{
+	return x->time < y->time || (x->time == y->time && x->seq < y->seq);
+}
+
+static int deliver_queued(struct feed *f, struct tk_feed_rec *r)
+{
+	if (r->raw_size)
+		r->raw = f->arena.data + (uintptr_t)r->raw;
+	return deliver(f, r);
+}
+
 /*
- * Deliver the queued records at or before @limit, oldest first. The queue
- * is nearly always in order already (one CPU's records, or CPUs drained in
- * turn make a few runs): a pass that finds it sorted skips the sort, and
- * the records left for the next round move once, not per delivery.
+ * Deliver the queued records at or before @limit (all of them with @all),
+ * oldest first, ties in arrival order. The queue is a few runs in time
+ * order (perf drains each CPU's buffer in turn): the runs are merged as
+ * they are delivered, each record handed out where it lies, and only what
+ * stays for the next round moves, to the front. Delivering by (time, seq)
+ * from the heads of the runs gives exactly the order of sorting the whole
+ * queue, whatever order the leftovers are then kept in (each flush orders
+ * them again). A queue of many runs is sorted first, as one run.
  */
 static int flush_queue(struct feed *f, uint64_t limit, bool all)
 {
-	size_t n = 0;
-	bool sorted = true;
+	size_t start[MERGE_MAX_RUNS + 1], head[MERGE_MAX_RUNS], nruns = 1, e;
+	struct tk_feed_rec *q = f->q + f->q0;
+	size_t qn = f->qlen - f->q0;
 	int ret = 0;
 
-	if (!f->qlen)
+	if (!qn)
 		return 0;
-	for (size_t i = 1; i < f->qlen && sorted; i++)
-		sorted = rec_cmp(&f->q[i - 1], &f->q[i]) <= 0;
-	if (!sorted && merge_runs(f))
-		qsort(f->q, f->qlen, sizeof(*f->q), rec_cmp);
-	while (n < f->qlen && (all || f->q[n].time <= limit)) {
-		if (f->q[n].raw_size)
-			f->q[n].raw = f->arena.data + (uintptr_t)f->q[n].raw;
-		ret = deliver(f, &f->q[n]);
-		n++;
-		if (ret)
+	start[0] = 0;
+	for (size_t i = 1; i < qn; i++) {
+		if (!rec_before(&q[i], &q[i - 1]))
+			continue;
+		if (nruns == MERGE_MAX_RUNS) {
+			if (merge_runs(q, qn))
+				qsort(q, qn, sizeof(*q), rec_cmp);
+			nruns = 1;
 			break;
+		}
+		start[nruns++] = i;
 	}
-	if (n < f->qlen)
-		memmove(f->q, f->q + n, (f->qlen - n) * sizeof(*f->q));
-	f->qlen -= n;
+	start[nruns] = qn;
+	for (size_t k = 0; k < nruns; k++)
+		head[k] = start[k];
+	if (nruns == 1) {
+		size_t n = 0;
+
+		while (n < qn && (all || q[n].time <= limit)) {
+			ret = deliver_queued(f, &q[n]);
+			n++;
+			if (ret)
+				break;
+		}
+		head[0] = n;
+	} else {
+		for (;;) {
+			size_t best = MERGE_MAX_RUNS;
+
+			for (size_t k = 0; k < nruns; k++)
+				if (head[k] < start[k + 1] &&
+				    (best == MERGE_MAX_RUNS ||
+				     rec_before(&q[head[k]], &q[head[best]])))
+					best = k;
+			if (best == MERGE_MAX_RUNS || (!all && q[head[best]].time > limit))
+				break;
+			ret = deliver_queued(f, &q[head[best]++]);
+			if (ret)
+				break;
+		}
+	}
+	/*
+	 * What is left of each run closes up towards the end of the queue (the
+	 * last run's rest stays where it is; memmove never moves backwards
+	 * here), and the queue then starts after the delivered records.
+	 */
+	e = qn;
+	for (size_t k = nruns; k-- > 0;) {
+		size_t n = start[k + 1] - head[k];
+
+		if (n && e - n != head[k])
+			memmove(q + e - n, q + head[k], n * sizeof(*q));
+		e -= n;
+	}
+	f->q0 += e;
+	if (f->q0 == f->qlen)
+		f->q0 = f->qlen = 0;
 	if ((f->flags & TK_FEED_PAYLOAD) && !ret)
 		ret = compact_arena(f);
 	return ret;
 }
 
-static int queue(struct feed *f, struct tk_feed_rec *r)
+#define QUEUE_ROOMY (8u << 20)
+
+/* Room for one more queued record; NULL when out of memory (tk_errmsg() set). */
+static struct tk_feed_rec *queue_slot(struct feed *f)
+{
+	bool moved = false;
+
+	if (f->qlen == f->qcap && f->q0) {
+		/*
+		 * The delivered records before q0 make room. When the queue is
+		 * still more than a quarter full it also grows (half, past
+		 * QUEUE_ROOMY bytes): a record then moves at most once for
+		 * every three (one) queued. perf's rounds leave about a
+		 * round's records waiting, so this matters.
+		 */
+		memmove(f->q, f->q + f->q0, (f->qlen - f->q0) * sizeof(*f->q));
+		f->qlen -= f->q0;
+		f->q0 = 0;
+		moved = true;
+	}
+	if (f->qlen == f->qcap ||
+	    (moved && f->qlen > f->qcap / (f->qcap * sizeof(*f->q) < QUEUE_ROOMY ? 4 : 2))) {
+		size_t cap = f->qcap ? f->qcap * 2 : 8192;
+		struct tk_feed_rec *q = realloc(f->q, cap * sizeof(*q));
+
+		if (!q) {
+			tk_fail(ENOMEM, "out of memory");
+			return NULL;
+		}
+		f->q = q;
+		f->qcap = cap;
+	}
+	return &f->q[f->qlen];
+}
+
+/*
+ * Queue the record built in queue_slot()'s slot @r, or deliver it at once
+ * when it has no time (perf's synthesized records).
+ */
+static int queue_commit(struct feed *f, struct tk_feed_rec *r)
 {
 	if (!r->time)
 		return deliver(f, r);
@@ -568,19 +755,23 @@ static int queue(struct feed *f, struct tk_feed_rec *r)
 			return tk_fail(ENOMEM, "out of memory");
 		r->raw = (const void *)(uintptr_t)off;
 	}
-	if (f->qlen == f->qcap) {
-		size_t cap = f->qcap ? f->qcap * 2 : 8192;
-		struct tk_feed_rec *q = realloc(f->q, cap * sizeof(*q));
-
-		if (!q)
-			return tk_fail(ENOMEM, "out of memory");
-		f->q = q;
-		f->qcap = cap;
-	}
-	f->q[f->qlen++] = *r;
+	f->qlen++;
 	if (r->time > f->max_ts)
 		f->max_ts = r->time;
 	return 0;
+}
+
+static int queue(struct feed *f, struct tk_feed_rec *r)
+{
+	struct tk_feed_rec *slot;
+
+	if (!r->time)
+		return deliver(f, r);
+	slot = queue_slot(f);
+	if (!slot)
+		return -ENOMEM;
+	*slot = *r;
+	return queue_commit(f, slot);
 }
 
 static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_perf_record *rec)
@@ -773,6 +964,379 @@ static int perf_damage(struct feed *f, const struct tk_perfdata *pd)
 	return 0;
 }
 
+/*
+ * Reading perf.data in place. tk_perfdata_next() copies every record out of
+ * a pread() block (a fifth of an analysis's time went to the kernel's copy);
+ * a read-only mapping of the file hands the records out where they lie.
+ * The reader also judges damage (salvage, resync, records too long for
+ * their fields), and that judgement must not change: the mapped walk
+ * therefore takes only records it can prove the reader would take as they
+ * are (a known type that carries no metadata, a size inside the data
+ * section, a sample exactly as long as its fields, a side-band record whose
+ * spare bytes cannot start a record), and stops at the first other one.
+ * From there the reader goes on: it has read no record yet, so it reads
+ * from the first, skips the records before that offset (the mapped walk
+ * took them all, so the reader meets no damage there) and hands out the
+ * rest as before, damage, warnings and errors included. A file in the
+ * other byte order, a pipe, a repaired data size or COMPRESSED records
+ * never map. A file cut short while it is mapped would raise SIGBUS: the
+ * files read here are finished recordings. Only files whose events share one sample layout with RAW
+ * and no READ or CALLCHAIN (what perf sched record, perf trace record and tracekit convert write)
+ * are walked so; the rest go through the reader. The mapping's pages are dropped behind the walk
+ * every few MB, so peak RSS does not grow with the file (the data stays in the page cache).
+ */
+#define MAP_DROP (4u << 20)
+/*
+ * The walk touches each record first where its fields are read: asking for
+ * the bytes 2 KiB ahead hides part of that wait (sched timehist -s, CPU
+ * time 196-200 -> 163-168 ms with the change below; 256 B to 4 KiB ahead
+ * measured alike).
+ */
+#define PREFETCH_AHEAD 2048
+
+static const uint64_t map_fixed_bits =
+	TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_IP | TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME |
+	TK_PERF_SAMPLE_ADDR | TK_PERF_SAMPLE_ID | TK_PERF_SAMPLE_STREAM_ID | TK_PERF_SAMPLE_CPU |
+	TK_PERF_SAMPLE_PERIOD;
+
+static inline size_t id_hash(uint64_t id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 58);
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void perfmap_close(struct perfmap *m)
+{
+	if (m->base)
+		munmap((void *)m->base, m->len);
+	free(m->ids);
+	free(m->scratch);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Map @path's data section; false (and nothing mapped) when it does not qualify. */
+static bool perfmap_open(struct perfmap *m, const struct tk_perfdata *pd, const char *path)
+{
+	const struct tk_perfdata_info *in = tk_perfdata_get_info(pd);
+	size_t nev = tk_perfdata_evsel_count(pd);
+	const struct tk_perf_attr *a0;
+	uint64_t st, bit;
+	uint32_t off = 0;
+	struct stat sb;
+	void *base;
+	int fd;
+
+	memset(m, 0, sizeof(*m));
+	if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__ || in->pipe || in->data_size_repaired ||
+	    in->data_end < in->data_offset || !nev || in->nr_compressed)
+		return false;
+	a0 = &tk_perfdata_evsel_get(pd, 0)->attr;
+	st = a0->sample_type;
+	if (!(st & TK_PERF_SAMPLE_RAW) || (st & ~(map_fixed_bits | TK_PERF_SAMPLE_RAW)))
+		return false;
+	for (size_t i = 1; i < nev; i++)
+		if (tk_perfdata_evsel_get(pd, i)->attr.sample_type != st)
+			return false;
+	if (nev > 1 && !(st & (TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_ID)))
+		return false;
+	/* The fields up to RAW, one u64 each, in perf_event.h's order. */
+	m->tid = m->time = m->cpu = m->id = -1;
+	for (bit = 1; bit < TK_PERF_SAMPLE_RAW; bit <<= 1) {
+		uint64_t b = bit;
+
+		if (!(st & b))
+			continue;
+		if (b == TK_PERF_SAMPLE_TID)
+			m->tid = (int32_t)off;
+		else if (b == TK_PERF_SAMPLE_TIME)
+			m->time = (int32_t)off;
+		else if (b == TK_PERF_SAMPLE_CPU)
+			m->cpu = (int32_t)off;
+		else if (b == TK_PERF_SAMPLE_ID && !(st & TK_PERF_SAMPLE_IDENTIFIER))
+			m->id = (int32_t)off;
+		off += 8;
+	}
+	if (st & TK_PERF_SAMPLE_IDENTIFIER) {
+		/* IDENTIFIER (bit 16) comes first of all. */
+		m->tid += m->tid >= 0 ? 8 : 0;
+		m->time += m->time >= 0 ? 8 : 0;
+		m->cpu += m->cpu >= 0 ? 8 : 0;
+		m->id = 0;
+		off += 8;
+	}
+	if (nev == 1)
+		m->id = -1;
+	m->before = off;
+	if (a0->flags & TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL)
+		m->trailer = 8u * (uint32_t)__builtin_popcountll(
+					  st & (TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME |
+						TK_PERF_SAMPLE_ID | TK_PERF_SAMPLE_STREAM_ID |
+						TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_IDENTIFIER));
+	if (m->id >= 0) {
+		for (size_t i = 0; i < nev; i++)
+			m->nids += tk_perfdata_evsel_get(pd, i)->nr_ids;
+		m->ids = malloc((m->nids ? m->nids : 1) * sizeof(*m->ids));
+		if (!m->ids)
+			return false;
+		m->nids = 0;
+		for (size_t i = 0; i < nev; i++) {
+			const struct tk_perfdata_evsel *ev = tk_perfdata_evsel_get(pd, i);
+
+			memcpy(m->ids + m->nids, ev->ids, ev->nr_ids * sizeof(*m->ids));
+			m->nids += ev->nr_ids;
+		}
+		qsort(m->ids, m->nids, sizeof(*m->ids), u64_cmp);
+		m->last_id = m->nids ? m->ids[0] : 0;
+		/*
+		 * Up to 16 ids also sit in a table of 64 by hash (linear
+		 * probing, at most a quarter full); a miss there searches.
+		 */
+		if (m->nids && m->nids <= 16) {
+			m->idbits = 6;
+			for (size_t i = 0; i < 64; i++)
+				m->idhash[i] = m->ids[0];
+			for (size_t i = 0; i < m->nids; i++) {
+				size_t h = id_hash(m->ids[i]);
+
+				while (m->idhash[h] != m->ids[0])
+					h = (h + 1) & 63;
+				m->idhash[h] = m->ids[i];
+			}
+		}
+	}
+	m->scratch = malloc(1u << 16);
+	fd = m->scratch ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		goto fail;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size < in->data_end ||
+	    in->data_end < 8) {
+		close(fd);
+		goto fail;
+	}
+	base = mmap(NULL, in->data_end, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (base == MAP_FAILED)
+		goto fail;
+	/* The magic as this host stores it: a file of the other byte order is the reader's. */
+	if (memcmp(base, "PERFILE2", 8)) {
+		munmap(base, in->data_end);
+		goto fail;
+	}
+	madvise(base, in->data_end, MADV_SEQUENTIAL);
+	m->base = base;
+	m->len = in->data_end;
+	m->pos = in->data_offset;
+	m->end = in->data_end;
+	m->dropped = 0;
+	return true;
+fail:
+	perfmap_close(m);
+	return false;
+}
+
+static bool perfmap_known_id(struct perfmap *m, uint64_t id)
+{
+	size_t lo = 0, hi = m->nids;
+
+	if (id == m->last_id && m->nids)
+		return true;
+	if (m->idbits) {
+		/* Empty slots hold ids[0], which the first compare answers. */
+		for (size_t h = id_hash(id);; h = (h + 1) & 63) {
+			if (m->idhash[h] == id)
+				return true;
+			if (m->idhash[h] == m->ids[0])
+				break;
+		}
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->nids && m->ids[lo] == id) {
+		m->last_id = id;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Whether the reader might call this side-band record too long: it has 8
+ * bytes to spare after its fields and they could start a record (the
+ * reader's sideband_too_long() then asks more; such a record is left to it).
+ */
+static bool perfmap_spare(const struct perfmap *m, const uint8_t *p, uint32_t type, uint32_t size)
+{
+	uint32_t fixed, want, t;
+	uint16_t sz;
+
+	switch (type) {
+	case TK_PERF_RECORD_MMAP:
+		fixed = 40;
+		break;
+	case TK_PERF_RECORD_MMAP2:
+		fixed = 72;
+		break;
+	case TK_PERF_RECORD_COMM:
+		fixed = 16;
+		break;
+	case TK_PERF_RECORD_FORK:
+	case TK_PERF_RECORD_EXIT:
+		fixed = 32;
+		break;
+	default:
+		return false;
+	}
+	if (size <= fixed)
+		return false;
+	want = fixed;
+	if (type != TK_PERF_RECORD_FORK && type != TK_PERF_RECORD_EXIT) {
+		const uint8_t *nul = memchr(p + fixed, 0, size - fixed);
+
+		if (!nul)
+			return false;
+		want += ((uint32_t)(nul - (p + fixed)) + 1 + 7) & ~7u;
+	}
+	want += m->trailer;
+	if (want + 8 > size)
+		return false;
+	/* The reader looks for records in the rest: the first needs a known type and a size. */
+	memcpy(&t, p + want, 4);
+	memcpy(&sz, p + want + 6, 2);
+	return ((t >= 1 && t <= 21) || (t >= 64 && t <= 83)) && sz >= 8;
+}
+
+/* The record types the reader hands out as they are, metadata and compression aside. */
+static bool perfmap_plain_type(uint32_t t)
+{
+	return (t >= 1 && t <= 21) || t == TK_PERF_RECORD_HEADER_EVENT_TYPE ||
+	       t == TK_PERF_RECORD_FINISHED_ROUND || t == TK_PERF_RECORD_ID_INDEX ||
+	       t == TK_PERF_RECORD_THREAD_MAP || t == TK_PERF_RECORD_CPU_MAP ||
+	       t == TK_PERF_RECORD_TIME_CONV || t == TK_PERF_RECORD_FINISHED_INIT;
+}
+
+/*
+ * Walk the mapping from m->pos. Returns 0, or @fn's value / an error; on 0,
+ * m->pos below m->end is the record left to the reader.
+ */
+static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *m)
+{
+	const uint8_t *base = m->base;
+	uint64_t pos = m->pos, end = m->end;
+	bool all = f->flags & TK_FEED_ALL_EVENTS;
+	int ret = 0;
+
+	while (pos < end) {
+		const uint8_t *p = base + pos;
+		struct tk_perf_record rec;
+		uint32_t type, size;
+		uint16_t sz16;
+
+		if (end - pos < 8)
+			break;
+		if (end - pos > PREFETCH_AHEAD)
+			__builtin_prefetch(p + PREFETCH_AHEAD);
+		memcpy(&type, p, 4);
+		memcpy(&sz16, p + 6, 2);
+		size = sz16;
+		if (size < 8 || size > end - pos)
+			break;
+		if (type == TK_PERF_RECORD_SAMPLE) {
+			struct tk_feed_rec *r;
+			uint32_t raw_size;
+			uint64_t id;
+
+			if (size < 8 + m->before + 4)
+				break;
+			memcpy(&raw_size, p + 8 + m->before, 4);
+			if ((uint64_t)8 + m->before + 4 + raw_size != size)
+				break;
+			f->st->nr_records++;
+			if (m->id >= 0) {
+				memcpy(&id, p + 8 + m->id, 8);
+				if (!perfmap_known_id(m, id))
+					goto general;
+			}
+			r = queue_slot(f);
+			if (!r) {
+				ret = -ENOMEM;
+				break;
+			}
+			if (!raw_size || !decode(f, p + 8 + m->before + 4, raw_size, r)) {
+				if (all)
+					goto general;
+				pos += size;
+				goto next;
+			}
+			/* Field by field: a memset of the slot compiled to a slow rep stos. */
+			r->time = 0;
+			r->cpu = 0;
+			r->pid = r->tid = 0;
+			memset(r->comm, 0, sizeof(r->comm));
+			r->what = NULL;
+			r->raw = NULL;
+			r->raw_size = 0;
+			if (f->flags & TK_FEED_PAYLOAD) {
+				r->raw = p + 8 + m->before + 4;
+				r->raw_size = raw_size;
+			}
+			if (m->time >= 0)
+				memcpy(&r->time, p + 8 + m->time, 8);
+			if (m->cpu >= 0)
+				memcpy(&r->cpu, p + 8 + m->cpu, 4);
+			if (m->tid >= 0) {
+				memcpy(&r->pid, p + 8 + m->tid, 4);
+				memcpy(&r->tid, p + 8 + m->tid + 4, 4);
+			}
+			r->seq = f->seq++;
+			ret = queue_commit(f, r);
+			pos += size;
+			if (ret)
+				break;
+			goto next;
+		} else if (!perfmap_plain_type(type) || perfmap_spare(m, p, type, size)) {
+			break;
+		}
+		f->st->nr_records++;
+	general:
+		memset(&rec, 0, sizeof(rec));
+		rec.type = type;
+		memcpy(&rec.misc, p + 4, 2);
+		rec.size = (uint16_t)size;
+		rec.offset = pos;
+		rec.data = p;
+		if ((uintptr_t)p % 8) {
+			/* The reader hands records out 8-byte aligned; so does the walk. */
+			memcpy(m->scratch, p, size);
+			rec.data = m->scratch;
+		}
+		ret = perf_record(f, pd, &rec);
+		pos += size;
+		if (ret)
+			break;
+	next:
+		if (pos - m->dropped >= 2 * (uint64_t)MAP_DROP) {
+			/* Dropped pages come back from the page cache if touched again. */
+			uint64_t to = (pos - MAP_DROP) & ~(uint64_t)0xfffff;
+
+			madvise((void *)(base + m->dropped), to - m->dropped, MADV_DONTNEED);
+			m->dropped = to;
+		}
+	}
+	m->pos = pos;
+	return ret;
+}
+
 static int run_perf(struct feed *f, const char *path)
 {
 	TK_OPTS(tk_perfdata_open_opts, oopts, .strict = !(f->flags & TK_FEED_SALVAGE));
@@ -780,6 +1344,8 @@ static int run_perf(struct feed *f, const char *path)
 							    : tk_perfdata_open(path);
 	const struct tk_tracedata *td;
 	struct tk_perf_record rec;
+	struct perfmap m;
+	bool walked = false;
 	int ret;
 
 	if (!pd)
@@ -817,7 +1383,34 @@ static int run_perf(struct feed *f, const char *path)
 		ret = perf_build_ids(f, pd);
 	if (ret)
 		goto out;
-	while ((ret = tk_perfdata_next(pd, &rec)) > 0) {
+	if (ret == 0 && perfmap_open(&m, pd, path)) {
+		uint64_t at;
+		bool left;
+
+		ret = perfmap_walk(f, pd, &m);
+		at = m.pos;
+		left = m.pos < m.end;
+		perfmap_close(&m);
+		if (ret)
+			goto out;
+		walked = true;
+		if (left) {
+			/*
+			 * The reader takes over at the record the walk left: it
+			 * has read no record yet, so it reads the file from its
+			 * first record and skips those the walk took (a second
+			 * open would repeat the warnings of the first).
+			 */
+			while ((ret = tk_perfdata_next(pd, &rec)) > 0 && rec.offset < at)
+				;
+			if (ret > 0) {
+				f->st->nr_records++;
+				ret = perf_record(f, pd, &rec);
+				walked = ret != 0;
+			}
+		}
+	}
+	while (!walked && (ret = tk_perfdata_next(pd, &rec)) > 0) {
 		f->st->nr_records++;
 		ret = perf_record(f, pd, &rec);
 		if (ret)

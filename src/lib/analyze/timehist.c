@@ -386,41 +386,62 @@ static int keep_lat(struct th *h, const struct thread *t)
 }
 
 /* Decimal digits of @v at @p; returns how many. */
-static size_t put_dec(char *p, uint64_t v)
-{
-	char tmp[24];
-	size_t n = 0, i;
+/* "00" to "99": two digits per division (half the divisions of one at a time). */
+static const char dig2[201] =
+	"0001020304050607080910111213141516171819202122232425262728293031323334"
+	"3536373839404142434445464748495051525354555657585960616263646566676869"
+	"707172737475767778798081828384858687888990919293949596979899";
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		p[i] = tmp[n - 1 - i];
-	return n;
+/* The decimal digits of @v, written backwards to end just before @e; returns their start. */
+static inline char *dec_back(char *e, uint64_t v)
+{
+	while (v >= 100) {
+		uint64_t q = v / 100;
+
+		e -= 2;
+		memcpy(e, dig2 + 2 * (v - q * 100), 2);
+		v = q;
+	}
+	if (v >= 10) {
+		e -= 2;
+		memcpy(e, dig2 + 2 * v, 2);
+	} else {
+		*--e = (char)('0' + v);
+	}
+	return e;
 }
 
-/* @v right-aligned in @width, padded with @pad. */
+/* @v right-aligned in @width (at most 20), padded with @pad. */
 static size_t put_dec_w(char *p, uint64_t v, size_t width, char pad)
 {
-	char tmp[24];
-	size_t n = put_dec(tmp, v), k = 0;
+	char tmp[24], *s = dec_back(tmp + sizeof(tmp), v);
+	size_t n = (size_t)(tmp + sizeof(tmp) - s), k = n < width ? width - n : 0;
 
-	while (n + k < width)
-		p[k++] = pad;
-	memcpy(p + k, tmp, n);
+	memset(p, pad, k);
+	memcpy(p + k, s, n);
 	return n + k;
 }
 
 /* print_sched_time(): "%*lu.%03lu " of msecs and usecs. */
 static size_t put_msec(char *p, uint64_t ns, size_t width)
 {
-	size_t n = put_dec_w(p, ns / 1000000u, width, ' ');
+	uint64_t ms = ns / 1000000u;
+	uint32_t us = (uint32_t)(ns % 1000000u / 1000u);
+	size_t n;
 
-	p[n++] = '.';
-	n += put_dec_w(p + n, ns % 1000000u / 1000u, 3, '0');
-	p[n++] = ' ';
-	return n;
+	if (ms < 10 && width) {
+		/* Most intervals are under 10 ms: one digit behind the padding. */
+		memset(p, ' ', width - 1);
+		p[width - 1] = (char)('0' + ms);
+		n = width;
+	} else {
+		n = put_dec_w(p, ms, width, ' ');
+	}
+	p[n] = '.';
+	p[n + 1] = (char)('0' + us / 100);
+	memcpy(p + n + 2, dig2 + 2 * (us % 100), 2);
+	p[n + 4] = ' ';
+	return n + 5;
 }
 
 /*
@@ -444,14 +465,23 @@ static int fast_line(struct th *h, const struct tk_feed_rec *r, struct thread *t
 		if (!n)
 			t->cs[0] = 0;
 	}
-	/* "%15s [%04u] " */
-	n = put_dec(tmp, ts / 1000000000u);
-	tmp[n++] = '.';
-	n += put_dec_w(tmp + n, ts / 1000u % 1000000u, 6, '0');
-	for (size_t k = n; k < 15; k++)
-		*p++ = ' ';
-	memcpy(p, tmp, n);
-	p += n;
+	/* "%15s [%04u] ": seconds, then the microseconds as three digit pairs. */
+	{
+		uint32_t us = (uint32_t)(ts / 1000u % 1000000u);
+		char *e = tmp + sizeof(tmp), *b;
+
+		e -= 7;
+		e[0] = '.';
+		memcpy(e + 1, dig2 + 2 * (us / 10000), 2);
+		memcpy(e + 3, dig2 + 2 * (us / 100 % 100), 2);
+		memcpy(e + 5, dig2 + 2 * (us % 100), 2);
+		b = dec_back(e, ts / 1000000000u);
+		n = (size_t)(tmp + sizeof(tmp) - b);
+		memset(p, ' ', 15);
+		p += n < 15 ? 15 - n : 0;
+		memcpy(p, b, n);
+		p += n;
+	}
 	*p++ = ' ';
 	*p++ = '[';
 	p += put_dec_w(p, r->cpu, 4, '0');
@@ -462,8 +492,15 @@ static int fast_line(struct th *h, const struct tk_feed_rec *r, struct thread *t
 	n = t->cs[0] ? t->cslen : 0;
 	memcpy(p, t->cs, n);
 	p += n;
-	for (size_t k = n; k < (size_t)h->comm_width && p < buf + 200; k++)
-		*p++ = ' ';
+	if (n < (size_t)h->comm_width) {
+		size_t pad = (size_t)h->comm_width - n;
+		size_t room = (size_t)(buf + 200 - p);
+
+		if (pad > room)
+			pad = room;
+		memset(p, ' ', pad);
+		p += pad;
+	}
 	*p++ = ' ';
 	p += put_msec(p, wait, 6);
 	p += put_msec(p, t->dt_delay, 6);

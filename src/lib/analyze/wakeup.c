@@ -260,9 +260,27 @@ void tk_wakeup_line(void *ctx, const struct tk_event_set *set, const struct tk_e
 		w->rt_total += cal;
 		w->rt_count++;
 	}
-	n = snprintf(buf, sizeof(buf), " Latency: %" PRIu64 ".%03" PRIu64 " usecs", cal / 1000,
-		     cal % 1000);
-	tk_outbuf_write(out, buf, (size_t)n);
+	/* " Latency: %llu.%03llu usecs" without snprintf (a fifth of report -w's time). */
+	{
+		char *e = buf + sizeof(buf) - 10, *b;
+		uint64_t us = cal / 1000;
+		unsigned int frac = (unsigned int)(cal % 1000);
+
+		memcpy(e, ".", 1);
+		e[1] = (char)('0' + frac / 100);
+		e[2] = (char)('0' + frac / 10 % 10);
+		e[3] = (char)('0' + frac % 10);
+		memcpy(e + 4, " usecs", 6);
+		b = e;
+		do {
+			*--b = (char)('0' + us % 10);
+			us /= 10;
+		} while (us);
+		b -= 10;
+		memcpy(b, " Latency: ", 10);
+		n = (int)(buf + sizeof(buf) - b);
+		tk_outbuf_write(out, b, (size_t)n);
+	}
 	w->total += cal;
 	w->count++;
 	unslot(w, p);

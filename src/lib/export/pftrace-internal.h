@@ -66,6 +66,8 @@ struct pft_session {
 	size_t nfmt_ids;
 	uint8_t long_size;
 	uint32_t next_field_id; /* of the self-described events, from 65536 */
+	uint64_t bundles;	/* bundles opened: each one's serial */
+	bool swap;		/* the records' byte order is not ours */
 	struct pft_cpu **cpus;	/* by CPU id */
 	size_t ncpus;
 

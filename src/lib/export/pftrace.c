@@ -164,6 +164,19 @@ static const struct typed typed[] = {
 	{"ftrace", "print", 3, {{"ip", 1}, {"buf", 2}}},
 };
 
+/*
+ * How a record's field is read, worked out once per event: numbers
+ * straight from the payload (the hot path: a call into the event set per
+ * field was a fifth of the export), the rest through put_value().
+ */
+enum fld_kind { FK_UNSIGNED, FK_SIGNED, FK_OTHER };
+
+struct pft_fld {
+	uint32_t off;
+	uint8_t size;
+	uint8_t kind;
+};
+
 /* What one event id becomes; built when the id is first met. */
 struct pft_ev {
 	const struct tk_event *ev; /* NULL: no format (the record goes out generic, unnamed) */
@@ -172,13 +185,17 @@ struct pft_ev {
 	uint8_t nfields;  /* fields[] entries */
 	uint8_t nums[32]; /* EV_TYPED: proto field of fields[i] */
 	const struct tk_event_field *fields[32];
+	struct pft_fld fld[32];		   /* how fields[i] reads */
 	const struct tk_event_field **all; /* EV_GENERIC: every non-common field */
+	struct pft_fld *all_fld;	   /* how all[i] reads */
 	uint32_t *all_len;		   /* strlen() of each one's name */
 	size_t nall;
 	uint32_t name_len; /* of the event's name */
 	uint32_t field_id; /* EV_GENERIC: its FtraceEvent field when self-described, or 0 */
 	uint8_t *desc;	   /* its GenericEventDescriptor message body */
 	size_t desc_len;
+	uint64_t
+		in_bundle[8]; /* bundle_describes(): a bundle (by serial, per cpu & 7) holding it */
 };
 
 /* CompactSched's packed arrays and their field numbers. */
@@ -211,6 +228,9 @@ struct pft_cpu {
 	uint64_t bytes;	   /* counted in s->open_bytes */
 	uint32_t ndesc;	   /* self-described events this bundle uses */
 	const struct pft_ev *desc[NDESC];
+	uint64_t serial; /* of the open bundle, unique in the session */
+	uint64_t cs_len; /* bytes in cs[] */
+	uint64_t fixed;	 /* the bundle's comm table and descriptors, as cpu_bytes() counts them */
 };
 
 /* ------------------------------------------------------------ output */
@@ -292,7 +312,7 @@ int pft_packet_end(struct pft_session *s, size_t start)
 
 /* --------------------------------------------------------------- bundles */
 
-static void cpu_reset(struct pft_cpu *c)
+static void cpu_reset(struct pft_session *s, struct pft_cpu *c)
 {
 	tk_bytebuf_reset(&c->ev);
 	for (int i = 0; i < CS_N; i++)
@@ -301,6 +321,8 @@ static void cpu_reset(struct pft_cpu *c)
 	c->last_sw = c->last_wk = 0;
 	c->nintern = 0;
 	c->ndesc = 0;
+	c->cs_len = c->fixed = 0;
+	c->serial = ++s->bundles;
 	memset(c->hash, 0, sizeof(c->hash));
 }
 
@@ -339,7 +361,7 @@ static int bundle_flush(struct pft_session *s, struct pft_cpu *c)
 	r = tk_bytebuf_error(&c->ev);
 	for (int i = 0; i < CS_N && !r; i++)
 		r = tk_bytebuf_error(&c->cs[i]);
-	cpu_reset(c);
+	cpu_reset(s, c);
 	if (r)
 		return r;
 	return pft_packet_end(s, pkt);
@@ -373,6 +395,7 @@ static struct pft_cpu *cpu_get(struct pft_session *s, uint32_t cpu)
 		tk_bytebuf_init(&c->ev, false);
 		for (int i = 0; i < CS_N; i++)
 			tk_bytebuf_init(&c->cs[i], false);
+		c->serial = ++s->bundles;
 		s->cpus[cpu] = c;
 		s->st->cpus++;
 	}
@@ -390,26 +413,31 @@ static int flush_all(struct pft_session *s)
 	return flush_chunk(s);
 }
 
-/* Index of @comm in the bundle's table, adding it; -1 when the table is full. */
+/*
+ * Index of @comm in the bundle's table, adding it; -1 when the table is
+ * full. The key is the comm's 16 bytes, zero after its end, taken as two
+ * words: one multiply to hash, two compares to match.
+ */
 static int intern(struct pft_cpu *c, const char *comm, uint32_t len)
 {
-	uint32_t h = 2166136261u;
-	char key[16] = {0};
+	uint64_t k[2] = {0, 0}, e[2];
+	uint32_t h;
 
 	if (len > 16)
 		len = 16;
-	memcpy(key, comm, len);
-	for (uint32_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)key[i]) * 16777619u;
-	for (uint32_t i = h & 255;; i = (i + 1) & 255) {
+	memcpy(k, comm, len);
+	h = (uint32_t)(((k[0] ^ k[1] * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull) >> 56);
+	for (uint32_t i = h;; i = (i + 1) & 255) {
 		if (!c->hash[i]) {
 			if (c->nintern == NINTERN)
 				return -1;
-			memcpy(c->intern[c->nintern], key, 16);
+			memcpy(c->intern[c->nintern], k, 16);
 			c->hash[i] = (uint8_t)++c->nintern;
+			c->fixed += 18;
 			return c->nintern - 1;
 		}
-		if (!memcmp(c->intern[c->hash[i] - 1], key, 16))
+		memcpy(e, c->intern[c->hash[i] - 1], 16);
+		if (e[0] == k[0] && e[1] == k[1])
 			return c->hash[i] - 1;
 	}
 }
@@ -459,6 +487,18 @@ static bool numeric(const struct tk_event_field *f)
 {
 	return !f->is_array && !f->is_dynamic &&
 	       (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8);
+}
+
+static struct pft_fld fld_of(const struct tk_event_field *f)
+{
+	struct pft_fld d = {0, 0, FK_OTHER};
+
+	if (f && !f->is_string && numeric(f)) {
+		d.off = f->offset;
+		d.size = (uint8_t)f->size;
+		d.kind = f->is_signed ? FK_SIGNED : FK_UNSIGNED;
+	}
+	return d;
 }
 
 /* The compact encoding needs these fields, numeric (the comms as strings). */
@@ -574,32 +614,34 @@ static struct pft_ev *ev_build(struct pft_session *s, int id)
 			if (e->fields[4] && !numeric(e->fields[4]))
 				e->fields[4] = NULL;
 		}
+		for (int k = 0; k < 32; k++)
+			e->fld[k] = fld_of(e->fields[k]);
 		return e;
 	}
 	e->name_len = (uint32_t)strlen(tk_event_name(ev));
 	e->all = calloc(tk_event_field_count(ev) + 1, sizeof(*e->all));
 	e->all_len = calloc(tk_event_field_count(ev) + 1, sizeof(*e->all_len));
-	if (!e->all || !e->all_len) {
-		free(e->all);
-		free(e->all_len);
-		free(e);
-		return tk_fail_null(ENOMEM, "out of memory");
-	}
+	e->all_fld = calloc(tk_event_field_count(ev) + 1, sizeof(*e->all_fld));
+	if (!e->all || !e->all_len || !e->all_fld)
+		goto nomem;
 	for (size_t i = 0; i < tk_event_field_count(ev); i++) {
 		const struct tk_event_field *f = tk_event_field_get(ev, i);
 
 		if (!f->is_common) {
 			e->all_len[e->nall] = (uint32_t)strlen(f->name);
+			e->all_fld[e->nall] = fld_of(f);
 			e->all[e->nall++] = f;
 		}
 	}
-	if (e->nall < 32 && s->next_field_id <= LAST_FIELD_ID && describe(s, e) < 0) {
-		free(e->all);
-		free(e->all_len);
-		free(e);
-		return tk_fail_null(ENOMEM, "out of memory");
-	}
+	if (e->nall < 32 && s->next_field_id <= LAST_FIELD_ID && describe(s, e) < 0)
+		goto nomem;
 	return e;
+nomem:
+	free(e->all);
+	free(e->all_len);
+	free(e->all_fld);
+	free(e);
+	return tk_fail_null(ENOMEM, "out of memory");
 }
 
 static struct pft_ev *ev_get(struct pft_session *s, int id)
@@ -628,6 +670,48 @@ static uint64_t field_u64(struct pft_session *s, const struct tk_event_field *f,
 
 	if (f)
 		tk_event_field_read(s->set, f, data, size, &v);
+	return v;
+}
+
+/*
+ * A numeric field as tk_event_field_read() gives it (sign-extended; 0 when
+ * the record is too short), without the call.
+ */
+static inline uint64_t fld_u64(const struct pft_session *s, struct pft_fld f, const void *data,
+			       uint32_t size)
+{
+	const uint8_t *p = (const uint8_t *)data + f.off;
+	uint64_t v;
+
+	if ((uint64_t)f.off + f.size > size)
+		return 0;
+	switch (f.size) {
+	case 1:
+		v = p[0];
+		break;
+	case 2: {
+		uint16_t x;
+
+		memcpy(&x, p, 2);
+		v = s->swap ? __builtin_bswap16(x) : x;
+		break;
+	}
+	case 4: {
+		uint32_t x;
+
+		memcpy(&x, p, 4);
+		v = s->swap ? __builtin_bswap32(x) : x;
+		break;
+	}
+	default:
+		memcpy(&v, p, 8);
+		return s->swap ? __builtin_bswap64(v) : v;
+	}
+	if (f.kind == FK_SIGNED) {
+		unsigned int shift = 64 - f.size * 8u;
+
+		v = (uint64_t)((int64_t)(v << shift) >> shift);
+	}
 	return v;
 }
 
@@ -746,16 +830,37 @@ static void put_generic_field(struct pft_session *s, struct tk_bytebuf *b,
 	pb_end(b, fs);
 }
 
-/* Whether @c's bundle carries @e's descriptor, adding it; false when the list is full. */
-static bool bundle_describes(struct pft_cpu *c, const struct pft_ev *e)
+/*
+ * Whether @c's bundle carries @e's descriptor, adding it; false when the
+ * list is full. @e remembers the bundle it was last added to per cpu & 7,
+ * so the list is searched only when CPUs share a slot.
+ */
+static bool bundle_describes(struct pft_cpu *c, struct pft_ev *e)
 {
+	uint64_t *mark = &e->in_bundle[c->cpu & 7];
+
+	if (*mark == c->serial)
+		return true;
 	for (uint32_t i = 0; i < c->ndesc; i++)
-		if (c->desc[i] == e)
+		if (c->desc[i] == e) {
+			*mark = c->serial;
 			return true;
+		}
 	if (c->ndesc == NDESC)
 		return false;
 	c->desc[c->ndesc++] = e;
+	c->fixed += e->desc_len + 4;
+	*mark = c->serial;
 	return true;
+}
+
+/* One value onto a CompactSched array, counted in the bundle's size. */
+static inline void cs_put(struct pft_cpu *c, int i, uint64_t v)
+{
+	size_t before = c->cs[i].len;
+
+	pb_varint(&c->cs[i], v);
+	c->cs_len += c->cs[i].len - before;
 }
 
 static int put_switch(struct pft_session *s, struct pft_cpu *c, const struct pft_ev *e, uint64_t ts,
@@ -769,12 +874,12 @@ static int put_switch(struct pft_session *s, struct pft_cpu *c, const struct pft
 	idx = intern(c, comm, len);
 	if (idx < 0)
 		return 1;
-	pb_varint(&c->cs[CS_SW_TS], ts - c->last_sw);
+	cs_put(c, CS_SW_TS, ts - c->last_sw);
 	c->last_sw = ts;
-	pb_varint(&c->cs[CS_SW_STATE], field_u64(s, e->fields[0], data, size));
-	pb_varint(&c->cs[CS_SW_PID], field_u64(s, e->fields[1], data, size));
-	pb_varint(&c->cs[CS_SW_PRIO], field_u64(s, e->fields[2], data, size));
-	pb_varint(&c->cs[CS_SW_COMM], (uint64_t)idx);
+	cs_put(c, CS_SW_STATE, fld_u64(s, e->fld[0], data, size));
+	cs_put(c, CS_SW_PID, fld_u64(s, e->fld[1], data, size));
+	cs_put(c, CS_SW_PRIO, fld_u64(s, e->fld[2], data, size));
+	cs_put(c, CS_SW_COMM, (uint64_t)idx);
 	c->nsw++;
 	return 0;
 }
@@ -790,26 +895,21 @@ static int put_waking(struct pft_session *s, struct pft_cpu *c, const struct pft
 	idx = intern(c, comm, len);
 	if (idx < 0)
 		return 1;
-	pb_varint(&c->cs[CS_WK_TS], ts - c->last_wk);
+	cs_put(c, CS_WK_TS, ts - c->last_wk);
 	c->last_wk = ts;
-	pb_varint(&c->cs[CS_WK_PID], field_u64(s, e->fields[0], data, size));
-	pb_varint(&c->cs[CS_WK_CPU], field_u64(s, e->fields[1], data, size));
-	pb_varint(&c->cs[CS_WK_PRIO], field_u64(s, e->fields[2], data, size));
-	pb_varint(&c->cs[CS_WK_COMM], (uint64_t)idx);
-	pb_varint(&c->cs[CS_WK_FLAGS], field_u64(s, e->fields[4], data, size));
+	cs_put(c, CS_WK_PID, fld_u64(s, e->fld[0], data, size));
+	cs_put(c, CS_WK_CPU, fld_u64(s, e->fld[1], data, size));
+	cs_put(c, CS_WK_PRIO, fld_u64(s, e->fld[2], data, size));
+	cs_put(c, CS_WK_COMM, (uint64_t)idx);
+	cs_put(c, CS_WK_FLAGS, e->fields[4] ? fld_u64(s, e->fld[4], data, size) : 0);
 	c->nwk++;
 	return 0;
 }
 
-static uint64_t cpu_bytes(const struct pft_cpu *c)
+/* The open bundle's size: its events, arrays, comm table and descriptors. */
+static inline uint64_t cpu_bytes(const struct pft_cpu *c)
 {
-	uint64_t n = c->ev.len + (uint64_t)c->nintern * 18;
-
-	for (uint32_t i = 0; i < c->ndesc; i++)
-		n += c->desc[i]->desc_len + 4;
-	for (int i = 0; i < CS_N; i++)
-		n += c->cs[i].len;
-	return n;
+	return c->ev.len + c->cs_len + c->fixed;
 }
 
 int pft_ftrace_lost(struct pft_session *s, uint32_t cpu)
@@ -828,7 +928,7 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 		      uint32_t size)
 {
 	struct pft_cpu *c = cpu_get(s, cpu);
-	const struct pft_ev *e;
+	struct pft_ev *e;
 	size_t fe, msg;
 	int id, r;
 
@@ -866,14 +966,24 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 		pb_uint(&c->ev, FE_PID, (uint32_t)tk_event_record_pid(s->set, data, size));
 		if (e->kind == EV_TYPED) {
 			msg = pb_begin(&c->ev, e->num);
-			for (uint8_t i = 0; i < e->nfields; i++)
-				put_field(s, &c->ev, e->nums[i], e->fields[i], data, size);
+			for (uint8_t i = 0; i < e->nfields; i++) {
+				if (e->fld[i].kind != FK_OTHER)
+					pb_uint(&c->ev, e->nums[i],
+						fld_u64(s, e->fld[i], data, size));
+				else
+					put_field(s, &c->ev, e->nums[i], e->fields[i], data, size);
+			}
 			pb_end(&c->ev, msg);
 		} else if (e->field_id) {
 			msg = pb_begin(&c->ev, e->field_id);
-			for (size_t i = 0; i < e->nall; i++)
-				put_value(s, &c->ev, e->all[i], (uint32_t)i + 1, (uint32_t)i + 1,
-					  (uint32_t)i + 1, data, size);
+			for (size_t i = 0; i < e->nall; i++) {
+				if (e->all_fld[i].kind != FK_OTHER)
+					pb_uint(&c->ev, (uint32_t)i + 1,
+						fld_u64(s, e->all_fld[i], data, size));
+				else
+					put_value(s, &c->ev, e->all[i], (uint32_t)i + 1,
+						  (uint32_t)i + 1, (uint32_t)i + 1, data, size);
+			}
 			pb_end(&c->ev, msg);
 			s->st->generic++;
 		} else {
@@ -1220,6 +1330,7 @@ int pft_session_set_tracedata(struct pft_session *s, const struct tk_tracedata *
 	tk_tracedata_layout(td, &big, &lsize, &psize);
 	s->long_size = lsize == 4 ? 4 : 8;
 	s->set = tk_event_set_new(s->long_size, big, psize ? psize : 4096);
+	s->swap = big != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
 	if (!s->set)
 		return tk_fail(ENOMEM, "out of memory");
 	if (tk_tracedata_header_page(td, &text) == 0 && text.len)
@@ -1259,6 +1370,7 @@ void pft_session_release(struct pft_session *s)
 		if (s->evs[i]) {
 			free(s->evs[i]->all);
 			free(s->evs[i]->all_len);
+			free(s->evs[i]->all_fld);
 			free(s->evs[i]->desc);
 		}
 		free(s->evs[i]);

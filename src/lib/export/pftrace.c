@@ -64,6 +64,10 @@
 #include <string.h>
 #include <unistd.h>
 
+/* for ZSTD_c_literalCompressionMode, set through the stable setParameter() */
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
 #include <tracekit/codec.h>
 #include <tracekit/dat.h>
 #include <tracekit/event.h>
@@ -164,19 +168,6 @@ static const struct typed typed[] = {
 	{"ftrace", "print", 3, {{"ip", 1}, {"buf", 2}}},
 };
 
-/*
- * How a record's field is read, worked out once per event: numbers
- * straight from the payload (the hot path: a call into the event set per
- * field was a fifth of the export), the rest through put_value().
- */
-enum fld_kind { FK_UNSIGNED, FK_SIGNED, FK_OTHER };
-
-struct pft_fld {
-	uint32_t off;
-	uint8_t size;
-	uint8_t kind;
-};
-
 /* What one event id becomes; built when the id is first met. */
 struct pft_ev {
 	const struct tk_event *ev; /* NULL: no format (the record goes out generic, unnamed) */
@@ -259,12 +250,12 @@ static int flush_chunk(struct pft_session *s)
 		return r;
 	if (!s->chunk.len)
 		return 0;
-	if (!s->codec) {
+	if (!s->codec && !s->zc) {
 		r = write_piece(s, s->chunk.data, s->chunk.len);
 		tk_bytebuf_reset(&s->chunk);
 		return r;
 	}
-	bound = tk_codec_bound(s->codec, s->chunk.len);
+	bound = s->zc ? ZSTD_compressBound(s->chunk.len) : tk_codec_bound(s->codec, s->chunk.len);
 	if (bound > s->cbuf_cap) {
 		uint8_t *p = realloc(s->cbuf, bound);
 
@@ -273,14 +264,20 @@ static int flush_chunk(struct pft_session *s)
 		s->cbuf = p;
 		s->cbuf_cap = bound;
 	}
-	n = tk_codec_compress(s->codec, s->cbuf, s->cbuf_cap, s->chunk.data, s->chunk.len);
-	if (n < 0)
-		return (int)n;
+	if (s->zc) {
+		size_t z = ZSTD_compress2(s->zc, s->cbuf, s->cbuf_cap, s->chunk.data, s->chunk.len);
+
+		if (ZSTD_isError(z))
+			return tk_fail(EIO, "%s: zstd: %s", s->name, ZSTD_getErrorName(z));
+		n = (int64_t)z;
+	} else {
+		n = tk_codec_compress(s->codec, s->cbuf, s->cbuf_cap, s->chunk.data, s->chunk.len);
+		if (n < 0)
+			return (int)n;
+	}
 	/* Trace.packet { compressed_packets: bytes } */
 	{
-		uint32_t field = tk_codec_kind(s->codec) == TK_COMPRESS_ZSTD
-					 ? PF_PKT_ZSTD_COMPRESSED
-					 : PF_PKT_COMPRESSED;
+		uint32_t field = s->zc ? PF_PKT_ZSTD_COMPRESSED : PF_PKT_COMPRESSED;
 		size_t inner = pb_varint_size((uint64_t)field << 3) + pb_varint_size((uint64_t)n) +
 			       (size_t)n;
 
@@ -489,14 +486,24 @@ static bool numeric(const struct tk_event_field *f)
 	       (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8);
 }
 
-static struct pft_fld fld_of(const struct tk_event_field *f)
+/*
+ * A pointer ("void *", "struct hrtimer *"): a kernel address is a 10-byte
+ * varint (5 on 32-bit), so a self-described event carries it as fixed64
+ * (fixed32): 2 bytes less per pointer, and no varint loop.
+ */
+static bool pointer(const struct tk_event_field *f)
+{
+	return numeric(f) && (f->size == 8 || f->size == 4) && f->type && strchr(f->type, '*');
+}
+
+static struct pft_fld fld_of(const struct tk_event_field *f, bool fixed)
 {
 	struct pft_fld d = {0, 0, FK_OTHER};
 
 	if (f && !f->is_string && numeric(f)) {
 		d.off = f->offset;
 		d.size = (uint8_t)f->size;
-		d.kind = f->is_signed ? FK_SIGNED : FK_UNSIGNED;
+		d.kind = fixed && pointer(f) ? FK_FIXED : f->is_signed ? FK_SIGNED : FK_UNSIGNED;
 	}
 	return d;
 }
@@ -535,8 +542,14 @@ static int describe(struct pft_session *s, struct pft_ev *e)
 	pb_bytes(&d, 1, tk_event_name(e->ev), e->name_len);
 	for (size_t i = 0; i < e->nall; i++) {
 		const struct tk_event_field *fl = e->all[i];
-		/* TYPE_STRING 9 for strings and the hex of arrays, INT64 3, UINT64 4 */
-		unsigned int type = fl->is_string || !numeric(fl) ? 9 : fl->is_signed ? 3 : 4;
+		/*
+		 * TYPE_STRING 9 for strings and the hex of arrays, FIXED64 6 /
+		 * FIXED32 7 for pointers, INT64 3, UINT64 4
+		 */
+		unsigned int type = fl->is_string || !numeric(fl) ? 9
+				    : pointer(fl)		  ? (fl->size == 8 ? 6 : 7)
+				    : fl->is_signed		  ? 3
+								  : 4;
 
 		f = pb_begin(&d, 2);
 		pb_bytes(&d, 1, fl->name, e->all_len[i]);
@@ -615,7 +628,7 @@ static struct pft_ev *ev_build(struct pft_session *s, int id)
 				e->fields[4] = NULL;
 		}
 		for (int k = 0; k < 32; k++)
-			e->fld[k] = fld_of(e->fields[k]);
+			e->fld[k] = fld_of(e->fields[k], false);
 		return e;
 	}
 	e->name_len = (uint32_t)strlen(tk_event_name(ev));
@@ -629,7 +642,7 @@ static struct pft_ev *ev_build(struct pft_session *s, int id)
 
 		if (!f->is_common) {
 			e->all_len[e->nall] = (uint32_t)strlen(f->name);
-			e->all_fld[e->nall] = fld_of(f);
+			e->all_fld[e->nall] = fld_of(f, true);
 			e->all[e->nall++] = f;
 		}
 	}
@@ -854,6 +867,18 @@ static bool bundle_describes(struct pft_cpu *c, struct pft_ev *e)
 	return true;
 }
 
+/* A comm: a char[16] read in place, as tk_event_field_string() reads it. */
+static inline void comm_of(struct pft_session *s, const struct tk_event_field *f, const void *data,
+			   uint32_t size, const char **str, uint32_t *len)
+{
+	if (f->is_array && !f->is_dynamic && f->size && (uint64_t)f->offset + f->size <= size) {
+		*str = (const char *)data + f->offset;
+		*len = (uint32_t)strnlen(*str, f->size);
+	} else {
+		field_str(s, f, data, size, str, len);
+	}
+}
+
 /* One value onto a CompactSched array, counted in the bundle's size. */
 static inline void cs_put(struct pft_cpu *c, int i, uint64_t v)
 {
@@ -870,7 +895,7 @@ static int put_switch(struct pft_session *s, struct pft_cpu *c, const struct pft
 	uint32_t len;
 	int idx;
 
-	field_str(s, e->fields[3], data, size, &comm, &len);
+	comm_of(s, e->fields[3], data, size, &comm, &len);
 	idx = intern(c, comm, len);
 	if (idx < 0)
 		return 1;
@@ -891,7 +916,7 @@ static int put_waking(struct pft_session *s, struct pft_cpu *c, const struct pft
 	uint32_t len;
 	int idx;
 
-	field_str(s, e->fields[3], data, size, &comm, &len);
+	comm_of(s, e->fields[3], data, size, &comm, &len);
 	idx = intern(c, comm, len);
 	if (idx < 0)
 		return 1;
@@ -924,17 +949,47 @@ int pft_ftrace_lost(struct pft_session *s, uint32_t cpu)
 	return r;
 }
 
+/*
+ * common_type and common_pid read in place, at the offsets of the first
+ * format's common fields: taken once the first whole record reads the
+ * same both ways (else the event set's calls stay).
+ */
+static void common_check(struct pft_session *s, const void *data, uint32_t size, int id)
+{
+	const struct tk_event *ev = tk_event_set_count(s->set) ? tk_event_set_get(s->set, 0) : NULL;
+	const struct tk_event_field *t = ev ? tk_event_field_find(ev, "common_type") : NULL;
+	const struct tk_event_field *p = ev ? tk_event_field_find(ev, "common_pid") : NULL;
+
+	if (id < 0)
+		return; /* too short to tell */
+	s->common = 2;
+	if (!t || !p || !numeric(t) || !numeric(p) || t->size > 4 || p->size > 4)
+		return;
+	s->type_fld = fld_of(t, false);
+	s->pid_fld = fld_of(p, false);
+	if ((int)fld_u64(s, s->type_fld, data, size) == id &&
+	    (int)fld_u64(s, s->pid_fld, data, size) == tk_event_record_pid(s->set, data, size))
+		s->common = 1;
+}
+
 int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const void *data,
 		      uint32_t size)
 {
-	struct pft_cpu *c = cpu_get(s, cpu);
+	struct pft_cpu *c = cpu < s->ncpus && s->cpus[cpu] ? s->cpus[cpu] : cpu_get(s, cpu);
 	struct pft_ev *e;
 	size_t fe, msg;
 	int id, r;
 
 	if (!c)
 		return -errno;
-	id = tk_event_record_type(s->set, data, size);
+	if (s->common == 1)
+		id = (uint64_t)s->type_fld.off + s->type_fld.size > size
+			     ? -1
+			     : (int)fld_u64(s, s->type_fld, data, size);
+	else
+		id = tk_event_record_type(s->set, data, size);
+	if (!s->common)
+		common_check(s, data, size, id);
 	if (id < 0)
 		return 0; /* shorter than its common fields: nothing to say about it */
 	e = ev_get(s, id);
@@ -963,7 +1018,11 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 		}
 		fe = pb_begin(&c->ev, FB_EVENT);
 		pb_uint(&c->ev, FE_TIMESTAMP, ts);
-		pb_uint(&c->ev, FE_PID, (uint32_t)tk_event_record_pid(s->set, data, size));
+		pb_uint(&c->ev, FE_PID,
+			(uint32_t)(s->common != 1 ? tk_event_record_pid(s->set, data, size)
+				   : (uint64_t)s->pid_fld.off + s->pid_fld.size > size
+					   ? -1
+					   : (int)fld_u64(s, s->pid_fld, data, size)));
 		if (e->kind == EV_TYPED) {
 			msg = pb_begin(&c->ev, e->num);
 			for (uint8_t i = 0; i < e->nfields; i++) {
@@ -977,7 +1036,11 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 		} else if (e->field_id) {
 			msg = pb_begin(&c->ev, e->field_id);
 			for (size_t i = 0; i < e->nall; i++) {
-				if (e->all_fld[i].kind != FK_OTHER)
+				if (e->all_fld[i].kind == FK_FIXED)
+					pb_fixed(&c->ev, (uint32_t)i + 1,
+						 fld_u64(s, e->all_fld[i], data, size),
+						 e->all_fld[i].size);
+				else if (e->all_fld[i].kind != FK_OTHER)
 					pb_uint(&c->ev, (uint32_t)i + 1,
 						fld_u64(s, e->all_fld[i], data, size));
 				else
@@ -1288,6 +1351,33 @@ int pft_session_check_split(struct pft_session *s)
 
 /* ------------------------------------------------------------- session */
 
+/*
+ * zstd. The default is the fastest matching there is (a negative level)
+ * with Huffman-coded literals, which negative levels otherwise leave
+ * raw: on bench-report's file the varints' high bytes, the tags and the
+ * names are what compresses, matches add little, and this costs a third
+ * of level 1's time for 1.5x level 1's size (bench/README.md, stop 17).
+ * A level asked for is zstd's own.
+ */
+#define ZSTD_FAST_LEVEL (-70)
+
+static int zstd_init(struct pft_session *s)
+{
+	int level = s->opts.level ? s->opts.level : ZSTD_FAST_LEVEL;
+
+	if (level < ZSTD_minCLevel() || level > ZSTD_maxCLevel())
+		return tk_fail(EINVAL, "%s: zstd has no level %d", s->name, level);
+	s->zc = ZSTD_createCCtx();
+	if (!s->zc)
+		return tk_fail(ENOMEM, "out of memory");
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_compressionLevel, level)))
+		return tk_fail(EINVAL, "%s: zstd has no level %d", s->name, level);
+	/* An older libzstd without the parameter writes the literals raw: larger, as valid. */
+	if (!s->opts.level)
+		ZSTD_CCtx_setParameter(s->zc, ZSTD_c_literalCompressionMode, ZSTD_ps_enable);
+	return 0;
+}
+
 int pft_session_init(struct pft_session *s, int fd, const char *name,
 		     const struct tk_pftrace_opts *opts, struct tk_pftrace_stats *st)
 {
@@ -1308,6 +1398,8 @@ int pft_session_init(struct pft_session *s, int fd, const char *name,
 		return tk_fail(EINVAL,
 			       "%s: a split size is at least 1 MiB and needs a piece callback",
 			       s->name);
+	if (s->opts.compression == TK_COMPRESS_ZSTD)
+		return zstd_init(s);
 	if (s->opts.compression != TK_COMPRESS_NONE) {
 		s->codec = tk_codec_new(s->opts.compression, s->opts.level ? s->opts.level : 1);
 		if (!s->codec)
@@ -1382,6 +1474,7 @@ void pft_session_release(struct pft_session *s)
 	free(s->cbuf);
 	tk_bytebuf_release(&s->chunk);
 	tk_codec_free(s->codec);
+	ZSTD_freeCCtx(s->zc);
 	tk_event_set_free(s->set);
 }
 

@@ -29,7 +29,8 @@
  *                   typed[] below; every other event self-described
  *                   (describe(): its fields as a message of its own under
  *                   an FtraceEvent field from 65536, its descriptor once
- *                   per bundle), or as GenericFtraceEvent (named fields)
+ *                   per bundle; pointers as fixed64), or as
+ *                   GenericFtraceEvent (named fields)
  *                   past 31 fields, so nothing recorded is dropped. A page
  *                   flagged with lost events closes its CPU's bundle and
  *                   flags the next one lost_events (a bundle holds
@@ -37,9 +38,10 @@
  *   PerfSample      and its InternedData (pftrace-perf.c).
  *   FtraceStats     at the end, the kernel's per-CPU counters (CPUSTAT).
  *
- * Level 1 of either codec unless asked: on the 3 M-event bench file it
- * compresses to the size of the zstd .dat (39 MB against 40; zstd 3 and
- * zlib 6 gain 3-5% for 1.3x and 3x the time), see bench/README.md.
+ * Unless a level is asked for, zstd runs at level -70 with its literals
+ * Huffman-coded (zstd_init()): on the 3 M-event bench file 1.46x the
+ * zstd .dat for a third of level 1's CPU, which made 0.93x at 6.5 M
+ * events/s per core; zlib runs at level 1. See bench/README.md.
  *
  * Memory: one open bundle per CPU, closed at BUNDLE_MAX bytes or when its
  * comm table fills; closed bundles go to the chunk, which is written (or

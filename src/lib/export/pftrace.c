@@ -38,8 +38,9 @@
  *   PerfSample      and its InternedData (pftrace-perf.c).
  *   FtraceStats     at the end, the kernel's per-CPU counters (CPUSTAT).
  *
- * Unless a level is asked for, zstd runs at level -70 with its literals
- * Huffman-coded (zstd_init()): on the 3 M-event bench file 1.46x the
+ * Unless a level is asked for, zstd runs at level -30 (7-byte matches,
+ * a 1 KiB table) with its literals Huffman-coded (zstd_init()): on the
+ * 3 M-event bench file 1.46x the
  * zstd .dat for a third of level 1's CPU, which made 0.93x at 6.5 M
  * events/s per core; zlib runs at level 1. See bench/README.md.
  *
@@ -979,7 +980,7 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 {
 	struct pft_cpu *c = cpu < s->ncpus && s->cpus[cpu] ? s->cpus[cpu] : cpu_get(s, cpu);
 	struct pft_ev *e;
-	size_t fe, msg;
+	size_t fe, msg, n;
 	int id, r;
 
 	if (!c)
@@ -1018,36 +1019,51 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 				return r;
 			bundle_describes(c, e);
 		}
-		fe = pb_begin(&c->ev, FB_EVENT);
-		pb_uint(&c->ev, FE_TIMESTAMP, ts);
-		pb_uint(&c->ev, FE_PID,
-			(uint32_t)(s->common != 1 ? tk_event_record_pid(s->set, data, size)
-				   : (uint64_t)s->pid_fld.off + s->pid_fld.size > size
-					   ? -1
-					   : (int)fld_u64(s, s->pid_fld, data, size)));
+		/*
+		 * Room for the event's frame, time, pid and every numeric field
+		 * at once: the writes below check nothing (a string or array
+		 * field checks its own, and the room is made again after it).
+		 */
+		n = e->kind == EV_TYPED ? e->nfields : e->nall;
+		if (pb_room(&c->ev, 32 + 15 * n))
+			return tk_fail(ENOMEM, "out of memory");
+		fe = pb_begin_nc(&c->ev, FB_EVENT);
+		pb_uint_nc(&c->ev, FE_TIMESTAMP, ts);
+		pb_uint_nc(&c->ev, FE_PID,
+			   (uint32_t)(s->common != 1 ? tk_event_record_pid(s->set, data, size)
+				      : (uint64_t)s->pid_fld.off + s->pid_fld.size > size
+					      ? -1
+					      : (int)fld_u64(s, s->pid_fld, data, size)));
 		if (e->kind == EV_TYPED) {
-			msg = pb_begin(&c->ev, e->num);
+			msg = pb_begin_nc(&c->ev, e->num);
 			for (uint8_t i = 0; i < e->nfields; i++) {
-				if (e->fld[i].kind != FK_OTHER)
-					pb_uint(&c->ev, e->nums[i],
-						fld_u64(s, e->fld[i], data, size));
-				else
-					put_field(s, &c->ev, e->nums[i], e->fields[i], data, size);
+				if (e->fld[i].kind != FK_OTHER) {
+					pb_uint_nc(&c->ev, e->nums[i],
+						   fld_u64(s, e->fld[i], data, size));
+					continue;
+				}
+				put_field(s, &c->ev, e->nums[i], e->fields[i], data, size);
+				if (pb_room(&c->ev, 15 * n))
+					return tk_fail(ENOMEM, "out of memory");
 			}
 			pb_end(&c->ev, msg);
 		} else if (e->field_id) {
-			msg = pb_begin(&c->ev, e->field_id);
+			msg = pb_begin_nc(&c->ev, e->field_id);
 			for (size_t i = 0; i < e->nall; i++) {
-				if (e->all_fld[i].kind == FK_FIXED)
-					pb_fixed(&c->ev, (uint32_t)i + 1,
-						 fld_u64(s, e->all_fld[i], data, size),
-						 e->all_fld[i].size);
-				else if (e->all_fld[i].kind != FK_OTHER)
-					pb_uint(&c->ev, (uint32_t)i + 1,
-						fld_u64(s, e->all_fld[i], data, size));
-				else
+				struct pft_fld f = e->all_fld[i];
+
+				if (f.kind == FK_FIXED) {
+					pb_fixed_nc(&c->ev, (uint32_t)i + 1,
+						    fld_u64(s, f, data, size), f.size);
+				} else if (f.kind != FK_OTHER) {
+					pb_uint_nc(&c->ev, (uint32_t)i + 1,
+						   fld_u64(s, f, data, size));
+				} else {
 					put_value(s, &c->ev, e->all[i], (uint32_t)i + 1,
 						  (uint32_t)i + 1, (uint32_t)i + 1, data, size);
+					if (pb_room(&c->ev, 15 * n))
+						return tk_fail(ENOMEM, "out of memory");
+				}
 			}
 			pb_end(&c->ev, msg);
 			s->st->generic++;
@@ -1354,14 +1370,14 @@ int pft_session_check_split(struct pft_session *s)
 /* ------------------------------------------------------------- session */
 
 /*
- * zstd. The default is the fastest matching there is (a negative level)
- * with Huffman-coded literals, which negative levels otherwise leave
- * raw: on bench-report's file the varints' high bytes, the tags and the
+ * zstd. The default is fast matching (a negative level, long matches
+ * only, a small table) with Huffman-coded literals, which negative levels
+ * otherwise leave raw: on bench-report's file the varints' high bytes, the tags and the
  * names are what compresses, matches add little, and this costs a third
  * of level 1's time for 1.5x level 1's size (bench/README.md, stop 17).
  * A level asked for is zstd's own.
  */
-#define ZSTD_FAST_LEVEL (-70)
+#define ZSTD_FAST_LEVEL (-30)
 
 static int zstd_init(struct pft_session *s)
 {
@@ -1374,9 +1390,16 @@ static int zstd_init(struct pft_session *s)
 		return tk_fail(ENOMEM, "out of memory");
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_compressionLevel, level)))
 		return tk_fail(EINVAL, "%s: zstd has no level %d", s->name, level);
-	/* An older libzstd without the parameter writes the literals raw: larger, as valid. */
-	if (!s->opts.level)
+	/*
+	 * An older libzstd without the parameter writes the literals raw:
+	 * larger, as valid. Matches of 7 bytes or more, looked up in a 1 KiB
+	 * table: as small as -70's defaults, 10% faster (bench/README.md).
+	 */
+	if (!s->opts.level) {
 		ZSTD_CCtx_setParameter(s->zc, ZSTD_c_literalCompressionMode, ZSTD_ps_enable);
+		ZSTD_CCtx_setParameter(s->zc, ZSTD_c_minMatch, 7);
+		ZSTD_CCtx_setParameter(s->zc, ZSTD_c_hashLog, 10);
+	}
 	return 0;
 }
 

@@ -414,18 +414,15 @@ static int flush_all(struct pft_session *s)
 }
 
 /*
- * Index of @comm in the bundle's table, adding it; -1 when the table is
- * full. The key is the comm's 16 bytes, zero after its end, taken as two
- * words: one multiply to hash, two compares to match.
+ * Index of the comm @k in the bundle's table, adding it; -1 when the
+ * table is full. The key is the comm's 16 bytes, zero after its end, as
+ * two words: one multiply to hash, two compares to match.
  */
-static int intern(struct pft_cpu *c, const char *comm, uint32_t len)
+static int intern_key(struct pft_cpu *c, const uint64_t k[2])
 {
-	uint64_t k[2] = {0, 0}, e[2];
+	uint64_t e[2];
 	uint32_t h;
 
-	if (len > 16)
-		len = 16;
-	memcpy(k, comm, len);
 	h = (uint32_t)(((k[0] ^ k[1] * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull) >> 56);
 	for (uint32_t i = h;; i = (i + 1) & 255) {
 		if (!c->hash[i]) {
@@ -882,6 +879,49 @@ static inline void comm_of(struct pft_session *s, const struct tk_event_field *f
 	}
 }
 
+/* Bytes of @w before its first zero byte (8: none), on a little-endian load. */
+static inline unsigned int bytes_before_nul(uint64_t w)
+{
+	uint64_t z = (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
+
+	/* the lowest flagged byte is exact: borrows only run upward */
+	return z ? (unsigned int)__builtin_ctzll(z) / 8 : 8;
+}
+
+/*
+ * The intern key of a comm field: a char[16] taken as two words straight
+ * from the record and cut at its NUL (no strnlen, no copy); other layouts
+ * and big-endian hosts go through comm_of().
+ */
+static int intern_comm(struct pft_session *s, struct pft_cpu *c, const struct tk_event_field *f,
+		       const void *data, uint32_t size)
+{
+	uint64_t k[2] = {0, 0};
+
+	if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && f->is_array && !f->is_dynamic &&
+	    f->size == 16 && (uint64_t)f->offset + 16 <= size) {
+		unsigned int n;
+
+		memcpy(k, (const char *)data + f->offset, 16);
+		n = bytes_before_nul(k[0]);
+		if (n < 8) {
+			k[0] &= n ? ~0ull >> (64 - 8 * n) : 0;
+			k[1] = 0;
+		} else {
+			n = bytes_before_nul(k[1]);
+			if (n < 8)
+				k[1] &= n ? ~0ull >> (64 - 8 * n) : 0;
+		}
+	} else {
+		const char *comm;
+		uint32_t len;
+
+		comm_of(s, f, data, size, &comm, &len);
+		memcpy(k, comm, len > 16 ? 16 : len);
+	}
+	return intern_key(c, k);
+}
+
 /* One value onto a CompactSched array, counted in the bundle's size. */
 static inline void cs_put(struct pft_cpu *c, int i, uint64_t v)
 {
@@ -894,12 +934,8 @@ static inline void cs_put(struct pft_cpu *c, int i, uint64_t v)
 static int put_switch(struct pft_session *s, struct pft_cpu *c, const struct pft_ev *e, uint64_t ts,
 		      const void *data, uint32_t size)
 {
-	const char *comm;
-	uint32_t len;
-	int idx;
+	int idx = intern_comm(s, c, e->fields[3], data, size);
 
-	comm_of(s, e->fields[3], data, size, &comm, &len);
-	idx = intern(c, comm, len);
 	if (idx < 0)
 		return 1;
 	cs_put(c, CS_SW_TS, ts - c->last_sw);
@@ -915,12 +951,8 @@ static int put_switch(struct pft_session *s, struct pft_cpu *c, const struct pft
 static int put_waking(struct pft_session *s, struct pft_cpu *c, const struct pft_ev *e, uint64_t ts,
 		      const void *data, uint32_t size)
 {
-	const char *comm;
-	uint32_t len;
-	int idx;
+	int idx = intern_comm(s, c, e->fields[3], data, size);
 
-	comm_of(s, e->fields[3], data, size, &comm, &len);
-	idx = intern(c, comm, len);
 	if (idx < 0)
 		return 1;
 	cs_put(c, CS_WK_TS, ts - c->last_wk);
@@ -1757,7 +1789,7 @@ int tk_pftrace_write_dat(struct tk_dat *dat, int fd, const char *name,
 		struct dstream *d = (struct dstream *)heap[0];
 		const struct tk_page_record *rec = &d->recs[d->irec++];
 
-		r = pft_session_check_split(&s);
+		r = s.opts.split_size ? pft_session_check_split(&s) : 0;
 		if (!r && d->lost) {
 			r = pft_ftrace_lost(&s, d->cpu);
 			d->lost = false;

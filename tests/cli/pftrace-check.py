@@ -14,7 +14,13 @@ report:
              or self-described through the bundle's descriptors), their times (in
              the report's microseconds) and pids (common_pid; for the
              compact sched_switch and sched_waking, which carry no
-             common_pid, the next_pid and the woken pid instead)
+             common_pid, the next_pid and the woken pid instead); and for
+             those two the rest of what CompactSched carries: next_comm
+             (through the intern table), next_prio and prev_state
+             (the report's letters: each number must always print as
+             the same string, as the kernel's table is not known here;
+             0 and the preempted bit may both print "R"), comm, prio and
+             target_cpu
   perf.data  tracepoint samples as above per CPU; other samples: their
              number, times and tids, and the frames of each callstack
              against the callchain lines perf script prints
@@ -126,6 +132,7 @@ def main():
 
     # What the trace holds.
     ev = defaultdict(list)  # cpu -> [(us, pid, name)]
+    cx = defaultdict(list)  # cpu -> [(us, pid, name, comm, prio, prev_state or target_cpu)]
     samples = []            # (us, tid, frames)
     frames_of = {}          # callstack iid -> number of frames
     for p in pkts:
@@ -173,17 +180,30 @@ def main():
                     for ff, ww, vv in fields(v):
                         cs[ff].append(vv)
             if cs:
-                for tsf, pidf, name in ((1, 3, "sched_switch"), (7, 8, "sched_waking")):
+                interned = [b.decode(errors="replace") for b in cs.get(5, [])]
+
+                def col(f):
+                    return [x for b in cs.get(f, []) for x in packed(b)]
+                # timestamp, pid, prio, comm index, and prev_state / target_cpu
+                for tsf, pidf, priof, commf, lastf, name in ((1, 3, 4, 6, 2, "sched_switch"),
+                                                             (7, 8, 10, 11, 9, "sched_waking")):
                     ts = 0
-                    pids = [pid for b in cs.get(pidf, []) for pid in packed(b)]
-                    deltas = [x for b in cs.get(tsf, []) for x in packed(b)]
+                    pids, prios, comms, lasts = col(pidf), col(priof), col(commf), col(lastf)
+                    deltas = col(tsf)
                     for k, d in enumerate(deltas):
                         ts = (ts + d) & ((1 << 64) - 1)
                         evs.append((us(ts), s64(pids[k]), name))
+                        try:
+                            comm = interned[comms[k]]
+                            extra = (comm, s64(prios[k]), s64(lasts[k]))
+                        except IndexError:
+                            extra = ("<column %d of %d entries>" % (k, len(deltas)), 0, 0)
+                        cx[cpu].append((us(ts), s64(pids[k]), name) + extra)
             ev[cpu].extend(evs)
 
     # What the report says.
     want = defaultdict(list)
+    want_cx = defaultdict(list)
     want_samples = []
     line_re = re.compile(r"^(.*?)-?\s*(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{6}):\s+(\S+:)?(\S+?):\s?(.*)$")
     sample_re = re.compile(r"^\s*(.*?)\s+(\d+)\s+(?:\[\d+\]\s+)?(\d+)\.(\d{6}):\s+\d+\s+\S+:(.*)$")
@@ -198,6 +218,7 @@ def main():
         m = line_re.match(line)
         if m:
             cpu, t, pid, name, rest = int(m[3]), int(m[4]) * 1000000 + int(m[5]), int(m[2]), m[7], m[8]
+            rest = rest.strip()
             # perf names a tracepoint it has no name for "unknown:ID" (the
             # ftrace events of a converted .dat): its name is not compared.
             if m[6] == "unknown:":
@@ -207,9 +228,26 @@ def main():
             if name == "sched_switch":
                 m = re.search(r"next_pid=(\d+)", rest) or re.search(r"==> .*:(\d+) \[", rest)
                 pid = int(m[1])
+                # perf's fields, or trace-cmd's "prev:pid [prio] S ==> next:pid [prio]"
+                m = re.search(r"prev_state=(\S+) ==> next_comm=(.*) next_pid=-?\d+ "
+                              r"next_prio=(-?\d+)$", rest)
+                if m:
+                    want_cx[cpu].append((t, pid, name, m[2], int(m[3]), m[1]))
+                else:
+                    m = re.search(r"\] (\S+) ==> (.*):-?\d+ \[(-?\d+)\]$", rest)
+                    if m:
+                        want_cx[cpu].append((t, pid, name, m[2], int(m[3]), m[1]))
+                    else:
+                        want_cx[cpu].append((t, pid, name, "<unread: %s>" % rest, 0, ""))
             elif name == "sched_waking":
                 m = re.search(r"\bpid=(\d+)", rest) or re.search(r":(\d+) \[-?\d+\]", rest)
                 pid = int(m[1])
+                m = re.search(r"^comm=(.*) pid=-?\d+ prio=(-?\d+) target_cpu=(\d+)", rest) or \
+                    re.search(r"^(.*):-?\d+ \[(-?\d+)\] CPU:(\d+)", rest)
+                if m:
+                    want_cx[cpu].append((t, pid, name, m[1], int(m[2]), int(m[3])))
+                else:
+                    want_cx[cpu].append((t, pid, name, "<unread: %s>" % rest, 0, 0))
             want[cpu].append((t, pid, name))
             continue
         m = sample_re.match(line)
@@ -247,6 +285,30 @@ def main():
         elif bad and any(abs(g - e) > 1 for g, e in zip(sorted(x[0] for x in got),
                                                         sorted(x[0] for x in exp))):
             errors.append("CPU %d: times differ" % cpu)
+    # CompactSched's other columns against the report's sched_switch and
+    # sched_waking lines: the same multiset of (time, pid, name, comm, prio,
+    # target_cpu), and prev_state numbers that each print as one string.
+    state_of = defaultdict(set)
+    for cpu in sorted(set(cx) | set(want_cx)):
+        got = sorted(cx.get(cpu, []), key=lambda x: x[:5] + (str(x[5]),))
+        exp = sorted(want_cx.get(cpu, []), key=lambda x: x[:5] + (str(x[5]),))
+        if len(got) != len(exp):
+            errors.append("CPU %d: %d compact sched events, the report has %d" %
+                          (cpu, len(got), len(exp)))
+            continue
+        # Two switches to one task within a microsecond sort in either
+        # order: their prev_states pair up only where the rest is unique.
+        once = Counter(g[:5] for g in got)
+        for g, e in zip(got, exp):
+            if abs(g[0] - e[0]) > 1 or g[1:5] != e[1:5] or \
+                    (g[2] == "sched_waking" and g[5] != e[5]):
+                errors.append("CPU %d: compact %s != the report's %s" % (cpu, g, e))
+                break
+            if g[2] == "sched_switch" and once[g[:5]] == 1:
+                state_of[g[5]].add(e[5])
+    for n, letters in sorted(state_of.items()):
+        if len(letters) != 1:
+            errors.append("prev_state %d is printed as %s" % (n, sorted(letters)))
     if kind == "perf":
         got = sorted(samples)
         exp = sorted(tuple(x) for x in want_samples)
@@ -267,8 +329,11 @@ def main():
     for e in errors:
         print("pftrace-check: %s: %s" % (path, e))
     n = sum(len(v) for v in ev.values())
-    print("pftrace-check: %s: %d events on %d CPUs, %d samples, %d packets%s" %
-          (path, n, len(ev), len(samples), len(pkts), "" if not errors else ": FAILED"))
+    ncx = sum(len(v) for v in cx.values())
+    print("pftrace-check: %s: %d events on %d CPUs (%d compact sched, %d prev_states), "
+          "%d samples, %d packets%s" %
+          (path, n, len(ev), ncx, len(state_of), len(samples), len(pkts),
+           "" if not errors else ": FAILED"))
     return 1 if errors else 0
 
 

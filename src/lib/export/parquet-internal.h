@@ -104,6 +104,7 @@ struct tk_parquet_val {
 	const char *s;
 	uint32_t len;
 	bool transient; /* @s may change at the same address: never matched by address */
+	uint16_t group; /* in a row's first cell: its group (tk_parquet_writer_cluster) */
 };
 
 struct tk_parquet_writer;
@@ -116,6 +117,12 @@ struct tk_parquet_writer;
 struct tk_parquet_writer *tk_parquet_writer_new(int fd, const char *name,
 						const struct tk_parquet_col *cols, size_t ncols,
 						uint64_t row_group_rows, int zstd_level);
+/*
+ * Write each row group's rows regrouped by the group of their first cell
+ * (tk_parquet_val.group; rows of one group together, groups in increasing
+ * order, within a group as added). Called before the first row.
+ */
+void tk_parquet_writer_cluster(struct tk_parquet_writer *w);
 /* Add one row of ncols values. */
 int tk_parquet_writer_add(struct tk_parquet_writer *w, const struct tk_parquet_val *vals);
 /* Write the last row group and the footer; @size gets the file's length. */

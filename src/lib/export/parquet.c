@@ -127,6 +127,12 @@ struct tk_parquet_writer {
 	void *zbuf;
 	size_t zcap;
 	bool failed;
+	/* tk_parquet_writer_cluster(): rows regrouped by their group */
+	bool cluster;
+	uint16_t *group;  /* per row of the open row group */
+	uint32_t *perm;	  /* row group row -> written row */
+	uint32_t *bucket; /* per group: its next written row */
+	void *scratch;	  /* one column's cells while permuted */
 };
 
 static int write_all(struct tk_parquet_writer *w, const void *data, size_t len)
@@ -275,6 +281,14 @@ static int64_t dict_index(struct column *col, const char *s, uint32_t len)
 
 static int alloc_rowgroup_buffers(struct tk_parquet_writer *w)
 {
+	if (w->cluster && !w->perm) {
+		w->group = malloc(w->rg_rows * sizeof(*w->group));
+		w->perm = malloc(w->rg_rows * sizeof(*w->perm));
+		w->scratch = malloc(w->rg_rows * sizeof(int64_t));
+		w->bucket = calloc(UINT16_MAX + 1, sizeof(*w->bucket));
+		if (!w->group || !w->perm || !w->scratch || !w->bucket)
+			return tk_fail(ENOMEM, "out of memory");
+	}
 	for (size_t c = 0; c < w->ncols; c++) {
 		struct column *col = &w->cols[c];
 
@@ -500,6 +514,61 @@ static int write_int_chunk(struct tk_parquet_writer *w, struct column *col, stru
 	return ret;
 }
 
+/*
+ * Regroup the open row group's rows by their group, rows of one group
+ * keeping their order: a counting sort, then every column permuted. Rows
+ * of a table have no order a query may rely on; what this buys is that
+ * like cells sit together (args grouped by event: each field's values at
+ * the same stride, the keys a repeating pattern, the arg_set_ids runs),
+ * which zstd and the encodings then squeeze (bench/README.md, stop 17).
+ */
+static int cluster_rows(struct tk_parquet_writer *w)
+{
+	uint64_t n = w->n;
+
+	for (uint64_t i = 0; i < n; i++)
+		w->bucket[w->group[i]]++;
+	for (uint32_t k = 0, at = 0; k <= UINT16_MAX; k++) {
+		uint32_t c = w->bucket[k];
+
+		w->bucket[k] = at;
+		at += c;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		w->perm[i] = w->bucket[w->group[i]]++;
+	memset(w->bucket, 0, (UINT16_MAX + 1) * sizeof(*w->bucket));
+	for (size_t c = 0; c < w->ncols; c++) {
+		struct column *col = &w->cols[c];
+
+		if (col->def.type == TK_PARQUET_STRING) {
+			uint32_t *t = w->scratch;
+
+			for (uint64_t i = 0; i < n; i++)
+				t[w->perm[i]] = col->idx[i];
+			memcpy(col->idx, t, n * sizeof(*t));
+		} else {
+			int64_t *t = w->scratch;
+
+			for (uint64_t i = 0; i < n; i++)
+				t[w->perm[i]] = col->ivals[i];
+			memcpy(col->ivals, t, n * sizeof(*t));
+			if (!col->idict_off) {
+				uint32_t *u = w->scratch;
+
+				for (uint64_t i = 0; i < n; i++)
+					u[w->perm[i]] = col->iidx[i];
+				memcpy(col->iidx, u, n * sizeof(*u));
+			}
+		}
+	}
+	return 0;
+}
+
+void tk_parquet_writer_cluster(struct tk_parquet_writer *w)
+{
+	w->cluster = true;
+}
+
 static int flush_rowgroup(struct tk_parquet_writer *w)
 {
 	struct rowgroup *rg;
@@ -523,6 +592,8 @@ static int flush_rowgroup(struct tk_parquet_writer *w)
 	if (!rg->chunks)
 		return tk_fail(ENOMEM, "out of memory");
 	w->nrgs++;
+	if (w->cluster && (ret = cluster_rows(w)))
+		return ret;
 	for (size_t c = 0; c < w->ncols && !ret; c++) {
 		struct column *col = &w->cols[c];
 		struct chunk_meta *m = &rg->chunks[c];
@@ -546,6 +617,8 @@ int tk_parquet_writer_add(struct tk_parquet_writer *w, const struct tk_parquet_v
 		return -EIO;
 	if (!w->n && (ret = alloc_rowgroup_buffers(w)))
 		goto fail;
+	if (w->cluster)
+		w->group[w->n] = vals[0].group;
 	for (size_t c = 0; c < w->ncols; c++) {
 		struct column *col = &w->cols[c];
 
@@ -734,6 +807,10 @@ void tk_parquet_writer_free(struct tk_parquet_writer *w)
 {
 	if (!w)
 		return;
+	free(w->group);
+	free(w->perm);
+	free(w->bucket);
+	free(w->scratch);
 	for (size_t c = 0; w->cols && c < w->ncols; c++) {
 		struct column *col = &w->cols[c];
 

@@ -43,12 +43,26 @@ struct pft_thread {
 	char comm[16];
 };
 
+/*
+ * How a record's field is read, worked out once per event: numbers
+ * straight from the payload (the hot path: a call into the event set per
+ * field was a fifth of the export), the rest through put_value().
+ */
+enum fld_kind { FK_UNSIGNED, FK_SIGNED, FK_FIXED, FK_OTHER };
+
+struct pft_fld {
+	uint32_t off;
+	uint8_t size;
+	uint8_t kind;
+};
+
 struct pft_session {
 	const char *name; /* output name, for messages */
 	int fd;
 	struct tk_pftrace_opts opts;
 	struct tk_pftrace_stats *st;
-	struct tk_codec *codec;
+	struct tk_codec *codec;	 /* zlib */
+	struct ZSTD_CCtx_s *zc;	 /* zstd: our own context, for the fast default */
 	struct tk_bytebuf chunk; /* framed TracePackets not yet written */
 	uint8_t *cbuf;		 /* compressed chunk */
 	size_t cbuf_cap;
@@ -66,7 +80,11 @@ struct pft_session {
 	size_t nfmt_ids;
 	uint8_t long_size;
 	uint32_t next_field_id; /* of the self-described events, from 65536 */
-	struct pft_cpu **cpus;	/* by CPU id */
+	uint64_t bundles;	/* bundles opened: each one's serial */
+	bool swap;		/* the records' byte order is not ours */
+	uint8_t common;		/* common_check(): 0 not yet, 1 read in place, 2 by calls */
+	struct pft_fld type_fld, pid_fld;
+	struct pft_cpu **cpus; /* by CPU id */
 	size_t ncpus;
 
 	/* threads */

@@ -84,6 +84,50 @@ static inline void pb_uint(struct tk_bytebuf *b, uint32_t field, uint64_t v)
 	b->len += pb_put_varint_at(b->data + b->len, v);
 }
 
+/*
+ * The same without the room check, for a caller that made room for the
+ * whole message first (pb_room(): at most 15 bytes a field, 6 a begin).
+ */
+static inline void pb_uint_nc(struct tk_bytebuf *b, uint32_t field, uint64_t v)
+{
+	b->len += pb_put_varint_at(b->data + b->len, (uint64_t)field << 3 | PB_VARINT);
+	b->len += pb_put_varint_at(b->data + b->len, v);
+}
+
+static inline void pb_fixed_nc(struct tk_bytebuf *b, uint32_t field, uint64_t v, unsigned int size)
+{
+	uint8_t *p;
+
+	b->len += pb_put_varint_at(b->data + b->len,
+				   (uint64_t)field << 3 | (size == 8 ? PB_I64 : PB_I32));
+	p = b->data + b->len;
+	for (unsigned int i = 0; i < size; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+	b->len += size;
+}
+
+static inline size_t pb_begin_nc(struct tk_bytebuf *b, uint32_t field)
+{
+	b->len += pb_put_varint_at(b->data + b->len, (uint64_t)field << 3 | PB_LEN);
+	b->data[b->len++] = 0;
+	return b->len;
+}
+
+/* A fixed64 (@size 8) or fixed32 (@size 4) field, little-endian. */
+static inline void pb_fixed(struct tk_bytebuf *b, uint32_t field, uint64_t v, unsigned int size)
+{
+	uint8_t *p;
+
+	if (pb_room(b, 13))
+		return;
+	b->len += pb_put_varint_at(b->data + b->len,
+				   (uint64_t)field << 3 | (size == 8 ? PB_I64 : PB_I32));
+	p = b->data + b->len;
+	for (unsigned int i = 0; i < size; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+	b->len += size;
+}
+
 static inline void pb_int(struct tk_bytebuf *b, uint32_t field, int64_t v)
 {
 	pb_uint(b, field, (uint64_t)v);

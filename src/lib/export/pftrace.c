@@ -29,7 +29,8 @@
  *                   typed[] below; every other event self-described
  *                   (describe(): its fields as a message of its own under
  *                   an FtraceEvent field from 65536, its descriptor once
- *                   per bundle), or as GenericFtraceEvent (named fields)
+ *                   per bundle; pointers as fixed64), or as
+ *                   GenericFtraceEvent (named fields)
  *                   past 31 fields, so nothing recorded is dropped. A page
  *                   flagged with lost events closes its CPU's bundle and
  *                   flags the next one lost_events (a bundle holds
@@ -37,9 +38,11 @@
  *   PerfSample      and its InternedData (pftrace-perf.c).
  *   FtraceStats     at the end, the kernel's per-CPU counters (CPUSTAT).
  *
- * Level 1 of either codec unless asked: on the 3 M-event bench file it
- * compresses to the size of the zstd .dat (39 MB against 40; zstd 3 and
- * zlib 6 gain 3-5% for 1.3x and 3x the time), see bench/README.md.
+ * Unless a level is asked for, zstd runs at level -30 (7-byte matches,
+ * a 1 KiB table) with its literals Huffman-coded (zstd_init()): on the
+ * 3 M-event bench file 1.46x the zstd .dat at ~9.5-10 M events/s per
+ * core, where level 1 made 0.93x at 6.5 M; zlib runs at level 1. See
+ * bench/README.md.
  *
  * Memory: one open bundle per CPU, closed at BUNDLE_MAX bytes or when its
  * comm table fills; closed bundles go to the chunk, which is written (or
@@ -63,6 +66,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* for ZSTD_c_literalCompressionMode, set through the stable setParameter() */
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
 
 #include <tracekit/codec.h>
 #include <tracekit/dat.h>
@@ -172,13 +179,17 @@ struct pft_ev {
 	uint8_t nfields;  /* fields[] entries */
 	uint8_t nums[32]; /* EV_TYPED: proto field of fields[i] */
 	const struct tk_event_field *fields[32];
+	struct pft_fld fld[32];		   /* how fields[i] reads */
 	const struct tk_event_field **all; /* EV_GENERIC: every non-common field */
+	struct pft_fld *all_fld;	   /* how all[i] reads */
 	uint32_t *all_len;		   /* strlen() of each one's name */
 	size_t nall;
 	uint32_t name_len; /* of the event's name */
 	uint32_t field_id; /* EV_GENERIC: its FtraceEvent field when self-described, or 0 */
 	uint8_t *desc;	   /* its GenericEventDescriptor message body */
 	size_t desc_len;
+	uint64_t
+		in_bundle[8]; /* bundle_describes(): a bundle (by serial, per cpu & 7) holding it */
 };
 
 /* CompactSched's packed arrays and their field numbers. */
@@ -211,6 +222,9 @@ struct pft_cpu {
 	uint64_t bytes;	   /* counted in s->open_bytes */
 	uint32_t ndesc;	   /* self-described events this bundle uses */
 	const struct pft_ev *desc[NDESC];
+	uint64_t serial; /* of the open bundle, unique in the session */
+	uint64_t cs_len; /* bytes in cs[] */
+	uint64_t fixed;	 /* the bundle's comm table and descriptors, as cpu_bytes() counts them */
 };
 
 /* ------------------------------------------------------------ output */
@@ -239,12 +253,12 @@ static int flush_chunk(struct pft_session *s)
 		return r;
 	if (!s->chunk.len)
 		return 0;
-	if (!s->codec) {
+	if (!s->codec && !s->zc) {
 		r = write_piece(s, s->chunk.data, s->chunk.len);
 		tk_bytebuf_reset(&s->chunk);
 		return r;
 	}
-	bound = tk_codec_bound(s->codec, s->chunk.len);
+	bound = s->zc ? ZSTD_compressBound(s->chunk.len) : tk_codec_bound(s->codec, s->chunk.len);
 	if (bound > s->cbuf_cap) {
 		uint8_t *p = realloc(s->cbuf, bound);
 
@@ -253,14 +267,20 @@ static int flush_chunk(struct pft_session *s)
 		s->cbuf = p;
 		s->cbuf_cap = bound;
 	}
-	n = tk_codec_compress(s->codec, s->cbuf, s->cbuf_cap, s->chunk.data, s->chunk.len);
-	if (n < 0)
-		return (int)n;
+	if (s->zc) {
+		size_t z = ZSTD_compress2(s->zc, s->cbuf, s->cbuf_cap, s->chunk.data, s->chunk.len);
+
+		if (ZSTD_isError(z))
+			return tk_fail(EIO, "%s: zstd: %s", s->name, ZSTD_getErrorName(z));
+		n = (int64_t)z;
+	} else {
+		n = tk_codec_compress(s->codec, s->cbuf, s->cbuf_cap, s->chunk.data, s->chunk.len);
+		if (n < 0)
+			return (int)n;
+	}
 	/* Trace.packet { compressed_packets: bytes } */
 	{
-		uint32_t field = tk_codec_kind(s->codec) == TK_COMPRESS_ZSTD
-					 ? PF_PKT_ZSTD_COMPRESSED
-					 : PF_PKT_COMPRESSED;
+		uint32_t field = s->zc ? PF_PKT_ZSTD_COMPRESSED : PF_PKT_COMPRESSED;
 		size_t inner = pb_varint_size((uint64_t)field << 3) + pb_varint_size((uint64_t)n) +
 			       (size_t)n;
 
@@ -292,7 +312,7 @@ int pft_packet_end(struct pft_session *s, size_t start)
 
 /* --------------------------------------------------------------- bundles */
 
-static void cpu_reset(struct pft_cpu *c)
+static void cpu_reset(struct pft_session *s, struct pft_cpu *c)
 {
 	tk_bytebuf_reset(&c->ev);
 	for (int i = 0; i < CS_N; i++)
@@ -301,6 +321,8 @@ static void cpu_reset(struct pft_cpu *c)
 	c->last_sw = c->last_wk = 0;
 	c->nintern = 0;
 	c->ndesc = 0;
+	c->cs_len = c->fixed = 0;
+	c->serial = ++s->bundles;
 	memset(c->hash, 0, sizeof(c->hash));
 }
 
@@ -339,7 +361,7 @@ static int bundle_flush(struct pft_session *s, struct pft_cpu *c)
 	r = tk_bytebuf_error(&c->ev);
 	for (int i = 0; i < CS_N && !r; i++)
 		r = tk_bytebuf_error(&c->cs[i]);
-	cpu_reset(c);
+	cpu_reset(s, c);
 	if (r)
 		return r;
 	return pft_packet_end(s, pkt);
@@ -373,6 +395,7 @@ static struct pft_cpu *cpu_get(struct pft_session *s, uint32_t cpu)
 		tk_bytebuf_init(&c->ev, false);
 		for (int i = 0; i < CS_N; i++)
 			tk_bytebuf_init(&c->cs[i], false);
+		c->serial = ++s->bundles;
 		s->cpus[cpu] = c;
 		s->st->cpus++;
 	}
@@ -390,26 +413,28 @@ static int flush_all(struct pft_session *s)
 	return flush_chunk(s);
 }
 
-/* Index of @comm in the bundle's table, adding it; -1 when the table is full. */
-static int intern(struct pft_cpu *c, const char *comm, uint32_t len)
+/*
+ * Index of the comm @k in the bundle's table, adding it; -1 when the
+ * table is full. The key is the comm's 16 bytes, zero after its end, as
+ * two words: one multiply to hash, two compares to match.
+ */
+static int intern_key(struct pft_cpu *c, const uint64_t k[2])
 {
-	uint32_t h = 2166136261u;
-	char key[16] = {0};
+	uint64_t e[2];
+	uint32_t h;
 
-	if (len > 16)
-		len = 16;
-	memcpy(key, comm, len);
-	for (uint32_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)key[i]) * 16777619u;
-	for (uint32_t i = h & 255;; i = (i + 1) & 255) {
+	h = (uint32_t)(((k[0] ^ k[1] * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull) >> 56);
+	for (uint32_t i = h;; i = (i + 1) & 255) {
 		if (!c->hash[i]) {
 			if (c->nintern == NINTERN)
 				return -1;
-			memcpy(c->intern[c->nintern], key, 16);
+			memcpy(c->intern[c->nintern], k, 16);
 			c->hash[i] = (uint8_t)++c->nintern;
+			c->fixed += 18;
 			return c->nintern - 1;
 		}
-		if (!memcmp(c->intern[c->hash[i] - 1], key, 16))
+		memcpy(e, c->intern[c->hash[i] - 1], 16);
+		if (e[0] == k[0] && e[1] == k[1])
 			return c->hash[i] - 1;
 	}
 }
@@ -461,6 +486,28 @@ static bool numeric(const struct tk_event_field *f)
 	       (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8);
 }
 
+/*
+ * A pointer ("void *", "struct hrtimer *"): a kernel address is a 10-byte
+ * varint (5 on 32-bit), so a self-described event carries it as fixed64
+ * (fixed32): 2 bytes less per pointer, and no varint loop.
+ */
+static bool pointer(const struct tk_event_field *f)
+{
+	return numeric(f) && (f->size == 8 || f->size == 4) && f->type && strchr(f->type, '*');
+}
+
+static struct pft_fld fld_of(const struct tk_event_field *f, bool fixed)
+{
+	struct pft_fld d = {0, 0, FK_OTHER};
+
+	if (f && !f->is_string && numeric(f)) {
+		d.off = f->offset;
+		d.size = (uint8_t)f->size;
+		d.kind = fixed && pointer(f) ? FK_FIXED : f->is_signed ? FK_SIGNED : FK_UNSIGNED;
+	}
+	return d;
+}
+
 /* The compact encoding needs these fields, numeric (the comms as strings). */
 static bool compact_ok(const struct pft_ev *e, const char *const *names, size_t n)
 {
@@ -495,8 +542,14 @@ static int describe(struct pft_session *s, struct pft_ev *e)
 	pb_bytes(&d, 1, tk_event_name(e->ev), e->name_len);
 	for (size_t i = 0; i < e->nall; i++) {
 		const struct tk_event_field *fl = e->all[i];
-		/* TYPE_STRING 9 for strings and the hex of arrays, INT64 3, UINT64 4 */
-		unsigned int type = fl->is_string || !numeric(fl) ? 9 : fl->is_signed ? 3 : 4;
+		/*
+		 * TYPE_STRING 9 for strings and the hex of arrays, FIXED64 6 /
+		 * FIXED32 7 for pointers, INT64 3, UINT64 4
+		 */
+		unsigned int type = fl->is_string || !numeric(fl) ? 9
+				    : pointer(fl)		  ? (fl->size == 8 ? 6 : 7)
+				    : fl->is_signed		  ? 3
+								  : 4;
 
 		f = pb_begin(&d, 2);
 		pb_bytes(&d, 1, fl->name, e->all_len[i]);
@@ -574,32 +627,34 @@ static struct pft_ev *ev_build(struct pft_session *s, int id)
 			if (e->fields[4] && !numeric(e->fields[4]))
 				e->fields[4] = NULL;
 		}
+		for (int k = 0; k < 32; k++)
+			e->fld[k] = fld_of(e->fields[k], false);
 		return e;
 	}
 	e->name_len = (uint32_t)strlen(tk_event_name(ev));
 	e->all = calloc(tk_event_field_count(ev) + 1, sizeof(*e->all));
 	e->all_len = calloc(tk_event_field_count(ev) + 1, sizeof(*e->all_len));
-	if (!e->all || !e->all_len) {
-		free(e->all);
-		free(e->all_len);
-		free(e);
-		return tk_fail_null(ENOMEM, "out of memory");
-	}
+	e->all_fld = calloc(tk_event_field_count(ev) + 1, sizeof(*e->all_fld));
+	if (!e->all || !e->all_len || !e->all_fld)
+		goto nomem;
 	for (size_t i = 0; i < tk_event_field_count(ev); i++) {
 		const struct tk_event_field *f = tk_event_field_get(ev, i);
 
 		if (!f->is_common) {
 			e->all_len[e->nall] = (uint32_t)strlen(f->name);
+			e->all_fld[e->nall] = fld_of(f, true);
 			e->all[e->nall++] = f;
 		}
 	}
-	if (e->nall < 32 && s->next_field_id <= LAST_FIELD_ID && describe(s, e) < 0) {
-		free(e->all);
-		free(e->all_len);
-		free(e);
-		return tk_fail_null(ENOMEM, "out of memory");
-	}
+	if (e->nall < 32 && s->next_field_id <= LAST_FIELD_ID && describe(s, e) < 0)
+		goto nomem;
 	return e;
+nomem:
+	free(e->all);
+	free(e->all_len);
+	free(e->all_fld);
+	free(e);
+	return tk_fail_null(ENOMEM, "out of memory");
 }
 
 static struct pft_ev *ev_get(struct pft_session *s, int id)
@@ -628,6 +683,48 @@ static uint64_t field_u64(struct pft_session *s, const struct tk_event_field *f,
 
 	if (f)
 		tk_event_field_read(s->set, f, data, size, &v);
+	return v;
+}
+
+/*
+ * A numeric field as tk_event_field_read() gives it (sign-extended; 0 when
+ * the record is too short), without the call.
+ */
+static inline uint64_t fld_u64(const struct pft_session *s, struct pft_fld f, const void *data,
+			       uint32_t size)
+{
+	const uint8_t *p = (const uint8_t *)data + f.off;
+	uint64_t v;
+
+	if ((uint64_t)f.off + f.size > size)
+		return 0;
+	switch (f.size) {
+	case 1:
+		v = p[0];
+		break;
+	case 2: {
+		uint16_t x;
+
+		memcpy(&x, p, 2);
+		v = s->swap ? __builtin_bswap16(x) : x;
+		break;
+	}
+	case 4: {
+		uint32_t x;
+
+		memcpy(&x, p, 4);
+		v = s->swap ? __builtin_bswap32(x) : x;
+		break;
+	}
+	default:
+		memcpy(&v, p, 8);
+		return s->swap ? __builtin_bswap64(v) : v;
+	}
+	if (f.kind == FK_SIGNED) {
+		unsigned int shift = 64 - f.size * 8u;
+
+		v = (uint64_t)((int64_t)(v << shift) >> shift);
+	}
 	return v;
 }
 
@@ -746,35 +843,107 @@ static void put_generic_field(struct pft_session *s, struct tk_bytebuf *b,
 	pb_end(b, fs);
 }
 
-/* Whether @c's bundle carries @e's descriptor, adding it; false when the list is full. */
-static bool bundle_describes(struct pft_cpu *c, const struct pft_ev *e)
+/*
+ * Whether @c's bundle carries @e's descriptor, adding it; false when the
+ * list is full. @e remembers the bundle it was last added to per cpu & 7,
+ * so the list is searched only when CPUs share a slot.
+ */
+static bool bundle_describes(struct pft_cpu *c, struct pft_ev *e)
 {
+	uint64_t *mark = &e->in_bundle[c->cpu & 7];
+
+	if (*mark == c->serial)
+		return true;
 	for (uint32_t i = 0; i < c->ndesc; i++)
-		if (c->desc[i] == e)
+		if (c->desc[i] == e) {
+			*mark = c->serial;
 			return true;
+		}
 	if (c->ndesc == NDESC)
 		return false;
 	c->desc[c->ndesc++] = e;
+	c->fixed += e->desc_len + 4;
+	*mark = c->serial;
 	return true;
+}
+
+/* A comm: a char[16] read in place, as tk_event_field_string() reads it. */
+static inline void comm_of(struct pft_session *s, const struct tk_event_field *f, const void *data,
+			   uint32_t size, const char **str, uint32_t *len)
+{
+	if (f->is_array && !f->is_dynamic && f->size && (uint64_t)f->offset + f->size <= size) {
+		*str = (const char *)data + f->offset;
+		*len = (uint32_t)strnlen(*str, f->size);
+	} else {
+		field_str(s, f, data, size, str, len);
+	}
+}
+
+/* Bytes of @w before its first zero byte (8: none), on a little-endian load. */
+static inline unsigned int bytes_before_nul(uint64_t w)
+{
+	uint64_t z = (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
+
+	/* the lowest flagged byte is exact: borrows only run upward */
+	return z ? (unsigned int)__builtin_ctzll(z) / 8 : 8;
+}
+
+/*
+ * The intern key of a comm field: a char[16] taken as two words straight
+ * from the record and cut at its NUL (no strnlen, no copy); other layouts
+ * and big-endian hosts go through comm_of().
+ */
+static int intern_comm(struct pft_session *s, struct pft_cpu *c, const struct tk_event_field *f,
+		       const void *data, uint32_t size)
+{
+	uint64_t k[2] = {0, 0};
+
+	if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && f->is_array && !f->is_dynamic &&
+	    f->size == 16 && (uint64_t)f->offset + 16 <= size) {
+		unsigned int n;
+
+		memcpy(k, (const char *)data + f->offset, 16);
+		n = bytes_before_nul(k[0]);
+		if (n < 8) {
+			k[0] &= n ? ~0ull >> (64 - 8 * n) : 0;
+			k[1] = 0;
+		} else {
+			n = bytes_before_nul(k[1]);
+			if (n < 8)
+				k[1] &= n ? ~0ull >> (64 - 8 * n) : 0;
+		}
+	} else {
+		const char *comm;
+		uint32_t len;
+
+		comm_of(s, f, data, size, &comm, &len);
+		memcpy(k, comm, len > 16 ? 16 : len);
+	}
+	return intern_key(c, k);
+}
+
+/* One value onto a CompactSched array, counted in the bundle's size. */
+static inline void cs_put(struct pft_cpu *c, int i, uint64_t v)
+{
+	size_t before = c->cs[i].len;
+
+	pb_varint(&c->cs[i], v);
+	c->cs_len += c->cs[i].len - before;
 }
 
 static int put_switch(struct pft_session *s, struct pft_cpu *c, const struct pft_ev *e, uint64_t ts,
 		      const void *data, uint32_t size)
 {
-	const char *comm;
-	uint32_t len;
-	int idx;
+	int idx = intern_comm(s, c, e->fields[3], data, size);
 
-	field_str(s, e->fields[3], data, size, &comm, &len);
-	idx = intern(c, comm, len);
 	if (idx < 0)
 		return 1;
-	pb_varint(&c->cs[CS_SW_TS], ts - c->last_sw);
+	cs_put(c, CS_SW_TS, ts - c->last_sw);
 	c->last_sw = ts;
-	pb_varint(&c->cs[CS_SW_STATE], field_u64(s, e->fields[0], data, size));
-	pb_varint(&c->cs[CS_SW_PID], field_u64(s, e->fields[1], data, size));
-	pb_varint(&c->cs[CS_SW_PRIO], field_u64(s, e->fields[2], data, size));
-	pb_varint(&c->cs[CS_SW_COMM], (uint64_t)idx);
+	cs_put(c, CS_SW_STATE, fld_u64(s, e->fld[0], data, size));
+	cs_put(c, CS_SW_PID, fld_u64(s, e->fld[1], data, size));
+	cs_put(c, CS_SW_PRIO, fld_u64(s, e->fld[2], data, size));
+	cs_put(c, CS_SW_COMM, (uint64_t)idx);
 	c->nsw++;
 	return 0;
 }
@@ -782,34 +951,25 @@ static int put_switch(struct pft_session *s, struct pft_cpu *c, const struct pft
 static int put_waking(struct pft_session *s, struct pft_cpu *c, const struct pft_ev *e, uint64_t ts,
 		      const void *data, uint32_t size)
 {
-	const char *comm;
-	uint32_t len;
-	int idx;
+	int idx = intern_comm(s, c, e->fields[3], data, size);
 
-	field_str(s, e->fields[3], data, size, &comm, &len);
-	idx = intern(c, comm, len);
 	if (idx < 0)
 		return 1;
-	pb_varint(&c->cs[CS_WK_TS], ts - c->last_wk);
+	cs_put(c, CS_WK_TS, ts - c->last_wk);
 	c->last_wk = ts;
-	pb_varint(&c->cs[CS_WK_PID], field_u64(s, e->fields[0], data, size));
-	pb_varint(&c->cs[CS_WK_CPU], field_u64(s, e->fields[1], data, size));
-	pb_varint(&c->cs[CS_WK_PRIO], field_u64(s, e->fields[2], data, size));
-	pb_varint(&c->cs[CS_WK_COMM], (uint64_t)idx);
-	pb_varint(&c->cs[CS_WK_FLAGS], field_u64(s, e->fields[4], data, size));
+	cs_put(c, CS_WK_PID, fld_u64(s, e->fld[0], data, size));
+	cs_put(c, CS_WK_CPU, fld_u64(s, e->fld[1], data, size));
+	cs_put(c, CS_WK_PRIO, fld_u64(s, e->fld[2], data, size));
+	cs_put(c, CS_WK_COMM, (uint64_t)idx);
+	cs_put(c, CS_WK_FLAGS, e->fields[4] ? fld_u64(s, e->fld[4], data, size) : 0);
 	c->nwk++;
 	return 0;
 }
 
-static uint64_t cpu_bytes(const struct pft_cpu *c)
+/* The open bundle's size: its events, arrays, comm table and descriptors. */
+static inline uint64_t cpu_bytes(const struct pft_cpu *c)
 {
-	uint64_t n = c->ev.len + (uint64_t)c->nintern * 18;
-
-	for (uint32_t i = 0; i < c->ndesc; i++)
-		n += c->desc[i]->desc_len + 4;
-	for (int i = 0; i < CS_N; i++)
-		n += c->cs[i].len;
-	return n;
+	return c->ev.len + c->cs_len + c->fixed;
 }
 
 int pft_ftrace_lost(struct pft_session *s, uint32_t cpu)
@@ -824,17 +984,47 @@ int pft_ftrace_lost(struct pft_session *s, uint32_t cpu)
 	return r;
 }
 
+/*
+ * common_type and common_pid read in place, at the offsets of the first
+ * format's common fields: taken once the first whole record reads the
+ * same both ways (else the event set's calls stay).
+ */
+static void common_check(struct pft_session *s, const void *data, uint32_t size, int id)
+{
+	const struct tk_event *ev = tk_event_set_count(s->set) ? tk_event_set_get(s->set, 0) : NULL;
+	const struct tk_event_field *t = ev ? tk_event_field_find(ev, "common_type") : NULL;
+	const struct tk_event_field *p = ev ? tk_event_field_find(ev, "common_pid") : NULL;
+
+	if (id < 0)
+		return; /* too short to tell */
+	s->common = 2;
+	if (!t || !p || !numeric(t) || !numeric(p) || t->size > 4 || p->size > 4)
+		return;
+	s->type_fld = fld_of(t, false);
+	s->pid_fld = fld_of(p, false);
+	if ((int)fld_u64(s, s->type_fld, data, size) == id &&
+	    (int)fld_u64(s, s->pid_fld, data, size) == tk_event_record_pid(s->set, data, size))
+		s->common = 1;
+}
+
 int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const void *data,
 		      uint32_t size)
 {
-	struct pft_cpu *c = cpu_get(s, cpu);
-	const struct pft_ev *e;
-	size_t fe, msg;
+	struct pft_cpu *c = cpu < s->ncpus && s->cpus[cpu] ? s->cpus[cpu] : cpu_get(s, cpu);
+	struct pft_ev *e;
+	size_t fe, msg, n;
 	int id, r;
 
 	if (!c)
 		return -errno;
-	id = tk_event_record_type(s->set, data, size);
+	if (s->common == 1)
+		id = (uint64_t)s->type_fld.off + s->type_fld.size > size
+			     ? -1
+			     : (int)fld_u64(s, s->type_fld, data, size);
+	else
+		id = tk_event_record_type(s->set, data, size);
+	if (!s->common)
+		common_check(s, data, size, id);
 	if (id < 0)
 		return 0; /* shorter than its common fields: nothing to say about it */
 	e = ev_get(s, id);
@@ -861,19 +1051,52 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 				return r;
 			bundle_describes(c, e);
 		}
-		fe = pb_begin(&c->ev, FB_EVENT);
-		pb_uint(&c->ev, FE_TIMESTAMP, ts);
-		pb_uint(&c->ev, FE_PID, (uint32_t)tk_event_record_pid(s->set, data, size));
+		/*
+		 * Room for the event's frame, time, pid and every numeric field
+		 * at once: the writes below check nothing (a string or array
+		 * field checks its own, and the room is made again after it).
+		 */
+		n = e->kind == EV_TYPED ? e->nfields : e->nall;
+		if (pb_room(&c->ev, 32 + 15 * n))
+			return tk_fail(ENOMEM, "out of memory");
+		fe = pb_begin_nc(&c->ev, FB_EVENT);
+		pb_uint_nc(&c->ev, FE_TIMESTAMP, ts);
+		pb_uint_nc(&c->ev, FE_PID,
+			   (uint32_t)(s->common != 1 ? tk_event_record_pid(s->set, data, size)
+				      : (uint64_t)s->pid_fld.off + s->pid_fld.size > size
+					      ? -1
+					      : (int)fld_u64(s, s->pid_fld, data, size)));
 		if (e->kind == EV_TYPED) {
-			msg = pb_begin(&c->ev, e->num);
-			for (uint8_t i = 0; i < e->nfields; i++)
+			msg = pb_begin_nc(&c->ev, e->num);
+			for (uint8_t i = 0; i < e->nfields; i++) {
+				if (e->fld[i].kind != FK_OTHER) {
+					pb_uint_nc(&c->ev, e->nums[i],
+						   fld_u64(s, e->fld[i], data, size));
+					continue;
+				}
 				put_field(s, &c->ev, e->nums[i], e->fields[i], data, size);
+				if (pb_room(&c->ev, 15 * n))
+					return tk_fail(ENOMEM, "out of memory");
+			}
 			pb_end(&c->ev, msg);
 		} else if (e->field_id) {
-			msg = pb_begin(&c->ev, e->field_id);
-			for (size_t i = 0; i < e->nall; i++)
-				put_value(s, &c->ev, e->all[i], (uint32_t)i + 1, (uint32_t)i + 1,
-					  (uint32_t)i + 1, data, size);
+			msg = pb_begin_nc(&c->ev, e->field_id);
+			for (size_t i = 0; i < e->nall; i++) {
+				struct pft_fld f = e->all_fld[i];
+
+				if (f.kind == FK_FIXED) {
+					pb_fixed_nc(&c->ev, (uint32_t)i + 1,
+						    fld_u64(s, f, data, size), f.size);
+				} else if (f.kind != FK_OTHER) {
+					pb_uint_nc(&c->ev, (uint32_t)i + 1,
+						   fld_u64(s, f, data, size));
+				} else {
+					put_value(s, &c->ev, e->all[i], (uint32_t)i + 1,
+						  (uint32_t)i + 1, (uint32_t)i + 1, data, size);
+					if (pb_room(&c->ev, 15 * n))
+						return tk_fail(ENOMEM, "out of memory");
+				}
+			}
 			pb_end(&c->ev, msg);
 			s->st->generic++;
 		} else {
@@ -1178,6 +1401,41 @@ int pft_session_check_split(struct pft_session *s)
 
 /* ------------------------------------------------------------- session */
 
+/*
+ * zstd. The default is fast matching (a negative level, long matches
+ * only, a small table) with Huffman-coded literals, which negative levels
+ * otherwise leave raw: on bench-report's file the varints' high bytes,
+ * the tags and the names are what compresses, matches add little, and
+ * this takes 40% of level 1's compression time for 1.65x its size
+ * (bench/README.md, stop 17).
+ * A level asked for is zstd's own.
+ */
+#define ZSTD_FAST_LEVEL (-30)
+
+static int zstd_init(struct pft_session *s)
+{
+	int level = s->opts.level ? s->opts.level : ZSTD_FAST_LEVEL;
+
+	if (level < ZSTD_minCLevel() || level > ZSTD_maxCLevel())
+		return tk_fail(EINVAL, "%s: zstd has no level %d", s->name, level);
+	s->zc = ZSTD_createCCtx();
+	if (!s->zc)
+		return tk_fail(ENOMEM, "out of memory");
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_compressionLevel, level)))
+		return tk_fail(EINVAL, "%s: zstd has no level %d", s->name, level);
+	/*
+	 * An older libzstd without the parameter writes the literals raw:
+	 * larger, as valid. Matches of 7 bytes or more, looked up in a 1 KiB
+	 * table: as small as -70's defaults, 10% faster (bench/README.md).
+	 */
+	if (!s->opts.level) {
+		ZSTD_CCtx_setParameter(s->zc, ZSTD_c_literalCompressionMode, ZSTD_ps_enable);
+		ZSTD_CCtx_setParameter(s->zc, ZSTD_c_minMatch, 7);
+		ZSTD_CCtx_setParameter(s->zc, ZSTD_c_hashLog, 10);
+	}
+	return 0;
+}
+
 int pft_session_init(struct pft_session *s, int fd, const char *name,
 		     const struct tk_pftrace_opts *opts, struct tk_pftrace_stats *st)
 {
@@ -1198,6 +1456,8 @@ int pft_session_init(struct pft_session *s, int fd, const char *name,
 		return tk_fail(EINVAL,
 			       "%s: a split size is at least 1 MiB and needs a piece callback",
 			       s->name);
+	if (s->opts.compression == TK_COMPRESS_ZSTD)
+		return zstd_init(s);
 	if (s->opts.compression != TK_COMPRESS_NONE) {
 		s->codec = tk_codec_new(s->opts.compression, s->opts.level ? s->opts.level : 1);
 		if (!s->codec)
@@ -1220,6 +1480,7 @@ int pft_session_set_tracedata(struct pft_session *s, const struct tk_tracedata *
 	tk_tracedata_layout(td, &big, &lsize, &psize);
 	s->long_size = lsize == 4 ? 4 : 8;
 	s->set = tk_event_set_new(s->long_size, big, psize ? psize : 4096);
+	s->swap = big != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
 	if (!s->set)
 		return tk_fail(ENOMEM, "out of memory");
 	if (tk_tracedata_header_page(td, &text) == 0 && text.len)
@@ -1259,6 +1520,7 @@ void pft_session_release(struct pft_session *s)
 		if (s->evs[i]) {
 			free(s->evs[i]->all);
 			free(s->evs[i]->all_len);
+			free(s->evs[i]->all_fld);
 			free(s->evs[i]->desc);
 		}
 		free(s->evs[i]);
@@ -1270,6 +1532,7 @@ void pft_session_release(struct pft_session *s)
 	free(s->cbuf);
 	tk_bytebuf_release(&s->chunk);
 	tk_codec_free(s->codec);
+	ZSTD_freeCCtx(s->zc);
 	tk_event_set_free(s->set);
 }
 
@@ -1527,7 +1790,7 @@ int tk_pftrace_write_dat(struct tk_dat *dat, int fd, const char *name,
 		struct dstream *d = (struct dstream *)heap[0];
 		const struct tk_page_record *rec = &d->recs[d->irec++];
 
-		r = pft_session_check_split(&s);
+		r = s.opts.split_size ? pft_session_check_split(&s) : 0;
 		if (!r && d->lost) {
 			r = pft_ftrace_lost(&s, d->cpu);
 			d->lost = false;

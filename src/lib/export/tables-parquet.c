@@ -106,6 +106,12 @@ static int open_file(struct worker *wk, enum tk_table_id t)
 	if (o->fd < 0)
 		return tk_fail(errno, "%s: %s", o->tmp, strerror(errno));
 	o->w = tk_parquet_writer_new(o->fd, o->tmp, d->cols, d->ncols, rg, 1);
+	/*
+	 * Rows regrouped in each row group (parquet.c, cluster_rows()): args
+	 * by event, thread_state by thread.
+	 */
+	if (o->w && (t == TK_TABLE_ARGS || t == TK_TABLE_THREAD_STATE))
+		tk_parquet_writer_cluster(o->w);
 	if (!o->w) {
 		int err = errno;
 

@@ -299,6 +299,8 @@ static int emit_args(struct tables *t, const struct tk_feed_rec *r, int64_t set_
 		if (fl->is_common)
 			continue;
 		v[0].i = set_id;
+		/* the Parquet writer groups a row group's args by event */
+		v[0].group = (uint16_t)tk_event_id(r->event);
 		set_str(&v[1], fl->name);
 		if (fl->is_string) {
 			if (tk_event_field_string(t->st->set, fl, r->raw, r->raw_size, &s, &len))
@@ -465,6 +467,7 @@ static int thread_state_to(struct tables *t, struct thread *th, uint64_t ts, con
 		v[3].i = th->utid;
 		v[4].i = thread_tid(th);
 		set_str(&v[5], th->state);
+		v[0].group = (uint16_t)th->utid; /* grouped by thread in Parquet */
 		int ret = emit(t, TK_TABLE_THREAD_STATE, v);
 
 		if (ret)
@@ -697,6 +700,7 @@ static int finish_open(struct tables *t)
 		v[3].i = th->utid;
 		v[4].i = thread_tid(th);
 		set_str(&v[5], th->state);
+		v[0].group = (uint16_t)th->utid; /* grouped by thread in Parquet */
 		ret = emit(t, TK_TABLE_THREAD_STATE, v);
 		if (ret)
 			return ret;

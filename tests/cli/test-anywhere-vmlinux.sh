@@ -99,14 +99,14 @@ run profile --help
 check "profile --help shows --vmlinux" out_has "--vmlinux FILE"
 
 # A tracepoint's %ps argument (hrtimer_start's function) is named from it too.
-run report --vmlinux "$tmp/vmlinux-ok" "$data/tracepoints-long.data"
+run report --vmlinux "$tmp/vmlinux-ok" "$data/wordsize/tracepoints-long.data"
 check "a %ps argument is named from the vmlinux" out_has "function=hrtimer_wakeup expires="
-run report --vmlinux "$tmp/vmlinux-other" "$data/tracepoints-long.data"
+run report --vmlinux "$tmp/vmlinux-other" "$data/wordsize/tracepoints-long.data"
 check "a %ps argument of another build id's vmlinux stays a number" \
 	out_has "function=0xffffffff814204b0 expires="
 
 if command -v perf >/dev/null; then
-	for f in mod-k group-read-g g tracepoints-long; do
+	for f in mod-k group-read-g g wordsize/tracepoints-long; do
 		for v in ok other kaslr; do
 			perf script --vmlinux "$tmp/vmlinux-$v" -i "$data/$f.data" >"$tmp/perf.out" 2>/dev/null
 			run report --vmlinux "$tmp/vmlinux-$v" "$data/$f.data"

@@ -423,7 +423,7 @@ static size_t put_dec_w(char *p, uint64_t v, size_t width, char pad)
 }
 
 /* print_sched_time(): "%*lu.%03lu " of msecs and usecs. */
-static size_t put_msec(char *p, uint64_t ns, size_t width)
+static inline __attribute__((always_inline)) size_t put_msec(char *p, uint64_t ns, size_t width)
 {
 	uint64_t ms = ns / 1000000u;
 	uint32_t us = (uint32_t)(ns % 1000000u / 1000u);
@@ -470,6 +470,8 @@ static int fast_line(struct th *h, const struct tk_feed_rec *r, struct thread *t
 		uint32_t us = (uint32_t)(ts / 1000u % 1000000u);
 		char *e = tmp + sizeof(tmp), *b;
 
+		/* Spaces first: the usual 15 columns then copy at a fixed size. */
+		memset(tmp, ' ', sizeof(tmp));
 		e -= 7;
 		e[0] = '.';
 		memcpy(e + 1, dig2 + 2 * (us / 10000), 2);
@@ -477,10 +479,13 @@ static int fast_line(struct th *h, const struct tk_feed_rec *r, struct thread *t
 		memcpy(e + 5, dig2 + 2 * (us % 100), 2);
 		b = dec_back(e, ts / 1000000000u);
 		n = (size_t)(tmp + sizeof(tmp) - b);
-		memset(p, ' ', 15);
-		p += n < 15 ? 15 - n : 0;
-		memcpy(p, b, n);
-		p += n;
+		if (n <= 15) {
+			memcpy(p, tmp + sizeof(tmp) - 15, 15);
+			p += 15;
+		} else {
+			memcpy(p, b, n);
+			p += n;
+		}
 	}
 	*p++ = ' ';
 	*p++ = '[';
@@ -489,8 +494,9 @@ static int fast_line(struct th *h, const struct tk_feed_rec *r, struct thread *t
 	*p++ = ' ';
 	/* " %-*s " */
 	*p++ = ' ';
+	/* Whole-array copies of fixed size (no libc call); p then moves by the text's length. */
 	n = t->cs[0] ? t->cslen : 0;
-	memcpy(p, t->cs, n);
+	memcpy(p, t->cs, sizeof(t->cs));
 	p += n;
 	if (n < (size_t)h->comm_width) {
 		size_t pad = (size_t)h->comm_width - n;
@@ -498,7 +504,10 @@ static int fast_line(struct th *h, const struct tk_feed_rec *r, struct thread *t
 
 		if (pad > room)
 			pad = room;
-		memset(p, ' ', pad);
+		if (pad <= 48)
+			memset(p, ' ', 48);
+		else
+			memset(p, ' ', pad);
 		p += pad;
 	}
 	*p++ = ' ';

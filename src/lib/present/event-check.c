@@ -729,17 +729,19 @@ bool tk_event_stars_ok(const struct tk_event_set *set, const struct tk_event *ev
 
 /*
  * Filters (report -F "EVENT[,EVENT]:FILTER"). libtraceevent 1.7.1's
- * tep_filter_add_filter_str() crashes on some texts a user types by
- * mistake ("prev_pid>", trace-cmd 3.1.6 segfaults on it too) and frees
- * memory twice when a bracketed group is an operand of a comparison or of
- * arithmetic ("(vec & 3) == 1", "(a == 1) == 1": trace-cmd aborts) or when
- * && or || joins a lone field or value ("a > 5 || b", "a > 5 || !b") or a
- * chain ("a > 0 || b == c == 1"), so the filter's shape is checked first:
- * operands and operators alternate, brackets match, literals close, only
- * && or || follow a ')', and every term is one comparison or operation
- * ("vec & 3"), or a (negated) group. (Chains libtraceevent does not
- * crash on, it refuses as a syntax error: nothing that worked is lost.) What this lets through,
- * libtraceevent parses or refuses with a message.
+ * tep_filter_add_filter_str() crashes (trace-cmd 3.1.6 with it) on texts a
+ * user types by mistake, each found by fuzz/fuzz-filter.c:
+ *   - an operator without its operand: "prev_pid>";
+ *   - a bracketed group compared or computed: "(vec & 3) == 1";
+ *   - a lone field or value joined by && or ||: "a > 5 || b", "... || !b";
+ *   - a chain of operations in a term joined by || or &&: "a > 0 || b == c == 1";
+ *   - a byte above 0x7f anywhere (a UTF-8 command name in a string).
+ * So the filter's shape is checked first: ASCII only, operands and
+ * operators alternate, brackets match, literals close, only && or ||
+ * follow a ')', and every term is one comparison or operation ("vec & 3")
+ * or a (negated) group. Chains it does not crash on, libtraceevent
+ * refuses as syntax errors, so nothing that printed is refused. What this
+ * lets through, libtraceevent parses or refuses with a message.
  */
 static const char *const filter_ops[] = {
 	"&&", "||", "==", "!=", "<=", ">=", "=~", "!~", "<<", ">>", "<",
@@ -767,6 +769,13 @@ int tk_event_filter_check(const char *spec)
 		return 0; /* event names only */
 	if (p == spec)
 		return tk_fail(EINVAL, "-F '%s': no event before ':'", spec);
+	/* libtraceevent's tokenizer follows a NULL pointer on a byte above 0x7f. */
+	for (const char *c = p; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			return tk_fail(
+				EINVAL,
+				"-F '%s': the filter must be ASCII (byte 0x%02x at offset %zu)",
+				spec, (unsigned char)*c, (size_t)(c - spec));
 	for (p++; *p;) {
 		size_t n = 0;
 		bool logical;

@@ -37,35 +37,6 @@ static void usage(void)
 	exit(2);
 }
 
-/* run_tool() plus the child's CPU time (user + system), the steadier figure on a shared VM. */
-static struct run run_cpu(char *const argv[], double *cpu)
-{
-	struct run r = {0};
-	struct rusage ru;
-	double t0 = now_s();
-	pid_t pid = fork();
-
-	if (pid < 0)
-		die("fork");
-	if (!pid) {
-		int null = open("/dev/null", O_WRONLY);
-
-		if (null < 0)
-			_exit(126);
-		dup2(null, 1);
-		dup2(null, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (wait4(pid, &r.status, 0, &ru) < 0)
-		die("wait4");
-	r.seconds = now_s() - t0;
-	r.maxrss_kb = ru.ru_maxrss;
-	*cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-	return r;
-}
-
 /* run_pairs() with CPU times: medians of wall and CPU time, ratios of each round's pair. */
 struct cpairs {
 	struct pairs p;
@@ -80,15 +51,17 @@ static struct cpairs run_cpu_pairs(char *const ours[], char *const theirs[], int
 	if (rounds > 32)
 		rounds = 32;
 	for (int i = 0; i < rounds; i++) {
-		struct run a = run_cpu(ours, &oc[i]), b;
+		struct run a = run_tool(ours, NULL), b;
 
 		if (!WIFEXITED(a.status) || WEXITSTATUS(a.status)) {
 			errno = 0;
 			die(ours[0]);
 		}
-		b = run_cpu(theirs, &tc[i]);
+		b = run_tool(theirs, NULL);
 		if (!WIFEXITED(b.status) || WEXITSTATUS(b.status))
 			return c;
+		oc[i] = a.cpu_seconds;
+		tc[i] = b.cpu_seconds;
 		o[i] = a.seconds;
 		t[i] = b.seconds;
 		q[i] = b.seconds / a.seconds;

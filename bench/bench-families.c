@@ -430,33 +430,13 @@ struct timed {
 
 static struct timed run_timed(char *const argv[])
 {
-	struct timed t = {0};
-	struct rusage ru;
-	double t0 = now_s();
-	int status;
-	pid_t pid = fork();
+	struct run r = run_tool(argv, NULL);
 
-	if (pid < 0)
-		die("fork");
-	if (!pid) {
-		int null = open("/dev/null", O_WRONLY);
-
-		if (null < 0)
-			_exit(126);
-		dup2(null, 1);
-		dup2(null, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (wait4(pid, &status, 0, &ru) < 0)
-		die("wait4");
-	t.wall = now_s() - t0;
-	t.cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
-		(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-	t.rss_kb = ru.ru_maxrss;
 	/* tracekit exits 1 when a recording lost events (it printed them all). */
-	t.ok = WIFEXITED(status) && WEXITSTATUS(status) <= 1;
-	return t;
+	return (struct timed){.wall = r.seconds,
+			      .cpu = r.cpu_seconds,
+			      .rss_kb = r.maxrss_kb,
+			      .ok = WIFEXITED(r.status) && WEXITSTATUS(r.status) <= 1};
 }
 
 static double median(double *v, int n)

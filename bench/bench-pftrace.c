@@ -40,33 +40,15 @@ struct cpu_run {
 	int status;
 };
 
-/* Run argv, stdout and stderr on /dev/null; wall time, CPU time, peak RSS. */
+/* run_tool() in this bench's terms. */
 static struct cpu_run run_cpu(char *const argv[])
 {
-	struct cpu_run r = {0};
-	struct rusage ru;
-	double t0 = now_s();
-	pid_t pid = fork();
+	struct run r = run_tool(argv, NULL);
 
-	if (pid < 0)
-		die("fork");
-	if (!pid) {
-		int null = open("/dev/null", O_WRONLY);
-
-		if (null < 0)
-			_exit(126);
-		dup2(null, 1);
-		dup2(null, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (wait4(pid, &r.status, 0, &ru) < 0)
-		die("wait4");
-	r.wall = now_s() - t0;
-	r.cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
-		(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-	r.maxrss_kb = ru.ru_maxrss;
-	return r;
+	return (struct cpu_run){.wall = r.seconds,
+				.cpu = r.cpu_seconds,
+				.maxrss_kb = r.maxrss_kb,
+				.status = r.status};
 }
 
 static uint64_t file_size(const char *path)

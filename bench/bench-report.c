@@ -575,37 +575,14 @@ struct zrun {
 	long rss_kb;
 };
 
-/* run_tool() with the child's CPU time (user + system) as well. */
+/* run_tool() in this part's terms: a wall time of -1 when the tool failed. */
 static struct zrun zrun_tool(char *const argv[], const char *out)
 {
-	struct zrun z = {0};
-	struct rusage ru;
-	int status;
-	double t0 = now_s();
-	pid_t pid = fork();
+	struct run r = run_tool(argv, out);
+	bool ok = WIFEXITED(r.status) && !WEXITSTATUS(r.status);
 
-	if (pid < 0)
-		die("fork");
-	if (!pid) {
-		int fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int null = open("/dev/null", O_WRONLY);
-
-		if (fd < 0 || null < 0)
-			_exit(126);
-		dup2(fd, 1);
-		dup2(null, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (wait4(pid, &status, 0, &ru) < 0)
-		die("wait4");
-	z.wall = now_s() - t0;
-	z.cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-		(double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-	z.rss_kb = ru.ru_maxrss;
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		z.wall = -1;
-	return z;
+	return (struct zrun){
+		.wall = ok ? r.seconds : -1, .cpu = r.cpu_seconds, .rss_kb = r.maxrss_kb};
 }
 
 static double zmedian(double *v, int n)

@@ -47,11 +47,12 @@ static inline int cmp_double(const void *a, const void *b)
 
 struct run {
 	double seconds;
+	double cpu_seconds; /* the child's user + system time: steadier on a shared VM */
 	long maxrss_kb;
 	int status;
 };
 
-/* Run argv with stdout on @out (NULL: /dev/null), stderr on /dev/null. */
+/* Run argv with stdout on @out (NULL: /dev/null), stderr on /dev/null; wall, CPU, peak RSS. */
 static inline struct run run_tool(char *const argv[], const char *out)
 {
 	struct run r = {0};
@@ -75,6 +76,8 @@ static inline struct run run_tool(char *const argv[], const char *out)
 	if (wait4(pid, &r.status, 0, &ru) < 0)
 		die("wait4");
 	r.seconds = now_s() - t0;
+	r.cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 	r.maxrss_kb = ru.ru_maxrss;
 	return r;
 }

@@ -52,6 +52,20 @@ if command -v perf >/dev/null; then
 	run flamegraph --folded "$g"
 	check "flamegraph --folded = perf script | stackcollapse" \
 		eval 'rc_is 0 && [ -s "$tmp/sc.txt" ] && cmp -s "$tmp/out" "$tmp/sc.txt"'
+	# A callchain's kernel part holding user addresses: no map, as in perf.
+	k=$TK_SOURCE_DIR/tests/data/perf/kctx-user-ips.data
+	perf script -i "$k" 2>/dev/null |
+		LC_ALL=C awk -f "$TK_SOURCE_DIR/tests/integration/stackcollapse.awk" |
+		LC_ALL=C sort >"$tmp/sc.txt"
+	run flamegraph --folded "$k"
+	check "flamegraph --folded = perf script | stackcollapse (user ips after the kernel marker)" \
+		eval 'rc_is 0 && [ -s "$tmp/sc.txt" ] && cmp -s "$tmp/out" "$tmp/sc.txt"'
+	for o in "--no-children -g none" "--sort dso,sym --no-children"; do
+		perf report -i "$k" --stdio $o 2>/dev/null | head -n -3 >"$tmp/p.txt"
+		run profile -i "$k" $o
+		check "kctx-user-ips.data $o = perf report --stdio" \
+			eval 'rc_is 0 && cmp -s "$tmp/out" "$tmp/p.txt"'
+	done
 else
 	skip "perf report comparisons" "perf is not installed"
 fi

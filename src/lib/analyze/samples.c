@@ -140,6 +140,7 @@ struct tk_samples {
 	size_t nprocs, proc_cap;
 	struct proc kmods;
 	bool kernel_mapped, kernel_loaded;
+	uint64_t kernel_start; /* the kernel map's first address: below it, no map */
 	uint64_t gens;
 	char (*bids)[TK_BUILD_ID_HEX_MAX];
 	size_t nbids;
@@ -605,8 +606,8 @@ static int64_t resolve(struct tk_samples *s, int32_t pid, uint64_t ip, bool kern
 		}
 		if (mod)
 			outside = false;
-		/* No kernel map in the file: perf has no map for kernel ips. */
-		outside |= !mod && !s->kernel_mapped;
+		/* No kernel map in the file, or an ip below it: perf has no map for it. */
+		outside |= !mod && (!s->kernel_mapped || ip < s->kernel_start);
 		if (s->sym && !outside && (!mod || s->kernel_loaded) &&
 		    tk_symbolizer_lookup_file(s->sym, "[kernel.kallsyms]", kbid[0] ? kbid : NULL,
 					      ip, &info) == 0) {
@@ -693,6 +694,7 @@ static int on_mmap(struct tk_samples *s, const struct tk_perf_record *rec)
 		if (rec->size - name_off >= 17 &&
 		    !strncmp((const char *)d + name_off, "[kernel.kallsyms]", 17)) {
 			s->kernel_mapped = true;
+			s->kernel_start = start;
 			/* Where a --vmlinux's symbols move to (KASLR). */
 			tk_symbolizer_set_kernel_text(s->sym, pgoff);
 		}

@@ -313,6 +313,7 @@ struct rep {
 	struct proc kmods;
 	bool kernel_loaded;
 	bool kernel_mapped;
+	uint64_t kernel_start; /* the kernel map's first address: below it, no map */
 	bool tracing_kallsyms; /* TRACING_DATA carries kallsyms (perf's never does) */
 	bool ksyms_decided;    /* decide_kernel_symbols() ran */
 	bool ksyms_pending;    /* it wants kallsyms, which no event printed has needed yet */
@@ -897,8 +898,13 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 		 * modules: before the first kernel address, a module's are
 		 * [unknown] (when its .ko is not found, as here).
 		 */
-		/* No kernel map in the file: perf prints "[unknown] ([unknown])". */
-		outside |= !mod && !r->kernel_mapped;
+		/*
+		 * No kernel map in the file, or an ip below it (a callchain's
+		 * kernel part holding user addresses): perf finds no map and
+		 * prints "[unknown] ([unknown])". perf extends the kernel map
+		 * up to the next module or the end, never below its start.
+		 */
+		outside |= !mod && (!r->kernel_mapped || ip < r->kernel_start);
 		if (r->sym && !outside && (!mod || r->kernel_loaded) &&
 		    tk_symbolizer_lookup_file(r->sym, "[kernel.kallsyms]", kbid[0] ? kbid : NULL,
 					      ip, &info) == 0) {
@@ -2982,6 +2988,7 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 			if (rec->size - name_off >= 17 &&
 			    !strncmp((const char *)d + name_off, "[kernel.kallsyms]", 17)) {
 				r->kernel_mapped = true;
+				r->kernel_start = start;
 				/* Where a --vmlinux's symbols move to (KASLR). */
 				tk_symbolizer_set_kernel_text(r->sym, pgoff);
 			}

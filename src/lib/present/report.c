@@ -12,12 +12,13 @@
  * CPU zero-padded to 3, the time as seconds and microseconds rounded
  * (ns + 500) / 1000 for the clocks trace-cmd shows in microseconds (local,
  * global, uptime, perf, mono*, tai, or any clock with TSC2NSEC), as
- * seconds and nanoseconds with -t, and as raw counts split at 10^12 for
- * other clocks (libtraceevent's "%12d" time format reads 12 as a
- * precision). The event name is followed by ": " and padded to 20
- * columns. One final newline of the event text is dropped (print events
- * carry the marker's newline). With -l the comm is cut to 8 columns, the
- * CPU printed as %3d and libtraceevent's latency flags follow.
+ * seconds and nanoseconds with -t, and as raw counts right-aligned in 12
+ * columns for other clocks (counter, x86-tsc without TSC2NSEC), with or
+ * without -t: libtraceevent's "%12d" time format computes 10^12 in an int,
+ * which overflows, and prints the count whole (trace-cmd 3.1.6 and 3.4 alike). The event name is
+ * followed by ": " and padded to 20 columns. One final newline of the event text is dropped (print
+ * events carry the marker's newline). With -l the comm is cut to 8 columns, the CPU printed as %3d
+ * and libtraceevent's latency flags follow.
  *
  * With buffer instances, every line is prefixed with the instance name
  * right-aligned to the longest instance name and ": "; the top buffer's
@@ -1537,7 +1538,8 @@ static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64
 	}
 }
 
-/* --raw-ts: libtraceevent's "%12d", whose int power of ten overflows, so "%12llu". */
+/* --raw-ts and clocks not in microseconds: libtraceevent's "%12d", whose int power of ten
+ * overflows, so "%12llu". */
 static void __attribute__((noinline)) put_time_raw(struct tk_outbuf *o, uint64_t ts)
 {
 	put_u_width(o, ts, 12, ' ');
@@ -1564,14 +1566,10 @@ static inline void put_time(struct printer *p, uint64_t ts)
 	}
 
 	if (!r->usecs) {
-		if (__builtin_expect(r->opts->flags & TK_REPORT_RAW_TS, 0)) {
-			put_time_raw(o, ts);
-			return;
-		}
-		prec = 12;
-		p10 = 1000000000000ull;
-		t = ts;
-	} else if (r->opts->flags & TK_REPORT_NSEC) {
+		put_time_raw(o, ts);
+		return;
+	}
+	if (r->opts->flags & TK_REPORT_NSEC) {
 		o->buf[o->len++] = ' ';
 		prec = 9;
 		p10 = 1000000000ull;
@@ -3633,11 +3631,8 @@ static int report_stats(struct report *r, int ret, struct tk_report_stats *st)
 /* A time as trace-cmd's --first-event prints it: the time column without its blanks and colon. */
 static int time_text(const struct report *r, uint64_t ts, char *out, size_t cap)
 {
-	if (!r->usecs && (r->opts->flags & TK_REPORT_RAW_TS))
-		return snprintf(out, cap, "%12" PRIu64, ts);
 	if (!r->usecs)
-		return snprintf(out, cap, "%5" PRIu64 ".%012" PRIu64, ts / (uint64_t)1000000000000,
-				ts % (uint64_t)1000000000000);
+		return snprintf(out, cap, "%12" PRIu64, ts);
 	if (r->opts->flags & TK_REPORT_NSEC)
 		return snprintf(out, cap, "%5" PRIu64 ".%09" PRIu64, ts / (uint64_t)1000000000,
 				ts % (uint64_t)1000000000);

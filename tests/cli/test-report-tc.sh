@@ -44,6 +44,8 @@ done <<'CASES'
 -i f1.dat --ts-diff
 -t -i f1.dat --ts-diff
 -i f1.dat -i f2.dat -O fgraph:depth
+-F sched_switch:prev_pid==0x10||next_pid<1e3 -i a.dat
+-F sched_switch:prev_pid>5||!(next_pid==0)&&prev_comm~"k*" -i a.dat
 CASES
 
 for f in "$TK_SOURCE_DIR"/tests/data/public/*.dat; do

@@ -109,7 +109,7 @@ bad_filters() {
 		'sched_switch:(prev_pid>0' 'sched_switch:"open' 'sched_switch:(prev_pid & 3) == 1' \
 		'sched_switch:(prev_pid == 1) == 1' 'sched_switch:prev_pid>0 || next_pid' \
 		'sched_switch:prev_pid>0 || !next_pid' 'sched_switch:prev_pid>0 || next_pid == prev_pid == 1' \
-		'sched_switch:prev_comm == "é"'; do
+		'sched_switch:prev_comm == "é"' 'sched_switch:prev_pid>0 || next_pid == cpu22'; do
 		"${filter_env[@]}" "$tk" report -F "$f" -i "$1" >"$tmp/bf.out" 2>"$tmp/bf.err"
 		rc=$?
 		if [ $rc = 2 ] && [ "$(grep -c "^tracekit report:" "$tmp/bf.err")" = 1 ] &&

@@ -730,40 +730,42 @@ bool tk_event_stars_ok(const struct tk_event_set *set, const struct tk_event *ev
 /*
  * Filters (report -F "EVENT[,EVENT]:FILTER"). libtraceevent 1.7.1's
  * tep_filter_add_filter_str() crashes (trace-cmd 3.1.6 with it) on texts a
- * user types by mistake, each found by fuzz/fuzz-filter.c:
- *   - an operator without its operand: "prev_pid>";
- *   - a bracketed group compared or computed: "(vec & 3) == 1";
- *   - a lone field or value joined by && or ||: "a > 5 || b", "... || !b";
- *   - a chain of operations in a term joined by || or &&: "a > 0 || b == c == 1";
- *   - a byte above 0x7f anywhere (a UTF-8 command name in a string).
- * So the filter's shape is checked first: ASCII only, operands and
- * operators alternate, brackets match, literals close, only && or ||
- * follow a ')', and every term is one comparison or operation ("vec & 3")
- * or a (negated) group. Chains it does not crash on, libtraceevent
- * refuses as syntax errors, so nothing that printed is refused. What this
- * lets through, libtraceevent parses or refuses with a message.
+ * user types by mistake, each found by fuzz/fuzz-filter.c: an operator
+ * without its operand ("prev_pid>"), a bracketed group compared
+ * ("(vec & 3) == 1"), a lone field or a field as the value in a condition
+ * joined by || ("a > 5 || b", "a > 5 || b == c"), a chain ("a == b == 1"),
+ * a byte above 0x7f (a UTF-8 command name in a string). So a filter must
+ * have the shape libtraceevent handles, checked first: ASCII; conditions
+ * "[!] FIELD OP VALUE" (OP a comparison, glob, regex or arithmetic
+ * operator, VALUE a number, optionally negated or complemented, or a
+ * quoted string) or "[!] ( FILTER )", joined by && or ||. Each shape
+ * refused here libtraceevent refuses as well, or crashes on: nothing that
+ * printed is refused, except "a & b" of two fields, which it evaluates.
+ * What this lets through, libtraceevent parses or refuses with a message.
  */
 static const char *const filter_ops[] = {
 	"&&", "||", "==", "!=", "<=", ">=", "=~", "!~", "<<", ">>", "<",
 	">",  "~",  "+",  "-",	"*",  "/",  "%",  "&",	"|",  "^",
 };
 
-/* A term a logical operator joins is a comparison, arithmetic, a negation or a group. */
-static int bare_term(const char *spec, const char *at)
+/* The operators of a condition: comparisons, globs and regexes, arithmetic. */
+static size_t condition_op(const char *p)
 {
-	if (!*at)
-		return tk_fail(EINVAL, "-F '%s': a field or value alone is not a condition", spec);
-	return tk_fail(EINVAL, "-F '%s': a field or value alone is not a condition (before '%s')",
-		       spec, at);
+	for (size_t i = 0; i < sizeof(filter_ops) / sizeof(filter_ops[0]); i++) {
+		size_t len = strlen(filter_ops[i]);
+
+		if (!strncmp(p, filter_ops[i], len))
+			return strcmp(filter_ops[i], "&&") && strcmp(filter_ops[i], "||") ? len : 0;
+	}
+	return 0;
 }
 
 int tk_event_filter_check(const char *spec)
 {
+	/* Where in a condition "[!...] FIELD OP VALUE" or "[!...] ( FILTER )" the text is. */
+	enum { AT_START, AT_OP, AT_VALUE, AT_END } at = AT_START;
 	const char *p = strchr(spec, ':');
 	int depth = 0;
-	/* @term_ops: operators in the term so far; @after_group: it is a (...) */
-	unsigned int term_ops = 0;
-	bool want_operand = true, after_group = false;
 
 	if (!p)
 		return 0; /* event names only */
@@ -777,20 +779,44 @@ int tk_event_filter_check(const char *spec)
 				"-F '%s': the filter must be ASCII (byte 0x%02x at offset %zu)",
 				spec, (unsigned char)*c, (size_t)(c - spec));
 	for (p++; *p;) {
-		size_t n = 0;
-		bool logical;
+		size_t n;
 
 		if (*p == ' ' || *p == '\t') {
 			p++;
 			continue;
 		}
-		if (want_operand) {
-			if (*p == '(') {
-				depth++;
+		switch (at) {
+		case AT_START:
+			if (*p == '!' || *p == '(') {
+				depth += *p == '(';
 				p++;
-				term_ops = 0;
-			} else if (*p == '!' || *p == '-' || *p == '~') {
-				p++; /* unary */
+			} else if (isalpha((unsigned char)*p) || *p == '_') {
+				while (word_char(*p) || *p == '.')
+					p++;
+				at = AT_OP;
+			} else {
+				return tk_fail(EINVAL,
+					       "-F '%s': a condition starts with a field, at '%s'",
+					       spec, p);
+			}
+			break;
+		case AT_OP:
+			n = condition_op(p);
+			if (!n)
+				return tk_fail(
+					EINVAL,
+					"-F '%s': a field alone is not a condition; an operator "
+					"is due at '%s'",
+					spec, p);
+			p += n;
+			at = AT_VALUE;
+			break;
+		case AT_VALUE:
+			if (*p == '-' || *p == '~')
+				p++; /* a negative or complemented number */
+			if (isdigit((unsigned char)*p)) {
+				while (word_char(*p) || *p == '.')
+					p++;
 			} else if (*p == '"' || *p == '\'') {
 				char quote = *p++;
 
@@ -800,63 +826,37 @@ int tk_event_filter_check(const char *spec)
 					return tk_fail(EINVAL, "-F '%s': a string is not closed",
 						       spec);
 				p++;
-				want_operand = false;
-			} else if (word_char(*p)) {
-				while (word_char(*p) || *p == '.')
-					p++;
-				want_operand = false;
 			} else {
-				return tk_fail(EINVAL,
-					       "-F '%s': a field or value is missing at '%s'", spec,
-					       p);
+				return tk_fail(
+					EINVAL,
+					"-F '%s': a number or a quoted string is due at '%s'", spec,
+					p);
 			}
-			continue;
+			at = AT_END;
+			break;
+		case AT_END:
+			if (*p == ')') {
+				if (!depth--)
+					return tk_fail(EINVAL, "-F '%s': ')' without '('", spec);
+				p++;
+			} else if (!strncmp(p, "&&", 2) || !strncmp(p, "||", 2)) {
+				p += 2;
+				at = AT_START;
+			} else {
+				return tk_fail(
+					EINVAL,
+					"-F '%s': only && or || can follow a condition, at '%s'",
+					spec, p);
+			}
+			break;
 		}
-		if (*p == ')') {
-			if (!depth--)
-				return tk_fail(EINVAL, "-F '%s': ')' without '('", spec);
-			if (!after_group && !term_ops)
-				return bare_term(spec, p);
-			p++;
-			after_group = true;
-			continue;
-		}
-		for (size_t i = 0; i < sizeof(filter_ops) / sizeof(filter_ops[0]) && !n; i++) {
-			size_t len = strlen(filter_ops[i]);
-
-			if (!strncmp(p, filter_ops[i], len))
-				n = len;
-		}
-		if (!n)
-			return tk_fail(EINVAL, "-F '%s': an operator is missing at '%s'", spec, p);
-		logical = !strncmp(p, "&&", 2) || !strncmp(p, "||", 2);
-		/*
-		 * libtraceevent frees memory twice or follows a NULL pointer when a
-		 * bracketed group is compared or computed, or when a term joined by
-		 * && or || is a lone field or value or a chain of operations.
-		 */
-		if (after_group && !logical)
-			return tk_fail(EINVAL, "-F '%s': only && or || can follow ')' (at '%s')",
-				       spec, p);
-		if (logical && !after_group && !term_ops)
-			return bare_term(spec, p);
-		if (!logical && term_ops)
-			return tk_fail(
-				EINVAL,
-				"-F '%s': one comparison or operation per term, joined by && "
-				"or || (at '%s')",
-				spec, p);
-		term_ops = logical ? 0 : term_ops + 1;
-		p += n;
-		want_operand = true;
-		after_group = false;
 	}
-	if (want_operand)
-		return tk_fail(EINVAL, "-F '%s': the filter ends where a field or value is due",
-			       spec);
+	if (at != AT_END)
+		return tk_fail(EINVAL, "-F '%s': the filter ends where a %s is due", spec,
+			       at == AT_VALUE ? "value"
+			       : at == AT_OP  ? "operator"
+					      : "condition");
 	if (depth)
 		return tk_fail(EINVAL, "-F '%s': '(' without ')'", spec);
-	if (!after_group && !term_ops)
-		return bare_term(spec, p);
 	return 0;
 }

@@ -1075,6 +1075,13 @@ static bool unknown_field(struct report *r, struct tep_event_filter *filter, con
 			p += *p != '\0';
 			continue;
 		}
+		/* A number ("0x10", "1e3") names no field, whatever letters it holds. */
+		if (*p >= '0' && *p <= '9') {
+			while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+			       *p == '.' || (*p >= '0' && *p <= '9'))
+				p++;
+			continue;
+		}
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_')) {
 			p++;
 			continue;

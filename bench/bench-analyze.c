@@ -37,58 +37,6 @@ static void usage(void)
 	exit(2);
 }
 
-/* run_pairs() with CPU times: medians of wall and CPU time, ratios of each round's pair. */
-struct cpairs {
-	struct pairs p;
-	double ours_cpu, theirs_cpu, cpu_ratio;
-};
-
-static struct cpairs run_cpu_pairs(char *const ours[], char *const theirs[], int rounds)
-{
-	double o[32], t[32], q[32], oc[32], tc[32], qc[32];
-	struct cpairs c = {0};
-
-	if (rounds > 32)
-		rounds = 32;
-	for (int i = 0; i < rounds; i++) {
-		struct run a = run_tool(ours, NULL), b;
-
-		if (!WIFEXITED(a.status) || WEXITSTATUS(a.status)) {
-			errno = 0;
-			die(ours[0]);
-		}
-		b = run_tool(theirs, NULL);
-		if (!WIFEXITED(b.status) || WEXITSTATUS(b.status))
-			return c;
-		oc[i] = a.cpu_seconds;
-		tc[i] = b.cpu_seconds;
-		o[i] = a.seconds;
-		t[i] = b.seconds;
-		q[i] = b.seconds / a.seconds;
-		qc[i] = oc[i] > 0 ? tc[i] / oc[i] : 0;
-		if (a.maxrss_kb > c.p.ours_rss_kb)
-			c.p.ours_rss_kb = a.maxrss_kb;
-		if (b.maxrss_kb > c.p.theirs_rss_kb)
-			c.p.theirs_rss_kb = b.maxrss_kb;
-	}
-	qsort(o, (size_t)rounds, sizeof(o[0]), cmp_double);
-	qsort(t, (size_t)rounds, sizeof(t[0]), cmp_double);
-	qsort(q, (size_t)rounds, sizeof(q[0]), cmp_double);
-	qsort(oc, (size_t)rounds, sizeof(oc[0]), cmp_double);
-	qsort(tc, (size_t)rounds, sizeof(tc[0]), cmp_double);
-	qsort(qc, (size_t)rounds, sizeof(qc[0]), cmp_double);
-	c.p.ours = o[rounds / 2];
-	c.p.theirs = t[rounds / 2];
-	c.p.ratio = q[rounds / 2];
-	c.p.ratio_lo = q[0];
-	c.p.ratio_hi = q[rounds - 1];
-	c.p.rounds = rounds;
-	c.ours_cpu = oc[rounds / 2];
-	c.theirs_cpu = tc[rounds / 2];
-	c.cpu_ratio = qc[rounds / 2];
-	return c;
-}
-
 static bool sorted_equal(const char *a, const char *b)
 {
 	char cmd[512];
@@ -142,8 +90,7 @@ static int pair(const char *name, char **ours, char **theirs, bool quick, int re
 		}
 		return same ? 0 : 1;
 	}
-	struct cpairs c = run_cpu_pairs(ours, theirs, reps);
-	struct pairs p = c.p;
+	struct pairs p = run_pairs(ours, theirs, reps);
 
 	if (!p.rounds) {
 		printf("%s: %s failed\n", name, theirs[0]);
@@ -151,9 +98,9 @@ static int pair(const char *name, char **ours, char **theirs, bool quick, int re
 	}
 	printf("%-22s tracekit %7.3f s (cpu %6.3f) %10.0f ev/s %5ld MB | %-10s %7.3f s (cpu %6.3f) "
 	       "%6ld MB | %5.1fx (%.1f-%.1f, %d pairs), cpu %5.1fx\n",
-	       name, p.ours, c.ours_cpu, (double)events / p.ours, p.ours_rss_kb / 1024, theirs[0],
-	       p.theirs, c.theirs_cpu, p.theirs_rss_kb / 1024, p.ratio, p.ratio_lo, p.ratio_hi,
-	       p.rounds, c.cpu_ratio);
+	       name, p.ours, p.ours_cpu, (double)events / p.ours, p.ours_rss_kb / 1024, theirs[0],
+	       p.theirs, p.theirs_cpu, p.theirs_rss_kb / 1024, p.ratio, p.ratio_lo, p.ratio_hi,
+	       p.rounds, p.cpu_ratio);
 	return 0;
 }
 

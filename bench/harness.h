@@ -122,6 +122,8 @@ static inline void settle_file(const char *path)
 struct pairs {
 	double ours, theirs;		  /* median seconds */
 	double ratio, ratio_lo, ratio_hi; /* theirs / ours per round: median, min, max */
+	double ours_cpu, theirs_cpu;	  /* median CPU seconds (user + system) */
+	double cpu_ratio;		  /* theirs / ours CPU time per round: median */
 	long ours_rss_kb, theirs_rss_kb;
 	int rounds;
 };
@@ -135,7 +137,7 @@ struct pairs {
  */
 static inline struct pairs run_pairs(char *const ours[], char *const theirs[], int rounds)
 {
-	double o[32], t[32], q[32];
+	double o[32], t[32], q[32], oc[32], tc[32], qc[32];
 	struct pairs p = {0};
 
 	if (rounds > 32)
@@ -153,6 +155,9 @@ static inline struct pairs run_pairs(char *const ours[], char *const theirs[], i
 		o[i] = a.seconds;
 		t[i] = b.seconds;
 		q[i] = b.seconds / a.seconds;
+		oc[i] = a.cpu_seconds;
+		tc[i] = b.cpu_seconds;
+		qc[i] = oc[i] > 0 ? tc[i] / oc[i] : 0;
 		if (a.maxrss_kb > p.ours_rss_kb)
 			p.ours_rss_kb = a.maxrss_kb;
 		if (b.maxrss_kb > p.theirs_rss_kb)
@@ -161,7 +166,13 @@ static inline struct pairs run_pairs(char *const ours[], char *const theirs[], i
 	qsort(o, (size_t)rounds, sizeof(o[0]), cmp_double);
 	qsort(t, (size_t)rounds, sizeof(t[0]), cmp_double);
 	qsort(q, (size_t)rounds, sizeof(q[0]), cmp_double);
+	qsort(oc, (size_t)rounds, sizeof(oc[0]), cmp_double);
+	qsort(tc, (size_t)rounds, sizeof(tc[0]), cmp_double);
+	qsort(qc, (size_t)rounds, sizeof(qc[0]), cmp_double);
 	p.ours = o[rounds / 2];
+	p.ours_cpu = oc[rounds / 2];
+	p.theirs_cpu = tc[rounds / 2];
+	p.cpu_ratio = qc[rounds / 2];
 	p.theirs = t[rounds / 2];
 	p.ratio = q[rounds / 2];
 	p.ratio_lo = q[0];

@@ -352,7 +352,13 @@ struct tk_event_set *tk_event_set_new(uint8_t long_size, bool big_endian, uint32
 	set->long_size = long_size;
 	set->big_endian = big_endian;
 	set->swap = big_endian != (bool)tep_is_bigendian();
-	set->scratch_size = TK_EVENT_SCRATCH + page_size;
+	/*
+	 * The page size comes from the file: a damaged one must not size a
+	 * buffer of gigabytes. Records are bounded by the pages really read
+	 * (a ring-buffer sub-buffer is at most a few MiB), and the copy into
+	 * the scratch is bounded by its size.
+	 */
+	set->scratch_size = TK_EVENT_SCRATCH + (page_size < (16u << 20) ? page_size : (16u << 20));
 	set->scratch = calloc(1, set->scratch_size);
 	if (!set->scratch)
 		goto nomem;

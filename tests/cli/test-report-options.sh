@@ -187,4 +187,13 @@ else
 	skip "cache --add prints the build id and path" "$elf has no build id (or no readelf)"
 fi
 
+# --sym on every golden .dat (issue 21: it once crashed on any ordinary
+# trace): exit 0 and, where no event is a probe, the plain report's text.
+for f in "$TK_SOURCE_DIR"/tests/data/*.dat "$TK_SOURCE_DIR"/tests/data/*/*.dat; do
+	"$TRACEKIT" report "$f" >"$tmp/plain.txt" 2>/dev/null
+	run report --sym "$f"
+	check "report --sym $(basename "$(dirname "$f")")/$(basename "$f")" \
+		eval 'rc_is 0 && cmp -s "$tmp/out" "$tmp/plain.txt"'
+done
+
 finish

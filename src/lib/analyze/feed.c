@@ -79,6 +79,7 @@
 
 #include "feed.h"
 #include "perfdata-fixed.h"
+#include "perfdata-internal.h"
 #include "internal/bytebuf.h"
 #include "internal/error.h"
 
@@ -1177,36 +1178,11 @@ static bool perfmap_known_id(struct perfmap *m, uint64_t id)
  */
 static bool perfmap_spare(const struct perfmap *m, const uint8_t *p, uint32_t type, uint32_t size)
 {
-	uint32_t fixed, want, t;
+	uint32_t want = (uint32_t)tk_perfdata_sideband_fields(p, type, size), t;
 	uint16_t sz;
 
-	switch (type) {
-	case TK_PERF_RECORD_MMAP:
-		fixed = 40;
-		break;
-	case TK_PERF_RECORD_MMAP2:
-		fixed = 72;
-		break;
-	case TK_PERF_RECORD_COMM:
-		fixed = 16;
-		break;
-	case TK_PERF_RECORD_FORK:
-	case TK_PERF_RECORD_EXIT:
-		fixed = 32;
-		break;
-	default:
+	if (!want)
 		return false;
-	}
-	if (size <= fixed)
-		return false;
-	want = fixed;
-	if (type != TK_PERF_RECORD_FORK && type != TK_PERF_RECORD_EXIT) {
-		const uint8_t *nul = memchr(p + fixed, 0, size - fixed);
-
-		if (!nul)
-			return false;
-		want += ((uint32_t)(nul - (p + fixed)) + 1 + 7) & ~7u;
-	}
 	want += m->trailer;
 	if (want + 8 > size)
 		return false;

@@ -79,6 +79,15 @@ uint64_t tk_perfdata_tracing_offset(const struct tk_perfdata *pd, const void *at
 int tk_perfdata_fd(const struct tk_perfdata *pd);
 
 /*
+ * The length of the fields of the side-band record at @p (MMAP, MMAP2 and
+ * COMM up to their name's NUL padded to 8 bytes, FORK and EXIT fixed), of
+ * @size bytes in all, before any sample_id_all trailer; 0 for another type
+ * or when the fields do not fit. The reader calls a record longer than
+ * this and its trailer damaged when plausible records hide in the rest.
+ */
+size_t tk_perfdata_sideband_fields(const uint8_t *p, uint32_t type, uint32_t size);
+
+/*
  * The file as the reader maps it (file mode: the whole file, @len bytes,
  * its size at open), or NULL (a pipe, or no mapping: records are copies).
  * A record whose data lies inside it sits at its file offset there and

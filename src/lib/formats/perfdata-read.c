@@ -2513,13 +2513,8 @@ static bool fixed_layout(const struct tk_perf_attr *a, uint32_t *before, uint32_
  * plausible records, hides those records (one damaged size byte made an
  * MMAP2 swallow the sample after it, silently).
  */
-static bool sideband_too_long(const struct tk_perfdata *pd, const uint8_t *p, uint32_t type,
-			      uint16_t size)
+size_t tk_perfdata_sideband_fields(const uint8_t *p, uint32_t type, uint32_t size)
 {
-	const uint64_t trailer_bits = TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME | TK_PERF_SAMPLE_ID |
-				      TK_PERF_SAMPLE_STREAM_ID | TK_PERF_SAMPLE_CPU |
-				      TK_PERF_SAMPLE_IDENTIFIER;
-	const struct tk_perf_attr *a;
 	size_t fixed, want;
 
 	switch (type) {
@@ -2537,18 +2532,32 @@ static bool sideband_too_long(const struct tk_perfdata *pd, const uint8_t *p, ui
 		fixed = 8 + 16 + 8;
 		break;
 	default:
-		return false;
+		return 0;
 	}
-	if (pd->nr_evsels == 0 || size <= fixed)
-		return false;
+	if (size <= fixed)
+		return 0;
 	want = fixed;
 	if (type != TK_PERF_RECORD_FORK && type != TK_PERF_RECORD_EXIT) {
 		const uint8_t *nul = memchr(p + fixed, 0, size - fixed);
 
 		if (!nul)
-			return false;
+			return 0;
 		want += ((size_t)(nul - (p + fixed)) + 1 + 7) & ~(size_t)7;
 	}
+	return want;
+}
+
+static bool sideband_too_long(const struct tk_perfdata *pd, const uint8_t *p, uint32_t type,
+			      uint16_t size)
+{
+	const uint64_t trailer_bits = TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME | TK_PERF_SAMPLE_ID |
+				      TK_PERF_SAMPLE_STREAM_ID | TK_PERF_SAMPLE_CPU |
+				      TK_PERF_SAMPLE_IDENTIFIER;
+	const struct tk_perf_attr *a;
+	size_t want = tk_perfdata_sideband_fields(p, type, size);
+
+	if (pd->nr_evsels == 0 || !want)
+		return false;
 	a = &pd->evsels[0]->pub.attr;
 	if (a->flags & TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL)
 		want += 8 * (size_t)__builtin_popcountll(a->sample_type & trailer_bits);

@@ -98,6 +98,36 @@ if command -v taskset >/dev/null 2>&1 && [ -s "$tmp/one" ]; then
 	fi
 fi
 
+# feed_same FILE LABEL CMD...: an analysis of FILE (its feed decodes
+# compressed chunks ahead when two CPUs are allowed) against the same on one
+# allowed CPU: stdout, stderr and status.
+feed_same() {
+	local file=$1 label=$2 rc1 rc
+	shift 2
+	taskset -c 0 "$TRACEKIT" "$@" "$file" >"$tmp/one" 2>"$tmp/one.err"
+	rc1=$?
+	"$TRACEKIT" "$@" "$file" >"$tmp/many" 2>"$tmp/many.err"
+	rc=$?
+	if [ $rc1 -gt 1 ]; then
+		fail "$label: $* on one CPU exited $rc1: $(head -c 300 "$tmp/one.err")"
+	elif [ $rc -ne $rc1 ]; then
+		fail "$label: $* exited $rc, on one CPU $rc1: $(head -c 600 "$tmp/many.err")"
+	elif ! cmp -s "$tmp/one" "$tmp/many" || ! cmp -s "$tmp/one.err" "$tmp/many.err"; then
+		fail "$label: $* decoding ahead prints otherwise than on one CPU: $(diff "$tmp/one" "$tmp/many" | head -3)"
+	else
+		ok "$label: $* decoding ahead prints what one CPU prints ($(wc -l <"$tmp/one") lines, exit $rc)"
+	fi
+}
+if command -v taskset >/dev/null 2>&1; then
+	feed_same "$tmp/bigz.dat" "big file" report --profile
+	feed_same "$tmp/bigz.dat" "big file" report -w
+	feed_same "$tmp/bigz.dat" "big file" sched latency
+	feed_same "$tmp/bigz.dat" "big file" sched timehist
+	feed_same "$tmp/zlib.dat" "zlib" report --profile
+else
+	echo "skip: the analyses' decode ahead (taskset is not installed)"
+fi
+
 # Damaged chunks (tests/integration/mutate.py derives them from the layout).
 if command -v python3 >/dev/null 2>&1; then
 	MUTATE=$TK_SOURCE_DIR/tests/integration/mutate.py
@@ -108,6 +138,7 @@ if command -v python3 >/dev/null 2>&1; then
 		python3 "$MUTATE" write "$z" "$name" "$tmp/bad.dat" || { fail "$name: mutate.py"; continue; }
 		same "$tmp/bad.dat" "$name"
 		same "$tmp/bad.dat" "$name --strict" --strict
+		command -v taskset >/dev/null 2>&1 && feed_same "$tmp/bad.dat" "$name" report --profile
 	done
 else
 	echo "skip: damaged chunks (python3 is not installed)"

@@ -17,7 +17,10 @@
  *
  * Order and the two containers:
  *   .dat: tk_dat_merge merges every CPU of every buffer by time, ties in
- *   buffer then CPU order (trace-cmd's). The saved command lines are handed
+ *   buffer then CPU order (trace-cmd's). Compressed CPU data is decoded
+ *   ahead on a second thread when the process may use two CPUs (the
+ *   merge's decode ahead: the decoder stops itself when it does not help),
+ *   since decoding is most of an analysis's time on a zstd file. The saved command lines are handed
  *   out first as COMM records at time 0, in file order (a later line for a
  *   pid wins), which is exactly what `tracekit convert --to perf` writes,
  *   so an analysis names threads alike on a .dat and on its conversion.
@@ -64,6 +67,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +82,7 @@
 #include <tracekit/tracedata.h>
 
 #include "feed.h"
+#include "dat-read-internal.h"
 #include "perfdata-fixed.h"
 #include "perfdata-internal.h"
 #include "internal/bytebuf.h"
@@ -452,6 +457,14 @@ static int dat_damage(struct feed *f, const struct tk_dat *dat)
 	return 0;
 }
 
+/* May this process run on two CPUs or more (taskset and cpusets respected)? */
+static bool spare_cpu(void)
+{
+	cpu_set_t set;
+
+	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) >= 2;
+}
+
 static int run_dat(struct feed *f, const char *path)
 {
 	TK_OPTS(tk_dat_open_opts, oopts, .strict = !(f->flags & TK_FEED_SALVAGE));
@@ -487,7 +500,7 @@ static int run_dat(struct feed *f, const char *path)
 		if (ret)
 			goto out;
 	}
-	m = tk_dat_merge_new(dat, NULL, 0);
+	m = tk_dat_merge_new_ahead(dat, NULL, 0, spare_cpu());
 	if (!m) {
 		ret = -errno;
 		goto out;

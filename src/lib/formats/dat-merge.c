@@ -14,6 +14,14 @@
  * A record handed out points into its stream's current page, so the stream
  * advances lazily at the start of the next call: the record stays valid
  * until then. Memory is one reader (one block or chunk) per stream.
+ *
+ * Asked to (tk_dat_merge_new_ahead(), for the analyses' feed), the merge
+ * reads its compressed streams through dat-read.c's prefetch: a decoder
+ * thread decodes their chunks ahead while the caller consumes records, and
+ * stops by itself when it does not help (dat-read.c's notes). Records,
+ * order and damage are the same either way. The prefetch must see every
+ * reader before the first page is read, so the streams are made first and
+ * primed after.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +30,7 @@
 
 #include <tracekit/dat.h>
 
+#include "dat-read-internal.h"
 #include "internal/error.h"
 #include "internal/merge-heap.h"
 
@@ -41,7 +50,8 @@ struct tk_dat_merge {
 	struct stream *streams;
 	struct tk_merge_key **heap;
 	size_t nstreams, nheap;
-	struct stream *last; /* handed out by the previous call: advance it first */
+	struct stream *last;	    /* handed out by the previous call: advance it first */
+	struct tk_dat_prefetch *pf; /* compressed chunks decoded ahead, or NULL */
 };
 
 /* A stream's read failure, naming the buffer and CPU unless the reader did. */
@@ -101,12 +111,36 @@ void tk_dat_merge_free(struct tk_dat_merge *m)
 		return;
 	for (size_t i = 0; i < m->nstreams; i++)
 		tk_dat_cpu_reader_free(m->streams[i].rd);
+	tk_dat_prefetch_free(m->pf); /* after its readers, as it asks */
 	free(m->streams);
 	free(m->heap);
 	free(m);
 }
 
-struct tk_dat_merge *tk_dat_merge_new(struct tk_dat *dat, const size_t *buffers, size_t nbuffers)
+/* Decode @m's compressed streams ahead on a thread; on any failure they decode alone. */
+static void merge_decode_ahead(struct tk_dat_merge *m)
+{
+	size_t lanes = 0;
+
+	for (size_t i = 0; i < m->nstreams; i++)
+		lanes += m->streams[i].buf->compressed;
+	if (!lanes)
+		return;
+	m->pf = tk_dat_prefetch_new(m->dat, lanes);
+	if (!m->pf)
+		return;
+	for (size_t i = 0; i < m->nstreams; i++) {
+		if (m->streams[i].buf->compressed)
+			(void)tk_dat_prefetch_attach(m->pf, m->streams[i].rd);
+	}
+	if (tk_dat_prefetch_start(m->pf) < 0) {
+		tk_dat_prefetch_free(m->pf); /* detaches the readers: they read alone */
+		m->pf = NULL;
+	}
+}
+
+struct tk_dat_merge *tk_dat_merge_new_ahead(struct tk_dat *dat, const size_t *buffers,
+					    size_t nbuffers, bool decode_ahead)
 {
 	size_t nb = buffers ? nbuffers : tk_dat_buffer_count(dat), total = 0;
 	struct tk_dat_merge *m = calloc(1, sizeof(*m));
@@ -150,13 +184,19 @@ struct tk_dat_merge *tk_dat_merge_new(struct tk_dat *dat, const size_t *buffers,
 				goto fail;
 			}
 			m->nstreams++;
-			r = stream_next(dat, s);
-			if (r < 0)
-				goto fail;
-			if (r == 1) {
-				m->heap[m->nheap++] = &s->key;
-				tk_merge_heap_up(m->heap, m->nheap);
-			}
+		}
+	}
+	if (decode_ahead)
+		merge_decode_ahead(m);
+	for (size_t i = 0; i < m->nstreams; i++) {
+		struct stream *s = &m->streams[i];
+
+		r = stream_next(dat, s);
+		if (r < 0)
+			goto fail;
+		if (r == 1) {
+			m->heap[m->nheap++] = &s->key;
+			tk_merge_heap_up(m->heap, m->nheap);
 		}
 	}
 	return m;
@@ -164,6 +204,11 @@ fail:
 	tk_dat_merge_free(m);
 	errno = -r;
 	return NULL;
+}
+
+struct tk_dat_merge *tk_dat_merge_new(struct tk_dat *dat, const size_t *buffers, size_t nbuffers)
+{
+	return tk_dat_merge_new_ahead(dat, buffers, nbuffers, false);
 }
 
 int tk_dat_merge_next(struct tk_dat_merge *m, struct tk_dat_merge_record *out)

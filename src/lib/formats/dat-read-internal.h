@@ -66,4 +66,12 @@ void tk_dat_prefetch_get_stats(struct tk_dat_prefetch *pf, struct tk_dat_prefetc
 /* Stop and join the decoder and free @pf (NULL accepted); free the readers first. */
 void tk_dat_prefetch_free(struct tk_dat_prefetch *pf);
 
+/*
+ * tk_dat_merge_new(), with the compressed streams decoded ahead on a
+ * thread of their own when @decode_ahead (dat-merge.c's notes). For a
+ * caller that spends little time per record, with a second CPU to spare.
+ */
+struct tk_dat_merge *tk_dat_merge_new_ahead(struct tk_dat *dat, const size_t *buffers,
+					    size_t nbuffers, bool decode_ahead);
+
 #endif

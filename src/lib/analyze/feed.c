@@ -142,8 +142,7 @@ struct feed {
  * (see "Reading perf.data in place" above run_perf()).
  */
 struct perfmap {
-	const uint8_t *base;	/* the file from offset 0 */
-	size_t len;		/* bytes mapped: the end of the data section */
+	const uint8_t *base;	/* the file from offset 0: the reader's mapping */
 	uint64_t pos, end;	/* file offsets of the next record and of the end */
 	uint64_t dropped;	/* page-aligned: the mapping below is dropped from RSS */
 	int32_t tid, time, cpu; /* sample field offsets after the header; -1: absent */
@@ -991,13 +990,16 @@ static int perf_damage(struct feed *f, const struct tk_perfdata *pd)
  * From there the reader goes on: it has read no record yet, so it reads
  * from the first, skips the records before that offset (the mapped walk
  * took them all, so the reader meets no damage there) and hands out the
- * rest as before, damage, warnings and errors included. A file in the
- * other byte order, a pipe, a repaired data size or COMPRESSED records
- * never map. A file cut short while it is mapped would raise SIGBUS: the
- * files read here are finished recordings. Only files whose events share one sample layout with RAW
- * and no READ or CALLCHAIN (what perf sched record, perf trace record and tracekit convert write)
- * are walked so; the rest go through the reader. The mapping's pages are dropped behind the walk
- * every few MB, so peak RSS does not grow with the file (the data stays in the page cache).
+ * rest as before, damage, warnings and errors included. The mapping is
+ * the reader's own (tk_perfdata_mapping(): the file as it was at open), so
+ * a file the reader does not map is read by the reader alone; a file in
+ * the other byte order, a pipe, a repaired data size or COMPRESSED records
+ * are not walked either. A file cut short while it is mapped would raise
+ * SIGBUS: the files read here are finished recordings. Only files whose events share one sample
+ * layout with RAW and no READ or CALLCHAIN (what perf sched record, perf trace record and tracekit
+ * convert write) are walked so; the rest go through the reader. The mapping's pages are dropped
+ * behind the walk every few MB, so peak RSS does not grow with the file (the data stays in the page
+ * cache).
  */
 #define MAP_DROP (4u << 20)
 /*
@@ -1027,24 +1029,24 @@ static int u64_cmp(const void *a, const void *b)
 
 static void perfmap_close(struct perfmap *m)
 {
-	if (m->base)
-		munmap((void *)m->base, m->len);
 	free(m->ids);
 	free(m->scratch);
 	memset(m, 0, sizeof(*m));
 }
 
-/* Map @path's data section; false (and nothing mapped) when it does not qualify. */
-static bool perfmap_open(struct perfmap *m, const struct tk_perfdata *pd, const char *path)
+/*
+ * Walk @pd's data section through the reader's own mapping of the file
+ * (tk_perfdata_mapping()); false when the file does not qualify or the
+ * reader has no mapping (a pipe, TK_PERFDATA_NO_MMAP, no address space).
+ */
+static bool perfmap_open(struct perfmap *m, const struct tk_perfdata *pd)
 {
 	const struct tk_perfdata_info *in = tk_perfdata_get_info(pd);
 	size_t nev = tk_perfdata_evsel_count(pd);
 	const struct tk_perf_attr *a0;
-	uint64_t st, bit;
+	const uint8_t *base;
+	uint64_t st, bit, len;
 	uint32_t off = 0;
-	struct stat sb;
-	void *base;
-	int fd;
 
 	memset(m, 0, sizeof(*m));
 	if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__ || in->pipe || in->data_size_repaired ||
@@ -1125,26 +1127,13 @@ static bool perfmap_open(struct perfmap *m, const struct tk_perfdata *pd, const 
 		}
 	}
 	m->scratch = malloc(1u << 16);
-	fd = m->scratch ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd < 0)
-		goto fail;
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size < in->data_end ||
-	    in->data_end < 8) {
-		close(fd);
-		goto fail;
-	}
-	base = mmap(NULL, in->data_end, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (base == MAP_FAILED)
+	base = tk_perfdata_mapping(pd, &len);
+	if (!m->scratch || !base || len < in->data_end || in->data_end < 8)
 		goto fail;
 	/* The magic as this host stores it: a file of the other byte order is the reader's. */
-	if (memcmp(base, "PERFILE2", 8)) {
-		munmap(base, in->data_end);
+	if (memcmp(base, "PERFILE2", 8))
 		goto fail;
-	}
-	madvise(base, in->data_end, MADV_SEQUENTIAL);
 	m->base = base;
-	m->len = in->data_end;
 	m->pos = in->data_offset;
 	m->end = in->data_end;
 	m->dropped = 0;
@@ -1372,7 +1361,7 @@ static int run_perf(struct feed *f, const char *path)
 		ret = perf_build_ids(f, pd);
 	if (ret)
 		goto out;
-	if (ret == 0 && perfmap_open(&m, pd, path)) {
+	if (ret == 0 && perfmap_open(&m, pd)) {
 		uint64_t at;
 		bool left;
 

@@ -2272,6 +2272,8 @@ static int decompress(struct tk_perfdata *pd, const uint8_t *src, size_t len, ui
 		if (!pd->dctx)
 			return tk_fail(ENOMEM, "out of memory");
 	}
+	/* Damage found in the output from here on names this record. */
+	pd->doff = off;
 	/* Keep the undelivered tail (a record split across chunks) in front. */
 	if (pd->dstart > 0) {
 		memmove(pd->dbuf, pd->dbuf + pd->dstart, pd->dend - pd->dstart);
@@ -2303,7 +2305,6 @@ static int decompress(struct tk_perfdata *pd, const uint8_t *src, size_t len, ui
 		pd->dend += out.pos;
 		pd->info.decompressed_bytes += out.pos;
 	}
-	pd->doff = off;
 	return 0;
 }
 
@@ -2327,6 +2328,28 @@ static int compressed2(struct tk_perfdata *pd, const uint8_t *p, uint16_t size, 
 	pd->info.nr_compressed++;
 	pd->info.compressed_bytes += len;
 	return decompress(pd, p + 16, (size_t)len, off);
+}
+
+/*
+ * A COMPRESSED record whose size runs past the data (a damaged size, or a
+ * file cut short): its chunk still lies at its start, so the @have bytes
+ * there are decoded for what they give before resync() places the next
+ * record, as perf decodes such a record until zstd stops at the bytes that
+ * are not its stream. The decoder's error is no damage of its own (the
+ * resync's region covers these bytes) and the decoder starts afresh after.
+ * Return: 0, or a negative errno that is not about the data (no memory).
+ */
+static int compressed_prefix(struct tk_perfdata *pd, const uint8_t *p, uint32_t type, size_t have,
+			     uint64_t off)
+{
+	int r;
+
+	if (type != TK_PERF_RECORD_COMPRESSED || have <= 8)
+		return 0;
+	r = decompress(pd, p + 8, have - 8, off);
+	if (pd->dctx)
+		ZSTD_DCtx_reset(pd->dctx, ZSTD_reset_session_only);
+	return r == -EBADMSG ? 0 : r;
 }
 
 /* ---------------------------------------------------------------- resync */
@@ -2861,6 +2884,9 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 					 size, off + (uint64_t)have);
 				/* A damaged size, or the last record of a file cut short.
 				 */
+				r = compressed_prefix(pd, p, type, (size_t)have, off);
+				if (r < 0)
+					return r;
 				r = resync(pd, off, why);
 				if (r > 0)
 					continue;
@@ -2904,11 +2930,14 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 			in->compressed_bytes += size - 8u;
 			r = decompress(pd, p + 8, size - 8u, off);
 			if (r < 0) {
-				/* Salvaging, this record's output is lost, and only it. */
+				/*
+				 * Salvaging: what decoded before the error stays (whole
+				 * zstd frames and flushed blocks, as perf keeps them),
+				 * the rest of this record is lost, and only it.
+				 */
 				r = salvage(pd, r, off, size, -1);
 				if (r < 0)
 					return r;
-				pd->dstart = pd->dend = 0;
 				if (pd->dctx) /* NULL: it failed before decompressing */
 					ZSTD_DCtx_reset(pd->dctx, ZSTD_reset_session_only);
 			}
@@ -2918,11 +2947,10 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 		if (type == TK_PERF_RECORD_COMPRESSED2) {
 			r = compressed2(pd, p, size, off);
 			if (r < 0) {
-				/* As for COMPRESSED: only this record's output is lost. */
+				/* As for COMPRESSED: what decoded stays, the rest is lost. */
 				r = salvage(pd, r, off, size, -1);
 				if (r < 0)
 					return r;
-				pd->dstart = pd->dend = 0;
 				if (pd->dctx) /* NULL: it failed before decompressing */
 					ZSTD_DCtx_reset(pd->dctx, ZSTD_reset_session_only);
 			}

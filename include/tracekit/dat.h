@@ -481,7 +481,8 @@ struct tk_dat_merge;
 /** One record of the merge; @rec.data is borrowed until the next call. */
 struct tk_dat_merge_record {
 	struct tk_page_record rec; /* raw timestamp, payload */
-	uint64_t ts;		   /* tk_dat_timestamp() of rec.timestamp */
+	uint64_t ts;		   /* tk_dat_timestamp() of rec.timestamp (of
+				      tk_dat_host_time() of it in a guest file) */
 	uint32_t cpu;		   /* the CPU id */
 	size_t buffer;		   /* buffer index */
 	size_t cpu_index;	   /* index into that buffer's cpus[] */

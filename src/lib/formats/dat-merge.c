@@ -6,7 +6,8 @@
  * from disk, decompressed a chunk at a time) and a page iterator over its
  * current page. The streams sit in the shared k-way heap of
  * internal/merge-heap.h, keyed by the record's time as trace-cmd report
- * shows it (tk_dat_timestamp()) and, on equal times, by the stream's rank:
+ * shows it (tk_dat_timestamp() of tk_dat_host_time(), which is the raw
+ * time but in a guest file) and, on equal times, by the stream's rank:
  * buffers in the order asked (all: file order, top first), then CPUs in the
  * order the buffer lists them. That is the order trace-cmd's linear scan
  * with "<" picks.
@@ -86,7 +87,10 @@ static int stream_next(struct tk_dat *dat, struct stream *s)
 		}
 		r = tk_page_iter_next(&s->it, &s->rec);
 		if (r == 1) {
-			s->key.ts = tk_dat_timestamp(dat, s->rec.timestamp);
+			/* A guest file's CPUs are corrected one by one (TIME_SHIFT). */
+			s->key.ts = tk_dat_timestamp(
+				dat, tk_dat_host_time(dat, s->buf->cpus[s->cpu_index].cpu,
+						      s->rec.timestamp));
 			return 1;
 		}
 		if (r < 0)

@@ -297,7 +297,59 @@ def time_shift(variant, guest, host_first, host_id, pages):
     return pay + fracs
 
 
+def append_options(data, opts):
+    """@data (an uncompressed little-endian v7 file) with one more OPTIONS section at its
+    end holding @opts, the last DONE of the chain patched to point at it."""
+    d = bytearray(data)
+    pos = d.index(b"\0", d.index(b"\0", d.index(b"\0", 10) + 7) + 1) + 1
+    off = struct.unpack_from("<Q", d, pos)[0]
+    strid = struct.unpack_from("<i", d, off + 4)[0]
+    while True:
+        _, _, _, size = struct.unpack_from("<HHiQ", d, off)
+        p, end = off + 16, off + 16 + size
+        while p + 6 <= end:
+            oid, osize = struct.unpack_from("<HI", d, p)
+            if oid == 0:
+                break
+            p += 6 + osize
+        nxt = struct.unpack_from("<Q", d, p + 6)[0]
+        if not nxt:
+            break
+        off = nxt
+    struct.pack_into("<Q", d, p + 6, len(d))
+    body = b"".join(struct.pack("<HI", oid, len(pay)) + pay for oid, pay in opts)
+    body += struct.pack("<HIQ", 0, 8, 0)
+    return bytes(d) + struct.pack("<HHiQ", 0, 0, strid, len(body)) + body
+
+
+def corpus(src, outdir):
+    """Small fuzz inputs (fuzz/corpus/dat/): @src (e.g. that folder's v7-none) with the
+    guest/host options appended, intact and damaged."""
+    data = open(src, "rb").read()
+    guest = cstr(HOST_GUEST_NAME) + struct.pack("<QI", GUEST_TRACE_ID, 2)
+    guest += struct.pack("<IiIi", 0, 4242, 1, 4243)
+    ts = struct.pack("<QII", 0x1122334455667788, 1, 2)
+    for cpu in range(2):
+        ts += struct.pack("<I", 3) + struct.pack("<3Q", 3000, 1000, 2000)
+        ts += struct.pack("<3q", -30 - cpu, 10, 20) + struct.pack("<3Q", 1, 1, 1)
+    frac = ts + struct.pack("<6Q", 0, 0, 0, 1, 1, 1)
+    tsc = struct.pack("<IIQ", *TSC2NSEC)
+    cases = {
+        "guest-options": [(13, guest), (14, tsc), (12, frac)],
+        "guest-time-shift-legacy": [(12, ts)],
+        "guest-time-shift-cut": [(12, frac[:-13])],
+        "guest-time-shift-count": [(12, frac[:16] + struct.pack("<I", 0x7FFFFFFF) + frac[20:])],
+        "guest-guest-vcpu": [(13, guest[:-8] + struct.pack("<Ii", 9, 1))],
+    }
+    for name, opts in cases.items():
+        with open(f"{outdir}/{name}", "wb") as f:
+            f.write(append_options(data, opts))
+
+
 def main(argv):
+    if argv[:1] == ["--corpus"]:
+        corpus(argv[1], argv[2])
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--variant", choices=("interp", "kvm"), default="interp")
     ap.add_argument("--pages", type=int, default=1, help="pages kept per CPU")

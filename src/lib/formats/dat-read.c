@@ -35,7 +35,9 @@
  * event formats dominate) stays in memory; v6 parts are read raw, so
  * tk_dat_metadata() hands back the same bytes a v7 body holds. The bodies
  * are decoded by the tracedata codec (tracedata.c), which perf.data's
- * TRACING_DATA shares; the texts point into them.
+ * TRACING_DATA shares; the texts point into them. A guest/host session's
+ * options (TIME_SHIFT, GUEST) are decoded by dat-guest.c, which also holds
+ * the guest time correction (tk_dat_host_time()).
  *
  * CPU data is never read at open. A cpu reader pulls uncompressed data in
  * blocks of up to 256 KiB (at most 256 pages) with one pread each, because a

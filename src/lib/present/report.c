@@ -85,6 +85,9 @@
  * plugin options act in libtraceevent's printers only).
  * tk_report_run_files() runs one report per file and merges their heaps'
  * tops by time, every printer writing into the first file's buffer.
+ * A guest's file (TIME_SHIFT) has each batch's raw times mapped to the
+ * host's by its CPU's samples (tk_dat_host_time(), guest_times()) before
+ * the conversion above, as trace-cmd does, so it merges into host time.
  *
  * Function-tracer events print as trace-cmd's own handlers and
  * libtraceevent's function plugin print them (funcgraph.c), which depend

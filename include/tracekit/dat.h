@@ -387,8 +387,10 @@ TK_API uint64_t tk_dat_timestamp(const struct tk_dat *dat, uint64_t raw);
  * @cpu: the CPU id the record was recorded on
  * @raw: the ring buffer's time
  *
- * Apply before tk_dat_timestamp(). @raw itself when the file has no
- * TIME_SHIFT, or no samples for @cpu; see tk_dat_time_shift_apply().
+ * Apply before tk_dat_timestamp(), to the top buffer's records only
+ * (trace-cmd does not correct buffer instances). @raw itself when the
+ * file has no TIME_SHIFT, or no samples for @cpu; see
+ * tk_dat_time_shift_apply().
  * Context: read-only; safe from several threads.
  * Return: the corrected raw time.
  */
@@ -482,7 +484,8 @@ struct tk_dat_merge;
 struct tk_dat_merge_record {
 	struct tk_page_record rec; /* raw timestamp, payload */
 	uint64_t ts;		   /* tk_dat_timestamp() of rec.timestamp (of
-				      tk_dat_host_time() of it in a guest file) */
+				      tk_dat_host_time() of it in a guest file's
+				      top buffer) */
 	uint32_t cpu;		   /* the CPU id */
 	size_t buffer;		   /* buffer index */
 	size_t cpu_index;	   /* index into that buffer's cpus[] */

@@ -25,7 +25,8 @@
  * arrays are ignored, as trace-cmd ignores them.
  *
  * Correction (trace-cmd 3.4's trace-input.c, which 3.1.6 shares): a guest
- * record's raw time on CPU c is mapped with c's samples, sorted by time
+ * record's raw time on CPU c of the top buffer (trace-cmd's instance
+ * handles start without the samples) is mapped with c's samples, sorted by time
  * (equal times kept once), before TSC2NSEC and the user's offsets:
  * one sample adds its offset and nothing else; with two or more the pair
  * around the time is used (the first pair before the first sample, the

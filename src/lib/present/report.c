@@ -419,11 +419,12 @@ static uint64_t shown_ts(const struct report *r, uint64_t raw)
 /*
  * A guest file (TIME_SHIFT): a batch's raw times mapped to the host's raw
  * times with the samples of the stream's CPU, before any other conversion,
- * as trace-cmd does (not with --raw-ts).
+ * as trace-cmd does (not with --raw-ts, and only in the top buffer:
+ * trace-cmd's instance handles start without the samples).
  */
 static void guest_times(const struct report *r, const struct stream *s, int n)
 {
-	if (r->opts->flags & TK_REPORT_RAW_TS)
+	if ((r->opts->flags & TK_REPORT_RAW_TS) || s->buf->name[0])
 		return;
 	for (int i = 0; i < n; i++)
 		s->recs[i].timestamp = tk_dat_host_time(r->dat, s->cpu, s->recs[i].timestamp);

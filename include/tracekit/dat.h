@@ -73,6 +73,44 @@ TK_API const char *tk_dat_option_name(uint16_t id);
 struct tk_dat;
 struct tk_tracedata;
 
+/*
+ * Guest/host sessions (trace-cmd record -A). A guest file's TIME_SHIFT
+ * option maps each guest CPU's raw times into the host's: samples of
+ * (guest time, offset, scaling, fraction bits), taken while recording.
+ */
+struct tk_dat_time_sample {
+	int64_t time;	  /* guest raw time the sample was taken at */
+	int64_t offset;	  /* host = ((guest * scaling) >> fraction) + offset */
+	int64_t scaling;  /* multiplier (1 when the clocks tick alike) */
+	int64_t fraction; /* fraction bits of scaling (0 when the option has none) */
+};
+
+/** One guest CPU's samples, sorted by time, equal times kept once (as trace-cmd uses them). */
+struct tk_dat_time_shift_cpu {
+	uint32_t count;
+	const struct tk_dat_time_sample *samples;
+};
+
+/** TRACEID of the host, flags and per-CPU samples of a guest's TIME_SHIFT option. */
+struct tk_dat_time_shift {
+	uint64_t peer_trace_id; /* the host session's TRACEID */
+	uint32_t flags;		/* TK_DAT_TSYNC_INTERPOLATE */
+	bool has_fraction;	/* the per-CPU fraction arrays follow (trace-cmd >= 2.10) */
+	uint32_t cpu_count;
+	const struct tk_dat_time_shift_cpu *cpus; /* index: guest CPU */
+};
+
+/* TIME_SHIFT flags: offsets interpolated between the samples around a time (PTP). */
+#define TK_DAT_TSYNC_INTERPOLATE 0x1u
+
+/** A GUEST option of a host file: a guest traced with this host. */
+struct tk_dat_guest {
+	const char *name;
+	uint64_t trace_id; /* the guest file's TRACEID */
+	uint32_t vcpu_count;
+	const int32_t *vcpu_pids; /* index: vCPU; the host thread running it (-1: none) */
+};
+
 /** Facts from the file header and the options; all borrowed until close. */
 struct tk_dat_info {
 	const char *path; /* name used in messages */
@@ -98,6 +136,10 @@ struct tk_dat_info {
 	int64_t ts_offset;	/* OFFSET option value (ns), 0 when absent */
 	bool has_trace_id;
 	uint64_t trace_id;
+	/* guest/host: a guest file's TIME_SHIFT (the last one), NULL when absent */
+	const struct tk_dat_time_shift *time_shift;
+	const struct tk_dat_guest *guests; /* a host file's GUEST options, in file order */
+	size_t nguests;
 };
 
 /** A section as found in the file (v6 parts are listed with the v7 ids). */
@@ -338,6 +380,42 @@ TK_API int tk_dat_latency_text(struct tk_dat *dat, size_t buffer, struct tk_dat_
  */
 TK_API uint64_t tk_dat_timestamp(const struct tk_dat *dat, uint64_t raw);
 
+/**
+ * tk_dat_host_time() - a guest file's raw time on CPU @cpu in the host's
+ * raw time, as its TIME_SHIFT option says (trace-cmd 3.4's correction)
+ * @dat: the guest file
+ * @cpu: the CPU id the record was recorded on
+ * @raw: the ring buffer's time
+ *
+ * Apply before tk_dat_timestamp(), to the top buffer's records only
+ * (trace-cmd does not correct buffer instances). @raw itself when the
+ * file has no TIME_SHIFT, or no samples for @cpu; see
+ * tk_dat_time_shift_apply().
+ * Context: read-only; safe from several threads.
+ * Return: the corrected raw time.
+ */
+TK_API uint64_t tk_dat_host_time(const struct tk_dat *dat, uint32_t cpu, uint64_t raw);
+
+/**
+ * tk_dat_time_shift_apply() - correct @raw with the samples of one CPU
+ * @shift: a TIME_SHIFT, e.g. tk_dat_info.time_shift
+ * @cpu:   guest CPU id; past @shift's CPUs, @raw is returned
+ * @raw:   guest raw time
+ *
+ * As trace-cmd 3.4 corrects (the samples are sorted already): one sample
+ * adds its offset (no scaling); otherwise the
+ * pair around @raw is used (the first two before the first sample, the
+ * last two after the last), the offset taken from the earlier sample or,
+ * with TK_DAT_TSYNC_INTERPOLATE, interpolated linearly (rounded to
+ * nearest), and the result is ((@raw * scaling) >> fraction) + offset
+ * with the earlier sample's scaling and fraction, in 64-bit arithmetic
+ * that wraps as trace-cmd's does.
+ * Context: pure; any thread.
+ * Return: the corrected raw time.
+ */
+TK_API uint64_t tk_dat_time_shift_apply(const struct tk_dat_time_shift *shift, uint32_t cpu,
+					uint64_t raw);
+
 /* -------------------------------------------------------- per-CPU reader */
 
 struct tk_dat_cpu_reader;
@@ -405,7 +483,9 @@ struct tk_dat_merge;
 /** One record of the merge; @rec.data is borrowed until the next call. */
 struct tk_dat_merge_record {
 	struct tk_page_record rec; /* raw timestamp, payload */
-	uint64_t ts;		   /* tk_dat_timestamp() of rec.timestamp */
+	uint64_t ts;		   /* tk_dat_timestamp() of rec.timestamp (of
+				      tk_dat_host_time() of it in a guest file's
+				      top buffer) */
 	uint32_t cpu;		   /* the CPU id */
 	size_t buffer;		   /* buffer index */
 	size_t cpu_index;	   /* index into that buffer's cpus[] */

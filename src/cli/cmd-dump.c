@@ -194,6 +194,40 @@ static int write_section(const struct tk_dat *dat, const char *path, uint16_t id
 
 /* ------------------------------------------------------------ header facts */
 
+/*
+ * A guest/host session's facts: a guest file's TIME_SHIFT samples, sorted
+ * per CPU as the reader uses them, and a host file's guests.
+ */
+static void dump_guest_host(const struct tk_dat_info *info)
+{
+	const struct tk_dat_time_shift *ts = info->time_shift;
+
+	if (ts) {
+		printf("  time shift: host trace id 0x%016" PRIx64 ", flags 0x%x%s, %u cpus\n",
+		       ts->peer_trace_id, ts->flags,
+		       ts->flags & TK_DAT_TSYNC_INTERPOLATE ? " (interpolate)" : "", ts->cpu_count);
+		for (uint32_t i = 0; i < ts->cpu_count; i++) {
+			const struct tk_dat_time_shift_cpu *c = &ts->cpus[i];
+
+			printf("    cpu %u: %u samples\n", i, c->count);
+			for (uint32_t k = 0; k < c->count; k++)
+				printf("      time=%" PRId64 " offset=%" PRId64 " scaling=%" PRId64
+				       " fraction=%" PRId64 "\n",
+				       c->samples[k].time, c->samples[k].offset,
+				       c->samples[k].scaling, c->samples[k].fraction);
+		}
+	}
+	for (size_t i = 0; i < info->nguests; i++) {
+		const struct tk_dat_guest *g = &info->guests[i];
+
+		printf("  guest: ");
+		print_quoted(g->name, SIZE_MAX, 128);
+		printf(" trace id 0x%016" PRIx64 ", %u vcpus\n", g->trace_id, g->vcpu_count);
+		for (uint32_t k = 0; k < g->vcpu_count; k++)
+			printf("    vcpu %u: host pid %d\n", k, g->vcpu_pids[k]);
+	}
+}
+
 static void print_header(const struct tk_dat *dat, const struct tk_dat_info *info)
 {
 	struct tk_dat_text t;
@@ -243,6 +277,7 @@ static void print_header(const struct tk_dat *dat, const struct tk_dat_info *inf
 	if (info->has_tsc2nsec)
 		printf("  tsc2nsec: mult=%u shift=%u offset=%" PRIu64 "\n", info->tsc2nsec_mult,
 		       info->tsc2nsec_shift, info->tsc2nsec_offset);
+	dump_guest_host(info);
 
 	printf("metadata:\n");
 	if (tk_dat_header_page(dat, &t) == 0)

@@ -6,7 +6,8 @@
  * from disk, decompressed a chunk at a time) and a page iterator over its
  * current page. The streams sit in the shared k-way heap of
  * internal/merge-heap.h, keyed by the record's time as trace-cmd report
- * shows it (tk_dat_timestamp()) and, on equal times, by the stream's rank:
+ * shows it (tk_dat_timestamp() of tk_dat_host_time(), which is the raw
+ * time but in a guest file's top buffer) and, on equal times, by the stream's rank:
  * buffers in the order asked (all: file order, top first), then CPUs in the
  * order the buffer lists them. That is the order trace-cmd's linear scan
  * with "<" picks.
@@ -96,7 +97,15 @@ static int stream_next(struct tk_dat *dat, struct stream *s)
 		}
 		r = tk_page_iter_next(&s->it, &s->rec);
 		if (r == 1) {
-			s->key.ts = tk_dat_timestamp(dat, s->rec.timestamp);
+			/*
+			 * A guest file's CPUs are corrected one by one (TIME_SHIFT),
+			 * in the top buffer only, as trace-cmd corrects them.
+			 */
+			uint64_t raw = s->rec.timestamp;
+
+			if (!s->buf->name[0])
+				raw = tk_dat_host_time(dat, s->buf->cpus[s->cpu_index].cpu, raw);
+			s->key.ts = tk_dat_timestamp(dat, raw);
 			return 1;
 		}
 		if (r < 0)

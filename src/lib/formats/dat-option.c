@@ -12,6 +12,10 @@
  *   CPUCOUNT        u32
  *   TRACEID         u64
  *   TSC2NSEC        u32 mult, u32 shift, u64 offset
+ *   TIME_SHIFT      u64 host trace id, u32 flags, u32 CPU count, then the
+ *                   per-CPU samples (dat-guest.c): shown as the head and
+ *                   the sample count
+ *   GUEST           name, u64 trace id, u32 vCPU count, {u32 vcpu, u32 pid}
  *   BUFFER          v6: u64 flyrecord offset, name; v7: u64 section offset,
  *                   name, clock, u32 page size, u32 CPU count (+ CPU table)
  *   BUFFER_TEXT     u64 section offset, name, clock
@@ -160,6 +164,40 @@ static bool describe(struct text *t, const struct tk_dat_info *info, const struc
 		if (!tk_cursor_u32(&c, &a) || !tk_cursor_u32(&c, &b) || !tk_cursor_u64(&c, &v64))
 			return false;
 		put(t, " mult=%u shift=%u offset=%" PRIu64, a, b, v64);
+		return true;
+	case TK_DAT_OPTION_TIME_SHIFT: {
+		uint64_t samples = 0;
+
+		if (!tk_cursor_u64(&c, &v64) || !tk_cursor_u32(&c, &a) || !tk_cursor_u32(&c, &b))
+			return false;
+		put(t, " host_trace_id=0x%016" PRIx64 " flags=0x%x%s cpus=%u", v64, a,
+		    a & TK_DAT_TSYNC_INTERPOLATE ? "(interpolate)" : "", b);
+		for (uint32_t i = 0; i < b; i++) {
+			const uint8_t *skip;
+
+			if (!tk_cursor_u32(&c, &v32) ||
+			    !tk_cursor_bytes(&c, (uint64_t)v32 * 24, &skip))
+				return false;
+			samples += v32;
+		}
+		put(t, " samples=%" PRIu64 " fraction_bits=%s", samples,
+		    tk_cursor_left(&c) ? "yes" : "no");
+		return true;
+	}
+	case TK_DAT_OPTION_GUEST:
+		if (!tk_cursor_cstr(&c, &name, &nn) || !tk_cursor_u64(&c, &v64) ||
+		    !tk_cursor_u32(&c, &v32))
+			return false;
+		put(t, " name=");
+		put_quoted(t, name, nn, 128);
+		put(t, " trace_id=0x%016" PRIx64 " vcpus=%u", v64, v32);
+		for (uint32_t i = 0; i < v32 && i < 64; i++) {
+			if (!tk_cursor_u32(&c, &a) || !tk_cursor_u32(&c, &b))
+				return false;
+			put(t, "%s%u:%d", i ? "," : " pids=", a, (int32_t)b);
+		}
+		if (v32 > 64)
+			put(t, ",...");
 		return true;
 	case TK_DAT_OPTION_BUFFER:
 		if (!tk_cursor_u64(&c, &v64) || !tk_cursor_cstr(&c, &name, &nn))

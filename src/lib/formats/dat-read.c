@@ -35,7 +35,9 @@
  * event formats dominate) stays in memory; v6 parts are read raw, so
  * tk_dat_metadata() hands back the same bytes a v7 body holds. The bodies
  * are decoded by the tracedata codec (tracedata.c), which perf.data's
- * TRACING_DATA shares; the texts point into them.
+ * TRACING_DATA shares; the texts point into them. A guest/host session's
+ * options (TIME_SHIFT, GUEST) are decoded by dat-guest.c, which also holds
+ * the guest time correction (tk_dat_host_time()).
  *
  * CPU data is never read at open. A cpu reader pulls uncompressed data in
  * blocks of up to 256 KiB (at most 256 pages) with one pread each, because a
@@ -91,6 +93,7 @@
  * threads.
  */
 #include "dat-internal.h"
+#include "dat-guest.h"
 #include "dat-read-internal.h"
 #include "codec-internal.h"
 #include "bigbuf.h"
@@ -178,6 +181,10 @@ struct tk_dat {
 
 	bool cpucount_set;
 	bool traceclock_seen;
+
+	/* GUEST options (dat-guest.c); their names and pids are kept blocks. */
+	struct tk_dat_guest *guests;
+	size_t nguests, guests_cap;
 
 	/* Salvage mode's damage list; readers on other threads add to it. */
 	pthread_mutex_t damage_lock;
@@ -1236,6 +1243,49 @@ static int need_size(struct tk_dat *d, const struct dat_option *o, uint32_t size
 	return 0;
 }
 
+/*
+ * TIME_SHIFT (a guest's time correction; the last one counts, as in
+ * trace-cmd) and GUEST (a host's guest, one option each): dat-guest.c.
+ */
+static int parse_guest_option(struct tk_dat *d, const struct dat_option *o)
+{
+	bool raw = o->pub.offset != 0;
+	uint64_t base = raw ? o->pub.offset + 6 : 0, at = 0;
+	char why[128];
+	void *mem = NULL;
+	int ret;
+
+	if (o->pub.id == TK_DAT_OPTION_TIME_SHIFT) {
+		struct tk_dat_time_shift *ts = NULL;
+
+		ret = tk_dat_time_shift_parse(o->pub.data, o->pub.size, d->info.big_endian, base,
+					      &ts, why, sizeof(why), &at);
+		mem = ts;
+		if (!ret)
+			d->info.time_shift = ts;
+	} else {
+		struct tk_dat_guest g;
+
+		ret = tk_dat_guest_parse(o->pub.data, o->pub.size, d->info.big_endian, &g, base,
+					 &mem, why, sizeof(why), &at);
+		if (!ret && grow(&d->guests, &d->guests_cap, d->nguests + 1, sizeof(g)) < 0) {
+			free(mem);
+			return -ENOMEM;
+		}
+		if (!ret) {
+			d->guests[d->nguests++] = g;
+			d->info.guests = d->guests;
+			d->info.nguests = d->nguests;
+		}
+	}
+	if (ret == -EBADMSG)
+		return tk_fail_at(EBADMSG, d->name, raw ? at : o->where, "%s%s", why,
+				  raw ? "" : " (in a compressed OPTIONS section)");
+	if (ret < 0)
+		return ret;
+	return keep(d, mem);
+}
+
 static int process_options(struct tk_dat *d)
 {
 	bool big = d->info.big_endian;
@@ -1252,8 +1302,10 @@ static int process_options(struct tk_dat *d)
 		case TK_DAT_OPTION_CPUSTAT:
 		case TK_DAT_OPTION_HOOK:
 		case TK_DAT_OPTION_PROCMAPS:
+			break;
 		case TK_DAT_OPTION_TIME_SHIFT:
 		case TK_DAT_OPTION_GUEST:
+			ret = parse_guest_option(d, o);
 			break;
 		case TK_DAT_OPTION_DATE:
 			ret = parse_int_option(d, o, &v);
@@ -2003,6 +2055,7 @@ TK_API void tk_dat_close(struct tk_dat *d)
 	for (size_t i = 0; i < d->nbuffers; i++)
 		free(d->buffers[i].cpus);
 	free(d->buffers);
+	free(d->guests);
 	for (size_t i = 0; i < d->ndamage; i++)
 		free((char *)d->damage[i].what);
 	free(d->damage);
@@ -2149,6 +2202,11 @@ TK_API uint64_t tk_dat_timestamp(const struct tk_dat *d, uint64_t ts)
 	if (i->has_date)
 		ts += (uint64_t)i->date_offset_us * 1000u;
 	return ts + (uint64_t)i->ts_offset;
+}
+
+TK_API uint64_t tk_dat_host_time(const struct tk_dat *d, uint32_t cpu, uint64_t ts)
+{
+	return tk_dat_time_shift_apply(d->info.time_shift, cpu, ts);
 }
 
 /* ------------------------------------------------------ chunk directory */

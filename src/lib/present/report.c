@@ -85,6 +85,9 @@
  * plugin options act in libtraceevent's printers only).
  * tk_report_run_files() runs one report per file and merges their heaps'
  * tops by time, every printer writing into the first file's buffer.
+ * A guest's file (TIME_SHIFT) has each batch's raw times mapped to the
+ * host's by its CPU's samples (tk_dat_host_time(), guest_times()) before
+ * the conversion above, as trace-cmd does, so it merges into host time.
  *
  * Function-tracer events print as trace-cmd's own handlers and
  * libtraceevent's function plugin print them (funcgraph.c), which depend
@@ -413,6 +416,20 @@ static uint64_t shown_ts(const struct report *r, uint64_t raw)
 	return ts + r->ts_plus;
 }
 
+/*
+ * A guest file (TIME_SHIFT): a batch's raw times mapped to the host's raw
+ * times with the samples of the stream's CPU, before any other conversion,
+ * as trace-cmd does (not with --raw-ts, and only in the top buffer:
+ * trace-cmd's instance handles start without the samples).
+ */
+static void guest_times(const struct report *r, const struct stream *s, int n)
+{
+	if ((r->opts->flags & TK_REPORT_RAW_TS) || s->buf->name[0])
+		return;
+	for (int i = 0; i < n; i++)
+		s->recs[i].timestamp = tk_dat_host_time(r->dat, s->cpu, s->recs[i].timestamp);
+}
+
 /* The next page's records (or the next batch of a big page): 1, 0 at the end, or an error. */
 static int __attribute__((noinline)) stream_refill(struct report *r, struct stream *s)
 {
@@ -424,6 +441,8 @@ static int __attribute__((noinline)) stream_refill(struct report *r, struct stre
 		if (ret > 0) {
 			struct tk_page_record *rec = s->recs;
 
+			if (__builtin_expect(r->info->time_shift != NULL, 0))
+				guest_times(r, s, ret);
 			/* The shown time, for the whole batch in one loop. */
 			if (__builtin_expect(r->ts_custom, 0)) {
 				for (int i = 0; i < ret; i++)
@@ -524,8 +543,11 @@ static int stream_start(struct report *r, struct stream *s)
 {
 	int ret;
 
-	/* The seek inverts tk_dat_timestamp(); other shown times read from the start. */
-	if (r->opts->has_start && !r->ts_custom) {
+	/*
+	 * The seek inverts tk_dat_timestamp(); other shown times, and a guest's
+	 * corrected per CPU, read from the start.
+	 */
+	if (r->opts->has_start && !r->ts_custom && !r->info->time_shift) {
 		ret = tk_dat_cpu_reader_seek_time(s->rd, raw_for_time(r->dat, r->opts->start_ns));
 		if (ret < 0)
 			return ret;

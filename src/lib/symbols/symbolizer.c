@@ -45,6 +45,13 @@
  *     as perf names those from its kernel map; that format has no sizes, so
  *     an address between two functions takes the lower one's name where
  *     perf prints a number (a function pointer is never there).
+ *   - A kernel module (tk_symbolizer_lookup_kmodule(), for the module maps
+ *     of perfdata-maps.c): a binary's places, as perf 6.1 looks for a
+ *     module (the cache's "elf" of its build id, then its path below
+ *     --symfs when that file has the id; no /usr/lib/debug), and only a
+ *     relocatable file (a .ko) serves: its .text's symbols keyed by file
+ *     offset (tk_elf_symtab_new_kmodule()), an address's offset in the
+ *     map plus .text's file offset being the key, as perf has it.
  *   - [vdso]: the cache's "vdso", else this process's own vDSO when its
  *     build id matches.
  *   - /tmp/perf-PID.map (what perf calls an executable anonymous map, JIT
@@ -80,6 +87,7 @@
 #include <tracekit/symbolizer.h>
 
 #include "cache-internal.h"
+#include "elf-internal.h"
 #include "symbolizer-internal.h"
 #include "error.h"
 #include "fsutil.h"
@@ -100,6 +108,8 @@ struct dso {
 	/* A vmlinux's .text: sh_addr + reloc, sh_size, sh_offset (perf's map_ip). */
 	uint64_t text_addr, text_size, text_off;
 	bool perfmap; /* a JIT's /tmp/perf-PID.map: keyed by process address */
+	bool kmod;    /* a kernel module (.ko): offsets in its map plus kmod_off are its keys */
+	uint64_t kmod_off; /* the .ko's .text sh_offset (perf's pgoff of a loaded module) */
 	bool loaded;
 };
 
@@ -604,6 +614,29 @@ static void vmlinux_load(struct tk_symbolizer *s, struct dso *d)
 	}
 }
 
+/* Whether @elf is relocatable: a kernel module, as only a kernel MMAP record maps one. */
+static bool is_kmodule(struct tk_elf *elf)
+{
+	struct tk_elf_header h;
+
+	return tk_elf_header(elf, &h) == 0 && h.type == ET_REL;
+}
+
+/*
+ * A kernel module's symbols: its .text's, keyed by file offset (see
+ * tk_elf_symtab_new_kmodule()). A .ko without a .symtab names nothing:
+ * perf 6.1 refuses a kernel-space file without one (its .dynsym, if any,
+ * would not be the kernel's view), and it looks for a module's debug
+ * file in the build-id cache only, which tracekit's cache does not fill.
+ */
+static void kmodule_load(struct dso *d, struct tk_elf *elf)
+{
+	d->kmod = true;
+	d->st = tk_elf_symtab_new_kmodule(elf, &d->kmod_off);
+	if (!d->st && errno != ENOENT)
+		tk_warn("%s; its addresses stay [unknown]", tk_errmsg());
+}
+
 /*
  * Load a DSO's symbols the way perf picks its symtab source: the binary's
  * own .symtab when it has one, else a debug file's .symtab, else the
@@ -652,6 +685,11 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 	/* No binary of this build id: only a debug file of it is left (see the notes). */
 	elf = f ? tk_elf_open(f) : NULL;
 	free(f);
+	if (elf && is_kmodule(elf)) {
+		kmodule_load(d, elf);
+		tk_elf_close(elf);
+		return;
+	}
 	if (elf && !bid) {
 		uint8_t id[TK_BUILD_ID_MAX];
 		int n = tk_elf_build_id(elf, id, sizeof(id));
@@ -767,6 +805,12 @@ static void dso_resolve(struct tk_symbolizer *s, struct dso *d, uint64_t off,
 	info->file_offset = off;
 	if (d->text_size && off - d->text_addr < d->text_size)
 		info->file_offset = off - d->text_addr + d->text_off;
+	if (d->kmod) {
+		/* perf's module map: offset + the .text's file offset, its symbols' keys. */
+		vaddr = off + d->kmod_off;
+		info->file_offset = vaddr;
+		mapped = true;
+	}
 	for (size_t i = 0; i < d->nsegs && !mapped; i++)
 		if (off >= d->segs[i].offset && off - d->segs[i].offset < d->segs[i].filesz) {
 			vaddr = off - d->segs[i].offset + d->segs[i].vaddr;
@@ -820,6 +864,25 @@ TK_API int tk_symbolizer_lookup_file(struct tk_symbolizer *sym, const char *path
 	if (!d->st)
 		return tk_fail(ENOENT, "%s: no symbols", path);
 	return 0;
+}
+
+int tk_symbolizer_lookup_kmodule(struct tk_symbolizer *sym, const char *path, const char *build_id,
+				 uint64_t offset, struct tk_symbol_info *info)
+{
+	struct dso *d = dso_get(sym, path, build_id);
+
+	info->dso = path;
+	info->symbol = NULL;
+	info->offset = 0;
+	info->file_offset = offset;
+	if (!d)
+		return tk_fail(ENOMEM, "out of memory");
+	if (!d->loaded)
+		dso_load(sym, d);
+	if (!d->kmod || !d->st)
+		return 0;
+	dso_resolve(sym, d, offset, info);
+	return 1;
 }
 
 TK_API int tk_symbolizer_add_pid(struct tk_symbolizer *sym, int pid)

@@ -21,7 +21,9 @@
  *     .build-id/xx/rest, or a pre-2016 entry that is the file itself),
  *     else the path (below --symfs DIR when one is set) when that file's
  *     build id is the DSO's; a DSO without a build id takes the path as it
- *     is, as perf does. Of that file: its .symtab, else the .symtab of a
+ *     is, as perf does. Under --symfs DIR that cache is DIR/.debug, not
+ *     the one given (perf's buildid dir then). Of that file: its .symtab,
+ *     else the .symtab of a
  *     debug file with the same build id (the entry's "debug", then
  *     $TRACEKIT_DEBUG_DIR/.build-id/xx/rest.debug), else its .dynsym. A
  *     debug file without its binary names nothing: its segments carry no
@@ -129,6 +131,7 @@ struct usite {
 struct tk_symbolizer {
 	struct tk_cache *cache;
 	char *symfs;	      /* root for the paths of binaries, or NULL */
+	char *symfs_cache;    /* symfs's .debug: the build-id cache perf reads under --symfs */
 	char *kallsyms;	      /* the kernel's symbols, trusted as they are, or NULL */
 	char *vmlinux;	      /* the kernel's ELF (perf's --vmlinux), by build id, or NULL */
 	uint64_t kernel_text; /* _text of the recording (its kernel MMAP's pgoff), or 0 */
@@ -169,6 +172,7 @@ TK_API void tk_symbolizer_free(struct tk_symbolizer *sym)
 	}
 	free(sym->sites);
 	free(sym->symfs);
+	free(sym->symfs_cache);
 	free(sym->kallsyms);
 	free(sym->vmlinux);
 	free(sym);
@@ -191,7 +195,29 @@ static int set_string(char **slot, const char *value)
 
 TK_API int tk_symbolizer_set_symfs(struct tk_symbolizer *sym, const char *dir)
 {
-	return set_string(&sym->symfs, dir);
+	char *c = NULL;
+
+	if (dir && *dir && asprintf(&c, "%s/.debug", dir) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	if (set_string(&sym->symfs, dir) < 0) {
+		free(c);
+		return -ENOMEM;
+	}
+	free(sym->symfs_cache);
+	sym->symfs_cache = c;
+	return 0;
+}
+
+/*
+ * The build-id cache binaries are looked up in: DIR/.debug under --symfs
+ * DIR (perf then sets its buildid dir so, leaving the local cache out),
+ * else the cache given at creation; NULL for none.
+ */
+static const char *cache_root(const struct tk_symbolizer *s)
+{
+	if (s->symfs)
+		return s->symfs_cache;
+	return s->cache ? tk_cache_dir(s->cache) : NULL;
 }
 
 TK_API int tk_symbolizer_set_kallsyms(struct tk_symbolizer *sym, const char *path)
@@ -254,9 +280,9 @@ static char *cache_file(struct tk_symbolizer *s, struct dso *d)
 	const char *leaf = d->kernel ? "kallsyms" : d->vdso ? "vdso" : "elf";
 	char *f = NULL, *link;
 
-	if (!s->cache || !d->bid[0])
+	if (!cache_root(s) || !d->bid[0])
 		return NULL;
-	if (asprintf(&link, "%s/.build-id/%.2s/%s", tk_cache_dir(s->cache), d->bid, d->bid + 2) < 0)
+	if (asprintf(&link, "%s/.build-id/%.2s/%s", cache_root(s), d->bid, d->bid + 2) < 0)
 		return NULL;
 	if (asprintf(&f, "%s/%s", link, leaf) >= 0 && access(f, R_OK) < 0) {
 		free(f);
@@ -265,7 +291,7 @@ static char *cache_file(struct tk_symbolizer *s, struct dso *d)
 
 		f = stat(link, &st) == 0 && S_ISREG(st.st_mode) ? strdup(link) : NULL;
 	}
-	if (f) {
+	if (f && !s->symfs) {
 		char *dir = realpath(link, NULL);
 
 		if (dir) {
@@ -488,8 +514,8 @@ static struct tk_elf *debug_elf(struct tk_symbolizer *s, const char *bid)
 
 	if (!bid || strlen(bid) < 3)
 		return NULL;
-	if (s->cache && asprintf(&cand[0], "%s/.build-id/%.2s/%s/debug", tk_cache_dir(s->cache),
-				 bid, bid + 2) < 0)
+	if (cache_root(s) &&
+	    asprintf(&cand[0], "%s/.build-id/%.2s/%s/debug", cache_root(s), bid, bid + 2) < 0)
 		cand[0] = NULL;
 	if (asprintf(&cand[1], "%s/.build-id/%.2s/%s.debug", tk_cache_debug_root(), bid, bid + 2) <
 	    0)
@@ -735,8 +761,8 @@ char *tk_symbolizer_debug_file(struct tk_symbolizer *sym, const char *build_id)
 
 	if (!build_id || strlen(build_id) < 3)
 		return NULL;
-	if (sym->cache && asprintf(&cand[0], "%s/.build-id/%.2s/%s/debug", tk_cache_dir(sym->cache),
-				   build_id, build_id + 2) < 0)
+	if (cache_root(sym) && asprintf(&cand[0], "%s/.build-id/%.2s/%s/debug", cache_root(sym),
+					build_id, build_id + 2) < 0)
 		cand[0] = NULL;
 	if (asprintf(&cand[1], "%s/.build-id/%.2s/%s.debug", tk_cache_debug_root(), build_id,
 		     build_id + 2) < 0)

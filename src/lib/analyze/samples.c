@@ -592,8 +592,8 @@ static int64_t resolve(struct tk_samples *s, int32_t pid, uint64_t ip, bool kern
 		return c->frame;
 	if (kernel) {
 		const char *kbid = recorded_build_id(s, "[kernel.kallsyms]");
-		bool outside, named = false;
-		const struct tk_perf_kmod *km = tk_perf_kmods_find(&s->kmods, ip, &outside);
+		bool outside;
+		struct tk_perf_kmod *km = tk_perf_kmods_find(&s->kmods, ip, &outside);
 		const char *mod = NULL;
 
 		if (km) {
@@ -601,12 +601,14 @@ static int64_t resolve(struct tk_samples *s, int32_t pid, uint64_t ip, bool kern
 			if (!mod)
 				return -ENOMEM;
 			/*
-			 * From its .ko when one of its build id is here (else as
-			 * below); perf shows an unnamed address within the module,
-			 * at the offset it looked up.
+			 * From its .ko when one of its build id is here, else from
+			 * kallsyms once the kernel's are loaded; perf shows an
+			 * unnamed address within the module, at the offset it
+			 * looked up.
 			 */
-			named = tk_perf_kmod_symbol(s->sym, km, ip, &info) > 0;
-			if (named && info.symbol) {
+			if (tk_perf_kmod_symbol(s->sym, km, ip, kbid[0] ? kbid : NULL,
+						s->kernel_loaded, &info) >= 0 &&
+			    info.symbol) {
 				f.sym = info.symbol;
 				f.start = ip - info.offset;
 			}
@@ -614,7 +616,7 @@ static int64_t resolve(struct tk_samples *s, int32_t pid, uint64_t ip, bool kern
 		}
 		/* No kernel map in the file, or an ip below it: perf has no map for it. */
 		outside |= !mod && (!s->kernel_mapped || ip < s->kernel_start);
-		if (s->sym && !outside && !named && (!mod || s->kernel_loaded) &&
+		if (s->sym && !outside && !mod &&
 		    tk_symbolizer_lookup_file(s->sym, "[kernel.kallsyms]", kbid[0] ? kbid : NULL,
 					      ip, &info) == 0) {
 			f.sym = info.symbol;

@@ -44,7 +44,13 @@
  * start when no .ko was found.
  *
  * Without its .ko, perf names a module's addresses from kallsyms once the
- * kernel's symbols are loaded (the callers keep that rule). With its .ko,
+ * kernel's symbols are loaded: it splits the kallsyms symbols tagged with
+ * the module's name into the module's dso, placed relative to the map.
+ * A module whose dso was loaded before (an address of it looked up first,
+ * no .ko found) loses the first of them: perf 6.1's split checks a dso's
+ * loaded flag only when it switches to the module, and drops the symbol
+ * at hand. A kallsyms symbol that starts below the module's map is
+ * another dso's and names nothing in it. With its .ko,
  * the .ko's symbols are used: perf drops the kallsyms ones when the .ko
  * comes second; when it comes first, perf 6.1 adds a kallsyms's symbols
  * of the module to the same table at ip - start + pgoff, where the same
@@ -247,8 +253,7 @@ void tk_perf_kmods_release(struct tk_perf_kmods *km)
 	memset(km, 0, sizeof(*km));
 }
 
-const struct tk_perf_kmod *tk_perf_kmods_find(const struct tk_perf_kmods *km, uint64_t ip,
-					      bool *outside)
+struct tk_perf_kmod *tk_perf_kmods_find(struct tk_perf_kmods *km, uint64_t ip, bool *outside)
 {
 	*outside = false;
 	for (size_t i = 0; i < km->n; i++) {
@@ -260,14 +265,37 @@ const struct tk_perf_kmod *tk_perf_kmods_find(const struct tk_perf_kmods *km, ui
 	return NULL;
 }
 
-int tk_perf_kmod_symbol(struct tk_symbolizer *sym, const struct tk_perf_kmod *m, uint64_t ip,
-			struct tk_symbol_info *info)
+int tk_perf_kmod_symbol(struct tk_symbolizer *sym, struct tk_perf_kmod *m, uint64_t ip,
+			const char *kbid, bool kernel_loaded, struct tk_symbol_info *info)
 {
-	uint64_t off = ip - m->start + m->pgoff;
+	uint64_t off = ip - m->start + m->pgoff, base = m->start - m->pgoff, start;
+	struct tk_symbol_info prev;
+	int r;
 
 	memset(info, 0, sizeof(*info));
 	info->file_offset = off;
-	if (!sym || m->path[0] != '/')
+	if (!m->seen)
+		m->early = !kernel_loaded;
+	m->seen = true;
+	if (!sym)
 		return 0;
-	return tk_symbolizer_lookup_kmodule(sym, m->path, m->bid[0] ? m->bid : NULL, off, info);
+	if (m->path[0] == '/') {
+		r = tk_symbolizer_lookup_kmodule(sym, m->path, m->bid[0] ? m->bid : NULL, off,
+						 info);
+		if (r != 0)
+			return r;
+	}
+	/* No .ko: the module's share of the kernel's kallsyms, once perf has loaded it. */
+	if (!kernel_loaded ||
+	    tk_symbolizer_lookup_file(sym, "[kernel.kallsyms]", kbid, ip, info) < 0 ||
+	    !info->symbol || (start = ip - info->offset) < base ||
+	    (m->early &&
+	     (start == 0 ||
+	      tk_symbolizer_lookup_file(sym, "[kernel.kallsyms]", kbid, start - 1, &prev) < 0 ||
+	      !prev.symbol || start - 1 - prev.offset < base))) {
+		info->symbol = NULL;
+		info->offset = 0;
+	}
+	info->file_offset = off;
+	return 0;
 }

@@ -39,6 +39,8 @@ struct tk_perf_kmod {
 	char *path;		    /* the .ko: the BUILD_ID entry's file name, else the record's */
 	const char *shown; /* perf script's dso: path with a recorded build id, else name */
 	char bid[TK_BUILD_ID_HEX_MAX]; /* the recorded build id (hex), or "" */
+	bool seen;		       /* an address in it was looked up */
+	bool early;		       /* the first one before the kernel's symbols loaded */
 };
 
 /* The kernel module maps of one perf.data file (zero-initialized). */
@@ -65,21 +67,27 @@ void tk_perf_kmods_release(struct tk_perf_kmods *km);
 /*
  * tk_perf_kmods_find() - the module map holding @ip, or NULL; @*outside
  * tells an ip in the modules' area (from the lowest module up) that no
- * module holds: perf finds no map for it. Borrowed until the next add.
+ * module holds: perf finds no map for it. Borrowed until the next add or
+ * the release.
  */
-const struct tk_perf_kmod *tk_perf_kmods_find(const struct tk_perf_kmods *km, uint64_t ip,
-					      bool *outside);
+struct tk_perf_kmod *tk_perf_kmods_find(struct tk_perf_kmods *km, uint64_t ip, bool *outside);
 
 /*
- * tk_perf_kmod_symbol() - name @ip in module map @m from the module's .ko,
- * found by the symbolizer's rules for the recorded build id (the cache,
- * then the path below --symfs; without a recorded id, the path as it is).
- * @info: its symbol (NULL when the .ko has none there) and, in
- * file_offset, the address perf report shows for an unnamed ip.
- * Return: 1 when the module's .ko was found, 0 when not (@info then holds
- * only file_offset; perf names the address from kallsyms, if at all).
+ * tk_perf_kmod_symbol() - name @ip of module map @m as perf 6.1 does: from
+ * the module's .ko, found by the symbolizer's rules for the recorded build
+ * id (the cache, then the path below --symfs; without a recorded id, the
+ * path as it is); else from the kernel's kallsyms (of build id @kbid, or
+ * NULL), and only when @kernel_loaded (perf has loaded the kernel's
+ * symbols, which it splits among the modules). A module first looked up
+ * before that loses its lowest kallsyms symbol (perf 6.1 discards the
+ * first symbol of an already loaded module when it splits them), and a
+ * kallsyms symbol that starts below the module's map is not the module's.
+ * @info: the symbol (NULL for none) and, in file_offset, the address perf
+ * report shows for an unnamed ip (the .ko's file offset when the .ko was
+ * found, else the offset in the map).
+ * Return: 1 when the module's .ko was found, 0 when not, -ENOMEM.
  */
-int tk_perf_kmod_symbol(struct tk_symbolizer *sym, const struct tk_perf_kmod *m, uint64_t ip,
-			struct tk_symbol_info *info);
+int tk_perf_kmod_symbol(struct tk_symbolizer *sym, struct tk_perf_kmod *m, uint64_t ip,
+			const char *kbid, bool kernel_loaded, struct tk_symbol_info *info);
 
 #endif

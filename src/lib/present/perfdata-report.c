@@ -874,21 +874,20 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 	if (kernel) {
 		const char *kbid = recorded_build_id(r, "[kernel.kallsyms]");
 		bool outside;
-		const struct tk_perf_kmod *km = tk_perf_kmods_find(&r->kmods, ip, &outside);
+		struct tk_perf_kmod *km = tk_perf_kmods_find(&r->kmods, ip, &outside);
 		const char *mod = km ? km->shown : NULL;
-		bool named = false;
 
 		/*
 		 * A module's addresses: from its .ko when one of its build id
-		 * is here (perfdata-maps.c), else from kallsyms only once perf
-		 * has loaded the kernel's symbols, which it splits among the
-		 * modules: before the first kernel address, a module's are
-		 * [unknown].
+		 * is here, else from kallsyms only once perf has loaded the
+		 * kernel's symbols (perfdata-maps.c).
 		 */
-		if (km && tk_perf_kmod_symbol(r->sym, km, ip, &info) > 0) {
+		if (km &&
+		    tk_perf_kmod_symbol(r->sym, km, ip, kbid[0] ? kbid : NULL, r->kernel_loaded,
+					&info) >= 0 &&
+		    info.symbol) {
 			symbol = info.symbol;
 			off = info.offset;
-			named = true;
 		}
 		/*
 		 * No kernel map in the file, or an ip below it (a callchain's
@@ -897,7 +896,7 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 		 * up to the next module or the end, never below its start.
 		 */
 		outside |= !mod && (!r->kernel_mapped || ip < r->kernel_start);
-		if (r->sym && !outside && !named && (!mod || r->kernel_loaded) &&
+		if (r->sym && !outside && !mod &&
 		    tk_symbolizer_lookup_file(r->sym, "[kernel.kallsyms]", kbid[0] ? kbid : NULL,
 					      ip, &info) == 0) {
 			symbol = info.symbol;

@@ -582,7 +582,8 @@ static int64_t resolve(struct tk_samples *s, int32_t pid, uint64_t ip, bool kern
 	struct tk_samples_frame f = {.ip = ip, .addr = ip, .level = level};
 	struct tk_symbol_info info;
 	struct proc *p = kernel ? NULL : proc_get(s, pid, false);
-	uint64_t gen = kernel ? 0 : p ? p->gen : 0;
+	/* A kernel ip's frame changes with the module maps and once kallsyms is loaded. */
+	uint64_t gen = kernel ? s->kmods.gen << 1 | (uint64_t)s->kernel_loaded : p ? p->gen : 0;
 	uint64_t key =
 		hash64(ip ^ (gen << 1) ^ (uint64_t)kernel ^ ((uint64_t)(uint8_t)level << 56));
 	struct cache_ent *c = &s->fcache[key & ((1u << CACHE_BITS) - 1)];

@@ -5,7 +5,9 @@
  *
  * Input: an ELF image, opened with tk_elf_open_mem(); its build id, both
  * symbol tables, its SDT notes and a sorted symbol table are read, and a
- * lookup is done at each symbol's address. The same bytes are also fed to
+ * lookup is done at each symbol's address; a relocatable image (a kernel
+ * module) also gets its module table, looked up at each symbol's value
+ * plus its .text offset. The same bytes are also fed to
  * the raw note parsers directly (both byte orders and both ELF classes),
  * so a corpus of bare note areas exercises them without an ELF around.
  *
@@ -18,6 +20,8 @@
 #include <string.h>
 
 #include <tracekit/elf.h>
+
+#include "elf-internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -73,6 +77,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const char *name = tk_elf_symtab_lookup(st, syms[i].value, &off, &start);
 
 			if (name && (start > syms[i].value || syms[i].value - start != off))
+				abort();
+		}
+	}
+	tk_elf_symtab_free(st);
+
+	uint64_t text_off;
+
+	st = tk_elf_symtab_new_kmodule(elf, &text_off);
+	if (!st && !tk_errmsg()[0])
+		abort();
+	if (st && tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n) == 0) {
+		for (size_t i = 0; i < n && i < 4096; i++) {
+			uint64_t off, start, key = syms[i].value + text_off;
+			const char *name = tk_elf_symtab_lookup(st, key, &off, &start);
+
+			if (name && (start > key || key - start != off))
 				abort();
 		}
 	}

@@ -45,7 +45,9 @@ TK_API void tk_symbolizer_free(struct tk_symbolizer *sym);
 /**
  * tk_symbolizer_set_symfs() - look for binaries below a directory (perf's --symfs)
  * @dir: binaries are read as DIR/PATH (still only when their build id
- *       matches); the kernel is then named from
+ *       matches), and the build-id cache is DIR/.debug instead of the
+ *       cache given to tk_symbolizer_new() (perf's buildid dir under
+ *       --symfs); the kernel is then named from
  *       tk_symbolizer_set_kallsyms()'s file alone (perf tries no kallsyms
  *       of this machine or the cache then).
  *       NULL or "" undoes it.
@@ -105,6 +107,10 @@ TK_API int tk_symbolizer_lookup(struct tk_symbolizer *sym, uint64_t addr,
 
 /**
  * tk_symbolizer_lookup_file() - resolve a file offset in a DSO (a uprobe's PATH:OFFSET)
+ *
+ * A kernel module (a relocatable .ko) takes the offset of an address in
+ * its map (the address minus the map's start), as perf places a module:
+ * its .text's symbols only.
  * Return: 0, -ENOENT when the file cannot be read or has no segment there.
  */
 TK_API int tk_symbolizer_lookup_file(struct tk_symbolizer *sym, const char *path,

@@ -33,7 +33,8 @@
  * Frames. An ip resolves as perf's thread__find_symbol() does, with the
  * rules of perfdata-report.c (perf script's columns): kernel ips through
  * kallsyms (only with the kernel's MMAP record in the file; module ips
- * as "[module]"), user ips through the process's MMAP/MMAP2 maps and the
+ * as "[module]", named from the module's .ko of the recorded build id when
+ * one is here: perfdata-maps.c), user ips through the process's MMAP/MMAP2 maps and the
  * mapped file's symbols, each file taken only at the build id the file
  * recorded for it (the symbolizer's rule; otherwise no symbol). The
  * result is interned as a frame (short dso name, symbol, address) and
@@ -138,7 +139,7 @@ struct tk_samples {
 	size_t nthreads, thread_cap;
 	struct proc *procs;
 	size_t nprocs, proc_cap;
-	struct proc kmods;
+	struct tk_perf_kmods kmods;
 	bool kernel_mapped, kernel_loaded;
 	uint64_t kernel_start; /* the kernel map's first address: below it, no map */
 	uint64_t gens;
@@ -580,8 +581,9 @@ static int64_t resolve(struct tk_samples *s, int32_t pid, uint64_t ip, bool kern
 {
 	struct tk_samples_frame f = {.ip = ip, .addr = ip, .level = level};
 	struct tk_symbol_info info;
-	struct proc *p = kernel ? &s->kmods : proc_get(s, pid, false);
-	uint64_t gen = kernel ? 0 : p ? p->gen : 0;
+	struct proc *p = kernel ? NULL : proc_get(s, pid, false);
+	/* A kernel ip's frame changes with the module maps and once kallsyms is loaded. */
+	uint64_t gen = kernel ? s->kmods.gen << 1 | (uint64_t)s->kernel_loaded : p ? p->gen : 0;
 	uint64_t key =
 		hash64(ip ^ (gen << 1) ^ (uint64_t)kernel ^ ((uint64_t)(uint8_t)level << 56));
 	struct cache_ent *c = &s->fcache[key & ((1u << CACHE_BITS) - 1)];
@@ -591,24 +593,31 @@ static int64_t resolve(struct tk_samples *s, int32_t pid, uint64_t ip, bool kern
 		return c->frame;
 	if (kernel) {
 		const char *kbid = recorded_build_id(s, "[kernel.kallsyms]");
+		bool outside;
+		struct tk_perf_kmod *km = tk_perf_kmods_find(&s->kmods, ip, &outside);
 		const char *mod = NULL;
-		bool outside = false;
 
-		for (size_t i = 0; i < s->kmods.nmaps; i++) {
-			if (ip >= s->kmods.maps[i].start && ip < s->kmods.maps[i].end) {
-				mod = s->kmods.maps[i].dso;
-				/* perf shows a module's unnamed address within the module */
-				f.addr = ip - s->kmods.maps[i].start;
-				break;
+		if (km) {
+			mod = short_dso(s, km->name);
+			if (!mod)
+				return -ENOMEM;
+			/*
+			 * From its .ko when one of its build id is here, else from
+			 * kallsyms once the kernel's are loaded; perf shows an
+			 * unnamed address within the module, at the offset it
+			 * looked up.
+			 */
+			if (tk_perf_kmod_symbol(s->sym, km, ip, kbid[0] ? kbid : NULL,
+						s->kernel_loaded, &info) >= 0 &&
+			    info.symbol) {
+				f.sym = info.symbol;
+				f.start = ip - info.offset;
 			}
-			if (ip >= s->kmods.maps[i].start)
-				outside = true;
+			f.addr = info.file_offset;
 		}
-		if (mod)
-			outside = false;
 		/* No kernel map in the file, or an ip below it: perf has no map for it. */
 		outside |= !mod && (!s->kernel_mapped || ip < s->kernel_start);
-		if (s->sym && !outside && (!mod || s->kernel_loaded) &&
+		if (s->sym && !outside && !mod &&
 		    tk_symbolizer_lookup_file(s->sym, "[kernel.kallsyms]", kbid[0] ? kbid : NULL,
 					      ip, &info) == 0) {
 			f.sym = info.symbol;
@@ -659,20 +668,6 @@ static int64_t resolve(struct tk_samples *s, int32_t pid, uint64_t ip, bool kern
 
 /* ------------------------------------------------------------ side-band */
 
-/* A kernel module's MMAP record: its addresses belong to "[name]" (as perf names it). */
-static int add_kernel_module(struct tk_samples *s, const char *name, size_t max, uint64_t start,
-			     uint64_t len)
-{
-	char *mod;
-	int ret = tk_perf_map_module_name(name, max, &mod);
-
-	if (ret < 0 || !mod)
-		return ret;
-	ret = proc_add_map(s, &s->kmods, start, len, 0, mod, short_dso(s, mod), "", true);
-	free(mod);
-	return ret;
-}
-
 static int on_mmap(struct tk_samples *s, const struct tk_perf_record *rec)
 {
 	const uint8_t *d = rec->data;
@@ -698,8 +693,9 @@ static int on_mmap(struct tk_samples *s, const struct tk_perf_record *rec)
 			/* Where a --vmlinux's symbols move to (KASLR). */
 			tk_symbolizer_set_kernel_text(s->sym, pgoff);
 		}
-		return add_kernel_module(s, (const char *)d + name_off, rec->size - name_off, start,
-					 len);
+		/* A module's: its addresses belong to "[name]" (as perf report names it). */
+		return tk_perf_kmods_add(&s->kmods, s->pd, (const char *)d + name_off,
+					 rec->size - name_off, start, len);
 	}
 	path = strndup((const char *)d + name_off, rec->size - name_off);
 	if (!path)
@@ -1281,7 +1277,6 @@ struct tk_samples *tk_samples_new(const struct tk_samples_opts *opts)
 		s->opts = *opts;
 	if (!s->opts.max_stack)
 		s->opts.max_stack = read_max_stack();
-	s->kmods.pid = -1;
 	/* perf makes the kernel's dso before any other: it ranks first. */
 	if (strset_add(&s->dsos, "[kernel.kallsyms]", 17) < 0) {
 		tk_samples_free(s);
@@ -1314,7 +1309,7 @@ void tk_samples_free(struct tk_samples *s)
 	for (size_t i = 0; i < s->proc_cap; i++)
 		if (s->procs[i].pid >= 0)
 			proc_release(&s->procs[i]);
-	proc_release(&s->kmods);
+	tk_perf_kmods_release(&s->kmods);
 	free(s->procs);
 	free(s->threads);
 	free(s->bids);

@@ -33,7 +33,8 @@
  *
  * With tk_pftrace_opts.symbolize, a frame is named (InternedData
  * function_names) the first time it is met, from the file or kallsyms
- * with the build id perf recorded, as perf report names it; a frame of a
+ * with the build id perf recorded (a kernel module's from its .ko of that
+ * build id, else kallsyms), as perf report names it; a frame of a
  * binary not here stays unnamed for Perfetto's own symbolizer (by build
  * id, `traceconv symbolize`). Names are per distinct frame, not per sample.
  */
@@ -41,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tracekit/cache.h>
 #include <tracekit/elf.h>
 #include <tracekit/perfdata.h>
 #include <tracekit/symbolizer.h>
@@ -48,6 +50,7 @@
 
 #include "pftrace-internal.h"
 #include "pftrace-proto.h"
+#include "symbolizer-internal.h"
 #include "internal/error.h"
 
 /* InternedData's fields */
@@ -394,7 +397,9 @@ static uint64_t name_intern(struct perf *p, const struct map *m, uint64_t ip, ui
 	uint64_t h = 0x6e616d65ull, iid;
 	int r;
 
-	if (m->pid == -1) {
+	bool kmod = m->pid == -1 && path[0] == '/';
+
+	if (m->pid == -1 && !kmod) {
 		path = "[kernel.kallsyms]";
 		rel = ip;
 	} else if (path[0] != '/' && strcmp(path, "[vdso]")) {
@@ -405,7 +410,18 @@ static uint64_t name_intern(struct perf *p, const struct map *m, uint64_t ip, ui
 		tk_elf_build_id_hex(m->bid, m->bid_size, hex, sizeof(hex));
 	else if (b && b->size)
 		tk_elf_build_id_hex(b->id, b->size, hex, sizeof(hex));
-	if (tk_symbolizer_lookup_file(p->sym, path, hex[0] ? hex : NULL, rel, &info) ||
+	/* A kernel module: its .ko of the recorded build id, else kallsyms (perfdata-maps.c). */
+	r = kmod ? tk_symbolizer_lookup_kmodule(p->sym, path, hex[0] ? hex : NULL, rel, &info) : 0;
+	if (kmod && r == 0) {
+		b = build_id_of(p, "[kernel.kallsyms]");
+		hex[0] = '\0';
+		if (b && b->size)
+			tk_elf_build_id_hex(b->id, b->size, hex, sizeof(hex));
+		path = "[kernel.kallsyms]";
+		rel = ip;
+	}
+	if (r < 0 ||
+	    (r == 0 && tk_symbolizer_lookup_file(p->sym, path, hex[0] ? hex : NULL, rel, &info)) ||
 	    !info.symbol)
 		return 0;
 	for (const char *c = info.symbol; *c; c++)
@@ -629,6 +645,7 @@ int tk_pftrace_write_perf(struct tk_perfdata *pd, int fd, const char *name,
 	struct perf p = {.s = &s, .pd = pd, .next_iid = 1, .cleared = true};
 	const struct tk_perfdata_host *host = tk_perfdata_get_host(pd);
 	const struct tk_tracedata *td = tk_perfdata_get_tracedata(pd);
+	struct tk_cache *cache = NULL;
 	struct tk_perf_record rec;
 	int r;
 
@@ -639,7 +656,9 @@ int tk_pftrace_write_perf(struct tk_perfdata *pd, int fd, const char *name,
 	s.perf = &p;
 	s.on_piece = on_piece;
 	if (s.opts.symbolize) {
-		p.sym = tk_symbolizer_new(NULL);
+		/* Through perf's build-id cache when it exists, as report and profile. */
+		cache = tk_cache_open_existing(NULL);
+		p.sym = tk_symbolizer_new(cache);
 		if (!p.sym) {
 			r = tk_fail(ENOMEM, "out of memory");
 			goto out;
@@ -693,6 +712,7 @@ out:
 	itab_release(&p.stacks);
 	itab_release(&p.names);
 	tk_symbolizer_free(p.sym);
+	tk_cache_close(cache);
 	tk_bytebuf_release(&p.idata);
 	pft_session_release(&s);
 	return r;

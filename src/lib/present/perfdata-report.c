@@ -34,7 +34,8 @@
  *   sample (print_read_members()). Events the file does not name take
  *   perf's name with modifiers from the attr ("cpu-clock:uH"). Kernel
  *   addresses in a module the file mapped (a kernel MMAP record) print
- *   with the dso "[module]" (add_kernel_module()).
+ *   with the dso "[module]", or its .ko's path when the file recorded the
+ *   module's build id, named from that .ko (perfdata-maps.c).
  *
  *   DWARF callchains. A sample of an event with REGS_USER and STACK_USER
  *   (--call-graph dwarf) always prints the multi-line form: its kernel
@@ -309,8 +310,8 @@ struct rep {
 	size_t rlast_cap, rlast_n;
 	/* Callchain entries printed at most (perf's --max-stack). */
 	uint64_t max_stack;
-	/* Kernel modules from the file's kernel MMAP records, paths "[name]". */
-	struct proc kmods;
+	/* Kernel modules from the file's kernel MMAP records. */
+	struct tk_perf_kmods kmods;
 	bool kernel_loaded;
 	bool kernel_mapped;
 	uint64_t kernel_start; /* the kernel map's first address: below it, no map */
@@ -835,23 +836,6 @@ static const char *recorded_build_id(struct rep *r, const char *path)
 }
 
 /*
- * The "[name]" of the kernel module whose map holds @ip, or NULL; @*outside
- * tells an ip in the modules' area (from the lowest module up) that no
- * module holds: perf finds no map for it ("[unknown] ([unknown])").
- */
-static const char *kernel_module_at(const struct rep *r, uint64_t ip, bool *outside)
-{
-	*outside = false;
-	for (size_t i = 0; i < r->kmods.nmaps; i++) {
-		if (ip >= r->kmods.maps[i].start && ip < r->kmods.maps[i].end)
-			return r->kmods.maps[i].path;
-		if (ip >= r->kmods.maps[i].start)
-			*outside = true;
-	}
-	return NULL;
-}
-
-/*
  * "@prefix%16lx sym+0xoff (dso)" of @ip, as perf's sample__fprintf_sym()
  * writes it; callchain entries (@relative) show a user ip as its offset in
  * the mapped file.
@@ -890,14 +874,21 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 	if (kernel) {
 		const char *kbid = recorded_build_id(r, "[kernel.kallsyms]");
 		bool outside;
-		const char *mod = kernel_module_at(r, ip, &outside);
+		struct tk_perf_kmod *km = tk_perf_kmods_find(&r->kmods, ip, &outside);
+		const char *mod = km ? km->shown : NULL;
 
 		/*
-		 * perf names a module's addresses from kallsyms only once it
-		 * has loaded the kernel's symbols, which it splits among the
-		 * modules: before the first kernel address, a module's are
-		 * [unknown] (when its .ko is not found, as here).
+		 * A module's addresses: from its .ko when one of its build id
+		 * is here, else from kallsyms only once perf has loaded the
+		 * kernel's symbols (perfdata-maps.c).
 		 */
+		if (km &&
+		    tk_perf_kmod_symbol(r->sym, km, ip, kbid[0] ? kbid : NULL, r->kernel_loaded,
+					&info) >= 0 &&
+		    info.symbol) {
+			symbol = info.symbol;
+			off = info.offset;
+		}
 		/*
 		 * No kernel map in the file, or an ip below it (a callchain's
 		 * kernel part holding user addresses): perf finds no map and
@@ -905,7 +896,7 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 		 * up to the next module or the end, never below its start.
 		 */
 		outside |= !mod && (!r->kernel_mapped || ip < r->kernel_start);
-		if (r->sym && !outside && (!mod || r->kernel_loaded) &&
+		if (r->sym && !outside && !mod &&
 		    tk_symbolizer_lookup_file(r->sym, "[kernel.kallsyms]", kbid[0] ? kbid : NULL,
 					      ip, &info) == 0) {
 			symbol = info.symbol;
@@ -2897,25 +2888,6 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	return print_sample_line(r, rec, idx, &s);
 }
 
-/*
- * A kernel MMAP record (pid -1) of a module, as perf record writes one per
- * loaded module: its addresses print with the dso "[name]"
- * (tk_perf_map_module_name()). The kernel's own text is named through
- * kallsyms instead.
- */
-static int add_kernel_module(struct rep *r, const char *name, size_t max, uint64_t start,
-			     uint64_t len)
-{
-	char *mod;
-	int ret = tk_perf_map_module_name(name, max, &mod);
-
-	if (ret < 0 || !mod)
-		return ret;
-	ret = proc_add_map(&r->kmods, start, len, 0, mod, "", true);
-	free(mod);
-	return ret;
-}
-
 /* Side-band records: names and maps; samples are printed. */
 static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 {
@@ -2992,7 +2964,8 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 				/* Where a --vmlinux's symbols move to (KASLR). */
 				tk_symbolizer_set_kernel_text(r->sym, pgoff);
 			}
-			return add_kernel_module(r, (const char *)d + name_off,
+			/* A module's: perf record writes one per loaded module. */
+			return tk_perf_kmods_add(&r->kmods, r->pd, (const char *)d + name_off,
 						 rec->size - name_off, start, len);
 		}
 		p = proc_get(r, (int32_t)pid, true);
@@ -3343,9 +3316,7 @@ static void rep_release(struct rep *r)
 		free(r->procs[i].maps);
 	}
 	free(r->procs);
-	for (size_t j = 0; j < r->kmods.nmaps; j++)
-		free(r->kmods.maps[j].path);
-	free(r->kmods.maps);
+	tk_perf_kmods_release(&r->kmods);
 	free(r->threads);
 	for (size_t i = 0; i < r->npfx_chunks; i++)
 		free(r->pfx_chunks[i]);

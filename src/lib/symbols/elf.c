@@ -102,6 +102,7 @@
 #include <tracekit/elf.h>
 
 #include "bytes.h"
+#include "elf-internal.h"
 #include "error.h"
 #include "fsutil.h"
 
@@ -1737,6 +1738,85 @@ tk_elf_symtab_new_dso(struct tk_elf *syms, enum tk_elf_symtab_kind kind, struct 
 TK_API struct tk_elf_symtab *tk_elf_symtab_new_elf(struct tk_elf *elf)
 {
 	return tk_elf_symtab_new_dso(elf, TK_ELF_ANY, elf);
+}
+
+/* ARM's mapping symbols ($a, $d, $t, $x, alone or with a '.' suffix): not functions. */
+static bool arm_mapping_symbol(const char *name)
+{
+	return name[0] == '$' && name[1] && strchr("adtx", name[1]) &&
+	       (name[2] == '\0' || name[2] == '.');
+}
+
+struct tk_elf_symtab *tk_elf_symtab_new_kmodule(struct tk_elf *elf, uint64_t *text_off)
+{
+	struct symtab_builder b = {0};
+	const struct tk_elf_symbol *syms;
+	const struct sym_cache *tab;
+	bool have_off = false;
+	GElf_Ehdr eh;
+	size_t n;
+	int r;
+
+	*text_off = 0;
+	if (!gelf_getehdr(elf->e, &eh) || eh.e_type != ET_REL)
+		return tk_fail_null(ENOENT, "%s: not a relocatable file (a kernel module)",
+				    elf->name);
+	r = tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n);
+	if (r < 0) {
+		errno = -r;
+		return NULL;
+	}
+	tab = loaded_table(elf, TK_ELF_SYMTAB);
+	b.st = calloc(1, sizeof(*b.st));
+	if (!b.st)
+		return tk_fail_null(ENOMEM, "%s: out of memory for symbols", elf->name);
+	b.st->root = NIL;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const struct tk_elf_symbol *s = &syms[i];
+		uint8_t vis = GELF_ST_VISIBILITY(tab->other[i]);
+		bool label = s->type == STT_NOTYPE && vis != STV_HIDDEN && vis != STV_INTERNAL &&
+			     s->shndx != SHN_ABS;
+		uint64_t value = s->value;
+		const char *sec;
+		Elf_Scn *scn;
+		GElf_Shdr sh;
+
+		/* perf's filters, in its order; unlike a binary's, a value of 0 is a symbol. */
+		if (!label && s->type != STT_FUNC && s->type != STT_GNU_IFUNC &&
+		    s->type != STT_OBJECT)
+			continue;
+		if (!s->name[0] || s->shndx == SHN_UNDEF || s->shndx >= SHN_LORESERVE)
+			continue;
+		if ((eh.e_machine == EM_ARM || eh.e_machine == EM_AARCH64) &&
+		    arm_mapping_symbol(s->name))
+			continue;
+		scn = elf_getscn(elf->e, s->shndx);
+		if (!scn || !gelf_getshdr(scn, &sh))
+			continue;
+		sec = elf_strptr(elf->e, elf->shstrndx, sh.sh_name);
+		/* Only .text is placed at the module's address; its other sections are not. */
+		if (!sec || strcmp(sec, ".text"))
+			continue;
+		if (eh.e_machine == EM_ARM && s->type == STT_FUNC && (value & 1))
+			value--;
+		if (!have_off) {
+			*text_off = sh.sh_offset;
+			have_off = true;
+		}
+		if (value + sh.sh_offset < value)
+			continue; /* a value that wraps names nothing */
+		r = builder_add(&b, s->name, value + sh.sh_offset, s->size, s->bind);
+	}
+	if (r == 0)
+		symtab_fixup(b.st, false);
+	if (r < 0) {
+		tk_fail(-r, "%s: %s for symbols", elf->name,
+			r == -ENOMEM ? "out of memory" : "names too large");
+		tk_elf_symtab_free(b.st);
+		errno = -r;
+		return NULL;
+	}
+	return b.st;
 }
 
 /* Hex digits at @p into @v, as perf's hex2u64(): the count of digits read. */

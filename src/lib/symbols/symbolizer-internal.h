@@ -54,4 +54,16 @@ int tk_symbolizer_kernel_text(struct tk_symbolizer *sym, const char *build_id, c
  */
 void tk_symbolizer_set_kernel_text(struct tk_symbolizer *sym, uint64_t text);
 
+/*
+ * Name @offset (an address's offset in a kernel module's map) from the
+ * module's .ko recorded as @path with @build_id (hex, or NULL: the file at
+ * the path as it is), found as a binary is (tk_symbolizer_binary_file()).
+ * @info gets the symbol, or NULL, and in file_offset the key it was looked
+ * up at (perf report's address of an unnamed ip). Return: 1 when such a
+ * .ko was found and read, else 0 (@info->file_offset is then @offset), or
+ * -ENOMEM.
+ */
+int tk_symbolizer_lookup_kmodule(struct tk_symbolizer *sym, const char *path, const char *build_id,
+				 uint64_t offset, struct tk_symbol_info *info);
+
 #endif

@@ -21,7 +21,9 @@
  *     .build-id/xx/rest, or a pre-2016 entry that is the file itself),
  *     else the path (below --symfs DIR when one is set) when that file's
  *     build id is the DSO's; a DSO without a build id takes the path as it
- *     is, as perf does. Of that file: its .symtab, else the .symtab of a
+ *     is, as perf does. Under --symfs DIR that cache is DIR/.debug, not
+ *     the one given (perf's buildid dir then). Of that file: its .symtab,
+ *     else the .symtab of a
  *     debug file with the same build id (the entry's "debug", then
  *     $TRACEKIT_DEBUG_DIR/.build-id/xx/rest.debug), else its .dynsym. A
  *     debug file without its binary names nothing: its segments carry no
@@ -45,6 +47,13 @@
  *     as perf names those from its kernel map; that format has no sizes, so
  *     an address between two functions takes the lower one's name where
  *     perf prints a number (a function pointer is never there).
+ *   - A kernel module (tk_symbolizer_lookup_kmodule(), for the module maps
+ *     of perfdata-maps.c): a binary's places, as perf 6.1 looks for a
+ *     module (the cache's "elf" of its build id, then its path below
+ *     --symfs when that file has the id; no /usr/lib/debug), and only a
+ *     relocatable file (a .ko) serves: its .text's symbols keyed by file
+ *     offset (tk_elf_symtab_new_kmodule()), an address's offset in the
+ *     map plus .text's file offset being the key, as perf has it.
  *   - [vdso]: the cache's "vdso", else this process's own vDSO when its
  *     build id matches.
  *   - /tmp/perf-PID.map (what perf calls an executable anonymous map, JIT
@@ -80,6 +89,7 @@
 #include <tracekit/symbolizer.h>
 
 #include "cache-internal.h"
+#include "elf-internal.h"
 #include "symbolizer-internal.h"
 #include "error.h"
 #include "fsutil.h"
@@ -100,6 +110,8 @@ struct dso {
 	/* A vmlinux's .text: sh_addr + reloc, sh_size, sh_offset (perf's map_ip). */
 	uint64_t text_addr, text_size, text_off;
 	bool perfmap; /* a JIT's /tmp/perf-PID.map: keyed by process address */
+	bool kmod;    /* a kernel module (.ko): offsets in its map plus kmod_off are its keys */
+	uint64_t kmod_off; /* the .ko's .text sh_offset (perf's pgoff of a loaded module) */
 	bool loaded;
 };
 
@@ -119,6 +131,7 @@ struct usite {
 struct tk_symbolizer {
 	struct tk_cache *cache;
 	char *symfs;	      /* root for the paths of binaries, or NULL */
+	char *symfs_cache;    /* symfs's .debug: the build-id cache perf reads under --symfs */
 	char *kallsyms;	      /* the kernel's symbols, trusted as they are, or NULL */
 	char *vmlinux;	      /* the kernel's ELF (perf's --vmlinux), by build id, or NULL */
 	uint64_t kernel_text; /* _text of the recording (its kernel MMAP's pgoff), or 0 */
@@ -159,6 +172,7 @@ TK_API void tk_symbolizer_free(struct tk_symbolizer *sym)
 	}
 	free(sym->sites);
 	free(sym->symfs);
+	free(sym->symfs_cache);
 	free(sym->kallsyms);
 	free(sym->vmlinux);
 	free(sym);
@@ -181,7 +195,29 @@ static int set_string(char **slot, const char *value)
 
 TK_API int tk_symbolizer_set_symfs(struct tk_symbolizer *sym, const char *dir)
 {
-	return set_string(&sym->symfs, dir);
+	char *c = NULL;
+
+	if (dir && *dir && asprintf(&c, "%s/.debug", dir) < 0)
+		return tk_fail(ENOMEM, "out of memory");
+	if (set_string(&sym->symfs, dir) < 0) {
+		free(c);
+		return -ENOMEM;
+	}
+	free(sym->symfs_cache);
+	sym->symfs_cache = c;
+	return 0;
+}
+
+/*
+ * The build-id cache binaries are looked up in: DIR/.debug under --symfs
+ * DIR (perf then sets its buildid dir so, leaving the local cache out),
+ * else the cache given at creation; NULL for none.
+ */
+static const char *cache_root(const struct tk_symbolizer *s)
+{
+	if (s->symfs)
+		return s->symfs_cache;
+	return s->cache ? tk_cache_dir(s->cache) : NULL;
 }
 
 TK_API int tk_symbolizer_set_kallsyms(struct tk_symbolizer *sym, const char *path)
@@ -244,9 +280,9 @@ static char *cache_file(struct tk_symbolizer *s, struct dso *d)
 	const char *leaf = d->kernel ? "kallsyms" : d->vdso ? "vdso" : "elf";
 	char *f = NULL, *link;
 
-	if (!s->cache || !d->bid[0])
+	if (!cache_root(s) || !d->bid[0])
 		return NULL;
-	if (asprintf(&link, "%s/.build-id/%.2s/%s", tk_cache_dir(s->cache), d->bid, d->bid + 2) < 0)
+	if (asprintf(&link, "%s/.build-id/%.2s/%s", cache_root(s), d->bid, d->bid + 2) < 0)
 		return NULL;
 	if (asprintf(&f, "%s/%s", link, leaf) >= 0 && access(f, R_OK) < 0) {
 		free(f);
@@ -255,7 +291,7 @@ static char *cache_file(struct tk_symbolizer *s, struct dso *d)
 
 		f = stat(link, &st) == 0 && S_ISREG(st.st_mode) ? strdup(link) : NULL;
 	}
-	if (f) {
+	if (f && !s->symfs) {
 		char *dir = realpath(link, NULL);
 
 		if (dir) {
@@ -478,8 +514,8 @@ static struct tk_elf *debug_elf(struct tk_symbolizer *s, const char *bid)
 
 	if (!bid || strlen(bid) < 3)
 		return NULL;
-	if (s->cache && asprintf(&cand[0], "%s/.build-id/%.2s/%s/debug", tk_cache_dir(s->cache),
-				 bid, bid + 2) < 0)
+	if (cache_root(s) &&
+	    asprintf(&cand[0], "%s/.build-id/%.2s/%s/debug", cache_root(s), bid, bid + 2) < 0)
 		cand[0] = NULL;
 	if (asprintf(&cand[1], "%s/.build-id/%.2s/%s.debug", tk_cache_debug_root(), bid, bid + 2) <
 	    0)
@@ -604,6 +640,29 @@ static void vmlinux_load(struct tk_symbolizer *s, struct dso *d)
 	}
 }
 
+/* Whether @elf is relocatable: a kernel module, as only a kernel MMAP record maps one. */
+static bool is_kmodule(struct tk_elf *elf)
+{
+	struct tk_elf_header h;
+
+	return tk_elf_header(elf, &h) == 0 && h.type == ET_REL;
+}
+
+/*
+ * A kernel module's symbols: its .text's, keyed by file offset (see
+ * tk_elf_symtab_new_kmodule()). A .ko without a .symtab names nothing:
+ * perf 6.1 refuses a kernel-space file without one (its .dynsym, if any,
+ * would not be the kernel's view), and it looks for a module's debug
+ * file in the build-id cache only, which tracekit's cache does not fill.
+ */
+static void kmodule_load(struct dso *d, struct tk_elf *elf)
+{
+	d->kmod = true;
+	d->st = tk_elf_symtab_new_kmodule(elf, &d->kmod_off);
+	if (!d->st && errno != ENOENT)
+		tk_warn("%s; its addresses stay [unknown]", tk_errmsg());
+}
+
 /*
  * Load a DSO's symbols the way perf picks its symtab source: the binary's
  * own .symtab when it has one, else a debug file's .symtab, else the
@@ -652,6 +711,11 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 	/* No binary of this build id: only a debug file of it is left (see the notes). */
 	elf = f ? tk_elf_open(f) : NULL;
 	free(f);
+	if (elf && is_kmodule(elf)) {
+		kmodule_load(d, elf);
+		tk_elf_close(elf);
+		return;
+	}
 	if (elf && !bid) {
 		uint8_t id[TK_BUILD_ID_MAX];
 		int n = tk_elf_build_id(elf, id, sizeof(id));
@@ -697,8 +761,8 @@ char *tk_symbolizer_debug_file(struct tk_symbolizer *sym, const char *build_id)
 
 	if (!build_id || strlen(build_id) < 3)
 		return NULL;
-	if (sym->cache && asprintf(&cand[0], "%s/.build-id/%.2s/%s/debug", tk_cache_dir(sym->cache),
-				   build_id, build_id + 2) < 0)
+	if (cache_root(sym) && asprintf(&cand[0], "%s/.build-id/%.2s/%s/debug", cache_root(sym),
+					build_id, build_id + 2) < 0)
 		cand[0] = NULL;
 	if (asprintf(&cand[1], "%s/.build-id/%.2s/%s.debug", tk_cache_debug_root(), build_id,
 		     build_id + 2) < 0)
@@ -767,6 +831,12 @@ static void dso_resolve(struct tk_symbolizer *s, struct dso *d, uint64_t off,
 	info->file_offset = off;
 	if (d->text_size && off - d->text_addr < d->text_size)
 		info->file_offset = off - d->text_addr + d->text_off;
+	if (d->kmod) {
+		/* perf's module map: offset + the .text's file offset, its symbols' keys. */
+		vaddr = off + d->kmod_off;
+		info->file_offset = vaddr;
+		mapped = true;
+	}
 	for (size_t i = 0; i < d->nsegs && !mapped; i++)
 		if (off >= d->segs[i].offset && off - d->segs[i].offset < d->segs[i].filesz) {
 			vaddr = off - d->segs[i].offset + d->segs[i].vaddr;
@@ -820,6 +890,25 @@ TK_API int tk_symbolizer_lookup_file(struct tk_symbolizer *sym, const char *path
 	if (!d->st)
 		return tk_fail(ENOENT, "%s: no symbols", path);
 	return 0;
+}
+
+int tk_symbolizer_lookup_kmodule(struct tk_symbolizer *sym, const char *path, const char *build_id,
+				 uint64_t offset, struct tk_symbol_info *info)
+{
+	struct dso *d = dso_get(sym, path, build_id);
+
+	info->dso = path;
+	info->symbol = NULL;
+	info->offset = 0;
+	info->file_offset = offset;
+	if (!d)
+		return tk_fail(ENOMEM, "out of memory");
+	if (!d->loaded)
+		dso_load(sym, d);
+	if (!d->kmod || !d->st)
+		return 0;
+	dso_resolve(sym, d, offset, info);
+	return 1;
 }
 
 TK_API int tk_symbolizer_add_pid(struct tk_symbolizer *sym, int pid)

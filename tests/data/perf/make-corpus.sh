@@ -76,6 +76,10 @@ python3 "$here/grow-attr.py" "$out/plain.data" "$out/attr136.data" 8
 python3 "$here/grow-attr.py" "$out/pipe-group-read.data" "$out/pipe-attr152.data" 24
 python3 "$here/kernel-module.py" "$out/mod-k.data" "$out/kmod.data"
 python3 "$here/kernel-module.py" "$out/mod-k.data" "$out/kmod-kernel-first.data" kernel-first
+# usbdemo.ko's module (README.md); its kernel address is one of the recording kernel's.
+python3 "$here/kernel-module-ko.py" "$out/plain.data" "$out/kmod-ko.data"
+python3 "$here/kernel-module-ko.py" "$out/g.data" "$out/kmod-ko-g.data"
+python3 "$here/kernel-module-ko.py" "$out/plain.data" "$out/kmod-ko-nobid.data" no-build-id
 for m in neg1 guest hv zero; do
 	python3 "$here/chain-edit.py" "$out/g.data" "$out/chain-$m.data" "$m"
 done

@@ -23,6 +23,7 @@
 
 #include <tracekit/elf.h>
 
+#include "elf-internal.h"
 #include "tk-test.h"
 #include "tk-tmpdir.h"
 
@@ -1050,6 +1051,47 @@ static void test_core_unmapped(void **state)
 	assert_int_equal(errno, ENOEXEC);
 }
 
+/*
+ * A kernel module's table (tests/data/perf/usbdemo.ko): the functions of
+ * its .text keyed by file offset (.text at 0x64), demo_helper at value 0
+ * kept; .init.text's demo_init and .bss's demo_counter left out, as perf
+ * places neither; a file that is not relocatable has no such table.
+ */
+static void test_kmodule(void **state)
+{
+	const char *src = getenv("TK_SOURCE_DIR");
+	struct tk_elf_symtab *st;
+	struct tk_elf *elf;
+	uint64_t toff, off;
+	char ko[400];
+
+	(void)state;
+	snprintf(ko, sizeof(ko), "%s/tests/data/perf/usbdemo.ko", src ? src : ".");
+	elf = tk_elf_open(ko);
+	assert_non_null(elf);
+	st = tk_elf_symtab_new_kmodule(elf, &toff);
+	assert_non_null(st);
+	assert_int_equal(toff, 0x64);
+	assert_int_equal(tk_elf_symtab_count(st), 4);
+	assert_string_equal(tk_elf_symtab_lookup(st, 0x64, &off, NULL), "demo_helper");
+	assert_int_equal(off, 0);
+	assert_string_equal(tk_elf_symtab_lookup(st, 0x64 + 0xc, &off, NULL), "demo_probe");
+	assert_int_equal(off, 2);
+	assert_string_equal(tk_elf_symtab_lookup(st, 0x64 + 0x3e, &off, NULL), "demo_xmit");
+	assert_string_equal(tk_elf_symtab_lookup(st, 0x64 + 0x63, &off, NULL), "demo_poll");
+	assert_null(tk_elf_symtab_lookup(st, 0x64 + 0x64, NULL, NULL));
+	assert_null(tk_elf_symtab_lookup(st, 0xc8, NULL, NULL)); /* demo_init's bytes */
+	tk_elf_symtab_free(st);
+	tk_elf_close(elf);
+
+	elf = tk_elf_open(plain_bin);
+	assert_non_null(elf);
+	assert_null(tk_elf_symtab_new_kmodule(elf, &toff));
+	assert_int_equal(errno, ENOENT);
+	assert_true(strstr(tk_errmsg(), "not a relocatable file") != NULL);
+	tk_elf_close(elf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1059,6 +1101,7 @@ int main(void)
 		cmocka_unit_test(test_labels),	      cmocka_unit_test(test_plt),
 		cmocka_unit_test(test_demangle),      cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_raw_notes),     cmocka_unit_test(test_core_unmapped),
+		cmocka_unit_test(test_kmodule),
 	};
 
 	if (system("command -v cc >/dev/null && command -v readelf >/dev/null && command -v nm "

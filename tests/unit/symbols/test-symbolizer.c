@@ -25,6 +25,7 @@
 #include <tracekit/symbolizer.h>
 
 #include "sdt-fixture.h"
+#include "symbolizer-internal.h"
 #include "tk-test.h"
 
 static void test_symbolize(void **state)
@@ -372,12 +373,82 @@ static void test_perf_map(void **state)
 	unlink(path);
 }
 
+/*
+ * A kernel module: its .ko (tests/data/perf/usbdemo.ko, .text at file
+ * offset 0x64) found by build id in the cache, or at the recorded path
+ * below --symfs when it has that id, or as it is without one; an offset
+ * in the module map plus .text's file offset is the key, as in perf. A
+ * file of another build id, or no .ko, names nothing (return 0).
+ */
+static void test_kmodule(void **state)
+{
+	static const char mod[] = "/lib/modules/6.1.0-27-amd64/kernel/drivers/usbdemo.ko";
+	static const char bid[] = "5eb1d0c0ffee0000000000000000000000000001";
+	static const char bid2[] = "5eb1d0c0ffee0000000000000000000000000002";
+	char ko[400], other[400], sfs[200], cmd[1200];
+	const char *src = getenv("TK_SOURCE_DIR");
+	struct tk_symbol_info info;
+	struct tk_symbolizer *s;
+	struct tk_cache *c;
+
+	(void)state;
+	snprintf(ko, sizeof(ko), "%s/tests/data/perf/usbdemo.ko", src ? src : ".");
+	snprintf(other, sizeof(other), "%s/tests/data/perf/usbdemo-other.ko", src ? src : ".");
+	fresh_cache();
+	c = tk_cache_open(cdir);
+	assert_non_null(c);
+	assert_int_equal(tk_cache_add(c, ko, NULL), 0);
+	s = tk_symbolizer_new(c);
+	assert_non_null(s);
+	assert_int_equal(tk_symbolizer_lookup_kmodule(s, mod, bid, 0x3, &info), 1);
+	assert_string_equal(info.symbol, "demo_helper");
+	assert_int_equal(info.offset, 3);
+	assert_int_equal(info.file_offset, 0x67);
+	assert_int_equal(tk_symbolizer_lookup_kmodule(s, mod, bid, 0x63, &info), 1);
+	assert_string_equal(info.symbol, "demo_poll");
+	assert_int_equal(info.offset, 0x19);
+	/* Past .text (demo_init's .init.text is not placed): the module, no symbol. */
+	assert_int_equal(tk_symbolizer_lookup_kmodule(s, mod, bid, 0x66, &info), 1);
+	assert_null(info.symbol);
+	assert_int_equal(info.file_offset, 0xca);
+	/* Another build id: not in the cache, nor at the path. */
+	assert_int_equal(tk_symbolizer_lookup_kmodule(s, mod, bid2, 0x3, &info), 0);
+	assert_null(info.symbol);
+	assert_int_equal(info.file_offset, 0x3);
+	/* A binary is no module. */
+	assert_int_equal(tk_symbolizer_lookup_kmodule(s, bin, NULL, 0x3, &info), 0);
+	tk_symbolizer_free(s);
+
+	/* --symfs: the recorded path below DIR, of the recorded id; DIR/.debug is the cache. */
+	snprintf(sfs, sizeof(sfs), "%s/kmodfs", tmpdir);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/lib/modules/6.1.0-27-amd64/kernel/drivers && cp %s %s%s", sfs, other,
+		 sfs, mod);
+	assert_int_equal(system(cmd), 0);
+	s = tk_symbolizer_new(c);
+	assert_non_null(s);
+	assert_int_equal(tk_symbolizer_set_symfs(s, sfs), 0);
+	assert_int_equal(tk_symbolizer_lookup_kmodule(s, mod, bid, 0x3, &info), 0);
+	assert_int_equal(tk_symbolizer_lookup_kmodule(s, mod, bid2, 0xa, &info), 1);
+	assert_string_equal(info.symbol, "demo_other");
+	tk_symbolizer_free(s);
+	/* No recorded build id: the file at the path as it is, as perf does. */
+	s = tk_symbolizer_new(c);
+	assert_non_null(s);
+	assert_int_equal(tk_symbolizer_set_symfs(s, sfs), 0);
+	assert_int_equal(tk_symbolizer_lookup_kmodule(s, mod, NULL, 0xa, &info), 1);
+	assert_string_equal(info.symbol, "demo_other");
+	tk_symbolizer_free(s);
+	tk_cache_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_symbolize),      cmocka_unit_test(test_debuginfo),
 		cmocka_unit_test(test_lookup_uprobe),  cmocka_unit_test(test_build_id_mismatch),
 		cmocka_unit_test(test_kernel_sources), cmocka_unit_test(test_perf_map),
+		cmocka_unit_test(test_kmodule),
 	};
 
 	if (system("command -v cc >/dev/null && (test -e /usr/include/x86_64-linux-gnu/sys/sdt.h"

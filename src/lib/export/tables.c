@@ -86,7 +86,7 @@
 #include <tracekit/perfdata.h>
 
 #include "feed.h"
-#include "perfdata-internal.h"
+#include "perf-read.h"
 #include "tables-internal.h"
 #include "tables-stack.h"
 #include "internal/error.h"
@@ -727,12 +727,14 @@ static int on_cpu_state(struct tables *t, const struct tk_feed_rec *r, unsigned 
 	return counter_out(t, c, r->time, (double)(uint32_t)r->val[0]);
 }
 
+/* The values of one group read taken (perf's groups are far smaller). */
+#define READ_MAX 64
+
 /*
  * A perf.data sample of a counting event: its PERF_SAMPLE_READ values when
- * it has them (read_format: [nr] [time_enabled] [time_running], then per
- * value: value [id] [lost]; alone, the times sit between value and id),
- * each on the track of the event its id names (the sample's own without
- * PERF_FORMAT_ID); else its period added to its event's track.
+ * it has them (perf-read.h), each on the track of the event its id names
+ * (the sample's own without PERF_FORMAT_ID); else its period added to its
+ * event's track.
  */
 static int on_sample_counter(struct tables *t, const struct tk_feed_rec *r)
 {
@@ -748,26 +750,16 @@ static int on_sample_counter(struct tables *t, const struct tk_feed_rec *r)
 	int ret = 0;
 
 	if (r->read_size && e) {
-		const uint8_t *rd = (const uint8_t *)r->raw + r->raw_size;
-		uint64_t rf = e->attr.read_format, nwords = r->read_size / 8, nr = 1, pos = 0;
-		bool group = rf & TK_PERF_READ_GROUP, has_id = rf & TK_PERF_READ_ID;
-		uint64_t times = !!(rf & TK_PERF_READ_TOTAL_TIME_ENABLED) +
-				 !!(rf & TK_PERF_READ_TOTAL_TIME_RUNNING);
-		uint64_t stride = 1 + has_id + !!(rf & TK_PERF_READ_LOST);
+		struct tk_read_value rv[READ_MAX];
+		uint32_t n = tk_perf_read_values(e->attr.read_format,
+						 (const uint8_t *)r->raw + r->raw_size,
+						 r->read_size, rv, READ_MAX);
 
-		if (group) {
-			nr = tk_perf_load_u64(rd, 0);
-			pos = 1 + times;
-		}
-		for (uint64_t i = 0; i < nr; i++) {
-			uint64_t at = pos + i * stride, idpos = at + 1 + (group ? 0 : times);
+		for (uint32_t i = 0; i < n; i++) {
 			uint32_t member = idx;
 
-			if (at >= nwords || (has_id && idpos >= nwords))
-				break;
-			if (has_id) {
-				int m = tk_perfdata_evsel_of_id(t->st->pd,
-								tk_perf_load_u64(rd, idpos));
+			if (e->attr.read_format & TK_PERF_READ_ID) {
+				int m = tk_perfdata_evsel_of_id(t->st->pd, rv[i].id);
 
 				if (m < 0)
 					continue;
@@ -776,7 +768,7 @@ static int on_sample_counter(struct tables *t, const struct tk_feed_rec *r)
 			c = ctrack_get(t, kind, member, cpu, &ret);
 			if (!c)
 				return ret;
-			ret = counter_out(t, c, r->time, (double)tk_perf_load_u64(rd, at));
+			ret = counter_out(t, c, r->time, (double)rv[i].value);
 			if (ret)
 				return ret;
 		}

@@ -10,7 +10,8 @@ field 13) and cpu_frequency (11), {state 1, cpu_id 2}, as "cpuidle" and
 "cpufreq" of cpu_id; and PerfSample packets (TracePacket field 66): their
 timebase_count (6) and follower_counts (7), named by the
 perf_sample_defaults (TracePacketDefaults 59 -> 12: timebase 1 {name 10},
-followers 4 {name 4}) of their sequence, on the sample's cpu (1).
+followers 4 {name 4}) of their sequence, on the sample's cpu (1); and the
+typed rss_stat events (313) as "rss_stat|pid|ts|size".
 The trace must first pass `protoc --decode_raw` (exit 0).
 """
 import importlib.util
@@ -66,6 +67,13 @@ def main():
                         m = sub(m)
                         out.append("%s|%d|%d|%d" % (name, m.get(2, [0])[0], e[1][0],
                                                     m.get(1, [0])[0]))
+                # RssStatFtraceEvent {member 1, size 2, curr 3, mm_id 4}: its
+                # pid (FtraceEvent's 2) in the cpu column; Perfetto makes its
+                # memory counters of these itself.
+                for m in e.get(313, []):
+                    m = sub(m)
+                    out.append("rss_stat|%d|%d|%d" % (e.get(2, [0])[0], e[1][0],
+                                                      pc.s64(m.get(2, [0])[0])))
     for line in out:
         print(line)
 

@@ -28,6 +28,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
 # The inputs, each under the name that becomes its trace id.
 mkdir "$tmp/in"
 ln -s "$data/counters/idle.dat" "$tmp/in/idle.dat"
+ln -s "$data/counters/rss.dat" "$tmp/in/rss.dat"
 ln -s "$data/counters/group-s.data" "$tmp/in/group-s.data"
 ln -s "$data/counters/group-a.data" "$tmp/in/group-a.data"
 ln -s "$data/perf/sample-cpu.data" "$tmp/in/sample-cpu.data"
@@ -38,9 +39,10 @@ run convert -q --to sqlite "$tmp"/in/* -o "$tmp/c.db"
 check "sqlite: the counter fixtures convert" rc_is 0
 run convert -q --to parquet "$tmp"/in/* -o "$tmp/counters"
 check "parquet: the counter fixtures convert" rc_is 0
-check "parquet: counter, counter_track and cpu_counter_track files for each trace" \
+check "parquet: counter and its three track tables' files for each trace" \
 	test "$(find "$tmp/counters/counter" "$tmp/counters/counter_track" \
-		"$tmp/counters/cpu_counter_track" -name '*.parquet' | wc -l)" -eq 18
+		"$tmp/counters/cpu_counter_track" "$tmp/counters/thread_counter_track" \
+		-name '*.parquet' | wc -l)" -eq 28
 
 # ------------------------------------------------------ what report says
 # expect-counter-values: trace|name|cpu|ts|value per track, values that
@@ -63,6 +65,27 @@ for line in report("--json", tmp + "/in/idle.dat").splitlines():
         rows.append(("idle", name, r["fields"]["cpu_id"], r["ts"], r["fields"]["state"]))
         if name == "cpuidle" and r["fields"]["state"] != 4294967295:
             idle[("idle", r["fields"]["cpu_id"])] += 1
+# kmem:rss_stat: the size on the track of the thread whose mm it is (the
+# event's own when curr, else the last one seen current with that mm_id).
+rss = {}
+mm = {}
+for line in report("--json", tmp + "/in/rss.dat").splitlines():
+    r = json.loads(line)
+    if r["event"] != "rss_stat":
+        continue
+    f = r["fields"]
+    if f["curr"]:
+        mm[f["mm_id"]] = r["pid"]
+    if f["mm_id"] not in mm or f["size"] < 0:
+        continue
+    name = ["mem.rss.file", "mem.rss.anon", "mem.swap", "mem.rss.shmem",
+            "mem.unreclaimable"][f["member"]] if 0 <= f["member"] <= 4 else "mem.unknown"
+    k = (mm[f["mm_id"]], name)
+    n, top = rss.get(k, (0, 0))
+    rss[k] = (n + 1, max(top, f["size"]))
+with open(tmp + "/expect-rss-per-thread", "w") as f:
+    for (tid, name), (n, top) in sorted(rss.items()):
+        f.write("rss|%d|%s|%d|%d\n" % (tid, name, top, n))
 # Files whose samples carry their CPU; group-read.data has none, its
 # values go per event (its ids are one per CPU: see group-s below).
 for trace, has_cpu in (("group-a", True), ("sample-cpu", True), ("plain", False)):
@@ -109,7 +132,7 @@ doc_query() {
 		inside && /^```/ { exit }
 		inside { print }' "$doc"
 }
-queries="counter-values idle-entries-per-cpu"
+queries="counter-values idle-entries-per-cpu rss-per-thread"
 for q in $queries; do
 	for engine in duckdb sqlite; do
 		doc_query $engine $q >"$tmp/$engine-$q.sql"
@@ -138,7 +161,12 @@ check "sqlite: cpu_counter_track is the counter_track rows with a CPU" test "$(s
 	WHERE t.id IS NULL")" = 0
 check "sqlite: Perfetto's track types" test "$(sqlite3 "$tmp/c.db" "
 	SELECT group_concat(type, ' ') FROM (SELECT DISTINCT type FROM counter_track ORDER BY type)")" \
-	= "cpu_idle perf_cpu_counter perf_global_counter"
+	= "cpu_idle perf_cpu_counter perf_global_counter process_memory_thread_fallback"
+check "sqlite: thread_counter_track is the counter_track rows of a thread" \
+	test "$(sqlite3 "$tmp/c.db" "SELECT count(*) FROM thread_counter_track k
+	LEFT JOIN counter_track t ON t.trace_id = k.trace_id AND t.id = k.id AND t.name = k.name
+	LEFT JOIN thread th ON th.trace_id = k.trace_id AND th.utid = k.utid
+	WHERE t.id IS NULL OR th.utid IS NULL")" = 0
 check "sqlite: counter.value is a REAL column" test "$(sqlite3 "$tmp/c.db" "
 	SELECT DISTINCT typeof(value) FROM counter")" = real
 
@@ -221,13 +249,27 @@ fi
 # PerfSample. A recording without CPUs has its samples on CPU 0 there
 # (PerfSample.cpu), on one track per event in the tables: the CPU is left
 # out of that comparison.
+# rss_stat goes as its typed message (RssStatFtraceEvent, FtraceEvent field
+# 313), of which Perfetto makes its memory counters: every event as report
+# prints it (pftrace-check.py), each one typed (pftrace-counters.py).
+run convert -q --compression none "$tmp/in/rss.dat" -o "$tmp/rss.pftrace"
+"$TRACEKIT" report "$tmp/in/rss.dat" >"$tmp/rss.txt" 2>&1
+python3 "$TK_SOURCE_DIR/tests/cli/pftrace-check.py" "$tmp/rss.pftrace" "$tmp/rss.txt" dat \
+	>"$tmp/check" 2>&1
+prc=$?
+check "pftrace: rss.dat's events are report's ($(tail -1 "$tmp/check" | cut -c1-70))" \
+	eval '[ $prc -eq 0 ]'
+python3 "$TK_SOURCE_DIR/tests/cli/pftrace-counters.py" "$tmp/rss.pftrace" >"$tmp/rss.pf"
+check "  each rss_stat typed (FtraceEvent field 313)" test \
+	"$(grep -c '^rss_stat|' "$tmp/rss.pf")" = "$(grep -c ' rss_stat: ' "$tmp/rss.txt")"
+
 for t in idle group-s group-a sample-cpu plain group-read; do
 	in=$(ls "$tmp"/in/$t.*)
 	run convert -q --compression none "$in" -o "$tmp/$t.pftrace"
 	check "pftrace: $t converts" rc_is 0
 	python3 "$TK_SOURCE_DIR/tests/cli/pftrace-counters.py" "$tmp/$t.pftrace" \
-		>"$tmp/$t.pf" 2>"$tmp/err"
-	prc=$?
+		2>"$tmp/err" | grep -v '^rss_stat|' >"$tmp/$t.pf"
+	prc=${PIPESTATUS[0]}
 	check "pftrace: $t decodes (protoc --decode_raw)" eval '[ $prc -eq 0 ]'
 	sqlite3 "$tmp/c.db" "SELECT t.name, coalesce(k.cpu, -1), c.ts, CAST(c.value AS BIGINT)
 		FROM counter c JOIN counter_track t ON t.trace_id = c.trace_id AND t.id = c.track_id

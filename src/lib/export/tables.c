@@ -60,9 +60,18 @@
  *                   on the track of the event its id names. perf script
  *                   prints the difference of two such reads of one id as
  *                   the period; the value here is the count itself.
+ *                 - kmem:rss_stat: "mem.rss.file", "mem.rss.anon",
+ *                   "mem.swap", "mem.rss.shmem", "mem.unreclaimable" by
+ *                   its member, type process_memory_thread_fallback (the
+ *                   track Perfetto makes when it knows no process: a .dat
+ *                   has none), of the thread whose mm it is, value its size
+ *                   in bytes (on_rss_stat()).
  *   counter_track id, name, type, unit        every counter track
  *   cpu_counter_track id, name, type, unit, cpu   the tracks of one CPU
- *                 (all of the above), as Perfetto's view of that name
+ *                 (all of the above but rss_stat's and perf_global_counter),
+ *                 as Perfetto's view of that name
+ *   thread_counter_track id, name, type, unit, utid   the tracks of one
+ *                 thread (rss_stat's)
  *                 Perfetto's unit is mostly empty; so it is here. A track
  *                 row goes out when its first value does.
  *
@@ -163,6 +172,11 @@ static const struct tk_parquet_col cpu_counter_track_cols[] = {
 	{"unit", TK_PARQUET_STRING}, {"cpu", TK_PARQUET_INT32},	  IDENT_COLS,
 };
 
+static const struct tk_parquet_col thread_counter_track_cols[] = {
+	{"id", TK_PARQUET_INT64},    {"name", TK_PARQUET_STRING}, {"type", TK_PARQUET_STRING},
+	{"unit", TK_PARQUET_STRING}, {"utid", TK_PARQUET_INT64},  IDENT_COLS,
+};
+
 static const struct tk_parquet_col mapping_cols[] = {
 	{"id", TK_PARQUET_INT64},
 	{"build_id", TK_PARQUET_STRING},
@@ -206,9 +220,10 @@ const struct tk_table_def tk_table_defs[TK_TABLE_COUNT] = {
 	[TK_TABLE_COUNTER] = DEF("counter", counter_cols),
 	[TK_TABLE_COUNTER_TRACK] = DEF("counter_track", counter_track_cols),
 	[TK_TABLE_CPU_COUNTER_TRACK] = DEF("cpu_counter_track", cpu_counter_track_cols),
+	[TK_TABLE_THREAD_COUNTER_TRACK] = DEF("thread_counter_track", thread_counter_track_cols),
 };
 
-enum { W_SWITCH, W_WAKING, W_WAKEUP, W_WAKEUP_NEW, W_CPU_IDLE, W_CPU_FREQ };
+enum { W_SWITCH, W_WAKING, W_WAKEUP, W_WAKEUP_NEW, W_CPU_IDLE, W_CPU_FREQ, W_RSS_STAT };
 
 static const struct tk_feed_want wants[] = {
 	[W_SWITCH] = {"sched", "sched_switch", {"prev_pid", "prev_state", "next_pid", "next_prio"}},
@@ -217,10 +232,22 @@ static const struct tk_feed_want wants[] = {
 	[W_WAKEUP_NEW] = {"sched", "sched_wakeup_new", {"pid"}},
 	[W_CPU_IDLE] = {"power", "cpu_idle", {"state", "cpu_id"}},
 	[W_CPU_FREQ] = {"power", "cpu_frequency", {"state", "cpu_id"}},
+	[W_RSS_STAT] = {"kmem", "rss_stat", {"mm_id", "curr", "member", "size"}},
 };
 
 /* The kinds of counter track, in the high byte of a track's key. */
-enum { CT_CPU_IDLE = 1, CT_CPU_FREQ = 2, CT_PERF = 3, CT_PERF_GLOBAL = 4 };
+enum { CT_CPU_IDLE = 1, CT_CPU_FREQ = 2, CT_PERF = 3, CT_PERF_GLOBAL = 4, CT_RSS = 5 };
+
+/* rss_stat's member (the kernel's MM_* counter) as Perfetto names its track. */
+static const char *const rss_names[] = {"mem.rss.file",	 "mem.rss.anon",      "mem.swap",
+					"mem.rss.shmem", "mem.unreclaimable", "mem.unknown"};
+
+/* Which thread an mm_id was last seen with, when its rss_stat was current. */
+struct mm_slot {
+	uint32_t mm_id;
+	int32_t tid;
+	bool used;
+};
 
 struct ctrack {
 	uint64_t key; /* kind << 56 | event index << 32 | cpu; 0: a free slot */
@@ -270,6 +297,8 @@ struct tables {
 	struct tk_parquet_val cv[8];  /* a counter or counter track row */
 	struct ctrack *ctracks;	      /* open addressing on key */
 	size_t nctslots, nctracks;
+	struct mm_slot *mms; /* open addressing on mm_id */
+	size_t nmmslots, nmms;
 	int64_t next_counter;
 	char evname[64];
 	char hex[2048];
@@ -652,14 +681,16 @@ static const char *perf_event_name(struct tables *t, uint32_t idx)
 }
 
 /*
- * The counter track of @kind, @idx (a perf.data event's index) and @cpu,
- * made on first use, when its counter_track and cpu_counter_track rows go
- * out. NULL when out of memory or a sink failed (*ret set).
+ * The counter track of @kind, @idx (a perf.data event's index, an
+ * rss_stat member) and @dim (its CPU, or for CT_RSS its thread's utid),
+ * made on first use, when its counter_track row and its cpu_counter_track
+ * or thread_counter_track row go out. NULL when out of memory or a sink
+ * failed (*ret set).
  */
-static struct ctrack *ctrack_get(struct tables *t, unsigned int kind, uint32_t idx, uint32_t cpu,
+static struct ctrack *ctrack_get(struct tables *t, unsigned int kind, uint32_t idx, uint32_t dim,
 				 int *ret)
 {
-	uint64_t key = (uint64_t)kind << 56 | (uint64_t)(idx & 0xffffff) << 32 | cpu;
+	uint64_t key = (uint64_t)kind << 56 | (uint64_t)(idx & 0xffffff) << 32 | dim;
 	struct tk_parquet_val *v = t->cv;
 	struct ctrack *c;
 	const char *name, *type;
@@ -684,6 +715,10 @@ static struct ctrack *ctrack_get(struct tables *t, unsigned int kind, uint32_t i
 	} else if (kind == CT_CPU_FREQ) {
 		name = "cpufreq";
 		type = "cpu_frequency";
+	} else if (kind == CT_RSS) {
+		/* Perfetto's track when it knows the thread but not its process. */
+		name = rss_names[idx];
+		type = "process_memory_thread_fallback";
 	} else {
 		name = perf_event_name(t, idx);
 		type = kind == CT_PERF ? "perf_cpu_counter" : "perf_global_counter";
@@ -699,8 +734,9 @@ static struct ctrack *ctrack_get(struct tables *t, unsigned int kind, uint32_t i
 		return NULL;
 	if (kind == CT_PERF_GLOBAL)
 		return c;
-	v[4].i = cpu;
-	*ret = emit(t, TK_TABLE_CPU_COUNTER_TRACK, v);
+	v[4].i = dim;
+	*ret = emit(t, kind == CT_RSS ? TK_TABLE_THREAD_COUNTER_TRACK : TK_TABLE_CPU_COUNTER_TRACK,
+		    v);
 	return *ret ? NULL : c;
 }
 
@@ -725,6 +761,74 @@ static int on_cpu_state(struct tables *t, const struct tk_feed_rec *r, unsigned 
 	if (!c)
 		return ret;
 	return counter_out(t, c, r->time, (double)(uint32_t)r->val[0]);
+}
+
+/* The slot of @mm_id; NULL when out of memory. */
+static struct mm_slot *mm_get(struct tables *t, uint32_t mm_id)
+{
+	size_t h;
+
+	if ((t->nmms + 1) * 2 > t->nmmslots) {
+		size_t n = t->nmmslots ? t->nmmslots * 2 : 256;
+		struct mm_slot *s = calloc(n, sizeof(*s));
+
+		if (!s)
+			return NULL;
+		for (size_t i = 0; i < t->nmmslots; i++) {
+			if (!t->mms[i].used)
+				continue;
+			h = (t->mms[i].mm_id * 2654435761u) & (n - 1);
+			while (s[h].used)
+				h = (h + 1) & (n - 1);
+			s[h] = t->mms[i];
+		}
+		free(t->mms);
+		t->mms = s;
+		t->nmmslots = n;
+	}
+	h = (mm_id * 2654435761u) & (t->nmmslots - 1);
+	while (t->mms[h].used && t->mms[h].mm_id != mm_id)
+		h = (h + 1) & (t->nmmslots - 1);
+	if (!t->mms[h].used) {
+		t->mms[h].used = true;
+		t->mms[h].mm_id = mm_id;
+		t->mms[h].tid = -1;
+		t->nmms++;
+	}
+	return &t->mms[h];
+}
+
+/*
+ * kmem:rss_stat as Perfetto's rss_stat tracker reads it: the size (bytes)
+ * of one of the mm's counters, on the track of the thread whose mm it is:
+ * the event's own thread when curr is set (and the mm_id is then known to
+ * be that thread's), else the thread last seen with that mm_id; an mm_id
+ * never seen current, or a negative size, makes no value.
+ */
+static int on_rss_stat(struct tables *t, const struct tk_feed_rec *r)
+{
+	struct mm_slot *mm = mm_get(t, (uint32_t)r->val[0]);
+	uint32_t member = (uint32_t)r->val[2];
+	int64_t size = (int64_t)r->val[3];
+	struct thread *th;
+	struct ctrack *c;
+	int ret = 0;
+
+	if (!mm)
+		return tk_fail(ENOMEM, "out of memory");
+	if (r->val[1])
+		mm->tid = r->tid;
+	if (mm->tid < 0 || size < 0)
+		return 0;
+	th = thread_get(t, mm->tid);
+	if (!th)
+		return tk_fail(ENOMEM, "out of memory");
+	if (member > 5)
+		member = 5;
+	c = ctrack_get(t, CT_RSS, member, (uint32_t)th->utid, &ret);
+	if (!c)
+		return ret;
+	return counter_out(t, c, r->time, (double)size);
 }
 
 /* The values of one group read taken (perf's groups are far smaller). */
@@ -871,6 +975,8 @@ static int on_record(void *ctx, const struct tk_feed_rec *r)
 		return on_cpu_state(t, r, CT_CPU_IDLE);
 	case W_CPU_FREQ:
 		return on_cpu_state(t, r, CT_CPU_FREQ);
+	case W_RSS_STAT:
+		return on_rss_stat(t, r);
 	default:
 		return 0;
 	}
@@ -1105,6 +1211,7 @@ int tk_tables_run(const char *path, const struct tk_table_ident *ident,
 	free(t->threads);
 	free(t->cpus);
 	free(t->ctracks);
+	free(t->mms);
 	tk_stack_free(t->stack);
 	free(t);
 	return ret;

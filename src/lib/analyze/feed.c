@@ -1436,6 +1436,7 @@ out:
 	tk_bytebuf_release(&f->arena2);
 	tk_bytebuf_release(&f->readbuf);
 	tk_perf_fixed_free(f->fixed);
+	f->st->pd = NULL; /* closed now */
 	tk_perfdata_close(pd);
 	return ret;
 }

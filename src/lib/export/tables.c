@@ -250,7 +250,7 @@ struct mm_slot {
 };
 
 struct ctrack {
-	uint64_t key; /* kind << 56 | event index << 32 | cpu; 0: a free slot */
+	uint64_t key; /* kind << 56 | event index or member << 32 | cpu or utid; 0: free */
 	int64_t id;
 	double sum; /* CT_PERF without READ values: the periods so far */
 };

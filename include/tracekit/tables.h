@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 /* The number of tables written per trace. */
-#define TK_TABLES_COUNT 10
+#define TK_TABLES_COUNT 14
 
 /**
  * typedef tk_tables_damage_fn - one damaged region of an input that was

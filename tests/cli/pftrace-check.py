@@ -38,7 +38,7 @@ TYPED = {3: "print", 4: "sched_switch", 11: "cpu_frequency", 13: "cpu_idle", 17:
          36: "irq_handler_entry", 37: "irq_handler_exit", 114: "sched_wakeup_new",
          235: "task_newtask", 236: "task_rename", 237: "sched_process_exec",
          238: "sched_process_exit", 239: "sched_process_fork", 240: "sched_process_free",
-         242: "sched_process_wait", 329: "sys_enter", 330: "sys_exit"}
+         242: "sched_process_wait", 313: "rss_stat", 329: "sys_enter", 330: "sys_exit"}
 
 
 def varint(b, i):

@@ -45,8 +45,9 @@ done
 
 run convert -q --to parquet "$tmp"/traces/* -o "$tmp/fleet"
 check "parquet: 100 traces convert" rc_is 0
+# 14 tables: sched_slice ... stack_profile_callsite, counter and its three track tables.
 check "parquet: one file per table and trace" \
-	test "$(find "$tmp/fleet" -name '*.parquet' | wc -l)" -eq 1000
+	test "$(find "$tmp/fleet" -name '*.parquet' | wc -l)" -eq 1400
 check "parquet: no temporary file left" \
 	test "$(find "$tmp/fleet" -name '*.tmp' | wc -l)" -eq 0
 run convert -q --to sqlite "$tmp"/traces/* -o "$tmp/fleet.db"

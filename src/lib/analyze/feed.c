@@ -49,6 +49,10 @@
  *   every format is parsed and every tracepoint record delivered, named by
  *   its tk_event; perf.data's other samples come as TK_FEED_SAMPLE, and a
  *   perf.data without tracing data is read for its samples and side-band.
+ *   With TK_FEED_PAYLOAD a sample carries its callchain and, right after
+ *   it, its PERF_SAMPLE_READ block (the counter values of perf record -s
+ *   and of :S groups, for the export's counter table); only such samples
+ *   are copied to make the two one payload.
  *
  * What lands here next (the plan of src/lib/analyze/):
  *   syscalls.c   perf trace -s: raw_syscalls:sys_enter/exit (id, ret) or
@@ -132,6 +136,8 @@ struct feed {
 	 * queued record's raw holds its offset here until it is delivered.
 	 */
 	struct tk_bytebuf arena, arena2;
+	/* A sample's callchain and READ block made contiguous (TK_FEED_SAMPLE). */
+	struct tk_bytebuf readbuf;
 	uint64_t max_ts, next_flush;
 	struct tk_perf_fixed *fixed; /* NULL: every sample through tk_perfdata_parse_sample */
 	bool host_order;	     /* the file's byte order is the host's: fields read inline */
@@ -514,6 +520,7 @@ static int run_dat(struct feed *f, const char *path)
 		r.cpu = mr.cpu;
 		r.raw = mr.rec.data;
 		r.raw_size = mr.rec.size;
+		r.read_size = 0;
 		r.pid = r.tid = tk_event_record_pid(f->set, mr.rec.data, mr.rec.size);
 		r.seq = f->seq++;
 		ret = deliver(f, &r);
@@ -607,10 +614,10 @@ static int compact_arena(struct feed *f)
 	for (size_t i = f->q0; i < f->qlen; i++) {
 		size_t off = f->arena2.len;
 
-		if (!f->q[i].raw_size)
+		if (!f->q[i].raw_size && !f->q[i].read_size)
 			continue;
 		tk_bytebuf_put(&f->arena2, f->arena.data + (uintptr_t)f->q[i].raw,
-			       f->q[i].raw_size);
+			       (size_t)f->q[i].raw_size + f->q[i].read_size);
 		f->q[i].raw = (const void *)(uintptr_t)off;
 	}
 	if (tk_bytebuf_error(&f->arena2))
@@ -631,7 +638,7 @@ static inline bool rec_before(const struct tk_feed_rec *x, const struct tk_feed_
 
 static int deliver_queued(struct feed *f, struct tk_feed_rec *r)
 {
-	if (r->raw_size)
+	if (r->raw_size || r->read_size)
 		r->raw = f->arena.data + (uintptr_t)r->raw;
 	return deliver(f, r);
 }
@@ -760,10 +767,11 @@ static int queue_commit(struct feed *f, struct tk_feed_rec *r)
 {
 	if (!r->time)
 		return deliver(f, r);
-	if (r->raw_size) {
+	if (r->raw_size || r->read_size) {
 		size_t off = f->arena.len;
 
-		tk_bytebuf_put(&f->arena, r->raw, r->raw_size);
+		/* A sample's READ block follows its callchain (perf_read_block()). */
+		tk_bytebuf_put(&f->arena, r->raw, (size_t)r->raw_size + r->read_size);
 		if (tk_bytebuf_error(&f->arena))
 			return tk_fail(ENOMEM, "out of memory");
 		r->raw = (const void *)(uintptr_t)off;
@@ -785,6 +793,28 @@ static int queue(struct feed *f, struct tk_feed_rec *r)
 		return -ENOMEM;
 	*slot = *r;
 	return queue_commit(f, slot);
+}
+
+/*
+ * A sample's PERF_SAMPLE_READ values go to the analysis right after its
+ * callchain, in one buffer (the record has them apart: READ comes before
+ * CALLCHAIN), so a queued record keeps one payload in the arena and the
+ * callchain's readers see raw and raw_size as before. Only samples that
+ * carry READ values (perf record -s, event groups with :S) are copied.
+ */
+static int perf_read_block(struct feed *f, const struct tk_perf_sample *s, struct tk_feed_rec *r)
+{
+	if (s->read_size >= (1u << 20))
+		return 0;
+	tk_bytebuf_reset(&f->readbuf);
+	if (r->raw_size)
+		tk_bytebuf_put(&f->readbuf, r->raw, r->raw_size);
+	tk_bytebuf_put(&f->readbuf, s->read, (size_t)s->read_size);
+	if (tk_bytebuf_error(&f->readbuf))
+		return -ENOMEM;
+	r->raw = f->readbuf.data;
+	r->read_size = (uint32_t)s->read_size;
+	return 0;
 }
 
 static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_perf_record *rec)
@@ -840,6 +870,8 @@ static int perf_record(struct feed *f, struct tk_perfdata *pd, const struct tk_p
 			r.raw = s.callchain;
 			r.raw_size = (uint32_t)(s.callchain_nr * 8);
 		}
+		if ((f->flags & TK_FEED_PAYLOAD) && s.read_size && perf_read_block(f, &s, &r))
+			return tk_fail(ENOMEM, "out of memory");
 		r.val[0] = s.ip;
 		r.val[1] = s.period;
 		r.val[2] = (uint64_t)s.attr_index;
@@ -1264,6 +1296,7 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
 			r->what = NULL;
 			r->raw = NULL;
 			r->raw_size = 0;
+			r->read_size = 0;
 			if (f->flags & TK_FEED_PAYLOAD) {
 				r->raw = p + 8 + m->before + 4;
 				r->raw_size = raw_size;
@@ -1329,6 +1362,7 @@ static int run_perf(struct feed *f, const char *path)
 	if (!pd)
 		return -errno;
 	f->st->perfdata = true;
+	f->st->pd = pd;
 	if (tk_perfdata_get_host(pd) && tk_perfdata_get_host(pd)->has_nrcpus)
 		f->st->nr_cpus_online = tk_perfdata_get_host(pd)->nr_cpus_online;
 	if (tk_perfdata_get_host(pd) && tk_perfdata_get_host(pd)->arch)
@@ -1402,7 +1436,9 @@ out:
 	free(f->q);
 	tk_bytebuf_release(&f->arena);
 	tk_bytebuf_release(&f->arena2);
+	tk_bytebuf_release(&f->readbuf);
 	tk_perf_fixed_free(f->fixed);
+	f->st->pd = NULL; /* closed now */
 	tk_perfdata_close(pd);
 	return ret;
 }

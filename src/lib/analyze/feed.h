@@ -10,6 +10,8 @@
 
 #include <tracekit/common.h>
 
+struct tk_perfdata;
+
 /* An analysis names at most this many fields per event. */
 #define TK_FEED_MAX_FIELDS 4
 #define TK_FEED_COMM_LEN   16
@@ -22,7 +24,9 @@ enum tk_feed_kind {
 	TK_FEED_EXIT = 3,   /* pid/tid: the thread that ended */
 	TK_FEED_SAMPLE = 4, /* TK_FEED_ALL_EVENTS, perf.data: a sample without a
 			       tracepoint payload; val[0] ip, val[1] period,
-			       val[2] the event's attr index */
+			       val[2] the event's attr index; with
+			       TK_FEED_PAYLOAD its PERF_SAMPLE_READ block
+			       follows the callchain (read_size) */
 	TK_FEED_DAMAGE = 5, /* TK_FEED_SALVAGE: a damaged region, after the records;
 			       val[0] offset, val[1] bytes skipped, val[2] events
 			       lost (UINT64_MAX: unknown), what: the text */
@@ -71,6 +75,12 @@ struct tk_feed_rec {
 					 TK_FEED_SAMPLE: its callchain (u64s), if any;
 					 TK_FEED_MMAP, TK_FEED_BUILD_ID: see there */
 	uint32_t raw_size;
+	/*
+	 * TK_FEED_SAMPLE with TK_FEED_PAYLOAD: the sample's PERF_SAMPLE_READ
+	 * block, read_size bytes (u64s as the attr's read_format lays them
+	 * out, tk_perf_load_u64()), at raw + raw_size; 0 when it has none.
+	 */
+	uint32_t read_size;
 };
 
 /* Flags of tk_feed_run(). */
@@ -111,6 +121,10 @@ struct tk_feed_stats {
 	/* The file's event formats (tk_event_field_read() of a payload), set
 	   before the first record; valid until tk_feed_run() returns. */
 	const struct tk_event_set *set;
+	/* A perf.data's handle (its events' attrs and names, the ids of
+	   PERF_SAMPLE_READ values), NULL for a .dat; set before the first
+	   record, valid until tk_feed_run() returns. */
+	const struct tk_perfdata *pd;
 };
 
 typedef int (*tk_feed_fn)(void *ctx, const struct tk_feed_rec *rec);

@@ -86,6 +86,7 @@ enum tk_parquet_type {
 	TK_PARQUET_INT64 = 0,
 	TK_PARQUET_INT32 = 1,
 	TK_PARQUET_STRING = 2, /* BYTE_ARRAY, UTF8, dictionary-encoded */
+	TK_PARQUET_DOUBLE = 3, /* a counter's value, as Perfetto's counter.value */
 };
 
 struct tk_parquet_col {
@@ -94,13 +95,16 @@ struct tk_parquet_col {
 };
 
 /*
- * One cell: @i for the integer types, @s/@len for strings (copied). A
+ * One cell: @i for the integer types, @d for doubles, @s/@len for strings (copied). A
  * string at the same address and of the same length as the previous row's
  * in its column is taken to be the same string without a look: a caller
  * that rewrites a buffer between rows must pass it at another address.
  */
 struct tk_parquet_val {
-	int64_t i;
+	union {
+		int64_t i;
+		double d;
+	};
 	const char *s;
 	uint32_t len;
 	bool transient; /* @s may change at the same address: never matched by address */

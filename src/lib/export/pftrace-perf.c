@@ -9,8 +9,8 @@
  *                           its CPU's bundle like a .dat record, so a
  *                           `perf sched record` file gets CPU tracks
  *   other SAMPLE            a PerfSample packet (cpu, pid, tid, cpu_mode,
- *                           period as timebase_count) whose callstack_iid
- *                           names an interned callstack
+ *                           counts, see below) whose callstack_iid names
+ *                           an interned callstack
  *   COMM, FORK              the thread's name, process and parent: one
  *                           small ProcessTree packet each, at its time
  *   MMAP, MMAP2             the mappings frames point into
@@ -20,6 +20,22 @@
  * perf profiler (traced_perf) writes, ui.perfetto.dev draws it as per-thread
  * sample marks and a flame graph of any selected range, and it carries the
  * CPU, the mode and the period; the streaming packet has none of those.
+ *
+ * Counts: PerfSample's timebase_count and follower_counts, which
+ * trace_processor imports into its counter table on perf_cpu_counter
+ * tracks (one per CPU and event, named from the sequence's
+ * TracePacketDefaults.perf_sample_defaults), the very tracks it makes when
+ * it reads a perf.data itself, and ties to the sample (counter_set_id).
+ * TrackEvent counter tracks would be a second, unrelated set of tracks
+ * with no CPU and no tie to the samples. Perfetto's counts are what the
+ * counter read since it was enabled, not differences: the timebase (the
+ * event of the first sample) counts its samples' periods summed per CPU,
+ * or, with PERF_SAMPLE_READ (perf record -s, {a,b}:S), the values read:
+ * the leader's as timebase_count, its members' as follower_counts. A
+ * defaults packet naming them opens the sequence (and each piece of a
+ * split). A sequence has one timebase: samples of other events (several
+ * -e without a group) carry no counts here; the table export
+ * (tables.c) has them all.
  *
  * Interning (InternedData on packet sequence 2): a mapping is interned the
  * first time a frame lands in it (path string, build id as its raw bytes
@@ -39,6 +55,7 @@
  * id, `traceconv symbolize`). Names are per distinct frame, not per sample.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +65,7 @@
 #include <tracekit/symbolizer.h>
 #include <tracekit/tracedata.h>
 
+#include "perf-read.h"
 #include "pftrace-internal.h"
 #include "pftrace-proto.h"
 #include "symbolizer-internal.h"
@@ -63,7 +81,30 @@ enum {
 	ID_MAPPINGS = 19,
 };
 /* PerfSample's */
-enum { PS_CPU = 1, PS_PID = 2, PS_TID = 3, PS_CALLSTACK = 4, PS_MODE = 5, PS_COUNT = 6 };
+enum {
+	PS_CPU = 1,
+	PS_PID = 2,
+	PS_TID = 3,
+	PS_CALLSTACK = 4,
+	PS_MODE = 5,
+	PS_COUNT = 6,
+	PS_FOLLOWER_COUNTS = 7
+};
+/*
+ * TracePacket.trace_packet_defaults, its perf_sample_defaults, their
+ * timebase and followers, and the name of each (PerfEvents.Timebase,
+ * FollowerEvent).
+ */
+enum {
+	PF_PKT_DEFAULTS = 59,
+	DEF_PERF_SAMPLE = 12,
+	PSD_TIMEBASE = 1,
+	PSD_FOLLOWERS = 4,
+	TIMEBASE_NAME = 10,
+	FOLLOWER_NAME = 4
+};
+/* The values of one group read carried (perf's groups are far smaller). */
+#define READ_MAX 64
 
 #define PERF_CONTEXT_MAX    ((uint64_t)-4095)
 #define PERF_CONTEXT_KERNEL ((uint64_t)-128)
@@ -107,6 +148,11 @@ struct perf {
 	uint64_t next_iid;
 	uint64_t unknown_iid; /* the empty mapping of addresses in no mapping */
 	bool cleared;	      /* the next sample packet clears the sequence's state */
+	int timebase;	      /* the evsel whose samples carry counts; -1: none yet */
+	uint32_t nfollow;     /* its read group's members after the leader */
+	int follow[READ_MAX]; /* their evsels (-1: an id of no event) */
+	uint64_t *sums;	      /* the timebase's periods so far, per CPU */
+	size_t nsums;
 	struct tk_bytebuf idata;
 	uint64_t stack[MAX_STACK];
 };
@@ -513,20 +559,117 @@ static int stack_intern(struct perf *p, const struct tk_perf_sample *sm, bool ke
 	return 0;
 }
 
+static const char *evsel_name(const struct perf *p, int idx, char *buf, size_t size)
+{
+	const struct tk_perfdata_evsel *e =
+		idx >= 0 ? tk_perfdata_evsel_get(p->pd, (size_t)idx) : NULL;
+
+	if (e && e->name)
+		return e->name;
+	snprintf(buf, size, "event%d", idx);
+	return buf;
+}
+
+/* The packet that names the sequence's counters, after its state was cleared. */
+static int put_defaults(struct perf *p, uint64_t ts)
+{
+	struct pft_session *s = p->s;
+	size_t pkt = pft_packet_begin(s), d, psd, m;
+	char buf[32];
+
+	pb_uint(&s->chunk, PF_PKT_TIMESTAMP, ts);
+	d = pb_begin(&s->chunk, PF_PKT_DEFAULTS);
+	psd = pb_begin(&s->chunk, DEF_PERF_SAMPLE);
+	m = pb_begin(&s->chunk, PSD_TIMEBASE);
+	pb_str(&s->chunk, TIMEBASE_NAME, evsel_name(p, p->timebase, buf, sizeof(buf)));
+	pb_end(&s->chunk, m);
+	for (uint32_t i = 0; i < p->nfollow; i++) {
+		m = pb_begin(&s->chunk, PSD_FOLLOWERS);
+		pb_str(&s->chunk, FOLLOWER_NAME, evsel_name(p, p->follow[i], buf, sizeof(buf)));
+		pb_end(&s->chunk, m);
+	}
+	pb_end(&s->chunk, psd);
+	pb_end(&s->chunk, d);
+	pb_uint(&s->chunk, PF_PKT_SEQUENCE_ID, PFT_SEQ_PERF);
+	pb_uint(&s->chunk, PF_PKT_SEQUENCE_FLAGS, PF_SEQ_CLEARED);
+	p->cleared = false;
+	return pft_packet_end(s, pkt);
+}
+
+/*
+ * The counts of sample @sm into @tb (the timebase's) and @fol (its
+ * followers'); false when it is not of the timebase. The first sample of a
+ * counting event makes its event the timebase, its read group's members
+ * the followers.
+ */
+static int sample_counts(struct perf *p, const struct tk_perf_sample *sm, uint64_t *tb,
+			 uint64_t *fol, uint32_t *nfol)
+{
+	const struct tk_perfdata_evsel *e = tk_perfdata_evsel_get(p->pd, (size_t)sm->attr_index);
+	struct tk_read_value rv[READ_MAX];
+	uint32_t n = 0;
+
+	*nfol = 0;
+	if (!e)
+		return 0;
+	if (sm->read)
+		n = tk_perf_read_values(e->attr.read_format, sm->read, sm->read_size, rv, READ_MAX);
+	if (p->timebase < 0) {
+		p->timebase = sm->attr_index;
+		for (uint32_t i = 1; i < n; i++) {
+			int m = (e->attr.read_format & TK_PERF_READ_ID)
+					? tk_perfdata_evsel_of_id(p->pd, rv[i].id)
+					: -1;
+
+			p->follow[p->nfollow++] = m < 0 ? -1 : m;
+		}
+	}
+	if (sm->attr_index != p->timebase)
+		return 0;
+	if (n) {
+		*tb = rv[0].value;
+		for (uint32_t i = 1; i < n && *nfol < p->nfollow; i++)
+			fol[(*nfol)++] = rv[i].value;
+		return 1;
+	}
+	if (sm->cpu >= p->nsums) {
+		size_t k = sm->cpu + 1u > p->nsums * 2 ? sm->cpu + 1u : p->nsums * 2;
+		uint64_t *t;
+
+		if (sm->cpu >= 65536)
+			return 0;
+		t = realloc(p->sums, k * sizeof(*t));
+		if (!t)
+			return tk_fail(ENOMEM, "out of memory");
+		memset(t + p->nsums, 0, (k - p->nsums) * sizeof(*t));
+		p->sums = t;
+		p->nsums = k;
+	}
+	p->sums[sm->cpu] += sm->period;
+	*tb = p->sums[sm->cpu];
+	return 1;
+}
+
 static int put_sample(struct perf *p, const struct tk_perf_record *rec,
 		      const struct tk_perf_sample *sm)
 {
 	struct pft_session *s = p->s;
 	unsigned int mode = rec->misc & 7;
-	uint64_t stack = 0;
+	uint64_t stack = 0, tb = 0, fol[READ_MAX];
+	uint32_t nfol = 0;
 	size_t pkt, m;
-	int r;
+	int r, counts;
 
 	tk_bytebuf_reset(&p->idata);
 	r = stack_intern(p, sm, mode == 1 || mode == 3 || mode == 4, &stack);
 	if (!r)
 		r = tk_bytebuf_error(&p->idata);
 	if (r)
+		return r;
+	counts = sample_counts(p, sm, &tb, fol, &nfol);
+	if (counts < 0)
+		return counts;
+	if (p->cleared && p->timebase >= 0 && (r = put_defaults(p, sm->time)))
 		return r;
 	pkt = pft_packet_begin(s);
 	pb_uint(&s->chunk, PF_PKT_TIMESTAMP, sm->time);
@@ -536,8 +679,11 @@ static int put_sample(struct perf *p, const struct tk_perf_record *rec,
 	pb_uint(&s->chunk, PS_TID, sm->tid);
 	pb_uint(&s->chunk, PS_CALLSTACK, stack);
 	pb_uint(&s->chunk, PS_MODE, mode <= 5 ? mode : 0);
-	if (sm->period)
-		pb_uint(&s->chunk, PS_COUNT, sm->period);
+	if (counts) {
+		pb_uint(&s->chunk, PS_COUNT, tb);
+		for (uint32_t i = 0; i < nfol; i++)
+			pb_uint(&s->chunk, PS_FOLLOWER_COUNTS, fol[i]);
+	}
 	pb_end(&s->chunk, m);
 	pb_uint(&s->chunk, PF_PKT_SEQUENCE_ID, PFT_SEQ_PERF);
 	pb_uint(&s->chunk, PF_PKT_SEQUENCE_FLAGS, p->cleared ? PF_SEQ_CLEARED : PF_SEQ_NEEDS);
@@ -642,7 +788,7 @@ int tk_pftrace_write_perf(struct tk_perfdata *pd, int fd, const char *name,
 {
 	struct tk_pftrace_stats local;
 	struct pft_session s;
-	struct perf p = {.s = &s, .pd = pd, .next_iid = 1, .cleared = true};
+	struct perf p = {.s = &s, .pd = pd, .next_iid = 1, .cleared = true, .timebase = -1};
 	const struct tk_perfdata_host *host = tk_perfdata_get_host(pd);
 	const struct tk_tracedata *td = tk_perfdata_get_tracedata(pd);
 	struct tk_cache *cache = NULL;
@@ -713,6 +859,7 @@ out:
 	itab_release(&p.names);
 	tk_symbolizer_free(p.sym);
 	tk_cache_close(cache);
+	free(p.sums);
 	tk_bytebuf_release(&p.idata);
 	pft_session_release(&s);
 	return r;

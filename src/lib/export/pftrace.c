@@ -168,6 +168,8 @@ static const struct typed typed[] = {
 	{"raw_syscalls", "sys_exit", 330, {{"id", 1}, {"ret", 2}}},
 	{"power", "cpu_frequency", 11, {{"state", 1}, {"cpu_id", 2}}},
 	{"power", "cpu_idle", 13, {{"state", 1}, {"cpu_id", 2}}},
+	/* Perfetto makes its per-process memory counters of this one. */
+	{"kmem", "rss_stat", 313, {{"member", 1}, {"size", 2}, {"curr", 3}, {"mm_id", 4}}},
 	{"ftrace", "print", 3, {{"ip", 1}, {"buf", 2}}},
 };
 

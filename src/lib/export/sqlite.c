@@ -80,7 +80,9 @@ static int prepare(struct sq *s, enum tk_table_id t)
 		/* Quoted: Perfetto's column names include "end". */
 		c += (size_t)snprintf(create + c, sizeof(create) - c, "%s\"%s\" %s", k ? ", " : "",
 				      d->cols[k].name,
-				      d->cols[k].type == TK_PARQUET_STRING ? "TEXT" : "INTEGER");
+				      d->cols[k].type == TK_PARQUET_STRING   ? "TEXT"
+				      : d->cols[k].type == TK_PARQUET_DOUBLE ? "REAL"
+									     : "INTEGER");
 		i += (size_t)snprintf(insert + i, sizeof(insert) - i, "%s?", k ? ", " : "");
 	}
 	snprintf(create + c, sizeof(create) - c, ")");
@@ -104,6 +106,8 @@ static int sqlite_row(void *ctx, enum tk_table_id t, const struct tk_parquet_val
 		if (d->cols[k].type == TK_PARQUET_STRING)
 			r = sqlite3_bind_text(st, (int)k + 1, vals[k].s ? vals[k].s : "",
 					      (int)vals[k].len, SQLITE_STATIC);
+		else if (d->cols[k].type == TK_PARQUET_DOUBLE)
+			r = sqlite3_bind_double(st, (int)k + 1, vals[k].d);
 		else
 			r = sqlite3_bind_int64(st, (int)k + 1, vals[k].i);
 		if (r != SQLITE_OK)

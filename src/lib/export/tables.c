@@ -41,6 +41,39 @@
  *   perf_sample   ts, cpu, utid, tid, callsite_id   perf.data samples of
  *                 other events; callsite_id names the stack in the
  *                 stack_profile tables (tables-stack.c), -1 when none
+ *   counter       id, ts, track_id, value (a double)   one value of a
+ *                 counter track at a time, made as Perfetto's importers
+ *                 make them:
+ *                 - power:cpu_idle: track "cpuidle" (type cpu_idle) of the
+ *                   event's cpu_id, value its state (4294967295: leaving
+ *                   idle, as the kernel's u32 -1 reads);
+ *                 - power:cpu_frequency: "cpufreq" (cpu_frequency) of
+ *                   cpu_id, value its state (kHz);
+ *                 - perf.data samples of counting events (not tracepoints):
+ *                   a track per (event, CPU of the sample) named as the
+ *                   event, type perf_cpu_counter (perf_global_counter, one
+ *                   per event, when samples carry no CPU, as in perf
+ *                   record -s); the value is the running
+ *                   sum of the samples' periods, or, for a sample with
+ *                   PERF_SAMPLE_READ values (perf record -s, {a,b}:S
+ *                   groups), each value read (a counter's count so far)
+ *                   on the track of the event its id names. perf script
+ *                   prints the difference of two such reads of one id as
+ *                   the period; the value here is the count itself.
+ *                 - kmem:rss_stat: "mem.rss.file", "mem.rss.anon",
+ *                   "mem.swap", "mem.rss.shmem", "mem.unreclaimable" by
+ *                   its member, type process_memory_thread_fallback (the
+ *                   track Perfetto makes when it knows no process: a .dat
+ *                   has none), of the thread whose mm it is, value its size
+ *                   in bytes (on_rss_stat()).
+ *   counter_track id, name, type, unit        every counter track
+ *   cpu_counter_track id, name, type, unit, cpu   the tracks of one CPU
+ *                 (all of the above but rss_stat's and perf_global_counter),
+ *                 as Perfetto's view of that name
+ *   thread_counter_track id, name, type, unit, utid   the tracks of one
+ *                 thread (rss_stat's)
+ *                 Perfetto's unit is mostly empty; so it is here. A track
+ *                 row goes out when its first value does.
  *
  * Each CPU's idle task (tid 0) is a thread of its own, "swapper/N", as in
  * Perfetto: tid 0 runs on every CPU at once, and one thread could not be
@@ -59,8 +92,10 @@
 #include <string.h>
 
 #include <tracekit/event.h>
+#include <tracekit/perfdata.h>
 
 #include "feed.h"
+#include "perf-read.h"
 #include "tables-internal.h"
 #include "tables-stack.h"
 #include "internal/error.h"
@@ -118,6 +153,30 @@ static const struct tk_parquet_col perf_sample_cols[] = {
 	{"tid", TK_PARQUET_INT64}, {"callsite_id", TK_PARQUET_INT64}, IDENT_COLS,
 };
 
+static const struct tk_parquet_col counter_cols[] = {
+	{"id", TK_PARQUET_INT64},
+	{"ts", TK_PARQUET_INT64},
+	{"track_id", TK_PARQUET_INT64},
+	{"value", TK_PARQUET_DOUBLE},
+	IDENT_COLS,
+};
+static const struct tk_parquet_col counter_track_cols[] = {
+	{"id", TK_PARQUET_INT64},
+	{"name", TK_PARQUET_STRING},
+	{"type", TK_PARQUET_STRING},
+	{"unit", TK_PARQUET_STRING},
+	IDENT_COLS,
+};
+static const struct tk_parquet_col cpu_counter_track_cols[] = {
+	{"id", TK_PARQUET_INT64},    {"name", TK_PARQUET_STRING}, {"type", TK_PARQUET_STRING},
+	{"unit", TK_PARQUET_STRING}, {"cpu", TK_PARQUET_INT32},	  IDENT_COLS,
+};
+
+static const struct tk_parquet_col thread_counter_track_cols[] = {
+	{"id", TK_PARQUET_INT64},    {"name", TK_PARQUET_STRING}, {"type", TK_PARQUET_STRING},
+	{"unit", TK_PARQUET_STRING}, {"utid", TK_PARQUET_INT64},  IDENT_COLS,
+};
+
 static const struct tk_parquet_col mapping_cols[] = {
 	{"id", TK_PARQUET_INT64},
 	{"build_id", TK_PARQUET_STRING},
@@ -158,15 +217,42 @@ const struct tk_table_def tk_table_defs[TK_TABLE_COUNT] = {
 	[TK_TABLE_STACK_MAPPING] = DEF("stack_profile_mapping", mapping_cols),
 	[TK_TABLE_STACK_FRAME] = DEF("stack_profile_frame", frame_cols),
 	[TK_TABLE_STACK_CALLSITE] = DEF("stack_profile_callsite", callsite_cols),
+	[TK_TABLE_COUNTER] = DEF("counter", counter_cols),
+	[TK_TABLE_COUNTER_TRACK] = DEF("counter_track", counter_track_cols),
+	[TK_TABLE_CPU_COUNTER_TRACK] = DEF("cpu_counter_track", cpu_counter_track_cols),
+	[TK_TABLE_THREAD_COUNTER_TRACK] = DEF("thread_counter_track", thread_counter_track_cols),
 };
 
-enum { W_SWITCH, W_WAKING, W_WAKEUP, W_WAKEUP_NEW };
+enum { W_SWITCH, W_WAKING, W_WAKEUP, W_WAKEUP_NEW, W_CPU_IDLE, W_CPU_FREQ, W_RSS_STAT };
 
 static const struct tk_feed_want wants[] = {
 	[W_SWITCH] = {"sched", "sched_switch", {"prev_pid", "prev_state", "next_pid", "next_prio"}},
 	[W_WAKING] = {"sched", "sched_waking", {"pid"}},
 	[W_WAKEUP] = {"sched", "sched_wakeup", {"pid"}},
 	[W_WAKEUP_NEW] = {"sched", "sched_wakeup_new", {"pid"}},
+	[W_CPU_IDLE] = {"power", "cpu_idle", {"state", "cpu_id"}},
+	[W_CPU_FREQ] = {"power", "cpu_frequency", {"state", "cpu_id"}},
+	[W_RSS_STAT] = {"kmem", "rss_stat", {"mm_id", "curr", "member", "size"}},
+};
+
+/* The kinds of counter track, in the high byte of a track's key. */
+enum { CT_CPU_IDLE = 1, CT_CPU_FREQ = 2, CT_PERF = 3, CT_PERF_GLOBAL = 4, CT_RSS = 5 };
+
+/* rss_stat's member (the kernel's MM_* counter) as Perfetto names its track. */
+static const char *const rss_names[] = {"mem.rss.file",	 "mem.rss.anon",      "mem.swap",
+					"mem.rss.shmem", "mem.unreclaimable", "mem.unknown"};
+
+/* Which thread an mm_id was last seen with, when its rss_stat was current. */
+struct mm_slot {
+	uint32_t mm_id;
+	int32_t tid;
+	bool used;
+};
+
+struct ctrack {
+	uint64_t key; /* kind << 56 | event index or member << 32 | cpu or utid; 0: free */
+	int64_t id;
+	double sum; /* CT_PERF without READ values: the periods so far */
 };
 
 #define NO_CPU	  UINT32_MAX
@@ -208,6 +294,13 @@ struct tables {
 	int64_t next_arg_set;
 	struct tk_stack *stack;
 	struct tk_parquet_val sv[16]; /* a stack_profile row, made inside a sample's */
+	struct tk_parquet_val cv[8];  /* a counter or counter track row */
+	struct ctrack *ctracks;	      /* open addressing on key */
+	size_t nctslots, nctracks;
+	struct mm_slot *mms; /* open addressing on mm_id */
+	size_t nmmslots, nmms;
+	int64_t next_counter;
+	char evname[64];
 	char hex[2048];
 	struct tk_parquet_val identv[TK_TABLE_IDENT_COLS];
 	/*
@@ -546,6 +639,252 @@ static int on_wakeup(struct tables *t, const struct tk_feed_rec *r)
 	return thread_state_to(t, th, r->time, "R", NO_CPU);
 }
 
+static uint64_t ct_hash(uint64_t key)
+{
+	return (key * 0x9e3779b97f4a7c15ull) >> 20;
+}
+
+static int grow_ctracks(struct tables *t)
+{
+	size_t n = t->nctslots ? t->nctslots * 2 : 64;
+	struct ctrack *s = calloc(n, sizeof(*s));
+
+	if (!s)
+		return tk_fail(ENOMEM, "out of memory");
+	for (size_t i = 0; i < t->nctslots; i++) {
+		size_t h;
+
+		if (!t->ctracks[i].key)
+			continue;
+		h = ct_hash(t->ctracks[i].key) & (n - 1);
+		while (s[h].key)
+			h = (h + 1) & (n - 1);
+		s[h] = t->ctracks[i];
+	}
+	free(t->ctracks);
+	t->ctracks = s;
+	t->nctslots = n;
+	return 0;
+}
+
+/* A perf.data event's name: as the file names it, else by its index. */
+static const char *perf_event_name(struct tables *t, uint32_t idx)
+{
+	const struct tk_perfdata_evsel *e = t->st->pd && idx < tk_perfdata_evsel_count(t->st->pd)
+						    ? tk_perfdata_evsel_get(t->st->pd, idx)
+						    : NULL;
+
+	if (e && e->name)
+		return e->name;
+	snprintf(t->evname, sizeof(t->evname), "event%u", idx);
+	return t->evname;
+}
+
+/*
+ * The counter track of @kind, @idx (a perf.data event's index, an
+ * rss_stat member) and @dim (its CPU, or for CT_RSS its thread's utid),
+ * made on first use, when its counter_track row and its cpu_counter_track
+ * or thread_counter_track row go out. NULL when out of memory or a sink
+ * failed (*ret set).
+ */
+static struct ctrack *ctrack_get(struct tables *t, unsigned int kind, uint32_t idx, uint32_t dim,
+				 int *ret)
+{
+	uint64_t key = (uint64_t)kind << 56 | (uint64_t)(idx & 0xffffff) << 32 | dim;
+	struct tk_parquet_val *v = t->cv;
+	struct ctrack *c;
+	const char *name, *type;
+	size_t h;
+
+	if ((t->nctracks + 1) * 2 > t->nctslots && (*ret = grow_ctracks(t)))
+		return NULL;
+	h = ct_hash(key) & (t->nctslots - 1);
+	while (t->ctracks[h].key) {
+		if (t->ctracks[h].key == key)
+			return &t->ctracks[h];
+		h = (h + 1) & (t->nctslots - 1);
+	}
+	c = &t->ctracks[h];
+	c->key = key;
+	c->id = (int64_t)t->nctracks++;
+	c->sum = 0;
+	/* Perfetto's names and types (its tracks_common.h blueprints). */
+	if (kind == CT_CPU_IDLE) {
+		name = "cpuidle";
+		type = "cpu_idle";
+	} else if (kind == CT_CPU_FREQ) {
+		name = "cpufreq";
+		type = "cpu_frequency";
+	} else if (kind == CT_RSS) {
+		/* Perfetto's track when it knows the thread but not its process. */
+		name = rss_names[idx];
+		type = "process_memory_thread_fallback";
+	} else {
+		name = perf_event_name(t, idx);
+		type = kind == CT_PERF ? "perf_cpu_counter" : "perf_global_counter";
+	}
+	v[0].i = c->id;
+	v[1].s = name;
+	v[1].len = (uint32_t)strlen(name);
+	v[1].transient = true;
+	set_str(&v[2], type);
+	set_str(&v[3], "");
+	*ret = emit(t, TK_TABLE_COUNTER_TRACK, v);
+	if (*ret)
+		return NULL;
+	if (kind == CT_PERF_GLOBAL)
+		return c;
+	v[4].i = dim;
+	*ret = emit(t, kind == CT_RSS ? TK_TABLE_THREAD_COUNTER_TRACK : TK_TABLE_CPU_COUNTER_TRACK,
+		    v);
+	return *ret ? NULL : c;
+}
+
+static int counter_out(struct tables *t, const struct ctrack *c, uint64_t ts, double value)
+{
+	struct tk_parquet_val *v = t->cv;
+
+	v[0].i = t->next_counter++;
+	v[1].i = (int64_t)ts;
+	v[2].i = c->id;
+	v[3].d = value;
+	return emit(t, TK_TABLE_COUNTER, v);
+}
+
+/* cpu_idle and cpu_frequency: the state on the track of the event's cpu_id. */
+static int on_cpu_state(struct tables *t, const struct tk_feed_rec *r, unsigned int kind)
+{
+	struct ctrack *c;
+	int ret = 0;
+
+	c = ctrack_get(t, kind, 0, (uint32_t)r->val[1], &ret);
+	if (!c)
+		return ret;
+	return counter_out(t, c, r->time, (double)(uint32_t)r->val[0]);
+}
+
+/* The slot of @mm_id; NULL when out of memory. */
+static struct mm_slot *mm_get(struct tables *t, uint32_t mm_id)
+{
+	size_t h;
+
+	if ((t->nmms + 1) * 2 > t->nmmslots) {
+		size_t n = t->nmmslots ? t->nmmslots * 2 : 256;
+		struct mm_slot *s = calloc(n, sizeof(*s));
+
+		if (!s)
+			return NULL;
+		for (size_t i = 0; i < t->nmmslots; i++) {
+			if (!t->mms[i].used)
+				continue;
+			h = (t->mms[i].mm_id * 2654435761u) & (n - 1);
+			while (s[h].used)
+				h = (h + 1) & (n - 1);
+			s[h] = t->mms[i];
+		}
+		free(t->mms);
+		t->mms = s;
+		t->nmmslots = n;
+	}
+	h = (mm_id * 2654435761u) & (t->nmmslots - 1);
+	while (t->mms[h].used && t->mms[h].mm_id != mm_id)
+		h = (h + 1) & (t->nmmslots - 1);
+	if (!t->mms[h].used) {
+		t->mms[h].used = true;
+		t->mms[h].mm_id = mm_id;
+		t->mms[h].tid = -1;
+		t->nmms++;
+	}
+	return &t->mms[h];
+}
+
+/*
+ * kmem:rss_stat as Perfetto's rss_stat tracker reads it: the size (bytes)
+ * of one of the mm's counters, on the track of the thread whose mm it is:
+ * the event's own thread when curr is set (and the mm_id is then known to
+ * be that thread's), else the thread last seen with that mm_id; an mm_id
+ * never seen current, or a negative size, makes no value.
+ */
+static int on_rss_stat(struct tables *t, const struct tk_feed_rec *r)
+{
+	struct mm_slot *mm = mm_get(t, (uint32_t)r->val[0]);
+	uint32_t member = (uint32_t)r->val[2];
+	int64_t size = (int64_t)r->val[3];
+	struct thread *th;
+	struct ctrack *c;
+	int ret = 0;
+
+	if (!mm)
+		return tk_fail(ENOMEM, "out of memory");
+	if (r->val[1])
+		mm->tid = r->tid;
+	if (mm->tid < 0 || size < 0)
+		return 0;
+	th = thread_get(t, mm->tid);
+	if (!th)
+		return tk_fail(ENOMEM, "out of memory");
+	if (member > 5)
+		member = 5;
+	c = ctrack_get(t, CT_RSS, member, (uint32_t)th->utid, &ret);
+	if (!c)
+		return ret;
+	return counter_out(t, c, r->time, (double)size);
+}
+
+/* The values of one group read taken (perf's groups are far smaller). */
+#define READ_MAX 64
+
+/*
+ * A perf.data sample of a counting event: its PERF_SAMPLE_READ values when
+ * it has them (perf-read.h), each on the track of the event its id names
+ * (the sample's own without PERF_FORMAT_ID); else its period added to its
+ * event's track.
+ */
+static int on_sample_counter(struct tables *t, const struct tk_feed_rec *r)
+{
+	uint32_t idx = (uint32_t)r->val[2];
+	const struct tk_perfdata_evsel *e = t->st->pd && idx < tk_perfdata_evsel_count(t->st->pd)
+						    ? tk_perfdata_evsel_get(t->st->pd, idx)
+						    : NULL;
+	/* Samples without a CPU count on one track per event, as Perfetto's. */
+	unsigned int kind =
+		e && !(e->attr.sample_type & TK_PERF_SAMPLE_CPU) ? CT_PERF_GLOBAL : CT_PERF;
+	uint32_t cpu = kind == CT_PERF ? r->cpu : 0;
+	struct ctrack *c;
+	int ret = 0;
+
+	if (r->read_size && e) {
+		struct tk_read_value rv[READ_MAX];
+		uint32_t n = tk_perf_read_values(e->attr.read_format,
+						 (const uint8_t *)r->raw + r->raw_size,
+						 r->read_size, rv, READ_MAX);
+
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t member = idx;
+
+			if (e->attr.read_format & TK_PERF_READ_ID) {
+				int m = tk_perfdata_evsel_of_id(t->st->pd, rv[i].id);
+
+				if (m < 0)
+					continue;
+				member = (uint32_t)m;
+			}
+			c = ctrack_get(t, kind, member, cpu, &ret);
+			if (!c)
+				return ret;
+			ret = counter_out(t, c, r->time, (double)rv[i].value);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
+	c = ctrack_get(t, kind, idx, cpu, &ret);
+	if (!c)
+		return ret;
+	c->sum += (double)r->val[1];
+	return counter_out(t, c, r->time, c->sum);
+}
+
 static int on_record(void *ctx, const struct tk_feed_rec *r)
 {
 	struct tables *t = ctx;
@@ -597,7 +936,8 @@ static int on_record(void *ctx, const struct tk_feed_rec *r)
 		v[2].i = th->utid;
 		v[3].i = r->tid;
 		v[4].i = cs;
-		return emit(t, TK_TABLE_PERF_SAMPLE, v);
+		ret = emit(t, TK_TABLE_PERF_SAMPLE, v);
+		return ret ? ret : on_sample_counter(t, r);
 	}
 	case TK_FEED_MMAP:
 		return tk_stack_mmap(t->stack, r->pid, r->val[0], r->val[1], r->val[2], r->raw,
@@ -631,6 +971,12 @@ static int on_record(void *ctx, const struct tk_feed_rec *r)
 	case W_WAKEUP:
 	case W_WAKEUP_NEW:
 		return on_wakeup(t, r);
+	case W_CPU_IDLE:
+		return on_cpu_state(t, r, CT_CPU_IDLE);
+	case W_CPU_FREQ:
+		return on_cpu_state(t, r, CT_CPU_FREQ);
+	case W_RSS_STAT:
+		return on_rss_stat(t, r);
 	default:
 		return 0;
 	}
@@ -864,6 +1210,8 @@ int tk_tables_run(const char *path, const struct tk_table_ident *ident,
 		ret = finish_threads(t);
 	free(t->threads);
 	free(t->cpus);
+	free(t->ctracks);
+	free(t->mms);
 	tk_stack_free(t->stack);
 	free(t);
 	return ret;

@@ -134,6 +134,11 @@ static void on_hello(struct tk_appevent_session *s, struct sconn *c, const void 
 	if (n < sizeof(*h))
 		return;
 	c->pid = h->pid;
+	/* Another layout of the shared buffers: refuse (id_count 0) rather than misread. */
+	if (h->version != AE_VERSION) {
+		send(c->fd, &w, sizeof(w), MSG_DONTWAIT | MSG_NOSIGNAL);
+		return;
+	}
 	memcpy(c->comm, h->comm, sizeof(c->comm));
 	c->comm[sizeof(c->comm) - 1] = 0;
 	if (s->conns_ever < MAX_CONNS) {
@@ -195,8 +200,9 @@ static void on_buffer(struct tk_appevent_session *s, struct sconn *c, const void
 		return;
 	nb.sh = p;
 	nb.map_len = b->size;
-	if (nb.sh->magic != AE_MAGIC || nb.sh->page_size != AE_PAGE_SIZE ||
-	    nb.sh->nr_pages < AE_MIN_PAGES || nb.sh->nr_pages > AE_MAX_PAGES ||
+	if (nb.sh->magic != AE_MAGIC || nb.sh->version != AE_VERSION ||
+	    nb.sh->page_size != AE_PAGE_SIZE || nb.sh->nr_pages < AE_MIN_PAGES ||
+	    nb.sh->nr_pages > AE_MAX_PAGES ||
 	    AE_HDR_SIZE + (uint64_t)nb.sh->nr_pages * AE_PAGE_SIZE > b->size)
 		goto bad;
 	nb.nr_pages = nb.sh->nr_pages;

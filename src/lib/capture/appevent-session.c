@@ -57,6 +57,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -68,6 +69,7 @@
 #define MAX_CONNS     ((TK_APPEVENT_ID_END - TK_APPEVENT_ID_BASE) / TK_APPEVENT_IDS_PER_PROCESS)
 #define COMMIT_MISSED (1ULL << 31)
 #define COMMIT_STORED (1ULL << 30)
+#define DRAIN_BATCH   64 /* pages per pwritev() */
 
 struct sbuf {
 	struct ae_shm *sh;
@@ -114,6 +116,7 @@ struct tk_appevent_session {
 	uint32_t nr_pages, mode, clock;
 	int err;
 	uint8_t page[AE_PAGE_SIZE];
+	uint8_t *scratch; /* DRAIN_BATCH pages: copies of pages whose commit word changes */
 	char msg[AE_MSG_MAX];
 };
 
@@ -310,34 +313,12 @@ static void read_all(struct tk_appevent_session *s)
 
 /* ------------------------------------------------------------ draining */
 
-static int spool_page(struct tk_appevent_session *s, struct sbuf *b, uint8_t *page)
+/* Write @len bytes of @iov at @off of @b's spool, whatever the partial writes. */
+static int spool_write(struct tk_appevent_session *s, struct sbuf *b, struct iovec *iov, int cnt,
+		       uint64_t off)
 {
-	uint64_t raw, commit, n, ov = __atomic_load_n(&b->sh->overrun, __ATOMIC_ACQUIRE);
-	size_t done = 0;
-
-	memcpy(&raw, page + 8, 8);
-	commit = raw & ((1ULL << 27) - 1);
-	if (commit > AE_PAGE_SIZE - AE_PAGE_DATA)
-		return 0; /* a torn or foreign page: never into the file */
-	/*
-	 * Lost right before this page: what the writer dropped while the page
-	 * before it was full (in the high half), and the pages it overwrote
-	 * since our last copy (their events were older than this page's).
-	 */
-	n = (raw >> 32) + (ov - b->overrun_seen);
-	b->overrun_seen = ov;
-	b->drops_marked += raw >> 32;
-	memcpy(&b->last_ts, page, 8);
-	if (n) {
-		if (commit + 8 <= AE_PAGE_SIZE - AE_PAGE_DATA) {
-			memcpy(page + AE_PAGE_DATA + commit, &n, 8);
-			commit |= COMMIT_STORED;
-		}
-		commit |= COMMIT_MISSED;
-	}
-	memcpy(page + 8, &commit, 8);
-	while (done < AE_PAGE_SIZE) {
-		ssize_t w = write(b->spool, page + done, AE_PAGE_SIZE - done);
+	while (cnt > 0) {
+		ssize_t w = pwritev(b->spool, iov, cnt, (off_t)off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -347,8 +328,69 @@ static int spool_page(struct tk_appevent_session *s, struct sbuf *b, uint8_t *pa
 						 strerror(w < 0 ? errno : EIO));
 			return -1;
 		}
-		done += (size_t)w;
+		off += (uint64_t)w;
+		while (cnt > 0 && (size_t)w >= iov->iov_len) {
+			w -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
 	}
+	return 0;
+}
+
+/*
+ * The commit word the file gets for a page whose shared one is @raw, with
+ * @lost events lost right before it: the kernel's missed-events flag, and
+ * the count after the data (bit 30) when it fits. Sets *@count_at to where
+ * the count goes in the page, or 0. Returns UINT64_MAX for a torn or
+ * foreign page, which never goes into the file.
+ */
+static uint64_t file_commit(uint64_t raw, uint64_t lost, uint32_t *count_at)
+{
+	uint64_t commit = raw & ((1ULL << 27) - 1);
+
+	*count_at = 0;
+	if (commit > AE_PAGE_SIZE - AE_PAGE_DATA)
+		return UINT64_MAX;
+	if (lost) {
+		if (commit + 8 <= AE_PAGE_SIZE - AE_PAGE_DATA) {
+			*count_at = (uint32_t)(AE_PAGE_DATA + commit);
+			commit |= COMMIT_STORED;
+		}
+		commit |= COMMIT_MISSED;
+	}
+	return commit;
+}
+
+/* One page the recorder made itself (the final ones, see drain()): @page, patched in place. */
+static int spool_page(struct tk_appevent_session *s, struct sbuf *b, uint8_t *page)
+{
+	uint64_t raw, commit, n, ov = __atomic_load_n(&b->sh->overrun, __ATOMIC_ACQUIRE);
+	struct iovec iov = {.iov_base = page, .iov_len = AE_PAGE_SIZE};
+	uint32_t at;
+
+	memcpy(&raw, page + 8, 8);
+	/*
+	 * Lost right before this page: what the writer dropped while the page
+	 * before it was full (in the high half), and the pages it overwrote
+	 * since our last copy (their events were older than this page's).
+	 */
+	n = (raw >> 32) + (ov - b->overrun_seen);
+	commit = file_commit(raw, n, &at);
+	if (commit == UINT64_MAX)
+		return 0; /* a torn or foreign page: never into the file */
+	b->overrun_seen = ov;
+	b->drops_marked += raw >> 32;
+	memcpy(&b->last_ts, page, 8);
+	if (at)
+		memcpy(page + at, &n, 8);
+	memcpy(page + 8, &commit, 8);
+	if (spool_write(s, b, &iov, 1, b->pages_out * AE_PAGE_SIZE) < 0)
+		return -1;
 	b->pages_out++;
 	return 0;
 }
@@ -374,6 +416,66 @@ static void final_drops(struct tk_appevent_session *s, struct sbuf *b)
 	spool_page(s, b, s->page);
 }
 
+/*
+ * Copy complete pages head .. head + n - 1 (n <= DRAIN_BATCH) of @b into
+ * its spool with one pwritev() straight from the shared mapping, then move
+ * head past them with one cmpxchg. Pages whose commit word must change
+ * (events lost before them) go through a patched copy in s->scratch; a
+ * torn or foreign page is left out. Returns 1 when done, 0 when the
+ * cmpxchg failed (an overwriting writer took pages meanwhile: *@head is
+ * then its head; nothing is counted and the next try writes over the same
+ * file bytes), -1 on a spool error.
+ */
+static int drain_batch(struct tk_appevent_session *s, struct sbuf *b, uint64_t *head, uint32_t n)
+{
+	struct ae_shm *sh = b->sh;
+	uint64_t ov = __atomic_load_n(&sh->overrun, __ATOMIC_ACQUIRE);
+	uint64_t ov_lost = ov - b->overrun_seen, drops = 0, last_ts = b->last_ts;
+	struct iovec iov[DRAIN_BATCH];
+	uint32_t good = 0, patched = 0;
+	int cnt = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint8_t *src = b->pages + (size_t)((*head + k) % b->nr_pages) * AE_PAGE_SIZE;
+		uint64_t raw = __atomic_load_n((uint64_t *)(src + 8), __ATOMIC_RELAXED);
+		uint64_t lost = (raw >> 32) + (good ? 0 : ov_lost), commit;
+		uint8_t *from = src;
+		uint32_t at;
+
+		commit = file_commit(raw, lost, &at);
+		if (commit == UINT64_MAX)
+			continue;
+		if (commit != raw) {
+			from = s->scratch + (size_t)patched++ * AE_PAGE_SIZE;
+			memcpy(from, src, AE_PAGE_SIZE);
+			if (at)
+				memcpy(from + at, &lost, 8);
+			memcpy(from + 8, &commit, 8);
+		}
+		drops += raw >> 32;
+		last_ts = __atomic_load_n((uint64_t *)src, __ATOMIC_RELAXED);
+		/* Slots follow each other in the mapping: one entry for a run of them. */
+		if (cnt && from == (uint8_t *)iov[cnt - 1].iov_base + iov[cnt - 1].iov_len)
+			iov[cnt - 1].iov_len += AE_PAGE_SIZE;
+		else
+			iov[cnt++] = (struct iovec){.iov_base = from, .iov_len = AE_PAGE_SIZE};
+		good++;
+	}
+	if (cnt && spool_write(s, b, iov, cnt, b->pages_out * AE_PAGE_SIZE) < 0)
+		return -1;
+	if (!__atomic_compare_exchange_n(&sh->head, head, *head + n, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return 0;
+	*head += n;
+	b->pages_out += good;
+	if (good) {
+		b->overrun_seen = ov;
+		b->drops_marked += drops;
+		b->last_ts = last_ts;
+	}
+	return 1;
+}
+
 /* Copy @b's complete pages; with @final, the page its writer is on too. */
 static void drain(struct tk_appevent_session *s, struct sbuf *b, bool final)
 {
@@ -382,14 +484,11 @@ static void drain(struct tk_appevent_session *s, struct sbuf *b, bool final)
 	uint64_t tail = __atomic_load_n(&sh->tail, __ATOMIC_ACQUIRE);
 
 	while (head < tail) {
-		const uint8_t *src = b->pages + (size_t)(head % b->nr_pages) * AE_PAGE_SIZE;
+		uint64_t n = tail - head;
 
-		memcpy(s->page, src, AE_PAGE_SIZE);
-		if (!__atomic_compare_exchange_n(&sh->head, &head, head + 1, false,
-						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			continue; /* overwritten while we copied: head moved on */
-		head++;
-		if (spool_page(s, b, s->page) < 0)
+		if (n > DRAIN_BATCH)
+			n = DRAIN_BATCH;
+		if (drain_batch(s, b, &head, (uint32_t)n) < 0)
 			return;
 	}
 	if (final && !b->final_done) {
@@ -532,6 +631,11 @@ TK_API struct tk_appevent_session *tk_appevent_session_new(const struct tk_appev
 		return tk_fail_null(r, "%s: %s", sa.sun_path, strerror(r));
 	}
 	chmod(s->path, 0777);
+	s->scratch = malloc((size_t)DRAIN_BATCH * AE_PAGE_SIZE);
+	if (!s->scratch) {
+		tk_appevent_session_free(s);
+		return tk_fail_null(ENOMEM, "out of memory");
+	}
 	s->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->stopfd < 0) {
 		r = errno;
@@ -667,6 +771,7 @@ TK_API void tk_appevent_session_free(struct tk_appevent_session *s)
 	free(s->conns);
 	free(s->bufs);
 	free(s->fmts);
+	free(s->scratch);
 	free(s);
 }
 
@@ -814,13 +919,15 @@ static int copy_spools(struct tk_appevent_session *s, struct tk_dat_writer *w, c
 	r = tk_dat_writer_begin_buffer(w, "user", clock, AE_PAGE_SIZE, ncpu);
 
 	for (size_t i = 0; i < s->nbufs && r == 0; i++) {
-		uint64_t off = 0;
+		/* Up to the pages counted: a copy an overwriting writer tore may lie past them. */
+		uint64_t off = 0, end = s->bufs[i].pages_out * AE_PAGE_SIZE;
 
-		if (!s->bufs[i].pages_out)
+		if (!end)
 			continue;
 		r = tk_dat_writer_begin_cpu(w, (uint32_t)i);
-		while (r == 0) {
-			ssize_t n = pread(s->bufs[i].spool, batch, cap, (off_t)off);
+		while (r == 0 && off < end) {
+			ssize_t n = pread(s->bufs[i].spool, batch,
+					  end - off < cap ? end - off : cap, (off_t)off);
 
 			if (n < 0 && errno == EINTR)
 				continue;

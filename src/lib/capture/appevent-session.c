@@ -519,6 +519,8 @@ static void *session_thread(void *arg)
 	uint64_t before, after;
 	bool busy = false;
 
+	/* A name that top, perf and bench-ring (its recorder CPU time) can find. */
+	pthread_setname_np(pthread_self(), "tk-ae-recorder");
 	for (;;) {
 		size_t n = s->nconns + 2;
 		struct pollfd *np = realloc(pfd, n * sizeof(*np));

@@ -77,6 +77,7 @@ struct sbuf {
 	uint8_t *pages;
 	uint32_t nr_pages;
 	int spool;
+	int memfd; /* the application's memfd, for splice(); -1: write from the mapping */
 	uint64_t pages_out, overrun_seen;
 	uint64_t drops_marked; /* drops the pages copied so far carried */
 	uint64_t last_ts;      /* timestamp of the last page copied */
@@ -103,6 +104,8 @@ struct tk_appevent_session {
 	char path[PATH_MAX];
 	char link[sizeof(TK_APPEVENT_ATTACH_DIR) + 32]; /* attach rendezvous, or "" */
 	int lfd, stopfd;
+	int pipe[2];	 /* splice(): memfd -> pipe -> spool; -1: pwritev() from the mapping */
+	size_t pipe_cap; /* bytes the pipe holds */
 	pthread_t thread;
 	bool running, stopped;
 	pthread_mutex_t lock; /* bufs, for the stats calls while the thread runs */
@@ -184,7 +187,7 @@ static void on_buffer(struct tk_appevent_session *s, struct sconn *c, const void
 		      int fd)
 {
 	const struct ae_msg_buffer *b = msg;
-	struct sbuf nb = {.spool = -1};
+	struct sbuf nb = {.spool = -1, .memfd = -1};
 	struct sbuf *grown;
 	struct stat st;
 	void *p;
@@ -217,6 +220,9 @@ static void on_buffer(struct tk_appevent_session *s, struct sconn *c, const void
 	nb.spool = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (nb.spool < 0)
 		goto bad;
+	/* Kept for splice(); without it (out of descriptors) the pages are written from the map. */
+	if (s->pipe[0] >= 0)
+		nb.memfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	pthread_mutex_lock(&s->lock);
 	grown = realloc(s->bufs, (s->nbufs + 1) * sizeof(*grown));
 	if (grown) {
@@ -227,6 +233,8 @@ static void on_buffer(struct tk_appevent_session *s, struct sconn *c, const void
 	if (grown)
 		return;
 	close(nb.spool);
+	if (nb.memfd >= 0)
+		close(nb.memfd);
 bad:
 	munmap(p, b->size);
 }
@@ -338,6 +346,77 @@ static int spool_write(struct tk_appevent_session *s, struct sbuf *b, struct iov
 			iov->iov_base = (uint8_t *)iov->iov_base + w;
 			iov->iov_len -= (size_t)w;
 		}
+	}
+	return 0;
+}
+
+/*
+ * @len bytes at @from of @b's memfd to @off of its spool, through the
+ * session's pipe: the pages go into the pipe by reference and are copied
+ * once, into the spool's page cache. Returns 0, or -1 when splice() did
+ * not do it all (the pipe is emptied; the caller writes the range again
+ * another way).
+ */
+static int splice_range(struct tk_appevent_session *s, struct sbuf *b, uint64_t from, size_t len,
+			uint64_t off)
+{
+	while (len) {
+		loff_t in = (loff_t)from, out = (loff_t)off;
+		ssize_t got = splice(b->memfd, &in, s->pipe[1], NULL,
+				     len < s->pipe_cap ? len : s->pipe_cap, SPLICE_F_NONBLOCK);
+		size_t left = got > 0 ? (size_t)got : 0;
+
+		while (left) {
+			ssize_t put = splice(s->pipe[0], NULL, b->spool, &out, left, 0);
+
+			if (put <= 0)
+				break;
+			left -= (size_t)put;
+		}
+		if (got <= 0 || left) {
+			/* Whatever stayed in the pipe must not reach the next range. */
+			while (left) {
+				ssize_t r = read(s->pipe[0], s->page,
+						 left < sizeof(s->page) ? left : sizeof(s->page));
+
+				if (r <= 0)
+					break;
+				left -= (size_t)r;
+			}
+			return -1;
+		}
+		from += (uint64_t)got;
+		off += (uint64_t)got;
+		len -= (size_t)got;
+	}
+	return 0;
+}
+
+/*
+ * A batch's pages, @iov (runs of the mapping, or patched copies in
+ * s->scratch), to @off of @b's spool: the mapping's runs by splice() from
+ * the memfd, the copies by pwrite(); everything by pwritev() when splice
+ * is not available, or for good once it failed on this buffer.
+ */
+static int spool_batch(struct tk_appevent_session *s, struct sbuf *b, struct iovec *iov, int cnt,
+		       uint64_t off)
+{
+	if (b->memfd < 0)
+		return spool_write(s, b, iov, cnt, off);
+	for (int i = 0; i < cnt; i++) {
+		uint8_t *base = iov[i].iov_base;
+		size_t len = iov[i].iov_len;
+
+		if (base < (uint8_t *)b->sh || base >= (uint8_t *)b->sh + b->map_len ||
+		    splice_range(s, b, (uint64_t)(base - (uint8_t *)b->sh), len, off) < 0) {
+			if (base >= (uint8_t *)b->sh && base < (uint8_t *)b->sh + b->map_len) {
+				close(b->memfd);
+				b->memfd = -1;
+			}
+			if (spool_write(s, b, &iov[i], 1, off) < 0)
+				return -1;
+		}
+		off += len;
 	}
 	return 0;
 }
@@ -461,7 +540,7 @@ static int drain_batch(struct tk_appevent_session *s, struct sbuf *b, uint64_t *
 			iov[cnt++] = (struct iovec){.iov_base = from, .iov_len = AE_PAGE_SIZE};
 		good++;
 	}
-	if (cnt && spool_write(s, b, iov, cnt, b->pages_out * AE_PAGE_SIZE) < 0)
+	if (cnt && spool_batch(s, b, iov, cnt, b->pages_out * AE_PAGE_SIZE) < 0)
 		return -1;
 	if (!__atomic_compare_exchange_n(&sh->head, head, *head + n, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
@@ -600,6 +679,7 @@ TK_API struct tk_appevent_session *tk_appevent_session_new(const struct tk_appev
 	if (!s)
 		return tk_fail_null(ENOMEM, "out of memory");
 	s->lfd = s->stopfd = -1;
+	s->pipe[0] = s->pipe[1] = -1;
 	s->nr_pages = (uint32_t)pages;
 	s->mode = opts.mode;
 	s->clock = opts.clock;
@@ -637,6 +717,24 @@ TK_API struct tk_appevent_session *tk_appevent_session_new(const struct tk_appev
 	if (!s->scratch) {
 		tk_appevent_session_free(s);
 		return tk_fail_null(ENOMEM, "out of memory");
+	}
+	/*
+	 * A pipe of a batch's size for splice() (a smaller one when the user's
+	 * pipe quota says so); without a pipe, pages are written from the map.
+	 */
+	if (pipe2(s->pipe, O_CLOEXEC) == 0) {
+		int cap = fcntl(s->pipe[1], F_SETPIPE_SZ, (int)(DRAIN_BATCH * AE_PAGE_SIZE));
+
+		if (cap < 0)
+			cap = fcntl(s->pipe[1], F_GETPIPE_SZ);
+		s->pipe_cap = cap > 0 ? (size_t)cap : 0;
+		if (s->pipe_cap < AE_PAGE_SIZE) {
+			close(s->pipe[0]);
+			close(s->pipe[1]);
+			s->pipe[0] = s->pipe[1] = -1;
+		}
+	} else {
+		s->pipe[0] = s->pipe[1] = -1;
 	}
 	s->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->stopfd < 0) {
@@ -754,6 +852,12 @@ TK_API void tk_appevent_session_free(struct tk_appevent_session *s)
 		munmap(s->bufs[i].sh, s->bufs[i].map_len);
 		if (s->bufs[i].spool >= 0)
 			close(s->bufs[i].spool);
+		if (s->bufs[i].memfd >= 0)
+			close(s->bufs[i].memfd);
+	}
+	if (s->pipe[0] >= 0) {
+		close(s->pipe[0]);
+		close(s->pipe[1]);
 	}
 	for (size_t i = 0; i < s->nfmts; i++) {
 		free(s->fmts[i].system);

@@ -23,6 +23,23 @@
  *   - rdtsc: the clock read alone, the floor of a TSC-stamped event;
  *   - drain: a consumer calling tk_ring_read_page() over a full 64 MiB
  *     producer/consumer buffer, GB/s of page bytes handed out;
+ *   - ae-1t / ae-2t: TK_APPEVENT of the same two u64 (tk_appevent_write())
+ *     into an appevent session of this process, overwrite mode, 1 MiB per
+ *     thread, its recorder thread draining into spool files meanwhile;
+ *     marker: a 16-byte write to trace_marker of a tracefs instance of ours
+ *     (root only); ae-rate: 10 M events at 10 M/s from two threads into a
+ *     drop-newest session, where any loss fails the bench;
+ *   - CPU time: beside each writer case the writers' CPU time per event
+ *     (CLOCK_THREAD_CPUTIME_ID), steadier than wall time on a shared host;
+ *     beside ae-* the recorder thread's ("+ recording", its schedstat), and
+ *     beside lttng-* that of every lttng-* daemon thread (near 0: a
+ *     snapshot session consumes nothing until a snapshot is taken);
+ *     lttng/ae-*-cpu is the ratio of the sums;
+ *   - spool-copy / -pwritev / -cfr / -splice: the recorder's CPU time per
+ *     4 KiB page to move 64-page batches of a memfd into an O_TMPFILE spool
+ *     in $TMPDIR or /tmp: a memcpy and a pwrite per page, one pwritev from
+ *     the mapping, copy_file_range, splice through a pipe;
+ *   - load: /proc/loadavg at the start and the end;
  *   - lttng-verify (spec section 4.4 step 5): the snapshot session keeps
  *     no trace, so after the timed rounds a normal LTTng session in discard
  *     mode, same channel bytes, writes 200 k events of the same tracepoint

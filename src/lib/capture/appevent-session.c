@@ -19,18 +19,28 @@
  *
  * Draining (see appevent.c for the buffer's protocol): every 5 ms, or
  * every 1 ms while the last pass found pages (a writer at 5 M events/s
- * fills 1 MiB in ~7 ms), the thread copies each buffer's complete pages
- * (head < tail) into the
- * buffer's spool file, an unlinked file in the session directory, exactly
- * as record.c moves the kernel's whole pages into its spools. A copy counts
- * only if the cmpxchg of head succeeds afterwards (an overwriting writer
- * may have taken the slot meanwhile). Events lost right before a page (the
- * writer's drops, carried in the page's commit word, and pages it
- * overwrote since the previous copy) set that page's missed-events flag
- * (commit bit 31, and the count after the data with bit 30 when it fits),
- * as the kernel marks its pages. tk_appevent_session_stop() drains once more and then
- * copies the page each writer is still on, up to its commit word: the
- * memfd outlives a killed application, so everything it committed is kept.
+ * fills 1 MiB in ~7 ms), the thread (named tk-ae-recorder) moves each
+ * buffer's complete pages (head < tail) into the buffer's spool file, an
+ * unlinked file in the session directory, exactly as record.c moves the
+ * kernel's whole pages into its spools: up to DRAIN_BATCH pages at a time,
+ * spliced from the application's memfd through a pipe into the spool (the
+ * pages enter the pipe by reference, and the kernel copies them once, into
+ * the spool's page cache), then one cmpxchg moves head past the batch. A
+ * batch counts only if that cmpxchg succeeds (an overwriting writer may
+ * have taken slots meanwhile); else the next try writes over the same
+ * spool bytes, so spools are written at pages_out pages and read back up to
+ * there. Per 4 KiB page, in recorder CPU (bench-ring's spool-* cases, one
+ * run): splice 0.5-1.0 us, pwritev from the mapping 0.9-1.2, a copy and a
+ * write per page 1.5; copy_file_range from a memfd to ext4 fails (EXDEV).
+ * Without a pipe or a spare descriptor the pages go by pwritev from the
+ * mapping. Events lost right before a page (the writer's drops, carried in
+ * the page's commit word, and pages it overwrote since the previous copy)
+ * set that page's missed-events flag (commit bit 31, and the count after
+ * the data with bit 30 when it fits), as the kernel marks its pages; such
+ * a page is copied and patched first. tk_appevent_session_stop() drains
+ * once more and then copies the page each writer is still on, up to its
+ * commit word: the memfd outlives a killed application, so everything it
+ * committed is kept.
  *
  * Writing: tk_appevent_session_write() rewrites the recorder's finished
  * .dat with the applications' formats added to the event formats section,

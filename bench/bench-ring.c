@@ -23,6 +23,23 @@
  *   - rdtsc: the clock read alone, the floor of a TSC-stamped event;
  *   - drain: a consumer calling tk_ring_read_page() over a full 64 MiB
  *     producer/consumer buffer, GB/s of page bytes handed out;
+ *   - ae-1t / ae-2t: TK_APPEVENT of the same two u64 (tk_appevent_write())
+ *     into an appevent session of this process, overwrite mode, 1 MiB per
+ *     thread, its recorder thread draining into spool files meanwhile;
+ *     marker: a 16-byte write to trace_marker of a tracefs instance of ours
+ *     (root only); ae-rate: 10 M events at 10 M/s from two threads into a
+ *     drop-newest session, where any loss fails the bench;
+ *   - CPU time: beside each writer case the writers' CPU time per event
+ *     (CLOCK_THREAD_CPUTIME_ID), steadier than wall time on a shared host;
+ *     beside ae-* the recorder thread's ("+ recording", its schedstat), and
+ *     beside lttng-* that of every lttng-* daemon thread (near 0: a
+ *     snapshot session consumes nothing until a snapshot is taken);
+ *     lttng/ae-*-cpu is the ratio of the sums;
+ *   - spool-copy / -pwritev / -cfr / -splice: the recorder's CPU time per
+ *     4 KiB page to move 64-page batches of a memfd into an O_TMPFILE spool
+ *     in $TMPDIR or /tmp: a memcpy and a pwrite per page, one pwritev from
+ *     the mapping, copy_file_range, splice through a pipe;
+ *   - load: /proc/loadavg at the start and the end;
  *   - lttng-verify (spec section 4.4 step 5): the snapshot session keeps
  *     no trace, so after the timed rounds a normal LTTng session in discard
  *     mode, same channel bytes, writes 200 k events of the same tracepoint
@@ -81,8 +98,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include <tracekit/appevent.h>
 #include <tracekit/page.h>
@@ -128,6 +148,7 @@ struct worker {
 	bool active;
 	/* results */
 	double ns;
+	double cpu_ns; /* CPU time of the thread, ns per event */
 	uint64_t errors;
 	bool quit;
 } __attribute__((aligned(128)));
@@ -236,15 +257,26 @@ static void run_rdtsc(struct worker *w)
 	w->ns = (double)(now_ns() - t0) / (double)n;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 
 	pin(w->cpu);
 	for (;;) {
+		uint64_t c0;
+
 		pthread_barrier_wait(&start_b);
 		if (w->quit)
 			break;
+		c0 = thread_cpu_ns();
 		if (w->active) {
 			if (w->kind == K_TK)
 				run_tk(w);
@@ -258,16 +290,20 @@ static void *worker_main(void *arg)
 				run_marker(w);
 			else
 				run_lttng(w);
+			w->cpu_ns = (double)(thread_cpu_ns() - c0) / (double)w->n;
 		}
 		pthread_barrier_wait(&end_b);
 	}
 	return NULL;
 }
 
+/* CPU ns per event of the last round's writers, averaged over the active threads. */
+static double round_cpu;
+
 /* ns/event per thread, averaged over the active threads. */
 static double run_round(enum kind kind, struct tk_ring *ring, int threads, uint64_t n)
 {
-	double sum = 0;
+	double sum = 0, cpu = 0;
 
 	for (int i = 0; i < 2; i++) {
 		workers[i].kind = kind;
@@ -277,8 +313,11 @@ static double run_round(enum kind kind, struct tk_ring *ring, int threads, uint6
 	}
 	pthread_barrier_wait(&start_b);
 	pthread_barrier_wait(&end_b);
-	for (int i = 0; i < threads; i++)
+	for (int i = 0; i < threads; i++) {
 		sum += workers[i].ns;
+		cpu += workers[i].cpu_ns;
+	}
+	round_cpu = cpu / threads;
 	return sum / threads;
 }
 
@@ -608,10 +647,233 @@ static void lttng_teardown(void)
 
 /* ------------------------------------------------------------ main */
 
-enum { TK1, TK1MONO, TK2, DRAIN, LT1, LT2, RDTSC, AE1, AE2, MARKER, NCASE };
-static const char *const names[NCASE] = {"tk-1t-tsc", "tk-1t-mono", "tk-2t-tsc", "drain",
-					 "lttng-1t",  "lttng-2t",   "rdtsc",	 "ae-1t",
-					 "ae-2t",     "marker"};
+enum {
+	TK1,
+	TK1MONO,
+	TK2,
+	DRAIN,
+	LT1,
+	LT2,
+	RDTSC,
+	AE1,
+	AE2,
+	MARKER,
+	SPCOPY,
+	SPPWRITEV,
+	SPCFR,
+	SPSPLICE,
+	NCASE
+};
+static const char *const names[NCASE] = {"tk-1t-tsc", "tk-1t-mono",  "tk-2t-tsc",  "drain",
+					 "lttng-1t",  "lttng-2t",    "rdtsc",	   "ae-1t",
+					 "ae-2t",     "marker",	     "spool-copy", "spool-pwritev",
+					 "spool-cfr", "spool-splice"};
+
+/* ------------------------------------------------------------ CPU time of others */
+
+/* ns a thread ran (/proc/.../schedstat, first field); 0 when unreadable. */
+static uint64_t schedstat_ns(const char *path)
+{
+	unsigned long long ns = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+/* The first line of @path into @buf (newline cut); false when unreadable. */
+static bool read_line(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fgets(buf, (int)cap, f) != NULL;
+	fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = 0;
+	return ok;
+}
+
+/* The appevent session's thread (named tk-ae-recorder): its schedstat path. */
+static char recorder_stat[64];
+
+static void find_recorder(void)
+{
+	char path[96], comm[32];
+
+	for (int tries = 0; tries < 100 && !recorder_stat[0]; tries++) {
+		DIR *d = opendir("/proc/self/task");
+		struct dirent *e;
+
+		while (d && (e = readdir(d))) {
+			snprintf(path, sizeof(path), "/proc/self/task/%.20s/comm", e->d_name);
+			if (read_line(path, comm, sizeof(comm)) && !strcmp(comm, "tk-ae-recorder"))
+				snprintf(recorder_stat, sizeof(recorder_stat),
+					 "/proc/self/task/%.20s/schedstat", e->d_name);
+		}
+		if (d)
+			closedir(d);
+		if (!recorder_stat[0])
+			usleep(1000);
+	}
+}
+
+static uint64_t recorder_ns(void)
+{
+	return recorder_stat[0] ? schedstat_ns(recorder_stat) : 0;
+}
+
+/*
+ * CPU time of LTTng's daemons (every thread of every process whose name
+ * starts with "lttng-": the session daemon and its consumers), so that
+ * LTTng's events are charged what recording them costs, as ours are
+ * charged the recorder thread.
+ */
+static uint64_t lttng_daemons_ns(void)
+{
+	uint64_t sum = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char path[128], comm[32];
+
+	while (d && (e = readdir(d))) {
+		DIR *t;
+		struct dirent *te;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/comm", e->d_name);
+		if (!read_line(path, comm, sizeof(comm)) || strncmp(comm, "lttng-", 6))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/task", e->d_name);
+		t = opendir(path);
+		while (t && (te = readdir(t))) {
+			if (te->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%.20s/task/%.20s/schedstat", e->d_name,
+				 te->d_name);
+			sum += schedstat_ns(path);
+		}
+		if (t)
+			closedir(t);
+	}
+	if (d)
+		closedir(d);
+	return sum;
+}
+
+static void print_load(const char *when)
+{
+	char line[128];
+
+	if (read_line("/proc/loadavg", line, sizeof(line)))
+		printf("load %-6s %s (/proc/loadavg)\n", when, line);
+}
+
+/* ------------------------------------------------------------ spooling */
+
+/*
+ * What a recorder pays to move complete pages of an application's shared
+ * buffer (a memfd the writer filled) into a spool file, per way of doing
+ * it, in CPU time of the calling thread (system time included) per 4 KiB
+ * page. The buffer is 256 pages; the spool an O_TMPFILE in $TMPDIR or
+ * /tmp (where the session puts its spools), cut back to 0 every 64 MiB.
+ */
+enum spool_way { SP_COPY, SP_PWRITEV, SP_CFR, SP_SPLICE, SP_WAYS };
+
+#define SP_PAGES 256u
+#define SP_BATCH 64u
+
+struct spool_bench {
+	int memfd, out, pipe[2];
+	uint8_t *map, page[4096];
+	bool ok[SP_WAYS];
+	int err[SP_WAYS]; /* why a way failed */
+};
+
+static bool spool_setup(struct spool_bench *sb)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	sb->memfd = memfd_create("bench-ring-spool", MFD_CLOEXEC);
+	sb->out = open(tmp && *tmp ? tmp : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (sb->memfd < 0 || sb->out < 0 || ftruncate(sb->memfd, SP_PAGES * 4096) < 0 ||
+	    pipe2(sb->pipe, O_CLOEXEC) < 0)
+		return false;
+	fcntl(sb->pipe[1], F_SETPIPE_SZ, (int)(SP_BATCH * 4096));
+	sb->map = mmap(NULL, SP_PAGES * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, sb->memfd, 0);
+	if (sb->map == MAP_FAILED)
+		return false;
+	for (size_t i = 0; i < SP_PAGES * 4096; i++)
+		sb->map[i] = (uint8_t)(i * 7);
+	for (int w = 0; w < SP_WAYS; w++)
+		sb->ok[w] = true;
+	return true;
+}
+
+/* Move @pages pages @way; CPU ns per page, or 0 when the way failed. */
+static double spool_run(struct spool_bench *sb, enum spool_way way, uint64_t pages)
+{
+	uint64_t c0 = thread_cpu_ns(), off = 0;
+
+	if (!sb->ok[way])
+		return 0;
+	for (uint64_t done = 0; done < pages; done += SP_BATCH) {
+		uint64_t src = (done % SP_PAGES) * 4096;
+		ssize_t got = 0;
+
+		if (off >= (64u << 20)) {
+			if (ftruncate(sb->out, 0) < 0)
+				sb->ok[way] = false;
+			off = 0;
+		}
+		if (way == SP_COPY) {
+			/* The recorder before: each page copied out, then written. */
+			for (uint32_t k = 0; k < SP_BATCH; k++) {
+				memcpy(sb->page, sb->map + src + k * 4096, 4096);
+				got += pwrite(sb->out, sb->page, 4096, (off_t)(off + k * 4096));
+			}
+		} else if (way == SP_PWRITEV) {
+			struct iovec iov = {.iov_base = sb->map + src, .iov_len = SP_BATCH * 4096};
+
+			got = pwritev(sb->out, &iov, 1, (off_t)off);
+		} else if (way == SP_CFR) {
+			loff_t in = (loff_t)src, o = (loff_t)off;
+
+			got = copy_file_range(sb->memfd, &in, sb->out, &o, SP_BATCH * 4096, 0);
+		} else {
+			loff_t in = (loff_t)src, o = (loff_t)off;
+			ssize_t p = splice(sb->memfd, &in, sb->pipe[1], NULL, SP_BATCH * 4096, 0);
+
+			got = p > 0 ? splice(sb->pipe[0], NULL, sb->out, &o, (size_t)p, 0) : -1;
+		}
+		if (got != (ssize_t)(SP_BATCH * 4096)) {
+			sb->err[way] = got < 0 ? errno : EIO;
+			sb->ok[way] = false;
+			return 0;
+		}
+		off += SP_BATCH * 4096;
+	}
+	return (double)(thread_cpu_ns() - c0) / (double)pages;
+}
+
+static void spool_teardown(struct spool_bench *sb)
+{
+	if (sb->map && sb->map != MAP_FAILED)
+		munmap(sb->map, SP_PAGES * 4096);
+	if (sb->memfd >= 0)
+		close(sb->memfd);
+	if (sb->out >= 0)
+		close(sb->out);
+	close(sb->pipe[0]);
+	close(sb->pipe[1]);
+}
 
 /* ------------------------------------------------------------ app events */
 
@@ -707,18 +969,41 @@ static void marker_teardown(void)
 		rmdir(marker_dir);
 }
 
-static void print_case(const char *name, double *v, int n, const char *unit)
+static double median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	printf("%-11s median %8.2f %s  p10-p90 %.2f-%.2f  min-max %.2f-%.2f\n", name, v[n / 2],
-	       unit, v[n / 10], v[n - 1 - n / 10], v[0], v[n - 1]);
+	return v[n / 2];
+}
+
+/*
+ * One line: the median, p10-p90 and min-max of @v; with @cpu, the median
+ * CPU time of the writers per event, and with @other, that of the thread or
+ * daemons that record (the medians are taken after the line's own sort).
+ */
+static void print_case_cpu(const char *name, double *v, double *cpu, double *other, int n,
+			   const char *unit)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	printf("%-11s median %8.2f %s  p10-p90 %.2f-%.2f  min-max %.2f-%.2f", name, v[n / 2], unit,
+	       v[n / 10], v[n - 1 - n / 10], v[0], v[n - 1]);
+	if (cpu)
+		printf("  cpu %.2f", median(cpu, n));
+	if (other)
+		printf(" + recording %.2f", median(other, n));
+	printf("\n");
+}
+
+static void print_case(const char *name, double *v, int n, const char *unit)
+{
+	print_case_cpu(name, v, NULL, NULL, n, unit);
 }
 
 int main(int argc, char **argv)
 {
-	uint64_t n = 2000000, drain_size = 64 << 20, drained = 0;
+	uint64_t n = 2000000, drain_size = 64 << 20, drained = 0, spool_pages = 16384;
 	int rounds = 21, errors = 0;
-	bool quick = argc > 1 && !strcmp(argv[1], "--quick");
+	bool quick = false;
+	struct spool_bench sb = {.memfd = -1, .out = -1, .pipe = {-1, -1}};
 	bool lttng = false, marker = false;
 	const char *no_lttng = "not built (liblttng-ust-dev not found at configure time)";
 	const char *no_marker = "skipped in --quick mode";
@@ -726,11 +1011,23 @@ int main(int argc, char **argv)
 	uint64_t ae_lost, ae_pages;
 	char ae_clock[32];
 
-	if (quick) {
-		n = 200000;
-		rounds = 3;
-		drain_size = 8 << 20;
-		no_lttng = "skipped in --quick mode";
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick")) {
+			quick = true;
+			n = 200000;
+			rounds = 3;
+			drain_size = 8 << 20;
+			spool_pages = 1024;
+			no_lttng = "skipped in --quick mode";
+		} else if (!strcmp(argv[i], "--rounds") && i + 1 < argc && atoi(argv[i + 1]) > 0) {
+			rounds = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--events") && i + 1 < argc &&
+			   strtoull(argv[i + 1], NULL, 10) >= 1000) {
+			n = strtoull(argv[++i], NULL, 10);
+		} else {
+			fprintf(stderr, "usage: bench-ring [--quick] [--rounds R] [--events N]\n");
+			return 2;
+		}
 	}
 #ifdef HAVE_LTTNG_UST
 	if (!quick) {
@@ -750,8 +1047,18 @@ int main(int argc, char **argv)
 	double *ae_lt2 = calloc((size_t)rounds, sizeof(double));
 	double *ae_mk = calloc((size_t)rounds, sizeof(double));
 
-	for (int c = 0; c < NCASE; c++)
+	double *cpu[NCASE], *rec[NCASE], *cpu_lt1 = calloc((size_t)rounds, sizeof(double));
+	double *cpu_lt2 = calloc((size_t)rounds, sizeof(double));
+
+	for (int c = 0; c < NCASE; c++) {
 		res[c] = calloc((size_t)rounds, sizeof(double));
+		cpu[c] = calloc((size_t)rounds, sizeof(double));
+		rec[c] = calloc((size_t)rounds, sizeof(double));
+	}
+	if (!spool_setup(&sb)) {
+		fprintf(stderr, "bench-ring: spool cases: %s\n", strerror(errno));
+		return 1;
+	}
 	struct tk_ring *tsc = make(TK_RING_CLOCK_DEFAULT, TK_RING_OVERWRITE, 1 << 20);
 	struct tk_ring *mono = make(TK_RING_CLOCK_MONOTONIC, TK_RING_OVERWRITE, 1 << 20);
 
@@ -764,8 +1071,10 @@ int main(int argc, char **argv)
 	printf("bench-ring: %" PRIu64 " events x %d rounds, 16-byte payload, clock %s, "
 	       "%ld CPUs\n",
 	       n, rounds, tk_ring_clock_name(tsc), sysconf(_SC_NPROCESSORS_ONLN));
+	print_load("start");
 	/* Application events: overwrite mode, as the rings above, a recorder draining. */
 	ae = ae_session(TK_APPEVENT_OVERWRITE);
+	find_recorder();
 	/* Warm-up: claim buffers, fault pages in, register with LTTng. */
 	run_round(K_AE, NULL, 2, n / 4);
 	run_round(K_TK, tsc, 2, n / 4);
@@ -775,7 +1084,12 @@ int main(int argc, char **argv)
 	for (int r = 0; r < rounds; r++) {
 		for (int k = 0; k < NCASE; k++) {
 			int c = (k + r) % NCASE;
+			uint64_t rec0 = c == AE1 || c == AE2		  ? recorder_ns()
+					: (c == LT1 || c == LT2) && lttng ? lttng_daemons_ns()
+									  : 0;
+			int threads = c == AE2 || c == LT2 || c == TK2 ? 2 : 1;
 
+			round_cpu = 0;
 			switch (c) {
 			case TK1:
 				res[c][r] = run_round(K_TK, tsc, 1, n);
@@ -808,8 +1122,30 @@ int main(int argc, char **argv)
 				/* A system call per event: a tenth of the events is plenty. */
 				res[c][r] = marker ? run_round(K_MARKER, NULL, 1, n / 10) : 0;
 				break;
+			case SPCOPY:
+				res[c][r] = spool_run(&sb, SP_COPY, spool_pages) / 1000;
+				break;
+			case SPPWRITEV:
+				res[c][r] = spool_run(&sb, SP_PWRITEV, spool_pages) / 1000;
+				break;
+			case SPCFR:
+				res[c][r] = spool_run(&sb, SP_CFR, spool_pages) / 1000;
+				break;
+			case SPSPLICE:
+				res[c][r] = spool_run(&sb, SP_SPLICE, spool_pages) / 1000;
+				break;
 			}
+			cpu[c][r] = round_cpu;
+			/* What recording cost meanwhile, per event written. */
+			if (c == AE1 || c == AE2)
+				rec[c][r] = (double)(recorder_ns() - rec0) / (double)(n * threads);
+			else if ((c == LT1 || c == LT2) && lttng)
+				rec[c][r] =
+					(double)(lttng_daemons_ns() - rec0) / (double)(n * threads);
 		}
+		/* Writers' and recording's CPU per event, LTTng's over ours. */
+		cpu_lt1[r] = lttng ? (cpu[LT1][r] + rec[LT1][r]) / (cpu[AE1][r] + rec[AE1][r]) : 0;
+		cpu_lt2[r] = lttng ? (cpu[LT2][r] + rec[LT2][r]) / (cpu[AE2][r] + rec[AE2][r]) : 0;
 		scale[r] = 2.0 * res[TK1][r] / res[TK2][r];
 		ae_scale[r] = 2.0 * res[AE1][r] / res[AE2][r];
 		ae_lt1[r] = lttng ? res[LT1][r] / res[AE1][r] : 0;
@@ -826,9 +1162,21 @@ int main(int argc, char **argv)
 	tk_appevent_disconnect();
 	tk_appevent_session_free(ae);
 	for (int c = 0; c < NCASE; c++) {
+		bool writers = c != DRAIN && c < SPCOPY;
+		bool recording = c == AE1 || c == AE2 || c == LT1 || c == LT2;
+
 		if (((c == LT1 || c == LT2) && !lttng) || (c == MARKER && !marker))
 			continue;
-		print_case(names[c], res[c], rounds, c == DRAIN ? "GB/s    " : "ns/event");
+		if (c >= SPCOPY && !sb.ok[c - SPCOPY]) {
+			printf("%-11s failed on this system: %s\n", names[c],
+			       strerror(sb.err[c - SPCOPY]));
+			continue;
+		}
+		print_case_cpu(names[c], res[c], writers ? cpu[c] : NULL, recording ? rec[c] : NULL,
+			       rounds,
+			       c == DRAIN    ? "GB/s    "
+			       : c >= SPCOPY ? "us CPU/page"
+					     : "ns/event");
 	}
 	print_case("tk-2t-scale", scale, rounds, "x 1t    ");
 	print_case("ae-2t-scale", ae_scale, rounds, "x 1t    ");
@@ -846,6 +1194,8 @@ int main(int argc, char **argv)
 		print_case("lttng/tk-2t", ratio2, rounds, "x       ");
 		print_case("lttng/ae-1t", ae_lt1, rounds, "x       ");
 		print_case("lttng/ae-2t", ae_lt2, rounds, "x       ");
+		print_case("lttng/ae-1t-cpu", cpu_lt1, rounds, "x       ");
+		print_case("lttng/ae-2t-cpu", cpu_lt2, rounds, "x       ");
 	} else {
 		printf("lttng-ust: enabled baseline NOT measured: %s\n", no_lttng);
 	}
@@ -871,8 +1221,15 @@ int main(int argc, char **argv)
 	marker_teardown();
 	tk_ring_free(tsc);
 	tk_ring_free(mono);
-	for (int c = 0; c < NCASE; c++)
+	print_load("end");
+	spool_teardown(&sb);
+	for (int c = 0; c < NCASE; c++) {
 		free(res[c]);
+		free(cpu[c]);
+		free(rec[c]);
+	}
+	free(cpu_lt1);
+	free(cpu_lt2);
 	free(scale);
 	free(ratio1);
 	free(ratio2);

@@ -25,7 +25,9 @@
  * predictable branch. An enabled one is a call that reads the recorder's
  * clock (the TSC, or CLOCK_MONOTONIC through the vDSO), writes the record into the calling thread's
  * own buffer and publishes it with one release store: no lock, no allocation, no system call, no
- * atomic read-modify-write. A thread's first event (and a signal handler's first nested one)
+ * atomic read-modify-write. An event without strings is built on the stack and handed over in one
+ * call (tk_appevent_write()); one with strings is reserved, filled in place and committed. A
+ * thread's first event (and a signal handler's first nested one)
  * creates its buffer: memfd_create, mmap and one sendmsg to the recorder, all async-signal-safe
  * system calls.
  *
@@ -149,6 +151,24 @@ TK_API void *tk_appevent_reserve(const struct tk_appevent_type *type, uint32_t l
  * Context: as tk_appevent_reserve().
  */
 TK_API void tk_appevent_commit(void *record);
+
+/**
+ * tk_appevent_write() - emit one fixed-size record (what TK_APPEVENT does
+ * for an event type without strings)
+ * @type:   the event type
+ * @record: the record as TK_APPEVENT_DEFINE lays it out, fields filled;
+ *          its common header is not read (the library writes its own)
+ * @len:    bytes of the record up to its last field's end (common header
+ *          included; 8..112, larger ones take the general path)
+ *
+ * One call instead of reserve, fill and commit: the record is stamped,
+ * its headers and fields are stored into the calling thread's buffer and
+ * published with one release store.
+ * Context: any thread, async-signal-safe, lock-free; as tk_appevent_reserve().
+ * Dropped (and counted as lost) where tk_appevent_reserve() returns NULL.
+ */
+TK_API void tk_appevent_write(const struct tk_appevent_type *type, const void *record,
+			      uint32_t len);
 
 /**
  * tk_appevent_connect() - connect to a recorder's socket now
@@ -333,6 +353,20 @@ TK_API void tk_appevent_session_free(struct tk_appevent_session *s);
 #define TK__AE_FILL_S(t, n, c)	tk__r->n = n;
 #define TK__AE_FILL_A(t, n, c)	memcpy(tk__r->n, n, sizeof(tk__r->n));
 #define TK__AE_FILL_T(t, n, c)	tk__r->n = tk__ae_putstr(tk__r, &tk__off, n);
+/* Fixed-size events (no strings) take tk_appevent_write(): strings are filled only by reserve. */
+#define TK__AE_NSTR(k, t, n, c)	 TK__AE_NSTR_##k
+#define TK__AE_NSTR_S		 0
+#define TK__AE_NSTR_A		 0
+#define TK__AE_NSTR_T		 1
+#define TK__AE_FILLF(k, t, n, c) TK__AE_FILLF_##k(t, n, c)
+#define TK__AE_FILLF_S(t, n, c)	 tk__w.n = n;
+#define TK__AE_FILLF_A(t, n, c)	 memcpy(tk__w.n, n, sizeof(tk__w.n));
+#define TK__AE_FILLF_T(t, n, c)	 /* never: such an event takes reserve and commit */
+/* Bytes of the fields (the record without the padding to 4 that aligned(4) adds). */
+#define TK__AE_SIZE(k, t, n, c) TK__AE_SIZE_##k(t, n, c)
+#define TK__AE_SIZE_S(t, n, c)	sizeof(t)
+#define TK__AE_SIZE_A(t, n, c)	(sizeof(t) * (c))
+#define TK__AE_SIZE_T(t, n, c)	4
 /* The field descriptors. */
 #define TK__AE_DESC(k, t, n, c) TK__AE_DESC_##k(t, n, c)
 #define TK__AE_DESC_S(t, n, c)                                                                     \
@@ -404,6 +438,16 @@ static inline uint32_t tk__ae_putstr(void *rec, uint32_t *off, const char *s)
 	__attribute__((noinline, unused)) static void tk__ae_emit_##system##_##name(               \
 		TK__AE_EACH(TK__AE_PARAM, TK__AE_COMMA, __VA_ARGS__))                              \
 	{                                                                                          \
+		if ((TK__AE_EACH(TK__AE_NSTR, TK__AE_PLUS, __VA_ARGS__)) == 0) {                   \
+			struct tk__ae_rec_##system##_##name tk__w;                                 \
+                                                                                                   \
+			TK__AE_EACH(TK__AE_FILLF, TK__AE_NOTHING, __VA_ARGS__)                     \
+			tk_appevent_write(                                                         \
+				&tk__ae_type_##system##_##name, &tk__w,                            \
+				(uint32_t)(sizeof(struct tk_appevent_common) +                     \
+					   (TK__AE_EACH(TK__AE_SIZE, TK__AE_PLUS, __VA_ARGS__)))); \
+			return;                                                                    \
+		}                                                                                  \
 		uint32_t tk__len = (uint32_t)sizeof(struct tk__ae_rec_##system##_##name) +         \
 				   (TK__AE_EACH(TK__AE_DYN, TK__AE_PLUS, __VA_ARGS__));            \
 		uint32_t tk__off = (uint32_t)sizeof(struct tk__ae_rec_##system##_##name);          \

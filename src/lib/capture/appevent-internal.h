@@ -12,10 +12,10 @@
 #include <stdint.h>
 
 #define AE_MAGIC      0x45414b54u /* "TKAE" */
-#define AE_VERSION    1
-#define AE_HDR_SIZE   4096u /* the buffer's control page */
-#define AE_PAGE_SIZE  4096u /* event pages: the kernel's size on x86-64 */
-#define AE_PAGE_DATA  16u   /* u64 timestamp | u64 commit */
+#define AE_VERSION    2		  /* 2: head and tail on separate cache lines */
+#define AE_HDR_SIZE   4096u	  /* the buffer's control page */
+#define AE_PAGE_SIZE  4096u	  /* event pages: the kernel's size on x86-64 */
+#define AE_PAGE_DATA  16u	  /* u64 timestamp | u64 commit */
 #define AE_MAX_PAGES  ((AE_HDR_SIZE - 128u) / 4u)
 #define AE_MIN_PAGES  2u
 #define AE_MAX_RECORD (AE_PAGE_SIZE - AE_PAGE_DATA - 16u)
@@ -29,19 +29,24 @@
  *
  * The control page of a shared buffer (a memfd: this page, then nr_pages
  * pages in the kernel's page format). Page s (a sequence number that only
- * grows) lives in slot s % nr_pages.
+ * grows) lives in slot s % nr_pages. The words each side writes while
+ * events flow sit on cache lines of their own: head (the reader's, beside
+ * the words written once) on the first line, tail and the counters (the
+ * writer's) on the second, so that a copy by the recorder does not pull
+ * the writer's line away, nor the other way round.
  */
 struct ae_shm {
 	uint32_t magic, version;
 	uint32_t page_size, nr_pages;
 	int32_t pid, tid;
 	uint32_t level, mode;
+	uint64_t head; /* oldest unread page: reader cmpxchg; overwrite writer too */
+	uint8_t pad0[64 - 40];
 	uint64_t tail;	  /* writer: the page it writes; release store */
-	uint64_t head;	  /* oldest unread page: reader cmpxchg; overwrite writer too */
 	uint64_t lost;	  /* writer: events dropped or overwritten */
 	uint64_t closed;  /* the thread exited */
 	uint64_t overrun; /* writer: events of pages it overwrote (part of lost) */
-	uint8_t pad[128 - 72];
+	uint8_t pad1[128 - 96];
 	uint32_t page_events[]; /* writer: events in each slot's page */
 };
 

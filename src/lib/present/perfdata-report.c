@@ -194,7 +194,7 @@ struct proc {
 	int32_t pid; /* -1: free slot */
 	struct map *maps;
 	size_t nmaps;
-	uint64_t gen; /* a new value whenever the maps change (the unwinder's caches) */
+	uint64_t gen; /* a new value whenever a file's map changes (the unwinder's caches) */
 };
 
 /*
@@ -524,7 +524,14 @@ static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t p
 
 	if (!len || start + len < start)
 		return 0;
-	p->gen = __atomic_add_fetch(&gens, 1, __ATOMIC_RELAXED);
+	/*
+	 * The unwinder keeps a process's binaries loaded while this stays:
+	 * a map added beside the others (anonymous memory, a library loaded
+	 * into a free range) leaves what it loaded true, hiding part of a
+	 * file's map does not (below). A process's first map starts anew.
+	 */
+	if (!p->nmaps)
+		p->gen = __atomic_add_fetch(&gens, 1, __ATOMIC_RELAXED);
 	/*
 	 * A new map hides what it overlaps, as a new mmap() does, and only
 	 * that: the part of an older map before it and the part after it
@@ -544,6 +551,8 @@ static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t p
 			i++;
 			continue;
 		}
+		if (!o->identity)
+			p->gen = __atomic_add_fetch(&gens, 1, __ATOMIC_RELAXED);
 		if (o->start < start && o->end > end) {
 			/* The new map falls inside: the old one becomes two. */
 			struct map *after = &p->maps[p->nmaps];
@@ -967,7 +976,7 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 #define DWARF_FIELDS  (TK_PERF_SAMPLE_REGS_USER | TK_PERF_SAMPLE_STACK_USER)
 #define UNWIND_FRAMES 127 /* perf script's --max-stack default */
 
-/* The file map of the process being unwound that holds @addr (tk_unwind_find_map_fn). */
+/* The map of the process being unwound that holds @addr (tk_unwind_find_map_fn). */
 static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
 {
 	struct rep *r = ctx;
@@ -978,8 +987,8 @@ static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
 
 		if (addr < m->start || addr >= m->end)
 			continue;
-		if (m->identity || (m->path[0] != '/' && strcmp(m->path, "[vdso]")))
-			return NULL;
+		r->unwind_map.file =
+			!m->identity && (m->path[0] == '/' || !strcmp(m->path, "[vdso]"));
 		r->unwind_map.start = m->start;
 		r->unwind_map.end = m->end;
 		r->unwind_map.pgoff = m->pgoff;

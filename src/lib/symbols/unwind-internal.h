@@ -9,23 +9,25 @@
 #ifndef TRACEKIT_UNWIND_INTERNAL_H
 #define TRACEKIT_UNWIND_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct tk_symbolizer;
 struct tk_unwind;
 
-/* A mapping of a file into the sampled process, as its MMAP2 record says. */
+/* A mapping into the sampled process, as its MMAP/MMAP2 record says. */
 struct tk_unwind_map {
 	uint64_t start, end, pgoff;
 	const char *path;
 	const char *build_id; /* hex as recorded, or NULL / "" when none was */
+	bool file;	      /* a binary's file (else anonymous memory, [stack], ...) */
 };
 
 /*
- * The map of the sampled process that holds @addr, or NULL (anonymous
- * memory, or no map). Called during tk_unwind_sample(); the map is only
- * read during the call.
+ * The map of the sampled process that holds @addr, of any kind, or NULL
+ * when none does. Called during tk_unwind_sample(); the map is only read
+ * during the call.
  */
 typedef const struct tk_unwind_map *(*tk_unwind_find_map_fn)(void *ctx, uint64_t addr);
 

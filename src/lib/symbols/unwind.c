@@ -28,9 +28,16 @@
  * interrupted ones, e.g. a signal frame, and keep their exact ip). At most
  * the caller's count, perf's 127 by default.
  *
+ * Memory: the stack copy, else the file mapped at the address, as perf's
+ * unwinder reads it (memory_read()), including how it ends a stack whose
+ * return address lies beyond the copy: perf 6.1 unwinds with libunwind,
+ * whose steps we reproduce with libdwfl's.
+ *
  * Caches: the Dwfl of a process (its modules, each with its ELF, CFI and
- * DWARF, loaded on first use by libdwfl) lives while the process's maps
- * do not change (the caller's maps_gen), up to UPROCS processes, the least
+ * DWARF, loaded on first use by libdwfl) lives while no file map of the
+ * process changes (the caller's maps_gen: anonymous maps, a process's heap
+ * and buffers, leave it; reloading libc's compressed DWARF on each was
+ * 60% of a report), up to UPROCS processes, the least
  * recently used dropped first; each is attached once, with the current
  * sample handed to the callbacks through the handle. Per binary (shared
  * across processes): its resolved file, and the inline names of every
@@ -47,6 +54,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <tracekit/symbolizer.h>
@@ -67,6 +76,9 @@ struct bin {
 	char *file; /* the file of that build id here; NULL: none */
 	char *debug;
 	bool debug_tried;
+	bool map_tried;
+	const uint8_t *image; /* the file, mapped on the first memory read from it */
+	size_t size;
 };
 
 /* The inline names of one address of one binary. */
@@ -102,6 +114,7 @@ struct tk_unwind {
 	uint64_t sp;
 	uint64_t *ips;
 	size_t n, max;
+	bool zero_read; /* memory_read() gave a 0 for a word it could not read */
 };
 
 static unsigned char machine_ehdr[sizeof(Elf64_Ehdr)];
@@ -143,6 +156,8 @@ void tk_unwind_free(struct tk_unwind *uw)
 		free(uw->bins[i]->bid);
 		free(uw->bins[i]->file);
 		free(uw->bins[i]->debug);
+		if (uw->bins[i]->image)
+			munmap((void *)uw->bins[i]->image, uw->bins[i]->size);
 		free(uw->bins[i]);
 	}
 	free(uw->bins);
@@ -190,6 +205,34 @@ static struct bin *bin_get(struct tk_unwind *uw, const char *path, const char *b
 	b->file = tk_symbolizer_binary_file(uw->sym, path, *bid ? bid : NULL);
 	uw->bins[uw->nbins++] = b;
 	return b;
+}
+
+/* Map @b's file for reading words from it; -1 when it cannot be. */
+static int bin_map(struct bin *b)
+{
+	struct stat st;
+	void *p;
+	int fd;
+
+	if (b->image)
+		return 0;
+	if (b->map_tried)
+		return -1;
+	b->map_tried = true;
+	fd = open(b->file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_size <= 0) {
+		close(fd);
+		return -1;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	b->image = p;
+	b->size = (size_t)st.st_size;
+	return 0;
 }
 
 /*
@@ -262,7 +305,7 @@ static Dwfl_Module *module_at(struct tk_unwind *uw, struct uproc *p, uint64_t ad
 	if (mod)
 		return mod;
 	m = uw->find(uw->ctx, addr);
-	if (!m)
+	if (!m || !m->file)
 		return NULL;
 	b = bin_get(uw, m->path, m->build_id);
 	if (!b || !b->file) {
@@ -343,47 +386,46 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 	return dwfl_thread_state_registers(thread, 0, 17, regs);
 }
 
-/* Read a word of a binary's file image at process address @addr. */
-static bool read_binary(Dwfl *dwfl, uint64_t addr, Dwarf_Word *result)
-{
-	Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
-	Dwarf_Addr bias;
-	GElf_Phdr ph;
-	size_t nph, size;
-	const char *raw;
-	Elf *elf;
-
-	if (!mod || !(elf = dwfl_module_getelf(mod, &bias)) || elf_getphdrnum(elf, &nph) < 0)
-		return false;
-	raw = elf_rawfile(elf, &size);
-	if (!raw)
-		return false;
-	for (size_t i = 0; i < nph; i++) {
-		uint64_t va = addr - bias, off;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || va < ph.p_vaddr ||
-		    va - ph.p_vaddr + 8 > ph.p_filesz)
-			continue;
-		off = ph.p_offset + (va - ph.p_vaddr);
-		if (off + 8 > size)
-			return false;
-		memcpy(result, raw + off, 8);
-		return true;
-	}
-	return false;
-}
-
+/*
+ * A word of the process's memory at @addr, as perf script 6.1 reads it
+ * (its libunwind unwinder's access_mem()). From the stack copy when the
+ * word lies inside it, except its last word: perf's bound is
+ * addr + 8 < end. Otherwise from the file mapped there, at the offset the
+ * map puts @addr at (addr - start + pgoff), by the recorded build id.
+ * There perf tells libunwind apart two failures: no map at all holds the
+ * address (an error: the step fails) and a map holds it but its file has
+ * no such word, e.g. the [stack] beyond the copy or anonymous memory
+ * (perf returns a positive error, which libunwind takes as success, with
+ * the value 0). A return address read that way ends the stack with a frame
+ * at address 0, printed at 0 - 1; uw->zero_read notes the read so that
+ * frame_cb() can add it, as libdwfl itself ends at a zero return address.
+ */
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	struct tk_unwind *uw = arg;
+	const struct tk_unwind_map *m;
+	struct bin *b;
+	uint64_t off;
 
+	(void)dwfl;
 	if (addr + 8 < addr)
 		return false;
-	if (addr >= uw->sp && addr + 8 <= uw->sp + uw->s->stack_size) {
+	if (addr >= uw->sp && addr + 8 < uw->sp + uw->s->stack_size) {
 		memcpy(result, (const uint8_t *)uw->s->stack + (addr - uw->sp), 8);
 		return true;
 	}
-	return read_binary(dwfl, addr, result);
+	m = uw->find(uw->ctx, addr);
+	if (!m)
+		return false;
+	off = addr - m->start + m->pgoff;
+	if (m->file && (b = bin_get(uw, m->path, m->build_id)) && b->file && bin_map(b) == 0 &&
+	    off <= b->size && b->size - off >= 8) {
+		memcpy(result, b->image + off, 8);
+		return true;
+	}
+	*result = 0;
+	uw->zero_read = true;
+	return true;
 }
 
 static const Dwfl_Thread_Callbacks thread_callbacks = {
@@ -450,6 +492,8 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	/* The module must be known before libdwfl asks whether this is an activation. */
 	module_at(uw, uw->cur, pc, &nofile);
+	/* Asking that steps to the caller: what it reads decides whether the stack ends at 0. */
+	uw->zero_read = false;
 	if (!dwfl_frame_pc(state, &pc, &activation))
 		return DWARF_CB_ABORT;
 	if (!activation)
@@ -480,7 +524,13 @@ int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 	uw->cur = p;
 	if (!p)
 		return -ENOMEM;
-	dwfl_getthread_frames(p->dwfl, s->tid, frame_cb, uw);
+	uw->zero_read = false;
+	/*
+	 * A normal end right after a step that read a word as 0 (see
+	 * memory_read()): perf's unwinder took that 0 as the caller's address.
+	 */
+	if (dwfl_getthread_frames(p->dwfl, s->tid, frame_cb, uw) == 0 && uw->zero_read && uw->n)
+		add_frame(uw, (uint64_t)-1);
 	uw->s = NULL;
 	return (int)uw->n;
 }

@@ -115,6 +115,9 @@ struct tk_unwind {
 	uint64_t *ips;
 	size_t n, max;
 	bool zero_read; /* memory_read() gave a 0 for a word it could not read */
+	bool restart;	/* unwind on from these registers (fp_step()) */
+	bool from_fp;	/* the walk starts from them */
+	uint64_t restart_pc, restart_rbp, restart_rsp;
 };
 
 static unsigned char machine_ehdr[sizeof(Elf64_Ehdr)];
@@ -376,6 +379,13 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 	struct tk_unwind *uw = arg;
 	Dwarf_Word regs[17];
 
+	if (uw->from_fp) {
+		/* A frame-pointer step's result (fp_step()): only these are known. */
+		regs[0] = uw->restart_rbp;
+		regs[1] = uw->restart_rsp;
+		dwfl_thread_state_register_pc(thread, uw->restart_pc);
+		return dwfl_thread_state_registers(thread, 6, 2, regs);
+	}
 	for (unsigned int i = 0; i < 17; i++) {
 		uint64_t v;
 
@@ -482,6 +492,65 @@ static void add_frame(struct tk_unwind *uw, uint64_t ip)
 		uw->ips[uw->n++] = ip;
 }
 
+/* Whether the module at @pc has call frame information for it (.eh_frame, else .debug_frame). */
+static bool has_cfi(struct tk_unwind *uw, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(uw->cur->dwfl, pc);
+	Dwarf_Frame *frame;
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+
+	if (!mod)
+		return false;
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
+		free(frame);
+		return true;
+	}
+	cfi = dwfl_module_dwarf_cfi(mod, &bias);
+	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
+		free(frame);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The caller of a frame without CFI, as libunwind (perf's unwinder) steps
+ * it: by the frame pointer, the caller's address at rbp + 8 and its rbp
+ * at rbp, but its stack pointer the frame's own plus 16 (libunwind moves
+ * its CFA on by 16 and takes an rsp-based CFA of the next frame from
+ * there), every other register unknown; no caller when the frame pointer
+ * is 0 or fails libunwind's test below. libdwfl's own fallback sets rsp
+ * to rbp + 16, and so names other callers than perf. Sets uw->restart
+ * when the walk goes on from there; adds the frame at 0 - 1 perf prints
+ * for a caller's address read as 0.
+ */
+static void fp_step(struct tk_unwind *uw, Dwfl_Frame *state)
+{
+	Dwarf_Word rbp, rsp, ip, rbp1;
+
+	if (dwfl_frame_reg(state, 6, &rbp) || dwfl_frame_reg(state, 7, &rsp) || !rbp)
+		return;
+	/*
+	 * libunwind's test of its guess: a frame pointer below the frame's
+	 * stack pointer, or more than 16 kB above it, is no frame pointer.
+	 */
+	uw->zero_read = false;
+	if (!memory_read(NULL, rbp, &rbp1, uw) || rbp < rsp || rbp - rsp > 0x4000 ||
+	    !memory_read(NULL, rbp + 8, &ip, uw))
+		return;
+	if (!ip) {
+		add_frame(uw, (uint64_t)-1);
+		return;
+	}
+	/* Looked up and printed at ip - 1, a call's last byte: start from there. */
+	uw->restart = true;
+	uw->restart_pc = ip - 1;
+	uw->restart_rbp = rbp1;
+	uw->restart_rsp = rsp + 16;
+}
+
 static int frame_cb(Dwfl_Frame *state, void *arg)
 {
 	struct tk_unwind *uw = arg;
@@ -502,6 +571,10 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	/* No binary of the recorded build id: its frame is shown, its CFI is not trusted. */
 	if (nofile || uw->n >= uw->max)
 		return DWARF_CB_ABORT;
+	if (!has_cfi(uw, pc)) {
+		fp_step(uw, state);
+		return DWARF_CB_ABORT;
+	}
 	return DWARF_CB_OK;
 }
 
@@ -524,13 +597,24 @@ int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 	uw->cur = p;
 	if (!p)
 		return -ENOMEM;
-	uw->zero_read = false;
-	/*
-	 * A normal end right after a step that read a word as 0 (see
-	 * memory_read()): perf's unwinder took that 0 as the caller's address.
-	 */
-	if (dwfl_getthread_frames(p->dwfl, s->tid, frame_cb, uw) == 0 && uw->zero_read && uw->n)
-		add_frame(uw, (uint64_t)-1);
+	uw->restart = false;
+	uw->from_fp = false;
+	do {
+		uw->zero_read = false;
+		uw->from_fp = uw->restart;
+		uw->restart = false;
+		/*
+		 * A normal end right after a step that read a word as 0 (see
+		 * memory_read()): perf's unwinder took that 0 as the caller's
+		 * address. A walk from a frame-pointer step ends too when
+		 * libdwfl cannot set its first frame up.
+		 */
+		if (dwfl_getthread_frames(p->dwfl, s->tid, frame_cb, uw) == 0 && uw->zero_read &&
+		    uw->n)
+			add_frame(uw, (uint64_t)-1);
+	} while (uw->restart && uw->n < uw->max);
+	uw->restart = false;
+	uw->from_fp = false;
 	uw->s = NULL;
 	return (int)uw->n;
 }

@@ -77,7 +77,8 @@ struct bin {
 	char *debug;
 	bool debug_tried;
 	bool map_tried;
-	const uint8_t *image; /* the file, mapped on the first memory read from it */
+	signed char debug_frame; /* the file has .debug_frame: 1, has not: -1, unknown: 0 */
+	const uint8_t *image;	 /* the file, mapped on the first memory read from it */
 	size_t size;
 };
 
@@ -114,9 +115,10 @@ struct tk_unwind {
 	uint64_t sp;
 	uint64_t *ips;
 	size_t n, max;
-	bool zero_read; /* memory_read() gave a 0 for a word it could not read */
-	bool restart;	/* unwind on from these registers (fp_step()) */
-	bool from_fp;	/* the walk starts from them */
+	bool zero_read;	   /* memory_read() gave a 0 for a word it could not read */
+	bool restart;	   /* unwind on from these registers (fp_step()) */
+	bool from_fp;	   /* the walk starts from them */
+	size_t walk_start; /* uw->n at the walk's first frame */
 	uint64_t restart_pc, restart_rbp, restart_rsp;
 };
 
@@ -492,13 +494,40 @@ static void add_frame(struct tk_unwind *uw, uint64_t ip)
 		uw->ips[uw->n++] = ip;
 }
 
-/* Whether the module at @pc has call frame information for it (.eh_frame, else .debug_frame). */
+/* Whether @elf has a section named @name. */
+static bool elf_has_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether perf's unwinder finds call frame information for @pc: an FDE in
+ * the .eh_frame of the binary mapped there, else in its .debug_frame when
+ * the binary itself has one (perf never looks for it in a separate debug
+ * file, and asking libdwfl would load that file's DWARF).
+ */
 static bool has_cfi(struct tk_unwind *uw, uint64_t pc)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(uw->cur->dwfl, pc);
 	Dwarf_Frame *frame;
 	Dwarf_Addr bias;
 	Dwarf_CFI *cfi;
+	struct bin *b;
+	void **userdata;
+	Elf *elf;
 
 	if (!mod)
 		return false;
@@ -507,6 +536,16 @@ static bool has_cfi(struct tk_unwind *uw, uint64_t pc)
 		free(frame);
 		return true;
 	}
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	b = *userdata;
+	if (!b)
+		return false;
+	if (!b->debug_frame) {
+		elf = dwfl_module_getelf(mod, &bias);
+		b->debug_frame = elf && elf_has_section(elf, ".debug_frame") ? 1 : -1;
+	}
+	if (b->debug_frame < 0)
+		return false;
 	cfi = dwfl_module_dwarf_cfi(mod, &bias);
 	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
 		free(frame);
@@ -561,6 +600,17 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	/* The module must be known before libdwfl asks whether this is an activation. */
 	module_at(uw, uw->cur, pc, &nofile);
+	/*
+	 * Without CFI, step as perf does (fp_step()), before libdwfl's own
+	 * step: asking for the activation flag takes that step. Such a frame
+	 * is an activation only as a walk's first.
+	 */
+	if (!nofile && !has_cfi(uw, uw->n == uw->walk_start ? pc : pc - 1)) {
+		add_frame(uw, uw->n == uw->walk_start ? pc : pc - 1);
+		if (uw->n < uw->max)
+			fp_step(uw, state);
+		return DWARF_CB_ABORT;
+	}
 	/* Asking that steps to the caller: what it reads decides whether the stack ends at 0. */
 	uw->zero_read = false;
 	if (!dwfl_frame_pc(state, &pc, &activation))
@@ -571,10 +621,6 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	/* No binary of the recorded build id: its frame is shown, its CFI is not trusted. */
 	if (nofile || uw->n >= uw->max)
 		return DWARF_CB_ABORT;
-	if (!has_cfi(uw, pc)) {
-		fp_step(uw, state);
-		return DWARF_CB_ABORT;
-	}
 	return DWARF_CB_OK;
 }
 
@@ -601,6 +647,7 @@ int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 	uw->from_fp = false;
 	do {
 		uw->zero_read = false;
+		uw->walk_start = uw->n;
 		uw->from_fp = uw->restart;
 		uw->restart = false;
 		/*

@@ -70,7 +70,7 @@ int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
  * tk_unwind_inlines() - the names of the functions at @ip (a frame of the
  * last tk_unwind_sample()), innermost inlined one first, the containing
  * function last, from the DWARF of the binary (or its debug file).
- * @names is borrowed until tk_unwind_free().
+ * @names is borrowed until the next call (or tk_unwind_free()).
  * Return: the number of names, 0 when there is no DWARF for @ip.
  */
 int tk_unwind_inlines(struct tk_unwind *uw, uint64_t ip, const char *const **names);

@@ -64,9 +64,10 @@
 #include "symbolizer-internal.h"
 #include "unwind-internal.h"
 
-#define UPROCS		16
-#define REGS_ABI_64	2
-#define INLINE_MAX_NEST 64
+#define UPROCS		 16
+#define REGS_ABI_64	 2
+#define INLINE_MAX_NEST	 64
+#define INLINE_CACHE_MAX (1u << 18) /* addresses whose inline names are kept (~20 MB at most) */
 
 /* A mapped binary: path and recorded build id, and what was found for them. */
 struct bin {
@@ -77,6 +78,9 @@ struct bin {
 	char *debug;
 	bool debug_tried;
 	bool map_tried;
+	bool inl_tried;
+	Dwfl *inl_dwfl; /* @file alone, for its inline scopes (bin_inline_module()) */
+	Dwfl_Module *inl_mod;
 	signed char debug_frame; /* the file has .debug_frame: 1, has not: -1, unknown: 0 */
 	const uint8_t *image;	 /* the file, mapped on the first memory read from it */
 	size_t size;
@@ -85,7 +89,7 @@ struct bin {
 /* The inline names of one address of one binary. */
 struct inl {
 	const struct bin *bin; /* NULL: empty slot */
-	uint64_t addr;	       /* relative to the module's start */
+	uint64_t addr;	       /* the file's own address (link-time vaddr) */
 	uint32_t n;
 	char **names;
 };
@@ -161,6 +165,8 @@ void tk_unwind_free(struct tk_unwind *uw)
 		free(uw->bins[i]->bid);
 		free(uw->bins[i]->file);
 		free(uw->bins[i]->debug);
+		if (uw->bins[i]->inl_dwfl)
+			dwfl_end(uw->bins[i]->inl_dwfl);
 		if (uw->bins[i]->image)
 			munmap((void *)uw->bins[i]->image, uw->bins[i]->size);
 		free(uw->bins[i]);
@@ -838,39 +844,85 @@ static int inl_scan(Dwfl_Module *mod, uint64_t ip, struct inl *e)
 	return ret;
 }
 
+/*
+ * @b's own Dwfl, with @b alone at its link-time addresses: the DWARF that
+ * names inline scopes is loaded (for libc, inflated) once per binary, not
+ * once per process. NULL when libdwfl cannot load the file.
+ */
+static Dwfl_Module *bin_inline_module(struct bin *b)
+{
+	void **userdata;
+
+	if (b->inl_tried)
+		return b->inl_mod;
+	b->inl_tried = true;
+	b->inl_dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!b->inl_dwfl)
+		return NULL;
+	dwfl_report_begin(b->inl_dwfl);
+	b->inl_mod = dwfl_report_elf(b->inl_dwfl, b->path, b->file, -1, 0, false);
+	dwfl_report_end(b->inl_dwfl, NULL, NULL);
+	if (b->inl_mod) {
+		dwfl_module_info(b->inl_mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+		*userdata = b;
+	}
+	return b->inl_mod;
+}
+
+/* Empty the inline names cache (at its cap). */
+static void inl_clear(struct tk_unwind *uw)
+{
+	for (size_t i = 0; i < uw->inl_cap; i++) {
+		if (!uw->inls[i].bin)
+			continue;
+		for (uint32_t k = 0; k < uw->inls[i].n; k++)
+			free(uw->inls[i].names[k]);
+		free(uw->inls[i].names);
+	}
+	memset(uw->inls, 0, uw->inl_cap * sizeof(*uw->inls));
+	uw->ninls = 0;
+}
+
 int tk_unwind_inlines(struct tk_unwind *uw, uint64_t ip, const char *const **names)
 {
-	Dwfl_Module *mod;
-	const struct bin *b;
+	Dwfl_Module *mod, *imod;
+	struct bin *b;
 	void **userdata;
-	Dwarf_Addr start;
+	Dwarf_Addr bias, ibias;
+	uint64_t vaddr;
 	size_t j;
 
 	*names = NULL;
 	if (!uw->cur || !uw->cur->dwfl)
 		return 0;
 	mod = dwfl_addrmodule(uw->cur->dwfl, ip);
-	if (!mod)
+	if (!mod || !dwfl_module_getelf(mod, &bias))
 		return 0;
-	dwfl_module_info(mod, &userdata, &start, NULL, NULL, NULL, NULL, NULL);
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	b = *userdata;
 	if (!b)
 		return 0;
+	/* The address in the file's own terms, which every process of it shares. */
+	vaddr = ip - bias;
+	if (uw->ninls >= INLINE_CACHE_MAX)
+		inl_clear(uw);
 	if ((uw->ninls + 1) * 2 > uw->inl_cap && inl_grow(uw) < 0)
 		return 0;
-	j = inl_hash(b, ip - start) & (uw->inl_cap - 1);
+	j = inl_hash(b, vaddr) & (uw->inl_cap - 1);
 	while (uw->inls[j].bin) {
-		if (uw->inls[j].bin == b && uw->inls[j].addr == ip - start) {
+		if (uw->inls[j].bin == b && uw->inls[j].addr == vaddr) {
 			*names = (const char *const *)uw->inls[j].names;
 			return (int)uw->inls[j].n;
 		}
 		j = (j + 1) & (uw->inl_cap - 1);
 	}
 	uw->inls[j].bin = b;
-	uw->inls[j].addr = ip - start;
+	uw->inls[j].addr = vaddr;
 	uw->ninls++;
+	imod = bin_inline_module(b);
 	/* A lookup that ran out of memory keeps what it found: the frame prints, maybe poorer. */
-	inl_scan(mod, ip, &uw->inls[j]);
+	if (imod && dwfl_module_getelf(imod, &ibias))
+		inl_scan(imod, vaddr + ibias, &uw->inls[j]);
 	*names = (const char *const *)uw->inls[j].names;
 	return (int)uw->inls[j].n;
 }

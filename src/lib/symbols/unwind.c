@@ -101,6 +101,13 @@ struct uproc {
 	Dwfl *dwfl; /* NULL: free slot */
 };
 
+#define CFI_MEMO 4096
+
+struct cfi_memo {
+	uint64_t pc, gen;
+	bool used, has;
+};
+
 struct tk_unwind {
 	struct tk_symbolizer *sym;
 	Elf *machine; /* a bare x86-64 ELF header: what libdwfl takes the machine from */
@@ -119,7 +126,8 @@ struct tk_unwind {
 	uint64_t sp;
 	uint64_t *ips;
 	size_t n, max;
-	bool zero_read;	   /* memory_read() gave a 0 for a word it could not read */
+	bool zero_read; /* memory_read() gave a 0 for a word it could not read */
+	struct cfi_memo cfi_memo[CFI_MEMO];
 	bool restart;	   /* unwind on from these registers (fp_step()) */
 	bool from_fp;	   /* the walk starts from them */
 	size_t walk_start; /* uw->n at the walk's first frame */
@@ -525,7 +533,7 @@ static bool elf_has_section(Elf *elf, const char *name)
  * the binary itself has one (perf never looks for it in a separate debug
  * file, and asking libdwfl would load that file's DWARF).
  */
-static bool has_cfi(struct tk_unwind *uw, uint64_t pc)
+static bool has_cfi_lookup(struct tk_unwind *uw, uint64_t pc)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(uw->cur->dwfl, pc);
 	Dwarf_Frame *frame;
@@ -558,6 +566,25 @@ static bool has_cfi(struct tk_unwind *uw, uint64_t pc)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * has_cfi_lookup(), remembered per address of a maps generation: the
+ * answer only changes with the binaries mapped, and most frames recur
+ * (it was a tenth of a --no-inline report).
+ */
+static bool has_cfi(struct tk_unwind *uw, uint64_t pc)
+{
+	uint64_t h = (pc ^ uw->cur->gen * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+	struct cfi_memo *m = &uw->cfi_memo[(h >> 40) & (CFI_MEMO - 1)];
+
+	if (m->pc != pc || m->gen != uw->cur->gen || !m->used) {
+		m->pc = pc;
+		m->gen = uw->cur->gen;
+		m->used = true;
+		m->has = has_cfi_lookup(uw, pc);
+	}
+	return m->has;
 }
 
 /*

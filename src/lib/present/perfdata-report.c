@@ -190,6 +190,14 @@ struct map {
 	bool identity; /* anonymous memory: ips are shown and looked up as they are */
 };
 
+/* The text of an unwound frame of a process's maps generation (put_unwound_frame()). */
+struct frame_memo {
+	uint64_t ip, gen;
+	int32_t pid;
+	uint32_t len;
+	char *text; /* NULL: empty */
+};
+
 struct proc {
 	int32_t pid; /* -1: free slot */
 	struct map *maps;
@@ -266,7 +274,10 @@ struct rep {
 	size_t proc_cap, nprocs;
 
 	struct tk_symbolizer *sym;
-	struct tk_unwind *unwind;	 /* made for the first --call-graph dwarf sample */
+	struct tk_unwind *unwind; /* made for the first --call-graph dwarf sample */
+	struct frame_memo
+		*frame_memo;	     /* FRAME_MEMO texts of unwound frames (put_unwound_frame()) */
+	struct tk_outbuf frame_text; /* where a frame's text is made before it is kept */
 	struct tk_unwind_map unwind_map; /* the map unwind_find_map() found */
 	struct proc *unwind_proc;	 /* the process being unwound */
 	uint64_t maps_gen;
@@ -974,7 +985,8 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 /* ------------------------------------------------------------ DWARF unwinding */
 
 #define DWARF_FIELDS  (TK_PERF_SAMPLE_REGS_USER | TK_PERF_SAMPLE_STACK_USER)
-#define UNWIND_FRAMES 127 /* perf script's --max-stack default */
+#define FRAME_MEMO    4096 /* unwound frames whose text is kept (~1 MB) */
+#define UNWIND_FRAMES 127  /* perf script's --max-stack default */
 
 /* The map of the process being unwound that holds @addr (tk_unwind_find_map_fn). */
 static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
@@ -1007,7 +1019,7 @@ static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
  * (inlined)", at the symbol's offset; a frame without a symbol gets no
  * inline lines.
  */
-static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
+static void make_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 {
 	const char *const *names = NULL;
 	const struct proc *p = r->unwind_proc;
@@ -1044,6 +1056,55 @@ static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 	}
 	put_sym(r, pid, ip, false, "\t", true);
 	put_char(&r->out, '\n');
+}
+
+/*
+ * The text of one unwound frame, made once per (process maps, address):
+ * the same frames recur in most samples, and their symbol, inline and
+ * formatting work was a fifth of a report. Texts are kept in a
+ * direct-mapped table of FRAME_MEMO entries, the newer one winning a slot.
+ */
+static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
+{
+	uint64_t gen = r->unwind_proc ? r->unwind_proc->gen : 0;
+	uint64_t h = (ip ^ gen * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)pid << 32) *
+		     0xff51afd7ed558ccdull;
+	struct frame_memo *m;
+	struct tk_outbuf saved;
+	char *text;
+
+	if (!r->frame_memo) {
+		r->frame_memo = calloc(FRAME_MEMO, sizeof(*r->frame_memo));
+		if (!r->frame_memo || tk_outbuf_init(&r->frame_text, -1, 4096) < 0) {
+			free(r->frame_memo);
+			r->frame_memo = NULL;
+			make_unwound_frame(r, pid, ip);
+			return;
+		}
+	}
+	m = &r->frame_memo[(h >> 40) & (FRAME_MEMO - 1)];
+	if (m->text && m->ip == ip && m->gen == gen && m->pid == pid) {
+		tk_outbuf_write(&r->out, m->text, m->len);
+		return;
+	}
+	/* Make it in frame_text (in memory: it grows, never flushes), then copy. */
+	saved = r->out;
+	r->frame_text.len = 0;
+	r->out = r->frame_text;
+	make_unwound_frame(r, pid, ip);
+	r->frame_text = r->out;
+	r->out = saved;
+	tk_outbuf_write(&r->out, r->frame_text.buf, r->frame_text.len);
+	text = malloc(r->frame_text.len ? r->frame_text.len : 1);
+	if (!text)
+		return;
+	memcpy(text, r->frame_text.buf, r->frame_text.len);
+	free(m->text);
+	m->text = text;
+	m->len = r->frame_text.len;
+	m->ip = ip;
+	m->gen = gen;
+	m->pid = pid;
 }
 
 /*
@@ -3366,6 +3427,12 @@ static void rep_release(struct rep *r)
 	free(r->runs);
 	free(r->rlast);
 	tk_unwind_free(r->unwind);
+	if (r->frame_memo)
+		for (size_t i = 0; i < FRAME_MEMO; i++)
+			free(r->frame_memo[i].text);
+	free(r->frame_memo);
+	if (r->frame_text.buf)
+		tk_outbuf_release(&r->frame_text);
 	tk_symbolizer_free(r->sym);
 	tk_cache_close(r->cache);
 	free(r->bids);

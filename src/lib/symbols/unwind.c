@@ -143,7 +143,9 @@ struct tk_unwind {
 	uint64_t sp;
 	uint64_t *ips;
 	size_t n, max;
-	bool zero_read; /* memory_read() gave a 0 for a word it could not read */
+	bool last_ok;		 /* the last memory_read() succeeded, */
+	Dwarf_Word last_val;	 /* with this word */
+	unsigned int step_reads; /* memory_read() calls since frame_cb() asked for a step */
 	struct cfi_memo cfi_memo[CFI_MEMO];
 	bool restart;	   /* unwind on from these registers (fp_step()) */
 	bool from_fp;	   /* the walk starts from them */
@@ -442,9 +444,7 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
  * address (an error: the step fails) and a map holds it but its file has
  * no such word, e.g. the [stack] beyond the copy or anonymous memory
  * (perf returns a positive error, which libunwind takes as success, with
- * the value 0). A return address read that way ends the stack with a frame
- * at address 0, printed at 0 - 1; uw->zero_read notes the read so that
- * frame_cb() can add it, as libdwfl itself ends at a zero return address.
+ * the value 0). The last read is noted for tk_unwind_sample()'s end.
  */
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
@@ -454,23 +454,25 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 	uint64_t off;
 
 	(void)dwfl;
+	uw->step_reads++;
+	uw->last_ok = false;
 	if (addr + 8 < addr)
 		return false;
 	if (addr >= uw->sp && addr + 8 < uw->sp + uw->s->stack_size) {
 		memcpy(result, (const uint8_t *)uw->s->stack + (addr - uw->sp), 8);
-		return true;
+	} else {
+		m = uw->find(uw->ctx, addr);
+		if (!m)
+			return false;
+		off = addr - m->start + m->pgoff;
+		if (m->file && (b = bin_get(uw, m->path, m->build_id)) && b->file &&
+		    bin_map(b) == 0 && off <= b->size && b->size - off >= 8)
+			memcpy(result, b->image + off, 8);
+		else
+			*result = 0;
 	}
-	m = uw->find(uw->ctx, addr);
-	if (!m)
-		return false;
-	off = addr - m->start + m->pgoff;
-	if (m->file && (b = bin_get(uw, m->path, m->build_id)) && b->file && bin_map(b) == 0 &&
-	    off <= b->size && b->size - off >= 8) {
-		memcpy(result, b->image + off, 8);
-		return true;
-	}
-	*result = 0;
-	uw->zero_read = true;
+	uw->last_ok = true;
+	uw->last_val = *result;
 	return true;
 }
 
@@ -589,6 +591,38 @@ static bool has_cfi_lookup(struct tk_unwind *uw, uint64_t pc)
 }
 
 /*
+ * Whether the CFI at @pc (a frame of the current walk, found by has_cfi())
+ * gives the return address a rule, rather than marking it undefined as
+ * the outermost frame's does.
+ */
+static bool ra_defined(struct tk_unwind *uw, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(uw->cur->dwfl, pc);
+	Dwarf_Op ops_mem[3], *ops;
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+	size_t nops;
+	bool defined;
+
+	if (!mod)
+		return false;
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
+		frame = NULL;
+		if (has_cfi_lookup(uw, pc) && (cfi = dwfl_module_dwarf_cfi(mod, &bias)) &&
+		    dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
+			frame = NULL;
+	}
+	if (!frame)
+		return false;
+	defined = dwarf_frame_register(frame, 16, ops_mem, &ops, &nops) == 0 &&
+		  !(nops == 0 && ops == ops_mem);
+	free(frame);
+	return defined;
+}
+
+/*
  * has_cfi_lookup(), remembered per address of a maps generation: the
  * answer only changes with the binaries mapped, and most frames recur
  * (it was a tenth of a --no-inline report).
@@ -628,7 +662,6 @@ static void fp_step(struct tk_unwind *uw, Dwfl_Frame *state)
 	 * libunwind's test of its guess: a frame pointer below the frame's
 	 * stack pointer, or more than 16 kB above it, is no frame pointer.
 	 */
-	uw->zero_read = false;
 	if (!memory_read(NULL, rbp, &rbp1, uw) || rbp < rsp || rbp - rsp > 0x4000 ||
 	    !memory_read(NULL, rbp + 8, &ip, uw))
 		return;
@@ -665,7 +698,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	}
 	/* Asking that steps to the caller: what it reads decides whether the stack ends at 0. */
-	uw->zero_read = false;
+	uw->step_reads = 0;
 	if (!dwfl_frame_pc(state, &pc, &activation))
 		return DWARF_CB_ABORT;
 	if (!activation)
@@ -699,18 +732,20 @@ int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 	uw->restart = false;
 	uw->from_fp = false;
 	do {
-		uw->zero_read = false;
+		uw->step_reads = 0;
 		uw->walk_start = uw->n;
 		uw->from_fp = uw->restart;
 		uw->restart = false;
 		/*
-		 * A normal end right after a step that read a word as 0 (see
-		 * memory_read()): perf's unwinder took that 0 as the caller's
-		 * address. A walk from a frame-pointer step ends too when
-		 * libdwfl cannot set its first frame up.
+		 * libdwfl ends a stack at a return address of 0; libunwind only
+		 * where the CFI says the return address is undefined (_start).
+		 * Elsewhere it takes the 0 read (libdwfl reads the return
+		 * address last: a 0 in the stack, or a word perf could not
+		 * read, see memory_read()) as one more frame, printed at 0 - 1.
 		 */
-		if (dwfl_getthread_frames(p->dwfl, s->tid, frame_cb, uw) == 0 && uw->zero_read &&
-		    uw->n)
+		if (dwfl_getthread_frames(p->dwfl, s->tid, frame_cb, uw) == 0 && uw->n &&
+		    uw->n < uw->max && uw->step_reads && uw->last_ok && !uw->last_val &&
+		    ra_defined(uw, uw->ips[uw->n - 1]))
 			add_frame(uw, (uint64_t)-1);
 	} while (uw->restart && uw->n < uw->max);
 	uw->restart = false;

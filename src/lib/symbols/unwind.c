@@ -28,20 +28,34 @@
  * interrupted ones, e.g. a signal frame, and keep their exact ip). At most
  * the caller's count, perf's 127 by default.
  *
- * Memory: the stack copy, else the file mapped at the address, as perf's
- * unwinder reads it (memory_read()), including how it ends a stack whose
- * return address lies beyond the copy: perf 6.1 unwinds with libunwind,
- * whose steps we reproduce with libdwfl's.
+ * perf 6.1 unwinds with libunwind, not libdwfl, and the two part ways
+ * where a stack is not what the CFI expects; libdwfl's steps are kept
+ * and libunwind's outcome reproduced around them:
+ *   - Memory: the stack copy except its last word (perf's bound), else the
+ *     file mapped at the address, by build id; a map whose file has no
+ *     such word (the [stack] beyond the copy, anonymous memory) reads as 0,
+ *     no map at all fails the read (memory_read()).
+ *   - A return address of 0 is one more frame, printed at 0 - 1, unless
+ *     the CFI marks the return address undefined (the outermost frame).
+ *   - A frame without CFI (no .eh_frame FDE; .debug_frame only from the
+ *     binary itself) is stepped by its frame pointer, with libunwind's
+ *     test of the guess and its stack pointer (the frame's own + 16), and
+ *     the walk starts again from there (fp_step()).
  *
- * Caches: the Dwfl of a process (its modules, each with its ELF, CFI and
- * DWARF, loaded on first use by libdwfl) lives while no file map of the
- * process changes (the caller's maps_gen: anonymous maps, a process's heap
- * and buffers, leave it; reloading libc's compressed DWARF on each was
- * 60% of a report), up to UPROCS processes, the least
- * recently used dropped first; each is attached once, with the current
- * sample handed to the callbacks through the handle. Per binary (shared
- * across processes): its resolved file, and the inline names of every
- * address asked for. A sample then costs the stepping and hash lookups.
+ * Caches, each capped: the Dwfl of a process (its modules, each with its
+ * ELF and CFI, loaded on first use by libdwfl) lives while no file map of
+ * the process changes (the caller's maps_gen: anonymous maps, the heap and
+ * buffers, leave it), up to UPROCS processes, the least recently used
+ * dropped first; each is attached once, with the current sample handed to
+ * the callbacks through the handle. Whether CFI covers an address, per
+ * maps generation (CFI_MEMO). Per binary, shared by every process: its
+ * resolved file and mapped image, a Dwfl of it alone for its DWARF (libc's
+ * is inflated from a compressed debug file: a quarter of a second, once
+ * per run rather than once per process), an index of each compile unit's
+ * functions by address range, and the inline names of every address asked
+ * for (up to INLINE_CACHE_MAX addresses). A sample then costs libdwfl's
+ * stepping and hash lookups; the text of each frame is kept by the
+ * caller (perfdata-report.c).
  */
 #include <dwarf.h>
 #include <elf.h>

@@ -41,7 +41,9 @@
  *   callchain, then the user frames unwound from its registers and stack
  *   copy (unwind.c), each preceded by one "name+0xoff (inlined)" line per
  *   function inlined at it unless TK_PERFDATA_REPORT_NO_INLINE, which is
- *   what perf script 6.1 adds through addr2line -i (put_unwound()).
+ *   what perf script 6.1 adds through addr2line -i (put_unwound()). A
+ *   frame's text is made once per process maps and address, and kept
+ *   (put_unwound_frame()).
  *
  * Memory: two rounds of queue entries, and the records they name: read in
  * place from the reader's mapping of the file (which keeps the pages from

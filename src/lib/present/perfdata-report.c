@@ -1001,8 +1001,8 @@ static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
 
 		if (addr < m->start || addr >= m->end)
 			continue;
-		r->unwind_map.file =
-			!m->identity && (m->path[0] == '/' || !strcmp(m->path, "[vdso]"));
+		r->unwind_map.anon =
+			m->identity || (m->path[0] != '/' && strcmp(m->path, "[vdso]"));
 		r->unwind_map.start = m->start;
 		r->unwind_map.end = m->end;
 		r->unwind_map.pgoff = m->pgoff;

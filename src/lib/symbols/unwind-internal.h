@@ -21,7 +21,7 @@ struct tk_unwind_map {
 	uint64_t start, end, pgoff;
 	const char *path;
 	const char *build_id; /* hex as recorded, or NULL / "" when none was */
-	bool file;	      /* a binary's file (else anonymous memory, [stack], ...) */
+	bool anon;	      /* not a binary's file: anonymous memory, [stack], ... */
 };
 
 /*

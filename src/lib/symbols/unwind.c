@@ -360,7 +360,7 @@ static Dwfl_Module *module_at(struct tk_unwind *uw, struct uproc *p, uint64_t ad
 	if (mod)
 		return mod;
 	m = uw->find(uw->ctx, addr);
-	if (!m || !m->file)
+	if (!m || m->anon)
 		return NULL;
 	b = bin_get(uw, m->path, m->build_id);
 	if (!b || !b->file) {
@@ -479,7 +479,7 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 		if (!m)
 			return false;
 		off = addr - m->start + m->pgoff;
-		if (m->file && (b = bin_get(uw, m->path, m->build_id)) && b->file &&
+		if (!m->anon && (b = bin_get(uw, m->path, m->build_id)) && b->file &&
 		    bin_map(b) == 0 && off <= b->size && b->size - off >= 8)
 			memcpy(result, b->image + off, 8);
 		else

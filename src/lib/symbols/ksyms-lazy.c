@@ -19,9 +19,11 @@
  * at most as many as the kernel has symbols).
  *
  * A line the whole-table parser would reject makes tk_ksyms_lazy_new()
- * fail, so that the caller takes that path and gets its error.
+ * fail, so that the caller takes that path and gets its error; so does a
+ * text whose symbol ranges would overlap (ranges_apart()).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +35,7 @@
 struct kline {
 	uint64_t addr;
 	uint32_t off, len; /* the line in the text, without its newline */
+	bool module;	   /* a module's ("[name]" after the symbol) */
 };
 
 /* The table of the group of lines starting at index @first. */
@@ -62,6 +65,27 @@ static int kline_cmp(const void *a, const void *b)
 static int hexval(char c)
 {
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/*
+ * Whether no symbol's range can reach over the next address's symbols. A
+ * symbol whose successor is of the other kind (kernel or module) ends a
+ * page past its start rounded up (perf's fixup), not at the successor;
+ * within one address, or closer than that to the next, the whole table's
+ * ranges overlap and which one a lookup meets depends on the shape of
+ * its tree. /proc/kallsyms has no such place (modules lie far above the
+ * kernel); a text that has one takes the whole table.
+ */
+static bool ranges_apart(const struct tk_ksyms_lazy *k)
+{
+	for (size_t i = 1; i < k->n; i++) {
+		const struct kline *p = &k->lines[i - 1], *c = &k->lines[i];
+
+		if (p->module != c->module &&
+		    (p->addr == c->addr || ((p->addr + 4096 + 4095) & ~(uint64_t)4095) > c->addr))
+			return false;
+	}
+	return true;
 }
 
 struct tk_ksyms_lazy *tk_ksyms_lazy_new(char *text, size_t len, const char *name)
@@ -119,11 +143,19 @@ struct tk_ksyms_lazy *tk_ksyms_lazy_new(char *text, size_t len, const char *name
 		k->lines[k->n].addr = addr;
 		k->lines[k->n].off = (uint32_t)(line - text);
 		k->lines[k->n].len = (uint32_t)ll;
+		k->lines[k->n].module = memchr(line + nend, '[', ll - nend) != NULL;
 		k->n++;
 	}
 	/* /proc/kallsyms lists the kernel in address order, modules after. */
 	if (!sorted)
 		qsort(k->lines, k->n, sizeof(*k->lines), kline_cmp);
+	if (!ranges_apart(k)) {
+		free(k->lines);
+		free(k->name);
+		free(k);
+		errno = ENOTSUP;
+		return NULL;
+	}
 	k->text = text;
 	return k;
 fail_oom:

@@ -17,7 +17,8 @@ struct tk_ksyms_lazy;
  * tk_ksyms_lazy_new() - index @text (@len bytes of kallsyms, malloc'ed),
  * which it takes over on success; @name names it in messages. NULL with
  * errno when it cannot (EBADMSG: a line tk_elf_symtab_new_kallsyms()
- * rejects; ENOMEM): the caller keeps @text and builds the whole table.
+ * rejects; ENOTSUP: symbol ranges that would overlap; ENOMEM): the caller
+ * keeps @text and builds the whole table.
  */
 struct tk_ksyms_lazy *tk_ksyms_lazy_new(char *text, size_t len, const char *name);
 

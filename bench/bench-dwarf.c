@@ -3,26 +3,41 @@
  * bench-dwarf: tracekit report against perf script on one --call-graph
  * dwarf profile, in one run.
  *
- * It builds a small C program (-O2 -g, no frame pointers: only its CFI
- * unwinds it; an inlined function, a qsort callback into libc, getppid
- * calls for kernel frames), records it with Debian's perf
- * (perf record -e cpu-clock -F 4000 --call-graph dwarf,4096, a few
- * thousand samples), checks that tracekit report prints what perf script
- * prints, then times in interleaved pairs (harness.h's run_pairs()):
+ * Two workloads. "big" (the default, what make bench runs) profiles a
+ * real-sized -O2 -g program: tracekit itself, built debugoptimized from
+ * SOURCE_ROOT into a meson build directory beside this binary
+ * (bench/dwarf-workload, reused by later runs), reporting a DWARF profile
+ * with inline frames: hundreds of functions, deep stacks through libdw and
+ * libc (whose detached, compressed DWARF libc6-dbg provides), recorded
+ * with perf's default --call-graph dwarf (8 kB stack copies) at -F 10000
+ * (2-3 k samples, the size of the issue's profile). "small"
+ * (--quick, make check's) profiles a small C program (-O2 -g, no frame
+ * pointers: only its CFI unwinds it; an inlined function, a qsort
+ * callback into libc, getppid calls for kernel frames) with dwarf,4096.
+ * The big workload's input is that program's profile.
+ *
+ * It records with Debian's perf (perf record -N -e cpu-clock),
+ * exits 1 unless tracekit report prints exactly what perf script prints,
+ * then times in interleaved pairs (harness.h's run_pairs(), with the CPU
+ * time of the tools' children counted: dwarf_pairs()):
  *
  *   tracekit report FILE              vs perf script -i FILE
  *   tracekit report --no-inline FILE  vs perf script --no-inline -i FILE
  *
- * Each line gives the median wall time of each, samples/s, and the ratio
- * perf / tracekit (median, min-max over the pairs). Needs root, perf and
- * cc: otherwise "SKIP: reason", exit 77. --quick: a short profile, one
- * pair each, for make check; --rounds N more pairs; --keep FILE keeps the
- * profile.
+ * Each line gives the median wall and CPU (user + system, reaped children
+ * included: perf's addr2line) time of each, samples per CPU second, the
+ * ratios perf / tracekit (wall: median, min-max over the pairs; CPU:
+ * median) and tracekit's peak RSS. Needs root, perf and cc (big: meson
+ * and ninja too): otherwise "SKIP: reason", exit 77. --quick: the small
+ * workload, a short profile, one pair each; --rounds N more pairs; --keep
+ * FILE keeps the profile (its binaries stay only for big).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -103,22 +118,141 @@ static long count_samples(const char *path)
 static void print_pair(const char *what, const struct pairs *p, long samples)
 {
 	if (!p->rounds) {
-		printf("%-34s perf failed: not timed\n", what);
+		printf("%-26s perf failed: not timed\n", what);
 		return;
 	}
-	printf("%-34s tracekit %.3f s (%.0f samples/s)  perf %.3f s (%.0f samples/s)  "
-	       "perf/tracekit %.1fx (%.1f-%.1f)\n",
-	       what, p->ours, (double)samples / p->ours, p->theirs, (double)samples / p->theirs,
-	       p->ratio, p->ratio_lo, p->ratio_hi);
+	printf("%-26s tracekit %.3f s wall, %.3f s CPU (%.0f samples/CPU s)  perf %.3f s wall, "
+	       "%.3f s CPU (%.0f samples/CPU s)  perf/tracekit wall %.1fx (%.1f-%.1f), CPU "
+	       "%.1fx; tracekit peak RSS %ld MB\n",
+	       what, p->ours, p->ours_cpu, (double)samples / p->ours_cpu, p->theirs, p->theirs_cpu,
+	       (double)samples / p->theirs_cpu, p->ratio, p->ratio_lo, p->ratio_hi, p->cpu_ratio,
+	       p->ours_rss_kb / 1024);
+}
+
+/* User + system seconds of the reaped children so far. */
+static double children_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+/*
+ * run_tool(), with the CPU time of everything the tool started: perf
+ * script runs addr2line for inline frames and exits without waiting for
+ * it, so the tool's own rusage leaves that out (0.12 s of 0.49 s here).
+ * As the children's subreaper (main()) this waits for the orphans too.
+ */
+static struct run run_all(char *const argv[])
+{
+	double cpu0 = children_cpu();
+	struct run r = run_tool(argv, NULL);
+
+	while (wait(NULL) > 0)
+		;
+	r.cpu_seconds = children_cpu() - cpu0;
+	return r;
+}
+
+/* harness.h's run_pairs() over run_all(). */
+static struct pairs dwarf_pairs(char *const ours[], char *const theirs[], int rounds)
+{
+	double o[32], t[32], q[32], oc[32], tc[32], qc[32];
+	struct pairs p = {0};
+
+	if (rounds > 32)
+		rounds = 32;
+	for (int i = 0; i < rounds; i++) {
+		struct run a = run_all(ours), b;
+
+		if (!WIFEXITED(a.status) || WEXITSTATUS(a.status)) {
+			errno = 0;
+			die(ours[0]);
+		}
+		b = run_all(theirs);
+		if (!WIFEXITED(b.status) || WEXITSTATUS(b.status))
+			return p;
+		o[i] = a.seconds;
+		t[i] = b.seconds;
+		q[i] = b.seconds / a.seconds;
+		oc[i] = a.cpu_seconds;
+		tc[i] = b.cpu_seconds;
+		qc[i] = oc[i] > 0 ? tc[i] / oc[i] : 0;
+		if (a.maxrss_kb > p.ours_rss_kb)
+			p.ours_rss_kb = a.maxrss_kb;
+		if (b.maxrss_kb > p.theirs_rss_kb)
+			p.theirs_rss_kb = b.maxrss_kb;
+	}
+	qsort(o, (size_t)rounds, sizeof(o[0]), cmp_double);
+	qsort(t, (size_t)rounds, sizeof(t[0]), cmp_double);
+	qsort(q, (size_t)rounds, sizeof(q[0]), cmp_double);
+	qsort(oc, (size_t)rounds, sizeof(oc[0]), cmp_double);
+	qsort(tc, (size_t)rounds, sizeof(tc[0]), cmp_double);
+	qsort(qc, (size_t)rounds, sizeof(qc[0]), cmp_double);
+	p.ours = o[rounds / 2];
+	p.theirs = t[rounds / 2];
+	p.ratio = q[rounds / 2];
+	p.ratio_lo = q[0];
+	p.ratio_hi = q[rounds - 1];
+	p.ours_cpu = oc[rounds / 2];
+	p.theirs_cpu = tc[rounds / 2];
+	p.cpu_ratio = qc[rounds / 2];
+	p.rounds = rounds;
+	return p;
+}
+
+/*
+ * The big workload's program: tracekit built debugoptimized (-O2 -g) from
+ * SOURCE_ROOT in bench/dwarf-workload beside this binary; its path in
+ * @out. 77 when meson or ninja is missing, 1 when the build fails.
+ */
+static int build_workload(char *out, size_t size)
+{
+	char self[4096], dir[4200];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+	struct stat st;
+
+	if (n <= 0)
+		return 1;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return 1;
+	*slash = 0;
+	snprintf(dir, sizeof(dir), "%s/dwarf-workload", self);
+	snprintf(out, size, "%s/src/cli/tracekit", dir);
+	{
+		char *const mprobe[] = {"meson", "--version", NULL};
+		char *const nprobe[] = {"ninja", "--version", NULL};
+
+		if (run_quiet(mprobe) || run_quiet(nprobe))
+			return 77;
+	}
+	snprintf(self, sizeof(self), "%s/build.ninja", dir);
+	if (stat(self, &st)) {
+		char *const setup[] = {
+			"meson", "setup", dir, SOURCE_ROOT, "--buildtype=debugoptimized", NULL};
+
+		if (run_quiet(setup))
+			return 1;
+	}
+	{
+		char *const build[] = {"ninja", "-C", dir, "src/cli/tracekit", NULL};
+
+		return run_quiet(build) ? 1 : 0;
+	}
 }
 
 int main(int argc, char **argv)
 {
-	const char *tracekit = "tracekit", *keep = NULL;
+	const char *tracekit = "tracekit", *keep = NULL, *workload = "big";
 	char dir[] = "/tmp/tk-bench-dwarf.XXXXXX", src[128], prog[128], data[128], a[128], b[128],
-	     rounds_arg[32];
+	     rounds_arg[32], small[128], big_prog[4200];
 	int rounds = 5;
-	bool quick = false;
+	bool quick = false, big;
 	long samples;
 	FILE *f;
 
@@ -131,14 +265,22 @@ int main(int argc, char **argv)
 			rounds = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
 			keep = argv[++i];
+		else if (!strcmp(argv[i], "--workload") && i + 1 < argc &&
+			 (!strcmp(argv[i + 1], "big") || !strcmp(argv[i + 1], "small")))
+			workload = argv[++i];
 		else {
-			fprintf(stderr, "usage: bench-dwarf [--quick] [--tracekit PATH] "
-					"[--rounds N] [--keep FILE]\n");
+			fprintf(stderr, "usage: bench-dwarf [--quick] [--workload big|small] "
+					"[--tracekit PATH] [--rounds N] [--keep FILE]\n");
 			return 2;
 		}
 	}
-	if (quick)
+	if (quick) {
 		rounds = 1;
+		workload = "small";
+	}
+	big = !strcmp(workload, "big");
+	/* perf's orphaned addr2line comes to us: its CPU time is perf's (run_all()). */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (geteuid()) {
 		printf("SKIP: perf record needs root here\n");
 		return 77;
@@ -163,16 +305,18 @@ int main(int argc, char **argv)
 	snprintf(data, sizeof(data), "%s/dwarf.data", dir);
 	snprintf(a, sizeof(a), "%s/perf.txt", dir);
 	snprintf(b, sizeof(b), "%s/tracekit.txt", dir);
-	snprintf(rounds_arg, sizeof(rounds_arg), "%d", quick ? 30 : 600);
+	snprintf(small, sizeof(small), "%s/small.data", dir);
+	snprintf(rounds_arg, sizeof(rounds_arg), "%d", quick ? 30 : big ? 3000 : 600);
 	f = fopen(src, "w");
 	if (!f || fputs(prog_src, f) < 0 || fclose(f))
 		die(src);
 	{
 		char *const cc[] = {"cc", "-O2", "-g", "-fomit-frame-pointer",
 				    "-o", prog,	 src,  NULL};
-		char *const rec[] = {"perf",	  "record", "-q",   "-N",	    "-e",
-				     "cpu-clock", "-F",	    "4000", "--call-graph", "dwarf,4096",
-				     "-o",	  data,	    prog,   rounds_arg,	    NULL};
+		char *const rec[] = {"perf",	     "record",	   "-q", "-N",
+				     "-e",	     "cpu-clock",  "-F", "4000",
+				     "--call-graph", "dwarf,4096", "-o", big ? small : data,
+				     prog,	     rounds_arg,   NULL};
 
 		if (run_quiet(cc))
 			die("cc");
@@ -180,6 +324,27 @@ int main(int argc, char **argv)
 			errno = 0;
 			die("perf record --call-graph dwarf");
 		}
+	}
+	if (big) {
+		char *const rec[] = {"perf",   "record", "-q",		 "-N",	  "-e", "cpu-clock",
+				     "-F",     "10000",	 "--call-graph", "dwarf", "-o", data,
+				     big_prog, "report", small,		 NULL};
+		int ret = build_workload(big_prog, sizeof(big_prog));
+
+		if (ret == 77) {
+			printf("SKIP: meson and ninja build the big workload (or use --workload "
+			       "small)\n");
+			return 77;
+		}
+		if (ret) {
+			errno = 0;
+			die("building the big workload (tracekit -O2 -g) from " SOURCE_ROOT);
+		}
+		if (run_quiet(rec)) {
+			errno = 0;
+			die("perf record --call-graph dwarf of tracekit report");
+		}
+		unlink(small);
 	}
 	{
 		char *const ps[] = {"perf", "script", "-i", data, NULL};
@@ -195,7 +360,9 @@ int main(int argc, char **argv)
 			errno = 0;
 			die("perf script");
 		}
-		printf("profile: %ld samples, --call-graph dwarf,4096; texts %s\n", samples,
+		printf("profile (%s): %ld samples, --call-graph %s; texts %s\n",
+		       big ? "big: tracekit -O2 -g reporting a DWARF profile" : "small program",
+		       samples, big ? "dwarf (8192)" : "dwarf,4096",
 		       files_equal(a, b) ? "identical" : "DIFFER");
 		if (!files_equal(a, b)) {
 			fprintf(stderr,
@@ -211,9 +378,9 @@ int main(int argc, char **argv)
 		char *const psn[] = {"perf", "script", "--no-inline", "-i", data, NULL};
 		struct pairs p;
 
-		p = run_pairs(tk, ps, rounds);
+		p = dwarf_pairs(tk, ps, rounds);
 		print_pair("report vs perf script", &p, samples);
-		p = run_pairs(tkn, psn, rounds);
+		p = dwarf_pairs(tkn, psn, rounds);
 		print_pair("--no-inline, both", &p, samples);
 	}
 	if (keep) {

@@ -9,9 +9,8 @@
 # the program's frames are [unknown] (perf's too), and tracekit, which
 # takes no CFI from a binary of another build id, stops there: each of its
 # samples is then the start of perf's.
-# The program keeps its frames small: a frame larger than the stack copy
-# (4096 bytes here) ends perf's unwinding with an extra 0xffffffffffffffff
-# frame that tracekit does not print.
+# The program keeps its frames small; stacks larger than the stack copy,
+# and functions without CFI, are test-dwarf-edges.sh's.
 set -u
 . "$(dirname "$0")/../lib.sh"
 if ! command -v perf >/dev/null; then echo "SKIP: perf is not installed"; exit 77; fi

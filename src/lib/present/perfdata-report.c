@@ -42,7 +42,9 @@
  *   callchain, then the user frames unwound from its registers and stack
  *   copy (unwind.c), each preceded by one "name+0xoff (inlined)" line per
  *   function inlined at it unless TK_PERFDATA_REPORT_NO_INLINE, which is
- *   what perf script 6.1 adds through addr2line -i (put_unwound()).
+ *   what perf script 6.1 adds through addr2line -i (put_unwound()). A
+ *   frame's text is made once per process maps and address, and kept
+ *   (put_unwound_frame()).
  *
  * Memory: two rounds of queue entries, and the records they name: read in
  * place from the reader's mapping of the file (which keeps the pages from
@@ -191,11 +193,19 @@ struct map {
 	bool identity; /* anonymous memory: ips are shown and looked up as they are */
 };
 
+/* The text of an unwound frame of a process's maps generation (put_unwound_frame()). */
+struct frame_memo {
+	uint64_t ip, gen;
+	int32_t pid;
+	uint32_t len;
+	char *text; /* NULL: empty */
+};
+
 struct proc {
 	int32_t pid; /* -1: free slot */
 	struct map *maps;
 	size_t nmaps;
-	uint64_t gen; /* a new value whenever the maps change (the unwinder's caches) */
+	uint64_t gen; /* a new value whenever a file's map changes (the unwinder's caches) */
 };
 
 /*
@@ -267,7 +277,10 @@ struct rep {
 	size_t proc_cap, nprocs;
 
 	struct tk_symbolizer *sym;
-	struct tk_unwind *unwind;	 /* made for the first --call-graph dwarf sample */
+	struct tk_unwind *unwind; /* made for the first --call-graph dwarf sample */
+	struct frame_memo
+		*frame_memo;	     /* FRAME_MEMO texts of unwound frames (put_unwound_frame()) */
+	struct tk_outbuf frame_text; /* where a frame's text is made before it is kept */
 	struct tk_unwind_map unwind_map; /* the map unwind_find_map() found */
 	struct proc *unwind_proc;	 /* the process being unwound */
 	uint64_t maps_gen;
@@ -525,7 +538,14 @@ static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t p
 
 	if (!len || start + len < start)
 		return 0;
-	p->gen = __atomic_add_fetch(&gens, 1, __ATOMIC_RELAXED);
+	/*
+	 * The unwinder keeps a process's binaries loaded while this stays:
+	 * a map added beside the others (anonymous memory, a library loaded
+	 * into a free range) leaves what it loaded true, hiding part of a
+	 * file's map does not (below). A process's first map starts anew.
+	 */
+	if (!p->nmaps)
+		p->gen = __atomic_add_fetch(&gens, 1, __ATOMIC_RELAXED);
 	/*
 	 * A new map hides what it overlaps, as a new mmap() does, and only
 	 * that: the part of an older map before it and the part after it
@@ -545,6 +565,8 @@ static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t p
 			i++;
 			continue;
 		}
+		if (!o->identity)
+			p->gen = __atomic_add_fetch(&gens, 1, __ATOMIC_RELAXED);
 		if (o->start < start && o->end > end) {
 			/* The new map falls inside: the old one becomes two. */
 			struct map *after = &p->maps[p->nmaps];
@@ -956,9 +978,10 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 /* ------------------------------------------------------------ DWARF unwinding */
 
 #define DWARF_FIELDS  (TK_PERF_SAMPLE_REGS_USER | TK_PERF_SAMPLE_STACK_USER)
-#define UNWIND_FRAMES 127 /* perf script's --max-stack default */
+#define FRAME_MEMO    4096 /* unwound frames whose text is kept (~1 MB) */
+#define UNWIND_FRAMES 127  /* perf script's --max-stack default */
 
-/* The file map of the process being unwound that holds @addr (tk_unwind_find_map_fn). */
+/* The map of the process being unwound that holds @addr (tk_unwind_find_map_fn). */
 static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
 {
 	struct rep *r = ctx;
@@ -969,8 +992,8 @@ static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
 
 		if (addr < m->start || addr >= m->end)
 			continue;
-		if (m->identity || (m->path[0] != '/' && strcmp(m->path, "[vdso]")))
-			return NULL;
+		r->unwind_map.anon =
+			m->identity || (m->path[0] != '/' && strcmp(m->path, "[vdso]"));
 		r->unwind_map.start = m->start;
 		r->unwind_map.end = m->end;
 		r->unwind_map.pgoff = m->pgoff;
@@ -989,7 +1012,7 @@ static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
  * (inlined)", at the symbol's offset; a frame without a symbol gets no
  * inline lines.
  */
-static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
+static void make_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 {
 	const char *const *names = NULL;
 	const struct proc *p = r->unwind_proc;
@@ -1026,6 +1049,55 @@ static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 	}
 	put_sym(r, pid, ip, false, "\t", true);
 	put_char(&r->out, '\n');
+}
+
+/*
+ * The text of one unwound frame, made once per (process maps, address):
+ * the same frames recur in most samples, and their symbol, inline and
+ * formatting work was a fifth of a report. Texts are kept in a
+ * direct-mapped table of FRAME_MEMO entries, the newer one winning a slot.
+ */
+static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
+{
+	uint64_t gen = r->unwind_proc ? r->unwind_proc->gen : 0;
+	uint64_t h = (ip ^ gen * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)pid << 32) *
+		     0xff51afd7ed558ccdull;
+	struct frame_memo *m;
+	struct tk_outbuf saved;
+	char *text;
+
+	if (!r->frame_memo) {
+		r->frame_memo = calloc(FRAME_MEMO, sizeof(*r->frame_memo));
+		if (!r->frame_memo || tk_outbuf_init(&r->frame_text, -1, 4096) < 0) {
+			free(r->frame_memo);
+			r->frame_memo = NULL;
+			make_unwound_frame(r, pid, ip);
+			return;
+		}
+	}
+	m = &r->frame_memo[(h >> 40) & (FRAME_MEMO - 1)];
+	if (m->text && m->ip == ip && m->gen == gen && m->pid == pid) {
+		tk_outbuf_write(&r->out, m->text, m->len);
+		return;
+	}
+	/* Make it in frame_text (in memory: it grows, never flushes), then copy. */
+	saved = r->out;
+	r->frame_text.len = 0;
+	r->out = r->frame_text;
+	make_unwound_frame(r, pid, ip);
+	r->frame_text = r->out;
+	r->out = saved;
+	tk_outbuf_write(&r->out, r->frame_text.buf, r->frame_text.len);
+	text = malloc(r->frame_text.len ? r->frame_text.len : 1);
+	if (!text)
+		return;
+	memcpy(text, r->frame_text.buf, r->frame_text.len);
+	free(m->text);
+	m->text = text;
+	m->len = r->frame_text.len;
+	m->ip = ip;
+	m->gen = gen;
+	m->pid = pid;
 }
 
 /*
@@ -3328,6 +3400,12 @@ static void rep_release(struct rep *r)
 	free(r->runs);
 	free(r->rlast);
 	tk_unwind_free(r->unwind);
+	if (r->frame_memo)
+		for (size_t i = 0; i < FRAME_MEMO; i++)
+			free(r->frame_memo[i].text);
+	free(r->frame_memo);
+	if (r->frame_text.buf)
+		tk_outbuf_release(&r->frame_text);
 	tk_symbolizer_free(r->sym);
 	tk_cache_close(r->cache);
 	free(r->bids);

@@ -93,6 +93,7 @@
 #include "symbolizer-internal.h"
 #include "error.h"
 #include "fsutil.h"
+#include "ksyms-lazy.h"
 
 struct seg {
 	uint64_t offset, filesz, vaddr;
@@ -102,6 +103,7 @@ struct dso {
 	char *path;
 	char bid[TK_BUILD_ID_HEX_MAX];
 	struct tk_elf_symtab *st;
+	struct tk_ksyms_lazy *klazy; /* the kernel's kallsyms, instead of @st (ksyms-lazy.c) */
 	struct seg *segs;
 	size_t nsegs;
 	bool kernel;
@@ -160,6 +162,7 @@ TK_API void tk_symbolizer_free(struct tk_symbolizer *sym)
 		return;
 	for (size_t i = 0; i < sym->ndsos; i++) {
 		tk_elf_symtab_free(sym->dsos[i]->st);
+		tk_ksyms_lazy_free(sym->dsos[i]->klazy);
 		free(sym->dsos[i]->segs);
 		free(sym->dsos[i]->path);
 		free(sym->dsos[i]);
@@ -702,8 +705,12 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 		size_t len;
 
 		if (tk_read_file(f, &text, &len) == 0) {
-			d->st = tk_elf_symtab_new_kallsyms(text, len, f);
-			free(text);
+			/* Symbols made per address asked for; it keeps the text. */
+			d->klazy = tk_ksyms_lazy_new(text, len, f);
+			if (!d->klazy) {
+				d->st = tk_elf_symtab_new_kallsyms(text, len, f);
+				free(text);
+			}
 		}
 		free(f);
 		return;
@@ -844,6 +851,8 @@ static void dso_resolve(struct tk_symbolizer *s, struct dso *d, uint64_t off,
 		}
 	if (mapped && d->st)
 		info->symbol = tk_elf_symtab_lookup(d->st, vaddr, &info->offset, NULL);
+	else if (mapped && d->klazy)
+		info->symbol = tk_ksyms_lazy_lookup(d->klazy, vaddr, &info->offset);
 }
 
 TK_API int tk_symbolizer_lookup(struct tk_symbolizer *sym, uint64_t addr,
@@ -887,7 +896,7 @@ TK_API int tk_symbolizer_lookup_file(struct tk_symbolizer *sym, const char *path
 	if (!d)
 		return tk_fail(ENOMEM, "out of memory");
 	dso_resolve(sym, d, offset, info);
-	if (!d->st)
+	if (!d->st && !d->klazy)
 		return tk_fail(ENOENT, "%s: no symbols", path);
 	return 0;
 }

@@ -9,23 +9,25 @@
 #ifndef TRACEKIT_UNWIND_INTERNAL_H
 #define TRACEKIT_UNWIND_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct tk_symbolizer;
 struct tk_unwind;
 
-/* A mapping of a file into the sampled process, as its MMAP2 record says. */
+/* A mapping into the sampled process, as its MMAP/MMAP2 record says. */
 struct tk_unwind_map {
 	uint64_t start, end, pgoff;
 	const char *path;
 	const char *build_id; /* hex as recorded, or NULL / "" when none was */
+	bool anon;	      /* not a binary's file: anonymous memory, [stack], ... */
 };
 
 /*
- * The map of the sampled process that holds @addr, or NULL (anonymous
- * memory, or no map). Called during tk_unwind_sample(); the map is only
- * read during the call.
+ * The map of the sampled process that holds @addr, of any kind, or NULL
+ * when none does. Called during tk_unwind_sample(); the map is only read
+ * during the call.
  */
 typedef const struct tk_unwind_map *(*tk_unwind_find_map_fn)(void *ctx, uint64_t addr);
 
@@ -68,7 +70,7 @@ int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
  * tk_unwind_inlines() - the names of the functions at @ip (a frame of the
  * last tk_unwind_sample()), innermost inlined one first, the containing
  * function last, from the DWARF of the binary (or its debug file).
- * @names is borrowed until tk_unwind_free().
+ * @names is borrowed until the next call (or tk_unwind_free()).
  * Return: the number of names, 0 when there is no DWARF for @ip.
  */
 int tk_unwind_inlines(struct tk_unwind *uw, uint64_t ip, const char *const **names);

@@ -28,13 +28,34 @@
  * interrupted ones, e.g. a signal frame, and keep their exact ip). At most
  * the caller's count, perf's 127 by default.
  *
- * Caches: the Dwfl of a process (its modules, each with its ELF, CFI and
- * DWARF, loaded on first use by libdwfl) lives while the process's maps
- * do not change (the caller's maps_gen), up to UPROCS processes, the least
- * recently used dropped first; each is attached once, with the current
- * sample handed to the callbacks through the handle. Per binary (shared
- * across processes): its resolved file, and the inline names of every
- * address asked for. A sample then costs the stepping and hash lookups.
+ * perf 6.1 unwinds with libunwind, not libdwfl, and the two part ways
+ * where a stack is not what the CFI expects; libdwfl's steps are kept
+ * and libunwind's outcome reproduced around them:
+ *   - Memory: the stack copy except its last word (perf's bound), else the
+ *     file mapped at the address, by build id; a map whose file has no
+ *     such word (the [stack] beyond the copy, anonymous memory) reads as 0,
+ *     no map at all fails the read (memory_read()).
+ *   - A return address of 0 is one more frame, printed at 0 - 1, unless
+ *     the CFI marks the return address undefined (the outermost frame).
+ *   - A frame without CFI (no .eh_frame FDE; .debug_frame only from the
+ *     binary itself) is stepped by its frame pointer, with libunwind's
+ *     test of the guess and its stack pointer (the frame's own + 16), and
+ *     the walk starts again from there (fp_step()).
+ *
+ * Caches, each capped: the Dwfl of a process (its modules, each with its
+ * ELF and CFI, loaded on first use by libdwfl) lives while no file map of
+ * the process changes (the caller's maps_gen: anonymous maps, the heap and
+ * buffers, leave it), up to UPROCS processes, the least recently used
+ * dropped first; each is attached once, with the current sample handed to
+ * the callbacks through the handle. Whether CFI covers an address, per
+ * maps generation (CFI_MEMO). Per binary, shared by every process: its
+ * resolved file and mapped image, a Dwfl of it alone for its DWARF (libc's
+ * is inflated from a compressed debug file: a quarter of a second, once
+ * per run rather than once per process), an index of each compile unit's
+ * functions by address range, and the inline names of every address asked
+ * for (up to INLINE_CACHE_MAX addresses). A sample then costs libdwfl's
+ * stepping and hash lookups; the text of each frame is kept by the
+ * caller (perfdata-report.c).
  */
 #include <dwarf.h>
 #include <elf.h>
@@ -47,6 +68,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <tracekit/symbolizer.h>
@@ -55,9 +78,25 @@
 #include "symbolizer-internal.h"
 #include "unwind-internal.h"
 
-#define UPROCS		16
-#define REGS_ABI_64	2
-#define INLINE_MAX_NEST 64
+#define UPROCS		 16
+#define REGS_ABI_64	 2
+#define INLINE_MAX_NEST	 64
+#define INLINE_CACHE_MAX (1u << 18) /* addresses whose inline names are kept (~20 MB at most) */
+
+/* A function (a compile unit's child DIE) covering [lo, hi). */
+struct cu_range {
+	uint64_t lo, hi, hi_max; /* hi_max: the largest hi of this and every earlier range */
+	Dwarf_Off die;
+	uint32_t order; /* the DIE's place among the unit's children */
+};
+
+/* The ranges of one compile unit's children, sorted by lo. */
+struct cu_index {
+	Dwarf_Off off; /* the unit's DIE; 0: empty slot */
+	bool imports;  /* it imports partial units: leave it to dwarf_getscopes() */
+	size_t n;
+	struct cu_range *r;
+};
 
 /* A mapped binary: path and recorded build id, and what was found for them. */
 struct bin {
@@ -67,12 +106,21 @@ struct bin {
 	char *file; /* the file of that build id here; NULL: none */
 	char *debug;
 	bool debug_tried;
+	bool map_tried;
+	bool inl_tried;
+	Dwfl *inl_dwfl; /* @file alone, for its inline scopes (bin_inline_module()) */
+	Dwfl_Module *inl_mod;
+	struct cu_index *cus; /* open addressing by unit offset (cu_index_get()) */
+	size_t cu_cap, ncus;
+	signed char debug_frame; /* the file has .debug_frame: 1, has not: -1, unknown: 0 */
+	const uint8_t *image;	 /* the file, mapped on the first memory read from it */
+	size_t size;
 };
 
 /* The inline names of one address of one binary. */
 struct inl {
 	const struct bin *bin; /* NULL: empty slot */
-	uint64_t addr;	       /* relative to the module's start */
+	uint64_t addr;	       /* the file's own address (link-time vaddr) */
 	uint32_t n;
 	char **names;
 };
@@ -82,6 +130,13 @@ struct uproc {
 	int32_t pid;
 	uint64_t gen, used;
 	Dwfl *dwfl; /* NULL: free slot */
+};
+
+#define CFI_MEMO 4096
+
+struct cfi_memo {
+	uint64_t pc, gen;
+	bool used, has;
 };
 
 struct tk_unwind {
@@ -102,6 +157,14 @@ struct tk_unwind {
 	uint64_t sp;
 	uint64_t *ips;
 	size_t n, max;
+	bool last_ok;		 /* the last memory_read() succeeded, */
+	Dwarf_Word last_val;	 /* with this word */
+	unsigned int step_reads; /* memory_read() calls since frame_cb() asked for a step */
+	struct cfi_memo cfi_memo[CFI_MEMO];
+	bool restart;	   /* unwind on from these registers (fp_step()) */
+	bool from_fp;	   /* the walk starts from them */
+	size_t walk_start; /* uw->n at the walk's first frame */
+	uint64_t restart_pc, restart_rbp, restart_rsp;
 };
 
 static unsigned char machine_ehdr[sizeof(Elf64_Ehdr)];
@@ -143,6 +206,13 @@ void tk_unwind_free(struct tk_unwind *uw)
 		free(uw->bins[i]->bid);
 		free(uw->bins[i]->file);
 		free(uw->bins[i]->debug);
+		for (size_t k = 0; k < uw->bins[i]->cu_cap; k++)
+			free(uw->bins[i]->cus[k].r);
+		free(uw->bins[i]->cus);
+		if (uw->bins[i]->inl_dwfl)
+			dwfl_end(uw->bins[i]->inl_dwfl);
+		if (uw->bins[i]->image)
+			munmap((void *)uw->bins[i]->image, uw->bins[i]->size);
 		free(uw->bins[i]);
 	}
 	free(uw->bins);
@@ -190,6 +260,34 @@ static struct bin *bin_get(struct tk_unwind *uw, const char *path, const char *b
 	b->file = tk_symbolizer_binary_file(uw->sym, path, *bid ? bid : NULL);
 	uw->bins[uw->nbins++] = b;
 	return b;
+}
+
+/* Map @b's file for reading words from it; -1 when it cannot be. */
+static int bin_map(struct bin *b)
+{
+	struct stat st;
+	void *p;
+	int fd;
+
+	if (b->image)
+		return 0;
+	if (b->map_tried)
+		return -1;
+	b->map_tried = true;
+	fd = open(b->file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_size <= 0) {
+		close(fd);
+		return -1;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	b->image = p;
+	b->size = (size_t)st.st_size;
+	return 0;
 }
 
 /*
@@ -262,7 +360,7 @@ static Dwfl_Module *module_at(struct tk_unwind *uw, struct uproc *p, uint64_t ad
 	if (mod)
 		return mod;
 	m = uw->find(uw->ctx, addr);
-	if (!m)
+	if (!m || m->anon)
 		return NULL;
 	b = bin_get(uw, m->path, m->build_id);
 	if (!b || !b->file) {
@@ -333,6 +431,13 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 	struct tk_unwind *uw = arg;
 	Dwarf_Word regs[17];
 
+	if (uw->from_fp) {
+		/* A frame-pointer step's result (fp_step()): only these are known. */
+		regs[0] = uw->restart_rbp;
+		regs[1] = uw->restart_rsp;
+		dwfl_thread_state_register_pc(thread, uw->restart_pc);
+		return dwfl_thread_state_registers(thread, 6, 2, regs);
+	}
 	for (unsigned int i = 0; i < 17; i++) {
 		uint64_t v;
 
@@ -343,47 +448,46 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 	return dwfl_thread_state_registers(thread, 0, 17, regs);
 }
 
-/* Read a word of a binary's file image at process address @addr. */
-static bool read_binary(Dwfl *dwfl, uint64_t addr, Dwarf_Word *result)
-{
-	Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
-	Dwarf_Addr bias;
-	GElf_Phdr ph;
-	size_t nph, size;
-	const char *raw;
-	Elf *elf;
-
-	if (!mod || !(elf = dwfl_module_getelf(mod, &bias)) || elf_getphdrnum(elf, &nph) < 0)
-		return false;
-	raw = elf_rawfile(elf, &size);
-	if (!raw)
-		return false;
-	for (size_t i = 0; i < nph; i++) {
-		uint64_t va = addr - bias, off;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || va < ph.p_vaddr ||
-		    va - ph.p_vaddr + 8 > ph.p_filesz)
-			continue;
-		off = ph.p_offset + (va - ph.p_vaddr);
-		if (off + 8 > size)
-			return false;
-		memcpy(result, raw + off, 8);
-		return true;
-	}
-	return false;
-}
-
+/*
+ * A word of the process's memory at @addr, as perf script 6.1 reads it
+ * (its libunwind unwinder's access_mem()). From the stack copy when the
+ * word lies inside it, except its last word: perf's bound is
+ * addr + 8 < end. Otherwise from the file mapped there, at the offset the
+ * map puts @addr at (addr - start + pgoff), by the recorded build id.
+ * There perf tells libunwind apart two failures: no map at all holds the
+ * address (an error: the step fails) and a map holds it but its file has
+ * no such word, e.g. the [stack] beyond the copy or anonymous memory
+ * (perf returns a positive error, which libunwind takes as success, with
+ * the value 0). The last read is noted for tk_unwind_sample()'s end.
+ */
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	struct tk_unwind *uw = arg;
+	const struct tk_unwind_map *m;
+	struct bin *b;
+	uint64_t off;
 
+	(void)dwfl;
+	uw->step_reads++;
+	uw->last_ok = false;
 	if (addr + 8 < addr)
 		return false;
-	if (addr >= uw->sp && addr + 8 <= uw->sp + uw->s->stack_size) {
+	if (addr >= uw->sp && addr + 8 < uw->sp + uw->s->stack_size) {
 		memcpy(result, (const uint8_t *)uw->s->stack + (addr - uw->sp), 8);
-		return true;
+	} else {
+		m = uw->find(uw->ctx, addr);
+		if (!m)
+			return false;
+		off = addr - m->start + m->pgoff;
+		if (!m->anon && (b = bin_get(uw, m->path, m->build_id)) && b->file &&
+		    bin_map(b) == 0 && off <= b->size && b->size - off >= 8)
+			memcpy(result, b->image + off, 8);
+		else
+			*result = 0;
 	}
-	return read_binary(dwfl, addr, result);
+	uw->last_ok = true;
+	uw->last_val = *result;
+	return true;
 }
 
 static const Dwfl_Thread_Callbacks thread_callbacks = {
@@ -440,6 +544,152 @@ static void add_frame(struct tk_unwind *uw, uint64_t ip)
 		uw->ips[uw->n++] = ip;
 }
 
+/* Whether @elf has a section named @name. */
+static bool elf_has_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether perf's unwinder finds call frame information for @pc: an FDE in
+ * the .eh_frame of the binary mapped there, else in its .debug_frame when
+ * the binary itself has one (perf never looks for it in a separate debug
+ * file, and asking libdwfl would load that file's DWARF).
+ */
+static bool has_cfi_lookup(struct tk_unwind *uw, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(uw->cur->dwfl, pc);
+	Dwarf_Frame *frame;
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+	struct bin *b;
+	void **userdata;
+	Elf *elf;
+
+	if (!mod)
+		return false;
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
+		free(frame);
+		return true;
+	}
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	b = *userdata;
+	if (!b)
+		return false;
+	if (!b->debug_frame) {
+		elf = dwfl_module_getelf(mod, &bias);
+		b->debug_frame = elf && elf_has_section(elf, ".debug_frame") ? 1 : -1;
+	}
+	if (b->debug_frame < 0)
+		return false;
+	cfi = dwfl_module_dwarf_cfi(mod, &bias);
+	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
+		free(frame);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Whether the CFI at @pc (a frame of the current walk, found by has_cfi())
+ * gives the return address a rule, rather than marking it undefined as
+ * the outermost frame's does.
+ */
+static bool ra_defined(struct tk_unwind *uw, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(uw->cur->dwfl, pc);
+	Dwarf_Op ops_mem[3], *ops;
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+	size_t nops;
+	bool defined;
+
+	if (!mod)
+		return false;
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
+		frame = NULL;
+		if (has_cfi_lookup(uw, pc) && (cfi = dwfl_module_dwarf_cfi(mod, &bias)) &&
+		    dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
+			frame = NULL;
+	}
+	if (!frame)
+		return false;
+	defined = dwarf_frame_register(frame, 16, ops_mem, &ops, &nops) == 0 &&
+		  !(nops == 0 && ops == ops_mem);
+	free(frame);
+	return defined;
+}
+
+/*
+ * has_cfi_lookup(), remembered per address of a maps generation: the
+ * answer only changes with the binaries mapped, and most frames recur
+ * (it was a tenth of a --no-inline report).
+ */
+static bool has_cfi(struct tk_unwind *uw, uint64_t pc)
+{
+	uint64_t h = (pc ^ uw->cur->gen * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+	struct cfi_memo *m = &uw->cfi_memo[(h >> 40) & (CFI_MEMO - 1)];
+
+	if (m->pc != pc || m->gen != uw->cur->gen || !m->used) {
+		m->pc = pc;
+		m->gen = uw->cur->gen;
+		m->used = true;
+		m->has = has_cfi_lookup(uw, pc);
+	}
+	return m->has;
+}
+
+/*
+ * The caller of a frame without CFI, as libunwind (perf's unwinder) steps
+ * it: by the frame pointer, the caller's address at rbp + 8 and its rbp
+ * at rbp, but its stack pointer the frame's own plus 16 (libunwind moves
+ * its CFA on by 16 and takes an rsp-based CFA of the next frame from
+ * there), every other register unknown; no caller when the frame pointer
+ * is 0 or fails libunwind's test below. libdwfl's own fallback sets rsp
+ * to rbp + 16, and so names other callers than perf. Sets uw->restart
+ * when the walk goes on from there; adds the frame at 0 - 1 perf prints
+ * for a caller's address read as 0.
+ */
+static void fp_step(struct tk_unwind *uw, Dwfl_Frame *state)
+{
+	Dwarf_Word rbp, rsp, ip, rbp1;
+
+	if (dwfl_frame_reg(state, 6, &rbp) || dwfl_frame_reg(state, 7, &rsp) || !rbp)
+		return;
+	/*
+	 * libunwind's test of its guess: a frame pointer below the frame's
+	 * stack pointer, or more than 16 kB above it, is no frame pointer.
+	 */
+	if (!memory_read(NULL, rbp, &rbp1, uw) || rbp < rsp || rbp - rsp > 0x4000 ||
+	    !memory_read(NULL, rbp + 8, &ip, uw))
+		return;
+	if (!ip) {
+		add_frame(uw, (uint64_t)-1);
+		return;
+	}
+	/* Looked up and printed at ip - 1, a call's last byte: start from there. */
+	uw->restart = true;
+	uw->restart_pc = ip - 1;
+	uw->restart_rbp = rbp1;
+	uw->restart_rsp = rsp + 16;
+}
+
 static int frame_cb(Dwfl_Frame *state, void *arg)
 {
 	struct tk_unwind *uw = arg;
@@ -450,6 +700,19 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	/* The module must be known before libdwfl asks whether this is an activation. */
 	module_at(uw, uw->cur, pc, &nofile);
+	/*
+	 * Without CFI, step as perf does (fp_step()), before libdwfl's own
+	 * step: asking for the activation flag takes that step. Such a frame
+	 * is an activation only as a walk's first.
+	 */
+	if (!nofile && !has_cfi(uw, uw->n == uw->walk_start ? pc : pc - 1)) {
+		add_frame(uw, uw->n == uw->walk_start ? pc : pc - 1);
+		if (uw->n < uw->max)
+			fp_step(uw, state);
+		return DWARF_CB_ABORT;
+	}
+	/* Asking that steps to the caller: what it reads decides whether the stack ends at 0. */
+	uw->step_reads = 0;
 	if (!dwfl_frame_pc(state, &pc, &activation))
 		return DWARF_CB_ABORT;
 	if (!activation)
@@ -480,7 +743,27 @@ int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 	uw->cur = p;
 	if (!p)
 		return -ENOMEM;
-	dwfl_getthread_frames(p->dwfl, s->tid, frame_cb, uw);
+	uw->restart = false;
+	uw->from_fp = false;
+	do {
+		uw->step_reads = 0;
+		uw->walk_start = uw->n;
+		uw->from_fp = uw->restart;
+		uw->restart = false;
+		/*
+		 * libdwfl ends a stack at a return address of 0; libunwind only
+		 * where the CFI says the return address is undefined (_start).
+		 * Elsewhere it takes the 0 read (libdwfl reads the return
+		 * address last: a 0 in the stack, or a word perf could not
+		 * read, see memory_read()) as one more frame, printed at 0 - 1.
+		 */
+		if (dwfl_getthread_frames(p->dwfl, s->tid, frame_cb, uw) == 0 && uw->n &&
+		    uw->n < uw->max && uw->step_reads && uw->last_ok && !uw->last_val &&
+		    ra_defined(uw, uw->ips[uw->n - 1]))
+			add_frame(uw, (uint64_t)-1);
+	} while (uw->restart && uw->n < uw->max);
+	uw->restart = false;
+	uw->from_fp = false;
 	uw->s = NULL;
 	return (int)uw->n;
 }
@@ -612,7 +895,161 @@ static const char *inner_name(Dwarf_Die *die)
  * each enclosing inlined subroutine, up to the subprogram that holds
  * them all.
  */
-static int inl_scan(Dwfl_Module *mod, uint64_t ip, struct inl *e)
+static int cu_range_cmp(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Index @cu's children by their address ranges; -ENOMEM. */
+static int cu_index_build(struct cu_index *ci, Dwarf_Die *cu)
+{
+	Dwarf_Die child;
+	size_t cap = 0;
+	uint32_t order = 0;
+
+	if (dwarf_child(cu, &child) != 0)
+		return 0;
+	do {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		if (dwarf_tag(&child) == DW_TAG_imported_unit)
+			ci->imports = true;
+		while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+			if (ci->n == cap) {
+				struct cu_range *nr;
+
+				cap = cap ? 2 * cap : 64;
+				nr = realloc(ci->r, cap * sizeof(*nr));
+				if (!nr)
+					return -ENOMEM;
+				ci->r = nr;
+			}
+			ci->r[ci->n].lo = lo;
+			ci->r[ci->n].hi = hi;
+			ci->r[ci->n].die = dwarf_dieoffset(&child);
+			ci->r[ci->n].order = order;
+			ci->n++;
+		}
+		order++;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	qsort(ci->r, ci->n, sizeof(*ci->r), cu_range_cmp);
+	for (size_t i = 0; i < ci->n; i++)
+		ci->r[i].hi_max =
+			i && ci->r[i - 1].hi_max > ci->r[i].hi ? ci->r[i - 1].hi_max : ci->r[i].hi;
+	return 0;
+}
+
+/* @b's index of the unit @cu, built on first use; NULL on ENOMEM. */
+static struct cu_index *cu_index_get(struct bin *b, Dwarf_Die *cu)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	size_t j;
+
+	if ((b->ncus + 1) * 2 > b->cu_cap) {
+		size_t cap = b->cu_cap ? 2 * b->cu_cap : 256;
+		struct cu_index *t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < b->cu_cap; i++) {
+			if (!b->cus[i].off)
+				continue;
+			j = (b->cus[i].off * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+			while (t[j].off)
+				j = (j + 1) & (cap - 1);
+			t[j] = b->cus[i];
+		}
+		free(b->cus);
+		b->cus = t;
+		b->cu_cap = cap;
+	}
+	j = (off * 0x9e3779b97f4a7c15ull >> 20) & (b->cu_cap - 1);
+	while (b->cus[j].off) {
+		if (b->cus[j].off == off)
+			return &b->cus[j];
+		j = (j + 1) & (b->cu_cap - 1);
+	}
+	b->cus[j].off = off;
+	b->ncus++;
+	if (cu_index_build(&b->cus[j], cu) < 0) {
+		b->cus[j].imports = true; /* the slow path still answers */
+		free(b->cus[j].r);
+		b->cus[j].r = NULL;
+		b->cus[j].n = 0;
+	}
+	return &b->cus[j];
+}
+
+/*
+ * The names of the functions at @pc (the unit's address) as inl_scan()
+ * gives them, from @ci: the first of the unit's children (in DIE order)
+ * that covers @pc, then down its tree the first child covering @pc at
+ * each level: the path dwarf_getscopes() walks, without visiting the
+ * whole unit for every address (it was a fifth of a report with inline
+ * frames). 1 when @pc is in no function, 0 or -ENOMEM when named.
+ */
+static int inl_scan_indexed(const struct cu_index *ci, Dwarf *dw, uint64_t pc, struct inl *e)
+{
+	Dwarf_Die path[INLINE_MAX_NEST * 2], top;
+	const struct cu_range *best = NULL;
+	size_t lo = 0, hi = ci->n;
+	int depth = 0, k, ret = 0;
+
+	/* The last range starting at or below @pc, then back while one may still cover it. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (ci->r[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && ci->r[i].hi_max > pc;)
+		if (pc < ci->r[i].hi && (!best || ci->r[i].order < best->order))
+			best = &ci->r[i];
+	if (!best || !dwarf_offdie(dw, best->die, &top))
+		return 1;
+	path[0] = top;
+	while (depth + 1 < (int)(sizeof(path) / sizeof(path[0]))) {
+		Dwarf_Die c;
+		bool found = false;
+
+		if (dwarf_child(&path[depth], &c) == 0) {
+			do {
+				if (dwarf_haspc(&c, pc) > 0) {
+					found = true;
+					break;
+				}
+			} while (dwarf_siblingof(&c, &c) == 0);
+		}
+		if (!found)
+			break;
+		path[++depth] = c;
+	}
+	for (k = depth; k >= 0; k--) {
+		int tag = dwarf_tag(&path[k]);
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
+			break;
+	}
+	if (k < 0)
+		return 1;
+	for (; k >= 0 && e->n < INLINE_MAX_NEST && !ret; k--) {
+		int tag = dwarf_tag(&path[k]);
+
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		ret = inl_add(e, e->n ? die_name(&path[k]) : inner_name(&path[k]));
+		if (tag == DW_TAG_subprogram)
+			break;
+	}
+	return ret;
+}
+
+static int inl_scan(struct bin *b, Dwfl_Module *mod, uint64_t ip, struct inl *e)
 {
 	Dwarf_Die *scopes = NULL, *chain = NULL, *cu;
 	const char *name;
@@ -623,6 +1060,18 @@ static int inl_scan(Dwfl_Module *mod, uint64_t ip, struct inl *e)
 	if (!cu) {
 		name = dwfl_module_getsrc(mod, ip) ? symtab_name(mod, ip) : NULL;
 		return name ? inl_add(e, name) : 0;
+	}
+	{
+		struct cu_index *ci = cu_index_get(b, cu);
+
+		if (ci && !ci->imports) {
+			ret = inl_scan_indexed(ci, dwarf_cu_getdwarf(cu->cu), ip - bias, e);
+			if (ret <= 0)
+				return ret;
+			/* A compile unit holds @ip, none of its functions does. */
+			name = symtab_name(mod, ip);
+			return name ? inl_add(e, name) : 0;
+		}
 	}
 	ns = dwarf_getscopes(cu, ip - bias, &scopes);
 	for (i = 0; i < ns; i++) {
@@ -657,39 +1106,85 @@ static int inl_scan(Dwfl_Module *mod, uint64_t ip, struct inl *e)
 	return ret;
 }
 
+/*
+ * @b's own Dwfl, with @b alone at its link-time addresses: the DWARF that
+ * names inline scopes is loaded (for libc, inflated) once per binary, not
+ * once per process. NULL when libdwfl cannot load the file.
+ */
+static Dwfl_Module *bin_inline_module(struct bin *b)
+{
+	void **userdata;
+
+	if (b->inl_tried)
+		return b->inl_mod;
+	b->inl_tried = true;
+	b->inl_dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!b->inl_dwfl)
+		return NULL;
+	dwfl_report_begin(b->inl_dwfl);
+	b->inl_mod = dwfl_report_elf(b->inl_dwfl, b->path, b->file, -1, 0, false);
+	dwfl_report_end(b->inl_dwfl, NULL, NULL);
+	if (b->inl_mod) {
+		dwfl_module_info(b->inl_mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+		*userdata = b;
+	}
+	return b->inl_mod;
+}
+
+/* Empty the inline names cache (at its cap). */
+static void inl_clear(struct tk_unwind *uw)
+{
+	for (size_t i = 0; i < uw->inl_cap; i++) {
+		if (!uw->inls[i].bin)
+			continue;
+		for (uint32_t k = 0; k < uw->inls[i].n; k++)
+			free(uw->inls[i].names[k]);
+		free(uw->inls[i].names);
+	}
+	memset(uw->inls, 0, uw->inl_cap * sizeof(*uw->inls));
+	uw->ninls = 0;
+}
+
 int tk_unwind_inlines(struct tk_unwind *uw, uint64_t ip, const char *const **names)
 {
-	Dwfl_Module *mod;
-	const struct bin *b;
+	Dwfl_Module *mod, *imod;
+	struct bin *b;
 	void **userdata;
-	Dwarf_Addr start;
+	Dwarf_Addr bias, ibias;
+	uint64_t vaddr;
 	size_t j;
 
 	*names = NULL;
 	if (!uw->cur || !uw->cur->dwfl)
 		return 0;
 	mod = dwfl_addrmodule(uw->cur->dwfl, ip);
-	if (!mod)
+	if (!mod || !dwfl_module_getelf(mod, &bias))
 		return 0;
-	dwfl_module_info(mod, &userdata, &start, NULL, NULL, NULL, NULL, NULL);
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	b = *userdata;
 	if (!b)
 		return 0;
+	/* The address in the file's own terms, which every process of it shares. */
+	vaddr = ip - bias;
+	if (uw->ninls >= INLINE_CACHE_MAX)
+		inl_clear(uw);
 	if ((uw->ninls + 1) * 2 > uw->inl_cap && inl_grow(uw) < 0)
 		return 0;
-	j = inl_hash(b, ip - start) & (uw->inl_cap - 1);
+	j = inl_hash(b, vaddr) & (uw->inl_cap - 1);
 	while (uw->inls[j].bin) {
-		if (uw->inls[j].bin == b && uw->inls[j].addr == ip - start) {
+		if (uw->inls[j].bin == b && uw->inls[j].addr == vaddr) {
 			*names = (const char *const *)uw->inls[j].names;
 			return (int)uw->inls[j].n;
 		}
 		j = (j + 1) & (uw->inl_cap - 1);
 	}
 	uw->inls[j].bin = b;
-	uw->inls[j].addr = ip - start;
+	uw->inls[j].addr = vaddr;
 	uw->ninls++;
+	imod = bin_inline_module(b);
 	/* A lookup that ran out of memory keeps what it found: the frame prints, maybe poorer. */
-	inl_scan(mod, ip, &uw->inls[j]);
+	if (imod && dwfl_module_getelf(imod, &ibias))
+		inl_scan(b, imod, vaddr + ibias, &uw->inls[j]);
 	*names = (const char *const *)uw->inls[j].names;
 	return (int)uw->inls[j].n;
 }

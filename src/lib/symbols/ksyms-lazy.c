@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * ksyms-lazy: kernel symbols from kallsyms, one symbol at a time.
+ *
+ * Building tk_elf_symtab_new_kallsyms()'s table of a whole kernel (120 k
+ * lines of /proc/kallsyms: parse, a red-black tree insert each, the end
+ * and duplicate fixups) was two thirds of `tracekit report --no-inline`
+ * on a 2 300-sample DWARF profile, which names a few hundred kernel
+ * addresses. Here the text is only indexed: each line's address and
+ * place, sorted by address (ties in text order). For an address, the
+ * symbols that decide its name are those of the greatest address at or
+ * below it (aliases among them, which the fixup chooses between) and
+ * those of the next address (where its range ends, and whether a module
+ * starts there); their lines, in text order, make a small kallsyms text
+ * that tk_elf_symtab_new_kallsyms() turns into the table the lookup runs
+ * on. The result is the whole table's: symbols before the group cannot
+ * reach past its start, and those after the next group do not change
+ * its end. Each group's table is made once and kept (a few hundred bytes;
+ * at most as many as the kernel has symbols).
+ *
+ * A line the whole-table parser would reject makes tk_ksyms_lazy_new()
+ * fail, so that the caller takes that path and gets its error; so does a
+ * text whose symbol ranges would overlap (ranges_apart()).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tracekit/elf.h>
+
+#include "ksyms-lazy.h"
+
+/* One kallsyms line the table would hold. */
+struct kline {
+	uint64_t addr;
+	uint32_t off, len; /* the line in the text, without its newline */
+	bool module;	   /* a module's ("[name]" after the symbol) */
+};
+
+/* The table of the group of lines starting at index @first. */
+struct kgroup {
+	size_t first; /* SIZE_MAX: empty slot */
+	struct tk_elf_symtab *st;
+};
+
+struct tk_ksyms_lazy {
+	char *text;
+	char *name;
+	struct kline *lines;
+	size_t n;
+	struct kgroup *groups;
+	size_t cap, used;
+};
+
+static int kline_cmp(const void *a, const void *b)
+{
+	const struct kline *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/*
+ * Whether no symbol's range can reach over the next address's symbols. A
+ * symbol whose successor is of the other kind (kernel or module) ends a
+ * page past its start rounded up (perf's fixup), not at the successor;
+ * within one address, or closer than that to the next, the whole table's
+ * ranges overlap and which one a lookup meets depends on the shape of
+ * its tree. /proc/kallsyms has no such place (modules lie far above the
+ * kernel); a text that has one takes the whole table.
+ */
+static bool ranges_apart(const struct tk_ksyms_lazy *k)
+{
+	for (size_t i = 1; i < k->n; i++) {
+		const struct kline *p = &k->lines[i - 1], *c = &k->lines[i];
+
+		if (p->module != c->module &&
+		    (p->addr == c->addr || ((p->addr + 4096 + 4095) & ~(uint64_t)4095) > c->addr))
+			return false;
+	}
+	return true;
+}
+
+struct tk_ksyms_lazy *tk_ksyms_lazy_new(char *text, size_t len, const char *name)
+{
+	struct tk_ksyms_lazy *k;
+	size_t cap = 0, i = 0;
+	bool sorted = true;
+
+	if (len >= UINT32_MAX) {
+		errno = EFBIG;
+		return NULL;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k || !(k->name = strdup(name)))
+		goto fail_oom;
+	/* The same lines, by the same rules, as tk_elf_symtab_new_kallsyms(). */
+	while (i < len) {
+		const char *line = text + i, *nl = memchr(line, '\n', len - i);
+		size_t ll = nl ? (size_t)(nl - line) : len - i, kk = 0, nstart, nend;
+		uint64_t addr = 0;
+		char type;
+
+		i += ll + 1;
+		if (!ll)
+			continue;
+		while (kk < ll && kk < 17 && hexval(line[kk]) >= 0) {
+			addr = addr << 4 | (uint64_t)hexval(line[kk]);
+			kk++;
+		}
+		if (kk == 0 || kk > 16 || kk + 3 > ll || line[kk] != ' ' || line[kk + 2] != ' ') {
+			free(k->lines);
+			free(k->name);
+			free(k);
+			errno = EBADMSG;
+			return NULL;
+		}
+		type = line[kk + 1];
+		nstart = kk + 3;
+		nend = nstart;
+		while (nend < ll && line[nend] != '\t' && line[nend] != ' ')
+			nend++;
+		if (nend == nstart || !addr || !strchr("tTwWdDbBrRiI", type))
+			continue;
+		if (k->n == cap) {
+			struct kline *nv;
+
+			cap = cap ? 2 * cap : 65536;
+			nv = realloc(k->lines, cap * sizeof(*nv));
+			if (!nv)
+				goto fail_oom;
+			k->lines = nv;
+		}
+		if (k->n && addr < k->lines[k->n - 1].addr)
+			sorted = false;
+		k->lines[k->n].addr = addr;
+		k->lines[k->n].off = (uint32_t)(line - text);
+		k->lines[k->n].len = (uint32_t)ll;
+		k->lines[k->n].module = memchr(line + nend, '[', ll - nend) != NULL;
+		k->n++;
+	}
+	/* /proc/kallsyms lists the kernel in address order, modules after. */
+	if (!sorted)
+		qsort(k->lines, k->n, sizeof(*k->lines), kline_cmp);
+	if (!ranges_apart(k)) {
+		free(k->lines);
+		free(k->name);
+		free(k);
+		errno = ENOTSUP;
+		return NULL;
+	}
+	k->text = text;
+	return k;
+fail_oom:
+	if (k) {
+		free(k->lines);
+		free(k->name);
+		free(k);
+	}
+	errno = ENOMEM;
+	return NULL;
+}
+
+void tk_ksyms_lazy_free(struct tk_ksyms_lazy *k)
+{
+	if (!k)
+		return;
+	for (size_t i = 0; i < k->cap; i++)
+		if (k->groups[i].first != SIZE_MAX)
+			tk_elf_symtab_free(k->groups[i].st);
+	free(k->groups);
+	free(k->lines);
+	free(k->text);
+	free(k->name);
+	free(k);
+}
+
+/* The table of the lines [first, end), in text order; NULL when it cannot be made. */
+static struct tk_elf_symtab *group_table(struct tk_ksyms_lazy *k, size_t first, size_t end)
+{
+	struct tk_elf_symtab *st;
+	struct kline *sel;
+	size_t n = end - first, len = 0;
+	char *text, *p;
+
+	sel = malloc(n * sizeof(*sel));
+	if (!sel)
+		return NULL;
+	memcpy(sel, k->lines + first, n * sizeof(*sel));
+	for (size_t i = 0; i < n; i++) {
+		/* Text order: insertion order decides among equal addresses. */
+		for (size_t j = i; j > 0 && sel[j - 1].off > sel[j].off; j--) {
+			struct kline t = sel[j];
+
+			sel[j] = sel[j - 1];
+			sel[j - 1] = t;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		len += sel[i].len + 1;
+	text = malloc(len ? len : 1);
+	if (!text) {
+		free(sel);
+		return NULL;
+	}
+	p = text;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(p, k->text + sel[i].off, sel[i].len);
+		p += sel[i].len;
+		*p++ = '\n';
+	}
+	st = tk_elf_symtab_new_kallsyms(text, len, k->name);
+	free(text);
+	free(sel);
+	return st;
+}
+
+/* The kept table of the group at @first, made on first use; NULL: none. */
+static struct tk_elf_symtab *group_get(struct tk_ksyms_lazy *k, size_t first, size_t end)
+{
+	size_t j;
+
+	if ((k->used + 1) * 2 > k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 256;
+		struct kgroup *t = malloc(cap * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < cap; i++)
+			t[i].first = SIZE_MAX;
+		for (size_t i = 0; i < k->cap; i++) {
+			if (k->groups[i].first == SIZE_MAX)
+				continue;
+			j = (k->groups[i].first * 0x9e3779b97f4a7c15ull >> 24) & (cap - 1);
+			while (t[j].first != SIZE_MAX)
+				j = (j + 1) & (cap - 1);
+			t[j] = k->groups[i];
+		}
+		free(k->groups);
+		k->groups = t;
+		k->cap = cap;
+	}
+	j = (first * 0x9e3779b97f4a7c15ull >> 24) & (k->cap - 1);
+	while (k->groups[j].first != SIZE_MAX) {
+		if (k->groups[j].first == first)
+			return k->groups[j].st;
+		j = (j + 1) & (k->cap - 1);
+	}
+	k->groups[j].first = first;
+	k->groups[j].st = group_table(k, first, end);
+	k->used++;
+	return k->groups[j].st;
+}
+
+const char *tk_ksyms_lazy_lookup(struct tk_ksyms_lazy *k, uint64_t addr, uint64_t *offset)
+{
+	size_t lo = 0, hi = k->n, first, end;
+	struct tk_elf_symtab *st;
+
+	/* The first line above @addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->lines[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	first = lo - 1;
+	while (first > 0 && k->lines[first - 1].addr == k->lines[lo - 1].addr)
+		first--;
+	end = lo;
+	while (end < k->n && k->lines[end].addr == k->lines[lo].addr)
+		end++;
+	st = group_get(k, first, end);
+	return st ? tk_elf_symtab_lookup(st, addr, offset, NULL) : NULL;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * ksyms-lazy: kernel addresses named from a kallsyms text without building
+ * the symbol table of the whole kernel: a table of the symbols at and
+ * after the address, made per symbol asked for. Private to the library:
+ * the symbolizer's kernel DSO is its one user.
+ */
+#ifndef TRACEKIT_KSYMS_LAZY_H
+#define TRACEKIT_KSYMS_LAZY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tk_ksyms_lazy;
+
+/*
+ * tk_ksyms_lazy_new() - index @text (@len bytes of kallsyms, malloc'ed),
+ * which it takes over on success; @name names it in messages. NULL with
+ * errno when it cannot (EBADMSG: a line tk_elf_symtab_new_kallsyms()
+ * rejects; ENOTSUP: symbol ranges that would overlap; ENOMEM): the caller
+ * keeps @text and builds the whole table.
+ */
+struct tk_ksyms_lazy *tk_ksyms_lazy_new(char *text, size_t len, const char *name);
+
+/* tk_ksyms_lazy_free() - NULL is accepted. */
+void tk_ksyms_lazy_free(struct tk_ksyms_lazy *k);
+
+/*
+ * tk_ksyms_lazy_lookup() - what tk_elf_symtab_lookup() gives for @addr on
+ * the table tk_elf_symtab_new_kallsyms() makes of the whole text: the
+ * symbol's name (borrowed until tk_ksyms_lazy_free()) and @addr's offset
+ * in it, or NULL.
+ */
+const char *tk_ksyms_lazy_lookup(struct tk_ksyms_lazy *k, uint64_t addr, uint64_t *offset);
+
+#endif

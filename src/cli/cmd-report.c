@@ -96,7 +96,10 @@ const char cmd_report_usage[] =
 	"  -q                    quiet: no warnings on stderr (errors stay)\n"
 	"      --fields LIST     perf.data: perf script -F's fields, e.g.\n"
 	"                        comm,tid,pid,time,cpu,event,trace,ip,sym,symoff,\n"
-	"                        dso,period (printed in perf's order)\n"
+	"                        dso,period,addr,data_src,weight,ins_lat,phys_addr,\n"
+	"                        data_page_size,code_page_size,misc,tod,flags,\n"
+	"                        callindent (printed in perf's order; perf's other\n"
+	"                        names print nothing or are refused: see the man page)\n"
 	"  -O [PLUGIN:]OPT[=VAL] a libtraceevent plugin option, as trace-cmd's -O\n"
 	"                        (e.g. function:parent=0) or trace-cmd's fgraph:tailprint\n"
 	"                        and fgraph:depth; an unknown one is an error\n"
@@ -193,8 +196,11 @@ enum {
 };
 
 /*
- * perf script -F's field names tracekit prints, for --fields (perf's -F
- * is taken by trace-cmd's filter here).
+ * perf script -F's field names, for --fields (perf's -F is taken by
+ * trace-cmd's filter here): every name Debian's perf 6.1 accepts. Those
+ * tracekit cannot print as perf does (source lines, instructions, BPF
+ * output, time of day) have no bit and are refused by name; the library
+ * refuses the rest where the file's samples lack them, as perf does.
  */
 static int parse_fields(const char *list, unsigned int *mask)
 {
@@ -202,29 +208,76 @@ static int parse_fields(const char *list, unsigned int *mask)
 		const char *name;
 		unsigned int bit;
 	} names[] = {
-		{"comm", TK_PERFDATA_FIELD_COMM},   {"tid", TK_PERFDATA_FIELD_TID},
-		{"pid", TK_PERFDATA_FIELD_PID},	    {"time", TK_PERFDATA_FIELD_TIME},
-		{"cpu", TK_PERFDATA_FIELD_CPU},	    {"event", TK_PERFDATA_FIELD_EVENT},
-		{"trace", TK_PERFDATA_FIELD_TRACE}, {"ip", TK_PERFDATA_FIELD_IP},
-		{"sym", TK_PERFDATA_FIELD_SYM},	    {"symoff", TK_PERFDATA_FIELD_SYMOFF},
-		{"dso", TK_PERFDATA_FIELD_DSO},	    {"period", TK_PERFDATA_FIELD_PERIOD},
+		{"comm", TK_PERFDATA_FIELD_COMM},
+		{"tid", TK_PERFDATA_FIELD_TID},
+		{"pid", TK_PERFDATA_FIELD_PID},
+		{"time", TK_PERFDATA_FIELD_TIME},
+		{"cpu", TK_PERFDATA_FIELD_CPU},
+		{"event", TK_PERFDATA_FIELD_EVENT},
+		{"trace", TK_PERFDATA_FIELD_TRACE},
+		{"ip", TK_PERFDATA_FIELD_IP},
+		{"sym", TK_PERFDATA_FIELD_SYM},
+		{"dso", TK_PERFDATA_FIELD_DSO},
+		{"addr", TK_PERFDATA_FIELD_ADDR},
+		{"symoff", TK_PERFDATA_FIELD_SYMOFF},
+		{"srcline", 0},
+		{"period", TK_PERFDATA_FIELD_PERIOD},
+		{"iregs", TK_PERFDATA_FIELD_IREGS},
+		{"uregs", TK_PERFDATA_FIELD_UREGS},
+		{"brstack", TK_PERFDATA_FIELD_BRSTACK},
+		{"brstacksym", TK_PERFDATA_FIELD_BRSTACK},
+		{"flags", TK_PERFDATA_FIELD_FLAGS},
+		{"data_src", TK_PERFDATA_FIELD_DATA_SRC},
+		{"weight", TK_PERFDATA_FIELD_WEIGHT},
+		{"bpf-output", 0},
+		{"brstackinsn", 0},
+		{"brstackinsnlen", 0},
+		{"brstackoff", TK_PERFDATA_FIELD_BRSTACK},
+		{"callindent", TK_PERFDATA_FIELD_CALLINDENT},
+		{"insn", 0},
+		{"insnlen", 0},
+		{"synth", TK_PERFDATA_FIELD_SYNTH},
+		{"phys_addr", TK_PERFDATA_FIELD_PHYS_ADDR},
+		{"metric", TK_PERFDATA_FIELD_METRIC},
+		{"misc", TK_PERFDATA_FIELD_MISC},
+		{"srccode", 0},
+		{"ipc", TK_PERFDATA_FIELD_IPC},
+		{"tod", TK_PERFDATA_FIELD_TOD},
+		{"data_page_size", TK_PERFDATA_FIELD_DATA_PAGE_SIZE},
+		{"code_page_size", TK_PERFDATA_FIELD_CODE_PAGE_SIZE},
+		{"ins_lat", TK_PERFDATA_FIELD_INS_LAT},
+		{"machine_pid", TK_PERFDATA_FIELD_GUEST},
+		{"vcpu", TK_PERFDATA_FIELD_GUEST},
 	};
-	const char *p = list;
+	const char *p = list, *unsupported = NULL;
+	size_t unsupported_len = 0;
+	bool any = false;
 
 	*mask = 0;
 	while (*p) {
 		size_t n = strcspn(p, ","), i;
 
+		if (*p == '+' || *p == '-' || memchr(p, ':', n)) {
+			cli_usage_error("--fields: '%.*s': perf's event type prefixes (hw:, sw:, "
+					"trace:, ...) and +/- edits are not supported; list the "
+					"fields",
+					(int)n, p);
+			return -1;
+		}
 		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 			if (strlen(names[i].name) == n && !strncmp(p, names[i].name, n))
 				break;
 		if (i == sizeof(names) / sizeof(names[0])) {
-			cli_usage_error("--fields: invalid field requested: '%.*s' (known: comm, "
-					"tid, pid, time, cpu, event, trace, ip, sym, symoff, dso, "
-					"period)",
+			cli_usage_error("--fields: invalid field requested: '%.*s' (perf script "
+					"-F's names; see tracekit-report(1))",
 					(int)n, p);
 			return -1;
 		}
+		if (!names[i].bit && !unsupported) {
+			unsupported = p;
+			unsupported_len = n;
+		}
+		any = true;
 		*mask |= names[i].bit;
 		p += n;
 		if (*p == ',' && *++p == '\0') {
@@ -232,13 +285,26 @@ static int parse_fields(const char *list, unsigned int *mask)
 			return -1;
 		}
 	}
-	if (!*mask) {
+	if (!any) {
 		cli_usage_error("--fields: no field given");
 		return -1;
 	}
 	if ((*mask & TK_PERFDATA_FIELD_SYMOFF) && !(*mask & TK_PERFDATA_FIELD_SYM)) {
 		cli_usage_error("--fields: display of offsets requested but symbol is not "
 				"selected (add sym)");
+		return -1;
+	}
+	if (unsupported && !(*mask & TK_PERFDATA_FIELD_IP) &&
+	    (!strncmp(unsupported, "srcline", unsupported_len) ||
+	     !strncmp(unsupported, "srccode", unsupported_len))) {
+		cli_usage_error("--fields: display of source line number requested but sample "
+				"IP is not selected (add ip)");
+		return -1;
+	}
+	if (unsupported) {
+		cli_usage_error("--fields: '%.*s' is not supported (tracekit does not print "
+				"what perf script prints for it)",
+				(int)unsupported_len, unsupported);
 		return -1;
 	}
 	return 0;

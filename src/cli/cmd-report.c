@@ -193,6 +193,17 @@ enum {
 	OPT_ALIGN_TS,
 	OPT_NODATE,
 	OPT_TS_CHECK,
+	OPT_EVENTS,
+	OPT_EVENT,
+	OPT_BY_COMM,
+};
+
+/* The options of trace-cmd's --profile that tracekit's profile lacks. */
+struct profile_extras {
+	bool global;  /* -G */
+	bool by_comm; /* --by-comm */
+	const char **hooks;
+	size_t nhooks; /* -H */
 };
 
 /*
@@ -493,7 +504,8 @@ static int report_losses(const char *path, const struct tk_perfdata_report_stats
  * data (printed, or its error reported in @status), 0 for a .dat.
  */
 static int report_perfdata(const char *path, const struct tk_report_opts *opts,
-			   const struct sym_sources *src, bool strict, int *status)
+			   const struct sym_sources *src, bool strict, const char *dat_opt,
+			   int *status)
 {
 	TK_OPTS(tk_perfdata_open_opts, oopts, .strict = strict);
 	struct tk_perfdata_report_stats rst;
@@ -557,6 +569,10 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 							path);
 			return src->fields ? 1 : 0;
 		}
+	}
+	if (dat_opt) {
+		*status = cli_usage_error("%s is for .dat files; %s is perf data", dat_opt, path);
+		return 1;
 	}
 	if (opts->ts_offset || opts->ts2secs_hz) {
 		*status = cli_usage_error("%s is for .dat files; %s is perf data",
@@ -759,6 +775,84 @@ static int report_filter_test(const char *path, const struct tk_report_opts *opt
 	return status;
 }
 
+/*
+ * trace-cmd's -H hook, [SYS:]START,MATCH[,PID]/[SYS:]END,MATCH[,FLAGS],
+ * split as trace-cmd 3.1.6 splits it (strtok() at ':' and ',', a system
+ * where the token is followed by ':') into the line it prints when it
+ * reads the option: "start S:E:M (PID) end S:E:M (FLAGS)", "(null)" for
+ * an absent part. Flags other than P, G and S get a warning, as in
+ * trace-cmd. Return: 0, -1 for a hook that does not split (trace-cmd
+ * 3.1.6 and 3.4 crash on one). @warn: print the flag warnings.
+ */
+static int hook_line(const char *arg, char *out, size_t cap, bool warn)
+{
+	char *str = strdup(arg), *save = NULL, *tok;
+	const char *part[8] = {
+		NULL}; /* start sys, event, match, pid; end sys, event, match, flags */
+	size_t index;
+	int ret = -1;
+
+	if (!str)
+		return -1;
+	tok = strtok_r(str, ":,", &save);
+	if (!tok)
+		goto out;
+	/* trace-cmd measures from the start of the text, whatever strtok() skipped. */
+	index = strlen(tok);
+	if (arg[index] == ':') {
+		part[0] = tok;
+		tok = strtok_r(NULL, ",", &save);
+		if (!tok)
+			goto out;
+	}
+	part[1] = tok;
+	tok = strtok_r(NULL, ",/", &save);
+	if (!tok)
+		goto out;
+	part[2] = tok;
+	index = strlen(tok) + (size_t)(tok - str);
+	if (arg[index] == ',') {
+		tok = strtok_r(NULL, "/", &save);
+		if (!tok)
+			goto out;
+		part[3] = tok;
+	}
+	tok = strtok_r(NULL, ":,", &save);
+	if (!tok)
+		goto out;
+	index = (size_t)(tok - str) + strlen(tok);
+	if (arg[index] == ':') {
+		part[4] = tok;
+		tok = strtok_r(NULL, ",", &save);
+		if (!tok)
+			goto out;
+	}
+	part[5] = tok;
+	tok = strtok_r(NULL, ",", &save);
+	if (!tok)
+		goto out;
+	part[6] = tok;
+	index = strlen(tok) + (size_t)(tok - str);
+	if (arg[index] == ',') {
+		tok = strtok_r(NULL, "", &save);
+		if (!tok)
+			goto out;
+		part[7] = tok;
+	}
+	for (const char *f = part[7]; warn && f && *f; f++)
+		if (!strchr("pPgGsS", *f))
+			fprintf(stderr, "tracekit report: -H: unknown flag %c\n", *f);
+	for (size_t i = 0; i < 8; i++)
+		if (!part[i])
+			part[i] = "(null)";
+	snprintf(out, cap, "start %s:%s:%s (%s) end %s:%s:%s (%s)\n", part[0], part[1], part[2],
+		 part[3], part[4], part[5], part[6], part[7]);
+	ret = 0;
+out:
+	free(str);
+	return ret;
+}
+
 /* The option that asked for listing @c, for messages. */
 static const char *listing_name(int c)
 {
@@ -777,18 +871,25 @@ static const char *listing_name(int c)
 		return "--uname";
 	case OPT_VERSION:
 		return "--version";
+	case 'p':
+		return "-p";
+	case OPT_EVENTS:
+		return "--events";
+	case OPT_EVENT:
+		return "--event";
 	default:
 		return "--check-events";
 	}
 }
 
 /*
- * trace-cmd report's listings (-e, -P, -f, -E, --cpus, --uname,
- * --version, --check-events): facts of the file, no events. On perf.data
- * those that need only the tracing metadata read its TRACING_DATA.
+ * trace-cmd report's listings (-e, -p, -P, -f, -E, --events, --event,
+ * --cpus, --uname, --version, --check-events): facts of the file, no
+ * events. On perf.data those that need only the tracing metadata read its
+ * TRACING_DATA. @regex: --event's.
  */
-static int report_listing(const char *path, int listing, const struct tk_report_opts *opts,
-			  size_t ninputs)
+static int report_listing(const char *path, int listing, const char *regex,
+			  const struct tk_report_opts *opts, size_t ninputs)
 {
 	enum tk_report_list what = 0;
 	enum tk_filekind kind;
@@ -800,6 +901,10 @@ static int report_listing(const char *path, int listing, const struct tk_report_
 
 	if (ninputs)
 		return cli_usage_error("%s reads one file", listing_name(listing));
+	if (opts->kallsyms)
+		return cli_usage_error("--kallsyms with %s is not supported (it adds functions "
+				       "to the report)",
+				       listing_name(listing));
 	if (opts->flags & ~(unsigned int)(TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT))
 		return cli_usage_error("%s lists, it prints no events: no other output option "
 				       "goes with it",
@@ -826,12 +931,16 @@ static int report_listing(const char *path, int listing, const struct tk_report_
 	case OPT_VERSION:
 		what = TK_REPORT_LIST_VERSION;
 		break;
+	case 'p':
+		what = TK_REPORT_LIST_PAGE_SIZE;
+		break;
 	default:
 		break;
 	}
 	kind = strcmp(path, "-") ? tk_filekind_of(path) : TK_FILE_PERFDATA_PIPE;
 	if (kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE) {
-		if (listing == OPT_CPUS || listing == OPT_UNAME || listing == OPT_VERSION)
+		if (listing == OPT_CPUS || listing == OPT_UNAME || listing == OPT_VERSION ||
+		    listing == 'p')
 			return cli_usage_error("%s is for .dat files; %s is perf data",
 					       listing_name(listing), path);
 		pd = tk_perfdata_open(path);
@@ -876,6 +985,13 @@ static int report_listing(const char *path, int listing, const struct tk_report_
 		ret = tk_report_check_formats(td, &failed);
 		if (ret > 0)
 			status = cli_error("%s: %zu event formats do not parse", path, failed);
+	} else if (listing == OPT_EVENTS || listing == OPT_EVENT) {
+		ret = tk_report_list_formats(td, listing == OPT_EVENT ? regex : NULL,
+					     STDOUT_FILENO);
+		if (ret == -EINVAL) {
+			status = cli_usage_error("--event: %s", tk_errmsg());
+			ret = 0;
+		}
 	} else if (dat) {
 		ret = tk_report_list_dat(dat, what, STDOUT_FILENO);
 	} else {
@@ -899,6 +1015,9 @@ int cmd_report(int argc, char **argv)
 		{"uname", no_argument, NULL, OPT_UNAME},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{"check-events", no_argument, NULL, OPT_CHECK_EVENTS},
+		{"events", no_argument, NULL, OPT_EVENTS},
+		{"by-comm", no_argument, NULL, OPT_BY_COMM},
+		{"event", required_argument, NULL, OPT_EVENT},
 		{"verbose", optional_argument, NULL, 'V'},
 		{"ts-offset", required_argument, NULL, OPT_TS_OFFSET},
 		{"ts2secs", required_argument, NULL, OPT_TS2SECS},
@@ -959,13 +1078,15 @@ int cmd_report(int argc, char **argv)
 	unsigned int wakeup_flags = 0;
 	struct tk_wakeup *wakeup = NULL;
 	int c, ret, status = CLI_OK, listing = 0;
+	const char *event_regex = NULL;
+	struct profile_extras extras = {false, false, NULL, 0};
 
 	memset(&opts, 0, sizeof(opts));
 	opts.sz = sizeof(opts);
 	opts.fd = STDOUT_FILENO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:F:tRlj:hvqO:wPefEISTNLV::r:n:", longopts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, ":i:F:tRlj:hvqO:wPefEISTNLV::r:n:pH:G", longopts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			/* Repeated, trace-cmd merges the files (report_files()). */
@@ -1024,7 +1145,12 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_EVENT:
+			event_regex = optarg;
+			/* fall through */
 		case 'e':
+		case 'p':
+		case OPT_EVENTS:
 		case 'P':
 		case 'f':
 		case 'E':
@@ -1218,7 +1344,9 @@ int cmd_report(int argc, char **argv)
 			src.symfs = optarg;
 			break;
 		case OPT_KALLSYMS:
+			/* perf's --kallsyms on perf.data, trace-cmd's on a .dat. */
 			src.kallsyms = optarg;
+			opts.kallsyms = optarg;
 			break;
 		case OPT_VMLINUX:
 			src.vmlinux = optarg;
@@ -1256,6 +1384,26 @@ int cmd_report(int argc, char **argv)
 		case OPT_PROFILE:
 			profile = true;
 			break;
+		case 'G':
+			extras.global = true;
+			break;
+		case OPT_BY_COMM:
+			extras.by_comm = true;
+			break;
+		case 'H': {
+			char line[8];
+
+			if (hook_line(optarg, line, sizeof(line), false)) {
+				status = cli_usage_error(
+					"-H: invalid hook '%s' (trace-cmd's "
+					"[SYS:]START,MATCH[,PID]/[SYS:]END,MATCH[,FLAGS])",
+					optarg);
+				goto out;
+			}
+			if (add_str(&extras.hooks, &extras.nhooks, optarg))
+				goto nomem;
+			break;
+		}
 		case 'w':
 			wakeup_flags |= WAKEUP_ON;
 			break;
@@ -1283,6 +1431,28 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!path)
 		path = "trace.dat";
+	/*
+	 * -G, --by-comm and -H change only trace-cmd's --profile (elsewhere -H
+	 * prints its line and they do nothing, as in trace-cmd); tracekit's
+	 * profile has none of them, so with --profile they are refused.
+	 */
+	if (profile && (extras.global || extras.by_comm || extras.nhooks)) {
+		status = cli_usage_error("--profile with %s is not supported (tracekit's profile "
+					 "has no %s)",
+					 extras.global	  ? "-G"
+					 : extras.by_comm ? "--by-comm"
+							  : "-H",
+					 extras.global	  ? "global irq events"
+					 : extras.by_comm ? "merging of tasks by command name"
+							  : "user hooks");
+		goto out;
+	}
+	for (size_t i = 0; i < extras.nhooks; i++) {
+		char line[1024];
+
+		if (!hook_line(extras.hooks[i], line, sizeof(line), true))
+			fputs(line, stdout);
+	}
 	if ((opts.flags & TK_REPORT_STAT) && (opts.flags & TK_REPORT_JSON)) {
 		status = cli_usage_error("--stat and --json do not go together");
 		goto out;
@@ -1310,7 +1480,7 @@ int cmd_report(int argc, char **argv)
 
 	src.cache_dir = cache_dir;
 	if (listing) {
-		status = report_listing(path, listing, &opts, ninputs);
+		status = report_listing(path, listing, event_regex, &opts, ninputs);
 		goto out;
 	}
 	/* -T with no filter prints the report, as trace-cmd does. */
@@ -1340,7 +1510,12 @@ int cmd_report(int argc, char **argv)
 		status = report_files(inputs, ninputs, &opts, filters);
 		goto out;
 	}
-	if (report_perfdata(path, &opts, &src, strict, &status))
+	if (report_perfdata(path, &opts, &src, strict,
+			    extras.global    ? "-G"
+			    : extras.by_comm ? "--by-comm"
+			    : extras.nhooks  ? "-H"
+					     : NULL,
+			    &status))
 		goto out;
 	TK_OPTS(tk_dat_open_opts, dopts, .strict = src.strict);
 	dat = tk_dat_open_with(path, &dopts);
@@ -1406,5 +1581,6 @@ out:
 	free(in_hz);
 	free(comms);
 	free(pids);
+	free(extras.hooks);
 	return status;
 }

@@ -60,7 +60,9 @@ const char cmd_report_usage[] =
 	"      --pid PID[,PID]   only events of these pids; repeat for more. .dat:\n"
 	"                        as trace-cmd's --pid, common_pid or a pid or\n"
 	"                        next_pid field, and added to what -F shows\n"
-	"      --comm NAME       only events of this command name (glob); repeat\n"
+	"      --comm NAME       .dat: as trace-cmd's --comm, the pids the saved\n"
+	"                        command lines give NAME, added to --pid's;\n"
+	"                        perf.data: threads of this name (glob); repeat\n"
 	"  -I                    hide events in hard irq context (common_flags)\n"
 	"  -S                    hide events in soft irq context (common_flags)\n"
 	"  -T                    print the filter strings of -F, -v -F and --pid as\n"
@@ -867,6 +869,69 @@ out:
 	return ret;
 }
 
+/*
+ * trace-cmd's --comm NAME on a .dat: the pids its saved command lines give
+ * NAME (the whole text after "PID ", compared exactly), added to --pid's,
+ * so that the events of those pids show as --pid shows them (their own, and
+ * those whose pid or next_pid field names them). The lines are walked last
+ * first, as libtraceevent walks its list. A name no line has is a usage
+ * error (trace-cmd warns "not in cmdline list" and prints every event).
+ * Return: CLI_OK, or the exit status after the message.
+ */
+static int comm_pids(struct tk_dat *dat, const char *path, const char *const *comms, size_t ncomms,
+		     int **pids, size_t *npids)
+{
+	struct tk_dat_text t = {NULL, 0};
+
+	if (tk_dat_cmdlines(dat, &t))
+		t.len = 0;
+	for (size_t c = 0; c < ncomms; c++) {
+		size_t found = 0, end = t.len;
+
+		while (end > 0) {
+			size_t start = end - 1, n;
+			const char *line, *sp;
+			char *num_end;
+			long pid;
+
+			/* The line before @end (without its newline). */
+			if (t.data[start] == '\n' && start == end - 1) {
+				end--;
+				continue;
+			}
+			while (start > 0 && t.data[start - 1] != '\n')
+				start--;
+			line = t.data + start;
+			n = end - start;
+			end = start;
+			sp = memchr(line, ' ', n);
+			if (!sp)
+				continue;
+			errno = 0;
+			pid = strtol(line, &num_end, 10);
+			if (num_end != sp || errno)
+				continue;
+			if ((size_t)(line + n - (sp + 1)) != strlen(comms[c]) ||
+			    memcmp(sp + 1, comms[c], strlen(comms[c])))
+				continue;
+			{
+				int *np = realloc(*pids, (*npids + 1) * sizeof(*np));
+
+				if (!np)
+					return cli_error("out of memory");
+				*pids = np;
+				(*pids)[(*npids)++] = (int)pid;
+				found++;
+			}
+		}
+		if (!found)
+			return cli_usage_error("%s: --comm %s: no task of that name in the file's "
+					       "saved command lines",
+					       path, comms[c]);
+	}
+	return CLI_OK;
+}
+
 /* The option that asked for listing @c, for messages. */
 static const char *listing_name(int c)
 {
@@ -1509,6 +1574,11 @@ int cmd_report(int argc, char **argv)
 		status = CLI_OK;
 	}
 	if (ninputs) {
+		/* trace-cmd would take the pids from the first file and filter only that one. */
+		if (ncomms) {
+			status = cli_usage_error("--comm with several -i is not supported");
+			goto out;
+		}
 		if (add_str(&inputs, &ninputs, path))
 			goto nomem;
 		filters = file_filters(ninputs, events, event_input, nevents, neg_events, neg_input,
@@ -1536,6 +1606,17 @@ int cmd_report(int argc, char **argv)
 	if (!dat) {
 		status = cli_lib_error(path);
 		goto out;
+	}
+	if (ncomms) {
+		status = comm_pids(dat, path, comms, ncomms, &pids, &npids);
+		if (status != CLI_OK) {
+			tk_dat_close(dat);
+			goto out;
+		}
+		opts.pids = pids;
+		opts.npids = npids;
+		opts.comms = NULL;
+		opts.ncomms = 0;
 	}
 	fflush(stdout);
 	if (wakeup_flags) {

@@ -1139,6 +1139,9 @@ struct tk_perfdata_report_opts {
 	 * logged. NULL: none.
 	 */
 	const char *vmlinux;
+	/* Thread ids alone (perf script --tid); NULL: all. With @pids, both must pass. */
+	const int *tids;
+	size_t ntids;
 };
 
 /**

@@ -212,7 +212,114 @@ enum {
 	OPT_EVENTS,
 	OPT_EVENT,
 	OPT_BY_COMM,
+	OPT_COMMS,
+	OPT_TID,
+	OPT_TIME,
+	OPT_UNSUPPORTED,
 };
+
+/*
+ * trace-cmd report's and perf script's options tracekit report does not
+ * have: each is refused by name, never taken for something else. (perf's
+ * letters that trace-cmd gives other meanings keep trace-cmd's; those
+ * that mean perf things on .dat files only are refused on perf.data.)
+ */
+static const struct {
+	const char *name; /* long option, or "-X" */
+	const char *tool, *what;
+} unsupported_opts[] = {
+	{"boundary", "trace-cmd report", "sub-buffer start marks"},
+	{"debug", "trace-cmd report", "ring buffer debug output"},
+	{"-a", "perf script", "system-wide collection of perf script record"},
+	{"all-cpus", "perf script", "system-wide collection of perf script record"},
+	{"-d", "perf script", "debug checks"},
+	{"debug-mode", "perf script", "debug checks"},
+	{"-D", "perf script", "raw dump; tracekit dump shows the records"},
+	{"dump-raw-trace", "perf script", "raw dump; tracekit dump shows the records"},
+	{"dump-unsorted-raw-trace", "perf script", "raw dump; tracekit dump shows the records"},
+	{"force", "perf script", "ownership checks, which tracekit does not make"},
+	{"-g", "perf script", "script generation"},
+	{"gen-script", "perf script", "script generation"},
+	{"-s", "perf script", "scripts"},
+	{"script", "perf script", "scripts"},
+	{"list", "perf script", "scripts"},
+	{"dlfilter", "perf script", "filter libraries"},
+	{"dlarg", "perf script", "filter libraries"},
+	{"list-dlfilters", "perf script", "filter libraries"},
+	{"hide-call-graph", "perf script", "hiding callchains"},
+	{"show-info", "perf script", "header; tracekit dump shows it"},
+	{"header-only", "perf script", "header; tracekit dump shows it"},
+	{"Latency", "perf script", "latency attributes"},
+	{"symbols", "perf script", "symbol filters"},
+	{"addr-range", "perf script", "symbol filters"},
+	{"dsos", "perf script", "symbol filters"},
+	{"stop-bt", "perf script", "callchain cuts"},
+	{"call-trace", "perf script", "instruction trace decoding"},
+	{"call-ret-trace", "perf script", "instruction trace decoding"},
+	{"graph-function", "perf script", "instruction trace decoding"},
+	{"insn-trace", "perf script", "instruction trace decoding"},
+	{"itrace", "perf script", "instruction trace decoding"},
+	{"xed", "perf script", "instruction trace decoding"},
+	{"max-blocks", "perf script", "instruction trace decoding"},
+	{"stitch-lbr", "perf script", "LBR stitching"},
+	{"deltatime", "perf script", "relative times"},
+	{"reltime", "perf script", "relative times"},
+	{"demangle", "perf script", "demangling"},
+	{"demangle-kernel", "perf script", "demangling"},
+	{"inline", "perf script", "inline frames, which show by default; see --no-inline"},
+	{"full-source-path", "perf script", "source lines"},
+	{"guest-code", "perf script", "guest symbols"},
+	{"guestkallsyms", "perf script", "guest symbols"},
+	{"guestmodules", "perf script", "guest symbols"},
+	{"guestmount", "perf script", "guest symbols"},
+	{"guestvmlinux", "perf script", "guest symbols"},
+	{"per-event-dump", "perf script", "per-event files"},
+	{"show-bpf-events", "perf script", "side-band record lines"},
+	{"show-cgroup-events", "perf script", "side-band record lines"},
+	{"show-kernel-path", "perf script", "side-band record lines"},
+	{"show-lost-events", "perf script", "side-band record lines"},
+	{"show-mmap-events", "perf script", "side-band record lines"},
+	{"show-namespace-events", "perf script", "side-band record lines"},
+	{"show-on-off-events", "perf script", "side-band record lines"},
+	{"show-round-events", "perf script", "side-band record lines"},
+	{"show-switch-events", "perf script", "side-band record lines"},
+	{"show-task-events", "perf script", "side-band record lines"},
+	{"show-text-poke-events", "perf script", "side-band record lines"},
+	{"switch-on", "perf script", "event switches"},
+	{"switch-off", "perf script", "event switches"},
+};
+
+/*
+ * The unknown option of @c (getopt's '?') when it is one of
+ * unsupported_opts: its one-line refusal, exit 2. Else -1.
+ */
+static int unsupported_option(int c, char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	char shortname[3] = {'-', (char)optopt, '\0'};
+	const char *name = NULL;
+	size_t n;
+
+	if (c != '?')
+		return -1;
+	if (optopt > 0 && optopt < 128 && strncmp(arg, "--", 2) != 0) {
+		name = shortname;
+		n = 2;
+	} else if (!strncmp(arg, "--", 2)) {
+		name = arg + 2;
+		n = strcspn(name, "=");
+	} else {
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(unsupported_opts) / sizeof(unsupported_opts[0]); i++) {
+		if (strlen(unsupported_opts[i].name) == n &&
+		    !strncmp(unsupported_opts[i].name, name, n))
+			return cli_usage_error("%s%.*s is not supported (%s's %s)",
+					       name == shortname ? "" : "--", (int)n, name,
+					       unsupported_opts[i].tool, unsupported_opts[i].what);
+	}
+	return -1;
+}
 
 /* The options of trace-cmd's --profile that tracekit's profile lacks. */
 struct profile_extras {
@@ -344,9 +451,27 @@ struct sym_sources {
 	const char *vmlinux;
 	unsigned int fields;
 	unsigned int max_stack; /* 0: perf's default */
-	bool strict;		/* --strict: for the readers' opts */
+	int *tids;		/* --tid */
+	size_t ntids;
+	bool strict; /* --strict: for the readers' opts */
 	bool no_inline;
 };
+
+/* The perf.data-only option given (perf script's), for a refusal on .dat files; NULL: none. */
+static const char *perf_only(const struct sym_sources *src)
+{
+	if (src->ntids)
+		return "--tid";
+	if (src->vmlinux)
+		return "--vmlinux (-k)";
+	if (src->symfs)
+		return "--symfs";
+	if (src->max_stack)
+		return "--max-stack";
+	if (src->no_inline)
+		return "--no-inline";
+	return NULL;
+}
 
 #define MAX_CPUS 4096
 
@@ -570,6 +695,8 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		.vmlinux = src->vmlinux,
 		.fields = src->fields,
 		.max_stack = src->max_stack,
+		.tids = src->tids,
+		.ntids = src->ntids,
 	};
 	struct tk_perfdata *pd;
 	struct stat st;
@@ -1096,6 +1223,9 @@ int cmd_report(int argc, char **argv)
 		{"check-events", no_argument, NULL, OPT_CHECK_EVENTS},
 		{"events", no_argument, NULL, OPT_EVENTS},
 		{"by-comm", no_argument, NULL, OPT_BY_COMM},
+		{"comms", required_argument, NULL, OPT_COMMS},
+		{"tid", required_argument, NULL, OPT_TID},
+		{"time", required_argument, NULL, OPT_TIME},
 		{"event", required_argument, NULL, OPT_EVENT},
 		{"verbose", optional_argument, NULL, 'V'},
 		{"ts-offset", required_argument, NULL, OPT_TS_OFFSET},
@@ -1136,7 +1266,7 @@ int cmd_report(int argc, char **argv)
 	static uint8_t mask[MAX_CPUS / 8];
 	struct tk_report_opts opts;
 	const char *path = NULL, *cache_dir = NULL;
-	struct sym_sources src = {NULL, NULL, NULL, NULL, 0, 0, false, false};
+	struct sym_sources src = {NULL, NULL, NULL, NULL, 0, 0, NULL, 0, false, false};
 	const char **events = NULL, **comms = NULL, **neg_events = NULL, **plugin_opts = NULL;
 	size_t nevents = 0, ncomms = 0, nneg_events = 0, nplugin_opts = 0, ninputs = 0;
 	const char **inputs = NULL, **raw_events = NULL, **nohandle_events = NULL;
@@ -1164,7 +1294,7 @@ int cmd_report(int argc, char **argv)
 	opts.sz = sizeof(opts);
 	opts.fd = STDOUT_FILENO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:F:tRlj:hvqO:wPefEISTNLV::r:n:pH:G", longopts,
+	while ((c = getopt_long(argc, argv, ":i:F:tRlj:hvqO:wPefEISTNLV::r:n:pH:GC:k:c:", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -1173,6 +1303,7 @@ int cmd_report(int argc, char **argv)
 				goto nomem;
 			path = optarg;
 			break;
+		case 'C': /* perf script's letter for --cpu */
 		case OPT_CPU:
 			if (parse_cpus(optarg, mask)) {
 				status = cli_usage_error("bad CPU list '%s'", optarg);
@@ -1367,6 +1498,90 @@ int cmd_report(int argc, char **argv)
 			if (add_str(&comms, &ncomms, optarg))
 				goto nomem;
 			break;
+		case 'c':
+		case OPT_COMMS: {
+			/* perf script's -c/--comms: a comma-separated list, each as a --comm. */
+			char *p = optarg, *comma;
+
+			do {
+				comma = strchr(p, ',');
+				if (comma)
+					*comma = '\0';
+				if (!*p) {
+					status = cli_usage_error("--comms: empty name");
+					goto out;
+				}
+				if (add_str(&comms, &ncomms, p))
+					goto nomem;
+				p = comma ? comma + 1 : NULL;
+			} while (p);
+			break;
+		}
+		case OPT_TID: {
+			/* perf script's --tid: thread ids alone, a comma-separated list. */
+			const char *p = optarg;
+
+			do {
+				char *end;
+				long tid;
+				int *t;
+
+				errno = 0;
+				tid = strtol(p, &end, 10);
+				if (end == p || (*end && (*end != ',' || !end[1])) || errno ||
+				    tid < 0 || tid > 0x7fffffff) {
+					status = cli_usage_error("bad tid '%s'", optarg);
+					goto out;
+				}
+				t = realloc(src.tids, (src.ntids + 1) * sizeof(*t));
+				if (!t)
+					goto nomem;
+				src.tids = t;
+				src.tids[src.ntids++] = (int)tid;
+				p = *end ? end + 1 : end;
+			} while (*p);
+			break;
+		}
+		case OPT_TIME: {
+			/*
+			 * perf script's --time START,STOP (either may be empty), both
+			 * ends included; its percent and multi-range forms are not
+			 * supported.
+			 */
+			const char *comma = strchr(optarg, ',');
+			char part[64];
+			uint64_t ns;
+
+			if (!comma || strchr(comma + 1, ',') || strpbrk(optarg, "% ") ||
+			    (size_t)(comma - optarg) >= sizeof(part)) {
+				status = cli_usage_error("--time '%s': only perf's START,STOP form "
+							 "is supported (seconds, as printed)",
+							 optarg);
+				goto out;
+			}
+			memcpy(part, optarg, (size_t)(comma - optarg));
+			part[comma - optarg] = '\0';
+			if (part[0]) {
+				if (parse_time(part, &ns)) {
+					status = cli_usage_error(
+						"bad time '%s' (seconds, as printed)", part);
+					goto out;
+				}
+				opts.has_start = true;
+				opts.start_ns = ns;
+			}
+			if (comma[1]) {
+				if (parse_time(comma + 1, &ns) || ns == UINT64_MAX) {
+					status = cli_usage_error(
+						"bad time '%s' (seconds, as printed)", comma + 1);
+					goto out;
+				}
+				opts.has_end = true;
+				opts.end_ns =
+					ns + 1; /* --end excludes its time; perf's STOP is shown */
+			}
+			break;
+		}
 		case OPT_START:
 		case OPT_END: {
 			uint64_t ns;
@@ -1427,6 +1642,7 @@ int cmd_report(int argc, char **argv)
 			src.kallsyms = optarg;
 			opts.kallsyms = optarg;
 			break;
+		case 'k': /* perf script's letter for --vmlinux */
 		case OPT_VMLINUX:
 			src.vmlinux = optarg;
 			break;
@@ -1497,7 +1713,9 @@ int cmd_report(int argc, char **argv)
 			status = cli_finish_stdout(CLI_OK);
 			goto out;
 		default:
-			status = cli_bad_option(c, argv);
+			status = unsupported_option(c, argv);
+			if (status < 0)
+				status = cli_bad_option(c, argv);
 			goto out;
 		}
 	}
@@ -1574,6 +1792,10 @@ int cmd_report(int argc, char **argv)
 		status = CLI_OK;
 	}
 	if (ninputs) {
+		if (perf_only(&src)) {
+			status = cli_usage_error("%s is for perf.data files", perf_only(&src));
+			goto out;
+		}
 		/* trace-cmd would take the pids from the first file and filter only that one. */
 		if (ncomms) {
 			status = cli_usage_error("--comm with several -i is not supported");
@@ -1601,6 +1823,11 @@ int cmd_report(int argc, char **argv)
 					     : NULL,
 			    &status))
 		goto out;
+	if (perf_only(&src)) {
+		status = cli_usage_error("%s is for perf.data files; %s is a .dat file",
+					 perf_only(&src), path);
+		goto out;
+	}
 	TK_OPTS(tk_dat_open_opts, dopts, .strict = src.strict);
 	dat = tk_dat_open_with(path, &dopts);
 	if (!dat) {
@@ -1677,5 +1904,6 @@ out:
 	free(comms);
 	free(pids);
 	free(extras.hooks);
+	free(src.tids);
 	return status;
 }

@@ -1487,7 +1487,7 @@ static int check_event_specs(struct tk_perfdata *pd, const struct tk_perfdata_re
 	return 0;
 }
 
-/* The filters other than the event's: CPU, pid or tid, time window, thread name. */
+/* The filters other than the event's: CPU, pid or tid, tid, time window, thread name. */
 static bool sample_wanted(struct rep *r, const struct psample *s)
 {
 	const struct tk_perfdata_report_opts *o = r->opts;
@@ -1503,6 +1503,12 @@ static bool sample_wanted(struct rep *r, const struct psample *s)
 			break;
 	}
 	if (o->npids && i == o->npids)
+		return false;
+	for (i = 0; i < o->ntids; i++) {
+		if ((uint32_t)o->tids[i] == s->tid)
+			break;
+	}
+	if (o->ntids && i == o->ntids)
 		return false;
 	if (o->ncomms) {
 		char buf[24];
@@ -3600,7 +3606,7 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	r.max_stack = opts->max_stack ? opts->max_stack : read_max_stack();
 	r.nsec = opts->flags & TK_PERFDATA_REPORT_NSEC;
 	r.filtering = opts->cpu_mask || opts->nevents || opts->npids || opts->ncomms ||
-		      opts->has_start || opts->has_end;
+		      opts->ntids || opts->has_start || opts->has_end;
 	ret = tk_outbuf_init(&r.out, opts->fd, 0);
 	if (ret)
 		return ret;

@@ -52,7 +52,7 @@ const char cmd_report_usage[] =
 	"  -i, --input FILE      file to read (same as the FILE argument); repeat\n"
 	"                        to merge .dat files by time, as trace-cmd does; each -F\n"
 	"                        then filters the -i before it (before any: the first)\n"
-	"      --cpu LIST        only these CPUs (\"0,2-3\")\n"
+	"  -C, --cpu LIST        only these CPUs (\"0,2-3\")\n"
 	"  -F, --filter SPEC     only these events; .dat: trace-cmd's EVENT[,EVENT][:FILTER]\n"
 	"                        (e.g. 'sched_switch:prev_pid>0'); perf.data: NAME,\n"
 	"                        SYSTEM or SYSTEM:NAME with globs; repeat for more\n"
@@ -87,6 +87,9 @@ const char cmd_report_usage[] =
 	"                        plugin's handler (same matching); repeat\n"
 	"  -V, --verbose[=LEVEL] more messages on stderr (LEVEL 0-6 or none, crit,\n"
 	"                        err, warn, info, debug, all; default all)\n"
+	"  -c, --comms LIST      perf script's: each name of LIST as --comm\n"
+	"      --tid TID[,TID]   perf.data: only these thread ids (perf script's)\n"
+	"      --time START,STOP perf script's: --start START --end STOP, STOP shown\n"
 	"      --start SECONDS   skip events before this time (as printed)\n"
 	"      --end SECONDS     stop at this time\n"
 	"  -t, --ns              nanosecond timestamps\n"
@@ -126,7 +129,7 @@ const char cmd_report_usage[] =
 	"                        the recorded kernel build id (perf's --kallsyms);\n"
 	"                        .dat: FILE's functions join the file's kallsyms\n"
 	"                        (trace-cmd's --kallsyms)\n"
-	"      --vmlinux FILE    perf.data: kernel symbols from the ELF FILE alone,\n"
+	"  -k, --vmlinux FILE    perf.data: kernel symbols from the ELF FILE alone,\n"
 	"                        only when its build id is the recorded kernel's\n"
 	"                        (else [unknown], with a warning; perf's -k)\n"
 	"      --max-stack N     perf.data: print at most N callchain entries\n"
@@ -171,7 +174,10 @@ const char cmd_report_usage[] =
 	"                        with one line on stderr (trace-cmd exits 22)\n"
 	"                        -e, -P, -f, -E and --check-events also read a\n"
 	"                        perf.data's TRACING_DATA\n"
-	"  -h, --help            show this help\n";
+	"  -h, --help            show this help\n"
+	"\n"
+	"trace-cmd report's --boundary and --debug and perf script's options not\n"
+	"listed here are refused by name (not supported), never ignored.\n";
 
 enum {
 	OPT_CPU = 256,

@@ -24,7 +24,9 @@
 # their --fields lines differ from perf's whatever the field, see
 # tracekit-report(1)).
 #   - names perf 6.1 does not know (cgroup, retire_lat) are invalid, as in
-#     perf.
+#     perf;
+# then perf script's other options: -C, -c/--comms, --tid, --time as
+# perf's, the rest refused by name, the perf.data ones refused on a .dat.
 # Nothing here touches tracefs.
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -96,5 +98,35 @@ run report --fields sw:comm,tid "$data/plain.data"
 check "--fields with perf's type prefix is refused" eval 'rc_is 2 && err_lines 2 && err_has "not supported"'
 run report --fields +period "$data/plain.data"
 check "--fields with perf's +field edit is refused" eval 'rc_is 2 && err_lines 2 && err_has "not supported"'
+
+# perf script's options beside -F: those tracekit report takes print what
+# perf script prints; the others are refused by name.
+f=$data/sample-cpu.data
+if [ -s "$f" ]; then
+	tid=$(perf script -i "$f" -F tid 2>/dev/null | awk 'NR == 1 { print $1 }')
+	t1=$(perf script -i "$f" -F time 2>/dev/null | awk 'NR == 3 { sub(":", "", $1); print $1 }')
+	t2=$(perf script -i "$f" -F time 2>/dev/null | awk 'NR == 9 { sub(":", "", $1); print $1 }')
+	for o in "-C 0" "--cpu 0" "-C 1" "--comms sh" "-c sh,true" "--tid $tid" "--tid $tid,1" \
+		"--time $t1,$t2" "--time ,$t2" "--time $t1," "--ns --time $t1,$t2" "--pid $tid"; do
+		# shellcheck disable=SC2086 # the options are words
+		perf script -i "$f" $o >"$tmp/perf" 2>/dev/null
+		# shellcheck disable=SC2086
+		run report $o "$f"
+		check "report $o: as perf script $o" eval 'rc_is 0 && cmp -s "$tmp/perf" "$tmp/out"'
+	done
+fi
+for o in -a -d -D -g -s --itrace --show-mmap-events --show-task-events --deltatime --reltime \
+	--inline --dsos=x --symbols=x --hide-call-graph --header-only --demangle --guestmount=x \
+	--dlfilter=x --switch-on=x --xed --per-event-dump --stitch-lbr --show-info --force; do
+	run report $o "$data/plain.data"
+	check "perf script's $o: refused by name" eval 'rc_is 2 && err_lines 2 && err_has "is not supported" && [ ! -s "$tmp/out" ]'
+done
+run report --time 10%/1 "$data/plain.data"
+check "--time in percent: refused" eval 'rc_is 2 && err_has "START,STOP"'
+for o in "--tid 1" "-k /nonexistent" "--symfs /" "--max-stack 3" --no-inline; do
+	# shellcheck disable=SC2086
+	run report $o "$TK_SOURCE_DIR/tests/data/tc34/v6.dat"
+	check "perf.data's $o on a .dat: refused" eval 'rc_is 2 && err_has "is for perf.data files"'
+done
 
 finish

@@ -109,6 +109,8 @@ usage "--events with another listing" --events -E "$f"
 usage "-p on perf.data" -p "$data/perf/tracepoints.data"
 usage "-G on perf.data" -G "$data/perf/tracepoints.data"
 usage "--comm with several -i (not supported)" --comm sleep -i "$f" -i "$f"
+usage "trace-cmd's --boundary (not supported)" --boundary "$f"
+usage "trace-cmd's --debug (not supported)" --debug "$f"
 usage "--kallsyms with a listing" --kallsyms "$data/perf/kallsyms-usbnet.txt" -f "$f"
 run report --kallsyms "$tmp/no-such-file" "$f"
 check "--kallsyms of a missing file names it" eval 'rc_is 1 && err_has "no-such-file"'

@@ -332,7 +332,8 @@ struct profile_extras {
 	bool global;  /* -G */
 	bool by_comm; /* --by-comm */
 	const char **hooks;
-	size_t nhooks; /* -H */
+	size_t nhooks;	     /* -H */
+	size_t nhooks_print; /* the hook lines to print: nhooks, or 0 for perf data */
 };
 
 /*
@@ -678,6 +679,7 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		{TK_REPORT_NODATE, "--nodate"},
 		{TK_REPORT_ALIGN_TS, "--align-ts"},
 		{TK_REPORT_TS_CHECK, "--ts-check"},
+		{TK_REPORT_SYMBOLS, "--sym"},
 	};
 	struct tk_perfdata_report_opts popts = {
 		.sz = sizeof(struct tk_perfdata_report_opts),
@@ -1294,7 +1296,7 @@ int cmd_report(int argc, char **argv)
 	struct tk_wakeup *wakeup = NULL;
 	int c, ret, status = CLI_OK, listing = 0;
 	const char *event_regex = NULL;
-	struct profile_extras extras = {false, false, NULL, 0};
+	struct profile_extras extras = {false, false, NULL, 0, 0};
 
 	memset(&opts, 0, sizeof(opts));
 	opts.sz = sizeof(opts);
@@ -1703,6 +1705,7 @@ int cmd_report(int argc, char **argv)
 			}
 			if (add_str(&extras.hooks, &extras.nhooks, optarg))
 				goto nomem;
+			extras.nhooks_print = extras.nhooks;
 			break;
 		}
 		case 'w':
@@ -1750,7 +1753,12 @@ int cmd_report(int argc, char **argv)
 							  : "user hooks");
 		goto out;
 	}
-	for (size_t i = 0; i < extras.nhooks; i++) {
+	/* The hook lines come first, as trace-cmd prints them while it reads its options; on
+	 * perf data -H is refused instead (report_perfdata()). */
+	if (extras.nhooks && (!strcmp(path, "-") || tk_filekind_of(path) == TK_FILE_PERFDATA ||
+			      tk_filekind_of(path) == TK_FILE_PERFDATA_PIPE))
+		extras.nhooks_print = 0;
+	for (size_t i = 0; i < extras.nhooks_print; i++) {
 		char line[1024];
 
 		if (!hook_line(extras.hooks[i], line, sizeof(line), true))
@@ -1822,10 +1830,13 @@ int cmd_report(int argc, char **argv)
 		status = report_files(inputs, ninputs, &opts, filters);
 		goto out;
 	}
+	/* trace-cmd's options that change nothing on perf data are refused there, not ignored. */
 	if (report_perfdata(path, &opts, &src, strict,
 			    extras.global    ? "-G"
 			    : extras.by_comm ? "--by-comm"
 			    : extras.nhooks  ? "-H"
+			    : negate	     ? "-v"
+			    : filter_test    ? "-T"
 					     : NULL,
 			    &status))
 		goto out;

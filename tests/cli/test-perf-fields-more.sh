@@ -121,6 +121,11 @@ for o in -a -d -D -g -s --itrace --show-mmap-events --show-task-events --deltati
 	run report $o "$data/plain.data"
 	check "perf script's $o: refused by name" eval 'rc_is 2 && err_lines 2 && err_has "is not supported" && [ ! -s "$tmp/out" ]'
 done
+for o in --sym -T -v -G --by-comm "-H a,b/c,d"; do
+	# shellcheck disable=SC2086
+	run report $o "$data/plain.data"
+	check "trace-cmd's $o on perf.data: refused" eval 'rc_is 2 && err_has "is for .dat files" && [ ! -s "$tmp/out" ]'
+done
 run report --time 10%/1 "$data/plain.data"
 check "--time in percent: refused" eval 'rc_is 2 && err_has "START,STOP"'
 for o in "--tid 1" "-k /nonexistent" "--symfs /" "--max-stack 3" --no-inline; do

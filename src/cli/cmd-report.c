@@ -4,10 +4,16 @@
  *
  * The default text is line for line what `trace-cmd report` 3.1.6 prints;
  * the options keep trace-cmd's letters and meanings where it has them (-i,
- * --cpu, -t, -R, -l, -F, -v, -I, -S, -r, -n, -N, -L, -V, -T, -w, -O and
- * the time options; -e, -P, -f, -E, --cpus, --uname, --version and
- * --check-events list facts of the file instead of its events, through
- * report-info.c). The work is the library's tk_report_run(); this file
+ * --cpu, -t, -R, -l, -F, -v, -I, -S, -r, -n, -N, -L, -V, -T, -w, -O,
+ * --pid, --comm, --kallsyms, -H and the time options; -e, -p, -P, -f, -E,
+ * --events, --event, --cpus, --uname, --version and --check-events list
+ * facts of the file instead of its events, through report-info.c). A
+ * perf.data is printed as perf script prints it, with perf's letters
+ * where trace-cmd has none (-C, -k, -c) and perf's long options
+ * (--fields, --tid, --time, ...). Every other option of trace-cmd report
+ * or perf script is refused by name (unsupported_opts), and an option of
+ * one file kind given for the other is refused, never ignored. The work
+ * is the library's tk_report_run(); this file
  * only turns the command line into tk_report_opts. Lost events are shown where
  * trace-cmd shows them and summarised per CPU on stderr, so the standard
  * output stays comparable with trace-cmd's; --header adds them (and an

@@ -1046,6 +1046,43 @@ enum {
 	TK_PERFDATA_FIELD_SYMOFF = 1 << 9,
 	TK_PERFDATA_FIELD_DSO = 1 << 10,
 	TK_PERFDATA_FIELD_PERIOD = 1 << 11,
+	/* memory samples' fields, printed as perf script prints them (perf record -d, -W, ...) */
+	TK_PERFDATA_FIELD_ADDR = 1 << 12,
+	TK_PERFDATA_FIELD_DATA_SRC = 1 << 13,
+	TK_PERFDATA_FIELD_WEIGHT = 1 << 14,
+	TK_PERFDATA_FIELD_INS_LAT = 1 << 15,
+	TK_PERFDATA_FIELD_PHYS_ADDR = 1 << 16,
+	TK_PERFDATA_FIELD_DATA_PAGE_SIZE = 1 << 17,
+	TK_PERFDATA_FIELD_CODE_PAGE_SIZE = 1 << 18,
+	/* the record's cpumode letters (K, U, H, G, g), padded to six columns */
+	TK_PERFDATA_FIELD_MISC = 1 << 19,
+	/*
+	 * Branch flags and the call depth indent they drive: only samples
+	 * synthesized from AUX area traces carry flags, and tracekit decodes
+	 * none, so flags prints perf's column for "no flags" and callindent
+	 * nothing, as perf script prints them on such samples.
+	 */
+	TK_PERFDATA_FIELD_FLAGS = 1 << 20,
+	TK_PERFDATA_FIELD_CALLINDENT = 1 << 21,
+	/*
+	 * Fields tracekit accepts for perf's sake but prints nothing for: on
+	 * samples without them perf prints nothing either; a file whose
+	 * samples carry them (registers, a branch stack, synthesized or
+	 * hardware events) makes the run fail with -EINVAL, "not supported".
+	 */
+	TK_PERFDATA_FIELD_IREGS = 1 << 22,
+	TK_PERFDATA_FIELD_UREGS = 1 << 23,
+	TK_PERFDATA_FIELD_BRSTACK = 1 << 24, /* brstack, brstacksym and brstackoff */
+	TK_PERFDATA_FIELD_SYNTH = 1 << 25,
+	TK_PERFDATA_FIELD_METRIC = 1 << 26,
+	TK_PERFDATA_FIELD_IPC = 1 << 27,   /* only AUX area samples count cycles */
+	TK_PERFDATA_FIELD_GUEST = 1 << 28, /* machine_pid and vcpu (perf inject --guest-data) */
+	/*
+	 * The wall-clock time of the sample from the CLOCK_DATA feature
+	 * (perf record -k), in the local time zone as perf prints it;
+	 * "disabled" in pipe mode, where perf cannot check for the feature.
+	 */
+	TK_PERFDATA_FIELD_TOD = 1 << 29,
 };
 
 /** What tk_perfdata_report_run() prints; zero-initialise. */
@@ -1102,6 +1139,9 @@ struct tk_perfdata_report_opts {
 	 * logged. NULL: none.
 	 */
 	const char *vmlinux;
+	/* Thread ids alone (perf script --tid); NULL: all. With @pids, both must pass. */
+	const int *tids;
+	size_t ntids;
 };
 
 /**

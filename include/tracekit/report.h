@@ -126,6 +126,14 @@ struct tk_report_opts {
 	 */
 	int64_t ts_offset;
 	uint64_t ts2secs_hz;
+	/*
+	 * trace-cmd's --kallsyms FILE: the functions of this kallsyms text
+	 * file join the file's own (read first, so at an address both name,
+	 * the file's name wins, as in trace-cmd). The whole file is read,
+	 * also from /proc (trace-cmd reads as many bytes as stat() tells:
+	 * none from /proc/kallsyms). NULL: the file's alone.
+	 */
+	const char *kallsyms;
 };
 
 /** What a run saw. */
@@ -240,6 +248,8 @@ enum tk_report_list {
 	TK_REPORT_LIST_EVENTS,	   /* -E: the event formats stored, "system:name", sorted */
 	TK_REPORT_LIST_UNAME,	   /* --uname: "cpus=N", the recorded uname and version */
 	TK_REPORT_LIST_VERSION,	   /* --version: "cpus=N", the recording tool's version */
+	/* -p: "file page size is N, and host page size is N" */
+	TK_REPORT_LIST_PAGE_SIZE,
 };
 
 /**
@@ -273,6 +283,29 @@ TK_API int tk_report_list_dat(struct tk_dat *dat, enum tk_report_list what, int 
  */
 TK_API int tk_report_list_tracedata(const struct tk_tracedata *td, enum tk_report_list what,
 				    int fd);
+
+/**
+ * tk_report_list_formats() - print event format texts, as trace-cmd report
+ * --events and --event REGEX print them
+ * @td:    the tracing metadata (tk_dat_get_tracedata(), or a perf.data's
+ *         TRACING_DATA)
+ * @regex: NULL for every event (--events), else trace-cmd's
+ *         [SYSTEM:]EVENT: POSIX basic regular expressions, case ignored,
+ *         matched anywhere in the name; without a colon the one regex
+ *         takes every event of a system it matches, or the events it
+ *         matches by name
+ * @fd:    where to write
+ *
+ * For each system in file order that has a matching event, "\nsystem: S\n",
+ * then each matching event's format text as stored, then a newline. The
+ * ftrace formats are not printed, as trace-cmd 3.1.6 prints none of them
+ * from a v6 file. (On a v7 file trace-cmd 3.1.6 and 3.4 print nothing at
+ * all; this prints what they print from a v6 file of the same formats.)
+ * Context: no I/O but @fd.
+ * Return: 0 (also when nothing matches), -EINVAL (NULL @td, a regex that
+ * does not compile, with tk_errmsg()), -ENOMEM, or a write error.
+ */
+TK_API int tk_report_list_formats(const struct tk_tracedata *td, const char *regex, int fd);
 
 /**
  * tk_report_check_formats() - do all event formats of @td parse?

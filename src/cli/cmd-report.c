@@ -4,10 +4,16 @@
  *
  * The default text is line for line what `trace-cmd report` 3.1.6 prints;
  * the options keep trace-cmd's letters and meanings where it has them (-i,
- * --cpu, -t, -R, -l, -F, -v, -I, -S, -r, -n, -N, -L, -V, -T, -w, -O and
- * the time options; -e, -P, -f, -E, --cpus, --uname, --version and
- * --check-events list facts of the file instead of its events, through
- * report-info.c). The work is the library's tk_report_run(); this file
+ * --cpu, -t, -R, -l, -F, -v, -I, -S, -r, -n, -N, -L, -V, -T, -w, -O,
+ * --pid, --comm, --kallsyms, -H and the time options; -e, -p, -P, -f, -E,
+ * --events, --event, --cpus, --uname, --version and --check-events list
+ * facts of the file instead of its events, through report-info.c). A
+ * perf.data is printed as perf script prints it, with perf's letters
+ * where trace-cmd has none (-C, -k, -c) and perf's long options
+ * (--fields, --tid, --time, ...). Every other option of trace-cmd report
+ * or perf script is refused by name (unsupported_opts), and an option of
+ * one file kind given for the other is refused, never ignored. The work
+ * is the library's tk_report_run(); this file
  * only turns the command line into tk_report_opts. Lost events are shown where
  * trace-cmd shows them and summarised per CPU on stderr, so the standard
  * output stays comparable with trace-cmd's; --header adds them (and an
@@ -52,7 +58,7 @@ const char cmd_report_usage[] =
 	"  -i, --input FILE      file to read (same as the FILE argument); repeat\n"
 	"                        to merge .dat files by time, as trace-cmd does; each -F\n"
 	"                        then filters the -i before it (before any: the first)\n"
-	"      --cpu LIST        only these CPUs (\"0,2-3\")\n"
+	"  -C, --cpu LIST        only these CPUs (\"0,2-3\")\n"
 	"  -F, --filter SPEC     only these events; .dat: trace-cmd's EVENT[,EVENT][:FILTER]\n"
 	"                        (e.g. 'sched_switch:prev_pid>0'); perf.data: NAME,\n"
 	"                        SYSTEM or SYSTEM:NAME with globs; repeat for more\n"
@@ -60,7 +66,9 @@ const char cmd_report_usage[] =
 	"      --pid PID[,PID]   only events of these pids; repeat for more. .dat:\n"
 	"                        as trace-cmd's --pid, common_pid or a pid or\n"
 	"                        next_pid field, and added to what -F shows\n"
-	"      --comm NAME       only events of this command name (glob); repeat\n"
+	"      --comm NAME       .dat: as trace-cmd's --comm, the pids the saved\n"
+	"                        command lines give NAME, added to --pid's;\n"
+	"                        perf.data: threads of this name (glob); repeat\n"
 	"  -I                    hide events in hard irq context (common_flags)\n"
 	"  -S                    hide events in soft irq context (common_flags)\n"
 	"  -T                    print the filter strings of -F, -v -F and --pid as\n"
@@ -85,6 +93,9 @@ const char cmd_report_usage[] =
 	"                        plugin's handler (same matching); repeat\n"
 	"  -V, --verbose[=LEVEL] more messages on stderr (LEVEL 0-6 or none, crit,\n"
 	"                        err, warn, info, debug, all; default all)\n"
+	"  -c, --comms LIST      perf script's: each name of LIST as --comm\n"
+	"      --tid TID[,TID]   perf.data: only these thread ids (perf script's)\n"
+	"      --time START,STOP perf script's: --start START --end STOP, STOP shown\n"
 	"      --start SECONDS   skip events before this time (as printed)\n"
 	"      --end SECONDS     stop at this time\n"
 	"  -t, --ns              nanosecond timestamps\n"
@@ -96,7 +107,10 @@ const char cmd_report_usage[] =
 	"  -q                    quiet: no warnings on stderr (errors stay)\n"
 	"      --fields LIST     perf.data: perf script -F's fields, e.g.\n"
 	"                        comm,tid,pid,time,cpu,event,trace,ip,sym,symoff,\n"
-	"                        dso,period (printed in perf's order)\n"
+	"                        dso,period,addr,data_src,weight,ins_lat,phys_addr,\n"
+	"                        data_page_size,code_page_size,misc,tod,flags,\n"
+	"                        callindent (printed in perf's order; perf's other\n"
+	"                        names print nothing or are refused: see the man page)\n"
 	"  -O [PLUGIN:]OPT[=VAL] a libtraceevent plugin option, as trace-cmd's -O\n"
 	"                        (e.g. function:parent=0) or trace-cmd's fgraph:tailprint\n"
 	"                        and fgraph:depth; an unknown one is an error\n"
@@ -118,8 +132,10 @@ const char cmd_report_usage[] =
 	"      --symfs DIR       perf.data: look for binaries below DIR (perf's\n"
 	"                        --symfs); the kernel then only from --kallsyms\n"
 	"      --kallsyms FILE   perf.data: kernel symbols from FILE, whatever\n"
-	"                        the recorded kernel build id (perf's --kallsyms)\n"
-	"      --vmlinux FILE    perf.data: kernel symbols from the ELF FILE alone,\n"
+	"                        the recorded kernel build id (perf's --kallsyms);\n"
+	"                        .dat: FILE's functions join the file's kallsyms\n"
+	"                        (trace-cmd's --kallsyms)\n"
+	"  -k, --vmlinux FILE    perf.data: kernel symbols from the ELF FILE alone,\n"
 	"                        only when its build id is the recorded kernel's\n"
 	"                        (else [unknown], with a warning; perf's -k)\n"
 	"      --max-stack N     perf.data: print at most N callchain entries\n"
@@ -138,6 +154,13 @@ const char cmd_report_usage[] =
 	"                        --json: the summary alone, as JSON)\n"
 	"      --percentiles     with -w: p50..max of the latencies after the summary\n"
 	"      --hist            with -w: a log2 histogram of the latencies\n"
+	"  -G                    trace-cmd's --profile with irqs as global; like\n"
+	"      --by-comm         trace-cmd's --profile merging tasks by name, and\n"
+	"  -H HOOK               a --profile hook, [SYS:]START,MATCH[,PID]/\n"
+	"                        [SYS:]END,MATCH[,FLAGS]: without --profile they\n"
+	"                        change nothing (-H prints its \"start ... end\n"
+	"                        ...\" line first), as in trace-cmd; with it they\n"
+	"                        are refused (not supported)\n"
 	"\n"
 	"listings, as trace-cmd report prints them (no events; one at a time):\n"
 	"  -e                    the file's byte order and the host's\n"
@@ -145,6 +168,11 @@ const char cmd_report_usage[] =
 	"                        --pid; it is trace-cmd's -P now)\n"
 	"  -f                    the kernel functions (kallsyms), by address\n"
 	"  -E                    the event formats stored, as system:name\n"
+	"      --events          the event format texts (not the ftrace ones)\n"
+	"      --event REGEX     those of the events REGEX matches: [SYSTEM:]EVENT,\n"
+	"                        POSIX basic regexes, case ignored; a system\n"
+	"                        matched without a colon gives all its events\n"
+	"  -p                    the file's page size and this host's\n"
 	"      --cpus            the CPUs that hold records\n"
 	"      --uname           the recorded uname (and --version's line)\n"
 	"      --version         the version of the tool that wrote the file\n"
@@ -152,7 +180,10 @@ const char cmd_report_usage[] =
 	"                        with one line on stderr (trace-cmd exits 22)\n"
 	"                        -e, -P, -f, -E and --check-events also read a\n"
 	"                        perf.data's TRACING_DATA\n"
-	"  -h, --help            show this help\n";
+	"  -h, --help            show this help\n"
+	"\n"
+	"trace-cmd report's --boundary and --debug and perf script's options not\n"
+	"listed here are refused by name (not supported), never ignored.\n";
 
 enum {
 	OPT_CPU = 256,
@@ -190,11 +221,133 @@ enum {
 	OPT_ALIGN_TS,
 	OPT_NODATE,
 	OPT_TS_CHECK,
+	OPT_EVENTS,
+	OPT_EVENT,
+	OPT_BY_COMM,
+	OPT_COMMS,
+	OPT_TID,
+	OPT_TIME,
+	OPT_UNSUPPORTED,
 };
 
 /*
- * perf script -F's field names tracekit prints, for --fields (perf's -F
- * is taken by trace-cmd's filter here).
+ * trace-cmd report's and perf script's options tracekit report does not
+ * have: each is refused by name, never taken for something else. (perf's
+ * letters that trace-cmd gives other meanings keep trace-cmd's; those
+ * that mean perf things on .dat files only are refused on perf.data.)
+ */
+static const struct {
+	const char *name; /* long option, or "-X" */
+	const char *tool, *what;
+} unsupported_opts[] = {
+	{"boundary", "trace-cmd report", "sub-buffer start marks"},
+	{"debug", "trace-cmd report", "ring buffer debug output"},
+	{"-a", "perf script", "system-wide collection of perf script record"},
+	{"all-cpus", "perf script", "system-wide collection of perf script record"},
+	{"-d", "perf script", "debug checks"},
+	{"debug-mode", "perf script", "debug checks"},
+	{"-D", "perf script", "raw dump; tracekit dump shows the records"},
+	{"dump-raw-trace", "perf script", "raw dump; tracekit dump shows the records"},
+	{"dump-unsorted-raw-trace", "perf script", "raw dump; tracekit dump shows the records"},
+	{"force", "perf script", "ownership checks, which tracekit does not make"},
+	{"-g", "perf script", "script generation"},
+	{"gen-script", "perf script", "script generation"},
+	{"-s", "perf script", "scripts"},
+	{"script", "perf script", "scripts"},
+	{"list", "perf script", "scripts"},
+	{"dlfilter", "perf script", "filter libraries"},
+	{"dlarg", "perf script", "filter libraries"},
+	{"list-dlfilters", "perf script", "filter libraries"},
+	{"hide-call-graph", "perf script", "hiding callchains"},
+	{"show-info", "perf script", "header; tracekit dump shows it"},
+	{"header-only", "perf script", "header; tracekit dump shows it"},
+	{"Latency", "perf script", "latency attributes"},
+	{"symbols", "perf script", "symbol filters"},
+	{"addr-range", "perf script", "symbol filters"},
+	{"dsos", "perf script", "symbol filters"},
+	{"stop-bt", "perf script", "callchain cuts"},
+	{"call-trace", "perf script", "instruction trace decoding"},
+	{"call-ret-trace", "perf script", "instruction trace decoding"},
+	{"graph-function", "perf script", "instruction trace decoding"},
+	{"insn-trace", "perf script", "instruction trace decoding"},
+	{"itrace", "perf script", "instruction trace decoding"},
+	{"xed", "perf script", "instruction trace decoding"},
+	{"max-blocks", "perf script", "instruction trace decoding"},
+	{"stitch-lbr", "perf script", "LBR stitching"},
+	{"deltatime", "perf script", "relative times"},
+	{"reltime", "perf script", "relative times"},
+	{"demangle", "perf script", "demangling"},
+	{"demangle-kernel", "perf script", "demangling"},
+	{"inline", "perf script", "inline frames, which show by default; see --no-inline"},
+	{"full-source-path", "perf script", "source lines"},
+	{"guest-code", "perf script", "guest symbols"},
+	{"guestkallsyms", "perf script", "guest symbols"},
+	{"guestmodules", "perf script", "guest symbols"},
+	{"guestmount", "perf script", "guest symbols"},
+	{"guestvmlinux", "perf script", "guest symbols"},
+	{"per-event-dump", "perf script", "per-event files"},
+	{"show-bpf-events", "perf script", "side-band record lines"},
+	{"show-cgroup-events", "perf script", "side-band record lines"},
+	{"show-kernel-path", "perf script", "side-band record lines"},
+	{"show-lost-events", "perf script", "side-band record lines"},
+	{"show-mmap-events", "perf script", "side-band record lines"},
+	{"show-namespace-events", "perf script", "side-band record lines"},
+	{"show-on-off-events", "perf script", "side-band record lines"},
+	{"show-round-events", "perf script", "side-band record lines"},
+	{"show-switch-events", "perf script", "side-band record lines"},
+	{"show-task-events", "perf script", "side-band record lines"},
+	{"show-text-poke-events", "perf script", "side-band record lines"},
+	{"switch-on", "perf script", "event switches"},
+	{"switch-off", "perf script", "event switches"},
+};
+
+/*
+ * The unknown option of @c (getopt's '?') when it is one of
+ * unsupported_opts: its one-line refusal, exit 2. Else -1.
+ */
+static int unsupported_option(int c, char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	char shortname[3] = {'-', (char)optopt, '\0'};
+	const char *name = NULL;
+	size_t n;
+
+	if (c != '?')
+		return -1;
+	if (optopt > 0 && optopt < 128 && strncmp(arg, "--", 2) != 0) {
+		name = shortname;
+		n = 2;
+	} else if (!strncmp(arg, "--", 2)) {
+		name = arg + 2;
+		n = strcspn(name, "=");
+	} else {
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(unsupported_opts) / sizeof(unsupported_opts[0]); i++) {
+		if (strlen(unsupported_opts[i].name) == n &&
+		    !strncmp(unsupported_opts[i].name, name, n))
+			return cli_usage_error("%s%.*s is not supported (%s's %s)",
+					       name == shortname ? "" : "--", (int)n, name,
+					       unsupported_opts[i].tool, unsupported_opts[i].what);
+	}
+	return -1;
+}
+
+/* The options of trace-cmd's --profile that tracekit's profile lacks. */
+struct profile_extras {
+	bool global;  /* -G */
+	bool by_comm; /* --by-comm */
+	const char **hooks;
+	size_t nhooks;	     /* -H */
+	size_t nhooks_print; /* the hook lines to print: nhooks, or 0 for perf data */
+};
+
+/*
+ * perf script -F's field names, for --fields (perf's -F is taken by
+ * trace-cmd's filter here): every name Debian's perf 6.1 accepts. Those
+ * tracekit cannot print as perf does (source lines, instructions, BPF
+ * output, time of day) have no bit and are refused by name; the library
+ * refuses the rest where the file's samples lack them, as perf does.
  */
 static int parse_fields(const char *list, unsigned int *mask)
 {
@@ -202,29 +355,76 @@ static int parse_fields(const char *list, unsigned int *mask)
 		const char *name;
 		unsigned int bit;
 	} names[] = {
-		{"comm", TK_PERFDATA_FIELD_COMM},   {"tid", TK_PERFDATA_FIELD_TID},
-		{"pid", TK_PERFDATA_FIELD_PID},	    {"time", TK_PERFDATA_FIELD_TIME},
-		{"cpu", TK_PERFDATA_FIELD_CPU},	    {"event", TK_PERFDATA_FIELD_EVENT},
-		{"trace", TK_PERFDATA_FIELD_TRACE}, {"ip", TK_PERFDATA_FIELD_IP},
-		{"sym", TK_PERFDATA_FIELD_SYM},	    {"symoff", TK_PERFDATA_FIELD_SYMOFF},
-		{"dso", TK_PERFDATA_FIELD_DSO},	    {"period", TK_PERFDATA_FIELD_PERIOD},
+		{"comm", TK_PERFDATA_FIELD_COMM},
+		{"tid", TK_PERFDATA_FIELD_TID},
+		{"pid", TK_PERFDATA_FIELD_PID},
+		{"time", TK_PERFDATA_FIELD_TIME},
+		{"cpu", TK_PERFDATA_FIELD_CPU},
+		{"event", TK_PERFDATA_FIELD_EVENT},
+		{"trace", TK_PERFDATA_FIELD_TRACE},
+		{"ip", TK_PERFDATA_FIELD_IP},
+		{"sym", TK_PERFDATA_FIELD_SYM},
+		{"dso", TK_PERFDATA_FIELD_DSO},
+		{"addr", TK_PERFDATA_FIELD_ADDR},
+		{"symoff", TK_PERFDATA_FIELD_SYMOFF},
+		{"srcline", 0},
+		{"period", TK_PERFDATA_FIELD_PERIOD},
+		{"iregs", TK_PERFDATA_FIELD_IREGS},
+		{"uregs", TK_PERFDATA_FIELD_UREGS},
+		{"brstack", TK_PERFDATA_FIELD_BRSTACK},
+		{"brstacksym", TK_PERFDATA_FIELD_BRSTACK},
+		{"flags", TK_PERFDATA_FIELD_FLAGS},
+		{"data_src", TK_PERFDATA_FIELD_DATA_SRC},
+		{"weight", TK_PERFDATA_FIELD_WEIGHT},
+		{"bpf-output", 0},
+		{"brstackinsn", 0},
+		{"brstackinsnlen", 0},
+		{"brstackoff", TK_PERFDATA_FIELD_BRSTACK},
+		{"callindent", TK_PERFDATA_FIELD_CALLINDENT},
+		{"insn", 0},
+		{"insnlen", 0},
+		{"synth", TK_PERFDATA_FIELD_SYNTH},
+		{"phys_addr", TK_PERFDATA_FIELD_PHYS_ADDR},
+		{"metric", TK_PERFDATA_FIELD_METRIC},
+		{"misc", TK_PERFDATA_FIELD_MISC},
+		{"srccode", 0},
+		{"ipc", TK_PERFDATA_FIELD_IPC},
+		{"tod", TK_PERFDATA_FIELD_TOD},
+		{"data_page_size", TK_PERFDATA_FIELD_DATA_PAGE_SIZE},
+		{"code_page_size", TK_PERFDATA_FIELD_CODE_PAGE_SIZE},
+		{"ins_lat", TK_PERFDATA_FIELD_INS_LAT},
+		{"machine_pid", TK_PERFDATA_FIELD_GUEST},
+		{"vcpu", TK_PERFDATA_FIELD_GUEST},
 	};
-	const char *p = list;
+	const char *p = list, *unsupported = NULL;
+	size_t unsupported_len = 0;
+	bool any = false;
 
 	*mask = 0;
 	while (*p) {
 		size_t n = strcspn(p, ","), i;
 
+		if (*p == '+' || *p == '-' || memchr(p, ':', n)) {
+			cli_usage_error("--fields: '%.*s': perf's event type prefixes (hw:, sw:, "
+					"trace:, ...) and +/- edits are not supported; list the "
+					"fields",
+					(int)n, p);
+			return -1;
+		}
 		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 			if (strlen(names[i].name) == n && !strncmp(p, names[i].name, n))
 				break;
 		if (i == sizeof(names) / sizeof(names[0])) {
-			cli_usage_error("--fields: invalid field requested: '%.*s' (known: comm, "
-					"tid, pid, time, cpu, event, trace, ip, sym, symoff, dso, "
-					"period)",
+			cli_usage_error("--fields: invalid field requested: '%.*s' (perf script "
+					"-F's names; see tracekit-report(1))",
 					(int)n, p);
 			return -1;
 		}
+		if (!names[i].bit && !unsupported) {
+			unsupported = p;
+			unsupported_len = n;
+		}
+		any = true;
 		*mask |= names[i].bit;
 		p += n;
 		if (*p == ',' && *++p == '\0') {
@@ -232,13 +432,26 @@ static int parse_fields(const char *list, unsigned int *mask)
 			return -1;
 		}
 	}
-	if (!*mask) {
+	if (!any) {
 		cli_usage_error("--fields: no field given");
 		return -1;
 	}
 	if ((*mask & TK_PERFDATA_FIELD_SYMOFF) && !(*mask & TK_PERFDATA_FIELD_SYM)) {
 		cli_usage_error("--fields: display of offsets requested but symbol is not "
 				"selected (add sym)");
+		return -1;
+	}
+	if (unsupported && !(*mask & TK_PERFDATA_FIELD_IP) &&
+	    (!strncmp(unsupported, "srcline", unsupported_len) ||
+	     !strncmp(unsupported, "srccode", unsupported_len))) {
+		cli_usage_error("--fields: display of source line number requested but sample "
+				"IP is not selected (add ip)");
+		return -1;
+	}
+	if (unsupported) {
+		cli_usage_error("--fields: '%.*s' is not supported (tracekit does not print "
+				"what perf script prints for it)",
+				(int)unsupported_len, unsupported);
 		return -1;
 	}
 	return 0;
@@ -251,9 +464,27 @@ struct sym_sources {
 	const char *vmlinux;
 	unsigned int fields;
 	unsigned int max_stack; /* 0: perf's default */
-	bool strict;		/* --strict: for the readers' opts */
+	int *tids;		/* --tid */
+	size_t ntids;
+	bool strict; /* --strict: for the readers' opts */
 	bool no_inline;
 };
+
+/* The perf.data-only option given (perf script's), for a refusal on .dat files; NULL: none. */
+static const char *perf_only(const struct sym_sources *src)
+{
+	if (src->ntids)
+		return "--tid";
+	if (src->vmlinux)
+		return "--vmlinux (-k)";
+	if (src->symfs)
+		return "--symfs";
+	if (src->max_stack)
+		return "--max-stack";
+	if (src->no_inline)
+		return "--no-inline";
+	return NULL;
+}
 
 #define MAX_CPUS 4096
 
@@ -427,7 +658,8 @@ static int report_losses(const char *path, const struct tk_perfdata_report_stats
  * data (printed, or its error reported in @status), 0 for a .dat.
  */
 static int report_perfdata(const char *path, const struct tk_report_opts *opts,
-			   const struct sym_sources *src, bool strict, int *status)
+			   const struct sym_sources *src, bool strict, const char *dat_opt,
+			   int *status)
 {
 	TK_OPTS(tk_perfdata_open_opts, oopts, .strict = strict);
 	struct tk_perfdata_report_stats rst;
@@ -453,6 +685,7 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		{TK_REPORT_NODATE, "--nodate"},
 		{TK_REPORT_ALIGN_TS, "--align-ts"},
 		{TK_REPORT_TS_CHECK, "--ts-check"},
+		{TK_REPORT_SYMBOLS, "--sym"},
 	};
 	struct tk_perfdata_report_opts popts = {
 		.sz = sizeof(struct tk_perfdata_report_opts),
@@ -476,6 +709,8 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		.vmlinux = src->vmlinux,
 		.fields = src->fields,
 		.max_stack = src->max_stack,
+		.tids = src->tids,
+		.ntids = src->ntids,
 	};
 	struct tk_perfdata *pd;
 	struct stat st;
@@ -491,6 +726,10 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 							path);
 			return src->fields ? 1 : 0;
 		}
+	}
+	if (dat_opt) {
+		*status = cli_usage_error("%s is for .dat files; %s is perf data", dat_opt, path);
+		return 1;
 	}
 	if (opts->ts_offset || opts->ts2secs_hz) {
 		*status = cli_usage_error("%s is for .dat files; %s is perf data",
@@ -693,6 +932,147 @@ static int report_filter_test(const char *path, const struct tk_report_opts *opt
 	return status;
 }
 
+/*
+ * trace-cmd's -H hook, [SYS:]START,MATCH[,PID]/[SYS:]END,MATCH[,FLAGS],
+ * split as trace-cmd 3.1.6 splits it (strtok() at ':' and ',', a system
+ * where the token is followed by ':') into the line it prints when it
+ * reads the option: "start S:E:M (PID) end S:E:M (FLAGS)", "(null)" for
+ * an absent part. Flags other than P, G and S get a warning, as in
+ * trace-cmd. Return: 0, -1 for a hook that does not split (trace-cmd
+ * 3.1.6 and 3.4 crash on one). @warn: print the flag warnings.
+ */
+static int hook_line(const char *arg, char *out, size_t cap, bool warn)
+{
+	char *str = strdup(arg), *save = NULL, *tok;
+	const char *part[8] = {
+		NULL}; /* start sys, event, match, pid; end sys, event, match, flags */
+	size_t index;
+	int ret = -1;
+
+	if (!str)
+		return -1;
+	tok = strtok_r(str, ":,", &save);
+	if (!tok)
+		goto out;
+	/* trace-cmd measures from the start of the text, whatever strtok() skipped. */
+	index = strlen(tok);
+	if (arg[index] == ':') {
+		part[0] = tok;
+		tok = strtok_r(NULL, ",", &save);
+		if (!tok)
+			goto out;
+	}
+	part[1] = tok;
+	tok = strtok_r(NULL, ",/", &save);
+	if (!tok)
+		goto out;
+	part[2] = tok;
+	index = strlen(tok) + (size_t)(tok - str);
+	if (arg[index] == ',') {
+		tok = strtok_r(NULL, "/", &save);
+		if (!tok)
+			goto out;
+		part[3] = tok;
+	}
+	tok = strtok_r(NULL, ":,", &save);
+	if (!tok)
+		goto out;
+	index = (size_t)(tok - str) + strlen(tok);
+	if (arg[index] == ':') {
+		part[4] = tok;
+		tok = strtok_r(NULL, ",", &save);
+		if (!tok)
+			goto out;
+	}
+	part[5] = tok;
+	tok = strtok_r(NULL, ",", &save);
+	if (!tok)
+		goto out;
+	part[6] = tok;
+	index = strlen(tok) + (size_t)(tok - str);
+	if (arg[index] == ',') {
+		tok = strtok_r(NULL, "", &save);
+		if (!tok)
+			goto out;
+		part[7] = tok;
+	}
+	for (const char *f = part[7]; warn && f && *f; f++)
+		if (!strchr("pPgGsS", *f))
+			fprintf(stderr, "tracekit report: -H: unknown flag %c\n", *f);
+	for (size_t i = 0; i < 8; i++)
+		if (!part[i])
+			part[i] = "(null)";
+	snprintf(out, cap, "start %s:%s:%s (%s) end %s:%s:%s (%s)\n", part[0], part[1], part[2],
+		 part[3], part[4], part[5], part[6], part[7]);
+	ret = 0;
+out:
+	free(str);
+	return ret;
+}
+
+/*
+ * trace-cmd's --comm NAME on a .dat: the pids its saved command lines give
+ * NAME (the whole text after "PID ", compared exactly), added to --pid's,
+ * so that the events of those pids show as --pid shows them (their own, and
+ * those whose pid or next_pid field names them). The lines are walked last
+ * first, as libtraceevent walks its list. A name no line has is a usage
+ * error (trace-cmd warns "not in cmdline list" and prints every event).
+ * Return: CLI_OK, or the exit status after the message.
+ */
+static int comm_pids(struct tk_dat *dat, const char *path, const char *const *comms, size_t ncomms,
+		     int **pids, size_t *npids)
+{
+	struct tk_dat_text t = {NULL, 0};
+
+	if (tk_dat_cmdlines(dat, &t))
+		t.len = 0;
+	for (size_t c = 0; c < ncomms; c++) {
+		size_t found = 0, end = t.len;
+
+		while (end > 0) {
+			size_t start = end - 1, n;
+			const char *line, *sp;
+			char *num_end;
+			long pid;
+
+			/* The line before @end (without its newline). */
+			if (t.data[start] == '\n' && start == end - 1) {
+				end--;
+				continue;
+			}
+			while (start > 0 && t.data[start - 1] != '\n')
+				start--;
+			line = t.data + start;
+			n = end - start;
+			end = start;
+			sp = memchr(line, ' ', n);
+			if (!sp)
+				continue;
+			errno = 0;
+			pid = strtol(line, &num_end, 10);
+			if (num_end != sp || errno)
+				continue;
+			if ((size_t)(line + n - (sp + 1)) != strlen(comms[c]) ||
+			    memcmp(sp + 1, comms[c], strlen(comms[c])))
+				continue;
+			{
+				int *np = realloc(*pids, (*npids + 1) * sizeof(*np));
+
+				if (!np)
+					return cli_error("out of memory");
+				*pids = np;
+				(*pids)[(*npids)++] = (int)pid;
+				found++;
+			}
+		}
+		if (!found)
+			return cli_usage_error("%s: --comm %s: no task of that name in the file's "
+					       "saved command lines",
+					       path, comms[c]);
+	}
+	return CLI_OK;
+}
+
 /* The option that asked for listing @c, for messages. */
 static const char *listing_name(int c)
 {
@@ -711,18 +1091,25 @@ static const char *listing_name(int c)
 		return "--uname";
 	case OPT_VERSION:
 		return "--version";
+	case 'p':
+		return "-p";
+	case OPT_EVENTS:
+		return "--events";
+	case OPT_EVENT:
+		return "--event";
 	default:
 		return "--check-events";
 	}
 }
 
 /*
- * trace-cmd report's listings (-e, -P, -f, -E, --cpus, --uname,
- * --version, --check-events): facts of the file, no events. On perf.data
- * those that need only the tracing metadata read its TRACING_DATA.
+ * trace-cmd report's listings (-e, -p, -P, -f, -E, --events, --event,
+ * --cpus, --uname, --version, --check-events): facts of the file, no
+ * events. On perf.data those that need only the tracing metadata read its
+ * TRACING_DATA. @regex: --event's.
  */
-static int report_listing(const char *path, int listing, const struct tk_report_opts *opts,
-			  size_t ninputs)
+static int report_listing(const char *path, int listing, const char *regex,
+			  const struct tk_report_opts *opts, size_t ninputs)
 {
 	enum tk_report_list what = 0;
 	enum tk_filekind kind;
@@ -734,6 +1121,10 @@ static int report_listing(const char *path, int listing, const struct tk_report_
 
 	if (ninputs)
 		return cli_usage_error("%s reads one file", listing_name(listing));
+	if (opts->kallsyms)
+		return cli_usage_error("--kallsyms with %s is not supported (it adds functions "
+				       "to the report)",
+				       listing_name(listing));
 	if (opts->flags & ~(unsigned int)(TK_REPORT_FIRST_EVENT | TK_REPORT_LAST_EVENT))
 		return cli_usage_error("%s lists, it prints no events: no other output option "
 				       "goes with it",
@@ -760,12 +1151,16 @@ static int report_listing(const char *path, int listing, const struct tk_report_
 	case OPT_VERSION:
 		what = TK_REPORT_LIST_VERSION;
 		break;
+	case 'p':
+		what = TK_REPORT_LIST_PAGE_SIZE;
+		break;
 	default:
 		break;
 	}
 	kind = strcmp(path, "-") ? tk_filekind_of(path) : TK_FILE_PERFDATA_PIPE;
 	if (kind == TK_FILE_PERFDATA || kind == TK_FILE_PERFDATA_PIPE) {
-		if (listing == OPT_CPUS || listing == OPT_UNAME || listing == OPT_VERSION)
+		if (listing == OPT_CPUS || listing == OPT_UNAME || listing == OPT_VERSION ||
+		    listing == 'p')
 			return cli_usage_error("%s is for .dat files; %s is perf data",
 					       listing_name(listing), path);
 		pd = tk_perfdata_open(path);
@@ -810,6 +1205,13 @@ static int report_listing(const char *path, int listing, const struct tk_report_
 		ret = tk_report_check_formats(td, &failed);
 		if (ret > 0)
 			status = cli_error("%s: %zu event formats do not parse", path, failed);
+	} else if (listing == OPT_EVENTS || listing == OPT_EVENT) {
+		ret = tk_report_list_formats(td, listing == OPT_EVENT ? regex : NULL,
+					     STDOUT_FILENO);
+		if (ret == -EINVAL) {
+			status = cli_usage_error("--event: %s", tk_errmsg());
+			ret = 0;
+		}
 	} else if (dat) {
 		ret = tk_report_list_dat(dat, what, STDOUT_FILENO);
 	} else {
@@ -833,6 +1235,12 @@ int cmd_report(int argc, char **argv)
 		{"uname", no_argument, NULL, OPT_UNAME},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{"check-events", no_argument, NULL, OPT_CHECK_EVENTS},
+		{"events", no_argument, NULL, OPT_EVENTS},
+		{"by-comm", no_argument, NULL, OPT_BY_COMM},
+		{"comms", required_argument, NULL, OPT_COMMS},
+		{"tid", required_argument, NULL, OPT_TID},
+		{"time", required_argument, NULL, OPT_TIME},
+		{"event", required_argument, NULL, OPT_EVENT},
 		{"verbose", optional_argument, NULL, 'V'},
 		{"ts-offset", required_argument, NULL, OPT_TS_OFFSET},
 		{"ts2secs", required_argument, NULL, OPT_TS2SECS},
@@ -872,7 +1280,7 @@ int cmd_report(int argc, char **argv)
 	static uint8_t mask[MAX_CPUS / 8];
 	struct tk_report_opts opts;
 	const char *path = NULL, *cache_dir = NULL;
-	struct sym_sources src = {NULL, NULL, NULL, NULL, 0, 0, false, false};
+	struct sym_sources src = {NULL, NULL, NULL, NULL, 0, 0, NULL, 0, false, false};
 	const char **events = NULL, **comms = NULL, **neg_events = NULL, **plugin_opts = NULL;
 	size_t nevents = 0, ncomms = 0, nneg_events = 0, nplugin_opts = 0, ninputs = 0;
 	const char **inputs = NULL, **raw_events = NULL, **nohandle_events = NULL;
@@ -893,13 +1301,15 @@ int cmd_report(int argc, char **argv)
 	unsigned int wakeup_flags = 0;
 	struct tk_wakeup *wakeup = NULL;
 	int c, ret, status = CLI_OK, listing = 0;
+	const char *event_regex = NULL;
+	struct profile_extras extras = {false, false, NULL, 0, 0};
 
 	memset(&opts, 0, sizeof(opts));
 	opts.sz = sizeof(opts);
 	opts.fd = STDOUT_FILENO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:F:tRlj:hvqO:wPefEISTNLV::r:n:", longopts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, ":i:F:tRlj:hvqO:wPefEISTNLV::r:n:pH:GC:k:c:", longopts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			/* Repeated, trace-cmd merges the files (report_files()). */
@@ -907,6 +1317,7 @@ int cmd_report(int argc, char **argv)
 				goto nomem;
 			path = optarg;
 			break;
+		case 'C': /* perf script's letter for --cpu */
 		case OPT_CPU:
 			if (parse_cpus(optarg, mask)) {
 				status = cli_usage_error("bad CPU list '%s'", optarg);
@@ -958,7 +1369,12 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_EVENT:
+			event_regex = optarg;
+			/* fall through */
 		case 'e':
+		case 'p':
+		case OPT_EVENTS:
 		case 'P':
 		case 'f':
 		case 'E':
@@ -1096,6 +1512,90 @@ int cmd_report(int argc, char **argv)
 			if (add_str(&comms, &ncomms, optarg))
 				goto nomem;
 			break;
+		case 'c':
+		case OPT_COMMS: {
+			/* perf script's -c/--comms: a comma-separated list, each as a --comm. */
+			char *p = optarg, *comma;
+
+			do {
+				comma = strchr(p, ',');
+				if (comma)
+					*comma = '\0';
+				if (!*p) {
+					status = cli_usage_error("--comms: empty name");
+					goto out;
+				}
+				if (add_str(&comms, &ncomms, p))
+					goto nomem;
+				p = comma ? comma + 1 : NULL;
+			} while (p);
+			break;
+		}
+		case OPT_TID: {
+			/* perf script's --tid: thread ids alone, a comma-separated list. */
+			const char *p = optarg;
+
+			do {
+				char *end;
+				long tid;
+				int *t;
+
+				errno = 0;
+				tid = strtol(p, &end, 10);
+				if (end == p || (*end && (*end != ',' || !end[1])) || errno ||
+				    tid < 0 || tid > 0x7fffffff) {
+					status = cli_usage_error("bad tid '%s'", optarg);
+					goto out;
+				}
+				t = realloc(src.tids, (src.ntids + 1) * sizeof(*t));
+				if (!t)
+					goto nomem;
+				src.tids = t;
+				src.tids[src.ntids++] = (int)tid;
+				p = *end ? end + 1 : end;
+			} while (*p);
+			break;
+		}
+		case OPT_TIME: {
+			/*
+			 * perf script's --time START,STOP (either may be empty), both
+			 * ends included; its percent and multi-range forms are not
+			 * supported.
+			 */
+			const char *comma = strchr(optarg, ',');
+			char part[64];
+			uint64_t ns;
+
+			if (!comma || strchr(comma + 1, ',') || strpbrk(optarg, "% ") ||
+			    (size_t)(comma - optarg) >= sizeof(part)) {
+				status = cli_usage_error("--time '%s': only perf's START,STOP form "
+							 "is supported (seconds, as printed)",
+							 optarg);
+				goto out;
+			}
+			memcpy(part, optarg, (size_t)(comma - optarg));
+			part[comma - optarg] = '\0';
+			if (part[0]) {
+				if (parse_time(part, &ns)) {
+					status = cli_usage_error(
+						"bad time '%s' (seconds, as printed)", part);
+					goto out;
+				}
+				opts.has_start = true;
+				opts.start_ns = ns;
+			}
+			if (comma[1]) {
+				if (parse_time(comma + 1, &ns) || ns == UINT64_MAX) {
+					status = cli_usage_error(
+						"bad time '%s' (seconds, as printed)", comma + 1);
+					goto out;
+				}
+				opts.has_end = true;
+				opts.end_ns =
+					ns + 1; /* --end excludes its time; perf's STOP is shown */
+			}
+			break;
+		}
 		case OPT_START:
 		case OPT_END: {
 			uint64_t ns;
@@ -1152,8 +1652,11 @@ int cmd_report(int argc, char **argv)
 			src.symfs = optarg;
 			break;
 		case OPT_KALLSYMS:
+			/* perf's --kallsyms on perf.data, trace-cmd's on a .dat. */
 			src.kallsyms = optarg;
+			opts.kallsyms = optarg;
 			break;
+		case 'k': /* perf script's letter for --vmlinux */
 		case OPT_VMLINUX:
 			src.vmlinux = optarg;
 			break;
@@ -1190,6 +1693,27 @@ int cmd_report(int argc, char **argv)
 		case OPT_PROFILE:
 			profile = true;
 			break;
+		case 'G':
+			extras.global = true;
+			break;
+		case OPT_BY_COMM:
+			extras.by_comm = true;
+			break;
+		case 'H': {
+			char line[8];
+
+			if (hook_line(optarg, line, sizeof(line), false)) {
+				status = cli_usage_error(
+					"-H: invalid hook '%s' (trace-cmd's "
+					"[SYS:]START,MATCH[,PID]/[SYS:]END,MATCH[,FLAGS])",
+					optarg);
+				goto out;
+			}
+			if (add_str(&extras.hooks, &extras.nhooks, optarg))
+				goto nomem;
+			extras.nhooks_print = extras.nhooks;
+			break;
+		}
 		case 'w':
 			wakeup_flags |= WAKEUP_ON;
 			break;
@@ -1204,7 +1728,9 @@ int cmd_report(int argc, char **argv)
 			status = cli_finish_stdout(CLI_OK);
 			goto out;
 		default:
-			status = cli_bad_option(c, argv);
+			status = unsupported_option(c, argv);
+			if (status < 0)
+				status = cli_bad_option(c, argv);
 			goto out;
 		}
 	}
@@ -1217,6 +1743,33 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!path)
 		path = "trace.dat";
+	/*
+	 * -G, --by-comm and -H change only trace-cmd's --profile (elsewhere -H
+	 * prints its line and they do nothing, as in trace-cmd); tracekit's
+	 * profile has none of them, so with --profile they are refused.
+	 */
+	if (profile && (extras.global || extras.by_comm || extras.nhooks)) {
+		status = cli_usage_error("--profile with %s is not supported (tracekit's profile "
+					 "has no %s)",
+					 extras.global	  ? "-G"
+					 : extras.by_comm ? "--by-comm"
+							  : "-H",
+					 extras.global	  ? "global irq events"
+					 : extras.by_comm ? "merging of tasks by command name"
+							  : "user hooks");
+		goto out;
+	}
+	/* The hook lines come first, as trace-cmd prints them while it reads its options; on
+	 * perf data -H is refused instead (report_perfdata()). */
+	if (extras.nhooks && (!strcmp(path, "-") || tk_filekind_of(path) == TK_FILE_PERFDATA ||
+			      tk_filekind_of(path) == TK_FILE_PERFDATA_PIPE))
+		extras.nhooks_print = 0;
+	for (size_t i = 0; i < extras.nhooks_print; i++) {
+		char line[1024];
+
+		if (!hook_line(extras.hooks[i], line, sizeof(line), true))
+			fputs(line, stdout);
+	}
 	if ((opts.flags & TK_REPORT_STAT) && (opts.flags & TK_REPORT_JSON)) {
 		status = cli_usage_error("--stat and --json do not go together");
 		goto out;
@@ -1244,7 +1797,7 @@ int cmd_report(int argc, char **argv)
 
 	src.cache_dir = cache_dir;
 	if (listing) {
-		status = report_listing(path, listing, &opts, ninputs);
+		status = report_listing(path, listing, event_regex, &opts, ninputs);
 		goto out;
 	}
 	/* -T with no filter prints the report, as trace-cmd does. */
@@ -1259,6 +1812,15 @@ int cmd_report(int argc, char **argv)
 		status = CLI_OK;
 	}
 	if (ninputs) {
+		if (perf_only(&src)) {
+			status = cli_usage_error("%s is for perf.data files", perf_only(&src));
+			goto out;
+		}
+		/* trace-cmd would take the pids from the first file and filter only that one. */
+		if (ncomms) {
+			status = cli_usage_error("--comm with several -i is not supported");
+			goto out;
+		}
 		if (add_str(&inputs, &ninputs, path))
 			goto nomem;
 		filters = file_filters(ninputs, events, event_input, nevents, neg_events, neg_input,
@@ -1274,13 +1836,37 @@ int cmd_report(int argc, char **argv)
 		status = report_files(inputs, ninputs, &opts, filters);
 		goto out;
 	}
-	if (report_perfdata(path, &opts, &src, strict, &status))
+	/* trace-cmd's options that change nothing on perf data are refused there, not ignored. */
+	if (report_perfdata(path, &opts, &src, strict,
+			    extras.global    ? "-G"
+			    : extras.by_comm ? "--by-comm"
+			    : extras.nhooks  ? "-H"
+			    : negate	     ? "-v"
+			    : filter_test    ? "-T"
+					     : NULL,
+			    &status))
 		goto out;
+	if (perf_only(&src)) {
+		status = cli_usage_error("%s is for perf.data files; %s is a .dat file",
+					 perf_only(&src), path);
+		goto out;
+	}
 	TK_OPTS(tk_dat_open_opts, dopts, .strict = src.strict);
 	dat = tk_dat_open_with(path, &dopts);
 	if (!dat) {
 		status = cli_lib_error(path);
 		goto out;
+	}
+	if (ncomms) {
+		status = comm_pids(dat, path, comms, ncomms, &pids, &npids);
+		if (status != CLI_OK) {
+			tk_dat_close(dat);
+			goto out;
+		}
+		opts.pids = pids;
+		opts.npids = npids;
+		opts.comms = NULL;
+		opts.ncomms = 0;
 	}
 	fflush(stdout);
 	if (wakeup_flags) {
@@ -1340,5 +1926,7 @@ out:
 	free(in_hz);
 	free(comms);
 	free(pids);
+	free(extras.hooks);
+	free(src.tids);
 	return status;
 }

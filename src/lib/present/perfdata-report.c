@@ -64,6 +64,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -118,6 +119,12 @@ enum {
 	F_MEM = F_ADDR | F_DATA_SRC | F_WEIGHT | F_INS_LAT | F_PHYS_ADDR | F_DATA_PAGE_SIZE |
 		F_CODE_PAGE_SIZE,
 };
+
+/* The --fields that only the full sample decoder reads. */
+#define PD_MEM_FIELDS                                                                              \
+	(TK_PERFDATA_FIELD_ADDR | TK_PERFDATA_FIELD_DATA_SRC | TK_PERFDATA_FIELD_WEIGHT |          \
+	 TK_PERFDATA_FIELD_INS_LAT | TK_PERFDATA_FIELD_PHYS_ADDR |                                 \
+	 TK_PERFDATA_FIELD_DATA_PAGE_SIZE | TK_PERFDATA_FIELD_CODE_PAGE_SIZE)
 
 /*
  * Where the fixed sample fields sit when no variable-length field (READ,
@@ -1543,7 +1550,7 @@ static int check_event_specs(struct tk_perfdata *pd, const struct tk_perfdata_re
 	return 0;
 }
 
-/* The filters other than the event's: CPU, pid or tid, time window, thread name. */
+/* The filters other than the event's: CPU, pid or tid, tid, time window, thread name. */
 static bool sample_wanted(struct rep *r, const struct psample *s)
 {
 	const struct tk_perfdata_report_opts *o = r->opts;
@@ -1559,6 +1566,12 @@ static bool sample_wanted(struct rep *r, const struct psample *s)
 			break;
 	}
 	if (o->npids && i == o->npids)
+		return false;
+	for (i = 0; i < o->ntids; i++) {
+		if ((uint32_t)o->tids[i] == s->tid)
+			break;
+	}
+	if (o->ntids && i == o->ntids)
 		return false;
 	if (o->ncomms) {
 		char buf[24];
@@ -1739,6 +1752,9 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 	e->sample_type = st;
 	e->attr_period = a->sample_period;
 	fast_layout_init(&e->fast, st);
+	/* The fixed layout skips the memory fields --fields may ask for. */
+	if (r->opts->fields & PD_MEM_FIELDS)
+		e->fast.ok = false;
 	e->name = strdup(name);
 	if (!e->name)
 		return -ENOMEM;
@@ -2386,18 +2402,106 @@ static void __attribute__((noinline)) print_shared(struct rep *r, const struct t
 	}
 }
 
+static void put_mem_before_ip(struct rep *r, const struct rep_evsel *e, unsigned int fields,
+			      const struct psample *s);
+static void put_mem_after_ip(struct rep *r, unsigned int fields, const struct psample *s);
+
+/* The memory fields of --fields, as the F_* bits the default lines use. */
+static unsigned int mem_fields_of(unsigned int f)
+{
+	static const struct {
+		unsigned int field, bit;
+	} map[] = {
+		{TK_PERFDATA_FIELD_ADDR, F_ADDR},
+		{TK_PERFDATA_FIELD_DATA_SRC, F_DATA_SRC},
+		{TK_PERFDATA_FIELD_WEIGHT, F_WEIGHT},
+		{TK_PERFDATA_FIELD_INS_LAT, F_INS_LAT},
+		{TK_PERFDATA_FIELD_PHYS_ADDR, F_PHYS_ADDR},
+		{TK_PERFDATA_FIELD_DATA_PAGE_SIZE, F_DATA_PAGE_SIZE},
+		{TK_PERFDATA_FIELD_CODE_PAGE_SIZE, F_CODE_PAGE_SIZE},
+	};
+	unsigned int bits = 0;
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (f & map[i].field)
+			bits |= map[i].bit;
+	return bits;
+}
+
+/*
+ * perf's misc column: a letter per cpumode bit pattern the record's misc
+ * holds, tested as perf tests them ((misc & M) == M, so a hypervisor
+ * sample, 3, shows "KUH"), then spaces to six columns.
+ */
+static void put_misc(struct tk_outbuf *o, uint16_t misc)
+{
+	static const struct {
+		uint16_t mode;
+		char letter;
+	} modes[] = {{1, 'K'}, {2, 'U'}, {3, 'H'}, {4, 'G'}, {5, 'g'}};
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if ((misc & modes[i].mode) == modes[i].mode) {
+			put_char(o, modes[i].letter);
+			n++;
+		}
+	}
+	for (; n < 6; n++)
+		put_char(o, ' ');
+}
+
+/*
+ * perf's tod: the CLOCK_DATA feature pairs a wall-clock time with the
+ * sampling clock's reading at the same moment, and a sample's wall-clock
+ * time is that plus its distance from the reading, printed in local time
+ * with microseconds (nanoseconds with --ns), then a space.
+ */
+static void put_tod(struct rep *r, uint64_t time)
+{
+	const struct tk_perfdata_host *h = tk_perfdata_get_host(r->pd);
+	char date[64], buf[96];
+	uint64_t tod;
+	struct tm tm;
+	time_t sec;
+
+	if (!h || !h->has_clock_data) {
+		put_str(&r->out, "disabled ");
+		return;
+	}
+	tod = time > h->clock_clockid_ns ? h->clock_tod_ns + (time - h->clock_clockid_ns)
+					 : h->clock_tod_ns - (h->clock_clockid_ns - time);
+	sec = (time_t)(tod / 1000000000u);
+	if (!localtime_r(&sec, &tm)) {
+		put_str(&r->out, "failed ");
+		return;
+	}
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &tm);
+	if (r->nsec)
+		snprintf(buf, sizeof(buf), "%s.%09" PRIu64 " ", date, tod % 1000000000u);
+	else
+		snprintf(buf, sizeof(buf), "%s.%06" PRIu64 " ", date, tod % 1000000000u / 1000u);
+	put_str(&r->out, buf);
+}
+
 /*
  * --fields: a line as perf script -F prints the fields asked for, in
  * perf's order whatever the order given: comm ("%16s ", "%s " when ip
  * shows a callchain), pid/tid ("%5d/%-5d ", or either "%5d "), "[%03d] ",
- * the time, "%10lu " period, the event name padded as by default, the
- * tracepoint text, then the ip: " ip sym+off (dso)", or a newline and one
- * "\t..." line per callchain entry.
+ * misc, the time, "%10lu " period, the event name padded as by default,
+ * flags, the tracepoint text, the memory fields before the ip (address,
+ * data source, weight, latency), then the ip: " ip sym+off (dso)", or a
+ * newline and one "\t..." line per callchain entry, then physical address
+ * and page sizes. flags is perf's column for a sample without branch flags,
+ * 24 spaces (no sample tracekit reads has flags: only AUX area
+ * decoders synthesize them); callindent, which indents the branch target
+ * of a call or return by call depth, prints nothing on such samples, as
+ * perf's does. A list of flags alone prints nothing, as perf's.
  */
 static int print_fields(struct rep *r, const struct tk_perf_record *rec, struct rep_evsel *e,
 			const struct psample *s)
 {
-	unsigned int f = r->opts->fields, show = 0;
+	unsigned int f = r->opts->fields, show = 0, mem;
 	bool chain;
 	char buf[48];
 
@@ -2405,8 +2509,9 @@ static int print_fields(struct rep *r, const struct tk_perf_record *rec, struct 
 	 */
 	if (!(e->fields & F_TRACE))
 		f &= ~(unsigned int)TK_PERFDATA_FIELD_TRACE;
-	if (!f)
+	if (!(f & ~(unsigned int)TK_PERFDATA_FIELD_FLAGS))
 		return 0;
+	mem = mem_fields_of(f);
 	chain = (f & TK_PERFDATA_FIELD_IP) && e->callchain && s->callchain_nr;
 
 	if (f & TK_PERFDATA_FIELD_COMM) {
@@ -2427,6 +2532,10 @@ static int print_fields(struct rep *r, const struct tk_perf_record *rec, struct 
 		snprintf(buf, sizeof(buf), "[%03" PRIu32 "] ", (uint32_t)s->cpu);
 		put_str(&r->out, buf);
 	}
+	if (f & TK_PERFDATA_FIELD_MISC)
+		put_misc(&r->out, rec->misc);
+	if (f & TK_PERFDATA_FIELD_TOD)
+		put_tod(r, s->time);
 	if (f & TK_PERFDATA_FIELD_TIME)
 		put_time(&r->tc, &r->out, r->nsec, s->time);
 	if (f & TK_PERFDATA_FIELD_PERIOD) {
@@ -2436,8 +2545,12 @@ static int print_fields(struct rep *r, const struct tk_perf_record *rec, struct 
 	}
 	if (f & TK_PERFDATA_FIELD_EVENT)
 		put_padded(&r->out, e->name, r->name_width, ": ");
+	if (f & TK_PERFDATA_FIELD_FLAGS)
+		put_str(&r->out, "                        "); /* "  %-21s " of "" */
 	if ((f & TK_PERFDATA_FIELD_TRACE) && s->raw && e->ev)
 		tk_event_print_info(r->set, e->ev, s->raw, s->raw_size, (int)s->cpu, 0, &r->out);
+	if (mem)
+		put_mem_before_ip(r, e, mem, s);
 	if (f & TK_PERFDATA_FIELD_IP) {
 		bool kernel = (rec->misc & MISC_CPUMODE_MASK) == MISC_KERNEL ||
 			      (rec->misc & MISC_CPUMODE_MASK) == MISC_GUEST_KERNEL;
@@ -2461,14 +2574,23 @@ static int print_fields(struct rep *r, const struct tk_perf_record *rec, struct 
 			put_sym_parts(r, (int32_t)s->pid, s->ip, kernel, " ", false, show);
 		}
 	}
+	if (mem)
+		put_mem_after_ip(r, mem, s);
 	put_char(&r->out, '\n');
 	r->printed++;
 	return r->out.error;
 }
 
+/* Event types whose fields perf prints and tracekit does not (metric, synth). */
+#define PERF_TYPE_HARDWARE 0
+#define PERF_TYPE_HW_CACHE 3
+#define PERF_TYPE_SYNTH	   0x80000000u
+
 /*
  * perf refuses an -F field its samples cannot fill, naming the event; the
- * same words, as a usage error.
+ * same words, as a usage error, in the order perf checks them. A field
+ * tracekit does not print (see TK_PERFDATA_FIELD_IREGS) is refused where
+ * the samples would give perf something to print.
  */
 static int check_fields(struct rep *r)
 {
@@ -2477,26 +2599,103 @@ static int check_fields(struct rep *r)
 		uint64_t bit;
 		const char *attr, *name;
 	} need[] = {
+		{TK_PERFDATA_FIELD_IP, TK_PERF_SAMPLE_IP, "IP", "ip"},
+		{TK_PERFDATA_FIELD_ADDR, TK_PERF_SAMPLE_ADDR, "ADDR", "addr"},
+		{TK_PERFDATA_FIELD_DATA_SRC, TK_PERF_SAMPLE_DATA_SRC, "DATA_SRC", "data_src"},
+		{TK_PERFDATA_FIELD_WEIGHT, TK_PERF_SAMPLE_WEIGHT | TK_PERF_SAMPLE_WEIGHT_STRUCT,
+		 "WEIGHT", "weight"},
+		{TK_PERFDATA_FIELD_SYM, 0, NULL, "sym"},
+		{TK_PERFDATA_FIELD_DSO, 0, NULL, "dso"},
 		{TK_PERFDATA_FIELD_TID, TK_PERF_SAMPLE_TID, "TID", "tid"},
 		{TK_PERFDATA_FIELD_PID, TK_PERF_SAMPLE_TID, "TID", "pid"},
 		{TK_PERFDATA_FIELD_TIME, TK_PERF_SAMPLE_TIME, "TIME", "time"},
 		{TK_PERFDATA_FIELD_CPU, TK_PERF_SAMPLE_CPU, "CPU", "cpu"},
-		{TK_PERFDATA_FIELD_IP, TK_PERF_SAMPLE_IP, "IP", "ip"},
+		{TK_PERFDATA_FIELD_IREGS, TK_PERF_SAMPLE_REGS_INTR, "IREGS", "iregs"},
+		{TK_PERFDATA_FIELD_UREGS, TK_PERF_SAMPLE_REGS_USER, "UREGS", "uregs"},
+		{TK_PERFDATA_FIELD_PHYS_ADDR, TK_PERF_SAMPLE_PHYS_ADDR, "PHYS_ADDR", "phys_addr"},
+		{TK_PERFDATA_FIELD_DATA_PAGE_SIZE, TK_PERF_SAMPLE_DATA_PAGE_SIZE, "DATA_PAGE_SIZE",
+		 "data_page_size"},
+		{TK_PERFDATA_FIELD_CODE_PAGE_SIZE, TK_PERF_SAMPLE_CODE_PAGE_SIZE, "CODE_PAGE_SIZE",
+		 "code_page_size"},
+		{TK_PERFDATA_FIELD_INS_LAT, TK_PERF_SAMPLE_WEIGHT_STRUCT, "WEIGHT_STRUCT",
+		 "ins_lat"},
 	};
+	unsigned int f = r->opts->fields;
+	const struct tk_perfdata_host *h = tk_perfdata_get_host(r->pd);
 
+	/* In pipe mode perf cannot know yet, and prints "disabled" on each line. */
+	if ((f & TK_PERFDATA_FIELD_TOD) && !tk_perfdata_get_info(r->pd)->pipe &&
+	    !(h && h->has_clock_data))
+		return tk_fail(EINVAL, "Can't provide 'tod' time, missing clock data. Please "
+				       "record with -k/--clockid option.");
 	for (size_t i = 0; i < tk_perfdata_evsel_count(r->pd); i++) {
 		const struct tk_perfdata_evsel *es = tk_perfdata_evsel_get(r->pd, i);
+		const char *name = i < r->nevs && r->evs[i].name ? r->evs[i].name : "?";
+		uint64_t st = es->attr.sample_type;
+		uint32_t type = es->attr.type;
+		char buf[128];
+
+		/*
+		 * In pipe mode perf checks an event when its attr arrives, before
+		 * any EVENT_UPDATE names it: the name it gives comes from the attr.
+		 */
+		if (tk_perfdata_get_info(r->pd)->pipe && type == PERF_TYPE_SOFTWARE &&
+		    es->attr.config < sizeof(sw_names) / sizeof(sw_names[0])) {
+			add_modifiers(buf, sizeof(buf), sw_names[es->attr.config], es->attr.flags);
+			name = buf;
+		} else if (tk_perfdata_get_info(r->pd)->pipe && type == PERF_TYPE_HARDWARE &&
+			   es->attr.config < sizeof(hw_names) / sizeof(hw_names[0])) {
+			add_modifiers(buf, sizeof(buf), hw_names[es->attr.config], es->attr.flags);
+			name = buf;
+		}
 
 		for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++) {
-			if ((r->opts->fields & need[k].field) &&
-			    !(es->attr.sample_type & need[k].bit))
+			if (!(f & need[k].field))
+				continue;
+			if (!need[k].attr) {
+				/* sym and dso need an address to look up. */
+				if (st & (TK_PERF_SAMPLE_IP | TK_PERF_SAMPLE_ADDR))
+					continue;
+				return tk_fail(
+					EINVAL,
+					need[k].field == TK_PERFDATA_FIELD_SYM
+						? "Display of symbols requested but neither "
+						  "sample IP nor sample address available. "
+						  "Hence, no addresses to convert to symbols."
+						: "Display of DSO requested but no address to "
+						  "convert.");
+			}
+			if (!(st & need[k].bit))
 				return tk_fail(
 					EINVAL,
 					"Samples for '%s' event do not have %s attribute set. "
 					"Cannot print '%s' field.",
-					i < r->nevs && r->evs[i].name ? r->evs[i].name : "?",
-					need[k].attr, need[k].name);
+					name, need[k].attr, need[k].name);
 		}
+		/* What perf would print and tracekit cannot. */
+		if ((f & (TK_PERFDATA_FIELD_IREGS | TK_PERFDATA_FIELD_UREGS)) &&
+		    (st & (TK_PERF_SAMPLE_REGS_INTR | TK_PERF_SAMPLE_REGS_USER)))
+			return tk_fail(EINVAL,
+				       "--fields %s: the samples of '%s' hold registers, which "
+				       "tracekit does not print (not supported)",
+				       (f & TK_PERFDATA_FIELD_IREGS) ? "iregs" : "uregs", name);
+		if ((f & TK_PERFDATA_FIELD_BRSTACK) && (st & TK_PERF_SAMPLE_BRANCH_STACK))
+			return tk_fail(EINVAL,
+				       "--fields brstack: the samples of '%s' hold a branch stack, "
+				       "which tracekit does not print (not supported)",
+				       name);
+		if ((f & TK_PERFDATA_FIELD_SYNTH) && type == PERF_TYPE_SYNTH)
+			return tk_fail(EINVAL,
+				       "--fields synth: '%s' is a synthesized event, which "
+				       "tracekit does not print (not supported)",
+				       name);
+		if ((f & TK_PERFDATA_FIELD_METRIC) &&
+		    (type == PERF_TYPE_HARDWARE || type == PERF_TYPE_HW_CACHE ||
+		     type == PERF_TYPE_RAW))
+			return tk_fail(EINVAL,
+				       "--fields metric: '%s' counts hardware, and tracekit "
+				       "computes no metrics (not supported)",
+				       name);
 	}
 	return 0;
 }
@@ -2591,16 +2790,17 @@ static void put_callchain(struct rep *r, const struct psample *s, bool kernel, b
  * characters and padded to the longest such text so far (perf keeps one
  * width for the whole run), "%16lu" weight, "%16u" instruction latency.
  */
-static void put_mem_before_ip(struct rep *r, const struct rep_evsel *e, const struct psample *s)
+static void put_mem_before_ip(struct rep *r, const struct rep_evsel *e, unsigned int fields,
+			      const struct psample *s)
 {
 	char text[160], buf[32];
 	int n;
 
-	if (e->fields & F_ADDR) {
+	if (fields & F_ADDR) {
 		n = snprintf(buf, sizeof(buf), "%16" PRIx64, s->addr);
 		tk_outbuf_write(&r->out, buf, (size_t)n);
 	}
-	if (e->fields & F_DATA_SRC) {
+	if (fields & F_DATA_SRC) {
 		size_t len;
 
 		n = snprintf(text, sizeof(text), "%16" PRIx64 " ", s->data_src);
@@ -2614,7 +2814,7 @@ static void put_mem_before_ip(struct rep *r, const struct rep_evsel *e, const st
 		for (; len < r->mem_width; len++)
 			put_char(&r->out, ' ');
 	}
-	if (e->fields & F_WEIGHT) {
+	if (fields & F_WEIGHT) {
 		/* WEIGHT_STRUCT: the weight is its low 32 bits, the latency the next 16. */
 		uint64_t w = (e->sample_type & TK_PERF_SAMPLE_WEIGHT_STRUCT) ? (uint32_t)s->weight
 									     : s->weight;
@@ -2622,28 +2822,28 @@ static void put_mem_before_ip(struct rep *r, const struct rep_evsel *e, const st
 		n = snprintf(buf, sizeof(buf), "%16" PRIu64, w);
 		tk_outbuf_write(&r->out, buf, (size_t)n);
 	}
-	if (e->fields & F_INS_LAT) {
+	if (fields & F_INS_LAT) {
 		n = snprintf(buf, sizeof(buf), "%16u", (unsigned int)(uint16_t)(s->weight >> 32));
 		tk_outbuf_write(&r->out, buf, (size_t)n);
 	}
 }
 
 /* After the ip: "%16lx" physical address, then " 4K"-style page sizes. */
-static void put_mem_after_ip(struct rep *r, const struct rep_evsel *e, const struct psample *s)
+static void put_mem_after_ip(struct rep *r, unsigned int fields, const struct psample *s)
 {
 	char buf[32];
 	int n;
 
-	if (e->fields & F_PHYS_ADDR) {
+	if (fields & F_PHYS_ADDR) {
 		n = snprintf(buf, sizeof(buf), "%16" PRIx64, s->phys_addr);
 		tk_outbuf_write(&r->out, buf, (size_t)n);
 	}
-	if (e->fields & F_DATA_PAGE_SIZE) {
+	if (fields & F_DATA_PAGE_SIZE) {
 		tk_perf_page_size_name(s->data_page_size, buf + 1);
 		buf[0] = ' ';
 		put_str(&r->out, buf);
 	}
-	if (e->fields & F_CODE_PAGE_SIZE) {
+	if (fields & F_CODE_PAGE_SIZE) {
 		tk_perf_page_size_name(s->code_page_size, buf + 1);
 		buf[0] = ' ';
 		put_str(&r->out, buf);
@@ -2736,7 +2936,7 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 	else if ((e->fields & F_TRACE) && s->raw && e->ev)
 		tk_event_print_info(r->set, e->ev, s->raw, s->raw_size, (int)s->cpu, 0, &r->out);
 	if (e->fields & F_MEM)
-		put_mem_before_ip(r, e, s);
+		put_mem_before_ip(r, e, e->fields, s);
 	if (e->fields & F_IP) {
 		bool kernel = (rec->misc & MISC_CPUMODE_MASK) == MISC_KERNEL ||
 			      (rec->misc & MISC_CPUMODE_MASK) == MISC_GUEST_KERNEL;
@@ -2751,7 +2951,7 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 		}
 	}
 	if (e->fields & F_MEM)
-		put_mem_after_ip(r, e, s);
+		put_mem_after_ip(r, e->fields, s);
 	put_char(&r->out, '\n');
 	r->printed++;
 	if (r->pool)
@@ -3455,7 +3655,7 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	r.max_stack = opts->max_stack ? opts->max_stack : read_max_stack();
 	r.nsec = opts->flags & TK_PERFDATA_REPORT_NSEC;
 	r.filtering = opts->cpu_mask || opts->nevents || opts->npids || opts->ncomms ||
-		      opts->has_start || opts->has_end;
+		      opts->ntids || opts->has_start || opts->has_end;
 	ret = tk_outbuf_init(&r.out, opts->fd, 0);
 	if (ret)
 		return ret;

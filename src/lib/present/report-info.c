@@ -61,9 +61,11 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tracekit/event.h>
 #include <tracekit/outbuf.h>
@@ -394,7 +396,7 @@ static int list_to(const struct tk_tracedata *td, const struct tk_dat_info *info
 	int ret, fret;
 	char line[128];
 
-	if (what < TK_REPORT_LIST_ENDIAN || what > TK_REPORT_LIST_VERSION)
+	if (what < TK_REPORT_LIST_ENDIAN || what > TK_REPORT_LIST_PAGE_SIZE)
 		return tk_fail(EINVAL, "unknown listing %d", (int)what);
 	if (!info && (what == TK_REPORT_LIST_UNAME || what == TK_REPORT_LIST_VERSION))
 		return tk_fail(EINVAL, "--uname and --version read a .dat file's options");
@@ -413,6 +415,17 @@ static int list_to(const struct tk_tracedata *td, const struct tk_dat_info *info
 		k = snprintf(line, sizeof(line), "file is %s endian and host is %s endian\n",
 			     big ? "big" : "little",
 			     __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? "big" : "little");
+		tk_outbuf_write(&o, line, (size_t)k);
+		break;
+	}
+	case TK_REPORT_LIST_PAGE_SIZE: {
+		uint32_t page_size = 0;
+		int k;
+
+		tk_tracedata_layout(td, NULL, NULL, &page_size);
+		k = snprintf(line, sizeof(line),
+			     "file page size is %" PRIu32 ", and host page size is %ld\n",
+			     page_size, sysconf(_SC_PAGESIZE));
 		tk_outbuf_write(&o, line, (size_t)k);
 		break;
 	}
@@ -466,6 +479,116 @@ int tk_report_list_dat(struct tk_dat *dat, enum tk_report_list what, int fd)
 
 	return list_to(tk_dat_get_tracedata(dat), info, what, fd,
 		       info->path ? info->path : "trace.dat");
+}
+
+/* The event name a format text gives: its first non-empty line, after "name: ". */
+static bool format_name(const struct tk_text *t, char *name, size_t cap)
+{
+	const char *p = t->data, *end = t->data + t->len, *nl;
+	size_t n;
+
+	while (p < end && *p == '\n')
+		p++;
+	nl = memchr(p, '\n', (size_t)(end - p));
+	n = (size_t)((nl ? nl : end) - p);
+	if (nl == NULL && n == 0)
+		return false;
+	if (n >= 6 && !memcmp(p, "name: ", 6)) {
+		p += 6;
+		n -= 6;
+	}
+	/* A NUL ends the line for regexec(), as it ends trace-cmd's copy. */
+	n = strnlen(p, n);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(name, p, n);
+	name[n] = '\0';
+	return true;
+}
+
+int tk_report_list_formats(const struct tk_tracedata *td, const char *regex, int fd)
+{
+	regex_t sreg, ereg;
+	bool unique = false, compiled = false;
+	struct tk_outbuf o;
+	int ret = 0, fret;
+	char name[256];
+
+	if (!td)
+		return tk_fail(EINVAL, "no tracing data to list");
+	if (!regex)
+		regex = ".*";
+	/*
+	 * "SYSTEM:EVENT" splits at the colons as strtok() splits it (empty
+	 * parts vanish); without a second part the one regex serves both.
+	 */
+	{
+		char *copy = strdup(regex), *save = NULL, *sys, *ev;
+
+		if (!copy)
+			return tk_fail(ENOMEM, "out of memory");
+		sys = strtok_r(copy, ":", &save);
+		ev = sys ? strtok_r(NULL, ":", &save) : NULL;
+		if (!sys) {
+			free(copy);
+			return tk_fail(EINVAL, "bad event regex '%s'", regex);
+		}
+		unique = ev != NULL;
+		if (!ev)
+			ev = sys;
+		if (regcomp(&sreg, sys, REG_ICASE | REG_NOSUB)) {
+			ret = tk_fail(EINVAL, "bad regular expression '%s'", sys);
+		} else if (regcomp(&ereg, ev, REG_ICASE | REG_NOSUB)) {
+			regfree(&sreg);
+			ret = tk_fail(EINVAL, "bad regular expression '%s'", ev);
+		} else {
+			compiled = true;
+		}
+		free(copy);
+		if (!compiled)
+			return ret;
+	}
+	if (tk_outbuf_init(&o, fd, 64u << 10)) {
+		regfree(&sreg);
+		regfree(&ereg);
+		return tk_fail(ENOMEM, "cannot allocate the output buffer");
+	}
+	for (size_t s = 0; s < tk_tracedata_system_count(td); s++) {
+		const char *system = tk_tracedata_system_name(td, s);
+		bool all = false, any = true, printed = false;
+
+		if (!system)
+			continue;
+		/* A system the regex names takes all its events; with "S:E", only S's can match. */
+		if (!regexec(&sreg, system, 0, NULL, 0))
+			all = !unique;
+		else if (unique)
+			any = false;
+		for (size_t i = 0; any && i < tk_tracedata_system_format_count(td, s); i++) {
+			struct tk_text t;
+
+			if (tk_tracedata_system_format(td, s, i, &t) < 0)
+				continue;
+			if (!all && (!format_name(&t, name, sizeof(name)) ||
+				     regexec(&ereg, name, 0, NULL, 0)))
+				continue;
+			if (!printed) {
+				tk_outbuf_write(&o, "\nsystem: ", 9);
+				tk_outbuf_write(&o, system, strlen(system));
+				tk_outbuf_write(&o, "\n", 1);
+				printed = true;
+			}
+			tk_outbuf_write(&o, t.data, strnlen(t.data, t.len));
+			tk_outbuf_write(&o, "\n", 1);
+		}
+	}
+	regfree(&sreg);
+	regfree(&ereg);
+	fret = tk_outbuf_flush(&o);
+	tk_outbuf_release(&o);
+	if (fret)
+		return tk_fail(-fret, "cannot write the formats: %s", strerror(-fret));
+	return 0;
 }
 
 int tk_report_check_formats(const struct tk_tracedata *td, size_t *failed)

@@ -128,6 +128,7 @@
 #include "funcgraph.h"
 #include "page-internal.h"
 #include "internal/error.h"
+#include "internal/fsutil.h"
 #include "internal/opts.h"
 #include "internal/handoff.h"
 #include "internal/merge-heap.h"
@@ -1008,6 +1009,43 @@ static bool event_selected(struct report *r, int id, const struct tk_event *ev)
 	return l->selected;
 }
 
+/*
+ * --kallsyms FILE: its text, then the file's, as one kallsyms text. That
+ * is what trace-cmd's two reads give libtraceevent: at an address both
+ * name, the later (the file's) is found first.
+ */
+static int add_user_kallsyms(struct report *r)
+{
+	struct tk_dat_text t = {NULL, 0};
+	char *user = NULL, *all;
+	size_t len = 0, at;
+	int ret;
+
+	ret = tk_read_file(r->opts->kallsyms, &user, &len);
+	if (ret < 0)
+		return ret; /* the message names the file */
+	len = strnlen(user, len);
+	if (tk_dat_kallsyms(r->dat, &t))
+		t.len = 0;
+	all = malloc(len + 1 + t.len + 1);
+	if (!all) {
+		free(user);
+		return tk_fail(ENOMEM, "cannot join the kallsyms texts: out of memory");
+	}
+	memcpy(all, user, len);
+	at = len;
+	if (at && all[at - 1] != '\n')
+		all[at++] = '\n';
+	if (t.len)
+		memcpy(all + at, t.data, t.len);
+	at += t.len;
+	all[at] = '\0';
+	free(user);
+	ret = tk_event_set_add_kallsyms(r->set, all, at);
+	free(all);
+	return ret == -ENOMEM ? ret : 0;
+}
+
 static int load_events(struct report *r)
 {
 	struct tk_dat_text t;
@@ -1046,7 +1084,11 @@ static int load_events(struct report *r)
 		event_get(r, r->order[i]);
 	if (r->nomem)
 		return tk_fail(ENOMEM, "cannot parse an event format: out of memory");
-	if (!tk_dat_kallsyms(r->dat, &t) && t.len) {
+	if (r->opts->kallsyms) {
+		ret = add_user_kallsyms(r);
+		if (ret)
+			return ret;
+	} else if (!tk_dat_kallsyms(r->dat, &t) && t.len) {
 		ret = tk_event_set_add_kallsyms_borrowed(r->set, t.data, t.len);
 		if (ret == -ENOMEM)
 			return ret;

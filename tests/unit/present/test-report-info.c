@@ -8,7 +8,8 @@
  * three characters, which libtraceevent reads out of bounds on, skipped),
  * the event list
  * sorted by system and name, the endianness line, the format check, and
- * the listings tracing data alone cannot give.
+ * the listings tracing data alone cannot give; the format texts of
+ * --events and --event and -p's page sizes.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -173,13 +174,106 @@ static void test_endian_and_refusals(void **state)
 	tk_tracedata_free(td);
 }
 
+/* What tk_report_list_formats(@td, @regex) writes, as a malloc'ed string. */
+static char *formats(const struct tk_tracedata *td, const char *regex, int *ret)
+{
+	FILE *f = tmpfile();
+	char *text;
+	long n;
+
+	assert_non_null(f);
+	*ret = tk_report_list_formats(td, regex, fileno(f));
+	n = lseek(fileno(f), 0, SEEK_END);
+	assert_true(n >= 0);
+	text = calloc(1, (size_t)n + 1);
+	assert_non_null(text);
+	assert_int_equal(pread(fileno(f), text, (size_t)n, 0), n);
+	fclose(f);
+	return text;
+}
+
+/*
+ * --events and --event: per system in file order, "\nsystem: S\n" before its
+ * first printed format, each format as stored and a newline; no ftrace
+ * formats; trace-cmd's regex rules (a system match without a colon takes
+ * the system, "S:E" both, basic regexes anywhere in the name, case ignored).
+ */
+static void test_formats(void **state)
+{
+	static const char sw[] = "name: sched_switch\nID: 1\nformat:\n";
+	static const char sk[] = "name: sched_waking\nID: 2\nformat:\n";
+	static const char ie[] = "name: irq_handler_entry\nID: 3\nformat:\n";
+	static const char fn[] = "name: function\nID: 4\nformat:\n";
+	struct tk_tracedata *td = new_td();
+	char *text;
+	int ret;
+
+	(void)state;
+	assert_int_equal(tk_tracedata_add_ftrace_format(td, fn, sizeof(fn) - 1), 0);
+	assert_int_equal(tk_tracedata_add_format(td, "sched", sw, sizeof(sw) - 1), 0);
+	assert_int_equal(tk_tracedata_add_format(td, "sched", sk, sizeof(sk) - 1), 0);
+	assert_int_equal(tk_tracedata_add_format(td, "irq", ie, sizeof(ie) - 1), 0);
+	text = formats(td, NULL, &ret);
+	assert_int_equal(ret, 0);
+	assert_string_equal(text, "\nsystem: sched\nname: sched_switch\nID: 1\nformat:\n\n"
+				  "name: sched_waking\nID: 2\nformat:\n\n"
+				  "\nsystem: irq\nname: irq_handler_entry\nID: 3\nformat:\n\n");
+	free(text);
+	/* The name anywhere, case ignored. */
+	text = formats(td, "WAK", &ret);
+	assert_int_equal(ret, 0);
+	assert_string_equal(text, "\nsystem: sched\nname: sched_waking\nID: 2\nformat:\n\n");
+	free(text);
+	/* A system without a colon: all of it. */
+	text = formats(td, "^irq$", &ret);
+	assert_int_equal(ret, 0);
+	assert_string_equal(text, "\nsystem: irq\nname: irq_handler_entry\nID: 3\nformat:\n\n");
+	free(text);
+	/* "S:E": the name must match within a matching system. */
+	text = formats(td, "irq:switch", &ret);
+	assert_int_equal(ret, 0);
+	assert_string_equal(text, "");
+	free(text);
+	text = formats(td, "sch:_s", &ret);
+	assert_int_equal(ret, 0);
+	assert_string_equal(text, "\nsystem: sched\nname: sched_switch\nID: 1\nformat:\n\n");
+	free(text);
+	/* ftrace formats are never printed. */
+	text = formats(td, "function", &ret);
+	assert_int_equal(ret, 0);
+	assert_string_equal(text, "");
+	free(text);
+	text = formats(td, "sched[", &ret);
+	assert_int_equal(ret, -EINVAL);
+	assert_string_equal(text, "");
+	free(text);
+	assert_int_equal(tk_report_list_formats(NULL, NULL, 1), -EINVAL);
+	tk_tracedata_free(td);
+}
+
+/* -p: the file's page size and this host's. */
+static void test_page_size(void **state)
+{
+	struct tk_tracedata *td = new_td();
+	char want[96], *text;
+	int ret;
+
+	(void)state;
+	text = listing(td, TK_REPORT_LIST_PAGE_SIZE, &ret);
+	assert_int_equal(ret, 0);
+	snprintf(want, sizeof(want), "file page size is 4096, and host page size is %ld\n",
+		 sysconf(_SC_PAGESIZE));
+	assert_string_equal(text, want);
+	free(text);
+	tk_tracedata_free(td);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_printk),
-		cmocka_unit_test(test_funcs),
-		cmocka_unit_test(test_events_and_check),
-		cmocka_unit_test(test_endian_and_refusals),
+		cmocka_unit_test(test_printk),		 cmocka_unit_test(test_funcs),
+		cmocka_unit_test(test_events_and_check), cmocka_unit_test(test_endian_and_refusals),
+		cmocka_unit_test(test_formats),		 cmocka_unit_test(test_page_size),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

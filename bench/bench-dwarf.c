@@ -18,8 +18,8 @@
  *
  * It records with Debian's perf (perf record -N -e cpu-clock),
  * exits 1 unless tracekit report prints exactly what perf script prints,
- * then times in interleaved pairs (harness.h's run_pairs(), with the CPU
- * time of the tools' children counted: dwarf_pairs()):
+ * then times in interleaved pairs (harness.h's run_pairs_with() over
+ * run_all(), which counts the CPU time of the tools' children too):
  *
  *   tracekit report FILE              vs perf script -i FILE
  *   tracekit report --no-inline FILE  vs perf script --no-inline -i FILE
@@ -154,53 +154,6 @@ static struct run run_all(char *const argv[])
 		;
 	r.cpu_seconds = children_cpu() - cpu0;
 	return r;
-}
-
-/* harness.h's run_pairs() over run_all(). */
-static struct pairs dwarf_pairs(char *const ours[], char *const theirs[], int rounds)
-{
-	double o[32], t[32], q[32], oc[32], tc[32], qc[32];
-	struct pairs p = {0};
-
-	if (rounds > 32)
-		rounds = 32;
-	for (int i = 0; i < rounds; i++) {
-		struct run a = run_all(ours), b;
-
-		if (!WIFEXITED(a.status) || WEXITSTATUS(a.status)) {
-			errno = 0;
-			die(ours[0]);
-		}
-		b = run_all(theirs);
-		if (!WIFEXITED(b.status) || WEXITSTATUS(b.status))
-			return p;
-		o[i] = a.seconds;
-		t[i] = b.seconds;
-		q[i] = b.seconds / a.seconds;
-		oc[i] = a.cpu_seconds;
-		tc[i] = b.cpu_seconds;
-		qc[i] = oc[i] > 0 ? tc[i] / oc[i] : 0;
-		if (a.maxrss_kb > p.ours_rss_kb)
-			p.ours_rss_kb = a.maxrss_kb;
-		if (b.maxrss_kb > p.theirs_rss_kb)
-			p.theirs_rss_kb = b.maxrss_kb;
-	}
-	qsort(o, (size_t)rounds, sizeof(o[0]), cmp_double);
-	qsort(t, (size_t)rounds, sizeof(t[0]), cmp_double);
-	qsort(q, (size_t)rounds, sizeof(q[0]), cmp_double);
-	qsort(oc, (size_t)rounds, sizeof(oc[0]), cmp_double);
-	qsort(tc, (size_t)rounds, sizeof(tc[0]), cmp_double);
-	qsort(qc, (size_t)rounds, sizeof(qc[0]), cmp_double);
-	p.ours = o[rounds / 2];
-	p.theirs = t[rounds / 2];
-	p.ratio = q[rounds / 2];
-	p.ratio_lo = q[0];
-	p.ratio_hi = q[rounds - 1];
-	p.ours_cpu = oc[rounds / 2];
-	p.theirs_cpu = tc[rounds / 2];
-	p.cpu_ratio = qc[rounds / 2];
-	p.rounds = rounds;
-	return p;
 }
 
 /*
@@ -378,9 +331,9 @@ int main(int argc, char **argv)
 		char *const psn[] = {"perf", "script", "--no-inline", "-i", data, NULL};
 		struct pairs p;
 
-		p = dwarf_pairs(tk, ps, rounds);
+		p = run_pairs_with(tk, ps, rounds, run_all);
 		print_pair("report vs perf script", &p, samples);
-		p = dwarf_pairs(tkn, psn, rounds);
+		p = run_pairs_with(tkn, psn, rounds, run_all);
 		print_pair("--no-inline, both", &p, samples);
 	}
 	if (keep) {

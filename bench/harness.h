@@ -128,14 +128,23 @@ struct pairs {
 	int rounds;
 };
 
+/* How run_pairs_with() runs one command: run_tool() or a bench's own. */
+typedef struct run (*run_fn)(char *const argv[]);
+
+static inline struct run run_plain(char *const argv[])
+{
+	return run_tool(argv, NULL);
+}
+
 /*
- * Run @ours then @theirs, @rounds times in turn, stdout to /dev/null. On
- * a shared VM the speed of both drifts together (trace-cmd report took
- * 4.7 s and 6.3 s on one file an hour apart), so the ratio of each round's
- * pair is steadier than a ratio of medians taken minutes apart. Exits
- * (die) when @ours fails; @theirs failing returns rounds = 0.
+ * Run @ours then @theirs through @run, @rounds times in turn, stdout to
+ * /dev/null. On a shared VM the speed of both drifts together (trace-cmd
+ * report took 4.7 s and 6.3 s on one file an hour apart), so the ratio of
+ * each round's pair is steadier than a ratio of medians taken minutes
+ * apart. Exits (die) when @ours fails; @theirs failing returns rounds = 0.
  */
-static inline struct pairs run_pairs(char *const ours[], char *const theirs[], int rounds)
+static inline struct pairs run_pairs_with(char *const ours[], char *const theirs[], int rounds,
+					  run_fn run)
 {
 	double o[32], t[32], q[32], oc[32], tc[32], qc[32];
 	struct pairs p = {0};
@@ -143,13 +152,13 @@ static inline struct pairs run_pairs(char *const ours[], char *const theirs[], i
 	if (rounds > 32)
 		rounds = 32;
 	for (int i = 0; i < rounds; i++) {
-		struct run a = run_tool(ours, NULL), b;
+		struct run a = run(ours), b;
 
 		if (!WIFEXITED(a.status) || WEXITSTATUS(a.status)) {
 			errno = 0;
 			die(ours[0]);
 		}
-		b = run_tool(theirs, NULL);
+		b = run(theirs);
 		if (!WIFEXITED(b.status) || WEXITSTATUS(b.status))
 			return p;
 		o[i] = a.seconds;
@@ -179,6 +188,12 @@ static inline struct pairs run_pairs(char *const ours[], char *const theirs[], i
 	p.ratio_hi = q[rounds - 1];
 	p.rounds = rounds;
 	return p;
+}
+
+/* run_pairs_with() through run_tool(). */
+static inline struct pairs run_pairs(char *const ours[], char *const theirs[], int rounds)
+{
+	return run_pairs_with(ours, theirs, rounds, run_plain);
 }
 
 #endif

@@ -15,6 +15,7 @@
 # loudly); the SQLite checks run anyway.
 set -u
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/duckdb-lib.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -232,26 +233,7 @@ check "sqlite: sample-v7-zstd has one idle thread per CPU" test "$(sqlite3 "$tmp
 	"swapper/0 swapper/1"
 
 # DuckDB, installed once per build directory.
-duck=$build/duckdb-node
-duckdb_ready() { [ -f "$duck/node_modules/@duckdb/node-api/lib/index.js" ]; }
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-	echo "SKIP: ======== DuckDB checks: node and npm are not installed ========"
-elif ! duckdb_ready; then
-	mkdir -p "$duck"
-	if ! (cd "$duck" && timeout 300 npm install --no-audit --no-fund --prefix . \
-		@duckdb/node-api >"$tmp/npm.log" 2>&1); then
-		echo "SKIP: ======== DuckDB checks: npm could not install @duckdb/node-api" \
-			"(registry unreachable?): $(tail -3 "$tmp/npm.log" | tr '\n' ' ') ========"
-	fi
-fi
-if duckdb_ready; then
-	cat >"$tmp/duck.mjs" <<EOF
-import { DuckDBInstance } from '$duck/node_modules/@duckdb/node-api/lib/index.js';
-import { readFileSync } from 'node:fs';
-const con = await (await DuckDBInstance.create(':memory:')).connect();
-const r = await con.runAndReadAll(readFileSync(process.argv[2], 'utf8'));
-for (const row of r.getRows()) console.log(row.map(String).join('|'));
-EOF
+if duckdb_setup "$build"; then
 	for q in $queries; do
 		# The page's queries name the directory "fleet", relative: run them beside it.
 		(cd "$tmp" && node duck.mjs "duckdb-$q.sql") 2>"$tmp/err" | skip_traces >"$tmp/duckdb-$q.out"

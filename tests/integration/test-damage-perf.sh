@@ -88,6 +88,14 @@ for in in "${inputs[@]}"; do
 	intact=$(count_samples "$tmp/intact.out")
 	size=$(stat -c %s "$in")
 	mapfile -t recs < <(record_offsets "$in")
+	# A pipe-mode stream has no length: one cut where a record begins is a
+	# shorter stream, whole, which perf script and tracekit both print with
+	# exit 0. Such a cut is no silent loss (it landed on one of the ~2 k
+	# record starts of a recording now and then: 0 of 25 samples, exit 0).
+	pipe=false
+	[ "$(od -A n -t u8 -j 8 -N 8 "$in" | tr -d ' ')" = 16 ] && pipe=true
+	declare -A starts=()
+	for o in "${recs[@]}"; do starts[$o]=1; done
 	for ((k = 0; k < PER_FILE; k++)); do
 		c="$tmp/case.data"
 		cp "$in" "$c"
@@ -123,7 +131,8 @@ for in in "${inputs[@]}"; do
 			continue
 		fi
 		n=$(count_samples "$tmp/out")
-		if [ "$rc" = 0 ] && [ "$n" -lt "$intact" ]; then
+		if [ "$rc" = 0 ] && [ "$n" -lt "$intact" ] &&
+			! { $pipe && [ "$kind" = 0 ] && [ -n "${starts[$at]:-}" ]; }; then
 			silent=$((silent + 1)); fail "$name: $n of $intact samples, exit 0"
 			keep
 		fi

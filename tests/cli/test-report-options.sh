@@ -196,4 +196,11 @@ for f in "$TK_SOURCE_DIR"/tests/data/*.dat "$TK_SOURCE_DIR"/tests/data/*/*.dat; 
 		eval 'rc_is 0 && cmp -s "$tmp/out" "$tmp/plain.txt"'
 done
 
+
+# perf script's field syntax given to -F on a perf.data: it names no event,
+# so it is a usage error pointing at --fields, never an empty success.
+run report -F comm,pid,time "$TK_SOURCE_DIR/tests/data/perf/plain.data"
+check "report -F comm,pid,time on a perf.data: usage error naming --fields, nothing printed" \
+	eval 'rc_is 2 && err_has "comm,pid,time" && err_has "perf script" && [ ! -s "$tmp/out" ]'
+
 finish

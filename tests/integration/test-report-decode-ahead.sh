@@ -123,6 +123,7 @@ if command -v taskset >/dev/null 2>&1; then
 	feed_same "$tmp/bigz.dat" "big file" report -w
 	feed_same "$tmp/bigz.dat" "big file" sched latency
 	feed_same "$tmp/bigz.dat" "big file" sched timehist
+	feed_same "$tmp/bigz.dat" "big file" flamegraph --off-cpu --folded
 	feed_same "$tmp/zlib.dat" "zlib" report --profile
 else
 	echo "skip: the analyses' decode ahead (taskset is not installed)"

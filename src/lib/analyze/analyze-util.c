@@ -6,12 +6,20 @@
  * users read ("[2^k, 2^(k+1))").
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze-util.h"
+
+bool tk_an_spare_cpu(void)
+{
+	cpu_set_t set;
+
+	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) >= 2;
+}
 
 void tk_an_printf(struct tk_outbuf *out, const char *fmt, ...)
 {

@@ -8,10 +8,18 @@
 #ifndef TRACEKIT_ANALYZE_UTIL_H
 #define TRACEKIT_ANALYZE_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <tracekit/outbuf.h>
+
+/*
+ * May this process run on two CPUs or more (taskset and cpusets
+ * respected)? The analyses then decode a compressed .dat's chunks ahead
+ * on a second thread (tk_dat_merge_new_ahead()).
+ */
+bool tk_an_spare_cpu(void);
 
 /* printf into @out (a line is at most 511 bytes: longer text is cut). */
 void tk_an_printf(struct tk_outbuf *out, const char *fmt, ...)

@@ -71,7 +71,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +85,7 @@
 #include <tracekit/tracedata.h>
 
 #include "feed.h"
+#include "analyze-util.h"
 #include "dat-read-internal.h"
 #include "perfdata-fixed.h"
 #include "perfdata-internal.h"
@@ -462,14 +462,6 @@ static int dat_damage(struct feed *f, const struct tk_dat *dat)
 	return 0;
 }
 
-/* May this process run on two CPUs or more (taskset and cpusets respected)? */
-static bool spare_cpu(void)
-{
-	cpu_set_t set;
-
-	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) >= 2;
-}
-
 static int run_dat(struct feed *f, const char *path)
 {
 	TK_OPTS(tk_dat_open_opts, oopts, .strict = !(f->flags & TK_FEED_SALVAGE));
@@ -505,7 +497,7 @@ static int run_dat(struct feed *f, const char *path)
 		if (ret)
 			goto out;
 	}
-	m = tk_dat_merge_new_ahead(dat, NULL, 0, spare_cpu());
+	m = tk_dat_merge_new_ahead(dat, NULL, 0, tk_an_spare_cpu());
 	if (!m) {
 		ret = -errno;
 		goto out;

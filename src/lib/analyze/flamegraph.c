@@ -60,6 +60,8 @@
 #include <tracekit/perfdata.h>
 #include <tracekit/tracedata.h>
 
+#include "analyze-util.h"
+#include "dat-read-internal.h"
 #include "feed.h"
 #include "samples.h"
 #include "internal/array.h"
@@ -709,7 +711,7 @@ static int dat_stacks(struct fg *g, const char *path)
 		if (ret)
 			goto out;
 	}
-	m = tk_dat_merge_new(dat, NULL, 0);
+	m = tk_dat_merge_new_ahead(dat, NULL, 0, tk_an_spare_cpu());
 	if (!m) {
 		ret = -errno;
 		goto out;

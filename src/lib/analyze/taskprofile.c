@@ -49,6 +49,7 @@
 #include <tracekit/tracedata.h>
 
 #include "analyze-util.h"
+#include "dat-read-internal.h"
 #include "event-internal.h"
 #include "internal/error.h"
 
@@ -953,7 +954,7 @@ int tk_taskprofile_run(const char *path, const struct tk_taskprofile_opts *opts)
 	ret = setup(&p, dat);
 	if (!ret) {
 		/* trace-cmd report profiles the top buffer's records. */
-		m = tk_dat_merge_new(dat, &top, 1);
+		m = tk_dat_merge_new_ahead(dat, &top, 1, tk_an_spare_cpu());
 		if (!m)
 			ret = -errno;
 	}

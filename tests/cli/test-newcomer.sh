@@ -6,7 +6,7 @@
 # tracekit's own event text, a screenful of `tracekit report` lines, before
 # any summary, and ends with exit 0; `make check` streams each test's
 # "N/M name OK" line as the test ends rather than printing everything at the
-# end. The demo records from tracefs when it may (run one at a time: it
+# end; and --help and the README say which trace-cmd reads which codec. The demo records from tracefs when it may (run one at a time: it
 # uses the tracefs lock's tests' slot) and otherwise reports the committed
 # sample; either way the checks are the same.
 set -u
@@ -33,6 +33,14 @@ else
 	check "make demo: the event text comes before the summary" \
 		test "${first_report:-999999}" -lt "${first_summary:-0}"
 fi
+
+# The codecs: what --help and the README promise about trace-cmd reading
+# tracekit's files must say that Debian 12's trace-cmd 3.1.6 reads no zlib.
+run convert --help
+check "convert --help says Debian 12's trace-cmd 3.1.6 has zstd but no zlib" \
+	eval 'rc_is 0 && tr -s " \n" " " <"$tmp/out" | grep -q "3.1.6 has zstd but no zlib"'
+check "the README says which trace-cmd builds read zlib" \
+	grep -q "with zlib only when it was built" "$TK_SOURCE_DIR/README.md"
 
 # make check's recipe: each test's line goes through a line-buffered filter
 # as it ends (progress), and the full log stays in a file.

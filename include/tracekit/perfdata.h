@@ -1095,7 +1095,7 @@ struct tk_perfdata_report_opts {
 	uint32_t cpu_mask_bits;
 	const char *const *events; /* event names (tk_event_spec_match()); NULL: all */
 	size_t nevents;
-	const int *pids; /* thread or process ids; NULL: all */
+	const int *pids; /* process ids (perf script --pid); NULL: all */
 	size_t npids;
 	const char *const *comms; /* thread names (globs); NULL: all */
 	size_t ncomms;

@@ -168,8 +168,8 @@ perf script --comms "$comm" -i "$dir/r3.data" >"$dir/f.perf" 2>/dev/null
 "$TRACEKIT" report --comm "$comm" "$dir/r3.data" >"$dir/f.tk" 2>&1
 [ -s "$dir/f.perf" ] && cmp -s "$dir/f.perf" "$dir/f.tk" || fail "r3.data: report --comm '$comm' differs from perf script --comms"
 perf script --tid "$tid" -i "$dir/r3.data" >"$dir/f.perf" 2>/dev/null
-"$TRACEKIT" report --pid "$tid" "$dir/r3.data" >"$dir/f.tk" 2>&1
-[ -s "$dir/f.perf" ] && cmp -s "$dir/f.perf" "$dir/f.tk" || fail "r3.data: report --pid $tid differs from perf script --tid"
+"$TRACEKIT" report --tid "$tid" "$dir/r3.data" >"$dir/f.tk" 2>&1
+[ -s "$dir/f.perf" ] && cmp -s "$dir/f.perf" "$dir/f.tk" || fail "r3.data: report --tid $tid differs from perf script --tid"
 "$TRACEKIT" report --json "$dir/r1.data" >/dev/null 2>"$dir/f.err"
 [ $? -eq 2 ] && grep -q -- '--json is for .dat files' "$dir/f.err" || fail "r1.data: --json on perf.data: $(cat "$dir/f.err")"
 # Pipe mode from a real pipe: "-" and /dev/stdin.

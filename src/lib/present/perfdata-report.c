@@ -1550,7 +1550,7 @@ static int check_event_specs(struct tk_perfdata *pd, const struct tk_perfdata_re
 	return 0;
 }
 
-/* The filters other than the event's: CPU, pid or tid, tid, time window, thread name. */
+/* The filters other than the event's: CPU, pid, tid, time window, thread name. */
 static bool sample_wanted(struct rep *r, const struct psample *s)
 {
 	const struct tk_perfdata_report_opts *o = r->opts;
@@ -1562,7 +1562,7 @@ static bool sample_wanted(struct rep *r, const struct psample *s)
 	if ((o->has_start && s->time < o->start_ns) || (o->has_end && s->time >= o->end_ns))
 		return false;
 	for (i = 0; i < o->npids; i++) {
-		if ((uint32_t)o->pids[i] == s->pid || (uint32_t)o->pids[i] == s->tid)
+		if ((uint32_t)o->pids[i] == s->pid) /* process ids, as perf script --pid */
 			break;
 	}
 	if (o->npids && i == o->npids)

@@ -54,3 +54,44 @@ out_has() { grep -q -e "$1" "$tmp/out"; }
 err_has() { grep -q -e "$1" "$tmp/err"; }
 err_lines() { [ "$(wc -l <"$tmp/err")" -eq "$1" ]; }
 err_empty() { [ ! -s "$tmp/err" ]; }
+
+# tc_report_same WANT WANT_RC ARGS...: trace-cmd report ARGS prints WANT's
+# bytes (a file) on standard output and exits WANT_RC (or one of a
+# space-separated list of statuses); its standard error
+# goes to $tmp/tc.err, or with the output when WANT_RC is "merged" (then
+# the status is not compared). On wsdias-LabSisOp-trace.dat trace-cmd
+# 3.1.6 reads one byte past the empty buffer its trace_clock parse
+# allocates (valgrind: invalid read in tracecmd_parse_trace_clock), so its
+# text there depends on that heap byte (meson's MALLOC_PERTURB_ among
+# others) and make check failed by chance on it. For that file trace-cmd
+# runs up to three times and one equal text is a pass: tracekit's own text
+# does not vary (it reads no such byte). TC_HEAP_BYTE_FILES names more
+# files (copies) that are the same bytes.
+tc_report_same() {
+	local want=$1 want_rc=$2 i tc_rc env_args=()
+	shift 2
+	for i in 1 2 3; do
+		[ "$i" = 1 ] || env_args=(-u MALLOC_PERTURB_)
+		if [ "$want_rc" = merged ]; then
+			env "${env_args[@]}" trace-cmd report "$@" >"$tmp/tc.out" 2>&1
+			tc_rc=merged
+		else
+			env "${env_args[@]}" trace-cmd report "$@" >"$tmp/tc.out" 2>"$tmp/tc.err"
+			tc_rc=$?
+		fi
+		case " $want_rc " in
+		*" $tc_rc "*) cmp -s "$tmp/tc.out" "$want" && return 0 ;;
+		esac
+		case " $* " in
+		*wsdias-LabSisOp-trace.dat*) ;;
+		*)
+			local f found=
+			for f in ${TC_HEAP_BYTE_FILES:-}; do
+				case " $* " in *"$f"*) found=1 ;; esac
+			done
+			[ -n "$found" ] || return 1
+			;;
+		esac
+	done
+	return 1
+}

@@ -28,12 +28,10 @@ data=$TK_SOURCE_DIR/tests/data
 # same NAME ARGS...: trace-cmd report ARGS and tracekit report ARGS print
 # the same standard output and exit with the same status.
 same() {
-	local name=$1 tc
+	local name=$1
 	shift
-	trace-cmd report "$@" >"$tmp/tc.out" 2>"$tmp/tc.err"
-	tc=$?
 	run report "$@"
-	check "$name: as trace-cmd report" eval '[ "$rc" -eq "$tc" ] && cmp -s "$tmp/tc.out" "$tmp/out"'
+	check "$name: as trace-cmd report" tc_report_same "$tmp/out" "$rc" "$@"
 }
 
 files=()

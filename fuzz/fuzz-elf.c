@@ -10,6 +10,9 @@
  * plus its .text offset. The same bytes are also fed to
  * the raw note parsers directly (both byte orders and both ELF classes),
  * so a corpus of bare note areas exercises them without an ELF around.
+ * An input starting with gzip's or xz's magic is also inflated as a
+ * compressed kernel module (kmod-file.h) and, when that works, the image
+ * goes through all of the above.
  *
  * Oracle: no crash, no sanitizer report; every failure sets tk_errmsg();
  * an SDT note's strings lie inside the input; a symbol found by lookup
@@ -22,6 +25,7 @@
 #include <tracekit/elf.h>
 
 #include "elf-internal.h"
+#include "kmod-file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -48,7 +52,37 @@ static void check_error(int r)
 		abort();
 }
 
+static void fuzz_image(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	enum tk_kmod_comp comp = TK_KMOD_PLAIN;
+	size_t image_len;
+	void *image;
+	int r;
+
+	fuzz_image(data, size);
+	if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b)
+		comp = TK_KMOD_GZ;
+	else if (size >= 6 && !memcmp(data,
+				      "\xfd"
+				      "7zXZ",
+				      6))
+		comp = TK_KMOD_XZ;
+	if (comp == TK_KMOD_PLAIN)
+		return 0;
+	r = tk_kmod_inflate(data, size, comp, "fuzz", &image, &image_len);
+	check_error(r);
+	if (r == 0) {
+		if (image_len > TK_KMOD_MAX_IMAGE)
+			abort();
+		fuzz_image(image, image_len);
+		free(image);
+	}
+	return 0;
+}
+
+static void fuzz_image(const uint8_t *data, size_t size)
 {
 	const struct tk_elf_symbol *syms;
 	const struct tk_elf_sdt *notes;
@@ -65,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	elf = tk_elf_open_mem(data, size, "fuzz");
 	if (!elf)
-		return 0;
+		return;
 	check_error(tk_elf_build_id(elf, id, sizeof(id)));
 	check_error(tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n));
 	check_error(tk_elf_symbols(elf, TK_ELF_DYNSYM, &syms, &n));
@@ -98,5 +132,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	tk_elf_symtab_free(st);
 	tk_elf_close(elf);
-	return 0;
 }

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
 	build-essential meson ninja-build pkg-config python3
-	libzstd-dev zlib1g-dev libelf-dev libdw-dev libtraceevent-dev libcmocka-dev systemtap-sdt-dev
+	libzstd-dev zlib1g-dev liblzma-dev libelf-dev libdw-dev libtraceevent-dev libcmocka-dev systemtap-sdt-dev
 	clang llvm clang-format
 	trace-cmd linux-perf zstd
 	liblttng-ust-dev lttng-tools babeltrace2

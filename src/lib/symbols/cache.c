@@ -74,6 +74,7 @@
 #include "cache-internal.h"
 #include "error.h"
 #include "fsutil.h"
+#include "kmod-file.h"
 #include "probecache-internal.h"
 
 struct tk_cache {
@@ -260,17 +261,8 @@ const char *tk_cache_kernel_bid(struct tk_cache *c)
 
 int tk_cache_file_build_id(const char *path, char *hex)
 {
-	uint8_t id[TK_BUILD_ID_MAX];
-	struct tk_elf *elf = tk_elf_open(path);
-	int n;
-
-	if (!elf)
-		return -errno;
-	n = tk_elf_build_id(elf, id, sizeof(id));
-	tk_elf_close(elf);
-	if (n < 0)
-		return n;
-	return tk_elf_build_id_hex(id, (size_t)n, hex, TK_BUILD_ID_HEX_MAX);
+	/* A .ko.gz or .ko.xz is read inflated, as perf buildid-cache reads it. */
+	return tk_kmod_file_build_id(path, tk_kmod_compression(path), hex);
 }
 
 /* ---- entries ---- */
@@ -819,7 +811,8 @@ TK_API int tk_cache_add(struct tk_cache *cache, const char *path, char *bid_out)
 	abs = realpath(path, NULL);
 	if (!abs)
 		return tk_fail_errno(errno, path);
-	elf = tk_elf_open(abs);
+	/* A compressed module is stored as it is (perf's "elf" is its .ko.xz bytes too). */
+	elf = tk_kmod_elf_open(abs, tk_kmod_compression(abs));
 	if (!elf) {
 		r = -errno;
 		goto out;

@@ -53,7 +53,9 @@
  *     --symfs when that file has the id; no /usr/lib/debug), and only a
  *     relocatable file (a .ko) serves: its .text's symbols keyed by file
  *     offset (tk_elf_symtab_new_kmodule()), an address's offset in the
- *     map plus .text's file offset being the key, as perf has it.
+ *     map plus .text's file offset being the key, as perf has it. A
+ *     module recorded as .ko.gz or .ko.xz is read inflated (kmod-file.c),
+ *     its build id checked on the image.
  *   - [vdso]: the cache's "vdso", else this process's own vDSO when its
  *     build id matches.
  *   - /tmp/perf-PID.map (what perf calls an executable anonymous map, JIT
@@ -93,6 +95,7 @@
 #include "symbolizer-internal.h"
 #include "error.h"
 #include "fsutil.h"
+#include "kmod-file.h"
 #include "ksyms-lazy.h"
 
 struct seg {
@@ -270,11 +273,16 @@ static struct dso *dso_get(struct tk_symbolizer *s, const char *path, const char
 }
 
 /* Whether the ELF file at @path has build id @bid (hex). */
-static bool file_bid_is(const char *path, const char *bid)
+/* Whether @path, read as a module stored as @comp says (kmod-file.h), has build id @bid. */
+static bool file_bid_is(const char *path, enum tk_kmod_comp comp, const char *bid)
 {
 	char hex[TK_BUILD_ID_HEX_MAX];
+	int r = tk_kmod_file_build_id(path, comp, hex);
 
-	return tk_cache_file_build_id(path, hex) > 0 && !strcmp(hex, bid);
+	if ((r == -EBADMSG || r == -EFBIG) && comp != TK_KMOD_PLAIN)
+		/* A damaged .ko.xz: perf is silent, but the reason is worth a line. */
+		tk_warn("%s; its addresses stay [unknown]", tk_errmsg());
+	return r > 0 && !strcmp(hex, bid);
 }
 
 /* The cache's entry for @d by build id (its "elf", "kallsyms" or "vdso"), or NULL. */
@@ -431,7 +439,7 @@ static char *dso_file(struct tk_symbolizer *s, struct dso *d)
 	} else {
 		f = strdup(d->path);
 	}
-	if (f && d->bid[0] && !file_bid_is(f, d->bid)) {
+	if (f && d->bid[0] && !file_bid_is(f, tk_kmod_compression(d->path), d->bid)) {
 		/* Rebuilt or replaced since the recording: its symbols would lie. */
 		free(f);
 		f = NULL;
@@ -716,7 +724,10 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 		return;
 	}
 	/* No binary of this build id: only a debug file of it is left (see the notes). */
-	elf = f ? tk_elf_open(f) : NULL;
+	elf = f ? tk_kmod_elf_open(f, tk_kmod_compression(d->path)) : NULL;
+	if (!elf && f && tk_kmod_compression(d->path) != TK_KMOD_PLAIN && errno != ENOENT)
+		/* A damaged .ko.xz whose build id was read before it broke: say why. */
+		tk_warn("%s; its addresses stay [unknown]", tk_errmsg());
 	free(f);
 	if (elf && is_kmodule(elf)) {
 		kmodule_load(d, elf);
@@ -775,7 +786,8 @@ char *tk_symbolizer_debug_file(struct tk_symbolizer *sym, const char *build_id)
 		     build_id + 2) < 0)
 		cand[1] = NULL;
 	for (size_t i = 0; i < 2 && !found; i++) {
-		if (cand[i] && access(cand[i], R_OK) == 0 && file_bid_is(cand[i], build_id)) {
+		if (cand[i] && access(cand[i], R_OK) == 0 &&
+		    file_bid_is(cand[i], TK_KMOD_PLAIN, build_id)) {
 			found = cand[i];
 			cand[i] = NULL;
 		}

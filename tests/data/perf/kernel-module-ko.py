@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-# kernel-module-ko.py IN OUT [no-build-id]: a copy of a file-mode perf.data recorded here
+# kernel-module-ko.py IN OUT [no-build-id] [ext=gz|xz|zst]: a copy of a file-mode perf.data recorded here
 # (sample_type IP|TID|TIME[|CALLCHAIN]|PERIOD) that looks as if the module
 # usbdemo.ko (this folder; see README.md) had been loaded at MOD_START:
 #  - the kernel MMAP record perf record writes for a loaded module (type
@@ -11,6 +11,8 @@
 #    BUILD_ID_SIZE, name padded to 64 as perf writes it), unless
 #    no-build-id is given (a file without it: perf then reads the .ko at
 #    the path, whatever its build id, and names the dso "[usbdemo]");
+#  - ext=E names the module usbdemo.ko.E, as a distribution shipping
+#    compressed modules has it (perf 6.1 inflates .ko.gz and .ko.xz);
 #  - the first samples become kernel samples at the addresses of IPS (no
 #    callchain) or, with callchains, CHAINS' kernel frames before the
 #    sample's own user chain.
@@ -35,7 +37,10 @@ CHAINS = [[M(0x3), M(0x2c), M(0x45), M(0x5a), KERNEL_IP],
 CTX_KERNEL, CTX_USER = 2**64 - 128, 2**64 - 512
 
 inp, out = sys.argv[1], sys.argv[2]
-no_bid = len(sys.argv) > 3 and sys.argv[3] == 'no-build-id'
+no_bid = 'no-build-id' in sys.argv[3:]
+for a in sys.argv[3:]:
+    if a.startswith('ext='):
+        MOD_PATH += b'.' + a[4:].encode()
 d = open(inp, 'rb').read()
 assert d[:8] == b'PERFILE2'
 hsize, attr_size, aoff, asize, doff, dsize = struct.unpack_from('<QQQQQQ', d, 8)

@@ -52,6 +52,12 @@ for f in "$data"/*.data; do
 		check "$name: opens and prints" eval 'rc_is 0 && [ -s "$tmp/out" ]'
 		continue
 	fi
+	if [ -f "$data/perf612/$name.data.txt" ] && [ "$(oracle_of "$name")" = "$name" ]; then
+		# perf 6.1 refuses it (a newer perf's file): anywhere-newer-perf
+		# compares it with the text perf 6.12 printed.
+		total=$((total - 1))
+		continue
+	fi
 	o=$data/$(oracle_of "$name").data
 	if ! perf script -i "$o" >"$tmp/perf.out" 2>"$tmp/perf.err"; then
 		fail "$name: perf script failed" "$(head -3 "$tmp/perf.err")"

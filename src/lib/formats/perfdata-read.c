@@ -3602,6 +3602,19 @@ const struct tk_tracedata *tk_perfdata_get_tracedata(const struct tk_perfdata *p
 int tk_perfdata_note_damage(struct tk_perfdata *pd, uint64_t off, uint64_t skipped, int64_t lost,
 			    const char *what)
 {
+	return tk_perfdata_note_damage_at(pd, SIZE_MAX, off, skipped, lost, what);
+}
+
+bool tk_perfdata_strict(const struct tk_perfdata *pd)
+{
+	return pd->strict;
+}
+
+int tk_perfdata_note_damage_at(struct tk_perfdata *pd, size_t pos, uint64_t off, uint64_t skipped,
+			       int64_t lost, const char *what)
+{
+	struct tk_perfdata_damage *d, *prev;
+	size_t tail;
 	const char *p;
 	char copy[512];
 
@@ -3613,7 +3626,37 @@ int tk_perfdata_note_damage(struct tk_perfdata *pd, uint64_t off, uint64_t skipp
 	what = copy;
 	if (pd->strict)
 		return fail_at(pd, off, "%s", what);
-	return add_damage(pd, off, skipped, lost, "%s", what);
+	if (pos >= pd->nr_damage)
+		return add_damage(pd, off, skipped, lost, "%s", what);
+	/*
+	 * In the middle: where it would have gone had it been found in file
+	 * order. add_damage() appends, and joins a region that continues the
+	 * one before it: the same join here, against the region before @pos.
+	 */
+	prev = pos ? &pd->damage[pos - 1] : NULL;
+	if (prev && prev->offset + prev->skipped == off && off != 0) {
+		prev->skipped += skipped;
+		if (lost < 0)
+			prev->lost_known = false;
+		else
+			prev->lost += (uint64_t)lost;
+		return 0;
+	}
+	d = realloc(pd->damage, (pd->nr_damage + 1) * sizeof(*d));
+	if (!d)
+		return tk_fail(ENOMEM, "out of memory");
+	pd->damage = d;
+	tail = pd->nr_damage - pos;
+	memmove(&d[pos + 1], &d[pos], tail * sizeof(*d));
+	pd->nr_damage++;
+	d = &d[pos];
+	memset(d, 0, sizeof(*d));
+	d->offset = off;
+	d->skipped = skipped;
+	d->lost_known = lost >= 0;
+	d->lost = lost >= 0 ? (uint64_t)lost : 0;
+	snprintf(d->what, sizeof(d->what), "%s", what);
+	return 0;
 }
 
 uint64_t tk_perfdata_tracing_offset(const struct tk_perfdata *pd, const void *at)

@@ -153,6 +153,10 @@ struct rep_evsel {
 	uint64_t attr_period;
 	struct fast_layout fast;
 	bool ksyms; /* its text may name kernel symbols (event_reads_kallsyms()) */
+	/* ev is not looked up yet: its format is parsed when its first sample prints (bind_event())
+	 */
+	bool ev_pending;
+	int32_t ev_id;
 };
 
 /* The sample fields the printer uses; a subset of struct tk_perf_sample. */
@@ -253,6 +257,18 @@ struct read_last {
 	bool used;
 };
 
+/*
+ * A format of TRACING_DATA not parsed yet (load_tracing()): parsed when a
+ * sample of its id first prints. @id is read from its "ID: " line.
+ */
+struct lazy_format {
+	int32_t id;
+	uint32_t index; /* its place among the file's formats */
+	bool parsed;
+	const char *system;
+	struct tk_perfdata_text text;
+};
+
 /* A direct-mapped memo of event id -> evsel index. */
 #define IDCACHE_SIZE 64
 
@@ -272,6 +288,11 @@ struct rep {
 	bool set_tried;
 	bool fields_checked; /* --fields: check_fields() passed */
 	bool set_live;	     /* set holds this machine's formats (the file has no TRACING_DATA) */
+	struct lazy_format *lazy; /* sorted by id, then index */
+	size_t nlazy;
+	uint32_t *fmt_bad; /* indices of the formats that did not parse, ascending */
+	size_t nfmt_bad;
+	size_t fmt_damage_base; /* damage regions listed before the first format's */
 	struct rep_evsel *evs;
 	size_t nevs;
 	int name_width;
@@ -1456,13 +1477,119 @@ static bool event_reads_kallsyms(const struct tk_event *ev)
 	return false;
 }
 
-/* The event set from TRACING_DATA; built once, when a tracepoint first needs it. */
+/*
+ * Parse format @index of TRACING_DATA into the set. One that does not
+ * parse leaves its event without text, as in perf; the file says so rather
+ * than printing empty events, at the place in the damage list the format's
+ * turn in the file gives it (formats parse out of order: bind_event()).
+ * Return: 1 parsed, 0 listed as damage, -ENOMEM, -EBADMSG (strict).
+ */
+static int add_tracing_format(struct rep *r, uint32_t index, const char *system,
+			      const struct tk_perfdata_text *text)
+{
+	int ret = tk_event_set_add_format(r->set, system, text->data, text->len);
+	char what[400];
+	uint32_t *bad;
+	size_t k;
+
+	if (ret >= 0 || ret == -ENOMEM)
+		return ret < 0 ? ret : 1;
+	snprintf(what, sizeof(what), "%s (its events print without fields)", tk_errmsg());
+	for (k = r->nfmt_bad; k > 0 && r->fmt_bad[k - 1] > index; k--)
+		;
+	bad = realloc(r->fmt_bad, (r->nfmt_bad + 1) * sizeof(*bad));
+	if (!bad)
+		return -ENOMEM;
+	memmove(&bad[k + 1], &bad[k], (r->nfmt_bad - k) * sizeof(*bad));
+	bad[k] = index;
+	r->fmt_bad = bad;
+	r->nfmt_bad++;
+	ret = tk_perfdata_note_damage_at(r->pd, r->fmt_damage_base + k,
+					 tk_perfdata_tracing_offset(r->pd, text->data), 0, -1,
+					 what);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * The id a format's second line names ("name: N\nID: 123\n"), or -1 when
+ * it is not plainly there: such a format is parsed at once, so whatever
+ * libtraceevent makes of it is what it always made.
+ */
+static int32_t format_id(const struct tk_perfdata_text *text)
+{
+	const char *p = text->data, *end = p + (text->len < 512 ? text->len : 512);
+	int32_t id = 0;
+	int digits = 0;
+
+	p = memchr(p, '\n', (size_t)(end - p));
+	if (!p || end - p < 6 || memcmp(p + 1, "ID: ", 4))
+		return -1;
+	for (p += 5; p < end && *p >= '0' && *p <= '9' && digits < 6; p++, digits++)
+		id = id * 10 + (*p - '0');
+	/* "0123" is octal to libtraceevent's strtoull(..., 0). */
+	if (!digits || p >= end || *p != '\n' || id > 0xffff || (digits > 1 && p[-digits] == '0'))
+		return -1;
+	return id;
+}
+
+static int lazy_cmp(const void *a, const void *b)
+{
+	const struct lazy_format *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The first lazy format of @id, or NULL. */
+static struct lazy_format *lazy_find(struct rep *r, uint64_t id)
+{
+	size_t lo = 0, hi = r->nlazy;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uint64_t)r->lazy[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nlazy && (uint64_t)r->lazy[lo].id == id ? &r->lazy[lo] : NULL;
+}
+
+/* Parse the formats of @id still waiting, in file order. */
+static int parse_lazy(struct rep *r, uint64_t id)
+{
+	struct lazy_format *l = lazy_find(r, id);
+	int ret;
+
+	for (; l && l < r->lazy + r->nlazy && (uint64_t)l->id == id; l++) {
+		if (l->parsed)
+			continue;
+		l->parsed = true;
+		ret = add_tracing_format(r, l->index, l->system, &l->text);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * The event set from TRACING_DATA; built once, when a tracepoint first
+ * needs it. A file of `perf record -e 'syscalls:*'` carries ~700 formats,
+ * each an event of the file, and samples a few dozen of them: parsing and
+ * compiling a format costs ~200 k instructions, so only the first one is
+ * parsed here (the set takes the common fields' layout from it) and the
+ * others when a sample of their id first prints (bind_event()). A strict
+ * report parses all here, so that a bad one stops it before any output.
+ */
 static int load_tracing(struct rep *r)
 {
 	struct tk_perfdata_tracing t;
 	const char *system;
 	struct tk_perfdata_text text;
-	int ret;
+	bool eager;
+	int ret, parsed = 0;
 
 	if (r->set_tried)
 		return r->set ? 0 : -ENOENT;
@@ -1474,25 +1601,30 @@ static int load_tracing(struct rep *r)
 		return -errno;
 	if (t.header_page.len)
 		tk_event_set_add_header_page(r->set, t.header_page.data, t.header_page.len);
+	r->fmt_damage_base = tk_perfdata_damage_count(r->pd);
+	eager = tk_perfdata_strict(r->pd);
 	for (uint32_t i = 0; tk_perfdata_tracing_format(r->pd, i, &system, &text) == 0; i++) {
-		ret = tk_event_set_add_format(r->set, system, text.data, text.len);
-		if (ret == -ENOMEM)
-			return ret;
-		/*
-		 * A format that does not parse leaves its event without text, as
-		 * in perf; the file says so rather than printing empty events.
-		 */
-		if (ret < 0) {
-			char what[400];
+		int32_t id = eager || !parsed ? -1 : format_id(&text);
 
-			snprintf(what, sizeof(what), "%s (its events print without fields)",
-				 tk_errmsg());
-			ret = tk_perfdata_note_damage(
-				r->pd, tk_perfdata_tracing_offset(r->pd, text.data), 0, -1, what);
-			if (ret < 0)
-				return ret;
+		if (id >= 0) {
+			struct lazy_format *l;
+
+			if (r->nlazy % 64 == 0) {
+				l = realloc(r->lazy, (r->nlazy + 64) * sizeof(*l));
+				if (!l)
+					return -ENOMEM;
+				r->lazy = l;
+			}
+			r->lazy[r->nlazy++] = (struct lazy_format){id, i, false, system, text};
+			continue;
 		}
+		ret = add_tracing_format(r, i, system, &text);
+		if (ret < 0)
+			return ret;
+		parsed |= ret;
 	}
+	if (r->nlazy > 1)
+		qsort(r->lazy, r->nlazy, sizeof(*r->lazy), lazy_cmp);
 	if (t.kallsyms.len &&
 	    tk_event_set_add_kallsyms_borrowed(r->set, t.kallsyms.data, t.kallsyms.len))
 		return -ENOMEM;
@@ -1707,8 +1839,15 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 
 		if (ret == -ENOMEM || ret == -EBADMSG) /* -EBADMSG: --strict */
 			return ret;
-		if (r->set)
+		if (r->set && name && lazy_find(r, a->config)) {
+			/* Its format waits for its first sample (bind_event()). */
+			e->ev_pending = true;
+			e->ev_id = (int32_t)a->config;
+		} else if (r->set) {
+			if ((ret = parse_lazy(r, a->config)))
+				return ret;
 			e->ev = tk_event_find(r->set, (int)a->config);
+		}
 		if (e->ev && r->set_live && name && !live_format_fits(r, e->ev, name, a->config))
 			e->ev = NULL;
 		e->ksyms = e->ev && event_reads_kallsyms(e->ev);
@@ -2850,6 +2989,29 @@ static void put_mem_after_ip(struct rep *r, unsigned int fields, const struct ps
 	}
 }
 
+/*
+ * Parse the format of @e's first sample (load_tracing() left it for now).
+ * Workers may be printing: libtraceevent's parser and the set's tables
+ * change under the lock the slow printer takes; what a worker reads
+ * without it (its own event's program, the set's layout) does not change.
+ */
+static int __attribute__((cold, noinline)) bind_event(struct rep *r, struct rep_evsel *e)
+{
+	int ret;
+
+	e->ev_pending = false;
+	if (r->pool)
+		pthread_mutex_lock(&r->pool->pp->slow_lock);
+	ret = parse_lazy(r, (uint64_t)e->ev_id);
+	if (r->pool)
+		pthread_mutex_unlock(&r->pool->pp->slow_lock);
+	if (ret)
+		return ret;
+	e->ev = tk_event_find(r->set, e->ev_id);
+	e->ksyms = e->ev && event_reads_kallsyms(e->ev);
+	return 0;
+}
+
 /* The line of sample @s as event @idx (a known index): perf script's default fields. */
 static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, int32_t idx,
 			     const struct psample *s)
@@ -2866,6 +3028,8 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 		if (ret)
 			return ret;
 	}
+	if (e->ev_pending && (ret = bind_event(r, e)))
+		return ret;
 	fields = e->fields;
 	if (r->filtering && (!e->wanted || !sample_wanted(r, s)))
 		return 0;
@@ -3123,6 +3287,9 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	struct psample s;
 	int ret;
 
+	if (idx >= 0 && (size_t)idx < r->nevs && r->evs[idx].ev_pending &&
+	    (ret = bind_event(r, &r->evs[idx])))
+		return ret;
 	if (idx >= 0 && (size_t)idx < r->nevs && r->name_width && !r->filtering &&
 	    !r->opts->fields && r->ksyms_decided && !(r->ksyms_pending && r->evs[idx].ksyms)) {
 		ret = print_direct(r, rec, idx);
@@ -3151,6 +3318,8 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 		if (ret)
 			return ret;
 	}
+	if (r->evs[idx].ev_pending && (ret = bind_event(r, &r->evs[idx])))
+		return ret;
 	if (!r->ksyms_decided && r->evs[idx].ev)
 		decide_kernel_symbols(r);
 	if (r->ksyms_pending && r->evs[idx].ksyms && (ret = load_kernel_symbols(r)))
@@ -3610,6 +3779,8 @@ static void rep_release(struct rep *r)
 	tk_cache_close(r->cache);
 	free(r->bids);
 	tk_event_set_free(r->set);
+	free(r->lazy);
+	free(r->fmt_bad);
 	free(r->ksym_text); /* after the set, which borrowed it */
 	tk_outbuf_release(&r->out);
 }

@@ -118,6 +118,12 @@ enum {
 	F_CODE_PAGE_SIZE = 1 << 14,
 	F_MEM = F_ADDR | F_DATA_SRC | F_WEIGHT | F_INS_LAT | F_PHYS_ADDR | F_DATA_PAGE_SIZE |
 		F_CODE_PAGE_SIZE,
+	/*
+	 * Not a field: the event's format is not parsed yet (bind_event()).
+	 * In the mask print_direct() tests anyway, so a sample of such an
+	 * event takes the slower path, which parses it, at no cost per line.
+	 */
+	F_PENDING = 1 << 15,
 };
 
 /* The --fields that only the full sample decoder reads. */
@@ -153,9 +159,11 @@ struct rep_evsel {
 	uint64_t attr_period;
 	struct fast_layout fast;
 	bool ksyms; /* its text may name kernel symbols (event_reads_kallsyms()) */
-	/* ev is not looked up yet: its format is parsed when its first sample prints (bind_event())
+	/* ev is not looked up yet (F_PENDING in fields): parsed at its first sample (bind_event())
 	 */
 	bool ev_pending;
+	bool log_ok; /* a worker can print its lines, as far as the event decides (evsels_ready())
+		      */
 	int32_t ev_id;
 };
 
@@ -333,6 +341,8 @@ struct rep {
 	size_t *runs;
 	size_t runs_cap;
 	uint64_t max_ts, next_flush;
+	uint64_t
+		keep_low; /* the lowest file offset the queue holds after a flush (flush_queue()) */
 	uint64_t printed;
 	struct tk_perfdata_report_stats st; /* the file's records and losses */
 
@@ -407,15 +417,12 @@ static int threads_grow(struct rep *r)
 	return 0;
 }
 
-/* The thread of @tid, created (unnamed) when new; NULL on ENOMEM or tid < 0. */
-static struct thread *thread_get(struct rep *r, int32_t tid, bool create)
+/* thread_get() past its memo: the table itself. */
+static struct thread *__attribute__((noinline))
+thread_find(struct rep *r, int32_t tid, bool create, struct thread **m)
 {
-	struct thread **m = &r->tmemo[(uint32_t)tid % TMEMO_SIZE];
 	size_t j;
 
-	/* Slots are never freed, so a memo stays right until the table grows. */
-	if (*m && (*m)->tid == tid)
-		return *m;
 	if (tid < 0 || (!r->thread_cap && !create))
 		return NULL;
 	if (!r->thread_cap && threads_grow(r))
@@ -431,7 +438,7 @@ static struct thread *thread_get(struct rep *r, int32_t tid, bool create)
 	if ((r->nthreads + 1) * 2 > r->thread_cap) {
 		if (threads_grow(r))
 			return NULL;
-		return thread_get(r, tid, true);
+		return thread_find(r, tid, true, m);
 	}
 	r->threads[j].tid = tid;
 	r->threads[j].comm_set = false;
@@ -439,6 +446,18 @@ static struct thread *thread_get(struct rep *r, int32_t tid, bool create)
 	r->threads[j].comm[0] = 0;
 	r->nthreads++;
 	return *m = &r->threads[j];
+}
+
+/* The thread of @tid, created (unnamed) when new; NULL on ENOMEM or tid < 0. */
+static inline __attribute__((always_inline)) struct thread *thread_get(struct rep *r, int32_t tid,
+								       bool create)
+{
+	struct thread **m = &r->tmemo[(uint32_t)tid % TMEMO_SIZE];
+
+	/* Slots are never freed, so a memo stays right until the table grows. */
+	if (*m && (*m)->tid == tid)
+		return *m;
+	return thread_find(r, tid, create, m);
 }
 
 static void thread_set_comm(struct thread *t, const char *comm, size_t max)
@@ -765,23 +784,34 @@ static void put_char(struct tk_outbuf *out, char c)
 }
 
 /*
- * "[CPU] " as perf prints it: "[%03d] ". The digits by multiplication:
- * GCC divided by 10 with two div instructions here (~16% of the time of
- * the line printer on raw_syscalls); exact for every value below 1000.
+ * "[CPU] " as perf prints it: "[%03d] ", 6 bytes of each 8-byte entry,
+ * made once for CPUs below 1000 (cpu_cols_init()): a line stores one word
+ * where the digits by multiplication cost ~40 instructions a line (GCC's
+ * divisions by 10, before those, cost more).
  */
-static inline void put_cpu(struct tk_outbuf *out, uint32_t cpu)
+static uint64_t cpu_cols[1000];
+static pthread_once_t cpu_cols_once = PTHREAD_ONCE_INIT;
+
+static void cpu_cols_init(void)
 {
-	char *o = room(out, 8);
+	for (uint32_t cpu = 0; cpu < 1000; cpu++) {
+		char b[8] = {'[',
+			     (char)('0' + cpu / 100),
+			     (char)('0' + cpu / 10 % 10),
+			     (char)('0' + cpu % 10),
+			     ']',
+			     ' ',
+			     0,
+			     0};
 
+		memcpy(&cpu_cols[cpu], b, 8);
+	}
+}
+
+static inline __attribute__((always_inline)) void put_cpu(struct tk_outbuf *out, uint32_t cpu)
+{
 	if (cpu < 1000) {
-		uint32_t h = cpu * 41 >> 12, t = cpu * 205 >> 11;
-
-		o[0] = '[';
-		o[1] = (char)('0' + h);
-		o[2] = (char)('0' + t - 10 * h);
-		o[3] = (char)('0' + cpu - 10 * t);
-		o[4] = ']';
-		o[5] = ' ';
+		memcpy(room(out, 8), &cpu_cols[cpu], 8);
 		out->len += 6;
 	} else {
 		put_char(out, '[');
@@ -841,7 +871,8 @@ put_time_miss(struct time_col *tc, struct tk_outbuf *out, bool nsec, uint64_t t)
 	out->len += tc->len;
 }
 
-static inline void put_time(struct time_col *tc, struct tk_outbuf *out, bool nsec, uint64_t t)
+static inline __attribute__((always_inline)) void
+put_time(struct time_col *tc, struct tk_outbuf *out, bool nsec, uint64_t t)
 {
 	if (t - tc->lo < tc->span) {
 		char *o = room(out, sizeof(tc->text));
@@ -1843,6 +1874,7 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 			/* Its format waits for its first sample (bind_event()). */
 			e->ev_pending = true;
 			e->ev_id = (int32_t)a->config;
+			e->fields |= F_PENDING;
 		} else if (r->set) {
 			if ((ret = parse_lazy(r, a->config)))
 				return ret;
@@ -1927,6 +1959,19 @@ static int ensure_evsels(struct rep *r)
 	return 0;
 }
 
+/*
+ * What ppool_can_log() asks of the event itself, once per event rather
+ * than per line: its fields are those of the line a worker prints, its
+ * name column fits the current width, and its text needs no lock.
+ */
+static bool evsel_log_ok(const struct rep *r, const struct rep_evsel *e)
+{
+	return !(e->fields & (F_IP | F_PERIOD | F_PENDING)) &&
+	       (e->fields & (F_COMM | F_TID | F_EVNAME)) == (F_COMM | F_TID | F_EVNAME) &&
+	       e->name_col && e->name_col_width == r->name_width &&
+	       (!e->ev || e->ev->kind == TK_EVENT_PROGRAM || e->ev->kind == TK_EVENT_SLOW);
+}
+
 /* Prepare every event, and size the name column (perf sizes it once, by all events). */
 static int evsels_ready(struct rep *r)
 {
@@ -1965,6 +2010,8 @@ static int evsels_ready(struct rep *r)
 		n = snprintf(e->name_col, width + len + 3, "%*s: ", r->name_width, e->name);
 		e->name_col_len = n > 0 ? (uint32_t)n : 0;
 	}
+	for (size_t i = 0; i < r->nevs; i++)
+		r->evs[i].log_ok = evsel_log_ok(r, &r->evs[i]);
 	return 0;
 }
 
@@ -2463,14 +2510,10 @@ static struct ppool *__attribute__((cold, noinline)) ppool_new(struct rep *r)
 }
 
 /* Whether a worker can print the line of @rec (event @e, thread @t; @fixed: fixed layout). */
-static inline bool ppool_can_log(const struct rep *r, const struct tk_perf_record *rec,
-				 const struct rep_evsel *e, const struct thread *t, bool fixed)
+static inline bool ppool_can_log(const struct tk_perf_record *rec, const struct rep_evsel *e,
+				 const struct thread *t, bool fixed)
 {
-	return !rec->compressed && t && t->prefix_len && fixed &&
-	       !(e->fields & (F_IP | F_PERIOD)) &&
-	       (e->fields & (F_COMM | F_TID | F_EVNAME)) == (F_COMM | F_TID | F_EVNAME) &&
-	       e->name_col && e->name_col_width == r->name_width &&
-	       (!e->ev || e->ev->kind == TK_EVENT_PROGRAM || e->ev->kind == TK_EVENT_SLOW);
+	return e->log_ok && !rec->compressed && t && t->prefix_len && fixed;
 }
 
 /* Log that line in the job being filled (ppool_can_log() said yes). */
@@ -2503,7 +2546,7 @@ static bool ppool_log(struct rep *r, const struct tk_perf_record *rec, const str
 {
 	if (r->pool->cur_inline)
 		return false;
-	if (!ppool_can_log(r, rec, e, t, s->fixed)) {
+	if (!ppool_can_log(rec, e, t, s->fixed)) {
 		/* This line prints in the merge: from here on, in order, so does the job. */
 		ppool_dispatch(r->pool, true);
 		return false;
@@ -3000,6 +3043,7 @@ static int __attribute__((cold, noinline)) bind_event(struct rep *r, struct rep_
 	int ret;
 
 	e->ev_pending = false;
+	e->fields &= ~(unsigned int)F_PENDING;
 	if (r->pool)
 		pthread_mutex_lock(&r->pool->pp->slow_lock);
 	ret = parse_lazy(r, (uint64_t)e->ev_id);
@@ -3009,6 +3053,7 @@ static int __attribute__((cold, noinline)) bind_event(struct rep *r, struct rep_
 		return ret;
 	e->ev = tk_event_find(r->set, e->ev_id);
 	e->ksyms = e->ev && event_reads_kallsyms(e->ev);
+	e->log_ok = evsel_log_ok(r, e);
 	return 0;
 }
 
@@ -3243,17 +3288,17 @@ static inline int print_direct(struct rep *r, const struct tk_perf_record *rec, 
 	uint32_t cpu, raw_size = 0;
 	struct thread *t;
 
-	if (!e->ready || (e->fields & (F_MEM | F_IP | F_PERIOD)) ||
+	if (!e->ready || (e->fields & (F_MEM | F_IP | F_PERIOD | F_PENDING)) ||
 	    (e->sample_type & TK_PERF_SAMPLE_READ) ||
 	    (e->fields & (F_COMM | F_TID | F_EVNAME)) != (F_COMM | F_TID | F_EVNAME) ||
 	    !e->name_col || e->name_col_width != r->name_width || !fast_sample(e, rec))
 		return 0;
 	t = thread_get(r, f->tid ? (int32_t)ld32(d + f->tid + 4) : 0, true);
-	if (!t || !thread_prefix(r, t))
+	if (!t || (!t->prefix_len && !thread_prefix(r, t)))
 		return 0;
 	if (r->pool && !r->pool->cur_inline) {
 		/* Else print_sample_line()'s ppool_log() makes the job inline first. */
-		if (!ppool_can_log(r, rec, e, t, true))
+		if (!ppool_can_log(rec, e, t, true))
 			return 0;
 		ppool_add(r, rec, t, idx);
 		r->printed++;
@@ -3287,9 +3332,6 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	struct psample s;
 	int ret;
 
-	if (idx >= 0 && (size_t)idx < r->nevs && r->evs[idx].ev_pending &&
-	    (ret = bind_event(r, &r->evs[idx])))
-		return ret;
 	if (idx >= 0 && (size_t)idx < r->nevs && r->name_width && !r->filtering &&
 	    !r->opts->fields && r->ksyms_decided && !(r->ksyms_pending && r->evs[idx].ksyms)) {
 		ret = print_direct(r, rec, idx);
@@ -3541,23 +3583,42 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 /* Deliver queued records up to @limit (all when @all), in time order. */
 static int flush_queue(struct rep *r, uint64_t limit, bool all)
 {
+	uint64_t low;
 	size_t i;
 	int ret;
 
-	if (!r->qlen)
+	if (!r->qlen) {
+		r->keep_low = UINT64_MAX;
 		return 0;
+	}
 	ret = sort_queue(r);
-	if (ret)
+	if (ret) {
+		r->keep_low = 0;
 		return ret;
+	}
 	for (i = 0; i < r->qlen; i++) {
 		if (!all && r->q[i].time > limit)
 			break;
 		ret = deliver_queued(r, &r->q[i]);
-		if (ret)
+		if (ret) {
+			r->keep_low = 0;
 			return ret;
+		}
 	}
-	/* deliver_queued() emptied arenas before anything else could move. */
-	memmove(r->q, r->q + i, (r->qlen - i) * sizeof(*r->q));
+	/*
+	 * deliver_queued() emptied arenas before anything else could move.
+	 * What stays moves to the front, and the lowest file offset among it
+	 * is noted on the way (keep_queued()), in one pass.
+	 */
+	low = UINT64_MAX;
+	for (size_t k = i; k < r->qlen; k++) {
+		struct qent e = r->q[k];
+
+		if (e.off == QENT_MAPPED && e.file_offset < low)
+			low = e.file_offset;
+		r->q[k - i] = e;
+	}
+	r->keep_low = low;
 	r->qlen -= i;
 	return 0;
 }
@@ -3675,12 +3736,7 @@ process_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 /* Tell the reader which pages of its mapping the queue still reads. */
 static void keep_queued(struct rep *r)
 {
-	uint64_t low = UINT64_MAX;
-
-	for (size_t i = 0; i < r->qlen; i++)
-		if (r->q[i].off == QENT_MAPPED && r->q[i].file_offset < low)
-			low = r->q[i].file_offset;
-	tk_perfdata_keep_from(r->pd, low);
+	tk_perfdata_keep_from(r->pd, r->keep_low);
 }
 
 static int process(struct rep *r, const struct tk_perf_record *rec)
@@ -3818,6 +3874,7 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	ret = check_event_specs(pd, opts);
 	if (ret < 0)
 		return ret;
+	pthread_once(&cpu_cols_once, cpu_cols_init);
 	memset(&r, 0, sizeof(r));
 	r.pd = pd;
 	for (size_t i = 0; i < IDCACHE_SIZE; i++)

@@ -369,7 +369,9 @@ struct rep {
 	bool tracing_kallsyms; /* TRACING_DATA carries kallsyms (perf's never does) */
 	bool ksyms_decided;    /* decide_kernel_symbols() ran */
 	bool ksyms_pending;    /* it wants kallsyms, which no event printed has needed yet */
-	char *ksym_text;       /* the kallsyms the event set borrows */
+	bool direct; /* print_sample() may try print_direct() whatever the event (direct_update())
+		      */
+	char *ksym_text; /* the kallsyms the event set borrows */
 	/* the file has the kernel's MMAP record ([kernel.kallsyms]_text) */ /* kallsyms
 										named a
 										kernel
@@ -765,13 +767,21 @@ static void put_u64(struct tk_outbuf *out, uint64_t v, int width, bool zero)
  * ~40 instructions a line.
  */
 #define NAME_CHUNK 16
+#define NAME_MIN   64 /* a name column is allocated to at least this (evsels_ready()) */
 
 static inline __attribute__((always_inline)) void put_name_col(struct tk_outbuf *out,
 							       const char *col, uint32_t len)
 {
 	uint32_t n = (len + NAME_CHUNK - 1) & ~(uint32_t)(NAME_CHUNK - 1);
-	char *o = room(out, n);
+	char *o;
 
+	/* Most columns fit NAME_MIN bytes: one fixed copy, no loop (~20 instructions). */
+	if (n <= NAME_MIN) {
+		memcpy(room(out, NAME_MIN), col, NAME_MIN);
+		out->len += len;
+		return;
+	}
+	o = room(out, n);
 	for (uint32_t i = 0; i < n; i += NAME_CHUNK)
 		memcpy(o + i, col + i, NAME_CHUNK);
 	out->len += len;
@@ -1435,11 +1445,22 @@ static bool formats_print_symbols(const struct tk_perfdata *pd)
  * a file of every sched event has the kthread_work ones, which print
  * "function=%ps", and seldom a sample of them.
  */
+/*
+ * print_sample()'s test for print_direct() that no event changes, made
+ * when one of its parts does rather than per sample.
+ */
+static void direct_update(struct rep *r)
+{
+	r->direct = r->name_width && !r->filtering && !r->opts->fields && r->ksyms_decided &&
+		    !r->ksyms_pending;
+}
+
 static void decide_kernel_symbols(struct rep *r)
 {
 	r->ksyms_decided = true;
 	r->ksyms_pending = r->set && r->sym && !r->tracing_kallsyms && r->kernel_mapped &&
 			   formats_print_symbols(r->pd);
+	direct_update(r);
 }
 
 static void read_kernel_symbols(struct rep *r)
@@ -1473,6 +1494,7 @@ static int __attribute__((noinline)) load_kernel_symbols(struct rep *r)
 	int werr = 0;
 
 	r->ksyms_pending = false;
+	direct_update(r);
 	if (r->pool) {
 		ppool_finish(r->pool);
 		werr = r->out.error;
@@ -2002,9 +2024,11 @@ static int evsels_ready(struct rep *r)
 		/* Names from the file can be long: those print through put_padded(). */
 		if (width + len + 3 > 4096)
 			continue;
-		/* Zeroed to whole NAME_CHUNKs: put_name_col() copies whole ones. */
+		/* Zeroed to whole NAME_CHUNKs, NAME_MIN at least: put_name_col() copies those. */
 		e->name_col =
-			calloc(1, (width + len + 3 + NAME_CHUNK - 1) & ~(size_t)(NAME_CHUNK - 1));
+			calloc(1, width + len + 3 <= NAME_MIN ? NAME_MIN
+							      : (width + len + 3 + NAME_CHUNK - 1) &
+									~(size_t)(NAME_CHUNK - 1));
 		if (!e->name_col)
 			return -ENOMEM;
 		n = snprintf(e->name_col, width + len + 3, "%*s: ", r->name_width, e->name);
@@ -2012,6 +2036,7 @@ static int evsels_ready(struct rep *r)
 	}
 	for (size_t i = 0; i < r->nevs; i++)
 		r->evs[i].log_ok = evsel_log_ok(r, &r->evs[i]);
+	direct_update(r);
 	return 0;
 }
 
@@ -3332,8 +3357,9 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	struct psample s;
 	int ret;
 
-	if (idx >= 0 && (size_t)idx < r->nevs && r->name_width && !r->filtering &&
-	    !r->opts->fields && r->ksyms_decided && !(r->ksyms_pending && r->evs[idx].ksyms)) {
+	if (idx >= 0 && (size_t)idx < r->nevs &&
+	    (r->direct || (r->name_width && !r->filtering && !r->opts->fields && r->ksyms_decided &&
+			   !(r->ksyms_pending && r->evs[idx].ksyms)))) {
 		ret = print_direct(r, rec, idx);
 		if (ret)
 			return ret < 0 ? ret : 0;
@@ -3645,8 +3671,8 @@ static int __attribute__((noinline)) queue_grow(struct rep *r)
 }
 
 /* Queue a record read in place: the entry points at it in the mapping. */
-static inline int enqueue_mapped(struct rep *r, const struct tk_perf_record *rec, uint64_t time,
-				 int32_t idx)
+static inline __attribute__((always_inline)) int
+enqueue_mapped(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t idx)
 {
 	struct qent *e;
 
@@ -3701,8 +3727,8 @@ enqueue_copy(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int
 	return 0;
 }
 
-static inline int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time,
-			  int32_t idx)
+static inline __attribute__((always_inline)) int
+enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t idx)
 {
 	/* The reader's mapping keeps it until close: no copy (a copy's data lies elsewhere). */
 	if (r->map && !rec->compressed && (const uint8_t *)rec->data == r->map + rec->offset)

@@ -533,6 +533,10 @@ struct tk_perfdata {
 	struct id_slot *idcache; /* find_id()'s: ID_CACHE slots, evsel -1 when empty */
 	bool fixed_ok;		 /* evsel 0's fields but RAW have fixed sizes: */
 	uint32_t fixed_before, fixed_after; /* their bytes before RAW and after it */
+	/* sample_size_exact()'s facts, set with the ones above as each evsel comes */
+	bool exact_ok;	     /* one_layout && fixed_ok */
+	bool exact_raw;	     /* evsel 0 samples RAW: its length is in the record */
+	uint32_t exact_base; /* the record's size without RAW's bytes */
 
 	const uint8_t *tracing_blob;
 	uint64_t tracing_len;
@@ -911,7 +915,9 @@ static int add_evsel(struct tk_perfdata *pd, const uint8_t *attr, size_t attr_le
 		pd->one_layout = pd->one_layout &&
 				 e->pub.attr.sample_type == pd->evsels[0]->pub.attr.sample_type &&
 				 e->pub.attr.read_format == pd->evsels[0]->pub.attr.read_format;
-
+	pd->exact_ok = pd->one_layout && pd->fixed_ok;
+	pd->exact_raw = pd->evsels[0]->pub.attr.sample_type & TK_PERF_SAMPLE_RAW;
+	pd->exact_base = 8u + pd->fixed_before + pd->fixed_after;
 	return 0;
 }
 
@@ -2594,11 +2600,11 @@ static bool sideband_too_long(const struct tk_perfdata *pd, const uint8_t *p, ui
 static inline bool sample_size_exact(const struct tk_perfdata *pd, const uint8_t *p, uint16_t size)
 {
 	uint32_t before = pd->fixed_before;
-	uint64_t want = 8u + before + pd->fixed_after;
+	uint64_t want = pd->exact_base;
 
-	if (!pd->one_layout || !pd->fixed_ok || pd->nr_evsels == 0)
+	if (!pd->exact_ok)
 		return false;
-	if (pd->evsels[0]->pub.attr.sample_type & TK_PERF_SAMPLE_RAW)
+	if (pd->exact_raw)
 		want += 4u + (8u + before + 4u <= size ? tk_load_u32(p + 8 + before, false)
 						       : UINT32_MAX);
 	return want == size;

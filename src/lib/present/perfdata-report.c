@@ -3312,6 +3312,7 @@ static inline int print_direct(struct rep *r, const struct tk_perf_record *rec, 
 	const void *raw = NULL;
 	uint32_t cpu, raw_size = 0;
 	struct thread *t;
+	char *o;
 
 	if (!e->ready || (e->fields & (F_MEM | F_IP | F_PERIOD | F_PENDING)) ||
 	    (e->sample_type & TK_PERF_SAMPLE_READ) ||
@@ -3334,13 +3335,42 @@ static inline int print_direct(struct rep *r, const struct tk_perf_record *rec, 
 		raw_size = ld32(d + f->raw);
 		raw = d + f->raw + 4;
 	}
-	copy40(room(&r->out, PREFIX_BYTES), t->prefix);
-	r->out.len += t->prefix_len;
-	if (e->fields & F_CPU)
+	/*
+	 * Room for the line up to its text at once, so that the usual prefix,
+	 * CPU, time and name column are stores without a test each; the
+	 * rarer shapes (a CPU past 999, a new microsecond, a long name) take
+	 * the checked writers with out->len brought up to date first.
+	 */
+	o = room(&r->out, PREFIX_BYTES + 8 + sizeof(r->tc.text) + NAME_MIN);
+	copy40(o, t->prefix);
+	o += t->prefix_len;
+	if ((e->fields & F_CPU) && cpu < 1000) {
+		memcpy(o, &cpu_cols[cpu], 8);
+		o += 6;
+	} else if (e->fields & F_CPU) {
+		r->out.len = (size_t)(o - r->out.buf);
 		put_cpu(&r->out, cpu);
-	if (e->fields & F_TIME)
-		put_time(&r->tc, &r->out, r->nsec, f->time ? ld64(d + f->time) : 0);
-	put_name_col(&r->out, e->name_col, e->name_col_len);
+		o = r->out.buf + r->out.len;
+	}
+	if (e->fields & F_TIME) {
+		uint64_t tm = f->time ? ld64(d + f->time) : 0;
+
+		if (tm - r->tc.lo < r->tc.span) {
+			copy40(o, r->tc.text);
+			o += r->tc.len;
+		} else {
+			r->out.len = (size_t)(o - r->out.buf);
+			put_time_miss(&r->tc, &r->out, r->nsec, tm);
+			o = r->out.buf + r->out.len;
+		}
+	}
+	if (e->name_col_len <= NAME_MIN - NAME_CHUNK) {
+		memcpy(o, e->name_col, NAME_MIN);
+		r->out.len = (size_t)(o + e->name_col_len - r->out.buf);
+	} else {
+		r->out.len = (size_t)(o - r->out.buf);
+		put_name_col(&r->out, e->name_col, e->name_col_len);
+	}
 	if ((e->fields & F_TRACE) && raw && e->ev && r->pool)
 		print_shared(r, e->ev, raw, raw_size, cpu);
 	else if ((e->fields & F_TRACE) && raw && e->ev)

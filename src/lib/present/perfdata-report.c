@@ -708,6 +708,27 @@ static inline __attribute__((always_inline)) void copy40(void *dst, const void *
 _Static_assert(PREFIX_BYTES == 40 && sizeof(((struct time_col *)0)->text) == 40,
 	       "copy40() copies line starts and time columns");
 
+static inline __attribute__((always_inline)) void copy24(void *dst, const void *src)
+{
+	const char *s = src;
+	char *d = dst;
+	uint64_t a, b, c;
+
+	memcpy(&a, s, 8);
+	memcpy(&b, s + 8, 8);
+	memcpy(&c, s + 16, 8);
+	memcpy(d, &a, 8);
+	memcpy(d + 8, &b, 8);
+	memcpy(d + 16, &c, 8);
+}
+
+/* A short name column (64 bytes) as eight 8-byte moves: memcpy() became `rep movsl` too. */
+static inline __attribute__((always_inline)) void copy64(void *dst, const void *src)
+{
+	copy40(dst, src);
+	copy24((char *)dst + 40, (const char *)src + 40);
+}
+
 /* Room for one field; longer texts go through tk_outbuf_write(). */
 static char *room(struct tk_outbuf *out, size_t n)
 {
@@ -767,7 +788,7 @@ static void put_u64(struct tk_outbuf *out, uint64_t v, int width, bool zero)
  * ~40 instructions a line.
  */
 #define NAME_CHUNK 16
-#define NAME_MIN   64 /* a name column is allocated to at least this (evsels_ready()) */
+#define NAME_MIN   64 /* a name column is allocated to at least this (evsels_ready(), copy64()) */
 
 static inline __attribute__((always_inline)) void put_name_col(struct tk_outbuf *out,
 							       const char *col, uint32_t len)
@@ -777,7 +798,7 @@ static inline __attribute__((always_inline)) void put_name_col(struct tk_outbuf 
 
 	/* Most columns fit NAME_MIN bytes: one fixed copy, no loop (~20 instructions). */
 	if (n <= NAME_MIN) {
-		memcpy(room(out, NAME_MIN), col, NAME_MIN);
+		copy64(room(out, NAME_MIN), col);
 		out->len += len;
 		return;
 	}
@@ -3365,7 +3386,7 @@ static inline int print_direct(struct rep *r, const struct tk_perf_record *rec, 
 		}
 	}
 	if (e->name_col_len <= NAME_MIN - NAME_CHUNK) {
-		memcpy(o, e->name_col, NAME_MIN);
+		copy64(o, e->name_col);
 		r->out.len = (size_t)(o + e->name_col_len - r->out.buf);
 	} else {
 		r->out.len = (size_t)(o - r->out.buf);

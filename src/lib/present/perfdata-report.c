@@ -46,6 +46,19 @@
  *   frame's text is made once per process maps and address, and kept
  *   (put_unwound_frame()).
  *
+ * Formats. TRACING_DATA's event formats are parsed (libtraceevent, then
+ * compiled) when a sample of their event first prints, not all at the
+ * first tracepoint: `perf record -e 'syscalls:*'` stores ~700 formats, each
+ * an event of the file, and samples a few dozen of them (load_tracing(),
+ * bind_event()). What a bad format of a sampled event prints is what
+ * parsing all at once printed: its damage line goes where the format's
+ * turn would have put it, and --strict parses all up front.
+ *
+ * Per line, the work that depends only on the event or the run is done
+ * when that changes: whether a worker may print the event's lines
+ * (log_ok), whether the direct path applies (direct), the "[CPU] " texts
+ * (cpu_cols), the name column padded and sized for fixed-size copies.
+ *
  * Memory: two rounds of queue entries, and the records they name: read in
  * place from the reader's mapping of the file (which keeps the pages from
  * the oldest queued record on resident, tk_perfdata_keep_from()), or

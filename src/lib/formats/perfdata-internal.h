@@ -72,6 +72,18 @@ bool tk_perf_id_offset(uint32_t type, uint64_t sample_type, size_t size, size_t 
 int tk_perfdata_note_damage(struct tk_perfdata *pd, uint64_t off, uint64_t skipped, int64_t lost,
 			    const char *what);
 
+/*
+ * tk_perfdata_note_damage() for damage found out of file order (an event
+ * format parsed when its first sample prints): the region goes in at index
+ * @pos of the list, where it would have been had it been found in order;
+ * @pos past the end appends. Same returns.
+ */
+int tk_perfdata_note_damage_at(struct tk_perfdata *pd, size_t pos, uint64_t off, uint64_t skipped,
+			       int64_t lost, const char *what);
+
+/* Whether @pd was opened strict (the first damage is an error). */
+bool tk_perfdata_strict(const struct tk_perfdata *pd);
+
 /* The file or stream offset of @at, a pointer into the TRACING_DATA blob. */
 uint64_t tk_perfdata_tracing_offset(const struct tk_perfdata *pd, const void *at);
 

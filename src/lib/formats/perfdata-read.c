@@ -533,6 +533,10 @@ struct tk_perfdata {
 	struct id_slot *idcache; /* find_id()'s: ID_CACHE slots, evsel -1 when empty */
 	bool fixed_ok;		 /* evsel 0's fields but RAW have fixed sizes: */
 	uint32_t fixed_before, fixed_after; /* their bytes before RAW and after it */
+	/* sample_size_exact()'s facts, set with the ones above as each evsel comes */
+	bool exact_ok;	     /* one_layout && fixed_ok */
+	bool exact_raw;	     /* evsel 0 samples RAW: its length is in the record */
+	uint32_t exact_base; /* the record's size without RAW's bytes */
 
 	const uint8_t *tracing_blob;
 	uint64_t tracing_len;
@@ -911,7 +915,9 @@ static int add_evsel(struct tk_perfdata *pd, const uint8_t *attr, size_t attr_le
 		pd->one_layout = pd->one_layout &&
 				 e->pub.attr.sample_type == pd->evsels[0]->pub.attr.sample_type &&
 				 e->pub.attr.read_format == pd->evsels[0]->pub.attr.read_format;
-
+	pd->exact_ok = pd->one_layout && pd->fixed_ok;
+	pd->exact_raw = pd->evsels[0]->pub.attr.sample_type & TK_PERF_SAMPLE_RAW;
+	pd->exact_base = 8u + pd->fixed_before + pd->fixed_after;
 	return 0;
 }
 
@@ -2594,11 +2600,11 @@ static bool sideband_too_long(const struct tk_perfdata *pd, const uint8_t *p, ui
 static inline bool sample_size_exact(const struct tk_perfdata *pd, const uint8_t *p, uint16_t size)
 {
 	uint32_t before = pd->fixed_before;
-	uint64_t want = 8u + before + pd->fixed_after;
+	uint64_t want = pd->exact_base;
 
-	if (!pd->one_layout || !pd->fixed_ok || pd->nr_evsels == 0)
+	if (!pd->exact_ok)
 		return false;
-	if (pd->evsels[0]->pub.attr.sample_type & TK_PERF_SAMPLE_RAW)
+	if (pd->exact_raw)
 		want += 4u + (8u + before + 4u <= size ? tk_load_u32(p + 8 + before, false)
 						       : UINT32_MAX);
 	return want == size;
@@ -3602,6 +3608,19 @@ const struct tk_tracedata *tk_perfdata_get_tracedata(const struct tk_perfdata *p
 int tk_perfdata_note_damage(struct tk_perfdata *pd, uint64_t off, uint64_t skipped, int64_t lost,
 			    const char *what)
 {
+	return tk_perfdata_note_damage_at(pd, SIZE_MAX, off, skipped, lost, what);
+}
+
+bool tk_perfdata_strict(const struct tk_perfdata *pd)
+{
+	return pd->strict;
+}
+
+int tk_perfdata_note_damage_at(struct tk_perfdata *pd, size_t pos, uint64_t off, uint64_t skipped,
+			       int64_t lost, const char *what)
+{
+	struct tk_perfdata_damage *d, *prev;
+	size_t tail;
 	const char *p;
 	char copy[512];
 
@@ -3613,7 +3632,37 @@ int tk_perfdata_note_damage(struct tk_perfdata *pd, uint64_t off, uint64_t skipp
 	what = copy;
 	if (pd->strict)
 		return fail_at(pd, off, "%s", what);
-	return add_damage(pd, off, skipped, lost, "%s", what);
+	if (pos >= pd->nr_damage)
+		return add_damage(pd, off, skipped, lost, "%s", what);
+	/*
+	 * In the middle: where it would have gone had it been found in file
+	 * order. add_damage() appends, and joins a region that continues the
+	 * one before it: the same join here, against the region before @pos.
+	 */
+	prev = pos ? &pd->damage[pos - 1] : NULL;
+	if (prev && prev->offset + prev->skipped == off && off != 0) {
+		prev->skipped += skipped;
+		if (lost < 0)
+			prev->lost_known = false;
+		else
+			prev->lost += (uint64_t)lost;
+		return 0;
+	}
+	d = realloc(pd->damage, (pd->nr_damage + 1) * sizeof(*d));
+	if (!d)
+		return tk_fail(ENOMEM, "out of memory");
+	pd->damage = d;
+	tail = pd->nr_damage - pos;
+	memmove(&d[pos + 1], &d[pos], tail * sizeof(*d));
+	pd->nr_damage++;
+	d = &d[pos];
+	memset(d, 0, sizeof(*d));
+	d->offset = off;
+	d->skipped = skipped;
+	d->lost_known = lost >= 0;
+	d->lost = lost >= 0 ? (uint64_t)lost : 0;
+	snprintf(d->what, sizeof(d->what), "%s", what);
+	return 0;
 }
 
 uint64_t tk_perfdata_tracing_offset(const struct tk_perfdata *pd, const void *at)

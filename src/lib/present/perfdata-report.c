@@ -46,6 +46,19 @@
  *   frame's text is made once per process maps and address, and kept
  *   (put_unwound_frame()).
  *
+ * Formats. TRACING_DATA's event formats are parsed (libtraceevent, then
+ * compiled) when a sample of their event first prints, not all at the
+ * first tracepoint: `perf record -e 'syscalls:*'` stores ~700 formats, each
+ * an event of the file, and samples a few dozen of them (load_tracing(),
+ * bind_event()). What a bad format of a sampled event prints is what
+ * parsing all at once printed: its damage line goes where the format's
+ * turn would have put it, and --strict parses all up front.
+ *
+ * Per line, the work that depends only on the event or the run is done
+ * when that changes: whether a worker may print the event's lines
+ * (log_ok), whether the direct path applies (direct), the "[CPU] " texts
+ * (cpu_cols), the name column padded and sized for fixed-size copies.
+ *
  * Memory: two rounds of queue entries, and the records they name: read in
  * place from the reader's mapping of the file (which keeps the pages from
  * the oldest queued record on resident, tk_perfdata_keep_from()), or
@@ -118,6 +131,12 @@ enum {
 	F_CODE_PAGE_SIZE = 1 << 14,
 	F_MEM = F_ADDR | F_DATA_SRC | F_WEIGHT | F_INS_LAT | F_PHYS_ADDR | F_DATA_PAGE_SIZE |
 		F_CODE_PAGE_SIZE,
+	/*
+	 * Not a field: the event's format is not parsed yet (bind_event()).
+	 * In the mask print_direct() tests anyway, so a sample of such an
+	 * event takes the slower path, which parses it, at no cost per line.
+	 */
+	F_PENDING = 1 << 15,
 };
 
 /* The --fields that only the full sample decoder reads. */
@@ -153,6 +172,12 @@ struct rep_evsel {
 	uint64_t attr_period;
 	struct fast_layout fast;
 	bool ksyms; /* its text may name kernel symbols (event_reads_kallsyms()) */
+	/* ev is not looked up yet (F_PENDING in fields): parsed at its first sample (bind_event())
+	 */
+	bool ev_pending;
+	bool log_ok; /* a worker can print its lines, as far as the event decides (evsels_ready())
+		      */
+	int32_t ev_id;
 };
 
 /* The sample fields the printer uses; a subset of struct tk_perf_sample. */
@@ -253,6 +278,18 @@ struct read_last {
 	bool used;
 };
 
+/*
+ * A format of TRACING_DATA not parsed yet (load_tracing()): parsed when a
+ * sample of its id first prints. @id is read from its "ID: " line.
+ */
+struct lazy_format {
+	int32_t id;
+	uint32_t index; /* its place among the file's formats */
+	bool parsed;
+	const char *system;
+	struct tk_perfdata_text text;
+};
+
 /* A direct-mapped memo of event id -> evsel index. */
 #define IDCACHE_SIZE 64
 
@@ -272,6 +309,11 @@ struct rep {
 	bool set_tried;
 	bool fields_checked; /* --fields: check_fields() passed */
 	bool set_live;	     /* set holds this machine's formats (the file has no TRACING_DATA) */
+	struct lazy_format *lazy; /* sorted by id, then index */
+	size_t nlazy;
+	uint32_t *fmt_bad; /* indices of the formats that did not parse, ascending */
+	size_t nfmt_bad;
+	size_t fmt_damage_base; /* damage regions listed before the first format's */
 	struct rep_evsel *evs;
 	size_t nevs;
 	int name_width;
@@ -312,6 +354,8 @@ struct rep {
 	size_t *runs;
 	size_t runs_cap;
 	uint64_t max_ts, next_flush;
+	uint64_t
+		keep_low; /* the lowest file offset the queue holds after a flush (flush_queue()) */
 	uint64_t printed;
 	struct tk_perfdata_report_stats st; /* the file's records and losses */
 
@@ -338,7 +382,9 @@ struct rep {
 	bool tracing_kallsyms; /* TRACING_DATA carries kallsyms (perf's never does) */
 	bool ksyms_decided;    /* decide_kernel_symbols() ran */
 	bool ksyms_pending;    /* it wants kallsyms, which no event printed has needed yet */
-	char *ksym_text;       /* the kallsyms the event set borrows */
+	bool direct; /* print_sample() may try print_direct() whatever the event (direct_update())
+		      */
+	char *ksym_text; /* the kallsyms the event set borrows */
 	/* the file has the kernel's MMAP record ([kernel.kallsyms]_text) */ /* kallsyms
 										named a
 										kernel
@@ -386,15 +432,12 @@ static int threads_grow(struct rep *r)
 	return 0;
 }
 
-/* The thread of @tid, created (unnamed) when new; NULL on ENOMEM or tid < 0. */
-static struct thread *thread_get(struct rep *r, int32_t tid, bool create)
+/* thread_get() past its memo: the table itself. */
+static struct thread *__attribute__((noinline))
+thread_find(struct rep *r, int32_t tid, bool create, struct thread **m)
 {
-	struct thread **m = &r->tmemo[(uint32_t)tid % TMEMO_SIZE];
 	size_t j;
 
-	/* Slots are never freed, so a memo stays right until the table grows. */
-	if (*m && (*m)->tid == tid)
-		return *m;
 	if (tid < 0 || (!r->thread_cap && !create))
 		return NULL;
 	if (!r->thread_cap && threads_grow(r))
@@ -410,7 +453,7 @@ static struct thread *thread_get(struct rep *r, int32_t tid, bool create)
 	if ((r->nthreads + 1) * 2 > r->thread_cap) {
 		if (threads_grow(r))
 			return NULL;
-		return thread_get(r, tid, true);
+		return thread_find(r, tid, true, m);
 	}
 	r->threads[j].tid = tid;
 	r->threads[j].comm_set = false;
@@ -418,6 +461,18 @@ static struct thread *thread_get(struct rep *r, int32_t tid, bool create)
 	r->threads[j].comm[0] = 0;
 	r->nthreads++;
 	return *m = &r->threads[j];
+}
+
+/* The thread of @tid, created (unnamed) when new; NULL on ENOMEM or tid < 0. */
+static inline __attribute__((always_inline)) struct thread *thread_get(struct rep *r, int32_t tid,
+								       bool create)
+{
+	struct thread **m = &r->tmemo[(uint32_t)tid % TMEMO_SIZE];
+
+	/* Slots are never freed, so a memo stays right until the table grows. */
+	if (*m && (*m)->tid == tid)
+		return *m;
+	return thread_find(r, tid, create, m);
 }
 
 static void thread_set_comm(struct thread *t, const char *comm, size_t max)
@@ -666,6 +721,27 @@ static inline __attribute__((always_inline)) void copy40(void *dst, const void *
 _Static_assert(PREFIX_BYTES == 40 && sizeof(((struct time_col *)0)->text) == 40,
 	       "copy40() copies line starts and time columns");
 
+static inline __attribute__((always_inline)) void copy24(void *dst, const void *src)
+{
+	const char *s = src;
+	char *d = dst;
+	uint64_t a, b, c;
+
+	memcpy(&a, s, 8);
+	memcpy(&b, s + 8, 8);
+	memcpy(&c, s + 16, 8);
+	memcpy(d, &a, 8);
+	memcpy(d + 8, &b, 8);
+	memcpy(d + 16, &c, 8);
+}
+
+/* A short name column (64 bytes) as eight 8-byte moves: memcpy() became `rep movsl` too. */
+static inline __attribute__((always_inline)) void copy64(void *dst, const void *src)
+{
+	copy40(dst, src);
+	copy24((char *)dst + 40, (const char *)src + 40);
+}
+
 /* Room for one field; longer texts go through tk_outbuf_write(). */
 static char *room(struct tk_outbuf *out, size_t n)
 {
@@ -725,13 +801,21 @@ static void put_u64(struct tk_outbuf *out, uint64_t v, int width, bool zero)
  * ~40 instructions a line.
  */
 #define NAME_CHUNK 16
+#define NAME_MIN   64 /* a name column is allocated to at least this (evsels_ready(), copy64()) */
 
 static inline __attribute__((always_inline)) void put_name_col(struct tk_outbuf *out,
 							       const char *col, uint32_t len)
 {
 	uint32_t n = (len + NAME_CHUNK - 1) & ~(uint32_t)(NAME_CHUNK - 1);
-	char *o = room(out, n);
+	char *o;
 
+	/* Most columns fit NAME_MIN bytes: one fixed copy, no loop (~20 instructions). */
+	if (n <= NAME_MIN) {
+		copy64(room(out, NAME_MIN), col);
+		out->len += len;
+		return;
+	}
+	o = room(out, n);
 	for (uint32_t i = 0; i < n; i += NAME_CHUNK)
 		memcpy(o + i, col + i, NAME_CHUNK);
 	out->len += len;
@@ -744,23 +828,34 @@ static void put_char(struct tk_outbuf *out, char c)
 }
 
 /*
- * "[CPU] " as perf prints it: "[%03d] ". The digits by multiplication:
- * GCC divided by 10 with two div instructions here (~16% of the time of
- * the line printer on raw_syscalls); exact for every value below 1000.
+ * "[CPU] " as perf prints it: "[%03d] ", 6 bytes of each 8-byte entry,
+ * made once for CPUs below 1000 (cpu_cols_init()): a line stores one word
+ * where the digits by multiplication cost ~40 instructions a line (GCC's
+ * divisions by 10, before those, cost more).
  */
-static inline void put_cpu(struct tk_outbuf *out, uint32_t cpu)
+static uint64_t cpu_cols[1000];
+static pthread_once_t cpu_cols_once = PTHREAD_ONCE_INIT;
+
+static void cpu_cols_init(void)
 {
-	char *o = room(out, 8);
+	for (uint32_t cpu = 0; cpu < 1000; cpu++) {
+		char b[8] = {'[',
+			     (char)('0' + cpu / 100),
+			     (char)('0' + cpu / 10 % 10),
+			     (char)('0' + cpu % 10),
+			     ']',
+			     ' ',
+			     0,
+			     0};
 
+		memcpy(&cpu_cols[cpu], b, 8);
+	}
+}
+
+static inline __attribute__((always_inline)) void put_cpu(struct tk_outbuf *out, uint32_t cpu)
+{
 	if (cpu < 1000) {
-		uint32_t h = cpu * 41 >> 12, t = cpu * 205 >> 11;
-
-		o[0] = '[';
-		o[1] = (char)('0' + h);
-		o[2] = (char)('0' + t - 10 * h);
-		o[3] = (char)('0' + cpu - 10 * t);
-		o[4] = ']';
-		o[5] = ' ';
+		memcpy(room(out, 8), &cpu_cols[cpu], 8);
 		out->len += 6;
 	} else {
 		put_char(out, '[');
@@ -820,7 +915,8 @@ put_time_miss(struct time_col *tc, struct tk_outbuf *out, bool nsec, uint64_t t)
 	out->len += tc->len;
 }
 
-static inline void put_time(struct time_col *tc, struct tk_outbuf *out, bool nsec, uint64_t t)
+static inline __attribute__((always_inline)) void
+put_time(struct time_col *tc, struct tk_outbuf *out, bool nsec, uint64_t t)
 {
 	if (t - tc->lo < tc->span) {
 		char *o = room(out, sizeof(tc->text));
@@ -1383,11 +1479,22 @@ static bool formats_print_symbols(const struct tk_perfdata *pd)
  * a file of every sched event has the kthread_work ones, which print
  * "function=%ps", and seldom a sample of them.
  */
+/*
+ * print_sample()'s test for print_direct() that no event changes, made
+ * when one of its parts does rather than per sample.
+ */
+static void direct_update(struct rep *r)
+{
+	r->direct = r->name_width && !r->filtering && !r->opts->fields && r->ksyms_decided &&
+		    !r->ksyms_pending;
+}
+
 static void decide_kernel_symbols(struct rep *r)
 {
 	r->ksyms_decided = true;
 	r->ksyms_pending = r->set && r->sym && !r->tracing_kallsyms && r->kernel_mapped &&
 			   formats_print_symbols(r->pd);
+	direct_update(r);
 }
 
 static void read_kernel_symbols(struct rep *r)
@@ -1421,6 +1528,7 @@ static int __attribute__((noinline)) load_kernel_symbols(struct rep *r)
 	int werr = 0;
 
 	r->ksyms_pending = false;
+	direct_update(r);
 	if (r->pool) {
 		ppool_finish(r->pool);
 		werr = r->out.error;
@@ -1456,13 +1564,119 @@ static bool event_reads_kallsyms(const struct tk_event *ev)
 	return false;
 }
 
-/* The event set from TRACING_DATA; built once, when a tracepoint first needs it. */
+/*
+ * Parse format @index of TRACING_DATA into the set. One that does not
+ * parse leaves its event without text, as in perf; the file says so rather
+ * than printing empty events, at the place in the damage list the format's
+ * turn in the file gives it (formats parse out of order: bind_event()).
+ * Return: 1 parsed, 0 listed as damage, -ENOMEM, -EBADMSG (strict).
+ */
+static int add_tracing_format(struct rep *r, uint32_t index, const char *system,
+			      const struct tk_perfdata_text *text)
+{
+	int ret = tk_event_set_add_format(r->set, system, text->data, text->len);
+	char what[400];
+	uint32_t *bad;
+	size_t k;
+
+	if (ret >= 0 || ret == -ENOMEM)
+		return ret < 0 ? ret : 1;
+	snprintf(what, sizeof(what), "%s (its events print without fields)", tk_errmsg());
+	for (k = r->nfmt_bad; k > 0 && r->fmt_bad[k - 1] > index; k--)
+		;
+	bad = realloc(r->fmt_bad, (r->nfmt_bad + 1) * sizeof(*bad));
+	if (!bad)
+		return -ENOMEM;
+	memmove(&bad[k + 1], &bad[k], (r->nfmt_bad - k) * sizeof(*bad));
+	bad[k] = index;
+	r->fmt_bad = bad;
+	r->nfmt_bad++;
+	ret = tk_perfdata_note_damage_at(r->pd, r->fmt_damage_base + k,
+					 tk_perfdata_tracing_offset(r->pd, text->data), 0, -1,
+					 what);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * The id a format's second line names ("name: N\nID: 123\n"), or -1 when
+ * it is not plainly there: such a format is parsed at once, so whatever
+ * libtraceevent makes of it is what it always made.
+ */
+static int32_t format_id(const struct tk_perfdata_text *text)
+{
+	const char *p = text->data, *end = p + (text->len < 512 ? text->len : 512);
+	int32_t id = 0;
+	int digits = 0;
+
+	p = memchr(p, '\n', (size_t)(end - p));
+	if (!p || end - p < 6 || memcmp(p + 1, "ID: ", 4))
+		return -1;
+	for (p += 5; p < end && *p >= '0' && *p <= '9' && digits < 6; p++, digits++)
+		id = id * 10 + (*p - '0');
+	/* "0123" is octal to libtraceevent's strtoull(..., 0). */
+	if (!digits || p >= end || *p != '\n' || id > 0xffff || (digits > 1 && p[-digits] == '0'))
+		return -1;
+	return id;
+}
+
+static int lazy_cmp(const void *a, const void *b)
+{
+	const struct lazy_format *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The first lazy format of @id, or NULL. */
+static struct lazy_format *lazy_find(struct rep *r, uint64_t id)
+{
+	size_t lo = 0, hi = r->nlazy;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uint64_t)r->lazy[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nlazy && (uint64_t)r->lazy[lo].id == id ? &r->lazy[lo] : NULL;
+}
+
+/* Parse the formats of @id still waiting, in file order. */
+static int parse_lazy(struct rep *r, uint64_t id)
+{
+	struct lazy_format *l = lazy_find(r, id);
+	int ret;
+
+	for (; l && l < r->lazy + r->nlazy && (uint64_t)l->id == id; l++) {
+		if (l->parsed)
+			continue;
+		l->parsed = true;
+		ret = add_tracing_format(r, l->index, l->system, &l->text);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * The event set from TRACING_DATA; built once, when a tracepoint first
+ * needs it. A file of `perf record -e 'syscalls:*'` carries ~700 formats,
+ * each an event of the file, and samples a few dozen of them: parsing and
+ * compiling a format costs ~200 k instructions, so only the first one is
+ * parsed here (the set takes the common fields' layout from it) and the
+ * others when a sample of their id first prints (bind_event()). A strict
+ * report parses all here, so that a bad one stops it before any output.
+ */
 static int load_tracing(struct rep *r)
 {
 	struct tk_perfdata_tracing t;
 	const char *system;
 	struct tk_perfdata_text text;
-	int ret;
+	bool eager;
+	int ret, parsed = 0;
 
 	if (r->set_tried)
 		return r->set ? 0 : -ENOENT;
@@ -1474,25 +1688,30 @@ static int load_tracing(struct rep *r)
 		return -errno;
 	if (t.header_page.len)
 		tk_event_set_add_header_page(r->set, t.header_page.data, t.header_page.len);
+	r->fmt_damage_base = tk_perfdata_damage_count(r->pd);
+	eager = tk_perfdata_strict(r->pd);
 	for (uint32_t i = 0; tk_perfdata_tracing_format(r->pd, i, &system, &text) == 0; i++) {
-		ret = tk_event_set_add_format(r->set, system, text.data, text.len);
-		if (ret == -ENOMEM)
-			return ret;
-		/*
-		 * A format that does not parse leaves its event without text, as
-		 * in perf; the file says so rather than printing empty events.
-		 */
-		if (ret < 0) {
-			char what[400];
+		int32_t id = eager || !parsed ? -1 : format_id(&text);
 
-			snprintf(what, sizeof(what), "%s (its events print without fields)",
-				 tk_errmsg());
-			ret = tk_perfdata_note_damage(
-				r->pd, tk_perfdata_tracing_offset(r->pd, text.data), 0, -1, what);
-			if (ret < 0)
-				return ret;
+		if (id >= 0) {
+			struct lazy_format *l;
+
+			if (r->nlazy % 64 == 0) {
+				l = realloc(r->lazy, (r->nlazy + 64) * sizeof(*l));
+				if (!l)
+					return -ENOMEM;
+				r->lazy = l;
+			}
+			r->lazy[r->nlazy++] = (struct lazy_format){id, i, false, system, text};
+			continue;
 		}
+		ret = add_tracing_format(r, i, system, &text);
+		if (ret < 0)
+			return ret;
+		parsed |= ret;
 	}
+	if (r->nlazy > 1)
+		qsort(r->lazy, r->nlazy, sizeof(*r->lazy), lazy_cmp);
 	if (t.kallsyms.len &&
 	    tk_event_set_add_kallsyms_borrowed(r->set, t.kallsyms.data, t.kallsyms.len))
 		return -ENOMEM;
@@ -1707,8 +1926,16 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 
 		if (ret == -ENOMEM || ret == -EBADMSG) /* -EBADMSG: --strict */
 			return ret;
-		if (r->set)
+		if (r->set && name && lazy_find(r, a->config)) {
+			/* Its format waits for its first sample (bind_event()). */
+			e->ev_pending = true;
+			e->ev_id = (int32_t)a->config;
+			e->fields |= F_PENDING;
+		} else if (r->set) {
+			if ((ret = parse_lazy(r, a->config)))
+				return ret;
 			e->ev = tk_event_find(r->set, (int)a->config);
+		}
 		if (e->ev && r->set_live && name && !live_format_fits(r, e->ev, name, a->config))
 			e->ev = NULL;
 		e->ksyms = e->ev && event_reads_kallsyms(e->ev);
@@ -1788,6 +2015,19 @@ static int ensure_evsels(struct rep *r)
 	return 0;
 }
 
+/*
+ * What ppool_can_log() asks of the event itself, once per event rather
+ * than per line: its fields are those of the line a worker prints, its
+ * name column fits the current width, and its text needs no lock.
+ */
+static bool evsel_log_ok(const struct rep *r, const struct rep_evsel *e)
+{
+	return !(e->fields & (F_IP | F_PERIOD | F_PENDING)) &&
+	       (e->fields & (F_COMM | F_TID | F_EVNAME)) == (F_COMM | F_TID | F_EVNAME) &&
+	       e->name_col && e->name_col_width == r->name_width &&
+	       (!e->ev || e->ev->kind == TK_EVENT_PROGRAM || e->ev->kind == TK_EVENT_SLOW);
+}
+
 /* Prepare every event, and size the name column (perf sizes it once, by all events). */
 static int evsels_ready(struct rep *r)
 {
@@ -1818,14 +2058,19 @@ static int evsels_ready(struct rep *r)
 		/* Names from the file can be long: those print through put_padded(). */
 		if (width + len + 3 > 4096)
 			continue;
-		/* Zeroed to whole NAME_CHUNKs: put_name_col() copies whole ones. */
+		/* Zeroed to whole NAME_CHUNKs, NAME_MIN at least: put_name_col() copies those. */
 		e->name_col =
-			calloc(1, (width + len + 3 + NAME_CHUNK - 1) & ~(size_t)(NAME_CHUNK - 1));
+			calloc(1, width + len + 3 <= NAME_MIN ? NAME_MIN
+							      : (width + len + 3 + NAME_CHUNK - 1) &
+									~(size_t)(NAME_CHUNK - 1));
 		if (!e->name_col)
 			return -ENOMEM;
 		n = snprintf(e->name_col, width + len + 3, "%*s: ", r->name_width, e->name);
 		e->name_col_len = n > 0 ? (uint32_t)n : 0;
 	}
+	for (size_t i = 0; i < r->nevs; i++)
+		r->evs[i].log_ok = evsel_log_ok(r, &r->evs[i]);
+	direct_update(r);
 	return 0;
 }
 
@@ -2324,14 +2569,10 @@ static struct ppool *__attribute__((cold, noinline)) ppool_new(struct rep *r)
 }
 
 /* Whether a worker can print the line of @rec (event @e, thread @t; @fixed: fixed layout). */
-static inline bool ppool_can_log(const struct rep *r, const struct tk_perf_record *rec,
-				 const struct rep_evsel *e, const struct thread *t, bool fixed)
+static inline bool ppool_can_log(const struct tk_perf_record *rec, const struct rep_evsel *e,
+				 const struct thread *t, bool fixed)
 {
-	return !rec->compressed && t && t->prefix_len && fixed &&
-	       !(e->fields & (F_IP | F_PERIOD)) &&
-	       (e->fields & (F_COMM | F_TID | F_EVNAME)) == (F_COMM | F_TID | F_EVNAME) &&
-	       e->name_col && e->name_col_width == r->name_width &&
-	       (!e->ev || e->ev->kind == TK_EVENT_PROGRAM || e->ev->kind == TK_EVENT_SLOW);
+	return e->log_ok && !rec->compressed && t && t->prefix_len && fixed;
 }
 
 /* Log that line in the job being filled (ppool_can_log() said yes). */
@@ -2364,7 +2605,7 @@ static bool ppool_log(struct rep *r, const struct tk_perf_record *rec, const str
 {
 	if (r->pool->cur_inline)
 		return false;
-	if (!ppool_can_log(r, rec, e, t, s->fixed)) {
+	if (!ppool_can_log(rec, e, t, s->fixed)) {
 		/* This line prints in the merge: from here on, in order, so does the job. */
 		ppool_dispatch(r->pool, true);
 		return false;
@@ -2850,6 +3091,31 @@ static void put_mem_after_ip(struct rep *r, unsigned int fields, const struct ps
 	}
 }
 
+/*
+ * Parse the format of @e's first sample (load_tracing() left it for now).
+ * Workers may be printing: libtraceevent's parser and the set's tables
+ * change under the lock the slow printer takes; what a worker reads
+ * without it (its own event's program, the set's layout) does not change.
+ */
+static int __attribute__((cold, noinline)) bind_event(struct rep *r, struct rep_evsel *e)
+{
+	int ret;
+
+	e->ev_pending = false;
+	e->fields &= ~(unsigned int)F_PENDING;
+	if (r->pool)
+		pthread_mutex_lock(&r->pool->pp->slow_lock);
+	ret = parse_lazy(r, (uint64_t)e->ev_id);
+	if (r->pool)
+		pthread_mutex_unlock(&r->pool->pp->slow_lock);
+	if (ret)
+		return ret;
+	e->ev = tk_event_find(r->set, e->ev_id);
+	e->ksyms = e->ev && event_reads_kallsyms(e->ev);
+	e->log_ok = evsel_log_ok(r, e);
+	return 0;
+}
+
 /* The line of sample @s as event @idx (a known index): perf script's default fields. */
 static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, int32_t idx,
 			     const struct psample *s)
@@ -2866,6 +3132,8 @@ static int print_sample_line(struct rep *r, const struct tk_perf_record *rec, in
 		if (ret)
 			return ret;
 	}
+	if (e->ev_pending && (ret = bind_event(r, e)))
+		return ret;
 	fields = e->fields;
 	if (r->filtering && (!e->wanted || !sample_wanted(r, s)))
 		return 0;
@@ -3078,18 +3346,19 @@ static inline int print_direct(struct rep *r, const struct tk_perf_record *rec, 
 	const void *raw = NULL;
 	uint32_t cpu, raw_size = 0;
 	struct thread *t;
+	char *o;
 
-	if (!e->ready || (e->fields & (F_MEM | F_IP | F_PERIOD)) ||
+	if (!e->ready || (e->fields & (F_MEM | F_IP | F_PERIOD | F_PENDING)) ||
 	    (e->sample_type & TK_PERF_SAMPLE_READ) ||
 	    (e->fields & (F_COMM | F_TID | F_EVNAME)) != (F_COMM | F_TID | F_EVNAME) ||
 	    !e->name_col || e->name_col_width != r->name_width || !fast_sample(e, rec))
 		return 0;
 	t = thread_get(r, f->tid ? (int32_t)ld32(d + f->tid + 4) : 0, true);
-	if (!t || !thread_prefix(r, t))
+	if (!t || (!t->prefix_len && !thread_prefix(r, t)))
 		return 0;
 	if (r->pool && !r->pool->cur_inline) {
 		/* Else print_sample_line()'s ppool_log() makes the job inline first. */
-		if (!ppool_can_log(r, rec, e, t, true))
+		if (!ppool_can_log(rec, e, t, true))
 			return 0;
 		ppool_add(r, rec, t, idx);
 		r->printed++;
@@ -3100,13 +3369,42 @@ static inline int print_direct(struct rep *r, const struct tk_perf_record *rec, 
 		raw_size = ld32(d + f->raw);
 		raw = d + f->raw + 4;
 	}
-	copy40(room(&r->out, PREFIX_BYTES), t->prefix);
-	r->out.len += t->prefix_len;
-	if (e->fields & F_CPU)
+	/*
+	 * Room for the line up to its text at once, so that the usual prefix,
+	 * CPU, time and name column are stores without a test each; the
+	 * rarer shapes (a CPU past 999, a new microsecond, a long name) take
+	 * the checked writers with out->len brought up to date first.
+	 */
+	o = room(&r->out, PREFIX_BYTES + 8 + sizeof(r->tc.text) + NAME_MIN);
+	copy40(o, t->prefix);
+	o += t->prefix_len;
+	if ((e->fields & F_CPU) && cpu < 1000) {
+		memcpy(o, &cpu_cols[cpu], 8);
+		o += 6;
+	} else if (e->fields & F_CPU) {
+		r->out.len = (size_t)(o - r->out.buf);
 		put_cpu(&r->out, cpu);
-	if (e->fields & F_TIME)
-		put_time(&r->tc, &r->out, r->nsec, f->time ? ld64(d + f->time) : 0);
-	put_name_col(&r->out, e->name_col, e->name_col_len);
+		o = r->out.buf + r->out.len;
+	}
+	if (e->fields & F_TIME) {
+		uint64_t tm = f->time ? ld64(d + f->time) : 0;
+
+		if (tm - r->tc.lo < r->tc.span) {
+			copy40(o, r->tc.text);
+			o += r->tc.len;
+		} else {
+			r->out.len = (size_t)(o - r->out.buf);
+			put_time_miss(&r->tc, &r->out, r->nsec, tm);
+			o = r->out.buf + r->out.len;
+		}
+	}
+	if (e->name_col_len <= NAME_MIN - NAME_CHUNK) {
+		copy64(o, e->name_col);
+		r->out.len = (size_t)(o + e->name_col_len - r->out.buf);
+	} else {
+		r->out.len = (size_t)(o - r->out.buf);
+		put_name_col(&r->out, e->name_col, e->name_col_len);
+	}
 	if ((e->fields & F_TRACE) && raw && e->ev && r->pool)
 		print_shared(r, e->ev, raw, raw_size, cpu);
 	else if ((e->fields & F_TRACE) && raw && e->ev)
@@ -3123,8 +3421,9 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	struct psample s;
 	int ret;
 
-	if (idx >= 0 && (size_t)idx < r->nevs && r->name_width && !r->filtering &&
-	    !r->opts->fields && r->ksyms_decided && !(r->ksyms_pending && r->evs[idx].ksyms)) {
+	if (idx >= 0 && (size_t)idx < r->nevs &&
+	    (r->direct || (r->name_width && !r->filtering && !r->opts->fields && r->ksyms_decided &&
+			   !(r->ksyms_pending && r->evs[idx].ksyms)))) {
 		ret = print_direct(r, rec, idx);
 		if (ret)
 			return ret < 0 ? ret : 0;
@@ -3151,6 +3450,8 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 		if (ret)
 			return ret;
 	}
+	if (r->evs[idx].ev_pending && (ret = bind_event(r, &r->evs[idx])))
+		return ret;
 	if (!r->ksyms_decided && r->evs[idx].ev)
 		decide_kernel_symbols(r);
 	if (r->ksyms_pending && r->evs[idx].ksyms && (ret = load_kernel_symbols(r)))
@@ -3372,23 +3673,42 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 /* Deliver queued records up to @limit (all when @all), in time order. */
 static int flush_queue(struct rep *r, uint64_t limit, bool all)
 {
+	uint64_t low;
 	size_t i;
 	int ret;
 
-	if (!r->qlen)
+	if (!r->qlen) {
+		r->keep_low = UINT64_MAX;
 		return 0;
+	}
 	ret = sort_queue(r);
-	if (ret)
+	if (ret) {
+		r->keep_low = 0;
 		return ret;
+	}
 	for (i = 0; i < r->qlen; i++) {
 		if (!all && r->q[i].time > limit)
 			break;
 		ret = deliver_queued(r, &r->q[i]);
-		if (ret)
+		if (ret) {
+			r->keep_low = 0;
 			return ret;
+		}
 	}
-	/* deliver_queued() emptied arenas before anything else could move. */
-	memmove(r->q, r->q + i, (r->qlen - i) * sizeof(*r->q));
+	/*
+	 * deliver_queued() emptied arenas before anything else could move.
+	 * What stays moves to the front, and the lowest file offset among it
+	 * is noted on the way (keep_queued()), in one pass.
+	 */
+	low = UINT64_MAX;
+	for (size_t k = i; k < r->qlen; k++) {
+		struct qent e = r->q[k];
+
+		if (e.off == QENT_MAPPED && e.file_offset < low)
+			low = e.file_offset;
+		r->q[k - i] = e;
+	}
+	r->keep_low = low;
 	r->qlen -= i;
 	return 0;
 }
@@ -3415,8 +3735,8 @@ static int __attribute__((noinline)) queue_grow(struct rep *r)
 }
 
 /* Queue a record read in place: the entry points at it in the mapping. */
-static inline int enqueue_mapped(struct rep *r, const struct tk_perf_record *rec, uint64_t time,
-				 int32_t idx)
+static inline __attribute__((always_inline)) int
+enqueue_mapped(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t idx)
 {
 	struct qent *e;
 
@@ -3471,8 +3791,8 @@ enqueue_copy(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int
 	return 0;
 }
 
-static inline int enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time,
-			  int32_t idx)
+static inline __attribute__((always_inline)) int
+enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t idx)
 {
 	/* The reader's mapping keeps it until close: no copy (a copy's data lies elsewhere). */
 	if (r->map && !rec->compressed && (const uint8_t *)rec->data == r->map + rec->offset)
@@ -3506,12 +3826,7 @@ process_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 /* Tell the reader which pages of its mapping the queue still reads. */
 static void keep_queued(struct rep *r)
 {
-	uint64_t low = UINT64_MAX;
-
-	for (size_t i = 0; i < r->qlen; i++)
-		if (r->q[i].off == QENT_MAPPED && r->q[i].file_offset < low)
-			low = r->q[i].file_offset;
-	tk_perfdata_keep_from(r->pd, low);
+	tk_perfdata_keep_from(r->pd, r->keep_low);
 }
 
 static int process(struct rep *r, const struct tk_perf_record *rec)
@@ -3610,6 +3925,8 @@ static void rep_release(struct rep *r)
 	tk_cache_close(r->cache);
 	free(r->bids);
 	tk_event_set_free(r->set);
+	free(r->lazy);
+	free(r->fmt_bad);
 	free(r->ksym_text); /* after the set, which borrowed it */
 	tk_outbuf_release(&r->out);
 }
@@ -3647,6 +3964,7 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	ret = check_event_specs(pd, opts);
 	if (ret < 0)
 		return ret;
+	pthread_once(&cpu_cols_once, cpu_cols_init);
 	memset(&r, 0, sizeof(r));
 	r.pd = pd;
 	for (size_t i = 0; i < IDCACHE_SIZE; i++)

@@ -82,6 +82,31 @@ static const unsigned char byte_class[256] = {
 };
 
 /*
+ * The value of the 8 lowercase hex digits at @p, eight bytes at a time
+ * (each byte's range tested by an add that sets its high bit, then the
+ * nibbles packed pairwise); false when one byte is no such digit.
+ */
+static bool hex8(const char *p, uint32_t *out)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t x, digit, alpha;
+
+	memcpy(&x, p, 8);
+	if (x & highs)
+		return false;
+	digit = (x + ones * (0x80 - '0')) & ~(x + ones * (0x80 - '9' - 1)) & highs;
+	alpha = (x + ones * (0x80 - 'a')) & ~(x + ones * (0x80 - 'f' - 1)) & highs;
+	if ((digit | alpha) != highs)
+		return false;
+	/* Little-endian: the first digit is the lowest byte and the highest nibble. */
+	x = (x & 0x0f0f0f0f0f0f0f0full) + (alpha >> 7) * 9;
+	x = (x & 0x000f000f000f000full) << 4 | (x >> 8 & 0x000f000f000f000full);
+	x = (x & 0x000000ff000000ffull) << 8 | (x >> 16 & 0x000000ff000000ffull);
+	*out = (uint32_t)((x & 0xffff) << 16 | (x >> 32 & 0xffff));
+	return true;
+}
+
+/*
  * Whether no symbol's range can reach over the next address's symbols. A
  * symbol whose successor is of the other kind (kernel or module) ends a
  * page past its start rounded up (perf's fixup), not at the successor;
@@ -120,26 +145,17 @@ struct tk_ksyms_lazy *tk_ksyms_lazy_new(char *text, size_t len, const char *name
 		const char *line = text + i, *nl = memchr(line, '\n', len - i);
 		size_t ll = nl ? (size_t)(nl - line) : len - i, kk = 0, nstart, nend;
 		uint64_t addr = 0;
+		uint32_t hi, lo;
 		bool module;
 		char type;
 
 		i += ll + 1;
 		if (!ll)
 			continue;
-		if (ll > 16 && line[16] == ' ') {
-			/* The usual 16 digits: no bound or end test per digit. */
-			unsigned int bad = 0;
-
-			for (kk = 0; kk < 16; kk++) {
-				unsigned int v = byte_class[(unsigned char)line[kk]] & 0x1f;
-
-				bad |= !v;
-				addr = addr << 4 | (uint64_t)(v - 1);
-			}
-			if (bad) {
-				kk = 0;
-				addr = 0;
-			}
+		if (ll > 16 && line[16] == ' ' && hex8(line, &hi) && hex8(line + 8, &lo)) {
+			/* The usual 16 digits. */
+			addr = (uint64_t)hi << 32 | lo;
+			kk = 16;
 		}
 		if (!kk) {
 			while (kk < ll && kk < 17 && (byte_class[(unsigned char)line[kk]] & 0x1f)) {

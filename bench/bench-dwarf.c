@@ -15,9 +15,13 @@
  * pointers: only its CFI unwinds it; an inlined function, a qsort
  * callback into libc, getppid calls for kernel frames) with dwarf,4096.
  * The big workload's input is that program's profile. "long" is the big
- * workload's program run LONG_RUNS times in one recording (a shell loop:
- * 25-35 k samples, ~250 MB), so that the cost per sample shows beside the
- * fixed costs (loading binaries, DWARF, kallsyms) that dominate 2 k samples.
+ * workload with an input LONG_X times larger (the small program sampled
+ * at LONG_X times the rate): 20-40 k samples, ~300 MB, so that the cost
+ * per sample shows beside the fixed costs (loading binaries, DWARF,
+ * kallsyms) that dominate 2 k samples. One process, as perf starts it: a
+ * shell loop of runs would add exec'd children, whose stacks perf 6.1
+ * unwinds differently from tracekit (its maps after an exec; not yet
+ * reproduced), so the texts would differ.
  *
  * It records with Debian's perf (perf record -N -e cpu-clock),
  * exits 1 unless tracekit report prints exactly what perf script prints,
@@ -55,10 +59,8 @@
 
 #include "harness.h"
 
-/* Runs of the big workload's program in the long workload's one recording. */
-#define LONG_RUNS  14
-#define TK_STR_(x) #x
-#define TK_STR(x)  TK_STR_(x)
+/* How much larger the long workload's input is than the big one's. */
+#define LONG_X 5
 
 static const char prog_src[] =
 	"#include <stdlib.h>\n"
@@ -318,7 +320,7 @@ int main(int argc, char **argv)
 {
 	const char *tracekit = "tracekit", *keep = NULL, *workload = "big";
 	char dir[] = "/tmp/tk-bench-dwarf.XXXXXX", src[128], prog[128], data[128], a[128], b[128],
-	     rounds_arg[32], small[128], big_prog[4200];
+	     rounds_arg[32], small[128], big_prog[4200], freq[16];
 	int rounds = 5;
 	bool quick = false, big, lng;
 	long samples, win_samples = 0, head_samples = 0;
@@ -378,6 +380,7 @@ int main(int argc, char **argv)
 	snprintf(b, sizeof(b), "%s/tracekit.txt", dir);
 	snprintf(small, sizeof(small), "%s/small.data", dir);
 	snprintf(rounds_arg, sizeof(rounds_arg), "%d", quick ? 30 : big ? 3000 : 600);
+	snprintf(freq, sizeof(freq), "%d", lng ? 4000 * LONG_X : 4000);
 	f = fopen(src, "w");
 	if (!f || fputs(prog_src, f) < 0 || fclose(f))
 		die(src);
@@ -385,7 +388,7 @@ int main(int argc, char **argv)
 		char *const cc[] = {"cc", "-O2", "-g", "-fomit-frame-pointer",
 				    "-o", prog,	 src,  NULL};
 		char *const rec[] = {"perf",	     "record",	   "-q", "-N",
-				     "-e",	     "cpu-clock",  "-F", "4000",
+				     "-e",	     "cpu-clock",  "-F", freq,
 				     "--call-graph", "dwarf,4096", "-o", big ? small : data,
 				     prog,	     rounds_arg,   NULL};
 
@@ -397,35 +400,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (big) {
-		char runs[16];
 		char *const rec[] = {"perf",   "record", "-q",		 "-N",	  "-e", "cpu-clock",
 				     "-F",     "10000",	 "--call-graph", "dwarf", "-o", data,
 				     big_prog, "report", small,		 NULL};
-		/* long: the same run LONG_RUNS times over, in one recording */
-		char *const rec_long[] = {
-			"perf",
-			"record",
-			"-q",
-			"-N",
-			"-e",
-			"cpu-clock",
-			"-F",
-			"10000",
-			"--call-graph",
-			"dwarf",
-			"-o",
-			data,
-			"sh",
-			"-c",
-			"i=0; while [ $i -lt \"$2\" ]; do \"$0\" report \"$1\" >/dev/null || "
-			"exit 1; i=$((i+1)); done",
-			big_prog,
-			small,
-			runs,
-			NULL};
 		int ret = build_workload(big_prog, sizeof(big_prog));
 
-		snprintf(runs, sizeof(runs), "%d", LONG_RUNS);
 		if (ret == 77) {
 			printf("SKIP: meson and ninja build the big workload (or use --workload "
 			       "small)\n");
@@ -435,7 +414,7 @@ int main(int argc, char **argv)
 			errno = 0;
 			die("building the big workload (tracekit -O2 -g) from " SOURCE_ROOT);
 		}
-		if (run_quiet(lng ? rec_long : rec)) {
+		if (run_quiet(rec)) {
 			errno = 0;
 			die("perf record --call-graph dwarf of tracekit report");
 		}
@@ -459,7 +438,7 @@ int main(int argc, char **argv)
 		printf("profile (%s%s): %ld samples, %.0f MB, --call-graph %s; texts identical%s%s "
 		       "(%ld samples), %s (%ld)\n",
 		       big ? "tracekit -O2 -g reporting a DWARF profile" : "small program",
-		       lng ? ", " TK_STR(LONG_RUNS) " runs" : "", samples,
+		       lng ? ", its input sampled 5x as often" : "", samples,
 		       stat(data, &st) ? 0.0 : (double)st.st_size / 1e6,
 		       big ? "dwarf (8192)" : "dwarf,4096", quick ? "" : ", also on --time ",
 		       quick ? "" : window, quick ? samples : win_samples, head, head_samples);

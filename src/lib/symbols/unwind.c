@@ -22,6 +22,17 @@
  * file at the path whatever its build id, and so steps through a rebuilt
  * binary with the new binary's tables; we do not trust them.
  *
+ * Stepping: most frames are stepped without libdwfl (fast_walk()). Per
+ * frame address, once per process Dwfl, the FDE libdwfl would use is
+ * read into rules (struct step_rule: CFA = register + offset, each
+ * register undefined, unchanged, at CFA + N or equal to CFA + N), and
+ * the walk applies them with the same word reads in the same order as
+ * libdwfl's handle_cfi(): ~300 instructions a frame instead of ~4 k
+ * (libdwfl interprets the CFI and allocates per frame). A frame whose CFI
+ * says more (expressions, a signal frame, .debug_frame only) hands the
+ * walk to dwfl_getthread_frames() from that frame's registers, through
+ * the same restart as a frame-pointer step.
+ *
  * Frames: the sampled ip, then for each caller its return address - 1,
  * the call instruction's last byte, which is where its names and inline
  * scopes are (libdwfl's "activation" flag says which frames are the
@@ -48,14 +59,17 @@
  * buffers, leave it), up to UPROCS processes, the least recently used
  * dropped first; each is attached once, with the current sample handed to
  * the callbacks through the handle. Whether CFI covers an address, per
- * maps generation (CFI_MEMO). Per binary, shared by every process: its
- * resolved file and mapped image, a Dwfl of it alone for its DWARF (libc's
- * is inflated from a compressed debug file: a quarter of a second, once
- * per run rather than once per process), an index of each compile unit's
- * functions by address range, and the inline names of every address asked
- * for (up to INLINE_CACHE_MAX addresses). A sample then costs libdwfl's
- * stepping and hash lookups; the text of each frame is kept by the
- * caller (perfdata-report.c).
+ * maps generation (CFI_MEMO); each frame address's step rules, per Dwfl
+ * (STEP_RULES, direct-mapped, ~2 MB). Per binary, shared by every
+ * process: its resolved file and mapped image, a Dwfl of it alone for its
+ * DWARF (libc's is inflated from a compressed debug file: ~230 M
+ * instructions, two thirds of a report of 1 300 samples with inline
+ * frames, once per run rather than once per process; libdw inflates whole
+ * sections, so no unit can be inflated alone), an index of each compile
+ * unit's functions by address range, and the inline names of every
+ * address asked for (up to INLINE_CACHE_MAX addresses). A sample then
+ * costs the rule steps and hash lookups; the text of each frame is kept
+ * by the caller (perfdata-report.c).
  */
 #include <dwarf.h>
 #include <elf.h>
@@ -129,7 +143,34 @@ struct inl {
 struct uproc {
 	int32_t pid;
 	uint64_t gen, used;
-	Dwfl *dwfl; /* NULL: free slot */
+	uint64_t epoch; /* which Dwfl this is, of all made (struct step_rule's key) */
+	Dwfl *dwfl;	/* NULL: free slot */
+};
+
+/*
+ * How a frame steps to its caller (fast_walk()), from its CFI: the CFA
+ * is a register plus an offset; each register (DWARF numbers, 16 the
+ * return address) is undefined, keeps its value, is read at CFA + off or
+ * is CFA + off. Frames whose CFI says anything else go to libdwfl.
+ */
+#define STEP_RULES 16384 /* direct-mapped by address: ~2 MB */
+
+enum { RULE_UNDEF, RULE_SAME, RULE_AT, RULE_VAL };
+enum {
+	STEP_CFI,    /* the rules below */
+	STEP_NOCFI,  /* a mapped binary without CFI there: fp_step() */
+	STEP_NOFILE, /* no binary of the recorded build id: the frame ends the walk */
+	STEP_SLOW,   /* libdwfl steps it */
+};
+
+struct step_rule {
+	uint64_t pc, epoch; /* the frame's address in that Dwfl; epoch 0: empty */
+	bool initial;	    /* a walk's first frame: looked up at pc, not pc - 1 */
+	uint8_t kind;
+	uint8_t cfa_reg;
+	uint8_t rule[17];
+	int64_t cfa_off;
+	int32_t off[17];
 };
 
 #define CFI_MEMO 4096
@@ -161,10 +202,15 @@ struct tk_unwind {
 	Dwarf_Word last_val;	 /* with this word */
 	unsigned int step_reads; /* memory_read() calls since frame_cb() asked for a step */
 	struct cfi_memo cfi_memo[CFI_MEMO];
-	bool restart;	   /* unwind on from these registers (fp_step()) */
+	bool restart;	   /* unwind on from these registers (fp_step(), fast_walk()) */
 	bool from_fp;	   /* the walk starts from them */
 	size_t walk_start; /* uw->n at the walk's first frame */
-	uint64_t restart_pc, restart_rbp, restart_rsp;
+	uint64_t restart_pc;
+	uint32_t restart_mask; /* which of restart_regs (DWARF numbers 0-16) are known */
+	uint64_t restart_regs[17];
+	struct step_rule *rules; /* STEP_RULES, made on first use (fast_walk()) */
+	bool slow;		 /* every step by libdwfl (tk_unwind_set_fast()) */
+	uint64_t epochs;	 /* Dwfls made so far: the rules' key */
 };
 
 static unsigned char machine_ehdr[sizeof(Elf64_Ehdr)];
@@ -192,6 +238,11 @@ struct tk_unwind *tk_unwind_new(struct tk_symbolizer *sym)
 		return tk_fail_null(ENOMEM, "libelf: %s", elf_errmsg(-1));
 	}
 	return uw;
+}
+
+void tk_unwind_set_fast(struct tk_unwind *uw, bool on)
+{
+	uw->slow = !on;
 }
 
 void tk_unwind_free(struct tk_unwind *uw)
@@ -224,6 +275,7 @@ void tk_unwind_free(struct tk_unwind *uw)
 		free(uw->inls[i].names);
 	}
 	free(uw->inls);
+	free(uw->rules);
 	elf_end(uw->machine);
 	free(uw);
 }
@@ -432,11 +484,13 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 	Dwarf_Word regs[17];
 
 	if (uw->from_fp) {
-		/* A frame-pointer step's result (fp_step()): only these are known. */
-		regs[0] = uw->restart_rbp;
-		regs[1] = uw->restart_rsp;
+		/* A step's result (fp_step(), fast_walk()): only these are known. */
+		for (unsigned int i = 0; i < 17; i++)
+			if ((uw->restart_mask >> i & 1) &&
+			    !dwfl_thread_state_registers(thread, (int)i, 1, &uw->restart_regs[i]))
+				return false;
 		dwfl_thread_state_register_pc(thread, uw->restart_pc);
-		return dwfl_thread_state_registers(thread, 6, 2, regs);
+		return true;
 	}
 	for (unsigned int i = 0; i < 17; i++) {
 		uint64_t v;
@@ -533,6 +587,7 @@ static struct uproc *uproc_get(struct tk_unwind *uw, int32_t pid, uint64_t gen)
 		}
 		p->pid = pid;
 		p->gen = gen;
+		p->epoch = ++uw->epochs;
 	}
 	p->used = ++uw->clock;
 	return p;
@@ -666,11 +721,11 @@ static bool has_cfi(struct tk_unwind *uw, uint64_t pc)
  * when the walk goes on from there; adds the frame at 0 - 1 perf prints
  * for a caller's address read as 0.
  */
-static void fp_step(struct tk_unwind *uw, Dwfl_Frame *state)
+static void fp_step_regs(struct tk_unwind *uw, bool known, Dwarf_Word rbp, Dwarf_Word rsp)
 {
-	Dwarf_Word rbp, rsp, ip, rbp1;
+	Dwarf_Word ip, rbp1;
 
-	if (dwfl_frame_reg(state, 6, &rbp) || dwfl_frame_reg(state, 7, &rsp) || !rbp)
+	if (!known || !rbp)
 		return;
 	/*
 	 * libunwind's test of its guess: a frame pointer below the frame's
@@ -686,8 +741,17 @@ static void fp_step(struct tk_unwind *uw, Dwfl_Frame *state)
 	/* Looked up and printed at ip - 1, a call's last byte: start from there. */
 	uw->restart = true;
 	uw->restart_pc = ip - 1;
-	uw->restart_rbp = rbp1;
-	uw->restart_rsp = rsp + 16;
+	uw->restart_mask = 1u << 6 | 1u << 7;
+	uw->restart_regs[6] = rbp1;
+	uw->restart_regs[7] = rsp + 16;
+}
+
+static void fp_step(struct tk_unwind *uw, Dwfl_Frame *state)
+{
+	Dwarf_Word rbp = 0, rsp = 0;
+	bool known = !dwfl_frame_reg(state, 6, &rbp) && !dwfl_frame_reg(state, 7, &rsp);
+
+	fp_step_regs(uw, known, rbp, rsp);
 }
 
 static int frame_cb(Dwfl_Frame *state, void *arg)
@@ -724,6 +788,198 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	return DWARF_CB_OK;
 }
 
+/* ------------------------------------------------------------ the fast path */
+
+/* @r's rules from the CFI @frame holds; false when libdwfl must step it. */
+static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
+{
+	Dwarf_Op ops_mem[3], *ops;
+	size_t nops;
+	bool signal = false;
+
+	if (dwarf_frame_info(frame, NULL, NULL, &signal) != 16 || signal)
+		return false;
+	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
+	    ops[0].number >= 17)
+		return false;
+	r->cfa_reg = (uint8_t)ops[0].number;
+	r->cfa_off = (int64_t)ops[0].number2;
+	for (int i = 0; i < 17; i++) {
+		int64_t off = 0;
+
+		if (dwarf_frame_register(frame, i, ops_mem, &ops, &nops) != 0)
+			return false;
+		if (nops == 0) {
+			if (ops == ops_mem)
+				r->rule[i] = RULE_UNDEF;
+			else if (!ops)
+				r->rule[i] = RULE_SAME;
+			else
+				return false;
+			continue;
+		}
+		/* CFA [+ N] [stack_value], as dwarf_frame_register() spells offset rules. */
+		if (ops[0].atom != DW_OP_call_frame_cfa)
+			return false;
+		if (nops > 1 && ops[1].atom == DW_OP_plus_uconst) {
+			off = (int64_t)ops[1].number;
+			ops++;
+			nops--;
+		}
+		if (off < INT32_MIN || off > INT32_MAX)
+			return false;
+		r->off[i] = (int32_t)off;
+		if (nops == 1)
+			r->rule[i] = RULE_AT;
+		else if (nops == 2 && ops[1].atom == DW_OP_stack_value)
+			r->rule[i] = RULE_VAL;
+		else
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The step of the frame at @pc (a walk's first when @initial) in the
+ * current process's Dwfl, worked out once per Dwfl: which binary holds it
+ * (module_at(), which also reports it to the Dwfl, as frame_cb() does),
+ * whether perf finds CFI there (has_cfi()), and the CFI's rules, read
+ * from the FDE libdwfl would use (the .eh_frame one; a frame stepped by
+ * .debug_frame alone goes to libdwfl).
+ */
+static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool initial)
+{
+	uint64_t epoch = uw->cur->epoch, lpc = initial ? pc : pc - 1;
+	uint64_t h = (pc ^ epoch * 0x9e3779b97f4a7c15ull ^ (uint64_t)initial << 63) *
+		     0xff51afd7ed558ccdull;
+	struct step_rule *r = &uw->rules[(h >> 40) & (STEP_RULES - 1)];
+	Dwfl_Module *mod;
+	Dwarf_Frame *frame;
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+	bool nofile;
+
+	if (r->epoch == epoch && r->pc == pc && r->initial == initial)
+		return r;
+	r->epoch = epoch;
+	r->pc = pc;
+	r->initial = initial;
+	mod = module_at(uw, uw->cur, pc, &nofile);
+	(void)mod;
+	if (nofile) {
+		r->kind = STEP_NOFILE;
+		return r;
+	}
+	if (!has_cfi(uw, lpc)) {
+		r->kind = STEP_NOCFI;
+		return r;
+	}
+	r->kind = STEP_SLOW;
+	mod = dwfl_addrmodule(uw->cur->dwfl, lpc);
+	cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;
+	if (cfi && dwarf_cfi_addrframe(cfi, lpc - bias, &frame) == 0) {
+		if (rule_from_cfi(r, frame))
+			r->kind = STEP_CFI;
+		free(frame);
+	}
+	return r;
+}
+
+/*
+ * A walk as dwfl_getthread_frames() over frame_cb() makes it, for as long
+ * as every frame's step is one rule_get() knows: each step then costs
+ * a few word reads instead of libdwfl's CFI lookup, interpretation and
+ * allocations (~4 k instructions a frame, nine tenths of a --no-inline
+ * report). The same frames, the same reads (memory_read(), in libdwfl's
+ * register order: the return address last) and the same end; a frame it
+ * cannot step hands the walk to libdwfl from there (uw->restart_*).
+ * Return: 0 when the walk ended at an undefined or zero return address
+ * (dwfl_getthread_frames()'s 0), 1 when it stopped (a frame without CFI or
+ * file, the frame limit), -1 when libdwfl takes over.
+ */
+static int fast_walk(struct tk_unwind *uw)
+{
+	uint64_t regs[17], pc;
+	uint32_t mask = 0;
+	bool initial = true;
+
+	if (uw->from_fp) {
+		mask = uw->restart_mask;
+		memcpy(regs, uw->restart_regs, sizeof(regs));
+		pc = uw->restart_pc;
+	} else {
+		for (unsigned int i = 0; i < 17; i++)
+			if (!reg_value(uw->s, x86_64_dwarf_to_perf[i], &regs[i]))
+				return -1;
+		mask = (1u << 17) - 1;
+		pc = regs[16];
+	}
+	for (;;) {
+		const struct step_rule *r = rule_get(uw, pc, initial);
+		uint64_t lpc = initial ? pc : pc - 1, cfa = 0, next[17];
+		uint32_t next_mask = 0;
+		bool cfa_ok, pc_undef = false;
+
+		if (r->kind == STEP_SLOW) {
+			if (initial)
+				return -1; /* from the walk's own start */
+			uw->restart = true;
+			uw->restart_pc = lpc;
+			uw->restart_mask = mask;
+			memcpy(uw->restart_regs, regs, sizeof(regs));
+			return -1;
+		}
+		if (r->kind == STEP_NOCFI) {
+			add_frame(uw, lpc);
+			if (uw->n < uw->max)
+				fp_step_regs(uw, (mask >> 6 & 1) && (mask >> 7 & 1), regs[6],
+					     regs[7]);
+			return 1;
+		}
+		add_frame(uw, lpc);
+		if (r->kind == STEP_NOFILE || uw->n >= uw->max)
+			return 1;
+		uw->step_reads = 0;
+		cfa_ok = mask >> r->cfa_reg & 1;
+		if (cfa_ok)
+			cfa = regs[r->cfa_reg] + (uint64_t)r->cfa_off;
+		for (unsigned int i = 0; i < 17; i++) {
+			Dwarf_Word v;
+
+			switch (r->rule[i]) {
+			case RULE_UNDEF:
+				if (i == 16)
+					pc_undef = true;
+				continue;
+			case RULE_SAME:
+				if (!(mask >> i & 1))
+					continue;
+				v = regs[i];
+				break;
+			case RULE_AT:
+				if (!cfa_ok ||
+				    !memory_read(NULL, cfa + (uint64_t)(int64_t)r->off[i], &v, uw))
+					continue;
+				break;
+			default:
+				if (!cfa_ok)
+					continue;
+				v = cfa + (uint64_t)(int64_t)r->off[i];
+				break;
+			}
+			next[i] = v;
+			next_mask |= 1u << i;
+		}
+		/* libdwfl's end: the return address undefined, unknown or 0. */
+		if (pc_undef || !(next_mask >> 16 & 1) || !next[16])
+			return 0;
+		pc = next[16];
+		memcpy(regs, next, sizeof(regs));
+		mask = next_mask;
+		initial = false;
+	}
+}
+
 int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 		     tk_unwind_find_map_fn find, void *ctx, uint64_t *ips, size_t max)
 {
@@ -745,11 +1001,28 @@ int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 		return -ENOMEM;
 	uw->restart = false;
 	uw->from_fp = false;
+	if (!uw->rules) {
+		uw->rules = calloc(STEP_RULES, sizeof(*uw->rules));
+		if (!uw->rules)
+			return -ENOMEM;
+	}
 	do {
+		int ended;
+
 		uw->step_reads = 0;
 		uw->walk_start = uw->n;
 		uw->from_fp = uw->restart;
 		uw->restart = false;
+		ended = uw->slow ? -1 : fast_walk(uw);
+		if (ended < 0 && uw->restart) {
+			/* Handed over after some frames: libdwfl goes on from there. */
+			uw->step_reads = 0;
+			uw->walk_start = uw->n;
+			uw->from_fp = true;
+			uw->restart = false;
+		}
+		if (ended < 0)
+			ended = dwfl_getthread_frames(p->dwfl, s->tid, frame_cb, uw);
 		/*
 		 * libdwfl ends a stack at a return address of 0; libunwind only
 		 * where the CFI says the return address is undefined (_start).
@@ -757,9 +1030,8 @@ int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 		 * address last: a 0 in the stack, or a word perf could not
 		 * read, see memory_read()) as one more frame, printed at 0 - 1.
 		 */
-		if (dwfl_getthread_frames(p->dwfl, s->tid, frame_cb, uw) == 0 && uw->n &&
-		    uw->n < uw->max && uw->step_reads && uw->last_ok && !uw->last_val &&
-		    ra_defined(uw, uw->ips[uw->n - 1]))
+		if (ended == 0 && uw->n && uw->n < uw->max && uw->step_reads && uw->last_ok &&
+		    !uw->last_val && ra_defined(uw, uw->ips[uw->n - 1]))
 			add_frame(uw, (uint64_t)-1);
 	} while (uw->restart && uw->n < uw->max);
 	uw->restart = false;

@@ -220,6 +220,65 @@ static void test_unwind_self(void **state)
 #endif
 }
 
+/*
+ * The rule stepper (the default) and libdwfl alone give the same frames:
+ * on the whole stack, and on copies cut short at every 8 bytes up to
+ * 1 KiB past the stack pointer, where the walk ends on reads outside the
+ * copy (a word of the binary, a 0, a failed read) as perf's would.
+ */
+static void test_unwind_fast_same_as_libdwfl(void **state)
+{
+#if defined(__x86_64__)
+	struct snap *sn = calloc(1, sizeof(*sn));
+	struct maps mp = {.n = 0};
+	struct tk_unwind_sample us;
+	struct tk_symbolizer *s;
+	struct tk_unwind *fast, *slow;
+	uint64_t a[32], b[32], full;
+	int na, nb, compared = 0;
+
+	(void)state;
+	assert_non_null(sn);
+	level1(sn);
+	assert_int_equal(load_maps(&mp), 0);
+	s = tk_symbolizer_new(NULL);
+	assert_non_null(s);
+	assert_true(tk_symbolizer_add_pid(s, getpid()) > 0);
+	fast = tk_unwind_new(s);
+	slow = tk_unwind_new(s);
+	assert_non_null(fast);
+	assert_non_null(slow);
+	tk_unwind_set_fast(slow, false);
+	sample_of(sn, &us);
+	full = us.stack_size;
+	for (uint64_t size = 8; size <= full; size += size < 1024 ? 8 : full) {
+		us.stack_size = size < full ? size : full;
+		for (size_t max = 1; max <= 32; max += max < 8 ? 1 : 24) {
+			na = tk_unwind_sample(fast, &us, find_map, &mp, a, max);
+			nb = tk_unwind_sample(slow, &us, find_map, &mp, b, max);
+			assert_int_equal(na, nb);
+			assert_true(na >= 1);
+			assert_memory_equal(a, b, (size_t)na * sizeof(a[0]));
+			compared++;
+		}
+		if (us.stack_size == full)
+			break;
+	}
+	assert_true(compared > 100);
+	/* The whole stack goes through every level. */
+	us.stack_size = full;
+	assert_true(tk_unwind_sample(fast, &us, find_map, &mp, a, 32) >= 4);
+	tk_unwind_free(fast);
+	tk_unwind_free(slow);
+	tk_symbolizer_free(s);
+	free_maps(&mp);
+	free(sn);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 static void test_unwind_other_build_id(void **state)
 {
 #if defined(__x86_64__)
@@ -282,6 +341,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unwind_self),
+		cmocka_unit_test(test_unwind_fast_same_as_libdwfl),
 		cmocka_unit_test(test_unwind_other_build_id),
 		cmocka_unit_test(test_unwind_no_state),
 	};

@@ -95,6 +95,7 @@
 #include "dat-internal.h"
 #include "dat-guest.h"
 #include "dat-read-internal.h"
+#include "page-internal.h"
 #include "codec-internal.h"
 #include "bigbuf.h"
 #include "bytes.h"
@@ -2880,6 +2881,9 @@ static int trim_page(struct tk_dat_cpu_reader *r, uint8_t *page, uint64_t off,
 	bool stored;
 	int ret;
 
+	/* Most pages are whole: that is checked without decoding them twice. */
+	if (tk_page_iter_init(&it, f, page, r->page_size, NULL) < 0 || tk_page_iter_intact(&it))
+		return 0;
 	/* A page holds at most page_size / 4 zero runs; each pass cuts one. */
 	for (;;) {
 		if (tk_page_iter_init(&it, f, page, r->page_size, NULL) < 0)

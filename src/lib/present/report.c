@@ -2079,6 +2079,13 @@ static inline __attribute__((always_inline)) int record_pid(const struct report 
 }
 
 /*
+ * The copies of the line path (a constant argument of the always-inlined
+ * functions below): every option tested, none of the rare options (a
+ * plain run, lines printed by several printers), or none and one printer.
+ */
+enum { PLAIN_NO, PLAIN_SHARED, PLAIN_SOLO };
+
+/*
  * The merge's half of a record's line (one caller, the merge loop: inlined,
  * so the stream stays in registers): the type and pid, the event, the
  * filters, the command name, the counts. Return: false when the record
@@ -2091,7 +2098,7 @@ static inline __attribute__((always_inline)) int record_pid(const struct report 
  * needs no lookup at all.
  */
 static inline __attribute__((always_inline)) bool select_record(struct report *r, struct stream *s,
-								struct line *l, const bool plain)
+								struct line *l, const int plain)
 {
 	const struct tk_report_opts *opts = r->opts;
 	const void *data = s->rec->data;
@@ -2144,7 +2151,7 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 		return false;
 	}
 	/* Printed elsewhere, the sched mirrors cannot register names in record order. */
-	if (!plain && __builtin_expect(r->pr.shared, 0) && ev &&
+	if (plain != PLAIN_SOLO && __builtin_expect(r->pr.shared, 0) && ev &&
 	    (ev->kind == TK_EVENT_SCHED_SWITCH || ev->kind == TK_EVENT_SCHED_WAKEUP))
 		tk_event_sched_learn_fast(r->set, ev, data, size, r->pr.slow_lock);
 	l->s = s;
@@ -2187,7 +2194,7 @@ static int __attribute__((noinline)) put_fgraph(struct printer *p, const struct 
 
 /* The event text, through the compiled printer when it can. */
 static inline __attribute__((always_inline)) void
-put_event_text(struct printer *p, const struct line *l, bool fg, const bool plain)
+put_event_text(struct printer *p, const struct line *l, bool fg, const int plain)
 {
 	const struct report *r = p->r;
 	const struct tk_event *ev = l->ev;
@@ -2195,7 +2202,7 @@ put_event_text(struct printer *p, const struct line *l, bool fg, const bool plai
 
 	if (fg && !(flags & TK_REPORT_RAW) && put_fgraph(p, l) == 0)
 		return;
-	if (!plain && __builtin_expect(p->shared, 0)) {
+	if (plain != PLAIN_SOLO && __builtin_expect(p->shared, 0)) {
 		if (ev->kind != TK_EVENT_SLOW &&
 		    tk_event_run_shared(r->set, ev, l->data, l->size, p->o, p->memo) != -ENOTSUP)
 			return;
@@ -2223,7 +2230,7 @@ put_event_text(struct printer *p, const struct line *l, bool fg, const bool plai
  * printer.
  */
 static inline __attribute__((always_inline)) void emit_line(struct printer *p, const struct line *l,
-							    bool fg, const bool plain)
+							    bool fg, const int plain)
 {
 	const struct report *r = p->r;
 	struct tk_outbuf *o = p->o;
@@ -2386,7 +2393,7 @@ static void print_tc_stat(struct report *r)
  */
 static void __attribute__((noinline)) emit_fg_line(struct printer *p, const struct line *l)
 {
-	emit_line(p, l, true, false);
+	emit_line(p, l, true, PLAIN_NO);
 }
 
 static void print_stat(struct report *r)
@@ -2749,8 +2756,13 @@ replay_fg_line(struct report *r, struct worker *w, const struct job *j, uint32_t
 	return ret;
 }
 
-/* Print job @j into @o from the worker's replicas, after skipping the jobs before it. */
-static int replay_job(struct report *r, struct worker *w, const struct job *j, struct tk_outbuf *o)
+/*
+ * Print job @j into @o from the worker's replicas, after skipping the jobs
+ * before it; @plain as for merge_loop().
+ */
+static inline __attribute__((always_inline)) int replay_loop(struct report *r, struct worker *w,
+							     const struct job *j,
+							     struct tk_outbuf *o, const int plain)
 {
 	struct printer *p = &w->pr;
 	const struct pick *pk = j->picks;
@@ -2798,9 +2810,18 @@ static int replay_job(struct report *r, struct worker *w, const struct job *j, s
 			continue;
 		}
 		pk++;
-		emit_line(p, &l, false, false);
+		emit_line(p, &l, false, plain);
 	}
 	return 0;
+}
+
+static bool plain_run(const struct report *r);
+
+static int replay_job(struct report *r, struct worker *w, const struct job *j, struct tk_outbuf *o)
+{
+	if (plain_run(r))
+		return replay_loop(r, w, j, o, PLAIN_SHARED);
+	return replay_loop(r, w, j, o, PLAIN_NO);
 }
 
 static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *slow_lock);
@@ -2901,13 +2922,13 @@ static const struct tk_print_ops report_pool_ops = {
  * none). The merge loop hands a full job over once the stream has moved on.
  */
 static inline __attribute__((always_inline)) void
-pool_take(struct pool *pool, const struct stream *s, const struct line *l, bool fg)
+pool_take(struct pool *pool, const struct stream *s, const struct line *l, bool fg, const int plain)
 {
 	struct job *j = pool->cur;
 
 	if (pool->cur_inline) {
 		if (l)
-			emit_line(&pool->r->pr, l, fg, false);
+			emit_line(&pool->r->pr, l, fg, plain);
 	} else {
 		/* Four takes to a word, little-endian as the worker reads them back. */
 		uint64_t t = s->key.order | (l ? PRINTED : 0);
@@ -3517,7 +3538,7 @@ static int fn_take(struct report *r, struct pool *pool, struct stream *s, struct
 	}
 	p->fn_slot = idx >= 0 ? (uint32_t)idx + 1 : 0;
 	if (pool) {
-		pool_take(pool, s, l, true);
+		pool_take(pool, s, l, true, PLAIN_NO);
 		if (!pool->cur_inline)
 			pool->cur->fn_slots[pool->cur->npicks - 1] = p->fn_slot;
 	} else {
@@ -3572,9 +3593,9 @@ fgraph_take(struct report *r, struct pool *pool, struct stream *s, struct line *
 		}
 	}
 	if (pool) {
-		pool_take(pool, s, l, true);
+		pool_take(pool, s, l, true, PLAIN_NO);
 		if (leaf)
-			pool_take(pool, n, NULL, false);
+			pool_take(pool, n, NULL, false, PLAIN_NO);
 	} else {
 		emit_fg_line(p, l);
 	}
@@ -3611,14 +3632,16 @@ fgraph_take(struct report *r, struct pool *pool, struct stream *s, struct line *
 /*
  * The merge: every record in time order, to the end of the window, each
  * line printed here or logged for the pool's workers (@pool, or NULL).
- * @plain (a constant at each call) is a run with none of the options that
- * change a line or pick records, on this thread alone (plain_run()): its
- * copy of the loop has the tests for them compiled out, ~20 instructions
- * a record of the ~210 the driver costs.
+ * @plain (a constant at each call) is PLAIN_SHARED or PLAIN_SOLO for a
+ * run with none of the options that change a line or pick records
+ * (plain_run()): its copy of the loop, and the workers' (replay_job()),
+ * have the tests for them compiled out; PLAIN_SOLO (no pool: no printer
+ * shares libtraceevent) drops the tests for sharing too. With -j 1 that is
+ * 40-55 M instructions fewer a million records (bench/README.md).
  * Return: 0 or an error; a cut CPU stream is no error here (stream_cut()).
  */
 static inline __attribute__((always_inline)) int merge_loop(struct report *r, struct pool *pool,
-							    const bool plain)
+							    const int plain)
 {
 	const struct tk_report_opts *opts = r->opts;
 	uint64_t end_ns = opts->has_end ? opts->end_ns : UINT64_MAX;
@@ -3638,7 +3661,7 @@ static inline __attribute__((always_inline)) int merge_loop(struct report *r, st
 			ret = fgraph_take(r, pool, s, &l);
 		} else {
 			if (pool)
-				pool_take(pool, s, shown ? &l : NULL, false);
+				pool_take(pool, s, shown ? &l : NULL, false, plain);
 			else if (shown)
 				emit_line(&r->pr, &l, false, plain);
 			ret = stream_next(r, s);
@@ -3660,22 +3683,22 @@ static inline __attribute__((always_inline)) int merge_loop(struct report *r, st
 	return ret;
 }
 
-/* Whether no option changes a line or picks records, and lines print on this thread. */
-static bool plain_run(const struct report *r, const struct pool *pool)
+/* Whether no option changes a line or picks records (read by the workers too). */
+static bool plain_run(const struct report *r)
 {
 	const struct tk_report_opts *o = r->opts;
 
-	return !pool && !r->pr.shared && !o->has_end && !r->filtering && !r->special &&
-	       !r->file_label && !r->instances && !o->line_hook &&
+	return !o->has_end && !r->filtering && !r->special && !r->file_label && !r->instances &&
+	       !o->line_hook &&
 	       !(o->flags & (TK_REPORT_LATENCY | TK_REPORT_TS_DIFF | TK_REPORT_SYMBOLS |
 			     TK_REPORT_RAW | TK_REPORT_SLOW));
 }
 
 static int merge_records(struct report *r, struct pool *pool)
 {
-	if (plain_run(r, pool))
-		return merge_loop(r, NULL, true);
-	return merge_loop(r, pool, false);
+	if (plain_run(r))
+		return pool ? merge_loop(r, pool, PLAIN_SHARED) : merge_loop(r, NULL, PLAIN_SOLO);
+	return merge_loop(r, pool, PLAIN_NO);
 }
 
 /*
@@ -4003,14 +4026,14 @@ int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *const *
 		if (opts.has_end && s->key.ts >= opts.end_ns)
 			break;
 		s->events++;
-		shown = select_record(r, s, &l, false);
+		shown = select_record(r, s, &l, PLAIN_NO);
 		if (shown && l.ev && fg_event(r, l.ev->id)) {
 			/* Function graph leaves look ahead in their own file, as trace-cmd's peek
 			 * does. */
 			ret = fgraph_take(r, NULL, s, &l);
 		} else {
 			if (shown)
-				emit_line(&r->pr, &l, false, false);
+				emit_line(&r->pr, &l, false, PLAIN_NO);
 			ret = stream_next(r, s);
 		}
 		/* --ts-diff counts from the line before, whichever file printed it. */

@@ -49,6 +49,9 @@
  * boundary the loop cannot be inlined, so tk_page_iter_fill() (internal,
  * page-internal.h) runs the same decoding over a whole page per call and
  * hands out an array of records: one call per page, not per record.
+ * tk_page_iter_intact() (internal too) runs the same checks with nothing
+ * stored, for the salvaging reader, which must know a page decodes to its
+ * end before it hands it out.
  *
  * The writer follows the kernel's own length rules (rb_calculate_event_length
  * and rb_update_event), so a page tracekit writes is byte-for-byte what the

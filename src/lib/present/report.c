@@ -48,8 +48,12 @@
  * line are tested behind one flag each, and the heap is not touched while
  * the top stream still precedes its children (with two streams left, a
  * reorder is one swap made by selects). The event pointer is one load
- * from a dense table indexed by the 16-bit type. What each of these saved
- * is in bench/README.md ("report.c: instructions per record").
+ * from a dense table indexed by the 16-bit type. A run with none of the
+ * options that change a line or pick records (plain_run(): nearly every
+ * report) takes its own copy of the merge loop and of the workers' replay,
+ * with the tests for those options compiled out (merge_loop()'s @plain).
+ * What each of these saved is in bench/README.md ("report.c: instructions
+ * per record", "report per record (stop 19)").
  *
  * The run goes in steps, each a function: report_setup() (tables, event
  * formats), report_open() ("cpus=N", the streams, the loss header),

@@ -39,8 +39,11 @@
  * the oracle: "differs" means a bug here, or a known trace-cmd quirk).
  *
  * Usage: bench-families --tracekit PATH [--family NAME] [--events N]
- * [--reps N] [--keep DIR [--reuse]] [--no-perf] [--quick]; --reuse times the
- * files an earlier --keep DIR run left instead of recording them again. --events is the rough
+ * [--reps N] [--keep DIR [--reuse]] [--no-perf] [--quick] [--threads]; --reuse
+ * times the files an earlier --keep DIR run left instead of recording them
+ * again; --threads adds, per .dat file, tracekit's default thread count
+ * against -j 1, as the machine is and pinned to one CPU (taskset -c 0).
+ * Every line ends with the load average when it was printed. --events is the rough
  * count of workload steps to aim ~1 M events (the default); --quick
  * records ~20 k and runs each tool once, and exits 1 unless every text is
  * the other tool's byte for byte (make check runs it on one family,
@@ -439,6 +442,20 @@ static struct timed run_timed(char *const argv[])
 			      .ok = WIFEXITED(r.status) && WEXITSTATUS(r.status) <= 1};
 }
 
+/* The 1-minute load average, printed beside every figure: six helpers share two cores. */
+static double load_avg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
 static double median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
@@ -452,8 +469,8 @@ static double median(double *v, int n)
  * is summed over each tool's threads, so tracekit's second thread counts
  * against it.
  */
-static bool compare(const char *what, const char *file, char *const ours[], char *const theirs[],
-		    const char *tool, int reps, const char *dir)
+static bool compare(const char *what, const char *file, const char *path, char *const ours[],
+		    char *const theirs[], const char *tool, int reps, const char *dir)
 {
 	char out_a[4200], out_b[4200];
 	double wo[32], wt[32], wq[32], co[32], ct[32], cq[32];
@@ -495,16 +512,18 @@ static bool compare(const char *what, const char *file, char *const ours[], char
 		rss_o = x.rss_kb > rss_o ? x.rss_kb : rss_o;
 		rss_t = y.rss_kb > rss_t ? y.rss_kb : rss_t;
 	}
-	stat(ours[3], &st);
+	if (stat(path, &st) < 0)
+		st.st_size = 0;
 	{
 		double q = median(wq, reps), lo = wq[0], hi = wq[reps - 1];
 
 		printf("%-13s %-5s %8" PRIu64 " lines %6.1f MB  tracekit %.3f s (cpu %.3f) %3ld MB"
-		       "  %s %.2f s (cpu %.2f) %3ld MB  wall %5.1fx (%.1f-%.1f)  cpu %5.1fx  text "
-		       "%s\n",
+		       "  %s %.3f s (cpu %.3f) %3ld MB  wall %5.2fx (%.2f-%.2f)  cpu %5.2fx  text "
+		       "%s  load %.1f\n",
 		       what, file, events, (double)st.st_size / 1e6, median(wo, reps),
 		       median(co, reps), rss_o / 1024, tool, median(wt, reps), median(ct, reps),
-		       rss_t / 1024, q, lo, hi, median(cq, reps), same ? "identical" : "differs");
+		       rss_t / 1024, q, lo, hi, median(cq, reps), same ? "identical" : "differs",
+		       load_avg());
 	}
 	fflush(stdout);
 	return same;
@@ -514,7 +533,7 @@ static void usage(void)
 {
 	fputs("usage: bench-families --tracekit PATH [--family NAME] [--events N] [--reps N]\n"
 	      "                      [--keep DIR [--reuse]] [--no-perf] [--no-dat] [--no-lock]\n"
-	      "                      [--quick]\n"
+	      "                      [--quick] [--threads]\n"
 	      "       bench-families --load FAMILY STEPS   (the recorded workload)\n",
 	      stderr);
 	exit(2);
@@ -526,7 +545,7 @@ int main(int argc, char **argv)
 	double mevents = 1.0;
 	int reps = 3;
 	bool quick = false, no_perf = false, no_dat = false, perf_ok, tc_ok, same = true;
-	bool reuse = false;
+	bool reuse = false, threads = false;
 	char tmp[] = "/tmp/bench-families-XXXXXX";
 	const char *dir;
 
@@ -553,6 +572,8 @@ int main(int argc, char **argv)
 			reuse = true;
 		else if (!strcmp(argv[i], "--quick"))
 			quick = true;
+		else if (!strcmp(argv[i], "--threads"))
+			threads = true;
 		else
 			usage();
 	}
@@ -609,14 +630,43 @@ int main(int argc, char **argv)
 				die("tracekit convert");
 			}
 			if (tc_ok) {
-				same &= compare(fam->name, "zstd", tk_z, tc_z, "trace-cmd", reps,
-						dir);
-				same &= compare(fam->name, "none", tk_n, tc_n, "trace-cmd", reps,
-						dir);
+				same &= compare(fam->name, "zstd", zst, tk_z, tc_z, "trace-cmd",
+						reps, dir);
+				same &= compare(fam->name, "none", none, tk_n, tc_n, "trace-cmd",
+						reps, dir);
 			} else {
 				printf("%-13s trace-cmd is not installed: nothing to compare "
 				       "with\n",
 				       fam->name);
+			}
+			if (threads) {
+				/*
+				 * --threads: the default thread count against -j 1, on
+				 * the machine as it is and on one CPU (taskset -c 0:
+				 * report then runs one thread), so a ratio below 1
+				 * says the second thread cost time.
+				 */
+				const char *paths[2] = {zst, none}, *labels[2] = {"zstd", "none"};
+
+				for (int k = 0; k < 2; k++) {
+					char *def[] = {(char *)tracekit, "report", "-i",
+						       (char *)paths[k], NULL};
+					char *one[] = {(char *)tracekit, "report", "-j", "1", "-i",
+						       (char *)paths[k], NULL};
+					char *pin[] = {"taskset",	 "-c",	   "0",
+						       (char *)tracekit, "report", "-i",
+						       (char *)paths[k], NULL};
+					char *pin1[] = {
+						"taskset", "-c", "0",  (char *)tracekit, "report",
+						"-j",	   "1",	 "-i", (char *)paths[k], NULL};
+					char label[16];
+
+					same &= compare(fam->name, labels[k], paths[k], def, one,
+							"tracekit -j 1", reps, dir);
+					snprintf(label, sizeof(label), "%s@0", labels[k]);
+					same &= compare(fam->name, label, paths[k], pin, pin1,
+							"tracekit -j 1", reps, dir);
+				}
 			}
 			if (!keep) {
 				unlink(zst);
@@ -631,7 +681,7 @@ int main(int argc, char **argv)
 				printf("%-13s perf record failed\n", fam->name);
 				continue;
 			}
-			same &= compare(fam->name, "perf", tk_p, ps, "perf script", reps, dir);
+			same &= compare(fam->name, "perf", pd, tk_p, ps, "perf script", reps, dir);
 			if (!keep)
 				unlink(pd);
 		}

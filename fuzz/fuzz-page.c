@@ -10,13 +10,17 @@
  * header_page text.
  *
  * Oracle: the records of a page that decodes cleanly are written again with
- * tk_page_writer_* and must decode to the same timestamps and payloads.
+ * tk_page_writer_* and must decode to the same timestamps and payloads; and
+ * tk_page_iter_intact() says a page is whole exactly when the iterator
+ * reaches its end without an error.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <tracekit/page.h>
+
+#include "page-internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -82,6 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t page_size = 32;
 	uint8_t *page;
 	size_t n = 0;
+	bool intact;
 	int ret;
 
 	if (size < 1)
@@ -110,6 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	}
 	check(tk_page_iter_init(&it, &fmt, page, page_size, NULL) == 0);
+	intact = tk_page_iter_intact(&it);
 	while ((ret = tk_page_iter_next(&it, &rec)) == 1) {
 		const uint8_t *d = rec.data;
 		uint32_t off = (uint32_t)(d - page);
@@ -124,6 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		recs[n].size = rec.size;
 		n++;
 	}
+	check(intact == (ret == 0));
 	if (ret == 0)
 		rewrite(&fmt, page, &hdr, recs, n);
 	else

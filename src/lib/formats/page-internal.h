@@ -26,4 +26,18 @@
  */
 int tk_page_iter_fill(struct tk_page_iter *it, struct tk_page_record *recs, uint32_t cap);
 
+/*
+ * tk_page_iter_intact() - whether the rest of a page decodes to its end
+ * @it: an iterator set up by tk_page_iter_init(); it is not moved
+ *
+ * The checks of tk_page_iter_next() on every record left, with no record
+ * handed out and no time kept: a reader that must know a page is whole
+ * before it hands it on (the salvaging reader) pays a few instructions a
+ * record for it, not a second decoding.
+ *
+ * Return: true when tk_page_iter_next() would reach the end of the page
+ * without an error, false when it would fail on some record.
+ */
+bool tk_page_iter_intact(const struct tk_page_iter *it);
+
 #endif

@@ -2166,8 +2166,10 @@ void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev
 	}
 }
 
-static int run_sched_switch(struct tk_event_set *set, const struct tk_event *ev, const uint8_t *d,
-			    uint32_t size, struct tk_outbuf *out, bool learn)
+static __attribute__((noinline, flatten)) int run_sched_switch(struct tk_event_set *set,
+							       const struct tk_event *ev,
+							       const uint8_t *d, uint32_t size,
+							       struct tk_outbuf *out, bool learn)
 {
 	uint64_t v, state;
 	char *o;
@@ -2206,8 +2208,10 @@ static int run_sched_switch(struct tk_event_set *set, const struct tk_event *ev,
 	return 0;
 }
 
-static int run_sched_wakeup(struct tk_event_set *set, const struct tk_event *ev, const uint8_t *d,
-			    uint32_t size, struct tk_outbuf *out, bool learn)
+static __attribute__((noinline, flatten)) int run_sched_wakeup(struct tk_event_set *set,
+							       const struct tk_event *ev,
+							       const uint8_t *d, uint32_t size,
+							       struct tk_outbuf *out, bool learn)
 {
 	uint64_t v;
 	char *o;
@@ -3218,17 +3222,15 @@ run_event(struct tk_event_set *set, const struct tk_event *ev, const void *data,
 	return run_program_native(set, ev, d, size, out, memo);
 }
 
-__attribute__((flatten)) int tk_event_run(struct tk_event_set *set, const struct tk_event *ev,
-					  const void *data, uint32_t size, struct tk_outbuf *out)
+int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void *data,
+		 uint32_t size, struct tk_outbuf *out)
 {
 	/* One printer: the set's own memo. */
 	return run_event(set, ev, data, size, out, true, NULL);
 }
 
-__attribute__((flatten)) int tk_event_run_shared(struct tk_event_set *set,
-						 const struct tk_event *ev, const void *data,
-						 uint32_t size, struct tk_outbuf *out,
-						 struct tk_ksym_memo *memo)
+int tk_event_run_shared(struct tk_event_set *set, const struct tk_event *ev, const void *data,
+			uint32_t size, struct tk_outbuf *out, struct tk_ksym_memo *memo)
 {
 	return run_event(set, ev, data, size, out, false, memo);
 }

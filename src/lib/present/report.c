@@ -48,8 +48,12 @@
  * line are tested behind one flag each, and the heap is not touched while
  * the top stream still precedes its children (with two streams left, a
  * reorder is one swap made by selects). The event pointer is one load
- * from a dense table indexed by the 16-bit type. What each of these saved
- * is in bench/README.md ("report.c: instructions per record").
+ * from a dense table indexed by the 16-bit type. A run with none of the
+ * options that change a line or pick records (plain_run(): nearly every
+ * report) takes its own copy of the merge loop and of the workers' replay,
+ * with the tests for those options compiled out (merge_loop()'s @plain).
+ * What each of these saved is in bench/README.md ("report.c: instructions
+ * per record", "report per record (stop 19)").
  *
  * The run goes in steps, each a function: report_setup() (tables, event
  * formats), report_open() ("cpus=N", the streams, the loss header),
@@ -249,9 +253,8 @@ struct printer {
 	bool shared;		    /* other printers run at the same time */
 	pthread_mutex_t *slow_lock; /* shared: held around libtraceevent */
 	struct tk_ksym_memo *memo;  /* shared: this printer's symbol lookups */
-	uint64_t last_sec;	    /* put_time(): the seconds text last printed */
-	char sec_text[24];
-	uint8_t sec_len;
+	uint64_t last_sec;	    /* put_time(): the seconds t_text holds */
+	uint8_t sec_len;	    /* the length of its " %5llu" (0: none yet) */
 	/*
 	 * put_time(): the whole " %5llu.%06llu: " text of the microsecond
 	 * last printed, valid for shown times in [t_lo, t_lo + t_span).
@@ -1569,43 +1572,51 @@ static const char digit_pairs[] = "000102030405060708091011121314151617181920212
  * come a few hundred nanoseconds apart, so several in a row often show the
  * same microsecond: its text is kept with the range of times it covers
  * (the rounding makes it [us * 1000 - 500, us * 1000 + 500)), and a hit is
- * one compare and one 32-byte copy. A miss reuses the seconds text while
- * the second is the same and writes the six decimals as three pairs.
+ * one compare and one 32-byte copy (put_time()). A miss in the same second
+ * (nearly all of them: 37% of the lines of the sched bench file) rewrites
+ * only the six decimals inside that kept text, as three digit pairs, and
+ * copies it out whole; the seconds are formatted only when they change.
  */
 static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64_t ts)
 {
 	struct tk_outbuf *o = p->o;
 	uint64_t us = ts / 1000 + (ts % 1000 >= 500), sec = us / 1000000;
 	uint32_t frac = (uint32_t)(us % 1000000);
-	size_t start = o->len;
 	char *d;
 
-	if (sec != p->last_sec || !p->sec_len) {
+	/* Near the top of the range the kept range would wrap: no text is kept there. */
+	if (__builtin_expect(us >= UINT64_MAX / 1000 - 1, 0)) {
+		p->t_span = 0;
+		p->sec_len = 0;
 		o->buf[o->len++] = ' ';
 		put_u_width(o, sec, 5, ' ');
-		p->last_sec = sec;
-		p->sec_len = (uint8_t)(o->len - start);
-		memcpy(p->sec_text, o->buf + start, p->sec_len);
+		d = o->buf + o->len;
+		o->len += 9;
 	} else {
-		memcpy(o->buf + o->len, p->sec_text, sizeof(p->sec_text));
-		o->len += p->sec_len;
+		if (sec != p->last_sec || !p->sec_len) {
+			char tmp[24];
+			size_t n = fmt_u(tmp, sec), w = n < 5 ? 5 : n;
+
+			/* " %5llu" is at most 21 bytes: the whole text fits in t_text. */
+			memset(p->t_text, ' ', sizeof(p->t_text));
+			memcpy(p->t_text + 1 + w - n, tmp, n);
+			p->last_sec = sec;
+			p->sec_len = (uint8_t)(1 + w);
+			p->t_len = (uint8_t)(p->sec_len + 9);
+		}
+		p->t_lo = us ? us * 1000 - 500 : 0;
+		p->t_span = us * 1000 + 500 - p->t_lo;
+		d = p->t_text + p->sec_len;
 	}
-	d = o->buf + o->len;
 	d[0] = '.';
 	memcpy(d + 1, digit_pairs + 2 * (frac / 10000), 2);
 	memcpy(d + 3, digit_pairs + 2 * (frac / 100 % 100), 2);
 	memcpy(d + 5, digit_pairs + 2 * (frac % 100), 2);
 	d[7] = ':';
 	d[8] = ' ';
-	o->len += 9;
-	/* The range of ts that rounds to @us; none near the top of the range. */
-	if (o->len - start <= sizeof(p->t_text) && us < UINT64_MAX / 1000 - 1) {
-		p->t_lo = us ? us * 1000 - 500 : 0;
-		p->t_span = us * 1000 + 500 - p->t_lo;
-		p->t_len = (uint8_t)(o->len - start);
-		memcpy(p->t_text, o->buf + start, p->t_len);
-	} else {
-		p->t_span = 0;
+	if (__builtin_expect(p->t_span != 0, 1)) {
+		memcpy(o->buf + o->len, p->t_text, sizeof(p->t_text));
+		o->len += p->t_len;
 	}
 }
 
@@ -2072,6 +2083,13 @@ static inline __attribute__((always_inline)) int record_pid(const struct report 
 }
 
 /*
+ * The copies of the line path (a constant argument of the always-inlined
+ * functions below): every option tested, none of the rare options (a
+ * plain run, lines printed by several printers), or none and one printer.
+ */
+enum { PLAIN_NO, PLAIN_SHARED, PLAIN_SOLO };
+
+/*
  * The merge's half of a record's line (one caller, the merge loop: inlined,
  * so the stream stays in registers): the type and pid, the event, the
  * filters, the command name, the counts. Return: false when the record
@@ -2084,7 +2102,7 @@ static inline __attribute__((always_inline)) int record_pid(const struct report 
  * needs no lookup at all.
  */
 static inline __attribute__((always_inline)) bool select_record(struct report *r, struct stream *s,
-								struct line *l)
+								struct line *l, const int plain)
 {
 	const struct tk_report_opts *opts = r->opts;
 	const void *data = s->rec->data;
@@ -2109,7 +2127,7 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 	if (__builtin_expect(!ev, 0))
 		ev = event_get(r, id);
 
-	if (__builtin_expect(r->filtering, 0) && !record_wanted(r, s, id, ev, pid))
+	if (!plain && __builtin_expect(r->filtering, 0) && !record_wanted(r, s, id, ev, pid))
 		return false;
 	cm = &r->cmemo[(uint32_t)pid & (PCACHE_SIZE - 1)];
 	if (__builtin_expect(ev && cm->pid == pid && cm->comm && cm->gen == ct->gen && ct->sorted,
@@ -2125,19 +2143,19 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 	} else {
 		comm = "";
 	}
-	if (__builtin_expect(r->filtering, 0) && opts->ncomms && !comm_wanted(opts, comm))
+	if (!plain && __builtin_expect(r->filtering, 0) && opts->ncomms && !comm_wanted(opts, comm))
 		return false;
 	if (ev) {
 		r->counts[id]++;
 		r->known++;
 	}
-	if (__builtin_expect(r->special, 0)) {
+	if (!plain && __builtin_expect(r->special, 0)) {
 		if ((opts->flags & TK_REPORT_JSON) && ev)
 			print_json(r, s, ev, pid, comm);
 		return false;
 	}
 	/* Printed elsewhere, the sched mirrors cannot register names in record order. */
-	if (__builtin_expect(r->pr.shared, 0) && ev &&
+	if (plain != PLAIN_SOLO && __builtin_expect(r->pr.shared, 0) && ev &&
 	    (ev->kind == TK_EVENT_SCHED_SWITCH || ev->kind == TK_EVENT_SCHED_WAKEUP))
 		tk_event_sched_learn_fast(r->set, ev, data, size, r->pr.slow_lock);
 	l->s = s;
@@ -2179,8 +2197,8 @@ static int __attribute__((noinline)) put_fgraph(struct printer *p, const struct 
 }
 
 /* The event text, through the compiled printer when it can. */
-static inline __attribute__((always_inline)) void put_event_text(struct printer *p,
-								 const struct line *l, bool fg)
+static inline __attribute__((always_inline)) void
+put_event_text(struct printer *p, const struct line *l, bool fg, const int plain)
 {
 	const struct report *r = p->r;
 	const struct tk_event *ev = l->ev;
@@ -2188,7 +2206,7 @@ static inline __attribute__((always_inline)) void put_event_text(struct printer 
 
 	if (fg && !(flags & TK_REPORT_RAW) && put_fgraph(p, l) == 0)
 		return;
-	if (__builtin_expect(p->shared, 0)) {
+	if (plain != PLAIN_SOLO && __builtin_expect(p->shared, 0)) {
 		if (ev->kind != TK_EVENT_SLOW &&
 		    tk_event_run_shared(r->set, ev, l->data, l->size, p->o, p->memo) != -ENOTSUP)
 			return;
@@ -2198,8 +2216,9 @@ static inline __attribute__((always_inline)) void put_event_text(struct printer 
 		return;
 	}
 	/* The compiled printer first, without the call through the public entry. */
-	if (__builtin_expect(
-		    ev->kind == TK_EVENT_SLOW || (flags & (TK_REPORT_RAW | TK_REPORT_SLOW)), 0) ||
+	if (__builtin_expect(ev->kind == TK_EVENT_SLOW ||
+				     (!plain && (flags & (TK_REPORT_RAW | TK_REPORT_SLOW))),
+			     0) ||
 	    tk_event_run(r->set, ev, l->data, l->size, p->o) == -ENOTSUP)
 		tk_event_print_info(r->set, ev, l->data, l->size, (int)l->s->cpu,
 				    ((flags & TK_REPORT_RAW) ? TK_EVENT_PRINT_RAW : 0) |
@@ -2215,7 +2234,7 @@ static inline __attribute__((always_inline)) void put_event_text(struct printer 
  * printer.
  */
 static inline __attribute__((always_inline)) void emit_line(struct printer *p, const struct line *l,
-							    bool fg)
+							    bool fg, const int plain)
 {
 	const struct report *r = p->r;
 	struct tk_outbuf *o = p->o;
@@ -2225,14 +2244,14 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 	/* Room for everything but the event text, which ensures its own (names cut at 256). */
 	if (__builtin_expect(o->cap - o->len < r->room, 0))
 		tk_outbuf_flush(o);
-	if (__builtin_expect(r->file_label != NULL, 0)) {
+	if (!plain && __builtin_expect(r->file_label != NULL, 0)) {
 		size_t n = strnlen(r->file_label, 256);
 
 		put_pad(o, (size_t)r->file_width > n ? (size_t)r->file_width - n : 0);
 		put(o, r->file_label, n);
 		put(o, ": ", 2);
 	}
-	if (__builtin_expect(r->instances, 0)) {
+	if (!plain && __builtin_expect(r->instances, 0)) {
 		size_t n = strnlen(s->buf->name, 256);
 
 		put_pad(o, (size_t)r->label_width > n ? (size_t)r->label_width - n : 0);
@@ -2248,7 +2267,7 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 		put(o, unk, sizeof(unk) - 1);
 		return;
 	}
-	if (__builtin_expect(r->opts->flags & TK_REPORT_LATENCY, 0)) {
+	if (!plain && __builtin_expect(r->opts->flags & TK_REPORT_LATENCY, 0)) {
 		put_latency_prefix(p, l);
 	} else {
 		/*
@@ -2270,7 +2289,7 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 		o->len += s->cpu_len;
 	}
 	put_time(p, l->ts);
-	if (__builtin_expect(r->opts->flags & TK_REPORT_TS_DIFF, 0))
+	if (!plain && __builtin_expect(r->opts->flags & TK_REPORT_TS_DIFF, 0))
 		put_ts_diff(p, l->ts);
 	if (__builtin_expect(ev->col_len != 0, 1)) {
 		memcpy(o->buf + o->len, ev->col, sizeof(ev->col));
@@ -2282,13 +2301,13 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 		put(o, ": ", 2);
 		put_pad(o, nlen < 20 ? 20 - nlen : 0);
 	}
-	put_event_text(p, l, fg);
+	put_event_text(p, l, fg, plain);
 	/* One final newline of the text is dropped (a flush may have emptied the buffer). */
 	if (o->len && o->buf[o->len - 1] == '\n')
 		o->len--;
-	if (__builtin_expect(r->opts->flags & TK_REPORT_SYMBOLS, 0))
+	if (!plain && __builtin_expect(r->opts->flags & TK_REPORT_SYMBOLS, 0))
 		put_probe_place(p, l);
-	if (__builtin_expect(r->opts->line_hook != NULL, 0))
+	if (!plain && __builtin_expect(r->opts->line_hook != NULL, 0))
 		r->opts->line_hook(r->opts->line_hook_ctx, r->set, ev, l->data, l->size, l->ts, o);
 	if (__builtin_expect(o->len == o->cap, 0))
 		tk_outbuf_flush(o);
@@ -2378,7 +2397,7 @@ static void print_tc_stat(struct report *r)
  */
 static void __attribute__((noinline)) emit_fg_line(struct printer *p, const struct line *l)
 {
-	emit_line(p, l, true);
+	emit_line(p, l, true, PLAIN_NO);
 }
 
 static void print_stat(struct report *r)
@@ -2741,8 +2760,13 @@ replay_fg_line(struct report *r, struct worker *w, const struct job *j, uint32_t
 	return ret;
 }
 
-/* Print job @j into @o from the worker's replicas, after skipping the jobs before it. */
-static int replay_job(struct report *r, struct worker *w, const struct job *j, struct tk_outbuf *o)
+/*
+ * Print job @j into @o from the worker's replicas, after skipping the jobs
+ * before it; @plain as for merge_loop().
+ */
+static inline __attribute__((always_inline)) int replay_loop(struct report *r, struct worker *w,
+							     const struct job *j,
+							     struct tk_outbuf *o, const int plain)
 {
 	struct printer *p = &w->pr;
 	const struct pick *pk = j->picks;
@@ -2790,9 +2814,18 @@ static int replay_job(struct report *r, struct worker *w, const struct job *j, s
 			continue;
 		}
 		pk++;
-		emit_line(p, &l, false);
+		emit_line(p, &l, false, plain);
 	}
 	return 0;
+}
+
+static bool plain_run(const struct report *r);
+
+static int replay_job(struct report *r, struct worker *w, const struct job *j, struct tk_outbuf *o)
+{
+	if (plain_run(r))
+		return replay_loop(r, w, j, o, PLAIN_SHARED);
+	return replay_loop(r, w, j, o, PLAIN_NO);
 }
 
 static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *slow_lock);
@@ -2893,13 +2926,13 @@ static const struct tk_print_ops report_pool_ops = {
  * none). The merge loop hands a full job over once the stream has moved on.
  */
 static inline __attribute__((always_inline)) void
-pool_take(struct pool *pool, const struct stream *s, const struct line *l, bool fg)
+pool_take(struct pool *pool, const struct stream *s, const struct line *l, bool fg, const int plain)
 {
 	struct job *j = pool->cur;
 
 	if (pool->cur_inline) {
 		if (l)
-			emit_line(&pool->r->pr, l, fg);
+			emit_line(&pool->r->pr, l, fg, plain);
 	} else {
 		/* Four takes to a word, little-endian as the worker reads them back. */
 		uint64_t t = s->key.order | (l ? PRINTED : 0);
@@ -3509,7 +3542,7 @@ static int fn_take(struct report *r, struct pool *pool, struct stream *s, struct
 	}
 	p->fn_slot = idx >= 0 ? (uint32_t)idx + 1 : 0;
 	if (pool) {
-		pool_take(pool, s, l, true);
+		pool_take(pool, s, l, true, PLAIN_NO);
 		if (!pool->cur_inline)
 			pool->cur->fn_slots[pool->cur->npicks - 1] = p->fn_slot;
 	} else {
@@ -3564,9 +3597,9 @@ fgraph_take(struct report *r, struct pool *pool, struct stream *s, struct line *
 		}
 	}
 	if (pool) {
-		pool_take(pool, s, l, true);
+		pool_take(pool, s, l, true, PLAIN_NO);
 		if (leaf)
-			pool_take(pool, n, NULL, false);
+			pool_take(pool, n, NULL, false, PLAIN_NO);
 	} else {
 		emit_fg_line(p, l);
 	}
@@ -3603,9 +3636,16 @@ fgraph_take(struct report *r, struct pool *pool, struct stream *s, struct line *
 /*
  * The merge: every record in time order, to the end of the window, each
  * line printed here or logged for the pool's workers (@pool, or NULL).
+ * @plain (a constant at each call) is PLAIN_SHARED or PLAIN_SOLO for a
+ * run with none of the options that change a line or pick records
+ * (plain_run()): its copy of the loop, and the workers' (replay_job()),
+ * have the tests for them compiled out; PLAIN_SOLO (no pool: no printer
+ * shares libtraceevent) drops the tests for sharing too. With -j 1 that is
+ * 40-55 M instructions fewer a million records (bench/README.md).
  * Return: 0 or an error; a cut CPU stream is no error here (stream_cut()).
  */
-static int merge_records(struct report *r, struct pool *pool)
+static inline __attribute__((always_inline)) int merge_loop(struct report *r, struct pool *pool,
+							    const int plain)
 {
 	const struct tk_report_opts *opts = r->opts;
 	uint64_t end_ns = opts->has_end ? opts->end_ns : UINT64_MAX;
@@ -3617,17 +3657,17 @@ static int merge_records(struct report *r, struct pool *pool)
 		struct line l;
 		bool shown;
 
-		if (__builtin_expect(s->key.ts >= end_ns, 0) && opts->has_end)
+		if (!plain && __builtin_expect(s->key.ts >= end_ns, 0) && opts->has_end)
 			break;
 		s->events++;
-		shown = select_record(r, s, &l);
+		shown = select_record(r, s, &l, plain);
 		if (__builtin_expect(shown && l.ev && fg_event(r, l.ev->id), 0)) {
 			ret = fgraph_take(r, pool, s, &l);
 		} else {
 			if (pool)
-				pool_take(pool, s, shown ? &l : NULL, false);
+				pool_take(pool, s, shown ? &l : NULL, false, plain);
 			else if (shown)
-				emit_line(&r->pr, &l, false);
+				emit_line(&r->pr, &l, false, plain);
 			ret = stream_next(r, s);
 		}
 		if (__builtin_expect(ret == 1, 1)) {
@@ -3645,6 +3685,24 @@ static int merge_records(struct report *r, struct pool *pool)
 			tk_print_pool_dispatch(pool->pp, false, false);
 	}
 	return ret;
+}
+
+/* Whether no option changes a line or picks records (read by the workers too). */
+static bool plain_run(const struct report *r)
+{
+	const struct tk_report_opts *o = r->opts;
+
+	return !o->has_end && !r->filtering && !r->special && !r->file_label && !r->instances &&
+	       !o->line_hook &&
+	       !(o->flags & (TK_REPORT_LATENCY | TK_REPORT_TS_DIFF | TK_REPORT_SYMBOLS |
+			     TK_REPORT_RAW | TK_REPORT_SLOW));
+}
+
+static int merge_records(struct report *r, struct pool *pool)
+{
+	if (plain_run(r))
+		return pool ? merge_loop(r, pool, PLAIN_SHARED) : merge_loop(r, NULL, PLAIN_SOLO);
+	return merge_loop(r, pool, PLAIN_NO);
 }
 
 /*
@@ -3972,14 +4030,14 @@ int tk_report_run_files_filtered(struct tk_dat *const *dats, const char *const *
 		if (opts.has_end && s->key.ts >= opts.end_ns)
 			break;
 		s->events++;
-		shown = select_record(r, s, &l);
+		shown = select_record(r, s, &l, PLAIN_NO);
 		if (shown && l.ev && fg_event(r, l.ev->id)) {
 			/* Function graph leaves look ahead in their own file, as trace-cmd's peek
 			 * does. */
 			ret = fgraph_take(r, NULL, s, &l);
 		} else {
 			if (shown)
-				emit_line(&r->pr, &l, false);
+				emit_line(&r->pr, &l, false, PLAIN_NO);
 			ret = stream_next(r, s);
 		}
 		/* --ts-diff counts from the line before, whichever file printed it. */

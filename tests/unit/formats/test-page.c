@@ -440,8 +440,12 @@ static void check_fill(const struct tk_page_format *f, const uint8_t *page, uint
 
 	assert_non_null(want);
 	assert_int_equal(tk_page_iter_init(&it, f, page, page_size, NULL), 0);
-	while (got <= n && tk_page_iter_next(&it, &want[got]) == 1)
+	/* A page that decodes to its end is intact, from its start and from any record. */
+	assert_true(tk_page_iter_intact(&it));
+	while (got <= n && tk_page_iter_next(&it, &want[got]) == 1) {
+		assert_true(tk_page_iter_intact(&it));
 		got++;
+	}
 	assert_int_equal(got, n);
 	for (uint32_t cap = 1; cap <= 9; cap += 4) {
 		got = 0;
@@ -759,8 +763,9 @@ static void expect_bad_record(uint8_t *page, uint32_t bad_offset)
 
 	assert_int_equal(tk_page_format_init(&f, 256, 8, false), 0);
 	assert_int_equal(tk_page_iter_init(&it, &f, page, 256, NULL), 0);
+	assert_false(tk_page_iter_intact(&it));
 	while ((ret = tk_page_iter_next(&it, &r)) == 1)
-		;
+		assert_false(tk_page_iter_intact(&it));
 	assert_errno(ret, EBADMSG);
 	assert_int_equal(r.offset, bad_offset);
 	/* The iterator stays on the bad record. */

@@ -35,7 +35,7 @@ ln -s "$data/counters/group-a.data" "$tmp/in/group-a.data"
 ln -s "$data/perf/sample-cpu.data" "$tmp/in/sample-cpu.data"
 ln -s "$data/perf/plain.data" "$tmp/in/plain.data"
 ln -s "$data/perf/group-read.data" "$tmp/in/group-read.data"
-ln -s "$data/counters/two-events.data" "$tmp/in/two-events.data"
+ln -s "$data/counters/ungrouped.data" "$tmp/in/ungrouped.data"
 
 run convert -q --to sqlite "$tmp"/in/* -o "$tmp/c.db"
 check "sqlite: the counter fixtures convert" rc_is 0
@@ -91,7 +91,7 @@ with open(tmp + "/expect-rss-per-thread", "w") as f:
 # Files whose samples carry their CPU; group-read.data has none, its
 # values go per event (its ids are one per CPU: see group-s below).
 for trace, has_cpu in (("group-a", True), ("sample-cpu", True), ("plain", False),
-                       ("two-events", True)):
+                       ("ungrouped", True)):
     fields = "cpu,event,time,period" if has_cpu else "event,time,period"
     sums = collections.Counter()
     for line in report("-t", "--fields", fields, tmp + "/in/" + trace + ".data").splitlines():
@@ -124,7 +124,7 @@ check "  and READ values of group-a.data" grep -q "^group-a|page-faults|1|" \
 # unchanged values left out as above; only the traces report was asked for.
 dedupe() {
 	awk -F'|' '$1 == "idle" || $1 == "group-a" || $1 == "sample-cpu" || $1 == "plain" ||
-		$1 == "two-events" {
+		$1 == "ungrouped" {
 		k = $1 "|" $2 "|" $3; if (k in last && last[k] == $5) next; last[k] = $5; print }'
 }
 
@@ -248,7 +248,7 @@ python3 "$TK_SOURCE_DIR/tests/cli/pftrace-counters.py" "$tmp/rss.pftrace" >"$tmp
 check "  each rss_stat typed (FtraceEvent field 313)" test \
 	"$(grep -c '^rss_stat|' "$tmp/rss.pf")" = "$(grep -c ' rss_stat: ' "$tmp/rss.txt")"
 
-for t in idle group-s group-a sample-cpu plain group-read two-events; do
+for t in idle group-s group-a sample-cpu plain group-read ungrouped; do
 	in=$(ls "$tmp"/in/$t.*)
 	run convert -q --compression none "$in" -o "$tmp/$t.pftrace"
 	check "pftrace: $t converts" rc_is 0
@@ -278,13 +278,13 @@ check "pftrace: group-s names page-faults a follower of task-clock" \
 # defaults name it the timebase (trace_processor makes one
 # perf_cpu_counter track per sequence, CPU and timebase).
 for ev in task-clock page-faults; do
-	n=$(grep -c "^$ev|" "$tmp/two-events.pf")
-	want=$(grep -c "^$ev|" "$tmp/two-events.a")
-	check "pftrace: two-events: $ev carries its counts ($n, the table has $want)" \
+	n=$(grep -c "^$ev|" "$tmp/ungrouped.pf")
+	want=$(grep -c "^$ev|" "$tmp/ungrouped.a")
+	check "pftrace: ungrouped: $ev carries its counts ($n, the table has $want)" \
 		eval '[ "$n" -gt 0 ] && [ "$n" = "$want" ]'
 done
-check "pftrace: two-events: two sequences, each with its own timebase" test "$(
-	protoc --decode_raw <"$tmp/two-events.pftrace" | awk '
+check "pftrace: ungrouped: two sequences, each with its own timebase" test "$(
+	protoc --decode_raw <"$tmp/ungrouped.pftrace" | awk '
 		/^  59 {/ { d = 1 } d && /^  10: / { print $2; d = 0 }' | sort -u | wc -l)" = 2
 
 # Leaks of our own under ASan (a no-op elsewhere).

@@ -10,7 +10,10 @@
  *                           `perf sched record` file gets CPU tracks
  *   other SAMPLE            a PerfSample packet (cpu, pid, tid, cpu_mode,
  *                           counts, see below) whose callstack_iid names
- *                           an interned callstack
+ *                           an interned callstack: the callchain, then
+ *                           for --call-graph dwarf the user frames
+ *                           unwound from the recorded registers and stack
+ *                           (unwind.c, as tracekit report prints them)
  *   COMM, FORK              the thread's name, process and parent: one
  *                           small ProcessTree packet each, at its time
  *   MMAP, MMAP2             the mappings frames point into
@@ -74,6 +77,7 @@
 #include "pftrace-internal.h"
 #include "pftrace-proto.h"
 #include "symbolizer-internal.h"
+#include "unwind-internal.h"
 #include "internal/error.h"
 
 /* InternedData's fields */
@@ -115,6 +119,9 @@ enum {
 #define PERF_CONTEXT_KERNEL ((uint64_t)-128)
 #define PERF_CONTEXT_USER   ((uint64_t)-512)
 #define MAX_STACK	    256
+#define UNWIND_FRAMES	    127 /* perf script's --max-stack default, as report */
+#define DWARF_FIELDS                                                                               \
+	(TK_PERF_SAMPLE_CALLCHAIN | TK_PERF_SAMPLE_REGS_USER | TK_PERF_SAMPLE_STACK_USER)
 
 struct map {
 	int32_t pid; /* -1: the kernel's */
@@ -166,7 +173,15 @@ struct perf {
 	struct pidmap *pm; /* by pid, open addressing */
 	size_t pm_cap, pm_n;
 	struct tk_symbolizer *sym; /* NULL: frames go without names */
-	struct pseq *seqs;	   /* by evsel index */
+	struct tk_cache *cache;	   /* perf's build-id cache, when it exists */
+	/* --call-graph dwarf: the unwinder, made at the first such sample */
+	struct tk_unwind *unwind;
+	struct tk_symbolizer *usym; /* the unwinder's, when frames go without names */
+	bool unwind_failed;
+	int32_t unwind_pid;	   /* the process being unwound */
+	struct tk_unwind_map umap; /* the map unwind_find_map() found */
+	char ubid[TK_BUILD_ID_HEX_MAX];
+	struct pseq *seqs; /* by evsel index */
 	size_t nseqs;
 	struct pseq *q; /* the sequence of the sample being written */
 	struct tk_bytebuf idata;
@@ -569,16 +584,97 @@ static int frame_intern(struct perf *p, int32_t pid, uint64_t ip, bool kernel, u
 	return 0;
 }
 
-/* The callstack of a sample: perf's callchain (or the ip alone), root first. */
+/* A user map of the process being unwound holding @addr (tk_unwind_find_map_fn). */
+static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
+{
+	struct perf *p = ctx;
+	const struct tk_perfdata_build_id *b;
+	struct map *m = map_find(p, p->unwind_pid, addr);
+	int32_t pid = p->unwind_pid;
+
+	/* A thread's maps are its process's, else its parent's (as map_lookup()). */
+	for (int depth = 0; !m && depth < 8; depth++) {
+		const struct pft_thread *t = pft_thread_get(p->s, pid);
+
+		if (!t || !t->ppid || t->ppid == pid)
+			break;
+		pid = t->ppid;
+		m = map_find(p, pid, addr);
+	}
+	if (!m)
+		return NULL;
+	p->ubid[0] = '\0';
+	b = m->bid_size ? NULL : build_id_of(p, m->path);
+	if (m->bid_size)
+		tk_elf_build_id_hex(m->bid, m->bid_size, p->ubid, sizeof(p->ubid));
+	else if (b && b->size)
+		tk_elf_build_id_hex(b->id, b->size, p->ubid, sizeof(p->ubid));
+	p->umap.start = m->start;
+	p->umap.end = m->end;
+	p->umap.pgoff = m->pgoff;
+	p->umap.path = m->path;
+	p->umap.build_id = p->ubid;
+	p->umap.anon = m->path[0] != '/' && strcmp(m->path, "[vdso]");
+	return &p->umap;
+}
+
+/*
+ * The user frames of a --call-graph dwarf sample into @ips (innermost
+ * first, at most @max), unwound from its registers and stack copy by the
+ * call frame information of the binaries (unwind.c), the frames `tracekit
+ * report` and perf script print after the kernel's callchain.
+ * Return: their number, 0 when the sample has none or the binaries are
+ * not here, or -ENOMEM.
+ */
+static int unwind_user(struct perf *p, const struct tk_perf_sample *sm, uint64_t *ips, size_t max)
+{
+	const struct tk_perfdata_evsel *e = tk_perfdata_evsel_get(p->pd, (size_t)sm->attr_index);
+	struct tk_unwind_sample us;
+
+	if (!e || (e->attr.sample_type & DWARF_FIELDS) != DWARF_FIELDS || !sm->regs_user ||
+	    !sm->stack_user || !max || p->unwind_failed)
+		return 0;
+	if (!p->unwind) {
+		/* Without names asked for, the unwinder still finds the binaries. */
+		if (!p->sym && !p->usym)
+			p->usym = tk_symbolizer_new(p->cache);
+		p->unwind = tk_unwind_new(p->sym ? p->sym : p->usym);
+		if (!p->unwind) {
+			p->unwind_failed = true;
+			return tk_fail(ENOMEM, "out of memory");
+		}
+	}
+	memset(&us, 0, sizeof(us));
+	us.pid = (int32_t)sm->pid;
+	us.tid = (int32_t)sm->tid;
+	/* Any new map anywhere: conservative for the unwinder's caches, and rare. */
+	us.maps_gen = p->nmaps;
+	us.regs_abi = sm->regs_user_abi;
+	us.regs_mask = e->attr.sample_regs_user;
+	us.regs_nr = sm->regs_user_nr;
+	us.regs = sm->regs_user;
+	us.stack_size = sm->stack_user_dyn_size < sm->stack_user_size ? sm->stack_user_dyn_size
+								      : sm->stack_user_size;
+	us.stack = sm->stack_user;
+	if (!us.stack_size)
+		return 0;
+	p->unwind_pid = (int32_t)sm->pid;
+	return tk_unwind_sample(p->unwind, &us, unwind_find_map, p, ips, max);
+}
+
+/*
+ * The callstack of a sample, root first: perf's callchain, then the user
+ * frames unwound from a --call-graph dwarf sample's stack; or the ip alone.
+ */
 static int stack_intern(struct perf *p, const struct tk_perf_sample *sm, bool kernel_ip,
 			uint64_t *out)
 {
-	uint64_t h = 0x737461636bull, iid;
+	uint64_t h = 0x737461636bull, iid, ips[UNWIND_FRAMES];
 	size_t n = 0, e;
-	bool kernel = kernel_ip;
-	int r;
+	bool kernel = kernel_ip, chain = sm->callchain && sm->callchain_nr;
+	int r, nu;
 
-	if (sm->callchain && sm->callchain_nr) {
+	if (chain) {
 		for (uint64_t i = 0; i < sm->callchain_nr && n < MAX_STACK; i++) {
 			uint64_t ip = tk_perf_load_u64(sm->callchain, i);
 
@@ -593,7 +689,18 @@ static int stack_intern(struct perf *p, const struct tk_perf_sample *sm, bool ke
 				return r;
 			n++;
 		}
-	} else {
+	}
+	nu = unwind_user(p, sm, ips, MAX_STACK - n < UNWIND_FRAMES ? MAX_STACK - n : UNWIND_FRAMES);
+	if (nu < 0)
+		return nu;
+	for (int i = 0; i < nu; i++) {
+		r = frame_intern(p, (int32_t)sm->pid, ips[i], false, &p->stack[n]);
+		if (r)
+			return r;
+		n++;
+	}
+	/* A callchain of context marks alone stays empty, as perf script prints it. */
+	if (!chain && !nu) {
 		r = frame_intern(p, (int32_t)sm->pid, sm->ip, kernel, &p->stack[n]);
 		if (r)
 			return r;
@@ -864,7 +971,6 @@ int tk_pftrace_write_perf(struct tk_perfdata *pd, int fd, const char *name,
 	struct perf p = {.s = &s, .pd = pd};
 	const struct tk_perfdata_host *host = tk_perfdata_get_host(pd);
 	const struct tk_tracedata *td = tk_perfdata_get_tracedata(pd);
-	struct tk_cache *cache = NULL;
 	struct tk_perf_record rec;
 	int r;
 
@@ -874,10 +980,10 @@ int tk_pftrace_write_perf(struct tk_perfdata *pd, int fd, const char *name,
 		goto out;
 	s.perf = &p;
 	s.on_piece = on_piece;
+	/* Through perf's build-id cache when it exists, as report and profile. */
+	p.cache = tk_cache_open_existing(NULL);
 	if (s.opts.symbolize) {
-		/* Through perf's build-id cache when it exists, as report and profile. */
-		cache = tk_cache_open_existing(NULL);
-		p.sym = tk_symbolizer_new(cache);
+		p.sym = tk_symbolizer_new(p.cache);
 		if (!p.sym) {
 			r = tk_fail(ENOMEM, "out of memory");
 			goto out;
@@ -933,8 +1039,10 @@ out:
 		free(p.seqs[i].sums);
 	}
 	free(p.seqs);
+	tk_unwind_free(p.unwind);
+	tk_symbolizer_free(p.usym);
 	tk_symbolizer_free(p.sym);
-	tk_cache_close(cache);
+	tk_cache_close(p.cache);
 	tk_bytebuf_release(&p.idata);
 	pft_session_release(&s);
 	return r;

@@ -619,6 +619,28 @@ static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
 }
 
 /*
+ * A number that changes whenever a map is added to @pid or to the
+ * processes whose maps it uses (unwind_find_map()): the count of them all,
+ * as maps are only ever added. The unwinder keeps a process's binaries
+ * loaded while it stays.
+ */
+static uint64_t maps_gen(struct perf *p, int32_t pid)
+{
+	uint64_t gen = 0;
+
+	for (int depth = 0; depth < 9; depth++) {
+		const struct pidmap *pm = pidmap_get(p, pid, false);
+		const struct pft_thread *t = pft_thread_get(p->s, pid);
+
+		gen += pm ? pm->n : 0;
+		if (!t || !t->ppid || t->ppid == pid)
+			break;
+		pid = t->ppid;
+	}
+	return gen;
+}
+
+/*
  * The user frames of a --call-graph dwarf sample into @ips (innermost
  * first, at most @max), unwound from its registers and stack copy by the
  * call frame information of the binaries (unwind.c), the frames `tracekit
@@ -636,8 +658,11 @@ static int unwind_user(struct perf *p, const struct tk_perf_sample *sm, uint64_t
 		return 0;
 	if (!p->unwind) {
 		/* Without names asked for, the unwinder still finds the binaries. */
-		if (!p->sym && !p->usym)
+		if (!p->sym && !p->usym) {
+			if (!p->cache)
+				p->cache = tk_cache_open_existing(NULL);
 			p->usym = tk_symbolizer_new(p->cache);
+		}
 		p->unwind = tk_unwind_new(p->sym ? p->sym : p->usym);
 		if (!p->unwind) {
 			p->unwind_failed = true;
@@ -647,8 +672,7 @@ static int unwind_user(struct perf *p, const struct tk_perf_sample *sm, uint64_t
 	memset(&us, 0, sizeof(us));
 	us.pid = (int32_t)sm->pid;
 	us.tid = (int32_t)sm->tid;
-	/* Any new map anywhere: conservative for the unwinder's caches, and rare. */
-	us.maps_gen = p->nmaps;
+	us.maps_gen = maps_gen(p, (int32_t)sm->pid);
 	us.regs_abi = sm->regs_user_abi;
 	us.regs_mask = e->attr.sample_regs_user;
 	us.regs_nr = sm->regs_user_nr;
@@ -980,9 +1004,9 @@ int tk_pftrace_write_perf(struct tk_perfdata *pd, int fd, const char *name,
 		goto out;
 	s.perf = &p;
 	s.on_piece = on_piece;
-	/* Through perf's build-id cache when it exists, as report and profile. */
-	p.cache = tk_cache_open_existing(NULL);
 	if (s.opts.symbolize) {
+		/* Through perf's build-id cache when it exists, as report and profile. */
+		p.cache = tk_cache_open_existing(NULL);
 		p.sym = tk_symbolizer_new(p.cache);
 		if (!p.sym) {
 			r = tk_fail(ENOMEM, "out of memory");

@@ -74,6 +74,7 @@
 #include <tracekit/tracedata.h>
 
 #include "perf-read.h"
+#include "perfdata-evname.h"
 #include "pftrace-internal.h"
 #include "pftrace-proto.h"
 #include "symbolizer-internal.h"
@@ -753,8 +754,8 @@ static const char *evsel_name(const struct perf *p, int idx, char *buf, size_t s
 	const struct tk_perfdata_evsel *e =
 		idx >= 0 ? tk_perfdata_evsel_get(p->pd, (size_t)idx) : NULL;
 
-	if (e && e->name)
-		return e->name;
+	if (e)
+		return tk_perfdata_evsel_display_name(e, buf, size);
 	snprintf(buf, size, "event%d", idx);
 	return buf;
 }
@@ -768,7 +769,7 @@ static int put_defaults(struct perf *p, const struct pseq *q, int idx, uint64_t 
 {
 	struct pft_session *s = p->s;
 	size_t pkt = pft_packet_begin(s), d, psd, m;
-	char buf[32];
+	char buf[64];
 
 	pb_uint(&s->chunk, PF_PKT_TIMESTAMP, ts);
 	d = pb_begin(&s->chunk, PF_PKT_DEFAULTS);

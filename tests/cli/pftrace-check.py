@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Check a .pftrace against `tracekit report` of the file it was made from.
 
-usage: pftrace-check.py PFTRACE REPORT_TEXT dat|perf
+usage: pftrace-check.py PFTRACE REPORT_TEXT dat|perf|samples|group
 
 The trace is first opened up: compressed_packets (deflate) are inflated
 into a plain Trace, which `protoc --decode_raw` must read (exit 0, one
@@ -22,8 +22,23 @@ report:
              0 and the preempted bit may both print "R"), comm, prio and
              target_cpu
   perf.data  tracepoint samples as above per CPU; other samples: their
-             number, times and tids, and the frames of each callstack
-             against the callchain lines perf script prints
+             number, times, tids, event names (the timebase of their
+             packet sequence's perf_sample_defaults) and CPUs (where the
+             report prints them), and the frames of each callstack
+             against the callchain lines perf script prints (a frame
+             with inlined functions prints a "(inlined)" line for each
+             at its address, then its own line unless its symbol is not
+             among them: lines of one address up to a frame's own line
+             count once)
+  samples    no callstacks: REPORT_TEXT is `tracekit report -t --fields
+             pid,tid,time,event` (cpu too where the samples carry it):
+             every sample's event name, CPU (0 in the trace where the
+             report has none: PerfSample.cpu is always there), pid, tid
+             and time in nanoseconds, in time order, compared exactly
+  group      as samples, for group reads (PERF_FORMAT_GROUP), where the
+             report prints one line per group member of one record: a
+             record's lines (one pid/tid, CPU and time, each member's
+             name once, the sampled event's first) are one sample
 Prints one line per difference and exits 1 when there is one.
 """
 import re
@@ -134,7 +149,22 @@ def main():
     ev = defaultdict(list)  # cpu -> [(us, pid, name)]
     cx = defaultdict(list)  # cpu -> [(us, pid, name, comm, prio, prev_state or target_cpu)]
     samples = []            # (us, tid, frames)
+    full = []               # (ns, pid, tid, cpu, event name)
     frames_of = {}          # callstack iid -> number of frames
+    # Each perf sequence's timebase, named by its TracePacketDefaults
+    # (59) perf_sample_defaults (12) timebase (1) name (10).
+    timebase = {}
+    for p in pkts:
+        for f, w, v in fields(p):
+            if f == 59:
+                seq = dict((a, b) for a, _, b in fields(p) if a == 10).get(10, 0)
+                for ff, ww, psd in fields(v):
+                    if ff != 12:
+                        continue
+                    for a, _, tb in fields(psd):
+                        if a == 1:
+                            name = dict((x, y) for x, _, y in fields(tb)).get(10, b"?")
+                            timebase[seq] = name.decode(errors="replace")
     for p in pkts:
         pf = defaultdict(list)
         for f, w, v in fields(p):
@@ -148,7 +178,10 @@ def main():
                     frames_of[d[1][0]] = len(d.get(2, []))
         if 66 in pf:
             d = dict((ff, vv) for ff, ww, vv in fields(pf[66][0]))
-            samples.append((us(pf[8][0]), d.get(3, 0), frames_of.get(d.get(4, 0), -1)))
+            samples.append((us(pf[8][0]), d.get(3, 0), frames_of.get(d.get(4, 0), -1),
+                            timebase.get(pf.get(10, [0])[0], "<no timebase>"), d.get(1, 0)))
+            full.append((pf[8][0], d.get(2, 0), d.get(3, 0), d.get(1, 0),
+                         timebase.get(pf.get(10, [0])[0], "<no timebase>")))
         for bundle in pf.get(1, []):
             cpu, cs = 0, None
             evs = []
@@ -206,15 +239,35 @@ def main():
     want_cx = defaultdict(list)
     want_samples = []
     line_re = re.compile(r"^(.*?)-?\s*(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{6}):\s+(\S+:)?(\S+?):\s?(.*)$")
-    sample_re = re.compile(r"^\s*(.*?)\s+(\d+)\s+(?:\[\d+\]\s+)?(\d+)\.(\d{6}):\s+\d+\s+\S+:(.*)$")
+    sample_re = re.compile(r"^\s*(.*?)\s+(\d+)\s+(?:\[(\d+)\]\s+)?(\d+)\.(\d{6}):\s+\d+\s+(\S+):(.*)$")
+    fields_re = re.compile(r"^\s*(-?\d+)/(-?\d+)\s+(?:\[(\d+)\]\s+)?(\d+)\.(\d{9}):\s+(\S+):\s*$")
+    want_full = []
     cur = None
+    frame_addr = None  # the address of the frame being read, None after its own line
     for line in open(report, errors="replace"):
         line = line.rstrip("\n")
+        if kind in ("samples", "group"):
+            m = fields_re.match(line)
+            if not m:
+                errors.append("report line not of --fields pid,tid,[cpu,]time,event: %r" % line)
+                break
+            t = int(m[4]) * 1000000000 + int(m[5])
+            row = [t, int(m[1]), int(m[2]), int(m[3] or 0), m[6], {m[6]}]
+            prev = want_full[-1] if want_full else None
+            if kind == "group" and prev and prev[:4] == row[:4] and m[6] not in prev[5]:
+                prev[5].add(m[6])
+            else:
+                want_full.append(row)
+            continue
         if line.startswith("\t"):
             if cur is not None:
-                cur[2] += 1
+                addr = line.split()[0] if line.split() else ""
+                if addr != frame_addr:
+                    cur[2] += 1
+                frame_addr = None if not line.endswith(" (inlined)") else addr
             continue
         cur = None
+        frame_addr = None
         m = line_re.match(line)
         if m:
             cpu, t, pid, name, rest = int(m[3]), int(m[4]) * 1000000 + int(m[5]), int(m[2]), m[7], m[8]
@@ -253,9 +306,10 @@ def main():
         m = sample_re.match(line)
         if m and kind == "perf":
             # The ip on the sample's line, or the callchain on the lines below.
-            cur = [int(m[3]) * 1000000 + int(m[4]), int(m[2]), 1 if m[5].strip() else 0]
+            cur = [int(m[4]) * 1000000 + int(m[5]), int(m[2]), 1 if m[7].strip() else 0, m[6],
+                   None if m[3] is None else int(m[3])]
             want_samples.append(cur)
-            if m[5].strip():
+            if m[7].strip():
                 cur = None
 
     # A compact event's pid column holds next_pid / the woken pid; the
@@ -311,7 +365,7 @@ def main():
             errors.append("prev_state %d is printed as %s" % (n, sorted(letters)))
     if kind == "perf":
         got = sorted(samples)
-        exp = sorted(tuple(x) for x in want_samples)
+        exp = sorted((tuple(x) for x in want_samples), key=lambda x: x[:4] + (x[4] or -1,))
         if len(got) != len(exp):
             errors.append("%d samples, the report has %d" % (len(got), len(exp)))
         else:
@@ -319,6 +373,14 @@ def main():
                 if abs(g[0] - e[0]) > 1 or g[1] != e[1]:
                     errors.append("sample %s != %s" % (g, e))
                     break
+            # Names and CPUs (where the report prints them): the same
+            # multiset of (tid, name, cpu).
+            has_cpu = any(e[4] is not None for e in exp)
+            gn = Counter((g[1], g[3], g[4] if has_cpu else None) for g in got)
+            en = Counter((e[1], e[3], e[4] if has_cpu else None) for e in exp)
+            if gn != en:
+                errors.append("sample events or CPUs differ: %s, the report's %s" %
+                              (sorted(gn - en)[:3], sorted(en - gn)[:3]))
             # Callstacks: perf script prints one line per callchain entry
             # (none when it holds only context marks), or the ip alone on
             # the sample's line.
@@ -326,6 +388,19 @@ def main():
             ef = Counter(e[2] for e in exp)
             if gf != ef:
                 errors.append("frames per sample %s, the report's %s" % (dict(gf), dict(ef)))
+    if kind in ("samples", "group"):
+        got = sorted(full)
+        exp = sorted(tuple(x[:5]) for x in want_full)
+        if not exp:
+            errors.append("the report has no samples")
+        if len(got) != len(exp):
+            errors.append("%d samples, the report has %d" % (len(got), len(exp)))
+        else:
+            for g, e in zip(got, exp):
+                if g != e:
+                    errors.append("sample (ns, pid, tid, cpu, event) %s != the report's %s" %
+                                  (g, e))
+                    break
     for e in errors:
         print("pftrace-check: %s: %s" % (path, e))
     n = sum(len(v) for v in ev.values())

@@ -35,6 +35,7 @@ ln -s "$data/counters/group-a.data" "$tmp/in/group-a.data"
 ln -s "$data/perf/sample-cpu.data" "$tmp/in/sample-cpu.data"
 ln -s "$data/perf/plain.data" "$tmp/in/plain.data"
 ln -s "$data/perf/group-read.data" "$tmp/in/group-read.data"
+ln -s "$data/counters/ungrouped.data" "$tmp/in/ungrouped.data"
 
 run convert -q --to sqlite "$tmp"/in/* -o "$tmp/c.db"
 check "sqlite: the counter fixtures convert" rc_is 0
@@ -43,7 +44,7 @@ check "parquet: the counter fixtures convert" rc_is 0
 check "parquet: counter and its three track tables' files for each trace" \
 	test "$(find "$tmp/counters/counter" "$tmp/counters/counter_track" \
 		"$tmp/counters/cpu_counter_track" "$tmp/counters/thread_counter_track" \
-		-name '*.parquet' | wc -l)" -eq 28
+		-name '*.parquet' | wc -l)" -eq 32
 
 # ------------------------------------------------------ what report says
 # expect-counter-values: trace|name|cpu|ts|value per track, values that
@@ -89,7 +90,8 @@ with open(tmp + "/expect-rss-per-thread", "w") as f:
         f.write("rss|%d|%s|%d|%d\n" % (tid, name, top, n))
 # Files whose samples carry their CPU; group-read.data has none, its
 # values go per event (its ids are one per CPU: see group-s below).
-for trace, has_cpu in (("group-a", True), ("sample-cpu", True), ("plain", False)):
+for trace, has_cpu in (("group-a", True), ("sample-cpu", True), ("plain", False),
+                       ("ungrouped", True)):
     fields = "cpu,event,time,period" if has_cpu else "event,time,period"
     sums = collections.Counter()
     for line in report("-t", "--fields", fields, tmp + "/in/" + trace + ".data").splitlines():
@@ -121,7 +123,8 @@ check "  and READ values of group-a.data" grep -q "^group-a|page-faults|1|" \
 # The same rows from a query's output (trace|name|cpu|ts|value, ordered),
 # unchanged values left out as above; only the traces report was asked for.
 dedupe() {
-	awk -F'|' '$1 == "idle" || $1 == "group-a" || $1 == "sample-cpu" || $1 == "plain" {
+	awk -F'|' '$1 == "idle" || $1 == "group-a" || $1 == "sample-cpu" || $1 == "plain" ||
+		$1 == "ungrouped" {
 		k = $1 "|" $2 "|" $3; if (k in last && last[k] == $5) next; last[k] = $5; print }'
 }
 
@@ -245,7 +248,7 @@ python3 "$TK_SOURCE_DIR/tests/cli/pftrace-counters.py" "$tmp/rss.pftrace" >"$tmp
 check "  each rss_stat typed (FtraceEvent field 313)" test \
 	"$(grep -c '^rss_stat|' "$tmp/rss.pf")" = "$(grep -c ' rss_stat: ' "$tmp/rss.txt")"
 
-for t in idle group-s group-a sample-cpu plain group-read; do
+for t in idle group-s group-a sample-cpu plain group-read ungrouped; do
 	in=$(ls "$tmp"/in/$t.*)
 	run convert -q --compression none "$in" -o "$tmp/$t.pftrace"
 	check "pftrace: $t converts" rc_is 0
@@ -267,10 +270,22 @@ for t in idle group-s group-a sample-cpu plain group-read; do
 	check "pftrace: $t holds the counter table's $(wc -l <"$tmp/$t.a") values" \
 		eval '[ -s "$tmp/$t.a" ] && cmp -s "$tmp/$t.a" "$tmp/$t.b"'
 done
-# The first counting event is the sequence's timebase; its group's
-# members are the followers, named in the defaults.
+# Each sampled event is the timebase of its own packet sequence; the
+# members of its read group are the followers, named in the defaults.
 check "pftrace: group-s names page-faults a follower of task-clock" \
 	eval 'grep -q "^task-clock|" "$tmp/group-s.pf" && grep -q "^page-faults|" "$tmp/group-s.pf"'
+# Two events without a group: both counted, each on a sequence whose
+# defaults name it the timebase (trace_processor makes one
+# perf_cpu_counter track per sequence, CPU and timebase).
+for ev in task-clock page-faults; do
+	n=$(grep -c "^$ev|" "$tmp/ungrouped.pf")
+	want=$(grep -c "^$ev|" "$tmp/ungrouped.a")
+	check "pftrace: ungrouped: $ev carries its counts ($n, the table has $want)" \
+		eval '[ "$n" -gt 0 ] && [ "$n" = "$want" ]'
+done
+check "pftrace: ungrouped: two sequences, each with its own timebase" test "$(
+	protoc --decode_raw <"$tmp/ungrouped.pftrace" | awk '
+		/^  59 {/ { d = 1 } d && /^  10: / { print $2; d = 0 }' | sort -u | wc -l)" = 2
 
 # Leaks of our own under ASan (a no-op elsewhere).
 ASAN_OPTIONS="${ASAN_OPTIONS%:detect_leaks=0}:detect_leaks=1:fast_unwind_on_malloc=0" \

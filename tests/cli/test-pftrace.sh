@@ -4,16 +4,19 @@
 # tracekit convert to Perfetto (.pftrace): each golden .dat and perf.data
 # is converted, the trace must decode with `protoc --decode_raw`, and
 # tests/cli/pftrace-check.py compares what it holds (events per CPU, their
-# names, times and pids; perf samples, their tids and callstack depths)
-# with `tracekit report` of the same file. Then the options: --to
-# perfetto, the codecs, --split-size (pieces under the size, together
-# holding every event), usage errors.
+# names, times and pids; perf samples, their tids, event names, CPUs and
+# callstack depths) with `tracekit report` of the same file. Then the
+# options: --to perfetto, the codecs, --split-size (pieces under the size,
+# together holding every event), usage errors.
 #
-# perf.data files left out of the comparison, on purpose: those whose
-# callchains chain-edit.py damaged (perf script prints fewer frames than
-# the chain holds), dwarf.data (perf script unwinds the user stack; the
-# export carries the ip only) and the group-read files (perf script prints
-# a line per group member of one sample).
+# perf.data files whose report cannot give every callstack's depth are
+# compared without it (pftrace-check.py's samples and group kinds: each
+# sample's event, CPU, pid, tid and nanosecond time, from `tracekit report
+# -t --fields pid,tid,cpu,time,event`): those whose callchains chain-edit.py
+# damaged (perf script prints fewer frames than the chain holds) and the
+# group-read files (perf script prints a line per group member of one
+# record: those lines are one sample). dwarf.data's user stacks are
+# unwound into the trace as report unwinds them: its depths are compared.
 #
 # Needs protoc (protobuf-compiler) and python3, else SKIP. BENCH_REPORT
 # (bench/bench-report) writes the bigger file of the split checks.
@@ -48,13 +51,67 @@ same() {
 	fi
 }
 
+# same_samples FILE samples|group: every sample without its callstack,
+# against report's --fields lines (with the CPU where the samples have one).
+same_samples() {
+	local file=$1 kind=$2 name
+	name=$(basename "$file")
+	run convert -q "$file" -o "$tmp/t.pftrace"
+	if [ "$rc" -ne 0 ]; then
+		fail "$name: convert" "$(last)"
+		return
+	fi
+	"$TRACEKIT" report -t --fields pid,tid,cpu,time,event "$file" >"$tmp/t.rep" 2>/dev/null ||
+		"$TRACEKIT" report -t --fields pid,tid,time,event "$file" >"$tmp/t.rep" 2>/dev/null
+	if python3 "$checker" "$tmp/t.pftrace" "$tmp/t.rep" "$kind" >"$tmp/check" 2>&1; then
+		pass "$name ($kind): $(tail -1 "$tmp/check" | sed 's/^pftrace-check: [^:]*: //')"
+	else
+		fail "$name ($kind)" "$(cat "$tmp/check")"
+	fi
+}
+
 for f in "$data"/*.dat "$data"/public/*.dat "$data"/tc34/*.dat; do
 	same "$f" dat
 done
-for f in tracepoints pipe-tracepoint-g g pipe-g plain z pipe-z two-events k1 sample-cpu \
-	switch-events namespaces mod-k kmod public-perf42-nokmap; do
-	same "$data/perf/$f.data" perf
+# Every golden perf.data: the group reads as records, the damaged
+# callchains without their depths, the others (dwarf.data included) whole.
+for f in "$data"/perf/*.data; do
+	case $(basename "$f" .data) in
+	*group-read* | group-running | pipe-attr152) same_samples "$f" group ;;
+	chain-neg1 | chain-guest | chain-hv | chain-zero) same_samples "$f" samples ;;
+	*) same "$f" perf ;;
+	esac
 done
+# Two events without a group, each on its packet sequence: names and CPUs.
+same "$data/counters/ungrouped.data" perf
+same_samples "$data/counters/ungrouped.data" samples
+# A group read's member lines are one sample each, not one per line.
+"$TRACEKIT" convert -q "$data/perf/group-read.data" -o "$tmp/g.pftrace"
+"$TRACEKIT" report -t --fields pid,tid,time,event "$data/perf/group-read.data" >"$tmp/g.rep"
+check "group-read: one sample per record, not per member line" eval \
+	'! python3 "$checker" "$tmp/g.pftrace" "$tmp/g.rep" samples >/dev/null 2>&1'
+
+# --call-graph dwarf: the user frames unwound from the recorded stack, as
+# report prints them (one frame per address; report adds a line for each
+# function inlined there), after the kernel's callchain; compared whole
+# above, and here each sample at the nanosecond.
+same_samples "$data/perf/dwarf.data" samples
+run convert -q --compression none "$data/perf/dwarf.data" -o "$tmp/dw.pftrace"
+depths=$(python3 - "$checker" "$tmp/dw.pftrace" <<'EOF'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("pc", sys.argv[1])
+pc = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(pc)
+for p in pc.packets(open(sys.argv[2], "rb").read()):
+    for f, w, v in pc.fields(p):
+        if f == 12:
+            for ff, ww, vv in pc.fields(v):
+                if ff == 7:
+                    print(sum(1 for a, _, _ in pc.fields(vv) if a == 2))
+EOF
+)
+check "dwarf.data: callstacks of unwound frames, not the ip alone ($(echo $depths))" \
+	eval '[ -n "$depths" ] && ! echo "$depths" | grep -qx 1'
 
 # A perf.data of scheduler tracepoints (what perf sched record writes), made
 # from the sample .dat: sched_switch and sched_waking go to the compact

@@ -10,7 +10,10 @@
  *                           `perf sched record` file gets CPU tracks
  *   other SAMPLE            a PerfSample packet (cpu, pid, tid, cpu_mode,
  *                           counts, see below) whose callstack_iid names
- *                           an interned callstack
+ *                           an interned callstack: the callchain, then
+ *                           for --call-graph dwarf the user frames
+ *                           unwound from the recorded registers and stack
+ *                           (unwind.c, as tracekit report prints them)
  *   COMM, FORK              the thread's name, process and parent: one
  *                           small ProcessTree packet each, at its time
  *   MMAP, MMAP2             the mappings frames point into
@@ -28,23 +31,28 @@
  * it reads a perf.data itself, and ties to the sample (counter_set_id).
  * TrackEvent counter tracks would be a second, unrelated set of tracks
  * with no CPU and no tie to the samples. Perfetto's counts are what the
- * counter read since it was enabled, not differences: the timebase (the
- * event of the first sample) counts its samples' periods summed per CPU,
- * or, with PERF_SAMPLE_READ (perf record -s, {a,b}:S), the values read:
- * the leader's as timebase_count, its members' as follower_counts. A
- * defaults packet naming them opens the sequence (and each piece of a
- * split). A sequence has one timebase: samples of other events (several
- * -e without a group) carry no counts here; the table export
- * (tables.c) has them all.
+ * counter read since it was enabled, not differences: an event counts its
+ * samples' periods summed per CPU, or, with PERF_SAMPLE_READ (perf record
+ * -s, {a,b}:S), the values read: its own as timebase_count, its read
+ * group's other members' as follower_counts.
  *
- * Interning (InternedData on packet sequence 2): a mapping is interned the
- * first time a frame lands in it (path string, build id as its raw bytes
+ * Sequences: trace_processor takes one timebase per packet sequence (a
+ * perf session of its own), so each sampled event writes on a sequence of
+ * its own, PFT_SEQ_PERF + its evsel index: several -e without a group
+ * each get their counter tracks, as in the tables (tables.c). A defaults
+ * packet naming the event (timebase) and its group's members (followers)
+ * opens the sequence, and each piece of a split.
+ *
+ * Interning (InternedData, which Perfetto scopes to a sequence: each
+ * event's tables are its own, and a stack two events meet is interned on
+ * both sequences): a mapping is interned the first time a frame lands in
+ * it (path string, build id as its raw bytes
  * from perf's HEADER_BUILD_ID, start, end, file offset), a frame per
  * (mapping, offset in the mapping's file), a callstack per distinct list of
  * frames, root first as Perfetto wants it (perf's callchains are leaf
  * first). New entries ride in the packet of the sample that first needs
  * them. The tables hold distinct stacks, not samples, and are cleared at
- * every piece of a split (the piece's first sample packet says so with
+ * every piece of a split (the sequence's defaults packet says so with
  * SEQ_INCREMENTAL_STATE_CLEARED), so each piece opens alone.
  *
  * With tk_pftrace_opts.symbolize, a frame is named (InternedData
@@ -66,9 +74,11 @@
 #include <tracekit/tracedata.h>
 
 #include "perf-read.h"
+#include "perfdata-evname.h"
 #include "pftrace-internal.h"
 #include "pftrace-proto.h"
 #include "symbolizer-internal.h"
+#include "unwind-internal.h"
 #include "internal/error.h"
 
 /* InternedData's fields */
@@ -110,6 +120,9 @@ enum {
 #define PERF_CONTEXT_KERNEL ((uint64_t)-128)
 #define PERF_CONTEXT_USER   ((uint64_t)-512)
 #define MAX_STACK	    256
+#define UNWIND_FRAMES	    127 /* perf script's --max-stack default, as report */
+#define DWARF_FIELDS                                                                               \
+	(TK_PERF_SAMPLE_CALLCHAIN | TK_PERF_SAMPLE_REGS_USER | TK_PERF_SAMPLE_STACK_USER)
 
 struct map {
 	int32_t pid; /* -1: the kernel's */
@@ -117,7 +130,6 @@ struct map {
 	char *path;
 	uint8_t bid[20]; /* MMAP2's own build id, when it carries one */
 	uint8_t bid_size;
-	uint64_t iid; /* 0: not interned in this piece */
 };
 
 /* One process's mappings: indexes into perf.maps, oldest first. */
@@ -135,6 +147,24 @@ struct itab {
 	size_t cap, n;
 };
 
+/*
+ * One packet sequence: the samples of one event (its timebase), with the
+ * interned data they refer to, which is the sequence's own.
+ */
+struct pseq {
+	struct itab frames, stacks, names;
+	uint64_t next_iid;
+	uint64_t unknown_iid; /* the empty mapping of addresses in no mapping */
+	uint64_t *map_iid;    /* by index into perf.maps; 0: not interned in this piece */
+	size_t nmap_iid;
+	bool used;	      /* a sample of the event was met */
+	bool cleared;	      /* the next sample packet clears the sequence's state */
+	uint32_t nfollow;     /* the members of its read group besides itself */
+	int follow[READ_MAX]; /* their evsels (-1: an id of no event) */
+	uint64_t *sums;	      /* the event's periods so far, per CPU */
+	size_t nsums;
+};
+
 struct perf {
 	struct pft_session *s;
 	struct tk_perfdata *pd;
@@ -143,16 +173,18 @@ struct perf {
 	size_t last_map;
 	struct pidmap *pm; /* by pid, open addressing */
 	size_t pm_cap, pm_n;
-	struct itab frames, stacks, names;
 	struct tk_symbolizer *sym; /* NULL: frames go without names */
-	uint64_t next_iid;
-	uint64_t unknown_iid; /* the empty mapping of addresses in no mapping */
-	bool cleared;	      /* the next sample packet clears the sequence's state */
-	int timebase;	      /* the evsel whose samples carry counts; -1: none yet */
-	uint32_t nfollow;     /* its read group's members after the leader */
-	int follow[READ_MAX]; /* their evsels (-1: an id of no event) */
-	uint64_t *sums;	      /* the timebase's periods so far, per CPU */
-	size_t nsums;
+	struct tk_cache *cache;	   /* perf's build-id cache, when it exists */
+	/* --call-graph dwarf: the unwinder, made at the first such sample */
+	struct tk_unwind *unwind;
+	struct tk_symbolizer *usym; /* the unwinder's, when frames go without names */
+	bool unwind_failed;
+	int32_t unwind_pid;	   /* the process being unwound */
+	struct tk_unwind_map umap; /* the map unwind_find_map() found */
+	char ubid[TK_BUILD_ID_HEX_MAX];
+	struct pseq *seqs; /* by evsel index */
+	size_t nseqs;
+	struct pseq *q; /* the sequence of the sample being written */
 	struct tk_bytebuf idata;
 	uint64_t stack[MAX_STACK];
 };
@@ -218,18 +250,45 @@ static int itab_get(struct itab *t, uint64_t h, uint64_t iid, uint64_t *out)
 	}
 }
 
+/* Forget what @q interned: a new piece, or the end. */
+static void pseq_clear(struct pseq *q)
+{
+	if (q->map_iid)
+		memset(q->map_iid, 0, q->nmap_iid * sizeof(*q->map_iid));
+	itab_release(&q->frames);
+	itab_release(&q->stacks);
+	itab_release(&q->names);
+	q->next_iid = 1;
+	q->unknown_iid = 0;
+	q->cleared = true;
+}
+
 static void on_piece(struct pft_session *s)
 {
 	struct perf *p = s->perf;
 
-	for (size_t i = 0; i < p->nmaps; i++)
-		p->maps[i].iid = 0;
-	itab_release(&p->frames);
-	itab_release(&p->stacks);
-	itab_release(&p->names);
-	p->next_iid = 1;
-	p->unknown_iid = 0;
-	p->cleared = true;
+	for (size_t i = 0; i < p->nseqs; i++)
+		pseq_clear(&p->seqs[i]);
+}
+
+/* The sequence of evsel @idx, made when first asked for; NULL on ENOMEM. */
+static struct pseq *pseq_get(struct perf *p, uint32_t idx)
+{
+	if (idx >= p->nseqs) {
+		size_t n = idx + 1u > p->nseqs * 2 ? idx + 1u : p->nseqs * 2;
+		struct pseq *t = realloc(p->seqs, n * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		memset(t + p->nseqs, 0, (n - p->nseqs) * sizeof(*t));
+		for (size_t i = p->nseqs; i < n; i++) {
+			t[i].next_iid = 1;
+			t[i].cleared = true;
+		}
+		p->seqs = t;
+		p->nseqs = n;
+	}
+	return &p->seqs[idx];
 }
 
 static size_t pid_slot(int32_t pid, size_t cap)
@@ -307,7 +366,6 @@ static int map_add(struct perf *p, int32_t pid, uint64_t start, uint64_t len, ui
 	m->start = start;
 	m->end = start + len;
 	m->pgoff = pgoff;
-	m->iid = 0;
 	m->bid_size = bid_size <= 20 ? bid_size : 20;
 	if (m->bid_size)
 		memcpy(m->bid, bid, m->bid_size);
@@ -380,22 +438,33 @@ static const struct tk_perfdata_build_id *build_id_of(struct perf *p, const char
 static uint64_t map_intern(struct perf *p, struct map *m)
 {
 	const struct tk_perfdata_build_id *bid;
+	struct pseq *q = p->q;
+	size_t i = (size_t)(m - p->maps), e;
 	uint64_t path_iid, bid_iid = 0;
-	size_t e;
 
-	if (m->iid)
-		return m->iid;
-	path_iid = p->next_iid++;
+	if (i >= q->nmap_iid) {
+		size_t n = p->cap_maps > i ? p->cap_maps : i + 1;
+		uint64_t *t = realloc(q->map_iid, n * sizeof(*t));
+
+		if (!t)
+			return 0;
+		memset(t + q->nmap_iid, 0, (n - q->nmap_iid) * sizeof(*t));
+		q->map_iid = t;
+		q->nmap_iid = n;
+	}
+	if (q->map_iid[i])
+		return q->map_iid[i];
+	path_iid = q->next_iid++;
 	put_istr(&p->idata, ID_MAPPING_PATHS, path_iid, m->path, strlen(m->path));
 	bid = m->bid_size ? NULL : build_id_of(p, m->path);
 	if (m->bid_size || (bid && bid->size)) {
-		bid_iid = p->next_iid++;
+		bid_iid = q->next_iid++;
 		put_istr(&p->idata, ID_BUILD_IDS, bid_iid, m->bid_size ? m->bid : bid->id,
 			 m->bid_size ? m->bid_size : bid->size);
 	}
-	m->iid = p->next_iid++;
+	q->map_iid[i] = q->next_iid++;
 	e = pb_begin(&p->idata, ID_MAPPINGS);
-	pb_uint(&p->idata, 1, m->iid);
+	pb_uint(&p->idata, 1, q->map_iid[i]);
 	if (bid_iid)
 		pb_uint(&p->idata, 2, bid_iid);
 	pb_uint(&p->idata, 3, m->pgoff);
@@ -403,7 +472,7 @@ static uint64_t map_intern(struct perf *p, struct map *m)
 	pb_uint(&p->idata, 5, m->end);
 	pb_uint(&p->idata, 7, path_iid);
 	pb_end(&p->idata, e);
-	return m->iid;
+	return q->map_iid[i];
 }
 
 /*
@@ -416,16 +485,18 @@ static uint64_t unknown_intern(struct perf *p)
 	uint64_t path_iid;
 	size_t e;
 
-	if (p->unknown_iid)
-		return p->unknown_iid;
-	path_iid = p->next_iid++;
+	struct pseq *q = p->q;
+
+	if (q->unknown_iid)
+		return q->unknown_iid;
+	path_iid = q->next_iid++;
 	put_istr(&p->idata, ID_MAPPING_PATHS, path_iid, "[unknown]", 9);
-	p->unknown_iid = p->next_iid++;
+	q->unknown_iid = q->next_iid++;
 	e = pb_begin(&p->idata, ID_MAPPINGS);
-	pb_uint(&p->idata, 1, p->unknown_iid);
+	pb_uint(&p->idata, 1, q->unknown_iid);
 	pb_uint(&p->idata, 7, path_iid);
 	pb_end(&p->idata, e);
-	return p->unknown_iid;
+	return q->unknown_iid;
 }
 
 /*
@@ -472,10 +543,10 @@ static uint64_t name_intern(struct perf *p, const struct map *m, uint64_t ip, ui
 		return 0;
 	for (const char *c = info.symbol; *c; c++)
 		h = mix(h, (uint8_t)*c);
-	r = itab_get(&p->names, h, p->next_iid, &iid);
+	r = itab_get(&p->q->names, h, p->q->next_iid, &iid);
 	if (r || iid)
 		return r ? 0 : iid;
-	iid = p->next_iid++;
+	iid = p->q->next_iid++;
 	put_istr(&p->idata, ID_FUNCTION_NAMES, iid, info.symbol, strlen(info.symbol));
 	return iid;
 }
@@ -488,15 +559,18 @@ static int frame_intern(struct perf *p, int32_t pid, uint64_t ip, bool kernel, u
 	uint64_t rel = m ? ip - m->start + m->pgoff : ip;
 	uint64_t h = mix(mix(0x6672616d65ull, mapping), rel), iid;
 	size_t e;
-	int r = itab_get(&p->frames, h, p->next_iid, &iid);
+	int r;
 
+	if (!mapping)
+		return tk_fail(ENOMEM, "out of memory");
+	r = itab_get(&p->q->frames, h, p->q->next_iid, &iid);
 	if (r)
 		return r;
 	if (iid) {
 		*out = iid;
 		return 0;
 	}
-	*out = p->next_iid++;
+	*out = p->q->next_iid++;
 	{
 		uint64_t name = m && p->sym ? name_intern(p, m, ip, rel) : 0;
 
@@ -511,16 +585,121 @@ static int frame_intern(struct perf *p, int32_t pid, uint64_t ip, bool kernel, u
 	return 0;
 }
 
-/* The callstack of a sample: perf's callchain (or the ip alone), root first. */
+/* A user map of the process being unwound holding @addr (tk_unwind_find_map_fn). */
+static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
+{
+	struct perf *p = ctx;
+	const struct tk_perfdata_build_id *b;
+	struct map *m = map_find(p, p->unwind_pid, addr);
+	int32_t pid = p->unwind_pid;
+
+	/* A thread's maps are its process's, else its parent's (as map_lookup()). */
+	for (int depth = 0; !m && depth < 8; depth++) {
+		const struct pft_thread *t = pft_thread_get(p->s, pid);
+
+		if (!t || !t->ppid || t->ppid == pid)
+			break;
+		pid = t->ppid;
+		m = map_find(p, pid, addr);
+	}
+	if (!m)
+		return NULL;
+	p->ubid[0] = '\0';
+	b = m->bid_size ? NULL : build_id_of(p, m->path);
+	if (m->bid_size)
+		tk_elf_build_id_hex(m->bid, m->bid_size, p->ubid, sizeof(p->ubid));
+	else if (b && b->size)
+		tk_elf_build_id_hex(b->id, b->size, p->ubid, sizeof(p->ubid));
+	p->umap.start = m->start;
+	p->umap.end = m->end;
+	p->umap.pgoff = m->pgoff;
+	p->umap.path = m->path;
+	p->umap.build_id = p->ubid;
+	p->umap.anon = m->path[0] != '/' && strcmp(m->path, "[vdso]");
+	return &p->umap;
+}
+
+/*
+ * A number that changes whenever a map is added to @pid or to the
+ * processes whose maps it uses (unwind_find_map()): the count of them all,
+ * as maps are only ever added. The unwinder keeps a process's binaries
+ * loaded while it stays.
+ */
+static uint64_t maps_gen(struct perf *p, int32_t pid)
+{
+	uint64_t gen = 0;
+
+	for (int depth = 0; depth < 9; depth++) {
+		const struct pidmap *pm = pidmap_get(p, pid, false);
+		const struct pft_thread *t = pft_thread_get(p->s, pid);
+
+		gen += pm ? pm->n : 0;
+		if (!t || !t->ppid || t->ppid == pid)
+			break;
+		pid = t->ppid;
+	}
+	return gen;
+}
+
+/*
+ * The user frames of a --call-graph dwarf sample into @ips (innermost
+ * first, at most @max), unwound from its registers and stack copy by the
+ * call frame information of the binaries (unwind.c), the frames `tracekit
+ * report` and perf script print after the kernel's callchain.
+ * Return: their number, 0 when the sample has none or the binaries are
+ * not here, or -ENOMEM.
+ */
+static int unwind_user(struct perf *p, const struct tk_perf_sample *sm, uint64_t *ips, size_t max)
+{
+	const struct tk_perfdata_evsel *e = tk_perfdata_evsel_get(p->pd, (size_t)sm->attr_index);
+	struct tk_unwind_sample us;
+
+	if (!e || (e->attr.sample_type & DWARF_FIELDS) != DWARF_FIELDS || !sm->regs_user ||
+	    !sm->stack_user || !max || p->unwind_failed)
+		return 0;
+	if (!p->unwind) {
+		/* Without names asked for, the unwinder still finds the binaries. */
+		if (!p->sym && !p->usym) {
+			if (!p->cache)
+				p->cache = tk_cache_open_existing(NULL);
+			p->usym = tk_symbolizer_new(p->cache);
+		}
+		p->unwind = tk_unwind_new(p->sym ? p->sym : p->usym);
+		if (!p->unwind) {
+			p->unwind_failed = true;
+			return tk_fail(ENOMEM, "out of memory");
+		}
+	}
+	memset(&us, 0, sizeof(us));
+	us.pid = (int32_t)sm->pid;
+	us.tid = (int32_t)sm->tid;
+	us.maps_gen = maps_gen(p, (int32_t)sm->pid);
+	us.regs_abi = sm->regs_user_abi;
+	us.regs_mask = e->attr.sample_regs_user;
+	us.regs_nr = sm->regs_user_nr;
+	us.regs = sm->regs_user;
+	us.stack_size = sm->stack_user_dyn_size < sm->stack_user_size ? sm->stack_user_dyn_size
+								      : sm->stack_user_size;
+	us.stack = sm->stack_user;
+	if (!us.stack_size)
+		return 0;
+	p->unwind_pid = (int32_t)sm->pid;
+	return tk_unwind_sample(p->unwind, &us, unwind_find_map, p, ips, max);
+}
+
+/*
+ * The callstack of a sample, root first: perf's callchain, then the user
+ * frames unwound from a --call-graph dwarf sample's stack; or the ip alone.
+ */
 static int stack_intern(struct perf *p, const struct tk_perf_sample *sm, bool kernel_ip,
 			uint64_t *out)
 {
-	uint64_t h = 0x737461636bull, iid;
+	uint64_t h = 0x737461636bull, iid, ips[UNWIND_FRAMES];
 	size_t n = 0, e;
-	bool kernel = kernel_ip;
-	int r;
+	bool kernel = kernel_ip, chain = sm->callchain && sm->callchain_nr;
+	int r, nu;
 
-	if (sm->callchain && sm->callchain_nr) {
+	if (chain) {
 		for (uint64_t i = 0; i < sm->callchain_nr && n < MAX_STACK; i++) {
 			uint64_t ip = tk_perf_load_u64(sm->callchain, i);
 
@@ -535,7 +714,18 @@ static int stack_intern(struct perf *p, const struct tk_perf_sample *sm, bool ke
 				return r;
 			n++;
 		}
-	} else {
+	}
+	nu = unwind_user(p, sm, ips, MAX_STACK - n < UNWIND_FRAMES ? MAX_STACK - n : UNWIND_FRAMES);
+	if (nu < 0)
+		return nu;
+	for (int i = 0; i < nu; i++) {
+		r = frame_intern(p, (int32_t)sm->pid, ips[i], false, &p->stack[n]);
+		if (r)
+			return r;
+		n++;
+	}
+	/* A callchain of context marks alone stays empty, as perf script prints it. */
+	if (!chain && !nu) {
 		r = frame_intern(p, (int32_t)sm->pid, sm->ip, kernel, &p->stack[n]);
 		if (r)
 			return r;
@@ -543,14 +733,14 @@ static int stack_intern(struct perf *p, const struct tk_perf_sample *sm, bool ke
 	}
 	for (size_t i = 0; i < n; i++)
 		h = mix(h, p->stack[i]);
-	r = itab_get(&p->stacks, mix(h, n), p->next_iid, &iid);
+	r = itab_get(&p->q->stacks, mix(h, n), p->q->next_iid, &iid);
 	if (r)
 		return r;
 	if (iid) {
 		*out = iid;
 		return 0;
 	}
-	*out = p->next_iid++;
+	*out = p->q->next_iid++;
 	e = pb_begin(&p->idata, ID_CALLSTACKS);
 	pb_uint(&p->idata, 1, *out);
 	for (size_t i = n; i-- > 0;)
@@ -564,89 +754,99 @@ static const char *evsel_name(const struct perf *p, int idx, char *buf, size_t s
 	const struct tk_perfdata_evsel *e =
 		idx >= 0 ? tk_perfdata_evsel_get(p->pd, (size_t)idx) : NULL;
 
-	if (e && e->name)
-		return e->name;
+	if (e)
+		return tk_perfdata_evsel_display_name(e, buf, size);
 	snprintf(buf, size, "event%d", idx);
 	return buf;
 }
 
-/* The packet that names the sequence's counters, after its state was cleared. */
-static int put_defaults(struct perf *p, uint64_t ts)
+/*
+ * The packet that names the counters of sequence @q (of evsel @idx), after
+ * its state was cleared: the event as timebase, the members of its read
+ * group as followers.
+ */
+static int put_defaults(struct perf *p, const struct pseq *q, int idx, uint64_t ts)
 {
 	struct pft_session *s = p->s;
 	size_t pkt = pft_packet_begin(s), d, psd, m;
-	char buf[32];
+	char buf[64];
 
 	pb_uint(&s->chunk, PF_PKT_TIMESTAMP, ts);
 	d = pb_begin(&s->chunk, PF_PKT_DEFAULTS);
 	psd = pb_begin(&s->chunk, DEF_PERF_SAMPLE);
 	m = pb_begin(&s->chunk, PSD_TIMEBASE);
-	pb_str(&s->chunk, TIMEBASE_NAME, evsel_name(p, p->timebase, buf, sizeof(buf)));
+	pb_str(&s->chunk, TIMEBASE_NAME, evsel_name(p, idx, buf, sizeof(buf)));
 	pb_end(&s->chunk, m);
-	for (uint32_t i = 0; i < p->nfollow; i++) {
+	for (uint32_t i = 0; i < q->nfollow; i++) {
 		m = pb_begin(&s->chunk, PSD_FOLLOWERS);
-		pb_str(&s->chunk, FOLLOWER_NAME, evsel_name(p, p->follow[i], buf, sizeof(buf)));
+		pb_str(&s->chunk, FOLLOWER_NAME, evsel_name(p, q->follow[i], buf, sizeof(buf)));
 		pb_end(&s->chunk, m);
 	}
 	pb_end(&s->chunk, psd);
 	pb_end(&s->chunk, d);
-	pb_uint(&s->chunk, PF_PKT_SEQUENCE_ID, PFT_SEQ_PERF);
+	pb_uint(&s->chunk, PF_PKT_SEQUENCE_ID, PFT_SEQ_PERF + (uint32_t)idx);
 	pb_uint(&s->chunk, PF_PKT_SEQUENCE_FLAGS, PF_SEQ_CLEARED);
-	p->cleared = false;
 	return pft_packet_end(s, pkt);
 }
 
 /*
- * The counts of sample @sm into @tb (the timebase's) and @fol (its
- * followers'); false when it is not of the timebase. The first sample of a
- * counting event makes its event the timebase, its read group's members
- * the followers.
+ * The counts of sample @sm (of sequence @q) into @tb (its event's) and
+ * @fol (its read group's other members'). The first sample of an event
+ * fixes the followers: the members its read carries besides itself, in
+ * their order.
  */
-static int sample_counts(struct perf *p, const struct tk_perf_sample *sm, uint64_t *tb,
-			 uint64_t *fol, uint32_t *nfol)
+static int sample_counts(struct perf *p, struct pseq *q, const struct tk_perf_sample *sm,
+			 uint64_t *tb, uint64_t *fol, uint32_t *nfol)
 {
 	const struct tk_perfdata_evsel *e = tk_perfdata_evsel_get(p->pd, (size_t)sm->attr_index);
 	struct tk_read_value rv[READ_MAX];
-	uint32_t n = 0;
+	uint32_t n = 0, own = 0;
+	bool ids;
 
 	*nfol = 0;
 	if (!e)
 		return 0;
+	ids = e->attr.read_format & TK_PERF_READ_ID;
 	if (sm->read)
 		n = tk_perf_read_values(e->attr.read_format, sm->read, sm->read_size, rv, READ_MAX);
-	if (p->timebase < 0) {
-		p->timebase = sm->attr_index;
-		for (uint32_t i = 1; i < n; i++) {
-			int m = (e->attr.read_format & TK_PERF_READ_ID)
-					? tk_perfdata_evsel_of_id(p->pd, rv[i].id)
-					: -1;
-
-			p->follow[p->nfollow++] = m < 0 ? -1 : m;
+	/* The sample's own value: the one of its id (a group read holds the leader's first). */
+	for (uint32_t i = 0; ids && i < n; i++) {
+		if (tk_perfdata_evsel_of_id(p->pd, rv[i].id) == sm->attr_index) {
+			own = i;
+			break;
 		}
 	}
-	if (sm->attr_index != p->timebase)
-		return 0;
+	if (!q->used) {
+		q->used = true;
+		for (uint32_t i = 0; i < n; i++) {
+			int m = ids ? tk_perfdata_evsel_of_id(p->pd, rv[i].id) : -1;
+
+			if (i != own)
+				q->follow[q->nfollow++] = m < 0 ? -1 : m;
+		}
+	}
 	if (n) {
-		*tb = rv[0].value;
-		for (uint32_t i = 1; i < n && *nfol < p->nfollow; i++)
-			fol[(*nfol)++] = rv[i].value;
+		*tb = rv[own].value;
+		for (uint32_t i = 0; i < n && *nfol < q->nfollow; i++)
+			if (i != own)
+				fol[(*nfol)++] = rv[i].value;
 		return 1;
 	}
-	if (sm->cpu >= p->nsums) {
-		size_t k = sm->cpu + 1u > p->nsums * 2 ? sm->cpu + 1u : p->nsums * 2;
+	if (sm->cpu >= q->nsums) {
+		size_t k = sm->cpu + 1u > q->nsums * 2 ? sm->cpu + 1u : q->nsums * 2;
 		uint64_t *t;
 
 		if (sm->cpu >= 65536)
 			return 0;
-		t = realloc(p->sums, k * sizeof(*t));
+		t = realloc(q->sums, k * sizeof(*t));
 		if (!t)
 			return tk_fail(ENOMEM, "out of memory");
-		memset(t + p->nsums, 0, (k - p->nsums) * sizeof(*t));
-		p->sums = t;
-		p->nsums = k;
+		memset(t + q->nsums, 0, (k - q->nsums) * sizeof(*t));
+		q->sums = t;
+		q->nsums = k;
 	}
-	p->sums[sm->cpu] += sm->period;
-	*tb = p->sums[sm->cpu];
+	q->sums[sm->cpu] += sm->period;
+	*tb = q->sums[sm->cpu];
 	return 1;
 }
 
@@ -656,20 +856,24 @@ static int put_sample(struct perf *p, const struct tk_perf_record *rec,
 	struct pft_session *s = p->s;
 	unsigned int mode = rec->misc & 7;
 	uint64_t stack = 0, tb = 0, fol[READ_MAX];
-	uint32_t nfol = 0;
+	uint32_t nfol = 0, idx = sm->attr_index > 0 ? (uint32_t)sm->attr_index : 0;
+	struct pseq *q = pseq_get(p, idx);
 	size_t pkt, m;
 	int r, counts;
 
+	if (!q)
+		return tk_fail(ENOMEM, "out of memory");
+	p->q = q;
 	tk_bytebuf_reset(&p->idata);
 	r = stack_intern(p, sm, mode == 1 || mode == 3 || mode == 4, &stack);
 	if (!r)
 		r = tk_bytebuf_error(&p->idata);
 	if (r)
 		return r;
-	counts = sample_counts(p, sm, &tb, fol, &nfol);
+	counts = sample_counts(p, q, sm, &tb, fol, &nfol);
 	if (counts < 0)
 		return counts;
-	if (p->cleared && p->timebase >= 0 && (r = put_defaults(p, sm->time)))
+	if (q->cleared && (r = put_defaults(p, q, (int)idx, sm->time)))
 		return r;
 	pkt = pft_packet_begin(s);
 	pb_uint(&s->chunk, PF_PKT_TIMESTAMP, sm->time);
@@ -685,9 +889,10 @@ static int put_sample(struct perf *p, const struct tk_perf_record *rec,
 			pb_uint(&s->chunk, PS_FOLLOWER_COUNTS, fol[i]);
 	}
 	pb_end(&s->chunk, m);
-	pb_uint(&s->chunk, PF_PKT_SEQUENCE_ID, PFT_SEQ_PERF);
-	pb_uint(&s->chunk, PF_PKT_SEQUENCE_FLAGS, p->cleared ? PF_SEQ_CLEARED : PF_SEQ_NEEDS);
-	p->cleared = false;
+	pb_uint(&s->chunk, PF_PKT_SEQUENCE_ID, PFT_SEQ_PERF + idx);
+	/* The defaults packet cleared the state: this one continues it. */
+	pb_uint(&s->chunk, PF_PKT_SEQUENCE_FLAGS, PF_SEQ_NEEDS);
+	q->cleared = false;
 	if (p->idata.len)
 		pb_bytes(&s->chunk, PF_PKT_INTERNED_DATA, p->idata.data, p->idata.len);
 	s->st->samples++;
@@ -788,10 +993,9 @@ int tk_pftrace_write_perf(struct tk_perfdata *pd, int fd, const char *name,
 {
 	struct tk_pftrace_stats local;
 	struct pft_session s;
-	struct perf p = {.s = &s, .pd = pd, .next_iid = 1, .cleared = true, .timebase = -1};
+	struct perf p = {.s = &s, .pd = pd};
 	const struct tk_perfdata_host *host = tk_perfdata_get_host(pd);
 	const struct tk_tracedata *td = tk_perfdata_get_tracedata(pd);
-	struct tk_cache *cache = NULL;
 	struct tk_perf_record rec;
 	int r;
 
@@ -803,8 +1007,8 @@ int tk_pftrace_write_perf(struct tk_perfdata *pd, int fd, const char *name,
 	s.on_piece = on_piece;
 	if (s.opts.symbolize) {
 		/* Through perf's build-id cache when it exists, as report and profile. */
-		cache = tk_cache_open_existing(NULL);
-		p.sym = tk_symbolizer_new(cache);
+		p.cache = tk_cache_open_existing(NULL);
+		p.sym = tk_symbolizer_new(p.cache);
 		if (!p.sym) {
 			r = tk_fail(ENOMEM, "out of memory");
 			goto out;
@@ -854,12 +1058,16 @@ out:
 	for (size_t i = 0; i < p.pm_cap; i++)
 		free(p.pm[i].idx);
 	free(p.pm);
-	itab_release(&p.frames);
-	itab_release(&p.stacks);
-	itab_release(&p.names);
+	for (size_t i = 0; i < p.nseqs; i++) {
+		pseq_clear(&p.seqs[i]);
+		free(p.seqs[i].map_iid);
+		free(p.seqs[i].sums);
+	}
+	free(p.seqs);
+	tk_unwind_free(p.unwind);
+	tk_symbolizer_free(p.usym);
 	tk_symbolizer_free(p.sym);
-	tk_cache_close(cache);
-	free(p.sums);
+	tk_cache_close(p.cache);
 	tk_bytebuf_release(&p.idata);
 	pft_session_release(&s);
 	return r;

@@ -96,6 +96,7 @@
 
 #include "feed.h"
 #include "perf-read.h"
+#include "perfdata-evname.h"
 #include "tables-internal.h"
 #include "tables-stack.h"
 #include "internal/error.h"
@@ -667,15 +668,15 @@ static int grow_ctracks(struct tables *t)
 	return 0;
 }
 
-/* A perf.data event's name: as the file names it, else by its index. */
+/* A perf.data event's name, as perf script prints it; else by its index. */
 static const char *perf_event_name(struct tables *t, uint32_t idx)
 {
 	const struct tk_perfdata_evsel *e = t->st->pd && idx < tk_perfdata_evsel_count(t->st->pd)
 						    ? tk_perfdata_evsel_get(t->st->pd, idx)
 						    : NULL;
 
-	if (e && e->name)
-		return e->name;
+	if (e)
+		return tk_perfdata_evsel_display_name(e, t->evname, sizeof(t->evname));
 	snprintf(t->evname, sizeof(t->evname), "event%u", idx);
 	return t->evname;
 }

@@ -22,6 +22,10 @@
 #   group-a.data perf record -a of {cpu-clock,page-faults}:S at 100 Hz
 #                around `sleep 0.3`: READ values (GROUP, ID, LOST) with the
 #                CPU of each sample.
+#   ungrouped.data perf record of two ungrouped counting events,
+#                task-clock and page-faults, at 200 Hz with --sample-cpu
+#                around a python3 that takes 30 MB and loops: each event
+#                samples on its own, with its own periods.
 set -eu
 tk=$(realpath "$1")
 out=$(realpath "$2")
@@ -38,3 +42,5 @@ unshare -m sh -c "mount --bind '$ks' /proc/kallsyms && '$tk' record -F -o '$out/
 perf record -o "$out/group-s.data" -F 200 -e '{task-clock,page-faults}:S' -s -- \
 	python3 -c 'x = [i * i for i in range(2000000)]; sum(x)'
 perf record -o "$out/group-a.data" --synth=task -a -F 100 -e '{cpu-clock,page-faults}:S' -- sleep 0.3
+perf record -o "$out/ungrouped.data" --sample-cpu -F 200 -e task-clock -e page-faults -- \
+	python3 -c 'x = bytearray(30000000); y = [i * i for i in range(1500000)]; sum(y)'

@@ -53,7 +53,7 @@ static const char *const hw_names[] = {
  * and G (host, guest counted) follow when the attr departs from that
  * default or excludes the host: `-e cpu-clock:u` reads back "cpu-clock:uH".
  */
-static const char *with_modifiers(char *buf, size_t size, const char *base, uint64_t flags)
+const char *tk_perfdata_add_modifiers(char *buf, size_t size, const char *base, uint64_t flags)
 {
 	unsigned int precise = (unsigned int)(flags >> PRECISE_SHIFT) & 3;
 	bool guest_default = false;
@@ -84,17 +84,27 @@ static const char *with_modifiers(char *buf, size_t size, const char *base, uint
 	return buf;
 }
 
+const char *tk_perfdata_attr_base_name(uint32_t type, uint64_t config)
+{
+	if (type == 1 && config < sizeof(sw_names) / sizeof(sw_names[0]))
+		return sw_names[config];
+	if (type == 0 && config < sizeof(hw_names) / sizeof(hw_names[0]))
+		return hw_names[config];
+	return NULL;
+}
+
 const char *tk_perfdata_evsel_display_name(const struct tk_perfdata_evsel *e, char *buf,
 					   size_t size)
 {
 	const struct tk_perf_attr *a = &e->attr;
 
+	const char *base;
+
 	if (e->name)
 		return e->name;
-	if (a->type == 1 && a->config < sizeof(sw_names) / sizeof(sw_names[0]))
-		return with_modifiers(buf, size, sw_names[a->config], a->flags);
-	if (a->type == 0 && a->config < sizeof(hw_names) / sizeof(hw_names[0]))
-		return with_modifiers(buf, size, hw_names[a->config], a->flags);
+	base = tk_perfdata_attr_base_name(a->type, a->config);
+	if (base)
+		return tk_perfdata_add_modifiers(buf, size, base, a->flags);
 	snprintf(buf, size, "unknown-%u:%llu", (unsigned int)a->type,
 		 (unsigned long long)a->config);
 	return buf;

@@ -89,6 +89,7 @@
 #include <tracekit/tracefs.h>
 
 #include "event-internal.h"
+#include "perfdata-evname.h"
 #include "perfdata-internal.h"
 #include "perfdata-maps.h"
 #include "internal/bigbuf.h"
@@ -1241,24 +1242,6 @@ put_unwound(struct rep *r, const struct psample *s, int32_t idx)
 
 /* ------------------------------------------------------------ events */
 
-static const char *const sw_names[] = {
-	"cpu-clock",	    "task-clock",   "page-faults",  "context-switches",
-	"cpu-migrations",   "minor-faults", "major-faults", "alignment-faults",
-	"emulation-faults", "dummy",	    "bpf-output",   "cgroup-switches",
-};
-static const char *const hw_names[] = {
-	"cycles",
-	"instructions",
-	"cache-references",
-	"cache-misses",
-	"branches",
-	"branch-misses",
-	"bus-cycles",
-	"stalled-cycles-frontend",
-	"stalled-cycles-backend",
-	"ref-cycles",
-};
-
 /*
  * The fixed layout of @st's samples, when it has one (see struct
  * fast_layout). The order is the kernel's: IDENTIFIER, IP, TID, TIME, ADDR,
@@ -1826,54 +1809,6 @@ static bool live_format_fits(const struct rep *r, const struct tk_event *ev, con
 	return false;
 }
 
-/* perf_event_attr flag bits the event modifiers come from. */
-#define ATTR_EXCLUDE_USER   (1ull << 4)
-#define ATTR_EXCLUDE_KERNEL (1ull << 5)
-#define ATTR_EXCLUDE_HV	    (1ull << 6)
-#define ATTR_PRECISE_SHIFT  15 /* 2 bits */
-#define ATTR_EXCLUDE_HOST   (1ull << 19)
-#define ATTR_EXCLUDE_GUEST  (1ull << 20)
-
-/*
- * @base with the modifiers perf derives from the attr when the file does not
- * name the event (no EVENT_DESC, no EVENT_UPDATE): perf 6.1's evsel__name()
- * for hardware and software events. The contexts counted (k, u, h) are
- * listed when any is excluded, then one p per precise_ip level; both make
- * excluding the guest the default, and H and G (the host and guest counted)
- * follow when the attr departs from that default or excludes the host. So
- * `-e cpu-clock:u` reads back as "cpu-clock:uH", as perf script prints it.
- */
-static void add_modifiers(char *buf, size_t size, const char *base, uint64_t flags)
-{
-	unsigned int precise = (unsigned int)(flags >> ATTR_PRECISE_SHIFT) & 3;
-	bool guest_default = false;
-	char mod[16];
-	size_t n = 0;
-
-	if (flags & (ATTR_EXCLUDE_KERNEL | ATTR_EXCLUDE_USER | ATTR_EXCLUDE_HV)) {
-		if (!(flags & ATTR_EXCLUDE_KERNEL))
-			mod[n++] = 'k';
-		if (!(flags & ATTR_EXCLUDE_USER))
-			mod[n++] = 'u';
-		if (!(flags & ATTR_EXCLUDE_HV))
-			mod[n++] = 'h';
-		guest_default = true;
-	}
-	if (precise) {
-		for (unsigned int i = 0; i < precise; i++)
-			mod[n++] = 'p';
-		guest_default = true;
-	}
-	if ((flags & ATTR_EXCLUDE_HOST) || !!(flags & ATTR_EXCLUDE_GUEST) == guest_default) {
-		if (!(flags & ATTR_EXCLUDE_HOST))
-			mod[n++] = 'H';
-		if (!(flags & ATTR_EXCLUDE_GUEST))
-			mod[n++] = 'G';
-	}
-	mod[n] = '\0';
-	snprintf(buf, size, "%s%s%s", base, n ? ":" : "", mod);
-}
-
 #define PERF_TYPE_RAW 4
 
 /*
@@ -1946,14 +1881,11 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 		}
 	} else {
 		e->fields = F_COMM | F_TID | F_CPU | F_TIME | F_EVNAME | F_IP | F_PERIOD;
-		if (!name && a->type == 1 && a->config < sizeof(sw_names) / sizeof(sw_names[0]))
-			name = sw_names[a->config];
-		if (!name && a->type == 0 && a->config < sizeof(hw_names) / sizeof(hw_names[0]))
-			name = hw_names[a->config];
+		if (!name)
+			name = tk_perfdata_attr_base_name(a->type, a->config);
 	}
 	if (name && !es->name && (a->type == 0 || a->type == 1)) {
-		add_modifiers(buf, sizeof(buf), name, a->flags);
-		name = buf;
+		name = tk_perfdata_add_modifiers(buf, sizeof(buf), name, a->flags);
 	}
 	if (!name) {
 		snprintf(buf, sizeof(buf), "unknown-%" PRIu32 ":%" PRIu64, a->type, a->config);
@@ -2880,15 +2812,11 @@ static int check_fields(struct rep *r)
 		 * In pipe mode perf checks an event when its attr arrives, before
 		 * any EVENT_UPDATE names it: the name it gives comes from the attr.
 		 */
-		if (tk_perfdata_get_info(r->pd)->pipe && type == PERF_TYPE_SOFTWARE &&
-		    es->attr.config < sizeof(sw_names) / sizeof(sw_names[0])) {
-			add_modifiers(buf, sizeof(buf), sw_names[es->attr.config], es->attr.flags);
-			name = buf;
-		} else if (tk_perfdata_get_info(r->pd)->pipe && type == PERF_TYPE_HARDWARE &&
-			   es->attr.config < sizeof(hw_names) / sizeof(hw_names[0])) {
-			add_modifiers(buf, sizeof(buf), hw_names[es->attr.config], es->attr.flags);
-			name = buf;
-		}
+		const char *base = tk_perfdata_attr_base_name(type, es->attr.config);
+
+		if (tk_perfdata_get_info(r->pd)->pipe && base &&
+		    (type == PERF_TYPE_SOFTWARE || type == PERF_TYPE_HARDWARE))
+			name = tk_perfdata_add_modifiers(buf, sizeof(buf), base, es->attr.flags);
 
 		for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++) {
 			if (!(f & need[k].field))

@@ -4,7 +4,8 @@
  * --call-graph dwarf (PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER),
  * from its registers and stack copy and the call frame information of the
  * mapped binaries; and the functions inlined at a frame's address. Private
- * to the library: perfdata-report.c is its one user.
+ * to the library: perfdata-report.c and the .pftrace export
+ * (pftrace-perf.c) are its users.
  */
 #ifndef TRACEKIT_UNWIND_INTERNAL_H
 #define TRACEKIT_UNWIND_INTERNAL_H

@@ -35,10 +35,13 @@
  *     beside lttng-* that of every lttng-* daemon thread (near 0: a
  *     snapshot session consumes nothing until a snapshot is taken);
  *     lttng/ae-*-cpu is the ratio of the sums;
- *   - spool-copy / -pwritev / -cfr / -splice: the recorder's CPU time per
- *     4 KiB page to move 64-page batches of a memfd into an O_TMPFILE spool
- *     in $TMPDIR or /tmp: a memcpy and a pwrite per page, one pwritev from
- *     the mapping, copy_file_range, splice through a pipe;
+ *   - spool-copy / -pwritev / -cfr / -splice / -direct: the recorder's CPU
+ *     time per 4 KiB page to move 64-page batches of a memfd into an
+ *     O_TMPFILE spool in $TMPDIR or /tmp: a memcpy and a pwrite per page,
+ *     one pwritev from the mapping, copy_file_range, splice through a pipe,
+ *     one pwritev from the mapping into an O_DIRECT spool (the recorder's
+ *     way where the file system takes O_DIRECT). The buffered ways also
+ *     cost the kernel's writeback threads CPU later, not counted here;
  *   - load: /proc/loadavg at the start and the end;
  *   - lttng-verify (spec section 4.4 step 5): the snapshot session keeps
  *     no trace, so after the timed rounds a normal LTTng session in discard
@@ -662,12 +665,13 @@ enum {
 	SPPWRITEV,
 	SPCFR,
 	SPSPLICE,
+	SPDIRECT,
 	NCASE
 };
-static const char *const names[NCASE] = {"tk-1t-tsc", "tk-1t-mono",  "tk-2t-tsc",  "drain",
-					 "lttng-1t",  "lttng-2t",    "rdtsc",	   "ae-1t",
-					 "ae-2t",     "marker",	     "spool-copy", "spool-pwritev",
-					 "spool-cfr", "spool-splice"};
+static const char *const names[NCASE] = {
+	"tk-1t-tsc",  "tk-1t-mono",    "tk-2t-tsc", "drain",	    "lttng-1t",
+	"lttng-2t",   "rdtsc",	       "ae-1t",	    "ae-2t",	    "marker",
+	"spool-copy", "spool-pwritev", "spool-cfr", "spool-splice", "spool-direct"};
 
 /* ------------------------------------------------------------ CPU time of others */
 
@@ -785,13 +789,14 @@ static void print_load(const char *when)
  * page. The buffer is 256 pages; the spool an O_TMPFILE in $TMPDIR or
  * /tmp (where the session puts its spools), cut back to 0 every 64 MiB.
  */
-enum spool_way { SP_COPY, SP_PWRITEV, SP_CFR, SP_SPLICE, SP_WAYS };
+enum spool_way { SP_COPY, SP_PWRITEV, SP_CFR, SP_SPLICE, SP_DIRECT, SP_WAYS };
 
 #define SP_PAGES 256u
 #define SP_BATCH 64u
 
 struct spool_bench {
 	int memfd, out, pipe[2];
+	int direct; /* a second spool, O_DIRECT: pwritev() from the mapping (the recorder now) */
 	uint8_t *map, page[4096];
 	bool ok[SP_WAYS];
 	int err[SP_WAYS]; /* why a way failed */
@@ -806,6 +811,8 @@ static bool spool_setup(struct spool_bench *sb)
 	if (sb->memfd < 0 || sb->out < 0 || ftruncate(sb->memfd, SP_PAGES * 4096) < 0 ||
 	    pipe2(sb->pipe, O_CLOEXEC) < 0)
 		return false;
+	sb->direct =
+		open(tmp && *tmp ? tmp : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC | O_DIRECT, 0600);
 	fcntl(sb->pipe[1], F_SETPIPE_SZ, (int)(SP_BATCH * 4096));
 	sb->map = mmap(NULL, SP_PAGES * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, sb->memfd, 0);
 	if (sb->map == MAP_FAILED)
@@ -814,6 +821,10 @@ static bool spool_setup(struct spool_bench *sb)
 		sb->map[i] = (uint8_t)(i * 7);
 	for (int w = 0; w < SP_WAYS; w++)
 		sb->ok[w] = true;
+	if (sb->direct < 0) {
+		sb->ok[SP_DIRECT] = false;
+		sb->err[SP_DIRECT] = errno;
+	}
 	return true;
 }
 
@@ -829,7 +840,7 @@ static double spool_run(struct spool_bench *sb, enum spool_way way, uint64_t pag
 		ssize_t got = 0;
 
 		if (off >= (64u << 20)) {
-			if (ftruncate(sb->out, 0) < 0)
+			if (ftruncate(way == SP_DIRECT ? sb->direct : sb->out, 0) < 0)
 				sb->ok[way] = false;
 			off = 0;
 		}
@@ -843,6 +854,10 @@ static double spool_run(struct spool_bench *sb, enum spool_way way, uint64_t pag
 			struct iovec iov = {.iov_base = sb->map + src, .iov_len = SP_BATCH * 4096};
 
 			got = pwritev(sb->out, &iov, 1, (off_t)off);
+		} else if (way == SP_DIRECT) {
+			struct iovec iov = {.iov_base = sb->map + src, .iov_len = SP_BATCH * 4096};
+
+			got = pwritev(sb->direct, &iov, 1, (off_t)off);
 		} else if (way == SP_CFR) {
 			loff_t in = (loff_t)src, o = (loff_t)off;
 
@@ -871,6 +886,8 @@ static void spool_teardown(struct spool_bench *sb)
 		close(sb->memfd);
 	if (sb->out >= 0)
 		close(sb->out);
+	if (sb->direct >= 0)
+		close(sb->direct);
 	close(sb->pipe[0]);
 	close(sb->pipe[1]);
 }
@@ -1003,12 +1020,12 @@ int main(int argc, char **argv)
 	uint64_t n = 2000000, drain_size = 64 << 20, drained = 0, spool_pages = 16384;
 	int rounds = 21, errors = 0;
 	bool quick = false;
-	struct spool_bench sb = {.memfd = -1, .out = -1, .pipe = {-1, -1}};
+	struct spool_bench sb = {.memfd = -1, .out = -1, .pipe = {-1, -1}, .direct = -1};
 	bool lttng = false, marker = false;
 	const char *no_lttng = "not built (liblttng-ust-dev not found at configure time)";
 	const char *no_marker = "skipped in --quick mode";
 	struct tk_appevent_session *ae;
-	uint64_t ae_lost, ae_pages;
+	uint64_t ae_lost, ae_pages, ae_rec_ns;
 	char ae_clock[32];
 
 	for (int i = 1; i < argc; i++) {
@@ -1075,6 +1092,7 @@ int main(int argc, char **argv)
 	/* Application events: overwrite mode, as the rings above, a recorder draining. */
 	ae = ae_session(TK_APPEVENT_OVERWRITE);
 	find_recorder();
+	ae_rec_ns = recorder_ns();
 	/* Warm-up: claim buffers, fault pages in, register with LTTng. */
 	run_round(K_AE, NULL, 2, n / 4);
 	run_round(K_TK, tsc, 2, n / 4);
@@ -1134,6 +1152,9 @@ int main(int argc, char **argv)
 			case SPSPLICE:
 				res[c][r] = spool_run(&sb, SP_SPLICE, spool_pages) / 1000;
 				break;
+			case SPDIRECT:
+				res[c][r] = spool_run(&sb, SP_DIRECT, spool_pages) / 1000;
+				break;
 			}
 			cpu[c][r] = round_cpu;
 			/* What recording cost meanwhile, per event written. */
@@ -1155,6 +1176,8 @@ int main(int argc, char **argv)
 		ratio2[r] = lttng ? res[LT2][r] / res[TK2][r] : 0;
 	}
 
+	/* The recorder thread's whole CPU time, warm-up and idle passes included. */
+	ae_rec_ns = recorder_ns() - ae_rec_ns;
 	tk_appevent_session_stop(ae);
 	ae_totals(ae, &ae_lost, &ae_pages);
 	/* The session's clock name lives in the session: kept before it goes. */
@@ -1181,8 +1204,10 @@ int main(int argc, char **argv)
 	print_case("tk-2t-scale", scale, rounds, "x 1t    ");
 	print_case("ae-2t-scale", ae_scale, rounds, "x 1t    ");
 	printf("ae          clock %s, overwrite mode, recorder draining: %" PRIu64
-	       " pages drained, %" PRIu64 " events overwritten\n",
-	       ae_clock, ae_pages, ae_lost);
+	       " pages drained, %" PRIu64 " events overwritten, recorder CPU %.1f ms (%.2f us per "
+	       "page drained)\n",
+	       ae_clock, ae_pages, ae_lost, (double)ae_rec_ns / 1e6,
+	       ae_pages ? (double)ae_rec_ns / 1e3 / (double)ae_pages : 0.0);
 	if (marker)
 		print_case("marker/ae", ae_mk, rounds, "x       ");
 	else

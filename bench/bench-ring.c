@@ -114,6 +114,11 @@
 /* The same 16-byte payload as an application event (tracekit/appevent.h). */
 TK_APPEVENT_DEFINE(tk_bench, ae16, TK_APPEVENT_PRINT("seq=%llu val=%llu", REC->seq, REC->val),
 		   TK_AE_FIELD(uint64_t, seq), TK_AE_FIELD(uint64_t, val));
+/* A u64 and a string: the string events' case (tk_appevent_write_str()). */
+TK_APPEVENT_DEFINE(tk_bench, aestr, TK_APPEVENT_PRINT("seq=%llu msg=%s", REC->seq, __get_str(msg)),
+		   TK_AE_FIELD(uint64_t, seq), TK_AE_STRING(msg));
+/* The string of the string events: 23 characters and the NUL. */
+static const char str_msg[] = "request handled: 200 OK";
 
 #ifdef HAVE_LTTNG_UST
 #include <dlfcn.h>
@@ -137,7 +142,18 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-enum kind { K_TK, K_LTTNG, K_RDTSC, K_AE, K_AE_PACED, K_MARKER };
+enum kind {
+	K_TK,
+	K_LTTNG,
+	K_RDTSC,
+	K_AE,
+	K_AE_PACED,
+	K_MARKER,
+	K_AE_STR,
+	K_AE_STR_RC,
+	K_LTTNG_STR,
+	K_MARKER_STR
+};
 
 /* One per writer thread, each on its own cache lines. */
 struct worker {
@@ -208,6 +224,60 @@ static void run_ae(struct worker *w)
 	w->ns = (double)(now_ns() - t0) / (double)n;
 }
 
+/* String events: TK_APPEVENT of a u64 and str_msg (one call, tk_appevent_write_str()). */
+static void run_ae_str(struct worker *w)
+{
+	uint64_t n = w->n, t0 = now_ns();
+	const char *volatile msg = str_msg; /* not a constant the compiler measures once */
+
+	for (uint64_t i = 0; i < n; i++)
+		TK_APPEVENT(tk_bench, aestr, i, msg);
+	w->ns = (double)(now_ns() - t0) / (double)n;
+}
+
+/*
+ * The same record by reserve, fill and commit, the way TK_APPEVENT wrote
+ * string events before tk_appevent_write_str(): the same bytes, what the
+ * one-call path saves.
+ */
+static void run_ae_str_rc(struct worker *w)
+{
+	uint64_t n = w->n, t0 = now_ns();
+	const char *volatile msg = str_msg;
+
+	for (uint64_t i = 0; i < n; i++) {
+		if (!__atomic_load_n(&tk_appevent_on, __ATOMIC_RELAXED))
+			continue;
+		const char *m = msg;
+		uint32_t sz = (uint32_t)strlen(m) + 1;
+		uint32_t at = (uint32_t)sizeof(struct tk__ae_rec_tk_bench_aestr);
+		struct tk__ae_rec_tk_bench_aestr *r =
+			tk_appevent_reserve(&tk__ae_type_tk_bench_aestr, at + sz);
+
+		if (!r)
+			continue;
+		r->seq = i;
+		r->msg = sz << 16 | at;
+		memcpy((char *)r + at, m, sz);
+		tk_appevent_commit(r);
+	}
+	w->ns = (double)(now_ns() - t0) / (double)n;
+}
+
+static void run_lttng_str(struct worker *w)
+{
+#ifdef HAVE_LTTNG_UST
+	uint64_t n = w->n, t0 = now_ns();
+	const char *volatile msg = str_msg;
+
+	for (uint64_t i = 0; i < n; i++)
+		lttng_ust_tracepoint(tk_bench, evstr, i, msg);
+	w->ns = (double)(now_ns() - t0) / (double)n;
+#else
+	w->ns = 0;
+#endif
+}
+
 /*
  * The same at a set rate: bursts of 1000 events, each burst due 1000 /
  * rate seconds after the previous one (w->n events at w->rate per second),
@@ -239,6 +309,22 @@ static void run_marker(struct worker *w)
 
 	for (uint64_t i = 0; i < n; i++) {
 		if (write(marker_fd, "0123456789abcdef", 16) != 16)
+			w->errors++;
+	}
+	w->ns = (double)(now_ns() - t0) / (double)n;
+}
+
+/* trace_marker with the string events' bytes: the seq as 8 digits and str_msg, 31 bytes. */
+static void run_marker_str(struct worker *w)
+{
+	uint64_t n = w->n, t0 = now_ns();
+	char buf[64];
+
+	for (uint64_t i = 0; i < n; i++) {
+		int len = snprintf(buf, sizeof(buf), "%08llu%s",
+				   (unsigned long long)(i % 100000000), str_msg);
+
+		if (write(marker_fd, buf, (size_t)len) != len)
 			w->errors++;
 	}
 	w->ns = (double)(now_ns() - t0) / (double)n;
@@ -291,6 +377,14 @@ static void *worker_main(void *arg)
 				run_ae_paced(w);
 			else if (w->kind == K_MARKER)
 				run_marker(w);
+			else if (w->kind == K_AE_STR)
+				run_ae_str(w);
+			else if (w->kind == K_AE_STR_RC)
+				run_ae_str_rc(w);
+			else if (w->kind == K_LTTNG_STR)
+				run_lttng_str(w);
+			else if (w->kind == K_MARKER_STR)
+				run_marker_str(w);
 			else
 				run_lttng(w);
 			w->cpu_ns = (double)(thread_cpu_ns() - c0) / (double)w->n;
@@ -417,7 +511,8 @@ static const char *lttng_setup(void)
 	if (sh("lttng create tkbench --snapshot >/dev/null 2>&1") ||
 	    sh("lttng enable-channel -u -s tkbench --overwrite --subbuf-size=256K "
 	       "--num-subbuf=4 ch >/dev/null 2>&1") ||
-	    sh("lttng enable-event -u -s tkbench -c ch tk_bench:ev16 >/dev/null 2>&1") ||
+	    sh("lttng enable-event -u -s tkbench -c ch tk_bench:ev16,tk_bench:evstr >/dev/null "
+	       "2>&1") ||
 	    sh("lttng start tkbench >/dev/null 2>&1"))
 		return "the lttng session could not be set up";
 	session_up = true;
@@ -425,8 +520,9 @@ static const char *lttng_setup(void)
 		fprintf(stderr, "bench-ring: %s\n", dlerror());
 		return "the tracepoint provider did not load";
 	}
-	if (!lttng_ust_tracepoint_enabled(tk_bench, ev16))
-		return "the tracepoint is not enabled after registration";
+	if (!lttng_ust_tracepoint_enabled(tk_bench, ev16) ||
+	    !lttng_ust_tracepoint_enabled(tk_bench, evstr))
+		return "the tracepoints are not enabled after registration";
 	return NULL;
 }
 
@@ -661,6 +757,10 @@ enum {
 	AE1,
 	AE2,
 	MARKER,
+	AESTR,
+	AESTRRC,
+	LTSTR,
+	MKSTR,
 	SPCOPY,
 	SPPWRITEV,
 	SPCFR,
@@ -669,9 +769,10 @@ enum {
 	NCASE
 };
 static const char *const names[NCASE] = {
-	"tk-1t-tsc",  "tk-1t-mono",    "tk-2t-tsc", "drain",	    "lttng-1t",
-	"lttng-2t",   "rdtsc",	       "ae-1t",	    "ae-2t",	    "marker",
-	"spool-copy", "spool-pwritev", "spool-cfr", "spool-splice", "spool-direct"};
+	"tk-1t-tsc",	 "tk-1t-mono", "tk-2t-tsc",    "drain",	      "lttng-1t",
+	"lttng-2t",	 "rdtsc",      "ae-1t",	       "ae-2t",	      "marker",
+	"ae-str",	 "ae-str-rc",  "lttng-str",    "marker-str",  "spool-copy",
+	"spool-pwritev", "spool-cfr",  "spool-splice", "spool-direct"};
 
 /* ------------------------------------------------------------ CPU time of others */
 
@@ -1063,6 +1164,9 @@ int main(int argc, char **argv)
 	double *ae_lt1 = calloc((size_t)rounds, sizeof(double));
 	double *ae_lt2 = calloc((size_t)rounds, sizeof(double));
 	double *ae_mk = calloc((size_t)rounds, sizeof(double));
+	double *str_lt = calloc((size_t)rounds, sizeof(double));
+	double *str_mk = calloc((size_t)rounds, sizeof(double));
+	double *str_rc = calloc((size_t)rounds, sizeof(double));
 
 	double *cpu[NCASE], *rec[NCASE], *cpu_lt1 = calloc((size_t)rounds, sizeof(double));
 	double *cpu_lt2 = calloc((size_t)rounds, sizeof(double));
@@ -1102,9 +1206,9 @@ int main(int argc, char **argv)
 	for (int r = 0; r < rounds; r++) {
 		for (int k = 0; k < NCASE; k++) {
 			int c = (k + r) % NCASE;
-			uint64_t rec0 = c == AE1 || c == AE2		  ? recorder_ns()
-					: (c == LT1 || c == LT2) && lttng ? lttng_daemons_ns()
-									  : 0;
+			bool ae_case = c == AE1 || c == AE2 || c == AESTR || c == AESTRRC;
+			bool lt_case = (c == LT1 || c == LT2 || c == LTSTR) && lttng;
+			uint64_t rec0 = ae_case ? recorder_ns() : lt_case ? lttng_daemons_ns() : 0;
 			int threads = c == AE2 || c == LT2 || c == TK2 ? 2 : 1;
 
 			round_cpu = 0;
@@ -1140,6 +1244,18 @@ int main(int argc, char **argv)
 				/* A system call per event: a tenth of the events is plenty. */
 				res[c][r] = marker ? run_round(K_MARKER, NULL, 1, n / 10) : 0;
 				break;
+			case AESTR:
+				res[c][r] = run_round(K_AE_STR, NULL, 1, n);
+				break;
+			case AESTRRC:
+				res[c][r] = run_round(K_AE_STR_RC, NULL, 1, n);
+				break;
+			case LTSTR:
+				res[c][r] = lttng ? run_round(K_LTTNG_STR, NULL, 1, n) : 0;
+				break;
+			case MKSTR:
+				res[c][r] = marker ? run_round(K_MARKER_STR, NULL, 1, n / 10) : 0;
+				break;
 			case SPCOPY:
 				res[c][r] = spool_run(&sb, SP_COPY, spool_pages) / 1000;
 				break;
@@ -1158,9 +1274,9 @@ int main(int argc, char **argv)
 			}
 			cpu[c][r] = round_cpu;
 			/* What recording cost meanwhile, per event written. */
-			if (c == AE1 || c == AE2)
+			if (ae_case)
 				rec[c][r] = (double)(recorder_ns() - rec0) / (double)(n * threads);
-			else if ((c == LT1 || c == LT2) && lttng)
+			else if (lt_case)
 				rec[c][r] =
 					(double)(lttng_daemons_ns() - rec0) / (double)(n * threads);
 		}
@@ -1172,6 +1288,9 @@ int main(int argc, char **argv)
 		ae_lt1[r] = lttng ? res[LT1][r] / res[AE1][r] : 0;
 		ae_lt2[r] = lttng ? res[LT2][r] / res[AE2][r] : 0;
 		ae_mk[r] = marker ? res[MARKER][r] / res[AE1][r] : 0;
+		str_lt[r] = lttng ? res[LTSTR][r] / res[AESTR][r] : 0;
+		str_mk[r] = marker ? res[MKSTR][r] / res[AESTR][r] : 0;
+		str_rc[r] = res[AESTRRC][r] / res[AESTR][r];
 		ratio1[r] = lttng ? res[LT1][r] / res[TK1][r] : 0;
 		ratio2[r] = lttng ? res[LT2][r] / res[TK2][r] : 0;
 	}
@@ -1186,9 +1305,11 @@ int main(int argc, char **argv)
 	tk_appevent_session_free(ae);
 	for (int c = 0; c < NCASE; c++) {
 		bool writers = c != DRAIN && c < SPCOPY;
-		bool recording = c == AE1 || c == AE2 || c == LT1 || c == LT2;
+		bool recording = c == AE1 || c == AE2 || c == LT1 || c == LT2 || c == AESTR ||
+				 c == AESTRRC || c == LTSTR;
 
-		if (((c == LT1 || c == LT2) && !lttng) || (c == MARKER && !marker))
+		if (((c == LT1 || c == LT2 || c == LTSTR) && !lttng) ||
+		    ((c == MARKER || c == MKSTR) && !marker))
 			continue;
 		if (c >= SPCOPY && !sb.ok[c - SPCOPY]) {
 			printf("%-11s failed on this system: %s\n", names[c],
@@ -1208,6 +1329,11 @@ int main(int argc, char **argv)
 	       "page drained)\n",
 	       ae_clock, ae_pages, ae_lost, (double)ae_rec_ns / 1e6,
 	       ae_pages ? (double)ae_rec_ns / 1e3 / (double)ae_pages : 0.0);
+	print_case("ae-str-rc/ae-str", str_rc, rounds, "x       ");
+	if (lttng)
+		print_case("lttng-str/ae-str", str_lt, rounds, "x       ");
+	if (marker)
+		print_case("marker-str/ae-str", str_mk, rounds, "x       ");
 	if (marker)
 		print_case("marker/ae", ae_mk, rounds, "x       ");
 	else
@@ -1262,6 +1388,9 @@ int main(int argc, char **argv)
 	free(ae_lt1);
 	free(ae_lt2);
 	free(ae_mk);
+	free(str_lt);
+	free(str_mk);
+	free(str_rc);
 	if (errors) {
 		fprintf(stderr, "bench-ring: %d consistency errors\n", errors);
 		return 1;

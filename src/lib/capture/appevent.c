@@ -999,8 +999,16 @@ static inline void fill_str(uint8_t *p, const uint8_t *record, uint32_t len,
 		put32(p + at - 4, 0);
 	copy_fields(p + 8, record + 8, len - 8);
 	for (uint32_t i = 0; i < nr; i++) {
-		memcpy(p + at, strs[i].s, strs[i].size);
-		at += strs[i].size;
+		const uint8_t *src = (const uint8_t *)strs[i].s;
+		uint32_t n = strs[i].size;
+
+		/* Inline moves up to 32 bytes (no call, so no registers to save around one). */
+		if (__builtin_expect(n >= 4, 1))
+			copy_fields(p + at, src, n);
+		else
+			for (uint32_t k = 0; k < n; k++)
+				p[at + k] = src[k];
+		at += n;
 	}
 }
 
@@ -1024,8 +1032,9 @@ write_str_general(const struct tk_appevent_type *type, const void *record, uint3
  * not known at the call site). Records of up to 112 bytes; longer ones,
  * which need the kernel's length word, go to the general path.
  */
-TK_API void tk_appevent_write_str(const struct tk_appevent_type *type, const void *record,
-				  uint32_t len, const struct tk_appevent_str *strs, uint32_t nr)
+static inline __attribute__((always_inline)) void
+write_str_fast(const struct tk_appevent_type *type, const void *record, uint32_t len,
+	       const struct tk_appevent_str *strs, uint32_t nr)
 {
 	struct ae_thread *t = t_self;
 	uint32_t total = (len + 3) & ~3u, len4, need, off;
@@ -1033,8 +1042,11 @@ TK_API void tk_appevent_write_str(const struct tk_appevent_type *type, const voi
 	uint64_t now, delta, id, cw;
 	uint8_t *page, *p;
 
-	for (uint32_t i = 0; i < nr; i++)
+	for (uint32_t i = 0; i < nr; i++) {
 		total += strs[i].size;
+		/* One or two strings as a rule: a plain loop, not the vectorised one gcc makes. */
+		__asm__("" : "+r"(total));
+	}
 	len4 = (total + 3) & ~3u;
 	need = 4 + len4;
 	if (__builtin_expect(!t || t->nest || len < 12 || total > 112, 0))
@@ -1071,4 +1083,21 @@ general:
 	barrier();
 	t->nest = 0;
 	write_str_general(type, record, len, strs, nr, total);
+}
+
+/* Two strings or more: the loops stay loops. */
+static void __attribute__((noinline))
+write_str_n(const struct tk_appevent_type *type, const void *record, uint32_t len,
+	    const struct tk_appevent_str *strs, uint32_t nr)
+{
+	write_str_fast(type, record, len, strs, nr);
+}
+
+TK_API void tk_appevent_write_str(const struct tk_appevent_type *type, const void *record,
+				  uint32_t len, const struct tk_appevent_str *strs, uint32_t nr)
+{
+	/* One string, the common case, gets a copy with the loops gone. */
+	if (__builtin_expect(nr != 1, 0))
+		return write_str_n(type, record, len, strs, nr);
+	write_str_fast(type, record, len, strs, 1);
 }

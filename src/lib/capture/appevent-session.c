@@ -27,15 +27,21 @@
  * batch. The pages go by one pwritev() straight from the shared mapping
  * into the spool opened with O_DIRECT: the disk reads them from the
  * application's memory, with no copy into the page cache and no writeback
- * thread later. Recorder CPU per 4 KiB page (bench-ring's spool-* cases,
- * 64-page batches, one run at load ~14): O_DIRECT 0.4-0.8 us, splice
- * through a pipe 1.0 (the recorder before, plus the writeback threads'
- * CPU, not counted), pwritev through the page cache 1.0-1.3, a copy and a
- * write per page 1.3-1.5; copy_file_range from a memfd to ext4 fails
- * (EXDEV). O_DIRECT ties the recorder to the disk's speed, so a
- * drop-newest buffer over half full (the disk is behind) goes through the
- * page cache instead, by splice from the memfd through a pipe (the pages
- * enter the pipe by reference and are copied once): a burst then costs
+ * thread later, and the recorder waits on the disk rather than spending
+ * CPU the writers need. Recorder CPU per 4 KiB page (bench-ring's spool-*
+ * cases, 64-page batches, three runs at load 7-14): O_DIRECT 0.57-0.69 us,
+ * splice through a pipe 0.86-1.05 (the recorder before, plus the
+ * writeback threads' CPU, not counted), pwritev through the page cache
+ * 0.84-1.25, a copy and a write per page 1.5; copy_file_range from a memfd to ext4
+ * fails (EXDEV). Two writers lapping their buffers (bench-ring ae-2t,
+ * overwrite mode), recorder CPU per event written: 2.0-2.1 ns through
+ * the page cache, 0.6-0.7 with O_DIRECT, which then drains about a third
+ * as many pages: at the disk's speed (~1.3 GB/s here), what a recording
+ * sustains anyway once the page cache is full of dirty pages. O_DIRECT
+ * ties the recorder to the disk's latency, so a drop-newest buffer over
+ * half full (the disk is behind) goes through the page cache instead, by
+ * splice from the memfd through a pipe (the pages enter the pipe by
+ * reference and are copied once): a burst then costs
  * CPU, not events (without a pipe or a spare descriptor, by pwritev()
  * from the mapping). Where the file system refuses O_DIRECT (at open or at
  * the first write) every batch takes that way; O_DIRECT is a flag of the
@@ -45,9 +51,8 @@
  * spools are written at pages_out pages and read back up to there. A
  * writer that tears a batch is lapping its buffer, pushing head a page at
  * a time, faster than any batch is written: the pass leaves that buffer
- * and comes back 1 ms later rather than retry at once (retries all tore
- * and cost the CPU the writers need: 2.1-2.3 ns of recorder CPU per event
- * with them, 0.6-0.9 without, two writers in bench-ring). Events lost
+ * and comes back 1 ms later rather than retry at once (a retry from the
+ * new head is torn again, its copy CPU the writers lose). Events lost
  * right before a page (the writer's drops, carried in the page's commit
  * word, and pages it overwrote since the previous copy) set that page's
  * missed-events flag (commit bit 31, and the count after the data with bit

@@ -263,7 +263,8 @@ struct tk_appevent_buffer_stats {
  * Creates a unix socket (SOCK_SEQPACKET) in a fresh private directory and
  * a thread that accepts applications, receives their formats and buffers
  * and copies their whole pages into spool files (every 5 ms, 1 ms while
- * pages keep coming).
+ * pages keep coming), written with O_DIRECT straight from the shared
+ * memory where the file system allows it.
  * Context: any thread; blocking.
  * Return: the session for tk_appevent_session_free(), or NULL with errno
  * (EINVAL, ENOMEM, socket errors) and tk_errmsg().

@@ -35,10 +35,13 @@
  *     beside lttng-* that of every lttng-* daemon thread (near 0: a
  *     snapshot session consumes nothing until a snapshot is taken);
  *     lttng/ae-*-cpu is the ratio of the sums;
- *   - spool-copy / -pwritev / -cfr / -splice: the recorder's CPU time per
- *     4 KiB page to move 64-page batches of a memfd into an O_TMPFILE spool
- *     in $TMPDIR or /tmp: a memcpy and a pwrite per page, one pwritev from
- *     the mapping, copy_file_range, splice through a pipe;
+ *   - spool-copy / -pwritev / -cfr / -splice / -direct: the recorder's CPU
+ *     time per 4 KiB page to move 64-page batches of a memfd into an
+ *     O_TMPFILE spool in $TMPDIR or /tmp: a memcpy and a pwrite per page,
+ *     one pwritev from the mapping, copy_file_range, splice through a pipe,
+ *     one pwritev from the mapping into an O_DIRECT spool (the recorder's
+ *     way where the file system takes O_DIRECT). The buffered ways also
+ *     cost the kernel's writeback threads CPU later, not counted here;
  *   - load: /proc/loadavg at the start and the end;
  *   - lttng-verify (spec section 4.4 step 5): the snapshot session keeps
  *     no trace, so after the timed rounds a normal LTTng session in discard
@@ -111,6 +114,11 @@
 /* The same 16-byte payload as an application event (tracekit/appevent.h). */
 TK_APPEVENT_DEFINE(tk_bench, ae16, TK_APPEVENT_PRINT("seq=%llu val=%llu", REC->seq, REC->val),
 		   TK_AE_FIELD(uint64_t, seq), TK_AE_FIELD(uint64_t, val));
+/* A u64 and a string: the string events' case (tk_appevent_write_str()). */
+TK_APPEVENT_DEFINE(tk_bench, aestr, TK_APPEVENT_PRINT("seq=%llu msg=%s", REC->seq, __get_str(msg)),
+		   TK_AE_FIELD(uint64_t, seq), TK_AE_STRING(msg));
+/* The string of the string events: 23 characters and the NUL. */
+static const char str_msg[] = "request handled: 200 OK";
 
 #ifdef HAVE_LTTNG_UST
 #include <dlfcn.h>
@@ -134,7 +142,18 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-enum kind { K_TK, K_LTTNG, K_RDTSC, K_AE, K_AE_PACED, K_MARKER };
+enum kind {
+	K_TK,
+	K_LTTNG,
+	K_RDTSC,
+	K_AE,
+	K_AE_PACED,
+	K_MARKER,
+	K_AE_STR,
+	K_AE_STR_RC,
+	K_LTTNG_STR,
+	K_MARKER_STR
+};
 
 /* One per writer thread, each on its own cache lines. */
 struct worker {
@@ -205,6 +224,60 @@ static void run_ae(struct worker *w)
 	w->ns = (double)(now_ns() - t0) / (double)n;
 }
 
+/* String events: TK_APPEVENT of a u64 and str_msg (one call, tk_appevent_write_str()). */
+static void run_ae_str(struct worker *w)
+{
+	uint64_t n = w->n, t0 = now_ns();
+	const char *volatile msg = str_msg; /* not a constant the compiler measures once */
+
+	for (uint64_t i = 0; i < n; i++)
+		TK_APPEVENT(tk_bench, aestr, i, msg);
+	w->ns = (double)(now_ns() - t0) / (double)n;
+}
+
+/*
+ * The same record by reserve, fill and commit, the way TK_APPEVENT wrote
+ * string events before tk_appevent_write_str(): the same bytes, what the
+ * one-call path saves.
+ */
+static void run_ae_str_rc(struct worker *w)
+{
+	uint64_t n = w->n, t0 = now_ns();
+	const char *volatile msg = str_msg;
+
+	for (uint64_t i = 0; i < n; i++) {
+		if (!__atomic_load_n(&tk_appevent_on, __ATOMIC_RELAXED))
+			continue;
+		const char *m = msg;
+		uint32_t sz = (uint32_t)strlen(m) + 1;
+		uint32_t at = (uint32_t)sizeof(struct tk__ae_rec_tk_bench_aestr);
+		struct tk__ae_rec_tk_bench_aestr *r =
+			tk_appevent_reserve(&tk__ae_type_tk_bench_aestr, at + sz);
+
+		if (!r)
+			continue;
+		r->seq = i;
+		r->msg = sz << 16 | at;
+		memcpy((char *)r + at, m, sz);
+		tk_appevent_commit(r);
+	}
+	w->ns = (double)(now_ns() - t0) / (double)n;
+}
+
+static void run_lttng_str(struct worker *w)
+{
+#ifdef HAVE_LTTNG_UST
+	uint64_t n = w->n, t0 = now_ns();
+	const char *volatile msg = str_msg;
+
+	for (uint64_t i = 0; i < n; i++)
+		lttng_ust_tracepoint(tk_bench, evstr, i, msg);
+	w->ns = (double)(now_ns() - t0) / (double)n;
+#else
+	w->ns = 0;
+#endif
+}
+
 /*
  * The same at a set rate: bursts of 1000 events, each burst due 1000 /
  * rate seconds after the previous one (w->n events at w->rate per second),
@@ -236,6 +309,22 @@ static void run_marker(struct worker *w)
 
 	for (uint64_t i = 0; i < n; i++) {
 		if (write(marker_fd, "0123456789abcdef", 16) != 16)
+			w->errors++;
+	}
+	w->ns = (double)(now_ns() - t0) / (double)n;
+}
+
+/* trace_marker with the string events' bytes: the seq as 8 digits and str_msg, 31 bytes. */
+static void run_marker_str(struct worker *w)
+{
+	uint64_t n = w->n, t0 = now_ns();
+	char buf[64];
+
+	for (uint64_t i = 0; i < n; i++) {
+		int len = snprintf(buf, sizeof(buf), "%08llu%s",
+				   (unsigned long long)(i % 100000000), str_msg);
+
+		if (write(marker_fd, buf, (size_t)len) != len)
 			w->errors++;
 	}
 	w->ns = (double)(now_ns() - t0) / (double)n;
@@ -288,6 +377,14 @@ static void *worker_main(void *arg)
 				run_ae_paced(w);
 			else if (w->kind == K_MARKER)
 				run_marker(w);
+			else if (w->kind == K_AE_STR)
+				run_ae_str(w);
+			else if (w->kind == K_AE_STR_RC)
+				run_ae_str_rc(w);
+			else if (w->kind == K_LTTNG_STR)
+				run_lttng_str(w);
+			else if (w->kind == K_MARKER_STR)
+				run_marker_str(w);
 			else
 				run_lttng(w);
 			w->cpu_ns = (double)(thread_cpu_ns() - c0) / (double)w->n;
@@ -414,7 +511,8 @@ static const char *lttng_setup(void)
 	if (sh("lttng create tkbench --snapshot >/dev/null 2>&1") ||
 	    sh("lttng enable-channel -u -s tkbench --overwrite --subbuf-size=256K "
 	       "--num-subbuf=4 ch >/dev/null 2>&1") ||
-	    sh("lttng enable-event -u -s tkbench -c ch tk_bench:ev16 >/dev/null 2>&1") ||
+	    sh("lttng enable-event -u -s tkbench -c ch tk_bench:ev16,tk_bench:evstr >/dev/null "
+	       "2>&1") ||
 	    sh("lttng start tkbench >/dev/null 2>&1"))
 		return "the lttng session could not be set up";
 	session_up = true;
@@ -422,8 +520,9 @@ static const char *lttng_setup(void)
 		fprintf(stderr, "bench-ring: %s\n", dlerror());
 		return "the tracepoint provider did not load";
 	}
-	if (!lttng_ust_tracepoint_enabled(tk_bench, ev16))
-		return "the tracepoint is not enabled after registration";
+	if (!lttng_ust_tracepoint_enabled(tk_bench, ev16) ||
+	    !lttng_ust_tracepoint_enabled(tk_bench, evstr))
+		return "the tracepoints are not enabled after registration";
 	return NULL;
 }
 
@@ -658,16 +757,22 @@ enum {
 	AE1,
 	AE2,
 	MARKER,
+	AESTR,
+	AESTRRC,
+	LTSTR,
+	MKSTR,
 	SPCOPY,
 	SPPWRITEV,
 	SPCFR,
 	SPSPLICE,
+	SPDIRECT,
 	NCASE
 };
-static const char *const names[NCASE] = {"tk-1t-tsc", "tk-1t-mono",  "tk-2t-tsc",  "drain",
-					 "lttng-1t",  "lttng-2t",    "rdtsc",	   "ae-1t",
-					 "ae-2t",     "marker",	     "spool-copy", "spool-pwritev",
-					 "spool-cfr", "spool-splice"};
+static const char *const names[NCASE] = {
+	"tk-1t-tsc",	 "tk-1t-mono", "tk-2t-tsc",    "drain",	      "lttng-1t",
+	"lttng-2t",	 "rdtsc",      "ae-1t",	       "ae-2t",	      "marker",
+	"ae-str",	 "ae-str-rc",  "lttng-str",    "marker-str",  "spool-copy",
+	"spool-pwritev", "spool-cfr",  "spool-splice", "spool-direct"};
 
 /* ------------------------------------------------------------ CPU time of others */
 
@@ -785,13 +890,14 @@ static void print_load(const char *when)
  * page. The buffer is 256 pages; the spool an O_TMPFILE in $TMPDIR or
  * /tmp (where the session puts its spools), cut back to 0 every 64 MiB.
  */
-enum spool_way { SP_COPY, SP_PWRITEV, SP_CFR, SP_SPLICE, SP_WAYS };
+enum spool_way { SP_COPY, SP_PWRITEV, SP_CFR, SP_SPLICE, SP_DIRECT, SP_WAYS };
 
 #define SP_PAGES 256u
 #define SP_BATCH 64u
 
 struct spool_bench {
 	int memfd, out, pipe[2];
+	int direct; /* a second spool, O_DIRECT: pwritev() from the mapping (the recorder now) */
 	uint8_t *map, page[4096];
 	bool ok[SP_WAYS];
 	int err[SP_WAYS]; /* why a way failed */
@@ -806,6 +912,8 @@ static bool spool_setup(struct spool_bench *sb)
 	if (sb->memfd < 0 || sb->out < 0 || ftruncate(sb->memfd, SP_PAGES * 4096) < 0 ||
 	    pipe2(sb->pipe, O_CLOEXEC) < 0)
 		return false;
+	sb->direct =
+		open(tmp && *tmp ? tmp : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC | O_DIRECT, 0600);
 	fcntl(sb->pipe[1], F_SETPIPE_SZ, (int)(SP_BATCH * 4096));
 	sb->map = mmap(NULL, SP_PAGES * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, sb->memfd, 0);
 	if (sb->map == MAP_FAILED)
@@ -814,6 +922,10 @@ static bool spool_setup(struct spool_bench *sb)
 		sb->map[i] = (uint8_t)(i * 7);
 	for (int w = 0; w < SP_WAYS; w++)
 		sb->ok[w] = true;
+	if (sb->direct < 0) {
+		sb->ok[SP_DIRECT] = false;
+		sb->err[SP_DIRECT] = errno;
+	}
 	return true;
 }
 
@@ -829,7 +941,7 @@ static double spool_run(struct spool_bench *sb, enum spool_way way, uint64_t pag
 		ssize_t got = 0;
 
 		if (off >= (64u << 20)) {
-			if (ftruncate(sb->out, 0) < 0)
+			if (ftruncate(way == SP_DIRECT ? sb->direct : sb->out, 0) < 0)
 				sb->ok[way] = false;
 			off = 0;
 		}
@@ -843,6 +955,10 @@ static double spool_run(struct spool_bench *sb, enum spool_way way, uint64_t pag
 			struct iovec iov = {.iov_base = sb->map + src, .iov_len = SP_BATCH * 4096};
 
 			got = pwritev(sb->out, &iov, 1, (off_t)off);
+		} else if (way == SP_DIRECT) {
+			struct iovec iov = {.iov_base = sb->map + src, .iov_len = SP_BATCH * 4096};
+
+			got = pwritev(sb->direct, &iov, 1, (off_t)off);
 		} else if (way == SP_CFR) {
 			loff_t in = (loff_t)src, o = (loff_t)off;
 
@@ -871,6 +987,8 @@ static void spool_teardown(struct spool_bench *sb)
 		close(sb->memfd);
 	if (sb->out >= 0)
 		close(sb->out);
+	if (sb->direct >= 0)
+		close(sb->direct);
 	close(sb->pipe[0]);
 	close(sb->pipe[1]);
 }
@@ -1003,12 +1121,12 @@ int main(int argc, char **argv)
 	uint64_t n = 2000000, drain_size = 64 << 20, drained = 0, spool_pages = 16384;
 	int rounds = 21, errors = 0;
 	bool quick = false;
-	struct spool_bench sb = {.memfd = -1, .out = -1, .pipe = {-1, -1}};
+	struct spool_bench sb = {.memfd = -1, .out = -1, .pipe = {-1, -1}, .direct = -1};
 	bool lttng = false, marker = false;
 	const char *no_lttng = "not built (liblttng-ust-dev not found at configure time)";
 	const char *no_marker = "skipped in --quick mode";
 	struct tk_appevent_session *ae;
-	uint64_t ae_lost, ae_pages;
+	uint64_t ae_lost, ae_pages, ae_rec_ns;
 	char ae_clock[32];
 
 	for (int i = 1; i < argc; i++) {
@@ -1046,6 +1164,9 @@ int main(int argc, char **argv)
 	double *ae_lt1 = calloc((size_t)rounds, sizeof(double));
 	double *ae_lt2 = calloc((size_t)rounds, sizeof(double));
 	double *ae_mk = calloc((size_t)rounds, sizeof(double));
+	double *str_lt = calloc((size_t)rounds, sizeof(double));
+	double *str_mk = calloc((size_t)rounds, sizeof(double));
+	double *str_rc = calloc((size_t)rounds, sizeof(double));
 
 	double *cpu[NCASE], *rec[NCASE], *cpu_lt1 = calloc((size_t)rounds, sizeof(double));
 	double *cpu_lt2 = calloc((size_t)rounds, sizeof(double));
@@ -1075,6 +1196,7 @@ int main(int argc, char **argv)
 	/* Application events: overwrite mode, as the rings above, a recorder draining. */
 	ae = ae_session(TK_APPEVENT_OVERWRITE);
 	find_recorder();
+	ae_rec_ns = recorder_ns();
 	/* Warm-up: claim buffers, fault pages in, register with LTTng. */
 	run_round(K_AE, NULL, 2, n / 4);
 	run_round(K_TK, tsc, 2, n / 4);
@@ -1084,9 +1206,9 @@ int main(int argc, char **argv)
 	for (int r = 0; r < rounds; r++) {
 		for (int k = 0; k < NCASE; k++) {
 			int c = (k + r) % NCASE;
-			uint64_t rec0 = c == AE1 || c == AE2		  ? recorder_ns()
-					: (c == LT1 || c == LT2) && lttng ? lttng_daemons_ns()
-									  : 0;
+			bool ae_case = c == AE1 || c == AE2 || c == AESTR || c == AESTRRC;
+			bool lt_case = (c == LT1 || c == LT2 || c == LTSTR) && lttng;
+			uint64_t rec0 = ae_case ? recorder_ns() : lt_case ? lttng_daemons_ns() : 0;
 			int threads = c == AE2 || c == LT2 || c == TK2 ? 2 : 1;
 
 			round_cpu = 0;
@@ -1122,6 +1244,18 @@ int main(int argc, char **argv)
 				/* A system call per event: a tenth of the events is plenty. */
 				res[c][r] = marker ? run_round(K_MARKER, NULL, 1, n / 10) : 0;
 				break;
+			case AESTR:
+				res[c][r] = run_round(K_AE_STR, NULL, 1, n);
+				break;
+			case AESTRRC:
+				res[c][r] = run_round(K_AE_STR_RC, NULL, 1, n);
+				break;
+			case LTSTR:
+				res[c][r] = lttng ? run_round(K_LTTNG_STR, NULL, 1, n) : 0;
+				break;
+			case MKSTR:
+				res[c][r] = marker ? run_round(K_MARKER_STR, NULL, 1, n / 10) : 0;
+				break;
 			case SPCOPY:
 				res[c][r] = spool_run(&sb, SP_COPY, spool_pages) / 1000;
 				break;
@@ -1134,12 +1268,15 @@ int main(int argc, char **argv)
 			case SPSPLICE:
 				res[c][r] = spool_run(&sb, SP_SPLICE, spool_pages) / 1000;
 				break;
+			case SPDIRECT:
+				res[c][r] = spool_run(&sb, SP_DIRECT, spool_pages) / 1000;
+				break;
 			}
 			cpu[c][r] = round_cpu;
 			/* What recording cost meanwhile, per event written. */
-			if (c == AE1 || c == AE2)
+			if (ae_case)
 				rec[c][r] = (double)(recorder_ns() - rec0) / (double)(n * threads);
-			else if ((c == LT1 || c == LT2) && lttng)
+			else if (lt_case)
 				rec[c][r] =
 					(double)(lttng_daemons_ns() - rec0) / (double)(n * threads);
 		}
@@ -1151,10 +1288,15 @@ int main(int argc, char **argv)
 		ae_lt1[r] = lttng ? res[LT1][r] / res[AE1][r] : 0;
 		ae_lt2[r] = lttng ? res[LT2][r] / res[AE2][r] : 0;
 		ae_mk[r] = marker ? res[MARKER][r] / res[AE1][r] : 0;
+		str_lt[r] = lttng ? res[LTSTR][r] / res[AESTR][r] : 0;
+		str_mk[r] = marker ? res[MKSTR][r] / res[AESTR][r] : 0;
+		str_rc[r] = res[AESTRRC][r] / res[AESTR][r];
 		ratio1[r] = lttng ? res[LT1][r] / res[TK1][r] : 0;
 		ratio2[r] = lttng ? res[LT2][r] / res[TK2][r] : 0;
 	}
 
+	/* The recorder thread's whole CPU time, warm-up and idle passes included. */
+	ae_rec_ns = recorder_ns() - ae_rec_ns;
 	tk_appevent_session_stop(ae);
 	ae_totals(ae, &ae_lost, &ae_pages);
 	/* The session's clock name lives in the session: kept before it goes. */
@@ -1163,9 +1305,11 @@ int main(int argc, char **argv)
 	tk_appevent_session_free(ae);
 	for (int c = 0; c < NCASE; c++) {
 		bool writers = c != DRAIN && c < SPCOPY;
-		bool recording = c == AE1 || c == AE2 || c == LT1 || c == LT2;
+		bool recording = c == AE1 || c == AE2 || c == LT1 || c == LT2 || c == AESTR ||
+				 c == AESTRRC || c == LTSTR;
 
-		if (((c == LT1 || c == LT2) && !lttng) || (c == MARKER && !marker))
+		if (((c == LT1 || c == LT2 || c == LTSTR) && !lttng) ||
+		    ((c == MARKER || c == MKSTR) && !marker))
 			continue;
 		if (c >= SPCOPY && !sb.ok[c - SPCOPY]) {
 			printf("%-11s failed on this system: %s\n", names[c],
@@ -1181,8 +1325,15 @@ int main(int argc, char **argv)
 	print_case("tk-2t-scale", scale, rounds, "x 1t    ");
 	print_case("ae-2t-scale", ae_scale, rounds, "x 1t    ");
 	printf("ae          clock %s, overwrite mode, recorder draining: %" PRIu64
-	       " pages drained, %" PRIu64 " events overwritten\n",
-	       ae_clock, ae_pages, ae_lost);
+	       " pages drained, %" PRIu64 " events overwritten, recorder CPU %.1f ms (%.2f us per "
+	       "page drained)\n",
+	       ae_clock, ae_pages, ae_lost, (double)ae_rec_ns / 1e6,
+	       ae_pages ? (double)ae_rec_ns / 1e3 / (double)ae_pages : 0.0);
+	print_case("ae-str-rc/ae-str", str_rc, rounds, "x       ");
+	if (lttng)
+		print_case("lttng-str/ae-str", str_lt, rounds, "x       ");
+	if (marker)
+		print_case("marker-str/ae-str", str_mk, rounds, "x       ");
 	if (marker)
 		print_case("marker/ae", ae_mk, rounds, "x       ");
 	else
@@ -1237,6 +1388,9 @@ int main(int argc, char **argv)
 	free(ae_lt1);
 	free(ae_lt2);
 	free(ae_mk);
+	free(str_lt);
+	free(str_mk);
+	free(str_rc);
 	if (errors) {
 		fprintf(stderr, "bench-ring: %d consistency errors\n", errors);
 		return 1;

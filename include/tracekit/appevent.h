@@ -25,8 +25,8 @@
  * predictable branch. An enabled one is a call that reads the recorder's
  * clock (the TSC, or CLOCK_MONOTONIC through the vDSO), writes the record into the calling thread's
  * own buffer and publishes it with one release store: no lock, no allocation, no system call, no
- * atomic read-modify-write. An event without strings is built on the stack and handed over in one
- * call (tk_appevent_write()); one with strings is reserved, filled in place and committed. A
+ * atomic read-modify-write. An event is built on the stack and handed over in one call:
+ * tk_appevent_write(), or tk_appevent_write_str() with its strings as a list after it. A
  * thread's first event (and a signal handler's first nested one)
  * creates its buffer: memfd_create, mmap and one sendmsg to the recorder, all async-signal-safe
  * system calls.
@@ -170,6 +170,34 @@ TK_API void tk_appevent_commit(void *record);
 TK_API void tk_appevent_write(const struct tk_appevent_type *type, const void *record,
 			      uint32_t len);
 
+/** One string of a record for tk_appevent_write_str(), in the record's order. */
+struct tk_appevent_str {
+	const char *s; /* the bytes to store */
+	uint32_t size; /* bytes of @s stored, its NUL included */
+};
+
+/**
+ * tk_appevent_write_str() - emit one record with strings (what TK_APPEVENT
+ * does for an event type with TK_AE_STRING fields)
+ * @type:   the event type
+ * @record: the fixed part as TK_APPEVENT_DEFINE lays it out, fields filled,
+ *          each string's __data_loc word included ((size << 16) | offset,
+ *          offsets counted from the record's start); its common header is
+ *          not read
+ * @len:    bytes of the fixed part up to its last field's end (common
+ *          header included, at least 12)
+ * @strs:   the strings, stored one after the other from @len rounded up
+ *          to 4 (the padding is zeroed), as the __data_loc words say
+ * @nr:     entries of @strs
+ *
+ * One call instead of reserve, fill and commit, with the record laid out
+ * byte for byte as that path lays it out.
+ * Context: any thread, async-signal-safe, lock-free; as tk_appevent_reserve().
+ * Dropped (and counted as lost) where tk_appevent_reserve() returns NULL.
+ */
+TK_API void tk_appevent_write_str(const struct tk_appevent_type *type, const void *record,
+				  uint32_t len, const struct tk_appevent_str *strs, uint32_t nr);
+
 /**
  * tk_appevent_connect() - connect to a recorder's socket now
  * @path: the socket; NULL means $TRACEKIT_SESSION
@@ -235,7 +263,8 @@ struct tk_appevent_buffer_stats {
  * Creates a unix socket (SOCK_SEQPACKET) in a fresh private directory and
  * a thread that accepts applications, receives their formats and buffers
  * and copies their whole pages into spool files (every 5 ms, 1 ms while
- * pages keep coming).
+ * pages keep coming), written with O_DIRECT straight from the shared
+ * memory where the file system allows it.
  * Context: any thread; blocking.
  * Return: the session for tk_appevent_session_free(), or NULL with errno
  * (EINVAL, ENOMEM, socket errors) and tk_errmsg().
@@ -343,17 +372,7 @@ TK_API void tk_appevent_session_free(struct tk_appevent_session *s);
 #define TK__AE_PARAM_S(t, n, c)	 t n
 #define TK__AE_PARAM_A(t, n, c)	 const t *n
 #define TK__AE_PARAM_T(t, n, c)	 const char *n
-/* Bytes beyond the fixed part. */
-#define TK__AE_DYN(k, t, n, c) TK__AE_DYN_##k(t, n, c)
-#define TK__AE_DYN_S(t, n, c)  0
-#define TK__AE_DYN_A(t, n, c)  0
-#define TK__AE_DYN_T(t, n, c)  tk__ae_strsize(n)
-/* Filling the record (tk__r) and its strings (tk__off grows). */
-#define TK__AE_FILL(k, t, n, c) TK__AE_FILL_##k(t, n, c)
-#define TK__AE_FILL_S(t, n, c)	tk__r->n = n;
-#define TK__AE_FILL_A(t, n, c)	memcpy(tk__r->n, n, sizeof(tk__r->n));
-#define TK__AE_FILL_T(t, n, c)	tk__r->n = tk__ae_putstr(tk__r, &tk__off, n);
-/* Fixed-size events (no strings) take tk_appevent_write(): strings are filled only by reserve. */
+/* Events without strings take tk_appevent_write(), with strings tk_appevent_write_str(). */
 #define TK__AE_NSTR(k, t, n, c)	 TK__AE_NSTR_##k
 #define TK__AE_NSTR_S		 0
 #define TK__AE_NSTR_A		 0
@@ -361,7 +380,7 @@ TK_API void tk_appevent_session_free(struct tk_appevent_session *s);
 #define TK__AE_FILLF(k, t, n, c) TK__AE_FILLF_##k(t, n, c)
 #define TK__AE_FILLF_S(t, n, c)	 tk__w.n = n;
 #define TK__AE_FILLF_A(t, n, c)	 memcpy(tk__w.n, n, sizeof(tk__w.n));
-#define TK__AE_FILLF_T(t, n, c)	 /* never: such an event takes reserve and commit */
+#define TK__AE_FILLF_T(t, n, c)	 tk__w.n = tk__ae_addstr(tk__s, &tk__ns, &tk__off, n);
 /* Bytes of the fields (the record without the padding to 4 that aligned(4) adds). */
 #define TK__AE_SIZE(k, t, n, c) TK__AE_SIZE_##k(t, n, c)
 #define TK__AE_SIZE_S(t, n, c)	sizeof(t)
@@ -389,12 +408,15 @@ static inline uint32_t tk__ae_strsize(const char *s)
 	return (uint32_t)strlen(s ? s : "(null)") + 1;
 }
 
-/* Copy a string after the fixed part; its __data_loc is (size << 16) | offset. */
-static inline uint32_t tk__ae_putstr(void *rec, uint32_t *off, const char *s)
+/* A string for tk_appevent_write_str(): its entry in @tab, and its __data_loc. */
+static inline uint32_t tk__ae_addstr(struct tk_appevent_str *tab, uint32_t *nr, uint32_t *off,
+				     const char *s)
 {
 	uint32_t n = tk__ae_strsize(s), at = *off;
 
-	memcpy((char *)rec + at, s ? s : "(null)", n);
+	tab[*nr].s = s ? s : "(null)";
+	tab[*nr].size = n;
+	*nr += 1;
 	*off = at + n;
 	return (n << 16) | at;
 }
@@ -438,27 +460,21 @@ static inline uint32_t tk__ae_putstr(void *rec, uint32_t *off, const char *s)
 	__attribute__((noinline, unused)) static void tk__ae_emit_##system##_##name(               \
 		TK__AE_EACH(TK__AE_PARAM, TK__AE_COMMA, __VA_ARGS__))                              \
 	{                                                                                          \
-		if ((TK__AE_EACH(TK__AE_NSTR, TK__AE_PLUS, __VA_ARGS__)) == 0) {                   \
-			struct tk__ae_rec_##system##_##name tk__w;                                 \
-                                                                                                   \
-			TK__AE_EACH(TK__AE_FILLF, TK__AE_NOTHING, __VA_ARGS__)                     \
-			tk_appevent_write(                                                         \
-				&tk__ae_type_##system##_##name, &tk__w,                            \
-				(uint32_t)(sizeof(struct tk_appevent_common) +                     \
-					   (TK__AE_EACH(TK__AE_SIZE, TK__AE_PLUS, __VA_ARGS__)))); \
-			return;                                                                    \
-		}                                                                                  \
-		uint32_t tk__len = (uint32_t)sizeof(struct tk__ae_rec_##system##_##name) +         \
-				   (TK__AE_EACH(TK__AE_DYN, TK__AE_PLUS, __VA_ARGS__));            \
+		struct tk__ae_rec_##system##_##name tk__w;                                         \
+		struct tk_appevent_str tk__s[12];                                                  \
+		uint32_t tk__ns = 0;                                                               \
 		uint32_t tk__off = (uint32_t)sizeof(struct tk__ae_rec_##system##_##name);          \
-		struct tk__ae_rec_##system##_##name *tk__r =                                       \
-			(struct tk__ae_rec_##system##_##name *)tk_appevent_reserve(                \
-				&tk__ae_type_##system##_##name, tk__len);                          \
-		if (!tk__r)                                                                        \
-			return;                                                                    \
-		TK__AE_EACH(TK__AE_FILL, TK__AE_NOTHING, __VA_ARGS__)                              \
+		const uint32_t tk__len =                                                           \
+			(uint32_t)(sizeof(struct tk_appevent_common) +                             \
+				   (TK__AE_EACH(TK__AE_SIZE, TK__AE_PLUS, __VA_ARGS__)));          \
+                                                                                                   \
+		TK__AE_EACH(TK__AE_FILLF, TK__AE_NOTHING, __VA_ARGS__)                             \
 		(void)tk__off;                                                                     \
-		tk_appevent_commit(tk__r);                                                         \
+		if ((TK__AE_EACH(TK__AE_NSTR, TK__AE_PLUS, __VA_ARGS__)) == 0)                     \
+			tk_appevent_write(&tk__ae_type_##system##_##name, &tk__w, tk__len);        \
+		else                                                                               \
+			tk_appevent_write_str(&tk__ae_type_##system##_##name, &tk__w, tk__len,     \
+					      tk__s, tk__ns);                                      \
 	}                                                                                          \
 	struct tk__ae_dummy_##system##_##name
 

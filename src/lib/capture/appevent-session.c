@@ -19,28 +19,49 @@
  *
  * Draining (see appevent.c for the buffer's protocol): every 5 ms, or
  * every 1 ms while the last pass found pages (a writer at 5 M events/s
- * fills 1 MiB in ~7 ms), the thread (named tk-ae-recorder) moves each
- * buffer's complete pages (head < tail) into the buffer's spool file, an
- * unlinked file in the session directory, exactly as record.c moves the
- * kernel's whole pages into its spools: up to DRAIN_BATCH pages at a time,
- * spliced from the application's memfd through a pipe into the spool (the
- * pages enter the pipe by reference, and the kernel copies them once, into
- * the spool's page cache), then one cmpxchg moves head past the batch. A
- * batch counts only if that cmpxchg succeeds (an overwriting writer may
- * have taken slots meanwhile); else the next try writes over the same
- * spool bytes, so spools are written at pages_out pages and read back up to
- * there. Per 4 KiB page, in recorder CPU (bench-ring's spool-* cases, one
- * run): splice 0.5-1.0 us, pwritev from the mapping 0.9-1.2, a copy and a
- * write per page 1.5; copy_file_range from a memfd to ext4 fails (EXDEV).
- * Without a pipe or a spare descriptor the pages go by pwritev from the
- * mapping. Events lost right before a page (the writer's drops, carried in
- * the page's commit word, and pages it overwrote since the previous copy)
- * set that page's missed-events flag (commit bit 31, and the count after
- * the data with bit 30 when it fits), as the kernel marks its pages; such
- * a page is copied and patched first. tk_appevent_session_stop() drains
- * once more and then copies the page each writer is still on, up to its
- * commit word: the memfd outlives a killed application, so everything it
- * committed is kept.
+ * fills 1 MiB in ~7 ms) or left a torn batch, the thread (named
+ * tk-ae-recorder) moves each buffer's complete pages (head < tail) into
+ * the buffer's spool file, an unlinked file in the session directory,
+ * exactly as record.c moves the kernel's whole pages into its spools: up
+ * to DRAIN_BATCH pages at a time, then one cmpxchg moves head past the
+ * batch. The pages go by one pwritev() straight from the shared mapping
+ * into the spool opened with O_DIRECT: the disk reads them from the
+ * application's memory, with no copy into the page cache and no writeback
+ * thread later, and the recorder waits on the disk rather than spending
+ * CPU the writers need. Recorder CPU per 4 KiB page (bench-ring's spool-*
+ * cases, 64-page batches, three runs at load 7-14): O_DIRECT 0.57-0.69 us,
+ * splice through a pipe 0.86-1.05 (the recorder before, plus the
+ * writeback threads' CPU, not counted), pwritev through the page cache
+ * 0.84-1.25, a copy and a write per page 1.5; copy_file_range from a memfd to ext4
+ * fails (EXDEV). Two writers lapping their buffers (bench-ring ae-2t,
+ * overwrite mode), recorder CPU per event written: 2.0-2.1 ns through
+ * the page cache, 0.6-0.7 with O_DIRECT, which then drains about a third
+ * as many pages: at the disk's speed (~1.3 GB/s here), what a recording
+ * sustains anyway once the page cache is full of dirty pages. O_DIRECT
+ * ties the recorder to the disk's latency, so a drop-newest buffer over
+ * half full (the disk is behind) goes through the page cache instead, by
+ * splice from the memfd through a pipe (the pages enter the pipe by
+ * reference and are copied once): a burst then costs
+ * CPU, not events (without a pipe or a spare descriptor, by pwritev()
+ * from the mapping). Where the file system refuses O_DIRECT (at open or at
+ * the first write) every batch takes that way; O_DIRECT is a flag of the
+ * open file, switched with fcntl() between batches. A batch counts only
+ * if its cmpxchg succeeds (an overwriting writer may have taken slots
+ * meanwhile); else the next try writes over the same spool bytes, so
+ * spools are written at pages_out pages and read back up to there. A
+ * writer that tears a batch is lapping its buffer, pushing head a page at
+ * a time, faster than any batch is written: the pass leaves that buffer
+ * and comes back 1 ms later rather than retry at once (a retry from the
+ * new head is torn again, its copy CPU the writers lose). Events lost
+ * right before a page (the writer's drops, carried in the page's commit
+ * word, and pages it overwrote since the previous copy) set that page's
+ * missed-events flag (commit bit 31, and the count after the data with bit
+ * 30 when it fits), as the kernel marks its pages; such a page is copied
+ * (page-aligned, for O_DIRECT) and patched first.
+ * tk_appevent_session_stop() turns O_DIRECT off, drains once more and then
+ * copies the page each writer is still on, up to its commit word: the
+ * memfd outlives a killed application, so everything it committed is
+ * kept.
  *
  * Writing: tk_appevent_session_write() rewrites the recorder's finished
  * .dat with the applications' formats added to the event formats section,
@@ -79,7 +100,7 @@
 #define MAX_CONNS     ((TK_APPEVENT_ID_END - TK_APPEVENT_ID_BASE) / TK_APPEVENT_IDS_PER_PROCESS)
 #define COMMIT_MISSED (1ULL << 31)
 #define COMMIT_STORED (1ULL << 30)
-#define DRAIN_BATCH   64 /* pages per pwritev() */
+#define DRAIN_BATCH   64 /* pages per write (see "Draining") */
 
 struct sbuf {
 	struct ae_shm *sh;
@@ -87,7 +108,9 @@ struct sbuf {
 	uint8_t *pages;
 	uint32_t nr_pages;
 	int spool;
-	int memfd; /* the application's memfd, for splice(); -1: write from the mapping */
+	int memfd;	/* the application's memfd, for splice(); -1: write from the mapping */
+	bool direct_ok; /* the spool's file system takes O_DIRECT */
+	bool direct_on; /* O_DIRECT is set on the spool now */
 	uint64_t pages_out, overrun_seen;
 	uint64_t drops_marked; /* drops the pages copied so far carried */
 	uint64_t last_ts;      /* timestamp of the last page copied */
@@ -127,6 +150,7 @@ struct tk_appevent_session {
 	struct sformat *fmts;
 	size_t nfmts;
 	uint32_t nr_pages, mode, clock;
+	bool torn; /* a pass ended on a torn batch: come back soon */
 	int err;
 	uint8_t page[AE_PAGE_SIZE];
 	uint8_t *scratch; /* DRAIN_BATCH pages: copies of pages whose commit word changes */
@@ -227,7 +251,11 @@ static void on_buffer(struct tk_appevent_session *s, struct sconn *c, const void
 	nb.tid = b->tid;
 	nb.level = b->level;
 	memcpy(nb.comm, c->comm, sizeof(nb.comm));
-	nb.spool = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	/* O_DIRECT where the file system takes it (ext4, xfs; not every tmpfs): see "Draining". */
+	nb.spool = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC | O_DIRECT, 0600);
+	nb.direct_ok = nb.direct_on = nb.spool >= 0;
+	if (nb.spool < 0)
+		nb.spool = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (nb.spool < 0)
 		goto bad;
 	/* Kept for splice(); without it (out of descriptors) the pages are written from the map. */
@@ -331,6 +359,20 @@ static void read_all(struct tk_appevent_session *s)
 
 /* ------------------------------------------------------------ draining */
 
+/* O_DIRECT on or off on @b's spool (one open file: the flag is per open file, not per write). */
+static void spool_direct(struct sbuf *b, bool on)
+{
+	int fl;
+
+	on = on && b->direct_ok;
+	if (on == b->direct_on)
+		return;
+	fl = fcntl(b->spool, F_GETFL);
+	if (fl < 0 || fcntl(b->spool, F_SETFL, on ? fl | O_DIRECT : fl & ~O_DIRECT) < 0)
+		on = false, b->direct_ok = false;
+	b->direct_on = on;
+}
+
 /* Write @len bytes of @iov at @off of @b's spool, whatever the partial writes. */
 static int spool_write(struct tk_appevent_session *s, struct sbuf *b, struct iovec *iov, int cnt,
 		       uint64_t off)
@@ -340,6 +382,12 @@ static int spool_write(struct tk_appevent_session *s, struct sbuf *b, struct iov
 
 		if (w < 0 && errno == EINTR)
 			continue;
+		/* O_DIRECT opened but refused here (alignment, a file system's rule): buffered. */
+		if (w < 0 && errno == EINVAL && b->direct_on) {
+			spool_direct(b, false);
+			b->direct_ok = false;
+			continue;
+		}
 		if (w <= 0) {
 			if (!s->err)
 				s->err = tk_fail(w < 0 ? errno : EIO, "appevent spool: %s",
@@ -404,14 +452,17 @@ static int splice_range(struct tk_appevent_session *s, struct sbuf *b, uint64_t 
 
 /*
  * A batch's pages, @iov (runs of the mapping, or patched copies in
- * s->scratch), to @off of @b's spool: the mapping's runs by splice() from
- * the memfd, the copies by pwrite(); everything by pwritev() when splice
- * is not available, or for good once it failed on this buffer.
+ * s->scratch, all page-aligned), to @off of @b's spool. @direct: by one
+ * pwritev() with O_DIRECT where the spool takes it. Else through the page
+ * cache: the mapping's runs by splice() from the memfd, the copies by
+ * pwrite(); everything by pwritev() when splice is not available, or for
+ * good once it failed on this buffer.
  */
 static int spool_batch(struct tk_appevent_session *s, struct sbuf *b, struct iovec *iov, int cnt,
-		       uint64_t off)
+		       uint64_t off, bool direct)
 {
-	if (b->memfd < 0)
+	spool_direct(b, direct);
+	if (b->memfd < 0 || b->direct_on)
 		return spool_write(s, b, iov, cnt, off);
 	for (int i = 0; i < cnt; i++) {
 		uint8_t *base = iov[i].iov_base;
@@ -515,7 +566,8 @@ static void final_drops(struct tk_appevent_session *s, struct sbuf *b)
  * then its head; nothing is counted and the next try writes over the same
  * file bytes), -1 on a spool error.
  */
-static int drain_batch(struct tk_appevent_session *s, struct sbuf *b, uint64_t *head, uint32_t n)
+static int drain_batch(struct tk_appevent_session *s, struct sbuf *b, uint64_t *head, uint32_t n,
+		       bool direct)
 {
 	struct ae_shm *sh = b->sh;
 	uint64_t ov = __atomic_load_n(&sh->overrun, __ATOMIC_ACQUIRE);
@@ -550,7 +602,7 @@ static int drain_batch(struct tk_appevent_session *s, struct sbuf *b, uint64_t *
 			iov[cnt++] = (struct iovec){.iov_base = from, .iov_len = AE_PAGE_SIZE};
 		good++;
 	}
-	if (cnt && spool_batch(s, b, iov, cnt, b->pages_out * AE_PAGE_SIZE) < 0)
+	if (cnt && spool_batch(s, b, iov, cnt, b->pages_out * AE_PAGE_SIZE, direct) < 0)
 		return -1;
 	if (!__atomic_compare_exchange_n(&sh->head, head, *head + n, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
@@ -577,8 +629,29 @@ static void drain(struct tk_appevent_session *s, struct sbuf *b, bool final)
 
 		if (n > DRAIN_BATCH)
 			n = DRAIN_BATCH;
-		if (drain_batch(s, b, &head, (uint32_t)n) < 0)
+		/*
+		 * O_DIRECT while the disk keeps up; when a drop-newest buffer is
+		 * over half full it does not, and the page cache takes the
+		 * burst rather than the writer dropping events. An overwriting
+		 * writer never waits: there the CPU it would lose counts more.
+		 */
+		bool direct = !final &&
+			      (s->mode == TK_APPEVENT_OVERWRITE || tail - head <= b->nr_pages / 2);
+		int r = drain_batch(s, b, &head, (uint32_t)n, direct);
+
+		if (r < 0)
 			return;
+		/*
+		 * Torn: an overwriting writer took head meanwhile. It is lapping
+		 * the buffer and pushes head a page at a time, faster than a
+		 * batch is written, so a retry from its new head would be torn
+		 * again: come back on the next pass (1 ms) rather than spend CPU
+		 * the writers need. At the end the writers are done: go on.
+		 */
+		if (r == 0 && !final) {
+			s->torn = true;
+			break;
+		}
 	}
 	if (final && !b->final_done) {
 		const uint8_t *src = b->pages + (size_t)(tail % b->nr_pages) * AE_PAGE_SIZE;
@@ -629,13 +702,15 @@ static void *session_thread(void *arg)
 		read_all(s);
 		before = 0;
 		after = 0;
+		s->torn = false;
 		for (size_t i = 0; i < s->nbufs; i++) {
 			before += s->bufs[i].pages_out;
 			drain(s, &s->bufs[i], false);
 			after += s->bufs[i].pages_out;
 		}
-		/* Pages came: the writers are busy, come back after 1 ms rather than 20. */
-		busy = after != before;
+		/* Pages came (or a torn batch was left): the writers are busy, come back after 1
+		 * ms. */
+		busy = after != before || s->torn;
 		if (stop)
 			break;
 	}
@@ -723,7 +798,8 @@ TK_API struct tk_appevent_session *tk_appevent_session_new(const struct tk_appev
 		return tk_fail_null(r, "%s: %s", sa.sun_path, strerror(r));
 	}
 	chmod(s->path, 0777);
-	s->scratch = malloc((size_t)DRAIN_BATCH * AE_PAGE_SIZE);
+	/* Page-aligned: patched pages go to O_DIRECT spools as they are. */
+	s->scratch = aligned_alloc(AE_PAGE_SIZE, (size_t)DRAIN_BATCH * AE_PAGE_SIZE);
 	if (!s->scratch) {
 		tk_appevent_session_free(s);
 		return tk_fail_null(ENOMEM, "out of memory");
@@ -788,8 +864,11 @@ TK_API int tk_appevent_session_stop(struct tk_appevent_session *s)
 	/* Messages sent just before the applications ended, then every committed event. */
 	accept_all(s);
 	read_all(s);
-	for (size_t i = 0; i < s->nbufs; i++)
+	for (size_t i = 0; i < s->nbufs; i++) {
+		/* The last pages are made in s->page, and the spools are read back buffered. */
+		spool_direct(&s->bufs[i], false);
 		drain(s, &s->bufs[i], true);
+	}
 	s->stopped = true;
 	return s->err;
 }

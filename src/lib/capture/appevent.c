@@ -45,9 +45,13 @@
  * the common header (type id | tid << 32) as two stores, the fields as
  * overlapping 8-byte loads and stores, the commit store. ~45 instructions,
  * no callee-saved register, about 3.5 ns over rdtsc alone (bench-ring, CPU
- * time). Every other case (a buffer to create, a page to begin or end, a
- * time extend, CLOCK_MONOTONIC, nested levels, strings) goes through
- * reserve_in(), which tk_appevent_reserve() uses too. The commit word is
+ * time). An event with strings takes tk_appevent_write_str(), the same
+ * fast path with the fixed part and then each string (pointer and size,
+ * measured by the emitter) copied in, laid out as reserve, fill and commit
+ * lay it out (strings from the fixed part's size rounded to 4, padding
+ * zero). Every other case (a buffer to create, a page to begin or end, a
+ * time extend, CLOCK_MONOTONIC, nested levels, a record past 112 bytes)
+ * goes through reserve_in(), which tk_appevent_reserve() uses too. The commit word is
  * kept whole in the ring (drops before the page in the high half, bytes in
  * the low), so a commit is an add and a store.
  *
@@ -978,4 +982,122 @@ TK_API void tk_appevent_write(const struct tk_appevent_type *type, const void *r
 	if (__builtin_expect(len != 24, 0))
 		return write_any(type, record, len);
 	write_fast(type, record, 24);
+}
+
+/*
+ * A record with strings into @p (the record's first byte, its common
+ * header written): the fixed part's fields, zeros up to @len rounded to 4,
+ * then the strings one after the other, where their __data_loc words say.
+ */
+static inline void fill_str(uint8_t *p, const uint8_t *record, uint32_t len,
+			    const struct tk_appevent_str *strs, uint32_t nr)
+{
+	uint32_t at = (len + 3) & ~3u;
+
+	/* The padding first: the fields' copy then overwrites what is not padding. */
+	if (at != len)
+		put32(p + at - 4, 0);
+	copy_fields(p + 8, record + 8, len - 8);
+	for (uint32_t i = 0; i < nr; i++) {
+		const uint8_t *src = (const uint8_t *)strs[i].s;
+		uint32_t n = strs[i].size;
+
+		/* Inline moves up to 32 bytes (no call, so no registers to save around one). */
+		if (__builtin_expect(n >= 4, 1))
+			copy_fields(p + at, src, n);
+		else
+			for (uint32_t k = 0; k < n; k++)
+				p[at + k] = src[k];
+		at += n;
+	}
+}
+
+/* tk_appevent_write_str() for what its fast path does not take. */
+static void __attribute__((noinline, cold))
+write_str_general(const struct tk_appevent_type *type, const void *record, uint32_t len,
+		  const struct tk_appevent_str *strs, uint32_t nr, uint32_t total)
+{
+	/* Length 0 drops and counts: a record with strings has one __data_loc word at least. */
+	uint8_t *p = tk_appevent_reserve(type, len < 12 || len > total ? 0 : total);
+
+	if (!p)
+		return;
+	fill_str(p, record, len, strs, nr);
+	tk_appevent_commit(p);
+}
+
+/*
+ * write_fast() with strings: the same gate, room and delta tests, then the
+ * fields and the strings copied in (memcpy per string: their sizes are
+ * not known at the call site). Records of up to 112 bytes; longer ones,
+ * which need the kernel's length word, go to the general path.
+ */
+static inline __attribute__((always_inline)) void
+write_str_fast(const struct tk_appevent_type *type, const void *record, uint32_t len,
+	       const struct tk_appevent_str *strs, uint32_t nr)
+{
+	struct ae_thread *t = t_self;
+	uint32_t total = (len + 3) & ~3u, len4, need, off;
+	struct ae_ring *r;
+	uint64_t now, delta, id, cw;
+	uint8_t *page, *p;
+
+	for (uint32_t i = 0; i < nr; i++) {
+		total += strs[i].size;
+		/* One or two strings as a rule: a plain loop, not the vectorised one gcc makes. */
+		__asm__("" : "+r"(total));
+	}
+	len4 = (total + 3) & ~3u;
+	need = 4 + len4;
+	if (__builtin_expect(!t || t->nest || len < 12 || total > 112, 0))
+		return write_str_general(type, record, len, strs, nr, total);
+	r = &t->rings[0];
+	t->nest = 1;
+	barrier();
+	id = RD(type->id);
+	cw = r->cw;
+	page = r->page;
+	off = (uint32_t)cw;
+	if (__builtin_expect(r->fast != RD(g_gen) || !id ||
+				     off - 1 >= AE_PAGE_SIZE - AE_PAGE_DATA - need,
+			     0))
+		goto general;
+	now = tsc_now();
+	delta = now - r->last_ts;
+	if (__builtin_expect(delta >> 27, 0))
+		goto general;
+	p = page + AE_PAGE_DATA + off;
+	put32(p, (len4 / 4) | (uint32_t)delta << 5);
+	if (len4 != total)
+		put32(p + len4, 0);
+	put64(p + 4, id | t->tid_word);
+	fill_str(p + 4, record, len, strs, nr);
+	r->last_ts = now;
+	r->events++;
+	r->cw = cw + need;
+	__atomic_store_n((uint64_t *)(page + 8), cw + need, __ATOMIC_RELEASE);
+	barrier();
+	t->nest = 0;
+	return;
+general:
+	barrier();
+	t->nest = 0;
+	write_str_general(type, record, len, strs, nr, total);
+}
+
+/* Two strings or more: the loops stay loops. */
+static void __attribute__((noinline))
+write_str_n(const struct tk_appevent_type *type, const void *record, uint32_t len,
+	    const struct tk_appevent_str *strs, uint32_t nr)
+{
+	write_str_fast(type, record, len, strs, nr);
+}
+
+TK_API void tk_appevent_write_str(const struct tk_appevent_type *type, const void *record,
+				  uint32_t len, const struct tk_appevent_str *strs, uint32_t nr)
+{
+	/* One string, the common case, gets a copy with the loops gone. */
+	if (__builtin_expect(nr != 1, 0))
+		return write_str_n(type, record, len, strs, nr);
+	write_str_fast(type, record, len, strs, 1);
 }

@@ -55,6 +55,20 @@ SIZE_TYPE(40);
 SIZE_TYPE(104);
 SIZE_TYPE(120);
 
+/*
+ * Strings through tk_appevent_write_str(): after a 1-byte field (3 bytes of
+ * padding before the string), and two strings around an array and a u32
+ * (2 bytes of padding), short records (the fast path) and ones past 112
+ * bytes (the general path, with the kernel's length word), NULL and "".
+ */
+TK_APPEVENT_DEFINE(tkstr, pad, TK_APPEVENT_PRINT("b=%u s=%s", REC->b, __get_str(s)),
+		   TK_AE_FIELD(uint8_t, b), TK_AE_STRING(s));
+TK_APPEVENT_DEFINE(tkstr, two,
+		   TK_APPEVENT_PRINT("a=%s x=%s n=%u y=%s", __print_array(REC->a, 3, 2),
+				     __get_str(x), REC->n, __get_str(y)),
+		   TK_AE_ARRAY(uint16_t, a, 3), TK_AE_STRING(x), TK_AE_FIELD(uint32_t, n),
+		   TK_AE_STRING(y));
+
 /* The layout TK_APPEVENT_DEFINE makes of tktest:ints: packed, 4-byte aligned. */
 struct __attribute__((packed, aligned(4))) rec_ints {
 	struct tk_appevent_common c;
@@ -375,6 +389,17 @@ static void test_loss_drop_newest(void **state)
 	check_loss(8, TK_APPEVENT_DROP_NEWEST, 20000);
 }
 
+/*
+ * A burst that fills most of a 64 KiB drop-newest buffer before the
+ * recorder's pass: over half full, its pages go through the page cache
+ * (splice) rather than O_DIRECT, and everything still adds up.
+ */
+static void test_loss_drop_newest_burst(void **state)
+{
+	(void)state;
+	check_loss(64, TK_APPEVENT_DROP_NEWEST, 20000);
+}
+
 static void test_loss_overwrite(void **state)
 {
 	(void)state;
@@ -507,6 +532,168 @@ static void test_write_sizes(void **state)
 	tk_appevent_disconnect();
 }
 
+/* tkstr:two's strings for @seq: x is seq % 120 letters, y NULL every 7th. */
+static void two_strings(uint32_t seq, char *x, char *y, size_t cap)
+{
+	memset(x, 'a' + (int)(seq % 26), seq % 120);
+	x[seq % 120] = 0;
+	snprintf(y, cap, "y-%u", seq);
+}
+
+static void emit_str(uint32_t seq)
+{
+	uint16_t a[3] = {(uint16_t)seq, (uint16_t)(seq * 3), 0xbeef};
+	char p[32], x[128], y[32];
+
+	snprintf(p, sizeof(p), "p%u", seq);
+	two_strings(seq, x, y, sizeof(y));
+	if (seq % 2)
+		TK_APPEVENT(tkstr, pad, (uint8_t)seq, seq % 5 == 1 ? "" : p);
+	else
+		TK_APPEVENT(tkstr, two, a, x, seq, seq % 7 == 0 ? NULL : y);
+}
+
+/* Append @v's @n bytes at *@at of @rec. */
+static void put(uint8_t *rec, uint32_t *at, const void *v, size_t n)
+{
+	memcpy(rec + *at, v, n);
+	*at += (uint32_t)n;
+}
+
+/*
+ * The record emit_str(@seq) must have made, built by hand from the layout
+ * the format says (the reserve path's): common header, fields, zeros to 4,
+ * the strings, each __data_loc (size << 16) | offset. Returns its bytes
+ * before the padding to 4.
+ */
+static uint32_t want_str(uint32_t seq, uint32_t tid, uint8_t *rec)
+{
+	struct tk_appevent_common cm = {0, 0, 0, (int32_t)tid};
+	char p[32], x[128], y[32];
+	const char *s1, *s2 = NULL;
+	uint32_t at = 0, loc, fixed;
+
+	memset(rec, 0, 256);
+	snprintf(p, sizeof(p), "p%u", seq);
+	two_strings(seq, x, y, sizeof(y));
+	if (seq % 2) {
+		uint8_t b = (uint8_t)seq;
+
+		cm.type = tk__ae_type_tkstr_pad.id;
+		s1 = seq % 5 == 1 ? "" : p;
+		fixed = 16;
+		put(rec, &at, &cm, sizeof(cm));
+		put(rec, &at, &b, 1);
+		loc = (uint32_t)(strlen(s1) + 1) << 16 | fixed;
+		put(rec, &at, &loc, 4);
+	} else {
+		uint16_t a[3] = {(uint16_t)seq, (uint16_t)(seq * 3), 0xbeef};
+
+		cm.type = tk__ae_type_tkstr_two.id;
+		s1 = x;
+		s2 = seq % 7 == 0 ? "(null)" : y;
+		fixed = 28;
+		put(rec, &at, &cm, sizeof(cm));
+		put(rec, &at, a, sizeof(a));
+		loc = (uint32_t)(strlen(s1) + 1) << 16 | fixed;
+		put(rec, &at, &loc, 4);
+		put(rec, &at, &seq, 4);
+		loc = (uint32_t)(strlen(s2) + 1) << 16 | (fixed + (uint32_t)strlen(s1) + 1);
+		put(rec, &at, &loc, 4);
+	}
+	at = fixed;
+	put(rec, &at, s1, strlen(s1) + 1);
+	if (s2)
+		put(rec, &at, s2, strlen(s2) + 1);
+	return at;
+}
+
+/*
+ * Events with strings land byte for byte as the format lays them out,
+ * padding zero, on the fast path and the general one, each exactly once;
+ * the same from a second thread (a buffer whose pages hold other records).
+ */
+static void test_write_strings(void **state)
+{
+	struct tk_appevent_session *s = session(1024, TK_APPEVENT_DROP_NEWEST);
+	const uint32_t n = 3000;
+	uint8_t *seen = calloc(n, 1), want[256];
+	struct tk_dat_merge_record mr;
+	struct tk_dat_merge *m;
+	struct tk_dat *dat;
+	size_t user = SIZE_MAX;
+	uint32_t total = 0, bad = 0, tid = (uint32_t)syscall(SYS_gettid), big = 0;
+	uint64_t lost = tk_appevent_lost();
+	char path[512];
+	int r;
+
+	(void)state;
+	assert_non_null(seen);
+	for (uint32_t seq = 0; seq < n; seq++)
+		emit_str(seq);
+	assert_int_equal(tk_appevent_lost(), lost);
+	assert_int_equal(tk_appevent_session_stop(s), 0);
+	base_dat(path, sizeof(path));
+	assert_int_equal(tk_appevent_session_write(s, path), 0);
+	dat = tk_dat_open(path);
+	assert_non_null(dat);
+	for (size_t i = 0; i < tk_dat_buffer_count(dat); i++)
+		if (!strcmp(tk_dat_buffer_get(dat, i)->name, "user"))
+			user = i;
+	assert_true(user != SIZE_MAX);
+	m = tk_dat_merge_new(dat, &user, 1);
+	assert_non_null(m);
+	while ((r = tk_dat_merge_next(m, &mr)) > 0) {
+		const uint8_t *d = mr.rec.data;
+		struct tk_appevent_common cm;
+		uint32_t seq, len;
+
+		memcpy(&cm, d, sizeof(cm));
+		total++;
+		if (cm.type == tk__ae_type_tkstr_pad.id && mr.rec.size >= 9)
+			seq = d[8]; /* the low byte; the rest from the string */
+		else if (cm.type == tk__ae_type_tkstr_two.id && mr.rec.size >= 22)
+			memcpy(&seq, d + 18, 4);
+		else {
+			bad++;
+			continue;
+		}
+		if (cm.type == tk__ae_type_tkstr_pad.id) {
+			/* "p<seq>" or "" (seq % 5 == 1): find seq among the odd ones with that byte
+			 */
+			uint32_t k;
+
+			for (k = seq | 1; k < n; k += 256) {
+				len = want_str(k, tid, want);
+				if (!seen[k] && mr.rec.size == ((len + 3) & ~3u) &&
+				    !memcmp(d, want, mr.rec.size))
+					break;
+			}
+			seq = k;
+		}
+		if (seq >= n) {
+			bad++;
+			continue;
+		}
+		len = want_str(seq, tid, want);
+		if (mr.rec.size != ((len + 3) & ~3u) || memcmp(d, want, mr.rec.size))
+			bad++;
+		if (len > 112)
+			big++;
+		if (seen[seq]++)
+			bad++;
+	}
+	assert_int_equal(r, 0);
+	tk_dat_merge_free(m);
+	tk_dat_close(dat);
+	assert_int_equal(bad, 0);
+	assert_int_equal(total, n);
+	assert_true(big > 0); /* the general path was taken too */
+	free(seen);
+	tk_appevent_session_free(s);
+	tk_appevent_disconnect();
+}
+
 /* A forked child gets ids and buffers of its own and its events arrive as its pid's. */
 static void test_fork(void **state)
 {
@@ -566,7 +753,9 @@ int main(void)
 		cmocka_unit_test(test_off_without_recorder),
 		cmocka_unit_test(test_threads_and_signals),
 		cmocka_unit_test(test_write_sizes),
+		cmocka_unit_test(test_write_strings),
 		cmocka_unit_test(test_loss_drop_newest),
+		cmocka_unit_test(test_loss_drop_newest_burst),
 		cmocka_unit_test(test_loss_overwrite),
 		cmocka_unit_test(test_loss_overwrite_race),
 		cmocka_unit_test(test_fork),

@@ -245,6 +245,29 @@ if duckdb_setup "$build"; then
 		fi
 	done
 
+	# The Spark section's SQL: Spark and its JVM are in neither Debian's nor
+	# npm's registry, so the text of its spark.sql() calls runs in DuckDB over
+	# views named as the page's temp views (the same Parquet directories):
+	# what is checked is that SQL and its results, not Spark itself.
+	spark_query() {
+		awk -v n="$1" '/spark\.sql\("""/ { k++; inside = (k == n); next }
+			inside && /"""\)/ { inside = 0 } inside { print }' "$doc"
+	}
+	i=0
+	for q in events-per-name runtime-per-task; do
+		i=$((i + 1))
+		{
+			for t in ftrace_event sched_slice; do
+				echo "CREATE VIEW $t AS SELECT * FROM read_parquet('fleet/$t/*.parquet');"
+			done
+			spark_query $i
+			echo ";"
+		} >"$tmp/spark-$q.sql"
+		(cd "$tmp" && node duck.mjs "spark-$q.sql") 2>"$tmp/err" >"$tmp/spark-$q.out"
+		check "docs/fleet.md's Spark SQL $q (run by DuckDB) equals tracekit report's" \
+			eval 'grep -q "spark.sql" "$doc" && cmp -s "$tmp/expect-$q" "$tmp/spark-$q.out"'
+	done
+
 	# Files and row groups roll at the given counts; the rows stay the same.
 	run convert -q --to parquet --file-rows 1000 --row-group-rows 300 "$one" -o "$tmp/small"
 	check "parquet: --file-rows converts" rc_is 0

@@ -41,9 +41,15 @@
  * Per record: one type lookup, then, for a want whose fields are all
  * numbers ending at byte 8 or later in a host-order file, one bounds check
  * for all of them; any other want reads field by field as
- * tk_event_field_read() does. On the 3 M-sample bench file sched latency
- * costs ~470 instructions a record, the feed ~300 of them (stop 17 in
- * bench/README.md).
+ * tk_event_field_read() does; the record's type (common_type) is read in
+ * place too, from where the set reads it. On the 3 M-sample bench file
+ * sched latency costs ~450 instructions a record on one thread, the feed
+ * ~300 of them (stops 17 and 19 in bench/README.md).
+ *
+ * Two CPUs (perf.data, when allowed and the records carry no borrowed
+ * pointers): the walk runs on the calling thread and the ordering queue
+ * and the analysis on a second one, records handed over as 64-byte tuples
+ * in batches (see "Two CPUs" above run_perf()).
  *
  * Everything (TK_FEED_ALL_EVENTS, for the table export of src/lib/export/):
  *   every format is parsed and every tracepoint record delivered, named by

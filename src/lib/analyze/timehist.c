@@ -454,7 +454,6 @@ static inline __attribute__((always_inline)) size_t put_msec(char *p, uint64_t n
 static int fast_line(struct th *h, const struct tk_feed_rec *r, struct thread *t, uint64_t ts,
 		     int64_t state, uint64_t wait)
 {
-	static const char spaces[48] = "                                                ";
 	struct tk_outbuf *out = h->out;
 	unsigned int f = h->o->flags;
 	char local[FAST_LINE_MAX], tmp[48];
@@ -517,7 +516,7 @@ static int fast_line(struct th *h, const struct tk_feed_rec *r, struct thread *t
 		if (pad > room)
 			pad = room;
 		if (pad <= 48)
-			memcpy(p, spaces, 48); /* vector stores, not a rep stos */
+			memset(p, ' ', 48);
 		else
 			memset(p, ' ', pad);
 		p += pad;

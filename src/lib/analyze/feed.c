@@ -159,6 +159,7 @@ struct perfmap {
 	const uint8_t *base;	/* the file from offset 0: the reader's mapping */
 	uint64_t pos, end;	/* file offsets of the next record and of the end */
 	uint64_t dropped;	/* page-aligned: the mapping below is dropped from RSS */
+	uint64_t populated;	/* page-aligned: mapped in ahead up to here (0: not tried) */
 	int32_t tid, time, cpu; /* sample field offsets after the header; -1: absent */
 	uint32_t before;	/* sample bytes before RAW's size word */
 	uint32_t trailer;	/* a side-band record's sample_id_all trailer bytes */
@@ -1635,6 +1636,22 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
 		if (ret)
 			break;
 	next:
+		/*
+		 * The next 4 MB mapped in one call (MADV_POPULATE_READ, Linux
+		 * 5.14) instead of a page fault per 64 KiB of fault-around: 3-5 %
+		 * of the CPU time of sched latency and timehist -s. Where the
+		 * kernel refuses, the faults do it as before.
+		 */
+		if (pos >= m->populated && m->populated != UINT64_MAX) {
+			uint64_t from = pos & ~(uint64_t)0xfff, len = MAP_DROP;
+
+			if (from + len > end)
+				len = ((end + 0xfff) & ~(uint64_t)0xfff) - from;
+			if (len && madvise((void *)(base + from), len, MADV_POPULATE_READ) == 0)
+				m->populated = from + len;
+			else
+				m->populated = UINT64_MAX;
+		}
 		if (pos - m->dropped >= 2 * (uint64_t)MAP_DROP) {
 			/* Dropped pages come back from the page cache if touched again. */
 			uint64_t to = (pos - MAP_DROP) & ~(uint64_t)0xfffff;

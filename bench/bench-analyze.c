@@ -23,6 +23,9 @@
  * the steadier one. --only NAME runs one pair: timehist, timehist-s,
  * latency, profile, wakeup, syscalls, bounds.
  *
+ * --feed-threads N sets TK_FEED_THREADS=N for tracekit (1: the analyses'
+ * one thread, 2: two threads whatever the load; unset, tracekit takes two
+ * when the load average leaves half a CPU idle, tk_an_idle_cpu()).
  * --one-cpu runs tracekit under `taskset -c 0` (the other tool as it is):
  * the analyses over perf.data run the walk and the analysis on two threads
  * when two CPUs are allowed (src/lib/analyze/feed.c, "Two CPUs"), and this
@@ -45,7 +48,7 @@ static void usage(void)
 {
 	fputs("usage: bench-analyze [--quick] [--events N] [--reps N] [--tracekit PATH] "
 	      "[--bench-perf PATH] [--keep DIR] [--syscalls FILE] [--no-record] [--only NAME] "
-	      "[--one-cpu]\n       bench-analyze --walk PERF.DATA\n",
+	      "[--one-cpu] [--feed-threads N]\n       bench-analyze --walk PERF.DATA\n",
 	      stderr);
 	exit(2);
 }
@@ -220,6 +223,8 @@ int main(int argc, char **argv)
 			only = argv[++i];
 		} else if (!strcmp(argv[i], "--one-cpu")) {
 			one = true;
+		} else if (!strcmp(argv[i], "--feed-threads") && i + 1 < argc) {
+			setenv("TK_FEED_THREADS", argv[++i], 1);
 		} else if (!strcmp(argv[i], "--walk") && i + 1 < argc) {
 			return bare_walk(argv[i + 1]);
 		} else {

@@ -46,8 +46,8 @@
  * sched latency costs ~450 instructions a record on one thread, the feed
  * ~300 of them (stops 17 and 19 in bench/README.md).
  *
- * Two CPUs (perf.data, when allowed and the records carry no borrowed
- * pointers): the walk runs on the calling thread and the ordering queue
+ * Two CPUs (perf.data, when allowed and idle, and the records carry no
+ * borrowed pointers): the walk runs on the calling thread and the ordering queue
  * and the analysis on a second one, records handed over as 64-byte tuples
  * in batches (see "Two CPUs" above run_perf()).
  *
@@ -1669,7 +1669,8 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
  * record checks, field reads and the ordering queue) and the analysis (its
  * state machine, and timehist's 1.5 M lines of text) each take a good part
  * of the time, one after the other on one thread. When the process may use
- * two CPUs (tk_an_spare_cpu()) and the records carry nothing that lives
+ * two CPUs and one is idle (tk_an_idle_cpu(): at load 4 on two CPUs the
+ * second thread made each analysis slower) and the records carry nothing that lives
  * only during the callback (no TK_FEED_PAYLOAD, no TK_FEED_ALL_EVENTS and
  * its callchains, no TK_FEED_SALVAGE and its damage texts), the analysis
  * runs on a second thread instead: delivered records are copied, in order,
@@ -1724,7 +1725,7 @@ static int run_perf(struct feed *f, const char *path)
 		ret = perf_build_ids(f, pd);
 	if (ret)
 		goto out;
-	if (!(f->flags & ~(unsigned int)TK_FEED_SIDEBAND) && tk_an_spare_cpu())
+	if (!(f->flags & ~(unsigned int)TK_FEED_SIDEBAND) && tk_an_idle_cpu())
 		f->pipe = pipe_start(f);
 	if (ret == 0 && perfmap_open(&m, pd)) {
 		uint64_t at;

@@ -21,20 +21,103 @@
  * gives wall and CPU time (user + system, from wait4) of both sides and
  * the median ratio of each: on a VM shared with other work the CPU time is
  * the steadier one. --only NAME runs one pair: timehist, timehist-s,
- * latency, profile, wakeup, syscalls.
+ * latency, profile, wakeup, syscalls, bounds.
+ *
+ * --feed-threads N sets TK_FEED_THREADS=N for tracekit (1: the analyses'
+ * one thread, 2: two threads whatever the load; unset, tracekit takes two
+ * when the load average leaves half a CPU idle, tk_an_idle_cpu()).
+ * --one-cpu runs tracekit under `taskset -c 0` (the other tool as it is):
+ * the analyses over perf.data run the walk and the analysis on two threads
+ * when two CPUs are allowed (src/lib/analyze/feed.c, "Two CPUs"), and this
+ * shows what one CPU gives. "bounds" says what no analysis of the file can
+ * beat: `cat FILE >/dev/null` and a bare walk of the mapped perf.data (every
+ * page touched, record headers followed, nothing decoded; bench-analyze
+ * --walk FILE, in a child like the rest), each paired with the perf command
+ * as if it were tracekit's, so the ratio printed is the ceiling.
  */
+#include <fcntl.h>
 #include <inttypes.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 
 static void usage(void)
 {
 	fputs("usage: bench-analyze [--quick] [--events N] [--reps N] [--tracekit PATH] "
-	      "[--bench-perf PATH] [--keep DIR] [--syscalls FILE] [--no-record] [--only NAME]\n",
+	      "[--bench-perf PATH] [--keep DIR] [--syscalls FILE] [--no-record] [--only NAME] "
+	      "[--one-cpu] [--feed-threads N]\n       bench-analyze --walk PERF.DATA\n",
 	      stderr);
 	exit(2);
+}
+
+/*
+ * --walk: the least any analysis of a perf.data does. The file mapped read
+ * only, each record's 8-byte header read and the next one found from its
+ * size; pages dropped behind as the feed drops them (RSS flat). Prints the
+ * records seen so the work cannot be optimised away.
+ */
+static int bare_walk(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat sb;
+	const uint8_t *base;
+	uint64_t off, size, pos, end, dropped = 0, n = 0, types = 0;
+
+	if (fd < 0 || fstat(fd, &sb) < 0 || sb.st_size < 64)
+		die(path);
+	base = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (base == MAP_FAILED)
+		die("mmap");
+	/* perf_file_header: magic, size, attr_size, attrs {offset, size}, data {offset, size} */
+	memcpy(&off, base + 40, 8);
+	memcpy(&size, base + 48, 8);
+	if (off > (uint64_t)sb.st_size || size > (uint64_t)sb.st_size - off) {
+		errno = 0;
+		die("not a perf.data file");
+	}
+	pos = off;
+	end = off + size;
+	while (end - pos >= 8) {
+		uint32_t type;
+		uint16_t sz;
+
+		memcpy(&type, base + pos, 4);
+		memcpy(&sz, base + pos + 6, 2);
+		if (sz < 8 || sz > end - pos)
+			break;
+		types += type;
+		n++;
+		pos += sz;
+		if (pos - dropped >= (8u << 20)) {
+			uint64_t to = (pos - (4u << 20)) & ~(uint64_t)0xfffff;
+
+			madvise((void *)(base + dropped), to - dropped, MADV_DONTNEED);
+			dropped = to;
+		}
+	}
+	printf("%" PRIu64 " records (type sum %" PRIu64 ")\n", n, types);
+	munmap((void *)base, (size_t)sb.st_size);
+	close(fd);
+	return 0;
+}
+
+/* @argv behind `taskset -c 0` with --one-cpu; static storage, one per call site. */
+static char **one_cpu(char **argv, bool one, char **buf, size_t cap)
+{
+	size_t n = 0;
+
+	if (!one)
+		return argv;
+	buf[n++] = "taskset";
+	buf[n++] = "-c";
+	buf[n++] = "0";
+	for (size_t i = 0; argv[i] && n + 1 < cap; i++)
+		buf[n++] = argv[i];
+	buf[n] = NULL;
+	return buf;
 }
 
 static bool sorted_equal(const char *a, const char *b)
@@ -110,7 +193,7 @@ int main(int argc, char **argv)
 		   *only = NULL;
 	uint64_t events = 3000000;
 	unsigned int reps = 3;
-	bool quick = false, record = true;
+	bool quick = false, record = true, one = false;
 	char tmpdir[] = "/tmp/bench-analyze-XXXXXX";
 	char file[160], dat[160], sys[160], nbuf[32];
 	const char *dir;
@@ -138,6 +221,12 @@ int main(int argc, char **argv)
 			record = false;
 		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
 			only = argv[++i];
+		} else if (!strcmp(argv[i], "--one-cpu")) {
+			one = true;
+		} else if (!strcmp(argv[i], "--feed-threads") && i + 1 < argc) {
+			setenv("TK_FEED_THREADS", argv[++i], 1);
+		} else if (!strcmp(argv[i], "--walk") && i + 1 < argc) {
+			return bare_walk(argv[i + 1]);
 		} else {
 			usage();
 		}
@@ -199,20 +288,34 @@ int main(int argc, char **argv)
 	char *w_tk[] = {(char *)tracekit, "report", "-w", dat, NULL};
 	char *w_tc[] = {"trace-cmd", "report", "-w", "-i", dat, NULL};
 
+	char *cat_argv[] = {"bash", "-c", "cat \"$0\" >/dev/null", file, NULL};
+	char *walk_argv[] = {argv[0], "--walk", file, NULL};
+	char *b1[16], *b2[16], *b3[16], *b4[16], *b5[16];
+
 	if (!only || !strcmp(only, "timehist"))
-		rc |= pair("sched timehist", th_tk, th_pf, quick, (int)reps, events, dir, false,
-			   false);
+		rc |= pair("sched timehist", one_cpu(th_tk, one, b1, 16), th_pf, quick, (int)reps,
+			   events, dir, false, false);
 	if (!only || !strcmp(only, "timehist-s"))
-		rc |= pair("sched timehist -s", thS_tk, thS_pf, quick, (int)reps, events, dir,
-			   false, false);
+		rc |= pair("sched timehist -s", one_cpu(thS_tk, one, b2, 16), thS_pf, quick,
+			   (int)reps, events, dir, false, false);
 	if (!only || !strcmp(only, "latency"))
-		rc |= pair("sched latency", lat_tk, lat_pf, quick, (int)reps, events, dir, false,
-			   false);
+		rc |= pair("sched latency", one_cpu(lat_tk, one, b3, 16), lat_pf, quick, (int)reps,
+			   events, dir, false, false);
 	if (!only || !strcmp(only, "profile"))
-		rc |= pair("report --profile", pr_tk, pr_tc, quick, (int)reps, events, dir, false,
-			   true);
+		rc |= pair("report --profile", one_cpu(pr_tk, one, b4, 16), pr_tc, quick, (int)reps,
+			   events, dir, false, true);
 	if (!only || !strcmp(only, "wakeup"))
-		rc |= pair("report -w", w_tk, w_tc, quick, (int)reps, events, dir, false, false);
+		rc |= pair("report -w", one_cpu(w_tk, one, b5, 16), w_tc, quick, (int)reps, events,
+			   dir, false, false);
+	if (!quick && (!only || !strcmp(only, "bounds"))) {
+		/* The ceilings: the least work in place of tracekit, against each perf command. */
+		rc |= pair("bound: cat", cat_argv, lat_pf, false, (int)reps, events, dir, false,
+			   false);
+		rc |= pair("bound: bare walk", walk_argv, lat_pf, false, (int)reps, events, dir,
+			   false, false);
+		rc |= pair("bound: bare walk", walk_argv, thS_pf, false, (int)reps, events, dir,
+			   false, false);
+	}
 
 	if (!only || !strcmp(only, "syscalls")) {
 		if (!sysfile && !record) {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyze-util.h"
 
@@ -19,6 +20,31 @@ bool tk_an_spare_cpu(void)
 	cpu_set_t set;
 
 	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) >= 2;
+}
+
+bool tk_an_idle_cpu(void)
+{
+	const char *env = getenv("TK_FEED_THREADS");
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	double load = 0;
+	FILE *f;
+
+	if (!tk_an_spare_cpu() || (env && !strcmp(env, "1")))
+		return false;
+	if (env && !strcmp(env, "2"))
+		return true;
+	f = fopen("/proc/loadavg", "re");
+	if (!f)
+		return true;
+	if (fscanf(f, "%lf", &load) != 1)
+		load = 0;
+	fclose(f);
+	/*
+	 * Half a CPU idle on average: a benchmark's own previous runs keep
+	 * the average near 1 on a machine otherwise quiet, where the second
+	 * thread still pays; other work at 2 and more (two CPUs) does not.
+	 */
+	return load + 0.5 <= (double)online;
 }
 
 void tk_an_printf(struct tk_outbuf *out, const char *fmt, ...)

@@ -21,6 +21,17 @@
  */
 bool tk_an_spare_cpu(void);
 
+/*
+ * Is a second CPU free right now, not only allowed? tk_an_spare_cpu(), and
+ * the machine's load average (the last minute) leaves half a CPU idle or
+ * more. For work whose second thread only pays when it has a core of its
+ * own (the feed's analysis thread: at load 4 on two CPUs it made every
+ * analysis slower than one thread). TK_FEED_THREADS=1 or 2 in the
+ * environment says no or yes outright (tests and benchmarks), 2 still
+ * only with two CPUs allowed.
+ */
+bool tk_an_idle_cpu(void);
+
 /* printf into @out (a line is at most 511 bytes: longer text is cut). */
 void tk_an_printf(struct tk_outbuf *out, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -41,9 +41,15 @@
  * Per record: one type lookup, then, for a want whose fields are all
  * numbers ending at byte 8 or later in a host-order file, one bounds check
  * for all of them; any other want reads field by field as
- * tk_event_field_read() does. On the 3 M-sample bench file sched latency
- * costs ~470 instructions a record, the feed ~300 of them (stop 17 in
- * bench/README.md).
+ * tk_event_field_read() does; the record's type (common_type) is read in
+ * place too, from where the set reads it. On the 3 M-sample bench file
+ * sched latency costs ~450 instructions a record on one thread, the feed
+ * ~300 of them (stops 17 and 19 in bench/README.md).
+ *
+ * Two CPUs (perf.data, when allowed and idle, and the records carry no
+ * borrowed pointers): the walk runs on the calling thread and the ordering queue
+ * and the analysis on a second one, records handed over as 64-byte tuples
+ * in batches (see "Two CPUs" above run_perf()).
  *
  * Everything (TK_FEED_ALL_EVENTS, for the table export of src/lib/export/):
  *   every format is parsed and every tracepoint record delivered, named by
@@ -141,6 +147,8 @@ struct feed {
 	uint64_t max_ts, next_flush;
 	struct tk_perf_fixed *fixed; /* NULL: every sample through tk_perfdata_parse_sample */
 	bool host_order;	     /* the file's byte order is the host's: fields read inline */
+	int32_t type_off;  /* common_type, 2 host-order bytes, read here; -1: by the set */
+	struct pipe *pipe; /* the analysis runs on a second thread (NULL: here) */
 };
 
 /*
@@ -151,6 +159,7 @@ struct perfmap {
 	const uint8_t *base;	/* the file from offset 0: the reader's mapping */
 	uint64_t pos, end;	/* file offsets of the next record and of the end */
 	uint64_t dropped;	/* page-aligned: the mapping below is dropped from RSS */
+	uint64_t populated;	/* page-aligned: mapped in ahead up to here (0: not tried) */
 	int32_t tid, time, cpu; /* sample field offsets after the header; -1: absent */
 	uint32_t before;	/* sample bytes before RAW's size word */
 	uint32_t trailer;	/* a side-band record's sample_id_all trailer bytes */
@@ -255,6 +264,30 @@ static void bind_fast(struct bound *b, int k, const struct tk_event_field *fl)
 	b->nfast = (uint8_t)(k + 1);
 }
 
+/*
+ * common_type read in place. The set reads every record's type at one
+ * offset and size (tk_event_record_type()), which it keeps to itself; a
+ * probe record of the bytes 1, 2, 3, ... gives it away: two bytes at
+ * offset o in host order read as (o + 1) | (o + 2) << 8, and a record of
+ * o + 1 bytes is then too short. Any other answer leaves the set to read
+ * it (the call was 5% of sched latency's instructions per record).
+ */
+static void bind_type(struct feed *f)
+{
+	uint8_t probe[64];
+	int v, lo;
+
+	f->type_off = -1;
+	for (size_t i = 0; i < sizeof(probe); i++)
+		probe[i] = (uint8_t)(i + 1);
+	v = tk_event_record_type(f->set, probe, sizeof(probe));
+	lo = v & 0xff;
+	if (v <= 0 || v >> 8 != lo + 1 || lo > 62 ||
+	    tk_event_record_type(f->set, probe, (uint32_t)lo) != -EBADMSG)
+		return;
+	f->type_off = lo - 1;
+}
+
 /* Resolve the wants: event ids and field entries, once per file. */
 static int bind_wants(struct feed *f)
 {
@@ -298,6 +331,7 @@ static int bind_wants(struct feed *f)
 			bind_fast(&f->bound[w], k, fl);
 		}
 	}
+	bind_type(f);
 	return 0;
 }
 
@@ -305,8 +339,19 @@ static int bind_wants(struct feed *f)
 static inline __attribute__((always_inline)) bool decode(struct feed *f, const void *data,
 							 uint32_t size, struct tk_feed_rec *r)
 {
-	int id = tk_event_record_type(f->set, data, size);
 	const struct bound *b;
+	int id;
+
+	if (f->type_off >= 0) {
+		uint16_t t;
+
+		if ((uint32_t)f->type_off + 2 > size)
+			return false;
+		memcpy(&t, (const uint8_t *)data + f->type_off, 2);
+		id = t;
+	} else {
+		id = tk_event_record_type(f->set, data, size);
+	}
 
 	if (id < 0 || (size_t)id >= f->nids || f->by_id[id] < 0) {
 		if (!(f->flags & TK_FEED_ALL_EVENTS) || id < 0)
@@ -377,8 +422,258 @@ static inline __attribute__((always_inline)) bool decode(struct feed *f, const v
 	return true;
 }
 
+/*
+ * The ordering queue and the analysis on a second thread (perf.data; see
+ * "Two CPUs" above run_perf()). The walk's thread reads and decodes the
+ * records and packs each into a 64-byte tuple (struct pipe_rec: one cache
+ * line, where a tk_feed_rec takes 88 bytes), in batches; a round's end
+ * (a flush of the queue) travels as a tuple of its own. The other thread
+ * takes the batches in order and does what the walk's thread did with
+ * each: queue the record (or deliver it at once when it has no time) and
+ * flush at each round's end, through the same queue code, so the analysis
+ * sees what it saw on one thread. What the tuple leaves out is known on
+ * the other side: the format (the want's), the payload pointers (none
+ * without TK_FEED_PAYLOAD); a COMM's name rides in val[1..2], which a COMM
+ * leaves 0. PIPE_SLOTS batches of PIPE_BATCH tuples are 512 KiB: a few in
+ * flight absorb the unevenness of the rounds, and each hand-over (a lock,
+ * at most a wake-up) is paid once per 2048 records.
+ */
+#define PIPE_BATCH 2048
+#define PIPE_SLOTS 4
+#define PIPE_FLUSH 0xffff /* pipe_rec.kind of a flush: time the limit, val[0] "all" */
+
+struct pipe_rec {
+	uint64_t time;
+	uint64_t val[TK_FEED_MAX_FIELDS];
+	uint32_t cpu;
+	int32_t pid, tid;
+	uint16_t kind, want;
+	uint32_t seq;
+	uint32_t pad;
+};
+
+struct pipe_batch {
+	size_t n;
+	struct pipe_rec rec[PIPE_BATCH];
+};
+
+struct pipe {
+	pthread_mutex_t lock;
+	pthread_cond_t filled, freed;
+	pthread_t thread;
+	/* The analysis thread's queue: fn, ctx, flags and the queue fields. */
+	struct feed *q;
+	const struct bound *bound; /* the want's format, for TK_FEED_EVENT */
+	uint64_t head, tail;	   /* batches handed over / taken back, under the lock */
+	bool done;		   /* the walk ended: what is handed over is all */
+	int quit;		   /* the analysis's non-zero return, once (atomic) */
+	char msg[512];		   /* its tk_errmsg() then, for the walk's thread */
+	struct pipe_batch *b;
+	struct pipe_batch *fill; /* the walk's batch, b[head % PIPE_SLOTS] */
+	struct tk_feed_rec slot; /* the walk's queue_slot() */
+};
+
+_Static_assert(sizeof(struct pipe_rec) == 64, "a tuple is one cache line");
+_Static_assert(TK_FEED_COMM_LEN <= 2 * sizeof(uint64_t), "a COMM's name fits val[1..2]");
+
+static inline void pipe_pack(struct pipe_rec *t, const struct tk_feed_rec *r)
+{
+	t->time = r->time;
+	memcpy(t->val, r->val, sizeof(t->val));
+	if (r->kind == TK_FEED_COMM)
+		memcpy(&t->val[1], r->comm, TK_FEED_COMM_LEN);
+	t->cpu = r->cpu;
+	t->pid = r->pid;
+	t->tid = r->tid;
+	t->kind = r->kind;
+	t->want = r->want;
+	t->seq = r->seq;
+}
+
+static inline void pipe_unpack(const struct pipe *p, struct tk_feed_rec *r,
+			       const struct pipe_rec *t)
+{
+	r->time = t->time;
+	memcpy(r->val, t->val, sizeof(r->val));
+	memset(r->comm, 0, sizeof(r->comm));
+	if (t->kind == TK_FEED_COMM) {
+		memcpy(r->comm, &t->val[1], TK_FEED_COMM_LEN);
+		r->val[1] = r->val[2] = 0;
+	}
+	r->cpu = t->cpu;
+	r->pid = t->pid;
+	r->tid = t->tid;
+	r->kind = t->kind;
+	r->want = t->want;
+	r->seq = t->seq;
+	r->event = t->kind == TK_FEED_EVENT ? p->bound[t->want].event : NULL;
+	r->what = NULL;
+	r->raw = NULL;
+	r->raw_size = 0;
+	r->read_size = 0;
+}
+
+static int flush_queue(struct feed *f, uint64_t limit, bool all);
+static struct tk_feed_rec *queue_slot(struct feed *f);
+static int queue_commit(struct feed *f, struct tk_feed_rec *r);
+
+/* The analysis thread: one batch, as the walk's thread would have handled it. */
+static int pipe_batch_run(struct pipe *p, const struct pipe_batch *b)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < b->n && !ret; i++) {
+		const struct pipe_rec *t = &b->rec[i];
+		struct tk_feed_rec *r;
+
+		if (t->kind == PIPE_FLUSH) {
+			ret = flush_queue(p->q, t->time, t->val[0]);
+			continue;
+		}
+		r = queue_slot(p->q);
+		if (!r)
+			return -ENOMEM;
+		pipe_unpack(p, r, t);
+		ret = queue_commit(p->q, r);
+	}
+	return ret;
+}
+
+static void *pipe_main(void *arg)
+{
+	struct pipe *p = arg;
+	int ret = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct pipe_batch *b;
+
+		while (p->tail == p->head && !p->done)
+			pthread_cond_wait(&p->filled, &p->lock);
+		if (p->tail == p->head)
+			break;
+		b = &p->b[p->tail % PIPE_SLOTS];
+		pthread_mutex_unlock(&p->lock);
+		if (!ret) {
+			ret = pipe_batch_run(p, b);
+			if (ret) {
+				snprintf(p->msg, sizeof(p->msg), "%s", tk_errmsg());
+				__atomic_store_n(&p->quit, ret, __ATOMIC_RELEASE);
+			}
+		}
+		pthread_mutex_lock(&p->lock);
+		p->tail++;
+		pthread_cond_signal(&p->freed);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static void pipe_free(struct pipe *p)
+{
+	pthread_cond_destroy(&p->freed);
+	pthread_cond_destroy(&p->filled);
+	pthread_mutex_destroy(&p->lock);
+	if (p->q)
+		free(p->q->q);
+	free(p->q);
+	free(p->b);
+	free(p);
+}
+
+/* NULL when the analysis is best run on the walk's thread (or on ENOMEM). */
+static struct pipe *pipe_start(const struct feed *f)
+{
+	struct pipe *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->filled, NULL);
+	pthread_cond_init(&p->freed, NULL);
+	p->b = malloc(PIPE_SLOTS * sizeof(*p->b));
+	p->q = calloc(1, sizeof(*p->q));
+	if (!p->b || !p->q) {
+		pipe_free(p);
+		return NULL;
+	}
+	p->q->fn = f->fn;
+	p->q->ctx = f->ctx;
+	p->q->flags = f->flags;
+	p->q->st = f->st;
+	p->q->type_off = -1;
+	p->bound = f->bound;
+	p->fill = &p->b[0];
+	p->fill->n = 0;
+	if (pthread_create(&p->thread, NULL, pipe_main, p)) {
+		pipe_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* Hand the walk's batch over and take the next slot, waiting while all are full. */
+static void pipe_hand(struct pipe *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->head++;
+	pthread_cond_signal(&p->filled);
+	while (p->head - p->tail == PIPE_SLOTS)
+		pthread_cond_wait(&p->freed, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	p->fill = &p->b[p->head % PIPE_SLOTS];
+	p->fill->n = 0;
+}
+
+/* The walk's thread: one tuple more; the analysis's non-zero return once it has one. */
+static inline int pipe_put(struct pipe *p, const struct tk_feed_rec *r, uint16_t kind)
+{
+	struct pipe_rec *t = &p->fill->rec[p->fill->n++];
+
+	pipe_pack(t, r);
+	t->kind = kind;
+	if (p->fill->n == PIPE_BATCH) {
+		int quit = __atomic_load_n(&p->quit, __ATOMIC_RELAXED);
+
+		if (quit)
+			return quit;
+		pipe_hand(p);
+	}
+	return 0;
+}
+
+/*
+ * Hand over what is left, wait for the analysis thread to finish it and
+ * end it. Return: @ret, or the analysis's non-zero return, which wins: it
+ * came from an earlier record than anything the walk met since (the walk
+ * ran ahead), and a single thread would have stopped there.
+ */
+static int pipe_finish(struct pipe *p, int ret)
+{
+	int quit;
+
+	if (p->fill->n && !__atomic_load_n(&p->quit, __ATOMIC_RELAXED))
+		pipe_hand(p);
+	pthread_mutex_lock(&p->lock);
+	p->done = true;
+	pthread_cond_signal(&p->filled);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	quit = __atomic_load_n(&p->quit, __ATOMIC_ACQUIRE);
+	if (quit) {
+		ret = quit;
+		if (quit < 0)
+			tk_fail(-quit, "%s", p->msg);
+	}
+	pipe_free(p);
+	return ret;
+}
+
 static int deliver(struct feed *f, struct tk_feed_rec *r)
 {
+	/* On the walk's thread only a record without a time comes here (queue()). */
+	if (f->pipe)
+		return pipe_put(f->pipe, r, r->kind);
 	return f->fn(f->ctx, r);
 }
 
@@ -652,6 +947,11 @@ static int flush_queue(struct feed *f, uint64_t limit, bool all)
 	size_t qn = f->qlen - f->q0;
 	int ret = 0;
 
+	if (f->pipe) {
+		struct tk_feed_rec mark = {.time = limit, .val = {all}};
+
+		return pipe_put(f->pipe, &mark, PIPE_FLUSH);
+	}
 	if (!qn)
 		return 0;
 	start[0] = 0;
@@ -723,6 +1023,9 @@ static struct tk_feed_rec *queue_slot(struct feed *f)
 {
 	bool moved = false;
 
+	if (f->pipe)
+		return &f->pipe->slot;
+
 	if (f->qlen == f->qcap && f->q0) {
 		/*
 		 * The delivered records before q0 make room. When the queue is
@@ -759,6 +1062,11 @@ static int queue_commit(struct feed *f, struct tk_feed_rec *r)
 {
 	if (!r->time)
 		return deliver(f, r);
+	if (f->pipe) {
+		if (r->time > f->max_ts)
+			f->max_ts = r->time;
+		return pipe_put(f->pipe, r, r->kind);
+	}
 	if (r->raw_size || r->read_size) {
 		size_t off = f->arena.len;
 
@@ -1328,6 +1636,22 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
 		if (ret)
 			break;
 	next:
+		/*
+		 * The next 4 MB mapped in one call (MADV_POPULATE_READ, Linux
+		 * 5.14) instead of a page fault per 64 KiB of fault-around: 3-5 %
+		 * of the CPU time of sched latency and timehist -s. Where the
+		 * kernel refuses, the faults do it as before.
+		 */
+		if (pos >= m->populated && m->populated != UINT64_MAX) {
+			uint64_t from = pos & ~(uint64_t)0xfff, len = MAP_DROP;
+
+			if (from + len > end)
+				len = ((end + 0xfff) & ~(uint64_t)0xfff) - from;
+			if (len && madvise((void *)(base + from), len, MADV_POPULATE_READ) == 0)
+				m->populated = from + len;
+			else
+				m->populated = UINT64_MAX;
+		}
 		if (pos - m->dropped >= 2 * (uint64_t)MAP_DROP) {
 			/* Dropped pages come back from the page cache if touched again. */
 			uint64_t to = (pos - MAP_DROP) & ~(uint64_t)0xfffff;
@@ -1340,6 +1664,20 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
 	return ret;
 }
 
+/*
+ * Two CPUs. Over a perf.data the walk (the mapping's page faults, the
+ * record checks, field reads and the ordering queue) and the analysis (its
+ * state machine, and timehist's 1.5 M lines of text) each take a good part
+ * of the time, one after the other on one thread. When the process may use
+ * two CPUs and one is idle (tk_an_idle_cpu(): at load 4 on two CPUs the
+ * second thread made each analysis slower) and the records carry nothing that lives
+ * only during the callback (no TK_FEED_PAYLOAD, no TK_FEED_ALL_EVENTS and
+ * its callchains, no TK_FEED_SALVAGE and its damage texts), the analysis
+ * runs on a second thread instead: delivered records are copied, in order,
+ * into batches the analysis thread takes in turn (struct pipe). The
+ * analysis sees the same records in the same order, so its text is the
+ * same byte for byte; with one CPU allowed (taskset -c 0) nothing changes.
+ */
 static int run_perf(struct feed *f, const char *path)
 {
 	TK_OPTS(tk_perfdata_open_opts, oopts, .strict = !(f->flags & TK_FEED_SALVAGE));
@@ -1387,6 +1725,8 @@ static int run_perf(struct feed *f, const char *path)
 		ret = perf_build_ids(f, pd);
 	if (ret)
 		goto out;
+	if (!(f->flags & ~(unsigned int)TK_FEED_SIDEBAND) && tk_an_idle_cpu())
+		f->pipe = pipe_start(f);
 	if (ret == 0 && perfmap_open(&m, pd)) {
 		uint64_t at;
 		bool left;
@@ -1425,6 +1765,9 @@ static int run_perf(struct feed *f, const char *path)
 	if (ret == 0 && (f->flags & TK_FEED_SALVAGE))
 		ret = perf_damage(f, pd);
 out:
+	if (f->pipe)
+		ret = pipe_finish(f->pipe, ret);
+	f->pipe = NULL;
 	free(f->q);
 	tk_bytebuf_release(&f->arena);
 	tk_bytebuf_release(&f->arena2);
@@ -1438,7 +1781,12 @@ out:
 int tk_feed_run(const char *path, const struct tk_feed_want *wants, size_t nwants,
 		unsigned int flags, tk_feed_fn fn, void *ctx, struct tk_feed_stats *stats)
 {
-	struct feed f = {.wants = wants, .nwants = nwants, .flags = flags, .fn = fn, .ctx = ctx};
+	struct feed f = {.wants = wants,
+			 .nwants = nwants,
+			 .flags = flags,
+			 .fn = fn,
+			 .ctx = ctx,
+			 .type_off = -1};
 	struct tk_feed_stats local;
 	enum tk_filekind kind;
 	int ret;

@@ -107,6 +107,14 @@ struct task {
 		uint32_t head;
 	} * heads;
 	size_t nheads, headcap; /* open addressing */
+	/*
+	 * The entry last found of each event (by its index's low bits), tried
+	 * before the tables: a task's records repeat the same few keys (its
+	 * pid as the search value), so a hash and probe are mostly skipped.
+	 * Entries never leave the tables; a table that grows forgets its hints.
+	 */
+	struct sthead *head_hint[4];
+	struct ehash *ev_hint[4];
 };
 
 struct prof {
@@ -132,7 +140,15 @@ struct prof {
 	uint32_t *slot_idx;
 	size_t nslots;
 	struct task *last;
+	/*
+	 * pid -> task for pids below DIRECT_PIDS (nearly all: the kernel's
+	 * default pid_max is 32768 on small machines), a direct index instead
+	 * of the hash; only the entries of pids seen are ever touched.
+	 */
+	struct task **direct;
 };
+
+#define DIRECT_PIDS 65536
 
 /* libtraceevent's tep_read_number_field(): unsigned, 1/2/4/8 bytes, else untouched. */
 static bool read_num(const struct prof *p, const struct tk_event_field *f, const void *data,
@@ -152,13 +168,11 @@ static bool read_num(const struct prof *p, const struct tk_event_field *f, const
 
 /* ---------------------------------------------------------------- tasks */
 
-static struct task *find_task(struct prof *p, int pid)
+static __attribute__((noinline)) struct task *find_task_slow(struct prof *p, int pid)
 {
 	struct task *t;
 	size_t h;
 
-	if (p->last && p->last->pid == pid)
-		return p->last;
 	if (p->nslots) {
 		h = ((uint32_t)pid * 2654435761u) & (p->nslots - 1);
 		while (p->slot_pid[h] != INT32_MIN) {
@@ -212,7 +226,23 @@ static struct task *find_task(struct prof *p, int pid)
 	p->slot_pid[h] = pid;
 	p->slot_idx[h] = (uint32_t)p->ntasks;
 	p->tasks[p->ntasks++] = t;
+	if ((uint32_t)pid < DIRECT_PIDS) {
+		if (!p->direct)
+			p->direct = calloc(DIRECT_PIDS, sizeof(*p->direct));
+		if (p->direct) /* else the hash alone finds it */
+			p->direct[pid] = t;
+	}
 	return p->last = t;
+}
+
+/* Three calls a record: the common cases inline, the rest (and creation) out of line. */
+static inline struct task *find_task(struct prof *p, int pid)
+{
+	if (p->last && p->last->pid == pid)
+		return p->last;
+	if ((uint32_t)pid < DIRECT_PIDS && p->direct && p->direct[pid])
+		return p->last = p->direct[pid];
+	return find_task_slow(p, pid);
 }
 
 static void set_comm(struct prof *p, struct task *t, const struct tk_event_field *f,
@@ -264,11 +294,17 @@ static struct ehash *find_ehash(struct task *t, int ed, uint64_t search, uint64_
 		free(t->ev);
 		t->ev = v;
 		t->evcap = n;
+		memset(t->ev_hint, 0, sizeof(t->ev_hint));
+	} else {
+		struct ehash *e = t->ev_hint[ed & 3];
+
+		if (e && e->ed == ed && e->search == search && e->val == val)
+			return e;
 	}
 	h = mix(ed, search, val) & (t->evcap - 1);
 	while (t->ev[h].ed >= 0) {
 		if (t->ev[h].ed == ed && t->ev[h].search == search && t->ev[h].val == val)
-			return &t->ev[h];
+			return t->ev_hint[ed & 3] = &t->ev[h];
 		h = (h + 1) & (t->evcap - 1);
 	}
 	memset(&t->ev[h], 0, sizeof(t->ev[h]));
@@ -276,13 +312,17 @@ static struct ehash *find_ehash(struct task *t, int ed, uint64_t search, uint64_
 	t->ev[h].search = search;
 	t->ev[h].val = val;
 	t->nev++;
-	return &t->ev[h];
+	return t->ev_hint[ed & 3] = &t->ev[h];
 }
 
 /* The chain head of (ed, search) starts; created when @create. */
 static struct sthead *find_head(struct task *t, int ed, uint64_t search, bool create)
 {
+	struct sthead *hint = t->head_hint[ed & 3];
 	size_t h;
+
+	if (hint && hint->ed == ed && hint->search == search)
+		return hint;
 
 	if (create && (t->nheads + 1) * 2 > t->headcap) {
 		size_t n = t->headcap ? t->headcap * 2 : 8;
@@ -303,13 +343,14 @@ static struct sthead *find_head(struct task *t, int ed, uint64_t search, bool cr
 		free(t->heads);
 		t->heads = v;
 		t->headcap = n;
+		memset(t->head_hint, 0, sizeof(t->head_hint));
 	}
 	if (!t->headcap)
 		return NULL;
 	h = mix(ed, search, 0) & (t->headcap - 1);
 	while (t->heads[h].ed >= 0) {
 		if (t->heads[h].ed == ed && t->heads[h].search == search)
-			return &t->heads[h];
+			return t->head_hint[ed & 3] = &t->heads[h];
 		h = (h + 1) & (t->headcap - 1);
 	}
 	if (!create)
@@ -318,7 +359,7 @@ static struct sthead *find_head(struct task *t, int ed, uint64_t search, bool cr
 	t->heads[h].search = search;
 	t->heads[h].head = UINT32_MAX;
 	t->nheads++;
-	return &t->heads[h];
+	return t->head_hint[ed & 3] = &t->heads[h];
 }
 
 static uint32_t cur_cpu; /* the CPU of the record being read (add_start's) */
@@ -930,6 +971,7 @@ static void prof_free(struct prof *p)
 	free(p->tasks);
 	free(p->slot_pid);
 	free(p->slot_idx);
+	free(p->direct);
 	free(p->eds);
 	free(p->by_id);
 	free(p->fmts);

@@ -4,7 +4,9 @@
  * here: hand-written sched formats, samples written out of time order
  * inside a round (the feed must deliver them sorted, ties in arrival
  * order, and hold back what a round may still reorder), COMM side-band,
- * and the latency table perf sched latency would print for them.
+ * and the latency table perf sched latency would print for them. A larger
+ * file checks that the feed's second thread (two CPUs allowed) hands an
+ * analysis exactly what one thread does, stops included.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +16,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,6 +29,7 @@
 
 #include "analyze/feed.h"
 #include "analyze/sched-fixture.h"
+#include "internal/error.h"
 #include "tk-tmpdir.h"
 
 struct seen {
@@ -113,11 +119,174 @@ static void test_sched_latency_table(void **state)
 	close(fd);
 }
 
+/*
+ * 40 k samples on 4 CPUs in rounds of ~600, each round's CPUs written one
+ * after the other (runs) and with the round's last times held back to the
+ * next, COMMs without time between rounds and with a time (queued) among
+ * the samples, FORKs and EXITs: many batches of the second thread, flushes
+ * between them, records that wait a round.
+ */
+static void big_fixture_write(const char *path)
+{
+	struct tk_perfdata_writer *w = tk_perfdata_writer_open(path);
+	struct tk_tracedata *td = tk_tracedata_new();
+	struct tk_perf_attr a;
+	uint64_t id0 = 7, id1 = 8, t = 1000;
+
+	assert_non_null(w);
+	assert_non_null(td);
+	assert_int_equal(tk_tracedata_set_layout(td, false, 8, 4096), 0);
+	assert_int_equal(tk_tracedata_add_format(td, "sched", switch_fmt, strlen(switch_fmt)), 0);
+	assert_int_equal(tk_tracedata_add_format(td, "sched", wakeup_fmt, strlen(wakeup_fmt)), 0);
+	assert_int_equal(tk_perfdata_writer_set_tracedata(w, td), 0);
+	tk_perfdata_attr_tracepoint(&a, 316, ST);
+	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "sched:sched_switch"), 0);
+	tk_perfdata_attr_tracepoint(&a, 318, ST);
+	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "sched:sched_wakeup"), 1);
+	assert_int_equal(tk_perfdata_writer_add_ids(w, 0, &id0, 1), 0);
+	assert_int_equal(tk_perfdata_writer_add_ids(w, 1, &id1, 1), 0);
+	for (int round = 0; round < 64; round++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "task-%d", round);
+		assert_true(tk_perfdata_writer_add_comm(w, 100 + (uint32_t)round,
+							100 + (uint32_t)round, name, false,
+							NULL) > 0);
+		for (uint32_t cpu = 0; cpu < 4; cpu++) {
+			uint64_t ct = t + cpu;
+
+			for (int i = 0; i < 160; i++, ct += 7) {
+				int32_t prev = 100 + (round * 7 + i) % 90,
+					next = 100 + (i * 13) % 90;
+
+				if (i % 3 == 0)
+					add_wakeup(w, ct, cpu, next);
+				else
+					add_switch(w, ct, cpu, prev, i % 5 == 0 ? 0 : 1, next);
+				if (i == 80 && cpu == 2) {
+					struct tk_perf_sample id = {
+						.pid = 5, .tid = 5, .time = ct, .cpu = cpu};
+
+					assert_true(tk_perfdata_writer_add_comm(w, 5, 5, "renamed",
+										true, &id) > 0);
+					assert_true(tk_perfdata_writer_add_fork(w, 6, 5, 6, 5, ct,
+										&id) > 0);
+					assert_true(tk_perfdata_writer_add_exit(w, 6, 5, 6, 5,
+										ct + 1, &id) > 0);
+				}
+			}
+		}
+		assert_true(tk_perfdata_writer_add_round(w) >= 0);
+		t += 160 * 7 - 200; /* the next round starts before this one ended */
+	}
+	assert_int_equal(tk_perfdata_writer_finish(w), 0);
+	tk_perfdata_writer_close(w);
+	tk_tracedata_free(td);
+}
+
+struct digest {
+	uint64_t n, h;
+	uint64_t stop_at; /* 0: never */
+	int stop_ret;
+};
+
+static int digest_rec(void *ctx, const struct tk_feed_rec *r)
+{
+	struct digest *d = ctx;
+	uint64_t v[12] = {r->time,
+			  r->val[0],
+			  r->val[1],
+			  r->val[2],
+			  r->val[3],
+			  r->cpu,
+			  (uint64_t)(uint32_t)r->pid,
+			  (uint64_t)(uint32_t)r->tid,
+			  r->kind,
+			  r->want,
+			  r->seq,
+			  r->event != NULL};
+	uint64_t c[2];
+
+	memcpy(c, r->comm, sizeof(c));
+	for (size_t i = 0; i < 12; i++)
+		d->h = (d->h ^ v[i]) * 0x100000001b3ull;
+	d->h = (d->h ^ c[0] ^ (c[1] << 1)) * 0x100000001b3ull;
+	assert_null(r->raw);
+	assert_int_equal(r->raw_size, 0);
+	d->n++;
+	if (d->stop_at && d->n == d->stop_at) {
+		if (d->stop_ret < 0)
+			return tk_fail(-d->stop_ret, "stopped at record %" PRIu64, d->n);
+		return d->stop_ret;
+	}
+	return 0;
+}
+
+static int run_digest(const char *path, struct digest *d)
+{
+	static const struct tk_feed_want w[] = {
+		{"sched", "sched_switch", {"prev_pid", "prev_state", "next_pid"}},
+		{"sched", "sched_wakeup", {"pid"}},
+	};
+
+	d->n = 0;
+	d->h = 0xcbf29ce484222325ull;
+	return tk_feed_run(path, w, 2, TK_FEED_SIDEBAND, digest_rec, d, NULL);
+}
+
+static void test_feed_two_threads_same(void **state)
+{
+	char path[512], msg2[256];
+	struct digest one = {0}, two = {0};
+	cpu_set_t all, cpu0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/big.data", tmpdir);
+	big_fixture_write(path);
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	if (CPU_COUNT(&all) < 2)
+		print_message("one CPU only: the second thread is not exercised\n");
+	/* Two CPUs (when the machine has them) against one, for every stop. */
+	for (int k = 0; k < 4; k++) {
+		static const uint64_t at[] = {0, 1, 20000, 30000};
+		static const int ret[] = {0, 3, 9, -ENOMEM};
+		int r1, r2;
+
+		two.stop_at = one.stop_at = at[k];
+		two.stop_ret = one.stop_ret = ret[k];
+		setenv("TK_FEED_THREADS", "2", 1); /* whatever the machine's load */
+		r2 = run_digest(path, &two);
+		unsetenv("TK_FEED_THREADS");
+		snprintf(msg2, sizeof(msg2), "%s", tk_errmsg());
+		CPU_ZERO(&cpu0);
+		for (int c = 0; c < CPU_SETSIZE; c++) {
+			if (CPU_ISSET(c, &all)) {
+				CPU_SET(c, &cpu0);
+				break;
+			}
+		}
+		assert_int_equal(sched_setaffinity(0, sizeof(cpu0), &cpu0), 0);
+		r1 = run_digest(path, &one);
+		assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+		assert_int_equal(r2, ret[k]);
+		assert_int_equal(r1, r2);
+		assert_int_equal(one.n, two.n);
+		assert_true(one.h == two.h);
+		if (!at[k])
+			assert_true(one.n > 40000); /* every sample, COMM, FORK and EXIT */
+		else
+			assert_int_equal(one.n, at[k]);
+		if (ret[k] < 0)
+			assert_string_equal(msg2, "stopped at record 30000");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_feed_orders_and_reads),
 		cmocka_unit_test(test_sched_latency_table),
+		cmocka_unit_test(test_feed_two_threads_same),
 	};
 
 	return cmocka_run_group_tests(tests, tk_tmpdir_setup, tk_tmpdir_teardown);

@@ -90,8 +90,8 @@ run report -i "$A" -i "$TC34/inst-v7-zstd.dat"
 check "two files, one with instances: usage error, nothing printed" eval 'rc_is 2 && err_has "instances" && [ ! -s "$tmp/out" ]'
 run report --stat -i "$A" -i "$B"
 check "two files --stat: usage error" eval 'rc_is 2 && [ ! -s "$tmp/out" ]'
-run report -i "$A" -i "$TK_SOURCE_DIR/c.data"
-check "a .dat and a perf.data: usage error" eval 'rc_is 2 && err_has "c.data"'
+run report -i "$A" -i "$TK_SOURCE_DIR/tests/data/cpu-clock-cpu1.data"
+check "a .dat and a perf.data: usage error" eval 'rc_is 2 && err_has "cpu-clock-cpu1.data"'
 
 # --stat: the counts, most first, then (from the first blank line) what
 # trace-cmd report --stat prints after cpus=N, byte for byte.
@@ -151,7 +151,7 @@ check "the man page has them" eval 'grep -q "ts\\\\-diff" "$man" && grep -q "fir
 
 # perf.data --fields: perf script -F's fields, on the cpu-clock perf.data in
 # the tree (kernel samples) when perf is there to compare with.
-PDATA=$TK_SOURCE_DIR/c.data
+PDATA=$TK_SOURCE_DIR/tests/data/cpu-clock-cpu1.data
 if command -v perf >/dev/null 2>&1 && [ -s "$PDATA" ] && perf script -i "$PDATA" >/dev/null 2>&1; then
 	for f in comm,tid,pid,time,cpu,event,ip,sym,dso,period comm,ip,sym,symoff,dso \
 		pid,comm time,cpu,comm event,period comm,sym dso,sym,ip,comm trace tid,ip; do

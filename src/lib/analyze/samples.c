@@ -62,6 +62,7 @@
 #include "symbolizer-internal.h"
 
 #include "samples.h"
+#include "formats/perfdata-evname.h"
 #include "formats/perfdata-maps.h"
 #include "internal/array.h"
 #include "internal/error.h"
@@ -1194,75 +1195,16 @@ static uint64_t read_max_stack(void)
 
 /* ------------------------------------------------------------ event names */
 
-#define ATTR_EXCLUDE_USER   (1ull << 4)
-#define ATTR_EXCLUDE_KERNEL (1ull << 5)
-#define ATTR_EXCLUDE_HV	    (1ull << 6)
-#define ATTR_PRECISE_SHIFT  15
-#define ATTR_EXCLUDE_HOST   (1ull << 19)
-#define ATTR_EXCLUDE_GUEST  (1ull << 20)
-
-static const char *const sw_names[] = {
-	"cpu-clock",	    "task-clock",   "page-faults",  "context-switches",
-	"cpu-migrations",   "minor-faults", "major-faults", "alignment-faults",
-	"emulation-faults", "dummy",	    "bpf-output",   "cgroup-switches",
-};
-static const char *const hw_names[] = {
-	"cycles",
-	"instructions",
-	"cache-references",
-	"cache-misses",
-	"branches",
-	"branch-misses",
-	"bus-cycles",
-	"stalled-cycles-frontend",
-	"stalled-cycles-backend",
-	"ref-cycles",
-};
-
 /*
- * The name perf gives an event the file does not name (no EVENT_DESC):
- * the hardware or software event's, with the modifiers its attr implies
- * (":u", ":ppH"...), as perf report and script print it.
+ * The name perf gives an event: EVENT_DESC's, else the hardware or
+ * software event's with the modifiers its attr implies (":u", ":ppH"...),
+ * as perf report and script print it (perfdata-evname.c).
  */
 static char *event_name(const struct tk_perfdata_evsel *e)
 {
-	const struct tk_perf_attr *a = &e->attr;
-	const char *base = NULL;
-	unsigned int precise = (unsigned int)(a->flags >> ATTR_PRECISE_SHIFT) & 3;
-	bool guest_default = false;
-	char mod[16], *out;
-	size_t n = 0;
+	char buf[128];
 
-	if (e->name)
-		return strdup(e->name);
-	if (a->type == 1 && a->config < sizeof(sw_names) / sizeof(sw_names[0]))
-		base = sw_names[a->config];
-	if (a->type == 0 && a->config < sizeof(hw_names) / sizeof(hw_names[0]))
-		base = hw_names[a->config];
-	if (!base)
-		return asprintf(&out, "unknown-%" PRIu32 ":%" PRIu64, a->type, a->config) < 0 ? NULL
-											      : out;
-	if (a->flags & (ATTR_EXCLUDE_KERNEL | ATTR_EXCLUDE_USER | ATTR_EXCLUDE_HV)) {
-		if (!(a->flags & ATTR_EXCLUDE_KERNEL))
-			mod[n++] = 'k';
-		if (!(a->flags & ATTR_EXCLUDE_USER))
-			mod[n++] = 'u';
-		if (!(a->flags & ATTR_EXCLUDE_HV))
-			mod[n++] = 'h';
-		guest_default = true;
-	}
-	for (unsigned int i = 0; i < precise; i++)
-		mod[n++] = 'p';
-	if (precise)
-		guest_default = true;
-	if ((a->flags & ATTR_EXCLUDE_HOST) || !!(a->flags & ATTR_EXCLUDE_GUEST) == guest_default) {
-		if (!(a->flags & ATTR_EXCLUDE_HOST))
-			mod[n++] = 'H';
-		if (!(a->flags & ATTR_EXCLUDE_GUEST))
-			mod[n++] = 'G';
-	}
-	mod[n] = '\0';
-	return asprintf(&out, "%s%s%s", base, n ? ":" : "", mod) < 0 ? NULL : out;
+	return strdup(tk_perfdata_evsel_display_name(e, buf, sizeof(buf)));
 }
 
 /* ------------------------------------------------------------ API */

@@ -23,9 +23,8 @@
  * the steadier one. --only NAME runs one pair: timehist, timehist-s,
  * latency, profile, wakeup, syscalls, bounds.
  *
- * --feed-threads N sets TK_FEED_THREADS=N for tracekit (1: the analyses'
- * one thread, 2: two threads whatever the load; unset, tracekit takes two
- * when the load average leaves half a CPU idle, tk_an_idle_cpu()).
+ * --feed-threads N sets TK_FEED_THREADS=N for tracekit (1, or unset: the
+ * analyses' one thread; 2: the walk and the analysis on two threads).
  * --one-cpu runs tracekit under `taskset -c 0` (the other tool as it is):
  * the analyses over perf.data run the walk and the analysis on two threads
  * when two CPUs are allowed (src/lib/analyze/feed.c, "Two CPUs"), and this

@@ -22,13 +22,10 @@
 bool tk_an_spare_cpu(void);
 
 /*
- * Is a second CPU free right now, not only allowed? tk_an_spare_cpu(), and
- * the machine's load average (the last minute) leaves half a CPU idle or
- * more. For work whose second thread only pays when it has a core of its
- * own (the feed's analysis thread: at load 4 on two CPUs it made every
- * analysis slower than one thread). TK_FEED_THREADS=1 or 2 in the
- * environment says no or yes outright (tests and benchmarks), 2 still
- * only with two CPUs allowed.
+ * Should the feed's analysis thread run? Only when TK_FEED_THREADS=2 is in
+ * the environment and tk_an_spare_cpu() allows two CPUs: measured on two
+ * vCPUs, the hand-over cost more than the second CPU saved, quiet machine
+ * or not. TK_FEED_THREADS=1 (or nothing) keeps one thread.
  */
 bool tk_an_idle_cpu(void);
 

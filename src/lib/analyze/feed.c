@@ -1669,14 +1669,13 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
  * record checks, field reads and the ordering queue) and the analysis (its
  * state machine, and timehist's 1.5 M lines of text) each take a good part
  * of the time, one after the other on one thread. When the process may use
- * two CPUs and one is idle (tk_an_idle_cpu(): at load 4 on two CPUs the
- * second thread made each analysis slower) and the records carry nothing that lives
- * only during the callback (no TK_FEED_PAYLOAD, no TK_FEED_ALL_EVENTS and
- * its callchains, no TK_FEED_SALVAGE and its damage texts), the analysis
- * runs on a second thread instead: delivered records are copied, in order,
- * into batches the analysis thread takes in turn (struct pipe). The
- * analysis sees the same records in the same order, so its text is the
- * same byte for byte; with one CPU allowed (taskset -c 0) nothing changes.
+ * two CPUs and TK_FEED_THREADS=2 asks for it (tk_an_idle_cpu(): on two
+ * vCPUs the second thread made each analysis slower, loaded or quiet) and the records carry nothing
+ * that lives only during the callback (no TK_FEED_PAYLOAD, no TK_FEED_ALL_EVENTS and its
+ * callchains, no TK_FEED_SALVAGE and its damage texts), the analysis runs on a second thread
+ * instead: delivered records are copied, in order, into batches the analysis thread takes in turn
+ * (struct pipe). The analysis sees the same records in the same order, so its text is the same byte
+ * for byte; with one CPU allowed (taskset -c 0) nothing changes.
  */
 static int run_perf(struct feed *f, const char *path)
 {

@@ -78,7 +78,13 @@ static inline void add_wakeup(struct tk_perfdata_writer *w, uint64_t t, uint32_t
  * on cpu 1 and back in at 2200 (delay 200). The cpu 1 samples are written
  * before the cpu 0 ones of the same round.
  */
-static inline void sched_fixture_write(const char *path)
+/*
+ * A perf.data writer at @path with the sched_switch (id 7) and
+ * sched_wakeup (id 8) attrs and their formats, ready for records; *@td
+ * receives the TRACING_DATA for the caller to free after closing.
+ */
+static inline struct tk_perfdata_writer *sched_fixture_open(const char *path,
+							    struct tk_tracedata **td_out)
 {
 	struct tk_perfdata_writer *w = tk_perfdata_writer_open(path);
 	struct tk_tracedata *td = tk_tracedata_new();
@@ -97,6 +103,15 @@ static inline void sched_fixture_write(const char *path)
 	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "sched:sched_wakeup"), 1);
 	assert_int_equal(tk_perfdata_writer_add_ids(w, 0, &id0, 1), 0);
 	assert_int_equal(tk_perfdata_writer_add_ids(w, 1, &id1, 1), 0);
+	*td_out = td;
+	return w;
+}
+
+static inline void sched_fixture_write(const char *path)
+{
+	struct tk_tracedata *td;
+	struct tk_perfdata_writer *w = sched_fixture_open(path, &td);
+
 	assert_true(tk_perfdata_writer_add_comm(w, 100, 100, "worker", false, NULL) > 0);
 	assert_true(tk_perfdata_writer_add_comm(w, 200, 200, "other", false, NULL) > 0);
 	add_switch(w, 2000, 1, 200, 0, 300);

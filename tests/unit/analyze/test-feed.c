@@ -128,23 +128,10 @@ static void test_sched_latency_table(void **state)
  */
 static void big_fixture_write(const char *path)
 {
-	struct tk_perfdata_writer *w = tk_perfdata_writer_open(path);
-	struct tk_tracedata *td = tk_tracedata_new();
-	struct tk_perf_attr a;
-	uint64_t id0 = 7, id1 = 8, t = 1000;
+	struct tk_tracedata *td;
+	struct tk_perfdata_writer *w = sched_fixture_open(path, &td);
+	uint64_t t = 1000;
 
-	assert_non_null(w);
-	assert_non_null(td);
-	assert_int_equal(tk_tracedata_set_layout(td, false, 8, 4096), 0);
-	assert_int_equal(tk_tracedata_add_format(td, "sched", switch_fmt, strlen(switch_fmt)), 0);
-	assert_int_equal(tk_tracedata_add_format(td, "sched", wakeup_fmt, strlen(wakeup_fmt)), 0);
-	assert_int_equal(tk_perfdata_writer_set_tracedata(w, td), 0);
-	tk_perfdata_attr_tracepoint(&a, 316, ST);
-	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "sched:sched_switch"), 0);
-	tk_perfdata_attr_tracepoint(&a, 318, ST);
-	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "sched:sched_wakeup"), 1);
-	assert_int_equal(tk_perfdata_writer_add_ids(w, 0, &id0, 1), 0);
-	assert_int_equal(tk_perfdata_writer_add_ids(w, 1, &id1, 1), 0);
 	for (int round = 0; round < 64; round++) {
 		char name[16];
 

@@ -915,25 +915,34 @@ static inline uint64_t tsc_now(void)
 /*
  * The measured path (bench/bench-ring.c): a thread's own events (level 0)
  * on the TSC clock, inside a page, a record of up to 112 bytes, no time
- * extend. Everything else goes to write_general() before anything is
+ * extend. Everything else goes to the general path before anything is
  * written. The gate is one compare: r->fast is the connection number only
  * while the buffer belongs to the current connection and stamps with the
  * TSC. The first record of a page fails the room test (off - 1 wraps), as
  * a full page does: the general path stamps the page.
+ *
+ * fast_begin() writes a record's header word, its padding's zeros and its
+ * id, and returns where the fields go (NULL: take the general path);
+ * fast_end() publishes it. Both inline into each writer, so the plain and
+ * the string writers share the protocol without a call.
  */
-static inline __attribute__((always_inline)) void write_fast(const struct tk_appevent_type *type,
-							     const void *record, uint32_t len)
+struct fast_slot {
+	struct ae_ring *ring;
+	uint8_t *page;
+	uint64_t now, cw;
+	uint32_t need;
+};
+
+static inline __attribute__((always_inline)) uint8_t *
+fast_begin(struct ae_thread *t, const struct tk_appevent_type *type, uint32_t size,
+	   struct fast_slot *s)
 {
-	struct ae_thread *t = t_self;
-	const uint32_t len4 = (len + 3) & ~3u, need = 4 + len4;
-	struct ae_ring *r;
+	const uint32_t len4 = (size + 3) & ~3u, need = 4 + len4;
+	struct ae_ring *r = &t->rings[0];
 	uint64_t now, delta, id, cw;
 	uint32_t off;
 	uint8_t *page, *p;
 
-	if (__builtin_expect(!t || t->nest || len - 8 > 104, 0))
-		return write_general(type, record, len);
-	r = &t->rings[0];
 	t->nest = 1;
 	barrier();
 	id = RD(type->id);
@@ -953,21 +962,44 @@ static inline __attribute__((always_inline)) void write_fast(const struct tk_app
 	p = page + AE_PAGE_DATA + off;
 	put32(p, (len4 / 4) | (uint32_t)delta << 5);
 	/* Zero the padding first: the copy then overwrites what is not padding. */
-	if (len4 != len)
+	if (len4 != size)
 		put32(p + len4, 0);
 	put64(p + 4, id | t->tid_word);
-	copy_fields(p + 12, (const uint8_t *)record + 8, len - 8);
-	r->last_ts = now;
-	r->events++;
-	r->cw = cw + need;
-	__atomic_store_n((uint64_t *)(page + 8), cw + need, __ATOMIC_RELEASE);
-	barrier();
-	t->nest = 0;
-	return;
+	*s = (struct fast_slot){.ring = r, .page = page, .now = now, .cw = cw, .need = need};
+	return p + 4;
 general:
 	barrier();
 	t->nest = 0;
-	write_general(type, record, len);
+	return NULL;
+}
+
+static inline __attribute__((always_inline)) void fast_end(struct ae_thread *t,
+							   const struct fast_slot *s)
+{
+	struct ae_ring *r = s->ring;
+
+	r->last_ts = s->now;
+	r->events++;
+	r->cw = s->cw + s->need;
+	__atomic_store_n((uint64_t *)(s->page + 8), s->cw + s->need, __ATOMIC_RELEASE);
+	barrier();
+	t->nest = 0;
+}
+
+static inline __attribute__((always_inline)) void write_fast(const struct tk_appevent_type *type,
+							     const void *record, uint32_t len)
+{
+	struct ae_thread *t = t_self;
+	struct fast_slot s;
+	uint8_t *p;
+
+	if (__builtin_expect(!t || t->nest || len - 8 > 104, 0))
+		return write_general(type, record, len);
+	p = fast_begin(t, type, len, &s);
+	if (__builtin_expect(!p, 0))
+		return write_general(type, record, len);
+	copy_fields(p + 8, (const uint8_t *)record + 8, len - 8);
+	fast_end(t, &s);
 }
 
 /* Two u64 fields, the common case, get a copy with the size folded in. */
@@ -1037,52 +1069,22 @@ write_str_fast(const struct tk_appevent_type *type, const void *record, uint32_t
 	       const struct tk_appevent_str *strs, uint32_t nr)
 {
 	struct ae_thread *t = t_self;
-	uint32_t total = (len + 3) & ~3u, len4, need, off;
-	struct ae_ring *r;
-	uint64_t now, delta, id, cw;
-	uint8_t *page, *p;
+	uint32_t total = (len + 3) & ~3u;
+	struct fast_slot s;
+	uint8_t *p;
 
 	for (uint32_t i = 0; i < nr; i++) {
 		total += strs[i].size;
 		/* One or two strings as a rule: a plain loop, not the vectorised one gcc makes. */
 		__asm__("" : "+r"(total));
 	}
-	len4 = (total + 3) & ~3u;
-	need = 4 + len4;
 	if (__builtin_expect(!t || t->nest || len < 12 || total > 112, 0))
 		return write_str_general(type, record, len, strs, nr, total);
-	r = &t->rings[0];
-	t->nest = 1;
-	barrier();
-	id = RD(type->id);
-	cw = r->cw;
-	page = r->page;
-	off = (uint32_t)cw;
-	if (__builtin_expect(r->fast != RD(g_gen) || !id ||
-				     off - 1 >= AE_PAGE_SIZE - AE_PAGE_DATA - need,
-			     0))
-		goto general;
-	now = tsc_now();
-	delta = now - r->last_ts;
-	if (__builtin_expect(delta >> 27, 0))
-		goto general;
-	p = page + AE_PAGE_DATA + off;
-	put32(p, (len4 / 4) | (uint32_t)delta << 5);
-	if (len4 != total)
-		put32(p + len4, 0);
-	put64(p + 4, id | t->tid_word);
-	fill_str(p + 4, record, len, strs, nr);
-	r->last_ts = now;
-	r->events++;
-	r->cw = cw + need;
-	__atomic_store_n((uint64_t *)(page + 8), cw + need, __ATOMIC_RELEASE);
-	barrier();
-	t->nest = 0;
-	return;
-general:
-	barrier();
-	t->nest = 0;
-	write_str_general(type, record, len, strs, nr, total);
+	p = fast_begin(t, type, total, &s);
+	if (__builtin_expect(!p, 0))
+		return write_str_general(type, record, len, strs, nr, total);
+	fill_str(p, record, len, strs, nr);
+	fast_end(t, &s);
 }
 
 /* Two strings or more: the loops stay loops. */

@@ -23,33 +23,12 @@ good=$TK_SOURCE_DIR/fuzz/corpus/perfdata/tracepoint.data
 #   fmt2-s: that, and the second SAMPLE cut to 31 bytes
 #   unused: that, with the format's id changed to one no event has
 mutate() {
-	python3 - "$good" "$1" "$2" <<'PY'
-import struct, sys
-src, kind, dst = sys.argv[1:]
-d = bytearray(open(src, 'rb').read())
-at = d.index(b'name: sched_switch\nID: ')
-p = d.index(b'print fmt: "', at) + len('print fmt: "') + 2
-d[p] = 0xff
-if kind == 'unused':
-    idp = at + len('name: sched_switch\nID: ')
-    n = d.index(b'\n', idp) - idp
-    d[idp:idp + n] = b'9' * n
-if kind == 'fmt2-s':
-    off, size = struct.unpack_from('<QQ', d, 40)
-    end, nth = off + size, 0
-    while off + 8 <= end:
-        typ, misc, rsize = struct.unpack_from('<IHH', d, off)
-        if typ == 9:
-            nth += 1
-            if nth == 2:
-                struct.pack_into('<H', d, off + 6, 31)
-                break
-        off += rsize
-    else:
-        sys.exit('no second sample')
-open(dst, 'wb').write(d)
-print('%x' % at)
-PY
+	local actions=(fmt:sched_switch)
+	case $1 in
+	fmt2-s) actions+=(cut-sample:2) ;;
+	unused) actions+=(unused:sched_switch) ;;
+	esac
+	python3 "$TK_SOURCE_DIR/tests/cli/perfdata-damage.py" "$good" "$2" "${actions[@]}"
 }
 
 run report "$good"

@@ -20,28 +20,9 @@ good=$TK_SOURCE_DIR/fuzz/corpus/perfdata/tracepoint.data
 # the data section to 31 bytes; "format" puts a 0xff byte into the first
 # print fmt literal of TRACING_DATA.
 damage() {
-	python3 - "$good" "$1" "$2" <<'PY'
-import struct, sys
-src, kind, dst = sys.argv[1:]
-d = bytearray(open(src, 'rb').read())
-if kind == 'short-sample':
-    off, size = struct.unpack_from('<QQ', d, 40)
-    end, nth = off + size, 0
-    while off + 8 <= end:
-        typ, misc, rsize = struct.unpack_from('<IHH', d, off)
-        if typ == 9:
-            nth += 1
-            if nth == 20:
-                struct.pack_into('<H', d, off + 6, 31)
-                break
-        off += rsize
-    else:
-        sys.exit('no 20th sample')
-else:
-    at = d.index(b'print fmt: "') + len('print fmt: "') + 2
-    d[at] = 0xff
-open(dst, 'wb').write(d)
-PY
+	local action=fmt
+	[ "$1" = short-sample ] && action=cut-sample:20
+	python3 "$TK_SOURCE_DIR/tests/cli/perfdata-damage.py" "$good" "$2" "$action" >/dev/null
 }
 
 run report "$good"

@@ -150,26 +150,36 @@ struct counts {
 	bool ordered;
 };
 
+/* @path's "user" buffer as one merge (the file open in *@dat, the buffer's index in *@user). */
+static struct tk_dat_merge *user_merge(const char *path, struct tk_dat **dat, size_t *user)
+{
+	struct tk_dat_merge *m;
+
+	*dat = tk_dat_open(path);
+	if (!*dat)
+		fail_msg("open %s: %s", path, tk_errmsg());
+	*user = SIZE_MAX;
+	for (size_t i = 0; i < tk_dat_buffer_count(*dat); i++)
+		if (!strcmp(tk_dat_buffer_get(*dat, i)->name, "user"))
+			*user = i;
+	assert_true(*user != SIZE_MAX);
+	m = tk_dat_merge_new(*dat, user, 1);
+	assert_non_null(m);
+	return m;
+}
+
 static void read_user(const char *path, struct counts *c, int32_t only_pid)
 {
-	struct tk_dat *dat = tk_dat_open(path);
 	struct tk_dat_merge_record mr;
-	struct tk_dat_merge *m;
-	size_t user = SIZE_MAX;
+	struct tk_dat *dat;
+	size_t user;
+	struct tk_dat_merge *m = user_merge(path, &dat, &user);
 	int r;
 
-	if (!dat)
-		fail_msg("open %s: %s", path, tk_errmsg());
-	for (size_t i = 0; i < tk_dat_buffer_count(dat); i++)
-		if (!strcmp(tk_dat_buffer_get(dat, i)->name, "user"))
-			user = i;
-	assert_true(user != SIZE_MAX);
 	/* The kernel's buffer came through the rewrite as base_dat() wrote it. */
 	assert_int_equal(tk_dat_buffer_get(dat, 0)->name[0], 0);
 	assert_int_equal(tk_dat_buffer_get(dat, 0)->cpu_count, 1);
 	assert_int_equal(tk_dat_buffer_get(dat, 0)->cpus[0].cpu, 1);
-	m = tk_dat_merge_new(dat, &user, 1);
-	assert_non_null(m);
 	memset(c, 0, sizeof(*c));
 	c->ordered = true;
 	while ((r = tk_dat_merge_next(m, &mr)) > 0) {
@@ -481,7 +491,7 @@ static void test_write_sizes(void **state)
 	struct tk_dat_merge_record mr;
 	struct tk_dat_merge *m;
 	struct tk_dat *dat;
-	size_t user = SIZE_MAX;
+	size_t user;
 	uint32_t total = 0, bad = 0;
 	char path[512];
 	int r;
@@ -492,14 +502,7 @@ static void test_write_sizes(void **state)
 	assert_int_equal(tk_appevent_session_stop(s), 0);
 	base_dat(path, sizeof(path));
 	assert_int_equal(tk_appevent_session_write(s, path), 0);
-	dat = tk_dat_open(path);
-	assert_non_null(dat);
-	for (size_t i = 0; i < tk_dat_buffer_count(dat); i++)
-		if (!strcmp(tk_dat_buffer_get(dat, i)->name, "user"))
-			user = i;
-	assert_true(user != SIZE_MAX);
-	m = tk_dat_merge_new(dat, &user, 1);
-	assert_non_null(m);
+	m = user_merge(path, &dat, &user);
 	while ((r = tk_dat_merge_next(m, &mr)) > 0) {
 		const uint8_t *d = mr.rec.data;
 		struct tk_appevent_common cm;
@@ -621,7 +624,7 @@ static void test_write_strings(void **state)
 	struct tk_dat_merge_record mr;
 	struct tk_dat_merge *m;
 	struct tk_dat *dat;
-	size_t user = SIZE_MAX;
+	size_t user;
 	uint32_t total = 0, bad = 0, tid = (uint32_t)syscall(SYS_gettid), big = 0;
 	uint64_t lost = tk_appevent_lost();
 	char path[512];
@@ -635,14 +638,7 @@ static void test_write_strings(void **state)
 	assert_int_equal(tk_appevent_session_stop(s), 0);
 	base_dat(path, sizeof(path));
 	assert_int_equal(tk_appevent_session_write(s, path), 0);
-	dat = tk_dat_open(path);
-	assert_non_null(dat);
-	for (size_t i = 0; i < tk_dat_buffer_count(dat); i++)
-		if (!strcmp(tk_dat_buffer_get(dat, i)->name, "user"))
-			user = i;
-	assert_true(user != SIZE_MAX);
-	m = tk_dat_merge_new(dat, &user, 1);
-	assert_non_null(m);
+	m = user_merge(path, &dat, &user);
 	while ((r = tk_dat_merge_next(m, &mr)) > 0) {
 		const uint8_t *d = mr.rec.data;
 		struct tk_appevent_common cm;

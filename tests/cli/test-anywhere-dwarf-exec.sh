@@ -4,8 +4,8 @@
 # anywhere-dwarf-exec: --call-graph dwarf stacks of programs a shell
 # exec'd (issue 16). tests/data/perf/exec-loop/exec-loop.data records
 # `sh -c 'for i in 1 2 3 4 5 6; do ./w 20000; done'` (README.md there).
-# perf 6.1 unwinds the stacks of four of the six w processes to _start
-# and ends every stack of the other two at __libc_start_call_main: it
+# perf 6.1 unwinds the stacks of some of the six w processes to _start
+# and ends every stack of the others at __libc_start_call_main: it
 # looks for libc's .eh_frame_hdr from the lowest map of libc in the
 # process, and an exec'd process keeps the shell's maps, so where the
 # shell's libc lies below w's, perf reads the shell's table, finds no FDE

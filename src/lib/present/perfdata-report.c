@@ -1108,6 +1108,23 @@ static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
 	return NULL;
 }
 
+/* The lowest start of the unwound process's maps of a file (tk_unwind_file_low_fn). */
+static uint64_t unwind_file_low(void *ctx, const char *path, const char *bid)
+{
+	const struct rep *r = ctx;
+	const struct proc *p = r->unwind_proc;
+	uint64_t low = 0;
+
+	for (size_t i = 0; p && i < p->nmaps; i++) {
+		const struct map *m = &p->maps[i];
+
+		if (!m->identity && (!low || m->start < low) && !strcmp(m->path, path) &&
+		    !strcmp(m->bid, bid))
+			low = m->start;
+	}
+	return low;
+}
+
 /*
  * One unwound frame as perf script prints a callchain entry: a line per
  * function inlined at @ip (innermost first), then the frame's own. perf
@@ -1235,6 +1252,7 @@ put_unwound(struct rep *r, const struct psample *s, int32_t idx)
 	us.regs = s->regs;
 	us.stack_size = s->stack_size;
 	us.stack = s->stack;
+	us.file_low = unwind_file_low;
 	n = tk_unwind_sample(r->unwind, &us, unwind_find_map, r, ips, UNWIND_FRAMES);
 	for (int i = 0; i < n; i++)
 		put_unwound_frame(r, (int32_t)s->pid, ips[i]);

@@ -32,6 +32,15 @@ struct tk_unwind_map {
  */
 typedef const struct tk_unwind_map *(*tk_unwind_find_map_fn)(void *ctx, uint64_t addr);
 
+/*
+ * The lowest start of the sampled process's maps of the file @path with
+ * the recorded build id @build_id ("" when none), as struct tk_unwind_map
+ * names them, or 0 when none is. perf places a binary's .eh_frame_hdr from
+ * there (see unwind.c); stale maps count: a process keeps the maps of the
+ * program it exec'd from until new ones overlap them, in perf as here.
+ */
+typedef uint64_t (*tk_unwind_file_low_fn)(void *ctx, const char *path, const char *build_id);
+
 /* One sample's user state, pointers into the record (unaligned is fine). */
 struct tk_unwind_sample {
 	int32_t pid, tid;
@@ -42,6 +51,8 @@ struct tk_unwind_sample {
 	const void *regs;
 	uint64_t stack_size; /* bytes of @stack that hold data (the dynamic size) */
 	const void *stack;
+	/* NULL: each binary is taken as mapped once, where its frame's map puts it */
+	tk_unwind_file_low_fn file_low;
 };
 
 /*

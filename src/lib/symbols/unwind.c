@@ -129,6 +129,9 @@ struct bin {
 	signed char debug_frame; /* the file has .debug_frame: 1, has not: -1, unknown: 0 */
 	const uint8_t *image;	 /* the file, mapped on the first memory read from it */
 	size_t size;
+	bool hdr_tried;
+	uint64_t eh_hdr;   /* .eh_frame_hdr's address in the file; 0: none (perf_eh_table()) */
+	uint64_t elf_base; /* the first PT_LOAD's address, page-aligned */
 };
 
 /* The inline names of one address of one binary. */
@@ -159,7 +162,7 @@ enum { RULE_UNDEF, RULE_SAME, RULE_AT, RULE_VAL };
 enum {
 	STEP_CFI,    /* the rules below */
 	STEP_NOCFI,  /* a mapped binary without CFI there: fp_step() */
-	STEP_NOFILE, /* no binary of the recorded build id: the frame ends the walk */
+	STEP_NOFILE, /* no binary of the recorded build id, or perf's lookup fails: the walk ends */
 	STEP_SLOW,   /* libdwfl steps it */
 };
 
@@ -175,9 +178,17 @@ struct step_rule {
 
 #define CFI_MEMO 4096
 
+/* What perf's unwinder finds for a frame's address (has_cfi()). */
+enum {
+	CFI_FAIL = -1, /* its lookup fails outright: the walk ends at the frame */
+	CFI_NONE = 0,  /* no FDE for it: libunwind steps by the frame pointer */
+	CFI_FOUND = 1,
+};
+
 struct cfi_memo {
 	uint64_t pc, gen;
-	bool used, has;
+	bool used;
+	signed char has; /* CFI_* */
 };
 
 struct tk_unwind {
@@ -618,13 +629,84 @@ static bool elf_has_section(Elf *elf, const char *name)
 	return false;
 }
 
+/* @b's .eh_frame_hdr address and first loaded page, from its ELF @elf (perf_eh_table()). */
+static void bin_read_hdr(struct bin *b, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, nph = 0;
+	long page = sysconf(_SC_PAGESIZE);
+
+	b->hdr_tried = true;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, ".eh_frame_hdr")) {
+			b->eh_hdr = sh.sh_addr;
+			break;
+		}
+	}
+	if (elf_getphdrnum(elf, &nph) < 0)
+		nph = 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			b->elf_base = ph.p_vaddr & ~(uint64_t)(page > 0 ? page - 1 : 4095);
+			break;
+		}
+	}
+}
+
 /*
- * Whether perf's unwinder finds call frame information for @pc: an FDE in
- * the .eh_frame of the binary mapped there, else in its .debug_frame when
- * the binary itself has one (perf never looks for it in a separate debug
- * file, and asking libdwfl would load that file's DWARF).
+ * Where perf looks for the .eh_frame_hdr of binary @b (module @mod): not
+ * from the map of the frame but from the lowest map of the same file in
+ * the process (read_unwind_spec_eh_frame() takes the lowest start of the
+ * maps of the dso, less the first PT_LOAD's page). A process that exec'd
+ * keeps the maps of the program it replaced where no new map overlaps
+ * them (perf drops no map on exec, nor do we), so a library both
+ * programs use is found at the old program's address when that is the
+ * lower one: `sh -c 'prog'` unwinds through libc only when prog's libc
+ * lies below the shell's. Then libunwind searches the table of the old
+ * mapping for the frame's address (as an offset from the old base, cut to
+ * 32 bits), finds an FDE of the old addresses, which does not cover it,
+ * and answers -UNW_ENOINFO: the frame steps by its frame pointer. When no
+ * map holds the address it reads, the read fails and so does the step.
+ * An FDE of the old mapping that happens to cover the new address (the
+ * two bases less apart than the library is long) is not followed.
+ * Return: 1 the table is where the frame's map puts it, 0 elsewhere in a
+ * map, -1 in none.
  */
-static bool has_cfi_lookup(struct tk_unwind *uw, uint64_t pc)
+static int perf_eh_table(struct tk_unwind *uw, struct bin *b, Dwfl_Module *mod)
+{
+	Dwarf_Addr bias;
+	uint64_t low;
+	Elf *elf;
+
+	if (!uw->s->file_low || !b)
+		return 1;
+	elf = dwfl_module_getelf(mod, &bias);
+	if (!b->hdr_tried)
+		bin_read_hdr(b, elf);
+	if (!elf || !b->eh_hdr)
+		return 1;
+	low = uw->s->file_low(uw->ctx, b->path, b->bid);
+	if (!low || low - b->elf_base == bias)
+		return 1;
+	return uw->find(uw->ctx, low - b->elf_base + b->eh_hdr) ? 0 : -1;
+}
+
+/*
+ * What perf's unwinder finds for @pc (CFI_*): an FDE in the .eh_frame of
+ * the binary mapped there, looked up where perf_eh_table() says, else in
+ * its .debug_frame when the binary itself has one (perf never looks for
+ * it in a separate debug file, and asking libdwfl would load that file's
+ * DWARF; perf places .debug_frame by the frame's own map).
+ */
+static int has_cfi_lookup(struct tk_unwind *uw, uint64_t pc)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(uw->cur->dwfl, pc);
 	Dwarf_Frame *frame;
@@ -633,30 +715,32 @@ static bool has_cfi_lookup(struct tk_unwind *uw, uint64_t pc)
 	struct bin *b;
 	void **userdata;
 	Elf *elf;
+	int table;
 
 	if (!mod)
-		return false;
-	cfi = dwfl_module_eh_cfi(mod, &bias);
-	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
-		free(frame);
-		return true;
-	}
+		return CFI_NONE;
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	b = *userdata;
+	table = perf_eh_table(uw, b, mod);
+	cfi = table > 0 ? dwfl_module_eh_cfi(mod, &bias) : NULL;
+	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
+		free(frame);
+		return CFI_FOUND;
+	}
 	if (!b)
-		return false;
+		return CFI_NONE;
 	if (!b->debug_frame) {
 		elf = dwfl_module_getelf(mod, &bias);
 		b->debug_frame = elf && elf_has_section(elf, ".debug_frame") ? 1 : -1;
 	}
 	if (b->debug_frame < 0)
-		return false;
+		return table < 0 ? CFI_FAIL : CFI_NONE;
 	cfi = dwfl_module_dwarf_cfi(mod, &bias);
 	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
 		free(frame);
-		return true;
+		return CFI_FOUND;
 	}
-	return false;
+	return table < 0 ? CFI_FAIL : CFI_NONE;
 }
 
 /*
@@ -679,7 +763,8 @@ static bool ra_defined(struct tk_unwind *uw, uint64_t pc)
 	cfi = dwfl_module_eh_cfi(mod, &bias);
 	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
 		frame = NULL;
-		if (has_cfi_lookup(uw, pc) && (cfi = dwfl_module_dwarf_cfi(mod, &bias)) &&
+		if (has_cfi_lookup(uw, pc) == CFI_FOUND &&
+		    (cfi = dwfl_module_dwarf_cfi(mod, &bias)) &&
 		    dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
 			frame = NULL;
 	}
@@ -696,7 +781,7 @@ static bool ra_defined(struct tk_unwind *uw, uint64_t pc)
  * answer only changes with the binaries mapped, and most frames recur
  * (it was a tenth of a --no-inline report).
  */
-static bool has_cfi(struct tk_unwind *uw, uint64_t pc)
+static int has_cfi(struct tk_unwind *uw, uint64_t pc)
 {
 	uint64_t h = (pc ^ uw->cur->gen * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
 	struct cfi_memo *m = &uw->cfi_memo[(h >> 40) & (CFI_MEMO - 1)];
@@ -705,7 +790,7 @@ static bool has_cfi(struct tk_unwind *uw, uint64_t pc)
 		m->pc = pc;
 		m->gen = uw->cur->gen;
 		m->used = true;
-		m->has = has_cfi_lookup(uw, pc);
+		m->has = (signed char)has_cfi_lookup(uw, pc);
 	}
 	return m->has;
 }
@@ -759,6 +844,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	struct tk_unwind *uw = arg;
 	Dwarf_Addr pc;
 	bool activation, nofile;
+	int cfi;
 
 	if (!dwfl_frame_pc(state, &pc, NULL))
 		return DWARF_CB_ABORT;
@@ -767,11 +853,12 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	/*
 	 * Without CFI, step as perf does (fp_step()), before libdwfl's own
 	 * step: asking for the activation flag takes that step. Such a frame
-	 * is an activation only as a walk's first.
+	 * is an activation only as a walk's first. A failed lookup ends the
+	 * walk there.
 	 */
-	if (!nofile && !has_cfi(uw, uw->n == uw->walk_start ? pc : pc - 1)) {
+	if (!nofile && (cfi = has_cfi(uw, uw->n == uw->walk_start ? pc : pc - 1)) != CFI_FOUND) {
 		add_frame(uw, uw->n == uw->walk_start ? pc : pc - 1);
-		if (uw->n < uw->max)
+		if (cfi == CFI_NONE && uw->n < uw->max)
 			fp_step(uw, state);
 		return DWARF_CB_ABORT;
 	}
@@ -858,6 +945,7 @@ static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool 
 	Dwarf_Addr bias;
 	Dwarf_CFI *cfi;
 	bool nofile;
+	int has;
 
 	if (r->epoch == epoch && r->pc == pc && r->initial == initial)
 		return r;
@@ -870,8 +958,10 @@ static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool 
 		r->kind = STEP_NOFILE;
 		return r;
 	}
-	if (!has_cfi(uw, lpc)) {
-		r->kind = STEP_NOCFI;
+	has = has_cfi(uw, lpc);
+	if (has != CFI_FOUND) {
+		/* A failed lookup ends the walk at the frame, as a missing file does. */
+		r->kind = has == CFI_NONE ? STEP_NOCFI : STEP_NOFILE;
 		return r;
 	}
 	r->kind = STEP_SLOW;

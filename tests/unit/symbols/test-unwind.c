@@ -4,8 +4,9 @@
  * functions (registers as perf's x86-64 user registers, the stack from the
  * stack pointer up, the maps of /proc/self/maps) unwinds through them by
  * their CFI; a binary of another build id stops the unwinding after its
- * frame; samples without usable state give no frames. x86-64 only (the
- * unwinder's one architecture): skipped elsewhere.
+ * frame; a lower stale map of a binary's file moves perf's lookup of its
+ * table as it moves ours; samples without usable state give no frames.
+ * x86-64 only (the unwinder's one architecture): skipped elsewhere.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -310,6 +311,106 @@ static void test_unwind_other_build_id(void **state)
 #endif
 }
 
+/* The lowest start of @ctx's maps of @path (tk_unwind_file_low_fn). */
+static uint64_t file_low(void *ctx, const char *path, const char *bid)
+{
+	struct maps *mp = ctx;
+	uint64_t low = 0;
+
+	(void)bid;
+	for (size_t i = 0; i < mp->n; i++)
+		if (!strcmp(mp->m[i].path, path) && (!low || mp->m[i].start < low))
+			low = mp->m[i].start;
+	return low;
+}
+
+/*
+ * perf looks for a binary's .eh_frame_hdr from the lowest map of its
+ * file in the process: a stale map of the file below the frame's (a
+ * process keeps the maps of the program it exec'd from) sends the lookup
+ * there. Found in a map, it finds no FDE and the frame steps by its frame
+ * pointer; in no map, the step fails and the walk ends at the frame.
+ */
+static void test_unwind_stale_lower_map(void **state)
+{
+#if defined(__x86_64__)
+	struct snap *sn = calloc(1, sizeof(*sn));
+	struct maps mp = {.n = 0};
+	struct tk_unwind_sample us;
+	struct tk_symbolizer *s;
+	struct tk_unwind *uw;
+	const struct tk_unwind_map *self;
+	uint64_t ips[32], plain[32], lo = UINT64_MAX, hi = 0, sp;
+	int n;
+
+	(void)state;
+	assert_non_null(sn);
+	level1(sn);
+	assert_int_equal(load_maps(&mp), 0);
+	s = tk_symbolizer_new(NULL);
+	assert_non_null(s);
+	assert_true(tk_symbolizer_add_pid(s, getpid()) > 0);
+	sample_of(sn, &us);
+
+	/* The file's own maps only: the lowest is its own, nothing changes. */
+	uw = tk_unwind_new(s);
+	assert_non_null(uw);
+	n = tk_unwind_sample(uw, &us, find_map, &mp, plain, 32);
+	assert_true(n >= 4);
+	tk_unwind_free(uw);
+	uw = tk_unwind_new(s);
+	us.file_low = file_low;
+	assert_int_equal(tk_unwind_sample(uw, &us, find_map, &mp, ips, 32), n);
+	assert_memory_equal(ips, plain, (size_t)n * sizeof(ips[0]));
+	tk_unwind_free(uw);
+
+	/*
+	 * A frame pointer that perf's fallback follows to a known end: rbp
+	 * 64 bytes above rsp, holding 0 and a return address of 0 (one more
+	 * frame, at 0 - 1).
+	 */
+	sp = sn->regs[7];
+	sn->regs[6] = sp + 64;
+	memset(sn->stack + 64, 0, 16);
+	self = find_map(&mp, sn->regs[8]);
+	assert_non_null(self);
+	for (size_t i = 0; i < mp.n; i++) {
+		if (strcmp(mp.m[i].path, self->path))
+			continue;
+		lo = mp.m[i].start < lo ? mp.m[i].start : lo;
+		hi = mp.m[i].end > hi ? mp.m[i].end : hi;
+	}
+	assert_true(lo < hi && hi - lo < 0x40000000);
+
+	/* A stale map of the file lower down, whole: no FDE found, the frame pointer steps. */
+	assert_true(mp.n < MAPS_MAX);
+	mp.paths[mp.n] = strdup(self->path);
+	assert_non_null(mp.paths[mp.n]);
+	mp.m[mp.n] = (struct tk_unwind_map){
+		.start = 0x100000, .end = 0x100000 + (hi - lo), .path = mp.paths[mp.n]};
+	mp.n++;
+	uw = tk_unwind_new(s);
+	assert_int_equal(tk_unwind_sample(uw, &us, find_map, &mp, ips, 32), 2);
+	assert_int_equal(ips[0], sn->regs[8]);
+	assert_int_equal(ips[1], UINT64_MAX);
+	tk_unwind_free(uw);
+
+	/* Its table in no map (only its first page is left): the walk ends at the frame. */
+	mp.m[mp.n - 1].end = 0x101000;
+	uw = tk_unwind_new(s);
+	assert_int_equal(tk_unwind_sample(uw, &us, find_map, &mp, ips, 32), 1);
+	assert_int_equal(ips[0], sn->regs[8]);
+	tk_unwind_free(uw);
+
+	tk_symbolizer_free(s);
+	free_maps(&mp);
+	free(sn);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 static void test_unwind_no_state(void **state)
 {
 	static struct snap sn;
@@ -343,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_unwind_self),
 		cmocka_unit_test(test_unwind_fast_same_as_libdwfl),
 		cmocka_unit_test(test_unwind_other_build_id),
+		cmocka_unit_test(test_unwind_stale_lower_map),
 		cmocka_unit_test(test_unwind_no_state),
 	};
 

@@ -312,6 +312,14 @@ struct report {
 	int file_width;
 	const char *path;
 	bool any_cpustat; /* the file has CPUSTAT options at all */
+	/*
+	 * The kernel's symbol table built on a spare core (symbols_early()):
+	 * allowed for this run, started (by event_get(), for the first event
+	 * whose format may print a symbol), and the thread.
+	 */
+	bool sym_early, sym_started;
+	pthread_t sym_thread;
+	unsigned int cores; /* tk_cores_free() of the threads wanted; 0: not probed yet */
 	/* --sym: where probe events fired (uprobes through the build-id cache, kprobes kallsyms).
 	 */
 	struct tk_symbolizer *sym;
@@ -966,6 +974,27 @@ static void __attribute__((noinline)) event_flags(const struct report *r, const 
 			ev->tev->flags |= TEP_EVENT_FL_NOHANDLE;
 }
 
+/*
+ * Whether printing events of format @l may look a kernel symbol up: a
+ * "%ps"-like conversion, or a field that libtraceevent's plugins and the
+ * compiled printer print by name (call_site, function, ip, func). A guess
+ * that errs towards yes: it only decides whether the table is built ahead
+ * on a spare core (symbols_early()); a lookup builds it anyway.
+ */
+static bool format_wants_symbols(const struct lazy_fmt *l)
+{
+	static const char *const marks[] = {"%ps",	 "%pS",	     "%pf",  "%pF", "%pB",
+					    "call_site", "function", " ip;", "func"};
+	size_t len = (size_t)l->len;
+
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (memmem(l->text, len, marks[i], strlen(marks[i])))
+			return true;
+	return !strcmp(l->system, "ftrace") || !strcmp(l->system, "kprobes");
+}
+
+static void symbols_start(struct report *r);
+
 /* The event of type @id, parsing its format on first use; NULL if none. */
 static const struct tk_event *event_get(struct report *r, int id)
 {
@@ -992,6 +1021,9 @@ static const struct tk_event *event_get(struct report *r, int id)
 	l->ev = tk_event_find(r->set, id);
 	if (l->ev)
 		r->evs[id] = l->ev;
+	if (__builtin_expect(r->sym_early && !r->sym_started, 0) && l->ev &&
+	    format_wants_symbols(l))
+		symbols_start(r);
 	if (l->ev && (r->opts->nraw_events || r->opts->nnohandle_events))
 		event_flags(r, l->ev);
 	return l->ev;
@@ -3123,38 +3155,30 @@ static struct pool *pool_new(struct report *r, unsigned int threads)
 }
 
 /*
- * CPUs this process may run on (sched_getaffinity(): a taskset or cgroup
- * cpuset gives fewer than are online), at least 1.
+ * The default thread count for @bytes of CPU data: tk_report_threads(),
+ * then no more than would find a CPU free now (tk_cores_free(): the CPUs
+ * sched_getaffinity() allows, less the tasks running on others), probed
+ * once a run so that symbols_early() and report_threads() agree.
  */
-static unsigned int usable_cpus(void)
+static unsigned int default_threads(struct report *r, uint64_t bytes)
 {
-	cpu_set_t set;
-	int n;
+	unsigned int n = tk_report_threads(r->opts->threads, bytes);
 
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return 1;
-	n = CPU_COUNT(&set);
-	return n < 1 ? 1 : (unsigned int)n;
+	if (r->opts->threads || n < 2)
+		return n;
+	if (!r->cores)
+		r->cores = tk_cores_free(n);
+	return n > r->cores ? r->cores : n;
 }
 
-/*
- * Threads to run (tk_report_threads()) for the CPU data of the streams
- * shown; by default no more than the CPUs this process may use.
- */
-static unsigned int report_threads(const struct report *r)
+/* Threads to run for the CPU data of the streams shown (default_threads(), or -j). */
+static unsigned int report_threads(struct report *r)
 {
-	unsigned int n, cpus;
 	uint64_t bytes = 0;
 
 	for (size_t i = 0; i < r->nstreams; i++)
 		bytes += r->streams[i].size;
-	n = tk_report_threads(r->opts->threads, bytes);
-	if (!r->opts->threads && n > 1) {
-		cpus = usable_cpus();
-		if (n > cpus)
-			n = cpus;
-	}
-	return n;
+	return default_threads(r, bytes);
 }
 
 /*
@@ -3193,27 +3217,36 @@ static void *symbols_main(void *set)
 
 /*
  * A run that will print on several threads builds the kernel's symbol
- * table (~2 ms for 120 k symbols, more when its pages are new) on a spare
- * core while this one opens the streams and starts the pool: timer, irq
- * and function events print symbols from their first job. What the file's
- * buffers say before the streams exist decides, as report_threads() does
- * later. Return: whether a thread was started into *@thread.
+ * table (~2 ms for 120 k symbols, more when its pages are new: 28 M
+ * instructions) on a spare core while this one goes on: timer, irq and
+ * function events print symbols from their first job. It starts with the
+ * first event whose format may print one (format_wants_symbols(), from
+ * event_get()), so that a run of sched or syscall events, which print
+ * none, does not pay it. What the file's buffers say before the streams
+ * exist decides whether the run will have threads, as report_threads()
+ * does later.
  */
-static bool symbols_early(const struct report *r, pthread_t *thread)
+static void symbols_early(struct report *r)
 {
 	uint64_t bytes = 0;
 
 	if (!r->set->ksym_text || r->set->ksym_built || (r->opts->flags & POOL_NEVER))
-		return false;
+		return;
 	for (size_t b = 0; b < tk_dat_buffer_count(r->dat); b++) {
 		const struct tk_dat_buffer *buf = tk_dat_buffer_get(r->dat, b);
 
 		for (uint32_t c = 0; !buf->latency_text && c < buf->cpu_count; c++)
 			bytes += buf->cpus[c].size;
 	}
-	return tk_report_threads(r->opts->threads, bytes) > 1 &&
-	       (r->opts->threads || usable_cpus() > 1) &&
-	       pthread_create(thread, NULL, symbols_main, r->set) == 0;
+	r->sym_early = default_threads(r, bytes) > 1;
+}
+
+/* The thread of symbols_early(); without one the first lookup builds the table. */
+static void symbols_start(struct report *r)
+{
+	r->sym_started = pthread_create(&r->sym_thread, NULL, symbols_main, r->set) == 0;
+	/* Once is enough: a failed start is not tried again per event. */
+	r->sym_early = false;
 }
 
 /* ------------------------------------------------------------ the run */
@@ -3851,8 +3884,6 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	struct report r;
 	struct tk_report_stats st;
 	struct pool *pool = NULL;
-	pthread_t symbols;
-	bool symbols_started = false;
 	int ret, fret;
 
 	if (!user_opts)
@@ -3880,7 +3911,8 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 		tk_outbuf_release(&r.out);
 		return ret ? ret : fret;
 	}
-	symbols_started = !ret && symbols_early(&r, &symbols);
+	if (!ret)
+		symbols_early(&r);
 	if (!ret)
 		ret = report_open(&r);
 	if (!ret && r.nheap) {
@@ -3901,8 +3933,8 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	if (stats)
 		*stats = st;
 	report_release(&r);
-	if (symbols_started)
-		pthread_join(symbols, NULL);
+	if (r.sym_started)
+		pthread_join(r.sym_thread, NULL);
 	tk_event_set_free(r.set);
 	tk_outbuf_release(&r.out);
 	return ret;

@@ -2553,17 +2553,17 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  *
  * A job carries its lines to a worker: per line, the event and name the
  * merge chose, the time as shown, the drops noted and the record's bytes,
- * copied into the job (struct carried; ~80 bytes a sched line). The worker
- * prints from the job alone, into a text of its own, and reads nothing
- * from the file: on compressed data it decompresses no chunk again, and on
- * uncompressed data it neither reads nor decodes the pages the merge read.
- * The copy costs the merge what the decoding cost the worker (callgrind,
- * -j 2 on the sched file: 599.6 M instructions in all, 602.6 M when
- * workers replayed a log on readers of their own); the lines go past the
- * cache (handoff.h), the records by memcpy() (the same CPU time, fewer
- * instructions). A stream a carried line names is the merge's,
- * read for what never changes while the run goes (CPU, its text, the
- * buffer).
+ * copied into the job (struct carried: 48 bytes, and ~70 for a sched
+ * record). The worker prints from the job alone, into a text of its own,
+ * and reads nothing from the file: on compressed data it decompresses no
+ * chunk again, and on uncompressed data it neither reads nor decodes the
+ * pages the merge read. The copy costs the merge what the decoding cost
+ * the worker (callgrind, -j 2 on the sched file: 599.6 M instructions in
+ * all, 602.6 M when workers replayed a log on readers of their own); the
+ * lines go past the cache (handoff.h), the records by memcpy() (the same
+ * CPU time, fewer instructions). A stream a carried line names is the
+ * merge's, read for what never changes while the run goes (CPU, its text,
+ * the buffer).
  *
  * The threads are the print pool (print-pool.h), which the perf.data
  * report shares: the merge prints a job itself (inline) when every worker
@@ -2586,7 +2586,7 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * beside the N printers of -j N, so a compressed file prints on the
  * threads an uncompressed one gets, plus one that sleeps whenever it is 8
  * chunks ahead. Decoding is a quarter of a one-thread run on zstd (sched
- * file: 250 M of 930 M instructions), so with two CPUs the three threads
+ * file: 210 M of 760 M instructions), so with two CPUs the three threads
  * share them; the worker decompresses nothing. A decoder that does not
  * help is stopped, and the merge decodes alone as with -j 1: when the
  * merge found fewer than 1 chunk in 8 decoded ahead, or the process got

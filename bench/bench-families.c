@@ -42,7 +42,9 @@
  * [--reps N] [--keep DIR [--reuse]] [--no-perf] [--quick] [--threads]; --reuse
  * times the files an earlier --keep DIR run left instead of recording them
  * again; --threads adds, per .dat file, tracekit's default thread count
- * against -j 1, as the machine is and pinned to one CPU (taskset -c 0).
+ * against -j 1, as the machine is and pinned to one CPU (taskset -c 0);
+ * --base PATH adds, per .dat file, another build of tracekit (main's, say)
+ * against this one, both with their default threads.
  * Every line ends with the load average when it was printed. --events is the rough
  * count of workload steps to aim ~1 M events (the default); --quick
  * records ~20 k and runs each tool once, and exits 1 unless every text is
@@ -533,7 +535,7 @@ static void usage(void)
 {
 	fputs("usage: bench-families --tracekit PATH [--family NAME] [--events N] [--reps N]\n"
 	      "                      [--keep DIR [--reuse]] [--no-perf] [--no-dat] [--no-lock]\n"
-	      "                      [--quick] [--threads]\n"
+	      "                      [--quick] [--threads] [--base PATH]\n"
 	      "       bench-families --load FAMILY STEPS   (the recorded workload)\n",
 	      stderr);
 	exit(2);
@@ -541,7 +543,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	const char *only = NULL, *keep = NULL;
+	const char *only = NULL, *keep = NULL, *base = NULL;
 	double mevents = 1.0;
 	int reps = 3;
 	bool quick = false, no_perf = false, no_dat = false, perf_ok, tc_ok, same = true;
@@ -574,6 +576,8 @@ int main(int argc, char **argv)
 			quick = true;
 		else if (!strcmp(argv[i], "--threads"))
 			threads = true;
+		else if (!strcmp(argv[i], "--base") && i + 1 < argc)
+			base = argv[++i];
 		else
 			usage();
 	}
@@ -666,6 +670,24 @@ int main(int argc, char **argv)
 					snprintf(label, sizeof(label), "%s@0", labels[k]);
 					same &= compare(fam->name, label, paths[k], pin, pin1,
 							"tracekit -j 1", reps, dir);
+				}
+			}
+			if (base) {
+				/*
+				 * --base: another build (main's, say) on the same files,
+				 * both with their default threads, in interleaved pairs:
+				 * a ratio above 1 says this build is the faster.
+				 */
+				const char *bpaths[2] = {zst, none}, *blabels[2] = {"zstd", "none"};
+
+				for (int k = 0; k < 2; k++) {
+					char *ours[] = {(char *)tracekit, "report", "-i",
+							(char *)bpaths[k], NULL};
+					char *theirs[] = {(char *)base, "report", "-i",
+							  (char *)bpaths[k], NULL};
+
+					same &= compare(fam->name, blabels[k], bpaths[k], ours,
+							theirs, "tracekit --base", reps, dir);
 				}
 			}
 			if (!keep) {

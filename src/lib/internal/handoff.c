@@ -7,10 +7,102 @@
 #include "handoff.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "error.h"
+
+/*
+ * One read(2) of /proc/loadavg ("0.15 0.90 1.14 2/345 12345": the fourth
+ * field counts the runnable tasks, the reader included): ~10 us, where a
+ * thread that finds no CPU costs milliseconds.
+ */
+static unsigned int running_now(void)
+{
+	char buf[128];
+	unsigned int running = 0;
+	ssize_t n;
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	if (sscanf(buf, "%*s %*s %*s %u/", &running) != 1)
+		return 0;
+	return running;
+}
+
+/* The first number in file @path (the second into *@second), or -1. */
+static long long read_number(const char *path, long long *second)
+{
+	char buf[64];
+	long long a = -1, b = -1;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	if (sscanf(buf, "%lld %lld", &a, &b) < 1)
+		return -1;
+	if (second)
+		*second = b;
+	return a;
+}
+
+/*
+ * The CPUs a cgroup quota grants (a container's --cpus), rounded up, or 0
+ * without one: cgroup v2's cpu.max ("max 100000" or "QUOTA PERIOD"), else
+ * v1's cfs_quota_us (-1: none) over cfs_period_us, where a container sees
+ * its own cgroup at the root of the hierarchy.
+ */
+static unsigned int quota_cpus(void)
+{
+	long long quota, period = -1;
+
+	quota = read_number("/sys/fs/cgroup/cpu.max", &period);
+	if (quota < 0) {
+		quota = read_number("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", NULL);
+		period = quota > 0 ? read_number("/sys/fs/cgroup/cpu/cpu.cfs_period_us", NULL) : -1;
+	}
+	if (quota <= 0 || period <= 0)
+		return 0;
+	return (unsigned int)((quota + period - 1) / period);
+}
+
+unsigned int tk_cores_free(unsigned int want)
+{
+	unsigned int cpus = 1, running, others, quota;
+	cpu_set_t set;
+
+	if (want < 2)
+		return want ? want : 1;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1)
+		cpus = (unsigned int)CPU_COUNT(&set);
+	quota = quota_cpus();
+	if (quota && quota < cpus)
+		cpus = quota;
+	if (cpus < want)
+		want = cpus;
+	running = running_now();
+	if (want < 2 || !running)
+		return want;
+	/* The others' tasks, each taking one of our CPUs for now; this thread needs one too. */
+	others = running - 1;
+	if (others >= cpus - 1)
+		return 1;
+	return want > cpus - others ? cpus - others : want;
+}
 
 enum { JOB_FREE, JOB_FILLING, JOB_READY, JOB_BUSY, JOB_DONE };
 

@@ -153,6 +153,18 @@ static inline unsigned int tk_report_threads(unsigned int asked, uint64_t bytes)
 }
 
 /*
+ * Of @want threads, how many would have a CPU of their own now: no more
+ * than the CPUs sched_getaffinity() leaves this process (taskset,
+ * cpusets) and a cgroup CPU quota grants (a container's --cpus), less
+ * the tasks running elsewhere at this moment (the
+ * runnable count of /proc/loadavg, this thread excluded). A thread that
+ * takes turns with another on one CPU only adds the cost of sharing
+ * (bench/README.md, bench-families "Stop 20, .dat"). At least 1; @want
+ * when nothing can be read. -j N callers skip this: they asked for N.
+ */
+unsigned int tk_cores_free(unsigned int want);
+
+/*
  * The ring of jobs of the print pool (present/print-pool.c), which both
  * reports share (handoff.c). The merge thread fills
  * job number k in slot k % n, then either prints it itself (inline) or

@@ -179,10 +179,7 @@ struct stream {
 	/* The kernel's counts from this CPU's CPUSTAT option (has_cpustat). */
 	bool has_cpustat;
 	uint64_t overrun, commit_overrun, dropped, entries;
-	/* A worker's copy (report threads): it reports no errors of its own. */
-	bool replica;
-	bool advance; /* replica: rec was taken; move on before the next */
-	bool live;    /* in the merge's heap: rec is the next to take */
+	bool live; /* in the merge's heap: rec is the next to take */
 	/* Set when the CPU's data ends early: how far it was read, and why. */
 	bool cut;
 	uint64_t cut_at, size;
@@ -312,6 +309,14 @@ struct report {
 	int file_width;
 	const char *path;
 	bool any_cpustat; /* the file has CPUSTAT options at all */
+	/*
+	 * The kernel's symbol table built on a spare core (symbols_early()):
+	 * allowed for this run, started (by event_get(), for the first event
+	 * whose format may print a symbol), and the thread.
+	 */
+	bool sym_early, sym_started;
+	pthread_t sym_thread;
+	unsigned int cores; /* tk_cores_free() of the threads wanted; 0: not probed yet */
 	/* --sym: where probe events fired (uprobes through the build-id cache, kprobes kallsyms).
 	 */
 	struct tk_symbolizer *sym;
@@ -385,7 +390,7 @@ static void page_error(struct report *r, const struct stream *s, uint64_t in_pag
  */
 static int stream_cut(struct report *r, struct stream *s, int err, uint64_t at)
 {
-	if (err == -ENOMEM || s->replica)
+	if (err == -ENOMEM)
 		return err;
 	s->cut = true;
 	s->cut_at = at;
@@ -966,6 +971,27 @@ static void __attribute__((noinline)) event_flags(const struct report *r, const 
 			ev->tev->flags |= TEP_EVENT_FL_NOHANDLE;
 }
 
+/*
+ * Whether printing events of format @l may look a kernel symbol up: a
+ * "%ps"-like conversion, or a field that libtraceevent's plugins and the
+ * compiled printer print by name (call_site, function, ip, func). A guess
+ * that errs towards yes: it only decides whether the table is built ahead
+ * on a spare core (symbols_early()); a lookup builds it anyway.
+ */
+static bool format_wants_symbols(const struct lazy_fmt *l)
+{
+	static const char *const marks[] = {"%ps",	 "%pS",	     "%pf",  "%pF", "%pB",
+					    "call_site", "function", " ip;", "func"};
+	size_t len = (size_t)l->len;
+
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (memmem(l->text, len, marks[i], strlen(marks[i])))
+			return true;
+	return !strcmp(l->system, "ftrace") || !strcmp(l->system, "kprobes");
+}
+
+static void symbols_start(struct report *r);
+
 /* The event of type @id, parsing its format on first use; NULL if none. */
 static const struct tk_event *event_get(struct report *r, int id)
 {
@@ -992,6 +1018,9 @@ static const struct tk_event *event_get(struct report *r, int id)
 	l->ev = tk_event_find(r->set, id);
 	if (l->ev)
 		r->evs[id] = l->ev;
+	if (__builtin_expect(r->sym_early && !r->sym_started, 0) && l->ev &&
+	    format_wants_symbols(l))
+		symbols_start(r);
 	if (l->ev && (r->opts->nraw_events || r->opts->nnohandle_events))
 		event_flags(r, l->ev);
 	return l->ev;
@@ -2522,57 +2551,63 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * event, filters, name, names learnt) and cuts the run into jobs of
  * JOB_RECORDS records taken from the CPU streams.
  *
- * A job goes to a worker as a log, not as data: per record taken, the
- * index of its stream (PRINTED when it makes a line), and per line the
- * event and name the merge chose. Every worker keeps its own copy of
- * each CPU stream (its own reader and page iterator over the same file)
- * and replays logs on them: it skips the records of the jobs it does not
- * print and prints its own from pages it decoded itself, into a text of
- * its own. So no record and no line crosses cores, only log: 2 bytes a
- * record and 16 a line (a record handed to another core costs about as
- * much as printing it: bench/README.md). Decoding the pages again costs a
- * worker ~5 ns a record.
+ * A job carries its lines to a worker: per line, the event and name the
+ * merge chose, the time as shown, the drops noted and the record's bytes,
+ * copied into the job (struct carried: 48 bytes, and ~70 for a sched
+ * record). The worker prints from the job alone, into a text of its own,
+ * and reads nothing from the file: on compressed data it decompresses no
+ * chunk again, and on uncompressed data it neither reads nor decodes the
+ * pages the merge read. The copy costs the merge what the decoding cost
+ * the worker (callgrind, -j 2 on the sched file: 599.6 M instructions in
+ * all, 602.6 M when workers replayed a log on readers of their own); the
+ * lines go past the cache (handoff.h), the records by memcpy() (the same
+ * CPU time, fewer instructions). A stream a carried line names is the
+ * merge's, read for what never changes while the run goes (CPU, its text,
+ * the buffer).
  *
  * The threads are the print pool (print-pool.h), which the perf.data
  * report shares: the merge prints a job itself (inline) when every worker
  * has JOB_QUEUE jobs waiting, so it never idles while the workers are
  * behind, nor lets them idle while it prints, and the texts go out in job
- * order. This file gives the pool its logs (struct job, indexed by the
- * ring's slots) and a worker's replay of them (struct worker: a printer
- * and the stream replicas). The text is the same as one thread's: every
- * printer keeps its own caches and its own kallsyms memo (struct
- * printer's memo, handed to tk_event_run_shared()), and libtraceevent
- * (the slow path, format parsing, name registration) is serialised by the
- * pool's lock. A job done early waits for the ones before it: the ring has
- * JOB_SLOTS slots, room for the queue, each worker's job and a few done
- * ones. Memory stays bounded: the slots' logs and texts, and per worker
- * one reader per CPU stream.
+ * order. This file gives the pool its jobs (struct job, indexed by the
+ * ring's slots) and a worker's printing of them (struct worker: a
+ * printer). The text is the same as one thread's: every printer keeps its
+ * own caches and its own kallsyms memo (struct printer's memo, handed to
+ * tk_event_run_shared()), and libtraceevent (the slow path, format
+ * parsing, name registration) is serialised by the pool's lock. A job done
+ * early waits for the ones before it: the ring has JOB_SLOTS slots, room
+ * for the queue, each worker's job and a few done ones. Memory stays
+ * bounded: the slots' carried lines (JOB_BYTES of records and a record
+ * more, 96 KiB of lines) and texts.
  *
- * Workers replay only when each CPU stream has its own reader for them.
- *
- * Compressed data gets one of the threads another way: its chunks are
- * decoded ahead of the merge (decode_ahead(): the prefetch of dat-read.c,
- * a decoder thread keeping up to 8 decoded chunks per CPU ready, 16 MiB in
- * all), and the other threads print as above, so -j 2 is the merge and
- * the decoder, and -j 3 adds one worker. Decoding is about 40% of a
- * one-thread run on zstd (3 M events: 0.29 s of CPU against 0.17 s
- * uncompressed), so with two CPUs the decoder keeps ahead and the merge,
- * printing every line, runs at the speed of an uncompressed -j 1 run; a
- * worker beside them would find no CPU left (it decodes the chunks of its
- * own jobs again, from its own readers). A decoder that does not help
- * is stopped, and the merge decodes alone as with -j 1: when the merge
- * found fewer than 1 chunk in 8 decoded ahead, or the process got less
- * than one CPU's worth of time for ~10 ms (the two threads took turns on
+ * Compressed data also gets a decoder thread: its chunks are decoded ahead
+ * of the merge (decode_ahead(): the prefetch of dat-read.c, a decoder
+ * thread keeping up to 8 decoded chunks per CPU ready, 16 MiB in all),
+ * beside the N printers of -j N, so a compressed file prints on the
+ * threads an uncompressed one gets, plus one that sleeps whenever it is 8
+ * chunks ahead. Decoding is a quarter of a one-thread run on zstd (sched
+ * file: 210 M of 760 M instructions), so with two CPUs the three threads
+ * share them; the worker decompresses nothing. A decoder that does not
+ * help is stopped, and the merge decodes alone as with -j 1: when the
+ * merge found fewer than 1 chunk in 8 decoded ahead, or the process got
+ * less than one CPU's worth of time for ~10 ms (the threads took turns on
  * one CPU, as on a busy machine: dat-read.c's notes). The text and the
  * damage found are the same either way (dat-read.c's notes say why).
  *
  * The thread count: -j N, or by default tk_report_threads() (one per
- * online CPU up to 4, for 4 MiB of CPU data or more) but no more than the
- * CPUs sched_getaffinity() leaves this process (taskset, cpusets).
+ * online CPU up to 4, for 4 MiB of CPU data or more) but no more than
+ * tk_cores_free() finds free now: the CPUs sched_getaffinity() leaves this
+ * process (taskset, cpusets), less the tasks running elsewhere at the
+ * start (/proc/loadavg). A second thread that finds no CPU of its own only
+ * takes turns with the merge and costs 25-35% more CPU than -j 1 (the
+ * merge's cuts and copies, the worker's cold caches): at load 6 on two
+ * CPUs, -j 2 ran 1.1-1.35x -j 1's wall (bench/README.md, "Stop 20, .dat").
  */
 #define JOB_RECORDS 2048
-#define JOB_TEXT    (256u << 10)
-#define JOB_QUEUE   2
+/* A carried job ends once its records' bytes pass this (2048 sched records: ~150 KiB). */
+#define JOB_BYTES (256u << 10)
+#define JOB_TEXT  (256u << 10)
+#define JOB_QUEUE 2
 /* An inline job looks this often (records) whether the workers ran out of jobs. */
 #define JOB_CHECK	   256
 #define JOB_SLOTS(workers) ((JOB_QUEUE + 4) * (workers) + 4)
@@ -2580,17 +2615,26 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
 #define POOL_NEVER                                                                                 \
 	(TK_REPORT_STAT | TK_REPORT_JSON | TK_REPORT_LATENCY | TK_REPORT_RAW | TK_REPORT_SLOW |    \
 	 TK_REPORT_FALLBACKS | TK_REPORT_SYMBOLS | TK_REPORT_TS_DIFF)
-#define MAX_THREADS	   16
-#define PRINTED		   0x8000u
-#define MAX_REPLAY_STREAMS 0x7fffu
+#define MAX_THREADS 16
+/* A carried line names its stream in 16 bits. */
+#define MAX_CARRY_STREAMS 0xffffu
 
 /*
- * What the merge chose for one line: what the record alone does not tell
- * (the worker reads the pid from it again). 16 bytes, two stores.
+ * A line of a job: what the merge chose for it (the event, the name: what
+ * the record alone does not tell), its time as shown, the drops its CPU
+ * noted before it, and the record's bytes at @off of the job's bytes; a
+ * funcgraph leaf's exit record (exit_size > 0) follows them. 48 bytes,
+ * written past the cache.
  */
-struct pick {
+struct carried {
 	const struct tk_event *ev;
 	const char *comm;
+	uint64_t ts; /* as shown */
+	int64_t missed;
+	uint32_t off, size;
+	uint16_t stream;
+	uint16_t exit_size;
+	uint32_t exit_off;
 };
 
 /*
@@ -2598,19 +2642,15 @@ struct pick {
  * jobs before it: each job has cache lines of its own.
  */
 struct job {
-	uint16_t *takes;    /* per record taken: stream index, | PRINTED */
-	struct pick *picks; /* per line, in order (written past the cache: handoff.h) */
-	uint64_t *start;    /* per stream: records taken before this job */
-	uint64_t *at_page;  /* per stream: the page of its next record; MAX: none */
-	uint32_t *at_off;   /* and that record's offset in the page */
-	uint32_t *fn_slots; /* per line of an ftrace:function record: its indent + 1 */
-	uint32_t ntakes, npicks;
+	struct carried *carried; /* per line, in order */
+	uint32_t *fn_slots;	 /* per line of an ftrace:function record: its indent + 1 */
+	uint8_t *bytes;		 /* the lines' records */
+	size_t nbytes, cap;
+	uint32_t ntakes, npicks; /* records taken (printed or not), lines */
 } __attribute__((aligned(128)));
 
 struct worker {
 	struct printer pr;
-	struct stream *streams; /* replicas of the merge's */
-	uint64_t *taken;	/* per stream: records taken from the replica */
 } __attribute__((aligned(128)));
 
 /*
@@ -2624,64 +2664,8 @@ struct pool {
 	struct job *jobs; /* the logs, per slot of pp's ring */
 	struct job *cur;  /* the job being filled */
 	size_t njobs;
-	bool cur_inline;    /* printed by the merge as it goes: no log */
-	uint64_t take_word; /* takes not yet stored: four to a word */
+	bool cur_inline; /* printed by the merge as it goes: nothing carried */
 } __attribute__((aligned(128)));
-
-/* The record @s holds, taken: the one after the last taken. 1, or 0/error. */
-static inline int replica_take(struct report *r, struct stream *s)
-{
-	if (__builtin_expect(s->advance, 1))
-		return stream_next(r, s);
-	s->advance = true;
-	return 1;
-}
-
-/*
- * Make the record at offset @off of the page at stream offset @page the
- * next one replica @s gives: from the batch it holds when it is there,
- * else by reading that page. Workers skip the jobs they do not print so,
- * without reading or decoding their pages.
- */
-static int replica_seek(struct report *r, struct stream *s, uint64_t page, uint32_t off)
-{
-	int ret;
-
-	if (s->page_off != page || !s->nrecs || s->recs[0].offset > off) {
-		ret = tk_dat_cpu_reader_seek(s->rd, page);
-		if (ret < 0)
-			return ret;
-		memset(&s->it, 0, sizeof(s->it));
-		s->nrecs = 0;
-		s->irec = 0;
-		ret = stream_refill(r, s);
-		if (ret != 1 || s->page_off != page)
-			return ret < 0 ? ret
-				       : tk_fail(ENODATA,
-						 "report threads: page 0x%" PRIx64 " ended early",
-						 page);
-	}
-	for (;;) {
-		for (uint32_t i = 0; i < s->nrecs; i++) {
-			if (s->recs[i].offset != off)
-				continue;
-			s->irec = i + 1;
-			s->rec = &s->recs[i];
-			s->key.ts = s->rec->timestamp;
-			s->missed = off == s->data_offset ? s->page_missed : 0;
-			s->advance = false;
-			return 0;
-		}
-		/* A page bigger than a batch: the next batch of the same page. */
-		ret = stream_refill(r, s);
-		if (ret != 1 || s->page_off != page)
-			return ret < 0 ? ret
-				       : tk_fail(ENODATA,
-						 "report threads: no record at 0x%" PRIx32
-						 " of page 0x%" PRIx64,
-						 off, page);
-	}
-}
 
 /* Whether @rec is the return of line @l's funcgraph entry (tk_fgraph_is_leaf()). */
 static bool fgraph_exit_of(const struct report *r, const struct line *l,
@@ -2704,142 +2688,67 @@ static bool fgraph_exit_of(const struct report *r, const struct line *l,
 				 rec->size, record_pid(r, rec->data, rec->size));
 }
 
-/*
- * A worker about to print a funcgraph entry whose next take is @next: the
- * merge took a leaf's exit right after its entry, not printed
- * (fgraph_take()), and only then, so a next take that is not printed,
- * comes from the entry's buffer and is its exit means a leaf here too.
- * That take is made now (the entry's record copied first: it may share
- * the page). Return: 1 when it was made, 0, or an error.
- */
-static int fgraph_replay(struct report *r, struct worker *w, uint32_t next, struct line *l)
+/* A carried ftrace function or funcgraph line: its indentation, or its leaf's exit. */
+static void __attribute__((noinline))
+carried_fg_line(const struct report *r, struct worker *w, const struct job *j, uint32_t k,
+		const struct line *l)
 {
+	const struct carried *c = &j->carried[k];
 	struct printer *p = &w->pr;
-	struct stream *n = &w->streams[next & ~PRINTED];
-	int ret;
-
-	if ((next & PRINTED) || n->buffer != l->s->buffer || l->size > FG_COPY)
-		return 0;
-	memcpy(p->fg_entry_copy, l->data, l->size);
-	l->data = p->fg_entry_copy;
-	ret = replica_take(r, n);
-	if (ret != 1)
-		return ret < 0 ? ret
-			       : tk_fail(ENODATA,
-					 "report threads: a CPU stream ended before its log");
-	w->taken[next & ~PRINTED]++;
-	if (fgraph_exit_of(r, l, n->rec)) {
-		memcpy(p->fg_exit_copy, n->rec->data, n->rec->size);
-		p->fg_exit = p->fg_exit_copy;
-		p->fg_exit_size = n->rec->size;
-	}
-	return 1;
-}
-
-/*
- * A worker's line of an ftrace function or funcgraph record, take @i and
- * line @pick of job @j: the indentation the merge logged, or the leaf's
- * exit (fgraph_replay()). Return: the takes made beyond @i (0 or 1), or
- * an error.
- */
-static int __attribute__((noinline))
-replay_fg_line(struct report *r, struct worker *w, const struct job *j, uint32_t i, size_t pick,
-	       struct line *l)
-{
-	struct printer *p = &w->pr;
-	int ret = 0;
 
 	if (l->ev->id == r->fg_fn_id)
-		p->fn_slot = j->fn_slots[pick];
-	if (l->ev->id == r->fg_entry_id && i + 1 < j->ntakes && !(r->opts->flags & TK_REPORT_RAW))
-		ret = fgraph_replay(r, w, j->takes[i + 1], l);
-	if (ret >= 0)
-		emit_fg_line(p, l);
+		p->fn_slot = j->fn_slots[k];
+	if (c->exit_size) {
+		p->fg_exit = j->bytes + c->exit_off;
+		p->fg_exit_size = c->exit_size;
+	}
+	emit_fg_line(p, l);
 	p->fg_exit = NULL;
 	p->fn_slot = 0;
-	return ret;
 }
 
 /*
- * Print job @j into @o from the worker's replicas, after skipping the jobs
- * before it; @plain as for merge_loop().
+ * Print carried job @j into @o: every line from the job itself, no page
+ * read or decoded; @plain as for merge_loop(). The stream a line names is
+ * the merge's, read for what never changes (CPU, its text, the buffer).
  */
-static inline __attribute__((always_inline)) int replay_loop(struct report *r, struct worker *w,
-							     const struct job *j,
-							     struct tk_outbuf *o, const int plain)
+static inline __attribute__((always_inline)) void carried_loop(const struct report *r,
+							       struct worker *w,
+							       const struct job *j,
+							       struct tk_outbuf *o, const int plain)
 {
 	struct printer *p = &w->pr;
-	const struct pick *pk = j->picks;
-	int ret;
 
-	/* A stream the worker did not follow to here: where the job starts on it. */
-	for (size_t i = 0; i < r->nstreams; i++) {
-		if (j->start[i] == w->taken[i])
-			continue;
-		if (j->at_page[i] != UINT64_MAX) {
-			ret = replica_seek(r, &w->streams[i], j->at_page[i], j->at_off[i]);
-			if (ret)
-				return ret;
-		}
-		w->taken[i] = j->start[i];
-	}
 	p->o = o;
-	for (uint32_t i = 0; i < j->ntakes; i++) {
-		uint32_t t = j->takes[i];
-		struct stream *s = &w->streams[t & ~PRINTED];
+	for (uint32_t k = 0; k < j->npicks; k++) {
+		const struct carried *c = &j->carried[k];
 		struct line l;
 
-		ret = replica_take(r, s);
-		if (__builtin_expect(ret != 1, 0))
-			return ret < 0 ? ret
-				       : tk_fail(ENODATA, "report threads: a CPU stream ended "
-							  "before its log");
-		w->taken[t & ~PRINTED]++;
-		if (!(t & PRINTED))
-			continue;
-		l.s = s;
-		l.ev = pk->ev;
-		l.comm = pk->comm;
-		l.data = s->rec->data;
-		l.size = s->rec->size;
+		l.s = &r->streams[c->stream];
+		l.ev = c->ev;
+		l.comm = c->comm;
+		l.data = j->bytes + c->off;
+		l.size = c->size;
 		l.pid = record_pid(r, l.data, l.size);
-		l.ts = s->key.ts;
-		l.missed = s->missed;
-		if (__builtin_expect(l.ev && fg_event(r, l.ev->id), 0)) {
-			ret = replay_fg_line(r, w, j, i, (size_t)(pk - j->picks), &l);
-			if (ret < 0)
-				return ret;
-			i += (uint32_t)ret;
-			pk++;
-			continue;
-		}
-		pk++;
-		emit_line(p, &l, false, plain);
+		l.ts = c->ts;
+		l.missed = c->missed;
+		if (__builtin_expect(l.ev && fg_event(r, l.ev->id), 0))
+			carried_fg_line(r, w, j, k, &l);
+		else
+			emit_line(p, &l, false, plain);
 	}
-	return 0;
 }
 
 static bool plain_run(const struct report *r);
 
-static int replay_job(struct report *r, struct worker *w, const struct job *j, struct tk_outbuf *o)
-{
-	if (plain_run(r))
-		return replay_loop(r, w, j, o, PLAIN_SHARED);
-	return replay_loop(r, w, j, o, PLAIN_NO);
-}
-
 static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *slow_lock);
-static struct stream *replicas_new(struct report *r);
-static void replicas_free(struct stream *streams, size_t n);
 
 static void worker_free(void *engine, void *state)
 {
-	struct pool *pool = engine;
 	struct worker *w = state;
 
+	(void)engine;
 	free(w->pr.pcache);
-	free(w->taken);
-	replicas_free(w->streams, pool->r->nstreams);
 	free(w);
 }
 
@@ -2855,16 +2764,11 @@ static void *worker_new(void *engine, struct tk_print_worker *pw)
 
 	if (!w)
 		return NULL;
-	w->taken = tk_line_calloc(r->nstreams, sizeof(*w->taken));
-	w->streams = replicas_new(r);
-	if (!w->taken || !w->streams || printer_init(&w->pr, r, &pool->pp->slow_lock)) {
+	if (printer_init(&w->pr, r, &pool->pp->slow_lock)) {
 		worker_free(pool, w);
 		return NULL;
 	}
 	w->pr.memo = pw->memo;
-	/* No replica holds a record yet: the first job on each stream seeks. */
-	for (size_t i = 0; i < r->nstreams; i++)
-		w->taken[i] = UINT64_MAX;
 	return w;
 }
 
@@ -2873,13 +2777,16 @@ static int worker_replay(void *engine, struct tk_print_worker *pw, size_t slot,
 {
 	struct pool *pool = engine;
 
-	return replay_job(pool->r, pw->state, &pool->jobs[slot], text);
+	struct worker *w = pw->state;
+
+	if (plain_run(pool->r))
+		carried_loop(pool->r, w, &pool->jobs[slot], text, PLAIN_SHARED);
+	else
+		carried_loop(pool->r, w, &pool->jobs[slot], text, PLAIN_NO);
+	return 0;
 }
 
-/*
- * A job starts: printed inline when every worker has enough waiting,
- * logged otherwise. The log records where the job starts on each stream.
- */
+/* A job starts: printed inline when every worker has enough waiting, carried otherwise. */
 static void job_begin(void *engine, size_t slot, bool printed_inline, struct tk_outbuf *merge_out)
 {
 	struct pool *pool = engine;
@@ -2888,28 +2795,19 @@ static void job_begin(void *engine, size_t slot, bool printed_inline, struct tk_
 
 	j->ntakes = 0;
 	j->npicks = 0;
-	for (size_t i = 0; i < r->nstreams; i++) {
-		const struct stream *s = &r->streams[i];
-
-		j->start[i] = s->events;
-		j->at_page[i] = s->live ? s->page_off : UINT64_MAX;
-		j->at_off[i] = s->live ? s->rec->offset : 0;
-	}
+	j->nbytes = 0;
 	r->pr.o = merge_out;
 	pool->cur = j;
 	pool->cur_inline = printed_inline;
 }
 
-/* The job is complete: the last takes of its log. */
+/* The job is complete: whether it took any record. */
 static bool job_end(void *engine, size_t slot, struct tk_outbuf *merge_out)
 {
 	struct pool *pool = engine;
 	struct job *j = &pool->jobs[slot];
 
 	(void)merge_out;
-	if (j->ntakes % 4)
-		tk_store_word_past_cache((uint64_t *)j->takes + j->ntakes / 4, pool->take_word);
-	pool->take_word = 0;
 	return j->ntakes != 0;
 }
 
@@ -2920,6 +2818,57 @@ static const struct tk_print_ops report_pool_ops = {
 	.replay = worker_replay,
 	.worker_free = worker_free,
 };
+
+/* Room for @need more bytes in carried job @j; false (and the run fails) out of memory. */
+static bool __attribute__((noinline)) carry_grow(struct pool *pool, struct job *j, size_t need)
+{
+	size_t cap = j->cap * 2 > j->nbytes + need ? j->cap * 2 : j->nbytes + need;
+	uint8_t *b = realloc(j->bytes, cap);
+
+	if (!b) {
+		pool->r->nomem = true;
+		return false;
+	}
+	j->bytes = b;
+	j->cap = cap;
+	return true;
+}
+
+/* @n bytes of @src onto carried job @j's bytes, 8-aligned, past the cache. */
+static inline __attribute__((always_inline)) void carry_bytes(struct job *j, const void *src,
+							      uint32_t n)
+{
+	memcpy(j->bytes + j->nbytes, src, n);
+	j->nbytes += ((size_t)n + 7) & ~(size_t)7;
+}
+
+/* Line @l, taken from @s, into carried job @j (see struct carried). */
+static inline __attribute__((always_inline)) void
+carry_line(struct pool *pool, struct job *j, const struct stream *s, const struct line *l, bool fg)
+{
+	const struct printer *p = &pool->r->pr;
+	uint32_t exit_size = fg && p->fg_exit ? p->fg_exit_size : 0;
+	size_t need = (((size_t)l->size + 7) & ~(size_t)7) + (((size_t)exit_size + 7) & ~(size_t)7);
+	struct carried c;
+
+	if (__builtin_expect(j->nbytes + need > j->cap, 0) && !carry_grow(pool, j, need))
+		return;
+	memset(&c, 0, sizeof(c));
+	c.ev = l->ev;
+	c.comm = l->comm;
+	c.ts = l->ts;
+	c.missed = l->missed;
+	c.off = (uint32_t)j->nbytes;
+	c.size = l->size;
+	c.stream = (uint16_t)s->key.order;
+	carry_bytes(j, l->data, l->size);
+	if (__builtin_expect(exit_size, 0)) {
+		c.exit_off = (uint32_t)j->nbytes;
+		c.exit_size = (uint16_t)exit_size;
+		carry_bytes(j, p->fg_exit, exit_size);
+	}
+	tk_store_past_cache(&j->carried[j->npicks++], &c, sizeof(c));
+}
 
 /*
  * One record the merge took from @s, with its line @l (NULL: it prints
@@ -2933,24 +2882,8 @@ pool_take(struct pool *pool, const struct stream *s, const struct line *l, bool 
 	if (pool->cur_inline) {
 		if (l)
 			emit_line(&pool->r->pr, l, fg, plain);
-	} else {
-		/* Four takes to a word, little-endian as the worker reads them back. */
-		uint64_t t = s->key.order | (l ? PRINTED : 0);
-
-		pool->take_word |= t << (16 * (j->ntakes % 4));
-		if (j->ntakes % 4 == 3) {
-			tk_store_word_past_cache((uint64_t *)j->takes + j->ntakes / 4,
-						 pool->take_word);
-			pool->take_word = 0;
-		}
-		if (l) {
-			struct pick pk;
-
-			memset(&pk, 0, sizeof(pk));
-			pk.ev = l->ev;
-			pk.comm = l->comm;
-			tk_store_past_cache(&j->picks[j->npicks++], &pk, sizeof(pk));
-		}
+	} else if (l) {
+		carry_line(pool, j, s, l, fg);
 	}
 	j->ntakes++;
 }
@@ -2960,19 +2893,10 @@ static inline __attribute__((always_inline)) bool pool_job_full(const struct poo
 {
 	const struct job *j = pool->cur;
 
-	return __builtin_expect(j->ntakes >= JOB_RECORDS ||
+	return __builtin_expect(j->ntakes >= JOB_RECORDS || j->nbytes >= JOB_BYTES ||
 					(pool->cur_inline && !(j->ntakes % JOB_CHECK) &&
 					 tk_print_pool_starving(pool->pp)),
 				0);
-}
-
-static void replicas_free(struct stream *streams, size_t n)
-{
-	for (size_t i = 0; streams && i < n; i++) {
-		tk_dat_cpu_reader_free(streams[i].rd);
-		free(streams[i].recs);
-	}
-	free(streams);
 }
 
 /* The merge's printer prints alone again: into the report's output, nothing shared. */
@@ -2990,12 +2914,9 @@ static void pool_free(struct pool *pool)
 		return;
 	tk_print_pool_free(pool->pp);
 	for (size_t i = 0; pool->jobs && i < pool->njobs; i++) {
-		free(pool->jobs[i].takes);
-		free(pool->jobs[i].picks);
-		free(pool->jobs[i].start);
-		free(pool->jobs[i].at_page);
-		free(pool->jobs[i].at_off);
 		free(pool->jobs[i].fn_slots);
+		free(pool->jobs[i].carried);
+		free(pool->jobs[i].bytes);
 	}
 	free(pool->jobs);
 	free(pool);
@@ -3025,53 +2946,9 @@ static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *sl
 }
 
 /*
- * A worker's copies of the merge's streams: readers of the same CPU data,
- * not positioned (the worker's first job on each seeks where its log says).
- * NULL on failure.
- */
-static struct stream *replicas_new(struct report *r)
-{
-	struct stream *c = tk_line_calloc(r->nstreams, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	for (size_t i = 0; i < r->nstreams; i++) {
-		const struct stream *m = &r->streams[i];
-		struct stream *s = &c[i];
-
-		s->buf = m->buf;
-		s->buffer = m->buffer;
-		s->cpu = m->cpu;
-		s->key.order = m->key.order;
-		memcpy(s->cpu_text, m->cpu_text, sizeof(s->cpu_text));
-		s->cpu_len = m->cpu_len;
-		s->data_offset = m->data_offset;
-		s->page_off = UINT64_MAX;
-		s->file_base = m->file_base;
-		s->cpu_index = m->cpu_index;
-		s->size = m->size;
-		s->replica = true;
-		s->recs = tk_line_calloc(BATCH, sizeof(*s->recs));
-		s->rd = s->recs ? tk_dat_cpu_reader_new(r->dat, m->buffer, m->cpu_index) : NULL;
-		if (!s->rd)
-			goto fail;
-	}
-	return c;
-fail:
-	replicas_free(c, r->nstreams);
-	return NULL;
-}
-
-/* Whether workers can replay this run's streams (see the notes on threads). */
-static bool replayable(const struct report *r)
-{
-	return r->nstreams <= MAX_REPLAY_STREAMS;
-}
-
-/*
  * @threads printers (the merge thread and threads - 1 workers), or NULL
  * when one thread prints (asked for, or a mode that prints in the merge:
- * --stat, --json, -l, -R, --slow, --fallbacks, --sym; compressed data; or
+ * --stat, --json, -l, -R, --slow, --fallbacks, --sym; or
  * out of memory or threads, which only costs speed).
  */
 static struct pool *pool_new(struct report *r, unsigned int threads)
@@ -3081,7 +2958,8 @@ static struct pool *pool_new(struct report *r, unsigned int threads)
 
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
-	if (threads < 2 || (r->opts->flags & POOL_NEVER) || r->opts->line_hook || !replayable(r))
+	if (threads < 2 || (r->opts->flags & POOL_NEVER) || r->opts->line_hook ||
+	    r->nstreams > MAX_CARRY_STREAMS)
 		return NULL;
 	pool = tk_line_calloc(1, sizeof(*pool));
 	if (!pool)
@@ -3096,15 +2974,12 @@ static struct pool *pool_new(struct report *r, unsigned int threads)
 	for (size_t i = 0; ok && i < pool->njobs; i++) {
 		struct job *j = &pool->jobs[i];
 
-		/* A funcgraph leaf takes its exit too: one record past JOB_RECORDS, four to a word.
-		 */
-		j->takes = tk_line_alloc(JOB_RECORDS + 4, sizeof(*j->takes));
+		/* A job ends at JOB_RECORDS takes: a funcgraph leaf's exit takes no line. */
+		j->carried = tk_line_alloc(JOB_RECORDS, sizeof(*j->carried));
 		j->fn_slots = tk_line_alloc(JOB_RECORDS, sizeof(*j->fn_slots));
-		j->picks = tk_line_alloc(JOB_RECORDS, sizeof(*j->picks));
-		j->start = tk_line_calloc(r->nstreams, sizeof(*j->start));
-		j->at_page = tk_line_calloc(r->nstreams, sizeof(*j->at_page));
-		j->at_off = tk_line_calloc(r->nstreams, sizeof(*j->at_off));
-		ok = j->takes && j->picks && j->start && j->at_page && j->at_off && j->fn_slots;
+		j->cap = JOB_BYTES + (16u << 10);
+		j->bytes = tk_line_alloc(j->cap, 1);
+		ok = j->carried && j->fn_slots && j->bytes;
 	}
 	if (!ok) {
 		pool_free(pool);
@@ -3123,38 +2998,30 @@ static struct pool *pool_new(struct report *r, unsigned int threads)
 }
 
 /*
- * CPUs this process may run on (sched_getaffinity(): a taskset or cgroup
- * cpuset gives fewer than are online), at least 1.
+ * The default thread count for @bytes of CPU data: tk_report_threads(),
+ * then no more than would find a CPU free now (tk_cores_free(): the CPUs
+ * sched_getaffinity() allows, less the tasks running on others), probed
+ * once a run so that symbols_early() and report_threads() agree.
  */
-static unsigned int usable_cpus(void)
+static unsigned int default_threads(struct report *r, uint64_t bytes)
 {
-	cpu_set_t set;
-	int n;
+	unsigned int n = tk_report_threads(r->opts->threads, bytes);
 
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return 1;
-	n = CPU_COUNT(&set);
-	return n < 1 ? 1 : (unsigned int)n;
+	if (r->opts->threads || n < 2)
+		return n;
+	if (!r->cores)
+		r->cores = tk_cores_free(n);
+	return n > r->cores ? r->cores : n;
 }
 
-/*
- * Threads to run (tk_report_threads()) for the CPU data of the streams
- * shown; by default no more than the CPUs this process may use.
- */
-static unsigned int report_threads(const struct report *r)
+/* Threads to run for the CPU data of the streams shown (default_threads(), or -j). */
+static unsigned int report_threads(struct report *r)
 {
-	unsigned int n, cpus;
 	uint64_t bytes = 0;
 
 	for (size_t i = 0; i < r->nstreams; i++)
 		bytes += r->streams[i].size;
-	n = tk_report_threads(r->opts->threads, bytes);
-	if (!r->opts->threads && n > 1) {
-		cpus = usable_cpus();
-		if (n > cpus)
-			n = cpus;
-	}
-	return n;
+	return default_threads(r, bytes);
 }
 
 /*
@@ -3193,27 +3060,36 @@ static void *symbols_main(void *set)
 
 /*
  * A run that will print on several threads builds the kernel's symbol
- * table (~2 ms for 120 k symbols, more when its pages are new) on a spare
- * core while this one opens the streams and starts the pool: timer, irq
- * and function events print symbols from their first job. What the file's
- * buffers say before the streams exist decides, as report_threads() does
- * later. Return: whether a thread was started into *@thread.
+ * table (~2 ms for 120 k symbols, more when its pages are new: 28 M
+ * instructions) on a spare core while this one goes on: timer, irq and
+ * function events print symbols from their first job. It starts with the
+ * first event whose format may print one (format_wants_symbols(), from
+ * event_get()), so that a run of sched or syscall events, which print
+ * none, does not pay it. What the file's buffers say before the streams
+ * exist decides whether the run will have threads, as report_threads()
+ * does later.
  */
-static bool symbols_early(const struct report *r, pthread_t *thread)
+static void symbols_early(struct report *r)
 {
 	uint64_t bytes = 0;
 
 	if (!r->set->ksym_text || r->set->ksym_built || (r->opts->flags & POOL_NEVER))
-		return false;
+		return;
 	for (size_t b = 0; b < tk_dat_buffer_count(r->dat); b++) {
 		const struct tk_dat_buffer *buf = tk_dat_buffer_get(r->dat, b);
 
 		for (uint32_t c = 0; !buf->latency_text && c < buf->cpu_count; c++)
 			bytes += buf->cpus[c].size;
 	}
-	return tk_report_threads(r->opts->threads, bytes) > 1 &&
-	       (r->opts->threads || usable_cpus() > 1) &&
-	       pthread_create(thread, NULL, symbols_main, r->set) == 0;
+	r->sym_early = default_threads(r, bytes) > 1;
+}
+
+/* The thread of symbols_early(); without one the first lookup builds the table. */
+static void symbols_start(struct report *r)
+{
+	r->sym_started = pthread_create(&r->sym_thread, NULL, symbols_main, r->set) == 0;
+	/* Once is enough: a failed start is not tried again per event. */
+	r->sym_early = false;
 }
 
 /* ------------------------------------------------------------ the run */
@@ -3851,8 +3727,6 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	struct report r;
 	struct tk_report_stats st;
 	struct pool *pool = NULL;
-	pthread_t symbols;
-	bool symbols_started = false;
 	int ret, fret;
 
 	if (!user_opts)
@@ -3880,15 +3754,20 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 		tk_outbuf_release(&r.out);
 		return ret ? ret : fret;
 	}
-	symbols_started = !ret && symbols_early(&r, &symbols);
+	if (!ret)
+		symbols_early(&r);
 	if (!ret)
 		ret = report_open(&r);
 	if (!ret && r.nheap) {
 		unsigned int threads = report_threads(&r);
 
-		/* Compressed data: one of the threads decodes ahead, the rest print. */
+		/*
+		 * Compressed data: a thread decodes ahead beside the printers; a
+		 * worker prints the records the merge carries to it, so it
+		 * decodes no chunk again (see the notes on threads).
+		 */
 		decode_ahead(&r, threads);
-		pool = pool_new(&r, r.pf ? threads - 1 : threads);
+		pool = pool_new(&r, threads);
 	}
 	if (!ret)
 		ret = merge_records(&r, pool);
@@ -3901,8 +3780,8 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	if (stats)
 		*stats = st;
 	report_release(&r);
-	if (symbols_started)
-		pthread_join(symbols, NULL);
+	if (r.sym_started)
+		pthread_join(r.sym_thread, NULL);
 	tk_event_set_free(r.set);
 	tk_outbuf_release(&r.out);
 	return ret;

@@ -248,6 +248,7 @@ struct proc {
  */
 struct time_col {
 	uint64_t lo, span, secs, sec_ns;
+	uint64_t ms_ns, ms_span; /* the text's millisecond (ms_span 0: --ns, or no text yet) */
 	uint8_t len;
 	char text[40]; /* 20 digits of seconds, 9 of fraction: always fits (copy40()) */
 };
@@ -868,14 +869,17 @@ static inline __attribute__((always_inline)) void put_cpu(struct tk_outbuf *out,
 /*
  * "SECS.USECS: " right-aligned in 12 columns (nanoseconds in 15). The
  * text is kept: the other samples of the same microsecond (perf truncates
- * to it) copy it whole, and those of the same second rewrite its fraction.
+ * to it) copy it whole, those of the same millisecond rewrite its last
+ * three digits (time_col_ms(), inline) and those of the same second its
+ * fraction. Sparse events (irq and timer samples microseconds apart) miss
+ * the microsecond on six lines in ten, nearly all within the millisecond.
  */
 static void __attribute__((noinline))
 put_time_miss(struct time_col *tc, struct tk_outbuf *out, bool nsec, uint64_t t)
 {
 	unsigned int digits = nsec ? 9 : 6;
 	uint64_t secs;
-	uint32_t frac;
+	uint32_t frac, frac0;
 	char *p;
 
 	/* Within the second last printed, no 64-bit divide. */
@@ -888,6 +892,7 @@ put_time_miss(struct time_col *tc, struct tk_outbuf *out, bool nsec, uint64_t t)
 	}
 	if (!nsec)
 		frac /= 1000u;
+	frac0 = frac;
 	if (secs != tc->secs || !tc->len) {
 		char buf[48];
 		int n = snprintf(buf, sizeof(buf), "%" PRIu64 ".%0*" PRIu32, secs, (int)digits,
@@ -911,15 +916,38 @@ put_time_miss(struct time_col *tc, struct tk_outbuf *out, bool nsec, uint64_t t)
 	}
 	tc->lo = nsec ? t : t - t % 1000u;
 	tc->span = nsec ? 1 : 1000;
+	tc->ms_ns = tc->sec_ns + (uint64_t)(frac0 - frac0 % 1000u) * 1000u;
+	tc->ms_span = nsec ? 0 : 1000000u;
 	p = room(out, sizeof(tc->text));
 	copy40(p, tc->text);
 	out->len += tc->len;
 }
 
+/*
+ * @t lies in the millisecond of @tc's text (microseconds only): its last
+ * three digits rewritten in place, ~25 instructions where a call to
+ * put_time_miss() cost ~95 (irq-timer's perf.data: 869.6 -> 835.7 M).
+ */
+static inline __attribute__((always_inline)) bool time_col_ms(struct time_col *tc, uint64_t t)
+{
+	uint32_t us;
+	char *p;
+
+	if (t - tc->ms_ns >= tc->ms_span)
+		return false;
+	us = (uint32_t)(t - tc->ms_ns) / 1000u;
+	/* The text ends with the microseconds' last three digits, then ": ". */
+	p = tc->text + tc->len - 5;
+	memcpy(p, tk_dec_pairs + 2 * (us / 10u), 2);
+	p[2] = (char)('0' + us % 10u);
+	tc->lo = tc->ms_ns + us * 1000u;
+	return true;
+}
+
 static inline __attribute__((always_inline)) void
 put_time(struct time_col *tc, struct tk_outbuf *out, bool nsec, uint64_t t)
 {
-	if (t - tc->lo < tc->span) {
+	if (t - tc->lo < tc->span || time_col_ms(tc, t)) {
 		char *o = room(out, sizeof(tc->text));
 
 		copy40(o, tc->text);
@@ -3317,7 +3345,7 @@ static inline int print_direct(struct rep *r, const struct tk_perf_record *rec, 
 	if (e->fields & F_TIME) {
 		uint64_t tm = f->time ? ld64(d + f->time) : 0;
 
-		if (tm - r->tc.lo < r->tc.span) {
+		if (tm - r->tc.lo < r->tc.span || time_col_ms(&r->tc, tm)) {
 			copy40(o, r->tc.text);
 			o += r->tc.len;
 		} else {

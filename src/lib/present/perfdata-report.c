@@ -292,6 +292,9 @@ struct lazy_format {
 	struct tk_perfdata_text text;
 };
 
+/* Samples taken from the reader at once (tk_perfdata_next_samples()): 2 KiB. */
+#define SREF_BATCH 128
+
 /* A direct-mapped memo of event id -> evsel index. */
 #define IDCACHE_SIZE 64
 
@@ -3690,9 +3693,9 @@ static int __attribute__((noinline)) queue_grow(struct rep *r)
 	return 0;
 }
 
-/* Queue a record read in place: the entry points at it in the mapping. */
-static inline __attribute__((always_inline)) int
-enqueue_mapped(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t idx)
+/* Queue the record at @offset of the mapping: the entry points at it there. */
+static inline __attribute__((always_inline)) int enqueue_at(struct rep *r, uint64_t offset,
+							    uint64_t time, int32_t idx)
 {
 	struct qent *e;
 
@@ -3701,7 +3704,7 @@ enqueue_mapped(struct rep *r, const struct tk_perf_record *rec, uint64_t time, i
 	e = &r->q[r->qlen++];
 	e->time = time;
 	e->off = QENT_MAPPED;
-	e->file_offset = rec->offset;
+	e->file_offset = offset;
 	e->evsel = idx;
 	e->compressed = false;
 	if (time > r->max_ts)
@@ -3752,7 +3755,7 @@ enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t 
 {
 	/* The reader's mapping keeps it until close: no copy (a copy's data lies elsewhere). */
 	if (r->map && !rec->compressed && (const uint8_t *)rec->data == r->map + rec->offset)
-		return enqueue_mapped(r, rec, time, idx);
+		return enqueue_at(r, rec->offset, time, idx);
 	return enqueue_copy(r, rec, time, idx);
 }
 
@@ -3828,6 +3831,56 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 	if (ret == 0 && (s.fields & TK_PERF_SAMPLE_TIME) && s.time && s.time != UINT64_MAX)
 		return enqueue(r, rec, s.time, s.attr_index);
 	return deliver(r, rec, -1);
+}
+
+/*
+ * process() for a run of samples of the mapping (tk_perfdata_next_samples()):
+ * one whose event the reader named, prepared, with the fixed layout and a
+ * time is queued from its offset, as process() would queue it; any other
+ * goes through process(). The run holds samples only, so the evsels cannot
+ * change inside it.
+ */
+static int process_srefs(struct rep *r, const struct tk_perf_sref *refs, size_t n)
+{
+	int ret;
+
+	r->st.records += n;
+	r->st.samples += n;
+	if (tk_perfdata_evsel_count(r->pd) != r->file_evsels && ensure_evsels(r))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct tk_perf_sref *s = &refs[i];
+		const uint8_t *d = r->map + s->offset;
+		struct tk_perf_record rec;
+		int32_t idx = s->evsel;
+
+		if (__builtin_expect(idx >= 0 && (size_t)idx < r->nevs && r->evs[idx].ready, 1)) {
+			const struct fast_layout *f = &r->evs[idx].fast;
+
+			if (f->ok && f->time && s->size >= f->min) {
+				uint64_t t = ld64(d + f->time);
+
+				if (t && t != UINT64_MAX) {
+					if (enqueue_at(r, s->offset, t, idx))
+						return -ENOMEM;
+					continue;
+				}
+			}
+		}
+		rec.type = TK_PERF_RECORD_SAMPLE;
+		rec.misc = ld16(d + 4);
+		rec.size = (uint16_t)s->size;
+		rec.offset = s->offset;
+		rec.compressed = false;
+		rec.data = d;
+		rec.extra = NULL;
+		rec.extra_size = 0;
+		rec.extra_offset = 0;
+		ret = process(r, &rec);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* perf's default --max-stack: this machine's kernel.perf_event_max_stack. */
@@ -3908,6 +3961,7 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 {
 	struct tk_perfdata_report_opts opts_copy;
 	const struct tk_perfdata_report_opts *opts = &opts_copy;
+	struct tk_perf_sref srefs[SREF_BATCH];
 	struct tk_perf_record rec;
 	struct rep r;
 	int ret;
@@ -3950,7 +4004,19 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	if (r.map) /* queued records stay where the reader mapped them */
 		tk_perfdata_keep_from(pd, 0);
 	r.pool = ppool_new(&r);
-	while ((ret = tk_perfdata_next(pd, &rec)) == 1) {
+	for (;;) {
+		/* The run of samples the reader hands out at once, then what ends it. */
+		size_t n = r.map ? tk_perfdata_next_samples(pd, srefs, SREF_BATCH) : 0;
+
+		if (n) {
+			ret = process_srefs(&r, srefs, n);
+			if (ret)
+				break;
+			continue;
+		}
+		ret = tk_perfdata_next(pd, &rec);
+		if (ret != 1)
+			break;
 		count_record(&r, &rec);
 		ret = process(&r, &rec);
 		if (ret)

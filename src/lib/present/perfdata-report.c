@@ -3297,7 +3297,8 @@ static int print_read_members(struct rep *r, const struct tk_perf_record *rec, i
  * entry. Return: 1 when done, 0 when print_sample() must do it, or an
  * output error.
  */
-static inline int print_direct(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
+static inline __attribute__((always_inline)) int
+print_direct(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 {
 	const struct rep_evsel *e = &r->evs[idx];
 	const struct fast_layout *f = &e->fast;
@@ -3375,18 +3376,12 @@ static inline int print_direct(struct rep *r, const struct tk_perf_record *rec, 
 	return r->out.error ? r->out.error : 1;
 }
 
-static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
+/* print_sample() past print_direct(): the decoded sample's line, or its event made ready. */
+static int __attribute__((noinline))
+print_sample_slow(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 {
 	struct psample s;
 	int ret;
-
-	if (idx >= 0 && (size_t)idx < r->nevs &&
-	    (r->direct || (r->name_width && !r->filtering && !r->opts->fields && r->ksyms_decided &&
-			   !(r->ksyms_pending && r->evs[idx].ksyms)))) {
-		ret = print_direct(r, rec, idx);
-		if (ret)
-			return ret < 0 ? ret : 0;
-	}
 
 	if (!r->name_width || (idx >= 0 && (size_t)idx >= r->nevs)) {
 		ret = evsels_ready(r);
@@ -3418,6 +3413,26 @@ static int print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t
 	if (r->evs[idx].sample_type & TK_PERF_SAMPLE_READ)
 		return print_read_members(r, rec, idx, &s);
 	return print_sample_line(r, rec, idx, &s);
+}
+
+/*
+ * A sample's line: print_direct() where it can (inline, also in the queue's
+ * delivery loop, where most lines print: deliver()'s register saves and
+ * switch cost ~25 instructions a line), else print_sample_slow().
+ */
+static inline __attribute__((always_inline)) int
+print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
+{
+	int ret;
+
+	if (idx >= 0 && (size_t)idx < r->nevs &&
+	    (r->direct || (r->name_width && !r->filtering && !r->opts->fields && r->ksyms_decided &&
+			   !(r->ksyms_pending && r->evs[idx].ksyms)))) {
+		ret = print_direct(r, rec, idx);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
+	return print_sample_slow(r, rec, idx);
 }
 
 /* Side-band records: names and maps; samples are printed. */
@@ -3626,6 +3641,8 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 	rec.extra = NULL;
 	rec.extra_size = 0;
 	rec.extra_offset = 0;
+	if (rec.type == TK_PERF_RECORD_SAMPLE)
+		return print_sample(r, &rec, q->evsel);
 	return deliver(r, &rec, q->evsel);
 }
 

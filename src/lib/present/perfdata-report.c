@@ -58,6 +58,11 @@
  * when that changes: whether a worker may print the event's lines
  * (log_ok), whether the direct path applies (direct), the "[CPU] " texts
  * (cpu_cols), the name column padded and sized for fixed-size copies.
+ * Per sample, each thing is read once where it can be: the reader hands
+ * out runs of samples with the event their id names (process_srefs()),
+ * which are queued by offset and time alone; the delivery loop prints
+ * them through print_direct() inline; a time in the millisecond of the
+ * line before rewrites three digits of the kept time text.
  *
  * Memory: two rounds of queue entries, and the records they name: read in
  * place from the reader's mapping of the file (which keeps the pages from

@@ -118,6 +118,25 @@ const uint8_t *tk_perfdata_mapping(const struct tk_perfdata *pd, uint64_t *len);
  */
 void tk_perfdata_keep_from(struct tk_perfdata *pd, uint64_t off);
 
+/* A SAMPLE handed out by tk_perfdata_next_samples(): it lies at mapping + @offset. */
+struct tk_perf_sref {
+	uint64_t offset;
+	uint32_t size;
+	int32_t evsel; /* the evsel index tk_perfdata_parse_sample() would give; -1: not known */
+};
+
+/*
+ * Up to @n records at the reader's position that tk_perfdata_next() would
+ * hand out on its fast path, one after the other, as whole aligned SAMPLEs
+ * of the mapping (same checks, same time kept for resync()): for a loop
+ * that reads millions, without a struct tk_perf_record each or a second
+ * lookup of the event. Stops before anything else (tk_perfdata_next()
+ * then hands it out); 0 also when the file is not mapped, the read is
+ * strict, or pipe mode's queue is not drained. @evsel is -1 unless the
+ * sample has exactly its fields' size.
+ */
+size_t tk_perfdata_next_samples(struct tk_perfdata *pd, struct tk_perf_sref *out, size_t n);
+
 /* perf_header_string length for @s: strlen + NUL rounded up to 64. */
 static inline uint32_t tk_perf_string_len(size_t n)
 {

@@ -53,7 +53,11 @@
  *   - The common record, a whole aligned SAMPLE in the window, is handed
  *     out by tk_perfdata_next() itself with next_raw()'s checks for it
  *     (the exact-size test that catches a damaged size, the time kept for
- *     resync()); everything else goes through next_raw().
+ *     resync()); everything else goes through next_raw(). In a mapped
+ *     file tk_perfdata_next_samples() hands out a run of them at once,
+ *     each as its offset, size and the event its id names (found once,
+ *     for the time kept, and given to the caller, who would look it up
+ *     again).
  *   - Metadata objects (evsels, features, build ids) are allocated one by
  *     one and never moved, so pointers handed out stay valid until close
  *     even while pipe mode adds more.
@@ -3043,29 +3047,33 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 	return 1;
 }
 
-/* Keep the time of the sample handed out, for plausible_sample(). */
-static inline void note_time(struct tk_perfdata *pd, const struct tk_perf_record *rec)
+/*
+ * Keep the time of the sample handed out (@p, @size bytes), for
+ * plausible_sample(). Return: the index of the evsel its id names (0 when
+ * there is one), or -1 when none does.
+ */
+static inline long note_time_at(struct tk_perfdata *pd, const uint8_t *p, size_t size)
 {
 	const struct pd_evsel *ev;
 	size_t off;
-	long e;
+	long e = 0;
 
 	if (pd->nr_evsels == 0)
-		return;
+		return -1;
 	ev = pd->evsels[0];
 	if (pd->nr_evsels > 1) {
 		/* As tk_perf_id_offset() places it by evsel 0, without its popcount. */
 		off = pd->sample_id_off;
-		if (!off || off + 8 > rec->size)
-			return;
-		e = find_id(pd, tk_load_u64((const uint8_t *)rec->data + off, false));
+		if (!off || off + 8 > size)
+			return -1;
+		e = find_id(pd, tk_load_u64(p + off, false));
 		if (e < 0)
-			return;
+			return -1;
 		ev = pd->evsels[e];
 	}
 	off = ev->time_off;
-	if (off && off + 8 <= rec->size) {
-		uint64_t t = tk_load_u64((const uint8_t *)rec->data + off, false);
+	if (off && off + 8 <= size) {
+		uint64_t t = tk_load_u64(p + off, false);
 
 		/*
 		 * A time far from the last is taken only when three samples in
@@ -3079,6 +3087,46 @@ static inline void note_time(struct tk_perfdata *pd, const struct tk_perf_record
 			pd->time_rejects = 0;
 		}
 	}
+	return e;
+}
+
+static inline void note_time(struct tk_perfdata *pd, const struct tk_perf_record *rec)
+{
+	note_time_at(pd, rec->data, rec->size);
+}
+
+size_t tk_perfdata_next_samples(struct tk_perfdata *pd, struct tk_perf_sref *out, size_t n)
+{
+	size_t k = 0;
+
+	/* Salvaging only: a strict read takes no time for resync() (tk_perfdata_next()). */
+	if (pd->done || pd->queue_pos < pd->nr_queue || !pd->map || pd->strict)
+		return 0;
+	while (k < n && pd->dend == pd->dstart && pd->end - pd->start >= 8) {
+		const uint8_t *p = pd->buf + pd->start;
+		uint16_t size = tk_load_u16(p + 6, false);
+		bool exact;
+		long e;
+
+		__builtin_prefetch(p + 2048); /* as tk_perfdata_next() */
+		if (tk_load_u32(p, false) != TK_PERF_RECORD_SAMPLE || size < 8 ||
+		    size > pd->end - pd->start || ((uintptr_t)p % 8))
+			break;
+		exact = sample_size_exact(pd, p, size);
+		if (!exact && sample_too_long(pd, p, size))
+			break; /* next_raw() resyncs */
+		out[k].offset = pd->pos;
+		out[k].size = size;
+		in_consume(pd, size);
+		e = note_time_at(pd, p, size);
+		/*
+		 * A sample of exactly its fields' size decodes whole, so the
+		 * event its id names is the one tk_perfdata_parse_sample() gives.
+		 */
+		out[k].evsel = exact ? (int32_t)e : -1;
+		k++;
+	}
+	return k;
 }
 
 int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec)

@@ -1638,6 +1638,147 @@ static void add_feature_bit(const char *path, uint32_t bit)
  * or, in pipe mode, at the id of its HEADER_FEATURE record; the known
  * features after it still decode.
  */
+/*
+ * tk_perfdata_next_samples() hands out what tk_perfdata_next() would, in
+ * the same order: one reader taking runs of samples (then one record by
+ * tk_perfdata_next() when a run ends) against one taking every record
+ * alone, over corpus files and a copy with damaged sample sizes; an
+ * evsel it names is the one tk_perfdata_parse_sample() gives, and both
+ * readers list the same damage.
+ */
+struct seen {
+	uint64_t offset;
+	uint32_t type, size;
+};
+
+static size_t read_alone(const char *path, struct seen *out, size_t cap, size_t *ndamage)
+{
+	struct tk_perfdata *pd = tk_perfdata_open_opts(path, NULL);
+	struct tk_perf_record rec;
+	size_t n = 0;
+
+	assert_non_null(pd);
+	while (tk_perfdata_next(pd, &rec) > 0) {
+		assert_true(n < cap);
+		out[n++] = (struct seen){rec.offset, rec.type, rec.size};
+	}
+	*ndamage = tk_perfdata_damage_count(pd);
+	tk_perfdata_close(pd);
+	return n;
+}
+
+static size_t check_runs(const char *path)
+{
+	enum { CAP = 200000 };
+	struct seen *alone = calloc(CAP, sizeof(*alone));
+	struct tk_perfdata *pd = tk_perfdata_open_opts(path, NULL);
+	struct tk_perf_sref refs[7];
+	struct tk_perf_record rec;
+	size_t nalone, ndamage, i = 0, runs = 0;
+	const uint8_t *map;
+	uint64_t map_len;
+
+	assert_non_null(alone);
+	assert_non_null(pd);
+	nalone = read_alone(path, alone, CAP, &ndamage);
+	map = tk_perfdata_mapping(pd, &map_len);
+	assert_non_null(map);
+	for (;;) {
+		size_t n = tk_perfdata_next_samples(pd, refs, 7);
+
+		runs += n > 0;
+		for (size_t k = 0; k < n; k++, i++) {
+			struct tk_perf_sample s;
+
+			assert_true(i < nalone);
+			assert_int_equal(refs[k].offset, alone[i].offset);
+			assert_int_equal(refs[k].size, alone[i].size);
+			assert_int_equal(alone[i].type, TK_PERF_RECORD_SAMPLE);
+			if (refs[k].evsel < 0)
+				continue;
+			rec = (struct tk_perf_record){
+				.type = TK_PERF_RECORD_SAMPLE,
+				.misc = tk_load_u16(map + refs[k].offset + 4, false),
+				.size = (uint16_t)refs[k].size,
+				.offset = refs[k].offset,
+				.data = map + refs[k].offset};
+			assert_int_equal(tk_perfdata_parse_sample(pd, &rec, &s), 0);
+			assert_int_equal(s.attr_index, refs[k].evsel);
+		}
+		if (n)
+			continue;
+		if (tk_perfdata_next(pd, &rec) <= 0)
+			break;
+		assert_true(i < nalone);
+		assert_int_equal(rec.offset, alone[i].offset);
+		assert_int_equal(rec.type, alone[i].type);
+		assert_int_equal(rec.size, alone[i].size);
+		i++;
+	}
+	assert_int_equal(i, nalone);
+	assert_int_equal(tk_perfdata_damage_count(pd), ndamage);
+	tk_perfdata_close(pd);
+	free(alone);
+	return runs;
+}
+
+static void test_sample_runs(void **state)
+{
+	static const char *const files[] = {"tracepoints.data", "two-events.data",
+					    "kctx-user-ips.data", "group-read-g.data",
+					    "chain-zero.data"};
+	const char *src = getenv("TK_SOURCE_DIR");
+	char path[4096], copy[256];
+	struct tk_perfdata *pd;
+	struct tk_perf_record rec;
+	uint8_t *b;
+	size_t len, hits = 0, runs = 0;
+	FILE *f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/tests/data/perf/%s", src ? src : ".", files[i]);
+		runs += check_runs(path);
+	}
+	assert_true(runs > 0);
+	/* A strict reader takes every record alone (no time kept for resync()). */
+	pd = tk_perfdata_open(path);
+	assert_non_null(pd);
+	assert_int_equal(tk_perfdata_next_samples(pd, &(struct tk_perf_sref){0}, 1), 0);
+	tk_perfdata_close(pd);
+	/* Every 97th sample of a 2 k-sample file 8 bytes longer: resync() between the runs. */
+	snprintf(path, sizeof(path), "%s/tests/data/perf/public-perf42-nokmap.data",
+		 src ? src : ".");
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	len = (size_t)ftell(f);
+	rewind(f);
+	b = malloc(len);
+	assert_non_null(b);
+	assert_int_equal(fread(b, 1, len, f), len);
+	fclose(f);
+	pd = tk_perfdata_open_opts(path, NULL);
+	assert_non_null(pd);
+	for (size_t n = 0; tk_perfdata_next(pd, &rec) > 0;) {
+		if (rec.type == TK_PERF_RECORD_SAMPLE && ++n % 97 == 0) {
+			uint16_t size = (uint16_t)(rec.size + 8);
+
+			memcpy(b + rec.offset + 6, &size, 2);
+			hits++;
+		}
+	}
+	tk_perfdata_close(pd);
+	assert_true(hits > 0);
+	path_of(copy, sizeof(copy), "runs-damaged.data");
+	f = fopen(copy, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, len, f), len);
+	fclose(f);
+	free(b);
+	assert_true(check_runs(copy) > 0);
+}
+
 static void test_unknown_feature(void **state)
 {
 	struct pl nrcpus = {.n = 0}, topo = {.n = 0};
@@ -1723,6 +1864,7 @@ int main(void)
 		cmocka_unit_test(test_features_handmade),
 		cmocka_unit_test(test_features_malformed),
 		cmocka_unit_test(test_unknown_feature),
+		cmocka_unit_test(test_sample_runs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, tk_tmpdir_teardown);

@@ -2459,40 +2459,6 @@ static void ppool_free(struct ppool *pool)
 }
 
 /*
- * Of @want printers, those that would have a core of their own now: a
- * worker that takes turns with the merge on a busy machine costs ~20% more
- * CPU than printing on one thread and gains nothing (bench/README.md,
- * "perf.data read in place"). The CPUs are those this process may run on
- * (sched_getaffinity(): taskset, cpusets), and of them those the runnable
- * tasks of /proc/loadavg (its fourth field, this one included) leave, at
- * the moment of the start; -j N asks for N whatever the load. At least 1.
- */
-static unsigned int cores_free(unsigned int want)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned int running = 0;
-	cpu_set_t set;
-	FILE *f;
-	int n;
-
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) < ncpu)
-		ncpu = CPU_COUNT(&set);
-	if (ncpu < 2)
-		return 1; /* two printers on one CPU take turns: slower than one */
-	f = fopen("/proc/loadavg", "re");
-	if (!f)
-		return (long)want > ncpu ? (unsigned int)ncpu : want;
-	n = fscanf(f, "%*s %*s %*s %u/", &running);
-	fclose(f);
-	if (n != 1 || running < 1)
-		return (long)want > ncpu ? (unsigned int)ncpu : want;
-	/* This process runs the merge: the others leave ncpu - (running - 1) - 1 cores. */
-	if ((long)running - 1 >= ncpu - 1)
-		return 1;
-	return (long)want > ncpu - (long)running + 1 ? (unsigned int)(ncpu - running + 1) : want;
-}
-
-/*
  * Printers to run: tk_report_threads() when every event is a tracepoint
  * without callchains and the file is no pipe, else 1 (see the notes above).
  */
@@ -2519,7 +2485,7 @@ static unsigned int perf_threads(struct rep *r)
 	}
 	threads = tk_report_threads(r->opts->threads, info->data_size);
 	if (!r->opts->threads && threads > 1)
-		threads = cores_free(threads);
+		threads = tk_cores_free(threads); /* the .dat report's rule (handoff.h) */
 	return threads > PMAX_THREADS ? PMAX_THREADS : threads;
 }
 

@@ -371,7 +371,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		if (n > 0 && n <= 64) {
 			for (int i = 0; i < n; i++)
 				snprintf(hex + 2 * i, 3, "%02x", id[i]);
-			b->debug = tk_symbolizer_debug_file(b->uw->sym, hex);
+			b->debug = tk_symbolizer_dwarf_file(b->uw->sym, hex);
 		}
 	}
 	if (!b->debug)

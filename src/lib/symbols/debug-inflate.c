@@ -4,7 +4,7 @@
  * build id in the build-id cache, for the DWARF that names inline frames.
  *
  * Debian's debug files (libc6-dbg's libc: 3.7 MB of compressed sections,
- * ~13 MB inflated) store their .debug_* sections compressed
+ * ~10 MB inflated) store their .debug_* sections compressed
  * (SHF_COMPRESSED). libdw inflates every one of them whole when the file's
  * DWARF is first used (dwarf_begin_elf()): ~230 M instructions for libc,
  * two thirds of a report with inline frames of a profile of 1 300

@@ -62,10 +62,10 @@
  * maps generation (CFI_MEMO); each frame address's step rules, per Dwfl
  * (STEP_RULES, direct-mapped, ~2 MB). Per binary, shared by every
  * process: its resolved file and mapped image, a Dwfl of it alone for its
- * DWARF (libc's is inflated from a compressed debug file: ~230 M
- * instructions, two thirds of a report of 1 300 samples with inline
- * frames, once per run rather than once per process; libdw inflates whole
- * sections, so no unit can be inflated alone), an index of each compile
+ * DWARF (libc's debug file is compressed: libdw inflates it whole, ~230 M
+ * instructions, once per run rather than once per process, unless its
+ * inflated copy in the build-id cache is read instead: find_debuginfo(),
+ * debug-inflate.c), an index of each compile
  * unit's functions by address range, and the inline names of every
  * address asked for (up to INLINE_CACHE_MAX addresses). A sample then
  * costs the rule steps and hash lookups; the text of each frame is kept
@@ -345,7 +345,8 @@ static int bin_map(struct bin *b)
 /*
  * libdwfl asks for DWARF when the binary has none of its own (a stripped
  * library): the debug file of the same build id, as the symbolizer finds
- * it. Only a file whose build id is the binary's is ever handed over.
+ * it, or its inflated copy in the cache (tk_symbolizer_dwarf_file()). Only
+ * a file whose build id is the binary's is ever handed over.
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink_file,

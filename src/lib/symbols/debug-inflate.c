@@ -23,9 +23,10 @@
  * Safety. Made in a temporary file of the same directory, written with
  * fdatasync() and renamed over the name: readers see the whole copy or
  * none, and concurrent makers each rename a complete one. A copy is used
- * only when its build-id note is the one asked for (a file replaced by
- * hand, or by a crash before the rename reached the disk, is ignored and
- * remade). Limits: no copy whose inflated sections exceed INFLATE_MAX;
+ * only when its build-id note is the one asked for and it ends where its
+ * section headers do (copy_is(): a file replaced by hand or cut short is
+ * ignored and remade). Only files in this machine's byte order are copied.
+ * Limits: no copy whose inflated sections exceed INFLATE_MAX;
  * the copies together stay under INFLATE_TOTAL_MAX, the least recently
  * used removed first (each use sets the copy's mtime). Anything that fails
  * (a read-only cache, a full disk, an unknown compression) leaves the
@@ -51,13 +52,45 @@
 #define INFLATE_DIR	  ".tk-inflated"
 #define INFLATE_MAX	  (1ull << 30) /* one copy's inflated sections */
 #define INFLATE_TOTAL_MAX (4ull << 30) /* all copies together */
+/* Copies are made of files in this machine's byte order only (copy_is() reads their header). */
+#define HOST_DATA (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB)
 
-/* Whether @path is an ELF file of build id @bid: the check of every copy before use. */
+/*
+ * Whether @path is a whole copy of build id @bid: the check of every copy
+ * before use. Whole: it ends where its section header table ends, where
+ * write_inflated() puts it (a copy cut short keeps its build-id note,
+ * near the start, but would hand libdw truncated sections).
+ */
 static bool copy_is(const char *path, const char *bid)
 {
 	char hex[TK_BUILD_ID_HEX_MAX];
+	unsigned char eh[sizeof(Elf64_Ehdr)];
+	uint64_t end;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool whole;
 
-	return tk_cache_file_build_id(path, hex) > 0 && !strcmp(hex, bid);
+	if (fd < 0)
+		return false;
+	whole = fstat(fd, &st) == 0 && tk_pread_full(fd, eh, sizeof(eh), 0) == (int64_t)sizeof(eh);
+	close(fd);
+	if (!whole || memcmp(eh, ELFMAG, SELFMAG) || eh[EI_DATA] != HOST_DATA)
+		return false;
+	if (eh[EI_CLASS] == ELFCLASS64) {
+		Elf64_Ehdr h;
+
+		memcpy(&h, eh, sizeof(h));
+		end = h.e_shoff + (uint64_t)h.e_shnum * h.e_shentsize;
+	} else if (eh[EI_CLASS] == ELFCLASS32) {
+		Elf32_Ehdr h;
+
+		memcpy(&h, eh, sizeof(h));
+		end = h.e_shoff + (uint64_t)h.e_shnum * h.e_shentsize;
+	} else {
+		return false;
+	}
+	return end == (uint64_t)st.st_size && tk_cache_file_build_id(path, hex) > 0 &&
+	       !strcmp(hex, bid);
 }
 
 /* Set @path's mtime to now: its last use, for the eviction order. */
@@ -309,7 +342,8 @@ char *tk_debug_inflated(const char *cache_dir, const char *debug, const char *bi
 	ifd = open(debug, O_RDONLY | O_CLOEXEC);
 	elf_version(EV_CURRENT);
 	in = ifd >= 0 ? elf_begin(ifd, ELF_C_READ_MMAP, NULL) : NULL;
-	if (!in || elf_kind(in) != ELF_K_ELF)
+	if (!in || elf_kind(in) != ELF_K_ELF || !elf_getident(in, NULL) ||
+	    elf_getident(in, NULL)[EI_DATA] != HOST_DATA)
 		goto out;
 	{
 		/* Nothing compressed (an upstream build's debug file): libdw reads it as it is. */

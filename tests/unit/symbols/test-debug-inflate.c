@@ -259,12 +259,24 @@ static void test_wrong_build_id_replaced(void **state)
 	assert_string_equal(got, stale);
 	check_copy(got);
 	free(got);
-	/* A truncated one likewise. */
+	/* A truncated one likewise, before its note or after it. */
 	assert_int_equal(truncate(stale, 100), 0);
 	got = tk_debug_inflated(cache, debug, bid);
 	assert_non_null(got);
 	check_copy(got);
 	free(got);
+	{
+		struct stat st1, st2;
+
+		assert_int_equal(stat(stale, &st1), 0);
+		assert_int_equal(truncate(stale, st1.st_size / 2), 0);
+		got = tk_debug_inflated(cache, debug, bid);
+		assert_non_null(got);
+		assert_int_equal(stat(got, &st2), 0);
+		assert_int_equal(st2.st_size, st1.st_size);
+		check_copy(got);
+		free(got);
+	}
 	free(stale);
 	free(cache);
 	free(debug);

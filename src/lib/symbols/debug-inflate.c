@@ -159,7 +159,8 @@ static void make_room(const char *dir, uint64_t need)
 		total += (uint64_t)st.st_size;
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), copy_file_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), copy_file_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (total > INFLATE_TOTAL_MAX && unlink(v[i].path) == 0)
 			total -= (uint64_t)v[i].size;

@@ -23,6 +23,13 @@
  * report now runs ~0.1 s whatever its input, and a shell loop of runs
  * adds exec'd children, whose stacks perf 6.1 unwinds differently from
  * tracekit, on libdwfl as on the rule stepper: not yet reproduced.)
+ * "inline" is where inline frames are the work: a program generated here
+ * (write_inline_src()) of INLINE_KERNELS functions, each a nest of
+ * always_inline functions around a loop, built -O2 -g, sampled at 10 kHz
+ * with dwarf,4096: ~25 k samples at ~6 500 distinct addresses, each
+ * three to five inline frames deep, so that perf script's addr2line
+ * answers thousands of queries (perf runs one addr2line -i -f per binary
+ * and asks it once per distinct address).
  *
  * It records with Debian's perf (perf record -N -e cpu-clock),
  * exits 1 unless tracekit report prints exactly what perf script prints,
@@ -37,7 +44,10 @@
  * maybe a few), the fixed cost of reading the file and loading what one
  * sample needs; and the first quarter of the samples. The marginal cost
  * per sample is (full - quarter) / (samples - quarter's samples): the
- * DWARF and kallsyms loaded on first use are in both runs.
+ * DWARF and kallsyms loaded on first use are in both runs. The untimed
+ * checks leave the inflated copy of libc's debug file in tracekit's
+ * build-id cache (~/.debug/.tk-inflated, debug-inflate.c): every timed
+ * report is a second report, as every timed perf script is.
  *
  * Each line gives the median wall and CPU (user + system, reaped children
  * included: perf's addr2line) time of each, samples per CPU second, the
@@ -107,6 +117,53 @@ static const char prog_src[] =
 	"	free(v);\n"
 	"	return 0;\n"
 	"}\n";
+
+/*
+ * The inline workload's program: INLINE_KERNELS functions work<k>(), each
+ * inlining stage<k>(), which inlines step<k>() twice, whose loop inlines
+ * round<k>() twice, each inlining mix<k>() three times: five frames at
+ * most samples, ~40 distinct addresses per kernel's loop (6 500 in all on
+ * 25 k samples). Constants differ per kernel so that no two bodies fold
+ * into one. main() runs each in turn, argv[1] times.
+ */
+#define INLINE_KERNELS 160
+#define INLINE_ROUNDS  2500
+#define STR_(x)	       #x
+#define STR(x)	       STR_(x)
+
+static int write_inline_src(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs("#include <stdlib.h>\nvolatile unsigned long sink;\n"
+	      "#define AI static inline __attribute__((always_inline))\n",
+	      f);
+	for (int k = 0; k < INLINE_KERNELS; k++)
+		fprintf(f,
+			"AI unsigned long mix%d(unsigned long x) { return (x * %uul) ^ (x >> %d); "
+			"}\n"
+			"AI unsigned long round%d(unsigned long x, unsigned long i)\n"
+			"{ x = mix%d(x + i); x = mix%d(x ^ (i << %d)); return mix%d(x + %dul); }\n"
+			"AI unsigned long step%d(unsigned long x, unsigned long n)\n"
+			"{ for (unsigned long i = 0; i < n; i++) { x = round%d(x, i); "
+			"x = round%d(x ^ %dul, i + 1); } return x; }\n"
+			"AI unsigned long stage%d(unsigned long x, unsigned long n)\n"
+			"{ return step%d(x, n) + step%d(x ^ %dul, n / %d); }\n"
+			"__attribute__((noinline)) unsigned long work%d(unsigned long x, unsigned "
+			"long n)\n{ return stage%d(x, n) ^ (x >> %d); }\n",
+			k, 2654435761u + 2u * (unsigned)k, 3 + k % 29, k, k, k, 1 + k % 7, k,
+			977 + k, k, k, k, 7 + k, k, k, k, k + 7, 2 + k % 3, k, k, k % 13 + 1);
+	fputs("int main(int argc, char **argv)\n{\n"
+	      "\tunsigned long rounds = argc > 1 ? strtoul(argv[1], 0, 0) : 10;\n"
+	      "\tfor (unsigned long r = 0; r < rounds; r++) {\n",
+	      f);
+	for (int k = 0; k < INLINE_KERNELS; k++)
+		fprintf(f, "\t\tsink += work%d(sink + r, 500);\n", k);
+	fputs("\t}\n\treturn 0;\n}\n", f);
+	return fclose(f);
+}
 
 static int run_quiet(char *const argv[])
 {
@@ -227,6 +284,13 @@ static long check_same(const char *tracekit, const char *data, const char *a, co
 	struct run rp = run_tool(time_arg ? psw : ps, a), rt = run_tool(time_arg ? tkw : tk, b);
 	long samples;
 
+	/*
+	 * Reap the addr2line perf left: else the first timed run's wait
+	 * (run_all()) would, and charge its CPU time to whichever tool that is.
+	 */
+	while (wait(NULL) > 0)
+		;
+
 	if (!WIFEXITED(rt.status) || WEXITSTATUS(rt.status)) {
 		errno = 0;
 		die("tracekit report");
@@ -320,7 +384,7 @@ int main(int argc, char **argv)
 	char dir[] = "/tmp/tk-bench-dwarf.XXXXXX", src[128], prog[128], data[128], a[128], b[128],
 	     rounds_arg[32], small[128], big_prog[4200], freq[16];
 	int rounds = 5;
-	bool quick = false, big, lng;
+	bool quick = false, big, lng, inl;
 	long samples, win_samples = 0, head_samples = 0;
 	char window[64] = "", head[64] = "";
 	FILE *f;
@@ -336,11 +400,12 @@ int main(int argc, char **argv)
 			keep = argv[++i];
 		else if (!strcmp(argv[i], "--workload") && i + 1 < argc &&
 			 (!strcmp(argv[i + 1], "big") || !strcmp(argv[i + 1], "small") ||
-			  !strcmp(argv[i + 1], "long")))
+			  !strcmp(argv[i + 1], "long") || !strcmp(argv[i + 1], "inline")))
 			workload = argv[++i];
 		else {
-			fprintf(stderr, "usage: bench-dwarf [--quick] [--workload big|long|small] "
-					"[--tracekit PATH] [--rounds N] [--keep FILE]\n");
+			fprintf(stderr,
+				"usage: bench-dwarf [--quick] [--workload big|long|small|inline] "
+				"[--tracekit PATH] [--rounds N] [--keep FILE]\n");
 			return 2;
 		}
 	}
@@ -350,6 +415,7 @@ int main(int argc, char **argv)
 	}
 	lng = !strcmp(workload, "long");
 	big = !strcmp(workload, "big");
+	inl = !strcmp(workload, "inline");
 	/* perf's orphaned addr2line comes to us: its CPU time is perf's (run_all()). */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (geteuid()) {
@@ -377,11 +443,20 @@ int main(int argc, char **argv)
 	snprintf(a, sizeof(a), "%s/perf.txt", dir);
 	snprintf(b, sizeof(b), "%s/tracekit.txt", dir);
 	snprintf(small, sizeof(small), "%s/small.data", dir);
-	snprintf(rounds_arg, sizeof(rounds_arg), "%d", quick ? 30 : big || lng ? 3000 : 600);
-	snprintf(freq, sizeof(freq), "%d", lng ? 10000 : 4000);
-	f = fopen(src, "w");
-	if (!f || fputs(prog_src, f) < 0 || fclose(f))
-		die(src);
+	snprintf(rounds_arg, sizeof(rounds_arg), "%d",
+		 quick	      ? 30
+		 : inl	      ? INLINE_ROUNDS
+		 : big || lng ? 3000
+			      : 600);
+	snprintf(freq, sizeof(freq), "%d", lng || inl ? 10000 : 4000);
+	if (inl) {
+		if (write_inline_src(src))
+			die(src);
+	} else {
+		f = fopen(src, "w");
+		if (!f || fputs(prog_src, f) < 0 || fclose(f))
+			die(src);
+	}
 	{
 		char *const cc[] = {"cc", "-O2", "-g", "-fomit-frame-pointer",
 				    "-o", prog,	 src,  NULL};
@@ -446,7 +521,10 @@ int main(int argc, char **argv)
 
 		printf("profile (%s%s): %ld samples, %.0f MB, --call-graph %s; texts identical%s%s "
 		       "(%ld samples), %s (%ld)\n",
-		       big ? "tracekit -O2 -g reporting a DWARF profile" : "small program",
+		       big   ? "tracekit -O2 -g reporting a DWARF profile"
+		       : inl ? "generated program, " STR(
+				       INLINE_KERNELS) " functions of inlined chains"
+			     : "small program",
 		       lng ? ", 3 000 rounds at 10 kHz" : "", samples,
 		       stat(data, &st) ? 0.0 : (double)st.st_size / 1e6,
 		       big || lng ? "dwarf (8192)" : "dwarf,4096", quick ? "" : ", also on --time ",

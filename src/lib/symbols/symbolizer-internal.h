@@ -28,6 +28,14 @@ char *tk_symbolizer_binary_file(struct tk_symbolizer *sym, const char *path, con
 char *tk_symbolizer_debug_file(struct tk_symbolizer *sym, const char *build_id);
 
 /*
+ * The file to read @build_id's separate DWARF from: the debug file
+ * tk_symbolizer_debug_file() finds, or in its place its inflated copy in
+ * the local build-id cache when its sections are compressed
+ * (debug-inflate.c), made on first use. NULL when there is no debug file.
+ */
+char *tk_symbolizer_dwarf_file(struct tk_symbolizer *sym, const char *build_id);
+
+/*
  * The kallsyms file that names the kernel of @build_id (hex, or NULL when
  * the file recorded none), by the rule kernel addresses follow: the
  * caller's --kallsyms, this machine's /proc/kallsyms when its kernel is

@@ -92,6 +92,7 @@
 
 #include "cache-internal.h"
 #include "elf-internal.h"
+#include "debug-inflate.h"
 #include "symbolizer-internal.h"
 #include "error.h"
 #include "fsutil.h"
@@ -795,6 +796,19 @@ char *tk_symbolizer_debug_file(struct tk_symbolizer *sym, const char *build_id)
 	free(cand[0]);
 	free(cand[1]);
 	return found;
+}
+
+char *tk_symbolizer_dwarf_file(struct tk_symbolizer *sym, const char *build_id)
+{
+	char *debug = tk_symbolizer_debug_file(sym, build_id), *copy;
+
+	/* The local cache only: a --symfs tree is another machine's, read, never written. */
+	copy = debug && sym->cache ? tk_debug_inflated(tk_cache_dir(sym->cache), debug, build_id)
+				   : NULL;
+	if (!copy)
+		return debug;
+	free(debug);
+	return copy;
 }
 
 static int smap_cmp(const void *a, const void *b)

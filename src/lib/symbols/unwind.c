@@ -62,10 +62,10 @@
  * maps generation (CFI_MEMO); each frame address's step rules, per Dwfl
  * (STEP_RULES, direct-mapped, ~2 MB). Per binary, shared by every
  * process: its resolved file and mapped image, a Dwfl of it alone for its
- * DWARF (libc's is inflated from a compressed debug file: ~230 M
- * instructions, two thirds of a report of 1 300 samples with inline
- * frames, once per run rather than once per process; libdw inflates whole
- * sections, so no unit can be inflated alone), an index of each compile
+ * DWARF (libc's debug file is compressed: libdw inflates it whole, ~230 M
+ * instructions, once per run rather than once per process, unless its
+ * inflated copy in the build-id cache is read instead: find_debuginfo(),
+ * debug-inflate.c), an index of each compile
  * unit's functions by address range, and the inline names of every
  * address asked for (up to INLINE_CACHE_MAX addresses). A sample then
  * costs the rule steps and hash lookups; the text of each frame is kept
@@ -112,6 +112,23 @@ struct cu_index {
 	struct cu_range *r;
 };
 
+/* A child of a DIE with a range of code: one per range, in DIE order (die_node_get()). */
+struct die_kid {
+	uint64_t lo, hi;
+	Dwarf_Off off;
+};
+
+/* A DIE that an inline lookup went through: what the lookup needs of it, read once. */
+struct die_node {
+	Dwarf_Off off; /* 0: empty slot */
+	int tag;
+	uint8_t named;	   /* 1: name is set, 2: inner is */
+	const char *name;  /* die_name() */
+	const char *inner; /* inner_name() */
+	uint32_t nkids;
+	struct die_kid *kids;
+};
+
 /* A mapped binary: path and recorded build id, and what was found for them. */
 struct bin {
 	struct tk_unwind *uw;
@@ -126,6 +143,8 @@ struct bin {
 	Dwfl_Module *inl_mod;
 	struct cu_index *cus; /* open addressing by unit offset (cu_index_get()) */
 	size_t cu_cap, ncus;
+	struct die_node *nodes; /* open addressing by DIE offset (die_node_get()) */
+	size_t node_cap, nnodes;
 	signed char debug_frame; /* the file has .debug_frame: 1, has not: -1, unknown: 0 */
 	const uint8_t *image;	 /* the file, mapped on the first memory read from it */
 	size_t size;
@@ -271,6 +290,9 @@ void tk_unwind_free(struct tk_unwind *uw)
 		for (size_t k = 0; k < uw->bins[i]->cu_cap; k++)
 			free(uw->bins[i]->cus[k].r);
 		free(uw->bins[i]->cus);
+		for (size_t k = 0; k < uw->bins[i]->node_cap; k++)
+			free(uw->bins[i]->nodes[k].kids);
+		free(uw->bins[i]->nodes);
 		if (uw->bins[i]->inl_dwfl)
 			dwfl_end(uw->bins[i]->inl_dwfl);
 		if (uw->bins[i]->image)
@@ -356,7 +378,8 @@ static int bin_map(struct bin *b)
 /*
  * libdwfl asks for DWARF when the binary has none of its own (a stripped
  * library): the debug file of the same build id, as the symbolizer finds
- * it. Only a file whose build id is the binary's is ever handed over.
+ * it, or its inflated copy in the cache (tk_symbolizer_dwarf_file()). Only
+ * a file whose build id is the binary's is ever handed over.
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink_file,
@@ -382,7 +405,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		if (n > 0 && n <= 64) {
 			for (int i = 0; i < n; i++)
 				snprintf(hex + 2 * i, 3, "%02x", id[i]);
-			b->debug = tk_symbolizer_debug_file(b->uw->sym, hex);
+			b->debug = tk_symbolizer_dwarf_file(b->uw->sym, hex);
 		}
 	}
 	if (!b->debug)
@@ -1345,20 +1368,130 @@ static struct cu_index *cu_index_get(struct bin *b, Dwarf_Die *cu)
 	return &b->cus[j];
 }
 
+static uint64_t node_hash(Dwarf_Off off, size_t cap)
+{
+	return (off * 0x9e3779b97f4a7c15ull >> 17) & (cap - 1);
+}
+
+/* Read @n's tag and its children's ranges from the DIE at @n->off; -ENOMEM. */
+static int die_node_fill(struct die_node *n, Dwarf *dw)
+{
+	Dwarf_Die die, c;
+	uint32_t cap = 0;
+
+	if (!dwarf_offdie(dw, n->off, &die)) {
+		n->tag = -1;
+		return 0;
+	}
+	n->tag = dwarf_tag(&die);
+	if (dwarf_child(&die, &c) != 0)
+		return 0;
+	do {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t o = 0;
+
+		while ((o = dwarf_ranges(&c, o, &base, &lo, &hi)) > 0) {
+			if (n->nkids == cap) {
+				struct die_kid *nk;
+
+				cap = cap ? 2 * cap : 8;
+				nk = realloc(n->kids, cap * sizeof(*nk));
+				if (!nk)
+					return -ENOMEM;
+				n->kids = nk;
+			}
+			n->kids[n->nkids].lo = lo;
+			n->kids[n->nkids].hi = hi;
+			n->kids[n->nkids].off = dwarf_dieoffset(&c);
+			n->nkids++;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return 0;
+}
+
+/*
+ * @b's node of the DIE at @off, read on first use; NULL on ENOMEM. The
+ * pointer holds until the next call (the table grows).
+ */
+static struct die_node *die_node_get(struct bin *b, Dwarf *dw, Dwarf_Off off)
+{
+	size_t j;
+
+	if ((b->nnodes + 1) * 2 > b->node_cap) {
+		size_t cap = b->node_cap ? 2 * b->node_cap : 1024;
+		struct die_node *t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < b->node_cap; i++) {
+			if (!b->nodes[i].off)
+				continue;
+			j = node_hash(b->nodes[i].off, cap);
+			while (t[j].off)
+				j = (j + 1) & (cap - 1);
+			t[j] = b->nodes[i];
+		}
+		free(b->nodes);
+		b->nodes = t;
+		b->node_cap = cap;
+	}
+	j = node_hash(off, b->node_cap);
+	while (b->nodes[j].off) {
+		if (b->nodes[j].off == off)
+			return &b->nodes[j];
+		j = (j + 1) & (b->node_cap - 1);
+	}
+	b->nodes[j].off = off;
+	b->nnodes++;
+	if (die_node_fill(&b->nodes[j], dw) < 0) {
+		/* Keep the slot (its offset is taken) but say what is missing. */
+		free(b->nodes[j].kids);
+		b->nodes[j].kids = NULL;
+		b->nodes[j].nkids = 0;
+		b->nodes[j].tag = -1;
+		return NULL;
+	}
+	return &b->nodes[j];
+}
+
+/* @n's name as an outer (@inner false: die_name()) or the innermost function (inner_name()). */
+static const char *die_node_name(struct die_node *n, Dwarf *dw, bool inner)
+{
+	Dwarf_Die die;
+
+	if (!(n->named & (inner ? 2 : 1))) {
+		n->named |= inner ? 2 : 1;
+		if (!dwarf_offdie(dw, n->off, &die))
+			return NULL;
+		if (inner)
+			n->inner = inner_name(&die);
+		else
+			n->name = die_name(&die);
+	}
+	return inner ? n->inner : n->name;
+}
+
 /*
  * The names of the functions at @pc (the unit's address) as inl_scan()
  * gives them, from @ci: the first of the unit's children (in DIE order)
  * that covers @pc, then down its tree the first child covering @pc at
  * each level: the path dwarf_getscopes() walks, without visiting the
  * whole unit for every address (it was a fifth of a report with inline
- * frames). 1 when @pc is in no function, 0 or -ENOMEM when named.
+ * frames). Each DIE on the way is read once per binary (die_node_get()):
+ * its tag, its names and its children's ranges, so that the next address
+ * under it costs range compares, not libdw's attribute decoding (which
+ * was half of a report of 6 500 addresses five inline frames deep).
+ * 1 when @pc is in no function, 0 or -ENOMEM when named.
  */
-static int inl_scan_indexed(const struct cu_index *ci, Dwarf *dw, uint64_t pc, struct inl *e)
+static int inl_scan_indexed(struct bin *b, const struct cu_index *ci, Dwarf *dw, uint64_t pc,
+			    struct inl *e)
 {
-	Dwarf_Die path[INLINE_MAX_NEST * 2], top;
+	Dwarf_Off path[INLINE_MAX_NEST * 2];
+	int tags[INLINE_MAX_NEST * 2];
 	const struct cu_range *best = NULL;
 	size_t lo = 0, hi = ci->n;
 	int depth = 0, k, ret = 0;
+	struct die_node *n;
 
 	/* The last range starting at or below @pc, then back while one may still cover it. */
 	while (lo < hi) {
@@ -1372,40 +1505,42 @@ static int inl_scan_indexed(const struct cu_index *ci, Dwarf *dw, uint64_t pc, s
 	for (size_t i = lo; i-- > 0 && ci->r[i].hi_max > pc;)
 		if (pc < ci->r[i].hi && (!best || ci->r[i].order < best->order))
 			best = &ci->r[i];
-	if (!best || !dwarf_offdie(dw, best->die, &top))
+	if (!best)
 		return 1;
-	path[0] = top;
+	n = die_node_get(b, dw, best->die);
+	if (!n)
+		return -ENOMEM;
+	if (n->tag < 0)
+		return 1;
+	path[0] = best->die;
+	tags[0] = n->tag;
 	while (depth + 1 < (int)(sizeof(path) / sizeof(path[0]))) {
-		Dwarf_Die c;
-		bool found = false;
+		const struct die_kid *kid = NULL;
 
-		if (dwarf_child(&path[depth], &c) == 0) {
-			do {
-				if (dwarf_haspc(&c, pc) > 0) {
-					found = true;
-					break;
-				}
-			} while (dwarf_siblingof(&c, &c) == 0);
-		}
-		if (!found)
+		for (uint32_t i = 0; i < n->nkids && !kid; i++)
+			if (pc >= n->kids[i].lo && pc < n->kids[i].hi)
+				kid = &n->kids[i];
+		if (!kid)
 			break;
-		path[++depth] = c;
+		path[++depth] = kid->off;
+		n = die_node_get(b, dw, kid->off);
+		if (!n)
+			return -ENOMEM;
+		tags[depth] = n->tag;
 	}
-	for (k = depth; k >= 0; k--) {
-		int tag = dwarf_tag(&path[k]);
-
-		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
+	for (k = depth; k >= 0; k--)
+		if (tags[k] == DW_TAG_subprogram || tags[k] == DW_TAG_inlined_subroutine)
 			break;
-	}
 	if (k < 0)
 		return 1;
 	for (; k >= 0 && e->n < INLINE_MAX_NEST && !ret; k--) {
-		int tag = dwarf_tag(&path[k]);
-
-		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+		if (tags[k] != DW_TAG_subprogram && tags[k] != DW_TAG_inlined_subroutine)
 			continue;
-		ret = inl_add(e, e->n ? die_name(&path[k]) : inner_name(&path[k]));
-		if (tag == DW_TAG_subprogram)
+		n = die_node_get(b, dw, path[k]);
+		if (!n)
+			return -ENOMEM;
+		ret = inl_add(e, die_node_name(n, dw, !e->n));
+		if (tags[k] == DW_TAG_subprogram)
 			break;
 	}
 	return ret;
@@ -1427,7 +1562,7 @@ static int inl_scan(struct bin *b, Dwfl_Module *mod, uint64_t ip, struct inl *e)
 		struct cu_index *ci = cu_index_get(b, cu);
 
 		if (ci && !ci->imports) {
-			ret = inl_scan_indexed(ci, dwarf_cu_getdwarf(cu->cu), ip - bias, e);
+			ret = inl_scan_indexed(b, ci, dwarf_cu_getdwarf(cu->cu), ip - bias, e);
 			if (ret <= 0)
 				return ret;
 			/* A compile unit holds @ip, none of its functions does. */

@@ -4,7 +4,12 @@
  *
  * Records are taken in file order; Perfetto sorts what it reads, and each
  * CPU's records are in time order in a perf.data already (one ring per
- * CPU), which is what the per-CPU bundles need.
+ * CPU), which is what the per-CPU bundles need. The side-band records
+ * (FORK, COMM, MMAP) come from rings of their own, so a sample can precede
+ * in the file the FORK that gave its process its parent: unwinding it then
+ * sees no inherited maps, where tracekit report, which orders by time,
+ * sees the parent's (perf's rule for where an exec'd process finds a
+ * binary's unwind table: unwind_file_low()).
  *   SAMPLE of a tracepoint  its raw payload is an ftrace record: it goes to
  *                           its CPU's bundle like a .dat record, so a
  *                           `perf sched record` file gets CPU tracks
@@ -585,11 +590,22 @@ static int frame_intern(struct perf *p, int32_t pid, uint64_t ip, bool kernel, u
 	return 0;
 }
 
+/* @m's build id as unwind_find_map() gives it to the unwinder, into @hex. */
+static void map_build_id_hex(struct perf *p, const struct map *m, char *hex, size_t cap)
+{
+	const struct tk_perfdata_build_id *b = m->bid_size ? NULL : build_id_of(p, m->path);
+
+	hex[0] = '\0';
+	if (m->bid_size)
+		tk_elf_build_id_hex(m->bid, m->bid_size, hex, cap);
+	else if (b && b->size)
+		tk_elf_build_id_hex(b->id, b->size, hex, cap);
+}
+
 /* A user map of the process being unwound holding @addr (tk_unwind_find_map_fn). */
 static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
 {
 	struct perf *p = ctx;
-	const struct tk_perfdata_build_id *b;
 	struct map *m = map_find(p, p->unwind_pid, addr);
 	int32_t pid = p->unwind_pid;
 
@@ -604,12 +620,7 @@ static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
 	}
 	if (!m)
 		return NULL;
-	p->ubid[0] = '\0';
-	b = m->bid_size ? NULL : build_id_of(p, m->path);
-	if (m->bid_size)
-		tk_elf_build_id_hex(m->bid, m->bid_size, p->ubid, sizeof(p->ubid));
-	else if (b && b->size)
-		tk_elf_build_id_hex(b->id, b->size, p->ubid, sizeof(p->ubid));
+	map_build_id_hex(p, m, p->ubid, sizeof(p->ubid));
 	p->umap.start = m->start;
 	p->umap.end = m->end;
 	p->umap.pgoff = m->pgoff;
@@ -617,6 +628,78 @@ static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
 	p->umap.build_id = p->ubid;
 	p->umap.anon = m->path[0] != '/' && strcmp(m->path, "[vdso]");
 	return &p->umap;
+}
+
+/*
+ * The lowest address of @m that no map of @pidmaps[0..@nearer) nor a map
+ * of @own added after it (index above @at) covers, or @m->end: where perf's
+ * copy of @m starts once newer maps have cut the overlapped part away.
+ */
+static uint64_t map_visible_low(struct perf *p, const struct map *m,
+				const struct pidmap *const *pidmaps, int nearer,
+				const struct pidmap *own, uint32_t at)
+{
+	uint64_t low = m->start;
+	bool moved = true;
+
+	while (moved && low < m->end) {
+		moved = false;
+		for (int d = 0; d <= nearer && !moved; d++) {
+			const struct pidmap *pm = d < nearer ? pidmaps[d] : own;
+
+			for (uint32_t i = d < nearer ? 0 : at + 1; pm && i < pm->n; i++) {
+				const struct map *o = &p->maps[pm->idx[i]];
+
+				if (o->start <= low && low < o->end) {
+					low = o->end;
+					moved = true;
+					break;
+				}
+			}
+		}
+	}
+	return low;
+}
+
+/*
+ * The lowest start of the unwound process's maps of a file
+ * (tk_unwind_file_low_fn): its own maps and those it inherited (its
+ * parent's, as unwind_find_map() reads them), each from where the maps
+ * added later leave it, as perf's map tree splits an overlapped map. A
+ * process that exec'd keeps the maps of the program before until then.
+ */
+static uint64_t unwind_file_low(void *ctx, const char *path, const char *bid)
+{
+	struct perf *p = ctx;
+	const struct pidmap *chain[9];
+	char hex[TK_BUILD_ID_HEX_MAX];
+	int32_t pid = p->unwind_pid;
+	uint64_t low = 0;
+	int depth = 0;
+
+	for (; depth < 9; depth++) {
+		const struct pft_thread *t = pft_thread_get(p->s, pid);
+
+		chain[depth] = pidmap_get(p, pid, false);
+		if (!t || !t->ppid || t->ppid == pid)
+			break;
+		pid = t->ppid;
+	}
+	for (int d = 0; d <= depth && d < 9; d++)
+		for (uint32_t i = 0; chain[d] && i < chain[d]->n; i++) {
+			const struct map *m = &p->maps[chain[d]->idx[i]];
+			uint64_t start;
+
+			if (strcmp(m->path, path) || (low && m->start >= low))
+				continue;
+			map_build_id_hex(p, m, hex, sizeof(hex));
+			if (strcmp(hex, bid))
+				continue;
+			start = map_visible_low(p, m, chain, d, chain[d], i);
+			if (start < m->end && (!low || start < low))
+				low = start;
+		}
+	return low;
 }
 
 /*
@@ -683,6 +766,7 @@ static int unwind_user(struct perf *p, const struct tk_perf_sample *sm, uint64_t
 	us.stack = sm->stack_user;
 	if (!us.stack_size)
 		return 0;
+	us.file_low = unwind_file_low;
 	p->unwind_pid = (int32_t)sm->pid;
 	return tk_unwind_sample(p->unwind, &us, unwind_find_map, p, ips, max);
 }

@@ -1803,16 +1803,17 @@ int tk_pftrace_write_dat(struct tk_dat *dat, int fd, const char *name,
 			break;
 		if (d->irec < d->nrecs) {
 			d->key.ts = d->recs[d->irec].timestamp;
-		} else {
-			r = dstream_refill(dat, d);
-			if (r < 0)
-				break;
-			if (!r)
-				heap[0] = heap[--nheap];
-			r = 0;
+			tk_merge_heap_fix_top(heap, nheap);
+			continue;
 		}
-		if (nheap)
-			tk_merge_heap_down(heap, nheap, 0);
+		r = dstream_refill(dat, d);
+		if (r < 0)
+			break;
+		if (r)
+			tk_merge_heap_fix_top(heap, nheap);
+		else
+			nheap = tk_merge_heap_pop(heap, nheap);
+		r = 0;
 	}
 	if (!r)
 		r = put_ftrace_stats(&s, dat);

@@ -54,6 +54,16 @@ struct pft_fld {
 	uint32_t off;
 	uint8_t size;
 	uint8_t kind;
+	/*
+	 * The in-place read of a record that holds every such field
+	 * (fld_fast()): the 8 bytes ending at the field's end, shifted down
+	 * by @sh and sign-extended by @sm (the sign bit of a signed field
+	 * under 8 bytes, else 0); @key: the field's key bytes, @klen of them.
+	 */
+	uint8_t sh, klen;
+	uint8_t key[2];
+	uint32_t end8; /* off + size - 8 */
+	uint64_t sm;
 };
 
 struct pft_session {

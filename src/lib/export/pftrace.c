@@ -59,7 +59,14 @@
  *
  * Event formats are parsed when an event id is first met (a kernel has
  * ~2000 formats and a trace uses a few); the ids are found by scanning
- * the formats' "ID:" lines once.
+ * the formats' "ID:" lines once. What a record of the id becomes is
+ * worked out then too: the field offsets, the key bytes, and the size a
+ * record needs to hold every numeric field. A record that has it (all
+ * of them, in a file of our byte order) is written by put_fast(): one
+ * bounds check, each number one 8-byte load ending at the field's end
+ * (fields start after the 8 common bytes, so the load stays inside the
+ * record) and a shift, through a local cursor; the rest by put_slow(),
+ * field by field with their bounds. Both write the same bytes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -192,6 +199,9 @@ struct pft_ev {
 	size_t desc_len;
 	uint64_t
 		in_bundle[8]; /* bundle_describes(): a bundle (by serial, per cpu & 7) holding it */
+	bool fast;	      /* a record of @need bytes or more goes through put_fast() */
+	uint32_t need;
+	uint8_t mkey[4], mkey_len; /* the key of its message in FtraceEvent */
 };
 
 /* CompactSched's packed arrays and their field numbers. */
@@ -500,14 +510,53 @@ static bool pointer(const struct tk_event_field *f)
 
 static struct pft_fld fld_of(const struct tk_event_field *f, bool fixed)
 {
-	struct pft_fld d = {0, 0, FK_OTHER};
+	struct pft_fld d = {.kind = FK_OTHER};
 
 	if (f && !f->is_string && numeric(f)) {
 		d.off = f->offset;
 		d.size = (uint8_t)f->size;
 		d.kind = fixed && pointer(f) ? FK_FIXED : f->is_signed ? FK_SIGNED : FK_UNSIGNED;
+		d.sh = (uint8_t)(64 - 8 * d.size);
+		d.end8 = d.off + d.size - 8; /* used only when off + size >= 8 */
+		d.sm = d.kind == FK_SIGNED && d.size < 8 ? 1ull << (8 * d.size - 1) : 0;
 	}
 	return d;
+}
+
+/*
+ * Whether the records of @e can go through put_fast() (and the compact
+ * ones read their numbers by fld_fast()): the records in our byte order,
+ * common_pid read in place, and every numeric field of @fl (@n, with the
+ * field numbers @nums, or 1..n when NULL) ending 8 bytes or more into the
+ * record, so that the 8-byte load ending at its end stays inside. @e->need
+ * is then the size a record needs for all of them, checked once a record.
+ */
+static void ev_fast(const struct pft_session *s, struct pft_ev *e, struct pft_fld *fl, size_t n,
+		    const uint8_t *nums, uint32_t msg_num)
+{
+	uint32_t pid_end = s->pid_fld.off + s->pid_fld.size;
+
+	e->fast = !s->swap && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && s->common == 1 &&
+		  s->pid_fld.kind != FK_OTHER && pid_end >= 8 && msg_num < (1u << 21);
+	e->need = pid_end;
+	e->mkey_len = (uint8_t)pb_put_varint_at(e->mkey, (uint64_t)msg_num << 3 | PB_LEN);
+	for (size_t i = 0; i < n && e->fast; i++) {
+		struct pft_fld *f = &fl[i];
+		uint32_t num = nums ? nums[i] : (uint32_t)i + 1;
+		unsigned int wire = f->kind != FK_FIXED ? PB_VARINT
+				    : f->size == 8	? PB_I64
+							: PB_I32;
+
+		if (f->kind == FK_OTHER)
+			continue;
+		if (num >= (1u << 11) || f->off + f->size < 8) {
+			e->fast = false;
+			break;
+		}
+		f->klen = (uint8_t)pb_put_varint_at(f->key, num << 3 | wire);
+		if (f->off + f->size > e->need)
+			e->need = f->off + f->size;
+	}
 }
 
 /* The compact encoding needs these fields, numeric (the comms as strings). */
@@ -631,6 +680,11 @@ static struct pft_ev *ev_build(struct pft_session *s, int id)
 		}
 		for (int k = 0; k < 32; k++)
 			e->fld[k] = fld_of(e->fields[k], false);
+		ev_fast(s, e, e->fld,
+			e->kind == EV_TYPED    ? e->nfields
+			: e->kind == EV_SWITCH ? 3
+					       : 5,
+			e->nums, e->num);
 		return e;
 	}
 	e->name_len = (uint32_t)strlen(tk_event_name(ev));
@@ -650,6 +704,8 @@ static struct pft_ev *ev_build(struct pft_session *s, int id)
 	}
 	if (e->nall < 32 && s->next_field_id <= LAST_FIELD_ID && describe(s, e) < 0)
 		goto nomem;
+	if (e->field_id)
+		ev_fast(s, e, e->all_fld, e->nall, NULL, e->field_id);
 	return e;
 nomem:
 	free(e->all);
@@ -728,6 +784,19 @@ static inline uint64_t fld_u64(const struct pft_session *s, struct pft_fld f, co
 		v = (uint64_t)((int64_t)(v << shift) >> shift);
 	}
 	return v;
+}
+
+/*
+ * fld_u64() for a record that holds the field 8 bytes or more from its
+ * start, in our byte order (ev_fast() says when): one load and no branch.
+ */
+static inline uint64_t fld_fast(const struct pft_fld *f, const void *data)
+{
+	uint64_t x;
+
+	memcpy(&x, (const uint8_t *)data + f->end8, 8);
+	x >>= f->sh;
+	return (x ^ f->sm) - f->sm;
 }
 
 /* A string field's text, cut at its NUL; "" when it does not read. */
@@ -933,6 +1002,14 @@ static inline void cs_put(struct pft_cpu *c, int i, uint64_t v)
 	c->cs_len += c->cs[i].len - before;
 }
 
+/* Field @k of a compact event: in place when the record holds all of them. */
+static inline uint64_t cs_field(const struct pft_session *s, const struct pft_ev *e, int k,
+				const void *data, uint32_t size)
+{
+	return e->fast && size >= e->need ? fld_fast(&e->fld[k], data)
+					  : fld_u64(s, e->fld[k], data, size);
+}
+
 static int put_switch(struct pft_session *s, struct pft_cpu *c, const struct pft_ev *e, uint64_t ts,
 		      const void *data, uint32_t size)
 {
@@ -942,9 +1019,9 @@ static int put_switch(struct pft_session *s, struct pft_cpu *c, const struct pft
 		return 1;
 	cs_put(c, CS_SW_TS, ts - c->last_sw);
 	c->last_sw = ts;
-	cs_put(c, CS_SW_STATE, fld_u64(s, e->fld[0], data, size));
-	cs_put(c, CS_SW_PID, fld_u64(s, e->fld[1], data, size));
-	cs_put(c, CS_SW_PRIO, fld_u64(s, e->fld[2], data, size));
+	cs_put(c, CS_SW_STATE, cs_field(s, e, 0, data, size));
+	cs_put(c, CS_SW_PID, cs_field(s, e, 1, data, size));
+	cs_put(c, CS_SW_PRIO, cs_field(s, e, 2, data, size));
 	cs_put(c, CS_SW_COMM, (uint64_t)idx);
 	c->nsw++;
 	return 0;
@@ -959,12 +1036,73 @@ static int put_waking(struct pft_session *s, struct pft_cpu *c, const struct pft
 		return 1;
 	cs_put(c, CS_WK_TS, ts - c->last_wk);
 	c->last_wk = ts;
-	cs_put(c, CS_WK_PID, fld_u64(s, e->fld[0], data, size));
-	cs_put(c, CS_WK_CPU, fld_u64(s, e->fld[1], data, size));
-	cs_put(c, CS_WK_PRIO, fld_u64(s, e->fld[2], data, size));
+	cs_put(c, CS_WK_PID, cs_field(s, e, 0, data, size));
+	cs_put(c, CS_WK_CPU, cs_field(s, e, 1, data, size));
+	cs_put(c, CS_WK_PRIO, cs_field(s, e, 2, data, size));
 	cs_put(c, CS_WK_COMM, (uint64_t)idx);
-	cs_put(c, CS_WK_FLAGS, e->fields[4] ? fld_u64(s, e->fld[4], data, size) : 0);
+	cs_put(c, CS_WK_FLAGS, e->fields[4] ? cs_field(s, e, 4, data, size) : 0);
 	c->nwk++;
+	return 0;
+}
+
+/*
+ * A typed or self-described record whose numeric fields all lie inside it
+ * (ev_fast()), with room made for its numbers: written through a local
+ * cursor, the keys copied as worked out per event and every number read by
+ * fld_fast(). The buffer's length is stored only around the other fields
+ * (strings, arrays), which put_field() and put_value() write as the slow
+ * path does: the bytes are the same.
+ */
+static int put_fast(struct pft_session *s, struct pft_cpu *c, const struct pft_ev *e, uint64_t ts,
+		    const uint8_t *data, uint32_t size)
+{
+	struct tk_bytebuf *b = &c->ev;
+	const bool typed_ev = e->kind == EV_TYPED;
+	const struct pft_fld *fl = typed_ev ? e->fld : e->all_fld;
+	const size_t nf = typed_ev ? e->nfields : e->nall;
+	uint8_t *p = b->data + b->len;
+	size_t fe, msg;
+
+	*p++ = FB_EVENT << 3 | PB_LEN;
+	*p++ = 0;
+	fe = (size_t)(p - b->data);
+	*p++ = FE_TIMESTAMP << 3 | PB_VARINT;
+	p += pb_put_varint_at(p, ts);
+	*p++ = FE_PID << 3 | PB_VARINT;
+	p += pb_put_varint_at(p, (uint32_t)fld_fast(&s->pid_fld, data));
+	memcpy(p, e->mkey, 4);
+	p += e->mkey_len;
+	*p++ = 0;
+	msg = (size_t)(p - b->data);
+	for (size_t i = 0; i < nf; i++) {
+		const struct pft_fld *f = &fl[i];
+
+		if (f->kind == FK_OTHER) {
+			b->len = (size_t)(p - b->data);
+			if (typed_ev)
+				put_field(s, b, e->nums[i], e->fields[i], data, size);
+			else
+				put_value(s, b, e->all[i], (uint32_t)i + 1, (uint32_t)i + 1,
+					  (uint32_t)i + 1, data, size);
+			if (pb_room(b, 15 * nf))
+				return tk_fail(ENOMEM, "out of memory");
+			p = b->data + b->len;
+			continue;
+		}
+		memcpy(p, f->key, 2);
+		p += f->klen;
+		if (f->kind == FK_FIXED) {
+			uint64_t v = fld_fast(f, data);
+
+			memcpy(p, &v, 8); /* little-endian: ev_fast() allows no other */
+			p += f->size;
+		} else {
+			p += pb_put_varint_at(p, fld_fast(f, data));
+		}
+	}
+	b->len = (size_t)(p - b->data);
+	pb_end(b, msg);
+	pb_end(b, fe);
 	return 0;
 }
 
@@ -972,6 +1110,67 @@ static int put_waking(struct pft_session *s, struct pft_cpu *c, const struct pft
 static inline uint64_t cpu_bytes(const struct pft_cpu *c)
 {
 	return c->ev.len + c->cs_len + c->fixed;
+}
+
+/* Any other record, field by field through the bounds-checked reads. */
+static int put_slow(struct pft_session *s, struct pft_cpu *c, const struct pft_ev *e, int id,
+		    uint64_t ts, const void *data, uint32_t size)
+{
+	size_t n = e->kind == EV_TYPED ? e->nfields : e->nall, fe, msg;
+
+	fe = pb_begin_nc(&c->ev, FB_EVENT);
+	pb_uint_nc(&c->ev, FE_TIMESTAMP, ts);
+	pb_uint_nc(&c->ev, FE_PID,
+		   (uint32_t)(s->common != 1 ? tk_event_record_pid(s->set, data, size)
+			      : (uint64_t)s->pid_fld.off + s->pid_fld.size > size
+				      ? -1
+				      : (int)fld_u64(s, s->pid_fld, data, size)));
+	if (e->kind == EV_TYPED) {
+		msg = pb_begin_nc(&c->ev, e->num);
+		for (uint8_t i = 0; i < e->nfields; i++) {
+			if (e->fld[i].kind != FK_OTHER) {
+				pb_uint_nc(&c->ev, e->nums[i], fld_u64(s, e->fld[i], data, size));
+				continue;
+			}
+			put_field(s, &c->ev, e->nums[i], e->fields[i], data, size);
+			if (pb_room(&c->ev, 15 * n))
+				return tk_fail(ENOMEM, "out of memory");
+		}
+		pb_end(&c->ev, msg);
+	} else if (e->field_id) {
+		msg = pb_begin_nc(&c->ev, e->field_id);
+		for (size_t i = 0; i < e->nall; i++) {
+			struct pft_fld f = e->all_fld[i];
+
+			if (f.kind == FK_FIXED) {
+				pb_fixed_nc(&c->ev, (uint32_t)i + 1, fld_u64(s, f, data, size),
+					    f.size);
+			} else if (f.kind != FK_OTHER) {
+				pb_uint_nc(&c->ev, (uint32_t)i + 1, fld_u64(s, f, data, size));
+			} else {
+				put_value(s, &c->ev, e->all[i], (uint32_t)i + 1, (uint32_t)i + 1,
+					  (uint32_t)i + 1, data, size);
+				if (pb_room(&c->ev, 15 * n))
+					return tk_fail(ENOMEM, "out of memory");
+			}
+		}
+		pb_end(&c->ev, msg);
+	} else {
+		msg = pb_begin(&c->ev, FE_GENERIC);
+		if (e->ev) {
+			pb_bytes(&c->ev, GE_NAME, tk_event_name(e->ev), e->name_len);
+		} else {
+			char name[24];
+
+			pb_bytes(&c->ev, GE_NAME, name,
+				 (size_t)snprintf(name, sizeof(name), "event_%d", id));
+		}
+		for (size_t i = 0; i < e->nall; i++)
+			put_generic_field(s, &c->ev, e->all[i], e->all_len[i], data, size);
+		pb_end(&c->ev, msg);
+	}
+	pb_end(&c->ev, fe);
+	return 0;
 }
 
 int pft_ftrace_lost(struct pft_session *s, uint32_t cpu)
@@ -1014,7 +1213,7 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 {
 	struct pft_cpu *c = cpu < s->ncpus && s->cpus[cpu] ? s->cpus[cpu] : cpu_get(s, cpu);
 	struct pft_ev *e;
-	size_t fe, msg, n;
+	size_t n;
 	int id, r;
 
 	if (!c)
@@ -1061,62 +1260,12 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 		n = e->kind == EV_TYPED ? e->nfields : e->nall;
 		if (pb_room(&c->ev, 32 + 15 * n))
 			return tk_fail(ENOMEM, "out of memory");
-		fe = pb_begin_nc(&c->ev, FB_EVENT);
-		pb_uint_nc(&c->ev, FE_TIMESTAMP, ts);
-		pb_uint_nc(&c->ev, FE_PID,
-			   (uint32_t)(s->common != 1 ? tk_event_record_pid(s->set, data, size)
-				      : (uint64_t)s->pid_fld.off + s->pid_fld.size > size
-					      ? -1
-					      : (int)fld_u64(s, s->pid_fld, data, size)));
-		if (e->kind == EV_TYPED) {
-			msg = pb_begin_nc(&c->ev, e->num);
-			for (uint8_t i = 0; i < e->nfields; i++) {
-				if (e->fld[i].kind != FK_OTHER) {
-					pb_uint_nc(&c->ev, e->nums[i],
-						   fld_u64(s, e->fld[i], data, size));
-					continue;
-				}
-				put_field(s, &c->ev, e->nums[i], e->fields[i], data, size);
-				if (pb_room(&c->ev, 15 * n))
-					return tk_fail(ENOMEM, "out of memory");
-			}
-			pb_end(&c->ev, msg);
-		} else if (e->field_id) {
-			msg = pb_begin_nc(&c->ev, e->field_id);
-			for (size_t i = 0; i < e->nall; i++) {
-				struct pft_fld f = e->all_fld[i];
-
-				if (f.kind == FK_FIXED) {
-					pb_fixed_nc(&c->ev, (uint32_t)i + 1,
-						    fld_u64(s, f, data, size), f.size);
-				} else if (f.kind != FK_OTHER) {
-					pb_uint_nc(&c->ev, (uint32_t)i + 1,
-						   fld_u64(s, f, data, size));
-				} else {
-					put_value(s, &c->ev, e->all[i], (uint32_t)i + 1,
-						  (uint32_t)i + 1, (uint32_t)i + 1, data, size);
-					if (pb_room(&c->ev, 15 * n))
-						return tk_fail(ENOMEM, "out of memory");
-				}
-			}
-			pb_end(&c->ev, msg);
+		r = e->fast && size >= e->need ? put_fast(s, c, e, ts, data, size)
+					       : put_slow(s, c, e, id, ts, data, size);
+		if (r)
+			return r;
+		if (e->kind != EV_TYPED)
 			s->st->generic++;
-		} else {
-			msg = pb_begin(&c->ev, FE_GENERIC);
-			if (e->ev) {
-				pb_bytes(&c->ev, GE_NAME, tk_event_name(e->ev), e->name_len);
-			} else {
-				char name[24];
-
-				pb_bytes(&c->ev, GE_NAME, name,
-					 (size_t)snprintf(name, sizeof(name), "event_%d", id));
-			}
-			for (size_t i = 0; i < e->nall; i++)
-				put_generic_field(s, &c->ev, e->all[i], e->all_len[i], data, size);
-			pb_end(&c->ev, msg);
-			s->st->generic++;
-		}
-		pb_end(&c->ev, fe);
 		c->nev++;
 	}
 	{

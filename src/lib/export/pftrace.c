@@ -236,6 +236,7 @@ struct pft_cpu {
 	const struct pft_ev *desc[NDESC];
 	uint64_t serial; /* of the open bundle, unique in the session */
 	uint64_t cs_len; /* bytes in cs[] */
+	size_t cs_room;	 /* compact records cs[] has room for (cs_room()) */
 	uint64_t fixed;	 /* the bundle's comm table and descriptors, as cpu_bytes() counts them */
 };
 
@@ -334,6 +335,7 @@ static void cpu_reset(struct pft_session *s, struct pft_cpu *c)
 	c->nintern = 0;
 	c->ndesc = 0;
 	c->cs_len = c->fixed = 0;
+	c->cs_room = 0;
 	c->serial = ++s->bundles;
 	memset(c->hash, 0, sizeof(c->hash));
 }
@@ -993,54 +995,110 @@ static int intern_comm(struct pft_session *s, struct pft_cpu *c, const struct tk
 	return intern_key(c, k);
 }
 
-/* One value onto a CompactSched array, counted in the bundle's size. */
-static inline void cs_put(struct pft_cpu *c, int i, uint64_t v)
-{
-	size_t before = c->cs[i].len;
+/*
+ * Room for one more compact record in every CompactSched array: a count
+ * of records they all have room for, made CS_BATCH at a time, so that a
+ * record costs one check instead of one per array.
+ */
+#define CS_BATCH 64
 
-	pb_varint(&c->cs[i], v);
-	c->cs_len += c->cs[i].len - before;
+static int cs_refill(struct pft_cpu *c)
+{
+	size_t room = SIZE_MAX;
+
+	for (int i = 0; i < CS_N; i++) {
+		struct tk_bytebuf *b = &c->cs[i];
+
+		if (tk_bytebuf_reserve(b, 10 * CS_BATCH) < 0)
+			return tk_fail(ENOMEM, "out of memory");
+		if ((b->cap - b->len) / 10 < room)
+			room = (b->cap - b->len) / 10;
+	}
+	c->cs_room = room - 1;
+	return 0;
+}
+
+static inline int cs_room(struct pft_cpu *c)
+{
+	if (__builtin_expect(c->cs_room > 0, 1)) {
+		c->cs_room--;
+		return 0;
+	}
+	return cs_refill(c);
+}
+
+/* One value onto a CompactSched array (cs_room() made room): its bytes. */
+static inline size_t cs_put(struct pft_cpu *c, int i, uint64_t v)
+{
+	struct tk_bytebuf *b = &c->cs[i];
+	size_t n = pb_put_varint_at(b->data + b->len, v);
+
+	b->len += n;
+	return n;
 }
 
 /* Field @k of a compact event: in place when the record holds all of them. */
 static inline uint64_t cs_field(const struct pft_session *s, const struct pft_ev *e, int k,
-				const void *data, uint32_t size)
+				const void *data, uint32_t size, bool fast)
 {
-	return e->fast && size >= e->need ? fld_fast(&e->fld[k], data)
-					  : fld_u64(s, e->fld[k], data, size);
+	return fast ? fld_fast(&e->fld[k], data) : fld_u64(s, e->fld[k], data, size);
 }
 
+/*
+ * A sched_switch into the bundle's CompactSched: 1 when the comm table is
+ * full (the caller starts a new bundle), else 0 or a negative errno. The
+ * fields are read before anything is written, so that no store into the
+ * arrays makes the compiler read the event's layout again.
+ */
 static int put_switch(struct pft_session *s, struct pft_cpu *c, const struct pft_ev *e, uint64_t ts,
 		      const void *data, uint32_t size)
 {
+	const bool fast = e->fast && size >= e->need;
+	uint64_t state = cs_field(s, e, 0, data, size, fast);
+	uint64_t pid = cs_field(s, e, 1, data, size, fast);
+	uint64_t prio = cs_field(s, e, 2, data, size, fast);
 	int idx = intern_comm(s, c, e->fields[3], data, size);
+	size_t n;
 
 	if (idx < 0)
 		return 1;
-	cs_put(c, CS_SW_TS, ts - c->last_sw);
+	if (cs_room(c))
+		return -ENOMEM;
+	n = cs_put(c, CS_SW_TS, ts - c->last_sw);
+	n += cs_put(c, CS_SW_STATE, state);
+	n += cs_put(c, CS_SW_PID, pid);
+	n += cs_put(c, CS_SW_PRIO, prio);
+	n += cs_put(c, CS_SW_COMM, (uint64_t)idx);
+	c->cs_len += n;
 	c->last_sw = ts;
-	cs_put(c, CS_SW_STATE, cs_field(s, e, 0, data, size));
-	cs_put(c, CS_SW_PID, cs_field(s, e, 1, data, size));
-	cs_put(c, CS_SW_PRIO, cs_field(s, e, 2, data, size));
-	cs_put(c, CS_SW_COMM, (uint64_t)idx);
 	c->nsw++;
 	return 0;
 }
 
+/* A sched_waking, as put_switch() does. */
 static int put_waking(struct pft_session *s, struct pft_cpu *c, const struct pft_ev *e, uint64_t ts,
 		      const void *data, uint32_t size)
 {
+	const bool fast = e->fast && size >= e->need;
+	uint64_t pid = cs_field(s, e, 0, data, size, fast);
+	uint64_t cpu = cs_field(s, e, 1, data, size, fast);
+	uint64_t prio = cs_field(s, e, 2, data, size, fast);
+	uint64_t flags = e->fields[4] ? cs_field(s, e, 4, data, size, fast) : 0;
 	int idx = intern_comm(s, c, e->fields[3], data, size);
+	size_t n;
 
 	if (idx < 0)
 		return 1;
-	cs_put(c, CS_WK_TS, ts - c->last_wk);
+	if (cs_room(c))
+		return -ENOMEM;
+	n = cs_put(c, CS_WK_TS, ts - c->last_wk);
+	n += cs_put(c, CS_WK_PID, pid);
+	n += cs_put(c, CS_WK_CPU, cpu);
+	n += cs_put(c, CS_WK_PRIO, prio);
+	n += cs_put(c, CS_WK_COMM, (uint64_t)idx);
+	n += cs_put(c, CS_WK_FLAGS, flags);
+	c->cs_len += n;
 	c->last_wk = ts;
-	cs_put(c, CS_WK_PID, cs_field(s, e, 0, data, size));
-	cs_put(c, CS_WK_CPU, cs_field(s, e, 1, data, size));
-	cs_put(c, CS_WK_PRIO, cs_field(s, e, 2, data, size));
-	cs_put(c, CS_WK_COMM, (uint64_t)idx);
-	cs_put(c, CS_WK_FLAGS, e->fields[4] ? cs_field(s, e, 4, data, size) : 0);
 	c->nwk++;
 	return 0;
 }

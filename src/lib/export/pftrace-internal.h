@@ -46,9 +46,11 @@ struct pft_thread {
 /*
  * How a record's field is read, worked out once per event: numbers
  * straight from the payload (the hot path: a call into the event set per
- * field was a fifth of the export), the rest through put_value().
+ * field was a fifth of the export), char[N] strings copied in place when
+ * the record holds them (FK_CHARS, put_fast() only), the rest through
+ * put_value().
  */
-enum fld_kind { FK_UNSIGNED, FK_SIGNED, FK_FIXED, FK_OTHER };
+enum fld_kind { FK_UNSIGNED, FK_SIGNED, FK_FIXED, FK_OTHER, FK_CHARS };
 
 struct pft_fld {
 	uint32_t off;

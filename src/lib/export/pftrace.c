@@ -201,6 +201,7 @@ struct pft_ev {
 		in_bundle[8]; /* bundle_describes(): a bundle (by serial, per cpu & 7) holding it */
 	bool fast;	      /* a record of @need bytes or more goes through put_fast() */
 	uint32_t need;
+	uint32_t room; /* bytes a record's frame and fields take, strings and arrays aside */
 	uint8_t mkey[4], mkey_len; /* the key of its message in FtraceEvent */
 };
 
@@ -432,23 +433,25 @@ static int flush_all(struct pft_session *s)
  * table is full. The key is the comm's 16 bytes, zero after its end, as
  * two words: one multiply to hash, two compares to match.
  */
-static int intern_key(struct pft_cpu *c, const uint64_t k[2])
+static inline int intern_key(struct pft_cpu *c, uint64_t k0, uint64_t k1)
 {
 	uint64_t e[2];
 	uint32_t h;
 
-	h = (uint32_t)(((k[0] ^ k[1] * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull) >> 56);
+	h = (uint32_t)(((k0 ^ k1 * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull) >> 56);
 	for (uint32_t i = h;; i = (i + 1) & 255) {
 		if (!c->hash[i]) {
 			if (c->nintern == NINTERN)
 				return -1;
-			memcpy(c->intern[c->nintern], k, 16);
+			e[0] = k0;
+			e[1] = k1;
+			memcpy(c->intern[c->nintern], e, 16);
 			c->hash[i] = (uint8_t)++c->nintern;
 			c->fixed += 18;
 			return c->nintern - 1;
 		}
 		memcpy(e, c->intern[c->hash[i] - 1], 16);
-		if (e[0] == k[0] && e[1] == k[1])
+		if (e[0] == k0 && e[1] == k1)
 			return c->hash[i] - 1;
 	}
 }
@@ -533,25 +536,40 @@ static struct pft_fld fld_of(const struct tk_event_field *f, bool fixed)
  * record, so that the 8-byte load ending at its end stays inside. @e->need
  * is then the size a record needs for all of them, checked once a record.
  */
-static void ev_fast(const struct pft_session *s, struct pft_ev *e, struct pft_fld *fl, size_t n,
-		    const uint8_t *nums, uint32_t msg_num)
+static void ev_fast(const struct pft_session *s, struct pft_ev *e, struct pft_fld *fl,
+		    const struct tk_event_field *const *fields, size_t n, const uint8_t *nums,
+		    uint32_t msg_num)
 {
 	uint32_t pid_end = s->pid_fld.off + s->pid_fld.size;
 
 	e->fast = !s->swap && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && s->common == 1 &&
 		  s->pid_fld.kind != FK_OTHER && pid_end >= 8 && msg_num < (1u << 21);
 	e->need = pid_end;
+	e->room = 32 + 15 * (uint32_t)n;
 	e->mkey_len = (uint8_t)pb_put_varint_at(e->mkey, (uint64_t)msg_num << 3 | PB_LEN);
 	for (size_t i = 0; i < n && e->fast; i++) {
 		struct pft_fld *f = &fl[i];
+		const struct tk_event_field *t = fields[i];
 		uint32_t num = nums ? nums[i] : (uint32_t)i + 1;
 		unsigned int wire = f->kind != FK_FIXED ? PB_VARINT
 				    : f->size == 8	? PB_I64
 							: PB_I32;
 
-		if (f->kind == FK_OTHER)
-			continue;
-		if (num >= (1u << 11) || f->off + f->size < 8) {
+		if (num >= (1u << 11)) {
+			e->fast = false;
+			break;
+		}
+		if (f->kind == FK_OTHER) {
+			/* A char[N] (a comm): its text copied in place, the room counting all N. */
+			if (!t || !t->is_string || !t->is_array || t->is_dynamic || !t->size ||
+			    t->size > 64)
+				continue;
+			f->kind = FK_CHARS;
+			f->off = t->offset;
+			f->size = (uint8_t)t->size;
+			wire = PB_LEN;
+			e->room += f->size;
+		} else if (f->off + f->size < 8) {
 			e->fast = false;
 			break;
 		}
@@ -651,6 +669,7 @@ static struct pft_ev *ev_build(struct pft_session *s, int id)
 	}
 	e->ev = ev;
 	e->kind = EV_GENERIC;
+	e->room = 32;
 	if (!ev)
 		return e;
 	for (size_t t = 0; t < sizeof(typed) / sizeof(typed[0]); t++) {
@@ -682,7 +701,7 @@ static struct pft_ev *ev_build(struct pft_session *s, int id)
 		}
 		for (int k = 0; k < 32; k++)
 			e->fld[k] = fld_of(e->fields[k], false);
-		ev_fast(s, e, e->fld,
+		ev_fast(s, e, e->fld, e->fields,
 			e->kind == EV_TYPED    ? e->nfields
 			: e->kind == EV_SWITCH ? 3
 					       : 5,
@@ -707,7 +726,9 @@ static struct pft_ev *ev_build(struct pft_session *s, int id)
 	if (e->nall < 32 && s->next_field_id <= LAST_FIELD_ID && describe(s, e) < 0)
 		goto nomem;
 	if (e->field_id)
-		ev_fast(s, e, e->all_fld, e->nall, NULL, e->field_id);
+		ev_fast(s, e, e->all_fld, e->all, e->nall, NULL, e->field_id);
+	else
+		e->room = 32 + 15 * (uint32_t)e->nall;
 	return e;
 nomem:
 	free(e->all);
@@ -952,13 +973,29 @@ static inline void comm_of(struct pft_session *s, const struct tk_event_field *f
 	}
 }
 
-/* Bytes of @w before its first zero byte (8: none), on a little-endian load. */
-static inline unsigned int bytes_before_nul(uint64_t w)
+/*
+ * The high bit of each zero byte of @w (on a little-endian load): the
+ * lowest one flagged is exact, as borrows only run upward.
+ */
+static inline uint64_t zero_bytes(uint64_t w)
 {
-	uint64_t z = (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
+	return (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
+}
 
-	/* the lowest flagged byte is exact: borrows only run upward */
-	return z ? (unsigned int)__builtin_ctzll(z) / 8 : 8;
+/* The bytes of a word before its first zero byte (@z = zero_bytes()), as a mask; all when none. */
+static inline uint64_t before_nul(uint64_t z)
+{
+	return ((z & -z) >> 7) - 1;
+}
+
+/* strnlen() of a char[16] loaded as two words. */
+static inline uint32_t nul_index(const uint64_t w[2])
+{
+	uint64_t z0 = zero_bytes(w[0]), z1 = zero_bytes(w[1]);
+
+	if (z0)
+		return (uint32_t)__builtin_ctzll(z0) / 8;
+	return z1 ? 8 + (uint32_t)__builtin_ctzll(z1) / 8 : 16;
 }
 
 /*
@@ -973,18 +1010,14 @@ static int intern_comm(struct pft_session *s, struct pft_cpu *c, const struct tk
 
 	if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && f->is_array && !f->is_dynamic &&
 	    f->size == 16 && (uint64_t)f->offset + 16 <= size) {
-		unsigned int n;
+		uint64_t z0, z1;
 
+		/* Without a branch on where the NUL is: comms vary record by record. */
 		memcpy(k, (const char *)data + f->offset, 16);
-		n = bytes_before_nul(k[0]);
-		if (n < 8) {
-			k[0] &= n ? ~0ull >> (64 - 8 * n) : 0;
-			k[1] = 0;
-		} else {
-			n = bytes_before_nul(k[1]);
-			if (n < 8)
-				k[1] &= n ? ~0ull >> (64 - 8 * n) : 0;
-		}
+		z0 = zero_bytes(k[0]);
+		z1 = zero_bytes(k[1]);
+		k[0] &= before_nul(z0);
+		k[1] &= before_nul(z1) & -(uint64_t)(z0 == 0);
 	} else {
 		const char *comm;
 		uint32_t len;
@@ -992,7 +1025,7 @@ static int intern_comm(struct pft_session *s, struct pft_cpu *c, const struct tk
 		comm_of(s, f, data, size, &comm, &len);
 		memcpy(k, comm, len > 16 ? 16 : len);
 	}
-	return intern_key(c, k);
+	return intern_key(c, k[0], k[1]);
 }
 
 /*
@@ -1142,14 +1175,31 @@ static int put_fast(struct pft_session *s, struct pft_cpu *c, const struct pft_e
 			else
 				put_value(s, b, e->all[i], (uint32_t)i + 1, (uint32_t)i + 1,
 					  (uint32_t)i + 1, data, size);
-			if (pb_room(b, 15 * nf))
+			if (pb_room(b, e->room))
 				return tk_fail(ENOMEM, "out of memory");
 			p = b->data + b->len;
 			continue;
 		}
 		memcpy(p, f->key, 2);
 		p += f->klen;
-		if (f->kind == FK_FIXED) {
+		if (f->kind == FK_CHARS) {
+			/* As tk_event_field_string() reads it: up to the NUL or the end. */
+			const uint8_t *q = data + f->off;
+			uint32_t len;
+
+			if (f->size == 16) {
+				uint64_t w[2];
+
+				memcpy(w, q, 16);
+				memcpy(p + 1, w, 16);
+				len = nul_index(w);
+			} else {
+				len = (uint32_t)strnlen((const char *)q, f->size);
+				memcpy(p + 1, q, f->size);
+			}
+			*p = (uint8_t)len;
+			p += 1 + len;
+		} else if (f->kind == FK_FIXED) {
 			uint64_t v = fld_fast(f, data);
 
 			memcpy(p, &v, 8); /* little-endian: ev_fast() allows no other */
@@ -1186,7 +1236,7 @@ static int put_slow(struct pft_session *s, struct pft_cpu *c, const struct pft_e
 	if (e->kind == EV_TYPED) {
 		msg = pb_begin_nc(&c->ev, e->num);
 		for (uint8_t i = 0; i < e->nfields; i++) {
-			if (e->fld[i].kind != FK_OTHER) {
+			if (e->fld[i].kind <= FK_SIGNED) {
 				pb_uint_nc(&c->ev, e->nums[i], fld_u64(s, e->fld[i], data, size));
 				continue;
 			}
@@ -1203,7 +1253,7 @@ static int put_slow(struct pft_session *s, struct pft_cpu *c, const struct pft_e
 			if (f.kind == FK_FIXED) {
 				pb_fixed_nc(&c->ev, (uint32_t)i + 1, fld_u64(s, f, data, size),
 					    f.size);
-			} else if (f.kind != FK_OTHER) {
+			} else if (f.kind <= FK_SIGNED) {
 				pb_uint_nc(&c->ev, (uint32_t)i + 1, fld_u64(s, f, data, size));
 			} else {
 				put_value(s, &c->ev, e->all[i], (uint32_t)i + 1, (uint32_t)i + 1,
@@ -1271,7 +1321,6 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 {
 	struct pft_cpu *c = cpu < s->ncpus && s->cpus[cpu] ? s->cpus[cpu] : cpu_get(s, cpu);
 	struct pft_ev *e;
-	size_t n;
 	int id, r;
 
 	if (!c)
@@ -1315,8 +1364,7 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 		 * at once: the writes below check nothing (a string or array
 		 * field checks its own, and the room is made again after it).
 		 */
-		n = e->kind == EV_TYPED ? e->nfields : e->nall;
-		if (pb_room(&c->ev, 32 + 15 * n))
+		if (pb_room(&c->ev, e->room))
 			return tk_fail(ENOMEM, "out of memory");
 		r = e->fast && size >= e->need ? put_fast(s, c, e, ts, data, size)
 					       : put_slow(s, c, e, id, ts, data, size);

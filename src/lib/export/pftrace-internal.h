@@ -95,6 +95,7 @@ struct pft_session {
 	uint64_t bundles;	/* bundles opened: each one's serial */
 	bool swap;		/* the records' byte order is not ours */
 	uint8_t common;		/* common_check(): 0 not yet, 1 read in place, 2 by calls */
+	bool type_u16;		/* common_type: an unsigned short in our byte order */
 	struct pft_fld type_fld, pid_fld;
 	struct pft_cpu **cpus; /* by CPU id */
 	size_t ncpus;

@@ -1314,6 +1314,8 @@ static void common_check(struct pft_session *s, const void *data, uint32_t size,
 	if ((int)fld_u64(s, s->type_fld, data, size) == id &&
 	    (int)fld_u64(s, s->pid_fld, data, size) == tk_event_record_pid(s->set, data, size))
 		s->common = 1;
+	s->type_u16 = s->common == 1 && !s->swap && s->type_fld.size == 2 &&
+		      s->type_fld.kind == FK_UNSIGNED;
 }
 
 int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const void *data,
@@ -1325,12 +1327,23 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 
 	if (!c)
 		return -errno;
-	if (s->common == 1)
+	if (s->common == 1 && s->type_u16) {
+		uint16_t x;
+
+		/* The usual layout: an unsigned short in our byte order. */
+		if (s->type_fld.off + 2u > size) {
+			id = -1;
+		} else {
+			memcpy(&x, (const uint8_t *)data + s->type_fld.off, 2);
+			id = x;
+		}
+	} else if (s->common == 1) {
 		id = (uint64_t)s->type_fld.off + s->type_fld.size > size
 			     ? -1
 			     : (int)fld_u64(s, s->type_fld, data, size);
-	else
+	} else {
 		id = tk_event_record_type(s->set, data, size);
+	}
 	if (!s->common)
 		common_check(s, data, size, id);
 	if (id < 0)

@@ -1003,8 +1003,10 @@ static inline uint32_t nul_index(const uint64_t w[2])
  * from the record and cut at its NUL (no strnlen, no copy); other layouts
  * and big-endian hosts go through comm_of().
  */
-static int intern_comm(struct pft_session *s, struct pft_cpu *c, const struct tk_event_field *f,
-		       const void *data, uint32_t size)
+static inline __attribute__((always_inline)) int intern_comm(struct pft_session *s,
+							     struct pft_cpu *c,
+							     const struct tk_event_field *f,
+							     const void *data, uint32_t size)
 {
 	uint64_t k[2] = {0, 0};
 

@@ -40,9 +40,9 @@
  *
  * Unless a level is asked for, zstd runs at level -30 (7-byte matches,
  * a 1 KiB table) with its literals Huffman-coded (zstd_init()): on the
- * 3 M-event bench file 1.46x the zstd .dat at ~9.5-10 M events/s per
- * core, where level 1 made 0.93x at 6.5 M; zlib runs at level 1. See
- * bench/README.md.
+ * 3 M-event bench file 1.46x the zstd .dat at ~10.2-10.9 M events/s per
+ * core (stop 20), where level 1 made 0.93x at 6.5 M; zlib runs at level
+ * 1. See bench/README.md.
  *
  * Memory: one open bundle per CPU, closed at BUNDLE_MAX bytes or when its
  * comm table fills; closed bundles go to the chunk, which is written (or

@@ -17,6 +17,16 @@
  * default export of the tenth and of the whole file: memory is per CPU
  * and per thread, so it should not grow with the input.
  *
+ * --baseline PATH: another tracekit (a build of main, say) converts the
+ * same file with the default codec in turns with ours, --reps rounds, and
+ * the line gives both CPU medians and their ratio: a change's effect
+ * measured in the same minutes, which a shared machine needs.
+ *
+ * --perf-data FILE: the same for a perf.data (perf sched record's, say):
+ * its ftrace events and samples are counted by one export in this process
+ * (tk_pftrace_write_perf() into /dev/null), then tracekit converts it
+ * --reps times (in turns with --baseline when given).
+ *
  * --quick (what make check runs): 20 k events, one run per codec, and
  * the tracekit exit status checked: the benchmark cannot rot.
  */
@@ -24,12 +34,15 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <tracekit/perfdata.h>
+#include <tracekit/pftrace.h>
+
 #include "harness.h"
 
 static void usage(void)
 {
 	fputs("usage: bench-pftrace [--quick] [--events N] [--reps N] [--tracekit PATH] "
-	      "[--bench-report PATH] [--keep DIR]\n",
+	      "[--bench-report PATH] [--keep DIR] [--baseline PATH] [--perf-data FILE]\n",
 	      stderr);
 	exit(2);
 }
@@ -106,9 +119,54 @@ static struct cpu_run convert(const char *tracekit, const char *in, const char *
 	return m;
 }
 
+/*
+ * The default export of @in by @tracekit, and by @baseline in turns when
+ * given: one line with events per CPU second of each and their ratio.
+ */
+static void versus(const char *what, const char *tracekit, const char *baseline, const char *in,
+		   const char *out, uint64_t events, unsigned int reps)
+{
+	char *ours[] = {(char *)tracekit, "convert", "-q", (char *)in, "-o", (char *)out, NULL};
+	char *theirs[] = {(char *)baseline, "convert", "-q", (char *)in, "-o", (char *)out, NULL};
+	struct pairs p;
+
+	if (!baseline) {
+		struct cpu_run m = convert(tracekit, in, out, "zstd", reps);
+
+		printf("%s: %7.3f s  %6.2f M events/s per core (%.3f s CPU, %" PRIu64
+		       " events, median of %u)\n",
+		       what, m.wall, (double)events / m.cpu / 1e6, m.cpu, events, reps);
+		return;
+	}
+	p = run_pairs(ours, theirs, (int)reps);
+	if (!p.rounds) {
+		errno = 0;
+		die("the baseline tracekit failed");
+	}
+	printf("%s: %6.2f M events/s per core (%.3f s CPU) against the baseline's %6.2f (%.3f s "
+	       "CPU): %.3fx its CPU time (median of %d rounds in turn)\n",
+	       what, (double)events / p.ours_cpu / 1e6, p.ours_cpu,
+	       (double)events / p.theirs_cpu / 1e6, p.theirs_cpu, 1 / p.cpu_ratio, p.rounds);
+}
+
+/* A perf.data's ftrace events and samples, as the export counts them. */
+static uint64_t perf_events(const char *path)
+{
+	struct tk_pftrace_stats st;
+	struct tk_perfdata *pd = tk_perfdata_open(path);
+	int fd = open("/dev/null", O_WRONLY);
+
+	if (!pd || fd < 0 || tk_pftrace_write_perf(pd, fd, "/dev/null", NULL, &st) < 0)
+		die(path);
+	close(fd);
+	tk_perfdata_close(pd);
+	return st.events + st.samples;
+}
+
 int main(int argc, char **argv)
 {
 	const char *tracekit = "tracekit", *bench_report = BENCH_REPORT, *keep = NULL;
+	const char *baseline = NULL, *perf_data = NULL;
 	static const char *const codecs[] = {"none", "zstd", "zlib"};
 	uint64_t events = 3000000, zsize;
 	unsigned int reps = 5;
@@ -130,6 +188,10 @@ int main(int argc, char **argv)
 			bench_report = argv[++i];
 		} else if (!strcmp(argv[i], "--keep") && i + 1 < argc) {
 			keep = argv[++i];
+		} else if (!strcmp(argv[i], "--baseline") && i + 1 < argc) {
+			baseline = argv[++i];
+		} else if (!strcmp(argv[i], "--perf-data") && i + 1 < argc) {
+			perf_data = argv[++i];
 		} else {
 			usage();
 		}
@@ -177,6 +239,11 @@ int main(int argc, char **argv)
 		if (!strcmp(codecs[k], "zstd"))
 			whole = m;
 	}
+	if (baseline)
+		versus("default (zstd) export", tracekit, baseline, file, out, events, reps);
+	if (perf_data)
+		versus("perf.data -> .pftrace (zstd)", tracekit, baseline, perf_data, out,
+		       perf_events(perf_data), reps);
 	tenth = convert(tracekit, small, out, "zstd", reps);
 	printf("memory: peak RSS %.1f MB at %" PRIu64 " events, %.1f MB at %" PRIu64
 	       " (10x the input: %.2fx the memory)\n",

@@ -46,14 +46,26 @@ struct pft_thread {
 /*
  * How a record's field is read, worked out once per event: numbers
  * straight from the payload (the hot path: a call into the event set per
- * field was a fifth of the export), the rest through put_value().
+ * field was a fifth of the export), char[N] strings copied in place when
+ * the record holds them (FK_CHARS, put_fast() only), the rest through
+ * put_value().
  */
-enum fld_kind { FK_UNSIGNED, FK_SIGNED, FK_FIXED, FK_OTHER };
+enum fld_kind { FK_UNSIGNED, FK_SIGNED, FK_FIXED, FK_OTHER, FK_CHARS };
 
 struct pft_fld {
 	uint32_t off;
 	uint8_t size;
 	uint8_t kind;
+	/*
+	 * The in-place read of a record that holds every such field
+	 * (fld_fast()): the 8 bytes ending at the field's end, shifted down
+	 * by @sh and sign-extended by @sm (the sign bit of a signed field
+	 * under 8 bytes, else 0); @key: the field's key bytes, @klen of them.
+	 */
+	uint8_t sh, klen;
+	uint8_t key[2];
+	uint32_t end8; /* off + size - 8 */
+	uint64_t sm;
 };
 
 struct pft_session {
@@ -83,6 +95,7 @@ struct pft_session {
 	uint64_t bundles;	/* bundles opened: each one's serial */
 	bool swap;		/* the records' byte order is not ours */
 	uint8_t common;		/* common_check(): 0 not yet, 1 read in place, 2 by calls */
+	bool type_u16;		/* common_type: an unsigned short in our byte order */
 	struct pft_fld type_fld, pid_fld;
 	struct pft_cpu **cpus; /* by CPU id */
 	size_t ncpus;

@@ -1129,7 +1129,7 @@ int tk_pftrace_write_perf(struct tk_perfdata *pd, int fd, const char *name,
 	}
 	r = pft_session_begin(&s);
 	while (!r && (r = tk_perfdata_next(pd, &rec)) > 0) {
-		r = pft_session_check_split(&s);
+		r = s.opts.split_size ? pft_session_check_split(&s) : 0;
 		if (!r)
 			r = perf_record(&p, &rec);
 	}

@@ -40,9 +40,9 @@
  *
  * Unless a level is asked for, zstd runs at level -30 (7-byte matches,
  * a 1 KiB table) with its literals Huffman-coded (zstd_init()): on the
- * 3 M-event bench file 1.46x the zstd .dat at ~9.5-10 M events/s per
- * core, where level 1 made 0.93x at 6.5 M; zlib runs at level 1. See
- * bench/README.md.
+ * 3 M-event bench file 1.46x the zstd .dat at ~10.2-10.9 M events/s per
+ * core (stop 20), where level 1 made 0.93x at 6.5 M; zlib runs at level
+ * 1. See bench/README.md.
  *
  * Memory: one open bundle per CPU, closed at BUNDLE_MAX bytes or when its
  * comm table fills; closed bundles go to the chunk, which is written (or
@@ -59,7 +59,14 @@
  *
  * Event formats are parsed when an event id is first met (a kernel has
  * ~2000 formats and a trace uses a few); the ids are found by scanning
- * the formats' "ID:" lines once.
+ * the formats' "ID:" lines once. What a record of the id becomes is
+ * worked out then too: the field offsets, the key bytes, and the size a
+ * record needs to hold every numeric field. A record that has it (all
+ * of them, in a file of our byte order) is written by put_fast(): one
+ * bounds check, each number one 8-byte load ending at the field's end
+ * (fields start after the 8 common bytes, so the load stays inside the
+ * record) and a shift, through a local cursor; the rest by put_slow(),
+ * field by field with their bounds. Both write the same bytes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -192,6 +199,10 @@ struct pft_ev {
 	size_t desc_len;
 	uint64_t
 		in_bundle[8]; /* bundle_describes(): a bundle (by serial, per cpu & 7) holding it */
+	bool fast;	      /* a record of @need bytes or more goes through put_fast() */
+	uint32_t need;
+	uint32_t room; /* bytes a record's frame and fields take, strings and arrays aside */
+	uint8_t mkey[4], mkey_len; /* the key of its message in FtraceEvent */
 };
 
 /* CompactSched's packed arrays and their field numbers. */
@@ -226,6 +237,7 @@ struct pft_cpu {
 	const struct pft_ev *desc[NDESC];
 	uint64_t serial; /* of the open bundle, unique in the session */
 	uint64_t cs_len; /* bytes in cs[] */
+	size_t cs_room;	 /* compact records cs[] has room for (cs_room()) */
 	uint64_t fixed;	 /* the bundle's comm table and descriptors, as cpu_bytes() counts them */
 };
 
@@ -324,6 +336,7 @@ static void cpu_reset(struct pft_session *s, struct pft_cpu *c)
 	c->nintern = 0;
 	c->ndesc = 0;
 	c->cs_len = c->fixed = 0;
+	c->cs_room = 0;
 	c->serial = ++s->bundles;
 	memset(c->hash, 0, sizeof(c->hash));
 }
@@ -420,23 +433,25 @@ static int flush_all(struct pft_session *s)
  * table is full. The key is the comm's 16 bytes, zero after its end, as
  * two words: one multiply to hash, two compares to match.
  */
-static int intern_key(struct pft_cpu *c, const uint64_t k[2])
+static inline int intern_key(struct pft_cpu *c, uint64_t k0, uint64_t k1)
 {
 	uint64_t e[2];
 	uint32_t h;
 
-	h = (uint32_t)(((k[0] ^ k[1] * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull) >> 56);
+	h = (uint32_t)(((k0 ^ k1 * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull) >> 56);
 	for (uint32_t i = h;; i = (i + 1) & 255) {
 		if (!c->hash[i]) {
 			if (c->nintern == NINTERN)
 				return -1;
-			memcpy(c->intern[c->nintern], k, 16);
+			e[0] = k0;
+			e[1] = k1;
+			memcpy(c->intern[c->nintern], e, 16);
 			c->hash[i] = (uint8_t)++c->nintern;
 			c->fixed += 18;
 			return c->nintern - 1;
 		}
 		memcpy(e, c->intern[c->hash[i] - 1], 16);
-		if (e[0] == k[0] && e[1] == k[1])
+		if (e[0] == k0 && e[1] == k1)
 			return c->hash[i] - 1;
 	}
 }
@@ -500,14 +515,68 @@ static bool pointer(const struct tk_event_field *f)
 
 static struct pft_fld fld_of(const struct tk_event_field *f, bool fixed)
 {
-	struct pft_fld d = {0, 0, FK_OTHER};
+	struct pft_fld d = {.kind = FK_OTHER};
 
 	if (f && !f->is_string && numeric(f)) {
 		d.off = f->offset;
 		d.size = (uint8_t)f->size;
 		d.kind = fixed && pointer(f) ? FK_FIXED : f->is_signed ? FK_SIGNED : FK_UNSIGNED;
+		d.sh = (uint8_t)(64 - 8 * d.size);
+		d.end8 = d.off + d.size - 8; /* used only when off + size >= 8 */
+		d.sm = d.kind == FK_SIGNED && d.size < 8 ? 1ull << (8 * d.size - 1) : 0;
 	}
 	return d;
+}
+
+/*
+ * Whether the records of @e can go through put_fast() (and the compact
+ * ones read their numbers by fld_fast()): the records in our byte order,
+ * common_pid read in place, and every numeric field of @fl (@n, with the
+ * field numbers @nums, or 1..n when NULL) ending 8 bytes or more into the
+ * record, so that the 8-byte load ending at its end stays inside. @e->need
+ * is then the size a record needs for all of them, checked once a record.
+ */
+static void ev_fast(const struct pft_session *s, struct pft_ev *e, struct pft_fld *fl,
+		    const struct tk_event_field *const *fields, size_t n, const uint8_t *nums,
+		    uint32_t msg_num)
+{
+	uint32_t pid_end = s->pid_fld.off + s->pid_fld.size;
+
+	e->fast = !s->swap && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && s->common == 1 &&
+		  s->pid_fld.kind != FK_OTHER && pid_end >= 8 && msg_num < (1u << 21);
+	e->need = pid_end;
+	e->room = 32 + 15 * (uint32_t)n;
+	e->mkey_len = (uint8_t)pb_put_varint_at(e->mkey, (uint64_t)msg_num << 3 | PB_LEN);
+	for (size_t i = 0; i < n && e->fast; i++) {
+		struct pft_fld *f = &fl[i];
+		const struct tk_event_field *t = fields[i];
+		uint32_t num = nums ? nums[i] : (uint32_t)i + 1;
+		unsigned int wire = f->kind != FK_FIXED ? PB_VARINT
+				    : f->size == 8	? PB_I64
+							: PB_I32;
+
+		if (num >= (1u << 11)) {
+			e->fast = false;
+			break;
+		}
+		if (f->kind == FK_OTHER) {
+			/* A char[N] (a comm): its text copied in place, the room counting all N. */
+			if (!t || !t->is_string || !t->is_array || t->is_dynamic || !t->size ||
+			    t->size > 64)
+				continue;
+			f->kind = FK_CHARS;
+			f->off = t->offset;
+			f->size = (uint8_t)t->size;
+			wire = PB_LEN;
+			e->room += f->size;
+		} else if (f->off + f->size < 8) {
+			e->fast = false;
+			break;
+		}
+		f->klen = (uint8_t)pb_put_varint_at(f->key, num << 3 | wire);
+		if (f->off + f->size > e->need)
+			e->need = f->off + f->size;
+	}
 }
 
 /* The compact encoding needs these fields, numeric (the comms as strings). */
@@ -600,6 +669,7 @@ static struct pft_ev *ev_build(struct pft_session *s, int id)
 	}
 	e->ev = ev;
 	e->kind = EV_GENERIC;
+	e->room = 32;
 	if (!ev)
 		return e;
 	for (size_t t = 0; t < sizeof(typed) / sizeof(typed[0]); t++) {
@@ -631,6 +701,11 @@ static struct pft_ev *ev_build(struct pft_session *s, int id)
 		}
 		for (int k = 0; k < 32; k++)
 			e->fld[k] = fld_of(e->fields[k], false);
+		ev_fast(s, e, e->fld, e->fields,
+			e->kind == EV_TYPED    ? e->nfields
+			: e->kind == EV_SWITCH ? 3
+					       : 5,
+			e->nums, e->num);
 		return e;
 	}
 	e->name_len = (uint32_t)strlen(tk_event_name(ev));
@@ -650,6 +725,10 @@ static struct pft_ev *ev_build(struct pft_session *s, int id)
 	}
 	if (e->nall < 32 && s->next_field_id <= LAST_FIELD_ID && describe(s, e) < 0)
 		goto nomem;
+	if (e->field_id)
+		ev_fast(s, e, e->all_fld, e->all, e->nall, NULL, e->field_id);
+	else
+		e->room = 32 + 15 * (uint32_t)e->nall;
 	return e;
 nomem:
 	free(e->all);
@@ -728,6 +807,19 @@ static inline uint64_t fld_u64(const struct pft_session *s, struct pft_fld f, co
 		v = (uint64_t)((int64_t)(v << shift) >> shift);
 	}
 	return v;
+}
+
+/*
+ * fld_u64() for a record that holds the field 8 bytes or more from its
+ * start, in our byte order (ev_fast() says when): one load and no branch.
+ */
+static inline uint64_t fld_fast(const struct pft_fld *f, const void *data)
+{
+	uint64_t x;
+
+	memcpy(&x, (const uint8_t *)data + f->end8, 8);
+	x >>= f->sh;
+	return (x ^ f->sm) - f->sm;
 }
 
 /* A string field's text, cut at its NUL; "" when it does not read. */
@@ -881,13 +973,29 @@ static inline void comm_of(struct pft_session *s, const struct tk_event_field *f
 	}
 }
 
-/* Bytes of @w before its first zero byte (8: none), on a little-endian load. */
-static inline unsigned int bytes_before_nul(uint64_t w)
+/*
+ * The high bit of each zero byte of @w (on a little-endian load): the
+ * lowest one flagged is exact, as borrows only run upward.
+ */
+static inline uint64_t zero_bytes(uint64_t w)
 {
-	uint64_t z = (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
+	return (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
+}
 
-	/* the lowest flagged byte is exact: borrows only run upward */
-	return z ? (unsigned int)__builtin_ctzll(z) / 8 : 8;
+/* The bytes of a word before its first zero byte (@z = zero_bytes()), as a mask; all when none. */
+static inline uint64_t before_nul(uint64_t z)
+{
+	return ((z & -z) >> 7) - 1;
+}
+
+/* strnlen() of a char[16] loaded as two words. */
+static inline uint32_t nul_index(const uint64_t w[2])
+{
+	uint64_t z0 = zero_bytes(w[0]), z1 = zero_bytes(w[1]);
+
+	if (z0)
+		return (uint32_t)__builtin_ctzll(z0) / 8;
+	return z1 ? 8 + (uint32_t)__builtin_ctzll(z1) / 8 : 16;
 }
 
 /*
@@ -895,25 +1003,23 @@ static inline unsigned int bytes_before_nul(uint64_t w)
  * from the record and cut at its NUL (no strnlen, no copy); other layouts
  * and big-endian hosts go through comm_of().
  */
-static int intern_comm(struct pft_session *s, struct pft_cpu *c, const struct tk_event_field *f,
-		       const void *data, uint32_t size)
+static inline __attribute__((always_inline)) int intern_comm(struct pft_session *s,
+							     struct pft_cpu *c,
+							     const struct tk_event_field *f,
+							     const void *data, uint32_t size)
 {
 	uint64_t k[2] = {0, 0};
 
 	if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && f->is_array && !f->is_dynamic &&
 	    f->size == 16 && (uint64_t)f->offset + 16 <= size) {
-		unsigned int n;
+		uint64_t z0, z1;
 
+		/* Without a branch on where the NUL is: comms vary record by record. */
 		memcpy(k, (const char *)data + f->offset, 16);
-		n = bytes_before_nul(k[0]);
-		if (n < 8) {
-			k[0] &= n ? ~0ull >> (64 - 8 * n) : 0;
-			k[1] = 0;
-		} else {
-			n = bytes_before_nul(k[1]);
-			if (n < 8)
-				k[1] &= n ? ~0ull >> (64 - 8 * n) : 0;
-		}
+		z0 = zero_bytes(k[0]);
+		z1 = zero_bytes(k[1]);
+		k[0] &= before_nul(z0);
+		k[1] &= before_nul(z1) & -(uint64_t)(z0 == 0);
 	} else {
 		const char *comm;
 		uint32_t len;
@@ -921,50 +1027,192 @@ static int intern_comm(struct pft_session *s, struct pft_cpu *c, const struct tk
 		comm_of(s, f, data, size, &comm, &len);
 		memcpy(k, comm, len > 16 ? 16 : len);
 	}
-	return intern_key(c, k);
+	return intern_key(c, k[0], k[1]);
 }
 
-/* One value onto a CompactSched array, counted in the bundle's size. */
-static inline void cs_put(struct pft_cpu *c, int i, uint64_t v)
+/*
+ * Room for one more compact record in every CompactSched array: a count
+ * of records they all have room for, made CS_BATCH at a time, so that a
+ * record costs one check instead of one per array.
+ */
+#define CS_BATCH 64
+
+static int cs_refill(struct pft_cpu *c)
 {
-	size_t before = c->cs[i].len;
+	size_t room = SIZE_MAX;
 
-	pb_varint(&c->cs[i], v);
-	c->cs_len += c->cs[i].len - before;
+	for (int i = 0; i < CS_N; i++) {
+		struct tk_bytebuf *b = &c->cs[i];
+
+		if (tk_bytebuf_reserve(b, 10 * CS_BATCH) < 0)
+			return tk_fail(ENOMEM, "out of memory");
+		if ((b->cap - b->len) / 10 < room)
+			room = (b->cap - b->len) / 10;
+	}
+	c->cs_room = room - 1;
+	return 0;
 }
 
+static inline int cs_room(struct pft_cpu *c)
+{
+	if (__builtin_expect(c->cs_room > 0, 1)) {
+		c->cs_room--;
+		return 0;
+	}
+	return cs_refill(c);
+}
+
+/* One value onto a CompactSched array (cs_room() made room): its bytes. */
+static inline size_t cs_put(struct pft_cpu *c, int i, uint64_t v)
+{
+	struct tk_bytebuf *b = &c->cs[i];
+	size_t n = pb_put_varint_at(b->data + b->len, v);
+
+	b->len += n;
+	return n;
+}
+
+/* Field @k of a compact event: in place when the record holds all of them. */
+static inline uint64_t cs_field(const struct pft_session *s, const struct pft_ev *e, int k,
+				const void *data, uint32_t size, bool fast)
+{
+	return fast ? fld_fast(&e->fld[k], data) : fld_u64(s, e->fld[k], data, size);
+}
+
+/*
+ * A sched_switch into the bundle's CompactSched: 1 when the comm table is
+ * full (the caller starts a new bundle), else 0 or a negative errno. The
+ * fields are read before anything is written, so that no store into the
+ * arrays makes the compiler read the event's layout again.
+ */
 static int put_switch(struct pft_session *s, struct pft_cpu *c, const struct pft_ev *e, uint64_t ts,
 		      const void *data, uint32_t size)
 {
+	const bool fast = e->fast && size >= e->need;
+	uint64_t state = cs_field(s, e, 0, data, size, fast);
+	uint64_t pid = cs_field(s, e, 1, data, size, fast);
+	uint64_t prio = cs_field(s, e, 2, data, size, fast);
 	int idx = intern_comm(s, c, e->fields[3], data, size);
+	size_t n;
 
 	if (idx < 0)
 		return 1;
-	cs_put(c, CS_SW_TS, ts - c->last_sw);
+	if (cs_room(c))
+		return -ENOMEM;
+	n = cs_put(c, CS_SW_TS, ts - c->last_sw);
+	n += cs_put(c, CS_SW_STATE, state);
+	n += cs_put(c, CS_SW_PID, pid);
+	n += cs_put(c, CS_SW_PRIO, prio);
+	n += cs_put(c, CS_SW_COMM, (uint64_t)idx);
+	c->cs_len += n;
 	c->last_sw = ts;
-	cs_put(c, CS_SW_STATE, fld_u64(s, e->fld[0], data, size));
-	cs_put(c, CS_SW_PID, fld_u64(s, e->fld[1], data, size));
-	cs_put(c, CS_SW_PRIO, fld_u64(s, e->fld[2], data, size));
-	cs_put(c, CS_SW_COMM, (uint64_t)idx);
 	c->nsw++;
 	return 0;
 }
 
+/* A sched_waking, as put_switch() does. */
 static int put_waking(struct pft_session *s, struct pft_cpu *c, const struct pft_ev *e, uint64_t ts,
 		      const void *data, uint32_t size)
 {
+	const bool fast = e->fast && size >= e->need;
+	uint64_t pid = cs_field(s, e, 0, data, size, fast);
+	uint64_t cpu = cs_field(s, e, 1, data, size, fast);
+	uint64_t prio = cs_field(s, e, 2, data, size, fast);
+	uint64_t flags = e->fields[4] ? cs_field(s, e, 4, data, size, fast) : 0;
 	int idx = intern_comm(s, c, e->fields[3], data, size);
+	size_t n;
 
 	if (idx < 0)
 		return 1;
-	cs_put(c, CS_WK_TS, ts - c->last_wk);
+	if (cs_room(c))
+		return -ENOMEM;
+	n = cs_put(c, CS_WK_TS, ts - c->last_wk);
+	n += cs_put(c, CS_WK_PID, pid);
+	n += cs_put(c, CS_WK_CPU, cpu);
+	n += cs_put(c, CS_WK_PRIO, prio);
+	n += cs_put(c, CS_WK_COMM, (uint64_t)idx);
+	n += cs_put(c, CS_WK_FLAGS, flags);
+	c->cs_len += n;
 	c->last_wk = ts;
-	cs_put(c, CS_WK_PID, fld_u64(s, e->fld[0], data, size));
-	cs_put(c, CS_WK_CPU, fld_u64(s, e->fld[1], data, size));
-	cs_put(c, CS_WK_PRIO, fld_u64(s, e->fld[2], data, size));
-	cs_put(c, CS_WK_COMM, (uint64_t)idx);
-	cs_put(c, CS_WK_FLAGS, e->fields[4] ? fld_u64(s, e->fld[4], data, size) : 0);
 	c->nwk++;
+	return 0;
+}
+
+/*
+ * A typed or self-described record whose numeric fields all lie inside it
+ * (ev_fast()), with room made for its numbers: written through a local
+ * cursor, the keys copied as worked out per event and every number read by
+ * fld_fast(). The buffer's length is stored only around the other fields
+ * (strings, arrays), which put_field() and put_value() write as the slow
+ * path does: the bytes are the same.
+ */
+static int put_fast(struct pft_session *s, struct pft_cpu *c, const struct pft_ev *e, uint64_t ts,
+		    const uint8_t *data, uint32_t size)
+{
+	struct tk_bytebuf *b = &c->ev;
+	const bool typed_ev = e->kind == EV_TYPED;
+	const struct pft_fld *fl = typed_ev ? e->fld : e->all_fld;
+	const size_t nf = typed_ev ? e->nfields : e->nall;
+	uint8_t *p = b->data + b->len;
+	size_t fe, msg;
+
+	*p++ = FB_EVENT << 3 | PB_LEN;
+	*p++ = 0;
+	fe = (size_t)(p - b->data);
+	*p++ = FE_TIMESTAMP << 3 | PB_VARINT;
+	p += pb_put_varint_at(p, ts);
+	*p++ = FE_PID << 3 | PB_VARINT;
+	p += pb_put_varint_at(p, (uint32_t)fld_fast(&s->pid_fld, data));
+	memcpy(p, e->mkey, 4);
+	p += e->mkey_len;
+	*p++ = 0;
+	msg = (size_t)(p - b->data);
+	for (size_t i = 0; i < nf; i++) {
+		const struct pft_fld *f = &fl[i];
+
+		if (f->kind == FK_OTHER) {
+			b->len = (size_t)(p - b->data);
+			if (typed_ev)
+				put_field(s, b, e->nums[i], e->fields[i], data, size);
+			else
+				put_value(s, b, e->all[i], (uint32_t)i + 1, (uint32_t)i + 1,
+					  (uint32_t)i + 1, data, size);
+			if (pb_room(b, e->room))
+				return tk_fail(ENOMEM, "out of memory");
+			p = b->data + b->len;
+			continue;
+		}
+		memcpy(p, f->key, 2);
+		p += f->klen;
+		if (f->kind == FK_CHARS) {
+			/* As tk_event_field_string() reads it: up to the NUL or the end. */
+			const uint8_t *q = data + f->off;
+			uint32_t len;
+
+			if (f->size == 16) {
+				uint64_t w[2];
+
+				memcpy(w, q, 16);
+				memcpy(p + 1, w, 16);
+				len = nul_index(w);
+			} else {
+				len = (uint32_t)strnlen((const char *)q, f->size);
+				memcpy(p + 1, q, f->size);
+			}
+			*p = (uint8_t)len;
+			p += 1 + len;
+		} else if (f->kind == FK_FIXED) {
+			uint64_t v = fld_fast(f, data);
+
+			memcpy(p, &v, 8); /* little-endian: ev_fast() allows no other */
+			p += f->size;
+		} else {
+			p += pb_put_varint_at(p, fld_fast(f, data));
+		}
+	}
+	b->len = (size_t)(p - b->data);
+	pb_end(b, msg);
+	pb_end(b, fe);
 	return 0;
 }
 
@@ -972,6 +1220,67 @@ static int put_waking(struct pft_session *s, struct pft_cpu *c, const struct pft
 static inline uint64_t cpu_bytes(const struct pft_cpu *c)
 {
 	return c->ev.len + c->cs_len + c->fixed;
+}
+
+/* Any other record, field by field through the bounds-checked reads. */
+static int put_slow(struct pft_session *s, struct pft_cpu *c, const struct pft_ev *e, int id,
+		    uint64_t ts, const void *data, uint32_t size)
+{
+	size_t n = e->kind == EV_TYPED ? e->nfields : e->nall, fe, msg;
+
+	fe = pb_begin_nc(&c->ev, FB_EVENT);
+	pb_uint_nc(&c->ev, FE_TIMESTAMP, ts);
+	pb_uint_nc(&c->ev, FE_PID,
+		   (uint32_t)(s->common != 1 ? tk_event_record_pid(s->set, data, size)
+			      : (uint64_t)s->pid_fld.off + s->pid_fld.size > size
+				      ? -1
+				      : (int)fld_u64(s, s->pid_fld, data, size)));
+	if (e->kind == EV_TYPED) {
+		msg = pb_begin_nc(&c->ev, e->num);
+		for (uint8_t i = 0; i < e->nfields; i++) {
+			if (e->fld[i].kind <= FK_SIGNED) {
+				pb_uint_nc(&c->ev, e->nums[i], fld_u64(s, e->fld[i], data, size));
+				continue;
+			}
+			put_field(s, &c->ev, e->nums[i], e->fields[i], data, size);
+			if (pb_room(&c->ev, 15 * n))
+				return tk_fail(ENOMEM, "out of memory");
+		}
+		pb_end(&c->ev, msg);
+	} else if (e->field_id) {
+		msg = pb_begin_nc(&c->ev, e->field_id);
+		for (size_t i = 0; i < e->nall; i++) {
+			struct pft_fld f = e->all_fld[i];
+
+			if (f.kind == FK_FIXED) {
+				pb_fixed_nc(&c->ev, (uint32_t)i + 1, fld_u64(s, f, data, size),
+					    f.size);
+			} else if (f.kind <= FK_SIGNED) {
+				pb_uint_nc(&c->ev, (uint32_t)i + 1, fld_u64(s, f, data, size));
+			} else {
+				put_value(s, &c->ev, e->all[i], (uint32_t)i + 1, (uint32_t)i + 1,
+					  (uint32_t)i + 1, data, size);
+				if (pb_room(&c->ev, 15 * n))
+					return tk_fail(ENOMEM, "out of memory");
+			}
+		}
+		pb_end(&c->ev, msg);
+	} else {
+		msg = pb_begin(&c->ev, FE_GENERIC);
+		if (e->ev) {
+			pb_bytes(&c->ev, GE_NAME, tk_event_name(e->ev), e->name_len);
+		} else {
+			char name[24];
+
+			pb_bytes(&c->ev, GE_NAME, name,
+				 (size_t)snprintf(name, sizeof(name), "event_%d", id));
+		}
+		for (size_t i = 0; i < e->nall; i++)
+			put_generic_field(s, &c->ev, e->all[i], e->all_len[i], data, size);
+		pb_end(&c->ev, msg);
+	}
+	pb_end(&c->ev, fe);
+	return 0;
 }
 
 int pft_ftrace_lost(struct pft_session *s, uint32_t cpu)
@@ -1007,6 +1316,8 @@ static void common_check(struct pft_session *s, const void *data, uint32_t size,
 	if ((int)fld_u64(s, s->type_fld, data, size) == id &&
 	    (int)fld_u64(s, s->pid_fld, data, size) == tk_event_record_pid(s->set, data, size))
 		s->common = 1;
+	s->type_u16 = s->common == 1 && !s->swap && s->type_fld.size == 2 &&
+		      s->type_fld.kind == FK_UNSIGNED;
 }
 
 int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const void *data,
@@ -1014,17 +1325,27 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 {
 	struct pft_cpu *c = cpu < s->ncpus && s->cpus[cpu] ? s->cpus[cpu] : cpu_get(s, cpu);
 	struct pft_ev *e;
-	size_t fe, msg, n;
 	int id, r;
 
 	if (!c)
 		return -errno;
-	if (s->common == 1)
+	if (s->common == 1 && s->type_u16) {
+		uint16_t x;
+
+		/* The usual layout: an unsigned short in our byte order. */
+		if (s->type_fld.off + 2u > size) {
+			id = -1;
+		} else {
+			memcpy(&x, (const uint8_t *)data + s->type_fld.off, 2);
+			id = x;
+		}
+	} else if (s->common == 1) {
 		id = (uint64_t)s->type_fld.off + s->type_fld.size > size
 			     ? -1
 			     : (int)fld_u64(s, s->type_fld, data, size);
-	else
+	} else {
 		id = tk_event_record_type(s->set, data, size);
+	}
 	if (!s->common)
 		common_check(s, data, size, id);
 	if (id < 0)
@@ -1058,65 +1379,14 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 		 * at once: the writes below check nothing (a string or array
 		 * field checks its own, and the room is made again after it).
 		 */
-		n = e->kind == EV_TYPED ? e->nfields : e->nall;
-		if (pb_room(&c->ev, 32 + 15 * n))
+		if (pb_room(&c->ev, e->room))
 			return tk_fail(ENOMEM, "out of memory");
-		fe = pb_begin_nc(&c->ev, FB_EVENT);
-		pb_uint_nc(&c->ev, FE_TIMESTAMP, ts);
-		pb_uint_nc(&c->ev, FE_PID,
-			   (uint32_t)(s->common != 1 ? tk_event_record_pid(s->set, data, size)
-				      : (uint64_t)s->pid_fld.off + s->pid_fld.size > size
-					      ? -1
-					      : (int)fld_u64(s, s->pid_fld, data, size)));
-		if (e->kind == EV_TYPED) {
-			msg = pb_begin_nc(&c->ev, e->num);
-			for (uint8_t i = 0; i < e->nfields; i++) {
-				if (e->fld[i].kind != FK_OTHER) {
-					pb_uint_nc(&c->ev, e->nums[i],
-						   fld_u64(s, e->fld[i], data, size));
-					continue;
-				}
-				put_field(s, &c->ev, e->nums[i], e->fields[i], data, size);
-				if (pb_room(&c->ev, 15 * n))
-					return tk_fail(ENOMEM, "out of memory");
-			}
-			pb_end(&c->ev, msg);
-		} else if (e->field_id) {
-			msg = pb_begin_nc(&c->ev, e->field_id);
-			for (size_t i = 0; i < e->nall; i++) {
-				struct pft_fld f = e->all_fld[i];
-
-				if (f.kind == FK_FIXED) {
-					pb_fixed_nc(&c->ev, (uint32_t)i + 1,
-						    fld_u64(s, f, data, size), f.size);
-				} else if (f.kind != FK_OTHER) {
-					pb_uint_nc(&c->ev, (uint32_t)i + 1,
-						   fld_u64(s, f, data, size));
-				} else {
-					put_value(s, &c->ev, e->all[i], (uint32_t)i + 1,
-						  (uint32_t)i + 1, (uint32_t)i + 1, data, size);
-					if (pb_room(&c->ev, 15 * n))
-						return tk_fail(ENOMEM, "out of memory");
-				}
-			}
-			pb_end(&c->ev, msg);
+		r = e->fast && size >= e->need ? put_fast(s, c, e, ts, data, size)
+					       : put_slow(s, c, e, id, ts, data, size);
+		if (r)
+			return r;
+		if (e->kind != EV_TYPED)
 			s->st->generic++;
-		} else {
-			msg = pb_begin(&c->ev, FE_GENERIC);
-			if (e->ev) {
-				pb_bytes(&c->ev, GE_NAME, tk_event_name(e->ev), e->name_len);
-			} else {
-				char name[24];
-
-				pb_bytes(&c->ev, GE_NAME, name,
-					 (size_t)snprintf(name, sizeof(name), "event_%d", id));
-			}
-			for (size_t i = 0; i < e->nall; i++)
-				put_generic_field(s, &c->ev, e->all[i], e->all_len[i], data, size);
-			pb_end(&c->ev, msg);
-			s->st->generic++;
-		}
-		pb_end(&c->ev, fe);
 		c->nev++;
 	}
 	{
@@ -1803,16 +2073,17 @@ int tk_pftrace_write_dat(struct tk_dat *dat, int fd, const char *name,
 			break;
 		if (d->irec < d->nrecs) {
 			d->key.ts = d->recs[d->irec].timestamp;
-		} else {
-			r = dstream_refill(dat, d);
-			if (r < 0)
-				break;
-			if (!r)
-				heap[0] = heap[--nheap];
-			r = 0;
+			tk_merge_heap_fix_top(heap, nheap);
+			continue;
 		}
-		if (nheap)
-			tk_merge_heap_down(heap, nheap, 0);
+		r = dstream_refill(dat, d);
+		if (r < 0)
+			break;
+		if (r)
+			tk_merge_heap_fix_top(heap, nheap);
+		else
+			nheap = tk_merge_heap_pop(heap, nheap);
+		r = 0;
 	}
 	if (!r)
 		r = put_ftrace_stats(&s, dat);

@@ -2166,7 +2166,12 @@ static int split_run(struct feed *f, struct tk_perfdata *pd, struct perfmap *m)
 
 		/* The helper reads this before reusing any slot of an older chunk. */
 		__atomic_store_n(&sp->a_chunk, k, __ATOMIC_RELEASE);
-		if (split_take(sp, k) && s->start == m->pos) {
+		bool done = split_take(sp, k);
+
+		if (done && s->start != m->pos)
+			f->st->nr_split_wrong++;
+		if (done && s->start == m->pos) {
+			f->st->nr_split_used++;
 			ret = split_consume(f, s);
 			m->pos = s->stop;
 			if (ret)

@@ -1767,8 +1767,9 @@ struct split {
 	struct feed *f;
 	struct perfmap m; /* the helper's copy: its own last_id */
 	uint64_t data_off, chunk, nchunks;
-	uint64_t a_chunk; /* the calling thread's chunk (atomic) */
-	int quit;	  /* atomic */
+	uint64_t a_chunk;  /* the calling thread's chunk (atomic) */
+	uint64_t stall_ns; /* SPLIT_STALL_NS, or TK_FEED_STALL_NS (tests: 0 takes over at once) */
+	int quit;	   /* atomic */
 	pthread_t thread;
 	struct split_slot slot[SPLIT_SLOTS];
 };
@@ -1991,6 +1992,8 @@ static struct split *split_start(struct feed *f, const struct perfmap *m)
 	sp->data_off = m->pos;
 	sp->chunk = chunk;
 	sp->nchunks = (size + chunk - 1) / chunk;
+	env = getenv("TK_FEED_STALL_NS");
+	sp->stall_ns = env && *env ? strtoull(env, NULL, 0) : SPLIT_STALL_NS;
 	for (int i = 0; i < SPLIT_SLOTS; i++) {
 		struct split_slot *s = &sp->slot[i];
 
@@ -2125,11 +2128,12 @@ static bool split_take(struct split *sp, uint64_t k)
 
 		if (SLOT_CHUNK(v) == k && SLOT_STATE(v) == SLOT_DONE)
 			return true;
-		if (SLOT_CHUNK(v) == k && SLOT_STATE(v) == SLOT_BUSY && (spins & 63)) {
+		if (SLOT_CHUNK(v) == k && SLOT_STATE(v) == SLOT_BUSY && sp->stall_ns &&
+		    (spins & 63)) {
 			cpu_relax();
 			continue;
 		}
-		if (SLOT_CHUNK(v) == k && SLOT_STATE(v) == SLOT_BUSY) {
+		if (SLOT_CHUNK(v) == k && SLOT_STATE(v) == SLOT_BUSY && sp->stall_ns) {
 			/* Wait while the helper makes progress; take over when it stalls. */
 			uint64_t p = __atomic_load_n(&s->progress, __ATOMIC_RELAXED), t = now_ns();
 
@@ -2138,7 +2142,7 @@ static bool split_take(struct split *sp, uint64_t k)
 				since = t;
 				continue;
 			}
-			if (t - since < SPLIT_STALL_NS)
+			if (t - since < sp->stall_ns)
 				continue;
 		}
 		if (__atomic_compare_exchange_n(&s->state, &v, SLOT_WORD(k, SLOT_TAKEN), false,

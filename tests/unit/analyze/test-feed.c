@@ -358,6 +358,7 @@ static void sched_texts(const char *path, const char *tag, char *text, size_t ca
 static void test_feed_split_same(void **state)
 {
 	static const char *chunks[] = {"262144", "65536", "16384", "4096"};
+	static const char *stalls[] = {"", "0"};
 	char path[2][512], *one_text, *two_text;
 	cpu_set_t all;
 	bool two_cpus;
@@ -389,8 +390,11 @@ static void test_feed_split_same(void **state)
 				snprintf(msg1, sizeof(msg1), "%s", tk_errmsg());
 				unsetenv("TK_FEED_THREADS");
 				setenv("TK_FEED_CHUNK", chunks[c], 1);
+				/* The second size also takes busy chunks over at once. */
+				setenv("TK_FEED_STALL_NS", stalls[c == 1], 1);
 				r2 = run_digest_stats(path[p], &two, &st2);
 				unsetenv("TK_FEED_CHUNK");
+				unsetenv("TK_FEED_STALL_NS");
 				assert_int_equal(r1, ret[k]);
 				assert_int_equal(r1, r2);
 				assert_int_equal(one.n, two.n);

@@ -22,10 +22,12 @@
 bool tk_an_spare_cpu(void);
 
 /*
- * Should the feed's analysis thread run? Only when TK_FEED_THREADS=2 is in
- * the environment and tk_an_spare_cpu() allows two CPUs: measured on two
- * vCPUs, the hand-over cost more than the second CPU saved, quiet machine
- * or not. TK_FEED_THREADS=1 (or nothing) keeps one thread.
+ * Should the feed's analysis thread run (the walk on the calling thread,
+ * the queue and the analysis on a second)? Only when TK_FEED_THREADS=2 is
+ * in the environment and tk_an_spare_cpu() allows two CPUs: measured on
+ * two vCPUs, that hand-over cost more than the second CPU saved. Without
+ * TK_FEED_THREADS the feed splits the walk instead (feed.c, "Both CPUs
+ * walk"); TK_FEED_THREADS=1 keeps one thread.
  */
 bool tk_an_idle_cpu(void);
 

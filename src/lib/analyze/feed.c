@@ -46,10 +46,14 @@
  * sched latency costs ~450 instructions a record on one thread, the feed
  * ~300 of them (stops 17 and 19 in bench/README.md).
  *
- * Two CPUs (perf.data, when allowed and idle, and the records carry no
- * borrowed pointers): the walk runs on the calling thread and the ordering queue
- * and the analysis on a second one, records handed over as 64-byte tuples
- * in batches (see "Two CPUs" above run_perf()).
+ * Two CPUs (perf.data of 16 MB or more, when two are allowed and the
+ * records carry no borrowed pointers): a helper thread walks chunks of the
+ * file ahead of the calling thread, decoding their samples into 64-byte
+ * tuples that the calling thread queues in file order, so the ordering
+ * queue and the analysis stay on one thread and see what one thread would
+ * (see "Both CPUs walk" above split_run()). TK_FEED_THREADS=1 keeps one
+ * thread; TK_FEED_THREADS=2 instead walks on the calling thread and runs
+ * the queue and the analysis on a second one ("Two CPUs" above run_perf()).
  *
  * Everything (TK_FEED_ALL_EVENTS, for the table export of src/lib/export/):
  *   every format is parsed and every tracepoint record delivered, named by

@@ -164,7 +164,8 @@ struct perfmap {
 	const uint8_t *base;	/* the file from offset 0: the reader's mapping */
 	uint64_t pos, end;	/* file offsets of the next record and of the end */
 	uint64_t dropped;	/* page-aligned: the mapping below is dropped from RSS */
-	uint64_t drop_at;	/* drop more once the walk is here (UINT64_MAX: never) */
+	uint64_t drop_at;	/* drop more once the walk is here */
+	uint64_t drop_every;	/* bytes the walk goes between drops */
 	uint64_t populated;	/* page-aligned: mapped in ahead up to here (0: not tried) */
 	int32_t tid, time, cpu; /* sample field offsets after the header; -1: absent */
 	uint32_t before;	/* sample bytes before RAW's size word */
@@ -1483,7 +1484,8 @@ static bool perfmap_open(struct perfmap *m, const struct tk_perfdata *pd)
 	m->pos = in->data_offset;
 	m->end = in->data_end;
 	m->dropped = 0;
-	m->drop_at = 2 * (uint64_t)MAP_DROP;
+	m->drop_every = 2 * (uint64_t)MAP_DROP;
+	m->drop_at = m->drop_every;
 	m->ahead = MAP_DROP;
 	m->round_limit = UINT64_MAX;
 	return true;
@@ -1579,7 +1581,7 @@ static void perfmap_drop(struct perfmap *m, uint64_t pos)
 		return;
 	madvise((void *)(m->base + m->dropped), to - m->dropped, MADV_DONTNEED);
 	m->dropped = to;
-	m->drop_at = to + 2 * (uint64_t)MAP_DROP;
+	m->drop_at = to + m->drop_every;
 }
 
 /*
@@ -2022,8 +2024,10 @@ static void split_stop(struct split *sp, struct perfmap *m)
 {
 	__atomic_store_n(&sp->quit, 1, __ATOMIC_RELEASE);
 	pthread_join(sp->thread, NULL);
-	m->dropped = sp->m.dropped;
-	m->drop_at = m->dropped + 2 * (uint64_t)MAP_DROP;
+	if (sp->m.dropped > m->dropped)
+		m->dropped = sp->m.dropped;
+	m->drop_every = 2 * (uint64_t)MAP_DROP;
+	m->drop_at = m->dropped + m->drop_every;
 	for (int i = 0; i < SPLIT_SLOTS; i++)
 		free(sp->slot[i].rec);
 	free(sp);
@@ -2168,7 +2172,12 @@ static int split_run(struct feed *f, struct tk_perfdata *pd, struct perfmap *m)
 	if (!sp)
 		return perfmap_walk(f, pd, m);
 	m->ahead = sp->chunk;
-	m->drop_at = UINT64_MAX; /* the helper drops (see split_main()) */
+	/*
+	 * The helper drops (see split_main()); this thread only when the
+	 * helper does not run and it walks on alone, so RSS stays flat.
+	 */
+	m->drop_every = 6 * (uint64_t)MAP_DROP;
+	m->drop_at = m->dropped + m->drop_every;
 	for (;;) {
 		const struct split_slot *s = &sp->slot[k % SPLIT_SLOTS];
 

@@ -23,10 +23,10 @@
  * the steadier one. --only NAME runs one pair: timehist, timehist-s,
  * latency, profile, wakeup, syscalls, bounds.
  *
- * --feed-threads N sets TK_FEED_THREADS=N for tracekit (1: one thread; 2:
- * the walk and the analysis on two threads; unset: a perf.data of 16 MB or
- * more walked by both CPUs when two are allowed, src/lib/analyze/feed.c,
- * "Both CPUs walk").
+ * --feed-threads N sets TK_FEED_THREADS=N for tracekit (1: one thread;
+ * split: a perf.data of 16 MB or more walked by both CPUs, whatever the
+ * load, src/lib/analyze/feed.c, "Both CPUs walk"; 2: the walk and the
+ * analysis on two threads; unset: split when the load leaves a CPU idle).
  * --one-cpu runs tracekit under `taskset -c 0` (the other tool as it is):
  * the analyses over perf.data run the walk and the analysis on two threads
  * when two CPUs are allowed (src/lib/analyze/feed.c, "Two CPUs"), and this

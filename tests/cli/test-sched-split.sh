@@ -51,9 +51,9 @@ for args in "sched latency" "sched latency -p" "sched latency -s max,pid -C 1" \
 	# shellcheck disable=SC2086 # the arguments split on purpose
 	out one TK_FEED_THREADS=1 -- $args -i "$tmp/s.data"
 	# shellcheck disable=SC2086
-	out small TK_FEED_CHUNK=4096 -- $args -i "$tmp/s.data"
+	out small TK_FEED_THREADS=split TK_FEED_CHUNK=4096 -- $args -i "$tmp/s.data"
 	# shellcheck disable=SC2086
-	out over TK_FEED_CHUNK=65536 TK_FEED_STALL_NS=0 -- $args -i "$tmp/s.data"
+	out over TK_FEED_THREADS=split TK_FEED_CHUNK=65536 TK_FEED_STALL_NS=0 -- $args -i "$tmp/s.data"
 	if [ "$(cat "$tmp/one.rc")" = 0 ] && [ -s "$tmp/one.out" ] && same one small &&
 		same one over; then
 		pass "$args: both CPUs print what one thread prints"
@@ -68,7 +68,7 @@ if command -v perf >/dev/null; then
 		# shellcheck disable=SC2086
 		perf $args -i "$tmp/s.data" >"$tmp/perf.out" 2>/dev/null
 		# shellcheck disable=SC2086
-		out small TK_FEED_CHUNK=4096 -- $args -i "$tmp/s.data"
+		out small TK_FEED_THREADS=split TK_FEED_CHUNK=4096 -- $args -i "$tmp/s.data"
 		if cmp -s "$tmp/perf.out" "$tmp/small.out"; then
 			pass "$args on both CPUs = perf $args"
 		else

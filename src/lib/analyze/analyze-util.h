@@ -31,6 +31,15 @@ bool tk_an_spare_cpu(void);
  */
 bool tk_an_idle_cpu(void);
 
+/*
+ * Should the feed walk a perf.data with both CPUs (feed.c, "Both CPUs
+ * walk")? TK_FEED_THREADS=split: whenever two CPUs are allowed; any other
+ * TK_FEED_THREADS value: no; unset: when two CPUs are allowed and the last
+ * minute's load average leaves half a CPU idle (on busy CPUs the split's
+ * extra CPU time makes it slower than one thread).
+ */
+bool tk_an_split_walk(void);
+
 /* printf into @out (a line is at most 511 bytes: longer text is cut). */
 void tk_an_printf(struct tk_outbuf *out, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

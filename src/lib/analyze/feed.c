@@ -46,14 +46,16 @@
  * sched latency costs ~450 instructions a record on one thread, the feed
  * ~300 of them (stops 17 and 19 in bench/README.md).
  *
- * Two CPUs (perf.data of 16 MB or more, when two are allowed and the
- * records carry no borrowed pointers): a helper thread walks chunks of the
- * file ahead of the calling thread, decoding their samples into 64-byte
- * tuples that the calling thread queues in file order, so the ordering
- * queue and the analysis stay on one thread and see what one thread would
- * (see "Both CPUs walk" above split_run()). TK_FEED_THREADS=1 keeps one
- * thread; TK_FEED_THREADS=2 instead walks on the calling thread and runs
- * the queue and the analysis on a second one ("Two CPUs" above run_perf()).
+ * Two CPUs (perf.data of 16 MB or more, when two are allowed and idle,
+ * tk_an_split_walk(), and the records carry no borrowed pointers): a
+ * helper thread walks chunks of the file ahead of the calling thread,
+ * decoding their samples into 64-byte tuples that the calling thread
+ * queues in file order, so the ordering queue and the analysis stay on one
+ * thread and see what one thread would (see "Both CPUs walk" above
+ * split_run()). TK_FEED_THREADS=split splits whatever the load, =1 keeps
+ * one thread; TK_FEED_THREADS=2 instead walks on the calling thread and
+ * runs the queue and the analysis on a second one ("Two CPUs" above
+ * run_perf()).
  *
  * Everything (TK_FEED_ALL_EVENTS, for the table export of src/lib/export/):
  *   every format is parsed and every tracepoint record delivered, named by
@@ -1980,15 +1982,15 @@ static uint64_t split_chunk_size(void)
 	return v >= 64 && v <= (1ull << 30) ? (uint64_t)v & ~(uint64_t)7 : SPLIT_CHUNK;
 }
 
-/* NULL: stay on one thread (one CPU allowed, a small file, TK_FEED_THREADS set, no memory). */
+/* NULL: stay on one thread (a small file, tk_an_split_walk() says no, no memory). */
 static struct split *split_start(struct feed *f, const struct perfmap *m)
 {
-	const char *env = getenv("TK_FEED_THREADS");
 	uint64_t chunk = split_chunk_size(), size = m->end - m->pos;
 	struct split *sp;
+	const char *env;
 
-	if ((env && *env) || f->pipe || (f->flags & ~(unsigned int)TK_FEED_SIDEBAND) ||
-	    size / chunk < SPLIT_MIN_CHUNKS || !tk_an_spare_cpu())
+	if (f->pipe || (f->flags & ~(unsigned int)TK_FEED_SIDEBAND) ||
+	    size / chunk < SPLIT_MIN_CHUNKS || !tk_an_split_walk())
 		return NULL;
 	sp = calloc(1, sizeof(*sp));
 	if (!sp)

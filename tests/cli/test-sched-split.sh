@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 # The scheduler analyses with the perf.data walk shared by both CPUs (a
 # helper thread walks chunks ahead; src/lib/analyze/feed.c, "Both CPUs
-# walk") print what one thread prints, byte for byte, stderr and exit
-# status too: on bench-perf's sched file (sched_switch and sched_wakeup
+# walk", TK_FEED_THREADS=split) and with a helper mapping the file in ahead
+# ("Mapping in ahead", =ahead) print what one thread prints, byte for
+# byte, stderr and exit status too: on bench-perf's sched file (sched_switch and sched_wakeup
 # with this kernel's formats, a FINISHED_ROUND every 4096 samples), cut in
 # small chunks so that a small file has many, with the helper's busy
 # chunks also taken over at once; and, where perf is installed, what perf
@@ -54,8 +55,10 @@ for args in "sched latency" "sched latency -p" "sched latency -s max,pid -C 1" \
 	out small TK_FEED_THREADS=split TK_FEED_CHUNK=4096 -- $args -i "$tmp/s.data"
 	# shellcheck disable=SC2086
 	out over TK_FEED_THREADS=split TK_FEED_CHUNK=65536 TK_FEED_STALL_NS=0 -- $args -i "$tmp/s.data"
+	# shellcheck disable=SC2086
+	out ahead TK_FEED_THREADS=ahead -- $args -i "$tmp/s.data"
 	if [ "$(cat "$tmp/one.rc")" = 0 ] && [ -s "$tmp/one.out" ] && same one small &&
-		same one over; then
+		same one over && same one ahead; then
 		pass "$args: both CPUs print what one thread prints"
 	else
 		fail "$args: both CPUs differ from one thread" \

@@ -33,12 +33,18 @@ bool tk_an_idle_cpu(void);
 
 /*
  * Should the feed walk a perf.data with both CPUs (feed.c, "Both CPUs
- * walk")? TK_FEED_THREADS=split: whenever two CPUs are allowed; any other
- * TK_FEED_THREADS value: no; unset: when two CPUs are allowed and the last
- * minute's load average leaves half a CPU idle (on busy CPUs the split's
- * extra CPU time makes it slower than one thread).
+ * walk")? Only when TK_FEED_THREADS=split asks for it and two CPUs are
+ * allowed: on two vCPUs it measured slower than one thread.
  */
 bool tk_an_split_walk(void);
+
+/*
+ * Should a helper thread map a perf.data in ahead of the feed's walk
+ * (feed.c, "Mapping in ahead")? When TK_FEED_THREADS is unset, two CPUs
+ * are allowed and the last minute's load average leaves half a CPU idle;
+ * with TK_FEED_THREADS=ahead whenever two CPUs are allowed.
+ */
+bool tk_an_map_ahead(void);
 
 /* printf into @out (a line is at most 511 bytes: longer text is cut). */
 void tk_an_printf(struct tk_outbuf *out, const char *fmt, ...)

@@ -46,16 +46,17 @@
  * sched latency costs ~450 instructions a record on one thread, the feed
  * ~300 of them (stops 17 and 19 in bench/README.md).
  *
- * Two CPUs (perf.data of 16 MB or more, when two are allowed and idle,
- * tk_an_split_walk(), and the records carry no borrowed pointers): a
- * helper thread walks chunks of the file ahead of the calling thread,
- * decoding their samples into 64-byte tuples that the calling thread
- * queues in file order, so the ordering queue and the analysis stay on one
- * thread and see what one thread would (see "Both CPUs walk" above
- * split_run()). TK_FEED_THREADS=split splits whatever the load, =1 keeps
- * one thread; TK_FEED_THREADS=2 instead walks on the calling thread and
- * runs the queue and the analysis on a second one ("Two CPUs" above
- * run_perf()).
+ * Two CPUs (perf.data of 16 MB or more, when two are allowed and the
+ * load leaves one idle, tk_an_map_ahead()): a helper thread maps the file
+ * in ahead of the walk, which stays on the calling thread with everything
+ * after it ("Mapping in ahead" above split_run()). Two ways of handing
+ * work to the second CPU measured slower than one thread on two vCPUs and
+ * run only when asked for, for the records that carry no borrowed
+ * pointers: TK_FEED_THREADS=split, a helper walking chunks of the file
+ * and handing their records over as 64-byte tuples ("Both CPUs walk"
+ * above split_run()); TK_FEED_THREADS=2, the ordering queue and the
+ * analysis on a second thread ("Two CPUs" above run_perf()). Each
+ * delivers what one thread does, in the same order.
  *
  * Everything (TK_FEED_ALL_EVENTS, for the table export of src/lib/export/):
  *   every format is parsed and every tracepoint record delivered, named by
@@ -187,6 +188,7 @@ struct perfmap {
 	 */
 	uint64_t round_limit, last_round;
 	bool chunk_end;
+	uint64_t *ahead_pos; /* a helper maps in ahead of this (atomic; NULL: none) */
 };
 
 /* The "name: X" of a format text, compared with @name. */
@@ -1351,6 +1353,10 @@ static int perf_damage(struct feed *f, const struct tk_perfdata *pd)
  * cache).
  */
 #define MAP_DROP (4u << 20)
+/* A helper maps in ahead (see "Mapping in ahead"): steps, distance, least data. */
+#define MAP_AHEAD_STEP (1u << 20)
+#define MAP_AHEAD_MAX  (6u << 20)
+#define MAP_AHEAD_MIN  (16u << 20) /* smaller data sections: one thread */
 /*
  * The walk touches each record first where its fields are read: asking for
  * the bytes 2 KiB ahead hides part of that wait (sched timehist -s, CPU
@@ -1566,6 +1572,13 @@ static void perfmap_populate(struct perfmap *m, uint64_t pos)
 {
 	uint64_t from = pos & ~(uint64_t)0xfff, len = m->ahead;
 
+	if (m->ahead_pos) {
+		/* The helper maps in (see "Mapping in ahead"): tell it where the walk is. */
+		__atomic_store_n(m->ahead_pos, pos, __ATOMIC_RELAXED);
+		m->populated = pos + MAP_AHEAD_STEP;
+		return;
+	}
+
 	if (from + len > m->end)
 		len = ((m->end + 0xfff) & ~(uint64_t)0xfff) - from;
 	if (len && madvise((void *)(m->base + from), len, MADV_POPULATE_READ) == 0)
@@ -1744,7 +1757,14 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
  * claimed, consumes a DONE one, and on a BUSY one waits while the helper
  * makes progress, taking the chunk over if it stalls (descheduled) for
  * SPLIT_STALL_NS. So the calling thread never waits long for a helper that
- * does not run, and the split costs only the helper's own CPU.
+ * does not run.
+ *
+ * Only with TK_FEED_THREADS=split (tk_an_split_walk()): on the two vCPUs
+ * it was slower than one thread even with both CPUs to itself. The tuples
+ * are 192 MB of the 3 M-record bench file crossing from one CPU to the
+ * other, and the calling thread took 100-230 ms to queue them, more than
+ * one thread takes to walk the 328 MB file; streaming them past the
+ * helper's cache changed nothing (bench/README.md, bench-analyze, stop 20).
  */
 #define SPLIT_CHUNK	 (2u << 20)
 #define SPLIT_SLOTS	 4
@@ -2162,6 +2182,82 @@ static bool split_take(struct split *sp, uint64_t k)
 }
 
 /*
+ * Mapping in ahead. What a second CPU does pay for on this walk is the
+ * kernel's part: filling the page tables of the mapping (MADV_POPULATE_READ,
+ * a fifth of a sched analysis's time on one thread). A helper thread does
+ * it MAP_AHEAD_STEP at a time, up to MAP_AHEAD_MAX past where the walk says
+ * it is, and sleeps when that far ahead; the walk itself (and everything
+ * after it) stays on the calling thread, so nothing is handed over and the
+ * calling thread never waits: where the helper has not been yet, the page
+ * faults map the file in as on one thread. sched latency on the 3 M-sample
+ * file, real-time priority on both vCPUs: 0.155-0.168 s on one thread,
+ * 0.139-0.141 s with the helper (bench/README.md, bench-analyze, stop 20);
+ * reading every cache line ahead as well cost CPU and gained nothing.
+ */
+
+struct mapahead {
+	const uint8_t *base;
+	uint64_t end;
+	uint64_t pos;  /* where the walk is (atomic) */
+	uint64_t quit; /* atomic */
+	pthread_t thread;
+};
+
+static void *mapahead_main(void *arg)
+{
+	struct mapahead *a = arg;
+	uint64_t next = 0, pend = (a->end + 0xfff) & ~(uint64_t)0xfff;
+
+	while (!__atomic_load_n(&a->quit, __ATOMIC_RELAXED)) {
+		uint64_t pos = __atomic_load_n(&a->pos, __ATOMIC_RELAXED), to;
+
+		if (next < pos)
+			next = pos & ~(uint64_t)0xfff;
+		if (next >= pend)
+			break;
+		if (next >= pos + MAP_AHEAD_MAX) {
+			struct timespec ts = {0, 20000};
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		to = next + MAP_AHEAD_STEP < pend ? next + MAP_AHEAD_STEP : pend;
+		if (madvise((void *)(a->base + next), to - next, MADV_POPULATE_READ))
+			break; /* an old kernel: the walk's faults do it */
+		next = to;
+	}
+	return NULL;
+}
+
+/* Whether to map in ahead: a data section of MAP_AHEAD_MIN or more (any with
+ * TK_FEED_THREADS=ahead). */
+static bool map_ahead_wanted(const struct perfmap *m)
+{
+	const char *env = getenv("TK_FEED_THREADS");
+
+	if (!tk_an_map_ahead())
+		return false;
+	return m->end - m->pos >= MAP_AHEAD_MIN || (env && !strcmp(env, "ahead"));
+}
+
+/* perfmap_walk() with a helper mapping in ahead; without one when it cannot start. */
+static int mapahead_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *m)
+{
+	struct mapahead a = {.base = m->base, .end = m->end, .pos = m->pos};
+	int ret;
+
+	if (pthread_create(&a.thread, NULL, mapahead_main, &a))
+		return perfmap_walk(f, pd, m);
+	m->ahead_pos = &a.pos;
+	m->populated = m->pos; /* the first call tells the helper */
+	ret = perfmap_walk(f, pd, m);
+	__atomic_store_n(&a.quit, 1, __ATOMIC_RELAXED);
+	pthread_join(a.thread, NULL);
+	m->ahead_pos = NULL;
+	return ret;
+}
+
+/*
  * The walk of run_perf() over both CPUs when split_start() allows it, else
  * perfmap_walk(). Returns and leaves m->pos as perfmap_walk() does.
  */
@@ -2172,7 +2268,7 @@ static int split_run(struct feed *f, struct tk_perfdata *pd, struct perfmap *m)
 	int ret = 0;
 
 	if (!sp)
-		return perfmap_walk(f, pd, m);
+		return map_ahead_wanted(m) ? mapahead_walk(f, pd, m) : perfmap_walk(f, pd, m);
 	m->ahead = sp->chunk;
 	/*
 	 * The helper drops (see split_main()); this thread only when the

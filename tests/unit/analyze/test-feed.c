@@ -409,6 +409,14 @@ static void test_feed_split_same(void **state)
 				}
 				used += st2.nr_split_used;
 				wrong += st2.nr_split_wrong;
+				/* The walk with a helper mapping in ahead, too. */
+				two = (struct digest){.stop_at = at[k], .stop_ret = ret[k]};
+				setenv("TK_FEED_THREADS", "ahead", 1);
+				r2 = run_digest_stats(path[p], &two, &st2);
+				unsetenv("TK_FEED_THREADS");
+				assert_int_equal(r1, r2);
+				assert_int_equal(one.n, two.n);
+				assert_true(one.h == two.h);
 			}
 		}
 		if (two_cpus) {

@@ -27,7 +27,7 @@
  * ahead: a helper maps the perf.data in ahead of the walk, whatever the
  * load, src/lib/analyze/feed.c, "Mapping in ahead"; split: the walk
  * shared by both CPUs, "Both CPUs walk"; 2: the walk and the analysis on
- * two threads; unset: ahead when the load leaves a CPU idle).
+ * two threads; unset: ahead when the load leaves 1.5 CPUs idle).
  * --one-cpu runs tracekit under `taskset -c 0` (the other tool as it is):
  * the analyses over perf.data run the walk and the analysis on two threads
  * when two CPUs are allowed (src/lib/analyze/feed.c, "Two CPUs"), and this

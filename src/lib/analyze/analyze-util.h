@@ -41,7 +41,7 @@ bool tk_an_split_walk(void);
 /*
  * Should a helper thread map a perf.data in ahead of the feed's walk
  * (feed.c, "Mapping in ahead")? When TK_FEED_THREADS is unset, two CPUs
- * are allowed and the last minute's load average leaves half a CPU idle;
+ * are allowed and the last minute's load average leaves 1.5 CPUs idle;
  * with TK_FEED_THREADS=ahead whenever two CPUs are allowed.
  */
 bool tk_an_map_ahead(void);

@@ -47,7 +47,7 @@
  * ~300 of them (stops 17 and 19 in bench/README.md).
  *
  * Two CPUs (perf.data of 16 MB or more, when two are allowed and the
- * load leaves one idle, tk_an_map_ahead()): a helper thread maps the file
+ * load leaves them nearly idle, tk_an_map_ahead()): a helper thread maps the file
  * in ahead of the walk, which stays on the calling thread with everything
  * after it ("Mapping in ahead" above split_run()). Two ways of handing
  * work to the second CPU measured slower than one thread on two vCPUs and

@@ -23,19 +23,25 @@
  * the steadier one. --only NAME runs one pair: timehist, timehist-s,
  * latency, profile, wakeup, syscalls, bounds.
  *
- * --feed-threads N sets TK_FEED_THREADS=N for tracekit (1, or unset: the
- * analyses' one thread; 2: the walk and the analysis on two threads).
+ * --feed-threads N sets TK_FEED_THREADS=N for tracekit (1: one thread;
+ * ahead: a helper maps the perf.data in ahead of the walk, whatever the
+ * load, src/lib/analyze/feed.c, "Mapping in ahead"; split: the walk
+ * shared by both CPUs, "Both CPUs walk"; 2: the walk and the analysis on
+ * two threads; unset: ahead when the load leaves 1.5 CPUs idle).
  * --one-cpu runs tracekit under `taskset -c 0` (the other tool as it is):
  * the analyses over perf.data run the walk and the analysis on two threads
  * when two CPUs are allowed (src/lib/analyze/feed.c, "Two CPUs"), and this
  * shows what one CPU gives. "bounds" says what no analysis of the file can
  * beat: `cat FILE >/dev/null` and a bare walk of the mapped perf.data (every
  * page touched, record headers followed, nothing decoded; bench-analyze
- * --walk FILE, in a child like the rest), each paired with the perf command
- * as if it were tracekit's, so the ratio printed is the ceiling.
+ * --walk FILE, in a child like the rest) and the same on both CPUs (--walk2
+ * FILE: the data section split at a FINISHED_ROUND past its middle), each
+ * paired with the perf command as if it were tracekit's, so the ratio
+ * printed is the ceiling.
  */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -47,7 +53,8 @@ static void usage(void)
 {
 	fputs("usage: bench-analyze [--quick] [--events N] [--reps N] [--tracekit PATH] "
 	      "[--bench-perf PATH] [--keep DIR] [--syscalls FILE] [--no-record] [--only NAME] "
-	      "[--one-cpu] [--feed-threads N]\n       bench-analyze --walk PERF.DATA\n",
+	      "[--one-cpu] [--feed-threads N]\n       bench-analyze --walk PERF.DATA\n"
+	      "       bench-analyze --walk2 PERF.DATA\n",
 	      stderr);
 	exit(2);
 }
@@ -98,6 +105,90 @@ static int bare_walk(const char *path)
 		}
 	}
 	printf("%" PRIu64 " records (type sum %" PRIu64 ")\n", n, types);
+	munmap((void *)base, (size_t)sb.st_size);
+	close(fd);
+	return 0;
+}
+
+/*
+ * --walk2: the same bare walk on both CPUs, as the feed splits it: a
+ * second thread starts just after the first FINISHED_ROUND's 8 bytes at
+ * or past the data section's middle (8-byte steps), the first walks up to
+ * there and must land on it (else it walks on alone: the guess was a
+ * payload). Each drops its pages behind. The least an analysis walking
+ * with both CPUs can take.
+ */
+struct half {
+	const uint8_t *base;
+	uint64_t from, to, n, types;
+};
+
+static void *walk_half(void *arg)
+{
+	struct half *h = arg;
+	uint64_t pos = h->from, dropped = h->from & ~(uint64_t)0xfff;
+
+	while (pos < h->to && h->to - pos >= 8) {
+		uint32_t type;
+		uint16_t sz;
+
+		memcpy(&type, h->base + pos, 4);
+		memcpy(&sz, h->base + pos + 6, 2);
+		if (sz < 8)
+			break;
+		h->types += type;
+		h->n++;
+		pos += sz;
+		if (pos - dropped >= (8u << 20)) {
+			uint64_t to = (pos - (4u << 20)) & ~(uint64_t)0xfffff;
+
+			madvise((void *)(h->base + dropped), to - dropped, MADV_DONTNEED);
+			dropped = to;
+		}
+	}
+	h->to = pos;
+	return NULL;
+}
+
+static int bare_walk2(const char *path)
+{
+	static const uint8_t fr[8] = {68, 0, 0, 0, 0, 0, 8, 0};
+	int fd = open(path, O_RDONLY);
+	struct stat sb;
+	const uint8_t *base;
+	uint64_t off, size, mid, end;
+	struct half a, b;
+	pthread_t t;
+
+	if (fd < 0 || fstat(fd, &sb) < 0 || sb.st_size < 64)
+		die(path);
+	base = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (base == MAP_FAILED)
+		die("mmap");
+	memcpy(&off, base + 40, 8);
+	memcpy(&size, base + 48, 8);
+	if (off > (uint64_t)sb.st_size || size > (uint64_t)sb.st_size - off) {
+		errno = 0;
+		die("not a perf.data file");
+	}
+	end = off + size;
+	for (mid = off + size / 2 / 8 * 8; mid + 8 <= end && memcmp(base + mid, fr, 8); mid += 8)
+		;
+	mid = mid + 8 <= end ? mid + 8 : end;
+	a = (struct half){base, off, mid, 0, 0};
+	b = (struct half){base, mid, end, 0, 0};
+	if (pthread_create(&t, NULL, walk_half, &b))
+		die("pthread_create");
+	walk_half(&a);
+	pthread_join(t, NULL);
+	if (a.to != mid) {
+		/* The guess was inside a record: the first thread walks the rest. */
+		a.from = a.to;
+		a.to = end;
+		b.n = b.types = 0;
+		walk_half(&a);
+	}
+	printf("%" PRIu64 " records (type sum %" PRIu64 ")\n", a.n + b.n, a.types + b.types);
 	munmap((void *)base, (size_t)sb.st_size);
 	close(fd);
 	return 0;
@@ -226,6 +317,8 @@ int main(int argc, char **argv)
 			setenv("TK_FEED_THREADS", argv[++i], 1);
 		} else if (!strcmp(argv[i], "--walk") && i + 1 < argc) {
 			return bare_walk(argv[i + 1]);
+		} else if (!strcmp(argv[i], "--walk2") && i + 1 < argc) {
+			return bare_walk2(argv[i + 1]);
 		} else {
 			usage();
 		}
@@ -289,6 +382,7 @@ int main(int argc, char **argv)
 
 	char *cat_argv[] = {"bash", "-c", "cat \"$0\" >/dev/null", file, NULL};
 	char *walk_argv[] = {argv[0], "--walk", file, NULL};
+	char *walk2_argv[] = {argv[0], "--walk2", file, NULL};
 	char *b1[16], *b2[16], *b3[16], *b4[16], *b5[16];
 
 	if (!only || !strcmp(only, "timehist"))
@@ -313,6 +407,10 @@ int main(int argc, char **argv)
 		rc |= pair("bound: bare walk", walk_argv, lat_pf, false, (int)reps, events, dir,
 			   false, false);
 		rc |= pair("bound: bare walk", walk_argv, thS_pf, false, (int)reps, events, dir,
+			   false, false);
+		rc |= pair("bound: walk, 2 CPUs", walk2_argv, lat_pf, false, (int)reps, events, dir,
+			   false, false);
+		rc |= pair("bound: walk, 2 CPUs", walk2_argv, thS_pf, false, (int)reps, events, dir,
 			   false, false);
 	}
 

@@ -22,12 +22,29 @@
 bool tk_an_spare_cpu(void);
 
 /*
- * Should the feed's analysis thread run? Only when TK_FEED_THREADS=2 is in
- * the environment and tk_an_spare_cpu() allows two CPUs: measured on two
- * vCPUs, the hand-over cost more than the second CPU saved, quiet machine
- * or not. TK_FEED_THREADS=1 (or nothing) keeps one thread.
+ * Should the feed's analysis thread run (the walk on the calling thread,
+ * the queue and the analysis on a second)? Only when TK_FEED_THREADS=2 is
+ * in the environment and tk_an_spare_cpu() allows two CPUs: measured on
+ * two vCPUs, that hand-over cost more than the second CPU saved. Without
+ * TK_FEED_THREADS the feed splits the walk instead (feed.c, "Both CPUs
+ * walk"); TK_FEED_THREADS=1 keeps one thread.
  */
 bool tk_an_idle_cpu(void);
+
+/*
+ * Should the feed walk a perf.data with both CPUs (feed.c, "Both CPUs
+ * walk")? Only when TK_FEED_THREADS=split asks for it and two CPUs are
+ * allowed: on two vCPUs it measured slower than one thread.
+ */
+bool tk_an_split_walk(void);
+
+/*
+ * Should a helper thread map a perf.data in ahead of the feed's walk
+ * (feed.c, "Mapping in ahead")? When TK_FEED_THREADS is unset, two CPUs
+ * are allowed and the last minute's load average leaves 1.5 CPUs idle;
+ * with TK_FEED_THREADS=ahead whenever two CPUs are allowed.
+ */
+bool tk_an_map_ahead(void);
 
 /* printf into @out (a line is at most 511 bytes: longer text is cut). */
 void tk_an_printf(struct tk_outbuf *out, const char *fmt, ...)

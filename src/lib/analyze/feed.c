@@ -46,10 +46,17 @@
  * sched latency costs ~450 instructions a record on one thread, the feed
  * ~300 of them (stops 17 and 19 in bench/README.md).
  *
- * Two CPUs (perf.data, when allowed and idle, and the records carry no
- * borrowed pointers): the walk runs on the calling thread and the ordering queue
- * and the analysis on a second one, records handed over as 64-byte tuples
- * in batches (see "Two CPUs" above run_perf()).
+ * Two CPUs (perf.data of 16 MB or more, when two are allowed and the
+ * load leaves them nearly idle, tk_an_map_ahead()): a helper thread maps the file
+ * in ahead of the walk, which stays on the calling thread with everything
+ * after it ("Mapping in ahead" above split_run()). Two ways of handing
+ * work to the second CPU measured slower than one thread on two vCPUs and
+ * run only when asked for, for the records that carry no borrowed
+ * pointers: TK_FEED_THREADS=split, a helper walking chunks of the file
+ * and handing their records over as 64-byte tuples ("Both CPUs walk"
+ * above split_run()); TK_FEED_THREADS=2, the ordering queue and the
+ * analysis on a second thread ("Two CPUs" above run_perf()). Each
+ * delivers what one thread does, in the same order.
  *
  * Everything (TK_FEED_ALL_EVENTS, for the table export of src/lib/export/):
  *   every format is parsed and every tracepoint record delivered, named by
@@ -82,6 +89,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <tracekit/dat.h>
@@ -159,6 +167,8 @@ struct perfmap {
 	const uint8_t *base;	/* the file from offset 0: the reader's mapping */
 	uint64_t pos, end;	/* file offsets of the next record and of the end */
 	uint64_t dropped;	/* page-aligned: the mapping below is dropped from RSS */
+	uint64_t drop_at;	/* drop more once the walk is here */
+	uint64_t drop_every;	/* bytes the walk goes between drops */
 	uint64_t populated;	/* page-aligned: mapped in ahead up to here (0: not tried) */
 	int32_t tid, time, cpu; /* sample field offsets after the header; -1: absent */
 	uint32_t before;	/* sample bytes before RAW's size word */
@@ -170,6 +180,15 @@ struct perfmap {
 	uint64_t idhash[64]; /* the first ids, by hash: the common case without a search */
 	uint8_t idbits;	     /* log2 of the slots used of idhash; 0: unused */
 	uint64_t *scratch;   /* 64 KiB: an unaligned side-band record, copied */
+	uint64_t ahead;	     /* bytes mapped in ahead at a time */
+	/*
+	 * Split walk (see "Both CPUs walk" above split_run()): the walk stops
+	 * after the first FINISHED_ROUND at or past @round_limit, setting
+	 * @chunk_end and @last_round (that record's offset).
+	 */
+	uint64_t round_limit, last_round;
+	bool chunk_end;
+	uint64_t *ahead_pos; /* a helper maps in ahead of this (atomic; NULL: none) */
 };
 
 /* The "name: X" of a format text, compared with @name. */
@@ -1334,6 +1353,10 @@ static int perf_damage(struct feed *f, const struct tk_perfdata *pd)
  * cache).
  */
 #define MAP_DROP (4u << 20)
+/* A helper maps in ahead (see "Mapping in ahead"): steps, distance, least data. */
+#define MAP_AHEAD_STEP (1u << 20)
+#define MAP_AHEAD_MAX  (6u << 20)
+#define MAP_AHEAD_MIN  (16u << 20) /* smaller data sections: one thread */
 /*
  * The walk touches each record first where its fields are read: asking for
  * the bytes 2 KiB ahead hides part of that wait (sched timehist -s, CPU
@@ -1469,6 +1492,10 @@ static bool perfmap_open(struct perfmap *m, const struct tk_perfdata *pd)
 	m->pos = in->data_offset;
 	m->end = in->data_end;
 	m->dropped = 0;
+	m->drop_every = 2 * (uint64_t)MAP_DROP;
+	m->drop_at = m->drop_every;
+	m->ahead = MAP_DROP;
+	m->round_limit = UINT64_MAX;
 	return true;
 fail:
 	perfmap_close(m);
@@ -1533,6 +1560,43 @@ static bool perfmap_plain_type(uint32_t t)
 	       t == TK_PERF_RECORD_FINISHED_ROUND || t == TK_PERF_RECORD_ID_INDEX ||
 	       t == TK_PERF_RECORD_THREAD_MAP || t == TK_PERF_RECORD_CPU_MAP ||
 	       t == TK_PERF_RECORD_TIME_CONV || t == TK_PERF_RECORD_FINISHED_INIT;
+}
+
+/*
+ * Map in m->ahead bytes from @pos in one call (MADV_POPULATE_READ, Linux
+ * 5.14) instead of a page fault per 64 KiB of fault-around: 3-5 % of the
+ * CPU time of sched latency and timehist -s. Where the kernel refuses, the
+ * faults do it as before.
+ */
+static void perfmap_populate(struct perfmap *m, uint64_t pos)
+{
+	uint64_t from = pos & ~(uint64_t)0xfff, len = m->ahead;
+
+	if (m->ahead_pos) {
+		/* The helper maps in (see "Mapping in ahead"): tell it where the walk is. */
+		__atomic_store_n(m->ahead_pos, pos, __ATOMIC_RELAXED);
+		m->populated = pos + MAP_AHEAD_STEP;
+		return;
+	}
+
+	if (from + len > m->end)
+		len = ((m->end + 0xfff) & ~(uint64_t)0xfff) - from;
+	if (len && madvise((void *)(m->base + from), len, MADV_POPULATE_READ) == 0)
+		m->populated = from + len;
+	else
+		m->populated = UINT64_MAX;
+}
+
+/* Drop the mapping well behind @pos from RSS (the pages come back from the page cache). */
+static void perfmap_drop(struct perfmap *m, uint64_t pos)
+{
+	uint64_t to = (pos - MAP_DROP) & ~(uint64_t)0xfffff;
+
+	if (pos < MAP_DROP || to <= m->dropped)
+		return;
+	madvise((void *)(m->base + m->dropped), to - m->dropped, MADV_DONTNEED);
+	m->dropped = to;
+	m->drop_at = to + m->drop_every;
 }
 
 /*
@@ -1635,32 +1699,622 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
 		pos += size;
 		if (ret)
 			break;
+		if (type == TK_PERF_RECORD_FINISHED_ROUND && rec.offset >= m->round_limit) {
+			m->last_round = rec.offset;
+			m->chunk_end = true;
+			break;
+		}
 	next:
-		/*
-		 * The next 4 MB mapped in one call (MADV_POPULATE_READ, Linux
-		 * 5.14) instead of a page fault per 64 KiB of fault-around: 3-5 %
-		 * of the CPU time of sched latency and timehist -s. Where the
-		 * kernel refuses, the faults do it as before.
-		 */
-		if (pos >= m->populated && m->populated != UINT64_MAX) {
-			uint64_t from = pos & ~(uint64_t)0xfff, len = MAP_DROP;
-
-			if (from + len > end)
-				len = ((end + 0xfff) & ~(uint64_t)0xfff) - from;
-			if (len && madvise((void *)(base + from), len, MADV_POPULATE_READ) == 0)
-				m->populated = from + len;
-			else
-				m->populated = UINT64_MAX;
-		}
-		if (pos - m->dropped >= 2 * (uint64_t)MAP_DROP) {
-			/* Dropped pages come back from the page cache if touched again. */
-			uint64_t to = (pos - MAP_DROP) & ~(uint64_t)0xfffff;
-
-			madvise((void *)(base + m->dropped), to - m->dropped, MADV_DONTNEED);
-			m->dropped = to;
-		}
+		/* The next bytes mapped in ahead, those well behind dropped. */
+		if (pos >= m->populated && m->populated != UINT64_MAX)
+			perfmap_populate(m, pos);
+		if (pos >= m->drop_at)
+			perfmap_drop(m, pos);
 	}
 	m->pos = pos;
+	return ret;
+}
+
+/*
+ * Both CPUs walk. Reading the mapped file bounds sched latency and
+ * timehist -s (a bare walk of the 328 MB bench file, every record header
+ * followed and nothing decoded, is two thirds of latency's time on one
+ * thread), so the walk itself is shared: the data section is cut into
+ * chunks of SPLIT_CHUNK bytes, and a helper thread walks chunks ahead of
+ * the calling thread, decoding their samples into 64-byte tuples (struct
+ * pipe_rec), while the calling thread walks the others itself and, chunk
+ * by chunk in file order, queues the helper's tuples as if it had read
+ * them: the ordering queue and the analysis stay on one thread and see
+ * every record in the order one thread gives them, so the text is the
+ * same byte for byte.
+ *
+ * Where a chunk starts. A record boundary is only known by walking from an
+ * earlier one, so chunk k is defined by rounds: it runs from just after
+ * the first FINISHED_ROUND at or past its nominal start (data offset +
+ * k * SPLIT_CHUNK) to the end of the first FINISHED_ROUND at or past the
+ * next chunk's nominal start. The helper guesses that first FINISHED_ROUND
+ * by its 8 bytes (type 68, misc 0, size 8) at 8-byte steps from the
+ * nominal start; a payload may hold the same bytes, so the guess is only
+ * a guess. The calling thread knows the true start (the end of the chunk
+ * before, walked from a known boundary) and uses the helper's tuples only
+ * when the two agree; otherwise it walks the chunk itself. A chunk with no
+ * FINISHED_ROUND in its first SPLIT_CHUNK bytes is never started at (the
+ * chunk before runs on), so the helper's work there is unused.
+ *
+ * What the helper takes: samples the one-thread walk takes as they are
+ * (a known id, a length that fits its fields) and FINISHED_ROUNDs; at any
+ * other record (side-band, damage, an unknown id), or with its tuple
+ * buffer full, it stops, and the calling thread walks the rest of that
+ * chunk with the one-thread code (which may hand the file to the reader,
+ * ending the split). Nothing the helper does is seen unless its start
+ * agrees, so damage and errors are met exactly as on one thread.
+ *
+ * Who does what. Each chunk has a slot (SPLIT_SLOTS, reused round robin)
+ * whose state word holds the chunk number and FREE, BUSY (the helper's),
+ * DONE, or TAKEN (the calling thread's). The helper claims chunks
+ * SPLIT_LEAD or more ahead of the calling thread's chunk and at most
+ * SPLIT_SLOTS ahead; the calling thread takes any chunk the helper has not
+ * claimed, consumes a DONE one, and on a BUSY one waits while the helper
+ * makes progress, taking the chunk over if it stalls (descheduled) for
+ * SPLIT_STALL_NS. So the calling thread never waits long for a helper that
+ * does not run.
+ *
+ * Only with TK_FEED_THREADS=split (tk_an_split_walk()): on the two vCPUs
+ * it was slower than one thread even with both CPUs to itself. The tuples
+ * are 192 MB of the 3 M-record bench file crossing from one CPU to the
+ * other, and the calling thread took 100-230 ms to queue them, more than
+ * one thread takes to walk the 328 MB file; streaming them past the
+ * helper's cache changed nothing (bench/README.md, bench-analyze, stop 20).
+ */
+#define SPLIT_CHUNK	 (2u << 20)
+#define SPLIT_SLOTS	 4
+#define SPLIT_LEAD	 2
+#define SPLIT_STALL_NS	 200000
+#define SPLIT_MIN_CHUNKS 8 /* smaller data sections stay on one thread */
+
+enum { SLOT_FREE, SLOT_BUSY, SLOT_DONE, SLOT_TAKEN };
+
+#define SLOT_WORD(k, st) ((uint64_t)(k) << 2 | (st))
+#define SLOT_CHUNK(v)	 ((v) >> 2)
+#define SLOT_STATE(v)	 ((unsigned int)((v)&3))
+
+struct split_slot {
+	uint64_t state;	   /* SLOT_WORD(chunk, state), atomic */
+	uint64_t progress; /* the helper's last position: it runs (atomic, relaxed) */
+	/* Written by the helper before DONE: */
+	uint64_t start;	     /* just after the FINISHED_ROUND it started at */
+	uint64_t stop;	     /* where it stopped: the chunk's end or a record it left */
+	uint64_t last_round; /* the offset of the FINISHED_ROUND that ended the chunk */
+	bool complete;	     /* it reached the chunk's end (or the data's) */
+	uint64_t nrec;	     /* records it read */
+	size_t n, cap;
+	struct pipe_rec *rec;
+};
+
+struct split {
+	struct feed *f;
+	struct perfmap m; /* the helper's copy: its own last_id */
+	uint64_t data_off, chunk, nchunks;
+	uint64_t a_chunk;  /* the calling thread's chunk (atomic) */
+	uint64_t stall_ns; /* SPLIT_STALL_NS, or TK_FEED_STALL_NS (tests: 0 takes over at once) */
+	int quit;	   /* atomic */
+	pthread_t thread;
+	struct split_slot slot[SPLIT_SLOTS];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* The helper: chunk @k into @s; the calling thread reads it once DONE. */
+static void split_chunk(struct split *sp, struct split_slot *s, uint64_t k)
+{
+	const struct perfmap *m = &sp->m;
+	const uint8_t *base = m->base;
+	uint64_t nom = sp->data_off + k * sp->chunk, next = nom + sp->chunk, end = m->end;
+	uint64_t pos, scan_end = next < end ? next : end;
+	struct feed *f = sp->f;
+	bool all = f->flags & TK_FEED_ALL_EVENTS;
+
+	s->n = 0;
+	s->nrec = 0;
+	s->complete = false;
+	s->start = s->stop = UINT64_MAX;
+	if (scan_end > nom) {
+		uint64_t from = nom & ~(uint64_t)0xfff, to = (next + 0xfff) & ~(uint64_t)0xfff;
+
+		if (to > ((end + 0xfff) & ~(uint64_t)0xfff))
+			to = (end + 0xfff) & ~(uint64_t)0xfff;
+		madvise((void *)(base + from), to - from, MADV_POPULATE_READ);
+	}
+	__atomic_store_n(&s->progress, 1, __ATOMIC_RELAXED);
+	/* The first FINISHED_ROUND's 8 bytes, at 8-byte steps from the data offset. */
+	for (pos = nom; pos + 8 <= scan_end; pos += 8) {
+		static const uint8_t fr[8] = {TK_PERF_RECORD_FINISHED_ROUND, 0, 0, 0, 0, 0, 8, 0};
+
+		if (!memcmp(base + pos, fr, 8))
+			break;
+	}
+	__atomic_store_n(&s->progress, pos, __ATOMIC_RELAXED);
+	if (pos + 8 > scan_end)
+		return;
+	pos += 8;
+	s->start = pos;
+	while (pos < end) {
+		const uint8_t *p = base + pos;
+		uint32_t type, size, raw_size;
+		uint16_t sz16;
+		struct tk_feed_rec r;
+		struct pipe_rec *t;
+		uint64_t id;
+
+		if (end - pos < 8 || s->n == s->cap)
+			break;
+		if (end - pos > PREFETCH_AHEAD)
+			__builtin_prefetch(p + PREFETCH_AHEAD);
+		memcpy(&type, p, 4);
+		memcpy(&sz16, p + 6, 2);
+		size = sz16;
+		if (size < 8 || size > end - pos)
+			break;
+		if (type == TK_PERF_RECORD_FINISHED_ROUND && size == 8) {
+			t = &s->rec[s->n++];
+			t->kind = PIPE_FLUSH;
+			s->nrec++;
+			if (pos >= next) {
+				s->last_round = pos;
+				s->complete = true;
+				pos += 8;
+				break;
+			}
+			pos += 8;
+			continue;
+		}
+		if (type != TK_PERF_RECORD_SAMPLE) {
+			/*
+			 * A record perf_record() ignores under the split's flags
+			 * (no ALL_EVENTS, no PAYLOAD): counted, nothing else.
+			 */
+			if (!perfmap_plain_type(type) || perfmap_spare(m, p, type, size) ||
+			    type == TK_PERF_RECORD_LOST || type == TK_PERF_RECORD_FINISHED_ROUND ||
+			    ((f->flags & TK_FEED_SIDEBAND) &&
+			     (type == TK_PERF_RECORD_COMM || type == TK_PERF_RECORD_FORK ||
+			      type == TK_PERF_RECORD_EXIT)))
+				break;
+			s->nrec++;
+			pos += size;
+			continue;
+		}
+		if (size < 8 + m->before + 4)
+			break;
+		memcpy(&raw_size, p + 8 + m->before, 4);
+		if ((uint64_t)8 + m->before + 4 + raw_size != size)
+			break;
+		if (m->id >= 0) {
+			memcpy(&id, p + 8 + m->id, 8);
+			if (!perfmap_known_id(&sp->m, id))
+				break;
+		}
+		if (!raw_size || !decode(f, p + 8 + m->before + 4, raw_size, &r)) {
+			if (all)
+				break;
+			s->nrec++;
+			pos += size;
+			continue;
+		}
+		s->nrec++;
+		t = &s->rec[s->n++];
+		t->time = 0;
+		t->cpu = 0;
+		t->pid = t->tid = 0;
+		if (m->time >= 0)
+			memcpy(&t->time, p + 8 + m->time, 8);
+		if (m->cpu >= 0)
+			memcpy(&t->cpu, p + 8 + m->cpu, 4);
+		if (m->tid >= 0) {
+			memcpy(&t->pid, p + 8 + m->tid, 4);
+			memcpy(&t->tid, p + 8 + m->tid + 4, 4);
+		}
+		memcpy(t->val, r.val, sizeof(t->val));
+		t->kind = r.kind;
+		t->want = r.want;
+		pos += size;
+		if (!(s->n & 255))
+			__atomic_store_n(&s->progress, pos, __ATOMIC_RELAXED);
+	}
+	if (pos >= end)
+		s->complete = true;
+	s->stop = pos;
+}
+
+static void *split_main(void *arg)
+{
+	struct split *sp = arg;
+	uint64_t next = 1; /* chunk 0 is the calling thread's */
+	unsigned int idle = 0;
+
+	while (!__atomic_load_n(&sp->quit, __ATOMIC_ACQUIRE)) {
+		uint64_t a = __atomic_load_n(&sp->a_chunk, __ATOMIC_ACQUIRE);
+		uint64_t j = next > a + SPLIT_LEAD ? next : a + SPLIT_LEAD;
+		struct split_slot *s;
+		uint64_t v;
+
+		/*
+		 * The helper drops the mapping behind the calling thread (which
+		 * walks at or past its chunk's nominal start): a drop flushes the
+		 * TLB of both CPUs, and the calling thread is the one to spare.
+		 */
+		if (sp->data_off + a * sp->chunk >= sp->m.drop_at)
+			perfmap_drop(&sp->m, sp->data_off + a * sp->chunk);
+		if (j >= sp->nchunks)
+			break;
+		s = &sp->slot[j % SPLIT_SLOTS];
+		v = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+		if (j >= a + SPLIT_SLOTS || (SLOT_STATE(v) != SLOT_FREE && SLOT_CHUNK(v) >= a)) {
+			/* Far enough ahead: wait for the calling thread, briefly spinning. */
+			if (++idle < 256) {
+				cpu_relax();
+			} else {
+				struct timespec ts = {0, 20000};
+
+				nanosleep(&ts, NULL);
+			}
+			continue;
+		}
+		idle = 0;
+		if (!__atomic_compare_exchange_n(&s->state, &v, SLOT_WORD(j, SLOT_BUSY), false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;
+		__atomic_store_n(&s->progress, 0, __ATOMIC_RELAXED);
+		split_chunk(sp, s, j);
+		v = SLOT_WORD(j, SLOT_BUSY);
+		/* Fails when the calling thread took the chunk over: then it is unused. */
+		__atomic_compare_exchange_n(&s->state, &v, SLOT_WORD(j, SLOT_DONE), false,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+		next = j + 1;
+	}
+	return NULL;
+}
+
+/*
+ * Chunk bytes: SPLIT_CHUNK, or TK_FEED_CHUNK from the environment (tests
+ * cut their small files into many chunks).
+ */
+static uint64_t split_chunk_size(void)
+{
+	const char *env = getenv("TK_FEED_CHUNK");
+	unsigned long long v;
+
+	if (!env || !*env)
+		return SPLIT_CHUNK;
+	v = strtoull(env, NULL, 0);
+	return v >= 64 && v <= (1ull << 30) ? (uint64_t)v & ~(uint64_t)7 : SPLIT_CHUNK;
+}
+
+/* NULL: stay on one thread (a small file, tk_an_split_walk() says no, no memory). */
+static struct split *split_start(struct feed *f, const struct perfmap *m)
+{
+	uint64_t chunk = split_chunk_size(), size = m->end - m->pos;
+	struct split *sp;
+	const char *env;
+
+	if (f->pipe || (f->flags & ~(unsigned int)TK_FEED_SIDEBAND) ||
+	    size / chunk < SPLIT_MIN_CHUNKS || !tk_an_split_walk())
+		return NULL;
+	sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return NULL;
+	sp->f = f;
+	sp->m = *m;
+	sp->data_off = m->pos;
+	sp->chunk = chunk;
+	sp->nchunks = (size + chunk - 1) / chunk;
+	env = getenv("TK_FEED_STALL_NS");
+	sp->stall_ns = env && *env ? strtoull(env, NULL, 0) : SPLIT_STALL_NS;
+	for (int i = 0; i < SPLIT_SLOTS; i++) {
+		struct split_slot *s = &sp->slot[i];
+
+		/* A tuple per 64 bytes of file: more than any sched file needs. */
+		s->cap = (size_t)(chunk / 64 + 16);
+		s->rec = malloc(s->cap * sizeof(*s->rec));
+		if (!s->rec)
+			goto fail;
+	}
+	if (pthread_create(&sp->thread, NULL, split_main, sp))
+		goto fail;
+	return sp;
+fail:
+	for (int i = 0; i < SPLIT_SLOTS; i++)
+		free(sp->slot[i].rec);
+	free(sp);
+	return NULL;
+}
+
+/* End the helper; @m drops behind its walk again from where the helper left off. */
+static void split_stop(struct split *sp, struct perfmap *m)
+{
+	__atomic_store_n(&sp->quit, 1, __ATOMIC_RELEASE);
+	pthread_join(sp->thread, NULL);
+	if (sp->m.dropped > m->dropped)
+		m->dropped = sp->m.dropped;
+	m->drop_every = 2 * (uint64_t)MAP_DROP;
+	m->drop_at = m->dropped + m->drop_every;
+	for (int i = 0; i < SPLIT_SLOTS; i++)
+		free(sp->slot[i].rec);
+	free(sp);
+}
+
+/*
+ * Room for @n more queued records at f->q[f->qlen], as @n calls of
+ * queue_slot() would make it (the delivered records make room first; the
+ * queue grows when still more than a quarter full). -ENOMEM when out of memory.
+ */
+static int queue_reserve(struct feed *f, size_t n)
+{
+	size_t cap;
+	struct tk_feed_rec *q;
+
+	if (f->qcap - f->qlen >= n)
+		return 0;
+	if (f->q0) {
+		memmove(f->q, f->q + f->q0, (f->qlen - f->q0) * sizeof(*f->q));
+		f->qlen -= f->q0;
+		f->q0 = 0;
+		if (f->qcap - f->qlen >= n &&
+		    f->qlen <= f->qcap / (f->qcap * sizeof(*f->q) < QUEUE_ROOMY ? 4 : 2))
+			return 0;
+	}
+	cap = f->qcap ? f->qcap * 2 : 8192;
+	while (cap - f->qlen < n)
+		cap *= 2;
+	q = realloc(f->q, cap * sizeof(*q));
+	if (!q)
+		return tk_fail(ENOMEM, "out of memory");
+	f->q = q;
+	f->qcap = cap;
+	return 0;
+}
+
+/*
+ * The helper's tuples of one chunk, queued as the walk would have queued
+ * them: each stretch between two round ends written straight into the
+ * queue after one reservation.
+ */
+static int split_consume(struct feed *f, const struct split_slot *s)
+{
+	const struct pipe_rec *t = s->rec, *end = s->rec + s->n;
+	int ret = 0;
+
+	while (t < end && !ret) {
+		const struct pipe_rec *e = t;
+		struct tk_feed_rec *r;
+
+		if (t->kind == PIPE_FLUSH) {
+			ret = flush_queue(f, f->next_flush, false);
+			f->next_flush = f->max_ts;
+			t++;
+			continue;
+		}
+		while (e < end && e->kind != PIPE_FLUSH)
+			e++;
+		ret = queue_reserve(f, (size_t)(e - t));
+		if (ret)
+			break;
+		for (; t < e; t++) {
+			r = &f->q[f->qlen];
+			r->time = t->time;
+			memcpy(r->val, t->val, sizeof(r->val));
+			r->cpu = t->cpu;
+			r->pid = t->pid;
+			r->tid = t->tid;
+			r->kind = t->kind;
+			r->want = t->want;
+			r->seq = f->seq++;
+			memset(r->comm, 0, sizeof(r->comm));
+			r->event = f->bound[t->want].event;
+			r->what = NULL;
+			r->raw = NULL;
+			r->raw_size = 0;
+			r->read_size = 0;
+			if (!r->time) {
+				/* perf's records without a time go out at once (queue_commit()). */
+				ret = deliver(f, r);
+				if (ret)
+					break;
+				continue;
+			}
+			f->qlen++;
+			if (r->time > f->max_ts)
+				f->max_ts = r->time;
+		}
+	}
+	f->st->nr_records += s->nrec;
+	return ret;
+}
+
+/*
+ * Chunk @k's slot, for the calling thread: true when the helper's tuples
+ * are there to use (DONE); false when the chunk is the calling thread's to
+ * walk (the helper never claimed it, or stalled and it was taken over).
+ */
+static bool split_take(struct split *sp, uint64_t k)
+{
+	struct split_slot *s = &sp->slot[k % SPLIT_SLOTS];
+	uint64_t seen = UINT64_MAX, since = 0;
+
+	for (unsigned int spins = 0;; spins++) {
+		uint64_t v = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+
+		if (SLOT_CHUNK(v) == k && SLOT_STATE(v) == SLOT_DONE)
+			return true;
+		if (SLOT_CHUNK(v) == k && SLOT_STATE(v) == SLOT_BUSY && sp->stall_ns &&
+		    (spins & 63)) {
+			cpu_relax();
+			continue;
+		}
+		if (SLOT_CHUNK(v) == k && SLOT_STATE(v) == SLOT_BUSY && sp->stall_ns) {
+			/* Wait while the helper makes progress; take over when it stalls. */
+			uint64_t p = __atomic_load_n(&s->progress, __ATOMIC_RELAXED), t = now_ns();
+
+			if (p != seen || !since) {
+				seen = p;
+				since = t;
+				continue;
+			}
+			if (t - since < sp->stall_ns)
+				continue;
+		}
+		if (__atomic_compare_exchange_n(&s->state, &v, SLOT_WORD(k, SLOT_TAKEN), false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return false;
+	}
+}
+
+/*
+ * Mapping in ahead. What a second CPU does pay for on this walk is the
+ * kernel's part: filling the page tables of the mapping (MADV_POPULATE_READ,
+ * a fifth of a sched analysis's time on one thread). A helper thread does
+ * it MAP_AHEAD_STEP at a time, up to MAP_AHEAD_MAX past where the walk says
+ * it is, and sleeps when that far ahead; the walk itself (and everything
+ * after it) stays on the calling thread, so nothing is handed over and the
+ * calling thread never waits: where the helper has not been yet, the page
+ * faults map the file in as on one thread. sched latency on the 3 M-sample
+ * file, real-time priority on both vCPUs: 0.155-0.168 s on one thread,
+ * 0.139-0.141 s with the helper (bench/README.md, bench-analyze, stop 20);
+ * reading every cache line ahead as well cost CPU and gained nothing.
+ */
+
+struct mapahead {
+	const uint8_t *base;
+	uint64_t end;
+	uint64_t pos;  /* where the walk is (atomic) */
+	uint64_t quit; /* atomic */
+	pthread_t thread;
+};
+
+static void *mapahead_main(void *arg)
+{
+	struct mapahead *a = arg;
+	uint64_t next = 0, pend = (a->end + 0xfff) & ~(uint64_t)0xfff;
+
+	while (!__atomic_load_n(&a->quit, __ATOMIC_RELAXED)) {
+		uint64_t pos = __atomic_load_n(&a->pos, __ATOMIC_RELAXED), to;
+
+		if (next < pos)
+			next = pos & ~(uint64_t)0xfff;
+		if (next >= pend)
+			break;
+		if (next >= pos + MAP_AHEAD_MAX) {
+			/*
+			 * The walk takes ~0.5 ms a MB: a nap of that keeps the
+			 * helper ahead with a few hundred wake-ups a file (at 20
+			 * us they cost more CPU than the mapping they spared).
+			 */
+			struct timespec ts = {0, 500000};
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		to = next + MAP_AHEAD_STEP < pend ? next + MAP_AHEAD_STEP : pend;
+		if (madvise((void *)(a->base + next), to - next, MADV_POPULATE_READ))
+			break; /* an old kernel: the walk's faults do it */
+		next = to;
+	}
+	return NULL;
+}
+
+/* Whether to map in ahead: a data section of MAP_AHEAD_MIN or more (any with
+ * TK_FEED_THREADS=ahead). */
+static bool map_ahead_wanted(const struct perfmap *m)
+{
+	const char *env = getenv("TK_FEED_THREADS");
+
+	if (!tk_an_map_ahead())
+		return false;
+	return m->end - m->pos >= MAP_AHEAD_MIN || (env && !strcmp(env, "ahead"));
+}
+
+/* perfmap_walk() with a helper mapping in ahead; without one when it cannot start. */
+static int mapahead_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *m)
+{
+	struct mapahead a = {.base = m->base, .end = m->end, .pos = m->pos};
+	int ret;
+
+	if (pthread_create(&a.thread, NULL, mapahead_main, &a))
+		return perfmap_walk(f, pd, m);
+	m->ahead_pos = &a.pos;
+	m->populated = m->pos; /* the first call tells the helper */
+	ret = perfmap_walk(f, pd, m);
+	__atomic_store_n(&a.quit, 1, __ATOMIC_RELAXED);
+	pthread_join(a.thread, NULL);
+	m->ahead_pos = NULL;
+	return ret;
+}
+
+/*
+ * The walk of run_perf() over both CPUs when split_start() allows it, else
+ * perfmap_walk(). Returns and leaves m->pos as perfmap_walk() does.
+ */
+static int split_run(struct feed *f, struct tk_perfdata *pd, struct perfmap *m)
+{
+	struct split *sp = split_start(f, m);
+	uint64_t k = 0;
+	int ret = 0;
+
+	if (!sp)
+		return map_ahead_wanted(m) ? mapahead_walk(f, pd, m) : perfmap_walk(f, pd, m);
+	m->ahead = sp->chunk;
+	/*
+	 * The helper drops (see split_main()); this thread only when the
+	 * helper does not run and it walks on alone, so RSS stays flat.
+	 */
+	m->drop_every = 6 * (uint64_t)MAP_DROP;
+	m->drop_at = m->dropped + m->drop_every;
+	for (;;) {
+		const struct split_slot *s = &sp->slot[k % SPLIT_SLOTS];
+
+		/* The helper reads this before reusing any slot of an older chunk. */
+		__atomic_store_n(&sp->a_chunk, k, __ATOMIC_RELEASE);
+		bool done = split_take(sp, k);
+
+		if (done && s->start != m->pos)
+			f->st->nr_split_wrong++;
+		if (done && s->start == m->pos) {
+			f->st->nr_split_used++;
+			ret = split_consume(f, s);
+			m->pos = s->stop;
+			if (ret)
+				break;
+			if (s->complete) {
+				if (m->pos >= m->end)
+					break;
+				k = (s->last_round - sp->data_off) / sp->chunk;
+				continue;
+			}
+		}
+		/* Chunk k (or the rest the helper left of it) on this thread. */
+		m->round_limit = sp->data_off + (k + 1) * sp->chunk;
+		m->chunk_end = false;
+		ret = perfmap_walk(f, pd, m);
+		if (ret || !m->chunk_end)
+			break;
+		k = (m->last_round - sp->data_off) / sp->chunk;
+	}
+	split_stop(sp, m);
+	m->round_limit = UINT64_MAX;
+	m->chunk_end = false;
+	m->ahead = MAP_DROP;
 	return ret;
 }
 
@@ -1730,7 +2384,7 @@ static int run_perf(struct feed *f, const char *path)
 		uint64_t at;
 		bool left;
 
-		ret = perfmap_walk(f, pd, &m);
+		ret = split_run(f, pd, &m);
 		at = m.pos;
 		left = m.pos < m.end;
 		perfmap_close(&m);

@@ -125,6 +125,10 @@ struct tk_feed_stats {
 	   PERF_SAMPLE_READ values), NULL for a .dat; set before the first
 	   record, valid until tk_feed_run() returns. */
 	const struct tk_perfdata *pd;
+	/* Both CPUs walking a perf.data (feed.c, "Both CPUs walk"): chunks whose
+	   helper tuples were used, and chunks it did whose guessed start was
+	   wrong (a payload holding a FINISHED_ROUND's bytes), walked again. */
+	uint64_t nr_split_used, nr_split_wrong;
 };
 
 typedef int (*tk_feed_fn)(void *ctx, const struct tk_feed_rec *rec);

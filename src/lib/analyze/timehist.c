@@ -96,6 +96,7 @@ struct th {
 	int32_t *slot_tid; /* open addressing: tid -> index of the live thread */
 	uint32_t *slot_idx;
 	size_t nslots, nused;
+	struct thread **direct; /* tids below DIRECT_TIDS: their live thread, indexed */
 	struct thread *idle[MAX_CPUS];
 	uint64_t last_switch[MAX_CPUS];
 	uint32_t idle_max; /* perf's idle_max_cpu */
@@ -111,6 +112,9 @@ struct th {
 };
 
 /* ---------------------------------------------------------------- threads */
+
+/* Tids below this find their live thread by index (th.direct). */
+#define DIRECT_TIDS 65536
 
 static size_t slot_of(const struct th *h, int32_t tid)
 {
@@ -182,9 +186,14 @@ static struct thread *thread_new(struct th *h, int32_t pid, int32_t tid)
 		h->nused++;
 	else
 		h->threads[h->slot_idx[i]]->dead = true;
+	/* Had with the first thread or never: it must hold every thread of a small tid. */
+	if (!h->nthreads)
+		h->direct = calloc(DIRECT_TIDS, sizeof(*h->direct));
 	h->slot_tid[i] = tid;
 	h->slot_idx[i] = (uint32_t)h->nthreads;
 	h->threads[h->nthreads++] = t;
+	if (h->direct && (uint32_t)tid < DIRECT_TIDS)
+		h->direct[tid] = t;
 	return t;
 }
 
@@ -192,6 +201,8 @@ static struct thread *thread_find(struct th *h, int32_t tid)
 {
 	size_t i;
 
+	if (h->direct && (uint32_t)tid < DIRECT_TIDS)
+		return h->direct[tid];
 	if (!h->nslots)
 		return NULL;
 	i = slot_of(h, tid);
@@ -1188,6 +1199,7 @@ int tk_sched_timehist_run(const char *path, const struct tk_timehist_opts *opts)
 	free(h->threads);
 	free(h->slot_tid);
 	free(h->slot_idx);
+	free(h->direct);
 	free(h);
 	return ret;
 }

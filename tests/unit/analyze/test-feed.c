@@ -6,7 +6,8 @@
  * order, and hold back what a round may still reorder), COMM side-band,
  * and the latency table perf sched latency would print for them. A larger
  * file checks that the feed's second thread (two CPUs allowed) hands an
- * analysis exactly what one thread does, stops included.
+ * analysis exactly what one thread does, stops included, and so does the
+ * walk over both CPUs (a helper walking chunks ahead).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -126,7 +127,36 @@ static void test_sched_latency_table(void **state)
  * the samples, FORKs and EXITs: many batches of the second thread, flushes
  * between them, records that wait a round.
  */
-static void big_fixture_write(const char *path)
+/*
+ * A sched_switch whose prev_prio and the low half of prev_state hold a
+ * FINISHED_ROUND's 8 bytes (68, 0, 0, 0, 0, 0, 8, 0) 8-byte aligned in the
+ * file: raw starts 52 bytes into the record, prev_prio at raw + 28.
+ */
+static void add_switch_false_round(struct tk_perfdata_writer *w, uint64_t t, uint32_t cpu,
+				   int32_t prev, int32_t next)
+{
+	uint8_t raw[64] = {0};
+	uint16_t type = 316;
+	int32_t prio = TK_PERF_RECORD_FINISHED_ROUND;
+	int64_t state = 0x80000;
+	struct tk_perf_sample s = {.pid = (uint32_t)prev,
+				   .tid = (uint32_t)prev,
+				   .time = t,
+				   .cpu = cpu,
+				   .period = 1,
+				   .raw = raw,
+				   .raw_size = 64};
+
+	memcpy(raw, &type, 2);
+	memcpy(raw + 4, &prev, 4);
+	memcpy(raw + 24, &prev, 4);
+	memcpy(raw + 28, &prio, 4);
+	memcpy(raw + 32, &state, 8);
+	memcpy(raw + 56, &next, 4);
+	assert_true(tk_perfdata_writer_add_sample(w, 0, &s) > 0);
+}
+
+static void big_fixture_write_with(const char *path, bool false_rounds)
 {
 	struct tk_tracedata *td;
 	struct tk_perfdata_writer *w = sched_fixture_open(path, &td);
@@ -148,6 +178,8 @@ static void big_fixture_write(const char *path)
 
 				if (i % 3 == 0)
 					add_wakeup(w, ct, cpu, next);
+				else if (false_rounds && i % 40 == 1)
+					add_switch_false_round(w, ct, cpu, prev, next);
 				else
 					add_switch(w, ct, cpu, prev, i % 5 == 0 ? 0 : 1, next);
 				if (i == 80 && cpu == 2) {
@@ -169,6 +201,11 @@ static void big_fixture_write(const char *path)
 	assert_int_equal(tk_perfdata_writer_finish(w), 0);
 	tk_perfdata_writer_close(w);
 	tk_tracedata_free(td);
+}
+
+static void big_fixture_write(const char *path)
+{
+	big_fixture_write_with(path, false);
 }
 
 struct digest {
@@ -209,7 +246,7 @@ static int digest_rec(void *ctx, const struct tk_feed_rec *r)
 	return 0;
 }
 
-static int run_digest(const char *path, struct digest *d)
+static int run_digest_stats(const char *path, struct digest *d, struct tk_feed_stats *st)
 {
 	static const struct tk_feed_want w[] = {
 		{"sched", "sched_switch", {"prev_pid", "prev_state", "next_pid"}},
@@ -218,7 +255,12 @@ static int run_digest(const char *path, struct digest *d)
 
 	d->n = 0;
 	d->h = 0xcbf29ce484222325ull;
-	return tk_feed_run(path, w, 2, TK_FEED_SIDEBAND, digest_rec, d, NULL);
+	return tk_feed_run(path, w, 2, TK_FEED_SIDEBAND, digest_rec, d, st);
+}
+
+static int run_digest(const char *path, struct digest *d)
+{
+	return run_digest_stats(path, d, NULL);
 }
 
 static void test_feed_two_threads_same(void **state)
@@ -268,12 +310,146 @@ static void test_feed_two_threads_same(void **state)
 	}
 }
 
+/* @path's text of each sched analysis into @text (NUL-terminated); @tag names the files. */
+static void sched_texts(const char *path, const char *tag, char *text, size_t cap)
+{
+	static const unsigned int th_flags[] = {0, TK_TIMEHIST_SUMMARY_ONLY,
+						TK_TIMEHIST_SUMMARY | TK_TIMEHIST_WAKEUPS,
+						TK_TIMEHIST_STATE | TK_TIMEHIST_CPU_VISUAL};
+	char out[512];
+	size_t len = 0;
+	int fd;
+
+	snprintf(out, sizeof(out), "%s/%s.txt", tmpdir, tag);
+	fd = open(out, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	{
+		struct tk_sched_opts o = {.fd = fd, .cpu = -1};
+
+		assert_int_equal(tk_sched_latency_run(path, &o), 0);
+		o.sort = "max,pid";
+		o.flags = TK_SCHED_PER_PID;
+		assert_int_equal(tk_sched_latency_run(path, &o), 0);
+		o.flags = 0;
+		o.sort = NULL;
+		assert_int_equal(tk_sched_map_run(path, &o), 0);
+	}
+	for (size_t i = 0; i < sizeof(th_flags) / sizeof(th_flags[0]); i++) {
+		struct tk_timehist_opts o = {.fd = fd, .flags = th_flags[i]};
+
+		assert_int_equal(tk_sched_timehist_run(path, &o), 0);
+	}
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	for (ssize_t n; (n = read(fd, text + len, cap - 1 - len)) > 0;)
+		len += (size_t)n;
+	text[len] = 0;
+	assert_true(len > 0 && len < cap - 1);
+	close(fd);
+}
+
+/*
+ * Both CPUs walking the file (the helper walks chunks ahead, the calling
+ * thread queues its tuples) against one thread: every record the same,
+ * stops and errors too, for chunk sizes from many rounds a chunk to many
+ * chunks a round, and on a file whose payloads hold a FINISHED_ROUND's
+ * bytes where the helper looks for one (its guess then wrong, the chunk
+ * walked again). Then the text of every sched analysis, both ways.
+ */
+static void test_feed_split_same(void **state)
+{
+	static const char *chunks[] = {"262144", "65536", "16384", "4096"};
+	static const char *stalls[] = {"", "0"};
+	char path[2][512], *one_text, *two_text;
+	cpu_set_t all;
+	bool two_cpus;
+
+	(void)state;
+	snprintf(path[0], sizeof(path[0]), "%s/split.data", tmpdir);
+	snprintf(path[1], sizeof(path[1]), "%s/split-false.data", tmpdir);
+	big_fixture_write_with(path[0], false);
+	big_fixture_write_with(path[1], true);
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	two_cpus = CPU_COUNT(&all) >= 2;
+	if (!two_cpus)
+		print_message("one CPU only: the split walk is not exercised\n");
+	for (int p = 0; p < 2; p++) {
+		uint64_t used = 0, wrong = 0;
+
+		for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+			for (int k = 0; k < 4; k++) {
+				static const uint64_t at[] = {0, 1, 20000, 30000};
+				static const int ret[] = {0, 3, 9, -ENOMEM};
+				struct digest one = {.stop_at = at[k], .stop_ret = ret[k]};
+				struct digest two = one;
+				struct tk_feed_stats st1, st2;
+				char msg1[256];
+				int r1, r2;
+
+				setenv("TK_FEED_THREADS", "1", 1);
+				r1 = run_digest_stats(path[p], &one, &st1);
+				snprintf(msg1, sizeof(msg1), "%s", tk_errmsg());
+				setenv("TK_FEED_THREADS", "split", 1); /* whatever the load */
+				setenv("TK_FEED_CHUNK", chunks[c], 1);
+				/* The second size also takes busy chunks over at once. */
+				setenv("TK_FEED_STALL_NS", stalls[c == 1], 1);
+				r2 = run_digest_stats(path[p], &two, &st2);
+				unsetenv("TK_FEED_CHUNK");
+				unsetenv("TK_FEED_STALL_NS");
+				unsetenv("TK_FEED_THREADS");
+				assert_int_equal(r1, ret[k]);
+				assert_int_equal(r1, r2);
+				assert_int_equal(one.n, two.n);
+				assert_true(one.h == two.h);
+				assert_int_equal(st1.nr_split_used, 0);
+				if (ret[k] < 0)
+					assert_string_equal(tk_errmsg(), msg1);
+				if (!at[k]) {
+					assert_int_equal(st1.nr_records, st2.nr_records);
+					assert_true(one.n > 40000);
+				}
+				used += st2.nr_split_used;
+				wrong += st2.nr_split_wrong;
+				/* The walk with a helper mapping in ahead, too. */
+				two = (struct digest){.stop_at = at[k], .stop_ret = ret[k]};
+				setenv("TK_FEED_THREADS", "ahead", 1);
+				r2 = run_digest_stats(path[p], &two, &st2);
+				unsetenv("TK_FEED_THREADS");
+				assert_int_equal(r1, r2);
+				assert_int_equal(one.n, two.n);
+				assert_true(one.h == two.h);
+			}
+		}
+		if (two_cpus) {
+			assert_true(used > 0);
+			if (p == 1)
+				assert_true(wrong > 0);
+		}
+	}
+	one_text = malloc(1u << 24);
+	two_text = malloc(1u << 24);
+	assert_non_null(one_text);
+	assert_non_null(two_text);
+	for (int p = 0; p < 2; p++) {
+		setenv("TK_FEED_THREADS", "1", 1);
+		sched_texts(path[p], "one", one_text, 1u << 24);
+		setenv("TK_FEED_THREADS", "split", 1);
+		setenv("TK_FEED_CHUNK", "8192", 1);
+		sched_texts(path[p], "two", two_text, 1u << 24);
+		unsetenv("TK_FEED_CHUNK");
+		unsetenv("TK_FEED_THREADS");
+		assert_string_equal(one_text, two_text);
+	}
+	free(one_text);
+	free(two_text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_feed_orders_and_reads),
 		cmocka_unit_test(test_sched_latency_table),
 		cmocka_unit_test(test_feed_two_threads_same),
+		cmocka_unit_test(test_feed_split_same),
 	};
 
 	return cmocka_run_group_tests(tests, tk_tmpdir_setup, tk_tmpdir_teardown);

@@ -40,8 +40,9 @@ static const char wakeup_fmt[] =
 	(TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME |                    \
 	 TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_PERIOD | TK_PERF_SAMPLE_RAW)
 
-static inline void add_switch(struct tk_perfdata_writer *w, uint64_t t, uint32_t cpu, int32_t prev,
-			      int64_t state, int32_t next)
+/* A sched_switch sample whose prev_prio is @prio (add_switch(): 0). */
+static inline void add_switch_prio(struct tk_perfdata_writer *w, uint64_t t, uint32_t cpu,
+				   int32_t prev, int32_t prio, int64_t state, int32_t next)
 {
 	uint8_t raw[64] = {0};
 	uint16_t type = 316;
@@ -56,9 +57,16 @@ static inline void add_switch(struct tk_perfdata_writer *w, uint64_t t, uint32_t
 	memcpy(raw, &type, 2);
 	memcpy(raw + 4, &prev, 4);
 	memcpy(raw + 24, &prev, 4);
+	memcpy(raw + 28, &prio, 4);
 	memcpy(raw + 32, &state, 8);
 	memcpy(raw + 56, &next, 4);
 	assert_true(tk_perfdata_writer_add_sample(w, 0, &s) > 0);
+}
+
+static inline void add_switch(struct tk_perfdata_writer *w, uint64_t t, uint32_t cpu, int32_t prev,
+			      int64_t state, int32_t next)
+{
+	add_switch_prio(w, t, cpu, prev, 0, state, next);
 }
 
 static inline void add_wakeup(struct tk_perfdata_writer *w, uint64_t t, uint32_t cpu, int32_t pid)

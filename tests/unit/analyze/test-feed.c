@@ -135,25 +135,7 @@ static void test_sched_latency_table(void **state)
 static void add_switch_false_round(struct tk_perfdata_writer *w, uint64_t t, uint32_t cpu,
 				   int32_t prev, int32_t next)
 {
-	uint8_t raw[64] = {0};
-	uint16_t type = 316;
-	int32_t prio = TK_PERF_RECORD_FINISHED_ROUND;
-	int64_t state = 0x80000;
-	struct tk_perf_sample s = {.pid = (uint32_t)prev,
-				   .tid = (uint32_t)prev,
-				   .time = t,
-				   .cpu = cpu,
-				   .period = 1,
-				   .raw = raw,
-				   .raw_size = 64};
-
-	memcpy(raw, &type, 2);
-	memcpy(raw + 4, &prev, 4);
-	memcpy(raw + 24, &prev, 4);
-	memcpy(raw + 28, &prio, 4);
-	memcpy(raw + 32, &state, 8);
-	memcpy(raw + 56, &next, 4);
-	assert_true(tk_perfdata_writer_add_sample(w, 0, &s) > 0);
+	add_switch_prio(w, t, cpu, prev, TK_PERF_RECORD_FINISHED_ROUND, 0x80000, next);
 }
 
 static void big_fixture_write_with(const char *path, bool false_rounds)

@@ -52,6 +52,7 @@
 #define INFLATE_DIR	  ".tk-inflated"
 #define INFLATE_MAX	  (1ull << 30) /* one copy's inflated sections */
 #define INFLATE_TOTAL_MAX (4ull << 30) /* all copies together */
+#define INFLATE_RATIO	  1100u	       /* the most a compressed section may grow */
 /* Copies are made of files in this machine's byte order only (copy_is() reads their header). */
 #define HOST_DATA (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB)
 
@@ -196,7 +197,7 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 static int write_inflated(Elf *in, int fd)
 {
 	struct out_scn *s = NULL;
-	size_t shnum, phnum, shstrndx, n = 0;
+	size_t shnum, phnum, shstrndx, n = 0, in_size = 0;
 	uint64_t cur, end = 0, inflated = 0;
 	bool any = false;
 	GElf_Ehdr eh;
@@ -206,7 +207,7 @@ static int write_inflated(Elf *in, int fd)
 
 	if (!gelf_getehdr(in, &eh) || elf_getshdrnum(in, &shnum) || elf_getphdrnum(in, &phnum) ||
 	    elf_getshdrstrndx(in, &shstrndx) || shnum < 2 || shnum >= SHN_LORESERVE ||
-	    shstrndx >= SHN_LORESERVE)
+	    shstrndx >= SHN_LORESERVE || !elf_rawfile(in, &in_size))
 		return -1;
 	s = calloc(shnum, sizeof(*s));
 	if (!s)
@@ -220,8 +221,17 @@ static int write_inflated(Elf *in, int fd)
 		s[n].in = scn;
 		s[n].old_off = s[n].sh.sh_offset;
 		s[n].old_size = s[n].sh.sh_type == SHT_NOBITS ? 0 : s[n].sh.sh_size;
+		/* Every byte a section claims lies in the file: the copy's layout follows them. */
+		if (s[n].old_size &&
+		    (s[n].old_off > in_size || s[n].old_size > in_size - s[n].old_off))
+			goto out;
 		if (s[n].sh.sh_flags & SHF_COMPRESSED) {
-			if (!gelf_getchdr(scn, &ch))
+			/*
+			 * zlib inflates 1032:1 at most, and real debug sections in zstd stay
+			 * far below that: a larger claim is damage (no copy then, only slower).
+			 */
+			if (!gelf_getchdr(scn, &ch) ||
+			    ch.ch_size > s[n].old_size * INFLATE_RATIO + 4096)
 				goto out;
 			inflated += ch.ch_size;
 			s[n].inflated = true;
@@ -251,6 +261,13 @@ static int write_inflated(Elf *in, int fd)
 		cur = s[i].sh.sh_offset + s[i].sh.sh_size;
 		end = cur > end ? cur : end;
 	}
+	/*
+	 * The copy is the file plus what inflating adds, and a little for
+	 * alignment: a header placing sections far apart (damage) would
+	 * otherwise have the copy written up to that far.
+	 */
+	if (end > (uint64_t)in_size + inflated + (uint64_t)n * 4096)
+		goto out;
 	out = elf_begin(fd, ELF_C_WRITE, NULL);
 	if (!out || !gelf_newehdr(out, gelf_getclass(in)) || (phnum && !gelf_newphdr(out, phnum)))
 		goto out;

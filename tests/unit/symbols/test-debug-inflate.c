@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include <elf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -342,6 +343,47 @@ static void test_total_limit(void **state)
 	free(debug);
 }
 
+/*
+ * A section header placing an empty section 256 MiB into a file of a few
+ * KiB (damage, or a fuzzer's input: the copy was once written up to there,
+ * which filled /dev/shm): no copy, and nothing left in the cache.
+ */
+static void test_far_section(void **state)
+{
+	char *debug = path_in("%s/%s", "f.debug"), *cache = path_in("%s/%s", "cache5");
+	char *dir;
+	uint64_t shoff, far = 1ull << 28, zero = 0;
+	uint16_t shentsize;
+	uint32_t progbits = SHT_PROGBITS;
+	struct dirent *de;
+	DIR *d;
+	int fd, entries = 0;
+
+	(void)state;
+	make_debug(debug, bid_bytes, true);
+	assert_int_equal(mkdir(cache, 0755), 0);
+	/* Section 2 (.text, NOBITS) becomes an empty PROGBITS section far away. */
+	fd = open(debug, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &shoff, 8, 0x28), 8);
+	assert_int_equal(pread(fd, &shentsize, 2, 0x3a), 2);
+	assert_int_equal(pwrite(fd, &progbits, 4, (off_t)(shoff + 2u * shentsize + 4)), 4);
+	assert_int_equal(pwrite(fd, &far, 8, (off_t)(shoff + 2u * shentsize + 0x18)), 8);
+	assert_int_equal(pwrite(fd, &zero, 8, (off_t)(shoff + 2u * shentsize + 0x20)), 8);
+	close(fd);
+	assert_null(tk_debug_inflated(cache, debug, bid));
+	assert_true(asprintf(&dir, "%s/.tk-inflated", cache) > 0);
+	d = opendir(dir);
+	while (d && (de = readdir(d)))
+		entries += de->d_name[0] != '.' || strlen(de->d_name) > 2;
+	if (d)
+		closedir(d);
+	assert_int_equal(entries, 0);
+	free(dir);
+	free(cache);
+	free(debug);
+}
+
 static int setup(void **state)
 {
 	fill();
@@ -355,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_build_id_replaced),
 		cmocka_unit_test(test_no_copy),
 		cmocka_unit_test(test_total_limit),
+		cmocka_unit_test(test_far_section),
 	};
 
 	return cmocka_run_group_tests(tests, setup, tk_tmpdir_teardown);

@@ -12,18 +12,28 @@
  * so a corpus of bare note areas exercises them without an ELF around.
  * An input starting with gzip's or xz's magic is also inflated as a
  * compressed kernel module (kmod-file.h) and, when that works, the image
- * goes through all of the above.
+ * goes through all of the above. An image with a build id is also handed
+ * to debug-inflate as a debug file (written to /dev/shm, the copy made in
+ * a cache directory there and removed after each input, so every input
+ * goes through the section rewriting).
  *
  * Oracle: no crash, no sanitizer report; every failure sets tk_errmsg();
+ * a copy debug-inflate accepts carries the build id asked for;
  * an SDT note's strings lie inside the input; a symbol found by lookup
  * covers the address looked up.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <tracekit/elf.h>
 
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "debug-inflate.h"
 #include "elf-internal.h"
 #include "kmod-file.h"
 
@@ -53,6 +63,57 @@ static void check_error(int r)
 }
 
 static void fuzz_image(const uint8_t *data, size_t size);
+
+static char inflate_dir[64], inflate_in[96];
+
+/* The run's directory in /dev/shm goes with the process (replays run in make check). */
+static void inflate_cleanup(void)
+{
+	char sub[128];
+
+	unlink(inflate_in);
+	snprintf(sub, sizeof(sub), "%s/.tk-inflated", inflate_dir);
+	rmdir(sub);
+	rmdir(inflate_dir);
+}
+
+/* @data as a debug file of build id @id (@n bytes) through tk_debug_inflated(). */
+static void fuzz_inflate(const uint8_t *data, size_t size, const uint8_t *id, int n)
+{
+	char *dir = inflate_dir, *in = inflate_in;
+	char hex[2 * TK_BUILD_ID_MAX + 1], *copy;
+	struct tk_elf *elf;
+	uint8_t got[TK_BUILD_ID_MAX];
+	FILE *f;
+
+	if (!dir[0]) {
+		snprintf(inflate_dir, sizeof(inflate_dir), "/dev/shm/fuzz-elf-%d", (int)getpid());
+		snprintf(inflate_in, sizeof(inflate_in), "%s/in.debug", dir);
+		if (mkdir(dir, 0700) && errno != EEXIST)
+			return;
+		atexit(inflate_cleanup);
+	}
+	f = fopen(in, "wb");
+	if (!f)
+		return;
+	if (fwrite(data, 1, size, f) != size) {
+		fclose(f);
+		return;
+	}
+	fclose(f);
+	for (int i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	copy = tk_debug_inflated(dir, in, hex);
+	if (!copy)
+		return;
+	/* What the symbolizer then opens must be an ELF of the build id asked for. */
+	elf = tk_elf_open(copy);
+	if (!elf || tk_elf_build_id(elf, got, sizeof(got)) != n || memcmp(got, id, (size_t)n))
+		abort();
+	tk_elf_close(elf);
+	unlink(copy);
+	free(copy);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -91,6 +152,7 @@ static void fuzz_image(const uint8_t *data, size_t size)
 	struct tk_elf_symtab *st;
 	struct tk_elf *elf;
 	size_t n;
+	int idn;
 
 	for (int i = 0; i < 4; i++)
 		check_error(tk_elf_sdt_parse(data, size, i & 1, i & 2, "fuzz", 0, check_note, &b));
@@ -100,7 +162,10 @@ static void fuzz_image(const uint8_t *data, size_t size)
 	elf = tk_elf_open_mem(data, size, "fuzz");
 	if (!elf)
 		return;
-	check_error(tk_elf_build_id(elf, id, sizeof(id)));
+	idn = tk_elf_build_id(elf, id, sizeof(id));
+	check_error(idn);
+	if (idn > 0)
+		fuzz_inflate(data, size, id, idn);
 	check_error(tk_elf_symbols(elf, TK_ELF_SYMTAB, &syms, &n));
 	check_error(tk_elf_symbols(elf, TK_ELF_DYNSYM, &syms, &n));
 	check_error(tk_elf_sdt_notes(elf, &notes, &n));

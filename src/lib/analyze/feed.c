@@ -1603,6 +1603,36 @@ static void perfmap_drop(struct perfmap *m, uint64_t pos)
  * Walk the mapping from m->pos. Returns 0, or @fn's value / an error; on 0,
  * m->pos below m->end is the record left to the reader.
  */
+/*
+ * Whether @p (@size bytes) is a SAMPLE of @m's fixed layout, its raw
+ * payload filling it exactly; the payload's size into *@raw_size.
+ */
+static inline bool perfmap_sample_raw(const struct perfmap *m, const uint8_t *p, uint32_t size,
+				      uint32_t *raw_size)
+{
+	if (size < 8 + m->before + 4)
+		return false;
+	memcpy(raw_size, p + 8 + m->before, 4);
+	return (uint64_t)8 + m->before + 4 + *raw_size == size;
+}
+
+/* A SAMPLE's time, CPU, pid and tid at @m's offsets (0 where it has none). */
+static inline void perfmap_sample_ids(const struct perfmap *m, const uint8_t *p, uint64_t *time,
+				      uint32_t *cpu, int32_t *pid, int32_t *tid)
+{
+	*time = 0;
+	*cpu = 0;
+	*pid = *tid = 0;
+	if (m->time >= 0)
+		memcpy(time, p + 8 + m->time, 8);
+	if (m->cpu >= 0)
+		memcpy(cpu, p + 8 + m->cpu, 4);
+	if (m->tid >= 0) {
+		memcpy(pid, p + 8 + m->tid, 4);
+		memcpy(tid, p + 8 + m->tid + 4, 4);
+	}
+}
+
 static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *m)
 {
 	const uint8_t *base = m->base;
@@ -1630,10 +1660,7 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
 			uint32_t raw_size;
 			uint64_t id;
 
-			if (size < 8 + m->before + 4)
-				break;
-			memcpy(&raw_size, p + 8 + m->before, 4);
-			if ((uint64_t)8 + m->before + 4 + raw_size != size)
+			if (!perfmap_sample_raw(m, p, size, &raw_size))
 				break;
 			f->st->nr_records++;
 			if (m->id >= 0) {
@@ -1653,9 +1680,7 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
 				goto next;
 			}
 			/* Field by field: a memset of the slot compiled to a slow rep stos. */
-			r->time = 0;
-			r->cpu = 0;
-			r->pid = r->tid = 0;
+			perfmap_sample_ids(m, p, &r->time, &r->cpu, &r->pid, &r->tid);
 			memset(r->comm, 0, sizeof(r->comm));
 			r->what = NULL;
 			r->raw = NULL;
@@ -1664,14 +1689,6 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
 			if (f->flags & TK_FEED_PAYLOAD) {
 				r->raw = p + 8 + m->before + 4;
 				r->raw_size = raw_size;
-			}
-			if (m->time >= 0)
-				memcpy(&r->time, p + 8 + m->time, 8);
-			if (m->cpu >= 0)
-				memcpy(&r->cpu, p + 8 + m->cpu, 4);
-			if (m->tid >= 0) {
-				memcpy(&r->pid, p + 8 + m->tid, 4);
-				memcpy(&r->tid, p + 8 + m->tid + 4, 4);
 			}
 			r->seq = f->seq++;
 			ret = queue_commit(f, r);
@@ -1896,10 +1913,7 @@ static void split_chunk(struct split *sp, struct split_slot *s, uint64_t k)
 			pos += size;
 			continue;
 		}
-		if (size < 8 + m->before + 4)
-			break;
-		memcpy(&raw_size, p + 8 + m->before, 4);
-		if ((uint64_t)8 + m->before + 4 + raw_size != size)
+		if (!perfmap_sample_raw(m, p, size, &raw_size))
 			break;
 		if (m->id >= 0) {
 			memcpy(&id, p + 8 + m->id, 8);
@@ -1915,17 +1929,7 @@ static void split_chunk(struct split *sp, struct split_slot *s, uint64_t k)
 		}
 		s->nrec++;
 		t = &s->rec[s->n++];
-		t->time = 0;
-		t->cpu = 0;
-		t->pid = t->tid = 0;
-		if (m->time >= 0)
-			memcpy(&t->time, p + 8 + m->time, 8);
-		if (m->cpu >= 0)
-			memcpy(&t->cpu, p + 8 + m->cpu, 4);
-		if (m->tid >= 0) {
-			memcpy(&t->pid, p + 8 + m->tid, 4);
-			memcpy(&t->tid, p + 8 + m->tid + 4, 4);
-		}
+		perfmap_sample_ids(m, p, &t->time, &t->cpu, &t->pid, &t->tid);
 		memcpy(t->val, r.val, sizeof(t->val));
 		t->kind = r.kind;
 		t->want = r.want;

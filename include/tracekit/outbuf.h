@@ -38,6 +38,15 @@ TK_API int tk_outbuf_flush(struct tk_outbuf *out);
 TK_API void tk_outbuf_release(struct tk_outbuf *out);
 /** tk_outbuf_write() - append @len bytes. */
 TK_API void tk_outbuf_write(struct tk_outbuf *out, const void *data, size_t len);
+/**
+ * tk_outbuf_json_str() - append @len bytes of @s as a quoted JSON string
+ *
+ * Quotes and backslashes are escaped, control bytes and DEL written as
+ * \u00XX; valid UTF-8 passes through and any other byte (a comm or field
+ * holding Latin-1 or binary) becomes \u00XX, so the output is always valid
+ * JSON in valid UTF-8 whatever the trace held.
+ */
+TK_API void tk_outbuf_json_str(struct tk_outbuf *out, const char *s, size_t len);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <tracekit/outbuf.h>
 
@@ -49,6 +50,12 @@ bool tk_an_map_ahead(void);
 /* printf into @out (a line is at most 511 bytes: longer text is cut). */
 void tk_an_printf(struct tk_outbuf *out, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* A NUL-terminated string (NULL: empty) as a quoted JSON string. */
+static inline void tk_an_json_str(struct tk_outbuf *out, const char *s)
+{
+	tk_outbuf_json_str(out, s ? s : "", s ? strlen(s) : 0);
+}
 
 /* qsort() comparator of uint64_t, ascending. */
 int tk_an_u64_cmp(const void *a, const void *b);

@@ -51,22 +51,6 @@ int lat_rows_add(struct tk_lat_rows *rows, const char *comm, int32_t tid, uint32
 	return 0;
 }
 
-static void json_str(struct tk_outbuf *out, const char *s)
-{
-	tk_outbuf_write(out, "\"", 1);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			tk_an_printf(out, "\\%c", c);
-		else if (c < 0x20)
-			tk_an_printf(out, "\\u%04x", c);
-		else
-			tk_outbuf_write(out, s, 1);
-	}
-	tk_outbuf_write(out, "\"", 1);
-}
-
 static bool same_task(const struct tk_lat_row *a, const struct tk_lat_row *b)
 {
 	return !strcmp(a->comm, b->comm) && a->tid == b->tid;
@@ -95,7 +79,7 @@ static void line(struct tk_outbuf *out, const struct tk_lat_row *a, const struct
 	change(ch, sizeof(ch), a, b);
 	if (json) {
 		tk_an_printf(out, "%s\n    {\"comm\": ", first ? "" : ",");
-		json_str(out, r->comm);
+		tk_an_json_str(out, r->comm);
 		if (r->tid >= 0)
 			tk_an_printf(out, ", \"tid\": %" PRId32, r->tid);
 		tk_an_printf(
@@ -141,9 +125,9 @@ int tk_sched_latency_compare_run(const char *a, const char *b, const struct tk_s
 	}
 	if (json) {
 		tk_an_printf(&out, "{\n  \"a\": ");
-		json_str(&out, a);
+		tk_an_json_str(&out, a);
 		tk_an_printf(&out, ",\n  \"b\": ");
-		json_str(&out, b);
+		tk_an_json_str(&out, b);
 		tk_an_printf(&out, ",\n  \"tasks\": [");
 	} else {
 		tk_an_printf(&out, "\n A: %s\n B: %s\n\n", a, b);

@@ -64,6 +64,7 @@
 #include <tracekit/outbuf.h>
 #include <tracekit/perfdata.h>
 
+#include "analyze-util.h"
 #include "samples.h"
 #include "internal/array.h"
 #include "internal/error.h"
@@ -1241,22 +1242,6 @@ static void print_entry(struct prof *p, const struct hists *h, const struct hent
 	put(p, "\n");
 }
 
-static void json_str(struct prof *p, const char *s)
-{
-	put(p, "\"");
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			putf(p, "\\%c", c);
-		else if (c < 0x20)
-			putf(p, "\\u%04x", c);
-		else
-			tk_outbuf_write(&p->out, s, 1);
-	}
-	put(p, "\"");
-}
-
 static bool shown(const struct prof *p, const struct hists *h, const struct hent *e)
 {
 	double v = (double)(p->children ? e->acc : e->self);
@@ -1282,7 +1267,7 @@ static void print_json(struct prof *p)
 			continue;
 		putf(p, "%s{\"name\":", first_ev ? "" : ",");
 		first_ev = false;
-		json_str(p, tk_samples_evsel_name(p->s, ev));
+		tk_an_json_str(&p->out, tk_samples_evsel_name(p->s, ev));
 		putf(p, ",\"samples\":%" PRIu64 ",\"event_count\":%" PRIu64 ",\"entries\":[",
 		     h->nr_samples, h->total);
 		for (size_t i = 0; i < h->n; i++) {
@@ -1301,11 +1286,11 @@ static void print_json(struct prof *p)
 				switch (p->keys[k]) {
 				case K_COMM:
 					put(p, ",\"comm\":");
-					json_str(p, tk_samples_comm(p->s, e->k.comm));
+					tk_an_json_str(&p->out, tk_samples_comm(p->s, e->k.comm));
 					break;
 				case K_PID:
 					putf(p, ",\"pid\":%d,\"thread_comm\":", e->k.tid);
-					json_str(p, thread_name(p, e));
+					tk_an_json_str(&p->out, thread_name(p, e));
 					break;
 				case K_CPU:
 					putf(p, ",\"cpu\":%d", e->k.cpu);
@@ -1313,7 +1298,7 @@ static void print_json(struct prof *p)
 				case K_DSO:
 					put(p, ",\"dso\":");
 					if (e->k.dso)
-						json_str(p, e->k.dso);
+						tk_an_json_str(&p->out, e->k.dso);
 					else
 						put(p, "null");
 					break;
@@ -1321,7 +1306,7 @@ static void print_json(struct prof *p)
 					putf(p, ",\"kernel\":%s,\"symbol\":",
 					     e->level == 'k' ? "true" : "false");
 					if (e->k.sym)
-						json_str(p, e->k.sym);
+						tk_an_json_str(&p->out, e->k.sym);
 					else
 						putf(p, "null,\"address\":\"0x%" PRIx64 "\"",
 						     e->k.addr);

@@ -641,26 +641,10 @@ static void print_extra_text(struct tk_outbuf *out, struct task *t, unsigned int
 	free(v);
 }
 
-static void json_str(struct tk_outbuf *out, const char *s)
-{
-	tk_outbuf_write(out, "\"", 1);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			tk_an_printf(out, "\\%c", c);
-		else if (c < 0x20)
-			tk_an_printf(out, "\\u%04x", c);
-		else
-			tk_outbuf_write(out, s, 1);
-	}
-	tk_outbuf_write(out, "\"", 1);
-}
-
 static void print_json_task(struct tk_outbuf *out, struct task *t, bool first, unsigned int flags)
 {
 	tk_an_printf(out, "%s\n    {\"comm\": ", first ? "" : ",");
-	json_str(out, t->comm);
+	tk_an_json_str(out, t->comm);
 	if (t->num_merged > 1)
 		tk_an_printf(out, ", \"threads\": %" PRIu32, t->num_merged);
 	else

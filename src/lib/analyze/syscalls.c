@@ -342,22 +342,6 @@ static void print_hist_text(struct tk_outbuf *out, const uint64_t hist[65], cons
 	}
 }
 
-static void json_str(struct tk_outbuf *out, const char *s)
-{
-	tk_outbuf_write(out, "\"", 1);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			tk_an_printf(out, "\\%c", c);
-		else if (c < 0x20)
-			tk_an_printf(out, "\\u%04x", c);
-		else
-			tk_outbuf_write(out, s, 1);
-	}
-	tk_outbuf_write(out, "\"", 1);
-}
-
 /* Syscalls by descending total, ties in id order (the vector's): stable. */
 static void sort_scs(struct sc **v, struct sc **tmp, size_t n)
 {
@@ -465,7 +449,7 @@ static int print_summary(struct sys *s, struct tk_outbuf *out)
 		sort_scs(order, order + t->nscs + 1, t->nscs);
 		if (json) {
 			tk_an_printf(out, "%s\n    {\"comm\": ", first ? "" : ",");
-			json_str(out, t->comm);
+			tk_an_json_str(out, t->comm);
 			tk_an_printf(out,
 				     ", \"tid\": %d, \"events\": %" PRIu64
 				     ", \"events_pct\": %.1f, \"syscalls\": [",
@@ -490,7 +474,7 @@ static int print_summary(struct sys *s, struct tk_outbuf *out)
 
 			if (json) {
 				tk_an_printf(out, "%s\n      {\"name\": ", k ? "," : "");
-				json_str(out, name);
+				tk_an_json_str(out, name);
 				tk_an_printf(out,
 					     ", \"id\": %" PRId64 ", \"calls\": %" PRIu64
 					     ", \"errors\": %" PRIu64 ", \"total_ns\": %.0f"
@@ -668,9 +652,9 @@ int tk_syscalls_compare_run(const char *a, const char *b, const struct tk_syscal
 	}
 	if (json) {
 		tk_an_printf(&out, "{\n  \"a\": ");
-		json_str(&out, a);
+		tk_an_json_str(&out, a);
 		tk_an_printf(&out, ",\n  \"b\": ");
-		json_str(&out, b);
+		tk_an_json_str(&out, b);
 		tk_an_printf(&out, ",\n  \"syscalls\": [");
 	} else {
 		tk_an_printf(&out, "\n A: %s\n B: %s\n\n", a, b);
@@ -695,7 +679,7 @@ int tk_syscalls_compare_run(const char *a, const char *b, const struct tk_syscal
 		change_str(ch, sizeof(ch), g->total[0], g->total[1]);
 		if (json) {
 			tk_an_printf(&out, "%s\n    {\"name\": ", i ? "," : "");
-			json_str(&out, name ? name : "?");
+			tk_an_json_str(&out, name ? name : "?");
 			tk_an_printf(&out,
 				     ", \"id\": %" PRId64 ", \"calls\": [%" PRIu64 ", %" PRIu64
 				     "], \"errors\": [%" PRIu64 ", %" PRIu64

@@ -864,22 +864,6 @@ static void event_name(struct prof *p, const struct ehash *e, char *buf, size_t 
 	}
 }
 
-static void json_str(struct tk_outbuf *out, const char *s)
-{
-	tk_outbuf_write(out, "\"", 1);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			tk_an_printf(out, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			tk_an_printf(out, "\\u%04x", c);
-		else
-			tk_outbuf_write(out, s, 1);
-	}
-	tk_outbuf_write(out, "\"", 1);
-}
-
 static int print_profile(struct prof *p, uint32_t cpus, struct tk_outbuf *out, bool json)
 {
 	struct task **v = malloc((p->ntasks + 1) * sizeof(*v));
@@ -910,7 +894,7 @@ static int print_profile(struct prof *p, uint32_t cpus, struct tk_outbuf *out, b
 		qsort(e, n, sizeof(*e), ev_cmp);
 		if (json) {
 			tk_an_printf(out, "%s\n    {\"comm\": ", first ? "" : ",");
-			json_str(out, comm);
+			tk_an_json_str(out, comm);
 			tk_an_printf(out, ", \"pid\": %d, \"events\": [", t->pid);
 			first = false;
 		} else {
@@ -922,7 +906,7 @@ static int print_profile(struct prof *p, uint32_t cpus, struct tk_outbuf *out, b
 			event_name(p, e[k], name, sizeof(name));
 			if (json) {
 				tk_an_printf(out, "%s\n      {\"event\": ", k ? "," : "");
-				json_str(out, name);
+				tk_an_json_str(out, name);
 				tk_an_printf(out, ", \"count\": %" PRIu64, e[k]->count);
 				if (e[k]->total)
 					tk_an_printf(

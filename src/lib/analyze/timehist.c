@@ -353,22 +353,6 @@ static void header(struct th *h)
 	tk_an_printf(out, "\n");
 }
 
-static void json_str(struct tk_outbuf *out, const char *s)
-{
-	tk_outbuf_write(out, "\"", 1);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			tk_an_printf(out, "\\%c", c);
-		else if (c < 0x20)
-			tk_an_printf(out, "\\u%04x", c);
-		else
-			tk_outbuf_write(out, s, 1);
-	}
-	tk_outbuf_write(out, "\"", 1);
-}
-
 static void json_sep(struct th *h)
 {
 	tk_an_printf(h->out, "%s\n    ", h->first_json ? "" : ",");
@@ -583,7 +567,7 @@ static int print_switch(struct th *h, const struct tk_feed_rec *r, struct thread
 			     "{\"type\": \"switch\", \"time_ns\": %" PRIu64 ", \"cpu\": %" PRIu32
 			     ", \"comm\": ",
 			     ts, r->cpu);
-		json_str(out, t->comm);
+		tk_an_json_str(out, t->comm);
 		tk_an_printf(out,
 			     ", \"tid\": %d, \"pid\": %d, \"wait_ns\": %" PRIu64
 			     ", \"delay_ns\": %" PRIu64 ", \"run_ns\": %" PRIu64
@@ -696,9 +680,9 @@ static int print_side(struct th *h, const struct tk_feed_rec *r, struct thread *
 			     "{\"type\": \"%s\", \"time_ns\": %" PRIu64 ", \"cpu\": %" PRIu32
 			     ", \"comm\": ",
 			     what, r->time, r->cpu);
-		json_str(out, t->comm);
+		tk_an_json_str(out, t->comm);
 		tk_an_printf(out, ", \"tid\": %d, \"pid\": %d, \"target_comm\": ", t->tid, t->pid);
-		json_str(out, target->comm);
+		tk_an_json_str(out, target->comm);
 		tk_an_printf(out, ", \"target_tid\": %d, \"target_pid\": %d", target->tid,
 			     target->pid);
 		if (visual == 'm')
@@ -870,7 +854,7 @@ static void summary_line(struct th *h, const struct thread *t)
 	if (h->o->flags & TK_TIMEHIST_JSON) {
 		json_sep(h);
 		tk_an_printf(out, "{\"comm\": ");
-		json_str(out, t->comm);
+		tk_an_json_str(out, t->comm);
 		tk_an_printf(out,
 			     ", \"tid\": %d, \"pid\": %d, \"ppid\": %d, \"exited\": %s, "
 			     "\"switches\": %" PRIu64 ", \"run_ns\": %" PRIu64

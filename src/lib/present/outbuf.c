@@ -8,6 +8,10 @@
  * of their own; the caller reads it once at the end. A buffer without a
  * descriptor (fd < 0) keeps all its text, doubling when full, for callers
  * that want the text itself (tests, the fuzz targets).
+ *
+ * JSON strings of every --json output go through tk_outbuf_json_str(), so
+ * that a comm or field holding arbitrary bytes gives valid JSON everywhere
+ * in the same way.
  */
 #include <tracekit/outbuf.h>
 
@@ -94,4 +98,67 @@ void tk_outbuf_write(struct tk_outbuf *out, const void *data, size_t len)
 		if (out->len == out->cap)
 			tk_outbuf_flush(out);
 	}
+}
+
+/* Length of the valid UTF-8 sequence at @p (at most @n bytes), 0 if none. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	size_t need;
+	uint32_t cp;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		need = 2, cp = p[0] & 0x1fu;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		need = 3, cp = p[0] & 0x0fu;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		need = 4, cp = p[0] & 0x07u;
+	else
+		return 0;
+	if (n < need)
+		return 0;
+	for (size_t i = 1; i < need; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3fu);
+	}
+	/* Overlong forms, surrogates and code points past U+10FFFF are not UTF-8. */
+	if ((need == 3 && cp < 0x800) || (need == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return need;
+}
+
+void tk_outbuf_json_str(struct tk_outbuf *out, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t plain = 0;
+
+	tk_outbuf_write(out, "\"", 1);
+	for (size_t i = 0; i < len;) {
+		unsigned char c = p[i];
+		char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+		size_t u;
+
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			i++;
+			continue;
+		}
+		if (c >= 0x80 && (u = utf8_len(p + i, len - i))) {
+			i += u;
+			continue;
+		}
+		/* Write the run of plain bytes before this one in one piece. */
+		tk_outbuf_write(out, p + plain, i - plain);
+		if (c == '"' || c == '\\') {
+			char pair[2] = {'\\', (char)c};
+
+			tk_outbuf_write(out, pair, 2);
+		} else {
+			tk_outbuf_write(out, esc, sizeof(esc));
+		}
+		plain = ++i;
+	}
+	tk_outbuf_write(out, p + plain, len - plain);
+	tk_outbuf_write(out, "\"", 1);
 }

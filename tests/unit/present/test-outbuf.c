@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Unit tests for outbuf.c: text kept in memory grows, text for a descriptor
- * goes out whole, and a write error is kept while later text is dropped.
+ * goes out whole, a write error is kept while later text is dropped, and
+ * JSON strings come out valid whatever bytes they are given.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,37 @@
 #include <cmocka.h>
 
 #include <tracekit/outbuf.h>
+
+/* @in (@n bytes) through tk_outbuf_json_str() must give exactly @want. */
+static void check_json(const char *in, size_t n, const char *want)
+{
+	struct tk_outbuf out;
+
+	assert_int_equal(tk_outbuf_init(&out, -1, 4096), 0);
+	tk_outbuf_json_str(&out, in, n);
+	assert_int_equal(out.len, strlen(want));
+	assert_memory_equal(out.buf, want, out.len);
+	tk_outbuf_release(&out);
+}
+
+static void test_json_str(void **state)
+{
+	(void)state;
+	check_json("", 0, "\"\"");
+	check_json("kworker/0:1", 11, "\"kworker/0:1\"");
+	check_json("a\"b\\c", 5, "\"a\\\"b\\\\c\"");
+	/* Control bytes, DEL and an embedded NUL are escaped, not cut. */
+	check_json("t\tn\n\x7f\0z", 7, "\"t\\u0009n\\u000a\\u007f\\u0000z\"");
+	/* Valid UTF-8 passes: 2, 3 and 4 bytes. */
+	check_json("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5", 14,
+		   "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5\"");
+	/* Latin-1, a cut sequence, an overlong '/', a surrogate: each byte escaped. */
+	check_json("caf\xe9", 4, "\"caf\\u00e9\"");
+	check_json("\xe2\x82", 2, "\"\\u00e2\\u0082\"");
+	check_json("\xc0\xaf", 2, "\"\\u00c0\\u00af\"");
+	check_json("\xed\xa0\x80", 3, "\"\\u00ed\\u00a0\\u0080\"");
+	check_json("\xf4\x90\x80\x80", 4, "\"\\u00f4\\u0090\\u0080\\u0080\"");
+}
 
 static void test_memory_grows(void **state)
 {
@@ -81,6 +113,7 @@ int main(void)
 		cmocka_unit_test(test_memory_grows),
 		cmocka_unit_test(test_descriptor_gets_everything),
 		cmocka_unit_test(test_write_error_kept),
+		cmocka_unit_test(test_json_str),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -66,6 +66,7 @@
 #include "formats/perfdata-maps.h"
 #include "internal/array.h"
 #include "internal/error.h"
+#include "internal/idtable.h"
 
 #define CONTEXT_MAX	  ((uint64_t)-4095)
 #define CONTEXT_KERNEL	  ((uint64_t)-128)
@@ -136,10 +137,8 @@ struct tk_samples {
 	tk_samples_fn fn;
 	void *ctx;
 
-	struct thread *threads;
-	size_t nthreads, thread_cap;
-	struct proc *procs;
-	size_t nprocs, proc_cap;
+	struct tk_idtable threads; /* struct thread by tid */
+	struct tk_idtable procs;   /* struct proc by pid */
 	struct tk_perf_kmods kmods;
 	bool kernel_mapped, kernel_loaded;
 	uint64_t kernel_start; /* the kernel map's first address: below it, no map */
@@ -186,16 +185,6 @@ struct agg {
 	uint64_t period, count;
 	struct tk_samples_sample s; /* chain pointer filled at delivery */
 };
-
-static uint32_t hash32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352dU;
-	x ^= x >> 15;
-	x *= 0x846ca68bU;
-	x ^= x >> 16;
-	return x;
-}
 
 static uint64_t hash64(uint64_t x)
 {
@@ -319,45 +308,15 @@ static int64_t frame_add(struct frameset *set, const struct tk_samples_frame *f)
 
 static struct thread *thread_get(struct tk_samples *s, int32_t tid, bool create)
 {
-	size_t j;
+	struct thread *t;
+	bool added;
 
-	if (tid < 0)
-		return NULL;
-	if (!s->thread_cap || (create && (s->nthreads + 1) * 2 > s->thread_cap)) {
-		size_t cap = s->thread_cap ? s->thread_cap * 2 : 1024;
-		struct thread *t;
-
-		if (!create)
-			return NULL;
-		t = malloc(cap * sizeof(*t));
-		if (!t)
-			return NULL;
-		for (size_t i = 0; i < cap; i++)
-			t[i].tid = -1;
-		for (size_t i = 0; i < s->thread_cap; i++) {
-			if (s->threads[i].tid < 0)
-				continue;
-			j = hash32((uint32_t)s->threads[i].tid) & (cap - 1);
-			while (t[j].tid >= 0)
-				j = (j + 1) & (cap - 1);
-			t[j] = s->threads[i];
-		}
-		free(s->threads);
-		s->threads = t;
-		s->thread_cap = cap;
-	}
-	j = hash32((uint32_t)tid) & (s->thread_cap - 1);
-	while (s->threads[j].tid >= 0) {
-		if (s->threads[j].tid == tid)
-			return &s->threads[j];
-		j = (j + 1) & (s->thread_cap - 1);
-	}
 	if (!create)
-		return NULL;
-	s->threads[j].tid = tid;
-	s->threads[j].comm = -1;
-	s->nthreads++;
-	return &s->threads[j];
+		return tk_idtable_find(&s->threads, sizeof(*t), tid);
+	t = tk_idtable_get(&s->threads, sizeof(*t), tid, 1024, &added);
+	if (added)
+		t->comm = -1;
+	return t;
 }
 
 int64_t tk_samples_intern_comm(struct tk_samples *s, const char *name, size_t len)
@@ -382,46 +341,15 @@ static int64_t thread_comm(struct tk_samples *s, int32_t tid)
 
 static struct proc *proc_get(struct tk_samples *s, int32_t pid, bool create)
 {
-	size_t j;
+	struct proc *p;
+	bool added;
 
-	if (pid < 0)
-		return NULL;
-	if (!s->proc_cap || (create && (s->nprocs + 1) * 2 > s->proc_cap)) {
-		size_t cap = s->proc_cap ? s->proc_cap * 2 : 256;
-		struct proc *p;
-
-		if (!create)
-			return NULL;
-		p = malloc(cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		for (size_t i = 0; i < cap; i++)
-			p[i].pid = -1;
-		for (size_t i = 0; i < s->proc_cap; i++) {
-			if (s->procs[i].pid < 0)
-				continue;
-			j = hash32((uint32_t)s->procs[i].pid) & (cap - 1);
-			while (p[j].pid >= 0)
-				j = (j + 1) & (cap - 1);
-			p[j] = s->procs[i];
-		}
-		free(s->procs);
-		s->procs = p;
-		s->proc_cap = cap;
-	}
-	j = hash32((uint32_t)pid) & (s->proc_cap - 1);
-	while (s->procs[j].pid >= 0) {
-		if (s->procs[j].pid == pid)
-			return &s->procs[j];
-		j = (j + 1) & (s->proc_cap - 1);
-	}
 	if (!create)
-		return NULL;
-	memset(&s->procs[j], 0, sizeof(s->procs[j]));
-	s->procs[j].pid = pid;
-	s->procs[j].gen = ++s->gens;
-	s->nprocs++;
-	return &s->procs[j];
+		return tk_idtable_find(&s->procs, sizeof(*p), pid);
+	p = tk_idtable_get(&s->procs, sizeof(*p), pid, 256, &added);
+	if (added)
+		p->gen = ++s->gens;
+	return p;
 }
 
 /* perf's short dso name: the file name, or the whole name of "[x]" and "//anon". */
@@ -1248,12 +1176,15 @@ void tk_samples_free(struct tk_samples *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->proc_cap; i++)
-		if (s->procs[i].pid >= 0)
-			proc_release(&s->procs[i]);
+	for (size_t i = 0; i < s->procs.cap; i++) {
+		struct proc *p = tk_idtable_at(&s->procs, sizeof(*p), i);
+
+		if (p->pid >= 0)
+			proc_release(p);
+	}
 	tk_perf_kmods_release(&s->kmods);
-	free(s->procs);
-	free(s->threads);
+	free(s->procs.slots);
+	free(s->threads.slots);
 	free(s->bids);
 	strset_release(&s->comms);
 	strset_release(&s->dsos);

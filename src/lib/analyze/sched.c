@@ -51,6 +51,7 @@
 #include "analyze-util.h"
 #include "feed.h"
 #include "sched-internal.h"
+#include "internal/array.h"
 #include "internal/error.h"
 
 enum { SLEEPING = 0, WAIT_CPU, SCHED_IN, IGNORE };
@@ -126,20 +127,15 @@ static int grow_map(struct sched *s)
 /* A new thread object for @tid, replacing the current one in the map. */
 static struct task *new_task(struct sched *s, int32_t tid)
 {
-	struct task *t;
+	struct task *t, **v;
 	size_t h;
 
 	if ((s->nused + 1) * 2 > s->nslots && grow_map(s))
 		return NULL;
-	if (s->ntasks == s->task_cap) {
-		size_t cap = s->task_cap ? s->task_cap * 2 : 256;
-		struct task **v = realloc(s->tasks, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		s->tasks = v;
-		s->task_cap = cap;
-	}
+	v = tk_array_grow(s->tasks, &s->task_cap, s->ntasks, sizeof(*v), 256);
+	if (!v)
+		return NULL;
+	s->tasks = v;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;

@@ -43,6 +43,7 @@
 #include "analyze-util.h"
 #include "feed.h"
 #include "syscall-names.h"
+#include "internal/array.h"
 #include "internal/error.h"
 
 enum { W_ENTER, W_EXIT };
@@ -104,20 +105,15 @@ static int grow_slots(struct sys *s)
 
 static struct thread *thread_new(struct sys *s, int32_t pid, int32_t tid)
 {
-	struct thread *t;
+	struct thread *t, **v;
 	size_t i;
 
 	if ((s->nused + 1) * 2 > s->nslots && grow_slots(s))
 		return NULL;
-	if (s->nthreads == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 256;
-		struct thread **v = realloc(s->threads, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		s->threads = v;
-		s->cap = cap;
-	}
+	v = tk_array_grow(s->threads, &s->cap, s->nthreads, sizeof(*v), 256);
+	if (!v)
+		return NULL;
+	s->threads = v;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;

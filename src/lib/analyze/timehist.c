@@ -50,6 +50,7 @@
 
 #include "analyze-util.h"
 #include "feed.h"
+#include "internal/array.h"
 #include "internal/error.h"
 
 enum { W_SWITCH, W_WAKEUP, W_WAKING, W_WAKEUP_NEW, W_MIGRATE, W_RUNTIME };
@@ -164,20 +165,15 @@ static struct thread *thread_alloc(int32_t pid, int32_t tid)
 /* A new live thread for @tid; an older one of that tid leaves the table. */
 static struct thread *thread_new(struct th *h, int32_t pid, int32_t tid)
 {
-	struct thread *t;
+	struct thread *t, **v;
 	size_t i;
 
 	if ((h->nused + 1) * 2 > h->nslots && grow_slots(h))
 		return NULL;
-	if (h->nthreads == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 256;
-		struct thread **v = realloc(h->threads, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		h->threads = v;
-		h->cap = cap;
-	}
+	v = tk_array_grow(h->threads, &h->cap, h->nthreads, sizeof(*v), 256);
+	if (!v)
+		return NULL;
+	h->threads = v;
 	t = thread_alloc(pid, tid);
 	if (!t)
 		return NULL;

@@ -6,6 +6,7 @@
  * users read ("[2^k, 2^(k+1))").
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -103,6 +104,32 @@ void tk_an_log2_hist(const uint64_t *v, size_t n, uint64_t hist[65])
 	memset(hist, 0, 65 * sizeof(hist[0]));
 	for (size_t i = 0; i < n; i++)
 		hist[v[i] ? 64 - __builtin_clzll(v[i]) : 0]++;
+}
+
+void tk_an_print_log2_hist(struct tk_outbuf *out, const uint64_t hist[65], const char *indent,
+			   int width)
+{
+	uint64_t most = 0;
+
+	for (int b = 0; b < 65; b++)
+		most = hist[b] > most ? hist[b] : most;
+	for (int b = 0; b < 65; b++) {
+		char bar[41];
+		int w;
+
+		if (!hist[b])
+			continue;
+		w = (int)(hist[b] * 40 / most);
+		memset(bar, '#', (size_t)w);
+		bar[w] = 0;
+		if (b == 0)
+			tk_an_printf(out, "%s%*s   %-10s ns %9" PRIu64 " |%s\n", indent, width, "0",
+				     "", hist[b], bar);
+		else
+			tk_an_printf(out, "%s%*" PRIu64 " - %-10" PRIu64 " ns %9" PRIu64 " |%s\n",
+				     indent, width, (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1,
+				     hist[b], bar);
+	}
 }
 
 size_t tk_an_slot_of(const int32_t *slot_tid, size_t n, int32_t tid)

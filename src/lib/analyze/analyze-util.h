@@ -70,6 +70,14 @@ uint64_t tk_an_percentile(const uint64_t *sorted, size_t n, double p);
 void tk_an_log2_hist(const uint64_t *v, size_t n, uint64_t hist[65]);
 
 /*
+ * A log2 histogram (tk_an_log2_hist()) as bars of '#', 40 for the fullest
+ * bucket, one line per non-empty bucket: @indent, then the bucket's low
+ * bound right-aligned in @width columns, " - ", its high bound, the count.
+ */
+void tk_an_print_log2_hist(struct tk_outbuf *out, const uint64_t hist[65], const char *indent,
+			   int width);
+
+/*
  * An open-addressing map from tid to an index: @tid slots hold INT32_MIN
  * when empty, @n is a power of two (0 before the first grow).
  * tk_an_slot_of() is @tid's slot or the empty one it would take;

@@ -236,8 +236,7 @@ static void print(struct irqs *s, struct tk_outbuf *out, const struct tk_feed_st
 					uint64_t hist[65] = {0};
 					bool any = false;
 
-					for (size_t j = 0; j < v->nd; j++)
-						hist[v->d[j] ? 64 - __builtin_clzll(v->d[j]) : 0]++;
+					tk_an_log2_hist(v->d, v->nd, hist);
 					tk_an_printf(out, ", \"log2_hist\": [");
 					for (int b = 0; b < 65; b++) {
 						if (!hist[b])
@@ -276,32 +275,10 @@ static void print(struct irqs *s, struct tk_outbuf *out, const struct tk_feed_st
 					     tk_an_percentile(v->d, v->nd, 99.9) / 1e3);
 			tk_an_printf(out, "\n");
 			if ((f & TK_IRQ_HIST) && v->nd) {
-				uint64_t hist[65] = {0}, most = 0;
+				uint64_t hist[65] = {0};
 
-				for (size_t j = 0; j < v->nd; j++)
-					hist[v->d[j] ? 64 - __builtin_clzll(v->d[j]) : 0]++;
-				for (int b = 0; b < 65; b++)
-					most = hist[b] > most ? hist[b] : most;
-				for (int b = 0; b < 65; b++) {
-					char bar[41];
-					int w;
-
-					if (!hist[b])
-						continue;
-					w = (int)(hist[b] * 40 / most);
-					memset(bar, '#', (size_t)w);
-					bar[w] = 0;
-					if (b == 0)
-						tk_an_printf(out,
-							     "%14s   %-10s ns %9" PRIu64 " |%s\n",
-							     "0", "", hist[b], bar);
-					else
-						tk_an_printf(out,
-							     "%14" PRIu64 " - %-10" PRIu64
-							     " ns %9" PRIu64 " |%s\n",
-							     (uint64_t)1 << (b - 1),
-							     ((uint64_t)1 << b) - 1, hist[b], bar);
-				}
+				tk_an_log2_hist(v->d, v->nd, hist);
+				tk_an_print_log2_hist(out, hist, "", 14);
 			}
 		}
 	}

@@ -609,30 +609,10 @@ static void print_extra_text(struct tk_outbuf *out, struct task *t, unsigned int
 			v[n - 1] / 1e6);
 	}
 	if (flags & TK_SCHED_HIST) {
-		uint64_t hist[65], most = 0;
+		uint64_t hist[65];
 
 		tk_an_log2_hist(v, n, hist);
-		for (int b = 0; b < 65; b++)
-			most = hist[b] > most ? hist[b] : most;
-		for (int b = 0; b < 65; b++) {
-			char bar[41];
-			int w;
-
-			if (!hist[b])
-				continue;
-			w = (int)(hist[b] * 40 / most);
-			memset(bar, '#', (size_t)w);
-			bar[w] = 0;
-			if (b == 0)
-				tk_an_printf(out, "%26s %10s   %-10s ns %9" PRIu64 " |%s\n", "",
-					     "0", "", hist[b], bar);
-			else
-				tk_an_printf(out,
-					     "%26s %10" PRIu64 " - %-10" PRIu64 " ns %9" PRIu64
-					     " |%s\n",
-					     "", (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1,
-					     hist[b], bar);
-		}
+		tk_an_print_log2_hist(out, hist, "                           ", 10);
 	}
 	free(v);
 }

@@ -313,31 +313,6 @@ static double sc_msecs(const struct sc *c)
 	return (double)(uint64_t)c->st.n * (c->st.mean / 1e6);
 }
 
-static void print_hist_text(struct tk_outbuf *out, const uint64_t hist[65], const char *indent)
-{
-	uint64_t most = 0;
-
-	for (int b = 0; b < 65; b++)
-		most = hist[b] > most ? hist[b] : most;
-	for (int b = 0; b < 65; b++) {
-		char bar[41];
-		int w;
-
-		if (!hist[b])
-			continue;
-		w = (int)(hist[b] * 40 / most);
-		memset(bar, '#', (size_t)w);
-		bar[w] = 0;
-		if (b == 0)
-			tk_an_printf(out, "%s%10s   %-10s ns %9" PRIu64 " |%s\n", indent, "0", "",
-				     hist[b], bar);
-		else
-			tk_an_printf(out, "%s%10" PRIu64 " - %-10" PRIu64 " ns %9" PRIu64 " |%s\n",
-				     indent, (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1,
-				     hist[b], bar);
-	}
-}
-
 /* Syscalls by descending total, ties in id order (the vector's): stable. */
 static void sort_scs(struct sc **v, struct sc **tmp, size_t n)
 {
@@ -412,7 +387,7 @@ static void print_sc_extra(struct tk_outbuf *out, struct sc *c, unsigned int fla
 			     tk_an_percentile(c->durs, n, 99) / 1e6,
 			     tk_an_percentile(c->durs, n, 99.9) / 1e6, c->durs[n - 1] / 1e6);
 	if (flags & TK_SYSCALLS_HIST)
-		print_hist_text(out, hist, "                   ");
+		tk_an_print_log2_hist(out, hist, "                   ", 10);
 }
 
 static int print_summary(struct sys *s, struct tk_outbuf *out)

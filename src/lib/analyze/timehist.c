@@ -1010,7 +1010,7 @@ static void print_dists(struct th *h)
 	else
 		tk_an_printf(out, "\nDistributions over %zu switches\n", n);
 	for (int k = 0; k < 3; k++) {
-		uint64_t *v = h->lat[k], hist[65] = {0}, most = 0;
+		uint64_t *v = h->lat[k], hist[65] = {0};
 
 		if (n)
 			qsort(v, n, sizeof(*v), tk_an_u64_cmp);
@@ -1060,27 +1060,7 @@ static void print_dists(struct th *h)
 			continue;
 		if (!(f & TK_TIMEHIST_PERCENTILES))
 			tk_an_printf(out, "  %s:\n", names[k]);
-		for (int b = 0; b < 65; b++)
-			most = hist[b] > most ? hist[b] : most;
-		for (int b = 0; b < 65; b++) {
-			char bar[41];
-			int w;
-
-			if (!hist[b])
-				continue;
-			w = (int)(hist[b] * 40 / most);
-			memset(bar, '#', (size_t)w);
-			bar[w] = 0;
-			if (b == 0)
-				tk_an_printf(out, "    %10s   %-10s ns %9" PRIu64 " |%s\n", "0", "",
-					     hist[b], bar);
-			else
-				tk_an_printf(out,
-					     "    %10" PRIu64 " - %-10" PRIu64 " ns %9" PRIu64
-					     " |%s\n",
-					     (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1,
-					     hist[b], bar);
-		}
+		tk_an_print_log2_hist(out, hist, "    ", 10);
 	}
 	if (json)
 		tk_an_printf(out, "\n  }");

@@ -358,8 +358,7 @@ static int finish_json(struct tk_wakeup *w, int fd)
 			uint64_t hist[65] = {0};
 			bool any = false;
 
-			for (size_t i = 0; i < n; i++)
-				hist[w->lat[i] ? 64 - __builtin_clzll(w->lat[i]) : 0]++;
+			tk_an_log2_hist(w->lat, n, hist);
 			tk_an_printf(&out, ",\n  \"log2_hist\": [");
 			for (int b = 0; b < 65; b++) {
 				if (!hist[b])
@@ -400,7 +399,7 @@ int tk_wakeup_finish(struct tk_wakeup *w, int fd)
 			w->rt_min_time);
 	}
 	if (w->nlat) {
-		uint64_t hist[65] = {0}, most = 0;
+		uint64_t hist[65] = {0};
 		size_t n = w->nlat;
 
 		qsort(w->lat, n, sizeof(*w->lat), tk_an_u64_cmp);
@@ -413,30 +412,9 @@ int tk_wakeup_finish(struct tk_wakeup *w, int fd)
 				     tk_an_percentile(w->lat, n, 99) / 1e3,
 				     tk_an_percentile(w->lat, n, 99.9) / 1e3, w->lat[n - 1] / 1e3);
 		if (w->flags & TK_WAKEUP_HIST) {
-			for (size_t i = 0; i < n; i++)
-				hist[w->lat[i] ? 64 - __builtin_clzll(w->lat[i]) : 0]++;
-			for (int b = 0; b < 65; b++)
-				most = hist[b] > most ? hist[b] : most;
+			tk_an_log2_hist(w->lat, n, hist);
 			tk_an_printf(&out, "Wakeup latency histogram:\n");
-			for (int b = 0; b < 65; b++) {
-				char bar[41];
-				int wd;
-
-				if (!hist[b])
-					continue;
-				wd = (int)(hist[b] * 40 / most);
-				memset(bar, '#', (size_t)wd);
-				bar[wd] = 0;
-				if (b == 0)
-					tk_an_printf(&out, "  %10s   %-10s ns %9" PRIu64 " |%s\n",
-						     "0", "", hist[b], bar);
-				else
-					tk_an_printf(&out,
-						     "  %10" PRIu64 " - %-10" PRIu64 " ns %9" PRIu64
-						     " |%s\n",
-						     (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1,
-						     hist[b], bar);
-			}
+			tk_an_print_log2_hist(&out, hist, "  ", 10);
 		}
 	}
 	fr = tk_outbuf_flush(&out);

@@ -106,6 +106,30 @@ void tk_an_log2_hist(const uint64_t *v, size_t n, uint64_t hist[65])
 		hist[v[i] ? 64 - __builtin_clzll(v[i]) : 0]++;
 }
 
+double tk_an_stats_rel_stddev(const struct tk_an_stats *st)
+{
+	double var, x, nx;
+
+	if (st->n < 2 || !st->mean)
+		return 0.0;
+	/*
+	 * sqrt of the variance of the mean by Newton's method from above
+	 * (monotone, stops when it no longer falls: within an ulp of the true
+	 * root): the library does not link libm for one column of two decimals.
+	 */
+	var = st->m2 / (st->n - 1) / st->n;
+	if (!(var > 0))
+		return 0.0;
+	x = var > 1 ? var : 1;
+	for (int i = 0; i < 2000; i++) {
+		nx = 0.5 * (x + var / x);
+		if (!(nx < x))
+			break;
+		x = nx;
+	}
+	return 100.0 * x / st->mean;
+}
+
 void tk_an_print_log2_hist(struct tk_outbuf *out, const uint64_t hist[65], const char *indent,
 			   int width)
 {

@@ -57,6 +57,41 @@ static inline void tk_an_json_str(struct tk_outbuf *out, const char *s)
 	tk_outbuf_json_str(out, s ? s : "", s ? strlen(s) : 0);
 }
 
+/*
+ * Running count, mean, min and max of a series, and its sum of squared
+ * deviations (Welford's update: no sum of squares to overflow or cancel),
+ * as perf keeps them for trace -s and sched timehist -s.
+ */
+struct tk_an_stats {
+	double n, mean, m2;
+	uint64_t min, max;
+};
+
+static inline void tk_an_stats_init(struct tk_an_stats *st)
+{
+	*st = (struct tk_an_stats){.min = UINT64_MAX};
+}
+
+static inline void tk_an_stats_add(struct tk_an_stats *st, uint64_t v)
+{
+	double delta;
+
+	st->n++;
+	delta = (double)v - st->mean;
+	st->mean += delta / st->n;
+	st->m2 += delta * ((double)v - st->mean);
+	if (v > st->max)
+		st->max = v;
+	if (v < st->min)
+		st->min = v;
+}
+
+/*
+ * The standard deviation of the mean in percent of the mean, perf's
+ * "stddev" / "%stddev" columns (0 below two values or for a zero mean).
+ */
+double tk_an_stats_rel_stddev(const struct tk_an_stats *st);
+
 /* qsort() comparator of uint64_t, ascending. */
 int tk_an_u64_cmp(const void *a, const void *b);
 

@@ -53,15 +53,10 @@ static const struct tk_feed_want wants[] = {
 	[W_EXIT] = {"raw_syscalls", "sys_exit", {"id", "ret"}},
 };
 
-struct stats {
-	double n, mean, m2;
-	uint64_t min, max;
-};
-
 struct sc {
 	int64_t id;
 	uint64_t failures;
-	struct stats st;
+	struct tk_an_stats st;
 	uint64_t *durs; /* with percentiles or hist */
 	size_t ndurs, cap;
 };
@@ -201,20 +196,6 @@ static struct sc *sc_of(struct thread *t, int64_t id)
 	return &t->scs[lo];
 }
 
-static void stats_add(struct stats *st, uint64_t v)
-{
-	double delta;
-
-	st->n++;
-	delta = (double)v - st->mean;
-	st->mean += delta / st->n;
-	st->m2 += delta * ((double)v - st->mean);
-	if (v > st->max)
-		st->max = v;
-	if (v < st->min)
-		st->min = v;
-}
-
 static int on_rec(void *ctx, const struct tk_feed_rec *r)
 {
 	struct sys *s = ctx;
@@ -268,7 +249,7 @@ static int on_rec(void *ctx, const struct tk_feed_rec *r)
 		return tk_fail(ENOMEM, "out of memory");
 	if (t->entry_time && r->time > t->entry_time)
 		d = r->time - t->entry_time;
-	stats_add(&c->st, d);
+	tk_an_stats_add(&c->st, d);
 	if ((int64_t)r->val[1] < 0)
 		c->failures++;
 	if (s->keep) {
@@ -287,26 +268,6 @@ static int on_rec(void *ctx, const struct tk_feed_rec *r)
 }
 
 /* ---------------------------------------------------------------- output */
-
-static double stddev_pct(const struct stats *st)
-{
-	double var, x, nx;
-
-	if (st->n < 2 || !st->mean)
-		return 0.0;
-	/* sqrt of the variance of the mean, by Newton from above (no libm). */
-	var = st->m2 / (st->n - 1) / st->n;
-	if (!(var > 0))
-		return 0.0;
-	x = var > 1 ? var : 1;
-	for (int i = 0; i < 2000; i++) {
-		nx = 0.5 * (x + var / x);
-		if (!(nx < x))
-			break;
-		x = nx;
-	}
-	return 100.0 * x / st->mean;
-}
 
 static double sc_msecs(const struct sc *c)
 {
@@ -453,7 +414,7 @@ static int print_summary(struct sys *s, struct tk_outbuf *out)
 					     ", \"max_ns\": %" PRIu64 ", \"stddev_pct\": %.2f",
 					     c->id, (uint64_t)c->st.n, c->failures,
 					     c->st.n * c->st.mean, c->st.min, c->st.mean, c->st.max,
-					     stddev_pct(&c->st));
+					     tk_an_stats_rel_stddev(&c->st));
 				print_sc_extra(out, c, s->flags, true);
 				tk_an_printf(out, "}");
 				continue;
@@ -462,7 +423,7 @@ static int print_summary(struct sys *s, struct tk_outbuf *out)
 			tk_an_printf(out, " %8" PRIu64 " %6" PRIu64 " %9.3f %9.3f %9.3f",
 				     (uint64_t)c->st.n, c->failures, sc_msecs(c), min,
 				     c->st.mean / 1e6);
-			tk_an_printf(out, " %9.3f %9.2f%%\n", max, stddev_pct(&c->st));
+			tk_an_printf(out, " %9.3f %9.2f%%\n", max, tk_an_stats_rel_stddev(&c->st));
 			print_sc_extra(out, c, s->flags, false);
 		}
 		free(order);

@@ -65,11 +65,6 @@ static const struct tk_feed_want wants[] = {
 };
 
 /* perf's running statistics (Welford), in doubles as perf keeps them. */
-struct stats {
-	double n, mean, m2;
-	uint64_t min, max;
-};
-
 struct thread {
 	int32_t tid, pid, ppid;
 	bool comm_set;
@@ -81,7 +76,7 @@ struct thread {
 	uint64_t last_time, ready_to_run;
 	int64_t last_state;
 	uint64_t dt_run, dt_delay, dt_sleep, dt_iowait, dt_preempt;
-	struct stats run;
+	struct tk_an_stats run;
 	uint64_t total_run, total_sleep, total_iowait, total_preempt, total_delay;
 	uint64_t migrations;
 };
@@ -127,26 +122,6 @@ static int grow_slots(struct th *h)
 	return tk_an_slots_grow(&h->slot_tid, &h->slot_idx, &h->nslots);
 }
 
-static void stats_init(struct stats *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->min = UINT64_MAX;
-}
-
-static void stats_add(struct stats *s, uint64_t v)
-{
-	double delta;
-
-	s->n++;
-	delta = (double)v - s->mean;
-	s->mean += delta / s->n;
-	s->m2 += delta * ((double)v - s->mean);
-	if (v > s->max)
-		s->max = v;
-	if (v < s->min)
-		s->min = v;
-}
-
 static struct thread *thread_alloc(int32_t pid, int32_t tid)
 {
 	struct thread *t = calloc(1, sizeof(*t));
@@ -157,7 +132,7 @@ static struct thread *thread_alloc(int32_t pid, int32_t tid)
 	t->pid = pid;
 	t->ppid = -1;
 	t->last_state = -1;
-	stats_init(&t->run);
+	tk_an_stats_init(&t->run);
 	snprintf(t->comm, sizeof(t->comm), ":%d", tid);
 	return t;
 }
@@ -611,7 +586,7 @@ static void update_runtime(struct thread *t, uint64_t ts, uint64_t tprev)
 				t->dt_sleep = w;
 		}
 	}
-	stats_add(&t->run, t->dt_run);
+	tk_an_stats_add(&t->run, t->dt_run);
 	t->total_run += t->dt_run;
 	t->total_delay += t->dt_delay;
 	t->total_sleep += t->dt_sleep;
@@ -811,36 +786,6 @@ static int bucket_cmp(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-/*
- * Square root by Newton's method from above (monotone, stops when it no
- * longer falls: within an ulp of the true root): the library does not link
- * libm for one summary column printed to two decimals.
- */
-static double root(double a)
-{
-	double x = a > 1 ? a : 1;
-
-	if (!(a > 0))
-		return 0;
-	for (int i = 0; i < 2000; i++) {
-		double nx = 0.5 * (x + a / x);
-
-		if (!(nx < x))
-			break;
-		x = nx;
-	}
-	return x;
-}
-
-static double rel_stddev(const struct stats *s)
-{
-	double sd = 0;
-
-	if (s->n >= 2)
-		sd = root(s->m2 / (s->n - 1) / s->n);
-	return s->mean ? 100.0 * sd / s->mean : 0.0;
-}
-
 static void summary_line(struct th *h, const struct thread *t)
 {
 	struct tk_outbuf *out = h->out;
@@ -861,8 +806,8 @@ static void summary_line(struct th *h, const struct thread *t)
 			     ", \"preempt_ns\": %" PRIu64 ", \"delay_ns\": %" PRIu64 "}",
 			     t->tid, t->pid, t->ppid, t->exited ? "true" : "false",
 			     (uint64_t)t->run.n, t->total_run, t->run.min, (uint64_t)t->run.mean,
-			     t->run.max, (float)rel_stddev(&t->run), t->migrations, t->total_sleep,
-			     t->total_iowait, t->total_preempt, t->total_delay);
+			     t->run.max, (float)tk_an_stats_rel_stddev(&t->run), t->migrations,
+			     t->total_sleep, t->total_iowait, t->total_preempt, t->total_delay);
 		return;
 	}
 	tk_an_printf(out, "%*s   %5d  %9" PRIu64 " ", h->comm_width, cs, t->ppid,
@@ -884,7 +829,8 @@ static void summary_line(struct th *h, const struct thread *t)
 	sched_time(out, (uint64_t)t->run.mean, 6);
 	tk_an_printf(out, " ");
 	sched_time(out, t->run.max, 6);
-	tk_an_printf(out, "  %5.2f   %5" PRIu64 "\n", (float)rel_stddev(&t->run), t->migrations);
+	tk_an_printf(out, "  %5.2f   %5" PRIu64 "\n", (float)tk_an_stats_rel_stddev(&t->run),
+		     t->migrations);
 }
 
 static int summary(struct th *h)

@@ -45,6 +45,7 @@ import subprocess
 import shutil
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mutate import EVENT_LINE, Layout  # noqa: E402
@@ -134,7 +135,7 @@ def genuine(events, intact):
     return sum((events & intact).values())
 
 
-def one_case(tracekit, trace_cmd, path, intact, timeout):
+def one_case(tracekit, trace_cmd, path, intact, timeout, tc_timeout):
     """(failure kind or None, reason, tracekit's genuine events, trace-cmd's or None)."""
     total = sum(intact.values())
     got = report([tracekit, "report", path], timeout)
@@ -150,8 +151,9 @@ def one_case(tracekit, trace_cmd, path, intact, timeout):
     printed = sum(events.values()) + unknown
     tc = tc_printed = None
     if trace_cmd:
-        # trace-cmd itself hangs on some damage; it gets less time than we do.
-        tgot = report([trace_cmd, "report", "-i", path], min(timeout, 3))
+        # trace-cmd itself hangs on some damage; it gets less time than we do,
+        # but enough for the intact file on a busy machine (tc_timeout).
+        tgot = report([trace_cmd, "report", "-i", path], tc_timeout)
         if tgot is not None and tgot[0] == 0:
             tc = genuine(tgot[1], intact)
             tc_printed = sum(tgot[1].values()) + tgot[2]
@@ -189,6 +191,14 @@ def main(argv):
             got = report([tracekit, "report", src], timeout)
             intact = got[1] if got else collections.Counter()
             rng = random.Random(f"{seed}:{base}")
+            # A damaged copy's trace-cmd run may take 4x the intact file's
+            # (at least 3 s): a fixed 3 s let a loaded machine's slow run
+            # pass for a hang and turn an undetectable case into a failure.
+            tc_timeout = min(timeout, 3.0)
+            if trace_cmd:
+                began = time.monotonic()
+                report([trace_cmd, "report", "-i", src], timeout)
+                tc_timeout = min(timeout, max(3.0, 4 * (time.monotonic() - began)))
             work = []
             for i in range(per_file):
                 kind = KINDS[i % len(KINDS)]
@@ -200,7 +210,7 @@ def main(argv):
                 path = os.path.join(tmp, name + ".dat")
                 with open(path, "wb") as f:
                     f.write(broken)
-                res = one_case(tracekit, trace_cmd, path, intact, timeout)
+                res = one_case(tracekit, trace_cmd, path, intact, timeout, tc_timeout)
                 if res[0] and res[0] != "undetectable" and keep:
                     os.makedirs(keep, exist_ok=True)
                     shutil.copy(path, keep)

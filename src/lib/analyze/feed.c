@@ -84,6 +84,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1788,6 +1789,7 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
 #define SPLIT_LEAD	 2
 #define SPLIT_STALL_NS	 200000
 #define SPLIT_MIN_CHUNKS 8 /* smaller data sections stay on one thread */
+#define SPLIT_SYNC_NS	 10000000000ull
 
 enum { SLOT_FREE, SLOT_BUSY, SLOT_DONE, SLOT_TAKEN };
 
@@ -1814,7 +1816,13 @@ struct split {
 	uint64_t data_off, chunk, nchunks;
 	uint64_t a_chunk;  /* the calling thread's chunk (atomic) */
 	uint64_t stall_ns; /* SPLIT_STALL_NS, or TK_FEED_STALL_NS (tests: 0 takes over at once) */
-	int quit;	   /* atomic */
+	/*
+	 * Tests (TK_FEED_SPLIT_SYNC=1): the helper walks every chunk from the
+	 * second on and the calling thread waits for it (up to SPLIT_SYNC_NS),
+	 * so which chunks the helper walks does not depend on the scheduler.
+	 */
+	bool sync;
+	int quit; /* atomic */
 	pthread_t thread;
 	struct split_slot slot[SPLIT_SLOTS];
 };
@@ -1950,7 +1958,8 @@ static void *split_main(void *arg)
 
 	while (!__atomic_load_n(&sp->quit, __ATOMIC_ACQUIRE)) {
 		uint64_t a = __atomic_load_n(&sp->a_chunk, __ATOMIC_ACQUIRE);
-		uint64_t j = next > a + SPLIT_LEAD ? next : a + SPLIT_LEAD;
+		uint64_t lead = sp->sync ? 0 : SPLIT_LEAD;
+		uint64_t j = next > a + lead ? next : a + lead;
 		struct split_slot *s;
 		uint64_t v;
 
@@ -2026,6 +2035,10 @@ static struct split *split_start(struct feed *f, const struct perfmap *m)
 	sp->nchunks = (size + chunk - 1) / chunk;
 	env = getenv("TK_FEED_STALL_NS");
 	sp->stall_ns = env && *env ? strtoull(env, NULL, 0) : SPLIT_STALL_NS;
+	env = getenv("TK_FEED_SPLIT_SYNC");
+	sp->sync = env && !strcmp(env, "1");
+	if (sp->sync)
+		sp->stall_ns = SPLIT_SYNC_NS;
 	for (int i = 0; i < SPLIT_SLOTS; i++) {
 		struct split_slot *s = &sp->slot[i];
 
@@ -2155,16 +2168,23 @@ static int split_consume(struct feed *f, const struct split_slot *s)
 static bool split_take(struct split *sp, uint64_t k)
 {
 	struct split_slot *s = &sp->slot[k % SPLIT_SLOTS];
-	uint64_t seen = UINT64_MAX, since = 0;
+	uint64_t seen = UINT64_MAX, since = 0, sync_from = sp->sync && k ? now_ns() : 0;
 
 	for (unsigned int spins = 0;; spins++) {
 		uint64_t v = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
 
 		if (SLOT_CHUNK(v) == k && SLOT_STATE(v) == SLOT_DONE)
 			return true;
+		if (sync_from && SLOT_CHUNK(v) != k && now_ns() - sync_from < SPLIT_SYNC_NS) {
+			sched_yield(); /* the helper will claim it: let it run */
+			continue;
+		}
 		if (SLOT_CHUNK(v) == k && SLOT_STATE(v) == SLOT_BUSY && sp->stall_ns &&
 		    (spins & 63)) {
-			cpu_relax();
+			if (sp->sync)
+				sched_yield();
+			else
+				cpu_relax();
 			continue;
 		}
 		if (SLOT_CHUNK(v) == k && SLOT_STATE(v) == SLOT_BUSY && sp->stall_ns) {

@@ -372,11 +372,18 @@ static void test_feed_split_same(void **state)
 				snprintf(msg1, sizeof(msg1), "%s", tk_errmsg());
 				setenv("TK_FEED_THREADS", "split", 1); /* whatever the load */
 				setenv("TK_FEED_CHUNK", chunks[c], 1);
-				/* The second size also takes busy chunks over at once. */
+				/*
+				 * The second size also takes busy chunks over at once;
+				 * the others have the helper walk every chunk it can,
+				 * whatever the scheduler does on a loaded machine (else
+				 * it may never run and nothing here would be split).
+				 */
 				setenv("TK_FEED_STALL_NS", stalls[c == 1], 1);
+				setenv("TK_FEED_SPLIT_SYNC", c == 1 ? "0" : "1", 1);
 				r2 = run_digest_stats(path[p], &two, &st2);
 				unsetenv("TK_FEED_CHUNK");
 				unsetenv("TK_FEED_STALL_NS");
+				unsetenv("TK_FEED_SPLIT_SYNC");
 				unsetenv("TK_FEED_THREADS");
 				assert_int_equal(r1, ret[k]);
 				assert_int_equal(r1, r2);

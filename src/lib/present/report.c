@@ -3840,7 +3840,8 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	report_release(&r);
 	if (r.sym_started)
 		pthread_join(r.sym_thread, NULL);
-	tk_event_set_free(r.set);
+	if (!(opts->flags & TK_REPORT_EXITING))
+		tk_event_set_free(r.set);
 	tk_outbuf_release(&r.out);
 	return ret;
 }

@@ -2577,8 +2577,15 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * parsing, name registration) is serialised by the pool's lock. A job done
  * early waits for the ones before it: the ring has JOB_SLOTS slots, room
  * for the queue, each worker's job and a few done ones. Memory stays
- * bounded: the slots' carried lines (JOB_BYTES of records and a record
- * more, 96 KiB of lines) and texts.
+ * bounded: as many logs as slots (JOB_BYTES of records and a record more,
+ * 96 KiB of lines each) and texts, but a carried job borrows the lowest
+ * log free (job_begin()) and its printer gives it back, so a run touches
+ * the two or three logs it keeps busy, not one per slot (400 page faults
+ * fewer on the sched bench file). When the merge would wait for a job a
+ * worker has not printed (the ring full, or the run's end), it takes the
+ * oldest queued job back and prints it itself (merge_takes_back(); the
+ * ring's take_back()): a worker that gets no CPU holds up only the job it
+ * started.
  *
  * Compressed data also gets a decoder thread: its chunks are decoded ahead
  * of the merge (decode_ahead(): the prefetch of dat-read.c, a decoder

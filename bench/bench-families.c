@@ -485,8 +485,9 @@ static bool compare(const char *what, const char *file, const char *path, char *
 	bool same;
 	struct stat st;
 
-	snprintf(out_a, sizeof(out_a), "%s/tracekit.txt", dir);
-	snprintf(out_b, sizeof(out_b), "%s/other.txt", dir);
+	/* Named by this process: two benches may share a --keep DIR. */
+	snprintf(out_a, sizeof(out_a), "%s/tracekit-%d.txt", dir, (int)getpid());
+	snprintf(out_b, sizeof(out_b), "%s/other-%d.txt", dir, (int)getpid());
 	a = run_tool(ours, out_a);
 	run_tool(theirs, out_b);
 	/* tracekit exits 1 on a damaged file (it prints what it can): still timed. */

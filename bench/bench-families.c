@@ -44,7 +44,10 @@
  * again; --threads adds, per .dat file, tracekit's default thread count
  * against -j 1, as the machine is and pinned to one CPU (taskset -c 0);
  * --base PATH adds, per .dat file, another build of tracekit (main's, say)
- * against this one, both with their default threads.
+ * against this one, both with their default threads; --jobs N (stop 21)
+ * adds, per .dat file, tracekit -j N against -j 1 whatever the machine's
+ * load (the gain of N printers where the default would pick fewer), and
+ * with --base also this build's -j N against the base's.
  * Every line ends with the load average when it was printed. --events is the rough
  * count of workload steps to aim ~1 M events (the default); --quick
  * records ~20 k and runs each tool once, and exits 1 unless every text is
@@ -482,8 +485,9 @@ static bool compare(const char *what, const char *file, const char *path, char *
 	bool same;
 	struct stat st;
 
-	snprintf(out_a, sizeof(out_a), "%s/tracekit.txt", dir);
-	snprintf(out_b, sizeof(out_b), "%s/other.txt", dir);
+	/* Named by this process: two benches may share a --keep DIR. */
+	snprintf(out_a, sizeof(out_a), "%s/tracekit-%d.txt", dir, (int)getpid());
+	snprintf(out_b, sizeof(out_b), "%s/other-%d.txt", dir, (int)getpid());
 	a = run_tool(ours, out_a);
 	run_tool(theirs, out_b);
 	/* tracekit exits 1 on a damaged file (it prints what it can): still timed. */
@@ -535,7 +539,7 @@ static void usage(void)
 {
 	fputs("usage: bench-families --tracekit PATH [--family NAME] [--events N] [--reps N]\n"
 	      "                      [--keep DIR [--reuse]] [--no-perf] [--no-dat] [--no-lock]\n"
-	      "                      [--quick] [--threads] [--base PATH]\n"
+	      "                      [--quick] [--threads] [--base PATH] [--jobs N]\n"
 	      "       bench-families --load FAMILY STEPS   (the recorded workload)\n",
 	      stderr);
 	exit(2);
@@ -543,7 +547,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	const char *only = NULL, *keep = NULL, *base = NULL;
+	const char *only = NULL, *keep = NULL, *base = NULL, *jobs = NULL;
 	double mevents = 1.0;
 	int reps = 3;
 	bool quick = false, no_perf = false, no_dat = false, perf_ok, tc_ok, same = true;
@@ -578,6 +582,8 @@ int main(int argc, char **argv)
 			threads = true;
 		else if (!strcmp(argv[i], "--base") && i + 1 < argc)
 			base = argv[++i];
+		else if (!strcmp(argv[i], "--jobs") && i + 1 < argc && atoi(argv[i + 1]) > 0)
+			jobs = argv[++i];
 		else
 			usage();
 	}
@@ -688,6 +694,38 @@ int main(int argc, char **argv)
 
 					same &= compare(fam->name, blabels[k], bpaths[k], ours,
 							theirs, "tracekit --base", reps, dir);
+				}
+			}
+			if (jobs) {
+				/*
+				 * --jobs N (stop 21): -j N against -j 1, and against the
+				 * base build's -j N, whatever the load: a ratio above 1
+				 * says this build's N printers are the faster.
+				 */
+				const char *jpaths[2] = {zst, none}, *jlabels[2] = {"zstd", "none"};
+
+				for (int k = 0; k < 2; k++) {
+					char *ours[] = {(char *)tracekit,
+							"report",
+							"-j",
+							(char *)jobs,
+							"-i",
+							(char *)jpaths[k],
+							NULL};
+					char *one[] = {(char *)tracekit,  "report", "-j", "1", "-i",
+						       (char *)jpaths[k], NULL};
+					char *theirs[] = {(char *)base, "report", "-j",
+							  (char *)jobs, "-i",	  (char *)jpaths[k],
+							  NULL};
+					char label[24];
+
+					snprintf(label, sizeof(label), "%s-j%s", jlabels[k], jobs);
+					same &= compare(fam->name, label, jpaths[k], ours, one,
+							"tracekit -j 1", reps, dir);
+					if (base)
+						same &= compare(fam->name, label, jpaths[k], ours,
+								theirs, "tracekit --base -j N",
+								reps, dir);
 				}
 			}
 			if (!keep) {

@@ -49,6 +49,14 @@ enum {
 	TK_REPORT_NODATE = 1 << 17,
 	TK_REPORT_ALIGN_TS = 1 << 18,
 	TK_REPORT_TS_CHECK = 1 << 19,
+	/*
+	 * The caller exits right after the run (the tracekit command does,
+	 * unless built for leak checking): the event set the run made
+	 * (formats, compiled printers, libtraceevent's handle: ~3 M
+	 * instructions to free) is left to the exit. Output, threads and
+	 * readers end as always. A library user that goes on leaves it unset.
+	 */
+	TK_REPORT_EXITING = 1 << 20,
 };
 
 /** What to print; zero-initialise and set what is wanted. */

@@ -230,6 +230,22 @@ enum {
 	OPT_UNSUPPORTED,
 };
 
+/* Built for a leak checker (ASan's LeakSanitizer): every allocation is freed before exit. */
+static bool leak_checked(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+	return true;
+#else
+	return false;
+#endif
+#else
+	return false;
+#endif
+}
+
 /*
  * trace-cmd report's and perf script's options tracekit report does not
  * have: each is refused by name, never taken for something else. (perf's
@@ -1889,6 +1905,9 @@ int cmd_report(int argc, char **argv)
 		opts.line_hook = tk_wakeup_line;
 		opts.line_hook_ctx = wakeup;
 	}
+	/* The process ends after this report: its event set is the exit's to free. */
+	if (!leak_checked())
+		opts.flags |= TK_REPORT_EXITING;
 	ret = tk_report_run(dat, &opts, NULL);
 	if (wakeup && ret >= 0 && tk_wakeup_finish(wakeup, STDOUT_FILENO) < 0)
 		ret = -1;

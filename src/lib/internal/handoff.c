@@ -152,6 +152,37 @@ static void write_through(struct tk_outbuf *o, const char *p, size_t n)
 }
 
 /*
+ * The merge would wait for the job next in order, which a worker prints
+ * or has not taken yet: it takes the oldest logged job back and prints it
+ * itself when the ring lets it (q->take_back). A worker that finds no CPU
+ * (a busy machine) then holds up at most the job it has started, never the
+ * ones queued behind it, and on a quiet one the merge prints rather than
+ * sleeps and wakes again. Called and returns with q->lock held. Return:
+ * whether it printed a job.
+ */
+static bool take_back(struct tk_jobs *q)
+{
+	size_t slot;
+	int err;
+
+	if (!q->take_back || q->head == q->tail)
+		return false;
+	slot = q->queue[q->head % q->n] % q->n;
+	__atomic_store_n(&q->head, q->head + 1, __ATOMIC_RELAXED);
+	q->state[slot] = JOB_BUSY;
+	q->text[slot] = tk_text_lend(q->mine, q->n);
+	pthread_mutex_unlock(&q->lock);
+	err = q->take_back(q->take_back_arg, slot, &q->text[slot]->out);
+	pthread_mutex_lock(&q->lock);
+	if (err && !q->text[slot]->out.error)
+		q->text[slot]->out.error = err;
+	if (q->text[slot]->out.error && !q->error[0])
+		snprintf(q->error, sizeof(q->error), "%s", tk_errmsg());
+	q->state[slot] = JOB_DONE;
+	return true;
+}
+
+/*
  * Write the done jobs that are next in order to @out; sleep while fewer
  * than @until are written. Called and returns with q->lock held.
  */
@@ -164,7 +195,8 @@ static void write_done(struct tk_jobs *q, struct tk_outbuf *out, uint64_t until)
 		if (q->state[slot] != JOB_DONE) {
 			if (q->written >= until)
 				return;
-			pthread_cond_wait(&q->done, &q->lock);
+			if (!take_back(q))
+				pthread_cond_wait(&q->done, &q->lock);
 			continue;
 		}
 		pthread_mutex_unlock(&q->lock);

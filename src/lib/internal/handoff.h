@@ -185,6 +185,14 @@ struct tk_jobs {
 	uint64_t filled, written, head, tail;
 	size_t ready; /* workers taking jobs */
 	bool stop;
+	/*
+	 * Optional: the merge prints logged job @slot into @text itself (the
+	 * engine's printing of a log, with the merge's printer), rather than
+	 * wait for a worker that may have no CPU (write_done()). Return: 0 or
+	 * a negative errno, as a worker's.
+	 */
+	int (*take_back)(void *arg, size_t slot, struct tk_outbuf *text);
+	void *take_back_arg;
 	char error[512]; /* the first worker failure, reported with its text */
 } __attribute__((aligned(TK_LINE)));
 

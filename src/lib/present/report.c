@@ -2577,8 +2577,15 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * parsing, name registration) is serialised by the pool's lock. A job done
  * early waits for the ones before it: the ring has JOB_SLOTS slots, room
  * for the queue, each worker's job and a few done ones. Memory stays
- * bounded: the slots' carried lines (JOB_BYTES of records and a record
- * more, 96 KiB of lines) and texts.
+ * bounded: as many logs as slots (JOB_BYTES of records and a record more,
+ * 96 KiB of lines each) and texts, but a carried job borrows the lowest
+ * log free (job_begin()) and its printer gives it back, so a run touches
+ * the two or three logs it keeps busy, not one per slot (400 page faults
+ * fewer on the sched bench file). When the merge would wait for a job a
+ * worker has not printed (the ring full, or the run's end), it takes the
+ * oldest queued job back and prints it itself (merge_takes_back(); the
+ * ring's take_back()): a worker that gets no CPU holds up only the job it
+ * started.
  *
  * Compressed data also gets a decoder thread: its chunks are decoded ahead
  * of the merge (decode_ahead(): the prefetch of dat-read.c, a decoder
@@ -2647,6 +2654,7 @@ struct job {
 	uint8_t *bytes;		 /* the lines' records */
 	size_t nbytes, cap;
 	uint32_t ntakes, npicks; /* records taken (printed or not), lines */
+	bool lent;		 /* to a carried job not printed yet (atomic: see job_begin()) */
 } __attribute__((aligned(128)));
 
 struct worker {
@@ -2661,8 +2669,11 @@ struct worker {
 struct pool {
 	struct report *r;
 	struct tk_print_pool *pp;
-	struct job *jobs; /* the logs, per slot of pp's ring */
-	struct job *cur;  /* the job being filled */
+	struct job *jobs;   /* the logs, lent to carried jobs (job_begin()) */
+	struct job **slots; /* per slot of pp's ring: the log of its carried job */
+	struct job *cur;    /* the job being filled: a log, or @counts */
+	struct job *lent;   /* the log lent to the job being filled, not handed over yet */
+	struct job counts;  /* an inline job's counts: it carries nothing */
 	size_t njobs;
 	bool cur_inline; /* printed by the merge as it goes: nothing carried */
 } __attribute__((aligned(128)));
@@ -2690,11 +2701,10 @@ static bool fgraph_exit_of(const struct report *r, const struct line *l,
 
 /* A carried ftrace function or funcgraph line: its indentation, or its leaf's exit. */
 static void __attribute__((noinline))
-carried_fg_line(const struct report *r, struct worker *w, const struct job *j, uint32_t k,
+carried_fg_line(const struct report *r, struct printer *p, const struct job *j, uint32_t k,
 		const struct line *l)
 {
 	const struct carried *c = &j->carried[k];
-	struct printer *p = &w->pr;
 
 	if (l->ev->id == r->fg_fn_id)
 		p->fn_slot = j->fn_slots[k];
@@ -2713,12 +2723,10 @@ carried_fg_line(const struct report *r, struct worker *w, const struct job *j, u
  * the merge's, read for what never changes (CPU, its text, the buffer).
  */
 static inline __attribute__((always_inline)) void carried_loop(const struct report *r,
-							       struct worker *w,
+							       struct printer *p,
 							       const struct job *j,
 							       struct tk_outbuf *o, const int plain)
 {
-	struct printer *p = &w->pr;
-
 	p->o = o;
 	for (uint32_t k = 0; k < j->npicks; k++) {
 		const struct carried *c = &j->carried[k];
@@ -2733,7 +2741,7 @@ static inline __attribute__((always_inline)) void carried_loop(const struct repo
 		l.ts = c->ts;
 		l.missed = c->missed;
 		if (__builtin_expect(l.ev && fg_event(r, l.ev->id), 0))
-			carried_fg_line(r, w, j, k, &l);
+			carried_fg_line(r, p, j, k, &l);
 		else
 			emit_line(p, &l, false, plain);
 	}
@@ -2772,17 +2780,37 @@ static void *worker_new(void *engine, struct tk_print_worker *pw)
 	return w;
 }
 
+/* Print the carried job in @slot into @text with @p, and give its log back. */
+static void print_carried(struct pool *pool, struct printer *p, size_t slot, struct tk_outbuf *text)
+{
+	if (plain_run(pool->r))
+		carried_loop(pool->r, p, pool->slots[slot], text, PLAIN_SHARED);
+	else
+		carried_loop(pool->r, p, pool->slots[slot], text, PLAIN_NO);
+	/* The text holds the job now: its log can take the merge's next one. */
+	__atomic_store_n(&pool->slots[slot]->lent, false, __ATOMIC_RELEASE);
+}
+
 static int worker_replay(void *engine, struct tk_print_worker *pw, size_t slot,
 			 struct tk_outbuf *text)
 {
-	struct pool *pool = engine;
-
 	struct worker *w = pw->state;
 
-	if (plain_run(pool->r))
-		carried_loop(pool->r, w, &pool->jobs[slot], text, PLAIN_SHARED);
-	else
-		carried_loop(pool->r, w, &pool->jobs[slot], text, PLAIN_NO);
+	print_carried(engine, &w->pr, slot, text);
+	return 0;
+}
+
+/*
+ * The merge, which would wait for a worker (tk_jobs take_back()), prints
+ * the carried job in @slot itself with its own printer: it is between
+ * jobs, so the printer holds no line of its own, and the next job_begin()
+ * points it at that job's text again.
+ */
+static int merge_takes_back(void *engine, size_t slot, struct tk_outbuf *text)
+{
+	struct pool *pool = engine;
+
+	print_carried(pool, &pool->r->pr, slot, text);
 	return 0;
 }
 
@@ -2791,8 +2819,30 @@ static void job_begin(void *engine, size_t slot, bool printed_inline, struct tk_
 {
 	struct pool *pool = engine;
 	struct report *r = pool->r;
-	struct job *j = &pool->jobs[slot];
+	struct job *j = &pool->counts;
 
+	/* The job before was empty and starts again (inline now): its log goes back. */
+	if (pool->lent)
+		__atomic_store_n(&pool->lent->lent, false, __ATOMIC_RELAXED);
+	pool->lent = NULL;
+	if (!printed_inline) {
+		/*
+		 * The lowest log no job holds: the few a run keeps busy stay warm
+		 * in the cache, and the others are never touched (a fresh page
+		 * costs a fault), where a log per ring slot went through them
+		 * all. One is always free: no more jobs are carried at once than
+		 * the ring has slots.
+		 */
+		size_t i = 0;
+
+		while (i + 1 < pool->njobs &&
+		       __atomic_load_n(&pool->jobs[i].lent, __ATOMIC_ACQUIRE))
+			i++;
+		j = &pool->jobs[i];
+		__atomic_store_n(&j->lent, true, __ATOMIC_RELAXED);
+		pool->lent = j;
+	}
+	pool->slots[slot] = j;
 	j->ntakes = 0;
 	j->npicks = 0;
 	j->nbytes = 0;
@@ -2805,10 +2855,13 @@ static void job_begin(void *engine, size_t slot, bool printed_inline, struct tk_
 static bool job_end(void *engine, size_t slot, struct tk_outbuf *merge_out)
 {
 	struct pool *pool = engine;
-	struct job *j = &pool->jobs[slot];
+	struct job *j = pool->slots[slot];
 
 	(void)merge_out;
-	return j->ntakes != 0;
+	if (!j->ntakes)
+		return false;
+	pool->lent = NULL; /* handed over with the job: the worker gives it back */
+	return true;
 }
 
 static const struct tk_print_ops report_pool_ops = {
@@ -2849,25 +2902,33 @@ carry_line(struct pool *pool, struct job *j, const struct stream *s, const struc
 	const struct printer *p = &pool->r->pr;
 	uint32_t exit_size = fg && p->fg_exit ? p->fg_exit_size : 0;
 	size_t need = (((size_t)l->size + 7) & ~(size_t)7) + (((size_t)exit_size + 7) & ~(size_t)7);
-	struct carried c;
+	struct carried *c;
 
 	if (__builtin_expect(j->nbytes + need > j->cap, 0) && !carry_grow(pool, j, need))
 		return;
-	memset(&c, 0, sizeof(c));
-	c.ev = l->ev;
-	c.comm = l->comm;
-	c.ts = l->ts;
-	c.missed = l->missed;
-	c.off = (uint32_t)j->nbytes;
-	c.size = l->size;
-	c.stream = (uint16_t)s->key.order;
+	/*
+	 * Field by field into the job, never through a copy on the stack: a
+	 * wide load of a struct written in words waits until every store
+	 * before it is done, the record's copy into the job's bytes included
+	 * (a cache miss), where these stores queue behind it and the merge
+	 * goes on (bench/README.md, "Stop 21, .dat").
+	 */
+	c = &j->carried[j->npicks++];
+	c->ev = l->ev;
+	c->comm = l->comm;
+	c->ts = l->ts;
+	c->missed = l->missed;
+	c->off = (uint32_t)j->nbytes;
+	c->size = l->size;
+	c->stream = (uint16_t)s->key.order;
+	c->exit_size = 0;
+	c->exit_off = 0;
 	carry_bytes(j, l->data, l->size);
 	if (__builtin_expect(exit_size, 0)) {
-		c.exit_off = (uint32_t)j->nbytes;
-		c.exit_size = (uint16_t)exit_size;
+		c->exit_off = (uint32_t)j->nbytes;
+		c->exit_size = (uint16_t)exit_size;
 		carry_bytes(j, p->fg_exit, exit_size);
 	}
-	tk_store_past_cache(&j->carried[j->npicks++], &c, sizeof(c));
 }
 
 /*
@@ -2919,6 +2980,7 @@ static void pool_free(struct pool *pool)
 		free(pool->jobs[i].bytes);
 	}
 	free(pool->jobs);
+	free(pool->slots);
 	free(pool);
 }
 
@@ -2970,7 +3032,8 @@ static struct pool *pool_new(struct report *r, unsigned int threads)
 	ok = pool->pp != NULL;
 	pool->njobs = ok ? pool->pp->q.n : 0;
 	pool->jobs = ok ? tk_line_calloc(pool->njobs, sizeof(*pool->jobs)) : NULL;
-	ok = ok && pool->jobs;
+	pool->slots = ok ? calloc(pool->njobs, sizeof(*pool->slots)) : NULL;
+	ok = ok && pool->jobs && pool->slots;
 	for (size_t i = 0; ok && i < pool->njobs; i++) {
 		struct job *j = &pool->jobs[i];
 
@@ -2988,6 +3051,8 @@ static struct pool *pool_new(struct report *r, unsigned int threads)
 	r->pr.shared = true;
 	r->pr.slow_lock = &pool->pp->slow_lock;
 	r->pr.memo = pool->pp->main_memo;
+	pool->pp->q.take_back = merge_takes_back;
+	pool->pp->q.take_back_arg = pool;
 	/* Logged jobs wait for the workers that did start: none, no pool. */
 	if (!tk_print_pool_start(pool->pp)) {
 		printer_unshare(&r->pr, r);
@@ -3782,7 +3847,8 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 	report_release(&r);
 	if (r.sym_started)
 		pthread_join(r.sym_thread, NULL);
-	tk_event_set_free(r.set);
+	if (!(opts->flags & TK_REPORT_EXITING))
+		tk_event_set_free(r.set);
 	tk_outbuf_release(&r.out);
 	return ret;
 }

@@ -361,7 +361,7 @@ struct rep {
 	const uint8_t *map; /* the reader's mapping of the file: records there are not copied */
 	uint64_t map_len;
 	struct qent *q, *qtmp;
-	size_t qlen, qcap, qtmp_cap;
+	size_t qhead, qlen, qcap, qtmp_cap; /* queued: q[qhead] to q[qlen - 1] */
 	size_t *runs;
 	size_t runs_cap;
 	uint64_t max_ts, next_flush;
@@ -3285,6 +3285,20 @@ static int print_read_members(struct rep *r, const struct tk_perf_record *rec, i
 }
 
 /*
+ * An event's text on the merge thread: what tk_event_print_info() prints,
+ * with the compiled printer called here first rather than through it (its
+ * call, flag tests and register saves were ~25 instructions a line); when
+ * that printer declines (-ENOTSUP, nothing written), the slow printer.
+ */
+static inline __attribute__((always_inline)) void
+print_text(struct rep *r, const struct tk_event *ev, const void *raw, uint32_t size, uint32_t cpu)
+{
+	if (ev->kind != TK_EVENT_SLOW && tk_event_run(r->set, ev, raw, size, &r->out) != -ENOTSUP)
+		return;
+	tk_event_print_info(r->set, ev, raw, size, (int)cpu, TK_EVENT_PRINT_SLOW, &r->out);
+}
+
+/*
  * The line of @rec (event @idx) straight from the record: what
  * print_sample_line() prints for the usual tracepoint line (thread prefix,
  * CPU, time, name column, event text) when no filter, --fields, ip or
@@ -3365,7 +3379,7 @@ print_direct(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 	if ((e->fields & F_TRACE) && raw && e->ev && r->pool)
 		print_shared(r, e->ev, raw, raw_size, cpu);
 	else if ((e->fields & F_TRACE) && raw && e->ev)
-		tk_event_print_info(r->set, e->ev, raw, raw_size, (int)cpu, 0, &r->out);
+		print_text(r, e->ev, raw, raw_size, cpu);
 	put_char(&r->out, '\n');
 	r->printed++;
 	if (r->pool)
@@ -3643,67 +3657,162 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 	return deliver(r, &rec, q->evsel);
 }
 
-/* Deliver queued records up to @limit (all when @all), in time order. */
+/*
+ * The runs flush_queue() merges as it delivers: a round holds one sorted run
+ * per CPU buffer perf drained, and what the round before left one more per
+ * CPU, so a flush sees a handful. A queue of more runs is sorted first.
+ */
+#define MERGE_RUNS 16
+
+/* The queue's entries moved to the start of its array. */
+static void queue_to_front(struct rep *r)
+{
+	if (r->qhead)
+		memmove(r->q, r->q + r->qhead, (r->qlen - r->qhead) * sizeof(*r->q));
+	r->qlen -= r->qhead;
+	r->qhead = 0;
+}
+
+/*
+ * Deliver queued records up to @limit (all when @all), in time order, ties
+ * in arrival order. The queue's sorted runs are merged as they print: the
+ * next record is the earliest of the runs' heads, the first run's on a tie
+ * (runs lie in arrival order), which is the order a stable sort gives,
+ * without writing the sorted queue out first (a merge pass copied each
+ * entry once per level). What stays is packed against the last run's
+ * tail, which does not move, and the queue starts there (r->qhead): only
+ * the other runs' tails move (each flush moved all that stayed).
+ */
 static int flush_queue(struct rep *r, uint64_t limit, bool all)
 {
-	uint64_t low;
-	size_t i;
-	int ret;
+	size_t head[MERGE_RUNS], end[MERGE_RUNS], k = 0, n = r->qlen, to;
+	uint64_t ht[MERGE_RUNS], low;
+	int ret = 0;
 
-	if (!r->qlen) {
+	if (r->qhead == n) {
+		r->qhead = r->qlen = 0;
 		r->keep_low = UINT64_MAX;
 		return 0;
 	}
-	ret = sort_queue(r);
-	if (ret) {
-		r->keep_low = 0;
-		return ret;
-	}
-	for (i = 0; i < r->qlen; i++) {
-		if (!all && r->q[i].time > limit)
+	head[0] = r->qhead;
+	for (size_t i = r->qhead + 1; i < n; i++) {
+		if (r->q[i].time >= r->q[i - 1].time)
+			continue;
+		if (k + 1 == MERGE_RUNS) {
+			queue_to_front(r);
+			ret = sort_queue(r);
+			if (ret) {
+				r->keep_low = 0;
+				return ret;
+			}
+			k = 0;
+			head[0] = 0;
+			n = r->qlen;
 			break;
-		ret = deliver_queued(r, &r->q[i]);
+		}
+		end[k++] = i;
+		head[k] = i;
+	}
+	end[k++] = n;
+	for (size_t j = 0; j < k; j++)
+		ht[j] = r->q[head[j]].time;
+	while (k) {
+		size_t m = 0;
+		uint64_t t = ht[0];
+
+		for (size_t j = 1; j < k; j++) {
+			if (ht[j] < t) {
+				t = ht[j];
+				m = j;
+			}
+		}
+		if (!all && t > limit)
+			break;
+		ret = deliver_queued(r, &r->q[head[m]]);
 		if (ret) {
 			r->keep_low = 0;
 			return ret;
 		}
+		if (++head[m] < end[m]) {
+			ht[m] = r->q[head[m]].time;
+			continue;
+		}
+		for (size_t j = m + 1; j < k; j++) {
+			head[j - 1] = head[j];
+			end[j - 1] = end[j];
+			ht[j - 1] = ht[j];
+		}
+		k--;
+	}
+	if (!k) {
+		r->qhead = r->qlen = 0;
+		r->keep_low = UINT64_MAX;
+		return 0;
 	}
 	/*
 	 * deliver_queued() emptied arenas before anything else could move.
-	 * What stays moves to the front, and the lowest file offset among it
-	 * is noted on the way (keep_queued()), in one pass.
+	 * The earlier runs' tails move up against the last one's, last first,
+	 * so that arrival order holds among what stays.
+	 */
+	to = head[k - 1];
+	for (size_t j = k - 1; j-- > 0;) {
+		size_t len = end[j] - head[j];
+
+		to -= len;
+		memmove(r->q + to, r->q + head[j], len * sizeof(*r->q));
+	}
+	r->qhead = to;
+	/*
+	 * The lowest file offset still queued (keep_queued()): records enter
+	 * the queue in file order, so within a run the first one of the
+	 * mapping is the lowest; a hint to the reader only (a page it drops
+	 * too early faults in again).
 	 */
 	low = UINT64_MAX;
-	for (size_t k = i; k < r->qlen; k++) {
-		struct qent e = r->q[k];
+	for (size_t j = 0, at = to; j < k; j++) {
+		size_t stop = at + (end[j] - head[j]);
 
-		if (e.off == QENT_MAPPED && e.file_offset < low)
-			low = e.file_offset;
-		r->q[k - i] = e;
+		for (size_t i = at; i < stop; i++) {
+			if (r->q[i].off == QENT_MAPPED) {
+				if (r->q[i].file_offset < low)
+					low = r->q[i].file_offset;
+				break;
+			}
+		}
+		at = stop;
 	}
 	r->keep_low = low;
-	r->qlen -= i;
 	return 0;
 }
 
 /*
- * Room for twice the entries. The queue holds two of perf's rounds, often
- * 100 k records and more (a few MB): its arrays come from tk_big_alloc(),
- * whose huge pages fault in a few times where 4 KiB pages faulted ~4000
- * times a run (a third of a report's system time).
+ * Room for more entries: the queue moved to the front of its array when
+ * that frees half of it, else an array twice the size. The queue holds
+ * two of perf's rounds, often 100 k records and more (a few MB): its
+ * arrays come from tk_big_alloc(), whose huge pages fault in a few times
+ * where 4 KiB pages faulted ~4000 times a run (a third of a report's
+ * system time).
  */
 static int __attribute__((noinline)) queue_grow(struct rep *r)
 {
-	size_t cap = r->qcap ? r->qcap * 2 : 4096;
-	struct qent *q = tk_big_alloc(cap * sizeof(*q));
+	size_t live = r->qlen - r->qhead, cap = r->qcap ? r->qcap * 2 : 4096;
+	struct qent *q;
 
+	/* Flushes leave the queue's start behind (flush_queue()): room there first. */
+	if (r->qhead && live <= r->qcap / 2) {
+		queue_to_front(r);
+		return 0;
+	}
+	q = tk_big_alloc(cap * sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	if (r->qlen)
-		memcpy(q, r->q, r->qlen * sizeof(*q));
+	if (live)
+		memcpy(q, r->q + r->qhead, live * sizeof(*q));
 	tk_big_free(r->q);
 	r->q = q;
 	r->qcap = cap;
+	r->qhead = 0;
+	r->qlen = live;
 	return 0;
 }
 

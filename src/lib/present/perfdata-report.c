@@ -3762,6 +3762,7 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
 		memmove(r->q + to, r->q + head[j], len * sizeof(*r->q));
 	}
 	r->qhead = to;
+	r->qlen = end[k - 1]; /* a later run may have gone whole */
 	/*
 	 * The lowest file offset still queued (keep_queued()): records enter
 	 * the queue in file order, so within a run the first one of the

@@ -3718,7 +3718,7 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
 		ht[j] = r->q[head[j]].time;
 	while (k) {
 		size_t m = 0;
-		uint64_t t = ht[0];
+		uint64_t t = ht[0], before = UINT64_MAX, upto = all ? UINT64_MAX : limit;
 
 		for (size_t j = 1; j < k; j++) {
 			if (ht[j] < t) {
@@ -3726,15 +3726,31 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
 				m = j;
 			}
 		}
-		if (!all && t > limit)
+		if (t > upto)
 			break;
-		ret = deliver_queued(r, &r->q[head[m]]);
-		if (ret) {
-			r->keep_low = 0;
-			return ret;
+		/*
+		 * Run m leads while its records are earlier than the heads of
+		 * the runs before it and not later than those after it (ties go
+		 * to the earlier run): those print without another search.
+		 */
+		for (size_t j = 0; j < k; j++) {
+			if (j < m && ht[j] < before)
+				before = ht[j];
+			else if (j > m && ht[j] < upto)
+				upto = ht[j];
 		}
-		if (++head[m] < end[m]) {
-			ht[m] = r->q[head[m]].time;
+		do {
+			ret = deliver_queued(r, &r->q[head[m]]);
+			if (ret) {
+				r->keep_low = 0;
+				return ret;
+			}
+			if (++head[m] == end[m])
+				break;
+			t = r->q[head[m]].time;
+		} while (t < before && t <= upto);
+		if (head[m] < end[m]) {
+			ht[m] = t;
 			continue;
 		}
 		for (size_t j = m + 1; j < k; j++) {

@@ -272,6 +272,13 @@ struct arena {
 
 #define QENT_MAPPED UINT64_MAX /* qent.off: the record is in the file's mapping, at file_offset */
 
+/*
+ * The runs flush_queue() merges as it delivers: a round holds one sorted run
+ * per CPU buffer perf drained, and what the round before left one more per
+ * CPU, so a flush sees a handful. A queue of more runs is sorted first.
+ */
+#define MERGE_RUNS 16
+
 struct qent {
 	uint64_t time;
 	uint64_t off; /* in an arena, or QENT_MAPPED */
@@ -362,6 +369,14 @@ struct rep {
 	uint64_t map_len;
 	struct qent *q, *qtmp;
 	size_t qhead, qlen, qcap, qtmp_cap; /* queued: q[qhead] to q[qlen - 1] */
+	/*
+	 * Where the queue's sorted runs after the first start (noted as
+	 * records are queued: a time below the one before), and whether
+	 * there were more than fit (flush_queue() then sorts).
+	 */
+	size_t qruns[MERGE_RUNS - 1], nqruns;
+	bool qruns_over;
+	uint64_t qlast; /* the time of the queue's last entry, 0 when it is empty */
 	size_t *runs;
 	size_t runs_cap;
 	uint64_t max_ts, next_flush;
@@ -3657,18 +3672,13 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 	return deliver(r, &rec, q->evsel);
 }
 
-/*
- * The runs flush_queue() merges as it delivers: a round holds one sorted run
- * per CPU buffer perf drained, and what the round before left one more per
- * CPU, so a flush sees a handful. A queue of more runs is sorted first.
- */
-#define MERGE_RUNS 16
-
 /* The queue's entries moved to the start of its array. */
 static void queue_to_front(struct rep *r)
 {
 	if (r->qhead)
 		memmove(r->q, r->q + r->qhead, (r->qlen - r->qhead) * sizeof(*r->q));
+	for (size_t i = 0; i < r->nqruns; i++)
+		r->qruns[i] -= r->qhead;
 	r->qlen -= r->qhead;
 	r->qhead = 0;
 }
@@ -3690,28 +3700,26 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
 	int ret = 0;
 
 	if (r->qhead == n) {
-		r->qhead = r->qlen = 0;
+		r->qhead = r->qlen = r->nqruns = 0;
+		r->qlast = 0;
 		r->keep_low = UINT64_MAX;
 		return 0;
 	}
-	head[0] = r->qhead;
-	for (size_t i = r->qhead + 1; i < n; i++) {
-		if (r->q[i].time >= r->q[i - 1].time)
-			continue;
-		if (k + 1 == MERGE_RUNS) {
-			queue_to_front(r);
-			ret = sort_queue(r);
-			if (ret) {
-				r->keep_low = 0;
-				return ret;
-			}
-			k = 0;
-			head[0] = 0;
-			n = r->qlen;
-			break;
+	if (r->qruns_over) {
+		r->nqruns = 0;
+		r->qruns_over = false;
+		queue_to_front(r);
+		ret = sort_queue(r);
+		if (ret) {
+			r->keep_low = 0;
+			return ret;
 		}
-		end[k++] = i;
-		head[k] = i;
+		n = r->qlen;
+	}
+	head[0] = r->qhead;
+	for (size_t i = 0; i < r->nqruns; i++) {
+		end[k++] = r->qruns[i];
+		head[k] = r->qruns[i];
 	}
 	end[k++] = n;
 	for (size_t j = 0; j < k; j++)
@@ -3761,7 +3769,8 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
 		k--;
 	}
 	if (!k) {
-		r->qhead = r->qlen = 0;
+		r->qhead = r->qlen = r->nqruns = 0;
+		r->qlast = 0;
 		r->keep_low = UINT64_MAX;
 		return 0;
 	}
@@ -3771,14 +3780,17 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
 	 * so that arrival order holds among what stays.
 	 */
 	to = head[k - 1];
+	r->nqruns = k - 1;
 	for (size_t j = k - 1; j-- > 0;) {
 		size_t len = end[j] - head[j];
 
+		r->qruns[j] = to;
 		to -= len;
 		memmove(r->q + to, r->q + head[j], len * sizeof(*r->q));
 	}
 	r->qhead = to;
 	r->qlen = end[k - 1]; /* a later run may have gone whole */
+	r->qlast = r->q[r->qlen - 1].time;
 	/*
 	 * The lowest file offset still queued (keep_queued()): records enter
 	 * the queue in file order, so within a run the first one of the
@@ -3825,12 +3837,26 @@ static int __attribute__((noinline)) queue_grow(struct rep *r)
 		return -ENOMEM;
 	if (live)
 		memcpy(q, r->q + r->qhead, live * sizeof(*q));
+	for (size_t i = 0; i < r->nqruns; i++)
+		r->qruns[i] -= r->qhead;
 	tk_big_free(r->q);
 	r->q = q;
 	r->qcap = cap;
 	r->qhead = 0;
 	r->qlen = live;
 	return 0;
+}
+
+/* A record of @time goes to the queue's end: a new run when it is earlier than the last. */
+static inline __attribute__((always_inline)) void queue_note_run(struct rep *r, uint64_t time)
+{
+	if (__builtin_expect(time < r->qlast, 0)) {
+		if (r->nqruns < MERGE_RUNS - 1)
+			r->qruns[r->nqruns++] = r->qlen;
+		else
+			r->qruns_over = true;
+	}
+	r->qlast = time;
 }
 
 /* Queue the record at @offset of the mapping: the entry points at it there. */
@@ -3841,6 +3867,7 @@ static inline __attribute__((always_inline)) int enqueue_at(struct rep *r, uint6
 
 	if (__builtin_expect(r->qlen == r->qcap, 0) && queue_grow(r))
 		return -ENOMEM;
+	queue_note_run(r, time);
 	e = &r->q[r->qlen++];
 	e->time = time;
 	e->off = QENT_MAPPED;
@@ -3877,6 +3904,7 @@ enqueue_copy(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int
 	if (__builtin_expect(r->qlen == r->qcap, 0) && queue_grow(r))
 		return -ENOMEM;
 	memcpy(a->buf + a->len, rec->data, rec->size);
+	queue_note_run(r, time);
 	e = &r->q[r->qlen++];
 	e->time = time;
 	e->off = a->len | (r->cur ? ARENA_BIT : 0);

@@ -1021,29 +1021,32 @@ struct model_ent {
 	uint64_t time, ip;
 };
 
-/* Stable insertion sort by time: the order perf's ordered events deliver. */
+static int model_cmp(const void *a, const void *b)
+{
+	const struct model_ent *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->ip < y->ip ? -1 : x->ip > y->ip; /* ips grow in arrival order */
+}
+
+/* By time, ties in arrival order: the order perf's ordered events deliver. */
 static void model_sort(struct model_ent *q, size_t n)
 {
-	for (size_t i = 1; i < n; i++) {
-		struct model_ent e = q[i];
-		size_t j = i;
-
-		for (; j && q[j - 1].time > e.time; j--)
-			q[j] = q[j - 1];
-		q[j] = e;
-	}
+	qsort(q, n, sizeof(*q), model_cmp);
 }
 
 /*
  * Many rounds of per-CPU runs (up to 24 in a round, more than the report
- * merges without sorting first), late samples, and ties: the report prints
+ * merges without sorting first; two rounds of thousands, so that the queue
+ * grows and moves while it holds runs), late samples, and ties: the report prints
  * the samples in the order of a model that sorts the whole queue stably at
  * each round and releases what is not newer than the previous round's
  * highest time. Read from the mapping and through the copying path.
  */
 static void test_report_order_runs(void **state)
 {
-	enum { NMAX = 8192 };
+	enum { NMAX = 131072 };
 	char path[256], out[256];
 	static char text[NMAX * 100];
 	static struct model_ent q[NMAX];
@@ -1073,8 +1076,17 @@ static void test_report_order_runs(void **state)
 			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 			/* Some runs start before the last round's newest sample: late ones. */
 			t = base - 3000 + (seed >> 40) % 9000;
-			len = (int)((seed >> 20) % 40);
-			for (int i = 0; i < len && qn < NMAX; i++) {
+			len = (int)((seed >> 20) % (rd == 20 || rd == 21 ? 2500 : 40));
+			/*
+			 * Two rounds hold thousands: the queue grows with runs in
+			 * it. The long runs after them always leave some queued, so
+			 * the queue's start moves on until it fills its array again.
+			 */
+			if (rd > 21) {
+				t = base + (uint64_t)k * 100;
+				len = 400;
+			}
+			for (int i = 0; i < len && ip - 0x1000 < NMAX; i++) {
 				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 				/* Steps of 0 make ties within a run and across runs. */
 				t += ((seed >> 50) % 3) * 500;
@@ -1096,7 +1108,7 @@ static void test_report_order_runs(void **state)
 			qn -= i;
 		}
 		limit = max_ts;
-		base += 6000;
+		base += rd > 21 ? 30000 : 6000;
 	}
 	model_sort(q, qn);
 	for (size_t i = 0; i < qn; i++)

@@ -64,6 +64,11 @@
  * them through print_direct() inline; a time in the millisecond of the
  * line before rewrites three digits of the kept time text.
  *
+ * The queue is a set of sorted runs (one per CPU buffer perf drained),
+ * noted as records are queued; a flush merges them as it prints and
+ * leaves what stays in place but for the earlier runs' tails
+ * (flush_queue()), so no record is copied to sort it.
+ *
  * Memory: two rounds of queue entries, and the records they name: read in
  * place from the reader's mapping of the file (which keeps the pages from
  * the oldest queued record on resident, tk_perfdata_keep_from()), or
@@ -3562,7 +3567,8 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 /* ------------------------------------------------------------ ordering */
 
 /*
- * Sort the queue by time, ties in arrival order. A round holds one sorted
+ * Sort the queue by time, ties in arrival order, for a queue of more runs
+ * than flush_queue() merges as it prints. A round holds one sorted
  * run per CPU buffer perf drained (often a single run), so this is a
  * natural merge sort: find the runs, merge neighbours until one is left;
  * O(n log runs), and O(n) for a queue that is already in order. qsort()

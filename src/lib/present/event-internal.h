@@ -40,6 +40,8 @@ enum tk_op_kind {
 	TK_OP_PRINTK,	/* %s of a long-sized field: its printk format's text, else "%llx" */
 	TK_OP_CALLSITE, /* the kmem plugin's "(func+0xoff) " of call_site, or nothing */
 	TK_OP_FUTEX,	/* the futex plugin's text: expr is the first of six fields */
+	TK_OP_HEX8, /* NUM of an 8-byte field, %lx or "%0Nlx" (N <= 16): the last compile pass */
+	TK_OP_DEC8, /* NUM of an 8-byte field, plain %ld / %lu: the last compile pass */
 };
 
 /*

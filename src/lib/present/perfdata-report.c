@@ -64,6 +64,11 @@
  * them through print_direct() inline; a time in the millisecond of the
  * line before rewrites three digits of the kept time text.
  *
+ * The queue is a set of sorted runs (one per CPU buffer perf drained),
+ * noted as records are queued; a flush merges them as it prints and
+ * leaves what stays in place but for the earlier runs' tails
+ * (flush_queue()), so no record is copied to sort it.
+ *
  * Memory: two rounds of queue entries, and the records they name: read in
  * place from the reader's mapping of the file (which keeps the pages from
  * the oldest queued record on resident, tk_perfdata_keep_from()), or
@@ -272,6 +277,13 @@ struct arena {
 
 #define QENT_MAPPED UINT64_MAX /* qent.off: the record is in the file's mapping, at file_offset */
 
+/*
+ * The runs flush_queue() merges as it delivers: a round holds one sorted run
+ * per CPU buffer perf drained, and what the round before left one more per
+ * CPU, so a flush sees a handful. A queue of more runs is sorted first.
+ */
+#define MERGE_RUNS 16
+
 struct qent {
 	uint64_t time;
 	uint64_t off; /* in an arena, or QENT_MAPPED */
@@ -361,7 +373,15 @@ struct rep {
 	const uint8_t *map; /* the reader's mapping of the file: records there are not copied */
 	uint64_t map_len;
 	struct qent *q, *qtmp;
-	size_t qlen, qcap, qtmp_cap;
+	size_t qhead, qlen, qcap, qtmp_cap; /* queued: q[qhead] to q[qlen - 1] */
+	/*
+	 * Where the queue's sorted runs after the first start (noted as
+	 * records are queued: a time below the one before), and whether
+	 * there were more than fit (flush_queue() then sorts).
+	 */
+	size_t qruns[MERGE_RUNS - 1], nqruns;
+	bool qruns_over;
+	uint64_t qlast; /* the time of the queue's last entry, 0 when it is empty */
 	size_t *runs;
 	size_t runs_cap;
 	uint64_t max_ts, next_flush;
@@ -3285,6 +3305,20 @@ static int print_read_members(struct rep *r, const struct tk_perf_record *rec, i
 }
 
 /*
+ * An event's text on the merge thread: what tk_event_print_info() prints,
+ * with the compiled printer called here first rather than through it (its
+ * call, flag tests and register saves were ~25 instructions a line); when
+ * that printer declines (-ENOTSUP, nothing written), the slow printer.
+ */
+static inline __attribute__((always_inline)) void
+print_text(struct rep *r, const struct tk_event *ev, const void *raw, uint32_t size, uint32_t cpu)
+{
+	if (ev->kind != TK_EVENT_SLOW && tk_event_run(r->set, ev, raw, size, &r->out) != -ENOTSUP)
+		return;
+	tk_event_print_info(r->set, ev, raw, size, (int)cpu, TK_EVENT_PRINT_SLOW, &r->out);
+}
+
+/*
  * The line of @rec (event @idx) straight from the record: what
  * print_sample_line() prints for the usual tracepoint line (thread prefix,
  * CPU, time, name column, event text) when no filter, --fields, ip or
@@ -3365,7 +3399,7 @@ print_direct(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 	if ((e->fields & F_TRACE) && raw && e->ev && r->pool)
 		print_shared(r, e->ev, raw, raw_size, cpu);
 	else if ((e->fields & F_TRACE) && raw && e->ev)
-		tk_event_print_info(r->set, e->ev, raw, raw_size, (int)cpu, 0, &r->out);
+		print_text(r, e->ev, raw, raw_size, cpu);
 	put_char(&r->out, '\n');
 	r->printed++;
 	if (r->pool)
@@ -3533,7 +3567,8 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 /* ------------------------------------------------------------ ordering */
 
 /*
- * Sort the queue by time, ties in arrival order. A round holds one sorted
+ * Sort the queue by time, ties in arrival order, for a queue of more runs
+ * than flush_queue() merges as it prints. A round holds one sorted
  * run per CPU buffer perf drained (often a single run), so this is a
  * natural merge sort: find the runs, merge neighbours until one is left;
  * O(n log runs), and O(n) for a queue that is already in order. qsort()
@@ -3643,68 +3678,191 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 	return deliver(r, &rec, q->evsel);
 }
 
-/* Deliver queued records up to @limit (all when @all), in time order. */
+/* The queue's entries moved to the start of its array. */
+static void queue_to_front(struct rep *r)
+{
+	if (r->qhead)
+		memmove(r->q, r->q + r->qhead, (r->qlen - r->qhead) * sizeof(*r->q));
+	for (size_t i = 0; i < r->nqruns; i++)
+		r->qruns[i] -= r->qhead;
+	r->qlen -= r->qhead;
+	r->qhead = 0;
+}
+
+/*
+ * Deliver queued records up to @limit (all when @all), in time order, ties
+ * in arrival order. The queue's sorted runs are merged as they print: the
+ * next record is the earliest of the runs' heads, the first run's on a tie
+ * (runs lie in arrival order), which is the order a stable sort gives,
+ * without writing the sorted queue out first (a merge pass copied each
+ * entry once per level). What stays is packed against the last run's
+ * tail, which does not move, and the queue starts there (r->qhead): only
+ * the other runs' tails move (each flush moved all that stayed).
+ */
 static int flush_queue(struct rep *r, uint64_t limit, bool all)
 {
-	uint64_t low;
-	size_t i;
-	int ret;
+	size_t head[MERGE_RUNS], end[MERGE_RUNS], k = 0, n = r->qlen, to;
+	uint64_t ht[MERGE_RUNS], low;
+	int ret = 0;
 
-	if (!r->qlen) {
+	if (r->qhead == n) {
+		r->qhead = r->qlen = r->nqruns = 0;
+		r->qlast = 0;
 		r->keep_low = UINT64_MAX;
 		return 0;
 	}
-	ret = sort_queue(r);
-	if (ret) {
-		r->keep_low = 0;
-		return ret;
-	}
-	for (i = 0; i < r->qlen; i++) {
-		if (!all && r->q[i].time > limit)
-			break;
-		ret = deliver_queued(r, &r->q[i]);
+	if (r->qruns_over) {
+		r->nqruns = 0;
+		r->qruns_over = false;
+		queue_to_front(r);
+		ret = sort_queue(r);
 		if (ret) {
 			r->keep_low = 0;
 			return ret;
 		}
+		n = r->qlen;
+	}
+	head[0] = r->qhead;
+	for (size_t i = 0; i < r->nqruns; i++) {
+		end[k++] = r->qruns[i];
+		head[k] = r->qruns[i];
+	}
+	end[k++] = n;
+	for (size_t j = 0; j < k; j++)
+		ht[j] = r->q[head[j]].time;
+	while (k) {
+		size_t m = 0;
+		uint64_t t = ht[0], before = UINT64_MAX, upto = all ? UINT64_MAX : limit;
+
+		for (size_t j = 1; j < k; j++) {
+			if (ht[j] < t) {
+				t = ht[j];
+				m = j;
+			}
+		}
+		if (t > upto)
+			break;
+		/*
+		 * Run m leads while its records are earlier than the heads of
+		 * the runs before it and not later than those after it (ties go
+		 * to the earlier run): those print without another search.
+		 */
+		for (size_t j = 0; j < k; j++) {
+			if (j < m && ht[j] < before)
+				before = ht[j];
+			else if (j > m && ht[j] < upto)
+				upto = ht[j];
+		}
+		do {
+			ret = deliver_queued(r, &r->q[head[m]]);
+			if (ret) {
+				r->keep_low = 0;
+				return ret;
+			}
+			if (++head[m] == end[m])
+				break;
+			t = r->q[head[m]].time;
+		} while (t < before && t <= upto);
+		if (head[m] < end[m]) {
+			ht[m] = t;
+			continue;
+		}
+		for (size_t j = m + 1; j < k; j++) {
+			head[j - 1] = head[j];
+			end[j - 1] = end[j];
+			ht[j - 1] = ht[j];
+		}
+		k--;
+	}
+	if (!k) {
+		r->qhead = r->qlen = r->nqruns = 0;
+		r->qlast = 0;
+		r->keep_low = UINT64_MAX;
+		return 0;
 	}
 	/*
 	 * deliver_queued() emptied arenas before anything else could move.
-	 * What stays moves to the front, and the lowest file offset among it
-	 * is noted on the way (keep_queued()), in one pass.
+	 * The earlier runs' tails move up against the last one's, last first,
+	 * so that arrival order holds among what stays.
+	 */
+	to = head[k - 1];
+	r->nqruns = k - 1;
+	for (size_t j = k - 1; j-- > 0;) {
+		size_t len = end[j] - head[j];
+
+		r->qruns[j] = to;
+		to -= len;
+		memmove(r->q + to, r->q + head[j], len * sizeof(*r->q));
+	}
+	r->qhead = to;
+	r->qlen = end[k - 1]; /* a later run may have gone whole */
+	r->qlast = r->q[r->qlen - 1].time;
+	/*
+	 * The lowest file offset still queued (keep_queued()): records enter
+	 * the queue in file order, so within a run the first one of the
+	 * mapping is the lowest; a hint to the reader only (a page it drops
+	 * too early faults in again).
 	 */
 	low = UINT64_MAX;
-	for (size_t k = i; k < r->qlen; k++) {
-		struct qent e = r->q[k];
+	for (size_t j = 0, at = to; j < k; j++) {
+		size_t stop = at + (end[j] - head[j]);
 
-		if (e.off == QENT_MAPPED && e.file_offset < low)
-			low = e.file_offset;
-		r->q[k - i] = e;
+		for (size_t i = at; i < stop; i++) {
+			if (r->q[i].off == QENT_MAPPED) {
+				if (r->q[i].file_offset < low)
+					low = r->q[i].file_offset;
+				break;
+			}
+		}
+		at = stop;
 	}
 	r->keep_low = low;
-	r->qlen -= i;
 	return 0;
 }
 
 /*
- * Room for twice the entries. The queue holds two of perf's rounds, often
- * 100 k records and more (a few MB): its arrays come from tk_big_alloc(),
- * whose huge pages fault in a few times where 4 KiB pages faulted ~4000
- * times a run (a third of a report's system time).
+ * Room for more entries: the queue moved to the front of its array when
+ * that frees half of it, else an array twice the size. The queue holds
+ * two of perf's rounds, often 100 k records and more (a few MB): its
+ * arrays come from tk_big_alloc(), whose huge pages fault in a few times
+ * where 4 KiB pages faulted ~4000 times a run (a third of a report's
+ * system time).
  */
 static int __attribute__((noinline)) queue_grow(struct rep *r)
 {
-	size_t cap = r->qcap ? r->qcap * 2 : 4096;
-	struct qent *q = tk_big_alloc(cap * sizeof(*q));
+	size_t live = r->qlen - r->qhead, cap = r->qcap ? r->qcap * 2 : 4096;
+	struct qent *q;
 
+	/* Flushes leave the queue's start behind (flush_queue()): room there first. */
+	if (r->qhead && live <= r->qcap / 2) {
+		queue_to_front(r);
+		return 0;
+	}
+	q = tk_big_alloc(cap * sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	if (r->qlen)
-		memcpy(q, r->q, r->qlen * sizeof(*q));
+	if (live)
+		memcpy(q, r->q + r->qhead, live * sizeof(*q));
+	for (size_t i = 0; i < r->nqruns; i++)
+		r->qruns[i] -= r->qhead;
 	tk_big_free(r->q);
 	r->q = q;
 	r->qcap = cap;
+	r->qhead = 0;
+	r->qlen = live;
 	return 0;
+}
+
+/* A record of @time goes to the queue's end: a new run when it is earlier than the last. */
+static inline __attribute__((always_inline)) void queue_note_run(struct rep *r, uint64_t time)
+{
+	if (__builtin_expect(time < r->qlast, 0)) {
+		if (r->nqruns < MERGE_RUNS - 1)
+			r->qruns[r->nqruns++] = r->qlen;
+		else
+			r->qruns_over = true;
+	}
+	r->qlast = time;
 }
 
 /* Queue the record at @offset of the mapping: the entry points at it there. */
@@ -3715,6 +3873,7 @@ static inline __attribute__((always_inline)) int enqueue_at(struct rep *r, uint6
 
 	if (__builtin_expect(r->qlen == r->qcap, 0) && queue_grow(r))
 		return -ENOMEM;
+	queue_note_run(r, time);
 	e = &r->q[r->qlen++];
 	e->time = time;
 	e->off = QENT_MAPPED;
@@ -3751,6 +3910,7 @@ enqueue_copy(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int
 	if (__builtin_expect(r->qlen == r->qcap, 0) && queue_grow(r))
 		return -ENOMEM;
 	memcpy(a->buf + a->len, rec->data, rec->size);
+	queue_note_run(r, time);
 	e = &r->q[r->qlen++];
 	e->time = time;
 	e->off = a->len | (r->cur ? ARENA_BIT : 0);

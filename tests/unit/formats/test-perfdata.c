@@ -1016,6 +1016,146 @@ static void test_report_order(void **state)
 		"40 [unknown] ([unknown])\n");
 }
 
+/* One queued sample of the ordering model below: its time and its ip (its name). */
+struct model_ent {
+	uint64_t time, ip;
+};
+
+static int model_cmp(const void *a, const void *b)
+{
+	const struct model_ent *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->ip < y->ip ? -1 : x->ip > y->ip; /* ips grow in arrival order */
+}
+
+/* By time, ties in arrival order: the order perf's ordered events deliver. */
+static void model_sort(struct model_ent *q, size_t n)
+{
+	qsort(q, n, sizeof(*q), model_cmp);
+}
+
+/*
+ * Many rounds of per-CPU runs (up to 24 in a round, more than the report
+ * merges without sorting first; two rounds of thousands, so that the queue
+ * grows and moves while it holds runs), late samples, and ties: the report prints
+ * the samples in the order of a model that sorts the whole queue stably at
+ * each round and releases what is not newer than the previous round's
+ * highest time. Read from the mapping and through the copying path.
+ */
+static void test_report_order_runs(void **state)
+{
+	enum { NMAX = 131072 };
+	char path[256], out[256];
+	static char text[NMAX * 100];
+	static struct model_ent q[NMAX];
+	static uint64_t want[NMAX];
+	struct tk_perf_attr a = sw_attr(0);
+	const uint64_t ids[] = {11};
+	const uint8_t round[8] = {TK_PERF_RECORD_FINISHED_ROUND, 0, 0, 0, 0, 0, 8, 0};
+	struct tk_perfdata_writer *w;
+	uint8_t rec[256];
+	uint64_t seed = 42, ip = 0x1000, max_ts = 0, limit = 0, base = 1000000;
+	size_t qn = 0, nwant = 0;
+
+	(void)state;
+	path_of(path, sizeof(path), "order-runs.data");
+	path_of(out, sizeof(out), "order-runs.txt");
+	w = tk_perfdata_writer_open(path);
+	assert_non_null(w);
+	assert_int_equal(tk_perfdata_writer_add_attr(w, &a, "cpu-clock"), 0);
+	assert_int_equal(tk_perfdata_writer_add_ids(w, 0, ids, 1), 0);
+	for (int rd = 0; rd < 60; rd++) {
+		int runs = rd % 15 == 7 ? 24 : 1 + (int)((seed >> 33) % 4);
+
+		for (int k = 0; k < runs; k++) {
+			uint64_t t;
+			int len;
+
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			/* Some runs start before the last round's newest sample: late ones. */
+			t = base - 3000 + (seed >> 40) % 9000;
+			len = (int)((seed >> 20) % (rd == 20 || rd == 21 ? 2500 : 40));
+			/*
+			 * Two rounds hold thousands: the queue grows with runs in
+			 * it. The long runs after them always leave some queued, so
+			 * the queue's start moves on until it fills its array again.
+			 */
+			if (rd > 21) {
+				t = base + (uint64_t)k * 100;
+				len = 400;
+			}
+			for (int i = 0; i < len && ip - 0x1000 < NMAX; i++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				/* Steps of 0 make ties within a run and across runs. */
+				t += ((seed >> 50) % 3) * 500;
+				write_ok(w, rec, make_sample(rec, 11, ip, 7, t));
+				q[qn].time = t;
+				q[qn++].ip = ip++;
+				if (t > max_ts)
+					max_ts = t;
+			}
+		}
+		write_ok(w, round, 8);
+		model_sort(q, qn);
+		{
+			size_t i = 0;
+
+			while (i < qn && q[i].time <= limit)
+				want[nwant++] = q[i++].ip;
+			memmove(q, q + i, (qn - i) * sizeof(*q));
+			qn -= i;
+		}
+		limit = max_ts;
+		base += rd > 21 ? 30000 : 6000;
+	}
+	model_sort(q, qn);
+	for (size_t i = 0; i < qn; i++)
+		want[nwant++] = q[i].ip;
+	assert_int_equal(tk_perfdata_writer_finish(w), 0);
+	tk_perfdata_writer_close(w);
+	assert_true(nwant > 1000);
+
+	for (int pass = 0; pass < 2; pass++) {
+		struct tk_perfdata_report_opts opts = {.sz = sizeof(opts), .threads = 1};
+		struct tk_perfdata_report_stats rst;
+		struct tk_perfdata *pd;
+		size_t len = 0, line = 0;
+		ssize_t n;
+		char *p;
+		int fd;
+
+		if (pass)
+			setenv("TK_PERFDATA_NO_MMAP", "1", 1);
+		pd = tk_perfdata_open(path);
+		assert_non_null(pd);
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		assert_true(fd >= 0);
+		opts.fd = fd;
+		assert_int_equal(tk_perfdata_report_run(pd, &opts, &rst), 0);
+		close(fd);
+		tk_perfdata_close(pd);
+		unsetenv("TK_PERFDATA_NO_MMAP");
+		assert_int_equal(rst.printed, nwant);
+		fd = open(out, O_RDONLY);
+		assert_true(fd >= 0);
+		while ((n = read(fd, text + len, sizeof(text) - 1 - len)) > 0)
+			len += (size_t)n;
+		close(fd);
+		text[len] = 0;
+		for (p = text; (p = strstr(p, "cpu-clock:")); line++) {
+			unsigned long long v = strtoull(p + 10, &p, 16);
+
+			assert_true(line < nwant);
+			if (v != want[line])
+				fail_msg("pass %d line %zu: ip %llx, want %llx", pass, line, v,
+					 (unsigned long long)want[line]);
+		}
+		assert_int_equal(line, nwant);
+	}
+}
+
 /* ------------------------------------------------ feature sections by hand */
 
 /* A feature payload under construction, in host order as perf writes it. */
@@ -1865,6 +2005,7 @@ int main(void)
 		cmocka_unit_test(test_features_malformed),
 		cmocka_unit_test(test_unknown_feature),
 		cmocka_unit_test(test_sample_runs),
+		cmocka_unit_test(test_report_order_runs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, tk_tmpdir_teardown);

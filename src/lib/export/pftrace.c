@@ -233,7 +233,7 @@ struct pft_cpu {
 	uint32_t nintern;
 	char intern[NINTERN][16];
 	uint8_t hash[256]; /* index + 1 into intern[], open addressing */
-	uint64_t bytes;	   /* counted in s->open_bytes */
+	uint64_t bytes;	   /* counted in s->open_bytes (with --split-size) */
 	uint32_t ndesc;	   /* self-described events this bundle uses */
 	const struct pft_ev *desc[NDESC];
 	uint64_t serial; /* of the open bundle, unique in the session */
@@ -1171,6 +1171,13 @@ static int put_fast(struct pft_session *s, struct pft_cpu *c, const struct pft_e
 	for (size_t i = 0; i < nf; i++) {
 		const struct pft_fld *f = &fl[i];
 
+		/* Numbers first: most fields are. */
+		if (__builtin_expect(f->kind <= FK_SIGNED, 1)) {
+			memcpy(p, f->key, 2);
+			p += f->klen;
+			p += pb_put_varint_at(p, fld_fast(f, data));
+			continue;
+		}
 		if (f->kind == FK_OTHER) {
 			b->len = (size_t)(p - b->data);
 			if (typed_ev)
@@ -1202,16 +1209,20 @@ static int put_fast(struct pft_session *s, struct pft_cpu *c, const struct pft_e
 			}
 			*p = (uint8_t)len;
 			p += 1 + len;
-		} else if (f->kind == FK_FIXED) {
+		} else {
 			uint64_t v = fld_fast(f, data);
 
-			memcpy(p, &v, 8); /* little-endian: ev_fast() allows no other */
+			memcpy(p, &v, 8); /* FK_FIXED, little-endian: ev_fast() allows no other */
 			p += f->size;
-		} else {
-			p += pb_put_varint_at(p, fld_fast(f, data));
 		}
 	}
 	b->len = (size_t)(p - b->data);
+	if (__builtin_expect(b->len - fe < 0x80, 1)) {
+		/* Both lengths fit their one reserved byte (the message's is the shorter). */
+		b->data[msg - 1] = (uint8_t)(b->len - msg);
+		b->data[fe - 1] = (uint8_t)(b->len - fe);
+		return 0;
+	}
 	pb_end(b, msg);
 	pb_end(b, fe);
 	return 0;
@@ -1393,8 +1404,11 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 	{
 		uint64_t now = cpu_bytes(c);
 
-		s->open_bytes += now - c->bytes;
-		c->bytes = now;
+		/* What is open counts only for --split-size's check. */
+		if (s->opts.split_size) {
+			s->open_bytes += now - c->bytes;
+			c->bytes = now;
+		}
 		if (now >= BUNDLE_MAX)
 			return bundle_flush(s, c);
 	}

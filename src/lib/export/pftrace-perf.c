@@ -997,7 +997,7 @@ static int put_sample(struct perf *p, const struct tk_perf_record *rec,
  * tk_perfdata_parse_sample() would decode, without decoding the rest or
  * searching the reader's id map; fx_tp[] says which events those are.
  * Remade when the events change (a pipe's HEADER_ATTR records); NULL for
- * any other file.
+ * any other file, and with TK_PFTRACE_NO_FIXED in the environment.
  */
 static const struct tk_perf_fixed *fixed_build(struct perf *p, size_t n)
 {
@@ -1016,6 +1016,9 @@ static const struct tk_perf_fixed *fixed_build(struct perf *p, size_t n)
 	if (!tp)
 		return NULL; /* the general way needs no memory of this */
 	p->fx_tp = tp;
+	/* TK_PFTRACE_NO_FIXED: every sample the general way (tests compare both). */
+	if (getenv("TK_PFTRACE_NO_FIXED"))
+		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		const struct tk_perfdata_evsel *ev = tk_perfdata_evsel_get(p->pd, i);
 		uint64_t t = ev ? ev->attr.sample_type : 0;

@@ -38,18 +38,19 @@
  *   PerfSample      and its InternedData (pftrace-perf.c).
  *   FtraceStats     at the end, the kernel's per-CPU counters (CPUSTAT).
  *
- * Unless a level is asked for, zstd runs at level -50 (7-byte matches,
+ * Unless a level is asked for, zstd runs at level -70 (7-byte matches,
  * a 1 KiB table) with its literals Huffman-coded (zstd_init()): on the
  * 3 M-event bench file 1.47x the zstd .dat (stop 21), where level 1 made
  * 0.93x at 2/3 of the speed; zlib runs at level 1. See bench/README.md.
  *
  * Memory: one open bundle per CPU, closed at BUNDLE_MAX bytes or when its
- * comm table fills (64 KiB: a bundle repeats its descriptors and comm
- * table, which at 32 KiB made 2% of the bytes; a chunk then holds at most
- * 256 + 64 KiB, under Perfetto's limit even where nothing compresses); closed bundles go to the
- * chunk, which is written (or compressed and written as one TracePacket compressed_packets,
- * deflate, or zstd_compressed_packets) at CHUNK_MAX bytes: Perfetto wants each compressed packet
- * under 512 KiB. Nothing grows with the events.
+ * comm table fills; closed bundles go to the chunk, which is written (or
+ * compressed and written as one TracePacket compressed_packets, deflate,
+ * or zstd_compressed_packets) at CHUNK_MAX bytes: Perfetto wants each
+ * compressed packet under 512 KiB. Nothing grows with the events. Bundles
+ * of 128 KiB: each repeats its descriptors and comm table, which at 32 KiB
+ * made 2% of the bytes; a chunk then holds at most 256 + 128 KiB and a
+ * record, under that limit even where nothing compresses.
  *
  * Split (--split-size): before each record the writer checks that the
  * piece's bytes plus the worst case of everything still open (chunk and
@@ -93,7 +94,7 @@
 #include "internal/merge-heap.h"
 
 #define CHUNK_MAX      (256u << 10)
-#define BUNDLE_MAX     (64u << 10)
+#define BUNDLE_MAX     (128u << 10)
 #define RECORD_MARGIN  (64u << 10)
 #define NINTERN	       128 /* comms per bundle */
 #define MAX_CPUS       4096
@@ -1694,12 +1695,13 @@ int pft_session_check_split(struct pft_session *s)
  * otherwise leave raw: on bench-report's file the varints' high bytes,
  * the tags and the names are what compresses, matches add little, and
  * this takes 40% of level 1's compression time for 1.65x its size
- * (bench/README.md, stop 17). Level -50 rather than -30 since the bigger
- * bundles of stop 21 made the stream 1.2% smaller: the same size as
- * before for a third less of the match finder's time.
+ * (bench/README.md, stop 17). Level -70 rather than -30 since the bigger
+ * bundles of stop 21 made the stream 1.8% smaller: about the size of
+ * before (1.47x the zstd .dat, was 1.46x) for half the match finder's
+ * time.
  * A level asked for is zstd's own.
  */
-#define ZSTD_FAST_LEVEL (-50)
+#define ZSTD_FAST_LEVEL (-70)
 
 static int zstd_init(struct pft_session *s)
 {

@@ -66,7 +66,7 @@ typedef int (*tk_pftrace_piece_fn)(void *ctx, unsigned int index);
  *               zstd_compressed_packets (Perfetto from mid-2026);
  *               TK_COMPRESS_ZLIB: deflated in compressed_packets (every
  *               Perfetto since 2019); TK_COMPRESS_NONE: plain packets
- * @level:       the codec's level; 0: for zstd level -30, long matches only,
+ * @level:       the codec's level; 0: for zstd level -70, long matches only,
  *               with Huffman-coded literals (40% of level 1's compression
  *               time, ~1.6x its size), for zlib level 1
  * @split_size:  0, or cut the output by time into pieces of at most this

@@ -80,6 +80,7 @@
 
 #include "perf-read.h"
 #include "perfdata-evname.h"
+#include "perfdata-fixed.h"
 #include "pftrace-internal.h"
 #include "pftrace-proto.h"
 #include "symbolizer-internal.h"
@@ -190,6 +191,10 @@ struct perf {
 	struct pseq *seqs; /* by evsel index */
 	size_t nseqs;
 	struct pseq *q; /* the sequence of the sample being written */
+	/* tracepoint samples read at fixed offsets (fixed_view()), for fx_n events */
+	struct tk_perf_fixed *fx;
+	bool *fx_tp;
+	size_t fx_n;
 	struct tk_bytebuf idata;
 	uint64_t stack[MAX_STACK];
 };
@@ -983,6 +988,55 @@ static int put_sample(struct perf *p, const struct tk_perf_record *rec,
 	return pft_packet_end(s, pkt);
 }
 
+/*
+ * The fixed-offset view of the samples (perfdata-fixed.c), for files whose
+ * events all have their fields up to RAW at fixed offsets (perf sched
+ * record, perf trace record, tracekit convert; a side-band event beside
+ * them too): a tracepoint's sample with RAW and nothing after it then has
+ * its time, CPU and payload read from those offsets, the bytes
+ * tk_perfdata_parse_sample() would decode, without decoding the rest or
+ * searching the reader's id map; fx_tp[] says which events those are.
+ * Remade when the events change (a pipe's HEADER_ATTR records); NULL for
+ * any other file, and with TK_PFTRACE_NO_FIXED in the environment.
+ */
+static const struct tk_perf_fixed *fixed_build(struct perf *p, size_t n)
+{
+	static const uint64_t upto_raw = TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_IP |
+					 TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME |
+					 TK_PERF_SAMPLE_ADDR | TK_PERF_SAMPLE_ID |
+					 TK_PERF_SAMPLE_STREAM_ID | TK_PERF_SAMPLE_CPU |
+					 TK_PERF_SAMPLE_PERIOD | TK_PERF_SAMPLE_RAW;
+	bool any = false;
+	bool *tp;
+
+	tk_perf_fixed_free(p->fx);
+	p->fx = NULL;
+	p->fx_n = n;
+	tp = realloc(p->fx_tp, (n ? n : 1) * sizeof(*tp));
+	if (!tp)
+		return NULL; /* the general way needs no memory of this */
+	p->fx_tp = tp;
+	/* TK_PFTRACE_NO_FIXED: every sample the general way (tests compare both). */
+	if (getenv("TK_PFTRACE_NO_FIXED"))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct tk_perfdata_evsel *ev = tk_perfdata_evsel_get(p->pd, i);
+		uint64_t t = ev ? ev->attr.sample_type : 0;
+
+		tp[i] = ev && ev->attr.type == 2 && !(t & ~upto_raw) && (t & TK_PERF_SAMPLE_RAW);
+		any |= tp[i];
+	}
+	p->fx = any ? tk_perf_fixed_new(p->pd) : NULL;
+	return p->fx;
+}
+
+static inline const struct tk_perf_fixed *fixed_view(struct perf *p)
+{
+	size_t n = tk_perfdata_evsel_count(p->pd);
+
+	return __builtin_expect(n == p->fx_n, 1) ? p->fx : fixed_build(p, n);
+}
+
 static int perf_record(struct perf *p, const struct tk_perf_record *rec)
 {
 	struct pft_session *s = p->s;
@@ -990,7 +1044,14 @@ static int perf_record(struct perf *p, const struct tk_perf_record *rec)
 
 	switch (rec->type) {
 	case TK_PERF_RECORD_SAMPLE: {
+		const struct tk_perf_fixed *fx = fixed_view(p);
 		const struct tk_perfdata_evsel *ev;
+		struct tk_perf_fixed_sample fs;
+
+		/* A record the view refuses goes the general way, as before. */
+		if (fx && s->set && tk_perf_fixed_read(fx, rec, &fs) == 0 &&
+		    p->fx_tp[fs.attr_index])
+			return pft_ftrace_record(s, fs.cpu, fs.time, fs.raw, fs.raw_size);
 
 		if (tk_perfdata_parse_sample(p->pd, rec, &sm))
 			return 0;
@@ -1136,6 +1197,8 @@ int tk_pftrace_write_perf(struct tk_perfdata *pd, int fd, const char *name,
 	if (!r)
 		r = pft_session_finish(&s);
 out:
+	tk_perf_fixed_free(p.fx);
+	free(p.fx_tp);
 	for (size_t i = 0; i < p.nmaps; i++)
 		free(p.maps[i].path);
 	free(p.maps);

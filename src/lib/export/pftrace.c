@@ -38,17 +38,19 @@
  *   PerfSample      and its InternedData (pftrace-perf.c).
  *   FtraceStats     at the end, the kernel's per-CPU counters (CPUSTAT).
  *
- * Unless a level is asked for, zstd runs at level -30 (7-byte matches,
+ * Unless a level is asked for, zstd runs at level -70 (7-byte matches,
  * a 1 KiB table) with its literals Huffman-coded (zstd_init()): on the
- * 3 M-event bench file 1.46x the zstd .dat at ~10.2-10.9 M events/s per
- * core (stop 20), where level 1 made 0.93x at 6.5 M; zlib runs at level
- * 1. See bench/README.md.
+ * 3 M-event bench file 1.47x the zstd .dat (stop 21), where level 1 made
+ * 0.93x at 2/3 of the speed; zlib runs at level 1. See bench/README.md.
  *
  * Memory: one open bundle per CPU, closed at BUNDLE_MAX bytes or when its
  * comm table fills; closed bundles go to the chunk, which is written (or
  * compressed and written as one TracePacket compressed_packets, deflate,
  * or zstd_compressed_packets) at CHUNK_MAX bytes: Perfetto wants each
- * compressed packet under 512 KiB. Nothing grows with the events.
+ * compressed packet under 512 KiB. Nothing grows with the events. Bundles
+ * of 128 KiB: each repeats its descriptors and comm table, which at 32 KiB
+ * made 2% of the bytes; a chunk then holds at most 256 + 128 KiB and a
+ * record, under that limit even where nothing compresses.
  *
  * Split (--split-size): before each record the writer checks that the
  * piece's bytes plus the worst case of everything still open (chunk and
@@ -92,7 +94,7 @@
 #include "internal/merge-heap.h"
 
 #define CHUNK_MAX      (256u << 10)
-#define BUNDLE_MAX     (32u << 10)
+#define BUNDLE_MAX     (128u << 10)
 #define RECORD_MARGIN  (64u << 10)
 #define NINTERN	       128 /* comms per bundle */
 #define MAX_CPUS       4096
@@ -232,7 +234,7 @@ struct pft_cpu {
 	uint32_t nintern;
 	char intern[NINTERN][16];
 	uint8_t hash[256]; /* index + 1 into intern[], open addressing */
-	uint64_t bytes;	   /* counted in s->open_bytes */
+	uint64_t bytes;	   /* counted in s->open_bytes (with --split-size) */
 	uint32_t ndesc;	   /* self-described events this bundle uses */
 	const struct pft_ev *desc[NDESC];
 	uint64_t serial; /* of the open bundle, unique in the session */
@@ -1139,6 +1141,23 @@ static int put_waking(struct pft_session *s, struct pft_cpu *c, const struct pft
 }
 
 /*
+ * A record's time as a varint: nanoseconds since boot take 6 bytes or more
+ * from 34 s of uptime on, so the first five are written without the
+ * loop's test each (the bytes are pb_put_varint_at()'s).
+ */
+static inline size_t put_time(uint8_t *p, uint64_t ts)
+{
+	if (__builtin_expect(ts >> 35 == 0, 0))
+		return pb_put_varint_at(p, ts);
+	p[0] = (uint8_t)(ts | 0x80);
+	p[1] = (uint8_t)(ts >> 7 | 0x80);
+	p[2] = (uint8_t)(ts >> 14 | 0x80);
+	p[3] = (uint8_t)(ts >> 21 | 0x80);
+	p[4] = (uint8_t)(ts >> 28 | 0x80);
+	return 5 + pb_put_varint_at(p + 5, ts >> 35);
+}
+
+/*
  * A typed or self-described record whose numeric fields all lie inside it
  * (ev_fast()), with room made for its numbers: written through a local
  * cursor, the keys copied as worked out per event and every number read by
@@ -1160,7 +1179,7 @@ static int put_fast(struct pft_session *s, struct pft_cpu *c, const struct pft_e
 	*p++ = 0;
 	fe = (size_t)(p - b->data);
 	*p++ = FE_TIMESTAMP << 3 | PB_VARINT;
-	p += pb_put_varint_at(p, ts);
+	p += put_time(p, ts);
 	*p++ = FE_PID << 3 | PB_VARINT;
 	p += pb_put_varint_at(p, (uint32_t)fld_fast(&s->pid_fld, data));
 	memcpy(p, e->mkey, 4);
@@ -1170,6 +1189,13 @@ static int put_fast(struct pft_session *s, struct pft_cpu *c, const struct pft_e
 	for (size_t i = 0; i < nf; i++) {
 		const struct pft_fld *f = &fl[i];
 
+		/* Numbers first: most fields are. */
+		if (__builtin_expect(f->kind <= FK_SIGNED, 1)) {
+			memcpy(p, f->key, 2);
+			p += f->klen;
+			p += pb_put_varint_at(p, fld_fast(f, data));
+			continue;
+		}
 		if (f->kind == FK_OTHER) {
 			b->len = (size_t)(p - b->data);
 			if (typed_ev)
@@ -1201,16 +1227,20 @@ static int put_fast(struct pft_session *s, struct pft_cpu *c, const struct pft_e
 			}
 			*p = (uint8_t)len;
 			p += 1 + len;
-		} else if (f->kind == FK_FIXED) {
+		} else {
 			uint64_t v = fld_fast(f, data);
 
-			memcpy(p, &v, 8); /* little-endian: ev_fast() allows no other */
+			memcpy(p, &v, 8); /* FK_FIXED, little-endian: ev_fast() allows no other */
 			p += f->size;
-		} else {
-			p += pb_put_varint_at(p, fld_fast(f, data));
 		}
 	}
 	b->len = (size_t)(p - b->data);
+	if (__builtin_expect(b->len - fe < 0x80, 1)) {
+		/* Both lengths fit their one reserved byte (the message's is the shorter). */
+		b->data[msg - 1] = (uint8_t)(b->len - msg);
+		b->data[fe - 1] = (uint8_t)(b->len - fe);
+		return 0;
+	}
 	pb_end(b, msg);
 	pb_end(b, fe);
 	return 0;
@@ -1392,8 +1422,11 @@ int pft_ftrace_record(struct pft_session *s, uint32_t cpu, uint64_t ts, const vo
 	{
 		uint64_t now = cpu_bytes(c);
 
-		s->open_bytes += now - c->bytes;
-		c->bytes = now;
+		/* What is open counts only for --split-size's check. */
+		if (s->opts.split_size) {
+			s->open_bytes += now - c->bytes;
+			c->bytes = now;
+		}
 		if (now >= BUNDLE_MAX)
 			return bundle_flush(s, c);
 	}
@@ -1679,10 +1712,13 @@ int pft_session_check_split(struct pft_session *s)
  * otherwise leave raw: on bench-report's file the varints' high bytes,
  * the tags and the names are what compresses, matches add little, and
  * this takes 40% of level 1's compression time for 1.65x its size
- * (bench/README.md, stop 17).
+ * (bench/README.md, stop 17). Level -70 rather than -30 since the bigger
+ * bundles of stop 21 made the stream 1.8% smaller: about the size of
+ * before (1.47x the zstd .dat, was 1.46x) for half the match finder's
+ * time.
  * A level asked for is zstd's own.
  */
-#define ZSTD_FAST_LEVEL (-30)
+#define ZSTD_FAST_LEVEL (-70)
 
 static int zstd_init(struct pft_session *s)
 {

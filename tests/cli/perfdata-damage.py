@@ -7,11 +7,14 @@ perfdata-damage.py SRC DST ACTION...   (applied in order)
                  TRACING_DATA: EVENT's format, or the first one
   unused:EVENT   EVENT's format id rewritten to 9s, an id no event samples
   cut-sample:N   the Nth SAMPLE record of the data section says 31 bytes
+  scramble:SEED  one to three runs of 1-16 random bytes inside the data
+                 section, the same for the same SEED
 
 Prints the offset (hex) of the last format an action touched, so a test
 can expect the damage line's offset; a SAMPLE that is not there is an
 error (exit 1), never a silently intact copy.
 """
+import random
 import struct
 import sys
 
@@ -38,6 +41,16 @@ def cut_sample(d, nth_wanted):
     sys.exit('no SAMPLE number %d' % nth_wanted)
 
 
+def scramble(d, seed):
+    off, size = struct.unpack_from('<QQ', d, 40)
+    rnd = random.Random(seed)
+    for _ in range(rnd.randint(1, 3)):
+        at = off + rnd.randrange(size)
+        for i in range(rnd.randint(1, 16)):
+            if at + i < off + size:
+                d[at + i] = rnd.randrange(256)
+
+
 def main():
     src, dst, actions = sys.argv[1], sys.argv[2], sys.argv[3:]
     d = bytearray(open(src, 'rb').read())
@@ -55,6 +68,8 @@ def main():
             d[idp:idp + n] = b'9' * n
         elif kind == 'cut-sample':
             cut_sample(d, int(arg))
+        elif kind == 'scramble':
+            scramble(d, int(arg))
         else:
             sys.exit('unknown action %s' % action)
     open(dst, 'wb').write(d)

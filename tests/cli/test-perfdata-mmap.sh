@@ -55,20 +55,8 @@ fi
 
 if command -v python3 >/dev/null 2>&1; then
 	for seed in $(seq 1 24); do
-		python3 - "$good" "$tmp/d$seed.data" "$seed" <<'PY'
-import random, struct, sys
-src, dst, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
-d = bytearray(open(src, 'rb').read())
-off, size = struct.unpack_from('<QQ', d, 40)
-rnd = random.Random(seed)
-# One to three runs of 1-16 bytes overwritten inside the data section.
-for _ in range(rnd.randint(1, 3)):
-    at = off + rnd.randrange(size)
-    for i in range(rnd.randint(1, 16)):
-        if at + i < off + size:
-            d[at + i] = rnd.randrange(256)
-open(dst, 'wb').write(d)
-PY
+		python3 "$TK_SOURCE_DIR/tests/cli/perfdata-damage.py" "$good" "$tmp/d$seed.data" \
+			"scramble:$seed"
 		same "$tmp/d$seed.data"
 		same "$tmp/d$seed.data" --strict
 	done

@@ -151,6 +151,16 @@ static void write_through(struct tk_outbuf *o, const char *p, size_t n)
 	}
 }
 
+/* Job @slot's text is complete (@err: its printer's error). q->lock held. */
+static void job_finish(struct tk_jobs *q, size_t slot, int err)
+{
+	if (err && !q->text[slot]->out.error)
+		q->text[slot]->out.error = err;
+	if (q->text[slot]->out.error && !q->error[0])
+		snprintf(q->error, sizeof(q->error), "%s", tk_errmsg());
+	q->state[slot] = JOB_DONE;
+}
+
 /*
  * The merge would wait for the job next in order, which a worker prints
  * or has not taken yet: it takes the oldest logged job back and prints it
@@ -174,11 +184,7 @@ static bool take_back(struct tk_jobs *q)
 	pthread_mutex_unlock(&q->lock);
 	err = q->take_back(q->take_back_arg, slot, &q->text[slot]->out);
 	pthread_mutex_lock(&q->lock);
-	if (err && !q->text[slot]->out.error)
-		q->text[slot]->out.error = err;
-	if (q->text[slot]->out.error && !q->error[0])
-		snprintf(q->error, sizeof(q->error), "%s", tk_errmsg());
-	q->state[slot] = JOB_DONE;
+	job_finish(q, slot, err);
 	return true;
 }
 
@@ -301,11 +307,7 @@ bool tk_jobs_take(struct tk_jobs *q, struct tk_text_slot *mine, size_t *slot)
 void tk_jobs_done(struct tk_jobs *q, size_t slot, int err)
 {
 	pthread_mutex_lock(&q->lock);
-	if (err && !q->text[slot]->out.error)
-		q->text[slot]->out.error = err;
-	if (q->text[slot]->out.error && !q->error[0])
-		snprintf(q->error, sizeof(q->error), "%s", tk_errmsg());
-	q->state[slot] = JOB_DONE;
+	job_finish(q, slot, err);
 	pthread_cond_broadcast(&q->done);
 	pthread_mutex_unlock(&q->lock);
 }

@@ -108,6 +108,7 @@
 #include "internal/fsutil.h"
 #include "internal/opts.h"
 #include "internal/handoff.h"
+#include "internal/idtable.h"
 #include "perf-mem.h"
 #include "print-pool.h"
 #include "symbolizer-internal.h"
@@ -342,11 +343,9 @@ struct rep {
 	int name_width;
 	size_t mem_width; /* the widest data source text so far (perf pads to it) */
 
-	struct thread *threads;
-	size_t thread_cap, nthreads;
+	struct tk_idtable threads;	  /* struct thread by tid */
 	struct thread *tmemo[TMEMO_SIZE]; /* by tid's low bits: threads found lately */
-	struct proc *procs;
-	size_t proc_cap, nprocs;
+	struct tk_idtable procs;	  /* struct proc by pid */
 
 	struct tk_symbolizer *sym;
 	struct tk_unwind *unwind; /* made for the first --call-graph dwarf sample */
@@ -427,71 +426,19 @@ struct rep {
 
 /* ------------------------------------------------------------ threads */
 
-static uint32_t hash32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352dU;
-	x ^= x >> 15;
-	x *= 0x846ca68bU;
-	x ^= x >> 16;
-	return x;
-}
-
-static int threads_grow(struct rep *r)
-{
-	size_t cap = r->thread_cap ? r->thread_cap * 2 : 1024;
-	struct thread *t = malloc(cap * sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < cap; i++)
-		t[i].tid = -1;
-	for (size_t i = 0; i < r->thread_cap; i++) {
-		size_t j;
-
-		if (r->threads[i].tid < 0)
-			continue;
-		j = hash32((uint32_t)r->threads[i].tid) & (cap - 1);
-		while (t[j].tid >= 0)
-			j = (j + 1) & (cap - 1);
-		t[j] = r->threads[i];
-	}
-	free(r->threads);
-	r->threads = t;
-	r->thread_cap = cap;
-	memset(r->tmemo, 0, sizeof(r->tmemo)); /* they pointed into the old table */
-	return 0;
-}
-
 /* thread_get() past its memo: the table itself. */
 static struct thread *__attribute__((noinline))
 thread_find(struct rep *r, int32_t tid, bool create, struct thread **m)
 {
-	size_t j;
+	const void *before = r->threads.slots;
+	struct thread *t = create ? tk_idtable_get(&r->threads, sizeof(*t), tid, 1024, NULL)
+				  : tk_idtable_find(&r->threads, sizeof(*t), tid);
 
-	if (tid < 0 || (!r->thread_cap && !create))
-		return NULL;
-	if (!r->thread_cap && threads_grow(r))
-		return NULL;
-	j = hash32((uint32_t)tid) & (r->thread_cap - 1);
-	while (r->threads[j].tid >= 0) {
-		if (r->threads[j].tid == tid)
-			return *m = &r->threads[j];
-		j = (j + 1) & (r->thread_cap - 1);
-	}
-	if (!create)
-		return NULL;
-	if ((r->nthreads + 1) * 2 > r->thread_cap) {
-		if (threads_grow(r))
-			return NULL;
-		return thread_find(r, tid, true, m);
-	}
-	r->threads[j].tid = tid;
-	r->threads[j].comm_set = false;
-	r->threads[j].prefix_len = 0;
-	r->threads[j].comm[0] = 0;
-	r->nthreads++;
-	return *m = &r->threads[j];
+	if (r->threads.slots != before)
+		memset(r->tmemo, 0, sizeof(r->tmemo)); /* they pointed into the old table */
+	if (t)
+		*m = t;
+	return t;
 }
 
 /* The thread of @tid, created (unnamed) when new; NULL on ENOMEM or tid < 0. */
@@ -580,47 +527,9 @@ static bool thread_prefix(struct rep *r, struct thread *t)
 
 static struct proc *proc_get(struct rep *r, int32_t pid, bool create)
 {
-	size_t j;
-
-	if (pid < 0)
-		return NULL;
-	if (!r->proc_cap || (create && (r->nprocs + 1) * 2 > r->proc_cap)) {
-		size_t cap = r->proc_cap ? r->proc_cap * 2 : 256;
-		struct proc *p;
-
-		if (!create && !r->proc_cap)
-			return NULL;
-		p = malloc(cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		for (size_t i = 0; i < cap; i++)
-			p[i].pid = -1;
-		for (size_t i = 0; i < r->proc_cap; i++) {
-			if (r->procs[i].pid < 0)
-				continue;
-			j = hash32((uint32_t)r->procs[i].pid) & (cap - 1);
-			while (p[j].pid >= 0)
-				j = (j + 1) & (cap - 1);
-			p[j] = r->procs[i];
-		}
-		free(r->procs);
-		r->procs = p;
-		r->proc_cap = cap;
-	}
-	j = hash32((uint32_t)pid) & (r->proc_cap - 1);
-	while (r->procs[j].pid >= 0) {
-		if (r->procs[j].pid == pid)
-			return &r->procs[j];
-		j = (j + 1) & (r->proc_cap - 1);
-	}
 	if (!create)
-		return NULL;
-	r->procs[j].pid = pid;
-	r->procs[j].maps = NULL;
-	r->procs[j].nmaps = 0;
-	r->procs[j].gen = 0;
-	r->nprocs++;
-	return &r->procs[j];
+		return tk_idtable_find(&r->procs, sizeof(struct proc), pid);
+	return tk_idtable_get(&r->procs, sizeof(struct proc), pid, 256, NULL);
 }
 
 static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t pgoff,
@@ -3224,7 +3133,7 @@ static bool read_delta(struct rep *r, uint64_t id, uint64_t value, uint64_t *del
 
 			if (!r->rlast[i].used)
 				continue;
-			h = (size_t)(hash32((uint32_t)(r->rlast[i].id ^ r->rlast[i].id >> 32)));
+			h = (size_t)(tk_id_hash((uint32_t)(r->rlast[i].id ^ r->rlast[i].id >> 32)));
 			while (t[h & (cap - 1)].used)
 				h++;
 			t[h & (cap - 1)] = r->rlast[i];
@@ -3234,7 +3143,7 @@ static bool read_delta(struct rep *r, uint64_t id, uint64_t value, uint64_t *del
 		r->rlast_cap = cap;
 	}
 	mask = r->rlast_cap - 1;
-	for (size_t h = hash32((uint32_t)(id ^ id >> 32));; h++) {
+	for (size_t h = tk_id_hash((uint32_t)(id ^ id >> 32));; h++) {
 		e = &r->rlast[h & mask];
 		if (!e->used || e->id == id)
 			break;
@@ -4078,16 +3987,18 @@ static void rep_release(struct rep *r)
 		free(r->evs[i].name_col);
 	}
 	free(r->evs);
-	for (size_t i = 0; i < r->proc_cap; i++) {
-		if (r->procs[i].pid < 0)
+	for (size_t i = 0; i < r->procs.cap; i++) {
+		struct proc *p = tk_idtable_at(&r->procs, sizeof(*p), i);
+
+		if (p->pid < 0)
 			continue;
-		for (size_t j = 0; j < r->procs[i].nmaps; j++)
-			free(r->procs[i].maps[j].path);
-		free(r->procs[i].maps);
+		for (size_t j = 0; j < p->nmaps; j++)
+			free(p->maps[j].path);
+		free(p->maps);
 	}
-	free(r->procs);
+	free(r->procs.slots);
 	tk_perf_kmods_release(&r->kmods);
-	free(r->threads);
+	free(r->threads.slots);
 	for (size_t i = 0; i < r->npfx_chunks; i++)
 		free(r->pfx_chunks[i]);
 	free(r->pfx_chunks);

@@ -1730,27 +1730,6 @@ static void put_signed(struct tk_outbuf *o, int v)
 	}
 }
 
-static void put_json_str(struct tk_outbuf *o, const char *s, size_t n)
-{
-	tk_outbuf_write(o, "\"", 1);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		char esc[8];
-
-		if (ch == '"' || ch == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)ch;
-			tk_outbuf_write(o, esc, 2);
-		} else if (ch < 0x20 || ch >= 0x7f) {
-			snprintf(esc, sizeof(esc), "\\u%04x", ch);
-			tk_outbuf_write(o, esc, 6);
-		} else {
-			tk_outbuf_write(o, s + i, 1);
-		}
-	}
-	tk_outbuf_write(o, "\"", 1);
-}
-
 static void print_json(struct report *r, struct stream *s, const struct tk_event *ev, int pid,
 		       const char *comm)
 {
@@ -1761,19 +1740,19 @@ static void print_json(struct report *r, struct stream *s, const struct tk_event
 	n = snprintf(buf, sizeof(buf),
 		     "{\"ts\":%" PRIu64 ",\"cpu\":%u,\"pid\":%d,\"comm\":", s->key.ts, s->cpu, pid);
 	tk_outbuf_write(o, buf, (size_t)n);
-	put_json_str(o, comm, strlen(comm));
+	tk_outbuf_json_str(o, comm, strlen(comm));
 	if (s->buf->name[0]) {
 		tk_outbuf_write(o, ",\"buffer\":", 10);
-		put_json_str(o, s->buf->name, strlen(s->buf->name));
+		tk_outbuf_json_str(o, s->buf->name, strlen(s->buf->name));
 	}
 	if (s->missed)
 		tk_outbuf_write(
 			o, buf,
 			(size_t)snprintf(buf, sizeof(buf), ",\"lost\":%" PRId64, s->missed));
 	tk_outbuf_write(o, ",\"system\":", 10);
-	put_json_str(o, tk_event_system(ev), strlen(tk_event_system(ev)));
+	tk_outbuf_json_str(o, tk_event_system(ev), strlen(tk_event_system(ev)));
 	tk_outbuf_write(o, ",\"event\":", 9);
-	put_json_str(o, tk_event_name(ev), strlen(tk_event_name(ev)));
+	tk_outbuf_json_str(o, tk_event_name(ev), strlen(tk_event_name(ev)));
 	tk_outbuf_write(o, ",\"fields\":{", 11);
 	for (size_t i = 0, k = 0; i < tk_event_field_count(ev); i++) {
 		const struct tk_event_field *f = tk_event_field_get(ev, i);
@@ -1785,14 +1764,14 @@ static void print_json(struct report *r, struct stream *s, const struct tk_event
 			continue;
 		if (k++)
 			tk_outbuf_write(o, ",", 1);
-		put_json_str(o, f->name, strlen(f->name));
+		tk_outbuf_json_str(o, f->name, strlen(f->name));
 		tk_outbuf_write(o, ":", 1);
 		if (f->is_string || (f->is_array && strstr(f->type, "char"))) {
 			if (tk_event_field_string(r->set, f, s->rec->data, s->rec->size, &str,
 						  &len))
 				tk_outbuf_write(o, "null", 4);
 			else
-				put_json_str(o, str, len);
+				tk_outbuf_json_str(o, str, len);
 		} else if (!f->is_array && !f->is_dynamic &&
 			   !tk_event_field_read(r->set, f, s->rec->data, s->rec->size, &v)) {
 			n = f->is_signed ? snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)v)
@@ -1820,7 +1799,7 @@ static void print_json(struct report *r, struct stream *s, const struct tk_event
 
 		if (len) {
 			tk_outbuf_write(o, ",\"probe\":", 9);
-			put_json_str(o, text, len);
+			tk_outbuf_json_str(o, text, len);
 		}
 	}
 	tk_outbuf_write(o, "}\n", 2);

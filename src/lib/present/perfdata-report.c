@@ -1148,7 +1148,7 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 
 #define DWARF_FIELDS  (TK_PERF_SAMPLE_REGS_USER | TK_PERF_SAMPLE_STACK_USER)
 #define FRAME_MEMO    16384 /* unwound frames whose text is kept (~4 MB) */
-#define UNWIND_FRAMES 127  /* perf script's --max-stack default */
+#define UNWIND_FRAMES 127   /* perf script's --max-stack default */
 
 /* The map of the process being unwound that holds @addr (tk_unwind_find_map_fn). */
 static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)

@@ -339,3 +339,9 @@ const char *tk_ksyms_lazy_lookup(struct tk_ksyms_lazy *k, uint64_t addr, uint64_
 	st = group_get(k, first, end);
 	return st ? tk_elf_symtab_lookup(st, addr, offset, NULL) : NULL;
 }
+
+uint64_t tk_ksyms_lazy_last(const struct tk_ksyms_lazy *k)
+{
+	/* The lines are sorted by address (tk_ksyms_lazy_new()). */
+	return k->n ? k->lines[k->n - 1].addr : 0;
+}

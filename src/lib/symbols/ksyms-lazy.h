@@ -33,4 +33,10 @@ void tk_ksyms_lazy_free(struct tk_ksyms_lazy *k);
  */
 const char *tk_ksyms_lazy_lookup(struct tk_ksyms_lazy *k, uint64_t addr, uint64_t *offset);
 
+/*
+ * tk_ksyms_lazy_last() - the highest address of the lines indexed (those
+ * the table would hold), 0 when none.
+ */
+uint64_t tk_ksyms_lazy_last(const struct tk_ksyms_lazy *k);
+
 #endif

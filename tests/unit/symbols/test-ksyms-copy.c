@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * ksyms-copy keeps the kernel image's lines of /proc/kallsyms and gives
+ * them back only while /proc/kallsyms still begins with them; below the
+ * highest address of the copy, ksyms-lazy names every address from the
+ * copy as from the whole text. On this machine's /proc/kallsyms (x86-64
+ * only: other architectures keep no copy, and that is checked too).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tk-test.h"
+#include "fsutil.h"
+#include "ksyms-copy.h"
+#include "ksyms-lazy.h"
+
+#define BID "00112233445566778899aabbccddeeff00112233"
+
+struct fixture {
+	char dir[64];
+	char *text; /* /proc/kallsyms */
+	size_t len;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/tk-ksyms-copy.XXXXXX");
+	if (!mkdtemp(f->dir) || tk_read_file("/proc/kallsyms", &f->text, &f->len)) {
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	tk_rm_rf(f->dir);
+	free(f->text);
+	free(f);
+	return 0;
+}
+
+static char *copy_file(const struct fixture *f)
+{
+	char *p;
+
+	assert_true(asprintf(&p, "%s/.tk-kallsyms/" BID, f->dir) > 0);
+	return p;
+}
+
+/* Lookups of @copy's index equal the whole text's below the copy's last address. */
+static void compare_below(const struct fixture *f, const char *copy, size_t clen)
+{
+	char *a = malloc(f->len + 1), *b = malloc(clen + 1);
+	struct tk_ksyms_lazy *whole, *part;
+	uint64_t last;
+	size_t checked = 0;
+
+	assert_non_null(a);
+	assert_non_null(b);
+	memcpy(a, f->text, f->len);
+	memcpy(b, copy, clen);
+	whole = tk_ksyms_lazy_new(a, f->len, "/proc/kallsyms");
+	part = tk_ksyms_lazy_new(b, clen, "/proc/kallsyms");
+	assert_non_null(whole);
+	assert_non_null(part);
+	last = tk_ksyms_lazy_last(part);
+	assert_true(last != 0);
+	/* Every 37th line's address and around it: every line takes long under ASan. */
+	for (size_t i = 0, n = 0; i < clen; n++) {
+		const char *line = copy + i, *nl = memchr(line, '\n', clen - i);
+		unsigned long long v;
+
+		i += (size_t)(nl - line) + 1;
+		if (n % 37 || sscanf(line, "%llx", &v) != 1 || !v)
+			continue;
+		for (int64_t d = -1; d <= 1; d++) {
+			uint64_t addr = (uint64_t)v + (uint64_t)d, o1 = 0, o2 = 0;
+			const char *n1, *n2;
+
+			if (addr >= last)
+				continue;
+			n1 = tk_ksyms_lazy_lookup(whole, addr, &o1);
+			n2 = tk_ksyms_lazy_lookup(part, addr, &o2);
+			if ((n1 == NULL) != (n2 == NULL) || (n1 && (strcmp(n1, n2) || o1 != o2)))
+				fail_msg("%#llx: %s+%#llx vs %s+%#llx", (unsigned long long)addr,
+					 n1 ? n1 : "(none)", (unsigned long long)o1,
+					 n2 ? n2 : "(none)", (unsigned long long)o2);
+			checked++;
+		}
+	}
+	assert_true(checked > 0);
+	tk_ksyms_lazy_free(whole);
+	tk_ksyms_lazy_free(part);
+}
+
+static void test_copy(void **state)
+{
+	struct fixture *f = *state;
+	char *path = copy_file(f), *got, *m;
+	size_t len = 0, image;
+
+#if !defined(__x86_64__)
+	tk_ksyms_copy_put(f->dir, BID, f->text, f->len);
+	assert_int_equal(access(path, F_OK), -1);
+	free(path);
+	skip();
+#endif
+	if (!strncmp(f->text, "0000000000000000", 16)) {
+		free(path);
+		skip(); /* addresses hidden from this reader: nothing to compare */
+	}
+	/* No copy yet, and a cache directory that does not exist gets none. */
+	assert_null(tk_ksyms_copy_get(f->dir, BID, &len));
+	tk_ksyms_copy_put("/nonexistent/tk-cache", BID, f->text, f->len);
+	assert_int_equal(access("/nonexistent/tk-cache", F_OK), -1);
+
+	/* The copy: the lines before the first "\t[", given back while they match. */
+	tk_ksyms_copy_put(f->dir, BID, f->text, f->len);
+	m = memmem(f->text, f->len, "\t[", 2);
+	while (m && m > f->text && m[-1] != '\n')
+		m--;
+	image = m ? (size_t)(m - f->text) : f->len;
+	got = tk_ksyms_copy_get(f->dir, BID, &len);
+	assert_non_null(got);
+	assert_int_equal(len, image);
+	assert_memory_equal(got, f->text, image);
+	assert_null(memmem(got, len, "\t[", 2));
+	compare_below(f, got, len);
+
+	/* Cut at a line boundary (a copy written halfway): still exact below its own end. */
+	{
+		char *nl = memchr(got + len / 2, '\n', len - len / 2);
+
+		assert_non_null(nl);
+		assert_int_equal(tk_write_file_atomic(path, got, (size_t)(nl - got) + 1, 0644), 0);
+		free(got);
+		got = tk_ksyms_copy_get(f->dir, BID, &len);
+		assert_non_null(got);
+		compare_below(f, got, len);
+	}
+	/* Cut inside a line: refused. */
+	assert_int_equal(tk_write_file_atomic(path, got, len - 3, 0644), 0);
+	free(got);
+	assert_null(tk_ksyms_copy_get(f->dir, BID, &len));
+
+	/* Another load address (its first line differs): refused, then replaced by a put. */
+	{
+		char *other = malloc(f->len);
+
+		assert_non_null(other);
+		memcpy(other, f->text, f->len);
+		other[10] = other[10] == '0' ? '1' : '0';
+		assert_int_equal(tk_write_file_atomic(path, other, image, 0644), 0);
+		free(other);
+		assert_null(tk_ksyms_copy_get(f->dir, BID, &len));
+		tk_ksyms_copy_put(f->dir, BID, f->text, f->len);
+		got = tk_ksyms_copy_get(f->dir, BID, &len);
+		assert_non_null(got);
+		assert_int_equal(len, image);
+		free(got);
+	}
+	/* Another build id has no copy; a build id that is a path is refused. */
+	assert_null(tk_ksyms_copy_get(f->dir, "ffeeddccbbaa99887766554433221100ffeeddcc", &len));
+	tk_ksyms_copy_put(f->dir, "../escape", f->text, f->len);
+	assert_null(tk_ksyms_copy_get(f->dir, "../escape", &len));
+	free(path);
+	assert_true(asprintf(&path, "%s/escape", f->dir) > 0);
+	assert_int_equal(access(path, F_OK), -1);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

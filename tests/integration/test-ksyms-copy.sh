@@ -6,9 +6,9 @@
 # instead of /proc/kallsyms. On a -g profile of dd (kernel frames in most
 # samples), every report prints what perf script prints: with no copy,
 # with the copy (which is really read: a name changed in it shows), with
-# a copy cut in half (addresses above its end read /proc/kallsyms whole),
-# with a copy of another load address (ignored and rewritten); a cache
-# directory that does not exist is not created.
+# a damaged copy and one of another load address (both ignored and
+# rewritten); a cache directory that does not exist is not created. (A
+# copy of part of the lines, exact below its end, is the unit test's.)
 set -u
 . "$(dirname "$0")/../lib.sh"
 if ! command -v perf >/dev/null; then echo "SKIP: perf is not installed"; exit 77; fi
@@ -50,42 +50,52 @@ else
 	fail "no copy at $copy" "$(ls -la "$cache" 2>&1 | head -5)"
 	finish
 fi
-len=$(stat -c %s "$copy")
-cmp -n "$len" "$copy" /proc/kallsyms >"$dir/cmp.out" 2>&1 && ! grep -q "$(printf '\t')\[" "$copy" &&
-	pass "the copy is /proc/kallsyms up to its first module line" ||
-	fail "the copy is not the kernel image's lines of /proc/kallsyms" "$(cat "$dir/cmp.out")"
+# The file: a 24-byte header (magic, entries, text length), the index, the text.
+textlen=$(od -An -t u8 -j 16 -N 8 "$copy" | tr -d ' ')
+size=$(stat -c %s "$copy")
+textoff=$((size - textlen))
+tail -c "$textlen" "$copy" >"$dir/copy.txt"
+[ "$(head -c 8 "$copy")" = TKKSYM01 ] && cmp -n "$textlen" "$dir/copy.txt" /proc/kallsyms >/dev/null 2>&1 &&
+	! grep -q "$(printf '\t')\[" "$dir/copy.txt" &&
+	pass "the copy holds /proc/kallsyms up to its first module line" ||
+	fail "the copy does not hold the kernel image's lines of /proc/kallsyms" \
+		"$(head -c 8 "$copy"; cmp -n "$textlen" "$dir/copy.txt" /proc/kallsyms 2>&1)"
 report second
 
 # A name the report printed, in the copy past its first page, changed to one of the same length.
 name=$(grep -o ' [a-z_][a-z0-9_]*+0x[0-9a-f]* (\[kernel.kallsyms\])' "$dir/first.txt" |
 	sed 's/^ //; s/+0x.*//' | sort | uniq -c | sort -rn | awk '{ print $2 }' |
 	while read -r n; do
-		l=$(grep -n " $n\$" "$copy" | head -1 | cut -d: -f1)
-		[ -n "$l" ] && [ "$(head -n "$l" "$copy" | wc -c)" -gt 8192 ] && [ ${#n} -ge 4 ] &&
-			{ echo "$n"; break; }
+		at=$(grep -b " $n\$" "$dir/copy.txt" | head -1 | cut -d: -f1)
+		[ -n "$at" ] && [ "$at" -gt 8192 ] && [ ${#n} -ge 4 ] && { echo "$n $at"; break; }
 	done)
+cp "$copy" "$dir/saved"
 if [ -n "$name" ]; then
-	cp "$copy" "$dir/saved"
-	poison=ZZ${name:2}
-	sed -i "s/ $name\$/ $poison/" "$copy"
+	set -- $name
+	line=$(dd if="$dir/copy.txt" bs=1 skip="$2" count=300 2>/dev/null | head -1)
+	off=$((textoff + $2 + ${#line} - ${#1}))
+	printf 'ZZ' | dd of="$copy" bs=1 seek="$off" conv=notrunc 2>/dev/null
+	poison=ZZ${1:2}
 	"$TRACEKIT" report "$dir/k.data" >"$dir/poisoned.txt" 2>/dev/null
 	grep -q " $poison+0x" "$dir/poisoned.txt" &&
 		pass "a report reads the copy, not /proc/kallsyms" ||
-		fail "a name changed in the copy ($name -> $poison) does not show"
+		fail "a name changed in the copy ($1 -> $poison) does not show"
 	cp "$dir/saved" "$copy"
 else
 	skip "copy read" "no printed kernel name lies past the copy's first page"
 fi
 
-# Cut in half at a line boundary: the upper addresses come from /proc/kallsyms.
-head -n "$(($(wc -l <"$copy") / 2))" "$dir/saved" >"$copy"
-report half
+# Cut short: ignored (the text comes from /proc/kallsyms), then rewritten.
+head -c $((size - 100)) "$dir/saved" >"$copy"
+report damaged
+cmp -s "$copy" "$dir/saved" && pass "a damaged copy is rewritten" ||
+	fail "the damaged copy was not rewritten"
 
 # Another load address: its first line differs; ignored, then rewritten.
-sed '1s/^\(.\{9\}\)./\1x/' "$dir/saved" >"$copy"
+printf 'x' | dd of="$copy" bs=1 seek=$((textoff + 10)) conv=notrunc 2>/dev/null
 report other-load-address
 cmp -s "$copy" "$dir/saved" && pass "a copy of another load address is rewritten" ||
-	fail "the copy of another load address was not rewritten"
+	fail "the copy of another load address was not rewritten" "$(cmp "$copy" "$dir/saved" 2>&1)"
 
 # No cache directory: none is made.
 HOME=$dir/nohome "$TRACEKIT" report "$dir/k.data" >"$dir/nocache.txt" 2>/dev/null

@@ -9,20 +9,26 @@
 
 #include <stddef.h>
 
+struct tk_ksyms_lazy;
+
 /*
  * tk_ksyms_copy_get() - the copy for the running kernel of build id @bid
- * (hex) in @cache_dir, malloc'ed, when it is the beginning of what
- * /proc/kallsyms lists now; NULL otherwise (no copy, another load
- * address, a reader who sees other addresses, not x86-64).
+ * (hex) in @cache_dir, when it is the beginning of what /proc/kallsyms
+ * lists now: its text (*@text, *@len bytes, NUL-terminated) and its
+ * index (*@lines, *@n entries for tk_ksyms_lazy_adopt()), both malloc'ed.
+ * 0, or -1 (no copy, a damaged one, another load address, a reader who
+ * sees other addresses, not x86-64).
  */
-char *tk_ksyms_copy_get(const char *cache_dir, const char *bid, size_t *len);
+int tk_ksyms_copy_get(const char *cache_dir, const char *bid, char **text, size_t *len,
+		      void **lines, size_t *n);
 
 /*
  * tk_ksyms_copy_put() - keep the kernel image's lines of @text (@len bytes
- * just read from /proc/kallsyms of the running kernel of build id @bid) in
- * @cache_dir, which must exist. Failures are silent: only the next report
- * is slower.
+ * just read from /proc/kallsyms of the running kernel of build id @bid),
+ * with their part of @k (the index of @text), in @cache_dir, which must
+ * exist. Failures are silent: only the next report is slower.
  */
-void tk_ksyms_copy_put(const char *cache_dir, const char *bid, const char *text, size_t len);
+void tk_ksyms_copy_put(const char *cache_dir, const char *bid, const char *text, size_t len,
+		       const struct tk_ksyms_lazy *k);
 
 #endif

@@ -345,3 +345,71 @@ uint64_t tk_ksyms_lazy_last(const struct tk_ksyms_lazy *k)
 	/* The lines are sorted by address (tk_ksyms_lazy_new()). */
 	return k->n ? k->lines[k->n - 1].addr : 0;
 }
+
+size_t tk_ksyms_lazy_lines(const struct tk_ksyms_lazy *k, size_t text_len, void **lines)
+{
+	/* Zeroed: the entries' padding goes to a file, and should say the same every time. */
+	struct kline *out = calloc(k->n ? k->n : 1, sizeof(*out));
+	size_t n = 0;
+
+	*lines = out;
+	if (!out)
+		return 0;
+	/* The sorted lines of the first @text_len bytes: a sorted subsequence of all. */
+	for (size_t i = 0; i < k->n; i++) {
+		if (k->lines[i].off >= text_len || k->lines[i].off + k->lines[i].len > text_len)
+			continue;
+		out[n].addr = k->lines[i].addr;
+		out[n].off = k->lines[i].off;
+		out[n].len = k->lines[i].len;
+		out[n].module = k->lines[i].module;
+		n++;
+	}
+	return n;
+}
+
+size_t tk_ksyms_lazy_line_size(void)
+{
+	return sizeof(struct kline);
+}
+
+struct tk_ksyms_lazy *tk_ksyms_lazy_adopt(char *text, size_t len, void *lines, size_t n,
+					  const char *name)
+{
+	struct kline *l = lines;
+	struct tk_ksyms_lazy *k;
+
+	/*
+	 * What tk_ksyms_lazy_new() would have made, as far as bounds go: each
+	 * entry a whole line of @text (its start after a newline, its end at
+	 * one), sorted by address and then text order. An entry that is not
+	 * is a damaged file, refused.
+	 */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t end = (uint64_t)l[i].off + l[i].len;
+
+		if (end > len || (l[i].off && text[l[i].off - 1] != '\n') ||
+		    (end < len && text[end] != '\n') || !l[i].len ||
+		    (i && (l[i].addr < l[i - 1].addr ||
+			   (l[i].addr == l[i - 1].addr && l[i].off <= l[i - 1].off)))) {
+			errno = EBADMSG;
+			return NULL;
+		}
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k || !(k->name = strdup(name))) {
+		free(k);
+		errno = ENOMEM;
+		return NULL;
+	}
+	k->lines = l;
+	k->n = n;
+	if (!ranges_apart(k)) {
+		free(k->name);
+		free(k);
+		errno = ENOTSUP;
+		return NULL;
+	}
+	k->text = text;
+	return k;
+}

@@ -39,4 +39,26 @@ const char *tk_ksyms_lazy_lookup(struct tk_ksyms_lazy *k, uint64_t addr, uint64_
  */
 uint64_t tk_ksyms_lazy_last(const struct tk_ksyms_lazy *k);
 
+/*
+ * tk_ksyms_lazy_lines() - the index entries of the lines that lie in the
+ * first @text_len bytes of the text, in lookup order, into *@lines
+ * (malloc'ed, tk_ksyms_lazy_line_size() bytes each; the caller frees it):
+ * the index tk_ksyms_lazy_new() makes of that part alone. Their count (0
+ * with *@lines NULL: ENOMEM).
+ */
+size_t tk_ksyms_lazy_lines(const struct tk_ksyms_lazy *k, size_t text_len, void **lines);
+
+/* tk_ksyms_lazy_line_size() - the bytes of one entry of tk_ksyms_lazy_lines(). */
+size_t tk_ksyms_lazy_line_size(void);
+
+/*
+ * tk_ksyms_lazy_adopt() - tk_ksyms_lazy_new() of @text without parsing it:
+ * from the @n entries tk_ksyms_lazy_lines() gave for it (malloc'ed).
+ * Takes @text and @lines over on success; NULL with errno EBADMSG when an
+ * entry is not a whole line of @text in order, ENOTSUP or ENOMEM as
+ * tk_ksyms_lazy_new(): the caller keeps both.
+ */
+struct tk_ksyms_lazy *tk_ksyms_lazy_adopt(char *text, size_t len, void *lines, size_t n,
+					  const char *name);
+
 #endif

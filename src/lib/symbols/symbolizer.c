@@ -116,6 +116,8 @@ struct dso {
 	struct tk_ksyms_lazy *klazy; /* the kernel's kallsyms, instead of @st (ksyms-lazy.c) */
 	/* @klazy holds the kernel image's lines alone, valid below this address (ksyms-copy.c) */
 	uint64_t kimage_below;
+	/* the copy's index after /proc/kallsyms replaced it: names it gave stay valid */
+	struct tk_ksyms_lazy *kimage;
 	struct seg *segs;
 	size_t nsegs;
 	bool kernel;
@@ -175,6 +177,7 @@ TK_API void tk_symbolizer_free(struct tk_symbolizer *sym)
 	for (size_t i = 0; i < sym->ndsos; i++) {
 		tk_elf_symtab_free(sym->dsos[i]->st);
 		tk_ksyms_lazy_free(sym->dsos[i]->klazy);
+		tk_ksyms_lazy_free(sym->dsos[i]->kimage);
 		free(sym->dsos[i]->segs);
 		free(sym->dsos[i]->path);
 		free(sym->dsos[i]);
@@ -694,15 +697,17 @@ static void kernel_load(struct tk_symbolizer *s, struct dso *d, const char *f)
 {
 	const char *dir = s && s->cache ? tk_cache_dir(s->cache) : NULL;
 	const char *kbid = NULL;
+	void *lines;
 	char *text;
-	size_t len;
+	size_t len, n;
 
 	/* kernel_file() gives /proc/kallsyms only for the running kernel's build id or none. */
 	if (dir && !strcmp(f, "/proc/kallsyms"))
 		kbid = d->bid[0] ? d->bid : tk_cache_kernel_bid(s->cache);
 	d->kimage_below = 0;
-	if (kbid && kbid[0] && (text = tk_ksyms_copy_get(dir, kbid, &len))) {
-		d->klazy = tk_ksyms_lazy_new(text, len, f);
+	/* The copy comes with its index: no line is parsed (the parse was 29 M instructions). */
+	if (kbid && kbid[0] && tk_ksyms_copy_get(dir, kbid, &text, &len, &lines, &n) == 0) {
+		d->klazy = tk_ksyms_lazy_adopt(text, len, lines, n, f);
 		if (d->klazy) {
 			d->kimage_below = tk_ksyms_lazy_last(d->klazy);
 			if (d->kimage_below)
@@ -711,13 +716,14 @@ static void kernel_load(struct tk_symbolizer *s, struct dso *d, const char *f)
 			d->klazy = NULL;
 		} else {
 			free(text);
+			free(lines);
 		}
 	}
 	if (tk_read_file(f, &text, &len) == 0) {
-		if (kbid && kbid[0])
-			tk_ksyms_copy_put(dir, kbid, text, len);
 		/* Symbols made per address asked for; it keeps the text. */
 		d->klazy = tk_ksyms_lazy_new(text, len, f);
+		if (d->klazy && kbid && kbid[0])
+			tk_ksyms_copy_put(dir, kbid, text, len, d->klazy);
 		if (!d->klazy) {
 			d->st = tk_elf_symtab_new_kallsyms(text, len, f);
 			free(text);
@@ -915,13 +921,24 @@ static void dso_resolve(struct tk_symbolizer *s, struct dso *d, uint64_t off,
 			vaddr = off - d->segs[i].offset + d->segs[i].vaddr;
 			mapped = true;
 		}
-	if (mapped && d->kimage_below && vaddr >= d->kimage_below) {
+	if (mapped && d->kimage_below && vaddr >= d->kimage_below && !d->kimage) {
+		uint64_t below = d->kimage_below;
+
 		/* Beyond what the kernel image's lines answer: all of /proc/kallsyms. */
-		tk_ksyms_lazy_free(d->klazy);
+		d->kimage = d->klazy;
 		d->klazy = NULL;
 		kernel_load(NULL, d, "/proc/kallsyms");
+		d->kimage_below = below;
 	}
-	if (mapped && d->st)
+	/*
+	 * Below it, still the copy's index, also after /proc/kallsyms was
+	 * read: the same answers, and the same name pointers, which callers
+	 * keep and compare (tracekit profile groups by them).
+	 */
+	if (mapped && d->kimage_below && vaddr < d->kimage_below)
+		info->symbol = tk_ksyms_lazy_lookup(d->kimage ? d->kimage : d->klazy, vaddr,
+						    &info->offset);
+	else if (mapped && d->st)
 		info->symbol = tk_elf_symtab_lookup(d->st, vaddr, &info->offset, NULL);
 	else if (mapped && d->klazy)
 		info->symbol = tk_ksyms_lazy_lookup(d->klazy, vaddr, &info->offset);

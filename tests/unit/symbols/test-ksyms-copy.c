@@ -65,23 +65,28 @@ static char *copy_file(const struct fixture *f)
 	return p;
 }
 
-/* Lookups of @copy's index equal the whole text's below the copy's last address. */
-static void compare_below(const struct fixture *f, const char *copy, size_t clen)
+/* The copy's text and index, adopted as the symbolizer adopts them; NULL when refused. */
+static struct tk_ksyms_lazy *copy_load(const struct fixture *f, char **text, size_t *len)
 {
-	char *a = malloc(f->len + 1), *b = malloc(clen + 1);
-	struct tk_ksyms_lazy *whole, *part;
-	uint64_t last;
+	struct tk_ksyms_lazy *k;
+	void *lines;
+	size_t n;
+
+	if (tk_ksyms_copy_get(f->dir, BID, text, len, &lines, &n))
+		return NULL;
+	k = tk_ksyms_lazy_adopt(*text, *len, lines, n, "/proc/kallsyms");
+	assert_non_null(k);
+	return k;
+}
+
+/* Lookups of @part equal the whole text's below @part's last address. */
+static void compare_below(const struct fixture *f, struct tk_ksyms_lazy *whole,
+			  struct tk_ksyms_lazy *part, const char *copy, size_t clen)
+{
+	uint64_t last = tk_ksyms_lazy_last(part);
 	size_t checked = 0;
 
-	assert_non_null(a);
-	assert_non_null(b);
-	memcpy(a, f->text, f->len);
-	memcpy(b, copy, clen);
-	whole = tk_ksyms_lazy_new(a, f->len, "/proc/kallsyms");
-	part = tk_ksyms_lazy_new(b, clen, "/proc/kallsyms");
-	assert_non_null(whole);
-	assert_non_null(part);
-	last = tk_ksyms_lazy_last(part);
+	(void)f;
 	assert_true(last != 0);
 	/* Every 37th line's address and around it: every line takes long under ASan. */
 	for (size_t i = 0, n = 0; i < clen; n++) {
@@ -107,84 +112,120 @@ static void compare_below(const struct fixture *f, const char *copy, size_t clen
 		}
 	}
 	assert_true(checked > 0);
-	tk_ksyms_lazy_free(whole);
-	tk_ksyms_lazy_free(part);
+}
+
+/* Change the byte at @off of the copy's file. */
+static void poke(const char *path, long off)
+{
+	FILE *fp = fopen(path, "r+b");
+	int c;
+
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, off, SEEK_SET), 0);
+	c = fgetc(fp);
+	assert_int_equal(fseek(fp, off, SEEK_SET), 0);
+	fputc(c == '0' ? '1' : '0', fp);
+	assert_int_equal(fclose(fp), 0);
 }
 
 static void test_copy(void **state)
 {
 	struct fixture *f = *state;
-	char *path = copy_file(f), *got, *m;
-	size_t len = 0, image;
+	char *path = copy_file(f), *got = NULL, *m, *wtext;
+	struct tk_ksyms_lazy *whole, *part;
+	size_t len = 0, image, n;
+	struct stat st;
+	void *lines;
 
+	wtext = malloc(f->len + 1);
+	assert_non_null(wtext);
+	memcpy(wtext, f->text, f->len);
+	whole = tk_ksyms_lazy_new(wtext, f->len, "/proc/kallsyms");
+	assert_non_null(whole);
 #if !defined(__x86_64__)
-	tk_ksyms_copy_put(f->dir, BID, f->text, f->len);
+	tk_ksyms_copy_put(f->dir, BID, f->text, f->len, whole);
 	assert_int_equal(access(path, F_OK), -1);
+	tk_ksyms_lazy_free(whole);
 	free(path);
 	skip();
 #endif
 	if (!strncmp(f->text, "0000000000000000", 16)) {
+		tk_ksyms_lazy_free(whole);
 		free(path);
 		skip(); /* addresses hidden from this reader: nothing to compare */
 	}
 	/* No copy yet, and a cache directory that does not exist gets none. */
-	assert_null(tk_ksyms_copy_get(f->dir, BID, &len));
-	tk_ksyms_copy_put("/nonexistent/tk-cache", BID, f->text, f->len);
+	assert_int_equal(tk_ksyms_copy_get(f->dir, BID, &got, &len, &lines, &n), -1);
+	tk_ksyms_copy_put("/nonexistent/tk-cache", BID, f->text, f->len, whole);
 	assert_int_equal(access("/nonexistent/tk-cache", F_OK), -1);
 
 	/* The copy: the lines before the first "\t[", given back while they match. */
-	tk_ksyms_copy_put(f->dir, BID, f->text, f->len);
+	tk_ksyms_copy_put(f->dir, BID, f->text, f->len, whole);
 	m = memmem(f->text, f->len, "\t[", 2);
 	while (m && m > f->text && m[-1] != '\n')
 		m--;
 	image = m ? (size_t)(m - f->text) : f->len;
-	got = tk_ksyms_copy_get(f->dir, BID, &len);
-	assert_non_null(got);
+	part = copy_load(f, &got, &len);
+	assert_non_null(part);
 	assert_int_equal(len, image);
 	assert_memory_equal(got, f->text, image);
 	assert_null(memmem(got, len, "\t[", 2));
-	compare_below(f, got, len);
+	compare_below(f, whole, part, got, len);
+	tk_ksyms_lazy_free(part);
 
-	/* Cut at a line boundary (a copy written halfway): still exact below its own end. */
+	/* A copy of half the lines (cut at a line): exact below its own end. */
 	{
-		char *nl = memchr(got + len / 2, '\n', len - len / 2);
+		char *nl = memchr(f->text + image / 2, '\n', image - image / 2);
 
 		assert_non_null(nl);
-		assert_int_equal(tk_write_file_atomic(path, got, (size_t)(nl - got) + 1, 0644), 0);
-		free(got);
-		got = tk_ksyms_copy_get(f->dir, BID, &len);
-		assert_non_null(got);
-		compare_below(f, got, len);
+		tk_ksyms_copy_put(f->dir, BID, f->text, (size_t)(nl - f->text) + 1, whole);
+		part = copy_load(f, &got, &len);
+		assert_non_null(part);
+		assert_int_equal(len, (size_t)(nl - f->text) + 1);
+		compare_below(f, whole, part, got, len);
+		tk_ksyms_lazy_free(part);
 	}
-	/* Cut inside a line: refused. */
-	assert_int_equal(tk_write_file_atomic(path, got, len - 3, 0644), 0);
-	free(got);
-	assert_null(tk_ksyms_copy_get(f->dir, BID, &len));
+	tk_ksyms_copy_put(f->dir, BID, f->text, f->len, whole);
+
+	/* Damage: a file cut short, an index entry off a line start: refused. */
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(truncate(path, st.st_size - 1), 0);
+	assert_int_equal(tk_ksyms_copy_get(f->dir, BID, &got, &len, &lines, &n), -1);
+	tk_ksyms_copy_put(f->dir, BID, f->text, f->len, whole);
+	assert_int_equal(tk_ksyms_copy_get(f->dir, BID, &got, &len, &lines, &n), 0);
+	assert_true(n > 2);
+	{
+		/* The second entry's text offset (after its address) moved by one byte. */
+		uint32_t *off = (uint32_t *)((char *)lines + tk_ksyms_lazy_line_size() + 8);
+
+		(*off)++;
+		errno = 0;
+		assert_null(tk_ksyms_lazy_adopt(got, len, lines, n, "/proc/kallsyms"));
+		assert_int_equal(errno, EBADMSG);
+		free(got);
+		free(lines);
+	}
 
 	/* Another load address (its first line differs): refused, then replaced by a put. */
-	{
-		char *other = malloc(f->len);
+	poke(path, (long)(st.st_size - (off_t)image + 10));
+	assert_int_equal(tk_ksyms_copy_get(f->dir, BID, &got, &len, &lines, &n), -1);
+	tk_ksyms_copy_put(f->dir, BID, f->text, f->len, whole);
+	part = copy_load(f, &got, &len);
+	assert_non_null(part);
+	assert_int_equal(len, image);
+	tk_ksyms_lazy_free(part);
 
-		assert_non_null(other);
-		memcpy(other, f->text, f->len);
-		other[10] = other[10] == '0' ? '1' : '0';
-		assert_int_equal(tk_write_file_atomic(path, other, image, 0644), 0);
-		free(other);
-		assert_null(tk_ksyms_copy_get(f->dir, BID, &len));
-		tk_ksyms_copy_put(f->dir, BID, f->text, f->len);
-		got = tk_ksyms_copy_get(f->dir, BID, &len);
-		assert_non_null(got);
-		assert_int_equal(len, image);
-		free(got);
-	}
 	/* Another build id has no copy; a build id that is a path is refused. */
-	assert_null(tk_ksyms_copy_get(f->dir, "ffeeddccbbaa99887766554433221100ffeeddcc", &len));
-	tk_ksyms_copy_put(f->dir, "../escape", f->text, f->len);
-	assert_null(tk_ksyms_copy_get(f->dir, "../escape", &len));
+	assert_int_equal(tk_ksyms_copy_get(f->dir, "ffeeddccbbaa99887766554433221100ffeeddcc", &got,
+					   &len, &lines, &n),
+			 -1);
+	tk_ksyms_copy_put(f->dir, "../escape", f->text, f->len, whole);
+	assert_int_equal(tk_ksyms_copy_get(f->dir, "../escape", &got, &len, &lines, &n), -1);
 	free(path);
 	assert_true(asprintf(&path, "%s/escape", f->dir) > 0);
 	assert_int_equal(access(path, F_OK), -1);
 	free(path);
+	tk_ksyms_lazy_free(whole);
 }
 
 int main(void)

@@ -83,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct tk_ksyms_lazy *a =
 			again && lines
 				? tk_ksyms_lazy_adopt(again ? memcpy(again, data, size) : NULL,
-						      size, lines, n, "fuzz")
+						      size, lines, n, "fuzz", NULL, 0)
 				: NULL;
 
 		if (!a) {
@@ -114,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (lines && t2) {
 			memcpy(lines, data, n * es);
 			memcpy(t2, data, size);
-			b = tk_ksyms_lazy_adopt(t2, size, lines, n, "fuzz");
+			b = tk_ksyms_lazy_adopt(t2, size, lines, n, "fuzz", NULL, 0);
 		}
 		if (b) {
 			for (i = 0; i + 8 <= size; i += 8) {

@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -91,14 +92,14 @@ static char *copy_path(const char *cache_dir, const char *bid)
 	return path;
 }
 
-int tk_ksyms_copy_get(const char *cache_dir, const char *bid, char **text, size_t *len,
-		      void **lines, size_t *n)
+int tk_ksyms_copy_get(const char *cache_dir, const char *bid, const char **text, size_t *len,
+		      const void **lines, size_t *n, void **map, size_t *map_len)
 {
 #if defined(__x86_64__)
-	char first[FIRST_READ], *path = copy_path(cache_dir, bid), *t = NULL;
+	char first[FIRST_READ], *path = copy_path(cache_dir, bid);
 	size_t es = tk_ksyms_lazy_line_size();
+	const uint8_t *m = MAP_FAILED;
 	struct copy_header h;
-	void *l = NULL;
 	struct stat st;
 	ssize_t got = -1;
 	int fd;
@@ -109,41 +110,47 @@ int tk_ksyms_copy_get(const char *cache_dir, const char *bid, char **text, size_
 	free(path);
 	if (fd < 0)
 		return -1;
-	/* The sizes add up to the file's, so that nothing is read past it. */
-	if (fstat(fd, &st) || tk_pread_full(fd, &h, sizeof(h), 0) != (int64_t)sizeof(h) ||
-	    memcmp(h.magic, MAGIC, 8) || !h.text_len || h.text_len > (uint64_t)st.st_size ||
-	    h.n > ((uint64_t)st.st_size - h.text_len) / es ||
-	    sizeof(h) + h.n * es + h.text_len != (uint64_t)st.st_size)
+	/*
+	 * Mapped, not read: reading 8 MB into fresh memory faulted its 2 000
+	 * pages in one by one (~6 ms of system time); the page cache's pages
+	 * map in batches. The sizes must add up to the file's.
+	 */
+	if (fstat(fd, &st) || (uint64_t)st.st_size < sizeof(h) || (uint64_t)st.st_size > SIZE_MAX)
 		goto fail;
-	t = malloc(h.text_len + 1);
-	l = malloc(h.n ? h.n * es : 1);
-	if (!t || !l || tk_pread_full(fd, l, h.n * es, sizeof(h)) != (int64_t)(h.n * es) ||
-	    tk_pread_full(fd, t, h.text_len, sizeof(h) + h.n * es) != (int64_t)h.text_len ||
-	    t[h.text_len - 1] != '\n')
-		goto fail;
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
+	fd = -1;
+	if (m == MAP_FAILED)
+		goto fail;
+	memcpy(&h, m, sizeof(h));
+	if (memcmp(h.magic, MAGIC, 8) || !h.text_len || h.text_len > (uint64_t)st.st_size ||
+	    h.n > ((uint64_t)st.st_size - h.text_len) / es ||
+	    sizeof(h) + h.n * es + h.text_len != (uint64_t)st.st_size || m[st.st_size - 1] != '\n')
+		goto fail;
 	fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		do
 			got = read(fd, first, sizeof(first));
 		while (got < 0 && errno == EINTR);
+		close(fd);
+		fd = -1;
 	}
 	/* A first read that ends inside the image's lines, equal to the copy's beginning. */
 	if (got <= 0 || image_part(first, (size_t)got) != (size_t)got ||
-	    h.text_len < (uint64_t)got || memcmp(t, first, (size_t)got))
+	    h.text_len < (uint64_t)got || memcmp(m + sizeof(h) + h.n * es, first, (size_t)got))
 		goto fail;
-	close(fd);
-	t[h.text_len] = '\0';
-	*text = t;
+	*text = (const char *)m + sizeof(h) + h.n * es;
 	*len = h.text_len;
-	*lines = l;
+	*lines = m + sizeof(h);
 	*n = h.n;
+	*map = (void *)(uintptr_t)m;
+	*map_len = (size_t)st.st_size;
 	return 0;
 fail:
 	if (fd >= 0)
 		close(fd);
-	free(t);
-	free(l);
+	if (m != MAP_FAILED)
+		munmap((void *)(uintptr_t)m, (size_t)st.st_size);
 	return -1;
 #else
 	(void)cache_dir;
@@ -152,6 +159,8 @@ fail:
 	(void)len;
 	(void)lines;
 	(void)n;
+	(void)map;
+	(void)map_len;
 	return -1;
 #endif
 }

@@ -14,13 +14,14 @@ struct tk_ksyms_lazy;
 /*
  * tk_ksyms_copy_get() - the copy for the running kernel of build id @bid
  * (hex) in @cache_dir, when it is the beginning of what /proc/kallsyms
- * lists now: its text (*@text, *@len bytes, NUL-terminated) and its
- * index (*@lines, *@n entries for tk_ksyms_lazy_adopt()), both malloc'ed.
- * 0, or -1 (no copy, a damaged one, another load address, a reader who
- * sees other addresses, not x86-64).
+ * lists now, mapped (*@map, *@map_len bytes; the caller unmaps it, or
+ * hands it to tk_ksyms_lazy_adopt()): its text (*@text, *@len bytes) and
+ * its index (*@lines, *@n entries), inside the mapping. 0, or -1 (no
+ * copy, a damaged one, another load address, a reader who sees other
+ * addresses, not x86-64).
  */
-int tk_ksyms_copy_get(const char *cache_dir, const char *bid, char **text, size_t *len,
-		      void **lines, size_t *n);
+int tk_ksyms_copy_get(const char *cache_dir, const char *bid, const char **text, size_t *len,
+		      const void **lines, size_t *n, void **map, size_t *map_len);
 
 /*
  * tk_ksyms_copy_put() - keep the kernel image's lines of @text (@len bytes

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <tracekit/elf.h>
 
@@ -49,6 +50,8 @@ struct tk_ksyms_lazy {
 	char *name;
 	struct kline *lines;
 	size_t n;
+	void *map; /* text and lines lie in this mapping (tk_ksyms_lazy_adopt()), else malloc'ed */
+	size_t map_len;
 	struct kgroup *groups;
 	size_t cap, used;
 };
@@ -231,8 +234,12 @@ void tk_ksyms_lazy_free(struct tk_ksyms_lazy *k)
 		if (k->groups[i].first != SIZE_MAX)
 			tk_elf_symtab_free(k->groups[i].st);
 	free(k->groups);
-	free(k->lines);
-	free(k->text);
+	if (k->map) {
+		munmap(k->map, k->map_len);
+	} else {
+		free(k->lines);
+		free(k->text);
+	}
 	free(k->name);
 	free(k);
 }
@@ -373,10 +380,10 @@ size_t tk_ksyms_lazy_line_size(void)
 	return sizeof(struct kline);
 }
 
-struct tk_ksyms_lazy *tk_ksyms_lazy_adopt(char *text, size_t len, void *lines, size_t n,
-					  const char *name)
+struct tk_ksyms_lazy *tk_ksyms_lazy_adopt(const char *text, size_t len, const void *lines, size_t n,
+					  const char *name, void *map, size_t map_len)
 {
-	struct kline *l = lines;
+	const struct kline *l = lines;
 	struct tk_ksyms_lazy *k;
 
 	/*
@@ -402,7 +409,8 @@ struct tk_ksyms_lazy *tk_ksyms_lazy_adopt(char *text, size_t len, void *lines, s
 		errno = ENOMEM;
 		return NULL;
 	}
-	k->lines = l;
+	/* Only read from here on: the casts keep one struct for both kinds. */
+	k->lines = (struct kline *)(uintptr_t)l;
 	k->n = n;
 	if (!ranges_apart(k)) {
 		free(k->name);
@@ -410,6 +418,8 @@ struct tk_ksyms_lazy *tk_ksyms_lazy_adopt(char *text, size_t len, void *lines, s
 		errno = ENOTSUP;
 		return NULL;
 	}
-	k->text = text;
+	k->text = (char *)(uintptr_t)text;
+	k->map = map;
+	k->map_len = map_len;
 	return k;
 }

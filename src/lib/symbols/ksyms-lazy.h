@@ -53,12 +53,14 @@ size_t tk_ksyms_lazy_line_size(void);
 
 /*
  * tk_ksyms_lazy_adopt() - tk_ksyms_lazy_new() of @text without parsing it:
- * from the @n entries tk_ksyms_lazy_lines() gave for it (malloc'ed).
- * Takes @text and @lines over on success; NULL with errno EBADMSG when an
- * entry is not a whole line of @text in order, ENOTSUP or ENOMEM as
- * tk_ksyms_lazy_new(): the caller keeps both.
+ * from the @n entries tk_ksyms_lazy_lines() gave for it. With @map, @text
+ * and @lines lie in that mapping of @map_len bytes, which it takes over
+ * (tk_ksyms_lazy_free() unmaps it); without, it takes over @text and
+ * @lines (malloc'ed). NULL with errno EBADMSG when an entry is not a whole
+ * line of @text in order, ENOTSUP or ENOMEM as tk_ksyms_lazy_new(): the
+ * caller keeps them.
  */
-struct tk_ksyms_lazy *tk_ksyms_lazy_adopt(char *text, size_t len, void *lines, size_t n,
-					  const char *name);
+struct tk_ksyms_lazy *tk_ksyms_lazy_adopt(const char *text, size_t len, const void *lines, size_t n,
+					  const char *name, void *map, size_t map_len);
 
 #endif

@@ -89,6 +89,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -696,18 +697,20 @@ static void kmodule_load(struct dso *d, struct tk_elf *elf)
 static void kernel_load(struct tk_symbolizer *s, struct dso *d, const char *f)
 {
 	const char *dir = s && s->cache ? tk_cache_dir(s->cache) : NULL;
-	const char *kbid = NULL;
-	void *lines;
+	const char *kbid = NULL, *ctext;
+	const void *clines;
+	size_t len, n, map_len;
 	char *text;
-	size_t len, n;
+	void *map;
 
 	/* kernel_file() gives /proc/kallsyms only for the running kernel's build id or none. */
 	if (dir && !strcmp(f, "/proc/kallsyms"))
 		kbid = d->bid[0] ? d->bid : tk_cache_kernel_bid(s->cache);
 	d->kimage_below = 0;
 	/* The copy comes with its index: no line is parsed (the parse was 29 M instructions). */
-	if (kbid && kbid[0] && tk_ksyms_copy_get(dir, kbid, &text, &len, &lines, &n) == 0) {
-		d->klazy = tk_ksyms_lazy_adopt(text, len, lines, n, f);
+	if (kbid && kbid[0] &&
+	    tk_ksyms_copy_get(dir, kbid, &ctext, &len, &clines, &n, &map, &map_len) == 0) {
+		d->klazy = tk_ksyms_lazy_adopt(ctext, len, clines, n, f, map, map_len);
 		if (d->klazy) {
 			d->kimage_below = tk_ksyms_lazy_last(d->klazy);
 			if (d->kimage_below)
@@ -715,8 +718,7 @@ static void kernel_load(struct tk_symbolizer *s, struct dso *d, const char *f)
 			tk_ksyms_lazy_free(d->klazy);
 			d->klazy = NULL;
 		} else {
-			free(text);
-			free(lines);
+			munmap(map, map_len);
 		}
 	}
 	if (tk_read_file(f, &text, &len) == 0) {

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,17 +67,32 @@ static char *copy_file(const struct fixture *f)
 }
 
 /* The copy's text and index, adopted as the symbolizer adopts them; NULL when refused. */
-static struct tk_ksyms_lazy *copy_load(const struct fixture *f, char **text, size_t *len)
+static struct tk_ksyms_lazy *copy_load(const struct fixture *f, const char **text, size_t *len)
 {
 	struct tk_ksyms_lazy *k;
-	void *lines;
-	size_t n;
+	const void *lines;
+	size_t n, map_len;
+	void *map;
 
-	if (tk_ksyms_copy_get(f->dir, BID, text, len, &lines, &n))
+	if (tk_ksyms_copy_get(f->dir, BID, text, len, &lines, &n, &map, &map_len))
 		return NULL;
-	k = tk_ksyms_lazy_adopt(*text, *len, lines, n, "/proc/kallsyms");
+	k = tk_ksyms_lazy_adopt(*text, *len, lines, n, "/proc/kallsyms", map, map_len);
 	assert_non_null(k);
 	return k;
+}
+
+/* tk_ksyms_copy_get() succeeds (the mapping unmapped again) or not. */
+static int copy_get(const struct fixture *f, const char *bid)
+{
+	const char *text;
+	const void *lines;
+	size_t len, n, map_len;
+	void *map;
+
+	if (tk_ksyms_copy_get(f->dir, bid, &text, &len, &lines, &n, &map, &map_len))
+		return -1;
+	munmap(map, map_len);
+	return 0;
 }
 
 /* Lookups of @part equal the whole text's below @part's last address. */
@@ -131,11 +147,11 @@ static void poke(const char *path, long off)
 static void test_copy(void **state)
 {
 	struct fixture *f = *state;
-	char *path = copy_file(f), *got = NULL, *m, *wtext;
+	char *path = copy_file(f), *m, *wtext;
+	const char *got = NULL;
 	struct tk_ksyms_lazy *whole, *part;
-	size_t len = 0, image, n;
+	size_t len = 0, image;
 	struct stat st;
-	void *lines;
 
 	wtext = malloc(f->len + 1);
 	assert_non_null(wtext);
@@ -155,7 +171,7 @@ static void test_copy(void **state)
 		skip(); /* addresses hidden from this reader: nothing to compare */
 	}
 	/* No copy yet, and a cache directory that does not exist gets none. */
-	assert_int_equal(tk_ksyms_copy_get(f->dir, BID, &got, &len, &lines, &n), -1);
+	assert_int_equal(copy_get(f, BID), -1);
 	tk_ksyms_copy_put("/nonexistent/tk-cache", BID, f->text, f->len, whole);
 	assert_int_equal(access("/nonexistent/tk-cache", F_OK), -1);
 
@@ -190,25 +206,40 @@ static void test_copy(void **state)
 	/* Damage: a file cut short, an index entry off a line start: refused. */
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(truncate(path, st.st_size - 1), 0);
-	assert_int_equal(tk_ksyms_copy_get(f->dir, BID, &got, &len, &lines, &n), -1);
+	assert_int_equal(copy_get(f, BID), -1);
 	tk_ksyms_copy_put(f->dir, BID, f->text, f->len, whole);
-	assert_int_equal(tk_ksyms_copy_get(f->dir, BID, &got, &len, &lines, &n), 0);
-	assert_true(n > 2);
 	{
-		/* The second entry's text offset (after its address) moved by one byte. */
-		uint32_t *off = (uint32_t *)((char *)lines + tk_ksyms_lazy_line_size() + 8);
+		/* An index entry off a line start (a malloc'ed copy of the index): refused. */
+		const void *lines;
+		size_t n, map_len, es = tk_ksyms_lazy_line_size();
+		void *map, *mine;
+		char *text;
+		uint32_t off;
 
-		(*off)++;
+		assert_int_equal(
+			tk_ksyms_copy_get(f->dir, BID, &got, &len, &lines, &n, &map, &map_len), 0);
+		assert_true(n > 2);
+		mine = malloc(n * es);
+		text = malloc(len);
+		assert_non_null(mine);
+		assert_non_null(text);
+		memcpy(mine, lines, n * es);
+		memcpy(text, got, len);
+		munmap(map, map_len);
+		/* The second entry's text offset (after its address) moved by one byte. */
+		memcpy(&off, (char *)mine + es + 8, 4);
+		off++;
+		memcpy((char *)mine + es + 8, &off, 4);
 		errno = 0;
-		assert_null(tk_ksyms_lazy_adopt(got, len, lines, n, "/proc/kallsyms"));
+		assert_null(tk_ksyms_lazy_adopt(text, len, mine, n, "/proc/kallsyms", NULL, 0));
 		assert_int_equal(errno, EBADMSG);
-		free(got);
-		free(lines);
+		free(text);
+		free(mine);
 	}
 
 	/* Another load address (its first line differs): refused, then replaced by a put. */
 	poke(path, (long)(st.st_size - (off_t)image + 10));
-	assert_int_equal(tk_ksyms_copy_get(f->dir, BID, &got, &len, &lines, &n), -1);
+	assert_int_equal(copy_get(f, BID), -1);
 	tk_ksyms_copy_put(f->dir, BID, f->text, f->len, whole);
 	part = copy_load(f, &got, &len);
 	assert_non_null(part);
@@ -216,11 +247,9 @@ static void test_copy(void **state)
 	tk_ksyms_lazy_free(part);
 
 	/* Another build id has no copy; a build id that is a path is refused. */
-	assert_int_equal(tk_ksyms_copy_get(f->dir, "ffeeddccbbaa99887766554433221100ffeeddcc", &got,
-					   &len, &lines, &n),
-			 -1);
+	assert_int_equal(copy_get(f, "ffeeddccbbaa99887766554433221100ffeeddcc"), -1);
 	tk_ksyms_copy_put(f->dir, "../escape", f->text, f->len, whole);
-	assert_int_equal(tk_ksyms_copy_get(f->dir, "../escape", &got, &len, &lines, &n), -1);
+	assert_int_equal(copy_get(f, "../escape"), -1);
 	free(path);
 	assert_true(asprintf(&path, "%s/escape", f->dir) > 0);
 	assert_int_equal(access(path, F_OK), -1);

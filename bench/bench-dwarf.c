@@ -55,7 +55,9 @@
  * median), tracekit's and perf's peak RSS and the 1-minute load average. Needs root, perf and cc
  * (big: meson and ninja too): otherwise "SKIP: reason", exit 77. --quick: the small workload, a
  * short profile, one pair each, no windows; --rounds N more pairs; --keep FILE keeps the profile
- * (its binaries stay only for big).
+ * and, for the small, long and inline workloads, the temporary directory of the program it
+ * profiled (its path is printed: a kept profile of a deleted program names none of its symbols,
+ * which made such a profile useless for callgrind runs); big's program stays in build/bench.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -571,6 +573,10 @@ int main(int argc, char **argv)
 		char *const mv[] = {"cp", data, (char *)keep, NULL};
 
 		run_quiet(mv);
+		if (!big) {
+			printf("kept %s and the profiled program in %s\n", keep, dir);
+			return 0;
+		}
 	}
 	{
 		char *const rm[] = {"rm", "-rf", dir, NULL};

@@ -6,7 +6,10 @@
  * name and offset tk_elf_symtab_lookup() gives on the whole table
  * tk_elf_symtab_new_kallsyms() makes of the same text; both must accept
  * and reject the same texts (a text whose ranges overlap it leaves to the
- * whole table: ENOTSUP). A difference aborts.
+ * whole table: ENOTSUP). A difference aborts. Then the index as the
+ * cache's copy stores it (ksyms-copy.c): tk_ksyms_lazy_adopt() of
+ * tk_ksyms_lazy_lines() must answer as the parsed index does, and an
+ * index made of the input's own bytes must be refused or stay in bounds.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -71,6 +74,60 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!n1 != !n2 || (n1 && (strcmp(n1, n2) || o1 != o2)))
 				abort();
 			sink += o1;
+		}
+	}
+	if (k) {
+		void *lines = NULL;
+		size_t n = tk_ksyms_lazy_lines(k, size, &lines);
+		char *again = malloc(size + 1);
+		struct tk_ksyms_lazy *a =
+			again && lines
+				? tk_ksyms_lazy_adopt(again ? memcpy(again, data, size) : NULL,
+						      size, lines, n, "fuzz", NULL, 0)
+				: NULL;
+
+		if (!a) {
+			free(again);
+			free(lines);
+			if (errno != ENOMEM)
+				abort();
+		}
+		for (i = 0; a && i < size; i += 7) {
+			uint64_t addr = 0, o1 = 0, o2 = 0;
+			const char *n1, *n2;
+
+			memcpy(&addr, data + i, size - i < 8 ? size - i : 8);
+			n1 = tk_ksyms_lazy_lookup(k, addr, &o1);
+			n2 = tk_ksyms_lazy_lookup(a, addr, &o2);
+			if (!n1 != !n2 || (n1 && (strcmp(n1, n2) || o1 != o2)))
+				abort();
+		}
+		tk_ksyms_lazy_free(a);
+	}
+	{
+		/* The input's bytes as index entries over its own text. */
+		size_t es = tk_ksyms_lazy_line_size(), n = size / es < 64 ? size / es : 64;
+		void *lines = malloc(n ? n * es : 1);
+		char *t2 = malloc(size + 1);
+		struct tk_ksyms_lazy *b = NULL;
+
+		if (lines && t2) {
+			memcpy(lines, data, n * es);
+			memcpy(t2, data, size);
+			b = tk_ksyms_lazy_adopt(t2, size, lines, n, "fuzz", NULL, 0);
+		}
+		if (b) {
+			for (i = 0; i + 8 <= size; i += 8) {
+				uint64_t addr, o = 0;
+
+				memcpy(&addr, data + i, 8);
+				if (tk_ksyms_lazy_lookup(b, addr, &o))
+					sink += o;
+			}
+			tk_ksyms_lazy_free(b);
+		} else {
+			free(lines);
+			free(t2);
 		}
 	}
 	tk_elf_symtab_free(st);

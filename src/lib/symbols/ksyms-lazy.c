@@ -21,11 +21,18 @@
  * A line the whole-table parser would reject makes tk_ksyms_lazy_new()
  * fail, so that the caller takes that path and gets its error; so does a
  * text whose symbol ranges would overlap (ranges_apart()).
+ *
+ * The cache's copy of the kernel image's lines (ksyms-copy.c) stores the
+ * index beside the text (tk_ksyms_lazy_lines()): tk_ksyms_lazy_adopt()
+ * checks that each entry is a whole line, in order, instead of parsing
+ * the 120 k lines again (29 M instructions), and may keep the text and
+ * index in the copy's mapping.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <tracekit/elf.h>
 
@@ -49,6 +56,8 @@ struct tk_ksyms_lazy {
 	char *name;
 	struct kline *lines;
 	size_t n;
+	void *map; /* text and lines lie in this mapping (tk_ksyms_lazy_adopt()), else malloc'ed */
+	size_t map_len;
 	struct kgroup *groups;
 	size_t cap, used;
 };
@@ -231,8 +240,12 @@ void tk_ksyms_lazy_free(struct tk_ksyms_lazy *k)
 		if (k->groups[i].first != SIZE_MAX)
 			tk_elf_symtab_free(k->groups[i].st);
 	free(k->groups);
-	free(k->lines);
-	free(k->text);
+	if (k->map) {
+		munmap(k->map, k->map_len);
+	} else {
+		free(k->lines);
+		free(k->text);
+	}
 	free(k->name);
 	free(k);
 }
@@ -338,4 +351,81 @@ const char *tk_ksyms_lazy_lookup(struct tk_ksyms_lazy *k, uint64_t addr, uint64_
 		end++;
 	st = group_get(k, first, end);
 	return st ? tk_elf_symtab_lookup(st, addr, offset, NULL) : NULL;
+}
+
+uint64_t tk_ksyms_lazy_last(const struct tk_ksyms_lazy *k)
+{
+	/* The lines are sorted by address (tk_ksyms_lazy_new()). */
+	return k->n ? k->lines[k->n - 1].addr : 0;
+}
+
+size_t tk_ksyms_lazy_lines(const struct tk_ksyms_lazy *k, size_t text_len, void **lines)
+{
+	/* Zeroed: the entries' padding goes to a file, and should say the same every time. */
+	struct kline *out = calloc(k->n ? k->n : 1, sizeof(*out));
+	size_t n = 0;
+
+	*lines = out;
+	if (!out)
+		return 0;
+	/* The sorted lines of the first @text_len bytes: a sorted subsequence of all. */
+	for (size_t i = 0; i < k->n; i++) {
+		if (k->lines[i].off >= text_len || k->lines[i].off + k->lines[i].len > text_len)
+			continue;
+		out[n].addr = k->lines[i].addr;
+		out[n].off = k->lines[i].off;
+		out[n].len = k->lines[i].len;
+		out[n].module = k->lines[i].module;
+		n++;
+	}
+	return n;
+}
+
+size_t tk_ksyms_lazy_line_size(void)
+{
+	return sizeof(struct kline);
+}
+
+struct tk_ksyms_lazy *tk_ksyms_lazy_adopt(const char *text, size_t len, const void *lines, size_t n,
+					  const char *name, void *map, size_t map_len)
+{
+	const struct kline *l = lines;
+	struct tk_ksyms_lazy *k;
+
+	/*
+	 * What tk_ksyms_lazy_new() would have made, as far as bounds go: each
+	 * entry a whole line of @text (its start after a newline, its end at
+	 * one), sorted by address and then text order. An entry that is not
+	 * is a damaged file, refused.
+	 */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t end = (uint64_t)l[i].off + l[i].len;
+
+		if (end > len || (l[i].off && text[l[i].off - 1] != '\n') ||
+		    (end < len && text[end] != '\n') || !l[i].len ||
+		    (i && (l[i].addr < l[i - 1].addr ||
+			   (l[i].addr == l[i - 1].addr && l[i].off <= l[i - 1].off)))) {
+			errno = EBADMSG;
+			return NULL;
+		}
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k || !(k->name = strdup(name))) {
+		free(k);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Only read from here on: the casts keep one struct for both kinds. */
+	k->lines = (struct kline *)(uintptr_t)l;
+	k->n = n;
+	if (!ranges_apart(k)) {
+		free(k->name);
+		free(k);
+		errno = ENOTSUP;
+		return NULL;
+	}
+	k->text = (char *)(uintptr_t)text;
+	k->map = map;
+	k->map_len = map_len;
+	return k;
 }

@@ -33,4 +33,34 @@ void tk_ksyms_lazy_free(struct tk_ksyms_lazy *k);
  */
 const char *tk_ksyms_lazy_lookup(struct tk_ksyms_lazy *k, uint64_t addr, uint64_t *offset);
 
+/*
+ * tk_ksyms_lazy_last() - the highest address of the lines indexed (those
+ * the table would hold), 0 when none.
+ */
+uint64_t tk_ksyms_lazy_last(const struct tk_ksyms_lazy *k);
+
+/*
+ * tk_ksyms_lazy_lines() - the index entries of the lines that lie in the
+ * first @text_len bytes of the text, in lookup order, into *@lines
+ * (malloc'ed, tk_ksyms_lazy_line_size() bytes each; the caller frees it):
+ * the index tk_ksyms_lazy_new() makes of that part alone. Their count (0
+ * with *@lines NULL: ENOMEM).
+ */
+size_t tk_ksyms_lazy_lines(const struct tk_ksyms_lazy *k, size_t text_len, void **lines);
+
+/* tk_ksyms_lazy_line_size() - the bytes of one entry of tk_ksyms_lazy_lines(). */
+size_t tk_ksyms_lazy_line_size(void);
+
+/*
+ * tk_ksyms_lazy_adopt() - tk_ksyms_lazy_new() of @text without parsing it:
+ * from the @n entries tk_ksyms_lazy_lines() gave for it. With @map, @text
+ * and @lines lie in that mapping of @map_len bytes, which it takes over
+ * (tk_ksyms_lazy_free() unmaps it); without, it takes over @text and
+ * @lines (malloc'ed). NULL with errno EBADMSG when an entry is not a whole
+ * line of @text in order, ENOTSUP or ENOMEM as tk_ksyms_lazy_new(): the
+ * caller keeps them.
+ */
+struct tk_ksyms_lazy *tk_ksyms_lazy_adopt(const char *text, size_t len, const void *lines, size_t n,
+					  const char *name, void *map, size_t map_len);
+
 #endif

@@ -36,6 +36,11 @@
  *     none, else the cache's [kernel.kallsyms]/ID/kallsyms (or its
  *     .build-id/xx/rest/kallsyms). With --symfs set perf tries neither
  *     this machine's nor the cache's kallsyms, and neither does this.
+ *     /proc/kallsyms itself is read whole only for an address that the
+ *     cache's copy of the kernel image's lines (DIR/.tk-kallsyms/ID,
+ *     ksyms-copy.c, made at the first whole read) cannot answer: the
+ *     kernel's formatting of it (~20 ms of system time) was a quarter of
+ *     a DWARF report's CPU time (kernel_load()).
  *     A vmlinux given by the caller (perf's --vmlinux) comes before all
  *     of these and excludes them, as in perf: its .symtab names the kernel
  *     only when its build id is the recorded one (else every kernel address
@@ -84,6 +89,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,6 +103,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "kmod-file.h"
+#include "ksyms-copy.h"
 #include "ksyms-lazy.h"
 
 struct seg {
@@ -108,6 +115,10 @@ struct dso {
 	char bid[TK_BUILD_ID_HEX_MAX];
 	struct tk_elf_symtab *st;
 	struct tk_ksyms_lazy *klazy; /* the kernel's kallsyms, instead of @st (ksyms-lazy.c) */
+	/* @klazy holds the kernel image's lines alone, valid below this address (ksyms-copy.c) */
+	uint64_t kimage_below;
+	/* the copy's index after /proc/kallsyms replaced it: names it gave stay valid */
+	struct tk_ksyms_lazy *kimage;
 	struct seg *segs;
 	size_t nsegs;
 	bool kernel;
@@ -167,6 +178,7 @@ TK_API void tk_symbolizer_free(struct tk_symbolizer *sym)
 	for (size_t i = 0; i < sym->ndsos; i++) {
 		tk_elf_symtab_free(sym->dsos[i]->st);
 		tk_ksyms_lazy_free(sym->dsos[i]->klazy);
+		tk_ksyms_lazy_free(sym->dsos[i]->kimage);
 		free(sym->dsos[i]->segs);
 		free(sym->dsos[i]->path);
 		free(sym->dsos[i]);
@@ -676,6 +688,52 @@ static void kmodule_load(struct dso *d, struct tk_elf *elf)
 }
 
 /*
+ * The kernel's symbols from the kallsyms text at @f. For the running
+ * kernel's /proc/kallsyms, the kept copy of the kernel image's lines when
+ * it is still what /proc/kallsyms lists (ksyms-copy.c): dso_resolve()
+ * reads /proc/kallsyms whole only for an address the copy cannot answer.
+ * A whole read of it refreshes the copy.
+ */
+static void kernel_load(struct tk_symbolizer *s, struct dso *d, const char *f)
+{
+	const char *dir = s && s->cache ? tk_cache_dir(s->cache) : NULL;
+	const char *kbid = NULL, *ctext;
+	const void *clines;
+	size_t len, n, map_len;
+	char *text;
+	void *map;
+
+	/* kernel_file() gives /proc/kallsyms only for the running kernel's build id or none. */
+	if (dir && !strcmp(f, "/proc/kallsyms"))
+		kbid = d->bid[0] ? d->bid : tk_cache_kernel_bid(s->cache);
+	d->kimage_below = 0;
+	/* The copy comes with its index: no line is parsed (the parse was 29 M instructions). */
+	if (kbid && kbid[0] &&
+	    tk_ksyms_copy_get(dir, kbid, &ctext, &len, &clines, &n, &map, &map_len) == 0) {
+		d->klazy = tk_ksyms_lazy_adopt(ctext, len, clines, n, f, map, map_len);
+		if (d->klazy) {
+			d->kimage_below = tk_ksyms_lazy_last(d->klazy);
+			if (d->kimage_below)
+				return;
+			tk_ksyms_lazy_free(d->klazy);
+			d->klazy = NULL;
+		} else {
+			munmap(map, map_len);
+		}
+	}
+	if (tk_read_file(f, &text, &len) == 0) {
+		/* Symbols made per address asked for; it keeps the text. */
+		d->klazy = tk_ksyms_lazy_new(text, len, f);
+		if (d->klazy && kbid && kbid[0])
+			tk_ksyms_copy_put(dir, kbid, text, len, d->klazy);
+		if (!d->klazy) {
+			d->st = tk_elf_symtab_new_kallsyms(text, len, f);
+			free(text);
+		}
+	}
+}
+
+/*
  * Load a DSO's symbols the way perf picks its symtab source: the binary's
  * own .symtab when it has one, else a debug file's .symtab, else the
  * binary's .dynsym. Segments always come from the binary (a debug file's
@@ -710,17 +768,7 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 	if (!f && (d->kernel || !bid))
 		return;
 	if (d->kernel) {
-		char *text;
-		size_t len;
-
-		if (tk_read_file(f, &text, &len) == 0) {
-			/* Symbols made per address asked for; it keeps the text. */
-			d->klazy = tk_ksyms_lazy_new(text, len, f);
-			if (!d->klazy) {
-				d->st = tk_elf_symtab_new_kallsyms(text, len, f);
-				free(text);
-			}
-		}
+		kernel_load(s, d, f);
 		free(f);
 		return;
 	}
@@ -875,7 +923,24 @@ static void dso_resolve(struct tk_symbolizer *s, struct dso *d, uint64_t off,
 			vaddr = off - d->segs[i].offset + d->segs[i].vaddr;
 			mapped = true;
 		}
-	if (mapped && d->st)
+	if (mapped && d->kimage_below && vaddr >= d->kimage_below && !d->kimage) {
+		uint64_t below = d->kimage_below;
+
+		/* Beyond what the kernel image's lines answer: all of /proc/kallsyms. */
+		d->kimage = d->klazy;
+		d->klazy = NULL;
+		kernel_load(NULL, d, "/proc/kallsyms");
+		d->kimage_below = below;
+	}
+	/*
+	 * Below it, still the copy's index, also after /proc/kallsyms was
+	 * read: the same answers, and the same name pointers, which callers
+	 * keep and compare (tracekit profile groups by them).
+	 */
+	if (mapped && d->kimage_below && vaddr < d->kimage_below)
+		info->symbol = tk_ksyms_lazy_lookup(d->kimage ? d->kimage : d->klazy, vaddr,
+						    &info->offset);
+	else if (mapped && d->st)
 		info->symbol = tk_elf_symtab_lookup(d->st, vaddr, &info->offset, NULL);
 	else if (mapped && d->klazy)
 		info->symbol = tk_ksyms_lazy_lookup(d->klazy, vaddr, &info->offset);

@@ -60,6 +60,35 @@ static void usage(void)
 }
 
 /*
+ * @path mapped whole; *@off and *@size its perf_file_header's data
+ * section (magic, size, attr_size, attrs {offset, size}, data {offset,
+ * size}), checked to lie inside the file; *@maplen the mapping's length
+ * (the descriptor is closed). Dies on any failure.
+ */
+static const uint8_t *map_data_section(const char *path, size_t *maplen, uint64_t *off,
+				       uint64_t *size)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat sb;
+	const uint8_t *base;
+
+	if (fd < 0 || fstat(fd, &sb) < 0 || sb.st_size < 64)
+		die(path);
+	base = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (base == MAP_FAILED)
+		die("mmap");
+	memcpy(off, base + 40, 8);
+	memcpy(size, base + 48, 8);
+	if (*off > (uint64_t)sb.st_size || *size > (uint64_t)sb.st_size - *off) {
+		errno = 0;
+		die("not a perf.data file");
+	}
+	close(fd);
+	*maplen = (size_t)sb.st_size;
+	return base;
+}
+
+/*
  * --walk: the least any analysis of a perf.data does. The file mapped read
  * only, each record's 8-byte header read and the next one found from its
  * size; pages dropped behind as the feed drops them (RSS flat). Prints the
@@ -67,23 +96,10 @@ static void usage(void)
  */
 static int bare_walk(const char *path)
 {
-	int fd = open(path, O_RDONLY);
-	struct stat sb;
-	const uint8_t *base;
 	uint64_t off, size, pos, end, dropped = 0, n = 0, types = 0;
+	size_t maplen;
+	const uint8_t *base = map_data_section(path, &maplen, &off, &size);
 
-	if (fd < 0 || fstat(fd, &sb) < 0 || sb.st_size < 64)
-		die(path);
-	base = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (base == MAP_FAILED)
-		die("mmap");
-	/* perf_file_header: magic, size, attr_size, attrs {offset, size}, data {offset, size} */
-	memcpy(&off, base + 40, 8);
-	memcpy(&size, base + 48, 8);
-	if (off > (uint64_t)sb.st_size || size > (uint64_t)sb.st_size - off) {
-		errno = 0;
-		die("not a perf.data file");
-	}
 	pos = off;
 	end = off + size;
 	while (end - pos >= 8) {
@@ -105,8 +121,7 @@ static int bare_walk(const char *path)
 		}
 	}
 	printf("%" PRIu64 " records (type sum %" PRIu64 ")\n", n, types);
-	munmap((void *)base, (size_t)sb.st_size);
-	close(fd);
+	munmap((void *)base, maplen);
 	return 0;
 }
 
@@ -153,24 +168,12 @@ static void *walk_half(void *arg)
 static int bare_walk2(const char *path)
 {
 	static const uint8_t fr[8] = {68, 0, 0, 0, 0, 0, 8, 0};
-	int fd = open(path, O_RDONLY);
-	struct stat sb;
-	const uint8_t *base;
 	uint64_t off, size, mid, end;
+	size_t maplen;
+	const uint8_t *base = map_data_section(path, &maplen, &off, &size);
 	struct half a, b;
 	pthread_t t;
 
-	if (fd < 0 || fstat(fd, &sb) < 0 || sb.st_size < 64)
-		die(path);
-	base = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (base == MAP_FAILED)
-		die("mmap");
-	memcpy(&off, base + 40, 8);
-	memcpy(&size, base + 48, 8);
-	if (off > (uint64_t)sb.st_size || size > (uint64_t)sb.st_size - off) {
-		errno = 0;
-		die("not a perf.data file");
-	}
 	end = off + size;
 	for (mid = off + size / 2 / 8 * 8; mid + 8 <= end && memcmp(base + mid, fr, 8); mid += 8)
 		;
@@ -189,8 +192,7 @@ static int bare_walk2(const char *path)
 		walk_half(&a);
 	}
 	printf("%" PRIu64 " records (type sum %" PRIu64 ")\n", a.n + b.n, a.types + b.types);
-	munmap((void *)base, (size_t)sb.st_size);
-	close(fd);
+	munmap((void *)base, maplen);
 	return 0;
 }
 

@@ -1366,6 +1366,26 @@ static int perf_damage(struct feed *f, const struct tk_perfdata *pd)
  */
 #define PREFETCH_AHEAD 2048
 
+/*
+ * The header of the record at @p, @left bytes before the data's end: its
+ * type and size. False when it is cut short or its size is below a header
+ * or past the end (the walks stop there). Prefetches what comes ahead.
+ */
+static inline __attribute__((always_inline)) bool rec_head(const uint8_t *p, uint64_t left,
+							   uint32_t *type, uint32_t *size)
+{
+	uint16_t sz16;
+
+	if (left < 8)
+		return false;
+	if (left > PREFETCH_AHEAD)
+		__builtin_prefetch(p + PREFETCH_AHEAD);
+	memcpy(type, p, 4);
+	memcpy(&sz16, p + 6, 2);
+	*size = sz16;
+	return *size >= 8 && *size <= left;
+}
+
 static const uint64_t map_fixed_bits =
 	TK_PERF_SAMPLE_IDENTIFIER | TK_PERF_SAMPLE_IP | TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME |
 	TK_PERF_SAMPLE_ADDR | TK_PERF_SAMPLE_ID | TK_PERF_SAMPLE_STREAM_ID | TK_PERF_SAMPLE_CPU |
@@ -1645,16 +1665,8 @@ static int perfmap_walk(struct feed *f, struct tk_perfdata *pd, struct perfmap *
 		const uint8_t *p = base + pos;
 		struct tk_perf_record rec;
 		uint32_t type, size;
-		uint16_t sz16;
 
-		if (end - pos < 8)
-			break;
-		if (end - pos > PREFETCH_AHEAD)
-			__builtin_prefetch(p + PREFETCH_AHEAD);
-		memcpy(&type, p, 4);
-		memcpy(&sz16, p + 6, 2);
-		size = sz16;
-		if (size < 8 || size > end - pos)
+		if (!rec_head(p, end - pos, &type, &size))
 			break;
 		if (type == TK_PERF_RECORD_SAMPLE) {
 			struct tk_feed_rec *r;
@@ -1879,19 +1891,11 @@ static void split_chunk(struct split *sp, struct split_slot *s, uint64_t k)
 	while (pos < end) {
 		const uint8_t *p = base + pos;
 		uint32_t type, size, raw_size;
-		uint16_t sz16;
 		struct tk_feed_rec r;
 		struct pipe_rec *t;
 		uint64_t id;
 
-		if (end - pos < 8 || s->n == s->cap)
-			break;
-		if (end - pos > PREFETCH_AHEAD)
-			__builtin_prefetch(p + PREFETCH_AHEAD);
-		memcpy(&type, p, 4);
-		memcpy(&sz16, p + 6, 2);
-		size = sz16;
-		if (size < 8 || size > end - pos)
+		if (s->n == s->cap || !rec_head(p, end - pos, &type, &size))
 			break;
 		if (type == TK_PERF_RECORD_FINISHED_ROUND && size == 8) {
 			t = &s->rec[s->n++];

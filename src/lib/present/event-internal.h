@@ -243,7 +243,7 @@ struct tk_event {
 struct tk_comm_ent {
 	int pid;
 	uint32_t seq; /* list position, the sort's tie-break (stability) */
-	char *comm;   /* owned; never freed or changed before the set is */
+	char *comm;   /* in the table's name arena; never freed or changed before the set is */
 };
 
 struct tk_comm_cache {
@@ -254,13 +254,38 @@ struct tk_comm_cache {
 
 #define TK_COMM_CACHE 1024u /* direct-mapped lookup cache slots (power of 2) */
 
+/* A chunk of command names, each NUL-terminated. */
+struct tk_comm_arena {
+	struct tk_comm_arena *next;
+	size_t used, cap;
+	char data[];
+};
+
+#define TK_COMM_ARENA (32u << 10) /* bytes of names a chunk holds */
+
 struct tk_comm_table {
 	struct tk_comm_ent *ents; /* unsorted: registration order; sorted: the array */
 	uint32_t count, cap;
 	bool sorted;  /* libtraceevent built its array (first pid != 0 lookup) */
 	uint32_t gen; /* bumped whenever the sorted array's layout changes */
+	/*
+	 * libtraceevent's copy of the table is built only when something of
+	 * libtraceevent's may read it (tk_event_comm_tep()); until then no
+	 * name is registered there.
+	 */
+	bool tep_told;
+	struct tk_comm_arena *arena; /* the names, newest chunk first */
 	struct tk_comm_cache cache[TK_COMM_CACHE];
 };
+
+/*
+ * tk_event_comm_tep() - tell libtraceevent every name registered so far, in
+ * the phase our table is in, and every later one as it comes: called before
+ * anything of libtraceevent's that reads its names runs (its printer and
+ * plugins, its filters). Under the same lock as registrations when threads
+ * print.
+ */
+void tk_event_comm_tep(struct tk_event_set *set);
 
 /*
  * Whether registering @pid's name would change nothing: once the table is

@@ -256,10 +256,71 @@ const char *tk_event_comm(const struct tk_event_set *set, int pid)
 		 * Keep tep's table in the same phase: the names it learns from
 		 * its sched plugin (slow path) then go in as they do here.
 		 */
-		tep_data_comm_from_pid(set->tep, pid);
+		if (t->tep_told)
+			tep_data_comm_from_pid(set->tep, pid);
 	}
 	comm = comm_find(t, pid);
 	return comm ? comm : "<...>";
+}
+
+/*
+ * A copy of @comm (@len bytes or up to a NUL) in the table's arena: one
+ * strndup() per name cost ~230 instructions, a sixth of reading a saved
+ * cmdlines line. A name longer than a quarter chunk gets a chunk of its
+ * own behind the current one.
+ */
+static char *comm_keep(struct tk_comm_table *t, const char *comm, size_t len)
+{
+	struct tk_comm_arena *a = t->arena;
+	char *copy;
+
+	len = strnlen(comm, len);
+	if (!a || a->cap - a->used <= len) {
+		size_t cap = len >= TK_COMM_ARENA / 4 ? len + 1 : TK_COMM_ARENA;
+		struct tk_comm_arena *n = malloc(sizeof(*n) + cap);
+
+		if (!n)
+			return NULL;
+		n->used = 0;
+		n->cap = cap;
+		if (a && cap != TK_COMM_ARENA) {
+			n->next = a->next;
+			a->next = n;
+		} else {
+			n->next = a;
+			t->arena = n;
+		}
+		a = n;
+	}
+	copy = a->data + a->used;
+	memcpy(copy, comm, len);
+	copy[len] = '\0';
+	a->used += len + 1;
+	return copy;
+}
+
+void tk_event_comm_tep(struct tk_event_set *set)
+{
+	struct tk_comm_table *t = set->comms;
+
+	if (t->tep_told)
+		return;
+	t->tep_told = true;
+	if (!t->sorted) {
+		/* The list phase: the same registrations in the same order. */
+		for (uint32_t i = 0; i < t->count; i++)
+			tep_register_comm(set->tep, t->ents[i].comm, t->ents[i].pid);
+		return;
+	}
+	/*
+	 * Our array is what tep's would be. Prepended last to first, the list
+	 * reads in the array's order; the array tep copies from it is sorted
+	 * already, so its stable sort keeps it, duplicates in place. Any
+	 * lookup of a pid other than 0 builds it.
+	 */
+	for (uint32_t i = t->count; i-- > 0;)
+		tep_register_comm(set->tep, t->ents[i].comm, t->ents[i].pid);
+	tep_data_comm_from_pid(set->tep, 1);
 }
 
 int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_t len, bool mirror)
@@ -298,10 +359,10 @@ int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_
 		t->ents = ents;
 		t->cap = ncap;
 	}
-	copy = strndup(comm, len);
+	copy = comm_keep(t, comm, len);
 	if (!copy)
 		return tk_fail(ENOMEM, "cannot store a command name");
-	if (mirror)
+	if (mirror && t->tep_told)
 		tep_register_comm(set->tep, copy, pid);
 	memmove(&t->ents[pos + 1], &t->ents[pos], (t->count - pos) * sizeof(*t->ents));
 	t->ents[pos].pid = pid;
@@ -439,8 +500,10 @@ void tk_event_set_free(struct tk_event_set *set)
 	free(set->events);
 	free(set->by_id);
 	if (set->comms) {
-		for (uint32_t i = 0; i < set->comms->count; i++)
-			free(set->comms->ents[i].comm);
+		for (struct tk_comm_arena *a = set->comms->arena, *next; a; a = next) {
+			next = a->next;
+			free(a);
+		}
 		free(set->comms->ents);
 		free(set->comms);
 	}
@@ -1360,6 +1423,7 @@ static void slow_print(struct tk_event_set *set, const void *data, uint32_t size
 	set->scratch_dirty = n;
 
 	tk_event_ksym_load_tep(set);
+	tk_event_comm_tep(set);
 	memset(&rec, 0, sizeof(rec));
 	rec.data = set->scratch;
 	rec.size = (int)n;

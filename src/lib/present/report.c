@@ -1453,6 +1453,8 @@ static int load_filter(struct report *r)
 	if (r->nomem)
 		return tk_fail(ENOMEM, "cannot parse an event format: out of memory");
 	r->filter = tep_filter_alloc(r->set->tep);
+	/* A filter on COMM asks libtraceevent's table. */
+	tk_event_comm_tep(r->set);
 	r->fscratch = calloc(FSCRATCH_BYTES + FSCRATCH_PAD, 1);
 	if (!r->filter || !r->fscratch)
 		return tk_fail(ENOMEM, "cannot allocate an event filter");
@@ -1499,6 +1501,7 @@ static int load_neg_filter(struct report *r)
 	if (r->nomem)
 		return tk_fail(ENOMEM, "cannot parse an event format: out of memory");
 	r->negfilter = tep_filter_alloc(r->set->tep);
+	tk_event_comm_tep(r->set);
 	if (!r->fscratch)
 		r->fscratch = calloc(FSCRATCH_BYTES + FSCRATCH_PAD, 1);
 	if (!r->negfilter || !r->fscratch)

@@ -119,7 +119,8 @@ struct tk_op {
 	/*
 	 * Filled by the last compile pass: the literal before this op (owned,
 	 * padded as lit is), so that one dispatch prints "text%d"; and, when
-	 * the value is a plain field (or a field ANDed with a constant), its
+	 * the value is a plain field (or a field shifted right by a constant,
+	 * either ANDed with a constant), its
 	 * size (1/2/4/8) at off, read without the expression walk (0: evaluate
 	 * expr). bits: the cast of ls.
 	 */
@@ -128,6 +129,7 @@ struct tk_op {
 	uint32_t load_off;
 	uint64_t load_mask; /* the load is ANDed with it ("REC->f & MASK"); else all ones */
 	uint64_t load_or;   /* then ORed with it ("(REC->f & MASK) | BITS"); else 0 */
+	uint8_t load_shift; /* the load is shifted right by it first ("REC->dev >> 20") */
 	uint8_t load;
 	uint8_t bits;
 	/*

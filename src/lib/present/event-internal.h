@@ -74,6 +74,7 @@ enum tk_num_form {
 	TK_NUM_DEC,  /* %d %i: signed */
 	TK_NUM_UDEC, /* %u */
 	TK_NUM_HEX,  /* %x */
+	TK_NUM_AHEX, /* %#x: "0x" and the digits, or "0" */
 };
 
 struct tk_sym {

@@ -810,6 +810,59 @@ static void test_flags_shifted_table(void **state)
 	tk_event_set_free(set);
 }
 
+/*
+ * block's MAJOR/MINOR and ioprio (a field shifted right, then masked, a
+ * cast's mask too) as direct loads, and net's "%#x" by hand: both as
+ * libtraceevent prints them, zero and all-ones values included.
+ */
+static const char fmt_shifted[] =
+	"name: tshift\nID: 42\nformat:\n" COMMON
+	"\tfield:dev_t dev;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:unsigned short ioprio;\toffset:12;\tsize:2;\tsigned:0;\n"
+	"\tfield:u64 big;\toffset:16;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"%d,%d c=%s l=%u v=%u %#x %#llx %#hx b=%llu s=%d\", "
+	"((unsigned int) ((REC->dev) >> 20)), ((unsigned int) ((REC->dev) & ((1U << 20) - 1))), "
+	"__print_symbolic((((REC->ioprio) >> 13) & (8 - 1)), { 0, \"none\" }, { 1, \"rt\" }, "
+	"{ 2, \"be\" }), (((REC->ioprio) >> 3) & ((1 << 10) - 1)), ((REC->ioprio) & ((1 << 3) - "
+	"1)), "
+	"REC->dev, REC->big, REC->ioprio, (unsigned long long)(REC->big >> 40), "
+	"(unsigned char)(REC->big >> 60)\n";
+
+static void test_shifted_loads(void **state)
+{
+	static const uint64_t vals[] = {0,	    1,
+					0x7,	    0x1000,
+					0xfff00001, 0x8000000000000000ull,
+					UINT64_MAX, 0x123456789abcdef0ull};
+	struct tk_event_set *set = new_set();
+	const struct tk_event *ev;
+	uint16_t type = 42;
+	uint8_t d[24];
+
+	(void)state;
+	ev = add_compiled(set, "block", fmt_shifted, 42);
+	/* Every number is a direct load: no expression walk is left. */
+	for (size_t i = 0; i < ev->nops; i++)
+		if (ev->ops[i].kind != TK_OP_LIT)
+			assert_true(ev->ops[i].load != 0 || ev->ops[i].kind == TK_OP_SYMBOL);
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		for (size_t j = 0; j < sizeof(vals) / sizeof(vals[0]); j++) {
+			uint32_t dev = (uint32_t)vals[i];
+			uint16_t io = (uint16_t)(vals[j] ^ vals[i] >> 7);
+
+			memset(d, 0, sizeof(d));
+			memcpy(d, &type, 2);
+			memcpy(d + 8, &dev, 4);
+			memcpy(d + 12, &io, 2);
+			memcpy(d + 16, &vals[j], 8);
+			both(set, d, sizeof(d));
+		}
+	}
+	memset(d + 8, 0, 16);
+	assert_string_equal(both(set, d, sizeof(d)), "0,0 c=none l=0 v=0 0 0 0 b=0 s=0");
+	tk_event_set_free(set);
+}
+
 static void test_more_constructs(void **state)
 {
 	struct tk_event_set *set = new_set();
@@ -1496,6 +1549,7 @@ int main(void)
 		cmocka_unit_test(test_sched_switch_states),
 		cmocka_unit_test(test_more_constructs),
 		cmocka_unit_test(test_flags_shifted_table),
+		cmocka_unit_test(test_shifted_loads),
 		cmocka_unit_test(test_hex_bad_length),
 		cmocka_unit_test(test_sched_switch_unplugged),
 		cmocka_unit_test(test_printk_formats_untrusted),

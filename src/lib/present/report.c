@@ -2141,7 +2141,13 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 	if (!plain && __builtin_expect(r->filtering, 0) && !record_wanted(r, s, id, ev, pid))
 		return false;
 	cm = &r->cmemo[(uint32_t)pid & (PCACHE_SIZE - 1)];
-	if (__builtin_expect(ev && cm->pid == pid && cm->comm && cm->gen == ct->gen && ct->sorted,
+	/*
+	 * Pid 0 is "<idle>" in either phase of the table: an idle CPU's
+	 * records (power's file: all of them) hit the memo before any lookup
+	 * has sorted it.
+	 */
+	if (__builtin_expect(ev && cm->pid == pid && cm->comm && cm->gen == ct->gen &&
+				     (ct->sorted || !pid),
 			     1)) {
 		comm = cm->comm;
 	} else if (ev || opts->ncomms) {

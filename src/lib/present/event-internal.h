@@ -75,6 +75,7 @@ enum tk_num_form {
 	TK_NUM_UDEC, /* %u */
 	TK_NUM_HEX,  /* %x */
 	TK_NUM_AHEX, /* %#x: "0x" and the digits, or "0" */
+	TK_NUM_OCT,  /* %o */
 };
 
 struct tk_sym {

@@ -869,6 +869,9 @@ static void compile_num(struct compiler *c, struct tep_print_arg *arg, const cha
 		else if (conv == 'x' && !strcmp(spec, "%#x"))
 			op->form = TK_NUM_AHEX;
 	}
+	/* writeback's "mode 0%o": snprintf() was 4% of block's file. */
+	if (lenexpr < 0 && conv == 'o' && !strcmp(spec, "%o"))
+		op->form = TK_NUM_OCT;
 	/* The sign decides the cast; keep it for the printf form too. */
 	op->rel = conv_signed(conv);
 	c->max_static += NUM_MAX;
@@ -2446,6 +2449,13 @@ static inline char *put_num(char *o, const struct tk_op *op, uint64_t v)
 			}
 			memcpy(o, "0x", 2);
 			return put_hex(o + 2, v);
+		case TK_NUM_OCT: {
+			unsigned int n = (64u - (unsigned int)__builtin_clzll(v | 1) + 2) / 3;
+
+			for (unsigned int i = n; i-- > 0; v >>= 3)
+				o[i] = (char)('0' + (v & 7));
+			return o + n;
+		}
 		default:
 			return put_hex(o, v);
 		}

@@ -813,20 +813,20 @@ static void test_flags_shifted_table(void **state)
 /*
  * block's MAJOR/MINOR and ioprio (a field shifted right, then masked, a
  * cast's mask too) as direct loads, and net's "%#x" by hand: both as
- * libtraceevent prints them, zero and all-ones values included.
+ * libtraceevent prints them, zero and all-ones values included; "%o" too.
  */
 static const char fmt_shifted[] =
 	"name: tshift\nID: 42\nformat:\n" COMMON
 	"\tfield:dev_t dev;\toffset:8;\tsize:4;\tsigned:0;\n"
 	"\tfield:unsigned short ioprio;\toffset:12;\tsize:2;\tsigned:0;\n"
 	"\tfield:u64 big;\toffset:16;\tsize:8;\tsigned:0;\n\n"
-	"print fmt: \"%d,%d c=%s l=%u v=%u %#x %#llx %#hx b=%llu s=%d\", "
+	"print fmt: \"%d,%d c=%s l=%u v=%u %#x %#llx %#hx b=%llu s=%d o=%o %llo\", "
 	"((unsigned int) ((REC->dev) >> 20)), ((unsigned int) ((REC->dev) & ((1U << 20) - 1))), "
 	"__print_symbolic((((REC->ioprio) >> 13) & (8 - 1)), { 0, \"none\" }, { 1, \"rt\" }, "
 	"{ 2, \"be\" }), (((REC->ioprio) >> 3) & ((1 << 10) - 1)), ((REC->ioprio) & ((1 << 3) - "
 	"1)), "
 	"REC->dev, REC->big, REC->ioprio, (unsigned long long)(REC->big >> 40), "
-	"(unsigned char)(REC->big >> 60)\n";
+	"(unsigned char)(REC->big >> 60), REC->dev, REC->big\n";
 
 static void test_shifted_loads(void **state)
 {
@@ -859,7 +859,7 @@ static void test_shifted_loads(void **state)
 		}
 	}
 	memset(d + 8, 0, 16);
-	assert_string_equal(both(set, d, sizeof(d)), "0,0 c=none l=0 v=0 0 0 0 b=0 s=0");
+	assert_string_equal(both(set, d, sizeof(d)), "0,0 c=none l=0 v=0 0 0 0 b=0 s=0 o=0 0");
 	tk_event_set_free(set);
 }
 

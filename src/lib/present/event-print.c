@@ -2490,7 +2490,7 @@ static inline char *put_sym_name(const struct tk_event_set *set, char *o, const 
 /* The kmem plugin's "(name+0xoff) ", the offset as an int through "%x"; nothing unknown. */
 static char *put_callsite(struct tk_event_set *set, struct tk_ksym_memo *memo, char *o, uint64_t v)
 {
-	const struct tk_ksym *k = tk_event_ksym_find(set, memo, v);
+	const struct tk_ksym *k = tk_event_ksym_find_memo(set, memo, v);
 
 	if (!k)
 		return o;
@@ -2517,7 +2517,7 @@ static inline char *put_hex08(char *o, uint64_t v)
 static char *put_func(struct tk_event_set *set, struct tk_ksym_memo *memo, char *o, uint64_t v,
 		      enum tk_op_kind kind, bool offset)
 {
-	const struct tk_ksym *k = tk_event_ksym_find(set, memo, v);
+	const struct tk_ksym *k = tk_event_ksym_find_memo(set, memo, v);
 
 	if (kind == TK_OP_FUNCF) {
 		/* The plugin formats into a 128-byte buffer: keep its cut. */

@@ -956,7 +956,7 @@ const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, struct tk_ksy
 	if (!memo)
 		memo = set->ksym_memo;
 	if (memo) {
-		m = &memo[((addr ^ (addr >> 17)) * 0x9e3779b97f4a7c15ull) >> 52];
+		m = &memo[tk_ksym_memo_slot(addr)];
 		if (m->used && m->addr == addr)
 			return m->idx ? &set->ksyms[m->idx - 1] : NULL;
 	}

@@ -42,6 +42,8 @@ enum tk_op_kind {
 	TK_OP_FUTEX,	/* the futex plugin's text: expr is the first of six fields */
 	TK_OP_HEX8, /* NUM of an 8-byte field, %lx or "%0Nlx" (N <= 16): the last compile pass */
 	TK_OP_DEC8, /* NUM of an 8-byte field, plain %ld / %lu: the last compile pass */
+	TK_OP_NUM1, /* NUM of a 1-byte field, plain %d / %u / %x or "%0Nx": the last pass */
+	TK_OP_NUM2, /* the same of a 2-byte field */
 };
 
 /*

@@ -1892,6 +1892,18 @@ static void finish_op(struct tk_event *ev, struct tk_op *op)
 		else if (!op->width && (op->form == TK_NUM_DEC || op->form == TK_NUM_UDEC))
 			op->kind = TK_OP_DEC8;
 	}
+	/*
+	 * A 1- or 2-byte field (net's flags, ports, protocols: most of its
+	 * numbers) read unsigned, which a cast to 32 or 64 bits leaves as it
+	 * is: a load and the digits, without the general op's tests.
+	 */
+	if (op->kind == TK_OP_NUM && (op->load == 1 || op->load == 2) &&
+	    op->load_mask == UINT64_MAX && !op->load_or && !op->load_shift && op->lenexpr < 0 &&
+	    op->bits >= 32 &&
+	    (((op->form == TK_NUM_DEC || op->form == TK_NUM_UDEC) && !op->width) ||
+	     (op->form == TK_NUM_HEX &&
+	      (!op->width || (op->zero && !op->left && op->width <= 16)))))
+		op->kind = op->load == 1 ? TK_OP_NUM1 : TK_OP_NUM2;
 	if (op->kids) {
 		finish_op(ev, &op->kids[0]);
 		finish_op(ev, &op->kids[1]);
@@ -3054,6 +3066,17 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 		o = op->width ? put_hex_zpad(o, v, op->width) : put_hex(o, v);
 		break;
 	}
+	case TK_OP_NUM1:
+	case TK_OP_NUM2: {
+		/* Below 65536: %d and %u print the same digits. */
+		uint64_t v = kind == TK_OP_NUM1 ? d[op->load_off] : rd_o(d + op->load_off, 2, swap);
+
+		if (op->form != TK_NUM_HEX)
+			o = put_u64(o, v);
+		else
+			o = op->width ? put_hex_zpad(o, v, op->width) : put_hex(o, v);
+		break;
+	}
 	case TK_OP_NUM: {
 		uint64_t v = cast_bits(op_value_o(set, ev, op, d, size, swap), op->bits, op->rel);
 
@@ -3270,7 +3293,8 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 			[TK_OP_HEXBUF] = &&other, [TK_OP_DEC4] = &&dec4,                           \
 			[TK_OP_PRINTK] = &&other, [TK_OP_CALLSITE] = &&other,                      \
 			[TK_OP_FUTEX] = &&other,  [TK_OP_HEX8] = &&hex8,                           \
-			[TK_OP_DEC8] = &&dec8,                                                     \
+			[TK_OP_DEC8] = &&dec8,	  [TK_OP_NUM1] = &&num1,                           \
+			[TK_OP_NUM2] = &&num2,                                                     \
 		};                                                                                 \
 		char *o = out->buf + out->len, *end = out->buf + out->cap, *next = NULL;           \
 		/* An empty print format compiles to no ops (and no array). */                     \
@@ -3294,6 +3318,8 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 		OP_CASE(cond, TK_OP_COND, SWAP);                                                   \
 		OP_CASE(dec4, TK_OP_DEC4, SWAP);                                                   \
 		OP_CASE(hex8, TK_OP_HEX8, SWAP);                                                   \
+		OP_CASE(num1, TK_OP_NUM1, SWAP);                                                   \
+		OP_CASE(num2, TK_OP_NUM2, SWAP);                                                   \
 		OP_CASE(dec8, TK_OP_DEC8, SWAP);                                                   \
 		OP_CASE(other, op->kind, SWAP);                                                    \
 	done:                                                                                      \

@@ -272,8 +272,13 @@ struct tk_comm_arena {
 struct tk_comm_table {
 	struct tk_comm_ent *ents; /* unsorted: registration order; sorted: the array */
 	uint32_t count, cap;
-	bool sorted;  /* libtraceevent built its array (first pid != 0 lookup) */
-	uint32_t gen; /* bumped whenever the sorted array's layout changes */
+	bool sorted; /* libtraceevent built its array (first pid != 0 lookup) */
+	/*
+	 * Bumped whenever the sorted array's layout changes; 0 until the
+	 * first sort and never again after it (report.c's name memo relies
+	 * on that).
+	 */
+	uint32_t gen;
 	/*
 	 * libtraceevent's copy of the table is built only when something of
 	 * libtraceevent's may read it (tk_event_comm_tep()); until then no

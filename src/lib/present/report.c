@@ -2142,13 +2142,12 @@ static inline __attribute__((always_inline)) bool select_record(struct report *r
 		return false;
 	cm = &r->cmemo[(uint32_t)pid & (PCACHE_SIZE - 1)];
 	/*
-	 * Pid 0 is "<idle>" in either phase of the table: an idle CPU's
-	 * records (power's file: all of them) hit the memo before any lookup
-	 * has sorted it.
+	 * No test of the table's phase: the generation is 0 only until the
+	 * first lookup of a pid other than 0 sorts the table, so an entry of
+	 * generation 0 is pid 0's "<idle>", true in either phase (an idle
+	 * CPU's records, all of power's file, hit it before any sort).
 	 */
-	if (__builtin_expect(ev && cm->pid == pid && cm->comm && cm->gen == ct->gen &&
-				     (ct->sorted || !pid),
-			     1)) {
+	if (__builtin_expect(ev && cm->pid == pid && cm->comm && cm->gen == ct->gen, 1)) {
 		comm = cm->comm;
 	} else if (ev || opts->ncomms) {
 		comm = lookup_comm(r, pid);

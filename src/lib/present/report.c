@@ -250,7 +250,7 @@ struct printer {
 	bool shared;		    /* other printers run at the same time */
 	pthread_mutex_t *slow_lock; /* shared: held around libtraceevent */
 	struct tk_ksym_memo *memo;  /* shared: this printer's symbol lookups */
-	uint64_t last_sec;	    /* put_time(): the seconds t_text holds */
+	uint64_t sec_us;	    /* put_time(): the seconds t_text holds, in microseconds */
 	uint8_t sec_len;	    /* the length of its " %5llu" (0: none yet) */
 	/*
 	 * put_time(): the whole " %5llu.%06llu: " text of the microsecond
@@ -1599,6 +1599,14 @@ static const char digit_pairs[] = "000102030405060708091011121314151617181920212
 				  "62636465666768697071727374757677787980818283848586878889909192"
 				  "939495969798991";
 
+/* The six decimals of @frac (below 10^6), as three digit pairs. */
+static inline void put_frac6(char *d, uint32_t frac)
+{
+	memcpy(d, digit_pairs + 2 * (frac / 10000), 2);
+	memcpy(d + 2, digit_pairs + 2 * (frac / 100 % 100), 2);
+	memcpy(d + 4, digit_pairs + 2 * (frac % 100), 2);
+}
+
 /*
  * " %5llu.%06llu: " of microseconds, the clocks most files use. Records
  * come a few hundred nanoseconds apart, so several in a row often show the
@@ -1612,8 +1620,10 @@ static const char digit_pairs[] = "000102030405060708091011121314151617181920212
 static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64_t ts)
 {
 	struct tk_outbuf *o = p->o;
-	uint64_t us = ts / 1000 + (ts % 1000 >= 500), sec = us / 1000000;
-	uint32_t frac = (uint32_t)(us % 1000000);
+	/* Below the top of the range (ts + 500) / 1000 rounds as the two-step form does. */
+	uint64_t us = __builtin_expect(ts <= UINT64_MAX - 500, 1) ? (ts + 500) / 1000
+								  : ts / 1000 + (ts % 1000 >= 500);
+	uint32_t frac;
 	char *d;
 
 	/* Near the top of the range the kept range would wrap: no text is kept there. */
@@ -1621,35 +1631,38 @@ static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64
 		p->t_span = 0;
 		p->sec_len = 0;
 		o->buf[o->len++] = ' ';
-		put_u_width(o, sec, 5, ' ');
+		put_u_width(o, us / 1000000, 5, ' ');
 		d = o->buf + o->len;
 		o->len += 9;
-	} else {
-		if (sec != p->last_sec || !p->sec_len) {
-			char tmp[24];
-			size_t n = fmt_u(tmp, sec), w = n < 5 ? 5 : n;
+		d[0] = '.';
+		put_frac6(d + 1, (uint32_t)(us % 1000000));
+		d[7] = ':';
+		d[8] = ' ';
+		return;
+	}
+	/* A time in the kept second (most misses) needs no division by 10^6. */
+	if (us - p->sec_us >= 1000000 || !p->sec_len) {
+		uint64_t sec = us / 1000000;
+		char tmp[24];
+		size_t n = fmt_u(tmp, sec), w = n < 5 ? 5 : n;
 
-			/* " %5llu" is at most 21 bytes: the whole text fits in t_text. */
-			memset(p->t_text, ' ', sizeof(p->t_text));
-			memcpy(p->t_text + 1 + w - n, tmp, n);
-			p->last_sec = sec;
-			p->sec_len = (uint8_t)(1 + w);
-			p->t_len = (uint8_t)(p->sec_len + 9);
-		}
-		p->t_lo = us ? us * 1000 - 500 : 0;
-		p->t_span = us * 1000 + 500 - p->t_lo;
+		/* " %5llu" is at most 21 bytes: the whole text fits in t_text. */
+		memset(p->t_text, ' ', sizeof(p->t_text));
+		memcpy(p->t_text + 1 + w - n, tmp, n);
+		p->sec_us = sec * 1000000;
+		p->sec_len = (uint8_t)(1 + w);
+		p->t_len = (uint8_t)(p->sec_len + 9);
 		d = p->t_text + p->sec_len;
+		d[0] = '.';
+		d[7] = ':';
+		d[8] = ' ';
 	}
-	d[0] = '.';
-	memcpy(d + 1, digit_pairs + 2 * (frac / 10000), 2);
-	memcpy(d + 3, digit_pairs + 2 * (frac / 100 % 100), 2);
-	memcpy(d + 5, digit_pairs + 2 * (frac % 100), 2);
-	d[7] = ':';
-	d[8] = ' ';
-	if (__builtin_expect(p->t_span != 0, 1)) {
-		memcpy(o->buf + o->len, p->t_text, sizeof(p->t_text));
-		o->len += p->t_len;
-	}
+	frac = (uint32_t)(us - p->sec_us);
+	p->t_lo = us ? us * 1000 - 500 : 0;
+	p->t_span = us * 1000 + 500 - p->t_lo;
+	put_frac6(p->t_text + p->sec_len + 1, frac);
+	memcpy(o->buf + o->len, p->t_text, sizeof(p->t_text));
+	o->len += p->t_len;
 }
 
 /* --raw-ts and clocks not in microseconds: libtraceevent's "%12d", whose int power of ten
@@ -2987,7 +3000,6 @@ static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *sl
 	memset(p, 0, sizeof(*p));
 	p->r = r;
 	p->o = &r->out;
-	p->last_sec = UINT64_MAX;
 	p->slow_lock = slow_lock;
 	p->shared = slow_lock != NULL;
 	p->pcache = tk_line_calloc(PCACHE_SIZE, sizeof(*p->pcache));

@@ -44,10 +44,14 @@
  *
  * A last pass (finish_program()) shapes the program for speed: each
  * literal moves into the op after it, so "a=%d b=%s" is two dispatches;
- * a value that is a plain field is read by a direct load of its size
+ * a value that is a plain field, or a field shifted right by a constant
+ * and/or ANDed with one (block's MAJOR(dev), the ioprio class), is read by
+ * a direct load of its size (load, load_shift, load_mask, load_or)
  * instead of the expression walk, and an int or long printed whole (%d,
- * %ld, %lx, "%08lx") gets an op of its own without the general number
- * op's tests (DEC4, DEC8, HEX8); the record size is tested once per
+ * %ld, %lx, "%08lx") or a 1- or 2-byte field (%d, %u, %x, "%04x") gets an
+ * op of its own without the general number op's tests (DEC4, DEC8, HEX8,
+ * NUM1, NUM2); "%#x" and "%o" are written by hand, not by snprintf(),
+ * which cost ~700 instructions a number; the record size is tested once per
  * record against the end of the furthest fixed field (ev->min_size).
  * Numbers are written two digits at a time from a pair table, the length
  * known first (tk_put_u64() in event-internal.h); short copies use

@@ -70,11 +70,16 @@
  * --cpu or -F), the plugin's names for the tasks they switch to enter as
  * newer duplicates of the saved_cmdlines names and may be the ones shown
  * for the rest of the report ("bash" for a pid saved_cmdlines calls
- * "sleep"). Names are never freed before the set, so a name's address
- * identifies it (report.c caches printed prefixes on it). Lookups go
- * through a direct-mapped cache tagged with a generation that every
- * change of the array's layout bumps; trace-cmd's tep keeps the very same
- * table, as both are told every name and switch phase together.
+ * "sleep"). Names are never freed before the set (they live in chunks of
+ * an arena), so a name's address identifies it (report.c caches printed
+ * prefixes on it). Lookups go through a direct-mapped cache tagged with a
+ * generation that every change of the array's layout bumps. Our tep keeps
+ * the very same table, but only from when something of libtraceevent's
+ * may read it (its printer and plugins, a filter: tk_event_comm_tep()):
+ * then it is told every name so far, in the phase ours is in, and every
+ * later name and switch of phase together with ours. A file printed
+ * wholly by the compiled printer never builds it (two strdup()s, a list
+ * node and tep's sort of 6.5 k saved cmdlines: ~8 M instructions).
  */
 #include <ctype.h>
 #include <errno.h>

@@ -737,9 +737,12 @@ static int perf_eh_table(struct tk_unwind *uw, struct bin *b, Dwfl_Module *mod)
  * the binary mapped there, looked up where perf_eh_table() says, else in
  * its .debug_frame when the binary itself has one (perf never looks for
  * it in a separate debug file, and asking libdwfl would load that file's
- * DWARF; perf places .debug_frame by the frame's own map).
+ * DWARF; perf places .debug_frame by the frame's own map). When @eh is
+ * not NULL, an FDE found in the .eh_frame is handed back there (the
+ * caller frees it) rather than freed: rule_get() reads its rules from the
+ * same FDE, and looking it up twice was half of the CFI lookups' cost.
  */
-static int has_cfi_lookup(struct tk_unwind *uw, uint64_t pc)
+static int has_cfi_lookup(struct tk_unwind *uw, uint64_t pc, Dwarf_Frame **eh)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(uw->cur->dwfl, pc);
 	Dwarf_Frame *frame;
@@ -757,7 +760,10 @@ static int has_cfi_lookup(struct tk_unwind *uw, uint64_t pc)
 	table = perf_eh_table(uw, b, mod);
 	cfi = table > 0 ? dwfl_module_eh_cfi(mod, &bias) : NULL;
 	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
-		free(frame);
+		if (eh)
+			*eh = frame;
+		else
+			free(frame);
 		return CFI_FOUND;
 	}
 	if (!b)
@@ -796,7 +802,7 @@ static bool ra_defined(struct tk_unwind *uw, uint64_t pc)
 	cfi = dwfl_module_eh_cfi(mod, &bias);
 	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
 		frame = NULL;
-		if (has_cfi_lookup(uw, pc) == CFI_FOUND &&
+		if (has_cfi_lookup(uw, pc, NULL) == CFI_FOUND &&
 		    (cfi = dwfl_module_dwarf_cfi(mod, &bias)) &&
 		    dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
 			frame = NULL;
@@ -812,9 +818,10 @@ static bool ra_defined(struct tk_unwind *uw, uint64_t pc)
 /*
  * has_cfi_lookup(), remembered per address of a maps generation: the
  * answer only changes with the binaries mapped, and most frames recur
- * (it was a tenth of a --no-inline report).
+ * (it was a tenth of a --no-inline report). @eh as has_cfi_lookup()'s,
+ * set only when the lookup is made.
  */
-static int has_cfi(struct tk_unwind *uw, uint64_t pc)
+static int has_cfi(struct tk_unwind *uw, uint64_t pc, Dwarf_Frame **eh)
 {
 	uint64_t h = (pc ^ uw->cur->gen * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
 	struct cfi_memo *m = &uw->cfi_memo[(h >> 40) & (CFI_MEMO - 1)];
@@ -823,7 +830,7 @@ static int has_cfi(struct tk_unwind *uw, uint64_t pc)
 		m->pc = pc;
 		m->gen = uw->cur->gen;
 		m->used = true;
-		m->has = (signed char)has_cfi_lookup(uw, pc);
+		m->has = (signed char)has_cfi_lookup(uw, pc, eh);
 	}
 	return m->has;
 }
@@ -889,7 +896,8 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	 * is an activation only as a walk's first. A failed lookup ends the
 	 * walk there.
 	 */
-	if (!nofile && (cfi = has_cfi(uw, uw->n == uw->walk_start ? pc : pc - 1)) != CFI_FOUND) {
+	if (!nofile &&
+	    (cfi = has_cfi(uw, uw->n == uw->walk_start ? pc : pc - 1, NULL)) != CFI_FOUND) {
 		add_frame(uw, uw->n == uw->walk_start ? pc : pc - 1);
 		if (cfi == CFI_NONE && uw->n < uw->max)
 			fp_step(uw, state);
@@ -982,7 +990,7 @@ static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool 
 		     0xff51afd7ed558ccdull;
 	struct step_rule *r = &uw->rules[(h >> 40) & (STEP_RULES - 1)];
 	Dwfl_Module *mod;
-	Dwarf_Frame *frame;
+	Dwarf_Frame *frame = NULL;
 	Dwarf_Addr bias;
 	Dwarf_CFI *cfi;
 	bool nofile;
@@ -999,16 +1007,21 @@ static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool 
 		r->kind = STEP_NOFILE;
 		return r;
 	}
-	has = has_cfi(uw, lpc);
+	has = has_cfi(uw, lpc, &frame);
 	if (has != CFI_FOUND) {
 		/* A failed lookup ends the walk at the frame, as a missing file does. */
 		r->kind = has == CFI_NONE ? STEP_NOCFI : STEP_NOFILE;
 		return r;
 	}
 	r->kind = STEP_SLOW;
-	mod = dwfl_addrmodule(uw->cur->dwfl, lpc);
-	cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;
-	if (cfi && dwarf_cfi_addrframe(cfi, lpc - bias, &frame) == 0) {
+	/* The FDE has_cfi() just found, else (remembered, or found in .debug_frame) look it up. */
+	if (!frame) {
+		mod = dwfl_addrmodule(uw->cur->dwfl, lpc);
+		cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;
+		if (!cfi || dwarf_cfi_addrframe(cfi, lpc - bias, &frame) != 0)
+			frame = NULL;
+	}
+	if (frame) {
 		if (rule_from_cfi(r, frame))
 			r->kind = STEP_CFI;
 		free(frame);

@@ -60,7 +60,8 @@
  * dropped first; each is attached once, with the current sample handed to
  * the callbacks through the handle. Whether CFI covers an address, per
  * maps generation (CFI_MEMO); each frame address's step rules, per Dwfl
- * (STEP_RULES, direct-mapped, ~2 MB). Per binary, shared by every
+ * (direct-mapped: RULES_FIRST slots, then STEP_RULES on one 2 MiB huge
+ * page). Per binary, shared by every
  * process: its resolved file and mapped image, a Dwfl of it alone for its
  * DWARF (libc's debug file is compressed: libdw inflates it whole, ~230 M
  * instructions, once per run rather than once per process, unless its
@@ -88,6 +89,7 @@
 
 #include <tracekit/symbolizer.h>
 
+#include "bigbuf.h"
 #include "error.h"
 #include "symbolizer-internal.h"
 #include "unwind-internal.h"
@@ -184,7 +186,8 @@ struct uproc {
  * return address) is undefined, keeps its value, is read at CFA + off or
  * is CFA + off. Frames whose CFI says anything else go to libdwfl.
  */
-#define STEP_RULES 16384 /* direct-mapped by address: ~2 MB */
+#define STEP_RULES  16384 /* direct-mapped by address: 1.9 MiB, one huge page (tk_big_zalloc()) */
+#define RULES_FIRST 1024  /* the table's slots until a quarter are filled (rules_grow()) */
 
 enum { RULE_UNDEF, RULE_SAME, RULE_AT, RULE_VAL };
 enum {
@@ -194,18 +197,27 @@ enum {
 	STEP_SLOW,   /* libdwfl steps it */
 };
 
+/*
+ * 120 bytes, so that STEP_RULES of them fit one 2 MiB huge page: as
+ * 144-byte slots in a calloc()ed table, each 4 KiB page faulted twice
+ * (a lookup reads a slot before filling it: the zero page, then its
+ * copy), 1 130 page faults on the inline workload.
+ */
 struct step_rule {
 	uint64_t pc, epoch; /* the frame's address in that Dwfl; epoch 0: empty */
 	bool initial;	    /* a walk's first frame: looked up at pc, not pc - 1 */
 	uint8_t kind;
 	uint8_t cfa_reg;
-	uint8_t rule[17];
+	bool pc_undef;	 /* the return address's rule is RULE_UNDEF */
+	uint8_t nat;	 /* act[0, nat): the registers read (RULE_AT) in register order, */
+	uint8_t nact;	 /* act[nat, nact): those computed (RULE_VAL), likewise */
 	uint32_t same;	 /* the registers whose rule is RULE_SAME */
-	uint8_t nact;	 /* the registers read or computed (RULE_AT, RULE_VAL), */
-	uint8_t act[17]; /* in register order (the walk visits only these) */
-	int64_t cfa_off;
-	int32_t off[17];
+	int32_t cfa_off; /* larger offsets go to libdwfl */
+	uint8_t act[17]; /* the walk visits only these */
+	int32_t off[17]; /* by register */
 };
+_Static_assert(STEP_RULES * sizeof(struct step_rule) + 64 <= (2u << 20),
+	       "the rules table fits one huge page with tk_big_alloc()'s header");
 
 #define CFI_MEMO 4096
 
@@ -250,8 +262,9 @@ struct tk_unwind {
 	uint64_t restart_pc;
 	uint32_t restart_mask; /* which of restart_regs (DWARF numbers 0-16) are known */
 	uint64_t restart_regs[17];
-	struct step_rule *rules;     /* STEP_RULES, made on first use (fast_walk()) */
-	uint64_t rmap_mask, rmap_nr; /* the register layout rmap is of (reg_map()) */
+	struct step_rule *rules;      /* rules_cap slots, made on first use (rules_grow()) */
+	size_t rules_cap, rules_used; /* slots, and slots filled */
+	uint64_t rmap_mask, rmap_nr;  /* the register layout rmap is of (reg_map()) */
 	bool rmap_valid;
 	int8_t rmap[17];
 	bool slow;	 /* every step by libdwfl (tk_unwind_set_fast()) */
@@ -321,7 +334,10 @@ void tk_unwind_free(struct tk_unwind *uw)
 			free(uw->inls[i].names);
 	}
 	free(uw->inls);
-	free(uw->rules);
+	if (uw->rules_cap == RULES_FIRST)
+		free(uw->rules);
+	else
+		tk_big_free(uw->rules);
 	elf_end(uw->machine);
 	free(uw);
 }
@@ -924,6 +940,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 /* @r's rules from the CFI @frame holds; false when libdwfl must step it. */
 static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
 {
+	uint8_t rule[17];
 	Dwarf_Op ops_mem[3], *ops;
 	size_t nops;
 	bool signal = false;
@@ -933,8 +950,10 @@ static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
 	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
 	    ops[0].number >= 17)
 		return false;
+	if ((int64_t)ops[0].number2 < INT32_MIN || (int64_t)ops[0].number2 > INT32_MAX)
+		return false;
 	r->cfa_reg = (uint8_t)ops[0].number;
-	r->cfa_off = (int64_t)ops[0].number2;
+	r->cfa_off = (int32_t)(int64_t)ops[0].number2;
 	for (int i = 0; i < 17; i++) {
 		int64_t off = 0;
 
@@ -942,9 +961,9 @@ static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
 			return false;
 		if (nops == 0) {
 			if (ops == ops_mem)
-				r->rule[i] = RULE_UNDEF;
+				rule[i] = RULE_UNDEF;
 			else if (!ops)
-				r->rule[i] = RULE_SAME;
+				rule[i] = RULE_SAME;
 			else
 				return false;
 			continue;
@@ -961,21 +980,66 @@ static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
 			return false;
 		r->off[i] = (int32_t)off;
 		if (nops == 1)
-			r->rule[i] = RULE_AT;
+			rule[i] = RULE_AT;
 		else if (nops == 2 && ops[1].atom == DW_OP_stack_value)
-			r->rule[i] = RULE_VAL;
+			rule[i] = RULE_VAL;
 		else
 			return false;
 	}
 	r->nact = 0;
 	r->same = 0;
+	r->pc_undef = rule[16] == RULE_UNDEF;
 	for (uint8_t i = 0; i < 17; i++) {
-		if (r->rule[i] == RULE_SAME)
+		if (rule[i] == RULE_SAME)
 			r->same |= 1u << i;
-		else if (r->rule[i] != RULE_UNDEF)
+		else if (rule[i] == RULE_AT)
 			r->act[r->nact++] = i;
 	}
+	r->nat = r->nact;
+	for (uint8_t i = 0; i < 17; i++)
+		if (rule[i] == RULE_VAL)
+			r->act[r->nact++] = i;
 	return true;
+}
+
+static uint64_t rule_hash(uint64_t pc, uint64_t epoch, bool initial)
+{
+	return (pc ^ epoch * 0x9e3779b97f4a7c15ull ^ (uint64_t)initial << 63) *
+	       0xff51afd7ed558ccdull;
+}
+
+/*
+ * Make the rules table (RULES_FIRST slots, calloc()ed), or move its rules
+ * to the full one (STEP_RULES, one huge page); -ENOMEM. The full table
+ * as 4 KiB pages faulted twice each (a lookup reads a slot before filling
+ * it: the zero page, then its copy), 1 130 page faults on the inline
+ * workload; a huge page is one fault, but zeroing 2 MiB cost a report of
+ * one sample ~0.4 ms, so it waits until a quarter of the small table is
+ * in use.
+ */
+static int rules_grow(struct tk_unwind *uw)
+{
+	size_t cap = uw->rules ? STEP_RULES : RULES_FIRST;
+	struct step_rule *t =
+		cap == RULES_FIRST ? calloc(cap, sizeof(*t)) : tk_big_zalloc(cap * sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	uw->rules_used = 0;
+	for (size_t i = 0; uw->rules && i < uw->rules_cap; i++) {
+		const struct step_rule *o = &uw->rules[i];
+		struct step_rule *n;
+
+		if (!o->epoch)
+			continue;
+		n = &t[(rule_hash(o->pc, o->epoch, o->initial) >> 40) & (cap - 1)];
+		uw->rules_used += !n->epoch;
+		*n = *o;
+	}
+	free(uw->rules);
+	uw->rules = t;
+	uw->rules_cap = cap;
+	return 0;
 }
 
 /*
@@ -989,9 +1053,8 @@ static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
 static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool initial)
 {
 	uint64_t epoch = uw->cur->epoch, lpc = initial ? pc : pc - 1;
-	uint64_t h = (pc ^ epoch * 0x9e3779b97f4a7c15ull ^ (uint64_t)initial << 63) *
-		     0xff51afd7ed558ccdull;
-	struct step_rule *r = &uw->rules[(h >> 40) & (STEP_RULES - 1)];
+	uint64_t h = rule_hash(pc, epoch, initial);
+	struct step_rule *r = &uw->rules[(h >> 40) & (uw->rules_cap - 1)];
 	Dwfl_Module *mod;
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Addr bias;
@@ -1001,6 +1064,11 @@ static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool 
 
 	if (r->epoch == epoch && r->pc == pc && r->initial == initial)
 		return r;
+	/* A table that cannot grow keeps its size: its slots are replaced. */
+	if (!r->epoch && uw->rules_cap == RULES_FIRST && (uw->rules_used + 1) * 4 > RULES_FIRST &&
+	    rules_grow(uw) == 0)
+		r = &uw->rules[(h >> 40) & (uw->rules_cap - 1)];
+	uw->rules_used += !r->epoch;
 	r->epoch = epoch;
 	r->pc = pc;
 	r->initial = initial;
@@ -1136,32 +1204,34 @@ static int fast_walk(struct tk_unwind *uw)
 		 * Visiting every register with a rule and copying the set
 		 * cost 40 % more of the walk's own instructions.
 		 */
-		pc_undef = r->rule[16] == RULE_UNDEF;
+		pc_undef = r->pc_undef;
 		next_mask = mask & r->same;
-		for (unsigned int a = 0; cfa_ok && a < r->nact; a++) {
+		for (unsigned int a = 0; cfa_ok && a < r->nat; a++) {
 			unsigned int i = r->act[a];
+			uint64_t addr = cfa + (uint64_t)(int64_t)r->off[i];
 			Dwarf_Word v;
 
-			if (r->rule[i] == RULE_AT) {
-				uint64_t addr = cfa + (uint64_t)(int64_t)r->off[i];
-
-				/*
-				 * memory_read()'s first case, the stack copy, done
-				 * here with its bookkeeping: the call was ~45
-				 * instructions a word, 14 M on the inline workload.
-				 */
-				if (addr >= sp && addr + 8 > addr && addr + 8 < stack_end) {
-					memcpy(&v, stack + (addr - sp), 8);
-					uw->step_reads++;
-					uw->last_ok = true;
-					uw->last_val = v;
-				} else if (!memory_read(NULL, addr, &v, uw)) {
-					continue;
-				}
-			} else {
-				v = cfa + (uint64_t)(int64_t)r->off[i];
+			/*
+			 * memory_read()'s first case, the stack copy, done here
+			 * with its bookkeeping: the call was ~45 instructions a
+			 * word, 14 M on the inline workload.
+			 */
+			if (addr >= sp && addr + 8 > addr && addr + 8 < stack_end) {
+				memcpy(&v, stack + (addr - sp), 8);
+				uw->step_reads++;
+				uw->last_ok = true;
+				uw->last_val = v;
+			} else if (!memory_read(NULL, addr, &v, uw)) {
+				continue;
 			}
 			regs[i] = v;
+			next_mask |= 1u << i;
+		}
+		/* Computed ones read nothing: after the reads, whose order is libdwfl's. */
+		for (unsigned int a = r->nat; cfa_ok && a < r->nact; a++) {
+			unsigned int i = r->act[a];
+
+			regs[i] = cfa + (uint64_t)(int64_t)r->off[i];
 			next_mask |= 1u << i;
 		}
 		/* libdwfl's end: the return address undefined, unknown or 0. */
@@ -1198,11 +1268,8 @@ int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 		return -ENOMEM;
 	uw->restart = false;
 	uw->from_fp = false;
-	if (!uw->rules) {
-		uw->rules = calloc(STEP_RULES, sizeof(*uw->rules));
-		if (!uw->rules)
-			return -ENOMEM;
-	}
+	if (!uw->rules && rules_grow(uw) < 0)
+		return -ENOMEM;
 	do {
 		int ended;
 

@@ -273,6 +273,38 @@ struct tk_unwind {
 
 static unsigned char machine_ehdr[sizeof(Elf64_Ehdr)];
 
+#define TABLE_MAP_MIN (64u << 10) /* a hash table this large is mapped (table_new()) */
+
+/*
+ * calloc(@n, @size) for a hash table, but one of TABLE_MAP_MIN bytes or
+ * more mapped with its pages in place (MAP_POPULATE): a lookup reads its
+ * slot before filling it, so each 4 KiB page of a calloc()ed table
+ * faulted twice (the zero page, then its copy), ~400 page faults of the
+ * inline workload's inline names and DIE nodes. A table grows when half
+ * full, so most of its pages are soon touched anyway.
+ */
+static void *table_new(size_t n, size_t size)
+{
+	void *p;
+
+	if (n * size < TABLE_MAP_MIN)
+		return calloc(n, size);
+	p = mmap(NULL, n * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		 -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Free a table_new() table of @n slots of @size bytes; NULL is accepted. */
+static void table_free(void *p, size_t n, size_t size)
+{
+	if (!p)
+		return;
+	if (n * size < TABLE_MAP_MIN)
+		free(p);
+	else
+		munmap(p, n * size);
+}
+
 struct tk_unwind *tk_unwind_new(struct tk_symbolizer *sym)
 {
 	struct tk_unwind *uw = calloc(1, sizeof(*uw));
@@ -317,10 +349,10 @@ void tk_unwind_free(struct tk_unwind *uw)
 		free(uw->bins[i]->debug);
 		for (size_t k = 0; k < uw->bins[i]->cu_cap; k++)
 			free(uw->bins[i]->cus[k].r);
-		free(uw->bins[i]->cus);
+		table_free(uw->bins[i]->cus, uw->bins[i]->cu_cap, sizeof(*uw->bins[i]->cus));
 		for (size_t k = 0; k < uw->bins[i]->node_cap; k++)
 			free(uw->bins[i]->nodes[k].kids);
-		free(uw->bins[i]->nodes);
+		table_free(uw->bins[i]->nodes, uw->bins[i]->node_cap, sizeof(*uw->bins[i]->nodes));
 		free(uw->bins[i]->onames);
 		if (uw->bins[i]->inl_dwfl)
 			dwfl_end(uw->bins[i]->inl_dwfl);
@@ -333,7 +365,7 @@ void tk_unwind_free(struct tk_unwind *uw)
 		if (uw->inls[i].bin)
 			free(uw->inls[i].names);
 	}
-	free(uw->inls);
+	table_free(uw->inls, uw->inl_cap, sizeof(*uw->inls));
 	if (uw->rules_cap == RULES_FIRST)
 		free(uw->rules);
 	else
@@ -1316,7 +1348,7 @@ static uint64_t inl_hash(const struct bin *b, uint64_t addr)
 static int inl_grow(struct tk_unwind *uw)
 {
 	size_t cap = uw->inl_cap ? uw->inl_cap * 2 : 1024;
-	struct inl *t = calloc(cap, sizeof(*t));
+	struct inl *t = table_new(cap, sizeof(*t));
 
 	if (!t)
 		return -ENOMEM;
@@ -1330,7 +1362,7 @@ static int inl_grow(struct tk_unwind *uw)
 			j = (j + 1) & (cap - 1);
 		t[j] = uw->inls[i];
 	}
-	free(uw->inls);
+	table_free(uw->inls, uw->inl_cap, sizeof(*uw->inls));
 	uw->inls = t;
 	uw->inl_cap = cap;
 	return 0;
@@ -1567,7 +1599,7 @@ static struct cu_index *cu_index_get(struct bin *b, Dwarf_Die *cu)
 
 	if ((b->ncus + 1) * 2 > b->cu_cap) {
 		size_t cap = b->cu_cap ? 2 * b->cu_cap : 256;
-		struct cu_index *t = calloc(cap, sizeof(*t));
+		struct cu_index *t = table_new(cap, sizeof(*t));
 
 		if (!t)
 			return NULL;
@@ -1579,7 +1611,7 @@ static struct cu_index *cu_index_get(struct bin *b, Dwarf_Die *cu)
 				j = (j + 1) & (cap - 1);
 			t[j] = b->cus[i];
 		}
-		free(b->cus);
+		table_free(b->cus, b->cu_cap, sizeof(*b->cus));
 		b->cus = t;
 		b->cu_cap = cap;
 	}
@@ -1646,7 +1678,7 @@ static struct die_node *die_node_get(struct bin *b, Dwarf *dw, Dwarf_Off off)
 
 	if ((b->nnodes + 1) * 2 > b->node_cap) {
 		size_t cap = b->node_cap ? 2 * b->node_cap : 1024;
-		struct die_node *t = calloc(cap, sizeof(*t));
+		struct die_node *t = table_new(cap, sizeof(*t));
 
 		if (!t)
 			return NULL;
@@ -1658,7 +1690,7 @@ static struct die_node *die_node_get(struct bin *b, Dwarf *dw, Dwarf_Off off)
 				j = (j + 1) & (cap - 1);
 			t[j] = b->nodes[i];
 		}
-		free(b->nodes);
+		table_free(b->nodes, b->node_cap, sizeof(*b->nodes));
 		b->nodes = t;
 		b->node_cap = cap;
 	}

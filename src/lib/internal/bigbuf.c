@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #define HUGE_SIZE   (2u << 20)
@@ -56,6 +57,20 @@ void *tk_big_alloc(size_t len)
 	h->base = base;
 	h->len = map_len;
 	return start + HEADER_SIZE;
+}
+
+void *tk_big_zalloc(size_t len)
+{
+	uint8_t *p = tk_big_alloc(len);
+	struct header *h;
+
+	if (!p)
+		return NULL;
+	/* A mapping is zero until written; only a malloc()ed buffer needs clearing. */
+	h = (struct header *)(p - HEADER_SIZE);
+	if (!h->base)
+		memset(p, 0, len);
+	return p;
 }
 
 void tk_big_free(void *p)

@@ -16,6 +16,8 @@
 
 /* @len bytes (not zeroed), or NULL with errno ENOMEM. Free with tk_big_free(). */
 void *tk_big_alloc(size_t len);
+/* tk_big_alloc() of @len bytes that read as zero (a fresh mapping already does). */
+void *tk_big_zalloc(size_t len);
 /* NULL is accepted. */
 void tk_big_free(void *p);
 

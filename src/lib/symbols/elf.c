@@ -1469,12 +1469,13 @@ struct symtab_builder {
 	size_t pos;	  /* bytes of st->names used */
 };
 
-/* Append a symbol and insert it into the tree. */
-static int builder_add(struct symtab_builder *b, const char *name, uint64_t start, uint64_t size,
-		       uint8_t bind)
+/* Append a symbol named @name then @suffix and insert it into the tree. */
+static inline __attribute__((always_inline)) int
+builder_add_parts(struct symtab_builder *b, const char *name, const char *suffix, uint64_t start,
+		  uint64_t size, uint8_t bind)
 {
 	struct tk_elf_symtab *st = b->st;
-	size_t l = strlen(name) + 1;
+	size_t ln = strlen(name), ls = strlen(suffix), l = ln + ls + 1;
 
 	if (st->count == b->cap) {
 		size_t ncap = b->cap ? 2 * b->cap : 256;
@@ -1501,7 +1502,8 @@ static int builder_add(struct symtab_builder *b, const char *name, uint64_t star
 	}
 	if (st->count >= NIL)
 		return -EFBIG;
-	memcpy(st->names + b->pos, name, l);
+	memcpy(st->names + b->pos, name, ln);
+	memcpy(st->names + b->pos + ln, suffix, ls + 1);
 	memset(&st->syms[st->count], 0, sizeof(st->syms[0]));
 	st->syms[st->count].start = start;
 	/* A size that wraps is a broken table: treat it as unknown (size 0). */
@@ -1514,21 +1516,28 @@ static int builder_add(struct symtab_builder *b, const char *name, uint64_t star
 	return 0;
 }
 
-/* Add @name demangled (as perf shows it) with @suffix. */
+/* Append a symbol and insert it into the tree. */
+static int builder_add(struct symtab_builder *b, const char *name, uint64_t start, uint64_t size,
+		       uint8_t bind)
+{
+	return builder_add_parts(b, name, "", start, size, bind);
+}
+
+/*
+ * Add @name demangled (as perf shows it) with @suffix, copied into the
+ * table as two parts: an asprintf() of "NAME@plt" was ~1 700 instructions,
+ * 3 M of a report that loads libc's and libdw's PLTs.
+ */
 static int builder_add_sym(struct symtab_builder *b, const char *name, const char *suffix,
 			   uint64_t start, uint64_t size, uint8_t bind)
 {
-	char *d = demangle(name), *full = NULL;
+	char *d = demangle(name);
 	int r;
 
-	if (*suffix) {
-		if (asprintf(&full, "%s%s", d ? d : name, suffix) < 0) {
-			free(d);
-			return -ENOMEM;
-		}
-	}
-	r = builder_add(b, full ? full : d ? d : name, start, size, bind);
-	free(full);
+	if (*suffix)
+		r = builder_add_parts(b, d ? d : name, suffix, start, size, bind);
+	else
+		r = builder_add(b, d ? d : name, start, size, bind);
 	free(d);
 	return r;
 }

@@ -60,7 +60,8 @@
  * dropped first; each is attached once, with the current sample handed to
  * the callbacks through the handle. Whether CFI covers an address, per
  * maps generation (CFI_MEMO); each frame address's step rules, per Dwfl
- * (STEP_RULES, direct-mapped, ~2 MB). Per binary, shared by every
+ * (direct-mapped: RULES_FIRST slots, then STEP_RULES on one 2 MiB huge
+ * page). Per binary, shared by every
  * process: its resolved file and mapped image, a Dwfl of it alone for its
  * DWARF (libc's debug file is compressed: libdw inflates it whole, ~230 M
  * instructions, once per run rather than once per process, unless its
@@ -88,6 +89,7 @@
 
 #include <tracekit/symbolizer.h>
 
+#include "bigbuf.h"
 #include "error.h"
 #include "symbolizer-internal.h"
 #include "unwind-internal.h"
@@ -184,7 +186,8 @@ struct uproc {
  * return address) is undefined, keeps its value, is read at CFA + off or
  * is CFA + off. Frames whose CFI says anything else go to libdwfl.
  */
-#define STEP_RULES 16384 /* direct-mapped by address: ~2 MB */
+#define STEP_RULES  16384 /* direct-mapped by address: 1.9 MiB, one huge page (tk_big_zalloc()) */
+#define RULES_FIRST 1024  /* the table's slots until a quarter are filled (rules_grow()) */
 
 enum { RULE_UNDEF, RULE_SAME, RULE_AT, RULE_VAL };
 enum {
@@ -194,18 +197,27 @@ enum {
 	STEP_SLOW,   /* libdwfl steps it */
 };
 
+/*
+ * 120 bytes, so that STEP_RULES of them fit one 2 MiB huge page: as
+ * 144-byte slots in a calloc()ed table, each 4 KiB page faulted twice
+ * (a lookup reads a slot before filling it: the zero page, then its
+ * copy), 1 130 page faults on the inline workload.
+ */
 struct step_rule {
 	uint64_t pc, epoch; /* the frame's address in that Dwfl; epoch 0: empty */
 	bool initial;	    /* a walk's first frame: looked up at pc, not pc - 1 */
 	uint8_t kind;
 	uint8_t cfa_reg;
-	uint8_t rule[17];
+	bool pc_undef;	 /* the return address's rule is RULE_UNDEF */
+	uint8_t nat;	 /* act[0, nat): the registers read (RULE_AT) in register order, */
+	uint8_t nact;	 /* act[nat, nact): those computed (RULE_VAL), likewise */
 	uint32_t same;	 /* the registers whose rule is RULE_SAME */
-	uint8_t nact;	 /* the registers read or computed (RULE_AT, RULE_VAL), */
-	uint8_t act[17]; /* in register order (the walk visits only these) */
-	int64_t cfa_off;
-	int32_t off[17];
+	int32_t cfa_off; /* larger offsets go to libdwfl */
+	uint8_t act[17]; /* the walk visits only these */
+	int32_t off[17]; /* by register */
 };
+_Static_assert(STEP_RULES * sizeof(struct step_rule) + 64 <= (2u << 20),
+	       "the rules table fits one huge page with tk_big_alloc()'s header");
 
 #define CFI_MEMO 4096
 
@@ -250,12 +262,48 @@ struct tk_unwind {
 	uint64_t restart_pc;
 	uint32_t restart_mask; /* which of restart_regs (DWARF numbers 0-16) are known */
 	uint64_t restart_regs[17];
-	struct step_rule *rules; /* STEP_RULES, made on first use (fast_walk()) */
-	bool slow;		 /* every step by libdwfl (tk_unwind_set_fast()) */
-	uint64_t epochs;	 /* Dwfls made so far: the rules' key */
+	struct step_rule *rules;      /* rules_cap slots, made on first use (rules_grow()) */
+	size_t rules_cap, rules_used; /* slots, and slots filled */
+	uint64_t rmap_mask, rmap_nr;  /* the register layout rmap is of (reg_map()) */
+	bool rmap_valid;
+	int8_t rmap[17];
+	bool slow;	 /* every step by libdwfl (tk_unwind_set_fast()) */
+	uint64_t epochs; /* Dwfls made so far: the rules' key */
 };
 
 static unsigned char machine_ehdr[sizeof(Elf64_Ehdr)];
+
+#define TABLE_MAP_MIN (64u << 10) /* a hash table this large is mapped (table_new()) */
+
+/*
+ * calloc(@n, @size) for a hash table, but one of TABLE_MAP_MIN bytes or
+ * more mapped with its pages in place (MAP_POPULATE): a lookup reads its
+ * slot before filling it, so each 4 KiB page of a calloc()ed table
+ * faulted twice (the zero page, then its copy), ~400 page faults of the
+ * inline workload's inline names and DIE nodes. A table grows when half
+ * full, so most of its pages are soon touched anyway.
+ */
+static void *table_new(size_t n, size_t size)
+{
+	void *p;
+
+	if (n * size < TABLE_MAP_MIN)
+		return calloc(n, size);
+	p = mmap(NULL, n * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		 -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Free a table_new() table of @n slots of @size bytes; NULL is accepted. */
+static void table_free(void *p, size_t n, size_t size)
+{
+	if (!p)
+		return;
+	if (n * size < TABLE_MAP_MIN)
+		free(p);
+	else
+		munmap(p, n * size);
+}
 
 struct tk_unwind *tk_unwind_new(struct tk_symbolizer *sym)
 {
@@ -301,10 +349,10 @@ void tk_unwind_free(struct tk_unwind *uw)
 		free(uw->bins[i]->debug);
 		for (size_t k = 0; k < uw->bins[i]->cu_cap; k++)
 			free(uw->bins[i]->cus[k].r);
-		free(uw->bins[i]->cus);
+		table_free(uw->bins[i]->cus, uw->bins[i]->cu_cap, sizeof(*uw->bins[i]->cus));
 		for (size_t k = 0; k < uw->bins[i]->node_cap; k++)
 			free(uw->bins[i]->nodes[k].kids);
-		free(uw->bins[i]->nodes);
+		table_free(uw->bins[i]->nodes, uw->bins[i]->node_cap, sizeof(*uw->bins[i]->nodes));
 		free(uw->bins[i]->onames);
 		if (uw->bins[i]->inl_dwfl)
 			dwfl_end(uw->bins[i]->inl_dwfl);
@@ -317,8 +365,11 @@ void tk_unwind_free(struct tk_unwind *uw)
 		if (uw->inls[i].bin)
 			free(uw->inls[i].names);
 	}
-	free(uw->inls);
-	free(uw->rules);
+	table_free(uw->inls, uw->inl_cap, sizeof(*uw->inls));
+	if (uw->rules_cap == RULES_FIRST)
+		free(uw->rules);
+	else
+		tk_big_free(uw->rules);
 	elf_end(uw->machine);
 	free(uw);
 }
@@ -737,9 +788,12 @@ static int perf_eh_table(struct tk_unwind *uw, struct bin *b, Dwfl_Module *mod)
  * the binary mapped there, looked up where perf_eh_table() says, else in
  * its .debug_frame when the binary itself has one (perf never looks for
  * it in a separate debug file, and asking libdwfl would load that file's
- * DWARF; perf places .debug_frame by the frame's own map).
+ * DWARF; perf places .debug_frame by the frame's own map). When @eh is
+ * not NULL, an FDE found in the .eh_frame is handed back there (the
+ * caller frees it) rather than freed: rule_get() reads its rules from the
+ * same FDE, and looking it up twice was half of the CFI lookups' cost.
  */
-static int has_cfi_lookup(struct tk_unwind *uw, uint64_t pc)
+static int has_cfi_lookup(struct tk_unwind *uw, uint64_t pc, Dwarf_Frame **eh)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(uw->cur->dwfl, pc);
 	Dwarf_Frame *frame;
@@ -757,7 +811,10 @@ static int has_cfi_lookup(struct tk_unwind *uw, uint64_t pc)
 	table = perf_eh_table(uw, b, mod);
 	cfi = table > 0 ? dwfl_module_eh_cfi(mod, &bias) : NULL;
 	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
-		free(frame);
+		if (eh)
+			*eh = frame;
+		else
+			free(frame);
 		return CFI_FOUND;
 	}
 	if (!b)
@@ -796,7 +853,7 @@ static bool ra_defined(struct tk_unwind *uw, uint64_t pc)
 	cfi = dwfl_module_eh_cfi(mod, &bias);
 	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
 		frame = NULL;
-		if (has_cfi_lookup(uw, pc) == CFI_FOUND &&
+		if (has_cfi_lookup(uw, pc, NULL) == CFI_FOUND &&
 		    (cfi = dwfl_module_dwarf_cfi(mod, &bias)) &&
 		    dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
 			frame = NULL;
@@ -812,9 +869,10 @@ static bool ra_defined(struct tk_unwind *uw, uint64_t pc)
 /*
  * has_cfi_lookup(), remembered per address of a maps generation: the
  * answer only changes with the binaries mapped, and most frames recur
- * (it was a tenth of a --no-inline report).
+ * (it was a tenth of a --no-inline report). @eh as has_cfi_lookup()'s,
+ * set only when the lookup is made.
  */
-static int has_cfi(struct tk_unwind *uw, uint64_t pc)
+static int has_cfi(struct tk_unwind *uw, uint64_t pc, Dwarf_Frame **eh)
 {
 	uint64_t h = (pc ^ uw->cur->gen * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
 	struct cfi_memo *m = &uw->cfi_memo[(h >> 40) & (CFI_MEMO - 1)];
@@ -823,7 +881,7 @@ static int has_cfi(struct tk_unwind *uw, uint64_t pc)
 		m->pc = pc;
 		m->gen = uw->cur->gen;
 		m->used = true;
-		m->has = (signed char)has_cfi_lookup(uw, pc);
+		m->has = (signed char)has_cfi_lookup(uw, pc, eh);
 	}
 	return m->has;
 }
@@ -889,7 +947,8 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	 * is an activation only as a walk's first. A failed lookup ends the
 	 * walk there.
 	 */
-	if (!nofile && (cfi = has_cfi(uw, uw->n == uw->walk_start ? pc : pc - 1)) != CFI_FOUND) {
+	if (!nofile &&
+	    (cfi = has_cfi(uw, uw->n == uw->walk_start ? pc : pc - 1, NULL)) != CFI_FOUND) {
 		add_frame(uw, uw->n == uw->walk_start ? pc : pc - 1);
 		if (cfi == CFI_NONE && uw->n < uw->max)
 			fp_step(uw, state);
@@ -913,6 +972,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 /* @r's rules from the CFI @frame holds; false when libdwfl must step it. */
 static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
 {
+	uint8_t rule[17];
 	Dwarf_Op ops_mem[3], *ops;
 	size_t nops;
 	bool signal = false;
@@ -922,8 +982,10 @@ static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
 	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
 	    ops[0].number >= 17)
 		return false;
+	if ((int64_t)ops[0].number2 < INT32_MIN || (int64_t)ops[0].number2 > INT32_MAX)
+		return false;
 	r->cfa_reg = (uint8_t)ops[0].number;
-	r->cfa_off = (int64_t)ops[0].number2;
+	r->cfa_off = (int32_t)(int64_t)ops[0].number2;
 	for (int i = 0; i < 17; i++) {
 		int64_t off = 0;
 
@@ -931,9 +993,9 @@ static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
 			return false;
 		if (nops == 0) {
 			if (ops == ops_mem)
-				r->rule[i] = RULE_UNDEF;
+				rule[i] = RULE_UNDEF;
 			else if (!ops)
-				r->rule[i] = RULE_SAME;
+				rule[i] = RULE_SAME;
 			else
 				return false;
 			continue;
@@ -950,21 +1012,66 @@ static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
 			return false;
 		r->off[i] = (int32_t)off;
 		if (nops == 1)
-			r->rule[i] = RULE_AT;
+			rule[i] = RULE_AT;
 		else if (nops == 2 && ops[1].atom == DW_OP_stack_value)
-			r->rule[i] = RULE_VAL;
+			rule[i] = RULE_VAL;
 		else
 			return false;
 	}
 	r->nact = 0;
 	r->same = 0;
+	r->pc_undef = rule[16] == RULE_UNDEF;
 	for (uint8_t i = 0; i < 17; i++) {
-		if (r->rule[i] == RULE_SAME)
+		if (rule[i] == RULE_SAME)
 			r->same |= 1u << i;
-		else if (r->rule[i] != RULE_UNDEF)
+		else if (rule[i] == RULE_AT)
 			r->act[r->nact++] = i;
 	}
+	r->nat = r->nact;
+	for (uint8_t i = 0; i < 17; i++)
+		if (rule[i] == RULE_VAL)
+			r->act[r->nact++] = i;
 	return true;
+}
+
+static uint64_t rule_hash(uint64_t pc, uint64_t epoch, bool initial)
+{
+	return (pc ^ epoch * 0x9e3779b97f4a7c15ull ^ (uint64_t)initial << 63) *
+	       0xff51afd7ed558ccdull;
+}
+
+/*
+ * Make the rules table (RULES_FIRST slots, calloc()ed), or move its rules
+ * to the full one (STEP_RULES, one huge page); -ENOMEM. The full table
+ * as 4 KiB pages faulted twice each (a lookup reads a slot before filling
+ * it: the zero page, then its copy), 1 130 page faults on the inline
+ * workload; a huge page is one fault, but zeroing 2 MiB cost a report of
+ * one sample ~0.4 ms, so it waits until a quarter of the small table is
+ * in use.
+ */
+static int rules_grow(struct tk_unwind *uw)
+{
+	size_t cap = uw->rules ? STEP_RULES : RULES_FIRST;
+	struct step_rule *t =
+		cap == RULES_FIRST ? calloc(cap, sizeof(*t)) : tk_big_zalloc(cap * sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	uw->rules_used = 0;
+	for (size_t i = 0; uw->rules && i < uw->rules_cap; i++) {
+		const struct step_rule *o = &uw->rules[i];
+		struct step_rule *n;
+
+		if (!o->epoch)
+			continue;
+		n = &t[(rule_hash(o->pc, o->epoch, o->initial) >> 40) & (cap - 1)];
+		uw->rules_used += !n->epoch;
+		*n = *o;
+	}
+	free(uw->rules);
+	uw->rules = t;
+	uw->rules_cap = cap;
+	return 0;
 }
 
 /*
@@ -978,11 +1085,10 @@ static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
 static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool initial)
 {
 	uint64_t epoch = uw->cur->epoch, lpc = initial ? pc : pc - 1;
-	uint64_t h = (pc ^ epoch * 0x9e3779b97f4a7c15ull ^ (uint64_t)initial << 63) *
-		     0xff51afd7ed558ccdull;
-	struct step_rule *r = &uw->rules[(h >> 40) & (STEP_RULES - 1)];
+	uint64_t h = rule_hash(pc, epoch, initial);
+	struct step_rule *r = &uw->rules[(h >> 40) & (uw->rules_cap - 1)];
 	Dwfl_Module *mod;
-	Dwarf_Frame *frame;
+	Dwarf_Frame *frame = NULL;
 	Dwarf_Addr bias;
 	Dwarf_CFI *cfi;
 	bool nofile;
@@ -990,6 +1096,11 @@ static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool 
 
 	if (r->epoch == epoch && r->pc == pc && r->initial == initial)
 		return r;
+	/* A table that cannot grow keeps its size: its slots are replaced. */
+	if (!r->epoch && uw->rules_cap == RULES_FIRST && (uw->rules_used + 1) * 4 > RULES_FIRST &&
+	    rules_grow(uw) == 0)
+		r = &uw->rules[(h >> 40) & (uw->rules_cap - 1)];
+	uw->rules_used += !r->epoch;
 	r->epoch = epoch;
 	r->pc = pc;
 	r->initial = initial;
@@ -999,16 +1110,21 @@ static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool 
 		r->kind = STEP_NOFILE;
 		return r;
 	}
-	has = has_cfi(uw, lpc);
+	has = has_cfi(uw, lpc, &frame);
 	if (has != CFI_FOUND) {
 		/* A failed lookup ends the walk at the frame, as a missing file does. */
 		r->kind = has == CFI_NONE ? STEP_NOCFI : STEP_NOFILE;
 		return r;
 	}
 	r->kind = STEP_SLOW;
-	mod = dwfl_addrmodule(uw->cur->dwfl, lpc);
-	cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;
-	if (cfi && dwarf_cfi_addrframe(cfi, lpc - bias, &frame) == 0) {
+	/* The FDE has_cfi() just found, else (remembered, or found in .debug_frame) look it up. */
+	if (!frame) {
+		mod = dwfl_addrmodule(uw->cur->dwfl, lpc);
+		cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;
+		if (!cfi || dwarf_cfi_addrframe(cfi, lpc - bias, &frame) != 0)
+			frame = NULL;
+	}
+	if (frame) {
 		if (rule_from_cfi(r, frame))
 			r->kind = STEP_CFI;
 		free(frame);
@@ -1017,27 +1133,38 @@ static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool 
 }
 
 /*
- * DWARF registers 0..16 of @s, as reg_value() gives each, in one pass over
- * the sample's register mask: reg_value()'s popcount is a libgcc call
- * without -mpopcnt, and 17 of them a sample were 8 M instructions on the
- * inline workload. False when one is missing.
+ * Where DWARF register k (0..16) lies among the registers of a sample of
+ * @s's layout (its mask and count), as reg_value() finds it: -1 when the
+ * sample has none. Worked out once per layout, which one event keeps for
+ * all its samples: finding 17 registers through the mask per sample (a
+ * pass over its bits, or reg_value()'s popcounts, a libgcc call without
+ * -mpopcnt) was ~370 instructions a sample, 9.6 M on the inline workload.
  */
-static bool sample_regs(const struct tk_unwind_sample *s, uint64_t regs[17])
+static const int8_t *reg_map(struct tk_unwind *uw, const struct tk_unwind_sample *s)
 {
-	uint64_t perf[64], mask = s->regs_mask, have = 0;
-	size_t i = 0;
+	if (!uw->rmap_valid || uw->rmap_mask != s->regs_mask || uw->rmap_nr != s->regs_nr) {
+		for (unsigned int k = 0; k < 17; k++) {
+			int i = reg_index(s->regs_mask, x86_64_dwarf_to_perf[k]);
 
-	while (mask && i < s->regs_nr) {
-		unsigned int bit = (unsigned int)__builtin_ctzll(mask);
-
-		memcpy(&perf[bit], (const uint8_t *)s->regs + 8 * i++, 8);
-		have |= 1ull << bit;
-		mask &= mask - 1;
+			uw->rmap[k] = (int8_t)(i < 0 || (uint64_t)i >= s->regs_nr ? -1 : i);
+		}
+		uw->rmap_mask = s->regs_mask;
+		uw->rmap_nr = s->regs_nr;
+		uw->rmap_valid = true;
 	}
+	return uw->rmap;
+}
+
+/* DWARF registers 0..16 of the current sample, as reg_value() gives each; false when one is
+ * missing. */
+static bool sample_regs(struct tk_unwind *uw, uint64_t regs[17])
+{
+	const int8_t *map = reg_map(uw, uw->s);
+
 	for (unsigned int k = 0; k < 17; k++) {
-		if (!(have >> x86_64_dwarf_to_perf[k] & 1))
+		if (map[k] < 0)
 			return false;
-		regs[k] = perf[x86_64_dwarf_to_perf[k]];
+		memcpy(&regs[k], (const uint8_t *)uw->s->regs + 8 * (size_t)map[k], 8);
 	}
 	return true;
 }
@@ -1056,6 +1183,8 @@ static bool sample_regs(const struct tk_unwind_sample *s, uint64_t regs[17])
  */
 static int fast_walk(struct tk_unwind *uw)
 {
+	const uint8_t *stack = uw->s->stack;
+	uint64_t sp = uw->sp, stack_end = uw->sp + uw->s->stack_size;
 	uint64_t regs[17], pc;
 	uint32_t mask = 0;
 	bool initial = true;
@@ -1065,7 +1194,7 @@ static int fast_walk(struct tk_unwind *uw)
 		memcpy(regs, uw->restart_regs, sizeof(regs));
 		pc = uw->restart_pc;
 	} else {
-		if (!sample_regs(uw->s, regs))
+		if (!sample_regs(uw, regs))
 			return -1;
 		mask = (1u << 17) - 1;
 		pc = regs[16];
@@ -1107,19 +1236,34 @@ static int fast_walk(struct tk_unwind *uw)
 		 * Visiting every register with a rule and copying the set
 		 * cost 40 % more of the walk's own instructions.
 		 */
-		pc_undef = r->rule[16] == RULE_UNDEF;
+		pc_undef = r->pc_undef;
 		next_mask = mask & r->same;
-		for (unsigned int a = 0; cfa_ok && a < r->nact; a++) {
+		for (unsigned int a = 0; cfa_ok && a < r->nat; a++) {
 			unsigned int i = r->act[a];
+			uint64_t addr = cfa + (uint64_t)(int64_t)r->off[i];
 			Dwarf_Word v;
 
-			if (r->rule[i] == RULE_AT) {
-				if (!memory_read(NULL, cfa + (uint64_t)(int64_t)r->off[i], &v, uw))
-					continue;
-			} else {
-				v = cfa + (uint64_t)(int64_t)r->off[i];
+			/*
+			 * memory_read()'s first case, the stack copy, done here
+			 * with its bookkeeping: the call was ~45 instructions a
+			 * word, 14 M on the inline workload.
+			 */
+			if (addr >= sp && addr + 8 > addr && addr + 8 < stack_end) {
+				memcpy(&v, stack + (addr - sp), 8);
+				uw->step_reads++;
+				uw->last_ok = true;
+				uw->last_val = v;
+			} else if (!memory_read(NULL, addr, &v, uw)) {
+				continue;
 			}
 			regs[i] = v;
+			next_mask |= 1u << i;
+		}
+		/* Computed ones read nothing: after the reads, whose order is libdwfl's. */
+		for (unsigned int a = r->nat; cfa_ok && a < r->nact; a++) {
+			unsigned int i = r->act[a];
+
+			regs[i] = cfa + (uint64_t)(int64_t)r->off[i];
 			next_mask |= 1u << i;
 		}
 		/* libdwfl's end: the return address undefined, unknown or 0. */
@@ -1134,12 +1278,16 @@ static int fast_walk(struct tk_unwind *uw)
 int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 		     tk_unwind_find_map_fn find, void *ctx, uint64_t *ips, size_t max)
 {
-	uint64_t ip;
+	const int8_t *map;
 	struct uproc *p;
 
-	if (!max || s->regs_abi != REGS_ABI_64 || !s->regs || !s->stack_size ||
-	    !reg_value(s, 8, &ip) || !reg_value(s, 7, &uw->sp))
+	if (!max || s->regs_abi != REGS_ABI_64 || !s->regs || !s->stack_size)
 		return 0;
+	/* The ip (DWARF 16, perf's 8) and sp (7 in both), as reg_value() would find them. */
+	map = reg_map(uw, s);
+	if (map[16] < 0 || map[7] < 0)
+		return 0;
+	memcpy(&uw->sp, (const uint8_t *)s->regs + 8 * (size_t)map[7], 8);
 	uw->s = s;
 	uw->find = find;
 	uw->ctx = ctx;
@@ -1152,11 +1300,8 @@ int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 		return -ENOMEM;
 	uw->restart = false;
 	uw->from_fp = false;
-	if (!uw->rules) {
-		uw->rules = calloc(STEP_RULES, sizeof(*uw->rules));
-		if (!uw->rules)
-			return -ENOMEM;
-	}
+	if (!uw->rules && rules_grow(uw) < 0)
+		return -ENOMEM;
 	do {
 		int ended;
 
@@ -1203,7 +1348,7 @@ static uint64_t inl_hash(const struct bin *b, uint64_t addr)
 static int inl_grow(struct tk_unwind *uw)
 {
 	size_t cap = uw->inl_cap ? uw->inl_cap * 2 : 1024;
-	struct inl *t = calloc(cap, sizeof(*t));
+	struct inl *t = table_new(cap, sizeof(*t));
 
 	if (!t)
 		return -ENOMEM;
@@ -1217,7 +1362,7 @@ static int inl_grow(struct tk_unwind *uw)
 			j = (j + 1) & (cap - 1);
 		t[j] = uw->inls[i];
 	}
-	free(uw->inls);
+	table_free(uw->inls, uw->inl_cap, sizeof(*uw->inls));
 	uw->inls = t;
 	uw->inl_cap = cap;
 	return 0;
@@ -1383,6 +1528,20 @@ static const char *inner_name(struct bin *b, Dwarf_Die *die)
  * each enclosing inlined subroutine, up to the subprogram that holds
  * them all.
  */
+/*
+ * Whether dwarf_ranges() can give @die any range: only through its own
+ * DW_AT_low_pc or DW_AT_ranges (libdw looks further only for a split
+ * unit's DIE, which no child is). Most children have neither (types,
+ * declarations, parameters, variables: 95 % of libc's DIEs), and asking
+ * their abbreviation costs ~60 instructions where dwarf_ranges() decoded
+ * every attribute twice (~650): it was a quarter of a report of the big
+ * bench-dwarf profile, indexing the units of tracekit and libc.
+ */
+static bool may_have_ranges(Dwarf_Die *die)
+{
+	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
+}
+
 static int cu_range_cmp(const void *a, const void *b)
 {
 	const struct cu_range *x = a, *y = b;
@@ -1405,7 +1564,9 @@ static int cu_index_build(struct cu_index *ci, Dwarf_Die *cu)
 
 		if (dwarf_tag(&child) == DW_TAG_imported_unit)
 			ci->imports = true;
-		while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+		if (!may_have_ranges(&child))
+			off = -1;
+		while (off >= 0 && (off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
 			if (ci->n == cap) {
 				struct cu_range *nr;
 
@@ -1438,7 +1599,7 @@ static struct cu_index *cu_index_get(struct bin *b, Dwarf_Die *cu)
 
 	if ((b->ncus + 1) * 2 > b->cu_cap) {
 		size_t cap = b->cu_cap ? 2 * b->cu_cap : 256;
-		struct cu_index *t = calloc(cap, sizeof(*t));
+		struct cu_index *t = table_new(cap, sizeof(*t));
 
 		if (!t)
 			return NULL;
@@ -1450,7 +1611,7 @@ static struct cu_index *cu_index_get(struct bin *b, Dwarf_Die *cu)
 				j = (j + 1) & (cap - 1);
 			t[j] = b->cus[i];
 		}
-		free(b->cus);
+		table_free(b->cus, b->cu_cap, sizeof(*b->cus));
 		b->cus = t;
 		b->cu_cap = cap;
 	}
@@ -1486,9 +1647,9 @@ static int die_node_fill(struct die_node *n, Dwarf *dw)
 		return 0;
 	do {
 		Dwarf_Addr base, lo, hi;
-		ptrdiff_t o = 0;
+		ptrdiff_t o = may_have_ranges(&c) ? 0 : -1;
 
-		while ((o = dwarf_ranges(&c, o, &base, &lo, &hi)) > 0) {
+		while (o >= 0 && (o = dwarf_ranges(&c, o, &base, &lo, &hi)) > 0) {
 			if (n->nkids == cap) {
 				struct die_kid *nk;
 
@@ -1517,7 +1678,7 @@ static struct die_node *die_node_get(struct bin *b, Dwarf *dw, Dwarf_Off off)
 
 	if ((b->nnodes + 1) * 2 > b->node_cap) {
 		size_t cap = b->node_cap ? 2 * b->node_cap : 1024;
-		struct die_node *t = calloc(cap, sizeof(*t));
+		struct die_node *t = table_new(cap, sizeof(*t));
 
 		if (!t)
 			return NULL;
@@ -1529,7 +1690,7 @@ static struct die_node *die_node_get(struct bin *b, Dwarf *dw, Dwarf_Off off)
 				j = (j + 1) & (cap - 1);
 			t[j] = b->nodes[i];
 		}
-		free(b->nodes);
+		table_free(b->nodes, b->node_cap, sizeof(*b->nodes));
 		b->nodes = t;
 		b->node_cap = cap;
 	}

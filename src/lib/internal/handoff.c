@@ -80,9 +80,17 @@ static unsigned int quota_cpus(void)
 	return (unsigned int)((quota + period - 1) / period);
 }
 
-unsigned int tk_cores_free(unsigned int want)
+void tk_cores_sample(struct tk_cores_probe *p)
 {
-	unsigned int cpus = 1, running, others, quota;
+	unsigned int running = running_now();
+
+	if (running && (!p->fewest || running < p->fewest))
+		p->fewest = running;
+}
+
+unsigned int tk_cores_grant(const struct tk_cores_probe *p, unsigned int want)
+{
+	unsigned int cpus = 1, others, quota;
 	cpu_set_t set;
 
 	if (want < 2)
@@ -94,14 +102,22 @@ unsigned int tk_cores_free(unsigned int want)
 		cpus = quota;
 	if (cpus < want)
 		want = cpus;
-	running = running_now();
-	if (want < 2 || !running)
+	if (want < 2 || !p->fewest)
 		return want;
 	/* The others' tasks, each taking one of our CPUs for now; this thread needs one too. */
-	others = running - 1;
+	others = p->fewest - 1;
 	if (others >= cpus - 1)
 		return 1;
 	return want > cpus - others ? cpus - others : want;
+}
+
+unsigned int tk_cores_free(unsigned int want)
+{
+	struct tk_cores_probe p = {0};
+
+	if (want >= 2)
+		tk_cores_sample(&p);
+	return tk_cores_grant(&p, want);
 }
 
 enum { JOB_FREE, JOB_FILLING, JOB_READY, JOB_BUSY, JOB_DONE };

@@ -165,6 +165,24 @@ static inline unsigned int tk_report_threads(unsigned int asked, uint64_t bytes)
 unsigned int tk_cores_free(unsigned int want);
 
 /*
+ * tk_cores_free() from more than one look: the fewest tasks running at
+ * any of the samples taken (tk_cores_sample(), one read of /proc/loadavg,
+ * ~10 us). A task that runs at every sample a few milliseconds apart (a
+ * loop, a compiler) holds a CPU; one seen at a single sample (a kernel
+ * worker, a shell between two commands) would leave it before a report's
+ * second thread needed it, and a single look would have cost that thread.
+ */
+struct tk_cores_probe {
+	unsigned int fewest; /* fewest runnable tasks seen, the sampler included; 0: none */
+};
+
+/* Take one sample into @p (nothing when /proc/loadavg cannot be read). */
+void tk_cores_sample(struct tk_cores_probe *p);
+
+/* Of @want threads, how many would have a CPU (tk_cores_free()'s rule) by @p's samples. */
+unsigned int tk_cores_grant(const struct tk_cores_probe *p, unsigned int want);
+
+/*
  * The ring of jobs of the print pool (present/print-pool.c), which both
  * reports share (handoff.c). The merge thread fills
  * job number k in slot k % n, then either prints it itself (inline) or

@@ -316,7 +316,9 @@ struct report {
 	 */
 	bool sym_early, sym_started;
 	pthread_t sym_thread;
-	unsigned int cores; /* tk_cores_free() of the threads wanted; 0: not probed yet */
+	/* The CPUs free: samples at the start and at the choice; cores 0: not chosen yet. */
+	struct tk_cores_probe probe;
+	unsigned int cores;
 	/* --sym: where probe events fired (uprobes through the build-id cache, kprobes kallsyms).
 	 */
 	struct tk_symbolizer *sym;
@@ -2594,7 +2596,12 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * threads an uncompressed one gets, plus one that sleeps whenever it is 8
  * chunks ahead. Decoding is a quarter of a one-thread run on zstd (sched
  * file: 210 M of 760 M instructions), so with two CPUs the three threads
- * share them; the worker decompresses nothing. A decoder that does not
+ * share them; the worker decompresses nothing. Where decoding weighs more
+ * (1 compressed byte in 7 decoded or more: printers()), the default's two
+ * CPUs go to the decoder and the merge alone, which prints every line: a
+ * print worker there only took turns with the decoder (bench-report's 3 M
+ * event file, two free CPUs: 0.153 s wall and 0.296 s CPU against 0.179 s
+ * and 0.343 s for three threads). A decoder that does not
  * help is stopped, and the merge decodes alone as with -j 1: when the
  * merge found fewer than 1 chunk in 8 decoded ahead, or the process got
  * less than one CPU's worth of time for ~10 ms (the threads took turns on
@@ -2602,10 +2609,14 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * damage found are the same either way (dat-read.c's notes say why).
  *
  * The thread count: -j N, or by default tk_report_threads() (one per
- * online CPU up to 4, for 4 MiB of CPU data or more) but no more than
+ * online CPU up to 4, for 4 MiB of CPU data or more; compressed data, 8 MiB
+ * decoded: report_threads()) but no more than
  * tk_cores_free() finds free now: the CPUs sched_getaffinity() leaves this
- * process (taskset, cpusets), less the tasks running elsewhere at the
- * start (/proc/loadavg). A second thread that finds no CPU of its own only
+ * process (taskset, cpusets), less the tasks running elsewhere, counted
+ * as the fewest seen at two looks at /proc/loadavg (tk_report_run()'s
+ * start and the choice, the file's formats read in between): a task seen
+ * once only (a kernel worker) leaves before the second thread would need
+ * its CPU, one seen at both holds it. A second thread that finds no CPU of its own only
  * takes turns with the merge and costs 25-35% more CPU than -j 1 (the
  * merge's cuts and copies, the worker's cold caches): at load 6 on two
  * CPUs, -j 2 ran 1.1-1.35x -j 1's wall (bench/README.md, "Stop 20, .dat").
@@ -3073,18 +3084,32 @@ static unsigned int default_threads(struct report *r, uint64_t bytes)
 
 	if (r->opts->threads || n < 2)
 		return n;
-	if (!r->cores)
-		r->cores = tk_cores_free(n);
+	if (!r->cores) {
+		tk_cores_sample(&r->probe);
+		r->cores = tk_cores_grant(&r->probe, n);
+	}
 	return n > r->cores ? r->cores : n;
 }
 
-/* Threads to run for the CPU data of the streams shown (default_threads(), or -j). */
+/*
+ * Threads to run for the CPU data of the streams shown (default_threads(), or -j).
+ * Compressed data needs twice the bytes (decoded) of tk_report_threads()'s
+ * threshold: its threads start a decoder too, with its slots to fault in,
+ * and power's zstd file (6.7 MB decoded) printed 1-4 ms slower on two free
+ * CPUs than on one, at 15% more CPU (its uncompressed file gains 3 ms).
+ */
+#define PACKED_MIN_BYTES (8u << 20)
 static unsigned int report_threads(struct report *r)
 {
 	uint64_t bytes = 0;
+	bool packed = false;
 
-	for (size_t i = 0; i < r->nstreams; i++)
+	for (size_t i = 0; i < r->nstreams; i++) {
 		bytes += r->streams[i].size;
+		packed |= r->streams[i].buf->compressed;
+	}
+	if (packed && bytes < PACKED_MIN_BYTES && !r->opts->threads)
+		return 1;
 	return default_threads(r, bytes);
 }
 
@@ -3114,6 +3139,33 @@ static void decode_ahead(struct report *r, unsigned int threads)
 		tk_dat_prefetch_free(r->pf);
 		r->pf = NULL;
 	}
+}
+
+/*
+ * The printers beside a decoder (decode_ahead() started one) for the
+ * default's @threads: on two CPUs, one printer, the merge, when decoding
+ * is heavy, so that the decoder has the second CPU to itself; else
+ * @threads. What decoding costs goes with the compressed bytes (zstd's
+ * entropy stage), what printing costs with the decoded ones (the
+ * records): from 1 compressed byte in 7 decoded ones, the
+ * decoder alone keeps the second CPU busy and a print worker only takes
+ * turns with it (bench/README.md, bench-families "Stop 22, compressed
+ * .dat").
+ */
+#define DECODE_HEAVY 7
+static unsigned int printers(struct report *r, unsigned int threads)
+{
+	uint64_t packed = 0, decoded = 0;
+
+	if (!r->pf || r->opts->threads || threads != 2)
+		return threads;
+	for (size_t i = 0; i < r->nstreams; i++) {
+		if (!r->streams[i].buf->compressed)
+			continue;
+		packed += r->streams[i].buf->cpus[r->streams[i].cpu_index].size;
+		decoded += r->streams[i].size;
+	}
+	return packed * DECODE_HEAVY >= decoded ? 1 : threads;
 }
 
 static void *symbols_main(void *set)
@@ -3804,6 +3856,9 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 		opts_copy.flags |= TK_REPORT_SLOW;
 	memset(&r, 0, sizeof(r));
 	memset(&st, 0, sizeof(st));
+	/* The first look at the CPUs free; default_threads() takes the second. */
+	if (!opts->threads)
+		tk_cores_sample(&r.probe);
 	ret = report_setup(&r, dat, opts);
 	if (ret && !r.out.buf)
 		return ret;
@@ -3831,7 +3886,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 		 * decodes no chunk again (see the notes on threads).
 		 */
 		decode_ahead(&r, threads);
-		pool = pool_new(&r, threads);
+		pool = pool_new(&r, printers(&r, threads));
 	}
 	if (!ret)
 		ret = merge_records(&r, pool);

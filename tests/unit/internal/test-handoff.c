@@ -7,6 +7,10 @@
  * part (/proc/loadavg's runnable count) changes from run to run, so only
  * its bounds are checked here; bench-families --threads times its effect.
  *
+ * tk_cores_grant() of a probe: the fewest tasks seen at any sample count,
+ * so more samples never give fewer threads, a probe with only the sampler
+ * running grants what nothing read would, and a crowd of tasks one.
+ *
  * The job ring's take-back: a job logged for a worker that never takes it
  * (a worker with no CPU) is printed by the merge itself when the merge
  * would wait for it, in job order, and the run ends.
@@ -61,6 +65,36 @@ static void test_one_cpu(void **state)
 	assert_int_equal(tk_cores_free(4), 1);
 	assert_int_equal(tk_cores_free(2), 1);
 	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+}
+
+static void test_probe(void **state)
+{
+	struct tk_cores_probe none = {0}, alone = {1}, crowd = {1000}, p = {0};
+	unsigned int seen;
+
+	(void)state;
+	for (unsigned int want = 2; want <= 8; want++) {
+		assert_int_equal(tk_cores_grant(&alone, want), tk_cores_grant(&none, want));
+		assert_int_equal(tk_cores_grant(&crowd, want), 1);
+		for (unsigned int k = 1; k < 8; k++) {
+			struct tk_cores_probe a = {k}, b = {k + 1};
+
+			assert_true(tk_cores_grant(&b, want) <= tk_cores_grant(&a, want));
+		}
+	}
+	assert_int_equal(tk_cores_grant(&none, 1), 1);
+	assert_int_equal(tk_cores_grant(&crowd, 0), 1);
+	/* The sampler itself runs while it reads: a sample counts at least one task. */
+	tk_cores_sample(&p);
+	if (access("/proc/loadavg", R_OK) != 0)
+		return;
+	assert_true(p.fewest >= 1);
+	seen = p.fewest;
+	for (int i = 0; i < 16; i++) {
+		tk_cores_sample(&p);
+		assert_true(p.fewest >= 1 && p.fewest <= seen);
+		seen = p.fewest;
+	}
 }
 
 struct taken {
@@ -135,6 +169,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_one_cpu),
+		cmocka_unit_test(test_probe),
 		cmocka_unit_test(test_take_back),
 	};
 

@@ -136,8 +136,10 @@ struct meta_part {
 	uint8_t *data;
 	uint64_t len;
 	bool present;
-	uint64_t option_offset; /* v7: section offset the option names */
-	uint64_t option_where;	/* where that option is, for messages */
+	bool late;		       /* v7 kallsyms: read on first use (meta_late()) */
+	struct tk_dat_section section; /* where it is when late */
+	uint64_t option_offset;	       /* v7: section offset the option names */
+	uint64_t option_where;	       /* where that option is, for messages */
 };
 
 struct dat_option {
@@ -188,6 +190,9 @@ struct tk_dat {
 	/* GUEST options (dat-guest.c); their names and pids are kept blocks. */
 	struct tk_dat_guest *guests;
 	size_t nguests, guests_cap;
+
+	/* A late metadata part is read under this lock, on whichever thread asks first. */
+	pthread_mutex_t meta_lock;
 
 	/* Salvage mode's damage list; readers on other threads add to it. */
 	pthread_mutex_t damage_lock;
@@ -463,15 +468,16 @@ static int prefix_at(int err, const char *name, uint64_t off, const char *what)
  * Decode a single-block compressed body {u32 csize, u32 usize, block}.
  * @where names the section in messages.
  */
-static int decompress_block(struct tk_dat *d, uint64_t where, const uint8_t *body, uint64_t len,
-			    uint8_t **out, uint64_t *out_len, bool big)
+static int decompress_block(struct tk_dat *d, struct tk_codec *codec, uint64_t where,
+			    const uint8_t *body, uint64_t len, uint8_t **out, uint64_t *out_len,
+			    bool big)
 {
 	uint32_t csize, usize;
 	uint64_t cap;
 	uint8_t *buf;
 	int64_t n;
 
-	if (!d->codec)
+	if (!codec)
 		return tk_fail_at(EBADMSG, d->name, where,
 				  "compressed section in a file without compression");
 	if (len < 8)
@@ -509,8 +515,8 @@ static int decompress_block(struct tk_dat *d, uint64_t where, const uint8_t *bod
 	buf = big ? tk_big_alloc((size_t)usize + 1) : malloc((size_t)usize + 1);
 	if (!buf)
 		return tk_fail(ENOMEM, "%s: out of memory for %" PRIu32 " bytes", d->name, usize);
-	n = d->strict ? tk_codec_decompress(d->codec, buf, usize, body + 8, csize)
-		      : tk_codec_decompress_upto(d->codec, buf, usize, body + 8, csize);
+	n = d->strict ? tk_codec_decompress(codec, buf, usize, body + 8, csize)
+		      : tk_codec_decompress_upto(codec, buf, usize, body + 8, csize);
 	if (n >= 0 && (uint64_t)n < usize && !d->strict) {
 		/* Salvage: the block is whole; only its stated size is wrong. */
 		int ret = tk_fail_at(EBADMSG, d->name, where,
@@ -542,9 +548,9 @@ static int decompress_block(struct tk_dat *d, uint64_t where, const uint8_t *bod
 	return 0;
 }
 
-/* Body of a v7 section, decompressed; the caller frees it. */
-static int load_section(struct tk_dat *d, const struct tk_dat_section *s, uint8_t **out,
-			uint64_t *len, bool big)
+/* Body of a v7 section, decompressed by @codec; the caller frees it. */
+static int load_section_with(struct tk_dat *d, struct tk_codec *codec,
+			     const struct tk_dat_section *s, uint8_t **out, uint64_t *len, bool big)
 {
 	uint8_t *raw = NULL;
 	int ret;
@@ -562,9 +568,16 @@ static int load_section(struct tk_dat *d, const struct tk_dat_section *s, uint8_
 	ret = read_alloc(d, s->offset + TK_DAT_SECTION_HEADER_SIZE, s->size, &raw);
 	if (ret < 0)
 		return ret;
-	ret = decompress_block(d, s->offset, raw, s->size, out, len, big);
+	ret = decompress_block(d, codec, s->offset, raw, s->size, out, len, big);
 	free(raw);
 	return ret;
+}
+
+/* Body of a v7 section, decompressed at open by the handle's codec. */
+static int load_section(struct tk_dat *d, const struct tk_dat_section *s, uint8_t **out,
+			uint64_t *len, bool big)
+{
+	return load_section_with(d, d->codec, s, out, len, big);
 }
 
 /* The walked v7 section whose header is at @off (sections are sorted). */
@@ -1458,6 +1471,59 @@ static int parse_meta(struct tk_dat *d, uint16_t id, uint64_t base, uint64_t whe
 	return ret;
 }
 
+/*
+ * Read late part @id now, with a codec of its own (the handle's may be in
+ * use on another thread). Its damage goes to the list as open's would.
+ */
+static int meta_read_late(struct tk_dat *d, uint16_t id)
+{
+	struct meta_part *m = &d->meta[id - 16];
+	struct tk_codec *codec = NULL;
+	int ret;
+
+	if (m->section.flags & TK_DAT_SECTION_FL_COMPRESS) {
+		codec = tk_codec_new(d->info.compression, 0);
+		if (!codec && d->codec)
+			return tk_fail(ENOMEM, "%s: out of memory for a codec", d->name);
+	}
+	ret = load_section_with(d, codec, &m->section, &m->data, &m->len, true);
+	tk_codec_free(codec);
+	if (ret >= 0)
+		ret = parse_meta(d, id, m->section.offset + TK_DAT_SECTION_HEADER_SIZE,
+				 m->section.offset, m->section.flags & TK_DAT_SECTION_FL_COMPRESS);
+	if (ret < 0) {
+		tk_big_free(m->data);
+		m->data = NULL;
+		m->len = 0;
+		ret = salvage(d, ret, m->option_where, TK_DAT_SECTION_HEADER_SIZE + m->section.size,
+			      -1);
+		m->present = false;
+	}
+	return ret;
+}
+
+/*
+ * Part @id for a reader: a late part is read on the first call (under
+ * meta_lock, so two threads asking at once read it once). What a failure
+ * leaves is a missing part, as open leaves one.
+ */
+static int meta_ready(const struct tk_dat *cd, uint16_t id)
+{
+	struct tk_dat *d = (struct tk_dat *)cd;
+	struct meta_part *m = &d->meta[id - 16];
+	int ret = 0;
+
+	if (!__atomic_load_n(&m->late, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&d->meta_lock);
+	if (m->late) {
+		ret = meta_read_late(d, id);
+		__atomic_store_n(&m->late, false, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&d->meta_lock);
+	return ret;
+}
+
 static int load_meta_v7(struct tk_dat *d)
 {
 	for (uint16_t id = 16; id <= 21; id++) {
@@ -1468,6 +1534,17 @@ static int load_meta_v7(struct tk_dat *d)
 		if (!m->present)
 			continue;
 		ret = section_at(d, m->option_offset, id, m->option_where, &s);
+		/*
+		 * kallsyms (5 MB of text, ~50 M instructions to decompress) is
+		 * read when first asked for: most reports print no symbol.
+		 * A strict reader reads it now, so that its damage fails open.
+		 */
+		if (ret >= 0 && id == TK_DAT_SECTION_KALLSYMS && !d->strict &&
+		    s->size <= TK_DAT_MAX_METADATA_SIZE) {
+			m->section = *s;
+			m->late = true;
+			continue;
+		}
 		if (ret >= 0)
 			ret = load_section(d, s, &m->data, &m->len, true);
 		if (ret >= 0)
@@ -1941,6 +2018,7 @@ static struct tk_dat *open_common(int fd, bool own_fd, const char *name, bool st
 	d->own_fd = own_fd;
 	d->strict = strict;
 	pthread_mutex_init(&d->damage_lock, NULL);
+	pthread_mutex_init(&d->meta_lock, NULL);
 	d->name = strdup(name ? name : "(fd)");
 	d->td = tk_tracedata_new();
 	if (!d->name || !d->td) {
@@ -2063,6 +2141,7 @@ TK_API void tk_dat_close(struct tk_dat *d)
 		free((char *)d->damage[i].what);
 	free(d->damage);
 	pthread_mutex_destroy(&d->damage_lock);
+	pthread_mutex_destroy(&d->meta_lock);
 	free(d->name);
 	free(d);
 }
@@ -2111,6 +2190,10 @@ static int no_part(const struct tk_dat *d, uint16_t id)
 
 TK_API int tk_dat_metadata(const struct tk_dat *d, uint16_t id, const void **body, uint64_t *len)
 {
+	int ret = id >= 16 && id <= 21 ? meta_ready(d, id) : 0;
+
+	if (ret < 0)
+		return ret;
 	if (id < 16 || id > 21 || !d->meta[id - 16].data)
 		return no_part(d, id);
 	*body = d->meta[id - 16].data;
@@ -2122,6 +2205,10 @@ static int get_text(const struct tk_dat *d, uint16_t id,
 		    int (*get)(const struct tk_tracedata *, struct tk_text *),
 		    struct tk_dat_text *text)
 {
+	int ret = meta_ready(d, id);
+
+	if (ret < 0)
+		return ret;
 	if (!d->meta[id - 16].data || get(d->td, text) < 0)
 		return no_part(d, id);
 	return 0;
@@ -2189,6 +2276,9 @@ TK_API int tk_dat_cmdlines(const struct tk_dat *d, struct tk_dat_text *text)
 
 TK_API const struct tk_tracedata *tk_dat_get_tracedata(const struct tk_dat *d)
 {
+	/* Its holder may ask for any part: the late ones are read first. */
+	for (uint16_t id = 16; id <= 21; id++)
+		(void)meta_ready(d, id);
 	return d->td;
 }
 

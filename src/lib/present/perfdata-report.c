@@ -110,6 +110,9 @@
 #include "internal/handoff.h"
 #include "internal/idtable.h"
 #include "perf-mem.h"
+#include "cache-internal.h"
+#include "ksyms-copy.h"
+#include "ksyms-lazy.h"
 #include "print-pool.h"
 #include "symbolizer-internal.h"
 #include "unwind-internal.h"
@@ -1470,7 +1473,10 @@ static bool formats_print_symbols(const struct tk_perfdata *pd)
  * ~25 ms, a fifth of a report of 730 k sched samples) waits for the first
  * sample of an event whose text can name a symbol (load_kernel_symbols()):
  * a file of every sched event has the kthread_work ones, which print
- * "function=%ps", and seldom a sample of them.
+ * "function=%ps", and seldom a sample of them. For the running kernel they
+ * come from the kept copy of its image's lines where it is still valid
+ * (kernel_symbols_from_copy()): the event set reads /proc/kallsyms only
+ * for an address or name those lines cannot answer as the whole would.
  */
 /*
  * print_sample()'s test for print_direct() that no event changes, made
@@ -1490,15 +1496,95 @@ static void decide_kernel_symbols(struct rep *r)
 	direct_update(r);
 }
 
+/*
+ * The running kernel's kallsyms from the kept copy of its image's lines
+ * (ksyms-copy.c: by the kernel's build id, and only while /proc/kallsyms
+ * still begins with them), where the kernel would format the whole 5 MB
+ * anew (~20 ms of system time, a third of a timer file's report). The
+ * event set reads /proc/kallsyms itself for the first address those lines
+ * cannot name as the whole text would (a module's). Without a valid copy,
+ * *@keep is the build id to keep one for once the whole text is read.
+ */
+static bool kernel_symbols_from_copy(struct rep *r, const char *kbid, const char **keep)
+{
+	const char *cbid, *ctext;
+	const void *clines;
+	size_t len, n, map_len;
+	bool done = false;
+	char *path;
+	void *map;
+
+	*keep = NULL;
+	if (!r->cache)
+		return false;
+	/* /proc/kallsyms only for the running kernel's build id, or none recorded. */
+	path = tk_symbolizer_kernel_file(r->sym, kbid[0] ? kbid : NULL);
+	if (path && !strcmp(path, "/proc/kallsyms")) {
+		cbid = kbid[0] ? kbid : tk_cache_kernel_bid(r->cache);
+		if (cbid && cbid[0] &&
+		    tk_ksyms_copy_get(tk_cache_dir(r->cache), cbid, &ctext, &len, &clines, &n, &map,
+				      &map_len) == 0) {
+			done = tk_event_set_add_kallsyms_image(r->set, ctext, len, map, map_len,
+							       path) == 0;
+			if (!done)
+				munmap(map, map_len);
+		} else if (cbid && cbid[0]) {
+			*keep = cbid;
+		}
+	}
+	free(path);
+	return done;
+}
+
+/*
+ * Keep the copy of @text (the whole /proc/kallsyms of the running kernel
+ * of build id @bid) that the next report reads instead, as the symbolizer
+ * does when it reads the text (symbolizer.c kernel_load()): once per boot
+ * and load address, only on x86-64 (the only place a copy is used) and
+ * into a cache directory this user may write.
+ */
+static void kernel_symbols_keep(struct rep *r, const char *bid, const char *text, size_t len)
+{
+#if defined(__x86_64__)
+	const char *dir = tk_cache_dir(r->cache);
+	struct tk_ksyms_lazy *k;
+	char *dup;
+
+	if (!dir || access(dir, W_OK) || !len)
+		return;
+	dup = malloc(len);
+	if (!dup)
+		return;
+	memcpy(dup, text, len);
+	/* The index the copy carries, made of its own text (which it takes over). */
+	k = tk_ksyms_lazy_new(dup, len, "/proc/kallsyms");
+	if (!k) {
+		free(dup);
+		return;
+	}
+	tk_ksyms_copy_put(dir, bid, text, len, k);
+	tk_ksyms_lazy_free(k);
+#else
+	(void)r;
+	(void)bid;
+	(void)text;
+	(void)len;
+#endif
+}
+
 static void read_kernel_symbols(struct rep *r)
 {
-	const char *kbid;
+	const char *kbid, *keep;
 	char *text;
 	size_t len;
 
 	kbid = recorded_build_id(r, "[kernel.kallsyms]");
+	if (kernel_symbols_from_copy(r, kbid, &keep))
+		return;
 	/* kallsyms, or a --vmlinux's functions in its format */
 	if (tk_symbolizer_kernel_text(r->sym, kbid[0] ? kbid : NULL, &text, &len) == 0) {
+		if (keep)
+			kernel_symbols_keep(r, keep, text, len);
 		/* Lent, not copied (a 5 MB copy): freed after the set. */
 		tk_event_set_add_kallsyms_borrowed(r->set, text, len);
 		free(r->ksym_text);

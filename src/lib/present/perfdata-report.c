@@ -252,7 +252,7 @@ struct frame_memo {
 struct proc {
 	int32_t pid; /* -1: free slot */
 	struct map *maps;
-	size_t nmaps;
+	size_t nmaps, capmaps;
 	uint64_t gen; /* a new value whenever a file's map changes (the unwinder's caches) */
 };
 
@@ -535,14 +535,18 @@ static struct proc *proc_get(struct rep *r, int32_t pid, bool create)
 	return tk_idtable_get(&r->procs, sizeof(struct proc), pid, 256, NULL);
 }
 
+/* @owned: @path itself, malloc'ed, which the map takes (freed on failure), or NULL. */
 static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t pgoff,
-			const char *path, const char *bid, bool identity)
+			const char *path, char *owned, const char *bid, bool identity)
 {
 	static uint64_t gens;
 	struct map *m;
+	size_t n;
 
-	if (!len || start + len < start)
+	if (!len || start + len < start) {
+		free(owned);
 		return 0;
+	}
 	/*
 	 * The unwinder keeps a process's binaries loaded while this stays:
 	 * a map added beside the others (anonymous memory, a library loaded
@@ -558,10 +562,22 @@ static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t p
 	 * maps__fixup_overlappings()). Each overlap leaves at most two pieces,
 	 * so room for two more maps than now is enough.
 	 */
-	m = realloc(p->maps, (p->nmaps + 2 + 1) * sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	p->maps = m;
+	if (p->nmaps + 3 > p->capmaps) {
+		/*
+		 * Grown by half, not by one: perf record -a writes a map record
+		 * for every map of every process, ~57 k in a 0.5 s recording,
+		 * and two realloc() calls each were a sixth of its report.
+		 */
+		size_t cap = p->nmaps + 3 + p->nmaps / 2;
+
+		m = realloc(p->maps, cap * sizeof(*m));
+		if (!m) {
+			free(owned);
+			return -ENOMEM;
+		}
+		p->maps = m;
+		p->capmaps = cap;
+	}
 	for (size_t i = 0; i < p->nmaps;) {
 		struct map *o = &p->maps[i];
 		uint64_t end = start + len;
@@ -578,8 +594,10 @@ static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t p
 
 			*after = *o;
 			after->path = strdup(o->path);
-			if (!after->path)
+			if (!after->path) {
+				free(owned);
 				return -ENOMEM;
+			}
 			after->pgoff += end - o->start;
 			after->start = end;
 			o->end = start;
@@ -598,18 +616,17 @@ static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t p
 			*o = p->maps[--p->nmaps];
 		}
 	}
-	m = realloc(p->maps, (p->nmaps + 1) * sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	p->maps = m;
 	m = &p->maps[p->nmaps];
-	m->path = strdup(path);
+	m->path = owned ? owned : strdup(path);
 	if (!m->path)
 		return -ENOMEM;
 	m->start = start;
 	m->end = start + len;
 	m->pgoff = pgoff;
-	snprintf(m->bid, sizeof(m->bid), "%s", bid ? bid : "");
+	/* snprintf() of "%s" cost ~500 instructions a map. */
+	n = bid ? strnlen(bid, sizeof(m->bid) - 1) : 0;
+	memcpy(m->bid, bid ? bid : "", n);
+	m->bid[n] = '\0';
 	m->identity = identity;
 	p->nmaps++;
 	return 0;
@@ -630,8 +647,8 @@ static int proc_clone(struct rep *r, int32_t ppid, int32_t pid)
 	for (size_t i = 0; i < parent->nmaps && !ret; i++)
 		ret = proc_add_map(child, parent->maps[i].start,
 				   parent->maps[i].end - parent->maps[i].start,
-				   parent->maps[i].pgoff, parent->maps[i].path, parent->maps[i].bid,
-				   parent->maps[i].identity);
+				   parent->maps[i].pgoff, parent->maps[i].path, NULL,
+				   parent->maps[i].bid, parent->maps[i].identity);
 	return ret;
 }
 
@@ -3574,11 +3591,13 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 		if (!path)
 			return -ENOMEM;
 		ret = tk_perf_map_path(rec, (int32_t)pid, &path, &identity);
-		if (ret == 0)
-			ret = proc_add_map(p, start, len, pgoff, path, recorded_build_id(r, path),
-					   identity);
-		free(path);
-		return ret;
+		if (ret) {
+			free(path);
+			return ret;
+		}
+		/* The map keeps this copy of the path: no second one. */
+		return proc_add_map(p, start, len, pgoff, path, path, recorded_build_id(r, path),
+				    identity);
 	}
 	default:
 		return 0;

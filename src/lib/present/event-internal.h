@@ -160,9 +160,12 @@ struct tk_op {
 /* A memo of tk_event_ksym_find() for one address (the table never changes once built). */
 struct tk_ksym_memo {
 	uint64_t addr;
-	uint32_t idx; /* index in ksyms + 1; 0: no symbol */
+	uint32_t idx; /* index in ksyms + 1; 0: no symbol; TK_KSYM_MEMO_FULL: in ksym_full */
 	uint32_t used;
 };
+
+/* A memo's idx with this bit counts in the whole text's table (event.c's partial kallsyms). */
+#define TK_KSYM_MEMO_FULL 0x80000000u
 
 #define TK_KSYM_MEMO 4096u /* direct-mapped slots (power of 2) */
 
@@ -347,6 +350,24 @@ struct tk_event_set {
 	struct tk_ksym *ksyms;
 	size_t nksyms;
 	struct tk_ksym_memo *ksym_memo; /* NULL until built (or when out of memory) */
+	/*
+	 * The kernel image's lines only (tk_event_set_add_kallsyms_image()):
+	 * ksym_text lies in a reservation of ksym_region_len bytes at
+	 * ksym_region, ksym_len covers the rest of it (names are read 32
+	 * bytes at a time), ksyms is parsed from the ksym_img_len bytes of
+	 * image lines, and a lookup the image cannot answer as the whole text
+	 * would appends the whole of ksym_full_path at ksym_full_off and
+	 * publishes its table (ksym_full_built, release/acquire).
+	 */
+	bool ksym_partial;
+	bool ksym_full_built;
+	void *ksym_region;
+	size_t ksym_region_len;
+	size_t ksym_img_len;
+	size_t ksym_full_off, ksym_full_len;
+	char *ksym_full_path;
+	struct tk_ksym *ksym_full;
+	size_t nksym_full;
 	/* printk formats, sorted by address, for TK_OP_PRINTK; the longest text */
 	struct tk_printk *printks;
 	size_t nprintks;
@@ -588,7 +609,7 @@ tk_event_ksym_find_memo(struct tk_event_set *set, struct tk_ksym_memo *memo, uin
 
 	if (__builtin_expect(own && __atomic_load_n(&set->ksym_built, __ATOMIC_ACQUIRE), 1)) {
 		m = &own[tk_ksym_memo_slot(addr)];
-		if (m->used && m->addr == addr)
+		if (m->used && m->addr == addr && !(m->idx & TK_KSYM_MEMO_FULL))
 			return m->idx ? &set->ksyms[m->idx - 1] : NULL;
 	}
 	return tk_event_ksym_find(set, memo, addr);
@@ -599,6 +620,17 @@ tk_event_ksym_find_memo(struct tk_event_set *set, struct tk_ksym_memo *memo, uin
  * waits for it).
  */
 void tk_event_ksym_prepare(struct tk_event_set *set);
+/*
+ * Give @set the kernel image's lines of kallsyms (@text, @len bytes, in the
+ * mapping @map of @map_len bytes, which the set takes and unmaps) instead of
+ * the whole text of @full_path, which they begin (ksyms-copy.c): symbols are
+ * looked up in them while the answer is the one the whole text would give
+ * (an address inside the image that no other symbol shares), and the whole
+ * text is read at the first lookup that is not. Return: 0, or -1 (nothing
+ * taken: the caller unmaps @map and gives the whole text instead).
+ */
+int tk_event_set_add_kallsyms_image(struct tk_event_set *set, const char *text, size_t len,
+				    void *map, size_t map_len, const char *full_path);
 void tk_event_ksym_load_tep(struct tk_event_set *set);
 int tk_event_dyn_loc(const struct tk_event_set *set, uint32_t foff, uint32_t fsize, bool rel,
 		     const void *data, uint32_t size, uint32_t *off, uint32_t *len);

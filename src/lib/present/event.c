@@ -36,7 +36,14 @@
  * Symbol lookups go through a direct-mapped memo of 4096 addresses, and
  * kallsyms is parsed by hand and radix-sorted on first use (a third of
  * the instructions of ctype-based parsing and qsort() on 150 k lines;
- * names are measured when first printed). The
+ * names are measured when first printed). A perf.data report may give
+ * the kernel image's lines alone (a kept copy, ksyms-copy.c), where the
+ * kernel would spend ~20 ms formatting the whole of /proc/kallsyms: an
+ * answer they give is the whole text's unless it depends on what follows
+ * the image or on the search's probe path (an address names share, which
+ * the table's length changes), and such a lookup, libtraceevent's first
+ * one, or a name they lack reads the whole text once, appended after
+ * them in the same reservation so no name a printer holds moves. The
  * sched_switch / sched_wakeup plugin handlers, which trace-cmd
  * loads and which dominate real traces, are mirrored natively, command
  * name registration included (the plugin registers prev/next comm for
@@ -88,6 +95,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <traceevent/event-parse.h>
@@ -98,6 +106,7 @@
 #include "event-internal.h"
 #include "internal/bigbuf.h"
 #include "internal/error.h"
+#include "internal/fsutil.h"
 
 /* ---------------------------------------------------------- number I/O */
 
@@ -496,6 +505,8 @@ static void event_free(struct tk_event *ev)
 	free(ev);
 }
 
+static void ksym_drop(struct tk_event_set *set);
+
 void tk_event_set_free(struct tk_event_set *set)
 {
 	if (!set)
@@ -519,10 +530,7 @@ void tk_event_set_free(struct tk_event_set *set)
 	if (set->tep)
 		tep_free(set->tep);
 	free(set->scratch);
-	if (set->ksym_owned)
-		free(set->ksym_text);
-	tk_big_free(set->ksyms);
-	free(set->ksym_memo);
+	ksym_drop(set);
 	for (size_t i = 0; i < set->nprintks; i++)
 		free(set->printks[i].text);
 	free(set->printks);
@@ -543,25 +551,139 @@ int tk_event_set_add_header_page(struct tk_event_set *set, const char *text, siz
  * use our sorted table; libtraceevent gets the text only when a record
  * first takes the slow path.
  */
-static void ksym_reset(struct tk_event_set *set, const char *text, size_t len, bool owned)
+static void ksym_drop(struct tk_event_set *set)
 {
-	if (set->ksym_owned)
+	if (set->ksym_region)
+		munmap(set->ksym_region, set->ksym_region_len);
+	else if (set->ksym_owned)
 		free(set->ksym_text);
 	tk_big_free(set->ksyms);
+	tk_big_free(set->ksym_full);
 	free(set->ksym_memo);
+	free(set->ksym_full_path);
 	set->ksyms = NULL;
 	set->ksym_memo = NULL;
 	set->nksyms = 0;
 	set->ksym_built = false;
-	set->ksym_text = (char *)text;
-	set->ksym_owned = owned;
-	set->ksym_len = len;
+	set->ksym_text = NULL;
+	set->ksym_len = 0;
+	set->ksym_owned = false;
+	set->ksym_partial = false;
+	set->ksym_full_built = false;
+	set->ksym_region = NULL;
+	set->ksym_region_len = 0;
+	set->ksym_img_len = 0;
+	set->ksym_full_off = 0;
+	set->ksym_full_len = 0;
+	set->ksym_full_path = NULL;
+	set->ksym_full = NULL;
+	set->nksym_full = 0;
+}
+
+static void ksym_go_full(struct tk_event_set *set);
+
+/* Everything that looked names up in the kallsyms before does it again. */
+static void ksym_reload(struct tk_event_set *set)
+{
 	if (set->ksym_tep_loaded) {
 		set->ksym_tep_loaded = false;
 		tk_event_ksym_load_tep(set);
 	}
 	for (size_t i = 0; i < set->count; i++)
 		tk_event_ksym_atoms_resolve(set, set->events[i]);
+}
+
+static void ksym_reset(struct tk_event_set *set, const char *text, size_t len, bool owned)
+{
+	ksym_drop(set);
+	set->ksym_text = (char *)text;
+	set->ksym_owned = owned;
+	set->ksym_len = len;
+	ksym_reload(set);
+}
+
+/*
+ * Whether every name the compiled events read the address of (jiffies,
+ * vmemmap_base) is on a line of the image @text: a name it lacks is
+ * looked for in the whole text at once (kernels built without
+ * KALLSYMS_ALL list no such variable, and the kmem events name
+ * vmemmap_base), so the image alone would be read for nothing.
+ */
+static bool ksym_image_names_atoms(const struct tk_event_set *set, const char *text, size_t len)
+{
+	char line[258];
+
+	for (size_t i = 0; i < set->count; i++) {
+		const struct tk_event *ev = set->events[i];
+
+		if (!ev || !ev->atom_names)
+			continue;
+		for (size_t j = 0; j < ev->nexprs; j++) {
+			const char *name = ev->atom_names + ev->exprs[j].off;
+			size_t n;
+
+			if (ev->exprs[j].kind != TK_EXPR_KSYM)
+				continue;
+			n = strlen(name);
+			if (n > sizeof(line) - 2)
+				return false;
+			line[0] = ' ';
+			memcpy(line + 1, name, n);
+			line[n + 1] = '\n';
+			if (!memmem(text, len, line, n + 2))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * The image's lines are mapped at the start of a reservation with room
+ * for a whole kallsyms after them (a kernel's is ~5-10 MB), so the text
+ * never moves while printers on other threads read names from it.
+ */
+#define KSYM_ROOM ((size_t)1 << 30)
+
+int tk_event_set_add_kallsyms_image(struct tk_event_set *set, const char *text, size_t len,
+				    void *map, size_t map_len, const char *full_path)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), mapped = (map_len + pg - 1) / pg * pg;
+	size_t text_off = (size_t)(text - (const char *)map);
+	void *region;
+	char *path;
+
+	if (!len || text < (const char *)map || text_off + len > map_len ||
+	    mapped + KSYM_ROOM > UINT32_MAX)
+		return -1;
+	if (!ksym_image_names_atoms(set, text, len))
+		return -1;
+	path = strdup(full_path);
+	if (!path)
+		return -1;
+	region = mmap(NULL, mapped + KSYM_ROOM, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (region == MAP_FAILED) {
+		free(path);
+		return -1;
+	}
+	/* The copy's pages move into the reservation's first ones: no byte is copied. */
+	if (mremap(map, mapped, mapped, MREMAP_MAYMOVE | MREMAP_FIXED, region) == MAP_FAILED) {
+		munmap(region, mapped + KSYM_ROOM);
+		free(path);
+		return -1;
+	}
+	ksym_drop(set);
+	set->ksym_region = region;
+	set->ksym_region_len = mapped + KSYM_ROOM;
+	set->ksym_text = (char *)region + text_off;
+	/* The whole reservation is readable: names are read 32 bytes at a time. */
+	set->ksym_len = set->ksym_region_len - text_off;
+	set->ksym_partial = true;
+	set->ksym_img_len = len;
+	set->ksym_full_off = mapped - text_off;
+	set->ksym_full_path = path;
+	ksym_reload(set);
+	return 0;
 }
 
 int tk_event_set_add_kallsyms(struct tk_event_set *set, const char *text, size_t len)
@@ -585,12 +707,19 @@ int tk_event_set_add_kallsyms_borrowed(struct tk_event_set *set, const char *tex
 
 void tk_event_ksym_load_tep(struct tk_event_set *set)
 {
+	const char *text = set->ksym_text;
+	size_t len = set->ksym_len;
 	char *copy;
 
 	if (set->ksym_tep_loaded || !set->ksym_text)
 		return;
 	set->ksym_tep_loaded = true;
-	if (set->ksym_owned) {
+	if (set->ksym_partial) {
+		/* libtraceevent's lookups are not ours: it gets the whole text. */
+		ksym_go_full(set);
+		text = set->ksym_text + set->ksym_full_off;
+		len = set->ksym_full_len;
+	} else if (set->ksym_owned) {
 		tep_parse_kallsyms(set->tep, set->ksym_text);
 		return;
 	}
@@ -599,7 +728,7 @@ void tk_event_ksym_load_tep(struct tk_event_set *set)
 	 * NUL: a copy, for the parse only (libtraceevent keeps copies of the
 	 * names, not the text).
 	 */
-	copy = strndup(set->ksym_text, set->ksym_len);
+	copy = strndup(text, len);
 	if (!copy)
 		return; /* no symbols for libtraceevent: addresses print as numbers */
 	tep_parse_kallsyms(set->tep, copy);
@@ -785,30 +914,30 @@ static size_t ksym_line_fast(const char *t, size_t pos, size_t len, uint64_t *ad
  * skipped, parsing stops at the first malformed line. Called once (under
  * ksym_lock): the tables are published by the release store of ksym_built.
  */
-static void ksym_build(struct tk_event_set *set)
+static struct tk_ksym *ksym_parse(const char *t, size_t pos, size_t len, size_t *count)
 {
-	const char *t = set->ksym_text;
-	size_t len = set->ksym_len, pos = 0, n = 0, cap = 1;
+	size_t n = 0, cap = 1;
 	struct tk_ksym *tab = NULL;
 
-	if (!t || len > UINT32_MAX)
-		goto out;
+	*count = 0;
+	if (!t || len > UINT32_MAX || pos > len)
+		return NULL;
 	/*
 	 * An entry takes four bytes at least ("1ta\n"): the table is mapped
 	 * once at that bound instead of counting lines first, and only the
 	 * pages the entries reach are touched (huge pages, bigbuf.h).
 	 */
-	cap = len / 4 + 2;
+	cap = (len - pos) / 4 + 2;
 	tab = tk_big_alloc(cap * sizeof(*tab));
 	if (!tab) {
 		/* Too much to map at the bound (a huge section): count the lines. */
 		cap = 1;
-		for (const char *p = t; (p = memchr(p, '\n', len - (size_t)(p - t))); p++)
+		for (const char *p = t + pos; (p = memchr(p, '\n', len - (size_t)(p - t))); p++)
 			cap++;
 		tab = tk_big_alloc(cap * sizeof(*tab));
 	}
 	if (!tab)
-		goto out;
+		return NULL;
 	while (pos < len) {
 		size_t p, ns, ne, end;
 		uint64_t addr = 0;
@@ -865,15 +994,56 @@ static void ksym_build(struct tk_event_set *set)
 	if (n > 1 && !ksym_sort(tab, n)) {
 		/* Out of memory: no symbols (addresses print as numbers) beats wrong ones. */
 		tk_big_free(tab);
-		tab = NULL;
-		n = 0;
+		return NULL;
 	}
-	set->ksyms = tab;
-	set->nksyms = n;
+	*count = n;
+	return tab;
+}
+
+/* The table of the set's text (its image lines only, when partial). */
+static void ksym_build(struct tk_event_set *set)
+{
+	set->ksyms =
+		ksym_parse(set->ksym_text, 0, set->ksym_partial ? set->ksym_img_len : set->ksym_len,
+			   &set->nksyms);
 	/* Without the memo every lookup searches: slower, same text. */
-	set->ksym_memo = calloc(TK_KSYM_MEMO, sizeof(*set->ksym_memo));
-out:
+	if (set->ksym_text)
+		set->ksym_memo = calloc(TK_KSYM_MEMO, sizeof(*set->ksym_memo));
 	__atomic_store_n(&set->ksym_built, true, __ATOMIC_RELEASE);
+}
+
+/*
+ * The whole text, appended after the image's lines (where no name a
+ * printer may hold moves), and its table, published once (under
+ * ksym_lock). An unreadable text leaves an empty table: the addresses the
+ * image could not answer print as numbers, as with no kallsyms at all.
+ */
+static void ksym_full_build(struct tk_event_set *set)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	if (tk_read_file(set->ksym_full_path, &text, &len) == 0) {
+		len = strnlen(text, len);
+		if (len <= set->ksym_region_len - set->ksym_full_off -
+				    (size_t)(set->ksym_text - (char *)set->ksym_region) &&
+		    set->ksym_full_off + len <= UINT32_MAX) {
+			memcpy(set->ksym_text + set->ksym_full_off, text, len);
+			set->ksym_full_len = len;
+			set->ksym_full = ksym_parse(set->ksym_text, set->ksym_full_off,
+						    set->ksym_full_off + len, &set->nksym_full);
+		}
+		free(text);
+	}
+	__atomic_store_n(&set->ksym_full_built, true, __ATOMIC_RELEASE);
+}
+
+static void ksym_go_full(struct tk_event_set *set)
+{
+	pthread_mutex_lock(&set->ksym_lock);
+	if (!set->ksym_full_built)
+		ksym_full_build(set);
+	pthread_mutex_unlock(&set->ksym_lock);
 }
 
 /*
@@ -883,14 +1053,14 @@ out:
  * the last symbol are unknown). Among equal addresses the entry found
  * depends on the probe path, so the same halving is done here.
  */
-static const struct tk_ksym *ksym_search(const struct tk_event_set *set, uint64_t addr)
+static const struct tk_ksym *ksym_search(const struct tk_ksym *tab, size_t n, uint64_t addr)
 {
-	size_t l = 0, u = set->nksyms;
+	size_t l = 0, u = n;
 
 	while (l < u) {
 		size_t i = (l + u) / 2;
-		const struct tk_ksym *k = &set->ksyms[i];
-		uint64_t next = i + 1 < set->nksyms ? set->ksyms[i + 1].addr : 0;
+		const struct tk_ksym *k = &tab[i];
+		uint64_t next = i + 1 < n ? tab[i + 1].addr : 0;
 
 		if (addr == k->addr || (addr > k->addr && addr < next))
 			return k;
@@ -923,20 +1093,30 @@ void tk_event_ksym_prepare(struct tk_event_set *set)
  * is sorted the same way), 0 without one. Linear, as there: it runs once
  * per name and set, at compile time and when the kallsyms change.
  */
+static const struct tk_ksym *ksym_named(const struct tk_event_set *set, const struct tk_ksym *tab,
+					size_t count, const char *name, size_t n)
+{
+	for (size_t i = 0; i < count; i++)
+		if (tab[i].name_len == n && !memcmp(set->ksym_text + tab[i].name_off, name, n))
+			return &tab[i];
+	return NULL;
+}
+
 uint64_t tk_event_ksym_addr(struct tk_event_set *set, const char *name)
 {
 	size_t n = strlen(name);
+	const struct tk_ksym *k;
 
 	if (!set->ksym_text)
 		return 0;
 	tk_event_ksym_prepare(set);
-	for (size_t i = 0; i < set->nksyms; i++) {
-		const struct tk_ksym *k = &set->ksyms[i];
-
-		if (k->name_len == n && !memcmp(set->ksym_text + k->name_off, name, n))
-			return k->addr;
+	/* The image's lines come first in the whole table: a name found there is its first. */
+	k = ksym_named(set, set->ksyms, set->nksyms, name, n);
+	if (!k && set->ksym_partial) {
+		ksym_go_full(set);
+		k = ksym_named(set, set->ksym_full, set->nksym_full, name, n);
 	}
-	return 0;
+	return k ? k->addr : 0;
 }
 
 /* Look the names of @ev's program up again, in the set's kallsyms as they are now. */
@@ -950,11 +1130,54 @@ void tk_event_ksym_atoms_resolve(struct tk_event_set *set, struct tk_event *ev)
 				tk_event_ksym_addr(set, ev->atom_names + ev->exprs[i].off);
 }
 
+/*
+ * Whether the image's lines give @addr the answer (@k) the whole text
+ * would. The whole table begins with the image's entries, in the same
+ * order, and every other entry lies above them (ksyms-copy.c), so the
+ * search's answer is the same unless it depends on what follows the
+ * image (an address above its last symbol) or on the search's probe
+ * path, which the table's length changes: an address several names share.
+ */
+static bool ksym_image_answers(const struct tk_event_set *set, const struct tk_ksym *k,
+			       uint64_t addr)
+{
+	const struct tk_ksym *v = set->ksyms, *last = v + set->nksyms - 1;
+
+	if (!set->nksyms)
+		return false;
+	if (!k)
+		return addr < v[0].addr;
+	if (addr != k->addr)
+		return k != last;
+	return (k == v || k[-1].addr != addr) && (k == last || k[1].addr != addr);
+}
+
+#define KSYM_FULL TK_KSYM_MEMO_FULL
+
+static const struct tk_ksym *__attribute__((noinline))
+ksym_find_partial(struct tk_event_set *set, uint64_t addr, uint32_t *idx)
+{
+	const struct tk_ksym *k;
+
+	if (!__atomic_load_n(&set->ksym_full_built, __ATOMIC_ACQUIRE)) {
+		k = ksym_search(set->ksyms, set->nksyms, addr);
+		if (ksym_image_answers(set, k, addr)) {
+			*idx = k ? (uint32_t)(k - set->ksyms) + 1 : 0;
+			return k;
+		}
+		ksym_go_full(set);
+	}
+	k = ksym_search(set->ksym_full, set->nksym_full, addr);
+	*idx = KSYM_FULL | (k ? (uint32_t)(k - set->ksym_full) + 1 : 0);
+	return k;
+}
+
 const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, struct tk_ksym_memo *memo,
 					 uint64_t addr)
 {
 	struct tk_ksym_memo *m = NULL;
 	const struct tk_ksym *k;
+	uint32_t idx;
 
 	if (__builtin_expect(!__atomic_load_n(&set->ksym_built, __ATOMIC_ACQUIRE), 0))
 		tk_event_ksym_prepare(set);
@@ -962,14 +1185,24 @@ const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, struct tk_ksy
 		memo = set->ksym_memo;
 	if (memo) {
 		m = &memo[tk_ksym_memo_slot(addr)];
-		if (m->used && m->addr == addr)
-			return m->idx ? &set->ksyms[m->idx - 1] : NULL;
+		if (m->used && m->addr == addr) {
+			idx = m->idx;
+			if (__builtin_expect(idx & KSYM_FULL, 0))
+				return idx & ~KSYM_FULL ? &set->ksym_full[(idx & ~KSYM_FULL) - 1]
+							: NULL;
+			return idx ? &set->ksyms[idx - 1] : NULL;
+		}
 	}
-	k = ksym_search(set, addr);
+	if (__builtin_expect(set->ksym_partial, 0)) {
+		k = ksym_find_partial(set, addr, &idx);
+	} else {
+		k = ksym_search(set->ksyms, set->nksyms, addr);
+		idx = k ? (uint32_t)(k - set->ksyms) + 1 : 0;
+	}
 	if (m) {
 		m->addr = addr;
 		m->used = 1;
-		m->idx = k ? (uint32_t)(k - set->ksyms) + 1 : 0;
+		m->idx = idx;
 	}
 	return k;
 }

@@ -110,6 +110,9 @@
 #include "internal/handoff.h"
 #include "internal/idtable.h"
 #include "perf-mem.h"
+#include "cache-internal.h"
+#include "ksyms-copy.h"
+#include "ksyms-lazy.h"
 #include "print-pool.h"
 #include "symbolizer-internal.h"
 #include "unwind-internal.h"
@@ -249,7 +252,7 @@ struct frame_memo {
 struct proc {
 	int32_t pid; /* -1: free slot */
 	struct map *maps;
-	size_t nmaps;
+	size_t nmaps, capmaps;
 	uint64_t gen; /* a new value whenever a file's map changes (the unwinder's caches) */
 };
 
@@ -532,14 +535,18 @@ static struct proc *proc_get(struct rep *r, int32_t pid, bool create)
 	return tk_idtable_get(&r->procs, sizeof(struct proc), pid, 256, NULL);
 }
 
+/* @owned: @path itself, malloc'ed, which the map takes (freed on failure), or NULL. */
 static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t pgoff,
-			const char *path, const char *bid, bool identity)
+			const char *path, char *owned, const char *bid, bool identity)
 {
 	static uint64_t gens;
 	struct map *m;
+	size_t n;
 
-	if (!len || start + len < start)
+	if (!len || start + len < start) {
+		free(owned);
 		return 0;
+	}
 	/*
 	 * The unwinder keeps a process's binaries loaded while this stays:
 	 * a map added beside the others (anonymous memory, a library loaded
@@ -555,10 +562,22 @@ static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t p
 	 * maps__fixup_overlappings()). Each overlap leaves at most two pieces,
 	 * so room for two more maps than now is enough.
 	 */
-	m = realloc(p->maps, (p->nmaps + 2 + 1) * sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	p->maps = m;
+	if (p->nmaps + 3 > p->capmaps) {
+		/*
+		 * Grown by half, not by one: perf record -a writes a map record
+		 * for every map of every process, ~57 k in a 0.5 s recording,
+		 * and two realloc() calls each were a sixth of its report.
+		 */
+		size_t cap = p->nmaps + 3 + p->nmaps / 2;
+
+		m = realloc(p->maps, cap * sizeof(*m));
+		if (!m) {
+			free(owned);
+			return -ENOMEM;
+		}
+		p->maps = m;
+		p->capmaps = cap;
+	}
 	for (size_t i = 0; i < p->nmaps;) {
 		struct map *o = &p->maps[i];
 		uint64_t end = start + len;
@@ -575,8 +594,10 @@ static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t p
 
 			*after = *o;
 			after->path = strdup(o->path);
-			if (!after->path)
+			if (!after->path) {
+				free(owned);
 				return -ENOMEM;
+			}
 			after->pgoff += end - o->start;
 			after->start = end;
 			o->end = start;
@@ -595,18 +616,17 @@ static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t p
 			*o = p->maps[--p->nmaps];
 		}
 	}
-	m = realloc(p->maps, (p->nmaps + 1) * sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	p->maps = m;
 	m = &p->maps[p->nmaps];
-	m->path = strdup(path);
+	m->path = owned ? owned : strdup(path);
 	if (!m->path)
 		return -ENOMEM;
 	m->start = start;
 	m->end = start + len;
 	m->pgoff = pgoff;
-	snprintf(m->bid, sizeof(m->bid), "%s", bid ? bid : "");
+	/* snprintf() of "%s" cost ~500 instructions a map. */
+	n = bid ? strnlen(bid, sizeof(m->bid) - 1) : 0;
+	memcpy(m->bid, bid ? bid : "", n);
+	m->bid[n] = '\0';
 	m->identity = identity;
 	p->nmaps++;
 	return 0;
@@ -627,8 +647,8 @@ static int proc_clone(struct rep *r, int32_t ppid, int32_t pid)
 	for (size_t i = 0; i < parent->nmaps && !ret; i++)
 		ret = proc_add_map(child, parent->maps[i].start,
 				   parent->maps[i].end - parent->maps[i].start,
-				   parent->maps[i].pgoff, parent->maps[i].path, parent->maps[i].bid,
-				   parent->maps[i].identity);
+				   parent->maps[i].pgoff, parent->maps[i].path, NULL,
+				   parent->maps[i].bid, parent->maps[i].identity);
 	return ret;
 }
 
@@ -1470,7 +1490,10 @@ static bool formats_print_symbols(const struct tk_perfdata *pd)
  * ~25 ms, a fifth of a report of 730 k sched samples) waits for the first
  * sample of an event whose text can name a symbol (load_kernel_symbols()):
  * a file of every sched event has the kthread_work ones, which print
- * "function=%ps", and seldom a sample of them.
+ * "function=%ps", and seldom a sample of them. For the running kernel they
+ * come from the kept copy of its image's lines where it is still valid
+ * (kernel_symbols_from_copy()): the event set reads /proc/kallsyms only
+ * for an address or name those lines cannot answer as the whole would.
  */
 /*
  * print_sample()'s test for print_direct() that no event changes, made
@@ -1490,15 +1513,95 @@ static void decide_kernel_symbols(struct rep *r)
 	direct_update(r);
 }
 
+/*
+ * The running kernel's kallsyms from the kept copy of its image's lines
+ * (ksyms-copy.c: by the kernel's build id, and only while /proc/kallsyms
+ * still begins with them), where the kernel would format the whole 5 MB
+ * anew (~20 ms of system time, a third of a timer file's report). The
+ * event set reads /proc/kallsyms itself for the first address those lines
+ * cannot name as the whole text would (a module's). Without a valid copy,
+ * *@keep is the build id to keep one for once the whole text is read.
+ */
+static bool kernel_symbols_from_copy(struct rep *r, const char *kbid, const char **keep)
+{
+	const char *cbid, *ctext;
+	const void *clines;
+	size_t len, n, map_len;
+	bool done = false;
+	char *path;
+	void *map;
+
+	*keep = NULL;
+	if (!r->cache)
+		return false;
+	/* /proc/kallsyms only for the running kernel's build id, or none recorded. */
+	path = tk_symbolizer_kernel_file(r->sym, kbid[0] ? kbid : NULL);
+	if (path && !strcmp(path, "/proc/kallsyms")) {
+		cbid = kbid[0] ? kbid : tk_cache_kernel_bid(r->cache);
+		if (cbid && cbid[0] &&
+		    tk_ksyms_copy_get(tk_cache_dir(r->cache), cbid, &ctext, &len, &clines, &n, &map,
+				      &map_len) == 0) {
+			done = tk_event_set_add_kallsyms_image(r->set, ctext, len, map, map_len,
+							       path) == 0;
+			if (!done)
+				munmap(map, map_len);
+		} else if (cbid && cbid[0]) {
+			*keep = cbid;
+		}
+	}
+	free(path);
+	return done;
+}
+
+/*
+ * Keep the copy of @text (the whole /proc/kallsyms of the running kernel
+ * of build id @bid) that the next report reads instead, as the symbolizer
+ * does when it reads the text (symbolizer.c kernel_load()): once per boot
+ * and load address, only on x86-64 (the only place a copy is used) and
+ * into a cache directory this user may write.
+ */
+static void kernel_symbols_keep(struct rep *r, const char *bid, const char *text, size_t len)
+{
+#if defined(__x86_64__)
+	const char *dir = tk_cache_dir(r->cache);
+	struct tk_ksyms_lazy *k;
+	char *dup;
+
+	if (!dir || access(dir, W_OK) || !len)
+		return;
+	dup = malloc(len);
+	if (!dup)
+		return;
+	memcpy(dup, text, len);
+	/* The index the copy carries, made of its own text (which it takes over). */
+	k = tk_ksyms_lazy_new(dup, len, "/proc/kallsyms");
+	if (!k) {
+		free(dup);
+		return;
+	}
+	tk_ksyms_copy_put(dir, bid, text, len, k);
+	tk_ksyms_lazy_free(k);
+#else
+	(void)r;
+	(void)bid;
+	(void)text;
+	(void)len;
+#endif
+}
+
 static void read_kernel_symbols(struct rep *r)
 {
-	const char *kbid;
+	const char *kbid, *keep;
 	char *text;
 	size_t len;
 
 	kbid = recorded_build_id(r, "[kernel.kallsyms]");
+	if (kernel_symbols_from_copy(r, kbid, &keep))
+		return;
 	/* kallsyms, or a --vmlinux's functions in its format */
 	if (tk_symbolizer_kernel_text(r->sym, kbid[0] ? kbid : NULL, &text, &len) == 0) {
+		if (keep)
+			kernel_symbols_keep(r, keep, text, len);
 		/* Lent, not copied (a 5 MB copy): freed after the set. */
 		tk_event_set_add_kallsyms_borrowed(r->set, text, len);
 		free(r->ksym_text);
@@ -3488,11 +3591,13 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 		if (!path)
 			return -ENOMEM;
 		ret = tk_perf_map_path(rec, (int32_t)pid, &path, &identity);
-		if (ret == 0)
-			ret = proc_add_map(p, start, len, pgoff, path, recorded_build_id(r, path),
-					   identity);
-		free(path);
-		return ret;
+		if (ret) {
+			free(path);
+			return ret;
+		}
+		/* The map keeps this copy of the path: no second one. */
+		return proc_add_map(p, start, len, pgoff, path, path, recorded_build_id(r, path),
+				    identity);
 	}
 	default:
 		return 0;

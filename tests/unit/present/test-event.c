@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <tracekit/event.h>
 
@@ -1171,6 +1173,124 @@ static void test_ksym_hex_digits(void **state)
 	tk_event_set_free(set);
 }
 
+/* A name in a print format, looked up in kallsyms (writeback's jiffies). */
+static const char fmt_age[] = "name: t_age\nID: 52\nformat:\n" COMMON
+			      "\tfield:unsigned long when;\toffset:8;\tsize:8;\tsigned:0;\n\n"
+			      "print fmt: \"age=%lu\", (jiffies - REC->when) / 250\n";
+
+/* @text (@len bytes) in a fresh mapping, @off bytes in (a copy's text follows its header). */
+static void *map_text(const char *text, size_t len, size_t off, size_t *map_len)
+{
+	void *m;
+
+	*map_len = off + len;
+	m = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(m != MAP_FAILED);
+	memcpy((char *)m + off, text, len);
+	return m;
+}
+
+/*
+ * The kernel image's lines alone (a kept copy, ksyms-copy.c) name every
+ * address as the whole text does: an address above the image's last
+ * symbol, one that names share, or a name the image lacks reads the whole
+ * text (from its file) first, and nothing else does.
+ */
+static void test_ksym_image(void **state)
+{
+	static const char image[] = "ffffffff81000000 T _stext\n"
+				    "ffffffff81000100 t __do_sys_x\n"
+				    "ffffffff81000100 T __x64_sys_x\n"
+				    "ffffffff81000180 A absolute_one\n"
+				    "ffffffff81000200 T timer_fn\n"
+				    "ffffffff81000300 T last_image_fn\n";
+	static const char tail[] = "ffffffffc0001000 t mod_fn\t[mod]\n"
+				   "ffffffffc0001100 d mod_var\t[mod]\n";
+	const uint64_t safe[] = {0xffffffff81000000ull, 0xffffffff81000104ull,
+				 0xffffffff81000200ull, 0xffffffff81000240ull,
+				 0xffffffff81000300ull, 0xffffffff80000000ull};
+	const uint64_t unsafe[] = {0xffffffff81000100ull, 0xffffffff81000301ull,
+				   0xffffffffc0001004ull};
+	char path[] = "/tmp/tk-test-ksym-XXXXXX", whole[512];
+	struct tk_event_set *ref = new_set(), *set;
+	uint8_t d[16] = {51, 0};
+	size_t map_len;
+	void *map;
+	int fd;
+
+	(void)state;
+	snprintf(whole, sizeof(whole), "%s%s", image, tail);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, whole, strlen(whole)), (ssize_t)strlen(whole));
+	close(fd);
+	assert_int_equal(tk_event_set_add_kallsyms(ref, whole, strlen(whole)), 0);
+	add_compiled(ref, "test", fmt_sym, 51);
+
+	for (size_t u = 0; u <= sizeof(unsafe) / sizeof(unsafe[0]); u++) {
+		set = new_set();
+		map = map_text(image, strlen(image), 24, &map_len);
+		assert_int_equal(tk_event_set_add_kallsyms_image(set, (char *)map + 24,
+								 strlen(image), map, map_len, path),
+				 0);
+		add_compiled(set, "test", fmt_sym, 51);
+		for (size_t i = 0; i < sizeof(safe) / sizeof(safe[0]); i++) {
+			memcpy(d + 8, &safe[i], 8);
+			assert_string_equal(print(set, d, sizeof(d), 0),
+					    print(ref, d, sizeof(d), 0));
+		}
+		assert_false(set->ksym_full_built);
+		assert_int_equal(tk_event_ksym_addr(set, "timer_fn"), 0xffffffff81000200ull);
+		assert_false(set->ksym_full_built);
+		if (u < sizeof(unsafe) / sizeof(unsafe[0])) {
+			memcpy(d + 8, &unsafe[u], 8);
+			assert_string_equal(print(set, d, sizeof(d), 0),
+					    print(ref, d, sizeof(d), 0));
+		} else {
+			assert_int_equal(tk_event_ksym_addr(set, "mod_var"), 0xffffffffc0001100ull);
+		}
+		assert_true(set->ksym_full_built);
+		/* Every answer, those the image gave before included, is still the whole text's. */
+		for (size_t i = 0; i < sizeof(safe) / sizeof(safe[0]); i++) {
+			memcpy(d + 8, &safe[i], 8);
+			assert_string_equal(print(set, d, sizeof(d), 0),
+					    print(ref, d, sizeof(d), 0));
+		}
+		for (size_t i = 0; i < sizeof(unsafe) / sizeof(unsafe[0]); i++) {
+			memcpy(d + 8, &unsafe[i], 8);
+			assert_string_equal(print(set, d, sizeof(d), 0),
+					    print(ref, d, sizeof(d), 0));
+			assert_string_equal(print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW),
+					    print(ref, d, sizeof(d), TK_EVENT_PRINT_SLOW));
+		}
+		tk_event_set_free(set);
+	}
+
+	/* A name no line lists (a variable of a kernel without KALLSYMS_ALL): the whole text. */
+	set = new_set();
+	map = map_text(image, strlen(image), 24, &map_len);
+	assert_int_equal(tk_event_ksym_addr(set, "nothing"), 0);
+	assert_int_equal(tk_event_set_add_kallsyms_image(set, (char *)map + 24, strlen(image), map,
+							 map_len, path),
+			 0);
+	assert_int_equal(tk_event_ksym_addr(set, "jiffies"), 0);
+	assert_true(set->ksym_full_built);
+	tk_event_set_free(set);
+
+	/* Compiled events that name such a variable already: the image is not taken. */
+	set = new_set();
+	map = map_text(image, strlen(image), 24, &map_len);
+	add_compiled(set, "test", fmt_age, 52);
+	assert_int_equal(tk_event_set_add_kallsyms_image(set, (char *)map + 24, strlen(image), map,
+							 map_len, path),
+			 -1);
+	assert_false(set->ksym_partial);
+	munmap(map, map_len);
+	tk_event_set_free(set);
+	tk_event_set_free(ref);
+	unlink(path);
+}
+
 /* A length no record can hold: a marker and -EBADMSG, never libtraceevent's read past memory. */
 static void test_hex_bad_length(void **state)
 {
@@ -1545,6 +1665,7 @@ int main(void)
 		cmocka_unit_test(test_number_text),
 		cmocka_unit_test(test_ksym_memo),
 		cmocka_unit_test(test_ksym_hex_digits),
+		cmocka_unit_test(test_ksym_image),
 		cmocka_unit_test(test_sched_learn_fast),
 		cmocka_unit_test(test_sched_switch_states),
 		cmocka_unit_test(test_more_constructs),

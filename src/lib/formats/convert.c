@@ -187,6 +187,21 @@ static void progress(struct convert *cv, uint64_t extra)
 	cv->st->bytes_done = done;
 }
 
+/*
+ * The writer's threads: compressors for a compressed output; for an
+ * uncompressed one, an I/O thread when the input is uncompressed too (it
+ * writes while this thread reads), none when the input is compressed:
+ * the decoder thread is then the slower one, this thread waits for it
+ * anyway, and writing here straight from the decoded chunk saves a copy
+ * and a hand-over per chunk (bench/README.md, stop 22).
+ */
+static uint32_t writer_threads(const struct convert *cv)
+{
+	if (cv->opts.compression == TK_COMPRESS_NONE && cv->info->compression != TK_COMPRESS_NONE)
+		return 0;
+	return compress_threads();
+}
+
 static int copy_metadata(struct convert *cv)
 {
 	for (uint16_t id = TK_DAT_SECTION_HEADER_INFO; id <= TK_DAT_SECTION_CMDLINES; id++) {
@@ -277,18 +292,19 @@ static int copy_text_buffer(struct convert *cv, size_t b, const struct tk_dat_bu
 	return r < 0 ? named(r, cv->out) : 0;
 }
 
-/* Stream one CPU's pages into the writer, batch by batch. */
-static int copy_cpu(struct convert *cv, size_t b, size_t ci, const struct tk_dat_buffer *buf,
-		    uint8_t *batch, size_t batch_cap)
+/*
+ * Stream one CPU's pages into the writer, one run of contiguous pages (a
+ * decoded chunk, a read of raw data) at a time, from where the reader
+ * holds them: no copy here.
+ */
+static int copy_cpu(struct convert *cv, size_t b, size_t ci, const struct tk_dat_buffer *buf)
 {
-	uint32_t page_size = buf->page_format.page_size;
 	const struct tk_dat_cpu_data *cpu = &buf->cpus[ci];
+	uint32_t page_size = buf->page_format.page_size;
 	struct tk_dat_cpu_reader *reader;
 	struct tk_dat_prefetch *pf = NULL;
-	uint64_t stream_size;
-	size_t used = 0;
-	const void *page;
-	uint64_t off = 0;
+	uint64_t stream_size, len, off = 0, unreported = 0;
+	const void *pages;
 	int r;
 
 	r = tk_dat_writer_begin_cpu(cv->w, cpu->cpu);
@@ -300,7 +316,7 @@ static int copy_cpu(struct convert *cv, size_t b, size_t ci, const struct tk_dat
 	stream_size = tk_dat_cpu_reader_size(reader);
 	/*
 	 * Compressed input with a second CPU: its chunks are decoded ahead on
-	 * a thread of their own (dat-read.c's prefetch) while this one copies
+	 * a thread of their own (dat-read.c's prefetch) while this one checks
 	 * pages and the writer writes or compresses them. Failing only costs
 	 * speed.
 	 */
@@ -317,32 +333,23 @@ static int copy_cpu(struct convert *cv, size_t b, size_t ci, const struct tk_dat
 		}
 	}
 
-	while ((r = tk_dat_cpu_reader_next_page(reader, &page, &off)) > 0) {
-		memcpy(batch + used, page, page_size);
-		used += page_size;
-		cv->st->pages++;
-		if (used + page_size > batch_cap) {
-			r = tk_dat_writer_write_pages(cv->w, batch, used);
-			if (r < 0) {
-				r = named(r, cv->out);
-				goto out;
-			}
-			used = 0;
-			if (stream_size)
-				progress(cv, (uint64_t)((double)cpu->size * (double)off /
-							(double)stream_size));
+	while ((r = tk_dat_cpu_reader_next_run(reader, &pages, &len, &off)) > 0) {
+		cv->st->pages += len / page_size;
+		r = tk_dat_writer_write_pages(cv->w, pages, len);
+		if (r < 0) {
+			r = named(r, cv->out);
+			goto out;
+		}
+		unreported += len;
+		if (unreported >= BATCH_BYTES && stream_size) {
+			unreported = 0;
+			progress(cv, (uint64_t)((double)cpu->size * (double)(off + len) /
+						(double)stream_size));
 		}
 	}
 	if (r < 0) {
 		r = cpu_failed(r, cv->in, buf->name, cpu->cpu);
 		goto out;
-	}
-	if (used) {
-		r = tk_dat_writer_write_pages(cv->w, batch, used);
-		if (r < 0) {
-			r = named(r, cv->out);
-			goto out;
-		}
 	}
 	r = tk_dat_writer_end_cpu(cv->w);
 	if (r < 0)
@@ -385,8 +392,7 @@ static int buffer_table(const struct convert *cv, const struct tk_dat_buffer *bu
 static int copy_page_buffer(struct convert *cv, size_t b, const struct tk_dat_buffer *buf)
 {
 	uint32_t page_size = buf->page_format.page_size;
-	size_t *order = NULL, batch_cap;
-	uint8_t *batch = NULL;
+	size_t *order = NULL;
 	uint32_t table;
 	int r;
 
@@ -401,12 +407,8 @@ static int copy_page_buffer(struct convert *cv, size_t b, const struct tk_dat_bu
 		return r;
 	if (cv->opts.version == 6)
 		table = cv->v6_table;
-	batch_cap = BATCH_BYTES / page_size * page_size;
-	if (batch_cap == 0)
-		batch_cap = page_size;
-	batch = malloc(batch_cap);
 	order = calloc(buf->cpu_count ? buf->cpu_count : 1, sizeof(*order));
-	if (!batch || !order) {
+	if (!order) {
 		r = oom();
 		goto out;
 	}
@@ -422,7 +424,7 @@ static int copy_page_buffer(struct convert *cv, size_t b, const struct tk_dat_bu
 		goto out;
 	}
 	for (size_t i = 0; i < buf->cpu_count && r == 0; i++)
-		r = copy_cpu(cv, b, order[i], buf, batch, batch_cap);
+		r = copy_cpu(cv, b, order[i], buf);
 	if (r == 0) {
 		r = tk_dat_writer_end_buffer(cv->w);
 		if (r < 0)
@@ -430,7 +432,6 @@ static int copy_page_buffer(struct convert *cv, size_t b, const struct tk_dat_bu
 	}
 out:
 	free(order);
-	free(batch);
 	return r;
 }
 
@@ -532,7 +533,8 @@ int tk_convert_dat_to_dat(struct tk_dat *in, int fd, const char *name,
 		.big_endian = cv.info->big_endian,
 		.long_size = cv.info->long_size,
 		.page_size = cv.info->page_size,
-		.compress_threads = compress_threads(),
+		.write_behind = true,
+		.compress_threads = writer_threads(&cv),
 	};
 	cv.opts.version = wo.version;
 	memset(cv.st, 0, sizeof(*cv.st));
@@ -1570,6 +1572,7 @@ static int perf_into_dat(struct p2d *c, int fd, const struct tk_convert_opts *o,
 	opts.big_endian = t.big_endian;
 	opts.long_size = t.long_size;
 	opts.page_size = fmt.page_size;
+	opts.write_behind = true;
 	w = tk_dat_writer_open_fd(fd, c->out, &opts);
 	if (!w)
 		return named(-errno, c->out);

@@ -20,6 +20,18 @@ uint64_t tk_dat_cpu_reader_chunks_decoded(const struct tk_dat_cpu_reader *reader
 size_t tk_dat_cpu_reader_chunk_count(const struct tk_dat_cpu_reader *reader);
 
 /*
+ * tk_dat_cpu_reader_next_page() for a whole run of pages: the next page
+ * and those after it that lie contiguous in memory with it, in one block
+ * of the reader (a decoded chunk, or a read of uncompressed data), each
+ * checked and salvaged as next_page() does. *@pages holds *@len bytes,
+ * valid until the next call; *@offset is the first page's stream offset.
+ * Return: 1, 0 at the end, or an error (the run read so far is then lost:
+ * the caller stops).
+ */
+int tk_dat_cpu_reader_next_run(struct tk_dat_cpu_reader *reader, const void **pages, uint64_t *len,
+			       uint64_t *offset);
+
+/*
  * The salvage decision for an error just raised (message "FILE: offset
  * 0xOFF: what"): strict readers and errors other than -EBADMSG return @err;
  * otherwise the region is added to the damage list and 0 returned.

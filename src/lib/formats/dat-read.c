@@ -2634,6 +2634,32 @@ size_t tk_dat_cpu_reader_chunk_count(const struct tk_dat_cpu_reader *r)
 }
 
 /*
+ * convert's copy loop (dat-read-internal.h): the pages that follow the
+ * first one are taken while they lie in the same block and their header
+ * reads, so tk_dat_cpu_reader_next_page() returns each in place and never
+ * skips past the block (which would release it, slot and all, under the
+ * run); a page that fails the check ends the run and is met, salvaged or
+ * reported, by the next call.
+ */
+int tk_dat_cpu_reader_next_run(struct tk_dat_cpu_reader *r, const void **pages, uint64_t *len,
+			       uint64_t *offset)
+{
+	struct tk_page_header hdr;
+	const void *p;
+	int ret = tk_dat_cpu_reader_next_page(r, pages, offset);
+
+	*len = ret > 0 ? r->page_size : 0;
+	while (ret > 0 && r->pos < r->stream_size && r->pos >= r->block_start &&
+	       r->pos - r->block_start + r->page_size <= r->block_len &&
+	       tk_page_read_header(&r->fmt, r->block + (r->pos - r->block_start), r->page_size,
+				   &hdr) >= 0) {
+		ret = tk_dat_cpu_reader_next_page(r, &p, NULL);
+		*len += r->page_size;
+	}
+	return ret < 0 ? ret : *len != 0;
+}
+
+/*
  * Decompress chunk @i (@c) of CPU @cpu into @out (c->usize bytes) through
  * @codec and @cbuf. Salvage mode accepts a chunk that decodes short: the
  * tail is zeroed and its length returned in *@short_len (else c->usize),

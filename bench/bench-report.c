@@ -722,7 +722,7 @@ int main(int argc, char **argv)
 	const char *tracekit = "tracekit", *sample = NULL, *keep = NULL, *before = NULL;
 	uint64_t events = DEFAULT_EVENTS, written;
 	bool quick = false, with_tc = true, with_perf = true, with_zstd = true;
-	bool convert_only = false;
+	bool convert_only = false, events_given = false;
 	int reps = 3, tc_reps = 3;
 	double pairs_ratio = 0, pairs_lo = 0, pairs_hi = 0;
 	char dir[] = "/tmp/bench-report-XXXXXX", path[4200], out_tk[4200], out_tc[4200];
@@ -741,9 +741,10 @@ int main(int argc, char **argv)
 			with_zstd = false;
 		else if (!strcmp(argv[i], "--convert-only"))
 			convert_only = true;
-		else if (i + 1 < argc && !strcmp(argv[i], "--events"))
+		else if (i + 1 < argc && !strcmp(argv[i], "--events")) {
 			events = strtoull(argv[++i], NULL, 0);
-		else if (i + 1 < argc && !strcmp(argv[i], "--reps"))
+			events_given = true;
+		} else if (i + 1 < argc && !strcmp(argv[i], "--reps"))
 			reps = atoi(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--tc-reps"))
 			tc_reps = atoi(argv[++i]);
@@ -759,7 +760,9 @@ int main(int argc, char **argv)
 			usage();
 	}
 	if (quick) {
-		events = QUICK_EVENTS;
+		/* --events still counts with --quick --convert-only (the leapfrog test's file). */
+		if (!convert_only || !events_given)
+			events = QUICK_EVENTS;
 		reps = 1;
 	}
 	if (reps < 1 || reps > 32 || tc_reps < 1 || tc_reps > 32 || !events)

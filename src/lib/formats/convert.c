@@ -293,69 +293,152 @@ static int copy_text_buffer(struct convert *cv, size_t b, const struct tk_dat_bu
 }
 
 /*
- * Stream one CPU's pages into the writer, one run of contiguous pages (a
- * decoded chunk, a read of raw data) at a time, from where the reader
- * holds them: no copy here.
+ * Leapfrog over a compressed CPU stream: LEAP_AHEAD chunks read through
+ * the reader whose chunks the prefetch's thread decodes, then LEAP_HERE
+ * chunks through a second reader that decodes them in this thread while
+ * that thread decodes the next LEAP_AHEAD (a lane's window holds 8).
  */
-static int copy_cpu(struct convert *cv, size_t b, size_t ci, const struct tk_dat_buffer *buf)
+#define LEAP_AHEAD 8u
+#define LEAP_HERE  4u
+
+/* One CPU's copy: where it is, what it reads with. */
+struct cpu_copy {
+	struct convert *cv;
+	const struct tk_dat_cpu_data *cpu;
+	uint32_t page_size;
+	uint64_t stream_size;
+	uint64_t next;	     /* stream offset after the last run written */
+	uint64_t unreported; /* bytes written since the last progress call */
+	bool skipped;	     /* a run began past @next: the reader skipped damage */
+	bool write_failed;   /* the error is the writer's (named after the output) */
+};
+
+/*
+ * Write @reader's runs of pages until the stream offset @end, from where
+ * the reader holds them (no copy). Return: 1 at @end, 0 at the stream's
+ * end, or an error (message set, named).
+ */
+static int copy_runs(struct cpu_copy *cc, struct tk_dat_cpu_reader *reader, uint64_t end)
 {
-	const struct tk_dat_cpu_data *cpu = &buf->cpus[ci];
-	uint32_t page_size = buf->page_format.page_size;
-	struct tk_dat_cpu_reader *reader;
-	struct tk_dat_prefetch *pf = NULL;
-	uint64_t stream_size, len, off = 0, unreported = 0;
+	struct convert *cv = cc->cv;
+	uint64_t len, off;
 	const void *pages;
 	int r;
 
-	r = tk_dat_writer_begin_cpu(cv->w, cpu->cpu);
+	while (cc->next < end) {
+		r = tk_dat_cpu_reader_next_run(reader, &pages, &len, &off);
+		if (r <= 0)
+			return r;
+		if (off != cc->next)
+			cc->skipped = true;
+		cv->st->pages += len / cc->page_size;
+		r = tk_dat_writer_write_pages(cv->w, pages, len);
+		if (r < 0) {
+			cc->write_failed = true;
+			return named(r, cv->out);
+		}
+		cc->next = off + len;
+		cc->unreported += len;
+		if (cc->unreported >= BATCH_BYTES && cc->stream_size) {
+			cc->unreported = 0;
+			progress(cv, (uint64_t)((double)cc->cpu->size * (double)cc->next /
+						(double)cc->stream_size));
+		}
+	}
+	return 1;
+}
+
+/*
+ * The leapfrog (LEAP_AHEAD): @ahead's chunks come decoded from the
+ * prefetch's thread, @here's are decoded in this one meanwhile. Both
+ * readers are used by this thread in stream order, so checks, salvage
+ * and damage records come in the order one reader gives them. A reader
+ * that skips damaged data may step over the end of its stretch: the
+ * rest is then read by that reader alone, in order.
+ */
+static int copy_leapfrog(struct cpu_copy *cc, struct tk_dat_cpu_reader *ahead,
+			 struct tk_dat_cpu_reader *here)
+{
+	size_t nchunks = tk_dat_cpu_reader_chunk_count(ahead), k = 0;
+	struct tk_dat_cpu_reader *last = ahead;
+	int r = 1;
+
+	while (k < nchunks && r > 0 && !cc->skipped) {
+		size_t mid = k + LEAP_AHEAD, stop = mid + LEAP_HERE;
+		uint64_t mid_off = tk_dat_cpu_reader_chunk_offset(ahead, mid);
+
+		last = ahead;
+		r = copy_runs(cc, ahead, mid_off);
+		if (r <= 0 || cc->skipped || mid >= nchunks)
+			break;
+		/* The decoder goes on past this thread's stretch while it decodes that. */
+		if (stop < nchunks) {
+			r = tk_dat_cpu_reader_seek_ahead(
+				ahead, tk_dat_cpu_reader_chunk_offset(ahead, stop));
+			if (r < 0)
+				break;
+		}
+		last = here;
+		r = tk_dat_cpu_reader_seek(here, cc->next);
+		if (r == 0)
+			r = copy_runs(cc, here, tk_dat_cpu_reader_chunk_offset(here, stop));
+		k = stop;
+	}
+	if (r > 0 && cc->skipped) /* the rest in order, by the reader that skipped */
+		r = copy_runs(cc, last, UINT64_MAX);
+	return r;
+}
+
+/*
+ * Stream one CPU's pages into the writer. Compressed input with a second
+ * CPU: chunks are decoded ahead on a thread of their own (dat-read.c's
+ * prefetch) and, leapfrogging, in this thread too, while this thread
+ * checks pages and the writer writes or compresses them. Failing to set
+ * that up only costs speed.
+ */
+static int copy_cpu(struct convert *cv, size_t b, size_t ci, const struct tk_dat_buffer *buf)
+{
+	struct cpu_copy cc = {
+		.cv = cv, .cpu = &buf->cpus[ci], .page_size = buf->page_format.page_size};
+	struct tk_dat_cpu_reader *reader, *here = NULL;
+	struct tk_dat_prefetch *pf = NULL;
+	int r;
+
+	r = tk_dat_writer_begin_cpu(cv->w, cc.cpu->cpu);
 	if (r < 0)
 		return named(r, cv->out);
 	reader = tk_dat_cpu_reader_new(cv->dat, b, ci);
 	if (!reader)
-		return cpu_failed(-errno, cv->in, buf->name, cpu->cpu);
-	stream_size = tk_dat_cpu_reader_size(reader);
-	/*
-	 * Compressed input with a second CPU: its chunks are decoded ahead on
-	 * a thread of their own (dat-read.c's prefetch) while this one checks
-	 * pages and the writer writes or compresses them. Failing only costs
-	 * speed.
-	 */
-	if (buf->compressed && compress_threads() > 1) {
+		return cpu_failed(-errno, cv->in, buf->name, cc.cpu->cpu);
+	cc.stream_size = tk_dat_cpu_reader_size(reader);
+	if (buf->compressed && compress_threads() > 1 &&
+	    tk_dat_cpu_reader_chunk_count(reader) > LEAP_AHEAD) {
 		pf = tk_dat_prefetch_new(cv->dat, 1);
-		if (pf &&
+		here = pf ? tk_dat_cpu_reader_new(cv->dat, b, ci) : NULL;
+		if (!here ||
 		    (tk_dat_prefetch_attach(pf, reader) < 0 || tk_dat_prefetch_start(pf) < 0)) {
 			tk_dat_cpu_reader_free(reader);
+			tk_dat_cpu_reader_free(here);
 			tk_dat_prefetch_free(pf);
 			pf = NULL;
+			here = NULL;
 			reader = tk_dat_cpu_reader_new(cv->dat, b, ci);
 			if (!reader)
-				return cpu_failed(-errno, cv->in, buf->name, cpu->cpu);
+				return cpu_failed(-errno, cv->in, buf->name, cc.cpu->cpu);
 		}
 	}
-
-	while ((r = tk_dat_cpu_reader_next_run(reader, &pages, &len, &off)) > 0) {
-		cv->st->pages += len / page_size;
-		r = tk_dat_writer_write_pages(cv->w, pages, len);
-		if (r < 0) {
-			r = named(r, cv->out);
-			goto out;
-		}
-		unreported += len;
-		if (unreported >= BATCH_BYTES && stream_size) {
-			unreported = 0;
-			progress(cv, (uint64_t)((double)cpu->size * (double)(off + len) /
-						(double)stream_size));
-		}
-	}
+	r = here ? copy_leapfrog(&cc, reader, here) : copy_runs(&cc, reader, UINT64_MAX);
 	if (r < 0) {
-		r = cpu_failed(r, cv->in, buf->name, cpu->cpu);
+		if (!cc.write_failed)
+			r = cpu_failed(r, cv->in, buf->name, cc.cpu->cpu);
 		goto out;
 	}
 	r = tk_dat_writer_end_cpu(cv->w);
 	if (r < 0)
 		r = named(r, cv->out);
-	cv->st->bytes_done += cpu->size;
+	cv->st->bytes_done += cc.cpu->size;
 out:
+	tk_dat_cpu_reader_free(here);
 	tk_dat_cpu_reader_free(reader);
 	tk_dat_prefetch_free(pf);
 	return r;

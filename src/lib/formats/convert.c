@@ -11,17 +11,33 @@
  *     CPUCOUNT that directly follows a BUFFER option: that one belongs to
  *     the instance, and the writer emits the instance's CPU count itself;
  *   - buffers: top first, CPU by CPU in increasing CPU id, pages streamed
- *     from the per-CPU reader into the writer. The reader hands out one page
- *     at a time; pages are gathered into ~1 MiB batches so that the writer
- *     sees few large writes (the compressor still cuts them into chunks of
- *     its own size). The writer compresses those chunks on one thread per
- *     CPU it may use (opts compress_threads) while this thread reads and
- *     decodes the next batch: v6 -> v7 zstd of bench-report's 3 M-event
- *     file went from trace-cmd convert's speed to about twice it.
- *     Compressed input is decoded ahead on a thread of its own
- *     (dat-read.c's prefetch), so a v7 zstd -> v6 convert decompresses on
- *     one CPU while this thread gathers pages and the writer writes.
- *     Memory stays bounded by one batch plus the reader's and writer's
+ *     from the per-CPU reader into the writer. The reader hands out runs of
+ *     checked pages that lie together in one of its blocks (a decoded
+ *     chunk, a read of raw data: tk_dat_cpu_reader_next_run()), and the
+ *     writer takes them where they lie when it copies anyway (into the
+ *     chunks it compresses, or its I/O thread's slots); an uncompressed
+ *     output written in this thread gets them gathered in ~1 MiB batches,
+ *     since a write() per 40 KiB chunk costs more system time than the
+ *     copy. The writer compresses on one thread per CPU it may use (opts
+ *     compress_threads) while this thread reads on: v6 -> v7 zstd of
+ *     bench-report's 3 M-event file runs at about twice trace-cmd
+ *     convert's speed. An uncompressed output of uncompressed input gets
+ *     the writer's I/O thread; of compressed input none (see below).
+ *     The writer starts the write-back as the data goes out (opts
+ *     write_behind), so the fsync() of the caller's tk_output finds
+ *     little left (0.005 s instead of 0.055-0.2 s for 125 MB);
+ *   - compressed input with a second CPU, the leapfrog: a CPU's chunks are
+ *     read 8 at a time (LEAP_AHEAD) through a reader whose chunks the
+ *     prefetch's thread decodes ahead (dat-read.c), then that reader's
+ *     window is moved past the next 4 (tk_dat_cpu_reader_seek_ahead()),
+ *     which this thread decodes itself through a second reader, and so
+ *     on: both CPUs decode, where with the prefetch alone this thread
+ *     waited for the decoder at ~85% of the chunks. Both readers are used
+ *     by this thread in stream order, so checks, salvage and the damage
+ *     list are one reader's; a reader that skips damaged data past the
+ *     end of its stretch reads the rest alone. The output is the one
+ *     reader's byte for byte (tests/cli/test-convert-leapfrog.sh).
+ *     Memory stays bounded by one batch plus the readers' and writer's
  *     own chunk buffers (4 per compressor thread), whatever the file size;
  *   - latency (text) buffers through tk_dat_latency_text.
  * A v6 file must know its instance names before any data, so they are

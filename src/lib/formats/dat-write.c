@@ -58,6 +58,12 @@
  *     elsewhere (tk_dat_writer_put_chunk(), the recorder's compressors) and
  *     metadata likewise (tk_dat_writer_put_metadata()) are written as given.
  *     Memory then adds 4 slots per thread (chunk + its zstd bound).
+ *   - With opts->write_behind, the CPU data written is handed to the
+ *     kernel's write-back every MiB (I/O slots: each slot) with
+ *     sync_file_range(SYNC_FILE_RANGE_WRITE), which starts the disk
+ *     writes without waiting for them: a caller that fsync()s the file
+ *     (convert's tk_output) then waits for little. The headers before the
+ *     first CPU data are left to the fsync(): they are patched later.
  *   - A CPU's data starts (and its padding is written) at its first page,
  *     so a CPU without pages leaves no bytes and no BUFFER entry.
  *   - After an I/O or allocation failure in the middle of a write the

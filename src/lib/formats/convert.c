@@ -359,7 +359,13 @@ static int put_pages(struct cpu_copy *cc, const void *pages, uint64_t len)
 	}
 	if (!cc->batch || len >= cc->batch_cap)
 		return tk_dat_writer_write_pages(cc->cv->w, pages, len);
-	memcpy(cc->batch + cc->batch_used, pages, len);
+	/*
+	 * Page by page: glibc copies 4 KiB with rep movsb, but a run of 40-256
+	 * KiB with its vector loop, which took ten times the instructions
+	 * (callgrind) for no less time.
+	 */
+	for (uint64_t at = 0; at < len; at += cc->page_size)
+		memcpy(cc->batch + cc->batch_used + at, (const uint8_t *)pages + at, cc->page_size);
 	cc->batch_used += len;
 	return 0;
 }

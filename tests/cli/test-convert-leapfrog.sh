@@ -6,7 +6,7 @@
 # thread too: convert.c) gives the same bytes, the same warnings and the
 # same exit status as with one CPU (taskset: one reader, in order), intact
 # and with damaged chunks before, at and after the ends of the stretches
-# (8 chunks read ahead, then 4 decoded here). The input is bench-report's
+# (8 chunks read ahead, then 4 decoded here), or off the page grid. The input is bench-report's
 # generated trace (50 k events, ~25 chunks per CPU) made v7 zstd by
 # tracekit; the damage xors a chunk's zstd frame magic or raises its usize,
 # at offsets tests/integration/mutate.py's Layout finds on its own.
@@ -27,7 +27,8 @@ trap 'rm -rf "$tmp"' EXIT
 "$TRACEKIT" convert -q "$tmp/none.dat" -o "$tmp/zstd.dat" ||
 	{ echo "FAIL: cannot make the zstd input"; exit 1; }
 
-# damage IN OUT SPEC...: SPEC is CPU:CHUNK:magic or CPU:CHUNK:usize.
+# damage IN OUT SPEC...: SPEC is CPU:CHUNK:magic, CPU:CHUNK:usize (a page more) or
+# CPU:CHUNK:odd (100 bytes more: the chunks after it are off the page grid).
 damage() {
 	python3 - "$TK_SOURCE_DIR/tests/integration" "$@" <<'EOF'
 import struct, sys
@@ -45,7 +46,7 @@ for spec in specs:
         for i in range(4):
             data[off + i] ^= 0xFF
     else:
-        struct.pack_into(lay.e + "I", data, off - 4, usize + 4096)
+        struct.pack_into(lay.e + "I", data, off - 4, usize + (4096 if how == "usize" else 100))
 open(out, "wb").write(data)
 EOF
 }
@@ -74,7 +75,7 @@ for args in "--file-version 6" "--compression none"; do
 	same "intact, $args" "$tmp/zstd.dat" $args
 done
 for specs in "0:7:magic" "0:8:magic" "1:11:magic" "1:12:magic" "0:7:magic 0:8:magic" \
-	"0:3:magic 0:9:magic 1:15:magic 1:20:magic" "0:11:usize" "1:8:usize 1:19:magic"; do
+	"0:3:magic 0:9:magic 1:15:magic 1:20:magic" "0:11:usize" "1:8:usize 1:19:magic" "0:2:odd" "1:9:odd 1:14:magic"; do
 	damage "$tmp/zstd.dat" "$tmp/bad.dat" $specs || { fail "damage $specs" "mutate failed"; continue; }
 	# shellcheck disable=SC2086
 	same "damaged chunks $specs, v6" "$tmp/bad.dat" --file-version 6

@@ -325,7 +325,7 @@ struct cpu_copy {
 	uint64_t stream_size;
 	uint64_t next;	     /* stream offset after the last run written */
 	uint64_t unreported; /* bytes written since the last progress call */
-	bool skipped;	     /* a run began past @next: the reader skipped damage */
+	bool skipped;	     /* a run began past @next (skipped damage), or off the grid */
 	bool write_failed;   /* the error is the writer's (named after the output) */
 	uint8_t *batch;	     /* see put_pages(); NULL: runs go to the writer as they are */
 	uint64_t batch_cap, batch_used;
@@ -423,25 +423,37 @@ static int copy_leapfrog(struct cpu_copy *cc, struct tk_dat_cpu_reader *ahead,
 	while (k < nchunks && r > 0 && !cc->skipped) {
 		size_t mid = k + LEAP_AHEAD, stop = mid + LEAP_HERE;
 		uint64_t mid_off = tk_dat_cpu_reader_chunk_offset(ahead, mid);
+		uint64_t stop_off = tk_dat_cpu_reader_chunk_offset(ahead, stop);
 
 		last = ahead;
 		r = copy_runs(cc, ahead, mid_off);
 		if (r <= 0 || cc->skipped || mid >= nchunks)
 			break;
+		/*
+		 * Only where a stretch ends on a page, at the chunk's start, in
+		 * the data: a damaged directory (chunks of part pages) is read
+		 * by one reader, as the seeks would not meet its page grid.
+		 */
+		if (cc->next != mid_off || mid_off % cc->page_size || mid_off >= cc->stream_size ||
+		    (stop < nchunks && (stop_off % cc->page_size || stop_off >= cc->stream_size))) {
+			cc->skipped = true;
+			break;
+		}
 		/* The decoder goes on past this thread's stretch while it decodes that. */
 		if (stop < nchunks) {
-			r = tk_dat_cpu_reader_seek_ahead(
-				ahead, tk_dat_cpu_reader_chunk_offset(ahead, stop));
+			r = tk_dat_cpu_reader_seek_ahead(ahead, stop_off);
 			if (r < 0)
 				break;
 		}
 		last = here;
 		r = tk_dat_cpu_reader_seek(here, cc->next);
 		if (r == 0)
-			r = copy_runs(cc, here, tk_dat_cpu_reader_chunk_offset(here, stop));
+			r = copy_runs(cc, here, stop_off);
+		if (r > 0 && stop < nchunks && cc->next != stop_off)
+			cc->skipped = true;
 		k = stop;
 	}
-	if (r > 0 && cc->skipped) /* the rest in order, by the reader that skipped */
+	if (r > 0 && cc->skipped) /* the rest in order, by the reader that read last */
 		r = copy_runs(cc, last, UINT64_MAX);
 	return r;
 }

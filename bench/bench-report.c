@@ -39,12 +39,14 @@
  *
  * Then the convert part, on the same file: it is made v6 and v7 zstd once
  * by tracekit, untimed, then `tracekit convert` and `trace-cmd convert`
- * each turn v6 into v7 zstd and v7 zstd into v6, in interleaved pairs
- * (--tc-reps rounds); each line gives both medians and the median of the
- * pairs' ratios. tracekit compresses on every CPU (the .dat writer's
- * compressor threads) while its main thread reads the next pages. Left out
- * with --no-trace-cmd; --quick converts once each way with tracekit only
- * (and trace-cmd when present), checking only that the tools succeed.
+ * each turn v6 into v7 zstd, v7 zstd into v6 and v7 zstd into v7 none, in
+ * interleaved pairs (--tc-reps rounds); each line gives both medians and the
+ * median of the pairs' ratios, then the CPU time (user + system) of both.
+ * tracekit compresses on every CPU (the .dat writer's compressor threads)
+ * while its main thread reads the next pages. Left out with --no-trace-cmd;
+ * --quick converts once each way with tracekit only (and trace-cmd when
+ * present), checking only that the tools succeed. --convert-only writes the
+ * file and runs this part alone (with --quick: tracekit only).
  *
  * Then, unless --no-perf, the perf.data part: bench-perf's run (see
  * bench-perf.c), `tracekit report` against `perf script` on 2 M
@@ -484,10 +486,10 @@ static int perf_part(const char *tracekit, bool quick, int reps)
 
 /* One direction of convert: tracekit against trace-cmd on @from, in pairs. */
 static int convert_case(const char *label, const char *tracekit, const char *from,
-			const char *to_tk, const char *to_tc, const char *version, bool quick,
-			int rounds)
+			const char *to_tk, const char *to_tc, const char *version, bool to_none,
+			bool quick, int rounds)
 {
-	const char *codec = !strcmp(version, "7") ? "zstd" : "none";
+	const char *codec = strcmp(version, "7") ? "none" : to_none ? "none" : "zstd";
 	char *argv_tk[] = {(char *)tracekit,
 			   "convert",
 			   "-q",
@@ -530,6 +532,8 @@ static int convert_case(const char *label, const char *tracekit, const char *fro
 	printf("convert %s: tracekit %7.3f s, trace-cmd %7.3f s (medians of %d); ratio: "
 	       "tracekit %.2fx faster (median of %d interleaved pairs, %.2f-%.2f)\n",
 	       label, p.ours, p.theirs, p.rounds, p.ratio, p.rounds, p.ratio_lo, p.ratio_hi);
+	printf("  cpu (user+sys): tracekit %.3f s, trace-cmd %.3f s; ratio %.2fx\n", p.ours_cpu,
+	       p.theirs_cpu, p.cpu_ratio);
 	return 0;
 }
 
@@ -557,10 +561,12 @@ static int convert_part(const char *tracekit, const char *path, const char *dir,
 	} else {
 		settle_file(v6);
 		settle_file(v7z);
-		status |= convert_case("v6 -> v7 zstd", tracekit, v6, out_tk, out_tc, "7", quick,
-				       rounds);
-		status |= convert_case("v7 zstd -> v6", tracekit, v7z, out_tk, out_tc, "6", quick,
-				       rounds);
+		status |= convert_case("v6 -> v7 zstd", tracekit, v6, out_tk, out_tc, "7", false,
+				       quick, rounds);
+		status |= convert_case("v7 zstd -> v6", tracekit, v7z, out_tk, out_tc, "6", false,
+				       quick, rounds);
+		status |= convert_case("v7 zstd -> v7 none", tracekit, v7z, out_tk, out_tc, "7",
+				       true, quick, rounds);
 	}
 	unlink(v6);
 	unlink(v7z);
@@ -706,7 +712,7 @@ static void usage(void)
 	fputs("usage: bench-report [--quick] [--events N] [--reps N] [--tc-reps N] [--tracekit "
 	      "PATH]\n"
 	      "                    [--before PATH] [--sample FILE] [--keep FILE]\n"
-	      "                    [--no-trace-cmd] [--no-perf] [--no-zstd]\n",
+	      "                    [--no-trace-cmd] [--no-perf] [--no-zstd] [--convert-only]\n",
 	      stderr);
 	exit(2);
 }
@@ -716,6 +722,7 @@ int main(int argc, char **argv)
 	const char *tracekit = "tracekit", *sample = NULL, *keep = NULL, *before = NULL;
 	uint64_t events = DEFAULT_EVENTS, written;
 	bool quick = false, with_tc = true, with_perf = true, with_zstd = true;
+	bool convert_only = false, events_given = false;
 	int reps = 3, tc_reps = 3;
 	double pairs_ratio = 0, pairs_lo = 0, pairs_hi = 0;
 	char dir[] = "/tmp/bench-report-XXXXXX", path[4200], out_tk[4200], out_tc[4200];
@@ -732,9 +739,12 @@ int main(int argc, char **argv)
 			with_perf = false;
 		else if (!strcmp(argv[i], "--no-zstd"))
 			with_zstd = false;
-		else if (i + 1 < argc && !strcmp(argv[i], "--events"))
+		else if (!strcmp(argv[i], "--convert-only"))
+			convert_only = true;
+		else if (i + 1 < argc && !strcmp(argv[i], "--events")) {
 			events = strtoull(argv[++i], NULL, 0);
-		else if (i + 1 < argc && !strcmp(argv[i], "--reps"))
+			events_given = true;
+		} else if (i + 1 < argc && !strcmp(argv[i], "--reps"))
 			reps = atoi(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--tc-reps"))
 			tc_reps = atoi(argv[++i]);
@@ -750,7 +760,9 @@ int main(int argc, char **argv)
 			usage();
 	}
 	if (quick) {
-		events = QUICK_EVENTS;
+		/* --events still counts with --quick --convert-only (the leapfrog test's file). */
+		if (!convert_only || !events_given)
+			events = QUICK_EVENTS;
 		reps = 1;
 	}
 	if (reps < 1 || reps > 32 || tc_reps < 1 || tc_reps > 32 || !events)
@@ -775,6 +787,14 @@ int main(int argc, char **argv)
 			die(path);
 		printf("file: %s, %" PRIu64 " events, %.1f MB, v7 uncompressed, 2 CPUs\n", path,
 		       written, (double)st.st_size / 1e6);
+	}
+	if (convert_only) {
+		/* The convert part alone (issue 22): no report, no perf.data part. */
+		with_zstd = false;
+		with_perf = false;
+		if (quick)
+			with_tc = false;
+		goto convert;
 	}
 	{
 		char *argv_tk[] = {(char *)tracekit, "report", "-i", path, NULL};
@@ -863,7 +883,8 @@ int main(int argc, char **argv)
 	}
 	if (with_zstd && (with_tc || quick))
 		status |= zstd_part(tracekit, path, dir, quick, with_tc, tc_reps, written);
-	if (with_tc)
+convert:
+	if (with_tc || convert_only)
 		status |= convert_part(tracekit, path, dir, quick, tc_reps);
 	if (quick && with_tc) {
 		if (files_equal(out_tk, out_tc)) {

@@ -543,6 +543,14 @@ struct tk_dat_writer_opts {
 	 * for byte; the handle is still used by one thread at a time.
 	 */
 	uint32_t compress_threads;
+	/*
+	 * Start the write-back of CPU data as it is written (Linux
+	 * sync_file_range(), which does not wait for the disk), for a file
+	 * the caller will fsync(): the disk then works while the data is
+	 * made, and the fsync() finds little left. false: the page cache
+	 * decides when.
+	 */
+	bool write_behind;
 };
 
 /**

@@ -11,17 +11,33 @@
  *     CPUCOUNT that directly follows a BUFFER option: that one belongs to
  *     the instance, and the writer emits the instance's CPU count itself;
  *   - buffers: top first, CPU by CPU in increasing CPU id, pages streamed
- *     from the per-CPU reader into the writer. The reader hands out one page
- *     at a time; pages are gathered into ~1 MiB batches so that the writer
- *     sees few large writes (the compressor still cuts them into chunks of
- *     its own size). The writer compresses those chunks on one thread per
- *     CPU it may use (opts compress_threads) while this thread reads and
- *     decodes the next batch: v6 -> v7 zstd of bench-report's 3 M-event
- *     file went from trace-cmd convert's speed to about twice it.
- *     Compressed input is decoded ahead on a thread of its own
- *     (dat-read.c's prefetch), so a v7 zstd -> v6 convert decompresses on
- *     one CPU while this thread gathers pages and the writer writes.
- *     Memory stays bounded by one batch plus the reader's and writer's
+ *     from the per-CPU reader into the writer. The reader hands out runs of
+ *     checked pages that lie together in one of its blocks (a decoded
+ *     chunk, a read of raw data: tk_dat_cpu_reader_next_run()), and the
+ *     writer takes them where they lie when it copies anyway (into the
+ *     chunks it compresses, or its I/O thread's slots); an uncompressed
+ *     output written in this thread gets them gathered in ~1 MiB batches,
+ *     since a write() per 40 KiB chunk costs more system time than the
+ *     copy. The writer compresses on one thread per CPU it may use (opts
+ *     compress_threads) while this thread reads on: v6 -> v7 zstd of
+ *     bench-report's 3 M-event file runs at about twice trace-cmd
+ *     convert's speed. An uncompressed output of uncompressed input gets
+ *     the writer's I/O thread; of compressed input none (see below).
+ *     The writer starts the write-back as the data goes out (opts
+ *     write_behind), so the fsync() of the caller's tk_output finds
+ *     little left (0.005 s instead of 0.055-0.2 s for 125 MB);
+ *   - compressed input with a second CPU, the leapfrog: a CPU's chunks are
+ *     read 8 at a time (LEAP_AHEAD) through a reader whose chunks the
+ *     prefetch's thread decodes ahead (dat-read.c), then that reader's
+ *     window is moved past the next 4 (tk_dat_cpu_reader_seek_ahead()),
+ *     which this thread decodes itself through a second reader, and so
+ *     on: both CPUs decode, where with the prefetch alone this thread
+ *     waited for the decoder at ~85% of the chunks. Both readers are used
+ *     by this thread in stream order, so checks, salvage and the damage
+ *     list are one reader's; a reader that skips damaged data past the
+ *     end of its stretch reads the rest alone. The output is the one
+ *     reader's byte for byte (tests/cli/test-convert-leapfrog.sh).
+ *     Memory stays bounded by one batch plus the readers' and writer's
  *     own chunk buffers (4 per compressor thread), whatever the file size;
  *   - latency (text) buffers through tk_dat_latency_text.
  * A v6 file must know its instance names before any data, so they are
@@ -187,6 +203,21 @@ static void progress(struct convert *cv, uint64_t extra)
 	cv->st->bytes_done = done;
 }
 
+/*
+ * The writer's threads: compressors for a compressed output; for an
+ * uncompressed one, an I/O thread when the input is uncompressed too (it
+ * writes while this thread reads), none when the input is compressed:
+ * the decoder thread is then the slower one, this thread waits for it
+ * anyway, and writing here straight from the decoded chunk saves a copy
+ * and a hand-over per chunk (bench/README.md, stop 22).
+ */
+static uint32_t writer_threads(const struct convert *cv)
+{
+	if (cv->opts.compression == TK_COMPRESS_NONE && cv->info->compression != TK_COMPRESS_NONE)
+		return 0;
+	return compress_threads();
+}
+
 static int copy_metadata(struct convert *cv)
 {
 	for (uint16_t id = TK_DAT_SECTION_HEADER_INFO; id <= TK_DAT_SECTION_CMDLINES; id++) {
@@ -277,78 +308,219 @@ static int copy_text_buffer(struct convert *cv, size_t b, const struct tk_dat_bu
 	return r < 0 ? named(r, cv->out) : 0;
 }
 
-/* Stream one CPU's pages into the writer, batch by batch. */
-static int copy_cpu(struct convert *cv, size_t b, size_t ci, const struct tk_dat_buffer *buf,
-		    uint8_t *batch, size_t batch_cap)
-{
-	uint32_t page_size = buf->page_format.page_size;
-	const struct tk_dat_cpu_data *cpu = &buf->cpus[ci];
-	struct tk_dat_cpu_reader *reader;
-	struct tk_dat_prefetch *pf = NULL;
+/*
+ * Leapfrog over a compressed CPU stream: LEAP_AHEAD chunks read through
+ * the reader whose chunks the prefetch's thread decodes, then LEAP_HERE
+ * chunks through a second reader that decodes them in this thread while
+ * that thread decodes the next LEAP_AHEAD (a lane's window holds 8).
+ */
+#define LEAP_AHEAD 8u
+#define LEAP_HERE  4u
+
+/* One CPU's copy: where it is, what it reads with. */
+struct cpu_copy {
+	struct convert *cv;
+	const struct tk_dat_cpu_data *cpu;
+	uint32_t page_size;
 	uint64_t stream_size;
-	size_t used = 0;
-	const void *page;
-	uint64_t off = 0;
+	uint64_t next;	     /* stream offset after the last run written */
+	uint64_t unreported; /* bytes written since the last progress call */
+	bool skipped;	     /* a run began past @next (skipped damage), or off the grid */
+	bool write_failed;   /* the error is the writer's (named after the output) */
+	uint8_t *batch;	     /* see put_pages(); NULL: runs go to the writer as they are */
+	uint64_t batch_cap, batch_used;
+};
+
+/* The pages gathered in the batch to the writer. */
+static int flush_batch(struct cpu_copy *cc)
+{
+	int r = cc->batch_used ? tk_dat_writer_write_pages(cc->cv->w, cc->batch, cc->batch_used)
+			       : 0;
+
+	cc->batch_used = 0;
+	return r;
+}
+
+/*
+ * A run of pages to the writer. An uncompressed output written in this
+ * thread gets them in ~1 MiB batches: a write() per 40 KiB chunk cost
+ * more system time (ext4's per-call work) than the copy into the batch
+ * costs. A compressed output (whose writer cuts its own chunks) or one
+ * with an I/O thread (which copies into its slots) takes them as they lie.
+ */
+static int put_pages(struct cpu_copy *cc, const void *pages, uint64_t len)
+{
 	int r;
 
-	r = tk_dat_writer_begin_cpu(cv->w, cpu->cpu);
+	if (cc->batch_used + len > cc->batch_cap || !cc->batch) {
+		r = flush_batch(cc);
+		if (r < 0)
+			return r;
+	}
+	if (!cc->batch || len >= cc->batch_cap)
+		return tk_dat_writer_write_pages(cc->cv->w, pages, len);
+	/*
+	 * Page by page: glibc copies 4 KiB with rep movsb, but a run of 40-256
+	 * KiB with its vector loop, which took ten times the instructions
+	 * (callgrind) for no less time.
+	 */
+	for (uint64_t at = 0; at < len; at += cc->page_size)
+		memcpy(cc->batch + cc->batch_used + at, (const uint8_t *)pages + at, cc->page_size);
+	cc->batch_used += len;
+	return 0;
+}
+
+/*
+ * Write @reader's runs of pages until the stream offset @end, from where
+ * the reader holds them (no copy). Return: 1 at @end, 0 at the stream's
+ * end, or an error (message set, named).
+ */
+static int copy_runs(struct cpu_copy *cc, struct tk_dat_cpu_reader *reader, uint64_t end)
+{
+	struct convert *cv = cc->cv;
+	uint64_t len, off;
+	const void *pages;
+	int r;
+
+	while (cc->next < end) {
+		r = tk_dat_cpu_reader_next_run(reader, &pages, &len, &off);
+		if (r <= 0)
+			return r;
+		if (off != cc->next)
+			cc->skipped = true;
+		cv->st->pages += len / cc->page_size;
+		r = put_pages(cc, pages, len);
+		if (r < 0) {
+			cc->write_failed = true;
+			return named(r, cv->out);
+		}
+		cc->next = off + len;
+		cc->unreported += len;
+		if (cc->unreported >= BATCH_BYTES && cc->stream_size) {
+			cc->unreported = 0;
+			progress(cv, (uint64_t)((double)cc->cpu->size * (double)cc->next /
+						(double)cc->stream_size));
+		}
+	}
+	return 1;
+}
+
+/*
+ * The leapfrog (LEAP_AHEAD): @ahead's chunks come decoded from the
+ * prefetch's thread, @here's are decoded in this one meanwhile. Both
+ * readers are used by this thread in stream order, so checks, salvage
+ * and damage records come in the order one reader gives them. A reader
+ * that skips damaged data may step over the end of its stretch: the
+ * rest is then read by that reader alone, in order.
+ */
+static int copy_leapfrog(struct cpu_copy *cc, struct tk_dat_cpu_reader *ahead,
+			 struct tk_dat_cpu_reader *here)
+{
+	size_t nchunks = tk_dat_cpu_reader_chunk_count(ahead), k = 0;
+	struct tk_dat_cpu_reader *last = ahead;
+	int r = 1;
+
+	while (k < nchunks && r > 0 && !cc->skipped) {
+		size_t mid = k + LEAP_AHEAD, stop = mid + LEAP_HERE;
+		uint64_t mid_off = tk_dat_cpu_reader_chunk_offset(ahead, mid);
+		uint64_t stop_off = tk_dat_cpu_reader_chunk_offset(ahead, stop);
+
+		last = ahead;
+		r = copy_runs(cc, ahead, mid_off);
+		if (r <= 0 || cc->skipped || mid >= nchunks)
+			break;
+		/*
+		 * Only where a stretch ends on a page, at the chunk's start, in
+		 * the data: a damaged directory (chunks of part pages) is read
+		 * by one reader, as the seeks would not meet its page grid.
+		 */
+		if (cc->next != mid_off || mid_off % cc->page_size || mid_off >= cc->stream_size ||
+		    (stop < nchunks && (stop_off % cc->page_size || stop_off >= cc->stream_size))) {
+			cc->skipped = true;
+			break;
+		}
+		/* The decoder goes on past this thread's stretch while it decodes that. */
+		if (stop < nchunks) {
+			r = tk_dat_cpu_reader_seek_ahead(ahead, stop_off);
+			if (r < 0)
+				break;
+		}
+		last = here;
+		r = tk_dat_cpu_reader_seek(here, cc->next);
+		if (r == 0)
+			r = copy_runs(cc, here, stop_off);
+		if (r > 0 && stop < nchunks && cc->next != stop_off)
+			cc->skipped = true;
+		k = stop;
+	}
+	if (r > 0 && cc->skipped) /* the rest in order, by the reader that read last */
+		r = copy_runs(cc, last, UINT64_MAX);
+	return r;
+}
+
+/*
+ * Stream one CPU's pages into the writer. Compressed input with a second
+ * CPU: chunks are decoded ahead on a thread of their own (dat-read.c's
+ * prefetch) and, leapfrogging, in this thread too, while this thread
+ * checks pages and the writer writes or compresses them. Failing to set
+ * that up only costs speed.
+ */
+static int copy_cpu(struct convert *cv, size_t b, size_t ci, const struct tk_dat_buffer *buf)
+{
+	struct cpu_copy cc = {
+		.cv = cv, .cpu = &buf->cpus[ci], .page_size = buf->page_format.page_size};
+	struct tk_dat_cpu_reader *reader, *here = NULL;
+	struct tk_dat_prefetch *pf = NULL;
+	int r;
+
+	r = tk_dat_writer_begin_cpu(cv->w, cc.cpu->cpu);
 	if (r < 0)
 		return named(r, cv->out);
 	reader = tk_dat_cpu_reader_new(cv->dat, b, ci);
 	if (!reader)
-		return cpu_failed(-errno, cv->in, buf->name, cpu->cpu);
-	stream_size = tk_dat_cpu_reader_size(reader);
-	/*
-	 * Compressed input with a second CPU: its chunks are decoded ahead on
-	 * a thread of their own (dat-read.c's prefetch) while this one copies
-	 * pages and the writer writes or compresses them. Failing only costs
-	 * speed.
-	 */
-	if (buf->compressed && compress_threads() > 1) {
+		return cpu_failed(-errno, cv->in, buf->name, cc.cpu->cpu);
+	cc.stream_size = tk_dat_cpu_reader_size(reader);
+	if (buf->compressed && compress_threads() > 1 &&
+	    tk_dat_cpu_reader_chunk_count(reader) > LEAP_AHEAD) {
 		pf = tk_dat_prefetch_new(cv->dat, 1);
-		if (pf &&
+		here = pf ? tk_dat_cpu_reader_new(cv->dat, b, ci) : NULL;
+		if (!here ||
 		    (tk_dat_prefetch_attach(pf, reader) < 0 || tk_dat_prefetch_start(pf) < 0)) {
 			tk_dat_cpu_reader_free(reader);
+			tk_dat_cpu_reader_free(here);
 			tk_dat_prefetch_free(pf);
 			pf = NULL;
+			here = NULL;
 			reader = tk_dat_cpu_reader_new(cv->dat, b, ci);
 			if (!reader)
-				return cpu_failed(-errno, cv->in, buf->name, cpu->cpu);
+				return cpu_failed(-errno, cv->in, buf->name, cc.cpu->cpu);
 		}
 	}
-
-	while ((r = tk_dat_cpu_reader_next_page(reader, &page, &off)) > 0) {
-		memcpy(batch + used, page, page_size);
-		used += page_size;
-		cv->st->pages++;
-		if (used + page_size > batch_cap) {
-			r = tk_dat_writer_write_pages(cv->w, batch, used);
-			if (r < 0) {
-				r = named(r, cv->out);
-				goto out;
-			}
-			used = 0;
-			if (stream_size)
-				progress(cv, (uint64_t)((double)cpu->size * (double)off /
-							(double)stream_size));
-		}
-	}
-	if (r < 0) {
-		r = cpu_failed(r, cv->in, buf->name, cpu->cpu);
-		goto out;
-	}
-	if (used) {
-		r = tk_dat_writer_write_pages(cv->w, batch, used);
-		if (r < 0) {
-			r = named(r, cv->out);
+	if (cv->opts.compression == TK_COMPRESS_NONE && writer_threads(cv) <= 1) {
+		cc.batch_cap = BATCH_BYTES - BATCH_BYTES % cc.page_size;
+		cc.batch = cc.batch_cap ? malloc(cc.batch_cap) : NULL;
+		if (cc.batch_cap && !cc.batch) {
+			r = oom();
 			goto out;
 		}
+	}
+	r = here ? copy_leapfrog(&cc, reader, here) : copy_runs(&cc, reader, UINT64_MAX);
+	if (r >= 0 && (r = flush_batch(&cc)) < 0) {
+		cc.write_failed = true;
+		r = named(r, cv->out);
+	}
+	if (r < 0) {
+		if (!cc.write_failed)
+			r = cpu_failed(r, cv->in, buf->name, cc.cpu->cpu);
+		goto out;
 	}
 	r = tk_dat_writer_end_cpu(cv->w);
 	if (r < 0)
 		r = named(r, cv->out);
-	cv->st->bytes_done += cpu->size;
+	cv->st->bytes_done += cc.cpu->size;
 out:
+	free(cc.batch);
+	tk_dat_cpu_reader_free(here);
 	tk_dat_cpu_reader_free(reader);
 	tk_dat_prefetch_free(pf);
 	return r;
@@ -385,8 +557,7 @@ static int buffer_table(const struct convert *cv, const struct tk_dat_buffer *bu
 static int copy_page_buffer(struct convert *cv, size_t b, const struct tk_dat_buffer *buf)
 {
 	uint32_t page_size = buf->page_format.page_size;
-	size_t *order = NULL, batch_cap;
-	uint8_t *batch = NULL;
+	size_t *order = NULL;
 	uint32_t table;
 	int r;
 
@@ -401,12 +572,8 @@ static int copy_page_buffer(struct convert *cv, size_t b, const struct tk_dat_bu
 		return r;
 	if (cv->opts.version == 6)
 		table = cv->v6_table;
-	batch_cap = BATCH_BYTES / page_size * page_size;
-	if (batch_cap == 0)
-		batch_cap = page_size;
-	batch = malloc(batch_cap);
 	order = calloc(buf->cpu_count ? buf->cpu_count : 1, sizeof(*order));
-	if (!batch || !order) {
+	if (!order) {
 		r = oom();
 		goto out;
 	}
@@ -422,7 +589,7 @@ static int copy_page_buffer(struct convert *cv, size_t b, const struct tk_dat_bu
 		goto out;
 	}
 	for (size_t i = 0; i < buf->cpu_count && r == 0; i++)
-		r = copy_cpu(cv, b, order[i], buf, batch, batch_cap);
+		r = copy_cpu(cv, b, order[i], buf);
 	if (r == 0) {
 		r = tk_dat_writer_end_buffer(cv->w);
 		if (r < 0)
@@ -430,7 +597,6 @@ static int copy_page_buffer(struct convert *cv, size_t b, const struct tk_dat_bu
 	}
 out:
 	free(order);
-	free(batch);
 	return r;
 }
 
@@ -532,7 +698,8 @@ int tk_convert_dat_to_dat(struct tk_dat *in, int fd, const char *name,
 		.big_endian = cv.info->big_endian,
 		.long_size = cv.info->long_size,
 		.page_size = cv.info->page_size,
-		.compress_threads = compress_threads(),
+		.write_behind = true,
+		.compress_threads = writer_threads(&cv),
 	};
 	cv.opts.version = wo.version;
 	memset(cv.st, 0, sizeof(*cv.st));
@@ -1570,6 +1737,7 @@ static int perf_into_dat(struct p2d *c, int fd, const struct tk_convert_opts *o,
 	opts.big_endian = t.big_endian;
 	opts.long_size = t.long_size;
 	opts.page_size = fmt.page_size;
+	opts.write_behind = true;
 	w = tk_dat_writer_open_fd(fd, c->out, &opts);
 	if (!w)
 		return named(-errno, c->out);

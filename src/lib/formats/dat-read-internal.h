@@ -19,6 +19,21 @@ uint64_t tk_dat_cpu_reader_chunks_decoded(const struct tk_dat_cpu_reader *reader
 /* Chunks in the reader's directory (0 for uncompressed data). */
 size_t tk_dat_cpu_reader_chunk_count(const struct tk_dat_cpu_reader *reader);
 
+/* The stream offset of chunk @i (the stream size for @i past the last). */
+uint64_t tk_dat_cpu_reader_chunk_offset(const struct tk_dat_cpu_reader *reader, size_t i);
+
+/*
+ * tk_dat_cpu_reader_next_page() for a whole run of pages: the next page
+ * and those after it that lie contiguous in memory with it, in one block
+ * of the reader (a decoded chunk, or a read of uncompressed data), each
+ * checked and salvaged as next_page() does. *@pages holds *@len bytes,
+ * valid until the next call; *@offset is the first page's stream offset.
+ * Return: 1, 0 at the end, or an error (the run read so far is then lost:
+ * the caller stops).
+ */
+int tk_dat_cpu_reader_next_run(struct tk_dat_cpu_reader *reader, const void **pages, uint64_t *len,
+			       uint64_t *offset);
+
 /*
  * The salvage decision for an error just raised (message "FILE: offset
  * 0xOFF: what"): strict readers and errors other than -EBADMSG return @err;
@@ -59,6 +74,15 @@ int tk_dat_prefetch_attach(struct tk_dat_prefetch *pf, struct tk_dat_cpu_reader 
 
 /* Start the decoder thread (none when no reader is attached). Return: 0 or an error. */
 int tk_dat_prefetch_start(struct tk_dat_prefetch *pf);
+
+/*
+ * tk_dat_cpu_reader_seek() for a reader attached to a prefetch (or not:
+ * then the plain seek), moving its read-ahead window to @offset now: the
+ * decoder decodes the chunks from there while the caller reads the CPU's
+ * data before them through another reader (convert's leapfrog). Pages
+ * the reader handed out before are no longer valid. Return: as seek().
+ */
+int tk_dat_cpu_reader_seek_ahead(struct tk_dat_cpu_reader *reader, uint64_t offset);
 
 /* How the decoder did so far (thread-safe). */
 void tk_dat_prefetch_get_stats(struct tk_dat_prefetch *pf, struct tk_dat_prefetch_stats *out);

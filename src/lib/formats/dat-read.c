@@ -2723,6 +2723,37 @@ size_t tk_dat_cpu_reader_chunk_count(const struct tk_dat_cpu_reader *r)
 	return r->nchunks;
 }
 
+uint64_t tk_dat_cpu_reader_chunk_offset(const struct tk_dat_cpu_reader *r, size_t i)
+{
+	return i < r->nchunks ? r->chunks[i].stream_offset : r->stream_size;
+}
+
+/*
+ * convert's copy loop (dat-read-internal.h): the pages that follow the
+ * first one are taken while they lie in the same block and their header
+ * reads, so tk_dat_cpu_reader_next_page() returns each in place and never
+ * skips past the block (which would release it, slot and all, under the
+ * run); a page that fails the check ends the run and is met, salvaged or
+ * reported, by the next call.
+ */
+int tk_dat_cpu_reader_next_run(struct tk_dat_cpu_reader *r, const void **pages, uint64_t *len,
+			       uint64_t *offset)
+{
+	struct tk_page_header hdr;
+	const void *p;
+	int ret = tk_dat_cpu_reader_next_page(r, pages, offset);
+
+	*len = ret > 0 ? r->page_size : 0;
+	while (ret > 0 && r->pos < r->stream_size && r->pos >= r->block_start &&
+	       r->pos - r->block_start + r->page_size <= r->block_len &&
+	       tk_page_read_header(&r->fmt, r->block + (r->pos - r->block_start), r->page_size,
+				   &hdr) >= 0) {
+		ret = tk_dat_cpu_reader_next_page(r, &p, NULL);
+		*len += r->page_size;
+	}
+	return ret < 0 ? ret : *len != 0;
+}
+
 /*
  * Decompress chunk @i (@c) of CPU @cpu into @out (c->usize bytes) through
  * @codec and @cbuf. Salvage mode accepts a chunk that decodes short: the
@@ -3695,6 +3726,34 @@ static void prefetch_detach(struct tk_dat_cpu_reader *r)
 		r->block = r->own;
 		r->block_len = 0;
 	}
+}
+
+/*
+ * convert's leapfrog (dat-read-internal.h): the lane's window moves with
+ * the seek at once, not at the next load, so the decoder works on the
+ * chunks from @offset on while the caller reads elsewhere. The slot held
+ * is given back, and the block with it.
+ */
+int tk_dat_cpu_reader_seek_ahead(struct tk_dat_cpu_reader *r, uint64_t offset)
+{
+	struct tk_dat_prefetch *pf = r->pf;
+	int ret = tk_dat_cpu_reader_seek(r, offset);
+	size_t i;
+
+	if (ret < 0 || !pf)
+		return ret;
+	i = find_chunk(r, r->pos);
+	pthread_mutex_lock(&pf->lock);
+	slot_put(r);
+	r->lane->at = i ? i - 1 : SIZE_MAX;
+	if (pf->started && !pf->stop)
+		pthread_cond_signal(&pf->work);
+	pthread_mutex_unlock(&pf->lock);
+	if (r->block != r->own) {
+		r->block = r->own;
+		r->block_len = 0;
+	}
+	return 0;
 }
 
 void tk_dat_prefetch_get_stats(struct tk_dat_prefetch *pf, struct tk_dat_prefetch_stats *out)

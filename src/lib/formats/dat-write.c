@@ -58,6 +58,12 @@
  *     elsewhere (tk_dat_writer_put_chunk(), the recorder's compressors) and
  *     metadata likewise (tk_dat_writer_put_metadata()) are written as given.
  *     Memory then adds 4 slots per thread (chunk + its zstd bound).
+ *   - With opts->write_behind, the CPU data written is handed to the
+ *     kernel's write-back every MiB (I/O slots: each slot) with
+ *     sync_file_range(SYNC_FILE_RANGE_WRITE), which starts the disk
+ *     writes without waiting for them: a caller that fsync()s the file
+ *     (convert's tk_output) then waits for little. The headers before the
+ *     first CPU data are left to the fsync(): they are patched later.
  *   - A CPU's data starts (and its padding is written) at its first page,
  *     so a CPU without pages leaves no bytes and no BUFFER entry.
  *   - After an I/O or allocation failure in the middle of a write the
@@ -99,6 +105,8 @@
 #define MAX_COMPRESS_THREADS 64u
 #define SLOTS_PER_THREAD     4u
 #define IO_SLOT_BYTES	     (1u << 20)
+/* opts->write_behind: CPU data handed to write-back every this many bytes. */
+#define WRITE_BEHIND_BYTES (1u << 20)
 
 enum writer_state {
 	ST_META,       /* header written, metadata may follow */
@@ -191,6 +199,8 @@ struct tk_dat_writer {
 	uint8_t *cbuf;
 	uint64_t cbuf_cap;
 	struct zpool *zp; /* compressor threads, or NULL: compress in the caller's thread */
+	bool write_behind;
+	uint64_t wb_from; /* opts->write_behind: data before this was handed to write-back */
 };
 
 /*
@@ -222,6 +232,7 @@ struct zpool {
 	uint64_t head, take, tail; /* next chunk to queue, to compress, to write */
 	bool quit;
 	bool io; /* an uncompressed file: one thread writes the slots, at @off */
+	bool write_behind;
 	int fd;
 	enum tk_compression kind;
 	int level;
@@ -345,6 +356,20 @@ static int append(struct tk_dat_writer *w, const void *buf, uint64_t len)
 	return 0;
 }
 
+/*
+ * opts->write_behind: start the write-back of the CPU data written since
+ * the last call once there is enough of it (SYNC_FILE_RANGE_WRITE does
+ * not wait for the disk), so the fsync() that follows the file finds
+ * little left. Not for a pipe or a device, where it fails harmlessly.
+ */
+static void write_behind(int fd, uint64_t *from, uint64_t to, uint64_t min)
+{
+	if (to - *from < min)
+		return;
+	sync_file_range(fd, (off_t)*from, (off_t)(to - *from), SYNC_FILE_RANGE_WRITE);
+	*from = to;
+}
+
 static int append_zeros(struct tk_dat_writer *w, uint64_t len)
 {
 	while (len) {
@@ -461,6 +486,8 @@ static int append_chunk(struct tk_dat_writer *w, const void *src, uint64_t len)
 		return ret;
 	w->cpu_chunks++;
 	w->cpu_size += 8 + (uint64_t)c;
+	if (w->write_behind)
+		write_behind(w->fd, &w->wb_from, w->pos, WRITE_BEHIND_BYTES);
 	return 0;
 }
 
@@ -508,12 +535,17 @@ static void *zpool_worker(void *arg)
 		sl = &zp->slots[zp->take++ % zp->nslots];
 		sl->state = ZS_BUSY;
 		pthread_mutex_unlock(&zp->mu);
-		if (zp->io)
+		if (zp->io) {
+			uint64_t from = sl->off;
+
 			c = write_slot(zp->fd, sl);
-		else if (codec)
+			if (c == 0 && zp->write_behind)
+				write_behind(zp->fd, &from, sl->off + sl->usize, 0);
+		} else if (codec) {
 			c = tk_codec_compress(codec, sl->out, zp->out_cap, sl->in, sl->usize);
-		else
+		} else {
 			c = -ENOMEM;
+		}
 		if (c < 0 && !zp->io)
 			snprintf(sl->errmsg, sizeof(sl->errmsg), "%s", why ? why : tk_errmsg());
 		pthread_mutex_lock(&zp->mu);
@@ -565,6 +597,7 @@ static struct zpool *zpool_new(struct tk_dat_writer *w, uint32_t n, enum tk_comp
 	zp->level = level;
 	zp->in_cap = chunk;
 	zp->io = !w->codec;
+	zp->write_behind = w->write_behind;
 	zp->fd = w->fd;
 	zp->out_cap = zp->io ? 1 : tk_codec_bound(w->codec, chunk);
 	zp->nslots = n * SLOTS_PER_THREAD;
@@ -630,6 +663,8 @@ static int zpool_write_one(struct tk_dat_writer *w)
 		return ret;
 	w->cpu_chunks++;
 	w->cpu_size += 8 + (uint64_t)sl->csize;
+	if (w->write_behind)
+		write_behind(w->fd, &w->wb_from, w->pos, WRITE_BEHIND_BYTES);
 	return 0;
 }
 
@@ -653,8 +688,13 @@ static int put_data_bytes(struct tk_dat_writer *w, const uint8_t *p, uint64_t le
 {
 	struct zpool *zp = w->zp;
 
-	if (!zp || !zp->io)
-		return append(w, p, len);
+	if (!zp || !zp->io) {
+		int ret = append(w, p, len);
+
+		if (!ret && w->write_behind)
+			write_behind(w->fd, &w->wb_from, w->pos, WRITE_BEHIND_BYTES);
+		return ret;
+	}
 	if (len > (uint64_t)INT64_MAX - w->pos)
 		return broken(w, tk_fail_at(EFBIG, w->name, w->pos,
 					    "write of %" PRIu64
@@ -1030,6 +1070,7 @@ static struct tk_dat_writer *writer_new(int fd, bool own_fd, const char *name,
 	w->long_size = long_size;
 	w->page_size = opts->page_size;
 	w->chunk_pages = chunk_pages;
+	w->write_behind = opts->write_behind;
 	w->state = ST_META;
 	w->v6_next_meta = TK_DAT_SECTION_HEADER_INFO;
 	if (opts->compression != TK_COMPRESS_NONE) {
@@ -1534,6 +1575,9 @@ static int start_cpu_data(struct tk_dat_writer *w)
 		return ret;
 	w->cpu_offset = w->pos;
 	w->cpu_started = true;
+	/* Write-back starts at the first CPU data: what comes before is patched later. */
+	if (!w->wb_from)
+		w->wb_from = w->pos;
 	return w->codec ? append_u32(w, 0) : 0;
 }
 

@@ -31,7 +31,15 @@
  * seen twice is a loop), load and decompress the metadata sections the
  * options point at, and build the buffer list. Every offset the options
  * give is checked against the section list, so it must name a real section
- * header with the expected id. The metadata (a few MB: kallsyms and the
+ * header with the expected id. kallsyms is the exception: a salvaging
+ * reader of a v7 file reads and decodes it on first use (meta_ready(),
+ * from tk_dat_kallsyms(), tk_dat_metadata() or tk_dat_get_tracedata(),
+ * once, under meta_lock, with a codec of its own), since it is most of
+ * the metadata (5 MB of text: ~50 M instructions to decode from zstd) and
+ * most reports print no symbol; its damage is recorded then, so a report
+ * that never looks a symbol up does not see a damaged kallsyms, while
+ * dump, convert and check (tk_dat_check() asks for it) do, and a strict
+ * reader still reads it at open. The metadata (a few MB: kallsyms and the
  * event formats dominate) stays in memory; v6 parts are read raw, so
  * tk_dat_metadata() hands back the same bytes a v7 body holds. The bodies
  * are decoded by the tracedata codec (tracedata.c), which perf.data's

@@ -346,6 +346,13 @@ struct tk_event_set {
 	bool ksym_owned;
 	bool ksym_tep_loaded;
 	bool ksym_built; /* read with acquire: printers on several threads build once */
+	/*
+	 * A source of the text, asked once, when something first needs it
+	 * (tk_event_set_add_kallsyms_source()); pending is read with acquire.
+	 */
+	int (*ksym_source)(void *arg, const char **text, size_t *len);
+	void *ksym_source_arg;
+	bool ksym_pending;
 	pthread_mutex_t ksym_lock;
 	struct tk_ksym *ksyms;
 	size_t nksyms;
@@ -631,6 +638,17 @@ void tk_event_ksym_prepare(struct tk_event_set *set);
  */
 int tk_event_set_add_kallsyms_image(struct tk_event_set *set, const char *text, size_t len,
 				    void *map, size_t map_len, const char *full_path);
+/*
+ * tk_event_set_add_kallsyms_source() - kallsyms that @get hands out when
+ * the set first needs them (a symbol printed, a name's address, the slow
+ * printer), as tk_event_set_add_kallsyms_borrowed() text: a .dat's
+ * compressed kallsyms is decoded then, or never. @get runs once, on the
+ * thread that first needs it, under the set's ksym_lock; a failure (-1)
+ * leaves the set without kallsyms. Return: 0.
+ */
+int tk_event_set_add_kallsyms_source(struct tk_event_set *set,
+				     int (*get)(void *arg, const char **text, size_t *len),
+				     void *arg);
 void tk_event_ksym_load_tep(struct tk_event_set *set);
 int tk_event_dyn_loc(const struct tk_event_set *set, uint32_t foff, uint32_t fsize, bool rel,
 		     const void *data, uint32_t size, uint32_t *off, uint32_t *len);

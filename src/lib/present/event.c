@@ -578,6 +578,35 @@ static void ksym_drop(struct tk_event_set *set)
 	set->ksym_full_path = NULL;
 	set->ksym_full = NULL;
 	set->nksym_full = 0;
+	set->ksym_source = NULL;
+	set->ksym_source_arg = NULL;
+	__atomic_store_n(&set->ksym_pending, false, __ATOMIC_RELEASE);
+}
+
+/* The source's text, taken now (ksym_lock held). */
+static void ksym_fetch_locked(struct tk_event_set *set)
+{
+	const char *text = NULL;
+	size_t len = 0;
+
+	if (!set->ksym_pending)
+		return;
+	if (set->ksym_source(set->ksym_source_arg, &text, &len) == 0 && text) {
+		set->ksym_text = (char *)text;
+		set->ksym_len = strnlen(text, len);
+		set->ksym_owned = false;
+	}
+	__atomic_store_n(&set->ksym_pending, false, __ATOMIC_RELEASE);
+}
+
+/* Before anything reads ksym_text: a pending source is asked, once. */
+static void ksym_fetch(struct tk_event_set *set)
+{
+	if (__builtin_expect(!__atomic_load_n(&set->ksym_pending, __ATOMIC_ACQUIRE), 1))
+		return;
+	pthread_mutex_lock(&set->ksym_lock);
+	ksym_fetch_locked(set);
+	pthread_mutex_unlock(&set->ksym_lock);
 }
 
 static void ksym_go_full(struct tk_event_set *set);
@@ -705,12 +734,27 @@ int tk_event_set_add_kallsyms_borrowed(struct tk_event_set *set, const char *tex
 	return 0;
 }
 
+int tk_event_set_add_kallsyms_source(struct tk_event_set *set,
+				     int (*get)(void *arg, const char **text, size_t *len),
+				     void *arg)
+{
+	ksym_drop(set);
+	set->ksym_source = get;
+	set->ksym_source_arg = arg;
+	__atomic_store_n(&set->ksym_pending, true, __ATOMIC_RELEASE);
+	ksym_reload(set);
+	return 0;
+}
+
 void tk_event_ksym_load_tep(struct tk_event_set *set)
 {
-	const char *text = set->ksym_text;
-	size_t len = set->ksym_len;
+	const char *text;
+	size_t len;
 	char *copy;
 
+	ksym_fetch(set);
+	text = set->ksym_text;
+	len = set->ksym_len;
 	if (set->ksym_tep_loaded || !set->ksym_text)
 		return;
 	set->ksym_tep_loaded = true;
@@ -1003,6 +1047,7 @@ static struct tk_ksym *ksym_parse(const char *t, size_t pos, size_t len, size_t 
 /* The table of the set's text (its image lines only, when partial). */
 static void ksym_build(struct tk_event_set *set)
 {
+	ksym_fetch_locked(set);
 	set->ksyms =
 		ksym_parse(set->ksym_text, 0, set->ksym_partial ? set->ksym_img_len : set->ksym_len,
 			   &set->nksyms);
@@ -1107,6 +1152,7 @@ uint64_t tk_event_ksym_addr(struct tk_event_set *set, const char *name)
 	size_t n = strlen(name);
 	const struct tk_ksym *k;
 
+	ksym_fetch(set);
 	if (!set->ksym_text)
 		return 0;
 	tk_event_ksym_prepare(set);

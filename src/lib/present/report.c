@@ -1080,6 +1080,18 @@ static int add_user_kallsyms(struct report *r)
 	return ret == -ENOMEM ? ret : 0;
 }
 
+/* The event set's kallsyms source: the file's text, borrowed while the file is open. */
+static int dat_kallsyms_text(void *dat, const char **text, size_t *len)
+{
+	struct tk_dat_text t;
+
+	if (tk_dat_kallsyms(dat, &t) || !t.len)
+		return -1;
+	*text = t.data;
+	*len = t.len;
+	return 0;
+}
+
 static int load_events(struct report *r)
 {
 	struct tk_dat_text t;
@@ -1122,8 +1134,9 @@ static int load_events(struct report *r)
 		ret = add_user_kallsyms(r);
 		if (ret)
 			return ret;
-	} else if (!tk_dat_kallsyms(r->dat, &t) && t.len) {
-		ret = tk_event_set_add_kallsyms_borrowed(r->set, t.data, t.len);
+	} else {
+		/* The file's kallsyms are read (decoded) only if a symbol is looked up. */
+		ret = tk_event_set_add_kallsyms_source(r->set, dat_kallsyms_text, (void *)r->dat);
 		if (ret == -ENOMEM)
 			return ret;
 	}
@@ -3177,7 +3190,9 @@ static void *symbols_main(void *set)
 /*
  * A run that will print on several threads builds the kernel's symbol
  * table (~2 ms for 120 k symbols, more when its pages are new: 28 M
- * instructions) on a spare core while this one goes on: timer, irq and
+ * instructions; a zstd file's kallsyms is decoded first, ~48 M more, as
+ * the file's kallsyms are read only when needed: load_events()) on a
+ * spare core while this one goes on: timer, irq and
  * function events print symbols from their first job. It starts with the
  * first event whose format may print one (format_wants_symbols(), from
  * event_get()), so that a run of sched or syscall events, which print
@@ -3189,7 +3204,9 @@ static void symbols_early(struct report *r)
 {
 	uint64_t bytes = 0;
 
-	if (!r->set->ksym_text || r->set->ksym_built || (r->opts->flags & POOL_NEVER))
+	bool have = r->set->ksym_text || __atomic_load_n(&r->set->ksym_pending, __ATOMIC_ACQUIRE);
+
+	if (!have || r->set->ksym_built || (r->opts->flags & POOL_NEVER))
 		return;
 	for (size_t b = 0; b < tk_dat_buffer_count(r->dat); b++) {
 		const struct tk_dat_buffer *buf = tk_dat_buffer_get(r->dat, b);

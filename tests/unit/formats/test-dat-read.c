@@ -1558,6 +1558,70 @@ static void test_salvage_bad_page(void **state)
 	free(r.data);
 }
 
+/*
+ * A salvaging reader reads a v7 file's kallsyms on first use: its damage is
+ * found then (once), and a strict reader still fails at open.
+ */
+static void test_salvage_late_kallsyms(void **state)
+{
+	struct bopts o = {.version = 7,
+			  .comp = TK_COMPRESS_ZSTD,
+			  .ncpus = 1,
+			  .pages = 2,
+			  .recs = 1,
+			  .chunk_pages = 2};
+	struct built r = build(&o);
+	TK_OPTS(tk_dat_open_opts, strict, .strict = true);
+	struct tk_dat_damage dm;
+	struct tk_dat_text t;
+	const char *path;
+	uint64_t ksyms = 0, events = 0;
+	struct tk_dat *d;
+
+	(void)state;
+	for (size_t i = 0; i < r.nbounds; i++)
+		if (tk_load_u16(r.data + r.bounds[i], false) == TK_DAT_SECTION_KALLSYMS)
+			ksyms = r.bounds[i];
+	assert_true(ksyms != 0);
+	/* The zstd frame's magic, after the section header and {csize, usize}. */
+	memset(r.data + ksyms + TK_DAT_SECTION_HEADER_SIZE + 8, 0, 4);
+	path = write_tmp("late-kallsyms.dat", r.data, r.len);
+	d = open_salvage(path);
+	assert_non_null(d);
+	assert_int_equal(tk_dat_damage_count(d), 0);
+	assert_errno(tk_dat_kallsyms(d, &t), ENOENT);
+	assert_int_equal(tk_dat_damage_count(d), 1);
+	assert_int_equal(tk_dat_damage_get(d, 0, &dm), 0);
+	assert_int_equal(dm.events_lost, -1);
+	assert_errno(tk_dat_kallsyms(d, &t), ENOENT);
+	assert_int_equal(tk_dat_damage_count(d), 1);
+	/* The other parts are whole. */
+	assert_int_equal(tk_dat_cmdlines(d, &t), 0);
+	assert_memory_equal(t.data, cmdlines_text, t.len);
+	tk_dat_close(d);
+	/* check reads it too, unasked. */
+	d = open_salvage(path);
+	assert_non_null(d);
+	assert_int_equal(tk_dat_check(d, &events), 0);
+	assert_int_equal(tk_dat_damage_count(d), 1);
+	tk_dat_close(d);
+	/* Strict: open fails, as before kallsyms was read late. */
+	d = tk_dat_open_with(path, &strict);
+	assert_null(d);
+	/* Intact, the late text is the one written. */
+	free(r.data);
+	r = build(&o);
+	path = write_tmp("late-kallsyms-ok.dat", r.data, r.len);
+	d = open_salvage(path);
+	assert_non_null(d);
+	assert_int_equal(tk_dat_kallsyms(d, &t), 0);
+	assert_int_equal(t.len, strlen(kallsyms_text));
+	assert_memory_equal(t.data, kallsyms_text, t.len);
+	assert_int_equal(tk_dat_damage_count(d), 0);
+	tk_dat_close(d);
+	free(r.data);
+}
+
 static void test_salvage_truncation(void **state)
 {
 	struct bopts opts[] = {
@@ -2013,6 +2077,7 @@ int main(void)
 		cmocka_unit_test(test_layout_errors),
 		cmocka_unit_test(test_bad_page_header),
 		cmocka_unit_test(test_salvage_bad_page),
+		cmocka_unit_test(test_salvage_late_kallsyms),
 		cmocka_unit_test(test_salvage_truncation),
 		cmocka_unit_test(test_salvage_opts),
 		cmocka_unit_test(test_prefetch),

@@ -1068,6 +1068,56 @@ static const char fmt_sym[] = "name: t_ip\nID: 51\nformat:\n" COMMON
 			      "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n\n"
 			      "print fmt: \"%ps %pS\", (void *)REC->ip, (void *)REC->ip\n";
 
+/* A kallsyms source counting how often it is asked. */
+struct ksym_source_arg {
+	const char *text;
+	int calls;
+};
+
+static int count_source(void *arg, const char **text, size_t *len)
+{
+	struct ksym_source_arg *a = arg;
+
+	a->calls++;
+	if (!a->text)
+		return -1;
+	*text = a->text;
+	*len = strlen(a->text);
+	return 0;
+}
+
+/*
+ * A kallsyms source is asked once, when a symbol is first printed, and
+ * never by a set that prints none; one that fails leaves addresses as
+ * numbers, as no kallsyms would.
+ */
+static void test_ksym_source(void **state)
+{
+	static const char syms[] = "ffffffff81000000 T _stext\n"
+				   "ffffffff81000100 t foo\n"
+				   "ffffffff81000200 T bar\n";
+	struct ksym_source_arg arg = {syms, 0}, none = {NULL, 0};
+	struct tk_event_set *set = new_set(), *plain = new_set();
+	uint8_t d[16] = {51, 0};
+
+	(void)state;
+	assert_int_equal(tk_event_set_add_kallsyms_source(set, count_source, &arg), 0);
+	add_compiled(set, "test", fmt_sym, 51);
+	assert_int_equal(arg.calls, 0);
+	memcpy(d + 8, &(uint64_t){0xffffffff81000104ull}, 8);
+	assert_string_equal(both(set, d, sizeof(d)), "foo foo+0x4");
+	assert_string_equal(print(set, d, sizeof(d), 0), "foo foo+0x4");
+	assert_int_equal(arg.calls, 1);
+	tk_event_set_free(set);
+
+	assert_int_equal(tk_event_set_add_kallsyms_source(plain, count_source, &none), 0);
+	add_compiled(plain, "test", fmt_sym, 51);
+	assert_int_equal(none.calls, 0);
+	assert_string_equal(both(plain, d, sizeof(d)), "0xffffffff81000104 0xffffffff81000104");
+	assert_int_equal(none.calls, 1);
+	tk_event_set_free(plain);
+}
+
 /*
  * kallsyms in address order (as /proc/kallsyms lists them) takes the sort's
  * shortcut, and borrowed text need not end in a NUL: the symbol chosen
@@ -1675,6 +1725,7 @@ int main(void)
 		cmocka_unit_test(test_sched_switch_unplugged),
 		cmocka_unit_test(test_printk_formats_untrusted),
 		cmocka_unit_test(test_ksym_sorted_borrowed),
+		cmocka_unit_test(test_ksym_source),
 		cmocka_unit_test(test_format_shape_checked),
 		cmocka_unit_test(test_slow_path_star_bounded),
 		cmocka_unit_test(test_slow_path_hex_bounded),

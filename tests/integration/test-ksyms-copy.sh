@@ -4,26 +4,14 @@
 # 16): the first report of a profile with kernel frames keeps them in the
 # build-id cache as .tk-kallsyms/<kernel build id>, later ones read it
 # instead of /proc/kallsyms. On a -g profile of dd (kernel frames in most
-# samples), every report prints what perf script prints: with no copy,
-# with the copy (which is really read: a name changed in it shows), with
-# a damaged copy and one of another load address (both ignored and
-# rewritten); a cache directory that does not exist is not created. (A
-# copy of part of the lines, exact below its end, is the unit test's.)
+# samples), ksyms-copy-lib.sh's checks: every report prints what perf
+# script prints, with no copy, with the copy (really read), with a damaged
+# copy and one of another load address, and without a cache directory.
+# (A copy of part of the lines, exact below its end, is the unit test's.)
 set -u
 . "$(dirname "$0")/../lib.sh"
-if ! command -v perf >/dev/null; then echo "SKIP: perf is not installed"; exit 77; fi
-if [ "$(id -u)" != 0 ]; then echo "SKIP: perf record needs root here"; exit 77; fi
-if [ "$(uname -m)" != x86_64 ]; then echo "SKIP: the copy is kept on x86-64 only"; exit 77; fi
-if [ "$(head -c 16 /proc/kallsyms)" = 0000000000000000 ]; then
-	echo "SKIP: /proc/kallsyms shows no addresses here"
-	exit 77
-fi
-dir=$(mktemp -d /tmp/tk-ksyms-copy.XXXXXX)
-trap 'rm -rf "$dir"' EXIT
-tmp=$dir
-export HOME=$dir/home
-mkdir -p "$HOME/.debug"
-cache=$HOME/.debug
+. "$(dirname "$0")/ksyms-copy-lib.sh"
+ksyms_copy_setup tk-ksyms-copy
 
 perf record -q -N -e cpu-clock -F 4000 -g -o "$dir/k.data" -- \
 	dd if=/dev/zero of=/dev/null bs=4k count=400000 >/dev/null 2>&1 ||
@@ -32,74 +20,12 @@ kbid=$(perf buildid-list -i "$dir/k.data" 2>/dev/null | awk '$2 == "[kernel.kall
 [ -n "$kbid" ] || { echo "SKIP: the profile recorded no kernel build id"; exit 77; }
 perf script -i "$dir/k.data" >"$dir/perf.txt" 2>/dev/null || { fail "perf script"; finish; }
 grep -q '(\[kernel.kallsyms\])' "$dir/perf.txt" || { echo "SKIP: no kernel frame named"; exit 77; }
-copy=$cache/.tk-kallsyms/$kbid
 
-report() { # report NAME: tracekit report into $dir/NAME.txt, compared with perf script
-	"$TRACEKIT" report "$dir/k.data" >"$dir/$1.txt" 2>"$dir/$1.err"
-	if cmp -s "$dir/$1.txt" "$dir/perf.txt"; then
-		pass "$1: prints what perf script prints"
-	else
-		fail "$1: differs from perf script" "$(diff "$dir/perf.txt" "$dir/$1.txt" | head -5)"
-	fi
+# Kernel frames: "  ffffffff8104a1b2 name+0x12 ([kernel.kallsyms])".
+printed_names() {
+	grep -o ' [a-z_][a-z0-9_]*+0x[0-9a-f]* (\[kernel.kallsyms\])' "$1" | sed 's/^ //; s/+0x.*//'
 }
+shows_name() { grep -q " $1+0x" "$2"; }
 
-report first
-if [ -s "$copy" ]; then
-	pass "the first report keeps a copy"
-else
-	fail "no copy at $copy" "$(ls -la "$cache" 2>&1 | head -5)"
-	finish
-fi
-# The file: a 24-byte header (magic, entries, text length), the index, the text.
-textlen=$(od -An -t u8 -j 16 -N 8 "$copy" | tr -d ' ')
-size=$(stat -c %s "$copy")
-textoff=$((size - textlen))
-tail -c "$textlen" "$copy" >"$dir/copy.txt"
-[ "$(head -c 8 "$copy")" = TKKSYM01 ] && cmp -n "$textlen" "$dir/copy.txt" /proc/kallsyms >/dev/null 2>&1 &&
-	! grep -q "$(printf '\t')\[" "$dir/copy.txt" &&
-	pass "the copy holds /proc/kallsyms up to its first module line" ||
-	fail "the copy does not hold the kernel image's lines of /proc/kallsyms" \
-		"$(head -c 8 "$copy"; cmp -n "$textlen" "$dir/copy.txt" /proc/kallsyms 2>&1)"
-report second
-
-# A name the report printed, in the copy past its first page, changed to one of the same length.
-name=$(grep -o ' [a-z_][a-z0-9_]*+0x[0-9a-f]* (\[kernel.kallsyms\])' "$dir/first.txt" |
-	sed 's/^ //; s/+0x.*//' | sort | uniq -c | sort -rn | awk '{ print $2 }' |
-	while read -r n; do
-		at=$(grep -b " $n\$" "$dir/copy.txt" | head -1 | cut -d: -f1)
-		[ -n "$at" ] && [ "$at" -gt 8192 ] && [ ${#n} -ge 4 ] && { echo "$n $at"; break; }
-	done)
-cp "$copy" "$dir/saved"
-if [ -n "$name" ]; then
-	set -- $name
-	line=$(dd if="$dir/copy.txt" bs=1 skip="$2" count=300 2>/dev/null | head -1)
-	off=$((textoff + $2 + ${#line} - ${#1}))
-	printf 'ZZ' | dd of="$copy" bs=1 seek="$off" conv=notrunc 2>/dev/null
-	poison=ZZ${1:2}
-	"$TRACEKIT" report "$dir/k.data" >"$dir/poisoned.txt" 2>/dev/null
-	grep -q " $poison+0x" "$dir/poisoned.txt" &&
-		pass "a report reads the copy, not /proc/kallsyms" ||
-		fail "a name changed in the copy ($1 -> $poison) does not show"
-	cp "$dir/saved" "$copy"
-else
-	skip "copy read" "no printed kernel name lies past the copy's first page"
-fi
-
-# Cut short: ignored (the text comes from /proc/kallsyms), then rewritten.
-head -c $((size - 100)) "$dir/saved" >"$copy"
-report damaged
-cmp -s "$copy" "$dir/saved" && pass "a damaged copy is rewritten" ||
-	fail "the damaged copy was not rewritten"
-
-# Another load address: its first line differs; ignored, then rewritten.
-printf 'x' | dd of="$copy" bs=1 seek=$((textoff + 10)) conv=notrunc 2>/dev/null
-report other-load-address
-cmp -s "$copy" "$dir/saved" && pass "a copy of another load address is rewritten" ||
-	fail "the copy of another load address was not rewritten" "$(cmp "$copy" "$dir/saved" 2>&1)"
-
-# No cache directory: none is made.
-HOME=$dir/nohome "$TRACEKIT" report "$dir/k.data" >"$dir/nocache.txt" 2>/dev/null
-cmp -s "$dir/nocache.txt" "$dir/perf.txt" && [ ! -e "$dir/nohome" ] &&
-	pass "without a cache directory: the same text, no directory made" ||
-	fail "without a cache directory" "$(ls -la "$dir/nohome" 2>&1 | head -3)"
+ksyms_copy_checks "$dir/k.data" "$kbid"
 finish

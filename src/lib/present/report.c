@@ -188,10 +188,15 @@ struct stream {
 	/* --header's first pass over the page headers. */
 	uint64_t pre_lost, pre_flagged, pre_marks, pre_cut_at;
 	bool pre_cut;
-	char *pre_msg;	   /* malloc'ed; NULL when out of memory */
-	char cpu_text[16]; /* " [%03u]" */
+	char *pre_msg; /* malloc'ed; NULL when out of memory */
+	/*
+	 * " [%03u]": written at open, read by every printer thread, so on a
+	 * line of its own, away from the fields the merge writes per record
+	 * (sharing one cost -j 2 a fifth of its CPU on kmem's file).
+	 */
+	char cpu_text[16] __attribute__((aligned(TK_LINE)));
 	uint8_t cpu_len;
-};
+} __attribute__((aligned(TK_LINE)));
 
 #define PCACHE_SIZE 1024
 
@@ -584,7 +589,7 @@ static int open_streams(struct report *r)
 		if (buf->name[0])
 			r->instances = true;
 	}
-	r->streams = calloc(n ? n : 1, sizeof(*r->streams));
+	r->streams = tk_line_calloc(n ? n : 1, sizeof(*r->streams));
 	r->heap = calloc(n ? n : 1, sizeof(*r->heap));
 	if (!r->streams || !r->heap)
 		return tk_fail(ENOMEM, "cannot allocate %zu CPU streams", n);

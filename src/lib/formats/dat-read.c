@@ -2284,9 +2284,8 @@ TK_API int tk_dat_cmdlines(const struct tk_dat *d, struct tk_dat_text *text)
 
 TK_API const struct tk_tracedata *tk_dat_get_tracedata(const struct tk_dat *d)
 {
-	/* Its holder may ask for any part: the late ones are read first. */
-	for (uint16_t id = 16; id <= 21; id++)
-		(void)meta_ready(d, id);
+	/* Its holder may ask for any part: the late one (kallsyms) is read first. */
+	(void)meta_ready(d, TK_DAT_SECTION_KALLSYMS);
 	return d->td;
 }
 

@@ -653,6 +653,11 @@ static struct uproc *uproc_get(struct tk_unwind *uw, int32_t pid, uint64_t gen)
 {
 	struct uproc *p = NULL, *lru = &uw->procs[0];
 
+	/* Most samples follow one of the same process: no search of the slots. */
+	if (uw->cur && uw->cur->dwfl && uw->cur->pid == pid && uw->cur->gen == gen) {
+		uw->cur->used = ++uw->clock;
+		return uw->cur;
+	}
 	for (size_t i = 0; i < UPROCS; i++) {
 		if (uw->procs[i].dwfl && uw->procs[i].pid == pid) {
 			p = &uw->procs[i];

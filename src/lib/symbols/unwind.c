@@ -60,8 +60,8 @@
  * dropped first; each is attached once, with the current sample handed to
  * the callbacks through the handle. Whether CFI covers an address, per
  * maps generation (CFI_MEMO); each frame address's step rules, per Dwfl
- * (direct-mapped: RULES_FIRST slots, then STEP_RULES on one 2 MiB huge
- * page). Per binary, shared by every
+ * (sets of two slots: RULES_FIRST slots, then STEP_RULES on one 2 MiB
+ * huge page). Per binary, shared by every
  * process: its resolved file and mapped image, a Dwfl of it alone for its
  * DWARF (libc's debug file is compressed: libdw inflates it whole, ~230 M
  * instructions, once per run rather than once per process, unless its
@@ -186,7 +186,7 @@ struct uproc {
  * return address) is undefined, keeps its value, is read at CFA + off or
  * is CFA + off. Frames whose CFI says anything else go to libdwfl.
  */
-#define STEP_RULES  16384 /* direct-mapped by address: 1.9 MiB, one huge page (tk_big_zalloc()) */
+#define STEP_RULES  16384 /* two-way sets by address: 1.9 MiB, one huge page (tk_big_zalloc()) */
 #define RULES_FIRST 1024  /* the table's slots until a quarter are filled (rules_grow()) */
 
 enum { RULE_UNDEF, RULE_SAME, RULE_AT, RULE_VAL };
@@ -1046,6 +1046,24 @@ static uint64_t rule_hash(uint64_t pc, uint64_t epoch, bool initial)
 }
 
 /*
+ * The slot of a new rule in the pair @p (two-way sets: the first slot
+ * holds the newer rule). The newer moves into the first slot and the
+ * older of the two to the second, whose rule goes: a rule is evicted only
+ * by two newer ones of its pair, not by the first key that shares its
+ * slot, as in a direct-mapped table.
+ */
+static struct step_rule *rule_take(struct tk_unwind *uw, struct step_rule *p)
+{
+	if (!p[0].epoch) {
+		uw->rules_used++;
+		return p;
+	}
+	uw->rules_used += !p[1].epoch;
+	p[1] = p[0];
+	return p;
+}
+
+/*
  * Make the rules table (RULES_FIRST slots, calloc()ed), or move its rules
  * to the full one (STEP_RULES, one huge page); -ENOMEM. The full table
  * as 4 KiB pages faulted twice each (a lookup reads a slot before filling
@@ -1069,8 +1087,7 @@ static int rules_grow(struct tk_unwind *uw)
 
 		if (!o->epoch)
 			continue;
-		n = &t[(rule_hash(o->pc, o->epoch, o->initial) >> 40) & (cap - 1)];
-		uw->rules_used += !n->epoch;
+		n = rule_take(uw, &t[(rule_hash(o->pc, o->epoch, o->initial) >> 40) & (cap - 2)]);
 		*n = *o;
 	}
 	free(uw->rules);
@@ -1091,7 +1108,7 @@ static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool 
 {
 	uint64_t epoch = uw->cur->epoch, lpc = initial ? pc : pc - 1;
 	uint64_t h = rule_hash(pc, epoch, initial);
-	struct step_rule *r = &uw->rules[(h >> 40) & (uw->rules_cap - 1)];
+	struct step_rule *r = &uw->rules[(h >> 40) & (uw->rules_cap - 2)];
 	Dwfl_Module *mod;
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Addr bias;
@@ -1101,11 +1118,13 @@ static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool 
 
 	if (r->epoch == epoch && r->pc == pc && r->initial == initial)
 		return r;
+	if (r[1].epoch == epoch && r[1].pc == pc && r[1].initial == initial)
+		return r + 1;
 	/* A table that cannot grow keeps its size: its slots are replaced. */
-	if (!r->epoch && uw->rules_cap == RULES_FIRST && (uw->rules_used + 1) * 4 > RULES_FIRST &&
-	    rules_grow(uw) == 0)
-		r = &uw->rules[(h >> 40) & (uw->rules_cap - 1)];
-	uw->rules_used += !r->epoch;
+	if (!r[1].epoch && uw->rules_cap == RULES_FIRST &&
+	    (uw->rules_used + 1) * 4 > RULES_FIRST && rules_grow(uw) == 0)
+		r = &uw->rules[(h >> 40) & (uw->rules_cap - 2)];
+	r = rule_take(uw, r);
 	r->epoch = epoch;
 	r->pc = pc;
 	r->initial = initial;

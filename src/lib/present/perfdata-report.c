@@ -3878,6 +3878,18 @@ static int __attribute__((noinline)) queue_grow(struct rep *r)
 		queue_to_front(r);
 		return 0;
 	}
+	/*
+	 * A queue at the front of its array keeps its pages (tk_big_grow()):
+	 * the copy was 1.5% of a report whose rounds grew it to 8 MB.
+	 */
+	if (r->q && !r->qhead) {
+		q = tk_big_grow(r->q, live * sizeof(*q), cap * sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		r->q = q;
+		r->qcap = cap;
+		return 0;
+	}
 	q = tk_big_alloc(cap * sizeof(*q));
 	if (!q)
 		return -ENOMEM;

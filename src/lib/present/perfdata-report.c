@@ -193,6 +193,7 @@ struct rep_evsel {
 	bool ev_pending;
 	bool log_ok; /* a worker can print its lines, as far as the event decides (evsels_ready())
 		      */
+	bool direct_ok; /* print_direct() may print its lines, as far as the event decides */
 	int32_t ev_id;
 };
 
@@ -2073,6 +2074,21 @@ static bool evsel_log_ok(const struct rep *r, const struct rep_evsel *e)
 	       (!e->ev || e->ev->kind == TK_EVENT_PROGRAM || e->ev->kind == TK_EVENT_SLOW);
 }
 
+/*
+ * What print_direct() asks of the event itself, kept with it (~10
+ * instructions a line as tests per line): its line is the usual
+ * tracepoint line, its format is parsed, and its name column fits the
+ * current width. Made again wherever one of these changes: evsels_ready(),
+ * bind_event().
+ */
+static bool evsel_direct_ok(const struct rep *r, const struct rep_evsel *e)
+{
+	return e->ready && !(e->fields & (F_MEM | F_IP | F_PERIOD | F_PENDING)) &&
+	       !(e->sample_type & TK_PERF_SAMPLE_READ) &&
+	       (e->fields & (F_COMM | F_TID | F_EVNAME)) == (F_COMM | F_TID | F_EVNAME) &&
+	       e->name_col && e->name_col_width == r->name_width;
+}
+
 /* Prepare every event, and size the name column (perf sizes it once, by all events). */
 static int evsels_ready(struct rep *r)
 {
@@ -2113,8 +2129,10 @@ static int evsels_ready(struct rep *r)
 		n = snprintf(e->name_col, width + len + 3, "%*s: ", r->name_width, e->name);
 		e->name_col_len = n > 0 ? (uint32_t)n : 0;
 	}
-	for (size_t i = 0; i < r->nevs; i++)
+	for (size_t i = 0; i < r->nevs; i++) {
 		r->evs[i].log_ok = evsel_log_ok(r, &r->evs[i]);
+		r->evs[i].direct_ok = evsel_direct_ok(r, &r->evs[i]);
+	}
 	direct_update(r);
 	return 0;
 }
@@ -3127,6 +3145,7 @@ static int __attribute__((cold, noinline)) bind_event(struct rep *r, struct rep_
 	e->ev = tk_event_find(r->set, e->ev_id);
 	e->ksyms = e->ev && event_reads_kallsyms(e->ev);
 	e->log_ok = evsel_log_ok(r, e);
+	e->direct_ok = evsel_direct_ok(r, e);
 	return 0;
 }
 
@@ -3377,10 +3396,7 @@ print_direct(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 	struct thread *t;
 	char *o;
 
-	if (!e->ready || (e->fields & (F_MEM | F_IP | F_PERIOD | F_PENDING)) ||
-	    (e->sample_type & TK_PERF_SAMPLE_READ) ||
-	    (e->fields & (F_COMM | F_TID | F_EVNAME)) != (F_COMM | F_TID | F_EVNAME) ||
-	    !e->name_col || e->name_col_width != r->name_width || !fast_sample(e, rec))
+	if (!e->direct_ok || !fast_sample(e, rec))
 		return 0;
 	t = thread_get(r, f->tid ? (int32_t)ld32(d + f->tid + 4) : 0, true);
 	if (!t || (!t->prefix_len && !thread_prefix(r, t)))

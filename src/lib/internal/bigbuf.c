@@ -5,7 +5,10 @@
  * Every buffer starts with a 64-byte header holding how it was made, so
  * that tk_big_free() needs only the pointer: the mapping's base and length
  * for mapped ones (the data then starts 64 bytes into the first huge page),
- * zero for malloc()ed ones.
+ * zero for malloc()ed ones. A mapped buffer that grows (tk_big_grow())
+ * hands its huge pages to the larger mapping with mremap() instead of
+ * copying them, so a queue that doubles its array is not copied and
+ * faulted in again at each doubling.
  */
 #include "bigbuf.h"
 

@@ -193,7 +193,7 @@ struct rep_evsel {
 	bool ev_pending;
 	bool log_ok; /* a worker can print its lines, as far as the event decides (evsels_ready())
 		      */
-	bool direct_ok; /* print_direct() may print its lines, as far as the event decides */
+	bool direct_ok; /* print_direct() may print its lines (evsel_direct_ok()) */
 	int32_t ev_id;
 };
 
@@ -416,8 +416,6 @@ struct rep {
 	bool tracing_kallsyms; /* TRACING_DATA carries kallsyms (perf's never does) */
 	bool ksyms_decided;    /* decide_kernel_symbols() ran */
 	bool ksyms_pending;    /* it wants kallsyms, which no event printed has needed yet */
-	bool direct; /* print_sample() may try print_direct() whatever the event (direct_update())
-		      */
 	char *ksym_text; /* the kallsyms the event set borrows */
 	/* the file has the kernel's MMAP record ([kernel.kallsyms]_text) */ /* kallsyms
 										named a
@@ -1496,14 +1494,17 @@ static bool formats_print_symbols(const struct tk_perfdata *pd)
  * (kernel_symbols_from_copy()): the event set reads /proc/kallsyms only
  * for an address or name those lines cannot answer as the whole would.
  */
+static bool evsel_direct_ok(const struct rep *r, const struct rep_evsel *e);
+
 /*
- * print_sample()'s test for print_direct() that no event changes, made
- * when one of its parts does rather than per sample.
+ * print_sample()'s test for print_direct(), made again for every event
+ * when a part that is the run's changes (the name column's width, the
+ * kallsyms decision and load) rather than per sample.
  */
 static void direct_update(struct rep *r)
 {
-	r->direct = r->name_width && !r->filtering && !r->opts->fields && r->ksyms_decided &&
-		    !r->ksyms_pending;
+	for (size_t i = 0; i < r->nevs; i++)
+		r->evs[i].direct_ok = evsel_direct_ok(r, &r->evs[i]);
 }
 
 static void decide_kernel_symbols(struct rep *r)
@@ -2075,15 +2076,19 @@ static bool evsel_log_ok(const struct rep *r, const struct rep_evsel *e)
 }
 
 /*
- * What print_direct() asks of the event itself, kept with it (~10
- * instructions a line as tests per line): its line is the usual
- * tracepoint line, its format is parsed, and its name column fits the
- * current width. Made again wherever one of these changes: evsels_ready(),
- * bind_event().
+ * Whether print_direct() may print the event's lines, kept with the event
+ * (as tests per line these were ~25 instructions): no filter or --fields,
+ * the kallsyms decided and, while they wait to be read, an event that does
+ * not need them; its line is the usual tracepoint line, its format is
+ * parsed, and its name column fits the current width. Made again wherever
+ * one of these changes: direct_update() (evsels_ready(), the kallsyms
+ * decision and load), bind_event().
  */
 static bool evsel_direct_ok(const struct rep *r, const struct rep_evsel *e)
 {
-	return e->ready && !(e->fields & (F_MEM | F_IP | F_PERIOD | F_PENDING)) &&
+	return r->name_width && !r->filtering && !r->opts->fields && r->ksyms_decided &&
+	       !(r->ksyms_pending && e->ksyms) && e->ready &&
+	       !(e->fields & (F_MEM | F_IP | F_PERIOD | F_PENDING)) &&
 	       !(e->sample_type & TK_PERF_SAMPLE_READ) &&
 	       (e->fields & (F_COMM | F_TID | F_EVNAME)) == (F_COMM | F_TID | F_EVNAME) &&
 	       e->name_col && e->name_col_width == r->name_width;
@@ -2129,10 +2134,8 @@ static int evsels_ready(struct rep *r)
 		n = snprintf(e->name_col, width + len + 3, "%*s: ", r->name_width, e->name);
 		e->name_col_len = n > 0 ? (uint32_t)n : 0;
 	}
-	for (size_t i = 0; i < r->nevs; i++) {
+	for (size_t i = 0; i < r->nevs; i++)
 		r->evs[i].log_ok = evsel_log_ok(r, &r->evs[i]);
-		r->evs[i].direct_ok = evsel_direct_ok(r, &r->evs[i]);
-	}
 	direct_update(r);
 	return 0;
 }
@@ -3396,7 +3399,8 @@ print_direct(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 	struct thread *t;
 	char *o;
 
-	if (!e->direct_ok || !fast_sample(e, rec))
+	/* print_sample() tested e->direct_ok. */
+	if (!fast_sample(e, rec))
 		return 0;
 	t = thread_get(r, f->tid ? (int32_t)ld32(d + f->tid + 4) : 0, true);
 	if (!t || (!t->prefix_len && !thread_prefix(r, t)))
@@ -3510,9 +3514,7 @@ print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 {
 	int ret;
 
-	if (idx >= 0 && (size_t)idx < r->nevs &&
-	    (r->direct || (r->name_width && !r->filtering && !r->opts->fields && r->ksyms_decided &&
-			   !(r->ksyms_pending && r->evs[idx].ksyms)))) {
+	if (idx >= 0 && (size_t)idx < r->nevs && r->evs[idx].direct_ok) {
 		ret = print_direct(r, rec, idx);
 		if (ret)
 			return ret < 0 ? ret : 0;

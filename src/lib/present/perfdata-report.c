@@ -56,7 +56,7 @@
  *
  * Per line, the work that depends only on the event or the run is done
  * when that changes: whether a worker may print the event's lines
- * (log_ok), whether the direct path applies (direct), the "[CPU] " texts
+ * (log_ok), whether the direct path applies (direct_ok), the "[CPU] " texts
  * (cpu_cols), the name column padded and sized for fixed-size copies.
  * Per sample, each thing is read once where it can be: the reader hands
  * out runs of samples with the event their id names (process_srefs()),

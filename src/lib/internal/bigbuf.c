@@ -5,7 +5,10 @@
  * Every buffer starts with a 64-byte header holding how it was made, so
  * that tk_big_free() needs only the pointer: the mapping's base and length
  * for mapped ones (the data then starts 64 bytes into the first huge page),
- * zero for malloc()ed ones.
+ * zero for malloc()ed ones. A mapped buffer that grows (tk_big_grow())
+ * hands its huge pages to the larger mapping with mremap() instead of
+ * copying them, so a queue that doubles its array is not copied and
+ * faulted in again at each doubling.
  */
 #include "bigbuf.h"
 
@@ -71,6 +74,44 @@ void *tk_big_zalloc(size_t len)
 	if (!h->base)
 		memset(p, 0, len);
 	return p;
+}
+
+/*
+ * The huge pages holding the header and @keep bytes move to the new
+ * mapping's aligned start with MREMAP_FIXED, which replaces the fresh
+ * pages there: both starts are 2 MiB-aligned, so the kernel moves whole
+ * huge pages as they are. The new header, overwritten by the move, is
+ * written again.
+ */
+void *tk_big_grow(void *p, size_t keep, size_t new_len)
+{
+	struct header *h = (struct header *)((uint8_t *)p - HEADER_SIZE), oh = *h, nh;
+	size_t move;
+	uint8_t *np = tk_big_alloc(new_len);
+	void *to;
+
+	if (!np)
+		return NULL;
+	to = np - HEADER_SIZE;
+	nh = *(struct header *)to;
+	/*
+	 * Whole huge pages (the old mapping holds them: its length past the
+	 * start is a multiple of them), so that the new mapping splits where
+	 * a huge page may still start; a split inside one left its rest to
+	 * 4 KiB faults, ~500 more a move.
+	 */
+	move = (HEADER_SIZE + keep + HUGE_SIZE - 1) & ~(size_t)(HUGE_SIZE - 1);
+	if (!oh.base || !nh.base || !keep ||
+	    mremap(h, move, move, MREMAP_MAYMOVE | MREMAP_FIXED, to) == MAP_FAILED)
+		memcpy(np, p, keep);
+	else
+		*(struct header *)to = nh;
+	/* The old header may have moved: freed from the copy (a hole munmap() takes whole). */
+	if (oh.base)
+		munmap(oh.base, oh.len);
+	else
+		free(h);
+	return np;
 }
 
 void tk_big_free(void *p)

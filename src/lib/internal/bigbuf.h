@@ -20,5 +20,12 @@ void *tk_big_alloc(size_t len);
 void *tk_big_zalloc(size_t len);
 /* NULL is accepted. */
 void tk_big_free(void *p);
+/*
+ * A buffer of @new_len bytes (more than the @keep < @new_len of @p it
+ * holds) that starts with @p's first @keep bytes; @p is freed. Between
+ * two mapped buffers the pages move (mremap(), no copy and no faulting
+ * them in again). NULL with errno ENOMEM leaves @p as it was.
+ */
+void *tk_big_grow(void *p, size_t keep, size_t new_len);
 
 #endif

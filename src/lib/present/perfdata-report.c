@@ -56,7 +56,7 @@
  *
  * Per line, the work that depends only on the event or the run is done
  * when that changes: whether a worker may print the event's lines
- * (log_ok), whether the direct path applies (direct), the "[CPU] " texts
+ * (log_ok), whether the direct path applies (direct_ok), the "[CPU] " texts
  * (cpu_cols), the name column padded and sized for fixed-size copies.
  * Per sample, each thing is read once where it can be: the reader hands
  * out runs of samples with the event their id names (process_srefs()),
@@ -193,6 +193,7 @@ struct rep_evsel {
 	bool ev_pending;
 	bool log_ok; /* a worker can print its lines, as far as the event decides (evsels_ready())
 		      */
+	bool direct_ok; /* print_direct() may print its lines (evsel_direct_ok()) */
 	int32_t ev_id;
 };
 
@@ -415,8 +416,6 @@ struct rep {
 	bool tracing_kallsyms; /* TRACING_DATA carries kallsyms (perf's never does) */
 	bool ksyms_decided;    /* decide_kernel_symbols() ran */
 	bool ksyms_pending;    /* it wants kallsyms, which no event printed has needed yet */
-	bool direct; /* print_sample() may try print_direct() whatever the event (direct_update())
-		      */
 	char *ksym_text; /* the kallsyms the event set borrows */
 	/* the file has the kernel's MMAP record ([kernel.kallsyms]_text) */ /* kallsyms
 										named a
@@ -1495,14 +1494,17 @@ static bool formats_print_symbols(const struct tk_perfdata *pd)
  * (kernel_symbols_from_copy()): the event set reads /proc/kallsyms only
  * for an address or name those lines cannot answer as the whole would.
  */
+static bool evsel_direct_ok(const struct rep *r, const struct rep_evsel *e);
+
 /*
- * print_sample()'s test for print_direct() that no event changes, made
- * when one of its parts does rather than per sample.
+ * print_sample()'s test for print_direct(), made again for every event
+ * when a part that is the run's changes (the name column's width, the
+ * kallsyms decision and load) rather than per sample.
  */
 static void direct_update(struct rep *r)
 {
-	r->direct = r->name_width && !r->filtering && !r->opts->fields && r->ksyms_decided &&
-		    !r->ksyms_pending;
+	for (size_t i = 0; i < r->nevs; i++)
+		r->evs[i].direct_ok = evsel_direct_ok(r, &r->evs[i]);
 }
 
 static void decide_kernel_symbols(struct rep *r)
@@ -2071,6 +2073,25 @@ static bool evsel_log_ok(const struct rep *r, const struct rep_evsel *e)
 	       (e->fields & (F_COMM | F_TID | F_EVNAME)) == (F_COMM | F_TID | F_EVNAME) &&
 	       e->name_col && e->name_col_width == r->name_width &&
 	       (!e->ev || e->ev->kind == TK_EVENT_PROGRAM || e->ev->kind == TK_EVENT_SLOW);
+}
+
+/*
+ * Whether print_direct() may print the event's lines, kept with the event
+ * (as tests per line these were ~25 instructions): no filter or --fields,
+ * the kallsyms decided and, while they wait to be read, an event that does
+ * not need them; its line is the usual tracepoint line, its format is
+ * parsed, and its name column fits the current width. Made again wherever
+ * one of these changes: direct_update() (evsels_ready(), the kallsyms
+ * decision and load), bind_event().
+ */
+static bool evsel_direct_ok(const struct rep *r, const struct rep_evsel *e)
+{
+	return r->name_width && !r->filtering && !r->opts->fields && r->ksyms_decided &&
+	       !(r->ksyms_pending && e->ksyms) && e->ready &&
+	       !(e->fields & (F_MEM | F_IP | F_PERIOD | F_PENDING)) &&
+	       !(e->sample_type & TK_PERF_SAMPLE_READ) &&
+	       (e->fields & (F_COMM | F_TID | F_EVNAME)) == (F_COMM | F_TID | F_EVNAME) &&
+	       e->name_col && e->name_col_width == r->name_width;
 }
 
 /* Prepare every event, and size the name column (perf sizes it once, by all events). */
@@ -3127,6 +3148,7 @@ static int __attribute__((cold, noinline)) bind_event(struct rep *r, struct rep_
 	e->ev = tk_event_find(r->set, e->ev_id);
 	e->ksyms = e->ev && event_reads_kallsyms(e->ev);
 	e->log_ok = evsel_log_ok(r, e);
+	e->direct_ok = evsel_direct_ok(r, e);
 	return 0;
 }
 
@@ -3377,10 +3399,8 @@ print_direct(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 	struct thread *t;
 	char *o;
 
-	if (!e->ready || (e->fields & (F_MEM | F_IP | F_PERIOD | F_PENDING)) ||
-	    (e->sample_type & TK_PERF_SAMPLE_READ) ||
-	    (e->fields & (F_COMM | F_TID | F_EVNAME)) != (F_COMM | F_TID | F_EVNAME) ||
-	    !e->name_col || e->name_col_width != r->name_width || !fast_sample(e, rec))
+	/* print_sample() tested e->direct_ok. */
+	if (!fast_sample(e, rec))
 		return 0;
 	t = thread_get(r, f->tid ? (int32_t)ld32(d + f->tid + 4) : 0, true);
 	if (!t || (!t->prefix_len && !thread_prefix(r, t)))
@@ -3494,9 +3514,7 @@ print_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 {
 	int ret;
 
-	if (idx >= 0 && (size_t)idx < r->nevs &&
-	    (r->direct || (r->name_width && !r->filtering && !r->opts->fields && r->ksyms_decided &&
-			   !(r->ksyms_pending && r->evs[idx].ksyms)))) {
+	if (idx >= 0 && (size_t)idx < r->nevs && r->evs[idx].direct_ok) {
 		ret = print_direct(r, rec, idx);
 		if (ret)
 			return ret < 0 ? ret : 0;
@@ -3878,6 +3896,18 @@ static int __attribute__((noinline)) queue_grow(struct rep *r)
 		queue_to_front(r);
 		return 0;
 	}
+	/*
+	 * A queue at the front of its array keeps its pages (tk_big_grow()):
+	 * the copy was 1.5% of a report whose rounds grew it to 8 MB.
+	 */
+	if (r->q && !r->qhead) {
+		q = tk_big_grow(r->q, live * sizeof(*q), cap * sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		r->q = q;
+		r->qcap = cap;
+		return 0;
+	}
 	q = tk_big_alloc(cap * sizeof(*q));
 	if (!q)
 		return -ENOMEM;
@@ -4002,6 +4032,29 @@ static void keep_queued(struct rep *r)
 	tk_perfdata_keep_from(r->pd, r->keep_low);
 }
 
+/*
+ * Whether side-band record @rec's trailer names an id no event has, in a
+ * file of several events: tk_perfdata_parse_sample() fails on it and it is
+ * delivered at once. Asked here first because that failure formats its
+ * message (~3 000 instructions), and `perf record -a` files hold such
+ * records by the thousand (irq-timer: 1 151, 0.6% of its report).
+ */
+static bool sideband_id_unknown(struct rep *r, const struct tk_perf_record *rec)
+{
+	const struct tk_perfdata_evsel *e0;
+	size_t off;
+	uint64_t id;
+
+	if (tk_perfdata_evsel_count(r->pd) < 2 || !tk_perf_has_trailer(rec->type))
+		return false;
+	e0 = tk_perfdata_evsel_get(r->pd, 0);
+	if (!(e0->attr.flags & TK_PERF_ATTR_FLAG_SAMPLE_ID_ALL) ||
+	    !tk_perf_id_offset(rec->type, e0->attr.sample_type, rec->size, &off))
+		return false;
+	memcpy(&id, (const uint8_t *)rec->data + off, 8);
+	return tk_perfdata_evsel_of_id(r->pd, id) < 0;
+}
+
 static int process(struct rep *r, const struct tk_perf_record *rec)
 {
 	struct tk_perf_sample s;
@@ -4041,6 +4094,8 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 		}
 		return process_sample(r, rec, idx);
 	}
+	if (sideband_id_unknown(r, rec))
+		return deliver(r, rec, -1);
 	ret = tk_perfdata_parse_sample(r->pd, rec, &s);
 	if (ret == 0 && (s.fields & TK_PERF_SAMPLE_TIME) && s.time && s.time != UINT64_MAX)
 		return enqueue(r, rec, s.time, s.attr_index);

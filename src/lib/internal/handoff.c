@@ -14,30 +14,6 @@
 
 #include "error.h"
 
-/*
- * One read(2) of /proc/loadavg ("0.15 0.90 1.14 2/345 12345": the fourth
- * field counts the runnable tasks, the reader included): ~10 us, where a
- * thread that finds no CPU costs milliseconds.
- */
-static unsigned int running_now(void)
-{
-	char buf[128];
-	unsigned int running = 0;
-	ssize_t n;
-	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	if (sscanf(buf, "%*s %*s %*s %u/", &running) != 1)
-		return 0;
-	return running;
-}
-
 /* The first number in file @path (the second into *@second), or -1. */
 static long long read_number(const char *path, long long *second)
 {
@@ -80,17 +56,9 @@ static unsigned int quota_cpus(void)
 	return (unsigned int)((quota + period - 1) / period);
 }
 
-void tk_cores_sample(struct tk_cores_probe *p)
+unsigned int tk_cores_allowed(unsigned int want)
 {
-	unsigned int running = running_now();
-
-	if (running && (!p->fewest || running < p->fewest))
-		p->fewest = running;
-}
-
-unsigned int tk_cores_grant(const struct tk_cores_probe *p, unsigned int want)
-{
-	unsigned int cpus = 1, others, quota;
+	unsigned int cpus = 1, quota;
 	cpu_set_t set;
 
 	if (want < 2)
@@ -100,24 +68,7 @@ unsigned int tk_cores_grant(const struct tk_cores_probe *p, unsigned int want)
 	quota = quota_cpus();
 	if (quota && quota < cpus)
 		cpus = quota;
-	if (cpus < want)
-		want = cpus;
-	if (want < 2 || !p->fewest)
-		return want;
-	/* The others' tasks, each taking one of our CPUs for now; this thread needs one too. */
-	others = p->fewest - 1;
-	if (others >= cpus - 1)
-		return 1;
-	return want > cpus - others ? cpus - others : want;
-}
-
-unsigned int tk_cores_free(unsigned int want)
-{
-	struct tk_cores_probe p = {0};
-
-	if (want >= 2)
-		tk_cores_sample(&p);
-	return tk_cores_grant(&p, want);
+	return want < cpus ? want : cpus;
 }
 
 enum { JOB_FREE, JOB_FILLING, JOB_READY, JOB_BUSY, JOB_DONE };

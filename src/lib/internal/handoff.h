@@ -153,34 +153,19 @@ static inline unsigned int tk_report_threads(unsigned int asked, uint64_t bytes)
 }
 
 /*
- * Of @want threads, how many would have a CPU of their own now: no more
- * than the CPUs sched_getaffinity() leaves this process (taskset,
- * cpusets) and a cgroup CPU quota grants (a container's --cpus), less
- * the tasks running elsewhere at this moment (the
- * runnable count of /proc/loadavg, this thread excluded). A thread that
- * takes turns with another on one CPU only adds the cost of sharing
- * (bench/README.md, bench-families "Stop 20, .dat"). At least 1; @want
- * when nothing can be read. -j N callers skip this: they asked for N.
+ * Of @want threads, how many this process may run at once: no more than
+ * the CPUs sched_getaffinity() leaves it (taskset, cpusets) and a cgroup
+ * CPU quota grants (a container's --cpus). At least 1; @want when nothing
+ * can be read. -j N callers skip this: they asked for N.
+ *
+ * The machine's load is not read here: a look at /proc/loadavg's
+ * runnable count cannot tell a task passing by (a kernel worker, a shell
+ * between two commands) from one that holds a CPU, nor a loop in another
+ * autogroup (which takes no share from this session's threads) from one
+ * in this. Whether a second thread gets a CPU is judged while it runs
+ * (print-pool.c's retirement of the workers, dat-read.c's decoder stop).
  */
-unsigned int tk_cores_free(unsigned int want);
-
-/*
- * tk_cores_free() from more than one look: the fewest tasks running at
- * any of the samples taken (tk_cores_sample(), one read of /proc/loadavg,
- * ~10 us). A task that runs at every sample a few milliseconds apart (a
- * loop, a compiler) holds a CPU; one seen at a single sample (a kernel
- * worker, a shell between two commands) would leave it before a report's
- * second thread needed it, and a single look would have cost that thread.
- */
-struct tk_cores_probe {
-	unsigned int fewest; /* fewest runnable tasks seen, the sampler included; 0: none */
-};
-
-/* Take one sample into @p (nothing when /proc/loadavg cannot be read). */
-void tk_cores_sample(struct tk_cores_probe *p);
-
-/* Of @want threads, how many would have a CPU (tk_cores_free()'s rule) by @p's samples. */
-unsigned int tk_cores_grant(const struct tk_cores_probe *p, unsigned int want);
+unsigned int tk_cores_allowed(unsigned int want);
 
 /*
  * The ring of jobs of the print pool (present/print-pool.c), which both

@@ -2564,7 +2564,7 @@ static unsigned int perf_threads(struct rep *r)
 	}
 	threads = tk_report_threads(r->opts->threads, info->data_size);
 	if (!r->opts->threads && threads > 1)
-		threads = tk_cores_free(threads); /* the .dat report's rule (handoff.h) */
+		threads = tk_cores_allowed(threads); /* the .dat report's rule (handoff.h) */
 	return threads > PMAX_THREADS ? PMAX_THREADS : threads;
 }
 
@@ -2587,6 +2587,9 @@ static struct ppool *__attribute__((cold, noinline)) ppool_new(struct rep *r)
 				     (PJOB_QUEUE + 2) * (threads - 1) + 2, PJOB_QUEUE, PJOB_TEXT,
 				     &pool->fdout);
 	ok = pool->pp != NULL;
+	/* The default's workers step aside when they get no CPU (print-pool.c); -j N's stay. */
+	if (ok)
+		pool->pp->may_retire = !r->opts->threads;
 	pool->njobs = ok ? pool->pp->q.n : 0;
 	pool->jobs = ok ? tk_line_calloc(pool->njobs, sizeof(*pool->jobs)) : NULL;
 	ok = ok && pool->jobs;

@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <tracekit/event.h>
 
@@ -84,6 +85,11 @@ struct tk_print_pool {
 	pthread_mutex_t slow_lock;	/* serialises libtraceevent among the printers */
 	struct tk_print_worker *workers;
 	size_t nworkers, nstarted;
+	/* The merge's look at the CPU the run gets (pool_begin()): ns at the period's start. */
+	uint64_t period_wall, period_cpu;
+	unsigned int strikes;
+	bool may_retire; /* the engine's: the count was the default's, not -j N (asked for) */
+	bool retired;	 /* the workers got no CPU of their own: the merge prints every job */
 } __attribute__((aligned(TK_LINE)));
 
 #define TK_PRINT_POOL_MAX_WORKERS 15
@@ -125,7 +131,7 @@ void tk_print_pool_dispatch(struct tk_print_pool *p, bool force, bool last);
  */
 static inline bool tk_print_pool_starving(const struct tk_print_pool *p)
 {
-	return tk_jobs_starving(&p->q);
+	return !p->retired && tk_jobs_starving(&p->q);
 }
 
 /* Merge: end the last job, write every text out in order and join the workers. */

@@ -321,8 +321,7 @@ struct report {
 	 */
 	bool sym_early, sym_started;
 	pthread_t sym_thread;
-	/* The CPUs free: samples at the start and at the choice; cores 0: not chosen yet. */
-	struct tk_cores_probe probe;
+	/* The CPUs this run may use (tk_cores_allowed()); 0: not read yet. */
 	unsigned int cores;
 	/* --sym: where probe events fired (uprobes through the build-id cache, kprobes kallsyms).
 	 */
@@ -2628,16 +2627,13 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  *
  * The thread count: -j N, or by default tk_report_threads() (one per
  * online CPU up to 4, for 4 MiB of CPU data or more; compressed data, 8 MiB
- * decoded: report_threads()) but no more than
- * tk_cores_free() finds free now: the CPUs sched_getaffinity() leaves this
- * process (taskset, cpusets), less the tasks running elsewhere, counted
- * as the fewest seen at two looks at /proc/loadavg (tk_report_run()'s
- * start and the choice, the file's formats read in between): a task seen
- * once only (a kernel worker) leaves before the second thread would need
- * its CPU, one seen at both holds it. A second thread that finds no CPU of its own only
- * takes turns with the merge and costs 25-35% more CPU than -j 1 (the
- * merge's cuts and copies, the worker's cold caches): at load 6 on two
- * CPUs, -j 2 ran 1.1-1.35x -j 1's wall (bench/README.md, "Stop 20, .dat").
+ * decoded: report_threads()) but no more than the CPUs this process may
+ * use (tk_cores_allowed(): affinity, cgroup quota). Whether the second
+ * thread then finds a CPU of its own is judged as the run goes: a worker
+ * that only takes turns with the merge costs 25-35% more CPU than -j 1
+ * (the merge's cuts and copies, the worker's cold caches), so when the
+ * process gets too little CPU time for ~10 ms the pool retires its
+ * workers and the merge prints the rest alone (print-pool.c's notes).
  */
 #define JOB_RECORDS 2048
 /* A carried job ends once its records' bytes pass this (2048 sched records: ~150 KiB). */
@@ -3058,6 +3054,9 @@ static struct pool *pool_new(struct report *r, unsigned int threads)
 	pool->pp = tk_print_pool_new(&report_pool_ops, pool, threads - 1, JOB_SLOTS(threads - 1),
 				     JOB_QUEUE, JOB_TEXT, &r->out);
 	ok = pool->pp != NULL;
+	/* The default's workers step aside when they get no CPU (print-pool.c); -j N's stay. */
+	if (ok)
+		pool->pp->may_retire = !r->opts->threads;
 	pool->njobs = ok ? pool->pp->q.n : 0;
 	pool->jobs = ok ? tk_line_calloc(pool->njobs, sizeof(*pool->jobs)) : NULL;
 	pool->slots = ok ? calloc(pool->njobs, sizeof(*pool->slots)) : NULL;
@@ -3092,9 +3091,8 @@ static struct pool *pool_new(struct report *r, unsigned int threads)
 
 /*
  * The default thread count for @bytes of CPU data: tk_report_threads(),
- * then no more than would find a CPU free now (tk_cores_free(): the CPUs
- * sched_getaffinity() allows, less the tasks running on others), probed
- * once a run so that symbols_early() and report_threads() agree.
+ * then no more than the CPUs this process may use (tk_cores_allowed()),
+ * read once a run.
  */
 static unsigned int default_threads(struct report *r, uint64_t bytes)
 {
@@ -3102,10 +3100,8 @@ static unsigned int default_threads(struct report *r, uint64_t bytes)
 
 	if (r->opts->threads || n < 2)
 		return n;
-	if (!r->cores) {
-		tk_cores_sample(&r->probe);
-		r->cores = tk_cores_grant(&r->probe, n);
-	}
+	if (!r->cores)
+		r->cores = tk_cores_allowed(n);
 	return n > r->cores ? r->cores : n;
 }
 
@@ -3878,9 +3874,6 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 		opts_copy.flags |= TK_REPORT_SLOW;
 	memset(&r, 0, sizeof(r));
 	memset(&st, 0, sizeof(st));
-	/* The first look at the CPUs free; default_threads() takes the second. */
-	if (!opts->threads)
-		tk_cores_sample(&r.probe);
 	ret = report_setup(&r, dat, opts);
 	if (ret && !r.out.buf)
 		return ret;

@@ -1,15 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Tests of tk_cores_free() (internal/handoff.c), the default thread count
- * of both reports: never more than asked, never fewer than one, never more
- * than the CPUs the affinity mask allows (a taskset to one CPU gives one
- * thread, whatever the machine's load), and one for one asked. The load
- * part (/proc/loadavg's runnable count) changes from run to run, so only
- * its bounds are checked here; bench-families --threads times its effect.
- *
- * tk_cores_grant() of a probe: the fewest tasks seen at any sample count,
- * so more samples never give fewer threads, a probe with only the sampler
- * running grants what nothing read would, and a crowd of tasks one.
+ * Tests of tk_cores_allowed() (internal/handoff.c), the default thread
+ * count of both reports: never more than asked, never fewer than one,
+ * never more than the CPUs the affinity mask allows (a taskset to one CPU
+ * gives one thread), and one for one asked; without a cgroup quota, as
+ * many as asked up to the CPUs allowed.
  *
  * The job ring's take-back: a job logged for a worker that never takes it
  * (a worker with no CPU) is printed by the merge itself when the merge
@@ -22,28 +17,55 @@
 #include <cmocka.h>
 
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tk-test.h"
 #include "handoff.h"
 
+/* Whether a cgroup CPU quota applies (cpu.max or cfs_quota_us other than unlimited). */
+static bool have_quota(void)
+{
+	char buf[64] = "";
+	FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r");
+
+	if (f) {
+		bool limited = fgets(buf, sizeof(buf), f) && strncmp(buf, "max", 3) != 0;
+
+		fclose(f);
+		return limited;
+	}
+	f = fopen("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return buf[0] && buf[0] != '-';
+}
+
 static void test_bounds(void **state)
 {
 	cpu_set_t set;
 	unsigned int cpus;
+	bool quota = have_quota();
 
 	(void)state;
 	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
 	cpus = (unsigned int)CPU_COUNT(&set);
-	assert_int_equal(tk_cores_free(0), 1);
-	assert_int_equal(tk_cores_free(1), 1);
+	assert_int_equal(tk_cores_allowed(0), 1);
+	assert_int_equal(tk_cores_allowed(1), 1);
 	for (unsigned int want = 2; want <= 8; want++) {
-		unsigned int n = tk_cores_free(want);
+		unsigned int n = tk_cores_allowed(want);
 
 		assert_true(n >= 1);
 		assert_true(n <= want);
 		assert_true(n <= cpus);
+		/* The load is not read: without a quota, the CPUs allowed decide alone. */
+		if (!quota)
+			assert_int_equal(n, want < cpus ? want : cpus);
 	}
 }
 
@@ -62,39 +84,9 @@ static void test_one_cpu(void **state)
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
 	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
-	assert_int_equal(tk_cores_free(4), 1);
-	assert_int_equal(tk_cores_free(2), 1);
+	assert_int_equal(tk_cores_allowed(4), 1);
+	assert_int_equal(tk_cores_allowed(2), 1);
 	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
-}
-
-static void test_probe(void **state)
-{
-	struct tk_cores_probe none = {0}, alone = {1}, crowd = {1000}, p = {0};
-	unsigned int seen;
-
-	(void)state;
-	for (unsigned int want = 2; want <= 8; want++) {
-		assert_int_equal(tk_cores_grant(&alone, want), tk_cores_grant(&none, want));
-		assert_int_equal(tk_cores_grant(&crowd, want), 1);
-		for (unsigned int k = 1; k < 8; k++) {
-			struct tk_cores_probe a = {k}, b = {k + 1};
-
-			assert_true(tk_cores_grant(&b, want) <= tk_cores_grant(&a, want));
-		}
-	}
-	assert_int_equal(tk_cores_grant(&none, 1), 1);
-	assert_int_equal(tk_cores_grant(&crowd, 0), 1);
-	/* The sampler itself runs while it reads: a sample counts at least one task. */
-	tk_cores_sample(&p);
-	if (access("/proc/loadavg", R_OK) != 0)
-		return;
-	assert_true(p.fewest >= 1);
-	seen = p.fewest;
-	for (int i = 0; i < 16; i++) {
-		tk_cores_sample(&p);
-		assert_true(p.fewest >= 1 && p.fewest <= seen);
-		seen = p.fewest;
-	}
 }
 
 struct taken {
@@ -169,7 +161,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_one_cpu),
-		cmocka_unit_test(test_probe),
 		cmocka_unit_test(test_take_back),
 	};
 

@@ -5,8 +5,10 @@
  * jobs) or logs their numbers for the workers, which print the same text.
  * Whatever the split, the output must be every line once, in order; a
  * worker's failure must reach the output's error; every worker's state is
- * freed. Under ThreadSanitizer (make check's build-tsan builds only what
- * its Makefile names): ninja -C build-tsan tests/test-print-pool &&
+ * freed. On one CPU, where a worker can only take turns with the merge,
+ * a pool that may retire its workers (the default's) retires them within a few periods and the
+ * merge prints every later job itself, the order still whole. Under ThreadSanitizer (make check's
+ * build-tsan builds only what its Makefile names): ninja -C build-tsan tests/test-print-pool &&
  * setarch -R build-tsan/tests/test-print-pool
  */
 #include <stdarg.h>
@@ -21,6 +23,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "print-pool.h"
@@ -271,12 +274,89 @@ static void test_worker_failure(void **state)
 	free(text);
 }
 
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Pinned to one CPU (the workers inherit it), the process never gets more
+ * than one CPU's worth of time: the pool must retire its workers, and
+ * from then on every job is printed inline. The merge feeds records until
+ * then (at most 5 s: a pool that never retires fails the test).
+ */
+static void test_retired_on_one_cpu(void **state)
+{
+	cpu_set_t saved, one;
+	int fd = memfd_create("print-pool", 0), cpu = -1;
+	struct tk_outbuf out;
+	struct toy t;
+	uint32_t n = 0, after = 0;
+	int64_t until;
+	off_t size;
+	char *text;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	for (int i = 0; i < CPU_SETSIZE && cpu < 0; i++)
+		if (CPU_ISSET(i, &saved))
+			cpu = i;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	assert_true(fd >= 0);
+	assert_int_equal(tk_outbuf_init(&out, fd, 4096), 0);
+	memset(&t, 0, sizeof(t));
+	t.fail_at = UINT32_MAX;
+	t.memo_ok = true;
+	t.pp = tk_print_pool_new(&toy_ops, &t, 1, 5, 2, 1024, &out);
+	assert_non_null(t.pp);
+	t.pp->may_retire = true; /* as the reports' default thread count sets it */
+	t.jobs = calloc(t.pp->q.n, sizeof(*t.jobs));
+	assert_non_null(t.jobs);
+	assert_int_equal(tk_print_pool_start(t.pp), 1);
+	until = now_ns() + 5000000000;
+	while (after < 1000 && now_ns() < until) {
+		if (t.cur_inline)
+			put_line(t.o, n);
+		t.cur->vals[t.cur->n++] = n++;
+		if (t.cur->n == LOG_MAX) {
+			tk_print_pool_dispatch(t.pp, false, false);
+			if (t.pp->retired) {
+				/* Retired: the merge prints every job from here on. */
+				assert_true(t.cur_inline);
+				after++;
+			}
+		}
+	}
+	assert_true(t.pp->retired);
+	tk_print_pool_finish(t.pp);
+	tk_print_pool_free(t.pp);
+	free(t.jobs);
+	assert_int_equal(out.error, 0);
+	tk_outbuf_flush(&out);
+	tk_outbuf_release(&out);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	size = lseek(fd, 0, SEEK_END);
+	assert_true(size > 0);
+	text = malloc((size_t)size);
+	assert_non_null(text);
+	assert_int_equal(pread(fd, text, (size_t)size, 0), size);
+	check_lines(text, (size_t)size, n);
+	free(text);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_forced_inline),
 		cmocka_unit_test(test_worker_failure),
+		cmocka_unit_test(test_retired_on_one_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

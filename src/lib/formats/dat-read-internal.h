@@ -76,6 +76,21 @@ int tk_dat_prefetch_attach(struct tk_dat_prefetch *pf, struct tk_dat_cpu_reader 
 int tk_dat_prefetch_start(struct tk_dat_prefetch *pf);
 
 /*
+ * Instead of tk_dat_prefetch_start(): no decoder thread; the chunks are
+ * decoded ahead by whoever calls tk_dat_prefetch_pump() (report's print
+ * workers, between their jobs). Return: 0 or an error.
+ */
+int tk_dat_prefetch_start_pumped(struct tk_dat_prefetch *pf);
+
+/*
+ * Pumped @pf: decode on the calling thread the chunks that the readers'
+ * windows lack, until every window is full or the prefetch is stopped.
+ * One thread pumps at a time: another that calls meanwhile returns at
+ * once. Any thread; a no-op unless started pumped. Return: chunks decoded.
+ */
+size_t tk_dat_prefetch_pump(struct tk_dat_prefetch *pf);
+
+/*
  * tk_dat_cpu_reader_seek() for a reader attached to a prefetch (or not:
  * then the plain seek), moving its read-ahead window to @offset now: the
  * decoder decodes the chunks from there while the caller reads the CPU's

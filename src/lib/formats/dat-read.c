@@ -3293,9 +3293,14 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
 /*
  * Chunks decoded ahead of a reader on another thread (tk_dat_prefetch_*,
  * for report's merge). Each attached reader gets a lane: a few slots, each
- * holding one decoded chunk of that CPU's data. A decoder thread keeps the
+ * holding one decoded chunk of that CPU's data. A decoder keeps the
  * chunks after the reader's current one decoded, up to the lane's depth,
- * filling the lane that is least far ahead first; the reader takes a slot
+ * filling the lane that is least far ahead first. The decoder is a thread
+ * of its own (tk_dat_prefetch_start()), or, pumped
+ * (tk_dat_prefetch_start_pumped()), whichever thread calls
+ * tk_dat_prefetch_pump(), which fills every window and returns: report's
+ * print workers between their jobs, so that decoding needs no thread
+ * beyond the printers, nor a wake-up of its own. The reader takes a slot
  * under the lock and reads its pages in place. A slot is the reader's
  * (held, refs 1) from the load of its chunk until the load of the next,
  * which is as long as a page the reader handed out stays valid; the
@@ -3331,7 +3336,10 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * CPU: a busy machine, where the scheduler's autogroups give a session a
  * share, not a CPU per thread, and the handover only costs), and the
  * decoder stops; the reader then decodes alone, as one thread would. On
- * a free second CPU a report runs at 1.3-1.6 CPUs' worth.
+ * a free second CPU a report runs at 1.3-1.6 CPUs' worth. The second test
+ * is the decoder thread's only: a pumped prefetch costs no handover of its
+ * own (its pumps ride on jobs the printers take anyway), so taking turns
+ * on one CPU costs it nothing the printers do not already pay.
  */
 #define PF_BUDGET    (16u << 20)
 #define PF_MIN_SLOTS 3u
@@ -3371,7 +3379,9 @@ struct tk_dat_prefetch {
 	size_t nlanes, lanes_hint;
 	pthread_t thread;
 	bool started, stop;
-	bool idle; /* the decoder waits for work (every lane's window full) */
+	bool pumped;  /* no thread: tk_dat_prefetch_pump() decodes ahead */
+	bool pumping; /* a pump runs now (it owns codec and cbuf) */
+	bool idle;    /* the decoder waits for work (every lane's window full) */
 	struct tk_codec *codec;
 	uint8_t *cbuf;
 	size_t cbuf_cap;
@@ -3415,7 +3425,7 @@ int tk_dat_prefetch_attach(struct tk_dat_prefetch *pf, struct tk_dat_cpu_reader 
 	struct pf_lane *l, **lanes;
 	size_t max_u = r->block_cap, slots;
 
-	if (!r->compressed || r->lane || pf->started || r->dat != pf->dat)
+	if (!r->compressed || r->lane || pf->started || pf->pumped || r->dat != pf->dat)
 		return tk_fail(EINVAL, "%s: CPU %" PRIu32 " cannot be read ahead", r->dat->name,
 			       r->cpu);
 	if (!r->nchunks || !max_u)
@@ -3527,58 +3537,83 @@ static void slot_done(struct pf_slot *s, int ret, int64_t short_len, const char 
 	s->state = PF_READY;
 }
 
+/*
+ * The next chunk to decode ahead: in the lane least far ahead of its
+ * reader, into a slot free for it, marked PF_DECODING with its directory
+ * entry in *@c and its CPU in *@cpu. Under the lock. Return: the slot, or
+ * NULL when every window is full.
+ */
+static struct pf_slot *prefetch_pick(struct tk_dat_prefetch *pf, struct chunk *c, size_t *chunk,
+				     uint32_t *cpu)
+{
+	struct pf_lane *pick = NULL;
+	struct pf_slot *slot = NULL;
+	size_t pick_i = 0, pick_ahead = SIZE_MAX;
+
+	for (size_t k = 0; k < pf->nlanes; k++) {
+		struct pf_lane *l = pf->lanes[k];
+		struct pf_slot *free_slot;
+		size_t lo, hi, i;
+
+		if (!l->r)
+			continue;
+		lane_window(l, &lo, &hi);
+		for (i = lo; i < hi && lane_find(l, i); i++)
+			;
+		if (i == hi || i - lo >= pick_ahead)
+			continue;
+		free_slot = lane_free_slot(l, lo, hi);
+		if (!free_slot)
+			continue;
+		pick = l;
+		slot = free_slot;
+		pick_i = i;
+		pick_ahead = i - lo;
+	}
+	if (!pick)
+		return NULL;
+	slot->chunk = pick_i;
+	slot->state = PF_DECODING;
+	*c = pick->chunks[pick_i];
+	*chunk = pick_i;
+	*cpu = pick->cpu;
+	return slot;
+}
+
+/* Decode the chunk prefetch_pick() chose into @slot, with the lock dropped meanwhile. */
+static void prefetch_decode(struct tk_dat_prefetch *pf, struct pf_slot *slot, const struct chunk *c,
+			    size_t chunk, uint32_t cpu)
+{
+	int64_t short_len;
+	int ret;
+
+	pthread_mutex_unlock(&pf->lock);
+	ret = decode_chunk(pf->dat, pf->codec, cpu, c, chunk, pf->cbuf, slot->data, &short_len);
+	pthread_mutex_lock(&pf->lock);
+	slot_done(slot, ret, short_len, ret < 0 ? tk_errmsg() : NULL);
+	pf->st.decoded++;
+	pthread_cond_broadcast(&pf->done);
+}
+
 static void *prefetch_main(void *arg)
 {
 	struct tk_dat_prefetch *pf = arg;
 
 	pthread_mutex_lock(&pf->lock);
 	while (!pf->stop) {
-		struct pf_lane *pick = NULL;
-		struct pf_slot *slot = NULL;
-		size_t pick_i = 0, pick_ahead = SIZE_MAX;
+		struct pf_slot *slot;
 		struct chunk c;
+		size_t chunk;
 		uint32_t cpu;
-		int64_t short_len;
-		int ret;
 
-		/* The lane least far ahead of its reader, and its next chunk. */
-		for (size_t k = 0; k < pf->nlanes; k++) {
-			struct pf_lane *l = pf->lanes[k];
-			struct pf_slot *free_slot;
-			size_t lo, hi, i;
-
-			if (!l->r)
-				continue;
-			lane_window(l, &lo, &hi);
-			for (i = lo; i < hi && lane_find(l, i); i++)
-				;
-			if (i == hi || i - lo >= pick_ahead)
-				continue;
-			free_slot = lane_free_slot(l, lo, hi);
-			if (!free_slot)
-				continue;
-			pick = l;
-			slot = free_slot;
-			pick_i = i;
-			pick_ahead = i - lo;
-		}
-		if (!pick) {
+		slot = prefetch_pick(pf, &c, &chunk, &cpu);
+		if (!slot) {
 			pf->idle = true;
 			pthread_cond_wait(&pf->work, &pf->lock);
 			pf->idle = false;
 			continue;
 		}
-		slot->chunk = pick_i;
-		slot->state = PF_DECODING;
-		c = pick->chunks[pick_i];
-		cpu = pick->cpu;
-		pthread_mutex_unlock(&pf->lock);
-		ret = decode_chunk(pf->dat, pf->codec, cpu, &c, pick_i, pf->cbuf, slot->data,
-				   &short_len);
-		pthread_mutex_lock(&pf->lock);
-		slot_done(slot, ret, short_len, ret < 0 ? tk_errmsg() : NULL);
-		pf->st.decoded++;
-		pthread_cond_broadcast(&pf->done);
+		prefetch_decode(pf, slot, &c, chunk, cpu);
 	}
 	pthread_mutex_unlock(&pf->lock);
 	return NULL;
@@ -3588,7 +3623,7 @@ int tk_dat_prefetch_start(struct tk_dat_prefetch *pf)
 {
 	int ret;
 
-	if (pf->started || !pf->nlanes)
+	if (pf->started || pf->pumped || !pf->nlanes)
 		return 0;
 	pf->codec = tk_codec_new(pf->dat->info.compression, 0);
 	if (!pf->codec)
@@ -3598,6 +3633,48 @@ int tk_dat_prefetch_start(struct tk_dat_prefetch *pf)
 		return tk_fail(ret, "cannot start the decoder thread");
 	pf->started = true;
 	return 0;
+}
+
+int tk_dat_prefetch_start_pumped(struct tk_dat_prefetch *pf)
+{
+	struct tk_codec *codec;
+
+	if (pf->started || pf->pumped || !pf->nlanes)
+		return 0;
+	codec = tk_codec_new(pf->dat->info.compression, 0);
+	if (!codec)
+		return -errno;
+	/* Under the lock: the pumping threads may be running already. */
+	pthread_mutex_lock(&pf->lock);
+	pf->codec = codec;
+	pf->pumped = true;
+	pthread_mutex_unlock(&pf->lock);
+	return 0;
+}
+
+size_t tk_dat_prefetch_pump(struct tk_dat_prefetch *pf)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&pf->lock);
+	if (pf->pumped && !pf->pumping) {
+		pf->pumping = true;
+		while (!pf->stop) {
+			struct pf_slot *slot;
+			struct chunk c;
+			size_t chunk;
+			uint32_t cpu;
+
+			slot = prefetch_pick(pf, &c, &chunk, &cpu);
+			if (!slot)
+				break;
+			prefetch_decode(pf, slot, &c, chunk, cpu);
+			n++;
+		}
+		pf->pumping = false;
+	}
+	pthread_mutex_unlock(&pf->lock);
+	return n;
 }
 
 /* Give back the slot @r holds. Under the lock. */

@@ -53,7 +53,7 @@ struct tk_dat_prefetch_stats {
 	uint64_t loads;	  /* chunk loads by the attached readers */
 	uint64_t hits;	  /* of which found decoded (or being decoded) ahead */
 	uint64_t waits;	  /* of which waited for the decoder to finish the chunk */
-	uint64_t decoded; /* chunks the decoder thread decoded */
+	uint64_t decoded; /* chunks the decoder decoded (its thread, or the pumps) */
 	bool stopped;	  /* the decoder was stopped for not helping */
 };
 
@@ -74,6 +74,21 @@ int tk_dat_prefetch_attach(struct tk_dat_prefetch *pf, struct tk_dat_cpu_reader 
 
 /* Start the decoder thread (none when no reader is attached). Return: 0 or an error. */
 int tk_dat_prefetch_start(struct tk_dat_prefetch *pf);
+
+/*
+ * Instead of tk_dat_prefetch_start(): no decoder thread; the chunks are
+ * decoded ahead by whoever calls tk_dat_prefetch_pump() (report's print
+ * workers, between their jobs). Return: 0 or an error.
+ */
+int tk_dat_prefetch_start_pumped(struct tk_dat_prefetch *pf);
+
+/*
+ * Pumped @pf: decode on the calling thread the chunks that the readers'
+ * windows lack, until every window is full or the prefetch is stopped.
+ * One thread pumps at a time: another that calls meanwhile returns at
+ * once. Any thread; a no-op unless started pumped. Return: chunks decoded.
+ */
+size_t tk_dat_prefetch_pump(struct tk_dat_prefetch *pf);
 
 /*
  * tk_dat_cpu_reader_seek() for a reader attached to a prefetch (or not:

@@ -53,11 +53,19 @@
  * events/s, and no bigger, because each fresh 4 KiB page of a buffer costs
  * a fault (~11 us on the reference VM: 1 MiB blocks made a 3 M-event
  * report's start-up 5 ms slower, for no faster reading). Compressed data
- * gets a chunk directory (24 bytes per chunk, built by seeking over the
- * chunk headers) and one reusable buffer holding the decoded chunk, so
+ * gets a chunk directory (24 bytes per chunk, built by walking the chunk
+ * headers) and one reusable buffer holding the decoded chunk, so
  * memory stays bounded by the largest chunk whatever the trace size (a
  * reader attached to a prefetch takes its chunks decoded ahead on another
- * thread instead: "decode ahead" below, bounded too). Seeking by time is a
+ * thread instead: "decode ahead" below, bounded too). The chunk headers
+ * and the compressed chunks are read where they lie in a read-only mapping
+ * of the file (cmap_ready(), once per handle): a chunk is ~2 KB of zstd,
+ * so a pread() each was a syscall per ~45 KB decoded (2 474 of them on
+ * the sched bench file, headers and bodies). A file that is not regular,
+ * or a chunk past the mapping's end, is pread as before, with its
+ * messages; a file cut shorter while it is mapped ends the process with
+ * SIGBUS where pread() would have reported the cut (perfdata-read.c maps
+ * its files alike). Seeking by time is a
  * binary search over page (or chunk) timestamps; empty pages carry no
  * records and may carry stale or zero stamps, so the search skips them.
  *
@@ -121,6 +129,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -206,6 +215,15 @@ struct tk_dat {
 	pthread_mutex_t damage_lock;
 	struct tk_dat_damage *damage;
 	size_t ndamage, damage_cap;
+
+	/*
+	 * The file mapped for reading compressed chunks in place (cmap_ready()):
+	 * set once, under meta_lock, len before the pointer; NULL when the fd
+	 * is no regular file or the mapping failed (chunks are then pread).
+	 */
+	const uint8_t *cmap;
+	uint64_t cmap_len;
+	bool cmap_tried;
 };
 
 /* ------------------------------------------------------------ utilities */
@@ -419,6 +437,24 @@ static int read_at(const struct tk_dat *d, void *buf, uint64_t len, uint64_t off
 		done += (uint64_t)n;
 	}
 	return 0;
+}
+
+/*
+ * @len bytes at @off for a compressed chunk's reads: *@out points into the
+ * file's mapping (cmap_ready()) when it holds them, else at @buf, which
+ * they are pread into. Return: 0 or read_at()'s error.
+ */
+static int read_in_place(const struct tk_dat *d, const uint8_t **out, uint8_t *buf, uint64_t len,
+			 uint64_t off)
+{
+	const uint8_t *map = __atomic_load_n(&d->cmap, __ATOMIC_ACQUIRE);
+
+	if (map && off <= d->cmap_len && len <= d->cmap_len - off) {
+		*out = map + off;
+		return 0;
+	}
+	*out = buf;
+	return read_at(d, buf, len, off);
 }
 
 /* Read @len bytes at @off into a fresh buffer with a NUL after them. */
@@ -2129,6 +2165,8 @@ TK_API void tk_dat_close(struct tk_dat *d)
 {
 	if (!d)
 		return;
+	if (d->cmap)
+		munmap((void *)d->cmap, d->cmap_len);
 	if (d->own_fd)
 		close(d->fd);
 	tk_codec_free(d->codec);
@@ -2346,6 +2384,7 @@ static int build_chunks(const struct tk_dat *cd, const struct tk_codec *codec, u
 	struct chunk *chunks = NULL;
 	uint32_t kept = 0;
 	uint8_t b[8] = {0};
+	const uint8_t *h;
 	uint32_t count;
 	int ret;
 
@@ -2394,12 +2433,12 @@ static int build_chunks(const struct tk_dat *cd, const struct tk_codec *codec, u
 					 i, end);
 			goto cut;
 		}
-		ret = read_at(d, b, 8, pos);
+		ret = read_in_place(d, &h, b, 8, pos);
 		if (ret < 0)
 			goto cut;
 		c->file_offset = pos;
-		c->csize = tk_load_u32(b, d->info.big_endian);
-		c->usize = tk_load_u32(b + 4, d->info.big_endian);
+		c->csize = tk_load_u32(h, d->info.big_endian);
+		c->usize = tk_load_u32(h + 4, d->info.big_endian);
 		c->stream_offset = stream;
 		cap = (uint64_t)c->csize * CHUNK_RATIO;
 		if (cap < CHUNK_FLOOR)
@@ -2590,6 +2629,32 @@ struct tk_dat_cpu_reader {
 
 static void prefetch_detach(struct tk_dat_cpu_reader *r);
 
+/*
+ * Map the file once for the compressed chunks' reads (read_in_place(); the
+ * notes at the top say why): the faults come 16 pages at a time
+ * (fault-around), and only the pages the chunks lie in are touched.
+ * Failure only costs speed: the chunks are then pread.
+ */
+static void cmap_ready(struct tk_dat *d)
+{
+	struct stat st;
+	void *map;
+
+	pthread_mutex_lock(&d->meta_lock);
+	if (!d->cmap_tried) {
+		d->cmap_tried = true;
+		if (fstat(d->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+		    (uint64_t)st.st_size <= SIZE_MAX) {
+			map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, d->fd, 0);
+			if (map != MAP_FAILED) {
+				d->cmap_len = (uint64_t)st.st_size;
+				__atomic_store_n(&d->cmap, map, __ATOMIC_RELEASE);
+			}
+		}
+	}
+	pthread_mutex_unlock(&d->meta_lock);
+}
+
 TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t buffer,
 						       size_t cpu_index)
 {
@@ -2660,6 +2725,7 @@ TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t 
 	} else {
 		uint32_t max_u = 0;
 
+		cmap_ready(d);
 		r->codec = tk_codec_new(d->info.compression, 0);
 		if (!d->codec || !r->codec) {
 			ret = d->codec ? -errno
@@ -2773,15 +2839,16 @@ static int decode_chunk(struct tk_dat *d, struct tk_codec *codec, uint32_t cpu,
 			const struct chunk *c, size_t i, uint8_t *cbuf, uint8_t *out,
 			int64_t *short_len)
 {
+	const uint8_t *src;
 	int64_t n;
 	int ret;
 
 	*short_len = c->usize;
-	ret = read_at(d, cbuf, c->csize, c->file_offset + 8);
+	ret = read_in_place(d, &src, cbuf, c->csize, c->file_offset + 8);
 	if (ret < 0)
 		return ret;
-	n = d->strict ? tk_codec_decompress(codec, out, c->usize, cbuf, c->csize)
-		      : tk_codec_decompress_upto(codec, out, c->usize, cbuf, c->csize);
+	n = d->strict ? tk_codec_decompress(codec, out, c->usize, src, c->csize)
+		      : tk_codec_decompress_upto(codec, out, c->usize, src, c->csize);
 	if (n >= 0 && (uint64_t)n < c->usize && !d->strict) {
 		/*
 		 * Salvage: a chunk that decodes to less than its stated size
@@ -3293,9 +3360,14 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
 /*
  * Chunks decoded ahead of a reader on another thread (tk_dat_prefetch_*,
  * for report's merge). Each attached reader gets a lane: a few slots, each
- * holding one decoded chunk of that CPU's data. A decoder thread keeps the
+ * holding one decoded chunk of that CPU's data. A decoder keeps the
  * chunks after the reader's current one decoded, up to the lane's depth,
- * filling the lane that is least far ahead first; the reader takes a slot
+ * filling the lane that is least far ahead first. The decoder is a thread
+ * of its own (tk_dat_prefetch_start()), or, pumped
+ * (tk_dat_prefetch_start_pumped()), whichever thread calls
+ * tk_dat_prefetch_pump(), which fills every window and returns: report's
+ * print workers between their jobs, so that decoding needs no thread
+ * beyond the printers, nor a wake-up of its own. The reader takes a slot
  * under the lock and reads its pages in place. A slot is the reader's
  * (held, refs 1) from the load of its chunk until the load of the next,
  * which is as long as a page the reader handed out stays valid; the
@@ -3331,7 +3403,10 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * CPU: a busy machine, where the scheduler's autogroups give a session a
  * share, not a CPU per thread, and the handover only costs), and the
  * decoder stops; the reader then decodes alone, as one thread would. On
- * a free second CPU a report runs at 1.3-1.6 CPUs' worth.
+ * a free second CPU a report runs at 1.3-1.6 CPUs' worth. The second test
+ * is the decoder thread's only: a pumped prefetch costs no handover of its
+ * own (its pumps ride on jobs the printers take anyway), so taking turns
+ * on one CPU costs it nothing the printers do not already pay.
  */
 #define PF_BUDGET    (16u << 20)
 #define PF_MIN_SLOTS 3u
@@ -3371,7 +3446,9 @@ struct tk_dat_prefetch {
 	size_t nlanes, lanes_hint;
 	pthread_t thread;
 	bool started, stop;
-	bool idle; /* the decoder waits for work (every lane's window full) */
+	bool pumped;  /* no thread: tk_dat_prefetch_pump() decodes ahead */
+	bool pumping; /* a pump runs now (it owns codec and cbuf) */
+	bool idle;    /* the decoder waits for work (every lane's window full) */
 	struct tk_codec *codec;
 	uint8_t *cbuf;
 	size_t cbuf_cap;
@@ -3415,7 +3492,7 @@ int tk_dat_prefetch_attach(struct tk_dat_prefetch *pf, struct tk_dat_cpu_reader 
 	struct pf_lane *l, **lanes;
 	size_t max_u = r->block_cap, slots;
 
-	if (!r->compressed || r->lane || pf->started || r->dat != pf->dat)
+	if (!r->compressed || r->lane || pf->started || pf->pumped || r->dat != pf->dat)
 		return tk_fail(EINVAL, "%s: CPU %" PRIu32 " cannot be read ahead", r->dat->name,
 			       r->cpu);
 	if (!r->nchunks || !max_u)
@@ -3527,58 +3604,83 @@ static void slot_done(struct pf_slot *s, int ret, int64_t short_len, const char 
 	s->state = PF_READY;
 }
 
+/*
+ * The next chunk to decode ahead: in the lane least far ahead of its
+ * reader, into a slot free for it, marked PF_DECODING with its directory
+ * entry in *@c and its CPU in *@cpu. Under the lock. Return: the slot, or
+ * NULL when every window is full.
+ */
+static struct pf_slot *prefetch_pick(struct tk_dat_prefetch *pf, struct chunk *c, size_t *chunk,
+				     uint32_t *cpu)
+{
+	struct pf_lane *pick = NULL;
+	struct pf_slot *slot = NULL;
+	size_t pick_i = 0, pick_ahead = SIZE_MAX;
+
+	for (size_t k = 0; k < pf->nlanes; k++) {
+		struct pf_lane *l = pf->lanes[k];
+		struct pf_slot *free_slot;
+		size_t lo, hi, i;
+
+		if (!l->r)
+			continue;
+		lane_window(l, &lo, &hi);
+		for (i = lo; i < hi && lane_find(l, i); i++)
+			;
+		if (i == hi || i - lo >= pick_ahead)
+			continue;
+		free_slot = lane_free_slot(l, lo, hi);
+		if (!free_slot)
+			continue;
+		pick = l;
+		slot = free_slot;
+		pick_i = i;
+		pick_ahead = i - lo;
+	}
+	if (!pick)
+		return NULL;
+	slot->chunk = pick_i;
+	slot->state = PF_DECODING;
+	*c = pick->chunks[pick_i];
+	*chunk = pick_i;
+	*cpu = pick->cpu;
+	return slot;
+}
+
+/* Decode the chunk prefetch_pick() chose into @slot, with the lock dropped meanwhile. */
+static void prefetch_decode(struct tk_dat_prefetch *pf, struct pf_slot *slot, const struct chunk *c,
+			    size_t chunk, uint32_t cpu)
+{
+	int64_t short_len;
+	int ret;
+
+	pthread_mutex_unlock(&pf->lock);
+	ret = decode_chunk(pf->dat, pf->codec, cpu, c, chunk, pf->cbuf, slot->data, &short_len);
+	pthread_mutex_lock(&pf->lock);
+	slot_done(slot, ret, short_len, ret < 0 ? tk_errmsg() : NULL);
+	pf->st.decoded++;
+	pthread_cond_broadcast(&pf->done);
+}
+
 static void *prefetch_main(void *arg)
 {
 	struct tk_dat_prefetch *pf = arg;
 
 	pthread_mutex_lock(&pf->lock);
 	while (!pf->stop) {
-		struct pf_lane *pick = NULL;
-		struct pf_slot *slot = NULL;
-		size_t pick_i = 0, pick_ahead = SIZE_MAX;
+		struct pf_slot *slot;
 		struct chunk c;
+		size_t chunk;
 		uint32_t cpu;
-		int64_t short_len;
-		int ret;
 
-		/* The lane least far ahead of its reader, and its next chunk. */
-		for (size_t k = 0; k < pf->nlanes; k++) {
-			struct pf_lane *l = pf->lanes[k];
-			struct pf_slot *free_slot;
-			size_t lo, hi, i;
-
-			if (!l->r)
-				continue;
-			lane_window(l, &lo, &hi);
-			for (i = lo; i < hi && lane_find(l, i); i++)
-				;
-			if (i == hi || i - lo >= pick_ahead)
-				continue;
-			free_slot = lane_free_slot(l, lo, hi);
-			if (!free_slot)
-				continue;
-			pick = l;
-			slot = free_slot;
-			pick_i = i;
-			pick_ahead = i - lo;
-		}
-		if (!pick) {
+		slot = prefetch_pick(pf, &c, &chunk, &cpu);
+		if (!slot) {
 			pf->idle = true;
 			pthread_cond_wait(&pf->work, &pf->lock);
 			pf->idle = false;
 			continue;
 		}
-		slot->chunk = pick_i;
-		slot->state = PF_DECODING;
-		c = pick->chunks[pick_i];
-		cpu = pick->cpu;
-		pthread_mutex_unlock(&pf->lock);
-		ret = decode_chunk(pf->dat, pf->codec, cpu, &c, pick_i, pf->cbuf, slot->data,
-				   &short_len);
-		pthread_mutex_lock(&pf->lock);
-		slot_done(slot, ret, short_len, ret < 0 ? tk_errmsg() : NULL);
-		pf->st.decoded++;
-		pthread_cond_broadcast(&pf->done);
+		prefetch_decode(pf, slot, &c, chunk, cpu);
 	}
 	pthread_mutex_unlock(&pf->lock);
 	return NULL;
@@ -3588,7 +3690,7 @@ int tk_dat_prefetch_start(struct tk_dat_prefetch *pf)
 {
 	int ret;
 
-	if (pf->started || !pf->nlanes)
+	if (pf->started || pf->pumped || !pf->nlanes)
 		return 0;
 	pf->codec = tk_codec_new(pf->dat->info.compression, 0);
 	if (!pf->codec)
@@ -3598,6 +3700,48 @@ int tk_dat_prefetch_start(struct tk_dat_prefetch *pf)
 		return tk_fail(ret, "cannot start the decoder thread");
 	pf->started = true;
 	return 0;
+}
+
+int tk_dat_prefetch_start_pumped(struct tk_dat_prefetch *pf)
+{
+	struct tk_codec *codec;
+
+	if (pf->started || pf->pumped || !pf->nlanes)
+		return 0;
+	codec = tk_codec_new(pf->dat->info.compression, 0);
+	if (!codec)
+		return -errno;
+	/* Under the lock: the pumping threads may be running already. */
+	pthread_mutex_lock(&pf->lock);
+	pf->codec = codec;
+	pf->pumped = true;
+	pthread_mutex_unlock(&pf->lock);
+	return 0;
+}
+
+size_t tk_dat_prefetch_pump(struct tk_dat_prefetch *pf)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&pf->lock);
+	if (pf->pumped && !pf->pumping) {
+		pf->pumping = true;
+		while (!pf->stop) {
+			struct pf_slot *slot;
+			struct chunk c;
+			size_t chunk;
+			uint32_t cpu;
+
+			slot = prefetch_pick(pf, &c, &chunk, &cpu);
+			if (!slot)
+				break;
+			prefetch_decode(pf, slot, &c, chunk, cpu);
+			n++;
+		}
+		pf->pumping = false;
+	}
+	pthread_mutex_unlock(&pf->lock);
+	return n;
 }
 
 /* Give back the slot @r holds. Under the lock. */

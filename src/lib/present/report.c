@@ -2606,21 +2606,28 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * ring's take_back()): a worker that gets no CPU holds up only the job it
  * started.
  *
- * Compressed data also gets a decoder thread: its chunks are decoded ahead
- * of the merge (decode_ahead(): the prefetch of dat-read.c, a decoder
- * thread keeping up to 8 decoded chunks per CPU ready, 16 MiB in all),
- * beside the N printers of -j N, so a compressed file prints on the
- * threads an uncompressed one gets, plus one that sleeps whenever it is 8
- * chunks ahead. Decoding is a quarter of a one-thread run on zstd (sched
- * file: 210 M of 760 M instructions), so with two CPUs the three threads
- * share them; the worker decompresses nothing. Where decoding weighs more
- * (1 compressed byte in 7 decoded or more: printers()), the default's two
- * CPUs go to the decoder and the merge alone, which prints every line: a
- * print worker there only took turns with the decoder (bench-report's 3 M
- * event file, two free CPUs: 0.153 s wall and 0.296 s CPU against 0.179 s
- * and 0.343 s for three threads). A decoder that does not
- * help is stopped, and the merge decodes alone as with -j 1: when the
- * merge found fewer than 1 chunk in 8 decoded ahead, or the process got
+ * Compressed data has its chunks decoded ahead of the merge (decode_ahead():
+ * the prefetch of dat-read.c, up to 8 decoded chunks per CPU ready, 16 MiB
+ * in all). With print workers (-j N, N >= 2), the workers decode them
+ * between their jobs (tk_dat_prefetch_pump(), at the start of each
+ * replay, one worker at a time), so a compressed file prints on the
+ * threads an uncompressed one gets and no more: decoding is a quarter of
+ * a one-thread run on zstd (sched file: 227 M of 880 M instructions), and
+ * where the pool balances the printing by itself (the merge prints inline
+ * when the workers have JOB_QUEUE jobs waiting), a worker that also
+ * decodes just leaves the merge more lines to print. A decoder thread of
+ * its own beside the workers made three threads on two CPUs, which took
+ * turns and woke each other (sched zstd -j 2: ~1 150 context switches a
+ * run against ~800 pumped; 979 M instructions against 964 M). The merge
+ * decodes a chunk itself when it finds it not decoded yet. Where decoding
+ * weighs more (1 compressed byte in 7 decoded or more: printers()), the
+ * default's two CPUs go to a decoder thread (tk_dat_prefetch_start()) and
+ * the merge alone, which prints every line: a print worker there only
+ * took turns with the decoder (bench-report's 3 M event file, two free
+ * CPUs: 0.153 s wall and 0.296 s CPU against 0.179 s and 0.343 s for
+ * three threads). A prefetch that does not help is stopped, and the
+ * merge decodes alone as with -j 1: when the merge found fewer than 1
+ * chunk in 8 decoded ahead, or (the decoder thread) the process got
  * less than one CPU's worth of time for ~10 ms (the threads took turns on
  * one CPU, as on a busy machine: dat-read.c's notes). The text and the
  * damage found are the same either way (dat-read.c's notes say why).
@@ -2819,9 +2826,17 @@ static void print_carried(struct pool *pool, struct printer *p, size_t slot, str
 static int worker_replay(void *engine, struct tk_print_worker *pw, size_t slot,
 			 struct tk_outbuf *text)
 {
+	struct pool *pool = engine;
 	struct worker *w = pw->state;
 
-	print_carried(engine, &w->pr, slot, text);
+	/*
+	 * Compressed data: the workers decode ahead for the merge (there is
+	 * no decoder thread beside them: decode_ahead()), first, since the
+	 * merge waits for chunks and nobody waits for this text yet.
+	 */
+	if (pool->r->pf)
+		tk_dat_prefetch_pump(pool->r->pf);
+	print_carried(pool, &w->pr, slot, text);
 	return 0;
 }
 
@@ -3149,7 +3164,20 @@ static void decode_ahead(struct report *r, unsigned int threads)
 		if (r->streams[i].buf->compressed && r->streams[i].live)
 			(void)tk_dat_prefetch_attach(r->pf, r->streams[i].rd);
 	}
-	if (tk_dat_prefetch_start(r->pf) < 0) {
+}
+
+/*
+ * Start what decode_ahead() made: chunks decoded between the jobs of the
+ * print workers of @pool, or, with no pool, on a decoder thread of its own.
+ */
+static void decode_ahead_start(struct report *r, const struct pool *pool)
+{
+	if (!r->pf)
+		return;
+	/* A pumped prefetch that fails to start stays, unstarted: the merge decodes alone. */
+	if (pool) {
+		(void)tk_dat_prefetch_start_pumped(r->pf);
+	} else if (tk_dat_prefetch_start(r->pf) < 0) {
 		tk_dat_prefetch_free(r->pf);
 		r->pf = NULL;
 	}
@@ -3896,12 +3924,14 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 		unsigned int threads = report_threads(&r);
 
 		/*
-		 * Compressed data: a thread decodes ahead beside the printers; a
+		 * Compressed data: the print workers decode ahead between their
+		 * jobs, or, with none, a decoder thread beside the merge; a
 		 * worker prints the records the merge carries to it, so it
 		 * decodes no chunk again (see the notes on threads).
 		 */
 		decode_ahead(&r, threads);
 		pool = pool_new(&r, printers(&r, threads));
+		decode_ahead_start(&r, pool);
 	}
 	if (!ret)
 		ret = merge_records(&r, pool);

@@ -1781,6 +1781,78 @@ static void test_prefetch(void **state)
 }
 
 /*
+ * Pumped (no decoder thread): the chunks the windows lack are decoded by
+ * whoever calls tk_dat_prefetch_pump(), here between pages, and the pages
+ * are the plain reader's; a pump on a prefetch not pumped does nothing.
+ */
+static void test_prefetch_pumped(void **state)
+{
+	struct bopts o = {.version = 7,
+			  .comp = TK_COMPRESS_ZSTD,
+			  .ncpus = 2,
+			  .pages = 300,
+			  .recs = 4,
+			  .chunk_pages = 2};
+	struct built r = build(&o);
+	struct tk_dat *d = open_built(&r, "prefetch-pumped.dat");
+	struct tk_dat_cpu_reader *rd[2], *ref[2];
+	struct tk_dat_prefetch *pf = tk_dat_prefetch_new(d, 2);
+	struct tk_dat_prefetch_stats st;
+	bool more[2] = {true, true};
+	size_t pumped = 0;
+	const void *page;
+	uint64_t off;
+
+	(void)state;
+	assert_non_null(pf);
+	for (int c = 0; c < 2; c++) {
+		rd[c] = tk_dat_cpu_reader_new(d, 0, (size_t)c);
+		ref[c] = tk_dat_cpu_reader_new(d, 0, (size_t)c);
+		assert_non_null(rd[c]);
+		assert_non_null(ref[c]);
+		assert_int_equal(tk_dat_prefetch_attach(pf, rd[c]), 0);
+	}
+	assert_int_equal(tk_dat_prefetch_pump(pf), 0);
+	assert_int_equal(tk_dat_prefetch_start_pumped(pf), 0);
+	/* Started: no more readers, and no thread either. */
+	assert_errno(tk_dat_prefetch_attach(pf, ref[0]), EINVAL);
+	assert_int_equal(tk_dat_prefetch_start(pf), 0);
+	for (uint32_t k = 0; more[0] || more[1]; k++) {
+		if (k % 3 == 0)
+			pumped += tk_dat_prefetch_pump(pf);
+		for (int c = 0; c < 2; c++) {
+			const void *want;
+			uint64_t woff;
+			int a, b;
+
+			if (!more[c])
+				continue;
+			a = tk_dat_cpu_reader_next_page(rd[c], &page, &off);
+			b = tk_dat_cpu_reader_next_page(ref[c], &want, &woff);
+			assert_int_equal(a, b);
+			if (a != 1) {
+				more[c] = false;
+				continue;
+			}
+			assert_int_equal(off, woff);
+			assert_memory_equal(page, want, PAGE);
+		}
+	}
+	tk_dat_prefetch_get_stats(pf, &st);
+	assert_true(pumped > 0);
+	assert_int_equal(st.decoded, pumped);
+	assert_true(st.hits > 0 && st.hits <= st.loads);
+	assert_false(st.stopped);
+	for (int c = 0; c < 2; c++) {
+		tk_dat_cpu_reader_free(rd[c]);
+		tk_dat_cpu_reader_free(ref[c]);
+	}
+	tk_dat_prefetch_free(pf);
+	tk_dat_close(d);
+	free(r.data);
+}
+
+/*
  * A decoder that never runs (not started: as one starved of CPU) is given
  * up after a period of loads it did not help; the reader reads on alone.
  */
@@ -1820,8 +1892,11 @@ static void test_prefetch_starved(void **state)
 	free(r.data);
 }
 
-/* Read CPU 0 of @path (salvaging unless @strict), through a prefetch when @ahead. */
-static int read_damaged(const char *path, bool strict, bool ahead, char *damage, size_t cap)
+/*
+ * Read CPU 0 of @path (salvaging unless @strict), through a prefetch when
+ * @ahead: 1 its decoder thread, 2 pumped once before the first page.
+ */
+static int read_damaged(const char *path, bool strict, int ahead, char *damage, size_t cap)
 {
 	TK_OPTS(tk_dat_open_opts, opts, .strict = strict);
 	struct tk_dat *d = tk_dat_open_with(path, &opts);
@@ -1839,7 +1914,12 @@ static int read_damaged(const char *path, bool strict, bool ahead, char *damage,
 		pf = tk_dat_prefetch_new(d, 1);
 		assert_non_null(pf);
 		assert_int_equal(tk_dat_prefetch_attach(pf, rd), 0);
-		assert_int_equal(tk_dat_prefetch_start(pf), 0);
+		if (ahead == 2) {
+			assert_int_equal(tk_dat_prefetch_start_pumped(pf), 0);
+			assert_true(tk_dat_prefetch_pump(pf) > 0);
+		} else {
+			assert_int_equal(tk_dat_prefetch_start(pf), 0);
+		}
 	}
 	n = read_all_pages(rd, &pages, &len);
 	damage[0] = '\0';
@@ -1885,17 +1965,22 @@ static void test_prefetch_damage(void **state)
 	}
 	memset(r.data + at + 8, 0x5a, 12);
 	path = write_tmp("prefetch-damage.dat", r.data, r.len);
-	n1 = read_damaged(path, false, false, plain, sizeof(plain));
-	n2 = read_damaged(path, false, true, ahead, sizeof(ahead));
+	n1 = read_damaged(path, false, 0, plain, sizeof(plain));
 	assert_int_equal(n1, 38);
-	assert_int_equal(n2, n1);
 	assert_non_null(strstr(plain, "chunk 5"));
-	assert_string_equal(ahead, plain);
-	n1 = read_damaged(path, true, false, plain, sizeof(plain));
-	n2 = read_damaged(path, true, true, ahead, sizeof(ahead));
+	/* The decoder thread, and a pump that decodes chunk 5 before the reader reaches it. */
+	for (int mode = 1; mode <= 2; mode++) {
+		n2 = read_damaged(path, false, mode, ahead, sizeof(ahead));
+		assert_int_equal(n2, n1);
+		assert_string_equal(ahead, plain);
+	}
+	n1 = read_damaged(path, true, 0, plain, sizeof(plain));
 	assert_int_equal(n1, -EBADMSG);
-	assert_int_equal(n2, n1);
-	assert_string_equal(ahead, plain);
+	for (int mode = 1; mode <= 2; mode++) {
+		n2 = read_damaged(path, true, mode, ahead, sizeof(ahead));
+		assert_int_equal(n2, n1);
+		assert_string_equal(ahead, plain);
+	}
 	free(r.data);
 }
 
@@ -2081,6 +2166,7 @@ int main(void)
 		cmocka_unit_test(test_salvage_truncation),
 		cmocka_unit_test(test_salvage_opts),
 		cmocka_unit_test(test_prefetch),
+		cmocka_unit_test(test_prefetch_pumped),
 		cmocka_unit_test(test_prefetch_starved),
 		cmocka_unit_test(test_prefetch_damage),
 		cmocka_unit_test(test_open_fd),

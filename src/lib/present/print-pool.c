@@ -22,7 +22,7 @@
  *     takes turns with the merge on one CPU (a busy machine, or a session
  *     whose autogroup gets one CPU's share) makes the run cost 25-35% more
  *     CPU than one thread for no gain, so when the process gets less than
- *     1.2 CPUs' worth of time in POOL_STRIKES periods of ~5 ms in a row
+ *     1.2 CPUs' worth of time in POOL_STRIKES periods of ~2 ms in a row
  *     (two threads on two free CPUs run at 1.4-1.9), the merge prints
  *     every later job itself; what the workers hold or have queued
  *     still goes out in order (the ring's take-back). The workers' start
@@ -108,7 +108,7 @@ static uint64_t clock_ns(clockid_t id)
  * process clock is a system call (~0.3 us), read once a period; the wall
  * clock is the vDSO's, read once a job.
  */
-#define POOL_PERIOD	    (5u * 1000 * 1000)
+#define POOL_PERIOD	    (2u * 1000 * 1000)
 #define POOL_STRIKES	    2u
 #define POOL_SHARE_MIN_5THS 6u
 static bool pool_retire(struct tk_print_pool *p)

@@ -2639,7 +2639,7 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * thread then finds a CPU of its own is judged as the run goes: a worker
  * that only takes turns with the merge costs 25-35% more CPU than -j 1
  * (the merge's cuts and copies, the worker's cold caches), so when the
- * process gets too little CPU time for ~10 ms the pool retires its
+ * process gets too little CPU time for ~4 ms the pool retires its
  * workers and the merge prints the rest alone (print-pool.c's notes).
  */
 #define JOB_RECORDS 2048

@@ -97,6 +97,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
@@ -813,19 +816,20 @@ static void ksym_reverse(struct tk_ksym *tab, size_t n)
 	}
 }
 
-static bool ksym_sort(struct tk_ksym *tab, size_t n)
+static bool ksym_sort(struct tk_ksym *tab, size_t n, bool ordered, bool ties)
 {
 	uint32_t count[8][256]; /* 8 KiB */
 	struct tk_ksym *tmp, *src = tab, *dst;
-	size_t sorted = 1;
 
 	/*
-	 * /proc/kallsyms lists addresses in order (checked on 6.1 and 6.18):
-	 * then reversing each run of equal addresses is the whole sort.
+	 * /proc/kallsyms lists addresses in order (checked on 6.1 and 6.18),
+	 * which the parse noted (@ordered: no address below the one before,
+	 * @ties: some equal to it): then reversing each run of equal
+	 * addresses is the whole sort.
 	 */
-	while (sorted < n && tab[sorted].addr >= tab[sorted - 1].addr)
-		sorted++;
-	if (sorted == n) {
+	if (ordered && !ties)
+		return true;
+	if (ordered) {
 		for (size_t a = 0, b; a < n; a = b) {
 			for (b = a + 1; b < n && tab[b].addr == tab[a].addr; b++)
 				;
@@ -877,6 +881,30 @@ static bool ksym_sort(struct tk_ksym *tab, size_t n)
  */
 static size_t ks_name_end(const char *t, size_t p, size_t len)
 {
+#if defined(__SSE2__)
+	/*
+	 * Sixteen bytes at a time where they are there: most names end in the
+	 * first or second block. A byte is flagged when min(byte, 0x20) is
+	 * the byte, i.e. unsigned byte <= 0x20; a flagged control character
+	 * is no white space, and the search goes on after it.
+	 */
+	const __m128i blank = _mm_set1_epi8(0x20);
+
+	while (len - p >= 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(t + p));
+		unsigned int hit =
+			(unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(x, blank), x));
+
+		if (hit) {
+			p += (size_t)__builtin_ctz(hit);
+			if (ks_space((unsigned char)t[p]))
+				return p;
+			p++;
+			continue;
+		}
+		p += 16;
+	}
+#endif
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
 
@@ -937,17 +965,36 @@ static inline bool ks_hex8_lower(const unsigned char *u, uint32_t *out)
  * general parser then reads it, with the same result for every line this
  * accepts: 16 digits, single blanks, a type and a name that are not blank).
  */
-static size_t ksym_line_fast(const char *t, size_t pos, size_t len, uint64_t *addr, char *type)
+/*
+ * The high eight digits of the last line read fast: nearly every line
+ * shares them ("ffffffff"), and the same bytes need no second reading.
+ */
+struct ks_high {
+	uint64_t raw;
+	uint32_t val;
+	bool ok;
+};
+
+static size_t ksym_line_fast(const char *t, size_t pos, size_t len, struct ks_high *hi,
+			     uint64_t *addr, char *type)
 {
 	const unsigned char *u = (const unsigned char *)t + pos;
-	uint32_t high, low;
+	uint32_t low;
+	uint64_t raw;
 
 	/* ks_space() covers '\n' too. */
 	if (len - pos < 20 || u[16] != ' ' || u[18] != ' ' || ks_space(u[17]) || ks_space(u[19]))
 		return 0;
-	if (!ks_hex8_lower(u, &high) || !ks_hex8_lower(u + 8, &low))
+	memcpy(&raw, u, 8);
+	if (!hi->ok || raw != hi->raw) {
+		hi->ok = ks_hex8_lower(u, &hi->val);
+		hi->raw = raw;
+		if (!hi->ok)
+			return 0;
+	}
+	if (!ks_hex8_lower(u + 8, &low))
 		return 0;
-	*addr = (uint64_t)high << 32 | low;
+	*addr = (uint64_t)hi->val << 32 | low;
 	*type = (char)u[17];
 	return pos + 19;
 }
@@ -962,6 +1009,8 @@ static struct tk_ksym *ksym_parse(const char *t, size_t pos, size_t len, size_t 
 {
 	size_t n = 0, cap = 1;
 	struct tk_ksym *tab = NULL;
+	struct ks_high hi = { 0 };
+	bool ordered = true, ties = false;
 
 	*count = 0;
 	if (!t || len > UINT32_MAX || pos > len)
@@ -988,7 +1037,7 @@ static struct tk_ksym *ksym_parse(const char *t, size_t pos, size_t len, size_t 
 		const char *nl;
 		char type;
 
-		ns = ksym_line_fast(t, pos, len, &addr, &type);
+		ns = ksym_line_fast(t, pos, len, &hi, &addr, &type);
 		if (!ns) {
 			int digits = 0, x;
 
@@ -1028,6 +1077,10 @@ static struct tk_ksym *ksym_parse(const char *t, size_t pos, size_t len, size_t 
 			end = nl ? (size_t)(nl - t) : len;
 		}
 		if (t[ns] != '$' && type != 'A' && type != 'a') {
+			if (n) {
+				ordered &= addr >= tab[n - 1].addr;
+				ties |= addr == tab[n - 1].addr;
+			}
 			tab[n].addr = addr;
 			tab[n].name_off = (uint32_t)ns;
 			tab[n].name_len = (uint32_t)(ne - ns);
@@ -1035,7 +1088,7 @@ static struct tk_ksym *ksym_parse(const char *t, size_t pos, size_t len, size_t 
 		}
 		pos = end + 1;
 	}
-	if (n > 1 && !ksym_sort(tab, n)) {
+	if (n > 1 && !ksym_sort(tab, n, ordered, ties)) {
 		/* Out of memory: no symbols (addresses print as numbers) beats wrong ones. */
 		tk_big_free(tab);
 		return NULL;

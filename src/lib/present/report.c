@@ -199,6 +199,8 @@ struct stream {
 } __attribute__((aligned(TK_LINE)));
 
 #define PCACHE_SIZE 1024
+/* printer.blk_us when no time text is kept: no microsecond lies within 100 above it. */
+#define NO_BLOCK (UINT64_MAX - 200)
 
 /* The "%16s-%-5d" column of one pid, as last printed. */
 struct prefix {
@@ -257,6 +259,7 @@ struct printer {
 	struct tk_ksym_memo *memo;  /* shared: this printer's symbol lookups */
 	uint64_t sec_us;	    /* put_time(): the seconds t_text holds, in microseconds */
 	uint8_t sec_len;	    /* the length of its " %5llu" (0: none yet) */
+	uint64_t blk_us;	    /* and the 100 us whose first four decimals it holds */
 	/*
 	 * put_time(): the whole " %5llu.%06llu: " text of the microsecond
 	 * last printed, valid for shown times in [t_lo, t_lo + t_span).
@@ -1635,13 +1638,35 @@ static inline void put_frac6(char *d, uint32_t frac)
  * (nearly all of them: 37% of the lines of the sched bench file) rewrites
  * only the six decimals inside that kept text, as three digit pairs, and
  * copies it out whole; the seconds are formatted only when they change.
+ * Most misses fall in the same 100 microseconds as the kept text (records
+ * microseconds apart): those rewrite the last pair alone.
  */
+static void __attribute__((noinline)) put_time_us_block(struct printer *p, uint64_t us);
+
 static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64_t ts)
 {
 	struct tk_outbuf *o = p->o;
 	/* Below the top of the range (ts + 500) / 1000 rounds as the two-step form does. */
 	uint64_t us = __builtin_expect(ts <= UINT64_MAX - 500, 1) ? (ts + 500) / 1000
 								  : ts / 1000 + (ts % 1000 >= 500);
+	uint64_t d = us - p->blk_us;
+
+	/* blk_us is NO_BLOCK (above every us that reaches here) when no text is kept. */
+	if (__builtin_expect(d >= 100, 0)) {
+		put_time_us_block(p, us);
+		return;
+	}
+	memcpy(p->t_text + p->sec_len + 5, digit_pairs + 2 * d, 2);
+	p->t_lo = us ? us * 1000 - 500 : 0;
+	p->t_span = us * 1000 + 500 - p->t_lo;
+	memcpy(o->buf + o->len, p->t_text, sizeof(p->t_text));
+	o->len += p->t_len;
+}
+
+/* A miss outside the kept 100 microseconds: the second's text and all six decimals. */
+static void __attribute__((noinline)) put_time_us_block(struct printer *p, uint64_t us)
+{
+	struct tk_outbuf *o = p->o;
 	uint32_t frac;
 	char *d;
 
@@ -1649,6 +1674,7 @@ static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64
 	if (__builtin_expect(us >= UINT64_MAX / 1000 - 1, 0)) {
 		p->t_span = 0;
 		p->sec_len = 0;
+		p->blk_us = NO_BLOCK;
 		o->buf[o->len++] = ' ';
 		put_u_width(o, us / 1000000, 5, ' ');
 		d = o->buf + o->len;
@@ -1677,6 +1703,7 @@ static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64
 		d[8] = ' ';
 	}
 	frac = (uint32_t)(us - p->sec_us);
+	p->blk_us = us - frac % 100;
 	p->t_lo = us ? us * 1000 - 500 : 0;
 	p->t_span = us * 1000 + 500 - p->t_lo;
 	put_frac6(p->t_text + p->sec_len + 1, frac);
@@ -3042,6 +3069,7 @@ static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *sl
 	p->o = &r->out;
 	p->slow_lock = slow_lock;
 	p->shared = slow_lock != NULL;
+	p->blk_us = NO_BLOCK;
 	p->pcache = tk_line_calloc(PCACHE_SIZE, sizeof(*p->pcache));
 	return p->pcache ? 0 : -ENOMEM;
 }

@@ -137,16 +137,21 @@ static inline void tk_text_slots_free(struct tk_text_slot *s, size_t n)
 
 /*
  * Printers for a report of @bytes of data: @asked (-j) when set, else one
- * per online CPU up to 4 from 4 MiB on, else 1 (threads cost ~100 us to
- * start and their first pages).
+ * per online CPU up to 4 from 128 MiB on, else 1. A second thread has
+ * costs of its own that only a long run pays back: its start, the pages of
+ * its logs and texts, and every record carried to another CPU's cache. On
+ * the 2-vCPU VMs here (a page fault 11 us, a cache line between the vCPUs
+ * ~0.5 us) two threads printed the 40-55 MB family files 4-40% slower than
+ * one and kmem's 291 MB 16% faster (bench/README.md, stop 23).
  */
+#define TK_REPORT_THREADS_MIN_BYTES (128u << 20)
 static inline unsigned int tk_report_threads(unsigned int asked, uint64_t bytes)
 {
 	long n;
 
 	if (asked)
 		return asked;
-	if (bytes < (4u << 20))
+	if (bytes < TK_REPORT_THREADS_MIN_BYTES)
 		return 1;
 	n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n < 2 ? 1 : n > 4 ? 4 : (unsigned int)n;

@@ -22,9 +22,9 @@
  *     takes turns with the merge on one CPU (a busy machine, or a session
  *     whose autogroup gets one CPU's share) makes the run cost 25-35% more
  *     CPU than one thread for no gain, so when the process gets less than
- *     1.2 CPUs' worth of time in POOL_STRIKES periods of ~2 ms in a row
- *     (two threads on two free CPUs run at 1.4-1.9), the merge prints
- *     every later job itself; what the workers hold or have queued
+ *     1.2 CPUs' worth of time in POOL_STRIKES periods of ~3 ms in a row
+ *     after the first (two threads on two free CPUs run at 1.4-1.9), the
+ *     merge prints every later job itself; what the workers hold or have queued
  *     still goes out in order (the ring's take-back). The workers' start
  *     is cheap (~0.1 ms), so the default starts them and lets this decide
  *     (the engine sets may_retire; -j N keeps the N threads asked for).
@@ -105,10 +105,12 @@ static uint64_t clock_ns(clockid_t id)
  * POOL_PERIOD has passed, the CPU time the process got in it against the
  * wall time; POOL_STRIKES periods in a row under 1.2 CPUs' worth
  * (POOL_SHARE_MIN_5THS fifths) retire them for the rest of the run. The
- * process clock is a system call (~0.3 us), read once a period; the wall
- * clock is the vDSO's, read once a job.
+ * first period is not judged: a worker's first pages and caches fault in
+ * then (on a VM where a fault costs 11 us, for milliseconds), while the
+ * merge prints alone. The process clock is a system call (~0.3 us), read
+ * once a period; the wall clock is the vDSO's, read once a job.
  */
-#define POOL_PERIOD	    (2u * 1000 * 1000)
+#define POOL_PERIOD	    (3u * 1000 * 1000)
 #define POOL_STRIKES	    2u
 #define POOL_SHARE_MIN_5THS 6u
 static bool pool_retire(struct tk_print_pool *p)
@@ -121,7 +123,7 @@ static bool pool_retire(struct tk_print_pool *p)
 	if (p->retired || wall - p->period_wall < POOL_PERIOD)
 		return p->retired;
 	cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	if (p->period_wall &&
+	if (p->periods++ >= 2 &&
 	    (cpu - p->period_cpu) * 5 < (wall - p->period_wall) * POOL_SHARE_MIN_5THS)
 		p->strikes++;
 	else

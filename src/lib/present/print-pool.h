@@ -87,7 +87,7 @@ struct tk_print_pool {
 	size_t nworkers, nstarted;
 	/* The merge's look at the CPU the run gets (pool_begin()): ns at the period's start. */
 	uint64_t period_wall, period_cpu;
-	unsigned int strikes;
+	unsigned int periods, strikes;
 	bool may_retire; /* the engine's: the count was the default's, not -j N (asked for) */
 	bool retired;	 /* the workers got no CPU of their own: the merge prints every job */
 } __attribute__((aligned(TK_LINE)));

@@ -2660,14 +2660,15 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * damage found are the same either way (dat-read.c's notes say why).
  *
  * The thread count: -j N, or by default tk_report_threads() (one per
- * online CPU up to 4, for 4 MiB of CPU data or more; compressed data, 8 MiB
- * decoded: report_threads()) but no more than the CPUs this process may
- * use (tk_cores_allowed(): affinity, cgroup quota). Whether the second
- * thread then finds a CPU of its own is judged as the run goes: a worker
- * that only takes turns with the merge costs 25-35% more CPU than -j 1
- * (the merge's cuts and copies, the worker's cold caches), so when the
- * process gets too little CPU time for ~4 ms the pool retires its
- * workers and the merge prints the rest alone (print-pool.c's notes).
+ * online CPU up to 4, for 128 MiB of CPU data or more, decoded: shorter
+ * runs do not pay a second thread's own costs back, handoff.h) but no
+ * more than the CPUs this process may use (tk_cores_allowed(): affinity,
+ * cgroup quota). Whether the second thread then finds a CPU of its own is
+ * judged as the run goes: a worker that only takes turns with the merge
+ * costs 25-35% more CPU than -j 1 (the merge's cuts and copies, the
+ * worker's cold caches), so when the process gets too little CPU time for
+ * two periods of ~3 ms the pool retires its workers and the merge prints
+ * the rest alone, as with -j 1 (print-pool.c's notes, merge_records()).
  */
 #define JOB_RECORDS 2048
 /* A carried job ends once its records' bytes pass this (2048 sched records: ~150 KiB). */
@@ -3149,24 +3150,15 @@ static unsigned int default_threads(struct report *r, uint64_t bytes)
 }
 
 /*
- * Threads to run for the CPU data of the streams shown (default_threads(), or -j).
- * Compressed data needs twice the bytes (decoded) of tk_report_threads()'s
- * threshold: its threads start a decoder too, with its slots to fault in,
- * and power's zstd file (6.7 MB decoded) printed 1-4 ms slower on two free
- * CPUs than on one, at 15% more CPU (its uncompressed file gains 3 ms).
+ * Threads to run for the CPU data of the streams shown (default_threads(),
+ * or -j): compressed data counts its bytes decoded, as its printers do.
  */
-#define PACKED_MIN_BYTES (8u << 20)
 static unsigned int report_threads(struct report *r)
 {
 	uint64_t bytes = 0;
-	bool packed = false;
 
-	for (size_t i = 0; i < r->nstreams; i++) {
+	for (size_t i = 0; i < r->nstreams; i++)
 		bytes += r->streams[i].size;
-		packed |= r->streams[i].buf->compressed;
-	}
-	if (packed && bytes < PACKED_MIN_BYTES && !r->opts->threads)
-		return 1;
 	return default_threads(r, bytes);
 }
 
@@ -3747,8 +3739,12 @@ static inline __attribute__((always_inline)) int merge_loop(struct report *r, st
 		}
 		/* Here, where every live stream holds its next record: where the next job starts.
 		 */
-		if (pool && pool_job_full(pool))
+		if (pool && pool_job_full(pool)) {
 			tk_print_pool_dispatch(pool->pp, false, false);
+			/* The workers did not pay: merge_records() goes on without them. */
+			if (__builtin_expect(pool->pp->retired, 0))
+				break;
+		}
 	}
 	return ret;
 }
@@ -3764,11 +3760,24 @@ static bool plain_run(const struct report *r)
 			     TK_REPORT_RAW | TK_REPORT_SLOW));
 }
 
-static int merge_records(struct report *r, struct pool *pool)
+/*
+ * The merge, with the pool *@pool or none. When the pool retires its
+ * workers (print-pool.c's trial), the pool is finished here, its texts
+ * written out in order, and the rest prints as with -j 1 (*@pool NULL).
+ */
+static int merge_records(struct report *r, struct pool **pool)
 {
-	if (plain_run(r))
-		return pool ? merge_loop(r, pool, PLAIN_SHARED) : merge_loop(r, NULL, PLAIN_SOLO);
-	return merge_loop(r, pool, PLAIN_NO);
+	bool plain = plain_run(r);
+	int ret;
+
+	if (!*pool)
+		return plain ? merge_loop(r, NULL, PLAIN_SOLO) : merge_loop(r, NULL, PLAIN_NO);
+	ret = plain ? merge_loop(r, *pool, PLAIN_SHARED) : merge_loop(r, *pool, PLAIN_NO);
+	if (ret || !(*pool)->pp->retired)
+		return ret;
+	pool_finish(*pool);
+	*pool = NULL;
+	return plain ? merge_loop(r, NULL, PLAIN_SOLO) : merge_loop(r, NULL, PLAIN_NO);
 }
 
 /*
@@ -3962,7 +3971,7 @@ int tk_report_run(struct tk_dat *dat, const struct tk_report_opts *user_opts,
 		decode_ahead_start(&r, pool);
 	}
 	if (!ret)
-		ret = merge_records(&r, pool);
+		ret = merge_records(&r, &pool);
 	if (pool)
 		pool_finish(pool);
 	ret = report_stats(&r, ret, &st);

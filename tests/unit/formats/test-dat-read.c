@@ -1709,6 +1709,32 @@ static int read_all_pages(struct tk_dat_cpu_reader *rd, uint8_t **out, size_t *l
 }
 
 /*
+ * The next page of each CPU whose data goes on (@more), from reader @rd
+ * and from the plain reader @ref: the same result, offset and bytes.
+ */
+static void next_pages_match(struct tk_dat_cpu_reader **rd, struct tk_dat_cpu_reader **ref,
+			     bool *more)
+{
+	for (int c = 0; c < 2; c++) {
+		const void *page, *want;
+		uint64_t off, woff;
+		int a, b;
+
+		if (!more[c])
+			continue;
+		a = tk_dat_cpu_reader_next_page(rd[c], &page, &off);
+		b = tk_dat_cpu_reader_next_page(ref[c], &want, &woff);
+		assert_int_equal(a, b);
+		if (a != 1) {
+			more[c] = false;
+			continue;
+		}
+		assert_int_equal(off, woff);
+		assert_memory_equal(page, want, PAGE);
+	}
+}
+
+/*
  * Two CPUs read side by side through a started prefetch: every page is the
  * plain reader's, seeks work, and the decoder did decode chunks ahead.
  */
@@ -1742,23 +1768,7 @@ static void test_prefetch(void **state)
 	assert_errno(tk_dat_prefetch_attach(pf, rd[0]), EINVAL);
 	assert_int_equal(tk_dat_prefetch_start(pf), 0);
 	while (more[0] || more[1]) {
-		for (int c = 0; c < 2; c++) {
-			const void *want;
-			uint64_t woff;
-			int a, b;
-
-			if (!more[c])
-				continue;
-			a = tk_dat_cpu_reader_next_page(rd[c], &page, &off);
-			b = tk_dat_cpu_reader_next_page(ref[c], &want, &woff);
-			assert_int_equal(a, b);
-			if (a != 1) {
-				more[c] = false;
-				continue;
-			}
-			assert_int_equal(off, woff);
-			assert_memory_equal(page, want, PAGE);
-		}
+		next_pages_match(rd, ref, more);
 	}
 	/* Seeks on a reader that reads ahead land where a plain reader's do. */
 	for (uint32_t k = 0; k < 300; k += 37) {
@@ -1800,8 +1810,6 @@ static void test_prefetch_pumped(void **state)
 	struct tk_dat_prefetch_stats st;
 	bool more[2] = {true, true};
 	size_t pumped = 0;
-	const void *page;
-	uint64_t off;
 
 	(void)state;
 	assert_non_null(pf);
@@ -1820,23 +1828,7 @@ static void test_prefetch_pumped(void **state)
 	for (uint32_t k = 0; more[0] || more[1]; k++) {
 		if (k % 3 == 0)
 			pumped += tk_dat_prefetch_pump(pf);
-		for (int c = 0; c < 2; c++) {
-			const void *want;
-			uint64_t woff;
-			int a, b;
-
-			if (!more[c])
-				continue;
-			a = tk_dat_cpu_reader_next_page(rd[c], &page, &off);
-			b = tk_dat_cpu_reader_next_page(ref[c], &want, &woff);
-			assert_int_equal(a, b);
-			if (a != 1) {
-				more[c] = false;
-				continue;
-			}
-			assert_int_equal(off, woff);
-			assert_memory_equal(page, want, PAGE);
-		}
+		next_pages_match(rd, ref, more);
 	}
 	tk_dat_prefetch_get_stats(pf, &st);
 	assert_true(pumped > 0);

@@ -1009,7 +1009,7 @@ static struct tk_ksym *ksym_parse(const char *t, size_t pos, size_t len, size_t 
 {
 	size_t n = 0, cap = 1;
 	struct tk_ksym *tab = NULL;
-	struct ks_high hi = { 0 };
+	struct ks_high hi = {0};
 	bool ordered = true, ties = false;
 
 	*count = 0;

@@ -416,7 +416,7 @@ struct rep {
 	bool tracing_kallsyms; /* TRACING_DATA carries kallsyms (perf's never does) */
 	bool ksyms_decided;    /* decide_kernel_symbols() ran */
 	bool ksyms_pending;    /* it wants kallsyms, which no event printed has needed yet */
-	char *ksym_text; /* the kallsyms the event set borrows */
+	char *ksym_text;       /* the kallsyms the event set borrows */
 	/* the file has the kernel's MMAP record ([kernel.kallsyms]_text) */ /* kallsyms
 										named a
 										kernel

@@ -1131,8 +1131,8 @@ static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool 
 	if (r[1].epoch == epoch && r[1].pc == pc && r[1].initial == initial)
 		return r + 1;
 	/* A table that cannot grow keeps its size: its slots are replaced. */
-	if (!r[1].epoch && uw->rules_cap == RULES_FIRST &&
-	    (uw->rules_used + 1) * 4 > RULES_FIRST && rules_grow(uw) == 0)
+	if (!r[1].epoch && uw->rules_cap == RULES_FIRST && (uw->rules_used + 1) * 4 > RULES_FIRST &&
+	    rules_grow(uw) == 0)
 		r = &uw->rules[(h >> 40) & (uw->rules_cap - 2)];
 	r = rule_take(uw, r);
 	r->epoch = epoch;
@@ -1292,7 +1292,8 @@ static int fast_walk(struct tk_unwind *uw)
 				for (unsigned int a = 0; a < r->nat; a++) {
 					unsigned int i = r->act[a];
 
-					memcpy(&v, stack + (cfa + (uint64_t)(int64_t)r->off[i] - sp),
+					memcpy(&v,
+					       stack + (cfa + (uint64_t)(int64_t)r->off[i] - sp),
 					       8);
 					regs[i] = v;
 				}

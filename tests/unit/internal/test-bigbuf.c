@@ -49,11 +49,11 @@ static void grow_keeps(size_t from, size_t keep, size_t to)
 static void test_grow_each_kind(void **state)
 {
 	(void)state;
-	grow_keeps(4096, 4096, 8192);		      /* malloc() to malloc() */
-	grow_keeps(512 << 10, 500 << 10, 4u << 20);   /* malloc() to a mapping */
-	grow_keeps(2u << 20, 2u << 20, 4u << 20);     /* mapped: a whole huge page and more */
-	grow_keeps(3u << 20, 3000000, 7u << 20);      /* mapped: part of a huge page */
-	grow_keeps(4u << 20, 0, 8u << 20);	      /* nothing kept */
+	grow_keeps(4096, 4096, 8192);		    /* malloc() to malloc() */
+	grow_keeps(512 << 10, 500 << 10, 4u << 20); /* malloc() to a mapping */
+	grow_keeps(2u << 20, 2u << 20, 4u << 20);   /* mapped: a whole huge page and more */
+	grow_keeps(3u << 20, 3000000, 7u << 20);    /* mapped: part of a huge page */
+	grow_keeps(4u << 20, 0, 8u << 20);	    /* nothing kept */
 }
 
 static void test_grow_doubling(void **state)

@@ -377,6 +377,11 @@ static void check_loss(uint32_t kb, enum tk_appevent_mode mode, uint32_t n)
 	assert_int_equal(tk_appevent_session_write(s, path), 0);
 	read_user(path, &c, 0);
 	assert_int_equal(c.bad, 0);
+#if defined(__SANITIZE_THREAD__)
+	/* Instrumented writers can be slower than the recorder: then nothing is lost to count. */
+	if (tk_appevent_lost() == lost0 && c.total == n)
+		skip();
+#endif
 	assert_true(tk_appevent_lost() - lost0 > 0);
 	assert_int_equal(tk_appevent_lost() - lost0, lost_buffers);
 	assert_int_equal(c.total + lost_buffers, n);

@@ -3662,25 +3662,32 @@ static void prefetch_decode(struct tk_dat_prefetch *pf, struct pf_slot *slot, co
 	pthread_cond_broadcast(&pf->done);
 }
 
+/* Decode the next chunk a window lacks, if any (the decoder's or a pump's step). Under the lock. */
+static bool prefetch_one(struct tk_dat_prefetch *pf)
+{
+	struct pf_slot *slot;
+	struct chunk c;
+	size_t chunk;
+	uint32_t cpu;
+
+	slot = prefetch_pick(pf, &c, &chunk, &cpu);
+	if (!slot)
+		return false;
+	prefetch_decode(pf, slot, &c, chunk, cpu);
+	return true;
+}
+
 static void *prefetch_main(void *arg)
 {
 	struct tk_dat_prefetch *pf = arg;
 
 	pthread_mutex_lock(&pf->lock);
 	while (!pf->stop) {
-		struct pf_slot *slot;
-		struct chunk c;
-		size_t chunk;
-		uint32_t cpu;
-
-		slot = prefetch_pick(pf, &c, &chunk, &cpu);
-		if (!slot) {
+		if (!prefetch_one(pf)) {
 			pf->idle = true;
 			pthread_cond_wait(&pf->work, &pf->lock);
 			pf->idle = false;
-			continue;
 		}
-		prefetch_decode(pf, slot, &c, chunk, cpu);
 	}
 	pthread_mutex_unlock(&pf->lock);
 	return NULL;
@@ -3726,18 +3733,8 @@ size_t tk_dat_prefetch_pump(struct tk_dat_prefetch *pf)
 	pthread_mutex_lock(&pf->lock);
 	if (pf->pumped && !pf->pumping) {
 		pf->pumping = true;
-		while (!pf->stop) {
-			struct pf_slot *slot;
-			struct chunk c;
-			size_t chunk;
-			uint32_t cpu;
-
-			slot = prefetch_pick(pf, &c, &chunk, &cpu);
-			if (!slot)
-				break;
-			prefetch_decode(pf, slot, &c, chunk, cpu);
+		while (!pf->stop && prefetch_one(pf))
 			n++;
-		}
 		pf->pumping = false;
 	}
 	pthread_mutex_unlock(&pf->lock);

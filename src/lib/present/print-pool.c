@@ -24,8 +24,8 @@
  *     CPU than one thread for no gain, so when the process gets less than
  *     1.2 CPUs' worth of time in POOL_STRIKES periods of ~3 ms in a row
  *     after the first (two threads on two free CPUs run at 1.4-1.9), the
- *     merge prints every later job itself; what the workers hold or have queued
- *     still goes out in order (the ring's take-back). The workers' start
+ *     merge prints every later job itself; what the workers hold or have
+ *     queued still goes out in order (the ring's take-back). The workers' start
  *     is cheap (~0.1 ms), so the default starts them and lets this decide
  *     (the engine sets may_retire; -j N keeps the N threads asked for).
  *

@@ -61,8 +61,10 @@
  *     map plus .text's file offset being the key, as perf has it. A
  *     module recorded as .ko.gz or .ko.xz is read inflated (kmod-file.c),
  *     its build id checked on the image.
- *   - [vdso]: the cache's "vdso", else this process's own vDSO when its
- *     build id matches.
+ *   - [vdso]: the cache's "vdso" of its build id. Only a [vdso] the file
+ *     recorded no build id for is read from this process's own vDSO: perf
+ *     6.1 makes a recorded id's [vdso] a DSO of that name, which no file
+ *     on disk is, so without the cache's copy it prints [unknown].
  *   - /tmp/perf-PID.map (what perf calls an executable anonymous map, JIT
  *     code): that file's "START SIZE NAME" lines, keyed by the process
  *     address; it has no build id.
@@ -461,19 +463,16 @@ static char *dso_file(struct tk_symbolizer *s, struct dso *d)
 }
 
 /*
- * This process's own vDSO, when it is the one @bid names (or no id is
- * given): the running kernel's, which a recording on this machine mapped.
- * perf caches it as [vdso]/BUILDID/vdso; without that copy, this one.
+ * This process's own vDSO, the running kernel's: what perf 6.1 reads for a
+ * [vdso] the file recorded no build id for (a copy of its own).
  */
-static struct tk_elf *own_vdso(const char *bid)
+static struct tk_elf *own_vdso(void)
 {
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	char hex[TK_BUILD_ID_HEX_MAX], *maps = NULL, *line, *save = NULL;
+	char *maps = NULL, *line, *save = NULL;
 	unsigned long long start, end;
 	struct tk_elf *elf = NULL;
-	uint8_t id[TK_BUILD_ID_MAX];
 	size_t len;
-	int n;
 
 	if (!base || tk_read_file("/proc/self/maps", &maps, &len) < 0)
 		return NULL;
@@ -484,12 +483,6 @@ static struct tk_elf *own_vdso(const char *bid)
 		elf = tk_elf_open_mem((const void *)base, (size_t)(end - start), "[vdso]");
 	}
 	free(maps);
-	if (elf && bid &&
-	    ((n = tk_elf_build_id(elf, id, sizeof(id))) <= 0 ||
-	     tk_elf_build_id_hex(id, (size_t)n, hex, sizeof(hex)) <= 0 || strcmp(hex, bid))) {
-		tk_elf_close(elf);
-		elf = NULL;
-	}
 	return elf;
 }
 
@@ -757,7 +750,7 @@ static void dso_load(struct tk_symbolizer *s, struct dso *d)
 	}
 	f = dso_file(s, d);
 	if (!f && d->vdso) {
-		elf = own_vdso(bid);
+		elf = bid ? NULL : own_vdso();
 		if (elf) {
 			d->st = tk_elf_symtab_new_elf(elf);
 			dso_take_segments(d, elf);

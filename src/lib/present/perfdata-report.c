@@ -352,10 +352,10 @@ struct rep {
 	struct tk_idtable procs;	  /* struct proc by pid */
 
 	struct tk_symbolizer *sym;
-	struct tk_unwind *unwind; /* made for the first --call-graph dwarf sample */
-	struct frame_memo
-		*frame_memo;	     /* FRAME_MEMO texts of unwound frames (put_unwound_frame()) */
-	struct tk_outbuf frame_text; /* where a frame's text is made before it is kept */
+	struct tk_unwind *unwind;	 /* made for the first --call-graph dwarf sample */
+	struct frame_memo *frame_memo;	 /* texts of unwound frames (put_unwound_frame()) */
+	size_t frame_cap, nframes;	 /* its slots (a power of two), and those filled */
+	struct tk_outbuf frame_text;	 /* where a frame's text is made before it is kept */
 	struct tk_unwind_map unwind_map; /* the map unwind_find_map() found */
 	struct proc *unwind_proc;	 /* the process being unwound */
 	uint64_t maps_gen;
@@ -1095,8 +1095,9 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 /* ------------------------------------------------------------ DWARF unwinding */
 
 #define DWARF_FIELDS  (TK_PERF_SAMPLE_REGS_USER | TK_PERF_SAMPLE_STACK_USER)
-#define FRAME_MEMO    16384 /* unwound frames whose text is kept (~4 MB) */
-#define UNWIND_FRAMES 127   /* perf script's --max-stack default */
+#define FRAME_FIRST   1024	 /* the frame memo's first slots (frame_memo_grow()) */
+#define FRAME_MAX     (1u << 17) /* frame texts kept at most (~20 MB); then the memo starts over */
+#define UNWIND_FRAMES 127	 /* perf script's --max-stack default */
 
 /* The map of the process being unwound that holds @addr (tk_unwind_find_map_fn). */
 static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
@@ -1183,34 +1184,76 @@ static void make_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 	put_char(&r->out, '\n');
 }
 
+static uint64_t frame_hash(uint64_t ip, uint64_t gen, int32_t pid)
+{
+	return (ip ^ gen * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)pid << 32) *
+	       0xff51afd7ed558ccdull;
+}
+
+/*
+ * Double the frame memo (FRAME_FIRST slots at first), or empty it once
+ * FRAME_MAX texts are kept; -ENOMEM.
+ */
+static int frame_memo_grow(struct rep *r)
+{
+	size_t cap = r->frame_cap ? 2 * r->frame_cap : FRAME_FIRST;
+	struct frame_memo *t;
+
+	if (r->nframes >= FRAME_MAX) {
+		for (size_t i = 0; i < r->frame_cap; i++)
+			free(r->frame_memo[i].text);
+		memset(r->frame_memo, 0, r->frame_cap * sizeof(*r->frame_memo));
+		r->nframes = 0;
+		return 0;
+	}
+	t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->frame_cap; i++) {
+		const struct frame_memo *o = &r->frame_memo[i];
+		size_t j;
+
+		if (!o->text)
+			continue;
+		j = (frame_hash(o->ip, o->gen, o->pid) >> 32) & (cap - 1);
+		while (t[j].text)
+			j = (j + 1) & (cap - 1);
+		t[j] = *o;
+	}
+	free(r->frame_memo);
+	r->frame_memo = t;
+	r->frame_cap = cap;
+	return 0;
+}
+
 /*
  * The text of one unwound frame, made once per (process maps, address):
  * the same frames recur in most samples, and their symbol, inline and
- * formatting work was a fifth of a report. Texts are kept in a
- * direct-mapped table of FRAME_MEMO entries, the newer one winning a slot.
+ * formatting work was a fifth of a report. Texts are kept in an open
+ * hash table that doubles when half full: a direct-mapped table of 16 k
+ * slots made a third more texts than there were frame addresses (its
+ * conflicts), each ~3.4 k instructions besides the inline names.
  */
 static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 {
 	uint64_t gen = r->unwind_proc ? r->unwind_proc->gen : 0;
-	uint64_t h = (ip ^ gen * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)pid << 32) *
-		     0xff51afd7ed558ccdull;
+	uint64_t h = frame_hash(ip, gen, pid);
 	struct frame_memo *m;
 	struct tk_outbuf saved;
 	char *text;
+	size_t j;
 
-	if (!r->frame_memo) {
-		r->frame_memo = calloc(FRAME_MEMO, sizeof(*r->frame_memo));
-		if (!r->frame_memo || tk_outbuf_init(&r->frame_text, -1, 4096) < 0) {
-			free(r->frame_memo);
-			r->frame_memo = NULL;
-			make_unwound_frame(r, pid, ip);
+	if (!r->frame_text.buf && tk_outbuf_init(&r->frame_text, -1, 4096) < 0) {
+		make_unwound_frame(r, pid, ip);
+		return;
+	}
+	for (j = (h >> 32) & (r->frame_cap - 1); r->frame_cap && r->frame_memo[j].text;
+	     j = (j + 1) & (r->frame_cap - 1)) {
+		m = &r->frame_memo[j];
+		if (m->ip == ip && m->gen == gen && m->pid == pid) {
+			tk_outbuf_write(&r->out, m->text, m->len);
 			return;
 		}
-	}
-	m = &r->frame_memo[(h >> 40) & (FRAME_MEMO - 1)];
-	if (m->text && m->ip == ip && m->gen == gen && m->pid == pid) {
-		tk_outbuf_write(&r->out, m->text, m->len);
-		return;
 	}
 	/* Make it in frame_text (in memory: it grows, never flushes), then copy. */
 	saved = r->out;
@@ -1220,16 +1263,24 @@ static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 	r->frame_text = r->out;
 	r->out = saved;
 	tk_outbuf_write(&r->out, r->frame_text.buf, r->frame_text.len);
+	if ((r->nframes + 1) * 2 > r->frame_cap) {
+		if (frame_memo_grow(r) < 0)
+			return;
+		for (j = (h >> 32) & (r->frame_cap - 1); r->frame_memo[j].text;
+		     j = (j + 1) & (r->frame_cap - 1))
+			;
+	}
 	text = malloc(r->frame_text.len ? r->frame_text.len : 1);
 	if (!text)
 		return;
 	memcpy(text, r->frame_text.buf, r->frame_text.len);
-	free(m->text);
+	m = &r->frame_memo[j];
 	m->text = text;
-	m->len = r->frame_text.len;
+	m->len = (uint32_t)r->frame_text.len;
 	m->ip = ip;
 	m->gen = gen;
 	m->pid = pid;
+	r->nframes++;
 }
 
 /*
@@ -4198,9 +4249,8 @@ static void rep_release(struct rep *r)
 	free(r->runs);
 	free(r->rlast);
 	tk_unwind_free(r->unwind);
-	if (r->frame_memo)
-		for (size_t i = 0; i < FRAME_MEMO; i++)
-			free(r->frame_memo[i].text);
+	for (size_t i = 0; i < r->frame_cap; i++)
+		free(r->frame_memo[i].text);
 	free(r->frame_memo);
 	if (r->frame_text.buf)
 		tk_outbuf_release(&r->frame_text);

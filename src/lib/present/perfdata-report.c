@@ -2619,8 +2619,15 @@ static unsigned int perf_threads(struct rep *r)
 	return threads > PMAX_THREADS ? PMAX_THREADS : threads;
 }
 
-/* Workers for this run, or NULL: one thread prints (see perf_threads()). */
-static struct ppool *__attribute__((cold, noinline)) ppool_new(struct rep *r)
+/*
+ * Workers for this run, or NULL: one thread prints (see perf_threads()).
+ * Not marked cold: GCC predicts the code after an unconditional call of a
+ * cold function never runs, and so moved the rest of
+ * tk_perfdata_report_run(), its record loop, and every function only that
+ * loop calls (the queue, the sample lines, the DWARF frames) into
+ * .text.unlikely, compiled for size (a divide instruction per digit).
+ */
+static struct ppool *__attribute__((noinline)) ppool_new(struct rep *r)
 {
 	unsigned int threads = perf_threads(r);
 	struct ppool *pool;

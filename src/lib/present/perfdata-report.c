@@ -352,12 +352,14 @@ struct rep {
 	struct tk_idtable procs;	  /* struct proc by pid */
 
 	struct tk_symbolizer *sym;
-	struct tk_unwind *unwind;	 /* made for the first --call-graph dwarf sample */
-	struct frame_memo *frame_memo;	 /* texts of unwound frames (put_unwound_frame()) */
-	size_t frame_cap, nframes;	 /* its slots (a power of two), and those filled */
-	struct tk_outbuf frame_text;	 /* where a frame's text is made before it is kept */
-	struct tk_unwind_map unwind_map; /* the map unwind_find_map() found */
-	struct proc *unwind_proc;	 /* the process being unwound */
+	struct tk_unwind *unwind;		/* made for the first --call-graph dwarf sample */
+	struct frame_memo *frame_memo;		/* texts of unwound frames (put_unwound_frame()) */
+	size_t frame_cap, nframes;		/* its slots (a power of two), and those filled */
+	char **frame_chunks;			/* where the texts are (frame_text_keep()) */
+	size_t nframe_chunks, frame_chunk_used; /* chunks, and bytes used of the last */
+	struct tk_outbuf frame_text;		/* where a frame's text is made before it is kept */
+	struct tk_unwind_map unwind_map;	/* the map unwind_find_map() found */
+	struct proc *unwind_proc;		/* the process being unwound */
 	uint64_t maps_gen;
 	struct tk_cache *cache;
 	char (*bids)[TK_BUILD_ID_HEX_MAX]; /* the BUILD_ID feature's ids as hex */
@@ -1113,9 +1115,11 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 /* ------------------------------------------------------------ DWARF unwinding */
 
 #define DWARF_FIELDS  (TK_PERF_SAMPLE_REGS_USER | TK_PERF_SAMPLE_STACK_USER)
-#define FRAME_FIRST   1024	 /* the frame memo's first slots (frame_memo_grow()) */
-#define FRAME_MAX     (1u << 17) /* frame texts kept at most (~20 MB); then the memo starts over */
-#define UNWIND_FRAMES 127	 /* perf script's --max-stack default */
+#define FRAME_FIRST   1024	  /* the frame memo's first slots (frame_memo_grow()) */
+#define FRAME_MAX     (1u << 17)  /* frame texts kept at most (~20 MB); then the memo starts over */
+#define FRAME_CHUNK   (64u << 10) /* frame texts are kept in chunks of this size */
+#define FRAME_COPY    1024	  /* texts up to this long are copied in 32-byte blocks */
+#define UNWIND_FRAMES 127	  /* perf script's --max-stack default */
 
 /* The map of the process being unwound that holds @addr (tk_unwind_find_map_fn). */
 static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
@@ -1218,8 +1222,9 @@ static int frame_memo_grow(struct rep *r)
 	struct frame_memo *t;
 
 	if (r->nframes >= FRAME_MAX) {
-		for (size_t i = 0; i < r->frame_cap; i++)
-			free(r->frame_memo[i].text);
+		for (size_t i = 0; i < r->nframe_chunks; i++)
+			free(r->frame_chunks[i]);
+		r->nframe_chunks = 0;
 		memset(r->frame_memo, 0, r->frame_cap * sizeof(*r->frame_memo));
 		r->nframes = 0;
 		return 0;
@@ -1242,6 +1247,36 @@ static int frame_memo_grow(struct rep *r)
 	r->frame_memo = t;
 	r->frame_cap = cap;
 	return 0;
+}
+
+/*
+ * A copy of @len bytes of @text that lives as long as the memo's texts,
+ * its size rounded up to 32 bytes (put_unwound_frame() copies whole
+ * blocks); NULL on ENOMEM. Kept in FRAME_CHUNK chunks, not one malloc()
+ * each.
+ */
+static char *frame_text_keep(struct rep *r, const char *text, size_t len)
+{
+	size_t need = len ? (len + 31) & ~(size_t)31 : 32;
+	char *p;
+
+	if (!r->nframe_chunks || need > FRAME_CHUNK - r->frame_chunk_used) {
+		char **nv = realloc(r->frame_chunks, (r->nframe_chunks + 1) * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		r->frame_chunks = nv;
+		p = malloc(need > FRAME_CHUNK ? need : FRAME_CHUNK);
+		if (!p)
+			return NULL;
+		r->frame_chunks[r->nframe_chunks++] = p;
+		r->frame_chunk_used = 0;
+	}
+	p = r->frame_chunks[r->nframe_chunks - 1] + r->frame_chunk_used;
+	r->frame_chunk_used += need;
+	memcpy(p, text, len);
+	memset(p + len, 0, need - len); /* the block copies read it */
+	return p;
 }
 
 /*
@@ -1269,7 +1304,20 @@ static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 	     j = (j + 1) & (r->frame_cap - 1)) {
 		m = &r->frame_memo[j];
 		if (m->ip == ip && m->gen == gen && m->pid == pid) {
-			tk_outbuf_write(&r->out, m->text, m->len);
+			/*
+			 * Whole 32-byte blocks (the kept text is rounded up to
+			 * them): ~half the instructions of tk_outbuf_write()'s
+			 * memcpy() for texts of one to four lines.
+			 */
+			if (m->len <= FRAME_COPY) {
+				char *o = room(&r->out, FRAME_COPY);
+
+				for (uint32_t i = 0; i < m->len; i += 32)
+					memcpy(o + i, m->text + i, 32);
+				r->out.len += m->len;
+			} else {
+				tk_outbuf_write(&r->out, m->text, m->len);
+			}
 			return;
 		}
 	}
@@ -1288,10 +1336,9 @@ static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 		     j = (j + 1) & (r->frame_cap - 1))
 			;
 	}
-	text = malloc(r->frame_text.len ? r->frame_text.len : 1);
+	text = frame_text_keep(r, r->frame_text.buf, r->frame_text.len);
 	if (!text)
 		return;
-	memcpy(text, r->frame_text.buf, r->frame_text.len);
 	m = &r->frame_memo[j];
 	m->text = text;
 	m->len = (uint32_t)r->frame_text.len;
@@ -4274,8 +4321,9 @@ static void rep_release(struct rep *r)
 	free(r->runs);
 	free(r->rlast);
 	tk_unwind_free(r->unwind);
-	for (size_t i = 0; i < r->frame_cap; i++)
-		free(r->frame_memo[i].text);
+	for (size_t i = 0; i < r->nframe_chunks; i++)
+		free(r->frame_chunks[i]);
+	free(r->frame_chunks);
 	free(r->frame_memo);
 	if (r->frame_text.buf)
 		tk_outbuf_release(&r->frame_text);

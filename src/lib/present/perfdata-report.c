@@ -1180,16 +1180,28 @@ static void make_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 		n = tk_unwind_inlines(r->unwind, ip, &names);
 	for (size_t i = 0; n > 0 && p && i < p->nmaps; i++) {
 		const struct map *m = &p->maps[i];
+		bool file_map;
 
 		if (ip < m->start || ip >= m->end)
 			continue;
+		/* Where put_sym_parts() looks the symbol up too. */
+		file_map = m->path[0] == '/' || !strcmp(m->path, "[vdso]");
 		if (m->identity || !r->sym ||
 		    tk_symbolizer_lookup_file(r->sym, m->path, m->bid, ip - m->start + m->pgoff,
 					      &info) ||
 		    !info.symbol)
 			break;
 		for (int k = 0; k < n; k++) {
-			if (!strcmp(names[k], info.symbol)) {
+			if (!strcmp(names[k], info.symbol) && file_map) {
+				/* put_sym()'s line, from the lookup just made. */
+				put_hex(&r->out, "\t", ip - m->start + m->pgoff, 16);
+				put_char(&r->out, ' ');
+				put_str(&r->out, info.symbol);
+				put_hex(&r->out, "+0x", info.offset, 0);
+				put_str(&r->out, " (");
+				put_str(&r->out, m->path);
+				put_char(&r->out, ')');
+			} else if (!strcmp(names[k], info.symbol)) {
 				put_sym(r, pid, ip, false, "\t", true);
 			} else {
 				put_hex(&r->out, "\t", ip - m->start + m->pgoff, 16);

@@ -1107,18 +1107,18 @@ static int rules_grow(struct tk_unwind *uw)
 }
 
 /*
- * The step of the frame at @pc (a walk's first when @initial) in the
- * current process's Dwfl, worked out once per Dwfl: which binary holds it
+ * The step of the frame at @pc (a walk's first when @initial), not in
+ * the rules table (its pair @r, of hash @h): worked out once per Dwfl of
+ * the current process: which binary holds it
  * (module_at(), which also reports it to the Dwfl, as frame_cb() does),
  * whether perf finds CFI there (has_cfi()), and the CFI's rules, read
  * from the FDE libdwfl would use (the .eh_frame one; a frame stepped by
  * .debug_frame alone goes to libdwfl).
  */
-static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool initial)
+static const struct step_rule *__attribute__((noinline))
+rule_make(struct tk_unwind *uw, struct step_rule *r, uint64_t pc, bool initial, uint64_t h)
 {
 	uint64_t epoch = uw->cur->epoch, lpc = initial ? pc : pc - 1;
-	uint64_t h = rule_hash(pc, epoch, initial);
-	struct step_rule *r = &uw->rules[(h >> 40) & (uw->rules_cap - 2)];
 	Dwfl_Module *mod;
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Addr bias;
@@ -1126,10 +1126,6 @@ static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool 
 	bool nofile;
 	int has;
 
-	if (r->epoch == epoch && r->pc == pc && r->initial == initial)
-		return r;
-	if (r[1].epoch == epoch && r[1].pc == pc && r[1].initial == initial)
-		return r + 1;
 	/* A table that cannot grow keeps its size: its slots are replaced. */
 	if (!r[1].epoch && uw->rules_cap == RULES_FIRST && (uw->rules_used + 1) * 4 > RULES_FIRST &&
 	    rules_grow(uw) == 0)
@@ -1164,6 +1160,24 @@ static const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool 
 		free(frame);
 	}
 	return r;
+}
+
+/*
+ * The step of the frame at @pc (a walk's first when @initial) in the
+ * current process's Dwfl: its rule from the table, else rule_make()'s
+ * (out of line: the walk's loop stays small).
+ */
+static inline const struct step_rule *rule_get(struct tk_unwind *uw, uint64_t pc, bool initial)
+{
+	uint64_t epoch = uw->cur->epoch;
+	uint64_t h = rule_hash(pc, epoch, initial);
+	struct step_rule *r = &uw->rules[(h >> 40) & (uw->rules_cap - 2)];
+
+	if (r->epoch == epoch && r->pc == pc && r->initial == initial)
+		return r;
+	if (r[1].epoch == epoch && r[1].pc == pc && r[1].initial == initial)
+		return r + 1;
+	return rule_make(uw, r, pc, initial, h);
 }
 
 /*

@@ -57,7 +57,10 @@
  *     file tk_perfdata_next_samples() hands out a run of them at once,
  *     each as its offset, size and the event its id names (found once,
  *     for the time kept, and given to the caller, who would look it up
- *     again).
+ *     again) when the sample is known to decode whole: its size is the
+ *     one its fixed fields give, or the damage test decoded it (a sample
+ *     with a callchain or a stack: one decode, which also answers for
+ *     every shorter length, sample_decode()).
  *   - Metadata objects (evsels, features, build ids) are allocated one by
  *     one and never moved, so pointers handed out stay valid until close
  *     even while pipe mode adds more.
@@ -300,8 +303,18 @@ static bool cur_regs(struct tk_cursor *c, uint64_t mask, uint64_t *abi, uint64_t
 	return cur_u64s(c, *nr, regs);
 }
 
-int tk_perf_sample_decode(const struct tk_perf_attr *attr, const uint8_t *rec, size_t size,
-			  struct tk_perf_sample *s, size_t *bad)
+/*
+ * tk_perf_sample_decode(), also saying in @used how many bytes the fields
+ * took. Each field is placed and sized by bytes before it, so the same
+ * record decodes from its first n bytes exactly when n >= *used: one
+ * decode answers for every shorter length (sample_too_long()). Inline in
+ * both callers: where @s is not read after (sample_too_long()) the
+ * compiler drops its stores and leaves the walk.
+ */
+static inline __attribute__((always_inline)) int sample_decode(const struct tk_perf_attr *attr,
+							       const uint8_t *rec, size_t size,
+							       struct tk_perf_sample *s,
+							       size_t *bad, size_t *used)
 {
 	uint64_t t = attr->sample_type, rf = attr->read_format;
 	struct tk_cursor c;
@@ -410,10 +423,19 @@ int tk_perf_sample_decode(const struct tk_perf_attr *attr, const uint8_t *rec, s
 	}
 #undef NEED
 	s->fields = t;
+	*used = c.pos;
 	return 0;
 short_:
 	*bad = c.pos;
 	return -EBADMSG;
+}
+
+int tk_perf_sample_decode(const struct tk_perf_attr *attr, const uint8_t *rec, size_t size,
+			  struct tk_perf_sample *s, size_t *bad)
+{
+	size_t used;
+
+	return sample_decode(attr, rec, size, s, bad, &used);
 }
 
 int tk_perf_trailer_decode(uint64_t sample_type, const uint8_t *rec, size_t size,
@@ -2614,13 +2636,21 @@ static inline bool sample_size_exact(const struct tk_perfdata *pd, const uint8_t
 	return want == size;
 }
 
-static bool sample_too_long(const struct tk_perfdata *pd, const uint8_t *p, uint16_t size)
+/*
+ * Whether SAMPLE @p of @size bytes hides records in its tail (damage). In
+ * @whole the event its id names when its fields decode from its @size
+ * bytes (one decode, which tells the caller what
+ * tk_perfdata_parse_sample() would give), else -1.
+ */
+static bool sample_too_long(const struct tk_perfdata *pd, const uint8_t *p, uint16_t size,
+			    long *whole)
 {
 	const struct tk_perf_attr *a;
 	struct tk_perf_sample s;
-	size_t off, bad;
+	size_t off, bad, used;
 	long e = 0;
 
+	*whole = -1;
 	if (pd->nr_evsels == 0 || size < 16)
 		return false;
 	a = &pd->evsels[0]->pub.attr;
@@ -2647,16 +2677,17 @@ static bool sample_too_long(const struct tk_perfdata *pd, const uint8_t *p, uint
 		if (e < 0)
 			return false;
 	}
-	if (tk_perf_sample_decode(&pd->evsels[e]->pub.attr, p, size - 8u, &s, &bad) != 0)
-		return false;
+	if (sample_decode(&pd->evsels[e]->pub.attr, p, size, &s, &bad, &used) != 0)
+		return false; /* too short for its fields: tk_perfdata_parse_sample() says so */
+	*whole = e;
 	/*
-	 * perf itself reads such a sample and ignores the rest (a callchain
-	 * cut short by an editor leaves it, tests/data/perf/chain-zero.data):
-	 * only records hidden in the rest make it damage.
+	 * Fields that fit in 8 bytes fewer leave a tail. perf itself reads
+	 * such a sample and ignores the rest (a callchain cut short by an
+	 * editor leaves it, tests/data/perf/chain-zero.data): only records
+	 * hidden in the rest make it damage. The fields decode from every
+	 * length down to @used (sample_decode()).
 	 */
-	for (uint16_t rest = 8; rest <= size - 16u; rest += 8) {
-		if (tk_perf_sample_decode(&pd->evsels[e]->pub.attr, p, size - rest, &s, &bad) != 0)
-			break;
+	for (uint16_t rest = 8; rest <= size - 16u && used <= (size_t)(size - rest); rest += 8) {
 		if (plausible_chain(pd, p + size - rest, rest, true) == 1)
 			return true;
 	}
@@ -2806,6 +2837,7 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 	uint32_t type;
 	const uint8_t *p;
 	char why[160];
+	long whole;
 	int r;
 
 	for (;;) {
@@ -2925,7 +2957,8 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 				continue;
 			return r;
 		}
-		if (!pd->strict && type == TK_PERF_RECORD_SAMPLE && sample_too_long(pd, p, size)) {
+		if (!pd->strict && type == TK_PERF_RECORD_SAMPLE &&
+		    sample_too_long(pd, p, size, &whole)) {
 			snprintf(why, sizeof(why),
 				 "SAMPLE record size %u is 8 or more bytes longer than its "
 				 "fields",
@@ -3106,14 +3139,14 @@ size_t tk_perfdata_next_samples(struct tk_perfdata *pd, struct tk_perf_sref *out
 		const uint8_t *p = pd->buf + pd->start;
 		uint16_t size = tk_load_u16(p + 6, false);
 		bool exact;
-		long e;
+		long e, whole = -1;
 
 		__builtin_prefetch(p + 2048); /* as tk_perfdata_next() */
 		if (tk_load_u32(p, false) != TK_PERF_RECORD_SAMPLE || size < 8 ||
 		    size > pd->end - pd->start || ((uintptr_t)p % 8))
 			break;
 		exact = sample_size_exact(pd, p, size);
-		if (!exact && sample_too_long(pd, p, size))
+		if (!exact && sample_too_long(pd, p, size, &whole))
 			break; /* next_raw() resyncs */
 		out[k].offset = pd->pos;
 		out[k].size = size;
@@ -3121,9 +3154,10 @@ size_t tk_perfdata_next_samples(struct tk_perfdata *pd, struct tk_perf_sref *out
 		e = note_time_at(pd, p, size);
 		/*
 		 * A sample of exactly its fields' size decodes whole, so the
-		 * event its id names is the one tk_perfdata_parse_sample() gives.
+		 * event its id names is the one tk_perfdata_parse_sample() gives;
+		 * so does one sample_too_long() decoded (a DWARF sample's).
 		 */
-		out[k].evsel = exact ? (int32_t)e : -1;
+		out[k].evsel = exact ? (int32_t)e : (int32_t)whole;
 		k++;
 	}
 	return k;
@@ -3149,6 +3183,7 @@ int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec)
 	if (pd->dend == pd->dstart && pd->end - pd->start >= 8) {
 		const uint8_t *p = pd->buf + pd->start;
 		uint16_t size;
+		long whole;
 
 		/*
 		 * The records come from memory no cache holds, front to back:
@@ -3160,7 +3195,7 @@ int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec)
 		if (tk_load_u32(p, false) == TK_PERF_RECORD_SAMPLE && size >= 8 &&
 		    size <= pd->end - pd->start && !((uintptr_t)p % 8) &&
 		    (pd->strict || sample_size_exact(pd, p, size) ||
-		     !sample_too_long(pd, p, size))) {
+		     !sample_too_long(pd, p, size, &whole))) {
 			*rec = (struct tk_perf_record){
 				.type = TK_PERF_RECORD_SAMPLE,
 				.misc = tk_load_u16(p + 4, false),

@@ -43,8 +43,10 @@
  *     slides with the reader (map_slide()): a few MB ahead, populated in
  *     one call per MiB, and nothing more than MAP_LAG below the oldest
  *     record the caller still holds (tk_perfdata_keep_from()).
- *   - Pipes, and files mmap() refuses (or TK_PERFDATA_NO_MMAP in the
- *     environment, which tests use to compare both paths), stream through
+ *   - Pipes, files mmap() refuses, files of user stack samples (whose
+ *     pages cost more to touch than to copy: map_data()) and
+ *     TK_PERFDATA_NO_MMAP in the environment (which tests use to compare
+ *     both paths) stream through
  *     one read window grown only to the largest record (64 KiB) or a
  *     tracing-data blob. Either way memory holds one decompressed chunk and
  *     one aligned copy of a record: the data section is never loaded whole.
@@ -3327,11 +3329,34 @@ static int check_v1(struct tk_perfdata *pd, uint64_t hsize, int64_t have)
 }
 
 /*
+ * Whether an event copies user stacks into its samples (--call-graph dwarf):
+ * samples of KiBs, most of whose bytes a report never reads.
+ */
+static bool stack_samples(const struct tk_perfdata *pd)
+{
+	for (size_t i = 0; i < pd->nr_evsels; i++) {
+		const struct tk_perf_attr *a = &pd->evsels[i]->pub.attr;
+
+		if ((a->sample_type & TK_PERF_SAMPLE_STACK_USER) && a->sample_stack_user)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Read the data section in place: map the file (its size at open) and make
  * the mapping the window, so in_fill() never copies and records handed out
  * stay where they are until close (tk_perfdata_mapping()). Without a
  * mapping (no address space for it, an mmap() the file refuses) the window
  * reads with pread() as for a pipe.
+ *
+ * Files of stack samples are read with pread() too: each page of a mapping
+ * costs its first touch from user space (microseconds on a VM that shadows
+ * page tables, whether the report reads 40 bytes of it or all), and a
+ * stack sample spans a page or more, so reading the headers alone touched
+ * every page of the file; pread() copies through the kernel's own mapping
+ * into one window that stays mapped, and the report copies only the
+ * records it queues.
  */
 static void map_data(struct tk_perfdata *pd)
 {
@@ -3339,7 +3364,7 @@ static void map_data(struct tk_perfdata *pd)
 	void *m;
 
 	if (!pd->seekable || pd->info.data_offset >= size || size > SIZE_MAX ||
-	    getenv("TK_PERFDATA_NO_MMAP"))
+	    getenv("TK_PERFDATA_NO_MMAP") || stack_samples(pd))
 		return;
 	m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, pd->fd, 0);
 	if (m == MAP_FAILED)

@@ -141,6 +141,14 @@ struct tk_perf_sref {
  */
 size_t tk_perfdata_next_samples(struct tk_perfdata *pd, struct tk_perf_sref *out, size_t n);
 
+/*
+ * For @rec, the record tk_perfdata_next() handed out last (no other call
+ * of the reader since): the evsel index tk_perfdata_parse_sample() would
+ * give when the reader's damage test decoded the SAMPLE whole (so parsing
+ * it cannot fail), else -1. What tk_perf_sref's @evsel says for a run.
+ */
+int32_t tk_perfdata_whole_evsel(const struct tk_perfdata *pd, const struct tk_perf_record *rec);
+
 /* perf_header_string length for @s: strlen + NUL rounded up to 64. */
 static inline uint32_t tk_perf_string_len(size_t n)
 {

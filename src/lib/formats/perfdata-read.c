@@ -610,6 +610,8 @@ struct tk_perfdata {
 	struct tk_perfdata_damage *damage;
 	size_t nr_damage;
 	uint64_t last_time; /* time of the last sample read whole; 0: none yet */
+	uint64_t whole_off; /* the record tk_perfdata_next() handed out last */
+	long whole_evsel;   /* decodes whole as this evsel (-1: not known) */
 	unsigned int time_rejects;
 };
 
@@ -3130,10 +3132,19 @@ static inline void note_time(struct tk_perfdata *pd, const struct tk_perf_record
 	note_time_at(pd, rec->data, rec->size);
 }
 
+int32_t tk_perfdata_whole_evsel(const struct tk_perfdata *pd, const struct tk_perf_record *rec)
+{
+	if (pd->whole_evsel < 0 || rec->type != TK_PERF_RECORD_SAMPLE || rec->compressed ||
+	    rec->offset != pd->whole_off)
+		return -1;
+	return (int32_t)pd->whole_evsel;
+}
+
 size_t tk_perfdata_next_samples(struct tk_perfdata *pd, struct tk_perf_sref *out, size_t n)
 {
 	size_t k = 0;
 
+	pd->whole_evsel = -1;
 	/* Salvaging only: a strict read takes no time for resync() (tk_perfdata_next()). */
 	if (pd->done || pd->queue_pos < pd->nr_queue || !pd->map || pd->strict)
 		return 0;
@@ -3169,6 +3180,7 @@ int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec)
 {
 	int r;
 
+	pd->whole_evsel = -1;
 	if (pd->done)
 		return 0;
 	if (pd->queue_pos < pd->nr_queue) {
@@ -3185,7 +3197,7 @@ int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec)
 	if (pd->dend == pd->dstart && pd->end - pd->start >= 8) {
 		const uint8_t *p = pd->buf + pd->start;
 		uint16_t size;
-		long whole;
+		long whole = -1;
 
 		/*
 		 * The records come from memory no cache holds, front to back:
@@ -3208,6 +3220,8 @@ int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec)
 			in_consume(pd, size);
 			if (!pd->strict)
 				note_time(pd, rec);
+			pd->whole_evsel = whole;
+			pd->whole_off = rec->offset;
 			return 1;
 		}
 	}
@@ -3400,6 +3414,7 @@ static struct tk_perfdata *open_fd(int fd, const char *name, bool own_fd, bool s
 			close(fd);
 		return NULL;
 	}
+	pd->whole_evsel = -1;
 	/* Without it (no memory) every lookup searches: slower, the same answers. */
 	pd->idcache = malloc(ID_CACHE * sizeof(*pd->idcache));
 	for (size_t i = 0; pd->idcache && i < ID_CACHE; i++)

@@ -4131,6 +4131,15 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 
 				if (t && t != UINT64_MAX)
 					return enqueue(r, rec, t, idx);
+			} else if (r->evs[idx].time_at &&
+				   tk_perfdata_whole_evsel(r->pd, rec) == idx) {
+				/* As process_srefs(): the reader decoded it whole. */
+				uint64_t t = ld64((const uint8_t *)rec->data + r->evs[idx].time_at);
+
+				if (t && t != UINT64_MAX)
+					return r->window && time_drops(r, &r->evs[idx], t)
+						       ? 0
+						       : enqueue(r, rec, t, idx);
 			}
 		}
 		return process_sample(r, rec, idx);

@@ -122,7 +122,11 @@ void tk_perfdata_keep_from(struct tk_perfdata *pd, uint64_t off);
 struct tk_perf_sref {
 	uint64_t offset;
 	uint32_t size;
-	int32_t evsel; /* the evsel index tk_perfdata_parse_sample() would give; -1: not known */
+	/*
+	 * The evsel index tk_perfdata_parse_sample() would give, which then
+	 * decodes the sample without error; -1: not known.
+	 */
+	int32_t evsel;
 };
 
 /*
@@ -133,9 +137,17 @@ struct tk_perf_sref {
  * lookup of the event. Stops before anything else (tk_perfdata_next()
  * then hands it out); 0 also when the file is not mapped, the read is
  * strict, or pipe mode's queue is not drained. @evsel is -1 unless the
- * sample has exactly its fields' size.
+ * sample has exactly its fields' size or the damage test decoded it whole.
  */
 size_t tk_perfdata_next_samples(struct tk_perfdata *pd, struct tk_perf_sref *out, size_t n);
+
+/*
+ * For @rec, the record tk_perfdata_next() handed out last (no other call
+ * of the reader since): the evsel index tk_perfdata_parse_sample() would
+ * give when the reader's damage test decoded the SAMPLE whole (so parsing
+ * it cannot fail), else -1. What tk_perf_sref's @evsel says for a run.
+ */
+int32_t tk_perfdata_whole_evsel(const struct tk_perfdata *pd, const struct tk_perf_record *rec);
 
 /* perf_header_string length for @s: strlen + NUL rounded up to 64. */
 static inline uint32_t tk_perf_string_len(size_t n)

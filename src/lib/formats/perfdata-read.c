@@ -43,8 +43,10 @@
  *     slides with the reader (map_slide()): a few MB ahead, populated in
  *     one call per MiB, and nothing more than MAP_LAG below the oldest
  *     record the caller still holds (tk_perfdata_keep_from()).
- *   - Pipes, and files mmap() refuses (or TK_PERFDATA_NO_MMAP in the
- *     environment, which tests use to compare both paths), stream through
+ *   - Pipes, files mmap() refuses, files of user stack samples (whose
+ *     pages cost more to touch than to copy: map_data()) and
+ *     TK_PERFDATA_NO_MMAP in the environment (which tests use to compare
+ *     both paths) stream through
  *     one read window grown only to the largest record (64 KiB) or a
  *     tracing-data blob. Either way memory holds one decompressed chunk and
  *     one aligned copy of a record: the data section is never loaded whole.
@@ -57,7 +59,10 @@
  *     file tk_perfdata_next_samples() hands out a run of them at once,
  *     each as its offset, size and the event its id names (found once,
  *     for the time kept, and given to the caller, who would look it up
- *     again).
+ *     again) when the sample is known to decode whole: its size is the
+ *     one its fixed fields give, or the damage test decoded it (a sample
+ *     with a callchain or a stack: one decode, which also answers for
+ *     every shorter length, sample_decode()).
  *   - Metadata objects (evsels, features, build ids) are allocated one by
  *     one and never moved, so pointers handed out stay valid until close
  *     even while pipe mode adds more.
@@ -300,8 +305,18 @@ static bool cur_regs(struct tk_cursor *c, uint64_t mask, uint64_t *abi, uint64_t
 	return cur_u64s(c, *nr, regs);
 }
 
-int tk_perf_sample_decode(const struct tk_perf_attr *attr, const uint8_t *rec, size_t size,
-			  struct tk_perf_sample *s, size_t *bad)
+/*
+ * tk_perf_sample_decode(), also saying in @used how many bytes the fields
+ * took. Each field is placed and sized by bytes before it, so the same
+ * record decodes from its first n bytes exactly when n >= *used: one
+ * decode answers for every shorter length (sample_too_long()). Inline in
+ * both callers: where @s is not read after (sample_too_long()) the
+ * compiler drops its stores and leaves the walk.
+ */
+static inline __attribute__((always_inline)) int sample_decode(const struct tk_perf_attr *attr,
+							       const uint8_t *rec, size_t size,
+							       struct tk_perf_sample *s,
+							       size_t *bad, size_t *used)
 {
 	uint64_t t = attr->sample_type, rf = attr->read_format;
 	struct tk_cursor c;
@@ -410,10 +425,19 @@ int tk_perf_sample_decode(const struct tk_perf_attr *attr, const uint8_t *rec, s
 	}
 #undef NEED
 	s->fields = t;
+	*used = c.pos;
 	return 0;
 short_:
 	*bad = c.pos;
 	return -EBADMSG;
+}
+
+int tk_perf_sample_decode(const struct tk_perf_attr *attr, const uint8_t *rec, size_t size,
+			  struct tk_perf_sample *s, size_t *bad)
+{
+	size_t used;
+
+	return sample_decode(attr, rec, size, s, bad, &used);
 }
 
 int tk_perf_trailer_decode(uint64_t sample_type, const uint8_t *rec, size_t size,
@@ -586,6 +610,8 @@ struct tk_perfdata {
 	struct tk_perfdata_damage *damage;
 	size_t nr_damage;
 	uint64_t last_time; /* time of the last sample read whole; 0: none yet */
+	uint64_t whole_off; /* the record tk_perfdata_next() handed out last */
+	long whole_evsel;   /* decodes whole as this evsel (-1: not known) */
 	unsigned int time_rejects;
 };
 
@@ -2614,13 +2640,21 @@ static inline bool sample_size_exact(const struct tk_perfdata *pd, const uint8_t
 	return want == size;
 }
 
-static bool sample_too_long(const struct tk_perfdata *pd, const uint8_t *p, uint16_t size)
+/*
+ * Whether SAMPLE @p of @size bytes hides records in its tail (damage). In
+ * @whole the event its id names when its fields decode from its @size
+ * bytes (one decode, which tells the caller what
+ * tk_perfdata_parse_sample() would give), else -1.
+ */
+static bool sample_too_long(const struct tk_perfdata *pd, const uint8_t *p, uint16_t size,
+			    long *whole)
 {
 	const struct tk_perf_attr *a;
 	struct tk_perf_sample s;
-	size_t off, bad;
+	size_t off, bad, used;
 	long e = 0;
 
+	*whole = -1;
 	if (pd->nr_evsels == 0 || size < 16)
 		return false;
 	a = &pd->evsels[0]->pub.attr;
@@ -2647,16 +2681,17 @@ static bool sample_too_long(const struct tk_perfdata *pd, const uint8_t *p, uint
 		if (e < 0)
 			return false;
 	}
-	if (tk_perf_sample_decode(&pd->evsels[e]->pub.attr, p, size - 8u, &s, &bad) != 0)
-		return false;
+	if (sample_decode(&pd->evsels[e]->pub.attr, p, size, &s, &bad, &used) != 0)
+		return false; /* too short for its fields: tk_perfdata_parse_sample() says so */
+	*whole = e;
 	/*
-	 * perf itself reads such a sample and ignores the rest (a callchain
-	 * cut short by an editor leaves it, tests/data/perf/chain-zero.data):
-	 * only records hidden in the rest make it damage.
+	 * Fields that fit in 8 bytes fewer leave a tail. perf itself reads
+	 * such a sample and ignores the rest (a callchain cut short by an
+	 * editor leaves it, tests/data/perf/chain-zero.data): only records
+	 * hidden in the rest make it damage. The fields decode from every
+	 * length down to @used (sample_decode()).
 	 */
-	for (uint16_t rest = 8; rest <= size - 16u; rest += 8) {
-		if (tk_perf_sample_decode(&pd->evsels[e]->pub.attr, p, size - rest, &s, &bad) != 0)
-			break;
+	for (uint16_t rest = 8; rest <= size - 16u && used <= (size_t)(size - rest); rest += 8) {
 		if (plausible_chain(pd, p + size - rest, rest, true) == 1)
 			return true;
 	}
@@ -2806,6 +2841,7 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 	uint32_t type;
 	const uint8_t *p;
 	char why[160];
+	long whole;
 	int r;
 
 	for (;;) {
@@ -2925,7 +2961,8 @@ static int next_raw(struct tk_perfdata *pd, struct tk_perf_record *rec)
 				continue;
 			return r;
 		}
-		if (!pd->strict && type == TK_PERF_RECORD_SAMPLE && sample_too_long(pd, p, size)) {
+		if (!pd->strict && type == TK_PERF_RECORD_SAMPLE &&
+		    sample_too_long(pd, p, size, &whole)) {
 			snprintf(why, sizeof(why),
 				 "SAMPLE record size %u is 8 or more bytes longer than its "
 				 "fields",
@@ -3095,10 +3132,19 @@ static inline void note_time(struct tk_perfdata *pd, const struct tk_perf_record
 	note_time_at(pd, rec->data, rec->size);
 }
 
+int32_t tk_perfdata_whole_evsel(const struct tk_perfdata *pd, const struct tk_perf_record *rec)
+{
+	if (pd->whole_evsel < 0 || rec->type != TK_PERF_RECORD_SAMPLE || rec->compressed ||
+	    rec->offset != pd->whole_off)
+		return -1;
+	return (int32_t)pd->whole_evsel;
+}
+
 size_t tk_perfdata_next_samples(struct tk_perfdata *pd, struct tk_perf_sref *out, size_t n)
 {
 	size_t k = 0;
 
+	pd->whole_evsel = -1;
 	/* Salvaging only: a strict read takes no time for resync() (tk_perfdata_next()). */
 	if (pd->done || pd->queue_pos < pd->nr_queue || !pd->map || pd->strict)
 		return 0;
@@ -3106,14 +3152,14 @@ size_t tk_perfdata_next_samples(struct tk_perfdata *pd, struct tk_perf_sref *out
 		const uint8_t *p = pd->buf + pd->start;
 		uint16_t size = tk_load_u16(p + 6, false);
 		bool exact;
-		long e;
+		long e, whole = -1;
 
 		__builtin_prefetch(p + 2048); /* as tk_perfdata_next() */
 		if (tk_load_u32(p, false) != TK_PERF_RECORD_SAMPLE || size < 8 ||
 		    size > pd->end - pd->start || ((uintptr_t)p % 8))
 			break;
 		exact = sample_size_exact(pd, p, size);
-		if (!exact && sample_too_long(pd, p, size))
+		if (!exact && sample_too_long(pd, p, size, &whole))
 			break; /* next_raw() resyncs */
 		out[k].offset = pd->pos;
 		out[k].size = size;
@@ -3121,9 +3167,10 @@ size_t tk_perfdata_next_samples(struct tk_perfdata *pd, struct tk_perf_sref *out
 		e = note_time_at(pd, p, size);
 		/*
 		 * A sample of exactly its fields' size decodes whole, so the
-		 * event its id names is the one tk_perfdata_parse_sample() gives.
+		 * event its id names is the one tk_perfdata_parse_sample() gives;
+		 * so does one sample_too_long() decoded (a DWARF sample's).
 		 */
-		out[k].evsel = exact ? (int32_t)e : -1;
+		out[k].evsel = exact ? (int32_t)e : (int32_t)whole;
 		k++;
 	}
 	return k;
@@ -3133,6 +3180,7 @@ int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec)
 {
 	int r;
 
+	pd->whole_evsel = -1;
 	if (pd->done)
 		return 0;
 	if (pd->queue_pos < pd->nr_queue) {
@@ -3149,6 +3197,7 @@ int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec)
 	if (pd->dend == pd->dstart && pd->end - pd->start >= 8) {
 		const uint8_t *p = pd->buf + pd->start;
 		uint16_t size;
+		long whole = -1;
 
 		/*
 		 * The records come from memory no cache holds, front to back:
@@ -3160,7 +3209,7 @@ int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec)
 		if (tk_load_u32(p, false) == TK_PERF_RECORD_SAMPLE && size >= 8 &&
 		    size <= pd->end - pd->start && !((uintptr_t)p % 8) &&
 		    (pd->strict || sample_size_exact(pd, p, size) ||
-		     !sample_too_long(pd, p, size))) {
+		     !sample_too_long(pd, p, size, &whole))) {
 			*rec = (struct tk_perf_record){
 				.type = TK_PERF_RECORD_SAMPLE,
 				.misc = tk_load_u16(p + 4, false),
@@ -3171,6 +3220,8 @@ int tk_perfdata_next(struct tk_perfdata *pd, struct tk_perf_record *rec)
 			in_consume(pd, size);
 			if (!pd->strict)
 				note_time(pd, rec);
+			pd->whole_evsel = whole;
+			pd->whole_off = rec->offset;
 			return 1;
 		}
 	}
@@ -3292,11 +3343,34 @@ static int check_v1(struct tk_perfdata *pd, uint64_t hsize, int64_t have)
 }
 
 /*
+ * Whether an event copies user stacks into its samples (--call-graph dwarf):
+ * samples of KiBs, most of whose bytes a report never reads.
+ */
+static bool stack_samples(const struct tk_perfdata *pd)
+{
+	for (size_t i = 0; i < pd->nr_evsels; i++) {
+		const struct tk_perf_attr *a = &pd->evsels[i]->pub.attr;
+
+		if ((a->sample_type & TK_PERF_SAMPLE_STACK_USER) && a->sample_stack_user)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Read the data section in place: map the file (its size at open) and make
  * the mapping the window, so in_fill() never copies and records handed out
  * stay where they are until close (tk_perfdata_mapping()). Without a
  * mapping (no address space for it, an mmap() the file refuses) the window
  * reads with pread() as for a pipe.
+ *
+ * Files of stack samples are read with pread() too: each page of a mapping
+ * costs its first touch from user space (microseconds on a VM that shadows
+ * page tables, whether the report reads 40 bytes of it or all), and a
+ * stack sample spans a page or more, so reading the headers alone touched
+ * every page of the file; pread() copies through the kernel's own mapping
+ * into one window that stays mapped, and the report copies only the
+ * records it queues.
  */
 static void map_data(struct tk_perfdata *pd)
 {
@@ -3304,7 +3378,7 @@ static void map_data(struct tk_perfdata *pd)
 	void *m;
 
 	if (!pd->seekable || pd->info.data_offset >= size || size > SIZE_MAX ||
-	    getenv("TK_PERFDATA_NO_MMAP"))
+	    getenv("TK_PERFDATA_NO_MMAP") || stack_samples(pd))
 		return;
 	m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, pd->fd, 0);
 	if (m == MAP_FAILED)
@@ -3340,6 +3414,7 @@ static struct tk_perfdata *open_fd(int fd, const char *name, bool own_fd, bool s
 			close(fd);
 		return NULL;
 	}
+	pd->whole_evsel = -1;
 	/* Without it (no memory) every lookup searches: slower, the same answers. */
 	pd->idcache = malloc(ID_CACHE * sizeof(*pd->idcache));
 	for (size_t i = 0; pd->idcache && i < ID_CACHE; i++)

@@ -60,7 +60,10 @@
  * (cpu_cols), the name column padded and sized for fixed-size copies.
  * Per sample, each thing is read once where it can be: the reader hands
  * out runs of samples with the event their id names (process_srefs()),
- * which are queued by offset and time alone; the delivery loop prints
+ * which are queued by offset and time alone (the time sits at a fixed
+ * offset whatever follows it, so a DWARF sample is decoded only when it
+ * prints), and those the --time window drops are not queued at all once
+ * their event is ready (time_drops()); the delivery loop prints
  * them through print_direct() inline; a time in the millisecond of the
  * line before rewrites three digits of the kept time text.
  *
@@ -187,7 +190,8 @@ struct rep_evsel {
 	uint64_t sample_type;
 	uint64_t attr_period;
 	struct fast_layout fast;
-	bool ksyms; /* its text may name kernel symbols (event_reads_kallsyms()) */
+	uint16_t time_at; /* where a sample's time is, whatever its layout; 0: none */
+	bool ksyms;	  /* its text may name kernel symbols (event_reads_kallsyms()) */
 	/* ev is not looked up yet (F_PENDING in fields): parsed at its first sample (bind_event())
 	 */
 	bool ev_pending;
@@ -400,9 +404,11 @@ struct rep {
 
 	char **pfx_chunks; /* the prefix store (struct thread) */
 	size_t npfx_chunks, pfx_used;
-	size_t file_evsels;   /* evsels of the file (pipe mode: so far) */
-	size_t sample_id_off; /* where a SAMPLE's id is (perf puts it alike for all); 0: none */
-	bool filtering;	      /* some filter of the options is set */
+	size_t file_evsels;	 /* evsels of the file (pipe mode: so far) */
+	size_t sample_id_off;	 /* where a SAMPLE's id is (perf puts it alike for all); 0: none */
+	bool filtering;		 /* some filter of the options is set */
+	bool window;		 /* --time gave a start or an end (time_drops()) */
+	uint64_t qt_lo, qt_span; /* times t with t - qt_lo < qt_span: queued, in the window */
 	struct idcache_ent idcache[IDCACHE_SIZE];
 
 	/* PERF_SAMPLE_READ: the last value per id (open addressing, power-of-2 cap). */
@@ -2157,6 +2163,11 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 	e->sample_type = st;
 	e->attr_period = a->sample_period;
 	fast_layout_init(&e->fast, st);
+	/* Only fixed-size fields come before TIME, whatever follows it. */
+	if (st & TK_PERF_SAMPLE_TIME)
+		e->time_at = (uint16_t)(8 + 8 * (!!(st & TK_PERF_SAMPLE_IDENTIFIER) +
+						 !!(st & TK_PERF_SAMPLE_IP) +
+						 !!(st & TK_PERF_SAMPLE_TID)));
 	/* The fixed layout skips the memory fields --fields may ask for. */
 	if (r->opts->fields & PD_MEM_FIELDS)
 		e->fast.ok = false;
@@ -4144,6 +4155,30 @@ enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t 
 	return enqueue_copy(r, rec, time, idx);
 }
 
+/*
+ * Whether a sample of @e at @t, which decodes whole, is one the --time
+ * window drops, and can go unqueued: once the event is ready and bound,
+ * the name column sized and the kernel symbols settled, delivering it
+ * would change nothing before sample_wanted() dropped it, but for its
+ * counter values (PERF_SAMPLE_READ: each sample moves its ids' deltas).
+ * Its time still counts for the flushes (r->max_ts), so the records that
+ * are queued come out when they would have.
+ */
+static inline bool time_drops(struct rep *r, const struct rep_evsel *e, uint64_t t)
+{
+	const struct tk_perfdata_report_opts *o = r->opts;
+
+	if (!((o->has_start && t < o->start_ns) || (o->has_end && t >= o->end_ns)))
+		return false;
+	if (!e->ready || e->ev_pending || !r->name_width ||
+	    (e->sample_type & TK_PERF_SAMPLE_READ) || (!r->ksyms_decided && e->ev) ||
+	    (r->ksyms_pending && e->ksyms))
+		return false;
+	if (t > r->max_ts)
+		r->max_ts = t;
+	return true;
+}
+
 /* A sample whose time the fixed layout does not give: decoded in full, then queued. */
 static int __attribute__((noinline))
 process_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
@@ -4162,8 +4197,11 @@ process_sample(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 		return ret;
 	if (idx < 0)
 		idx = ret;
-	if ((ps.fields & TK_PERF_SAMPLE_TIME) && ps.time && ps.time != UINT64_MAX)
+	if ((ps.fields & TK_PERF_SAMPLE_TIME) && ps.time && ps.time != UINT64_MAX) {
+		if (r->window && (size_t)idx < r->nevs && time_drops(r, &r->evs[idx], ps.time))
+			return 0;
 		return enqueue(r, rec, ps.time, idx);
+	}
 	return deliver(r, rec, idx);
 }
 
@@ -4231,6 +4269,15 @@ static int process(struct rep *r, const struct tk_perf_record *rec)
 
 				if (t && t != UINT64_MAX)
 					return enqueue(r, rec, t, idx);
+			} else if (r->evs[idx].time_at &&
+				   tk_perfdata_whole_evsel(r->pd, rec) == idx) {
+				/* As process_srefs(): the reader decoded it whole. */
+				uint64_t t = ld64((const uint8_t *)rec->data + r->evs[idx].time_at);
+
+				if (t && t != UINT64_MAX)
+					return r->window && time_drops(r, &r->evs[idx], t)
+						       ? 0
+						       : enqueue(r, rec, t, idx);
 			}
 		}
 		return process_sample(r, rec, idx);
@@ -4264,18 +4311,20 @@ static int process_srefs(struct rep *r, const struct tk_perf_sref *refs, size_t 
 		struct tk_perf_record rec;
 		int32_t idx = s->evsel;
 
-		if (__builtin_expect(idx >= 0 && (size_t)idx < r->nevs && r->evs[idx].ready, 1)) {
-			const struct fast_layout *f = &r->evs[idx].fast;
+		/* A known evsel decodes whole (struct tk_perf_sref): its time is there. */
+		if (__builtin_expect(idx >= 0 && (size_t)idx < r->nevs && r->evs[idx].ready, 1) &&
+		    r->evs[idx].time_at) {
+			uint64_t t = ld64(d + r->evs[idx].time_at);
 
-			if (f->ok && f->time && s->size >= f->min) {
-				uint64_t t = ld64(d + f->time);
-
-				if (t && t != UINT64_MAX) {
-					if (enqueue_at(r, s->offset, t, idx))
-						return -ENOMEM;
-					continue;
-				}
+			/* A time to queue by, inside the --time window if any: one compare. */
+			if (__builtin_expect(t - r->qt_lo < r->qt_span, 1) ||
+			    (t && t != UINT64_MAX && !time_drops(r, &r->evs[idx], t))) {
+				if (enqueue_at(r, s->offset, t, idx))
+					return -ENOMEM;
+				continue;
 			}
+			if (t && t != UINT64_MAX)
+				continue; /* dropped */
 		}
 		rec.type = TK_PERF_RECORD_SAMPLE;
 		rec.misc = ld16(d + 4);
@@ -4396,6 +4445,12 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	r.nsec = opts->flags & TK_PERFDATA_REPORT_NSEC;
 	r.filtering = opts->cpu_mask || opts->nevents || opts->npids || opts->ncomms ||
 		      opts->ntids || opts->has_start || opts->has_end;
+	r.window = opts->has_start || opts->has_end;
+	/* Queued times are 1 .. UINT64_MAX - 1 (process()), narrowed by the window. */
+	r.qt_lo = opts->has_start && opts->start_ns > 1 ? opts->start_ns : 1;
+	r.qt_span = !opts->has_end	     ? UINT64_MAX - r.qt_lo
+		    : opts->end_ns > r.qt_lo ? opts->end_ns - r.qt_lo
+					     : 0;
 	ret = tk_outbuf_init(&r.out, opts->fd, 0);
 	if (ret)
 		return ret;

@@ -483,7 +483,7 @@ static int copy_cpu(struct convert *cv, size_t b, size_t ci, const struct tk_dat
 	if (buf->compressed && compress_threads() > 1 &&
 	    tk_dat_cpu_reader_chunk_count(reader) > LEAP_AHEAD) {
 		pf = tk_dat_prefetch_new(cv->dat, 1);
-		here = pf ? tk_dat_cpu_reader_new(cv->dat, b, ci) : NULL;
+		here = pf ? tk_dat_cpu_reader_dup(reader) : NULL;
 		if (!here ||
 		    (tk_dat_prefetch_attach(pf, reader) < 0 || tk_dat_prefetch_start(pf) < 0)) {
 			tk_dat_cpu_reader_free(reader);

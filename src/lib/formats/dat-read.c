@@ -2799,6 +2799,54 @@ fail:
 	return NULL;
 }
 
+struct tk_dat_cpu_reader *tk_dat_cpu_reader_dup(const struct tk_dat_cpu_reader *src)
+{
+	struct tk_dat_cpu_reader *r = calloc(1, sizeof(*r));
+	int ret = -ENOMEM;
+
+	if (!r)
+		goto fail;
+	r->dat = src->dat;
+	r->fmt = src->fmt;
+	r->page_size = src->page_size;
+	r->cpu = src->cpu;
+	r->offset = src->offset;
+	r->size = src->size;
+	r->stream_size = src->stream_size;
+	r->compressed = src->compressed;
+	r->block_cap = src->block_cap;
+	r->max_csize = src->max_csize;
+	if (r->compressed) {
+		r->codec = tk_codec_new(src->dat->info.compression, 0);
+		if (!r->codec) {
+			ret = -errno;
+			goto fail;
+		}
+	}
+	if (src->nchunks) {
+		r->chunks = malloc(src->nchunks * sizeof(*r->chunks));
+		if (!r->chunks)
+			goto fail;
+		memcpy(r->chunks, src->chunks, src->nchunks * sizeof(*r->chunks));
+		r->nchunks = src->nchunks;
+		if (span_init(&r->span, r->max_csize) < 0)
+			goto fail;
+	}
+	if (r->block_cap) {
+		r->block = malloc(r->block_cap);
+		if (!r->block)
+			goto fail;
+	}
+	r->own = r->block;
+	return r;
+fail:
+	if (ret == -ENOMEM)
+		tk_fail(ENOMEM, "out of memory");
+	tk_dat_cpu_reader_free(r);
+	errno = -ret;
+	return NULL;
+}
+
 TK_API void tk_dat_cpu_reader_free(struct tk_dat_cpu_reader *r)
 {
 	if (!r)

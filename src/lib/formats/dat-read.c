@@ -3470,7 +3470,9 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * Memory: per lane, slots x the CPU's largest decoded chunk (trace-cmd
  * writes 10 pages: 40 KiB), slots = PF_BUDGET / lanes / chunk, within
  * [PF_MIN_SLOTS, PF_MAX_SLOTS]; 16 MiB in all unless a file has more than
- * ~130 CPUs (then 3 chunks a CPU).
+ * ~130 CPUs (then 3 chunks a CPU); and the lane's span (SPAN_BYTES), for
+ * the decoder's reads of that CPU's chunks, so that decoding ahead for
+ * several CPUs in turn does not read each span again.
  *
  * The decoder helps only when it runs beside the reader, on a CPU of its
  * own. Every PF_PERIOD loads (~5 ms of a report) the reader judges the

@@ -30,9 +30,10 @@
  *     read 8 at a time (LEAP_AHEAD) through a reader whose chunks the
  *     prefetch's thread decodes ahead (dat-read.c), then that reader's
  *     window is moved past the next 4 (tk_dat_cpu_reader_seek_ahead()),
- *     which this thread decodes itself through a second reader, and so
- *     on: both CPUs decode, where with the prefetch alone this thread
- *     waited for the decoder at ~85% of the chunks. Both readers are used
+ *     which this thread decodes itself through a second reader (a copy of
+ *     the first, tk_dat_cpu_reader_dup(): the chunk headers are walked
+ *     once), and so on: both CPUs decode, where with the prefetch alone
+ *     this thread waited for the decoder at ~85% of the chunks. Both readers are used
  *     by this thread in stream order, so checks, salvage and the damage
  *     list are one reader's; a reader that skips damaged data past the
  *     end of its stretch reads the rest alone. The output is the one
@@ -483,7 +484,7 @@ static int copy_cpu(struct convert *cv, size_t b, size_t ci, const struct tk_dat
 	if (buf->compressed && compress_threads() > 1 &&
 	    tk_dat_cpu_reader_chunk_count(reader) > LEAP_AHEAD) {
 		pf = tk_dat_prefetch_new(cv->dat, 1);
-		here = pf ? tk_dat_cpu_reader_new(cv->dat, b, ci) : NULL;
+		here = pf ? tk_dat_cpu_reader_dup(reader) : NULL;
 		if (!here ||
 		    (tk_dat_prefetch_attach(pf, reader) < 0 || tk_dat_prefetch_start(pf) < 0)) {
 			tk_dat_cpu_reader_free(reader);

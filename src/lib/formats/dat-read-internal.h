@@ -19,6 +19,15 @@ uint64_t tk_dat_cpu_reader_chunks_decoded(const struct tk_dat_cpu_reader *reader
 /* Chunks in the reader's directory (0 for uncompressed data). */
 size_t tk_dat_cpu_reader_chunk_count(const struct tk_dat_cpu_reader *reader);
 
+/*
+ * A second reader of @reader's CPU data, at its start, with a copy of its
+ * chunk directory rather than a walk of the chunk headers again (the walk
+ * reads all of the compressed data; what damage it found is recorded
+ * already). For convert's leapfrog. Return: the reader (free it with
+ * tk_dat_cpu_reader_free()), or NULL with errno set (ENOMEM).
+ */
+struct tk_dat_cpu_reader *tk_dat_cpu_reader_dup(const struct tk_dat_cpu_reader *reader);
+
 /* The stream offset of chunk @i (the stream size for @i past the last). */
 uint64_t tk_dat_cpu_reader_chunk_offset(const struct tk_dat_cpu_reader *reader, size_t i);
 

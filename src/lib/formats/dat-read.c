@@ -58,16 +58,20 @@
  * memory stays bounded by the largest chunk whatever the trace size (a
  * reader attached to a prefetch takes its chunks decoded ahead on another
  * thread instead: "decode ahead" below, bounded too). The chunk headers
- * and the compressed chunks are read where they lie in a read-only mapping
- * of the file (cmap_ready(), once per handle): a chunk is ~2 KB of zstd,
- * so a pread() each was a syscall per ~45 KB decoded (2 474 of them on
- * the sched bench file, headers and bodies). A file that is not regular,
- * or a chunk past the mapping's end, is pread as before, with its
- * messages; a file cut shorter while it is mapped ends the process with
- * SIGBUS where pread() would have reported the cut (perfdata-read.c maps
- * its files alike). Seeking by time is a
- * binary search over page (or chunk) timestamps; empty pages carry no
- * records and may carry stale or zero stamps, so the search skips them.
+ * and the compressed chunks are read through a span of the file
+ * (struct span, SPAN_BYTES = 64 KiB, one per thread that reads chunks):
+ * one pread() fills it from the chunk wanted on, and the chunks after it
+ * are then read in place, since a CPU's chunks are read in file order. A
+ * chunk is 2-13 KB of zstd, so a pread() per chunk and header was a
+ * syscall per ~45 KB decoded (2 474 of them on the sched bench file); a
+ * read-only mapping of the file cost more than the span's copies on the
+ * PVM guests of bench/README.md, where page-table work is dear (a fault
+ * ~11 us, and fault-around maps only 16 pages at a time): on
+ * bench-report's 3 M-event zstd file (40 MB compressed) a mapped report
+ * took 575 page faults more and ~3% more CPU, and on the family files,
+ * 10 times smaller, the two cost the same. Seeking by time is a binary
+ * search over page (or chunk) timestamps; empty pages carry no records
+ * and may carry stale or zero stamps, so the search skips them.
  *
  * Every count read from the file is checked against the bytes that could
  * hold it before anything is allocated, and decompressed sizes are capped
@@ -129,7 +133,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -215,15 +218,6 @@ struct tk_dat {
 	pthread_mutex_t damage_lock;
 	struct tk_dat_damage *damage;
 	size_t ndamage, damage_cap;
-
-	/*
-	 * The file mapped for reading compressed chunks in place (cmap_ready()):
-	 * set once, under meta_lock, len before the pointer; NULL when the fd
-	 * is no regular file or the mapping failed (chunks are then pread).
-	 */
-	const uint8_t *cmap;
-	uint64_t cmap_len;
-	bool cmap_tried;
 };
 
 /* ------------------------------------------------------------ utilities */
@@ -440,21 +434,81 @@ static int read_at(const struct tk_dat *d, void *buf, uint64_t len, uint64_t off
 }
 
 /*
- * @len bytes at @off for a compressed chunk's reads: *@out points into the
- * file's mapping (cmap_ready()) when it holds them, else at @buf, which
- * they are pread into. Return: 0 or read_at()'s error.
+ * A span of the file for the compressed chunks' reads (span_read(); the
+ * notes at the top say why): file bytes [off, off + len) in buf. Each
+ * thread that reads chunks has its own: a reader, a prefetch lane (for
+ * whichever thread decodes ahead), build_chunks() while it walks.
  */
-static int read_in_place(const struct tk_dat *d, const uint8_t **out, uint8_t *buf, uint64_t len,
-			 uint64_t off)
-{
-	const uint8_t *map = __atomic_load_n(&d->cmap, __ATOMIC_ACQUIRE);
+#define SPAN_BYTES (64u << 10)
 
-	if (map && off <= d->cmap_len && len <= d->cmap_len - off) {
-		*out = map + off;
+struct span {
+	uint8_t *buf;
+	size_t cap;
+	uint64_t off, len;
+};
+
+/* A span of max(SPAN_BYTES, @least) bytes. Return: 0 or -ENOMEM (message set). */
+static int span_init(struct span *w, uint64_t least)
+{
+	memset(w, 0, sizeof(*w));
+	w->cap = least > SPAN_BYTES ? (size_t)least : SPAN_BYTES;
+	w->buf = malloc(w->cap);
+	return w->buf ? 0 : tk_fail(ENOMEM, "out of memory");
+}
+
+static void span_release(struct span *w)
+{
+	free(w->buf);
+	memset(w, 0, sizeof(*w));
+}
+
+/*
+ * @len bytes at @off, for a compressed chunk or its header: *@out points
+ * into @w, which is refilled from @off with one pread of up to its
+ * capacity when it does not hold them (the chunks are read in file
+ * order, so one read serves the next ones too). Return: 0 or
+ * read_at()'s error (on a read past the end, the one reading exactly
+ * @len bytes gives).
+ */
+static int span_read(const struct tk_dat *d, struct span *w, const uint8_t **out, uint64_t len,
+		     uint64_t off)
+{
+	uint64_t want;
+	int ret;
+
+	*out = NULL;
+	if (off >= w->off && off - w->off <= w->len && len <= w->len - (off - w->off)) {
+		*out = w->buf + (off - w->off);
 		return 0;
 	}
-	*out = buf;
-	return read_at(d, buf, len, off);
+	if (len > w->cap) {
+		uint8_t *buf;
+
+		if (len >= SIZE_MAX)
+			return tk_fail(ENOMEM, "out of memory");
+		buf = realloc(w->buf, (size_t)len);
+		if (!buf)
+			return tk_fail(ENOMEM, "out of memory");
+		w->buf = buf;
+		w->cap = (size_t)len;
+	}
+	want = w->cap;
+	if (off < d->info.file_size && want > d->info.file_size - off)
+		want = d->info.file_size - off;
+	if (want < len)
+		want = len;
+	w->len = 0;
+	ret = read_at(d, w->buf, want, off);
+	if (ret < 0 && want > len) {
+		want = len;
+		ret = read_at(d, w->buf, want, off);
+	}
+	if (ret < 0)
+		return ret;
+	w->off = off;
+	w->len = want;
+	*out = w->buf;
+	return 0;
 }
 
 /* Read @len bytes at @off into a fresh buffer with a NUL after them. */
@@ -2165,8 +2219,6 @@ TK_API void tk_dat_close(struct tk_dat *d)
 {
 	if (!d)
 		return;
-	if (d->cmap)
-		munmap((void *)d->cmap, d->cmap_len);
 	if (d->own_fd)
 		close(d->fd);
 	tk_codec_free(d->codec);
@@ -2385,6 +2437,7 @@ static int build_chunks(const struct tk_dat *cd, const struct tk_codec *codec, u
 	uint32_t kept = 0;
 	uint8_t b[8] = {0};
 	const uint8_t *h;
+	struct span w;
 	uint32_t count;
 	int ret;
 
@@ -2419,6 +2472,11 @@ static int build_chunks(const struct tk_dat *cd, const struct tk_codec *codec, u
 		if (!chunks)
 			return tk_fail(ENOMEM, "out of memory");
 	}
+	ret = span_init(&w, 0);
+	if (ret < 0) {
+		free(chunks);
+		return ret;
+	}
 	pos = off + 4;
 	/* The walk's bound: @size after the count, or the file's end if nearer. */
 	end = size > fsize - off - 4 ? fsize : off + 4 + size;
@@ -2433,7 +2491,7 @@ static int build_chunks(const struct tk_dat *cd, const struct tk_codec *codec, u
 					 i, end);
 			goto cut;
 		}
-		ret = read_in_place(d, &h, b, 8, pos);
+		ret = span_read(d, &w, &h, 8, pos);
 		if (ret < 0)
 			goto cut;
 		c->file_offset = pos;
@@ -2506,11 +2564,13 @@ static int build_chunks(const struct tk_dat *cd, const struct tk_codec *codec, u
 			goto fail;
 	}
 done:
+	span_release(&w);
 	*out = chunks;
 	*nout = kept;
 	*total = stream;
 	return 0;
 fail:
+	span_release(&w);
 	free(chunks);
 	return ret;
 }
@@ -2613,8 +2673,8 @@ struct tk_dat_cpu_reader {
 	struct chunk *chunks;
 	size_t nchunks;
 	size_t block_chunk; /* chunk held in block, when block_len != 0 */
-	uint8_t *cbuf;
-	size_t cbuf_cap;
+	struct span span;   /* the compressed chunks this thread reads */
+	uint32_t max_csize;
 	uint64_t chunks_decoded;
 	/*
 	 * Compressed data read through a prefetch (tk_dat_prefetch_attach()):
@@ -2628,32 +2688,6 @@ struct tk_dat_cpu_reader {
 };
 
 static void prefetch_detach(struct tk_dat_cpu_reader *r);
-
-/*
- * Map the file once for the compressed chunks' reads (read_in_place(); the
- * notes at the top say why): the faults come 16 pages at a time
- * (fault-around), and only the pages the chunks lie in are touched.
- * Failure only costs speed: the chunks are then pread.
- */
-static void cmap_ready(struct tk_dat *d)
-{
-	struct stat st;
-	void *map;
-
-	pthread_mutex_lock(&d->meta_lock);
-	if (!d->cmap_tried) {
-		d->cmap_tried = true;
-		if (fstat(d->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-		    (uint64_t)st.st_size <= SIZE_MAX) {
-			map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, d->fd, 0);
-			if (map != MAP_FAILED) {
-				d->cmap_len = (uint64_t)st.st_size;
-				__atomic_store_n(&d->cmap, map, __ATOMIC_RELEASE);
-			}
-		}
-	}
-	pthread_mutex_unlock(&d->meta_lock);
-}
 
 TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t buffer,
 						       size_t cpu_index)
@@ -2725,7 +2759,6 @@ TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t 
 	} else {
 		uint32_t max_u = 0;
 
-		cmap_ready(d);
 		r->codec = tk_codec_new(d->info.compression, 0);
 		if (!d->codec || !r->codec) {
 			ret = d->codec ? -errno
@@ -2741,16 +2774,14 @@ TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t 
 		for (size_t i = 0; i < r->nchunks; i++) {
 			if (r->chunks[i].usize > max_u)
 				max_u = r->chunks[i].usize;
-			if (r->chunks[i].csize > r->cbuf_cap)
-				r->cbuf_cap = r->chunks[i].csize;
+			if (r->chunks[i].csize > r->max_csize)
+				r->max_csize = r->chunks[i].csize;
 		}
 		r->block_cap = max_u;
-		if (r->cbuf_cap) {
-			r->cbuf = malloc(r->cbuf_cap);
-			if (!r->cbuf) {
-				ret = tk_fail(ENOMEM, "out of memory");
+		if (r->nchunks) {
+			ret = span_init(&r->span, r->max_csize);
+			if (ret < 0)
 				goto fail;
-			}
 		}
 	}
 	if (r->block_cap) {
@@ -2768,6 +2799,54 @@ fail:
 	return NULL;
 }
 
+struct tk_dat_cpu_reader *tk_dat_cpu_reader_dup(const struct tk_dat_cpu_reader *src)
+{
+	struct tk_dat_cpu_reader *r = calloc(1, sizeof(*r));
+	int ret = -ENOMEM;
+
+	if (!r)
+		goto fail;
+	r->dat = src->dat;
+	r->fmt = src->fmt;
+	r->page_size = src->page_size;
+	r->cpu = src->cpu;
+	r->offset = src->offset;
+	r->size = src->size;
+	r->stream_size = src->stream_size;
+	r->compressed = src->compressed;
+	r->block_cap = src->block_cap;
+	r->max_csize = src->max_csize;
+	if (r->compressed) {
+		r->codec = tk_codec_new(src->dat->info.compression, 0);
+		if (!r->codec) {
+			ret = -errno;
+			goto fail;
+		}
+	}
+	if (src->nchunks) {
+		r->chunks = malloc(src->nchunks * sizeof(*r->chunks));
+		if (!r->chunks)
+			goto fail;
+		memcpy(r->chunks, src->chunks, src->nchunks * sizeof(*r->chunks));
+		r->nchunks = src->nchunks;
+		if (span_init(&r->span, r->max_csize) < 0)
+			goto fail;
+	}
+	if (r->block_cap) {
+		r->block = malloc(r->block_cap);
+		if (!r->block)
+			goto fail;
+	}
+	r->own = r->block;
+	return r;
+fail:
+	if (ret == -ENOMEM)
+		tk_fail(ENOMEM, "out of memory");
+	tk_dat_cpu_reader_free(r);
+	errno = -ret;
+	return NULL;
+}
+
 TK_API void tk_dat_cpu_reader_free(struct tk_dat_cpu_reader *r)
 {
 	if (!r)
@@ -2776,7 +2855,7 @@ TK_API void tk_dat_cpu_reader_free(struct tk_dat_cpu_reader *r)
 	tk_codec_free(r->codec);
 	free(r->chunks);
 	free(r->own);
-	free(r->cbuf);
+	span_release(&r->span);
 	free(r->probe);
 	free(r);
 }
@@ -2829,14 +2908,14 @@ int tk_dat_cpu_reader_next_run(struct tk_dat_cpu_reader *r, const void **pages, 
 
 /*
  * Decompress chunk @i (@c) of CPU @cpu into @out (c->usize bytes) through
- * @codec and @cbuf. Salvage mode accepts a chunk that decodes short: the
+ * @codec and @w. Salvage mode accepts a chunk that decodes short: the
  * tail is zeroed and its length returned in *@short_len (else c->usize),
  * for the caller to record (add_damage() must run in the reader's order,
  * not the decoder thread's). Safe on any thread with its own @codec and
- * @cbuf. Return: 0 or an error (the message set on this thread).
+ * @w. Return: 0 or an error (the message set on this thread).
  */
 static int decode_chunk(struct tk_dat *d, struct tk_codec *codec, uint32_t cpu,
-			const struct chunk *c, size_t i, uint8_t *cbuf, uint8_t *out,
+			const struct chunk *c, size_t i, struct span *w, uint8_t *out,
 			int64_t *short_len)
 {
 	const uint8_t *src;
@@ -2844,7 +2923,7 @@ static int decode_chunk(struct tk_dat *d, struct tk_codec *codec, uint32_t cpu,
 	int ret;
 
 	*short_len = c->usize;
-	ret = read_in_place(d, &src, cbuf, c->csize, c->file_offset + 8);
+	ret = span_read(d, w, &src, c->csize, c->file_offset + 8);
 	if (ret < 0)
 		return ret;
 	n = d->strict ? tk_codec_decompress(codec, out, c->usize, src, c->csize)
@@ -2900,7 +2979,7 @@ static int load_chunk(struct tk_dat_cpu_reader *r, size_t i)
 	if (r->lane)
 		return prefetch_load(r, i);
 	r->chunks_decoded++;
-	ret = decode_chunk(r->dat, r->codec, r->cpu, c, i, r->cbuf, r->own, &n);
+	ret = decode_chunk(r->dat, r->codec, r->cpu, c, i, &r->span, r->own, &n);
 	if (ret < 0)
 		return ret;
 	ret = short_chunk(r, i, n);
@@ -3391,7 +3470,9 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * Memory: per lane, slots x the CPU's largest decoded chunk (trace-cmd
  * writes 10 pages: 40 KiB), slots = PF_BUDGET / lanes / chunk, within
  * [PF_MIN_SLOTS, PF_MAX_SLOTS]; 16 MiB in all unless a file has more than
- * ~130 CPUs (then 3 chunks a CPU).
+ * ~130 CPUs (then 3 chunks a CPU); and the lane's span (SPAN_BYTES), for
+ * the decoder's reads of that CPU's chunks, so that decoding ahead for
+ * several CPUs in turn does not read each span again.
  *
  * The decoder helps only when it runs beside the reader, on a CPU of its
  * own. Every PF_PERIOD loads (~5 ms of a report) the reader judges the
@@ -3435,6 +3516,7 @@ struct pf_lane {
 	size_t at; /* the reader's current chunk; SIZE_MAX before the first */
 	struct pf_slot *slots;
 	size_t nslots;
+	struct span span; /* the decoder's reads of this CPU's chunks */
 };
 
 struct tk_dat_prefetch {
@@ -3447,11 +3529,9 @@ struct tk_dat_prefetch {
 	pthread_t thread;
 	bool started, stop;
 	bool pumped;  /* no thread: tk_dat_prefetch_pump() decodes ahead */
-	bool pumping; /* a pump runs now (it owns codec and cbuf) */
+	bool pumping; /* a pump runs now (it owns codec and the lanes' windows) */
 	bool idle;    /* the decoder waits for work (every lane's window full) */
 	struct tk_codec *codec;
-	uint8_t *cbuf;
-	size_t cbuf_cap;
 	struct tk_dat_prefetch_stats st;
 	uint64_t period_loads, period_hits;
 	uint64_t period_wall, period_cpu; /* ns at the period's start; 0: not yet */
@@ -3484,6 +3564,7 @@ static void lane_free(struct pf_lane *l)
 	}
 	free(l->slots);
 	free(l->chunks);
+	span_release(&l->span);
 	free(l);
 }
 
@@ -3518,14 +3599,8 @@ int tk_dat_prefetch_attach(struct tk_dat_prefetch *pf, struct tk_dat_cpu_reader 
 		if (!l->slots[i].data)
 			goto nomem;
 	}
-	if (r->cbuf_cap > pf->cbuf_cap) {
-		uint8_t *cbuf = realloc(pf->cbuf, r->cbuf_cap);
-
-		if (!cbuf)
-			goto nomem;
-		pf->cbuf = cbuf;
-		pf->cbuf_cap = r->cbuf_cap;
-	}
+	if (span_init(&l->span, r->max_csize) < 0)
+		goto nomem;
 	l->r = r;
 	l->cpu = r->cpu;
 	/* A chunk the reader holds already (in its own block) is where it is. */
@@ -3607,11 +3682,11 @@ static void slot_done(struct pf_slot *s, int ret, int64_t short_len, const char 
 /*
  * The next chunk to decode ahead: in the lane least far ahead of its
  * reader, into a slot free for it, marked PF_DECODING with its directory
- * entry in *@c and its CPU in *@cpu. Under the lock. Return: the slot, or
- * NULL when every window is full.
+ * entry in *@c and its lane in *@lane. Under the lock. Return: the slot,
+ * or NULL when every window is full.
  */
 static struct pf_slot *prefetch_pick(struct tk_dat_prefetch *pf, struct chunk *c, size_t *chunk,
-				     uint32_t *cpu)
+				     struct pf_lane **lane)
 {
 	struct pf_lane *pick = NULL;
 	struct pf_slot *slot = NULL;
@@ -3643,19 +3718,22 @@ static struct pf_slot *prefetch_pick(struct tk_dat_prefetch *pf, struct chunk *c
 	slot->state = PF_DECODING;
 	*c = pick->chunks[pick_i];
 	*chunk = pick_i;
-	*cpu = pick->cpu;
+	*lane = pick;
 	return slot;
 }
 
-/* Decode the chunk prefetch_pick() chose into @slot, with the lock dropped meanwhile. */
+/*
+ * Decode the chunk prefetch_pick() chose into @slot, with the lock dropped
+ * meanwhile. A lane outlives its reader's detach, so its window stays.
+ */
 static void prefetch_decode(struct tk_dat_prefetch *pf, struct pf_slot *slot, const struct chunk *c,
-			    size_t chunk, uint32_t cpu)
+			    size_t chunk, struct pf_lane *l)
 {
 	int64_t short_len;
 	int ret;
 
 	pthread_mutex_unlock(&pf->lock);
-	ret = decode_chunk(pf->dat, pf->codec, cpu, c, chunk, pf->cbuf, slot->data, &short_len);
+	ret = decode_chunk(pf->dat, pf->codec, l->cpu, c, chunk, &l->span, slot->data, &short_len);
 	pthread_mutex_lock(&pf->lock);
 	slot_done(slot, ret, short_len, ret < 0 ? tk_errmsg() : NULL);
 	pf->st.decoded++;
@@ -3666,14 +3744,14 @@ static void prefetch_decode(struct tk_dat_prefetch *pf, struct pf_slot *slot, co
 static bool prefetch_one(struct tk_dat_prefetch *pf)
 {
 	struct pf_slot *slot;
+	struct pf_lane *l;
 	struct chunk c;
 	size_t chunk;
-	uint32_t cpu;
 
-	slot = prefetch_pick(pf, &c, &chunk, &cpu);
+	slot = prefetch_pick(pf, &c, &chunk, &l);
 	if (!slot)
 		return false;
-	prefetch_decode(pf, slot, &c, chunk, cpu);
+	prefetch_decode(pf, slot, &c, chunk, l);
 	return true;
 }
 
@@ -3830,7 +3908,7 @@ static int prefetch_load(struct tk_dat_cpu_reader *r, size_t i)
 
 	if (!s || mine) {
 		r->chunks_decoded++;
-		ret = decode_chunk(r->dat, r->codec, r->cpu, c, i, r->cbuf, s ? s->data : r->own,
+		ret = decode_chunk(r->dat, r->codec, r->cpu, c, i, &r->span, s ? s->data : r->own,
 				   &short_len);
 		if (s) {
 			pthread_mutex_lock(&pf->lock);
@@ -3930,7 +4008,6 @@ void tk_dat_prefetch_free(struct tk_dat_prefetch *pf)
 	}
 	free(pf->lanes);
 	tk_codec_free(pf->codec);
-	free(pf->cbuf);
 	pthread_cond_destroy(&pf->work);
 	pthread_cond_destroy(&pf->done);
 	pthread_mutex_destroy(&pf->lock);

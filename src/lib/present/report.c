@@ -2634,30 +2634,29 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * started.
  *
  * Compressed data has its chunks decoded ahead of the merge (decode_ahead():
- * the prefetch of dat-read.c, up to 8 decoded chunks per CPU ready, 16 MiB
- * in all). With print workers (-j N, N >= 2), the workers decode them
- * between their jobs (tk_dat_prefetch_pump(), at the start of each
- * replay, one worker at a time), so a compressed file prints on the
- * threads an uncompressed one gets and no more: decoding is a quarter of
- * a one-thread run on zstd (sched file: 227 M of 880 M instructions), and
- * where the pool balances the printing by itself (the merge prints inline
- * when the workers have JOB_QUEUE jobs waiting), a worker that also
- * decodes just leaves the merge more lines to print. A decoder thread of
- * its own beside the workers made three threads on two CPUs, which took
- * turns and woke each other (sched zstd -j 2: ~1 150 context switches a
- * run against ~800 pumped; 979 M instructions against 964 M). The merge
- * decodes a chunk itself when it finds it not decoded yet. Where decoding
- * weighs more (1 compressed byte in 7 decoded or more: printers()), the
- * default's two CPUs go to a decoder thread (tk_dat_prefetch_start()) and
- * the merge alone, which prints every line: a print worker there only
- * took turns with the decoder (bench-report's 3 M event file, two free
- * CPUs: 0.153 s wall and 0.296 s CPU against 0.179 s and 0.343 s for
- * three threads). A prefetch that does not help is stopped, and the
- * merge decodes alone as with -j 1: when the merge found fewer than 1
- * chunk in 8 decoded ahead, or (the decoder thread) the process got
- * less than one CPU's worth of time for ~10 ms (the threads took turns on
- * one CPU, as on a busy machine: dat-read.c's notes). The text and the
- * damage found are the same either way (dat-read.c's notes say why).
+ * the prefetch of dat-read.c, up to 8 decoded chunks per CPU ready, 16 MiB in
+ * all). With print workers (-j N, N >= 3), the workers decode them between
+ * their jobs (tk_dat_prefetch_pump(), at the start of each replay, one worker
+ * at a time), so a compressed file prints on the threads an uncompressed one
+ * gets and no more: decoding is a quarter of a one-thread run on zstd (sched
+ * file: 227 M of 880 M instructions), and where the pool balances the
+ * printing by itself (the merge prints inline when the workers have JOB_QUEUE
+ * jobs waiting), a worker that also decodes just leaves the merge more lines
+ * to print. A decoder thread of its own beside the workers made three threads
+ * on two CPUs, which took turns and woke each other (sched zstd -j 2: ~1 150
+ * context switches a run against ~800 pumped; 979 M instructions against 964
+ * M). The merge decodes a chunk itself when it finds it not decoded yet. Two
+ * threads, the default's or -j 2's, are a decoder thread
+ * (tk_dat_prefetch_start()) and the merge alone, which prints every line
+ * (printers()): a print worker beside the merge cost more than it saved on
+ * two CPUs (bench-report's 3 M event file: 0.267 s wall and 0.461 s CPU
+ * against 0.393 s and 0.577 s; sched zstd 0.112 s and 0.175 s against 0.134 s
+ * and 0.187 s). A prefetch that does not help is stopped, and the merge
+ * decodes alone as with -j 1: when the merge found fewer than 1 chunk in 8
+ * decoded ahead, or (the decoder thread) the process got less than one CPU's
+ * worth of time for ~10 ms (the threads took turns on one CPU, as on a busy
+ * machine: dat-read.c's notes). The text and the damage found are the same
+ * either way (dat-read.c's notes say why).
  *
  * The thread count: -j N, or by default tk_report_threads() (one per
  * online CPU up to 4, for 128 MiB of CPU data or more, decoded: shorter
@@ -3204,30 +3203,21 @@ static void decode_ahead_start(struct report *r, const struct pool *pool)
 }
 
 /*
- * The printers beside a decoder (decode_ahead() started one) for the
- * default's @threads: on two CPUs, one printer, the merge, when decoding
- * is heavy, so that the decoder has the second CPU to itself; else
- * @threads. What decoding costs goes with the compressed bytes (zstd's
- * entropy stage), what printing costs with the decoded ones (the
- * records): from 1 compressed byte in 7 decoded ones, the
- * decoder alone keeps the second CPU busy and a print worker only takes
- * turns with it (bench/README.md, bench-families "Stop 22, compressed
- * .dat").
+ * The printers beside a decoder (decode_ahead() made one) for @threads,
+ * the default's or -j's: on two CPUs one printer, the merge, so that a
+ * decoder thread has the second CPU to itself; else @threads, whose
+ * workers decode between their jobs. On two CPUs a print worker that
+ * also decodes took turns with the merge and brought its own costs (the
+ * carried jobs' logs and texts faulted in, the records' cache lines
+ * fetched from the other CPU), where the decoder thread shares nothing
+ * but the decoded chunks: on every compressed family file, and on files
+ * where decoding is a third of the work as where it is a tenth, the
+ * decoder and the merge ran in less wall and less CPU than the merge and
+ * a pumping worker (bench/README.md, stop 24).
  */
-#define DECODE_HEAVY 7
-static unsigned int printers(struct report *r, unsigned int threads)
+static unsigned int printers(const struct report *r, unsigned int threads)
 {
-	uint64_t packed = 0, decoded = 0;
-
-	if (!r->pf || r->opts->threads || threads != 2)
-		return threads;
-	for (size_t i = 0; i < r->nstreams; i++) {
-		if (!r->streams[i].buf->compressed)
-			continue;
-		packed += r->streams[i].buf->cpus[r->streams[i].cpu_index].size;
-		decoded += r->streams[i].size;
-	}
-	return packed * DECODE_HEAVY >= decoded ? 1 : threads;
+	return r->pf && threads == 2 ? 1 : threads;
 }
 
 static void *symbols_main(void *set)

@@ -1845,6 +1845,58 @@ static void test_prefetch_pumped(void **state)
 }
 
 /*
+ * convert's second reader (tk_dat_cpu_reader_dup()) reads the pages the
+ * first one reads, from the start and after a seek, with the directory
+ * copied.
+ */
+static void test_reader_dup(void **state)
+{
+	struct bopts o = {.version = 7,
+			  .comp = TK_COMPRESS_ZSTD,
+			  .ncpus = 2,
+			  .pages = 300,
+			  .recs = 4,
+			  .chunk_pages = 2};
+	struct built r = build(&o);
+	struct tk_dat *d = open_built(&r, "reader-dup.dat");
+	struct tk_dat_cpu_reader *rd[2], *dup[2];
+	bool more[2] = {true, true};
+
+	(void)state;
+	for (int c = 0; c < 2; c++) {
+		rd[c] = tk_dat_cpu_reader_new(d, 0, (size_t)c);
+		assert_non_null(rd[c]);
+		/* A reader part way through gives a duplicate at the start. */
+		for (int k = 0; k < 7; k++) {
+			const void *page;
+
+			assert_int_equal(tk_dat_cpu_reader_next_page(rd[c], &page, NULL), 1);
+		}
+		dup[c] = tk_dat_cpu_reader_dup(rd[c]);
+		assert_non_null(dup[c]);
+		assert_int_equal(tk_dat_cpu_reader_size(dup[c]), tk_dat_cpu_reader_size(rd[c]));
+		assert_int_equal(tk_dat_cpu_reader_chunk_count(dup[c]),
+				 tk_dat_cpu_reader_chunk_count(rd[c]));
+		assert_int_equal(tk_dat_cpu_reader_seek(rd[c], 0), 0);
+	}
+	while (more[0] || more[1])
+		next_pages_match(dup, rd, more);
+	for (int c = 0; c < 2; c++) {
+		assert_int_equal(tk_dat_cpu_reader_seek(dup[c], 100 * PAGE), 0);
+		assert_int_equal(tk_dat_cpu_reader_seek(rd[c], 100 * PAGE), 0);
+		more[c] = true;
+	}
+	while (more[0] || more[1])
+		next_pages_match(dup, rd, more);
+	for (int c = 0; c < 2; c++) {
+		tk_dat_cpu_reader_free(dup[c]);
+		tk_dat_cpu_reader_free(rd[c]);
+	}
+	tk_dat_close(d);
+	free(r.data);
+}
+
+/*
  * A decoder that never runs (not started: as one starved of CPU) is given
  * up after a period of loads it did not help; the reader reads on alone.
  */
@@ -2159,6 +2211,7 @@ int main(void)
 		cmocka_unit_test(test_salvage_opts),
 		cmocka_unit_test(test_prefetch),
 		cmocka_unit_test(test_prefetch_pumped),
+		cmocka_unit_test(test_reader_dup),
 		cmocka_unit_test(test_prefetch_starved),
 		cmocka_unit_test(test_prefetch_damage),
 		cmocka_unit_test(test_open_fd),

@@ -7,6 +7,9 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
@@ -384,8 +387,8 @@ struct tk_event_set {
 /*
  * Decimal and hex text without a divide per digit: the length first (from
  * the bit length and a power table), then two digits per step from the
- * back. Both return the end of the digits; tk_put_hex() writes nothing
- * past it, tk_put_u64() may write up to 4 bytes from @o whatever the length.
+ * back. Both return the end of the digits; tk_put_hex() may write up to
+ * 16 bytes from @o, tk_put_u64() up to 4, whatever the length.
  */
 extern const char tk_dec_pairs[201];
 extern const char tk_hex_pairs[513];
@@ -479,20 +482,65 @@ static inline char *tk_put_u64(char *o, uint64_t v)
 	return e;
 }
 
-static inline char *tk_put_hex(char *o, uint64_t v)
+/*
+ * The last @n (1 to 16) of the 16 hex digits of @v, zeros leading. With
+ * SSE2 all 16 are made at once (each nibble spread to a byte, then '0' or
+ * 'a' - 10 added by a compare), and the @n wanted are shifted into place
+ * in two words: ~20 instructions for a kernel pointer, where a digit pair
+ * per step took ~45. May write up to 16 bytes from @o whatever @n.
+ */
+static inline char *tk_put_hex_n(char *o, uint64_t v, unsigned int n)
 {
-	unsigned int n = (64u - (unsigned int)__builtin_clzll(v | 1) + 3) / 4;
+#if defined(__SSE2__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const __m128i m = _mm_set1_epi8(0x0f);
+	__m128i x = _mm_cvtsi64_si128((long long)__builtin_bswap64(v));
+	__m128i d = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi16(x, 4), m), _mm_and_si128(x, m));
+	__m128i a = _mm_add_epi8(
+		d, _mm_add_epi8(_mm_set1_epi8('0'), _mm_and_si128(_mm_cmpgt_epi8(d, _mm_set1_epi8(9)),
+								  _mm_set1_epi8('a' - '0' - 10))));
+	/* hi: the first 8 digits (the first in its low byte), lo: the last 8. */
+	uint64_t hi = (uint64_t)_mm_cvtsi128_si64(a);
+	uint64_t lo = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(a, a));
+
+	if (n > 8) {
+		unsigned int k = 8 * (16 - n);
+		uint64_t w = k ? hi >> k | lo << (64 - k) : hi;
+
+		__builtin_memcpy(o, &w, 8);
+		lo >>= k;
+		__builtin_memcpy(o + 8, &lo, 8);
+	} else {
+		lo >>= 8 * (8 - n);
+		__builtin_memcpy(o, &lo, 8);
+	}
+	return o + n;
+#else
 	char *e = o + n, *p = e;
 
-	while (n >= 2) {
+	for (; n >= 2; n -= 2) {
 		p -= 2;
 		__builtin_memcpy(p, tk_hex_pairs + 2 * (v & 0xff), 2);
 		v >>= 8;
-		n -= 2;
 	}
 	if (n)
 		p[-1] = tk_hex_pairs[2 * v + 1];
 	return e;
+#endif
+}
+
+/* The hex digits of @v, no leading zero. May write up to 16 bytes from @o. */
+static inline char *tk_put_hex(char *o, uint64_t v)
+{
+	/* One or two digits (flags, small ids) are one table load. */
+	if (v < 0x100) {
+		if (v < 0x10) {
+			*o = tk_hex_pairs[2 * v + 1];
+			return o + 1;
+		}
+		__builtin_memcpy(o, tk_hex_pairs + 2 * v, 2);
+		return o + 2;
+	}
+	return tk_put_hex_n(o, v, (64u - (unsigned int)__builtin_clzll(v) + 3) / 4);
 }
 
 /*

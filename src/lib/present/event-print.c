@@ -1714,7 +1714,8 @@ static void named_table(struct tk_op *op)
 	}
 	if (total > (16u << 10))
 		return;
-	t = malloc(sizeof(*t) + total);
+	/* 16 bytes more: the last text's hex digits may be written 16 bytes whole. */
+	t = malloc(sizeof(*t) + total + 16);
 	if (!t)
 		return; /* the loop still prints it */
 	total = 0;
@@ -2425,24 +2426,13 @@ static inline char *put_padded(char *o, const struct tk_op *op, const char *digi
 
 /*
  * "%08lx", every syscall argument: the digits written at the padded length
- * (@width <= 16), high zero digits being the padding; no fill, no copy
- * (~90 -> ~40 instructions a number).
+ * (@width <= 16), high zero digits being the padding; no fill, no copy.
  */
 static inline char *put_hex_zpad(char *o, uint64_t v, unsigned int width)
 {
 	unsigned int n = (64u - (unsigned int)__builtin_clzll(v | 1) + 3) / 4;
-	char *e, *p;
 
-	n = n > width ? n : width;
-	e = p = o + n;
-	for (; n >= 2; n -= 2) {
-		p -= 2;
-		memcpy(p, tk_hex_pairs + 2 * (v & 0xff), 2);
-		v >>= 8;
-	}
-	if (n)
-		p[-1] = tk_hex_pairs[2 * v + 1];
-	return e;
+	return tk_put_hex_n(o, v, n > width ? n : width);
 }
 
 static inline char *put_num(char *o, const struct tk_op *op, uint64_t v)

@@ -385,10 +385,12 @@ struct tk_event_set {
 };
 
 /*
- * Decimal and hex text without a divide per digit: the length first (from
- * the bit length and a power table), then two digits per step from the
- * back. Both return the end of the digits; tk_put_hex() may write up to
- * 16 bytes from @o, tk_put_u64() up to 4, whatever the length.
+ * Decimal and hex text without a divide per digit: decimals below 10^16
+ * in groups of four or eight digits made in a word (tk_dec8_word()), wider
+ * ones with the length first (from the bit length and a power table), then
+ * two digits per step from the back; hex 16 digits at once
+ * (tk_put_hex_n()). Both return the end of the digits; tk_put_hex() may
+ * write up to 16 bytes from @o, tk_put_u64() up to 4, whatever the length.
  */
 extern const char tk_dec_pairs[201];
 extern const char tk_hex_pairs[513];
@@ -402,50 +404,85 @@ static inline unsigned int tk_dec_len(uint64_t v)
 	return t ? t : 1;
 }
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * @x below 10^8 as exactly eight digits in a word, the first in its low
+ * byte, without a divide: both halves of four digits split into pairs,
+ * then the pairs into digits, each step one multiply for all lanes.
+ */
+static inline uint64_t tk_dec8_word(uint32_t x)
+{
+	uint64_t m = x / 10000u | (uint64_t)(x % 10000u) << 32;
+	uint64_t h = (m * 10486u) >> 20 & 0x0000007f0000007full; /* each lane / 100 */
+	uint64_t p = h | (m - h * 100u) << 16;			/* four lanes of two digits */
+	uint64_t t = (p * 103u) >> 10 & 0x000f000f000f000full;	/* each lane / 10 */
+
+	return (t | (p - t * 10u) << 8) + 0x3030303030303030ull;
+}
+
+/*
+ * Below 10^4 (pids, prios, cpus: most numbers of most lines): the four
+ * digit places at once, shifted so the first significant one leads,
+ * stored as one word: no branch on the length, which changes from number
+ * to number. Writes 4 bytes: callers have the room.
+ */
+static inline char *tk_put_dec4(char *o, uint32_t x)
+{
+	uint32_t len = 1u + (x >= 10u) + (x >= 100u) + (x >= 1000u);
+	uint16_t hi, lo;
+	uint32_t word;
+
+	__builtin_memcpy(&hi, tk_dec_pairs + 2 * (x / 100u), 2);
+	__builtin_memcpy(&lo, tk_dec_pairs + 2 * (x % 100u), 2);
+	word = ((uint32_t)hi | (uint32_t)lo << 16) >> (8 * (4 - len));
+	__builtin_memcpy(o, &word, 4);
+	return o + len;
+}
+
+/*
+ * 10^4 to 10^8 (real pids are five digits on a machine that has run a
+ * while, sched_stat_runtime's nanoseconds six or seven): the high group
+ * as above, the low four digits as one word. Writes nothing past the end.
+ */
+static inline char *tk_put_dec8(char *o, uint32_t x)
+{
+	uint32_t h = x / 10000u, l = x % 10000u;
+	uint32_t len = 1u + (h >= 10u) + (h >= 100u) + (h >= 1000u);
+	uint16_t a, b;
+	uint32_t word;
+
+	__builtin_memcpy(&a, tk_dec_pairs + 2 * (h / 100u), 2);
+	__builtin_memcpy(&b, tk_dec_pairs + 2 * (h % 100u), 2);
+	word = ((uint32_t)a | (uint32_t)b << 16) >> (8 * (4 - len));
+	__builtin_memcpy(o, &word, 4);
+	__builtin_memcpy(&a, tk_dec_pairs + 2 * (l / 100u), 2);
+	__builtin_memcpy(&b, tk_dec_pairs + 2 * (l % 100u), 2);
+	word = (uint32_t)a | (uint32_t)b << 16;
+	__builtin_memcpy(o + len, &word, 4);
+	return o + len + 4;
+}
+#endif
+
 static inline char *tk_put_u64(char *o, uint64_t v)
 {
 	char *e, *p;
 	uint32_t w;
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (v < 10000u)
+		return tk_put_dec4(o, (uint32_t)v);
+	if (v < 100000000u)
+		return tk_put_dec8(o, (uint32_t)v);
 	/*
-	 * Below 10^4 (pids, prios, cpus: most numbers of most lines): the
-	 * four digit places at once, shifted so the first significant one
-	 * leads, stored as one word: no branch on the length, which changes
-	 * from number to number. Writes 4 bytes: callers have the room.
+	 * Below 10^16 (nanosecond times, 32-bit all-ones): the high group as
+	 * above, then the low eight digits as one word (one divide in all).
 	 */
-	if (v < 10000u) {
-		uint32_t x = (uint32_t)v, len = 1u + (x >= 10u) + (x >= 100u) + (x >= 1000u);
-		uint16_t hi, lo;
-		uint32_t word;
+	if (v < 10000000000000000ull) {
+		uint64_t q = v / 100000000u, word = tk_dec8_word((uint32_t)(v - q * 100000000u));
 
-		__builtin_memcpy(&hi, tk_dec_pairs + 2 * (x / 100u), 2);
-		__builtin_memcpy(&lo, tk_dec_pairs + 2 * (x % 100u), 2);
-		word = ((uint32_t)hi | (uint32_t)lo << 16) >> (8 * (4 - len));
-		__builtin_memcpy(o, &word, 4);
-		return o + len;
-	}
-	/*
-	 * Below 10^8 (real pids are five digits on a machine that has run a
-	 * while, sched_stat_runtime's nanoseconds six or seven): the high
-	 * group as above, the low four digits as one word. Writes nothing
-	 * past the end.
-	 */
-	if (v < 100000000u) {
-		uint32_t x = (uint32_t)v, h = x / 10000u, l = x % 10000u;
-		uint32_t len = 1u + (h >= 10u) + (h >= 100u) + (h >= 1000u);
-		uint16_t a, b;
-		uint32_t word;
-
-		__builtin_memcpy(&a, tk_dec_pairs + 2 * (h / 100u), 2);
-		__builtin_memcpy(&b, tk_dec_pairs + 2 * (h % 100u), 2);
-		word = ((uint32_t)a | (uint32_t)b << 16) >> (8 * (4 - len));
-		__builtin_memcpy(o, &word, 4);
-		__builtin_memcpy(&a, tk_dec_pairs + 2 * (l / 100u), 2);
-		__builtin_memcpy(&b, tk_dec_pairs + 2 * (l % 100u), 2);
-		word = (uint32_t)a | (uint32_t)b << 16;
-		__builtin_memcpy(o + len, &word, 4);
-		return o + len + 4;
+		o = q < 10000u ? tk_put_dec4(o, (uint32_t)q) : tk_put_dec8(o, (uint32_t)q);
+		__builtin_memcpy(o, &word, 8);
+		return o + 8;
 	}
 #endif
 	e = o + tk_dec_len(v);

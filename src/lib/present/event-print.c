@@ -3326,22 +3326,12 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 DEFINE_RUN_PROGRAM(run_program_native, false)
 DEFINE_RUN_PROGRAM(run_program_swapped, true)
 
-/*
- * flatten (here and on the two op loops): every call is inlined (number
- * writers, symbol lookups' front), which the compiler stops doing on its
- * own once the code exists twice; the out-of-line ops (run_rare, run_kid)
- * and the op loops themselves stay calls.
- */
-static inline __attribute__((always_inline)) int
-run_event(struct tk_event_set *set, const struct tk_event *ev, const void *data, uint32_t size,
-	  struct tk_outbuf *out, bool learn, struct tk_ksym_memo *memo)
+/* A program's record when the buffer must be flushed first, or one for the slow path. */
+static __attribute__((noinline)) int run_event_cold(struct tk_event_set *set,
+						    const struct tk_event *ev, const uint8_t *d,
+						    uint32_t size, struct tk_outbuf *out,
+						    struct tk_ksym_memo *memo)
 {
-	const uint8_t *d = data;
-
-	if (ev->kind == TK_EVENT_SCHED_SWITCH)
-		return run_sched_switch(set, ev, d, size, out, learn);
-	if (ev->kind == TK_EVENT_SCHED_WAKEUP)
-		return run_sched_wakeup(set, ev, d, size, out, learn);
 	if (ev->kind != TK_EVENT_PROGRAM || size < ev->min_size)
 		return -ENOTSUP;
 	/* Hex dumps, arrays and masks grow with the record: room for their worst case. */
@@ -3350,6 +3340,37 @@ run_event(struct tk_event_set *set, const struct tk_event *ev, const void *data,
 	if (set->swap)
 		return run_program_swapped(set, ev, d, size, out, memo);
 	return run_program_native(set, ev, d, size, out, memo);
+}
+
+/*
+ * flatten (here and on the two op loops): every call is inlined (number
+ * writers, symbol lookups' front), which the compiler stops doing on its
+ * own once the code exists twice; the out-of-line ops (run_rare, run_kid)
+ * and the op loops themselves stay calls. A program's record that fits
+ * the buffer as it is (nearly every line) and the sched mirrors' go
+ * straight to their printers, tail calls from a function without a frame;
+ * a flush, a short record and the slow path's -ENOTSUP take
+ * run_event_cold().
+ */
+static inline __attribute__((always_inline)) int
+run_event(struct tk_event_set *set, const struct tk_event *ev, const void *data, uint32_t size,
+	  struct tk_outbuf *out, bool learn, struct tk_ksym_memo *memo)
+{
+	const uint8_t *d = data;
+
+	if (__builtin_expect(ev->kind == TK_EVENT_PROGRAM && size >= ev->min_size, 1) &&
+	    __builtin_expect(out->cap - out->len >=
+				     ev->max_static + (uint64_t)size * ev->size_mult + 32,
+			     1)) {
+		if (set->swap)
+			return run_program_swapped(set, ev, d, size, out, memo);
+		return run_program_native(set, ev, d, size, out, memo);
+	}
+	if (ev->kind == TK_EVENT_SCHED_SWITCH)
+		return run_sched_switch(set, ev, d, size, out, learn);
+	if (ev->kind == TK_EVENT_SCHED_WAKEUP)
+		return run_sched_wakeup(set, ev, d, size, out, learn);
+	return run_event_cold(set, ev, d, size, out, memo);
 }
 
 int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void *data,

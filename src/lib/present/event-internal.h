@@ -414,8 +414,8 @@ static inline uint64_t tk_dec8_word(uint32_t x)
 {
 	uint64_t m = x / 10000u | (uint64_t)(x % 10000u) << 32;
 	uint64_t h = (m * 10486u) >> 20 & 0x0000007f0000007full; /* each lane / 100 */
-	uint64_t p = h | (m - h * 100u) << 16;			/* four lanes of two digits */
-	uint64_t t = (p * 103u) >> 10 & 0x000f000f000f000full;	/* each lane / 10 */
+	uint64_t p = h | (m - h * 100u) << 16;			 /* four lanes of two digits */
+	uint64_t t = (p * 103u) >> 10 & 0x000f000f000f000full;	 /* each lane / 10 */
 
 	return (t | (p - t * 10u) << 8) + 0x3030303030303030ull;
 }
@@ -532,9 +532,9 @@ static inline char *tk_put_hex_n(char *o, uint64_t v, unsigned int n)
 	const __m128i m = _mm_set1_epi8(0x0f);
 	__m128i x = _mm_cvtsi64_si128((long long)__builtin_bswap64(v));
 	__m128i d = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi16(x, 4), m), _mm_and_si128(x, m));
-	__m128i a = _mm_add_epi8(
-		d, _mm_add_epi8(_mm_set1_epi8('0'), _mm_and_si128(_mm_cmpgt_epi8(d, _mm_set1_epi8(9)),
-								  _mm_set1_epi8('a' - '0' - 10))));
+	__m128i letter =
+		_mm_and_si128(_mm_cmpgt_epi8(d, _mm_set1_epi8(9)), _mm_set1_epi8('a' - '0' - 10));
+	__m128i a = _mm_add_epi8(_mm_add_epi8(d, _mm_set1_epi8('0')), letter);
 	/* hi: the first 8 digits (the first in its low byte), lo: the last 8. */
 	uint64_t hi = (uint64_t)_mm_cvtsi128_si64(a);
 	uint64_t lo = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(a, a));

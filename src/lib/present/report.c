@@ -1652,30 +1652,18 @@ static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64
 	uint64_t d = us - p->blk_us;
 
 	/* blk_us is NO_BLOCK (above every us that reaches here) when no text is kept. */
-	if (__builtin_expect(d < 100, 1)) {
-		memcpy(p->t_text + p->sec_len + 5, digit_pairs + 2 * d, 2);
-	} else {
-		/*
-		 * Another 100 microseconds of the kept second: all six decimals,
-		 * here, where the frame is small (the seconds' text needs more).
-		 */
-		uint64_t frac = us - p->sec_us;
-
-		if (__builtin_expect(frac >= 1000000 || !p->sec_len || us >= UINT64_MAX / 1000 - 1,
-				     0)) {
-			put_time_us_block(p, us);
-			return;
-		}
-		p->blk_us = us - frac % 100;
-		put_frac6(p->t_text + p->sec_len + 1, (uint32_t)frac);
+	if (__builtin_expect(d >= 100, 0)) {
+		put_time_us_block(p, us);
+		return;
 	}
+	memcpy(p->t_text + p->sec_len + 5, digit_pairs + 2 * d, 2);
 	p->t_lo = us ? us * 1000 - 500 : 0;
 	p->t_span = us * 1000 + 500 - p->t_lo;
 	memcpy(o->buf + o->len, p->t_text, sizeof(p->t_text));
 	o->len += p->t_len;
 }
 
-/* A miss outside the kept second (or before any): the second's text and all six decimals. */
+/* A miss outside the kept 100 microseconds: the second's text and all six decimals. */
 static void __attribute__((noinline)) put_time_us_block(struct printer *p, uint64_t us)
 {
 	struct tk_outbuf *o = p->o;

@@ -53,8 +53,11 @@
  * NUM1, NUM2); "%#x" and "%o" are written by hand, not by snprintf(),
  * which cost ~700 instructions a number; the record size is tested once per
  * record against the end of the furthest fixed field (ev->min_size).
- * Numbers are written two digits at a time from a pair table, the length
- * known first (tk_put_u64() in event-internal.h); short copies use
+ * Decimals are written in words of four or eight digits (up to 10^16,
+ * wider ones two digits at a time from a pair table, the length known
+ * first), hex numbers 16 digits at once in an SSE2 register, the wanted
+ * ones shifted into place (tk_put_u64(), tk_put_hex() in
+ * event-internal.h); short copies use
  * overlapping fixed-size moves (tk_copy()): "rep movs", what GCC makes of
  * a short variable memcpy(), was the costliest instruction of the run.
  * The op loop exists twice, per byte order (a constant swap flag, so the

@@ -7,6 +7,9 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
@@ -382,10 +385,12 @@ struct tk_event_set {
 };
 
 /*
- * Decimal and hex text without a divide per digit: the length first (from
- * the bit length and a power table), then two digits per step from the
- * back. Both return the end of the digits; tk_put_hex() writes nothing
- * past it, tk_put_u64() may write up to 4 bytes from @o whatever the length.
+ * Decimal and hex text without a divide per digit: decimals below 10^16
+ * in groups of four or eight digits made in a word (tk_dec8_word()), wider
+ * ones with the length first (from the bit length and a power table), then
+ * two digits per step from the back; hex 16 digits at once
+ * (tk_put_hex_n()). Both return the end of the digits; tk_put_hex() may
+ * write up to 16 bytes from @o, tk_put_u64() up to 4, whatever the length.
  */
 extern const char tk_dec_pairs[201];
 extern const char tk_hex_pairs[513];
@@ -399,50 +404,85 @@ static inline unsigned int tk_dec_len(uint64_t v)
 	return t ? t : 1;
 }
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * @x below 10^8 as exactly eight digits in a word, the first in its low
+ * byte, without a divide: both halves of four digits split into pairs,
+ * then the pairs into digits, each step one multiply for all lanes.
+ */
+static inline uint64_t tk_dec8_word(uint32_t x)
+{
+	uint64_t m = x / 10000u | (uint64_t)(x % 10000u) << 32;
+	uint64_t h = (m * 10486u) >> 20 & 0x0000007f0000007full; /* each lane / 100 */
+	uint64_t p = h | (m - h * 100u) << 16;			 /* four lanes of two digits */
+	uint64_t t = (p * 103u) >> 10 & 0x000f000f000f000full;	 /* each lane / 10 */
+
+	return (t | (p - t * 10u) << 8) + 0x3030303030303030ull;
+}
+
+/*
+ * Below 10^4 (pids, prios, cpus: most numbers of most lines): the four
+ * digit places at once, shifted so the first significant one leads,
+ * stored as one word: no branch on the length, which changes from number
+ * to number. Writes 4 bytes: callers have the room.
+ */
+static inline char *tk_put_dec4(char *o, uint32_t x)
+{
+	uint32_t len = 1u + (x >= 10u) + (x >= 100u) + (x >= 1000u);
+	uint16_t hi, lo;
+	uint32_t word;
+
+	__builtin_memcpy(&hi, tk_dec_pairs + 2 * (x / 100u), 2);
+	__builtin_memcpy(&lo, tk_dec_pairs + 2 * (x % 100u), 2);
+	word = ((uint32_t)hi | (uint32_t)lo << 16) >> (8 * (4 - len));
+	__builtin_memcpy(o, &word, 4);
+	return o + len;
+}
+
+/*
+ * 10^4 to 10^8 (real pids are five digits on a machine that has run a
+ * while, sched_stat_runtime's nanoseconds six or seven): the high group
+ * as above, the low four digits as one word. Writes nothing past the end.
+ */
+static inline char *tk_put_dec8(char *o, uint32_t x)
+{
+	uint32_t h = x / 10000u, l = x % 10000u;
+	uint32_t len = 1u + (h >= 10u) + (h >= 100u) + (h >= 1000u);
+	uint16_t a, b;
+	uint32_t word;
+
+	__builtin_memcpy(&a, tk_dec_pairs + 2 * (h / 100u), 2);
+	__builtin_memcpy(&b, tk_dec_pairs + 2 * (h % 100u), 2);
+	word = ((uint32_t)a | (uint32_t)b << 16) >> (8 * (4 - len));
+	__builtin_memcpy(o, &word, 4);
+	__builtin_memcpy(&a, tk_dec_pairs + 2 * (l / 100u), 2);
+	__builtin_memcpy(&b, tk_dec_pairs + 2 * (l % 100u), 2);
+	word = (uint32_t)a | (uint32_t)b << 16;
+	__builtin_memcpy(o + len, &word, 4);
+	return o + len + 4;
+}
+#endif
+
 static inline char *tk_put_u64(char *o, uint64_t v)
 {
 	char *e, *p;
 	uint32_t w;
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (v < 10000u)
+		return tk_put_dec4(o, (uint32_t)v);
+	if (v < 100000000u)
+		return tk_put_dec8(o, (uint32_t)v);
 	/*
-	 * Below 10^4 (pids, prios, cpus: most numbers of most lines): the
-	 * four digit places at once, shifted so the first significant one
-	 * leads, stored as one word: no branch on the length, which changes
-	 * from number to number. Writes 4 bytes: callers have the room.
+	 * Below 10^16 (nanosecond times, 32-bit all-ones): the high group as
+	 * above, then the low eight digits as one word (one divide in all).
 	 */
-	if (v < 10000u) {
-		uint32_t x = (uint32_t)v, len = 1u + (x >= 10u) + (x >= 100u) + (x >= 1000u);
-		uint16_t hi, lo;
-		uint32_t word;
+	if (v < 10000000000000000ull) {
+		uint64_t q = v / 100000000u, word = tk_dec8_word((uint32_t)(v - q * 100000000u));
 
-		__builtin_memcpy(&hi, tk_dec_pairs + 2 * (x / 100u), 2);
-		__builtin_memcpy(&lo, tk_dec_pairs + 2 * (x % 100u), 2);
-		word = ((uint32_t)hi | (uint32_t)lo << 16) >> (8 * (4 - len));
-		__builtin_memcpy(o, &word, 4);
-		return o + len;
-	}
-	/*
-	 * Below 10^8 (real pids are five digits on a machine that has run a
-	 * while, sched_stat_runtime's nanoseconds six or seven): the high
-	 * group as above, the low four digits as one word. Writes nothing
-	 * past the end.
-	 */
-	if (v < 100000000u) {
-		uint32_t x = (uint32_t)v, h = x / 10000u, l = x % 10000u;
-		uint32_t len = 1u + (h >= 10u) + (h >= 100u) + (h >= 1000u);
-		uint16_t a, b;
-		uint32_t word;
-
-		__builtin_memcpy(&a, tk_dec_pairs + 2 * (h / 100u), 2);
-		__builtin_memcpy(&b, tk_dec_pairs + 2 * (h % 100u), 2);
-		word = ((uint32_t)a | (uint32_t)b << 16) >> (8 * (4 - len));
-		__builtin_memcpy(o, &word, 4);
-		__builtin_memcpy(&a, tk_dec_pairs + 2 * (l / 100u), 2);
-		__builtin_memcpy(&b, tk_dec_pairs + 2 * (l % 100u), 2);
-		word = (uint32_t)a | (uint32_t)b << 16;
-		__builtin_memcpy(o + len, &word, 4);
-		return o + len + 4;
+		o = q < 10000u ? tk_put_dec4(o, (uint32_t)q) : tk_put_dec8(o, (uint32_t)q);
+		__builtin_memcpy(o, &word, 8);
+		return o + 8;
 	}
 #endif
 	e = o + tk_dec_len(v);
@@ -479,20 +519,65 @@ static inline char *tk_put_u64(char *o, uint64_t v)
 	return e;
 }
 
-static inline char *tk_put_hex(char *o, uint64_t v)
+/*
+ * The last @n (1 to 16) of the 16 hex digits of @v, zeros leading. With
+ * SSE2 all 16 are made at once (each nibble spread to a byte, then '0' or
+ * 'a' - 10 added by a compare), and the @n wanted are shifted into place
+ * in two words: ~20 instructions for a kernel pointer, where a digit pair
+ * per step took ~45. May write up to 16 bytes from @o whatever @n.
+ */
+static inline char *tk_put_hex_n(char *o, uint64_t v, unsigned int n)
 {
-	unsigned int n = (64u - (unsigned int)__builtin_clzll(v | 1) + 3) / 4;
+#if defined(__SSE2__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const __m128i m = _mm_set1_epi8(0x0f);
+	__m128i x = _mm_cvtsi64_si128((long long)__builtin_bswap64(v));
+	__m128i d = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi16(x, 4), m), _mm_and_si128(x, m));
+	__m128i letter =
+		_mm_and_si128(_mm_cmpgt_epi8(d, _mm_set1_epi8(9)), _mm_set1_epi8('a' - '0' - 10));
+	__m128i a = _mm_add_epi8(_mm_add_epi8(d, _mm_set1_epi8('0')), letter);
+	/* hi: the first 8 digits (the first in its low byte), lo: the last 8. */
+	uint64_t hi = (uint64_t)_mm_cvtsi128_si64(a);
+	uint64_t lo = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(a, a));
+
+	if (n > 8) {
+		unsigned int k = 8 * (16 - n);
+		uint64_t w = k ? hi >> k | lo << (64 - k) : hi;
+
+		__builtin_memcpy(o, &w, 8);
+		lo >>= k;
+		__builtin_memcpy(o + 8, &lo, 8);
+	} else {
+		lo >>= 8 * (8 - n);
+		__builtin_memcpy(o, &lo, 8);
+	}
+	return o + n;
+#else
 	char *e = o + n, *p = e;
 
-	while (n >= 2) {
+	for (; n >= 2; n -= 2) {
 		p -= 2;
 		__builtin_memcpy(p, tk_hex_pairs + 2 * (v & 0xff), 2);
 		v >>= 8;
-		n -= 2;
 	}
 	if (n)
 		p[-1] = tk_hex_pairs[2 * v + 1];
 	return e;
+#endif
+}
+
+/* The hex digits of @v, no leading zero. May write up to 16 bytes from @o. */
+static inline char *tk_put_hex(char *o, uint64_t v)
+{
+	/* One or two digits (flags, small ids) are one table load. */
+	if (v < 0x100) {
+		if (v < 0x10) {
+			*o = tk_hex_pairs[2 * v + 1];
+			return o + 1;
+		}
+		__builtin_memcpy(o, tk_hex_pairs + 2 * v, 2);
+		return o + 2;
+	}
+	return tk_put_hex_n(o, v, (64u - (unsigned int)__builtin_clzll(v) + 3) / 4);
 }
 
 /*

@@ -53,8 +53,11 @@
  * NUM1, NUM2); "%#x" and "%o" are written by hand, not by snprintf(),
  * which cost ~700 instructions a number; the record size is tested once per
  * record against the end of the furthest fixed field (ev->min_size).
- * Numbers are written two digits at a time from a pair table, the length
- * known first (tk_put_u64() in event-internal.h); short copies use
+ * Decimals are written in words of four or eight digits (up to 10^16,
+ * wider ones two digits at a time from a pair table, the length known
+ * first), hex numbers 16 digits at once in an SSE2 register, the wanted
+ * ones shifted into place (tk_put_u64(), tk_put_hex() in
+ * event-internal.h); short copies use
  * overlapping fixed-size moves (tk_copy()): "rep movs", what GCC makes of
  * a short variable memcpy(), was the costliest instruction of the run.
  * The op loop exists twice, per byte order (a constant swap flag, so the
@@ -1714,7 +1717,8 @@ static void named_table(struct tk_op *op)
 	}
 	if (total > (16u << 10))
 		return;
-	t = malloc(sizeof(*t) + total);
+	/* 16 bytes more: the last text's hex digits may be written 16 bytes whole. */
+	t = malloc(sizeof(*t) + total + 16);
 	if (!t)
 		return; /* the loop still prints it */
 	total = 0;
@@ -2425,24 +2429,13 @@ static inline char *put_padded(char *o, const struct tk_op *op, const char *digi
 
 /*
  * "%08lx", every syscall argument: the digits written at the padded length
- * (@width <= 16), high zero digits being the padding; no fill, no copy
- * (~90 -> ~40 instructions a number).
+ * (@width <= 16), high zero digits being the padding; no fill, no copy.
  */
 static inline char *put_hex_zpad(char *o, uint64_t v, unsigned int width)
 {
 	unsigned int n = (64u - (unsigned int)__builtin_clzll(v | 1) + 3) / 4;
-	char *e, *p;
 
-	n = n > width ? n : width;
-	e = p = o + n;
-	for (; n >= 2; n -= 2) {
-		p -= 2;
-		memcpy(p, tk_hex_pairs + 2 * (v & 0xff), 2);
-		v >>= 8;
-	}
-	if (n)
-		p[-1] = tk_hex_pairs[2 * v + 1];
-	return e;
+	return tk_put_hex_n(o, v, n > width ? n : width);
 }
 
 static inline char *put_num(char *o, const struct tk_op *op, uint64_t v)
@@ -3336,22 +3329,12 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 DEFINE_RUN_PROGRAM(run_program_native, false)
 DEFINE_RUN_PROGRAM(run_program_swapped, true)
 
-/*
- * flatten (here and on the two op loops): every call is inlined (number
- * writers, symbol lookups' front), which the compiler stops doing on its
- * own once the code exists twice; the out-of-line ops (run_rare, run_kid)
- * and the op loops themselves stay calls.
- */
-static inline __attribute__((always_inline)) int
-run_event(struct tk_event_set *set, const struct tk_event *ev, const void *data, uint32_t size,
-	  struct tk_outbuf *out, bool learn, struct tk_ksym_memo *memo)
+/* A program's record when the buffer must be flushed first, or one for the slow path. */
+static __attribute__((noinline)) int run_event_cold(struct tk_event_set *set,
+						    const struct tk_event *ev, const uint8_t *d,
+						    uint32_t size, struct tk_outbuf *out,
+						    struct tk_ksym_memo *memo)
 {
-	const uint8_t *d = data;
-
-	if (ev->kind == TK_EVENT_SCHED_SWITCH)
-		return run_sched_switch(set, ev, d, size, out, learn);
-	if (ev->kind == TK_EVENT_SCHED_WAKEUP)
-		return run_sched_wakeup(set, ev, d, size, out, learn);
 	if (ev->kind != TK_EVENT_PROGRAM || size < ev->min_size)
 		return -ENOTSUP;
 	/* Hex dumps, arrays and masks grow with the record: room for their worst case. */
@@ -3360,6 +3343,37 @@ run_event(struct tk_event_set *set, const struct tk_event *ev, const void *data,
 	if (set->swap)
 		return run_program_swapped(set, ev, d, size, out, memo);
 	return run_program_native(set, ev, d, size, out, memo);
+}
+
+/*
+ * flatten (here and on the two op loops): every call is inlined (number
+ * writers, symbol lookups' front), which the compiler stops doing on its
+ * own once the code exists twice; the out-of-line ops (run_rare, run_kid)
+ * and the op loops themselves stay calls. A program's record that fits
+ * the buffer as it is (nearly every line) and the sched mirrors' go
+ * straight to their printers, tail calls from a function without a frame;
+ * a flush, a short record and the slow path's -ENOTSUP take
+ * run_event_cold().
+ */
+static inline __attribute__((always_inline)) int
+run_event(struct tk_event_set *set, const struct tk_event *ev, const void *data, uint32_t size,
+	  struct tk_outbuf *out, bool learn, struct tk_ksym_memo *memo)
+{
+	const uint8_t *d = data;
+
+	if (__builtin_expect(ev->kind == TK_EVENT_PROGRAM && size >= ev->min_size, 1) &&
+	    __builtin_expect(out->cap - out->len >=
+				     ev->max_static + (uint64_t)size * ev->size_mult + 32,
+			     1)) {
+		if (set->swap)
+			return run_program_swapped(set, ev, d, size, out, memo);
+		return run_program_native(set, ev, d, size, out, memo);
+	}
+	if (ev->kind == TK_EVENT_SCHED_SWITCH)
+		return run_sched_switch(set, ev, d, size, out, learn);
+	if (ev->kind == TK_EVENT_SCHED_WAKEUP)
+		return run_sched_wakeup(set, ev, d, size, out, learn);
+	return run_event_cold(set, ev, d, size, out, memo);
 }
 
 int tk_event_run(struct tk_event_set *set, const struct tk_event *ev, const void *data,

@@ -697,9 +697,14 @@ static inline size_t tk_ksym_memo_slot(uint64_t addr)
 static inline const struct tk_ksym *
 tk_event_ksym_find_memo(struct tk_event_set *set, struct tk_ksym_memo *memo, uint64_t addr)
 {
-	const struct tk_ksym_memo *m, *own = memo ? memo : set->ksym_memo;
+	const struct tk_ksym_memo *m, *own;
 
-	if (__builtin_expect(own && __atomic_load_n(&set->ksym_built, __ATOMIC_ACQUIRE), 1)) {
+	/*
+	 * ksym_built first: its release store publishes the set's memo, which
+	 * a thread of tk_event_ksym_prepare() may still be allocating.
+	 */
+	if (__builtin_expect(__atomic_load_n(&set->ksym_built, __ATOMIC_ACQUIRE), 1) &&
+	    (own = memo ? memo : set->ksym_memo)) {
 		m = &own[tk_ksym_memo_slot(addr)];
 		if (m->used && m->addr == addr && !(m->idx & TK_KSYM_MEMO_FULL))
 			return m->idx ? &set->ksyms[m->idx - 1] : NULL;

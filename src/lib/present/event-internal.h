@@ -446,20 +446,17 @@ static inline char *tk_put_dec4(char *o, uint32_t x)
  */
 static inline char *tk_put_dec8(char *o, uint32_t x)
 {
-	uint32_t h = x / 10000u, l = x % 10000u;
-	uint32_t len = 1u + (h >= 10u) + (h >= 100u) + (h >= 1000u);
+	uint32_t l = x % 10000u;
 	uint16_t a, b;
 	uint32_t word;
 
-	__builtin_memcpy(&a, tk_dec_pairs + 2 * (h / 100u), 2);
-	__builtin_memcpy(&b, tk_dec_pairs + 2 * (h % 100u), 2);
-	word = ((uint32_t)a | (uint32_t)b << 16) >> (8 * (4 - len));
-	__builtin_memcpy(o, &word, 4);
+	/* tk_put_dec4()'s 4 bytes end inside the low group written over them. */
+	o = tk_put_dec4(o, x / 10000u);
 	__builtin_memcpy(&a, tk_dec_pairs + 2 * (l / 100u), 2);
 	__builtin_memcpy(&b, tk_dec_pairs + 2 * (l % 100u), 2);
 	word = (uint32_t)a | (uint32_t)b << 16;
-	__builtin_memcpy(o + len, &word, 4);
-	return o + len + 4;
+	__builtin_memcpy(o, &word, 4);
+	return o + 4;
 }
 #endif
 

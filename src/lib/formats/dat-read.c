@@ -2689,6 +2689,24 @@ struct tk_dat_cpu_reader {
 
 static void prefetch_detach(struct tk_dat_cpu_reader *r);
 
+/*
+ * A reader's own buffers, once its sizes are known: the span its chunks
+ * are read through (compressed data) and the block it decodes into.
+ * Return: 0 or -ENOMEM (message set).
+ */
+static int reader_buffers(struct tk_dat_cpu_reader *r)
+{
+	if (r->nchunks && span_init(&r->span, r->max_csize) < 0)
+		return -ENOMEM;
+	if (r->block_cap) {
+		r->block = malloc(r->block_cap);
+		if (!r->block)
+			return tk_fail(ENOMEM, "out of memory");
+	}
+	r->own = r->block;
+	return 0;
+}
+
 TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t buffer,
 						       size_t cpu_index)
 {
@@ -2778,20 +2796,10 @@ TK_API struct tk_dat_cpu_reader *tk_dat_cpu_reader_new(struct tk_dat *d, size_t 
 				r->max_csize = r->chunks[i].csize;
 		}
 		r->block_cap = max_u;
-		if (r->nchunks) {
-			ret = span_init(&r->span, r->max_csize);
-			if (ret < 0)
-				goto fail;
-		}
 	}
-	if (r->block_cap) {
-		r->block = malloc(r->block_cap);
-		if (!r->block) {
-			ret = tk_fail(ENOMEM, "out of memory");
-			goto fail;
-		}
-	}
-	r->own = r->block;
+	ret = reader_buffers(r);
+	if (ret < 0)
+		goto fail;
 	return r;
 fail:
 	tk_dat_cpu_reader_free(r);
@@ -2829,15 +2837,10 @@ struct tk_dat_cpu_reader *tk_dat_cpu_reader_dup(const struct tk_dat_cpu_reader *
 			goto fail;
 		memcpy(r->chunks, src->chunks, src->nchunks * sizeof(*r->chunks));
 		r->nchunks = src->nchunks;
-		if (span_init(&r->span, r->max_csize) < 0)
-			goto fail;
 	}
-	if (r->block_cap) {
-		r->block = malloc(r->block_cap);
-		if (!r->block)
-			goto fail;
-	}
-	r->own = r->block;
+	ret = reader_buffers(r);
+	if (ret < 0)
+		goto fail;
 	return r;
 fail:
 	if (ret == -ENOMEM)

@@ -1201,23 +1201,21 @@ static void make_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 		    !info.symbol)
 			break;
 		for (int k = 0; k < n; k++) {
-			if (!strcmp(names[k], info.symbol) && file_map) {
-				/* put_sym()'s line, from the lookup just made. */
-				put_hex(&r->out, "\t", ip - m->start + m->pgoff, 16);
-				put_char(&r->out, ' ');
-				put_str(&r->out, info.symbol);
-				put_hex(&r->out, "+0x", info.offset, 0);
-				put_str(&r->out, " (");
-				put_str(&r->out, m->path);
-				put_char(&r->out, ')');
-			} else if (!strcmp(names[k], info.symbol)) {
+			bool own = !strcmp(names[k], info.symbol);
+
+			if (own && !file_map) {
 				put_sym(r, pid, ip, false, "\t", true);
 			} else {
+				/* An inline line, or put_sym()'s from the lookup just made. */
 				put_hex(&r->out, "\t", ip - m->start + m->pgoff, 16);
 				put_char(&r->out, ' ');
 				put_str(&r->out, names[k]);
 				put_hex(&r->out, "+0x", info.offset, 0);
-				put_str(&r->out, " (inlined)");
+				put_str(&r->out, own ? " (" : " (inlined)");
+				if (own) {
+					put_str(&r->out, m->path);
+					put_char(&r->out, ')');
+				}
 			}
 			put_char(&r->out, '\n');
 		}

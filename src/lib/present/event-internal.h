@@ -296,6 +296,16 @@ struct tk_comm_table {
 };
 
 /*
+ * tk_event_set_plugins_on_demand() - load libtraceevent's plugins only
+ * when a format about to be parsed may be one of theirs: its event name or
+ * a function its print format calls is a word some plugin file holds
+ * (read, not loaded, the first time a format is parsed). Formats are
+ * parsed by tk_event_set_add_format() alone, under the lock printers take
+ * for libtraceevent when threads print. Return: 0.
+ */
+int tk_event_set_plugins_on_demand(struct tk_event_set *set);
+
+/*
  * tk_event_comm_tep() - tell libtraceevent every name registered so far, in
  * the phase our table is in, and every later one as it comes: called before
  * anything of libtraceevent's that reads its names runs (its printer and
@@ -326,6 +336,16 @@ struct tk_printk {
 struct tk_event_set {
 	struct tep_handle *tep;
 	struct tep_plugin_list *plugins;
+	/*
+	 * Plugins on demand (tk_event_set_plugins_on_demand()): not loaded
+	 * yet, and the words the plugin files hold (each NUL-terminated
+	 * identifier run of every file, NUL after each); words_state 0: not
+	 * read yet, 1: read, -1: a file could not be read (load them).
+	 */
+	bool plugins_deferred;
+	int8_t plugin_words_state;
+	char *plugin_words;
+	size_t plugin_words_len, plugin_words_cap;
 	uint8_t long_size;
 	bool big_endian;
 	bool swap;		  /* record byte order differs from ours */

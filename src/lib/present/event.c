@@ -48,6 +48,9 @@
  * loads and which dominate real traces, are mirrored natively, command
  * name registration included (the plugin registers prev/next comm for
  * pids the saved cmdlines did not know, which changes later lines).
+ * A report loads libtraceevent's plugins only before parsing the first
+ * format one of them may act on (tk_event_set_plugins_on_demand()): most
+ * families' files never map them.
  *
  * Untrusted records. A compiled program runs only on records that cover
  * its furthest fixed field (one test per record), and dynamic fields are
@@ -89,6 +92,7 @@
  * node and tep's sort of 6.5 k saved cmdlines: ~8 M instructions).
  */
 #include <ctype.h>
+#include <elf.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -530,6 +534,7 @@ void tk_event_set_free(struct tk_event_set *set)
 		trace_seq_destroy(&set->seq);
 	if (set->plugins)
 		tep_unload_plugins(set->plugins, set->tep);
+	free(set->plugin_words);
 	if (set->tep)
 		tep_free(set->tep);
 	free(set->scratch);
@@ -1446,6 +1451,7 @@ int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t l
 
 int tk_event_set_load_plugins(struct tk_event_set *set)
 {
+	set->plugins_deferred = false;
 	if (!set->plugins)
 		set->plugins = tep_load_plugins(set->tep);
 	/* Handlers attach to events already parsed and to later ones. */
@@ -1453,6 +1459,200 @@ int tk_event_set_load_plugins(struct tk_event_set *set)
 		tk_event_compile(set, set->events[i]);
 		tk_event_find_stars(set->events[i]);
 	}
+	return 0;
+}
+
+/*
+ * Plugins on demand. Loading libtraceevent's 12 plugins maps 12 shared
+ * objects (87 page faults, 1.5-2.4 ms) and unloading them takes 0.6-0.8 ms
+ * more: a tenth of a report of a 10 MB file whose events no plugin
+ * handles. A plugin acts on an event only through names it holds as
+ * string literals: the system and event it registers a handler for, and
+ * the functions it lets print formats call (tep_register_event_handler(),
+ * tep_register_print_function()). So the files libtraceevent would load
+ * (tep_load_plugins_hook() walks the same directories, a user's too) are
+ * read once, every identifier run that ends in a NUL kept as a word, and
+ * a format whose event name or called function is the end of such a word
+ * (the linker may keep "kmalloc" as the tail of "__kmalloc") has them
+ * loaded before it is parsed. Any doubt loads them: a file that cannot be
+ * read, a name too long for the test. Events parsed before stay as they
+ * were compiled: none of them was named by a plugin, so none gets a
+ * handler, and the functions they call were no plugin's.
+ */
+static bool word_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* Keep every identifier run of @p..@end that a NUL ends, with its NUL. */
+static void plugin_scan_words(struct tk_event_set *set, const unsigned char *p,
+			      const unsigned char *end)
+{
+	static const uint8_t is_word[256] = {
+		['0' ... '9'] = 1,
+		['A' ... 'Z'] = 1,
+		['_'] = 1,
+		['a' ... 'z'] = 1,
+	};
+	size_t run = 0;
+
+	for (; p < end; p++) {
+		if (is_word[*p]) {
+			run++;
+			continue;
+		}
+		if (!*p && run) {
+			if (set->plugin_words_len + run + 1 > set->plugin_words_cap) {
+				size_t n = (set->plugin_words_cap + run + 1) * 2;
+				char *w = realloc(set->plugin_words, n);
+
+				if (!w) {
+					set->plugin_words_state = -1;
+					return;
+				}
+				set->plugin_words = w;
+				set->plugin_words_cap = n;
+			}
+			memcpy(set->plugin_words + set->plugin_words_len, p - run, run + 1);
+			set->plugin_words_len += run + 1;
+		}
+		run = 0;
+	}
+}
+
+/*
+ * The words of a plugin file: those of its data sections (every PROGBITS
+ * section but code), where its string literals are, so that the scan
+ * skips the code (most of the bytes); any file that is not an ELF of our
+ * class and byte order, or whose section table is out of bounds, is
+ * scanned whole.
+ */
+static void plugin_file_words(struct tep_handle *tep, const char *path, const char *name,
+			      void *data)
+{
+	struct tk_event_set *set = data;
+	const unsigned char *u;
+	const Elf64_Ehdr *eh;
+	char *buf = NULL, *file = NULL;
+	size_t len = 0;
+	int ret;
+
+	(void)tep;
+	if (set->plugin_words_state < 0)
+		return;
+	/* @path is the directory, @name the file in it. */
+	if (asprintf(&file, "%s/%s", path, name) < 0) {
+		set->plugin_words_state = -1;
+		return;
+	}
+	ret = tk_read_file(file, &buf, &len);
+	free(file);
+	if (ret < 0) {
+		set->plugin_words_state = -1;
+		return;
+	}
+	u = (const unsigned char *)buf;
+	eh = (const Elf64_Ehdr *)(const void *)buf; /* tk_read_file()'s malloc() aligns it */
+	if (len >= sizeof(*eh) && !memcmp(u, ELFMAG, SELFMAG) && u[EI_CLASS] == ELFCLASS64 &&
+	    u[EI_DATA] == (tep_is_bigendian() ? ELFDATA2MSB : ELFDATA2LSB) &&
+	    eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shnum && eh->e_shoff <= len &&
+	    (len - eh->e_shoff) / sizeof(Elf64_Shdr) >= eh->e_shnum && !(eh->e_shoff % 8)) {
+		const Elf64_Shdr *sh = (const Elf64_Shdr *)(const void *)(u + eh->e_shoff);
+
+		for (size_t i = 0; i < eh->e_shnum; i++) {
+			if (sh[i].sh_type != SHT_PROGBITS || (sh[i].sh_flags & SHF_EXECINSTR))
+				continue;
+			if (sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset) {
+				plugin_scan_words(set, u, u + len);
+				break;
+			}
+			plugin_scan_words(set, u + sh[i].sh_offset,
+					  u + sh[i].sh_offset + sh[i].sh_size);
+		}
+	} else {
+		plugin_scan_words(set, u, u + len);
+	}
+	free(buf);
+}
+
+/* Whether the @len bytes at @name end a word of a plugin file (true when unsure). */
+static bool plugin_word(const struct tk_event_set *set, const char *name, size_t len)
+{
+	char key[128];
+
+	if (len + 1 > sizeof(key))
+		return true;
+	memcpy(key, name, len);
+	key[len] = '\0';
+	return set->plugin_words_len &&
+	       memmem(set->plugin_words, set->plugin_words_len, key, len + 1) != NULL;
+}
+
+/*
+ * Whether format @text may be a plugin's: its "name:" or an identifier its
+ * print format's arguments call ("NAME("), outside quoted strings.
+ */
+static bool format_names_plugin(struct tk_event_set *set, const char *text, size_t len)
+{
+	const char *end = text + len, *p, *pf;
+
+	if (!set->plugin_words_state) {
+		set->plugin_words_state = 1;
+		tep_load_plugins_hook(set->tep, ".so", plugin_file_words, set);
+	}
+	if (set->plugin_words_state < 0)
+		return true;
+	if (!set->plugin_words_len)
+		return false;
+	p = memmem(text, len, "name:", 5);
+	if (!p)
+		return true;
+	for (p += 5; p < end && (*p == ' ' || *p == '\t'); p++)
+		;
+	{
+		const char *w = p;
+
+		while (p < end && word_char((unsigned char)*p))
+			p++;
+		/* A name of other characters too ("a-b") is no plugin word's end: unsure. */
+		if (p == w || (p < end && !strchr(" \t\r\n", *p)) ||
+		    plugin_word(set, w, (size_t)(p - w)))
+			return true;
+	}
+	pf = memmem(text, len, "print fmt:", 10);
+	for (p = pf ? pf + 10 : end; p < end;) {
+		const char *w = p, *q;
+
+		if (*p == '"') {
+			for (p++; p < end && *p != '"'; p++)
+				if (*p == '\\' && p + 1 < end)
+					p++;
+			p += p < end;
+			continue;
+		}
+		if (!word_char((unsigned char)*p) || (*p >= '0' && *p <= '9')) {
+			/* A number's letters (0x1f) are no name: skip the whole token. */
+			if (*p >= '0' && *p <= '9')
+				while (p < end && word_char((unsigned char)*p))
+					p++;
+			else
+				p++;
+			continue;
+		}
+		while (p < end && word_char((unsigned char)*p))
+			p++;
+		for (q = p; q < end && (*q == ' ' || *q == '\t'); q++)
+			;
+		if (q < end && *q == '(' && plugin_word(set, w, (size_t)(p - w)))
+			return true;
+	}
+	return false;
+}
+
+int tk_event_set_plugins_on_demand(struct tk_event_set *set)
+{
+	set->plugins_deferred = !set->plugins;
 	return 0;
 }
 
@@ -1523,6 +1723,10 @@ int tk_event_set_add_format(struct tk_event_set *set, const char *system, const 
 	ret = tk_event_format_check(system, text, len);
 	if (ret)
 		return ret;
+	if (set->plugins_deferred && format_names_plugin(set, text, len)) {
+		set->plugins_deferred = false;
+		set->plugins = tep_load_plugins(set->tep);
+	}
 	terr = tep_parse_format(set->tep, &tev, text, (unsigned long)len, system);
 	if (terr || !tev) {
 		char buf[128];

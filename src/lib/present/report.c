@@ -1110,10 +1110,18 @@ static int load_events(struct report *r)
 		return -errno;
 	if (!tk_dat_header_page(r->dat, &t) && t.len)
 		tk_event_set_add_header_page(r->set, t.data, t.len);
-	/* Handlers attach to formats parsed later, by name. -N: libtraceevent prints without. */
-	ret = r->opts->flags & TK_REPORT_NO_PLUGINS ? 0 : tk_event_set_load_plugins(r->set);
-	if (ret)
-		return ret;
+	/*
+	 * Handlers attach to formats parsed later, by name; the plugins load
+	 * before the first format one of them may act on (all at once with
+	 * -O, whose names are checked against theirs). -N: libtraceevent
+	 * prints without.
+	 */
+	if (!(r->opts->flags & TK_REPORT_NO_PLUGINS)) {
+		ret = r->opts->nplugin_options ? tk_event_set_load_plugins(r->set)
+					       : tk_event_set_plugins_on_demand(r->set);
+		if (ret)
+			return ret;
+	}
 	for (size_t i = 0; i < tk_dat_ftrace_format_count(r->dat); i++) {
 		if (!tk_dat_ftrace_format(r->dat, i, &t)) {
 			ret = add_lazy(r, "ftrace", &t);

@@ -406,6 +406,50 @@ static struct tk_event_set *switch_set(const char *cmdlines)
 	return set;
 }
 
+/*
+ * Plugins on demand: formats no plugin names leave them unloaded; a
+ * format a plugin handles (sched_switch) or whose print format calls a
+ * plugin's function has them loaded before it is parsed, and then prints
+ * as with plugins loaded first.
+ */
+static void test_plugins_on_demand(void **state)
+{
+	static const char idle[] = "name: cpu_idle\nID: 30\nformat:\n" COMMON
+				   "\tfield:u32 state;\toffset:8;\tsize:4;\tsigned:0;\n\n"
+				   "print fmt: \"state=%lu kmalloc(x) jbd2_dev_to_name(y)\", "
+				   "(unsigned long)REC->state\n";
+	static const char calls[] = "name: t_calls\nID: 31\nformat:\n" COMMON
+				    "\tfield:u32 dev;\toffset:8;\tsize:4;\tsigned:0;\n\n"
+				    "print fmt: \"dev %s\", jbd2_dev_to_name (REC->dev)\n";
+	struct tk_event_set *eager = switch_set("1 init\n"), *set;
+	const struct tk_event *ev;
+
+	(void)state;
+	if (!eager)
+		skip(); /* no sched_switch plugin installed */
+	tk_event_set_free(eager);
+
+	set = tk_event_set_new(8, false, 4096);
+	assert_non_null(set);
+	assert_int_equal(tk_event_set_plugins_on_demand(set), 0);
+	/* Plugin words inside the quoted format are no calls. */
+	assert_int_equal(tk_event_set_add_format(set, "power", idle, strlen(idle)), 30);
+	assert_null(set->plugins);
+	assert_int_equal(tk_event_set_add_format(set, "sched", fmt_switch, strlen(fmt_switch)), 20);
+	assert_non_null(set->plugins);
+	ev = tk_event_find(set, 20);
+	assert_non_null(ev);
+	assert_int_equal(ev->kind, TK_EVENT_SCHED_SWITCH);
+	tk_event_set_free(set);
+
+	set = tk_event_set_new(8, false, 4096);
+	assert_non_null(set);
+	assert_int_equal(tk_event_set_plugins_on_demand(set), 0);
+	assert_int_equal(tk_event_set_add_format(set, "jbd2", calls, strlen(calls)), 31);
+	assert_non_null(set->plugins);
+	tk_event_set_free(set);
+}
+
 static void test_comm_plugin_duplicates(void **state)
 {
 	static const char *const want = "swapper/0:0 [120] R ==> bash:13047 [120]";
@@ -1731,6 +1775,7 @@ int main(void)
 		cmocka_unit_test(test_slow_path_hex_bounded),
 		cmocka_unit_test(test_division_by_zero),
 		cmocka_unit_test(test_late_kallsyms_and_printk),
+		cmocka_unit_test(test_plugins_on_demand),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

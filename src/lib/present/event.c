@@ -412,6 +412,29 @@ int tk_event_set_add_cmdlines(struct tk_event_set *set, const char *text, size_t
 	 * keeps its low 32 bits. Repeated pids are all registered.
 	 */
 	len = strnlen(text, len);
+	{
+		/*
+		 * Room for every line at once: growing the table by doubling
+		 * copied it four times into fresh pages (~20 page faults for
+		 * the ~2.5 k lines of a usual file). A line that registers a
+		 * name takes 4 bytes at least ("1 a\n"), so len / 4 + 1 entries
+		 * hold them all; what they do not use is never touched (glibc
+		 * maps a block this size fresh). Out of memory here, or a text
+		 * over 16 MiB, leaves the growth to tk_event_comm_add().
+		 */
+		struct tk_comm_table *t = set->comms;
+		size_t most = len / 4 + 1;
+
+		if (t->count + most > t->cap && len <= (16u << 20)) {
+			struct tk_comm_ent *ents =
+				realloc(t->ents, (t->count + most) * sizeof(*ents));
+
+			if (ents) {
+				t->ents = ents;
+				t->cap = (uint32_t)(t->count + most);
+			}
+		}
+	}
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - text) : len;

@@ -291,9 +291,26 @@ struct tk_comm_table {
 	 * name is registered there.
 	 */
 	bool tep_told;
+	/*
+	 * Saved cmdlines not registered yet (tk_event_set_add_cmdlines_borrowed()):
+	 * registered, before anything else, by the first call that reads or
+	 * changes the table other than pid 0's lookup (comm_settle()).
+	 */
+	const char *pending;
+	size_t pending_len;
 	struct tk_comm_arena *arena; /* the names, newest chunk first */
 	struct tk_comm_cache cache[TK_COMM_CACHE];
 };
+
+/*
+ * tk_event_set_add_cmdlines_borrowed() - tk_event_set_add_cmdlines(), done
+ * when the table is first needed: a file whose records all come from pid 0
+ * (an idle system's power events) never reads its saved cmdlines. @text
+ * must stay unchanged while @set lives. Out of memory then keeps the names
+ * registered so far, as a registration failing while printing does.
+ * Return: 0.
+ */
+int tk_event_set_add_cmdlines_borrowed(struct tk_event_set *set, const char *text, size_t len);
 
 /*
  * tk_event_set_plugins_on_demand() - load libtraceevent's plugins only

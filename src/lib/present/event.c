@@ -264,6 +264,26 @@ static const char *comm_find(struct tk_comm_table *t, int pid)
 	return c->comm;
 }
 
+static int add_cmdlines(struct tk_event_set *set, const char *text, size_t len);
+
+/*
+ * Register the saved cmdlines left pending, first of all names. @set is
+ * not const here even when the caller's pointer is: a lookup through a
+ * const set may build the table (its comms are behind a pointer), and
+ * with the table not told to libtraceevent yet, registering touches
+ * nothing else of the set.
+ */
+static inline void comm_settle(const struct tk_event_set *set)
+{
+	struct tk_comm_table *t = set->comms;
+	const char *text = t->pending;
+
+	if (__builtin_expect(!text, 1))
+		return;
+	t->pending = NULL;
+	add_cmdlines((struct tk_event_set *)set, text, t->pending_len);
+}
+
 const char *tk_event_comm(const struct tk_event_set *set, int pid)
 {
 	struct tk_comm_table *t = set->comms;
@@ -272,6 +292,7 @@ const char *tk_event_comm(const struct tk_event_set *set, int pid)
 	if (!pid)
 		return "<idle>";
 	if (!t->sorted) {
+		comm_settle(set);
 		comm_build(t);
 		/*
 		 * Keep tep's table in the same phase: the names it learns from
@@ -326,6 +347,7 @@ void tk_event_comm_tep(struct tk_event_set *set)
 
 	if (t->tep_told)
 		return;
+	comm_settle(set);
 	t->tep_told = true;
 	if (!t->sorted) {
 		/* The list phase: the same registrations in the same order. */
@@ -347,9 +369,11 @@ void tk_event_comm_tep(struct tk_event_set *set)
 int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_t len, bool mirror)
 {
 	struct tk_comm_table *t = set->comms;
-	size_t pos = t->count;
+	size_t pos;
 	char *copy;
 
+	comm_settle(set);
+	pos = t->count;
 	if (t->sorted) {
 		size_t l = 0, u = t->count;
 
@@ -401,6 +425,25 @@ int tk_event_register_comm(struct tk_event_set *set, int pid, const char *comm, 
 }
 
 int tk_event_set_add_cmdlines(struct tk_event_set *set, const char *text, size_t len)
+{
+	comm_settle(set);
+	return add_cmdlines(set, text, len);
+}
+
+int tk_event_set_add_cmdlines_borrowed(struct tk_event_set *set, const char *text, size_t len)
+{
+	struct tk_comm_table *t = set->comms;
+
+	/* Only one text waits: a second one goes in after the first, as it would have. */
+	comm_settle(set);
+	if (t->count || t->tep_told)
+		return add_cmdlines(set, text, len) == -ENOMEM ? -ENOMEM : 0;
+	t->pending = text;
+	t->pending_len = len;
+	return 0;
+}
+
+static int add_cmdlines(struct tk_event_set *set, const char *text, size_t len)
 {
 	size_t pos = 0;
 

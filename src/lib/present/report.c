@@ -1165,7 +1165,8 @@ static int load_events(struct report *r)
 			return ret;
 	}
 	if (!tk_dat_cmdlines(r->dat, &t) && t.len) {
-		ret = tk_event_set_add_cmdlines(r->set, t.data, t.len);
+		/* Read when a name is first needed: t.data lives while the file is open. */
+		ret = tk_event_set_add_cmdlines_borrowed(r->set, t.data, t.len);
 		if (ret)
 			return ret;
 	}

@@ -3,9 +3,10 @@
  * dat-check: read every part of a .dat file, for `tracekit check`.
  *
  * Open already parses and bounds-checks the header, every section, the
- * options and the metadata bodies but kallsyms, which a v7 reader that
- * salvages reads on first use; what it leaves on disk is that and the CPU
- * data. tk_dat_check() reads both: kallsyms (tk_dat_kallsyms()), every CPU of every buffer, page by
+ * options and the metadata bodies but kallsyms and the saved cmdlines, which a v7 reader that
+ * salvages reads on first use; what it leaves on disk is those and the CPU
+ * data. tk_dat_check() reads them all: kallsyms and cmdlines (tk_dat_kallsyms(),
+ * tk_dat_cmdlines()), every CPU of every buffer, page by
  * page through the ordinary per-CPU reader (so chunks are decompressed and page headers checked
  * exactly as a report would), every record on each page decoded, and the text of latency buffers
  * decompressed. Nothing is kept: memory is one reader at a time.
@@ -53,13 +54,19 @@ static int check_cpu(struct tk_dat *dat, size_t b, size_t c, uint64_t *events)
 
 TK_API int tk_dat_check(struct tk_dat *dat, uint64_t *events)
 {
-	struct tk_dat_text ksyms;
+	struct tk_dat_text ksyms, cmdlines;
 	uint64_t n = 0;
 	int ret = tk_dat_kallsyms(dat, &ksyms);
 
 	/* A missing part is no error here; a damaged one is in the list now. */
 	if (ret == -ENOENT)
 		ret = 0;
+	/* The saved cmdlines are read on first use too. */
+	if (ret >= 0) {
+		ret = tk_dat_cmdlines(dat, &cmdlines);
+		if (ret == -ENOENT)
+			ret = 0;
+	}
 	for (size_t b = 0; b < tk_dat_buffer_count(dat) && ret >= 0; b++) {
 		const struct tk_dat_buffer *buf = tk_dat_buffer_get(dat, b);
 

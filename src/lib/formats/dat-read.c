@@ -36,8 +36,9 @@
  * from tk_dat_kallsyms(), tk_dat_metadata() or tk_dat_get_tracedata(),
  * once, under meta_lock, with a codec of its own), since it is most of
  * the metadata (5 MB of text: ~50 M instructions to decode from zstd) and
- * most reports print no symbol; its damage is recorded then, so a report
- * that never looks a symbol up does not see a damaged kallsyms, while
+ * most reports print no symbol; the saved cmdlines likewise (a report of
+ * pid 0's records names no task). Their damage is recorded then, so a
+ * report that never looks a symbol up does not see a damaged kallsyms, while
  * dump, convert and check (tk_dat_check() asks for it) do, and a strict
  * reader still reads it at open. The metadata (a few MB: kallsyms and the
  * event formats dominate) stays in memory; v6 parts are read raw, so
@@ -156,7 +157,7 @@ struct meta_part {
 	uint8_t *data;
 	uint64_t len;
 	bool present;
-	bool late;		       /* v7 kallsyms: read on first use (meta_late()) */
+	bool late;		       /* v7 kallsyms, cmdlines: read on first use (meta_ready()) */
 	struct tk_dat_section section; /* where it is when late */
 	uint64_t option_offset;	       /* v7: section offset the option names */
 	uint64_t option_where;	       /* where that option is, for messages */
@@ -1635,10 +1636,12 @@ static int load_meta_v7(struct tk_dat *d)
 		/*
 		 * kallsyms (5 MB of text, ~50 M instructions to decompress) is
 		 * read when first asked for: most reports print no symbol.
-		 * A strict reader reads it now, so that its damage fails open.
+		 * So are the saved cmdlines (35-90 KB, a page fault per 4 KB
+		 * read): a report of pid 0's records alone names no task.
+		 * A strict reader reads them now, so that their damage fails open.
 		 */
-		if (ret >= 0 && id == TK_DAT_SECTION_KALLSYMS && !d->strict &&
-		    s->size <= TK_DAT_MAX_METADATA_SIZE) {
+		if (ret >= 0 && (id == TK_DAT_SECTION_KALLSYMS || id == TK_DAT_SECTION_CMDLINES) &&
+		    !d->strict && s->size <= TK_DAT_MAX_METADATA_SIZE) {
 			m->section = *s;
 			m->late = true;
 			continue;
@@ -2374,8 +2377,9 @@ TK_API int tk_dat_cmdlines(const struct tk_dat *d, struct tk_dat_text *text)
 
 TK_API const struct tk_tracedata *tk_dat_get_tracedata(const struct tk_dat *d)
 {
-	/* Its holder may ask for any part: the late one (kallsyms) is read first. */
+	/* Its holder may ask for any part: the late ones (kallsyms, cmdlines) are read first. */
 	(void)meta_ready(d, TK_DAT_SECTION_KALLSYMS);
+	(void)meta_ready(d, TK_DAT_SECTION_CMDLINES);
 	return d->td;
 }
 

@@ -292,25 +292,30 @@ struct tk_comm_table {
 	 */
 	bool tep_told;
 	/*
-	 * Saved cmdlines not registered yet (tk_event_set_add_cmdlines_borrowed()):
-	 * registered, before anything else, by the first call that reads or
-	 * changes the table other than pid 0's lookup (comm_settle()).
+	 * Saved cmdlines not read yet (tk_event_set_add_cmdlines_source()):
+	 * asked for and registered, before anything else, by the first call
+	 * that reads or changes the table other than pid 0's lookup
+	 * (comm_settle()).
 	 */
-	const char *pending;
-	size_t pending_len;
+	int (*pending)(void *arg, const char **text, size_t *len);
+	void *pending_arg;
 	struct tk_comm_arena *arena; /* the names, newest chunk first */
 	struct tk_comm_cache cache[TK_COMM_CACHE];
 };
 
 /*
- * tk_event_set_add_cmdlines_borrowed() - tk_event_set_add_cmdlines(), done
- * when the table is first needed: a file whose records all come from pid 0
- * (an idle system's power events) never reads its saved cmdlines. @text
- * must stay unchanged while @set lives. Out of memory then keeps the names
+ * tk_event_set_add_cmdlines_source() - tk_event_set_add_cmdlines() of the
+ * text @get hands out, asked for when the table is first needed: a file
+ * whose records all come from pid 0 (an idle system's power events) never
+ * reads its saved cmdlines. @get is called once, at most, where the
+ * table's callers hold their lock; its text need last only during the
+ * call. A failing @get, or running out of memory then, keeps the names
  * registered so far, as a registration failing while printing does.
  * Return: 0.
  */
-int tk_event_set_add_cmdlines_borrowed(struct tk_event_set *set, const char *text, size_t len);
+int tk_event_set_add_cmdlines_source(struct tk_event_set *set,
+				     int (*get)(void *arg, const char **text, size_t *len),
+				     void *arg);
 
 /*
  * tk_event_set_plugins_on_demand() - load libtraceevent's plugins only

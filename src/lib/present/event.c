@@ -276,12 +276,15 @@ static int add_cmdlines(struct tk_event_set *set, const char *text, size_t len);
 static inline void comm_settle(const struct tk_event_set *set)
 {
 	struct tk_comm_table *t = set->comms;
-	const char *text = t->pending;
+	int (*get)(void *arg, const char **text, size_t *len) = t->pending;
+	const char *text;
+	size_t len;
 
-	if (__builtin_expect(!text, 1))
+	if (__builtin_expect(!get, 1))
 		return;
 	t->pending = NULL;
-	add_cmdlines((struct tk_event_set *)set, text, t->pending_len);
+	if (!get(t->pending_arg, &text, &len))
+		add_cmdlines((struct tk_event_set *)set, text, len);
 }
 
 const char *tk_event_comm(const struct tk_event_set *set, int pid)
@@ -430,16 +433,16 @@ int tk_event_set_add_cmdlines(struct tk_event_set *set, const char *text, size_t
 	return add_cmdlines(set, text, len);
 }
 
-int tk_event_set_add_cmdlines_borrowed(struct tk_event_set *set, const char *text, size_t len)
+int tk_event_set_add_cmdlines_source(struct tk_event_set *set,
+				     int (*get)(void *arg, const char **text, size_t *len),
+				     void *arg)
 {
 	struct tk_comm_table *t = set->comms;
 
-	/* Only one text waits: a second one goes in after the first, as it would have. */
+	/* One source waits at a time: an earlier one is registered first, as it would have been. */
 	comm_settle(set);
-	if (t->count || t->tep_told)
-		return add_cmdlines(set, text, len) == -ENOMEM ? -ENOMEM : 0;
-	t->pending = text;
-	t->pending_len = len;
+	t->pending = get;
+	t->pending_arg = arg;
 	return 0;
 }
 

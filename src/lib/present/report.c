@@ -1103,6 +1103,18 @@ static int dat_kallsyms_text(void *dat, const char **text, size_t *len)
 	return 0;
 }
 
+/* The event set's saved cmdlines: the file's text, borrowed while the file is open. */
+static int dat_cmdlines_text(void *dat, const char **text, size_t *len)
+{
+	struct tk_dat_text t;
+
+	if (tk_dat_cmdlines(dat, &t) || !t.len)
+		return -1;
+	*text = t.data;
+	*len = t.len;
+	return 0;
+}
+
 static int load_events(struct report *r)
 {
 	struct tk_dat_text t;
@@ -1164,13 +1176,8 @@ static int load_events(struct report *r)
 		if (ret == -ENOMEM)
 			return ret;
 	}
-	if (!tk_dat_cmdlines(r->dat, &t) && t.len) {
-		/* Read when a name is first needed: t.data lives while the file is open. */
-		ret = tk_event_set_add_cmdlines_borrowed(r->set, t.data, t.len);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	/* Read (from the file, too) when a name is first needed. */
+	return tk_event_set_add_cmdlines_source(r->set, dat_cmdlines_text, (void *)r->dat);
 }
 
 /*

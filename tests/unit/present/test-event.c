@@ -450,18 +450,27 @@ static void test_plugins_on_demand(void **state)
 	tk_event_set_free(set);
 }
 
+static const char cmdlines_sample[] = "13047 sleep\n13047 bash\n7 kworker/0:1\n";
+
+static int cmdlines_text(void *arg, const char **t, size_t *len)
+{
+	(void)arg;
+	*t = cmdlines_sample;
+	*len = strlen(cmdlines_sample);
+	return 0;
+}
+
 /*
- * Saved cmdlines handed over borrowed wait until the table is needed, and
+ * Saved cmdlines handed over as a source wait until the table is needed, and
  * then give the names an eager registration gives, before later ones.
  */
-static void test_cmdlines_borrowed(void **state)
+static void test_cmdlines_source(void **state)
 {
-	static const char text[] = "13047 sleep\n13047 bash\n7 kworker/0:1\n";
 	struct tk_event_set *set = tk_event_set_new(8, false, 4096);
 
 	(void)state;
 	assert_non_null(set);
-	assert_int_equal(tk_event_set_add_cmdlines_borrowed(set, text, strlen(text)), 0);
+	assert_int_equal(tk_event_set_add_cmdlines_source(set, cmdlines_text, NULL), 0);
 	assert_string_equal(tk_event_comm(set, 0), "<idle>");
 	assert_non_null(set->comms->pending); /* pid 0 needs no table */
 	assert_int_equal(tk_event_register_comm(set, 99, "late", 4), 0);
@@ -474,7 +483,9 @@ static void test_cmdlines_borrowed(void **state)
 		struct tk_event_set *eager = tk_event_set_new(8, false, 4096);
 
 		assert_non_null(eager);
-		assert_int_equal(tk_event_set_add_cmdlines(eager, text, strlen(text)), 0);
+		assert_int_equal(
+			tk_event_set_add_cmdlines(eager, cmdlines_sample, strlen(cmdlines_sample)),
+			0);
 		assert_int_equal(tk_event_register_comm(eager, 99, "late", 4), 0);
 		assert_string_equal(tk_event_comm(set, 13047), tk_event_comm(eager, 13047));
 		tk_event_set_free(eager);
@@ -1808,7 +1819,7 @@ int main(void)
 		cmocka_unit_test(test_division_by_zero),
 		cmocka_unit_test(test_late_kallsyms_and_printk),
 		cmocka_unit_test(test_plugins_on_demand),
-		cmocka_unit_test(test_cmdlines_borrowed),
+		cmocka_unit_test(test_cmdlines_source),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

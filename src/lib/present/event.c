@@ -438,12 +438,20 @@ int tk_event_set_add_cmdlines_source(struct tk_event_set *set,
 				     void *arg)
 {
 	struct tk_comm_table *t = set->comms;
+	const char *text;
+	size_t len;
 
 	/* One source waits at a time: an earlier one is registered first, as it would have been. */
 	comm_settle(set);
-	t->pending = get;
-	t->pending_arg = arg;
-	return 0;
+	if (!t->sorted) {
+		t->pending = get;
+		t->pending_arg = arg;
+		return 0;
+	}
+	/* Lookups in a sorted table do not settle (they stay one test shorter): register now. */
+	if (get(arg, &text, &len))
+		return 0;
+	return add_cmdlines(set, text, len) == -ENOMEM ? -ENOMEM : 0;
 }
 
 static int add_cmdlines(struct tk_event_set *set, const char *text, size_t len)

@@ -491,6 +491,16 @@ static void test_cmdlines_source(void **state)
 		tk_event_set_free(eager);
 	}
 	tk_event_set_free(set);
+
+	/* A source given once the table is sorted is registered at once. */
+	set = tk_event_set_new(8, false, 4096);
+	assert_non_null(set);
+	assert_int_equal(tk_event_register_comm(set, 99, "late", 4), 0);
+	assert_string_equal(tk_event_comm(set, 99), "late");
+	assert_int_equal(tk_event_set_add_cmdlines_source(set, cmdlines_text, NULL), 0);
+	assert_null(set->comms->pending);
+	assert_string_equal(tk_event_comm(set, 7), "kworker/0:1");
+	tk_event_set_free(set);
 }
 
 static void test_comm_plugin_duplicates(void **state)

@@ -89,7 +89,11 @@
  * then it is told every name so far, in the phase ours is in, and every
  * later name and switch of phase together with ours. A file printed
  * wholly by the compiled printer never builds it (two strdup()s, a list
- * node and tep's sort of 6.5 k saved cmdlines: ~8 M instructions).
+ * node and tep's sort of 6.5 k saved cmdlines: ~8 M instructions). A
+ * report hands its saved cmdlines over as a source
+ * (tk_event_set_add_cmdlines_source()), read and registered, first of all
+ * names, by the first call that reads or changes the table but pid 0's
+ * lookup: a file of the idle task's records alone never reads them.
  */
 #include <ctype.h>
 #include <elf.h>

@@ -40,7 +40,9 @@ enum tk_output_kind {
  * Follows symbolic links, then creates "<target>.tmp.XXXXXX" beside the
  * target with the target's mode (0666 & ~umask for a new file), or opens a
  * character device or FIFO for writing (this blocks until a FIFO has a
- * reader).
+ * reader). A temporary file is synced to disk behind the writer, by a
+ * thread of the handle's (fdatasync() every 20 ms until finish or close),
+ * so that tk_output_finish() waits on little.
  * Context: blocking; the caller's signal handlers may remove
  * tk_output_temp_path() when the process is interrupted.
  * Return: handle for tk_output_close(), or NULL with errno set: EISDIR, ENOTSUP
@@ -83,7 +85,8 @@ TK_API const char *tk_output_target(const struct tk_output *out);
  * tk_output_finish() - make the output final
  * @size: optional; receives the file's size (0 for a stream)
  *
- * Replace: fsync, close and rename over the target. Stream: close.
+ * Replace: stop the sync-behind thread, fsync, close and rename over the
+ * target; a write-back error the thread met fails the finish. Stream: close.
  * Return: 0, or a negative errno with tk_errmsg() naming the file; the
  * temporary file is then removed by tk_output_close().
  */

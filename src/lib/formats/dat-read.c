@@ -3487,11 +3487,16 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * CPU time the process got against the wall time that passed. Fewer than
  * one hit in PF_MIN_HITS (the decoder is starved, or slower than the
  * reader by far), or PF_STRIKES periods in a row in which the process got
- * less than one CPU's worth of time (so the two threads took turns on one
- * CPU: a busy machine, where the scheduler's autogroups give a session a
- * share, not a CPU per thread, and the handover only costs), and the
- * decoder stops; the reader then decodes alone, as one thread would. On
- * a free second CPU a report runs at 1.3-1.6 CPUs' worth. The second test
+ * less than 1.2 CPUs' worth of time (PF_SHARE_MIN_5THS fifths: the two
+ * threads took turns on one CPU, or nearly so: a busy machine, where the
+ * scheduler's autogroups give a session a share, not a CPU per thread),
+ * and the decoder stops; the reader then decodes alone, as one thread
+ * would. The line is what the decoder thread costs: a report with it
+ * takes 1.15-1.25 times the CPU time of one thread (the handover, the
+ * slots' pages, the chunks' cache lines fetched from the other CPU), so
+ * with less than that share it ends later than one thread would. On a
+ * free second CPU a report runs at 1.4-1.9 CPUs' worth, and its periods
+ * of 64 loads at 1.2 or more. The second test
  * is the decoder thread's only: a pumped prefetch costs no handover of its
  * own (its pumps ride on jobs the printers take anyway), so taking turns
  * on one CPU costs it nothing the printers do not already pay.
@@ -3502,6 +3507,7 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
 #define PF_PERIOD    64u
 #define PF_MIN_HITS  8u
 #define PF_STRIKES   2u
+#define PF_SHARE_MIN_5THS 6u
 
 enum { PF_EMPTY, PF_DECODING, PF_READY };
 
@@ -3857,7 +3863,7 @@ static void prefetch_judge(struct tk_dat_prefetch *pf, bool hit)
 	wall = clock_ns(CLOCK_MONOTONIC);
 	cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	one_cpu = pf->started && pf->period_wall && wall > pf->period_wall &&
-		  cpu - pf->period_cpu < wall - pf->period_wall;
+		  (cpu - pf->period_cpu) * 5 < (wall - pf->period_wall) * PF_SHARE_MIN_5THS;
 	pf->strikes = one_cpu ? pf->strikes + 1 : 0;
 	if (pf->period_hits < PF_PERIOD / PF_MIN_HITS || pf->strikes >= PF_STRIKES) {
 		pf->stop = true;

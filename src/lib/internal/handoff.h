@@ -142,7 +142,9 @@ static inline void tk_text_slots_free(struct tk_text_slot *s, size_t n)
  * its logs and texts, and every record carried to another CPU's cache. On
  * the 2-vCPU VMs here (a page fault 11 us, a cache line between the vCPUs
  * ~0.5 us) two threads printed the 40-55 MB family files 4-40% slower than
- * one and kmem's 291 MB 16% faster (bench/README.md, stop 23).
+ * one and kmem's 291 MB 16% faster (bench/README.md, stop 23). The .dat
+ * report starts a decoder thread from a smaller size where decoding weighs
+ * (report.c's report_threads()).
  */
 #define TK_REPORT_THREADS_MIN_BYTES (128u << 20)
 static inline unsigned int tk_report_threads(unsigned int asked, uint64_t bytes)

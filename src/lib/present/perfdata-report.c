@@ -4034,11 +4034,27 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
  * two of perf's rounds, often 100 k records and more (a few MB): its
  * arrays come from tk_big_alloc(), whose huge pages fault in a few times
  * where 4 KiB pages faulted ~4000 times a run (a third of a report's
- * system time).
+ * system time). The first array fills one huge page (with tk_big_alloc()'s
+ * header): below 1 MiB tk_big_alloc() uses malloc(), and the 128, 256 and
+ * 512 KiB arrays a queue grew through faulted in 4 KiB at a time, ~220
+ * faults (2.5 ms here) before the first huge page.
  */
+#define QUEUE_FIRST (((2u << 20) - 64u) / sizeof(struct qent))
+
+/*
+ * A file of fewer bytes than 32 a record for a huge page of entries (a
+ * sample is 40 bytes or more), or a pipe's, starts at 4096 entries (a
+ * 2 MiB page zeroed for a short report cost more than its faults).
+ */
+static size_t queue_first(const struct rep *r)
+{
+	const struct tk_perfdata_info *info = tk_perfdata_get_info(r->pd);
+
+	return r->map && info->data_size / 32 >= QUEUE_FIRST ? QUEUE_FIRST : 4096;
+}
 static int __attribute__((noinline)) queue_grow(struct rep *r)
 {
-	size_t live = r->qlen - r->qhead, cap = r->qcap ? r->qcap * 2 : 4096;
+	size_t live = r->qlen - r->qhead, cap = r->qcap ? r->qcap * 2 : queue_first(r);
 	struct qent *q;
 
 	/* Flushes leave the queue's start behind (flush_queue()): room there first. */

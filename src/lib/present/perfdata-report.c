@@ -74,10 +74,13 @@
  *
  * Memory: two rounds of queue entries, and the records they name: read in
  * place from the reader's mapping of the file (which keeps the pages from
- * the oldest queued record on resident, tk_perfdata_keep_from()), or
- * copied into two arenas when the reader's bytes do not stay (a pipe, a
- * COMPRESSED record's output, an odd offset); plus the thread and map
- * tables. Symbols: kernel ips through kallsyms, user ips through the
+ * the oldest queued record on resident, tk_perfdata_keep_from()), or on
+ * one thread from its kept window (tk_perfdata_read_kept(): pread() copies
+ * that keep the bytes from the oldest queued record on; a first touch of
+ * each mapped page cost more than the copy), whose base moves as it slides
+ * and is asked for after each read, or copied into two arenas when the
+ * reader's bytes do not stay (a pipe, a COMPRESSED record's output, an odd
+ * offset); plus the thread and map tables. Symbols: kernel ips through kallsyms, user ips through the
  * process's MMAP/MMAP2 maps and the mapped file's ELF symbols (through the
  * cache module's symbolizer, which loads each file once), each DSO named
  * only from a file of the build id the BUILD_ID feature recorded for it.
@@ -381,6 +384,8 @@ struct rep {
 	int cur;
 	const uint8_t *map; /* the reader's mapping of the file: records there are not copied */
 	uint64_t map_len;
+	/* map is the reader's kept window's base (tk_perfdata_kept_base()), new after each read */
+	bool map_moves;
 	struct qent *q, *qtmp;
 	size_t qhead, qlen, qcap, qtmp_cap; /* queued: q[qhead] to q[qlen - 1] */
 	/*
@@ -2687,7 +2692,7 @@ static unsigned int perf_threads(struct rep *r)
 	size_t n = tk_perfdata_evsel_count(r->pd);
 	unsigned int threads;
 
-	if (info->pipe || !n || r->opts->threads == 1 || r->opts->fields)
+	if (info->pipe || !n || r->opts->threads == 1 || r->opts->fields || r->map_moves)
 		return 1;
 	for (size_t i = 0; i < n; i++) {
 		const struct tk_perf_attr *a = &tk_perfdata_evsel_get(r->pd, i)->attr;
@@ -4506,6 +4511,11 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 		return -ENOMEM;
 	}
 	r.map = tk_perfdata_mapping(pd, &r.map_len);
+	if (r.map && perf_threads(&r) < 2 && tk_perfdata_read_kept(pd)) {
+		r.map_moves = true;
+		r.map_len = 0;
+		r.map = tk_perfdata_kept_base(pd);
+	}
 	if (r.map) /* queued records stay where the reader mapped them */
 		tk_perfdata_keep_from(pd, 0);
 	r.pool = ppool_new(&r);
@@ -4513,6 +4523,8 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 		/* The run of samples the reader hands out at once, then what ends it. */
 		size_t n = r.map ? tk_perfdata_next_samples(pd, srefs, SREF_BATCH) : 0;
 
+		if (r.map_moves)
+			r.map = tk_perfdata_kept_base(pd);
 		if (n) {
 			ret = process_srefs(&r, srefs, n);
 			if (ret)
@@ -4520,6 +4532,8 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 			continue;
 		}
 		ret = tk_perfdata_next(pd, &rec);
+		if (r.map_moves)
+			r.map = tk_perfdata_kept_base(pd);
 		if (ret != 1)
 			break;
 		count_record(&r, &rec);

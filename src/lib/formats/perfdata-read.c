@@ -164,7 +164,8 @@
 #include "tracedata-internal.h"
 
 #define WINDOW_SIZE	 (256u * 1024)
-#define KEPT_FIRST	 ((4u << 20) - 64u) /* a kept window's first size: 2 huge pages */
+#define KEPT_HUGE	 (2u << 20)
+#define KEPT_FIRST	 (2 * KEPT_HUGE - 64u) /* a kept window's first size: 2 huge pages */
 #define KEPT_READ	 (256u * 1024)	    /* bytes a kept window reads at a time */
 #define MAX_FEATURE_SIZE (1ull << 30)	/* refuse payloads above 1 GiB */
 #define MAX_EXTRA_SIZE	 (1ull << 30)	/* tracing blob in pipe mode */
@@ -738,8 +739,10 @@ static int pread_full(struct tk_perfdata *pd, void *buf, size_t len, uint64_t of
  * Room for @need more bytes past end in a kept window: the bytes below the
  * caller's keep offset (and below start) go, 8-byte steps at a time so that
  * buf[i] stays aligned as file offset pos - start + i is; a window still
- * more than half full (or short of @need) doubles, so that no byte moves
- * more than once on average.
+ * more than half full (or short of @need) grows to twice what it keeps,
+ * in whole huge pages, so that no byte moves more than once on average
+ * and the window stays near twice the queue's span (kmem.data: 34 MB where
+ * doubling the capacity reached 64).
  */
 static int kept_room(struct tk_perfdata *pd, size_t need)
 {
@@ -760,9 +763,7 @@ static int kept_room(struct tk_perfdata *pd, size_t need)
 	}
 	if (pd->cap - pd->end >= need && pd->end <= pd->cap / 2)
 		return 0;
-	ncap = pd->cap * 2;
-	while (ncap - pd->end < need)
-		ncap *= 2;
+	ncap = (2 * pd->end + need + 64 + KEPT_HUGE - 1) / KEPT_HUGE * KEPT_HUGE - 64;
 	nb = tk_big_grow(pd->buf, pd->end, ncap);
 	if (!nb)
 		return tk_fail(ENOMEM, "out of memory reading %s", pd->name);

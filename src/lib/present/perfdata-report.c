@@ -80,8 +80,8 @@
  * each mapped page cost more than the copy), whose base moves as it slides
  * and is asked for after each read, or copied into two arenas when the
  * reader's bytes do not stay (a pipe, a COMPRESSED record's output, an odd
- * offset); plus the thread and map tables. Symbols: kernel ips through kallsyms, user ips through the
- * process's MMAP/MMAP2 maps and the mapped file's ELF symbols (through the
+ * offset); plus the thread and map tables. Symbols: kernel ips through
+ * kallsyms, user ips through the process's MMAP/MMAP2 maps and the mapped file's ELF symbols (through the
  * cache module's symbolizer, which loads each file once), each DSO named
  * only from a file of the build id the BUILD_ID feature recorded for it.
  */
@@ -2445,7 +2445,8 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
  * that job's text (pjob_begin()). Only files (all events known at the
  * start) whose events are all tracepoints without callchains use threads,
  * perf record's dummy event for side-band records aside: symbols and maps
- * stay in the merge thread. Memory stays bounded: the
+ * stay in the merge thread; and only with -j N: by default one thread
+ * prints (perf_threads()). Memory stays bounded: the
  * slots' logs and texts, and a window per worker.
  */
 #define PJOB_LINES   2048
@@ -2683,8 +2684,13 @@ static void ppool_free(struct ppool *pool)
 }
 
 /*
- * Printers to run: tk_report_threads() when every event is a tracepoint
- * without callchains and the file is no pipe, else 1 (see the notes above).
+ * Printers to run: -j N's when every event is a tracepoint without
+ * callchains and the file is no pipe, else 1 (see the notes above). The
+ * default is 1 at any size: one thread reading through the kept window
+ * (tk_perfdata_read_kept()) took less CPU and less wall time than two on
+ * the mapping on every family file of 128 MiB and more, where two were
+ * the default (5 interleaved runs at load 8: syscalls 0.51 / 0.20 s wall /
+ * CPU against 1.13 / 0.39, block 0.77 / 0.21 against 1.09 / 0.35).
  */
 static unsigned int perf_threads(struct rep *r)
 {
@@ -2692,7 +2698,7 @@ static unsigned int perf_threads(struct rep *r)
 	size_t n = tk_perfdata_evsel_count(r->pd);
 	unsigned int threads;
 
-	if (info->pipe || !n || r->opts->threads == 1 || r->opts->fields || r->map_moves)
+	if (info->pipe || !n || r->opts->threads < 2 || r->opts->fields || r->map_moves)
 		return 1;
 	for (size_t i = 0; i < n; i++) {
 		const struct tk_perf_attr *a = &tk_perfdata_evsel_get(r->pd, i)->attr;
@@ -2707,9 +2713,7 @@ static unsigned int perf_threads(struct rep *r)
 		if (a->type != 2 || (a->sample_type & TK_PERF_SAMPLE_CALLCHAIN))
 			return 1;
 	}
-	threads = tk_report_threads(r->opts->threads, info->data_size);
-	if (!r->opts->threads && threads > 1)
-		threads = tk_cores_allowed(threads); /* the .dat report's rule (handoff.h) */
+	threads = r->opts->threads;
 	return threads > PMAX_THREADS ? PMAX_THREADS : threads;
 }
 
@@ -2739,9 +2743,6 @@ static struct ppool *__attribute__((noinline)) ppool_new(struct rep *r)
 				     (PJOB_QUEUE + 2) * (threads - 1) + 2, PJOB_QUEUE, PJOB_TEXT,
 				     &pool->fdout);
 	ok = pool->pp != NULL;
-	/* The default's workers step aside when they get no CPU (print-pool.c); -j N's stay. */
-	if (ok)
-		pool->pp->may_retire = !r->opts->threads;
 	pool->njobs = ok ? pool->pp->q.n : 0;
 	pool->jobs = ok ? tk_line_calloc(pool->njobs, sizeof(*pool->jobs)) : NULL;
 	ok = ok && pool->jobs;

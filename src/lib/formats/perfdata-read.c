@@ -741,8 +741,8 @@ static int pread_full(struct tk_perfdata *pd, void *buf, size_t len, uint64_t of
  * buf[i] stays aligned as file offset pos - start + i is; a window still
  * more than half full (or short of @need) grows to twice what it keeps,
  * in whole huge pages, so that no byte moves more than once on average
- * and the window stays near twice the queue's span (kmem.data: 34 MB where
- * doubling the capacity reached 64).
+ * and the window stays near twice the queue's span, not up to four times
+ * (kmem.data's window: 16 MiB).
  */
 static int kept_room(struct tk_perfdata *pd, size_t need)
 {

@@ -164,12 +164,15 @@
 #include "tracedata-internal.h"
 
 #define WINDOW_SIZE	 (256u * 1024)
-#define KEPT_HUGE	 (2u << 20)
-#define KEPT_FIRST	 (2 * KEPT_HUGE - 64u) /* a kept window's first size: 2 huge pages */
-#define KEPT_READ	 (256u * 1024)	    /* bytes a kept window reads at a time */
 #define MAX_FEATURE_SIZE (1ull << 30)	/* refuse payloads above 1 GiB */
 #define MAX_EXTRA_SIZE	 (1ull << 30)	/* tracing blob in pipe mode */
 #define MAX_DECOMP_SIZE	 (256ull << 20) /* one COMPRESSED chunk's output */
+
+/* A kept window (kept_room()): its first size, two huge pages less tk_big_alloc()'s header. */
+#define KEPT_HUGE  (2u << 20)
+#define KEPT_FIRST (2 * KEPT_HUGE - 64u)
+/* The bytes it reads at a time: the parse reaches them while the cache still holds them. */
+#define KEPT_READ (256u * 1024)
 
 /* ------------------------------------------------------------------ names */
 
@@ -605,7 +608,7 @@ struct tk_perfdata {
 	uint64_t dropped;  /* and pages below this one handed back */
 	uint64_t slide_at; /* where map_slide() runs next */
 	uint64_t keep;	   /* the caller still reads records from here on */
-	/* The window keeps the bytes from keep on (tk_perfdata_read_kept()); buf is tk_big_alloc()ed. */
+	/* The window keeps the bytes from keep on (tk_perfdata_read_kept()); buf: tk_big_alloc() */
 	bool kept;
 
 	/* Decompressed bytes of COMPRESSED records: dbuf[dstart, dend). */

@@ -81,9 +81,10 @@
  * and is asked for after each read, or copied into two arenas when the
  * reader's bytes do not stay (a pipe, a COMPRESSED record's output, an odd
  * offset); plus the thread and map tables. Symbols: kernel ips through
- * kallsyms, user ips through the process's MMAP/MMAP2 maps and the mapped file's ELF symbols (through the
- * cache module's symbolizer, which loads each file once), each DSO named
- * only from a file of the build id the BUILD_ID feature recorded for it.
+ * kallsyms, user ips through the process's MMAP/MMAP2 maps and the mapped
+ * file's ELF symbols (through the cache module's symbolizer, which loads
+ * each file once), each DSO named only from a file of the build id the
+ * BUILD_ID feature recorded for it.
  */
 #include <dirent.h>
 #include <errno.h>

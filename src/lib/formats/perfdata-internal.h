@@ -128,7 +128,8 @@ void tk_perfdata_keep_from(struct tk_perfdata *pd, uint64_t off);
  * at tk_perfdata_kept_base() + their offset, which holds until the next
  * tk_perfdata_next*() call and, for those at or after the keep offset,
  * across calls at the base the reader gives after them.
- * Return: 1 when switched, 0 when not (no mapping, no memory).
+ * Return: 1 when switched, 0 when not (no mapping, more than 1 GiB of data
+ * left, no memory).
  */
 int tk_perfdata_read_kept(struct tk_perfdata *pd);
 const uint8_t *tk_perfdata_kept_base(const struct tk_perfdata *pd);

@@ -173,6 +173,13 @@
 #define KEPT_FIRST (2 * KEPT_HUGE - 64u)
 /* The bytes it reads at a time: the parse reaches them while the cache still holds them. */
 #define KEPT_READ (256u * 1024)
+/*
+ * Files of more data keep the mapping: a window holds everything from the
+ * oldest record the caller queues, so a file without FINISHED_ROUND
+ * records would end up whole in it, in memory the kernel cannot reclaim
+ * as it can a mapping's page cache.
+ */
+#define KEPT_MAX_DATA (1ull << 30)
 
 /* ------------------------------------------------------------------ names */
 
@@ -3715,7 +3722,8 @@ int tk_perfdata_read_kept(struct tk_perfdata *pd)
 {
 	uint8_t *win;
 
-	if (!pd->map || pd->dend != pd->dstart || pd->queue_pos < pd->nr_queue)
+	if (!pd->map || pd->dend != pd->dstart || pd->queue_pos < pd->nr_queue ||
+	    pd->end - pd->start > KEPT_MAX_DATA)
 		return 0;
 	win = tk_big_alloc(KEPT_FIRST);
 	if (!win)

@@ -48,8 +48,8 @@
  *     window (tk_perfdata_read_kept()): pread() copies, 256 KiB at a
  *     time, into one buffer on huge pages that keeps every byte from the
  *     caller's keep offset on (kept_room(): the bytes below it go by
- *     memmove(), and the buffer doubles while more than half of it is
- *     kept), found at tk_perfdata_kept_base() + file offset. On the
+ *     memmove(), and a buffer more than half kept grows to twice what it
+ *     keeps), found at tk_perfdata_kept_base() + file offset. On the
  *     2-vCPU VM bench/README.md measures on, the first user-space touch
  *     of each 4 KiB page of a file mapping costs ~2.5 us even after
  *     MADV_POPULATE_READ (sched.data's 22.5 k pages: ~60 ms of CPU, a
@@ -600,7 +600,8 @@ struct tk_perfdata {
 
 	/*
 	 * Input window: buf[start, end) holds the file bytes from pos on.
-	 * A mapped file's window is the mapping: buf = map, start = pos.
+	 * A mapped file's window is the mapping: buf = map, start = pos; a
+	 * kept window's buf[0] is file offset pos - start, 8-byte aligned.
 	 */
 	uint8_t *buf;
 	size_t cap, start, end;

@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #
-# perfdata-mmap: a perf.data file is read in place through a mapping
-# (issue 22: no copy of the data section, records queued where they lie);
-# pipes, and TK_PERFDATA_NO_MMAP, read through pread() windows. Both paths
+# perfdata-mmap: a perf.data file is read in place through a mapping on
+# several printing threads (issue 22: no copy of the data section, records
+# queued where they lie), and on one through a kept window of pread()
+# copies (records queued where they were read); pipes, and
+# TK_PERFDATA_NO_MMAP, read through pread() windows. The paths
 # must print the same text, the same damage lines and the same exit status,
 # on one and on two printing threads, with and without --strict: over every
 # perf.data of the fuzz corpus and tests/data/perf, and over damaged copies

@@ -113,10 +113,26 @@ const uint8_t *tk_perfdata_mapping(const struct tk_perfdata *pd, uint64_t *len);
  * The caller still reads records at file offset @off and after (UINT64_MAX:
  * none it was handed): the reader keeps their pages of the mapping resident
  * and hands back only those well below the lower of @off and its position.
- * Records below stay readable (a touch faults them in again); this is
- * about memory and speed, not validity.
+ * Records below stay readable (a touch faults them in again); for a
+ * mapping this is about memory and speed, not validity. A kept window
+ * (tk_perfdata_read_kept()) keeps only the bytes from @off on.
  */
 void tk_perfdata_keep_from(struct tk_perfdata *pd, uint64_t off);
+
+/*
+ * Read the rest of a mapped file (tk_perfdata_mapping() non-NULL, nothing
+ * read past the header records yet) through a window of pread() copies
+ * that keeps every byte from the tk_perfdata_keep_from() offset on, in
+ * place of the mapping, which goes: tk_perfdata_mapping() then returns
+ * NULL. Records handed out from then on that lie in the window are found
+ * at tk_perfdata_kept_base() + their offset, which holds until the next
+ * tk_perfdata_next*() call and, for those at or after the keep offset,
+ * across calls at the base the reader gives after them.
+ * Return: 1 when switched, 0 when not (no mapping, more than 1 GiB of data
+ * left, no memory).
+ */
+int tk_perfdata_read_kept(struct tk_perfdata *pd);
+const uint8_t *tk_perfdata_kept_base(const struct tk_perfdata *pd);
 
 /* A SAMPLE handed out by tk_perfdata_next_samples(): it lies at mapping + @offset. */
 struct tk_perf_sref {

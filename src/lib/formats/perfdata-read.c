@@ -43,6 +43,18 @@
  *     slides with the reader (map_slide()): a few MB ahead, populated in
  *     one call per MiB, and nothing more than MAP_LAG below the oldest
  *     record the caller still holds (tk_perfdata_keep_from()).
+ *   - A caller that holds records past the next call (the report's
+ *     ordered queue, on one thread) may trade the mapping for a kept
+ *     window (tk_perfdata_read_kept()): pread() copies, 256 KiB at a
+ *     time, into one buffer on huge pages that keeps every byte from the
+ *     caller's keep offset on (kept_room(): the bytes below it go by
+ *     memmove(), and a buffer more than half kept grows to twice what it
+ *     keeps), found at tk_perfdata_kept_base() + file offset. On the
+ *     2-vCPU VM bench/README.md measures on, the first user-space touch
+ *     of each 4 KiB page of a file mapping costs ~2.5 us even after
+ *     MADV_POPULATE_READ (sched.data's 22.5 k pages: ~60 ms of CPU, a
+ *     third of its report), where pread() into pages that stay mapped
+ *     reads the file in ~23 ms.
  *   - Pipes, files mmap() refuses, files of user stack samples (whose
  *     pages cost more to touch than to copy: map_data()) and
  *     TK_PERFDATA_NO_MMAP in the environment (which tests use to compare
@@ -144,6 +156,7 @@
 
 #include <zstd.h>
 
+#include "bigbuf.h"
 #include "bytes.h"
 #include "error.h"
 #include "fsutil.h"
@@ -154,6 +167,19 @@
 #define MAX_FEATURE_SIZE (1ull << 30)	/* refuse payloads above 1 GiB */
 #define MAX_EXTRA_SIZE	 (1ull << 30)	/* tracing blob in pipe mode */
 #define MAX_DECOMP_SIZE	 (256ull << 20) /* one COMPRESSED chunk's output */
+
+/* A kept window (kept_room()): its first size, two huge pages less tk_big_alloc()'s header. */
+#define KEPT_HUGE  (2u << 20)
+#define KEPT_FIRST (2 * KEPT_HUGE - 64u)
+/* The bytes it reads at a time: the parse reaches them while the cache still holds them. */
+#define KEPT_READ (256u * 1024)
+/*
+ * Files of more data keep the mapping: a window holds everything from the
+ * oldest record the caller queues, so a file without FINISHED_ROUND
+ * records would end up whole in it, in memory the kernel cannot reclaim
+ * as it can a mapping's page cache.
+ */
+#define KEPT_MAX_DATA (1ull << 30)
 
 /* ------------------------------------------------------------------ names */
 
@@ -574,7 +600,8 @@ struct tk_perfdata {
 
 	/*
 	 * Input window: buf[start, end) holds the file bytes from pos on.
-	 * A mapped file's window is the mapping: buf = map, start = pos.
+	 * A mapped file's window is the mapping: buf = map, start = pos; a
+	 * kept window's buf[0] is file offset pos - start, 8-byte aligned.
 	 */
 	uint8_t *buf;
 	size_t cap, start, end;
@@ -589,6 +616,8 @@ struct tk_perfdata {
 	uint64_t dropped;  /* and pages below this one handed back */
 	uint64_t slide_at; /* where map_slide() runs next */
 	uint64_t keep;	   /* the caller still reads records from here on */
+	/* The window keeps the bytes from keep on (tk_perfdata_read_kept()); buf: tk_big_alloc() */
+	bool kept;
 
 	/* Decompressed bytes of COMPRESSED records: dbuf[dstart, dend). */
 	ZSTD_DCtx *dctx;
@@ -717,6 +746,43 @@ static int pread_full(struct tk_perfdata *pd, void *buf, size_t len, uint64_t of
 	return 0;
 }
 
+/*
+ * Room for @need more bytes past end in a kept window: the bytes below the
+ * caller's keep offset (and below start) go, 8-byte steps at a time so that
+ * buf[i] stays aligned as file offset pos - start + i is; a window still
+ * more than half full (or short of @need) grows to twice what it keeps,
+ * in whole huge pages, so that no byte moves more than once on average
+ * and the window stays near twice the queue's span, not up to four times
+ * (kmem.data's window: 16 MiB).
+ */
+static int kept_room(struct tk_perfdata *pd, size_t need)
+{
+	uint64_t base = pd->pos - pd->start;
+	size_t from = pd->start;
+	uint8_t *nb;
+	size_t ncap;
+
+	if (pd->cap - pd->end >= need && pd->cap - pd->end >= KEPT_READ)
+		return 0;
+	if (pd->keep < pd->pos)
+		from = pd->keep > base ? (size_t)(pd->keep - base) : 0;
+	from &= ~(size_t)7;
+	if (from) {
+		memmove(pd->buf, pd->buf + from, pd->end - from);
+		pd->end -= from;
+		pd->start -= from;
+	}
+	if (pd->cap - pd->end >= need && pd->end <= pd->cap / 2)
+		return 0;
+	ncap = (2 * pd->end + need + 64 + KEPT_HUGE - 1) / KEPT_HUGE * KEPT_HUGE - 64;
+	nb = tk_big_grow(pd->buf, pd->end, ncap);
+	if (!nb)
+		return tk_fail(ENOMEM, "out of memory reading %s", pd->name);
+	pd->buf = nb;
+	pd->cap = ncap;
+	return 0;
+}
+
 /* Make at least @need bytes available at buf[start]; returns how many are. */
 static int64_t __attribute__((noinline)) in_fill_slow(struct tk_perfdata *pd, size_t need)
 {
@@ -725,12 +791,17 @@ static int64_t __attribute__((noinline)) in_fill_slow(struct tk_perfdata *pd, si
 		size_t want;
 		ssize_t n;
 
-		if (pd->start > 0 && (pd->cap - pd->end < need || pd->end == pd->cap)) {
+		if (pd->kept) {
+			int r = kept_room(pd, need);
+
+			if (r < 0)
+				return r;
+		} else if (pd->start > 0 && (pd->cap - pd->end < need || pd->end == pd->cap)) {
 			memmove(pd->buf, pd->buf + pd->start, pd->end - pd->start);
 			pd->end -= pd->start;
 			pd->start = 0;
 		}
-		if (pd->cap - pd->start < need) {
+		if (!pd->kept && pd->cap - pd->start < need) {
 			size_t ncap = need > WINDOW_SIZE ? need : WINDOW_SIZE;
 			uint8_t *nb = realloc(pd->buf, ncap);
 
@@ -740,6 +811,9 @@ static int64_t __attribute__((noinline)) in_fill_slow(struct tk_perfdata *pd, si
 			pd->cap = ncap;
 		}
 		want = pd->cap - pd->end;
+		/* A kept window reads what the parse reaches while the cache still has it. */
+		if (pd->kept && want > KEPT_READ)
+			want = KEPT_READ;
 		if (pd->limit != UINT64_MAX) {
 			if (at >= pd->limit) {
 				pd->eof = true;
@@ -3146,7 +3220,7 @@ size_t tk_perfdata_next_samples(struct tk_perfdata *pd, struct tk_perf_sref *out
 
 	pd->whole_evsel = -1;
 	/* Salvaging only: a strict read takes no time for resync() (tk_perfdata_next()). */
-	if (pd->done || pd->queue_pos < pd->nr_queue || !pd->map || pd->strict)
+	if (pd->done || pd->queue_pos < pd->nr_queue || (!pd->map && !pd->kept) || pd->strict)
 		return 0;
 	while (k < n && pd->dend == pd->dstart && pd->end - pd->start >= 8) {
 		const uint8_t *p = pd->buf + pd->start;
@@ -3611,6 +3685,8 @@ void tk_perfdata_close(struct tk_perfdata *pd)
 	tk_tracedata_free(pd->td);
 	if (pd->map)
 		munmap((void *)(uintptr_t)pd->map, (size_t)pd->map_len);
+	else if (pd->kept)
+		tk_big_free(pd->buf);
 	else
 		free(pd->buf);
 	free(pd->dbuf);
@@ -3639,7 +3715,36 @@ const uint8_t *tk_perfdata_mapping(const struct tk_perfdata *pd, uint64_t *len)
 
 void tk_perfdata_keep_from(struct tk_perfdata *pd, uint64_t off)
 {
-	pd->keep = off;
+	/* A kept window also keeps what it hands out from now on (the caller may queue it). */
+	pd->keep = pd->kept && off > pd->pos ? pd->pos : off;
+}
+
+int tk_perfdata_read_kept(struct tk_perfdata *pd)
+{
+	uint8_t *win;
+
+	if (!pd->map || pd->dend != pd->dstart || pd->queue_pos < pd->nr_queue ||
+	    pd->end - pd->start > KEPT_MAX_DATA)
+		return 0;
+	win = tk_big_alloc(KEPT_FIRST);
+	if (!win)
+		return 0;
+	munmap((void *)(uintptr_t)pd->map, (size_t)pd->map_len);
+	pd->map = NULL;
+	pd->map_len = 0;
+	pd->buf = win;
+	pd->cap = KEPT_FIRST;
+	/* buf[i] is file offset pos - start + i, 8-byte aligned where the file's records are. */
+	pd->start = pd->end = (size_t)(pd->pos & 7);
+	pd->eof = false;
+	pd->kept = true;
+	pd->keep = pd->pos;
+	return 1;
+}
+
+const uint8_t *tk_perfdata_kept_base(const struct tk_perfdata *pd)
+{
+	return (const uint8_t *)((uintptr_t)pd->buf - (uintptr_t)(pd->pos - pd->start));
 }
 
 size_t tk_perfdata_damage_count(const struct tk_perfdata *pd)

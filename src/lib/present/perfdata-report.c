@@ -74,13 +74,17 @@
  *
  * Memory: two rounds of queue entries, and the records they name: read in
  * place from the reader's mapping of the file (which keeps the pages from
- * the oldest queued record on resident, tk_perfdata_keep_from()), or
- * copied into two arenas when the reader's bytes do not stay (a pipe, a
- * COMPRESSED record's output, an odd offset); plus the thread and map
- * tables. Symbols: kernel ips through kallsyms, user ips through the
- * process's MMAP/MMAP2 maps and the mapped file's ELF symbols (through the
- * cache module's symbolizer, which loads each file once), each DSO named
- * only from a file of the build id the BUILD_ID feature recorded for it.
+ * the oldest queued record on resident, tk_perfdata_keep_from()), or on
+ * one thread from its kept window (tk_perfdata_read_kept(): pread() copies
+ * that keep the bytes from the oldest queued record on; a first touch of
+ * each mapped page cost more than the copy), whose base moves as it slides
+ * and is asked for after each read, or copied into two arenas when the
+ * reader's bytes do not stay (a pipe, a COMPRESSED record's output, an odd
+ * offset); plus the thread and map tables. Symbols: kernel ips through
+ * kallsyms, user ips through the process's MMAP/MMAP2 maps and the mapped
+ * file's ELF symbols (through the cache module's symbolizer, which loads
+ * each file once), each DSO named only from a file of the build id the
+ * BUILD_ID feature recorded for it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -381,6 +385,8 @@ struct rep {
 	int cur;
 	const uint8_t *map; /* the reader's mapping of the file: records there are not copied */
 	uint64_t map_len;
+	/* map is the reader's kept window's base (tk_perfdata_kept_base()), new after each read */
+	bool map_moves;
 	struct qent *q, *qtmp;
 	size_t qhead, qlen, qcap, qtmp_cap; /* queued: q[qhead] to q[qlen - 1] */
 	/*
@@ -2440,7 +2446,8 @@ static int sample_fields(struct rep *r, const struct tk_perf_record *rec, int32_
  * that job's text (pjob_begin()). Only files (all events known at the
  * start) whose events are all tracepoints without callchains use threads,
  * perf record's dummy event for side-band records aside: symbols and maps
- * stay in the merge thread. Memory stays bounded: the
+ * stay in the merge thread; and only with -j N: by default one thread
+ * prints (perf_threads()). Memory stays bounded: the
  * slots' logs and texts, and a window per worker.
  */
 #define PJOB_LINES   2048
@@ -2678,8 +2685,13 @@ static void ppool_free(struct ppool *pool)
 }
 
 /*
- * Printers to run: tk_report_threads() when every event is a tracepoint
- * without callchains and the file is no pipe, else 1 (see the notes above).
+ * Printers to run: -j N's when every event is a tracepoint without
+ * callchains and the file is no pipe, else 1 (see the notes above). The
+ * default is 1 at any size: one thread reading through the kept window
+ * (tk_perfdata_read_kept()) took less CPU and less wall time than two on
+ * the mapping on every family file of 128 MiB and more, where two were
+ * the default (5 interleaved runs at load 8: syscalls 0.51 / 0.20 s wall /
+ * CPU against 1.13 / 0.39, block 0.77 / 0.21 against 1.09 / 0.35).
  */
 static unsigned int perf_threads(struct rep *r)
 {
@@ -2687,7 +2699,7 @@ static unsigned int perf_threads(struct rep *r)
 	size_t n = tk_perfdata_evsel_count(r->pd);
 	unsigned int threads;
 
-	if (info->pipe || !n || r->opts->threads == 1 || r->opts->fields)
+	if (info->pipe || !n || r->opts->threads < 2 || r->opts->fields || r->map_moves)
 		return 1;
 	for (size_t i = 0; i < n; i++) {
 		const struct tk_perf_attr *a = &tk_perfdata_evsel_get(r->pd, i)->attr;
@@ -2702,9 +2714,7 @@ static unsigned int perf_threads(struct rep *r)
 		if (a->type != 2 || (a->sample_type & TK_PERF_SAMPLE_CALLCHAIN))
 			return 1;
 	}
-	threads = tk_report_threads(r->opts->threads, info->data_size);
-	if (!r->opts->threads && threads > 1)
-		threads = tk_cores_allowed(threads); /* the .dat report's rule (handoff.h) */
+	threads = r->opts->threads;
 	return threads > PMAX_THREADS ? PMAX_THREADS : threads;
 }
 
@@ -2734,9 +2744,6 @@ static struct ppool *__attribute__((noinline)) ppool_new(struct rep *r)
 				     (PJOB_QUEUE + 2) * (threads - 1) + 2, PJOB_QUEUE, PJOB_TEXT,
 				     &pool->fdout);
 	ok = pool->pp != NULL;
-	/* The default's workers step aside when they get no CPU (print-pool.c); -j N's stay. */
-	if (ok)
-		pool->pp->may_retire = !r->opts->threads;
 	pool->njobs = ok ? pool->pp->q.n : 0;
 	pool->jobs = ok ? tk_line_calloc(pool->njobs, sizeof(*pool->jobs)) : NULL;
 	ok = ok && pool->jobs;
@@ -4034,11 +4041,27 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
  * two of perf's rounds, often 100 k records and more (a few MB): its
  * arrays come from tk_big_alloc(), whose huge pages fault in a few times
  * where 4 KiB pages faulted ~4000 times a run (a third of a report's
- * system time).
+ * system time). The first array fills one huge page (with tk_big_alloc()'s
+ * header): below 1 MiB tk_big_alloc() uses malloc(), and the 128, 256 and
+ * 512 KiB arrays a queue grew through faulted in 4 KiB at a time, ~220
+ * faults (2.5 ms here) before the first huge page.
  */
+#define QUEUE_FIRST (((2u << 20) - 64u) / sizeof(struct qent))
+
+/*
+ * A file of fewer bytes than 32 a record for a huge page of entries (a
+ * sample is 40 bytes or more), or a pipe's, starts at 4096 entries (a
+ * 2 MiB page zeroed for a short report cost more than its faults).
+ */
+static size_t queue_first(const struct rep *r)
+{
+	const struct tk_perfdata_info *info = tk_perfdata_get_info(r->pd);
+
+	return r->map && info->data_size / 32 >= QUEUE_FIRST ? QUEUE_FIRST : 4096;
+}
 static int __attribute__((noinline)) queue_grow(struct rep *r)
 {
-	size_t live = r->qlen - r->qhead, cap = r->qcap ? r->qcap * 2 : 4096;
+	size_t live = r->qlen - r->qhead, cap = r->qcap ? r->qcap * 2 : queue_first(r);
 	struct qent *q;
 
 	/* Flushes leave the queue's start behind (flush_queue()): room there first. */
@@ -4400,6 +4423,28 @@ static void rep_release(struct rep *r)
 }
 
 /* Count what perf script counts for its warnings about lost events. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels refuse it: pages fault in */
+#endif
+
+/*
+ * The output buffer's pages in one call: a report fills its 1 MiB before
+ * the first write(), and its 256 page faults (~11 us each on the VM
+ * bench/README.md measures on) were 2.9 ms of every report, a twentieth
+ * of a short file's. A file of less data than that gets as many pages as
+ * its bytes (a line is about as long as its sample), a pipe none.
+ */
+static void out_populate(struct tk_outbuf *out, uint64_t data_size)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = ((uintptr_t)out->buf + page - 1) & ~(page - 1);
+	size_t len = data_size < out->cap ? (size_t)data_size : out->cap;
+	uintptr_t to = ((uintptr_t)out->buf + len) & ~(page - 1);
+
+	if (to > from)
+		madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+}
+
 static void count_record(struct rep *r, const struct tk_perf_record *rec)
 {
 	r->st.records++;
@@ -4452,6 +4497,8 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	ret = tk_outbuf_init(&r.out, opts->fd, 0);
 	if (ret)
 		return ret;
+	if (!tk_perfdata_get_info(pd)->pipe)
+		out_populate(&r.out, tk_perfdata_get_info(pd)->data_size);
 	/*
 	 * Symbols through the build-id cache (perf's ~/.debug, shared) when it
 	 * exists: a report does not create one. Without a symbolizer ips
@@ -4466,6 +4513,11 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 		return -ENOMEM;
 	}
 	r.map = tk_perfdata_mapping(pd, &r.map_len);
+	if (r.map && perf_threads(&r) < 2 && tk_perfdata_read_kept(pd)) {
+		r.map_moves = true;
+		r.map_len = 0;
+		r.map = tk_perfdata_kept_base(pd);
+	}
 	if (r.map) /* queued records stay where the reader mapped them */
 		tk_perfdata_keep_from(pd, 0);
 	r.pool = ppool_new(&r);
@@ -4473,6 +4525,8 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 		/* The run of samples the reader hands out at once, then what ends it. */
 		size_t n = r.map ? tk_perfdata_next_samples(pd, srefs, SREF_BATCH) : 0;
 
+		if (r.map_moves)
+			r.map = tk_perfdata_kept_base(pd);
 		if (n) {
 			ret = process_srefs(&r, srefs, n);
 			if (ret)
@@ -4480,6 +4534,8 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 			continue;
 		}
 		ret = tk_perfdata_next(pd, &rec);
+		if (r.map_moves)
+			r.map = tk_perfdata_kept_base(pd);
 		if (ret != 1)
 			break;
 		count_record(&r, &rec);

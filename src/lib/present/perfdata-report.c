@@ -246,9 +246,12 @@ struct map {
 	bool identity; /* anonymous memory: ips are shown and looked up as they are */
 };
 
-/* The text of an unwound frame of a process's maps generation (put_unwound_frame()). */
+/*
+ * The text of an unwound frame of a process's maps generation, or of a
+ * kernel callchain entry in one state of the kernel's maps (put_frame()).
+ */
 struct frame_memo {
-	uint64_t ip, gen;
+	uint64_t ip, gen; /* gen: the process's maps generation, or FRAME_KERNEL | kernel epoch */
 	int32_t pid;
 	uint32_t len;
 	char *text; /* NULL: empty */
@@ -362,6 +365,9 @@ struct rep {
 	char **frame_chunks;			/* where the texts are (frame_text_keep()) */
 	size_t nframe_chunks, frame_chunk_used; /* chunks, and bytes used of the last */
 	struct tk_outbuf frame_text;		/* where a frame's text is made before it is kept */
+	uint64_t kframe_epoch;			/* the kernel maps' state (kernel_frame_epoch()) */
+	uint64_t kframe_kmods_gen, kframe_start; /* what it was last seen as */
+	bool kframe_loaded, kframe_mapped;
 	struct tk_unwind_map unwind_map;	/* the map unwind_find_map() found */
 	struct proc *unwind_proc;		/* the process being unwound */
 	uint64_t maps_gen;
@@ -1298,30 +1304,39 @@ static char *frame_text_keep(struct rep *r, const char *text, size_t len)
 	return p;
 }
 
-/*
- * The text of one unwound frame, made once per (process maps, address):
- * the same frames recur in most samples, and their symbol, inline and
- * formatting work was a fifth of a report. Texts are kept in an open
- * hash table that doubles when half full: a direct-mapped table of 16 k
- * slots made a third more texts than there were frame addresses (its
- * conflicts), each ~3.4 k instructions besides the inline names.
- */
-static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
+/* Bit 63 of a frame_memo's gen: a kernel callchain entry's text (put_kernel_frame()). */
+#define FRAME_KERNEL (1ull << 63)
+
+/* A kernel callchain entry's line, as put_callchain() prints it. */
+static void make_kernel_frame(struct rep *r, uint64_t ip)
 {
-	uint64_t gen = r->unwind_proc ? r->unwind_proc->gen : 0;
+	put_sym(r, -1, ip, true, "\t", true);
+	put_char(&r->out, '\n');
+}
+
+/*
+ * The text of one frame, made once per key: an unwound frame's per
+ * (process maps, address), a kernel callchain entry's per (kernel maps'
+ * state, address) (@gen has FRAME_KERNEL). The same frames recur in most
+ * samples, and their symbol, inline and formatting work was a fifth of a
+ * report. Texts are kept in an open hash table that doubles when half
+ * full: a direct-mapped table of 16 k slots made a third more texts than
+ * there were frame addresses (its conflicts), each ~3.4 k instructions
+ * besides the inline names.
+ */
+static void frame_make(struct rep *r, int32_t pid, uint64_t ip, uint64_t gen, uint64_t h,
+		       size_t j);
+
+static inline __attribute__((always_inline)) void put_frame(struct rep *r, int32_t pid,
+							     uint64_t ip, uint64_t gen)
+{
 	uint64_t h = frame_hash(ip, gen, pid);
-	struct frame_memo *m;
-	struct tk_outbuf saved;
-	char *text;
 	size_t j;
 
-	if (!r->frame_text.buf && tk_outbuf_init(&r->frame_text, -1, 4096) < 0) {
-		make_unwound_frame(r, pid, ip);
-		return;
-	}
 	for (j = (h >> 32) & (r->frame_cap - 1); r->frame_cap && r->frame_memo[j].text;
 	     j = (j + 1) & (r->frame_cap - 1)) {
-		m = &r->frame_memo[j];
+		const struct frame_memo *m = &r->frame_memo[j];
+
 		if (m->ip == ip && m->gen == gen && m->pid == pid) {
 			/*
 			 * Whole 32-byte blocks (the kept text is rounded up to
@@ -1340,11 +1355,32 @@ static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 			return;
 		}
 	}
+	frame_make(r, pid, ip, gen, h, j);
+}
+
+/* put_frame()'s text not kept yet (@h its key's hash, @j the free slot found): make it, keep it. */
+static void __attribute__((noinline))
+frame_make(struct rep *r, int32_t pid, uint64_t ip, uint64_t gen, uint64_t h, size_t j)
+{
+	struct frame_memo *m;
+	struct tk_outbuf saved;
+	char *text;
+
+	if (!r->frame_text.buf && tk_outbuf_init(&r->frame_text, -1, 4096) < 0) {
+		if (gen & FRAME_KERNEL)
+			make_kernel_frame(r, ip);
+		else
+			make_unwound_frame(r, pid, ip);
+		return;
+	}
 	/* Make it in frame_text (in memory: it grows, never flushes), then copy. */
 	saved = r->out;
 	r->frame_text.len = 0;
 	r->out = r->frame_text;
-	make_unwound_frame(r, pid, ip);
+	if (gen & FRAME_KERNEL)
+		make_kernel_frame(r, ip);
+	else
+		make_unwound_frame(r, pid, ip);
 	r->frame_text = r->out;
 	r->out = saved;
 	tk_outbuf_write(&r->out, r->frame_text.buf, r->frame_text.len);
@@ -1365,6 +1401,44 @@ static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 	m->gen = gen;
 	m->pid = pid;
 	r->nframes++;
+}
+
+static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
+{
+	put_frame(r, pid, ip, r->unwind_proc ? r->unwind_proc->gen : 0);
+}
+
+/*
+ * A number that changes whenever what a kernel address's text depends on
+ * does (the module maps, the kernel map, whether perf has loaded the
+ * kernel's symbols: put_sym_parts()), so that a kept kernel text is only
+ * used under the state it was made in.
+ */
+static uint64_t kernel_frame_epoch(struct rep *r)
+{
+	if (r->kframe_kmods_gen != r->kmods.gen || r->kframe_loaded != r->kernel_loaded ||
+	    r->kframe_mapped != r->kernel_mapped || r->kframe_start != r->kernel_start) {
+		r->kframe_kmods_gen = r->kmods.gen;
+		r->kframe_loaded = r->kernel_loaded;
+		r->kframe_mapped = r->kernel_mapped;
+		r->kframe_start = r->kernel_start;
+		r->kframe_epoch++;
+	}
+	return r->kframe_epoch;
+}
+
+/*
+ * A kernel callchain entry's line ("\t%16lx sym+0xoff (dso)\n"), kept:
+ * its symbol lookup (module search, kallsyms) and formatting were ~2 k
+ * instructions an entry, and a profile's kernel stacks repeat. The text
+ * does not depend on the sample's process. Looking the first kallsyms
+ * address up changes the state (perf has then loaded the kernel's
+ * symbols, which module addresses are named from): the text made then is
+ * kept under the epoch before, which is never asked for again.
+ */
+static void put_kernel_frame(struct rep *r, uint64_t ip)
+{
+	put_frame(r, -1, ip, FRAME_KERNEL | kernel_frame_epoch(r));
 }
 
 /*
@@ -3197,6 +3271,10 @@ static void put_callchain(struct rep *r, const struct psample *s, bool kernel, b
 			snprintf(buf, sizeof(buf), "\t%16" PRIx64 " ", ip);
 			put_str(&r->out, buf);
 			put_str(&r->out, bare ? "[unknown]\n" : "[unknown] ([unknown])\n");
+			continue;
+		}
+		if (kernel && !bare) {
+			put_kernel_frame(r, ip);
 			continue;
 		}
 		/* Room first, so that no flush moves the line start while it is written. */

@@ -43,8 +43,9 @@
  *   copy (unwind.c), each preceded by one "name+0xoff (inlined)" line per
  *   function inlined at it unless TK_PERFDATA_REPORT_NO_INLINE, which is
  *   what perf script 6.1 adds through addr2line -i (put_unwound()). A
- *   frame's text is made once per process maps and address, and kept
- *   (put_unwound_frame()).
+ *   frame's text is made once per process maps and address, and kept;
+ *   so is a kernel callchain entry's, per state of the kernel's maps
+ *   (put_frame()).
  *
  * Formats. TRACING_DATA's event formats are parsed (libtraceevent, then
  * compiled) when a sample of their event first prints, not all at the

@@ -149,12 +149,20 @@ struct bin {
 	size_t node_cap, nnodes;
 	struct origin_name *onames; /* open addressing by origin DIE (die_name()) */
 	size_t oname_cap, nonames;
+	struct abbrev_memo *abbrevs; /* open addressing by abbreviation (abbrev_flags()) */
+	size_t abbrev_cap, nabbrevs;
 	signed char debug_frame; /* the file has .debug_frame: 1, has not: -1, unknown: 0 */
 	const uint8_t *image;	 /* the file, mapped on the first memory read from it */
 	size_t size;
 	bool hdr_tried;
 	uint64_t eh_hdr;   /* .eh_frame_hdr's address in the file; 0: none (perf_eh_table()) */
 	uint64_t elf_base; /* the first PT_LOAD's address, page-aligned */
+};
+
+/* What a DIE's abbreviation says of every DIE of it (abbrev_flags()). */
+struct abbrev_memo {
+	const Dwarf_Abbrev *abbrev; /* NULL: empty slot */
+	uint8_t flags;		    /* AB_* */
 };
 
 /* The name of an abstract function DIE, which its inline instances share (die_name()). */
@@ -357,6 +365,8 @@ void tk_unwind_free(struct tk_unwind *uw)
 			free(uw->bins[i]->nodes[k].kids);
 		table_free(uw->bins[i]->nodes, uw->bins[i]->node_cap, sizeof(*uw->bins[i]->nodes));
 		free(uw->bins[i]->onames);
+		table_free(uw->bins[i]->abbrevs, uw->bins[i]->abbrev_cap,
+			   sizeof(*uw->bins[i]->abbrevs));
 		if (uw->bins[i]->inl_dwfl)
 			dwfl_end(uw->bins[i]->inl_dwfl);
 		if (uw->bins[i]->image)
@@ -1490,6 +1500,73 @@ static const char *die_name_read(Dwarf_Die *die)
 	return name ? name : dwarf_diename(die);
 }
 
+enum {
+	AB_RANGES = 1 << 0, /* DW_AT_low_pc or DW_AT_ranges: dwarf_ranges() may give ranges */
+	AB_NAMED = 1 << 1,  /* DW_AT_linkage_name, DW_AT_MIPS_linkage_name or DW_AT_name */
+};
+
+/* AB_* of @die, read from its attributes. */
+static unsigned int abbrev_flags_read(Dwarf_Die *die)
+{
+	unsigned int f = 0;
+
+	if (dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges))
+		f |= AB_RANGES;
+	if (dwarf_hasattr(die, DW_AT_linkage_name) || dwarf_hasattr(die, DW_AT_MIPS_linkage_name) ||
+	    dwarf_hasattr(die, DW_AT_name))
+		f |= AB_NAMED;
+	return f;
+}
+
+/*
+ * AB_* of @die, kept per abbreviation in @b: which attributes a DIE has
+ * is its abbreviation's, and a unit's few hundred abbreviations serve
+ * its thousands of DIEs. Asking libdw for each attribute walks the
+ * abbreviation's list (~110 instructions each; two to five per DIE the
+ * inline lookups visit, 9 M on the inline workload). libdw keeps one
+ * Dwarf_Abbrev per unit and code for as long as the Dwarf lives (the
+ * binary's inline Dwfl, as long as @b), and dwarf_tag() sets the DIE's
+ * pointer to it (Dwarf_Die's public abbrev field): that pointer is the
+ * key.
+ */
+static unsigned int abbrev_flags(struct bin *b, Dwarf_Die *die)
+{
+	const Dwarf_Abbrev *ab;
+	size_t j;
+
+	if (dwarf_tag(die) == DW_TAG_invalid || !(ab = die->abbrev) ||
+	    ab == (const Dwarf_Abbrev *)-1l)
+		return abbrev_flags_read(die);
+	if ((b->nabbrevs + 1) * 2 > b->abbrev_cap) {
+		size_t cap = b->abbrev_cap ? 2 * b->abbrev_cap : 512;
+		struct abbrev_memo *t = table_new(cap, sizeof(*t));
+
+		if (!t)
+			return abbrev_flags_read(die);
+		for (size_t i = 0; i < b->abbrev_cap; i++) {
+			if (!b->abbrevs[i].abbrev)
+				continue;
+			j = node_hash((uintptr_t)b->abbrevs[i].abbrev, cap);
+			while (t[j].abbrev)
+				j = (j + 1) & (cap - 1);
+			t[j] = b->abbrevs[i];
+		}
+		table_free(b->abbrevs, b->abbrev_cap, sizeof(*b->abbrevs));
+		b->abbrevs = t;
+		b->abbrev_cap = cap;
+	}
+	j = node_hash((uintptr_t)ab, b->abbrev_cap);
+	while (b->abbrevs[j].abbrev) {
+		if (b->abbrevs[j].abbrev == ab)
+			return b->abbrevs[j].flags;
+		j = (j + 1) & (b->abbrev_cap - 1);
+	}
+	b->abbrevs[j].abbrev = ab;
+	b->abbrevs[j].flags = (uint8_t)abbrev_flags_read(die);
+	b->nabbrevs++;
+	return b->abbrevs[j].flags;
+}
+
 /*
  * die_name_read() of @die, kept per abstract origin in @b (NULL: not
  * kept). An inline instance carries none of the three name attributes,
@@ -1506,8 +1583,7 @@ static const char *die_name(struct bin *b, Dwarf_Die *die)
 	Dwarf_Off off;
 	size_t j;
 
-	if (!b || dwarf_hasattr(die, DW_AT_linkage_name) ||
-	    dwarf_hasattr(die, DW_AT_MIPS_linkage_name) || dwarf_hasattr(die, DW_AT_name) ||
+	if (!b || (abbrev_flags(b, die) & AB_NAMED) ||
 	    !dwarf_formref_die(dwarf_attr(die, DW_AT_abstract_origin, &a), &origin) ||
 	    !(dbg = dwarf_cu_getdwarf(origin.cu)))
 		return die_name_read(die);
@@ -1617,9 +1693,9 @@ static const char *inner_name(struct bin *b, Dwarf_Die *die)
  * every attribute twice (~650): it was a quarter of a report of the big
  * bench-dwarf profile, indexing the units of tracekit and libc.
  */
-static bool may_have_ranges(Dwarf_Die *die)
+static bool may_have_ranges(struct bin *b, Dwarf_Die *die)
 {
-	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
+	return abbrev_flags(b, die) & AB_RANGES;
 }
 
 static int cu_range_cmp(const void *a, const void *b)
@@ -1630,7 +1706,7 @@ static int cu_range_cmp(const void *a, const void *b)
 }
 
 /* Index @cu's children by their address ranges; -ENOMEM. */
-static int cu_index_build(struct cu_index *ci, Dwarf_Die *cu)
+static int cu_index_build(struct bin *b, struct cu_index *ci, Dwarf_Die *cu)
 {
 	Dwarf_Die child;
 	size_t cap = 0;
@@ -1644,7 +1720,7 @@ static int cu_index_build(struct cu_index *ci, Dwarf_Die *cu)
 
 		if (dwarf_tag(&child) == DW_TAG_imported_unit)
 			ci->imports = true;
-		if (!may_have_ranges(&child))
+		if (!may_have_ranges(b, &child))
 			off = -1;
 		while (off >= 0 && (off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
 			if (ci->n == cap) {
@@ -1703,7 +1779,7 @@ static struct cu_index *cu_index_get(struct bin *b, Dwarf_Die *cu)
 	}
 	b->cus[j].off = off;
 	b->ncus++;
-	if (cu_index_build(&b->cus[j], cu) < 0) {
+	if (cu_index_build(b, &b->cus[j], cu) < 0) {
 		b->cus[j].imports = true; /* the slow path still answers */
 		free(b->cus[j].r);
 		b->cus[j].r = NULL;
@@ -1713,7 +1789,7 @@ static struct cu_index *cu_index_get(struct bin *b, Dwarf_Die *cu)
 }
 
 /* Read @n's tag and its children's ranges from the DIE at @n->off; -ENOMEM. */
-static int die_node_fill(struct die_node *n, Dwarf *dw)
+static int die_node_fill(struct bin *b, struct die_node *n, Dwarf *dw)
 {
 	Dwarf_Die die, c;
 	uint32_t cap = 0;
@@ -1727,7 +1803,7 @@ static int die_node_fill(struct die_node *n, Dwarf *dw)
 		return 0;
 	do {
 		Dwarf_Addr base, lo, hi;
-		ptrdiff_t o = may_have_ranges(&c) ? 0 : -1;
+		ptrdiff_t o = may_have_ranges(b, &c) ? 0 : -1;
 
 		while (o >= 0 && (o = dwarf_ranges(&c, o, &base, &lo, &hi)) > 0) {
 			if (n->nkids == cap) {
@@ -1782,7 +1858,7 @@ static struct die_node *die_node_get(struct bin *b, Dwarf *dw, Dwarf_Off off)
 	}
 	b->nodes[j].off = off;
 	b->nnodes++;
-	if (die_node_fill(&b->nodes[j], dw) < 0) {
+	if (die_node_fill(b, &b->nodes[j], dw) < 0) {
 		/* Keep the slot (its offset is taken) but say what is missing. */
 		free(b->nodes[j].kids);
 		b->nodes[j].kids = NULL;

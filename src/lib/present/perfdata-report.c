@@ -263,6 +263,7 @@ struct proc {
 	struct map *maps;
 	size_t nmaps, capmaps;
 	uint64_t gen; /* a new value whenever a file's map changes (the unwinder's caches) */
+	uint64_t adds; /* maps added so far, beside the others too (the unwinder's file_low) */
 };
 
 /*
@@ -635,6 +636,7 @@ static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t p
 	m->path = owned ? owned : strdup(path);
 	if (!m->path)
 		return -ENOMEM;
+	p->adds++;
 	m->start = start;
 	m->end = start + len;
 	m->pgoff = pgoff;
@@ -1474,6 +1476,7 @@ put_unwound(struct rep *r, const struct psample *s, int32_t idx)
 	us.pid = (int32_t)s->pid;
 	us.tid = (int32_t)s->tid;
 	us.maps_gen = r->unwind_proc ? r->unwind_proc->gen : 0;
+	us.maps_adds = r->unwind_proc ? r->unwind_proc->adds : 0;
 	us.regs_abi = s->regs_abi;
 	us.regs_mask = es ? es->attr.sample_regs_user : 0;
 	us.regs_nr = s->regs_nr;

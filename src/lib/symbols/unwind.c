@@ -157,6 +157,9 @@ struct bin {
 	bool hdr_tried;
 	uint64_t eh_hdr;   /* .eh_frame_hdr's address in the file; 0: none (perf_eh_table()) */
 	uint64_t elf_base; /* the first PT_LOAD's address, page-aligned */
+	/* The last file_low() answer for it, and the process and maps it was for. */
+	uint64_t low, low_gen, low_adds;
+	int32_t low_pid;
 };
 
 /* What a DIE's abbreviation says of every DIE of it (abbrev_flags()). */
@@ -795,7 +798,21 @@ static int perf_eh_table(struct tk_unwind *uw, struct bin *b, Dwfl_Module *mod)
 		bin_read_hdr(b, elf);
 	if (!elf || !b->eh_hdr)
 		return 1;
-	low = uw->s->file_low(uw->ctx, b->path, b->bid);
+	/*
+	 * Kept per binary while the process's maps stay: the caller's search
+	 * compares paths and build ids map by map, and was asked again for
+	 * each new frame address (~350 instructions each).
+	 */
+	if (uw->s->maps_adds && b->low_adds == uw->s->maps_adds && b->low_pid == uw->s->pid &&
+	    b->low_gen == uw->s->maps_gen) {
+		low = b->low;
+	} else {
+		low = uw->s->file_low(uw->ctx, b->path, b->bid);
+		b->low = low;
+		b->low_pid = uw->s->pid;
+		b->low_gen = uw->s->maps_gen;
+		b->low_adds = uw->s->maps_adds;
+	}
 	if (!low || low - b->elf_base == bias)
 		return 1;
 	return uw->find(uw->ctx, low - b->elf_base + b->eh_hdr) ? 0 : -1;

@@ -234,6 +234,15 @@ _Static_assert(STEP_RULES * sizeof(struct step_rule) + 64 <= (2u << 20),
 	       "the rules table fits one huge page with tk_big_alloc()'s header");
 
 #define CFI_MEMO 4096
+#define ROWS_FIRST 1024	   /* the CFI row memo's first slots (row_memo_get()) */
+#define ROWS_MAX   (1u << 16) /* rows kept at most; then the memo starts over */
+
+/* The step rules of one CFI row of a binary's .eh_frame (rule_make()). */
+struct row_memo {
+	const struct bin *bin; /* NULL: empty slot */
+	uint64_t start, end;   /* the addresses the row covers, in the file's terms */
+	struct step_rule rule; /* its kind and rules; pc, epoch and initial unused */
+};
 
 /* What perf's unwinder finds for a frame's address (has_cfi()). */
 enum {
@@ -281,6 +290,8 @@ struct tk_unwind {
 	uint64_t rmap_mask, rmap_nr;  /* the register layout rmap is of (reg_map()) */
 	bool rmap_valid;
 	int8_t rmap[17];
+	struct row_memo *rows; /* open addressing by (binary, row) (row_memo_get()) */
+	size_t row_cap, nrows;
 	bool slow;	 /* every step by libdwfl (tk_unwind_set_fast()) */
 	uint64_t epochs; /* Dwfls made so far: the rules' key */
 };
@@ -382,6 +393,7 @@ void tk_unwind_free(struct tk_unwind *uw)
 			free(uw->inls[i].names);
 	}
 	table_free(uw->inls, uw->inl_cap, sizeof(*uw->inls));
+	table_free(uw->rows, uw->row_cap, sizeof(*uw->rows));
 	if (uw->rules_cap == RULES_FIRST)
 		free(uw->rules);
 	else
@@ -1133,6 +1145,98 @@ static int rules_grow(struct tk_unwind *uw)
 	return 0;
 }
 
+static uint64_t row_hash(const struct bin *b, uint64_t start, uint64_t end)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)b * 0x9e3779b97f4a7c15ull ^ start) * 0xff51afd7ed558ccdull;
+
+	return (h ^ end) * 0x9e3779b97f4a7c15ull;
+}
+
+/*
+ * The slot of the row [@start, @end) of @b's CFI in the row memo: the one
+ * that holds it, else the empty one to fill (NULL when out of memory).
+ * The table doubles when half full, from ROWS_FIRST slots, and starts
+ * over at ROWS_MAX rows.
+ */
+static struct row_memo *row_memo_get(struct tk_unwind *uw, const struct bin *b, uint64_t start,
+				     uint64_t end)
+{
+	size_t j;
+
+	if (uw->nrows >= ROWS_MAX) {
+		memset(uw->rows, 0, uw->row_cap * sizeof(*uw->rows));
+		uw->nrows = 0;
+	}
+	if ((uw->nrows + 1) * 2 > uw->row_cap) {
+		size_t cap = uw->row_cap ? 2 * uw->row_cap : ROWS_FIRST;
+		struct row_memo *t = table_new(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < uw->row_cap; i++) {
+			const struct row_memo *o = &uw->rows[i];
+
+			if (!o->bin)
+				continue;
+			j = (row_hash(o->bin, o->start, o->end) >> 32) & (cap - 1);
+			while (t[j].bin)
+				j = (j + 1) & (cap - 1);
+			t[j] = *o;
+		}
+		table_free(uw->rows, uw->row_cap, sizeof(*uw->rows));
+		uw->rows = t;
+		uw->row_cap = cap;
+	}
+	for (j = (row_hash(b, start, end) >> 32) & (uw->row_cap - 1); uw->rows[j].bin;
+	     j = (j + 1) & (uw->row_cap - 1))
+		if (uw->rows[j].bin == b && uw->rows[j].start == start && uw->rows[j].end == end)
+			break;
+	return &uw->rows[j];
+}
+
+/*
+ * @r's kind and rules from the .eh_frame row @frame of the binary
+ * mapped at @lpc in the current process. Every address of a row has its
+ * rules, so they are read once per row (row_memo_get()): reading them
+ * is seventeen dwarf_frame_register() calls, ~1 k instructions, and most
+ * frame addresses of a function share its body's row.
+ */
+static void rule_from_row(struct tk_unwind *uw, struct step_rule *r, uint64_t lpc,
+			  Dwarf_Frame *frame)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(uw->cur->dwfl, lpc);
+	const struct bin *b = NULL;
+	struct row_memo *m = NULL;
+	Dwarf_Addr start, end;
+	void **userdata;
+	bool signal;
+
+	if (mod) {
+		dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+		b = *userdata;
+	}
+	if (b && dwarf_frame_info(frame, &start, &end, &signal) >= 0 && start < end)
+		m = row_memo_get(uw, b, start, end);
+	if (m && m->bin) {
+		uint64_t pc = r->pc, epoch = r->epoch;
+		bool initial = r->initial;
+
+		*r = m->rule;
+		r->pc = pc;
+		r->epoch = epoch;
+		r->initial = initial;
+		return;
+	}
+	r->kind = rule_from_cfi(r, frame) ? STEP_CFI : STEP_SLOW;
+	if (m) {
+		m->bin = b;
+		m->start = start;
+		m->end = end;
+		m->rule = *r;
+		uw->nrows++;
+	}
+}
+
 /*
  * The step of the frame at @pc (a walk's first when @initial), not in
  * the rules table (its pair @r, of hash @h): worked out once per Dwfl of
@@ -1182,8 +1286,7 @@ rule_make(struct tk_unwind *uw, struct step_rule *r, uint64_t pc, bool initial, 
 			frame = NULL;
 	}
 	if (frame) {
-		if (rule_from_cfi(r, frame))
-			r->kind = STEP_CFI;
+		rule_from_row(uw, r, lpc, frame);
 		free(frame);
 	}
 	return r;

@@ -61,16 +61,20 @@
  * the callbacks through the handle. Whether CFI covers an address, per
  * maps generation (CFI_MEMO); each frame address's step rules, per Dwfl
  * (sets of two slots: RULES_FIRST slots, then STEP_RULES on one 2 MiB
- * huge page). Per binary, shared by every
- * process: its resolved file and mapped image, a Dwfl of it alone for its
- * DWARF (libc's debug file is compressed: libdw inflates it whole, ~230 M
- * instructions, once per run rather than once per process, unless its
- * inflated copy in the build-id cache is read instead: find_debuginfo(),
- * debug-inflate.c), an index of each compile
- * unit's functions by address range, and the inline names of every
- * address asked for (up to INLINE_CACHE_MAX addresses). A sample then
- * costs the rule steps and hash lookups; the text of each frame is kept
- * by the caller (perfdata-report.c).
+ * huge page), made from the rules of its CFI row, which are read once per
+ * binary and row (ROWS_MAX rows) for every process. Per binary, shared
+ * by every process: its resolved file and mapped image, a Dwfl of it
+ * alone for its DWARF (libc's debug file is compressed: libdw inflates it
+ * whole, ~230 M instructions, once per run rather than once per process,
+ * unless its inflated copy in the build-id cache is read instead:
+ * find_debuginfo(), debug-inflate.c), an index of each compile unit's
+ * functions by address range, the DIEs the inline lookups went through,
+ * which attributes each DWARF abbreviation gives its DIEs, and the inline
+ * names of every address asked for (up to INLINE_CACHE_MAX addresses);
+ * also the lowest start of its maps in the last process asked about
+ * (perf_eh_table()), while that process's maps stay. A sample then costs
+ * the rule steps and hash lookups; the text of each frame is kept by the
+ * caller (perfdata-report.c).
  */
 #include <dwarf.h>
 #include <elf.h>

@@ -61,20 +61,18 @@
  * the callbacks through the handle. Whether CFI covers an address, per
  * maps generation (CFI_MEMO); each frame address's step rules, per Dwfl
  * (sets of two slots: RULES_FIRST slots, then STEP_RULES on one 2 MiB
- * huge page), made from the rules of its CFI row, which are read once per
- * binary and row (ROWS_MAX rows) for every process. Per binary, shared
- * by every process: its resolved file and mapped image, a Dwfl of it
- * alone for its DWARF (libc's debug file is compressed: libdw inflates it
- * whole, ~230 M instructions, once per run rather than once per process,
- * unless its inflated copy in the build-id cache is read instead:
- * find_debuginfo(), debug-inflate.c), an index of each compile unit's
- * functions by address range, the DIEs the inline lookups went through,
- * which attributes each DWARF abbreviation gives its DIEs, and the inline
- * names of every address asked for (up to INLINE_CACHE_MAX addresses);
- * also the lowest start of its maps in the last process asked about
- * (perf_eh_table()), while that process's maps stay. A sample then costs
- * the rule steps and hash lookups; the text of each frame is kept by the
- * caller (perfdata-report.c).
+ * huge page). Per binary, shared by every process: its resolved file
+ * and mapped image, a Dwfl of it alone for its DWARF (libc's debug file
+ * is compressed: libdw inflates it whole, ~230 M instructions, once per
+ * run rather than once per process, unless its inflated copy in the
+ * build-id cache is read instead: find_debuginfo(), debug-inflate.c), an
+ * index of each compile unit's functions by address range, the DIEs the
+ * inline lookups went through, and the inline names of every address
+ * asked for (up to INLINE_CACHE_MAX addresses); also the lowest start of
+ * its maps in the last process asked about (perf_eh_table()), while that
+ * process's maps stay. A sample then costs the rule steps and hash
+ * lookups; the text of each frame is kept by the caller
+ * (perfdata-report.c).
  */
 #include <dwarf.h>
 #include <elf.h>
@@ -153,8 +151,6 @@ struct bin {
 	size_t node_cap, nnodes;
 	struct origin_name *onames; /* open addressing by origin DIE (die_name()) */
 	size_t oname_cap, nonames;
-	struct abbrev_memo *abbrevs; /* open addressing by abbreviation (abbrev_flags()) */
-	size_t abbrev_cap, nabbrevs;
 	signed char debug_frame; /* the file has .debug_frame: 1, has not: -1, unknown: 0 */
 	const uint8_t *image;	 /* the file, mapped on the first memory read from it */
 	size_t size;
@@ -164,12 +160,6 @@ struct bin {
 	/* The last file_low() answer for it, and the process and maps it was for. */
 	uint64_t low, low_gen, low_adds;
 	int32_t low_pid;
-};
-
-/* What a DIE's abbreviation says of every DIE of it (abbrev_flags()). */
-struct abbrev_memo {
-	const Dwarf_Abbrev *abbrev; /* NULL: empty slot */
-	uint8_t flags;		    /* AB_* */
 };
 
 /* The name of an abstract function DIE, which its inline instances share (die_name()). */
@@ -238,15 +228,6 @@ _Static_assert(STEP_RULES * sizeof(struct step_rule) + 64 <= (2u << 20),
 	       "the rules table fits one huge page with tk_big_alloc()'s header");
 
 #define CFI_MEMO 4096
-#define ROWS_FIRST 1024	   /* the CFI row memo's first slots (row_memo_get()) */
-#define ROWS_MAX   (1u << 16) /* rows kept at most; then the memo starts over */
-
-/* The step rules of one CFI row of a binary's .eh_frame (rule_make()). */
-struct row_memo {
-	const struct bin *bin; /* NULL: empty slot */
-	uint64_t start, end;   /* the addresses the row covers, in the file's terms */
-	struct step_rule rule; /* its kind and rules; pc, epoch and initial unused */
-};
 
 /* What perf's unwinder finds for a frame's address (has_cfi()). */
 enum {
@@ -294,8 +275,6 @@ struct tk_unwind {
 	uint64_t rmap_mask, rmap_nr;  /* the register layout rmap is of (reg_map()) */
 	bool rmap_valid;
 	int8_t rmap[17];
-	struct row_memo *rows; /* open addressing by (binary, row) (row_memo_get()) */
-	size_t row_cap, nrows;
 	bool slow;	 /* every step by libdwfl (tk_unwind_set_fast()) */
 	uint64_t epochs; /* Dwfls made so far: the rules' key */
 };
@@ -383,8 +362,6 @@ void tk_unwind_free(struct tk_unwind *uw)
 			free(uw->bins[i]->nodes[k].kids);
 		table_free(uw->bins[i]->nodes, uw->bins[i]->node_cap, sizeof(*uw->bins[i]->nodes));
 		free(uw->bins[i]->onames);
-		table_free(uw->bins[i]->abbrevs, uw->bins[i]->abbrev_cap,
-			   sizeof(*uw->bins[i]->abbrevs));
 		if (uw->bins[i]->inl_dwfl)
 			dwfl_end(uw->bins[i]->inl_dwfl);
 		if (uw->bins[i]->image)
@@ -397,7 +374,6 @@ void tk_unwind_free(struct tk_unwind *uw)
 			free(uw->inls[i].names);
 	}
 	table_free(uw->inls, uw->inl_cap, sizeof(*uw->inls));
-	table_free(uw->rows, uw->row_cap, sizeof(*uw->rows));
 	if (uw->rules_cap == RULES_FIRST)
 		free(uw->rules);
 	else
@@ -1149,98 +1125,6 @@ static int rules_grow(struct tk_unwind *uw)
 	return 0;
 }
 
-static uint64_t row_hash(const struct bin *b, uint64_t start, uint64_t end)
-{
-	uint64_t h = ((uint64_t)(uintptr_t)b * 0x9e3779b97f4a7c15ull ^ start) * 0xff51afd7ed558ccdull;
-
-	return (h ^ end) * 0x9e3779b97f4a7c15ull;
-}
-
-/*
- * The slot of the row [@start, @end) of @b's CFI in the row memo: the one
- * that holds it, else the empty one to fill (NULL when out of memory).
- * The table doubles when half full, from ROWS_FIRST slots, and starts
- * over at ROWS_MAX rows.
- */
-static struct row_memo *row_memo_get(struct tk_unwind *uw, const struct bin *b, uint64_t start,
-				     uint64_t end)
-{
-	size_t j;
-
-	if (uw->nrows >= ROWS_MAX) {
-		memset(uw->rows, 0, uw->row_cap * sizeof(*uw->rows));
-		uw->nrows = 0;
-	}
-	if ((uw->nrows + 1) * 2 > uw->row_cap) {
-		size_t cap = uw->row_cap ? 2 * uw->row_cap : ROWS_FIRST;
-		struct row_memo *t = table_new(cap, sizeof(*t));
-
-		if (!t)
-			return NULL;
-		for (size_t i = 0; i < uw->row_cap; i++) {
-			const struct row_memo *o = &uw->rows[i];
-
-			if (!o->bin)
-				continue;
-			j = (row_hash(o->bin, o->start, o->end) >> 32) & (cap - 1);
-			while (t[j].bin)
-				j = (j + 1) & (cap - 1);
-			t[j] = *o;
-		}
-		table_free(uw->rows, uw->row_cap, sizeof(*uw->rows));
-		uw->rows = t;
-		uw->row_cap = cap;
-	}
-	for (j = (row_hash(b, start, end) >> 32) & (uw->row_cap - 1); uw->rows[j].bin;
-	     j = (j + 1) & (uw->row_cap - 1))
-		if (uw->rows[j].bin == b && uw->rows[j].start == start && uw->rows[j].end == end)
-			break;
-	return &uw->rows[j];
-}
-
-/*
- * @r's kind and rules from the .eh_frame row @frame of the binary
- * mapped at @lpc in the current process. Every address of a row has its
- * rules, so they are read once per row (row_memo_get()): reading them
- * is seventeen dwarf_frame_register() calls, ~1 k instructions, and most
- * frame addresses of a function share its body's row.
- */
-static void rule_from_row(struct tk_unwind *uw, struct step_rule *r, uint64_t lpc,
-			  Dwarf_Frame *frame)
-{
-	Dwfl_Module *mod = dwfl_addrmodule(uw->cur->dwfl, lpc);
-	const struct bin *b = NULL;
-	struct row_memo *m = NULL;
-	Dwarf_Addr start, end;
-	void **userdata;
-	bool signal;
-
-	if (mod) {
-		dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-		b = *userdata;
-	}
-	if (b && dwarf_frame_info(frame, &start, &end, &signal) >= 0 && start < end)
-		m = row_memo_get(uw, b, start, end);
-	if (m && m->bin) {
-		uint64_t pc = r->pc, epoch = r->epoch;
-		bool initial = r->initial;
-
-		*r = m->rule;
-		r->pc = pc;
-		r->epoch = epoch;
-		r->initial = initial;
-		return;
-	}
-	r->kind = rule_from_cfi(r, frame) ? STEP_CFI : STEP_SLOW;
-	if (m) {
-		m->bin = b;
-		m->start = start;
-		m->end = end;
-		m->rule = *r;
-		uw->nrows++;
-	}
-}
-
 /*
  * The step of the frame at @pc (a walk's first when @initial), not in
  * the rules table (its pair @r, of hash @h): worked out once per Dwfl of
@@ -1290,7 +1174,8 @@ rule_make(struct tk_unwind *uw, struct step_rule *r, uint64_t pc, bool initial, 
 			frame = NULL;
 	}
 	if (frame) {
-		rule_from_row(uw, r, lpc, frame);
+		if (rule_from_cfi(r, frame))
+			r->kind = STEP_CFI;
 		free(frame);
 	}
 	return r;
@@ -1624,73 +1509,6 @@ static const char *die_name_read(Dwarf_Die *die)
 	return name ? name : dwarf_diename(die);
 }
 
-enum {
-	AB_RANGES = 1 << 0, /* DW_AT_low_pc or DW_AT_ranges: dwarf_ranges() may give ranges */
-	AB_NAMED = 1 << 1,  /* DW_AT_linkage_name, DW_AT_MIPS_linkage_name or DW_AT_name */
-};
-
-/* AB_* of @die, read from its attributes. */
-static unsigned int abbrev_flags_read(Dwarf_Die *die)
-{
-	unsigned int f = 0;
-
-	if (dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges))
-		f |= AB_RANGES;
-	if (dwarf_hasattr(die, DW_AT_linkage_name) || dwarf_hasattr(die, DW_AT_MIPS_linkage_name) ||
-	    dwarf_hasattr(die, DW_AT_name))
-		f |= AB_NAMED;
-	return f;
-}
-
-/*
- * AB_* of @die, kept per abbreviation in @b: which attributes a DIE has
- * is its abbreviation's, and a unit's few hundred abbreviations serve
- * its thousands of DIEs. Asking libdw for each attribute walks the
- * abbreviation's list (~110 instructions each; two to five per DIE the
- * inline lookups visit, 9 M on the inline workload). libdw keeps one
- * Dwarf_Abbrev per unit and code for as long as the Dwarf lives (the
- * binary's inline Dwfl, as long as @b), and dwarf_tag() sets the DIE's
- * pointer to it (Dwarf_Die's public abbrev field): that pointer is the
- * key.
- */
-static unsigned int abbrev_flags(struct bin *b, Dwarf_Die *die)
-{
-	const Dwarf_Abbrev *ab;
-	size_t j;
-
-	if (dwarf_tag(die) == DW_TAG_invalid || !(ab = die->abbrev) ||
-	    ab == (const Dwarf_Abbrev *)-1l)
-		return abbrev_flags_read(die);
-	if ((b->nabbrevs + 1) * 2 > b->abbrev_cap) {
-		size_t cap = b->abbrev_cap ? 2 * b->abbrev_cap : 512;
-		struct abbrev_memo *t = table_new(cap, sizeof(*t));
-
-		if (!t)
-			return abbrev_flags_read(die);
-		for (size_t i = 0; i < b->abbrev_cap; i++) {
-			if (!b->abbrevs[i].abbrev)
-				continue;
-			j = node_hash((uintptr_t)b->abbrevs[i].abbrev, cap);
-			while (t[j].abbrev)
-				j = (j + 1) & (cap - 1);
-			t[j] = b->abbrevs[i];
-		}
-		table_free(b->abbrevs, b->abbrev_cap, sizeof(*b->abbrevs));
-		b->abbrevs = t;
-		b->abbrev_cap = cap;
-	}
-	j = node_hash((uintptr_t)ab, b->abbrev_cap);
-	while (b->abbrevs[j].abbrev) {
-		if (b->abbrevs[j].abbrev == ab)
-			return b->abbrevs[j].flags;
-		j = (j + 1) & (b->abbrev_cap - 1);
-	}
-	b->abbrevs[j].abbrev = ab;
-	b->abbrevs[j].flags = (uint8_t)abbrev_flags_read(die);
-	b->nabbrevs++;
-	return b->abbrevs[j].flags;
-}
-
 /*
  * die_name_read() of @die, kept per abstract origin in @b (NULL: not
  * kept). An inline instance carries none of the three name attributes,
@@ -1707,7 +1525,8 @@ static const char *die_name(struct bin *b, Dwarf_Die *die)
 	Dwarf_Off off;
 	size_t j;
 
-	if (!b || (abbrev_flags(b, die) & AB_NAMED) ||
+	if (!b || dwarf_hasattr(die, DW_AT_linkage_name) ||
+	    dwarf_hasattr(die, DW_AT_MIPS_linkage_name) || dwarf_hasattr(die, DW_AT_name) ||
 	    !dwarf_formref_die(dwarf_attr(die, DW_AT_abstract_origin, &a), &origin) ||
 	    !(dbg = dwarf_cu_getdwarf(origin.cu)))
 		return die_name_read(die);
@@ -1817,9 +1636,9 @@ static const char *inner_name(struct bin *b, Dwarf_Die *die)
  * every attribute twice (~650): it was a quarter of a report of the big
  * bench-dwarf profile, indexing the units of tracekit and libc.
  */
-static bool may_have_ranges(struct bin *b, Dwarf_Die *die)
+static bool may_have_ranges(Dwarf_Die *die)
 {
-	return abbrev_flags(b, die) & AB_RANGES;
+	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
 }
 
 static int cu_range_cmp(const void *a, const void *b)
@@ -1830,7 +1649,7 @@ static int cu_range_cmp(const void *a, const void *b)
 }
 
 /* Index @cu's children by their address ranges; -ENOMEM. */
-static int cu_index_build(struct bin *b, struct cu_index *ci, Dwarf_Die *cu)
+static int cu_index_build(struct cu_index *ci, Dwarf_Die *cu)
 {
 	Dwarf_Die child;
 	size_t cap = 0;
@@ -1844,7 +1663,7 @@ static int cu_index_build(struct bin *b, struct cu_index *ci, Dwarf_Die *cu)
 
 		if (dwarf_tag(&child) == DW_TAG_imported_unit)
 			ci->imports = true;
-		if (!may_have_ranges(b, &child))
+		if (!may_have_ranges(&child))
 			off = -1;
 		while (off >= 0 && (off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
 			if (ci->n == cap) {
@@ -1903,7 +1722,7 @@ static struct cu_index *cu_index_get(struct bin *b, Dwarf_Die *cu)
 	}
 	b->cus[j].off = off;
 	b->ncus++;
-	if (cu_index_build(b, &b->cus[j], cu) < 0) {
+	if (cu_index_build(&b->cus[j], cu) < 0) {
 		b->cus[j].imports = true; /* the slow path still answers */
 		free(b->cus[j].r);
 		b->cus[j].r = NULL;
@@ -1913,7 +1732,7 @@ static struct cu_index *cu_index_get(struct bin *b, Dwarf_Die *cu)
 }
 
 /* Read @n's tag and its children's ranges from the DIE at @n->off; -ENOMEM. */
-static int die_node_fill(struct bin *b, struct die_node *n, Dwarf *dw)
+static int die_node_fill(struct die_node *n, Dwarf *dw)
 {
 	Dwarf_Die die, c;
 	uint32_t cap = 0;
@@ -1927,7 +1746,7 @@ static int die_node_fill(struct bin *b, struct die_node *n, Dwarf *dw)
 		return 0;
 	do {
 		Dwarf_Addr base, lo, hi;
-		ptrdiff_t o = may_have_ranges(b, &c) ? 0 : -1;
+		ptrdiff_t o = may_have_ranges(&c) ? 0 : -1;
 
 		while (o >= 0 && (o = dwarf_ranges(&c, o, &base, &lo, &hi)) > 0) {
 			if (n->nkids == cap) {
@@ -1982,7 +1801,7 @@ static struct die_node *die_node_get(struct bin *b, Dwarf *dw, Dwarf_Off off)
 	}
 	b->nodes[j].off = off;
 	b->nnodes++;
-	if (die_node_fill(b, &b->nodes[j], dw) < 0) {
+	if (die_node_fill(&b->nodes[j], dw) < 0) {
 		/* Keep the slot (its offset is taken) but say what is missing. */
 		free(b->nodes[j].kids);
 		b->nodes[j].kids = NULL;

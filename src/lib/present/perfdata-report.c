@@ -1244,7 +1244,9 @@ static uint64_t frame_hash(uint64_t ip, uint64_t gen, int32_t pid)
 
 /*
  * Double the frame memo (FRAME_FIRST slots at first), or empty it once
- * FRAME_MAX texts are kept; -ENOMEM.
+ * FRAME_MAX texts are kept; -ENOMEM. A table of a megabyte or more is on
+ * huge pages (tk_big_zalloc()): the inline workload's 1 MiB table faulted
+ * its 256 pages in one by one.
  */
 static int frame_memo_grow(struct rep *r)
 {
@@ -1259,7 +1261,7 @@ static int frame_memo_grow(struct rep *r)
 		r->nframes = 0;
 		return 0;
 	}
-	t = calloc(cap, sizeof(*t));
+	t = tk_big_zalloc(cap * sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->frame_cap; i++) {
@@ -1273,7 +1275,7 @@ static int frame_memo_grow(struct rep *r)
 			j = (j + 1) & (cap - 1);
 		t[j] = *o;
 	}
-	free(r->frame_memo);
+	tk_big_free(r->frame_memo);
 	r->frame_memo = t;
 	r->frame_cap = cap;
 	return 0;
@@ -4475,7 +4477,7 @@ static void rep_release(struct rep *r)
 	for (size_t i = 0; i < r->nframe_chunks; i++)
 		tk_big_free(r->frame_chunks[i]);
 	free(r->frame_chunks);
-	free(r->frame_memo);
+	tk_big_free(r->frame_memo);
 	if (r->frame_text.buf)
 		tk_outbuf_release(&r->frame_text);
 	tk_symbolizer_free(r->sym);

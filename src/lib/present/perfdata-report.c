@@ -362,7 +362,7 @@ struct rep {
 
 	struct tk_symbolizer *sym;
 	struct tk_unwind *unwind;		/* made for the first --call-graph dwarf sample */
-	struct frame_memo *frame_memo;		/* texts of unwound frames (put_unwound_frame()) */
+	struct frame_memo *frame_memo;		/* frame texts, unwound and kernel (put_frame()) */
 	size_t frame_cap, nframes;		/* its slots (a power of two), and those filled */
 	char **frame_chunks;			/* where the texts are (frame_text_keep()) */
 	size_t nframe_chunks, frame_chunk_used; /* chunks, and bytes used of the last, */
@@ -1336,11 +1336,10 @@ static void make_kernel_frame(struct rep *r, uint64_t ip)
  * there were frame addresses (its conflicts), each ~3.4 k instructions
  * besides the inline names.
  */
-static void frame_make(struct rep *r, int32_t pid, uint64_t ip, uint64_t gen, uint64_t h,
-		       size_t j);
+static void frame_make(struct rep *r, int32_t pid, uint64_t ip, uint64_t gen, uint64_t h, size_t j);
 
-static inline __attribute__((always_inline)) void put_frame(struct rep *r, int32_t pid,
-							     uint64_t ip, uint64_t gen)
+static inline __attribute__((always_inline)) void put_frame(struct rep *r, int32_t pid, uint64_t ip,
+							    uint64_t gen)
 {
 	uint64_t h = frame_hash(ip, gen, pid);
 	size_t j;

@@ -262,7 +262,7 @@ struct proc {
 	int32_t pid; /* -1: free slot */
 	struct map *maps;
 	size_t nmaps, capmaps;
-	uint64_t gen; /* a new value whenever a file's map changes (the unwinder's caches) */
+	uint64_t gen;  /* a new value whenever a file's map changes (the unwinder's caches) */
 	uint64_t adds; /* maps added so far, beside the others too (the unwinder's file_low) */
 };
 
@@ -371,8 +371,8 @@ struct rep {
 	uint64_t kframe_epoch;			/* the kernel maps' state (kernel_frame_epoch()) */
 	uint64_t kframe_kmods_gen, kframe_start; /* what it was last seen as */
 	bool kframe_loaded, kframe_mapped;
-	struct tk_unwind_map unwind_map;	/* the map unwind_find_map() found */
-	struct proc *unwind_proc;		/* the process being unwound */
+	struct tk_unwind_map unwind_map; /* the map unwind_find_map() found */
+	struct proc *unwind_proc;	 /* the process being unwound */
 	uint64_t maps_gen;
 	struct tk_cache *cache;
 	char (*bids)[TK_BUILD_ID_HEX_MAX]; /* the BUILD_ID feature's ids as hex */
@@ -1138,8 +1138,8 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 #define FRAME_MAX     (1u << 17)  /* frame texts kept at most (~20 MB); then the memo starts over */
 #define FRAME_CHUNK   (64u << 10) /* frame texts are kept in a first chunk of this size, */
 #define FRAME_CHUNK2  ((2u << 20) - 64) /* then in chunks of one huge page (tk_big_alloc()) */
-#define FRAME_COPY    1024	  /* texts up to this long are copied in 32-byte blocks */
-#define UNWIND_FRAMES 127	  /* perf script's --max-stack default */
+#define FRAME_COPY    1024		/* texts up to this long are copied in 32-byte blocks */
+#define UNWIND_FRAMES 127		/* perf script's --max-stack default */
 
 /* The map of the process being unwound that holds @addr (tk_unwind_find_map_fn). */
 static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)

@@ -43,8 +43,9 @@
  *   copy (unwind.c), each preceded by one "name+0xoff (inlined)" line per
  *   function inlined at it unless TK_PERFDATA_REPORT_NO_INLINE, which is
  *   what perf script 6.1 adds through addr2line -i (put_unwound()). A
- *   frame's text is made once per process maps and address, and kept
- *   (put_unwound_frame()).
+ *   frame's text is made once per process maps and address, and kept;
+ *   so is a kernel callchain entry's, per state of the kernel's maps
+ *   (put_frame()).
  *
  * Formats. TRACING_DATA's event formats are parsed (libtraceevent, then
  * compiled) when a sample of their event first prints, not all at the
@@ -250,9 +251,12 @@ struct map {
 	bool identity; /* anonymous memory: ips are shown and looked up as they are */
 };
 
-/* The text of an unwound frame of a process's maps generation (put_unwound_frame()). */
+/*
+ * The text of an unwound frame of a process's maps generation, or of a
+ * kernel callchain entry in one state of the kernel's maps (put_frame()).
+ */
 struct frame_memo {
-	uint64_t ip, gen;
+	uint64_t ip, gen; /* gen: the process's maps generation, or FRAME_KERNEL | kernel epoch */
 	int32_t pid;
 	uint32_t len;
 	char *text; /* NULL: empty */
@@ -262,7 +266,8 @@ struct proc {
 	int32_t pid; /* -1: free slot */
 	struct map *maps;
 	size_t nmaps, capmaps;
-	uint64_t gen; /* a new value whenever a file's map changes (the unwinder's caches) */
+	uint64_t gen;  /* a new value whenever a file's map changes (the unwinder's caches) */
+	uint64_t adds; /* maps added so far, beside the others too (the unwinder's file_low) */
 };
 
 /*
@@ -361,13 +366,17 @@ struct rep {
 
 	struct tk_symbolizer *sym;
 	struct tk_unwind *unwind;		/* made for the first --call-graph dwarf sample */
-	struct frame_memo *frame_memo;		/* texts of unwound frames (put_unwound_frame()) */
+	struct frame_memo *frame_memo;		/* frame texts, unwound and kernel (put_frame()) */
 	size_t frame_cap, nframes;		/* its slots (a power of two), and those filled */
 	char **frame_chunks;			/* where the texts are (frame_text_keep()) */
-	size_t nframe_chunks, frame_chunk_used; /* chunks, and bytes used of the last */
+	size_t nframe_chunks, frame_chunk_used; /* chunks, and bytes used of the last, */
+	size_t frame_chunk_size;		/* of its size */
 	struct tk_outbuf frame_text;		/* where a frame's text is made before it is kept */
-	struct tk_unwind_map unwind_map;	/* the map unwind_find_map() found */
-	struct proc *unwind_proc;		/* the process being unwound */
+	uint64_t kframe_epoch;			/* the kernel maps' state (kernel_frame_epoch()) */
+	uint64_t kframe_kmods_gen, kframe_start; /* what it was last seen as */
+	bool kframe_loaded, kframe_mapped;
+	struct tk_unwind_map unwind_map; /* the map unwind_find_map() found */
+	struct proc *unwind_proc;	 /* the process being unwound */
 	uint64_t maps_gen;
 	struct tk_cache *cache;
 	char (*bids)[TK_BUILD_ID_HEX_MAX]; /* the BUILD_ID feature's ids as hex */
@@ -633,6 +642,7 @@ static int proc_add_map(struct proc *p, uint64_t start, uint64_t len, uint64_t p
 	m->path = owned ? owned : strdup(path);
 	if (!m->path)
 		return -ENOMEM;
+	p->adds++;
 	m->start = start;
 	m->end = start + len;
 	m->pgoff = pgoff;
@@ -1132,9 +1142,10 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 #define DWARF_FIELDS  (TK_PERF_SAMPLE_REGS_USER | TK_PERF_SAMPLE_STACK_USER)
 #define FRAME_FIRST   1024	  /* the frame memo's first slots (frame_memo_grow()) */
 #define FRAME_MAX     (1u << 17)  /* frame texts kept at most (~20 MB); then the memo starts over */
-#define FRAME_CHUNK   (64u << 10) /* frame texts are kept in chunks of this size */
-#define FRAME_COPY    1024	  /* texts up to this long are copied in 32-byte blocks */
-#define UNWIND_FRAMES 127	  /* perf script's --max-stack default */
+#define FRAME_CHUNK   (64u << 10) /* frame texts are kept in a first chunk of this size, */
+#define FRAME_CHUNK2  ((2u << 20) - 64) /* then in chunks of one huge page (tk_big_alloc()) */
+#define FRAME_COPY    1024		/* texts up to this long are copied in 32-byte blocks */
+#define UNWIND_FRAMES 127		/* perf script's --max-stack default */
 
 /* The map of the process being unwound that holds @addr (tk_unwind_find_map_fn). */
 static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
@@ -1239,7 +1250,9 @@ static uint64_t frame_hash(uint64_t ip, uint64_t gen, int32_t pid)
 
 /*
  * Double the frame memo (FRAME_FIRST slots at first), or empty it once
- * FRAME_MAX texts are kept; -ENOMEM.
+ * FRAME_MAX texts are kept; -ENOMEM. A table of a megabyte or more is on
+ * huge pages (tk_big_zalloc()): the inline workload's 1 MiB table faulted
+ * its 256 pages in one by one.
  */
 static int frame_memo_grow(struct rep *r)
 {
@@ -1248,13 +1261,13 @@ static int frame_memo_grow(struct rep *r)
 
 	if (r->nframes >= FRAME_MAX) {
 		for (size_t i = 0; i < r->nframe_chunks; i++)
-			free(r->frame_chunks[i]);
+			tk_big_free(r->frame_chunks[i]);
 		r->nframe_chunks = 0;
 		memset(r->frame_memo, 0, r->frame_cap * sizeof(*r->frame_memo));
 		r->nframes = 0;
 		return 0;
 	}
-	t = calloc(cap, sizeof(*t));
+	t = tk_big_zalloc(cap * sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->frame_cap; i++) {
@@ -1268,7 +1281,7 @@ static int frame_memo_grow(struct rep *r)
 			j = (j + 1) & (cap - 1);
 		t[j] = *o;
 	}
-	free(r->frame_memo);
+	tk_big_free(r->frame_memo);
 	r->frame_memo = t;
 	r->frame_cap = cap;
 	return 0;
@@ -1276,25 +1289,30 @@ static int frame_memo_grow(struct rep *r)
 
 /*
  * A copy of @len bytes of @text that lives as long as the memo's texts,
- * its size rounded up to 32 bytes (put_unwound_frame() copies whole
- * blocks); NULL on ENOMEM. Kept in FRAME_CHUNK chunks, not one malloc()
- * each.
+ * its size rounded up to 32 bytes (put_frame() copies whole blocks); NULL
+ * on ENOMEM. Kept in chunks, not one malloc() each: a first one of
+ * FRAME_CHUNK (a small report's texts), then huge pages, one fault each
+ * where 4 KiB pages faulted ~500 times for the inline workload's 2 MB of
+ * texts (a fault is ~11 us on the reference VM).
  */
 static char *frame_text_keep(struct rep *r, const char *text, size_t len)
 {
 	size_t need = len ? (len + 31) & ~(size_t)31 : 32;
+	size_t size = r->nframe_chunks ? FRAME_CHUNK2 : FRAME_CHUNK;
 	char *p;
 
-	if (!r->nframe_chunks || need > FRAME_CHUNK - r->frame_chunk_used) {
+	if (!r->nframe_chunks || need > r->frame_chunk_size - r->frame_chunk_used) {
 		char **nv = realloc(r->frame_chunks, (r->nframe_chunks + 1) * sizeof(*nv));
 
 		if (!nv)
 			return NULL;
 		r->frame_chunks = nv;
-		p = malloc(need > FRAME_CHUNK ? need : FRAME_CHUNK);
+		size = need > size ? need : size;
+		p = tk_big_alloc(size);
 		if (!p)
 			return NULL;
 		r->frame_chunks[r->nframe_chunks++] = p;
+		r->frame_chunk_size = size;
 		r->frame_chunk_used = 0;
 	}
 	p = r->frame_chunks[r->nframe_chunks - 1] + r->frame_chunk_used;
@@ -1304,30 +1322,38 @@ static char *frame_text_keep(struct rep *r, const char *text, size_t len)
 	return p;
 }
 
-/*
- * The text of one unwound frame, made once per (process maps, address):
- * the same frames recur in most samples, and their symbol, inline and
- * formatting work was a fifth of a report. Texts are kept in an open
- * hash table that doubles when half full: a direct-mapped table of 16 k
- * slots made a third more texts than there were frame addresses (its
- * conflicts), each ~3.4 k instructions besides the inline names.
- */
-static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
+/* Bit 63 of a frame_memo's gen: a kernel callchain entry's text (put_kernel_frame()). */
+#define FRAME_KERNEL (1ull << 63)
+
+/* A kernel callchain entry's line, as put_callchain() prints it. */
+static void make_kernel_frame(struct rep *r, uint64_t ip)
 {
-	uint64_t gen = r->unwind_proc ? r->unwind_proc->gen : 0;
+	put_sym(r, -1, ip, true, "\t", true);
+	put_char(&r->out, '\n');
+}
+
+/*
+ * The text of one frame, made once per key: an unwound frame's per
+ * (process maps, address), a kernel callchain entry's per (kernel maps'
+ * state, address) (@gen has FRAME_KERNEL). The same frames recur in most
+ * samples, and their symbol, inline and formatting work was a fifth of a
+ * report. Texts are kept in an open hash table that doubles when half
+ * full: a direct-mapped table of 16 k slots made a third more texts than
+ * there were frame addresses (its conflicts), each ~3.4 k instructions
+ * besides the inline names.
+ */
+static void frame_make(struct rep *r, int32_t pid, uint64_t ip, uint64_t gen, uint64_t h, size_t j);
+
+static inline __attribute__((always_inline)) void put_frame(struct rep *r, int32_t pid, uint64_t ip,
+							    uint64_t gen)
+{
 	uint64_t h = frame_hash(ip, gen, pid);
-	struct frame_memo *m;
-	struct tk_outbuf saved;
-	char *text;
 	size_t j;
 
-	if (!r->frame_text.buf && tk_outbuf_init(&r->frame_text, -1, 4096) < 0) {
-		make_unwound_frame(r, pid, ip);
-		return;
-	}
 	for (j = (h >> 32) & (r->frame_cap - 1); r->frame_cap && r->frame_memo[j].text;
 	     j = (j + 1) & (r->frame_cap - 1)) {
-		m = &r->frame_memo[j];
+		const struct frame_memo *m = &r->frame_memo[j];
+
 		if (m->ip == ip && m->gen == gen && m->pid == pid) {
 			/*
 			 * Whole 32-byte blocks (the kept text is rounded up to
@@ -1346,11 +1372,32 @@ static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 			return;
 		}
 	}
+	frame_make(r, pid, ip, gen, h, j);
+}
+
+/* put_frame()'s text not kept yet (@h its key's hash, @j the free slot found): make it, keep it. */
+static void __attribute__((noinline))
+frame_make(struct rep *r, int32_t pid, uint64_t ip, uint64_t gen, uint64_t h, size_t j)
+{
+	struct frame_memo *m;
+	struct tk_outbuf saved;
+	char *text;
+
+	if (!r->frame_text.buf && tk_outbuf_init(&r->frame_text, -1, 4096) < 0) {
+		if (gen & FRAME_KERNEL)
+			make_kernel_frame(r, ip);
+		else
+			make_unwound_frame(r, pid, ip);
+		return;
+	}
 	/* Make it in frame_text (in memory: it grows, never flushes), then copy. */
 	saved = r->out;
 	r->frame_text.len = 0;
 	r->out = r->frame_text;
-	make_unwound_frame(r, pid, ip);
+	if (gen & FRAME_KERNEL)
+		make_kernel_frame(r, ip);
+	else
+		make_unwound_frame(r, pid, ip);
 	r->frame_text = r->out;
 	r->out = saved;
 	tk_outbuf_write(&r->out, r->frame_text.buf, r->frame_text.len);
@@ -1371,6 +1418,44 @@ static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 	m->gen = gen;
 	m->pid = pid;
 	r->nframes++;
+}
+
+static void put_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
+{
+	put_frame(r, pid, ip, r->unwind_proc ? r->unwind_proc->gen : 0);
+}
+
+/*
+ * A number that changes whenever what a kernel address's text depends on
+ * does (the module maps, the kernel map, whether perf has loaded the
+ * kernel's symbols: put_sym_parts()), so that a kept kernel text is only
+ * used under the state it was made in.
+ */
+static uint64_t kernel_frame_epoch(struct rep *r)
+{
+	if (r->kframe_kmods_gen != r->kmods.gen || r->kframe_loaded != r->kernel_loaded ||
+	    r->kframe_mapped != r->kernel_mapped || r->kframe_start != r->kernel_start) {
+		r->kframe_kmods_gen = r->kmods.gen;
+		r->kframe_loaded = r->kernel_loaded;
+		r->kframe_mapped = r->kernel_mapped;
+		r->kframe_start = r->kernel_start;
+		r->kframe_epoch++;
+	}
+	return r->kframe_epoch;
+}
+
+/*
+ * A kernel callchain entry's line ("\t%16lx sym+0xoff (dso)\n"), kept:
+ * its symbol lookup (module search, kallsyms) and formatting were ~2 k
+ * instructions an entry, and a profile's kernel stacks repeat. The text
+ * does not depend on the sample's process. Looking the first kallsyms
+ * address up changes the state (perf has then loaded the kernel's
+ * symbols, which module addresses are named from): the text made then is
+ * kept under the epoch before, which is never asked for again.
+ */
+static void put_kernel_frame(struct rep *r, uint64_t ip)
+{
+	put_frame(r, -1, ip, FRAME_KERNEL | kernel_frame_epoch(r));
 }
 
 /*
@@ -1398,6 +1483,7 @@ put_unwound(struct rep *r, const struct psample *s, int32_t idx)
 	us.pid = (int32_t)s->pid;
 	us.tid = (int32_t)s->tid;
 	us.maps_gen = r->unwind_proc ? r->unwind_proc->gen : 0;
+	us.maps_adds = r->unwind_proc ? r->unwind_proc->adds : 0;
 	us.regs_abi = s->regs_abi;
 	us.regs_mask = es ? es->attr.sample_regs_user : 0;
 	us.regs_nr = s->regs_nr;
@@ -3206,6 +3292,10 @@ static void put_callchain(struct rep *r, const struct psample *s, bool kernel, b
 			put_str(&r->out, bare ? "[unknown]\n" : "[unknown] ([unknown])\n");
 			continue;
 		}
+		if (kernel && !bare) {
+			put_kernel_frame(r, ip);
+			continue;
+		}
 		/* Room first, so that no flush moves the line start while it is written. */
 		if (bare)
 			room(&r->out, 8192);
@@ -4407,9 +4497,9 @@ static void rep_release(struct rep *r)
 	free(r->rlast);
 	tk_unwind_free(r->unwind);
 	for (size_t i = 0; i < r->nframe_chunks; i++)
-		free(r->frame_chunks[i]);
+		tk_big_free(r->frame_chunks[i]);
 	free(r->frame_chunks);
-	free(r->frame_memo);
+	tk_big_free(r->frame_memo);
 	if (r->frame_text.buf)
 		tk_outbuf_release(&r->frame_text);
 	tk_symbolizer_free(r->sym);

@@ -44,7 +44,13 @@ typedef uint64_t (*tk_unwind_file_low_fn)(void *ctx, const char *path, const cha
 /* One sample's user state, pointers into the record (unaligned is fine). */
 struct tk_unwind_sample {
 	int32_t pid, tid;
-	uint64_t maps_gen;  /* changes whenever the process's maps change */
+	uint64_t maps_gen; /* changes whenever the process's maps change */
+	/*
+	 * Changes whenever a map is added to the process, beside the others
+	 * too (which maps_gen may not count); 0: unknown. @file_low's answer
+	 * holds while it and maps_gen stay.
+	 */
+	uint64_t maps_adds;
 	uint64_t regs_abi;  /* PERF_SAMPLE_REGS_ABI_*: only 64 (2) unwinds, on x86-64 */
 	uint64_t regs_mask; /* the attr's sample_regs_user */
 	uint64_t regs_nr;

@@ -61,16 +61,18 @@
  * the callbacks through the handle. Whether CFI covers an address, per
  * maps generation (CFI_MEMO); each frame address's step rules, per Dwfl
  * (sets of two slots: RULES_FIRST slots, then STEP_RULES on one 2 MiB
- * huge page). Per binary, shared by every
- * process: its resolved file and mapped image, a Dwfl of it alone for its
- * DWARF (libc's debug file is compressed: libdw inflates it whole, ~230 M
- * instructions, once per run rather than once per process, unless its
- * inflated copy in the build-id cache is read instead: find_debuginfo(),
- * debug-inflate.c), an index of each compile
- * unit's functions by address range, and the inline names of every
- * address asked for (up to INLINE_CACHE_MAX addresses). A sample then
- * costs the rule steps and hash lookups; the text of each frame is kept
- * by the caller (perfdata-report.c).
+ * huge page). Per binary, shared by every process: its resolved file
+ * and mapped image, a Dwfl of it alone for its DWARF (libc's debug file
+ * is compressed: libdw inflates it whole, ~230 M instructions, once per
+ * run rather than once per process, unless its inflated copy in the
+ * build-id cache is read instead: find_debuginfo(), debug-inflate.c), an
+ * index of each compile unit's functions by address range, the DIEs the
+ * inline lookups went through, and the inline names of every address
+ * asked for (up to INLINE_CACHE_MAX addresses); also the lowest start of
+ * its maps in the last process asked about (perf_eh_table()), while that
+ * process's maps stay. A sample then costs the rule steps and hash
+ * lookups; the text of each frame is kept by the caller
+ * (perfdata-report.c).
  */
 #include <dwarf.h>
 #include <elf.h>
@@ -155,6 +157,9 @@ struct bin {
 	bool hdr_tried;
 	uint64_t eh_hdr;   /* .eh_frame_hdr's address in the file; 0: none (perf_eh_table()) */
 	uint64_t elf_base; /* the first PT_LOAD's address, page-aligned */
+	/* The last file_low() answer for it, and the process and maps it was for. */
+	uint64_t low, low_gen, low_adds;
+	int32_t low_pid;
 };
 
 /* The name of an abstract function DIE, which its inline instances share (die_name()). */
@@ -785,7 +790,21 @@ static int perf_eh_table(struct tk_unwind *uw, struct bin *b, Dwfl_Module *mod)
 		bin_read_hdr(b, elf);
 	if (!elf || !b->eh_hdr)
 		return 1;
-	low = uw->s->file_low(uw->ctx, b->path, b->bid);
+	/*
+	 * Kept per binary while the process's maps stay: the caller's search
+	 * compares paths and build ids map by map, and was asked again for
+	 * each new frame address (~350 instructions each).
+	 */
+	if (uw->s->maps_adds && b->low_adds == uw->s->maps_adds && b->low_pid == uw->s->pid &&
+	    b->low_gen == uw->s->maps_gen) {
+		low = b->low;
+	} else {
+		low = uw->s->file_low(uw->ctx, b->path, b->bid);
+		b->low = low;
+		b->low_pid = uw->s->pid;
+		b->low_gen = uw->s->maps_gen;
+		b->low_adds = uw->s->maps_adds;
+	}
 	if (!low || low - b->elf_base == bias)
 		return 1;
 	return uw->find(uw->ctx, low - b->elf_base + b->eh_hdr) ? 0 : -1;

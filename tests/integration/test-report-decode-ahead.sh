@@ -71,10 +71,10 @@ same "$z" "zstd --header" --header
 # --header's first pass left the streams unplaced for the workers' first job (a crash, found here).
 same "$tmp/t.dat" "uncompressed --header" --header
 
-# Without -j, a compressed report of 8 MiB of CPU data (decoded) or more
-# decodes ahead when the process may use two CPUs (250 k events: ~10 MB):
+# Without -j, a compressed report of 16 MiB of CPU data (decoded) or more
+# decodes ahead when the process may use two CPUs (500 k events: ~20 MB):
 # the same text again.
-"$BENCH_REPORT" --events 250000 --keep "$tmp/big.dat" --no-trace-cmd --no-perf --tracekit /bin/true \
+"$BENCH_REPORT" --events 500000 --keep "$tmp/big.dat" --no-trace-cmd --no-perf --tracekit /bin/true \
 	>"$tmp/gen.out" 2>&1 || { echo "FAIL: bench-report could not write the big file"; cat "$tmp/gen.out"; exit 1; }
 if ! "$TRACEKIT" convert -q "$tmp/big.dat" -o "$tmp/bigz.dat"; then
 	fail "convert of the big file failed"

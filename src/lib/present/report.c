@@ -2684,7 +2684,7 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * runs do not pay a second thread's own costs back, handoff.h) but no
  * more than the CPUs this process may use (tk_cores_allowed(): affinity,
  * cgroup quota). Compressed data whose decoding weighs (report_threads():
- * 8 MiB decoded or more, compressed bytes a fifth of the decoded ones or
+ * 16 MiB decoded or more, compressed bytes a fifth of the decoded ones or
  * more) gets two threads from that size on, the decoder and the merge.
  * Whether the second thread then finds a CPU of its own is
  * judged as the run goes: a worker that only takes turns with the merge
@@ -3201,13 +3201,16 @@ static unsigned int default_threads(struct report *r, uint64_t bytes)
  * run, and on two free CPUs the decoder layout ended 8-36% sooner than
  * -j 1 at 13-22% more CPU time, from a 5 MB file (4.9 MB decoded, 8%)
  * through 10 and 20 MB (13%, 15%) to bench-report's 3 M-event file
- * (118 MB); below 8 MiB the gain was within the rounds' spread. Where
+ * (118 MB). Below 16 MiB the gain on free CPUs was at most 13% (11 ms on
+ * a 10 MB file), while with the machine half busy (load ~3 on two CPUs)
+ * those small files lost most, 3-13% against -j 1: the decoder thread's
+ * start and the periods before its stop are not paid back. Where
  * compressed bytes are a tenth of the decoded ones (most event families,
  * block at an eighth), decoding is too small a part: the two threads ended
  * even with -j 1 or up to 10% later. The decoder stops itself on a busy
  * machine (dat-read.c's notes).
  */
-#define DECODE_AHEAD_MIN_BYTES (8u << 20)
+#define DECODE_AHEAD_MIN_BYTES (16u << 20)
 #define DECODE_AHEAD_MIN_5THS  1u
 
 /*

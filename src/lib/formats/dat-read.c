@@ -3501,12 +3501,12 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * own (its pumps ride on jobs the printers take anyway), so taking turns
  * on one CPU costs it nothing the printers do not already pay.
  */
-#define PF_BUDGET    (16u << 20)
-#define PF_MIN_SLOTS 3u
-#define PF_MAX_SLOTS 10u
-#define PF_PERIOD    64u
-#define PF_MIN_HITS  8u
-#define PF_STRIKES   2u
+#define PF_BUDGET	  (16u << 20)
+#define PF_MIN_SLOTS	  3u
+#define PF_MAX_SLOTS	  10u
+#define PF_PERIOD	  64u
+#define PF_MIN_HITS	  8u
+#define PF_STRIKES	  2u
 #define PF_SHARE_MIN_5THS 6u
 
 enum { PF_EMPTY, PF_DECODING, PF_READY };

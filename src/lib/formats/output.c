@@ -56,7 +56,7 @@
 
 #include "internal/error.h"
 
-#define MAX_LINK_HOPS 40
+#define MAX_LINK_HOPS  40
 #define SYNC_BEHIND_NS (20u * 1000 * 1000)
 
 struct tk_output {

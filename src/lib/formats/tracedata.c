@@ -85,9 +85,30 @@ void tk_tracedata_free(struct tk_tracedata *td)
 	free(td);
 }
 
+/*
+ * A .dat reader parses some parts late (dat-read.c's meta_ready(): kallsyms
+ * and the saved cmdlines, each when first asked for, under the reader's
+ * lock) while other threads ask whether the parts they use are present:
+ * the bits of td->parts therefore change and are read atomically.
+ */
+static void parts_clear(struct tk_tracedata *td, unsigned int bits)
+{
+	__atomic_fetch_and(&td->parts, ~bits, __ATOMIC_RELAXED);
+}
+
+static void parts_set(struct tk_tracedata *td, unsigned int bits)
+{
+	__atomic_fetch_or(&td->parts, bits, __ATOMIC_RELEASE);
+}
+
+static unsigned int parts_of(const struct tk_tracedata *td)
+{
+	return __atomic_load_n(&td->parts, __ATOMIC_ACQUIRE);
+}
+
 unsigned int tk_tracedata_parts(const struct tk_tracedata *td)
 {
-	return td->parts;
+	return parts_of(td);
 }
 
 int tk_tracedata_set_layout(struct tk_tracedata *td, bool big_endian, uint8_t long_size,
@@ -340,7 +361,7 @@ int tk_tracedata_add_system(struct tk_tracedata *td, const char *system)
 static int get_text(const struct tk_tracedata *td, unsigned int part, const struct tk_text *src,
 		    struct tk_text *text)
 {
-	if (!(td->parts & part))
+	if (!(parts_of(td) & part))
 		return -ENOENT;
 	*text = *src;
 	return 0;
@@ -495,7 +516,7 @@ static int parse_part(struct tk_tracedata *td, uint16_t id, struct tk_cursor *c,
 
 	switch (id) {
 	case TK_DAT_SECTION_HEADER_INFO:
-		td->parts &= ~(unsigned int)TK_TRACEDATA_HEADERS;
+		parts_clear(td, TK_TRACEDATA_HEADERS);
 		if (!tk_cursor_bytes(c, 12, &tag) || memcmp(tag, "header_page", 12) != 0)
 			return *what = "missing header_page tag", -EBADMSG;
 		if (!tk_cursor_u64(c, &len) || !cursor_text(c, len, &td->header_page))
@@ -504,20 +525,20 @@ static int parse_part(struct tk_tracedata *td, uint16_t id, struct tk_cursor *c,
 			return *what = "missing header_event tag", -EBADMSG;
 		if (!tk_cursor_u64(c, &len) || !cursor_text(c, len, &td->header_event))
 			return *what = "truncated header_event", -EBADMSG;
-		td->parts |= TK_TRACEDATA_HEADERS;
+		parts_set(td, TK_TRACEDATA_HEADERS);
 		return 0;
 	case TK_DAT_SECTION_FTRACE_EVENTS:
 		td->nftrace = 0;
-		td->parts &= ~(unsigned int)TK_TRACEDATA_FTRACE;
+		parts_clear(td, TK_TRACEDATA_FTRACE);
 		r = parse_formats(td, NULL, c, what);
 		if (r < 0)
 			td->nftrace = 0;
 		else
-			td->parts |= TK_TRACEDATA_FTRACE;
+			parts_set(td, TK_TRACEDATA_FTRACE);
 		return r;
 	case TK_DAT_SECTION_EVENT_FORMATS:
 		clear_systems(td);
-		td->parts &= ~(unsigned int)TK_TRACEDATA_EVENTS;
+		parts_clear(td, TK_TRACEDATA_EVENTS);
 		/* Each system needs at least a NUL name and a u32 count. */
 		if (!tk_cursor_u32(c, &n) || n > tk_cursor_left(c) / 5)
 			return *what = "bad event system count", -EBADMSG;
@@ -536,31 +557,31 @@ static int parse_part(struct tk_tracedata *td, uint16_t id, struct tk_cursor *c,
 			}
 			if (r < 0) {
 				clear_systems(td);
-				td->parts &= ~(unsigned int)TK_TRACEDATA_EVENTS;
+				parts_clear(td, TK_TRACEDATA_EVENTS);
 				return r;
 			}
 		}
-		td->parts |= TK_TRACEDATA_EVENTS;
+		parts_set(td, TK_TRACEDATA_EVENTS);
 		return 0;
 	case TK_DAT_SECTION_KALLSYMS:
 	case TK_DAT_SECTION_PRINTK: {
 		unsigned int part =
 			id == TK_DAT_SECTION_KALLSYMS ? TK_TRACEDATA_KALLSYMS : TK_TRACEDATA_PRINTK;
 
-		td->parts &= ~part;
+		parts_clear(td, part);
 		if (!tk_cursor_u32(c, &len32) || !cursor_text(c, len32, &t))
 			return *what = id == TK_DAT_SECTION_KALLSYMS ? "truncated kallsyms"
 								     : "truncated printk formats",
 			       -EBADMSG;
 		*(id == TK_DAT_SECTION_KALLSYMS ? &td->kallsyms : &td->printk) = t;
-		td->parts |= part;
+		parts_set(td, part);
 		return 0;
 	}
 	case TK_DAT_SECTION_CMDLINES:
-		td->parts &= ~(unsigned int)TK_TRACEDATA_CMDLINES;
+		parts_clear(td, TK_TRACEDATA_CMDLINES);
 		if (!tk_cursor_u64(c, &len) || !cursor_text(c, len, &td->cmdlines))
 			return *what = "truncated cmdlines", -EBADMSG;
-		td->parts |= TK_TRACEDATA_CMDLINES;
+		parts_set(td, TK_TRACEDATA_CMDLINES);
 		return 0;
 	}
 	return tk_fail(EINVAL, "%u is not a metadata section (16..21)", id);
@@ -692,7 +713,7 @@ int tk_tracedata_put_dat_section(const struct tk_tracedata *td, uint16_t id, str
 
 	switch (id) {
 	case TK_DAT_SECTION_HEADER_INFO:
-		have = td->parts & TK_TRACEDATA_HEADERS;
+		have = parts_of(td) & TK_TRACEDATA_HEADERS;
 		tk_bytebuf_put_cstr(b, "header_page");
 		put_text64(b, have ? &td->header_page : &none);
 		tk_bytebuf_put_cstr(b, "header_event");
@@ -716,15 +737,15 @@ int tk_tracedata_put_dat_section(const struct tk_tracedata *td, uint16_t id, str
 		}
 		break;
 	case TK_DAT_SECTION_KALLSYMS:
-		r = put_text32(b, td->parts & TK_TRACEDATA_KALLSYMS ? &td->kallsyms : &none,
+		r = put_text32(b, parts_of(td) & TK_TRACEDATA_KALLSYMS ? &td->kallsyms : &none,
 			       "kallsyms");
 		break;
 	case TK_DAT_SECTION_PRINTK:
-		r = put_text32(b, td->parts & TK_TRACEDATA_PRINTK ? &td->printk : &none,
+		r = put_text32(b, parts_of(td) & TK_TRACEDATA_PRINTK ? &td->printk : &none,
 			       "printk formats");
 		break;
 	case TK_DAT_SECTION_CMDLINES:
-		put_text64(b, td->parts & TK_TRACEDATA_CMDLINES ? &td->cmdlines : &none);
+		put_text64(b, parts_of(td) & TK_TRACEDATA_CMDLINES ? &td->cmdlines : &none);
 		break;
 	default:
 		return tk_fail(EINVAL, "%u is not a metadata section (16..21)", id);

@@ -31,7 +31,7 @@ check: all
 		-Dwerror=true -Db_sanitize=thread -Db_lundef=false >/dev/null
 	ninja -C $(ASAN_BUILD)
 	ninja -C $(TSAN_BUILD) tests/test-ring tests/test-appevent tests/test-print-pool tests/test-cache \
-		tests/test-dat-write tests/test-dat-read tests/test-feed src/cli/tracekit \
+		tests/test-dat-write tests/test-dat-read tests/test-feed tests/test-output src/cli/tracekit \
 		bench/bench-report
 	@# Each test's "N/M name OK" line shows as it ends (progress); the full log stays in the file.
 	@{ $(MESON) test -C $(ASAN_BUILD) --print-errorlogs --num-processes 2 2>&1; \

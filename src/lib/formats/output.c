@@ -76,6 +76,7 @@ static void *sync_behind_main(void *arg)
 {
 	struct tk_output *out = arg;
 	struct timespec at;
+	int err;
 
 	pthread_mutex_lock(&out->lock);
 	clock_gettime(CLOCK_MONOTONIC, &at);
@@ -91,15 +92,10 @@ static void *sync_behind_main(void *arg)
 		if (out->behind_stop)
 			break;
 		pthread_mutex_unlock(&out->lock);
-		if (fdatasync(out->fd) < 0) {
-			int err = errno;
-
-			pthread_mutex_lock(&out->lock);
-			if (!out->behind_err)
-				out->behind_err = err;
-		} else {
-			pthread_mutex_lock(&out->lock);
-		}
+		err = fdatasync(out->fd) < 0 ? errno : 0;
+		pthread_mutex_lock(&out->lock);
+		if (err && !out->behind_err)
+			out->behind_err = err;
 		/* A sync that took longer than the period is followed by the next at once. */
 		clock_gettime(CLOCK_MONOTONIC, &at);
 	}

@@ -373,6 +373,18 @@ void tk_event_comm_tep(struct tk_event_set *set)
 	tep_data_comm_from_pid(set->tep, 1);
 }
 
+/* Room for @cap entries in @t (more than it has). Return: 0, or -ENOMEM with nothing changed. */
+static int comm_reserve(struct tk_comm_table *t, size_t cap)
+{
+	struct tk_comm_ent *ents = realloc(t->ents, cap * sizeof(*ents));
+
+	if (!ents)
+		return -ENOMEM;
+	t->ents = ents;
+	t->cap = (uint32_t)cap;
+	return 0;
+}
+
 int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_t len, bool mirror)
 {
 	struct tk_comm_table *t = set->comms;
@@ -400,16 +412,10 @@ int tk_event_comm_add(struct tk_event_set *set, int pid, const char *comm, size_
 		pos = l;
 	}
 	if (t->count == t->cap) {
-		uint32_t ncap = t->cap ? t->cap * 2 : 256;
-		struct tk_comm_ent *ents;
-
 		if (t->cap > UINT32_MAX / 4)
 			return tk_fail(ENOMEM, "too many command names");
-		ents = realloc(t->ents, (size_t)ncap * sizeof(*ents));
-		if (!ents)
+		if (comm_reserve(t, t->cap ? (size_t)t->cap * 2 : 256) < 0)
 			return tk_fail(ENOMEM, "cannot grow the command name table");
-		t->ents = ents;
-		t->cap = ncap;
 	}
 	copy = comm_keep(t, comm, len);
 	if (!copy)
@@ -483,15 +489,8 @@ static int add_cmdlines(struct tk_event_set *set, const char *text, size_t len)
 		struct tk_comm_table *t = set->comms;
 		size_t most = len / 4 + 1;
 
-		if (t->count + most > t->cap && len <= (16u << 20)) {
-			struct tk_comm_ent *ents =
-				realloc(t->ents, (t->count + most) * sizeof(*ents));
-
-			if (ents) {
-				t->ents = ents;
-				t->cap = (uint32_t)(t->count + most);
-			}
-		}
+		if (t->count + most > t->cap && len <= (16u << 20))
+			(void)comm_reserve(t, t->count + most);
 	}
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
@@ -1560,26 +1559,26 @@ int tk_event_set_load_plugins(struct tk_event_set *set)
  * were compiled: none of them was named by a plugin, so none gets a
  * handler, and the functions they call were no plugin's.
  */
+static const uint8_t word_chars[256] = {
+	['0' ... '9'] = 1,
+	['A' ... 'Z'] = 1,
+	['_'] = 1,
+	['a' ... 'z'] = 1,
+};
+
 static bool word_char(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_';
+	return word_chars[c];
 }
 
 /* Keep every identifier run of @p..@end that a NUL ends, with its NUL. */
 static void plugin_scan_words(struct tk_event_set *set, const unsigned char *p,
 			      const unsigned char *end)
 {
-	static const uint8_t is_word[256] = {
-		['0' ... '9'] = 1,
-		['A' ... 'Z'] = 1,
-		['_'] = 1,
-		['a' ... 'z'] = 1,
-	};
 	size_t run = 0;
 
 	for (; p < end; p++) {
-		if (is_word[*p]) {
+		if (word_char(*p)) {
 			run++;
 			continue;
 		}

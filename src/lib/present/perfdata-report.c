@@ -1332,6 +1332,15 @@ static void make_kernel_frame(struct rep *r, uint64_t ip)
 	put_char(&r->out, '\n');
 }
 
+/* The text of frame @ip of the kind @gen names, into r->out. */
+static void make_frame(struct rep *r, int32_t pid, uint64_t ip, uint64_t gen)
+{
+	if (gen & FRAME_KERNEL)
+		make_kernel_frame(r, ip);
+	else
+		make_unwound_frame(r, pid, ip);
+}
+
 /*
  * The text of one frame, made once per key: an unwound frame's per
  * (process maps, address), a kernel callchain entry's per (kernel maps'
@@ -1384,20 +1393,14 @@ frame_make(struct rep *r, int32_t pid, uint64_t ip, uint64_t gen, uint64_t h, si
 	char *text;
 
 	if (!r->frame_text.buf && tk_outbuf_init(&r->frame_text, -1, 4096) < 0) {
-		if (gen & FRAME_KERNEL)
-			make_kernel_frame(r, ip);
-		else
-			make_unwound_frame(r, pid, ip);
+		make_frame(r, pid, ip, gen);
 		return;
 	}
 	/* Make it in frame_text (in memory: it grows, never flushes), then copy. */
 	saved = r->out;
 	r->frame_text.len = 0;
 	r->out = r->frame_text;
-	if (gen & FRAME_KERNEL)
-		make_kernel_frame(r, ip);
-	else
-		make_unwound_frame(r, pid, ip);
+	make_frame(r, pid, ip, gen);
 	r->frame_text = r->out;
 	r->out = saved;
 	tk_outbuf_write(&r->out, r->frame_text.buf, r->frame_text.len);

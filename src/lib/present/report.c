@@ -3210,8 +3210,8 @@ static unsigned int default_threads(struct report *r, uint64_t bytes)
  * even with -j 1 or up to 10% later. The decoder stops itself on a busy
  * machine (dat-read.c's notes).
  */
-#define DECODE_AHEAD_MIN_BYTES (16u << 20)
-#define DECODE_AHEAD_MIN_5THS  1u
+#define DECODE_AHEAD_MIN_BYTES	 (16u << 20)
+#define DECODE_AHEAD_MAX_SQUEEZE 5u /* decoded bytes per compressed byte, at most */
 
 /*
  * Threads to run for the CPU data of the streams shown (default_threads(),
@@ -3234,7 +3234,7 @@ static unsigned int report_threads(struct report *r)
 	}
 	n = default_threads(r, bytes);
 	if (n > 1 || r->opts->threads || zdecoded < DECODE_AHEAD_MIN_BYTES ||
-	    zbytes * 5 < zdecoded * DECODE_AHEAD_MIN_5THS)
+	    zbytes * DECODE_AHEAD_MAX_SQUEEZE < zdecoded)
 		return n;
 	if (!r->cores)
 		r->cores = tk_cores_allowed(2);

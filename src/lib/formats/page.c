@@ -512,15 +512,16 @@ TK_API int tk_page_iter_next(struct tk_page_iter *it, struct tk_page_record *rec
  * for every record. Errors take one path: this loop stops at the bad
  * record and lets tk_page_iter_next() explain it.
  */
-int tk_page_iter_fill(struct tk_page_iter *it, struct tk_page_record *recs, uint32_t cap)
+static inline __attribute__((always_inline)) int
+fill_as(struct tk_page_iter *it, struct tk_page_record *recs, uint32_t cap, const bool big)
 {
 	const uint8_t *d = it->data;
 	const uint32_t size = it->size, base = it->data_offset;
-	const bool big = it->big_endian;
-	uint32_t pos = it->pos, n = 0;
+	uint32_t pos = it->pos;
 	uint64_t ts = it->timestamp;
+	struct tk_page_record *r = recs, *const r_end = recs + cap;
 
-	while (pos < size && n < cap) {
+	while (pos < size && r < r_end) {
 		uint32_t type, delta, left = size - pos, a, len;
 
 		if (__builtin_expect(left < 4, 0))
@@ -532,11 +533,11 @@ int tk_page_iter_fill(struct tk_page_iter *it, struct tk_page_record *recs, uint
 			if (__builtin_expect(len > left - 4, 0))
 				goto bad;
 			ts += delta;
-			recs[n].timestamp = ts;
-			recs[n].data = d + pos + 4;
-			recs[n].size = len;
-			recs[n].offset = base + pos;
-			n++;
+			r->timestamp = ts;
+			r->data = d + pos + 4;
+			r->size = len;
+			r->offset = base + pos;
+			r++;
 			pos += 4 + len;
 			continue;
 		}
@@ -553,11 +554,11 @@ int tk_page_iter_fill(struct tk_page_iter *it, struct tk_page_record *recs, uint
 			if (__builtin_expect(a < 4 || a > left - 4, 0))
 				goto bad;
 			ts += delta;
-			recs[n].timestamp = ts;
-			recs[n].data = d + pos + 8;
-			recs[n].size = a - 4;
-			recs[n].offset = base + pos;
-			n++;
+			r->timestamp = ts;
+			r->data = d + pos + 8;
+			r->size = a - 4;
+			r->offset = base + pos;
+			r++;
 			pos += 4 + a;
 			break;
 		default: /* TYPE_PADDING, TYPE_TIME_EXTEND, TYPE_TIME_STAMP */
@@ -570,14 +571,22 @@ int tk_page_iter_fill(struct tk_page_iter *it, struct tk_page_record *recs, uint
 	it->timestamp = ts;
 	if (pos >= size)
 		it->done = true;
-	return (int)n;
+	return (int)(r - recs);
 bad:
 	it->pos = pos;
 	it->timestamp = ts;
 	/* Hand out the good records first; the next call stops here again. */
-	if (n)
-		return (int)n;
+	if (r != recs)
+		return (int)(r - recs);
 	return tk_page_iter_next(it, &recs[0]);
+}
+
+/* One loop per byte order: the little-endian one has no swap or test per header. */
+int tk_page_iter_fill(struct tk_page_iter *it, struct tk_page_record *recs, uint32_t cap)
+{
+	if (it->big_endian)
+		return fill_as(it, recs, cap, true);
+	return fill_as(it, recs, cap, false);
 }
 
 /*

@@ -3807,7 +3807,10 @@ static inline __attribute__((always_inline)) int merge_loop(struct report *r, st
 		s->events++;
 		shown = select_record(r, s, &l, plain);
 		if (__builtin_expect(shown && l.ev && fg_event(r, l.ev->id), 0)) {
-			ret = fgraph_take(r, pool, s, &l);
+			/* A copy: @l's address taken here would keep it in memory on every line. */
+			struct line fl = l;
+
+			ret = fgraph_take(r, pool, s, &fl);
 		} else {
 			if (pool)
 				pool_take(pool, s, shown ? &l : NULL, false, plain);

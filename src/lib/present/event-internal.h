@@ -422,7 +422,7 @@ struct tk_event_set {
 	size_t nksym_full;
 	/* printk formats, sorted by address, for TK_OP_PRINTK; the longest text */
 	struct tk_printk *printks;
-	size_t nprintks;
+	size_t nprintks, printk_cap;
 	uint32_t printk_max;
 };
 

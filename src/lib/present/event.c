@@ -1415,12 +1415,18 @@ static int printk_keep(struct tk_event_set *set, const char *fmt, uint64_t addr)
 		if (n >= 2 && !strcmp(text + n - 2, "\\n"))
 			text[n -= 2] = '\0';
 	}
-	t = realloc(set->printks, (set->nprintks + 1) * sizeof(*t));
-	if (!t) {
-		free(text);
-		return -1;
+	if (set->nprintks == set->printk_cap) {
+		size_t cap = set->printk_cap ? set->printk_cap * 2 : 64;
+
+		t = realloc(set->printks, cap * sizeof(*t));
+		if (!t) {
+			free(text);
+			return -1;
+		}
+		set->printks = t;
+		set->printk_cap = cap;
 	}
-	set->printks = t;
+	t = set->printks;
 	t[set->nprintks].addr = addr;
 	t[set->nprintks].text = text;
 	t[set->nprintks].len = (uint32_t)n;
@@ -1435,6 +1441,14 @@ static int printk_cmp(const void *a, const void *b)
 	const struct tk_printk *x = a, *y = b;
 
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static bool printks_sorted(const struct tk_event_set *set)
+{
+	for (size_t i = 1; i < set->nprintks; i++)
+		if (set->printks[i - 1].addr > set->printks[i].addr)
+			return false;
+	return true;
 }
 
 /*
@@ -1487,6 +1501,7 @@ int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t l
 		size_t n = nl ? (size_t)(nl - line) : len - pos;
 		char *end = line + n, *colon, *fmt;
 		size_t a = 0, flen;
+		unsigned long long addr;
 
 		pos += n + 1;
 		*end = '\0';
@@ -1511,8 +1526,9 @@ int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t l
 			continue;
 		}
 		*colon = '\0';
-		if (printk_keep(set, fmt, strtoull(line + a, NULL, 16)) ||
-		    tep_register_print_string(set->tep, fmt, strtoull(line + a, NULL, 16))) {
+		/* One strtoull() for both: glibc's costs ~460 instructions an address. */
+		addr = strtoull(line + a, NULL, 16);
+		if (printk_keep(set, fmt, addr) || tep_register_print_string(set->tep, fmt, addr)) {
 			ret = tk_fail(ENOMEM, "cannot register printk formats");
 			break;
 		}
@@ -1520,7 +1536,8 @@ int tk_event_set_add_printk(struct tk_event_set *set, const char *text, size_t l
 	free(copy);
 	if (!ret && bad)
 		tk_warn("%zu printk format lines are not \"ADDR : FORMAT\": ignored", bad);
-	if (set->nprintks > 1) /* qsort() of a NULL array is undefined, even of none */
+	/* Kernels list them in address order: a sorted table is left as it is. */
+	if (set->nprintks > 1 && !printks_sorted(set)) /* qsort() of a NULL array is undefined */
 		qsort(set->printks, set->nprintks, sizeof(*set->printks), printk_cmp);
 	/* Programs that print printk texts size their room by the longest. */
 	for (size_t i = 0; i < set->count; i++)

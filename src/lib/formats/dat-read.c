@@ -3499,7 +3499,14 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * threads took turns on one CPU, or nearly so: a busy machine, where the
  * scheduler's autogroups give a session a share, not a CPU per thread),
  * and the decoder stops; the reader then decodes alone, as one thread
- * would. The line is what the decoder thread costs: a report with it
+ * would. A decoder thread stops for PF_PAUSE loads, then is tried again,
+ * and each stop after that lasts twice the one before: on a long file
+ * (kmem zstd: ~7 000 loads) a few milliseconds of another process on the
+ * second CPU otherwise left the merge decoding alone to the end (3 of 14
+ * runs on a quiet machine took 744-817 ms against 571-664 ms), while on a
+ * machine that stays busy the doubling keeps the tries to a handful a run
+ * (~100 loads of 7 000 on kmem). A pumped or unstarted prefetch stops for
+ * good. The line is what the decoder thread costs: a report with it
  * takes 1.15-1.25 times the CPU time of one thread (the handover, the
  * slots' pages, the chunks' cache lines fetched from the other CPU), so
  * with less than that share it ends later than one thread would. On a
@@ -3515,6 +3522,7 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
 #define PF_PERIOD	  16u
 #define PF_MIN_HITS	  8u
 #define PF_STRIKES	  2u
+#define PF_PAUSE	  512u
 #define PF_SHARE_MIN_5THS 6u
 
 enum { PF_EMPTY, PF_DECODING, PF_READY };
@@ -3549,6 +3557,8 @@ struct tk_dat_prefetch {
 	size_t nlanes, lanes_hint;
 	pthread_t thread;
 	bool started, stop;
+	bool paused;  /* the decoder thread waits out pause loads (prefetch_judge()) */
+	uint64_t pause; /* loads of the next pause: PF_PAUSE, doubled after each */
 	bool pumped;  /* no thread: tk_dat_prefetch_pump() decodes ahead */
 	bool pumping; /* a pump runs now (it owns codec and the lanes' windows) */
 	bool idle;    /* the decoder waits for work (every lane's window full) */
@@ -3801,7 +3811,7 @@ static void *prefetch_main(void *arg)
 
 	pthread_mutex_lock(&pf->lock);
 	while (!pf->stop) {
-		if (!prefetch_one(pf, true)) {
+		if (pf->paused || !prefetch_one(pf, true)) {
 			pf->idle = true;
 			pthread_cond_wait(&pf->work, &pf->lock);
 			pf->idle = false;
@@ -3880,12 +3890,12 @@ static void prefetch_judge(struct tk_dat_prefetch *pf, bool hit)
 
 	pf->period_loads++;
 	pf->period_hits += hit;
-	if (pf->period_loads < PF_PERIOD || pf->stop)
+	if (pf->stop || pf->period_loads < (pf->paused ? pf->pause : PF_PERIOD))
 		return;
 	wall = clock_ns(CLOCK_MONOTONIC);
 	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	one_cpu = false;
-	if (pf->started && pf->period_wall && wall > pf->period_wall &&
+	if (!pf->paused && pf->started && pf->period_wall && wall > pf->period_wall &&
 	    pthread_equal(pf->judge, pthread_self())) {
 		uint64_t dw = wall - pf->period_wall, dm = cpu - pf->period_cpu,
 			 dd = pf->dec_cpu - pf->period_dec;
@@ -3894,9 +3904,18 @@ static void prefetch_judge(struct tk_dat_prefetch *pf, bool hit)
 	pf->judge = pthread_self();
 	pf->period_dec = pf->dec_cpu;
 	pf->strikes = one_cpu ? pf->strikes + 1 : 0;
-	if (pf->period_hits < PF_PERIOD / PF_MIN_HITS || pf->strikes >= PF_STRIKES) {
-		pf->stop = true;
+	if (pf->paused) {
+		/* Tried again: the period from here on judges it afresh. */
+		pf->paused = false;
+		pthread_cond_signal(&pf->work);
+	} else if (pf->period_hits < PF_PERIOD / PF_MIN_HITS || pf->strikes >= PF_STRIKES) {
 		pf->st.stopped = true;
+		pf->strikes = 0;
+		if (pf->started) {
+			pf->paused = true;
+			pf->pause = pf->pause ? pf->pause * 2 : PF_PAUSE;
+		} else
+			pf->stop = true;
 		pthread_cond_signal(&pf->work);
 	}
 	pf->period_wall = wall;
@@ -3944,7 +3963,7 @@ static int prefetch_load(struct tk_dat_cpu_reader *r, size_t i)
 		}
 	}
 	r->held = s;
-	if (pf->started && !pf->stop && pf->idle && lane_low(l))
+	if (pf->started && !pf->stop && !pf->paused && pf->idle && lane_low(l))
 		pthread_cond_signal(&pf->work);
 	pthread_mutex_unlock(&pf->lock);
 
@@ -4014,7 +4033,7 @@ int tk_dat_cpu_reader_seek_ahead(struct tk_dat_cpu_reader *r, uint64_t offset)
 	pthread_mutex_lock(&pf->lock);
 	slot_put(r);
 	r->lane->at = i ? i - 1 : SIZE_MAX;
-	if (pf->started && !pf->stop)
+	if (pf->started && !pf->stop && !pf->paused)
 		pthread_cond_signal(&pf->work);
 	pthread_mutex_unlock(&pf->lock);
 	if (r->block != r->own) {

@@ -2671,7 +2671,8 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * (printers()): a print worker beside the merge cost more than it saved on
  * two CPUs (bench-report's 3 M event file: 0.267 s wall and 0.461 s CPU
  * against 0.393 s and 0.577 s; sched zstd 0.112 s and 0.175 s against 0.134 s
- * and 0.187 s). A prefetch that does not help is stopped, and the merge
+ * and 0.187 s). A prefetch that does not help is stopped (the decoder
+ * thread for a while: dat-read.c's notes), and the merge
  * decodes alone as with -j 1: when the merge found fewer than 1 chunk in 8
  * decoded ahead, or (the decoder thread) the two threads got less than 1.2
  * CPUs' worth of time for two periods of 16 chunk loads (~2-3 ms each: the

@@ -3497,10 +3497,17 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * reader by far), or PF_STRIKES periods in a row in which the two threads got
  * less than 1.2 CPUs' worth of time (PF_SHARE_MIN_5THS fifths: the two
  * threads took turns on one CPU, or nearly so: a busy machine, where the
- * scheduler's autogroups give a session a share, not a CPU per thread),
- * and the decoder stops; the reader then decodes alone, as one thread
- * would. A decoder thread stops for PF_PAUSE loads, then is tried again,
- * and each stop after that lasts twice the one before: on a long file
+ * scheduler's autogroups give a session a share, not a CPU per thread)
+ * while the reader itself got less than 0.9 of a CPU (PF_READER_10THS),
+ * and the decoder stops. The second condition keeps a period in which the
+ * reader worked alone on something else from counting: the kernel symbol
+ * table built at the first lookup, or a print format compiled against it,
+ * takes the reader 15-40 ms with the decoder's windows full and the
+ * decoder idle, a share of 1.0-1.1 with the reader at a full CPU (net and
+ * block zstd: one such period every run). Once stopped, the reader
+ * decodes alone, as one thread would. A decoder thread stops for PF_PAUSE
+ * loads, then is tried again, and each stop after that lasts twice the one
+ * before: on a long file
  * (kmem zstd: ~7 000 loads) a few milliseconds of another process on the
  * second CPU otherwise left the merge decoding alone to the end (3 of 14
  * runs on a quiet machine took 744-817 ms against 571-664 ms), while on a
@@ -3510,8 +3517,8 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * takes 1.15-1.25 times the CPU time of one thread (the handover, the
  * slots' pages, the chunks' cache lines fetched from the other CPU), so
  * with less than that share it ends later than one thread would. On a
- * free second CPU a report's periods run at 1.3-1.8 CPUs' worth (rarely
- * one near 1.0, hence the strikes). The second test
+ * free second CPU a report's periods run at 1.3-1.8 CPUs' worth, but for
+ * the reader's lone work above. The second test
  * is the decoder thread's only: a pumped prefetch costs no handover of its
  * own (its pumps ride on jobs the printers take anyway), so taking turns
  * on one CPU costs it nothing the printers do not already pay.
@@ -3524,6 +3531,7 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
 #define PF_STRIKES	  2u
 #define PF_PAUSE	  512u
 #define PF_SHARE_MIN_5THS 6u
+#define PF_READER_10THS	  9u
 
 enum { PF_EMPTY, PF_DECODING, PF_READY };
 
@@ -3558,7 +3566,6 @@ struct tk_dat_prefetch {
 	pthread_t thread;
 	bool started, stop;
 	bool paused;  /* the decoder thread waits out pause loads (prefetch_judge()) */
-	uint64_t pause; /* loads of the next pause: PF_PAUSE, doubled after each */
 	bool pumped;  /* no thread: tk_dat_prefetch_pump() decodes ahead */
 	bool pumping; /* a pump runs now (it owns codec and the lanes' windows) */
 	bool idle;    /* the decoder waits for work (every lane's window full) */
@@ -3569,6 +3576,7 @@ struct tk_dat_prefetch {
 	uint64_t dec_cpu; /* the decoder thread's CPU clock after its last chunk */
 	pthread_t judge;  /* the reader thread whose clock period_cpu holds */
 	unsigned int strikes;
+	uint64_t pause; /* loads of the next pause: PF_PAUSE, doubled after each */
 };
 
 struct tk_dat_prefetch *tk_dat_prefetch_new(struct tk_dat *d, size_t lanes)
@@ -3899,7 +3907,7 @@ static void prefetch_judge(struct tk_dat_prefetch *pf, bool hit)
 	    pthread_equal(pf->judge, pthread_self())) {
 		uint64_t dw = wall - pf->period_wall, dm = cpu - pf->period_cpu,
 			 dd = pf->dec_cpu - pf->period_dec;
-		one_cpu = (dm + dd) * 5 < dw * PF_SHARE_MIN_5THS;
+		one_cpu = (dm + dd) * 5 < dw * PF_SHARE_MIN_5THS && dm * 10 < dw * PF_READER_10THS;
 	}
 	pf->judge = pthread_self();
 	pf->period_dec = pf->dec_cpu;

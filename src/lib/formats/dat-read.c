@@ -3507,21 +3507,21 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * block zstd: one such period every run). Once stopped, the reader
  * decodes alone, as one thread would. A decoder thread stops for PF_PAUSE
  * loads, then is tried again, and each stop after that lasts twice the one
- * before: on a long file
- * (kmem zstd: ~7 000 loads) a few milliseconds of another process on the
- * second CPU otherwise left the merge decoding alone to the end (3 of 14
- * runs on a quiet machine took 744-817 ms against 571-664 ms), while on a
- * machine that stays busy the doubling keeps the tries to a handful a run
- * (~100 loads of 7 000 on kmem). A pumped or unstarted prefetch stops for
- * good. The line is what the decoder thread costs: a report with it
- * takes 1.15-1.25 times the CPU time of one thread (the handover, the
- * slots' pages, the chunks' cache lines fetched from the other CPU), so
- * with less than that share it ends later than one thread would. On a
- * free second CPU a report's periods run at 1.3-1.8 CPUs' worth, but for
- * the reader's lone work above. The second test
- * is the decoder thread's only: a pumped prefetch costs no handover of its
- * own (its pumps ride on jobs the printers take anyway), so taking turns
- * on one CPU costs it nothing the printers do not already pay.
+ * before: on a long file (kmem zstd: ~7 000 loads) a few milliseconds of
+ * another process on the second CPU otherwise left the merge decoding
+ * alone to the end (3 of 14 runs on a quiet machine took 744-817 ms
+ * against 571-664 ms), while on a machine that stays busy the doubling
+ * keeps the tries to a handful a run (~100 loads of 7 000 on kmem). A
+ * pumped or unstarted prefetch stops for good. The line is what the
+ * decoder thread costs: a report with it takes 1.15-1.25 times the CPU
+ * time of one thread (the handover, the slots' pages, the chunks' cache
+ * lines fetched from the other CPU), so with less than that share it ends
+ * later than one thread would. On a free second CPU a report's periods
+ * run at 1.3-1.8 CPUs' worth, but for the reader's lone work above. The
+ * share test is the decoder thread's only: a pumped prefetch costs no
+ * handover of its own (its pumps ride on jobs the printers take anyway),
+ * so taking turns on one CPU costs it nothing the printers do not already
+ * pay.
  */
 #define PF_BUDGET	  (16u << 20)
 #define PF_MIN_SLOTS	  3u
@@ -3922,8 +3922,9 @@ static void prefetch_judge(struct tk_dat_prefetch *pf, bool hit)
 		if (pf->started) {
 			pf->paused = true;
 			pf->pause = pf->pause ? pf->pause * 2 : PF_PAUSE;
-		} else
+		} else {
 			pf->stop = true;
+		}
 		pthread_cond_signal(&pf->work);
 	}
 	pf->period_wall = wall;

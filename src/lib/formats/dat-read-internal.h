@@ -63,7 +63,7 @@ struct tk_dat_prefetch_stats {
 	uint64_t hits;	  /* of which found decoded (or being decoded) ahead */
 	uint64_t waits;	  /* of which waited for the decoder to finish the chunk */
 	uint64_t decoded; /* chunks the decoder decoded (its thread, or the pumps) */
-	bool stopped;	  /* the decoder was stopped for not helping */
+	bool stopped;	  /* the decoder was stopped (a thread: for a while) for not helping */
 };
 
 /*

@@ -3482,32 +3482,56 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * several CPUs in turn does not read each span again.
  *
  * The decoder helps only when it runs beside the reader, on a CPU of its
- * own. Every PF_PERIOD loads (~5 ms of a report) the reader judges the
- * period: it counts how many chunks it found decoded ahead, and how much
- * CPU time the process got against the wall time that passed. Fewer than
+ * own. Every PF_PERIOD loads (~2-3 ms of a report), the first counted from
+ * the decoder's start, the reader judges the period: it counts how many
+ * chunks it found decoded ahead, and how much CPU time the two threads got
+ * against the wall time that passed: its own thread's CPU clock, read
+ * then, and the decoder's, which the decoder reads after each chunk (so
+ * it lags by at most one chunk's decoding, ~0.2 ms). Both are exact for
+ * their thread, which lets a period be this short: the process's clock
+ * sees a thread running on another CPU only at that CPU's ticks and
+ * switches, and over 3 ms it read under 1.2 CPUs in 7-23% of the periods
+ * of a report on two free CPUs. So a decoder that does not help costs a
+ * small file 32 loads before it stops. Fewer than
  * one hit in PF_MIN_HITS (the decoder is starved, or slower than the
- * reader by far), or PF_STRIKES periods in a row in which the process got
+ * reader by far), or PF_STRIKES periods in a row in which the two threads got
  * less than 1.2 CPUs' worth of time (PF_SHARE_MIN_5THS fifths: the two
  * threads took turns on one CPU, or nearly so: a busy machine, where the
- * scheduler's autogroups give a session a share, not a CPU per thread),
- * and the decoder stops; the reader then decodes alone, as one thread
- * would. The line is what the decoder thread costs: a report with it
- * takes 1.15-1.25 times the CPU time of one thread (the handover, the
- * slots' pages, the chunks' cache lines fetched from the other CPU), so
- * with less than that share it ends later than one thread would. On a
- * free second CPU a report runs at 1.4-1.9 CPUs' worth, and its periods
- * of 64 loads at 1.2 or more. The second test
- * is the decoder thread's only: a pumped prefetch costs no handover of its
- * own (its pumps ride on jobs the printers take anyway), so taking turns
- * on one CPU costs it nothing the printers do not already pay.
+ * scheduler's autogroups give a session a share, not a CPU per thread)
+ * while the reader itself got less than 0.9 of a CPU (PF_READER_10THS),
+ * and the decoder stops. The second condition keeps a period in which the
+ * reader worked alone on something else from counting: the kernel symbol
+ * table built at the first lookup, or a print format compiled against it,
+ * takes the reader 15-40 ms with the decoder's windows full and the
+ * decoder idle, a share of 1.0-1.1 with the reader at a full CPU (net and
+ * block zstd: one such period every run). Once stopped, the reader
+ * decodes alone, as one thread would. A decoder thread stops for PF_PAUSE
+ * loads, then is tried again, and each stop after that lasts twice the one
+ * before: on a long file (kmem zstd: ~7 000 loads) a few milliseconds of
+ * another process on the second CPU otherwise left the merge decoding
+ * alone to the end (3 of 14 runs on a quiet machine took 744-817 ms
+ * against 571-664 ms), while on a machine that stays busy the doubling
+ * keeps the tries to a handful a run (~100 loads of 7 000 on kmem). A
+ * pumped or unstarted prefetch stops for good. The line is what the
+ * decoder thread costs: a report with it takes 1.15-1.25 times the CPU
+ * time of one thread (the handover, the slots' pages, the chunks' cache
+ * lines fetched from the other CPU), so with less than that share it ends
+ * later than one thread would. On a free second CPU a report's periods
+ * run at 1.3-1.8 CPUs' worth, but for the reader's lone work above. The
+ * share test is the decoder thread's only: a pumped prefetch costs no
+ * handover of its own (its pumps ride on jobs the printers take anyway),
+ * so taking turns on one CPU costs it nothing the printers do not already
+ * pay.
  */
 #define PF_BUDGET	  (16u << 20)
 #define PF_MIN_SLOTS	  3u
 #define PF_MAX_SLOTS	  10u
-#define PF_PERIOD	  64u
+#define PF_PERIOD	  16u
 #define PF_MIN_HITS	  8u
 #define PF_STRIKES	  2u
+#define PF_PAUSE	  512u
 #define PF_SHARE_MIN_5THS 6u
+#define PF_READER_10THS	  9u
 
 enum { PF_EMPTY, PF_DECODING, PF_READY };
 
@@ -3541,14 +3565,18 @@ struct tk_dat_prefetch {
 	size_t nlanes, lanes_hint;
 	pthread_t thread;
 	bool started, stop;
+	bool paused;  /* the decoder thread waits out pause loads (prefetch_judge()) */
 	bool pumped;  /* no thread: tk_dat_prefetch_pump() decodes ahead */
 	bool pumping; /* a pump runs now (it owns codec and the lanes' windows) */
 	bool idle;    /* the decoder waits for work (every lane's window full) */
 	struct tk_codec *codec;
 	struct tk_dat_prefetch_stats st;
 	uint64_t period_loads, period_hits;
-	uint64_t period_wall, period_cpu; /* ns at the period's start; 0: not yet */
+	uint64_t period_wall, period_cpu, period_dec; /* ns at the period's start; 0: not yet */
+	uint64_t dec_cpu; /* the decoder thread's CPU clock after its last chunk */
+	pthread_t judge;  /* the reader thread whose clock period_cpu holds */
 	unsigned int strikes;
+	uint64_t pause; /* loads of the next pause: PF_PAUSE, doubled after each */
 };
 
 struct tk_dat_prefetch *tk_dat_prefetch_new(struct tk_dat *d, size_t lanes)
@@ -3735,26 +3763,43 @@ static struct pf_slot *prefetch_pick(struct tk_dat_prefetch *pf, struct chunk *c
 	return slot;
 }
 
+/* A clock's time in ns (0 if it cannot be read). */
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /*
  * Decode the chunk prefetch_pick() chose into @slot, with the lock dropped
- * meanwhile. A lane outlives its reader's detach, so its window stays.
+ * meanwhile. A lane outlives its reader's detach, so its window stays. The
+ * decoder @thread notes its own CPU clock after each chunk, for
+ * prefetch_judge().
  */
 static void prefetch_decode(struct tk_dat_prefetch *pf, struct pf_slot *slot, const struct chunk *c,
-			    size_t chunk, struct pf_lane *l)
+			    size_t chunk, struct pf_lane *l, bool thread)
 {
+	uint64_t cpu = 0;
 	int64_t short_len;
 	int ret;
 
 	pthread_mutex_unlock(&pf->lock);
 	ret = decode_chunk(pf->dat, pf->codec, l->cpu, c, chunk, &l->span, slot->data, &short_len);
+	if (thread)
+		cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	pthread_mutex_lock(&pf->lock);
+	if (thread)
+		pf->dec_cpu = cpu;
 	slot_done(slot, ret, short_len, ret < 0 ? tk_errmsg() : NULL);
 	pf->st.decoded++;
 	pthread_cond_broadcast(&pf->done);
 }
 
 /* Decode the next chunk a window lacks, if any (the decoder's or a pump's step). Under the lock. */
-static bool prefetch_one(struct tk_dat_prefetch *pf)
+static bool prefetch_one(struct tk_dat_prefetch *pf, bool thread)
 {
 	struct pf_slot *slot;
 	struct pf_lane *l;
@@ -3764,7 +3809,7 @@ static bool prefetch_one(struct tk_dat_prefetch *pf)
 	slot = prefetch_pick(pf, &c, &chunk, &l);
 	if (!slot)
 		return false;
-	prefetch_decode(pf, slot, &c, chunk, l);
+	prefetch_decode(pf, slot, &c, chunk, l, thread);
 	return true;
 }
 
@@ -3774,7 +3819,7 @@ static void *prefetch_main(void *arg)
 
 	pthread_mutex_lock(&pf->lock);
 	while (!pf->stop) {
-		if (!prefetch_one(pf)) {
+		if (pf->paused || !prefetch_one(pf, true)) {
 			pf->idle = true;
 			pthread_cond_wait(&pf->work, &pf->lock);
 			pf->idle = false;
@@ -3793,6 +3838,10 @@ int tk_dat_prefetch_start(struct tk_dat_prefetch *pf)
 	pf->codec = tk_codec_new(pf->dat->info.compression, 0);
 	if (!pf->codec)
 		return -errno;
+	/* The first period is judged too: it starts here, on the reader's thread. */
+	pf->judge = pthread_self();
+	pf->period_wall = clock_ns(CLOCK_MONOTONIC);
+	pf->period_cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	ret = pthread_create(&pf->thread, NULL, prefetch_main, pf);
 	if (ret)
 		return tk_fail(ret, "cannot start the decoder thread");
@@ -3824,7 +3873,7 @@ size_t tk_dat_prefetch_pump(struct tk_dat_prefetch *pf)
 	pthread_mutex_lock(&pf->lock);
 	if (pf->pumped && !pf->pumping) {
 		pf->pumping = true;
-		while (!pf->stop && prefetch_one(pf))
+		while (!pf->stop && prefetch_one(pf, false))
 			n++;
 		pf->pumping = false;
 	}
@@ -3842,15 +3891,6 @@ static void slot_put(struct tk_dat_cpu_reader *r)
 }
 
 /* The stats window of tk_dat_prefetch's notes: stop a decoder that does not help. */
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	if (clock_gettime(id, &ts) < 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void prefetch_judge(struct tk_dat_prefetch *pf, bool hit)
 {
 	uint64_t wall, cpu;
@@ -3858,16 +3898,33 @@ static void prefetch_judge(struct tk_dat_prefetch *pf, bool hit)
 
 	pf->period_loads++;
 	pf->period_hits += hit;
-	if (pf->period_loads < PF_PERIOD || pf->stop)
+	if (pf->stop || pf->period_loads < (pf->paused ? pf->pause : PF_PERIOD))
 		return;
 	wall = clock_ns(CLOCK_MONOTONIC);
-	cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	one_cpu = pf->started && pf->period_wall && wall > pf->period_wall &&
-		  (cpu - pf->period_cpu) * 5 < (wall - pf->period_wall) * PF_SHARE_MIN_5THS;
+	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	one_cpu = false;
+	if (!pf->paused && pf->started && pf->period_wall && wall > pf->period_wall &&
+	    pthread_equal(pf->judge, pthread_self())) {
+		uint64_t dw = wall - pf->period_wall, dm = cpu - pf->period_cpu,
+			 dd = pf->dec_cpu - pf->period_dec;
+		one_cpu = (dm + dd) * 5 < dw * PF_SHARE_MIN_5THS && dm * 10 < dw * PF_READER_10THS;
+	}
+	pf->judge = pthread_self();
+	pf->period_dec = pf->dec_cpu;
 	pf->strikes = one_cpu ? pf->strikes + 1 : 0;
-	if (pf->period_hits < PF_PERIOD / PF_MIN_HITS || pf->strikes >= PF_STRIKES) {
-		pf->stop = true;
+	if (pf->paused) {
+		/* Tried again: the period from here on judges it afresh. */
+		pf->paused = false;
+		pthread_cond_signal(&pf->work);
+	} else if (pf->period_hits < PF_PERIOD / PF_MIN_HITS || pf->strikes >= PF_STRIKES) {
 		pf->st.stopped = true;
+		pf->strikes = 0;
+		if (pf->started) {
+			pf->paused = true;
+			pf->pause = pf->pause ? pf->pause * 2 : PF_PAUSE;
+		} else {
+			pf->stop = true;
+		}
 		pthread_cond_signal(&pf->work);
 	}
 	pf->period_wall = wall;
@@ -3915,7 +3972,7 @@ static int prefetch_load(struct tk_dat_cpu_reader *r, size_t i)
 		}
 	}
 	r->held = s;
-	if (pf->started && !pf->stop && pf->idle && lane_low(l))
+	if (pf->started && !pf->stop && !pf->paused && pf->idle && lane_low(l))
 		pthread_cond_signal(&pf->work);
 	pthread_mutex_unlock(&pf->lock);
 
@@ -3985,7 +4042,7 @@ int tk_dat_cpu_reader_seek_ahead(struct tk_dat_cpu_reader *r, uint64_t offset)
 	pthread_mutex_lock(&pf->lock);
 	slot_put(r);
 	r->lane->at = i ? i - 1 : SIZE_MAX;
-	if (pf->started && !pf->stop)
+	if (pf->started && !pf->stop && !pf->paused)
 		pthread_cond_signal(&pf->work);
 	pthread_mutex_unlock(&pf->lock);
 	if (r->block != r->own) {

@@ -2687,10 +2687,12 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * (printers()): a print worker beside the merge cost more than it saved on
  * two CPUs (bench-report's 3 M event file: 0.267 s wall and 0.461 s CPU
  * against 0.393 s and 0.577 s; sched zstd 0.112 s and 0.175 s against 0.134 s
- * and 0.187 s). A prefetch that does not help is stopped, and the merge
+ * and 0.187 s). A prefetch that does not help is stopped (the decoder
+ * thread for a while: dat-read.c's notes), and the merge
  * decodes alone as with -j 1: when the merge found fewer than 1 chunk in 8
- * decoded ahead, or (the decoder thread) the process got less than 1.2 CPUs'
- * worth of time for ~10 ms (the threads took turns on one CPU, or nearly, as
+ * decoded ahead, or (the decoder thread) the two threads got less than 1.2
+ * CPUs' worth of time for two periods of 16 chunk loads (~2-3 ms each: the
+ * threads took turns on one CPU, or nearly, as
  * on a busy machine: dat-read.c's notes), so that the two threads never end
  * later than the merge alone would. The text and the damage found are the
  * same either way (dat-read.c's notes say why).
@@ -2700,8 +2702,8 @@ static bool clock_in_usecs(const struct tk_dat_info *info)
  * runs do not pay a second thread's own costs back, handoff.h) but no
  * more than the CPUs this process may use (tk_cores_allowed(): affinity,
  * cgroup quota). Compressed data whose decoding weighs (report_threads():
- * 16 MiB decoded or more, compressed bytes a fifth of the decoded ones or
- * more) gets two threads from that size on, the decoder and the merge.
+ * 16 MiB decoded or more, one compressed byte for at most 12 decoded ones)
+ * gets two threads from that size on, the decoder and the merge.
  * Whether the second thread then finds a CPU of its own is
  * judged as the run goes: a worker that only takes turns with the merge
  * costs 25-35% more CPU than -j 1 (the merge's cuts and copies, the
@@ -3211,24 +3213,26 @@ static unsigned int default_threads(struct report *r, uint64_t bytes)
 
 /*
  * Compressed data decoded ahead by default below the 128 MiB of
- * tk_report_threads(): from DECODE_AHEAD_MIN_BYTES decoded on, where the
- * compressed bytes are at least a fifth of the decoded ones, the default
- * runs two threads, the decoder thread and the merge (see the notes on
- * threads). There zstd's decoding is a third to a half of a one-thread
- * run, and on two free CPUs the decoder layout ended 8-36% sooner than
- * -j 1 at 13-22% more CPU time, from a 5 MB file (4.9 MB decoded, 8%)
- * through 10 and 20 MB (13%, 15%) to bench-report's 3 M-event file
- * (118 MB). Below 16 MiB the gain on free CPUs was at most 13% (11 ms on
- * a 10 MB file), while with the machine half busy (load ~3 on two CPUs)
- * those small files lost most, 3-13% against -j 1: the decoder thread's
- * start and the periods before its stop are not paid back. Where
- * compressed bytes are a tenth of the decoded ones (most event families,
- * block at an eighth), decoding is too small a part: the two threads ended
- * even with -j 1 or up to 10% later. The decoder stops itself on a busy
- * machine (dat-read.c's notes).
+ * tk_report_threads(): from DECODE_AHEAD_MIN_BYTES decoded on, where one
+ * compressed byte holds at most DECODE_AHEAD_MAX_SQUEEZE decoded ones, the
+ * default runs two threads, the decoder thread and the merge (see the
+ * notes on threads). Where a compressed byte holds 3-5, zstd's decoding is
+ * a third to a half of a one-thread run, and on two free CPUs the decoder
+ * layout ended 8-36% sooner than -j 1 at 13-22% more CPU time, from a 5 MB
+ * file (4.9 MB decoded, 8%) through 10 and 20 MB (13%, 15%) to
+ * bench-report's 3 M-event file (118 MB). Where it holds 8-11 (the block,
+ * net, workqueue and mixed family files: decoding a quarter of the
+ * instructions), the two threads ended 11-19% sooner at ~23% more CPU
+ * time; from 13 on (sched and marker at 14, syscalls 17, raw_syscalls 26)
+ * they ended even with -j 1 or later, as the handover costs what the
+ * little decoding saves. Below 16 MiB the gain on free CPUs was at most
+ * 13% (11 ms on a 10 MB file), while with the machine half busy (load ~3
+ * on two CPUs) those small files lost most, 3-13% against -j 1: the
+ * decoder thread's start and the periods before its stop are not paid
+ * back. The decoder stops itself on a busy machine (dat-read.c's notes).
  */
 #define DECODE_AHEAD_MIN_BYTES	 (16u << 20)
-#define DECODE_AHEAD_MAX_SQUEEZE 5u /* decoded bytes per compressed byte, at most */
+#define DECODE_AHEAD_MAX_SQUEEZE 12u /* decoded bytes per compressed byte, at most */
 
 /*
  * Threads to run for the CPU data of the streams shown (default_threads(),

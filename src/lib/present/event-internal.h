@@ -408,11 +408,15 @@ struct tk_event_set {
 	 * ksym_region, ksym_len covers the rest of it (names are read 32
 	 * bytes at a time), ksyms is parsed from the ksym_img_len bytes of
 	 * image lines, and a lookup the image cannot answer as the whole text
-	 * would appends the whole of ksym_full_path at ksym_full_off and
-	 * publishes its table (ksym_full_built, release/acquire).
+	 * would reads ksym_full_path and publishes its table (ksym_full_built,
+	 * release/acquire). The text kept at ksym_full_off is the whole, or,
+	 * with ksym_full_split, what follows the image's lines (which it
+	 * begins with); ksym_full_len counts the whole either way.
 	 */
 	bool ksym_partial;
 	bool ksym_full_built;
+	bool ksym_img_whole;  /* the image's lines parsed to their end */
+	bool ksym_full_split; /* the whole text is the image's lines, then ksym_full_off's */
 	void *ksym_region;
 	size_t ksym_region_len;
 	size_t ksym_img_len;

@@ -1438,6 +1438,83 @@ static void test_ksym_image(void **state)
 	unlink(path);
 }
 
+/*
+ * The whole text a partial set reads keeps only what follows the image's
+ * lines when it begins with them and lists nothing at or below the
+ * image's last address; any other whole text is kept whole. Every answer,
+ * ours and libtraceevent's, is the whole text's either way. Texts of more
+ * than one read (64 KiB), so that a difference may come after the first.
+ */
+static void test_ksym_image_whole(void **state)
+{
+	enum { LINES = 4000 };
+	const char *tails[] = {"ffffffffc0001000 t mod_fn\t[mod]\nffffffffc0001100 d mod_var\t[mod]\n",
+			       "ffffffff81000040 t low_fn\t[mod]\n"};
+	const uint64_t addrs[] = {0xffffffff81000000ull, 0xffffffff81000105ull,
+				  0xffffffff81000bb8ull, 0xffffffff81000f9full,
+				  0xffffffff81001000ull, 0xffffffffc0001004ull,
+				  0xffffffffc0001100ull, 0xffffffff81000041ull};
+	size_t ilen = 0, cap = LINES * 40;
+	char *image = malloc(cap), *whole = malloc(cap + 256);
+	char path[] = "/tmp/tk-test-ksymw-XXXXXX";
+	uint8_t d[16] = {51, 0};
+
+	(void)state;
+	assert_non_null(image);
+	assert_non_null(whole);
+	for (unsigned int i = 0; i < LINES; i++)
+		ilen += (size_t)snprintf(image + ilen, cap - ilen, "ffffffff81%06x T fn_%05u\n",
+					 i, i);
+	/* 0: the image, then modules; 1: a line changed past the first read; 2: a low tail; 3: short */
+	for (int v = 0; v < 4; v++) {
+		struct tk_event_set *ref = new_set(), *set = new_set();
+		size_t wlen = v == 3 ? ilen / 2 : ilen, map_len;
+		char *hit;
+		void *map;
+		int fd;
+
+		memcpy(whole, image, wlen);
+		if (v == 1) {
+			hit = strstr(whole, " fn_03000\n");
+			assert_non_null(hit);
+			hit[4] = '9';
+		}
+		if (v != 3)
+			wlen += (size_t)sprintf(whole + wlen, "%s", tails[v == 2]);
+		fd = mkstemp(path);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, whole, wlen), (ssize_t)wlen);
+		close(fd);
+		assert_int_equal(tk_event_set_add_kallsyms(ref, whole, wlen), 0);
+		add_compiled(ref, "test", fmt_sym, 51);
+		map = map_text(image, ilen, 24, &map_len);
+		assert_int_equal(tk_event_set_add_kallsyms_image(set, (char *)map + 24, ilen, map,
+								 map_len, path),
+				 0);
+		add_compiled(set, "test", fmt_sym, 51);
+		assert_int_equal(tk_event_ksym_addr(set, "nothing"), 0);
+		assert_true(set->ksym_full_built);
+		assert_int_equal(set->ksym_full_split, v == 0);
+		assert_int_equal(tk_event_ksym_addr(set, "mod_var"), tk_event_ksym_addr(ref, "mod_var"));
+		/* A name the image lists is the image's (a valid copy begins the whole text). */
+		if (v != 3)
+			assert_int_equal(tk_event_ksym_addr(set, "fn_03999"),
+					 tk_event_ksym_addr(ref, "fn_03999"));
+		for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+			memcpy(d + 8, &addrs[i], 8);
+			assert_string_equal(print(set, d, sizeof(d), 0), print(ref, d, sizeof(d), 0));
+			assert_string_equal(print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW),
+					    print(ref, d, sizeof(d), TK_EVENT_PRINT_SLOW));
+		}
+		tk_event_set_free(set);
+		tk_event_set_free(ref);
+		unlink(path);
+		strcpy(path, "/tmp/tk-test-ksymw-XXXXXX");
+	}
+	free(image);
+	free(whole);
+}
+
 /* A length no record can hold: a marker and -EBADMSG, never libtraceevent's read past memory. */
 static void test_hex_bad_length(void **state)
 {
@@ -1813,6 +1890,7 @@ int main(void)
 		cmocka_unit_test(test_ksym_memo),
 		cmocka_unit_test(test_ksym_hex_digits),
 		cmocka_unit_test(test_ksym_image),
+		cmocka_unit_test(test_ksym_image_whole),
 		cmocka_unit_test(test_sched_learn_fast),
 		cmocka_unit_test(test_sched_switch_states),
 		cmocka_unit_test(test_more_constructs),

@@ -1272,7 +1272,7 @@ static bool ksym_full_read(struct tk_event_set *set, char *dst, size_t room, siz
 		if (*split && got < img_len) {
 			i = m < img_len - got ? m : img_len - got;
 			if (memcmp(buf, img + got, i)) {
-				/* Not the image's lines: the whole text is kept, read so far first. */
+				/* Not the image's lines: all is kept, what was read first. */
 				*split = false;
 				i = 0;
 				if (got > room) {

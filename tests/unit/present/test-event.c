@@ -1448,8 +1448,9 @@ static void test_ksym_image(void **state)
 static void test_ksym_image_whole(void **state)
 {
 	enum { LINES = 4000 };
-	const char *tails[] = {"ffffffffc0001000 t mod_fn\t[mod]\nffffffffc0001100 d mod_var\t[mod]\n",
-			       "ffffffff81000040 t low_fn\t[mod]\n"};
+	const char *tails[] = {
+		"ffffffffc0001000 t mod_fn\t[mod]\nffffffffc0001100 d mod_var\t[mod]\n",
+		"ffffffff81000040 t low_fn\t[mod]\n"};
 	const uint64_t addrs[] = {0xffffffff81000000ull, 0xffffffff81000105ull,
 				  0xffffffff81000bb8ull, 0xffffffff81000f9full,
 				  0xffffffff81001000ull, 0xffffffffc0001004ull,
@@ -1463,9 +1464,9 @@ static void test_ksym_image_whole(void **state)
 	assert_non_null(image);
 	assert_non_null(whole);
 	for (unsigned int i = 0; i < LINES; i++)
-		ilen += (size_t)snprintf(image + ilen, cap - ilen, "ffffffff81%06x T fn_%05u\n",
-					 i, i);
-	/* 0: the image, then modules; 1: a line changed past the first read; 2: a low tail; 3: short */
+		ilen += (size_t)snprintf(image + ilen, cap - ilen, "ffffffff81%06x T fn_%05u\n", i,
+					 i);
+	/* 0: image and modules; 1: a line changed past the first read; 2: a low tail; 3: short */
 	for (int v = 0; v < 4; v++) {
 		struct tk_event_set *ref = new_set(), *set = new_set();
 		size_t wlen = v == 3 ? ilen / 2 : ilen, map_len;
@@ -1495,14 +1496,16 @@ static void test_ksym_image_whole(void **state)
 		assert_int_equal(tk_event_ksym_addr(set, "nothing"), 0);
 		assert_true(set->ksym_full_built);
 		assert_int_equal(set->ksym_full_split, v == 0);
-		assert_int_equal(tk_event_ksym_addr(set, "mod_var"), tk_event_ksym_addr(ref, "mod_var"));
+		assert_int_equal(tk_event_ksym_addr(set, "mod_var"),
+				 tk_event_ksym_addr(ref, "mod_var"));
 		/* A name the image lists is the image's (a valid copy begins the whole text). */
 		if (v != 3)
 			assert_int_equal(tk_event_ksym_addr(set, "fn_03999"),
 					 tk_event_ksym_addr(ref, "fn_03999"));
 		for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
 			memcpy(d + 8, &addrs[i], 8);
-			assert_string_equal(print(set, d, sizeof(d), 0), print(ref, d, sizeof(d), 0));
+			assert_string_equal(print(set, d, sizeof(d), 0),
+					    print(ref, d, sizeof(d), 0));
 			assert_string_equal(print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW),
 					    print(ref, d, sizeof(d), TK_EVENT_PRINT_SLOW));
 		}

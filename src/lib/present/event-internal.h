@@ -422,6 +422,13 @@ struct tk_event_set {
 	size_t ksym_img_len;
 	size_t ksym_full_off, ksym_full_len;
 	char *ksym_full_path;
+	/*
+	 * Where the image's table is kept between reports, and the key of
+	 * the copy it was parsed from (tk_event_set_kallsyms_table()); ksyms
+	 * then may be that file's table, read whole.
+	 */
+	char *ksym_tab_path;
+	uint64_t ksym_tab_key;
 	struct tk_ksym *ksym_full;
 	size_t nksym_full;
 	/* printk formats, sorted by address, for TK_OP_PRINTK; the longest text */
@@ -771,6 +778,13 @@ void tk_event_ksym_prepare(struct tk_event_set *set);
  */
 int tk_event_set_add_kallsyms_image(struct tk_event_set *set, const char *text, size_t len,
 				    void *map, size_t map_len, const char *full_path);
+/*
+ * After tk_event_set_add_kallsyms_image(): the table of the image's lines
+ * is read from @path when that file was written for a copy of key @key
+ * (its identity: a new copy has another), else parsed and written there
+ * (through a temporary file; failures are silent). Return: 0, or -ENOMEM.
+ */
+int tk_event_set_kallsyms_table(struct tk_event_set *set, const char *path, uint64_t key);
 /*
  * tk_event_set_add_kallsyms_source() - kallsyms that @get hands out when
  * the set first needs them (a symbol printed, a name's address, the slow

@@ -105,6 +105,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -650,6 +651,9 @@ static void ksym_drop(struct tk_event_set *set)
 	tk_big_free(set->ksym_full);
 	free(set->ksym_memo);
 	free(set->ksym_full_path);
+	free(set->ksym_tab_path);
+	set->ksym_tab_path = NULL;
+	set->ksym_tab_key = 0;
 	set->ksyms = NULL;
 	set->ksym_memo = NULL;
 	set->nksyms = 0;
@@ -1205,6 +1209,108 @@ static struct tk_ksym *ksym_parse(const char *t, size_t pos, size_t len, size_t 
 	return tab;
 }
 
+/*
+ * The image's table kept between reports (tk_event_set_kallsyms_table()):
+ * parsing the 120 k lines (~20 M instructions) also touched every page
+ * of the copy's 5 MB text, where a report that names a few hundred
+ * addresses reads the pages of those names only. The file is this
+ * header, then the entries (struct tk_ksym, this machine's byte order).
+ * It is read with pread() (a first touch of a mapped page costs more than
+ * the copy) and taken only when its key and image length are the set's,
+ * every name lies inside the image, the addresses are sorted and three
+ * entries name whole words of the text; else the lines are parsed again.
+ */
+#define KSYM_TAB_MAGIC "TKKSTB01"
+
+struct ksym_tab_header {
+	char magic[8];
+	uint64_t key;
+	uint64_t img_len;
+	uint64_t n;
+	uint64_t whole; /* the lines parsed to their end */
+};
+
+static bool ksym_tab_names_word(const struct tk_event_set *set, const struct tk_ksym *k)
+{
+	size_t end = (size_t)k->name_off + k->name_len;
+
+	return k->name_off && ks_space((unsigned char)set->ksym_text[k->name_off - 1]) &&
+	       (end == set->ksym_img_len || ks_space((unsigned char)set->ksym_text[end]));
+}
+
+static bool ksym_tab_load(struct tk_event_set *set)
+{
+	struct ksym_tab_header h;
+	struct tk_ksym *tab = NULL;
+	bool ok = false;
+	struct stat st;
+	int fd = open(set->ksym_tab_path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || tk_pread_full(fd, &h, sizeof(h), 0) != (int64_t)sizeof(h) ||
+	    memcmp(h.magic, KSYM_TAB_MAGIC, 8) || h.key != set->ksym_tab_key ||
+	    h.img_len != set->ksym_img_len || h.n > h.img_len / 4 + 2 || h.whole > 1 ||
+	    (uint64_t)st.st_size != sizeof(h) + h.n * sizeof(*tab))
+		goto out;
+	tab = tk_big_alloc(h.n ? h.n * sizeof(*tab) : 1);
+	if (!tab ||
+	    tk_pread_full(fd, tab, h.n * sizeof(*tab), sizeof(h)) != (int64_t)(h.n * sizeof(*tab)))
+		goto out;
+	for (size_t i = 0; i < h.n; i++) {
+		if ((uint64_t)tab[i].name_off + tab[i].name_len > h.img_len ||
+		    (i && tab[i].addr < tab[i - 1].addr))
+			goto out;
+	}
+	if (h.n &&
+	    (!ksym_tab_names_word(set, &tab[0]) || !ksym_tab_names_word(set, &tab[h.n / 2]) ||
+	     !ksym_tab_names_word(set, &tab[h.n - 1])))
+		goto out;
+	set->ksyms = tab;
+	set->nksyms = (size_t)h.n;
+	set->ksym_img_whole = h.whole;
+	tab = NULL;
+	ok = true;
+out:
+	tk_big_free(tab);
+	close(fd);
+	return ok;
+}
+
+static void ksym_tab_save(const struct tk_event_set *set)
+{
+	struct ksym_tab_header h = {.key = set->ksym_tab_key,
+				    .img_len = set->ksym_img_len,
+				    .n = set->nksyms,
+				    .whole = set->ksym_img_whole};
+	size_t len = sizeof(h) + set->nksyms * sizeof(*set->ksyms);
+	uint8_t *buf;
+
+	if (!set->ksyms || !(buf = malloc(len)))
+		return;
+	memcpy(h.magic, KSYM_TAB_MAGIC, 8);
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), set->ksyms, set->nksyms * sizeof(*set->ksyms));
+	/* Another report may write it at the same time: the same bytes, renamed whole. */
+	(void)tk_write_file_atomic(set->ksym_tab_path, buf, len, 0644);
+	free(buf);
+}
+
+int tk_event_set_kallsyms_table(struct tk_event_set *set, const char *path, uint64_t key)
+{
+	char *p;
+
+	if (!set->ksym_partial)
+		return 0;
+	p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	free(set->ksym_tab_path);
+	set->ksym_tab_path = p;
+	set->ksym_tab_key = key;
+	return 0;
+}
+
 /* The table of the set's text (its image lines only, when partial). */
 static void ksym_build(struct tk_event_set *set)
 {
@@ -1212,8 +1318,15 @@ static void ksym_build(struct tk_event_set *set)
 
 	ksym_fetch_locked(set);
 	len = set->ksym_partial ? set->ksym_img_len : set->ksym_len;
+	if (set->ksym_partial && set->ksym_tab_path && ksym_tab_load(set)) {
+		set->ksym_memo = calloc(TK_KSYM_MEMO, sizeof(*set->ksym_memo));
+		__atomic_store_n(&set->ksym_built, true, __ATOMIC_RELEASE);
+		return;
+	}
 	set->ksyms = ksym_parse(set->ksym_text, 0, len, &set->nksyms, &stop);
 	set->ksym_img_whole = set->ksym_partial && stop == len;
+	if (set->ksym_partial && set->ksym_tab_path)
+		ksym_tab_save(set);
 	/* Without the memo every lookup searches: slower, same text. */
 	if (set->ksym_text)
 		set->ksym_memo = calloc(TK_KSYM_MEMO, sizeof(*set->ksym_memo));

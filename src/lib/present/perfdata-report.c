@@ -1756,6 +1756,28 @@ static void decide_kernel_symbols(struct rep *r)
  * cannot name as the whole text would (a module's). Without a valid copy,
  * *@keep is the build id to keep one for once the whole text is read.
  */
+/*
+ * The event set's table of the copy's lines is kept beside the copy
+ * (tk_event_set_kallsyms_table()), keyed by the copy file's identity: a
+ * copy written anew (another boot's load address) is another file.
+ */
+static void kernel_symbols_table(struct rep *r, const char *bid)
+{
+	char *copy = NULL, *tab = NULL;
+	struct stat st;
+
+	if (asprintf(&copy, "%s/.tk-kallsyms/%s", tk_cache_dir(r->cache), bid) >= 0 &&
+	    !stat(copy, &st) && asprintf(&tab, "%s.tab", copy) >= 0)
+		tk_event_set_kallsyms_table(r->set, tab,
+					    ((uint64_t)st.st_dev * 0x9e3779b97f4a7c15ull) ^
+						    (uint64_t)st.st_ino ^
+						    ((uint64_t)st.st_size << 20) ^
+						    ((uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+						     (uint64_t)st.st_mtim.tv_nsec));
+	free(copy);
+	free(tab);
+}
+
 static bool kernel_symbols_from_copy(struct rep *r, const char *kbid, const char **keep)
 {
 	const char *cbid, *ctext;
@@ -1779,6 +1801,8 @@ static bool kernel_symbols_from_copy(struct rep *r, const char *kbid, const char
 							       path) == 0;
 			if (!done)
 				munmap(map, map_len);
+			else
+				kernel_symbols_table(r, cbid);
 		} else if (cbid && cbid[0]) {
 			*keep = cbid;
 		}

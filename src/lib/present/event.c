@@ -36,14 +36,17 @@
  * Symbol lookups go through a direct-mapped memo of 4096 addresses, and
  * kallsyms is parsed by hand and radix-sorted on first use (a third of
  * the instructions of ctype-based parsing and qsort() on 150 k lines;
- * names are measured when first printed). A perf.data report may give
+ * names are measured in the same pass). A perf.data report may give
  * the kernel image's lines alone (a kept copy, ksyms-copy.c), where the
  * kernel would spend ~20 ms formatting the whole of /proc/kallsyms: an
  * answer they give is the whole text's unless it depends on what follows
  * the image or on the search's probe path (an address names share, which
  * the table's length changes), and such a lookup, libtraceevent's first
- * one, or a name they lack reads the whole text once, appended after
- * them in the same reservation so no name a printer holds moves. The
+ * one, or a name they lack reads the whole text once, kept after them in
+ * the same reservation so no name a printer holds moves (only what
+ * follows their lines, when it begins with them). The image's parsed
+ * table may be read from a file kept beside the copy
+ * (tk_event_set_kallsyms_table()) instead of parsing its lines. The
  * sched_switch / sched_wakeup plugin handlers, which trace-cmd
  * loads and which dominate real traces, are mirrored natively, command
  * name registration included (the plugin registers prev/next comm for

@@ -48,8 +48,9 @@
  *     window (tk_perfdata_read_kept()): pread() copies, 256 KiB at a
  *     time, into one buffer on huge pages that keeps every byte from the
  *     caller's keep offset on (kept_room(): the bytes below it go by
- *     memmove(), and a buffer more than half kept grows to twice what it
- *     keeps), found at tk_perfdata_kept_base() + file offset. On the
+ *     memmove() once they are as many as the kept ones and 4 MiB, or the
+ *     buffer is full, and a buffer more than half kept grows to twice
+ *     what it keeps), found at tk_perfdata_kept_base() + file offset. On the
  *     2-vCPU VM bench/README.md measures on, the first user-space touch
  *     of each 4 KiB page of a file mapping costs ~2.5 us even after
  *     MADV_POPULATE_READ (sched.data's 22.5 k pages: ~60 ms of CPU, a
@@ -171,6 +172,8 @@
 /* A kept window (kept_room()): its first size, two huge pages less tk_big_alloc()'s header. */
 #define KEPT_HUGE  (2u << 20)
 #define KEPT_FIRST (2 * KEPT_HUGE - 64u)
+/* Below this many droppable bytes a window with room does not move its kept ones (kept_room()). */
+#define KEPT_SLIDE (4u << 20)
 /* The bytes it reads at a time: the parse reaches them while the cache still holds them. */
 #define KEPT_READ (256u * 1024)
 /*
@@ -762,11 +765,18 @@ static int kept_room(struct tk_perfdata *pd, size_t need)
 	uint8_t *nb;
 	size_t ncap;
 
-	if (pd->cap - pd->end >= need && pd->cap - pd->end >= KEPT_READ)
-		return 0;
 	if (pd->keep < pd->pos)
 		from = pd->keep > base ? (size_t)(pd->keep - base) : 0;
 	from &= ~(size_t)7;
+	/*
+	 * Room enough: the kept bytes move down only once as many lie below
+	 * them, and KEPT_SLIDE at least, so that a window grown for one large
+	 * round (perf's first often is) does not fault in all its huge pages
+	 * as the reads go on past it.
+	 */
+	if (pd->cap - pd->end >= need && pd->cap - pd->end >= KEPT_READ &&
+	    (from < KEPT_SLIDE || from < pd->end - from))
+		return 0;
 	if (from) {
 		memmove(pd->buf, pd->buf + from, pd->end - from);
 		pd->end -= from;

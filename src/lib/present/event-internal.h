@@ -408,16 +408,27 @@ struct tk_event_set {
 	 * ksym_region, ksym_len covers the rest of it (names are read 32
 	 * bytes at a time), ksyms is parsed from the ksym_img_len bytes of
 	 * image lines, and a lookup the image cannot answer as the whole text
-	 * would appends the whole of ksym_full_path at ksym_full_off and
-	 * publishes its table (ksym_full_built, release/acquire).
+	 * would reads ksym_full_path and publishes its table (ksym_full_built,
+	 * release/acquire). The text kept at ksym_full_off is the whole, or,
+	 * with ksym_full_split, what follows the image's lines (which it
+	 * begins with); ksym_full_len counts the whole either way.
 	 */
 	bool ksym_partial;
 	bool ksym_full_built;
+	bool ksym_img_whole;  /* the image's lines parsed to their end */
+	bool ksym_full_split; /* the whole text is the image's lines, then ksym_full_off's */
 	void *ksym_region;
 	size_t ksym_region_len;
 	size_t ksym_img_len;
 	size_t ksym_full_off, ksym_full_len;
 	char *ksym_full_path;
+	/*
+	 * Where the image's table is kept between reports, and the key of
+	 * the copy it was parsed from (tk_event_set_kallsyms_table()); ksyms
+	 * then may be that file's table, read whole.
+	 */
+	char *ksym_tab_path;
+	uint64_t ksym_tab_key;
 	struct tk_ksym *ksym_full;
 	size_t nksym_full;
 	/* printk formats, sorted by address, for TK_OP_PRINTK; the longest text */
@@ -767,6 +778,13 @@ void tk_event_ksym_prepare(struct tk_event_set *set);
  */
 int tk_event_set_add_kallsyms_image(struct tk_event_set *set, const char *text, size_t len,
 				    void *map, size_t map_len, const char *full_path);
+/*
+ * After tk_event_set_add_kallsyms_image(): the table of the image's lines
+ * is read from @path when that file was written for a copy of key @key
+ * (its identity: a new copy has another), else parsed and written there
+ * (through a temporary file; failures are silent). Return: 0, or -ENOMEM.
+ */
+int tk_event_set_kallsyms_table(struct tk_event_set *set, const char *path, uint64_t key);
 /*
  * tk_event_set_add_kallsyms_source() - kallsyms that @get hands out when
  * the set first needs them (a symbol printed, a name's address, the slow

@@ -36,14 +36,17 @@
  * Symbol lookups go through a direct-mapped memo of 4096 addresses, and
  * kallsyms is parsed by hand and radix-sorted on first use (a third of
  * the instructions of ctype-based parsing and qsort() on 150 k lines;
- * names are measured when first printed). A perf.data report may give
+ * names are measured in the same pass). A perf.data report may give
  * the kernel image's lines alone (a kept copy, ksyms-copy.c), where the
  * kernel would spend ~20 ms formatting the whole of /proc/kallsyms: an
  * answer they give is the whole text's unless it depends on what follows
  * the image or on the search's probe path (an address names share, which
  * the table's length changes), and such a lookup, libtraceevent's first
- * one, or a name they lack reads the whole text once, appended after
- * them in the same reservation so no name a printer holds moves. The
+ * one, or a name they lack reads the whole text once, kept after them in
+ * the same reservation so no name a printer holds moves (only what
+ * follows their lines, when it begins with them). The image's parsed
+ * table may be read from a file kept beside the copy
+ * (tk_event_set_kallsyms_table()) instead of parsing its lines. The
  * sched_switch / sched_wakeup plugin handlers, which trace-cmd
  * loads and which dominate real traces, are mirrored natively, command
  * name registration included (the plugin registers prev/next comm for
@@ -98,12 +101,14 @@
 #include <ctype.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -649,6 +654,9 @@ static void ksym_drop(struct tk_event_set *set)
 	tk_big_free(set->ksym_full);
 	free(set->ksym_memo);
 	free(set->ksym_full_path);
+	free(set->ksym_tab_path);
+	set->ksym_tab_path = NULL;
+	set->ksym_tab_key = 0;
 	set->ksyms = NULL;
 	set->ksym_memo = NULL;
 	set->nksyms = 0;
@@ -658,6 +666,8 @@ static void ksym_drop(struct tk_event_set *set)
 	set->ksym_owned = false;
 	set->ksym_partial = false;
 	set->ksym_full_built = false;
+	set->ksym_img_whole = false;
+	set->ksym_full_split = false;
 	set->ksym_region = NULL;
 	set->ksym_region_len = 0;
 	set->ksym_img_len = 0;
@@ -851,6 +861,20 @@ void tk_event_ksym_load_tep(struct tk_event_set *set)
 		ksym_go_full(set);
 		text = set->ksym_text + set->ksym_full_off;
 		len = set->ksym_full_len;
+		if (set->ksym_full_split) {
+			/* The image's lines, then the rest kept at ksym_full_off. */
+			size_t img = set->ksym_img_len;
+
+			copy = malloc(len + 1);
+			if (!copy)
+				return;
+			memcpy(copy, set->ksym_text, img);
+			memcpy(copy + img, text, len - img);
+			copy[len] = '\0';
+			tep_parse_kallsyms(set->tep, copy);
+			free(copy);
+			return;
+		}
 	} else if (set->ksym_owned) {
 		tep_parse_kallsyms(set->tep, set->ksym_text);
 		return;
@@ -1090,7 +1114,8 @@ static size_t ksym_line_fast(const char *t, size_t pos, size_t len, struct ks_hi
  * skipped, parsing stops at the first malformed line. Called once (under
  * ksym_lock): the tables are published by the release store of ksym_built.
  */
-static struct tk_ksym *ksym_parse(const char *t, size_t pos, size_t len, size_t *count)
+static struct tk_ksym *ksym_parse(const char *t, size_t pos, size_t len, size_t *count,
+				  size_t *stop)
 {
 	size_t n = 0, cap = 1;
 	struct tk_ksym *tab = NULL;
@@ -1098,6 +1123,8 @@ static struct tk_ksym *ksym_parse(const char *t, size_t pos, size_t len, size_t 
 	bool ordered = true, ties = false;
 
 	*count = 0;
+	if (stop)
+		*stop = pos;
 	if (!t || len > UINT32_MAX || pos > len)
 		return NULL;
 	/*
@@ -1173,6 +1200,9 @@ static struct tk_ksym *ksym_parse(const char *t, size_t pos, size_t len, size_t 
 		}
 		pos = end + 1;
 	}
+	/* Where the parse ended: @len when every line was read. */
+	if (stop)
+		*stop = pos < len ? pos : len;
 	if (n > 1 && !ksym_sort(tab, n, ordered, ties)) {
 		/* Out of memory: no symbols (addresses print as numbers) beats wrong ones. */
 		tk_big_free(tab);
@@ -1182,13 +1212,124 @@ static struct tk_ksym *ksym_parse(const char *t, size_t pos, size_t len, size_t 
 	return tab;
 }
 
+/*
+ * The image's table kept between reports (tk_event_set_kallsyms_table()):
+ * parsing the 120 k lines (~20 M instructions) also touched every page
+ * of the copy's 5 MB text, where a report that names a few hundred
+ * addresses reads the pages of those names only. The file is this
+ * header, then the entries (struct tk_ksym, this machine's byte order).
+ * It is read with pread() (a first touch of a mapped page costs more than
+ * the copy) and taken only when its key and image length are the set's,
+ * every name lies inside the image, the addresses are sorted and three
+ * entries name whole words of the text; else the lines are parsed again.
+ */
+#define KSYM_TAB_MAGIC "TKKSTB01"
+
+struct ksym_tab_header {
+	char magic[8];
+	uint64_t key;
+	uint64_t img_len;
+	uint64_t n;
+	uint64_t whole; /* the lines parsed to their end */
+};
+
+static bool ksym_tab_names_word(const struct tk_event_set *set, const struct tk_ksym *k)
+{
+	size_t end = (size_t)k->name_off + k->name_len;
+
+	return k->name_off && ks_space((unsigned char)set->ksym_text[k->name_off - 1]) &&
+	       (end == set->ksym_img_len || ks_space((unsigned char)set->ksym_text[end]));
+}
+
+static bool ksym_tab_load(struct tk_event_set *set)
+{
+	struct ksym_tab_header h;
+	struct tk_ksym *tab = NULL;
+	bool ok = false;
+	struct stat st;
+	int fd = open(set->ksym_tab_path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || tk_pread_full(fd, &h, sizeof(h), 0) != (int64_t)sizeof(h) ||
+	    memcmp(h.magic, KSYM_TAB_MAGIC, 8) || h.key != set->ksym_tab_key ||
+	    h.img_len != set->ksym_img_len || h.n > h.img_len / 4 + 2 || h.whole > 1 ||
+	    (uint64_t)st.st_size != sizeof(h) + h.n * sizeof(*tab))
+		goto out;
+	tab = tk_big_alloc(h.n ? h.n * sizeof(*tab) : 1);
+	if (!tab ||
+	    tk_pread_full(fd, tab, h.n * sizeof(*tab), sizeof(h)) != (int64_t)(h.n * sizeof(*tab)))
+		goto out;
+	for (size_t i = 0; i < h.n; i++) {
+		if ((uint64_t)tab[i].name_off + tab[i].name_len > h.img_len ||
+		    (i && tab[i].addr < tab[i - 1].addr))
+			goto out;
+	}
+	if (h.n &&
+	    (!ksym_tab_names_word(set, &tab[0]) || !ksym_tab_names_word(set, &tab[h.n / 2]) ||
+	     !ksym_tab_names_word(set, &tab[h.n - 1])))
+		goto out;
+	set->ksyms = tab;
+	set->nksyms = (size_t)h.n;
+	set->ksym_img_whole = h.whole;
+	tab = NULL;
+	ok = true;
+out:
+	tk_big_free(tab);
+	close(fd);
+	return ok;
+}
+
+static void ksym_tab_save(const struct tk_event_set *set)
+{
+	struct ksym_tab_header h = {.key = set->ksym_tab_key,
+				    .img_len = set->ksym_img_len,
+				    .n = set->nksyms,
+				    .whole = set->ksym_img_whole};
+	size_t len = sizeof(h) + set->nksyms * sizeof(*set->ksyms);
+	uint8_t *buf;
+
+	if (!set->ksyms || !(buf = malloc(len)))
+		return;
+	memcpy(h.magic, KSYM_TAB_MAGIC, 8);
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), set->ksyms, set->nksyms * sizeof(*set->ksyms));
+	/* Another report may write it at the same time: the same bytes, renamed whole. */
+	(void)tk_write_file_atomic(set->ksym_tab_path, buf, len, 0644);
+	free(buf);
+}
+
+int tk_event_set_kallsyms_table(struct tk_event_set *set, const char *path, uint64_t key)
+{
+	char *p;
+
+	if (!set->ksym_partial)
+		return 0;
+	p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	free(set->ksym_tab_path);
+	set->ksym_tab_path = p;
+	set->ksym_tab_key = key;
+	return 0;
+}
+
 /* The table of the set's text (its image lines only, when partial). */
 static void ksym_build(struct tk_event_set *set)
 {
+	size_t len, stop;
+
 	ksym_fetch_locked(set);
-	set->ksyms =
-		ksym_parse(set->ksym_text, 0, set->ksym_partial ? set->ksym_img_len : set->ksym_len,
-			   &set->nksyms);
+	len = set->ksym_partial ? set->ksym_img_len : set->ksym_len;
+	if (set->ksym_partial && set->ksym_tab_path && ksym_tab_load(set)) {
+		set->ksym_memo = calloc(TK_KSYM_MEMO, sizeof(*set->ksym_memo));
+		__atomic_store_n(&set->ksym_built, true, __ATOMIC_RELEASE);
+		return;
+	}
+	set->ksyms = ksym_parse(set->ksym_text, 0, len, &set->nksyms, &stop);
+	set->ksym_img_whole = set->ksym_partial && stop == len;
+	if (set->ksym_partial && set->ksym_tab_path)
+		ksym_tab_save(set);
 	/* Without the memo every lookup searches: slower, same text. */
 	if (set->ksym_text)
 		set->ksym_memo = calloc(TK_KSYM_MEMO, sizeof(*set->ksym_memo));
@@ -1196,28 +1337,133 @@ static void ksym_build(struct tk_event_set *set)
 }
 
 /*
- * The whole text, appended after the image's lines (where no name a
- * printer may hold moves), and its table, published once (under
- * ksym_lock). An unreadable text leaves an empty table: the addresses the
+ * The whole text, after the image's lines (where no name a printer may
+ * hold moves), and its table, published once (under ksym_lock). It
+ * begins with the image's lines byte for byte where the copy is valid:
+ * then only what follows them is kept (at ksym_full_off) and parsed, and
+ * the whole table is the image's entries, then those of the rest, which
+ * is what a parse of the whole gives when the image's lines parsed to
+ * their end and every other entry lies above them (ksyms-copy.c). A
+ * kmem report, which reads the whole text for a name the image lacks
+ * (vmemmap_base), so holds ~5 MB less. Else the whole text is kept
+ * there. An unreadable text leaves an empty table: the addresses the
  * image could not answer print as numbers, as with no kallsyms at all.
  */
+#define KSYM_CHUNK ((size_t)64 << 10)
+
+static bool ksym_full_read(struct tk_event_set *set, char *dst, size_t room, size_t *kept,
+			   bool *split)
+{
+	const char *img = set->ksym_text;
+	size_t img_len = set->ksym_img_len, got = 0;
+	bool ok = true, nul = false;
+	char *buf = malloc(KSYM_CHUNK);
+	int fd = open(set->ksym_full_path, O_RDONLY | O_CLOEXEC);
+
+	*kept = 0;
+	*split = set->ksym_img_whole && img_len && img[img_len - 1] == '\n';
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (ok && !nul) {
+		ssize_t n = read(fd, buf, KSYM_CHUNK);
+		size_t m, i = 0;
+		const char *z;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ok = n == 0;
+			break;
+		}
+		m = (size_t)n;
+		/* Text past a NUL is invisible to libtraceevent; keep both views alike. */
+		if ((z = memchr(buf, '\0', m))) {
+			m = (size_t)(z - buf);
+			nul = true;
+		}
+		if (*split && got < img_len) {
+			i = m < img_len - got ? m : img_len - got;
+			if (memcmp(buf, img + got, i)) {
+				/* Not the image's lines: all is kept, what was read first. */
+				*split = false;
+				i = 0;
+				if (got > room) {
+					ok = false;
+					break;
+				}
+				memcpy(dst, img, got);
+				*kept = got;
+			}
+		}
+		if (m - i > room - *kept) {
+			ok = false;
+			break;
+		}
+		memcpy(dst + *kept, buf + i, m - i);
+		*kept += m - i;
+		got += m;
+	}
+	free(buf);
+	close(fd);
+	if (ok && *split && got < img_len) {
+		/* Shorter than the image's lines: all of it is their beginning. */
+		*split = false;
+		memcpy(dst, img, got);
+		*kept = got;
+	}
+	return ok;
+}
+
 static void ksym_full_build(struct tk_event_set *set)
 {
-	char *text = NULL;
-	size_t len = 0;
+	char *dst = set->ksym_text + set->ksym_full_off;
+	size_t room = set->ksym_region_len - set->ksym_full_off -
+		      (size_t)(set->ksym_text - (char *)set->ksym_region);
+	size_t kept, img_len = set->ksym_img_len, nrest = 0;
+	struct tk_ksym *rest = NULL;
+	bool split;
 
-	if (tk_read_file(set->ksym_full_path, &text, &len) == 0) {
-		len = strnlen(text, len);
-		if (len <= set->ksym_region_len - set->ksym_full_off -
-				    (size_t)(set->ksym_text - (char *)set->ksym_region) &&
-		    set->ksym_full_off + len <= UINT32_MAX) {
-			memcpy(set->ksym_text + set->ksym_full_off, text, len);
-			set->ksym_full_len = len;
-			set->ksym_full = ksym_parse(set->ksym_text, set->ksym_full_off,
-						    set->ksym_full_off + len, &set->nksym_full);
+	/* The image's table first: the whole one starts with it. */
+	if (!set->ksym_built)
+		ksym_build(set);
+	if (!ksym_full_read(set, dst, room, &kept, &split) ||
+	    set->ksym_full_off + kept > UINT32_MAX)
+		goto out;
+	if (split) {
+		rest = ksym_parse(set->ksym_text, set->ksym_full_off, set->ksym_full_off + kept,
+				  &nrest, NULL);
+		split = (rest || !nrest) &&
+			(!nrest || !set->nksyms ||
+			 rest[0].addr > set->ksyms[set->nksyms - 1].addr) &&
+			(set->ksym_full = tk_big_alloc((set->nksyms + nrest + 1) * sizeof(*rest)));
+		if (split) {
+			memcpy(set->ksym_full, set->ksyms, set->nksyms * sizeof(*rest));
+			if (nrest)
+				memcpy(set->ksym_full + set->nksyms, rest, nrest * sizeof(*rest));
+			set->nksym_full = set->nksyms + nrest;
+			set->ksym_full_len = img_len + kept;
+			set->ksym_full_split = true;
+			tk_big_free(rest);
+			goto out;
 		}
-		free(text);
+		tk_big_free(rest);
+		/* The rest goes after a copy of the image's lines, as the whole text. */
+		if (img_len > room - kept)
+			goto out;
+		memmove(dst + img_len, dst, kept);
+		memcpy(dst, set->ksym_text, img_len);
+		kept += img_len;
+		if (set->ksym_full_off + kept > UINT32_MAX)
+			goto out;
 	}
+	set->ksym_full_len = kept;
+	set->ksym_full = ksym_parse(set->ksym_text, set->ksym_full_off, set->ksym_full_off + kept,
+				    &set->nksym_full, NULL);
+out:
 	__atomic_store_n(&set->ksym_full_built, true, __ATOMIC_RELEASE);
 }
 

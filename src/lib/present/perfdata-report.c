@@ -82,7 +82,8 @@
  * and is asked for after each read, or copied into two arenas when the
  * reader's bytes do not stay (a pipe, a COMPRESSED record's output, an odd
  * offset); plus the thread and map tables. Symbols: kernel ips through
- * kallsyms, user ips through the process's MMAP/MMAP2 maps and the mapped
+ * kallsyms, user ips through the process's MMAP/MMAP2 maps (kept only
+ * when a line may name a user address: user_maps_needed()) and the mapped
  * file's ELF symbols (through the cache module's symbolizer, which loads
  * each file once), each DSO named only from a file of the build id the
  * BUILD_ID feature recorded for it.
@@ -422,6 +423,7 @@ struct rep {
 	size_t file_evsels;	 /* evsels of the file (pipe mode: so far) */
 	size_t sample_id_off;	 /* where a SAMPLE's id is (perf puts it alike for all); 0: none */
 	bool filtering;		 /* some filter of the options is set */
+	bool user_maps;		 /* a line may name a user address: keep processes' maps */
 	bool window;		 /* --time gave a start or an end (time_drops()) */
 	uint64_t qt_lo, qt_span; /* times t with t - qt_lo < qt_span: queued, in the window */
 	struct idcache_ent idcache[IDCACHE_SIZE];
@@ -1754,6 +1756,28 @@ static void decide_kernel_symbols(struct rep *r)
  * cannot name as the whole text would (a module's). Without a valid copy,
  * *@keep is the build id to keep one for once the whole text is read.
  */
+/*
+ * The event set's table of the copy's lines is kept beside the copy
+ * (tk_event_set_kallsyms_table()), keyed by the copy file's identity: a
+ * copy written anew (another boot's load address) is another file.
+ */
+static void kernel_symbols_table(struct rep *r, const char *bid)
+{
+	char *copy = NULL, *tab = NULL;
+	struct stat st;
+
+	if (asprintf(&copy, "%s/.tk-kallsyms/%s", tk_cache_dir(r->cache), bid) >= 0 &&
+	    !stat(copy, &st) && asprintf(&tab, "%s.tab", copy) >= 0)
+		tk_event_set_kallsyms_table(r->set, tab,
+					    ((uint64_t)st.st_dev * 0x9e3779b97f4a7c15ull) ^
+						    (uint64_t)st.st_ino ^
+						    ((uint64_t)st.st_size << 20) ^
+						    ((uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+						     (uint64_t)st.st_mtim.tv_nsec));
+	free(copy);
+	free(tab);
+}
+
 static bool kernel_symbols_from_copy(struct rep *r, const char *kbid, const char **keep)
 {
 	const char *cbid, *ctext;
@@ -1777,6 +1801,8 @@ static bool kernel_symbols_from_copy(struct rep *r, const char *kbid, const char
 							       path) == 0;
 			if (!done)
 				munmap(map, map_len);
+			else
+				kernel_symbols_table(r, cbid);
 		} else if (cbid && cbid[0]) {
 			*keep = cbid;
 		}
@@ -3816,7 +3842,7 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 		t->prefix_len = 0;
 		if (has)
 			thread_set_comm(t, comm, sizeof(comm));
-		if (pid != ppid)
+		if (pid != ppid && r->user_maps)
 			return proc_clone(r, (int32_t)ppid, (int32_t)pid);
 		return 0;
 	}
@@ -3852,6 +3878,8 @@ static int deliver(struct rep *r, const struct tk_perf_record *rec, int32_t idx)
 			return tk_perf_kmods_add(&r->kmods, r->pd, (const char *)d + name_off,
 						 rec->size - name_off, start, len);
 		}
+		if (!r->user_maps)
+			return 0;
 		p = proc_get(r, (int32_t)pid, true);
 		if (!p)
 			return -ENOMEM;
@@ -4552,6 +4580,40 @@ static void count_record(struct rep *r, const struct tk_perf_record *rec)
 	}
 }
 
+/*
+ * Whether any line may name a user-space address (a callchain, a stack to
+ * unwind, --fields, a sample that prints its ip): else the processes'
+ * maps are not kept. A file of tracepoints recorded with -a holds a map
+ * record for every map of every process and a copy of them per fork
+ * (irq-timer.data: 2 606 and 482, ~420 of its ~800 page faults) that no
+ * line reads. A pipe may announce its events after the first maps: kept.
+ */
+static bool user_maps_needed(struct tk_perfdata *pd, const struct tk_perfdata_report_opts *opts)
+{
+	const uint64_t plain = TK_PERF_SAMPLE_IP | TK_PERF_SAMPLE_TID | TK_PERF_SAMPLE_TIME |
+			       TK_PERF_SAMPLE_CPU | TK_PERF_SAMPLE_PERIOD | TK_PERF_SAMPLE_RAW |
+			       TK_PERF_SAMPLE_ID | TK_PERF_SAMPLE_STREAM_ID |
+			       TK_PERF_SAMPLE_IDENTIFIER;
+	size_t n = tk_perfdata_evsel_count(pd);
+
+	if (opts->fields || !n || tk_perfdata_get_info(pd)->pipe)
+		return true;
+	for (size_t i = 0; i < n; i++) {
+		const struct tk_perf_attr *a = &tk_perfdata_evsel_get(pd, i)->attr;
+
+		/*
+		 * Tracepoints (type 2) print their format's text, not their
+		 * ip; perf record's dummy event (side-band records) counts
+		 * nothing, so it has no samples.
+		 */
+		if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY)
+			continue;
+		if (a->type != 2 || (a->sample_type & ~plain))
+			return true;
+	}
+	return false;
+}
+
 TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 				  const struct tk_perfdata_report_opts *user_opts,
 				  struct tk_perfdata_report_stats *stats)
@@ -4582,6 +4644,7 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	r.filtering = opts->cpu_mask || opts->nevents || opts->npids || opts->ncomms ||
 		      opts->ntids || opts->has_start || opts->has_end;
 	r.window = opts->has_start || opts->has_end;
+	r.user_maps = user_maps_needed(pd, opts);
 	/* Queued times are 1 .. UINT64_MAX - 1 (process()), narrowed by the window. */
 	r.qt_lo = opts->has_start && opts->start_ns > 1 ? opts->start_ns : 1;
 	r.qt_span = !opts->has_end	     ? UINT64_MAX - r.qt_lo

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <tracekit/event.h>
@@ -1438,6 +1439,200 @@ static void test_ksym_image(void **state)
 	unlink(path);
 }
 
+/*
+ * The whole text a partial set reads keeps only what follows the image's
+ * lines when it begins with them and lists nothing at or below the
+ * image's last address; any other whole text is kept whole. Every answer,
+ * ours and libtraceevent's, is the whole text's either way. Texts of more
+ * than one read (64 KiB), so that a difference may come after the first.
+ */
+static void test_ksym_image_whole(void **state)
+{
+	enum { LINES = 4000 };
+	const char *tails[] = {
+		"ffffffffc0001000 t mod_fn\t[mod]\nffffffffc0001100 d mod_var\t[mod]\n",
+		"ffffffff81000040 t low_fn\t[mod]\n"};
+	const uint64_t addrs[] = {0xffffffff81000000ull, 0xffffffff81000105ull,
+				  0xffffffff81000bb8ull, 0xffffffff81000f9full,
+				  0xffffffff81001000ull, 0xffffffffc0001004ull,
+				  0xffffffffc0001100ull, 0xffffffff81000041ull};
+	size_t ilen = 0, cap = LINES * 40;
+	char *image = malloc(cap), *whole = malloc(cap + 256);
+	char path[] = "/tmp/tk-test-ksymw-XXXXXX";
+	uint8_t d[16] = {51, 0};
+
+	(void)state;
+	assert_non_null(image);
+	assert_non_null(whole);
+	for (unsigned int i = 0; i < LINES; i++)
+		ilen += (size_t)snprintf(image + ilen, cap - ilen, "ffffffff81%06x T fn_%05u\n", i,
+					 i);
+	/* 0: image and modules; 1: a line changed past the first read; 2: a low tail; 3: short */
+	for (int v = 0; v < 4; v++) {
+		struct tk_event_set *ref = new_set(), *set = new_set();
+		size_t wlen = v == 3 ? ilen / 2 : ilen, map_len;
+		char *hit;
+		void *map;
+		int fd;
+
+		memcpy(whole, image, wlen);
+		if (v == 1) {
+			hit = strstr(whole, " fn_03000\n");
+			assert_non_null(hit);
+			hit[4] = '9';
+		}
+		if (v != 3)
+			wlen += (size_t)sprintf(whole + wlen, "%s", tails[v == 2]);
+		fd = mkstemp(path);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, whole, wlen), (ssize_t)wlen);
+		close(fd);
+		assert_int_equal(tk_event_set_add_kallsyms(ref, whole, wlen), 0);
+		add_compiled(ref, "test", fmt_sym, 51);
+		map = map_text(image, ilen, 24, &map_len);
+		assert_int_equal(tk_event_set_add_kallsyms_image(set, (char *)map + 24, ilen, map,
+								 map_len, path),
+				 0);
+		add_compiled(set, "test", fmt_sym, 51);
+		assert_int_equal(tk_event_ksym_addr(set, "nothing"), 0);
+		assert_true(set->ksym_full_built);
+		assert_int_equal(set->ksym_full_split, v == 0);
+		assert_int_equal(tk_event_ksym_addr(set, "mod_var"),
+				 tk_event_ksym_addr(ref, "mod_var"));
+		/* A name the image lists is the image's (a valid copy begins the whole text). */
+		if (v != 3)
+			assert_int_equal(tk_event_ksym_addr(set, "fn_03999"),
+					 tk_event_ksym_addr(ref, "fn_03999"));
+		for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+			memcpy(d + 8, &addrs[i], 8);
+			assert_string_equal(print(set, d, sizeof(d), 0),
+					    print(ref, d, sizeof(d), 0));
+			assert_string_equal(print(set, d, sizeof(d), TK_EVENT_PRINT_SLOW),
+					    print(ref, d, sizeof(d), TK_EVENT_PRINT_SLOW));
+		}
+		tk_event_set_free(set);
+		tk_event_set_free(ref);
+		unlink(path);
+		strcpy(path, "/tmp/tk-test-ksymw-XXXXXX");
+	}
+	free(image);
+	free(whole);
+}
+
+/* A table file header's size (event.c's struct ksym_tab_header). */
+#define TAB_HEADER 40
+
+/* A partial set of @image and its table file @tab (key @key), built. */
+static struct tk_event_set *tab_set(const char *image, size_t ilen, const char *whole_path,
+				    const char *tab, uint64_t key)
+{
+	struct tk_event_set *set = new_set();
+	size_t map_len;
+	void *map = map_text(image, ilen, 24, &map_len);
+
+	assert_int_equal(tk_event_set_add_kallsyms_image(set, (char *)map + 24, ilen, map, map_len,
+							 whole_path),
+			 0);
+	assert_int_equal(tk_event_set_kallsyms_table(set, tab, key), 0);
+	add_compiled(set, "test", fmt_sym, 51);
+	tk_event_ksym_prepare(set);
+	return set;
+}
+
+/* An entry of the table file @tab, read or written. */
+static void tab_entry(const char *tab, size_t i, struct tk_ksym *k, bool write)
+{
+	FILE *f = fopen(tab, write ? "r+b" : "rb");
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)(TAB_HEADER + i * sizeof(*k)), SEEK_SET), 0);
+	if (write)
+		assert_int_equal(fwrite(k, sizeof(*k), 1, f), 1);
+	else
+		assert_int_equal(fread(k, sizeof(*k), 1, f), 1);
+	fclose(f);
+}
+
+/*
+ * The image's table kept in a file: written by the first set, read by the
+ * next of the same key; one of another key, or a file with a name outside
+ * the image, parses the lines again and writes the file anew. Every
+ * answer is the whole text's.
+ */
+static void test_ksym_table(void **state)
+{
+	enum { LINES = 3000 };
+	static const char tail[] = "ffffffffc0001000 t mod_fn\t[mod]\n";
+	const uint64_t addrs[] = {0xffffffff81000000ull, 0xffffffff81000105ull,
+				  0xffffffff81000bb7ull, 0xffffffff81000bb8ull,
+				  0xffffffffc0001004ull};
+	size_t ilen = 0, cap = LINES * 40, n;
+	char *image = malloc(cap), *whole = malloc(cap + sizeof(tail));
+	char path[] = "/tmp/tk-test-ksymt-XXXXXX", tab[64];
+	struct tk_event_set *ref = new_set(), *a, *b;
+	struct tk_ksym k0, k;
+	uint8_t d[16] = {51, 0};
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_non_null(image);
+	assert_non_null(whole);
+	for (unsigned int i = 0; i < LINES; i++)
+		ilen += (size_t)snprintf(image + ilen, cap - ilen, "ffffffff81%06x T fn_%05u\n", i,
+					 i);
+	memcpy(whole, image, ilen);
+	memcpy(whole + ilen, tail, sizeof(tail));
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, whole, strlen(whole)), (ssize_t)strlen(whole));
+	close(fd);
+	snprintf(tab, sizeof(tab), "%s.tab", path);
+	unlink(tab);
+	assert_int_equal(tk_event_set_add_kallsyms(ref, whole, strlen(whole)), 0);
+	add_compiled(ref, "test", fmt_sym, 51);
+
+	a = tab_set(image, ilen, path, tab, 42);
+	n = a->nksyms;
+	assert_int_equal(n, LINES);
+	assert_int_equal(stat(tab, &st), 0);
+	assert_int_equal((size_t)st.st_size, TAB_HEADER + n * sizeof(struct tk_ksym));
+	/* Read back: an entry changed in the file (still sorted) is the set's. */
+	tab_entry(tab, 1, &k0, false);
+	k = k0;
+	k.addr = a->ksyms[0].addr;
+	tab_entry(tab, 1, &k, true);
+	b = tab_set(image, ilen, path, tab, 42);
+	assert_int_equal(b->nksyms, n);
+	assert_true(b->ksym_img_whole);
+	assert_int_equal(b->ksyms[1].addr, a->ksyms[0].addr);
+	tk_event_set_free(b);
+	/* Another key, then a name outside the image: parsed again, the file written anew. */
+	for (int v = 0; v < 2; v++) {
+		if (v) {
+			k = k0;
+			k.name_off = (uint32_t)ilen;
+			tab_entry(tab, 1, &k, true);
+		}
+		b = tab_set(image, ilen, path, tab, 43);
+		assert_int_equal(b->nksyms, n);
+		assert_memory_equal(b->ksyms, a->ksyms, n * sizeof(*a->ksyms));
+		tab_entry(tab, 1, &k, false);
+		assert_memory_equal(&k, &k0, sizeof(k));
+		for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+			memcpy(d + 8, &addrs[i], 8);
+			assert_string_equal(print(b, d, sizeof(d), 0), print(ref, d, sizeof(d), 0));
+		}
+		tk_event_set_free(b);
+	}
+	tk_event_set_free(a);
+	tk_event_set_free(ref);
+	unlink(tab);
+	unlink(path);
+	free(image);
+	free(whole);
+}
+
 /* A length no record can hold: a marker and -EBADMSG, never libtraceevent's read past memory. */
 static void test_hex_bad_length(void **state)
 {
@@ -1813,6 +2008,8 @@ int main(void)
 		cmocka_unit_test(test_ksym_memo),
 		cmocka_unit_test(test_ksym_hex_digits),
 		cmocka_unit_test(test_ksym_image),
+		cmocka_unit_test(test_ksym_image_whole),
+		cmocka_unit_test(test_ksym_table),
 		cmocka_unit_test(test_sched_learn_fast),
 		cmocka_unit_test(test_sched_switch_states),
 		cmocka_unit_test(test_more_constructs),

@@ -1748,26 +1748,16 @@ static void decide_kernel_symbols(struct rep *r)
 }
 
 /*
- * The running kernel's kallsyms from the kept copy of its image's lines
- * (ksyms-copy.c: by the kernel's build id, and only while /proc/kallsyms
- * still begins with them), where the kernel would format the whole 5 MB
- * anew (~20 ms of system time, a third of a timer file's report). The
- * event set reads /proc/kallsyms itself for the first address those lines
- * cannot name as the whole text would (a module's). Without a valid copy,
- * *@keep is the build id to keep one for once the whole text is read.
- */
-/*
  * The event set's table of the copy's lines is kept beside the copy
  * (tk_event_set_kallsyms_table()), keyed by the copy file's identity: a
  * copy written anew (another boot's load address) is another file.
  */
 static void kernel_symbols_table(struct rep *r, const char *bid)
 {
-	char *copy = NULL, *tab = NULL;
+	char *copy = tk_ksyms_copy_path(tk_cache_dir(r->cache), bid), *tab = NULL;
 	struct stat st;
 
-	if (asprintf(&copy, "%s/.tk-kallsyms/%s", tk_cache_dir(r->cache), bid) >= 0 &&
-	    !stat(copy, &st) && asprintf(&tab, "%s.tab", copy) >= 0)
+	if (copy && !stat(copy, &st) && asprintf(&tab, "%s.tab", copy) >= 0)
 		tk_event_set_kallsyms_table(r->set, tab,
 					    ((uint64_t)st.st_dev * 0x9e3779b97f4a7c15ull) ^
 						    (uint64_t)st.st_ino ^
@@ -1778,6 +1768,15 @@ static void kernel_symbols_table(struct rep *r, const char *bid)
 	free(tab);
 }
 
+/*
+ * The running kernel's kallsyms from the kept copy of its image's lines
+ * (ksyms-copy.c: by the kernel's build id, and only while /proc/kallsyms
+ * still begins with them), where the kernel would format the whole 5 MB
+ * anew (~20 ms of system time, a third of a timer file's report). The
+ * event set reads /proc/kallsyms itself for the first address those lines
+ * cannot name as the whole text would (a module's). Without a valid copy,
+ * *@keep is the build id to keep one for once the whole text is read.
+ */
 static bool kernel_symbols_from_copy(struct rep *r, const char *kbid, const char **keep)
 {
 	const char *cbid, *ctext;

@@ -81,7 +81,7 @@ static size_t image_part(const char *text, size_t len)
 	return (size_t)(m - text);
 }
 
-static char *copy_path(const char *cache_dir, const char *bid)
+char *tk_ksyms_copy_path(const char *cache_dir, const char *bid)
 {
 	char *path;
 
@@ -96,7 +96,7 @@ int tk_ksyms_copy_get(const char *cache_dir, const char *bid, const char **text,
 		      const void **lines, size_t *n, void **map, size_t *map_len)
 {
 #if defined(__x86_64__)
-	char first[FIRST_READ], *path = copy_path(cache_dir, bid);
+	char first[FIRST_READ], *path = tk_ksyms_copy_path(cache_dir, bid);
 	size_t es = tk_ksyms_lazy_line_size();
 	const uint8_t *m = MAP_FAILED;
 	struct copy_header h;
@@ -169,7 +169,7 @@ void tk_ksyms_copy_put(const char *cache_dir, const char *bid, const char *text,
 		       const struct tk_ksyms_lazy *k)
 {
 #if defined(__x86_64__)
-	char *path = copy_path(cache_dir, bid), *dir = NULL, *buf = NULL;
+	char *path = tk_ksyms_copy_path(cache_dir, bid), *dir = NULL, *buf = NULL;
 	size_t img = image_part(text, len), es = tk_ksyms_lazy_line_size(), n = 0;
 	struct copy_header h;
 	void *lines = NULL;

@@ -12,6 +12,13 @@
 struct tk_ksyms_lazy;
 
 /*
+ * tk_ksyms_copy_path() - where the copy for the kernel of build id @bid
+ * (hex) lives in @cache_dir (malloc()ed), or NULL for a @bid that is no
+ * file name. Its readers may keep files of their own beside it.
+ */
+char *tk_ksyms_copy_path(const char *cache_dir, const char *bid);
+
+/*
  * tk_ksyms_copy_get() - the copy for the running kernel of build id @bid
  * (hex) in @cache_dir, when it is the beginning of what /proc/kallsyms
  * lists now, mapped (*@map, *@map_len bytes; the caller unmaps it, or

@@ -52,6 +52,10 @@
  *     binary itself) is stepped by its frame pointer, with libunwind's
  *     test of the guess and its stack pointer (the frame's own + 16), and
  *     the walk starts again from there (fp_step()).
+ *   - A register the CFI leaves unnamed keeps its value in the caller
+ *     (libunwind's default; libdw's x86-64 rules call most of them
+ *     undefined, rbx among them): in the rule stepper only, so a frame
+ *     handed to libdwfl still loses them (rule_from_cfi()).
  *
  * Caches, each capped: the Dwfl of a process (its modules, each with its
  * ELF and CFI, loaded on first use by libdwfl) lives while no file map of
@@ -1018,9 +1022,19 @@ static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
 
 		if (dwarf_frame_register(frame, i, ops_mem, &ops, &nops) != 0)
 			return false;
+		/*
+		 * Undefined, as libdw reports a register the CFI never names
+		 * (its x86-64 initial rules keep rax, rbp and r12-r15 only:
+		 * rbx is numbered 0 there), is kept for every register but the
+		 * return address: libunwind, perf's unwinder, starts each
+		 * register at "same value". The difference shows where a
+		 * caller's CFA is rbx-based, as in ld.so's lazy-binding
+		 * trampoline over _dl_fixup's first instructions: libdwfl
+		 * loses rbx there and ends the walk; perf goes on.
+		 */
 		if (nops == 0) {
 			if (ops == ops_mem)
-				rule[i] = RULE_UNDEF;
+				rule[i] = i == 16 ? RULE_UNDEF : RULE_SAME;
 			else if (!ops)
 				rule[i] = RULE_SAME;
 			else

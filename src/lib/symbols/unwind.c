@@ -58,25 +58,26 @@
  *     handed to libdwfl still loses them (rule_from_cfi()).
  *
  * Caches, each capped: the Dwfl of a process (its modules, each with its
- * ELF and CFI, loaded on first use by libdwfl) lives while no file map of
+ * CFI, loaded on first use by libdwfl, and its ELF, a handle over the
+ * binary's one mapped image: proc_find_elf()) lives while no file map of
  * the process changes (the caller's maps_gen: anonymous maps, the heap and
  * buffers, leave it), up to UPROCS processes, the least recently used
  * dropped first; each is attached once, with the current sample handed to
  * the callbacks through the handle. Whether CFI covers an address, per
  * maps generation (CFI_MEMO); each frame address's step rules, per Dwfl
  * (sets of two slots: RULES_FIRST slots, then STEP_RULES on one 2 MiB
- * huge page). Per binary, shared by every process: its resolved file
- * and mapped image, a Dwfl of it alone for its DWARF (libc's debug file
- * is compressed: libdw inflates it whole, ~230 M instructions, once per
- * run rather than once per process, unless its inflated copy in the
- * build-id cache is read instead: find_debuginfo(), debug-inflate.c), an
- * index of each compile unit's functions by address range, the DIEs the
- * inline lookups went through, and the inline names of every address
- * asked for (up to INLINE_CACHE_MAX addresses); also the lowest start of
- * its maps in the last process asked about (perf_eh_table()), while that
- * process's maps stay. A sample then costs the rule steps and hash
- * lookups; the text of each frame is kept by the caller
- * (perfdata-report.c).
+ * huge page). Per binary, shared by every process: its resolved file,
+ * its mapped image and where its loads lie (bin_range()), a Dwfl of it
+ * alone for its DWARF (libc's debug file is compressed: libdw inflates
+ * it whole, ~230 M instructions, once per run rather than once per
+ * process, unless its inflated copy in the build-id cache is read
+ * instead: find_debuginfo(), debug-inflate.c), an index of each compile
+ * unit's functions by address range, the DIEs the inline lookups went
+ * through, and the inline names of every address asked for (up to
+ * INLINE_CACHE_MAX addresses); also the lowest start of its maps in the
+ * last process asked about (perf_eh_table()), while that process's maps
+ * stay. A sample then costs the rule steps and hash lookups; the text
+ * of each frame is kept by the caller (perfdata-report.c).
  */
 #include <dwarf.h>
 #include <elf.h>
@@ -156,8 +157,13 @@ struct bin {
 	struct origin_name *onames; /* open addressing by origin DIE (die_name()) */
 	size_t oname_cap, nonames;
 	signed char debug_frame; /* the file has .debug_frame: 1, has not: -1, unknown: 0 */
-	const uint8_t *image;	 /* the file, mapped on the first memory read from it */
+	const uint8_t *image;	 /* the file, mapped on first use (bin_map()) */
 	size_t size;
+	/* Its place in a process, as libdwfl's dwfl_report_elf() works it out (bin_range()). */
+	signed char range; /* known: 1, the file has no usable program headers: -1, unread: 0 */
+	bool exec;	   /* ET_EXEC: at its own addresses */
+	uint64_t vaddr;	   /* the first PT_LOAD's address, aligned down to its p_align */
+	uint64_t load_end; /* the end of the last PT_LOAD that ends above 0 */
 	bool hdr_tried;
 	uint64_t eh_hdr;   /* .eh_frame_hdr's address in the file; 0: none (perf_eh_table()) */
 	uint64_t elf_base; /* the first PT_LOAD's address, page-aligned */
@@ -439,7 +445,13 @@ static int bin_map(struct bin *b)
 		close(fd);
 		return -1;
 	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	/*
+	 * Writable but private: every process's Dwfl reads the file through
+	 * an elf_memory() handle over this image (proc_find_elf()), and
+	 * libelf takes that memory as its own to convert in place should it
+	 * need to; no page is copied unless written.
+	 */
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
 		return -1;
@@ -504,6 +516,100 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 };
 
 /*
+ * A process's module's ELF: a libelf handle over its binary's one mapped
+ * image, which the handle does not own (elf_end() leaves it mapped).
+ * dwfl_report_elf() opened and mapped the file again in every process's
+ * Dwfl, and each dwfl_end() unmapped it: on the big workload ~80 of each,
+ * at ~80 us a munmap() on this machine.
+ */
+static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			 char **file_name, Elf **elfp)
+{
+	struct bin *b = *userdata;
+	Elf *elf;
+
+	(void)mod;
+	(void)modname;
+	(void)base;
+	if (!b || !b->image)
+		return -1;
+	*file_name = strdup(b->file);
+	if (!*file_name)
+		return -1;
+	elf = elf_memory((char *)b->image, b->size);
+	if (!elf) {
+		free(*file_name);
+		*file_name = NULL;
+		return -1;
+	}
+	*elfp = elf;
+	return -1;
+}
+
+static const Dwfl_Callbacks proc_callbacks = {
+	.find_elf = proc_find_elf,
+	.find_debuginfo = find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/*
+ * Map @b's file and read where its loads lie, for reporting it to a
+ * process's Dwfl at the place dwfl_report_elf() would give it: from the
+ * first PT_LOAD (its address aligned down to its p_align) to the end of
+ * the last one that ends above 0. -1 when it cannot be mapped or has no
+ * such loads (dwfl_report_elf() fails on both).
+ */
+static int bin_range(struct bin *b)
+{
+	GElf_Ehdr eh;
+	size_t nph = 0;
+	Elf *elf;
+
+	if (b->range)
+		return b->range > 0 ? 0 : -1;
+	b->range = -1;
+	if (bin_map(b) < 0)
+		return -1;
+	elf = elf_memory((char *)b->image, b->size);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    elf_getphdrnum(elf, &nph) != 0 || eh.e_type == ET_REL) {
+		elf_end(elf);
+		return -1;
+	}
+	b->exec = eh.e_type == ET_EXEC || eh.e_type == ET_CORE;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph)) {
+			elf_end(elf);
+			return -1;
+		}
+		if (ph.p_type == PT_LOAD) {
+			b->vaddr = ph.p_vaddr & -ph.p_align;
+			break;
+		}
+	}
+	for (size_t i = nph; i-- > 0;) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph)) {
+			elf_end(elf);
+			return -1;
+		}
+		if (ph.p_type == PT_LOAD && ph.p_vaddr + ph.p_memsz > 0) {
+			b->load_end = ph.p_vaddr + ph.p_memsz;
+			break;
+		}
+	}
+	elf_end(elf);
+	if (!b->load_end)
+		return -1;
+	b->range = 1;
+	return 0;
+}
+
+/*
  * The module of @addr in @p's Dwfl, reported from the map holding it when
  * it is not yet. NULL when no map holds @addr (*@nofile false) or its
  * binary has no file here (*@nofile true).
@@ -512,6 +618,7 @@ static Dwfl_Module *module_at(struct tk_unwind *uw, struct uproc *p, uint64_t ad
 {
 	Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, addr);
 	const struct tk_unwind_map *m;
+	uint64_t base, bias;
 	void **userdata;
 	struct bin *b;
 
@@ -522,13 +629,18 @@ static Dwfl_Module *module_at(struct tk_unwind *uw, struct uproc *p, uint64_t ad
 	if (!m || m->anon)
 		return NULL;
 	b = bin_get(uw, m->path, m->build_id);
-	if (!b || !b->file) {
+	if (!b || !b->file || bin_range(b) < 0) {
 		*nofile = true;
 		return NULL;
 	}
-	/* A file's first byte is mapped at start - pgoff: libdwfl places its segments from there.
+	/*
+	 * A file's first byte is mapped at start - pgoff: libdwfl places its
+	 * segments from there (an ET_EXEC file at its own addresses), its
+	 * ELF asked for later (proc_find_elf()).
 	 */
-	mod = dwfl_report_elf(p->dwfl, b->path, b->file, -1, m->start - m->pgoff, false);
+	base = m->start - m->pgoff;
+	bias = b->exec ? 0 : base - b->vaddr;
+	mod = dwfl_report_module(p->dwfl, b->path, b->exec ? b->vaddr : base, bias + b->load_end);
 	if (!mod || dwfl_addrmodule(p->dwfl, addr) != mod) {
 		*nofile = true;
 		return NULL;
@@ -689,7 +801,7 @@ static struct uproc *uproc_get(struct tk_unwind *uw, int32_t pid, uint64_t gen)
 		p->dwfl = NULL;
 	}
 	if (!p->dwfl) {
-		p->dwfl = dwfl_begin(&dwfl_callbacks);
+		p->dwfl = dwfl_begin(&proc_callbacks);
 		if (!p->dwfl)
 			return NULL;
 		if (!dwfl_attach_state(p->dwfl, uw->machine, pid, &thread_callbacks, uw)) {

@@ -79,6 +79,7 @@
  * stay. A sample then costs the rule steps and hash lookups; the text
  * of each frame is kept by the caller (perfdata-report.c).
  */
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elf.h>
 #include <elfutils/libdw.h>
@@ -87,6 +88,8 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +103,141 @@
 #include "error.h"
 #include "symbolizer-internal.h"
 #include "unwind-internal.h"
+
+/*
+ * libdw is opened (dlopen()) by the first tk_unwind_new(), the only way
+ * to the calls below, not linked: linked, it and libbz2 were mapped and
+ * relocated at the start of every command (~2 500 relocations, ~25 page
+ * faults), which a report that never unwinds paid for nothing. The calls
+ * go through dw_api (the macros below), filled once: an indirect call,
+ * as through the PLT before.
+ */
+#define DW_CALLS(X)                                                                                \
+	X(dwarf_attr)                                                                              \
+	X(dwarf_attr_integrate)                                                                    \
+	X(dwarf_cfi_addrframe)                                                                     \
+	X(dwarf_child)                                                                             \
+	X(dwarf_cu_getdwarf)                                                                       \
+	X(dwarf_diename)                                                                           \
+	X(dwarf_dieoffset)                                                                         \
+	X(dwarf_formref_die)                                                                       \
+	X(dwarf_formstring)                                                                        \
+	X(dwarf_frame_cfa)                                                                         \
+	X(dwarf_frame_info)                                                                        \
+	X(dwarf_frame_register)                                                                    \
+	X(dwarf_getscopes)                                                                         \
+	X(dwarf_getscopes_die)                                                                     \
+	X(dwarf_hasattr)                                                                           \
+	X(dwarf_highpc)                                                                            \
+	X(dwarf_lowpc)                                                                             \
+	X(dwarf_offdie)                                                                            \
+	X(dwarf_ranges)                                                                            \
+	X(dwarf_siblingof)                                                                         \
+	X(dwarf_tag)                                                                               \
+	X(dwfl_addrmodule)                                                                         \
+	X(dwfl_attach_state)                                                                       \
+	X(dwfl_begin)                                                                              \
+	X(dwfl_build_id_find_elf)                                                                  \
+	X(dwfl_end)                                                                                \
+	X(dwfl_frame_pc)                                                                           \
+	X(dwfl_frame_reg)                                                                          \
+	X(dwfl_getthread_frames)                                                                   \
+	X(dwfl_module_addrdie)                                                                     \
+	X(dwfl_module_build_id)                                                                    \
+	X(dwfl_module_dwarf_cfi)                                                                   \
+	X(dwfl_module_eh_cfi)                                                                      \
+	X(dwfl_module_getelf)                                                                      \
+	X(dwfl_module_getsrc)                                                                      \
+	X(dwfl_module_getsym_info)                                                                 \
+	X(dwfl_module_getsymtab)                                                                   \
+	X(dwfl_module_info)                                                                        \
+	X(dwfl_offline_section_address)                                                            \
+	X(dwfl_report_begin)                                                                       \
+	X(dwfl_report_elf)                                                                         \
+	X(dwfl_report_end)                                                                         \
+	X(dwfl_report_module)                                                                      \
+	X(dwfl_thread_state_register_pc)                                                           \
+	X(dwfl_thread_state_registers)
+
+static struct {
+#define DW_FIELD(f) __typeof__(&f) f;
+	DW_CALLS(DW_FIELD)
+#undef DW_FIELD
+} dw_api;
+static pthread_once_t dw_once = PTHREAD_ONCE_INIT;
+static char dw_load_error[256];
+
+static void dw_resolve(void)
+{
+	/* The soname elfutils has always given libdw. */
+	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		snprintf(dw_load_error, sizeof(dw_load_error), "%s", dlerror());
+		return;
+	}
+#define DW_SYM(f)                                                                                  \
+	if (!dw_load_error[0] && !(dw_api.f = (__typeof__(dw_api.f))dlsym(h, #f)))                 \
+		snprintf(dw_load_error, sizeof(dw_load_error), "libdw.so.1 has no %s", #f);
+	DW_CALLS(DW_SYM)
+#undef DW_SYM
+	/* The handle stays open: the functions are used until the program ends. */
+}
+
+/* Load libdw once; Return: 0, or -ENOENT naming what is missing. */
+static int dw_load(void)
+{
+	pthread_once(&dw_once, dw_resolve);
+	if (dw_load_error[0])
+		return tk_fail(ENOENT, "cannot load libdw: %s", dw_load_error);
+	return 0;
+}
+
+#define dwarf_attr		      (*dw_api.dwarf_attr)
+#define dwarf_attr_integrate	      (*dw_api.dwarf_attr_integrate)
+#define dwarf_cfi_addrframe	      (*dw_api.dwarf_cfi_addrframe)
+#define dwarf_child		      (*dw_api.dwarf_child)
+#define dwarf_cu_getdwarf	      (*dw_api.dwarf_cu_getdwarf)
+#define dwarf_diename		      (*dw_api.dwarf_diename)
+#define dwarf_dieoffset		      (*dw_api.dwarf_dieoffset)
+#define dwarf_formref_die	      (*dw_api.dwarf_formref_die)
+#define dwarf_formstring	      (*dw_api.dwarf_formstring)
+#define dwarf_frame_cfa		      (*dw_api.dwarf_frame_cfa)
+#define dwarf_frame_info	      (*dw_api.dwarf_frame_info)
+#define dwarf_frame_register	      (*dw_api.dwarf_frame_register)
+#define dwarf_getscopes		      (*dw_api.dwarf_getscopes)
+#define dwarf_getscopes_die	      (*dw_api.dwarf_getscopes_die)
+#define dwarf_hasattr		      (*dw_api.dwarf_hasattr)
+#define dwarf_highpc		      (*dw_api.dwarf_highpc)
+#define dwarf_lowpc		      (*dw_api.dwarf_lowpc)
+#define dwarf_offdie		      (*dw_api.dwarf_offdie)
+#define dwarf_ranges		      (*dw_api.dwarf_ranges)
+#define dwarf_siblingof		      (*dw_api.dwarf_siblingof)
+#define dwarf_tag		      (*dw_api.dwarf_tag)
+#define dwfl_addrmodule		      (*dw_api.dwfl_addrmodule)
+#define dwfl_attach_state	      (*dw_api.dwfl_attach_state)
+#define dwfl_begin		      (*dw_api.dwfl_begin)
+#define dwfl_build_id_find_elf	      (*dw_api.dwfl_build_id_find_elf)
+#define dwfl_end		      (*dw_api.dwfl_end)
+#define dwfl_frame_pc		      (*dw_api.dwfl_frame_pc)
+#define dwfl_frame_reg		      (*dw_api.dwfl_frame_reg)
+#define dwfl_getthread_frames	      (*dw_api.dwfl_getthread_frames)
+#define dwfl_module_addrdie	      (*dw_api.dwfl_module_addrdie)
+#define dwfl_module_build_id	      (*dw_api.dwfl_module_build_id)
+#define dwfl_module_dwarf_cfi	      (*dw_api.dwfl_module_dwarf_cfi)
+#define dwfl_module_eh_cfi	      (*dw_api.dwfl_module_eh_cfi)
+#define dwfl_module_getelf	      (*dw_api.dwfl_module_getelf)
+#define dwfl_module_getsrc	      (*dw_api.dwfl_module_getsrc)
+#define dwfl_module_getsym_info	      (*dw_api.dwfl_module_getsym_info)
+#define dwfl_module_getsymtab	      (*dw_api.dwfl_module_getsymtab)
+#define dwfl_module_info	      (*dw_api.dwfl_module_info)
+#define dwfl_offline_section_address  (*dw_api.dwfl_offline_section_address)
+#define dwfl_report_begin	      (*dw_api.dwfl_report_begin)
+#define dwfl_report_elf		      (*dw_api.dwfl_report_elf)
+#define dwfl_report_end		      (*dw_api.dwfl_report_end)
+#define dwfl_report_module	      (*dw_api.dwfl_report_module)
+#define dwfl_thread_state_register_pc (*dw_api.dwfl_thread_state_register_pc)
+#define dwfl_thread_state_registers   (*dw_api.dwfl_thread_state_registers)
 
 #define UPROCS		 16
 #define REGS_ABI_64	 2
@@ -325,9 +463,14 @@ static void table_free(void *p, size_t n, size_t size)
 
 struct tk_unwind *tk_unwind_new(struct tk_symbolizer *sym)
 {
-	struct tk_unwind *uw = calloc(1, sizeof(*uw));
+	struct tk_unwind *uw;
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)machine_ehdr;
 
+	if (dw_load() < 0) {
+		errno = ENOENT;
+		return NULL;
+	}
+	uw = calloc(1, sizeof(*uw));
 	if (!uw)
 		return tk_fail_null(ENOMEM, "out of memory");
 	uw->sym = sym;
@@ -508,10 +651,25 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 
 static char *debuginfo_path;
 
+/* libdwfl's own callbacks, called through dw_api (a table entry is no constant). */
+static int build_id_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+			     Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	return dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
+}
+
+static int offline_section_address(Dwfl_Module *mod, void **userdata, const char *modname,
+				   Dwarf_Addr base, const char *secname, GElf_Word shndx,
+				   const GElf_Shdr *shdr, Dwarf_Addr *addr)
+{
+	return dwfl_offline_section_address(mod, userdata, modname, base, secname, shndx, shdr,
+					    addr);
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
+	.find_elf = build_id_find_elf,
 	.find_debuginfo = find_debuginfo,
-	.section_address = dwfl_offline_section_address,
+	.section_address = offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
 
@@ -549,7 +707,7 @@ static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = proc_find_elf,
 	.find_debuginfo = find_debuginfo,
-	.section_address = dwfl_offline_section_address,
+	.section_address = offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
 

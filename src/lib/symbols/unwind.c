@@ -52,28 +52,34 @@
  *     binary itself) is stepped by its frame pointer, with libunwind's
  *     test of the guess and its stack pointer (the frame's own + 16), and
  *     the walk starts again from there (fp_step()).
+ *   - A register the CFI leaves unnamed keeps its value in the caller
+ *     (libunwind's default; libdw's x86-64 rules call most of them
+ *     undefined, rbx among them): in the rule stepper only, so a frame
+ *     handed to libdwfl still loses them (rule_from_cfi()).
  *
  * Caches, each capped: the Dwfl of a process (its modules, each with its
- * ELF and CFI, loaded on first use by libdwfl) lives while no file map of
+ * CFI, loaded on first use by libdwfl, and its ELF, a handle over the
+ * binary's one mapped image: proc_find_elf()) lives while no file map of
  * the process changes (the caller's maps_gen: anonymous maps, the heap and
  * buffers, leave it), up to UPROCS processes, the least recently used
  * dropped first; each is attached once, with the current sample handed to
  * the callbacks through the handle. Whether CFI covers an address, per
  * maps generation (CFI_MEMO); each frame address's step rules, per Dwfl
  * (sets of two slots: RULES_FIRST slots, then STEP_RULES on one 2 MiB
- * huge page). Per binary, shared by every process: its resolved file
- * and mapped image, a Dwfl of it alone for its DWARF (libc's debug file
- * is compressed: libdw inflates it whole, ~230 M instructions, once per
- * run rather than once per process, unless its inflated copy in the
- * build-id cache is read instead: find_debuginfo(), debug-inflate.c), an
- * index of each compile unit's functions by address range, the DIEs the
- * inline lookups went through, and the inline names of every address
- * asked for (up to INLINE_CACHE_MAX addresses); also the lowest start of
- * its maps in the last process asked about (perf_eh_table()), while that
- * process's maps stay. A sample then costs the rule steps and hash
- * lookups; the text of each frame is kept by the caller
- * (perfdata-report.c).
+ * huge page). Per binary, shared by every process: its resolved file,
+ * its mapped image and where its loads lie (bin_range()), a Dwfl of it
+ * alone for its DWARF (libc's debug file is compressed: libdw inflates
+ * it whole, ~230 M instructions, once per run rather than once per
+ * process, unless its inflated copy in the build-id cache is read
+ * instead: find_debuginfo(), debug-inflate.c), an index of each compile
+ * unit's functions by address range, the DIEs the inline lookups went
+ * through, and the inline names of every address asked for (up to
+ * INLINE_CACHE_MAX addresses); also the lowest start of its maps in the
+ * last process asked about (perf_eh_table()), while that process's maps
+ * stay. A sample then costs the rule steps and hash lookups; the text
+ * of each frame is kept by the caller (perfdata-report.c).
  */
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elf.h>
 #include <elfutils/libdw.h>
@@ -82,6 +88,8 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +103,141 @@
 #include "error.h"
 #include "symbolizer-internal.h"
 #include "unwind-internal.h"
+
+/*
+ * libdw is opened (dlopen()) by the first tk_unwind_new(), the only way
+ * to the calls below, not linked: linked, it and libbz2 were mapped and
+ * relocated at the start of every command (~2 500 relocations, ~25 page
+ * faults), which a report that never unwinds paid for nothing. The calls
+ * go through dw_api (the macros below), filled once: an indirect call,
+ * as through the PLT before.
+ */
+#define DW_CALLS(X)                                                                                \
+	X(dwarf_attr)                                                                              \
+	X(dwarf_attr_integrate)                                                                    \
+	X(dwarf_cfi_addrframe)                                                                     \
+	X(dwarf_child)                                                                             \
+	X(dwarf_cu_getdwarf)                                                                       \
+	X(dwarf_diename)                                                                           \
+	X(dwarf_dieoffset)                                                                         \
+	X(dwarf_formref_die)                                                                       \
+	X(dwarf_formstring)                                                                        \
+	X(dwarf_frame_cfa)                                                                         \
+	X(dwarf_frame_info)                                                                        \
+	X(dwarf_frame_register)                                                                    \
+	X(dwarf_getscopes)                                                                         \
+	X(dwarf_getscopes_die)                                                                     \
+	X(dwarf_hasattr)                                                                           \
+	X(dwarf_highpc)                                                                            \
+	X(dwarf_lowpc)                                                                             \
+	X(dwarf_offdie)                                                                            \
+	X(dwarf_ranges)                                                                            \
+	X(dwarf_siblingof)                                                                         \
+	X(dwarf_tag)                                                                               \
+	X(dwfl_addrmodule)                                                                         \
+	X(dwfl_attach_state)                                                                       \
+	X(dwfl_begin)                                                                              \
+	X(dwfl_build_id_find_elf)                                                                  \
+	X(dwfl_end)                                                                                \
+	X(dwfl_frame_pc)                                                                           \
+	X(dwfl_frame_reg)                                                                          \
+	X(dwfl_getthread_frames)                                                                   \
+	X(dwfl_module_addrdie)                                                                     \
+	X(dwfl_module_build_id)                                                                    \
+	X(dwfl_module_dwarf_cfi)                                                                   \
+	X(dwfl_module_eh_cfi)                                                                      \
+	X(dwfl_module_getelf)                                                                      \
+	X(dwfl_module_getsrc)                                                                      \
+	X(dwfl_module_getsym_info)                                                                 \
+	X(dwfl_module_getsymtab)                                                                   \
+	X(dwfl_module_info)                                                                        \
+	X(dwfl_offline_section_address)                                                            \
+	X(dwfl_report_begin)                                                                       \
+	X(dwfl_report_elf)                                                                         \
+	X(dwfl_report_end)                                                                         \
+	X(dwfl_report_module)                                                                      \
+	X(dwfl_thread_state_register_pc)                                                           \
+	X(dwfl_thread_state_registers)
+
+static struct {
+#define DW_FIELD(f) __typeof__(&f) f;
+	DW_CALLS(DW_FIELD)
+#undef DW_FIELD
+} dw_api;
+static pthread_once_t dw_once = PTHREAD_ONCE_INIT;
+static char dw_load_error[256];
+
+static void dw_resolve(void)
+{
+	/* The soname elfutils has always given libdw. */
+	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		snprintf(dw_load_error, sizeof(dw_load_error), "%s", dlerror());
+		return;
+	}
+#define DW_SYM(f)                                                                                  \
+	if (!dw_load_error[0] && !(dw_api.f = (__typeof__(dw_api.f))dlsym(h, #f)))                 \
+		snprintf(dw_load_error, sizeof(dw_load_error), "libdw.so.1 has no %s", #f);
+	DW_CALLS(DW_SYM)
+#undef DW_SYM
+	/* The handle stays open: the functions are used until the program ends. */
+}
+
+/* Load libdw once; Return: 0, or -ENOENT naming what is missing. */
+static int dw_load(void)
+{
+	pthread_once(&dw_once, dw_resolve);
+	if (dw_load_error[0])
+		return tk_fail(ENOENT, "cannot load libdw: %s", dw_load_error);
+	return 0;
+}
+
+#define dwarf_attr		      (*dw_api.dwarf_attr)
+#define dwarf_attr_integrate	      (*dw_api.dwarf_attr_integrate)
+#define dwarf_cfi_addrframe	      (*dw_api.dwarf_cfi_addrframe)
+#define dwarf_child		      (*dw_api.dwarf_child)
+#define dwarf_cu_getdwarf	      (*dw_api.dwarf_cu_getdwarf)
+#define dwarf_diename		      (*dw_api.dwarf_diename)
+#define dwarf_dieoffset		      (*dw_api.dwarf_dieoffset)
+#define dwarf_formref_die	      (*dw_api.dwarf_formref_die)
+#define dwarf_formstring	      (*dw_api.dwarf_formstring)
+#define dwarf_frame_cfa		      (*dw_api.dwarf_frame_cfa)
+#define dwarf_frame_info	      (*dw_api.dwarf_frame_info)
+#define dwarf_frame_register	      (*dw_api.dwarf_frame_register)
+#define dwarf_getscopes		      (*dw_api.dwarf_getscopes)
+#define dwarf_getscopes_die	      (*dw_api.dwarf_getscopes_die)
+#define dwarf_hasattr		      (*dw_api.dwarf_hasattr)
+#define dwarf_highpc		      (*dw_api.dwarf_highpc)
+#define dwarf_lowpc		      (*dw_api.dwarf_lowpc)
+#define dwarf_offdie		      (*dw_api.dwarf_offdie)
+#define dwarf_ranges		      (*dw_api.dwarf_ranges)
+#define dwarf_siblingof		      (*dw_api.dwarf_siblingof)
+#define dwarf_tag		      (*dw_api.dwarf_tag)
+#define dwfl_addrmodule		      (*dw_api.dwfl_addrmodule)
+#define dwfl_attach_state	      (*dw_api.dwfl_attach_state)
+#define dwfl_begin		      (*dw_api.dwfl_begin)
+#define dwfl_build_id_find_elf	      (*dw_api.dwfl_build_id_find_elf)
+#define dwfl_end		      (*dw_api.dwfl_end)
+#define dwfl_frame_pc		      (*dw_api.dwfl_frame_pc)
+#define dwfl_frame_reg		      (*dw_api.dwfl_frame_reg)
+#define dwfl_getthread_frames	      (*dw_api.dwfl_getthread_frames)
+#define dwfl_module_addrdie	      (*dw_api.dwfl_module_addrdie)
+#define dwfl_module_build_id	      (*dw_api.dwfl_module_build_id)
+#define dwfl_module_dwarf_cfi	      (*dw_api.dwfl_module_dwarf_cfi)
+#define dwfl_module_eh_cfi	      (*dw_api.dwfl_module_eh_cfi)
+#define dwfl_module_getelf	      (*dw_api.dwfl_module_getelf)
+#define dwfl_module_getsrc	      (*dw_api.dwfl_module_getsrc)
+#define dwfl_module_getsym_info	      (*dw_api.dwfl_module_getsym_info)
+#define dwfl_module_getsymtab	      (*dw_api.dwfl_module_getsymtab)
+#define dwfl_module_info	      (*dw_api.dwfl_module_info)
+#define dwfl_offline_section_address  (*dw_api.dwfl_offline_section_address)
+#define dwfl_report_begin	      (*dw_api.dwfl_report_begin)
+#define dwfl_report_elf		      (*dw_api.dwfl_report_elf)
+#define dwfl_report_end		      (*dw_api.dwfl_report_end)
+#define dwfl_report_module	      (*dw_api.dwfl_report_module)
+#define dwfl_thread_state_register_pc (*dw_api.dwfl_thread_state_register_pc)
+#define dwfl_thread_state_registers   (*dw_api.dwfl_thread_state_registers)
 
 #define UPROCS		 16
 #define REGS_ABI_64	 2
@@ -152,8 +295,13 @@ struct bin {
 	struct origin_name *onames; /* open addressing by origin DIE (die_name()) */
 	size_t oname_cap, nonames;
 	signed char debug_frame; /* the file has .debug_frame: 1, has not: -1, unknown: 0 */
-	const uint8_t *image;	 /* the file, mapped on the first memory read from it */
+	const uint8_t *image;	 /* the file, mapped on first use (bin_map()) */
 	size_t size;
+	/* Its place in a process, as libdwfl's dwfl_report_elf() works it out (bin_range()). */
+	signed char range; /* known: 1, the file has no usable program headers: -1, unread: 0 */
+	bool exec;	   /* ET_EXEC: at its own addresses */
+	uint64_t vaddr;	   /* the first PT_LOAD's address, aligned down to its p_align */
+	uint64_t load_end; /* the end of the last PT_LOAD that ends above 0 */
 	bool hdr_tried;
 	uint64_t eh_hdr;   /* .eh_frame_hdr's address in the file; 0: none (perf_eh_table()) */
 	uint64_t elf_base; /* the first PT_LOAD's address, page-aligned */
@@ -315,9 +463,14 @@ static void table_free(void *p, size_t n, size_t size)
 
 struct tk_unwind *tk_unwind_new(struct tk_symbolizer *sym)
 {
-	struct tk_unwind *uw = calloc(1, sizeof(*uw));
+	struct tk_unwind *uw;
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)machine_ehdr;
 
+	if (dw_load() < 0) {
+		errno = ENOENT;
+		return NULL;
+	}
+	uw = calloc(1, sizeof(*uw));
 	if (!uw)
 		return tk_fail_null(ENOMEM, "out of memory");
 	uw->sym = sym;
@@ -435,7 +588,13 @@ static int bin_map(struct bin *b)
 		close(fd);
 		return -1;
 	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	/*
+	 * Writable but private: every process's Dwfl reads the file through
+	 * an elf_memory() handle over this image (proc_find_elf()), and
+	 * libelf takes that memory as its own to convert in place should it
+	 * need to; no page is copied unless written.
+	 */
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
 		return -1;
@@ -492,12 +651,121 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 
 static char *debuginfo_path;
 
+/* libdwfl's own callbacks, called through dw_api (a table entry is no constant). */
+static int build_id_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+			     Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	return dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
+}
+
+static int offline_section_address(Dwfl_Module *mod, void **userdata, const char *modname,
+				   Dwarf_Addr base, const char *secname, GElf_Word shndx,
+				   const GElf_Shdr *shdr, Dwarf_Addr *addr)
+{
+	return dwfl_offline_section_address(mod, userdata, modname, base, secname, shndx, shdr,
+					    addr);
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
+	.find_elf = build_id_find_elf,
 	.find_debuginfo = find_debuginfo,
-	.section_address = dwfl_offline_section_address,
+	.section_address = offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
+
+/*
+ * A process's module's ELF: a libelf handle over its binary's one mapped
+ * image, which the handle does not own (elf_end() leaves it mapped).
+ * dwfl_report_elf() opened and mapped the file again in every process's
+ * Dwfl, and each dwfl_end() unmapped it: on the big workload ~80 of each,
+ * at ~80 us a munmap() on this machine.
+ */
+static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			 char **file_name, Elf **elfp)
+{
+	struct bin *b = *userdata;
+	Elf *elf;
+
+	(void)mod;
+	(void)modname;
+	(void)base;
+	if (!b || !b->image)
+		return -1;
+	*file_name = strdup(b->file);
+	if (!*file_name)
+		return -1;
+	elf = elf_memory((char *)b->image, b->size);
+	if (!elf) {
+		free(*file_name);
+		*file_name = NULL;
+		return -1;
+	}
+	*elfp = elf;
+	return -1;
+}
+
+static const Dwfl_Callbacks proc_callbacks = {
+	.find_elf = proc_find_elf,
+	.find_debuginfo = find_debuginfo,
+	.section_address = offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/*
+ * Map @b's file and read where its loads lie, for reporting it to a
+ * process's Dwfl at the place dwfl_report_elf() would give it: from the
+ * first PT_LOAD (its address aligned down to its p_align) to the end of
+ * the last one that ends above 0. -1 when it cannot be mapped or has no
+ * such loads (dwfl_report_elf() fails on both).
+ */
+static int bin_range(struct bin *b)
+{
+	GElf_Ehdr eh;
+	size_t nph = 0;
+	Elf *elf;
+
+	if (b->range)
+		return b->range > 0 ? 0 : -1;
+	b->range = -1;
+	if (bin_map(b) < 0)
+		return -1;
+	elf = elf_memory((char *)b->image, b->size);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    elf_getphdrnum(elf, &nph) != 0 || eh.e_type == ET_REL) {
+		elf_end(elf);
+		return -1;
+	}
+	b->exec = eh.e_type == ET_EXEC || eh.e_type == ET_CORE;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph)) {
+			elf_end(elf);
+			return -1;
+		}
+		if (ph.p_type == PT_LOAD) {
+			b->vaddr = ph.p_vaddr & -ph.p_align;
+			break;
+		}
+	}
+	for (size_t i = nph; i-- > 0;) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph)) {
+			elf_end(elf);
+			return -1;
+		}
+		if (ph.p_type == PT_LOAD && ph.p_vaddr + ph.p_memsz > 0) {
+			b->load_end = ph.p_vaddr + ph.p_memsz;
+			break;
+		}
+	}
+	elf_end(elf);
+	if (!b->load_end)
+		return -1;
+	b->range = 1;
+	return 0;
+}
 
 /*
  * The module of @addr in @p's Dwfl, reported from the map holding it when
@@ -508,6 +776,7 @@ static Dwfl_Module *module_at(struct tk_unwind *uw, struct uproc *p, uint64_t ad
 {
 	Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, addr);
 	const struct tk_unwind_map *m;
+	uint64_t base, bias;
 	void **userdata;
 	struct bin *b;
 
@@ -518,13 +787,18 @@ static Dwfl_Module *module_at(struct tk_unwind *uw, struct uproc *p, uint64_t ad
 	if (!m || m->anon)
 		return NULL;
 	b = bin_get(uw, m->path, m->build_id);
-	if (!b || !b->file) {
+	if (!b || !b->file || bin_range(b) < 0) {
 		*nofile = true;
 		return NULL;
 	}
-	/* A file's first byte is mapped at start - pgoff: libdwfl places its segments from there.
+	/*
+	 * A file's first byte is mapped at start - pgoff: libdwfl places its
+	 * segments from there (an ET_EXEC file at its own addresses), its
+	 * ELF asked for later (proc_find_elf()).
 	 */
-	mod = dwfl_report_elf(p->dwfl, b->path, b->file, -1, m->start - m->pgoff, false);
+	base = m->start - m->pgoff;
+	bias = b->exec ? 0 : base - b->vaddr;
+	mod = dwfl_report_module(p->dwfl, b->path, b->exec ? b->vaddr : base, bias + b->load_end);
 	if (!mod || dwfl_addrmodule(p->dwfl, addr) != mod) {
 		*nofile = true;
 		return NULL;
@@ -685,7 +959,7 @@ static struct uproc *uproc_get(struct tk_unwind *uw, int32_t pid, uint64_t gen)
 		p->dwfl = NULL;
 	}
 	if (!p->dwfl) {
-		p->dwfl = dwfl_begin(&dwfl_callbacks);
+		p->dwfl = dwfl_begin(&proc_callbacks);
 		if (!p->dwfl)
 			return NULL;
 		if (!dwfl_attach_state(p->dwfl, uw->machine, pid, &thread_callbacks, uw)) {
@@ -1018,9 +1292,19 @@ static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
 
 		if (dwarf_frame_register(frame, i, ops_mem, &ops, &nops) != 0)
 			return false;
+		/*
+		 * Undefined, as libdw reports a register the CFI never names
+		 * (its x86-64 initial rules keep rax, rbp and r12-r15 only:
+		 * rbx is numbered 0 there), is kept for every register but the
+		 * return address: libunwind, perf's unwinder, starts each
+		 * register at "same value". The difference shows where a
+		 * caller's CFA is rbx-based, as in ld.so's lazy-binding
+		 * trampoline over _dl_fixup's first instructions: libdwfl
+		 * loses rbx there and ends the walk; perf goes on.
+		 */
 		if (nops == 0) {
 			if (ops == ops_mem)
-				rule[i] = RULE_UNDEF;
+				rule[i] = i == 16 ? RULE_UNDEF : RULE_SAME;
 			else if (!ops)
 				rule[i] = RULE_SAME;
 			else

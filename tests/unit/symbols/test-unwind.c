@@ -3,8 +3,9 @@
  * Unit tests of the DWARF unwinder: a stack captured from this test's own
  * functions (registers as perf's x86-64 user registers, the stack from the
  * stack pointer up, the maps of /proc/self/maps) unwinds through them by
- * their CFI; a binary of another build id stops the unwinding after its
- * frame; a lower stale map of a binary's file moves perf's lookup of its
+ * their CFI, also through a frame whose CFA is rbx-based over a callee
+ * whose CFI leaves rbx unnamed; a binary of another build id stops the
+ * unwinding after its frame; a lower stale map of a binary's file moves perf's lookup of its
  * table as it moves ours; samples without usable state give no frames.
  * x86-64 only (the unwinder's one architecture): skipped elsewhere.
  */
@@ -102,6 +103,77 @@ __attribute__((noinline, noclone)) static void level2(struct snap *sn)
 __attribute__((noinline, noclone)) static void level1(struct snap *sn)
 {
 	level2(sn);
+	sink++;
+}
+
+/*
+ * A frame whose CFA is rbx-based, over a callee sampled at its first
+ * instruction, where its CFI names no register but the return address:
+ * ld.so's lazy-binding trampoline over _dl_fixup, as perf records it.
+ * rbx_tramp(sn, copy) saves rbx, keeps its stack pointer there, aligns
+ * the stack and calls rbx_leaf(sn, copy), which stores its registers on
+ * entry (perf's order, its own address as the ip) and then calls
+ * copy(sn, entry stack pointer) below that stack.
+ */
+typedef void copy_fn(struct snap *sn, uint64_t sp);
+__attribute__((visibility("hidden"))) void rbx_tramp(struct snap *sn, copy_fn *copy);
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl rbx_tramp\n"
+	".hidden rbx_tramp\n"
+	".type rbx_tramp, @function\n"
+	"rbx_tramp:\n"
+	".cfi_startproc\n"
+	"pushq %rbx\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbx, -16\n"
+	"movq %rsp, %rbx\n"
+	".cfi_def_cfa_register %rbx\n"
+	"andq $-32, %rsp\n"
+	"call rbx_leaf\n"
+	"movq %rbx, %rsp\n"
+	".cfi_def_cfa_register %rsp\n"
+	"popq %rbx\n"
+	".cfi_def_cfa_offset 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size rbx_tramp, .-rbx_tramp\n"
+	".p2align 4\n"
+	".type rbx_leaf, @function\n"
+	"rbx_leaf:\n"
+	".cfi_startproc\n"
+	"movq %rax, 0(%rdi)\n"
+	"movq %rbx, 8(%rdi)\n"
+	"movq %rcx, 16(%rdi)\n"
+	"movq %rdx, 24(%rdi)\n"
+	"movq %rsi, 32(%rdi)\n"
+	"movq %rdi, 40(%rdi)\n"
+	"movq %rbp, 48(%rdi)\n"
+	"movq %rsp, 56(%rdi)\n"
+	"leaq rbx_leaf(%rip), %rax\n"
+	"movq %rax, 64(%rdi)\n"
+	"movq %r8, 128(%rdi)\n"
+	"movq %r9, 136(%rdi)\n"
+	"movq %r10, 144(%rdi)\n"
+	"movq %r11, 152(%rdi)\n"
+	"movq %r12, 160(%rdi)\n"
+	"movq %r13, 168(%rdi)\n"
+	"movq %r14, 176(%rdi)\n"
+	"movq %r15, 184(%rdi)\n"
+	"subq $8, %rsp\n"
+	".cfi_def_cfa_offset 16\n"
+	"movq %rsi, %rax\n"
+	"leaq 8(%rsp), %rsi\n"
+	"call *%rax\n"
+	"addq $8, %rsp\n"
+	".cfi_def_cfa_offset 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size rbx_leaf, .-rbx_leaf\n");
+
+__attribute__((noinline, noclone)) static void rbx_caller(struct snap *sn)
+{
+	rbx_tramp(sn, copy_stack);
 	sink++;
 }
 #endif
@@ -280,6 +352,51 @@ static void test_unwind_fast_same_as_libdwfl(void **state)
 #endif
 }
 
+/*
+ * A register the CFI leaves unnamed keeps its value in the caller, as
+ * in libunwind (perf's unwinder): rbx_leaf's first instruction names
+ * none, libdw's x86-64 rules call rbx undefined there, and rbx_tramp's
+ * CFA is rbx + 16. The walk goes on through rbx_tramp to its callers.
+ */
+static void test_unwind_unnamed_register_kept(void **state)
+{
+#if defined(__x86_64__)
+	struct snap *sn = calloc(1, sizeof(*sn));
+	struct maps mp = {.n = 0};
+	struct tk_unwind_sample us;
+	struct tk_symbolizer *s;
+	struct tk_unwind *uw;
+	uint64_t ips[32];
+	int n;
+
+	(void)state;
+	assert_non_null(sn);
+	rbx_caller(sn);
+	assert_int_equal(load_maps(&mp), 0);
+	s = tk_symbolizer_new(NULL);
+	assert_non_null(s);
+	assert_true(tk_symbolizer_add_pid(s, getpid()) > 0);
+	uw = tk_unwind_new(s);
+	assert_non_null(uw);
+	sample_of(sn, &us);
+	n = tk_unwind_sample(uw, &us, find_map, &mp, ips, 32);
+	assert_true(n >= 4);
+	/* A walk's first frame keeps its ip: the leaf's first instruction. */
+	assert_int_equal(ips[0], sn->regs[8]);
+	assert_string_equal(name_of(s, ips[0]), "rbx_leaf");
+	assert_string_equal(name_of(s, ips[1]), "rbx_tramp");
+	assert_string_equal(name_of(s, ips[2]), "rbx_caller");
+	assert_string_equal(name_of(s, ips[3]), "test_unwind_unnamed_register_kept");
+	tk_unwind_free(uw);
+	tk_symbolizer_free(s);
+	free_maps(&mp);
+	free(sn);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 static void test_unwind_other_build_id(void **state)
 {
 #if defined(__x86_64__)
@@ -443,6 +560,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unwind_self),
 		cmocka_unit_test(test_unwind_fast_same_as_libdwfl),
+		cmocka_unit_test(test_unwind_unnamed_register_kept),
 		cmocka_unit_test(test_unwind_other_build_id),
 		cmocka_unit_test(test_unwind_stale_lower_map),
 		cmocka_unit_test(test_unwind_no_state),

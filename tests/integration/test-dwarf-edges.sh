@@ -83,4 +83,22 @@ grep -q 'nocfi+0x[0-9a-f]* (.*/prog)' "$dir/inline.tk" &&
 grep -q '^	ffffffffffffffff \[unknown\] (\[unknown\])$' "$dir/inline.tk" &&
 	pass "a stack that ends beyond the copy ends as perf's" ||
 	fail "no stack ending beyond the stack copy"
+
+# libdw is opened on first use: a libdw.so.1 without its functions makes
+# the report say so once and print the samples with their kernel frames.
+mkdir -p "$dir/nolibdw"
+echo 'int not_libdw;' >"$dir/nolibdw/f.c"
+if cc -shared -fPIC -Wl,-soname,libdw.so.1 -o "$dir/nolibdw/libdw.so.1" "$dir/nolibdw/f.c"; then
+	LD_LIBRARY_PATH=$dir/nolibdw "$TRACEKIT" report --cache-dir "$HOME/.debug" "$dir/d.data" \
+		>"$dir/nolibdw.tk" 2>"$dir/nolibdw.err"
+	rc=$?
+	n=$(grep -c 'user stacks are not unwound: cannot load libdw' "$dir/nolibdw.err")
+	if [ "$rc" = 0 ] && [ "$n" = 1 ] && grep -q ' cpu-clock' "$dir/nolibdw.tk"; then
+		pass "without a usable libdw the report says so once and prints its samples"
+	else
+		fail "without a usable libdw: exit $rc, $n warnings" "$(head -3 "$dir/nolibdw.err")"
+	fi
+else
+	fail "cannot build the stand-in libdw.so.1"
+fi
 finish

@@ -755,7 +755,7 @@ static int unwind_user(struct perf *p, const struct tk_perf_sample *sm, uint64_t
 		p->unwind = tk_unwind_new(p->sym ? p->sym : p->usym);
 		if (!p->unwind) {
 			p->unwind_failed = true;
-			return tk_fail(ENOMEM, "out of memory");
+			return -errno; /* tk_unwind_new() said why (libdw missing, memory) */
 		}
 	}
 	memset(&us, 0, sizeof(us));

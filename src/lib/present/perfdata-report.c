@@ -367,6 +367,7 @@ struct rep {
 
 	struct tk_symbolizer *sym;
 	struct tk_unwind *unwind;		/* made for the first --call-graph dwarf sample */
+	bool unwind_failed;			/* no unwinder could be made: said once */
 	struct frame_memo *frame_memo;		/* frame texts, unwound and kernel (put_frame()) */
 	size_t frame_cap, nframes;		/* its slots (a power of two), and those filled */
 	char **frame_chunks;			/* where the texts are (frame_text_keep()) */
@@ -1479,9 +1480,18 @@ put_unwound(struct rep *r, const struct psample *s, int32_t idx)
 	if (!s->regs || !s->stack_size || !r->sym)
 		return;
 	if (!r->unwind) {
-		r->unwind = tk_unwind_new(r->sym);
-		if (!r->unwind)
+		if (r->unwind_failed)
 			return;
+		r->unwind = tk_unwind_new(r->sym);
+		if (!r->unwind) {
+			const char *path = tk_perfdata_get_info(r->pd)->path;
+
+			/* The samples still print, with their kernel frames only. */
+			r->unwind_failed = true;
+			tk_warn("%s: user stacks are not unwound: %s", path ? path : "pipe",
+				tk_errmsg());
+			return;
+		}
 	}
 	r->unwind_proc = proc_get(r, (int32_t)s->pid, false);
 	memset(&us, 0, sizeof(us));

@@ -343,6 +343,7 @@ struct uproc {
 #define RULES_FIRST 1024  /* the table's slots until a quarter are filled (rules_grow()) */
 
 enum { RULE_UNDEF, RULE_SAME, RULE_AT, RULE_VAL };
+#define DWARF_X86_64_RA 16 /* the return address's DWARF register number */
 enum {
 	STEP_CFI,    /* the rules below */
 	STEP_NOCFI,  /* a mapped binary without CFI there: fp_step() */
@@ -1278,7 +1279,7 @@ static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
 	size_t nops;
 	bool signal = false;
 
-	if (dwarf_frame_info(frame, NULL, NULL, &signal) != 16 || signal)
+	if (dwarf_frame_info(frame, NULL, NULL, &signal) != DWARF_X86_64_RA || signal)
 		return false;
 	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
 	    ops[0].number >= 17)
@@ -1304,7 +1305,7 @@ static bool rule_from_cfi(struct step_rule *r, Dwarf_Frame *frame)
 		 */
 		if (nops == 0) {
 			if (ops == ops_mem)
-				rule[i] = i == 16 ? RULE_UNDEF : RULE_SAME;
+				rule[i] = i == DWARF_X86_64_RA ? RULE_UNDEF : RULE_SAME;
 			else if (!ops)
 				rule[i] = RULE_SAME;
 			else

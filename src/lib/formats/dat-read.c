@@ -1780,7 +1780,7 @@ static int v6_measure(struct fr *f, uint16_t id)
 		ret = fr_u32(f, &n, "event system count");
 		for (uint32_t i = 0; i < n && ret >= 0; i++) {
 			uint8_t ch = 1;
-			uint32_t count;
+			uint32_t count = 0;
 
 			while (ret >= 0 && ch)
 				ret = fr_read(f, &ch, 1, "event system name");

@@ -2112,20 +2112,6 @@ static inline char *put_num_fmt(char *o, const char *end, const char *fmt, uint6
 	return n > 0 ? o + (n < end - o ? n : end - o - 1) : o;
 }
 
-static inline char *put_cstr_fmt(char *o, const char *end, const char *fmt, const char *s,
-				 size_t len)
-{
-	char tmp[4100];
-	int n;
-
-	if (len >= sizeof(tmp))
-		len = sizeof(tmp) - 1;
-	memcpy(tmp, s, len);
-	tmp[len] = '\0';
-	n = snprintf(o, (size_t)(end - o), fmt, tmp);
-	return n > 0 ? o + (n < end - o ? n : end - o - 1) : o;
-}
-
 /*
  * Literal text in whole chunks: fixed-size copies compile to a few vector
  * moves, where a variable memcpy() became "rep movs", the slowest way to

@@ -244,48 +244,65 @@ static const char *name_of(struct tk_symbolizer *s, uint64_t ip)
 	return info.symbol;
 }
 
+/* A walk of a stack captured from this process, by its own maps and symbols. */
+struct own_walk {
+	struct maps mp;
+	struct tk_symbolizer *s;
+	struct tk_unwind *uw;
+	struct tk_unwind_sample us;
+	uint64_t ips[32];
+	int n;
+};
+
+static void own_walk_run(struct own_walk *w, const struct snap *sn)
+{
+	memset(w, 0, sizeof(*w));
+	assert_int_equal(load_maps(&w->mp), 0);
+	w->s = tk_symbolizer_new(NULL);
+	assert_non_null(w->s);
+	assert_true(tk_symbolizer_add_pid(w->s, getpid()) > 0);
+	w->uw = tk_unwind_new(w->s);
+	assert_non_null(w->uw);
+	sample_of(sn, &w->us);
+	w->n = tk_unwind_sample(w->uw, &w->us, find_map, &w->mp, w->ips, 32);
+}
+
+static void own_walk_end(struct own_walk *w)
+{
+	tk_unwind_free(w->uw);
+	tk_symbolizer_free(w->s);
+	free_maps(&w->mp);
+}
+
 static void test_unwind_self(void **state)
 {
 #if defined(__x86_64__)
 	struct snap *sn = calloc(1, sizeof(*sn));
-	struct maps mp = {.n = 0};
-	struct tk_unwind_sample us;
-	struct tk_symbolizer *s;
-	struct tk_unwind *uw;
-	uint64_t ips[32];
+	struct own_walk w;
 	const char *const *names;
-	int n, k;
+	int k;
 
 	(void)state;
 	assert_non_null(sn);
 	level1(sn);
-	assert_int_equal(load_maps(&mp), 0);
-	s = tk_symbolizer_new(NULL);
-	assert_non_null(s);
-	assert_true(tk_symbolizer_add_pid(s, getpid()) > 0);
-	uw = tk_unwind_new(s);
-	assert_non_null(uw);
-	sample_of(sn, &us);
-	n = tk_unwind_sample(uw, &us, find_map, &mp, ips, 32);
-	assert_true(n >= 4);
-	assert_string_equal(name_of(s, ips[0]), "capture");
-	assert_string_equal(name_of(s, ips[1]), "level2");
-	assert_string_equal(name_of(s, ips[2]), "level1");
-	assert_string_equal(name_of(s, ips[3]), "test_unwind_self");
+	own_walk_run(&w, sn);
+	assert_true(w.n >= 4);
+	assert_string_equal(name_of(w.s, w.ips[0]), "capture");
+	assert_string_equal(name_of(w.s, w.ips[1]), "level2");
+	assert_string_equal(name_of(w.s, w.ips[2]), "level1");
+	assert_string_equal(name_of(w.s, w.ips[3]), "test_unwind_self");
 	/* With DWARF (a -g build), the frame's function is the last of its names. */
-	k = tk_unwind_inlines(uw, ips[1], &names);
+	k = tk_unwind_inlines(w.uw, w.ips[1], &names);
 	if (k > 0)
 		assert_string_equal(names[k - 1], "level2");
 	/* Again, from the kept process state and caches: the same frames. */
 	uint64_t again[32];
 
-	assert_int_equal(tk_unwind_sample(uw, &us, find_map, &mp, again, 32), n);
-	assert_memory_equal(again, ips, (size_t)n * sizeof(ips[0]));
+	assert_int_equal(tk_unwind_sample(w.uw, &w.us, find_map, &w.mp, again, 32), w.n);
+	assert_memory_equal(again, w.ips, (size_t)w.n * sizeof(w.ips[0]));
 	/* At most what the caller has room for. */
-	assert_int_equal(tk_unwind_sample(uw, &us, find_map, &mp, again, 2), 2);
-	tk_unwind_free(uw);
-	tk_symbolizer_free(s);
-	free_maps(&mp);
+	assert_int_equal(tk_unwind_sample(w.uw, &w.us, find_map, &w.mp, again, 2), 2);
+	own_walk_end(&w);
 	free(sn);
 #else
 	(void)state;
@@ -362,34 +379,20 @@ static void test_unwind_unnamed_register_kept(void **state)
 {
 #if defined(__x86_64__)
 	struct snap *sn = calloc(1, sizeof(*sn));
-	struct maps mp = {.n = 0};
-	struct tk_unwind_sample us;
-	struct tk_symbolizer *s;
-	struct tk_unwind *uw;
-	uint64_t ips[32];
-	int n;
+	struct own_walk w;
 
 	(void)state;
 	assert_non_null(sn);
 	rbx_caller(sn);
-	assert_int_equal(load_maps(&mp), 0);
-	s = tk_symbolizer_new(NULL);
-	assert_non_null(s);
-	assert_true(tk_symbolizer_add_pid(s, getpid()) > 0);
-	uw = tk_unwind_new(s);
-	assert_non_null(uw);
-	sample_of(sn, &us);
-	n = tk_unwind_sample(uw, &us, find_map, &mp, ips, 32);
-	assert_true(n >= 4);
+	own_walk_run(&w, sn);
+	assert_true(w.n >= 4);
 	/* A walk's first frame keeps its ip: the leaf's first instruction. */
-	assert_int_equal(ips[0], sn->regs[8]);
-	assert_string_equal(name_of(s, ips[0]), "rbx_leaf");
-	assert_string_equal(name_of(s, ips[1]), "rbx_tramp");
-	assert_string_equal(name_of(s, ips[2]), "rbx_caller");
-	assert_string_equal(name_of(s, ips[3]), "test_unwind_unnamed_register_kept");
-	tk_unwind_free(uw);
-	tk_symbolizer_free(s);
-	free_maps(&mp);
+	assert_int_equal(w.ips[0], sn->regs[8]);
+	assert_string_equal(name_of(w.s, w.ips[0]), "rbx_leaf");
+	assert_string_equal(name_of(w.s, w.ips[1]), "rbx_tramp");
+	assert_string_equal(name_of(w.s, w.ips[2]), "rbx_caller");
+	assert_string_equal(name_of(w.s, w.ips[3]), "test_unwind_unnamed_register_kept");
+	own_walk_end(&w);
 	free(sn);
 #else
 	(void)state;

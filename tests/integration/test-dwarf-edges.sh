@@ -5,7 +5,10 @@
 # the 4096-byte stack copy (perf ends them with a 0xffffffffffffffff
 # frame: the return address beyond the copy reads as 0), and a function
 # without any CFI (perf steps it by its frame pointer, taking the caller's
-# stack pointer as the frame's own + 16 even where locals lie between).
+# stack pointer as the frame's own + 16 even where locals lie between),
+# and a function of a shared object without debug info that has a global
+# alias at its address (perf's inline mode prints addr2line's name for it,
+# "(inlined)", when that is not perf's own pick among the aliases).
 # tracekit report must print what perf script prints, with and without
 # --no-inline.
 set -u
@@ -46,17 +49,34 @@ __attribute__((noinline)) unsigned long deep(int d)
 	}
 	return deep(d - 1) + pad[d];
 }
+unsigned long alias_long_a(unsigned long n);
 int main(int argc, char **argv)
 {
 	unsigned long rounds = argc > 1 ? strtoul(argv[1], 0, 0) : 100;
 	for (unsigned long i = 0; i < rounds; i++) {
 		sink += deep(12);
 		call_nocfi();
+		sink += alias_long_a(200000);
 	}
 	return 0;
 }
 PROG
-cc -O2 -g -fomit-frame-pointer -o "$dir/prog" "$dir/prog.c" || { fail "cannot build the test program"; finish; }
+# Without -g: addr2line names alias_b (first in both tables, as this
+# linker orders them; checked below), perf alias_long_a (the longer name).
+cat >"$dir/a2l.c" <<'LIB'
+volatile unsigned long lsink;
+__attribute__((noinline)) unsigned long alias_b(unsigned long n)
+{
+	unsigned long s = 0;
+	for (unsigned long i = 0; i < n; i++)
+		s += i ^ lsink;
+	return s;
+}
+unsigned long alias_long_a(unsigned long n) __attribute__((alias("alias_b")));
+LIB
+cc -O1 -shared -fPIC -o "$dir/liba2l.so" "$dir/a2l.c" &&
+	cc -O2 -g -fomit-frame-pointer -o "$dir/prog" "$dir/prog.c" -L"$dir" -la2l \
+		-Wl,-rpath,"$dir" || { fail "cannot build the test program"; finish; }
 (cd "$dir" && perf record -q -N -e cpu-clock -F 2000 --call-graph dwarf,4096 -o "$dir/d.data" \
 	./prog 100 >/dev/null 2>&1) || fail "perf record --call-graph dwarf"
 
@@ -83,6 +103,17 @@ grep -q 'nocfi+0x[0-9a-f]* (.*/prog)' "$dir/inline.tk" &&
 grep -q '^	ffffffffffffffff \[unknown\] (\[unknown\])$' "$dir/inline.tk" &&
 	pass "a stack that ends beyond the copy ends as perf's" ||
 	fail "no stack ending beyond the stack copy"
+a2l=$(addr2line -f -e "$dir/liba2l.so" "0x$(nm -D "$dir/liba2l.so" | awk '$3 == "alias_b" { print $1 }')" | head -1)
+if [ "$a2l" = alias_b ]; then
+	grep -q ' alias_b+0x[0-9a-f]* (inlined)$' "$dir/inline.tk" &&
+		pass "a frame of the alias pair prints addr2line's name, inlined" ||
+		fail "no inlined alias_b frame"
+	grep -q ' alias_long_a+0x[0-9a-f]* (.*/liba2l.so)$' "$dir/noinline.tk" &&
+		pass "--no-inline prints perf's own pick, alias_long_a" ||
+		fail "no alias_long_a frame with --no-inline"
+else
+	echo "# addr2line names the alias pair $a2l here: only the comparisons above apply"
+fi
 
 # libdw is opened on first use: a libdw.so.1 without its functions makes
 # the report say so once and print the samples with their kernel frames.

@@ -42,7 +42,10 @@
  *   callchain, then the user frames unwound from its registers and stack
  *   copy (unwind.c), each preceded by one "name+0xoff (inlined)" line per
  *   function inlined at it unless TK_PERFDATA_REPORT_NO_INLINE, which is
- *   what perf script 6.1 adds through addr2line -i (put_unwound()). A
+ *   what perf script 6.1 adds through addr2line -i (put_unwound()). In a
+ *   binary without DWARF addr2line answers from the symbol table, and where
+ *   its pick among aliases is not perf's symbol, that name prints as the
+ *   frame's one, inlined, line (tk_symbolizer_a2l_alias()). A
  *   frame's text is made once per process maps and address, and kept;
  *   so is a kernel callchain entry's, per state of the kernel's maps
  *   (put_frame()).
@@ -1196,7 +1199,9 @@ static uint64_t unwind_file_low(void *ctx, const char *path, const char *bid)
  * takes the names from addr2line -i: a name that is the symbol's own
  * prints as the frame (sym+0xoff (dso)), any other as "name+0xoff
  * (inlined)", at the symbol's offset; a frame without a symbol gets no
- * inline lines.
+ * inline lines. Without DWARF, addr2line's name among aliases at the
+ * symbol's address replaces the frame's line, inlined, when it is not the
+ * symbol's (libelf: elf_getshstrndx for perf's elf_getshdrstrndx).
  */
 static void make_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 {
@@ -1239,6 +1244,33 @@ static void make_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 			}
 			put_char(&r->out, '\n');
 		}
+		return;
+	}
+	for (size_t i = 0; n == 0 && !(r->opts->flags & TK_PERFDATA_REPORT_NO_INLINE) && p &&
+			   r->sym && i < p->nmaps;
+	     i++) {
+		const struct map *m = &p->maps[i];
+		const char *alias;
+
+		if (ip < m->start || ip >= m->end)
+			continue;
+		/*
+		 * No DWARF here: addr2line names the frame from the symbol
+		 * table, and when its pick among aliases is not perf's, perf
+		 * prints that name as the frame's only, inlined, line.
+		 */
+		if (m->identity || m->path[0] != '/' ||
+		    !(alias = tk_symbolizer_a2l_alias(r->sym, m->path, m->bid,
+						      ip - m->start + m->pgoff)) ||
+		    tk_symbolizer_lookup_file(r->sym, m->path, m->bid, ip - m->start + m->pgoff,
+					      &info) ||
+		    !info.symbol)
+			break;
+		put_hex(&r->out, "\t", ip - m->start + m->pgoff, 16);
+		put_char(&r->out, ' ');
+		put_str(&r->out, alias);
+		put_hex(&r->out, "+0x", info.offset, 0);
+		put_str(&r->out, " (inlined)\n");
 		return;
 	}
 	put_sym(r, pid, ip, false, "\t", true);

@@ -24,4 +24,13 @@
  */
 struct tk_elf_symtab *tk_elf_symtab_new_kmodule(struct tk_elf *elf, uint64_t *text_off);
 
+/*
+ * The name addr2line -f gives @addr from the table @st was built from,
+ * when that differs from tk_elf_symtab_lookup()'s: an alias at the same
+ * address and size that binutils prefers (see symtab_fixup()). perf's
+ * inline mode prints it for a frame in a binary without DWARF. Return:
+ * borrowed name, or NULL when addr2line names the looked-up symbol.
+ */
+const char *tk_elf_symtab_a2l_alias(const struct tk_elf_symtab *st, uint64_t addr);
+
 #endif

@@ -69,7 +69,9 @@
  *    the best stays (sym_better(): sized, non-weak, global, fewer leading
  *    underscores, longer name), so glibc's brk reads __brk; the stretching
  *    comes first, so of two size-0 aliases the later wins (perf script
- *    --kallsyms confirmed it);
+ *    --kallsyms confirmed it); the survivor also records the name that
+ *    addr2line would pick among its aliases (symtab_fixup()), which perf's
+ *    inline mode prints for a binary without DWARF;
  *  - then the .plt entries named from .rela.plt, "NAME@plt" (plt_symbols()),
  *    added after the stretching, as perf adds them: the size-0 _init of
  *    crti.o was stretched over the .plt, and which of the overlapping
@@ -958,7 +960,9 @@ struct tk_sym {
 	uint32_t left, right, parent; /* red-black tree links, NIL for none */
 	uint8_t bind;		      /* STB_* (kallsyms: from the type letter, as perf maps it) */
 	bool red;
-	bool module; /* kallsyms: a module's symbol ("\t[mod]") */
+	bool module;  /* kallsyms: a module's symbol ("\t[mod]") */
+	uint8_t type; /* STT_* of an ELF symbol (else 0) */
+	uint32_t a2l; /* 1 + the name addr2line gives, 0: this one's (symtab_fixup()) */
 };
 
 struct tk_elf_symtab {
@@ -1199,16 +1203,47 @@ static uint64_t page_up(uint64_t v)
 	return (v + 4095) & ~4095ull;
 }
 
+/* addr2line names no data: an object's address gets "??", and perf its own line. */
+static bool a2l_names(const struct tk_sym *s)
+{
+	return s->type == STT_FUNC || s->type == STT_GNU_IFUNC;
+}
+
+/*
+ * Whether addr2line (binutils' elf_find_function()) takes @b over @a, an
+ * earlier entry of the table at the same address and of the same size:
+ * a function over anything else, a typed symbol over an untyped one, and
+ * on a tie the one it met first.
+ */
+static bool a2l_better(const struct tk_sym *a, const struct tk_sym *b)
+{
+	bool fa = a2l_names(a), fb = a2l_names(b);
+
+	if (fa != fb)
+		return fb;
+	return a->type == STT_NOTYPE && b->type != STT_NOTYPE;
+}
+
 /*
  * perf's symbols__fixup_end() then symbols__fixup_duplicate(), in tree
  * order: a size-0 symbol reaches to the next one (in kallsyms, from the
  * kernel's last symbol to a module's first, or back, only to the end of
  * the next page), the last to the end of the next page; then of symbols
  * at one address the best stays, compared pairwise as they come.
+ *
+ * perf's inline mode asks addr2line for every frame's function; without
+ * DWARF addr2line answers from the same table by its own rule among
+ * aliases (a2l_better()), and perf prints that name as an inlined frame
+ * when it is not the symbol's. So the survivor of a run at one address
+ * keeps addr2line's pick in a2l when it is another name, a function, and
+ * the run's symbols all have one nonzero size: addr2line then sees each
+ * of them cover the same addresses (stretching changed none of them; of
+ * size-0 ones it stretched the last, so their ends differ).
  */
 static void symtab_fixup(struct tk_elf_symtab *st, bool kallsyms)
 {
-	uint32_t prev = rb_first(st, st->root), cur;
+	uint32_t prev = rb_first(st, st->root), cur, pick = NIL;
+	bool same = false;
 
 	if (prev == NIL)
 		return;
@@ -1227,11 +1262,22 @@ static void symtab_fixup(struct tk_elf_symtab *st, bool kallsyms)
 	for (cur = rb_first(st, st->root); cur != NIL;) {
 		uint32_t next = rb_next(st, cur);
 
-		if (next == NIL)
-			break;
-		if (rbn(st, cur)->start != rbn(st, next)->start) {
+		if (pick == NIL) {
+			pick = cur;
+			same = rbn(st, cur)->end != rbn(st, cur)->start;
+		}
+		if (next == NIL || rbn(st, cur)->start != rbn(st, next)->start) {
+			if (!kallsyms && pick != cur && same && a2l_names(rbn(st, pick)) &&
+			    strcmp(st->names + rbn(st, pick)->name, st->names + rbn(st, cur)->name))
+				rbn(st, cur)->a2l = rbn(st, pick)->name + 1;
+			pick = NIL;
 			cur = next;
-		} else if (sym_better(st, rbn(st, cur), rbn(st, next))) {
+			continue;
+		}
+		same = same && rbn(st, next)->end == rbn(st, pick)->end;
+		if (a2l_better(rbn(st, pick), rbn(st, next)))
+			pick = next;
+		if (sym_better(st, rbn(st, cur), rbn(st, next))) {
 			rb_erase(st, cur);
 			cur = next;
 		} else {
@@ -1710,6 +1756,8 @@ static int elf_symbols_add(struct symtab_builder *b, struct tk_elf *elf,
 		if (!(kinds[s->shndx] & SEC_ALLOC) || (label && !(kinds[s->shndx] & SEC_TEXT)))
 			continue;
 		r = builder_add_sym(b, s->name, "", s->value, s->size, s->bind);
+		if (r == 0)
+			b->st->syms[b->st->count - 1].type = s->type;
 	}
 	free(kinds);
 	return r;
@@ -2017,6 +2065,24 @@ TK_API const char *tk_elf_symtab_lookup(const struct tk_elf_symtab *st, uint64_t
 				*start = s->start;
 			return st->names + s->name;
 		}
+	}
+	return NULL;
+}
+
+const char *tk_elf_symtab_a2l_alias(const struct tk_elf_symtab *st, uint64_t addr)
+{
+	uint32_t n = st->root;
+
+	/* The symbol tk_elf_symtab_lookup() finds, then its run's pick. */
+	while (n != NIL) {
+		const struct tk_sym *s = &st->syms[n];
+
+		if (addr < s->start)
+			n = s->left;
+		else if (addr > s->end || (addr == s->end && addr != s->start))
+			n = s->right;
+		else
+			return s->a2l ? st->names + s->a2l - 1 : NULL;
 	}
 	return NULL;
 }

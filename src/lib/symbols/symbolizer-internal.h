@@ -74,4 +74,13 @@ void tk_symbolizer_set_kernel_text(struct tk_symbolizer *sym, uint64_t text);
 int tk_symbolizer_lookup_kmodule(struct tk_symbolizer *sym, const char *path, const char *build_id,
 				 uint64_t offset, struct tk_symbol_info *info);
 
+/*
+ * For a frame at @offset of the binary @path (@build_id hex, or NULL),
+ * the name addr2line -f gives it from the same table when that is not the
+ * symbol tk_symbolizer_lookup_file() names (tk_elf_symtab_a2l_alias()),
+ * else NULL. Borrowed until tk_symbolizer_free().
+ */
+const char *tk_symbolizer_a2l_alias(struct tk_symbolizer *sym, const char *path,
+				    const char *build_id, uint64_t offset);
+
 #endif

@@ -985,6 +985,29 @@ TK_API int tk_symbolizer_lookup_file(struct tk_symbolizer *sym, const char *path
 	return 0;
 }
 
+const char *tk_symbolizer_a2l_alias(struct tk_symbolizer *sym, const char *path,
+				    const char *build_id, uint64_t offset)
+{
+	char hex[TK_BUILD_ID_HEX_MAX];
+	struct dso *d;
+
+	if (!build_id && path[0] == '/' && tk_cache_file_build_id(path, hex) > 0)
+		build_id = hex;
+	d = dso_get(sym, path, build_id);
+	if (!d)
+		return NULL;
+	if (!d->loaded)
+		dso_load(sym, d);
+	/* Only a binary's own table: addr2line is not asked about the kernel or a JIT. */
+	if (!d->st || d->kernel || d->perfmap || d->kmod || d->kimage_below)
+		return NULL;
+	for (size_t i = 0; i < d->nsegs; i++)
+		if (offset >= d->segs[i].offset && offset - d->segs[i].offset < d->segs[i].filesz)
+			return tk_elf_symtab_a2l_alias(d->st, offset - d->segs[i].offset +
+								      d->segs[i].vaddr);
+	return NULL;
+}
+
 int tk_symbolizer_lookup_kmodule(struct tk_symbolizer *sym, const char *path, const char *build_id,
 				 uint64_t offset, struct tk_symbol_info *info)
 {

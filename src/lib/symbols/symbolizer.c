@@ -967,16 +967,22 @@ TK_API int tk_symbolizer_lookup(struct tk_symbolizer *sym, uint64_t addr,
 	return 0;
 }
 
+/* The dso of @path, by @build_id or, without one, the build id of the file at @path. */
+static struct dso *dso_of_file(struct tk_symbolizer *sym, const char *path, const char *build_id)
+{
+	char hex[TK_BUILD_ID_HEX_MAX];
+
+	if (!build_id && path[0] == '/' && tk_cache_file_build_id(path, hex) > 0)
+		build_id = hex;
+	return dso_get(sym, path, build_id);
+}
+
 TK_API int tk_symbolizer_lookup_file(struct tk_symbolizer *sym, const char *path,
 				     const char *build_id, uint64_t offset,
 				     struct tk_symbol_info *info)
 {
-	char hex[TK_BUILD_ID_HEX_MAX];
-	struct dso *d;
+	struct dso *d = dso_of_file(sym, path, build_id);
 
-	if (!build_id && path[0] == '/' && tk_cache_file_build_id(path, hex) > 0)
-		build_id = hex;
-	d = dso_get(sym, path, build_id);
 	if (!d)
 		return tk_fail(ENOMEM, "out of memory");
 	dso_resolve(sym, d, offset, info);
@@ -988,12 +994,8 @@ TK_API int tk_symbolizer_lookup_file(struct tk_symbolizer *sym, const char *path
 const char *tk_symbolizer_a2l_alias(struct tk_symbolizer *sym, const char *path,
 				    const char *build_id, uint64_t offset)
 {
-	char hex[TK_BUILD_ID_HEX_MAX];
-	struct dso *d;
+	struct dso *d = dso_of_file(sym, path, build_id);
 
-	if (!build_id && path[0] == '/' && tk_cache_file_build_id(path, hex) > 0)
-		build_id = hex;
-	d = dso_get(sym, path, build_id);
 	if (!d)
 		return NULL;
 	if (!d->loaded)

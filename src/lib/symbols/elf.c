@@ -2045,35 +2045,11 @@ TK_API size_t tk_elf_symtab_count(const struct tk_elf_symtab *st)
 	return st->live;
 }
 
-TK_API const char *tk_elf_symtab_lookup(const struct tk_elf_symtab *st, uint64_t addr,
-					uint64_t *offset, uint64_t *start)
+/* symbols__find(): the first node on the path whose range holds @addr, or NULL. */
+static const struct tk_sym *symtab_find(const struct tk_elf_symtab *st, uint64_t addr)
 {
 	uint32_t n = st->root;
 
-	/* symbols__find(): the first node on the path whose range holds addr. */
-	while (n != NIL) {
-		const struct tk_sym *s = &st->syms[n];
-
-		if (addr < s->start) {
-			n = s->left;
-		} else if (addr > s->end || (addr == s->end && addr != s->start)) {
-			n = s->right;
-		} else {
-			if (offset)
-				*offset = addr - s->start;
-			if (start)
-				*start = s->start;
-			return st->names + s->name;
-		}
-	}
-	return NULL;
-}
-
-const char *tk_elf_symtab_a2l_alias(const struct tk_elf_symtab *st, uint64_t addr)
-{
-	uint32_t n = st->root;
-
-	/* The symbol tk_elf_symtab_lookup() finds, then its run's pick. */
 	while (n != NIL) {
 		const struct tk_sym *s = &st->syms[n];
 
@@ -2082,7 +2058,29 @@ const char *tk_elf_symtab_a2l_alias(const struct tk_elf_symtab *st, uint64_t add
 		else if (addr > s->end || (addr == s->end && addr != s->start))
 			n = s->right;
 		else
-			return s->a2l ? st->names + s->a2l - 1 : NULL;
+			return s;
 	}
 	return NULL;
+}
+
+TK_API const char *tk_elf_symtab_lookup(const struct tk_elf_symtab *st, uint64_t addr,
+					uint64_t *offset, uint64_t *start)
+{
+	const struct tk_sym *s = symtab_find(st, addr);
+
+	if (!s)
+		return NULL;
+	if (offset)
+		*offset = addr - s->start;
+	if (start)
+		*start = s->start;
+	return st->names + s->name;
+}
+
+const char *tk_elf_symtab_a2l_alias(const struct tk_elf_symtab *st, uint64_t addr)
+{
+	const struct tk_sym *s = symtab_find(st, addr);
+
+	/* The symbol tk_elf_symtab_lookup() finds, then its run's pick. */
+	return s && s->a2l ? st->names + s->a2l - 1 : NULL;
 }

@@ -1153,27 +1153,50 @@ static void put_sym_parts(struct rep *r, int32_t pid, uint64_t ip, bool kernel, 
 #define FRAME_COPY    1024		/* texts up to this long are copied in 32-byte blocks */
 #define UNWIND_FRAMES 127		/* perf script's --max-stack default */
 
+/* The first map of @p (NULL: none) that holds @addr, or NULL. */
+static const struct map *proc_map_at(const struct proc *p, uint64_t addr)
+{
+	for (size_t i = 0; p && i < p->nmaps; i++)
+		if (addr >= p->maps[i].start && addr < p->maps[i].end)
+			return &p->maps[i];
+	return NULL;
+}
+
 /* The map of the process being unwound that holds @addr (tk_unwind_find_map_fn). */
 static const struct tk_unwind_map *unwind_find_map(void *ctx, uint64_t addr)
 {
 	struct rep *r = ctx;
-	const struct proc *p = r->unwind_proc;
+	const struct map *m = proc_map_at(r->unwind_proc, addr);
 
-	for (size_t i = 0; p && i < p->nmaps; i++) {
-		const struct map *m = &p->maps[i];
+	if (!m)
+		return NULL;
+	r->unwind_map.anon = m->identity || (m->path[0] != '/' && strcmp(m->path, "[vdso]"));
+	r->unwind_map.start = m->start;
+	r->unwind_map.end = m->end;
+	r->unwind_map.pgoff = m->pgoff;
+	r->unwind_map.path = m->path;
+	r->unwind_map.build_id = m->bid;
+	return &r->unwind_map;
+}
 
-		if (addr < m->start || addr >= m->end)
-			continue;
-		r->unwind_map.anon =
-			m->identity || (m->path[0] != '/' && strcmp(m->path, "[vdso]"));
-		r->unwind_map.start = m->start;
-		r->unwind_map.end = m->end;
-		r->unwind_map.pgoff = m->pgoff;
-		r->unwind_map.path = m->path;
-		r->unwind_map.build_id = m->bid;
-		return &r->unwind_map;
+/*
+ * A frame's line from a lookup already made in @m: "\tOFF NAME+0xSYMOFF"
+ * then " (inlined)", or, for the symbol's @own name, " (PATH)" as put_sym().
+ */
+static void put_frame_name(struct rep *r, const struct map *m, uint64_t ip, const char *name,
+			   uint64_t symoff, bool own)
+{
+	put_hex(&r->out, "\t", ip - m->start + m->pgoff, 16);
+	put_char(&r->out, ' ');
+	put_str(&r->out, name);
+	put_hex(&r->out, "+0x", symoff, 0);
+	if (own) {
+		put_str(&r->out, " (");
+		put_str(&r->out, m->path);
+		put_char(&r->out, ')');
+	} else {
+		put_str(&r->out, " (inlined)");
 	}
-	return NULL;
 }
 
 /* The lowest start of the unwound process's maps of a file (tk_unwind_file_low_fn). */
@@ -1205,72 +1228,43 @@ static uint64_t unwind_file_low(void *ctx, const char *path, const char *bid)
  */
 static void make_unwound_frame(struct rep *r, int32_t pid, uint64_t ip)
 {
+	const struct map *m = proc_map_at(r->unwind_proc, ip);
+	bool inlines = !(r->opts->flags & TK_PERFDATA_REPORT_NO_INLINE);
 	const char *const *names = NULL;
-	const struct proc *p = r->unwind_proc;
 	struct tk_symbol_info info;
+	const char *alias;
 	int n = 0;
 
-	if (!(r->opts->flags & TK_PERFDATA_REPORT_NO_INLINE))
+	if (inlines)
 		n = tk_unwind_inlines(r->unwind, ip, &names);
-	for (size_t i = 0; n > 0 && p && i < p->nmaps; i++) {
-		const struct map *m = &p->maps[i];
-		bool file_map;
-
-		if (ip < m->start || ip >= m->end)
-			continue;
+	if (n > 0 && m && !m->identity && r->sym &&
+	    !tk_symbolizer_lookup_file(r->sym, m->path, m->bid, ip - m->start + m->pgoff, &info) &&
+	    info.symbol) {
 		/* Where put_sym_parts() looks the symbol up too. */
-		file_map = m->path[0] == '/' || !strcmp(m->path, "[vdso]");
-		if (m->identity || !r->sym ||
-		    tk_symbolizer_lookup_file(r->sym, m->path, m->bid, ip - m->start + m->pgoff,
-					      &info) ||
-		    !info.symbol)
-			break;
+		bool file_map = m->path[0] == '/' || !strcmp(m->path, "[vdso]");
+
 		for (int k = 0; k < n; k++) {
 			bool own = !strcmp(names[k], info.symbol);
 
-			if (own && !file_map) {
+			if (own && !file_map)
 				put_sym(r, pid, ip, false, "\t", true);
-			} else {
-				/* An inline line, or put_sym()'s from the lookup just made. */
-				put_hex(&r->out, "\t", ip - m->start + m->pgoff, 16);
-				put_char(&r->out, ' ');
-				put_str(&r->out, names[k]);
-				put_hex(&r->out, "+0x", info.offset, 0);
-				put_str(&r->out, own ? " (" : " (inlined)");
-				if (own) {
-					put_str(&r->out, m->path);
-					put_char(&r->out, ')');
-				}
-			}
+			else /* An inline line, or put_sym()'s from the lookup just made. */
+				put_frame_name(r, m, ip, names[k], info.offset, own);
 			put_char(&r->out, '\n');
 		}
 		return;
 	}
-	for (size_t i = 0; n == 0 && !(r->opts->flags & TK_PERFDATA_REPORT_NO_INLINE) && p &&
-			   r->sym && i < p->nmaps;
-	     i++) {
-		const struct map *m = &p->maps[i];
-		const char *alias;
-
-		if (ip < m->start || ip >= m->end)
-			continue;
-		/*
-		 * No DWARF here: addr2line names the frame from the symbol
-		 * table, and when its pick among aliases is not perf's, perf
-		 * prints that name as the frame's only, inlined, line.
-		 */
-		if (m->identity || m->path[0] != '/' ||
-		    !(alias = tk_symbolizer_a2l_alias(r->sym, m->path, m->bid,
-						      ip - m->start + m->pgoff)) ||
-		    tk_symbolizer_lookup_file(r->sym, m->path, m->bid, ip - m->start + m->pgoff,
-					      &info) ||
-		    !info.symbol)
-			break;
-		put_hex(&r->out, "\t", ip - m->start + m->pgoff, 16);
-		put_char(&r->out, ' ');
-		put_str(&r->out, alias);
-		put_hex(&r->out, "+0x", info.offset, 0);
-		put_str(&r->out, " (inlined)\n");
+	/*
+	 * No DWARF here: addr2line names the frame from the symbol table, and
+	 * when its pick among aliases is not perf's, perf prints that name as
+	 * the frame's only, inlined, line.
+	 */
+	if (inlines && n == 0 && m && !m->identity && m->path[0] == '/' && r->sym &&
+	    (alias = tk_symbolizer_a2l_alias(r->sym, m->path, m->bid, ip - m->start + m->pgoff)) &&
+	    !tk_symbolizer_lookup_file(r->sym, m->path, m->bid, ip - m->start + m->pgoff, &info) &&
+	    info.symbol) {
+		put_frame_name(r, m, ip, alias, info.offset, false);
+		put_char(&r->out, '\n');
 		return;
 	}
 	put_sym(r, pid, ip, false, "\t", true);

@@ -3486,8 +3486,8 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * the decoder's start, the reader judges the period: it counts how many
  * chunks it found decoded ahead, and how much CPU time the two threads got
  * against the wall time that passed: its own thread's CPU clock, read
- * then, and the decoder's, which the decoder reads after each chunk (so
- * it lags by at most one chunk's decoding, ~0.2 ms). Both are exact for
+ * then, and the decoder's, read then through its clock id
+ * (pthread_getcpuclockid(): no clock read per chunk). Both are exact for
  * their thread, which lets a period be this short: the process's clock
  * sees a thread running on another CPU only at that CPU's ticks and
  * switches, and over 3 ms it read under 1.2 CPUs in 7-23% of the periods
@@ -3573,8 +3573,9 @@ struct tk_dat_prefetch {
 	struct tk_dat_prefetch_stats st;
 	uint64_t period_loads, period_hits;
 	uint64_t period_wall, period_cpu, period_dec; /* ns at the period's start; 0: not yet */
-	uint64_t dec_cpu; /* the decoder thread's CPU clock after its last chunk */
-	pthread_t judge;  /* the reader thread whose clock period_cpu holds */
+	clockid_t dec_clock; /* the decoder thread's CPU clock (pthread_getcpuclockid()) */
+	bool dec_clock_ok;
+	pthread_t judge; /* the reader thread whose clock period_cpu holds */
 	unsigned int strikes;
 	uint64_t pause; /* loads of the next pause: PF_PAUSE, doubled after each */
 };
@@ -3775,31 +3776,24 @@ static uint64_t clock_ns(clockid_t id)
 
 /*
  * Decode the chunk prefetch_pick() chose into @slot, with the lock dropped
- * meanwhile. A lane outlives its reader's detach, so its window stays. The
- * decoder @thread notes its own CPU clock after each chunk, for
- * prefetch_judge().
+ * meanwhile. A lane outlives its reader's detach, so its window stays.
  */
 static void prefetch_decode(struct tk_dat_prefetch *pf, struct pf_slot *slot, const struct chunk *c,
-			    size_t chunk, struct pf_lane *l, bool thread)
+			    size_t chunk, struct pf_lane *l)
 {
-	uint64_t cpu = 0;
 	int64_t short_len;
 	int ret;
 
 	pthread_mutex_unlock(&pf->lock);
 	ret = decode_chunk(pf->dat, pf->codec, l->cpu, c, chunk, &l->span, slot->data, &short_len);
-	if (thread)
-		cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	pthread_mutex_lock(&pf->lock);
-	if (thread)
-		pf->dec_cpu = cpu;
 	slot_done(slot, ret, short_len, ret < 0 ? tk_errmsg() : NULL);
 	pf->st.decoded++;
 	pthread_cond_broadcast(&pf->done);
 }
 
 /* Decode the next chunk a window lacks, if any (the decoder's or a pump's step). Under the lock. */
-static bool prefetch_one(struct tk_dat_prefetch *pf, bool thread)
+static bool prefetch_one(struct tk_dat_prefetch *pf)
 {
 	struct pf_slot *slot;
 	struct pf_lane *l;
@@ -3809,7 +3803,7 @@ static bool prefetch_one(struct tk_dat_prefetch *pf, bool thread)
 	slot = prefetch_pick(pf, &c, &chunk, &l);
 	if (!slot)
 		return false;
-	prefetch_decode(pf, slot, &c, chunk, l, thread);
+	prefetch_decode(pf, slot, &c, chunk, l);
 	return true;
 }
 
@@ -3819,7 +3813,7 @@ static void *prefetch_main(void *arg)
 
 	pthread_mutex_lock(&pf->lock);
 	while (!pf->stop) {
-		if (pf->paused || !prefetch_one(pf, true)) {
+		if (pf->paused || !prefetch_one(pf)) {
 			pf->idle = true;
 			pthread_cond_wait(&pf->work, &pf->lock);
 			pf->idle = false;
@@ -3845,6 +3839,8 @@ int tk_dat_prefetch_start(struct tk_dat_prefetch *pf)
 	ret = pthread_create(&pf->thread, NULL, prefetch_main, pf);
 	if (ret)
 		return tk_fail(ret, "cannot start the decoder thread");
+	/* Read by the judge at a period's end: no clock read per chunk. */
+	pf->dec_clock_ok = !pthread_getcpuclockid(pf->thread, &pf->dec_clock);
 	pf->started = true;
 	return 0;
 }
@@ -3873,7 +3869,7 @@ size_t tk_dat_prefetch_pump(struct tk_dat_prefetch *pf)
 	pthread_mutex_lock(&pf->lock);
 	if (pf->pumped && !pf->pumping) {
 		pf->pumping = true;
-		while (!pf->stop && prefetch_one(pf, false))
+		while (!pf->stop && prefetch_one(pf))
 			n++;
 		pf->pumping = false;
 	}
@@ -3893,7 +3889,7 @@ static void slot_put(struct tk_dat_cpu_reader *r)
 /* The stats window of tk_dat_prefetch's notes: stop a decoder that does not help. */
 static void prefetch_judge(struct tk_dat_prefetch *pf, bool hit)
 {
-	uint64_t wall, cpu;
+	uint64_t wall, cpu, dec;
 	bool one_cpu;
 
 	pf->period_loads++;
@@ -3902,15 +3898,16 @@ static void prefetch_judge(struct tk_dat_prefetch *pf, bool hit)
 		return;
 	wall = clock_ns(CLOCK_MONOTONIC);
 	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	dec = pf->dec_clock_ok ? clock_ns(pf->dec_clock) : 0;
 	one_cpu = false;
-	if (!pf->paused && pf->started && pf->period_wall && wall > pf->period_wall &&
-	    pthread_equal(pf->judge, pthread_self())) {
+	if (!pf->paused && pf->started && pf->dec_clock_ok && pf->period_wall &&
+	    wall > pf->period_wall && pthread_equal(pf->judge, pthread_self())) {
 		uint64_t dw = wall - pf->period_wall, dm = cpu - pf->period_cpu,
-			 dd = pf->dec_cpu - pf->period_dec;
+			 dd = dec - pf->period_dec;
 		one_cpu = (dm + dd) * 5 < dw * PF_SHARE_MIN_5THS && dm * 10 < dw * PF_READER_10THS;
 	}
 	pf->judge = pthread_self();
-	pf->period_dec = pf->dec_cpu;
+	pf->period_dec = dec;
 	pf->strikes = one_cpu ? pf->strikes + 1 : 0;
 	if (pf->paused) {
 		/* Tried again: the period from here on judges it afresh. */

@@ -74,6 +74,9 @@ extern const char cmd_flamegraph_usage[];
 /* Name of the running command ("dump"); set by main() before dispatch. */
 extern const char *cli_cmd_name;
 
+/* A library message has been printed (main()'s log handler). */
+extern bool cli_logged;
+
 /*
  * The damaged regions a salvaging .dat reader recorded (tk_dat_damage_*),
  * one stderr line each: "tracekit <cmd>: FILE: offset 0xOFF: WHAT (skipped
@@ -156,5 +159,18 @@ struct tk_perfdata;
  * (perfdata-damage.c). Returns CLI_FAIL when there was one, else CLI_OK.
  */
 int cli_perf_damage(const char *path, const struct tk_perfdata *pd);
+
+/*
+ * Keep main()'s @argv for cli_unwind_heap() and, in a process it started,
+ * put GLIBC_TUNABLES back as the user had it (unwind-heap.c). Call first.
+ */
+void cli_unwind_heap_init(char **argv);
+
+/*
+ * When @pd (opened from @path) holds --call-graph dwarf samples, run this
+ * command again with malloc's heap on huge pages (unwind-heap.c); returns
+ * when it does not. Call before anything is printed.
+ */
+void cli_unwind_heap(const char *path, const struct tk_perfdata *pd);
 
 #endif

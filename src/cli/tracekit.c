@@ -265,11 +265,14 @@ int cli_finish_stdout(int status)
 	return status;
 }
 
+bool cli_logged;
+
 static void log_handler(enum tk_log_level level, const char *msg, void *ctx)
 {
 	const char *cmd = ctx;
 	const char *what;
 
+	cli_logged = true;
 	switch (level) {
 	case TK_LOG_ERROR:
 		what = "error";
@@ -333,6 +336,7 @@ int main(int argc, char **argv)
 	const struct cli_command *cmd;
 	int c;
 
+	cli_unwind_heap_init(argv);
 	/* "+" stops at the command name: its options are the command's. */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {

@@ -101,7 +101,6 @@
 
 #include "bigbuf.h"
 #include "error.h"
-#include "dwarf-walk.h"
 #include "symbolizer-internal.h"
 #include "unwind-internal.h"
 
@@ -119,7 +118,6 @@
 	X(dwarf_cfi_addrframe)                                                                     \
 	X(dwarf_child)                                                                             \
 	X(dwarf_cu_getdwarf)                                                                       \
-	X(dwarf_cuoffset)                                                                          \
 	X(dwarf_diename)                                                                           \
 	X(dwarf_dieoffset)                                                                         \
 	X(dwarf_formref_die)                                                                       \
@@ -127,7 +125,6 @@
 	X(dwarf_frame_cfa)                                                                         \
 	X(dwarf_frame_info)                                                                        \
 	X(dwarf_frame_register)                                                                    \
-	X(dwarf_getelf)                                                                            \
 	X(dwarf_getscopes)                                                                         \
 	X(dwarf_getscopes_die)                                                                     \
 	X(dwarf_hasattr)                                                                           \
@@ -201,7 +198,6 @@ static int dw_load(void)
 #define dwarf_cfi_addrframe	      (*dw_api.dwarf_cfi_addrframe)
 #define dwarf_child		      (*dw_api.dwarf_child)
 #define dwarf_cu_getdwarf	      (*dw_api.dwarf_cu_getdwarf)
-#define dwarf_cuoffset		      (*dw_api.dwarf_cuoffset)
 #define dwarf_diename		      (*dw_api.dwarf_diename)
 #define dwarf_dieoffset		      (*dw_api.dwarf_dieoffset)
 #define dwarf_formref_die	      (*dw_api.dwarf_formref_die)
@@ -209,7 +205,6 @@ static int dw_load(void)
 #define dwarf_frame_cfa		      (*dw_api.dwarf_frame_cfa)
 #define dwarf_frame_info	      (*dw_api.dwarf_frame_info)
 #define dwarf_frame_register	      (*dw_api.dwarf_frame_register)
-#define dwarf_getelf		      (*dw_api.dwarf_getelf)
 #define dwarf_getscopes		      (*dw_api.dwarf_getscopes)
 #define dwarf_getscopes_die	      (*dw_api.dwarf_getscopes_die)
 #define dwarf_hasattr		      (*dw_api.dwarf_hasattr)
@@ -299,10 +294,6 @@ struct bin {
 	size_t node_cap, nnodes;
 	struct origin_name *onames; /* open addressing by origin DIE (die_name()) */
 	size_t oname_cap, nonames;
-	/* The inline Dwarf's sections for tk_dwarf_top_walk() (bin_dwarf_sections()). */
-	Dwarf *sec_dw;		      /* the Dwarf they were looked up in; NULL: not yet */
-	const uint8_t *info, *abbrev; /* NULL: not found, or not as libdw reads them */
-	size_t info_size, abbrev_size;
 	signed char debug_frame; /* the file has .debug_frame: 1, has not: -1, unknown: 0 */
 	const uint8_t *image;	 /* the file, mapped on first use (bin_map()) */
 	size_t size;
@@ -1942,144 +1933,41 @@ static int cu_range_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Add [@lo, @hi) of the DIE at @die, the unit's @order-th child, to @ci; -ENOMEM. */
-static int cu_range_add(struct cu_index *ci, size_t *cap, uint64_t lo, uint64_t hi, Dwarf_Off die,
-			uint32_t order)
+/* Index @cu's children by their address ranges; -ENOMEM. */
+static int cu_index_build(struct cu_index *ci, Dwarf_Die *cu)
 {
-	if (ci->n == *cap) {
-		size_t ncap = *cap ? 2 * *cap : 64;
-		struct cu_range *nr = realloc(ci->r, ncap * sizeof(*nr));
-
-		if (!nr)
-			return -ENOMEM;
-		ci->r = nr;
-		*cap = ncap;
-	}
-	ci->r[ci->n].lo = lo;
-	ci->r[ci->n].hi = hi;
-	ci->r[ci->n].die = die;
-	ci->r[ci->n].order = order;
-	ci->n++;
-	return 0;
-}
-
-/* Add @die's ranges, the unit's @order-th child, to @ci; -ENOMEM. */
-static int cu_die_ranges_add(struct cu_index *ci, size_t *cap, Dwarf_Die *die, uint32_t order)
-{
-	Dwarf_Addr base, lo, hi;
-	ptrdiff_t off = 0;
-
-	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0)
-		if (cu_range_add(ci, cap, lo, hi, dwarf_dieoffset(die), order) < 0)
-			return -ENOMEM;
-	return 0;
-}
-
-/*
- * The bytes of .debug_info and .debug_abbrev in @dw, as libdw reads them
- * (inflated), kept in @b; false when either is missing, still compressed,
- * or .debug_info is not the buffer @cu lies in.
- */
-static bool bin_dwarf_sections(struct bin *b, Dwarf *dw, Dwarf_Die *cu)
-{
-	Elf *elf;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (b->sec_dw != dw) {
-		b->sec_dw = dw;
-		b->info = b->abbrev = NULL;
-		elf = dwarf_getelf(dw);
-		if (!elf || elf_getshdrstrndx(elf, &shstrndx) < 0)
-			return false;
-		while ((scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			const char *n;
-			Elf_Data *d;
-			bool info;
-
-			if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)))
-				continue;
-			info = !strcmp(n, ".debug_info");
-			if ((!info && strcmp(n, ".debug_abbrev")) ||
-			    (sh.sh_flags & SHF_COMPRESSED) || !(d = elf_getdata(scn, NULL)) ||
-			    !d->d_buf)
-				continue;
-			if (info) {
-				b->info = d->d_buf;
-				b->info_size = d->d_size;
-			} else {
-				b->abbrev = d->d_buf;
-				b->abbrev_size = d->d_size;
-			}
-		}
-	}
-	return b->info && b->abbrev && (const uint8_t *)cu->addr - dwarf_dieoffset(cu) == b->info &&
-	       dwarf_dieoffset(cu) < b->info_size;
-}
-
-/* What cu_top_add() adds to. */
-struct top_index {
-	struct cu_index *ci;
-	size_t cap;
-	Dwarf *dw;
-	uint32_t order;
-};
-
-/* tk_dwarf_top_walk()'s callback: one child of the unit into the index. */
-static int cu_top_add(void *ctx, const struct tk_dwarf_top *top)
-{
-	struct top_index *t = ctx;
-	uint32_t order = t->order++;
-	Dwarf_Die die;
-
-	if (top->tag == DW_TAG_imported_unit)
-		t->ci->imports = true;
-	if (top->pc)
-		return cu_range_add(t->ci, &t->cap, top->lo, top->hi, top->off, order);
-	if (!top->ranges || !dwarf_offdie(t->dw, top->off, &die))
-		return 0;
-	return cu_die_ranges_add(t->ci, &t->cap, &die, order);
-}
-
-/*
- * Index @cu's children by their address ranges; -ENOMEM. The children and
- * their plain low_pc/high_pc ranges are read by tk_dwarf_top_walk()
- * (dwarf-walk.c); only the others with DW_AT_low_pc or DW_AT_ranges are
- * handed to libdw for their ranges. libdw's dwarf_siblingof(), dwarf_tag()
- * and dwarf_hasattr() were ~600 instructions a child, and its
- * dwarf_ranges() ~600 a function (16 M on the big bench-dwarf profile,
- * mostly libc's units). A unit the walk cannot read is walked with libdw.
- */
-static int cu_index_build(struct bin *b, struct cu_index *ci, Dwarf_Die *cu)
-{
-	Dwarf *dw = dwarf_cu_getdwarf(cu->cu);
-	struct top_index t = {.ci = ci, .dw = dw};
 	Dwarf_Die child;
+	size_t cap = 0;
 	uint32_t order = 0;
 
-	if (dw && bin_dwarf_sections(b, dw, cu)) {
-		int r = tk_dwarf_top_walk(b->info, b->info_size,
-					  dwarf_dieoffset(cu) - dwarf_cuoffset(cu), b->abbrev,
-					  b->abbrev_size, cu_top_add, &t);
-
-		if (r == -ENOMEM)
-			return r;
-		if (!r)
-			goto sort;
-		ci->n = 0;
-		ci->imports = false;
-	}
 	if (dwarf_child(cu, &child) != 0)
 		return 0;
 	do {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
 		if (dwarf_tag(&child) == DW_TAG_imported_unit)
 			ci->imports = true;
-		if (may_have_ranges(&child) && cu_die_ranges_add(ci, &t.cap, &child, order) < 0)
-			return -ENOMEM;
+		if (!may_have_ranges(&child))
+			off = -1;
+		while (off >= 0 && (off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+			if (ci->n == cap) {
+				struct cu_range *nr;
+
+				cap = cap ? 2 * cap : 64;
+				nr = realloc(ci->r, cap * sizeof(*nr));
+				if (!nr)
+					return -ENOMEM;
+				ci->r = nr;
+			}
+			ci->r[ci->n].lo = lo;
+			ci->r[ci->n].hi = hi;
+			ci->r[ci->n].die = dwarf_dieoffset(&child);
+			ci->r[ci->n].order = order;
+			ci->n++;
+		}
 		order++;
 	} while (dwarf_siblingof(&child, &child) == 0);
-sort:
 	qsort(ci->r, ci->n, sizeof(*ci->r), cu_range_cmp);
 	for (size_t i = 0; i < ci->n; i++)
 		ci->r[i].hi_max =
@@ -2119,7 +2007,7 @@ static struct cu_index *cu_index_get(struct bin *b, Dwarf_Die *cu)
 	}
 	b->cus[j].off = off;
 	b->ncus++;
-	if (cu_index_build(b, &b->cus[j], cu) < 0) {
+	if (cu_index_build(&b->cus[j], cu) < 0) {
 		b->cus[j].imports = true; /* the slow path still answers */
 		free(b->cus[j].r);
 		b->cus[j].r = NULL;

@@ -169,7 +169,8 @@ void cli_unwind_heap_init(char **argv);
 /*
  * When @pd (opened from @path) holds --call-graph dwarf samples, run this
  * command again with malloc's heap on huge pages (unwind-heap.c); returns
- * when it does not. Call before anything is printed.
+ * when it does not. Call before anything is printed, and only when the
+ * frames get inline names (their DWARF is what fills the heap).
  */
 void cli_unwind_heap(const char *path, const struct tk_perfdata *pd);
 

@@ -779,7 +779,8 @@ static int report_perfdata(const char *path, const struct tk_report_opts *opts,
 		*status = cli_lib_error(path);
 		return 1;
 	}
-	cli_unwind_heap(path, pd);
+	if (!src->no_inline)
+		cli_unwind_heap(path, pd);
 	fflush(stdout);
 	ret = tk_perfdata_report_run(pd, &popts, &rst);
 	/* Damage met before a failure is news too: its lines come first. */

@@ -16,7 +16,10 @@
  * the few small pages it faults.
  *
  * So the choice is made per file: once a perf.data is open and one of its
- * events records user registers and stacks (what gets unwound), the
+ * events records user registers and stacks (what gets unwound), and the
+ * frames get their inline names (the DWARF of libc and the others is
+ * loaded for them; with --no-inline only the CFI is, the heap stays
+ * small, and the re-execution cost that report ~10 % CPU), the
  * command runs itself again (/proc/self/exe, the same arguments) with
  * the tunable added to GLIBC_TUNABLES, about a millisecond of exec and
  * start-up. The re-executed process puts GLIBC_TUNABLES back as the user

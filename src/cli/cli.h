@@ -161,10 +161,10 @@ struct tk_perfdata;
 int cli_perf_damage(const char *path, const struct tk_perfdata *pd);
 
 /*
- * Keep main()'s @argv for cli_unwind_heap() and, in a process it started,
+ * Keep a copy of main()'s @argv for cli_unwind_heap() and, in a process it started,
  * put GLIBC_TUNABLES back as the user had it (unwind-heap.c). Call first.
  */
-void cli_unwind_heap_init(char **argv);
+void cli_unwind_heap_init(int argc, char **argv);
 
 /*
  * When @pd (opened from @path) holds --call-graph dwarf samples, run this

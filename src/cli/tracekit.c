@@ -336,7 +336,7 @@ int main(int argc, char **argv)
 	const struct cli_command *cmd;
 	int c;
 
-	cli_unwind_heap_init(argv);
+	cli_unwind_heap_init(argc, argv);
 	/* "+" stops at the command name: its options are the command's. */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {

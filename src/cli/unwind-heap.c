@@ -52,11 +52,16 @@
 static char **saved_argv;
 static bool reexecuted;
 
-void cli_unwind_heap_init(char **argv)
+void cli_unwind_heap_init(int argc, char **argv)
 {
 	const char *saved = getenv(SAVED_ENV);
 
-	saved_argv = argv;
+	/* A copy: the commands' getopt_long() reorders argv in place. */
+	saved_argv = malloc(((size_t)argc + 1) * sizeof(*saved_argv));
+	if (saved_argv) {
+		memcpy(saved_argv, argv, (size_t)argc * sizeof(*saved_argv));
+		saved_argv[argc] = NULL;
+	}
 	if (!saved)
 		return;
 	reexecuted = true;

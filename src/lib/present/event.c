@@ -761,7 +761,8 @@ static bool ksym_image_names_atoms(const struct tk_event_set *set, const char *t
 			line[0] = ' ';
 			memcpy(line + 1, name, n);
 			line[n + 1] = '\n';
-			if (!memmem(text, len, line, n + 2) && !tk_ksyms_past_image_lacks(path, name))
+			if (!memmem(text, len, line, n + 2) &&
+			    !tk_ksyms_past_image_lacks(path, name))
 				return false;
 		}
 	}

@@ -42,7 +42,8 @@
  * answer they give is the whole text's unless it depends on what follows
  * the image or on the search's probe path (an address names share, which
  * the table's length changes), and such a lookup, libtraceevent's first
- * one, or a name they lack reads the whole text once, kept after them in
+ * one, or a name they lack (but one no line past them can list:
+ * tk_ksyms_past_image_lacks()) reads the whole text once, kept after them in
  * the same reservation so no name a printer holds moves (only what
  * follows their lines, when it begins with them). The image's parsed
  * table may be read from a file kept beside the copy
@@ -123,6 +124,7 @@
 #include "internal/bigbuf.h"
 #include "internal/error.h"
 #include "internal/fsutil.h"
+#include "ksyms-copy.h"
 
 /* ---------------------------------------------------------- number I/O */
 
@@ -731,12 +733,14 @@ static void ksym_reset(struct tk_event_set *set, const char *text, size_t len, b
 
 /*
  * Whether every name the compiled events read the address of (jiffies,
- * vmemmap_base) is on a line of the image @text: a name it lacks is
- * looked for in the whole text at once (kernels built without
+ * vmemmap_base) is on a line of the image @text, or on no line of the
+ * whole text @path either (tk_ksyms_past_image_lacks()): any other name it
+ * lacks is looked for in the whole text at once (kernels built without
  * KALLSYMS_ALL list no such variable, and the kmem events name
  * vmemmap_base), so the image alone would be read for nothing.
  */
-static bool ksym_image_names_atoms(const struct tk_event_set *set, const char *text, size_t len)
+static bool ksym_image_names_atoms(const struct tk_event_set *set, const char *text, size_t len,
+				   const char *path)
 {
 	char line[258];
 
@@ -757,7 +761,8 @@ static bool ksym_image_names_atoms(const struct tk_event_set *set, const char *t
 			line[0] = ' ';
 			memcpy(line + 1, name, n);
 			line[n + 1] = '\n';
-			if (!memmem(text, len, line, n + 2))
+			if (!memmem(text, len, line, n + 2) &&
+			    !tk_ksyms_past_image_lacks(path, name))
 				return false;
 		}
 	}
@@ -782,7 +787,7 @@ int tk_event_set_add_kallsyms_image(struct tk_event_set *set, const char *text, 
 	if (!len || text < (const char *)map || text_off + len > map_len ||
 	    mapped + KSYM_ROOM > UINT32_MAX)
 		return -1;
-	if (!ksym_image_names_atoms(set, text, len))
+	if (!ksym_image_names_atoms(set, text, len, full_path))
 		return -1;
 	path = strdup(full_path);
 	if (!path)
@@ -1542,6 +1547,10 @@ uint64_t tk_event_ksym_addr(struct tk_event_set *set, const char *name)
 	tk_event_ksym_prepare(set);
 	/* The image's lines come first in the whole table: a name found there is its first. */
 	k = ksym_named(set, set->ksyms, set->nksyms, name, n);
+	/* A name listed nowhere past the image's lines is the whole text's answer already. */
+	if (!k && set->ksym_partial && !__atomic_load_n(&set->ksym_full_built, __ATOMIC_ACQUIRE) &&
+	    tk_ksyms_past_image_lacks(set->ksym_full_path, name))
+		return 0;
 	if (!k && set->ksym_partial) {
 		ksym_go_full(set);
 		k = ksym_named(set, set->ksym_full, set->nksym_full, name, n);

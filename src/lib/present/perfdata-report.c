@@ -76,7 +76,8 @@
  * leaves what stays in place but for the earlier runs' tails
  * (flush_queue()), so no record is copied to sort it.
  *
- * Memory: two rounds of queue entries, and the records they name: read in
+ * Memory: two rounds of queue entries (16 bytes each: a time and a word
+ * with the file offset and evsel, struct qent), and the records they name: read in
  * place from the reader's mapping of the file (which keeps the pages from
  * the oldest queued record on resident, tk_perfdata_keep_from()), or on
  * one thread from its kept window (tk_perfdata_read_kept(): pread() copies
@@ -200,6 +201,8 @@ struct rep_evsel {
 	uint64_t attr_period;
 	struct fast_layout fast;
 	uint16_t time_at; /* where a sample's time is, whatever its layout; 0: none */
+	/* Its queue entries' word but the file offset (struct qent), QENT_COPY: queue copies. */
+	uint64_t qword;
 	bool ksyms;	  /* its text may name kernel symbols (event_reads_kallsyms()) */
 	/* ev is not looked up yet (F_PENDING in fields): parsed at its first sample (bind_event())
 	 */
@@ -286,18 +289,12 @@ struct time_col {
 	char text[40]; /* 20 digits of seconds, 9 of fraction: always fits (copy40()) */
 };
 
-/* A queued record: its bytes live in arena ARENA_OF(@off) at ARENA_OFF(@off). */
+/* Where queued copies live: arena ARENA_OF(w) at ARENA_OFF(w) of an entry's word (struct qent). */
 struct arena {
 	uint8_t *buf;
 	uint64_t len, cap;
 	uint64_t live; /* queued records in it */
 };
-
-#define ARENA_BIT      (1ull << 63)
-#define ARENA_OF(off)  ((off) >> 63)
-#define ARENA_OFF(off) ((off) & ~ARENA_BIT)
-
-#define QENT_MAPPED UINT64_MAX /* qent.off: the record is in the file's mapping, at file_offset */
 
 /*
  * The runs flush_queue() merges as it delivers: a round holds one sorted run
@@ -306,12 +303,35 @@ struct arena {
  */
 #define MERGE_RUNS 16
 
+/*
+ * A queued record in 16 bytes: its time, and one word that says where it
+ * is. A record of the file's bytes (mapping or kept window): QENT_OFF_BITS
+ * of file offset and, above them, its evsel + 1 (0: not known), bit 63
+ * clear. A copy: bit 63 set, bit 62 its arena, the rest its offset there,
+ * where a struct qcopy precedes the record's bytes with what the word has
+ * no room for. Half the entry of the four fields side by side: the queue
+ * holds two of perf's rounds (often 100 k entries and more), so its
+ * arrays, their huge pages and the merge's moves are halved. A record at
+ * a file offset or of an evsel the word cannot hold is queued as a copy.
+ */
 struct qent {
 	uint64_t time;
-	uint64_t off; /* in an arena, or QENT_MAPPED */
+	uint64_t w;
+};
+
+#define QENT_COPY      (1ull << 63)
+#define QENT_OFF_BITS  42 /* 4 TiB of file */
+#define QENT_OFF_MASK  ((1ull << QENT_OFF_BITS) - 1)
+#define QENT_EVSEL_MAX ((1ull << (63 - QENT_OFF_BITS)) - 2) /* evsel + 1 fits 21 bits */
+#define ARENA_BIT      (1ull << 62)
+#define ARENA_OF(w)    (((w) >> 62) & 1)
+#define ARENA_OFF(w)   ((w) & (ARENA_BIT - 1))
+
+/* What a copy's entry does not hold, in the arena before the record's bytes. */
+struct qcopy {
 	uint64_t file_offset;
 	int32_t evsel; /* -1: not known (side-band record without ids) */
-	bool compressed;
+	uint32_t compressed;
 };
 
 /* The counter value a PERF_SAMPLE_READ id had at its previous sample. */
@@ -2332,6 +2352,19 @@ static int evsel_prepare(struct rep *r, size_t index, struct rep_evsel *e)
 	return 0;
 }
 
+/*
+ * The word of an entry of evsel @idx (-1: not known) but its file offset
+ * (struct qent), or QENT_COPY when a word cannot hold the evsel or every
+ * offset of the file: its records are then queued as copies.
+ */
+static uint64_t qent_word(const struct rep *r, int32_t idx)
+{
+	if (tk_perfdata_get_info(r->pd)->file_size > QENT_OFF_MASK + 1 || idx < -1 ||
+	    (uint64_t)idx + 1 > QENT_EVSEL_MAX + 1)
+		return QENT_COPY;
+	return (uint64_t)(idx + 1) << QENT_OFF_BITS;
+}
+
 static int ensure_evsels(struct rep *r)
 {
 	size_t n = tk_perfdata_evsel_count(r->pd);
@@ -2344,6 +2377,8 @@ static int ensure_evsels(struct rep *r)
 		memset(e + r->nevs, 0, (n - r->nevs) * sizeof(*e));
 		for (size_t i = r->nevs; i < n; i++)
 			e[i].name_col_width = -1;
+		for (size_t i = r->nevs; i < n; i++)
+			e[i].qword = qent_word(r, (int32_t)i);
 		r->evs = e;
 		r->nevs = n;
 		/* A new event may take an id the memo gave to no one. */
@@ -4021,13 +4056,21 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 {
 	const uint8_t *d;
 	struct tk_perf_record rec;
+	int32_t evsel;
 
-	if (q->off == QENT_MAPPED) {
-		d = r->map + q->file_offset;
+	if (!(q->w & QENT_COPY)) {
+		rec.offset = q->w & QENT_OFF_MASK;
+		rec.compressed = false;
+		evsel = (int32_t)(q->w >> QENT_OFF_BITS) - 1;
+		d = r->map + rec.offset;
 	} else {
-		struct arena *a = &r->arenas[ARENA_OF(q->off)];
+		struct arena *a = &r->arenas[ARENA_OF(q->w)];
+		const struct qcopy *c = (const struct qcopy *)(a->buf + ARENA_OFF(q->w));
 
-		d = a->buf + ARENA_OFF(q->off);
+		rec.offset = c->file_offset;
+		rec.compressed = c->compressed;
+		evsel = c->evsel;
+		d = (const uint8_t *)(c + 1);
 		if (!--a->live)
 			a->len = 0;
 	}
@@ -4038,15 +4081,13 @@ static int deliver_queued(struct rep *r, const struct qent *q)
 	rec.type = ld32(d);
 	rec.misc = ld16(d + 4);
 	rec.size = ld16(d + 6);
-	rec.offset = q->file_offset;
-	rec.compressed = q->compressed;
 	rec.data = d;
 	rec.extra = NULL;
 	rec.extra_size = 0;
 	rec.extra_offset = 0;
 	if (rec.type == TK_PERF_RECORD_SAMPLE)
-		return print_sample(r, &rec, q->evsel);
-	return deliver(r, &rec, q->evsel);
+		return print_sample(r, &rec, evsel);
+	return deliver(r, &rec, evsel);
 }
 
 /* The queue's entries moved to the start of its array. */
@@ -4179,9 +4220,9 @@ static int flush_queue(struct rep *r, uint64_t limit, bool all)
 		size_t stop = at + (end[j] - head[j]);
 
 		for (size_t i = at; i < stop; i++) {
-			if (r->q[i].off == QENT_MAPPED) {
-				if (r->q[i].file_offset < low)
-					low = r->q[i].file_offset;
+			if (!(r->q[i].w & QENT_COPY)) {
+				if ((r->q[i].w & QENT_OFF_MASK) < low)
+					low = r->q[i].w & QENT_OFF_MASK;
 				break;
 			}
 		}
@@ -4264,32 +4305,13 @@ static inline __attribute__((always_inline)) void queue_note_run(struct rep *r, 
 	r->qlast = time;
 }
 
-/* Queue the record at @offset of the mapping: the entry points at it there. */
-static inline __attribute__((always_inline)) int enqueue_at(struct rep *r, uint64_t offset,
-							    uint64_t time, int32_t idx)
-{
-	struct qent *e;
-
-	if (__builtin_expect(r->qlen == r->qcap, 0) && queue_grow(r))
-		return -ENOMEM;
-	queue_note_run(r, time);
-	e = &r->q[r->qlen++];
-	e->time = time;
-	e->off = QENT_MAPPED;
-	e->file_offset = offset;
-	e->evsel = idx;
-	e->compressed = false;
-	if (time > r->max_ts)
-		r->max_ts = time;
-	return 0;
-}
-
 /* Queue a copy of a record the reader will reuse the memory of. */
 static int __attribute__((noinline))
 enqueue_copy(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t idx)
 {
-	uint64_t need = ((uint64_t)rec->size + 7u) & ~7ull;
+	uint64_t need = sizeof(struct qcopy) + (((uint64_t)rec->size + 7u) & ~7ull);
 	struct arena *a = &r->arenas[r->cur];
+	struct qcopy *c;
 	struct qent *e;
 
 	if (a->len + need > a->cap) {
@@ -4298,7 +4320,7 @@ enqueue_copy(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int
 
 		while (cap < a->len + need)
 			cap *= 2;
-		if (cap & ARENA_BIT)
+		if (cap >= ARENA_BIT)
 			return -ENOMEM;
 		b = realloc(a->buf, cap);
 		if (!b)
@@ -4308,16 +4330,59 @@ enqueue_copy(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int
 	}
 	if (__builtin_expect(r->qlen == r->qcap, 0) && queue_grow(r))
 		return -ENOMEM;
-	memcpy(a->buf + a->len, rec->data, rec->size);
+	c = (struct qcopy *)(a->buf + a->len);
+	c->file_offset = rec->offset;
+	c->evsel = idx;
+	c->compressed = rec->compressed;
+	memcpy(c + 1, rec->data, rec->size);
 	queue_note_run(r, time);
 	e = &r->q[r->qlen++];
 	e->time = time;
-	e->off = a->len | (r->cur ? ARENA_BIT : 0);
-	e->file_offset = rec->offset;
-	e->evsel = idx;
-	e->compressed = rec->compressed;
+	e->w = QENT_COPY | (r->cur ? ARENA_BIT : 0) | a->len;
 	a->len += need;
 	a->live++;
+	if (time > r->max_ts)
+		r->max_ts = time;
+	return 0;
+}
+
+/* enqueue_at() for a record its entry's word cannot name in place: a copy. */
+static int __attribute__((noinline))
+enqueue_at_copy(struct rep *r, uint64_t offset, uint64_t time, int32_t idx)
+{
+	const uint8_t *d = r->map + offset;
+	struct tk_perf_record rec;
+
+	rec.type = ld32(d);
+	rec.misc = ld16(d + 4);
+	rec.size = ld16(d + 6);
+	rec.offset = offset;
+	rec.compressed = false;
+	rec.data = d;
+	rec.extra = NULL;
+	rec.extra_size = 0;
+	rec.extra_offset = 0;
+	return enqueue_copy(r, &rec, time, idx);
+}
+
+/*
+ * Queue the record at @offset of the mapping: the entry points at it there.
+ * @word: its evsel's qword (qent_word()), whose QENT_COPY makes it a copy.
+ */
+static inline __attribute__((always_inline)) int
+enqueue_at(struct rep *r, uint64_t offset, uint64_t time, int32_t idx, uint64_t word)
+{
+	struct qent *e;
+
+	word |= offset;
+	if (__builtin_expect(word & QENT_COPY, 0))
+		return enqueue_at_copy(r, offset, time, idx);
+	if (__builtin_expect(r->qlen == r->qcap, 0) && queue_grow(r))
+		return -ENOMEM;
+	queue_note_run(r, time);
+	e = &r->q[r->qlen++];
+	e->time = time;
+	e->w = word;
 	if (time > r->max_ts)
 		r->max_ts = time;
 	return 0;
@@ -4327,8 +4392,10 @@ static inline __attribute__((always_inline)) int
 enqueue(struct rep *r, const struct tk_perf_record *rec, uint64_t time, int32_t idx)
 {
 	/* The reader's mapping keeps it until close: no copy (a copy's data lies elsewhere). */
-	if (r->map && !rec->compressed && (const uint8_t *)rec->data == r->map + rec->offset)
-		return enqueue_at(r, rec->offset, time, idx);
+	if (r->map && !rec->compressed && (const uint8_t *)rec->data == r->map + rec->offset &&
+	    idx >= -1 && (idx < 0 || (size_t)idx < r->nevs))
+		return enqueue_at(r, rec->offset, time, idx,
+				  idx < 0 ? qent_word(r, idx) : r->evs[idx].qword);
 	return enqueue_copy(r, rec, time, idx);
 }
 
@@ -4496,7 +4563,7 @@ static int process_srefs(struct rep *r, const struct tk_perf_sref *refs, size_t 
 			/* A time to queue by, inside the --time window if any: one compare. */
 			if (__builtin_expect(t - r->qt_lo < r->qt_span, 1) ||
 			    (t && t != UINT64_MAX && !time_drops(r, &r->evs[idx], t))) {
-				if (enqueue_at(r, s->offset, t, idx))
+				if (enqueue_at(r, s->offset, t, idx, r->evs[idx].qword))
 					return -ENOMEM;
 				continue;
 			}
@@ -4711,6 +4778,7 @@ TK_API int tk_perfdata_report_run(struct tk_perfdata *pd,
 	}
 	if (r.map) /* queued records stay where the reader mapped them */
 		tk_perfdata_keep_from(pd, 0);
+
 	r.pool = ppool_new(&r);
 	for (;;) {
 		/* The run of samples the reader hands out at once, then what ends it. */

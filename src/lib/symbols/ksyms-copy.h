@@ -7,6 +7,7 @@
 #ifndef TRACEKIT_KSYMS_COPY_H
 #define TRACEKIT_KSYMS_COPY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct tk_ksyms_lazy;
@@ -38,5 +39,16 @@ int tk_ksyms_copy_get(const char *cache_dir, const char *bid, const char **text,
  */
 void tk_ksyms_copy_put(const char *cache_dir, const char *bid, const char *text, size_t len,
 		       const struct tk_ksyms_lazy *k);
+
+/*
+ * tk_ksyms_past_image_lacks() - whether @path (/proc/kallsyms) lists @name
+ * on none of its lines past the kernel image's: true only when no module
+ * is loaded (/proc/modules empty, or absent: a kernel without modules)
+ * and @name is not one the kernel makes up for a BPF program, trampoline
+ * or dispatcher ("bpf_..."), an ftrace trampoline ("ftrace_...") or a
+ * kprobe page ("kprobe_..."), the only other lines there. False when
+ * that cannot be told: the caller reads the whole text.
+ */
+bool tk_ksyms_past_image_lacks(const char *path, const char *name);
 
 #endif

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,10 +258,34 @@ static void test_copy(void **state)
 	tk_ksyms_lazy_free(whole);
 }
 
+/*
+ * A name the image's lines lack is absent past them only on a kernel with
+ * no module loaded, and never one of the kernel's made-up names (BPF,
+ * ftrace, kprobes), and only for /proc/kallsyms itself.
+ */
+static void test_past_image_lacks(void **state)
+{
+	char c;
+	int fd = open("/proc/modules", O_RDONLY);
+	bool none = fd < 0 ? errno == ENOENT : read(fd, &c, 1) == 0;
+
+	(void)state;
+	if (fd >= 0)
+		close(fd);
+	assert_int_equal(tk_ksyms_past_image_lacks("/proc/kallsyms", "vmemmap_base"), none);
+	assert_int_equal(tk_ksyms_past_image_lacks("/proc/kallsyms", "jiffies"), none);
+	assert_false(tk_ksyms_past_image_lacks("/proc/kallsyms", "bpf_prog_6deef7357e7b4530"));
+	assert_false(tk_ksyms_past_image_lacks("/proc/kallsyms", "ftrace_trampoline"));
+	assert_false(tk_ksyms_past_image_lacks("/proc/kallsyms", "kprobe_insn_page"));
+	assert_false(tk_ksyms_past_image_lacks("/tmp/kallsyms", "vmemmap_base"));
+	assert_false(tk_ksyms_past_image_lacks(NULL, "vmemmap_base"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
+		cmocka_unit_test(test_past_image_lacks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

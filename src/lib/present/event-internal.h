@@ -402,6 +402,7 @@ struct tk_event_set {
 	struct tk_ksym *ksyms;
 	size_t nksyms;
 	struct tk_ksym_memo *ksym_memo; /* NULL until built (or when out of memory) */
+	char *ksym_absent; /* the last name a scan found the unbuilt text lacks (ksym_lock) */
 	/*
 	 * The kernel image's lines only (tk_event_set_add_kallsyms_image()):
 	 * ksym_text lies in a reservation of ksym_region_len bytes at

@@ -36,7 +36,10 @@
  * Symbol lookups go through a direct-mapped memo of 4096 addresses, and
  * kallsyms is parsed by hand and radix-sorted on first use (a third of
  * the instructions of ctype-based parsing and qsort() on 150 k lines;
- * names are measured in the same pass). A perf.data report may give
+ * names are measured in the same pass). A name a print format reads
+ * (jiffies, vmemmap_base) is first looked for in the text: a kernel built
+ * without KALLSYMS_ALL lists no variable, and a text no line of which can
+ * name it answers 0 without the table. A perf.data report may give
  * the kernel image's lines alone (a kept copy, ksyms-copy.c), where the
  * kernel would spend ~20 ms formatting the whole of /proc/kallsyms: an
  * answer they give is the whole text's unless it depends on what follows
@@ -655,12 +658,14 @@ static void ksym_drop(struct tk_event_set *set)
 	tk_big_free(set->ksyms);
 	tk_big_free(set->ksym_full);
 	free(set->ksym_memo);
+	free(set->ksym_absent);
 	free(set->ksym_full_path);
 	free(set->ksym_tab_path);
 	set->ksym_tab_path = NULL;
 	set->ksym_tab_key = 0;
 	set->ksyms = NULL;
 	set->ksym_memo = NULL;
+	set->ksym_absent = NULL;
 	set->nksyms = 0;
 	set->ksym_built = false;
 	set->ksym_text = NULL;
@@ -1089,8 +1094,10 @@ struct ks_high {
 	bool ok;
 };
 
-static size_t ksym_line_fast(const char *t, size_t pos, size_t len, struct ks_high *hi,
-			     uint64_t *addr, char *type)
+/* Inlined in the parse's loop, which it is most of, however many call it. */
+static inline __attribute__((always_inline)) size_t ksym_line_fast(const char *t, size_t pos,
+								   size_t len, struct ks_high *hi,
+								   uint64_t *addr, char *type)
 {
 	const unsigned char *u = (const unsigned char *)t + pos;
 	uint32_t low;
@@ -1536,6 +1543,98 @@ static const struct tk_ksym *ksym_named(const struct tk_event_set *set, const st
 	return NULL;
 }
 
+/*
+ * The first occurrence of @name (@n > 0 bytes) at or after @p in @t, or
+ * @len. Sixteen places at a time where they are there: a place is tried
+ * only where the name's first and last bytes both match (glibc's memmem()
+ * read the 5 MB at ~2.3 instructions a byte).
+ */
+static size_t ks_find(const char *t, size_t len, size_t p, const char *name, size_t n)
+{
+	if (n > len)
+		return len;
+#if defined(__SSE2__)
+	const __m128i first = _mm_set1_epi8(name[0]), last = _mm_set1_epi8(name[n - 1]);
+
+	while (len - p >= n + 15) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)(t + p));
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(t + p + n - 1));
+		unsigned int hit = (unsigned int)_mm_movemask_epi8(
+			_mm_and_si128(_mm_cmpeq_epi8(a, first), _mm_cmpeq_epi8(b, last)));
+
+		for (; hit; hit &= hit - 1) {
+			size_t q = p + (size_t)__builtin_ctz(hit);
+
+			if (!memcmp(t + q, name, n))
+				return q;
+		}
+		p += 16;
+	}
+#endif
+	for (; len - p >= n; p++)
+		if (t[p] == name[0] && !memcmp(t + p, name, n))
+			return p;
+	return len;
+}
+
+/*
+ * Whether the parse could give some entry the name @name (@n > 0 bytes):
+ * it names an entry by the bytes from a line's name start to the next
+ * white space, so the text must hold @name followed by white space or its
+ * end. A line in the kernel's own layout ("%016lx %c %s",
+ * ksym_line_fast()) names only what starts at its 20th byte; any other
+ * such occurrence may be a name, and the table decides. The parse's lines
+ * start after each '\n' too. So a print format naming a variable of a
+ * kernel built without KALLSYMS_ALL (the writeback events' jiffies) costs
+ * a scan of the text instead of the table's build: no entry has that
+ * name, and the address is 0 either way.
+ */
+static bool ksym_text_may_name(const char *t, size_t len, const char *name, size_t n)
+{
+	for (size_t q = 0; (q = ks_find(t, len, q, name, n)) < len; q++) {
+		size_t ls = 0;
+		const char *nl;
+		struct ks_high hi = {0};
+		uint64_t addr;
+		char type;
+
+		if (q + n < len && !ks_space((unsigned char)t[q + n]))
+			continue;
+		nl = memrchr(t, '\n', q);
+		if (nl)
+			ls = (size_t)(nl - t) + 1;
+		if (!ksym_line_fast(t, ls, len, &hi, &addr, &type) || q == ls + 19)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether no entry of the table, not built yet, can be named @name: then
+ * the scan stands in for the build. The last such name is remembered,
+ * since several formats name the same variable (jiffies: one scan for
+ * the five writeback events).
+ */
+static bool ksym_absent(struct tk_event_set *set, const char *name, size_t n)
+{
+	bool absent;
+
+	/* The image's reservation (ksym_partial) is no text to scan: its tables answer. */
+	if (!n || set->ksym_partial)
+		return false;
+	pthread_mutex_lock(&set->ksym_lock);
+	absent = !set->ksym_built;
+	if (absent && !(set->ksym_absent && !strcmp(set->ksym_absent, name))) {
+		absent = !ksym_text_may_name(set->ksym_text, set->ksym_len, name, n);
+		if (absent) {
+			free(set->ksym_absent);
+			set->ksym_absent = strdup(name);
+		}
+	}
+	pthread_mutex_unlock(&set->ksym_lock);
+	return absent;
+}
+
 uint64_t tk_event_ksym_addr(struct tk_event_set *set, const char *name)
 {
 	size_t n = strlen(name);
@@ -1543,6 +1642,8 @@ uint64_t tk_event_ksym_addr(struct tk_event_set *set, const char *name)
 
 	ksym_fetch(set);
 	if (!set->ksym_text)
+		return 0;
+	if (ksym_absent(set, name, n))
 		return 0;
 	tk_event_ksym_prepare(set);
 	/* The image's lines come first in the whole table: a name found there is its first. */

@@ -1321,6 +1321,56 @@ static void test_ksym_hex_digits(void **state)
 	tk_event_set_free(set);
 }
 
+/*
+ * A name looked up before the table is built: a scan of the text answers
+ * when no line can name it (writeback's jiffies in a kernel built without
+ * KALLSYMS_ALL), and the table is then not built; whatever the scan
+ * answers, it is what the table answers.
+ */
+static void test_ksym_name_scan(void **state)
+{
+	static const char *const texts[] = {
+		/* Only inside or at the end of other names: no table. */
+		"ffffffff81000000 T msecs_to_jiffies\nffffffff81000010 T jiffies_to_msecs\n"
+		"ffffffff81000020 t get_jiffies\t[mod]\n",
+		"ffffffff81000000 T _stext\nffffffff82000000 D jiffies\n",
+		"ffffffff81000000 T _stext\nffffffff82000000 D jiffies",
+		/* Other layouts: the type right before the name, blanks, a module. */
+		"1 Tjiffies\n2 t x\n",
+		"  ffff  d  jiffies\t[mod]\n",
+		"ffffffff81000000 T a\nffffffff82000000 a jiffies\n",
+		"ffffffff81000000 T a\nffffffff82000000 D $jiffies\n",
+		/* After a line the parse stops at. */
+		"ffffffff81000000 T a\nzz\nffffffff82000000 D jiffies\n",
+		"ffffffff81000000 T a\nffffffff82000000 D jiffies\nffffffff81000000 T jiffies\n",
+	};
+	static const char *const names[] = {
+		"jiffies", "msecs_to_jiffies", "jiffies_to", "get_jiffies", "x", "mod"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		for (size_t j = 0; j < sizeof(names) / sizeof(names[0]); j++) {
+			struct tk_event_set *set = new_set(), *ref = new_set();
+			uint64_t want, got;
+
+			assert_int_equal(tk_event_set_add_kallsyms(set, texts[i], strlen(texts[i])),
+					 0);
+			assert_int_equal(tk_event_set_add_kallsyms(ref, texts[i], strlen(texts[i])),
+					 0);
+			tk_event_ksym_prepare(ref);
+			want = tk_event_ksym_addr(ref, names[j]);
+			got = tk_event_ksym_addr(set, names[j]);
+			assert_int_equal(got, want);
+			/* Asked again, from the remembered scan or the table. */
+			assert_int_equal(tk_event_ksym_addr(set, names[j]), want);
+			if (i == 0 && !strcmp(names[j], "jiffies"))
+				assert_false(set->ksym_built);
+			tk_event_set_free(set);
+			tk_event_set_free(ref);
+		}
+	}
+}
+
 /* A name in a print format, looked up in kallsyms (writeback's jiffies). */
 static const char fmt_age[] = "name: t_age\nID: 52\nformat:\n" COMMON
 			      "\tfield:unsigned long when;\toffset:8;\tsize:8;\tsigned:0;\n\n"
@@ -2007,6 +2057,7 @@ int main(void)
 		cmocka_unit_test(test_number_text),
 		cmocka_unit_test(test_ksym_memo),
 		cmocka_unit_test(test_ksym_hex_digits),
+		cmocka_unit_test(test_ksym_name_scan),
 		cmocka_unit_test(test_ksym_image),
 		cmocka_unit_test(test_ksym_image_whole),
 		cmocka_unit_test(test_ksym_table),

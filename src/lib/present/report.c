@@ -74,7 +74,12 @@
  * is never cut silently, and one bad chunk does not hide the other CPUs.
  * That is a strict reader's damage; a salvaging one (tk_dat_open_with())
  * hands out only pages that decode and keeps its damage in the file's
- * list, so the run goes on past it and the caller reports the list.
+ * list, so the run goes on past it and the caller reports the list. The
+ * streams' readers do not walk a page's records before handing it out
+ * (tk_dat_cpu_reader_defer_trim()): the fill that decodes the page checks
+ * each record as that walk did, and a page it stops short of the end of is
+ * trimmed by the reader then (stream_trim()) and decoded again, so one
+ * walk a page is all a whole page costs.
  *
  * Filters combine as trace-cmd's: -F specs and --pid (common_pid, or a
  * "pid" or "next_pid" field) each select, and a record any of them selects
@@ -170,6 +175,7 @@ struct stream {
 	uint32_t nrecs, irec;
 	uint32_t data_offset;
 	uint32_t cpu;
+	bool defer; /* the reader hands out pages unchecked (stream_trim()) */
 	const struct tk_dat_buffer *buf;
 	size_t buffer;
 	int64_t page_missed;
@@ -450,11 +456,31 @@ static void guest_times(const struct report *r, const struct stream *s, int n)
 		s->recs[i].timestamp = tk_dat_host_time(r->dat, s->cpu, s->recs[i].timestamp);
 }
 
+/*
+ * The fill stopped at a bad record on the first pass over a page that the
+ * reader handed out unchecked (s->defer): the reader trims the page as it
+ * would have before handing it out, and the page is decoded again from its
+ * start, so the records are those of a checked page. @hdr: the page's
+ * header, as trimmed. Return: as tk_page_iter_fill(), or -ENOMEM.
+ */
+static int __attribute__((noinline, cold))
+stream_trim(struct stream *s, const void *page, struct tk_page_header *hdr)
+{
+	int ret = tk_dat_cpu_reader_trim_page(s->rd, page);
+
+	if (ret < 0)
+		return ret == -ENOMEM ? ret : -EBADMSG;
+	ret = tk_page_iter_init(&s->it, &s->buf->page_format, page, s->buf->page_format.page_size,
+				hdr);
+	return ret < 0 ? ret : tk_page_iter_fill(&s->it, s->recs, BATCH);
+}
+
 /* The next page's records (or the next batch of a big page): 1, 0 at the end, or an error. */
 static int __attribute__((noinline)) stream_refill(struct report *r, struct stream *s)
 {
+	int ret = tk_page_iter_fill(&s->it, s->recs, BATCH);
+
 	for (;;) {
-		int ret = tk_page_iter_fill(&s->it, s->recs, BATCH);
 		const void *page;
 		struct tk_page_header hdr;
 
@@ -486,6 +512,8 @@ static int __attribute__((noinline)) stream_refill(struct report *r, struct stre
 			s->missed = rec->offset == s->data_offset ? s->page_missed : 0;
 			return 1;
 		}
+		if (ret == -ENOMEM)
+			return ret;
 		if (ret < 0) {
 			page_error(r, s, s->recs[0].offset, "record runs past the page data");
 			return stream_cut(r, s, -EBADMSG, s->page_off);
@@ -503,6 +531,14 @@ static int __attribute__((noinline)) stream_refill(struct report *r, struct stre
 			page_error(r, s, 0, "bad page header");
 			return stream_cut(r, s, -EBADMSG, s->page_off);
 		}
+		ret = tk_page_iter_fill(&s->it, s->recs, BATCH);
+		/*
+		 * A deferring reader's page is whole when this first pass ends
+		 * at its end: BATCH holds every record of the page (defer is
+		 * set only then), so stopping short of it means a bad record.
+		 */
+		if (s->defer && (ret < 0 || (ret < BATCH && !tk_page_iter_at_end(&s->it))))
+			ret = stream_trim(s, page, &hdr);
 		s->page_missed = !hdr.missed_events  ? 0
 				 : hdr.missed_stored ? (int64_t)hdr.missed_count
 						     : -1;
@@ -636,6 +672,13 @@ static int open_streams(struct report *r)
 				s->recs = NULL;
 				return -errno;
 			}
+			/*
+			 * The fill checks every record it decodes, so a salvaging
+			 * reader need not walk the pages first, as long as one
+			 * fill covers a page (every record takes 8 bytes or more).
+			 */
+			if ((buf->page_format.page_size - s->data_offset) / 8 <= BATCH)
+				s->defer = tk_dat_cpu_reader_defer_trim(s->rd);
 			r->nstreams++;
 			s->size = tk_dat_cpu_reader_size(s->rd);
 			ret = stream_start(r, s);

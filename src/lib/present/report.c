@@ -264,6 +264,7 @@ struct printer {
 	bool shared;		    /* other printers run at the same time */
 	pthread_mutex_t *slow_lock; /* shared: held around libtraceevent */
 	struct tk_ksym_memo *memo;  /* shared: this printer's symbol lookups */
+	bool us_text;		    /* put_time(): microseconds shown (r->usecs, no -t) */
 	uint64_t sec_us;	    /* put_time(): the seconds t_text holds, in microseconds */
 	uint8_t sec_len;	    /* the length of its " %5llu" (0: none yet) */
 	uint64_t blk_us;	    /* and the 100 us whose first four decimals it holds */
@@ -1800,7 +1801,7 @@ static void __attribute__((noinline)) put_time_raw(struct tk_outbuf *o, uint64_t
 }
 
 /* The time column and the blank after it. */
-static inline void put_time(struct printer *p, uint64_t ts)
+static void __attribute__((noinline)) put_time(struct printer *p, uint64_t ts)
 {
 	struct tk_outbuf *o = p->o;
 	const struct report *r = p->r;
@@ -1812,7 +1813,8 @@ static inline void put_time(struct printer *p, uint64_t ts)
 		o->len += p->t_len;
 		return;
 	}
-	if (r->usecs && !(r->opts->flags & TK_REPORT_NSEC)) {
+	/* One flag of the printer's own for the common case: a miss is most of power's lines. */
+	if (__builtin_expect(p->us_text, 1)) {
 		put_time_us_miss(p, ts);
 		return;
 	}
@@ -3176,6 +3178,7 @@ static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *sl
 	p->shared = slow_lock != NULL;
 	p->blk_us = NO_BLOCK;
 	p->blk4_us = NO_BLOCK;
+	p->us_text = r->usecs && !(r->opts->flags & TK_REPORT_NSEC);
 	p->pcache = pcache_new();
 	return p->pcache ? 0 : -ENOMEM;
 }

@@ -2458,7 +2458,14 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 		put_pad(o, nlen < 20 ? 20 - nlen : 0);
 	}
 	put_event_text(p, l, fg, plain);
-	/* One final newline of the text is dropped (a flush may have emptied the buffer). */
+	/*
+	 * One final newline of the text is dropped (a flush may have emptied
+	 * the buffer) and the line's own added: with nothing between them (a
+	 * plain run), a text that ends in one is the line as it stands (every
+	 * line of a marker file).
+	 */
+	if (plain && o->len && o->buf[o->len - 1] == '\n')
+		return;
 	if (o->len && o->buf[o->len - 1] == '\n')
 		o->len--;
 	if (!plain && __builtin_expect(r->opts->flags & TK_REPORT_SYMBOLS, 0))

@@ -208,6 +208,8 @@ struct stream {
 #define PCACHE_SIZE 1024
 /* printer.blk_us, blk4_us when no time text is kept: no microsecond lies within 10^4 above it. */
 #define NO_BLOCK (UINT64_MAX - 20000)
+/* printer.t_us when no time text is kept: above every microsecond a 64-bit time rounds to. */
+#define NO_TEXT UINT64_MAX
 
 /* The "%16s-%-5d" column of one pid, as last printed. */
 struct prefix {
@@ -271,9 +273,9 @@ struct printer {
 	uint64_t blk4_us;	    /* and the 10^4 us whose first two decimals it holds */
 	/*
 	 * put_time(): the whole " %5llu.%06llu: " text of the microsecond
-	 * last printed, valid for shown times in [t_lo, t_lo + t_span).
+	 * last printed, t_us (NO_TEXT: none kept).
 	 */
-	uint64_t t_lo, t_span;
+	uint64_t t_us;
 	char t_text[32];
 	uint8_t t_len;
 	uint64_t diff_last; /* --ts-diff: the previous line's time, in the unit of the diff */
@@ -1697,12 +1699,13 @@ static inline void put_frac6(char *d, uint32_t frac)
 /*
  * " %5llu.%06llu: " of microseconds, the clocks most files use. Records
  * come a few hundred nanoseconds apart, so several in a row often show the
- * same microsecond: its text is kept with the range of times it covers
- * (the rounding makes it [us * 1000 - 500, us * 1000 + 500)), and a hit is
- * one compare and one 32-byte copy (put_time()). A miss in the same second
- * (nearly all of them: 37% of the lines of the sched bench file) rewrites
- * only the six decimals inside that kept text, as three digit pairs, and
- * copies it out whole; the seconds are formatted only when they change.
+ * same microsecond: its text is kept with that microsecond, and a hit is
+ * the rounding (a multiply), one compare and one 32-byte copy (put_time()).
+ * Misses are most lines of the bench files (85% on sched's, all of
+ * marker's and power's), so the microsecond is computed once for both. A
+ * miss in the same second (nearly all of them) rewrites only the six
+ * decimals inside that kept text, as three digit pairs, and copies it out
+ * whole; the seconds are formatted only when they change.
  * Most misses fall in the same 100 microseconds as the kept text (records
  * microseconds apart): those rewrite the last pair alone; most others fall
  * in the same 10 ms (an idle CPU's records, power's file: 56% of its
@@ -1710,12 +1713,9 @@ static inline void put_frac6(char *d, uint32_t frac)
  */
 static void __attribute__((noinline)) put_time_us_block(struct printer *p, uint64_t us);
 
-static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64_t ts)
+static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64_t us)
 {
 	struct tk_outbuf *o = p->o;
-	/* Below the top of the range (ts + 500) / 1000 rounds as the two-step form does. */
-	uint64_t us = __builtin_expect(ts <= UINT64_MAX - 500, 1) ? (ts + 500) / 1000
-								  : ts / 1000 + (ts % 1000 >= 500);
 	uint64_t d = us - p->blk_us;
 
 	/* blk_us, blk4_us are NO_BLOCK (above every us that reaches here) when no text is kept. */
@@ -1735,8 +1735,7 @@ static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64
 	} else {
 		memcpy(p->t_text + p->sec_len + 5, digit_pairs + 2 * d, 2);
 	}
-	p->t_lo = us ? us * 1000 - 500 : 0;
-	p->t_span = us * 1000 + 500 - p->t_lo;
+	p->t_us = us;
 	memcpy(o->buf + o->len, p->t_text, sizeof(p->t_text));
 	o->len += p->t_len;
 }
@@ -1748,9 +1747,9 @@ static void __attribute__((noinline)) put_time_us_block(struct printer *p, uint6
 	uint32_t frac;
 	char *d;
 
-	/* Near the top of the range the kept range would wrap: no text is kept there. */
+	/* Near the top of the range the kept blocks would wrap: no text is kept there. */
 	if (__builtin_expect(us >= UINT64_MAX / 1000 - 1, 0)) {
-		p->t_span = 0;
+		p->t_us = NO_TEXT;
 		p->sec_len = 0;
 		p->blk_us = NO_BLOCK;
 		p->blk4_us = NO_BLOCK;
@@ -1784,8 +1783,7 @@ static void __attribute__((noinline)) put_time_us_block(struct printer *p, uint6
 	frac = (uint32_t)(us - p->sec_us);
 	p->blk_us = us - frac % 100;
 	p->blk4_us = us - frac % 10000;
-	p->t_lo = us ? us * 1000 - 500 : 0;
-	p->t_span = us * 1000 + 500 - p->t_lo;
+	p->t_us = us;
 	put_frac6(p->t_text + p->sec_len + 1, frac);
 	memcpy(o->buf + o->len, p->t_text, sizeof(p->t_text));
 	o->len += p->t_len;
@@ -1808,14 +1806,18 @@ static void __attribute__((noinline)) put_time(struct printer *p, uint64_t ts)
 	uint64_t t, p10;
 	size_t prec;
 
-	if (__builtin_expect(ts - p->t_lo < p->t_span, 1)) {
-		memcpy(o->buf + o->len, p->t_text, sizeof(p->t_text));
-		o->len += p->t_len;
-		return;
-	}
-	/* One flag of the printer's own for the common case: a miss is most of power's lines. */
 	if (__builtin_expect(p->us_text, 1)) {
-		put_time_us_miss(p, ts);
+		/* Below the top of the range (ts + 500) / 1000 rounds as the two-step form does. */
+		uint64_t us = __builtin_expect(ts <= UINT64_MAX - 500, 1)
+				      ? (ts + 500) / 1000
+				      : ts / 1000 + (ts % 1000 >= 500);
+
+		if (us == p->t_us) {
+			memcpy(o->buf + o->len, p->t_text, sizeof(p->t_text));
+			o->len += p->t_len;
+			return;
+		}
+		put_time_us_miss(p, us);
 		return;
 	}
 
@@ -3185,6 +3187,7 @@ static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *sl
 	p->shared = slow_lock != NULL;
 	p->blk_us = NO_BLOCK;
 	p->blk4_us = NO_BLOCK;
+	p->t_us = NO_TEXT;
 	p->us_text = r->usecs && !(r->opts->flags & TK_REPORT_NSEC);
 	p->pcache = pcache_new();
 	return p->pcache ? 0 : -ENOMEM;

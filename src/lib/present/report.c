@@ -33,8 +33,9 @@
  * page (borrowed from its tk_dat_cpu_reader) and that page's records,
  * decoded in one pass by tk_page_iter_fill() into a fixed array of 512
  * (a whole 4 KiB page; bigger pages take several passes) with their
- * timestamps already converted to the shown clock, so taking the next
- * record is an index increment and no call. Memory stays 12 KiB a stream
+ * timestamps already converted to the shown clock (or, for the file's own
+ * clock with no time option, a sum that taking a record adds), so taking
+ * the next record is an index increment and no call. Memory stays 12 KiB a stream
  * whatever the file size.
  *
  * Per record, the line costs a few loads and copies: the type and pid are
@@ -171,7 +172,13 @@ struct stream {
 	struct tk_dat_cpu_reader *rd;
 	struct tk_page_iter it;
 	struct tk_page_record *recs;	  /* the page's records, decoded in one pass */
-	const struct tk_page_record *rec; /* the current one; timestamp as shown */
+	const struct tk_page_record *rec; /* the current one */
+	/*
+	 * Added to a record's timestamp for the time shown: r->ts_add for a
+	 * file's own clock with no time option (the records keep their raw
+	 * times), else 0 (stream_refill() converted them).
+	 */
+	uint64_t ts_add;
 	uint32_t nrecs, irec;
 	uint32_t data_offset;
 	uint32_t cpu;
@@ -501,13 +508,13 @@ static int __attribute__((noinline)) stream_refill(struct report *r, struct stre
 					rec[i].timestamp =
 						tk_dat_timestamp(r->dat, rec[i].timestamp);
 			} else {
-				for (int i = 0; i < ret; i++)
-					rec[i].timestamp += r->ts_add;
+				/* A sum: stream_next() adds it as it takes each record. */
+				s->ts_add = r->ts_add;
 			}
 			s->nrecs = (uint32_t)ret;
 			s->irec = 1;
 			s->rec = rec;
-			s->key.ts = rec->timestamp;
+			s->key.ts = rec->timestamp + s->ts_add;
 			/*
 			 * Only a page's first record reports its drops, and it
 			 * is always the first of its page's first batch.
@@ -561,7 +568,7 @@ static inline int stream_next(struct report *r, struct stream *s)
 		const struct tk_page_record *rec = &s->recs[s->irec++];
 
 		s->rec = rec;
-		s->key.ts = rec->timestamp;
+		s->key.ts = rec->timestamp + s->ts_add;
 		s->missed = 0;
 		return 1;
 	}

@@ -43,9 +43,9 @@
  * event pointer is kept per id, the name lookup is skipped while the
  * name table keeps its generation (the "%16s-%-5d" text is cached per
  * pid, and a cache hit is the whole lookup), the whole time column is
- * reused while the time rounds to the same microsecond (records come a
- * few hundred ns apart: 4 in 5 hits on the bench file) and otherwise its
- * seconds text while the second is the same, the options that change the
+ * reused while the time rounds to the same microsecond (bench-report's
+ * records come a few hundred ns apart; the family files' mostly do not)
+ * and otherwise its seconds text while the second is the same, the options that change the
  * line are tested behind one flag each, and the heap is not touched while
  * the top stream still precedes its children (with two streams left, a
  * reorder is one swap made by selects). The event pointer is one load
@@ -1705,11 +1705,11 @@ static inline void put_frac6(char *d, uint32_t frac)
 
 /*
  * " %5llu.%06llu: " of microseconds, the clocks most files use. Records
- * come a few hundred nanoseconds apart, so several in a row often show the
- * same microsecond: its text is kept with that microsecond, and a hit is
+ * that come a few hundred nanoseconds apart show the same microsecond
+ * several in a row: its text is kept with that microsecond, and a hit is
  * the rounding (a multiply), one compare and one 32-byte copy (put_time()).
- * Misses are most lines of the bench files (85% on sched's, all of
- * marker's and power's), so the microsecond is computed once for both. A
+ * Misses are most lines of the bench files (85% on sched's, nearly all
+ * of marker's and power's), so the microsecond is computed once for both. A
  * miss in the same second (nearly all of them) rewrites only the six
  * decimals inside that kept text, as three digit pairs, and copies it out
  * whole; the seconds are formatted only when they change.

@@ -44,6 +44,26 @@ int tk_dat_cpu_reader_next_run(struct tk_dat_cpu_reader *reader, const void **pa
 			       uint64_t *offset);
 
 /*
+ * For a consumer that decodes every page it takes with tk_page_iter_fill()
+ * (report's streams): from now on a salvaging reader hands its pages out
+ * with their headers checked and clamped as before, but does not walk
+ * their records; the consumer calls tk_dat_cpu_reader_trim_page() on a
+ * page whose decoding meets a bad record. A strict reader trims nothing
+ * either way. Return: true when the reader now defers (it salvages).
+ */
+bool tk_dat_cpu_reader_defer_trim(struct tk_dat_cpu_reader *reader);
+
+/*
+ * The trim that tk_dat_cpu_reader_next_page() does before handing a page
+ * out, for @page, the page a deferring reader handed out last (still
+ * valid: no call on @reader since): records that do not decode are cut
+ * from it in place and its damage recorded, exactly as an undeferred
+ * reader would have. Decode the page again from its start afterwards.
+ * Return: 0, -ENOMEM, or -EINVAL when @page is not that page.
+ */
+int tk_dat_cpu_reader_trim_page(struct tk_dat_cpu_reader *reader, const void *page);
+
+/*
  * The salvage decision for an error just raised (message "FILE: offset
  * 0xOFF: what"): strict readers and errors other than -EBADMSG return @err;
  * otherwise the region is added to the damage list and 0 returned.

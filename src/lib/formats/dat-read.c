@@ -110,7 +110,14 @@
  * measures it). Finding a bad record costs tk_page_iter_intact(), which
  * follows each page's record lengths and stores nothing (18 instructions a
  * record on the sched bench file, against 49 for the decoding walk it
- * replaced); only a page that fails it is walked again to be trimmed. A region is
+ * replaced); only a page that fails it is walked again to be trimmed. A
+ * consumer that decodes each page whole at once with the same checks
+ * (report's streams, tk_page_iter_fill()) need not pay for that walk: it
+ * asks the reader to defer the trim (tk_dat_cpu_reader_defer_trim()),
+ * gets pages with only their headers checked and clamped, and calls
+ * tk_dat_cpu_reader_trim_page() on a page its decoding stops short of the
+ * end of, right after taking it, so the trim, its damage and the order of
+ * the damage list are what the reader would have made itself. A region is
  * recorded once however often it is read (report's header pass, seeks,
  * threads), under a mutex, since readers of one handle may run on several
  * threads.
@@ -2689,6 +2696,12 @@ struct tk_dat_cpu_reader {
 	struct tk_dat_prefetch *pf;
 	struct pf_lane *lane;
 	struct pf_slot *held;
+	/*
+	 * tk_dat_cpu_reader_defer_trim(): pages go out with their header
+	 * checked (and clamped) but their records not walked; page_clamped
+	 * says the last one's header was, so its damage is recorded already.
+	 */
+	bool defer_trim, page_clamped;
 };
 
 static void prefetch_detach(struct tk_dat_cpu_reader *r);
@@ -3280,7 +3293,10 @@ TK_API int tk_dat_cpu_reader_next_page(struct tk_dat_cpu_reader *r, const void *
 			}
 			quiet = true;
 		}
-		ret = salvaging ? trim_page(r, r->block + (p - r->block), r->pos, &hdr, quiet) : 0;
+		r->page_clamped = quiet;
+		ret = salvaging && !r->defer_trim
+			      ? trim_page(r, r->block + (p - r->block), r->pos, &hdr, quiet)
+			      : 0;
 		if (ret < 0)
 			return ret;
 		break;
@@ -3290,6 +3306,34 @@ TK_API int tk_dat_cpu_reader_next_page(struct tk_dat_cpu_reader *r, const void *
 		*offset = r->pos;
 	r->pos += r->page_size;
 	return 1;
+}
+
+bool tk_dat_cpu_reader_defer_trim(struct tk_dat_cpu_reader *r)
+{
+	r->defer_trim = !r->dat->strict;
+	return r->defer_trim;
+}
+
+int tk_dat_cpu_reader_trim_page(struct tk_dat_cpu_reader *r, const void *page)
+{
+	const uint8_t *p = page;
+	struct tk_page_header hdr;
+	uint64_t off;
+
+	/* Only the page last handed out, still in the block it came in. */
+	if (!r->defer_trim || r->pos < r->page_size || !r->block_len || p < r->block ||
+	    (uint64_t)(p - r->block) + r->page_size > r->block_len)
+		return tk_fail(EINVAL, "%s: CPU %" PRIu32 ": no page to trim", r->dat->name,
+			       r->cpu);
+	off = r->block_start + (uint64_t)(p - r->block);
+	if (off != r->pos - r->page_size)
+		return tk_fail(EINVAL, "%s: CPU %" PRIu32 ": no page to trim", r->dat->name,
+			       r->cpu);
+	/* The header read (or was clamped to read) when the page was handed out. */
+	if (tk_page_read_header(&r->fmt, p, r->page_size, &hdr) < 0)
+		return tk_fail(EBADMSG, "%s: CPU %" PRIu32 ": page header changed", r->dat->name,
+			       r->cpu);
+	return trim_page(r, r->block + (p - r->block), off, &hdr, r->page_clamped);
 }
 
 TK_API int tk_dat_cpu_reader_seek(struct tk_dat_cpu_reader *r, uint64_t offset)

@@ -27,6 +27,17 @@
 int tk_page_iter_fill(struct tk_page_iter *it, struct tk_page_record *recs, uint32_t cap);
 
 /*
+ * tk_page_iter_at_end() - whether the iterator has passed its page's last record
+ *
+ * After a tk_page_iter_fill() that returned fewer records than it had room
+ * for, false means it stopped at a bad record (the next call fails).
+ */
+static inline bool tk_page_iter_at_end(const struct tk_page_iter *it)
+{
+	return it->done;
+}
+
+/*
  * tk_page_iter_intact() - whether the rest of a page decodes to its end
  * @it: an iterator set up by tk_page_iter_init(); it is not moved
  *

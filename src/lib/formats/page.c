@@ -51,7 +51,9 @@
  * hands out an array of records: one call per page, not per record.
  * tk_page_iter_intact() (internal too) runs the same checks with nothing
  * stored, for the salvaging reader, which must know a page decodes to its
- * end before it hands it out.
+ * end before it hands it out (unless its consumer decodes the page whole
+ * with tk_page_iter_fill() and has it trimmed when the fill stops short:
+ * tk_page_iter_at_end() tells which, since both stop at the same record).
  *
  * The writer follows the kernel's own length rules (rb_calculate_event_length
  * and rb_update_event), so a page tracekit writes is byte-for-byte what the

@@ -33,8 +33,9 @@
  * page (borrowed from its tk_dat_cpu_reader) and that page's records,
  * decoded in one pass by tk_page_iter_fill() into a fixed array of 512
  * (a whole 4 KiB page; bigger pages take several passes) with their
- * timestamps already converted to the shown clock, so taking the next
- * record is an index increment and no call. Memory stays 12 KiB a stream
+ * timestamps already converted to the shown clock (or, for the file's own
+ * clock with no time option, a sum that taking a record adds), so taking
+ * the next record is an index increment and no call. Memory stays 12 KiB a stream
  * whatever the file size.
  *
  * Per record, the line costs a few loads and copies: the type and pid are
@@ -42,9 +43,9 @@
  * event pointer is kept per id, the name lookup is skipped while the
  * name table keeps its generation (the "%16s-%-5d" text is cached per
  * pid, and a cache hit is the whole lookup), the whole time column is
- * reused while the time rounds to the same microsecond (records come a
- * few hundred ns apart: 4 in 5 hits on the bench file) and otherwise its
- * seconds text while the second is the same, the options that change the
+ * reused while the time rounds to the same microsecond (bench-report's
+ * records come a few hundred ns apart; the family files' mostly do not)
+ * and otherwise its seconds text while the second is the same, the options that change the
  * line are tested behind one flag each, and the heap is not touched while
  * the top stream still precedes its children (with two streams left, a
  * reorder is one swap made by selects). The event pointer is one load
@@ -74,7 +75,12 @@
  * is never cut silently, and one bad chunk does not hide the other CPUs.
  * That is a strict reader's damage; a salvaging one (tk_dat_open_with())
  * hands out only pages that decode and keeps its damage in the file's
- * list, so the run goes on past it and the caller reports the list.
+ * list, so the run goes on past it and the caller reports the list. The
+ * streams' readers do not walk a page's records before handing it out
+ * (tk_dat_cpu_reader_defer_trim()): the fill that decodes the page checks
+ * each record as that walk did, and a page it stops short of the end of is
+ * trimmed by the reader then (stream_trim()) and decoded again, so one
+ * walk a page is all a whole page costs.
  *
  * Filters combine as trace-cmd's: -F specs and --pid (common_pid, or a
  * "pid" or "next_pid" field) each select, and a record any of them selects
@@ -166,10 +172,17 @@ struct stream {
 	struct tk_dat_cpu_reader *rd;
 	struct tk_page_iter it;
 	struct tk_page_record *recs;	  /* the page's records, decoded in one pass */
-	const struct tk_page_record *rec; /* the current one; timestamp as shown */
+	const struct tk_page_record *rec; /* the current one */
+	/*
+	 * Added to a record's timestamp for the time shown: r->ts_add for a
+	 * file's own clock with no time option (the records keep their raw
+	 * times), else 0 (stream_refill() converted them).
+	 */
+	uint64_t ts_add;
 	uint32_t nrecs, irec;
 	uint32_t data_offset;
 	uint32_t cpu;
+	bool defer; /* the reader hands out pages unchecked (stream_trim()) */
 	const struct tk_dat_buffer *buf;
 	size_t buffer;
 	int64_t page_missed;
@@ -202,6 +215,8 @@ struct stream {
 #define PCACHE_SIZE 1024
 /* printer.blk_us, blk4_us when no time text is kept: no microsecond lies within 10^4 above it. */
 #define NO_BLOCK (UINT64_MAX - 20000)
+/* printer.t_us when no time text is kept: above every microsecond a 64-bit time rounds to. */
+#define NO_TEXT UINT64_MAX
 
 /* The "%16s-%-5d" column of one pid, as last printed. */
 struct prefix {
@@ -258,15 +273,16 @@ struct printer {
 	bool shared;		    /* other printers run at the same time */
 	pthread_mutex_t *slow_lock; /* shared: held around libtraceevent */
 	struct tk_ksym_memo *memo;  /* shared: this printer's symbol lookups */
+	bool us_text;		    /* put_time(): microseconds shown (r->usecs, no -t) */
 	uint64_t sec_us;	    /* put_time(): the seconds t_text holds, in microseconds */
 	uint8_t sec_len;	    /* the length of its " %5llu" (0: none yet) */
 	uint64_t blk_us;	    /* and the 100 us whose first four decimals it holds */
 	uint64_t blk4_us;	    /* and the 10^4 us whose first two decimals it holds */
 	/*
 	 * put_time(): the whole " %5llu.%06llu: " text of the microsecond
-	 * last printed, valid for shown times in [t_lo, t_lo + t_span).
+	 * last printed, t_us (NO_TEXT: none kept).
 	 */
-	uint64_t t_lo, t_span;
+	uint64_t t_us;
 	char t_text[32];
 	uint8_t t_len;
 	uint64_t diff_last; /* --ts-diff: the previous line's time, in the unit of the diff */
@@ -450,11 +466,31 @@ static void guest_times(const struct report *r, const struct stream *s, int n)
 		s->recs[i].timestamp = tk_dat_host_time(r->dat, s->cpu, s->recs[i].timestamp);
 }
 
+/*
+ * The fill stopped at a bad record on the first pass over a page that the
+ * reader handed out unchecked (s->defer): the reader trims the page as it
+ * would have before handing it out, and the page is decoded again from its
+ * start, so the records are those of a checked page. @hdr: the page's
+ * header, as trimmed. Return: as tk_page_iter_fill(), or -ENOMEM.
+ */
+static int __attribute__((noinline, cold))
+stream_trim(struct stream *s, const void *page, struct tk_page_header *hdr)
+{
+	int ret = tk_dat_cpu_reader_trim_page(s->rd, page);
+
+	if (ret < 0)
+		return ret == -ENOMEM ? ret : -EBADMSG;
+	ret = tk_page_iter_init(&s->it, &s->buf->page_format, page, s->buf->page_format.page_size,
+				hdr);
+	return ret < 0 ? ret : tk_page_iter_fill(&s->it, s->recs, BATCH);
+}
+
 /* The next page's records (or the next batch of a big page): 1, 0 at the end, or an error. */
 static int __attribute__((noinline)) stream_refill(struct report *r, struct stream *s)
 {
+	int ret = tk_page_iter_fill(&s->it, s->recs, BATCH);
+
 	for (;;) {
-		int ret = tk_page_iter_fill(&s->it, s->recs, BATCH);
 		const void *page;
 		struct tk_page_header hdr;
 
@@ -472,13 +508,13 @@ static int __attribute__((noinline)) stream_refill(struct report *r, struct stre
 					rec[i].timestamp =
 						tk_dat_timestamp(r->dat, rec[i].timestamp);
 			} else {
-				for (int i = 0; i < ret; i++)
-					rec[i].timestamp += r->ts_add;
+				/* A sum: stream_next() adds it as it takes each record. */
+				s->ts_add = r->ts_add;
 			}
 			s->nrecs = (uint32_t)ret;
 			s->irec = 1;
 			s->rec = rec;
-			s->key.ts = rec->timestamp;
+			s->key.ts = rec->timestamp + s->ts_add;
 			/*
 			 * Only a page's first record reports its drops, and it
 			 * is always the first of its page's first batch.
@@ -486,6 +522,8 @@ static int __attribute__((noinline)) stream_refill(struct report *r, struct stre
 			s->missed = rec->offset == s->data_offset ? s->page_missed : 0;
 			return 1;
 		}
+		if (ret == -ENOMEM)
+			return ret;
 		if (ret < 0) {
 			page_error(r, s, s->recs[0].offset, "record runs past the page data");
 			return stream_cut(r, s, -EBADMSG, s->page_off);
@@ -503,6 +541,14 @@ static int __attribute__((noinline)) stream_refill(struct report *r, struct stre
 			page_error(r, s, 0, "bad page header");
 			return stream_cut(r, s, -EBADMSG, s->page_off);
 		}
+		ret = tk_page_iter_fill(&s->it, s->recs, BATCH);
+		/*
+		 * A deferring reader's page is whole when this first pass ends
+		 * at its end: BATCH holds every record of the page (defer is
+		 * set only then), so stopping short of it means a bad record.
+		 */
+		if (s->defer && (ret < 0 || (ret < BATCH && !tk_page_iter_at_end(&s->it))))
+			ret = stream_trim(s, page, &hdr);
 		s->page_missed = !hdr.missed_events  ? 0
 				 : hdr.missed_stored ? (int64_t)hdr.missed_count
 						     : -1;
@@ -522,7 +568,7 @@ static inline int stream_next(struct report *r, struct stream *s)
 		const struct tk_page_record *rec = &s->recs[s->irec++];
 
 		s->rec = rec;
-		s->key.ts = rec->timestamp;
+		s->key.ts = rec->timestamp + s->ts_add;
 		s->missed = 0;
 		return 1;
 	}
@@ -636,6 +682,13 @@ static int open_streams(struct report *r)
 				s->recs = NULL;
 				return -errno;
 			}
+			/*
+			 * The fill checks every record it decodes, so a salvaging
+			 * reader need not walk the pages first, as long as one
+			 * fill covers a page (every record takes 8 bytes or more).
+			 */
+			if ((buf->page_format.page_size - s->data_offset) / 8 <= BATCH)
+				s->defer = tk_dat_cpu_reader_defer_trim(s->rd);
 			r->nstreams++;
 			s->size = tk_dat_cpu_reader_size(s->rd);
 			ret = stream_start(r, s);
@@ -1652,13 +1705,14 @@ static inline void put_frac6(char *d, uint32_t frac)
 
 /*
  * " %5llu.%06llu: " of microseconds, the clocks most files use. Records
- * come a few hundred nanoseconds apart, so several in a row often show the
- * same microsecond: its text is kept with the range of times it covers
- * (the rounding makes it [us * 1000 - 500, us * 1000 + 500)), and a hit is
- * one compare and one 32-byte copy (put_time()). A miss in the same second
- * (nearly all of them: 37% of the lines of the sched bench file) rewrites
- * only the six decimals inside that kept text, as three digit pairs, and
- * copies it out whole; the seconds are formatted only when they change.
+ * that come a few hundred nanoseconds apart show the same microsecond
+ * several in a row: its text is kept with that microsecond, and a hit is
+ * the rounding (a multiply), one compare and one 32-byte copy (put_time()).
+ * Misses are most lines of the bench files (85% on sched's, nearly all
+ * of marker's and power's), so the microsecond is computed once for both. A
+ * miss in the same second (nearly all of them) rewrites only the six
+ * decimals inside that kept text, as three digit pairs, and copies it out
+ * whole; the seconds are formatted only when they change.
  * Most misses fall in the same 100 microseconds as the kept text (records
  * microseconds apart): those rewrite the last pair alone; most others fall
  * in the same 10 ms (an idle CPU's records, power's file: 56% of its
@@ -1666,12 +1720,9 @@ static inline void put_frac6(char *d, uint32_t frac)
  */
 static void __attribute__((noinline)) put_time_us_block(struct printer *p, uint64_t us);
 
-static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64_t ts)
+static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64_t us)
 {
 	struct tk_outbuf *o = p->o;
-	/* Below the top of the range (ts + 500) / 1000 rounds as the two-step form does. */
-	uint64_t us = __builtin_expect(ts <= UINT64_MAX - 500, 1) ? (ts + 500) / 1000
-								  : ts / 1000 + (ts % 1000 >= 500);
 	uint64_t d = us - p->blk_us;
 
 	/* blk_us, blk4_us are NO_BLOCK (above every us that reaches here) when no text is kept. */
@@ -1691,8 +1742,7 @@ static void __attribute__((noinline)) put_time_us_miss(struct printer *p, uint64
 	} else {
 		memcpy(p->t_text + p->sec_len + 5, digit_pairs + 2 * d, 2);
 	}
-	p->t_lo = us ? us * 1000 - 500 : 0;
-	p->t_span = us * 1000 + 500 - p->t_lo;
+	p->t_us = us;
 	memcpy(o->buf + o->len, p->t_text, sizeof(p->t_text));
 	o->len += p->t_len;
 }
@@ -1704,9 +1754,9 @@ static void __attribute__((noinline)) put_time_us_block(struct printer *p, uint6
 	uint32_t frac;
 	char *d;
 
-	/* Near the top of the range the kept range would wrap: no text is kept there. */
+	/* Near the top of the range the kept blocks would wrap: no text is kept there. */
 	if (__builtin_expect(us >= UINT64_MAX / 1000 - 1, 0)) {
-		p->t_span = 0;
+		p->t_us = NO_TEXT;
 		p->sec_len = 0;
 		p->blk_us = NO_BLOCK;
 		p->blk4_us = NO_BLOCK;
@@ -1740,8 +1790,7 @@ static void __attribute__((noinline)) put_time_us_block(struct printer *p, uint6
 	frac = (uint32_t)(us - p->sec_us);
 	p->blk_us = us - frac % 100;
 	p->blk4_us = us - frac % 10000;
-	p->t_lo = us ? us * 1000 - 500 : 0;
-	p->t_span = us * 1000 + 500 - p->t_lo;
+	p->t_us = us;
 	put_frac6(p->t_text + p->sec_len + 1, frac);
 	memcpy(o->buf + o->len, p->t_text, sizeof(p->t_text));
 	o->len += p->t_len;
@@ -1757,20 +1806,25 @@ static void __attribute__((noinline)) put_time_raw(struct tk_outbuf *o, uint64_t
 }
 
 /* The time column and the blank after it. */
-static inline void put_time(struct printer *p, uint64_t ts)
+static void __attribute__((noinline)) put_time(struct printer *p, uint64_t ts)
 {
 	struct tk_outbuf *o = p->o;
 	const struct report *r = p->r;
 	uint64_t t, p10;
 	size_t prec;
 
-	if (__builtin_expect(ts - p->t_lo < p->t_span, 1)) {
-		memcpy(o->buf + o->len, p->t_text, sizeof(p->t_text));
-		o->len += p->t_len;
-		return;
-	}
-	if (r->usecs && !(r->opts->flags & TK_REPORT_NSEC)) {
-		put_time_us_miss(p, ts);
+	if (__builtin_expect(p->us_text, 1)) {
+		/* Below the top of the range (ts + 500) / 1000 rounds as the two-step form does. */
+		uint64_t us = __builtin_expect(ts <= UINT64_MAX - 500, 1)
+				      ? (ts + 500) / 1000
+				      : ts / 1000 + (ts % 1000 >= 500);
+
+		if (us == p->t_us) {
+			memcpy(o->buf + o->len, p->t_text, sizeof(p->t_text));
+			o->len += p->t_len;
+			return;
+		}
+		put_time_us_miss(p, us);
 		return;
 	}
 
@@ -2413,7 +2467,14 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 		put_pad(o, nlen < 20 ? 20 - nlen : 0);
 	}
 	put_event_text(p, l, fg, plain);
-	/* One final newline of the text is dropped (a flush may have emptied the buffer). */
+	/*
+	 * One final newline of the text is dropped (a flush may have emptied
+	 * the buffer) and the line's own added: with nothing between them (a
+	 * plain run), a text that ends in one is the line as it stands (every
+	 * line of a marker file).
+	 */
+	if (plain && o->len && o->buf[o->len - 1] == '\n')
+		return;
 	if (o->len && o->buf[o->len - 1] == '\n')
 		o->len--;
 	if (!plain && __builtin_expect(r->opts->flags & TK_REPORT_SYMBOLS, 0))
@@ -3133,6 +3194,8 @@ static int printer_init(struct printer *p, struct report *r, pthread_mutex_t *sl
 	p->shared = slow_lock != NULL;
 	p->blk_us = NO_BLOCK;
 	p->blk4_us = NO_BLOCK;
+	p->t_us = NO_TEXT;
+	p->us_text = r->usecs && !(r->opts->flags & TK_REPORT_NSEC);
 	p->pcache = pcache_new();
 	return p->pcache ? 0 : -ENOMEM;
 }

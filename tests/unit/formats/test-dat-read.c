@@ -28,6 +28,7 @@
 #include "bytes.h"
 #include "dat-internal.h"
 #include "dat-read-internal.h"
+#include "page-internal.h"
 #include "tk-test.h"
 #include "tk-tmpdir.h"
 
@@ -2028,6 +2029,144 @@ static void test_prefetch_damage(void **state)
 	free(r.data);
 }
 
+/*
+ * Every record of CPU 0 of @path (salvaging), one line each, then the
+ * damage list. @defer: the reader hands its pages out unchecked and a page
+ * is trimmed only when tk_page_iter_fill() stops short of its end, as
+ * report's streams do; else the reader trims before handing pages out.
+ */
+static void read_records(const char *path, bool defer, char *out, size_t cap)
+{
+	struct tk_dat *d = open_salvage(path);
+	const struct tk_page_format *fmt;
+	struct tk_page_record recs[PAGE / 8];
+	struct tk_dat_cpu_reader *rd;
+	struct tk_dat_damage dm;
+	const void *page;
+	size_t used = 0;
+	int ret;
+
+	assert_non_null(d);
+	fmt = &tk_dat_buffer_get(d, 0)->page_format;
+	rd = tk_dat_cpu_reader_new(d, 0, 0);
+	assert_non_null(rd);
+	if (defer)
+		assert_true(tk_dat_cpu_reader_defer_trim(rd));
+	while ((ret = tk_dat_cpu_reader_next_page(rd, &page, NULL)) == 1) {
+		struct tk_page_header hdr;
+		struct tk_page_iter it;
+		size_t before = tk_dat_damage_count(d);
+		int n;
+
+		assert_int_equal(tk_page_iter_init(&it, fmt, page, PAGE, &hdr), 0);
+		n = tk_page_iter_fill(&it, recs, PAGE / 8);
+		if (defer && (n < 0 || (n < (int)(PAGE / 8) && !tk_page_iter_at_end(&it)))) {
+			/* Nothing was recorded for the page's records before the trim. */
+			assert_int_equal(tk_dat_damage_count(d), before);
+			assert_int_equal(tk_dat_cpu_reader_trim_page(rd, page), 0);
+			assert_true(tk_dat_damage_count(d) >= before);
+			assert_int_equal(tk_page_iter_init(&it, fmt, page, PAGE, &hdr), 0);
+			n = tk_page_iter_fill(&it, recs, PAGE / 8);
+			/* Once only: the next page is not the one handed out. */
+			assert_errno(tk_dat_cpu_reader_trim_page(rd, (const uint8_t *)page + PAGE),
+				     EINVAL);
+		}
+		if (n < 0)
+			fail_msg("a page handed out salvaged does not decode: %s", tk_errmsg());
+		assert_true(n < (int)(PAGE / 8) && tk_page_iter_at_end(&it));
+		used += (size_t)snprintf(out + used, cap - used, "page missed %d/%d/%" PRIu64 "\n",
+					 hdr.missed_events, hdr.missed_stored, hdr.missed_count);
+		for (int i = 0; i < n && used < cap; i++) {
+			uint32_t v;
+
+			memcpy(&v, (const uint8_t *)recs[i].data + 4, 4);
+			used += (size_t)snprintf(
+				out + used, cap - used,
+				"%" PRIu32 " %" PRIu64 " %" PRIu32 " %" PRIu32 "\n", recs[i].offset,
+				recs[i].timestamp, recs[i].size, v);
+		}
+		assert_true(used < cap);
+	}
+	assert_int_equal(ret, 0);
+	for (size_t i = 0; i < tk_dat_damage_count(d); i++) {
+		assert_int_equal(tk_dat_damage_get(d, i, &dm), 0);
+		used += (size_t)snprintf(out + used, cap - used,
+					 "0x%" PRIx64 " %" PRIu64 " %" PRId64 " %s\n", dm.offset,
+					 dm.skipped, dm.events_lost, dm.what);
+		assert_true(used < cap);
+	}
+	tk_dat_cpu_reader_free(rd);
+	tk_dat_close(d);
+}
+
+/*
+ * report's streams take pages unchecked and have them trimmed when the
+ * fill meets a bad record: the records and the damage must be those of a
+ * reader that trims every page before handing it out. Pages of 20 records
+ * of 16 bytes after the 16-byte header; each damaged page has one kind of
+ * damage: a bad length word in the middle, the last record straddling the
+ * commit, a length that runs past the page, a zeroed run where records
+ * start (the records after it are kept), and a commit past the page (the
+ * header clamped) with a bad record after it.
+ */
+static void test_salvage_deferred_trim(void **state)
+{
+	struct bopts o = {.version = 7, .ncpus = 1, .pages = 8, .recs = 20};
+	struct built r = build(&o);
+	TK_OPTS(tk_dat_open_opts, strict, .strict = true);
+	char *checked = malloc(1 << 16), *deferred = malloc(1 << 16);
+	const char *path;
+	struct tk_dat *d;
+	struct tk_dat_cpu_reader *rd;
+
+	(void)state;
+	assert_non_null(checked);
+	assert_non_null(deferred);
+#define REC(k, j) (r.data + r.cpu0_data + (k)*PAGE + 16 + (j)*16)
+	/* Page 1, record 5: type 0 with a length word below its own 4 bytes. */
+	tk_store_u32(REC(1, 5), 10u << 5, false);
+	tk_store_u32(REC(1, 5) + 4, 2, false);
+	/* Page 2: the commit ends 8 bytes into the last record (kept whole: it fits the page). */
+	tk_store_u64(r.data + r.cpu0_data + 2 * PAGE + 8, 19 * 16 + 8, false);
+	/* Page 3, record 10: a length word past the page. */
+	tk_store_u32(REC(3, 10), 10u << 5, false);
+	tk_store_u32(REC(3, 10) + 4, 0x10000, false);
+	/* Page 4, records 3 and 4 zeroed: cut out, the records after them kept. */
+	memset(REC(4, 3), 0, 32);
+	/* Page 5, the last record: type 0 whose length runs 4 bytes past the data. */
+	tk_store_u32(REC(5, 19), 10u << 5, false);
+	tk_store_u32(REC(5, 19) + 4, 20, false);
+	/* Page 6: a commit past the page (clamped), and record 7 bad. */
+	tk_store_u64(r.data + r.cpu0_data + 6 * PAGE + 8, PAGE * 2, false);
+	tk_store_u32(REC(6, 7), 10u << 5, false);
+	tk_store_u32(REC(6, 7) + 4, 1, false);
+#undef REC
+	path = write_tmp("salvage-deferred.dat", r.data, r.len);
+	read_records(path, false, checked, 1 << 16);
+	read_records(path, true, deferred, 1 << 16);
+	assert_string_equal(deferred, checked);
+	/* Every damaged page is one region, page 6's the clamped header's. */
+	{
+		int regions = 0;
+
+		for (const char *p = checked; (p = strstr(p, " CPU 0 page")); p++)
+			regions++;
+		assert_int_equal(regions, 6);
+	}
+	assert_non_null(strstr(checked, "zeroed bytes where a record should start"));
+	/* A strict reader defers nothing. */
+	d = tk_dat_open_with(path, &strict);
+	assert_non_null(d);
+	rd = tk_dat_cpu_reader_new(d, 0, 0);
+	assert_non_null(rd);
+	assert_false(tk_dat_cpu_reader_defer_trim(rd));
+	tk_dat_cpu_reader_free(rd);
+	tk_dat_close(d);
+	free(checked);
+	free(deferred);
+	free(r.data);
+}
+
 static void test_open_fd(void **state)
 {
 	struct bopts o = {.version = 7, .ncpus = 1, .pages = 2, .recs = 2};
@@ -2214,6 +2353,7 @@ int main(void)
 		cmocka_unit_test(test_reader_dup),
 		cmocka_unit_test(test_prefetch_starved),
 		cmocka_unit_test(test_prefetch_damage),
+		cmocka_unit_test(test_salvage_deferred_trim),
 		cmocka_unit_test(test_open_fd),
 		cmocka_unit_test(test_real_file),
 		cmocka_unit_test(test_corpus_seeds_open),

@@ -174,6 +174,12 @@ struct tk_op {
 	uint8_t lin_load;
 	uint8_t lin_test;
 	uint64_t lin_skip, lin_else;
+	/*
+	 * FLAGS: one past the last entry of syms whose value is negative (0:
+	 * none). Past it, a value whose bits are all printed prints nothing
+	 * more, so the loop stops there (kmem's 36 gfp names).
+	 */
+	uint32_t neg_end;
 };
 
 /* One kallsyms entry: the text lives in tk_event_set.ksym_text. */

@@ -2000,6 +2000,10 @@ static void finish_op(struct tk_event *ev, struct tk_op *op)
 		op->load_mask = UINT64_MAX;
 	}
 	op->bits = op->ls <= -2 ? 8 : op->ls == -1 ? 16 : op->ls == 0 ? 32 : 64;
+	op->neg_end = 0;
+	for (uint32_t k = 0; op->kind == TK_OP_FLAGS && k < op->nsyms; k++)
+		if ((int64_t)op->syms[k].value < 0)
+			op->neg_end = k + 1;
 	if (op->kind == TK_OP_FLAGS || op->kind == TK_OP_SYMBOL)
 		named_table(op);
 	/*
@@ -2904,6 +2908,9 @@ static char *put_flags(char *o, const struct tk_op *op, uint64_t v)
 			o = put_str(o, op->syms[k].str, op->syms[k].len);
 			printed = true;
 			v &= ~fv;
+			/* Only a negative entry still prints for a value of 0. */
+			if (!v && k >= op->neg_end)
+				break;
 		}
 	}
 	if (v) {

@@ -157,6 +157,29 @@ struct tk_op {
 	 * NULL); COND of a flags value or a literal: the text of either.
 	 */
 	struct tk_flags_table *ftab;
+	/*
+	 * A value linear in one field, with load 0: "((FIELD >> load_shift) &
+	 * load_mask) * lin_mul + lin_add", plus the address of the name of
+	 * expression lin_ksym unless -1 (read per record: the kallsyms may
+	 * change it). mm_filemap's "index << 12" and "((last_index + 1) <<
+	 * 12) - 1", kmem's "vmemmap_base + pfn". lin_load: the field's size,
+	 * 0 when the value is not such. lin_test (with lin_load 0): the same
+	 * form, of a field of this size, but when the field read whole equals
+	 * lin_skip the value is lin_else (kmem's "REC->pfn != -1UL ?
+	 * vmemmap_base + REC->pfn : 0"); a test of its own, so that the plain
+	 * linear form has none.
+	 */
+	uint64_t lin_mul, lin_add;
+	int32_t lin_ksym;
+	uint8_t lin_load;
+	uint8_t lin_test;
+	uint64_t lin_skip, lin_else;
+	/*
+	 * FLAGS: one past the last entry of syms whose value is negative (0:
+	 * none). Past it, a value whose bits are all printed prints nothing
+	 * more, so the loop stops there (kmem's 36 gfp names).
+	 */
+	uint32_t neg_end;
 };
 
 /* One kallsyms entry: the text lives in tk_event_set.ksym_text. */

@@ -47,7 +47,10 @@
  * a value that is a plain field, or a field shifted right by a constant
  * and/or ANDed with one (block's MAJOR(dev), the ioprio class), is read by
  * a direct load of its size (load, load_shift, load_mask, load_or)
- * instead of the expression walk, and an int or long printed whole (%d,
+ * instead of the expression walk; so is one linear in a field, a multiply
+ * and an add after the load (lin_*: mm_filemap's "index << 12", kmem's
+ * "vmemmap_base + pfn", with "pfn != -1UL ? ... : 0" one test more);
+ * and an int or long printed whole (%d,
  * %ld, %lx, "%08lx") or a 1- or 2-byte field (%d, %u, %x, "%04x") gets an
  * op of its own without the general number op's tests (DEC4, DEC8, HEX8,
  * NUM1, NUM2); "%#x" and "%o" are written by hand, not by snprintf(),
@@ -1835,6 +1838,118 @@ static bool shifted_field(const struct tk_event *ev, const struct tk_expr *x, st
 	return true;
 }
 
+/*
+ * @x as "((FIELD >> CONST) & CONST) * MUL + ADD" (+ a name's address,
+ * kept aside in op->lin_ksym): what tk_event_eval() computes from '+',
+ * '-', '*' and '<<' by constants, modulo 2^64 as it does. The field part
+ * goes in load_off/load_shift/load_mask, the rest in lin_*; false (op
+ * unchanged but for lin_*) if @x is not such.
+ */
+static bool linear_field(const struct tk_event *ev, const struct tk_expr *x, struct tk_op *op,
+			 int depth)
+{
+	const struct tk_expr *l, *r;
+	struct tk_op base;
+
+	if (depth > 16)
+		return false;
+	/* The field itself, or a cast's mask and "(FIELD >> s) & m" on it. */
+	base.load = 0;
+	if (x->kind == TK_EXPR_FIELD) {
+		base.load = (uint8_t)x->size;
+		base.load_off = x->off;
+		base.load_shift = 0;
+		base.load_mask = UINT64_MAX;
+	} else {
+		shifted_field(ev, x, &base);
+	}
+	if (base.load) {
+		op->lin_load = base.load;
+		op->load_off = base.load_off;
+		op->load_shift = base.load_shift;
+		op->load_mask = base.load_mask;
+		op->lin_mul = 1;
+		op->lin_add = 0;
+		return true;
+	}
+	if (x->kind != TK_EXPR_BIN)
+		return false;
+	l = &ev->exprs[x->a];
+	r = &ev->exprs[x->b];
+	if (!strcmp(x->op, "+") && (l->kind == TK_EXPR_CONST || l->kind == TK_EXPR_KSYM)) {
+		const struct tk_expr *t = l;
+
+		l = r;
+		r = t;
+	}
+	if (!strcmp(x->op, "+") && r->kind == TK_EXPR_KSYM) {
+		if (op->lin_ksym >= 0 || !linear_field(ev, l, op, depth + 1))
+			return false;
+		op->lin_ksym = (int32_t)(r - ev->exprs);
+		return true;
+	}
+	if (r->kind != TK_EXPR_CONST ||
+	    (strcmp(x->op, "+") && strcmp(x->op, "-") && strcmp(x->op, "*") && strcmp(x->op, "<<")))
+		return false;
+	/* "(base + name) * k" would scale the name's address: not kept aside then. */
+	if (!linear_field(ev, l, op, depth + 1) || (op->lin_ksym >= 0 && x->op[0] != '+'))
+		return false;
+	switch (x->op[0]) {
+	case '+':
+		op->lin_add += r->val;
+		break;
+	case '-':
+		op->lin_add -= r->val;
+		break;
+	case '*':
+		op->lin_mul *= r->val;
+		op->lin_add *= r->val;
+		break;
+	default: /* "<<" */
+		op->lin_mul <<= r->val & 63;
+		op->lin_add <<= r->val & 63;
+		break;
+	}
+	return true;
+}
+
+/*
+ * @x as "FIELD != C ? LINEAR : K" or "FIELD == C ? K : LINEAR", LINEAR a
+ * linear_field() of the same FIELD read whole: the linear form, with the
+ * test of the whole field against C (lin_skip) giving K (lin_else).
+ */
+static bool tested_linear(const struct tk_event *ev, const struct tk_expr *x, struct tk_op *op)
+{
+	const struct tk_expr *t, *f, *c, *lin, *k;
+
+	op->lin_ksym = -1;
+	if (x->kind != TK_EXPR_COND)
+		return false;
+	t = &ev->exprs[x->a];
+	if (t->kind != TK_EXPR_BIN || (strcmp(t->op, "!=") && strcmp(t->op, "==")))
+		return false;
+	f = &ev->exprs[t->a];
+	c = &ev->exprs[t->b];
+	if (f->kind == TK_EXPR_CONST) {
+		const struct tk_expr *s = f;
+
+		f = c;
+		c = s;
+	}
+	if (f->kind != TK_EXPR_FIELD || c->kind != TK_EXPR_CONST)
+		return false;
+	lin = &ev->exprs[t->op[0] == '!' ? x->b : x->c];
+	k = &ev->exprs[t->op[0] == '!' ? x->c : x->b];
+	if (k->kind != TK_EXPR_CONST || !linear_field(ev, lin, op, 1) || op->lin_load != f->size ||
+	    op->load_off != f->off || op->load_shift || op->load_mask != UINT64_MAX)
+		return false;
+	op->lin_test = op->lin_load;
+	op->lin_load = 0;
+	op->lin_skip = c->val;
+	op->lin_else = k->val;
+	return true;
+}
+
 /* Direct loads and the cast's bit count, for an op and its alternatives. */
 static void finish_op(struct tk_event *ev, struct tk_op *op)
 {
@@ -1844,6 +1959,9 @@ static void finish_op(struct tk_event *ev, struct tk_op *op)
 	op->load_mask = UINT64_MAX;
 	op->load_or = 0;
 	op->load_shift = 0;
+	op->lin_load = 0;
+	op->lin_ksym = -1;
+	op->lin_test = 0;
 	if (op->kind == TK_OP_LIT || !x) {
 		/* nothing to load */
 	} else if (x->kind == TK_EXPR_FIELD) {
@@ -1873,10 +1991,19 @@ static void finish_op(struct tk_event *ev, struct tk_op *op)
 			op->load_mask = m->val;
 			op->load_or = r->val;
 		}
-	} else {
-		shifted_field(ev, x, op);
+	} else if (!shifted_field(ev, x, op) && !linear_field(ev, x, op, 0) &&
+		   !tested_linear(ev, x, op)) {
+		op->lin_load = 0;
+		op->lin_ksym = -1;
+		op->lin_test = 0;
+		op->load_shift = 0;
+		op->load_mask = UINT64_MAX;
 	}
 	op->bits = op->ls <= -2 ? 8 : op->ls == -1 ? 16 : op->ls == 0 ? 32 : 64;
+	op->neg_end = 0;
+	for (uint32_t k = 0; op->kind == TK_OP_FLAGS && k < op->nsyms; k++)
+		if ((int64_t)op->syms[k].value < 0)
+			op->neg_end = k + 1;
 	if (op->kind == TK_OP_FLAGS || op->kind == TK_OP_SYMBOL)
 		named_table(op);
 	/*
@@ -2621,6 +2748,21 @@ static char *put_ip6c(char *o, const uint8_t *b)
 	return o;
 }
 
+/* The value of an op's linear form (finish_op()) from its field's @raw value. */
+static inline __attribute__((always_inline)) uint64_t
+lin_value(const struct tk_event *ev, const struct tk_op *op, uint64_t raw)
+{
+	return ((raw >> op->load_shift) & op->load_mask) * op->lin_mul + op->lin_add +
+	       (op->lin_ksym >= 0 ? ev->exprs[op->lin_ksym].val : 0);
+}
+
+/* The same, when the field may hold the value that selects lin_else. */
+static inline __attribute__((always_inline)) uint64_t
+lin_tested(const struct tk_event *ev, const struct tk_op *op, uint64_t raw)
+{
+	return raw == op->lin_skip ? op->lin_else : lin_value(ev, op, raw);
+}
+
 static inline __attribute__((always_inline)) uint64_t
 op_value_o(const struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
 	   const uint8_t *d, uint32_t size, bool swap)
@@ -2629,6 +2771,10 @@ op_value_o(const struct tk_event_set *set, const struct tk_event *ev, const stru
 		return ((rd_o(d + op->load_off, op->load, swap) >> op->load_shift) &
 			op->load_mask) |
 		       op->load_or;
+	if (op->lin_load)
+		return lin_value(ev, op, rd_o(d + op->load_off, op->lin_load, swap));
+	if (op->lin_test)
+		return lin_tested(ev, op, rd_o(d + op->load_off, op->lin_test, swap));
 	return tk_event_eval(set, ev->exprs, op->expr, d, size);
 }
 
@@ -2638,6 +2784,10 @@ static inline uint64_t op_value(const struct tk_event_set *set, const struct tk_
 	if (op->load)
 		return ((rd(set, d + op->load_off, op->load) >> op->load_shift) & op->load_mask) |
 		       op->load_or;
+	if (op->lin_load)
+		return lin_value(ev, op, rd(set, d + op->load_off, op->lin_load));
+	if (op->lin_test)
+		return lin_tested(ev, op, rd(set, d + op->load_off, op->lin_test));
 	return tk_event_eval(set, ev->exprs, op->expr, d, size);
 }
 
@@ -2758,6 +2908,9 @@ static char *put_flags(char *o, const struct tk_op *op, uint64_t v)
 			o = put_str(o, op->syms[k].str, op->syms[k].len);
 			printed = true;
 			v &= ~fv;
+			/* Only a negative entry still prints for a value of 0. */
+			if (!v && k >= op->neg_end)
+				break;
 		}
 	}
 	if (v) {

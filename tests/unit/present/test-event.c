@@ -963,6 +963,74 @@ static void test_shifted_loads(void **state)
 	tk_event_set_free(set);
 }
 
+/*
+ * Values linear in one field: mm_filemap's offsets (a shift left, a cast
+ * and "+ 1 ... - 1"), kmem's "vmemmap_base + pfn" with and without the
+ * "pfn != -1UL ? ... : 0" test, a multiply of a shifted field, and a
+ * constant minus a field (not linear here: the expression walk). Each is
+ * checked against libtraceevent, without kallsyms and with them.
+ */
+static const char fmt_linear[] =
+	"name: tlin\nID: 43\nformat:\n" COMMON
+	"\tfield:unsigned long index;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned long pfn;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned int small;\toffset:24;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"ofs=%lld-%lld page=%p pfn=0x%lx q=%p m=%u d=%d i=%d\", "
+	"((loff_t)REC->index) << 12, ((((loff_t)REC->index + 1) << 12) - 1), "
+	"REC->pfn != -1UL ? (((struct page *)vmemmap_base) + (REC->pfn)) : ((void *)0), "
+	"REC->pfn != -1UL ? REC->pfn : 0, (((struct page *)vmemmap_base) + (REC->pfn)), "
+	"((REC->small >> 4) & 0xff) * 3 + 7, 100 - REC->small, (int)(REC->small * 5)\n";
+
+static void test_linear_loads(void **state)
+{
+	static const uint64_t vals[] = {0,
+					1,
+					0xfff,
+					0x123456789ull,
+					0x7fffffffffffffffull,
+					0x8000000000000000ull,
+					UINT64_MAX - 1,
+					UINT64_MAX};
+	static const char syms[] = "ffffffff81000000 T _stext\nffffffff82000000 D vmemmap_base\n";
+	struct tk_event_set *set = NULL;
+	uint16_t type = 43;
+	uint8_t d[32];
+
+	(void)state;
+	/* Without kallsyms (vmemmap_base reads 0), then with them before the format. */
+	for (int pass = 0; pass < 2; pass++) {
+		const struct tk_event *ev;
+		size_t nlin = 0;
+
+		tk_event_set_free(set);
+		set = tk_event_set_new(8, false, 4096);
+		assert_non_null(set);
+		if (pass)
+			assert_int_equal(tk_event_set_add_kallsyms(set, syms, strlen(syms)), 0);
+		ev = add_compiled(set, "kmem", fmt_linear, 43);
+		for (size_t i = 0; i < ev->nops; i++)
+			nlin += ev->ops[i].lin_load || ev->ops[i].lin_test;
+		assert_int_equal(nlin, 6);
+		for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+			for (size_t j = 0; j < sizeof(vals) / sizeof(vals[0]); j++) {
+				uint32_t small = (uint32_t)(vals[j] ^ vals[i] >> 3);
+
+				memset(d, 0, sizeof(d));
+				memcpy(d, &type, 2);
+				memcpy(d + 8, &vals[i], 8);
+				memcpy(d + 16, &vals[j], 8);
+				memcpy(d + 24, &small, 4);
+				both(set, d, sizeof(d));
+			}
+		}
+	}
+	memset(d + 8, 0xff, 16);
+	memset(d + 24, 0, 4);
+	assert_string_equal(both(set, d, sizeof(d)),
+			    "ofs=-4096--1 page=(nil) pfn=0x0 q=0xffffffff81ffffff m=7 d=100 i=0");
+	tk_event_set_free(set);
+}
+
 static void test_more_constructs(void **state)
 {
 	struct tk_event_set *set = new_set();
@@ -2066,6 +2134,7 @@ int main(void)
 		cmocka_unit_test(test_more_constructs),
 		cmocka_unit_test(test_flags_shifted_table),
 		cmocka_unit_test(test_shifted_loads),
+		cmocka_unit_test(test_linear_loads),
 		cmocka_unit_test(test_hex_bad_length),
 		cmocka_unit_test(test_sched_switch_unplugged),
 		cmocka_unit_test(test_printk_formats_untrusted),

@@ -10,7 +10,7 @@ packages=(
 	clang llvm clang-format
 	trace-cmd linux-perf zstd
 	liblttng-ust-dev lttng-tools babeltrace2
-	libc6-dbg groff-base
+	libc6-dbg groff-base strace
 	linux-libc-dev
 	libsqlite3-dev sqlite3
 	protobuf-compiler

@@ -19,16 +19,19 @@
  * events records user registers and stacks (what gets unwound), and the
  * frames get their inline names (the DWARF of libc and the others is
  * loaded for them; with --no-inline only the CFI is, the heap stays
- * small, and the re-execution cost that report ~10 % CPU), the
- * command runs itself again (/proc/self/exe, the same arguments) with
- * the tunable added to GLIBC_TUNABLES, about a millisecond of exec and
- * start-up. The re-executed process puts GLIBC_TUNABLES back as the user
- * had it (cli_unwind_heap_init()), so nothing it starts inherits the
- * setting. Not done when the user's GLIBC_TUNABLES already names the
- * tunable (either value is theirs to choose), for standard input or a
- * pipe (which cannot be read twice), or when the reader met damage or a
- * library message was printed (it would print twice); the caller asks
- * before it prints anything itself.
+ * small, and the re-execution cost that report ~10 % CPU), and the
+ * file holds at least 1 MiB of records, the command runs itself again
+ * (/proc/self/exe, the same arguments) with the tunable added to
+ * GLIBC_TUNABLES. The exec, the second start-up and the zeroed huge
+ * pages cost ~8 ms on the bench VM: a one-sample file would pay it in
+ * full, while 100 samples of 8 KB stacks already gain (a file under
+ * 1 MiB holds ~120 such samples at most). The re-executed process puts
+ * GLIBC_TUNABLES back as the user had it (cli_unwind_heap_init()), so
+ * nothing it starts inherits the setting. Not done when the user's
+ * GLIBC_TUNABLES already names the tunable (either value is theirs to
+ * choose), for standard input or a pipe (which cannot be read twice), or
+ * when the reader met damage or a library message was printed (it would
+ * print twice); the caller asks before it prints anything itself.
  *
  * The other ways were worse: the library cannot change malloc's heap for
  * libdw without process-wide malloc state changed from library code
@@ -45,7 +48,8 @@
 
 #include "cli.h"
 
-#define TUNABLE "glibc.malloc.hugetlb"
+#define TUNABLE		     "glibc.malloc.hugetlb"
+#define UNWIND_HEAP_MIN_DATA (1u << 20)
 /* In the re-executed process: the user's GLIBC_TUNABLES ("" unset, else "=VALUE"). */
 #define SAVED_ENV "TRACEKIT_SAVED_GLIBC_TUNABLES"
 
@@ -95,6 +99,7 @@ void cli_unwind_heap(const char *path, const struct tk_perfdata *pd)
 	int ok;
 
 	if (reexecuted || !saved_argv || !strcmp(path, "-") || info->pipe || !info->file_size ||
+	    info->data_end - info->data_offset < UNWIND_HEAP_MIN_DATA ||
 	    tk_perfdata_damage_count(pd) || cli_logged || !has_user_stacks(pd) ||
 	    (user && strstr(user, TUNABLE)))
 		return;

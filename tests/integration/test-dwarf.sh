@@ -106,6 +106,42 @@ grep -q 'middle+0x[0-9a-f]* (inlined)' "$dir/inline.tk" &&
 compare noinline --no-inline
 grep -q '(inlined)' "$dir/noinline.tk" && fail "noinline: an inlined frame is printed"
 
+# A profile with 1 MiB of records or more is reported by a second process
+# with malloc's heap on huge pages (src/cli/unwind-heap.c): one more
+# execve, the same text; none for --no-inline, standard input, a user's own
+# glibc.malloc.hugetlb, or a smaller file.
+if command -v strace >/dev/null; then
+	data_size=$(od -An -t u8 -j 48 -N 8 "$dir/d.data" | tr -d ' ')
+	execs() { # execs NAME ARGS...: how many execve() tracekit report made
+		local name=$1
+		shift
+		strace -f -qq -e trace=execve -e signal=none -o "$dir/$name.strace" \
+			"$@" >"$dir/$name.out" 2>"$dir/$name.err2"
+		grep -c 'execve(' "$dir/$name.strace"
+	}
+	want=1
+	[ "$data_size" -ge 1048576 ] && want=2
+	n=$(execs reexec "$TRACEKIT" report --cache-dir "$HOME/.debug" "$dir/d.data")
+	[ "$n" = "$want" ] && cmp -s "$dir/reexec.out" "$dir/inline.tk" &&
+		pass "report of $data_size bytes of records: $n execve, the same text" ||
+		fail "report of $data_size bytes of records: $n execve (want $want) or another text"
+	n=$(execs stdin sh -c "exec \"\$0\" report --cache-dir \"\$HOME/.debug\" - <\"\$1\"" \
+		"$TRACEKIT" "$dir/d.data")
+	[ "$n" = 2 ] && cmp -s "$dir/stdin.out" "$dir/inline.tk" &&
+		pass "report of standard input: no second process, the same text" ||
+		fail "report of standard input: $n execve (want sh's and tracekit's) or another text"
+	n=$(execs user env GLIBC_TUNABLES=glibc.malloc.hugetlb=0 "$TRACEKIT" report \
+		--cache-dir "$HOME/.debug" "$dir/d.data")
+	[ "$n" = 2 ] && cmp -s "$dir/user.out" "$dir/inline.tk" &&
+		pass "the user's own glibc.malloc.hugetlb: no second process" ||
+		fail "the user's own glibc.malloc.hugetlb: $n execve (want env's and tracekit's)"
+	n=$(execs noinl "$TRACEKIT" report --cache-dir "$HOME/.debug" --no-inline "$dir/d.data")
+	[ "$n" = 1 ] && cmp -s "$dir/noinl.out" "$dir/noinline.tk" &&
+		pass "--no-inline: no second process" || fail "--no-inline: $n execve (want 1)"
+else
+	skip "the report's second process" "strace is not installed"
+fi
+
 # Rebuilt with another build id, the same code: its names and CFI are not used.
 cc -O2 -g -fomit-frame-pointer -Wl,--build-id=0x0123456789abcdef0123456789abcdef01234567 \
 	-o "$dir/prog" "$dir/prog.c" || fail "cannot rebuild the test program"

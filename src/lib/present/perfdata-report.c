@@ -203,7 +203,7 @@ struct rep_evsel {
 	uint16_t time_at; /* where a sample's time is, whatever its layout; 0: none */
 	/* Its queue entries' word but the file offset (struct qent), QENT_COPY: queue copies. */
 	uint64_t qword;
-	bool ksyms;	  /* its text may name kernel symbols (event_reads_kallsyms()) */
+	bool ksyms; /* its text may name kernel symbols (event_reads_kallsyms()) */
 	/* ev is not looked up yet (F_PENDING in fields): parsed at its first sample (bind_event())
 	 */
 	bool ev_pending;

@@ -51,7 +51,13 @@
  *   - A frame without CFI (no .eh_frame FDE; .debug_frame only from the
  *     binary itself) is stepped by its frame pointer, with libunwind's
  *     test of the guess and its stack pointer (the frame's own + 16), and
- *     the walk starts again from there (fp_step()).
+ *     the walk starts again from there (fp_step()); at a lazy-binding PLT
+ *     entry (libunwind knows its bytes) by the return address at the
+ *     stack pointer instead. A frame in no binary (anonymous memory, the
+ *     stack, no map) ends the walk: perf's table lookup fails there
+ *     outright, and libunwind then tries no frame pointer.
+ *   - A frame at address 0 (a caller's address of 1) is walked past and
+ *     counted against the limit, but not printed (drop_zero_frames()).
  *   - A register the CFI leaves unnamed keeps its value in the caller
  *     (libunwind's default; libdw's x86-64 rules call most of them
  *     undefined, rbx among them): in the rule stepper only, so a frame
@@ -1106,8 +1112,13 @@ static int has_cfi_lookup(struct tk_unwind *uw, uint64_t pc, Dwarf_Frame **eh)
 	Elf *elf;
 	int table;
 
+	/*
+	 * No binary there (anonymous memory, the stack, no map): perf's
+	 * lookup reads no unwind table and fails outright (-EINVAL, not
+	 * libunwind's -UNW_ENOINFO), so libunwind tries no frame pointer.
+	 */
 	if (!mod)
-		return CFI_NONE;
+		return CFI_FAIL;
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	b = *userdata;
 	table = perf_eh_table(uw, b, mod);
@@ -1190,19 +1201,41 @@ static int has_cfi(struct tk_unwind *uw, uint64_t pc, Dwarf_Frame **eh)
 
 /*
  * The caller of a frame without CFI, as libunwind (perf's unwinder) steps
- * it: by the frame pointer, the caller's address at rbp + 8 and its rbp
- * at rbp, but its stack pointer the frame's own plus 16 (libunwind moves
- * its CFA on by 16 and takes an rsp-based CFA of the next frame from
- * there), every other register unknown; no caller when the frame pointer
- * is 0 or fails libunwind's test below. libdwfl's own fallback sets rsp
- * to rbp + 16, and so names other callers than perf. Sets uw->restart
- * when the walk goes on from there; adds the frame at 0 - 1 perf prints
- * for a caller's address read as 0.
+ * it. At a lazy-binding PLT entry (its code "jmp *GOT(%rip); push $n;
+ * jmp PLT0", which libunwind recognises by those bytes at the frame's
+ * address @pc): the caller's address at rsp, its stack pointer rsp + 8,
+ * every register kept. Otherwise by the frame pointer, the caller's
+ * address at rbp + 8 and its rbp at rbp, but its stack pointer the
+ * frame's own plus 16 (libunwind moves its CFA on by 16 and takes an
+ * rsp-based CFA of the next frame from there), every other register
+ * unknown; no caller when the frame pointer is 0 or fails libunwind's
+ * test below. libdwfl's own fallback sets rsp to rbp + 16, and so names
+ * other callers than perf. @regs: DWARF registers 0-16, those of @mask
+ * known. Sets uw->restart when the walk goes on from there; adds the
+ * frame at 0 - 1 perf prints for a caller's address read as 0.
  */
-static void fp_step_regs(struct tk_unwind *uw, bool known, Dwarf_Word rbp, Dwarf_Word rsp)
+static void fp_step_regs(struct tk_unwind *uw, const uint64_t regs[17], uint32_t mask, uint64_t pc)
 {
-	Dwarf_Word ip, rbp1;
+	Dwarf_Word ip, rbp1, code0, code1;
+	uint64_t rbp = regs[6], rsp = regs[7];
+	bool known = (mask >> 6 & 1) && (mask >> 7 & 1);
 
+	if ((mask >> 7 & 1) && memory_read(NULL, pc, &code0, uw) &&
+	    memory_read(NULL, pc + 8, &code1, uw) && (code0 & 0xffff) == 0x25ff &&
+	    (code0 >> 48 & 0xff) == 0x68 && (code1 >> 24 & 0xff) == 0xe9) {
+		if (!memory_read(NULL, rsp, &ip, uw))
+			return;
+		if (!ip) {
+			add_frame(uw, (uint64_t)-1);
+			return;
+		}
+		uw->restart = true;
+		uw->restart_pc = ip - 1;
+		uw->restart_mask = mask & ((1u << 16) - 1);
+		memcpy(uw->restart_regs, regs, sizeof(uw->restart_regs));
+		uw->restart_regs[7] = rsp + 8;
+		return;
+	}
 	if (!known || !rbp)
 		return;
 	/*
@@ -1224,12 +1257,20 @@ static void fp_step_regs(struct tk_unwind *uw, bool known, Dwarf_Word rbp, Dwarf
 	uw->restart_regs[7] = rsp + 16;
 }
 
-static void fp_step(struct tk_unwind *uw, Dwfl_Frame *state)
+static void fp_step(struct tk_unwind *uw, Dwfl_Frame *state, uint64_t pc)
 {
-	Dwarf_Word rbp = 0, rsp = 0;
-	bool known = !dwfl_frame_reg(state, 6, &rbp) && !dwfl_frame_reg(state, 7, &rsp);
+	uint64_t regs[17] = {0};
+	uint32_t mask = 0;
 
-	fp_step_regs(uw, known, rbp, rsp);
+	for (unsigned int i = 0; i < 16; i++) {
+		Dwarf_Word v;
+
+		if (!dwfl_frame_reg(state, i, &v)) {
+			regs[i] = v;
+			mask |= 1u << i;
+		}
+	}
+	fp_step_regs(uw, regs, mask, pc);
 }
 
 static int frame_cb(Dwfl_Frame *state, void *arg)
@@ -1253,7 +1294,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	    (cfi = has_cfi(uw, uw->n == uw->walk_start ? pc : pc - 1, NULL)) != CFI_FOUND) {
 		add_frame(uw, uw->n == uw->walk_start ? pc : pc - 1);
 		if (cfi == CFI_NONE && uw->n < uw->max)
-			fp_step(uw, state);
+			fp_step(uw, state, pc);
 		return DWARF_CB_ABORT;
 	}
 	/* Asking that steps to the caller: what it reads decides whether the stack ends at 0. */
@@ -1571,8 +1612,7 @@ static int fast_walk(struct tk_unwind *uw)
 		if (r->kind == STEP_NOCFI) {
 			add_frame(uw, lpc);
 			if (uw->n < uw->max)
-				fp_step_regs(uw, (mask >> 6 & 1) && (mask >> 7 & 1), regs[6],
-					     regs[7]);
+				fp_step_regs(uw, regs, mask, pc);
 			return 1;
 		}
 		add_frame(uw, lpc);
@@ -1659,6 +1699,21 @@ static int fast_walk(struct tk_unwind *uw)
 	}
 }
 
+/*
+ * perf walks on past a frame at address 0 (a caller's address of 1, less
+ * one) but prints no entry for it: its frames are counted against the
+ * limit, then those at 0 skipped. Return: the frames left in @ips.
+ */
+static size_t drop_zero_frames(uint64_t *ips, size_t n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (ips[i])
+			ips[kept++] = ips[i];
+	return kept;
+}
+
 int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 		     tk_unwind_find_map_fn find, void *ctx, uint64_t *ips, size_t max)
 {
@@ -1717,7 +1772,7 @@ int tk_unwind_sample(struct tk_unwind *uw, const struct tk_unwind_sample *s,
 	uw->restart = false;
 	uw->from_fp = false;
 	uw->s = NULL;
-	return (int)uw->n;
+	return (int)drop_zero_frames(ips, uw->n);
 }
 
 /* ------------------------------------------------------------ inline scopes */

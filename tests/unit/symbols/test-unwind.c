@@ -6,7 +6,9 @@
  * their CFI, also through a frame whose CFA is rbx-based over a callee
  * whose CFI leaves rbx unnamed; a binary of another build id stops the
  * unwinding after its frame; a lower stale map of a binary's file moves perf's lookup of its
- * table as it moves ours; samples without usable state give no frames.
+ * table as it moves ours; frames without CFI step as perf's libunwind
+ * steps them (a PLT entry by its bytes, no step from memory no binary
+ * maps); samples without usable state give no frames.
  * x86-64 only (the unwinder's one architecture): skipped elsewhere.
  */
 #include <stdarg.h>
@@ -176,6 +178,22 @@ __attribute__((noinline, noclone)) static void rbx_caller(struct snap *sn)
 	rbx_tramp(sn, copy_stack);
 	sink++;
 }
+
+/*
+ * The bytes of a lazy-binding PLT entry ("jmp *slot(%rip); push $n; jmp
+ * PLT0"), with no CFI: never run, only unwound from.
+ */
+__attribute__((visibility("hidden"))) extern const unsigned char plt_shaped[];
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl plt_shaped\n"
+	".hidden plt_shaped\n"
+	".type plt_shaped, @function\n"
+	"plt_shaped:\n"
+	".byte 0xff, 0x25, 0, 0, 0, 0\n"
+	".byte 0x68, 0, 0, 0, 0\n"
+	".byte 0xe9, 0, 0, 0, 0\n"
+	".size plt_shaped, .-plt_shaped\n");
 #endif
 
 static int load_maps(struct maps *mp)
@@ -400,6 +418,87 @@ static void test_unwind_unnamed_register_kept(void **state)
 #endif
 }
 
+#if defined(__x86_64__)
+/*
+ * @sn captured by level1() as a sample interrupted at @ip instead, one
+ * word pushed: @top at the new stack pointer, rbp @rbp.
+ */
+static void pushed_sample(const struct snap *sn, struct snap *out, uint64_t ip, uint64_t top,
+			  uint64_t rbp)
+{
+	memcpy(out->regs, sn->regs, sizeof(out->regs));
+	memcpy(out->stack, &top, 8);
+	memcpy(out->stack + 8, sn->stack, STACK_COPY - 8);
+	out->stack_size = sn->stack_size + 8 > STACK_COPY ? STACK_COPY : sn->stack_size + 8;
+	out->regs[6] = rbp;
+	out->regs[7] = sn->regs[7] - 8;
+	out->regs[8] = ip;
+}
+#endif
+
+/*
+ * perf's unwinder at a frame without CFI (libunwind, -UNW_ENOINFO): a
+ * lazy-binding PLT entry, recognised by its bytes, steps to the return
+ * address at the stack pointer, all registers kept; a caller's address
+ * of 1 makes a frame at 0, walked past but not printed; an address in no
+ * binary (anonymous memory, no map) ends the walk there, frame pointer
+ * or not, since perf's lookup fails outright (-EINVAL) and libunwind then
+ * tries nothing else.
+ */
+static void test_unwind_without_cfi(void **state)
+{
+#if defined(__x86_64__)
+	struct snap *sn = calloc(1, sizeof(*sn)), *alt = calloc(1, sizeof(*alt));
+	uint64_t *heap = calloc(8, sizeof(*heap));
+	struct own_walk w;
+	uint64_t ret = 0;
+
+	(void)state;
+	assert_non_null(sn);
+	assert_non_null(alt);
+	assert_non_null(heap);
+	level1(sn);
+	/* Called from capture's sampled instruction: a return address one past it. */
+	pushed_sample(sn, alt, (uint64_t)(uintptr_t)plt_shaped, sn->regs[8] + 1, 0);
+	own_walk_run(&w, alt);
+	assert_true(w.n >= 4);
+	assert_int_equal(w.ips[0], (uint64_t)(uintptr_t)plt_shaped);
+	assert_int_equal(w.ips[1], sn->regs[8]);
+	assert_string_equal(name_of(w.s, w.ips[1]), "capture");
+	assert_string_equal(name_of(w.s, w.ips[2]), "level2");
+	assert_string_equal(name_of(w.s, w.ips[3]), "level1");
+	own_walk_end(&w);
+
+	/* A return address of 1: the frame at 0 is dropped, and the walk ends in no map. */
+	pushed_sample(sn, alt, (uint64_t)(uintptr_t)plt_shaped, 1, 0);
+	own_walk_run(&w, alt);
+	assert_int_equal(w.n, 1);
+	assert_int_equal(w.ips[0], (uint64_t)(uintptr_t)plt_shaped);
+	own_walk_end(&w);
+
+	/*
+	 * Interrupted in the heap, with a frame pointer whose caller is
+	 * capture: the walk ends at the heap's frame all the same.
+	 */
+	pushed_sample(sn, alt, (uint64_t)(uintptr_t)heap, 0, 0);
+	alt->regs[6] = alt->regs[7] + 64;
+	ret = alt->regs[7] + 128;
+	memcpy(alt->stack + 64, &ret, 8);
+	ret = sn->regs[8] + 1;
+	memcpy(alt->stack + 72, &ret, 8);
+	own_walk_run(&w, alt);
+	assert_int_equal(w.n, 1);
+	assert_int_equal(w.ips[0], (uint64_t)(uintptr_t)heap);
+	own_walk_end(&w);
+	free(heap);
+	free(alt);
+	free(sn);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 static void test_unwind_other_build_id(void **state)
 {
 #if defined(__x86_64__)
@@ -564,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_unwind_self),
 		cmocka_unit_test(test_unwind_fast_same_as_libdwfl),
 		cmocka_unit_test(test_unwind_unnamed_register_kept),
+		cmocka_unit_test(test_unwind_without_cfi),
 		cmocka_unit_test(test_unwind_other_build_id),
 		cmocka_unit_test(test_unwind_stale_lower_map),
 		cmocka_unit_test(test_unwind_no_state),

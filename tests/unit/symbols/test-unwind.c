@@ -458,8 +458,11 @@ static void test_unwind_without_cfi(void **state)
 	assert_non_null(alt);
 	assert_non_null(heap);
 	level1(sn);
-	/* Called from capture's sampled instruction: a return address one past it. */
-	pushed_sample(sn, alt, (uint64_t)(uintptr_t)plt_shaped, sn->regs[8] + 1, 0);
+	/*
+	 * Called from capture's sampled instruction: a return address one
+	 * past it, every register as captured (capture's CFA may be rbp-based).
+	 */
+	pushed_sample(sn, alt, (uint64_t)(uintptr_t)plt_shaped, sn->regs[8] + 1, sn->regs[6]);
 	own_walk_run(&w, alt);
 	assert_true(w.n >= 4);
 	assert_int_equal(w.ips[0], (uint64_t)(uintptr_t)plt_shaped);

@@ -1199,6 +1199,32 @@ static int has_cfi(struct tk_unwind *uw, uint64_t pc, Dwarf_Frame **eh)
 	return m->has;
 }
 
+/* Whether the code at @pc is a lazy-binding PLT entry, by the bytes libunwind tests. */
+static bool is_plt_entry(struct tk_unwind *uw, uint64_t pc)
+{
+	Dwarf_Word code0, code1;
+
+	return memory_read(NULL, pc, &code0, uw) && memory_read(NULL, pc + 8, &code1, uw) &&
+	       (code0 & 0xffff) == 0x25ff && (code0 >> 48 & 0xff) == 0x68 &&
+	       (code1 >> 24 & 0xff) == 0xe9;
+}
+
+/*
+ * The walk goes on from a caller's address @ip, looked up and printed at
+ * ip - 1, a call's last byte; one of 0 is the last frame, at 0 - 1.
+ * Return: whether it goes on (the caller sets the registers).
+ */
+static bool restart_at(struct tk_unwind *uw, Dwarf_Word ip)
+{
+	if (!ip) {
+		add_frame(uw, (uint64_t)-1);
+		return false;
+	}
+	uw->restart = true;
+	uw->restart_pc = ip - 1;
+	return true;
+}
+
 /*
  * The caller of a frame without CFI, as libunwind (perf's unwinder) steps
  * it. At a lazy-binding PLT entry (its code "jmp *GOT(%rip); push $n;
@@ -1216,42 +1242,26 @@ static int has_cfi(struct tk_unwind *uw, uint64_t pc, Dwarf_Frame **eh)
  */
 static void fp_step_regs(struct tk_unwind *uw, const uint64_t regs[17], uint32_t mask, uint64_t pc)
 {
-	Dwarf_Word ip, rbp1, code0, code1;
+	Dwarf_Word ip, rbp1;
 	uint64_t rbp = regs[6], rsp = regs[7];
-	bool known = (mask >> 6 & 1) && (mask >> 7 & 1);
 
-	if ((mask >> 7 & 1) && memory_read(NULL, pc, &code0, uw) &&
-	    memory_read(NULL, pc + 8, &code1, uw) && (code0 & 0xffff) == 0x25ff &&
-	    (code0 >> 48 & 0xff) == 0x68 && (code1 >> 24 & 0xff) == 0xe9) {
-		if (!memory_read(NULL, rsp, &ip, uw))
-			return;
-		if (!ip) {
-			add_frame(uw, (uint64_t)-1);
-			return;
+	if ((mask >> 7 & 1) && is_plt_entry(uw, pc)) {
+		if (memory_read(NULL, rsp, &ip, uw) && restart_at(uw, ip)) {
+			uw->restart_mask = mask & ((1u << 16) - 1);
+			memcpy(uw->restart_regs, regs, sizeof(uw->restart_regs));
+			uw->restart_regs[7] = rsp + 8;
 		}
-		uw->restart = true;
-		uw->restart_pc = ip - 1;
-		uw->restart_mask = mask & ((1u << 16) - 1);
-		memcpy(uw->restart_regs, regs, sizeof(uw->restart_regs));
-		uw->restart_regs[7] = rsp + 8;
 		return;
 	}
-	if (!known || !rbp)
+	if (!(mask >> 6 & 1) || !(mask >> 7 & 1) || !rbp)
 		return;
 	/*
 	 * libunwind's test of its guess: a frame pointer below the frame's
 	 * stack pointer, or more than 16 kB above it, is no frame pointer.
 	 */
 	if (!memory_read(NULL, rbp, &rbp1, uw) || rbp < rsp || rbp - rsp > 0x4000 ||
-	    !memory_read(NULL, rbp + 8, &ip, uw))
+	    !memory_read(NULL, rbp + 8, &ip, uw) || !restart_at(uw, ip))
 		return;
-	if (!ip) {
-		add_frame(uw, (uint64_t)-1);
-		return;
-	}
-	/* Looked up and printed at ip - 1, a call's last byte: start from there. */
-	uw->restart = true;
-	uw->restart_pc = ip - 1;
 	uw->restart_mask = 1u << 6 | 1u << 7;
 	uw->restart_regs[6] = rbp1;
 	uw->restart_regs[7] = rsp + 16;

@@ -890,6 +890,17 @@ TK_API int tk_symbolizer_add_map(struct tk_symbolizer *sym, uint64_t start, uint
 }
 
 /* Resolve a file offset (an address for the kernel) inside @d. */
+/* The address the file offset @off of @d's loaded segments holds: false when none holds it. */
+static bool seg_vaddr(const struct dso *d, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < d->nsegs; i++)
+		if (off >= d->segs[i].offset && off - d->segs[i].offset < d->segs[i].filesz) {
+			*vaddr = off - d->segs[i].offset + d->segs[i].vaddr;
+			return true;
+		}
+	return false;
+}
+
 static void dso_resolve(struct tk_symbolizer *s, struct dso *d, uint64_t off,
 			struct tk_symbol_info *info)
 {
@@ -911,11 +922,8 @@ static void dso_resolve(struct tk_symbolizer *s, struct dso *d, uint64_t off,
 		info->file_offset = vaddr;
 		mapped = true;
 	}
-	for (size_t i = 0; i < d->nsegs && !mapped; i++)
-		if (off >= d->segs[i].offset && off - d->segs[i].offset < d->segs[i].filesz) {
-			vaddr = off - d->segs[i].offset + d->segs[i].vaddr;
-			mapped = true;
-		}
+	if (!mapped)
+		mapped = seg_vaddr(d, off, &vaddr);
 	if (mapped && d->kimage_below && vaddr >= d->kimage_below && !d->kimage) {
 		uint64_t below = d->kimage_below;
 
@@ -995,6 +1003,7 @@ const char *tk_symbolizer_a2l_alias(struct tk_symbolizer *sym, const char *path,
 				    const char *build_id, uint64_t offset)
 {
 	struct dso *d = dso_of_file(sym, path, build_id);
+	uint64_t vaddr;
 
 	if (!d)
 		return NULL;
@@ -1003,11 +1012,7 @@ const char *tk_symbolizer_a2l_alias(struct tk_symbolizer *sym, const char *path,
 	/* Only a binary's own table: addr2line is not asked about the kernel or a JIT. */
 	if (!d->st || d->kernel || d->perfmap || d->kmod || d->kimage_below)
 		return NULL;
-	for (size_t i = 0; i < d->nsegs; i++)
-		if (offset >= d->segs[i].offset && offset - d->segs[i].offset < d->segs[i].filesz)
-			return tk_elf_symtab_a2l_alias(d->st, offset - d->segs[i].offset +
-								      d->segs[i].vaddr);
-	return NULL;
+	return seg_vaddr(d, offset, &vaddr) ? tk_elf_symtab_a2l_alias(d->st, vaddr) : NULL;
 }
 
 int tk_symbolizer_lookup_kmodule(struct tk_symbolizer *sym, const char *path, const char *build_id,
@@ -1263,7 +1268,7 @@ TK_API int tk_symbolizer_lookup_uprobe(struct tk_symbolizer *sym, const char *gr
 		struct tk_symbol_info tmp;
 		uint64_t vaddr = 0;
 		struct dso *d;
-		bool mapped = false;
+		bool mapped;
 
 		if (strcmp(u->key, key) || !u->path)
 			continue;
@@ -1277,12 +1282,7 @@ TK_API int tk_symbolizer_lookup_uprobe(struct tk_symbolizer *sym, const char *gr
 			return tk_fail(ENOMEM, "out of memory");
 		}
 		dso_resolve(sym, d, u->offset, &tmp);
-		for (size_t k = 0; k < d->nsegs && !mapped; k++)
-			if (u->offset >= d->segs[k].offset &&
-			    u->offset - d->segs[k].offset < d->segs[k].filesz) {
-				vaddr = u->offset - d->segs[k].offset + d->segs[k].vaddr;
-				mapped = true;
-			}
+		mapped = seg_vaddr(d, u->offset, &vaddr);
 		if (mapped && vaddr == ip) {
 			exact = u;
 			break;

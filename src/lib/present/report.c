@@ -2473,10 +2473,11 @@ static inline __attribute__((always_inline)) void emit_line(struct printer *p, c
 	 * plain run), a text that ends in one is the line as it stands (every
 	 * line of a marker file).
 	 */
-	if (plain && o->len && o->buf[o->len - 1] == '\n')
-		return;
-	if (o->len && o->buf[o->len - 1] == '\n')
+	if (o->len && o->buf[o->len - 1] == '\n') {
+		if (plain)
+			return;
 		o->len--;
+	}
 	if (!plain && __builtin_expect(r->opts->flags & TK_REPORT_SYMBOLS, 0))
 		put_probe_place(p, l);
 	if (!plain && __builtin_expect(r->opts->line_hook != NULL, 0))

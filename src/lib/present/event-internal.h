@@ -183,23 +183,26 @@ struct tk_op {
 };
 
 /* One kallsyms entry: the text lives in tk_event_set.ksym_text. */
-/* A memo of tk_event_ksym_find() for one address (the table never changes once built). */
-struct tk_ksym_memo {
-	uint64_t addr;
-	uint32_t idx; /* index in ksyms + 1; 0: no symbol; TK_KSYM_MEMO_FULL: in ksym_full */
-	uint32_t used;
-};
-
-/* A memo's idx with this bit counts in the whole text's table (event.c's partial kallsyms). */
-#define TK_KSYM_MEMO_FULL 0x80000000u
-
-#define TK_KSYM_MEMO 4096u /* direct-mapped slots (power of 2) */
-
 struct tk_ksym {
 	uint64_t addr;
 	uint32_t name_off;
 	uint32_t name_len;
 };
+
+/*
+ * A memo of tk_event_ksym_find() for one address: the entry it gave, in
+ * whichever table holds it (entries never move or change while the set's
+ * kallsyms stay), &tk_ksym_none for no symbol, NULL for an unused slot.
+ */
+struct tk_ksym_memo {
+	uint64_t addr;
+	const struct tk_ksym *k;
+};
+
+/* A memo's answer "no symbol". */
+extern const struct tk_ksym tk_ksym_none;
+
+#define TK_KSYM_MEMO 4096u /* direct-mapped slots (power of 2) */
 
 enum tk_event_kind {
 	TK_EVENT_SLOW,	       /* libtraceevent prints it */
@@ -424,6 +427,16 @@ struct tk_event_set {
 	pthread_mutex_t ksym_lock;
 	struct tk_ksym *ksyms;
 	size_t nksyms;
+	/*
+	 * The text checked for the kernel's layout in address order, and no
+	 * table yet (ksym_lazy, read with acquire; cleared when ksyms is
+	 * published): lookups search the text under ksym_lock and keep their
+	 * answers in ksym_lazy_ents (at most KSYM_LAZY_MAX, never moved).
+	 */
+	bool ksym_lazy;
+	struct tk_ksym *ksym_lazy_ents;
+	size_t nksym_lazy;
+	uint32_t ksym_lazy_asked;	/* lookups the text answered */
 	struct tk_ksym_memo *ksym_memo; /* NULL until built (or when out of memory) */
 	char *ksym_absent; /* the last name a scan found the unbuilt text lacks (ksym_lock) */
 	/*
@@ -780,17 +793,20 @@ tk_event_ksym_find_memo(struct tk_event_set *set, struct tk_ksym_memo *memo, uin
 	if (__builtin_expect(__atomic_load_n(&set->ksym_built, __ATOMIC_ACQUIRE), 1) &&
 	    (own = memo ? memo : set->ksym_memo)) {
 		m = &own[tk_ksym_memo_slot(addr)];
-		if (m->used && m->addr == addr && !(m->idx & TK_KSYM_MEMO_FULL))
-			return m->idx ? &set->ksyms[m->idx - 1] : NULL;
+		if (m->k && m->addr == addr)
+			return m->k != &tk_ksym_none ? m->k : NULL;
 	}
 	return tk_event_ksym_find(set, memo, addr);
 }
 /*
- * Build the symbol table now, as the first tk_event_ksym_find() would:
- * from a spare thread, while the caller's goes on (a lookup meanwhile
- * waits for it).
+ * Ready the symbols now, as the first tk_event_ksym_find() would: from a
+ * spare thread, while the caller's goes on (a lookup meanwhile waits for
+ * it). A text in the kernel's layout and address order is only checked:
+ * lookups then search it until they are many (tk_event_ksym_table()).
  */
 void tk_event_ksym_prepare(struct tk_event_set *set);
+/* Build the whole sorted table now (names' addresses, many lookups, tests). */
+void tk_event_ksym_table(struct tk_event_set *set);
 /*
  * Give @set the kernel image's lines of kallsyms (@text, @len bytes, in the
  * mapping @map of @map_len bytes, which the set takes and unmaps) instead of

@@ -33,10 +33,16 @@
  * format with a construct not compiled (cpumasks, sockaddrs, helper
  * functions, bprint ...) or an event with a plugin handler we do not
  * mirror is printed by libtraceevent instead: slower, never wrong.
- * Symbol lookups go through a direct-mapped memo of 4096 addresses, and
- * kallsyms is parsed by hand and radix-sorted on first use (a third of
- * the instructions of ctype-based parsing and qsort() on 150 k lines;
- * names are measured in the same pass). A name a print format reads
+ * Symbol lookups go through a direct-mapped memo of 4096 addresses (of
+ * the entries they gave, wherever those live). A kallsyms text in the
+ * kernel's own layout and address order, as /proc/kallsyms writes it, is
+ * only checked on first use, and each lookup binary-searches its lines:
+ * a report looks up a few dozen distinct addresses at most of 120 k
+ * lines. An address several names share (the probe path picks one), a
+ * name's address, more than 1024 lookups or any other text build the
+ * table: parsed by hand and radix-sorted (a third of the instructions of
+ * ctype-based parsing and qsort() on 150 k lines; names are measured in
+ * the same pass). A name a print format reads
  * (jiffies, vmemmap_base) is first looked for in the text: a kernel built
  * without KALLSYMS_ALL lists no variable, and a text no line of which can
  * name it answers 0 without the table. A perf.data report may give
@@ -644,10 +650,10 @@ int tk_event_set_add_header_page(struct tk_event_set *set, const char *text, siz
 }
 
 /*
- * kallsyms is kept as text and parsed on first use: a kernel's is ~5 MB
+ * kallsyms is kept as text and read on first use: a kernel's is ~5 MB
  * and 150 k lines, and most traces print no symbol. The compiled printers
- * use our sorted table; libtraceevent gets the text only when a record
- * first takes the slow path.
+ * search the text or our sorted table; libtraceevent gets the text only
+ * when a record first takes the slow path.
  */
 static void ksym_drop(struct tk_event_set *set)
 {
@@ -657,6 +663,7 @@ static void ksym_drop(struct tk_event_set *set)
 		free(set->ksym_text);
 	tk_big_free(set->ksyms);
 	tk_big_free(set->ksym_full);
+	free(set->ksym_lazy_ents);
 	free(set->ksym_memo);
 	free(set->ksym_absent);
 	free(set->ksym_full_path);
@@ -664,6 +671,10 @@ static void ksym_drop(struct tk_event_set *set)
 	set->ksym_tab_path = NULL;
 	set->ksym_tab_key = 0;
 	set->ksyms = NULL;
+	set->ksym_lazy = false;
+	set->ksym_lazy_ents = NULL;
+	set->nksym_lazy = 0;
+	set->ksym_lazy_asked = 0;
 	set->ksym_memo = NULL;
 	set->ksym_absent = NULL;
 	set->nksyms = 0;
@@ -1225,6 +1236,219 @@ static struct tk_ksym *ksym_parse(const char *t, size_t pos, size_t len, size_t 
 }
 
 /*
+ * The lazy table. A kernel writes its kallsyms in its own layout and in
+ * address order, and a report looks up a few distinct addresses of its
+ * 120 k lines (1-17 on the bench families' files), where the table costs
+ * ~147 instructions a line. So a text whose every line is in that layout
+ * (16 lowercase digits, lines of 20 bytes or more) with addresses that
+ * never decrease is only checked (ksym_lazy_check()), and each lookup
+ * binary-searches its lines (ksym_lazy_answer()) for the answer
+ * ksym_search() gives on the table: at an address no entry holds, the
+ * earliest line of the highest entry address below it, provided some
+ * entry lies above; at an address one entry holds, that entry. An address
+ * several entries hold (the search's probe path picks among them), a
+ * name's address, or more than KSYM_LAZY_MAX lookups build the table.
+ */
+#define KSYM_LAZY_MAX  1024u
+#define KSYM_LAZY_WALK 64u /* lines a lookup steps over around the search's one */
+
+/* The 16 digits at @u as two words that order as their values do (lowercase hex sorts as bytes). */
+static inline void ks_digits_key(const unsigned char *u, uint64_t *hi, uint64_t *lo)
+{
+	uint64_t a, b;
+
+	memcpy(&a, u, 8);
+	memcpy(&b, u + 8, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	a = __builtin_bswap64(a);
+	b = __builtin_bswap64(b);
+#endif
+	*hi = a;
+	*lo = b;
+}
+
+/* Whether the line at @u (20 bytes or more) is one ksym_line_fast() reads. */
+static inline bool ks_line_kernel(const unsigned char *u)
+{
+	if (u[16] != ' ' || u[18] != ' ' || ks_space(u[17]) || ks_space(u[19]))
+		return false;
+#if defined(__SSE2__)
+	/* A byte minus '0' at most 9, or minus 'a' at most 5 (unsigned). */
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)u);
+	__m128i d = _mm_sub_epi8(x, _mm_set1_epi8('0')), l = _mm_sub_epi8(x, _mm_set1_epi8('a'));
+	__m128i ok = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d),
+				  _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(5)), l));
+
+	return _mm_movemask_epi8(ok) == 0xffff;
+#else
+	uint32_t v;
+
+	return ks_hex8_lower(u, &v) && ks_hex8_lower(u + 8, &v);
+#endif
+}
+
+/* The start of the line after the '\n' at or after @p, or @len. */
+static inline size_t ks_line_next(const char *t, size_t p, size_t len)
+{
+	const char *q;
+
+#if defined(__SSE2__)
+	const __m128i nl = _mm_set1_epi8('\n');
+
+	while (len - p >= 16) {
+		unsigned int hit = (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(
+			_mm_loadu_si128((const __m128i *)(const void *)(t + p)), nl));
+
+		if (hit)
+			return p + (size_t)__builtin_ctz(hit) + 1;
+		p += 16;
+	}
+#endif
+	q = memchr(t + p, '\n', len - p);
+	return q ? (size_t)(q - t) + 1 : len;
+}
+
+/*
+ * Whether every line of @t is in the kernel's layout and no address is
+ * below the one before: one pass, ~40 instructions a line.
+ */
+static bool ksym_lazy_check(const char *t, size_t len)
+{
+	uint64_t ph = 0, pl = 0, h, l;
+
+	if (!t || len > UINT32_MAX)
+		return false;
+	for (size_t pos = 0; pos < len; pos = ks_line_next(t, pos + 20, len)) {
+		const unsigned char *u = (const unsigned char *)t + pos;
+
+		if (len - pos < 20 || !ks_line_kernel(u))
+			return false;
+		ks_digits_key(u, &h, &l);
+		if (h < ph || (h == ph && l < pl))
+			return false;
+		ph = h;
+		pl = l;
+	}
+	return true;
+}
+
+/* The start of the line before the one at @s > 0 (of a checked text). */
+static inline size_t ks_line_prev(const char *t, size_t s)
+{
+	const char *q = memrchr(t, '\n', s - 1);
+
+	return q ? (size_t)(q - t) + 1 : 0;
+}
+
+/* Whether the parse makes an entry of the checked line at @s. */
+static inline bool ks_line_entry(const char *t, size_t s)
+{
+	return t[s + 19] != '$' && t[s + 17] != 'A' && t[s + 17] != 'a';
+}
+
+static inline uint64_t ks_line_addr(const char *t, size_t s)
+{
+	uint32_t hi = 0, lo = 0;
+
+	(void)ks_hex8_lower((const unsigned char *)t + s, &hi);
+	(void)ks_hex8_lower((const unsigned char *)t + s + 8, &lo);
+	return (uint64_t)hi << 32 | lo;
+}
+
+static inline int ks_line_cmp(const char *t, size_t s, uint64_t kh, uint64_t kl)
+{
+	uint64_t h, l;
+
+	ks_digits_key((const unsigned char *)t + s, &h, &l);
+	if (h != kh)
+		return h < kh ? -1 : 1;
+	return l < kl ? -1 : l > kl;
+}
+
+/*
+ * What ksym_search() gives @addr on the table of the checked text, from
+ * the text (ksym_lock held): true with *@found and @out the entry, or
+ * false when the table must answer (an address several entries hold, or
+ * more than KSYM_LAZY_WALK lines around the search's).
+ */
+static bool ksym_lazy_answer(const struct tk_event_set *set, uint64_t addr, struct tk_ksym *out,
+			     bool *found)
+{
+	const char *t = set->ksym_text, *q;
+	size_t len = set->ksym_len, lo = 0, hi = len, mid, s, e, p;
+	unsigned int walk = 0;
+	uint64_t kh, kl, a;
+	unsigned char key[16];
+
+	*found = false;
+	for (int i = 0; i < 16; i++)
+		key[15 - i] = (unsigned char)"0123456789abcdef"[(addr >> (4 * i)) & 15];
+	ks_digits_key(key, &kh, &kl);
+	if (!len || ks_line_cmp(t, 0, kh, kl) > 0)
+		return true;
+	/* The last line at or below @addr: lo is one, hi is @len or a line above it. */
+	for (;;) {
+		mid = lo + (hi - lo) / 2;
+		q = memchr(t + mid, '\n', hi - mid);
+		s = q ? (size_t)(q - t) + 1 : hi;
+		if (s >= hi) {
+			q = memrchr(t + lo, '\n', mid - lo);
+			if (!q)
+				break;
+			s = (size_t)(q - t) + 1;
+		}
+		if (ks_line_cmp(t, s, kh, kl) <= 0)
+			lo = s;
+		else
+			hi = s;
+	}
+	/* The last entry at or below @addr: none, and the search finds nothing. */
+	for (e = lo; !ks_line_entry(t, e); e = ks_line_prev(t, e)) {
+		if (!e)
+			return true;
+		if (++walk > KSYM_LAZY_WALK)
+			return false;
+	}
+	a = ks_line_addr(t, e);
+	if (a == addr) {
+		/* Held by this entry alone, or the probe path decides. */
+		for (p = e; p;) {
+			p = ks_line_prev(t, p);
+			if (ks_line_addr(t, p) != a)
+				break;
+			if (ks_line_entry(t, p) || ++walk > KSYM_LAZY_WALK)
+				return false;
+		}
+	} else {
+		/* Above the last entry the search's bound is 0: nothing found. */
+		for (p = ks_line_next(t, lo + 20, len);; p = ks_line_next(t, p + 20, len)) {
+			if (p >= len)
+				return true;
+			if (ks_line_entry(t, p))
+				break;
+			if (++walk > KSYM_LAZY_WALK)
+				return false;
+		}
+		/* The table lists equal addresses later line first: the search stops at the
+		 * earliest. */
+		for (p = e; p;) {
+			p = ks_line_prev(t, p);
+			if (ks_line_addr(t, p) != a)
+				break;
+			if (ks_line_entry(t, p))
+				e = p;
+			if (++walk > KSYM_LAZY_WALK)
+				return false;
+		}
+	}
+	out->addr = a;
+	out->name_off = (uint32_t)(e + 19);
+	out->name_len = (uint32_t)(ks_name_end(t, e + 19, len) - (e + 19));
+	*found = true;
+	return true;
+}
+
+/*
  * The image's table kept between reports (tk_event_set_kallsyms_table()):
  * parsing the 120 k lines (~20 M instructions) also touched every page
  * of the copy's 5 MB text, where a report that names a few hundred
@@ -1326,7 +1550,7 @@ int tk_event_set_kallsyms_table(struct tk_event_set *set, const char *path, uint
 	return 0;
 }
 
-/* The table of the set's text (its image lines only, when partial). */
+/* The table of the set's text (its image lines only, when partial), or the lazy one's check. */
 static void ksym_build(struct tk_event_set *set)
 {
 	size_t len, stop;
@@ -1334,6 +1558,13 @@ static void ksym_build(struct tk_event_set *set)
 	ksym_fetch_locked(set);
 	len = set->ksym_partial ? set->ksym_img_len : set->ksym_len;
 	if (set->ksym_partial && set->ksym_tab_path && ksym_tab_load(set)) {
+		set->ksym_memo = calloc(TK_KSYM_MEMO, sizeof(*set->ksym_memo));
+		__atomic_store_n(&set->ksym_built, true, __ATOMIC_RELEASE);
+		return;
+	}
+	if (!set->ksym_partial && ksym_lazy_check(set->ksym_text, len) &&
+	    (set->ksym_lazy_ents = malloc(KSYM_LAZY_MAX * sizeof(*set->ksym_lazy_ents)))) {
+		set->ksym_lazy = true;
 		set->ksym_memo = calloc(TK_KSYM_MEMO, sizeof(*set->ksym_memo));
 		__atomic_store_n(&set->ksym_built, true, __ATOMIC_RELEASE);
 		return;
@@ -1528,6 +1759,54 @@ void tk_event_ksym_prepare(struct tk_event_set *set)
 	pthread_mutex_unlock(&set->ksym_lock);
 }
 
+/* The lazy table's end (ksym_lock held): the entries it gave stay, for the memos. */
+static void ksym_table_locked(struct tk_event_set *set)
+{
+	set->ksyms = ksym_parse(set->ksym_text, 0, set->ksym_len, &set->nksyms, NULL);
+	__atomic_store_n(&set->ksym_lazy, false, __ATOMIC_RELEASE);
+}
+
+void tk_event_ksym_table(struct tk_event_set *set)
+{
+	pthread_mutex_lock(&set->ksym_lock);
+	if (!set->ksym_built)
+		ksym_build(set);
+	if (set->ksym_lazy)
+		ksym_table_locked(set);
+	pthread_mutex_unlock(&set->ksym_lock);
+}
+
+/*
+ * A lookup the memo missed, while the table is lazy: answered from the
+ * text (the same line's entry given once), or by the table it builds.
+ */
+static const struct tk_ksym *__attribute__((noinline))
+ksym_find_lazy(struct tk_event_set *set, uint64_t addr)
+{
+	const struct tk_ksym *k = NULL;
+	bool answered = false, found = false;
+	struct tk_ksym ent;
+
+	pthread_mutex_lock(&set->ksym_lock);
+	if (set->ksym_lazy) {
+		answered = set->ksym_lazy_asked < KSYM_LAZY_MAX &&
+			   ksym_lazy_answer(set, addr, &ent, &found);
+		if (answered)
+			set->ksym_lazy_asked++;
+		for (size_t i = 0; found && !k && i < set->nksym_lazy; i++)
+			if (set->ksym_lazy_ents[i].name_off == ent.name_off)
+				k = &set->ksym_lazy_ents[i];
+		if (found && !k) {
+			set->ksym_lazy_ents[set->nksym_lazy] = ent;
+			k = &set->ksym_lazy_ents[set->nksym_lazy++];
+		}
+		if (!answered)
+			ksym_table_locked(set);
+	}
+	pthread_mutex_unlock(&set->ksym_lock);
+	return answered ? k : ksym_search(set->ksyms, set->nksyms, addr);
+}
+
 /*
  * The address libtraceevent's test_for_symbol() gives a name in a print
  * format: the first entry of that name in its address-sorted table (ours
@@ -1623,7 +1902,7 @@ static bool ksym_absent(struct tk_event_set *set, const char *name, size_t n)
 	if (!n || set->ksym_partial)
 		return false;
 	pthread_mutex_lock(&set->ksym_lock);
-	absent = !set->ksym_built;
+	absent = !set->ksym_built || set->ksym_lazy;
 	if (absent && !(set->ksym_absent && !strcmp(set->ksym_absent, name))) {
 		absent = !ksym_text_may_name(set->ksym_text, set->ksym_len, name, n);
 		if (absent) {
@@ -1645,7 +1924,7 @@ uint64_t tk_event_ksym_addr(struct tk_event_set *set, const char *name)
 		return 0;
 	if (ksym_absent(set, name, n))
 		return 0;
-	tk_event_ksym_prepare(set);
+	tk_event_ksym_table(set);
 	/* The image's lines come first in the whole table: a name found there is its first. */
 	k = ksym_named(set, set->ksyms, set->nksyms, name, n);
 	/* A name listed nowhere past the image's lines is the whole text's answer already. */
@@ -1692,32 +1971,27 @@ static bool ksym_image_answers(const struct tk_event_set *set, const struct tk_k
 	return (k == v || k[-1].addr != addr) && (k == last || k[1].addr != addr);
 }
 
-#define KSYM_FULL TK_KSYM_MEMO_FULL
-
 static const struct tk_ksym *__attribute__((noinline))
-ksym_find_partial(struct tk_event_set *set, uint64_t addr, uint32_t *idx)
+ksym_find_partial(struct tk_event_set *set, uint64_t addr)
 {
 	const struct tk_ksym *k;
 
 	if (!__atomic_load_n(&set->ksym_full_built, __ATOMIC_ACQUIRE)) {
 		k = ksym_search(set->ksyms, set->nksyms, addr);
-		if (ksym_image_answers(set, k, addr)) {
-			*idx = k ? (uint32_t)(k - set->ksyms) + 1 : 0;
+		if (ksym_image_answers(set, k, addr))
 			return k;
-		}
 		ksym_go_full(set);
 	}
-	k = ksym_search(set->ksym_full, set->nksym_full, addr);
-	*idx = KSYM_FULL | (k ? (uint32_t)(k - set->ksym_full) + 1 : 0);
-	return k;
+	return ksym_search(set->ksym_full, set->nksym_full, addr);
 }
+
+const struct tk_ksym tk_ksym_none;
 
 const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, struct tk_ksym_memo *memo,
 					 uint64_t addr)
 {
 	struct tk_ksym_memo *m = NULL;
 	const struct tk_ksym *k;
-	uint32_t idx;
 
 	if (__builtin_expect(!__atomic_load_n(&set->ksym_built, __ATOMIC_ACQUIRE), 0))
 		tk_event_ksym_prepare(set);
@@ -1725,24 +1999,18 @@ const struct tk_ksym *tk_event_ksym_find(struct tk_event_set *set, struct tk_ksy
 		memo = set->ksym_memo;
 	if (memo) {
 		m = &memo[tk_ksym_memo_slot(addr)];
-		if (m->used && m->addr == addr) {
-			idx = m->idx;
-			if (__builtin_expect(idx & KSYM_FULL, 0))
-				return idx & ~KSYM_FULL ? &set->ksym_full[(idx & ~KSYM_FULL) - 1]
-							: NULL;
-			return idx ? &set->ksyms[idx - 1] : NULL;
-		}
+		if (m->k && m->addr == addr)
+			return m->k != &tk_ksym_none ? m->k : NULL;
 	}
-	if (__builtin_expect(set->ksym_partial, 0)) {
-		k = ksym_find_partial(set, addr, &idx);
-	} else {
+	if (__builtin_expect(set->ksym_partial, 0))
+		k = ksym_find_partial(set, addr);
+	else if (__builtin_expect(__atomic_load_n(&set->ksym_lazy, __ATOMIC_ACQUIRE), 0))
+		k = ksym_find_lazy(set, addr);
+	else
 		k = ksym_search(set->ksyms, set->nksyms, addr);
-		idx = k ? (uint32_t)(k - set->ksyms) + 1 : 0;
-	}
 	if (m) {
 		m->addr = addr;
-		m->used = 1;
-		m->idx = idx;
+		m->k = k ? k : &tk_ksym_none;
 	}
 	return k;
 }

@@ -1878,6 +1878,139 @@ static void test_ksym_memo(void **state)
 	tk_event_set_free(set);
 }
 
+/* The lazy table's answer for @a is the whole table's (@ref), found or not. */
+static void lazy_same(struct tk_event_set *set, struct tk_event_set *ref, uint64_t a)
+{
+	const struct tk_ksym *k = tk_event_ksym_find(set, NULL, a);
+	const struct tk_ksym *r = tk_event_ksym_find(ref, NULL, a);
+
+	if (!r) {
+		assert_null(k);
+		return;
+	}
+	assert_non_null(k);
+	assert_int_equal(k->addr, r->addr);
+	assert_int_equal(k->name_off, r->name_off);
+	assert_int_equal(k->name_len, r->name_len);
+}
+
+/* Every line's address, its neighbours, and the ends of the address space. */
+static void lazy_all(struct tk_event_set *set, struct tk_event_set *ref, const char *text)
+{
+	lazy_same(set, ref, 0);
+	lazy_same(set, ref, ~0ull);
+	for (const char *p = text; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
+		uint64_t a = strtoull(p, NULL, 16);
+
+		lazy_same(set, ref, a - 1);
+		lazy_same(set, ref, a);
+		lazy_same(set, ref, a + 1);
+		lazy_same(set, ref, a + 0x7f);
+	}
+}
+
+/*
+ * kallsyms in the kernel's layout and address order is checked, not
+ * parsed: lookups search its lines and answer as the whole table does
+ * (equal addresses, skipped lines at either side, below the first entry,
+ * above the last, a last line without its newline); an address several
+ * entries hold, unsorted lines, another layout, a name's address or many
+ * lookups build the table, and answers given before stay the same.
+ */
+static void test_ksym_lazy(void **state)
+{
+	static const char *const texts[] = {
+		"ffffffff80000000 a skipped_first\n"
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 t tie_1\n"
+		"ffffffff81000100 T tie_2\n"
+		"ffffffff81000100 T $tie_skipped\n"
+		"ffffffff81000180 A absolute_one\n"
+		"ffffffff81000200 T alone\t[mod]\n"
+		"ffffffff81000200 a alone_abs\n"
+		"ffffffff81000280 t after_abs\r\n"
+		"ffffffff81000300 T last_fn\n"
+		"ffffffff81000400 A abs_after_last\n",
+		"0000000000001000 T one\n",
+		"0000000000001000 T one\nffffffff81000000 T no_newline",
+		"ffffffff81000000 a only_skipped\nffffffff81000010 t $x\n",
+		/* Not the kernel's layout or order: the table answers. */
+		"ffffffff81000000 T _stext\nffffffff80000000 T below\nffffffff81000100 T c\n",
+		"ffffffff81000000 T _stext\nFFFFFFFF81000100 T upper\n",
+		"ffffffff81000000 T _stext\n81000100 T short\n",
+		"ffffffff81000000 T _stext\n\nffffffff81000100 T after_blank\n",
+	};
+	char big[200 * 40 + 1], *o = big;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct tk_event_set *set = new_set(), *ref = new_set();
+
+		assert_int_equal(tk_event_set_add_kallsyms(set, texts[i], strlen(texts[i])), 0);
+		assert_int_equal(tk_event_set_add_kallsyms(ref, texts[i], strlen(texts[i])), 0);
+		tk_event_ksym_table(ref);
+		tk_event_ksym_prepare(set);
+		assert_int_equal(set->ksym_lazy, i < 4);
+		/* Not at the shared address first: these the text answers. */
+		lazy_same(set, ref, 0xffffffff81000104ull);
+		lazy_same(set, ref, 0xffffffff81000200ull);
+		lazy_same(set, ref, 0xffffffff81000290ull);
+		lazy_same(set, ref, 0xffffffff81000300ull);
+		lazy_same(set, ref, 0xffffffff81000500ull);
+		lazy_same(set, ref, 0xffffffff7fffffffull);
+		assert_int_equal(set->ksym_lazy, i < 4);
+		lazy_all(set, ref, texts[i]);
+		if (i == 0)
+			assert_false(set->ksym_lazy);
+		tk_event_set_free(set);
+		tk_event_set_free(ref);
+	}
+
+	/* More lookups than the text answers: the table takes over, and the memo's answers stay. */
+	for (int i = 0; i < 200; i++)
+		o += sprintf(o, "%016llx %c fn_%04d\n",
+			     0xffffffff81000000ull + 0x40ull * (i / 2 * 2), i % 7 ? 't' : 'a', i);
+	{
+		struct tk_event_set *set = new_set(), *ref = new_set();
+		struct tk_ksym_memo *memo = calloc(TK_KSYM_MEMO, sizeof(*memo));
+		const struct tk_ksym *first[2048];
+
+		assert_non_null(memo);
+		assert_int_equal(tk_event_set_add_kallsyms(set, big, strlen(big)), 0);
+		assert_int_equal(tk_event_set_add_kallsyms(ref, big, strlen(big)), 0);
+		tk_event_ksym_table(ref);
+		for (int round = 0; round < 2; round++) {
+			for (uint64_t a = 0; a < 2048; a++) {
+				uint64_t addr = 0xffffffff81000000ull + a * 3 + 1;
+				const struct tk_ksym *k = tk_event_ksym_find(set, memo, addr);
+
+				if (!round)
+					first[a] = k;
+				/* Lazy entries outlive the switch: a memo may give them. */
+				assert_int_equal(!k, !first[a]);
+				if (k)
+					assert_memory_equal(k, first[a], sizeof(*k));
+				lazy_same(set, ref, addr);
+			}
+			assert_false(set->ksym_lazy);
+		}
+		free(memo);
+		tk_event_set_free(set);
+		tk_event_set_free(ref);
+	}
+	/* A name's address needs the table. */
+	{
+		struct tk_event_set *set = new_set();
+
+		assert_int_equal(tk_event_set_add_kallsyms(set, texts[0], strlen(texts[0])), 0);
+		lazy_same(set, set, 0xffffffff81000104ull);
+		assert_true(set->ksym_lazy);
+		assert_int_equal(tk_event_ksym_addr(set, "alone"), 0xffffffff81000200ull);
+		assert_false(set->ksym_lazy);
+		tk_event_set_free(set);
+	}
+}
+
 /*
  * Format texts are checked for the kernel's shape before libtraceevent
  * sees them: texts that crashed its tep_parse_format() are refused with a
@@ -2124,6 +2257,7 @@ int main(void)
 		cmocka_unit_test(test_ip_and_index),
 		cmocka_unit_test(test_number_text),
 		cmocka_unit_test(test_ksym_memo),
+		cmocka_unit_test(test_ksym_lazy),
 		cmocka_unit_test(test_ksym_hex_digits),
 		cmocka_unit_test(test_ksym_name_scan),
 		cmocka_unit_test(test_ksym_image),

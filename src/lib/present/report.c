@@ -3393,11 +3393,11 @@ static void *symbols_main(void *set)
 }
 
 /*
- * A run that will print on several threads builds the kernel's symbol
- * table (~2 ms for 120 k symbols, more when its pages are new: 28 M
- * instructions; a zstd file's kallsyms is decoded first, ~48 M more, as
- * the file's kallsyms are read only when needed: load_events()) on a
- * spare core while this one goes on: timer, irq and
+ * A run that will print on several threads readies the kernel's symbols
+ * (a kernel's kallsyms checked for a lazy table, ~9 M instructions for
+ * 120 k lines, or the table built, ~21 M; a zstd file's kallsyms is
+ * decoded first, ~48 M more, as the file's kallsyms are read only when
+ * needed: load_events()) on a spare core while this one goes on: timer, irq and
  * function events print symbols from their first job. It starts with the
  * first event whose format may print one (format_wants_symbols(), from
  * event_get()), so that a run of sched or syscall events, which print

@@ -3513,7 +3513,7 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * reader's CPU, and zstd's small writes into lines another CPU holds, each
  * waiting for it to give the line up, stalled the decoder, where memcpy()'s
  * streamed writes overlap those waits. Decoding marker zstd's chunks on a
- * second thread took 50-80 ms in place against 33-38 ms through the stage
+ * second thread took 50-80 ms in place against 27-38 ms through the stage
  * and its copy (24-30 ms on one thread), and marker zstd's report at -j 2
  * took 20% less CPU time.
  *
@@ -3531,7 +3531,8 @@ TK_API int tk_dat_cpu_reader_seek_time(struct tk_dat_cpu_reader *r, uint64_t raw
  * [PF_MIN_SLOTS, PF_MAX_SLOTS]; 16 MiB in all unless a file has more than
  * ~130 CPUs (then 3 chunks a CPU); and the lane's span (SPAN_BYTES), for
  * the decoder's reads of that CPU's chunks, so that decoding ahead for
- * several CPUs in turn does not read each span again.
+ * several CPUs in turn does not read each span again. Per prefetch, the
+ * decoder's stage: the lanes' largest chunk.
  *
  * The decoder helps only when it runs beside the reader, on a CPU of its
  * own. Every PF_PERIOD loads (~2-3 ms of a report), the first counted from

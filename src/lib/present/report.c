@@ -3280,24 +3280,21 @@ static unsigned int default_threads(struct report *r, uint64_t bytes)
  * tk_report_threads(): from DECODE_AHEAD_MIN_BYTES decoded on, where one
  * compressed byte holds at most DECODE_AHEAD_MAX_SQUEEZE decoded ones, the
  * default runs two threads, the decoder thread and the merge (see the notes
- * on threads). Where a compressed byte holds 3-5, zstd's decoding is a
- * third to a half of a one-thread run, and on two free CPUs the decoder
- * layout ended 8-36% sooner than -j 1 at 13-22% more CPU time, from a 5 MB
- * file (4.9 MB decoded, 8%) through 10 and 20 MB (13%, 15%) to
- * bench-report's 3 M-event file (118 MB). Where it holds 8-11 (the block,
- * net, workqueue and mixed family files: decoding a quarter of the
- * instructions), the two threads ended 11-19% sooner on a loaded machine
- * but 5-10% later than -j 1 on a quiet one (mixed 4% sooner), at 20-50%
- * more CPU time; from 13 on (sched and marker at 14, syscalls 17,
- * raw_syscalls 26) they ended even with -j 1 or later: the handover costs
- * what the little decoding saves. Below 16 MiB the gain on free CPUs was at
- * most 13% (11 ms on a 10 MB file), while with the machine half busy (load
- * ~3 on two CPUs) those small files lost most, 3-13% against -j 1: the
- * decoder thread's start and the periods before its stop are not paid back.
- * The decoder stops itself on a busy machine (dat-read.c's notes).
+ * on threads). zstd's decoding is a third to a half of a one-thread run
+ * where a compressed byte holds 3-5, a quarter to a third where it holds
+ * 8-17 (the family files but raw_syscalls), and on two CPUs given to the
+ * run the decoder layout ended 7-14% sooner than -j 1 on every such family
+ * file (irq-timer 4, block 9, net 11, mixed 11, sched 14, marker 14,
+ * syscalls 17), at 13-27% more CPU time; at 26 (raw_syscalls) it ended
+ * even with -j 1 at 33% more: the handover costs what the little decoding
+ * saves. Below 16 MiB the gain on free CPUs was at most 13% (11 ms on a
+ * 10 MB file), while with the machine half busy (load ~3 on two CPUs) those
+ * small files lost most, 3-13% against -j 1: the decoder thread's start and
+ * the periods before its stop are not paid back. The decoder stops itself
+ * on a busy machine (dat-read.c's notes).
  */
 #define DECODE_AHEAD_MIN_BYTES	 (16u << 20)
-#define DECODE_AHEAD_MAX_SQUEEZE 5u /* decoded bytes per compressed byte, at most */
+#define DECODE_AHEAD_MAX_SQUEEZE 20u /* decoded bytes per compressed byte, at most */
 
 /*
  * Threads to run for the CPU data of the streams shown (default_threads(),

@@ -226,6 +226,7 @@ struct abbrev {
 	uint32_t tag; /* 0: no such code */
 	bool children;
 	bool plain; /* no value kept but maybe DW_AT_sibling: skipped in one step when fixed */
+	bool pc;    /* a DW_AT_low_pc, high_pc or ranges: what a walk past it reads */
 	uint32_t first, n;
 	int32_t fixed; /* every value of a fixed size: their total; -1 otherwise */
 	int32_t sib_at;
@@ -430,7 +431,13 @@ static int aranges_read(struct tk_dwr *r)
 	}
 	if (!r->nar)
 		return tk_fail(ENOENT, ".debug_aranges: no address ranges");
-	qsort(r->ar, r->nar, sizeof(*r->ar), arange_cmp);
+	/* Sets are mostly in address order already: sort only when not. */
+	for (size_t i = 1; i < r->nar; i++) {
+		if (arange_cmp(&r->ar[i - 1], &r->ar[i]) > 0) {
+			qsort(r->ar, r->nar, sizeof(*r->ar), arange_cmp);
+			break;
+		}
+	}
 	r->last_run = r->nar - 1;
 	while (r->last_run && r->ar[r->last_run - 1].cu == r->ar[r->nar - 1].cu)
 		r->last_run--;
@@ -640,6 +647,8 @@ static int abbrevs_read(const struct tk_dwr *r, struct unit *u, uint64_t off)
 			s->slot = attr_slot(attr);
 			if (s->slot != S_NONE && s->slot != S_SIBLING)
 				a->plain = false;
+			if (s->slot == S_LOW || s->slot == S_HIGH || s->slot == S_RANGES)
+				a->pc = true;
 			if (a->fixed >= 0 && s->fixed &&
 			    (s->slot != S_SIBLING || s->form == FORM_ref1 || s->form == FORM_ref2 ||
 			     s->form == FORM_ref4 || s->form == FORM_ref8)) {
@@ -732,8 +741,13 @@ static int value_read(const struct tk_dwr *r, const struct unit *u, const struct
  * Read the DIE at @off of @u into @d: its abbreviation (NULL for a 0
  * code), the values this reader keeps (the first of each attribute, as
  * libdw's dwarf_attr() finds it), DW_AT_sibling's target and its end.
+ * @walk: only on the way past it: a DIE without an address range
+ * (!d->a->pc, nine tenths of a unit's top level: types, declarations,
+ * variables) keeps no value, and one of fixed-size values is skipped in
+ * one step.
  */
-static int die_read(const struct tk_dwr *r, const struct unit *u, uint64_t off, struct die *d)
+static int die_read_mode(const struct tk_dwr *r, const struct unit *u, uint64_t off,
+			 struct die *d, bool walk)
 {
 	const uint8_t *p = r->s[TK_DWR_INFO].p;
 	uint64_t pos = off, code;
@@ -753,6 +767,40 @@ static int die_read(const struct tk_dwr *r, const struct unit *u, uint64_t off, 
 	if (code >= u->ncodes || !u->abbrevs[code].tag)
 		return bad(TK_DWR_INFO, off, "DIE of an abbreviation code the table lacks");
 	d->a = a = &u->abbrevs[code];
+	if (walk && !a->pc) {
+		if (a->fixed >= 0) {
+			if (u->end - pos < (uint32_t)a->fixed)
+				return bad(TK_DWR_INFO, off, "DIE runs past the unit");
+			if (a->sib_at >= 0)
+				d->sib = u->off + load_le(p + pos + a->sib_at, a->sib_size);
+			d->end = pos + (uint32_t)a->fixed;
+			return 0;
+		}
+		for (uint32_t i = 0; i < a->n; i++) {
+			const struct spec *s = &u->specs[a->first + i];
+			struct val v;
+			int err;
+
+			if (s->fixed && s->slot != S_SIBLING) {
+				if (u->end - pos < s->size)
+					return bad(TK_DWR_INFO, pos, "attribute runs past the unit");
+				pos += s->size;
+				continue;
+			}
+			err = value_read(r, u, s, &pos, &v);
+			if (err)
+				return err;
+			if (s->slot == S_SIBLING && d->sib == NO_SIB) {
+				if (v.form != FORM_ref1 && v.form != FORM_ref2 && v.form != FORM_ref4 &&
+				    v.form != FORM_ref8 && v.form != FORM_ref_udata)
+					return unsupported(TK_DWR_INFO, off,
+							   "DW_AT_sibling is not a unit reference");
+				d->sib = u->off + v.v;
+			}
+		}
+		d->end = pos;
+		return 0;
+	}
 	for (int i = 0; i < NSLOTS; i++)
 		d->s[i].set = false;
 	if (a->plain && a->fixed >= 0) {
@@ -794,6 +842,17 @@ static int die_read(const struct tk_dwr *r, const struct unit *u, uint64_t off, 
 	return 0;
 }
 
+static int die_read(const struct tk_dwr *r, const struct unit *u, uint64_t off, struct die *d)
+{
+	return die_read_mode(r, u, off, d, false);
+}
+
+/* die_read() on the way past the DIE: d->s[] is read only when d->a->pc. */
+static int die_walk(const struct tk_dwr *r, const struct unit *u, uint64_t off, struct die *d)
+{
+	return die_read_mode(r, u, off, d, true);
+}
+
 /* Skip the children of a DIE, from @pos (after its values) past their ending 0 into *@next. */
 static int subtree_skip(const struct tk_dwr *r, const struct unit *u, uint64_t pos,
 			uint64_t *next)
@@ -802,7 +861,7 @@ static int subtree_skip(const struct tk_dwr *r, const struct unit *u, uint64_t p
 	struct die d;
 
 	while (depth) {
-		int err = die_read(r, u, pos, &d);
+		int err = die_walk(r, u, pos, &d);
 
 		if (err)
 			return err;
@@ -1427,14 +1486,14 @@ static int unit_index(const struct tk_dwr *r, struct unit *u)
 		return 0;
 	pos = d.end;
 	for (;;) {
-		err = die_read(r, u, pos, &d);
+		err = die_walk(r, u, pos, &d);
 		if (err)
 			return err;
 		if (!d.a)
 			break;
 		if (d.a->tag == TAG_imported_unit)
 			u->imports = true;
-		if (d.s[S_LOW].set || d.s[S_RANGES].set) {
+		if (d.a->pc && (d.s[S_LOW].set || d.s[S_RANGES].set)) {
 			t.die = d.off;
 			err = die_ranges(r, u, &d, top_add, &t);
 			if (err)
@@ -1445,7 +1504,8 @@ static int unit_index(const struct tk_dwr *r, struct unit *u)
 		if (err)
 			return err;
 	}
-	qsort(u->top, u->ntop, sizeof(*u->top), top_cmp);
+	if (u->ntop)
+		qsort(u->top, u->ntop, sizeof(*u->top), top_cmp);
 	for (size_t i = 0; i < u->ntop; i++)
 		u->top[i].hi_max =
 			i && u->top[i - 1].hi_max > u->top[i].hi ? u->top[i - 1].hi_max : u->top[i].hi;
@@ -1501,12 +1561,12 @@ static int node_fill(const struct tk_dwr *r, struct node *n)
 		return 0;
 	pos = d.end;
 	for (;;) {
-		err = die_read(r, u, pos, &d);
+		err = die_walk(r, u, pos, &d);
 		if (err)
 			return err;
 		if (!d.a)
 			return 0;
-		if (d.s[S_LOW].set || d.s[S_RANGES].set) {
+		if (d.a->pc && (d.s[S_LOW].set || d.s[S_RANGES].set)) {
 			k.off = d.off;
 			err = die_ranges(r, u, &d, kid_add, &k);
 			if (err)

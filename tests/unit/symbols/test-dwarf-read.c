@@ -42,7 +42,7 @@ struct buf {
 static void put(struct buf *b, uint64_t v, int size)
 {
 	for (int i = 0; i < size; i++)
-		b->b[b->n++] = (uint8_t)(v >> (8 * i));
+		b->b[b->n++] = i < 8 ? (uint8_t)(v >> (8 * i)) : 0;
 }
 
 static void uleb(struct buf *b, uint64_t v)

@@ -33,7 +33,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_NAMES 64
-#define MAX_ASKS 64
+#define MAX_ASKS  64
 
 static void check_msg(int err)
 {

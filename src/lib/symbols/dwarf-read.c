@@ -112,7 +112,7 @@ const char *const tk_dwr_sect_names[TK_DWR_NSECT] = {
 #define ORIGIN_STEPS 16
 /* The deepest DIE path walked below a unit's child (unwind.c's bound). */
 #define PATH_MAX_DEPTH 128
-#define NO_SIB UINT64_MAX
+#define NO_SIB	       UINT64_MAX
 
 enum {
 	TAG_inlined_subroutine = 0x1d,
@@ -294,7 +294,7 @@ struct tk_dwr {
 	struct tk_dwr_sect s[TK_DWR_NSECT];
 	struct arange *ar;
 	size_t nar;
-	size_t last_run; /* the first range of the last run of one unit */
+	size_t last_run;     /* the first range of the last run of one unit */
 	struct unit **units; /* sorted by offset */
 	size_t nunits, unit_cap;
 	struct node *nodes; /* open addressing by DIE offset */
@@ -396,8 +396,9 @@ static int aranges_read(struct tk_dwr *r)
 		cu = load_le(p + pos + 2, off_size);
 		as = p[pos + 2 + off_size];
 		if ((as != 4 && as != 8) || p[pos + 3 + off_size])
-			return unsupported(TK_DWR_ARANGES, set,
-					   "set of an address size other than 4 or 8, or segmented");
+			return unsupported(
+				TK_DWR_ARANGES, set,
+				"set of an address size other than 4 or 8, or segmented");
 		if (cu >= r->s[TK_DWR_INFO].size)
 			return bad(TK_DWR_ARANGES, set, "set's unit lies past .debug_info");
 		pos += 4u + off_size;
@@ -426,7 +427,8 @@ static int aranges_read(struct tk_dwr *r)
 			r->ar[r->nar++] = (struct arange){a, l, cu};
 		}
 		if (!ended)
-			return bad(TK_DWR_ARANGES, set, "set does not end with a zero pair at its end");
+			return bad(TK_DWR_ARANGES, set,
+				   "set does not end with a zero pair at its end");
 		pos = end;
 	}
 	if (!r->nar)
@@ -463,7 +465,8 @@ static int64_t pc_unit(const struct tk_dwr *r, uint64_t pc)
 	if (!lo)
 		return -ENOENT;
 	i = lo - 1;
-	/* Ranges starting at one address sort by unit here; libdw's qsort() leaves them as found. */
+	/* Ranges starting at one address sort by unit here; libdw's qsort() leaves them as found.
+	 */
 	for (size_t j = i; j-- > 0 && r->ar[j].addr == r->ar[i].addr;)
 		if (r->ar[j].cu != r->ar[i].cu)
 			return -EOPNOTSUPP;
@@ -687,8 +690,8 @@ static int value_read(const struct tk_dwr *r, const struct unit *u, const struct
 			return bad(TK_DWR_INFO, at, "attribute runs past the unit");
 		v->v = s->form == FORM_implicit_const ? (uint64_t)s->implicit
 		       : s->form == FORM_flag_present ? 1
-		       : s->size <= 8			 ? load_le(p + *pos, s->size)
-							 : 0;
+		       : s->size <= 8		      ? load_le(p + *pos, s->size)
+						      : 0;
 		*pos += s->size;
 		return 0;
 	}
@@ -722,7 +725,8 @@ static int value_read(const struct tk_dwr *r, const struct unit *u, const struct
 		if (!leb(p, pos, end, &n, false))
 			return bad(TK_DWR_INFO, at, "indirect form runs past the unit");
 		if (n == FORM_indirect || n == FORM_implicit_const || !form_spec(u, n, &ind))
-			return unsupported(TK_DWR_INFO, at, "indirect attribute of an unknown form");
+			return unsupported(TK_DWR_INFO, at,
+					   "indirect attribute of an unknown form");
 		ind.slot = s->slot;
 		ind.implicit = 0;
 		return value_read(r, u, &ind, pos, v);
@@ -746,8 +750,8 @@ static int value_read(const struct tk_dwr *r, const struct unit *u, const struct
  * variables) keeps no value, and one of fixed-size values is skipped in
  * one step.
  */
-static int die_read_mode(const struct tk_dwr *r, const struct unit *u, uint64_t off,
-			 struct die *d, bool walk)
+static int die_read_mode(const struct tk_dwr *r, const struct unit *u, uint64_t off, struct die *d,
+			 bool walk)
 {
 	const uint8_t *p = r->s[TK_DWR_INFO].p;
 	uint64_t pos = off, code;
@@ -783,7 +787,8 @@ static int die_read_mode(const struct tk_dwr *r, const struct unit *u, uint64_t 
 
 			if (s->fixed && s->slot != S_SIBLING) {
 				if (u->end - pos < s->size)
-					return bad(TK_DWR_INFO, pos, "attribute runs past the unit");
+					return bad(TK_DWR_INFO, pos,
+						   "attribute runs past the unit");
 				pos += s->size;
 				continue;
 			}
@@ -791,8 +796,9 @@ static int die_read_mode(const struct tk_dwr *r, const struct unit *u, uint64_t 
 			if (err)
 				return err;
 			if (s->slot == S_SIBLING && d->sib == NO_SIB) {
-				if (v.form != FORM_ref1 && v.form != FORM_ref2 && v.form != FORM_ref4 &&
-				    v.form != FORM_ref8 && v.form != FORM_ref_udata)
+				if (v.form != FORM_ref1 && v.form != FORM_ref2 &&
+				    v.form != FORM_ref4 && v.form != FORM_ref8 &&
+				    v.form != FORM_ref_udata)
 					return unsupported(TK_DWR_INFO, off,
 							   "DW_AT_sibling is not a unit reference");
 				d->sib = u->off + v.v;
@@ -854,8 +860,7 @@ static int die_walk(const struct tk_dwr *r, const struct unit *u, uint64_t off, 
 }
 
 /* Skip the children of a DIE, from @pos (after its values) past their ending 0 into *@next. */
-static int subtree_skip(const struct tk_dwr *r, const struct unit *u, uint64_t pos,
-			uint64_t *next)
+static int subtree_skip(const struct tk_dwr *r, const struct unit *u, uint64_t pos, uint64_t *next)
 {
 	uint64_t depth = 1;
 	struct die d;
@@ -926,8 +931,7 @@ static int val_addr(const struct tk_dwr *r, const struct unit *u, const struct v
 }
 
 /* A NUL-terminated string at @off of section @id. */
-static int sect_str(const struct tk_dwr *r, enum tk_dwr_sect_id id, uint64_t off,
-		    const char **s)
+static int sect_str(const struct tk_dwr *r, enum tk_dwr_sect_id id, uint64_t off, const char **s)
 {
 	const struct tk_dwr_sect *sec = &r->s[id];
 
@@ -1507,8 +1511,8 @@ static int unit_index(const struct tk_dwr *r, struct unit *u)
 	if (u->ntop)
 		qsort(u->top, u->ntop, sizeof(*u->top), top_cmp);
 	for (size_t i = 0; i < u->ntop; i++)
-		u->top[i].hi_max =
-			i && u->top[i - 1].hi_max > u->top[i].hi ? u->top[i - 1].hi_max : u->top[i].hi;
+		u->top[i].hi_max = i && u->top[i - 1].hi_max > u->top[i].hi ? u->top[i - 1].hi_max
+									    : u->top[i].hi;
 	return 0;
 }
 

@@ -304,8 +304,8 @@ struct bin {
 	Dwfl *inl_dwfl; /* @file alone, for its inline scopes (bin_inline_module()) */
 	Dwfl_Module *inl_mod;
 	bool dwr_tried;
-	struct tk_dwr *dwr;  /* our own reader of its DWARF (bin_dwr()); NULL: libdw answers */
-	uint64_t dwr_bias;  /* the debug file's bias in the inline Dwfl (libdw's addrdie bias) */
+	struct tk_dwr *dwr;   /* our own reader of its DWARF (bin_dwr()); NULL: libdw answers */
+	uint64_t dwr_bias;    /* the debug file's bias in the inline Dwfl (libdw's addrdie bias) */
 	struct cu_index *cus; /* open addressing by unit offset (cu_index_get()) */
 	size_t cu_cap, ncus;
 	struct die_node *nodes; /* open addressing by DIE offset (die_node_get()) */
@@ -442,7 +442,7 @@ struct tk_unwind {
 	uint64_t rmap_mask, rmap_nr;  /* the register layout rmap is of (reg_map()) */
 	bool rmap_valid;
 	int8_t rmap[17];
-	bool slow;	 /* every step by libdwfl (tk_unwind_set_fast()) */
+	bool slow;	      /* every step by libdwfl (tk_unwind_set_fast()) */
 	signed char dwr_mode; /* TRACEKIT_DWARF_READ: 1 on, 0 off (libdw only), 2 check */
 	uint64_t dwr_asked, dwr_answered, dwr_differ;
 	uint64_t epochs; /* Dwfls made so far: the rules' key */
@@ -541,7 +541,7 @@ void tk_unwind_free(struct tk_unwind *uw)
 		return;
 	if (uw->dwr_mode == 2)
 		tk_warn("dwarf-read check: %" PRIu64 " addresses, %" PRIu64
-		       " answered by the reader, %" PRIu64 " differ from libdw",
+			" answered by the reader, %" PRIu64 " differ from libdw",
 			uw->dwr_asked, uw->dwr_answered, uw->dwr_differ);
 	for (size_t i = 0; i < UPROCS; i++)
 		if (uw->procs[i].dwfl)
@@ -2478,8 +2478,8 @@ static void inl_lookup(struct tk_unwind *uw, struct bin *b, Dwfl_Module *imod, u
 	if (uw->dwr_mode == 2 && (n == -ENOENT || n >= 0) && !inl_same(&mine, e)) {
 		uw->dwr_differ++;
 		tk_warn("dwarf-read check: %s: address %#" PRIx64 ": %u names (%s), libdw %u (%s)",
-			b->path, ip - b->dwr_bias, mine.n, mine.n ? mine.names[0] : "",
-			e->n, e->n ? e->names[0] : "");
+			b->path, ip - b->dwr_bias, mine.n, mine.n ? mine.names[0] : "", e->n,
+			e->n ? e->names[0] : "");
 	}
 	free(mine.names);
 }

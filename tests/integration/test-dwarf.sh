@@ -105,6 +105,16 @@ grep -q 'middle+0x[0-9a-f]* (inlined)' "$dir/inline.tk" &&
 	fail "inline: no unwound frame of the program or no inlined frame"
 compare noinline --no-inline
 grep -q '(inlined)' "$dir/noinline.tk" && fail "noinline: an inlined frame is printed"
+# The inline names come from dwarf-read (our own DWARF reader) where it
+# answers; TRACEKIT_DWARF_READ=check asks libdw too on every address.
+TRACEKIT_DWARF_READ=check "$TRACEKIT" report --cache-dir "$HOME/.debug" "$dir/d.data" \
+	>"$dir/check.tk" 2>"$dir/check.err"
+if grep -q 'dwarf-read check: [0-9]* addresses, [1-9][0-9]* answered by the reader, 0 differ' \
+	"$dir/check.err" && cmp -s "$dir/check.tk" "$dir/inline.tk"; then
+	pass "dwarf-read: every address it answers named as libdw names it"
+else
+	fail "dwarf-read: differs from libdw" "$(grep dwarf-read "$dir/check.err" | head -5)"
+fi
 
 # A profile with 1 MiB of records or more is reported by a second process
 # with malloc's heap on huge pages (src/cli/unwind-heap.c): one more

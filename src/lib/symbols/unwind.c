@@ -77,9 +77,13 @@
  * alone for its DWARF (libc's debug file is compressed: libdw inflates
  * it whole, ~230 M instructions, once per run rather than once per
  * process, unless its inflated copy in the build-id cache is read
- * instead: find_debuginfo(), debug-inflate.c), an index of each compile
- * unit's functions by address range, the DIEs the inline lookups went
- * through, and the inline names of every address asked for (up to
+ * instead: find_debuginfo(), debug-inflate.c), a dwarf-read.c reader of
+ * that DWARF, which names most addresses without libdw (bin_dwr(): libdw's
+ * addrdie interned every unit of libc in order, ~10 M instructions and
+ * hundreds of page faults), and for what the reader leaves to libdw an
+ * index of each compile unit's functions by address range and the DIEs
+ * the inline lookups went through; the inline names of every address
+ * asked for (up to
  * INLINE_CACHE_MAX addresses); also the lowest start of its maps in the
  * last process asked about (perf_eh_table()), while that process's maps
  * stay. A sample then costs the rule steps and hash lookups; the text
@@ -106,6 +110,7 @@
 #include <tracekit/symbolizer.h>
 
 #include "bigbuf.h"
+#include "dwarf-read.h"
 #include "error.h"
 #include "symbolizer-internal.h"
 #include "unwind-internal.h"
@@ -131,6 +136,7 @@
 	X(dwarf_frame_cfa)                                                                         \
 	X(dwarf_frame_info)                                                                        \
 	X(dwarf_frame_register)                                                                    \
+	X(dwarf_getelf)                                                                            \
 	X(dwarf_getscopes)                                                                         \
 	X(dwarf_getscopes_die)                                                                     \
 	X(dwarf_hasattr)                                                                           \
@@ -152,6 +158,7 @@
 	X(dwfl_module_build_id)                                                                    \
 	X(dwfl_module_dwarf_cfi)                                                                   \
 	X(dwfl_module_eh_cfi)                                                                      \
+	X(dwfl_module_getdwarf)                                                                    \
 	X(dwfl_module_getelf)                                                                      \
 	X(dwfl_module_getsrc)                                                                      \
 	X(dwfl_module_getsym_info)                                                                 \
@@ -211,6 +218,7 @@ static int dw_load(void)
 #define dwarf_frame_cfa		      (*dw_api.dwarf_frame_cfa)
 #define dwarf_frame_info	      (*dw_api.dwarf_frame_info)
 #define dwarf_frame_register	      (*dw_api.dwarf_frame_register)
+#define dwarf_getelf		      (*dw_api.dwarf_getelf)
 #define dwarf_getscopes		      (*dw_api.dwarf_getscopes)
 #define dwarf_getscopes_die	      (*dw_api.dwarf_getscopes_die)
 #define dwarf_hasattr		      (*dw_api.dwarf_hasattr)
@@ -232,6 +240,7 @@ static int dw_load(void)
 #define dwfl_module_build_id	      (*dw_api.dwfl_module_build_id)
 #define dwfl_module_dwarf_cfi	      (*dw_api.dwfl_module_dwarf_cfi)
 #define dwfl_module_eh_cfi	      (*dw_api.dwfl_module_eh_cfi)
+#define dwfl_module_getdwarf	      (*dw_api.dwfl_module_getdwarf)
 #define dwfl_module_getelf	      (*dw_api.dwfl_module_getelf)
 #define dwfl_module_getsrc	      (*dw_api.dwfl_module_getsrc)
 #define dwfl_module_getsym_info	      (*dw_api.dwfl_module_getsym_info)
@@ -294,6 +303,9 @@ struct bin {
 	bool inl_tried;
 	Dwfl *inl_dwfl; /* @file alone, for its inline scopes (bin_inline_module()) */
 	Dwfl_Module *inl_mod;
+	bool dwr_tried;
+	struct tk_dwr *dwr;   /* our own reader of its DWARF (bin_dwr()); NULL: libdw answers */
+	uint64_t dwr_bias;    /* the debug file's bias in the inline Dwfl (libdw's addrdie bias) */
 	struct cu_index *cus; /* open addressing by unit offset (cu_index_get()) */
 	size_t cu_cap, ncus;
 	struct die_node *nodes; /* open addressing by DIE offset (die_node_get()) */
@@ -430,7 +442,9 @@ struct tk_unwind {
 	uint64_t rmap_mask, rmap_nr;  /* the register layout rmap is of (reg_map()) */
 	bool rmap_valid;
 	int8_t rmap[17];
-	bool slow;	 /* every step by libdwfl (tk_unwind_set_fast()) */
+	bool slow;	      /* every step by libdwfl (tk_unwind_set_fast()) */
+	signed char dwr_mode; /* TRACEKIT_DWARF_READ: 1 on, 0 off (libdw only), 2 check */
+	uint64_t dwr_asked, dwr_answered, dwr_differ;
 	uint64_t epochs; /* Dwfls made so far: the rules' key */
 };
 
@@ -468,6 +482,23 @@ static void table_free(void *p, size_t n, size_t size)
 		munmap(p, n * size);
 }
 
+/*
+ * TRACEKIT_DWARF_READ, a debugging knob for the inline names: "off" asks
+ * libdw alone, "check" asks both and warns of every address where they
+ * differ (a count at tk_unwind_free()); unset or anything else, dwarf-read
+ * answers what it can.
+ */
+static signed char dwr_mode_get(void)
+{
+	const char *m = getenv("TRACEKIT_DWARF_READ");
+
+	if (m && !strcmp(m, "off"))
+		return 0;
+	if (m && !strcmp(m, "check"))
+		return 2;
+	return 1;
+}
+
 struct tk_unwind *tk_unwind_new(struct tk_symbolizer *sym)
 {
 	struct tk_unwind *uw;
@@ -481,6 +512,7 @@ struct tk_unwind *tk_unwind_new(struct tk_symbolizer *sym)
 	if (!uw)
 		return tk_fail_null(ENOMEM, "out of memory");
 	uw->sym = sym;
+	uw->dwr_mode = dwr_mode_get();
 	elf_version(EV_CURRENT);
 	memcpy(eh->e_ident, ELFMAG, SELFMAG);
 	eh->e_ident[EI_CLASS] = ELFCLASS64;
@@ -507,6 +539,10 @@ void tk_unwind_free(struct tk_unwind *uw)
 {
 	if (!uw)
 		return;
+	if (uw->dwr_mode == 2)
+		tk_warn("dwarf-read check: %" PRIu64 " addresses, %" PRIu64
+			" answered by the reader, %" PRIu64 " differ from libdw",
+			uw->dwr_asked, uw->dwr_answered, uw->dwr_differ);
 	for (size_t i = 0; i < UPROCS; i++)
 		if (uw->procs[i].dwfl)
 			dwfl_end(uw->procs[i].dwfl);
@@ -522,6 +558,7 @@ void tk_unwind_free(struct tk_unwind *uw)
 			free(uw->bins[i]->nodes[k].kids);
 		table_free(uw->bins[i]->nodes, uw->bins[i]->node_cap, sizeof(*uw->bins[i]->nodes));
 		free(uw->bins[i]->onames);
+		tk_dwr_free(uw->bins[i]->dwr);
 		if (uw->bins[i]->inl_dwfl)
 			dwfl_end(uw->bins[i]->inl_dwfl);
 		if (uw->bins[i]->image)
@@ -2336,6 +2373,117 @@ static Dwfl_Module *bin_inline_module(struct bin *b)
 	return b->inl_mod;
 }
 
+/*
+ * The section @name of @e as a dwarf-read section; false when it is
+ * absent, or still compressed (libdw inflates only what it reads).
+ */
+static bool dwr_sect_get(Elf *e, size_t shstrndx, struct tk_dwr_sect sect[TK_DWR_NSECT])
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *d;
+		int k;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(e, shstrndx, sh.sh_name)))
+			continue;
+		for (k = 0; k < TK_DWR_NSECT; k++)
+			if (!strcmp(name, tk_dwr_sect_names[k]))
+				break;
+		if (k == TK_DWR_NSECT)
+			continue;
+		if (sh.sh_flags & SHF_COMPRESSED)
+			return false;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		sect[k].p = d->d_buf;
+		sect[k].size = d->d_size;
+	}
+	return true;
+}
+
+/*
+ * @b's own DWARF reader over the sections libdw loaded for @imod (the same
+ * bytes, inflated once), made on first use; NULL when the file has no
+ * .debug_aranges or the reader refuses it: libdw answers then.
+ */
+static struct tk_dwr *bin_dwr(struct tk_unwind *uw, struct bin *b, Dwfl_Module *imod)
+{
+	struct tk_dwr_sect sect[TK_DWR_NSECT] = {{0}};
+	Dwarf_Addr dbias;
+	size_t shstrndx;
+	Dwarf *dw;
+	Elf *e;
+
+	if (b->dwr_tried || !uw->dwr_mode)
+		return b->dwr;
+	b->dwr_tried = true;
+	dw = dwfl_module_getdwarf(imod, &dbias);
+	if (!dw || !(e = dwarf_getelf(dw)) || elf_getshdrstrndx(e, &shstrndx) < 0 ||
+	    !dwr_sect_get(e, shstrndx, sect))
+		return NULL;
+	b->dwr = tk_dwr_new(sect);
+	b->dwr_bias = dbias;
+	return b->dwr;
+}
+
+/* Whether @a and @b hold the same names. */
+static bool inl_same(const struct inl *a, const struct inl *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (uint32_t i = 0; i < a->n; i++)
+		if (strcmp(a->names[i], b->names[i]))
+			return false;
+	return true;
+}
+
+/*
+ * The inline names of @ip (@imod's address) into @e: from dwarf-read where
+ * it answers, else from libdw (inl_scan()).
+ */
+static void inl_lookup(struct tk_unwind *uw, struct bin *b, Dwfl_Module *imod, uint64_t ip,
+		       struct inl *e)
+{
+	const char *nv[INLINE_MAX_NEST];
+	struct tk_dwr *r;
+	struct inl mine = {0};
+	int n = -EOPNOTSUPP;
+
+	if (!(r = bin_dwr(uw, b, imod))) {
+		inl_scan(b, imod, ip, e);
+		return;
+	}
+	uw->dwr_asked++;
+	n = tk_dwr_inlines(r, ip - b->dwr_bias, nv, INLINE_MAX_NEST);
+	if (n == -ENOENT || n >= 0) {
+		struct inl *to = uw->dwr_mode == 2 ? &mine : e;
+		const char *name;
+
+		uw->dwr_answered++;
+		for (int i = 0; i < n; i++)
+			if (inl_add(to, nv[i]) < 0)
+				break;
+		/* A compile unit holds @ip, none of its functions does (as inl_scan()). */
+		if (!n && (name = symtab_name(imod, ip)))
+			inl_add(to, name);
+		if (uw->dwr_mode != 2)
+			return;
+	}
+	inl_scan(b, imod, ip, e);
+	if (uw->dwr_mode == 2 && (n == -ENOENT || n >= 0) && !inl_same(&mine, e)) {
+		uw->dwr_differ++;
+		tk_warn("dwarf-read check: %s: address %#" PRIx64 ": %u names (%s), libdw %u (%s)",
+			b->path, ip - b->dwr_bias, mine.n, mine.n ? mine.names[0] : "", e->n,
+			e->n ? e->names[0] : "");
+	}
+	free(mine.names);
+}
+
 /* Empty the inline names cache (at its cap). */
 static void inl_clear(struct tk_unwind *uw)
 {
@@ -2386,7 +2534,7 @@ int tk_unwind_inlines(struct tk_unwind *uw, uint64_t ip, const char *const **nam
 	imod = bin_inline_module(b);
 	/* A lookup that ran out of memory keeps what it found: the frame prints, maybe poorer. */
 	if (imod && dwfl_module_getelf(imod, &ibias))
-		inl_scan(b, imod, vaddr + ibias, &uw->inls[j]);
+		inl_lookup(uw, b, imod, vaddr + ibias, &uw->inls[j]);
 	*names = (const char *const *)uw->inls[j].names;
 	return (int)uw->inls[j].n;
 }

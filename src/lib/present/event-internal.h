@@ -269,6 +269,15 @@ struct tk_event {
 	/* The pids whose names a sched record registers (0: none, or an odd layout). */
 	uint8_t nlearn;
 	uint32_t learn_pid[2];
+	/*
+	 * The sched mirrors' fields in the layout every kernel writes (4-byte
+	 * pids, prios, success and target_cpu, 16-byte comms) and in the
+	 * host's little-endian order: their offsets, in the order event-print.c
+	 * names them (SCHED_*), read with no test of size or byte order.
+	 * false: the mirrors read through the f_* fields.
+	 */
+	bool sched_fixed;
+	uint32_t sched_off[7];
 };
 
 /*

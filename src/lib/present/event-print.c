@@ -1600,10 +1600,52 @@ static void learn_places(struct tk_event *ev, const struct tk_event_field *const
 	ev->nlearn = n;
 }
 
-static bool setup_sched(struct tk_event *ev)
+/* The fields of ev->sched_off: sched_switch's, then sched_wakeup's. */
+enum {
+	SCHED_PREV_PID,
+	SCHED_PREV_COMM,
+	SCHED_PREV_PRIO,
+	SCHED_PREV_STATE,
+	SCHED_NEXT_PID,
+	SCHED_NEXT_COMM,
+	SCHED_NEXT_PRIO,
+	SCHED_PID = 0,
+	SCHED_COMM,
+	SCHED_PRIO,
+	SCHED_SUCCESS,
+	SCHED_TARGET,
+};
+
+/*
+ * ev->sched_fixed and the offsets of @f (@n fields, NULL for a field the
+ * format lacks), when each has the size @want says (0: any, the state,
+ * whose low byte alone is read) and the records are in the host's order.
+ */
+static void sched_places(const struct tk_event_set *set, struct tk_event *ev,
+			 const struct tk_event_field *const *f, const uint32_t *want, size_t n)
+{
+	ev->sched_fixed = false;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (set->swap)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (f[i] && want[i] && f[i]->size != want[i])
+			return;
+		ev->sched_off[i] = f[i] ? f[i]->offset : 0;
+	}
+	ev->sched_fixed = true;
+#else
+	(void)f;
+	(void)want;
+	(void)n;
+#endif
+}
+
+static bool setup_sched(const struct tk_event_set *set, struct tk_event *ev)
 {
 	/* Compiled again when plugins come: the places are found afresh. */
 	ev->nlearn = 0;
+	ev->sched_fixed = false;
 	if (!strcmp(ev->name, "sched_switch")) {
 		ev->f_prev_pid = find_num(ev, "prev_pid");
 		ev->f_prev_comm = find_arr(ev, "prev_comm");
@@ -1621,6 +1663,12 @@ static bool setup_sched(struct tk_event *ev)
 		learn_places(ev, (const struct tk_event_field *[]){ev->f_prev_pid, ev->f_next_pid},
 			     (const struct tk_event_field *[]){ev->f_prev_comm, ev->f_next_comm},
 			     2);
+		sched_places(set, ev,
+			     (const struct tk_event_field *[]){ev->f_prev_pid, ev->f_prev_comm,
+							       ev->f_prev_prio, ev->f_prev_state,
+							       ev->f_next_pid, ev->f_next_comm,
+							       ev->f_next_prio},
+			     (const uint32_t[]){4, 16, 4, 0, 4, 16, 4}, 7);
 		ev->kind = TK_EVENT_SCHED_SWITCH;
 		return true;
 	}
@@ -1636,6 +1684,10 @@ static bool setup_sched(struct tk_event *ev)
 			return false;
 		sched_min_size(ev);
 		learn_places(ev, &ev->f_pid, &ev->f_comm, 1);
+		sched_places(set, ev,
+			     (const struct tk_event_field *[]){ev->f_pid, ev->f_comm, ev->f_prio,
+							       ev->f_success, ev->f_target},
+			     (const uint32_t[]){4, 16, 4, 4, 4}, 5);
 		ev->kind = TK_EVENT_SCHED_WAKEUP;
 		return true;
 	}
@@ -2087,7 +2139,7 @@ void tk_event_compile(struct tk_event_set *set, struct tk_event *ev)
 	c.ev = ev;
 	c.long_size = set->long_size;
 	if (ev->tev->handler) {
-		if (!strcmp(ev->system, "sched") && setup_sched(ev))
+		if (!strcmp(ev->system, "sched") && setup_sched(set, ev))
 			return;
 		ev->why_slow = "a plugin handler not mirrored";
 		/* A plugin handler we do not mirror: the slow path runs it. */
@@ -2372,74 +2424,118 @@ void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev
 	}
 }
 
-static __attribute__((noinline, flatten)) int run_sched_switch(struct tk_event_set *set,
-							       const struct tk_event *ev,
-							       const uint8_t *d, uint32_t size,
-							       struct tk_outbuf *out, bool learn)
+/*
+ * A sched field's value: at its fixed place with a 4-byte load (@fixed,
+ * ev->sched_fixed), else through the field (any size, either order).
+ */
+static inline __attribute__((always_inline)) uint64_t
+sched_rd(const struct tk_event_set *set, const struct tk_event *ev, const uint8_t *d,
+	 const struct tk_event_field *f, int place, bool fixed)
 {
-	uint64_t v, state;
+	uint32_t x;
+
+	if (!fixed)
+		return rd(set, d + f->offset, f->size);
+	memcpy(&x, d + ev->sched_off[place], 4);
+	return x;
+}
+
+/* put_comm() of a sched field: a 16-byte comm at its fixed place when @fixed. */
+static inline __attribute__((always_inline)) char *
+sched_comm(char *o, const struct tk_event *ev, const uint8_t *d, const struct tk_event_field *f,
+	   int place, int pid, struct tk_event_set *learn, bool fixed)
+{
+	const char *c = (const char *)d + ev->sched_off[place];
+
+	if (!fixed)
+		return put_comm(o, d, f, pid, learn);
+	if (learn)
+		learn_comm(learn, d, f, pid, NULL);
+	memcpy(o, c, 16);
+	return o + strnlen16(c);
+}
+
+/* The sched_switch plugin's text (@fixed: ev->sched_fixed, a constant at each call). */
+static inline __attribute__((always_inline)) int
+put_sched_switch(struct tk_event_set *set, const struct tk_event *ev, const uint8_t *d,
+		 struct tk_outbuf *out, bool learn, bool fixed)
+{
+	uint64_t v;
+	uint8_t state;
 	char *o;
 
-	if (size < ev->min_size)
-		return -ENOTSUP;
 	if (ensure_room(out, 2u * 256 + 200))
 		return -ENOTSUP;
 	o = out->buf + out->len;
-	v = rd(set, d + ev->f_prev_pid->offset, ev->f_prev_pid->size);
-	o = put_comm(o, d, ev->f_prev_comm, (int)v, learn ? set : NULL);
+	v = sched_rd(set, ev, d, ev->f_prev_pid, SCHED_PREV_PID, fixed);
+	o = sched_comm(o, ev, d, ev->f_prev_comm, SCHED_PREV_COMM, (int)v, learn ? set : NULL,
+		       fixed);
 	*o++ = ':';
 	o = put_s64(o, (int64_t)v);
 	*o++ = ' ';
 	*o++ = '[';
-	o = put_s64(o, (int32_t)rd(set, d + ev->f_prev_prio->offset, ev->f_prev_prio->size));
+	o = put_s64(o, (int32_t)sched_rd(set, ev, d, ev->f_prev_prio, SCHED_PREV_PRIO, fixed));
 	*o++ = ']';
 	*o++ = ' ';
-	state = rd(set, d + ev->f_prev_state->offset, ev->f_prev_state->size);
+	/* The state's low byte: the first one in the host's (little-endian) order. */
+	state = fixed ? d[ev->sched_off[SCHED_PREV_STATE]]
+		      : (uint8_t)rd(set, d + ev->f_prev_state->offset, ev->f_prev_state->size);
 	{
-		const struct state_text *st = &state_texts[state & 0xff];
+		const struct state_text *st = &state_texts[state];
 
 		memcpy(o, st->text, sizeof(st->text));
 		o += st->len;
 	}
 	o = put_str(o, " ==> ", 5);
-	v = rd(set, d + ev->f_next_pid->offset, ev->f_next_pid->size);
-	o = put_comm(o, d, ev->f_next_comm, (int)v, learn ? set : NULL);
+	v = sched_rd(set, ev, d, ev->f_next_pid, SCHED_NEXT_PID, fixed);
+	o = sched_comm(o, ev, d, ev->f_next_comm, SCHED_NEXT_COMM, (int)v, learn ? set : NULL,
+		       fixed);
 	*o++ = ':';
 	o = put_s64(o, (int64_t)v);
 	*o++ = ' ';
 	*o++ = '[';
-	o = put_s64(o, (int32_t)rd(set, d + ev->f_next_prio->offset, ev->f_next_prio->size));
+	o = put_s64(o, (int32_t)sched_rd(set, ev, d, ev->f_next_prio, SCHED_NEXT_PRIO, fixed));
 	*o++ = ']';
 	out->len = (size_t)(o - out->buf);
 	return 0;
 }
 
-static __attribute__((noinline, flatten)) int run_sched_wakeup(struct tk_event_set *set,
+static __attribute__((noinline, flatten)) int run_sched_switch(struct tk_event_set *set,
 							       const struct tk_event *ev,
 							       const uint8_t *d, uint32_t size,
 							       struct tk_outbuf *out, bool learn)
 {
+	if (size < ev->min_size)
+		return -ENOTSUP;
+	if (__builtin_expect(ev->sched_fixed, 1))
+		return put_sched_switch(set, ev, d, out, learn, true);
+	return put_sched_switch(set, ev, d, out, learn, false);
+}
+
+/* The sched_wakeup plugin's text (@fixed as for put_sched_switch()). */
+static inline __attribute__((always_inline)) int
+put_sched_wakeup(struct tk_event_set *set, const struct tk_event *ev, const uint8_t *d,
+		 struct tk_outbuf *out, bool learn, bool fixed)
+{
 	uint64_t v;
 	char *o;
 
-	if (size < ev->min_size)
-		return -ENOTSUP;
 	if (ensure_room(out, 256 + 200))
 		return -ENOTSUP;
 	o = out->buf + out->len;
-	v = rd(set, d + ev->f_pid->offset, ev->f_pid->size);
-	o = put_comm(o, d, ev->f_comm, (int)v, learn ? set : NULL);
+	v = sched_rd(set, ev, d, ev->f_pid, SCHED_PID, fixed);
+	o = sched_comm(o, ev, d, ev->f_comm, SCHED_COMM, (int)v, learn ? set : NULL, fixed);
 	*o++ = ':';
 	o = put_s64(o, (int64_t)v);
 	o = put_str(o, " [", 2);
-	o = put_s64(o, (int64_t)rd(set, d + ev->f_prio->offset, ev->f_prio->size));
+	o = put_s64(o, (int64_t)sched_rd(set, ev, d, ev->f_prio, SCHED_PRIO, fixed));
 	*o++ = ']';
 	if (ev->f_success) {
 		o = put_str(o, " success=", 9);
-		o = put_s64(o, (int64_t)rd(set, d + ev->f_success->offset, ev->f_success->size));
+		o = put_s64(o, (int64_t)sched_rd(set, ev, d, ev->f_success, SCHED_SUCCESS, fixed));
 	}
 	if (ev->f_target) {
-		v = rd(set, d + ev->f_target->offset, ev->f_target->size);
+		v = sched_rd(set, ev, d, ev->f_target, SCHED_TARGET, fixed);
 		o = put_str(o, " CPU:", 5);
 		if (v < 10)
 			o = put_str(o, "00", 2);
@@ -2449,6 +2545,18 @@ static __attribute__((noinline, flatten)) int run_sched_wakeup(struct tk_event_s
 	}
 	out->len = (size_t)(o - out->buf);
 	return 0;
+}
+
+static __attribute__((noinline, flatten)) int run_sched_wakeup(struct tk_event_set *set,
+							       const struct tk_event *ev,
+							       const uint8_t *d, uint32_t size,
+							       struct tk_outbuf *out, bool learn)
+{
+	if (size < ev->min_size)
+		return -ENOTSUP;
+	if (__builtin_expect(ev->sched_fixed, 1))
+		return put_sched_wakeup(set, ev, d, out, learn, true);
+	return put_sched_wakeup(set, ev, d, out, learn, false);
 }
 
 uint64_t tk_event_eval(const struct tk_event_set *set, const struct tk_expr *x, int32_t i,

@@ -47,6 +47,11 @@ enum tk_op_kind {
 	TK_OP_DEC8, /* NUM of an 8-byte field, plain %ld / %lu: the last compile pass */
 	TK_OP_NUM1, /* NUM of a 1-byte field, plain %d / %u / %x or "%0Nx": the last pass */
 	TK_OP_NUM2, /* the same of a 2-byte field */
+	/*
+	 * NUM of a 4-byte field shifted and/or masked (MAJOR(dev), MINOR(dev)),
+	 * or zero-padded to 4 digits or fewer ("%03d"), %d / %u: the last pass
+	 */
+	TK_OP_DEC4S,
 };
 
 /*

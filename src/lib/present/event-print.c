@@ -51,9 +51,10 @@
  * and an add after the load (lin_*: mm_filemap's "index << 12", kmem's
  * "vmemmap_base + pfn", with "pfn != -1UL ? ... : 0" one test more);
  * and an int or long printed whole (%d,
- * %ld, %lx, "%08lx") or a 1- or 2-byte field (%d, %u, %x, "%04x") gets an
+ * %ld, %lx, "%08lx"), an int shifted or masked (MAJOR/MINOR) or padded
+ * with zeros ("%03d"), or a 1- or 2-byte field (%d, %u, %x, "%04x") gets an
  * op of its own without the general number op's tests (DEC4, DEC8, HEX8,
- * NUM1, NUM2); "%#x" and "%o" are written by hand, not by snprintf(),
+ * DEC4S, NUM1, NUM2); "%#x" and "%o" are written by hand, not by snprintf(),
  * which cost ~700 instructions a number; the record size is tested once per
  * record against the end of the furthest fixed field (ev->min_size).
  * Decimals are written in words of four or eight digits (up to 10^16,
@@ -2068,6 +2069,15 @@ static void finish_op(struct tk_event *ev, struct tk_op *op)
 	    (op->form == TK_NUM_DEC || op->form == TK_NUM_UDEC))
 		op->kind = TK_OP_DEC4;
 	/*
+	 * The same int shifted and/or masked (block's MAJOR(dev) and
+	 * MINOR(dev)), or zero-padded to 4 digits or fewer (sched_waking's
+	 * "target_cpu=%03d"): two ALU ops and the pad in the digit count.
+	 */
+	if (op->kind == TK_OP_NUM && op->load == 4 && !op->load_or && op->lenexpr < 0 &&
+	    (op->form == TK_NUM_DEC || op->form == TK_NUM_UDEC) &&
+	    (!op->width || (op->zero && !op->left && op->width <= 4)))
+		op->kind = TK_OP_DEC4S;
+	/*
 	 * The same for a long of 8 bytes printed whole (%ld %lu %lx, and
 	 * "%08lx", the syscall arguments): no cast, mask or width tests.
 	 */
@@ -2281,6 +2291,24 @@ static inline char *put_hex(char *o, uint64_t v)
 static inline char *put_str(char *o, const char *s, size_t n)
 {
 	return tk_copy(o, s, n);
+}
+
+/*
+ * @x below 10^4 as tk_put_dec4() writes it, zero-padded to @width digits
+ * (at most 4): the word holds all four digits, the pad is in the length.
+ */
+static inline char *put_dec4_pad(char *o, uint32_t x, uint32_t width)
+{
+	uint32_t len = 1u + (x >= 10u) + (x >= 100u) + (x >= 1000u);
+	uint16_t hi, lo;
+	uint32_t word;
+
+	len = len > width ? len : width;
+	memcpy(&hi, tk_dec_pairs + 2 * (x / 100u), 2);
+	memcpy(&lo, tk_dec_pairs + 2 * (x % 100u), 2);
+	word = ((uint32_t)hi | (uint32_t)lo << 16) >> (8 * (4 - len));
+	memcpy(o, &word, 4);
+	return o + len;
 }
 
 /* A padded numeric field: zero-fill what a 3-digit pad needs ("%03u"). */
@@ -3298,6 +3326,15 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 		o = op->form == TK_NUM_DEC ? put_s64(o, (int64_t)v) : put_u64(o, v);
 		break;
 	}
+	case TK_OP_DEC4S: {
+		uint64_t v = cast_bits((rd_o(d + op->load_off, 4, swap) >> op->load_shift) &
+					       op->load_mask,
+				       op->bits, op->rel);
+
+		/* Negative or wide values as the general op prints them. */
+		o = v < 10000u ? put_dec4_pad(o, (uint32_t)v, op->width) : put_num(o, op, v);
+		break;
+	}
 	case TK_OP_DEC8: {
 		uint64_t v = rd_o(d + op->load_off, 8, swap);
 
@@ -3538,7 +3575,7 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 			[TK_OP_PRINTK] = &&other, [TK_OP_CALLSITE] = &&other,                      \
 			[TK_OP_FUTEX] = &&other,  [TK_OP_HEX8] = &&hex8,                           \
 			[TK_OP_DEC8] = &&dec8,	  [TK_OP_NUM1] = &&num1,                           \
-			[TK_OP_NUM2] = &&num2,                                                     \
+			[TK_OP_NUM2] = &&num2,	  [TK_OP_DEC4S] = &&dec4s,                         \
 		};                                                                                 \
 		char *o = out->buf + out->len, *end = out->buf + out->cap, *next = NULL;           \
 		/* An empty print format compiles to no ops (and no array). */                     \
@@ -3565,6 +3602,7 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 		OP_CASE(num1, TK_OP_NUM1, SWAP);                                                   \
 		OP_CASE(num2, TK_OP_NUM2, SWAP);                                                   \
 		OP_CASE(dec8, TK_OP_DEC8, SWAP);                                                   \
+		OP_CASE(dec4s, TK_OP_DEC4S, SWAP);                                                 \
 		OP_CASE(other, op->kind, SWAP);                                                    \
 	done:                                                                                      \
 		if (__builtin_expect(failed, 0))                                                   \

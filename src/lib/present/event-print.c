@@ -2899,12 +2899,24 @@ lin_tested(const struct tk_event *ev, const struct tk_op *op, uint64_t raw)
 	return raw == op->lin_skip ? op->lin_else : lin_value(ev, op, raw);
 }
 
+/*
+ * rd_o() of an op's direct load: pointers and longs (%p, %ps, most
+ * symbolic values) tested first, where the switch tested them last.
+ */
+static inline __attribute__((always_inline)) uint64_t rd_load(const uint8_t *p, uint32_t size,
+							      bool swap)
+{
+	if (__builtin_expect(size == 8, 1))
+		return rd_o(p, 8, swap);
+	return rd_o(p, size, swap);
+}
+
 static inline __attribute__((always_inline)) uint64_t
 op_value_o(const struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
 	   const uint8_t *d, uint32_t size, bool swap)
 {
 	if (op->load)
-		return ((rd_o(d + op->load_off, op->load, swap) >> op->load_shift) &
+		return ((rd_load(d + op->load_off, op->load, swap) >> op->load_shift) &
 			op->load_mask) |
 		       op->load_or;
 	if (op->lin_load)

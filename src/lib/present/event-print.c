@@ -3077,7 +3077,7 @@ static inline char *put_hex2(char *o, uint8_t b)
 }
 
 static char *run_kid(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
-		     const uint8_t *d, uint32_t size, char *o, char *end,
+		     const uint8_t *d, uint32_t size, char *o, const struct tk_outbuf *out,
 		     struct tk_ksym_memo *memo);
 static char *run_rare(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
 		      const uint8_t *d, uint32_t size, char *o);
@@ -3325,8 +3325,8 @@ static inline char *put_table_value(char *o, const struct tk_op *op, uint64_t v)
 /* One op, whose kind is @kind (a constant @kind leaves one case of the switch). */
 static inline __attribute__((always_inline)) char *
 run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
-	  const uint8_t *d, uint32_t size, char *o, char *end, bool swap, enum tk_op_kind kind,
-	  struct tk_ksym_memo *memo)
+	  const uint8_t *d, uint32_t size, char *o, const struct tk_outbuf *out, bool swap,
+	  enum tk_op_kind kind, struct tk_ksym_memo *memo)
 {
 	switch (kind) {
 	case TK_OP_LIT:
@@ -3374,6 +3374,7 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 		uint64_t v = cast_bits(op_value_o(set, ev, op, d, size, swap), op->bits, op->rel);
 
 		if (op->lenexpr >= 0) {
+			char *end = out->buf + out->cap;
 			int w;
 			int n;
 
@@ -3382,7 +3383,7 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 			n = snprintf(o, (size_t)(end - o), op->fmt, w, v);
 			o += n > 0 ? (n < end - o ? n : end - o - 1) : 0;
 		} else if (op->form == TK_NUM_PRINTF) {
-			o = put_num_fmt(o, end, op->fmt, v);
+			o = put_num_fmt(o, out->buf + out->cap, op->fmt, v);
 		} else {
 			o = put_num(o, op, v);
 		}
@@ -3501,7 +3502,7 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 		else if (k->kind == TK_OP_FLAGS)
 			o = put_table_value(o, k, op_value_o(set, ev, k, d, size, swap));
 		else
-			return run_kid(set, ev, k, d, size, o, end, memo);
+			return run_kid(set, ev, k, d, size, o, out, memo);
 		break;
 	}
 	case TK_OP_IP4:
@@ -3524,18 +3525,19 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 
 static inline __attribute__((always_inline)) char *
 run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
-       const uint8_t *d, uint32_t size, char *o, char *end, bool swap, struct tk_ksym_memo *memo)
+       const uint8_t *d, uint32_t size, char *o, const struct tk_outbuf *out, bool swap,
+       struct tk_ksym_memo *memo)
 {
-	return run_op_as(set, ev, op, d, size, o, end, swap, op->kind, memo);
+	return run_op_as(set, ev, op, d, size, o, out, swap, op->kind, memo);
 }
 
 /* One alternative of a string ternary (kept out of line: it recurses). */
 static __attribute__((noinline)) char *run_kid(struct tk_event_set *set, const struct tk_event *ev,
 					       const struct tk_op *op, const uint8_t *d,
-					       uint32_t size, char *o, char *end,
+					       uint32_t size, char *o, const struct tk_outbuf *out,
 					       struct tk_ksym_memo *memo)
 {
-	return run_op(set, ev, op, d, size, o, end, set->swap, memo);
+	return run_op(set, ev, op, d, size, o, out, set->swap, memo);
 }
 
 static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
@@ -3558,7 +3560,7 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
  */
 #define OP_CASE(label, k, swap)                                                                    \
 	label:                                                                                     \
-	next = run_op_as(set, ev, op, d, size, o, end, swap, k, memo);                             \
+	next = run_op_as(set, ev, op, d, size, o, out, swap, k, memo);                             \
 	if (__builtin_expect(!next, 0))                                                            \
 		failed = true;                                                                     \
 	else                                                                                       \
@@ -3589,7 +3591,7 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 			[TK_OP_DEC8] = &&dec8,	  [TK_OP_NUM1] = &&num1,                           \
 			[TK_OP_NUM2] = &&num2,	  [TK_OP_DEC4S] = &&dec4s,                         \
 		};                                                                                 \
-		char *o = out->buf + out->len, *end = out->buf + out->cap, *next = NULL;           \
+		char *o = out->buf + out->len, *next = NULL;                                       \
 		/* An empty print format compiles to no ops (and no array). */                     \
 		const struct tk_op *op = ev->ops, *last = op ? op + ev->nops : op;                 \
 		bool failed = false;                                                               \

@@ -12,8 +12,8 @@
  * After the top stream advanced, tk_merge_heap_fix_top() restores the heap.
  * Runs of records from one CPU are common, so it moves nothing while the top
  * still precedes its children, and with two streams left a reorder is one
- * swap made by selects: which CPU holds the next record changes at random, a
- * branch on it would be mispredicted half the time.
+ * swap made by masks from a single compare: which CPU holds the next record
+ * changes at random, a branch on it would be mispredicted half the time.
  *
  * Header-only: the calls sit in the hottest loops and must inline.
  */
@@ -93,10 +93,27 @@ static inline __attribute__((always_inline)) void tk_merge_heap_fix_top(struct t
 
 	if (n == 2) {
 		struct tk_merge_key *o = heap[1];
+#if defined(__SIZEOF_INT128__)
+		/*
+		 * (ts, order) as one 128-bit number: a compare and a borrow,
+		 * where tk_merge_before()'s "|" of two compares became two
+		 * branches. The swap is a mask, for the same reason.
+		 */
+		unsigned __int128 ko = (unsigned __int128)o->ts << 64 | o->order;
+		unsigned __int128 ks = (unsigned __int128)s->ts << 64 | s->order;
+		uintptr_t m = ((uintptr_t)s ^ (uintptr_t)o) & ((uintptr_t)0 - (uintptr_t)(ko < ks));
+		uintptr_t top = (uintptr_t)s ^ m, next = (uintptr_t)o ^ m;
+
+		/* Two scalar stores: GCC's vector form of the pair took five instructions more. */
+		__asm__("" : "+r"(top), "+r"(next));
+		heap[0] = (struct tk_merge_key *)top;
+		heap[1] = (struct tk_merge_key *)next;
+#else
 		bool swap = tk_merge_before(o, s);
 
 		heap[0] = swap ? o : s;
 		heap[1] = swap ? s : o;
+#endif
 	} else if (n > 2 && (tk_merge_before(heap[1], s) || tk_merge_before(heap[2], s))) {
 		tk_merge_heap_sift_top(heap, n);
 	}

@@ -47,6 +47,11 @@ enum tk_op_kind {
 	TK_OP_DEC8, /* NUM of an 8-byte field, plain %ld / %lu: the last compile pass */
 	TK_OP_NUM1, /* NUM of a 1-byte field, plain %d / %u / %x or "%0Nx": the last pass */
 	TK_OP_NUM2, /* the same of a 2-byte field */
+	/*
+	 * NUM of a 4-byte field shifted and/or masked (MAJOR(dev), MINOR(dev)),
+	 * or zero-padded to 4 digits or fewer ("%03d"), %d / %u: the last pass
+	 */
+	TK_OP_DEC4S,
 };
 
 /*
@@ -272,6 +277,15 @@ struct tk_event {
 	/* The pids whose names a sched record registers (0: none, or an odd layout). */
 	uint8_t nlearn;
 	uint32_t learn_pid[2];
+	/*
+	 * The sched mirrors' fields in the layout every kernel writes (4-byte
+	 * pids, prios, success and target_cpu, 16-byte comms) and in the
+	 * host's little-endian order: their offsets, in the order event-print.c
+	 * names them (SCHED_*), read with no test of size or byte order.
+	 * false: the mirrors read through the f_* fields.
+	 */
+	bool sched_fixed;
+	uint32_t sched_off[7];
 };
 
 /*

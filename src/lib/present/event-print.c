@@ -51,9 +51,10 @@
  * and an add after the load (lin_*: mm_filemap's "index << 12", kmem's
  * "vmemmap_base + pfn", with "pfn != -1UL ? ... : 0" one test more);
  * and an int or long printed whole (%d,
- * %ld, %lx, "%08lx") or a 1- or 2-byte field (%d, %u, %x, "%04x") gets an
+ * %ld, %lx, "%08lx"), an int shifted or masked (MAJOR/MINOR) or padded
+ * with zeros ("%03d"), or a 1- or 2-byte field (%d, %u, %x, "%04x") gets an
  * op of its own without the general number op's tests (DEC4, DEC8, HEX8,
- * NUM1, NUM2); "%#x" and "%o" are written by hand, not by snprintf(),
+ * DEC4S, NUM1, NUM2); "%#x" and "%o" are written by hand, not by snprintf(),
  * which cost ~700 instructions a number; the record size is tested once per
  * record against the end of the furthest fixed field (ev->min_size).
  * Decimals are written in words of four or eight digits (up to 10^16,
@@ -1600,10 +1601,52 @@ static void learn_places(struct tk_event *ev, const struct tk_event_field *const
 	ev->nlearn = n;
 }
 
-static bool setup_sched(struct tk_event *ev)
+/* The fields of ev->sched_off: sched_switch's, then sched_wakeup's. */
+enum {
+	SCHED_PREV_PID,
+	SCHED_PREV_COMM,
+	SCHED_PREV_PRIO,
+	SCHED_PREV_STATE,
+	SCHED_NEXT_PID,
+	SCHED_NEXT_COMM,
+	SCHED_NEXT_PRIO,
+	SCHED_PID = 0,
+	SCHED_COMM,
+	SCHED_PRIO,
+	SCHED_SUCCESS,
+	SCHED_TARGET,
+};
+
+/*
+ * ev->sched_fixed and the offsets of @f (@n fields, NULL for a field the
+ * format lacks), when each has the size @want says (0: any, the state,
+ * whose low byte alone is read) and the records are in the host's order.
+ */
+static void sched_places(const struct tk_event_set *set, struct tk_event *ev,
+			 const struct tk_event_field *const *f, const uint32_t *want, size_t n)
+{
+	ev->sched_fixed = false;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (set->swap)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (f[i] && want[i] && f[i]->size != want[i])
+			return;
+		ev->sched_off[i] = f[i] ? f[i]->offset : 0;
+	}
+	ev->sched_fixed = true;
+#else
+	(void)f;
+	(void)want;
+	(void)n;
+#endif
+}
+
+static bool setup_sched(const struct tk_event_set *set, struct tk_event *ev)
 {
 	/* Compiled again when plugins come: the places are found afresh. */
 	ev->nlearn = 0;
+	ev->sched_fixed = false;
 	if (!strcmp(ev->name, "sched_switch")) {
 		ev->f_prev_pid = find_num(ev, "prev_pid");
 		ev->f_prev_comm = find_arr(ev, "prev_comm");
@@ -1621,6 +1664,12 @@ static bool setup_sched(struct tk_event *ev)
 		learn_places(ev, (const struct tk_event_field *[]){ev->f_prev_pid, ev->f_next_pid},
 			     (const struct tk_event_field *[]){ev->f_prev_comm, ev->f_next_comm},
 			     2);
+		sched_places(set, ev,
+			     (const struct tk_event_field *[]){ev->f_prev_pid, ev->f_prev_comm,
+							       ev->f_prev_prio, ev->f_prev_state,
+							       ev->f_next_pid, ev->f_next_comm,
+							       ev->f_next_prio},
+			     (const uint32_t[]){4, 16, 4, 0, 4, 16, 4}, 7);
 		ev->kind = TK_EVENT_SCHED_SWITCH;
 		return true;
 	}
@@ -1636,6 +1685,10 @@ static bool setup_sched(struct tk_event *ev)
 			return false;
 		sched_min_size(ev);
 		learn_places(ev, &ev->f_pid, &ev->f_comm, 1);
+		sched_places(set, ev,
+			     (const struct tk_event_field *[]){ev->f_pid, ev->f_comm, ev->f_prio,
+							       ev->f_success, ev->f_target},
+			     (const uint32_t[]){4, 16, 4, 4, 4}, 5);
 		ev->kind = TK_EVENT_SCHED_WAKEUP;
 		return true;
 	}
@@ -2016,6 +2069,15 @@ static void finish_op(struct tk_event *ev, struct tk_op *op)
 	    (op->form == TK_NUM_DEC || op->form == TK_NUM_UDEC))
 		op->kind = TK_OP_DEC4;
 	/*
+	 * The same int shifted and/or masked (block's MAJOR(dev) and
+	 * MINOR(dev)), or zero-padded to 4 digits or fewer (sched_waking's
+	 * "target_cpu=%03d"): two ALU ops and the pad in the digit count.
+	 */
+	if (op->kind == TK_OP_NUM && op->load == 4 && !op->load_or && op->lenexpr < 0 &&
+	    (op->form == TK_NUM_DEC || op->form == TK_NUM_UDEC) &&
+	    (!op->width || (op->zero && !op->left && op->width <= 4)))
+		op->kind = TK_OP_DEC4S;
+	/*
 	 * The same for a long of 8 bytes printed whole (%ld %lu %lx, and
 	 * "%08lx", the syscall arguments): no cast, mask or width tests.
 	 */
@@ -2087,7 +2149,7 @@ void tk_event_compile(struct tk_event_set *set, struct tk_event *ev)
 	c.ev = ev;
 	c.long_size = set->long_size;
 	if (ev->tev->handler) {
-		if (!strcmp(ev->system, "sched") && setup_sched(ev))
+		if (!strcmp(ev->system, "sched") && setup_sched(set, ev))
 			return;
 		ev->why_slow = "a plugin handler not mirrored";
 		/* A plugin handler we do not mirror: the slow path runs it. */
@@ -2231,6 +2293,24 @@ static inline char *put_str(char *o, const char *s, size_t n)
 	return tk_copy(o, s, n);
 }
 
+/*
+ * @x below 10^4 as tk_put_dec4() writes it, zero-padded to @width digits
+ * (at most 4): the word holds all four digits, the pad is in the length.
+ */
+static inline char *put_dec4_pad(char *o, uint32_t x, uint32_t width)
+{
+	uint32_t len = 1u + (x >= 10u) + (x >= 100u) + (x >= 1000u);
+	uint16_t hi, lo;
+	uint32_t word;
+
+	len = len > width ? len : width;
+	memcpy(&hi, tk_dec_pairs + 2 * (x / 100u), 2);
+	memcpy(&lo, tk_dec_pairs + 2 * (x % 100u), 2);
+	word = ((uint32_t)hi | (uint32_t)lo << 16) >> (8 * (4 - len));
+	memcpy(o, &word, 4);
+	return o + len;
+}
+
 /* A padded numeric field: zero-fill what a 3-digit pad needs ("%03u"). */
 static inline char *put_num_fmt(char *o, const char *end, const char *fmt, uint64_t v)
 {
@@ -2372,74 +2452,118 @@ void tk_event_sched_register(struct tk_event_set *set, const struct tk_event *ev
 	}
 }
 
-static __attribute__((noinline, flatten)) int run_sched_switch(struct tk_event_set *set,
-							       const struct tk_event *ev,
-							       const uint8_t *d, uint32_t size,
-							       struct tk_outbuf *out, bool learn)
+/*
+ * A sched field's value: at its fixed place with a 4-byte load (@fixed,
+ * ev->sched_fixed), else through the field (any size, either order).
+ */
+static inline __attribute__((always_inline)) uint64_t
+sched_rd(const struct tk_event_set *set, const struct tk_event *ev, const uint8_t *d,
+	 const struct tk_event_field *f, int place, bool fixed)
 {
-	uint64_t v, state;
+	uint32_t x;
+
+	if (!fixed)
+		return rd(set, d + f->offset, f->size);
+	memcpy(&x, d + ev->sched_off[place], 4);
+	return x;
+}
+
+/* put_comm() of a sched field: a 16-byte comm at its fixed place when @fixed. */
+static inline __attribute__((always_inline)) char *
+sched_comm(char *o, const struct tk_event *ev, const uint8_t *d, const struct tk_event_field *f,
+	   int place, int pid, struct tk_event_set *learn, bool fixed)
+{
+	const char *c = (const char *)d + ev->sched_off[place];
+
+	if (!fixed)
+		return put_comm(o, d, f, pid, learn);
+	if (learn)
+		learn_comm(learn, d, f, pid, NULL);
+	memcpy(o, c, 16);
+	return o + strnlen16(c);
+}
+
+/* The sched_switch plugin's text (@fixed: ev->sched_fixed, a constant at each call). */
+static inline __attribute__((always_inline)) int
+put_sched_switch(struct tk_event_set *set, const struct tk_event *ev, const uint8_t *d,
+		 struct tk_outbuf *out, bool learn, bool fixed)
+{
+	uint64_t v;
+	uint8_t state;
 	char *o;
 
-	if (size < ev->min_size)
-		return -ENOTSUP;
 	if (ensure_room(out, 2u * 256 + 200))
 		return -ENOTSUP;
 	o = out->buf + out->len;
-	v = rd(set, d + ev->f_prev_pid->offset, ev->f_prev_pid->size);
-	o = put_comm(o, d, ev->f_prev_comm, (int)v, learn ? set : NULL);
+	v = sched_rd(set, ev, d, ev->f_prev_pid, SCHED_PREV_PID, fixed);
+	o = sched_comm(o, ev, d, ev->f_prev_comm, SCHED_PREV_COMM, (int)v, learn ? set : NULL,
+		       fixed);
 	*o++ = ':';
 	o = put_s64(o, (int64_t)v);
 	*o++ = ' ';
 	*o++ = '[';
-	o = put_s64(o, (int32_t)rd(set, d + ev->f_prev_prio->offset, ev->f_prev_prio->size));
+	o = put_s64(o, (int32_t)sched_rd(set, ev, d, ev->f_prev_prio, SCHED_PREV_PRIO, fixed));
 	*o++ = ']';
 	*o++ = ' ';
-	state = rd(set, d + ev->f_prev_state->offset, ev->f_prev_state->size);
+	/* The state's low byte: the first one in the host's (little-endian) order. */
+	state = fixed ? d[ev->sched_off[SCHED_PREV_STATE]]
+		      : (uint8_t)rd(set, d + ev->f_prev_state->offset, ev->f_prev_state->size);
 	{
-		const struct state_text *st = &state_texts[state & 0xff];
+		const struct state_text *st = &state_texts[state];
 
 		memcpy(o, st->text, sizeof(st->text));
 		o += st->len;
 	}
 	o = put_str(o, " ==> ", 5);
-	v = rd(set, d + ev->f_next_pid->offset, ev->f_next_pid->size);
-	o = put_comm(o, d, ev->f_next_comm, (int)v, learn ? set : NULL);
+	v = sched_rd(set, ev, d, ev->f_next_pid, SCHED_NEXT_PID, fixed);
+	o = sched_comm(o, ev, d, ev->f_next_comm, SCHED_NEXT_COMM, (int)v, learn ? set : NULL,
+		       fixed);
 	*o++ = ':';
 	o = put_s64(o, (int64_t)v);
 	*o++ = ' ';
 	*o++ = '[';
-	o = put_s64(o, (int32_t)rd(set, d + ev->f_next_prio->offset, ev->f_next_prio->size));
+	o = put_s64(o, (int32_t)sched_rd(set, ev, d, ev->f_next_prio, SCHED_NEXT_PRIO, fixed));
 	*o++ = ']';
 	out->len = (size_t)(o - out->buf);
 	return 0;
 }
 
-static __attribute__((noinline, flatten)) int run_sched_wakeup(struct tk_event_set *set,
+static __attribute__((noinline, flatten)) int run_sched_switch(struct tk_event_set *set,
 							       const struct tk_event *ev,
 							       const uint8_t *d, uint32_t size,
 							       struct tk_outbuf *out, bool learn)
 {
+	if (size < ev->min_size)
+		return -ENOTSUP;
+	if (__builtin_expect(ev->sched_fixed, 1))
+		return put_sched_switch(set, ev, d, out, learn, true);
+	return put_sched_switch(set, ev, d, out, learn, false);
+}
+
+/* The sched_wakeup plugin's text (@fixed as for put_sched_switch()). */
+static inline __attribute__((always_inline)) int
+put_sched_wakeup(struct tk_event_set *set, const struct tk_event *ev, const uint8_t *d,
+		 struct tk_outbuf *out, bool learn, bool fixed)
+{
 	uint64_t v;
 	char *o;
 
-	if (size < ev->min_size)
-		return -ENOTSUP;
 	if (ensure_room(out, 256 + 200))
 		return -ENOTSUP;
 	o = out->buf + out->len;
-	v = rd(set, d + ev->f_pid->offset, ev->f_pid->size);
-	o = put_comm(o, d, ev->f_comm, (int)v, learn ? set : NULL);
+	v = sched_rd(set, ev, d, ev->f_pid, SCHED_PID, fixed);
+	o = sched_comm(o, ev, d, ev->f_comm, SCHED_COMM, (int)v, learn ? set : NULL, fixed);
 	*o++ = ':';
 	o = put_s64(o, (int64_t)v);
 	o = put_str(o, " [", 2);
-	o = put_s64(o, (int64_t)rd(set, d + ev->f_prio->offset, ev->f_prio->size));
+	o = put_s64(o, (int64_t)sched_rd(set, ev, d, ev->f_prio, SCHED_PRIO, fixed));
 	*o++ = ']';
 	if (ev->f_success) {
 		o = put_str(o, " success=", 9);
-		o = put_s64(o, (int64_t)rd(set, d + ev->f_success->offset, ev->f_success->size));
+		o = put_s64(o, (int64_t)sched_rd(set, ev, d, ev->f_success, SCHED_SUCCESS, fixed));
 	}
 	if (ev->f_target) {
-		v = rd(set, d + ev->f_target->offset, ev->f_target->size);
+		v = sched_rd(set, ev, d, ev->f_target, SCHED_TARGET, fixed);
 		o = put_str(o, " CPU:", 5);
 		if (v < 10)
 			o = put_str(o, "00", 2);
@@ -2449,6 +2573,18 @@ static __attribute__((noinline, flatten)) int run_sched_wakeup(struct tk_event_s
 	}
 	out->len = (size_t)(o - out->buf);
 	return 0;
+}
+
+static __attribute__((noinline, flatten)) int run_sched_wakeup(struct tk_event_set *set,
+							       const struct tk_event *ev,
+							       const uint8_t *d, uint32_t size,
+							       struct tk_outbuf *out, bool learn)
+{
+	if (size < ev->min_size)
+		return -ENOTSUP;
+	if (__builtin_expect(ev->sched_fixed, 1))
+		return put_sched_wakeup(set, ev, d, out, learn, true);
+	return put_sched_wakeup(set, ev, d, out, learn, false);
 }
 
 uint64_t tk_event_eval(const struct tk_event_set *set, const struct tk_expr *x, int32_t i,
@@ -2763,12 +2899,24 @@ lin_tested(const struct tk_event *ev, const struct tk_op *op, uint64_t raw)
 	return raw == op->lin_skip ? op->lin_else : lin_value(ev, op, raw);
 }
 
+/*
+ * rd_o() of an op's direct load: pointers and longs (%p, %ps, most
+ * symbolic values) tested first, where the switch tested them last.
+ */
+static inline __attribute__((always_inline)) uint64_t rd_load(const uint8_t *p, uint32_t size,
+							      bool swap)
+{
+	if (__builtin_expect(size == 8, 1))
+		return rd_o(p, 8, swap);
+	return rd_o(p, size, swap);
+}
+
 static inline __attribute__((always_inline)) uint64_t
 op_value_o(const struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
 	   const uint8_t *d, uint32_t size, bool swap)
 {
 	if (op->load)
-		return ((rd_o(d + op->load_off, op->load, swap) >> op->load_shift) &
+		return ((rd_load(d + op->load_off, op->load, swap) >> op->load_shift) &
 			op->load_mask) |
 		       op->load_or;
 	if (op->lin_load)
@@ -2929,7 +3077,7 @@ static inline char *put_hex2(char *o, uint8_t b)
 }
 
 static char *run_kid(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
-		     const uint8_t *d, uint32_t size, char *o, char *end,
+		     const uint8_t *d, uint32_t size, char *o, const struct tk_outbuf *out,
 		     struct tk_ksym_memo *memo);
 static char *run_rare(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
 		      const uint8_t *d, uint32_t size, char *o);
@@ -3177,8 +3325,8 @@ static inline char *put_table_value(char *o, const struct tk_op *op, uint64_t v)
 /* One op, whose kind is @kind (a constant @kind leaves one case of the switch). */
 static inline __attribute__((always_inline)) char *
 run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
-	  const uint8_t *d, uint32_t size, char *o, char *end, bool swap, enum tk_op_kind kind,
-	  struct tk_ksym_memo *memo)
+	  const uint8_t *d, uint32_t size, char *o, const struct tk_outbuf *out, bool swap,
+	  enum tk_op_kind kind, struct tk_ksym_memo *memo)
 {
 	switch (kind) {
 	case TK_OP_LIT:
@@ -3188,6 +3336,15 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 		uint64_t v = cast_bits(rd_o(d + op->load_off, 4, swap), op->bits, op->rel);
 
 		o = op->form == TK_NUM_DEC ? put_s64(o, (int64_t)v) : put_u64(o, v);
+		break;
+	}
+	case TK_OP_DEC4S: {
+		uint64_t v = cast_bits((rd_o(d + op->load_off, 4, swap) >> op->load_shift) &
+					       op->load_mask,
+				       op->bits, op->rel);
+
+		/* Negative or wide values as the general op prints them. */
+		o = v < 10000u ? put_dec4_pad(o, (uint32_t)v, op->width) : put_num(o, op, v);
 		break;
 	}
 	case TK_OP_DEC8: {
@@ -3217,6 +3374,7 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 		uint64_t v = cast_bits(op_value_o(set, ev, op, d, size, swap), op->bits, op->rel);
 
 		if (op->lenexpr >= 0) {
+			char *end = out->buf + out->cap;
 			int w;
 			int n;
 
@@ -3225,7 +3383,7 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 			n = snprintf(o, (size_t)(end - o), op->fmt, w, v);
 			o += n > 0 ? (n < end - o ? n : end - o - 1) : 0;
 		} else if (op->form == TK_NUM_PRINTF) {
-			o = put_num_fmt(o, end, op->fmt, v);
+			o = put_num_fmt(o, out->buf + out->cap, op->fmt, v);
 		} else {
 			o = put_num(o, op, v);
 		}
@@ -3344,7 +3502,7 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 		else if (k->kind == TK_OP_FLAGS)
 			o = put_table_value(o, k, op_value_o(set, ev, k, d, size, swap));
 		else
-			return run_kid(set, ev, k, d, size, o, end, memo);
+			return run_kid(set, ev, k, d, size, o, out, memo);
 		break;
 	}
 	case TK_OP_IP4:
@@ -3367,18 +3525,19 @@ run_op_as(struct tk_event_set *set, const struct tk_event *ev, const struct tk_o
 
 static inline __attribute__((always_inline)) char *
 run_op(struct tk_event_set *set, const struct tk_event *ev, const struct tk_op *op,
-       const uint8_t *d, uint32_t size, char *o, char *end, bool swap, struct tk_ksym_memo *memo)
+       const uint8_t *d, uint32_t size, char *o, const struct tk_outbuf *out, bool swap,
+       struct tk_ksym_memo *memo)
 {
-	return run_op_as(set, ev, op, d, size, o, end, swap, op->kind, memo);
+	return run_op_as(set, ev, op, d, size, o, out, swap, op->kind, memo);
 }
 
 /* One alternative of a string ternary (kept out of line: it recurses). */
 static __attribute__((noinline)) char *run_kid(struct tk_event_set *set, const struct tk_event *ev,
 					       const struct tk_op *op, const uint8_t *d,
-					       uint32_t size, char *o, char *end,
+					       uint32_t size, char *o, const struct tk_outbuf *out,
 					       struct tk_ksym_memo *memo)
 {
-	return run_op(set, ev, op, d, size, o, end, set->swap, memo);
+	return run_op(set, ev, op, d, size, o, out, set->swap, memo);
 }
 
 static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
@@ -3401,7 +3560,7 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
  */
 #define OP_CASE(label, k, swap)                                                                    \
 	label:                                                                                     \
-	next = run_op_as(set, ev, op, d, size, o, end, swap, k, memo);                             \
+	next = run_op_as(set, ev, op, d, size, o, out, swap, k, memo);                             \
 	if (__builtin_expect(!next, 0))                                                            \
 		failed = true;                                                                     \
 	else                                                                                       \
@@ -3430,9 +3589,9 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 			[TK_OP_PRINTK] = &&other, [TK_OP_CALLSITE] = &&other,                      \
 			[TK_OP_FUTEX] = &&other,  [TK_OP_HEX8] = &&hex8,                           \
 			[TK_OP_DEC8] = &&dec8,	  [TK_OP_NUM1] = &&num1,                           \
-			[TK_OP_NUM2] = &&num2,                                                     \
+			[TK_OP_NUM2] = &&num2,	  [TK_OP_DEC4S] = &&dec4s,                         \
 		};                                                                                 \
-		char *o = out->buf + out->len, *end = out->buf + out->cap, *next = NULL;           \
+		char *o = out->buf + out->len, *next = NULL;                                       \
 		/* An empty print format compiles to no ops (and no array). */                     \
 		const struct tk_op *op = ev->ops, *last = op ? op + ev->nops : op;                 \
 		bool failed = false;                                                               \
@@ -3457,6 +3616,7 @@ static __attribute__((noinline)) int run_failed(struct tk_outbuf *out)
 		OP_CASE(num1, TK_OP_NUM1, SWAP);                                                   \
 		OP_CASE(num2, TK_OP_NUM2, SWAP);                                                   \
 		OP_CASE(dec8, TK_OP_DEC8, SWAP);                                                   \
+		OP_CASE(dec4s, TK_OP_DEC4S, SWAP);                                                 \
 		OP_CASE(other, op->kind, SWAP);                                                    \
 	done:                                                                                      \
 		if (__builtin_expect(failed, 0))                                                   \

@@ -920,31 +920,40 @@ static const char fmt_shifted[] =
 	"\tfield:dev_t dev;\toffset:8;\tsize:4;\tsigned:0;\n"
 	"\tfield:unsigned short ioprio;\toffset:12;\tsize:2;\tsigned:0;\n"
 	"\tfield:u64 big;\toffset:16;\tsize:8;\tsigned:0;\n\n"
-	"print fmt: \"%d,%d c=%s l=%u v=%u %#x %#llx %#hx b=%llu s=%d o=%o %llo\", "
+	"print fmt: \"%d,%d c=%s l=%u v=%u %#x %#llx %#hx b=%llu s=%d o=%o %llo z=%03d %04u "
+	"%03d\", "
 	"((unsigned int) ((REC->dev) >> 20)), ((unsigned int) ((REC->dev) & ((1U << 20) - 1))), "
 	"__print_symbolic((((REC->ioprio) >> 13) & (8 - 1)), { 0, \"none\" }, { 1, \"rt\" }, "
 	"{ 2, \"be\" }), (((REC->ioprio) >> 3) & ((1 << 10) - 1)), ((REC->ioprio) & ((1 << 3) - "
 	"1)), "
 	"REC->dev, REC->big, REC->ioprio, (unsigned long long)(REC->big >> 40), "
-	"(unsigned char)(REC->big >> 60), REC->dev, REC->big\n";
+	"(unsigned char)(REC->big >> 60), REC->dev, REC->big, REC->dev, REC->dev, "
+	"((unsigned int) ((REC->dev) >> 20))\n";
 
 static void test_shifted_loads(void **state)
 {
 	static const uint64_t vals[] = {0,	    1,
 					0x7,	    0x1000,
 					0xfff00001, 0x8000000000000000ull,
-					UINT64_MAX, 0x123456789abcdef0ull};
+					UINT64_MAX, 0x123456789abcdef0ull,
+					42,	    9999,
+					10000};
 	struct tk_event_set *set = new_set();
 	const struct tk_event *ev;
 	uint16_t type = 42;
 	uint8_t d[24];
+	size_t ndec4s = 0;
 
 	(void)state;
 	ev = add_compiled(set, "block", fmt_shifted, 42);
 	/* Every number is a direct load: no expression walk is left. */
-	for (size_t i = 0; i < ev->nops; i++)
+	for (size_t i = 0; i < ev->nops; i++) {
 		if (ev->ops[i].kind != TK_OP_LIT)
 			assert_true(ev->ops[i].load != 0 || ev->ops[i].kind == TK_OP_SYMBOL);
+		ndec4s += ev->ops[i].kind == TK_OP_DEC4S;
+	}
+	/* MAJOR, MINOR and the three zero-padded ints: the shifted/padded int op. */
+	assert_int_equal(ndec4s, 5);
 	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
 		for (size_t j = 0; j < sizeof(vals) / sizeof(vals[0]); j++) {
 			uint32_t dev = (uint32_t)vals[i];
@@ -959,7 +968,8 @@ static void test_shifted_loads(void **state)
 		}
 	}
 	memset(d + 8, 0, 16);
-	assert_string_equal(both(set, d, sizeof(d)), "0,0 c=none l=0 v=0 0 0 0 b=0 s=0 o=0 0");
+	assert_string_equal(both(set, d, sizeof(d)),
+			    "0,0 c=none l=0 v=0 0 0 0 b=0 s=0 o=0 0 z=000 0000 000");
 	tk_event_set_free(set);
 }
 
@@ -1112,6 +1122,10 @@ static void test_sched_switch_states(void **state)
 	(void)state;
 	if (!set)
 		skip();
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* The usual layout, in our byte order: read from the fixed places. */
+	assert_true(tk_event_find(set, 20)->sched_fixed);
+#endif
 	make_switch(d, "bash", 13047);
 	for (uint64_t v = 0; v < 256 + sizeof(high) / sizeof(high[0]); v++) {
 		uint64_t st = v < 256 ? v : high[v - 256];
@@ -1124,6 +1138,47 @@ static void test_sched_switch_states(void **state)
 
 		memcpy(d + 32, &st, 8);
 		assert_non_null(strstr(both(set, d, sizeof(d)), "[120] S|D|W ==> "));
+	}
+	tk_event_set_free(set);
+}
+
+/* sched_switch with a 2-byte prev_prio: the mirror reads through the fields. */
+static const char fmt_switch_odd[] =
+	"name: sched_switch\nID: 20\nformat:\n" COMMON
+	"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	"\tfield:short prev_prio;\toffset:28;\tsize:2;\tsigned:1;\n"
+	"\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
+	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
+	"print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%d ==> next_comm=%s "
+	"next_pid=%d next_prio=%d\", REC->prev_comm, REC->prev_pid, REC->prev_prio, "
+	"REC->prev_state, REC->next_comm, REC->next_pid, REC->next_prio\n";
+
+static void test_sched_switch_odd_sizes(void **state)
+{
+	struct tk_event_set *set = tk_event_set_new(8, false, 4096);
+	const struct tk_event *ev;
+	uint8_t d[64];
+
+	(void)state;
+	assert_non_null(set);
+	assert_int_equal(
+		tk_event_set_add_format(set, "sched", fmt_switch_odd, strlen(fmt_switch_odd)), 20);
+	assert_int_equal(tk_event_set_load_plugins(set), 0);
+	ev = tk_event_find(set, 20);
+	assert_non_null(ev);
+	if (ev->kind != TK_EVENT_SCHED_SWITCH) {
+		tk_event_set_free(set);
+		skip();
+	}
+	assert_false(ev->sched_fixed);
+	assert_int_equal(tk_event_set_add_cmdlines(set, "13047 sleep\n", 12), 0);
+	make_switch(d, "bash", 13047);
+	for (int64_t st = 0; st < 4; st++) {
+		memcpy(d + 32, &st, 8);
+		assert_non_null(strstr(both(set, d, sizeof(d)), "[120] "));
 	}
 	tk_event_set_free(set);
 }
@@ -2265,6 +2320,7 @@ int main(void)
 		cmocka_unit_test(test_ksym_table),
 		cmocka_unit_test(test_sched_learn_fast),
 		cmocka_unit_test(test_sched_switch_states),
+		cmocka_unit_test(test_sched_switch_odd_sizes),
 		cmocka_unit_test(test_more_constructs),
 		cmocka_unit_test(test_flags_shifted_table),
 		cmocka_unit_test(test_shifted_loads),

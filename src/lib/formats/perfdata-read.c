@@ -165,8 +165,7 @@
 #include "tracedata-internal.h"
 
 #define WINDOW_SIZE	 (256u * 1024)
-/* A seekable file's first read (read_head()): its header and then some. */
-#define HEAD_READ	 4096u
+#define HEAD_READ	 4096u /* a seekable file's first read (read_head()): header and then some */
 #define MAX_FEATURE_SIZE (1ull << 30)	/* refuse payloads above 1 GiB */
 #define MAX_EXTRA_SIZE	 (1ull << 30)	/* tracing blob in pipe mode */
 #define MAX_DECOMP_SIZE	 (256ull << 20) /* one COMPRESSED chunk's output */

@@ -91,6 +91,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "dwarf-read.h"
 #include "error.h"
 
@@ -261,7 +262,8 @@ struct unit {
 	struct abbrev *abbrevs;
 	uint32_t ncodes;
 	struct spec *specs;
-	uint32_t nspecs, spec_cap;
+	uint32_t nspecs;
+	size_t spec_cap;
 	uint64_t base; /* for range lists */
 	uint64_t str_base, addr_base, rng_base;
 	bool has_str_base, has_addr_base, has_rng_base;
@@ -366,7 +368,9 @@ static int arange_cmp(const void *a, const void *b)
 static int aranges_read(struct tk_dwr *r)
 {
 	const uint8_t *p = r->s[TK_DWR_ARANGES].p;
-	uint64_t size = r->s[TK_DWR_ARANGES].size, pos = 0, cap = 0;
+	uint64_t size = r->s[TK_DWR_ARANGES].size, pos = 0;
+	size_t cap = 0;
+	struct arange *na;
 
 	while (pos < size) {
 		uint64_t set = pos, len, cu, end, as;
@@ -415,15 +419,10 @@ static int aranges_read(struct tk_dwr *r)
 				}
 				continue;
 			}
-			if (r->nar == cap) {
-				struct arange *na;
-
-				cap = cap ? 2 * cap : 1024;
-				na = realloc(r->ar, cap * sizeof(*na));
-				if (!na)
-					return -ENOMEM;
-				r->ar = na;
-			}
+			na = tk_array_grow(r->ar, &cap, r->nar, sizeof(*na), 1024);
+			if (!na)
+				return -ENOMEM;
+			r->ar = na;
 			r->ar[r->nar++] = (struct arange){a, l, cu};
 		}
 		if (!ended)
@@ -620,7 +619,7 @@ static int abbrevs_read(const struct tk_dwr *r, struct unit *u, uint64_t off)
 		a->plain = true;
 		a->sib_at = -1;
 		for (;;) {
-			struct spec *s;
+			struct spec *s, *ns;
 
 			if (!leb(ab, &pos, size, &attr, false) ||
 			    !leb(ab, &pos, size, &form, false))
@@ -628,15 +627,12 @@ static int abbrevs_read(const struct tk_dwr *r, struct unit *u, uint64_t off)
 					   "abbreviation's attributes run past the section");
 			if (!attr && !form)
 				break;
-			if (u->nspecs == u->spec_cap) {
-				uint32_t ncap = u->spec_cap ? 2 * u->spec_cap : 256;
-				struct spec *ns = realloc(u->specs, ncap * sizeof(*ns));
-
-				if (!ns)
-					return -ENOMEM;
-				u->specs = ns;
-				u->spec_cap = ncap;
-			}
+			if (u->nspecs == UINT32_MAX)
+				return -ENOMEM;
+			ns = tk_array_grow(u->specs, &u->spec_cap, u->nspecs, sizeof(*ns), 256);
+			if (!ns)
+				return -ENOMEM;
+			u->specs = ns;
 			s = &u->specs[u->nspecs];
 			s->implicit = 0;
 			if (form == FORM_implicit_const) {
@@ -1068,7 +1064,7 @@ static int unit_load(const struct tk_dwr *r, struct unit *u)
 static struct unit *unit_at(struct tk_dwr *r, uint64_t off, int *err)
 {
 	size_t lo = 0, hi = r->nunits;
-	struct unit *u;
+	struct unit *u, **nu;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -1083,17 +1079,12 @@ static struct unit *unit_at(struct tk_dwr *r, uint64_t off, int *err)
 		*err = u->err;
 		return u->err ? NULL : u;
 	}
-	if (r->nunits == r->unit_cap) {
-		size_t cap = r->unit_cap ? 2 * r->unit_cap : 64;
-		struct unit **nu = realloc(r->units, cap * sizeof(*nu));
-
-		if (!nu) {
-			*err = -ENOMEM;
-			return NULL;
-		}
-		r->units = nu;
-		r->unit_cap = cap;
+	nu = tk_array_grow(r->units, &r->unit_cap, r->nunits, sizeof(*nu), 64);
+	if (!nu) {
+		*err = -ENOMEM;
+		return NULL;
 	}
+	r->units = nu;
 	u = calloc(1, sizeof(*u));
 	if (!u) {
 		*err = -ENOMEM;
@@ -1456,15 +1447,11 @@ static int top_add(void *ctx, uint64_t lo, uint64_t hi)
 	struct top_add *t = ctx;
 	struct unit *u = t->u;
 
-	if (u->ntop == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 64;
-		struct top *nt = realloc(u->top, cap * sizeof(*nt));
+	struct top *nt = tk_array_grow(u->top, &t->cap, u->ntop, sizeof(*nt), 64);
 
-		if (!nt)
-			return -ENOMEM;
-		u->top = nt;
-		t->cap = cap;
-	}
+	if (!nt)
+		return -ENOMEM;
+	u->top = nt;
 	u->top[u->ntop++] = (struct top){.lo = lo, .hi = hi, .die = t->die, .order = t->order};
 	return 0;
 }
@@ -1525,7 +1512,7 @@ static uint64_t node_hash(uint64_t off, size_t cap)
 
 struct kid_add {
 	struct node *n;
-	uint32_t cap;
+	size_t cap;
 	uint64_t off;
 };
 
@@ -1534,15 +1521,14 @@ static int kid_add(void *ctx, uint64_t lo, uint64_t hi)
 	struct kid_add *k = ctx;
 	struct node *n = k->n;
 
-	if (n->nkids == k->cap) {
-		uint32_t cap = k->cap ? 2 * k->cap : 8;
-		struct kid *nk = realloc(n->kids, cap * sizeof(*nk));
+	struct kid *nk;
 
-		if (!nk)
-			return -ENOMEM;
-		n->kids = nk;
-		k->cap = cap;
-	}
+	if (n->nkids == UINT32_MAX)
+		return -ENOMEM;
+	nk = tk_array_grow(n->kids, &k->cap, n->nkids, sizeof(*nk), 8);
+	if (!nk)
+		return -ENOMEM;
+	n->kids = nk;
 	n->kids[n->nkids++] = (struct kid){lo, hi, k->off};
 	return 0;
 }

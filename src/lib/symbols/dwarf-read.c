@@ -737,6 +737,28 @@ static int value_read(const struct tk_dwr *r, const struct unit *u, const struct
 	return 0;
 }
 
+/* The end (and sibling) of @d, of fixed-size values from @pos: the DIE skipped in one step. */
+static inline int die_end_fixed(const uint8_t *p, const struct unit *u, const struct abbrev *a,
+				uint64_t off, uint64_t pos, struct die *d)
+{
+	if (u->end - pos < (uint32_t)a->fixed)
+		return bad(TK_DWR_INFO, off, "DIE runs past the unit");
+	if (a->sib_at >= 0)
+		d->sib = u->off + load_le(p + pos + a->sib_at, a->sib_size);
+	d->end = pos + (uint32_t)a->fixed;
+	return 0;
+}
+
+/* DW_AT_sibling's target @v: libdw's dwarf_siblingof() follows unit references only. */
+static int sibling_set(const struct unit *u, const struct val *v, uint64_t off, struct die *d)
+{
+	if (v->form != FORM_ref1 && v->form != FORM_ref2 && v->form != FORM_ref4 &&
+	    v->form != FORM_ref8 && v->form != FORM_ref_udata)
+		return unsupported(TK_DWR_INFO, off, "DW_AT_sibling is not a unit reference");
+	d->sib = u->off + v->v;
+	return 0;
+}
+
 /*
  * Read the DIE at @off of @u into @d: its abbreviation (NULL for a 0
  * code), the values this reader keeps (the first of each attribute, as
@@ -769,12 +791,7 @@ static int die_read_mode(const struct tk_dwr *r, const struct unit *u, uint64_t 
 	d->a = a = &u->abbrevs[code];
 	if (walk && !a->pc) {
 		if (a->fixed >= 0) {
-			if (u->end - pos < (uint32_t)a->fixed)
-				return bad(TK_DWR_INFO, off, "DIE runs past the unit");
-			if (a->sib_at >= 0)
-				d->sib = u->off + load_le(p + pos + a->sib_at, a->sib_size);
-			d->end = pos + (uint32_t)a->fixed;
-			return 0;
+			return die_end_fixed(p, u, a, off, pos, d);
 		}
 		for (uint32_t i = 0; i < a->n; i++) {
 			const struct spec *s = &u->specs[a->first + i];
@@ -791,28 +808,17 @@ static int die_read_mode(const struct tk_dwr *r, const struct unit *u, uint64_t 
 			err = value_read(r, u, s, &pos, &v);
 			if (err)
 				return err;
-			if (s->slot == S_SIBLING && d->sib == NO_SIB) {
-				if (v.form != FORM_ref1 && v.form != FORM_ref2 &&
-				    v.form != FORM_ref4 && v.form != FORM_ref8 &&
-				    v.form != FORM_ref_udata)
-					return unsupported(TK_DWR_INFO, off,
-							   "DW_AT_sibling is not a unit reference");
-				d->sib = u->off + v.v;
-			}
+			if (s->slot == S_SIBLING && d->sib == NO_SIB &&
+			    (err = sibling_set(u, &v, off, d)))
+				return err;
 		}
 		d->end = pos;
 		return 0;
 	}
 	for (int i = 0; i < NSLOTS; i++)
 		d->s[i].set = false;
-	if (a->plain && a->fixed >= 0) {
-		if (u->end - pos < (uint32_t)a->fixed)
-			return bad(TK_DWR_INFO, off, "DIE runs past the unit");
-		if (a->sib_at >= 0)
-			d->sib = u->off + load_le(p + pos + a->sib_at, a->sib_size);
-		d->end = pos + (uint32_t)a->fixed;
-		return 0;
-	}
+	if (a->plain && a->fixed >= 0)
+		return die_end_fixed(p, u, a, off, pos, d);
 	for (uint32_t i = 0; i < a->n; i++) {
 		const struct spec *s = &u->specs[a->first + i];
 		struct val v;
@@ -831,14 +837,8 @@ static int die_read_mode(const struct tk_dwr *r, const struct unit *u, uint64_t 
 		if (s->slot == S_NONE || d->s[s->slot].set)
 			continue;
 		d->s[s->slot] = v;
-		if (s->slot == S_SIBLING) {
-			/* libdw's dwarf_siblingof() follows unit references only. */
-			if (v.form != FORM_ref1 && v.form != FORM_ref2 && v.form != FORM_ref4 &&
-			    v.form != FORM_ref8 && v.form != FORM_ref_udata)
-				return unsupported(TK_DWR_INFO, off,
-						   "DW_AT_sibling is not a unit reference");
-			d->sib = u->off + v.v;
-		}
+		if (s->slot == S_SIBLING && (err = sibling_set(u, &v, off, d)))
+			return err;
 	}
 	d->end = pos;
 	return 0;
